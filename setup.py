@@ -1,0 +1,173 @@
+"""Build zarrx's Cython extensions against the system (or conda) codec libraries.
+
+Every ``zarrx/**/*.pyx`` becomes one extension. A module names what it links in its first
+lines, so adding a kernel never means editing this file::
+
+    # zarrx-libs: ZSTD            (keys of LIBS below)
+    # zarrx-sources: csrc/zx_crc32c.c
+
+Each library is found from ``ZARRX_<KEY>_DIR`` (a prefix holding include/ and lib/), then
+``CONDA_PREFIX``, then pkg-config. A required library that is missing stops the build with a
+message naming what to install. Switches: ZARRX_DEBUG=1 (-O0 -g), ZARRX_SANITIZE=1 (ASan+UBSan).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+
+@dataclass(frozen=True)
+class Lib:
+    key: str          # ZARRX_<key>_DIR
+    pc_name: str      # pkg-config module
+    link: str         # -l name
+    header: str       # a header that must exist
+    deb: str          # Debian package
+    conda: str        # conda-forge package
+    required: bool = True
+
+
+LIBS = {
+    lib.key: lib
+    for lib in (
+        Lib("ZSTD", "libzstd", "zstd", "zstd.h", "libzstd-dev", "zstd"),
+        Lib("ZLIB", "zlib", "z", "zlib.h", "zlib1g-dev", "zlib"),
+        Lib("BLOSC", "blosc", "blosc", "blosc.h", "libblosc-dev", "blosc"),
+        Lib("LZ4", "liblz4", "lz4", "lz4.h", "liblz4-dev", "lz4-c"),
+        Lib("DEFLATE", "libdeflate", "deflate", "libdeflate.h", "libdeflate-dev", "libdeflate",
+            required=False),
+    )
+}
+
+COMPILER_DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": True,
+    "wraparound": False,
+    "initializedcheck": True,
+    "cdivision": True,
+    "embedsignature": True,
+    "freethreading_compatible": True,
+}
+
+
+@dataclass
+class Flags:
+    include_dirs: list[str]
+    library_dirs: list[str]
+    libraries: list[str]
+    macros: list[tuple[str, str]]
+
+
+def _prefix_flags(prefix: str, lib: Lib) -> Flags | None:
+    inc = os.path.join(prefix, "include")
+    if not os.path.exists(os.path.join(inc, lib.header)):
+        return None
+    libdirs = [d for d in (os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")) if os.path.isdir(d)]
+    return Flags([inc], libdirs, [lib.link], [])
+
+
+def _pkg_config(lib: Lib) -> Flags | None:
+    if not shutil.which("pkg-config"):
+        return None
+    try:
+        out = subprocess.run(["pkg-config", "--cflags", "--libs", lib.pc_name],
+                             capture_output=True, text=True, check=True).stdout.split()
+    except subprocess.CalledProcessError:
+        return None
+    flags = Flags([], [], [], [])
+    for tok in out:
+        if tok.startswith("-I"):
+            flags.include_dirs.append(tok[2:])
+        elif tok.startswith("-L"):
+            flags.library_dirs.append(tok[2:])
+        elif tok.startswith("-l"):
+            flags.libraries.append(tok[2:])
+    return flags if flags.libraries else None
+
+
+def find_lib(lib: Lib) -> Flags | None:
+    env = f"ZARRX_{lib.key}_DIR"
+    if root := os.environ.get(env):
+        flags = _prefix_flags(root, lib)
+        if flags is None:
+            sys.exit(f"zarrx: {env}={root!r} has no include/{lib.header}; "
+                     f"point it at the prefix that holds include/ and lib/ of {lib.pc_name}")
+        return flags
+    if (conda := os.environ.get("CONDA_PREFIX")) and (flags := _prefix_flags(conda, lib)):
+        return flags
+    if flags := _pkg_config(lib):
+        return flags
+    for prefix in ("/usr", "/usr/local"):
+        if flags := _prefix_flags(prefix, lib):
+            return flags
+    if lib.required:
+        sys.exit(
+            f"zarrx: the C library {lib.pc_name} was not found (no {env}, not in CONDA_PREFIX, "
+            f"not known to pkg-config). Install it: Debian/Ubuntu 'apt-get install {lib.deb}', "
+            f"conda 'conda install -c conda-forge {lib.conda}'; or set {env}=<prefix> "
+            f"to a prefix holding include/{lib.header} and lib/."
+        )
+    return None
+
+
+_HEADER = re.compile(r"^#\s*zarrx-(libs|sources):\s*(.*)$")
+
+
+def _module_needs(path: str) -> tuple[list[str], list[str]]:
+    libs: list[str] = []
+    sources: list[str] = []
+    with open(path, encoding="utf-8") as f:
+        for line in f.readlines()[:20]:
+            if m := _HEADER.match(line.strip()):
+                (libs if m.group(1) == "libs" else sources).extend(m.group(2).split())
+    return libs, sources
+
+
+def extensions() -> list[Extension]:
+    debug = os.environ.get("ZARRX_DEBUG") == "1"
+    sanitize = os.environ.get("ZARRX_SANITIZE") == "1"
+    cflags = ["-O0", "-g"] if debug else ["-O3"]
+    ldflags: list[str] = []
+    if sanitize:
+        san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+        cflags += san
+        ldflags += san
+    cflags += ["-Wno-unused-function", "-Wno-unreachable-code"]
+    found: dict[str, Flags | None] = {}
+    exts = []
+    for pyx in sorted(glob.glob("zarrx/**/*.pyx", recursive=True)):
+        libs, sources = _module_needs(pyx)
+        inc = [numpy.get_include(), "csrc"]
+        libdirs: list[str] = []
+        link: list[str] = []
+        macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
+        for key in libs:
+            if key not in found:
+                found[key] = find_lib(LIBS[key])
+            flags = found[key]
+            if flags is None:
+                continue
+            macros.append((f"ZARRX_HAVE_{key}", "1"))
+            inc += flags.include_dirs
+            libdirs += flags.library_dirs
+            link += flags.libraries
+        name = pyx[:-4].replace("/", ".")
+        exts.append(Extension(name, [pyx, *sources], include_dirs=inc, library_dirs=libdirs,
+                              libraries=link, define_macros=macros,
+                              extra_compile_args=cflags, extra_link_args=ldflags))
+    return cythonize(exts, compiler_directives=COMPILER_DIRECTIVES,
+                     compile_time_env={"HAVE_LIBDEFLATE": bool(find_lib(LIBS["DEFLATE"]))},
+                     nthreads=int(os.environ.get("ZARRX_BUILD_JOBS", "0")) or None,
+                     quiet=True)
+
+
+setup(ext_modules=extensions())

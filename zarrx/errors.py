@@ -1,0 +1,57 @@
+"""The zarrx error family.
+
+Catching :class:`ZarrError` catches everything zarrx raises for bad user input or bad stored
+bytes. Each subclass also inherits the builtin that idiomatic code already catches, so
+``except KeyError`` around ``group["missing"]`` or ``except ValueError`` around a corrupt chunk
+keeps working. Messages are self-contained: where (key, field), what was found, what was expected.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
+    "NodeNotFoundError", "NodeExistsError", "ReadOnlyError", "expected",
+]
+
+
+class ZarrError(Exception):
+    """Anything wrong with user input or stored bytes."""
+
+    def __str__(self) -> str:  # KeyError would quote the message; every subclass reads plainly
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+
+
+class MetadataError(ZarrError, ValueError):
+    """A metadata document (zarr.json, .zarray, .zgroup, .zattrs, .zmetadata) is malformed."""
+
+
+class CodecError(ZarrError, ValueError):
+    """A codec is unknown, misconfigured, or its encoded bytes are corrupt."""
+
+
+class StoreError(ZarrError, OSError):
+    """A store operation failed, or a key is not acceptable to the store."""
+
+
+class ShardError(ZarrError, ValueError):
+    """A shard object or its index is corrupt."""
+
+
+class IndexingError(ZarrError, IndexError):
+    """A selection is out of range or ill-formed."""
+
+
+class NodeNotFoundError(ZarrError, KeyError, FileNotFoundError):
+    """No array or group exists at a path (``group["x"]``, ``zarrx.open(path, mode="r")``)."""
+
+
+class NodeExistsError(ZarrError, FileExistsError):
+    """A node exists where mode ``w-`` or a create call required none."""
+
+
+class ReadOnlyError(StoreError, PermissionError):
+    """A write was attempted through a store or node opened read-only."""
+
+
+def expected(where: str, want: str, got: object) -> MetadataError:
+    """``MetadataError("<where>: expected <want>, found <got!r>")``."""
+    return MetadataError(f"{where}: expected {want}, found {got!r}")
