@@ -20,7 +20,7 @@ class DataType:
 
     ``name`` is the v3 name (``"float32"``, ``"r16"``, ``"string"``, ``"numpy.datetime64"``…) or,
     for a v2 array, the v2 typestr / structured descriptor it was read from (kept to write it back
-    unchanged). ``numpy`` is the in-memory numpy dtype, always native byte order (the stored byte
+    unchanged; a structured descriptor is held as nested tuples so the type stays hashable). ``numpy`` is the in-memory numpy dtype, always native byte order (the stored byte
     order is the ``bytes`` codec's ``endian``). ``variable`` is true for variable-length strings
     and bytes, held in memory as numpy object arrays (or ``StringDType``) and encoded by the
     vlen-* codecs.
@@ -29,7 +29,7 @@ class DataType:
     name: str | Any
     numpy: np.dtype
     variable: bool = False
-    json: Any = None            # the exact JSON the type was read from (None: derive from name)
+    json: Any = field(default=None, compare=False)   # the exact JSON read (None: derive from name)
 
     @property
     def itemsize(self) -> int:
@@ -49,6 +49,7 @@ class CodecSpec:
     configuration: dict[str, Any] = field(default_factory=dict)
     must_understand: bool = True
     v2: bool = False
+    json: Any = field(default=None, compare=False, repr=False)   # the JSON object as read
 
     def __hash__(self) -> int:
         return hash((self.name, repr(sorted(self.configuration.items())), self.v2))
@@ -74,7 +75,7 @@ class RectilinearGrid(ChunkGrid):
     """The ``rectilinear`` extension: explicit chunk edge lengths along each axis."""
 
     chunk_sizes: tuple[tuple[int, ...], ...]      # fully expanded lengths per axis
-    json: Any = None                              # the configuration as read (run-length etc.)
+    json: Any = field(default=None, compare=False)   # the configuration as read (run-length etc.)
 
     @property
     def ndim(self) -> int:  # type: ignore[override]
@@ -106,6 +107,7 @@ class ShardLevel:
     chunk_shape: tuple[int, ...]
     index_location: Literal["start", "end"] = "end"
     index_crc32c: bool = True
+    outer_codecs: tuple[CodecSpec, ...] = ()      # array->array codecs applied before this level
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,6 +124,16 @@ class ArrayMeta:
     dimension_names: tuple[str | None, ...] | None = None
     zarr_format: Literal[2, 3] = 3
     extra: dict[str, Any] = field(default_factory=dict)   # unknown must_understand=false fields
+    json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
+
+    def __eq__(self, other: object) -> bool:
+        """Field-wise, with fill values compared bit for bit (NaN == NaN of the same payload)."""
+        if not isinstance(other, ArrayMeta):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _ARRAY_EQ_FIELDS) and \
+            _fill_key(self.fill_value) == _fill_key(other.fill_value)
+
+    __hash__ = None  # type: ignore[assignment]   # holds dicts
 
     @property
     def ndim(self) -> int:
@@ -138,9 +150,21 @@ class ArrayMeta:
         raise AttributeError("a rectilinear grid has no single chunk shape")
 
 
+def _fill_key(value: Any) -> Any:
+    if value is None or isinstance(value, (str, bytes)):
+        return (type(value) is str, value) if value is not None else None
+    arr = np.asarray(value)
+    return (arr.dtype.str, arr.tobytes())
+
+
+_ARRAY_EQ_FIELDS = ("shape", "data_type", "chunk_grid", "key_encoding", "codecs", "shard_levels",
+                    "chunk_codecs", "attributes", "dimension_names", "zarr_format", "extra")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GroupMeta:
     attributes: dict[str, Any] = field(default_factory=dict)
     zarr_format: Literal[2, 3] = 3
     consolidated: dict[str, ArrayMeta | GroupMeta] | None = None   # path -> meta, when present
     extra: dict[str, Any] = field(default_factory=dict)
+    json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)

@@ -10,7 +10,7 @@ __all__ = ["MemoryStore"]
 
 
 class MemoryStore(Store):
-    """Keys and values in a dict guarded by a lock. ``MemoryStore(read_only=True)`` refuses writes."""
+    """Keys and values in a dict guarded by a lock; ``read_only=True`` refuses writes."""
 
     def __init__(self, data: dict[str, bytes] | None = None, *, read_only: bool = False) -> None:
         self._data: dict[str, bytes] = dict(data or {})

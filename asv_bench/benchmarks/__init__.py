@@ -1,0 +1,1 @@
+"""zarrx asv benchmarks, one module per area: codecs, indexing, sharding, metadata, threads."""

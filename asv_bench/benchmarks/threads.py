@@ -1,0 +1,67 @@
+"""Threads: decoding scales with threads because the codecs release the GIL.
+
+``ArrayThreads`` reads a compressed array with ``zarrx.config.threads`` = 1 and 2.
+``ReleaseGIL`` follows pandas' gil.py: the same bare zstd decodes run on one Python thread or
+split across two; if the GIL is held, two threads take as long as one.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import _common  # isort: skip - makes zarrx importable from an in-place build
+import zarrx  # noqa: E402
+
+
+class ArrayThreads:
+    """Whole-array read and write of 2048×2048 float32 (16 MiB), chunks 256×256."""
+
+    params = ([1, 2], ["zstd-0", "gzip-1", "blosc-lz4"])
+    param_names = ["threads", "codec"]
+
+    def setup(self, threads: int, codec: str) -> None:
+        self.values = _common.data(2048)
+        self.store, self.z = _common.array(self.values, (2048, 2048), (256, 256), codec)
+        self._old = zarrx.config.get("threads")
+        zarrx.config.set(threads=threads)
+
+    def teardown(self, threads: int, codec: str) -> None:
+        zarrx.config.set(threads=self._old)
+
+    def time_read(self, threads: int, codec: str) -> None:
+        self.z[...]
+
+    def time_write(self, threads: int, codec: str) -> None:
+        self.z[...] = self.values
+
+
+def _run_threads(n: int, work: list) -> None:  # type: ignore[type-arg]
+    parts = [work[i::n] for i in range(n)]
+    if n == 1:
+        for fn in parts[0]:
+            fn()
+        return
+    ts = [threading.Thread(target=lambda p=p: [fn() for fn in p]) for p in parts]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+class ReleaseGIL:
+    """32 bare decodes of a 256 KiB chunk, on 1 or 2 Python threads."""
+
+    params = ([1, 2], ["zstd-0", "gzip-1", "blosc-lz4"])
+    param_names = ["threads", "codec"]
+
+    def setup(self, threads: int, codec: str) -> None:
+        from .codecs import _bare
+        compress, decompress_into = _bare(codec)
+        src = np.ascontiguousarray(_common.data(256)).reshape(-1).view(np.uint8)
+        blob = compress(src)
+        outs = [np.empty_like(src) for _ in range(32)]
+        self.work = [lambda o=o: decompress_into(blob, o) for o in outs]
+
+    def time_decode(self, threads: int, codec: str) -> None:
+        _run_threads(threads, self.work)

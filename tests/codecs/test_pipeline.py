@@ -1,0 +1,269 @@
+"""CodecPipeline: resolution, order checks, elision, direct decode, registry and specs."""
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import zarrx.codecs as zc
+from zarrx.codecs.base import BytesToBytesCodec
+from zarrx.codecs.plan import CodecPipeline
+from zarrx.codecs.registry import get_codec_class, register_codec
+from zarrx.errors import CodecError, MetadataError
+from zarrx.metadata.model import CodecSpec as S
+from zarrx.metadata.model import DataType
+
+LE = S("bytes", {"endian": "little"})
+BE = S("bytes", {"endian": "big"})
+ZSTD = S("zstd", {"level": 0, "checksum": False})
+
+ORDER_ERRORS = {
+    "a2a-after-a2b": ([S("bytes"), S("transpose", {"order": [0]})],
+                      "grp/arr codecs[1]: expected a bytes->bytes codec after 'bytes', found "
+                      'array->array codec {"name": "transpose", "configuration": {"order": [0]}}'),
+    "two-a2b": ([S("bytes"), S("vlen-utf8")],
+                "grp/arr codecs[1]: expected a bytes->bytes codec after 'bytes', found a second "
+                'array->bytes codec {"name": "vlen-utf8"}'),
+    "b2b-first": ([ZSTD, S("bytes")],
+                  "grp/arr codecs[0]: expected an array->array or array->bytes codec, found "
+                  'bytes->bytes codec {"name": "zstd", "configuration": {"level": 0, '
+                  '"checksum": false}} before any array->bytes codec'),
+    "no-a2b": ([S("transpose", {"order": [0]})],
+               "grp/arr codecs: expected exactly one array->bytes codec (e.g. bytes), found none "
+               'in [{"name": "transpose", "configuration": {"order": [0]}}]'),
+    "sharding": ([S("sharding_indexed", {"chunk_shape": [2]})],
+                 "grp/arr codecs[0]: sharding_indexed must be lowered into shard levels before a "
+                 "chunk plan is built (use ArrayMeta.chunk_codecs), found "
+                 '{"name": "sharding_indexed", "configuration": {"chunk_shape": [2]}}'),
+}
+
+
+@pytest.mark.parametrize("codecs,msg", list(ORDER_ERRORS.values()), ids=list(ORDER_ERRORS))
+def test_order_violations_are_metadata_errors(codecs, msg) -> None:
+    with pytest.raises(MetadataError) as exc:
+        CodecPipeline.resolve(codecs, "f4", (4,), key="grp/arr")
+    assert str(exc.value) == msg
+
+
+CONFIG_ERRORS = {
+    "transpose-rank": ([S("transpose", {"order": [1, 0]}), S("bytes")],
+                       "grp/arr codecs[0].configuration.order: expected a permutation of 0..0 "
+                       "for a 1-d chunk, found [1, 0]"),
+    "endian-bad": ([S("bytes", {"endian": "middle"})],
+                   "grp/arr codecs[0].configuration.endian: expected 'little' or 'big', "
+                   "found 'middle'"),
+    "endian-missing": ([S("bytes")],
+                       "grp/arr codecs[0].configuration.endian: required for data type float32 "
+                       "(expected 'little' or 'big'), found none"),
+    "zstd-level": ([LE, S("zstd", {"level": 99})],
+                   "grp/arr codecs[1].configuration.level: expected an integer in [-131072, 22], "
+                   "found 99"),
+    "gzip-extra-field": ([LE, S("gzip", {"level": 5, "x": 1})],
+                         "grp/arr codecs[1].configuration: unknown configuration field 'x' "
+                         "(expected 'level')"),
+    "blosc-cname": ([LE, S("blosc", {"cname": "foo", "clevel": 5, "shuffle": "shuffle"})],
+                    "grp/arr codecs[1].configuration.cname: expected 'blosclz' or 'lz4' or "
+                    "'lz4hc' or 'snappy' or 'zlib' or 'zstd', found 'foo'"),
+    "blosc-shuffle-name": ([LE, S("blosc", {"cname": "lz4", "clevel": 5, "shuffle": "yes"})],
+                           "grp/arr codecs[1].configuration.shuffle: expected 'noshuffle' or "
+                           "'shuffle' or 'bitshuffle', found 'yes'"),
+    "delta-dtype": ([S("delta", {"dtype": "<i8"}, v2=True), LE],
+                    "grp/arr codecs[0].configuration.dtype: the codec receives <f4 data, "
+                    "found <i8"),
+    "packbits-dtype": ([S("numcodecs.packbits"), LE],
+                       "grp/arr codecs[0]: packbits needs a bool data type, found float32"),
+    "vlen-on-numbers": ([S("vlen-utf8")],
+                        "grp/arr codecs[0]: vlen-utf8 encodes variable-length (object) chunks, "
+                        "found data type float32"),
+}
+
+
+@pytest.mark.parametrize("codecs,msg", list(CONFIG_ERRORS.values()), ids=list(CONFIG_ERRORS))
+def test_bad_configuration(codecs, msg) -> None:
+    with pytest.raises(CodecError) as exc:
+        CodecPipeline.resolve(codecs, "f4", (4,), key="grp/arr")
+    assert str(exc.value) == msg
+
+
+@pytest.mark.parametrize("v2", [False, True], ids=["v3", "v2"])
+def test_unknown_codec_names_codec_and_array(v2) -> None:
+    with pytest.raises(CodecError, match=r"^unknown (numcodecs codec id|codec) 'nosuch' in "
+                                         r"array 'grp/arr'; known: "):
+        CodecPipeline.resolve([LE, S("nosuch", {}, v2=v2)], "f4", (4,), key="grp/arr")
+
+
+def test_identity_stages_elided_and_direct() -> None:
+    plan = CodecPipeline.resolve([S("transpose", {"order": [0, 1]}), LE, ZSTD, S("crc32c")],
+                                 "f8", (8, 8))
+    assert [c.name for c in plan.codecs] == ["bytes", "zstd", "crc32c"]
+    assert plan.direct and not plan.swap
+    assert CodecPipeline.resolve([BE, ZSTD], "f8", (8,)).swap
+    assert not CodecPipeline.resolve([S("transpose", {"order": [1, 0]}), LE], "f8", (2, 2)).direct
+    assert not CodecPipeline.resolve([LE, S("crc32c"), ZSTD], "f8", (8,)).direct
+
+
+def test_plan_attributes() -> None:
+    plan = CodecPipeline.resolve([LE, S("crc32c")], DataType("int16", np.dtype("i2")), (3, 5),
+                                 key="a")
+    assert plan.dtype == np.dtype("i2") and plan.chunk_shape == (3, 5) and plan.nbytes == 30
+    assert plan.max_encoded_size == 34 and plan.key == "a"
+    assert CodecPipeline.resolve([S("vlen-utf8")], "O", (3,)).max_encoded_size is None
+
+
+def test_shape_and_dtype_thread_through_filters() -> None:
+    plan = CodecPipeline.resolve([S("numcodecs.packbits"), S("bytes"), ZSTD], "?", (5, 7))
+    assert plan.a2b_shape == (1 + 35 // 8 + 1,) and plan.a2b_dtype == np.uint8
+    plan = CodecPipeline.resolve([S("astype", {"encode_dtype": "<i2", "decode_dtype": "<f8"},
+                                    v2=True), LE, S("numcodecs.shuffle", {})], "f8", (4,))
+    assert plan.a2b_dtype == np.dtype("i2") and plan.b2b[0].codec.elementsize == 2
+    assert plan.max_encoded_size == 8
+
+
+@pytest.mark.parametrize("chain", [[LE], [BE], [LE, ZSTD], [BE, ZSTD, S("crc32c")],
+                                   [LE, S("gzip", {"level": 1})],
+                                   [LE, S("blosc", {"cname": "lz4", "clevel": 5,
+                                                    "shuffle": "shuffle", "typesize": 8})],
+                                   [LE, S("numcodecs.lz4", {})]],
+                         ids=["bytes", "bytes-be", "zstd", "zstd-crc-be", "gzip", "blosc", "lz4"])
+def test_direct_decode_allocates_no_chunk_sized_scratch(chain) -> None:
+    plan = CodecPipeline.resolve(chain, "f8", (512, 512))
+    assert plan.direct
+    x = np.linspace(0, 1, 512 * 512).reshape(512, 512)
+    data = plan.encode(x)
+    out = np.empty_like(x)
+    tracemalloc.start()
+    try:
+        plan.decode(data, out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < plan.nbytes // 8, peak
+    np.testing.assert_array_equal(out, x)
+
+
+def test_decode_target_checked() -> None:
+    plan = CodecPipeline.resolve([LE], "f4", (4,), key="grp/arr")
+    with pytest.raises(CodecError) as exc:
+        plan.decode(bytes(16), np.empty(5, "f4"), key="grp/arr/c/0")
+    assert str(exc.value) == ("grp/arr/c/0: decode target must be a float32 array of shape (4,), "
+                              "found float32 (5,)")
+    with pytest.raises(CodecError, match="writable C-contiguous"):
+        plan.decode(bytes(16), np.empty(8, "f4")[::2])
+
+
+def test_encode_checks_shape_and_size_limit() -> None:
+    plan = CodecPipeline.resolve([LE], "f4", (4,), key="a")
+    with pytest.raises(CodecError,
+                       match=r"^a/c/0: expected a chunk of shape \(4,\), found \(5,\)$"):
+        plan.encode(np.zeros(5, "f4"), key="a/c/0")
+    big = CodecPipeline.resolve([LE, S("blosc", {"cname": "lz4", "clevel": 5,
+                                                 "shuffle": "shuffle", "typesize": 1})],
+                                "u1", (2**31,), key="big")
+    with pytest.raises(CodecError) as exc:     # refused before touching the (virtual) chunk
+        big.encode(np.broadcast_to(np.uint8(0), (2**31,)), key="big/c/0")
+    assert str(exc.value) == ("big/c/0: a chunk of 2147483648 bytes exceeds the blosc codec's "
+                              "limit of 2147483631 bytes; use smaller chunks or another "
+                              "compressor")
+
+
+def test_codec_objects_and_specs() -> None:
+    codecs = [zc.Transpose(order=(1, 0)), zc.Bytes(endian="big"),
+              zc.Blosc(cname="zstd", clevel=3, shuffle="bitshuffle"), zc.Crc32c()]
+    plan = CodecPipeline.resolve(codecs, "u2", (3, 4))
+    x = np.arange(12, dtype="u2").reshape(3, 4)
+    np.testing.assert_array_equal(plan.decode_new(plan.encode(x)), x)
+    specs = [c.to_spec() for c in plan.codecs]
+    assert specs[2] == S("blosc", {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle",
+                                   "typesize": 2, "blocksize": 0})
+    again = CodecPipeline.resolve(specs, "u2", (3, 4))
+    assert again.decode_new(plan.encode(x)).tolist() == x.tolist()
+
+
+@pytest.mark.parametrize("obj,spec", [
+    (zc.Zstd(level=3, checksum=True), S("zstd", {"level": 3, "checksum": True})),
+    (zc.Gzip(level=5), S("gzip", {"level": 5})),
+    (zc.Crc32c(), S("crc32c", {})),
+    (zc.Bytes(), S("bytes", {"endian": "little"})),
+    (zc.VLenUTF8(), S("vlen-utf8", {})),
+    (zc.Zlib(level=2), S("numcodecs.zlib", {"level": 2})),
+    (zc.LZ4(), S("numcodecs.lz4", {"acceleration": 1})),
+    (zc.Delta(dtype="<i4"), S("numcodecs.delta", {"dtype": "<i4", "astype": "<i4"})),
+    (zc.PackBits(), S("numcodecs.packbits", {})),
+], ids=lambda v: v.name if isinstance(v, S) else None)
+def test_to_spec(obj, spec) -> None:
+    assert obj.to_spec() == spec
+    cls = get_codec_class(spec.name)
+    assert cls.from_spec(spec, "i4", (4,)) == obj
+
+
+def test_to_spec_keeps_the_form_read() -> None:
+    spec = S("blosc", {"cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0}, v2=True)
+    codec = get_codec_class("blosc", v2=True).from_spec(spec, "f8", (4,))
+    assert codec.to_spec() == spec
+    assert zc.Zlib(level=1).to_spec(v2=True) == S("zlib", {"level": 1}, v2=True)
+    with pytest.raises(CodecError, match="has no Zarr v2"):
+        zc.Transpose(order=(0,)).to_spec(v2=True)
+
+
+def test_register_codec() -> None:
+    class Negate(BytesToBytesCodec):
+        name = "test.negate"
+
+        def encoded_size(self, n):
+            return n
+
+        def encode(self, data):
+            return bytes(255 - b for b in bytes(data))
+
+        def decode(self, data, expected, limit, where):
+            return bytes(255 - b for b in bytes(data))
+
+    register_codec("test.negate", Negate)
+    plan = CodecPipeline.resolve([S("bytes"), S("test.negate")], "u1", (4,))
+    assert plan.encode(np.arange(4, dtype="u1")) == bytes([255, 254, 253, 252])
+    with pytest.raises(CodecError, match="expected a subclass"):
+        register_codec("x", int)
+
+
+def test_v2_bytes_filter_runs_after_serialisation() -> None:
+    """v2 filters that work on bytes (shuffle) see the stored byte order."""
+    import numcodecs
+    x = np.arange(6, dtype=">i4")
+    want = numcodecs.Shuffle(4).encode(x)
+    plan = CodecPipeline.resolve([S("shuffle", {"elementsize": 4}, v2=True), BE], "i4", (6,))
+    assert plan.encode(x.astype("i4")) == bytes(want)
+
+
+def test_import_is_lazy() -> None:
+    """Codec implementations and their compiled kernels load on first use, not at import."""
+    import subprocess
+    import sys
+    code = ("import sys, zarrx, zarrx.codecs, zarrx.codecs.plan; "
+            "print(sorted(m for m in sys.modules if m.startswith('zarrx.codecs.') and m not in "
+            "('zarrx.codecs.plan', 'zarrx.codecs.base', 'zarrx.codecs.registry')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_filters_built_without_dtype_take_the_chunks() -> None:
+    """Codec objects may leave chunk-dependent fields unset; their spec omits them."""
+    delta = zc.Delta()
+    assert delta.to_spec() == S("numcodecs.delta", {})
+    plan = CodecPipeline.resolve([delta.to_spec(), LE], "i2", (5,))
+    x = np.array([3, 1, 4, 1, 5], dtype="i2")
+    assert plan.decode_new(plan.encode(x)).tolist() == x.tolist()
+    assert zc.AsType("<f4").to_spec() == S("numcodecs.astype", {"encode_dtype": "<f4"})
+
+
+@pytest.mark.parametrize("config", [
+    {"cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0},
+    {"cname": "zstd", "clevel": 1, "shuffle": 2, "blocksize": 0, "typesize": 4},
+    {"cname": "lz4", "clevel": 5, "shuffle": -1},
+], ids=["byte", "bit-typesize", "auto"])
+def test_numcodecs_blosc_in_v3(config) -> None:
+    plan = CodecPipeline.resolve([LE, S("numcodecs.blosc", config)], "f4", (100,))
+    x = np.linspace(0, 1, 100, dtype="f4")
+    np.testing.assert_array_equal(plan.decode_new(plan.encode(x)), x)
+    assert plan.codecs[1].to_spec().configuration["shuffle"] == config["shuffle"]

@@ -1,0 +1,314 @@
+"""LocalStore: the store contract, plus atomicity, key safety, concurrency, pickling and fork."""
+import errno
+import multiprocessing
+import os
+import pickle
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from store_contract import StoreContract
+
+from zarrx.errors import ReadOnlyError, StoreError
+from zarrx.store import ByteRange, LocalStore
+from zarrx.store import local as local_mod
+
+
+class TestLocalStore(StoreContract):
+    def make_store(self, tmp_path):
+        return LocalStore(tmp_path / "root")
+
+    def reopen_read_only(self, store, tmp_path):
+        return LocalStore(tmp_path / "root", read_only=True)
+
+
+class TestLocalStoreFsync(TestLocalStore):
+    large_size = 2**20
+
+    def make_store(self, tmp_path):
+        return LocalStore(tmp_path / "root", fsync=True)
+
+
+@pytest.fixture
+def store(tmp_path):
+    return LocalStore(tmp_path / "root")
+
+
+def tree(path):
+    """Every file and directory below ``path``, relative to it."""
+    out = set()
+    for folder, dirs, files in os.walk(path):
+        rel = os.path.relpath(folder, path)
+        out.update(os.path.join(rel, n) for n in dirs + files)
+    return out
+
+
+# -- hostile keys ------------------------------------------------------------------------------
+DOTDOT = "found a '..' segment; keys may not step outside their directory"
+DOT = "found a '.' segment; keys may not step outside their directory"
+LEADING = "found a leading '/'; keys are relative to the store root"
+EMPTY_SEG = "found an empty segment ('//' or a trailing '/')"
+BACKSLASH = "found a backslash; '/' is the only separator"
+HOSTILE = {
+    "dotdot": ("..", DOTDOT),
+    "dotdot-escape": ("../escape", DOTDOT),
+    "dotdot-deep-escape": ("a/../../escape", DOTDOT),
+    "dotdot-last": ("a/..", DOTDOT),
+    "dot": (".", DOT),
+    "dot-middle": ("a/./b", DOT),
+    "absolute": ("/etc/passwd", LEADING),
+    "absolute-root": ("/", LEADING),
+    "absolute-escape": ("/../escape", LEADING),
+    "empty": ("", "expected a non-empty key"),
+    "double-slash": ("a//b", EMPTY_SEG),
+    "trailing-slash": ("a/", EMPTY_SEG),
+    "backslash": ("a\\b", BACKSLASH),
+    "backslash-escape": ("..\\escape", BACKSLASH),
+    "nul": ("a\x00b", "found a NUL character"),
+    "newline": ("a\nb", "found the control character '\\n'"),
+    "escape-char": ("a\x1b[2J", "found the control character '\\x1b'"),
+    "delete-char": ("a\x7f", "found the control character '\\x7f'"),
+    "drive-letter": ("C:", "found a drive letter in segment 'C:'"),
+    "drive-path": ("C:/Windows/x", "found a drive letter in segment 'C:'"),
+    "drive-relative": ("a/d:escape", "found a drive letter in segment 'd:escape'"),
+    "long-segment": ("x" * 256, "found a segment of 256 bytes; at most 255 bytes are allowed"),
+    "long-utf8-segment": ("a/" + "é" * 128,
+                          "found a segment of 256 bytes; at most 255 bytes are allowed"),
+    "lone-surrogate": ("a\udc80", "found characters that are not encodable as UTF-8"),
+    "temp-prefix": (".zarrx-tmp-0123", "found the reserved prefix '.zarrx-tmp-'"),
+    "temp-prefix-nested": ("a/.zarrx-tmp-x/b", "found the reserved prefix '.zarrx-tmp-'"),
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_key_is_refused(tmp_path, store, name):
+    key, problem = HOSTILE[name]
+    store.set("ok/value", b"1")                         # the root and a subfolder exist
+    before = tree(tmp_path), sorted(os.listdir(tmp_path.parent))
+    message = f"{store!r}: key {key!r}: {problem}"
+    calls = [lambda: store.set(key, b"x"), lambda: store.get(key),
+             lambda: store.get(key, ByteRange.last(1)), lambda: store.delete(key),
+             lambda: store.exists(key), lambda: store.get_many([(key, None), ("ok/value", None)])]
+    for call in calls:
+        with pytest.raises(StoreError) as info:
+            call()
+        assert str(info.value) == message
+    assert (tree(tmp_path), sorted(os.listdir(tmp_path.parent))) == before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="a./\\:C\x00\né~", max_size=12))
+def test_accepted_keys_stay_below_the_root(key):
+    store = LocalStore("/srv/root")
+    try:
+        path = store._path(key)
+    except StoreError:
+        return
+    assert os.path.normpath(path) == path and path.startswith("/srv/root/")
+    assert path[len("/srv/root/"):].split(os.sep) == key.split("/")
+
+
+def test_non_str_key_message(store):
+    with pytest.raises(StoreError) as info:
+        store.set(b"bytes", b"x")  # type: ignore[arg-type]
+    assert str(info.value) == f"{store!r}: key b'bytes': expected str, found bytes"
+
+
+def test_hostile_prefixes_list_nothing(tmp_path, store):
+    store.set("a/b", b"1")
+    (tmp_path / "outside").write_bytes(b"secret")
+    for prefix in ("../", "../outside", "/", "/a", "a/../", "a\\", "C:/"):
+        assert list(store.list_prefix(prefix)) == []
+        assert store.list_dir(prefix) == ([], [])
+
+
+# -- atomic writes -----------------------------------------------------------------------------
+def test_temp_files_are_never_listed(tmp_path, store, monkeypatch):
+    store.set("a/k", b"old")
+    real_replace = os.replace
+    seen = {}
+
+    def spy(src, dst):
+        seen["on-disk"] = sorted(os.listdir(tmp_path / "root" / "a"))
+        seen["listed"] = sorted(store.list_prefix(""))
+        seen["dir"] = store.list_dir("a")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", spy)
+    store.set("a/k", b"new")
+    assert len(seen["on-disk"]) == 2 and seen["on-disk"][0].startswith(".zarrx-tmp-")
+    assert seen["listed"] == ["a/k"] and seen["dir"] == (["k"], [])
+    assert os.listdir(tmp_path / "root" / "a") == ["k"]
+
+
+def test_leftover_temp_file_is_invisible(tmp_path, store):
+    store.set("a/k", b"v")
+    (tmp_path / "root" / "a" / ".zarrx-tmp-deadbeef").write_bytes(b"torn")
+    (tmp_path / "root" / ".zarrx-tmp-dir").mkdir()
+    assert sorted(store.list_prefix("")) == ["a/k"]
+    assert store.list_dir("") == ([], ["a"]) and store.list_dir("a/") == (["k"], [])
+
+
+def test_failed_replace_keeps_old_value(tmp_path, store, monkeypatch):
+    store.set("a/k", b"old value")
+
+    def boom(src, dst):
+        raise OSError(errno.EIO, "simulated I/O failure")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(StoreError) as info:
+        store.set("a/k", b"new value")
+    assert str(info.value) == f"{store!r}: cannot write 'a/k': simulated I/O failure"
+    assert isinstance(info.value.__cause__, OSError)
+    monkeypatch.undo()
+    assert store.get("a/k") == b"old value"
+    assert os.listdir(tmp_path / "root" / "a") == ["k"]       # the temp file is gone
+
+
+def test_failed_write_keeps_old_value(tmp_path, monkeypatch):
+    store = LocalStore(tmp_path / "root", fsync=True)
+    store.set("a/k", b"old value")
+
+    def full_disk(fd):                                      # fails after the data is written
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    with pytest.raises(StoreError) as info:
+        store.set("a/k", b"new value")
+    assert str(info.value) == f"{store!r}: cannot write 'a/k': No space left on device"
+    assert store.get("a/k") == b"old value"
+    assert os.listdir(tmp_path / "root" / "a") == ["k"]
+
+
+def test_fsync_flushes_file_and_directory(tmp_path, monkeypatch):
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    s = LocalStore(tmp_path / "root", fsync=True)
+    s.set("a/b/c", b"durable")
+    assert s.get("a/b/c") == b"durable" and len(calls) == 2
+    calls.clear()
+    LocalStore(tmp_path / "root").set("a/b/d", b"fast")
+    assert calls == []
+
+
+def test_files_respect_umask(tmp_path, store):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    store.set("k", b"v")
+    assert (tmp_path / "root" / "k").stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+# -- filesystem behaviour ----------------------------------------------------------------------
+def test_root_is_created_lazily_and_never_removed(tmp_path):
+    s = LocalStore(tmp_path / "root")
+    assert not (tmp_path / "root").exists()
+    assert s.get("a") is None and list(s.list_prefix("")) == [] and s.list_dir("") == ([], [])
+    s.set("a/b/c", b"1")
+    s.delete("a/b/c")
+    assert os.listdir(tmp_path / "root") == []              # empty folders pruned, root kept
+    s.set("x/y", b"1")
+    s.set("x/z", b"1")
+    s.delete_prefix("")
+    assert os.listdir(tmp_path / "root") == []
+
+
+def test_delete_of_a_directory_is_a_noop(tmp_path, store):
+    store.set("c/0/0", b"1")
+    store.delete("c/0")
+    assert store.get("c/0/0") == b"1"
+
+
+def test_os_errors_become_store_errors(tmp_path, store):
+    store.set("file", b"1")
+    store.set("c/0", b"1")
+    with pytest.raises(StoreError) as info:
+        store.set("file/child", b"x")                       # a file where a folder should be
+    assert str(info.value) == f"{store!r}: cannot write 'file/child': Not a directory"
+    assert isinstance(info.value.__cause__, OSError)
+    with pytest.raises(StoreError) as info:
+        store.set("c", b"x")                                # a folder where the file should go
+    assert str(info.value) == f"{store!r}: cannot write 'c': Is a directory"
+    assert sorted(store.list_prefix("")) == ["c/0", "file"]
+    assert os.listdir(tmp_path / "root" / "c") == ["0"]    # no temp file left behind
+
+
+def test_huge_range_reads_only_what_exists(store):
+    store.set("k", b"abc")
+    assert store.get("k", ByteRange.slice(1, 2**62)) == b"bc"
+    assert store.get("k", ByteRange.last(2**62)) == b"abc"
+
+
+def test_read_only_and_modes(tmp_path):
+    s = LocalStore(tmp_path / "root", mode="r")
+    assert s.read_only and not LocalStore(tmp_path, mode="a").read_only
+    with pytest.raises(ReadOnlyError) as info:
+        s.set("k", b"v")
+    assert str(info.value) == f"{s!r}: cannot write 'k': the store is read-only"
+    assert not (tmp_path / "root").exists()
+    with pytest.raises(StoreError) as info:
+        LocalStore(tmp_path, mode="rw")
+    assert str(info.value) == (f"LocalStore({str(tmp_path)!r}): mode: expected one of "
+                               "r, r+, a, w, w-, found 'rw'")
+
+
+def test_pickle_round_trip(tmp_path):
+    s = LocalStore(tmp_path / "root", fsync=True)
+    s.set("a", b"1")
+    t = pickle.loads(pickle.dumps(s))
+    assert (t.root, t.read_only, t.fsync) == (s.root, False, True) and t == s
+    assert t.get("a") == b"1"
+    r = pickle.loads(pickle.dumps(LocalStore(tmp_path / "root", read_only=True)))
+    assert r.read_only and r != s
+
+
+# -- concurrency -------------------------------------------------------------------------------
+def test_get_many_runs_concurrently_in_order(tmp_path):
+    names = []
+
+    class Recording(LocalStore):
+        def get(self, key, byte_range=None):
+            names.append(threading.current_thread().name)
+            return super().get(key, byte_range)
+
+    s = Recording(tmp_path / "root")
+    for i in range(40):
+        s.set(f"c/{i}", b"%d" % i)
+    reqs = [(f"c/{i}", ByteRange.last(1) if i % 3 else None) for i in reversed(range(45))]
+    expected = [None if i >= 40 else (b"%d" % i)[-1:] if i % 3 else b"%d" % i
+                for i in reversed(range(45))]
+    assert s.get_many(reqs) == expected
+    assert len(set(names)) > 1 and any(n.startswith("zarrx-store-io") for n in names)
+    names.clear()
+    assert s.get_many([("c/1", None)]) == [b"1"] and names == [threading.current_thread().name]
+
+
+def _child_get_many(store, keys):
+    inherited = local_mod._pool_obj                        # dropped at fork: None
+    return inherited is None, store.get_many([(k, None) for k in keys])
+
+
+def test_get_many_pool_survives_fork(tmp_path, store):
+    keys = [f"k/{i}" for i in range(20)]
+    for k in keys:
+        store.set(k, k.encode())
+    assert store.get_many([(k, None) for k in keys]) == [k.encode() for k in keys]
+    assert local_mod._pool_obj is not None                 # the parent's pool exists
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        forgotten, values = pool.apply_async(_child_get_many, (store, keys)).get(timeout=60)
+    assert forgotten                                       # the child made its own pool
+    assert values == [k.encode() for k in keys]
+
+
+def test_symlinks(tmp_path, store):
+    store.set("real/k", b"1")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"s")
+    os.symlink(outside, tmp_path / "root" / "linked-dir")
+    os.symlink(tmp_path / "root" / "real" / "k", tmp_path / "root" / "linked-file")
+    assert sorted(store.list_prefix("")) == ["linked-file", "real/k"]
+    assert store.list_dir("") == (["linked-file"], ["real"])
+    assert store.get("linked-file") == b"1"

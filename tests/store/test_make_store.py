@@ -1,0 +1,69 @@
+"""make_store: what a user passes -> a Store."""
+import pathlib
+
+import pytest
+
+from zarrx.errors import ReadOnlyError, StoreError
+from zarrx.store import LocalStore, MemoryStore, ZipStore, make_store
+
+
+@pytest.mark.parametrize("mode, read_only", [("r", True), ("r+", False), ("a", False),
+                                             ("w", False), ("w-", False)])
+def test_paths_are_local_stores(tmp_path, mode, read_only):
+    for obj in (str(tmp_path / "d"), tmp_path / "d"):
+        s = make_store(obj, mode)
+        assert isinstance(s, LocalStore) and s.read_only == read_only
+        assert s.root == str(tmp_path / "d")
+
+
+def test_file_url_is_a_local_path(tmp_path):
+    assert make_store(f"file://{tmp_path}", "r") == LocalStore(tmp_path, read_only=True)
+
+
+def test_zip_paths_are_zip_stores(tmp_path):
+    with make_store(tmp_path / "a.zip", "w") as s:
+        assert isinstance(s, ZipStore) and s.mode == "w"
+        s.set("k", b"v")
+    with make_store(str(tmp_path / "a.zip"), "r") as s:
+        assert s.read_only and s.get("k") == b"v"
+    with make_store(tmp_path / "a.zip", "a") as s:
+        assert s.mode == "a"
+    with pytest.raises(StoreError, match="cannot open in mode 'x'"):
+        make_store(tmp_path / "a.zip", "w-")
+    with pytest.raises(StoreError) as info:
+        make_store(tmp_path / "b.zip", "r+")
+    assert str(info.value) == (f"make_store: {str(tmp_path / 'b.zip')!r}: "
+                               "mode 'r+' needs an existing archive")
+    assert not (tmp_path / "b.zip").exists()
+
+
+def test_stores_pass_through():
+    m = MemoryStore()
+    assert make_store(m, "w") is m
+    ro = MemoryStore(read_only=True)
+    assert make_store(ro, "r") is ro
+    with pytest.raises(ReadOnlyError) as info:
+        make_store(ro, "a")
+    assert str(info.value) == f"make_store: {ro!r} is read-only, cannot open it with mode 'a'"
+
+
+@pytest.mark.parametrize("obj, mode, message", [
+    (42, "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, found int 42"),
+    ({}, "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, found dict {}"),
+    (b"/tmp/x", "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, "
+                     "found bytes b'/tmp/x'"),
+    ("s3://bucket/x", "r", "make_store: 's3://bucket/x': remote URLs are not supported; "
+                           "expected a local path or a Store"),
+    ("x", "rw", "make_store: mode: expected one of r, r+, a, w, w-, found 'rw'"),
+], ids=["int", "dict", "bytes", "url", "bad-mode"])
+def test_refusals(obj, mode, message):
+    with pytest.raises(StoreError) as info:
+        make_store(obj, mode)
+    assert str(info.value) == message
+
+
+def test_pathlike_is_accepted(tmp_path):
+    class P:
+        def __fspath__(self):
+            return str(tmp_path)
+    assert make_store(P(), "r") == LocalStore(pathlib.Path(tmp_path), read_only=True)

@@ -1,0 +1,170 @@
+"""ZipStore: the store contract (no overwrite, no delete), reopening, refusals, interop."""
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+from store_contract import TREE, StoreContract, fill
+
+from zarrx.errors import ReadOnlyError, StoreError
+from zarrx.store import ByteRange, ZipStore
+
+
+class TestZipStore(StoreContract):
+    supports_delete = False
+    supports_overwrite = False
+
+    def make_store(self, tmp_path):
+        return ZipStore(tmp_path / "data.zip", mode="w")
+
+    def reopen_read_only(self, store, tmp_path):
+        store.close()
+        return ZipStore(tmp_path / "data.zip", mode="r")
+
+
+class TestZipStoreAppend(TestZipStore):
+    large_size = 2**20
+
+    def make_store(self, tmp_path):
+        return ZipStore(tmp_path / "data.zip", mode="a")
+
+
+@pytest.fixture
+def path(tmp_path):
+    return tmp_path / "data.zip"
+
+
+def test_reopen_reads_everything(path):
+    with ZipStore(path, mode="w") as s:
+        fill(s)
+        s.set("big", bytes(range(256)) * 4096)
+    r = ZipStore(path)
+    assert r.read_only and r.mode == "r"
+    assert sorted(r.list_prefix("")) == sorted([*TREE, "big"])
+    assert {k: r.get(k) for k in TREE} == TREE
+    assert r.get("big", ByteRange.slice(1000, 10)) == (bytes(range(256)) * 4096)[1000:1010]
+    assert r.get("big", ByteRange.last(3)) == bytes([253, 254, 255])
+    assert r.list_dir("c/") == ([], ["0", "1", "10"])
+    with zipfile.ZipFile(path) as zf:                   # entries stored uncompressed
+        assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_STORED}
+        assert zf.testzip() is None
+    r.close()
+
+
+def test_duplicate_entry_is_refused(path):
+    s = ZipStore(path, mode="w")
+    s.set("c/0", b"first")
+    with pytest.raises(StoreError) as info:
+        s.set("c/0", b"second")
+    assert str(info.value) == (f"ZipStore({str(path)!r}, mode='w'): entry 'c/0' already exists; "
+                               "zip entries cannot be overwritten (write the archive anew to "
+                               "change it)")
+    assert s.get("c/0") == b"first"
+    s.close()
+    with zipfile.ZipFile(path) as zf:
+        assert zf.namelist() == ["c/0"]
+
+
+def test_duplicate_entry_is_refused_in_append_mode(path):
+    with ZipStore(path, mode="w") as s:
+        s.set("k", b"1")
+    with ZipStore(path, mode="a") as s:
+        with pytest.raises(StoreError, match="entry 'k' already exists"):
+            s.set("k", b"2")
+        s.set("k2", b"2")
+    with ZipStore(path) as s:
+        assert sorted(s.list_prefix("")) == ["k", "k2"] and s.get("k") == b"1"
+
+
+def test_delete_of_existing_entry_is_refused(path):
+    with ZipStore(path, mode="w") as s:
+        s.set("k", b"1")
+        s.delete("missing")                             # a missing key is a no-op
+        with pytest.raises(StoreError) as info:
+            s.delete("k")
+        assert str(info.value) == (f"{s!r}: cannot delete entry 'k': zip entries cannot be "
+                                   "removed (write the archive anew without it)")
+        with pytest.raises(StoreError, match="cannot delete entry 'k'"):
+            s.delete_prefix("")
+        assert s.get("k") == b"1"
+
+
+def test_read_only_refusal_message(path):
+    ZipStore(path, mode="w").close()
+    with ZipStore(path) as s, pytest.raises(ReadOnlyError) as info:
+        s.set("k", b"v")
+    assert str(info.value) == (f"ZipStore({str(path)!r}, mode='r'): cannot write 'k': "
+                               "the store is read-only")
+
+
+def test_compressed_entries_and_ranges(path):
+    data = np.arange(5000, dtype="<i4").tobytes()
+    with ZipStore(path, mode="w", compression=zipfile.ZIP_DEFLATED) as s:
+        s.set("z", data)
+    with ZipStore(path) as s:
+        assert s.get("z") == data
+        assert s.get("z", ByteRange.slice(400, 8)) == data[400:408]
+        assert s.get("z", ByteRange.last(5)) == data[-5:]
+    with zipfile.ZipFile(path) as zf:
+        assert zf.getinfo("z").compress_type == zipfile.ZIP_DEFLATED
+
+
+def test_closed_store_refuses_use(path):
+    s = ZipStore(path, mode="w")
+    s.close()
+    msg = f"ZipStore({str(path)!r}, mode='w'): the archive is closed"
+    for call in (lambda: s.get("k"), lambda: s.set("k", b"v"), lambda: list(s.list_prefix(""))):
+        with pytest.raises(StoreError) as info:
+            call()
+        assert str(info.value) == msg
+
+
+def test_bad_mode_and_missing_file(path):
+    with pytest.raises(StoreError) as info:
+        ZipStore(path, mode="rw")
+    assert str(info.value) == (f"ZipStore({str(path)!r}, mode='rw'): mode: expected one of "
+                               "r, w, a, x, found 'rw'")
+    with pytest.raises(StoreError, match="cannot open in mode 'r'"):
+        ZipStore(path)
+    path.write_bytes(b"not a zip file")
+    with pytest.raises(StoreError, match="cannot open in mode 'r': File is not a zip file"):
+        ZipStore(path)
+
+
+@pytest.mark.parametrize("key", ["../evil", "/abs", "a//b", "a\\b", "a/./b"],
+                         ids=["dotdot", "absolute", "empty-segment", "backslash", "dot"])
+def test_hostile_entry_names_are_refused(path, key):
+    with ZipStore(path, mode="w") as s:
+        with pytest.raises(StoreError, match="^ZipStore.*: key "):
+            s.set(key, b"x")
+    with zipfile.ZipFile(path) as zf:
+        assert zf.namelist() == []
+
+
+def test_pickle(path):
+    with ZipStore(path, mode="w") as s:
+        s.set("k", b"v")
+        with pytest.raises(StoreError, match="only a ZipStore opened in mode 'r' can be pickled"):
+            pickle.dumps(s)
+    with ZipStore(path) as s:
+        t = pickle.loads(pickle.dumps(s))
+        assert t.get("k") == b"v"
+        t.close()
+
+
+def test_zarr_python_reads_and_writes_our_archives(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    theirs = tmp_path / "theirs.zip"
+    a = np.arange(60, dtype="<i2").reshape(6, 10)
+    zs = zarr.storage.ZipStore(str(theirs), mode="w")
+    zarr.create_array(zs, shape=a.shape, dtype=a.dtype, chunks=(4, 4))[:] = a
+    zs.close()
+    ours = tmp_path / "ours.zip"
+    with ZipStore(theirs) as src, ZipStore(ours, mode="w") as dst:
+        keys = sorted(src.list_prefix(""))
+        assert "zarr.json" in keys and "c/1/2" in keys
+        for k in keys:
+            dst.set(k, src.get(k))
+    zs = zarr.storage.ZipStore(str(ours), mode="r")
+    np.testing.assert_array_equal(zarr.open_array(zs, mode="r")[:], a)
+    zs.close()

@@ -1,0 +1,265 @@
+"""Arrays: round trips over dtypes x codecs x layouts, fill handling, request counts, resize,
+append, out=, pickling, threads and fork."""
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.codecs import Blosc, Crc32c, Gzip, Zstd
+from zarrx.store import CountingStore, MemoryStore
+
+DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128", ">i4", "<f8", "S5", "<U3",
+          "M8[s]", "m8[ms]"]
+CHAINS = {
+    "raw": None,
+    "zstd": [Zstd(level=1)],
+    "zstd-crc": [Zstd(level=0, checksum=True), Crc32c()],
+    "gzip": [Gzip(level=1)],
+    "blosc-lz4": [Blosc(cname="lz4", clevel=5, shuffle="shuffle")],
+    "blosc-zstd-bit": [Blosc(cname="zstd", clevel=3, shuffle="bitshuffle")],
+}
+LAYOUTS = {
+    # name: (shape, chunks, shards)
+    "regular": ((20, 30), (5, 10), None),
+    "ragged": ((23, 31), (5, 7), None),
+    "1d": ((101,), (16,), None),
+    "4d": ((3, 4, 5, 6), (2, 3, 2, 4), None),
+    "0d": ((), (), None),
+    "zero-size": ((0, 5), (3, 3), None),
+    "sharded": ((23, 31), (4, 5), (8, 10)),
+}
+
+
+def sample(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape))
+    if dt.kind == "b":
+        a = rng.integers(0, 2, n).astype(bool)
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    elif dt.kind == "f":
+        a = rng.normal(0, 100, n).astype(dt)
+    elif dt.kind == "c":
+        a = (rng.normal(0, 1, n) + 1j * rng.normal(0, 1, n)).astype(dt)
+    elif dt.kind == "S":
+        a = np.array([bytes(rng.integers(97, 123, dt.itemsize, dtype=np.uint8)) for _ in range(n)], dt)
+    elif dt.kind == "U":
+        a = np.array(["".join(map(chr, rng.integers(0x61, 0x3000, dt.itemsize // 4))) for _ in range(n)], dt)
+    elif dt.kind in "mM":
+        a = rng.integers(-10**9, 10**9, n).astype(dt)
+    else:
+        raise AssertionError(dt)
+    return a.reshape(shape)
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+@pytest.mark.parametrize("layout", list(LAYOUTS), ids=list(LAYOUTS))
+@pytest.mark.parametrize("chain", list(CHAINS), ids=list(CHAINS))
+def test_round_trip_layouts(fmt, layout, chain):
+    shape, chunks, shards = LAYOUTS[layout]
+    if fmt == 2 and (shards or chain == "zstd-crc"):
+        pytest.skip("v2 has no sharding and one compressor")
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=shape, dtype="f4", chunks=chunks, shards=shards,
+                           compressors=CHAINS[chain], zarr_format=fmt, fill_value=0)
+    a = sample(shape, "f4")
+    z[...] = a
+    b = zarrx.open_array(store, mode="r")[...]
+    np.testing.assert_array_equal(b, a)
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_dtypes(fmt, dtype):
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(9, 7), dtype=dtype, chunks=(4, 3), zarr_format=fmt)
+    a = sample((9, 7), dtype)
+    z[...] = a
+    z2 = zarrx.open_array(store, mode="r")
+    b = z2[...]
+    assert b.dtype == np.dtype(dtype).newbyteorder("=") or b.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(b, a)
+    np.testing.assert_array_equal(z2[2:7, 1:6], a[2:7, 1:6])
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_strings(fmt):
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(5,), dtype=str, chunks=(2,), zarr_format=fmt)
+    vals = np.array(["a", "", "héllo wörld", "x" * 300, "日本"], dtype=object)
+    z[...] = vals
+    got = zarrx.open_array(store, mode="r")[...]
+    assert list(got) == list(vals)
+
+
+def test_missing_chunks_read_fill_without_decode():
+    inner = MemoryStore()
+    z = zarrx.create_array(inner, shape=(10, 10), dtype="i2", chunks=(5, 5), fill_value=-7)
+    np.testing.assert_array_equal(z[...], np.full((10, 10), -7, "i2"))
+    assert z.nchunks_initialized == 0
+
+
+def test_empty_chunks_not_stored_and_deleted():
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(10, 10), dtype="f8", chunks=(5, 5), fill_value=np.nan)
+    z[...] = np.nan
+    assert z.nchunks_initialized == 0
+    z[0, 0] = 1.0
+    assert z.nchunks_initialized == 1
+    z[0, 0] = np.nan
+    assert z.nchunks_initialized == 0
+    z2 = zarrx.open_array(store, mode="r+", write_empty_chunks=True)
+    z2[...] = np.nan
+    assert z2.nchunks_initialized == 4
+
+
+def test_aligned_writes_never_read_partial_writes_do():
+    inner = MemoryStore()
+    z = zarrx.create_array(inner, shape=(20, 20), dtype="u4", chunks=(10, 10), fill_value=0)
+    store = CountingStore(inner)
+    z = zarrx.open_array(store, mode="r+")
+    store.reset()
+    z[0:10, 0:20] = 5          # two whole chunks
+    assert store.counts.get("get", 0) == 0
+    assert store.counts["set"] == 2
+    store.reset()
+    z[0:5, 0:5] = 1            # a part of one chunk: read, modify, write
+    assert store.counts["get"] == 1 and store.counts["set"] == 1
+    np.testing.assert_array_equal(z[0:5, 0:5], 1)
+    np.testing.assert_array_equal(z[5:10, 0:20], 5)
+
+
+def test_border_chunks_hold_fill_value():
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(5, 5), dtype="i4", chunks=(4, 4), fill_value=9,
+                           compressors=None)
+    z[...] = np.arange(25, dtype="i4").reshape(5, 5)
+    raw = np.frombuffer(store.get("c/1/1"), "<i4").reshape(4, 4)
+    assert raw[0, 0] == 24 and (raw.ravel()[1:] == 9).all()
+
+
+def test_scalar_broadcast_and_selections():
+    z = zarrx.create_array(MemoryStore(), shape=(6, 8), dtype="i8", chunks=(4, 3), fill_value=0)
+    a = np.zeros((6, 8), "i8")
+    z[1:5, ::3] = 7; a[1:5, ::3] = 7
+    z.oindex[[0, 5], [1, 2, 7]] = 3; a[np.ix_([0, 5], [1, 2, 7])] = 3
+    z.vindex[[1, 2], [6, 0]] = [8, 9]; a[[1, 2], [6, 0]] = [8, 9]
+    m = a > 5
+    z[m] = -1; a[m] = -1
+    np.testing.assert_array_equal(z[...], a)
+    np.testing.assert_array_equal(z[::-1, ::-2], a[::-1, ::-2])
+    np.testing.assert_array_equal(z.blocks[1, 2], a[4:8, 6:9])
+    assert z[-1, -1] == a[-1, -1]
+    with pytest.raises(IndexError):
+        z[6, 0]
+    with pytest.raises(zarrx.IndexingError):
+        z[0, 0, 0]
+
+
+def test_read_into_out():
+    z = zarrx.create_array(MemoryStore(), shape=(16, 16), dtype="f4", chunks=(4, 16))
+    a = sample((16, 16), "f4")
+    z[...] = a
+    out = np.empty((8, 16), "f4")
+    res = z.get_basic_selection(np.s_[4:12], out=out)
+    assert res is out
+    np.testing.assert_array_equal(out, a[4:12])
+    out2 = np.empty((2, 3), "f4")
+    z.get_orthogonal_selection(([1, 9], [0, 5, 15]), out=out2)
+    np.testing.assert_array_equal(out2, a[np.ix_([1, 9], [0, 5, 15])])
+    with pytest.raises(zarrx.ZarrError, match="out= expected shape"):
+        z.read(np.s_[0:2], out=np.empty((3, 16), "f4"))
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_resize_and_append(fmt):
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(10, 10), dtype="i4", chunks=(3, 3), zarr_format=fmt,
+                           fill_value=0)
+    a = np.arange(100, dtype="i4").reshape(10, 10)
+    z[...] = a
+    z.resize((5, 12))
+    assert z.shape == (5, 12)
+    np.testing.assert_array_equal(z[:, :10], a[:5])
+    np.testing.assert_array_equal(z[:, 10:], 0)
+    assert z.nchunks_initialized == 8   # rows 0..5 -> 2 chunk rows x 4 chunk cols
+    z2 = zarrx.open_array(store, mode="r+")
+    assert z2.shape == (5, 12)
+    z2.append(np.ones((2, 12), "i4"), axis=0)
+    assert z2.shape == (7, 12)
+    np.testing.assert_array_equal(z2[5:], 1)
+
+
+def test_info_and_properties():
+    z = zarrx.create_array(MemoryStore(), shape=(64, 64), dtype="f4", chunks=(16, 16),
+                           shards=(32, 32), dimension_names=("y", "x"))
+    z[...] = 1
+    assert z.chunks == (16, 16) and z.shards == (32, 32)
+    text = z.info
+    assert "Shape" in text and "(64, 64)" in text and "Shard shape" in text and "Ratio" in text
+
+
+def test_pickle_and_threads_share_for_reads():
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(64, 64), dtype="f8", chunks=(8, 8))
+    a = sample((64, 64), "f8")
+    z[...] = a
+    z2 = pickle.loads(pickle.dumps(z))
+    np.testing.assert_array_equal(z2[...], a)
+    errors = []
+
+    def reader(i):
+        try:
+            for _ in range(5):
+                np.testing.assert_array_equal(z[i:i + 20, :], a[i:i + 20, :])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    ts = [threading.Thread(target=reader, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors
+
+
+def test_threads_one_and_many_agree():
+    z = zarrx.create_array(MemoryStore(), shape=(128, 128), dtype="f4", chunks=(16, 16))
+    a = sample((128, 128), "f4")
+    with zarrx.config.set(threads=1):
+        z[...] = a
+        one = z[...]
+    with zarrx.config.set(threads=4):
+        many = z[...]
+        z[...] = a[::-1]
+    np.testing.assert_array_equal(one, a)
+    np.testing.assert_array_equal(many, a)
+    np.testing.assert_array_equal(z[...], a[::-1])
+
+
+def _child_read(path, q):
+    import zarrx as zx
+    q.put(float(zx.open_array(path, mode="r")[...].sum()))
+
+
+def test_fork_after_pool_use(tmp_path):
+    p = str(tmp_path / "f.zarr")
+    z = zarrx.create_array(p, shape=(64, 64), dtype="f8", chunks=(8, 8))
+    z[...] = 1.0
+    with zarrx.config.set(threads=2):
+        assert z[...].sum() == 4096      # the pool exists now
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        proc = ctx.Process(target=_child_read, args=(p, q))
+        proc.start()
+        proc.join(60)
+        assert proc.exitcode == 0
+        assert q.get(timeout=5) == 4096.0

@@ -1,0 +1,135 @@
+"""``zarrx bench``: functional smoke tests with tiny sizes. No timing is ever asserted."""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+
+import numpy as np
+import pytest
+
+from zarrx.bench import main, parse_args
+from zarrx.bench.ceilings import CEILING_KEYS, case_ceiling, measure_ceilings
+from zarrx.bench.report import render, summarise
+from zarrx.bench.worker import LATENCY_OPS, serve
+from zarrx.bench.workload import CASE_NAMES, CASES_BY_NAME, Params, make_data
+
+TINY = ["--reps", "1", "--size", "256", "--chunk", "64", "--shard", "128",
+        "--latency-iters", "2", "--quiet"]
+
+
+def test_data_is_deterministic_and_float32() -> None:
+    a, b = make_data(64, seed=3), make_data(64, seed=3)
+    assert a.dtype == np.float32 and a.shape == (64, 64)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, make_data(64, seed=4))
+
+
+@pytest.mark.parametrize("argv, want", [
+    (["--quick"], {"size": 1024, "reps": 3, "latency_iters": 20}),
+    ([], {"size": 4096, "reps": 5, "chunk": 256, "shard": 1024}),
+    (["--systems", "zarrx,zarr", "--configs", "single", "--cases", "raw,zstd-0"],
+     {"systems": ("zarrx", "zarr"), "configs": ("single",), "cases": ("raw", "zstd-0")}),
+    (["--size", "512", "--reps", "7"], {"size": 512, "reps": 7}),
+], ids=["quick", "defaults", "subsets", "explicit"])
+def test_parse_args(argv: list[str], want: dict) -> None:
+    params, _ = parse_args(argv)
+    for key, value in want.items():
+        assert getattr(params, key) == value
+
+
+@pytest.mark.parametrize("argv", [
+    ["--systems", "h5py"], ["--configs", "many"], ["--cases", "zstd-9"], ["--reps", "0"],
+    ["--size", "1000"],
+], ids=["unknown-system", "unknown-config", "unknown-case", "zero-reps", "size-not-multiple"])
+def test_parse_args_rejects(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+    assert "zarrx bench" in capsys.readouterr().err
+
+
+def test_ceilings_in_process() -> None:
+    res = measure_ceilings(make_data(128), 64)
+    for key in CEILING_KEYS:
+        assert res[key] > 0, key
+    for name in CASE_NAMES:
+        w, r = case_ceiling(CASES_BY_NAME[name], res)
+        assert w and r and w > 0 and r > 0, name
+
+
+def _fake_result() -> dict:
+    params = Params(size=64, chunk=32, shard=64, reps=2, cases=("raw", "zstd-0"),
+                    systems=("zarrx", "zarr", "tensorstore"), configs=("single",))
+    samples = [{"config": "single", "rep": rep, "case": case, "system": s, "write_s": 0.01 * k,
+                "read_s": 0.005 * k, "stored": 8000, "raw": 16384, "verified": True}
+               for rep in range(2) for case in params.cases
+               for k, s in enumerate(("zarrx", "zarr"), start=1)]
+    ops = {op: {"median_us": 10.0, "min_us": 8.0, "iters": 2} for op in LATENCY_OPS}
+    return {"machine": {"cpu": "test cpu", "cpus": 2, "python": "3", "numpy": np.__version__},
+            "params": params.to_json(),
+            "systems": {"zarrx": {"available": True, "version": "0"},
+                        "zarr": {"available": True, "version": "3"},
+                        "tensorstore": {"available": False, "error": "ImportError"}},
+            "samples": samples,
+            "ceilings": [{"rep": 0, **{k: 100.0 for k in CEILING_KEYS}}],
+            "latency": [{"config": "single", "rep": 0, "system": s, "ops": ops}
+                        for s in ("zarrx", "zarr")],
+            "notes": ["tensorstore skipped (single): ImportError"]}
+
+
+def test_summary_and_tables_from_samples() -> None:
+    result = _fake_result()
+    summary = summarise(result)
+    row = summary["cases"]["single"]["raw"]
+    assert row["systems"]["zarr"]["zarrx_ratio"]["write"] == pytest.approx(2.0)
+    assert row["systems"]["zarrx"]["stored_raw"] == pytest.approx(8000 / 16384)
+    assert row["ceiling"]["write"] == pytest.approx(100.0)
+    assert "tensorstore" not in row["systems"]
+    text = render(result, summary)
+    assert "### Throughput, single-threaded (MiB/s)" in text
+    assert "zarrx/zarr-python" in text
+    assert "### Latency, single-threaded" in text
+    assert "tensorstore skipped" in text
+    json.dumps(result)                      # everything is plain JSON
+
+
+def test_worker_protocol_in_process() -> None:
+    reqs = [{"op": "init", "params": Params(size=128, chunk=64, shard=128).to_json()},
+            {"op": "case", "case": "zstd-0"}, {"op": "case", "case": "sharded raw"},
+            {"op": "latency", "iters": 2}, {"op": "bogus"}, {"op": "quit"}]
+    out = io.StringIO()
+    serve("zarrx", "single", io.StringIO("\n".join(json.dumps(r) for r in reqs) + "\n"), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["ok"] for r in replies] == [True, True, True, True, False, True], replies
+    assert replies[1]["verified"] and replies[1]["raw"] == 128 * 128 * 4
+    assert 0 < replies[1]["stored"] < replies[1]["raw"]
+    assert replies[2]["stored"] > replies[2]["raw"]          # raw data plus the shard index
+    assert set(replies[3]["latency"]) == set(LATENCY_OPS)
+
+
+def test_bench_cli_zarrx_quick(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bench.json"
+    assert main(["--quick", "--systems", "zarrx", *TINY, "--json", str(path)]) == 0
+    text = capsys.readouterr().out
+    for heading in ("### Throughput, single-threaded", "### Throughput, default threading",
+                    "### Ratios and ceilings, single-threaded", "### Ceilings",
+                    "### Latency, single-threaded", "### Latency, default threading"):
+        assert heading in text, heading
+    for case in CASE_NAMES:
+        assert f"| {case} |" in text, case
+    doc = json.loads(path.read_text())
+    assert set(doc) >= {"machine", "params", "systems", "samples", "ceilings", "latency",
+                        "summary", "markdown", "notes"}
+    assert doc["notes"] == []
+    assert len(doc["samples"]) == len(CASE_NAMES) * 2          # 8 cases × 2 configs × 1 rep
+    assert all(s["verified"] for s in doc["samples"])
+    assert doc["params"]["size"] == 256 and doc["systems"]["zarrx"]["available"]
+    assert set(doc["summary"]["latency"]["single"]["zarrx"]) == set(LATENCY_OPS)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("zarr") is None, reason="zarr-python not installed")
+def test_bench_cli_with_a_peer(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--systems", "zarrx,zarr", "--configs", "single", "--cases", "raw,zstd-0",
+                 *TINY]) == 0
+    text = capsys.readouterr().out
+    assert "zarrx/zarr-python" in text and "| zstd-0 |" in text

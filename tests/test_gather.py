@@ -1,0 +1,196 @@
+"""zarrx._gather (the n-d strided box kernels) against numpy assignment."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import strategies as zst
+from zarrx._gather import MAX_NDIM, copy_box, copy_selection, fill_box, is_all, slices_to_box
+from zarrx.errors import IndexingError
+
+SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", 150)), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+DTYPES = {
+    "u1": np.dtype("u1"), "i2": np.dtype("<i2"), "f4": np.dtype("<f4"), "f8": np.dtype(">f8"),
+    "c16": np.dtype("c16"), "S7": np.dtype("S7"), "V3": np.dtype("V3"),
+    "struct": np.dtype([("a", "<i4"), ("b", "u1"), ("c", "<f8", (2,))]),
+}
+
+
+def random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    raw = rng.integers(0, 256, size=int(np.prod(shape)) * dtype.itemsize, dtype=np.uint8)
+    return raw.view(dtype).reshape(shape)
+
+
+@st.composite
+def layouts(draw: Any, shape: tuple[int, ...], dtype: np.dtype, seed: int) -> np.ndarray:
+    """An array of ``shape`` that is C-contiguous, transposed, or a strided/reversed view."""
+    rng = np.random.default_rng(seed)
+    how = draw(st.sampled_from(["c", "f", "transposed", "strided"]))
+    if how == "c" or not shape:
+        return random_array(rng, shape, dtype)
+    if how == "f":
+        return np.asfortranarray(random_array(rng, shape, dtype))
+    if how == "transposed":
+        perm = draw(st.permutations(range(len(shape))))
+        base = random_array(rng, tuple(shape[p] for p in perm), dtype)
+        return base.transpose(np.argsort(perm))
+    steps = [draw(st.sampled_from([1, 2, -1, -3])) for _ in shape]
+    big = random_array(rng, tuple(max(1, n) * abs(s) for n, s in zip(shape, steps)), dtype)
+    view = big[tuple(slice(None, None, s) for s in steps)]
+    return view[tuple(slice(0, n) for n in shape)]
+
+
+def box_slices(draw: Any, shape: tuple[int, ...], count: tuple[int, ...]) -> tuple[slice, ...]:
+    """Slices selecting exactly ``count[i]`` elements of an axis of ``shape[i]`` (step +/-)."""
+    sel = []
+    for n, c in zip(shape, count):
+        step = draw(st.sampled_from([1, 1, 2, -1, -2]))
+        span = (c - 1) * abs(step) + 1 if c else 0
+        while span > n:
+            step = 1
+            span = c
+        first = draw(st.integers(0, n - span)) if c else draw(st.integers(0, n))
+        if c == 0:
+            sel.append(slice(first, first))
+        elif step > 0:
+            sel.append(slice(first, first + span, step))
+        else:
+            top = first + span - 1
+            sel.append(slice(top, top - span if top - span >= 0 else None, step))
+    return tuple(sel)
+
+
+@SETTINGS
+@given(st.data())
+def test_copy_box_matches_numpy(data: Any) -> None:
+    dtype = DTYPES[data.draw(st.sampled_from(sorted(DTYPES)), label="dtype")]
+    count = data.draw(zst.shapes(max_dims=5, max_side=5), label="count")
+    src_shape = tuple(c + data.draw(st.integers(0, 4)) for c in count)
+    dst_shape = tuple(c + data.draw(st.integers(0, 4)) for c in count)
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    src = data.draw(layouts(src_shape, dtype, seed), label="src")
+    dst = data.draw(layouts(dst_shape, dtype, seed + 1), label="dst")
+    ssel = box_slices(data.draw, src_shape, count)
+    dsel = box_slices(data.draw, dst_shape, count)
+    expected = dst.copy()
+    expected[dsel] = src[ssel]
+    s0, sc, ss = slices_to_box(ssel, src_shape)
+    d0, dc, ds = slices_to_box(dsel, dst_shape)
+    assert sc == dc == count
+    copy_box(src, s0, dst, d0, count, ss, ds)
+    assert dst.tobytes() == expected.tobytes()     # bytes: NaN payloads compare too
+
+
+@SETTINGS
+@given(st.data())
+def test_copy_selection_and_fill_match_numpy(data: Any) -> None:
+    dtype = DTYPES[data.draw(st.sampled_from(sorted(DTYPES)))]
+    shape = data.draw(zst.shapes(max_dims=4, max_side=6))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    dst = data.draw(layouts(shape, dtype, seed))
+    count = tuple(data.draw(st.integers(0, n)) for n in shape)
+    start = tuple(data.draw(st.integers(0, n - c)) for n, c in zip(shape, count))
+    value = random_array(np.random.default_rng(seed), (), dtype)
+    expected = dst.copy()
+    expected[tuple(slice(a, a + c) for a, c in zip(start, count))] = value
+    fill_box(dst, start, count, value.tobytes())
+    assert dst.tobytes() == expected.tobytes()
+    src = random_array(np.random.default_rng(seed + 2), shape, dtype)
+    sel = tuple(data.draw(zst.slices(n)) for n in shape)
+    expected[sel] = src[sel]
+    copy_selection(src, sel, dst, sel)
+    assert dst.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("dtype", DTYPES.values(), ids=list(DTYPES))
+def test_is_all(dtype: np.dtype) -> None:
+    rng = np.random.default_rng(1)
+    item = random_array(rng, (), dtype)
+    a = np.empty((5, 7), dtype)
+    a[...] = item
+    assert is_all(a, item.tobytes())
+    assert is_all(a.tobytes(), item.tobytes())
+    raw = bytearray(a.tobytes())
+    raw[-1] ^= 1
+    assert not is_all(bytes(raw), item.tobytes())
+    raw = bytearray(a.tobytes())
+    raw[0] ^= 1
+    assert not is_all(bytes(raw), item.tobytes())
+    assert is_all(np.empty((0, 3), dtype), item.tobytes())
+
+
+def test_is_all_compares_bytes() -> None:
+    nan = np.full(10, np.nan, dtype="f8")
+    assert is_all(nan, np.float64(np.nan).tobytes())
+    assert not is_all(np.full(4, -0.0), np.float64(0.0).tobytes())
+
+
+def test_overlapping_copy_is_staged() -> None:
+    a = np.arange(20, dtype="i4")
+    expected = a.copy()
+    expected[2:12] = a[0:10].copy()
+    copy_box(a, (0,), a, (2,), (10,))
+    assert a.tolist() == expected.tolist()
+
+
+def test_rank_zero_and_max_rank() -> None:
+    a, b = np.array(3.5), np.array(0.0)
+    copy_box(a, (), b, (), ())
+    assert b[()] == 3.5
+    shape = (1,) * MAX_NDIM
+    src, dst = np.ones(shape, "u1"), np.zeros(shape, "u1")
+    copy_box(src, (0,) * MAX_NDIM, dst, (0,) * MAX_NDIM, shape)
+    assert dst.all()
+
+
+def test_slices_to_box() -> None:
+    assert slices_to_box((slice(None, None, -1), 3, slice(2, 9, 3)), (5, 6, 10)) == \
+        ((4, 3, 2), (5, 1, 3), (-1, 1, 3))
+    assert slices_to_box((slice(5, 5),), (4,)) == ((0,), (0,), (1,))
+
+
+A = np.zeros((4, 5), "f4")
+RO = np.zeros((4, 5), "f4")
+RO.setflags(write=False)
+ERRORS = {
+    "rank": (lambda: copy_box(A, (0, 0), np.zeros(3, "f4"), (0,), (1,)),
+             "copy_box: src has rank 2 but dst has rank 1; expected equal ranks"),
+    "dtype": (lambda: copy_box(A, (0, 0), np.zeros((4, 5), "f8"), (0, 0), (1, 1)),
+              "copy_box: src dtype float32 differs from dst dtype float64"),
+    "object": (lambda: copy_box(np.zeros(2, object), (0,), np.zeros(2, object), (0,), (1,)),
+               "src: dtype object holds Python objects; expected a fixed-size dtype"),
+    "readonly": (lambda: copy_box(A, (0, 0), RO, (0, 0), (1, 1)),
+                 "copy_box: dst is read-only; expected a writeable array"),
+    "overrun": (lambda: copy_box(A, (2, 0), A.copy(), (0, 0), (3, 5)),
+                "src box on axis 0: start 2, count 3, step 1 touches elements 2..4, outside the "
+                "axis of size 4"),
+    "negative-step-overrun": (lambda: copy_box(A, (0, 1), A.copy(), (0, 0), (1, 3), (1, -1)),
+                              "src box on axis 1: start 1, count 3, step -1 touches elements "
+                              "-1..1, outside the axis of size 5"),
+    "zero-step": (lambda: copy_box(A, (0, 0), A.copy(), (0, 0), (1, 1), (1, 0)),
+                  "src_step[1] is 0; expected a non-zero step"),
+    "count-length": (lambda: copy_box(A, (0, 0), A.copy(), (0, 0), (1,)),
+                     "count: expected 2 entries (one per axis), found 1: (1,)"),
+    "count-negative": (lambda: copy_box(A, (0, 0), A.copy(), (0, 0), (-1, 1)),
+                       "count[0] is -1; expected a count >= 0"),
+    "fill-value-size": (lambda: fill_box(A.copy(), (0, 0), (1, 1), b"abc"),
+                        "fill_box: value has 3 bytes; expected one item of 4 bytes"),
+    "is_all-size": (lambda: is_all(b"abcde", b"ab"),
+                    "is_all: buffer of 5 bytes is not a whole number of 2-byte items"),
+    "is_all-noncontiguous": (lambda: is_all(A[:, ::2], bytes(4)),
+                             "is_all: expected a C-contiguous array"),
+}
+
+
+@pytest.mark.parametrize("call, message", ERRORS.values(), ids=list(ERRORS))
+def test_errors(call: Any, message: str) -> None:
+    with pytest.raises(IndexingError, match=re.escape(message)) as info:
+        call()
+    assert str(info.value) == message

@@ -1,0 +1,361 @@
+"""zarrx.indexing against numpy: every selection kind, regular and rectilinear grids, reads and
+writes assembled chunk by chunk, the ``full`` flag, shard-major order, and the error messages."""
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import strategies as zst
+from zarrx.errors import IndexingError, ZarrError
+from zarrx.indexing import ChunkGridIndex, kind_of, plan_selection, shard_major
+
+SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", 100)), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SENTINEL = -7
+
+
+# ----------------------------------------------------------------------------------- helpers
+
+def split(a: np.ndarray, grid: ChunkGridIndex) -> dict[tuple[int, ...], np.ndarray]:
+    """The chunk arrays of ``a`` at their stored shape; cells past the edge hold SENTINEL."""
+    chunks = {}
+    for coords in grid.all_coords():
+        c = np.full(grid.chunk_shape(coords), SENTINEL, dtype=a.dtype)
+        region = grid.chunk_region(coords)
+        c[tuple(slice(0, r.stop - r.start) for r in region)] = a[region]
+        chunks[coords] = c
+    return chunks
+
+
+def join(chunks: dict, grid: ChunkGridIndex, dtype: Any) -> np.ndarray:
+    a = np.empty(grid.shape, dtype=dtype)
+    for coords, c in chunks.items():
+        region = grid.chunk_region(coords)
+        a[region] = c[tuple(slice(0, r.stop - r.start) for r in region)]
+    return a
+
+
+def read(plan, chunks: dict, dtype: Any) -> np.ndarray:
+    out = np.full(plan.out_shape, SENTINEL, dtype=dtype)
+    target = out.reshape(-1) if plan.flat else out
+    for p in plan.chunks:
+        target[p.out_sel] = chunks[p.coords][p.chunk_sel]
+    return out
+
+
+def write(plan, chunks: dict, values: np.ndarray) -> None:
+    src = values.reshape(-1) if plan.flat else values
+    for p in plan.chunks:
+        chunks[p.coords][p.chunk_sel] = src[p.out_sel]
+
+
+def orthogonal_oracle(sel: tuple, shape: tuple[int, ...]) -> tuple:
+    """A numpy index with orthogonal meaning: np.ix_-shaped arrays, ints kept as scalars."""
+    kept = [i for i, s in enumerate(sel) if not isinstance(s, (int, np.integer))]
+    idx: list[Any] = []
+    for ax, s in enumerate(sel):
+        if isinstance(s, (int, np.integer)):
+            idx.append(s)
+            continue
+        a = np.arange(shape[ax])[s] if isinstance(s, slice) else np.asarray(s)
+        if a.dtype == bool:
+            a = np.flatnonzero(a)
+        sh = [1] * len(kept)
+        sh[kept.index(ax)] = a.shape[0]
+        idx.append(a.reshape(sh))
+    return tuple(idx)
+
+
+def block_oracle(sel: tuple, grid: ChunkGridIndex) -> tuple:
+    out = []
+    for ax, s in enumerate(sel):
+        a = grid.axes[ax]
+        ks = range(a.nchunks)[s] if isinstance(s, slice) else [range(a.nchunks)[s]]
+        if len(ks) == 0:
+            out.append(slice(0, 0))
+        else:
+            out.append(slice(a.start(ks[0]), a.start(ks[-1]) + a.inbound_len(ks[-1])))
+    return tuple(out)
+
+
+def check_plan(a: np.ndarray, grid: ChunkGridIndex, plan, oracle: Any) -> None:
+    """Read, write, ``full`` and touched-once checks against the numpy index ``oracle``."""
+    chunks = split(a, grid)
+    expected = a[oracle]
+    assert plan.out_shape == np.shape(expected)
+    np.testing.assert_array_equal(read(plan, chunks, a.dtype), expected)
+    # writes: scatter fresh values, reassemble, compare with numpy assignment
+    values = np.arange(1000, 1000 + int(np.prod(plan.out_shape)), dtype=a.dtype).reshape(plan.out_shape)
+    b = a.copy()
+    b[oracle] = values
+    write(plan, chunks, values)
+    np.testing.assert_array_equal(join(chunks, grid, a.dtype), b)
+    # coverage: each touched chunk once, `full` exact
+    ids = np.arange(a.size).reshape(a.shape)
+    cov = np.zeros(a.size, dtype=bool)
+    cov[np.asarray(ids[oracle]).reshape(-1)] = True
+    cov = cov.reshape(a.shape)
+    listed = [p.coords for p in plan.chunks]
+    assert len(listed) == len(set(listed)) == plan.nchunks == len(plan.chunks)
+    seq = plan.chunks                      # a lazy sequence: indexing agrees with iteration
+    assert [repr(seq[i]) for i in range(len(seq))] == [repr(p) for p in seq] == \
+        [repr(p) for p in seq[:]]
+    per_axis = [np.array([ag.chunk_of(i) for i in range(n)], dtype=np.int64)
+                for ag, n in zip(grid.axes, a.shape)]
+    if a.ndim:
+        touched = set(zip(*(m[w].tolist() for m, w in zip(per_axis, np.nonzero(cov)))))
+    else:
+        touched = {()} if cov.any() else set()
+    assert set(listed) == touched
+    for p in plan.chunks:
+        assert p.full == bool(cov[grid.chunk_region(p.coords)].all()), p
+
+
+def arrays_and_grid(data: Any, max_dims: int = 4) -> tuple[np.ndarray, ChunkGridIndex, Any]:
+    shape = data.draw(zst.shapes(max_dims=max_dims), label="shape")
+    chunks = data.draw(zst.grids(shape), label="grid")
+    a = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    return a, ChunkGridIndex(shape, chunks), chunks
+
+
+# ---------------------------------------------------------------------------- property tests
+
+@SETTINGS
+@given(st.data())
+def test_basic_matches_numpy(data: Any) -> None:
+    a, grid, chunks = arrays_and_grid(data)
+    sel = data.draw(zst.basic_selections(a.shape), label="sel")
+    check_plan(a, grid, plan_selection(sel, a.shape, chunks, "basic"), sel)
+
+
+@SETTINGS
+@given(st.data())
+def test_orthogonal_matches_numpy(data: Any) -> None:
+    a, grid, chunks = arrays_and_grid(data)
+    sel = data.draw(zst.orthogonal_selections(a.shape), label="sel")
+    check_plan(a, grid, plan_selection(sel, a.shape, chunks, "orthogonal"),
+               orthogonal_oracle(sel, a.shape))
+
+
+@SETTINGS
+@given(st.data())
+def test_coordinate_matches_numpy(data: Any) -> None:
+    a, grid, chunks = arrays_and_grid(data)
+    sel = data.draw(zst.coordinate_selections(a.shape), label="sel")
+    check_plan(a, grid, plan_selection(sel, a.shape, chunks, "coordinate"), sel)
+
+
+@SETTINGS
+@given(st.data())
+def test_mask_matches_numpy(data: Any) -> None:
+    a, grid, chunks = arrays_and_grid(data)
+    mask = data.draw(zst.mask_selections(a.shape), label="mask")
+    check_plan(a, grid, plan_selection(mask, a.shape, chunks, "mask"), mask)
+    if a.ndim >= 1:
+        assert kind_of(mask, a.shape) == "mask"
+        check_plan(a, grid, plan_selection(mask, a.shape, chunks, "basic"), mask)
+
+
+@SETTINGS
+@given(st.data())
+def test_block_matches_numpy(data: Any) -> None:
+    a, grid, chunks = arrays_and_grid(data)
+    sel = data.draw(zst.block_selections(a.shape, chunks), label="sel")
+    full_sel = sel + (slice(None),) * (a.ndim - len(sel))
+    check_plan(a, grid, plan_selection(sel, a.shape, chunks, "block"), block_oracle(full_sel, grid))
+
+
+@SETTINGS
+@given(st.data())
+def test_basic_with_one_array_matches_numpy(data: Any) -> None:
+    a, grid, chunks = arrays_and_grid(data, max_dims=3)
+    if a.ndim == 0:
+        return
+    sel = list(data.draw(zst.basic_selections(a.shape).filter(lambda s: isinstance(s, tuple)
+                                                             and Ellipsis not in s and None not in s)))
+    sel += [slice(None)] * (a.ndim - len(sel))
+    ax = data.draw(st.integers(0, a.ndim - 1))
+    sel[ax] = data.draw(st.one_of(zst.int_arrays(a.shape[ax]), zst.bool_arrays(a.shape[ax])))
+    sel = tuple(sel)
+    try:
+        plan = plan_selection(sel, a.shape, chunks, "basic")
+    except IndexingError as exc:
+        assert "not adjacent" in str(exc)
+        return
+    check_plan(a, grid, plan, sel)
+
+
+@SETTINGS
+@given(st.data())
+def test_shard_major_order(data: Any) -> None:
+    shape = data.draw(zst.shapes(min_dims=1, max_dims=3, min_side=1, max_side=20))
+    chunks = data.draw(zst.chunk_shapes(shape))
+    grid = ChunkGridIndex(shape, chunks)
+    outer = tuple(data.draw(st.integers(1, max(1, n))) for n in grid.nchunks)
+    levels = [outer]
+    if data.draw(st.booleans()):
+        levels.append(tuple(data.draw(st.sampled_from([d for d in range(1, o + 1) if o % d == 0]))
+                            for o in outer))
+    sel = data.draw(zst.basic_selections(shape))
+    plain = plan_selection(sel, shape, chunks)
+    plan = plan_selection(sel, shape, chunks, shard_shape=levels)
+    a = [tuple(p) for p in plain.chunk_coords().tolist()]
+    b = [p.coords for p in plan.chunks]
+    assert [p.coords for p in plain.chunks] == a == sorted(a)          # C order by default
+    assert sorted(b) == a and [tuple(c) for c in plan.chunk_coords().tolist()] == b
+    assert [p.coords for p in plan.chunks[::-1]] == b[::-1]
+    for depth in range(1, len(levels) + 1):   # every shard's chunks form one contiguous run
+        keys = [tuple(tuple(c // s for c, s in zip(coords, lev)) for lev in levels[:depth])
+                for coords in b]
+        runs = [k for k, _ in itertools.groupby(keys)]
+        assert len(runs) == len(set(runs)) and runs == sorted(runs)
+    leaf = [tuple(tuple(c // s for c, s in zip(coords, lev)) for lev in levels) for coords in b]
+    for _, group in itertools.groupby(zip(leaf, b), key=lambda t: t[0]):
+        members = [c for _, c in group]
+        assert members == sorted(members)
+
+
+def test_shard_major_example() -> None:
+    coords = np.array(list(itertools.product(range(4), range(4))))
+    order = shard_major(coords, (2, 2))
+    assert [tuple(c) for c in coords[order][:4].tolist()] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    nested = shard_major(coords, [(4, 4), (2, 2)])
+    assert nested.tolist() == order.tolist()
+
+
+# --------------------------------------------------------------------------- specific cases
+
+@pytest.mark.parametrize("sel, expected", [
+    ((slice(None),), [((0,), (slice(0, 4),), (slice(0, 4),), True),
+                      ((1,), (slice(0, 4),), (slice(4, 8),), True),
+                      ((2,), (slice(0, 2),), (slice(8, 10),), True)]),
+    ((slice(None, None, -1),), [((0,), (slice(0, 4),), (slice(9, 5, -1),), True),
+                                ((1,), (slice(0, 4),), (slice(5, 1, -1),), True),
+                                ((2,), (slice(0, 2),), (slice(1, None, -1),), True)]),
+    ((5,), [((1,), (1,), (), False)]),
+    ((-1,), [((2,), (1,), (), False)]),
+], ids=["all", "reversed", "int", "negative-int"])
+def test_projection_values(sel: tuple, expected: list) -> None:
+    plan = plan_selection(sel, (10,), (4,))
+    assert [tuple(p) for p in plan.chunks] == expected
+
+
+def test_border_full_and_rectilinear() -> None:
+    plan = plan_selection((slice(8, 10),), (10,), (4,))
+    assert [(p.coords, p.full) for p in plan.chunks] == [((2,), True)]
+    plan = plan_selection(np.s_[3:7], (10,), ((3, 4, 3),))
+    assert [(p.coords, p.chunk_sel, p.full) for p in plan.chunks] == [((1,), (slice(0, 4),), True)]
+    g = ChunkGridIndex((10, 3), ((3, 4, 3), (1, 2)))
+    assert g.nchunks == (3, 2) and g.chunk_shape((1, 1)) == (4, 2)
+    assert g.chunk_of((6, 2)) == (1, 1) and g.chunk_region((2, 0)) == (slice(7, 10), slice(0, 1))
+
+
+def test_zero_dim_and_newaxis() -> None:
+    a = np.array(5)
+    plan = plan_selection((), (), ())
+    assert plan.out_shape == () and [tuple(p) for p in plan.chunks] == [((), (), (), True)]
+    plan = plan_selection((None, Ellipsis), (), ())
+    assert plan.out_shape == (1,)
+    out = np.zeros(1, dtype=a.dtype)
+    for p in plan.chunks:
+        out[p.out_sel] = a[p.chunk_sel]
+    assert out.tolist() == [5]
+
+
+def test_multi_array_orthogonal_is_outer() -> None:
+    a = np.arange(60).reshape(3, 4, 5)
+    sel = ([2, 0], 1, [4, 4, 1])
+    plan = plan_selection(sel, a.shape, (2, 3, 2), "orthogonal")
+    assert plan.out_shape == (2, 3)
+    np.testing.assert_array_equal(read(plan, split(a, ChunkGridIndex(a.shape, (2, 3, 2))), a.dtype),
+                                  a[np.ix_([2, 0], [1], [4, 4, 1])][:, 0, :])
+
+
+def test_large_plan_is_lazy() -> None:
+    plan = plan_selection(Ellipsis, (100_000, 100_000), (10, 10))
+    assert plan.nchunks == 10**8
+    first = next(iter(plan.chunks))
+    assert first.coords == (0, 0) and first.full
+
+
+# ------------------------------------------------------------------------------------ errors
+
+S2 = (5, 10)
+ERRORS = {
+    "int-out-of-range": ((0, 12), "basic", S2, "index 12 is out of bounds for axis 1 with size 10"),
+    "negative-out-of-range": (-6, "basic", S2, "index -6 is out of bounds for axis 0 with size 5"),
+    "too-many": ((0, 0, 0), "basic", S2,
+                 "too many indices for array: array is 2-dimensional, but 3 were indexed"),
+    "two-ellipsis": ((Ellipsis, Ellipsis), "basic", S2,
+                     "an index can only have a single ellipsis ('...'), found 2"),
+    "float": ((1.5,), "basic", S2, "index 1.5 on axis 0: expected an integer, a slice, an "
+              "integer or boolean array, None or Ellipsis; found float"),
+    "bool-scalar": ((True,), "basic", S2, "index True on axis 0: expected an integer, a slice, an "
+                    "integer or boolean array, None or Ellipsis; found bool"),
+    "zero-step": ((slice(None, None, 0),), "basic", S2, "slice step cannot be zero (axis 0)"),
+    "slice-float": ((slice(0.5, 2),), "basic", S2,
+                    "slice start on axis 0: expected an integer or None, found 0.5"),
+    "bool-length": ((np.ones(3, bool),), "orthogonal", S2,
+                    "boolean index on axis 0: expected a 1-d array of length 5, found shape (3,)"),
+    "float-array": ((np.array([1.0]),), "orthogonal", S2,
+                    "index array on axis 0: expected integers or booleans, found dtype float64"),
+    "array-out-of-range": ((slice(None), [1, 10]), "orthogonal", S2,
+                           "index 10 is out of bounds for axis 1 with size 10"),
+    "oindex-2d": ((np.zeros((2, 2), int),), "orthogonal", S2,
+                  "orthogonal index array on axis 0: expected 1 dimension, found shape (2, 2)"),
+    "oindex-newaxis": ((None, 0), "orthogonal", S2, "orthogonal selection: newaxis (None) is only "
+                       "supported in basic selections, found it at position 0"),
+    "two-arrays-basic": (([0, 1], [0, 1]), "basic", S2, "basic selection with 2 index arrays is "
+                         "ambiguous; use z.oindex[...] for orthogonal (outer) selection or "
+                         "z.vindex[...] for coordinate (point-wise) selection"),
+    "array-not-adjacent": ((0, slice(None), [0, 1]), "basic", (2, 3, 4), "basic selection mixes "
+                           "an index array with integers that are not adjacent (numpy would move "
+                           "the array's axis first); use z.oindex[...] for orthogonal (outer) "
+                           "selection or z.vindex[...] for coordinate (point-wise) selection"),
+    "vindex-count": (([0, 1],), "coordinate", S2,
+                     "coordinate selection: expected 2 index arrays (one per axis), found 1"),
+    "vindex-slice": ((slice(None), [0]), "coordinate", S2, "coordinate selection on axis 0: "
+                     "expected an integer array, found slice slice(None, None, None); use "
+                     "z.oindex for slices"),
+    "vindex-broadcast": (([0, 1], [0, 1, 2]), "coordinate", S2, "coordinate selection: index "
+                         "arrays could not be broadcast together, found shapes [(2,), (3,)]"),
+    "vindex-range": (([0, 5], [0, 1]), "coordinate", S2,
+                     "index 5 is out of bounds for axis 0 with size 5"),
+    "mask-shape": (np.ones((5, 9), bool), "mask", S2,
+                   "boolean mask: expected shape (5, 10), found (5, 9)"),
+    "mask-dtype": (np.ones((5, 10), int), "mask", S2,
+                   "boolean mask: expected a boolean array, found dtype int64"),
+    "block-step": ((slice(0, 2, 2),), "block", S2,
+                   "block selection on axis 0: expected a slice with step 1, found step 2"),
+    "block-range": ((0, 4), "block", S2, "block index 4 is out of bounds for axis 1 with 4 chunks"),
+    "block-type": ((0, [1]), "block", S2, "block selection on axis 1: expected an integer or a "
+                   "slice, found list [1]"),
+    "kind": ((0,), "fancy", S2, "selection kind: expected one of basic, orthogonal, coordinate, "
+             "mask, block, found 'fancy'"),
+}
+
+
+@pytest.mark.parametrize("sel, kind, shape, message", ERRORS.values(), ids=list(ERRORS))
+def test_errors(sel: Any, kind: str, shape: tuple[int, ...], message: str) -> None:
+    with pytest.raises(IndexingError, match=re.escape(message)) as info:
+        plan_selection(sel, shape, (2, 3, 4)[: len(shape)], kind)
+    assert str(info.value) == message
+    assert isinstance(info.value, ZarrError) and isinstance(info.value, IndexError)
+
+
+@pytest.mark.parametrize("grid, message", [
+    ((0, 3), "chunk shape[0]: expected an integer >= 1, found 0"),
+    (((2, 2), (3, 3, 3, 1)), "chunk edges of axis 0: expected lengths summing to at least the "
+                             "axis size 5, found sum 4"),
+    ((2,), "chunk grid has 1 axes but the array shape (5, 10) has 2"),
+], ids=["zero-chunk", "short-edges", "rank"])
+def test_grid_errors(grid: Any, message: str) -> None:
+    with pytest.raises(IndexingError, match=re.escape(message)):
+        ChunkGridIndex((5, 10), grid)

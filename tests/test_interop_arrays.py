@@ -1,0 +1,151 @@
+"""What zarr-python 3 and tensorstore write, zarrx reads identically; what zarrx writes, they
+read identically (NaN-aware, bit-exact)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorstore as ts
+import zarr
+from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec, Crc32cCodec
+
+import zarrx
+from zarrx.codecs import Blosc, Crc32c, Gzip, Zstd
+
+LAYOUTS = {
+    "regular": ((12, 9), (4, 3)),
+    "ragged": ((13, 10), (4, 3)),
+    "1d": ((17,), (5,)),
+    "3d": ((5, 6, 7), (2, 3, 4)),
+    "0d": ((), ()),
+    "zero-size": ((0, 4), (2, 2)),
+}
+DTYPES = ["bool", "int8", "uint16", "int32", "uint64", "float16", "float32", "float64",
+          "complex64", "complex128"]
+ZP_CHAINS = {
+    "raw": dict(compressors=None),
+    "zstd": dict(compressors=ZstdCodec(level=3)),
+    "gzip": dict(compressors=GzipCodec(level=2)),
+    "blosc": dict(compressors=BloscCodec(cname="lz4", clevel=5, shuffle="shuffle")),
+    "crc32c": dict(compressors=[ZstdCodec(level=1), Crc32cCodec()]),
+}
+ZX_CHAINS = {
+    "raw": None,
+    "zstd": [Zstd(level=3)],
+    "gzip": [Gzip(level=2)],
+    "blosc": [Blosc(cname="lz4", clevel=5, shuffle="shuffle")],
+    "crc32c": [Zstd(level=1), Crc32c()],
+}
+
+
+def data(shape, dtype, seed=1):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape))
+    if dt.kind == "b":
+        a = rng.integers(0, 2, n).astype(bool)
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    elif dt.kind == "c":
+        a = (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dt)
+    else:
+        a = rng.normal(size=n).astype(dt)
+        if n > 2:
+            a[1] = np.nan
+    return a.reshape(shape)
+
+
+def same(a, b):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    assert a.tobytes() == b.tobytes() or np.array_equal(a, b, equal_nan=True)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("chain", list(ZP_CHAINS))
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_zarr_python_writes_we_read(tmp_path, fmt, chain, layout):
+    shape, chunks = LAYOUTS[layout]
+    if fmt == 2 and chain in ("crc32c",):
+        pytest.skip("v2 has one compressor")
+    p = str(tmp_path / "a.zarr")
+    kw = ZP_CHAINS[chain]
+    if fmt == 2:
+        import numcodecs
+        comp = {"raw": None, "zstd": numcodecs.Zstd(level=3), "gzip": numcodecs.GZip(level=2),
+                "blosc": numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1)}[chain]
+        kw = dict(compressors=comp)
+    a = data(shape, "float32")
+    z = zarr.create_array(p, shape=shape, chunks=chunks or None, dtype="f4", zarr_format=fmt,
+                          fill_value=0, **kw)
+    z[...] = a
+    same(zarrx.open_array(p, mode="r")[...], a)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("chain", list(ZX_CHAINS))
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_we_write_zarr_python_reads(tmp_path, fmt, chain, layout):
+    shape, chunks = LAYOUTS[layout]
+    if fmt == 2 and chain in ("crc32c",):
+        pytest.skip("v2 has one compressor")
+    p = str(tmp_path / "a.zarr")
+    a = data(shape, "float64")
+    z = zarrx.create_array(p, shape=shape, chunks=chunks, dtype="f8", zarr_format=fmt,
+                           fill_value=0, compressors=ZX_CHAINS[chain])
+    z[...] = a
+    same(zarr.open_array(p, mode="r")[...], a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_dtypes_both_ways_zarr_python(tmp_path, fmt, dtype):
+    a = data((7, 5), dtype)
+    p1, p2 = str(tmp_path / "zp.zarr"), str(tmp_path / "zx.zarr")
+    z = zarr.create_array(p1, shape=a.shape, chunks=(3, 2), dtype=dtype, zarr_format=fmt)
+    z[...] = a
+    same(zarrx.open_array(p1, mode="r")[...], a)
+    w = zarrx.create_array(p2, shape=a.shape, chunks=(3, 2), dtype=dtype, zarr_format=fmt)
+    w[...] = a
+    same(zarr.open_array(p2, mode="r")[...], a)
+
+
+def _ts_spec(path, fmt):
+    return {"driver": "zarr3" if fmt == 3 else "zarr", "kvstore": {"driver": "file", "path": path}}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_tensorstore_both_ways(tmp_path, fmt, dtype):
+    a = data((9, 6), dtype)
+    p1, p2 = str(tmp_path / "ts.zarr"), str(tmp_path / "zx.zarr")
+    spec = _ts_spec(p1, fmt)
+    if fmt == 3:
+        spec["metadata"] = {"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4]}},
+                            "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                       {"name": "zstd", "configuration": {"level": 1}}]}
+    else:
+        spec["metadata"] = {"chunks": [4, 4], "compressor": {"id": "zstd", "level": 1}}
+    t = ts.open(spec, create=True, dtype=np.dtype(dtype).name if dtype != "bool" else "bool",
+                shape=a.shape).result()
+    t[...] = a
+    same(zarrx.open_array(p1, mode="r")[...], a)
+    w = zarrx.create_array(p2, shape=a.shape, chunks=(4, 4), dtype=dtype, zarr_format=fmt)
+    w[...] = a
+    same(ts.open(_ts_spec(p2, fmt)).result().read().result(), a)
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_v2_fortran_order_and_big_endian(tmp_path, fmt):
+    p = str(tmp_path / "f.zarr")
+    a = data((6, 7), ">i4")
+    if fmt == 2:
+        z = zarr.create_array(p, shape=a.shape, chunks=(4, 3), dtype=">i4", zarr_format=2,
+                              order="F")
+    else:
+        from zarr.codecs import BytesCodec, TransposeCodec
+        z = zarr.create_array(p, shape=a.shape, chunks=(4, 3), dtype="i4", zarr_format=3,
+                              filters=[TransposeCodec(order=(1, 0))],
+                              serializer=BytesCodec(endian="big"))
+    z[...] = a
+    got = zarrx.open_array(p, mode="r")[...]
+    np.testing.assert_array_equal(got, a)

@@ -1,0 +1,87 @@
+"""Imports go only downwards through the layers of docs/DESIGN.md."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "zarrx"
+
+# module prefix -> layer; a module may import only from layers <= its own
+LAYERS = [
+    ("zarrx.errors", 0),
+    ("zarrx.config", 0),
+    ("zarrx._pool", 0),
+    ("zarrx.metadata", 1),
+    ("zarrx.store.shard", 3),
+    ("zarrx.store.chunks", 3),
+    ("zarrx.store._shard_index", 3),
+    ("zarrx.store", 1),
+    ("zarrx._clib", 2),
+    ("zarrx.codecs", 2),
+    ("zarrx._gather", 4),
+    ("zarrx._indexing", 4),
+    ("zarrx.indexing", 4),
+    ("zarrx.chunk_io", 4),
+    ("zarrx.attrs", 5),
+    ("zarrx.info", 5),
+    ("zarrx.array", 5),
+    ("zarrx.group", 5),
+    ("zarrx.codec_args", 6),
+    ("zarrx.api", 6),
+    ("zarrx.cli", 6),
+    ("zarrx.bench", 6),
+    ("zarrx.__main__", 6),
+    ("zarrx", 6),
+]
+# same-layer pairs that must not meet: only metadata and api know the Zarr version
+FORBIDDEN = {("zarrx.store", "zarrx.codecs"), ("zarrx.codecs", "zarrx.store")}
+
+
+def layer_of(mod: str) -> int:
+    for prefix, layer in LAYERS:
+        if mod == prefix or mod.startswith(prefix + "."):
+            return layer
+    raise AssertionError(f"module {mod} is not assigned a layer")
+
+
+def modules():
+    for path in sorted(ROOT.rglob("*.py")) + sorted(ROOT.rglob("*.pyx")):
+        rel = path.relative_to(ROOT.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        yield ".".join(parts), path
+
+
+def imports_of(path: Path) -> set[str]:
+    src = path.read_text()
+    if path.suffix == ".pyx":  # cimport / import lines only
+        out = set()
+        for line in src.splitlines():
+            s = line.strip()
+            for kw in ("from ", "cimport ", "import "):
+                if s.startswith(kw) and "zarrx" in s.split()[1]:
+                    out.add(s.split()[1])
+        return out
+    out = set()
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+    return {m for m in out if m.split(".")[0] == "zarrx"}
+
+
+@pytest.mark.parametrize("mod,path", list(modules()), ids=[m for m, _ in modules()])
+def test_imports_go_down(mod: str, path: Path) -> None:
+    if mod == "zarrx":
+        return
+    mine = layer_of(mod)
+    for imp in imports_of(path):
+        if imp == "zarrx":
+            continue
+        assert layer_of(imp) <= mine, f"{mod} (layer {mine}) imports {imp} (layer {layer_of(imp)})"
+        for a, b in FORBIDDEN:
+            assert not (mod.startswith(a) and imp.startswith(b)), f"{mod} must not import {imp}"

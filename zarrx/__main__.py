@@ -1,0 +1,5 @@
+import sys
+
+from zarrx.cli import main
+
+sys.exit(main())

@@ -1,0 +1,263 @@
+# zarrx-sources: csrc/zx_copy.c
+"""Gather/scatter between chunk arrays and caller arrays: n-d strided box copies in C.
+
+Every argument is checked here, with the GIL held, so that each element a box touches lies
+inside both arrays; only then does the C kernel run without the GIL.
+"""
+from libc.stddef cimport ptrdiff_t
+from libc.string cimport memcpy
+
+cimport numpy as cnp
+import numpy as np
+
+from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_copy_box, zx_fill_box, zx_is_all
+from zarrx.errors import IndexingError
+
+cnp.import_array()
+
+MAX_NDIM = ZX_MAX_NDIM
+
+
+cdef object _as_tuple(object value, int ndim, str name, object default):
+    if value is None:
+        if default is None:
+            raise IndexingError(f"{name}: expected a tuple of {ndim} integers, found None")
+        return (default,) * ndim
+    try:
+        t = tuple(int(v) for v in value)
+    except (TypeError, ValueError) as exc:
+        raise IndexingError(f"{name}: expected a tuple of {ndim} integers, found {value!r}") from exc
+    if len(t) != ndim:
+        raise IndexingError(f"{name}: expected {ndim} entries (one per axis), found {len(t)}: {value!r}")
+    return t
+
+
+cdef _check_array(object arr, str name):
+    if not isinstance(arr, np.ndarray):
+        raise IndexingError(f"{name}: expected a numpy array, found {type(arr).__name__}")
+    if arr.dtype.hasobject:
+        raise IndexingError(f"{name}: dtype {arr.dtype} holds Python objects; "
+                            f"expected a fixed-size dtype")
+    if arr.ndim > ZX_MAX_NDIM:
+        raise IndexingError(f"{name}: rank {arr.ndim} exceeds the maximum of {ZX_MAX_NDIM}")
+
+
+cdef _check_box(tuple shape, tuple start, tuple count, tuple step, str name):
+    """Every element start + i*step (0 <= i < count) must lie in [0, shape) on each axis."""
+    cdef Py_ssize_t ax
+    for ax in range(len(shape)):
+        n, s, st, c = shape[ax], start[ax], step[ax], count[ax]
+        if c < 0:
+            raise IndexingError(f"count[{ax}] is {c}; expected a count >= 0")
+        if st == 0:
+            raise IndexingError(f"{name}_step[{ax}] is 0; expected a non-zero step")
+    if any(c == 0 for c in count):
+        for ax in range(len(shape)):
+            if not 0 <= start[ax] <= shape[ax]:
+                raise IndexingError(f"{name}_start[{ax}] = {start[ax]} is outside {name} axis "
+                                    f"{ax} of size {shape[ax]}")
+        return
+    for ax in range(len(shape)):
+        n, s, st, c = shape[ax], start[ax], step[ax], count[ax]
+        last = s + (c - 1) * st
+        if not (0 <= s < n and 0 <= last < n):
+            raise IndexingError(
+                f"{name} box on axis {ax}: start {s}, count {c}, step {st} touches elements "
+                f"{min(s, last)}..{max(s, last)}, outside the axis of size {n}")
+
+
+def copy_box(src, src_start, dst, dst_start, count,
+             src_step=None, dst_step=None) -> None:
+    """Copy the box ``src[src_start + i*src_step]`` to ``dst[dst_start + i*dst_step]`` for every
+    multi-index ``0 <= i < count``. Both arrays share one dtype; any strides; rank 0..32."""
+    _check_array(src, "src")
+    _check_array(dst, "dst")
+    cdef int ndim = src.ndim
+    if dst.ndim != ndim:
+        raise IndexingError(f"copy_box: src has rank {ndim} but dst has rank {dst.ndim}; "
+                            f"expected equal ranks")
+    if src.dtype != dst.dtype:
+        raise IndexingError(f"copy_box: src dtype {src.dtype} differs from dst dtype {dst.dtype}")
+    if not dst.flags.writeable:
+        raise IndexingError("copy_box: dst is read-only; expected a writeable array")
+    cnt = _as_tuple(count, ndim, "count", None)
+    s0 = _as_tuple(src_start, ndim, "src_start", None)
+    d0 = _as_tuple(dst_start, ndim, "dst_start", None)
+    ss = _as_tuple(src_step, ndim, "src_step", 1)
+    ds = _as_tuple(dst_step, ndim, "dst_step", 1)
+    _check_box(src.shape, s0, cnt, ss, "src")
+    _check_box(dst.shape, d0, cnt, ds, "dst")
+    if any(c == 0 for c in cnt) or src.itemsize == 0:
+        return
+    if np.may_share_memory(src, dst):
+        # the kernel needs disjoint boxes: stage the source box through a private copy
+        src = np.ascontiguousarray(src[tuple(map(_box_slice, s0, cnt, ss))])
+        s0 = (0,) * ndim
+        ss = (1,) * ndim
+    cdef ptrdiff_t c_count[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_ss[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
+    cdef ptrdiff_t soff = 0, doff = 0
+    cdef int ax
+    cdef cnp.npy_intp *sstr = cnp.PyArray_STRIDES(<cnp.ndarray>src)
+    cdef cnp.npy_intp *dstr = cnp.PyArray_STRIDES(<cnp.ndarray>dst)
+    for ax in range(ndim):
+        c_count[ax] = cnt[ax]
+        c_ss[ax] = sstr[ax] * <ptrdiff_t>ss[ax]
+        c_ds[ax] = dstr[ax] * <ptrdiff_t>ds[ax]
+        soff += sstr[ax] * <ptrdiff_t>s0[ax]
+        doff += dstr[ax] * <ptrdiff_t>d0[ax]
+    cdef const char *sp = <const char *>cnp.PyArray_DATA(<cnp.ndarray>src) + soff
+    cdef char *dp = <char *>cnp.PyArray_DATA(<cnp.ndarray>dst) + doff
+    cdef size_t itemsize = src.itemsize
+    cdef int rc
+    with nogil:
+        rc = zx_copy_box(ndim, c_count, itemsize, sp, c_ss, dp, c_ds)
+    assert rc == 0
+
+
+def fill_box(dst, start, count, value_bytes) -> None:
+    """Set every item of the box ``dst[start : start+count]`` to the item ``value_bytes``."""
+    _check_array(dst, "dst")
+    if not dst.flags.writeable:
+        raise IndexingError("fill_box: dst is read-only; expected a writeable array")
+    cdef int ndim = dst.ndim
+    cdef const unsigned char[::1] value = _item_bytes(value_bytes, dst.itemsize, "fill_box")
+    cnt = _as_tuple(count, ndim, "count", None)
+    d0 = _as_tuple(start, ndim, "start", None)
+    _check_box(dst.shape, d0, cnt, (1,) * ndim, "dst")
+    if any(c == 0 for c in cnt) or dst.itemsize == 0:
+        return
+    cdef ptrdiff_t c_count[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
+    cdef ptrdiff_t doff = 0
+    cdef int ax
+    cdef cnp.npy_intp *dstr = cnp.PyArray_STRIDES(<cnp.ndarray>dst)
+    for ax in range(ndim):
+        c_count[ax] = cnt[ax]
+        c_ds[ax] = dstr[ax]
+        doff += dstr[ax] * <ptrdiff_t>d0[ax]
+    cdef char *dp = <char *>cnp.PyArray_DATA(<cnp.ndarray>dst) + doff
+    cdef size_t itemsize = dst.itemsize
+    cdef const char *vp = <const char *>&value[0]
+    cdef int rc
+    with nogil:
+        rc = zx_fill_box(ndim, c_count, itemsize, dp, c_ds, vp)
+    assert rc == 0
+
+
+def _box_slice(start, count, step):
+    """The slice selecting ``count`` (>= 1) elements from ``start`` by ``step``."""
+    last = start + (count - 1) * step
+    if step > 0:
+        return slice(start, last + 1, step)
+    return slice(start, last - 1 if last >= 1 else None, step)
+
+
+cdef object _value_view(object value_bytes, str where):
+    """The bytes of one item as a 1-d byte memoryview (bytes, bytearray, numpy scalar/array)."""
+    if isinstance(value_bytes, (np.ndarray, np.generic)):
+        value_bytes = np.asarray(value_bytes).tobytes()
+    try:
+        return memoryview(value_bytes).cast("B")
+    except TypeError as exc:
+        raise IndexingError(f"{where}: value: expected the bytes of one item, found "
+                            f"{type(value_bytes).__name__}") from exc
+
+
+cdef object _item_bytes(object value_bytes, Py_ssize_t itemsize, str where):
+    mv = _value_view(value_bytes, where)
+    if mv.nbytes != itemsize:
+        raise IndexingError(f"{where}: value has {mv.nbytes} bytes; expected one item of "
+                            f"{itemsize} bytes")
+    if itemsize == 0:
+        return memoryview(b"\0").cast("B")
+    return mv
+
+
+def is_all(buf, value_bytes) -> bool:
+    """True when the C-contiguous buffer ``buf`` (any array or bytes-like; its dtype is not
+    consulted) is nothing but repeats of the item ``value_bytes`` (byte comparison, so NaN
+    payloads and -0.0 compare by bits; an empty buffer counts as uniform)."""
+    if isinstance(buf, np.ndarray):
+        if buf.dtype.hasobject:
+            raise IndexingError(f"is_all: dtype {buf.dtype} holds Python objects")
+        if not buf.flags.c_contiguous:
+            raise IndexingError("is_all: expected a C-contiguous array")
+        buf = buf.reshape(-1).view(np.uint8)
+    try:
+        data = memoryview(buf)
+    except TypeError as exc:
+        raise IndexingError(f"is_all: expected a buffer, found {type(buf).__name__}") from exc
+    if not data.c_contiguous:
+        raise IndexingError("is_all: expected a C-contiguous buffer")
+    if data.nbytes == 0:
+        return True
+    cdef const unsigned char[::1] b = data.cast("B")
+    cdef const unsigned char[::1] v = _value_view(value_bytes, "is_all")
+    cdef size_t nbytes = b.shape[0]
+    cdef size_t itemsize = v.shape[0]
+    if itemsize == 0:
+        raise IndexingError("is_all: value has 0 bytes; expected one item of at least 1 byte")
+    if nbytes % itemsize:
+        raise IndexingError(f"is_all: buffer of {nbytes} bytes is not a whole number of "
+                            f"{itemsize}-byte items")
+    if nbytes == 0:
+        return True
+    cdef const char *bp = <const char *>&b[0]
+    cdef const char *vp = <const char *>&v[0]
+    cdef int r
+    with nogil:
+        r = zx_is_all(bp, nbytes, vp, itemsize)
+    return r != 0
+
+
+def slices_to_box(tuple sel, tuple shape):
+    """``(start, count, step)`` tuples for a tuple of slices (or ints, count 1) over ``shape``.
+
+    Negative steps give the first selected element as start and a negative step, so that
+    ``copy_box`` visits elements in selection order."""
+    if len(sel) != len(shape):
+        raise IndexingError(f"slices_to_box: {len(sel)} selections for {len(shape)} axes")
+    start = []
+    count = []
+    step = []
+    for ax, (s, n) in enumerate(zip(sel, shape)):
+        if isinstance(s, slice):
+            if s.step == 0:
+                raise IndexingError(f"slice step cannot be zero (axis {ax})")
+            r = range(*s.indices(n))
+            c = len(r)
+            start.append(r.start if c else 0)
+            count.append(c)
+            step.append(r.step)
+        else:
+            i = int(s)
+            if i < 0:
+                i += n
+            if not 0 <= i < n:
+                raise IndexingError(f"index {s} is out of bounds for axis {ax} with size {n}")
+            start.append(i)
+            count.append(1)
+            step.append(1)
+    return tuple(start), tuple(count), tuple(step)
+
+
+cdef bint _is_basic(tuple sel):
+    for s in sel:
+        if not (isinstance(s, (int, slice)) or s is None or s is Ellipsis):
+            return False
+    return True
+
+
+def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
+    """``dst[dst_sel] = src[src_sel]``. When both selections are basic (ints, slices, None) the
+    copy runs through ``copy_box`` between the two views; otherwise through numpy."""
+    if _is_basic(src_sel) and _is_basic(dst_sel):
+        s = src[src_sel]
+        d = dst[dst_sel]
+        if isinstance(s, np.ndarray) and isinstance(d, np.ndarray) and s.shape == d.shape \
+                and s.dtype == d.dtype and not s.dtype.hasobject:
+            copy_box(s, (0,) * s.ndim, d, (0,) * d.ndim, s.shape)
+            return
+    dst[dst_sel] = src[src_sel]

@@ -1,0 +1,324 @@
+"""The Array handle: (metadata, store, chunk source, codec plans) plus numpy-style indexing.
+
+The work is done by free functions in :mod:`zarrx.chunk_io` and :mod:`zarrx.indexing`; this
+module only turns user calls into those and keeps the metadata document in step.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+from zarrx import chunk_io, indexing
+from zarrx.attrs import Attributes
+from zarrx.errors import IndexingError, ReadOnlyError, ZarrError
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
+from zarrx.store.base import Store
+from zarrx.store.chunks import make_chunk_source
+
+__all__ = ["Array"]
+
+
+class Array:
+    """An N-dimensional chunked array in a store. Index it like numpy."""
+
+    def __init__(self, store: Store, path: str, meta: ArrayMeta, *, read_only: bool = False,
+                 write_empty_chunks: bool | None = None) -> None:
+        self._store = store
+        self._path = path.strip("/")
+        self._meta = meta
+        self._read_only = read_only or store.read_only
+        self._write_empty = bool(write_empty_chunks) if write_empty_chunks is not None else False
+        self._setup()
+
+    def _setup(self) -> None:
+        prefix = f"{self._path}/" if self._path else ""
+        self._io = chunk_io.ArrayIO(self._meta, make_chunk_source(self._store, prefix, self._meta),
+                                    self._path, write_empty_chunks=self._write_empty)
+        self._grid = _grid_of(self._meta)
+        self._shard_levels = _shard_levels_in_chunks(self._meta)
+
+    # -- pickling: store + path ---------------------------------------------------------------
+    def __reduce__(self):
+        return (_reopen, (self._store, self._path, self._read_only, self._write_empty))
+
+    # -- properties as zarr-python names them -----------------------------------------------
+    @property
+    def metadata(self) -> ArrayMeta:
+        return self._meta
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return "/" + self._path
+
+    @property
+    def basename(self) -> str:
+        return self._path.rsplit("/", 1)[-1]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._meta.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._meta.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._meta.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._meta.data_type.numpy
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The read unit: the inner chunk shape when sharded, else the chunk grid's shape."""
+        return self._meta.chunk_shape
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shape of one stored object (shard) when sharded, else None."""
+        if not self._meta.shard_levels:
+            return None
+        grid = self._meta.chunk_grid
+        return grid.chunk_shape if isinstance(grid, RegularGrid) else None
+
+    @property
+    def fill_value(self) -> Any:
+        return self._meta.fill_value
+
+    @property
+    def attrs(self) -> Attributes:
+        return Attributes(self._meta.attributes, self._save_attrs, read_only=self._read_only)
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def zarr_format(self) -> int:
+        return self._meta.zarr_format
+
+    @property
+    def dimension_names(self) -> tuple[str | None, ...] | None:
+        return self._meta.dimension_names
+
+    @property
+    def order(self) -> str:
+        return "C"
+
+    @property
+    def cdata_shape(self) -> tuple[int, ...]:
+        return self._grid.nchunks_per_axis
+
+    @property
+    def nchunks(self) -> int:
+        return math.prod(self.cdata_shape)
+
+    @property
+    def nchunks_initialized(self) -> int:
+        """How many stored chunk objects (shards, when sharded) exist."""
+        return sum(1 for _ in self._io.source.outer().list_chunks()) if self._meta.shard_levels \
+            else sum(1 for _ in self._io.source.list_chunks())
+
+    def __len__(self) -> int:
+        if not self._meta.shape:
+            raise TypeError("len() of unsized object")
+        return self._meta.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self[...]
+        return a if dtype is None else a.astype(dtype)
+
+    # -- reading ------------------------------------------------------------------------------
+    def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
+        plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
+                                       shard_shape=self._shard_levels)
+        result = self._out(plan.out_shape, out)
+        chunk_io.read_into(self._io, plan.chunks, result, flat=plan.flat)
+        if out is None and result.ndim == 0:
+            return result[()]
+        return result
+
+    def _out(self, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
+        if out is None:
+            return np.empty(shape, dtype=self.dtype)
+        if not isinstance(out, np.ndarray):
+            raise ZarrError(f"{self.name}: out= expected a numpy array, found {type(out).__name__}")
+        if out.shape != tuple(shape) or out.dtype != self.dtype:
+            raise ZarrError(f"{self.name}: out= expected shape {tuple(shape)} and dtype "
+                            f"{self.dtype}, found shape {out.shape} and dtype {out.dtype}")
+        if not out.flags.writeable:
+            raise ZarrError(f"{self.name}: out= array is read-only")
+        return out
+
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        return self._read(selection, "basic", out)
+
+    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(selection, "orthogonal", out)
+
+    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(selection, "coordinate", out)
+
+    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(mask, "mask", out)
+
+    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
+        return self._read(selection, "block", out)
+
+    def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        """``self[selection]``, decoded straight into ``out`` when given."""
+        return self._read(selection, indexing.kind_of(selection, self.shape), out)
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._read(selection, indexing.kind_of(selection, self.shape), None)
+
+    # -- writing ------------------------------------------------------------------------------
+    def _write(self, selection: Any, value: Any, kind: str) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"{self.name}: cannot write: the array is open read-only")
+        plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
+                                       shard_shape=self._shard_levels)
+        arr = chunk_io.check_value(value, plan.out_shape, self.dtype, self.name)
+        chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
+
+    def set_basic_selection(self, selection: Any, value: Any) -> None:
+        self._write(selection, value, "basic")
+
+    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
+        self._write(selection, value, "orthogonal")
+
+    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
+        self._write(selection, value, "coordinate")
+
+    def set_mask_selection(self, mask: Any, value: Any) -> None:
+        self._write(mask, value, "mask")
+
+    def set_block_selection(self, selection: Any, value: Any) -> None:
+        self._write(selection, value, "block")
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._write(selection, value, indexing.kind_of(selection, self.shape))
+
+    @property
+    def oindex(self) -> _Indexer:
+        return _Indexer(self, "orthogonal")
+
+    @property
+    def vindex(self) -> _Indexer:
+        return _Indexer(self, "coordinate")
+
+    @property
+    def blocks(self) -> _Indexer:
+        return _Indexer(self, "block")
+
+    # -- shape changes and metadata -----------------------------------------------------------
+    def _save(self, meta: ArrayMeta) -> None:
+        if self._read_only:
+            raise ReadOnlyError(f"{self.name}: cannot change metadata: the array is open read-only")
+        nodes.save_node(self._store, self._path, meta)
+        self._meta = meta
+        self._setup()
+
+    def _save_attrs(self, attrs: dict) -> None:
+        self._save(dataclasses.replace(self._meta, attributes=dict(attrs)))
+
+    def resize(self, *shape: Any) -> None:
+        """Change the shape. Chunks wholly outside the new shape are deleted; data inside stays."""
+        new = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else tuple(shape)
+        if len(new) != self.ndim or any(not isinstance(n, (int, np.integer)) or n < 0 for n in new):
+            raise ZarrError(f"{self.name}: resize expected {self.ndim} non-negative ints, found {new!r}")
+        if isinstance(self._meta.chunk_grid, RectilinearGrid):
+            raise ZarrError(f"{self.name}: resize of a rectilinear chunk grid is not supported")
+        new = tuple(int(n) for n in new)
+        old_io = self._io
+        self._save(dataclasses.replace(self._meta, shape=new))
+        grid_shape = self._meta.chunk_grid.chunk_shape
+        outer = old_io.source.outer() if self._meta.shard_levels else old_io.source
+        dead = [c for c in outer.list_chunks()
+                if any(ci * cs >= n for ci, cs, n in zip(c, grid_shape, new))]
+        if dead:
+            outer.set_chunks([(c, None) for c in dead])
+            outer.flush()
+
+    def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
+        """Grow along ``axis`` by ``data``'s extent there and write ``data`` into the new part."""
+        data = np.asarray(data)
+        if data.ndim != self.ndim:
+            raise ZarrError(f"{self.name}: append expected data with {self.ndim} dimensions, "
+                            f"found {data.ndim}")
+        if not -self.ndim <= axis < self.ndim:
+            raise IndexingError(f"{self.name}: append axis {axis} out of range for {self.ndim} dims")
+        axis %= self.ndim
+        for i, (a, b) in enumerate(zip(data.shape, self.shape)):
+            if i != axis and a != b:
+                raise ZarrError(f"{self.name}: append: data shape {data.shape} does not match "
+                                f"array shape {self.shape} on axis {i}")
+        old = self.shape
+        new = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(old))
+        self.resize(new)
+        sel = tuple(slice(old[axis], new[axis]) if i == axis else slice(None) for i in range(self.ndim))
+        self[sel] = data
+        return new
+
+    @property
+    def info(self) -> str:
+        from zarrx.info import array_info
+        return array_info(self)
+
+
+class _Indexer:
+    __slots__ = ("_array", "_kind")
+
+    def __init__(self, array: Array, kind: str) -> None:
+        self._array, self._kind = array, kind
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self._array._read(selection, self._kind, None)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        self._array._write(selection, value, self._kind)
+
+
+def _grid_of(meta: ArrayMeta) -> Any:
+    """The indexing grid: inner chunks (sharded arrays are indexed by their read unit)."""
+    grid = meta.chunk_grid
+    if isinstance(grid, RectilinearGrid):
+        return indexing.ChunkGridIndex(meta.shape, grid.chunk_sizes)
+    return indexing.ChunkGridIndex(meta.shape, meta.chunk_shape)
+
+
+def _shard_levels_in_chunks(meta: ArrayMeta) -> list[tuple[int, ...]] | None:
+    """For shard-major ordering: per level (outermost first), inner chunks per shard per axis."""
+    if not meta.shard_levels:
+        return None
+    shapes = [meta.chunk_grid.chunk_shape] + [lv.chunk_shape for lv in meta.shard_levels]
+    inner = shapes[-1]
+    return [tuple(s // c for s, c in zip(shape, inner)) for shape in shapes[:-1]]
+
+
+def _reopen(store: Store, path: str, read_only: bool, write_empty: bool) -> Array:
+    meta = nodes.load_node(store, path)
+    if not isinstance(meta, ArrayMeta):
+        raise ZarrError(f"no array at {path!r} in {store!r}")
+    return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty)

@@ -1,0 +1,112 @@
+"""``zarrx bench``: zarrx against zarr-python and tensorstore on one workload, in one run.
+
+    zarrx bench                      # full run: 4096×4096 float32, 5 repetitions, both configs
+    zarrx bench --quick              # 1024×1024, 3 repetitions, fewer latency calls
+    zarrx bench --systems zarrx --configs single --cases zstd-0,raw --json out.json
+
+Each system runs in its own worker process; the systems are interleaved within every
+repetition. The output is markdown: throughput (median [min–max]), zarrx/peer ratios, the
+fraction of the measured ceilings each system reaches, and a latency table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from zarrx.bench.workload import CASE_NAMES, Params
+
+__all__ = ["main", "parse_args", "run_bench"]
+
+SYSTEM_NAMES = ("zarrx", "zarr", "tensorstore")
+CONFIG_NAMES = ("single", "default")
+
+
+def _list(kind: str, known: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    def parse(text: str) -> tuple[str, ...]:
+        items = tuple(t.strip() for t in text.split(",") if t.strip())
+        bad = [t for t in items if t not in known]
+        if bad or not items:
+            raise argparse.ArgumentTypeError(
+                f"--{kind}: expected a comma-separated subset of {', '.join(known)}, "
+                f"found {text!r}")
+        return items
+    return parse
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, found {text!r}")
+    return value
+
+
+def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
+    ap = argparse.ArgumentParser(prog="zarrx bench", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=_positive, help="array side (default 4096; --quick: 1024)")
+    ap.add_argument("--chunk", type=_positive, default=256, help="chunk side (default 256)")
+    ap.add_argument("--shard", type=_positive, default=1024,
+                    help="shard side for the sharded cases (default 1024)")
+    ap.add_argument("--reps", type=_positive, help="repetitions (default 5; --quick: 3)")
+    ap.add_argument("--latency-iters", type=_positive,
+                    help="calls per latency measurement (default 200; --quick: 20)")
+    ap.add_argument("--quick", action="store_true", help="a small run that takes under a minute")
+    ap.add_argument("--systems", type=_list("systems", SYSTEM_NAMES), default=SYSTEM_NAMES,
+                    help="comma-separated: zarrx,zarr,tensorstore (default: all)")
+    ap.add_argument("--configs", type=_list("configs", CONFIG_NAMES), default=CONFIG_NAMES,
+                    help="comma-separated: single,default (default: both)")
+    ap.add_argument("--cases", type=_list("cases", CASE_NAMES), default=CASE_NAMES,
+                    help="comma-separated subset of: " + ", ".join(CASE_NAMES))
+    ap.add_argument("--seed", type=int, default=12345, help="data seed (default 12345)")
+    ap.add_argument("--json", metavar="PATH", help="write all raw samples and the summary here")
+    ap.add_argument("--markdown", metavar="PATH", help="also write the tables to this file")
+    ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    ns = ap.parse_args(argv)
+    size = ns.size or (1024 if ns.quick else 4096)
+    if ns.shard % ns.chunk or size % ns.chunk:
+        ap.error(f"--shard ({ns.shard}) and --size ({size}) must be multiples of "
+                 f"--chunk ({ns.chunk})")
+    params = Params(size=size, chunk=ns.chunk, shard=min(ns.shard, size),
+                    reps=ns.reps or (3 if ns.quick else 5),
+                    latency_iters=ns.latency_iters or (20 if ns.quick else 200), seed=ns.seed,
+                    cases=ns.cases, systems=ns.systems, configs=ns.configs)
+    return params, ns
+
+
+def run_bench(params: Params, say=lambda s: None) -> dict:  # type: ignore[no-untyped-def]
+    """Run, summarise and render; returns the JSON document (with ``markdown``)."""
+    from zarrx.bench.report import render, summarise
+    from zarrx.bench.runner import run
+
+    t0 = time.perf_counter()
+    result = run(params, say)
+    result["elapsed_s"] = time.perf_counter() - t0
+    result["summary"] = summarise(result)
+    result["markdown"] = render(result, result["summary"])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``zarrx bench``; returns the exit status."""
+    params, ns = parse_args(list(sys.argv[1:] if argv is None else argv))
+
+    def say(text: str) -> None:
+        if not ns.quiet:
+            print(text, file=sys.stderr, flush=True)
+
+    result = run_bench(params, say)
+    print(result["markdown"], end="")
+    if ns.markdown:
+        with open(ns.markdown, "w", encoding="utf-8") as f:
+            f.write(result["markdown"])
+    if ns.json:
+        with open(ns.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=1)
+        say(f"wrote {ns.json}")
+    say(f"done in {result['elapsed_s']:.0f} s")
+    return 0 if result["samples"] else 1

@@ -1,0 +1,222 @@
+"""Read and write a selection of an array: fetch, decode, scatter / gather, encode, store.
+
+The operations are free functions over an :class:`ArrayIO` (what they need of an array: the
+chunk source, the codec plans, the fill value). They are unaware of sharding: a sharded array's
+chunk source is a ShardStore that maps inner chunks onto byte ranges of shard objects.
+
+Memory: a read allocates its output plus O(threads) decoded chunk buffers; a write holds one
+window of O(threads) encoded chunks at a time. Chunks are processed in windows; within a window
+the fetch is one batched ``get_chunks`` call and decoding/encoding is spread over the pool.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from zarrx import _pool
+from zarrx.codecs.plan import CodecPipeline
+from zarrx.errors import ZarrError
+from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
+from zarrx.store.chunks import ChunkSource
+
+__all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
+
+WINDOW_PER_THREAD = 8
+
+
+@dataclass(eq=False)
+class ArrayIO:
+    """What reading and writing need of one array, resolved once per array handle."""
+
+    meta: ArrayMeta
+    source: ChunkSource
+    key: str                                   # the array path, for messages
+    write_empty_chunks: bool = False
+    _plans: dict[tuple[int, ...], CodecPipeline] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _local: threading.local = field(default_factory=threading.local)
+
+    def __post_init__(self) -> None:
+        self.dtype = self.meta.data_type.numpy
+        self.variable = self.meta.data_type.variable
+        self.fill = fill_scalar(self.meta)
+        self.fill_is_nan = (self.dtype.kind in "fc" and bool(np.isnan(self.fill)))
+        self.fill_bytes = (None if self.variable or self.dtype.hasobject
+                           else np.asarray(self.fill, dtype=self.dtype).tobytes())
+        grid = self.meta.chunk_grid
+        self.regular = not isinstance(grid, RectilinearGrid)
+        self.chunk_shape = self.meta.chunk_shape if self.regular else None
+        if not self.regular:
+            self.offsets = [np.concatenate([[0], np.cumsum(s)]) for s in grid.chunk_sizes]
+
+    def plan(self, shape: tuple[int, ...]) -> CodecPipeline:
+        plan = self._plans.get(shape)
+        if plan is None:
+            with self._lock:
+                plan = self._plans.get(shape)
+                if plan is None:
+                    plan = CodecPipeline.resolve(self.meta.chunk_codecs, self.meta.data_type,
+                                                 shape, key=self.key)
+                    self._plans[shape] = plan
+        return plan
+
+    def shape_of(self, coords: tuple[int, ...]) -> tuple[int, ...]:
+        if self.regular:
+            return self.chunk_shape  # type: ignore[return-value]
+        return chunk_shape_at(self.meta.chunk_grid, coords)
+
+    def scratch(self, shape: tuple[int, ...]) -> np.ndarray:
+        """A per-thread decode buffer of ``shape`` (reused across chunks of a read)."""
+        bufs = getattr(self._local, "bufs", None)
+        if bufs is None:
+            bufs = self._local.bufs = {}
+        buf = bufs.get(shape)
+        if buf is None:
+            buf = bufs[shape] = self.new_chunk(shape, fill=False)
+        return buf
+
+    def new_chunk(self, shape: tuple[int, ...], *, fill: bool) -> np.ndarray:
+        if self.variable or self.dtype.hasobject:
+            chunk = np.empty(shape, dtype=self.dtype)
+            chunk[...] = self.fill
+            return chunk
+        if fill:
+            return np.full(shape, self.fill, dtype=self.dtype)
+        return np.empty(shape, dtype=self.dtype)
+
+    def is_fill(self, chunk: np.ndarray) -> bool:
+        if self.fill_bytes is not None:
+            from zarrx._gather import is_all
+            if self.fill_is_nan and self.dtype.kind == "f":
+                return bool(np.isnan(chunk).all())
+            return bool(is_all(chunk.reshape(-1).view(np.uint8), self.fill_bytes))
+        if self.fill_is_nan:
+            return bool(np.isnan(chunk).all())
+        return bool(np.all(chunk == self.fill))
+
+
+def fill_scalar(meta: ArrayMeta) -> Any:
+    dt = meta.data_type
+    if meta.fill_value is not None:
+        return meta.fill_value
+    if dt.variable:
+        return b"" if dt.numpy.kind == "S" or dt.name == "bytes" else ""
+    return np.zeros((), dtype=dt.numpy)[()]
+
+
+def chunk_shape_at(grid: Any, coords: tuple[int, ...]) -> tuple[int, ...]:
+    if isinstance(grid, RegularGrid):
+        return grid.chunk_shape
+    return tuple(sizes[c] for sizes, c in zip(grid.chunk_sizes, coords))
+
+
+def _windows(items: Sequence, size: int):
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> None:
+    dst[dst_sel] = src[src_sel]
+
+
+def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
+    """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
+    ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
+    mask selections)."""
+    target = out.reshape(-1) if flat else out
+    window = max(16, WINDOW_PER_THREAD * _pool.threads())
+    source = io.source
+
+    def decode(pairs: Sequence) -> None:
+        for p, data in pairs:
+            if data is None:
+                target[p.out_sel] = io.fill
+                continue
+            shape = io.shape_of(p.coords)
+            plan = io.plan(shape)
+            if p.full and not flat:
+                region = target[p.out_sel]
+                if region.shape == shape and region.flags.c_contiguous:
+                    plan.decode(data, region, key=_ckey(io, p.coords))
+                    continue
+            buf = io.scratch(shape)
+            plan.decode(data, buf, key=_ckey(io, p.coords))
+            _assign(target, p.out_sel, buf, p.chunk_sel)
+
+    for win in _windows(projections, window):
+        datas = source.get_chunks([(p.coords, None) for p in win])
+        _pool.run_batches(decode, list(zip(win, datas)), min_batch=2)
+
+
+def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False) -> None:
+    """Store ``value`` (already broadcast to the selection's shape) into the chunks of
+    ``projections``. Partial chunks are read, modified and written back; full chunks are never
+    read. Projections must come shard-major for sharded arrays (each shard written once)."""
+    src = value.reshape(-1) if flat else value
+    window = max(16, WINDOW_PER_THREAD * _pool.threads())
+    source = io.source
+
+    def encode(triples: Sequence) -> list:
+        out = []
+        for p, old, _ in triples:
+            shape = io.shape_of(p.coords)
+            plan = io.plan(shape)
+            key = _ckey(io, p.coords)
+            if p.full and not flat and not _is_border(io, p.coords, shape):
+                chunk = src[p.out_sel]
+                if chunk.shape != shape:
+                    chunk = io.new_chunk(shape, fill=False)
+                    chunk[p.chunk_sel] = src[p.out_sel]
+            elif old is None:
+                chunk = io.new_chunk(shape, fill=True)
+                chunk[p.chunk_sel] = src[p.out_sel]
+            else:
+                chunk = io.new_chunk(shape, fill=False)
+                plan.decode(old, chunk, key=key)
+                chunk[p.chunk_sel] = src[p.out_sel]
+            if not io.write_empty_chunks and io.is_fill(chunk):
+                out.append((p.coords, None))
+            else:
+                out.append((p.coords, plan.encode(chunk, key=key)))
+        return out
+
+    for win in _windows(projections, window):
+        partial = [p for p in win if not p.full]
+        olds = source.get_chunks([(p.coords, None) for p in partial]) if partial else []
+        old_of = {id(p): d for p, d in zip(partial, olds)}
+        triples = [(p, old_of.get(id(p)), None) for p in win]
+        results = _pool.run_batches(encode, triples, min_batch=2)
+        source.set_chunks([item for batch in results for item in batch])
+    source.flush()
+
+
+def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    if not io.regular:
+        return False
+    for c, n, size in zip(coords, shape, io.meta.shape):
+        if (c + 1) * n > size:
+            return True
+    return False
+
+
+def _ckey(io: ArrayIO, coords: tuple[int, ...]) -> str:
+    return f"{io.key}/{io.meta.key_encoding.encode(coords)}" if io.key else io.meta.key_encoding.encode(coords)
+
+
+def check_value(value: Any, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
+    """``value`` as an array broadcast to ``shape`` (no copy), or a ZarrError saying why not."""
+    try:
+        arr = np.asarray(value, dtype=dtype) if not isinstance(value, np.ndarray) or value.dtype != dtype \
+            else value
+    except (TypeError, ValueError) as exc:
+        raise ZarrError(f"{where}: cannot convert value of type {type(value).__name__} "
+                        f"to dtype {dtype}: {exc}") from exc
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError as exc:
+        raise ZarrError(f"{where}: value of shape {arr.shape} cannot be broadcast to the "
+                        f"selection shape {shape}") from exc

@@ -1,0 +1,167 @@
+# zarrx-libs: BLOSC
+"""c-blosc 1.x buffers through the context API only (blosc_compress_ctx/_decompress_ctx).
+
+zarrx never calls blosc's global functions, never sets global state and always runs blosc with
+one internal thread: parallelism belongs to the caller's threads, with the GIL released.
+
+Decoding requires the header's ``cbytes`` to equal ``len(src)`` exactly (numcodecs and blosc
+write exactly that) and its ``nbytes`` to equal ``len(dst)``.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport uint8_t
+from libc.stdlib cimport free, malloc
+
+from zarrx._clib.blosc cimport (
+    BLOSC_DOBITSHUFFLE, BLOSC_DOSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD,
+    BLOSC_MEMCPYED, BLOSC_MIN_HEADER_LENGTH, BLOSC_VERSION_STRING, blosc_compname_to_compcode,
+    blosc_compress_ctx, blosc_cbuffer_complib, blosc_cbuffer_metainfo, blosc_cbuffer_sizes,
+    blosc_cbuffer_validate, blosc_cbuffer_versions, blosc_decompress_ctx,
+)
+
+from zarrx.errors import CodecError
+
+CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
+SHUFFLES = {-1: "auto", 0: "none", 1: "byte", 2: "bit"}
+# Compressor format codes stored in bits 5-7 of the header flags (lz4 and lz4hc share one).
+cdef tuple _FORMATS = ("blosclz", "lz4", "snappy", "zlib", "zstd")
+cdef uint8_t _EMPTY[1]
+
+
+def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
+             str cname="lz4", Py_ssize_t blocksize=0):
+    """One blosc buffer holding ``src``.
+
+    ``shuffle``: 0 none, 1 byte, 2 bit, -1 auto (bit for 1-byte items, else byte).
+    ``blocksize`` 0 lets blosc choose. blosc ignores shuffling for ``typesize`` > 255.
+    """
+    if cname not in CNAMES:
+        raise CodecError(f"blosc: unknown compressor {cname!r}, expected one of "
+                         f"{', '.join(map(repr, CNAMES))}")
+    cdef bytes cname_b = cname.encode("ascii")
+    if blosc_compname_to_compcode(cname_b) < 0:
+        raise CodecError(f"blosc: compressor {cname!r} is not built into this c-blosc "
+                         f"{BLOSC_VERSION_STRING.decode()}")
+    if typesize < 1:
+        raise CodecError(f"blosc: typesize must be >= 1, found {typesize}")
+    if clevel < 0 or clevel > 9:
+        raise CodecError(f"blosc: clevel {clevel} is out of range, expected 0..9")
+    if shuffle not in SHUFFLES:
+        raise CodecError(f"blosc: shuffle {shuffle} is not one of -1 (auto), 0 (none), "
+                         f"1 (byte), 2 (bit)")
+    if shuffle == -1:
+        shuffle = 2 if typesize == 1 else 1
+    if blocksize < 0:
+        raise CodecError(f"blosc: blocksize must be >= 0 (0 = automatic), found {blocksize}")
+    cdef size_t n = <size_t>src.shape[0]
+    if n > <size_t>BLOSC_MAX_BUFFERSIZE:
+        raise CodecError(f"blosc: input of {n} bytes is larger than blosc's limit of "
+                         f"{BLOSC_MAX_BUFFERSIZE} bytes; use smaller chunks")
+    cdef const uint8_t* sp = &src[0] if n else _EMPTY
+    cdef size_t cap = n + <size_t>BLOSC_MAX_OVERHEAD
+    cdef char* buf = <char*>malloc(cap)
+    cdef const char* cn = cname_b
+    cdef int rc
+    if buf is NULL:
+        raise MemoryError(f"blosc: cannot allocate {cap} bytes for the compressed buffer")
+    try:
+        with nogil:
+            rc = blosc_compress_ctx(clevel, shuffle, <size_t>typesize, n, sp, buf, cap, cn,
+                                    <size_t>blocksize, 1)
+        if rc <= 0:
+            raise CodecError(f"blosc: compressing {n} bytes with {cname} failed (status {rc})")
+        return PyBytes_FromStringAndSize(buf, rc)
+    finally:
+        free(buf)
+
+
+cdef int _check_header(const uint8_t* sp, size_t n, size_t m) except -1:
+    if n < <size_t>BLOSC_MIN_HEADER_LENGTH:
+        raise CodecError(f"blosc: input of {n} bytes is shorter than the "
+                         f"{BLOSC_MIN_HEADER_LENGTH}-byte header")
+    cdef size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0, valid_nbytes = 0
+    cdef int flags = 0
+    blosc_cbuffer_sizes(sp, &nbytes, &cbytes, &blocksize)
+    blosc_cbuffer_metainfo(sp, &typesize, &flags)
+    if cbytes != n:
+        raise CodecError(f"blosc: header declares cbytes={cbytes}, but the input holds {n} bytes")
+    if nbytes != m:
+        raise CodecError(f"blosc: header declares nbytes={nbytes}, expected {m}")
+    if blosc_cbuffer_validate(sp, n, &valid_nbytes) != 0 or valid_nbytes != m:
+        raise CodecError(f"blosc: invalid header (version {sp[0]}, flags {flags:#04x}, "
+                         f"nbytes={nbytes}, cbytes={cbytes}, blocksize={blocksize})")
+    if flags & BLOSC_MEMCPYED:
+        if cbytes != nbytes + <size_t>BLOSC_MAX_OVERHEAD:
+            raise CodecError(f"blosc: uncompressed (memcpy) buffer declares nbytes={nbytes}, "
+                             f"but holds {cbytes - <size_t>BLOSC_MAX_OVERHEAD} bytes of data")
+    elif nbytes and (blocksize == 0 or typesize == 0):
+        raise CodecError(f"blosc: invalid header: blocksize={blocksize}, typesize={typesize} "
+                         f"for nbytes={nbytes}")
+    return 0
+
+
+cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m) except -1:
+    _check_header(sp, n, m)
+    cdef int rc
+    with nogil:
+        rc = blosc_decompress_ctx(sp, dp, m, 1)
+    if rc < 0 or <size_t>rc != m:
+        raise CodecError(f"blosc: corrupt buffer of {n} bytes (blosc status {rc}, expected "
+                         f"{m} decoded bytes)")
+    return 0
+
+
+def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
+    """Decode the blosc buffer ``src`` into ``dst`` of exactly its ``nbytes``."""
+    cdef size_t n = <size_t>src.shape[0], m = <size_t>dst.shape[0]
+    _decode(&src[0] if n else _EMPTY, n, &dst[0] if m else _EMPTY, m)
+
+
+def decompress(const uint8_t[::1] src, Py_ssize_t expected):
+    """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes."""
+    if expected < 0:
+        raise CodecError(f"blosc: expected decoded size must be >= 0, found {expected}")
+    cdef size_t n = <size_t>src.shape[0]
+    _check_header(&src[0] if n else _EMPTY, n, <size_t>expected)
+    out = PyBytes_FromStringAndSize(NULL, expected)
+    _decode(&src[0], n, <uint8_t*>PyBytes_AS_STRING(out), <size_t>expected)
+    return out
+
+
+def header(const uint8_t[::1] src):
+    """The 16-byte header as a dict: nbytes, cbytes, blocksize, typesize, shuffle ("none",
+    "byte", "bit"), cname (lz4hc reads as "lz4": they share one format), complib, version,
+    versionlz, memcpyed."""
+    cdef size_t n = <size_t>src.shape[0]
+    if n < <size_t>BLOSC_MIN_HEADER_LENGTH:
+        raise CodecError(f"blosc: input of {n} bytes is shorter than the "
+                         f"{BLOSC_MIN_HEADER_LENGTH}-byte header")
+    cdef const uint8_t* sp = &src[0]
+    cdef size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0
+    cdef int flags = 0, version = 0, versionlz = 0
+    blosc_cbuffer_sizes(sp, &nbytes, &cbytes, &blocksize)
+    blosc_cbuffer_metainfo(sp, &typesize, &flags)
+    blosc_cbuffer_versions(sp, &version, &versionlz)
+    cdef int fmt = (sp[2] >> 5) & 0x7
+    if flags & BLOSC_DOBITSHUFFLE and not flags & BLOSC_DOSHUFFLE:
+        shuffle = "bit"
+    elif flags & BLOSC_DOSHUFFLE and not flags & BLOSC_DOBITSHUFFLE:
+        shuffle = "byte"
+    else:
+        shuffle = "none"
+    return {
+        "nbytes": nbytes,
+        "cbytes": cbytes,
+        "blocksize": blocksize,
+        "typesize": typesize,
+        "shuffle": shuffle,
+        "cname": _FORMATS[fmt] if fmt < len(_FORMATS) else f"unknown({fmt})",
+        "complib": blosc_cbuffer_complib(sp).decode("ascii", "replace"),
+        "version": version,
+        "versionlz": versionlz,
+        "memcpyed": bool(flags & BLOSC_MEMCPYED),
+    }
+
+
+def version() -> str:
+    """Version of the c-blosc zarrx was built against."""
+    return BLOSC_VERSION_STRING.decode("ascii")

@@ -1,0 +1,6 @@
+from collections.abc import Buffer
+
+import numpy as np
+
+def vlen_decode(src: Buffer, out: np.ndarray, utf8: bool) -> tuple | None: ...
+def vlen_encode(items: list[bytes]) -> bytes: ...

@@ -1,0 +1,86 @@
+# zarrx-libs:
+"""Kernels for the vlen-utf8 / vlen-bytes wire format.
+
+Format: uint32 LE item count, then per item a uint32 LE byte length and the bytes. The decoder
+checks every length against the bytes that remain before reading them and returns a status
+tuple (which the Python caller turns into a CodecError naming the chunk) instead of raising.
+"""
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdint cimport uint8_t, uint32_t
+from libc.string cimport memcpy
+
+from zarrx.errors import CodecError
+
+
+cdef inline uint32_t _rd32(const uint8_t* p) noexcept nogil:
+    return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
+
+
+cdef inline void _wr32(uint8_t* p, uint32_t v) noexcept nogil:
+    p[0] = v & 0xFF
+    p[1] = (v >> 8) & 0xFF
+    p[2] = (v >> 16) & 0xFF
+    p[3] = (v >> 24) & 0xFF
+
+
+def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
+    """Fill ``out`` (one object per item) from ``src``; None on success, else a status tuple:
+    ("header", n) | ("count", found) | ("length", i, pos) | ("item", i, pos, length) |
+    ("utf8", i, reason) | ("trailing", pos)."""
+    cdef Py_ssize_t n = src.shape[0], count = out.shape[0], pos = 4, i
+    cdef uint32_t ln
+    cdef const uint8_t* p
+    if n < 4:
+        return ("header", n)
+    p = &src[0]
+    ln = _rd32(p)
+    if <Py_ssize_t>ln != count:
+        return ("count", ln)
+    for i in range(count):
+        if n - pos < 4:
+            return ("length", i, pos)
+        ln = _rd32(p + pos)
+        pos += 4
+        if <Py_ssize_t>ln > n - pos:
+            return ("item", i, pos, ln)
+        if utf8:
+            try:
+                item = PyUnicode_DecodeUTF8(<const char*>(p + pos), ln, NULL)
+            except UnicodeDecodeError as exc:
+                return ("utf8", i, str(exc))
+        else:
+            item = PyBytes_FromStringAndSize(<const char*>(p + pos), ln)
+        out[i] = item
+        pos += ln
+    if pos != n:
+        return ("trailing", pos)
+    return None
+
+
+def vlen_encode(list items):
+    """The vlen encoding of ``items`` (a list of ``bytes``)."""
+    cdef Py_ssize_t count = len(items), total = 4, ln, pos = 4, i
+    cdef bytes b
+    cdef uint8_t* dp
+    if count > 0xFFFFFFFF:
+        raise CodecError(f"vlen: {count} items exceed the format's limit of {0xFFFFFFFF}")
+    for i in range(count):
+        b = <bytes?>items[i]
+        ln = PyBytes_GET_SIZE(b)
+        if ln > 0xFFFFFFFF:
+            raise CodecError(f"vlen: item {i} of {ln} bytes exceeds the format's limit of "
+                             f"{0xFFFFFFFF} bytes")
+        total += 4 + ln
+    out = PyBytes_FromStringAndSize(NULL, total)
+    dp = <uint8_t*>PyBytes_AS_STRING(out)
+    _wr32(dp, <uint32_t>count)
+    for i in range(count):
+        b = <bytes>items[i]
+        ln = PyBytes_GET_SIZE(b)
+        _wr32(dp + pos, <uint32_t>ln)
+        pos += 4
+        if ln:
+            memcpy(dp + pos, PyBytes_AS_STRING(b), ln)
+        pos += ln
+    return out

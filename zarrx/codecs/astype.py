@@ -1,0 +1,51 @@
+"""numcodecs ``astype``: store the chunk converted to another numeric type."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrx.codecs.base import ArrayToArrayCodec, cfg_dtype, check_keys, native
+from zarrx.codecs.delta import match_dtype
+from zarrx.errors import CodecError
+
+__all__ = ["AsType"]
+
+
+class AsType(ArrayToArrayCodec):
+    """numcodecs ``astype``: ``encode_dtype`` (stored), ``decode_dtype`` (the chunk's; None:
+    whatever the chunk has). Values are converted with numpy's ``astype`` both ways."""
+
+    name = "numcodecs.astype"
+    codec_id = "astype"
+
+    def __init__(self, encode_dtype: Any, decode_dtype: Any = None) -> None:
+        self.encode_dtype = cfg_dtype({"d": encode_dtype}, "d", "astype: encode_dtype")
+        self.decode_dtype = (None if decode_dtype is None
+                             else cfg_dtype({"d": decode_dtype}, "d", "astype: decode_dtype"))
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "AsType":
+        check_keys(config, ("encode_dtype", "decode_dtype"), where)
+        return cls(cfg_dtype(config, "encode_dtype", where),
+                   cfg_dtype(config, "decode_dtype", where, dtype))
+
+    def configuration(self) -> dict[str, Any]:
+        cfg = {"encode_dtype": self.encode_dtype.str}
+        if self.decode_dtype is not None:
+            cfg["decode_dtype"] = self.decode_dtype.str
+        return cfg
+
+    def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
+                ) -> tuple[np.dtype, tuple[int, ...]]:
+        match_dtype(self.decode_dtype, dtype, where, "decode_dtype")
+        if dtype.hasobject:
+            raise CodecError(f"{where}: astype cannot convert the variable-length type {dtype}")
+        return native(self.encode_dtype), shape
+
+    def encode(self, arr: np.ndarray) -> np.ndarray:
+        return arr.astype(native(self.encode_dtype))
+
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
+               where: str) -> np.ndarray:
+        return arr.astype(dtype)

@@ -1,0 +1,84 @@
+"""The ``bytes`` codec: a fixed-size chunk as its raw bytes, in C order, in a given byte order."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+from zarrx.codecs.base import ArrayToBytesCodec, Buffer, cfg_choice, check_keys
+from zarrx.errors import CodecError
+
+__all__ = ["Bytes"]
+
+_NATIVE = sys.byteorder   # "little" on every platform zarrx is built for, but do not assume
+
+
+def _needs_endian(dt: np.dtype) -> bool:
+    """Whether the byte order matters for ``dt`` (multi-byte scalars, or fields of them)."""
+    if dt.fields:
+        return any(_needs_endian(f[0]) for f in dt.fields.values())
+    if dt.subdtype is not None:
+        return _needs_endian(dt.subdtype[0])
+    return dt.itemsize > 1 and dt.kind not in "SVb"
+
+
+class Bytes(ArrayToBytesCodec):
+    """``bytes``: serialise a fixed-size chunk; ``endian`` is ``"little"``, ``"big"`` or None
+    (only for data types without a byte order)."""
+
+    name = "bytes"
+
+    def __init__(self, endian: str | None = "little") -> None:
+        if endian not in ("little", "big", None):
+            raise CodecError(f"bytes: endian: expected 'little', 'big' or None, found {endian!r}")
+        self.endian = endian
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Bytes":
+        check_keys(config, ("endian",), where)
+        return cls(cfg_choice(config, "endian", where, ("little", "big"), None)
+                   if config.get("endian") is not None else None)
+
+    def configuration(self) -> dict[str, Any]:
+        return {} if self.endian is None else {"endian": self.endian}
+
+    def stored_dtype(self, dtype: np.dtype) -> np.dtype:
+        """``dtype`` with the stored byte order."""
+        if not _needs_endian(dtype) or self.endian is None:
+            return dtype
+        return dtype.newbyteorder("<" if self.endian == "little" else ">")
+
+    def swaps(self, dtype: np.dtype) -> bool:
+        """True when stored bytes differ from native ones (a byte swap is needed)."""
+        return _needs_endian(dtype) and self.endian is not None and self.endian != _NATIVE
+
+    def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str) -> int | None:
+        if dtype.hasobject:
+            raise CodecError(f"{where}: the bytes codec cannot encode the variable-length data "
+                             f"type {dtype}; use vlen-utf8 or vlen-bytes")
+        if self.endian is None and _needs_endian(dtype):
+            raise CodecError(f"{where}.configuration.endian: required for data type {dtype} "
+                             f"(expected 'little' or 'big'), found none")
+        return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+    def encode(self, arr: np.ndarray) -> Buffer:
+        stored = self.stored_dtype(arr.dtype)
+        if stored != arr.dtype or not arr.flags.c_contiguous:
+            arr = arr.astype(stored, order="C")      # swap and/or reorder in one pass
+        return memoryview(arr.reshape(-1).view(np.uint8))
+
+    def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...],
+               where: str) -> np.ndarray:
+        stored = self.stored_dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        size = memoryview(data).nbytes
+        if size != n:
+            raise CodecError(f"{where}: expected {n} bytes for a chunk of shape {shape} and data "
+                             f"type {dtype}, found {size}")
+        return np.frombuffer(data, dtype=stored, count=int(np.prod(shape, dtype=np.int64))
+                             ).reshape(shape)
+
+    def decode_into(self, data: Buffer, out: np.ndarray, where: str) -> None:
+        src = self.decode(data, out.dtype, out.shape, where)
+        np.copyto(out, src, casting="unsafe")   # a plain copy, or a copy with the swap

@@ -1,0 +1,60 @@
+"""The ``crc32c`` codec: append a CRC-32C (Castagnoli) of the bytes, little endian."""
+from __future__ import annotations
+
+import numpy as np
+
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, cfg_choice, check_keys
+from zarrx.errors import CodecError
+
+__all__ = ["Crc32c"]
+
+
+def _crc(data: Buffer) -> int:
+    from zarrx.codecs._crc32c import crc32c
+    return crc32c(data)
+
+
+class Crc32c(BytesToBytesCodec):
+    """``crc32c``: 4 bytes of checksum after the data; decoding verifies and strips them."""
+
+    name = "crc32c"
+    codec_id = "crc32c"
+    view_only = True
+
+    def __init__(self, location: str = "end") -> None:
+        if location not in ("start", "end"):
+            raise CodecError(f"crc32c: location: expected 'start' or 'end', found {location!r}")
+        self.location = location
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Crc32c":
+        check_keys(config, ("location",), where)      # numcodecs CRC32C(location="end")
+        return cls(cfg_choice(config, "location", where, ("start", "end"), "end"))
+
+    def configuration(self) -> dict:
+        return {} if self.location == "end" else {"location": self.location}
+
+    def encoded_size(self, n: int | None) -> int | None:
+        return None if n is None else n + 4
+
+    def encode(self, data: Buffer) -> Buffer:
+        mv = as_u8(data)
+        crc = _crc(mv).to_bytes(4, "little")
+        return b"".join((mv, crc) if self.location == "end" else (crc, mv))    # one copy
+
+    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
+        mv = as_u8(data)
+        n = mv.nbytes
+        if n < 4:
+            raise CodecError(f"{where}: crc32c: expected at least 4 bytes (the checksum), "
+                             f"found {n}")
+        if expected is not None and n - 4 != expected:
+            raise CodecError(f"{where}: crc32c: expected {expected + 4} bytes "
+                             f"({expected} + 4 checksum), found {n}")
+        body, tail = (mv[:-4], mv[-4:]) if self.location == "end" else (mv[4:], mv[:4])
+        stored = int.from_bytes(tail, "little")
+        actual = _crc(body)
+        if stored != actual:
+            raise CodecError(f"{where}: crc32c checksum mismatch: stored 0x{stored:08x}, "
+                             f"computed 0x{actual:08x}")
+        return body

@@ -1,0 +1,46 @@
+"""numcodecs ``packbits``: booleans packed 8 per byte, after a byte counting the padding bits."""
+from __future__ import annotations
+
+import numpy as np
+
+from zarrx.codecs.base import ArrayToArrayCodec, check_keys
+from zarrx.errors import CodecError
+
+__all__ = ["PackBits"]
+
+
+class PackBits(ArrayToArrayCodec):
+    """numcodecs ``packbits``: a bool chunk of n values becomes ``1 + ceil(n / 8)`` uint8:
+    the number of padding bits in the last byte, then the bits, most significant first."""
+
+    name = "numcodecs.packbits"
+    codec_id = "packbits"
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "PackBits":
+        check_keys(config, (), where)
+        return cls()
+
+    def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
+                ) -> tuple[np.dtype, tuple[int, ...]]:
+        if dtype != np.dtype(bool):
+            raise CodecError(f"{where}: packbits needs a bool data type, found {dtype}")
+        n = int(np.prod(shape, dtype=np.int64))
+        return np.dtype(np.uint8), (1 + (n + 7) // 8,)
+
+    def encode(self, arr: np.ndarray) -> np.ndarray:
+        flat = arr.reshape(-1)
+        enc = np.empty(1 + (flat.size + 7) // 8, dtype=np.uint8)
+        enc[0] = (8 - flat.size % 8) % 8
+        enc[1:] = np.packbits(flat)
+        return enc
+
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
+               where: str) -> np.ndarray:
+        n = int(np.prod(shape, dtype=np.int64))
+        pad = int(arr[0])
+        if pad != (8 - n % 8) % 8:
+            raise CodecError(f"{where}: packbits: header says {pad} padding bits, expected "
+                             f"{(8 - n % 8) % 8} for {n} values")
+        bits = np.unpackbits(np.ascontiguousarray(arr[1:], dtype=np.uint8), count=n)
+        return bits.view(bool).reshape(shape)

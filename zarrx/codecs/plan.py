@@ -1,0 +1,264 @@
+"""CodecPipeline: a chunk's codec list resolved once into a frozen, executable plan.
+
+``CodecPipeline.resolve`` checks the order (array->array*, exactly one array->bytes,
+bytes->bytes*), builds every codec for the dtype and shape it will see, threads (dtype, shape)
+through the array->array stages, elides no-op stages (identity transpose; native-endian
+``bytes`` costs nothing) and works out the exact size each bytes->bytes decoder must produce.
+After that, per-chunk work is only ``decode``/``encode``.
+
+``decode(data, out)`` writes into the caller's C-contiguous buffer. When the chain is
+``bytes`` (+ checksums) (+ one compressor), the compressor decompresses straight into ``out``
+(``direct``), and a non-native byte order is fixed by an in-place swap. Otherwise the stages run
+into scratch buffers and the last step (byte swap and/or transposition included) is a single
+copy into ``out``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
+                               as_numpy_dtype, as_u8, native, spec_json)
+from zarrx.codecs.registry import get_codec_class
+from zarrx.errors import CodecError, MetadataError
+from zarrx.metadata.model import CodecSpec, DataType
+
+__all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK"]
+
+#: Largest decoded size accepted for a chunk whose size depends on its values (vlen strings)
+MAX_VARIABLE_CHUNK = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class _ArrayStage:
+    codec: ArrayToArrayCodec
+    dtype: np.dtype               # what the codec receives on encode (and returns on decode)
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _BytesStage:
+    codec: BytesToBytesCodec
+    size: int | None              # exact input size on encode (= output size on decode)
+    bound: int | None             # an upper bound of it
+
+
+def _kind(cls: type) -> str:
+    for base in (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec):
+        if issubclass(cls, base):
+            return base.kind
+    raise CodecError(f"codec class {cls.__name__} is not an array->array, array->bytes or "
+                     f"bytes->bytes codec")
+
+
+def _as_spec(c: Any, i: int, where: str) -> CodecSpec:
+    if isinstance(c, CodecSpec):
+        return c
+    if isinstance(c, Codec):
+        return c.to_spec()
+    raise CodecError(f"{where} codecs[{i}]: expected a CodecSpec or codec object, found {c!r}")
+
+
+def _order(specs: list[CodecSpec], classes: list[type], key: str) -> list[int]:
+    """Positions in execution order; v2 bytes->bytes filters just before the array->bytes codec
+    move after it (v2 filters see the chunk in its stored byte order, which is exactly that)."""
+    kinds = [_kind(c) for c in classes]
+    idx = list(range(len(specs)))
+    if "array->bytes" in kinds:
+        a2b = kinds.index("array->bytes")
+        j = a2b
+        while j > 0 and kinds[j - 1] == "bytes->bytes" and specs[j - 1].v2:
+            j -= 1
+        idx = idx[:j] + [a2b] + idx[j:a2b] + idx[a2b + 1:]
+    seen_a2b: int | None = None
+    for i in idx:
+        kind, where = kinds[i], f"{key} codecs[{i}]"
+        if kind == "array->array" and seen_a2b is not None:
+            raise MetadataError(f"{where}: expected a bytes->bytes codec after "
+                                f"{specs[seen_a2b].name!r}, found array->array codec "
+                                f"{spec_json(specs[i])}")
+        if kind == "array->bytes":
+            if seen_a2b is not None:
+                raise MetadataError(f"{where}: expected a bytes->bytes codec after "
+                                    f"{specs[seen_a2b].name!r}, found a second array->bytes "
+                                    f"codec {spec_json(specs[i])}")
+            seen_a2b = i
+        if kind == "bytes->bytes" and seen_a2b is None:
+            raise MetadataError(f"{where}: expected an array->array or array->bytes codec, "
+                                f"found bytes->bytes codec {spec_json(specs[i])} before any "
+                                f"array->bytes codec")
+    if seen_a2b is None:
+        listed = json.dumps([json.loads(spec_json(s)) for s in specs])
+        raise MetadataError(f"{key} codecs: expected exactly one array->bytes codec "
+                            f"(e.g. bytes), found none in {listed}")
+    return idx
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CodecPipeline:
+    """The executable plan of one array's chunk codecs; see the module docstring."""
+
+    dtype: np.dtype                       # the chunk's in-memory (native) dtype
+    chunk_shape: tuple[int, ...]
+    nbytes: int                           # decoded chunk size in memory (0 for object chunks)
+    direct: bool                          # decode writes straight into ``out``, no scratch
+    max_encoded_size: int | None          # bound of ``len(encode(chunk))``, None if unbounded
+    key: str
+    a2a: tuple[_ArrayStage, ...]
+    a2b: ArrayToBytesCodec
+    a2b_dtype: np.dtype
+    a2b_shape: tuple[int, ...]
+    b2b: tuple[_BytesStage, ...]
+    swap: bool                            # direct path: byte-swap ``out`` in place after decode
+    variable_limit: int = MAX_VARIABLE_CHUNK
+
+    @classmethod
+    def resolve(cls, codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
+                chunk_shape: Sequence[int], *, key: str = "",
+                variable_limit: int = MAX_VARIABLE_CHUNK) -> "CodecPipeline":
+        """Build the plan for chunks of ``chunk_shape`` and ``dtype``; ``key`` (the array path)
+        locates errors. ``variable_limit`` bounds the decoded size of stages whose size depends
+        on the values (variable-length chunks)."""
+        name = key or "array"
+        base = native(as_numpy_dtype(dtype))      # chunks in memory are native byte order
+        chunk = tuple(int(s) for s in chunk_shape)
+        dt, shape = base, chunk
+        specs = [_as_spec(c, i, name) for i, c in enumerate(codecs)]
+        given = {i: c for i, c in enumerate(codecs) if isinstance(c, Codec)}
+        classes = []
+        for i, spec in enumerate(specs):
+            if spec.name == "sharding_indexed" and not spec.v2:
+                raise MetadataError(f"{name} codecs[{i}]: sharding_indexed must be lowered into "
+                                    f"shard levels before a chunk plan is built (use "
+                                    f"ArrayMeta.chunk_codecs), found {spec_json(spec)}")
+            classes.append(type(given[i]) if i in given
+                           else get_codec_class(spec.name, v2=spec.v2, key=name))
+        a2a: list[_ArrayStage] = []
+        b2b: list[_BytesStage] = []
+        a2b: ArrayToBytesCodec | None = None
+        a2b_dtype, a2b_shape = dt, shape
+        size: int | None = None
+        bound: int | None = None
+        for i in _order(specs, classes, name):
+            where = f"{name} codecs[{i}]"
+            codec = given.get(i) or classes[i].from_spec(specs[i], dt, shape, where=where)
+            if isinstance(codec, ArrayToArrayCodec):
+                out_dt, out_shape = codec.resolve(dt, shape, where)
+                if not codec.is_identity(dt, shape):
+                    a2a.append(_ArrayStage(codec, dt, shape))
+                dt, shape = out_dt, tuple(out_shape)
+            elif isinstance(codec, ArrayToBytesCodec):
+                a2b, a2b_dtype, a2b_shape = codec, dt, shape
+                size = bound = codec.resolve(dt, shape, where)
+            else:
+                assert isinstance(codec, BytesToBytesCodec)
+                codec = codec.bind(a2b_dtype)
+                b2b.append(_BytesStage(codec, size, bound))
+                size, bound = codec.encoded_size(size), codec.max_encoded_size(bound)
+        assert a2b is not None
+        from zarrx.codecs.bytes_ import Bytes
+        is_bytes = isinstance(a2b, Bytes)
+        direct = (not a2a and is_bytes and all(s.codec.view_only for s in b2b[1:])
+                  and (not b2b or b2b[0].codec.direct_into or b2b[0].codec.view_only))
+        nbytes = 0 if base.hasobject else int(np.prod(chunk, dtype=np.int64)) * base.itemsize
+        return cls(dtype=base, chunk_shape=chunk, nbytes=nbytes,
+                   direct=direct, max_encoded_size=bound, key=key, a2a=tuple(a2a), a2b=a2b,
+                   a2b_dtype=a2b_dtype, a2b_shape=a2b_shape, b2b=tuple(b2b),
+                   swap=is_bytes and a2b.swaps(a2b_dtype),  # type: ignore[attr-defined]
+                   variable_limit=variable_limit)
+
+    # -- introspection ---------------------------------------------------------------------
+    @property
+    def codecs(self) -> tuple[Codec, ...]:
+        """The codecs that run, in encode order (elided no-ops left out)."""
+        return (*(s.codec for s in self.a2a), self.a2b, *(s.codec for s in self.b2b))
+
+    def __repr__(self) -> str:
+        chain = " -> ".join(repr(c) for c in self.codecs)
+        return (f"CodecPipeline({chain}; {self.dtype} {self.chunk_shape}"
+                f"{', direct' if self.direct else ''})")
+
+    # -- decode ----------------------------------------------------------------------------
+    def _where(self, key: str) -> str:
+        return key or (f"{self.key} chunk" if self.key else "chunk")
+
+    def _check_out(self, out: np.ndarray, where: str) -> None:
+        if not isinstance(out, np.ndarray) or out.shape != self.chunk_shape \
+                or out.dtype != self.dtype:
+            got = (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray)
+                   else type(out).__name__)
+            raise CodecError(f"{where}: decode target must be a {self.dtype} array of shape "
+                             f"{self.chunk_shape}, found {got}")
+        if not out.flags.c_contiguous or not out.flags.writeable:
+            raise CodecError(f"{where}: decode target must be a writable C-contiguous array")
+
+    def decode(self, data: Any, out: np.ndarray, *, key: str = "") -> None:
+        """Decode one stored chunk into ``out`` (C-contiguous, ``chunk_shape``, ``dtype``)."""
+        where = self._where(key)
+        self._check_out(out, where)
+        buf = as_u8(data)
+        if self.direct:
+            self._decode_direct(buf, out, where)
+            return
+        for st in reversed(self.b2b):
+            buf = st.codec.decode(buf, st.size, self._limit(st), where)
+        if not self.a2a:
+            self.a2b.decode_into(buf, out, where)
+            return
+        arr = self.a2b.decode(buf, self.a2b_dtype, self.a2b_shape, where)
+        for st in reversed(self.a2a):
+            arr = st.codec.decode(arr, st.dtype, st.shape, where)
+        np.copyto(out, arr, casting="unsafe")      # swap and/or transposition in one pass
+
+    def _decode_direct(self, buf: memoryview, out: np.ndarray, where: str) -> None:
+        for st in reversed(self.b2b[1:]):           # checksums: verify, strip (views)
+            buf = st.codec.decode(buf, st.size, self._limit(st), where)
+        dst = out.reshape(-1).view(np.uint8)
+        if self.b2b and not self.b2b[0].codec.view_only:
+            self.b2b[0].codec.decode_into(buf, dst, where)
+        else:
+            if self.b2b:
+                st = self.b2b[0]
+                buf = as_u8(st.codec.decode(buf, st.size, self._limit(st), where))
+            if buf.nbytes != self.nbytes:
+                raise CodecError(f"{where}: expected {self.nbytes} bytes for a chunk of shape "
+                                 f"{self.chunk_shape} and data type {self.dtype}, "
+                                 f"found {buf.nbytes}")
+            dst[:] = np.frombuffer(buf, dtype=np.uint8)
+        if self.swap:
+            out.byteswap(inplace=True)
+
+    def _limit(self, st: _BytesStage) -> int:
+        return st.bound if st.bound is not None else self.variable_limit
+
+    def decode_new(self, data: Any, key: str = "") -> np.ndarray:
+        """Decode one stored chunk into a new array."""
+        out = np.empty(self.chunk_shape, dtype=self.dtype)
+        self.decode(data, out, key=key)
+        return out
+
+    # -- encode ----------------------------------------------------------------------------
+    def encode(self, chunk: np.ndarray, *, key: str = "") -> bytes:
+        """Encode one chunk (``chunk_shape``, any memory layout) into the bytes to store."""
+        where = self._where(key)
+        chunk = np.asarray(chunk)
+        if chunk.shape != self.chunk_shape:
+            raise CodecError(f"{where}: expected a chunk of shape {self.chunk_shape}, "
+                             f"found {chunk.shape}")
+        for st in self.b2b:                          # refuse before doing any work
+            lim = st.codec.max_input
+            if lim is not None and st.size is not None and st.size > lim:
+                raise CodecError(f"{where}: a chunk of {st.size} bytes exceeds the "
+                                 f"{st.codec.name} codec's limit of {lim} bytes; use smaller "
+                                 f"chunks or another compressor")
+        arr = chunk if chunk.dtype == self.dtype else chunk.astype(self.dtype)
+        for ast in self.a2a:
+            arr = ast.codec.encode(arr)
+        buf = self.a2b.encode(arr)
+        for st in self.b2b:
+            buf = st.codec.encode(buf)
+        return buf if type(buf) is bytes else bytes(buf)
+

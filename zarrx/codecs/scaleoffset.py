@@ -1,0 +1,166 @@
+"""numcodecs lossy float filters: ``fixedscaleoffset``, ``quantize``, ``bitround``."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from zarrx.codecs.base import (ArrayToArrayCodec, cfg_dtype, cfg_int, cfg_number, check_keys,
+                               native)
+from zarrx.codecs.delta import _drop_none, dtype_str, match_dtype
+from zarrx.errors import CodecError
+
+__all__ = ["FixedScaleOffset", "Quantize", "BitRound"]
+
+
+class FixedScaleOffset(ArrayToArrayCodec):
+    """numcodecs ``fixedscaleoffset``: stores ``round((x - offset) * scale)`` as ``astype``;
+    decodes ``enc / scale + offset`` back to ``dtype``."""
+
+    name = "numcodecs.fixedscaleoffset"
+    codec_id = "fixedscaleoffset"
+
+    def __init__(self, offset: float, scale: float, dtype: Any = None, astype: Any = None) -> None:
+        for field, v in (("offset", offset), ("scale", scale)):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+                raise CodecError(f"fixedscaleoffset: {field}: expected a number, found {v!r}")
+        if scale == 0:
+            raise CodecError("fixedscaleoffset: scale: expected a non-zero number, found 0")
+        self.offset, self.scale = offset, scale
+        self.dtype = None if dtype is None else cfg_dtype({"d": dtype}, "d", "fixedscaleoffset")
+        self.astype = None if astype is None else cfg_dtype({"d": astype}, "d", "fixedscaleoffset")
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype,
+                    v2: bool) -> "FixedScaleOffset":
+        check_keys(config, ("offset", "scale", "dtype", "astype"), where)
+        try:
+            return cls(cfg_number(config, "offset", where), cfg_number(config, "scale", where),
+                       cfg_dtype(config, "dtype", where, dtype),
+                       cfg_dtype(config, "astype", where, None))
+        except CodecError as exc:
+            if str(exc).startswith("fixedscaleoffset"):
+                raise CodecError(f"{where}: {exc}") from None
+            raise
+
+    def configuration(self) -> dict[str, Any]:
+        return _drop_none({"offset": self.offset, "scale": self.scale,
+                           "dtype": dtype_str(self.dtype),
+                           "astype": dtype_str(self.astype or self.dtype)})
+
+    def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
+                ) -> tuple[np.dtype, tuple[int, ...]]:
+        dt = match_dtype(self.dtype, dtype, where)
+        if dt.kind not in "iuf":
+            raise CodecError(f"{where}: fixedscaleoffset needs a numeric data type, found {dt}")
+        return native(self.astype) if self.astype is not None else dt, shape
+
+    def encode(self, arr: np.ndarray) -> np.ndarray:
+        astype = native(self.astype) if self.astype is not None else native(arr.dtype)
+        enc = np.around((arr - self.offset) * self.scale)
+        return enc.astype(astype, copy=False)
+
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
+               where: str) -> np.ndarray:
+        return ((arr / self.scale) + self.offset).astype(dtype, copy=False)
+
+
+class Quantize(ArrayToArrayCodec):
+    """numcodecs ``quantize``: keep ``digits`` decimal digits of precision (rounding to a power
+    of two step), stored as ``astype``."""
+
+    name = "numcodecs.quantize"
+    codec_id = "quantize"
+
+    def __init__(self, digits: int, dtype: Any = None, astype: Any = None) -> None:
+        if isinstance(digits, bool) or not isinstance(digits, int):
+            raise CodecError(f"quantize: digits: expected an integer, found {digits!r}")
+        self.digits = digits
+        self.dtype = None if dtype is None else cfg_dtype({"d": dtype}, "d", "quantize")
+        self.astype = None if astype is None else cfg_dtype({"d": astype}, "d", "quantize")
+        for dt in (self.dtype, self.astype):
+            if dt is not None and dt.kind != "f":
+                raise CodecError(f"quantize: only floating point data types are supported, "
+                                 f"found {dt.str}")
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Quantize":
+        check_keys(config, ("digits", "dtype", "astype"), where)
+        return cls(cfg_int(config, "digits", where, lo=-300, hi=300),
+                   cfg_dtype(config, "dtype", where, dtype),
+                   cfg_dtype(config, "astype", where, None))
+
+    def configuration(self) -> dict[str, Any]:
+        return _drop_none({"digits": self.digits, "dtype": dtype_str(self.dtype),
+                           "astype": dtype_str(self.astype or self.dtype)})
+
+    def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
+                ) -> tuple[np.dtype, tuple[int, ...]]:
+        dt = match_dtype(self.dtype, dtype, where)
+        if dt.kind != "f":
+            raise CodecError(f"{where}: quantize needs a floating point data type, found {dt}")
+        return native(self.astype) if self.astype is not None else dt, shape
+
+    def _scale(self) -> float:
+        exp = math.log10(10.0 ** -self.digits)
+        exp = math.floor(exp) if exp < 0 else math.ceil(exp)
+        return 2.0 ** math.ceil(math.log2(10.0 ** -exp))
+
+    def encode(self, arr: np.ndarray) -> np.ndarray:
+        astype = native(self.astype) if self.astype is not None else native(arr.dtype)
+        scale = self._scale()
+        return (np.around(scale * arr) / scale).astype(astype, copy=False)
+
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
+               where: str) -> np.ndarray:
+        return arr.astype(dtype, copy=False)
+
+
+_MANTISSA = {2: 10, 4: 23, 8: 52}
+
+
+class BitRound(ArrayToArrayCodec):
+    """numcodecs ``bitround``: keep ``keepbits`` mantissa bits of floats (round half to even);
+    the data type is unchanged, decoding is the identity."""
+
+    name = "numcodecs.bitround"
+    codec_id = "bitround"
+
+    def __init__(self, keepbits: int) -> None:
+        if isinstance(keepbits, bool) or not isinstance(keepbits, int) or keepbits < 0:
+            raise CodecError(f"bitround: keepbits: expected an integer >= 0, found {keepbits!r}")
+        self.keepbits = keepbits
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "BitRound":
+        check_keys(config, ("keepbits",), where)
+        return cls(cfg_int(config, "keepbits", where, lo=0))
+
+    def configuration(self) -> dict[str, Any]:
+        return {"keepbits": self.keepbits}
+
+    def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
+                ) -> tuple[np.dtype, tuple[int, ...]]:
+        if dtype.kind != "f" or dtype.itemsize not in _MANTISSA:
+            raise CodecError(f"{where}: bitround needs a float16/32/64 data type, found {dtype}")
+        if self.keepbits > _MANTISSA[dtype.itemsize]:
+            raise CodecError(f"{where}.configuration.keepbits: expected at most "
+                             f"{_MANTISSA[dtype.itemsize]} for {dtype}, found {self.keepbits}")
+        return dtype, shape
+
+    def encode(self, arr: np.ndarray) -> np.ndarray:
+        bits = _MANTISSA[arr.dtype.itemsize]
+        if self.keepbits == bits:
+            return arr
+        ints = np.dtype(f"i{arr.dtype.itemsize}")
+        b = np.array(arr, dtype=native(arr.dtype), order="C").view(ints)
+        drop = bits - self.keepbits
+        mask = (np.array(-1, dtype=ints) >> drop) << drop
+        b += ((b >> drop) & 1) + ints.type((1 << (drop - 1)) - 1)
+        b &= mask
+        return b.view(native(arr.dtype))
+
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
+               where: str) -> np.ndarray:
+        return arr

@@ -1,0 +1,79 @@
+"""numcodecs ``shuffle``: group byte ``j`` of every element together (no compression)."""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, cfg_int, check_keys
+from zarrx.errors import CodecError
+
+__all__ = ["Shuffle"]
+
+
+class Shuffle(BytesToBytesCodec):
+    """numcodecs ``shuffle``: ``elementsize`` bytes per element (None: the chunk's item size).
+    Output byte ``j * n + i`` is byte ``j`` of element ``i``."""
+
+    name = "numcodecs.shuffle"
+    codec_id = "shuffle"
+    direct_into = True
+
+    def __init__(self, elementsize: int | None = None) -> None:
+        if elementsize is not None and (isinstance(elementsize, bool)
+                                        or not isinstance(elementsize, int) or elementsize < 0):
+            raise CodecError(f"shuffle: elementsize: expected an integer >= 0, "
+                             f"found {elementsize!r}")
+        self.elementsize = elementsize
+
+    @classmethod
+    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Shuffle":
+        check_keys(config, ("elementsize",), where)
+        default = 4 if v2 else None      # numcodecs' default; v3 writers fill in the item size
+        return cls(cfg_int(config, "elementsize", where, default, lo=0, allow_none=True))
+
+    def configuration(self) -> dict[str, Any]:
+        return {"elementsize": self.elementsize}
+
+    def bind(self, dtype: np.dtype) -> "Shuffle":
+        if self.elementsize is not None:
+            return self
+        bound = copy.copy(self)
+        bound.elementsize = dtype.itemsize
+        return bound
+
+    def encoded_size(self, n: int | None) -> int | None:
+        return n
+
+    def _split(self, n: int, where: str) -> int:
+        es = self.elementsize or 1
+        if es > 1 and n % es:
+            raise CodecError(f"{where}: shuffle: {n} bytes is not a multiple of the element size "
+                             f"{es}")
+        return es
+
+    def encode(self, data: Buffer) -> Buffer:
+        src = np.frombuffer(as_u8(data), dtype=np.uint8)
+        es = self._split(src.shape[0], "shuffle")
+        if es <= 1:
+            return src.tobytes()
+        return src.reshape(-1, es).T.tobytes()          # one transposing pass
+
+    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
+        out = np.empty(as_u8(data).nbytes, dtype=np.uint8)
+        self.decode_into(data, out, where, expected)
+        return out
+
+    def decode_into(self, data: Buffer, dst: np.ndarray, where: str,  # type: ignore[override]
+                    expected: int | None = -1) -> None:
+        src = np.frombuffer(as_u8(data), dtype=np.uint8)
+        n = src.shape[0]
+        want = dst.shape[0] if expected == -1 else expected
+        if want is not None and n != want:
+            raise CodecError(f"{where}: shuffle: expected {want} bytes, found {n}")
+        es = self._split(n, where)
+        if es <= 1:
+            dst[:] = src
+        else:
+            dst.reshape(-1, es)[...] = src.reshape(es, -1).T

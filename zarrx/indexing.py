@@ -1,0 +1,465 @@
+"""User selections -> per-chunk projections over a chunk grid.
+
+``plan_selection(selection, shape, grid, kind)`` parses a selection with numpy semantics and
+returns a :class:`SelectionPlan`: the result shape and, for every chunk the selection touches,
+a :class:`ChunkProjection` saying which cells of the chunk array (``chunk_sel``) go where in the
+output (``out_sel``), and whether the selection covers the chunk entirely (``full``).
+
+- ``basic`` / ``orthogonal`` / ``block``: ``out[out_sel] = chunk[chunk_sel]`` (reads) and
+  ``chunk[chunk_sel] = values[out_sel]`` (writes) are correct numpy statements. The chunk array
+  has the chunk's stored shape (a regular grid's full chunk shape, even at the border).
+- ``coordinate`` / ``mask``: ``out_sel`` is ``(positions,)`` into the *flattened* output:
+  ``out.reshape(-1)[out_sel[0]] = chunk[chunk_sel]``.
+
+Chunks are listed in C order of their coordinates, or shard-major when ``shard_shape`` is given.
+Per-axis projections are computed once and combined lazily: planning a small read costs a few
+microseconds, and a large plan holds no Python object per chunk until it is iterated.
+"""
+from __future__ import annotations
+
+import bisect
+import itertools
+import math
+import operator
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, Union
+
+import numpy as np
+
+from zarrx import _indexing
+from zarrx.errors import IndexingError
+
+__all__ = ["AxisGrid", "ChunkGridIndex", "ChunkProjection", "SelectionPlan", "plan_selection",
+           "shard_major", "kind_of", "KINDS", "Grid"]
+
+KINDS = ("basic", "orthogonal", "coordinate", "mask", "block")
+#: a regular chunk shape, or the explicit chunk edge lengths of every axis (rectilinear)
+Grid = Union[Sequence[int], Sequence[Sequence[int]]]
+
+_USE = ("use z.oindex[...] for orthogonal (outer) selection or z.vindex[...] for coordinate "
+        "(point-wise) selection")
+
+
+class ChunkProjection(NamedTuple):
+    coords: tuple[int, ...]      # chunk grid coordinates
+    chunk_sel: tuple             # selection inside the chunk array
+    out_sel: tuple               # selection inside the output (flat positions for coordinate/mask)
+    full: bool                   # the selection covers every in-bounds cell of the chunk
+
+
+# ---------------------------------------------------------------------------------- the grid
+
+class AxisGrid:
+    """Chunk boundaries along one axis of length ``size``: regular (``chunk`` > 0) or explicit
+    edge lengths (``edges``, rectilinear)."""
+
+    __slots__ = ("size", "chunk", "offsets", "nchunks")
+
+    def __init__(self, size: int, chunk: int | None = None, edges: Sequence[int] | None = None,
+                 axis: int = 0) -> None:
+        self.size = size
+        if edges is None:
+            if not isinstance(chunk, (int, np.integer)) or isinstance(chunk, bool) or chunk < 1:
+                raise IndexingError(f"chunk shape[{axis}]: expected an integer >= 1, found {chunk!r}")
+            self.chunk = int(chunk)
+            self.offsets = None
+            self.nchunks = -(-size // self.chunk)
+        else:
+            lens = [int(e) for e in edges]
+            if any(e < 1 for e in lens):
+                raise IndexingError(f"chunk edges of axis {axis}: expected lengths >= 1, found {edges!r}")
+            offs = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).astype(np.int64)
+            if offs[-1] < size:
+                raise IndexingError(f"chunk edges of axis {axis}: expected lengths summing to at "
+                                    f"least the axis size {size}, found sum {int(offs[-1])}")
+            self.chunk = 0
+            self.nchunks = int(np.searchsorted(offs, size, side="left")) if size else 0
+            self.offsets = offs[: max(self.nchunks, 1) + 1].copy()
+
+    def start(self, k: int) -> int:
+        return k * self.chunk if self.chunk else int(self.offsets[k])
+
+    def stored_len(self, k: int) -> int:
+        """Length of chunk ``k``'s array along this axis."""
+        return self.chunk if self.chunk else int(self.offsets[k + 1] - self.offsets[k])
+
+    def inbound_len(self, k: int) -> int:
+        """Cells of chunk ``k`` inside the array along this axis."""
+        s = self.start(k)
+        return min(s + self.stored_len(k), self.size) - s
+
+    def chunk_of(self, pos: int) -> int:
+        if self.chunk:
+            return pos // self.chunk
+        return bisect.bisect_right(self.offsets, pos) - 1  # type: ignore[arg-type]
+
+
+class ChunkGridIndex:
+    """The chunk grid of an array: per-axis boundaries, chunk counts, chunk shapes and regions.
+
+    ``grid`` is a regular chunk shape ``(c0, c1, ...)`` or rectilinear edge lengths
+    ``((e00, e01, ...), (e10, ...), ...)``; model objects with ``chunk_shape`` (regular) or
+    ``chunk_sizes`` (rectilinear) are accepted too."""
+
+    __slots__ = ("shape", "axes", "nchunks", "regular")
+
+    def __init__(self, shape: Sequence[int], grid: Any) -> None:
+        grid = getattr(grid, "chunk_shape", None) or getattr(grid, "chunk_sizes", None) or grid
+        self.shape = tuple(_as_size(s, f"shape[{i}]") for i, s in enumerate(shape))
+        try:
+            grid = tuple(grid)
+        except TypeError:
+            raise IndexingError(f"chunk grid: expected a chunk shape or per-axis edge lengths, "
+                                f"found {grid!r}") from None
+        if len(grid) != len(self.shape):
+            raise IndexingError(f"chunk grid has {len(grid)} axes but the array shape "
+                                f"{self.shape} has {len(self.shape)}")
+        self.regular = all(not isinstance(g, (tuple, list, np.ndarray)) for g in grid)
+        self.axes = tuple(AxisGrid(n, g, None, i) if self.regular or not isinstance(g, (tuple, list, np.ndarray))
+                          else AxisGrid(n, None, g, i) for i, (n, g) in enumerate(zip(self.shape, grid)))
+        self.nchunks = tuple(a.nchunks for a in self.axes)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def chunk_shape(self, coords: Sequence[int]) -> tuple[int, ...]:
+        """Shape of the stored chunk array at ``coords``."""
+        return tuple(a.stored_len(k) for a, k in zip(self.axes, coords))
+
+    def chunk_region(self, coords: Sequence[int]) -> tuple[slice, ...]:
+        """The array region (in-bounds cells) covered by the chunk at ``coords``."""
+        return tuple(slice(a.start(k), a.start(k) + a.inbound_len(k)) for a, k in zip(self.axes, coords))
+
+    def chunk_of(self, position: Sequence[int]) -> tuple[int, ...]:
+        return tuple(a.chunk_of(p) for a, p in zip(self.axes, position))
+
+    def all_coords(self) -> Iterator[tuple[int, ...]]:
+        return itertools.product(*(range(n) for n in self.nchunks))
+
+
+def _as_size(v: Any, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+        raise IndexingError(f"{where}: expected an integer >= 0, found {v!r}")
+    return int(v)
+
+
+# ------------------------------------------------------------------------- shard-major order
+
+def shard_major(coords: np.ndarray, levels: Sequence[int] | Sequence[Sequence[int]]) -> np.ndarray:
+    """The permutation listing chunk ``coords`` (an ``(n, ndim)`` int array) shard-major.
+
+    ``levels`` is one shard shape or a list of them, outermost first, each in chunks per shard
+    along every axis (in units of the chunks being listed). Chunks are grouped by outer shard
+    (shards in C order), then by the next level's shard inside it, and so on; leaves in C order.
+    """
+    c = np.asarray(coords, dtype=np.int64)
+    if c.ndim != 2:
+        raise IndexingError(f"shard_major: expected an (n, ndim) coordinate array, found shape {c.shape}")
+    if levels and not isinstance(levels[0], (tuple, list, np.ndarray)):
+        levels = [levels]  # type: ignore[list-item]
+    keys: list[np.ndarray] = []
+    for li, lev in enumerate(levels):
+        lev = tuple(int(x) for x in lev)  # type: ignore[union-attr]
+        if len(lev) != c.shape[1] or any(x < 1 for x in lev):
+            raise IndexingError(f"shard shape level {li}: expected {c.shape[1]} integers >= 1, found {lev}")
+        keys += [c[:, ax] // lev[ax] for ax in range(c.shape[1])]
+    keys += [c[:, ax] for ax in range(c.shape[1])]
+    if not keys:
+        return np.arange(c.shape[0], dtype=np.int64)
+    return np.lexsort(keys[::-1]).astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------- plans
+
+class ChunkList(Sequence):
+    """The chunk projections of a plan as a lazy sequence: ``len()``, iteration, indexing and
+    slicing build :class:`ChunkProjection` objects on demand, never all at once."""
+
+    __slots__ = ("_plan",)
+
+    def __init__(self, plan: SelectionPlan) -> None:
+        self._plan = plan
+
+    def __len__(self) -> int:
+        return self._plan.nchunks
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        return self._plan._iter(self._plan._order)
+
+    def __getitem__(self, i: Any) -> Any:
+        n = self._plan.nchunks
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(n))]
+        k = operator.index(i)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"chunk {i} of a plan listing {n} chunks")
+        order = self._plan._order
+        return self._plan._at(k if order is None else int(order[k]))
+
+    def __repr__(self) -> str:
+        return f"ChunkList(<{len(self)} chunk projections>)"
+
+
+class SelectionPlan:
+    """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
+
+    __slots__ = ("kind", "out_shape", "nchunks", "_iter", "_at", "_order", "_coords")
+
+    def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
+                 coords: Any) -> None:
+        self.kind = kind
+        self.out_shape = out_shape
+        self.nchunks = nchunks
+        self._iter = it            # callable(order or None) -> iterator of ChunkProjection
+        self._at = at              # callable(C-order index) -> ChunkProjection
+        self._coords = coords      # callable() -> (nchunks, ndim) int64 array, C order
+        self._order: np.ndarray | None = None
+
+    @property
+    def flat(self) -> bool:
+        """True when ``out_sel`` indexes the flattened output (coordinate and mask plans)."""
+        return self.kind in ("coordinate", "mask")
+
+    @property
+    def chunks(self) -> ChunkList:
+        return ChunkList(self)
+
+    def __iter__(self) -> Iterator[ChunkProjection]:
+        return self._iter(self._order)
+
+    def __len__(self) -> int:
+        return self.nchunks
+
+    def chunk_coords(self) -> np.ndarray:
+        """Coordinates of the listed chunks, in listing order, as an ``(nchunks, ndim)`` array."""
+        c = self._coords()
+        return c if self._order is None else c[self._order]
+
+    def reorder_shard_major(self, shard_shape: Any) -> None:
+        self._order = shard_major(self._coords(), shard_shape) if self.nchunks > 1 else None
+
+    def __repr__(self) -> str:
+        return f"SelectionPlan(kind={self.kind!r}, out_shape={self.out_shape}, nchunks={self.nchunks})"
+
+
+def kind_of(selection: Any, shape: Sequence[int]) -> str:
+    """The kind ``z[selection]`` means: ``"mask"`` for a boolean array of the array's full shape
+    (rank >= 1), else ``"basic"`` (which also accepts one index array along one axis)."""
+    if isinstance(selection, (np.ndarray, list)) and len(shape) >= 1:
+        a = np.asarray(selection)
+        if a.dtype == np.bool_ and a.shape == tuple(shape):
+            return "mask"
+    return "basic"
+
+
+def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = "basic",
+                   shard_shape: Any = None) -> SelectionPlan:
+    """Plan ``selection`` (numpy semantics of ``kind``) over an array of ``shape`` chunked by
+    ``grid`` (a chunk shape, rectilinear edge lengths, or a :class:`ChunkGridIndex`).
+
+    ``shard_shape`` (chunks per shard per axis, or a list of levels outermost first) lists the
+    chunks shard-major instead of in C order."""
+    g = grid if isinstance(grid, ChunkGridIndex) else ChunkGridIndex(shape, grid)
+    if tuple(shape) != g.shape:
+        raise IndexingError(f"plan_selection: shape {tuple(shape)} differs from the grid's {g.shape}")
+    if kind == "basic":
+        parsed, data = _indexing.parse_basic(selection, g.shape)
+        plan = _plan_points(*_mask_points(data, g.shape), g, "mask") if parsed == "mask" \
+            else _plan_outer(data, g, "basic")
+    elif kind == "orthogonal":
+        plan = _plan_outer(_indexing.parse_orthogonal(selection, g.shape), g, kind)
+    elif kind == "coordinate":
+        if g.ndim == 0:
+            _indexing.parse_orthogonal(selection, g.shape)     # () or ...: the one cell
+            plan = _plan_points([], (), g, kind)
+        else:
+            plan = _plan_points(*_indexing.parse_coordinate(selection, g.shape), g, kind)
+    elif kind == "mask":
+        plan = _plan_points(*_mask_points(selection, g.shape), g, kind)
+    elif kind == "block":
+        plan = _plan_outer(_indexing.parse_block(selection, g.shape, g.axes), g, kind)
+    else:
+        raise IndexingError(f"selection kind: expected one of {', '.join(KINDS)}, found {kind!r}")
+    if shard_shape is not None:
+        plan.reorder_shard_major(shard_shape)
+    return plan
+
+
+# ----------------------------------------------------------- basic / orthogonal / block plans
+
+def _project_array(pos: np.ndarray, a: AxisGrid) -> list[tuple[int, Any, Any, bool]]:
+    """Group the positions of an index array by chunk: ``(k, chunk-local positions or slice,
+    output positions or slice, full)`` per chunk, chunks ascending."""
+    ids, order_flag = _indexing.chunk_ids(pos, a.chunk, a.offsets)
+    perm = None if order_flag else _indexing.stable_order(ids, a.nchunks)
+    sids = ids if perm is None else ids[perm]
+    bounds = _indexing.group_bounds(sids).tolist()
+    entries = []
+    for b0, b1 in zip(bounds[:-1], bounds[1:]):
+        k = int(sids[b0])
+        start, inb, m = a.start(k), a.inbound_len(k), b1 - b0
+        if perm is None:
+            local = pos[b0:b1] - start
+            osel: Any = slice(b0, b1)
+            if order_flag == 2:
+                full = m == inb
+                csel: Any = slice(int(local[0]), int(local[-1]) + 1) \
+                    if local[-1] - local[0] == m - 1 else local
+            else:
+                csel = local
+                full = _covers(local, m, inb)
+        else:
+            osel = perm[b0:b1]
+            csel = pos[osel] - start
+            full = _covers(csel, m, inb)
+        entries.append((k, csel, osel, bool(full)))
+    return entries
+
+
+def _covers(local: np.ndarray, m: int, inb: int) -> bool:
+    """Do the ``m`` chunk-local positions ``local`` hit every one of the ``inb`` in-bounds cells?"""
+    return m >= inb and int(np.count_nonzero(np.bincount(local, minlength=inb)[:inb])) == inb
+
+
+def _as_ix(sel: Any, n: int, j: int, m: int) -> np.ndarray:
+    """An index (slice or 1-d array) over ``n`` cells as an int array shaped for output axis
+    ``j`` of ``m`` (np.ix_ style), so several arrays select an outer product."""
+    a = np.arange(*sel.indices(n)) if isinstance(sel, slice) else np.asarray(sel)
+    shape = [1] * m
+    shape[j] = a.shape[0]
+    return a.reshape(shape)
+
+
+def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
+    lists: list[list] = []       # per array axis: (k, chunk_sel, out_sel, full)
+    out_shape: list[int] = []
+    outmap: list[int] = []       # per output axis: array axis feeding it, -1 for newaxis
+    n_int = n_new = n_arr = 0
+    for it in items:
+        tag = it[0]
+        if tag == "new":
+            out_shape.append(1)
+            outmap.append(-1)
+            n_new += 1
+            continue
+        ax = len(lists)
+        a = g.axes[ax]
+        if tag == "int":
+            p = it[1]
+            k = a.chunk_of(p)
+            lists.append([(k, p - a.start(k), None, a.inbound_len(k) == 1)])
+            n_int += 1
+            continue
+        if tag == "slice":
+            lists.append(_indexing.project_slice(it[1], it[2], it[3], a.size, a.chunk, a.offsets))
+            out_shape.append(it[2])
+        else:
+            lists.append(_project_array(it[1], a))
+            out_shape.append(it[1].shape[0])
+            n_arr += 1
+        outmap.append(ax)
+    if n_arr > 1 or (n_arr and (n_int or n_new)):
+        # numpy would broadcast several arrays (or an array and ints) together: make every
+        # output axis an np.ix_-shaped array so the selection stays an outer product
+        real = [ax for ax in outmap if ax >= 0]
+        for j, ax in enumerate(real):
+            n_chunk = g.axes[ax]
+            lists[ax] = [(k, _as_ix(cs, n_chunk.stored_len(k), j, len(real)),
+                          _as_ix(os, out_shape[outmap.index(ax)], j, len(real)), f)
+                         for k, cs, os, f in lists[ax]]
+    simple_out = not n_int and not n_new
+    lens = [len(entries) for entries in lists]
+    nchunks = math.prod(lens)
+
+    def combos(order: np.ndarray | None) -> Iterator[tuple]:
+        if order is None:
+            return itertools.product(*lists)
+        pos = [p.tolist() for p in np.unravel_index(order, lens)]
+        return (tuple([ls[i] for ls, i in zip(lists, ii)]) for ii in zip(*pos))
+
+    def build(combo: tuple) -> ChunkProjection:
+        if simple_out:
+            out_sel = tuple([e[2] for e in combo])
+        else:
+            out_sel = tuple([combo[i][2] if i >= 0 else 0 for i in outmap])
+        return ChunkProjection(tuple([e[0] for e in combo]), tuple([e[1] for e in combo]),
+                               out_sel, all([e[3] for e in combo]))
+
+    def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:
+        return map(build, combos(order))
+
+    def at(i: int) -> ChunkProjection:
+        combo = []
+        for entries, n in zip(reversed(lists), reversed(lens)):
+            i, r = divmod(i, n)
+            combo.append(entries[r])
+        return build(tuple(combo[::-1]))
+
+    def coords() -> np.ndarray:
+        ks = [np.array([e[0] for e in entries], dtype=np.int64) for entries in lists]
+        if not ks:
+            return np.zeros((nchunks, 0), dtype=np.int64)
+        mesh = np.meshgrid(*ks, indexing="ij")
+        return np.stack([m.reshape(-1) for m in mesh], axis=1)
+
+    return SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords)
+
+
+# ------------------------------------------------------------------- coordinate / mask plans
+
+def _mask_points(mask: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray], tuple[int, ...]]:
+    m = np.asarray(mask)
+    if isinstance(mask, tuple) and len(mask) == 1:
+        m = np.asarray(mask[0])
+    if m.dtype != np.bool_:
+        raise IndexingError(f"boolean mask: expected a boolean array, found dtype {m.dtype}")
+    if m.shape != tuple(shape):
+        raise IndexingError(f"boolean mask: expected shape {tuple(shape)}, found {m.shape}")
+    if m.ndim == 0:
+        return [], (int(m.any()),)
+    pts = [p.astype(np.int64) for p in np.nonzero(m)]
+    return pts, (int(pts[0].shape[0]),)
+
+
+def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGridIndex,
+                 kind: str) -> SelectionPlan:
+    """Group flat point coordinates by chunk; ``out_sel`` holds flat output positions."""
+    if g.ndim == 0:   # the one cell (or, for a false 0-d mask, nothing)
+        n = 0 if bshape == (0,) else 1
+        one = ChunkProjection((), (), (0,), True)
+        return SelectionPlan(kind, tuple(bshape), n, lambda order: iter([one][:n]), lambda i: one,
+                             lambda: np.zeros((n, 0), dtype=np.int64))
+    npts = int(points[0].shape[0])
+    ids = [_indexing.chunk_ids(p, a.chunk, a.offsets)[0] for p, a in zip(points, g.axes)]
+    lin = np.ravel_multi_index(ids, g.nchunks) if npts else np.zeros(0, dtype=np.int64)
+    lin = np.asarray(lin, dtype=np.int64)
+    perm = None if npts < 2 or bool(np.all(lin[1:] >= lin[:-1])) else \
+        _indexing.stable_order(lin, math.prod(g.nchunks))
+    slin = lin if perm is None else lin[perm]
+    bounds = _indexing.group_bounds(slin)
+    nchunks = len(bounds) - 1
+    first = slin[bounds[:-1]]
+
+    bl = bounds.tolist()
+
+    def at(gi: int) -> ChunkProjection:
+        b0, b1 = bl[gi], bl[gi + 1]
+        positions = np.arange(b0, b1, dtype=np.int64) if perm is None else perm[b0:b1]
+        coords = tuple(int(c) for c in np.unravel_index(int(first[gi]), g.nchunks))
+        local = tuple(p[positions] - a.start(k) for p, a, k in zip(points, g.axes, coords))
+        inb = tuple(a.inbound_len(k) for a, k in zip(g.axes, coords))
+        region = math.prod(inb)
+        full = b1 - b0 >= region and _covers(np.ravel_multi_index(local, inb), b1 - b0, region)
+        return ChunkProjection(coords, local, (positions,), bool(full))
+
+    def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:
+        return map(at, range(nchunks) if order is None else order.tolist())
+
+    def coords() -> np.ndarray:
+        return np.stack(np.unravel_index(first, g.nchunks), axis=1).astype(np.int64) \
+            if nchunks else np.zeros((0, g.ndim), dtype=np.int64)
+
+    return SelectionPlan(kind, tuple(bshape), nchunks, it, at, coords)

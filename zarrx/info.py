@@ -1,0 +1,94 @@
+"""Readable summaries: ``Array.info`` and ``Group.tree()``."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zarrx.array import Array
+    from zarrx.group import Group
+
+__all__ = ["array_info", "tree", "human_bytes"]
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _codec_str(spec: Any) -> str:
+    conf = ", ".join(f"{k}={v!r}" for k, v in spec.configuration.items() if k != "codecs")
+    return f"{spec.name}({conf})"
+
+
+_META_NAMES = frozenset(("zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"))
+
+
+def stored_bytes(array: Array) -> int:
+    """Bytes stored under the array's prefix (chunks or shards; metadata documents excluded)."""
+    store = array.store
+    prefix = f"{array.path}/" if array.path else ""
+    total = 0
+    keys = [k for k in store.list_prefix(prefix) if k.rsplit("/", 1)[-1] not in _META_NAMES]
+    for value in store.get_many([(k, None) for k in keys]):
+        if value is not None:
+            total += len(value)
+    return total
+
+
+def array_info(array: Array) -> str:
+    meta = array.metadata
+    stored = stored_bytes(array)
+    raw = array.nbytes
+    rows = [
+        ("Name", array.name),
+        ("Type", "zarrx.Array"),
+        ("Zarr format", str(meta.zarr_format)),
+        ("Data type", f"{meta.data_type.name} ({array.dtype})"),
+        ("Shape", str(array.shape)),
+        ("Chunk shape", str(array.chunks) if not hasattr(meta.chunk_grid, "chunk_sizes")
+         else "rectilinear"),
+        ("Shard shape", str(array.shards) if array.shards else "none"),
+        ("Fill value", repr(meta.fill_value)),
+        ("Codecs", ", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none"),
+        ("Chunks stored", f"{array.nchunks_initialized} of "
+                          f"{array.nchunks if not array.shards else _nshards(array)}"),
+        ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
+        ("Stored size", f"{human_bytes(stored)} ({stored} B)"),
+        ("Ratio", f"{raw / stored:.2f}" if stored else "-"),
+    ]
+    if meta.dimension_names:
+        rows.insert(5, ("Dimensions", str(meta.dimension_names)))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+
+
+def _nshards(array: Array) -> int:
+    n = 1
+    for s, c in zip(array.shape, array.shards or ()):
+        n *= -(-s // c)
+    return n
+
+
+def tree(group: Group, max_depth: int | None = None) -> str:
+    """The hierarchy below ``group`` as indented text, arrays with shape and dtype."""
+    from zarrx.array import Array
+
+    lines = [group.name]
+
+    def walk(g: Group, indent: str, depth: int) -> None:
+        items = list(g.members())
+        for i, (name, node) in enumerate(items):
+            last = i == len(items) - 1
+            branch = "└── " if last else "├── "
+            if isinstance(node, Array):
+                lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+            else:
+                lines.append(f"{indent}{branch}{name}")
+                if max_depth is None or depth < max_depth:
+                    walk(node, indent + ("    " if last else "│   "), depth + 1)
+
+    walk(group, "", 1)
+    return "\n".join(lines)

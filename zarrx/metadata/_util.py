@@ -1,0 +1,135 @@
+"""Locations inside a document and the small ``parse_*`` helpers every metadata module uses.
+
+Every error names the document key, the JSON path of the field, what was expected and what was
+found (its repr cut to about 80 characters so huge inputs give short messages).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zarrx.errors import MetadataError
+
+__all__ = ["Loc", "short", "INT64_MAX", "UINT64_MAX"]
+
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+_MAX_REPR = 80
+
+
+def short(obj: object) -> str:
+    """``repr(obj)`` cut to about 80 characters (never builds a huge repr first for big containers)."""
+    if isinstance(obj, (list, tuple, dict)) and len(obj) > 20:
+        kind = type(obj).__name__
+        return f"<{kind} of {len(obj)} items>"
+    if isinstance(obj, int) and not isinstance(obj, bool) and obj.bit_length() > 256:
+        return f"<integer of {obj.bit_length()} bits>"
+    if isinstance(obj, (str, bytes)) and len(obj) > _MAX_REPR:
+        obj = obj[:_MAX_REPR]
+        return repr(obj)[: _MAX_REPR - 3] + "..."
+    try:
+        text = repr(obj)
+    except RecursionError:  # deeply nested values built in Python, not parsed from JSON
+        return f"<deeply nested {type(obj).__name__}>"
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+def short_text(text: str) -> str:
+    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+
+
+class Loc:
+    """A document key plus a JSON path: ``Loc("a/zarr.json") / "codecs" / 2`` reads
+    ``a/zarr.json codecs[2]``."""
+
+    __slots__ = ("key", "path")
+
+    def __init__(self, key: str, path: str = "") -> None:
+        self.key = key
+        self.path = path
+
+    def __truediv__(self, part: str | int) -> Loc:
+        if isinstance(part, int):
+            return Loc(self.key, f"{self.path}[{part}]")
+        return Loc(self.key, f"{self.path}.{part}" if self.path else part)
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.path}" if self.path else self.key
+
+    def error(self, want: str, got: object) -> MetadataError:
+        return MetadataError(f"{self}: expected {want}, found {short(got)}")
+
+    def found(self, want: str, text: str) -> MetadataError:
+        """Like :meth:`error`, with ``text`` a description written as is (no repr)."""
+        return MetadataError(f"{self}: expected {want}, found {short_text(text)}")
+
+    def fail(self, message: str) -> MetadataError:
+        return MetadataError(f"{self}: {message}")
+
+    # -- typed field readers ----------------------------------------------------------------
+    def obj(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error("a JSON object", value)
+        return value
+
+    def list(self, value: Any, what: str = "a JSON array") -> list[Any]:
+        if not isinstance(value, (list, tuple)):
+            raise self.error(what, value)
+        return list(value)
+
+    def str(self, value: Any, what: str = "a string") -> str:
+        if not isinstance(value, str):
+            raise self.error(what, value)
+        return value
+
+    def bool(self, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.error("true or false", value)
+        return value
+
+    def int(self, value: Any, lo: int | None = None, hi: int | None = None,
+            what: str | None = None) -> int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and (lo is None or value >= lo) and (hi is None or value <= hi):
+            return int(value)
+        if what is None:
+            if lo in (0, 1) and hi == INT64_MAX:
+                what = f"a {'positive' if lo else 'non-negative'} integer below 2**63"
+            elif lo is not None and hi is not None:
+                what = f"an integer in [{lo}, {hi}]"
+            elif lo is not None:
+                what = "a positive integer" if lo == 1 else f"an integer >= {lo}"
+            else:
+                what = "an integer"
+        raise self.error(what, value)
+
+    def keys(self, doc: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()
+             ) -> None:
+        """Require ``required`` keys and reject any key outside ``required + optional``."""
+        for name in required:
+            if name not in doc:
+                raise self.fail(f"missing required field {name!r}")
+        allowed = set(required) | set(optional)
+        for name in doc:
+            if name not in allowed:
+                want = ", ".join(repr(k) for k in (*required, *optional)) or "no fields"
+                raise (self / name).fail(f"unknown field; expected only {want}")
+
+
+def is_finite_number(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and (isinstance(value, int) or math.isfinite(value)))
+
+
+def freeze(value: Any) -> Any:
+    """JSON lists -> tuples, recursively (hashable structured descriptors)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """Tuples -> JSON lists, recursively."""
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value

@@ -1,0 +1,356 @@
+"""Data types: v3 names and extension objects, v2 typestrs, and the numpy dtypes behind them.
+
+A :class:`DataType` holds a native-byte-order numpy dtype; the stored byte order lives in the
+``bytes`` codec. v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``,
+``complex64/128``, raw bits ``r<N>``), the registered extensions ``string``, ``bytes`` (also read as
+``variable_length_bytes``), ``numpy.datetime64`` / ``numpy.timedelta64``, the fixed-size types
+``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes`` and ``structured``, and the ML types
+(``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn``, ``int2/int4/uint2/uint4``) when the
+optional ``ml_dtypes`` package is installed. v2 types: every numpy typestr with a byte order
+(``<``, ``>``, ``|``), ``O`` for objects, structured descriptors, and the ML type names.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from zarrx.metadata._util import Loc, freeze, thaw
+from zarrx.metadata.model import DataType
+
+__all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
+           "resolve_dtype", "v3_json_for_numpy", "v2_typestr", "TIME_UNITS", "ML_NAMES"]
+
+CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
+        "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
+        "float64": "f8", "complex64": "c8", "complex128": "c16"}
+ML_NAMES = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+            "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
+            "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "int2", "int4", "uint2", "uint4")
+TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as")
+FIXED = {"fixed_length_utf32": "U", "null_terminated_bytes": "S", "raw_bytes": "V"}
+STRING_NAMES = ("string",)
+BYTES_NAMES = ("bytes", "variable_length_bytes")
+MAX_ITEM_BYTES = 2**31 - 1
+_RAW = re.compile(r"r([0-9]{1,10})\Z")
+_V2 = re.compile(r"([<>|=]?)(b1|[iu][1248]|f[248]|c8|c16|[SUV][0-9]{1,10}|[Mm]8\[([0-9]*)(\w+)\]|O)\Z")
+
+
+def _ml_dtype(name: str) -> np.dtype | None:
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    t = getattr(ml_dtypes, name, None)
+    return None if t is None else np.dtype(t)
+
+
+def category(dt: DataType) -> str:
+    """One of bool int float complex raw string bytes datetime timedelta fixed_str fixed_bytes
+    structured object — how fill values and codecs treat the type."""
+    n = dt.numpy
+    if dt.variable:
+        name = dt.name if isinstance(dt.name, str) else ""
+        return "bytes" if name in BYTES_NAMES else "string"
+    if n.kind == "O":
+        return "object"
+    if n.fields is not None:
+        return "structured"
+    if isinstance(dt.name, str) and dt.name in ML_NAMES:
+        return "int" if "int" in dt.name else "float"
+    if n.kind == "V":
+        ml = _ml_name(n)
+        if ml is not None:
+            return "int" if "int" in ml else "float"
+        return "raw"
+    return {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex", "M": "datetime",
+            "m": "timedelta", "U": "fixed_str", "S": "fixed_bytes"}[n.kind]
+
+
+def _ml_name(n: np.dtype) -> str | None:
+    for name in ML_NAMES:
+        if _ml_dtype(name) == n:
+            return name
+    return None
+
+
+def _time_dtype(kind: str, unit: str, scale: int) -> np.dtype:
+    unit = "us" if unit == "μs" else unit
+    return np.dtype(f"{kind}8[{scale if scale != 1 else ''}{unit}]")
+
+
+# -- v3 --------------------------------------------------------------------------------------
+def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
+    """A v3 ``data_type`` (name string or ``{"name", "configuration"}`` object)."""
+    conf: dict[str, Any] | None = None
+    if isinstance(value, str):
+        name = value
+    elif isinstance(value, dict):
+        loc.keys(value, ("name",), ("configuration", "must_understand"))
+        name = (loc / "name").str(value["name"])
+        if "configuration" in value:
+            conf = (loc / "configuration").obj(value["configuration"])
+        if "must_understand" in value:
+            (loc / "must_understand").bool(value["must_understand"])
+    else:
+        raise loc.error("a data type name or object", value)
+    cl = loc / "configuration"
+    if name in CORE or name in STRING_NAMES or name in BYTES_NAMES or _RAW.match(name) \
+            or name in ML_NAMES:
+        if conf:
+            raise (cl / next(iter(conf))).fail(f"unknown field; data type {name!r} takes no "
+                                                "configuration")
+    if name in CORE:
+        return DataType(name, np.dtype(CORE[name]), json=value)
+    if name in STRING_NAMES or name in BYTES_NAMES:
+        return DataType(name, np.dtype("O"), variable=True, json=value)
+    m = _RAW.match(name)
+    if m:
+        bits = int(m.group(1))
+        if bits == 0 or bits % 8 or bits // 8 > MAX_ITEM_BYTES:
+            raise loc.error("raw bits r<N> with N a positive multiple of 8", name)
+        return DataType(name, np.dtype(f"V{bits // 8}"), json=value)
+    if name in ML_NAMES:
+        nd = _ml_dtype(name)
+        if nd is None:
+            raise loc.error(f"a data type this installation supports ({name!r} needs the "
+                            "optional ml_dtypes package)", name)
+        return DataType(name, nd, json=value)
+    if name in ("numpy.datetime64", "numpy.timedelta64"):
+        conf = cl.obj(conf if conf is not None else None)
+        cl.keys(conf, ("unit", "scale_factor"))
+        unit = (cl / "unit").str(conf["unit"])
+        if unit not in TIME_UNITS:
+            raise (cl / "unit").error(f"one of {', '.join(TIME_UNITS)}", unit)
+        scale = (cl / "scale_factor").int(conf["scale_factor"], 1, 2**31 - 1)
+        return DataType(name, _time_dtype("M" if "date" in name else "m", unit, scale), json=value)
+    if name in FIXED:
+        conf = cl.obj(conf)
+        cl.keys(conf, ("length_bytes",))
+        n = (cl / "length_bytes").int(conf["length_bytes"], 1 if name != "fixed_length_utf32"
+                                      else 4, MAX_ITEM_BYTES)
+        if name == "fixed_length_utf32":
+            if n % 4:
+                raise (cl / "length_bytes").error("a multiple of 4", n)
+            n //= 4
+        return DataType(name, np.dtype(f"{FIXED[name]}{n}"), json=value)
+    if name == "structured":
+        conf = cl.obj(conf)
+        cl.keys(conf, ("fields",))
+        fl = cl / "fields"
+        fields = fl.list(conf["fields"])
+        if not fields:
+            raise fl.error("at least one field", fields)
+        out, names = [], set()
+        for i, f in enumerate(fields):
+            f = (fl / i).list(f, "a [name, data type] pair")
+            if len(f) != 2:
+                raise (fl / i).error("a [name, data type] pair", f)
+            fname = (fl / i / 0).str(f[0])
+            if not fname or fname in names:
+                raise (fl / i / 0).error("a unique non-empty field name", fname)
+            names.add(fname)
+            sub = parse_dtype_v3(f[1], fl / i / 1)
+            if sub.variable:
+                raise (fl / i / 1).error("a fixed-size data type", f[1])
+            out.append((fname, sub.numpy))
+        return DataType(name, _safe_dtype(out, loc), json=value)
+    raise loc.error("a known data type", value)
+
+
+def _safe_dtype(spec: Any, loc: Loc) -> np.dtype:
+    try:
+        return np.dtype(spec)
+    except (TypeError, ValueError, OverflowError, MemoryError) as exc:
+        raise loc.error("a data type numpy can represent", str(exc)) from None
+
+
+def dtype_v3_json(dt: DataType) -> Any:
+    if dt.json is not None and not isinstance(dt.name, tuple) and not _is_v2_name(dt.name):
+        return dt.json
+    if isinstance(dt.name, str) and not _is_v2_name(dt.name):
+        return dt.name
+    return v3_json_for_numpy(dt.numpy, dt.variable, dt.name)
+
+
+def _is_v2_name(name: Any) -> bool:
+    return isinstance(name, tuple) or (isinstance(name, str) and bool(_V2.match(name))
+                                       and name not in CORE)
+
+
+def v3_json_for_numpy(n: np.dtype, variable: bool = False, hint: Any = None) -> Any:
+    """The v3 ``data_type`` JSON for a (native) numpy dtype."""
+    if variable or n.kind == "O":
+        return "string" if hint not in BYTES_NAMES else "bytes"
+    if n.fields is not None:
+        return {"name": "structured", "configuration": {"fields": [
+            [f, v3_json_for_numpy(n.fields[f][0])] for f in n.names]}}
+    ml = _ml_name(n) if n.kind == "V" else None
+    if ml:
+        return ml
+    for name, code in CORE.items():
+        if np.dtype(code) == n:
+            return name
+    if n.kind in "Mm":
+        unit, scale = np.datetime_data(n)
+        return {"name": "numpy.datetime64" if n.kind == "M" else "numpy.timedelta64",
+                "configuration": {"unit": unit, "scale_factor": scale}}
+    if n.kind == "U":
+        return {"name": "fixed_length_utf32", "configuration": {"length_bytes": n.itemsize}}
+    if n.kind == "S":
+        return {"name": "null_terminated_bytes", "configuration": {"length_bytes": n.itemsize}}
+    if n.kind == "V":
+        return {"name": "raw_bytes", "configuration": {"length_bytes": n.itemsize}}
+    raise Loc("data type").error("a numpy dtype with a Zarr v3 equivalent", str(n))
+
+
+# -- v2 --------------------------------------------------------------------------------------
+def parse_dtype_v2(value: Any, loc: Loc) -> tuple[DataType, str | None]:
+    """A v2 ``dtype``: returns the data type and the stored byte order ("little", "big", None)."""
+    if isinstance(value, str):
+        n, endian = _parse_typestr(value, loc)
+        return DataType(value, n, variable=n.kind == "O", json=value), endian
+    if isinstance(value, list):
+        n, endians = _parse_struct(value, loc, 0)
+        if len(endians) > 1:
+            raise loc.error("fields that share one byte order", value)
+        return DataType(freeze(value), n, json=value), (endians.pop() if endians else None)
+    raise loc.error("a typestr such as '<f4' or a structured descriptor", value)
+
+
+def _parse_typestr(s: str, loc: Loc) -> tuple[np.dtype, str | None]:
+    if s in ML_NAMES:
+        nd = _ml_dtype(s)
+        if nd is None:
+            raise loc.error(f"a data type this installation supports ({s!r} needs the "
+                            "optional ml_dtypes package)", s)
+        return nd, ("little" if nd.itemsize > 1 else None)
+    m = _V2.match(s)
+    if not m:
+        raise loc.error("a typestr such as '<f4', '|u1', '<M8[ns]', '|S5' or '|O'", s)
+    order, code = m.group(1), m.group(2)
+    if code[0] in "SUV" and int(code[1:]) == 0:
+        raise loc.error("a positive length", s)
+    if m.group(4) is not None and m.group(4) not in TIME_UNITS:
+        raise loc.error(f"a time unit among {', '.join(TIME_UNITS)}", s)
+    n = _safe_dtype(code.replace("μs", "us"), loc)
+    if n.itemsize > MAX_ITEM_BYTES:
+        raise loc.error(f"an item of at most {MAX_ITEM_BYTES} bytes", s)
+    multi = n.itemsize > 1 and n.kind not in "SVOb"
+    if multi:
+        if order not in "<>" or not order:
+            raise loc.error("a byte order '<' or '>' for a multi-byte type", s)
+        endian: str | None = "little" if order == "<" else "big"
+    else:
+        if order not in ("|", "<", ">"):
+            raise loc.error("a byte order '|', '<' or '>'", s)
+        endian = None
+    return n.newbyteorder("="), endian
+
+
+def _parse_struct(value: list, loc: Loc, depth: int) -> tuple[np.dtype, set[str]]:
+    if not value:
+        raise loc.error("at least one field", value)
+    if depth > 8:
+        raise loc.found("structured types nested at most 8 deep", "deeper nesting")
+    fields, endians, names = [], set(), set()
+    for i, f in enumerate(value):
+        fl = loc / i
+        if not isinstance(f, list) or len(f) not in (2, 3):
+            raise fl.error("a [name, dtype] or [name, dtype, shape] field", f)
+        name = (fl / 0).str(f[0])
+        if not name or name in names:
+            raise (fl / 0).error("a unique non-empty field name", name)
+        names.add(name)
+        if isinstance(f[1], list):
+            sub, e = _parse_struct(f[1], fl / 1, depth + 1)
+            endians |= e
+        else:
+            sub, en = _parse_typestr((fl / 1).str(f[1], "a typestr or a list of fields"), fl / 1)
+            if sub.kind == "O":
+                raise (fl / 1).error("a fixed-size field type", f[1])
+            if en:
+                endians.add(en)
+        if len(f) == 3:
+            shape = (fl / 2).list(f[2])
+            dims = tuple((fl / 2 / j).int(d, 1, 2**31 - 1) for j, d in enumerate(shape))
+            fields.append((name, sub, dims))
+        else:
+            fields.append((name, sub))
+    return _safe_dtype(fields, loc), endians
+
+
+def v2_typestr(n: np.dtype, endian: str | None = None) -> Any:
+    """The v2 ``dtype`` JSON for a numpy dtype stored with ``endian`` byte order."""
+    if n.fields is not None:
+        out = []
+        for name in n.names:
+            sub, _off = n.fields[name][:2]
+            base, shape = (sub.subdtype if sub.subdtype else (sub, ()))
+            entry = [name, v2_typestr(base, endian)]
+            if shape:
+                entry.append(list(shape))
+            out.append(entry)
+        return out
+    ml = _ml_name(n) if n.kind == "V" else None
+    if ml:
+        return ml
+    s = n.str
+    if n.kind == "O":
+        return "|O"
+    if n.itemsize > 1 and n.kind not in "SVb":
+        return (">" if endian == "big" else "<") + s[1:]
+    return "|" + s[1:]
+
+
+def dtype_v2_json(dt: DataType, endian: str | None) -> Any:
+    if dt.json is not None and _is_v2_name(dt.name):
+        return dt.json
+    if _is_v2_name(dt.name):
+        return thaw(dt.name)
+    return v2_typestr(dt.numpy, endian)
+
+
+# -- user input (create) ---------------------------------------------------------------------
+def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
+    """A data type from user input: a v3 name, numpy dtype (or its string), or ``str``/``bytes``.
+    Returns the type and the byte order requested by the numpy dtype (None: little / 1-byte)."""
+    loc = Loc("dtype")
+    if isinstance(dtype, DataType):
+        return dtype, None
+    variable: str | None = None
+    if dtype is str or dtype in ("str", "string", "|O", "O", object) or (
+            isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        variable = "string"
+    elif dtype is bytes or dtype in ("bytes", "variable_length_bytes"):
+        variable = "bytes"
+    if variable:
+        if zarr_format == 3:
+            return DataType(variable, np.dtype("O"), variable=True, json=variable), None
+        return DataType("|O", np.dtype("O"), variable=True, json="|O"), None
+    if isinstance(dtype, (str, dict)) and zarr_format == 3 and (
+            isinstance(dtype, dict) or dtype in CORE or dtype in ML_NAMES or _RAW.match(dtype)):
+        return parse_dtype_v3(dtype, loc), None
+    if isinstance(dtype, str) and dtype in ML_NAMES:
+        n = _ml_dtype(dtype)
+        if n is None:
+            raise loc.error("ml_dtypes installed", dtype)
+    else:
+        n = _safe_dtype(dtype, loc)
+    endian = None
+    if n.fields is None and n.byteorder == ">" or (n.byteorder == "=" and np.little_endian is False):
+        endian = "big"
+    native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
+    if n.kind == "O":
+        return resolve_dtype(str, zarr_format)
+    if zarr_format == 3:
+        j = v3_json_for_numpy(native)
+        name = j if isinstance(j, str) else j["name"]
+        return DataType(name, native, json=j), endian
+    j = v2_typestr(native, endian)
+    return DataType(freeze(j), native, json=j), endian
+
+
+def _native_struct(n: np.dtype) -> np.dtype:
+    return np.dtype([(f, n.fields[f][0].newbyteorder("=")) for f in n.names])

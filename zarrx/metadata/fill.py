@@ -1,0 +1,233 @@
+"""Fill values: JSON <-> numpy scalar, per data type, for both formats.
+
+In memory a fill value is a numpy scalar of the array's (native) dtype, a Python ``str`` /
+``bytes`` for variable-length strings / bytes, or ``None`` for a v2 ``null`` ("undefined").
+Floats keep their bit pattern, NaN payloads included; integers never pass through a float.
+
+JSON spellings read (v3): numbers, ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, hex bit patterns
+``"0x7fc00001"`` (exactly two digits per byte), ``[re, im]`` for complex, ``true``/``false``,
+integers for datetime/timedelta (``"NaT"`` too), ``[byte, ...]`` or base64 for raw bits, base64 for
+fixed/variable bytes and structured types, strings for strings. v2 adds ``null``, bare non-finite
+numbers of old writers, and base64 for ``S``/``V``/structured (``""`` meaning empty).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from zarrx.metadata._util import Loc
+from zarrx.metadata.dtypes import category
+from zarrx.metadata.model import DataType
+
+__all__ = ["parse_fill", "fill_json", "default_fill", "same_fill"]
+
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_NAT = np.iinfo(np.int64).min
+
+
+def _bits_dtype(n: np.dtype) -> np.dtype:
+    return np.dtype(f"<u{n.itemsize}") if n.itemsize in (1, 2, 4, 8) else np.dtype(f"V{n.itemsize}")
+
+
+def _int_range(n: np.dtype) -> tuple[int, int]:
+    try:
+        info = np.iinfo(n)
+        return int(info.min), int(info.max)
+    except ValueError:
+        import ml_dtypes  # sub-byte ints are ml_dtypes types
+        info = ml_dtypes.iinfo(n)
+        return int(info.min), int(info.max)
+
+
+def _float(value: Any, n: np.dtype, loc: Loc, fmt: int) -> Any:
+    """One float component: number, non-finite name, or hex bit pattern."""
+    want = ('a number, "NaN", "Infinity", "-Infinity"'
+            + (f' or a hex bit pattern of {2 * n.itemsize} digits' if fmt == 3 else ""))
+    if isinstance(value, str):
+        if value in _NONFINITE:
+            return np.array(_NONFINITE[value]).astype(n)[()]
+        if fmt == 3 and _HEX.match(value) and len(value) == 2 + 2 * n.itemsize:
+            bits = np.array(int(value, 16), dtype=np.uint64).astype(_bits_dtype(n))
+            return bits.view(n)[()]
+        raise loc.error(want, value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise loc.error(want, value)
+    if isinstance(value, float) and not math.isfinite(value) and fmt == 2:
+        return np.array(value).astype(n)[()]
+    try:
+        f = float(value)
+    except OverflowError:
+        raise loc.error(f"a value in the range of {n.name}", value) from None
+    if not math.isfinite(f):
+        raise loc.error(want, value)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.array(f).astype(n)[()]
+    if not math.isfinite(float(out)):
+        raise loc.error(f"a value in the range of {n.name}", value)
+    return out
+
+
+def _b64(value: Any, loc: Loc, size: int | None, exact: bool) -> bytes:
+    if not isinstance(value, str):
+        raise loc.error("a base64 string", value)
+    try:
+        raw = base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, ValueError, UnicodeEncodeError):
+        raise loc.error("a base64 string", value) from None
+    if size is not None and (len(raw) > size or (exact and len(raw) != size)):
+        raise loc.found(f"{'exactly' if exact else 'at most'} {size} bytes of base64 data",
+                        f"{len(raw)} bytes")
+    return raw
+
+
+def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3) -> Any:
+    """The fill value ``value`` (JSON) of type ``dt`` in format ``fmt`` (2 or 3)."""
+    n = dt.numpy
+    cat = category(dt)
+    if value is None:
+        if fmt == 2:
+            return None
+        raise loc.error(f"a fill value for {_tname(dt)}", value)
+    if cat == "bool":
+        if isinstance(value, bool) or (fmt == 2 and type(value) is int and value in (0, 1)):
+            return np.bool_(value)
+        raise loc.error("true or false", value)
+    if cat == "int":
+        if isinstance(value, float) and fmt == 2 and value.is_integer() and abs(value) < 2**53:
+            value = int(value)
+        lo, hi = _int_range(n)
+        if isinstance(value, str) and fmt == 3 and _HEX.match(value) \
+                and len(value) == 2 + 2 * n.itemsize:
+            return np.array(int(value, 16), np.uint64).astype(_bits_dtype(n)).view(n)[()]
+        return np.array(loc.int(value, lo, hi), dtype=n)[()]
+    if cat == "float":
+        return _float(value, n, loc, fmt)
+    if cat == "complex":
+        part = np.dtype(f"f{n.itemsize // 2}")
+        if not isinstance(value, list) or len(value) != 2:
+            raise loc.error("a [real, imaginary] pair", value)
+        re_, im = _float(value[0], part, loc / 0, fmt), _float(value[1], part, loc / 1, fmt)
+        pair = np.array([re_, im], dtype=part)
+        return pair.view(n)[0]
+    if cat in ("datetime", "timedelta"):
+        if value == "NaT":
+            return np.array(_NAT, np.int64).view(n)[()]
+        return np.array(loc.int(value, _NAT, 2**63 - 1), np.int64).view(n)[()]
+    if cat == "raw":
+        if isinstance(value, list):
+            if len(value) != n.itemsize:
+                raise loc.error(f"an array of {n.itemsize} byte values", value)
+            raw = bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
+        else:
+            raw = _b64(value, loc, n.itemsize, exact=True)
+        return np.frombuffer(raw, dtype=n)[0]
+    if cat == "structured":
+        if fmt == 3 and isinstance(value, list):
+            raise loc.error("a base64 string", value)
+        raw = _b64(value, loc, n.itemsize, exact=True)
+        return np.frombuffer(raw, dtype=n)[0]
+    if cat == "fixed_bytes":
+        raw = _b64(value, loc, n.itemsize, exact=False)
+        return np.bytes_(raw)
+    if cat == "fixed_str":
+        s = loc.str(value)
+        if len(s) > n.itemsize // 4:
+            raise loc.error(f"a string of at most {n.itemsize // 4} characters", s)
+        return np.str_(s)
+    if cat == "bytes":
+        if isinstance(value, list):
+            return bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
+        return _b64(value, loc, None, exact=False)
+    if cat in ("string", "object"):
+        if isinstance(value, (int, float)) and fmt == 2 and value == 0:
+            return ""      # zarr-python 2 wrote 0 for object arrays
+        return loc.str(value)
+    raise loc.error(f"a fill value for {_tname(dt)}", value)   # pragma: no cover
+
+
+def _tname(dt: DataType) -> str:
+    return dt.name if isinstance(dt.name, str) else "the structured type"
+
+
+def _float_json(x: Any, fmt: int) -> Any:
+    n = np.asarray(x).dtype
+    f = float(x)
+    if math.isnan(f):
+        canonical = np.array(math.nan).astype(n)
+        mine = np.asarray(x)
+        if fmt == 2 or mine.tobytes() == canonical.tobytes():
+            return "NaN"
+        bits = int(np.frombuffer(mine.tobytes(), _bits_dtype(n))[0])
+        return f"0x{bits:0{2 * n.itemsize}x}"
+    if math.isinf(f):
+        return "Infinity" if f > 0 else "-Infinity"
+    return f
+
+
+def fill_json(value: Any, dt: DataType, fmt: int = 3) -> Any:
+    """The JSON spelling of a fill value (inverse of :func:`parse_fill`)."""
+    if value is None:
+        if fmt == 2:
+            return None
+        value = default_fill(dt)
+    cat = category(dt)
+    if cat == "bool":
+        return bool(value)
+    if cat == "int":
+        return int(value)
+    if cat == "float":
+        return _float_json(value, fmt)
+    if cat == "complex":
+        part = np.dtype(f"f{dt.numpy.itemsize // 2}")
+        pair = np.array(value, dtype=dt.numpy).reshape(1).view(part)
+        return [_float_json(pair[0], fmt), _float_json(pair[1], fmt)]
+    if cat in ("datetime", "timedelta"):
+        return int(np.array(value, dtype=dt.numpy).view(np.int64))
+    if cat == "raw":
+        raw = np.array(value, dtype=dt.numpy).tobytes()
+        if fmt == 3 and dt.name == "raw_bytes" or fmt == 2:
+            return base64.b64encode(raw).decode("ascii")
+        return list(raw)
+    if cat == "structured":
+        return base64.b64encode(np.array(value, dtype=dt.numpy).tobytes()).decode("ascii")
+    if cat == "fixed_bytes":   # padded to the full item size: tensorstore requires it
+        return base64.b64encode(np.array(value, dtype=dt.numpy).tobytes()).decode("ascii")
+    if cat == "fixed_str":
+        return str(value)
+    if cat == "bytes":
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return str(value)
+
+
+def default_fill(dt: DataType) -> Any:
+    """zarr-python 3's default: zero of the type, False, "" / b"", NaT for datetimes."""
+    cat = category(dt)
+    if cat in ("string", "object"):
+        return ""
+    if cat == "bytes":
+        return b""
+    if cat in ("datetime", "timedelta"):
+        return np.array(_NAT, np.int64).view(dt.numpy)[()]
+    return np.zeros((), dtype=dt.numpy)[()]
+
+
+def same_fill(a: Any, b: Any, dt: DataType | None = None) -> bool:
+    """Bitwise equality of two fill values (NaN payloads and -0.0 compared exactly)."""
+    if a is None or b is None:
+        return a is None and b is None
+    try:
+        if dt is not None and not dt.variable:
+            return (np.array(a, dtype=dt.numpy).tobytes()
+                    == np.array(b, dtype=dt.numpy).tobytes())
+        if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
+            return isinstance(a, str) == isinstance(b, str) and a == b
+        x, y = np.asarray(a), np.asarray(b)
+        return x.dtype == y.dtype and x.tobytes() == y.tobytes()
+    except (TypeError, ValueError, OverflowError):
+        return False

@@ -1,0 +1,147 @@
+"""Strict JSON loading and zarr-python-style dumping of metadata documents.
+
+``load`` bounds a document's size and nesting depth *before* parsing it, rejects duplicate
+object keys, invalid UTF-8 and non-object top levels, and turns every failure into a
+``MetadataError`` naming the document key. Bare ``NaN`` / ``Infinity`` literals are not JSON: they
+are rejected in v3 documents (the spec spells them as strings) and accepted in v2 documents,
+which older writers produced. ``dumps`` writes ASCII JSON indented by 2 and never writes a bare
+non-finite number (they become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``).
+"""
+from __future__ import annotations
+
+import json as _json
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from zarrx.errors import MetadataError
+from zarrx.metadata._util import Loc, short
+
+__all__ = ["load", "dumps", "MAX_DOCUMENT_BYTES", "MAX_DEPTH"]
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
+MAX_DEPTH = 64                          # nesting of JSON arrays/objects, attributes included
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Duplicate(k)
+        out[k] = v
+    return out
+
+
+class _NonFinite(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> float:
+    raise _NonFinite(name)
+
+
+def _depth_of_text(data: bytes) -> int:
+    """Maximum bracket nesting of a JSON text (string literals masked), computed vectorised."""
+    masked = _STRING.sub(b'""', data)
+    if not masked:
+        return 0
+    arr = np.frombuffer(masked, dtype=np.uint8)
+    step = ((arr == 0x5B) | (arr == 0x7B)).astype(np.int64) - ((arr == 0x5D) | (arr == 0x7D))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def _check_tree(value: Any, loc: Loc) -> None:
+    """Depth, key types and value types of an already-built document (dict input)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    seen = 0
+    while stack:
+        node, depth = stack.pop()
+        seen += 1
+        if seen > 10_000_000:
+            raise loc.found("a document of at most 10000000 JSON values", "more")
+        if isinstance(node, dict):
+            if depth > MAX_DEPTH:
+                raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting")
+            for k, v in node.items():
+                if not isinstance(k, str):
+                    raise loc.error("JSON object keys that are strings", k)
+                stack.append((v, depth + 1))
+        elif isinstance(node, (list, tuple)):
+            if depth > MAX_DEPTH:
+                raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting")
+            stack.extend((v, depth + 1) for v in node)
+        elif node is None or isinstance(node, (str, bool, int, float)):
+            continue
+        else:
+            raise loc.error("JSON values (object, array, string, number, bool, null)",
+                            type(node).__name__)
+
+
+def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
+         allow_nonfinite: bool = False) -> dict[str, Any]:
+    """Parse a metadata document (bytes, text or an already parsed dict) into a dict."""
+    loc = Loc(key)
+    if isinstance(doc, dict):
+        _check_tree(doc, loc)
+        return doc
+    if isinstance(doc, str):
+        data = doc.encode("utf-8", "surrogatepass")
+    elif isinstance(doc, (bytes, bytearray, memoryview)):
+        data = bytes(doc)
+    else:
+        raise loc.found("a JSON document (bytes, str or dict)", type(doc).__name__)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise loc.found(f"a document of at most {MAX_DOCUMENT_BYTES} bytes", f"{len(data)} bytes")
+    depth = _depth_of_text(data)
+    if depth > MAX_DEPTH:
+        raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", f"{depth} levels")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise loc.found("UTF-8 encoded JSON", f"invalid byte at offset {exc.start}") from None
+    hook = (lambda name: float(name)) if allow_nonfinite else _reject_constant
+    try:
+        value = _json.loads(text, object_pairs_hook=_pairs, parse_constant=hook)
+    except _Duplicate as exc:
+        raise loc.found("unique keys in every JSON object", f"key {exc.args[0]!r} twice") from None
+    except _NonFinite as exc:
+        raise loc.found('JSON numbers (non-finite values are the strings "NaN", "Infinity", '
+                        '"-Infinity")', f"bare {exc.args[0]}") from None
+    except _json.JSONDecodeError as exc:
+        raise loc.found("valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                        ) from None
+    except (ValueError, RecursionError) as exc:   # e.g. integers with too many digits
+        raise loc.found("valid JSON", short(str(exc))) from None
+    if not isinstance(value, dict):
+        raise loc.error("a JSON object at the top level", value)
+    return value
+
+
+def _clean(value: Any) -> Any:
+    """Copy of ``value`` with non-finite floats as strings and numpy scalars as Python values."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
+
+
+def dumps(obj: Any) -> bytes:
+    """JSON bytes the way zarr-python writes metadata: indent 2, non-ASCII escaped, no bare NaN."""
+    try:
+        text = _json.dumps(_clean(obj), indent=2, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
+    return text.encode("ascii")

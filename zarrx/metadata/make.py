@@ -1,0 +1,185 @@
+"""``make_array_meta``: the validated ``ArrayMeta`` of a new array (used by ``create_array``).
+
+The metadata document is built and then parsed by the same code that reads stored documents,
+so a new array passes exactly the checks a stored one does.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from zarrx.errors import MetadataError
+from zarrx.metadata._util import Loc
+from zarrx.metadata.codecs import codec_json
+from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, resolve_dtype
+from zarrx.metadata.fill import default_fill, fill_json, parse_fill
+from zarrx.metadata.grid import grid_json, parse_shape
+from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
+                                  RegularGrid)
+from zarrx.metadata.v2 import COMPRESSOR_IDS, OBJECT_CODECS, _codec_v2_json, parse_array_v2
+from zarrx.metadata.v3 import parse_array_v3
+
+__all__ = ["make_array_meta", "coerce_fill"]
+
+WHERE = "array metadata"
+
+
+def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
+    """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`)."""
+    if value is None:
+        return default_fill(dt) if zarr_format == 3 else None
+    cat = category(dt)
+    if isinstance(value, str) and cat in ("float", "complex", "int", "datetime", "timedelta",
+                                          "raw", "structured", "fixed_bytes"):
+        return parse_fill(value, dt, loc, zarr_format)
+    if cat in ("string", "object"):
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "surrogateescape")
+        return loc.str(str(value) if isinstance(value, np.str_) else value)
+    if cat == "bytes":
+        if isinstance(value, str):
+            value = value.encode("utf-8")
+        if not isinstance(value, (bytes, bytearray)):
+            raise loc.error("bytes", value)
+        return bytes(value)
+    n = dt.numpy
+    try:
+        if cat == "int":
+            v = value.item() if isinstance(value, np.generic) else value
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            return parse_fill(v, dt, loc, 3)
+        if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
+                and not isinstance(value, bool):
+            return np.array(int(value), np.int64).view(n)[()]
+        if cat == "float" and not isinstance(value, np.generic):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise loc.error("a real number", value)
+            if isinstance(value, float) and not math.isfinite(value):
+                return np.array(value).astype(n)[()]
+            return parse_fill(value, dt, loc, 3)
+        if cat == "bool" and not isinstance(value, (bool, np.bool_)):
+            raise loc.error("True or False", value)
+        with np.errstate(over="raise", invalid="ignore"):
+            return np.array(value, dtype=n)[()]
+    except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
+        if isinstance(exc, MetadataError):
+            raise
+        raise loc.error(f"a fill value for {n}", value) from None
+
+
+def _key_encoding(value: Any, zarr_format: int) -> KeyEncoding:
+    loc = Loc(WHERE, "chunk_key_encoding")
+    if value is None:
+        return KeyEncoding("default", "/") if zarr_format == 3 else KeyEncoding("v2", ".")
+    if isinstance(value, KeyEncoding):
+        enc = value
+    elif isinstance(value, str):
+        enc = KeyEncoding(value, "/" if value == "default" else ".") \
+            if value in ("default", "v2") else None
+        if enc is None:
+            raise (loc / "name").error("'default' or 'v2'", value)
+    elif isinstance(value, Mapping):
+        name = value.get("name", "default")
+        conf = value.get("configuration", value)
+        if not isinstance(conf, Mapping):
+            raise (loc / "configuration").error("a JSON object", conf)
+        sep = conf.get("separator", "/" if name == "default" else ".")
+        if name not in ("default", "v2"):
+            raise (loc / "name").error("'default' or 'v2'", name)
+        if sep not in ("/", "."):
+            raise (loc / "separator").error("'/' or '.'", sep)
+        enc = KeyEncoding(name, sep)
+    else:
+        raise loc.error("a chunk key encoding", value)
+    if zarr_format == 2 and enc.name != "v2":
+        enc = KeyEncoding("v2", enc.separator)
+    return enc
+
+
+def _grid(chunks: Any, shape: tuple[int, ...], zarr_format: int) -> tuple[ChunkGrid | None, Any]:
+    if isinstance(chunks, ChunkGrid):
+        return chunks, None
+    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
+        chunks = (int(chunks),) * len(shape)
+    if isinstance(chunks, Sequence) and any(isinstance(c, (list, tuple)) for c in chunks):
+        if zarr_format == 2:
+            raise Loc(WHERE, "chunks").error("one chunk size per dimension (v2 has no "
+                                             "rectilinear grid)", chunks)
+        return None, {"name": "rectilinear", "configuration": {
+            "kind": "inline", "chunk_shapes": [list(c) if isinstance(c, (list, tuple)) else c
+                                               for c in chunks]}}
+    if not isinstance(chunks, Sequence) or isinstance(chunks, (str, bytes)):
+        raise Loc(WHERE, "chunks").error("a sequence of chunk sizes", chunks)
+    return RegularGrid(tuple(int(c) if isinstance(c, np.integer) else c for c in chunks)), None
+
+
+def _split_v2(codecs: list[CodecSpec]) -> tuple[str, list[CodecSpec], CodecSpec | None]:
+    order = "C"
+    rest = list(codecs)
+    if rest and rest[0].name == "transpose" and not rest[0].v2:
+        order, rest = "F", rest[1:]
+    rest = [c for c in rest if not (c.name == "bytes" and not c.v2)]
+    comp = None
+    if rest and rest[-1].name in COMPRESSOR_IDS and rest[-1].name not in OBJECT_CODECS:
+        comp = rest.pop()
+    return order, rest, comp
+
+
+def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *, fill_value: Any = None,
+                    codecs: Sequence[CodecSpec] | None = None, zarr_format: int = 3,
+                    chunk_key_encoding: Any = None, dimension_names: Sequence[str | None] | None
+                    = None, attributes: dict[str, Any] | None = None, order: str = "C"
+                    ) -> ArrayMeta:
+    """Validated metadata of a new array. ``codecs`` is the v3 list (v3) or the v2 filters
+    followed by at most one compressor (v2, as ``CodecSpec(..., v2=True)``)."""
+    if zarr_format not in (2, 3):
+        raise Loc(WHERE, "zarr_format").error("2 or 3", zarr_format)
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, Sequence) or isinstance(shape, (str, bytes)):
+        raise Loc(WHERE, "shape").error("a sequence of non-negative integers", shape)
+    shape_t = parse_shape([int(s) if isinstance(s, np.integer) else s for s in shape],
+                          Loc(WHERE, "shape"))
+    dt, endian = resolve_dtype(dtype, zarr_format)
+    grid, grid_doc = _grid(chunks, shape_t, zarr_format)
+    fill = coerce_fill(fill_value, dt, zarr_format, Loc(WHERE, "fill_value"))
+    enc = _key_encoding(chunk_key_encoding, zarr_format)
+    attrs = dict(attributes or {})
+    codecs = list(codecs) if codecs is not None else []
+    if zarr_format == 3:
+        if not codecs:
+            kind = category(dt)
+            codecs = [CodecSpec("vlen-utf8") if kind == "string" else CodecSpec("vlen-bytes")
+                      if kind == "bytes" else CodecSpec("bytes", {"endian": "little"} if
+                                                        dt.itemsize > 1 else {})]
+        doc: dict[str, Any] = {
+            "shape": list(shape_t), "data_type": dtype_v3_json(dt),
+            "chunk_grid": grid_doc or grid_json(grid, shape_t),   # type: ignore[arg-type]
+            "chunk_key_encoding": {"name": enc.name, "configuration": {"separator":
+                                                                       enc.separator}},
+            "fill_value": fill_json(fill, dt, 3), "codecs": [codec_json(c) for c in codecs],
+            "attributes": attrs, "zarr_format": 3, "node_type": "array",
+            "storage_transformers": []}
+        if dimension_names is not None:
+            doc["dimension_names"] = list(dimension_names)
+        return parse_array_v3(doc, WHERE)
+    if grid is None or not isinstance(grid, RegularGrid):
+        raise Loc(WHERE, "chunks").error("a regular chunk grid", chunks)
+    o, filters, comp = _split_v2(codecs)
+    if order not in ("C", "F"):
+        raise Loc(WHERE, "order").error("'C' or 'F'", order)
+    zarray = {"shape": list(shape_t), "chunks": list(grid.chunk_shape),
+              "dtype": dtype_v2_json(dt, endian), "fill_value": fill_json(fill, dt, 2),
+              "order": "F" if (order == "F" or o == "F") else "C",
+              "filters": [_codec_v2_json(f, Loc(WHERE, "filters")) for f in filters] or None,
+              "dimension_separator": enc.separator,
+              "compressor": None if comp is None else _codec_v2_json(comp, Loc(WHERE,
+                                                                                "compressor")),
+              "zarr_format": 2}
+    if dimension_names is not None:
+        attrs["_ARRAY_DIMENSIONS"] = list(dimension_names)
+    return parse_array_v2(zarray, attrs, WHERE)

@@ -1,0 +1,149 @@
+"""Reading and writing node metadata documents in a store (the only place, with ``api``, that
+knows which Zarr version a node is stored in).
+
+* ``load_node`` reads every candidate document of a node in one batched ``get_many``;
+* ``save_node`` writes a node's documents and keeps a v2 ``.zmetadata`` at the store root in step;
+* ``list_children`` / ``walk`` enumerate a hierarchy; ``consolidate`` writes consolidated metadata
+  (v2 ``.zmetadata``; v3 inline ``consolidated_metadata`` in the group's ``zarr.json``).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, parse_zmetadata,
+                            serialize_v2, serialize_v3, serialize_zmetadata)
+from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.store.base import Store
+
+__all__ = ["join", "load_node", "save_node", "delete_node", "list_children", "walk", "consolidate",
+           "V3_KEY", "V2_KEYS"]
+
+Meta = ArrayMeta | GroupMeta
+V3_KEY = "zarr.json"
+V2_KEYS = (".zarray", ".zgroup", ".zattrs")
+ZMETADATA = ".zmetadata"
+
+
+def join(path: str, name: str) -> str:
+    return f"{path}/{name}" if path else name
+
+
+def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta | None:
+    """The metadata of the node at ``path``, or None when there is none. v3 wins over v2."""
+    names: list[str] = []
+    if zarr_format in (None, 3):
+        names.append(V3_KEY)
+    if zarr_format in (None, 2):
+        names += V2_KEYS
+        if not path:
+            names.append(ZMETADATA)
+    docs = dict(zip(names, store.get_many([(join(path, n), None) for n in names])))
+    if docs.get(V3_KEY) is not None:
+        return parse_v3(docs[V3_KEY], join(path, V3_KEY))
+    zattrs = docs.get(".zattrs")
+    if docs.get(".zarray") is not None:
+        return parse_array_v2(docs[".zarray"], zattrs, join(path, ".zarray"))
+    if docs.get(".zgroup") is not None:
+        meta = parse_group_v2(docs[".zgroup"], zattrs, join(path, ".zgroup"))
+        if docs.get(ZMETADATA) is not None:
+            entries = parse_zmetadata(docs[ZMETADATA], ZMETADATA)
+            meta = dataclasses.replace(meta, consolidated={k: v for k, v in entries.items() if k})
+        return meta
+    return None
+
+
+def save_node(store: Store, path: str, meta: Meta) -> None:
+    """Write ``meta`` as the node at ``path`` (and refresh a v2 root ``.zmetadata`` if present)."""
+    if meta.zarr_format == 3:
+        store.set(join(path, V3_KEY), dumps(serialize_v3(meta)))
+        return
+    docs = serialize_v2(meta)
+    for name, doc in docs.items():
+        store.set(join(path, name), dumps(doc))
+    if ".zattrs" not in docs:
+        store.delete(join(path, ".zattrs"))
+    _sync_zmetadata(store, path, meta)
+
+
+def _sync_zmetadata(store: Store, path: str, meta: Meta) -> None:
+    raw = store.get(ZMETADATA)
+    if raw is None:
+        return
+    entries = parse_zmetadata(raw, ZMETADATA)
+    entries[path] = _without_consolidated(meta)
+    store.set(ZMETADATA, dumps(serialize_zmetadata(entries)))
+
+
+def _drop_from_zmetadata(store: Store, path: str) -> None:
+    raw = store.get(ZMETADATA)
+    if raw is None:
+        return
+    entries = parse_zmetadata(raw, ZMETADATA)
+    prefix = f"{path}/" if path else ""
+    kept = {k: v for k, v in entries.items() if k != path and not k.startswith(prefix)}
+    if path and len(kept) != len(entries):
+        store.set(ZMETADATA, dumps(serialize_zmetadata(kept)))
+
+
+def _without_consolidated(meta: Meta) -> Meta:
+    if isinstance(meta, GroupMeta) and meta.consolidated is not None:
+        return dataclasses.replace(meta, consolidated=None)
+    return meta
+
+
+def delete_node(store: Store, path: str) -> None:
+    """Remove the node at ``path`` and everything below it."""
+    if path:
+        store.delete_prefix(path + "/")
+        _drop_from_zmetadata(store, path)
+    else:
+        store.delete_prefix("")
+
+
+def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
+    """``(name, meta)`` of each child node of the group at ``path``, sorted by name; one batched
+    read for all candidate documents."""
+    _, dirs = store.list_dir(f"{path}/" if path else "")
+    if not dirs:
+        return []
+    names = [V3_KEY, *V2_KEYS]
+    reqs = [(join(join(path, d), n), None) for d in dirs for n in names]
+    vals = store.get_many(reqs)
+    out = []
+    for i, d in enumerate(dirs):
+        docs = dict(zip(names, vals[i * len(names):(i + 1) * len(names)]))
+        child = join(path, d)
+        if docs[V3_KEY] is not None:
+            out.append((d, parse_v3(docs[V3_KEY], join(child, V3_KEY))))
+        elif docs[".zarray"] is not None:
+            out.append((d, parse_array_v2(docs[".zarray"], docs[".zattrs"], join(child, ".zarray"))))
+        elif docs[".zgroup"] is not None:
+            out.append((d, parse_group_v2(docs[".zgroup"], docs[".zattrs"], join(child, ".zgroup"))))
+    return out
+
+
+def walk(store: Store, path: str) -> Iterator[tuple[str, Meta]]:
+    """Every node below ``path`` as ``(path relative to it, meta)``, parents before children."""
+    for name, meta in list_children(store, path):
+        yield name, meta
+        if isinstance(meta, GroupMeta):
+            for sub, m in walk(store, join(path, name)):
+                yield f"{name}/{sub}", m
+
+
+def consolidate(store: Store, path: str = "") -> GroupMeta:
+    """Consolidate the hierarchy under the group at ``path``; returns its new metadata."""
+    from zarrx.errors import NodeNotFoundError
+
+    root = load_node(store, path)
+    if not isinstance(root, GroupMeta):
+        raise NodeNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
+    entries = {rel: _without_consolidated(m) for rel, m in walk(store, path)}
+    root = dataclasses.replace(root, consolidated=None)
+    if root.zarr_format == 2:
+        store.set(join(path, ZMETADATA), dumps(serialize_zmetadata({"": root, **entries})))
+        return dataclasses.replace(root, consolidated=entries)
+    root = dataclasses.replace(root, consolidated=entries)
+    store.set(join(path, V3_KEY), dumps(serialize_v3(root)))
+    return root

@@ -1,0 +1,238 @@
+"""Zarr v3 ``zarr.json``: parse into ``ArrayMeta`` / ``GroupMeta`` and serialise back.
+
+Unknown top-level fields are accepted only as extension objects with ``"must_understand":
+false`` (kept in ``extra`` and written back); anything else unknown raises ``MetadataError``
+naming the field. Writing back prefers the spelling a document was read with (hex NaN vs
+``"NaN"``, a ``chunk_key_encoding`` without configuration, absent optional fields) whenever it
+still means the same thing, so a read-write round trip gives the same JSON values.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zarrx.metadata import json as mjson
+from zarrx.metadata._util import Loc
+from zarrx.metadata.codecs import codec_json, parse_codecs_v3
+from zarrx.metadata.dtypes import dtype_v3_json, parse_dtype_v3
+from zarrx.metadata.fill import fill_json, parse_fill, same_fill
+from zarrx.metadata.grid import (check_grid, grid_json, key_encoding_json, parse_grid_v3,
+                                 parse_key_encoding_v3, parse_shape)
+from zarrx.metadata.model import ArrayMeta, GroupMeta, RectilinearGrid, RegularGrid
+
+__all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3"]
+
+ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
+                  "chunk_key_encoding", "fill_value", "codecs")
+ARRAY_OPTIONAL = ("attributes", "dimension_names", "storage_transformers")
+GROUP_OPTIONAL = ("attributes", "consolidated_metadata")
+
+
+def _load(doc: Any, key: str) -> dict[str, Any]:
+    return mjson.load(doc, key)
+
+
+def _extensions(d: dict[str, Any], known: tuple[str, ...], loc: Loc) -> dict[str, Any]:
+    extra = {}
+    for name, value in d.items():
+        if name in known:
+            continue
+        if isinstance(value, dict) and value.get("must_understand") is False:
+            extra[name] = value
+        else:
+            raise (loc / name).error('a known field, or an extension object with '
+                                     '"must_understand": false', value)
+    return extra
+
+
+def _header(d: dict[str, Any], loc: Loc, node_type: str | None) -> str:
+    if "zarr_format" not in d:
+        raise loc.fail("missing required field 'zarr_format'")
+    if d["zarr_format"] != 3 or isinstance(d["zarr_format"], bool):
+        raise (loc / "zarr_format").error("3", d["zarr_format"])
+    if "node_type" not in d:
+        raise loc.fail("missing required field 'node_type'")
+    nt = d["node_type"]
+    if nt not in ("array", "group") or (node_type is not None and nt != node_type):
+        raise (loc / "node_type").error(repr(node_type) if node_type else "'array' or 'group'",
+                                        nt)
+    return nt
+
+
+def _attributes(d: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    return dict((loc / "attributes").obj(d.get("attributes", {})))
+
+
+def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
+    _header(d, loc, "array")
+    for name in ARRAY_REQUIRED:
+        if name not in d:
+            raise loc.fail(f"missing required field {name!r}")
+    extra = _extensions(d, ARRAY_REQUIRED + ARRAY_OPTIONAL, loc)
+    shape = parse_shape(d["shape"], loc / "shape")
+    dt = parse_dtype_v3(d["data_type"], loc / "data_type")
+    grid = parse_grid_v3(d["chunk_grid"], shape, loc / "chunk_grid")
+    check_grid(grid, shape, dt.itemsize, loc / "chunk_grid")
+    enc = parse_key_encoding_v3(d["chunk_key_encoding"], loc / "chunk_key_encoding")
+    fill = parse_fill(d["fill_value"], dt, loc / "fill_value", 3)
+    if isinstance(grid, RegularGrid):
+        seen = grid.chunk_shape
+    else:
+        assert isinstance(grid, RectilinearGrid)
+        seen = tuple(math.gcd(*e) if e else 1 for e in grid.chunk_sizes)
+    codecs, levels, inner = parse_codecs_v3(d["codecs"], dt, seen, loc / "codecs")
+    names = d.get("dimension_names")
+    if names is not None:
+        nl = loc / "dimension_names"
+        items = nl.list(names, "an array of strings or nulls, or null")
+        if len(items) != len(shape):
+            raise nl.found(f"{len(shape)} names (one per dimension)", f"{len(items)} names")
+        for i, n in enumerate(items):
+            if n is not None and not isinstance(n, str):
+                raise (nl / i).error("a string or null", n)
+        names = tuple(items)
+    for i, st in enumerate((loc / "storage_transformers").list(d.get("storage_transformers", []))):
+        if not (isinstance(st, dict) and st.get("must_understand") is False):
+            raise (loc / "storage_transformers" / i).error(
+                'no storage transformer (none is supported) or one with "must_understand": '
+                'false', st)
+    if d.get("storage_transformers"):
+        extra["storage_transformers"] = d["storage_transformers"]
+    return ArrayMeta(shape=shape, data_type=dt, chunk_grid=grid, key_encoding=enc,
+                     fill_value=fill, codecs=codecs, shard_levels=levels, chunk_codecs=inner,
+                     attributes=_attributes(d, loc), dimension_names=names, zarr_format=3,
+                     extra=extra, json=d)
+
+
+def _entry_loc(loc: Loc, path: str) -> Loc:
+    return Loc(loc.key, f'{loc.path}["{path}"]')
+
+
+def _group(d: dict[str, Any], loc: Loc) -> GroupMeta:
+    _header(d, loc, "group")
+    extra = _extensions(d, ("zarr_format", "node_type") + GROUP_OPTIONAL, loc)
+    consolidated = None
+    cm = d.get("consolidated_metadata")
+    if cm is not None:
+        cl = loc / "consolidated_metadata"
+        cm = cl.obj(cm)
+        cl.keys(cm, ("kind", "metadata"), ("must_understand",))
+        if cm["kind"] != "inline":
+            raise (cl / "kind").error("'inline'", cm["kind"])
+        if cm.get("must_understand", False) is not False:
+            raise (cl / "must_understand").error("false", cm["must_understand"])
+        ml = cl / "metadata"
+        consolidated = {}
+        for path, entry in ml.obj(cm["metadata"]).items():
+            el = _entry_loc(ml, path)
+            check_path(path, el)
+            consolidated[path] = _node(el.obj(entry), el)
+    return GroupMeta(attributes=_attributes(d, loc), zarr_format=3, consolidated=consolidated,
+                     extra=extra, json=d)
+
+
+def check_path(path: str, loc: Loc) -> None:
+    parts = path.split("/")
+    if not path or any(p in ("", ".", "..") for p in parts):
+        raise loc.error("a node path such as 'a/b' (no empty, '.' or '..' segments)", path)
+
+
+def _node(d: dict[str, Any], loc: Loc) -> ArrayMeta | GroupMeta:
+    nt = _header(d, loc, None)
+    return _array(d, loc) if nt == "array" else _group(d, loc)
+
+
+def parse_array_v3(doc: bytes | str | dict, key: str) -> ArrayMeta:
+    """An array's ``zarr.json`` (bytes, text or parsed dict) read from store key ``key``."""
+    return _array(_load(doc, key), Loc(key))
+
+
+def parse_group_v3(doc: bytes | str | dict, key: str) -> GroupMeta:
+    return _group(_load(doc, key), Loc(key))
+
+
+def parse_v3(doc: bytes | str | dict, key: str) -> ArrayMeta | GroupMeta:
+    """An array or group ``zarr.json``, by its ``node_type``."""
+    return _node(_load(doc, key), Loc(key))
+
+
+# -- serialise ---------------------------------------------------------------------------------
+def _src(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
+    src = meta.json
+    return src if isinstance(src, dict) and src.get("zarr_format") == 3 else {}
+
+
+def _same(parse: Any, value: Any, expect: Any) -> bool:
+    try:
+        return parse(value) == expect
+    except ValueError:
+        return False
+
+
+def _ordered(out: dict[str, Any], src: dict[str, Any]) -> dict[str, Any]:
+    if not src:
+        return out
+    first = {k: out[k] for k in src if k in out}
+    first.update((k, v) for k, v in out.items() if k not in first)
+    return first
+
+
+def serialize_v3(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
+    """The ``zarr.json`` object of a node."""
+    if isinstance(meta, GroupMeta):
+        return _serialize_group(meta)
+    src = _src(meta)
+    if any(c.v2 for c in meta.codecs):
+        raise Loc("zarr.json", "codecs").error("v3 codecs (this array's codecs were lowered "
+                                                "from a v2 .zarray)", [c.name for c in meta.codecs])
+    enc = meta.key_encoding
+    if "chunk_key_encoding" in src and _same(
+            lambda v: parse_key_encoding_v3(v, Loc("k")), src["chunk_key_encoding"], enc):
+        enc_json = src["chunk_key_encoding"]
+    else:
+        enc_json = key_encoding_json(enc)
+    fv = fill_json(meta.fill_value, meta.data_type, 3)
+    if "fill_value" in src:
+        try:
+            old = parse_fill(src["fill_value"], meta.data_type, Loc("k"), 3)
+            if same_fill(old, meta.fill_value, meta.data_type):
+                fv = src["fill_value"]
+        except ValueError:
+            pass
+    out: dict[str, Any] = {
+        "shape": list(meta.shape), "data_type": dtype_v3_json(meta.data_type),
+        "chunk_grid": grid_json(meta.chunk_grid, meta.shape), "chunk_key_encoding": enc_json,
+        "fill_value": fv, "codecs": [codec_json(c) for c in meta.codecs]}
+    if meta.attributes or "attributes" in src or not src:
+        out["attributes"] = meta.attributes
+    out["zarr_format"] = 3
+    out["node_type"] = "array"
+    if meta.dimension_names is not None or "dimension_names" in src:
+        out["dimension_names"] = (None if meta.dimension_names is None
+                                  else list(meta.dimension_names))
+    if "storage_transformers" in src or not src:
+        out["storage_transformers"] = []
+    out.update(meta.extra)
+    return _ordered(out, src)
+
+
+def _serialize_group(meta: GroupMeta) -> dict[str, Any]:
+    src = _src(meta)
+    out: dict[str, Any] = {}
+    if meta.attributes or "attributes" in src or not src:
+        out["attributes"] = meta.attributes
+    out["zarr_format"] = 3
+    if meta.consolidated is not None:
+        cm_src = src.get("consolidated_metadata")
+        cm: dict[str, Any] = {"kind": "inline", "must_understand": False, "metadata": {
+            p: serialize_v3(m) for p, m in meta.consolidated.items()}}
+        if isinstance(cm_src, dict):
+            if "must_understand" not in cm_src:
+                del cm["must_understand"]
+            cm = {k: cm[k] for k in (*cm_src, *cm) if k in cm}
+        out["consolidated_metadata"] = cm
+    elif "consolidated_metadata" in src:
+        out["consolidated_metadata"] = None
+    out["node_type"] = "group"
+    out.update(meta.extra)
+    return _ordered(out, src)

@@ -1,0 +1,23 @@
+import numpy as np
+import numpy.typing as npt
+
+OK: int
+BAD_LENGTH: int
+SHARD_TOO_SMALL: int
+BAD_CRC: int
+HALF_SENTINEL: int
+OVERFLOW: int
+PAST_END: int
+OVERLAP_INDEX: int
+NEGATIVE_COORD: int
+TOO_LARGE: int
+
+def index_nbytes(n_chunks: int, has_crc: bool) -> int: ...
+def decode_index(buf: bytes | bytearray | memoryview, n_chunks: int, shard_size: int,
+                 index_location: str, has_crc: bool
+                 ) -> tuple[npt.NDArray[np.uint64], int, int]: ...
+def stored_crc(buf: bytes | bytearray | memoryview, has_crc: bool) -> tuple[int, int]: ...
+def encode_index(entries: npt.ArrayLike, has_crc: bool) -> bytes: ...
+def locate(coords: npt.NDArray[np.int64], per_shard: npt.NDArray[np.int64]
+           ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64],
+                      int, int]: ...

@@ -1,0 +1,227 @@
+# zarrx-sources: csrc/zx_crc32c.c
+"""Shard index kernels: decode + validate a ``sharding_indexed`` index, encode one, and map a
+batch of inner-chunk coordinates onto (shard coordinates, index slot).
+
+Kernels return status codes; :mod:`zarrx.store.shard` turns a code into a ShardError naming the
+shard, the entry and the numbers involved. Every length and offset is checked before memory is
+touched, with overflow-safe arithmetic (never ``a + b > c`` on uint64 when ``a + b`` could wrap).
+"""
+cimport cython
+import numpy as np
+cimport numpy as cnp
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+from zarrx._clib.zx_crc32c cimport zx_crc32c
+from zarrx.errors import ShardError
+
+cnp.import_array()
+
+# Status codes of decode_index / locate (exported below for the Python caller).
+cdef enum:
+    ZX_OK = 0
+    ZX_BAD_LENGTH = 1        # index buffer is not exactly 16*n (+4) bytes
+    ZX_SHARD_TOO_SMALL = 2   # known shard size is smaller than the index
+    ZX_BAD_CRC = 3           # stored crc32c differs from the computed one
+    ZX_HALF_SENTINEL = 4     # exactly one word of an entry is 2^64-1
+    ZX_OVERFLOW = 5          # offset + nbytes (+ index length) does not fit in uint64
+    ZX_PAST_END = 6          # offset + nbytes > shard size
+    ZX_OVERLAP_INDEX = 7     # entry bytes overlap the index region
+    ZX_NEGATIVE_COORD = 8    # locate(): a coordinate is negative
+    ZX_TOO_LARGE = 9         # the entry (with a trailing index) reaches past 2^63-1 bytes
+
+OK = ZX_OK
+BAD_LENGTH = ZX_BAD_LENGTH
+SHARD_TOO_SMALL = ZX_SHARD_TOO_SMALL
+BAD_CRC = ZX_BAD_CRC
+HALF_SENTINEL = ZX_HALF_SENTINEL
+OVERFLOW = ZX_OVERFLOW
+PAST_END = ZX_PAST_END
+OVERLAP_INDEX = ZX_OVERLAP_INDEX
+NEGATIVE_COORD = ZX_NEGATIVE_COORD
+TOO_LARGE = ZX_TOO_LARGE
+
+cdef uint64_t MISSING = 0xFFFFFFFFFFFFFFFF
+cdef uint64_t MAX_OBJECT = 0x7FFFFFFFFFFFFFFF    # no store object (off_t) is larger
+
+
+cdef inline uint64_t _load_le64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int k
+    for k in range(7, -1, -1):
+        v = (v << 8) | p[k]
+    return v
+
+
+def index_nbytes(Py_ssize_t n_chunks, bint has_crc):
+    """Encoded size of an index of ``n_chunks`` entries: ``16 * n (+ 4)``."""
+    if n_chunks < 0 or n_chunks > (<Py_ssize_t>1 << 58):
+        raise ShardError(f"shard index: expected 0 <= n_chunks <= 2^58, found {n_chunks}")
+    return 16 * n_chunks + (4 if has_crc else 0)
+
+
+cdef int _check_entries(const uint64_t* e, Py_ssize_t n, int64_t shard_size, bint at_end,
+                        uint64_t idx_len, Py_ssize_t* bad) noexcept nogil:
+    """Validate every entry; on failure store its number in ``bad`` and return the status."""
+    cdef Py_ssize_t i
+    cdef uint64_t off, nb, size, data_lo, data_hi
+    cdef bint known = shard_size >= 0
+    size = <uint64_t>shard_size if known else 0
+    # the data region: [idx_len, size) for "start", [0, size - idx_len) for "end"
+    data_lo = 0 if at_end else idx_len
+    data_hi = (size - idx_len) if at_end else size
+    for i in range(n):
+        off = e[2 * i]
+        nb = e[2 * i + 1]
+        if off == MISSING and nb == MISSING:
+            continue
+        bad[0] = i
+        if off == MISSING or nb == MISSING:
+            return ZX_HALF_SENTINEL
+        if off > MISSING - nb:
+            return ZX_OVERFLOW
+        if at_end and off + nb > MISSING - idx_len:
+            return ZX_OVERFLOW     # no shard can hold these bytes and the trailing index
+        if off + nb > MAX_OBJECT - (idx_len if at_end else 0):
+            return ZX_TOO_LARGE
+        if known:
+            if off + nb > size:
+                return ZX_PAST_END
+            if nb > 0 and (off + nb > data_hi or off < data_lo):
+                return ZX_OVERLAP_INDEX
+        elif nb > 0 and off < data_lo:
+            return ZX_OVERLAP_INDEX
+    bad[0] = -1
+    return ZX_OK
+
+
+def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_size,
+                 str index_location, bint has_crc):
+    """Decode and validate a shard index.
+
+    ``buf`` must be the index bytes exactly (``16 * n_chunks`` plus 4 with ``has_crc``);
+    ``shard_size`` is the shard object's size in bytes, or -1 when unknown (then entries are
+    checked for overflow and, with the index at the start, for overlap with it).
+    Returns ``(entries, status, bad_entry)``: entries an ``(n, 2)`` uint64 array of
+    ``[offset, nbytes]`` (2^64-1 pairs for missing chunks), status one of the module's codes,
+    bad_entry the failing entry's number (-1 when the failure is not about one entry).
+    """
+    if index_location not in ("end", "start"):
+        raise ShardError(f"shard index: index_location: expected 'end' or 'start', "
+                         f"found {index_location!r}")
+    cdef uint64_t idx_len = <uint64_t>index_nbytes(n_chunks, has_crc)
+    cdef bint at_end = index_location == "end"
+    cdef cnp.ndarray entries = np.empty((n_chunks, 2), dtype=np.uint64)
+    cdef uint64_t* e = <uint64_t*>cnp.PyArray_DATA(entries)
+    cdef Py_ssize_t blen = buf.shape[0], i, bad = -1
+    cdef const uint8_t* p
+    cdef uint32_t stored, computed
+    cdef int status
+    if <uint64_t>blen != idx_len:
+        return entries, ZX_BAD_LENGTH, -1
+    if shard_size >= 0 and <uint64_t>shard_size < idx_len:
+        return entries, ZX_SHARD_TOO_SMALL, -1
+    if n_chunks == 0 and not has_crc:
+        return entries, ZX_OK, -1
+    p = &buf[0]
+    with nogil:
+        for i in range(2 * n_chunks):
+            e[i] = _load_le64(p + 8 * i)
+    if has_crc:
+        stored = (<uint32_t>p[idx_len - 4] | (<uint32_t>p[idx_len - 3] << 8)
+                  | (<uint32_t>p[idx_len - 2] << 16) | (<uint32_t>p[idx_len - 1] << 24))
+        with nogil:
+            computed = zx_crc32c(0, p, <size_t>(idx_len - 4))
+        if stored != computed:
+            return entries, ZX_BAD_CRC, -1
+    with nogil:
+        status = _check_entries(e, n_chunks, shard_size, at_end, idx_len, &bad)
+    return entries, status, bad
+
+
+def stored_crc(const uint8_t[::1] buf, bint has_crc):
+    """``(stored, computed)`` crc32c of an index buffer (for error messages)."""
+    cdef Py_ssize_t n = buf.shape[0]
+    if not has_crc or n < 4:
+        return 0, 0
+    cdef uint32_t stored = (<uint32_t>buf[n - 4] | (<uint32_t>buf[n - 3] << 8)
+                            | (<uint32_t>buf[n - 2] << 16) | (<uint32_t>buf[n - 1] << 24))
+    cdef uint32_t computed
+    with nogil:
+        computed = zx_crc32c(0, &buf[0], <size_t>(n - 4))
+    return stored, computed
+
+
+def encode_index(entries, bint has_crc):
+    """The index bytes of an ``(n, 2)`` array of ``[offset, nbytes]``: uint64 LE pairs in C
+    order, followed by their crc32c (LE) when ``has_crc``."""
+    cdef cnp.ndarray arr = np.ascontiguousarray(entries, dtype="<u8")
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ShardError(f"shard index: expected an (n, 2) array of entries, "
+                         f"found shape {(<object>arr).shape}")
+    cdef Py_ssize_t body = arr.shape[0] * 16
+    cdef bytearray out = bytearray(body + (4 if has_crc else 0))
+    cdef uint8_t[::1] dst = out
+    cdef const uint8_t* src = <const uint8_t*>cnp.PyArray_DATA(arr)
+    cdef uint32_t crc
+    if body:
+        memcpy(&dst[0], src, <size_t>body)
+    if has_crc:
+        with nogil:
+            crc = zx_crc32c(0, src, <size_t>body)
+        dst[body] = crc & 0xFF
+        dst[body + 1] = (crc >> 8) & 0xFF
+        dst[body + 2] = (crc >> 16) & 0xFF
+        dst[body + 3] = (crc >> 24) & 0xFF
+    return bytes(out)
+
+
+@cython.boundscheck(False)  # safe: loops run over i < m, d < nd of arrays shaped (m, nd) / (nd,)
+def locate(const int64_t[:, ::1] coords, const int64_t[::1] per_shard):
+    """Map inner-chunk coordinates (one row each) onto shards.
+
+    ``per_shard[d]`` is the number of inner chunks per shard along axis d. Returns
+    ``(shards, slots, runs, status, bad_row)``: ``shards`` the (m, ndim) shard coordinates,
+    ``slots`` the C-order slot of each chunk in its shard's index, ``runs`` the row numbers where
+    a new run of equal shard coordinates starts (always starting with 0 when m > 0).
+    """
+    cdef Py_ssize_t m = coords.shape[0], nd = coords.shape[1], i, d
+    if per_shard.shape[0] != nd:
+        raise ShardError(f"locate: coordinates have {nd} dimensions, the shard grid "
+                         f"{per_shard.shape[0]}")
+    for d in range(nd):
+        if per_shard[d] <= 0:
+            raise ShardError(f"locate: inner chunks per shard along axis {d}: expected > 0, "
+                             f"found {per_shard[d]}")
+    cdef cnp.ndarray shards_a = np.empty((m, nd), dtype=np.int64)
+    cdef cnp.ndarray slots_a = np.empty(m, dtype=np.int64)
+    cdef cnp.ndarray runs_a = np.empty(m, dtype=np.int64)
+    cdef int64_t[:, ::1] shards = shards_a
+    cdef int64_t[::1] slots = slots_a
+    cdef int64_t[::1] runs = runs_a
+    cdef int64_t c, q, slot
+    cdef Py_ssize_t nruns = 0, bad = -1
+    cdef bint same
+    with nogil:
+        for i in range(m):
+            slot = 0
+            same = i > 0
+            for d in range(nd):
+                c = coords[i, d]
+                if c < 0:
+                    bad = i
+                    break
+                q = c // per_shard[d]
+                shards[i, d] = q
+                slot = slot * per_shard[d] + (c - q * per_shard[d])
+                if same and shards[i - 1, d] != q:
+                    same = False
+            if bad >= 0:
+                break
+            slots[i] = slot
+            if not same:
+                runs[nruns] = i
+                nruns += 1
+    if bad >= 0:
+        return shards_a, slots_a, runs_a[:0], ZX_NEGATIVE_COORD, bad
+    return shards_a, slots_a, runs_a[:nruns], ZX_OK, -1
