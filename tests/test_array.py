@@ -44,7 +44,7 @@ def sample(shape, dtype, seed=0):
         a = rng.integers(0, 2, n).astype(bool)
     elif dt.kind in "iu":
         info = np.iinfo(dt)
-        a = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        a = rng.integers(info.min, info.max, n, dtype=dt.newbyteorder("="), endpoint=True).astype(dt)
     elif dt.kind == "f":
         a = rng.normal(0, 100, n).astype(dt)
     elif dt.kind == "c":

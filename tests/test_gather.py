@@ -126,6 +126,13 @@ def test_is_all(dtype: np.dtype) -> None:
     assert is_all(np.empty((0, 3), dtype), item.tobytes())
 
 
+def test_is_all_any_layout() -> None:
+    assert is_all(np.broadcast_to(np.float32(1), (4, 16)), np.float32(1).tobytes())
+    a = np.zeros((4, 6), "i2")
+    a[:, 1] = 3
+    assert is_all(a[:, ::2], bytes(2)) and not is_all(a.T, bytes(2))
+
+
 def test_is_all_compares_bytes() -> None:
     nan = np.full(10, np.nan, dtype="f8")
     assert is_all(nan, np.float64(np.nan).tobytes())
@@ -184,8 +191,9 @@ ERRORS = {
                         "fill_box: value has 3 bytes; expected one item of 4 bytes"),
     "is_all-size": (lambda: is_all(b"abcde", b"ab"),
                     "is_all: buffer of 5 bytes is not a whole number of 2-byte items"),
-    "is_all-noncontiguous": (lambda: is_all(A[:, ::2], bytes(4)),
-                             "is_all: expected a C-contiguous array"),
+    "is_all-type": (lambda: is_all(3.5, b"\0"), "is_all: expected a buffer, found float"),
+    "is_all-empty-value": (lambda: is_all(b"ab", b""),
+                           "is_all: value has 0 bytes; expected one item of at least 1 byte"),
 }
 
 

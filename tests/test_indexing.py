@@ -118,8 +118,9 @@ def check_plan(a: np.ndarray, grid: ChunkGridIndex, plan, oracle: Any) -> None:
         assert p.full == bool(cov[grid.chunk_region(p.coords)].all()), p
 
 
-def arrays_and_grid(data: Any, max_dims: int = 4) -> tuple[np.ndarray, ChunkGridIndex, Any]:
-    shape = data.draw(zst.shapes(max_dims=max_dims), label="shape")
+def arrays_and_grid(data: Any, max_dims: int = 4, max_side: int = 9
+                    ) -> tuple[np.ndarray, ChunkGridIndex, Any]:
+    shape = data.draw(zst.shapes(max_dims=max_dims, max_side=max_side), label="shape")
     chunks = data.draw(zst.grids(shape), label="grid")
     a = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
     return a, ChunkGridIndex(shape, chunks), chunks
@@ -155,7 +156,7 @@ def test_coordinate_matches_numpy(data: Any) -> None:
 @SETTINGS
 @given(st.data())
 def test_mask_matches_numpy(data: Any) -> None:
-    a, grid, chunks = arrays_and_grid(data)
+    a, grid, chunks = arrays_and_grid(data, max_side=7)
     mask = data.draw(zst.mask_selections(a.shape), label="mask")
     check_plan(a, grid, plan_selection(mask, a.shape, chunks, "mask"), mask)
     if a.ndim >= 1:
@@ -166,7 +167,7 @@ def test_mask_matches_numpy(data: Any) -> None:
 @SETTINGS
 @given(st.data())
 def test_block_matches_numpy(data: Any) -> None:
-    a, grid, chunks = arrays_and_grid(data)
+    a, grid, chunks = arrays_and_grid(data, max_side=7)
     sel = data.draw(zst.block_selections(a.shape, chunks), label="sel")
     full_sel = sel + (slice(None),) * (a.ndim - len(sel))
     check_plan(a, grid, plan_selection(sel, a.shape, chunks, "block"), block_oracle(full_sel, grid))
@@ -239,8 +240,8 @@ def test_shard_major_example() -> None:
     ((slice(None, None, -1),), [((0,), (slice(0, 4),), (slice(9, 5, -1),), True),
                                 ((1,), (slice(0, 4),), (slice(5, 1, -1),), True),
                                 ((2,), (slice(0, 2),), (slice(1, None, -1),), True)]),
-    ((5,), [((1,), (1,), (), False)]),
-    ((-1,), [((2,), (1,), (), False)]),
+    ((5,), [((1,), (1, Ellipsis), (Ellipsis,), False)]),
+    ((-1,), [((2,), (1, Ellipsis), (Ellipsis,), False)]),
 ], ids=["all", "reversed", "int", "negative-int"])
 def test_projection_values(sel: tuple, expected: list) -> None:
     plan = plan_selection(sel, (10,), (4,))
@@ -257,14 +258,35 @@ def test_border_full_and_rectilinear() -> None:
     assert g.chunk_of((6, 2)) == (1, 1) and g.chunk_region((2, 0)) == (slice(7, 10), slice(0, 1))
 
 
+def test_grid_boundaries_sizes_and_model_grids() -> None:
+    from zarrx.metadata.model import RectilinearGrid, RegularGrid
+    g = ChunkGridIndex((10, 7), RegularGrid(chunk_shape=(4, 7)))
+    assert g.axes[0].boundaries().tolist() == [0, 4, 8, 10] and g.axes[0].sizes().tolist() == [4, 4, 4]
+    r = ChunkGridIndex((10,), RectilinearGrid(chunk_sizes=((3, 4, 3, 2),)))
+    assert r.nchunks == (3,) and r.axes[0].boundaries().tolist() == [0, 3, 7, 10]
+    assert r.axes[0].sizes().tolist() == [3, 4, 3]
+    assert ChunkGridIndex((), RegularGrid(chunk_shape=())).nchunks == ()
+    assert ChunkGridIndex((0, 5), (2, 2)).nchunks == (0, 3)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=50), st.sampled_from([10, 100000]))
+def test_stable_order_matches_argsort(ids: list, nbins: int) -> None:
+    from zarrx import _indexing
+    a = np.array(ids, dtype=np.int64)
+    assert _indexing.stable_order(a, nbins).tolist() == np.argsort(a, kind="stable").tolist()
+
+
 def test_zero_dim_and_newaxis() -> None:
     a = np.array(5)
     plan = plan_selection((), (), ())
-    assert plan.out_shape == () and [tuple(p) for p in plan.chunks] == [((), (), (), True)]
+    assert plan.out_shape == () and [tuple(p) for p in plan.chunks] == \
+        [((), (Ellipsis,), (Ellipsis,), True)]
     plan = plan_selection((None, Ellipsis), (), ())
     assert plan.out_shape == (1,)
     out = np.zeros(1, dtype=a.dtype)
     for p in plan.chunks:
+        assert p.out_sel == (0, Ellipsis) and out[p.out_sel].base is out   # a view
         out[p.out_sel] = a[p.chunk_sel]
     assert out.tolist() == [5]
 

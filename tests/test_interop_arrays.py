@@ -45,7 +45,7 @@ def data(shape, dtype, seed=1):
         a = rng.integers(0, 2, n).astype(bool)
     elif dt.kind in "iu":
         info = np.iinfo(dt)
-        a = rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+        a = rng.integers(info.min, info.max, n, dtype=dt.newbyteorder("="), endpoint=True).astype(dt)
     elif dt.kind == "c":
         a = (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dt)
     else:
@@ -68,15 +68,16 @@ def test_zarr_python_writes_we_read(tmp_path, fmt, chain, layout):
     if fmt == 2 and chain in ("crc32c",):
         pytest.skip("v2 has one compressor")
     p = str(tmp_path / "a.zarr")
-    kw = ZP_CHAINS[chain]
+    kw = dict(ZP_CHAINS[chain])
     if fmt == 2:
         import numcodecs
         comp = {"raw": None, "zstd": numcodecs.Zstd(level=3), "gzip": numcodecs.GZip(level=2),
                 "blosc": numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1)}[chain]
         kw = dict(compressors=comp)
     a = data(shape, "float32")
-    z = zarr.create_array(p, shape=shape, chunks=chunks or None, dtype="f4", zarr_format=fmt,
-                          fill_value=0, **kw)
+    if shape:
+        kw["chunks"] = chunks
+    z = zarr.create_array(p, shape=shape, dtype="f4", zarr_format=fmt, fill_value=0, **kw)
     z[...] = a
     same(zarrx.open_array(p, mode="r")[...], a)
 

@@ -91,7 +91,7 @@ def copy_box(src, src_start, dst, dst_start, count,
         return
     if np.may_share_memory(src, dst):
         # the kernel needs disjoint boxes: stage the source box through a private copy
-        src = np.ascontiguousarray(src[tuple(map(_box_slice, s0, cnt, ss))])
+        src = np.array(src[tuple(map(_box_slice, s0, cnt, ss))], order="C", copy=True)
         s0 = (0,) * ndim
         ss = (1,) * ndim
     cdef ptrdiff_t c_count[ZX_MAX_NDIM]
@@ -176,14 +176,14 @@ cdef object _item_bytes(object value_bytes, Py_ssize_t itemsize, str where):
 
 
 def is_all(buf, value_bytes) -> bool:
-    """True when the C-contiguous buffer ``buf`` (any array or bytes-like; its dtype is not
-    consulted) is nothing but repeats of the item ``value_bytes`` (byte comparison, so NaN
+    """True when ``buf`` (a numpy array of any layout, or a C-contiguous bytes-like; the
+    dtype is not consulted) is nothing but repeats of the item ``value_bytes`` (byte comparison, so NaN
     payloads and -0.0 compare by bits; an empty buffer counts as uniform)."""
     if isinstance(buf, np.ndarray):
         if buf.dtype.hasobject:
             raise IndexingError(f"is_all: dtype {buf.dtype} holds Python objects")
-        if not buf.flags.c_contiguous:
-            raise IndexingError("is_all: expected a C-contiguous array")
+        if not buf.flags.c_contiguous:      # views, broadcasts: compare a packed copy
+            buf = np.ascontiguousarray(buf)
         buf = buf.reshape(-1).view(np.uint8)
     try:
         data = memoryview(buf)

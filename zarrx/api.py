@@ -7,16 +7,16 @@ missing (default); ``w`` create, replacing whatever is there; ``w-`` create, fai
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import MetadataError, NodeExistsError, NodeNotFoundError, ZarrError
-from zarrx.group import Group, _make_parents
-from zarrx.metadata import make_array_meta, nodes
-from zarrx.metadata.model import ArrayMeta, CodecSpec, GroupMeta
+from zarrx.creation import check_format, create_array, prepare_node
+from zarrx.group import Group
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
@@ -115,132 +115,20 @@ def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str = "
                         _mode=mode, **kwargs)
 
 
-def _prepare(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int) -> None:
-    if st.read_only:
-        raise ZarrError(f"{what}: the store {st!r} is read-only")
-    existing = nodes.load_node(st, path)
-    if existing is None:
-        if path:
-            _make_parents(st, "", path, zarr_format)
-        return
-    if not overwrite:
-        raise NodeExistsError(f"{what}: a node already exists at {_where(st, path)}"
-                              + ("" if mode == "w-" else "; pass overwrite=True to replace it"))
-    nodes.delete_node(st, path)
-
-
 def create_group(store: StoreLike | None = None, *, path: str = "", zarr_format: int = 3,
                  attributes: dict | None = None, overwrite: bool = False,
                  _mode: str = "w-") -> Group:
     """Create a group at ``path``."""
     st = _store(store, "w")
     path = path.strip("/")
-    _check_format(zarr_format)
-    _prepare(st, path, overwrite, _mode, "create_group", zarr_format)
+    check_format(zarr_format)
+    prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
     meta = GroupMeta(attributes=dict(attributes or {}), zarr_format=zarr_format)  # type: ignore[arg-type]
     nodes.save_node(st, path, meta)
     return Group(st, path, meta)
 
 
 group = open_group
-
-
-def _check_format(zarr_format: Any) -> None:
-    if zarr_format not in (2, 3):
-        raise ZarrError(f"zarr_format: expected 2 or 3, found {zarr_format!r}")
-
-
-def create_array(store: StoreLike | None = None, *, name: str | None = None, shape: Any = None,
-                 dtype: Any = None, chunks: Any = "auto", shards: Any = None,
-                 filters: Any = "auto", compressors: Any = "auto", compressor: Any = "auto",
-                 serializer: Any = "auto", fill_value: Any = None, order: str | None = None,
-                 zarr_format: int | None = 3, attributes: dict | None = None,
-                 dimension_names: Sequence[str | None] | None = None,
-                 chunk_key_encoding: Any = None, overwrite: bool = False,
-                 write_empty_chunks: bool = False, data: Any = None, path: str | None = None,
-                 _mode: str = "w-") -> Array:
-    """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once."""
-    from zarrx.codec_args import build_codecs
-
-    st = _store(store, "w")
-    path = (name if name is not None else path or "").strip("/")
-    zarr_format = 3 if zarr_format is None else zarr_format
-    _check_format(zarr_format)
-    if data is not None:
-        data = np.asarray(data)
-        if shape is None:
-            shape = data.shape
-        if dtype is None:
-            dtype = data.dtype
-    if dtype is None:
-        dtype = "float64"
-    shape = _shape(shape)
-    chunks = _chunks(chunks, shape, dtype)
-    if compressor != "auto":
-        if compressors != "auto":
-            raise ZarrError("create_array: pass compressors= or compressor=, not both")
-        compressors = compressor
-    codecs, grid_chunks = build_codecs(
-        dtype=dtype, shape=shape, chunks=chunks, shards=shards, filters=filters,
-        serializer=serializer, compressors=compressors, zarr_format=zarr_format,
-        order=order or "C")
-    meta = make_array_meta(shape, dtype, grid_chunks, fill_value=fill_value, codecs=codecs,
-                           zarr_format=zarr_format, chunk_key_encoding=chunk_key_encoding,
-                           dimension_names=dimension_names, attributes=attributes,
-                           order=order or "C")
-    _prepare(st, path, overwrite, _mode, "create_array", zarr_format)
-    nodes.save_node(st, path, meta)
-    arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks)
-    if data is not None:
-        arr[...] = data
-    return arr
-
-
-def _shape(shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
-        shape = (shape,)
-    try:
-        out = tuple(int(s) for s in shape)
-        ok = all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
-                 for s in shape)
-    except TypeError:
-        ok = False
-    if not ok:
-        raise ZarrError(f"shape: expected a tuple of non-negative ints, found {shape!r}")
-    return out
-
-
-def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
-    if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
-        return auto_chunks(shape, np.dtype(dtype).itemsize if _is_numpy_dtype(dtype) else 16)
-    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
-        return tuple(min(int(chunks), max(s, 1)) if chunks > 0 else int(chunks) for s in shape)
-    if isinstance(chunks, Sequence) and any(isinstance(c, Sequence) for c in chunks):
-        return tuple(tuple(int(x) for x in c) if isinstance(c, Sequence) else int(c) for c in chunks)
-    try:
-        return tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
-            if len(chunks) == len(shape) else tuple(chunks)
-    except TypeError as exc:
-        raise ZarrError(f"chunks: expected a tuple of positive ints, found {chunks!r}") from exc
-
-
-def _is_numpy_dtype(dtype: Any) -> bool:
-    try:
-        np.dtype(dtype)
-        return True
-    except TypeError:
-        return False
-
-
-def auto_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
-    """A chunk shape of about ``target`` bytes, halving the largest axis until it fits."""
-    chunks = [max(s, 1) for s in shape]
-    while chunks and np.prod(chunks, dtype=np.float64) * itemsize > target:
-        i = int(np.argmax(chunks))
-        if chunks[i] <= 1:
-            break
-        chunks[i] = -(-chunks[i] // 2)
-    return tuple(chunks)
 
 
 def array(data: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:

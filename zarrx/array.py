@@ -125,7 +125,7 @@ class Array:
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
-        return self._grid.nchunks_per_axis
+        return self._grid.nchunks
 
     @property
     def nchunks(self) -> int:

@@ -89,6 +89,10 @@ class ArrayIO:
         return np.empty(shape, dtype=self.dtype)
 
     def is_fill(self, chunk: np.ndarray) -> bool:
+        if chunk.size and not any(chunk.strides):        # a broadcast scalar: test one item
+            chunk = chunk.reshape(-1)[:1]
+        elif not chunk.flags.c_contiguous:
+            chunk = np.ascontiguousarray(chunk)
         if self.fill_bytes is not None:
             from zarrx._gather import is_all
             if self.fill_is_nan and self.dtype.kind == "f":

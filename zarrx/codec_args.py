@@ -77,8 +77,10 @@ def _v2(spec: CodecSpec) -> CodecSpec:
         conf = {"cname": conf.get("cname", "lz4"), "clevel": conf.get("clevel", 5),
                 "shuffle": _SHUFFLE_V2.get(shuffle, shuffle) if isinstance(shuffle, str) else shuffle,
                 "blocksize": conf.get("blocksize", 0)}
-    if name == "zstd":
-        conf = {"level": conf.get("level", 0), "checksum": conf.get("checksum", False)}
+    if name == "zstd":   # numcodecs omits a false checksum; tensorstore refuses the extra member
+        conf = {"level": conf.get("level", 0)}
+        if spec.configuration.get("checksum"):
+            conf["checksum"] = True
     if name == "gzip":
         conf = {"level": conf.get("level", 1)}
     return CodecSpec(name, conf, v2=True)
@@ -104,7 +106,8 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     flt = [] if isinstance(filters, str) and filters == "auto" else \
         [to_spec(f, zarr_format, f"filters[{i}]") for i, f in enumerate(_listify(filters))]
     if isinstance(compressors, str) and compressors == "auto":
-        comp = [CodecSpec("zstd", {"level": 0, "checksum": False}, v2=zarr_format == 2)]
+        comp = [CodecSpec("zstd", {"level": 0, "checksum": False}) if zarr_format == 3
+                else CodecSpec("zstd", {"level": 0}, v2=True)]
     else:
         comp = [to_spec(c, zarr_format, f"compressors[{i}]") for i, c in enumerate(_listify(compressors))]
     if zarr_format == 2:

@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Iterator
 
-__all__ = ["threads", "set", "get"]
+__all__ = ["set", "get"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False}
 _lock = threading.Lock()

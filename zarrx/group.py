@@ -11,6 +11,7 @@ from typing import Any
 
 from zarrx.array import Array
 from zarrx.attrs import Attributes
+from zarrx.creation import create_array, make_parents
 from zarrx.errors import NodeExistsError, NodeNotFoundError, ReadOnlyError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -173,7 +174,7 @@ class Group:
                      overwrite: bool = False) -> Group:
         self._check_writable("create a group")
         path = self._child_path(name)
-        _make_parents(self._store, self._path, path, self._meta.zarr_format)
+        make_parents(self._store, self._path, path, self._meta.zarr_format)
         existing = nodes.load_node(self._store, path)
         if existing is not None:
             if not overwrite:
@@ -193,11 +194,9 @@ class Group:
         return node
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
-        from zarrx.api import create_array
-
         self._check_writable("create an array")
         path = self._child_path(name)
-        _make_parents(self._store, self._path, path, self._meta.zarr_format)
+        make_parents(self._store, self._path, path, self._meta.zarr_format)
         kwargs.setdefault("zarr_format", self._meta.zarr_format)
         arr = create_array(self._store, name=path, **kwargs)
         self._forget_consolidated()
@@ -228,19 +227,6 @@ class Group:
             fresh = nodes.load_node(self._store, self._path) if not self._path else None
             self._meta = fresh if isinstance(fresh, GroupMeta) else \
                 dataclasses.replace(self._meta, consolidated=None)
-
-
-def _make_parents(store: Store, base: str, path: str, zarr_format: int) -> None:
-    """Create the implicit groups between ``base`` and ``path`` (``g.create_group("a/b/c")``)."""
-    parts = path[len(base):].strip("/").split("/")[:-1]
-    cur = base
-    for p in parts:
-        cur = nodes.join(cur, p)
-        meta = nodes.load_node(store, cur)
-        if meta is None:
-            nodes.save_node(store, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
-        elif isinstance(meta, ArrayMeta):
-            raise NodeExistsError(f"cannot create {path!r}: {cur!r} is an array")
 
 
 def _reopen(store: Store, path: str, read_only: bool) -> Group:

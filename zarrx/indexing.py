@@ -88,6 +88,22 @@ class AxisGrid:
         s = self.start(k)
         return min(s + self.stored_len(k), self.size) - s
 
+    def boundaries(self) -> np.ndarray:
+        """The ``nchunks + 1`` chunk boundaries along this axis, the last clipped to the size."""
+        if self.chunk:
+            b = np.arange(self.nchunks + 1, dtype=np.int64) * self.chunk
+        else:
+            b = self.offsets[: self.nchunks + 1].copy()  # type: ignore[index]
+        if self.nchunks:
+            b[-1] = self.size
+        return b
+
+    def sizes(self) -> np.ndarray:
+        """Stored chunk lengths along this axis (a regular grid's border chunk is full size)."""
+        if self.chunk:
+            return np.full(self.nchunks, self.chunk, dtype=np.int64)
+        return np.diff(self.offsets)[: self.nchunks]  # type: ignore[arg-type]
+
     def chunk_of(self, pos: int) -> int:
         if self.chunk:
             return pos // self.chunk
@@ -104,7 +120,10 @@ class ChunkGridIndex:
     __slots__ = ("shape", "axes", "nchunks", "regular")
 
     def __init__(self, shape: Sequence[int], grid: Any) -> None:
-        grid = getattr(grid, "chunk_shape", None) or getattr(grid, "chunk_sizes", None) or grid
+        if hasattr(grid, "chunk_sizes"):          # model RectilinearGrid
+            grid = grid.chunk_sizes
+        elif hasattr(grid, "chunk_shape"):        # model RegularGrid
+            grid = grid.chunk_shape
         self.shape = tuple(_as_size(s, f"shape[{i}]") for i, s in enumerate(shape))
         try:
             grid = tuple(grid)
@@ -380,12 +399,16 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         pos = [p.tolist() for p in np.unravel_index(order, lens)]
         return (tuple([ls[i] for ls, i in zip(lists, ii)]) for ii in zip(*pos))
 
+    # a selection of one cell gets a trailing Ellipsis on both sides, so that both
+    # out[out_sel] and chunk[chunk_sel] are 0-d views rather than scalar copies
+    tail = (Ellipsis,) if not any(ax >= 0 for ax in outmap) else ()
+
     def build(combo: tuple) -> ChunkProjection:
         if simple_out:
-            out_sel = tuple([e[2] for e in combo])
+            out_sel = tuple([e[2] for e in combo]) + tail
         else:
-            out_sel = tuple([combo[i][2] if i >= 0 else 0 for i in outmap])
-        return ChunkProjection(tuple([e[0] for e in combo]), tuple([e[1] for e in combo]),
+            out_sel = tuple([combo[i][2] if i >= 0 else 0 for i in outmap]) + tail
+        return ChunkProjection(tuple([e[0] for e in combo]), tuple([e[1] for e in combo]) + tail,
                                out_sel, all([e[3] for e in combo]))
 
     def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:

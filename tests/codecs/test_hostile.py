@@ -135,8 +135,8 @@ CASES = {
                        f"{K}: gzip: input of {len(valid('gzip')) - 9} bytes ends inside the "
                        "stream (truncated) after 512 decoded bytes, expected 512"),
     "gzip-trailing-garbage": ("gzip", lambda: valid("gzip") + b"junk",
-                              f"{K}: gzip: 4 bytes of trailing garbage after the stream ending "
-                              f"at offset {len(valid('gzip'))}"),
+                              f"{K}: gzip: trailing garbage: 4 more bytes after the stream "
+                              f"ending at offset {len(valid('gzip'))}"),
     "gzip-bomb": ("gzip", lambda: deflate_bomb("gzip"),
                   f"{K}: gzip: stream decodes to more than 512 bytes, expected 512"),
     "gzip-short": ("gzip", lambda: gzip.compress(bytes(100)),

@@ -37,6 +37,17 @@ V3 = {   # id: (make_array_meta kwargs, understood by tensorstore / "ts-only")
     "sharded": (dict(dtype="float32", chunks=(4, 6), codecs=[SHARD]), True),
     "transpose": (dict(dtype="int32", codecs=[CodecSpec("transpose", {"order": [1, 0]}), LE]),
                   True),
+    "sharded-nested": (dict(dtype="uint8", chunks=(8, 6), codecs=[CodecSpec("sharding_indexed", {
+        "chunk_shape": [4, 6], "codecs": [{"name": SHARD.name, "configuration":
+                                           SHARD.configuration}],
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "index_location": "start"})]), "ts-only"),
+    "transpose-then-shard": (dict(dtype="int16", chunks=(4, 6), codecs=[
+        CodecSpec("transpose", {"order": [1, 0]}), CodecSpec("sharding_indexed", {
+            "chunk_shape": [3, 2], "codecs": [{"name": "bytes", "configuration":
+                                               {"endian": "little"}}],
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]})]),
+        "ts-only"),
     "v2-keys": (dict(dtype="uint16", chunk_key_encoding={"name": "v2", "separator": "."}), True),
     "dot-keys": (dict(dtype="uint16", chunk_key_encoding={"name": "default",
                                                           "separator": "."}), True),
@@ -90,7 +101,50 @@ def test_tensorstore_opens_our_v3(kw, tmp_path):
     assert t.dtype.numpy_dtype == meta.data_type.numpy
     assert same_fill(np.asarray(t.fill_value, t.dtype.numpy_dtype)[()], meta.fill_value,
                      meta.data_type)
-    assert tuple(t.chunk_layout.read_chunk.shape) == meta.chunk_shape
+    if not meta.shard_levels or not meta.shard_levels[0].outer_codecs:
+        assert tuple(t.chunk_layout.read_chunk.shape) == meta.chunk_shape
+    assert tuple(t.chunk_layout.write_chunk.shape) == meta.chunk_grid.chunk_shape
+
+
+def _tree(fmt):
+    """A root group with a subgroup and two arrays, consolidated, as zarrx writes it."""
+    from zarrx.metadata import (make_array_meta as mk, parse_group_v2, serialize_zmetadata,
+                                with_consolidated)
+    entries = {"t": mk((10,), "int32", (5,), zarr_format=fmt, attributes={"units": "K"}),
+               "sub/h": mk((4, 6), "float64", (2, 3), zarr_format=fmt, fill_value=float("nan"))}
+    if fmt == 3:
+        group = parse_v3({"zarr_format": 3, "node_type": "group", "attributes": {"a": 1}}, "g")
+        entries["sub"] = parse_v3({"zarr_format": 3, "node_type": "group"}, "g")
+        docs = {f"{p}/zarr.json": serialize_v3(m) for p, m in entries.items()}
+        docs["zarr.json"] = serialize_v3(with_consolidated(group, entries))
+        return docs
+    group = parse_group_v2({"zarr_format": 2}, {"a": 1}, ".zgroup")
+    entries["sub"] = parse_group_v2({"zarr_format": 2}, None, ".zgroup")
+    docs = {}
+    for p, m in {"": group, **entries}.items():
+        for name, d in serialize_v2(m).items():
+            docs[f"{p}/{name}" if p else name] = d
+    docs[".zmetadata"] = serialize_zmetadata({"": group, **entries})
+    return docs
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_zarr_python_opens_our_consolidated(fmt, tmp_path):
+    import warnings
+
+    from ._oracles import zarr
+    docs = _tree(fmt)
+    write_tree(tmp_path, docs)
+    for name in [k for k in docs if k.endswith((".zarray", ".zgroup", "zarr.json")) and "/" in k]:
+        (tmp_path / name).unlink()   # only the consolidated document can tell the tree now
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = zarr.open_consolidated(zarr.storage.LocalStore(tmp_path), zarr_format=fmt)
+        assert g.attrs["a"] == 1
+        h = g["sub/h"]
+        assert h.shape == (4, 6) and h.chunks == (2, 3) and np.isnan(h.fill_value)
+        assert g["t"].attrs["units"] == "K"
+        assert sorted(k for k, _ in g.members(max_depth=None)) == ["sub", "sub/h", "t"]
 
 
 V2 = {   # id: (kwargs, understood by tensorstore)

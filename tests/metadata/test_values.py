@@ -191,3 +191,18 @@ def test_missing_ml_dtypes_is_a_metadata_error(monkeypatch):
 def test_v2_attributes_and_group():
     m = parse_array_v2(GOOD_V2, b'{"_ARRAY_DIMENSIONS": ["y", "x"]}', "a/.zarray")
     assert m.attributes == {"_ARRAY_DIMENSIONS": ["y", "x"]} and m.dimension_names is None
+
+
+def test_make_array_meta_datetime_from_string():
+    m = make_array_meta((4,), "datetime64[D]", (2,), fill_value="2020-01-02")
+    assert m.fill_value == np.datetime64("2020-01-02")
+    assert canonical(m)["fill_value"] == 18263
+
+
+def test_node_type_is_checked():
+    from zarrx.metadata import parse_array_v3, parse_group_v3
+    with pytest.raises(MetadataError, match="^g/zarr.json node_type: expected 'array', found "
+                                            "'group'$"):
+        parse_array_v3({"zarr_format": 3, "node_type": "group"}, "g/zarr.json")
+    with pytest.raises(MetadataError, match="node_type: expected 'group', found 'array'"):
+        parse_group_v3(v3(), "a/zarr.json")

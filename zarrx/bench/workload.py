@@ -5,7 +5,7 @@ bytes without shipping 64 MiB between processes.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -55,7 +55,6 @@ class Params:
     cases: tuple[str, ...] = CASE_NAMES
     systems: tuple[str, ...] = ("zarrx", "zarr", "tensorstore")
     configs: tuple[str, ...] = ("single", "default")
-    extra: dict = field(default_factory=dict)
 
     @property
     def nbytes(self) -> int:

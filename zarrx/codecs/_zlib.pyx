@@ -237,7 +237,7 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, str wrapper
         raise CodecError(f"{wrapper}: input of {n} bytes ends inside the stream (truncated) "
                          f"after {produced} decoded bytes, expected {m}")
     if status == _TRAILING:
-        raise CodecError(f"{wrapper}: {n - consumed} bytes of trailing garbage after the "
+        raise CodecError(f"{wrapper}: trailing garbage: {n - consumed} more bytes after the "
                          f"stream ending at offset {consumed}")
     if status == _NEED_DICT:
         raise CodecError(f"{wrapper}: stream needs a preset dictionary, which zarrx does not "

@@ -18,7 +18,7 @@ _MAX_REPR = 80
 
 
 def short(obj: object) -> str:
-    """``repr(obj)`` cut to about 80 characters (never builds a huge repr first for big containers)."""
+    """``repr(obj)`` cut to about 80 characters (big containers are summarised, not repr'd)."""
     if isinstance(obj, (list, tuple, dict)) and len(obj) > 20:
         kind = type(obj).__name__
         return f"<{kind} of {len(obj)} items>"

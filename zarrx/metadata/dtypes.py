@@ -4,9 +4,9 @@ A :class:`DataType` holds a native-byte-order numpy dtype; the stored byte order
 ``bytes`` codec. v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``,
 ``complex64/128``, raw bits ``r<N>``), the registered extensions ``string``, ``bytes`` (also read as
 ``variable_length_bytes``), ``numpy.datetime64`` / ``numpy.timedelta64``, the fixed-size types
-``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes`` and ``structured``, and the ML types
-(``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn``, ``int2/int4/uint2/uint4``) when the
-optional ``ml_dtypes`` package is installed. v2 types: every numpy typestr with a byte order
+``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes`` and ``structured``, and the ML
+types (``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn``, ``int2/int4/uint2/uint4``)
+when the optional ``ml_dtypes`` package is installed. v2 types: every numpy typestr with a byte order
 (``<``, ``>``, ``|``), ``O`` for objects, structured descriptors, and the ML type names.
 """
 from __future__ import annotations
@@ -34,7 +34,8 @@ STRING_NAMES = ("string",)
 BYTES_NAMES = ("bytes", "variable_length_bytes")
 MAX_ITEM_BYTES = 2**31 - 1
 _RAW = re.compile(r"r([0-9]{1,10})\Z")
-_V2 = re.compile(r"([<>|=]?)(b1|[iu][1248]|f[248]|c8|c16|[SUV][0-9]{1,10}|[Mm]8\[([0-9]*)(\w+)\]|O)\Z")
+_V2 = re.compile(r"([<>|=]?)(b1|[iu][1248]|f[248]|c8|c16|[SUV][0-9]{1,10}"
+                 r"|[Mm]8\[([0-9]*)(\w+)\]|O)\Z")
 
 
 def _ml_dtype(name: str) -> np.dtype | None:
@@ -339,7 +340,7 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
     else:
         n = _safe_dtype(dtype, loc)
     endian = None
-    if n.fields is None and n.byteorder == ">" or (n.byteorder == "=" and np.little_endian is False):
+    if n.fields is None and (n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)):
         endian = "big"
     native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
     if n.kind == "O":

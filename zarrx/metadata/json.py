@@ -78,8 +78,9 @@ def _check_tree(value: Any, loc: Loc) -> None:
             if depth > MAX_DEPTH:
                 raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting")
             stack.extend((v, depth + 1) for v in node)
-        elif node is None or isinstance(node, (str, bool, int, float)):
-            continue
+        elif node is None or isinstance(node, (str, bool, int, float, np.bool_, np.integer,
+                                               np.floating)):
+            continue                      # numpy scalars are written as plain JSON numbers
         else:
             raise loc.error("JSON values (object, array, string, number, bool, null)",
                             type(node).__name__)
@@ -100,7 +101,8 @@ def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
         raise loc.found("a JSON document (bytes, str or dict)", type(doc).__name__)
     if len(data) > MAX_DOCUMENT_BYTES:
         raise loc.found(f"a document of at most {MAX_DOCUMENT_BYTES} bytes", f"{len(data)} bytes")
-    depth = _depth_of_text(data)
+    opens = data.count(b"[") + data.count(b"{")
+    depth = _depth_of_text(data) if opens > MAX_DEPTH else 0   # few brackets: cannot be deep
     if depth > MAX_DEPTH:
         raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", f"{depth} levels")
     try:

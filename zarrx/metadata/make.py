@@ -32,8 +32,8 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if value is None:
         return default_fill(dt) if zarr_format == 3 else None
     cat = category(dt)
-    if isinstance(value, str) and cat in ("float", "complex", "int", "datetime", "timedelta",
-                                          "raw", "structured", "fixed_bytes"):
+    if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured",
+                                          "fixed_bytes"):
         return parse_fill(value, dt, loc, zarr_format)
     if cat in ("string", "object"):
         if isinstance(value, bytes):

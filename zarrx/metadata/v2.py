@@ -123,7 +123,8 @@ def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None
     codecs = lower_v2(filters, comp, dt, endian, order, len(shape), loc)
     known = (*ZARRAY_REQUIRED, "filters", "dimension_separator")
     extra = {k: v for k, v in d.items() if k not in known}
-    return ArrayMeta(shape=shape, data_type=dt, chunk_grid=grid, key_encoding=KeyEncoding("v2", sep),
+    return ArrayMeta(shape=shape, data_type=dt, chunk_grid=grid,
+                     key_encoding=KeyEncoding("v2", sep),
                      fill_value=fill, codecs=codecs, chunk_codecs=codecs,
                      attributes=_attrs(zattrs, key), zarr_format=2, extra=extra, json=d)
 
