@@ -147,6 +147,13 @@ def test_overlapping_copy_is_staged() -> None:
     assert a.tolist() == expected.tolist()
 
 
+def test_overlapping_transpose_is_staged() -> None:
+    m = np.arange(36, dtype="f8").reshape(6, 6)
+    before = m.copy()
+    copy_box(m, (0, 0), m.T, (0, 0), (6, 6))          # m.T[...] = m  ->  m becomes m.T
+    assert (m == before.T).all()
+
+
 def test_rank_zero_and_max_rank() -> None:
     a, b = np.array(3.5), np.array(0.0)
     copy_box(a, (), b, (), ())

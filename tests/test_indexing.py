@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import strategies as zst
 from zarrx.errors import IndexingError, ZarrError
-from zarrx.indexing import ChunkGridIndex, kind_of, plan_selection, shard_major
+from zarrx.indexing import ChunkGridIndex, is_view, kind_of, plan_selection, shard_major
 
 SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", 100)), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -298,6 +298,15 @@ def test_multi_array_orthogonal_is_outer() -> None:
     assert plan.out_shape == (2, 3)
     np.testing.assert_array_equal(read(plan, split(a, ChunkGridIndex(a.shape, (2, 3, 2))), a.dtype),
                                   a[np.ix_([2, 0], [1], [4, 4, 1])][:, 0, :])
+
+
+def test_full_chunks_list_cells_in_chunk_order() -> None:
+    plan = plan_selection(([3, 1, 0, 2], slice(None)), (4, 4), (2, 4), "orthogonal")
+    ps = list(plan.chunks)
+    assert all(p.full and p.chunk_sel[0] == slice(0, 2) for p in ps)
+    assert [p.out_sel[0].tolist() for p in ps] == [[2, 1], [3, 0]]
+    assert is_view(ps[0].chunk_sel) and not is_view(ps[0].out_sel)
+    assert is_view((0, slice(None), None, Ellipsis))
 
 
 def test_large_plan_is_lazy() -> None:

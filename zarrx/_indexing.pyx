@@ -218,7 +218,7 @@ cdef object _parse_axis(object s, Py_ssize_t size, int axis, str what):
         return parse_slice(s, size, axis)
     if _is_int(s):
         return ("int", parse_int(s, size, axis))
-    if isinstance(s, (list, np.ndarray)):
+    if isinstance(s, (list, tuple, np.ndarray)):        # a nested tuple is a sequence, as in numpy
         if isinstance(s, np.ndarray) and s.ndim == 0 and s.dtype.kind in "iu":
             return ("int", parse_int(int(s), size, axis))
         return parse_index_array(s, size, axis, what)
@@ -287,7 +287,7 @@ def parse_coordinate(object sel, tuple shape):
         if _is_int(s):
             arrs.append(np.asarray(s, dtype=np.int64))
             continue
-        if not isinstance(s, (list, np.ndarray)):
+        if not isinstance(s, (list, tuple, np.ndarray)):
             raise IndexingError(f"coordinate selection on axis {ax}: expected an integer array, "
                                 f"found {type(s).__name__} {s!r}; use z.oindex for slices")
         a = np.asarray(s)

@@ -17,7 +17,7 @@ from zarrx.errors import IndexingError, ReadOnlyError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
 from zarrx.store.base import Store
-from zarrx.store.chunks import make_chunk_source
+from zarrx.store.chunks import make_chunk_source, read_unit, shard_shapes
 
 __all__ = ["Array"]
 
@@ -89,7 +89,7 @@ class Array:
     @property
     def chunks(self) -> tuple[int, ...]:
         """The read unit: the inner chunk shape when sharded, else the chunk grid's shape."""
-        return self._meta.chunk_shape
+        return self._io.chunk_shape if self._io.regular else self._meta.chunk_shape
 
     @property
     def shards(self) -> tuple[int, ...] | None:
@@ -305,14 +305,14 @@ def _grid_of(meta: ArrayMeta) -> Any:
     grid = meta.chunk_grid
     if isinstance(grid, RectilinearGrid):
         return indexing.ChunkGridIndex(meta.shape, grid.chunk_sizes)
-    return indexing.ChunkGridIndex(meta.shape, meta.chunk_shape)
+    return indexing.ChunkGridIndex(meta.shape, read_unit(meta)[0])
 
 
 def _shard_levels_in_chunks(meta: ArrayMeta) -> list[tuple[int, ...]] | None:
     """For shard-major ordering: per level (outermost first), inner chunks per shard per axis."""
     if not meta.shard_levels:
         return None
-    shapes = [meta.chunk_grid.chunk_shape] + [lv.chunk_shape for lv in meta.shard_levels]
+    shapes = shard_shapes(meta)
     inner = shapes[-1]
     return [tuple(s // c for s, c in zip(shape, inner)) for shape in shapes[:-1]]
 

@@ -21,7 +21,7 @@ from zarrx import _pool
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
-from zarrx.store.chunks import ChunkSource
+from zarrx.store.chunks import ChunkSource, read_unit
 
 __all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
 
@@ -49,7 +49,8 @@ class ArrayIO:
                            else np.asarray(self.fill, dtype=self.dtype).tobytes())
         grid = self.meta.chunk_grid
         self.regular = not isinstance(grid, RectilinearGrid)
-        self.chunk_shape = self.meta.chunk_shape if self.regular else None
+        self.chunk_shape, self.codecs = read_unit(self.meta) if self.regular else \
+            (None, self.meta.chunk_codecs)
         if not self.regular:
             self.offsets = [np.concatenate([[0], np.cumsum(s)]) for s in grid.chunk_sizes]
 
@@ -59,7 +60,7 @@ class ArrayIO:
             with self._lock:
                 plan = self._plans.get(shape)
                 if plan is None:
-                    plan = CodecPipeline.resolve(self.meta.chunk_codecs, self.meta.data_type,
+                    plan = CodecPipeline.resolve(self.codecs, self.meta.data_type,
                                                  shape, key=self.key)
                     self._plans[shape] = plan
         return plan

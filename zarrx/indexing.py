@@ -30,7 +30,7 @@ from zarrx import _indexing
 from zarrx.errors import IndexingError
 
 __all__ = ["AxisGrid", "ChunkGridIndex", "ChunkProjection", "SelectionPlan", "plan_selection",
-           "shard_major", "kind_of", "KINDS", "Grid"]
+           "shard_major", "kind_of", "is_view", "KINDS", "Grid"]
 
 KINDS = ("basic", "orthogonal", "coordinate", "mask", "block")
 #: a regular chunk shape, or the explicit chunk edge lengths of every axis (rectilinear)
@@ -334,6 +334,10 @@ def _project_array(pos: np.ndarray, a: AxisGrid) -> list[tuple[int, Any, Any, bo
             osel = perm[b0:b1]
             csel = pos[osel] - start
             full = _covers(csel, m, inb)
+        if full and m == inb and not isinstance(csel, slice):
+            # each cell once, in some order: list the cells in chunk order instead
+            osel = (np.arange(b0, b1) if isinstance(osel, slice) else osel)[np.argsort(csel)]
+            csel = slice(0, inb)
         entries.append((k, csel, osel, bool(full)))
     return entries
 
@@ -341,6 +345,12 @@ def _project_array(pos: np.ndarray, a: AxisGrid) -> list[tuple[int, Any, Any, bo
 def _covers(local: np.ndarray, m: int, inb: int) -> bool:
     """Do the ``m`` chunk-local positions ``local`` hit every one of the ``inb`` in-bounds cells?"""
     return m >= inb and int(np.count_nonzero(np.bincount(local, minlength=inb)[:inb])) == inb
+
+
+def is_view(sel: tuple) -> bool:
+    """True when ``sel`` holds only ints, slices, None and Ellipsis, so ``a[sel]`` is a view of
+    ``a`` (a decode may write into it); index arrays make ``a[sel]`` a copy."""
+    return all(s is None or s is Ellipsis or isinstance(s, (int, slice)) for s in sel)
 
 
 def _as_ix(sel: Any, n: int, j: int, m: int) -> np.ndarray:

@@ -51,7 +51,7 @@ def array_info(array: Array) -> str:
         ("Chunk shape", str(array.chunks) if not hasattr(meta.chunk_grid, "chunk_sizes")
          else "rectilinear"),
         ("Shard shape", str(array.shards) if array.shards else "none"),
-        ("Fill value", repr(meta.fill_value)),
+        ("Fill value", repr(meta.fill_value.item() if hasattr(meta.fill_value, "item") else meta.fill_value)),
         ("Codecs", ", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none"),
         ("Chunks stored", f"{array.nchunks_initialized} of "
                           f"{array.nchunks if not array.shards else _nshards(array)}"),

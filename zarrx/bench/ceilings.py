@@ -1,5 +1,8 @@
 """Ceilings: what the bare building blocks reach on this machine, single-threaded.
 
+Copies and the checksum take the best of two calls; every output buffer is written once before
+it is timed, so no figure pays for first-touch page faults.
+
 - ``memcpy``: ``np.copyto`` of the whole array into a preallocated one.
 - ``gather`` / ``scatter``: copying every chunk-sized tile out of / back into the array (the copy
   a chunked write / read cannot avoid), with zarrx's strided copy kernel when present.
@@ -26,12 +29,22 @@ CEILING_KEYS = ("memcpy", "gather", "scatter", "crc32c", "gzip-1_c", "gzip-1_d",
                 "gzip-5_d", "zstd-0_c", "zstd-0_d", "blosc-lz4_c", "blosc-lz4_d")
 
 
-def _rate(nbytes: int, fn: Callable[[], object]) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    fn()
-    dt = time.perf_counter() - t0
-    return nbytes / MIB / max(dt, 1e-9)
+def _rate(nbytes: int, fn: Callable[[], object], tries: int = 1) -> float:
+    """MiB/s of the best of ``tries`` calls (a ceiling is what the block can reach)."""
+    best = float("inf")
+    for _ in range(tries):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return nbytes / MIB / max(best, 1e-9)
+
+
+def _touched(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """A buffer whose pages are already mapped, so no timing pays for page faults."""
+    out = np.empty(shape, dtype=dtype)
+    out.fill(1)
+    return out
 
 
 def _copier() -> Callable[[np.ndarray, tuple, np.ndarray, tuple, tuple], None]:
@@ -74,11 +87,11 @@ def measure_ceilings(data: np.ndarray, chunk: int) -> dict[str, float]:
     n = data.shape[0]
     nbytes = data.nbytes
     res: dict[str, float] = {}
-    dst = np.empty_like(data)
-    res["memcpy"] = _rate(nbytes, lambda: np.copyto(dst, data))
+    dst = _touched(data.shape, data.dtype)
+    res["memcpy"] = _rate(nbytes, lambda: np.copyto(dst, data), 2)
     copy = _copier()
     starts = [(i, j) for i in range(0, n, chunk) for j in range(0, n, chunk)]
-    tiles = np.empty((len(starts), chunk, chunk), dtype=data.dtype)
+    tiles = _touched((len(starts), chunk, chunk), data.dtype)
     box = (chunk, chunk)
 
     def gather() -> None:
@@ -89,15 +102,15 @@ def measure_ceilings(data: np.ndarray, chunk: int) -> dict[str, float]:
         for k, st in enumerate(starts):
             copy(tiles[k], (0, 0), dst, st, box)
 
-    res["gather"] = _rate(nbytes, gather)
-    res["scatter"] = _rate(nbytes, scatter)
+    res["gather"] = _rate(nbytes, gather, 2)
+    res["scatter"] = _rate(nbytes, scatter, 2)
     views = [tiles[k].reshape(-1).view(np.uint8) for k in range(len(starts))]
     try:
         from zarrx.codecs._crc32c import crc32c
-        res["crc32c"] = _rate(nbytes, lambda: [crc32c(v) for v in views])
+        res["crc32c"] = _rate(nbytes, lambda: [crc32c(v) for v in views], 2)
     except Exception:  # noqa: BLE001
         pass
-    out = np.empty_like(tiles)
+    out = _touched(tiles.shape, tiles.dtype)
     outs = [out[k].reshape(-1).view(np.uint8) for k in range(len(starts))]
     for name, (compress, decompress_into) in _codecs().items():
         blobs: list[bytes] = []

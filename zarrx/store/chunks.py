@@ -147,12 +147,57 @@ class KeyedChunks(ChunkSource):
                 f"{self.key_encoding.separator!r})")
 
 
-def _seen_shape(shape: tuple[int, ...], codecs: tuple[CodecSpec, ...]) -> tuple[int, ...]:
-    """``shape`` as a codec after ``codecs`` sees it (a transpose permutes it)."""
-    for spec in codecs:
-        if spec.name == "transpose":
-            shape = tuple(shape[o] for o in spec.configuration["order"])
-    return shape
+def _outer_perm(meta: ArrayMeta) -> tuple[int, ...] | None:
+    """The axis order of the transposes applied before the (outermost) sharding codec, or None.
+
+    A transpose before sharding commutes with cutting the shard into inner chunks, so zarrx
+    pushes it down into every inner chunk: the array machinery sees inner chunks in array
+    space (decoded by a chain that starts with the same transpose), and only the shard index
+    slot of an inner chunk is computed in the transposed space (``ShardStore(perm=...)``).
+    """
+    perm: tuple[int, ...] | None = None
+    for i, level in enumerate(meta.shard_levels):
+        for spec in level.outer_codecs:
+            if spec.name != "transpose":
+                raise ShardError(f"array codecs: {spec.name!r} before sharding_indexed is not "
+                                 f"supported: only a transpose can be applied to a whole shard, "
+                                 f"since inner chunks must stay independently decodable")
+            if i > 0:
+                raise ShardError("array codecs: a transpose inside a nested sharding_indexed codec "
+                                 "is not supported")
+            order = tuple(int(o) for o in spec.configuration["order"])
+            perm = order if perm is None else tuple(perm[o] for o in order)
+    return perm
+
+
+def to_array_space(shape: Sequence[int], perm: Sequence[int] | None) -> tuple[int, ...]:
+    """A shape seen after a transpose with ``perm``, back in array axis order."""
+    if perm is None:
+        return tuple(shape)
+    out = [0] * len(perm)
+    for i, o in enumerate(perm):
+        out[o] = shape[i]
+    return tuple(out)
+
+
+def shard_shapes(meta: ArrayMeta) -> list[tuple[int, ...]]:
+    """Shapes in array space, outermost first: the shard of each level, then the read unit."""
+    perm = _outer_perm(meta)
+    return [meta.chunk_grid.chunk_shape] + [to_array_space(lv.chunk_shape, perm)   # type: ignore[attr-defined]
+                                            for lv in meta.shard_levels]
+
+
+def read_unit(meta: ArrayMeta) -> tuple[tuple[int, ...], tuple[CodecSpec, ...]]:
+    """``(chunk_shape, codecs)`` of the array's read unit in array space: the (innermost) chunk
+    shape and the codec chain that decodes one such chunk (a transpose before sharding is
+    pushed down into it)."""
+    if not meta.shard_levels:
+        return meta.chunk_shape, meta.chunk_codecs
+    perm = _outer_perm(meta)
+    inner = meta.shard_levels[-1].chunk_shape
+    if perm is None:
+        return inner, meta.chunk_codecs
+    return to_array_space(inner, perm), (CodecSpec("transpose", {"order": list(perm)}),) + tuple(meta.chunk_codecs)
 
 
 def make_chunk_source(store: Store, prefix: str, meta: ArrayMeta) -> ChunkSource:
@@ -170,9 +215,11 @@ def make_chunk_source(store: Store, prefix: str, meta: ArrayMeta) -> ChunkSource
     if not isinstance(grid, RegularGrid):
         raise ShardError(f"array {prefix.rstrip('/')!r}: sharding_indexed needs a regular chunk "
                          f"grid, found {type(grid).__name__}")
+    perm = _outer_perm(meta)
     shape = grid.chunk_shape
+    if perm is not None:
+        shape = tuple(shape[o] for o in perm)
     for level in meta.shard_levels:
-        shape = _seen_shape(shape, level.outer_codecs)
-        source = ShardStore(source, level, shape, key=prefix.rstrip("/"))
+        source = ShardStore(source, level, shape, key=prefix.rstrip("/"), perm=perm)
         shape = level.chunk_shape
     return source

@@ -105,10 +105,15 @@ class ShardStore(Store, ChunkSource):
 
     ``shard_shape`` is one shard's shape in elements, ``level.chunk_shape`` the inner chunk shape
     (it must divide ``shard_shape``); ``key`` names the array in messages.
+
+    ``perm`` is the axis order of a ``transpose`` applied before this sharding level: the shard
+    then holds the transposed shard array, and ``shard_shape``/``level.chunk_shape`` are in that
+    transposed space, while the coordinates this store is addressed by (and the shard keys of
+    ``source``) stay in array space. Only the index slot of an inner chunk depends on the order.
     """
 
     def __init__(self, source: ChunkSource, level: ShardLevel, shard_shape: Sequence[int], *,
-                 key: str = "") -> None:
+                 key: str = "", perm: Sequence[int] | None = None) -> None:
         self.source = source
         self.level = level
         self.key = key
@@ -133,6 +138,11 @@ class ShardStore(Store, ChunkSource):
         self.n_chunks = prod(self.chunks_per_shard)
         self.index_nbytes = _k.index_nbytes(self.n_chunks, level.index_crc32c)
         self._per_shard = np.array(self.chunks_per_shard, dtype=np.int64)
+        identity = perm is None or list(perm) == list(range(len(chunk_shape)))
+        self._perm = None if identity else np.asarray(perm, dtype=np.intp)
+        self._inv = None if identity else np.argsort(self._perm)
+        # inner chunks per shard along each *array* axis
+        self._per_shard_a = self._per_shard if identity else self._per_shard[self._inv]
         self._at_end = level.index_location == "end"
         self._index_range = (ByteRange.last(self.index_nbytes) if self._at_end
                              else ByteRange.slice(0, self.index_nbytes))
@@ -158,22 +168,29 @@ class ShardStore(Store, ChunkSource):
         if arr.shape[1] != self.ndim:
             raise StoreError(f"array {self.key!r}: inner chunk coordinates: expected {self.ndim} "
                              f"values each, found {arr.shape[1]}")
+        if self._perm is not None:
+            arr = np.ascontiguousarray(arr[:, self._perm])
         shards, slots, runs, status, bad = _k.locate(arr, self._per_shard)
         if status != _k.OK:
             raise StoreError(f"array {self.key!r}: inner chunk {tuple(coords[bad])}: expected "
                              f"non-negative coordinates")
+        if self._perm is not None:
+            shards = np.ascontiguousarray(shards[:, self._inv])
         return shards, slots, [*runs.tolist(), m]
 
     def _slot_coords(self, slot: int) -> tuple[int, ...]:
         if not self.ndim:
             return ()
-        return tuple(int(i) for i in np.unravel_index(slot, self.chunks_per_shard))
+        local = np.unravel_index(slot, self.chunks_per_shard)
+        if self._inv is not None:
+            local = [local[i] for i in self._inv]
+        return tuple(int(i) for i in local)
 
     def outer(self) -> ChunkSource:
         return self.source.outer()
 
     def chunk_name(self, coords: Coords) -> str:
-        shard = tuple(c // p for c, p in zip(coords, self.chunks_per_shard))
+        shard = tuple(c // int(p) for c, p in zip(coords, self._per_shard_a))
         return f"{self.source.chunk_name(shard)} inner chunk {_INNER_KEYS.encode(coords)!r}"
 
     # -- the index -------------------------------------------------------------------------
@@ -438,7 +455,7 @@ class ShardStore(Store, ChunkSource):
             yield from self._present_in(batch)
 
     def _present_in(self, shards: list[Coords]) -> Iterator[Coords]:
-        per = self._per_shard
+        per = self._per_shard_a
         for shard, index in self._indexes(shards).items():
             if index is None:
                 continue
@@ -450,6 +467,8 @@ class ShardStore(Store, ChunkSource):
                 yield ()
                 continue
             local = np.stack(np.unravel_index(slots, self.chunks_per_shard), axis=1)
+            if self._inv is not None:
+                local = local[:, self._inv]
             coords = local + np.array(shard, dtype=np.int64) * per
             for row in coords.tolist():
                 yield tuple(row)
