@@ -164,6 +164,14 @@ def test_scalar_broadcast_and_selections():
         z[0, 0, 0]
 
 
+def test_orthogonal_reorder_of_whole_chunks():
+    z = zarrx.create_array(MemoryStore(), shape=(4, 6), dtype="i4", chunks=(1, 6))
+    a = np.arange(24, dtype="i4").reshape(4, 6)
+    z[...] = a
+    np.testing.assert_array_equal(z.oindex[[1, 0], :], a[[1, 0], :])
+    np.testing.assert_array_equal(z.oindex[[3, 3, 0], ::-1], a[[3, 3, 0], ::-1])
+
+
 def test_read_into_out():
     z = zarrx.create_array(MemoryStore(), shape=(16, 16), dtype="f4", chunks=(4, 16))
     a = sample((16, 16), "f4")

@@ -7,14 +7,21 @@ from typing import Any
 
 import numpy as np
 import pytest
+import strategies as zst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import strategies as zst
-from zarrx._gather import MAX_NDIM, copy_box, copy_selection, fill_box, is_all, slices_to_box
+from zarrx._gather import (
+    MAX_NDIM,
+    copy_box,
+    copy_selection,
+    fill_box,
+    is_all,
+    slices_to_box,
+)
 from zarrx.errors import IndexingError
 
-SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", 150)), deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", "150")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 DTYPES = {
     "u1": np.dtype("u1"), "i2": np.dtype("<i2"), "f4": np.dtype("<f4"), "f8": np.dtype(">f8"),

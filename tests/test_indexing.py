@@ -9,14 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+import strategies as zst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import strategies as zst
 from zarrx.errors import IndexingError, ZarrError
 from zarrx.indexing import ChunkGridIndex, is_view, kind_of, plan_selection, shard_major
 
-SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", 100)), deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", "100")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 SENTINEL = -7
 
@@ -106,7 +106,7 @@ def check_plan(a: np.ndarray, grid: ChunkGridIndex, plan, oracle: Any) -> None:
     assert len(listed) == len(set(listed)) == plan.nchunks == len(plan.chunks)
     seq = plan.chunks                      # a lazy sequence: indexing agrees with iteration
     assert [repr(seq[i]) for i in range(len(seq))] == [repr(p) for p in seq] == \
-        [repr(p) for p in seq[:]]
+        [repr(p) for p in seq[:]] == [repr(p) for i in range(0, len(seq), 3) for p in seq[i:i + 3]]
     per_axis = [np.array([ag.chunk_of(i) for i in range(n)], dtype=np.int64)
                 for ag, n in zip(grid.axes, a.shape)]
     if a.ndim:
@@ -212,6 +212,8 @@ def test_shard_major_order(data: Any) -> None:
     assert [p.coords for p in plain.chunks] == a == sorted(a)          # C order by default
     assert sorted(b) == a and [tuple(c) for c in plan.chunk_coords().tolist()] == b
     assert [p.coords for p in plan.chunks[::-1]] == b[::-1]
+    windows = plan.chunks
+    assert [p.coords for i in range(0, len(b), 4) for p in windows[i:i + 4]] == b
     for depth in range(1, len(levels) + 1):   # every shard's chunks form one contiguous run
         keys = [tuple(tuple(c // s for c, s in zip(coords, lev)) for lev in levels[:depth])
                 for coords in b]

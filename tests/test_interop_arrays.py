@@ -150,3 +150,18 @@ def test_v2_fortran_order_and_big_endian(tmp_path, fmt):
     z[...] = a
     got = zarrx.open_array(p, mode="r")[...]
     np.testing.assert_array_equal(got, a)
+
+
+def test_v2_structured_both_ways(tmp_path):
+    dt = np.dtype([("a", "<i4"), ("b", "<f8"), ("c", "S3")])
+    a = np.zeros(7, dt)
+    a["a"] = np.arange(7)
+    a["b"] = np.linspace(0, 1, 7)
+    a["c"] = [b"x", b"yy", b"zzz", b"", b"a", b"b", b"c"]
+    p1, p2 = str(tmp_path / "zx.zarr"), str(tmp_path / "zp.zarr")
+    z = zarrx.create_array(p1, shape=(7,), dtype=dt, chunks=(3,), zarr_format=2)
+    z[...] = a
+    np.testing.assert_array_equal(zarr.open_array(p1, mode="r")[...], a)
+    zp = zarr.create_array(p2, shape=(7,), dtype=dt, chunks=(3,), zarr_format=2)
+    zp[...] = a
+    np.testing.assert_array_equal(zarrx.open_array(p2, mode="r")[...], a)

@@ -20,6 +20,7 @@ import numpy as np
 from zarrx import _pool
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
+from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
 from zarrx.store.chunks import ChunkSource, read_unit
 
@@ -143,7 +144,7 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 continue
             shape = io.shape_of(p.coords)
             plan = io.plan(shape)
-            if p.full and not flat:
+            if p.full and not flat and is_view(p.out_sel):
                 region = target[p.out_sel]
                 if region.shape == shape and region.flags.c_contiguous:
                     plan.decode(data, region, key=_ckey(io, p.coords))

@@ -22,22 +22,29 @@ import itertools
 import math
 import operator
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from zarrx import _indexing
 from zarrx.errors import IndexingError
 
-__all__ = ["AxisGrid", "ChunkGridIndex", "ChunkProjection", "SelectionPlan", "plan_selection",
-           "shard_major", "kind_of", "is_view", "KINDS", "Grid"]
+__all__ = [
+    "KINDS",
+    "AxisGrid",
+    "ChunkGridIndex",
+    "ChunkProjection",
+    "Grid",
+    "SelectionPlan",
+    "is_view",
+    "kind_of",
+    "plan_selection",
+    "shard_major",
+]
 
 KINDS = ("basic", "orthogonal", "coordinate", "mask", "block")
 #: a regular chunk shape, or the explicit chunk edge lengths of every axis (rectilinear)
-Grid = Union[Sequence[int], Sequence[Sequence[int]]]
-
-_USE = ("use z.oindex[...] for orthogonal (outer) selection or z.vindex[...] for coordinate "
-        "(point-wise) selection")
+Grid = Sequence[int] | Sequence[Sequence[int]]
 
 
 class ChunkProjection(NamedTuple):
@@ -53,7 +60,7 @@ class AxisGrid:
     """Chunk boundaries along one axis of length ``size``: regular (``chunk`` > 0) or explicit
     edge lengths (``edges``, rectilinear)."""
 
-    __slots__ = ("size", "chunk", "offsets", "nchunks")
+    __slots__ = ("chunk", "nchunks", "offsets", "size")
 
     def __init__(self, size: int, chunk: int | None = None, edges: Sequence[int] | None = None,
                  axis: int = 0) -> None:
@@ -117,7 +124,7 @@ class ChunkGridIndex:
     ``((e00, e01, ...), (e10, ...), ...)``; model objects with ``chunk_shape`` (regular) or
     ``chunk_sizes`` (rectilinear) are accepted too."""
 
-    __slots__ = ("shape", "axes", "nchunks", "regular")
+    __slots__ = ("axes", "nchunks", "regular", "shape")
 
     def __init__(self, shape: Sequence[int], grid: Any) -> None:
         if hasattr(grid, "chunk_sizes"):          # model RectilinearGrid
@@ -195,10 +202,12 @@ class ChunkList(Sequence):
     """The chunk projections of a plan as a lazy sequence: ``len()``, iteration, indexing and
     slicing build :class:`ChunkProjection` objects on demand, never all at once."""
 
-    __slots__ = ("_plan",)
+    __slots__ = ("_it", "_plan", "_pos")
 
     def __init__(self, plan: SelectionPlan) -> None:
         self._plan = plan
+        self._it: Iterator[ChunkProjection] | None = None   # consecutive slices continue it
+        self._pos = 0
 
     def __len__(self) -> int:
         return self._plan.nchunks
@@ -209,7 +218,14 @@ class ChunkList(Sequence):
     def __getitem__(self, i: Any) -> Any:
         n = self._plan.nchunks
         if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(n))]
+            start, stop, step = i.indices(n)
+            if step != 1 or stop <= start or (start != self._pos and start != 0):
+                return [self[k] for k in range(start, stop, step)]
+            if start == 0 or self._it is None:
+                self._it, self._pos = iter(self), 0
+            out = list(itertools.islice(self._it, stop - start))
+            self._pos = start + len(out)
+            return out
         k = operator.index(i)
         if k < 0:
             k += n
@@ -225,7 +241,7 @@ class ChunkList(Sequence):
 class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
-    __slots__ = ("kind", "out_shape", "nchunks", "_iter", "_at", "_order", "_coords")
+    __slots__ = ("_at", "_coords", "_iter", "_order", "kind", "nchunks", "out_shape")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
                  coords: Any) -> None:
@@ -317,7 +333,7 @@ def _project_array(pos: np.ndarray, a: AxisGrid) -> list[tuple[int, Any, Any, bo
     sids = ids if perm is None else ids[perm]
     bounds = _indexing.group_bounds(sids).tolist()
     entries = []
-    for b0, b1 in zip(bounds[:-1], bounds[1:]):
+    for b0, b1 in itertools.pairwise(bounds):
         k = int(sids[b0])
         start, inb, m = a.start(k), a.inbound_len(k), b1 - b0
         if perm is None:
