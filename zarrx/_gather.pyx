@@ -252,12 +252,47 @@ cdef bint _is_basic(tuple sel):
 
 def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
     """``dst[dst_sel] = src[src_sel]``. When both selections are basic (ints, slices, None) the
-    copy runs through ``copy_box`` between the two views; otherwise through numpy."""
+    copy runs through the C kernel between the two views, without the GIL; otherwise through
+    numpy."""
     if _is_basic(src_sel) and _is_basic(dst_sel):
         s = src[src_sel]
         d = dst[dst_sel]
-        if isinstance(s, np.ndarray) and isinstance(d, np.ndarray) and s.shape == d.shape \
-                and s.dtype == d.dtype and not s.dtype.hasobject:
-            copy_box(s, (0,) * s.ndim, d, (0,) * d.ndim, s.shape)
+        if isinstance(s, np.ndarray) and isinstance(d, np.ndarray):
+            copy_view(s, d)
             return
     dst[dst_sel] = src[src_sel]
+
+
+def copy_view(cnp.ndarray src, cnp.ndarray dst) -> None:
+    """``dst[...] = src`` for two arrays of one shape and dtype, any strides, in C without the
+    GIL. Views are always inside their buffers, so only shape, dtype, writability and overlap
+    need checking."""
+    cdef int ndim = cnp.PyArray_NDIM(src), ax
+    if cnp.PyArray_NDIM(dst) != ndim or src.shape != dst.shape or src.dtype != dst.dtype \
+            or src.dtype.hasobject or ndim > ZX_MAX_NDIM or not dst.flags.writeable:
+        dst[...] = src
+        return
+    if np.may_share_memory(src, dst):
+        src = src.copy()
+    cdef ptrdiff_t c_count[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_ss[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
+    cdef cnp.npy_intp *sstr = cnp.PyArray_STRIDES(src)
+    cdef cnp.npy_intp *dstr = cnp.PyArray_STRIDES(dst)
+    for ax in range(ndim):
+        if shape[ax] == 0:
+            return
+        if sstr[ax] == 0 and shape[ax] > 1:     # a broadcast source: numpy's fill is faster
+            dst[...] = src
+            return
+        c_count[ax] = shape[ax]
+        c_ss[ax] = sstr[ax]
+        c_ds[ax] = dstr[ax]
+    cdef const char *sp = <const char *>cnp.PyArray_DATA(src)
+    cdef char *dp = <char *>cnp.PyArray_DATA(dst)
+    cdef size_t itemsize = cnp.PyArray_ITEMSIZE(src)
+    if itemsize == 0:
+        return
+    with nogil:
+        zx_copy_box(ndim, c_count, itemsize, sp, c_ss, dp, c_ds)

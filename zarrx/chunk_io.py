@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
+from zarrx._gather import copy_selection
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.indexing import is_view
@@ -126,7 +127,11 @@ def _windows(items: Sequence, size: int):
 
 
 def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> None:
-    dst[dst_sel] = src[src_sel]
+    """``dst[dst_sel] = src[src_sel]``; basic selections copy in C without the GIL."""
+    if dst.dtype.hasobject:
+        dst[dst_sel] = src[src_sel]
+    else:
+        copy_selection(src, src_sel, dst, dst_sel)
 
 
 def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
@@ -176,14 +181,14 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
                 chunk = src[p.out_sel]
                 if chunk.shape != shape:
                     chunk = io.new_chunk(shape, fill=False)
-                    chunk[p.chunk_sel] = src[p.out_sel]
+                    _assign(chunk, p.chunk_sel, src, p.out_sel)
             elif old is None:
                 chunk = io.new_chunk(shape, fill=True)
-                chunk[p.chunk_sel] = src[p.out_sel]
+                _assign(chunk, p.chunk_sel, src, p.out_sel)
             else:
                 chunk = io.new_chunk(shape, fill=False)
                 plan.decode(old, chunk, key=key)
-                chunk[p.chunk_sel] = src[p.out_sel]
+                _assign(chunk, p.chunk_sel, src, p.out_sel)
             if not io.write_empty_chunks and io.is_fill(chunk):
                 out.append((p.coords, None))
             else:
