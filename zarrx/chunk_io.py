@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx._gather import copy_selection
+from zarrx._gather import copy_selection, copy_view
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.indexing import is_view
@@ -45,6 +45,7 @@ class ArrayIO:
     def __post_init__(self) -> None:
         self.dtype = self.meta.data_type.numpy
         self.variable = self.meta.data_type.variable
+        self.object_chunks = self.variable or self.dtype.hasobject
         self.fill = fill_scalar(self.meta)
         self.fill_is_nan = (self.dtype.kind in "fc" and bool(np.isnan(self.fill)))
         self.fill_bytes = (None if self.variable or self.dtype.hasobject
@@ -80,6 +81,16 @@ class ArrayIO:
         buf = bufs.get(shape)
         if buf is None:
             buf = bufs[shape] = self.new_chunk(shape, fill=False)
+        return buf
+
+    def work_chunk(self, shape: tuple[int, ...], *, fill: bool) -> np.ndarray:
+        """A chunk buffer to assemble one chunk for encoding: the per-thread scratch buffer
+        (encoders return new bytes, so it is free again once the chunk is encoded)."""
+        if self.object_chunks:
+            return self.new_chunk(shape, fill=True)
+        buf = self.scratch(shape)
+        if fill:
+            buf[...] = self.fill
         return buf
 
     def new_chunk(self, shape: tuple[int, ...], *, fill: bool) -> np.ndarray:
@@ -180,13 +191,18 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             if p.full and not flat and not _is_border(io, p.coords, shape):
                 chunk = src[p.out_sel]
                 if chunk.shape != shape:
-                    chunk = io.new_chunk(shape, fill=False)
+                    chunk = io.work_chunk(shape, fill=False)
                     _assign(chunk, p.chunk_sel, src, p.out_sel)
+                elif any(chunk.strides) and not io.object_chunks:
+                    # gather once into a contiguous buffer: the fill test and the encoder
+                    # then read it in place
+                    view, chunk = chunk, io.work_chunk(shape, fill=False)
+                    copy_view(view, chunk)
             elif old is None:
-                chunk = io.new_chunk(shape, fill=True)
+                chunk = io.work_chunk(shape, fill=True)
                 _assign(chunk, p.chunk_sel, src, p.out_sel)
             else:
-                chunk = io.new_chunk(shape, fill=False)
+                chunk = io.work_chunk(shape, fill=False)
                 plan.decode(old, chunk, key=key)
                 _assign(chunk, p.chunk_sel, src, p.out_sel)
             if not io.write_empty_chunks and io.is_fill(chunk):
