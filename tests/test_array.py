@@ -12,6 +12,7 @@ import pytest
 import zarrx
 from zarrx.codecs import Blosc, Crc32c, Gzip, Zstd
 from zarrx.store import CountingStore, MemoryStore
+from sample_data import sample
 
 DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "float16", "float32", "float64", "complex64", "complex128", ">i4", "<f8", "S5", "<U3",
@@ -34,30 +35,6 @@ LAYOUTS = {
     "zero-size": ((0, 5), (3, 3), None),
     "sharded": ((23, 31), (4, 5), (8, 10)),
 }
-
-
-def sample(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    n = int(np.prod(shape))
-    if dt.kind == "b":
-        a = rng.integers(0, 2, n).astype(bool)
-    elif dt.kind in "iu":
-        info = np.iinfo(dt)
-        a = rng.integers(info.min, info.max, n, dtype=dt.newbyteorder("="), endpoint=True).astype(dt)
-    elif dt.kind == "f":
-        a = rng.normal(0, 100, n).astype(dt)
-    elif dt.kind == "c":
-        a = (rng.normal(0, 1, n) + 1j * rng.normal(0, 1, n)).astype(dt)
-    elif dt.kind == "S":
-        a = np.array([bytes(rng.integers(97, 123, dt.itemsize, dtype=np.uint8)) for _ in range(n)], dt)
-    elif dt.kind == "U":
-        a = np.array(["".join(map(chr, rng.integers(0x61, 0x3000, dt.itemsize // 4))) for _ in range(n)], dt)
-    elif dt.kind in "mM":
-        a = rng.integers(-10**9, 10**9, n).astype(dt)
-    else:
-        raise AssertionError(dt)
-    return a.reshape(shape)
 
 
 @pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])

@@ -10,6 +10,7 @@ from zarr.codecs import BloscCodec, GzipCodec, ZstdCodec, Crc32cCodec
 
 import zarrx
 from zarrx.codecs import Blosc, Crc32c, Gzip, Zstd
+from sample_data import sample
 
 LAYOUTS = {
     "regular": ((12, 9), (4, 3)),
@@ -38,21 +39,7 @@ ZX_CHAINS = {
 
 
 def data(shape, dtype, seed=1):
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    n = int(np.prod(shape))
-    if dt.kind == "b":
-        a = rng.integers(0, 2, n).astype(bool)
-    elif dt.kind in "iu":
-        info = np.iinfo(dt)
-        a = rng.integers(info.min, info.max, n, dtype=dt.newbyteorder("="), endpoint=True).astype(dt)
-    elif dt.kind == "c":
-        a = (rng.normal(size=n) + 1j * rng.normal(size=n)).astype(dt)
-    else:
-        a = rng.normal(size=n).astype(dt)
-        if n > 2:
-            a[1] = np.nan
-    return a.reshape(shape)
+    return sample(shape, dtype, seed, with_nan=True)
 
 
 def same(a, b):

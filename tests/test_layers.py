@@ -25,6 +25,7 @@ LAYERS = [
     ("zarrx.indexing", 4),
     ("zarrx.chunk_io", 4),
     ("zarrx.attrs", 5),
+    ("zarrx.node", 5),
     ("zarrx.info", 5),
     ("zarrx.array", 5),
     ("zarrx.group", 5),

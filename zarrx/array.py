@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from zarrx import chunk_io, indexing
-from zarrx.attrs import Attributes
-from zarrx.errors import IndexingError, ReadOnlyError, ZarrError
+from zarrx.errors import IndexingError, ZarrError
 from zarrx.metadata import nodes
+from zarrx.node import Node
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
 from zarrx.store.base import Store
 from zarrx.store.chunks import make_chunk_source, read_unit, shard_shapes
@@ -22,15 +22,14 @@ from zarrx.store.chunks import make_chunk_source, read_unit, shard_shapes
 __all__ = ["Array"]
 
 
-class Array:
+class Array(Node):
     """An N-dimensional chunked array in a store. Index it like numpy."""
+
+    _kind = "array"
 
     def __init__(self, store: Store, path: str, meta: ArrayMeta, *, read_only: bool = False,
                  write_empty_chunks: bool | None = None) -> None:
-        self._store = store
-        self._path = path.strip("/")
-        self._meta = meta
-        self._read_only = read_only or store.read_only
+        super().__init__(store, path, meta, read_only=read_only)
         self._write_empty = bool(write_empty_chunks) if write_empty_chunks is not None else False
         self._setup()
 
@@ -46,26 +45,6 @@ class Array:
         return (_reopen, (self._store, self._path, self._read_only, self._write_empty))
 
     # -- properties as zarr-python names them -----------------------------------------------
-    @property
-    def metadata(self) -> ArrayMeta:
-        return self._meta
-
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
     @property
     def shape(self) -> tuple[int, ...]:
         return self._meta.shape
@@ -102,18 +81,6 @@ class Array:
     @property
     def fill_value(self) -> Any:
         return self._meta.fill_value
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self._meta.attributes, self._save_attrs, read_only=self._read_only)
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def zarr_format(self) -> int:
-        return self._meta.zarr_format
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:
@@ -195,8 +162,7 @@ class Array:
 
     # -- writing ------------------------------------------------------------------------------
     def _write(self, selection: Any, value: Any, kind: str) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"{self.name}: cannot write: the array is open read-only")
+        self._check_writable("write")
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._shard_levels)
         arr = chunk_io.check_value(value, plan.out_shape, self.dtype, self.name)
@@ -234,8 +200,7 @@ class Array:
 
     # -- shape changes and metadata -----------------------------------------------------------
     def _save(self, meta: ArrayMeta) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"{self.name}: cannot change metadata: the array is open read-only")
+        self._check_writable("change metadata")
         nodes.save_node(self._store, self._path, meta)
         self._meta = meta
         self._setup()

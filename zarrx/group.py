@@ -10,69 +10,31 @@ from collections.abc import Iterator
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.attrs import Attributes
 from zarrx.creation import create_array, make_parents
-from zarrx.errors import NodeExistsError, NodeNotFoundError, ReadOnlyError, ZarrError
+from zarrx.errors import NodeExistsError, NodeNotFoundError, ZarrError
 from zarrx.metadata import nodes
+from zarrx.node import Node
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store.base import Store
 
 __all__ = ["Group"]
 
 
-
-class Group:
+class Group(Node):
     """A group in a store: ``g["a/b"]``, ``g.create_group``, ``g.create_array``, ``g.attrs``."""
 
+    _kind = "group"
+
     def __init__(self, store: Store, path: str, meta: GroupMeta, *, read_only: bool = False) -> None:
-        self._store = store
-        self._path = path.strip("/")
-        self._meta = meta
-        self._read_only = read_only or store.read_only
+        super().__init__(store, path, meta, read_only=read_only)
 
     # -- properties ---------------------------------------------------------------------------
-    @property
-    def store(self) -> Store:
-        return self._store
-
-    @property
-    def path(self) -> str:
-        return self._path
-
-    @property
-    def name(self) -> str:
-        return "/" + self._path
-
-    @property
-    def basename(self) -> str:
-        return self._path.rsplit("/", 1)[-1]
-
-    @property
-    def metadata(self) -> GroupMeta:
-        return self._meta
-
-    @property
-    def zarr_format(self) -> int:
-        return self._meta.zarr_format
-
-    @property
-    def read_only(self) -> bool:
-        return self._read_only
-
-    @property
-    def attrs(self) -> Attributes:
-        return Attributes(self._meta.attributes, self._save_attrs, read_only=self._read_only)
-
     def _save_attrs(self, attrs: dict) -> None:
         self._check_writable("change attributes")
         meta = dataclasses.replace(self._meta, attributes=dict(attrs))
         saved = dataclasses.replace(meta, consolidated=None) if meta.zarr_format == 2 else meta
         nodes.save_node(self._store, self._path, saved)
         self._meta = meta
-
-    def _check_writable(self, what: str) -> None:
-        if self._read_only:
-            raise ReadOnlyError(f"group {self.name!r}: cannot {what}: the group is open read-only")
 
     def __repr__(self) -> str:
         return f"<zarrx.Group {self.name!r}>"

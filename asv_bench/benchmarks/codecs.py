@@ -2,13 +2,15 @@
 each codec chain."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import _common
 from ._common import CODECS
 
 
-def _bare(codec: str):  # type: ignore[no-untyped-def]
+def _bare(codec: str) -> tuple[Callable, Callable]:
     """(compress(src) -> bytes, decompress_into(blob, out)) of the zarrx Cython codec modules."""
     if codec == "zstd-0":
         from zarrx.codecs import _zstd

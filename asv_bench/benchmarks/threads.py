@@ -7,6 +7,7 @@ split across two; if the GIL is held, two threads take as long as one.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -36,7 +37,7 @@ class ArrayThreads:
         self.z[...] = self.values
 
 
-def _run_threads(n: int, work: list) -> None:  # type: ignore[type-arg]
+def _run_threads(n: int, work: list[Callable[[], None]]) -> None:
     parts = [work[i::n] for i in range(n)]
     if n == 1:
         for fn in parts[0]:

@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 
 from zarrx.bench.workload import CASE_NAMES, Params
 
@@ -23,7 +24,7 @@ SYSTEM_NAMES = ("zarrx", "zarr", "tensorstore")
 CONFIG_NAMES = ("single", "default")
 
 
-def _list(kind: str, known: tuple[str, ...]):  # type: ignore[no-untyped-def]
+def _list(kind: str, known: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
     def parse(text: str) -> tuple[str, ...]:
         items = tuple(t.strip() for t in text.split(",") if t.strip())
         bad = [t for t in items if t not in known]
@@ -78,7 +79,7 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     return params, ns
 
 
-def run_bench(params: Params, say=lambda s: None) -> dict:  # type: ignore[no-untyped-def]
+def run_bench(params: Params, say: Callable[[str], None] = lambda s: None) -> dict:
     """Run, summarise and render; returns the JSON document (with ``markdown``)."""
     from zarrx.bench.report import render, summarise
     from zarrx.bench.runner import run
