@@ -6,6 +6,7 @@ inside both arrays; only then does the C kernel run without the GIL.
 """
 from libc.stddef cimport ptrdiff_t
 from libc.string cimport memcpy
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 cimport numpy as cnp
 import numpy as np
@@ -261,6 +262,36 @@ def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
             copy_view(s, d)
             return
     dst[dst_sel] = src[src_sel]
+
+
+def gather_bytes(cnp.ndarray src) -> bytes:
+    """The C-order bytes of ``src`` (any strides) in a new ``bytes`` object, one copy."""
+    if src.dtype.hasobject:
+        raise IndexingError(f"gather_bytes: dtype {src.dtype} holds Python objects")
+    cdef Py_ssize_t n = src.nbytes
+    out = PyBytes_FromStringAndSize(NULL, n)
+    if n == 0:
+        return out
+    cdef int ndim = cnp.PyArray_NDIM(src), ax
+    cdef ptrdiff_t c_count[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_ss[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
+    if ndim > ZX_MAX_NDIM:
+        raise IndexingError(f"gather_bytes: rank {ndim} exceeds the maximum of {ZX_MAX_NDIM}")
+    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
+    cdef cnp.npy_intp *sstr = cnp.PyArray_STRIDES(src)
+    cdef size_t itemsize = cnp.PyArray_ITEMSIZE(src)
+    cdef ptrdiff_t stride = <ptrdiff_t>itemsize
+    for ax in range(ndim - 1, -1, -1):        # the C-order strides of the packed result
+        c_count[ax] = shape[ax]
+        c_ss[ax] = sstr[ax]
+        c_ds[ax] = stride
+        stride *= shape[ax]
+    cdef const char *sp = <const char *>cnp.PyArray_DATA(src)
+    cdef char *dp = PyBytes_AS_STRING(out)   # a new object nobody else holds yet
+    with nogil:
+        zx_copy_box(ndim, c_count, itemsize, sp, c_ss, dp, c_ds)
+    return out
 
 
 def copy_view(cnp.ndarray src, cnp.ndarray dst) -> None:

@@ -165,6 +165,9 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 if region.shape == shape and region.flags.c_contiguous:
                     plan.decode(data, region, key=_ckey(io, p.coords))
                     continue
+            if plan.raw:        # scatter straight from the stored bytes
+                _assign(target, p.out_sel, plan.view(data, key=_ckey(io, p.coords)), p.chunk_sel)
+                continue
             buf = io.scratch(shape)
             plan.decode(data, buf, key=_ckey(io, p.coords))
             _assign(target, p.out_sel, buf, p.chunk_sel)
@@ -193,6 +196,11 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
                 if chunk.shape != shape:
                     chunk = io.work_chunk(shape, fill=False)
                     _assign(chunk, p.chunk_sel, src, p.out_sel)
+                elif plan.raw and any(chunk.strides):
+                    data = plan.encode_gathered(chunk, key=key)     # one copy in all
+                    fill = not io.write_empty_chunks and io.is_fill(plan.view(data))
+                    out.append((p.coords, None if fill else data))
+                    continue
                 elif any(chunk.strides) and not io.object_chunks:
                     # gather once into a contiguous buffer: the fill test and the encoder
                     # then read it in place

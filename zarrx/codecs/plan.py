@@ -231,6 +231,33 @@ class CodecPipeline:
         if self.swap:
             out.byteswap(inplace=True)
 
+    @property
+    def raw(self) -> bool:
+        """The stored bytes are the chunk's native C-order bytes (after verifying and stripping
+        checksums): readers may view them in place and writers may gather straight into them."""
+        return self.direct and not self.swap and all(s.codec.view_only for s in self.b2b) \
+            and not self.dtype.hasobject
+
+    def view(self, data: Any, *, key: str = "") -> np.ndarray:
+        """A read-only array over a raw plan's stored bytes (checksums verified), no copy."""
+        where = self._where(key)
+        buf = as_u8(data)
+        for st in reversed(self.b2b):
+            buf = st.codec.decode(buf, st.size, self._limit(st), where)
+        if buf.nbytes != self.nbytes:
+            raise CodecError(f"{where}: expected {self.nbytes} bytes for a chunk of shape "
+                             f"{self.chunk_shape} and data type {self.dtype}, found {buf.nbytes}")
+        return np.frombuffer(buf, dtype=self.dtype).reshape(self.chunk_shape)
+
+    def encode_gathered(self, chunk: np.ndarray, *, key: str = "") -> bytes:
+        """``encode(chunk)`` for a raw plan, gathering ``chunk`` (any strides) straight into the
+        stored bytes: one copy in all."""
+        from zarrx._gather import gather_bytes
+        buf: Any = gather_bytes(chunk)
+        for st in self.b2b:
+            buf = st.codec.encode(buf)
+        return buf if type(buf) is bytes else bytes(buf)
+
     def _limit(self, st: _BytesStage) -> int:
         return st.bound if st.bound is not None else self.variable_limit
 
