@@ -118,6 +118,13 @@ class StoreContract:
         assert store.get_many(iter(requests)) == expected          # any iterable
         assert store.get_many([]) == []
 
+    def test_get_many_buffers_match_get_many(self, store: Store) -> None:
+        fill(store)
+        requests = [("c/0/1", None), ("missing", None), ("zarr.json", ByteRange.slice(1, 5)),
+                    ("c/0/0", ByteRange.last(3)), ("c/0/1", ByteRange.slice(6))]
+        got = store.get_many_buffers(requests)
+        assert [None if v is None else bytes(v) for v in got] == store.get_many(requests)
+
     def test_get_many_large_batch_keeps_order(self, store: Store) -> None:
         items = {f"m/{i}": b"v%d" % i for i in range(60)}
         fill(store, items)

@@ -106,6 +106,12 @@ class Store:
         """Results of ``get(key, range)`` for each request, in request order."""
         return [self.get(key, rng) for key, rng in requests]
 
+    def get_many_buffers(self, requests: Iterable[Request]) -> list[bytes | memoryview | None]:
+        """``get_many``, except that a result may be any read-only bytes-like view (a
+        ``memoryview`` into a larger stored object, say) instead of a fresh ``bytes``: the
+        chunk reader uses it to avoid copying byte ranges. Defaults to ``get_many``."""
+        return self.get_many(requests)  # type: ignore[return-value]
+
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         for key, value in items:
             self.set(key, value)

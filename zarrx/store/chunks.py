@@ -119,7 +119,7 @@ class KeyedChunks(ChunkSource):
             if c is not last:       # runs of ranges into one shard share one coords object
                 key, last = p + enc(c), c
             keyed.append((key, rng))
-        return self.store.get_many(keyed)
+        return self.store.get_many_buffers(keyed)
 
     def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
         p, enc = self.prefix, self._encode

@@ -75,6 +75,15 @@ class CountingStore(Store):
         self._count_reads(reqs, values)
         return values
 
+    def get_many_buffers(self, requests: Iterable[Request]) -> list:
+        reqs = sequence_of(requests)
+        values = self.inner.get_many_buffers(reqs)
+        with self._lock:
+            self.counts["get_many"] += 1
+            self.counts["get_many_requests"] += len(reqs)
+        self._count_reads(reqs, values)
+        return values
+
     def exists(self, key: str) -> bool:
         with self._lock:
             self.counts["exists"] += 1

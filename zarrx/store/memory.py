@@ -31,6 +31,18 @@ class MemoryStore(Store):
             out.append(value if value is None or rng is None else rng.apply(value))
         return out
 
+    def get_many_buffers(self, requests: Iterable[Request]) -> list[bytes | memoryview | None]:
+        data = self._data
+        out: list[bytes | memoryview | None] = []
+        for key, rng in requests:
+            value = data.get(key)
+            if value is None or rng is None or rng.is_full:
+                out.append(value)
+            else:
+                start, stop = rng.resolve(len(value))
+                out.append(memoryview(value)[start:stop])     # no copy of the range
+        return out
+
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         check_key(key)
         self._check_writable(key)

@@ -100,6 +100,10 @@ class _Assembly:
         self.n_assigned = 0
 
 
+def _as_bytes(value: object) -> bytes | None:
+    return value if value is None or type(value) is bytes else bytes(value)  # type: ignore[arg-type]
+
+
 class ShardStore(Store, ChunkSource):
     """Inner chunks of one sharding level, stored inside the shard objects of ``source``.
 
@@ -491,6 +495,12 @@ class ShardStore(Store, ChunkSource):
         return self.get_many([(key, byte_range)])[0]
 
     def get_many(self, requests: Iterable[Request]) -> list[bytes | None]:
+        parsed = [(self._parse(k, writing=False), rng) for k, rng in requests]
+        found = [(c, rng) for c, rng in parsed if c is not None]
+        results = iter(self.get_chunks(found))
+        return [None if c is None else _as_bytes(next(results)) for c, _ in parsed]
+
+    def get_many_buffers(self, requests: Iterable[Request]) -> list:
         parsed = [(self._parse(k, writing=False), rng) for k, rng in requests]
         found = [(c, rng) for c, rng in parsed if c is not None]
         results = iter(self.get_chunks(found))
