@@ -160,21 +160,39 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 continue
             shape = io.shape_of(p.coords)
             plan = io.plan(shape)
-            if p.full and not flat and is_view(p.out_sel):
-                region = target[p.out_sel]
-                if region.shape == shape and region.flags.c_contiguous:
-                    plan.decode(data, region, key=_ckey(io, p.coords))
+            try:
+                if p.full and not flat and is_view(p.out_sel):
+                    region = target[p.out_sel]
+                    if region.shape == shape and region.flags.c_contiguous:
+                        plan.decode(data, region)
+                        continue
+                if plan.raw:        # scatter straight from the stored bytes
+                    _assign(target, p.out_sel, plan.view(data), p.chunk_sel)
                     continue
-            if plan.raw:        # scatter straight from the stored bytes
-                _assign(target, p.out_sel, plan.view(data, key=_ckey(io, p.coords)), p.chunk_sel)
-                continue
-            buf = io.scratch(shape)
-            plan.decode(data, buf, key=_ckey(io, p.coords))
+                buf = io.scratch(shape)
+                plan.decode(data, buf)
+            except ZarrError as exc:
+                raise _with_chunk_key(exc, io, p.coords) from exc
             _assign(target, p.out_sel, buf, p.chunk_sel)
 
+    if len(projections) == 1:        # one chunk: no windows, no pool
+        p = projections[0]
+        decode([(p, source.get_chunks([(p.coords, None)])[0])])
+        return
     for win in _windows(projections, window):
         datas = source.get_chunks([(p.coords, None) for p in win])
         _pool.run_batches(decode, list(zip(win, datas)), min_batch=2)
+
+
+def _with_chunk_key(exc: ZarrError, io: ArrayIO, coords: tuple[int, ...]) -> ZarrError:
+    """``exc`` with its generic "<array> chunk" location replaced by the chunk's key (computed
+    only when something went wrong: formatting keys costs a microsecond per chunk)."""
+    generic = f"{io.key} chunk" if io.key else "chunk"
+    msg = str(exc)
+    if msg.startswith(generic):
+        msg = _ckey(io, coords) + msg[len(generic):]
+    new = type(exc)(msg)
+    return new
 
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False) -> None:

@@ -114,6 +114,7 @@ class CodecPipeline:
     b2b: tuple[_BytesStage, ...]
     swap: bool                            # direct path: byte-swap ``out`` in place after decode
     variable_limit: int = MAX_VARIABLE_CHUNK
+    raw: bool = False                     # see ``_is_raw``
 
     @classmethod
     def resolve(cls, codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
@@ -164,11 +165,13 @@ class CodecPipeline:
         direct = (not a2a and is_bytes and all(s.codec.view_only for s in b2b[1:])
                   and (not b2b or b2b[0].codec.direct_into or b2b[0].codec.view_only))
         nbytes = 0 if base.hasobject else int(np.prod(chunk, dtype=np.int64)) * base.itemsize
-        return cls(dtype=base, chunk_shape=chunk, nbytes=nbytes,
+        plan = cls(dtype=base, chunk_shape=chunk, nbytes=nbytes,
                    direct=direct, max_encoded_size=bound, key=key, a2a=tuple(a2a), a2b=a2b,
                    a2b_dtype=a2b_dtype, a2b_shape=a2b_shape, b2b=tuple(b2b),
                    swap=is_bytes and a2b.swaps(a2b_dtype),  # type: ignore[attr-defined]
                    variable_limit=variable_limit)
+        object.__setattr__(plan, "raw", plan._is_raw())
+        return plan
 
     # -- introspection ---------------------------------------------------------------------
     @property
@@ -231,8 +234,7 @@ class CodecPipeline:
         if self.swap:
             out.byteswap(inplace=True)
 
-    @property
-    def raw(self) -> bool:
+    def _is_raw(self) -> bool:
         """The stored bytes are the chunk's native C-order bytes (after verifying and stripping
         checksums): readers may view them in place and writers may gather straight into them."""
         return self.direct and not self.swap and all(s.codec.view_only for s in self.b2b) \

@@ -42,16 +42,32 @@ class Loc:
     """A document key plus a JSON path: ``Loc("a/zarr.json") / "codecs" / 2`` reads
     ``a/zarr.json codecs[2]``."""
 
-    __slots__ = ("key", "path")
+    __slots__ = ("key", "_path", "_parent", "_part")
 
     def __init__(self, key: str, path: str = "") -> None:
         self.key = key
-        self.path = path
+        self._path: str | None = path
+        self._parent: Loc | None = None
+        self._part: str | int = ""
+
+    @property
+    def path(self) -> str:
+        """The JSON path, formatted only when a message needs it (parsing builds many)."""
+        if self._path is None:
+            base, part = self._parent.path, self._part  # type: ignore[union-attr]
+            if isinstance(part, int):
+                self._path = f"{base}[{part}]"
+            else:
+                self._path = f"{base}.{part}" if base else part
+        return self._path
 
     def __truediv__(self, part: str | int) -> Loc:
-        if isinstance(part, int):
-            return Loc(self.key, f"{self.path}[{part}]")
-        return Loc(self.key, f"{self.path}.{part}" if self.path else part)
+        child = Loc.__new__(Loc)
+        child.key = self.key
+        child._path = None
+        child._parent = self
+        child._part = part
+        return child
 
     def __str__(self) -> str:
         return f"{self.key} {self.path}" if self.path else self.key
