@@ -227,3 +227,13 @@ def test_gather_bytes_matches_tobytes(dtype, layout):
     view = {"c": a, "f": np.asfortranarray(a), "strided": a[::2, ::3],
             "reversed": a[::-1, ::-2]}[layout]
     assert gather_bytes(view) == view.tobytes(order="C")
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 4096])
+def test_gather_bytes_with_crc32c(n):
+    import crc32c as crc_oracle
+    from zarrx._gather import gather_bytes
+    a = np.frombuffer(np.random.default_rng(n).bytes(2 * n), dtype="u1").reshape(2, n)[:, ::-1]
+    got = gather_bytes(a, True)
+    body = a.tobytes()
+    assert got == body + crc_oracle.crc32c(body).to_bytes(4, "little")

@@ -1,4 +1,4 @@
-# zarrx-sources: csrc/zx_copy.c
+# zarrx-sources: csrc/zx_copy.c csrc/zx_crc32c.c
 """Gather/scatter between chunk arrays and caller arrays: n-d strided box copies in C.
 
 Every argument is checked here, with the GIL held, so that each element a box touches lies
@@ -12,6 +12,8 @@ cimport numpy as cnp
 import numpy as np
 
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_copy_box, zx_fill_box, zx_is_all
+from zarrx._clib.zx_crc32c cimport zx_crc32c
+from libc.stdint cimport uint32_t
 from zarrx.errors import IndexingError
 
 cnp.import_array()
@@ -264,13 +266,18 @@ def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
     dst[dst_sel] = src[src_sel]
 
 
-def gather_bytes(cnp.ndarray src) -> bytes:
-    """The C-order bytes of ``src`` (any strides) in a new ``bytes`` object, one copy."""
+def gather_bytes(cnp.ndarray src, bint crc32c=False) -> bytes:
+    """The C-order bytes of ``src`` (any strides) in a new ``bytes`` object, one copy; with
+    ``crc32c``, followed by their CRC-32C as 4 little-endian bytes (the ``crc32c`` codec)."""
     if src.dtype.hasobject:
         raise IndexingError(f"gather_bytes: dtype {src.dtype} holds Python objects")
     cdef Py_ssize_t n = src.nbytes
-    out = PyBytes_FromStringAndSize(NULL, n)
+    out = PyBytes_FromStringAndSize(NULL, n + (4 if crc32c else 0))
+    cdef char *dp = PyBytes_AS_STRING(out)   # a new object nobody else holds yet
+    cdef uint32_t crc
     if n == 0:
+        if crc32c:
+            dp[0] = dp[1] = dp[2] = dp[3] = 0     # the CRC-32C of no bytes is 0
         return out
     cdef int ndim = cnp.PyArray_NDIM(src), ax
     cdef ptrdiff_t c_count[ZX_MAX_NDIM]
@@ -288,9 +295,14 @@ def gather_bytes(cnp.ndarray src) -> bytes:
         c_ds[ax] = stride
         stride *= shape[ax]
     cdef const char *sp = <const char *>cnp.PyArray_DATA(src)
-    cdef char *dp = PyBytes_AS_STRING(out)   # a new object nobody else holds yet
     with nogil:
         zx_copy_box(ndim, c_count, itemsize, sp, c_ss, dp, c_ds)
+        if crc32c:
+            crc = zx_crc32c(0, dp, <size_t>n)
+            dp[n] = <char>(crc & 0xff)
+            dp[n + 1] = <char>((crc >> 8) & 0xff)
+            dp[n + 2] = <char>((crc >> 16) & 0xff)
+            dp[n + 3] = <char>((crc >> 24) & 0xff)
     return out
 
 

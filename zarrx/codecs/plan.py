@@ -255,9 +255,13 @@ class CodecPipeline:
         """``encode(chunk)`` for a raw plan, gathering ``chunk`` (any strides) straight into the
         stored bytes: one copy in all."""
         from zarrx._gather import gather_bytes
+        from zarrx.codecs.crc32c import Crc32c
+        b2b = [st.codec for st in self.b2b]
+        if len(b2b) == 1 and isinstance(b2b[0], Crc32c) and b2b[0].location == "end":
+            return gather_bytes(chunk, True)          # data and checksum in one pass
         buf: Any = gather_bytes(chunk)
-        for st in self.b2b:
-            buf = st.codec.encode(buf)
+        for codec in b2b:
+            buf = codec.encode(buf)
         return buf if type(buf) is bytes else bytes(buf)
 
     def _limit(self, st: _BytesStage) -> int:
