@@ -39,6 +39,9 @@ class Array(Node):
                                     self._path, write_empty_chunks=self._write_empty)
         self._grid = _grid_of(self._meta)
         self._shard_levels = _shard_levels_in_chunks(self._meta)
+        # z[i, j, ...] of one element takes a short path (regular grid, plain dtype)
+        self._point_ok = self._io.regular and not self._io.object_chunks \
+            and self.dtype.fields is None
 
     # -- pickling: store + path ---------------------------------------------------------------
     def __reduce__(self):
@@ -158,6 +161,10 @@ class Array(Node):
         return self._read(selection, indexing.kind_of(selection, self.shape), out)
 
     def __getitem__(self, selection: Any) -> Any:
+        if type(selection) is tuple and self._point_ok and len(selection) == len(self._meta.shape):
+            value = chunk_io.read_point(self._io, selection)
+            if value is not chunk_io.NOT_A_POINT:
+                return value
         return self._read(selection, indexing.kind_of(selection, self.shape), None)
 
     # -- writing ------------------------------------------------------------------------------

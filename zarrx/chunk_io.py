@@ -184,6 +184,41 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         _pool.run_batches(decode, list(zip(win, datas)), min_batch=2)
 
 
+NOT_A_POINT = object()
+
+
+def read_point(io: ArrayIO, index: tuple) -> Any:
+    """``z[i, j, ...]`` for one in-bounds element given by plain ints: one chunk fetch, and for
+    raw chunks no decode at all. Returns ``NOT_A_POINT`` for anything else (the general path
+    then handles it, errors included)."""
+    shape = io.meta.shape
+    chunk = io.chunk_shape
+    coords = []
+    local = []
+    for i, n, c in zip(index, shape, chunk):
+        if type(i) is not int:
+            return NOT_A_POINT
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            return NOT_A_POINT
+        coords.append(i // c)
+        local.append(i % c)
+    coords_t = tuple(coords)
+    data = io.source.get_chunks([(coords_t, None)])[0]
+    if data is None:
+        return np.asarray(io.fill, dtype=io.dtype)[()]
+    plan = io.plan(chunk)
+    try:
+        if plan.raw:
+            return plan.view(data)[tuple(local)]
+        buf = io.scratch(chunk)
+        plan.decode(data, buf)
+    except ZarrError as exc:
+        raise _with_chunk_key(exc, io, coords_t) from exc
+    return buf[tuple(local)]
+
+
 def _with_chunk_key(exc: ZarrError, io: ArrayIO, coords: tuple[int, ...]) -> ZarrError:
     """``exc`` with its generic "<array> chunk" location replaced by the chunk's key (computed
     only when something went wrong: formatting keys costs a microsecond per chunk)."""

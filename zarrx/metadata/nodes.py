@@ -8,8 +8,12 @@ knows which Zarr version a node is stored in).
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
-from collections.abc import Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, parse_zmetadata,
                             serialize_v2, serialize_v3, serialize_zmetadata)
@@ -29,6 +33,34 @@ def join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
+_CACHE_SIZE = 256
+_CACHE_MAX_DOC = 1 << 16
+_parsed: OrderedDict[tuple, Meta] = OrderedDict()
+_parsed_lock = threading.Lock()
+
+
+def _cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
+    """``parse(*docs)``, remembered by the documents' bytes: reopening a node whose metadata
+    has not changed skips the parse (frozen results; attributes are handed out as copies)."""
+    raw = docs[:-1]            # the last argument is the document key, for messages
+    if not all(d is None or (type(d) is bytes and len(d) <= _CACHE_MAX_DOC) for d in raw):
+        return parse(*docs)
+    ck = (parse, *raw)
+    with _parsed_lock:
+        meta = _parsed.get(ck)
+        if meta is not None:
+            _parsed.move_to_end(ck)
+    if meta is None:
+        meta = parse(*docs)
+        with _parsed_lock:
+            _parsed[ck] = meta
+            while len(_parsed) > _CACHE_SIZE:
+                _parsed.popitem(last=False)
+    if meta.attributes:
+        meta = dataclasses.replace(meta, attributes=copy.deepcopy(meta.attributes))
+    return meta
+
+
 def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta | None:
     """The metadata of the node at ``path``, or None when there is none. v3 wins over v2."""
     names: list[str] = []
@@ -40,10 +72,10 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
             names.append(ZMETADATA)
     docs = dict(zip(names, store.get_many([(join(path, n), None) for n in names])))
     if docs.get(V3_KEY) is not None:
-        return parse_v3(docs[V3_KEY], join(path, V3_KEY))
+        return _cached_parse(parse_v3, docs[V3_KEY], join(path, V3_KEY))
     zattrs = docs.get(".zattrs")
     if docs.get(".zarray") is not None:
-        return parse_array_v2(docs[".zarray"], zattrs, join(path, ".zarray"))
+        return _cached_parse(parse_array_v2, docs[".zarray"], zattrs, join(path, ".zarray"))
     if docs.get(".zgroup") is not None:
         meta = parse_group_v2(docs[".zgroup"], zattrs, join(path, ".zgroup"))
         if docs.get(ZMETADATA) is not None:
