@@ -84,18 +84,25 @@ def test_missing_chunks_read_fill_without_decode():
     assert z.nchunks_initialized == 0
 
 
-def test_empty_chunks_not_stored_and_deleted():
+@pytest.mark.parametrize("fill", [np.nan, 0.0, -2.5], ids=["nan", "zero", "neg"])
+@pytest.mark.parametrize("compressors", [None, "auto", [Crc32c()]], ids=["raw", "zstd", "crc32c"])
+def test_empty_chunks_not_stored_and_deleted(compressors, fill):
     store = MemoryStore()
-    z = zarrx.create_array(store, shape=(10, 10), dtype="f8", chunks=(5, 5), fill_value=np.nan)
-    z[...] = np.nan
+    z = zarrx.create_array(store, shape=(10, 10), dtype="f8", chunks=(5, 5), fill_value=fill,
+                           compressors=compressors)
+    src = np.full((10, 10), fill)
+    z[...] = src.T            # a strided source: raw chunks gather and test in one pass
+    assert z.nchunks_initialized == 0
+    z[...] = fill
     assert z.nchunks_initialized == 0
     z[0, 0] = 1.0
     assert z.nchunks_initialized == 1
-    z[0, 0] = np.nan
+    z[0, 0] = fill
     assert z.nchunks_initialized == 0
     z2 = zarrx.open_array(store, mode="r+", write_empty_chunks=True)
-    z2[...] = np.nan
+    z2[...] = src.T
     assert z2.nchunks_initialized == 4
+    np.testing.assert_array_equal(z2[...], src)
 
 
 def test_aligned_writes_never_read_partial_writes_do():

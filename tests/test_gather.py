@@ -237,3 +237,16 @@ def test_gather_bytes_with_crc32c(n):
     got = gather_bytes(a, True)
     body = a.tobytes()
     assert got == body + crc_oracle.crc32c(body).to_bytes(4, "little")
+
+
+@pytest.mark.parametrize("crc", [False, True], ids=["plain", "crc32c"])
+def test_gather_bytes_fill_test(crc):
+    from zarrx._gather import gather_bytes
+    a = np.full((6, 8), 3.5, dtype="<f4")
+    fill = np.float32(3.5).tobytes()
+    assert gather_bytes(a[:, ::2], crc, fill) is None
+    a[5, 6] = 1.0
+    got = gather_bytes(a[:, ::2], crc, fill)
+    assert got is not None and got[:96] == a[:, ::2].tobytes()
+    with pytest.raises(IndexingError, match="fill value of 2 bytes for items of 4 bytes"):
+        gather_bytes(a, crc, b"ab")

@@ -238,38 +238,18 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     window = max(16, WINDOW_PER_THREAD * _pool.threads())
     source = io.source
 
+    # raw chunks test for fill while gathering (unless NaN fill: NaNs differ in their bits)
+    raw_fill = None if io.write_empty_chunks or io.fill_is_nan else io.fill_bytes
+
     def encode(triples: Sequence) -> list:
         out = []
         for p, old, _ in triples:
             shape = io.shape_of(p.coords)
             plan = io.plan(shape)
-            key = _ckey(io, p.coords)
-            if p.full and not flat and not _is_border(io, p.coords, shape):
-                chunk = src[p.out_sel]
-                if chunk.shape != shape:
-                    chunk = io.work_chunk(shape, fill=False)
-                    _assign(chunk, p.chunk_sel, src, p.out_sel)
-                elif plan.raw and any(chunk.strides):
-                    data = plan.encode_gathered(chunk, key=key)     # one copy in all
-                    fill = not io.write_empty_chunks and io.is_fill(plan.view(data))
-                    out.append((p.coords, None if fill else data))
-                    continue
-                elif any(chunk.strides) and not io.object_chunks:
-                    # gather once into a contiguous buffer: the fill test and the encoder
-                    # then read it in place
-                    view, chunk = chunk, io.work_chunk(shape, fill=False)
-                    copy_view(view, chunk)
-            elif old is None:
-                chunk = io.work_chunk(shape, fill=True)
-                _assign(chunk, p.chunk_sel, src, p.out_sel)
-            else:
-                chunk = io.work_chunk(shape, fill=False)
-                plan.decode(old, chunk, key=key)
-                _assign(chunk, p.chunk_sel, src, p.out_sel)
-            if not io.write_empty_chunks and io.is_fill(chunk):
-                out.append((p.coords, None))
-            else:
-                out.append((p.coords, plan.encode(chunk, key=key)))
+            try:
+                out.append((p.coords, _encode_one(io, plan, p, shape, old, src, flat, raw_fill)))
+            except ZarrError as exc:
+                raise _with_chunk_key(exc, io, p.coords) from exc
         return out
 
     for win in _windows(projections, window):
@@ -280,6 +260,35 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
         results = _pool.run_batches(encode, triples, min_batch=2)
         source.set_chunks([item for batch in results for item in batch])
     source.flush()
+
+
+def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...], old: Any,
+                src: np.ndarray, flat: bool, raw_fill: bytes | None) -> bytes | None:
+    """The bytes to store for one chunk of a write, or None when the chunk is all fill."""
+    if p.full and not flat and not _is_border(io, p.coords, shape):
+        chunk = src[p.out_sel]
+        if chunk.shape != shape:
+            chunk = io.work_chunk(shape, fill=False)
+            _assign(chunk, p.chunk_sel, src, p.out_sel)
+        elif plan.raw and any(chunk.strides):
+            if raw_fill is not None or io.write_empty_chunks:
+                return plan.encode_gathered(chunk, fill=raw_fill)     # one copy in all
+            data = plan.encode_gathered(chunk)
+            return None if io.is_fill(plan.view(data)) else data
+        elif any(chunk.strides) and not io.object_chunks:
+            # gather once into a contiguous buffer: the fill test and the encoder read it there
+            view, chunk = chunk, io.work_chunk(shape, fill=False)
+            copy_view(view, chunk)
+    elif old is None:
+        chunk = io.work_chunk(shape, fill=True)
+        _assign(chunk, p.chunk_sel, src, p.out_sel)
+    else:
+        chunk = io.work_chunk(shape, fill=False)
+        plan.decode(old, chunk)
+        _assign(chunk, p.chunk_sel, src, p.out_sel)
+    if not io.write_empty_chunks and io.is_fill(chunk):
+        return None
+    return plan.encode(chunk)
 
 
 def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> bool:

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from zarrx._gather import gather_bytes
 from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
                                as_numpy_dtype, as_u8, native, spec_json)
 from zarrx.codecs.registry import get_codec_class
@@ -251,17 +252,18 @@ class CodecPipeline:
                              f"{self.chunk_shape} and data type {self.dtype}, found {buf.nbytes}")
         return np.frombuffer(buf, dtype=self.dtype).reshape(self.chunk_shape)
 
-    def encode_gathered(self, chunk: np.ndarray, *, key: str = "") -> bytes:
+    def encode_gathered(self, chunk: np.ndarray, *, fill: bytes | None = None) -> bytes | None:
         """``encode(chunk)`` for a raw plan, gathering ``chunk`` (any strides) straight into the
-        stored bytes: one copy in all."""
-        from zarrx._gather import gather_bytes
-        from zarrx.codecs.crc32c import Crc32c
-        b2b = [st.codec for st in self.b2b]
-        if len(b2b) == 1 and isinstance(b2b[0], Crc32c) and b2b[0].location == "end":
-            return gather_bytes(chunk, True)          # data and checksum in one pass
-        buf: Any = gather_bytes(chunk)
-        for codec in b2b:
-            buf = codec.encode(buf)
+        stored bytes: one copy in all. With ``fill`` (one item's bytes), None when the chunk is
+        nothing but that item (it need not be stored)."""
+        if self.b2b and self.b2b[0].codec.name == "crc32c" and len(self.b2b) == 1 \
+                and self.b2b[0].codec.location == "end":     # type: ignore[attr-defined]
+            return gather_bytes(chunk, True, fill)          # data and checksum in one pass
+        buf: Any = gather_bytes(chunk, False, fill)
+        if buf is None:
+            return None
+        for st in self.b2b:
+            buf = st.codec.encode(buf)
         return buf if type(buf) is bytes else bytes(buf)
 
     def _limit(self, st: _BytesStage) -> int:

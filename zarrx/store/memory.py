@@ -50,6 +50,23 @@ class MemoryStore(Store):
         with self._lock:
             self._data[key] = value
 
+    def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
+        checked = []
+        for key, value in items:
+            check_key(key)
+            self._check_writable(key)
+            checked.append((key, value if type(value) is bytes else as_bytes(value, key)))
+        with self._lock:
+            self._data.update(checked)
+
+    def delete_many(self, keys: Iterable[str]) -> None:
+        keys = [check_key(k) for k in keys]
+        for k in keys[:1]:
+            self._check_writable(k)
+        with self._lock:
+            for k in keys:
+                self._data.pop(k, None)
+
     def delete(self, key: str) -> None:
         check_key(key)
         self._check_writable(key)
