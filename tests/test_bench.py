@@ -133,3 +133,19 @@ def test_bench_cli_with_a_peer(capsys: pytest.CaptureFixture[str]) -> None:
                  *TINY]) == 0
     text = capsys.readouterr().out
     assert "zarrx/zarr-python" in text and "| zstd-0 |" in text
+
+
+def test_read_memory_zarrx_tiny(tmp_path) -> None:
+    from zarrx.bench.memory import measure_read_memory, render_memory
+    mem = measure_read_memory(side=512, chunk=64, shard=256, threads=1, system="zarrx",
+                              tmpdir=str(tmp_path))
+    assert mem["notes"] == [] and set(mem["results"]) == {"zarrx"}
+    assert mem["output_bytes"] == 512 * 512 * 4 and 0 < mem["stored_bytes"] < 512 * 512 * 4
+    r = mem["results"]["zarrx"]
+    assert r["output_bytes"] == 512 * 512 * 4 and r["verified"] and r["threads"] == 1
+    assert r["peak_bytes"] >= r["before_bytes"] > 0
+    assert r["overhead_mib"] == pytest.approx(
+        (r["peak_bytes"] - r["before_bytes"] - r["output_bytes"]) / (1 << 20))
+    assert list(tmp_path.iterdir()) == []                    # the temporary folder is gone
+    assert "| zarrx | 1.0 |" in render_memory(mem)
+    json.dumps(mem)

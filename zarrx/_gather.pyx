@@ -266,42 +266,38 @@ def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
     dst[dst_sel] = src[src_sel]
 
 
-def gather_bytes(cnp.ndarray src, bint crc32c=False, fill=None):
-    """The C-order bytes of ``src`` (any strides) in a new ``bytes`` object, one copy; with
-    ``crc32c``, followed by their CRC-32C as 4 little-endian bytes (the ``crc32c`` codec).
-
-    With ``fill`` (one item's bytes), returns None instead when every item equals it: the test
-    runs on the freshly copied, cache-hot bytes, inside the same GIL-free section."""
+cdef int _gather_packed(cnp.ndarray src, char *dp, bint crc32c, object fill, str who) except -1:
+    """Copy ``src`` (any strides) packed in C order to ``dp`` (``src.nbytes`` bytes, plus 4 for
+    the CRC-32C when ``crc32c``). Returns 1 when ``fill`` (one item's bytes) is given and every
+    item equals it (the checksum is then not computed), else 0."""
     if src.dtype.hasobject:
-        raise IndexingError(f"gather_bytes: dtype {src.dtype} holds Python objects")
+        raise IndexingError(f"{who}: dtype {src.dtype} holds Python objects")
+    cdef int ndim = cnp.PyArray_NDIM(src), ax
+    if ndim > ZX_MAX_NDIM:
+        raise IndexingError(f"{who}: rank {ndim} exceeds the maximum of {ZX_MAX_NDIM}")
     cdef const unsigned char[::1] fv
     cdef const char *fp = NULL
     cdef size_t fsize = 0
-    cdef int uniform = 0
+    cdef size_t itemsize = cnp.PyArray_ITEMSIZE(src)
     if fill is not None:
-        fv = _value_view(fill, "gather_bytes")
+        fv = _value_view(fill, who)
         fsize = fv.shape[0]
-        if fsize != <size_t>cnp.PyArray_ITEMSIZE(src):
-            raise IndexingError(f"gather_bytes: fill value of {fsize} bytes for items of "
-                                f"{cnp.PyArray_ITEMSIZE(src)} bytes")
+        if fsize != itemsize:
+            raise IndexingError(f"{who}: fill value of {fsize} bytes for items of "
+                                f"{itemsize} bytes")
         fp = <const char *>&fv[0]
     cdef Py_ssize_t n = src.nbytes
-    out = PyBytes_FromStringAndSize(NULL, n + (4 if crc32c else 0))
-    cdef char *dp = PyBytes_AS_STRING(out)   # a new object nobody else holds yet
+    cdef int uniform = 0
     cdef uint32_t crc
     if n == 0:
         if crc32c:
             dp[0] = dp[1] = dp[2] = dp[3] = 0     # the CRC-32C of no bytes is 0
-        return None if fp != NULL else out
-    cdef int ndim = cnp.PyArray_NDIM(src), ax
+        return 1 if fp != NULL else 0
     cdef ptrdiff_t c_count[ZX_MAX_NDIM]
     cdef ptrdiff_t c_ss[ZX_MAX_NDIM]
     cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
-    if ndim > ZX_MAX_NDIM:
-        raise IndexingError(f"gather_bytes: rank {ndim} exceeds the maximum of {ZX_MAX_NDIM}")
     cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
     cdef cnp.npy_intp *sstr = cnp.PyArray_STRIDES(src)
-    cdef size_t itemsize = cnp.PyArray_ITEMSIZE(src)
     cdef ptrdiff_t stride = <ptrdiff_t>itemsize
     for ax in range(ndim - 1, -1, -1):        # the C-order strides of the packed result
         c_count[ax] = shape[ax]
@@ -319,7 +315,31 @@ def gather_bytes(cnp.ndarray src, bint crc32c=False, fill=None):
             dp[n + 1] = <char>((crc >> 8) & 0xff)
             dp[n + 2] = <char>((crc >> 16) & 0xff)
             dp[n + 3] = <char>((crc >> 24) & 0xff)
-    return None if uniform else out
+    return uniform
+
+
+def gather_bytes(cnp.ndarray src, bint crc32c=False, fill=None):
+    """The C-order bytes of ``src`` (any strides) in a new ``bytes`` object, one copy; with
+    ``crc32c``, followed by their CRC-32C as 4 little-endian bytes (the ``crc32c`` codec).
+
+    With ``fill`` (one item's bytes), returns None instead when every item equals it: the test
+    runs on the freshly copied, cache-hot bytes, inside the same GIL-free section."""
+    out = PyBytes_FromStringAndSize(NULL, src.nbytes + (4 if crc32c else 0))
+    # a new object nobody else holds yet: filling it in place is safe
+    if _gather_packed(src, PyBytes_AS_STRING(out), crc32c, fill, "gather_bytes"):
+        return None
+    return out
+
+
+def gather_into(cnp.ndarray src, unsigned char[::1] dst, bint crc32c=False, fill=None) -> bool:
+    """As :func:`gather_bytes`, into the writable buffer ``dst`` of exactly ``src.nbytes``
+    (+ 4 with ``crc32c``) bytes; returns True when every item equals ``fill``."""
+    cdef Py_ssize_t need = src.nbytes + (4 if crc32c else 0)
+    if dst.shape[0] != need:
+        raise IndexingError(f"gather_into: destination of {dst.shape[0]} bytes, expected {need}")
+    if need == 0:
+        return fill is not None
+    return bool(_gather_packed(src, <char *>&dst[0], crc32c, fill, "gather_into"))
 
 
 def copy_view(cnp.ndarray src, cnp.ndarray dst) -> None:

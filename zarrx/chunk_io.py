@@ -243,23 +243,54 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
 
     def encode(triples: Sequence) -> list:
         out = []
-        for p, old, _ in triples:
+        for p, old, dest in triples:
             shape = io.shape_of(p.coords)
             plan = io.plan(shape)
             try:
+                if dest is not None:                # encode in place, where the source wants it
+                    view = src[p.out_sel]
+                    if view.shape == shape:
+                        uniform = plan.encode_into(view, dest, fill=raw_fill)
+                        out.append((p.coords, None if uniform else dest))
+                        continue
                 out.append((p.coords, _encode_one(io, plan, p, shape, old, src, flat, raw_fill)))
             except ZarrError as exc:
                 raise _with_chunk_key(exc, io, p.coords) from exc
         return out
 
+    place = _placement(io) if not flat and (raw_fill is not None or io.write_empty_chunks) \
+        else None
     for win in _windows(projections, window):
         partial = [p for p in win if not p.full]
         olds = source.get_chunks([(p.coords, None) for p in partial]) if partial else []
         old_of = {id(p): d for p, d in zip(partial, olds)}
-        triples = [(p, old_of.get(id(p)), None) for p in win]
+        dests = [place(p) if place is not None and p.full else None for p in win]
+        triples = [(p, old_of.get(id(p)), d) for p, d in zip(win, dests)]
         results = _pool.run_batches(encode, triples, min_batch=2)
         source.set_chunks([item for batch in results for item in batch])
     source.flush()
+
+
+def _placement(io: ArrayIO) -> Any:
+    """``place(projection) -> writable buffer | None``: where the chunk source would like a
+    full, interior, raw chunk's encoded bytes written (a shard being assembled), or None when
+    it cannot take them in place. Called on the writing thread, before encoding."""
+    if not io.regular or io.object_chunks or io.fill_is_nan:
+        return None
+    plan = io.plan(io.chunk_shape)          # type: ignore[arg-type]
+    size = plan.gather_size
+    if size is None:
+        return None
+    reserve = io.source.reserve
+    if type(io.source).reserve is ChunkSource.reserve:      # the source never places chunks
+        return None
+    shape = io.chunk_shape
+
+    def place(p: Any) -> Any:
+        if _is_border(io, p.coords, shape):
+            return None
+        return reserve(p.coords, size)
+    return place
 
 
 def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...], old: Any,

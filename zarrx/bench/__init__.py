@@ -3,6 +3,7 @@
     zarrx bench                      # full run: 4096×4096 float32, 5 repetitions, both configs
     zarrx bench --quick              # 1024×1024, 3 repetitions, fewer latency calls
     zarrx bench --systems zarrx --configs single --cases zstd-0,raw --json out.json
+    zarrx bench --memory             # only the peak RSS of reading a 1 GiB sharded zstd array
 
 Each system runs in its own worker process; the systems are interleaved within every
 repetition. The output is markdown: throughput (median [min–max]), zarrx/peer ratios, the
@@ -18,9 +19,10 @@ from collections.abc import Callable
 
 from zarrx.bench.workload import CASE_NAMES, Params
 
-__all__ = ["main", "parse_args", "run_bench"]
+__all__ = ["main", "parse_args", "run_bench", "run_memory"]
 
 SYSTEM_NAMES = ("zarrx", "zarr", "tensorstore")
+MEMORY_SHARD = 2048
 CONFIG_NAMES = ("single", "default")
 
 
@@ -67,7 +69,16 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     ap.add_argument("--json", metavar="PATH", help="write all raw samples and the summary here")
     ap.add_argument("--markdown", metavar="PATH", help="also write the tables to this file")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--memory", action="store_true",
+                    help="only measure the peak RSS of reading a whole sharded zstd array")
+    ap.add_argument("--memory-side", type=_positive,
+                    help="array side for --memory (default 16384 = 1 GiB; --quick: 4096)")
     ns = ap.parse_args(argv)
+    ns.memory_side = ns.memory_side or (4096 if ns.quick else 16384)
+    mshard = min(MEMORY_SHARD, ns.memory_side)
+    if ns.memory and (ns.memory_side % mshard or mshard % ns.chunk):
+        ap.error(f"--memory-side ({ns.memory_side}) must be a multiple of {mshard} (the "
+                 f"shard side) and {mshard} a multiple of --chunk ({ns.chunk})")
     size = ns.size or (1024 if ns.quick else 4096)
     if ns.shard % ns.chunk or size % ns.chunk:
         ap.error(f"--shard ({ns.shard}) and --size ({size}) must be multiples of "
@@ -92,6 +103,19 @@ def run_bench(params: Params, say: Callable[[str], None] = lambda s: None) -> di
     return result
 
 
+def run_memory(ns: argparse.Namespace, say: Callable[[str], None] = lambda s: None) -> dict:
+    """``--memory``: the read-memory measurement alone; returns the JSON document."""
+    from zarrx.bench.memory import measure_read_memory, render_memory
+    from zarrx.bench.runner import machine_info
+
+    t0 = time.perf_counter()
+    side = ns.memory_side
+    mem = measure_read_memory(side=side, chunk=ns.chunk, shard=min(MEMORY_SHARD, side),
+                              system=ns.systems, seed=ns.seed, say=say)
+    return {"machine": machine_info(), "memory": mem, "markdown": render_memory(mem),
+            "elapsed_s": time.perf_counter() - t0, "samples": [], "notes": mem["notes"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``zarrx bench``; returns the exit status."""
     params, ns = parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -100,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         if not ns.quiet:
             print(text, file=sys.stderr, flush=True)
 
-    result = run_bench(params, say)
+    result = run_memory(ns, say) if ns.memory else run_bench(params, say)
     print(result["markdown"], end="")
     if ns.markdown:
         with open(ns.markdown, "w", encoding="utf-8") as f:
@@ -110,4 +134,6 @@ def main(argv: list[str] | None = None) -> int:
             json.dump(result, f, indent=1)
         say(f"wrote {ns.json}")
     say(f"done in {result['elapsed_s']:.0f} s")
+    if ns.memory:
+        return 0 if result["memory"]["results"] else 1
     return 0 if result["samples"] else 1

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from zarrx._gather import gather_bytes
+from zarrx._gather import gather_bytes, gather_into
 from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
                                as_numpy_dtype, as_u8, native, spec_json)
 from zarrx.codecs.registry import get_codec_class
@@ -252,12 +252,32 @@ class CodecPipeline:
                              f"{self.chunk_shape} and data type {self.dtype}, found {buf.nbytes}")
         return np.frombuffer(buf, dtype=self.dtype).reshape(self.chunk_shape)
 
+    @property
+    def gather_size(self) -> int | None:
+        """For a raw plan whose encoding a single gather produces (``bytes``, optionally a
+        trailing ``crc32c``): the encoded size, fixed for every chunk. Else None."""
+        if not self.raw:
+            return None
+        if not self.b2b:
+            return self.nbytes
+        if self._gather_crc():
+            return self.nbytes + 4
+        return None
+
+    def _gather_crc(self) -> bool:
+        return len(self.b2b) == 1 and self.b2b[0].codec.name == "crc32c" \
+            and self.b2b[0].codec.location == "end"     # type: ignore[attr-defined]
+
+    def encode_into(self, chunk: np.ndarray, dst: Any, *, fill: bytes | None = None) -> bool:
+        """Encode ``chunk`` (any strides) straight into ``dst`` (``gather_size`` writable
+        bytes); True when ``fill`` is given and the chunk is nothing but that item."""
+        return gather_into(chunk, dst, self._gather_crc(), fill)
+
     def encode_gathered(self, chunk: np.ndarray, *, fill: bytes | None = None) -> bytes | None:
         """``encode(chunk)`` for a raw plan, gathering ``chunk`` (any strides) straight into the
         stored bytes: one copy in all. With ``fill`` (one item's bytes), None when the chunk is
         nothing but that item (it need not be stored)."""
-        if self.b2b and self.b2b[0].codec.name == "crc32c" and len(self.b2b) == 1 \
-                and self.b2b[0].codec.location == "end":     # type: ignore[attr-defined]
+        if self._gather_crc():
             return gather_bytes(chunk, True, fill)          # data and checksum in one pass
         buf: Any = gather_bytes(chunk, False, fill)
         if buf is None:

@@ -11,6 +11,8 @@ import numpy as np
 cimport numpy as cnp
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
+from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 from zarrx._clib.zx_crc32c cimport zx_crc32c
 from zarrx.errors import ShardError
@@ -225,3 +227,24 @@ def locate(const int64_t[:, ::1] coords, const int64_t[::1] per_shard):
     if bad >= 0:
         return shards_a, slots_a, runs_a[:0], ZX_NEGATIVE_COORD, bad
     return shards_a, slots_a, runs_a[:nruns], ZX_OK, -1
+
+
+cdef class Slab:
+    """A shard being assembled in place: a ``bytes`` object of ``size`` bytes, written through
+    writable memoryviews of this exporter before anyone else sees it (``data``). Memoryviews
+    taken from the slab keep it, and so the bytes, alive."""
+
+    cdef readonly bytes data
+    cdef Py_ssize_t _size
+
+    def __cinit__(self, Py_ssize_t size):
+        if size < 0:
+            raise ShardError(f"shard slab: expected a size >= 0, found {size}")
+        self.data = PyBytes_FromStringAndSize(NULL, size)
+        self._size = size
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        PyBuffer_FillInfo(view, self, PyBytes_AS_STRING(self.data), self._size, 0, flags)
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass

@@ -27,7 +27,8 @@ class ChunkSource:
 
     def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
         """The bytes of each requested chunk (or the requested range of it), in request order;
-        ``None`` for a missing chunk."""
+        ``None`` for a missing chunk. A result may be a read-only ``memoryview`` into a larger
+        stored object rather than ``bytes`` (no copy is made of byte ranges)."""
         raise NotImplementedError
 
     def get_chunks_sized(self, requests: Sequence[ChunkRequest]
@@ -39,6 +40,12 @@ class ChunkSource:
     def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
         """Store each chunk's bytes; ``None`` deletes the chunk."""
         raise NotImplementedError
+
+    def reserve(self, coords: Coords, nbytes: int) -> memoryview | None:
+        """Optionally, a writable buffer where the encoded bytes of chunk ``coords`` (exactly
+        ``nbytes``) may be written in place, then passed to :meth:`set_chunks`; None when the
+        source cannot place them directly (the default)."""
+        return None
 
     def flush(self) -> None:
         """Write out anything buffered; called at the end of every write operation."""

@@ -89,15 +89,24 @@ class _IndexCache:
 
 
 class _Assembly:
-    """The shard being written: one value per slot, and which slots this write assigned."""
+    """The shard being written: one value per slot, and which slots this write assigned.
 
-    __slots__ = ("shard", "values", "assigned", "n_assigned")
+    With a ``slab`` (see :meth:`ShardStore.reserve`), fixed-size inner chunks are encoded in
+    place at ``base + slot * stride``; ``in_slab`` marks the slots whose value lives there. When
+    every slot does, the slab is the finished shard: no copy is made to assemble it."""
+
+    __slots__ = ("shard", "values", "assigned", "n_assigned", "slab", "stride", "in_slab",
+                 "n_in_slab")
 
     def __init__(self, shard: Coords, n: int) -> None:
         self.shard = shard
-        self.values: list[bytes | None] = [None] * n
+        self.values: list[bytes | memoryview | None] = [None] * n
         self.assigned = bytearray(n)
         self.n_assigned = 0
+        self.slab: _k.Slab | None = None
+        self.stride = 0
+        self.in_slab = bytearray(n)
+        self.n_in_slab = 0
 
 
 def _as_bytes(value: object) -> bytes | None:
@@ -152,6 +161,7 @@ class ShardStore(Store, ChunkSource):
                              else ByteRange.slice(0, self.index_nbytes))
         self._cache = _IndexCache(INDEX_CACHE_SIZE)
         self._pending: _Assembly | None = None
+        self._reserved: dict[Coords, _Assembly] = {}    # slabs handed out ahead of set_chunks
         self._write_lock = threading.RLock()
         self._gen = 0      # odd while a shard is being replaced (readers retry, seqlock-style)
 
@@ -373,20 +383,54 @@ class ShardStore(Store, ChunkSource):
             if self._pending is not None and self._pending.shard != key:
                 self._write_out()
             if self._pending is None:
-                self._pending = _Assembly(key, self.n_chunks)
+                self._pending = self._reserved.pop(key, None) or _Assembly(key, self.n_chunks)
             pend = self._pending
             for i in range(a, b):
                 slot = int(slots[i])
                 coords, value = items[i]
-                pend.values[slot] = (None if value is None
-                                     else as_bytes(value, _INNER_KEYS.encode(coords)))
+                in_slab = (pend.slab is not None and type(value) is memoryview
+                           and value.obj is pend.slab)
+                if in_slab:
+                    pend.values[slot] = value.toreadonly()      # type: ignore[union-attr]
+                else:
+                    pend.values[slot] = (None if value is None
+                                         else as_bytes(value, _INNER_KEYS.encode(coords)))
+                if in_slab != bool(pend.in_slab[slot]):
+                    pend.in_slab[slot] = in_slab
+                    pend.n_in_slab += 1 if in_slab else -1
                 if not pend.assigned[slot]:
                     pend.assigned[slot] = 1
                     pend.n_assigned += 1
 
+    def reserve(self, coords: Coords, nbytes: int) -> memoryview | None:
+        """A writable buffer of ``nbytes`` at the inner chunk's place in the shard being
+        assembled, for an encoder to write into before passing it back to :meth:`set_chunks`
+        (no copy then assembles the shard). None when the shard already holds chunks of another
+        size. Call from the writing thread, before the write's ``set_chunks``."""
+        shards, slots, _ = self._locate([coords])
+        key = tuple(shards[0].tolist())
+        pend = self._pending if self._pending is not None and self._pending.shard == key \
+            else self._reserved.get(key)
+        if pend is None:
+            pend = self._reserved[key] = _Assembly(key, self.n_chunks)
+        if pend.slab is None:
+            if pend.n_assigned or nbytes <= 0:
+                return None
+            pend.slab = _k.Slab(self.n_chunks * nbytes + self.index_nbytes)
+            pend.stride = nbytes
+        elif pend.stride != nbytes:
+            return None
+        off = (0 if self._at_end else self.index_nbytes) + int(slots[0]) * nbytes
+        return memoryview(pend.slab)[off:off + nbytes]
+
     def flush(self) -> None:
         if self._pending is not None:
             self._write_out()
+        while self._reserved:               # slabs handed out whose chunks never came back
+            _, pend = self._reserved.popitem()
+            if pend.n_assigned:
+                self._pending = pend
+                self._write_out()
         self.source.flush()
 
     def _write_out(self) -> None:
@@ -413,6 +457,11 @@ class ShardStore(Store, ChunkSource):
                         if not pend.assigned[slot] and off != MISSING:
                             values[slot] = blob[off:off + nb]
             self._cache.pop(shard)
+            if pend.slab is not None and pend.n_in_slab == self.n_chunks:
+                blob, entries = self._finish_slab(pend)
+                self.source.set_chunks([(shard, blob)])
+                self._cache.put(shard, _Index(entries, len(blob)))
+                return
             if all(v is None for v in values):
                 if existed:
                     self.source.set_chunks([(shard, None)])
@@ -429,6 +478,23 @@ class ShardStore(Store, ChunkSource):
             return self._decode(shard, blob, None)     # reports the truncation
         view = memoryview(blob)
         return self._decode(shard, view[size - L:] if self._at_end else view[:L], size)
+
+    def _finish_slab(self, pend: _Assembly) -> tuple[bytes, np.ndarray]:
+        """The slab as the shard: every inner chunk in place; write the index into it."""
+        n, stride, L = self.n_chunks, pend.stride, self.index_nbytes
+        base = 0 if self._at_end else L
+        entries = np.empty((n, 2), dtype=np.uint64)
+        entries[:, 0] = np.arange(n, dtype=np.uint64) * np.uint64(stride) + np.uint64(base)
+        entries[:, 1] = stride
+        index = _k.encode_index(entries, self.level.index_crc32c)
+        view = memoryview(pend.slab)
+        at = n * stride if self._at_end else 0
+        view[at:at + L] = index
+        view.release()
+        pend.values = []                    # drop the views before the bytes go out
+        blob = pend.slab.data               # type: ignore[union-attr]
+        pend.slab = None
+        return blob, entries
 
     def _assemble(self, values: list[bytes | None]) -> tuple[bytes, np.ndarray]:
         """The shard bytes of ``values`` (packed in slot order) and its index entries."""
