@@ -2,14 +2,13 @@
 write, nested sharding, and interop with zarr-python 3 and tensorstore."""
 from __future__ import annotations
 
-import collections
 import json
 
 import numpy as np
 import pytest
 import tensorstore as ts
 import zarr
-from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, TransposeCodec, ZstdCodec
+from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec
 
 import zarrx
 from zarrx.store import CountingStore, MemoryStore

@@ -9,7 +9,7 @@ listing and concurrency.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from store_contract import StoreContract

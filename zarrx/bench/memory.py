@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.bench.workload import MIB
+from zarrx.bench.workload import MIB, wave_rows
 from zarrx.errors import ZarrError
 
 __all__ = ["MEMORY_SYSTEMS", "TARGET_OVERHEAD_MIB", "measure_read_memory", "render_memory"]
@@ -47,16 +47,7 @@ def make_rows(side: int, start: int, stop: int, seed: int = 12345) -> np.ndarray
     """Rows ``start:stop`` of a side×side float32 field: the waves of ``make_data`` plus
     gaussian noise, quantised to 1/1024. The noise depends on ``(seed, start)`` only, so a
     block row can be rebuilt on its own."""
-    rng = np.random.default_rng([seed, start])
-    y = np.linspace(0.0, 8 * np.pi, side, dtype=np.float32)[start:stop, None]
-    x = np.linspace(0.0, 6 * np.pi, side, dtype=np.float32)[None, :]
-    out = rng.standard_normal((stop - start, side), dtype=np.float32)
-    out *= np.float32(0.05)
-    out += np.sin(y) * np.cos(x) * np.float32(10.0) + np.float32(20.0)
-    out *= np.float32(1024.0)
-    np.round(out, out=out)
-    out *= np.float32(1.0 / 1024.0)
-    return out
+    return wave_rows(side, start, stop, np.random.default_rng([seed, start]))
 
 
 def _check_sizes(side: int, chunk: int, shard: int) -> None:

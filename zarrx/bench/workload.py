@@ -81,10 +81,15 @@ class Params:
 def make_data(size: int, seed: int = 12345) -> np.ndarray:
     """A ``size``×``size`` float32 field: smooth waves plus gaussian noise, quantised to 1/1024
     (an instrument's resolution). Stored/raw is about 0.6 under zstd at its default level."""
-    rng = np.random.default_rng(seed)
-    y = np.linspace(0.0, 8 * np.pi, size, dtype=np.float32)[:, None]
+    return wave_rows(size, 0, size, np.random.default_rng(seed))
+
+
+def wave_rows(size: int, start: int, stop: int, rng: np.random.Generator) -> np.ndarray:
+    """Rows ``start:stop`` of the waves of a ``size``×``size`` field, plus noise from ``rng``,
+    quantised to 1/1024."""
+    y = np.linspace(0.0, 8 * np.pi, size, dtype=np.float32)[start:stop, None]
     x = np.linspace(0.0, 6 * np.pi, size, dtype=np.float32)[None, :]
-    out = rng.standard_normal((size, size), dtype=np.float32)
+    out = rng.standard_normal((stop - start, size), dtype=np.float32)
     out *= np.float32(0.05)
     out += np.sin(y) * np.cos(x) * np.float32(10.0) + np.float32(20.0)
     out *= np.float32(1024.0)
