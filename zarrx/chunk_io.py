@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx._gather import copy_selection, copy_view
+from zarrx._gather import copy_selection, copy_view, is_all
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.indexing import is_view
@@ -54,8 +54,6 @@ class ArrayIO:
         self.regular = not isinstance(grid, RectilinearGrid)
         self.chunk_shape, self.codecs = read_unit(self.meta) if self.regular else \
             (None, self.meta.chunk_codecs)
-        if not self.regular:
-            self.offsets = [np.concatenate([[0], np.cumsum(s)]) for s in grid.chunk_sizes]
 
     def plan(self, shape: tuple[int, ...]) -> CodecPipeline:
         plan = self._plans.get(shape)
@@ -108,7 +106,6 @@ class ArrayIO:
         elif not chunk.flags.c_contiguous:
             chunk = np.ascontiguousarray(chunk)
         if self.fill_bytes is not None:
-            from zarrx._gather import is_all
             if self.fill_is_nan and self.dtype.kind == "f":
                 return bool(np.isnan(chunk).all())
             return bool(is_all(chunk.reshape(-1).view(np.uint8), self.fill_bytes))
@@ -225,9 +222,8 @@ def _with_chunk_key(exc: ZarrError, io: ArrayIO, coords: tuple[int, ...]) -> Zar
     generic = f"{io.key} chunk" if io.key else "chunk"
     msg = str(exc)
     if msg.startswith(generic):
-        msg = _ckey(io, coords) + msg[len(generic):]
-    new = type(exc)(msg)
-    return new
+        msg = io.source.chunk_name(coords) + msg[len(generic):]
+    return type(exc)(msg)
 
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False) -> None:
@@ -329,10 +325,6 @@ def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> 
         if (c + 1) * n > size:
             return True
     return False
-
-
-def _ckey(io: ArrayIO, coords: tuple[int, ...]) -> str:
-    return f"{io.key}/{io.meta.key_encoding.encode(coords)}" if io.key else io.meta.key_encoding.encode(coords)
 
 
 def check_value(value: Any, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
