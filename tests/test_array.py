@@ -255,3 +255,37 @@ def test_fork_after_pool_use(tmp_path):
         proc.join(60)
         assert proc.exitcode == 0
         assert q.get(timeout=5) == 4096.0
+
+
+def test_corrupt_chunks_name_the_stored_object():
+    import re
+    store = MemoryStore()
+    z = zarrx.create_array(store, name="a/b", shape=(8, 8), dtype="f4", chunks=(4, 4))
+    z[...] = 1.5
+    store.set("a/b/c/1/0", b"garbage")
+    msg = ("'a/b/c/1/0': zstd: input of 7 bytes is not a complete zstd frame: "
+           "Unknown frame descriptor")
+    for sel in (np.s_[...], np.s_[5, 1], np.s_[4:6, 0:2]):
+        with pytest.raises(zarrx.CodecError, match=re.escape(msg)):
+            z[sel]
+    raw = zarrx.create_array(store, name="raw", shape=(8, 8), dtype="<f4", chunks=(4, 4),
+                             compressors=None)
+    raw[...] = 2
+    store.set("raw/c/0/1", b"xx")
+    with pytest.raises(zarrx.CodecError, match=re.escape(
+            "'raw/c/0/1': expected 64 bytes for a chunk of shape (4, 4) and data type "
+            "float32, found 2")):
+        raw[1, 5]
+
+
+def test_corrupt_inner_chunk_names_shard_and_inner_chunk():
+    import re
+    store = MemoryStore()
+    z = zarrx.create_array(store, name="sh", shape=(8, 8), dtype="f4", chunks=(2, 2),
+                           shards=(4, 4))
+    z[...] = 3
+    blob = bytearray(store.get("sh/c/0/0"))
+    blob[5] ^= 0xFF
+    store.set("sh/c/0/0", bytes(blob))
+    with pytest.raises(zarrx.CodecError, match=re.escape("'sh/c/0/0' inner chunk 'c/0/0': zstd:")):
+        zarrx.open_array(store, path="sh", mode="r")[...]
