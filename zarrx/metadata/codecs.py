@@ -50,9 +50,10 @@ def _validate(name: str, conf: dict[str, Any], cl: Loc) -> None:
             (cl / "order" / i).int(o, 0, 63)
         if sorted(order) != list(range(len(order))):
             raise (cl / "order").error("a permutation of the dimensions", order)
-    elif name == "zstd":
-        cl.keys(conf, ("level",), ("checksum",))
-        (cl / "level").int(conf["level"], -131072, 22)
+    elif name == "zstd":          # level optional on read (0, the library default), as writers vary
+        cl.keys(conf, (), ("level", "checksum"))
+        if "level" in conf:
+            (cl / "level").int(conf["level"], -131072, 22)
         if "checksum" in conf:
             (cl / "checksum").bool(conf["checksum"])
     elif name == "gzip":
