@@ -18,6 +18,7 @@ LAYERS = [
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.store", 1),
+    ("zarrx.storage", 1),
     ("zarrx._clib", 2),
     ("zarrx.codecs", 2),
     ("zarrx._gather", 2),     # a leaf kernel: the codec plan gathers raw chunks with it

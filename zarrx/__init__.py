@@ -6,8 +6,9 @@
     zarrx.open("data.zarr", mode="r")[0, :5]
 """
 from zarrx import config
-from zarrx.api import (array, consolidate_metadata, create_array, create_group, empty, full,
-                       group, load, open, open_array, open_group, save, zeros)
+from zarrx.api import (array, consolidate_metadata, create, create_array, create_group, empty,
+                       empty_like, full, full_like, group, load, ones, ones_like, open,
+                       open_array, open_consolidated, open_group, save, zeros, zeros_like)
 from zarrx.array import Array
 from zarrx.errors import (CodecError, IndexingError, MetadataError, NodeExistsError,
                           NodeNotFoundError, ReadOnlyError, ShardError, StoreError, ZarrError)
@@ -16,14 +17,15 @@ from zarrx.group import Group
 __version__ = "0.1.0"
 __all__ = [
     "Array", "Group", "config", "open", "open_array", "open_group", "create_array",
-    "create_group", "group", "array", "zeros", "full", "empty", "save", "load",
-    "consolidate_metadata", "ZarrError", "MetadataError", "CodecError", "StoreError",
+    "create_group", "group", "array", "create", "zeros", "ones", "full", "empty", "zeros_like",
+    "ones_like", "full_like", "empty_like", "save", "load", "consolidate_metadata",
+    "open_consolidated", "ZarrError", "MetadataError", "CodecError", "StoreError",
     "ShardError", "IndexingError", "NodeNotFoundError", "NodeExistsError", "ReadOnlyError",
 ]
 
 
 def __getattr__(name: str):
-    if name in ("codecs", "store"):
+    if name in ("codecs", "store", "storage"):
         import importlib
         return importlib.import_module(f"zarrx.{name}")
     raise AttributeError(name)

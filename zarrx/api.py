@@ -13,14 +13,15 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import MetadataError, NodeExistsError, NodeNotFoundError, ZarrError
-from zarrx.creation import check_format, create_array, prepare_node
+from zarrx.creation import _store, _where, check_format, create_array, prepare_node
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta
-from zarrx.store import Store, make_store
+from zarrx.store import Store
 
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
-           "consolidate_metadata", "array", "zeros", "full", "empty", "save", "load"]
+           "consolidate_metadata", "open_consolidated", "array", "create", "zeros", "ones",
+           "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "save", "load"]
 
 MODES = ("r", "r+", "a", "w", "w-")
 StoreLike = Store | str | os.PathLike
@@ -29,17 +30,6 @@ StoreLike = Store | str | os.PathLike
 def _check_mode(mode: str) -> None:
     if mode not in MODES:
         raise ZarrError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
-
-
-def _store(store: StoreLike | None, mode: str) -> Store:
-    if store is None:
-        from zarrx.store import MemoryStore
-        return MemoryStore()
-    return make_store(store, mode)
-
-
-def _where(store: Store, path: str) -> str:
-    return f"{path or '/'!r} in {store!r}"
 
 
 def open(store: StoreLike | None = None, *, mode: str = "a", path: str = "",  # noqa: A001
@@ -148,6 +138,59 @@ def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: 
 
 
 empty = zeros
+
+
+def ones(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+    """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
+    return create_array(store, shape=shape, fill_value=1, **kwargs)
+
+
+def _like(a: Any, kwargs: dict) -> dict:
+    kwargs.setdefault("shape", a.shape)
+    kwargs.setdefault("dtype", a.dtype)
+    if isinstance(a, Array):
+        kwargs.setdefault("chunks", a.chunks)
+    return kwargs
+
+
+def zeros_like(a: Any, **kwargs: Any) -> Array:
+    return zeros(**_like(a, kwargs))
+
+
+def ones_like(a: Any, **kwargs: Any) -> Array:
+    return ones(**_like(a, kwargs))
+
+
+def full_like(a: Any, fill_value: Any, **kwargs: Any) -> Array:
+    return full(fill_value=fill_value, **_like(a, kwargs))
+
+
+empty_like = zeros_like
+
+
+def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
+           chunks: Any = True, dtype: Any = None, compressor: Any = "auto",
+           filters: Any = None, fill_value: Any = None, order: str | None = None,
+           dimension_separator: str | None = None, zarr_format: int | None = None,
+           overwrite: bool = False, **kwargs: Any) -> Array:
+    """The older ``zarr.create`` signature (one ``compressor``, ``chunks=True`` for automatic
+    chunks, ``dimension_separator``), mapped onto :func:`create_array`."""
+    fmt = zarr_format or 3
+    if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
+        kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
+                                        "separator": dimension_separator}
+    return create_array(store, name=path, shape=shape, dtype=dtype,
+                        chunks="auto" if chunks is True or chunks is None else chunks,
+                        compressors=compressor if compressor != "default" else "auto",
+                        filters="auto" if filters is None else filters, fill_value=fill_value,
+                        order=order, zarr_format=fmt, overwrite=overwrite, **kwargs)
+
+
+def open_consolidated(store: StoreLike | None = None, *, mode: str = "r", path: str = "",
+                      zarr_format: int | None = None) -> Group:
+    """Open a group that must carry consolidated metadata (v2 ``.zmetadata`` or v3 inline)."""
+    return open_group(store, mode=mode, path=path, zarr_format=zarr_format,
+                      use_consolidated=True)
 
 
 def save(store: StoreLike, arr: Any, **kwargs: Any) -> Array:

@@ -253,6 +253,11 @@ class Array(Node):
         self[sel] = data
         return new
 
+    def nbytes_stored(self) -> int:
+        """Bytes of the stored chunk (or shard) objects, metadata documents excluded."""
+        from zarrx.info import stored_bytes
+        return stored_bytes(self)
+
     @property
     def info(self) -> str:
         from zarrx.info import array_info

@@ -1,0 +1,45 @@
+"""zarr-python spellings users bring along: create, ones, *_like, open_consolidated, storage."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import MemoryStore
+
+
+def test_create_with_older_signature():
+    store = MemoryStore()
+    z = zarrx.create((10, 10), store=store, chunks=(5, 5), dtype="i4", zarr_format=2,
+                     dimension_separator="/", compressor={"id": "zlib", "level": 1})
+    z[...] = 3
+    assert sorted(store.list_prefix(""))[:3] == [".zarray", "0/0", "0/1"]
+    assert zarrx.open_array(store, mode="r")[...].sum() == 300
+    auto = zarrx.create(100, dtype="f8")
+    assert auto.chunks == (100,) and auto.zarr_format == 3
+
+
+def test_ones_and_like():
+    o = zarrx.ones((3, 4), dtype="f4", chunks=(2, 2))
+    np.testing.assert_array_equal(o[...], np.ones((3, 4), "f4"))
+    assert o.nchunks_initialized == 0            # nothing stored: every cell is the fill value
+    z = zarrx.zeros_like(o)
+    assert (z.shape, z.chunks, z.dtype) == ((3, 4), (2, 2), np.dtype("f4"))
+    f = zarrx.full_like(np.zeros((2, 2), "i2"), 7)
+    np.testing.assert_array_equal(f[...], np.full((2, 2), 7, "i2"))
+
+
+def test_open_consolidated_requires_consolidated_metadata():
+    store = zarrx.storage.MemoryStore()
+    g = zarrx.open_group(store, mode="w")
+    g.create_array("a", shape=(2,), dtype="u1", chunks=(2,))
+    with pytest.raises(zarrx.MetadataError, match="has no consolidated metadata"):
+        zarrx.open_consolidated(store)
+    zarrx.consolidate_metadata(store)
+    assert list(zarrx.open_consolidated(store).keys()) == ["a"]
+
+
+def test_nbytes_stored():
+    z = zarrx.create_array(MemoryStore(), shape=(8,), dtype="<i4", chunks=(4,), compressors=None)
+    z[:4] = 1
+    assert z.nbytes_stored() == 16
