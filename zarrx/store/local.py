@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from zarrx import config
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, Request, Store, as_buffer, check_path_key, key_problem,
                               sequence_of)
@@ -72,9 +73,11 @@ class LocalStore(Store):
             raise self._fail("read", key, exc) from exc
 
     def get_many(self, requests: Iterable[Request]) -> list[bytes | None]:
-        """Like ``get`` per request, in request order; several requests run on a small pool."""
+        """Like ``get`` per request, in request order; several requests run on a small pool
+        (not with ``zarrx.config.set(threads=1)``, which keeps all work on the calling thread)."""
         reqs = sequence_of(requests)
-        if len(reqs) < 2 or threading.current_thread().name.startswith(_POOL_NAME):
+        if len(reqs) < 2 or config.get("threads") == 1 \
+                or threading.current_thread().name.startswith(_POOL_NAME):
             return [self.get(key, rng) for key, rng in reqs]
         step = -(-len(reqs) // min(POOL_THREADS, len(reqs)))
         batches = [reqs[i:i + step] for i in range(0, len(reqs), step)]
