@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config
 PYX    := $(shell find zarrx -name '*.pyx' -o -name '*.pxd') $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: test demo bench build sysdeps clean
+.PHONY: test demo bench build sysdeps clean sanitize
 
 test: build
 	$(PY) -m pytest -q $(PYTEST_ARGS)
@@ -17,6 +17,19 @@ demo: build
 bench: build
 	$(VENV)/bin/pip install -q -e '.[bench]' --no-build-isolation
 	$(PY) -m zarrx bench
+
+# The Cython/C kernels under AddressSanitizer + UndefinedBehaviorSanitizer, driven by the fuzz
+# and hostile-input tests; the normal build is restored afterwards.
+SANITIZE_TESTS := tests/store/test_shard_index.py tests/store/test_shard_corrupt.py \
+	tests/codecs/test_hostile.py tests/codecs/test_clib_zstd.py tests/codecs/test_clib_blosc.py \
+	tests/codecs/test_clib_lz4.py tests/codecs/test_clib_zlib.py tests/test_gather.py \
+	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py
+sanitize: build
+	ZARRX_SANITIZE=1 ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace --force -j 2
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	$(PY) -m pytest -q -p no:cacheprovider $(SANITIZE_TESTS); rc=$$?; \
+	ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace --force -j 2; exit $$rc
 
 # System libraries: install only what is missing; needs root (or sudo) and apt-get.
 sysdeps:
