@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx._gather import copy_selection, copy_view, is_all
+from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.indexing import is_view
@@ -303,9 +303,15 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
             data = plan.encode_gathered(chunk)
             return None if io.is_fill(plan.view(data)) else data
         elif any(chunk.strides) and not io.object_chunks:
-            # gather once into a contiguous buffer: the fill test and the encoder read it there
+            # gather once into a contiguous buffer, testing for the fill value in the same pass;
+            # the encoder then reads it there
             view, chunk = chunk, io.work_chunk(shape, fill=False)
-            copy_view(view, chunk)
+            if raw_fill is None:
+                copy_view(view, chunk)
+            elif gather_into(view, chunk.reshape(-1).view(np.uint8), False, raw_fill):
+                return None
+            else:
+                return plan.encode(chunk)
     elif old is None:
         chunk = io.work_chunk(shape, fill=True)
         _assign(chunk, p.chunk_sel, src, p.out_sel)
