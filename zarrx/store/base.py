@@ -46,6 +46,16 @@ class ByteRange:
         return cls(offset=offset, length=length)
 
     @classmethod
+    def trusted(cls, offset: int, length: int) -> ByteRange:
+        """``slice(offset, length)`` for values the caller has already checked (non-negative
+        ints): skips validation on hot paths such as locating inner chunks of a shard."""
+        r = object.__new__(cls)
+        object.__setattr__(r, "offset", offset)
+        object.__setattr__(r, "length", length)
+        object.__setattr__(r, "suffix", None)
+        return r
+
+    @classmethod
     def last(cls, n: int) -> ByteRange:
         return cls(suffix=n)
 

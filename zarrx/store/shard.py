@@ -291,20 +291,22 @@ class ShardStore(Store, ChunkSource):
 
     # -- ChunkSource: reads ----------------------------------------------------------------
     def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
-        return [None if r is None else r[0] for r in self.get_chunks_sized(requests)]
+        return self._read_retrying(requests, False)
 
     def get_chunks_sized(self, requests: Sequence[ChunkRequest]
                          ) -> list[tuple[bytes, int | None] | None]:
-        """Inner chunks (or ranges of them, relative to the inner chunk) with their sizes.
+        """Inner chunks (or ranges of them, relative to the inner chunk) with their sizes."""
+        return self._read_retrying(requests, True)
 
-        Safe to call from several threads. A read that overlaps a shard write through this
+    def _read_retrying(self, requests: Sequence[ChunkRequest], sized: bool) -> list:
+        """Safe to call from several threads. A read that overlaps a shard write through this
         store (a cached index could describe the old shard) is retried, finally under the write
         lock."""
         for _ in range(_READ_RETRIES):
             gen = self._gen
             if not gen & 1:
                 try:
-                    out = self._read(requests)
+                    out = self._read(requests, sized)
                 except ShardError:
                     if self._gen == gen:
                         raise
@@ -313,9 +315,9 @@ class ShardStore(Store, ChunkSource):
                     return out
             time.sleep(0)
         with self._write_lock:
-            return self._read(requests)
+            return self._read(requests, sized)
 
-    def _read(self, requests: Sequence[ChunkRequest]) -> list[tuple[bytes, int | None] | None]:
+    def _read(self, requests: Sequence[ChunkRequest], sized: bool = True) -> list:
         m = len(requests)
         out: list[tuple[bytes, int | None] | None] = [None] * m
         if not m:
@@ -334,7 +336,8 @@ class ShardStore(Store, ChunkSource):
                             v = pend.values[slot]
                             if v is not None:
                                 rng = requests[i][1]
-                                out[i] = (v if rng is None else rng.apply(v), len(v))
+                                got = v if rng is None else rng.apply(v)
+                                out[i] = (got, len(v)) if sized else got
         indexes = self._indexes(dict.fromkeys(keys))
         data_reqs: list[tuple[Coords, ByteRange]] = []
         pending_reads: list[tuple[int, Coords, int, int, int, int, int]] = []
@@ -355,9 +358,9 @@ class ShardStore(Store, ChunkSource):
                     s, e = rng.resolve(nb)
                     start, length = off + s, e - s
                 if length == 0:
-                    out[i] = (b"", nb)
+                    out[i] = (b"", nb) if sized else b""
                     continue
-                data_reqs.append((key, ByteRange.slice(start, length)))
+                data_reqs.append((key, ByteRange.trusted(start, length)))   # checked by decode
                 pending_reads.append((i, key, int(run_slots[j]), off, nb, start, length))
         if data_reqs:
             results = self.source.get_chunks(data_reqs)
@@ -369,7 +372,7 @@ class ShardStore(Store, ChunkSource):
                         f"{self._slot_coords(slot)}): bytes [{off}, {off + nb}) extend past the "
                         f"end of the shard (a read of bytes [{start}, {start + length}) returned "
                         f"{got} bytes)")
-                out[i] = (data, nb)
+                out[i] = (data, nb) if sized else data
         return out
 
     # -- ChunkSource: writes ---------------------------------------------------------------
