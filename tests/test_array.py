@@ -289,3 +289,15 @@ def test_corrupt_inner_chunk_names_shard_and_inner_chunk():
     store.set("sh/c/0/0", bytes(blob))
     with pytest.raises(zarrx.CodecError, match=re.escape("'sh/c/0/0' inner chunk 'c/0/0': zstd:")):
         zarrx.open_array(store, path="sh", mode="r")[...]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_corrupt_chunk_error_surfaces_from_worker_threads(threads):
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(64, 64), dtype="f4", chunks=(4, 4))
+    z[...] = 1.0
+    store.set("c/13/7", b"garbage")
+    with zarrx.config.set(threads=threads):
+        with pytest.raises(zarrx.CodecError, match="'c/13/7': zstd"):
+            z[...]
+        np.testing.assert_array_equal(z[:52, :], 1.0)     # the pool is still usable

@@ -6,6 +6,7 @@ first use, and it is resized when ``zarrx.config.threads`` changes.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -61,8 +62,38 @@ def run_batches(fn: Callable[[Sequence[T]], R], items: Sequence[T], *, min_batch
     return [first] + [f.result() for f in futures]
 
 
-def map_unordered(fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    items = list(items)
-    if threads() <= 1 or len(items) < 2:
-        return [fn(x) for x in items]
-    return list(_get_pool(threads()).map(fn, items))
+def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
+    """``fn(i)`` for ``i`` in ``range(n_tasks)``, the workers (and the calling thread) each taking
+    the next task until none is left. Workers are woken once per call, not once per task: on a
+    virtual machine waking an idle thread can cost milliseconds. The first error stops the
+    others from taking more tasks and is raised."""
+    n = threads()
+    if n <= 1 or n_tasks < 2 or threading.current_thread().name.startswith("zarrx"):
+        for i in range(n_tasks):
+            fn(i)
+        return
+    counter = itertools.count()
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        for i in counter:                     # next() on a count is atomic under the GIL
+            if i >= n_tasks or failed:
+                return
+            try:
+                fn(i)
+            except BaseException as exc:
+                failed.append(exc)
+                raise
+
+    pool = _get_pool(n)
+    futures = [pool.submit(work) for _ in range(min(n, n_tasks) - 1)]
+    try:
+        work()
+    finally:
+        for f in futures:
+            try:
+                f.result()
+            except BaseException:
+                pass
+    if failed:
+        raise failed[0]

@@ -28,6 +28,7 @@ from zarrx.store.chunks import ChunkSource, read_unit
 __all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
 
 WINDOW_PER_THREAD = 8
+READ_WINDOW = 4          # chunks a thread fetches and decodes at a time
 
 
 @dataclass(eq=False)
@@ -176,9 +177,23 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         p = projections[0]
         decode([(p, source.get_chunks([(p.coords, None)])[0])])
         return
-    for win in _windows(projections, window):
-        datas = source.get_chunks([(p.coords, None) for p in win])
-        _pool.run_batches(decode, list(zip(win, datas)), min_batch=2)
+    n = len(projections)
+    if _pool.threads() <= 1:
+        for win in _windows(projections, window):
+            decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+        return
+    # several threads: each takes the next small window, fetches and decodes it. Windows are
+    # taken under a lock, in order: the lazy projection list is walked once, by one thread at
+    # a time.
+    windows = _windows(projections, READ_WINDOW)
+    lock = threading.Lock()
+
+    def task(_: int) -> None:
+        with lock:
+            win = next(windows)
+        decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+
+    _pool.run_shared(task, -(-n // READ_WINDOW))
 
 
 NOT_A_POINT = object()
