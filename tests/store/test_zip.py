@@ -168,3 +168,21 @@ def test_zarr_python_reads_and_writes_our_archives(tmp_path):
     zs = zarr.storage.ZipStore(str(ours), mode="r")
     np.testing.assert_array_equal(zarr.open_array(zs, mode="r")[:], a)
     zs.close()
+
+
+def test_unclosed_zip_is_finished_at_exit(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+    path = tmp_path / "a.zip"
+    code = textwrap.dedent(f"""
+        import numpy as np, zarrx
+        z = zarrx.open({str(path)!r}, mode="w", shape=(6,), dtype="i2", chunks=(3,))
+        z[...] = np.arange(6, dtype="i2")
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(tmp_path),
+                   env={**__import__("os").environ,
+                        "PYTHONPATH": str(__import__("pathlib").Path(__file__).parents[2])})
+    import numpy as np
+    import zarrx
+    np.testing.assert_array_equal(zarrx.open_array(str(path), mode="r")[...], np.arange(6))

@@ -11,6 +11,7 @@ import os
 import struct
 import threading
 import time
+import weakref
 import zipfile
 from collections.abc import Iterator
 
@@ -45,6 +46,9 @@ class ZipStore(Store):
         except (OSError, zipfile.BadZipFile) as exc:
             raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._infos = {i.filename: i for i in self._zf.infolist() if not i.is_dir()}
+        # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
+        # still gets its central directory written, when collected or at interpreter exit
+        self._finalizer = weakref.finalize(self, _close_quietly, self._zf)
 
     def _archive(self) -> zipfile.ZipFile:
         if self._zf is None:
@@ -142,6 +146,7 @@ class ZipStore(Store):
                     raise StoreError(f"{self!r}: cannot finish the archive: {exc}") from exc
                 finally:
                     self._zf = None
+                    self._finalizer.detach()
 
     def __reduce__(self) -> tuple:
         if not self.read_only:
@@ -150,3 +155,10 @@ class ZipStore(Store):
 
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"
+
+
+def _close_quietly(zf: zipfile.ZipFile) -> None:
+    try:
+        zf.close()
+    except (OSError, ValueError):
+        pass
