@@ -118,6 +118,12 @@ class StoreContract:
         assert store.get_many(iter(requests)) == expected          # any iterable
         assert store.get_many([]) == []
 
+    def test_getsize(self, store: Store) -> None:
+        fill(store)
+        assert store.getsize("c/0/1") == len(b"chunk-0-1")
+        assert store.getsize("missing") is None
+        assert store.getsize("c") is None             # a "directory" is not an object
+
     def test_get_many_buffers_match_get_many(self, store: Store) -> None:
         fill(store)
         requests = [("c/0/1", None), ("missing", None), ("zarr.json", ByteRange.slice(1, 5)),

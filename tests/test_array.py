@@ -190,6 +190,18 @@ def test_resize_and_append(fmt):
     np.testing.assert_array_equal(z2[5:], 1)
 
 
+def test_info_reads_no_chunk():
+    inner = MemoryStore()
+    z = zarrx.create_array(inner, shape=(64, 64), dtype="<i4", chunks=(16, 16), compressors=None)
+    z[...] = 7
+    store = CountingStore(inner)
+    z = zarrx.open_array(store, mode="r")
+    store.reset()
+    text = z.info
+    assert "Stored size   : 16.0 KiB (16384 B)" in text
+    assert store.counts["get"] == 0 and z.nbytes_stored() == 16384
+
+
 def test_info_and_properties():
     z = zarrx.create_array(MemoryStore(), shape=(64, 64), dtype="f4", chunks=(16, 16),
                            shards=(32, 32), dimension_names=("y", "x"))

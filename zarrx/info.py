@@ -31,10 +31,9 @@ def stored_bytes(array: Array) -> int:
     store = array.store
     prefix = f"{array.path}/" if array.path else ""
     total = 0
-    keys = [k for k in store.list_prefix(prefix) if k.rsplit("/", 1)[-1] not in _META_NAMES]
-    for value in store.get_many([(k, None) for k in keys]):
-        if value is not None:
-            total += len(value)
+    for key in store.list_prefix(prefix):
+        if key.rsplit("/", 1)[-1] not in _META_NAMES:
+            total += store.getsize(key) or 0       # sizes only: no chunk is read
     return total
 
 

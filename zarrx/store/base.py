@@ -130,6 +130,12 @@ class Store:
         for key in keys:
             self.delete(key)
 
+    def getsize(self, key: str) -> int | None:
+        """The size in bytes of the object at ``key``, or None when it is missing. Stores that
+        know it without reading the value (a file's size, a zip entry's) override this."""
+        value = self.get(key)
+        return None if value is None else len(value)
+
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 

@@ -84,6 +84,11 @@ class CountingStore(Store):
         self._count_reads(reqs, values)
         return values
 
+    def getsize(self, key: str) -> int | None:
+        with self._lock:
+            self.counts["getsize"] += 1
+        return self.inner.getsize(key)
+
     def exists(self, key: str) -> bool:
         with self._lock:
             self.counts["exists"] += 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import os
 import secrets
+import stat
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -89,6 +90,15 @@ class LocalStore(Store):
 
     def _get_batch(self, reqs: Sequence[Request]) -> list[bytes | None]:
         return [self.get(key, rng) for key, rng in reqs]
+
+    def getsize(self, key: str) -> int | None:
+        try:
+            st = os.stat(self._path(key))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise self._fail("read", key, exc) from exc
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
 
     def exists(self, key: str) -> bool:
         return os.path.isfile(self._path(key))

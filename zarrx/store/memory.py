@@ -43,6 +43,10 @@ class MemoryStore(Store):
                 out.append(memoryview(value)[start:stop])     # no copy of the range
         return out
 
+    def getsize(self, key: str) -> int | None:
+        value = self._data.get(check_key(key))
+        return None if value is None else len(value)
+
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         check_key(key)
         self._check_writable(key)

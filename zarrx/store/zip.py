@@ -96,6 +96,13 @@ class ZipStore(Store):
             self._data_start[info.filename] = start
         return start
 
+    def getsize(self, key: str) -> int | None:
+        check_path_key(key, repr(self))
+        with self._lock:
+            self._archive()
+            info = self._infos.get(key)
+        return None if info is None else info.file_size
+
     def exists(self, key: str) -> bool:
         check_path_key(key, repr(self))
         with self._lock:
