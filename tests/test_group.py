@@ -193,3 +193,16 @@ def test_we_read_zarr_python_consolidated(tmp_path, fmt):
     assert g.metadata.consolidated is not None
     assert sorted(n for n, _ in g.members(max_depth=None)) == ["g", "g/y", "x"]
     assert g["g/y"].dtype == np.float16
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_nested_create_makes_root_and_parents_like_zarr_python(fmt):
+    store = MemoryStore()
+    zarrx.create_array(store, name="a/b", shape=(2,), dtype="i1", chunks=(2,), zarr_format=fmt)
+    meta_key = "zarr.json" if fmt == 3 else ".zgroup"
+    assert store.get(meta_key) is not None and store.get(f"a/{meta_key}") is not None
+    assert zarrx.open(store, mode="r").tree() == "/\n└── a\n    └── b (2,) int8"
+    solo = MemoryStore()
+    zarrx.create_array(solo, shape=(2,), dtype="i1", chunks=(2,))
+    with pytest.raises(zarrx.NodeExistsError, match="cannot create 'x': '/' is an array"):
+        zarrx.create_array(solo, name="x", shape=(2,), dtype="i1")

@@ -28,16 +28,17 @@ def _where(store: Store, path: str) -> str:
 
 
 def make_parents(store: Store, base: str, path: str, zarr_format: int) -> None:
-    """Create the implicit groups between ``base`` and ``path`` (``g.create_group("a/b/c")``)."""
+    """Create the implicit groups between ``base`` and ``path`` (``g.create_group("a/b/c")``);
+    from the store root (``base == ""``), the root group too, as zarr-python does."""
     parts = path[len(base):].strip("/").split("/")[:-1]
-    cur = base
-    for p in parts:
-        cur = nodes.join(cur, p)
+    chain = ([""] if not base else []) + [nodes.join(base, "/".join(parts[:i + 1]))
+                                          for i in range(len(parts))]
+    for cur in chain:
         meta = nodes.load_node(store, cur)
         if meta is None:
             nodes.save_node(store, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
         elif isinstance(meta, ArrayMeta):
-            raise NodeExistsError(f"cannot create {path!r}: {cur!r} is an array")
+            raise NodeExistsError(f"cannot create {path!r}: {cur or '/'!r} is an array")
 
 
 def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int) -> None:
