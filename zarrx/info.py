@@ -1,6 +1,8 @@
 """Readable summaries: ``Array.info`` and ``Group.tree()``."""
 from __future__ import annotations
 
+import math
+
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ def array_info(array: Array) -> str:
         ("Fill value", repr(meta.fill_value.item() if hasattr(meta.fill_value, "item") else meta.fill_value)),
         ("Codecs", ", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none"),
         ("Chunks stored", f"{array.nchunks_initialized} of "
-                          f"{array.nchunks if not array.shards else _nshards(array)}"),
+                          f"{_stored_objects(array)}"),
         ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
         ("Stored size", f"{human_bytes(stored)} ({stored} B)"),
         ("Ratio", f"{raw / stored:.2f}" if stored else "-"),
@@ -64,11 +66,11 @@ def array_info(array: Array) -> str:
     return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
 
 
-def _nshards(array: Array) -> int:
-    n = 1
-    for s, c in zip(array.shape, array.shards or ()):
-        n *= -(-s // c)
-    return n
+def _stored_objects(array: Array) -> int:
+    """How many objects the array's grid has room for: shards when sharded, else chunks."""
+    if not array.shards:
+        return array.nchunks
+    return math.prod(-(-s // c) for s, c in zip(array.shape, array.shards))
 
 
 def tree(group: Group, max_depth: int | None = None) -> str:

@@ -564,10 +564,7 @@ class ShardStore(Store, ChunkSource):
         return self.get_many([(key, byte_range)])[0]
 
     def get_many(self, requests: Iterable[Request]) -> list[bytes | None]:
-        parsed = [(self._parse(k, writing=False), rng) for k, rng in requests]
-        found = [(c, rng) for c, rng in parsed if c is not None]
-        results = iter(self.get_chunks(found))
-        return [None if c is None else _as_bytes(next(results)) for c, _ in parsed]
+        return [_as_bytes(v) for v in self.get_many_buffers(requests)]
 
     def get_many_buffers(self, requests: Iterable[Request]) -> list:
         parsed = [(self._parse(k, writing=False), rng) for k, rng in requests]
