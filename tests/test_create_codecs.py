@@ -146,6 +146,11 @@ def test_written_configurations_are_complete() -> None:
         {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
                                             "typesize": 2, "blocksize": 0}},
         {"name": "crc32c"}]
+    zarrx.create_array(store, name="auto", shape=(8,), dtype="<f8",
+                       compressors=zc.Blosc(cname="zstd", shuffle=-1))      # automatic shuffle
+    assert doc(store, "auto/zarr.json")["codecs"][1] == {
+        "name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle",
+                                           "typesize": 8, "blocksize": 0}}
     store = MemoryStore()
     zarrx.create_array(store, name="b", shape=(8,), dtype="<f8", zarr_format=2,
                        filters=[zc.Quantize(digits=3)], compressors=zc.Zstd())
@@ -171,3 +176,26 @@ def test_v2_order_f_and_a_v3_only_codec() -> None:
     assert doc(store, "a/.zarray")["order"] == "F"
     a[:] = np.arange(16).reshape(4, 4)
     assert a[1].tolist() == [4, 5, 6, 7]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_unknown_codec_in_a_stored_document_opens_and_fails_on_read(fmt) -> None:
+    """Metadata with a codec zarrx does not know still opens (attributes, shape...); chunk I/O
+    names the codec."""
+    store = MemoryStore()
+    a = zarrx.create_array(store, name="a", shape=(4,), chunks=(4,), dtype="<i4",
+                           zarr_format=fmt, attributes={"k": 1})
+    a[:] = [1, 2, 3, 4]
+    if fmt == 2:
+        z = doc(store, "a/.zarray")
+        z["compressor"] = {"id": "pcodec", "level": 8}
+        store.set("a/.zarray", json.dumps(z).encode())
+    else:
+        z = doc(store, "a/zarr.json")
+        z["codecs"][-1] = {"name": "numcodecs.pcodec", "configuration": {"level": 8}}
+        store.set("a/zarr.json", json.dumps(z).encode())
+    b = zarrx.open_array(store, path="a", mode="r")
+    assert b.attrs["k"] == 1 and b.shape == (4,)
+    with pytest.raises(CodecError, match="^" + re.escape(
+            "unknown codec 'numcodecs.pcodec' in array 'a'; known codecs: ")):
+        b[:]

@@ -155,8 +155,10 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
     crc = _index_crc32c(conf["index_codecs"], cl / "index_codecs")
     inner_specs = parse_codec_list(conf["codecs"], dt, cl / "codecs")
     sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs")
-    level = ShardLevel(inner, conf.get("index_location", "end"), crc,
-                       outer_codecs=tuple(specs[:at]))
+    outer = tuple(CodecSpec("transpose", {"order": list(permutation(c.configuration["order"],
+                                                                      len(shape)))})
+                  if c.name == "transpose" else c for c in specs[:at])   # "C"/"F" spelt out
+    level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer)
     return (level, *sub), chunk
 
 
