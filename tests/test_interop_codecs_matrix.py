@@ -254,3 +254,27 @@ def test_written_v3_configurations_are_complete(written, lid, name, fmt, sharded
         assert want <= set(conf), (codec, want - set(conf))
         if codec["name"].startswith("numcodecs.") or codec["name"].startswith("vlen"):
             assert "configuration" in codec, codec      # zarr-python requires the member
+
+
+# -- reading tolerates the optional fields other writers omit -----------------------------------
+OMITTED = {   # case -> how its codecs read when a writer leaves out what it may
+    "zstd": lambda c: [c[0], {"name": "zstd"}],
+    "blosc-lz4-shuffle": lambda c: [c[0], {"name": "blosc", "configuration": {
+        "cname": "lz4", "clevel": 5, "shuffle": "shuffle"}}],
+    "bytes-one-byte": lambda c: [{"name": "bytes"}],
+    "vlen-utf8": lambda c: [{"name": "vlen-utf8"}, *c[1:]],
+}
+
+
+@pytest.mark.parametrize("name", list(OMITTED))
+def test_optional_fields_may_be_omitted(written, tmp_path, name) -> None:
+    import shutil
+    path, ours = written[f"v3-{name}"]
+    copy = str(tmp_path / "copy.zarr")
+    shutil.copytree(path, copy)
+    with open(f"{copy}/zarr.json") as f:
+        doc = json.load(f)
+    doc["codecs"] = OMITTED[name](doc["codecs"])
+    with open(f"{copy}/zarr.json", "w") as f:
+        json.dump(doc, f)
+    _same(zarrx.open_array(copy, mode="r")[...], ours)
