@@ -178,8 +178,6 @@ CASES: list[tuple[str, str, Any]] = [
     ("shard-rank", "v3", v3(chunk_grid=grid(4, 6), codecs=[shard([2])])),
     ("shard-index-compressed", "v3", v3(chunk_grid=grid(4, 6), codecs=[
         shard([2, 3], index=[LE, {"name": "zstd", "configuration": {"level": 1}}])])),
-    ("shard-index-big-endian", "v3", v3(chunk_grid=grid(4, 6), codecs=[
-        shard([2, 3], index=[{"name": "bytes", "configuration": {"endian": "big"}}])])),
     ("shard-nested-bad", "v3", v3(chunk_grid=grid(4, 6), codecs=[
         shard([2, 6], codecs=[shard([0, 3])])])),
     ("shard-transposed-not-divisor", "v3", v3(chunk_grid=grid(4, 6), codecs=[

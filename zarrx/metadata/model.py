@@ -6,9 +6,12 @@ Only ``zarrx.metadata`` (and ``zarrx.api``) know which Zarr version a document c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from zarrx.metadata.layout import ChunkLayout
 
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "ArrayMeta", "GroupMeta"]
@@ -101,14 +104,17 @@ class KeyEncoding:
 class ShardLevel:
     """One ``sharding_indexed`` codec, lowered out of the codec list.
 
-    ``chunk_shape`` is the inner chunk shape of this level; ``index_location`` is ``"end"`` or
-    ``"start"``; ``index_crc32c`` says whether the index is followed by a crc32c checksum.
+    ``chunk_shape`` is the inner chunk shape of this level (as the sharding codec sees it: after
+    the array->array codecs before it); ``index_location`` is ``"end"`` or ``"start"``;
+    ``index_crc32c`` says whether the index is followed by a crc32c checksum; ``index_endian`` is
+    the byte order of its ``bytes`` encoding.
     """
 
     chunk_shape: tuple[int, ...]
     index_location: Literal["start", "end"] = "end"
     index_crc32c: bool = True
     outer_codecs: tuple[CodecSpec, ...] = ()      # array->array codecs applied before this level
+    index_endian: Literal["little", "big"] = "little"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,6 +132,12 @@ class ArrayMeta:
     zarr_format: Literal[2, 3] = 3
     extra: dict[str, Any] = field(default_factory=dict)   # unknown must_understand=false fields
     json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
+    # derived once at construction (parse time) from the grid and the codec list
+    layout: ChunkLayout = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from zarrx.metadata.layout import lower_layout
+        object.__setattr__(self, "layout", lower_layout(self))
 
     def __eq__(self, other: object) -> bool:
         """Field-wise, with fill values compared bit for bit (NaN == NaN of the same payload)."""
@@ -142,13 +154,14 @@ class ArrayMeta:
 
     @property
     def chunk_shape(self) -> tuple[int, ...]:
-        """The innermost (read unit) chunk shape; for a regular grid without sharding, the grid's."""
-        if self.shard_levels:
-            return self.shard_levels[-1].chunk_shape
-        grid = self.chunk_grid
-        if isinstance(grid, RegularGrid):
-            return grid.chunk_shape
-        raise AttributeError("a rectilinear grid has no single chunk shape")
+        """The read unit's shape in array space: the innermost chunk when sharded, else the
+        grid's chunk shape. A MetadataError for a rectilinear grid, which has none."""
+        shape = self.layout.read_shape
+        if shape is None:
+            from zarrx.errors import MetadataError
+            raise MetadataError("a rectilinear chunk grid has no single chunk shape: use "
+                                "chunk_grid.chunk_sizes (the edge lengths along each axis)")
+        return shape
 
 
 def _fill_key(value: Any) -> Any:

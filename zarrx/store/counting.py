@@ -12,6 +12,11 @@ counted, in ``counts`` (a :class:`collections.Counter`; missing kinds read as 0)
   ``"delete_prefix"``: calls of ``delete_prefix`` (forwarded whole, so its keys are not counted
   under ``"delete"``).
 - ``"list"``: calls of ``list_prefix`` or ``list_dir``; ``"exists"``: calls of ``exists``.
+- ``"snapshot"``: snapshots opened; each range read through a snapshot counts as a ``"get"``
+  (a batch of them as one ``"get_many"``), and opening a snapshot of a missing object counts
+  as one ``"get"`` (the request that found it missing).
+- ``get_versioned`` counts as ``"get"``, ``set_if`` as ``"set"``, ``delete_if`` as ``"delete"``;
+  ``"generation"``: calls of ``generation``.
 
 ``bytes_read`` sums the lengths of the values returned, ``bytes_written`` those of the values
 written; ``gets_by_key`` and ``sets_by_key`` count requests per key. Every call is forwarded to
@@ -24,7 +29,10 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from zarrx.store.base import ByteRange, Request, Store, as_buffer, sequence_of
+from collections.abc import Hashable, Sequence
+
+from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Store, Versioned, as_buffer,
+                              sequence_of)
 
 __all__ = ["CountingStore"]
 
@@ -49,6 +57,10 @@ class CountingStore(Store):
     @property
     def read_only(self) -> bool:  # type: ignore[override]
         return self.inner.read_only
+
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        return self.inner.supports_conditional_writes
 
     def _count_reads(self, requests: Iterable[Request], results: Iterable[bytes | None]) -> None:
         with self._lock:
@@ -83,6 +95,26 @@ class CountingStore(Store):
             self.counts["get_many_requests"] += len(reqs)
         self._count_reads(reqs, values)
         return values
+
+    def snapshot(self, key: str) -> ObjectSnapshot | None:
+        snap = self.inner.snapshot(key)
+        with self._lock:
+            self.counts["snapshot"] += 1
+        if snap is None:
+            self._count_reads([(key, None)], [None])
+            return None
+        return _CountingSnapshot(self, snap)
+
+    def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
+                      if_generation: Hashable | None = None) -> Versioned | None:
+        got = self.inner.get_versioned(key, byte_range, if_generation=if_generation)
+        self._count_reads([(key, byte_range)], [None if got is None else got[0]])
+        return got
+
+    def generation(self, key: str) -> Hashable | None:
+        with self._lock:
+            self.counts["generation"] += 1
+        return self.inner.generation(key)
 
     def getsize(self, key: str) -> int | None:
         with self._lock:
@@ -122,8 +154,19 @@ class CountingStore(Store):
         for key, value in items:
             self._count_set(key, value)
 
+    def set_if(self, key: str, value: bytes | bytearray | memoryview,
+               if_generation: Hashable) -> Hashable:
+        gen = self.inner.set_if(key, value, if_generation)
+        self._count_set(key, value)
+        return gen
+
     def delete(self, key: str) -> None:
         self.inner.delete(key)
+        with self._lock:
+            self.counts["delete"] += 1
+
+    def delete_if(self, key: str, if_generation: Hashable) -> None:
+        self.inner.delete_if(key, if_generation)
         with self._lock:
             self.counts["delete"] += 1
 
@@ -150,3 +193,31 @@ class CountingStore(Store):
 
     def __repr__(self) -> str:
         return f"CountingStore({self.inner!r})"
+
+
+class _CountingSnapshot(ObjectSnapshot):
+    """A snapshot of the wrapped store whose reads are counted like a ``get_many``."""
+
+    def __init__(self, owner: CountingStore, snap: ObjectSnapshot) -> None:
+        self._owner, self._snap = owner, snap
+        self.key = snap.key
+
+    @property
+    def generation(self) -> Hashable | None:  # type: ignore[override]
+        return self._snap.generation
+
+    @property
+    def size(self) -> int | None:  # type: ignore[override]
+        return self._snap.size
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list:
+        values = self._snap.read(ranges)
+        owner = self._owner
+        with owner._lock:
+            owner.counts["get_many"] += 1
+            owner.counts["get_many_requests"] += len(ranges)
+        owner._count_reads([(self.key, r) for r in ranges], values)
+        return values
+
+    def close(self) -> None:
+        self._snap.close()
