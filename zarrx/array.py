@@ -29,13 +29,13 @@ class Array(Node):
     def __init__(self, store: Store, path: str, meta: ArrayMeta, *, read_only: bool = False,
                  write_empty_chunks: bool | None = None) -> None:
         super().__init__(store, path, meta, read_only=read_only)
-        self._write_empty = bool(write_empty_chunks) if write_empty_chunks is not None else False
+        self._write_empty = None if write_empty_chunks is None else bool(write_empty_chunks)
         self._setup()
 
     def _setup(self) -> None:
         self._io = chunk_io.ArrayIO(self._meta,
                                     layout.chunk_source(self._store, self._path, self._meta),
-                                    self._path, write_empty_chunks=self._write_empty)
+                                    self._path, write_empty=self._write_empty)
         self._grid = _grid_of(self._meta)
         self._order = layout.visit_order(self._meta)
         # z[i, j, ...] of one element takes a short path (regular grid, plain dtype)
@@ -69,13 +69,14 @@ class Array(Node):
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        """The read unit: the inner chunk shape when sharded, else the chunk grid's shape."""
-        return self._io.chunk_shape if self._io.regular else self._meta.chunk_shape
+        """The read unit: the inner chunk shape when sharded, else the chunk grid's shape. A
+        rectilinear grid has none: a MetadataError names ``metadata.chunk_grid.chunk_sizes``."""
+        return self._meta.chunk_shape
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         """The shape of one stored object (shard) when sharded, else None."""
-        if not self._meta.shard_levels:
+        if not self._meta.layout.sharded:
             return None
         grid = self._meta.chunk_grid
         return grid.chunk_shape if isinstance(grid, RegularGrid) else None
@@ -276,7 +277,7 @@ def _grid_of(meta: ArrayMeta) -> Any:
     return indexing.ChunkGridIndex(meta.shape, meta.layout.read_shape)
 
 
-def _reopen(store: Store, path: str, read_only: bool, write_empty: bool) -> Array:
+def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None) -> Array:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, ArrayMeta):
         raise ZarrError(f"no array at {path!r} in {store!r}")

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _pool
+from zarrx import _pool, config
 from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
@@ -39,7 +39,7 @@ class ArrayIO:
     meta: ArrayMeta
     source: ChunkSource
     key: str                                   # the array path, for messages
-    write_empty_chunks: bool = False
+    write_empty: bool | None = None            # None: zarrx.config.write_empty_chunks
     _plans: dict[tuple[int, ...], CodecPipeline] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)
@@ -57,6 +57,14 @@ class ArrayIO:
         self.chunk_shape, self.codecs = layout.read_shape, layout.read_codecs
         self.object_ratio = layout.object_ratio
         self.units_per_object = 1 if layout.object_ratio is None else prod(layout.object_ratio)
+
+    @property
+    def write_empty_chunks(self) -> bool:
+        """Whether chunks equal to the fill value everywhere are stored (the array's setting,
+        else ``zarrx.config.write_empty_chunks`` at the time of the write)."""
+        if self.write_empty is not None:
+            return self.write_empty
+        return bool(config.get("write_empty_chunks"))
 
     def plan(self, shape: tuple[int, ...]) -> CodecPipeline:
         plan = self._plans.get(shape)
@@ -252,8 +260,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     arrays (each shard is updated once)."""
     src = value.reshape(-1) if flat else value
     source = io.source
+    write_empty = io.write_empty_chunks
     # raw chunks test for fill while gathering (unless NaN fill: NaNs differ in their bits)
-    raw_fill = None if io.write_empty_chunks or io.fill_is_nan else io.fill_bytes
+    raw_fill = None if write_empty or io.fill_is_nan else io.fill_bytes
     gather = _gather_size(io, flat)
 
     def full(p: Any, slab: Any) -> Any:

@@ -160,7 +160,8 @@ class ArrayMeta:
         if shape is None:
             from zarrx.errors import MetadataError
             raise MetadataError("a rectilinear chunk grid has no single chunk shape: use "
-                                "chunk_grid.chunk_sizes (the edge lengths along each axis)")
+                                "metadata.chunk_grid.chunk_sizes (the chunk edge lengths along "
+                                "each axis)")
         return shape
 
 
