@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 
 from zarrx.errors import ReadOnlyError, StoreError
-from zarrx.metadata.layout import to_array_space
+from zarrx.metadata.model import to_array_space
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, KeyEncoding, RegularGrid, \
     ShardLevel
 from zarrx.store.base import ByteRange, Store, as_bytes, check_key

@@ -1,6 +1,6 @@
 """Where an array's chunks live: the chunk source, the visit order, and the stored objects.
 
-The one place that turns an array's lowered :class:`~zarrx.metadata.layout.ChunkLayout` into
+The one place that turns an array's lowered :class:`~zarrx.metadata.model.ChunkLayout` into
 store-level objects. The array and chunk I/O ask it and never look at sharding themselves.
 """
 from __future__ import annotations

@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable
 import numpy as np
 
 from zarrx.errors import ShardError
-from zarrx.metadata.layout import ShardGeometry
+from zarrx.metadata.model import ShardGeometry
 from zarrx.store import _shard_index as _k
 from zarrx.store.base import ByteRange
 

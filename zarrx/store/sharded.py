@@ -20,7 +20,7 @@ from math import prod
 import numpy as np
 
 from zarrx.errors import ConflictError, StoreError, ZarrError
-from zarrx.metadata.layout import ChunkLayout
+from zarrx.metadata.model import ChunkLayout
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store import _shard_index as _k
 from zarrx.store.base import ByteRange, ObjectSnapshot
