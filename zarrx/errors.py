@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "NodeNotFoundError", "NodeExistsError", "ReadOnlyError", "expected",
+    "NodeNotFoundError", "NodeExistsError", "ReadOnlyError", "ConflictError", "expected",
 ]
 
 
@@ -30,6 +30,11 @@ class CodecError(ZarrError, ValueError):
 
 class StoreError(ZarrError, OSError):
     """A store operation failed, or a key is not acceptable to the store."""
+
+
+class ConflictError(StoreError):
+    """A conditional store operation found the object changed: its generation (version) was not
+    the one the caller expected, or it exists where it must not (or the other way round)."""
 
 
 class ShardError(ZarrError, ValueError):
