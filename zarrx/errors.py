@@ -69,6 +69,11 @@ class StoreError(ZarrError, OSError):
     """A store operation failed, or a key is not acceptable to the store."""
 
 
+class ConflictError(StoreError):
+    """A conditional store operation found the object changed: its generation (version) was not
+    the one the caller expected, or it exists where it must not (or the other way round)."""
+
+
 class ShardError(ZarrError, ValueError):
     """A shard object or its index is corrupt."""
 

@@ -128,7 +128,7 @@ def test_all_chunks_of_a_shard():
     assert s.get_chunks([(c, None) for c in coords]) == \
         [value((0, 0)), value((0, 1)), None, value((1, 1))]
     assert counting.counts["get"] == 1 + 3                       # index + present chunks
-    assert counting.counts["get_many"] == 2                      # one batch each
+    assert counting.counts["snapshot_read"] == 2                     # one batch each
 
 
 def test_missing_shard_costs_one_request_per_batch():
@@ -148,7 +148,7 @@ def test_batches_index_requests_of_several_shards():
     assert fresh.get_chunks([(c, None) for c in coords]) == [value(c) for c in coords]
     # each shard is read through a snapshot of its own: one index and one data batch each
     assert counting.counts["snapshot"] == 4
-    assert counting.counts["get_many"] == 8 and counting.counts["get"] == 8
+    assert counting.counts["snapshot_read"] == 8 and counting.counts["get"] == 8
 
 
 def test_index_cache_is_lru_of_16():

@@ -12,25 +12,25 @@ counted, in ``counts`` (a :class:`collections.Counter`; missing kinds read as 0)
   ``"delete_prefix"``: calls of ``delete_prefix`` (forwarded whole, so its keys are not counted
   under ``"delete"``).
 - ``"list"``: calls of ``list_prefix`` or ``list_dir``; ``"exists"``: calls of ``exists``.
-- ``"snapshot"``: snapshots opened; each range read through a snapshot counts as a ``"get"``
-  (a batch of them as one ``"get_many"``), and opening a snapshot of a missing object counts
-  as one ``"get"`` (the request that found it missing).
-- ``get_versioned`` counts as ``"get"``, ``set_if`` as ``"set"``, ``delete_if`` as ``"delete"``;
-  ``"generation"``: calls of ``generation``.
+- generations: ``"generation"`` (calls of ``generation``); ``get_versioned`` counts as a
+  ``"get"`` plus ``"get_versioned"``; ``set_if`` as a ``"set"`` plus ``"set_if"``; ``delete_if``
+  as a ``"delete"`` plus ``"delete_if"``; ``"conflict"`` counts the ConflictErrors they raised.
+  ``"snapshot"`` counts snapshots opened (one of a missing object also counts as a ``"get"``:
+  the request that found it missing); each range read through one counts as a ``"get"`` (and
+  ``"get_range"`` when partial), and ``"snapshot_read"`` counts the ``read`` calls.
 
 ``bytes_read`` sums the lengths of the values returned, ``bytes_written`` those of the values
 written; ``gets_by_key`` and ``sets_by_key`` count requests per key. Every call is forwarded to
 the wrapped store's own method, so its batching (``get_many``) still takes effect. Calls that
-raise are not counted.
+raise are not counted (except under ``"conflict"``).
 """
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
-from collections.abc import Hashable, Sequence
-
+from zarrx.errors import ConflictError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Store, Versioned, as_buffer,
                               sequence_of)
 
@@ -96,26 +96,6 @@ class CountingStore(Store):
         self._count_reads(reqs, values)
         return values
 
-    def snapshot(self, key: str) -> ObjectSnapshot | None:
-        snap = self.inner.snapshot(key)
-        with self._lock:
-            self.counts["snapshot"] += 1
-        if snap is None:
-            self._count_reads([(key, None)], [None])
-            return None
-        return _CountingSnapshot(self, snap)
-
-    def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
-                      if_generation: Hashable | None = None) -> Versioned | None:
-        got = self.inner.get_versioned(key, byte_range, if_generation=if_generation)
-        self._count_reads([(key, byte_range)], [None if got is None else got[0]])
-        return got
-
-    def generation(self, key: str) -> Hashable | None:
-        with self._lock:
-            self.counts["generation"] += 1
-        return self.inner.generation(key)
-
     def getsize(self, key: str) -> int | None:
         with self._lock:
             self.counts["getsize"] += 1
@@ -136,6 +116,55 @@ class CountingStore(Store):
             self.counts["list"] += 1
         return self.inner.list_dir(prefix)
 
+    # -- generations -------------------------------------------------------------------------
+    def _count(self, *kinds: str) -> None:
+        with self._lock:
+            for kind in kinds:
+                self.counts[kind] += 1
+
+    def generation(self, key: str) -> Hashable | None:
+        gen = self.inner.generation(key)
+        self._count("generation")
+        return gen
+
+    def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
+                      if_generation: Hashable | None = None) -> Versioned | None:
+        try:
+            got = self.inner.get_versioned(key, byte_range, if_generation=if_generation)
+        except ConflictError:
+            self._count("conflict")
+            raise
+        self._count_reads([(key, byte_range)], [None if got is None else got[0]])
+        self._count("get_versioned")
+        return got
+
+    def snapshot(self, key: str) -> ObjectSnapshot | None:
+        snap = self.inner.snapshot(key)
+        self._count("snapshot")
+        if snap is None:                   # the request that found the object missing
+            self._count_reads([(key, None)], [None])
+            return None
+        return _CountingSnapshot(self, snap)
+
+    def set_if(self, key: str, value: bytes | bytearray | memoryview,
+               if_generation: Hashable | None) -> Hashable:
+        try:
+            gen = self.inner.set_if(key, value, if_generation)
+        except ConflictError:
+            self._count("conflict")
+            raise
+        self._count_set(key, value)
+        self._count("set_if")
+        return gen
+
+    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
+        try:
+            self.inner.delete_if(key, if_generation)
+        except ConflictError:
+            self._count("conflict")
+            raise
+        self._count("delete", "delete_if")
+
     # -- writes ------------------------------------------------------------------------------
     def _count_set(self, key: str, value: object) -> None:
         n = as_buffer(value, key).nbytes
@@ -154,19 +183,8 @@ class CountingStore(Store):
         for key, value in items:
             self._count_set(key, value)
 
-    def set_if(self, key: str, value: bytes | bytearray | memoryview,
-               if_generation: Hashable) -> Hashable:
-        gen = self.inner.set_if(key, value, if_generation)
-        self._count_set(key, value)
-        return gen
-
     def delete(self, key: str) -> None:
         self.inner.delete(key)
-        with self._lock:
-            self.counts["delete"] += 1
-
-    def delete_if(self, key: str, if_generation: Hashable) -> None:
-        self.inner.delete_if(key, if_generation)
         with self._lock:
             self.counts["delete"] += 1
 
@@ -196,28 +214,31 @@ class CountingStore(Store):
 
 
 class _CountingSnapshot(ObjectSnapshot):
-    """A snapshot of the wrapped store whose reads are counted like a ``get_many``."""
+    """Forwards to the wrapped store's snapshot and counts its reads."""
 
-    def __init__(self, owner: CountingStore, snap: ObjectSnapshot) -> None:
-        self._owner, self._snap = owner, snap
-        self.key = snap.key
+    def __init__(self, owner: CountingStore, inner: ObjectSnapshot) -> None:
+        self._owner = owner
+        self._inner = inner
+        self.key = inner.key
 
     @property
     def generation(self) -> Hashable | None:  # type: ignore[override]
-        return self._snap.generation
+        return self._inner.generation
 
     @property
     def size(self) -> int | None:  # type: ignore[override]
-        return self._snap.size
+        return self._inner.size
 
-    def read(self, ranges: Sequence[ByteRange | None]) -> list:
-        values = self._snap.read(ranges)
-        owner = self._owner
-        with owner._lock:
-            owner.counts["get_many"] += 1
-            owner.counts["get_many_requests"] += len(ranges)
-        owner._count_reads([(self.key, r) for r in ranges], values)
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        ranges = list(ranges)
+        try:
+            values = self._inner.read(ranges)
+        except ConflictError:
+            self._owner._count("conflict")
+            raise
+        self._owner._count_reads([(self.key, r) for r in ranges], values)
+        self._owner._count("snapshot_read")
         return values
 
     def close(self) -> None:
-        self._snap.close()
+        self._inner.close()

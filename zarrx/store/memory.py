@@ -5,6 +5,7 @@ import itertools
 import threading
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 
+from zarrx.errors import StoreError
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
                               as_bytes, check_generation, check_key, conflict, is_absent)
 
@@ -169,7 +170,7 @@ class _Snapshot(ObjectSnapshot):
     def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
         value = self._value
         if value is None:
-            raise ValueError(f"snapshot of {self.key!r} is closed")
+            raise StoreError(f"snapshot of {self.key!r}: read after close")
         return [value if r is None else r.apply(value) for r in ranges]
 
     def close(self) -> None:
