@@ -166,12 +166,21 @@ class _Snapshot(ObjectSnapshot):
         self.generation = generation
         self.size = len(value)
         self._value: bytes | None = value
+        self._view = memoryview(value)
 
     def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        """Ranges are zero-copy views of the immutable value."""
         value = self._value
         if value is None:
             raise StoreError(f"snapshot of {self.key!r}: read after close")
-        return [value if r is None else r.apply(value) for r in ranges]
+        view, size, out = self._view, self.size, []
+        for r in ranges:
+            if r is None or r.is_full:
+                out.append(value)
+            else:
+                start, stop = r.resolve(size)
+                out.append(view[start:stop])
+        return out
 
     def close(self) -> None:
         self._value = None

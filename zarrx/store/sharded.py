@@ -336,12 +336,18 @@ class ShardSlab(SlabBase):
         self.fmt, self.stride, self.obj = fmt, nbytes, obj
         self.base = 0 if fmt.at_end else fmt.nbytes
         self.buf = _k.Slab(fmt.n * nbytes + fmt.nbytes)
-        self._source = source
+        self._view = memoryview(self.buf)
+        geom = source.levels[0]
+        self._origin = [o * r for o, r in zip(obj, source.object_ratio)]
+        self._perm = geom.perm or tuple(range(len(obj)))
+        self._per = geom.per_shard
 
     def view(self, coords: Coords) -> memoryview:
-        _, slots, _ = self._source._locate([coords])
-        off = self.base + int(slots[0, 0]) * self.stride
-        return memoryview(self.buf)[off:off + self.stride]
+        slot = 0
+        for axis, per in zip(self._perm, self._per):       # C order in the codec's axis order
+            slot = slot * per + coords[axis] - self._origin[axis]
+        off = self.base + slot * self.stride
+        return self._view[off:off + self.stride]
 
     def holds(self, values: list) -> bool:
         """Whether every value is a view of this slab (every chunk was encoded in place)."""
@@ -353,7 +359,5 @@ class ShardSlab(SlabBase):
         fmt, n = self.fmt, self.fmt.n
         entries = fmt.fixed_entries(self.stride)
         at = n * self.stride if fmt.at_end else 0
-        view = memoryview(self.buf)
-        view[at:at + fmt.nbytes] = fmt.encode(entries)
-        view.release()
+        self._view[at:at + fmt.nbytes] = fmt.encode(entries)
         return self.buf.data, entries
