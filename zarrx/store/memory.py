@@ -173,7 +173,7 @@ class _Snapshot(ObjectSnapshot):
         value = self._value
         if value is None:
             raise StoreError(f"snapshot of {self.key!r}: read after close")
-        view, size, out = self._view, self.size, []
+        view, size, out = self._view, len(value), []
         for r in ranges:
             if r is None or r.is_full:
                 out.append(value)
