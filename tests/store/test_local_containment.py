@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -166,12 +167,15 @@ def test_links_swapped_in_while_working_are_never_followed(tmp_path, outside, re
                     step()
                 except OSError:             # the store made a folder "d" meanwhile, say
                     pass
+                time.sleep(0.0002)          # let each state be seen
 
     swapper = threading.Thread(target=swap)
     swapper.start()
     refused = 0
     try:
-        for i in range(400):
+        i = 0
+        while i < 150 or (refused == 0 and i < 20000):   # until the link has been met
+            i += 1
             for call in (lambda: store.get("d/k"), lambda: store.set(f"d/new{i % 3}", b"x"),
                          lambda: store.get_versioned("d/k"), lambda: list(store.list_prefix("d/")),
                          lambda: store.delete(f"d/new{(i + 1) % 3}")):
