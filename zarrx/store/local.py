@@ -43,8 +43,8 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
                               as_buffer, check_generation, check_path_key, conflict, is_absent,
                               key_problem, sequence_of)
 from zarrx.store.localfs import (DIRFD, FILE_FLAGS, TMP_MARK, Dir, LinkError, create_temp,
-                                 generation_of, is_temp_name, open_chain, open_dir, read_exact,
-                                 scan, stamp, temp_owner, thread_lock, write_all)
+                                 Tree, generation_of, is_temp_name, read_exact, scan, stamp,
+                                 temp_owner, thread_lock, write_all)
 
 try:
     import fcntl
@@ -82,6 +82,7 @@ class LocalStore(Store):
         self.root = os.path.abspath(os.fspath(root))
         self.read_only = bool(read_only) or mode == "r"
         self.fsync = bool(fsync)
+        self._tree = Tree(self.root)
 
     # -- keys --------------------------------------------------------------------------------
     def _parts(self, key: object) -> list[str]:
@@ -106,8 +107,7 @@ class LocalStore(Store):
     def _open(self, key: str, parts: list[str]) -> tuple[int, os.stat_result] | None:
         """A read-only fd and the fstat of the regular file at ``key``; None when missing."""
         try:
-            with open_dir(self.root, parts[:-1]) as d:
-                fd = d.open(parts[-1], _READ)
+            fd = self._tree.open(parts, _READ)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except LinkError as exc:
@@ -128,8 +128,7 @@ class LocalStore(Store):
 
     def _stat(self, key: str, parts: list[str]) -> os.stat_result | None:
         try:
-            with open_dir(self.root, parts[:-1]) as d:
-                st = d.lstat(parts[-1])
+            st = self._tree.lstat(parts)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except LinkError as exc:
@@ -228,7 +227,7 @@ class LocalStore(Store):
     def _staged(self, parts: list[str], data: memoryview) -> tuple[Dir, str, int]:
         """The key's directory (made as needed) and a temporary file in it holding ``data``."""
         for _ in range(8):
-            d = open_dir(self.root, parts[:-1], create=True)
+            d = self._tree.dir(parts[:-1], create=True)
             try:
                 return (d, *self._stage(d, parts[-1], data))
             except FileNotFoundError:           # the folder was pruned by a concurrent delete
@@ -265,25 +264,34 @@ class LocalStore(Store):
         parts = self._parts(key)
         self._check_writable(key)
         try:
-            chain = open_chain(self.root, parts[:-1])
+            d = self._tree.dir(parts[:-1])
         except (FileNotFoundError, NotADirectoryError):
             return
         except LinkError as exc:
             raise self._link_error(key, exc) from None
         except OSError as exc:
             raise self._fail("delete", key, exc) from exc
-        try:
-            chain[-1].unlink(parts[-1])
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            return
-        except PermissionError as exc:          # some systems say EPERM for a directory
-            if not _is_dir(chain[-1], parts[-1]):
+        with d:
+            try:
+                d.unlink(parts[-1])
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                return
+            except PermissionError as exc:      # some systems say EPERM for a directory
+                if not _is_dir(d, parts[-1]):
+                    raise self._fail("delete", key, exc) from exc
+                return
+            except OSError as exc:
                 raise self._fail("delete", key, exc) from exc
-            return
-        except OSError as exc:
-            raise self._fail("delete", key, exc) from exc
-        finally:
-            _prune_and_close(chain, parts)
+        self._prune(parts)
+
+    def _prune(self, parts: list[str]) -> None:
+        """Remove the folders of ``parts`` a delete left empty, deepest first, never the root."""
+        for i in range(len(parts) - 1, 0, -1):
+            try:
+                with self._tree.dir(parts[:i - 1]) as up:
+                    up.rmdir(parts[i - 1])
+            except (OSError, LinkError):
+                return
 
     def delete_prefix(self, prefix: str) -> None:
         """Remove every key starting with ``prefix``, and every temporary file below it."""
@@ -318,6 +326,8 @@ class LocalStore(Store):
                 d.link(tmp, parts[-1])          # fails atomically when the key exists
             except FileExistsError:
                 found = d.lstat(parts[-1])
+                if stat.S_ISLNK(found.st_mode):
+                    raise LinkError(key) from None
                 raise conflict(self, key, "conditionally write", ABSENT,
                                generation_of(found)) from None
             finally:
@@ -334,7 +344,7 @@ class LocalStore(Store):
                     expected: Hashable) -> Hashable:
         action = "conditionally write"
         try:
-            d = open_dir(self.root, parts[:-1])
+            d = self._tree.dir(parts[:-1])
         except (FileNotFoundError, NotADirectoryError):
             raise conflict(self, key, action, expected, None) from None
         try:
@@ -405,15 +415,15 @@ class LocalStore(Store):
                     raise conflict(self, key, action, ABSENT, generation_of(st))
                 return
             try:
-                chain = open_chain(self.root, parts[:-1])
+                d = self._tree.dir(parts[:-1])
             except (FileNotFoundError, NotADirectoryError):
                 raise conflict(self, key, action, if_generation, None) from None
             except LinkError as exc:
                 raise self._link_error(key, exc) from None
             try:
-                held = self._lock_current(chain[-1], key, parts[-1], if_generation, action)
+                held = self._lock_current(d, key, parts[-1], if_generation, action)
                 try:
-                    chain[-1].unlink(parts[-1])
+                    d.unlink(parts[-1])
                 finally:
                     os.close(held)
             except LinkError as exc:
@@ -423,12 +433,13 @@ class LocalStore(Store):
             except OSError as exc:
                 raise self._fail(action, key, exc) from exc
             finally:
-                _prune_and_close(chain, parts)
+                d.close()
+        self._prune(parts)
 
     # -- listing -----------------------------------------------------------------------------
     def _folder(self, folder: str) -> Dir | None:
         try:
-            return open_dir(self.root, folder.split("/") if folder else [])
+            return self._tree.dir(folder.split("/") if folder else [])
         except (FileNotFoundError, NotADirectoryError, LinkError):
             return None
         except OSError as exc:
@@ -627,19 +638,6 @@ def _is_dir(d: Dir, name: str) -> bool:
         return stat.S_ISDIR(d.lstat(name).st_mode)
     except OSError:
         return False
-
-
-def _prune_and_close(chain: list[Dir], parts: list[str]) -> None:
-    """Remove the folders of ``parts`` left empty (deepest first, never the root); close all."""
-    try:
-        for i in range(len(chain) - 1, 0, -1):
-            try:
-                chain[i - 1].rmdir(parts[i - 1])
-            except OSError:
-                break
-    finally:
-        for d in chain:
-            d.close()
 
 
 def _prefix_dir_invalid(folder: str) -> bool:

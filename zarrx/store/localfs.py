@@ -1,11 +1,13 @@
 """File-system primitives of :class:`~zarrx.store.local.LocalStore`: contained directory walks,
 temporary file names, whole-file reads, generations and per-object locks.
 
-**Containment.** A key's directories are opened one at a time, each relative to the one before
-(``openat``) with ``O_NOFOLLOW | O_DIRECTORY``, starting from the root directory (which may
-itself be a link: the user chose it). A symbolic link anywhere below the root therefore can never
-be followed, however the tree changes while zarrx walks it; a link is reported as
-:class:`LinkError`. Platforms without ``dir_fd`` support (Windows) check each component with
+**Containment.** No symbolic link below the root is ever followed, however the tree changes
+while zarrx works in it; a link is reported as :class:`LinkError`. The root itself may be a link
+(the user chose it): it is resolved once, on first use. On Linux 5.6+ a key is opened with one
+``openat2`` call resolving ``<real root>/<key>`` with ``RESOLVE_NO_SYMLINKS`` (the kernel refuses
+any link on the way). Elsewhere, and to name the offending link, a key's directories are opened
+one at a time, each relative to the one before (``openat``) with ``O_NOFOLLOW | O_DIRECTORY``,
+starting from the root. Platforms without ``dir_fd`` support (Windows) check each component with
 ``lstat`` instead, which is not proof against a tree changed concurrently.
 
 **Temporary files** are named ``.<name>.zarrx-tmp-<pid>-<random>`` in the key's own directory
@@ -14,15 +16,17 @@ Any name containing :data:`TMP_MARK` is reserved: never listed, never a key.
 """
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import secrets
 import stat
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
 
-__all__ = ["TMP_MARK", "LinkError", "Dir", "open_dir", "open_chain", "temp_name", "is_temp_name",
+__all__ = ["TMP_MARK", "LinkError", "Dir", "Tree", "open_dir", "temp_name", "is_temp_name",
            "temp_owner", "create_temp", "generation_of", "stamp", "write_all", "read_exact",
            "scan", "thread_lock"]
 
@@ -178,18 +182,108 @@ def open_dir(root: str, parts: Sequence[str], create: bool = False) -> Dir:
     return d
 
 
-def open_chain(root: str, parts: Sequence[str]) -> list[Dir]:
-    """Every directory from the root down to ``root/parts...`` (for pruning empty folders after
-    a delete), walked as by :func:`open_dir`; the caller closes them."""
-    chain = [open_root(root, False)]
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64)]
+
+
+_SYS_OPENAT2 = 437                      # the same number on every Linux architecture
+_AT_FDCWD = -100
+_RESOLVE = 0x02 | 0x04                  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS
+# a link on the way (ELOOP; ENOTDIR for a link as the last part of a directory path: the walk
+# names it), a path too long for one call, a rename race
+_FALLBACK = {errno.ELOOP, errno.ENOTDIR, errno.ENAMETOOLONG, errno.EAGAIN, errno.EXDEV}
+_PATH_FLAGS = getattr(os, "O_PATH", 0) | _NOFOLLOW | _CLOEXEC
+
+
+def _load_openat2():  # type: ignore[no-untyped-def]
+    """``openat2(AT_FDCWD, path, flags, RESOLVE_NO_SYMLINKS)`` as a function, or None when the
+    kernel (or a sandbox) does not offer it."""
+    if not sys.platform.startswith("linux") or not DIRFD or not hasattr(os, "O_PATH"):
+        return None
     try:
-        for name in parts:
-            chain.append(chain[-1].child(name))
-    except BaseException:
-        for d in chain:
-            d.close()
-        raise
-    return chain
+        call = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+    call.restype = ctypes.c_long
+    call.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                     ctypes.c_size_t]
+    size = ctypes.sizeof(_OpenHow)
+
+    def openat2(path: bytes, flags: int) -> int:
+        how = _OpenHow(flags, 0, _RESOLVE)
+        fd = call(_SYS_OPENAT2, _AT_FDCWD, path, ctypes.byref(how), size)
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err), os.fsdecode(path))
+        return fd
+
+    try:
+        os.close(openat2(b"/", _PATH_FLAGS | os.O_DIRECTORY))
+    except OSError:
+        return None
+    return openat2
+
+
+_openat2 = _load_openat2()
+
+
+class Tree:
+    """Opens keys (lists of segments) below ``root`` without following any link below it."""
+
+    __slots__ = ("root", "_real")
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._real: bytes | None = None
+
+    def _fast(self, parts: Sequence[str], flags: int) -> int | None:
+        """``openat2`` of ``<real root>/<parts>``; None when the caller must walk instead (no
+        openat2; a link, to be named; a path too long for one call)."""
+        if _openat2 is None:
+            return None
+        real = self._real
+        if real is None:
+            real = self._real = os.fsencode(os.path.realpath(self.root))
+        path = b"/".join([real, *(os.fsencode(p) for p in parts)])
+        try:
+            return _openat2(path, flags)
+        except OSError as exc:
+            if exc.errno not in _FALLBACK:
+                raise
+            self._real = None                   # the root may have moved: resolve it again
+            return None
+
+    def open(self, parts: Sequence[str], flags: int) -> int:
+        """An fd of the file ``parts`` (a link as the last part fails with ELOOP)."""
+        fd = self._fast(parts, flags)
+        if fd is not None:
+            return fd
+        with open_dir(self.root, parts[:-1]) as d:
+            return d.open(parts[-1], flags)
+
+    def lstat(self, parts: Sequence[str]) -> os.stat_result:
+        """The stat of ``parts`` itself (a link is reported as a link)."""
+        fd = self._fast(parts, _PATH_FLAGS)
+        if fd is None:
+            with open_dir(self.root, parts[:-1]) as d:
+                return d.lstat(parts[-1])
+        try:
+            return os.fstat(fd)
+        finally:
+            os.close(fd)
+
+    def dir(self, parts: Sequence[str], create: bool = False) -> Dir:
+        """The directory ``parts`` (made as needed when ``create``)."""
+        try:
+            fd = self._fast(parts, _DIR_FLAGS)
+        except FileNotFoundError:
+            if not create:
+                raise
+            fd = None
+        if fd is not None:
+            return Dir(fd, os.path.join(self.root, *parts), "/".join(parts))
+        return open_dir(self.root, parts, create)
 
 
 def temp_name(name: str) -> str:

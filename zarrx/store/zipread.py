@@ -6,7 +6,8 @@ serves goes through here.
   central directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
 - ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
   stored entries are read in place (ranges read only their bytes); deflated entries are inflated
-  in 1 MiB steps, never past the declared size, and refused when they declare more than deflate
+  64 KiB of input at a time, never past the declared size (nor past a range's end once the entry
+  is verified), and refused when they declare more than deflate
   can produce from their compressed size. Every entry's CRC-32 is checked the first time it is
   served (a stored entry's whole data is streamed once, in bounded blocks), after which the
   verified fact is remembered; the most recently inflated entries are kept in a bounded cache,
@@ -28,7 +29,8 @@ __all__ = ["checked_entries", "Reader", "MAX_DEFLATE_RATIO", "INFLATE_CACHE_BYTE
 
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the name
 _LOCAL_MAGIC = b"PK\x03\x04"
-BLOCK = 1 << 20
+BLOCK = 1 << 20                         # stored data streamed for its CRC-32, per read
+INFLATE_STEP = 1 << 16                  # compressed bytes fed to the inflater per read
 #: deflate cannot expand data more than ~1032:1; an entry declaring more is lying
 MAX_DEFLATE_RATIO = 1032
 INFLATE_CACHE_BYTES = 64 << 20
@@ -182,7 +184,7 @@ class Reader:
                     if not left:
                         break
                     fp.seek(pos)
-                    chunk = fp.read(min(BLOCK, left))
+                    chunk = fp.read(min(INFLATE_STEP, left))
                     if not chunk:
                         raise self._fail(info, f"truncated: {left} compressed bytes missing")
                     pos += len(chunk)
