@@ -12,10 +12,30 @@ def test_demo_writes_reads_and_verifies(tmp_path):
     assert cli.demo(str(tmp_path), out=out) == 0
     text = out.getvalue()
     assert "demo: all reads verified" in text and "BAD" not in text
-    assert "├── legacy_v2 (100, 100) int32" in text and "Shape" in text
+    assert "└── legacy (100, 100) int32" in text and "Shape" in text
     g = zarrx.open_group(str(tmp_path / "example.zarr"), mode="r")
-    assert sorted(g.keys()) == ["legacy_v2", "sharded", "volume"]
-    assert g["legacy_v2"].zarr_format == 2 and g["sharded"].shards == (256, 256)
+    assert sorted(g.keys()) == ["sharded", "volume"] and g["sharded"].shards == (256, 256)
+    legacy = zarrx.open_group(str(tmp_path / "legacy_v2.zarr"), mode="r")
+    assert legacy.zarr_format == 2 and legacy["legacy"].zarr_format == 2
+
+
+def test_zarr_python_reads_every_node_the_demo_writes(tmp_path):
+    import warnings
+
+    import numpy as np
+    import pytest
+    zarr = pytest.importorskip("zarr")
+    assert cli.demo(str(tmp_path), out=io.StringIO()) == 0
+    for root in ("example.zarr", "legacy_v2.zarr"):
+        ours = zarrx.open_group(str(tmp_path / root), mode="r")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            theirs = zarr.open_group(str(tmp_path / root), mode="r")
+            seen = sorted(name for name, _ in theirs.members(max_depth=None))
+            assert seen == sorted(name for name, _ in ours.members(max_depth=None))
+            for name, node in ours.members(max_depth=None):
+                if isinstance(node, zarrx.Array):
+                    np.testing.assert_array_equal(theirs[name][...], node[...])
 
 
 def test_info_and_tree(tmp_path, capsys):

@@ -12,7 +12,8 @@ __all__ = ["main", "demo"]
 
 
 def demo(root: str | None = None, out=sys.stdout) -> int:
-    """Write an example hierarchy, read slices back, verify them, print the tree and info."""
+    """Write an example hierarchy (Zarr v3) and a Zarr v2 one, read slices back, verify them,
+    print the trees and info. A hierarchy holds one Zarr format, so the v2 array has its own."""
     import zarrx
     from zarrx.codecs import Zstd
 
@@ -24,7 +25,8 @@ def demo(root: str | None = None, out=sys.stdout) -> int:
         tmp = tempfile.TemporaryDirectory(prefix="zarrx-demo-")
         root = tmp.name
     path = Path(root) / "example.zarr"
-    say(f"writing an example hierarchy to {path}")
+    legacy_path = Path(root) / "legacy_v2.zarr"
+    say(f"writing an example hierarchy to {path} and a Zarr v2 one to {legacy_path}")
     g = zarrx.open_group(str(path), mode="w", attributes={"title": "zarrx demo"})
     rng = np.random.default_rng(42)
     z, y, x = np.meshgrid(np.linspace(0, 1, 64), np.linspace(0, 3, 128), np.linspace(0, 3, 128),
@@ -38,19 +40,21 @@ def demo(root: str | None = None, out=sys.stdout) -> int:
                              shards=(256, 256), compressors=Zstd(level=0))
     counts = (rng.integers(0, 1000, (512, 512))).astype("u2")
     sharded[...] = counts
-    legacy = g.create_array("legacy_v2", shape=(100, 100), dtype="<i4", chunks=(30, 30),
-                            zarr_format=2, fill_value=-1)
-    legacy[10:90, 10:90] = np.arange(6400, dtype="<i4").reshape(80, 80)
     g.attrs["history"] = "written by zarrx demo"
+    lg = zarrx.open_group(str(legacy_path), mode="w", zarr_format=2)
+    legacy = lg.create_array("legacy", shape=(100, 100), dtype="<i4", chunks=(30, 30),
+                             fill_value=-1)
+    legacy[10:90, 10:90] = np.arange(6400, dtype="<i4").reshape(80, 80)
 
     reopened = zarrx.open(str(path), mode="r")
+    legacy_reopened = zarrx.open(str(legacy_path), mode="r")
     checks = [
         ("volume[5, 10:50, ::3]", reopened["volume"][5, 10:50, ::3], volume[5, 10:50, ::3]),
         ("volume[-1, -1, -1]", reopened["volume"][-1, -1, -1], volume[-1, -1, -1]),
         ("volume.oindex[[1, 9], :, [0, 5]]", reopened["volume"].oindex[[1, 9], :, [0, 5]],
          volume[np.ix_([1, 9], range(128), [0, 5])]),
         ("sharded[100:300, 250:260]", reopened["sharded"][100:300, 250:260], counts[100:300, 250:260]),
-        ("legacy_v2[0:20, 0:20]", reopened["legacy_v2"][0:20, 0:20],
+        ("legacy[0:20, 0:20] (v2)", legacy_reopened["legacy"][0:20, 0:20],
          np.pad(np.arange(6400, dtype="<i4").reshape(80, 80), 10, constant_values=-1)[0:20, 0:20]),
     ]
     ok = True
@@ -60,6 +64,7 @@ def demo(root: str | None = None, out=sys.stdout) -> int:
         say(f"  {'ok ' if same else 'BAD'} {label}")
     say("")
     say(reopened.tree())
+    say(legacy_reopened.tree())
     say("")
     say(reopened["volume"].info)
     if tmp is not None:

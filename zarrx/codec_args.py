@@ -1,10 +1,15 @@
 """Turn ``create_array``'s codec arguments (``filters``, ``serializer``, ``compressors``,
-``shards``) into the metadata's codec list.
+``shards``) into the codecs of the new array's metadata.
 
 Each argument takes codec objects (``zarrx.codecs.Zstd(level=3)``), v3 dicts
-(``{"name": "zstd", "configuration": {...}}``) or numcodecs-style v2 dicts
-(``{"id": "zstd", "level": 3}``); ``"auto"`` picks zarr-python 3's defaults (zstd level 0, the
-``bytes`` serializer, or ``vlen-utf8`` / ``vlen-bytes`` for variable-length types).
+(``{"name": "zstd", "configuration": {...}}``), numcodecs-style dicts (``{"id": "zstd",
+"level": 3}``) or numcodecs codec objects; ``"auto"`` picks zarr-python 3's defaults (zstd level
+0, the ``bytes`` serializer, or ``vlen-utf8`` / ``vlen-bytes`` for variable-length types).
+
+Everything is checked before anything is written: an unknown codec is refused with the closest
+known names, each configuration passes its codec's validator, and the whole chain is bound to
+the chunks it will see, so the metadata holds complete configurations (blosc ``typesize``, a
+filter's ``dtype``...).
 """
 from __future__ import annotations
 
@@ -13,12 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ZarrError
-from zarrx.metadata.model import CodecSpec
+from zarrx.codecs.plan import complete_specs
+from zarrx.codecs.registry import lookup
+from zarrx.errors import CodecError, ZarrError
+from zarrx.metadata._util import Loc
+from zarrx.metadata.codec_table import (B2B, check_codec, codec_kind, lower_numcodecs,
+                                        unknown_codec)
+from zarrx.metadata.dtypes import category, resolve_dtype
+from zarrx.metadata.model import CodecSpec, DataType
 
 __all__ = ["build_codecs", "to_spec", "variable_kind"]
 
-_SHUFFLE_V2 = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+WHERE = "create_array"
 
 
 def variable_kind(dtype: Any) -> str | None:
@@ -33,57 +44,30 @@ def variable_kind(dtype: Any) -> str | None:
     return None
 
 
-def to_spec(obj: Any, zarr_format: int, where: str) -> CodecSpec:
-    """A codec object or dict as a CodecSpec for metadata of ``zarr_format``."""
+def to_spec(obj: Any, where: str) -> CodecSpec:
+    """A codec argument as a v3 codec spec: known, and its configuration checked."""
+    loc = Loc(WHERE, where, error=CodecError)
     if isinstance(obj, CodecSpec):
         spec = obj
-    elif hasattr(obj, "to_spec"):
+    elif hasattr(obj, "to_spec") and callable(obj.to_spec):
         spec = obj.to_spec()
     elif isinstance(obj, Mapping) and "name" in obj:
-        conf = obj.get("configuration", {})
-        if not isinstance(conf, Mapping):
-            raise ZarrError(f"{where}: configuration must be an object, found {conf!r}")
-        spec = CodecSpec(str(obj["name"]), dict(conf),
-                         must_understand=bool(obj.get("must_understand", True)))
+        loc.keys(dict(obj), ("name",), ("configuration", "must_understand"))
+        name = (loc / "name").str(obj["name"])
+        conf = (loc / "configuration").obj(obj.get("configuration", {}))
+        spec = CodecSpec(name, dict(conf),
+                         must_understand=(loc / "must_understand").bool(
+                             obj.get("must_understand", True)))
     elif isinstance(obj, Mapping) and "id" in obj:
-        conf = {k: v for k, v in obj.items() if k != "id"}
-        spec = CodecSpec(str(obj["id"]), conf, v2=True)
+        spec = lower_numcodecs(dict(obj), loc, known_only=True)
     elif hasattr(obj, "get_config") and callable(obj.get_config):     # a numcodecs codec
-        conf = dict(obj.get_config())
-        spec = CodecSpec(str(conf.pop("id")), conf, v2=True)
+        spec = lower_numcodecs(dict(obj.get_config()), loc, known_only=True)
     else:
-        raise ZarrError(f"{where}: expected a codec object or codec dict, found {obj!r}")
-    return _v2(spec) if zarr_format == 2 else _v3(spec)
-
-
-def _v3(spec: CodecSpec) -> CodecSpec:
-    if not spec.v2:
-        return spec
-    if spec.name in ("zstd", "gzip") and set(spec.configuration) <= {"level", "checksum"}:
-        return CodecSpec(spec.name, dict(spec.configuration))
-    if spec.name in ("vlen-utf8", "vlen-bytes"):
-        return CodecSpec(spec.name, {})
-    return CodecSpec(f"numcodecs.{spec.name}", dict(spec.configuration))
-
-
-def _v2(spec: CodecSpec) -> CodecSpec:
-    if spec.v2:
-        return spec
-    name, conf = spec.name, dict(spec.configuration)
-    if name.startswith("numcodecs."):
-        return CodecSpec(name[len("numcodecs."):], conf, v2=True)
-    if name == "blosc":
-        shuffle = conf.get("shuffle", "shuffle")
-        conf = {"cname": conf.get("cname", "lz4"), "clevel": conf.get("clevel", 5),
-                "shuffle": _SHUFFLE_V2.get(shuffle, shuffle) if isinstance(shuffle, str) else shuffle,
-                "blocksize": conf.get("blocksize", 0)}
-    if name == "zstd":   # numcodecs omits a false checksum; tensorstore refuses the extra member
-        conf = {"level": conf.get("level", 0)}
-        if spec.configuration.get("checksum"):
-            conf["checksum"] = True
-    if name == "gzip":
-        conf = {"level": conf.get("level", 1)}
-    return CodecSpec(name, conf, v2=True)
+        raise loc.error("a codec object or codec dict", obj)
+    if lookup(spec.name) is None:
+        raise unknown_codec(spec.name, f"{loc}: ")
+    check_codec(spec.name, spec.configuration, loc / "configuration")
+    return spec
 
 
 def _listify(arg: Any) -> list:
@@ -96,46 +80,49 @@ def _listify(arg: Any) -> list:
     return [arg]
 
 
+def _auto(arg: Any) -> bool:
+    return isinstance(arg, str) and arg == "auto"
+
+
+def _serializer(dt: DataType, endian: str | None) -> CodecSpec:
+    kind = category(dt)
+    if kind in ("string", "bytes"):
+        return CodecSpec("vlen-utf8" if kind == "string" else "vlen-bytes", {})
+    if dt.itemsize <= 1 and dt.numpy.fields is None:
+        return CodecSpec("bytes", {})
+    return CodecSpec("bytes", {"endian": endian or "little"})
+
+
+def _probe_shape(chunks: Any, ndim: int) -> tuple[int, ...]:
+    """A chunk shape to bind codecs to (rectilinear grids: the first chunk's)."""
+    out = []
+    for c in (chunks if isinstance(chunks, Sequence) else ()):
+        while isinstance(c, Sequence) and not isinstance(c, (str, bytes)) and c:
+            c = c[0]
+        out.append(int(c) if isinstance(c, (int, np.integer)) and c > 0 else 1)
+    return tuple(out) if len(out) == ndim else (1,) * ndim
+
+
 def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any, filters: Any,
                  serializer: Any, compressors: Any, zarr_format: int,
-                 order: str = "C") -> tuple[list[CodecSpec], Any]:
-    """``(codecs, grid_chunks)``: the codec list for the metadata and the chunk grid's shape
-    (the shard shape when ``shards`` is given). For v2, the list holds the filters, then the
-    compressor (at most one); the metadata layer lowers the rest."""
-    vk = variable_kind(dtype)
-    flt = [] if isinstance(filters, str) and filters == "auto" else \
-        [to_spec(f, zarr_format, f"filters[{i}]") for i, f in enumerate(_listify(filters))]
-    if isinstance(compressors, str) and compressors == "auto":
-        comp = [CodecSpec("zstd", {"level": 0, "checksum": False}) if zarr_format == 3
-                else CodecSpec("zstd", {"level": 0}, v2=True)]
+                 order: str = "C") -> tuple[dict[str, Any], Any]:
+    """``(codec arguments of make_array_meta, grid chunks)``: v3 ``{"codecs": [...]}``, v2
+    ``{"filters": [...], "compressor": ...}``; the grid's chunks are the shard shape when
+    ``shards`` is given."""
+    dt, endian = resolve_dtype(dtype, zarr_format)
+    flt = [] if _auto(filters) else \
+        [to_spec(f, f"filters[{i}]") for i, f in enumerate(_listify(filters))]
+    if _auto(compressors):
+        comp = [CodecSpec("zstd", {"level": 0, "checksum": False})]
     else:
-        comp = [to_spec(c, zarr_format, f"compressors[{i}]") for i, c in enumerate(_listify(compressors))]
+        comp = [to_spec(c, f"compressors[{i}]") for i, c in enumerate(_listify(compressors))]
+    ser = _serializer(dt, endian) if _auto(serializer) else to_spec(serializer, "serializer")
+    probe = _probe_shape(chunks, len(shape))
     if zarr_format == 2:
-        if shards is not None:
-            raise ZarrError("create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
-        if len(comp) > 1:
-            raise ZarrError(f"create_array: Zarr v2 takes at most one compressor, found {len(comp)}")
-        if vk is not None and not any(f.name in ("vlen-utf8", "vlen-bytes") for f in flt):
-            flt.append(CodecSpec("vlen-utf8" if vk == "string" else "vlen-bytes", {}, v2=True))
-        if not (isinstance(serializer, str) and serializer == "auto"):
-            ser = to_spec(serializer, 2, "serializer")
-            if ser.name in ("vlen-utf8", "vlen-bytes"):
-                flt = [f for f in flt if f.name not in ("vlen-utf8", "vlen-bytes")] + [ser]
-        return flt + comp, chunks
-    if isinstance(serializer, str) and serializer == "auto":
-        if vk == "string":
-            ser = CodecSpec("vlen-utf8", {})
-        elif vk == "bytes":
-            ser = CodecSpec("vlen-bytes", {})
-        elif np.dtype(dtype).itemsize <= 1 and np.dtype(dtype).kind not in "V":
-            ser = CodecSpec("bytes", {})
-        else:
-            ser = CodecSpec("bytes", {"endian": "little"})
-    else:
-        ser = to_spec(serializer, 3, "serializer")
-    inner = [*flt, ser, *comp]
+        return _v2(dt, flt, ser, comp, shards, probe, order), chunks
+    inner = list(complete_specs([*flt, ser, *comp], dt, probe, key=WHERE))
     if shards is None:
-        return inner, chunks
+        return {"codecs": inner}, chunks
     if isinstance(shards, Mapping):
         shard_shape = tuple(shards["shape"])
         index_location = shards.get("index_location", "end")
@@ -155,7 +142,33 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
                          {"name": "crc32c"}],
         "index_location": index_location,
     })
-    return [sharding], shard_shape
+    return {"codecs": [sharding]}, shard_shape
+
+
+def _v2(dt: DataType, flt: list[CodecSpec], ser: CodecSpec, comp: list[CodecSpec], shards: Any,
+        probe: tuple[int, ...], order: str) -> dict[str, Any]:
+    """Zarr v2: the filters (an object codec among them for variable-length types) and one
+    compressor, completed as the v3-shaped chain they are lowered to."""
+    if shards is not None:
+        raise ZarrError("create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
+    if len(comp) > 1:
+        raise ZarrError(f"create_array: Zarr v2 takes at most one compressor, found {len(comp)}")
+    vlen = ("vlen-utf8", "vlen-bytes")
+    objects = [f for f in flt if f.name in vlen]
+    if ser.name in vlen or objects:
+        ser = ser if ser.name in vlen else objects[0]
+    flt = [f for f in flt if f.name not in vlen]
+    if dt.variable and ser.name not in vlen:
+        raise ZarrError(f"create_array: a variable-length data type needs the serializer "
+                        f"vlen-utf8 or vlen-bytes in Zarr v2, found {ser.name!r}")
+    # v2 filters that work on bytes run after serialisation (see zarrx.metadata.v2)
+    at = next((i for i, f in enumerate(flt) if codec_kind(f.name) == B2B), len(flt))
+    chain = [*flt[:at], ser, *flt[at:], *comp]
+    if order == "F":
+        probe = probe[::-1]
+    done = list(complete_specs(chain, dt, probe, key=WHERE))
+    filters = done[:at] + ([done[at]] if dt.variable else []) + done[at + 1:at + 1 + len(flt) - at]
+    return {"filters": filters, "compressor": done[-1] if comp else None}
 
 
 def _dict(spec: CodecSpec) -> dict:

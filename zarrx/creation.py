@@ -8,12 +8,13 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import NodeExistsError, ZarrError
+from zarrx.errors import MetadataError, NodeExistsError, ZarrError
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
-__all__ = ["create_array", "auto_chunks", "prepare_node", "make_parents", "check_format"]
+__all__ = ["create_array", "auto_chunks", "prepare_node", "make_parents", "check_parents",
+           "check_format"]
 
 
 def _store(store: Any, mode: str) -> Store:
@@ -27,32 +28,55 @@ def _where(store: Store, path: str) -> str:
     return f"{path or '/'!r} in {store!r}"
 
 
-def make_parents(store: Store, base: str, path: str, zarr_format: int) -> None:
-    """Create the implicit groups between ``base`` and ``path`` (``g.create_group("a/b/c")``);
-    from the store root (``base == ""``), the root group too, as zarr-python does."""
+def _ancestors(base: str, path: str) -> list[str]:
     parts = path[len(base):].strip("/").split("/")[:-1]
-    chain = ([""] if not base else []) + [nodes.join(base, "/".join(parts[:i + 1]))
-                                          for i in range(len(parts))]
-    for cur in chain:
+    return ([""] if not base else []) + [nodes.join(base, "/".join(parts[:i + 1]))
+                                         for i in range(len(parts))]
+
+
+def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:
+    """The groups to create between ``base`` and ``path``, after checking that no array is in
+    the way and that the nearest existing group has ``zarr_format``: zarr-python lists only
+    children of their parent's format, so a hierarchy never mixes the two."""
+    missing, parent = [], None
+    for cur in _ancestors(base, path):
         meta = nodes.load_node(store, cur)
         if meta is None:
-            nodes.save_node(store, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
+            missing.append(cur)
         elif isinstance(meta, ArrayMeta):
             raise NodeExistsError(f"cannot create {path!r}: {cur or '/'!r} is an array")
+        else:
+            parent, missing = (cur, meta), []
+    if parent is not None and parent[1].zarr_format != zarr_format:
+        raise MetadataError(
+            f"{what}: cannot create a Zarr v{zarr_format} node at {path!r} inside the Zarr "
+            f"v{parent[1].zarr_format} group {parent[0] or '/'!r} in {store!r}: a hierarchy "
+            f"holds one Zarr format (readers do not list children of another format); use "
+            f"zarr_format={parent[1].zarr_format} or a separate store")
+    return missing
+
+
+def make_parents(store: Store, base: str, path: str, zarr_format: int,
+                 what: str = "create") -> None:
+    """Create the implicit groups between ``base`` and ``path`` (``g.create_group("a/b/c")``);
+    from the store root (``base == ""``), the root group too, as zarr-python does. Checked
+    first (see ``check_parents``), so nothing is written when the node cannot be created."""
+    for cur in check_parents(store, base, path, zarr_format, what):
+        nodes.save_node(store, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
 
 
 def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int) -> None:
     if st.read_only:
         raise ZarrError(f"{what}: the store {st!r} is read-only")
     existing = nodes.load_node(st, path)
-    if existing is None:
-        if path:
-            make_parents(st, "", path, zarr_format)
-        return
-    if not overwrite:
+    if existing is not None and not overwrite:
         raise NodeExistsError(f"{what}: a node already exists at {_where(st, path)}"
                               + ("" if mode == "w-" else "; pass overwrite=True to replace it"))
-    nodes.delete_node(st, path)
+    missing = check_parents(st, "", path, zarr_format, what) if path else []
+    if existing is not None:
+        nodes.delete_node(st, path)
+    for cur in missing:
+        nodes.save_node(st, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
 
 
 def check_format(zarr_format: Any) -> None:
@@ -90,11 +114,11 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         if compressors != "auto":
             raise ZarrError("create_array: pass compressors= or compressor=, not both")
         compressors = compressor
-    codecs, grid_chunks = build_codecs(
+    codec_kw, grid_chunks = build_codecs(
         dtype=dtype, shape=shape, chunks=chunks, shards=shards, filters=filters,
         serializer=serializer, compressors=compressors, zarr_format=zarr_format,
         order=order or "C")
-    meta = make_array_meta(shape, dtype, grid_chunks, fill_value=fill_value, codecs=codecs,
+    meta = make_array_meta(shape, dtype, grid_chunks, fill_value=fill_value, **codec_kw,
                            zarr_format=zarr_format, chunk_key_encoding=chunk_key_encoding,
                            dimension_names=dimension_names, attributes=attributes,
                            order=order or "C")

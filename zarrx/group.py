@@ -157,8 +157,7 @@ class Group(Node):
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         self._check_writable("create an array")
-        path = self._child_path(name)
-        make_parents(self._store, self._path, path, self._meta.zarr_format)
+        path = self._child_path(name)          # parents: made by create_array, once all is checked
         kwargs.setdefault("zarr_format", self._meta.zarr_format)
         arr = create_array(self._store, name=path, **kwargs)
         self._forget_consolidated()

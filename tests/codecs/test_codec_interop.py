@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 from zarrx.codecs.plan import CodecPipeline
+from zarrx.metadata import parse_array_v2
+from zarrx.metadata._util import Loc
+from zarrx.metadata.codec_table import lower_numcodecs
 from zarrx.metadata.model import CodecSpec
 
 numcodecs = pytest.importorskip("numcodecs")
@@ -26,22 +29,16 @@ def ramp(dtype: str) -> np.ndarray:
 
 
 def v2_specs(filters, compressor, dtype: np.dtype) -> list[CodecSpec]:
-    """Our lowering of a v2 filters/compressor pair."""
-    specs = []
-    for f in filters:
-        cfg = f.get_config()
-        if cfg["id"] in ("vlen-utf8", "vlen-bytes"):
-            continue
-        specs.append(CodecSpec(cfg.pop("id"), cfg, v2=True))
-    vlen = [f.codec_id for f in filters if f.codec_id.startswith("vlen")]
-    if vlen:
-        specs.append(CodecSpec(vlen[0], {}, v2=True))
-    else:
-        specs.append(CodecSpec("bytes", {"endian": "big" if dtype.byteorder == ">" else "little"}))
-    if compressor is not None:
-        cfg = compressor.get_config()
-        specs.append(CodecSpec(cfg.pop("id"), cfg, v2=True))
-    return specs
+    """Our lowering of a v2 filters/compressor pair (through a .zarray document)."""
+    if dtype.hasobject and not any(f.codec_id.startswith("vlen") for f in filters):
+        # an object array whose filter makes numbers (categorize): no object codec in v2
+        return [lower_numcodecs(f.get_config(), Loc("t")) for f in filters] + \
+            [CodecSpec("bytes")]
+    zarray = {"zarr_format": 2, "shape": list(SHAPE), "chunks": list(SHAPE),
+              "dtype": "|O" if dtype.hasobject else dtype.str, "fill_value": None, "order": "C",
+              "filters": [f.get_config() for f in filters] or None,
+              "compressor": None if compressor is None else compressor.get_config()}
+    return list(parse_array_v2(zarray, None, ".zarray").codecs)
 
 
 def nc_encode(x: np.ndarray, filters, compressor) -> bytes:
@@ -152,8 +149,11 @@ def test_numcodecs_v3_names(case) -> None:
     """zarr-python writes numcodecs codecs in v3 as ``numcodecs.<id>`` with the config."""
     dtype, filters, compressor, _ = CASES[case]
     dt = np.dtype(dtype)
-    specs = [CodecSpec("numcodecs." + s.name if s.v2 else s.name, s.configuration)
-             for s in v2_specs(filters, compressor, dt)]
+    def named(codec) -> CodecSpec:
+        cfg = codec.get_config()
+        return CodecSpec("numcodecs." + cfg.pop("id"), cfg)
+    specs = [*map(named, filters), CodecSpec("bytes", {"endian": "little"}),
+             *([named(compressor)] if compressor is not None else [])]
     x = sample(case)
     plan = CodecPipeline.resolve(specs, dt, SHAPE)
     np.testing.assert_array_equal(plan.decode_new(nc_encode(x, filters, compressor)),
@@ -241,14 +241,9 @@ def test_zarr_python_v2_chunks(order, dtype) -> None:
                               compressors=numcodecs.Zstd(level=1), **kw)
         x = ramp(dtype) if dtype != "|O" else ramp("|O")
         a[:] = x
-    meta = json.loads(store._store_dict[".zarray"].to_bytes())
+    meta = parse_array_v2(store._store_dict[".zarray"].to_bytes(), None, ".zarray")
     dt = np.dtype(object) if dtype == "|O" else np.dtype(dtype)
-    specs = [CodecSpec("transpose", {"order": [1, 0]})] if meta["order"] == "F" else []
-    specs += [CodecSpec(f.pop("id"), f, v2=True) for f in (meta["filters"] or [])]
-    if not dt.hasobject:
-        specs.append(CodecSpec("bytes", {"endian": "big" if dt.byteorder == ">" else "little"}))
-    comp = dict(meta["compressor"])
-    specs.append(CodecSpec(comp.pop("id"), comp, v2=True))
+    specs = list(meta.codecs)
     plan = CodecPipeline.resolve(specs, dt.newbyteorder("=") if not dt.hasobject else dt,
                                  (4, 6), key="v2")
     raw = store._store_dict["0.0"].to_bytes()
@@ -289,8 +284,9 @@ def test_zstd_frame_without_content_size_variable() -> None:
 
 def test_v2_shuffle_default_elementsize() -> None:
     x = np.arange(10, dtype="<i8")
-    plan = CodecPipeline.resolve([CodecSpec("shuffle", {}, v2=True),
-                                  CodecSpec("bytes", {"endian": "little"})], "i8", x.shape)
+    zarray = {"zarr_format": 2, "shape": [10], "chunks": [10], "dtype": "<i8", "fill_value": 0,
+              "order": "C", "filters": [{"id": "shuffle"}], "compressor": None}
+    plan = CodecPipeline.resolve(parse_array_v2(zarray, None, ".zarray").codecs, "i8", x.shape)
     assert plan.encode(x) == bytes(numcodecs.Shuffle().encode(x))
 
 

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 
 from zarrx.codecs.plan import CodecPipeline
+from zarrx.metadata._util import Loc
+from zarrx.metadata.codec_table import lower_numcodecs
 from zarrx.metadata.model import CodecSpec as S
 
 LE = S("bytes", {"endian": "little"})
@@ -47,10 +49,10 @@ CHAINS = {
                                                 "filters": None})],
     "numcodecs.shuffle": [LE, S("numcodecs.shuffle", {"elementsize": None})],
     "numcodecs.shuffle-gzip": [BE, S("numcodecs.shuffle", {}), S("gzip", {"level": 1})],
-    "v2-blosc-auto": [LE, S("blosc", {"cname": "lz4", "clevel": 5, "shuffle": -1,
-                                      "blocksize": 0}, v2=True)],
-    "v2-shuffle-filter": [S("shuffle", {"elementsize": 4}, v2=True), LE,
-                          S("zlib", {"level": 1}, v2=True)],
+    "numcodecs.blosc-auto": [LE, S("numcodecs.blosc", {"cname": "lz4", "clevel": 5,
+                                                       "shuffle": -1, "blocksize": 0})],
+    "numcodecs.shuffle-zlib": [LE, S("numcodecs.shuffle", {"elementsize": 4}),
+                               S("numcodecs.zlib", {"level": 1})],
 }
 SHAPE = (3, 4, 5)
 
@@ -156,10 +158,11 @@ FILTER_CASES = list(_filter_cases())
 
 @pytest.mark.parametrize("name,dtype,config,exact", FILTER_CASES,
                          ids=[f"{c[0]}-{c[1]}" for c in FILTER_CASES])
-@pytest.mark.parametrize("form", ["v2", "v3"])
+@pytest.mark.parametrize("form", ["numcodecs", "v3"])
 def test_filter_round_trip(name, dtype, config, exact, form) -> None:
     codec_id = name.split("-")[0]
-    spec = S(codec_id, config, v2=True) if form == "v2" else S(f"numcodecs.{codec_id}", config)
+    spec = lower_numcodecs({"id": codec_id, **config}, Loc("t")) if form == "numcodecs" \
+        else S(f"numcodecs.{codec_id}", config)
     x = (np.arange(60) % 50).astype(dtype).reshape(SHAPE)
     plan = CodecPipeline.resolve([spec, LE, S("zstd", {"level": 1, "checksum": False})],
                                  dtype, SHAPE)
@@ -174,7 +177,7 @@ def test_filter_round_trip(name, dtype, config, exact, form) -> None:
 @pytest.mark.parametrize("shape", [(1,), (8,), (3, 5), (2, 2, 2)], ids=str)
 def test_packbits_round_trip(shape) -> None:
     x = (np.arange(int(np.prod(shape))) % 3 == 0).reshape(shape)
-    for spec in (S("packbits", {}, v2=True), S("numcodecs.packbits")):
+    for spec in (lower_numcodecs({"id": "packbits"}, Loc("t")), S("numcodecs.packbits")):
         plan = CodecPipeline.resolve([spec, S("bytes"), S("gzip", {"level": 1})], "?", shape)
         check(plan, x)
 
@@ -183,7 +186,7 @@ def test_packbits_round_trip(shape) -> None:
 def test_categorize_round_trip(dtype) -> None:
     labels = ["ab", "cde", "f"]
     x = np.array(["ab", "f", "ab", "cde", "f", "cde"], dtype=dtype).reshape(2, 3)
-    spec = S("categorize", {"labels": labels, "dtype": dtype, "astype": "|u1"}, v2=True)
+    spec = S("numcodecs.categorize", {"labels": labels, "dtype": dtype, "astype": "|u1"})
     if dtype == "|O":
         plan = CodecPipeline.resolve([spec, S("bytes")], "O", (2, 3))
     else:

@@ -150,14 +150,15 @@ def test_zarr_python_opens_our_consolidated(fmt, tmp_path):
 V2 = {   # id: (kwargs, understood by tensorstore)
     "float32-nan": (dict(dtype="<f4", fill_value=float("nan")), True),
     "float64-big": (dict(dtype=">f8", fill_value=1.25,
-                         codecs=[CodecSpec("zlib", {"level": 1}, v2=True)]), True),
+                         compressor=CodecSpec("numcodecs.zlib", {"level": 1})), True),
     "int64-min": (dict(dtype="<i8", fill_value=-2**63), True),
     "uint64-max": (dict(dtype="<u8", fill_value=2**64 - 1), True),
     "bool-null": (dict(dtype="|b1"), True),
     "complex": (dict(dtype="<c8", fill_value=1 - 1j), True),
     "order-F": (dict(dtype="<i2", order="F",
-                     codecs=[CodecSpec("blosc", {"cname": "lz4", "clevel": 5, "shuffle": 1,
-                                                 "blocksize": 0}, v2=True)]), True),
+                     compressor=CodecSpec("numcodecs.blosc", {"cname": "lz4", "clevel": 5,
+                                                              "shuffle": 1, "blocksize": 0})),
+                  True),
     "slash": (dict(dtype="|u1", fill_value=3, chunk_key_encoding={"name": "v2",
                                                                   "separator": "/"}), True),
     "bytes-S": (dict(dtype="|S4", fill_value=b"ab"), True),
@@ -165,14 +166,14 @@ V2 = {   # id: (kwargs, understood by tensorstore)
     "datetime": (dict(dtype="<M8[ns]", fill_value=0), False),
     "unicode": (dict(dtype="<U3", fill_value="xy"), False),
     "object-str": (dict(dtype=str, fill_value=None,
-                        codecs=[CodecSpec("vlen-utf8", {}, v2=True)]), False),
+                        filters=[CodecSpec("vlen-utf8")]), False),
 }
 
 
 @pytest.mark.parametrize("kw", [v[0] for v in V2.values()], ids=list(V2))
 def test_zarr_python_opens_our_v2(kw, tmp_path):
     meta = _meta(kw, 2)
-    docs = serialize_v2(dataclasses.replace(meta, json=None))
+    docs = serialize_v2(dataclasses.replace(meta, json=None, v2_codecs=None))
     write_tree(tmp_path, docs)
     arr = zarr_open(tmp_path, 2)
     assert arr.shape == meta.shape and arr.chunks == meta.chunk_shape
@@ -188,7 +189,7 @@ def test_zarr_python_opens_our_v2(kw, tmp_path):
                          ids=[k for k, v in V2.items() if v[1]])
 def test_tensorstore_opens_our_v2(kw, tmp_path):
     meta = _meta(kw, 2)
-    write_tree(tmp_path, serialize_v2(dataclasses.replace(meta, json=None)))
+    write_tree(tmp_path, serialize_v2(dataclasses.replace(meta, json=None, v2_codecs=None)))
     from ._oracles import ts
     spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": str(tmp_path) + "/"}}
     if meta.data_type.numpy.fields:

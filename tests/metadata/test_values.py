@@ -3,6 +3,7 @@ and the defaults of make_array_meta."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -68,12 +69,14 @@ def test_v2_lowering_order_f_filters_compressor():
     doc = v2(dtype=">i4", order="F", fill_value=0, filters=[{"id": "delta", "dtype": ">i4"}],
              compressor={"id": "zlib", "level": 1})
     m = parse_array_v2(doc, None, ".zarray")
-    assert [(c.name, c.configuration, c.v2) for c in m.codecs] == [
-        ("transpose", {"order": [1, 0]}, False), ("delta", {"dtype": ">i4"}, True),
-        ("bytes", {"endian": "big"}, False), ("zlib", {"level": 1}, True)]
+    assert [(c.name, c.configuration) for c in m.codecs] == [
+        ("transpose", {"order": [1, 0]}), ("numcodecs.delta", {"dtype": ">i4"}),
+        ("bytes", {"endian": "big"}), ("numcodecs.zlib", {"level": 1})]
     assert m.key_encoding == KeyEncoding("v2", ".") and m.chunk_codecs == m.codecs
     assert m.data_type.numpy == np.dtype("int32")            # native in memory
-    with pytest.raises(MetadataError, match="codecs: expected v3 codecs"):
+    with pytest.raises(MetadataError, match=re.escape(
+            "zarr.json zarr_format: expected an array of Zarr format 3 (write a v2 array with "
+            "serialize_v2), found 2")):
         serialize_v3(m)
 
 
@@ -169,8 +172,8 @@ def test_make_array_meta_datetime_default_is_nat():
 
 def test_make_array_meta_v2_codecs_and_order():
     m = make_array_meta((4, 4), ">f8", (2, 2), zarr_format=2, order="F", fill_value=1.5,
-                        codecs=[CodecSpec("delta", {"dtype": ">f8"}, v2=True),
-                                CodecSpec("zstd", {"level": 1}, v2=True)])
+                        filters=[CodecSpec("numcodecs.delta", {"dtype": ">f8"})],
+                        compressor=CodecSpec("zstd", {"level": 1}))
     z = serialize_v2(m)[".zarray"]
     assert z["order"] == "F" and z["dtype"] == ">f8" and z["fill_value"] == 1.5
     assert z["filters"] == [{"id": "delta", "dtype": ">f8"}]

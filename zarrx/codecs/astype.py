@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, cfg_dtype, check_keys, native
+from zarrx.codecs.base import ArrayToArrayCodec, native
 from zarrx.codecs.delta import match_dtype
 from zarrx.errors import CodecError
 
@@ -17,18 +17,14 @@ class AsType(ArrayToArrayCodec):
     whatever the chunk has). Values are converted with numpy's ``astype`` both ways."""
 
     name = "numcodecs.astype"
-    codec_id = "astype"
+    encode_dtype: np.dtype
+    decode_dtype: np.dtype | None
 
     def __init__(self, encode_dtype: Any, decode_dtype: Any = None) -> None:
-        self.encode_dtype = cfg_dtype({"d": encode_dtype}, "d", "astype: encode_dtype")
-        self.decode_dtype = (None if decode_dtype is None
-                             else cfg_dtype({"d": decode_dtype}, "d", "astype: decode_dtype"))
+        self._configure(encode_dtype=encode_dtype, decode_dtype=decode_dtype)
 
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "AsType":
-        check_keys(config, ("encode_dtype", "decode_dtype"), where)
-        return cls(cfg_dtype(config, "encode_dtype", where),
-                   cfg_dtype(config, "decode_dtype", where, dtype))
+    def bind(self, dtype: np.dtype, shape: tuple[int, ...]) -> "AsType":
+        return self if self.decode_dtype is not None else AsType(self.encode_dtype, dtype)
 
     def configuration(self) -> dict[str, Any]:
         cfg = {"encode_dtype": self.encode_dtype.str}

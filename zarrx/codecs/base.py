@@ -1,8 +1,9 @@
-"""The three codec kinds and the configuration parsing helpers they share.
+"""The three codec kinds and what every codec shares.
 
 A codec object is an immutable configuration (what ``create_array`` takes and metadata holds).
-The plan binds it to the dtype and shape it sees; those are passed to every call, so one codec
-object serves any number of arrays.
+Its configuration is checked by the codec's one validator (:mod:`zarrx.metadata.codec_checks`),
+whether it is built in Python or read from metadata. The plan binds it to the dtype and shape it
+sees; those are passed to every call, so one codec object serves any number of arrays.
 
 Array->array codecs (``ArrayToArrayCodec``) map a chunk to another array; array->bytes codecs
 (``ArrayToBytesCodec``) serialise it; bytes->bytes codecs (``BytesToBytesCodec``) compress or
@@ -17,23 +18,21 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from zarrx.errors import CodecError
+from zarrx.metadata._util import Loc
+from zarrx.metadata.codec_table import check_codec
 from zarrx.metadata.model import CodecSpec, DataType
 
 __all__ = ["Codec", "ArrayToArrayCodec", "ArrayToBytesCodec", "BytesToBytesCodec",
-           "spec_json", "as_numpy_dtype", "cfg_int", "cfg_choice", "cfg_bool", "cfg_dtype",
-           "cfg_number", "check_keys", "Buffer"]
+           "spec_json", "as_numpy_dtype", "check_keys", "Buffer"]
 
 Buffer = Any   # any C-contiguous object exporting the buffer protocol
 
 
 def spec_json(spec: CodecSpec) -> str:
     """The codec as it reads in metadata, for error messages."""
-    if spec.v2:
-        doc: dict[str, Any] = {"id": spec.name, **spec.configuration}
-    else:
-        doc = {"name": spec.name}
-        if spec.configuration:
-            doc["configuration"] = spec.configuration
+    doc: dict[str, Any] = {"name": spec.name}
+    if spec.configuration:
+        doc["configuration"] = spec.configuration
     try:
         return json.dumps(doc, sort_keys=False, default=repr)
     except (TypeError, ValueError):  # pragma: no cover - configuration is JSON by construction
@@ -46,77 +45,12 @@ def as_numpy_dtype(dtype: DataType | np.dtype | str) -> np.dtype:
     return np.dtype(dtype)
 
 
-# -- configuration helpers: each returns the parsed value or raises CodecError(where...) --------
-
-_MISSING = object()
-
-
-def _field(config: dict, name: str, where: str, default: Any) -> Any:
-    value = config.get(name, default)
-    if value is _MISSING:
-        raise CodecError(f"{where}.{name}: required field is missing")
-    return value
-
-
-def cfg_int(config: dict, name: str, where: str, default: Any = _MISSING, *,
-            lo: int | None = None, hi: int | None = None, allow_none: bool = False) -> Any:
-    value = _field(config, name, where, default)
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise CodecError(f"{where}.{name}: expected an integer, found {value!r}")
-    value = int(value)
-    if (lo is not None and value < lo) or (hi is not None and value > hi):
-        rng = f"[{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
-        raise CodecError(f"{where}.{name}: expected an integer in {rng}, found {value!r}")
-    return value
-
-
-def cfg_number(config: dict, name: str, where: str, default: Any = _MISSING) -> float | int:
-    value = _field(config, name, where, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise CodecError(f"{where}.{name}: expected a number, found {value!r}")
-    return value
-
-
-def cfg_bool(config: dict, name: str, where: str, default: Any = _MISSING) -> bool:
-    value = _field(config, name, where, default)
-    if not isinstance(value, bool):
-        raise CodecError(f"{where}.{name}: expected true or false, found {value!r}")
-    return value
-
-
-def cfg_choice(config: dict, name: str, where: str, choices: Sequence[Any],
-               default: Any = _MISSING) -> Any:
-    value = _field(config, name, where, default)
-    if isinstance(value, bool) or value not in choices:
-        want = " or ".join(repr(c) for c in choices)
-        raise CodecError(f"{where}.{name}: expected {want}, found {value!r}")
-    return value
-
-
-def cfg_dtype(config: dict, name: str, where: str, default: Any = _MISSING) -> np.dtype:
-    value = config.get(name)
-    if value is None:                      # absent or null: the default (e.g. the chunk's type)
-        if default is _MISSING:
-            raise CodecError(f"{where}.{name}: required field is missing")
-        return default
-    if isinstance(value, np.dtype):
-        return value
-    try:
-        dt = np.dtype(value)
-    except (TypeError, ValueError) as exc:
-        raise CodecError(f"{where}.{name}: expected a numpy dtype string, found {value!r}") from exc
-    if dt.hasobject:
-        raise CodecError(f"{where}.{name}: object dtypes are not supported here, found {value!r}")
-    return dt
-
-
 def check_keys(config: dict, allowed: Sequence[str], where: str) -> None:
+    """For codecs without a validator in the codec table (registered codecs)."""
     extra = sorted(set(config) - set(allowed))
     if extra:
         want = ", ".join(repr(a) for a in allowed) or "no fields"
-        raise CodecError(f"{where}: unknown configuration field {extra[0]!r} (expected {want})")
+        raise CodecError(f"{where}.{extra[0]}: unknown field; expected only {want}")
 
 
 def native(dt: np.dtype) -> np.dtype:
@@ -130,44 +64,46 @@ class Codec:
     """Base of all codecs. Subclasses set ``name`` (the v3 name written by ``to_spec``)."""
 
     name: ClassVar[str] = ""
-    #: the numcodecs id (how v2 metadata names the codec), or None when v2 has no such codec
-    codec_id: ClassVar[str | None] = None
     kind: ClassVar[str] = ""
-    #: True when the codec came from a numcodecs id (v2) or a ``numcodecs.<id>`` name
-    _as: tuple[str, bool] | None = None
+    #: the spec name the codec was read under, when not ``name`` (``numcodecs.gzip``...)
+    _as: str | None = None
+
+    def _configure(self, name: str | None = None, **kwargs: Any) -> None:
+        """Check the keyword arguments of ``__init__`` with the validator of ``name`` (default:
+        the codec's own) and keep the parsed values as attributes. None means "not given"."""
+        conf = {k: v for k, v in kwargs.items() if v is not None}
+        where = Loc(f"zarrx.codecs.{type(self).__name__}", error=CodecError)
+        values = check_codec(name or self.name, conf, where)
+        for k, v in (kwargs if values is None else values).items():
+            setattr(self, k, v)
 
     @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Codec":
-        """Build from a metadata configuration; ``where`` locates it for error messages."""
+    def from_config(cls, config: dict, where: str) -> "Codec":
+        """Build from a metadata configuration, for codecs the codec table does not check
+        (registered codecs override this); ``where`` locates it for error messages."""
         check_keys(config, (), where)
         return cls()
 
     @classmethod
-    def from_spec(cls, spec: CodecSpec, dtype: DataType | np.dtype | str, shape: Sequence[int],
+    def from_spec(cls, spec: CodecSpec, dtype: Any = None, shape: Sequence[int] = (),
                   *, where: str = "codec") -> "Codec":
+        """Build from a codec spec, its configuration checked by the codec's validator."""
         config = dict(spec.configuration or {})
-        if spec.v2 or spec.name.startswith("numcodecs."):
-            config.pop("id", None)
-        obj = cls.from_config(config, f"{where}.configuration", dtype=as_numpy_dtype(dtype),
-                              v2=spec.v2)
-        object.__setattr__(obj, "_as", (spec.name, spec.v2))
+        key, _, path = where.partition(" ")
+        values = check_codec(spec.name, config, Loc(key, path, error=CodecError) / "configuration")
+        obj = cls(**values) if values is not None else \
+            cls.from_config(config, f"{where}.configuration")
+        if spec.name != obj.name:
+            object.__setattr__(obj, "_as", spec.name)
         return obj
 
     def configuration(self) -> dict[str, Any]:
         return {}
 
-    def to_spec(self, *, v2: bool | None = None) -> CodecSpec:
-        """The metadata form. ``v2=None`` keeps the form the codec was read in (v3 for codecs
-        built in Python); ``v2=True`` names it by its numcodecs id."""
-        if v2 is None:
-            name, v2 = self._as if self._as is not None else (self.name, False)
-        elif v2:
-            if self.codec_id is None:
-                raise CodecError(f"the {self.name} codec has no Zarr v2 (numcodecs) form")
-            name = self.codec_id
-        else:
-            name = self.name
-        return CodecSpec(name=name, configuration=self.configuration(), v2=v2)
+    def to_spec(self) -> CodecSpec:
+        """The metadata form, under the name the codec was read with (``name`` for codecs built
+        in Python)."""
+        return CodecSpec(name=self._as or self.name, configuration=self.configuration())
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.configuration().items())
@@ -182,6 +118,11 @@ class Codec:
 
 class ArrayToArrayCodec(Codec):
     kind = "array->array"
+
+    def bind(self, dtype: np.dtype, shape: tuple[int, ...]) -> "ArrayToArrayCodec":
+        """This codec with the fields that depend on the chunk it sees filled in (a filter's
+        ``dtype``, a transpose's ``"F"``); ``self`` when there is nothing to fill in."""
+        return self
 
     def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
                 ) -> tuple[np.dtype, tuple[int, ...]]:

@@ -10,15 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import (Buffer, BytesToBytesCodec, as_u8, cfg_choice, cfg_int, check_keys,
-                               check_size)
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
 from zarrx.errors import CodecError
+from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
 
 __all__ = ["Blosc"]
 
-CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
-SHUFFLES = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
-_SHUFFLE_NAMES = {v: k for k, v in SHUFFLES.items()}
+SHUFFLES = {name: i for i, name in enumerate(BLOSC_SHUFFLES)}
+_SHUFFLE_NAMES = dict(enumerate(BLOSC_SHUFFLES))
 MAX_OVERHEAD = 16
 MAX_BUFFERSIZE = 2**31 - 1 - MAX_OVERHEAD     # c-blosc 1: INT32_MAX - BLOSC_MAX_OVERHEAD
 
@@ -29,67 +28,44 @@ def _lib() -> Any:
 
 
 class Blosc(BytesToBytesCodec):
-    """``blosc``: ``cname`` (blosclz, lz4, lz4hc, snappy, zlib, zstd), ``clevel`` 0..9,
-    ``shuffle`` ("noshuffle", "shuffle", "bitshuffle"; numcodecs: 0, 1, 2 or -1 for automatic),
-    ``typesize`` (None: the chunk's item size), ``blocksize`` (0: automatic)."""
+    """``blosc``: ``cname`` (blosclz, lz4, lz4hc, zlib, zstd), ``clevel`` 0..9, ``shuffle``
+    ("noshuffle", "shuffle", "bitshuffle"; numcodecs: 0, 1, 2 or -1 for automatic),
+    ``typesize`` (None: the chunk's item size), ``blocksize`` (0: automatic).
+
+    Read as ``numcodecs.blosc`` (numcodecs' configuration: an integer shuffle, no typesize), it
+    is written back in that form; otherwise in the v3 form."""
 
     name = "blosc"
-    codec_id = "blosc"
     direct_into = True
     max_input = MAX_BUFFERSIZE
+    cname: str
+    clevel: int
+    shuffle: str | int
+    typesize: int | None
+    blocksize: int
 
     def __init__(self, cname: str = "zstd", clevel: int = 5, shuffle: str | int = "shuffle",
                  typesize: int | None = None, blocksize: int = 0) -> None:
-        if cname not in CNAMES:
-            raise CodecError(f"blosc: cname: expected one of {', '.join(CNAMES)}, found {cname!r}")
-        if isinstance(clevel, bool) or not isinstance(clevel, int) or not 0 <= clevel <= 9:
-            raise CodecError(f"blosc: clevel: expected an integer in [0, 9], found {clevel!r}")
-        if shuffle not in SHUFFLES and shuffle not in (-1, 0, 1, 2) or isinstance(shuffle, bool):
-            raise CodecError(f"blosc: shuffle: expected 'noshuffle', 'shuffle', 'bitshuffle' or "
-                             f"-1, 0, 1, 2, found {shuffle!r}")
-        if typesize is not None and (isinstance(typesize, bool) or not isinstance(typesize, int)
-                                     or not 1 <= typesize <= 255):
-            raise CodecError(f"blosc: typesize: expected an integer in [1, 255], "
-                             f"found {typesize!r}")
-        if isinstance(blocksize, bool) or not isinstance(blocksize, int) or blocksize < 0:
-            raise CodecError(f"blosc: blocksize: expected an integer >= 0, found {blocksize!r}")
-        self.cname, self.clevel, self.shuffle = cname, clevel, shuffle
-        self.typesize, self.blocksize = typesize, blocksize
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Blosc":
-        shuffle = config.get("shuffle")
-        if v2 or (isinstance(shuffle, int) and not isinstance(shuffle, bool)):   # numcodecs form
-            check_keys(config, ("cname", "clevel", "shuffle", "blocksize", "typesize"), where)
-            return cls(cfg_choice(config, "cname", where, CNAMES, "lz4"),
-                       cfg_int(config, "clevel", where, 5, lo=0, hi=9),
-                       cfg_choice(config, "shuffle", where, (-1, 0, 1, 2), 1),
-                       cfg_int(config, "typesize", where, None, lo=1, hi=255, allow_none=True),
-                       cfg_int(config, "blocksize", where, 0, lo=0))
-        check_keys(config, ("cname", "clevel", "shuffle", "typesize", "blocksize"), where)
-        return cls(cfg_choice(config, "cname", where, CNAMES),
-                   cfg_int(config, "clevel", where, lo=0, hi=9),
-                   cfg_choice(config, "shuffle", where, tuple(SHUFFLES)),
-                   cfg_int(config, "typesize", where, None, lo=1, hi=255, allow_none=True),
-                   cfg_int(config, "blocksize", where, 0, lo=0))
+        numcodecs = isinstance(shuffle, int) and not isinstance(shuffle, bool)
+        self._configure("numcodecs.blosc" if numcodecs else "blosc", cname=cname,
+                        clevel=clevel, shuffle=shuffle, typesize=typesize, blocksize=blocksize)
+        self._typesize_given = typesize is not None     # numcodecs writes only a given one
 
     def configuration(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel, "shuffle": self.shuffle}
+        if self._as == "numcodecs.blosc":
+            cfg: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel,
+                                   "shuffle": self.shuffle_code(self.typesize or 1)
+                                   if isinstance(self.shuffle, str) else self.shuffle}
+            if self.typesize is not None and self._typesize_given:
+                cfg["typesize"] = self.typesize
+            cfg["blocksize"] = self.blocksize
+            return cfg
+        cfg = {"cname": self.cname, "clevel": self.clevel,
+               "shuffle": _SHUFFLE_NAMES[self.shuffle_code(self.typesize or 1)]}
         if self.typesize is not None:
             cfg["typesize"] = self.typesize
         cfg["blocksize"] = self.blocksize
         return cfg
-
-    def to_spec(self, *, v2: bool | None = None):  # type: ignore[no-untyped-def]
-        spec = super().to_spec(v2=v2)
-        cfg = spec.configuration
-        if spec.v2 or spec.name.startswith("numcodecs."):     # numcodecs: integer shuffle
-            if isinstance(cfg["shuffle"], str):
-                cfg["shuffle"] = SHUFFLES[cfg["shuffle"]]
-            cfg.pop("typesize", None)
-        elif isinstance(cfg["shuffle"], int):                 # v3: shuffle names
-            cfg["shuffle"] = _SHUFFLE_NAMES[self.shuffle_code(self.typesize or 1)]
-        return spec
 
     def shuffle_code(self, typesize: int) -> int:
         if isinstance(self.shuffle, str):

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToBytesCodec, Buffer, cfg_choice, check_keys
+from zarrx.codecs.base import ArrayToBytesCodec, Buffer
 from zarrx.errors import CodecError
 
 __all__ = ["Bytes"]
@@ -28,36 +28,38 @@ class Bytes(ArrayToBytesCodec):
     (only for data types without a byte order)."""
 
     name = "bytes"
+    endian: str | None
 
     def __init__(self, endian: str | None = "little") -> None:
-        if endian not in ("little", "big", None):
-            raise CodecError(f"bytes: endian: expected 'little', 'big' or None, found {endian!r}")
-        self.endian = endian
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Bytes":
-        check_keys(config, ("endian",), where)
-        return cls(cfg_choice(config, "endian", where, ("little", "big"), None)
-                   if config.get("endian") is not None else None)
+        self._configure(endian=endian)
 
     def configuration(self) -> dict[str, Any]:
         return {} if self.endian is None else {"endian": self.endian}
 
+    def _endian(self, dtype: np.dtype) -> str | None:
+        """The stored byte order; a structured type without one is little endian (zarr-python
+        3 writes a bare ``bytes`` codec for structured types, in little-endian order)."""
+        if self.endian is None and dtype.fields is not None:
+            return "little"
+        return self.endian
+
     def stored_dtype(self, dtype: np.dtype) -> np.dtype:
         """``dtype`` with the stored byte order."""
-        if not _needs_endian(dtype) or self.endian is None:
+        endian = self._endian(dtype)
+        if not _needs_endian(dtype) or endian is None:
             return dtype
-        return dtype.newbyteorder("<" if self.endian == "little" else ">")
+        return dtype.newbyteorder("<" if endian == "little" else ">")
 
     def swaps(self, dtype: np.dtype) -> bool:
         """True when stored bytes differ from native ones (a byte swap is needed)."""
-        return _needs_endian(dtype) and self.endian is not None and self.endian != _NATIVE
+        endian = self._endian(dtype)
+        return _needs_endian(dtype) and endian is not None and endian != _NATIVE
 
     def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str) -> int | None:
         if dtype.hasobject:
             raise CodecError(f"{where}: the bytes codec cannot encode the variable-length data "
                              f"type {dtype}; use vlen-utf8 or vlen-bytes")
-        if self.endian is None and _needs_endian(dtype):
+        if self._endian(dtype) is None and _needs_endian(dtype):
             raise CodecError(f"{where}.configuration.endian: required for data type {dtype} "
                              f"(expected 'little' or 'big'), found none")
         return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize

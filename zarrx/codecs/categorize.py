@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, cfg_dtype, check_keys, native
+from zarrx.codecs.base import ArrayToArrayCodec, native
 from zarrx.errors import CodecError
 
 __all__ = ["Categorize"]
@@ -17,30 +17,12 @@ class Categorize(ArrayToArrayCodec):
     0 decodes to the empty string."""
 
     name = "numcodecs.categorize"
-    codec_id = "categorize"
+    labels: list[str]
+    dtype: np.dtype
+    astype: np.dtype
 
     def __init__(self, labels: list[str], dtype: Any = "|O", astype: Any = "|u1") -> None:
-        if not isinstance(labels, (list, tuple)) or not all(isinstance(s, str) for s in labels):
-            raise CodecError(f"categorize: labels: expected a list of strings, found {labels!r}")
-        self.labels = list(labels)
-        self.dtype = np.dtype(dtype)
-        if self.dtype.kind not in "UO":
-            raise CodecError(f"categorize: dtype: expected a unicode or object dtype, "
-                             f"found {self.dtype.str}")
-        self.astype = cfg_dtype({"d": astype}, "d", "categorize: astype")
-        if self.astype.kind not in "iu" or len(self.labels) >= np.iinfo(self.astype).max:
-            raise CodecError(f"categorize: astype: expected an integer type that can count "
-                             f"{len(self.labels)} labels, found {self.astype.str}")
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Categorize":
-        check_keys(config, ("labels", "dtype", "astype"), where)
-        if "labels" not in config:
-            raise CodecError(f"{where}.labels: required field is missing")
-        try:
-            return cls(config["labels"], config.get("dtype", "|O"), config.get("astype", "|u1"))
-        except (TypeError, ValueError) as exc:
-            raise CodecError(f"{where}: {exc}") from None
+        self._configure(labels=labels, dtype=dtype, astype=astype)
 
     def configuration(self) -> dict[str, Any]:
         return {"labels": list(self.labels), "dtype": self.dtype.str, "astype": self.astype.str}

@@ -1,10 +1,9 @@
 """The ``crc32c`` codec: append a CRC-32C (Castagnoli) of the bytes, little endian."""
 from __future__ import annotations
 
-import numpy as np
-
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, cfg_choice, check_keys
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
 from zarrx.errors import CodecError
+from zarrx.metadata.model import CodecSpec
 
 __all__ = ["Crc32c"]
 
@@ -18,21 +17,19 @@ class Crc32c(BytesToBytesCodec):
     """``crc32c``: 4 bytes of checksum after the data; decoding verifies and strips them."""
 
     name = "crc32c"
-    codec_id = "crc32c"
     view_only = True
+    location: str
 
     def __init__(self, location: str = "end") -> None:
-        if location not in ("start", "end"):
-            raise CodecError(f"crc32c: location: expected 'start' or 'end', found {location!r}")
-        self.location = location
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Crc32c":
-        check_keys(config, ("location",), where)      # numcodecs CRC32C(location="end")
-        return cls(cfg_choice(config, "location", where, ("start", "end"), "end"))
+        self._configure("numcodecs.crc32c", location=location)   # numcodecs CRC32C(location)
 
     def configuration(self) -> dict:
         return {} if self.location == "end" else {"location": self.location}
+
+    def to_spec(self) -> CodecSpec:
+        """``crc32c``; ``numcodecs.crc32c`` for a checksum at the start (v3 has none there)."""
+        name = "numcodecs.crc32c" if self.location == "start" else self._as or self.name
+        return CodecSpec(name, self.configuration())
 
     def encoded_size(self, n: int | None) -> int | None:
         return None if n is None else n + 4

@@ -5,7 +5,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, cfg_int, check_keys
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
 from zarrx.errors import CodecError
 
 __all__ = ["Gzip", "Zlib"]
@@ -41,16 +41,10 @@ class _Deflate(BytesToBytesCodec):
     direct_into = True
     default_level: ClassVar[int] = 1
 
-    def __init__(self, level: int | None = None) -> None:
-        level = self.default_level if level is None else level
-        if isinstance(level, bool) or not isinstance(level, int) or not -1 <= level <= 9:
-            raise CodecError(f"{self.name}: level: expected an integer in [-1, 9], found {level!r}")
-        self.level = level
+    level: int
 
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "_Deflate":
-        check_keys(config, ("level",), where)
-        return cls(cfg_int(config, "level", where, cls.default_level, lo=-1, hi=9))
+    def __init__(self, level: int | None = None) -> None:
+        self._configure(level=self.default_level if level is None else level)
 
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level}
@@ -79,18 +73,18 @@ class _Deflate(BytesToBytesCodec):
 
 
 class Gzip(_Deflate):
-    """``gzip``: DEFLATE in the gzip container (RFC 1952); ``level`` 0..9."""
+    """``gzip``: DEFLATE in the gzip container (RFC 1952); ``level`` 0..9 (default 5, as
+    zarr-python's; numcodecs' GZip defaults to 1)."""
 
     name = "gzip"
-    codec_id = "gzip"
     wrapper = "gzip"
     default_level = 5
 
 
 class Zlib(_Deflate):
-    """numcodecs ``zlib``: DEFLATE in the zlib container (RFC 1950); ``level`` 0..9."""
+    """numcodecs ``zlib``: DEFLATE in the zlib container (RFC 1950); ``level`` -1..9 (-1:
+    zlib's default)."""
 
     name = "numcodecs.zlib"
-    codec_id = "zlib"
     wrapper = "zlib"
     default_level = 1

@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, cfg_dtype, check_keys, native
+from zarrx.codecs.base import ArrayToArrayCodec, native
 from zarrx.errors import CodecError
 
 __all__ = ["Delta", "match_dtype", "dtype_str", "_drop_none"]
@@ -36,17 +36,14 @@ class Delta(ArrayToArrayCodec):
     stored type of the differences; None: ``dtype``)."""
 
     name = "numcodecs.delta"
-    codec_id = "delta"
+    dtype: np.dtype | None
+    astype: np.dtype | None
 
     def __init__(self, dtype: Any = None, astype: Any = None) -> None:
-        self.dtype = None if dtype is None else cfg_dtype({"dtype": dtype}, "dtype", "delta")
-        self.astype = None if astype is None else cfg_dtype({"astype": astype}, "astype", "delta")
+        self._configure(dtype=dtype, astype=astype)
 
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Delta":
-        check_keys(config, ("dtype", "astype"), where)
-        return cls(cfg_dtype(config, "dtype", where, dtype),
-                   cfg_dtype(config, "astype", where, None))
+    def bind(self, dtype: np.dtype, shape: tuple[int, ...]) -> "Delta":
+        return self if self.dtype is not None else Delta(dtype, self.astype)
 
     def configuration(self) -> dict[str, Any]:
         return _drop_none({"dtype": dtype_str(self.dtype),

@@ -5,8 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import (Buffer, BytesToBytesCodec, as_u8, cfg_int, check_keys,
-                               check_size)
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
 from zarrx.errors import CodecError
 
 __all__ = ["LZ4"]
@@ -21,19 +20,12 @@ class LZ4(BytesToBytesCodec):
     """numcodecs ``lz4``: ``acceleration`` >= 1 (higher is faster, compresses less)."""
 
     name = "numcodecs.lz4"
-    codec_id = "lz4"
     direct_into = True
     max_input = 0x7E000000        # LZ4_MAX_INPUT_SIZE
+    acceleration: int
 
     def __init__(self, acceleration: int = 1) -> None:
-        if isinstance(acceleration, bool) or not isinstance(acceleration, int):
-            raise CodecError(f"lz4: acceleration: expected an integer, found {acceleration!r}")
-        self.acceleration = acceleration
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "LZ4":
-        check_keys(config, ("acceleration",), where)
-        return cls(cfg_int(config, "acceleration", where, 1))
+        self._configure(acceleration=acceleration)
 
     def configuration(self) -> dict[str, Any]:
         return {"acceleration": self.acceleration}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, check_keys
+from zarrx.codecs.base import ArrayToArrayCodec
 from zarrx.errors import CodecError
 
 __all__ = ["PackBits"]
@@ -14,12 +14,6 @@ class PackBits(ArrayToArrayCodec):
     the number of padding bits in the last byte, then the bits, most significant first."""
 
     name = "numcodecs.packbits"
-    codec_id = "packbits"
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "PackBits":
-        check_keys(config, (), where)
-        return cls()
 
     def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
                 ) -> tuple[np.dtype, tuple[int, ...]]:

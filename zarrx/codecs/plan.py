@@ -27,7 +27,7 @@ from zarrx.codecs.registry import get_codec_class
 from zarrx.errors import CodecError, MetadataError
 from zarrx.metadata.model import CodecSpec, DataType
 
-__all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK"]
+__all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK", "complete_specs"]
 
 #: Largest decoded size accepted for a chunk whose size depends on its values (vlen strings)
 MAX_VARIABLE_CHUNK = 1 << 30
@@ -63,19 +63,11 @@ def _as_spec(c: Any, i: int, where: str) -> CodecSpec:
     raise CodecError(f"{where} codecs[{i}]: expected a CodecSpec or codec object, found {c!r}")
 
 
-def _order(specs: list[CodecSpec], classes: list[type], key: str) -> list[int]:
-    """Positions in execution order; v2 bytes->bytes filters just before the array->bytes codec
-    move after it (v2 filters see the chunk in its stored byte order, which is exactly that)."""
+def _check_order(specs: list[CodecSpec], classes: list[type], key: str) -> None:
+    """array->array*, exactly one array->bytes, bytes->bytes*."""
     kinds = [_kind(c) for c in classes]
-    idx = list(range(len(specs)))
-    if "array->bytes" in kinds:
-        a2b = kinds.index("array->bytes")
-        j = a2b
-        while j > 0 and kinds[j - 1] == "bytes->bytes" and specs[j - 1].v2:
-            j -= 1
-        idx = idx[:j] + [a2b] + idx[j:a2b] + idx[a2b + 1:]
     seen_a2b: int | None = None
-    for i in idx:
+    for i in range(len(specs)):
         kind, where = kinds[i], f"{key} codecs[{i}]"
         if kind == "array->array" and seen_a2b is not None:
             raise MetadataError(f"{where}: expected a bytes->bytes codec after "
@@ -95,7 +87,60 @@ def _order(specs: list[CodecSpec], classes: list[type], key: str) -> list[int]:
         listed = json.dumps([json.loads(spec_json(s)) for s in specs])
         raise MetadataError(f"{key} codecs: expected exactly one array->bytes codec "
                             f"(e.g. bytes), found none in {listed}")
-    return idx
+
+
+def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
+           chunk_shape: Sequence[int], key: str
+           ) -> list[tuple[Codec, np.dtype, tuple[int, ...]]]:
+    """Every codec built and bound to the chunk it sees, with the (dtype, shape) it receives
+    on encode, in order; nothing is elided. The array->bytes codec's entry is followed by the
+    bytes->bytes codecs, each bound to the item type it serialises."""
+    name = key or "array"
+    dt = native(as_numpy_dtype(dtype))        # chunks in memory are native byte order
+    shape = tuple(int(s) for s in chunk_shape)
+    specs = [_as_spec(c, i, name) for i, c in enumerate(codecs)]
+    given = {i: c for i, c in enumerate(codecs) if isinstance(c, Codec)}
+    classes = []
+    for i, spec in enumerate(specs):
+        if spec.name == "sharding_indexed" and i not in given:
+            raise MetadataError(f"{name} codecs[{i}]: sharding_indexed must be lowered into "
+                                f"shard levels before a chunk plan is built (use "
+                                f"ArrayMeta.chunk_codecs), found {spec_json(spec)}")
+        classes.append(type(given[i]) if i in given else get_codec_class(spec.name, key=name))
+    _check_order(specs, classes, name)
+    out: list[tuple[Codec, np.dtype, tuple[int, ...]]] = []
+    a2b_dtype = dt
+    for i, spec in enumerate(specs):
+        where = f"{name} codecs[{i}]"
+        codec = given.get(i) or classes[i].from_spec(spec, dt, shape, where=where)
+        if isinstance(codec, ArrayToArrayCodec):
+            codec = codec.bind(dt, shape)
+            out.append((codec, dt, shape))
+            out_dt, out_shape = codec.resolve(dt, shape, where)
+            dt, shape = out_dt, tuple(out_shape)
+        elif isinstance(codec, ArrayToBytesCodec):
+            out.append((codec, dt, shape))
+            a2b_dtype = dt
+        else:
+            assert isinstance(codec, BytesToBytesCodec)
+            out.append((codec.bind(a2b_dtype), a2b_dtype, shape))
+    return out
+
+
+def complete_specs(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
+                   chunk_shape: Sequence[int], *, key: str = "") -> tuple[CodecSpec, ...]:
+    """The codec list as metadata should hold it: every codec checked against the chunks it
+    will see (unknown codecs, bad configurations and misplaced codecs raise) and written with
+    every field its specification asks for, defaults and chunk-dependent fields filled in
+    (blosc ``typesize``, a filter's ``dtype``...)."""
+    out = []
+    for (codec, dt, shape), orig in zip(_bound(codecs, dtype, chunk_shape, key), codecs):
+        spec = codec.to_spec()
+        mu = orig.must_understand if isinstance(orig, CodecSpec) else True
+        out.append(spec if mu else CodecSpec(spec.name, spec.configuration, must_understand=False))
+        if isinstance(codec, ArrayToBytesCodec):
+            codec.resolve(dt, shape, f"{key or 'array'} codecs[{len(out) - 1}]")
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -124,40 +169,24 @@ class CodecPipeline:
         """Build the plan for chunks of ``chunk_shape`` and ``dtype``; ``key`` (the array path)
         locates errors. ``variable_limit`` bounds the decoded size of stages whose size depends
         on the values (variable-length chunks)."""
-        name = key or "array"
         base = native(as_numpy_dtype(dtype))      # chunks in memory are native byte order
         chunk = tuple(int(s) for s in chunk_shape)
-        dt, shape = base, chunk
-        specs = [_as_spec(c, i, name) for i, c in enumerate(codecs)]
-        given = {i: c for i, c in enumerate(codecs) if isinstance(c, Codec)}
-        classes = []
-        for i, spec in enumerate(specs):
-            if spec.name == "sharding_indexed" and not spec.v2:
-                raise MetadataError(f"{name} codecs[{i}]: sharding_indexed must be lowered into "
-                                    f"shard levels before a chunk plan is built (use "
-                                    f"ArrayMeta.chunk_codecs), found {spec_json(spec)}")
-            classes.append(type(given[i]) if i in given
-                           else get_codec_class(spec.name, v2=spec.v2, key=name))
         a2a: list[_ArrayStage] = []
         b2b: list[_BytesStage] = []
         a2b: ArrayToBytesCodec | None = None
-        a2b_dtype, a2b_shape = dt, shape
+        a2b_dtype, a2b_shape = base, chunk
         size: int | None = None
         bound: int | None = None
-        for i in _order(specs, classes, name):
-            where = f"{name} codecs[{i}]"
-            codec = given.get(i) or classes[i].from_spec(specs[i], dt, shape, where=where)
+        for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key)):
+            where = f"{key or 'array'} codecs[{i}]"
             if isinstance(codec, ArrayToArrayCodec):
-                out_dt, out_shape = codec.resolve(dt, shape, where)
                 if not codec.is_identity(dt, shape):
                     a2a.append(_ArrayStage(codec, dt, shape))
-                dt, shape = out_dt, tuple(out_shape)
             elif isinstance(codec, ArrayToBytesCodec):
                 a2b, a2b_dtype, a2b_shape = codec, dt, shape
                 size = bound = codec.resolve(dt, shape, where)
             else:
                 assert isinstance(codec, BytesToBytesCodec)
-                codec = codec.bind(a2b_dtype)
                 b2b.append(_BytesStage(codec, size, bound))
                 size, bound = codec.encoded_size(size), codec.max_encoded_size(bound)
         assert a2b is not None

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import (ArrayToArrayCodec, cfg_dtype, cfg_int, cfg_number, check_keys,
-                               native)
+from zarrx.codecs.base import ArrayToArrayCodec, native
 from zarrx.codecs.delta import _drop_none, dtype_str, match_dtype
 from zarrx.errors import CodecError
 
@@ -19,30 +18,17 @@ class FixedScaleOffset(ArrayToArrayCodec):
     decodes ``enc / scale + offset`` back to ``dtype``."""
 
     name = "numcodecs.fixedscaleoffset"
-    codec_id = "fixedscaleoffset"
+    offset: float
+    scale: float
+    dtype: np.dtype | None
+    astype: np.dtype | None
 
     def __init__(self, offset: float, scale: float, dtype: Any = None, astype: Any = None) -> None:
-        for field, v in (("offset", offset), ("scale", scale)):
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-                raise CodecError(f"fixedscaleoffset: {field}: expected a number, found {v!r}")
-        if scale == 0:
-            raise CodecError("fixedscaleoffset: scale: expected a non-zero number, found 0")
-        self.offset, self.scale = offset, scale
-        self.dtype = None if dtype is None else cfg_dtype({"d": dtype}, "d", "fixedscaleoffset")
-        self.astype = None if astype is None else cfg_dtype({"d": astype}, "d", "fixedscaleoffset")
+        self._configure(offset=offset, scale=scale, dtype=dtype, astype=astype)
 
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype,
-                    v2: bool) -> "FixedScaleOffset":
-        check_keys(config, ("offset", "scale", "dtype", "astype"), where)
-        try:
-            return cls(cfg_number(config, "offset", where), cfg_number(config, "scale", where),
-                       cfg_dtype(config, "dtype", where, dtype),
-                       cfg_dtype(config, "astype", where, None))
-        except CodecError as exc:
-            if str(exc).startswith("fixedscaleoffset"):
-                raise CodecError(f"{where}: {exc}") from None
-            raise
+    def bind(self, dtype: np.dtype, shape: tuple[int, ...]) -> "FixedScaleOffset":
+        return self if self.dtype is not None else \
+            FixedScaleOffset(self.offset, self.scale, dtype, self.astype)
 
     def configuration(self) -> dict[str, Any]:
         return _drop_none({"offset": self.offset, "scale": self.scale,
@@ -71,25 +57,15 @@ class Quantize(ArrayToArrayCodec):
     of two step), stored as ``astype``."""
 
     name = "numcodecs.quantize"
-    codec_id = "quantize"
+    digits: int
+    dtype: np.dtype | None
+    astype: np.dtype | None
 
     def __init__(self, digits: int, dtype: Any = None, astype: Any = None) -> None:
-        if isinstance(digits, bool) or not isinstance(digits, int):
-            raise CodecError(f"quantize: digits: expected an integer, found {digits!r}")
-        self.digits = digits
-        self.dtype = None if dtype is None else cfg_dtype({"d": dtype}, "d", "quantize")
-        self.astype = None if astype is None else cfg_dtype({"d": astype}, "d", "quantize")
-        for dt in (self.dtype, self.astype):
-            if dt is not None and dt.kind != "f":
-                raise CodecError(f"quantize: only floating point data types are supported, "
-                                 f"found {dt.str}")
+        self._configure(digits=digits, dtype=dtype, astype=astype)
 
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Quantize":
-        check_keys(config, ("digits", "dtype", "astype"), where)
-        return cls(cfg_int(config, "digits", where, lo=-300, hi=300),
-                   cfg_dtype(config, "dtype", where, dtype),
-                   cfg_dtype(config, "astype", where, None))
+    def bind(self, dtype: np.dtype, shape: tuple[int, ...]) -> "Quantize":
+        return self if self.dtype is not None else Quantize(self.digits, dtype, self.astype)
 
     def configuration(self) -> dict[str, Any]:
         return _drop_none({"digits": self.digits, "dtype": dtype_str(self.dtype),
@@ -125,17 +101,10 @@ class BitRound(ArrayToArrayCodec):
     the data type is unchanged, decoding is the identity."""
 
     name = "numcodecs.bitround"
-    codec_id = "bitround"
+    keepbits: int
 
     def __init__(self, keepbits: int) -> None:
-        if isinstance(keepbits, bool) or not isinstance(keepbits, int) or keepbits < 0:
-            raise CodecError(f"bitround: keepbits: expected an integer >= 0, found {keepbits!r}")
-        self.keepbits = keepbits
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "BitRound":
-        check_keys(config, ("keepbits",), where)
-        return cls(cfg_int(config, "keepbits", where, lo=0))
+        self._configure(keepbits=keepbits)
 
     def configuration(self) -> dict[str, Any]:
         return {"keepbits": self.keepbits}

@@ -5,8 +5,6 @@ Sharding is a chunk source (``zarrx.store.sharded``): the metadata parser lowers
 """
 from __future__ import annotations
 
-import numpy as np
-
 from zarrx.codecs.base import ArrayToBytesCodec
 from zarrx.errors import MetadataError
 
@@ -17,7 +15,6 @@ class ShardingIndexed(ArrayToBytesCodec):
     name = "sharding_indexed"
 
     @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype,
-                    v2: bool) -> "ShardingIndexed":
+    def from_config(cls, config: dict, where: str) -> "ShardingIndexed":
         raise MetadataError(f"{where}: sharding_indexed is not a chunk codec here; it is lowered "
                             f"into shard levels (build the plan from ArrayMeta.chunk_codecs)")

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, cfg_int, check_keys
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
 from zarrx.errors import CodecError
 
 __all__ = ["Shuffle"]
@@ -17,21 +17,11 @@ class Shuffle(BytesToBytesCodec):
     Output byte ``j * n + i`` is byte ``j`` of element ``i``."""
 
     name = "numcodecs.shuffle"
-    codec_id = "shuffle"
     direct_into = True
+    elementsize: int | None
 
     def __init__(self, elementsize: int | None = None) -> None:
-        if elementsize is not None and (isinstance(elementsize, bool)
-                                        or not isinstance(elementsize, int) or elementsize < 0):
-            raise CodecError(f"shuffle: elementsize: expected an integer >= 0, "
-                             f"found {elementsize!r}")
-        self.elementsize = elementsize
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Shuffle":
-        check_keys(config, ("elementsize",), where)
-        default = 4 if v2 else None      # numcodecs' default; v3 writers fill in the item size
-        return cls(cfg_int(config, "elementsize", where, default, lo=0, allow_none=True))
+        self._configure(elementsize=elementsize)
 
     def configuration(self) -> dict[str, Any]:
         return {"elementsize": self.elementsize}

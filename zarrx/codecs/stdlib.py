@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, cfg_int, check_keys
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
 from zarrx.errors import CodecError
 
 __all__ = ["BZ2", "LZMA"]
@@ -51,17 +49,10 @@ class BZ2(BytesToBytesCodec):
     """numcodecs ``bz2``: ``level`` 1..9."""
 
     name = "numcodecs.bz2"
-    codec_id = "bz2"
+    level: int
 
     def __init__(self, level: int = 1) -> None:
-        if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 9:
-            raise CodecError(f"bz2: level: expected an integer in [1, 9], found {level!r}")
-        self.level = level
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "BZ2":
-        check_keys(config, ("level",), where)
-        return cls(cfg_int(config, "level", where, 1, lo=1, hi=9))
+        self._configure(level=level)
 
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level}
@@ -84,29 +75,14 @@ class LZMA(BytesToBytesCodec):
     ``filters`` (as the lzma module takes them)."""
 
     name = "numcodecs.lzma"
-    codec_id = "lzma"
+    format: int
+    check: int
+    preset: int | None
+    filters: list[dict] | None
 
     def __init__(self, format: int = 1, check: int = -1, preset: int | None = None,
                  filters: list[dict] | None = None) -> None:
-        if format not in (1, 2, 3):
-            raise CodecError(f"lzma: format: expected 1 (xz), 2 (alone) or 3 (raw), "
-                             f"found {format!r}")
-        if format == 3 and not filters:
-            raise CodecError("lzma: filters: required for format 3 (raw)")
-        self.format, self.check, self.preset, self.filters = format, check, preset, filters
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "LZMA":
-        check_keys(config, ("format", "check", "preset", "filters"), where)
-        filters = config.get("filters")
-        if filters is not None and not (isinstance(filters, list)
-                                        and all(isinstance(f, dict) for f in filters)):
-            raise CodecError(f"{where}.filters: expected a list of objects or null, "
-                             f"found {filters!r}")
-        return cls(cfg_int(config, "format", where, 1, lo=1, hi=3),
-                   cfg_int(config, "check", where, -1, lo=-1, hi=15),
-                   cfg_int(config, "preset", where, None, lo=0, hi=2**32 - 1, allow_none=True),
-                   filters)
+        self._configure(format=format, check=check, preset=preset, filters=filters)
 
     def configuration(self) -> dict[str, Any]:
         return {"format": self.format, "check": self.check, "preset": self.preset,

@@ -5,7 +5,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, check_keys
+from zarrx.codecs.base import ArrayToArrayCodec
 from zarrx.errors import CodecError
 
 __all__ = ["Transpose"]
@@ -14,36 +14,19 @@ __all__ = ["Transpose"]
 class Transpose(ArrayToArrayCodec):
     """``transpose``: ``order`` is a permutation of the chunk's dimensions; axis ``i`` of the
     encoded array is axis ``order[i]`` of the chunk. ``"C"`` (identity) and ``"F"`` (reversed)
-    are accepted as in early v3 drafts."""
+    are accepted as in early v3 drafts; bound to a chunk, they become the permutation."""
 
     name = "transpose"
+    order: tuple[int, ...] | str
 
     def __init__(self, order: Sequence[int] | str = ()) -> None:
-        if isinstance(order, str):
-            if order not in ("C", "F"):
-                raise CodecError(f"transpose: order: expected a permutation, 'C' or 'F', "
-                                 f"found {order!r}")
-            self.order: tuple[int, ...] | str = order
-        else:
-            try:
-                self.order = tuple(int(i) for i in order)
-            except (TypeError, ValueError) as exc:
-                raise CodecError(f"transpose: order: expected a list of integers, "
-                                 f"found {order!r}") from exc
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Transpose":
-        check_keys(config, ("order",), where)
-        order = config.get("order")
-        if isinstance(order, str) and order in ("C", "F"):
-            return cls(order)
-        if not isinstance(order, (list, tuple)) or not all(
-                isinstance(i, int) and not isinstance(i, bool) for i in order):
-            raise CodecError(f"{where}.order: expected a list of integers, found {order!r}")
-        return cls(order)
+        self._configure(order=order)
 
     def configuration(self) -> dict[str, Any]:
         return {"order": self.order if isinstance(self.order, str) else list(self.order)}
+
+    def bind(self, dtype: np.dtype, shape: tuple[int, ...]) -> "Transpose":
+        return self if not isinstance(self.order, str) else Transpose(self.permutation(len(shape)))
 
     def permutation(self, ndim: int) -> tuple[int, ...]:
         if self.order == "C":

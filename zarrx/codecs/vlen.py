@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToBytesCodec, Buffer, as_u8, check_keys
+from zarrx.codecs.base import ArrayToBytesCodec, Buffer, as_u8
 from zarrx.errors import CodecError
 
 __all__ = ["VLenUTF8", "VLenBytes"]
@@ -29,11 +29,6 @@ def _kernel() -> Any:
 
 class _VLen(ArrayToBytesCodec):
     utf8: ClassVar[bool] = True
-
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "_VLen":
-        check_keys(config, (), where)
-        return cls()
 
     def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str) -> int | None:
         if dtype != np.dtype(object) and dtype.kind != "T":
@@ -145,7 +140,6 @@ class VLenUTF8(_VLen):
     """``vlen-utf8``: variable-length strings (``None`` is stored as the empty string)."""
 
     name = "vlen-utf8"
-    codec_id = "vlen-utf8"
     utf8 = True
 
 
@@ -153,5 +147,4 @@ class VLenBytes(_VLen):
     """``vlen-bytes``: variable-length byte strings (``None`` is stored as empty)."""
 
     name = "vlen-bytes"
-    codec_id = "vlen-bytes"
     utf8 = False

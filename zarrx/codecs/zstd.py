@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, cfg_bool, cfg_int, check_keys
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
 from zarrx.errors import CodecError
 
 __all__ = ["Zstd"]
@@ -22,20 +22,13 @@ class Zstd(BytesToBytesCodec):
     content checksum, verified on decode)."""
 
     name = "zstd"
-    codec_id = "zstd"
     direct_into = True
 
-    def __init__(self, level: int = 0, checksum: bool = False) -> None:
-        if isinstance(level, bool) or not isinstance(level, int) or not -131072 <= level <= 22:
-            raise CodecError(f"zstd: level: expected an integer in [-131072, 22], found {level!r}")
-        self.level = level
-        self.checksum = bool(checksum)
+    level: int
+    checksum: bool
 
-    @classmethod
-    def from_config(cls, config: dict, where: str, *, dtype: np.dtype, v2: bool) -> "Zstd":
-        check_keys(config, ("level", "checksum"), where)
-        return cls(cfg_int(config, "level", where, 0, lo=-131072, hi=22),
-                   cfg_bool(config, "checksum", where, False))
+    def __init__(self, level: int = 0, checksum: bool = False) -> None:
+        self._configure(level=level, checksum=checksum)
 
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}

@@ -1,14 +1,18 @@
 """Locations inside a document and the small ``parse_*`` helpers every metadata module uses.
 
 Every error names the document key, the JSON path of the field, what was expected and what was
-found (its repr cut to about 80 characters so huge inputs give short messages).
+found (its repr cut to about 80 characters so huge inputs give short messages). A location raises
+``MetadataError`` unless it is made with another error class (the codec validators raise
+``CodecError`` for codec objects built in Python and for codec plans).
 """
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from zarrx.errors import MetadataError
+import numpy as np
+
+from zarrx.errors import MetadataError, ZarrError
 
 __all__ = ["Loc", "short", "INT64_MAX", "UINT64_MAX"]
 
@@ -42,13 +46,14 @@ class Loc:
     """A document key plus a JSON path: ``Loc("a/zarr.json") / "codecs" / 2`` reads
     ``a/zarr.json codecs[2]``."""
 
-    __slots__ = ("key", "_path", "_parent", "_part")
+    __slots__ = ("key", "_path", "_parent", "_part", "_err")
 
-    def __init__(self, key: str, path: str = "") -> None:
+    def __init__(self, key: str, path: str = "", error: type[ZarrError] = MetadataError) -> None:
         self.key = key
         self._path: str | None = path
         self._parent: Loc | None = None
         self._part: str | int = ""
+        self._err = error
 
     @property
     def path(self) -> str:
@@ -67,20 +72,21 @@ class Loc:
         child._path = None
         child._parent = self
         child._part = part
+        child._err = self._err
         return child
 
     def __str__(self) -> str:
         return f"{self.key} {self.path}" if self.path else self.key
 
-    def error(self, want: str, got: object) -> MetadataError:
-        return MetadataError(f"{self}: expected {want}, found {short(got)}")
+    def error(self, want: str, got: object) -> ZarrError:
+        return self._err(f"{self}: expected {want}, found {short(got)}")
 
-    def found(self, want: str, text: str) -> MetadataError:
+    def found(self, want: str, text: str) -> ZarrError:
         """Like :meth:`error`, with ``text`` a description written as is (no repr)."""
-        return MetadataError(f"{self}: expected {want}, found {short_text(text)}")
+        return self._err(f"{self}: expected {want}, found {short_text(text)}")
 
-    def fail(self, message: str) -> MetadataError:
-        return MetadataError(f"{self}: {message}")
+    def fail(self, message: str) -> ZarrError:
+        return self._err(f"{self}: {message}")
 
     # -- typed field readers ----------------------------------------------------------------
     def obj(self, value: Any) -> dict[str, Any]:
@@ -105,7 +111,7 @@ class Loc:
 
     def int(self, value: Any, lo: int | None = None, hi: int | None = None,
             what: str | None = None) -> int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
         if ok and (lo is None or value >= lo) and (hi is None or value <= hi):
             return int(value)
         if what is None:
@@ -119,6 +125,21 @@ class Loc:
                 what = "an integer"
         raise self.error(what, value)
 
+    def number(self, value: Any) -> float | int:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise self.error("a number", value)
+        return value.item() if isinstance(value, np.generic) else value
+
+    def choice(self, value: Any, choices: tuple[Any, ...], what: str | None = None) -> Any:
+        """The one of ``choices`` equal to ``value`` (``True`` is not 1, ``"1"`` is not 1)."""
+        for c in choices:
+            if _same_kind(value, c) and value == c:
+                return c
+        if what is None:
+            what = " or ".join(repr(c) for c in choices) if len(choices) <= 3 else \
+                f"one of {', '.join(repr(c) for c in choices)}"
+        raise self.error(what, value)
+
     def keys(self, doc: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()
              ) -> None:
         """Require ``required`` keys and reject any key outside ``required + optional``."""
@@ -130,6 +151,14 @@ class Loc:
             if name not in allowed:
                 want = ", ".join(repr(k) for k in (*required, *optional)) or "no fields"
                 raise (self / name).fail(f"unknown field; expected only {want}")
+
+
+def _same_kind(a: Any, b: Any) -> bool:
+    if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
+        return isinstance(a, (bool, np.bool_)) and isinstance(b, (bool, np.bool_))
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str)
+    return isinstance(a, (int, np.integer)) and isinstance(b, (int, np.integer))
 
 
 def is_finite_number(value: Any) -> bool:

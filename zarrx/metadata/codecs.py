@@ -1,22 +1,20 @@
-"""v3 codec lists: parse each codec spec, check the chain's order, validate the configuration of
-the codecs the spec defines, and lower ``sharding_indexed`` into ``ShardLevel``s.
+"""v3 codec lists: parse each codec spec, check the chain's order, validate each configuration
+(with the codec's one validator, :mod:`zarrx.metadata.codec_checks`) and lower
+``sharding_indexed`` into ``ShardLevel``s.
 
-Codecs outside the spec's own set (``numcodecs.*`` and other extensions) are kept as given; the
-codec pipeline resolves them (and raises ``CodecError`` for names it does not know).
+Codecs zarrx does not know are kept as given, so the document still opens; the codec pipeline
+raises ``CodecError`` naming them when a chunk is read or written.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from zarrx.metadata._util import INT64_MAX, Loc
+from zarrx.metadata.codec_table import A2A, A2B, B2B, check_codec, codec_kind
 from zarrx.metadata.model import CodecSpec, DataType, ShardLevel
 
-__all__ = ["parse_codec", "parse_codecs_v3", "codec_json", "KIND"]
+__all__ = ["parse_codec", "parse_codecs_v3", "codec_json", "permutation"]
 
-KIND = {"transpose": "a2a", "bytes": "a2b", "vlen-utf8": "a2b", "vlen-bytes": "a2b",
-        "sharding_indexed": "a2b", "zstd": "b2b", "gzip": "b2b", "blosc": "b2b", "crc32c": "b2b"}
-BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
-BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
 MAX_CODECS = 64
 
 
@@ -32,53 +30,31 @@ def parse_codec(value: Any, loc: Loc) -> CodecSpec:
         mu = (loc / "must_understand").bool(obj.get("must_understand", True))
     if not name:
         raise (loc / "name").error("a codec name", name)
-    _validate(name, conf, loc / "configuration")
+    if name == "sharding_indexed":
+        _check_sharding(conf, loc / "configuration")
+    else:
+        check_codec(name, conf, loc / "configuration")
     return CodecSpec(name, conf, must_understand=mu, json=value)
 
 
-def _validate(name: str, conf: dict[str, Any], cl: Loc) -> None:
-    if name == "bytes":
-        cl.keys(conf, (), ("endian",))
-        if "endian" in conf and conf["endian"] not in ("little", "big"):
-            raise (cl / "endian").error("'little' or 'big'", conf["endian"])
-    elif name in ("crc32c", "vlen-utf8", "vlen-bytes"):
-        cl.keys(conf, ())
-    elif name == "transpose":
-        cl.keys(conf, ("order",))
-        order = (cl / "order").list(conf["order"], "a permutation of the dimensions")
-        for i, o in enumerate(order):
-            (cl / "order" / i).int(o, 0, 63)
-        if sorted(order) != list(range(len(order))):
-            raise (cl / "order").error("a permutation of the dimensions", order)
-    elif name == "zstd":          # level optional on read (0, the library default), as writers vary
-        cl.keys(conf, (), ("level", "checksum"))
-        if "level" in conf:
-            (cl / "level").int(conf["level"], -131072, 22)
-        if "checksum" in conf:
-            (cl / "checksum").bool(conf["checksum"])
-    elif name == "gzip":
-        cl.keys(conf, ("level",))
-        (cl / "level").int(conf["level"], 0, 9)
-    elif name == "blosc":
-        cl.keys(conf, ("cname", "clevel", "shuffle"), ("typesize", "blocksize"))
-        if conf["cname"] not in BLOSC_CNAMES:
-            raise (cl / "cname").error(f"one of {', '.join(BLOSC_CNAMES)}", conf["cname"])
-        (cl / "clevel").int(conf["clevel"], 0, 9)
-        if conf["shuffle"] not in BLOSC_SHUFFLES:
-            raise (cl / "shuffle").error(f"one of {', '.join(BLOSC_SHUFFLES)}", conf["shuffle"])
-        if "typesize" in conf:
-            (cl / "typesize").int(conf["typesize"], 1, 255)
-        if "blocksize" in conf:
-            (cl / "blocksize").int(conf["blocksize"], 0, INT64_MAX)
-    elif name == "sharding_indexed":
-        cl.keys(conf, ("chunk_shape", "codecs", "index_codecs"), ("index_location",))
-        shape = (cl / "chunk_shape").list(conf["chunk_shape"], "an array of positive integers")
-        for i, c in enumerate(shape):
-            (cl / "chunk_shape" / i).int(c, 1, INT64_MAX)
-        (cl / "codecs").list(conf["codecs"])
-        (cl / "index_codecs").list(conf["index_codecs"])
-        if conf.get("index_location", "end") not in ("start", "end"):
-            raise (cl / "index_location").error("'start' or 'end'", conf["index_location"])
+def _check_sharding(conf: dict[str, Any], cl: Loc) -> None:
+    cl.keys(conf, ("chunk_shape", "codecs", "index_codecs"), ("index_location",))
+    shape = (cl / "chunk_shape").list(conf["chunk_shape"], "an array of positive integers")
+    for i, c in enumerate(shape):
+        (cl / "chunk_shape" / i).int(c, 1, INT64_MAX)
+    (cl / "codecs").list(conf["codecs"])
+    (cl / "index_codecs").list(conf["index_codecs"])
+    if conf.get("index_location", "end") not in ("start", "end"):
+        raise (cl / "index_location").error("'start' or 'end'", conf["index_location"])
+
+
+def permutation(order: Any, ndim: int) -> tuple[int, ...]:
+    """A transpose codec's ``order`` (a list, or "C" / "F") for ``ndim`` dimensions."""
+    if order == "C":
+        return tuple(range(ndim))
+    if order == "F":
+        return tuple(range(ndim - 1, -1, -1))
+    return tuple(order)
 
 
 def _check_chain(specs: list[CodecSpec], dt: DataType, loc: Loc) -> None:
@@ -89,19 +65,19 @@ def _check_chain(specs: list[CodecSpec], dt: DataType, loc: Loc) -> None:
         raise loc.found(f"at most {MAX_CODECS} codecs", f"{len(specs)} codecs")
     stage, a2b_at, unknown = 0, -1, False
     for i, s in enumerate(specs):
-        kind = KIND.get(s.name)
+        kind = codec_kind(s.name)
         if kind is None:
             unknown = True
             continue
-        if kind == "a2a" and stage > 0:
+        if kind == A2A and stage > 0:
             raise (loc / i).error(f"a bytes->bytes codec after {specs[a2b_at].name!r}",
                                   s.name)
-        if kind == "a2b":
+        if kind == A2B:
             if stage > 0:
                 raise (loc / i).error(f"one array->bytes codec only (after "
                                       f"{specs[a2b_at].name!r})", s.name)
             stage, a2b_at = 1, i
-        if kind == "b2b" and stage == 0:
+        if kind == B2B and stage == 0:
             raise (loc / i).error("an array->bytes codec (such as 'bytes') before "
                                   "bytes->bytes codecs", s.name)
     if a2b_at < 0 and not unknown:
@@ -151,7 +127,8 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
            ) -> tuple[tuple[ShardLevel, ...], tuple[CodecSpec, ...]]:
     at = next((i for i, s in enumerate(specs) if s.name == "sharding_indexed"), -1)
     for i, s in enumerate(specs):
-        if s.name == "transpose" and len(s.configuration["order"]) != len(shape):
+        if s.name == "transpose" and not isinstance(s.configuration["order"], str) \
+                and len(s.configuration["order"]) != len(shape):
             raise (loc / i / "configuration" / "order").error(
                 f"a permutation of {len(shape)} dimensions", s.configuration["order"])
     if at < 0:
@@ -164,7 +141,7 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
     seen = shape
     for s in specs[:at]:
         if s.name == "transpose":
-            seen = tuple(seen[o] for o in s.configuration["order"])
+            seen = tuple(seen[o] for o in permutation(s.configuration["order"], len(seen)))
     cl = loc / at / "configuration"
     conf = specs[at].configuration
     inner = tuple(conf["chunk_shape"])

@@ -168,7 +168,7 @@ def _safe_dtype(spec: Any, loc: Loc) -> np.dtype:
 
 
 def dtype_v3_json(dt: DataType) -> Any:
-    if dt.json is not None and not isinstance(dt.name, tuple) and not _is_v2_name(dt.name):
+    if dt.json is not None and not _is_v2_name(dt.name) and not _is_v2_name(dt.json):
         return dt.json
     if isinstance(dt.name, str) and not _is_v2_name(dt.name):
         return dt.name
@@ -326,10 +326,9 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
         variable = "string"
     elif dtype is bytes or dtype in ("bytes", "variable_length_bytes"):
         variable = "bytes"
-    if variable:
-        if zarr_format == 3:
-            return DataType(variable, np.dtype("O"), variable=True, json=variable), None
-        return DataType("|O", np.dtype("O"), variable=True, json="|O"), None
+    if variable:       # v2 stores both as "|O"; the object codec tells them apart
+        return DataType(variable, np.dtype("O"), variable=True,
+                        json=variable if zarr_format == 3 else "|O"), None
     if isinstance(dtype, (str, dict)) and zarr_format == 3 and (
             isinstance(dtype, dict) or dtype in CORE or dtype in ML_NAMES or _RAW.match(dtype)):
         return parse_dtype_v3(dtype, loc), None

@@ -141,6 +141,8 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3) -> Any:
             raise loc.error(f"a string of at most {n.itemsize // 4} characters", s)
         return np.str_(s)
     if cat == "bytes":
+        if type(value) in (int, float) and fmt == 2 and value == 0:
+            return b""     # zarr-python 2 wrote 0 for object arrays
         if isinstance(value, list):
             return bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
         return _b64(value, loc, None, exact=False)

@@ -19,7 +19,7 @@ from zarrx.metadata.fill import default_fill, fill_json, parse_fill
 from zarrx.metadata.grid import grid_json, parse_shape
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
-from zarrx.metadata.v2 import COMPRESSOR_IDS, OBJECT_CODECS, _codec_v2_json, parse_array_v2
+from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
 from zarrx.metadata.v3 import parse_array_v3
 
 __all__ = ["make_array_meta", "coerce_fill"]
@@ -117,25 +117,14 @@ def _grid(chunks: Any, shape: tuple[int, ...], zarr_format: int) -> tuple[ChunkG
     return RegularGrid(tuple(int(c) if isinstance(c, np.integer) else c for c in chunks)), None
 
 
-def _split_v2(codecs: list[CodecSpec]) -> tuple[str, list[CodecSpec], CodecSpec | None]:
-    order = "C"
-    rest = list(codecs)
-    if rest and rest[0].name == "transpose" and not rest[0].v2:
-        order, rest = "F", rest[1:]
-    rest = [c for c in rest if not (c.name == "bytes" and not c.v2)]
-    comp = None
-    if rest and rest[-1].name in COMPRESSOR_IDS and rest[-1].name not in OBJECT_CODECS:
-        comp = rest.pop()
-    return order, rest, comp
-
-
 def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *, fill_value: Any = None,
                     codecs: Sequence[CodecSpec] | None = None, zarr_format: int = 3,
                     chunk_key_encoding: Any = None, dimension_names: Sequence[str | None] | None
-                    = None, attributes: dict[str, Any] | None = None, order: str = "C"
-                    ) -> ArrayMeta:
-    """Validated metadata of a new array. ``codecs`` is the v3 list (v3) or the v2 filters
-    followed by at most one compressor (v2, as ``CodecSpec(..., v2=True)``)."""
+                    = None, attributes: dict[str, Any] | None = None, order: str = "C",
+                    filters: Sequence[CodecSpec] | None = None,
+                    compressor: CodecSpec | None = None) -> ArrayMeta:
+    """Validated metadata of a new array. v3: ``codecs`` is the codec list. v2: ``filters``
+    and ``compressor`` (codec specs, written in their numcodecs form) and ``order``."""
     if zarr_format not in (2, 3):
         raise Loc(WHERE, "zarr_format").error("2 or 3", zarr_format)
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
@@ -151,6 +140,9 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *, fill_value
     attrs = dict(attributes or {})
     codecs = list(codecs) if codecs is not None else []
     if zarr_format == 3:
+        if filters or compressor is not None:
+            raise Loc(WHERE, "filters").error("codecs= for a Zarr v3 array (filters= and "
+                                              "compressor= are Zarr v2's)", "filters/compressor")
         if not codecs:
             kind = category(dt)
             codecs = [CodecSpec("vlen-utf8") if kind == "string" else CodecSpec("vlen-bytes")
@@ -169,16 +161,19 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *, fill_value
         return parse_array_v3(doc, WHERE)
     if grid is None or not isinstance(grid, RegularGrid):
         raise Loc(WHERE, "chunks").error("a regular chunk grid", chunks)
-    o, filters, comp = _split_v2(codecs)
+    if codecs:
+        raise Loc(WHERE, "codecs").error("filters= and compressor= for a Zarr v2 array",
+                                         [c.name for c in codecs])
     if order not in ("C", "F"):
         raise Loc(WHERE, "order").error("'C' or 'F'", order)
+    filters = list(filters or ())
+    if dt.variable and not any(f.name in ("vlen-utf8", "vlen-bytes") for f in filters):
+        filters.append(CodecSpec("vlen-bytes" if category(dt) == "bytes" else "vlen-utf8"))
+    v2 = v2_codecs_of(filters, compressor, Loc(WHERE))
     zarray = {"shape": list(shape_t), "chunks": list(grid.chunk_shape),
               "dtype": dtype_v2_json(dt, endian), "fill_value": fill_json(fill, dt, 2),
-              "order": "F" if (order == "F" or o == "F") else "C",
-              "filters": [_codec_v2_json(f, Loc(WHERE, "filters")) for f in filters] or None,
-              "dimension_separator": enc.separator,
-              "compressor": None if comp is None else _codec_v2_json(comp, Loc(WHERE,
-                                                                                "compressor")),
+              "order": order, "filters": None if v2.filters is None else list(v2.filters),
+              "dimension_separator": enc.separator, "compressor": v2.compressor,
               "zarr_format": 2}
     if dimension_names is not None:
         attrs["_ARRAY_DIMENSIONS"] = list(dimension_names)

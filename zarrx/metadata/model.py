@@ -11,10 +11,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
-           "ShardLevel", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry", "lower_layout",
-           "to_array_space", "MAX_INDEX_BYTES"]
+           "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
+           "lower_layout", "to_array_space", "MAX_INDEX_BYTES"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,21 +41,20 @@ class DataType:
 
 @dataclass(frozen=True, slots=True)
 class CodecSpec:
-    """One codec as named in metadata, not yet resolved to an executable codec.
+    """One codec as named in v3 metadata, not yet resolved to an executable codec.
 
-    ``name`` is the v3 name (``"bytes"``, ``"zstd"``, ``"numcodecs.delta"``…) or, for a codec
-    lowered from v2, the numcodecs ``id`` (``"blosc"``, ``"zlib"``…) with ``v2=True``;
-    ``configuration`` is the JSON object of its parameters (for v2: the codec dict minus ``id``).
+    ``name`` is the v3 name (``"bytes"``, ``"zstd"``, ``"numcodecs.delta"``…); a Zarr v2 codec
+    is lowered to one at parse time (see :mod:`zarrx.metadata.codec_table`). ``configuration``
+    is the JSON object of its parameters.
     """
 
     name: str
     configuration: dict[str, Any] = field(default_factory=dict)
     must_understand: bool = True
-    v2: bool = False
     json: Any = field(default=None, compare=False, repr=False)   # the JSON object as read
 
     def __hash__(self) -> int:
-        return hash((self.name, repr(sorted(self.configuration.items())), self.v2))
+        return hash((self.name, repr(sorted(self.configuration.items()))))
 
 
 class ChunkGrid:
@@ -117,6 +115,16 @@ class ShardLevel:
     index_endian: Literal["little", "big"] = "little"
 
 
+@dataclass(frozen=True, slots=True)
+class V2Codecs:
+    """A Zarr v2 array's ``filters`` and ``compressor`` exactly as its ``.zarray`` holds them
+    (numcodecs JSON objects), kept to write the document back unchanged; ``codecs`` holds their
+    lowered, version-blind form."""
+
+    filters: tuple[dict[str, Any], ...] | None
+    compressor: dict[str, Any] | None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ArrayMeta:
     shape: tuple[int, ...]
@@ -131,6 +139,7 @@ class ArrayMeta:
     dimension_names: tuple[str | None, ...] | None = None
     zarr_format: Literal[2, 3] = 3
     extra: dict[str, Any] = field(default_factory=dict)   # unknown must_understand=false fields
+    v2_codecs: V2Codecs | None = field(default=None, compare=False, repr=False)   # v2 only
     json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
     # derived once at construction (parse time) from the grid and the codec list
     layout: ChunkLayout = field(init=False, compare=False, repr=False)

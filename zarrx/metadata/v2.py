@@ -6,13 +6,18 @@ Lowering of a ``.zarray`` into ``ArrayMeta.codecs``, in order:
 1. ``order: "F"`` -> ``transpose`` with order ``[n-1, ..., 0]``, *first*. v2 lays a chunk out in
    Fortran order and hands that flat buffer to the filters; the C-order bytes of the transposed
    chunk are exactly those Fortran-order bytes, so every later stage sees what v2 gave it.
-2. ``filters`` -> one ``CodecSpec(name=<id>, configuration=<dict minus id>, v2=True)`` each. For
-   ``dtype: "|O"`` the object codec among them (``vlen-utf8``, ``vlen-bytes``, ``vlen-array``,
-   ``json2``, ``pickle``, ``msgpack2``) is the array->bytes codec; filters after it act on bytes.
-   v2 filters read and write buffers in the dtypes their own configuration names.
+2. every numcodecs codec (filters, compressor) -> its v3 spec (``codec_table.lower_numcodecs``:
+   ``zstd``, ``gzip``, ``crc32c``, ``vlen-*`` keep their v3 core names, anything else becomes
+   ``numcodecs.<id>``). For ``dtype: "|O"`` the object codec among the filters (``vlen-utf8``,
+   ``vlen-bytes``, ...) is the array->bytes codec.
 3. ``bytes`` with ``endian`` from the dtype's byte order (no configuration for 1-byte types),
-   unless an object codec took that place.
-4. ``compressor`` -> ``CodecSpec(name=<id>, ..., v2=True)``, last.
+   unless an object codec took that place. Filters that work on bytes (``shuffle``, ``zlib`` used
+   as a filter...) come after it: v2 handed them the chunk's memory in its stored byte order,
+   which is what ``bytes`` produces. The filters before the first such filter stay before it.
+4. the compressor, last.
+
+The filters and compressor as read are kept (``ArrayMeta.v2_codecs``) and written back as they
+were; an array built without them gets them from its codec list (``numcodecs_json``).
 """
 from __future__ import annotations
 
@@ -21,17 +26,18 @@ from typing import Any
 
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
+from zarrx.metadata.codec_table import B2B, codec_kind, lower_numcodecs, numcodecs_json
+from zarrx.metadata.codecs import permutation
 from zarrx.metadata.dtypes import dtype_v2_json, parse_dtype_v2
 from zarrx.metadata.fill import fill_json, parse_fill, same_fill
 from zarrx.metadata.grid import check_grid, parse_chunk_shape, parse_shape
 from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, KeyEncoding,
-                                  RegularGrid)
+                                  RegularGrid, V2Codecs)
 
 __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJECT_CODECS",
-           "COMPRESSOR_IDS", "attrs_key"]
+           "attrs_key", "v2_codecs_of"]
 
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle", "msgpack2")
-COMPRESSOR_IDS = ("blosc", "zstd", "zlib", "gzip", "lz4", "bz2", "lzma", "lzf", "pcodec", "zfpy")
 ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
                    "order")
 
@@ -58,14 +64,8 @@ def _format2(d: dict[str, Any], loc: Loc) -> None:
         raise (loc / "zarr_format").error("2", d["zarr_format"])
 
 
-def _v2_codec(value: Any, loc: Loc) -> CodecSpec:
-    obj = loc.obj(value)
-    if "id" not in obj:
-        raise loc.fail("missing required field 'id'")
-    cid = (loc / "id").str(obj["id"])
-    if not cid:
-        raise (loc / "id").error("a codec id", cid)
-    return CodecSpec(cid, {k: v for k, v in obj.items() if k != "id"}, v2=True, json=value)
+def _object_codec(spec: CodecSpec) -> bool:
+    return spec.name in OBJECT_CODECS or spec.name in {f"numcodecs.{c}" for c in OBJECT_CODECS}
 
 
 def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataType,
@@ -74,7 +74,7 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
     out: list[CodecSpec] = []
     if order == "F":
         out.append(CodecSpec("transpose", {"order": list(range(ndim - 1, -1, -1))}))
-    objects = [i for i, f in enumerate(filters) if f.name in OBJECT_CODECS]
+    objects = [i for i, f in enumerate(filters) if _object_codec(f)]
     if dt.variable or dt.numpy.kind == "O":
         if not objects:
             raise (loc / "filters").error(
@@ -85,11 +85,21 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         if objects:
             raise (loc / "filters" / objects[0]).error(
                 "no object codec for a fixed-size dtype", filters[objects[0]].name)
-        out.extend(filters)
+        at = next((i for i, f in enumerate(filters) if codec_kind(f.name) == B2B), len(filters))
+        out.extend(filters[:at])
         out.append(CodecSpec("bytes", {"endian": endian} if endian else {}))
+        out.extend(filters[at:])
     if compressor is not None:
         out.append(compressor)
     return tuple(out)
+
+
+def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
+    """``|O`` holds strings or bytes, as its object codec says."""
+    if dt.numpy.kind != "O":
+        return dt
+    kind = "bytes" if any(f.name == "vlen-bytes" for f in filters) else "string"
+    return DataType(kind, dt.numpy, variable=True, json=dt.json)
 
 
 def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None, key: str
@@ -106,15 +116,17 @@ def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None
     dt, endian = parse_dtype_v2(d["dtype"], loc / "dtype")
     grid = RegularGrid(chunks)
     check_grid(grid, shape, dt.itemsize, loc / "chunks")
-    fill = parse_fill(d["fill_value"], dt, loc / "fill_value", 2)
     order = d["order"]
     if order not in ("C", "F"):
         raise (loc / "order").error("'C' or 'F'", order)
     raw_filters = d.get("filters")
     fl = loc / "filters"
-    filters = [] if raw_filters is None else [
-        _v2_codec(f, fl / i) for i, f in enumerate(fl.list(raw_filters, "an array or null"))]
-    comp = None if d["compressor"] is None else _v2_codec(d["compressor"], loc / "compressor")
+    raw_filters = None if raw_filters is None else fl.list(raw_filters, "an array or null")
+    filters = [lower_numcodecs(f, fl / i) for i, f in enumerate(raw_filters or ())]
+    comp = None if d["compressor"] is None else lower_numcodecs(d["compressor"],
+                                                                  loc / "compressor")
+    dt = _object_dtype(dt, filters)
+    fill = parse_fill(d["fill_value"], dt, loc / "fill_value", 2)
     sep = d.get("dimension_separator", ".")
     if sep is None:
         sep = "."
@@ -123,10 +135,12 @@ def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None
     codecs = lower_v2(filters, comp, dt, endian, order, len(shape), loc)
     known = (*ZARRAY_REQUIRED, "filters", "dimension_separator")
     extra = {k: v for k, v in d.items() if k not in known}
+    v2 = V2Codecs(None if raw_filters is None else tuple(raw_filters), d["compressor"])
     return ArrayMeta(shape=shape, data_type=dt, chunk_grid=grid,
                      key_encoding=KeyEncoding("v2", sep),
                      fill_value=fill, codecs=codecs, chunk_codecs=codecs,
-                     attributes=_attrs(zattrs, key), zarr_format=2, extra=extra, json=d)
+                     attributes=_attrs(zattrs, key), zarr_format=2, extra=extra, v2_codecs=v2,
+                     json=d)
 
 
 def parse_group_v2(zgroup: bytes | str | dict, zattrs: bytes | str | dict | None, key: str
@@ -140,44 +154,32 @@ def parse_group_v2(zgroup: bytes | str | dict, zattrs: bytes | str | dict | None
 
 
 # -- serialise ---------------------------------------------------------------------------------
-def _codec_v2_json(spec: CodecSpec, loc: Loc) -> dict[str, Any]:
-    if not spec.v2:
-        raise loc.error("a v2 (numcodecs) codec", spec.name)
-    j = spec.json
-    if isinstance(j, dict) and j.get("id") == spec.name and \
-            {k: v for k, v in j.items() if k != "id"} == spec.configuration:
-        return j
-    return {"id": spec.name, **spec.configuration}
-
-
-def _unlower(meta: ArrayMeta, src: dict[str, Any], loc: Loc
-             ) -> tuple[str, list[CodecSpec], CodecSpec | None, str | None]:
+def _split(meta: ArrayMeta, loc: Loc) -> tuple[str, list[CodecSpec], CodecSpec | None, str | None]:
+    """``(order, filters, compressor, endian)`` of a v2 array's codec list: a leading
+    ``F``-order transpose, array->array codecs and an object codec as filters, ``bytes`` (its
+    endian), then bytes->bytes codecs as filters with the last one as the compressor."""
     cs = list(meta.codecs)
     order = "C"
-    rev = list(range(meta.ndim - 1, -1, -1))
-    if cs and cs[0].name == "transpose" and not cs[0].v2:
-        if cs[0].configuration.get("order") != rev:
-            raise (loc / "codecs" / 0).error(f"a transpose with order {rev} (order 'F')",
+    rev = tuple(range(meta.ndim - 1, -1, -1))
+    if cs and cs[0].name == "transpose":
+        if permutation(cs[0].configuration.get("order"), meta.ndim) != rev:
+            raise (loc / "codecs" / 0).error(f"a transpose with order {list(rev)} (order 'F')",
                                              cs[0].configuration)
-        order = "F"
-        cs = cs[1:]
-    at = next((i for i, c in enumerate(cs) if (c.name == "bytes" and not c.v2)
-               or (c.v2 and c.name in OBJECT_CODECS)), None)
+        order, cs = "F", cs[1:]
+    at = next((i for i, c in enumerate(cs) if c.name == "bytes" or _object_codec(c)), None)
     if at is None:
-        raise (loc / "codecs").error("a 'bytes' codec or an object codec",
-                                     [c.name for c in cs])
+        raise (loc / "codecs").error("a 'bytes' codec or an object codec", [c.name for c in cs])
     endian = cs[at].configuration.get("endian") if cs[at].name == "bytes" else None
-    before, a2b, after = cs[:at], cs[at], cs[at + 1:]
-    filters = list(before) + ([a2b] if a2b.name != "bytes" else [])
-    comp = None
-    if after:
-        has_comp = src.get("compressor") is not None if "compressor" in src \
-            else after[-1].name in COMPRESSOR_IDS
-        if has_comp:
-            comp = after[-1]
-            after = after[:-1]
-        filters += after
+    filters = cs[:at] + ([cs[at]] if cs[at].name != "bytes" else []) + cs[at + 1:]
+    comp = filters.pop() if len(cs) > at + 1 else None
     return order, filters, comp, endian
+
+
+def v2_codecs_of(filters: list[CodecSpec], compressor: CodecSpec | None, loc: Loc) -> V2Codecs:
+    """The ``.zarray`` filters and compressor of codec specs (their numcodecs forms)."""
+    return V2Codecs(tuple(numcodecs_json(f, loc / "filters" / i) for i, f in enumerate(filters))
+                    or None,
+                    None if compressor is None else numcodecs_json(compressor, loc / "compressor"))
 
 
 def serialize_v2(meta: ArrayMeta | GroupMeta) -> dict[str, dict[str, Any]]:
@@ -203,7 +205,8 @@ def _zarray(meta: ArrayMeta, src: dict[str, Any]) -> dict[str, Any]:
     if meta.key_encoding.name != "v2":
         raise (loc / "dimension_separator").error("the 'v2' chunk key encoding",
                                                   meta.key_encoding.name)
-    order, filters, comp, endian = _unlower(meta, src, loc)
+    order, filters, comp, endian = _split(meta, loc)
+    v2 = meta.v2_codecs or v2_codecs_of(filters, comp, loc)
     fv = fill_json(meta.fill_value, meta.data_type, 2)
     if "fill_value" in src and not (isinstance(src["fill_value"], float)
                                     and not math.isfinite(src["fill_value"])):
@@ -216,12 +219,11 @@ def _zarray(meta: ArrayMeta, src: dict[str, Any]) -> dict[str, Any]:
     d: dict[str, Any] = {
         "shape": list(meta.shape), "chunks": list(meta.chunk_grid.chunk_shape),
         "dtype": dtype_v2_json(meta.data_type, endian), "fill_value": fv, "order": order,
-        "filters": [_codec_v2_json(f, loc / "filters" / i) for i, f in enumerate(filters)]
-        or ([] if src.get("filters") == [] else None),
+        "filters": None if v2.filters is None else list(v2.filters),
     }
     if "dimension_separator" in src or not src or meta.key_encoding.separator != ".":
         d["dimension_separator"] = meta.key_encoding.separator
-    d["compressor"] = None if comp is None else _codec_v2_json(comp, loc / "compressor")
+    d["compressor"] = v2.compressor
     d["zarr_format"] = 2
     d.update(meta.extra)
     if src:

@@ -182,9 +182,9 @@ def serialize_v3(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
     if isinstance(meta, GroupMeta):
         return _serialize_group(meta)
     src = _src(meta)
-    if any(c.v2 for c in meta.codecs):
-        raise Loc("zarr.json", "codecs").error("v3 codecs (this array's codecs were lowered "
-                                                "from a v2 .zarray)", [c.name for c in meta.codecs])
+    if meta.zarr_format != 3:
+        raise Loc("zarr.json", "zarr_format").error("an array of Zarr format 3 (write a v2 "
+                                                    "array with serialize_v2)", meta.zarr_format)
     enc = meta.key_encoding
     if "chunk_key_encoding" in src and _same(
             lambda v: parse_key_encoding_v3(v, Loc("k")), src["chunk_key_encoding"], enc):

@@ -1,0 +1,226 @@
+"""One validator per codec: the checks a codec configuration passes wherever it comes from (a
+stored ``zarr.json`` or ``.zarray``, ``create_array``'s arguments, a codec object built in
+Python, a codec plan).
+
+``check_<codec>(conf, loc)`` takes the configuration object and its location and returns the
+parsed values (the keyword arguments of the codec class), with defaults filled in. Errors are
+raised through ``loc``: a ``MetadataError`` while parsing a document, a ``CodecError`` for codec
+objects and plans. Only the configuration is checked here; whether a codec suits the data type
+it receives is decided when a plan binds it to one.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrx.metadata._util import INT64_MAX, Loc
+
+__all__ = ["BLOSC_CNAMES", "BLOSC_SHUFFLES", "ZSTD_LEVELS", "REQUIRED"]
+
+#: the compressors of the c-blosc zarrx is built with (``zarrx.codecs._blosc.CNAMES``; blosc's
+#: optional snappy support is not built)
+BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+ZSTD_LEVELS = (-131072, 22)
+REQUIRED = object()     # a field without a default
+
+
+def _get(conf: dict[str, Any], name: str, loc: Loc, default: Any) -> Any:
+    if name in conf:
+        return conf[name]
+    if default is REQUIRED:
+        raise loc.fail(f"missing required field {name!r}")
+    return default
+
+
+def _int(conf: dict[str, Any], name: str, loc: Loc, default: Any, lo: int | None = None,
+         hi: int | None = None, *, nullable: bool = False) -> Any:
+    value = _get(conf, name, loc, default)
+    if value is None and (nullable or name not in conf):
+        return None
+    return (loc / name).int(value, lo, hi)
+
+
+def _dtype(conf: dict[str, Any], name: str, loc: Loc, default: Any = None) -> np.dtype | None:
+    """A numpy dtype string (or dtype object), fixed-size; None when absent or null."""
+    value = _get(conf, name, loc, default)
+    if value is None or isinstance(value, np.dtype):
+        dt = value
+    else:
+        if not isinstance(value, str):
+            raise (loc / name).error("a numpy dtype string such as '<f8'", value)
+        try:
+            dt = np.dtype(value)
+        except (TypeError, ValueError):
+            raise (loc / name).error("a numpy dtype string such as '<f8'", value) from None
+    if dt is not None and dt.hasobject:
+        raise (loc / name).error("a fixed-size dtype (not an object dtype)", value)
+    return dt
+
+
+def _level(lo: int, hi: int, default: Any) -> Any:
+    def check(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+        if default is REQUIRED:
+            loc.keys(conf, ("level",))
+        else:
+            loc.keys(conf, (), ("level",))
+        return {"level": _int(conf, "level", loc, default, lo, hi)}
+    return check
+
+
+# -- array->bytes ------------------------------------------------------------------------------
+def check_bytes(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``endian``: "little" or "big"; absent for data types without a byte order."""
+    loc.keys(conf, (), ("endian",))
+    endian = conf.get("endian")
+    return {"endian": None if endian is None and "endian" not in conf
+            else (loc / "endian").choice(endian, ("little", "big"))}
+
+
+def check_none(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """Codecs without configuration (v3 ``crc32c``, ``vlen-*``, ``numcodecs.packbits``)."""
+    loc.keys(conf, ())
+    return {}
+
+
+# -- array->array ------------------------------------------------------------------------------
+def check_transpose(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``order``: a permutation of the dimensions, or "C" / "F" (early v3 drafts)."""
+    loc.keys(conf, ("order",))
+    order = conf["order"]
+    ol = loc / "order"
+    if isinstance(order, str):
+        return {"order": ol.choice(order, ("C", "F"), "a permutation of the dimensions")}
+    items = ol.list(order, "a permutation of the dimensions")
+    for i, o in enumerate(items):
+        (ol / i).int(o, 0, 63)
+    perm = tuple(int(o) for o in items)
+    if sorted(perm) != list(range(len(perm))):
+        raise ol.error("a permutation of the dimensions", list(perm))
+    return {"order": perm}
+
+
+def check_delta(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, (), ("dtype", "astype"))
+    return {"dtype": _dtype(conf, "dtype", loc), "astype": _dtype(conf, "astype", loc)}
+
+
+def check_fixedscaleoffset(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, ("offset", "scale"), ("dtype", "astype"))
+    scale = (loc / "scale").number(conf["scale"])
+    if scale == 0:
+        raise (loc / "scale").error("a non-zero number", scale)
+    return {"offset": (loc / "offset").number(conf["offset"]), "scale": scale,
+            "dtype": _dtype(conf, "dtype", loc), "astype": _dtype(conf, "astype", loc)}
+
+
+def check_quantize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, ("digits",), ("dtype", "astype"))
+    out = {"digits": (loc / "digits").int(conf["digits"], -300, 300),
+           "dtype": _dtype(conf, "dtype", loc), "astype": _dtype(conf, "astype", loc)}
+    for name in ("dtype", "astype"):
+        if out[name] is not None and out[name].kind != "f":
+            raise (loc / name).error("a floating point dtype", conf[name])
+    return out
+
+
+def check_bitround(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, ("keepbits",))
+    return {"keepbits": (loc / "keepbits").int(conf["keepbits"], 0)}
+
+
+def check_astype(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, ("encode_dtype",), ("decode_dtype",))
+    return {"encode_dtype": _dtype(conf, "encode_dtype", loc, REQUIRED),
+            "decode_dtype": _dtype(conf, "decode_dtype", loc)}
+
+
+def check_categorize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, ("labels",), ("dtype", "astype"))
+    labels = (loc / "labels").list(conf["labels"], "a list of strings")
+    for i, s in enumerate(labels):
+        (loc / "labels" / i).str(s)
+    dtype = conf.get("dtype", "|O")
+    try:
+        dt = np.dtype((loc / "dtype").str(dtype) if not isinstance(dtype, np.dtype) else dtype)
+    except (TypeError, ValueError):
+        dt = None
+    if dt is None or dt.kind not in "UO":
+        raise (loc / "dtype").error("a unicode or object dtype ('<U8', '|O')", dtype)
+    astype = _dtype(conf, "astype", loc, "|u1")
+    assert astype is not None
+    if astype.kind not in "iu" or len(labels) >= np.iinfo(astype).max:
+        raise (loc / "astype").error(f"an integer dtype that can count {len(labels)} labels",
+                                     conf.get("astype", "|u1"))
+    return {"labels": list(labels), "dtype": dt, "astype": astype}
+
+
+# -- bytes->bytes ------------------------------------------------------------------------------
+check_gzip = _level(0, 9, REQUIRED)                   # v3 core: level required
+check_numcodecs_gzip = _level(0, 9, 1)                # numcodecs GZip(level=1)
+check_zlib = _level(-1, 9, 1)                         # numcodecs Zlib(level=1); -1: zlib default
+check_bz2 = _level(1, 9, 1)
+
+
+def check_zstd(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``level`` and ``checksum``; both may be omitted on read (writers vary): 0 and false."""
+    loc.keys(conf, (), ("level", "checksum"))
+    checksum = conf.get("checksum", False)
+    return {"level": _int(conf, "level", loc, 0, *ZSTD_LEVELS),
+            "checksum": (loc / "checksum").bool(checksum)}
+
+
+def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: bool
+           ) -> dict[str, Any]:
+    d = None if defaults else REQUIRED
+    loc.keys(conf, () if defaults else ("cname", "clevel", "shuffle"),
+             ("cname", "clevel", "shuffle", "typesize", "blocksize"))
+    cname = (loc / "cname").choice(
+        _get(conf, "cname", loc, "lz4" if defaults else d), BLOSC_CNAMES,
+        f"one of the compressors this c-blosc is built with ({', '.join(BLOSC_CNAMES)})")
+    return {"cname": cname, "clevel": _int(conf, "clevel", loc, 5 if defaults else d, 0, 9),
+            "shuffle": (loc / "shuffle").choice(_get(conf, "shuffle", loc, 1 if defaults else d),
+                                                shuffles),
+            "typesize": _int(conf, "typesize", loc, None, 1, 255),
+            "blocksize": _int(conf, "blocksize", loc, 0, 0, INT64_MAX)}
+
+
+def check_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """v3 ``blosc``: cname, clevel, shuffle (a name) required; typesize, blocksize optional."""
+    return _blosc(conf, loc, BLOSC_SHUFFLES, False)
+
+
+def check_numcodecs_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """numcodecs ``Blosc``: integer shuffle (-1 automatic), numcodecs' defaults."""
+    return _blosc(conf, loc, (-1, 0, 1, 2), True)
+
+
+def check_numcodecs_crc32c(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, (), ("location",))
+    return {"location": (loc / "location").choice(conf.get("location", "end"), ("start", "end"))}
+
+
+def check_lz4(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, (), ("acceleration",))
+    return {"acceleration": _int(conf, "acceleration", loc, 1)}
+
+
+def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    loc.keys(conf, (), ("format", "check", "preset", "filters"))
+    filters = conf.get("filters")
+    if filters is not None:
+        for i, f in enumerate((loc / "filters").list(filters, "a list of objects or null")):
+            (loc / "filters" / i).obj(f)
+    fmt = _int(conf, "format", loc, 1, 1, 3)
+    if fmt == 3 and not filters:
+        raise (loc / "filters").error("a list of filters for format 3 (raw)", filters)
+    return {"format": fmt, "check": _int(conf, "check", loc, -1, -1, 15),
+            "preset": _int(conf, "preset", loc, None, 0, 2**32 - 1, nullable=True),
+            "filters": None if filters is None else [dict(f) for f in filters]}
+
+
+def check_shuffle(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``elementsize``; absent or null: the item size of the serialised chunk."""
+    loc.keys(conf, (), ("elementsize",))
+    return {"elementsize": _int(conf, "elementsize", loc, None, 0, nullable=True)}
