@@ -140,11 +140,6 @@ def chunk_shape_at(grid: Any, coords: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sizes[c] for sizes, c in zip(grid.chunk_sizes, coords))
 
 
-def _windows(items: Sequence, size: int):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
 def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> None:
     """``dst[dst_sel] = src[src_sel]``; basic selections copy in C without the GIL."""
     if dst.dtype.hasobject:
@@ -187,23 +182,51 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         p = projections[0]
         decode([(p, source.get_chunks([(p.coords, None)])[0])])
         return
-    n = len(projections)
-    if _pool.threads() <= 1:
-        for win in _windows(projections, window):
-            decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+
+    def fetch(win: Sequence) -> list:
+        return list(zip(win, source.get_chunks([(p.coords, None) for p in win])))
+
+    one_thread = _pool.threads() <= 1
+    bounds = _read_windows(io, projections, window if one_thread else READ_WINDOW)
+    if one_thread:
+        for a, b in bounds:
+            decode(fetch(projections[a:b]))
         return
-    # several threads: each takes the next small window, fetches and decodes it. Windows are
-    # taken under a lock, in order: the lazy projection list is walked once, by one thread at
-    # a time.
-    windows = _windows(projections, READ_WINDOW)
+    if len(bounds) == 1:             # one stored object: fetch it once, decode in parallel
+        _pool.run_batches(decode, fetch(projections[0:len(projections)]), min_batch=2)
+        return
+    # several threads: each takes the next window, fetches and decodes it. Windows are taken
+    # under a lock, in order: the lazy projection list is walked once, by one thread at a time.
+    windows = iter(bounds)
     lock = threading.Lock()
 
     def task(_: int) -> None:
         with lock:
-            win = next(windows)
-        decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+            a, b = next(windows)
+            win = projections[a:b]
+        decode(fetch(win))
 
-    _pool.run_shared(task, -(-n // READ_WINDOW))
+    _pool.run_shared(task, len(bounds))
+
+
+def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` windows of about ``size`` projections that never split the chunks of
+    one stored object: a window's fetch reads each shard through one snapshot, so a read sees
+    every shard as of one version."""
+    n = len(projections)
+    if io.units_per_object == 1 or io.object_ratio is None:
+        return [(a, min(a + size, n)) for a in range(0, n, size)]
+    coords = projections.coords() if hasattr(projections, "coords") \
+        else np.array([p.coords for p in projections], dtype=np.int64).reshape(n, -1)
+    objs = coords // np.asarray(io.object_ratio, dtype=np.int64)
+    starts = [0, *(np.flatnonzero(np.any(objs[1:] != objs[:-1], axis=1)) + 1).tolist(), n]
+    out: list[tuple[int, int]] = []
+    a = 0
+    for b in starts[1:]:
+        if b - a >= size or b == n:
+            out.append((a, b))
+            a = b
+    return out
 
 
 NOT_A_POINT = object()

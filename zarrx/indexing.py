@@ -448,6 +448,10 @@ class ChunkList(Sequence):
         order = self._plan._order
         return self._plan._at(k if order is None else int(order[k]))
 
+    def coords(self) -> np.ndarray:
+        """The listed chunks' coordinates, in listing order, as an ``(n, ndim)`` array."""
+        return self._plan.chunk_coords()
+
     def __repr__(self) -> str:
         return f"ChunkList(<{len(self)} chunk projections>)"
 
