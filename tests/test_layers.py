@@ -16,6 +16,7 @@ LAYERS = [
     ("zarrx.metadata", 1),
     ("zarrx.store.sharded", 3),
     ("zarrx.store.shard_index", 3),
+    ("zarrx.store.shard_write", 3),
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.layout", 3),

@@ -1,12 +1,15 @@
 """Read and write a selection of an array: fetch, decode, scatter / gather, encode, store.
 
 The operations are free functions over an :class:`ArrayIO` (what they need of an array: the
-chunk source, the codec plans, the fill value). They are unaware of sharding: a sharded array's
-chunk source is a ShardStore that maps inner chunks onto byte ranges of shard objects.
+chunk source, the codec plans, the fill value). They are unaware of sharding: they read and
+write read units by coordinates through the array's chunk source (see :mod:`zarrx.layout`), and
+group a write's chunks by the stored object that holds them.
 
-Memory: a read allocates its output plus O(threads) decoded chunk buffers; a write holds one
-window of O(threads) encoded chunks at a time. Chunks are processed in windows; within a window
-the fetch is one batched ``get_chunks`` call and decoding/encoding is spread over the pool.
+Memory: a read allocates its output plus O(threads) decoded chunk buffers and holds the stored
+bytes of one window (never less than one stored object's requested chunks) per thread; a write
+holds the encoded chunks of one stored object per thread. Reads are windows of chunks, each
+fetched with one ``get_chunks`` call and decoded on one thread; writes are one task per stored
+object, committed once.
 """
 from __future__ import annotations
 
