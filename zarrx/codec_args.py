@@ -24,6 +24,7 @@ from zarrx.errors import CodecError, ZarrError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import (B2B, check_codec, codec_kind, lower_numcodecs,
                                         unknown_codec)
+from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, resolve_dtype
 from zarrx.metadata.model import CodecSpec, DataType
 
@@ -137,7 +138,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
                             f"chunks[{ax}]={c}")
     sharding = CodecSpec("sharding_indexed", {
         "chunk_shape": list(chunks),
-        "codecs": [_dict(s) for s in inner],
+        "codecs": [codec_json(s) for s in inner],
         "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
                          {"name": "crc32c"}],
         "index_location": index_location,
@@ -169,10 +170,3 @@ def _v2(dt: DataType, flt: list[CodecSpec], ser: CodecSpec, comp: list[CodecSpec
     done = list(complete_specs(chain, dt, probe, key=WHERE))
     filters = done[:at] + ([done[at]] if dt.variable else []) + done[at + 1:at + 1 + len(flt) - at]
     return {"filters": filters, "compressor": done[-1] if comp else None}
-
-
-def _dict(spec: CodecSpec) -> dict:
-    d: dict[str, Any] = {"name": spec.name}
-    if spec.configuration:
-        d["configuration"] = dict(spec.configuration)
-    return d

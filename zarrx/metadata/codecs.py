@@ -171,7 +171,8 @@ def codec_json(spec: CodecSpec) -> Any:
         if again is not None and again == spec:
             return spec.json
     out: dict[str, Any] = {"name": spec.name}
-    if spec.configuration or spec.name in ("vlen-utf8", "vlen-bytes"):
+    if spec.configuration or spec.name in ("vlen-utf8", "vlen-bytes") \
+            or spec.name.startswith("numcodecs."):     # zarr-python requires it for these
         out["configuration"] = spec.configuration
     if not spec.must_understand:
         out["must_understand"] = False
