@@ -7,8 +7,18 @@ lines, so adding a kernel never means editing this file::
     # zarrx-sources: csrc/zx_crc32c.c
 
 Each library is found from ``ZARRX_<KEY>_DIR`` (a prefix holding include/ and lib/), then
-``CONDA_PREFIX``, then pkg-config. A required library that is missing stops the build with a
-message naming what to install. Switches: ZARRX_DEBUG=1 (-O0 -g), ZARRX_SANITIZE=1 (ASan+UBSan).
+``CONDA_PREFIX``, then pkg-config, then /usr and /usr/local. A library found through
+``ZARRX_<KEY>_DIR`` is also recorded as a run-time search path (rpath) of the extensions that
+link it, so they load it from there without ``LD_LIBRARY_PATH``.
+
+Required: libzstd, zlib, c-blosc 1.x and liblz4; a missing one stops the build with a message
+naming the package to install. Optional: libdeflate. Without it the build still succeeds and
+gzip/zlib are compressed and decompressed by zlib alone (the same streams, more slowly);
+``zarrx.codecs._zlib.backend()`` says which one a build uses.
+
+Cython: 3.0 or newer (``noexcept`` and the 3.0 semantics); every compiler directive is in
+COMPILER_DIRECTIVES below, none in the .pyx files. Switches: ZARRX_DEBUG=1 (-O0 -g),
+ZARRX_SANITIZE=1 (ASan+UBSan), ZARRX_BUILD_JOBS=<n> (parallel cythonize).
 """
 from __future__ import annotations
 
@@ -55,7 +65,6 @@ COMPILER_DIRECTIVES = {
     "initializedcheck": True,
     "cdivision": True,
     "embedsignature": True,
-    "freethreading_compatible": True,
 }
 
 
@@ -64,15 +73,15 @@ class Flags:
     include_dirs: list[str]
     library_dirs: list[str]
     libraries: list[str]
-    macros: list[tuple[str, str]]
+    runtime_dirs: list[str]       # rpath entries: set for libraries from ZARRX_<KEY>_DIR
 
 
-def _prefix_flags(prefix: str, lib: Lib) -> Flags | None:
+def _prefix_flags(prefix: str, lib: Lib, *, rpath: bool = False) -> Flags | None:
     inc = os.path.join(prefix, "include")
     if not os.path.exists(os.path.join(inc, lib.header)):
         return None
     libdirs = [d for d in (os.path.join(prefix, "lib"), os.path.join(prefix, "lib64")) if os.path.isdir(d)]
-    return Flags([inc], libdirs, [lib.link], [])
+    return Flags([inc], libdirs, [lib.link], list(libdirs) if rpath else [])
 
 
 def _pkg_config(lib: Lib) -> Flags | None:
@@ -97,7 +106,7 @@ def _pkg_config(lib: Lib) -> Flags | None:
 def find_lib(lib: Lib) -> Flags | None:
     env = f"ZARRX_{lib.key}_DIR"
     if root := os.environ.get(env):
-        flags = _prefix_flags(root, lib)
+        flags = _prefix_flags(os.path.abspath(root), lib, rpath=True)
         if flags is None:
             sys.exit(f"zarrx: {env}={root!r} has no include/{lib.header}; "
                      f"point it at the prefix that holds include/ and lib/ of {lib.pc_name}")
@@ -148,6 +157,7 @@ def extensions() -> list[Extension]:
         libs, sources = _module_needs(pyx)
         inc = [numpy.get_include(), "csrc"]
         libdirs: list[str] = []
+        rpaths: list[str] = []
         link: list[str] = []
         macros = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]
         for key in libs:
@@ -159,13 +169,13 @@ def extensions() -> list[Extension]:
             macros.append((f"ZARRX_HAVE_{key}", "1"))
             inc += flags.include_dirs
             libdirs += flags.library_dirs
+            rpaths += flags.runtime_dirs
             link += flags.libraries
         name = pyx[:-4].replace("/", ".")
         exts.append(Extension(name, [pyx, *sources], include_dirs=inc, library_dirs=libdirs,
-                              libraries=link, define_macros=macros,
+                              runtime_library_dirs=rpaths, libraries=link, define_macros=macros,
                               extra_compile_args=cflags, extra_link_args=ldflags))
     return cythonize(exts, compiler_directives=COMPILER_DIRECTIVES,
-                     compile_time_env={"HAVE_LIBDEFLATE": bool(find_lib(LIBS["DEFLATE"]))},
                      nthreads=int(os.environ.get("ZARRX_BUILD_JOBS", "0")) or None,
                      quiet=True)
 

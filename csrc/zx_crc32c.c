@@ -6,11 +6,15 @@
  * over adjacent blocks (the instruction has a 3-cycle latency and 1-cycle throughput) and joins
  * them with shift_n, applied through four 256-entry tables built once per block size.
  *
- * All tables are filled once, under pthread_once, before any use.
+ * All tables are filled once, under pthread_once, before any use. The environment variable
+ * ZARRX_CRC32C_BACKEND=table, read at that moment, forces the portable table implementation
+ * (to compare the two, or to rule the hardware path out).
  */
 #include "zx_crc32c.h"
+#include "zx_endian.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ZX_POLY 0x82F63B78u
@@ -73,22 +77,17 @@ static void zx_init(void)
     zx_build_shift(zx_shift_long, ZX_LONG);
     zx_build_shift(zx_shift_short, ZX_SHORT);
 #ifdef ZX_HAVE_X86_CRC
+    const char *force = getenv("ZARRX_CRC32C_BACKEND");
     __builtin_cpu_init();
     zx_use_sse42 = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    if (force != NULL && strcmp(force, "table") == 0)
+        zx_use_sse42 = 0;
 #endif
 }
 
 static inline void zx_ready(void)
 {
     pthread_once(&zx_once, zx_init);
-}
-
-/* Little-endian 64-bit load from any alignment, on any host byte order. */
-static inline uint64_t zx_load_le64(const unsigned char *p)
-{
-    return (uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) |
-           ((uint64_t)p[3] << 24) | ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) |
-           ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56);
 }
 
 static uint32_t zx_raw_table(uint32_t s, const unsigned char *p, size_t len)
@@ -169,12 +168,6 @@ static uint32_t zx_raw_sse42(uint32_t s32, const unsigned char *p, size_t len)
     return (uint32_t)s;
 }
 #endif
-
-uint32_t zx_crc32c_portable(uint32_t crc, const void *buf, size_t len)
-{
-    zx_ready();
-    return ~zx_raw_table(~crc, (const unsigned char *)buf, len);
-}
 
 uint32_t zx_crc32c(uint32_t crc, const void *buf, size_t len)
 {

@@ -10,11 +10,9 @@
 extern "C" {
 #endif
 
-/* Fastest implementation this CPU supports (SSE4.2 instructions on x86-64, else tables). */
+/* Fastest implementation this CPU supports (SSE4.2 instructions on x86-64, else tables;
+ * ZARRX_CRC32C_BACKEND=table in the environment forces the tables). */
 uint32_t zx_crc32c(uint32_t crc, const void *buf, size_t len);
-
-/* Always the portable slicing-by-8 table implementation (for tests and comparison). */
-uint32_t zx_crc32c_portable(uint32_t crc, const void *buf, size_t len);
 
 /* "sse4.2" or "table": the implementation zx_crc32c() uses on this machine. */
 const char *zx_crc32c_backend(void);

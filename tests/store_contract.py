@@ -3,7 +3,9 @@
 Subclass :class:`StoreContract` in a ``test_*.py`` module, name the subclass ``Test...``, and
 implement ``make_store`` (a new, empty, writable store) and ``reopen_read_only`` (the same data,
 opened read-only). Switch off what a store cannot do with the class flags. The tests speak only
-of the Store interface, so wrappers (CountingStore, ShardStore) run them too.
+of the Store interface, so wrappers (CountingStore, ShardStore) run them too. The generation
+tests (versions, conditional writes, snapshots) live in ``generation_contract.py`` and are
+inherited.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from generation_contract import GenerationContract
 
 from zarrx.errors import ReadOnlyError, StoreError
 from zarrx.store.base import ByteRange, Store
@@ -61,9 +64,10 @@ def fill(store: Store, items: dict[str, bytes] = TREE) -> None:
         store.set(key, value)
 
 
-class StoreContract:
+class StoreContract(GenerationContract):
     supports_delete = True       # delete of an existing key
     supports_overwrite = True    # set of an existing key
+    snapshot_pins_version = False  # snapshots serve a replaced version (else ConflictError)
     large_size = 3 * 2**20 + 17
 
     def make_store(self, tmp_path: Path) -> Store:

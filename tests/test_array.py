@@ -313,3 +313,28 @@ def test_corrupt_chunk_error_surfaces_from_worker_threads(threads):
         with pytest.raises(zarrx.CodecError, match="'c/13/7': zstd"):
             z[...]
         np.testing.assert_array_equal(z[:52, :], 1.0)     # the pool is still usable
+
+
+def test_config_write_empty_chunks_is_the_default():
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(8,), dtype="i4", chunks=(4,), fill_value=0)
+    z[...] = 0
+    assert [k for k in store.list_prefix("") if "/" in k or k.startswith("c")] == []
+    with zarrx.config.set(write_empty_chunks=True):
+        z[...] = 0
+        assert sorted(store.list_prefix("c")) == ["c/0", "c/1"]
+    explicit = zarrx.create_array(MemoryStore(), shape=(8,), dtype="i4", chunks=(4,),
+                                  fill_value=0, write_empty_chunks=False)
+    with zarrx.config.set(write_empty_chunks=True):
+        explicit[...] = 0                      # the array's own setting wins
+    assert list(explicit.store.list_prefix("c")) == []
+
+
+def test_chunks_of_a_rectilinear_grid_names_the_alternative():
+    import re
+    z = zarrx.create_array(MemoryStore(), shape=(5,), dtype="i4", chunks=((2, 3),))
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "a rectilinear chunk grid has no single chunk shape: use "
+            "metadata.chunk_grid.chunk_sizes")):
+        z.chunks
+    assert z.metadata.chunk_grid.chunk_sizes == ((2, 3),)

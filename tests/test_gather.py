@@ -15,9 +15,8 @@ from zarrx._gather import (
     MAX_NDIM,
     copy_box,
     copy_selection,
-    fill_box,
+    copy_view,
     is_all,
-    slices_to_box,
 )
 from zarrx.errors import IndexingError
 
@@ -74,6 +73,14 @@ def box_slices(draw: Any, shape: tuple[int, ...], count: tuple[int, ...]) -> tup
     return tuple(sel)
 
 
+def slices_to_box(sel: tuple, shape: tuple[int, ...]) -> tuple[tuple, tuple, tuple]:
+    """``(start, count, step)`` of a tuple of slices over ``shape``, as copy_box takes them
+    (a negative step starts at the first selected element)."""
+    boxes = [range(*s.indices(n)) for s, n in zip(sel, shape)]
+    return (tuple(r.start if len(r) else 0 for r in boxes), tuple(len(r) for r in boxes),
+            tuple(r.step for r in boxes))
+
+
 @SETTINGS
 @given(st.data())
 def test_copy_box_matches_numpy(data: Any) -> None:
@@ -106,9 +113,15 @@ def test_copy_selection_and_fill_match_numpy(data: Any) -> None:
     start = tuple(data.draw(st.integers(0, n - c)) for n, c in zip(shape, count))
     value = random_array(np.random.default_rng(seed), (), dtype)
     expected = dst.copy()
-    expected[tuple(slice(a, a + c) for a, c in zip(start, count))] = value
-    fill_box(dst, start, count, value.tobytes())
+    box = tuple(slice(a, a + c) for a, c in zip(start, count))
+    expected[box] = value
+    copy_view(np.broadcast_to(value, count), dst[box + (Ellipsis,)])  # a fill: strides all 0
     assert dst.tobytes() == expected.tobytes()
+    if shape:                                                 # broadcast along one axis only
+        row = random_array(np.random.default_rng(seed + 1), shape[1:], dtype)
+        expected[...] = row
+        copy_view(np.broadcast_to(row, shape), dst)
+        assert dst.tobytes() == expected.tobytes()
     src = random_array(np.random.default_rng(seed + 2), shape, dtype)
     sel = tuple(data.draw(zst.slices(n)) for n in shape)
     expected[sel] = src[sel]
@@ -171,10 +184,24 @@ def test_rank_zero_and_max_rank() -> None:
     assert dst.all()
 
 
-def test_slices_to_box() -> None:
-    assert slices_to_box((slice(None, None, -1), 3, slice(2, 9, 3)), (5, 6, 10)) == \
-        ((4, 3, 2), (5, 1, 3), (-1, 1, 3))
-    assert slices_to_box((slice(5, 5),), (4,)) == ((0,), (0,), (1,))
+@SETTINGS
+@given(st.data())
+def test_is_all_strided_matches_numpy(data: Any) -> None:
+    dtype = DTYPES[data.draw(st.sampled_from(sorted(DTYPES)))]
+    shape = data.draw(zst.shapes(max_dims=4, max_side=5))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    a = data.draw(layouts(shape, dtype, seed))
+    item = random_array(np.random.default_rng(seed), (), dtype)
+    a[...] = item
+    if a.size and data.draw(st.booleans()):                  # one item differs in one bit
+        pos = tuple(data.draw(st.integers(0, n - 1)) for n in shape)
+        raw = bytearray(item.tobytes())
+        raw[data.draw(st.integers(0, len(raw) - 1))] ^= 1
+        a[pos + (Ellipsis,)] = np.frombuffer(bytes(raw), dtype=dtype).reshape(())
+    packed = a.tobytes()
+    expected = packed == item.tobytes() * a.size
+    assert is_all(a, item.tobytes()) == expected
+    assert is_all(packed, item.tobytes()) == expected
 
 
 A = np.zeros((4, 5), "f4")
@@ -201,8 +228,9 @@ ERRORS = {
                      "count: expected 2 entries (one per axis), found 1: (1,)"),
     "count-negative": (lambda: copy_box(A, (0, 0), A.copy(), (0, 0), (-1, 1)),
                        "count[0] is -1; expected a count >= 0"),
-    "fill-value-size": (lambda: fill_box(A.copy(), (0, 0), (1, 1), b"abc"),
-                        "fill_box: value has 3 bytes; expected one item of 4 bytes"),
+    "is_all-value-size": (lambda: is_all(A[:, ::2], b"abc"),
+                          "is_all: value has 3 bytes; expected one item of 4 bytes (the "
+                          "array's item size)"),
     "is_all-size": (lambda: is_all(b"abcde", b"ab"),
                     "is_all: buffer of 5 bytes is not a whole number of 2-byte items"),
     "is_all-type": (lambda: is_all(3.5, b"\0"), "is_all: expected a buffer, found float"),

@@ -14,9 +14,12 @@ LAYERS = [
     ("zarrx.config", 0),
     ("zarrx._pool", 0),
     ("zarrx.metadata", 1),
-    ("zarrx.store.shard", 3),
+    ("zarrx.store.sharded", 3),
+    ("zarrx.store.shard_index", 3),
+    ("zarrx.store.shard_write", 3),
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
+    ("zarrx.layout", 3),
     ("zarrx.store", 1),
     ("zarrx.storage", 1),
     ("zarrx._clib", 2),
@@ -69,7 +72,12 @@ def imports_of(path: Path) -> set[str]:
                     out.add(s.split()[1])
         return out
     out = set()
-    for node in ast.walk(ast.parse(src)):
+    tree = ast.parse(src)
+    for node in ast.walk(tree):            # imports for type checkers only do not run
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING",
+                                                                   "typing.TYPE_CHECKING"):
+            node.body = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module)
         elif isinstance(node, ast.Import):
@@ -88,3 +96,62 @@ def test_imports_go_down(mod: str, path: Path) -> None:
         assert layer_of(imp) <= mine, f"{mod} (layer {mine}) imports {imp} (layer {layer_of(imp)})"
         for a, b in FORBIDDEN:
             assert not (mod.startswith(a) and imp.startswith(b)), f"{mod} must not import {imp}"
+
+
+def _imports(path: Path) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of every import that runs (``import m``: names empty)."""
+    if path.suffix == ".pyx":
+        return [(m, []) for m in imports_of(path)]
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING",
+                                                                   "typing.TYPE_CHECKING"):
+            node.body = []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out.extend((a.name, []) for a in node.names)
+    return [(m, n) for m, n in out if m.split(".")[0] == "zarrx"]
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the modules it imports; ``from pkg import submodule`` names the submodule."""
+    mods = dict(modules())
+    graph: dict[str, set[str]] = {}
+    for mod, path in mods.items():
+        deps = set()
+        for module, names in _imports(path):
+            subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in mods]
+            targets = subs if subs and len(subs) == len(names) else [module, *subs]
+            for imp in targets:
+                while imp not in mods and "." in imp:
+                    imp = imp.rsplit(".", 1)[0]
+                if imp in mods and imp != mod and imp != "zarrx":
+                    deps.add(imp)
+        graph[mod] = deps
+    return graph
+
+
+def test_no_import_cycles():
+    """No cycle anywhere, inside a layer too (imports inside functions count)."""
+    graph = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                cycle = stack[stack.index(d):] + [d]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if d not in state:
+                visit(d)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)

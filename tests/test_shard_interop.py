@@ -17,7 +17,7 @@ from zarr.codecs import BytesCodec, Crc32cCodec, ShardingCodec, ZstdCodec  # noq
 from zarrx.metadata.model import KeyEncoding, ShardLevel  # noqa: E402
 from zarrx.store.chunks import KeyedChunks  # noqa: E402
 from zarrx.store.memory import MemoryStore  # noqa: E402
-from zarrx.store.shard import ShardStore  # noqa: E402
+from shard_adapter import ShardStore  # noqa: E402
 
 SHAPE, SHARDS, CHUNKS = (10, 13), (8, 8), (4, 4)
 VARIANTS = list(itertools.product(["end", "start"], ["raw", "zstd"], [True, False]))
@@ -43,7 +43,7 @@ def load(path: Path) -> MemoryStore:
 
 
 def shard_store(mem: MemoryStore) -> ShardStore:
-    """A ShardStore configured from the array's zarr.json (as make_chunk_source would be)."""
+    """A ShardStore configured from the array's zarr.json (as zarrx.layout would configure it)."""
     doc = json.loads(mem.get("zarr.json"))
     (codec,) = doc["codecs"]
     cfg = codec["configuration"]
@@ -102,7 +102,7 @@ def test_zarr_python_reads_our_shards(tmp_path, loc, comp, crc):
     absent = {(0, 1), (2, 3), (1, 2)}
     mem = MemoryStore()
     s = shard_store(MemoryStore({"zarr.json": (tmp_path / "zarr.json").read_bytes()}))
-    s = ShardStore(KeyedChunks(mem, "", KeyEncoding()), s.level, s.shard_shape)
+    s = ShardStore(KeyedChunks(mem, "", KeyEncoding()), s.levels[0], s.grid)
     order = sorted(GRID, key=lambda c: (c[0] // 2, c[1] // 2, c))
     s.set_chunks([(c, None if c in absent else encode(expected_block(data, c), comp))
                   for c in order])

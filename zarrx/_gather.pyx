@@ -1,24 +1,41 @@
 # zarrx-sources: csrc/zx_copy.c csrc/zx_crc32c.c
-"""Gather/scatter between chunk arrays and caller arrays: n-d strided box copies in C.
+"""Gather/scatter between chunk arrays and caller arrays: n-d strided boxes in C.
 
 Every argument is checked here, with the GIL held, so that each element a box touches lies
-inside both arrays; only then does the C kernel run without the GIL.
+inside both arrays; only then does the C walker (csrc/zx_copy.c) run without the GIL. A box's
+geometry goes to C through :c:type:`zx_box` (``_array_box`` below marshals numpy's shape and
+strides into it).
 """
 from libc.stddef cimport ptrdiff_t
-from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 cimport numpy as cnp
 import numpy as np
 
-from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_copy_box, zx_fill_box, zx_is_all
+from zarrx._clib.zx_copy cimport (
+    ZX_MAX_NDIM, zx_box, zx_box_all_equal, zx_box_init, zx_box_offset, zx_box_strides,
+    zx_copy_box, zx_is_all,
+)
 from zarrx._clib.zx_crc32c cimport zx_crc32c
+from zarrx._clib.zx_endian cimport zx_store_le32
 from libc.stdint cimport uint32_t
 from zarrx.errors import IndexingError
 
 cnp.import_array()
 
+if sizeof(cnp.npy_intp) != sizeof(ptrdiff_t):      # numpy's dims and strides are read as C's
+    raise ImportError("zarrx._gather: npy_intp and ptrdiff_t differ in size on this platform")
+
 MAX_NDIM = ZX_MAX_NDIM
+
+
+cdef inline int _array_box(zx_box* box, cnp.ndarray a, int k) except -1:
+    """Marshal ``a``'s rank, item size, shape and strides into ``box`` (as operand ``k``)."""
+    if zx_box_init(box, cnp.PyArray_NDIM(a), <size_t>cnp.PyArray_ITEMSIZE(a),
+                   <const ptrdiff_t*>cnp.PyArray_DIMS(a)) < 0:
+        raise IndexingError(f"rank {cnp.PyArray_NDIM(a)} exceeds the maximum of {ZX_MAX_NDIM}")
+    zx_box_strides(box, k, <const ptrdiff_t*>cnp.PyArray_STRIDES(a), NULL)
+    return 0
 
 
 cdef object _as_tuple(object value, int ndim, str name, object default):
@@ -98,55 +115,23 @@ def copy_box(src, src_start, dst, dst_start, count,
         s0 = (0,) * ndim
         ss = (1,) * ndim
     cdef ptrdiff_t c_count[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_s0[ZX_MAX_NDIM]
+    cdef ptrdiff_t c_d0[ZX_MAX_NDIM]
     cdef ptrdiff_t c_ss[ZX_MAX_NDIM]
     cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
-    cdef ptrdiff_t soff = 0, doff = 0
     cdef int ax
-    cdef cnp.npy_intp *sstr = cnp.PyArray_STRIDES(<cnp.ndarray>src)
-    cdef cnp.npy_intp *dstr = cnp.PyArray_STRIDES(<cnp.ndarray>dst)
     for ax in range(ndim):
-        c_count[ax] = cnt[ax]
-        c_ss[ax] = sstr[ax] * <ptrdiff_t>ss[ax]
-        c_ds[ax] = dstr[ax] * <ptrdiff_t>ds[ax]
-        soff += sstr[ax] * <ptrdiff_t>s0[ax]
-        doff += dstr[ax] * <ptrdiff_t>d0[ax]
-    cdef const char *sp = <const char *>cnp.PyArray_DATA(<cnp.ndarray>src) + soff
-    cdef char *dp = <char *>cnp.PyArray_DATA(<cnp.ndarray>dst) + doff
-    cdef size_t itemsize = src.itemsize
-    cdef int rc
+        c_count[ax], c_s0[ax], c_d0[ax], c_ss[ax], c_ds[ax] = cnt[ax], s0[ax], d0[ax], ss[ax], ds[ax]
+    cdef zx_box box
+    cdef const ptrdiff_t *sstr = <const ptrdiff_t*>cnp.PyArray_STRIDES(<cnp.ndarray>src)
+    cdef const ptrdiff_t *dstr = <const ptrdiff_t*>cnp.PyArray_STRIDES(<cnp.ndarray>dst)
+    zx_box_init(&box, ndim, <size_t>src.itemsize, c_count)
+    zx_box_strides(&box, 0, sstr, c_ss)
+    zx_box_strides(&box, 1, dstr, c_ds)
+    cdef const char *sp = <const char *>cnp.PyArray_DATA(<cnp.ndarray>src) + zx_box_offset(ndim, sstr, c_s0)
+    cdef char *dp = <char *>cnp.PyArray_DATA(<cnp.ndarray>dst) + zx_box_offset(ndim, dstr, c_d0)
     with nogil:
-        rc = zx_copy_box(ndim, c_count, itemsize, sp, c_ss, dp, c_ds)
-    assert rc == 0
-
-
-def fill_box(dst, start, count, value_bytes) -> None:
-    """Set every item of the box ``dst[start : start+count]`` to the item ``value_bytes``."""
-    _check_array(dst, "dst")
-    if not dst.flags.writeable:
-        raise IndexingError("fill_box: dst is read-only; expected a writeable array")
-    cdef int ndim = dst.ndim
-    cdef const unsigned char[::1] value = _item_bytes(value_bytes, dst.itemsize, "fill_box")
-    cnt = _as_tuple(count, ndim, "count", None)
-    d0 = _as_tuple(start, ndim, "start", None)
-    _check_box(dst.shape, d0, cnt, (1,) * ndim, "dst")
-    if any(c == 0 for c in cnt) or dst.itemsize == 0:
-        return
-    cdef ptrdiff_t c_count[ZX_MAX_NDIM]
-    cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
-    cdef ptrdiff_t doff = 0
-    cdef int ax
-    cdef cnp.npy_intp *dstr = cnp.PyArray_STRIDES(<cnp.ndarray>dst)
-    for ax in range(ndim):
-        c_count[ax] = cnt[ax]
-        c_ds[ax] = dstr[ax]
-        doff += dstr[ax] * <ptrdiff_t>d0[ax]
-    cdef char *dp = <char *>cnp.PyArray_DATA(<cnp.ndarray>dst) + doff
-    cdef size_t itemsize = dst.itemsize
-    cdef const char *vp = <const char *>&value[0]
-    cdef int rc
-    with nogil:
-        rc = zx_fill_box(ndim, c_count, itemsize, dp, c_ds, vp)
-    assert rc == 0
+        zx_copy_box(&box, sp, dp)
 
 
 def _box_slice(start, count, step):
@@ -185,8 +170,8 @@ def is_all(buf, value_bytes) -> bool:
     if isinstance(buf, np.ndarray):
         if buf.dtype.hasobject:
             raise IndexingError(f"is_all: dtype {buf.dtype} holds Python objects")
-        if not buf.flags.c_contiguous:      # views, broadcasts: compare a packed copy
-            buf = np.ascontiguousarray(buf)
+        if not buf.flags.c_contiguous:      # views, broadcasts: walk the strides in C
+            return _strided_is_all(buf, value_bytes)
         buf = buf.reshape(-1).view(np.uint8)
     try:
         data = memoryview(buf)
@@ -215,35 +200,22 @@ def is_all(buf, value_bytes) -> bool:
     return r != 0
 
 
-def slices_to_box(tuple sel, tuple shape):
-    """``(start, count, step)`` tuples for a tuple of slices (or ints, count 1) over ``shape``.
-
-    Negative steps give the first selected element as start and a negative step, so that
-    ``copy_box`` visits elements in selection order."""
-    if len(sel) != len(shape):
-        raise IndexingError(f"slices_to_box: {len(sel)} selections for {len(shape)} axes")
-    start = []
-    count = []
-    step = []
-    for ax, (s, n) in enumerate(zip(sel, shape)):
-        if isinstance(s, slice):
-            if s.step == 0:
-                raise IndexingError(f"slice step cannot be zero (axis {ax})")
-            r = range(*s.indices(n))
-            c = len(r)
-            start.append(r.start if c else 0)
-            count.append(c)
-            step.append(r.step)
-        else:
-            i = int(s)
-            if i < 0:
-                i += n
-            if not 0 <= i < n:
-                raise IndexingError(f"index {s} is out of bounds for axis {ax} with size {n}")
-            start.append(i)
-            count.append(1)
-            step.append(1)
-    return tuple(start), tuple(count), tuple(step)
+cdef bint _strided_is_all(cnp.ndarray buf, object value_bytes) except -1:
+    cdef const unsigned char[::1] v = _value_view(value_bytes, "is_all")
+    cdef Py_ssize_t itemsize = cnp.PyArray_ITEMSIZE(buf)
+    if v.shape[0] != itemsize:
+        raise IndexingError(f"is_all: value has {v.shape[0]} bytes; expected one item of "
+                            f"{itemsize} bytes (the array's item size)")
+    if buf.size == 0:
+        return True
+    cdef zx_box box
+    _array_box(&box, buf, 0)
+    cdef const char *bp = <const char *>cnp.PyArray_DATA(buf)
+    cdef const char *vp = <const char *>&v[0]
+    cdef int r
+    with nogil:
+        r = zx_box_all_equal(&box, bp, vp)
+    return r != 0
 
 
 cdef bint _is_basic(tuple sel):
@@ -272,9 +244,10 @@ cdef int _gather_packed(cnp.ndarray src, char *dp, bint crc32c, object fill, str
     item equals it (the checksum is then not computed), else 0."""
     if src.dtype.hasobject:
         raise IndexingError(f"{who}: dtype {src.dtype} holds Python objects")
-    cdef int ndim = cnp.PyArray_NDIM(src), ax
-    if ndim > ZX_MAX_NDIM:
-        raise IndexingError(f"{who}: rank {ndim} exceeds the maximum of {ZX_MAX_NDIM}")
+    cdef zx_box box
+    if cnp.PyArray_NDIM(src) > ZX_MAX_NDIM:
+        raise IndexingError(f"{who}: rank {cnp.PyArray_NDIM(src)} exceeds the maximum of "
+                            f"{ZX_MAX_NDIM}")
     cdef const unsigned char[::1] fv
     cdef const char *fp = NULL
     cdef size_t fsize = 0
@@ -291,30 +264,17 @@ cdef int _gather_packed(cnp.ndarray src, char *dp, bint crc32c, object fill, str
     cdef uint32_t crc
     if n == 0:
         if crc32c:
-            dp[0] = dp[1] = dp[2] = dp[3] = 0     # the CRC-32C of no bytes is 0
+            zx_store_le32(dp, 0)                   # the CRC-32C of no bytes is 0
         return 1 if fp != NULL else 0
-    cdef ptrdiff_t c_count[ZX_MAX_NDIM]
-    cdef ptrdiff_t c_ss[ZX_MAX_NDIM]
-    cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
-    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
-    cdef cnp.npy_intp *sstr = cnp.PyArray_STRIDES(src)
-    cdef ptrdiff_t stride = <ptrdiff_t>itemsize
-    for ax in range(ndim - 1, -1, -1):        # the C-order strides of the packed result
-        c_count[ax] = shape[ax]
-        c_ss[ax] = sstr[ax]
-        c_ds[ax] = stride
-        stride *= shape[ax]
+    _array_box(&box, src, 0)                       # operand 1 stays packed: a gather
     cdef const char *sp = <const char *>cnp.PyArray_DATA(src)
     with nogil:
-        zx_copy_box(ndim, c_count, itemsize, sp, c_ss, dp, c_ds)
+        zx_copy_box(&box, sp, dp)
         if fp != NULL:
             uniform = zx_is_all(dp, <size_t>n, fp, fsize)
         if crc32c and not uniform:
             crc = zx_crc32c(0, dp, <size_t>n)
-            dp[n] = <char>(crc & 0xff)
-            dp[n + 1] = <char>((crc >> 8) & 0xff)
-            dp[n + 2] = <char>((crc >> 16) & 0xff)
-            dp[n + 3] = <char>((crc >> 24) & 0xff)
+            zx_store_le32(dp + n, crc)
     return uniform
 
 
@@ -346,32 +306,17 @@ def copy_view(cnp.ndarray src, cnp.ndarray dst) -> None:
     """``dst[...] = src`` for two arrays of one shape and dtype, any strides, in C without the
     GIL. Views are always inside their buffers, so only shape, dtype, writability and overlap
     need checking."""
-    cdef int ndim = cnp.PyArray_NDIM(src), ax
+    cdef int ndim = cnp.PyArray_NDIM(src)
     if cnp.PyArray_NDIM(dst) != ndim or src.shape != dst.shape or src.dtype != dst.dtype \
             or src.dtype.hasobject or ndim > ZX_MAX_NDIM or not dst.flags.writeable:
         dst[...] = src
         return
     if np.may_share_memory(src, dst):
         src = src.copy()
-    cdef ptrdiff_t c_count[ZX_MAX_NDIM]
-    cdef ptrdiff_t c_ss[ZX_MAX_NDIM]
-    cdef ptrdiff_t c_ds[ZX_MAX_NDIM]
-    cdef cnp.npy_intp *shape = cnp.PyArray_DIMS(src)
-    cdef cnp.npy_intp *sstr = cnp.PyArray_STRIDES(src)
-    cdef cnp.npy_intp *dstr = cnp.PyArray_STRIDES(dst)
-    for ax in range(ndim):
-        if shape[ax] == 0:
-            return
-        if sstr[ax] == 0 and shape[ax] > 1:     # a broadcast source: numpy's fill is faster
-            dst[...] = src
-            return
-        c_count[ax] = shape[ax]
-        c_ss[ax] = sstr[ax]
-        c_ds[ax] = dstr[ax]
+    cdef zx_box box
+    _array_box(&box, src, 0)               # a broadcast source (strides 0) is a fill
+    zx_box_strides(&box, 1, <const ptrdiff_t*>cnp.PyArray_STRIDES(dst), NULL)
     cdef const char *sp = <const char *>cnp.PyArray_DATA(src)
     cdef char *dp = <char *>cnp.PyArray_DATA(dst)
-    cdef size_t itemsize = cnp.PyArray_ITEMSIZE(src)
-    if itemsize == 0:
-        return
     with nogil:
-        zx_copy_box(ndim, c_count, itemsize, sp, c_ss, dp, c_ds)
+        zx_copy_box(&box, sp, dp)

@@ -1,8 +1,29 @@
-"""The worker pool shared by chunk reads and writes, re-created after ``fork``.
+"""The one thread pool of zarrx: chunk decoding/encoding and store I/O share it.
+
+Entry points:
+
+- :func:`run_batches` and :func:`run_shared` spread CPU work (decoding, encoding, copying) over
+  at most ``zarrx.config.threads`` threads, the calling thread included;
+- :func:`map_io` runs blocking calls (file reads, network requests: anything that releases the
+  GIL while it waits) concurrently, up to :data:`IO_THREADS` at a time, results in order.
+
+The rules that keep this free of deadlocks and of thread explosions:
+
+1. Every worker of the pool marks itself (a thread-local flag set by the pool's initializer;
+   thread names play no part). CPU fan-out asked for on a worker runs inline on that worker:
+   the work it belongs to is already spread over the pool.
+2. A caller never waits for an item nobody has started. It always does a share of the work
+   itself, and when it is done it takes back (cancels and runs itself) every item still queued,
+   waiting only for items another thread is running. So :func:`map_io` may be called from any
+   thread, a pool worker included (a store's ``get_many`` inside a chunk task), and nested
+   calls finish even when every worker is busy: the pool's size bounds the threads, never
+   progress.
+3. With ``zarrx.config.set(threads=1)`` everything runs on the calling thread and no pool is
+   made.
 
 A pool inherited across ``fork`` has threads that do not exist in the child; using it would
 deadlock. The pool is therefore dropped in the child (``os.register_at_fork``) and made again on
-first use, and it is resized when ``zarrx.config.threads`` changes.
+first use.
 """
 from __future__ import annotations
 
@@ -10,65 +31,120 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from zarrx import config
 
+__all__ = ["IO_THREADS", "in_worker", "map_io", "run_batches", "run_shared", "threads"]
+
 T = TypeVar("T")
 R = TypeVar("R")
 
+#: the most blocking calls one :func:`map_io` runs at once (the caller's included)
+IO_THREADS = 8
+
 _lock = threading.Lock()
+_local = threading.local()
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 
 
 def _forget_after_fork() -> None:
-    global _pool, _pool_size, _lock
-    _pool, _pool_size, _lock = None, 0, threading.Lock()
+    global _pool, _pool_size, _lock, _local
+    _pool, _pool_size, _lock, _local = None, 0, threading.Lock(), threading.local()
 
 
 os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def _get_pool(n: int) -> ThreadPoolExecutor:
+def _mark_worker() -> None:
+    _local.worker = True
+
+
+def in_worker() -> bool:
+    """True on a worker thread of the pool."""
+    return getattr(_local, "worker", False)
+
+
+def threads() -> int:
+    """``zarrx.config.threads``: how many threads one read or write spreads its CPU work on."""
+    return int(config.get("threads"))  # type: ignore[arg-type]
+
+
+def _get_pool() -> ThreadPoolExecutor:
     global _pool, _pool_size
+    n = max(threads(), IO_THREADS)
     with _lock:
         if _pool is None or _pool_size != n:
             old = _pool
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="zarrx")
+            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="zarrx",
+                                       initializer=_mark_worker)
             _pool_size = n
             if old is not None:
                 old.shutdown(wait=False)
         return _pool
 
 
-def threads() -> int:
-    return int(config.get("threads"))  # type: ignore[arg-type]
+def _join(futures: list[Future], run: Callable[[int], R]) -> list[R]:
+    """The results of ``futures`` in order; an item still queued is cancelled and run here
+    (``run(i)``), so the caller waits only for items that other threads are running. The
+    first error is raised once every item has finished or been cancelled."""
+    out: list[R] = []
+    error: BaseException | None = None
+    for i, f in enumerate(futures):
+        if error is not None:
+            _abandon([f])
+            continue
+        try:
+            out.append(run(i) if f.cancel() else f.result())
+        except BaseException as exc:  # noqa: BLE001 - re-raised below
+            error = exc
+    if error is not None:
+        raise error
+    return out
+
+
+def _abandon(futures: list[Future]) -> None:
+    """Cancel the items of ``futures`` still queued and wait for the running ones, ignoring
+    their errors (the caller is already raising one)."""
+    for f in futures:
+        if not f.cancel():
+            try:
+                f.result()
+            except BaseException:  # noqa: BLE001 - the caller's error wins
+                pass
+
+
+def _split(items: Sequence[T], nb: int) -> list[Sequence[T]]:
+    step = -(-len(items) // nb)
+    return [items[i:i + step] for i in range(0, len(items), step)]
 
 
 def run_batches(fn: Callable[[Sequence[T]], R], items: Sequence[T], *, min_batch: int = 1) -> list[R]:
     """``fn`` over contiguous batches of ``items``: one batch per thread (at most), results in
-    order. With one thread (or too few items) everything runs on the calling thread."""
+    order. With one thread, too few items, or on a pool worker, one call on this thread."""
     n = threads()
-    if n <= 1 or len(items) < 2 * min_batch or threading.current_thread().name.startswith("zarrx"):
+    if n <= 1 or len(items) < 2 * min_batch or in_worker():
         return [fn(items)]
-    nb = min(n, max(1, len(items) // min_batch))
-    step = -(-len(items) // nb)
-    batches = [items[i:i + step] for i in range(0, len(items), step)]
-    pool = _get_pool(n)
+    batches = _split(items, min(n, max(1, len(items) // min_batch)))
+    pool = _get_pool()
     futures = [pool.submit(fn, b) for b in batches[1:]]
-    first = fn(batches[0])                       # the caller works too
-    return [first] + [f.result() for f in futures]
+    try:
+        first = fn(batches[0])                   # the caller works too
+    except BaseException:
+        _abandon(futures)                        # nothing keeps running after we return
+        raise
+    return [first] + _join(futures, lambda i: fn(batches[i + 1]))
 
 
 def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
     """``fn(i)`` for ``i`` in ``range(n_tasks)``, the workers (and the calling thread) each taking
     the next task until none is left. Workers are woken once per call, not once per task: on a
     virtual machine waking an idle thread can cost milliseconds. The first error stops the
-    others from taking more tasks and is raised."""
+    others from taking more tasks and is raised. On a pool worker everything runs inline."""
     n = threads()
-    if n <= 1 or n_tasks < 2 or threading.current_thread().name.startswith("zarrx"):
+    if n <= 1 or n_tasks < 2 or in_worker():
         for i in range(n_tasks):
             fn(i)
         return
@@ -85,15 +161,37 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
                 failed.append(exc)
                 raise
 
-    pool = _get_pool(n)
+    pool = _get_pool()
     futures = [pool.submit(work) for _ in range(min(n, n_tasks) - 1)]
     try:
         work()
     finally:
-        for f in futures:
-            try:
-                f.result()
-            except BaseException:
-                pass
+        _abandon(futures)                     # a task not yet started has nothing left to do
     if failed:
         raise failed[0]
+
+
+def map_io(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[fn(x) for x in items]`` with up to :data:`IO_THREADS` calls in flight: for blocking
+    calls that release the GIL (reads of files, requests to a server). Contiguous batches go to
+    the pool; the calling thread runs the first itself and then any batch no worker has picked
+    up yet. Safe on any thread, pool workers included (see the module's rules). With
+    ``zarrx.config.set(threads=1)`` or fewer than two items, everything runs on this thread.
+    The first error is raised after every started call has returned."""
+    if len(items) < 2 or threads() <= 1:
+        return [fn(x) for x in items]
+    batches = _split(items, min(IO_THREADS, len(items)))
+
+    def run(batch: Sequence[T]) -> list[R]:
+        return [fn(x) for x in batch]
+
+    pool = _get_pool()
+    futures = [pool.submit(run, b) for b in batches[1:]]
+    try:
+        out = run(batches[0])
+    except BaseException:
+        _abandon(futures)
+        raise
+    for part in _join(futures, lambda i: run(batches[i + 1])):
+        out.extend(part)
+    return out

@@ -11,13 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import chunk_io, indexing
+from zarrx import chunk_io, indexing, layout
 from zarrx.errors import IndexingError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.node import Node
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
 from zarrx.store.base import Store
-from zarrx.store.chunks import make_chunk_source, read_unit, shard_shapes
 
 __all__ = ["Array"]
 
@@ -30,15 +29,15 @@ class Array(Node):
     def __init__(self, store: Store, path: str, meta: ArrayMeta, *, read_only: bool = False,
                  write_empty_chunks: bool | None = None) -> None:
         super().__init__(store, path, meta, read_only=read_only)
-        self._write_empty = bool(write_empty_chunks) if write_empty_chunks is not None else False
+        self._write_empty = None if write_empty_chunks is None else bool(write_empty_chunks)
         self._setup()
 
     def _setup(self) -> None:
-        prefix = f"{self._path}/" if self._path else ""
-        self._io = chunk_io.ArrayIO(self._meta, make_chunk_source(self._store, prefix, self._meta),
-                                    self._path, write_empty_chunks=self._write_empty)
+        self._io = chunk_io.ArrayIO(self._meta,
+                                    layout.chunk_source(self._store, self._path, self._meta),
+                                    self._path, write_empty=self._write_empty)
         self._grid = _grid_of(self._meta)
-        self._shard_levels = _shard_levels_in_chunks(self._meta)
+        self._order = layout.visit_order(self._meta)
         # z[i, j, ...] of one element takes a short path (regular grid, plain dtype)
         self._point_ok = self._io.regular and not self._io.object_chunks \
             and self.dtype.fields is None
@@ -70,13 +69,14 @@ class Array(Node):
 
     @property
     def chunks(self) -> tuple[int, ...]:
-        """The read unit: the inner chunk shape when sharded, else the chunk grid's shape."""
-        return self._io.chunk_shape if self._io.regular else self._meta.chunk_shape
+        """The read unit: the inner chunk shape when sharded, else the chunk grid's shape. A
+        rectilinear grid has none: a MetadataError names ``metadata.chunk_grid.chunk_sizes``."""
+        return self._meta.chunk_shape
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         """The shape of one stored object (shard) when sharded, else None."""
-        if not self._meta.shard_levels:
+        if not self._meta.layout.sharded:
             return None
         grid = self._meta.chunk_grid
         return grid.chunk_shape if isinstance(grid, RegularGrid) else None
@@ -104,8 +104,7 @@ class Array(Node):
     @property
     def nchunks_initialized(self) -> int:
         """How many stored chunk objects (shards, when sharded) exist."""
-        return sum(1 for _ in self._io.source.outer().list_chunks()) if self._meta.shard_levels \
-            else sum(1 for _ in self._io.source.list_chunks())
+        return sum(1 for _ in layout.stored_objects(self._io.source))
 
     def __len__(self) -> int:
         if not self._meta.shape:
@@ -122,7 +121,7 @@ class Array(Node):
     # -- reading ------------------------------------------------------------------------------
     def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
-                                       shard_shape=self._shard_levels)
+                                       shard_shape=self._order)
         result = self._out(plan.out_shape, out)
         chunk_io.read_into(self._io, plan.chunks, result, flat=plan.flat)
         if out is None and result.ndim == 0:
@@ -171,7 +170,7 @@ class Array(Node):
     def _write(self, selection: Any, value: Any, kind: str) -> None:
         self._check_writable("write")
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
-                                       shard_shape=self._shard_levels)
+                                       shard_shape=self._order)
         arr = chunk_io.check_value(value, plan.out_shape, self.dtype, self.name)
         chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
@@ -223,15 +222,8 @@ class Array(Node):
         if isinstance(self._meta.chunk_grid, RectilinearGrid):
             raise ZarrError(f"{self.name}: resize of a rectilinear chunk grid is not supported")
         new = tuple(int(n) for n in new)
-        old_io = self._io
         self._save(dataclasses.replace(self._meta, shape=new))
-        grid_shape = self._meta.chunk_grid.chunk_shape
-        outer = old_io.source.outer() if self._meta.shard_levels else old_io.source
-        dead = [c for c in outer.list_chunks()
-                if any(ci * cs >= n for ci, cs, n in zip(c, grid_shape, new))]
-        if dead:
-            outer.set_chunks([(c, None) for c in dead])
-            outer.flush()
+        layout.delete_objects_outside(self._io.source, self._meta)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
         """Grow along ``axis`` by ``data``'s extent there and write ``data`` into the new part."""
@@ -278,23 +270,14 @@ class _Indexer:
 
 
 def _grid_of(meta: ArrayMeta) -> Any:
-    """The indexing grid: inner chunks (sharded arrays are indexed by their read unit)."""
+    """The indexing grid: read units (sharded arrays are indexed by their inner chunks)."""
     grid = meta.chunk_grid
     if isinstance(grid, RectilinearGrid):
         return indexing.ChunkGridIndex(meta.shape, grid.chunk_sizes)
-    return indexing.ChunkGridIndex(meta.shape, read_unit(meta)[0])
+    return indexing.ChunkGridIndex(meta.shape, meta.layout.read_shape)
 
 
-def _shard_levels_in_chunks(meta: ArrayMeta) -> list[tuple[int, ...]] | None:
-    """For shard-major ordering: per level (outermost first), inner chunks per shard per axis."""
-    if not meta.shard_levels:
-        return None
-    shapes = shard_shapes(meta)
-    inner = shapes[-1]
-    return [tuple(s // c for s, c in zip(shape, inner)) for shape in shapes[:-1]]
-
-
-def _reopen(store: Store, path: str, read_only: bool, write_empty: bool) -> Array:
+def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None) -> Array:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, ArrayMeta):
         raise ZarrError(f"no array at {path!r} in {store!r}")

@@ -1,29 +1,33 @@
 """Read and write a selection of an array: fetch, decode, scatter / gather, encode, store.
 
 The operations are free functions over an :class:`ArrayIO` (what they need of an array: the
-chunk source, the codec plans, the fill value). They are unaware of sharding: a sharded array's
-chunk source is a ShardStore that maps inner chunks onto byte ranges of shard objects.
+chunk source, the codec plans, the fill value). They are unaware of sharding: they read and
+write read units by coordinates through the array's chunk source (see :mod:`zarrx.layout`), and
+group a write's chunks by the stored object that holds them.
 
-Memory: a read allocates its output plus O(threads) decoded chunk buffers; a write holds one
-window of O(threads) encoded chunks at a time. Chunks are processed in windows; within a window
-the fetch is one batched ``get_chunks`` call and decoding/encoding is spread over the pool.
+Memory: a read allocates its output plus O(threads) decoded chunk buffers and holds the stored
+bytes of one window (never less than one stored object's requested chunks) per thread; a write
+holds the encoded chunks of one stored object per thread. Reads are windows of chunks, each
+fetched with one ``get_chunks`` call and decoded on one thread; writes are one task per stored
+object, committed once.
 """
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from math import prod
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from zarrx import _pool
+from zarrx import _pool, config
 from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.indexing import is_view
-from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
-from zarrx.store.chunks import ChunkSource, read_unit
+from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.store.chunks import PARTIAL, ChunkSource
 
 __all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
 
@@ -38,7 +42,7 @@ class ArrayIO:
     meta: ArrayMeta
     source: ChunkSource
     key: str                                   # the array path, for messages
-    write_empty_chunks: bool = False
+    write_empty: bool | None = None            # None: zarrx.config.write_empty_chunks
     _plans: dict[tuple[int, ...], CodecPipeline] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _local: threading.local = field(default_factory=threading.local)
@@ -51,10 +55,19 @@ class ArrayIO:
         self.fill_is_nan = (self.dtype.kind in "fc" and bool(np.isnan(self.fill)))
         self.fill_bytes = (None if self.variable or self.dtype.hasobject
                            else np.asarray(self.fill, dtype=self.dtype).tobytes())
-        grid = self.meta.chunk_grid
-        self.regular = not isinstance(grid, RectilinearGrid)
-        self.chunk_shape, self.codecs = read_unit(self.meta) if self.regular else \
-            (None, self.meta.chunk_codecs)
+        layout = self.meta.layout
+        self.regular = layout.read_shape is not None
+        self.chunk_shape, self.codecs = layout.read_shape, layout.read_codecs
+        self.object_ratio = layout.object_ratio
+        self.units_per_object = 1 if layout.object_ratio is None else prod(layout.object_ratio)
+
+    @property
+    def write_empty_chunks(self) -> bool:
+        """Whether chunks equal to the fill value everywhere are stored (the array's setting,
+        else ``zarrx.config.write_empty_chunks`` at the time of the write)."""
+        if self.write_empty is not None:
+            return self.write_empty
+        return bool(config.get("write_empty_chunks"))
 
     def plan(self, shape: tuple[int, ...]) -> CodecPipeline:
         plan = self._plans.get(shape)
@@ -130,11 +143,6 @@ def chunk_shape_at(grid: Any, coords: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sizes[c] for sizes, c in zip(grid.chunk_sizes, coords))
 
 
-def _windows(items: Sequence, size: int):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
 def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> None:
     """``dst[dst_sel] = src[src_sel]``; basic selections copy in C without the GIL."""
     if dst.dtype.hasobject:
@@ -177,23 +185,51 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         p = projections[0]
         decode([(p, source.get_chunks([(p.coords, None)])[0])])
         return
-    n = len(projections)
-    if _pool.threads() <= 1:
-        for win in _windows(projections, window):
-            decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+
+    def fetch(win: Sequence) -> list:
+        return list(zip(win, source.get_chunks([(p.coords, None) for p in win])))
+
+    one_thread = _pool.threads() <= 1
+    bounds = _read_windows(io, projections, window if one_thread else READ_WINDOW)
+    if one_thread:
+        for a, b in bounds:
+            decode(fetch(projections[a:b]))
         return
-    # several threads: each takes the next small window, fetches and decodes it. Windows are
-    # taken under a lock, in order: the lazy projection list is walked once, by one thread at
-    # a time.
-    windows = _windows(projections, READ_WINDOW)
+    if len(bounds) == 1:             # one stored object: fetch it once, decode in parallel
+        _pool.run_batches(decode, fetch(projections[0:len(projections)]), min_batch=2)
+        return
+    # several threads: each takes the next window, fetches and decodes it. Windows are taken
+    # under a lock, in order: the lazy projection list is walked once, by one thread at a time.
+    windows = iter(bounds)
     lock = threading.Lock()
 
     def task(_: int) -> None:
         with lock:
-            win = next(windows)
-        decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+            a, b = next(windows)
+            win = projections[a:b]
+        decode(fetch(win))
 
-    _pool.run_shared(task, -(-n // READ_WINDOW))
+    _pool.run_shared(task, len(bounds))
+
+
+def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` windows of about ``size`` projections that never split the chunks of
+    one stored object: a window's fetch reads each shard through one snapshot, so a read sees
+    every shard as of one version."""
+    n = len(projections)
+    if io.units_per_object == 1 or io.object_ratio is None:
+        return [(a, min(a + size, n)) for a in range(0, n, size)]
+    coords = projections.coords() if hasattr(projections, "coords") \
+        else np.array([p.coords for p in projections], dtype=np.int64).reshape(n, -1)
+    objs = coords // np.asarray(io.object_ratio, dtype=np.int64)
+    starts = [0, *(np.flatnonzero(np.any(objs[1:] != objs[:-1], axis=1)) + 1).tolist(), n]
+    out: list[tuple[int, int]] = []
+    a = 0
+    for b in starts[1:]:
+        if b - a >= size or b == n:
+            out.append((a, b))
+            a = b
+    return out
 
 
 NOT_A_POINT = object()
@@ -243,65 +279,87 @@ def _with_chunk_key(exc: ZarrError, io: ArrayIO, coords: tuple[int, ...]) -> Zar
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False) -> None:
     """Store ``value`` (already broadcast to the selection's shape) into the chunks of
-    ``projections``. Partial chunks are read, modified and written back; full chunks are never
-    read. Projections must come shard-major for sharded arrays (each shard written once)."""
+    ``projections``, one stored object (chunk, or shard) at a time. Full chunks are encoded
+    without reading anything; partial ones are merged into the stored chunk inside the object's
+    update (:meth:`ChunkSource.commit`), so concurrent writers never lose each other's updates.
+    Every bit of state of the write lives in this call. Projections come shard-major for sharded
+    arrays (each shard is updated once)."""
     src = value.reshape(-1) if flat else value
-    window = max(16, WINDOW_PER_THREAD * _pool.threads())
     source = io.source
-
+    write_empty = io.write_empty_chunks
     # raw chunks test for fill while gathering (unless NaN fill: NaNs differ in their bits)
-    raw_fill = None if io.write_empty_chunks or io.fill_is_nan else io.fill_bytes
+    raw_fill = None if write_empty or io.fill_is_nan else io.fill_bytes
+    gather = _gather_size(io, flat)
 
-    def encode(triples: Sequence) -> list:
-        out = []
-        for p, old, dest in triples:
+    def full(p: Any, slab: Any) -> Any:
+        """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
+        if not p.full:
+            return PARTIAL
+        shape = io.shape_of(p.coords)
+        plan = io.plan(shape)
+        try:
+            if slab is not None:            # encode in place, into the shard being assembled
+                view = src[p.out_sel]
+                if view.shape == shape:
+                    dest = slab.view(p.coords)
+                    return None if plan.encode_into(view, dest, fill=raw_fill) else dest
+            return _encode_one(io, plan, p, shape, None, src, flat, raw_fill)
+        except ZarrError as exc:
+            raise _with_chunk_key(exc, io, p.coords) from exc
+
+    def commit(obj: tuple[int, ...], projs: list, parallel: bool) -> None:
+        slab = None
+        if gather is not None and len(projs) == io.units_per_object \
+                and all(p.full and not _is_border(io, p.coords, io.chunk_shape) for p in projs):
+            slab = source.slab(obj, gather)
+        if parallel and len(projs) > 1:
+            values = [v for batch in _pool.run_batches(
+                lambda ps: [full(p, slab) for p in ps], projs, min_batch=2) for v in batch]
+        else:
+            values = [full(p, slab) for p in projs]
+
+        def finish(j: int, old: Any) -> Any:
+            p = projs[j]
             shape = io.shape_of(p.coords)
-            plan = io.plan(shape)
             try:
-                if dest is not None:                # encode in place, where the source wants it
-                    view = src[p.out_sel]
-                    if view.shape == shape:
-                        uniform = plan.encode_into(view, dest, fill=raw_fill)
-                        out.append((p.coords, None if uniform else dest))
-                        continue
-                out.append((p.coords, _encode_one(io, plan, p, shape, old, src, flat, raw_fill)))
+                return _encode_one(io, io.plan(shape), p, shape, old, src, flat, raw_fill)
             except ZarrError as exc:
                 raise _with_chunk_key(exc, io, p.coords) from exc
-        return out
 
-    place = _placement(io) if not flat and (raw_fill is not None or io.write_empty_chunks) \
-        else None
-    for win in _windows(projections, window):
-        partial = [p for p in win if not p.full]
-        olds = source.get_chunks([(p.coords, None) for p in partial]) if partial else []
-        old_of = {id(p): d for p, d in zip(partial, olds)}
-        dests = [place(p) if place is not None and p.full else None for p in win]
-        triples = [(p, old_of.get(id(p)), d) for p, d in zip(win, dests)]
-        results = _pool.run_batches(encode, triples, min_batch=2)
-        source.set_chunks([item for batch in results for item in batch])
-    source.flush()
+        source.commit(obj, [(p.coords, v) for p, v in zip(projs, values)], finish, slab)
+
+    units = _by_object(io, projections)
+    if len(units) == 1:
+        commit(*units[0], True)
+    else:
+        _pool.run_shared(lambda i: commit(*units[i], False), len(units))
 
 
-def _placement(io: ArrayIO) -> Any:
-    """``place(projection) -> writable buffer | None``: where the chunk source would like a
-    full, interior, raw chunk's encoded bytes written (a shard being assembled), or None when
-    it cannot take them in place. Called on the writing thread, before encoding."""
-    if not io.regular or io.object_chunks or io.fill_is_nan:
+def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...], list]]:
+    """The projections grouped by the stored object holding their chunk, in order (they come
+    shard-major, so each object's chunks are consecutive)."""
+    ratio = io.object_ratio
+    if ratio is None or io.units_per_object == 1:
+        return [(p.coords, [p]) for p in projections]
+    units: list[tuple[tuple[int, ...], list]] = []
+    last = None
+    for p in projections:
+        obj = tuple(c // r for c, r in zip(p.coords, ratio))
+        if obj != last:
+            units.append((obj, []))
+            last = obj
+        units[-1][1].append(p)
+    return units
+
+
+def _gather_size(io: ArrayIO, flat: bool) -> int | None:
+    """The encoded size of a full, interior chunk when the plan encodes it by one gather
+    (raw chunks, optionally a crc32c) and the write may place it in a shard slab; else None."""
+    if flat or not io.regular or io.object_chunks or io.fill_is_nan:
         return None
-    plan = io.plan(io.chunk_shape)          # type: ignore[arg-type]
-    size = plan.gather_size
-    if size is None:
+    if io.units_per_object == 1:
         return None
-    reserve = io.source.reserve
-    if type(io.source).reserve is ChunkSource.reserve:      # the source never places chunks
-        return None
-    shape = io.chunk_shape
-
-    def place(p: Any) -> Any:
-        if _is_border(io, p.coords, shape):
-            return None
-        return reserve(p.coords, size)
-    return place
+    return io.plan(io.chunk_shape).gather_size       # type: ignore[arg-type]
 
 
 def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...], old: Any,

@@ -15,7 +15,9 @@ from collections.abc import Iterator
 
 __all__ = ["set", "get"]
 
-_DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False}
+_DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
+             "consistency": "strict"}
+CONSISTENCY = ("strict", "none")
 _lock = threading.Lock()
 _values = dict(_DEFAULTS)
 
@@ -33,6 +35,9 @@ def _check(name: str, value: object) -> object:
         raise ZarrError(f"zarrx.config.threads: expected an int >= 1, found {value!r}")
     if name == "write_empty_chunks" and not isinstance(value, bool):
         raise ZarrError(f"zarrx.config.write_empty_chunks: expected a bool, found {value!r}")
+    if name == "consistency" and value not in CONSISTENCY:
+        raise ZarrError(f"zarrx.config.consistency: expected one of {', '.join(CONSISTENCY)}, "
+                        f"found {value!r}")
     return value
 
 

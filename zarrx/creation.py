@@ -91,7 +91,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  zarr_format: int | None = 3, attributes: dict | None = None,
                  dimension_names: Sequence[str | None] | None = None,
                  chunk_key_encoding: Any = None, overwrite: bool = False,
-                 write_empty_chunks: bool = False, data: Any = None, path: str | None = None,
+                 write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
                  _mode: str = "w-") -> Array:
     """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once."""
     from zarrx.codec_args import build_codecs

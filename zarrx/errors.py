@@ -9,15 +9,52 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "NodeNotFoundError", "NodeExistsError", "ReadOnlyError", "expected",
+    "NodeNotFoundError", "NodeExistsError", "ReadOnlyError", "ConflictError", "expected",
 ]
 
 
 class ZarrError(Exception):
-    """Anything wrong with user input or stored bytes."""
+    """Anything wrong with user input or stored bytes.
+
+    Where it happened is carried as fields, set once by the layer that knows them (chunk I/O
+    for chunk errors): ``array`` (the array's path), ``key`` (the stored object) and ``inner``
+    (the inner chunk's key inside a shard). The message is the detail; ``str()`` puts the
+    location in front of it.
+    """
+
+    array: str | None = None
+    key: str | None = None
+    inner: str | None = None
+
+    def at(self, *, array: str | None = None, key: str | None = None,
+           inner: str | None = None) -> ZarrError:
+        """Set the location fields not set yet; returns ``self``."""
+        if self.array is None and array is not None:
+            self.array = array
+        if self.key is None and key is not None:
+            self.key = key
+        if self.inner is None and inner is not None:
+            self.inner = inner
+        return self
+
+    @property
+    def where(self) -> str:
+        parts = []
+        if self.array is not None:
+            parts.append(f"array {(self.array or '/')!r}")
+        if self.key is not None:
+            parts.append(f"{'shard' if self.inner is not None else 'chunk'} {self.key!r}")
+        if self.inner is not None:
+            parts.append(f"inner chunk {self.inner!r}")
+        return " ".join(parts)
+
+    @property
+    def detail(self) -> str:
+        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
 
     def __str__(self) -> str:  # KeyError would quote the message; every subclass reads plainly
-        return str(self.args[0]) if len(self.args) == 1 else super().__str__()
+        where = self.where
+        return f"{where}: {self.detail}" if where else self.detail
 
 
 class MetadataError(ZarrError, ValueError):
@@ -30,6 +67,11 @@ class CodecError(ZarrError, ValueError):
 
 class StoreError(ZarrError, OSError):
     """A store operation failed, or a key is not acceptable to the store."""
+
+
+class ConflictError(StoreError):
+    """A conditional store operation found the object changed: its generation (version) was not
+    the one the caller expected, or it exists where it must not (or the other way round)."""
 
 
 class ShardError(ZarrError, ValueError):
@@ -50,6 +92,11 @@ class NodeExistsError(ZarrError, FileExistsError):
 
 class ReadOnlyError(StoreError, PermissionError):
     """A write was attempted through a store or node opened read-only."""
+
+
+class ConflictError(StoreError):
+    """A conditional store operation found the object changed (another writer got there
+    first), or an update gave up after retrying."""
 
 
 def expected(where: str, want: str, got: object) -> MetadataError:

@@ -5,6 +5,8 @@ import math
 
 from typing import TYPE_CHECKING, Any
 
+from zarrx.metadata.model import ArrayMeta
+
 if TYPE_CHECKING:
     from zarrx.array import Array
     from zarrx.group import Group
@@ -75,8 +77,6 @@ def _stored_objects(array: Array) -> int:
 
 def tree(group: Group, max_depth: int | None = None) -> str:
     """The hierarchy below ``group`` as indented text, arrays with shape and dtype."""
-    from zarrx.array import Array
-
     lines = [group.name]
 
     def walk(g: Group, indent: str, depth: int) -> None:
@@ -84,7 +84,7 @@ def tree(group: Group, max_depth: int | None = None) -> str:
         for i, (name, node) in enumerate(items):
             last = i == len(items) - 1
             branch = "└── " if last else "├── "
-            if isinstance(node, Array):
+            if isinstance(node.metadata, ArrayMeta):
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
             else:
                 lines.append(f"{indent}{branch}{name}")

@@ -52,9 +52,7 @@ EXPECTED = {
     'huge-document':
         'a/zarr.json: expected a document of at most 67108864 bytes, found 67108865 bytes',
     'bare-nan-v3':
-        'a/zarr.json: expected JSON numbers (non-finite values are the strings "NaN", "Infinity", "-Infinity"), found bare NaN',
-    'bare-infinity-v3':
-        'a/zarr.json: expected JSON numbers (non-finite values are the strings "NaN", "Infinity", "-Infinity"), found bare Infinity',
+        'a/zarr.json fill_value: expected a number, "NaN", "Infinity", "-Infinity" or a hex bit pattern of 8 digits, found nan',
     'huge-integer-literal':
         "a/zarr.json: expected valid JSON, found 'Exceeds the limit (4300 digits) for integer string conversion: value has 500...",
     'dict-with-int-keys':
@@ -212,9 +210,7 @@ EXPECTED = {
     'shard-rank':
         'a/zarr.json codecs[0].configuration.chunk_shape: expected 2 inner chunk sizes (the rank of the array), found [2]',
     'shard-index-compressed':
-        "a/zarr.json codecs[0].configuration.index_codecs: expected [bytes (little endian)] or [bytes, crc32c]: the shard index must be fixed-size, found [{'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'zstd', '...",
-    'shard-index-big-endian':
-        "a/zarr.json codecs[0].configuration.index_codecs: expected [bytes (little endian)] or [bytes, crc32c]: the shard index must be fixed-size, found [{'name': 'bytes', 'configuration': {'endian': 'big'}}]",
+        "a/zarr.json codecs[0].configuration.index_codecs: expected [bytes] or [bytes, crc32c] (either byte order): the shard index must be fixed-size, found [{'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'zstd', '...",
     'shard-nested-bad':
         'a/zarr.json codecs[0].configuration.codecs[0].configuration.chunk_shape[0]: expected a positive integer below 2**63, found 0',
     'shard-transposed-not-divisor':

@@ -152,12 +152,20 @@ def test_sharding_lowered_into_levels():
     assert m.shard_levels[0].outer_codecs[0].name == "transpose"
     assert m.shard_levels[0].index_crc32c and m.shard_levels[1].outer_codecs == ()
     assert [c.name for c in m.chunk_codecs] == ["bytes", "zstd"]
-    assert m.chunk_shape == (3, 2)
+    assert m.chunk_shape == (2, 3)          # the read unit, in array space
+    assert [c.name for c in m.layout.read_codecs] == ["transpose", "bytes", "zstd"]
 
 
 def test_shard_level_defaults():
     m = parse_v3(v3(chunk_grid=grid(4, 6), codecs=[shard([2, 3], index=[LE])]), "zarr.json")
     assert m.shard_levels == (ShardLevel((2, 3), "end", False),)
+
+
+def test_big_endian_shard_index():
+    big = {"name": "bytes", "configuration": {"endian": "big"}}
+    m = parse_v3(v3(chunk_grid=grid(4, 6), codecs=[shard([2, 3], index=[big, {"name": "crc32c"}])]),
+                 "zarr.json")
+    assert m.shard_levels[0].index_endian == "big" and m.shard_levels[0].index_crc32c
 
 
 def test_grids_and_edges():

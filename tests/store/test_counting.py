@@ -9,6 +9,8 @@ from zarrx.store import ByteRange, CountingStore, LocalStore, MemoryStore
 
 
 class TestCountingStore(StoreContract):
+    snapshot_pins_version = True
+
     def make_store(self, tmp_path):
         return CountingStore(MemoryStore())
 
@@ -18,6 +20,8 @@ class TestCountingStore(StoreContract):
 
 
 class TestCountingLocalStore(StoreContract):
+    snapshot_pins_version = True
+
     def make_store(self, tmp_path):
         return CountingStore(LocalStore(tmp_path / "root"))
 

@@ -16,6 +16,8 @@ from zarrx.store import local as local_mod
 
 
 class TestLocalStore(StoreContract):
+    snapshot_pins_version = True
+
     def make_store(self, tmp_path):
         return LocalStore(tmp_path / "root")
 
@@ -76,8 +78,9 @@ HOSTILE = {
     "long-utf8-segment": ("a/" + "é" * 128,
                           "found a segment of 256 bytes; at most 255 bytes are allowed"),
     "lone-surrogate": ("a\udc80", "found characters that are not encodable as UTF-8"),
-    "temp-prefix": (".zarrx-tmp-0123", "found the reserved prefix '.zarrx-tmp-'"),
-    "temp-prefix-nested": ("a/.zarrx-tmp-x/b", "found the reserved prefix '.zarrx-tmp-'"),
+    "temp-prefix": (".zarrx-tmp-0123", "found the reserved marker '.zarrx-tmp-'"),
+    "temp-prefix-nested": ("a/.zarrx-tmp-x/b", "found the reserved marker '.zarrx-tmp-'"),
+    "temp-name": ("a/.k.zarrx-tmp-12-0a1b", "found the reserved marker '.zarrx-tmp-'"),
 }
 
 
@@ -129,15 +132,16 @@ def test_temp_files_are_never_listed(tmp_path, store, monkeypatch):
     real_replace = os.replace
     seen = {}
 
-    def spy(src, dst):
+    def spy(src, dst, **kw):
         seen["on-disk"] = sorted(os.listdir(tmp_path / "root" / "a"))
         seen["listed"] = sorted(store.list_prefix(""))
         seen["dir"] = store.list_dir("a")
-        real_replace(src, dst)
+        real_replace(src, dst, **kw)
 
     monkeypatch.setattr(os, "replace", spy)
     store.set("a/k", b"new")
-    assert len(seen["on-disk"]) == 2 and seen["on-disk"][0].startswith(".zarrx-tmp-")
+    assert len(seen["on-disk"]) == 2
+    assert seen["on-disk"][0].startswith(f".k.zarrx-tmp-{os.getpid()}-")
     assert seen["listed"] == ["a/k"] and seen["dir"] == (["k"], [])
     assert os.listdir(tmp_path / "root" / "a") == ["k"]
 
@@ -153,7 +157,7 @@ def test_leftover_temp_file_is_invisible(tmp_path, store):
 def test_failed_replace_keeps_old_value(tmp_path, store, monkeypatch):
     store.set("a/k", b"old value")
 
-    def boom(src, dst):
+    def boom(src, dst, **kw):
         raise OSError(errno.EIO, "simulated I/O failure")
 
     monkeypatch.setattr(os, "replace", boom)
@@ -302,13 +306,44 @@ def test_get_many_pool_survives_fork(tmp_path, store):
     assert values == [k.encode() for k in keys]
 
 
-def test_symlinks(tmp_path, store):
-    store.set("real/k", b"1")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "secret").write_bytes(b"s")
-    os.symlink(outside, tmp_path / "root" / "linked-dir")
-    os.symlink(tmp_path / "root" / "real" / "k", tmp_path / "root" / "linked-file")
-    assert sorted(store.list_prefix("")) == ["linked-file", "real/k"]
-    assert store.list_dir("") == (["linked-file"], ["real"])
-    assert store.get("linked-file") == b"1"
+# -- generations and conditional writes across processes ----------------------------------------
+def _increment_in_child(root, key, times):
+    from generation_contract import increment
+    return increment(LocalStore(root), key, times)
+
+
+def test_multiprocess_increments_lose_nothing(tmp_path):
+    """4 processes x 100 read + set_if increments of one counter: exactly 400, none lost."""
+    root = str(tmp_path / "root")
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(4) as pool:
+        conflicts = pool.starmap(_increment_in_child, [(root, "c/0/counter", 100)] * 4)
+    store = LocalStore(root)
+    assert store.get("c/0/counter") == b"400"
+    assert all(n >= 0 for n in conflicts)
+    assert os.listdir(tmp_path / "root" / "c" / "0") == ["counter"]   # no temp file left
+
+
+def test_generation_is_the_file_identity(store, tmp_path):
+    store.set("a/k", b"v")
+    gen = store.generation("a/k")
+    st = os.stat(tmp_path / "root" / "a" / "k")
+    assert gen == (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    store.set("a/k", b"v")                              # same bytes, new file, new generation
+    assert store.generation("a/k") != gen
+
+
+def test_snapshot_is_one_open_file(store, tmp_path):
+    store.set("a/k", b"0123456789")
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    snap = store.snapshot("a/k")
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) == before + 1
+    store.delete("a/k")                                 # the open file still holds the version
+    assert [bytes(v) for v in snap.read([ByteRange.slice(3, 2), ByteRange.last(1)])] == \
+        [b"34", b"9"]
+    snap.close()
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) == before
+    with pytest.raises(StoreError, match=r"snapshot of 'a/k': read after close$"):
+        snap.read([None])

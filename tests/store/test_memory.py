@@ -5,6 +5,8 @@ from zarrx.store import MemoryStore
 
 
 class TestMemoryStore(StoreContract):
+    snapshot_pins_version = True
+
     def make_store(self, tmp_path):
         return MemoryStore()
 

@@ -18,7 +18,7 @@ from zarrx.metadata.model import KeyEncoding, ShardLevel
 from zarrx.store.base import ByteRange, Store
 from zarrx.store.chunks import KeyedChunks, parse_chunk_key
 from zarrx.store.memory import MemoryStore
-from zarrx.store.shard import ShardStore
+from shard_adapter import ShardStore
 
 
 class NamedChunks(Store):
@@ -84,7 +84,7 @@ class TestShardStore(StoreContract):
         return NamedChunks(sharded(MemoryStore()))
 
     def reopen_read_only(self, store, tmp_path):
-        mem = store.shard.source.store
+        mem = store.shard.objects.store
         ro = MemoryStore({k: mem.get(k) for k in mem.list_prefix("")}, read_only=True)
         return NamedChunks(sharded(ro), store.names)
 
@@ -99,7 +99,7 @@ class TestNestedShardStore(StoreContract):
         return NamedChunks(ShardStore(outer, ShardLevel((1, 1), "end", False), (3, 3)))
 
     def reopen_read_only(self, store, tmp_path):
-        mem = store.shard.source.source.store
+        mem = store.shard.objects.store
         ro = MemoryStore({k: mem.get(k) for k in mem.list_prefix("")}, read_only=True)
         outer = ShardStore(KeyedChunks(ro, "", KeyEncoding()), ShardLevel((3, 3), "start"),
                            (6, 6), key="")

@@ -1,6 +1,7 @@
 """Corrupt shards: every malformed index or shard is a ShardError with an exact message."""
 from __future__ import annotations
 
+import re
 import struct
 
 import crc32c
@@ -10,7 +11,7 @@ from zarrx.errors import ShardError, ZarrError
 from zarrx.metadata.model import KeyEncoding, ShardLevel
 from zarrx.store.chunks import KeyedChunks
 from zarrx.store.memory import MemoryStore
-from zarrx.store.shard import ShardStore
+from shard_adapter import ShardStore
 
 M = 2**64 - 1
 DATA = b"0123456789abcdef"
@@ -57,18 +58,17 @@ LAYOUT = "(4 entries x 16 B + 4 B crc32c)"
 # id: (index_location, crc32c, shard bytes, action, message)
 CASES = {
     "past-end-read": ("end", True, with_entry(1, (80, 20)), "read",
-                      f"{entry(1, (0, 1))}: bytes [80, 100) extend past the end of the shard "
-                      f"(a read of bytes [80, 100) returned 4 bytes)"),
+                      f"{entry(1, (0, 1))}: bytes [80, 100) extend past the end of the 84-byte "
+                      f"shard"),
     "past-end-write": ("end", True, with_entry(1, (80, 20)), "write",
                        f"{entry(1, (0, 1))}: bytes [80, 100) extend past the end of the 84-byte "
                        f"shard"),
     "past-end-far": ("end", True, with_entry(1, (2**40, 20)), "read",
                      f"{entry(1, (0, 1))}: bytes [1099511627776, 1099511627796) extend past the "
-                     f"end of the shard (a read of bytes [1099511627776, 1099511627796) returned "
-                     f"0 bytes)"),
+                     f"end of the 84-byte shard"),
     "past-end-start-read": ("start", True, with_entry(3, (80, 20), "start"), "read",
                             f"{entry(3, (1, 1))}: bytes [80, 100) extend past the end of the "
-                            f"shard (a read of bytes [80, 100) returned 4 bytes)"),
+                            f"84-byte shard"),
     "zero-length-past-end-write": ("end", True, with_entry(1, (100, 0)), "write",
                                    f"{entry(1, (0, 1))}: bytes [100, 100) extend past the end "
                                    f"of the 84-byte shard"),
@@ -95,7 +95,7 @@ CASES = {
                           f"[16, 84) of the 84-byte shard"),
     "overlap-start-read": ("start", True, with_entry(0, (0, 8), "start"), "read",
                            f"{entry(0, (0, 0))}: bytes [0, 8) overlap the index at bytes [0, 68) "
-                           f"of the shard"),
+                           f"of the 84-byte shard"),
     "overlap-start-write": ("start", True, with_entry(1, (60, 8), "start"), "write",
                             f"{entry(1, (0, 1))}: bytes [60, 68) overlap the index at bytes "
                             f"[0, 68) of the 84-byte shard"),
@@ -195,13 +195,59 @@ def test_nested_level_validates_against_the_known_size():
                                "(0, 1)): bytes [80, 100) extend past the end of the 84-byte shard")
 
 
-def test_overlap_with_trailing_index_is_caught_when_the_size_is_known():
-    """Documented limit: a suffix read does not reveal the shard size, so on the read path of
-    the outermost level an entry reaching into a trailing index reads index bytes; the write
-    path (and nested levels) catch it."""
+class SizeHidingStore(MemoryStore):
+    """A store whose snapshots do not know the object's size (as an object store's do not
+    before the first read): the shard's size is then unknown when its index is decoded."""
+
+    def snapshot(self, key):
+        snap = super().snapshot(key)
+        if snap is not None:
+            snap.size = None
+        return snap
+
+
+# id: (shard bytes, index_location, message) when the shard's size is not known at decode
+LAZY = {
+    "past-end": (with_entry(1, (80, 20)), "end",
+                 f"{entry(1, (0, 1))}: bytes [80, 100) extend past the end of the shard "
+                 f"(a read of bytes [80, 100) returned 4 bytes)"),
+    "past-end-far": (with_entry(1, (2**40, 20)), "end",
+                     f"{entry(1, (0, 1))}: bytes [1099511627776, 1099511627796) extend past the "
+                     f"end of the shard (a read of bytes [1099511627776, 1099511627796) returned "
+                     f"0 bytes)"),
+    "past-end-start": (with_entry(3, (80, 20), "start"), "start",
+                       f"{entry(3, (1, 1))}: bytes [80, 100) extend past the end of the shard (a "
+                       f"read of bytes [80, 100) returned 4 bytes)"),
+    "overlap-start": (with_entry(0, (0, 8), "start"), "start",
+                      f"{entry(0, (0, 0))}: bytes [0, 8) overlap the index at bytes [0, 68) of "
+                      f"the shard"),
+}
+
+
+@pytest.mark.parametrize("case", list(LAZY))
+def test_corrupt_shard_of_unknown_size(case):
+    blob, loc, message = LAZY[case]
+    mem = SizeHidingStore({"a/c/0/0": blob})
+    s = ShardStore(KeyedChunks(mem, "a/", KeyEncoding()), ShardLevel((2, 2), loc, True), (4, 4),
+                   key="a")
+    with pytest.raises(ShardError) as info:
+        s.get_chunks([(c, None) for c in ALL])
+    assert str(info.value) == message
+
+
+def test_overlap_with_trailing_index():
+    """When the shard's size is known (local and memory stores), an entry reaching into the
+    trailing index is refused on reads too. Documented limit: when it is not (a suffix read of
+    an object store), such an entry reads index bytes; writes always catch it."""
     blob = with_entry(3, (10, 20))
-    assert store_with(blob, "end", True).get_chunks([((1, 1), None)]) == [blob[10:30]]
-    with pytest.raises(ZarrError, match="overlap the index"):
+    message = (f"{entry(3, (1, 1))}: bytes [10, 30) overlap the index at bytes [16, 84) of the "
+               f"84-byte shard")
+    with pytest.raises(ShardError, match=re.escape(message)):
+        store_with(blob, "end", True).get_chunks([((1, 1), None)])
+    hidden = ShardStore(KeyedChunks(SizeHidingStore({"a/c/0/0": blob}), "a/", KeyEncoding()),
+                        ShardLevel((2, 2), "end", True), (4, 4), key="a")
+    assert hidden.get_chunks([((1, 1), None)]) == [blob[10:30]]
+    with pytest.raises(ShardError, match=re.escape(message)):
         store_with(blob, "end", True).set("c/0/0", b"x")
 
 

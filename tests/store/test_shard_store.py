@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import threading
 
 import numpy as np
@@ -13,8 +14,10 @@ from zarrx.metadata.model import ArrayMeta, DataType, KeyEncoding, RegularGrid, 
 from zarrx.store.base import ByteRange
 from zarrx.store.chunks import KeyedChunks
 from zarrx.store.counting import CountingStore
+from zarrx import layout
 from zarrx.store.memory import MemoryStore
-from zarrx.store.shard import ShardStore, make_chunk_source
+from zarrx.store.sharded import ShardedChunks
+from shard_adapter import ShardStore
 
 LOCATIONS = ["end", "start"]
 
@@ -65,7 +68,6 @@ def test_byte_ranges_are_relative_to_the_inner_chunk(loc):
              (ByteRange.last(100), b"0123456789"), (ByteRange.full(), b"0123456789")]
     got = fresh.get_chunks([((0, 0), rng) for rng, _ in cases] + [((0, 1), ByteRange.last(2))])
     assert got == [want for _, want in cases] + [b"ef"]
-    assert fresh.get_chunks_sized([((0, 1), ByteRange.slice(1, 2))]) == [(b"bc", 6)]
 
 
 def test_zero_length_inner_chunk_is_present():
@@ -99,17 +101,6 @@ def test_none_deletes_within_one_write():
     assert list(mem.list_prefix("")) == []
 
 
-def test_reads_see_the_shard_being_assembled():
-    s = shard_store(MemoryStore())
-    s.set_chunks([((0, 0), b"old"), ((0, 1), b"keep")])
-    s.flush()
-    s.set_chunks([((0, 0), b"new"), ((1, 0), None)])      # not flushed yet
-    assert s.get_chunks([((0, 0), None), ((0, 1), None), ((1, 0), None),
-                         ((0, 0), ByteRange.last(2))]) == [b"new", b"keep", None, b"ew"]
-    s.flush()
-    assert s.get_chunks([((0, 0), None), ((0, 1), None)]) == [b"new", b"keep"]
-
-
 # -- request counts --------------------------------------------------------------------------
 def written(loc="end", present=((0, 0), (0, 1), (1, 1))):
     counting = CountingStore(MemoryStore())
@@ -137,7 +128,7 @@ def test_all_chunks_of_a_shard():
     assert s.get_chunks([(c, None) for c in coords]) == \
         [value((0, 0)), value((0, 1)), None, value((1, 1))]
     assert counting.counts["get"] == 1 + 3                       # index + present chunks
-    assert counting.counts["get_many"] == 2                      # one batch each
+    assert counting.counts["snapshot_read"] == 2                     # one batch each
 
 
 def test_missing_shard_costs_one_request_per_batch():
@@ -155,7 +146,9 @@ def test_batches_index_requests_of_several_shards():
     counting.reset()
     fresh = shard_store(counting)
     assert fresh.get_chunks([(c, None) for c in coords]) == [value(c) for c in coords]
-    assert counting.counts["get_many"] == 2 and counting.counts["get"] == 8
+    # each shard is read through a snapshot of its own: one index and one data batch each
+    assert counting.counts["snapshot"] == 4
+    assert counting.counts["snapshot_read"] == 8 and counting.counts["get"] == 8
 
 
 def test_index_cache_is_lru_of_16():
@@ -308,10 +301,13 @@ def test_zero_dimensional():
 
 def test_bad_configuration():
     src = KeyedChunks(MemoryStore(), "a/", KeyEncoding())
-    with pytest.raises(ShardError, match=r"array 'a' sharding_indexed: axis 1: expected an inner "
-                                         r"chunk length that divides the shard length 4, found 3"):
+    with pytest.raises(ShardError, match=re.escape(
+            "sharding_indexed: chunk_shape (2, 3): expected inner chunk lengths that divide the "
+            "shard shape (4, 4)")):
         ShardStore(src, ShardLevel((2, 3)), (4, 4), key="a")
-    with pytest.raises(ShardError, match="has 1 dimensions"):
+    with pytest.raises(ShardError, match=re.escape(
+            "sharding_indexed: chunk_shape (2,): expected inner chunk lengths that divide the "
+            "shard shape (4, 4)")):
         ShardStore(src, ShardLevel((2,)), (4, 4), key="a")
     s = ShardStore(src, ShardLevel((2, 2)), (4, 4), key="a")
     with pytest.raises(StoreError, match="expected non-negative coordinates"):
@@ -346,35 +342,43 @@ def test_parallel_reads():
     assert not errors, errors[0]
 
 
-# -- make_chunk_source ---------------------------------------------------------------------------
+# -- zarrx.layout: the chunk source of an array ------------------------------------------------
 def meta(shape, grid, levels):
     return ArrayMeta(shape=shape, data_type=DataType("uint8", np.dtype("u1")),
                      chunk_grid=RegularGrid(grid), key_encoding=KeyEncoding(), fill_value=0,
                      codecs=(), shard_levels=levels)
 
 
-def test_make_chunk_source():
+def test_layout_chunk_source():
     mem = MemoryStore()
-    plain = make_chunk_source(mem, "x/", meta((8,), (4,), ()))
-    assert isinstance(plain, KeyedChunks)
-    src = make_chunk_source(mem, "x/", meta((16, 16), (8, 8),
-                                            (ShardLevel((4, 4)), ShardLevel((2, 2), "start"))))
-    assert isinstance(src, ShardStore) and isinstance(src.source, ShardStore)
-    assert src.shard_shape == (4, 4) and src.source.shard_shape == (8, 8)
-    assert src.source.chunks_per_shard == (2, 2) and src.chunks_per_shard == (2, 2)
-    src.set_chunks([((7, 7), b"corner")])
-    src.flush()
+    plain = layout.chunk_source(mem, "x", meta((8,), (4,), ()))
+    assert isinstance(plain, KeyedChunks) and plain.objects is plain
+    m = meta((16, 16), (8, 8), (ShardLevel((4, 4)), ShardLevel((2, 2), "start")))
+    src = layout.chunk_source(mem, "x", m)
+    assert isinstance(src, ShardedChunks) and src.objects.prefix == "x/"
+    assert [g.shard_shape for g in m.layout.shards] == [(8, 8), (4, 4)]
+    assert [g.per_shard for g in m.layout.shards] == [(2, 2), (2, 2)]
+    assert m.layout.read_shape == (2, 2) and m.chunk_shape == (2, 2)
+    assert layout.visit_order(m) == [(4, 4), (2, 2)]
+    src.commit((1, 1), [((7, 7), b"corner")], lambda j, old: None)
     assert list(mem.list_prefix("")) == ["x/c/1/1"]
-    assert make_chunk_source(mem, "x/", src_meta := meta((16, 16), (8, 8), (ShardLevel((4, 4)),
-                                                         ShardLevel((2, 2), "start")))
-                             ).get_chunks([((7, 7), None)]) == [b"corner"]
-    assert src_meta.chunk_shape == (2, 2)
+    again = layout.chunk_source(mem, "x", m)
+    assert again.get_chunks([((7, 7), None)]) == [b"corner"]
+    assert list(layout.stored_objects(again)) == [(1, 1)]
+    assert list(again.list_chunks()) == [(7, 7)]
 
 
-def test_make_chunk_source_transposed_shards():
-    """A sharding codec after a transpose sees the transposed shard shape."""
+def test_layout_transposed_shards():
+    """A sharding codec after a transpose sees the transposed shard shape; the transpose is
+    pushed down into the read unit's codec chain."""
     from zarrx.metadata.model import CodecSpec
     level = ShardLevel((3, 2), outer_codecs=(CodecSpec("transpose", {"order": [1, 0]}),))
-    src = make_chunk_source(MemoryStore(), "", meta((8, 12), (4, 6), (level,)))
-    assert src.shard_shape == (6, 4) and src.chunks_per_shard == (2, 2)
-    assert src.outer() is src.source and src.source.outer() is src.source
+    m = meta((8, 12), (4, 6), (level,))
+    (g,) = m.layout.shards
+    assert g.shard_shape == (6, 4) and g.per_shard == (2, 2) and g.perm == (1, 0)
+    assert m.layout.read_shape == (2, 3)
+    assert m.layout.read_codecs[0] == CodecSpec("transpose", {"order": [1, 0]})
+    src = layout.chunk_source(MemoryStore(), "", m)
+    # read unit (0, 1) is the second inner chunk along array axis 1 = codec axis 0: slot 2
+    _, slots, _ = src._locate([(0, 1), (1, 0)])
+    assert slots[:, 0].tolist() == [2, 1]

@@ -11,6 +11,8 @@ from zarrx.store import ByteRange, ZipStore
 
 
 class TestZipStore(StoreContract):
+    snapshot_pins_version = True
+
     supports_delete = False
     supports_overwrite = False
 

@@ -1,6 +1,8 @@
 from typing_extensions import Buffer
 from typing import Any
 
+MAX_RATIO: int
+
 CNAMES: tuple[str, ...]
 SHUFFLES: dict[int, str]
 

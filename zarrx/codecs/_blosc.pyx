@@ -5,11 +5,12 @@ zarrx never calls blosc's global functions, never sets global state and always r
 one internal thread: parallelism belongs to the caller's threads, with the GIL released.
 
 Decoding requires the header's ``cbytes`` to equal ``len(src)`` exactly (numcodecs and blosc
-write exactly that) and its ``nbytes`` to equal ``len(dst)``.
+write exactly that), its ``nbytes`` to equal ``len(dst)`` and to be within :data:`MAX_RATIO`
+of ``cbytes``, and its ``blocksize`` not to exceed ``nbytes`` (c-blosc never writes a larger
+one, and sizes its scratch buffers from it): a hostile header makes zarrx allocate nothing.
 """
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdint cimport uint8_t
-from libc.stdlib cimport free, malloc
 
 from zarrx._clib.blosc cimport (
     BLOSC_DOBITSHUFFLE, BLOSC_DOSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD,
@@ -18,7 +19,13 @@ from zarrx._clib.blosc cimport (
     blosc_cbuffer_validate, blosc_cbuffer_versions, blosc_decompress_ctx,
 )
 
+from zarrx.codecs._common cimport check_ratio, finish_bytes, new_bytes
 from zarrx.errors import CodecError
+
+# Every block's data is a split size (4 bytes) plus what one of blosc's compressors made of it;
+# zstd expands most, at most 32768-fold (see zarrx.codecs._zstd).
+cdef size_t _MAX_RATIO = 32768
+MAX_RATIO = _MAX_RATIO
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
 SHUFFLES = {-1: "auto", 0: "none", 1: "byte", 2: "bit"}
@@ -58,20 +65,19 @@ def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
                          f"{BLOSC_MAX_BUFFERSIZE} bytes; use smaller chunks")
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef size_t cap = n + <size_t>BLOSC_MAX_OVERHEAD
-    cdef char* buf = <char*>malloc(cap)
     cdef const char* cn = cname_b
     cdef int rc
-    if buf is NULL:
-        raise MemoryError(f"blosc: cannot allocate {cap} bytes for the compressed buffer")
+    cdef PyObject* out = NULL
+    cdef char* buf = new_bytes(&out, <Py_ssize_t>cap, "blosc", "the compressed buffer")
     try:
         with nogil:
             rc = blosc_compress_ctx(clevel, shuffle, <size_t>typesize, n, sp, buf, cap, cn,
                                     <size_t>blocksize, 1)
         if rc <= 0:
             raise CodecError(f"blosc: compressing {n} bytes with {cname} failed (status {rc})")
-        return PyBytes_FromStringAndSize(buf, rc)
+        return finish_bytes(&out, rc, "blosc")
     finally:
-        free(buf)
+        Py_XDECREF(out)
 
 
 cdef int _check_header(const uint8_t* sp, size_t n, size_t m) except -1:
@@ -86,6 +92,10 @@ cdef int _check_header(const uint8_t* sp, size_t n, size_t m) except -1:
         raise CodecError(f"blosc: header declares cbytes={cbytes}, but the input holds {n} bytes")
     if nbytes != m:
         raise CodecError(f"blosc: header declares nbytes={nbytes}, expected {m}")
+    check_ratio(m, n, _MAX_RATIO, "blosc")
+    if blocksize > nbytes and blocksize > 1:
+        raise CodecError(f"blosc: header declares blocksize={blocksize}, larger than "
+                         f"nbytes={nbytes}")
     if blosc_cbuffer_validate(sp, n, &valid_nbytes) != 0 or valid_nbytes != m:
         raise CodecError(f"blosc: invalid header (version {sp[0]}, flags {flags:#04x}, "
                          f"nbytes={nbytes}, cbytes={cbytes}, blocksize={blocksize})")
@@ -101,6 +111,8 @@ cdef int _check_header(const uint8_t* sp, size_t n, size_t m) except -1:
 
 cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m) except -1:
     _check_header(sp, n, m)
+    if m == 0:
+        return 0
     cdef int rc
     with nogil:
         rc = blosc_decompress_ctx(sp, dp, m, 1)
@@ -117,14 +129,19 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
 
 
 def decompress(const uint8_t[::1] src, Py_ssize_t expected):
-    """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes."""
+    """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once the
+    header has been checked."""
     if expected < 0:
         raise CodecError(f"blosc: expected decoded size must be >= 0, found {expected}")
     cdef size_t n = <size_t>src.shape[0]
     _check_header(&src[0] if n else _EMPTY, n, <size_t>expected)
-    out = PyBytes_FromStringAndSize(NULL, expected)
-    _decode(&src[0], n, <uint8_t*>PyBytes_AS_STRING(out), <size_t>expected)
-    return out
+    cdef PyObject* out = NULL
+    cdef char* dp = new_bytes(&out, expected, "blosc", "the decoded data")
+    try:
+        _decode(&src[0], n, <uint8_t*>dp, <size_t>expected)
+        return finish_bytes(&out, expected, "blosc")
+    finally:
+        Py_XDECREF(out)
 
 
 def header(const uint8_t[::1] src):

@@ -6,7 +6,7 @@ equals ``crc32c(a + b)``.
 """
 from libc.stdint cimport uint8_t, uint32_t
 
-from zarrx._clib.zx_crc32c cimport zx_crc32c, zx_crc32c_backend, zx_crc32c_portable
+from zarrx._clib.zx_crc32c cimport zx_crc32c, zx_crc32c_backend
 
 
 def crc32c(const uint8_t[::1] src, uint32_t value=0):
@@ -19,16 +19,7 @@ def crc32c(const uint8_t[::1] src, uint32_t value=0):
     return crc
 
 
-def crc32c_portable(const uint8_t[::1] src, uint32_t value=0):
-    """As :func:`crc32c`, but always with the portable table implementation."""
-    cdef size_t n = <size_t>src.shape[0]
-    cdef uint32_t crc = value
-    if n:
-        with nogil:
-            crc = zx_crc32c_portable(crc, &src[0], n)
-    return crc
-
-
 def backend():
-    """``"sse4.2"`` when this CPU runs the hardware path, else ``"table"``."""
+    """``"sse4.2"`` when this CPU runs the hardware path, else ``"table"`` (also forced by
+    ``ZARRX_CRC32C_BACKEND=table`` in the environment before the first checksum)."""
     return zx_crc32c_backend().decode("ascii")

@@ -10,18 +10,8 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint8_t, uint32_t
 from libc.string cimport memcpy
 
+from zarrx._clib.zx_endian cimport zx_load_le32, zx_store_le32
 from zarrx.errors import CodecError
-
-
-cdef inline uint32_t _rd32(const uint8_t* p) noexcept nogil:
-    return (<uint32_t>p[0]) | (<uint32_t>p[1] << 8) | (<uint32_t>p[2] << 16) | (<uint32_t>p[3] << 24)
-
-
-cdef inline void _wr32(uint8_t* p, uint32_t v) noexcept nogil:
-    p[0] = v & 0xFF
-    p[1] = (v >> 8) & 0xFF
-    p[2] = (v >> 16) & 0xFF
-    p[3] = (v >> 24) & 0xFF
 
 
 def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
@@ -34,13 +24,13 @@ def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
     if n < 4:
         return ("header", n)
     p = &src[0]
-    ln = _rd32(p)
+    ln = zx_load_le32(p)
     if <Py_ssize_t>ln != count:
         return ("count", ln)
     for i in range(count):
         if n - pos < 4:
             return ("length", i, pos)
-        ln = _rd32(p + pos)
+        ln = zx_load_le32(p + pos)
         pos += 4
         if <Py_ssize_t>ln > n - pos:
             return ("item", i, pos, ln)
@@ -74,11 +64,11 @@ def vlen_encode(list items):
         total += 4 + ln
     out = PyBytes_FromStringAndSize(NULL, total)
     dp = <uint8_t*>PyBytes_AS_STRING(out)
-    _wr32(dp, <uint32_t>count)
+    zx_store_le32(dp, <uint32_t>count)
     for i in range(count):
         b = <bytes>items[i]
         ln = PyBytes_GET_SIZE(b)
-        _wr32(dp + pos, <uint32_t>ln)
+        zx_store_le32(dp + pos, <uint32_t>ln)
         pos += 4
         if ln:
             memcpy(dp + pos, PyBytes_AS_STRING(b), ln)

@@ -1,6 +1,8 @@
 from typing_extensions import Buffer
 from typing import Literal
 
+MAX_RATIO: int
+
 Wrapper = Literal["zlib", "gzip", "raw"]
 Backend = Literal["auto", "zlib", "libdeflate"]
 

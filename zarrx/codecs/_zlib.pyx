@@ -6,11 +6,11 @@ One-shot work goes through libdeflate when zarrx was built with it (see :func:`b
 otherwise through zlib; both write standard streams. Decoding fills a destination of the
 expected size exactly: a stream that is corrupt, ends early, holds more than that (detected
 without writing past the destination) or is followed by garbage raises CodecError. gzip input
-may hold several concatenated members.
+may hold several concatenated members. A decoded size no input of that length can reach
+(:data:`MAX_RATIO`) is refused before anything is allocated or decoded.
 """
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdint cimport uint8_t
-from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from zarrx._clib.zlib cimport (
@@ -25,7 +25,14 @@ from zarrx._clib.zx_deflate cimport (
     zx_deflate_decompress,
 )
 
+from zarrx.codecs._common cimport check_ratio, finish_bytes, new_bytes
 from zarrx.errors import CodecError
+
+# DEFLATE's densest code: a length-258, distance-1 match in 2 bits (1-bit literal/length and
+# distance codes), so no stream expands more than 1032-fold; the zlib and gzip wrappers only
+# add bytes.
+cdef size_t _MAX_RATIO = 1032
+MAX_RATIO = _MAX_RATIO
 
 cdef uint8_t _EMPTY[1]
 cdef size_t _STEP = 1 << 30          # zlib counts in 32-bit uInt: feed it at most 1 GiB a call
@@ -113,15 +120,15 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
             raise CodecError(f"zlib: cannot set up compression at level {level}")
         cap = deflateBound(&probe, n) + 32
         deflateEnd(&probe)
-    cdef uint8_t* buf = <uint8_t*>malloc(cap)
-    if buf is NULL:
-        raise MemoryError(f"zlib: cannot allocate {cap} bytes for the compressed stream")
+    cdef PyObject* out = NULL
+    cdef uint8_t* buf = <uint8_t*>new_bytes(&out, <Py_ssize_t>cap, wrapper,
+                                            "the compressed stream")
     try:
         if fast:
             with nogil:
                 rc = zx_deflate_compress(w, 6 if level < 0 else level, sp, n, buf, cap, &got)
             if rc == ZX_DEFLATE_NOMEM:
-                raise MemoryError("zlib: cannot allocate a libdeflate compressor")
+                raise CodecError(f"{wrapper}: cannot allocate a libdeflate compressor")
             if rc != ZX_DEFLATE_OK:
                 raise CodecError(f"zlib: compressing {n} bytes did not fit the {cap}-byte bound")
         else:
@@ -129,9 +136,9 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
                 rc = _deflate_zlib(level, _wbits(w), sp, n, buf, cap, &got)
             if rc != Z_STREAM_END:
                 raise CodecError(f"zlib: compressing {n} bytes failed (zlib status {rc})")
-        return PyBytes_FromStringAndSize(<char*>buf, <Py_ssize_t>got)
+        return finish_bytes(&out, <Py_ssize_t>got, wrapper)
     finally:
-        free(buf)
+        Py_XDECREF(out)
 
 
 # Outcomes of the bounded inflate.
@@ -204,13 +211,19 @@ cdef int _inflate_zlib(int w, const uint8_t* sp, size_t n, uint8_t* dp, size_t m
     return status
 
 
+cdef int _check(size_t n, size_t m, str wrapper) except -1:
+    if n == 0:
+        raise CodecError(f"{wrapper}: empty input, expected a {wrapper} stream decoding to "
+                         f"{m} bytes")
+    check_ratio(m, n, _MAX_RATIO, wrapper)
+    return 0
+
+
 cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, str wrapper,
                  str backend_name) except -1:
     cdef int w = _wrapper(wrapper)
     cdef bint fast = _use_libdeflate(backend_name)
-    if n == 0:
-        raise CodecError(f"{wrapper}: empty input, expected a {wrapper} stream decoding to "
-                         f"{m} bytes")
+    _check(n, m, wrapper)
     cdef size_t produced = 0, consumed = 0
     cdef const char* msg = NULL
     cdef int status
@@ -222,7 +235,7 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, str wrapper
                 raise CodecError(f"{wrapper}: stream decodes to {produced} bytes, expected {m}")
             return 0
         if status == ZX_DEFLATE_NOMEM:
-            raise MemoryError("zlib: cannot allocate a libdeflate decompressor")
+            raise CodecError(f"{wrapper}: cannot allocate a libdeflate decompressor")
         # Corrupt, excess or trailing data: rerun with zlib, which says precisely what is wrong.
     with nogil:
         status = _inflate_zlib(w, sp, n, dp, m, &produced, &consumed, &msg)
@@ -243,7 +256,7 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, str wrapper
         raise CodecError(f"{wrapper}: stream needs a preset dictionary, which zarrx does not "
                          f"support")
     if status == _NOMEM:
-        raise MemoryError(f"{wrapper}: cannot allocate an inflate state")
+        raise CodecError(f"{wrapper}: cannot allocate an inflate state")
     raise CodecError(f"{wrapper}: corrupt stream at input offset {consumed} of {n} "
                      f"({detail}), expected {m} decoded bytes")
 
@@ -257,15 +270,20 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst, str wrapper="zlib"
 
 def decompress(const uint8_t[::1] src, Py_ssize_t expected, str wrapper="zlib",
                str backend="auto"):
-    """Inflate ``src`` into a new ``bytes`` of exactly ``expected`` bytes."""
+    """Inflate ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once
+    :data:`MAX_RATIO` allows that size."""
     if expected < 0:
         raise CodecError(f"{wrapper}: expected decoded size must be >= 0, found {expected}")
     _wrapper(wrapper)
     cdef size_t n = <size_t>src.shape[0]
-    out = PyBytes_FromStringAndSize(NULL, expected)
-    _decode(&src[0] if n else _EMPTY, n, <uint8_t*>PyBytes_AS_STRING(out), <size_t>expected,
-            wrapper, backend)
-    return out
+    _check(n, <size_t>expected, wrapper)
+    cdef PyObject* out = NULL
+    cdef char* dp = new_bytes(&out, expected, wrapper, "the decoded data")
+    try:
+        _decode(&src[0], n, <uint8_t*>dp, <size_t>expected, wrapper, backend)
+        return finish_bytes(&out, expected, wrapper)
+    finally:
+        Py_XDECREF(out)
 
 
 def version() -> str:

@@ -2,14 +2,15 @@
 """Zstandard frames in and out of caller-sized buffers, GIL released around every libzstd call.
 
 Decoding never trusts a size read from the data: the caller states the decoded size, frames
-that declare another size are refused before any decoding, and frames without a content-size
-field are streamed into the fixed destination with the excess detected, not written.
+that declare another size are refused before any decoding, a size no input of that length can
+reach (:data:`MAX_RATIO`) is refused before anything is allocated, and frames without a
+content-size field are streamed into the fixed destination with the excess detected, not
+written.
 """
 import threading
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdint cimport uint8_t
-from libc.stdlib cimport free, malloc
 
 from zarrx._clib.zstd cimport (
     ZSTD_CCtx, ZSTD_CCtx_reset, ZSTD_CCtx_setParameter, ZSTD_CLEVEL_DEFAULT,
@@ -22,7 +23,13 @@ from zarrx._clib.zstd cimport (
     ZSTD_versionNumber,
 )
 
+from zarrx.codecs._common cimport check_ratio, finish_bytes, new_bytes
 from zarrx.errors import CodecError
+
+# A zstd block takes at least 4 bytes (3 of header, 1 of content: an RLE block) and decodes to
+# at most 128 KiB (Block_Maximum_Size): no input expands more than 32768-fold.
+cdef size_t _MAX_RATIO = 32768
+MAX_RATIO = _MAX_RATIO
 
 cdef uint8_t _EMPTY[1]
 cdef object _local = threading.local()   # one ZSTD_CCtx and one ZSTD_DCtx per thread
@@ -34,7 +41,7 @@ cdef class _DCtx:
     def __cinit__(self):
         self.ptr = ZSTD_createDCtx()
         if self.ptr is NULL:
-            raise MemoryError("zstd: cannot allocate a decompression context")
+            raise CodecError("zstd: cannot allocate a decompression context")
 
     def __dealloc__(self):
         if self.ptr is not NULL:
@@ -47,7 +54,7 @@ cdef class _CCtx:
     def __cinit__(self):
         self.ptr = ZSTD_createCCtx()
         if self.ptr is NULL:
-            raise MemoryError("zstd: cannot allocate a compression context")
+            raise CodecError("zstd: cannot allocate a compression context")
 
     def __dealloc__(self):
         if self.ptr is not NULL:
@@ -89,9 +96,8 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
     if ZSTD_isError(bound):
         raise CodecError(f"zstd: input of {n} bytes is too large to compress")
     cdef _CCtx ctx = _thread_cctx()
-    cdef char* buf = <char*>malloc(bound)
-    if buf is NULL:
-        raise MemoryError(f"zstd: cannot allocate {bound} bytes for the compressed frame")
+    cdef PyObject* out = NULL
+    cdef char* buf = new_bytes(&out, <Py_ssize_t>bound, "zstd", "the compressed frame")
     cdef ZSTD_CCtx* cctx = ctx.ptr
     cdef size_t rc = 0
     try:
@@ -108,9 +114,9 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
         if ZSTD_isError(rc):
             raise CodecError(f"zstd: compressing {n} bytes at level {level} failed: "
                              f"{_errname(rc)}")
-        return PyBytes_FromStringAndSize(buf, <Py_ssize_t>rc)
+        return finish_bytes(&out, <Py_ssize_t>rc, "zstd")
     finally:
-        free(buf)
+        Py_XDECREF(out)
 
 
 cdef int _check_frames(const uint8_t* sp, size_t n, size_t m, bint* unknown) except -1:
@@ -191,9 +197,14 @@ cdef int _stream(ZSTD_DCtx* dctx, const uint8_t* sp, size_t n, uint8_t* dp, size
             return _TRUNCATED
 
 
-cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m) except -1:
-    cdef bint unknown
-    _check_frames(sp, n, m, &unknown)
+cdef int _check(const uint8_t* sp, size_t n, size_t m, bint* unknown) except -1:
+    """Everything that can be said of ``n`` input bytes decoding to ``m`` before decoding."""
+    _check_frames(sp, n, m, unknown)
+    check_ratio(m, n, _MAX_RATIO, "zstd")
+    return 0
+
+
+cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, bint unknown) except -1:
     cdef _DCtx ctx = _thread_dctx()
     cdef size_t rc = 0, produced = 0
     cdef int status
@@ -225,17 +236,28 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m) except -1:
 def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     """Decode the frame(s) in ``src`` into ``dst``; they must fill it exactly."""
     cdef size_t n = <size_t>src.shape[0], m = <size_t>dst.shape[0]
-    _decode(&src[0] if n else _EMPTY, n, &dst[0] if m else _EMPTY, m)
+    cdef const uint8_t* sp = &src[0] if n else _EMPTY
+    cdef bint unknown
+    _check(sp, n, m, &unknown)
+    _decode(sp, n, &dst[0] if m else _EMPTY, m, unknown)
 
 
 def decompress(const uint8_t[::1] src, Py_ssize_t expected):
-    """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes."""
+    """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once
+    the frame headers and :data:`MAX_RATIO` allow that size."""
     if expected < 0:
         raise CodecError(f"zstd: expected decoded size must be >= 0, found {expected}")
     cdef size_t n = <size_t>src.shape[0]
-    out = PyBytes_FromStringAndSize(NULL, expected)
-    _decode(&src[0] if n else _EMPTY, n, <uint8_t*>PyBytes_AS_STRING(out), <size_t>expected)
-    return out
+    cdef const uint8_t* sp = &src[0] if n else _EMPTY
+    cdef bint unknown
+    _check(sp, n, <size_t>expected, &unknown)
+    cdef PyObject* out = NULL
+    cdef char* dp = new_bytes(&out, expected, "zstd", "the decoded data")
+    try:
+        _decode(sp, n, <uint8_t*>dp, <size_t>expected, unknown)
+        return finish_bytes(&out, expected, "zstd")
+    finally:
+        Py_XDECREF(out)
 
 
 def content_size(const uint8_t[::1] src):

@@ -108,9 +108,10 @@ class Blosc(BytesToBytesCodec):
         src = as_u8(data)
         self._check(src, expected, limit, where)
         n = _lib().header(src)["nbytes"]
-        out = bytearray(n)
-        self._into(src, np.frombuffer(out, dtype=np.uint8), where)
-        return out
+        try:            # allocates only a size the buffer's length can decode to
+            return _lib().decompress(src, n)
+        except CodecError as exc:
+            raise CodecError(f"{where}: {exc}") from None
 
     def _into(self, src: memoryview, dst: np.ndarray, where: str) -> None:
         if dst.shape[0] == 0:

@@ -60,9 +60,10 @@ class _Deflate(BytesToBytesCodec):
         src = as_u8(data)
         if expected is None:
             return _inflate_bounded(src, self.wrapper, limit, where)
-        out = bytearray(expected)
-        self.decode_into(src, np.frombuffer(out, dtype=np.uint8), where)
-        return out
+        try:            # allocates only a size the stream's length can decode to
+            return _lib().decompress(src, expected, self.wrapper)
+        except CodecError as exc:
+            raise CodecError(f"{where}: {exc}") from None
 
     def decode_into(self, data: Buffer, dst: np.ndarray, where: str) -> None:
         try:

@@ -49,9 +49,10 @@ class LZ4(BytesToBytesCodec):
     def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
         src = as_u8(data)
         n = self._header(src, expected, limit, where)
-        out = bytearray(n)
-        self._into(src, np.frombuffer(out, dtype=np.uint8), where)
-        return out
+        try:            # allocates only a size the block's length can decode to
+            return _lib().decompress(src, n)
+        except CodecError as exc:
+            raise CodecError(f"{where}: {exc}") from None
 
     def _into(self, src: memoryview, dst: np.ndarray, where: str) -> None:
         try:

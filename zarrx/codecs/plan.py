@@ -323,7 +323,12 @@ class CodecPipeline:
 
     def decode_new(self, data: Any, key: str = "") -> np.ndarray:
         """Decode one stored chunk into a new array."""
-        out = np.empty(self.chunk_shape, dtype=self.dtype)
+        try:
+            out = np.empty(self.chunk_shape, dtype=self.dtype)
+        except MemoryError:
+            raise CodecError(f"{self._where(key)}: cannot allocate {self.nbytes} bytes for a "
+                             f"chunk of shape {self.chunk_shape} and data type {self.dtype}"
+                             ) from None
         self.decode(data, out, key=key)
         return out
 

@@ -1,6 +1,6 @@
 """``sharding_indexed`` is recognised here only to be refused by the codec plan.
 
-Sharding is an I/O adapter (``zarrx.store.shard``): the metadata parser lowers the codec into
+Sharding is a chunk source (``zarrx.store.sharded``): the metadata parser lowers the codec into
 ``ArrayMeta.shard_levels`` and plans are built from ``ArrayMeta.chunk_codecs``.
 """
 from __future__ import annotations

@@ -65,6 +65,7 @@ class Zstd(BytesToBytesCodec):
                 if "expected" not in str(exc) or "after the frame" in str(exc):
                     raise
                 # several frames: fall through to the bounded search
+        limit = min(limit, lib.MAX_RATIO * src.nbytes)     # no frame expands more
         size = min(limit, max(1 << 16, 4 * src.nbytes))
         while True:
             try:

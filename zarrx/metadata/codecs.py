@@ -100,16 +100,17 @@ def parse_codec_list(value: Any, dt: DataType, loc: Loc) -> list[CodecSpec]:
     return specs
 
 
-def _index_crc32c(value: Any, loc: Loc) -> bool:
+def _index_codecs(value: Any, loc: Loc) -> tuple[bool, str]:
+    """``(crc32c, endian)`` of a shard index encoding. The spec allows any fixed-size encoding;
+    zarrx reads and writes ``bytes`` (either byte order) optionally followed by ``crc32c``."""
     items = loc.list(value)
     specs = [parse_codec(v, loc / i) for i, v in enumerate(items)]
     names = [s.name for s in specs]
-    ok = names in (["bytes"], ["bytes", "crc32c"]) and \
-        specs[0].configuration.get("endian", "little") == "little"
-    if not ok:
-        raise loc.error("[bytes (little endian)] or [bytes, crc32c]: the shard index must be "
-                        "fixed-size", value)
-    return len(names) == 2
+    endian = specs[0].configuration.get("endian", "little") if specs else None
+    if names not in (["bytes"], ["bytes", "crc32c"]) or endian not in ("little", "big"):
+        raise loc.error("[bytes] or [bytes, crc32c] (either byte order): the shard index must "
+                        "be fixed-size", value)
+    return len(names) == 2, endian
 
 
 def parse_codecs_v3(value: Any, dt: DataType, chunk_shape: tuple[int, ...], loc: Loc
@@ -152,13 +153,14 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
             raise (cl / "chunk_shape" / a).error(
                 f"a divisor of the shard size {s} along axis {a} (shard shape {list(seen)} "
                 "as seen by the sharding codec)", c)
-    crc = _index_crc32c(conf["index_codecs"], cl / "index_codecs")
+    crc, endian = _index_codecs(conf["index_codecs"], cl / "index_codecs")
     inner_specs = parse_codec_list(conf["codecs"], dt, cl / "codecs")
     sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs")
     outer = tuple(CodecSpec("transpose", {"order": list(permutation(c.configuration["order"],
                                                                       len(shape)))})
                   if c.name == "transpose" else c for c in specs[:at])   # "C"/"F" spelt out
-    level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer)
+    level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer,
+                       index_endian=endian)
     return (level, *sub), chunk
 
 

@@ -6,12 +6,14 @@ Only ``zarrx.metadata`` (and ``zarrx.api``) know which Zarr version a document c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import prod
 from typing import Any, Literal
 
 import numpy as np
 
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
-           "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta"]
+           "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
+           "lower_layout", "to_array_space", "MAX_INDEX_BYTES"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,14 +102,17 @@ class KeyEncoding:
 class ShardLevel:
     """One ``sharding_indexed`` codec, lowered out of the codec list.
 
-    ``chunk_shape`` is the inner chunk shape of this level; ``index_location`` is ``"end"`` or
-    ``"start"``; ``index_crc32c`` says whether the index is followed by a crc32c checksum.
+    ``chunk_shape`` is the inner chunk shape of this level (as the sharding codec sees it: after
+    the array->array codecs before it); ``index_location`` is ``"end"`` or ``"start"``;
+    ``index_crc32c`` says whether the index is followed by a crc32c checksum; ``index_endian`` is
+    the byte order of its ``bytes`` encoding.
     """
 
     chunk_shape: tuple[int, ...]
     index_location: Literal["start", "end"] = "end"
     index_crc32c: bool = True
     outer_codecs: tuple[CodecSpec, ...] = ()      # array->array codecs applied before this level
+    index_endian: Literal["little", "big"] = "little"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +141,11 @@ class ArrayMeta:
     extra: dict[str, Any] = field(default_factory=dict)   # unknown must_understand=false fields
     v2_codecs: V2Codecs | None = field(default=None, compare=False, repr=False)   # v2 only
     json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
+    # derived once at construction (parse time) from the grid and the codec list
+    layout: ChunkLayout = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "layout", lower_layout(self))
 
     def __eq__(self, other: object) -> bool:
         """Field-wise, with fill values compared bit for bit (NaN == NaN of the same payload)."""
@@ -152,13 +162,15 @@ class ArrayMeta:
 
     @property
     def chunk_shape(self) -> tuple[int, ...]:
-        """The innermost (read unit) chunk shape; for a regular grid without sharding, the grid's."""
-        if self.shard_levels:
-            return self.shard_levels[-1].chunk_shape
-        grid = self.chunk_grid
-        if isinstance(grid, RegularGrid):
-            return grid.chunk_shape
-        raise AttributeError("a rectilinear grid has no single chunk shape")
+        """The read unit's shape in array space: the innermost chunk when sharded, else the
+        grid's chunk shape. A MetadataError for a rectilinear grid, which has none."""
+        shape = self.layout.read_shape
+        if shape is None:
+            from zarrx.errors import MetadataError
+            raise MetadataError("a rectilinear chunk grid has no single chunk shape: use "
+                                "metadata.chunk_grid.chunk_sizes (the chunk edge lengths along "
+                                "each axis)")
+        return shape
 
 
 def _fill_key(value: Any) -> Any:
@@ -179,3 +191,132 @@ class GroupMeta:
     consolidated: dict[str, ArrayMeta | GroupMeta] | None = None   # path -> meta, when present
     extra: dict[str, Any] = field(default_factory=dict)
     json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
+
+# -- the chunk layout, lowered from the grid and the codec list at construction -----------------
+#
+# Everything below metadata reads the layout instead of interpreting codec specs: the read unit
+# (the chunk that is fetched and decoded on its own: the innermost chunk when sharded), the codec
+# chain that decodes one read unit, and the geometry of every sharding level. A ``transpose``
+# before the (outermost) ``sharding_indexed`` codec commutes with cutting a shard into inner
+# chunks, so it is pushed down into every inner chunk: read units stay in array space and are
+# decoded by a chain that starts with the same transpose, and only the index slot of an inner
+# chunk is computed in the transposed space (:attr:`ShardGeometry.perm`).
+
+# A shard index larger than this is refused at parse time (16 bytes per inner chunk): 2^26
+# inner chunks per shard, far beyond any practical layout, and never a MemoryError.
+MAX_INDEX_BYTES = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class ShardGeometry:
+    """One sharding level.
+
+    ``shard_shape`` and ``chunk_shape`` are in the sharding codec's space (after ``perm``);
+    ``per_shard`` is the number of inner chunks per shard along each of those axes and ``ratio``
+    the number of read units per inner chunk of this level along each *array* axis.
+    """
+
+    level: ShardLevel
+    shard_shape: tuple[int, ...]
+    chunk_shape: tuple[int, ...]
+    per_shard: tuple[int, ...]
+    ratio: tuple[int, ...]
+    perm: tuple[int, ...] | None
+    n_chunks: int
+    index_nbytes: int
+
+    @property
+    def at_end(self) -> bool:
+        return self.level.index_location == "end"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkLayout:
+    """``read_shape``: the read unit's shape in array space (None for a rectilinear grid);
+    ``read_codecs``: the chain that decodes one read unit; ``shards``: the sharding levels,
+    outermost first (empty when not sharded); ``object_ratio``: read units per stored object
+    along each array axis (all ones when not sharded)."""
+
+    read_shape: tuple[int, ...] | None
+    read_codecs: tuple[CodecSpec, ...]
+    shards: tuple[ShardGeometry, ...]
+    object_ratio: tuple[int, ...] | None
+
+    @property
+    def sharded(self) -> bool:
+        return bool(self.shards)
+
+    @property
+    def shard_major(self) -> list[tuple[int, ...]] | None:
+        """Read units per shard per axis at each level, outermost first (array space): the
+        visit order that assembles each shard once per write. None when not sharded."""
+        if not self.shards:
+            return None
+        return [tuple(p * r for p, r in zip(to_array_space(g.per_shard, g.perm), g.ratio))
+                for g in self.shards]
+
+
+def to_array_space(shape: tuple[int, ...], perm: tuple[int, ...] | None) -> tuple[int, ...]:
+    """A shape seen after a transpose with ``perm``, back in array axis order."""
+    if perm is None:
+        return tuple(shape)
+    out = [0] * len(perm)
+    for i, o in enumerate(perm):
+        out[o] = shape[i]
+    return tuple(out)
+
+
+def _outer_perm(levels: tuple[ShardLevel, ...]) -> tuple[int, ...] | None:
+    from zarrx.errors import ShardError
+    perm: tuple[int, ...] | None = None
+    for i, level in enumerate(levels):
+        for spec in level.outer_codecs:
+            if spec.name != "transpose":
+                raise ShardError(f"array codecs: {spec.name!r} before sharding_indexed is not "
+                                 f"supported: only a transpose can be applied to a whole shard, "
+                                 f"since inner chunks must stay independently decodable")
+            if i > 0:
+                raise ShardError("array codecs: a transpose inside a nested sharding_indexed "
+                                 "codec is not supported")
+            order = tuple(int(o) for o in spec.configuration["order"])
+            perm = order if perm is None else tuple(perm[o] for o in order)
+    return perm
+
+
+def lower_layout(meta: ArrayMeta) -> ChunkLayout:
+    """The layout of ``meta`` (ShardError for a sharding the layout cannot hold)."""
+    from zarrx.errors import ShardError
+    grid = meta.chunk_grid
+    levels = meta.shard_levels
+    if not levels:
+        shape = grid.chunk_shape if isinstance(grid, RegularGrid) else None
+        ones = None if shape is None else (1,) * len(shape)
+        return ChunkLayout(shape, tuple(meta.chunk_codecs), (), ones)
+    if not isinstance(grid, RegularGrid):
+        raise ShardError(f"sharding_indexed needs a regular chunk grid, found "
+                         f"{type(grid).__name__}")
+    perm = _outer_perm(levels)
+    outer = grid.chunk_shape if perm is None else tuple(grid.chunk_shape[o] for o in perm)
+    read = to_array_space(levels[-1].chunk_shape, perm)
+    geoms = []
+    shard = outer
+    for level in levels:
+        inner = tuple(level.chunk_shape)
+        if len(inner) != len(shard) or any(c <= 0 or s % c for s, c in zip(shard, inner)):
+            raise ShardError(f"sharding_indexed: chunk_shape {inner}: expected inner chunk "
+                             f"lengths that divide the shard shape {shard}")
+        per = tuple(s // c for s, c in zip(shard, inner))
+        n = prod(per)
+        nbytes = 16 * n + (4 if level.index_crc32c else 0)
+        if nbytes > MAX_INDEX_BYTES:
+            raise ShardError(f"sharding_indexed: a shard of {n} inner chunks ({per}) needs a "
+                             f"{nbytes}-byte index; at most {MAX_INDEX_BYTES} bytes are "
+                             f"supported")
+        ratio = tuple(c // r for c, r in zip(to_array_space(inner, perm), read))
+        geoms.append(ShardGeometry(level, shard, inner, per, ratio, perm, n, nbytes))
+        shard = inner
+    codecs = tuple(meta.chunk_codecs)
+    if perm is not None:
+        codecs = (CodecSpec("transpose", {"order": list(perm)}),) + codecs
+    object_ratio = tuple(s // r for s, r in zip(grid.chunk_shape, read))
+    return ChunkLayout(read, codecs, tuple(geoms), object_ratio)

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import os
 
-from zarrx.errors import ReadOnlyError, StoreError
-from zarrx.store.base import ByteRange, Store
+from zarrx.errors import ConflictError, ReadOnlyError, StoreError
+from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
 from zarrx.store.local import LocalStore
 from zarrx.store.memory import MemoryStore
 from zarrx.store.zip import ZipStore
 
 __all__ = ["ByteRange", "Store", "MemoryStore", "LocalStore", "ZipStore", "CountingStore",
-           "make_store"]
+           "make_store", "ABSENT", "ObjectSnapshot", "ConflictError"]
 
 OPEN_MODES = ("r", "r+", "a", "w", "w-")
 _ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}

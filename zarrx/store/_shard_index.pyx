@@ -2,7 +2,7 @@
 """Shard index kernels: decode + validate a ``sharding_indexed`` index, encode one, and map a
 batch of inner-chunk coordinates onto (shard coordinates, index slot).
 
-Kernels return status codes; :mod:`zarrx.store.shard` turns a code into a ShardError naming the
+Kernels return status codes; :mod:`zarrx.store.shard_index` turns a code into a ShardError naming the
 shard, the entry and the numbers involved. Every length and offset is checked before memory is
 touched, with overflow-safe arithmetic (never ``a + b > c`` on uint64 when ``a + b`` could wrap).
 """
@@ -55,6 +55,14 @@ cdef inline uint64_t _load_le64(const uint8_t* p) noexcept nogil:
     return v
 
 
+cdef inline uint64_t _load_be64(const uint8_t* p) noexcept nogil:
+    cdef uint64_t v = 0
+    cdef int k
+    for k in range(8):
+        v = (v << 8) | p[k]
+    return v
+
+
 def index_nbytes(Py_ssize_t n_chunks, bint has_crc):
     """Encoded size of an index of ``n_chunks`` entries: ``16 * n (+ 4)``."""
     if n_chunks < 0 or n_chunks > (<Py_ssize_t>1 << 58):
@@ -98,37 +106,42 @@ cdef int _check_entries(const uint64_t* e, Py_ssize_t n, int64_t shard_size, bin
 
 
 def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_size,
-                 str index_location, bint has_crc):
+                 bint at_end, bint has_crc, bint big_endian=False):
     """Decode and validate a shard index.
 
     ``buf`` must be the index bytes exactly (``16 * n_chunks`` plus 4 with ``has_crc``);
     ``shard_size`` is the shard object's size in bytes, or -1 when unknown (then entries are
-    checked for overflow and, with the index at the start, for overlap with it).
+    checked for overflow and, with the index at the start, for overlap with it); ``at_end``
+    says where the index lies in the shard, ``big_endian`` the byte order of its words.
     Returns ``(entries, status, bad_entry)``: entries an ``(n, 2)`` uint64 array of
     ``[offset, nbytes]`` (2^64-1 pairs for missing chunks), status one of the module's codes,
     bad_entry the failing entry's number (-1 when the failure is not about one entry).
     """
-    if index_location not in ("end", "start"):
-        raise ShardError(f"shard index: index_location: expected 'end' or 'start', "
-                         f"found {index_location!r}")
     cdef uint64_t idx_len = <uint64_t>index_nbytes(n_chunks, has_crc)
-    cdef bint at_end = index_location == "end"
-    cdef cnp.ndarray entries = np.empty((n_chunks, 2), dtype=np.uint64)
-    cdef uint64_t* e = <uint64_t*>cnp.PyArray_DATA(entries)
     cdef Py_ssize_t blen = buf.shape[0], i, bad = -1
+    cdef cnp.ndarray entries
+    if <uint64_t>blen != idx_len:
+        return np.empty((0, 2), dtype=np.uint64), ZX_BAD_LENGTH, -1
+    try:
+        entries = np.empty((n_chunks, 2), dtype=np.uint64)
+    except MemoryError:
+        raise ShardError(f"shard index: cannot allocate {n_chunks} entries") from None
+    cdef uint64_t* e = <uint64_t*>cnp.PyArray_DATA(entries)
     cdef const uint8_t* p
     cdef uint32_t stored, computed
     cdef int status
-    if <uint64_t>blen != idx_len:
-        return entries, ZX_BAD_LENGTH, -1
     if shard_size >= 0 and <uint64_t>shard_size < idx_len:
         return entries, ZX_SHARD_TOO_SMALL, -1
     if n_chunks == 0 and not has_crc:
         return entries, ZX_OK, -1
     p = &buf[0]
     with nogil:
-        for i in range(2 * n_chunks):
-            e[i] = _load_le64(p + 8 * i)
+        if big_endian:
+            for i in range(2 * n_chunks):
+                e[i] = _load_be64(p + 8 * i)
+        else:
+            for i in range(2 * n_chunks):
+                e[i] = _load_le64(p + 8 * i)
     if has_crc:
         stored = (<uint32_t>p[idx_len - 4] | (<uint32_t>p[idx_len - 3] << 8)
                   | (<uint32_t>p[idx_len - 2] << 16) | (<uint32_t>p[idx_len - 1] << 24))
@@ -154,10 +167,11 @@ def stored_crc(const uint8_t[::1] buf, bint has_crc):
     return stored, computed
 
 
-def encode_index(entries, bint has_crc):
-    """The index bytes of an ``(n, 2)`` array of ``[offset, nbytes]``: uint64 LE pairs in C
-    order, followed by their crc32c (LE) when ``has_crc``."""
-    cdef cnp.ndarray arr = np.ascontiguousarray(entries, dtype="<u8")
+def encode_index(entries, bint has_crc, bint big_endian=False):
+    """The index bytes of an ``(n, 2)`` array of ``[offset, nbytes]``: uint64 pairs in C order
+    (little-endian, or big-endian with ``big_endian``), followed by their crc32c (LE) when
+    ``has_crc``."""
+    cdef cnp.ndarray arr = np.ascontiguousarray(entries, dtype=">u8" if big_endian else "<u8")
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise ShardError(f"shard index: expected an (n, 2) array of entries, "
                          f"found shape {(<object>arr).shape}")

@@ -5,16 +5,44 @@ A store implements :meth:`Store.get` (with an optional byte range), :meth:`Store
 those, which stores with real batching (thread pools, range coalescing) override. A missing key
 reads as ``None``: absence is data (it means the fill value). Anything else that goes wrong raises
 :class:`~zarrx.errors.StoreError`.
+
+**Generations** (the consistency contract). Every stored object has a *generation*: an opaque,
+hashable token that changes whenever the object is written and stays the same while it is only
+read (``None`` means "no object"). :meth:`Store.get_versioned` says which generation a read came
+from and can insist on one; :meth:`Store.snapshot` reads several ranges of one version;
+:meth:`Store.set_if` and :meth:`Store.delete_if` write only when the object is still at the
+expected generation (:data:`ABSENT`: only when it does not exist), raising
+:class:`~zarrx.errors.ConflictError` otherwise. Snapshot reads and lost-update-free
+read-modify-write are built on these operations alone. The defaults here are correct for any
+store but slow (a generation is a digest of the whole object, and there are no conditional
+writes); stores override them with stat calls, counters or object versions.
 """
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from zarrx.errors import ReadOnlyError, StoreError
+from zarrx.errors import ConflictError, ReadOnlyError, StoreError
 
-__all__ = ["ByteRange", "Store", "Request"]
+__all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "Versioned"]
+
+
+class _Absent:
+    """The type of :data:`ABSENT` (one instance; it pickles as itself)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+#: ``if_generation`` of a conditional write meaning "the object must not exist"
+ABSENT = _Absent()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +117,71 @@ class ByteRange:
 _FULL = ByteRange()
 
 Request = tuple[str, "ByteRange | None"]
+#: what :meth:`Store.get_versioned` returns for an existing object: ``(value, generation)``
+Versioned = tuple["bytes | bytearray | memoryview", Hashable]
+
+
+class ObjectSnapshot:
+    """A consistent view of one stored object for several ranged reads (a context manager).
+
+    ``generation`` is the version every read comes from (``None`` until the first read for
+    stores that learn it lazily); ``size`` is the object's size when known without another
+    request. :meth:`read` returns the bytes of each range (clipped as by ``Store.get``), all from
+    that one version, or raises :class:`~zarrx.errors.ConflictError` when the object has changed
+    since (stores whose snapshots pin the version, like a file held open, never raise it).
+    """
+
+    key: str = ""
+    generation: Hashable | None = None
+    size: int | None = None
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> ObjectSnapshot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class VersionedSnapshot(ObjectSnapshot):
+    """The generic snapshot: every read is a ``get_versioned`` conditioned on the generation the
+    snapshot was opened at (or, when opened without one, on the generation of its first read)."""
+
+    def __init__(self, store: Store, key: str, generation: Hashable | None = None,
+                 size: int | None = None) -> None:
+        self.store = store
+        self.key = key
+        self.generation = generation
+        self.size = size
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        out: list[bytes | bytearray | memoryview] = []
+        for rng in ranges:
+            got = self.store.get_versioned(self.key, rng, if_generation=self.generation)
+            if got is None:                 # opened lazily, and the object is gone
+                raise conflict(self.store, self.key, "read a snapshot of", "an object", None)
+            value, self.generation = got
+            if rng is None or rng.is_full:
+                self.size = len(value)
+            out.append(value)
+        return out
+
+    def __repr__(self) -> str:
+        return f"<snapshot of {self.key!r} in {self.store!r} at {self.generation!r}>"
 
 
 class Store:
     """Abstract key -> bytes store. Keys are ``/``-separated strings without a leading ``/``."""
 
     read_only: bool = False
+    #: True when ``set_if``/``delete_if`` are implemented (atomically, for every caller of the
+    #: same store in any thread or process)
+    supports_conditional_writes: bool = False
 
     # -- the core a store implements -------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
@@ -160,6 +247,51 @@ class Store:
         """Remove every key starting with ``prefix``."""
         self.delete_many(list(self.list_prefix(prefix)))
 
+    # -- generations and conditional writes (see the module docstring) ---------------------
+    def generation(self, key: str) -> Hashable | None:
+        """The generation of the object at ``key``, or None when it is missing. Stores answer
+        this cheaply (a stat, a HEAD request); the default reads and digests the object."""
+        got = self.get_versioned(key)
+        return None if got is None else got[1]
+
+    def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
+                      if_generation: Hashable | None = None) -> Versioned | None:
+        """``(value, generation)``: the bytes of ``byte_range`` (clipped as by :meth:`get`) and
+        the generation of the object they were read from; None when the object is missing.
+        With ``if_generation`` (not None), raise ConflictError when the object is missing or at
+        another generation (:data:`ABSENT`: when it exists).
+
+        The default reads the whole object and uses a digest of its bytes as the generation."""
+        value = self.get(key)
+        if value is None:
+            check_generation(self, key, if_generation, None, "read")
+            return None
+        gen = ("blake2b", hashlib.blake2b(value, digest_size=16).digest())
+        check_generation(self, key, if_generation, gen, "read")
+        return (value if byte_range is None else byte_range.apply(value)), gen
+
+    def snapshot(self, key: str) -> ObjectSnapshot | None:
+        """A consistent view of the object at ``key`` for several ranged reads (close it, or
+        use ``with``), or None when it is missing. The default conditions every read on the
+        generation the object has now."""
+        gen = self.generation(key)
+        return None if gen is None else VersionedSnapshot(self, key, gen)
+
+    def set_if(self, key: str, value: bytes | bytearray | memoryview,
+               if_generation: Hashable | None) -> Hashable:
+        """Write ``value`` only if the object is at generation ``if_generation`` (:data:`ABSENT`
+        or None: only if it does not exist), atomically with respect to every other
+        ``set_if``/``delete_if`` on this store; return the new generation. ConflictError names
+        the key, the expected and the found state. Plain ``set`` calls are not ordered with
+        conditional writes (last writer wins)."""
+        raise StoreError(f"{self!r} does not support conditional writes (cannot write {key!r})")
+
+    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
+        """Delete the object only if it is at generation ``if_generation``; ConflictError
+        otherwise. A missing key is a conflict unless ``if_generation`` is :data:`ABSENT`/None,
+        for which a missing key is a no-op (and an existing one a conflict)."""
+        raise StoreError(f"{self!r} does not support conditional writes (cannot delete {key!r})")
+
     def close(self) -> None:
         pass
 
@@ -173,6 +305,36 @@ class Store:
     def _check_writable(self, key: str) -> None:
         if self.read_only:
             raise ReadOnlyError(f"{self!r}: cannot write {key!r}: the store is read-only")
+
+
+def is_absent(generation: object) -> bool:
+    """True for the ``if_generation`` values that mean "no object": :data:`ABSENT` and None."""
+    return generation is None or generation is ABSENT
+
+
+def _state(generation: object) -> str:
+    return "no object" if is_absent(generation) else f"generation {generation!r}"
+
+
+def conflict(store: object, key: str, action: str, expected: object,
+             found: Hashable | None) -> ConflictError:
+    """``ConflictError("<store>: cannot <action> 'key': expected <state>, found <state>")``;
+    ``expected`` is a generation, ABSENT, or a description such as ``"an object"``."""
+    want = expected if isinstance(expected, str) else _state(expected)
+    return ConflictError(f"{store!r}: cannot {action} {key!r}: expected {want}, "
+                         f"found {_state(found)}")
+
+
+def check_generation(store: object, key: str, expected: Hashable | None, found: Hashable | None,
+                     action: str) -> None:
+    """Raise :func:`conflict` unless ``found`` satisfies ``expected`` (None: anything)."""
+    if expected is None:
+        return
+    if expected is ABSENT:
+        if found is not None:
+            raise conflict(store, key, action, ABSENT, found)
+    elif found is None or found != expected:
+        raise conflict(store, key, action, expected, found)
 
 
 def check_key(key: object) -> str:

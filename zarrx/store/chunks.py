@@ -3,27 +3,36 @@
 :class:`ChunkSource` is what chunk I/O reads and writes through: batches of
 ``(coords, byte range)`` requests in, bytes (or ``None`` for a missing chunk) out. A plain array
 is a :class:`KeyedChunks` (a :class:`~zarrx.store.base.Store`, the array's prefix and its chunk
-key encoding); a sharded array wraps that in one :class:`~zarrx.store.shard.ShardStore` per
-level, which addresses its inner chunks by coordinates without formatting or parsing a key.
+key encoding); a sharded array's is a :class:`~zarrx.store.sharded.ShardedChunks` over the
+KeyedChunks of its shard objects, which addresses inner chunks by coordinates without formatting
+or parsing a key.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-from zarrx.errors import ShardError, StoreError
-from zarrx.metadata.model import ArrayMeta, CodecSpec, KeyEncoding, RegularGrid
-from zarrx.store.base import ByteRange, Store, as_bytes
+from zarrx.errors import StoreError
+from zarrx.metadata.model import KeyEncoding
+from zarrx.store.base import ByteRange, ObjectSnapshot, Store, as_bytes
+from zarrx.store.locks import object_lock
+from zarrx.store.update import PARTIAL, update_object
 
-__all__ = ["ChunkSource", "KeyedChunks", "ChunkRequest", "parse_chunk_key", "make_chunk_source"]
+__all__ = ["ChunkSource", "KeyedChunks", "ChunkRequest", "Slab", "parse_chunk_key", "PARTIAL"]
 
 Coords = tuple[int, ...]
 ChunkRequest = tuple[Coords, "ByteRange | None"]
 
 
 class ChunkSource:
-    """Abstract: stored chunk objects of one chunk grid, addressed by coordinates."""
+    """Abstract: the chunks (read units) of one array, addressed by grid coordinates.
+
+    Reads are batched :meth:`get_chunks` calls. Writes go one stored object at a time through
+    :meth:`commit`, which holds all the state of that update: nothing about a write is kept on
+    the source, so any number of threads may read and write through one source at once.
+    """
 
     read_only: bool = False
+    objects: KeyedChunks        # the stored objects (shards, when sharded)
 
     def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
         """The bytes of each requested chunk (or the requested range of it), in request order;
@@ -31,24 +40,24 @@ class ChunkSource:
         stored object rather than ``bytes`` (no copy is made of byte ranges)."""
         raise NotImplementedError
 
-    def get_chunks_sized(self, requests: Sequence[ChunkRequest]
-                         ) -> list[tuple[bytes, int | None] | None]:
-        """As :meth:`get_chunks`, each result paired with the chunk object's total size in bytes
-        when the source knows it without another request (else ``None``)."""
-        return [None if r is None else (r, None) for r in self.get_chunks(requests)]
-
-    def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
-        """Store each chunk's bytes; ``None`` deletes the chunk."""
+    def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
+               finish: Callable[[int, bytes | memoryview | None], bytes | None],
+               slab: Slab | None = None) -> None:
+        """Update the chunks ``items`` of stored object ``obj``: each item is ``(coords,
+        value)``, the value being the chunk's new bytes, ``None`` (delete the chunk) or
+        :data:`PARTIAL`, for which ``finish(i, old)`` is called with the chunk's current bytes
+        (None when missing) and returns its new bytes (or None). The update is atomic and never
+        loses a concurrent update of another chunk of the object: threads of this process take
+        turns per object, and other processes are detected by the store's generations (the
+        read-modify-write is retried, calling ``finish`` again, when the object changed).
+        ``slab``: the slab (see :meth:`slab`) some values were encoded into."""
         raise NotImplementedError
 
-    def reserve(self, coords: Coords, nbytes: int) -> memoryview | None:
-        """Optionally, a writable buffer where the encoded bytes of chunk ``coords`` (exactly
-        ``nbytes``) may be written in place, then passed to :meth:`set_chunks`; None when the
-        source cannot place them directly (the default)."""
+    def slab(self, obj: Coords, nbytes: int) -> Slab | None:
+        """Optionally, a buffer in which every chunk of ``obj`` (each exactly ``nbytes`` once
+        encoded) can be encoded in place, so that no copy assembles the stored object; None
+        (the default) when the source stores chunks as objects of their own."""
         return None
-
-    def flush(self) -> None:
-        """Write out anything buffered; called at the end of every write operation."""
 
     def list_chunks(self) -> Iterator[Coords]:
         """Coordinates of every stored chunk, in no particular order."""
@@ -58,14 +67,17 @@ class ChunkSource:
         """Whether at least one chunk is stored."""
         return next(iter(self.list_chunks()), None) is not None
 
-    def outer(self) -> ChunkSource:
-        """The source of the stored objects themselves (the outermost grid: shards, when
-        sharded)."""
-        return self
-
     def chunk_name(self, coords: Coords) -> str:
         """How messages name the chunk at ``coords``."""
         return f"chunk {coords}"
+
+
+class Slab:
+    """A stored object assembled in place: ``view(coords)`` is the writable place of one
+    chunk's encoded bytes (see :meth:`ChunkSource.slab`)."""
+
+    def view(self, coords: Coords) -> memoryview:
+        raise NotImplementedError
 
 
 def parse_chunk_key(rest: str, encoding: KeyEncoding, ndim: int | None) -> Coords | None:
@@ -141,6 +153,31 @@ class KeyedChunks(ChunkSource):
         if deletes:
             self.store.delete_many(deletes)
 
+    def snapshot(self, coords: Coords) -> ObjectSnapshot | None:
+        """A consistent view of the object at ``coords`` (None when it is missing)."""
+        return self.store.snapshot(self.prefix + self._encode(coords))
+
+    @property
+    def objects(self) -> KeyedChunks:      # type: ignore[override]
+        return self
+
+    def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
+               finish: Callable[[int, bytes | memoryview | None], bytes | None],
+               slab: Slab | None = None) -> None:
+        if len(items) != 1 or items[0][0] != obj:
+            raise StoreError(f"{self.chunk_name(obj)}: expected one update of the chunk itself, "
+                             f"found {[c for c, _ in items]}")
+        key = self.key(obj)
+        value = items[0][1]
+        if value is not PARTIAL:
+            with object_lock(self.store, key):
+                if value is None:
+                    self.store.delete(key)
+                else:
+                    self.store.set(key, value)      # type: ignore[arg-type]
+            return
+        update_object(self.store, key, lambda old: finish(0, old), self.chunk_name(obj))
+
     def list_chunks(self) -> Iterator[Coords]:
         enc, ndim, n = self.key_encoding, self.ndim, len(self.prefix)
         start = self.prefix + ("c" if enc.name == "default" else "")
@@ -152,81 +189,3 @@ class KeyedChunks(ChunkSource):
     def __repr__(self) -> str:
         return (f"KeyedChunks({self.store!r}, {self.prefix!r}, {self.key_encoding.name}"
                 f"{self.key_encoding.separator!r})")
-
-
-def _outer_perm(meta: ArrayMeta) -> tuple[int, ...] | None:
-    """The axis order of the transposes applied before the (outermost) sharding codec, or None.
-
-    A transpose before sharding commutes with cutting the shard into inner chunks, so zarrx
-    pushes it down into every inner chunk: the array machinery sees inner chunks in array
-    space (decoded by a chain that starts with the same transpose), and only the shard index
-    slot of an inner chunk is computed in the transposed space (``ShardStore(perm=...)``).
-    """
-    perm: tuple[int, ...] | None = None
-    for i, level in enumerate(meta.shard_levels):
-        for spec in level.outer_codecs:
-            if spec.name != "transpose":
-                raise ShardError(f"array codecs: {spec.name!r} before sharding_indexed is not "
-                                 f"supported: only a transpose can be applied to a whole shard, "
-                                 f"since inner chunks must stay independently decodable")
-            if i > 0:
-                raise ShardError("array codecs: a transpose inside a nested sharding_indexed codec "
-                                 "is not supported")
-            order = tuple(int(o) for o in spec.configuration["order"])
-            perm = order if perm is None else tuple(perm[o] for o in order)
-    return perm
-
-
-def to_array_space(shape: Sequence[int], perm: Sequence[int] | None) -> tuple[int, ...]:
-    """A shape seen after a transpose with ``perm``, back in array axis order."""
-    if perm is None:
-        return tuple(shape)
-    out = [0] * len(perm)
-    for i, o in enumerate(perm):
-        out[o] = shape[i]
-    return tuple(out)
-
-
-def shard_shapes(meta: ArrayMeta) -> list[tuple[int, ...]]:
-    """Shapes in array space, outermost first: the shard of each level, then the read unit."""
-    perm = _outer_perm(meta)
-    return [meta.chunk_grid.chunk_shape] + [to_array_space(lv.chunk_shape, perm)   # type: ignore[attr-defined]
-                                            for lv in meta.shard_levels]
-
-
-def read_unit(meta: ArrayMeta) -> tuple[tuple[int, ...], tuple[CodecSpec, ...]]:
-    """``(chunk_shape, codecs)`` of the array's read unit in array space: the (innermost) chunk
-    shape and the codec chain that decodes one such chunk (a transpose before sharding is
-    pushed down into it)."""
-    if not meta.shard_levels:
-        return meta.chunk_shape, meta.chunk_codecs
-    perm = _outer_perm(meta)
-    inner = meta.shard_levels[-1].chunk_shape
-    if perm is None:
-        return inner, meta.chunk_codecs
-    return to_array_space(inner, perm), (CodecSpec("transpose", {"order": list(perm)}),) + tuple(meta.chunk_codecs)
-
-
-def make_chunk_source(store: Store, prefix: str, meta: ArrayMeta) -> ChunkSource:
-    """The chunk source of the array at ``prefix`` (``""`` or ending in ``/``): its stored
-    objects, wrapped in one ShardStore per sharding level, outermost first.
-
-    Level 0's shards have the grid's chunk shape, level i's the inner chunk shape of level i-1,
-    each as its sharding codec sees it (after the array->array codecs before it)."""
-    from zarrx.store.shard import ShardStore   # shard.py builds on this module
-
-    source: ChunkSource = KeyedChunks(store, prefix, meta.key_encoding, ndim=meta.ndim)
-    if not meta.shard_levels:
-        return source
-    grid = meta.chunk_grid
-    if not isinstance(grid, RegularGrid):
-        raise ShardError(f"array {prefix.rstrip('/')!r}: sharding_indexed needs a regular chunk "
-                         f"grid, found {type(grid).__name__}")
-    perm = _outer_perm(meta)
-    shape = grid.chunk_shape
-    if perm is not None:
-        shape = tuple(shape[o] for o in perm)
-    for level in meta.shard_levels:
-        source = ShardStore(source, level, shape, key=prefix.rstrip("/"), perm=perm)
-        shape = level.chunk_shape
-    return source

@@ -12,19 +12,27 @@ counted, in ``counts`` (a :class:`collections.Counter`; missing kinds read as 0)
   ``"delete_prefix"``: calls of ``delete_prefix`` (forwarded whole, so its keys are not counted
   under ``"delete"``).
 - ``"list"``: calls of ``list_prefix`` or ``list_dir``; ``"exists"``: calls of ``exists``.
+- generations: ``"generation"`` (calls of ``generation``); ``get_versioned`` counts as a
+  ``"get"`` plus ``"get_versioned"``; ``set_if`` as a ``"set"`` plus ``"set_if"``; ``delete_if``
+  as a ``"delete"`` plus ``"delete_if"``; ``"conflict"`` counts the ConflictErrors they raised.
+  ``"snapshot"`` counts snapshots opened (one of a missing object also counts as a ``"get"``:
+  the request that found it missing); each range read through one counts as a ``"get"`` (and
+  ``"get_range"`` when partial), and ``"snapshot_read"`` counts the ``read`` calls.
 
 ``bytes_read`` sums the lengths of the values returned, ``bytes_written`` those of the values
 written; ``gets_by_key`` and ``sets_by_key`` count requests per key. Every call is forwarded to
 the wrapped store's own method, so its batching (``get_many``) still takes effect. Calls that
-raise are not counted.
+raise are not counted (except under ``"conflict"``).
 """
 from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
-from zarrx.store.base import ByteRange, Request, Store, as_buffer, sequence_of
+from zarrx.errors import ConflictError
+from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Store, Versioned, as_buffer,
+                              sequence_of)
 
 __all__ = ["CountingStore"]
 
@@ -49,6 +57,10 @@ class CountingStore(Store):
     @property
     def read_only(self) -> bool:  # type: ignore[override]
         return self.inner.read_only
+
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        return self.inner.supports_conditional_writes
 
     def _count_reads(self, requests: Iterable[Request], results: Iterable[bytes | None]) -> None:
         with self._lock:
@@ -104,6 +116,55 @@ class CountingStore(Store):
             self.counts["list"] += 1
         return self.inner.list_dir(prefix)
 
+    # -- generations -------------------------------------------------------------------------
+    def _count(self, *kinds: str) -> None:
+        with self._lock:
+            for kind in kinds:
+                self.counts[kind] += 1
+
+    def generation(self, key: str) -> Hashable | None:
+        gen = self.inner.generation(key)
+        self._count("generation")
+        return gen
+
+    def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
+                      if_generation: Hashable | None = None) -> Versioned | None:
+        try:
+            got = self.inner.get_versioned(key, byte_range, if_generation=if_generation)
+        except ConflictError:
+            self._count("conflict")
+            raise
+        self._count_reads([(key, byte_range)], [None if got is None else got[0]])
+        self._count("get_versioned")
+        return got
+
+    def snapshot(self, key: str) -> ObjectSnapshot | None:
+        snap = self.inner.snapshot(key)
+        self._count("snapshot")
+        if snap is None:                   # the request that found the object missing
+            self._count_reads([(key, None)], [None])
+            return None
+        return _CountingSnapshot(self, snap)
+
+    def set_if(self, key: str, value: bytes | bytearray | memoryview,
+               if_generation: Hashable | None) -> Hashable:
+        try:
+            gen = self.inner.set_if(key, value, if_generation)
+        except ConflictError:
+            self._count("conflict")
+            raise
+        self._count_set(key, value)
+        self._count("set_if")
+        return gen
+
+    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
+        try:
+            self.inner.delete_if(key, if_generation)
+        except ConflictError:
+            self._count("conflict")
+            raise
+        self._count("delete", "delete_if")
+
     # -- writes ------------------------------------------------------------------------------
     def _count_set(self, key: str, value: object) -> None:
         n = as_buffer(value, key).nbytes
@@ -150,3 +211,34 @@ class CountingStore(Store):
 
     def __repr__(self) -> str:
         return f"CountingStore({self.inner!r})"
+
+
+class _CountingSnapshot(ObjectSnapshot):
+    """Forwards to the wrapped store's snapshot and counts its reads."""
+
+    def __init__(self, owner: CountingStore, inner: ObjectSnapshot) -> None:
+        self._owner = owner
+        self._inner = inner
+        self.key = inner.key
+
+    @property
+    def generation(self) -> Hashable | None:  # type: ignore[override]
+        return self._inner.generation
+
+    @property
+    def size(self) -> int | None:  # type: ignore[override]
+        return self._inner.size
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        ranges = list(ranges)
+        try:
+            values = self._inner.read(ranges)
+        except ConflictError:
+            self._owner._count("conflict")
+            raise
+        self._owner._count_reads([(self.key, r) for r in ranges], values)
+        self._owner._count("snapshot_read")
+        return values
+
+    def close(self) -> None:
+        self._inner.close()

@@ -1,33 +1,66 @@
 """A directory on the local filesystem as a store: one file per key.
 
-Writes are atomic: the value goes to a temporary file in the key's own directory, named with the
-reserved prefix ``.zarrx-tmp-`` (never listed, never a valid key segment), and is then moved over
-the key with ``os.replace``. A reader sees the old value or the new one, never a torn file, and a
-failed write leaves the old value in place. With ``fsync=True`` the file and its directory are
-flushed to disk before the call returns.
+- **Atomic writes.** A value goes to a temporary file in the key's own directory (named
+  ``.<name>.zarrx-tmp-<pid>-<random>``, never listed, never a valid key) and is then moved over the
+  key with ``rename``. A reader sees the old value or the new one, never a torn file, and a failed
+  write leaves the old value in place. With ``fsync=True`` the file and its directory are flushed
+  to disk before the call returns. Temporary files of killed writers are removed by
+  :meth:`LocalStore.sweep` and by every prefix delete (deleting or overwriting a node).
+- **Containment.** Every operation walks a key's directories from the root without following
+  symbolic links (:mod:`zarrx.store.localfs`): a link below the root is never listed, and reading
+  through one raises StoreError. Writing or deleting a key whose last component is a link replaces
+  or removes the link itself.
+- **Generations.** A file's generation is ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``.
+  Every write creates a new file (a new inode) stamped with the nanosecond clock, so a version is
+  never mistaken for another. An open file descriptor is a snapshot: files are only ever replaced,
+  never changed in place, so snapshot reads never conflict.
+- **Conditional writes** (the protocol; see docs/RELIABILITY.md). Replace-if-generation: open the
+  current file, take an exclusive ``flock`` on it, then ``lstat`` the path: if the path still
+  names the locked inode and its generation is the expected one, write a temporary file and rename
+  it over the key *while holding the lock*; if the path names another inode, the locked version
+  was replaced meanwhile (a conflict, unless the new one is the expected generation, which is
+  then locked in turn). Every conditional writer modifies the key only while holding the lock on
+  the inode the path names, so two of them can never both succeed from one generation.
+  Create-if-absent: write a temporary file and ``link`` it to the key, which fails atomically
+  when the key exists. Delete-if-generation locks and checks as a replace does, then unlinks.
+  Threads of one process also take an in-process lock per key, since network file systems may
+  emulate ``flock`` with per-process locks. Plain ``set``/``delete`` take no lock: they are not
+  ordered with conditional writes (last writer wins).
 """
 from __future__ import annotations
 
-import io
+import errno
 import os
-import secrets
 import stat
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from zarrx import config
 from zarrx.errors import StoreError
-from zarrx.store.base import (ByteRange, Request, Store, as_buffer, check_path_key, key_problem,
-                              sequence_of)
+from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
+                              as_buffer, check_generation, check_path_key, conflict, is_absent,
+                              key_problem, sequence_of)
+from zarrx.store.localfs import (DIRFD, FILE_FLAGS, TMP_MARK, Dir, LinkError, create_temp,
+                                 Tree, generation_of, is_temp_name, read_exact, scan, stamp,
+                                 temp_owner, thread_lock, write_all)
 
-__all__ = ["LocalStore", "TMP_PREFIX"]
+try:
+    import fcntl
+except ImportError:                             # Windows: no conditional writes
+    fcntl = None  # type: ignore[assignment]
 
-TMP_PREFIX = ".zarrx-tmp-"
+__all__ = ["LocalStore", "TMP_MARK"]
+
 MODES = ("r", "r+", "a", "w", "w-")
 POOL_THREADS = 8
+SWEEP_AGE = 3600.0
 _POOL_NAME = "zarrx-store-io"
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)        # a FIFO planted in the store must not block
+_READ = FILE_FLAGS | _NONBLOCK
+_LOCK_RW = (os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | _NONBLOCK)
+_LOCK_RO = _READ
 
 
 class LocalStore(Store):
@@ -35,9 +68,11 @@ class LocalStore(Store):
 
     ``read_only=True`` (or ``mode="r"``) refuses writes; the other modes only make the store
     writable (clearing for ``"w"`` is the caller's job). ``fsync=True`` makes every write durable
-    before it returns. The root directory is created on the first write. Symbolic links to files
-    read as their targets; links to directories are not followed.
+    before it returns. The root directory is created on the first write; the root itself may be a
+    symbolic link, but no link below it is followed.
     """
+
+    supports_conditional_writes = fcntl is not None and DIRFD
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
@@ -47,31 +82,84 @@ class LocalStore(Store):
         self.root = os.path.abspath(os.fspath(root))
         self.read_only = bool(read_only) or mode == "r"
         self.fsync = bool(fsync)
+        self._tree = Tree(self.root)
 
     # -- keys --------------------------------------------------------------------------------
-    def _path(self, key: object) -> str:
+    def _parts(self, key: object) -> list[str]:
         check_path_key(key, repr(self))
         assert isinstance(key, str)
-        if any(seg.startswith(TMP_PREFIX) for seg in key.split("/")):
-            raise StoreError(f"{self!r}: key {key!r}: found the reserved prefix {TMP_PREFIX!r}")
-        return os.path.join(self.root, *key.split("/"))
+        parts = key.split("/")
+        if any(is_temp_name(seg) for seg in parts):
+            raise StoreError(f"{self!r}: key {key!r}: found the reserved marker {TMP_MARK!r}")
+        return parts
+
+    def _path(self, key: object) -> str:
+        """The file path of ``key`` (for messages and tools; operations walk with dir fds)."""
+        return os.path.join(self.root, *self._parts(key))
 
     def _fail(self, action: str, key: str, exc: OSError) -> StoreError:
         return StoreError(f"{self!r}: cannot {action} {key!r}: {exc.strerror or exc}")
 
-    # -- reads -------------------------------------------------------------------------------
-    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
-        path = self._path(key)
+    def _link_error(self, key: str, exc: LinkError) -> StoreError:
+        return StoreError(f"{self!r}: key {key!r}: {exc.path!r} is a symbolic link; links below "
+                          "the root are not followed")
+
+    def _open(self, key: str, parts: list[str]) -> tuple[int, os.stat_result] | None:
+        """A read-only fd and the fstat of the regular file at ``key``; None when missing."""
         try:
-            with open(path, "rb", buffering=0) as f:
-                if byte_range is None or byte_range.is_full:
-                    return f.readall()
-                start, stop = byte_range.resolve(os.fstat(f.fileno()).st_size)
-                return _read_at(f, start, stop - start)
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            fd = self._tree.open(parts, _READ)
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except LinkError as exc:
+            raise self._link_error(key, exc) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise self._link_error(key, LinkError(key)) from None
+            raise self._fail("read", key, exc) from exc
+        try:
+            st = os.fstat(fd)
+        except OSError as exc:
+            os.close(fd)
+            raise self._fail("read", key, exc) from exc
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            return None
+        return fd, st
+
+    def _stat(self, key: str, parts: list[str]) -> os.stat_result | None:
+        try:
+            st = self._tree.lstat(parts)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except LinkError as exc:
+            raise self._link_error(key, exc) from None
         except OSError as exc:
             raise self._fail("read", key, exc) from exc
+        if stat.S_ISLNK(st.st_mode):
+            raise self._link_error(key, LinkError(key))
+        return st if stat.S_ISREG(st.st_mode) else None
+
+    def _read(self, key: str, fd: int, st: os.stat_result, rng: ByteRange | None) -> bytes:
+        start, stop = (0, st.st_size) if rng is None else rng.resolve(st.st_size)
+        try:
+            data = read_exact(fd, start, stop - start)
+        except MemoryError:
+            raise StoreError(f"{self!r}: cannot read {key!r}: {stop - start} bytes do not fit "
+                             "in memory") from None
+        except OSError as exc:
+            raise self._fail("read", key, exc) from exc
+        return data if type(data) is bytes else bytes(data)
+
+    # -- reads -------------------------------------------------------------------------------
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        opened = self._open(key, self._parts(key))
+        if opened is None:
+            return None
+        fd, st = opened
+        try:
+            return self._read(key, fd, st, byte_range)
+        finally:
+            os.close(fd)
 
     def get_many(self, requests: Iterable[Request]) -> list[bytes | None]:
         """Like ``get`` per request, in request order; several requests run on a small pool
@@ -92,99 +180,370 @@ class LocalStore(Store):
         return [self.get(key, rng) for key, rng in reqs]
 
     def getsize(self, key: str) -> int | None:
-        try:
-            st = os.stat(self._path(key))
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        except OSError as exc:
-            raise self._fail("read", key, exc) from exc
-        return st.st_size if stat.S_ISREG(st.st_mode) else None
+        st = self._stat(key, self._parts(key))
+        return None if st is None else st.st_size
 
     def exists(self, key: str) -> bool:
-        return os.path.isfile(self._path(key))
+        return self._stat(key, self._parts(key)) is not None
+
+    # -- generations -------------------------------------------------------------------------
+    def generation(self, key: str) -> Hashable | None:
+        st = self._stat(key, self._parts(key))
+        return None if st is None else generation_of(st)
+
+    def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
+                      if_generation: Hashable | None = None) -> Versioned | None:
+        opened = self._open(key, self._parts(key))
+        if opened is None:
+            check_generation(self, key, if_generation, None, "read")
+            return None
+        fd, st = opened
+        try:
+            gen = generation_of(st)
+            check_generation(self, key, if_generation, gen, "read")
+            return self._read(key, fd, st, byte_range), gen
+        finally:
+            os.close(fd)
+
+    def snapshot(self, key: str) -> ObjectSnapshot | None:
+        opened = self._open(key, self._parts(key))
+        return None if opened is None else FileSnapshot(self, key, *opened)
 
     # -- writes ------------------------------------------------------------------------------
+    def _stage(self, d: Dir, name: str, data: memoryview, after: int = 0) -> tuple[str, int]:
+        """A temporary file in ``d`` holding ``data`` (stamped later than ``after``)."""
+        tmp, fd = create_temp(d, name)
+        try:
+            write_all(fd, data)
+            stamp(fd, after)
+            if self.fsync:
+                os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            _quietly(d.unlink, tmp)
+            raise
+        return tmp, fd
+
+    def _staged(self, parts: list[str], data: memoryview) -> tuple[Dir, str, int]:
+        """The key's directory (made as needed) and a temporary file in it holding ``data``."""
+        for _ in range(8):
+            d = self._tree.dir(parts[:-1], create=True)
+            try:
+                return (d, *self._stage(d, parts[-1], data))
+            except FileNotFoundError:           # the folder was pruned by a concurrent delete
+                d.close()
+            except BaseException:
+                d.close()
+                raise
+        raise FileNotFoundError(errno.ENOENT, "the directory keeps vanishing")
+
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
-        path = self._path(key)
+        parts = self._parts(key)
         self._check_writable(key)
         data = as_buffer(value, key)
-        folder = os.path.dirname(path)
         try:
-            tmp = self._open_temp(folder)
+            d, tmp, fd = self._staged(parts, data)
+        except LinkError as exc:
+            raise self._link_error(key, exc) from None
         except OSError as exc:
             raise self._fail("write", key, exc) from exc
         try:
-            with open(tmp[0], "wb", closefd=True) as f:
-                f.write(data)
-                if self.fsync:
-                    f.flush()
-                    os.fsync(f.fileno())
-            os.replace(tmp[1], path)
+            d.replace(tmp, parts[-1])
+            if self.fsync:
+                d.fsync()
         except BaseException as exc:
-            _remove_quietly(tmp[1])
+            _quietly(d.unlink, tmp)
             if isinstance(exc, OSError):
                 raise self._fail("write", key, exc) from exc
             raise
-        if self.fsync:
-            _fsync_dir(folder)
-
-    def _open_temp(self, folder: str) -> tuple[int, str]:
-        """A new, exclusively created temporary file in ``folder`` (created as needed)."""
-        for _ in range(8):
-            tmp = os.path.join(folder, TMP_PREFIX + secrets.token_hex(8))
-            try:
-                return os.open(tmp, _CREATE_FLAGS, 0o666), tmp
-            except FileNotFoundError:           # folder missing, or pruned by a concurrent delete
-                os.makedirs(folder, exist_ok=True)
-            except FileExistsError:
-                continue
-        raise StoreError(f"{self!r}: cannot create a temporary file in {folder!r}")
+        finally:
+            os.close(fd)
+            d.close()
 
     def delete(self, key: str) -> None:
-        path = self._path(key)
+        parts = self._parts(key)
         self._check_writable(key)
         try:
-            os.unlink(path)
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            d = self._tree.dir(parts[:-1])
+        except (FileNotFoundError, NotADirectoryError):
             return
-        except PermissionError as exc:          # some systems say EPERM for a directory
-            if os.path.isdir(path):
-                return
-            raise self._fail("delete", key, exc) from exc
+        except LinkError as exc:
+            raise self._link_error(key, exc) from None
         except OSError as exc:
             raise self._fail("delete", key, exc) from exc
-        self._prune(os.path.dirname(path))
-
-    def _prune(self, folder: str) -> None:
-        """Remove empty directories from ``folder`` up to (not including) the root."""
-        while len(folder) > len(self.root) and folder.startswith(self.root):
+        with d:
             try:
-                os.rmdir(folder)
-            except OSError:
+                d.unlink(parts[-1])
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
                 return
-            folder = os.path.dirname(folder)
+            except PermissionError as exc:      # some systems say EPERM for a directory
+                if not _is_dir(d, parts[-1]):
+                    raise self._fail("delete", key, exc) from exc
+                return
+            except OSError as exc:
+                raise self._fail("delete", key, exc) from exc
+        self._prune(parts)
+
+    def _prune(self, parts: list[str]) -> None:
+        """Remove the folders of ``parts`` a delete left empty, deepest first, never the root."""
+        for i in range(len(parts) - 1, 0, -1):
+            try:
+                with self._tree.dir(parts[:i - 1]) as up:
+                    up.rmdir(parts[i - 1])
+            except (OSError, LinkError):
+                return
+
+    def delete_prefix(self, prefix: str) -> None:
+        """Remove every key starting with ``prefix``, and every temporary file below it."""
+        self._check_writable(prefix)
+        self.delete_many(list(self.list_prefix(prefix)))
+        self.sweep(prefix, older_than=None)
+
+    # -- conditional writes ------------------------------------------------------------------
+    def set_if(self, key: str, value: bytes | bytearray | memoryview,
+               if_generation: Hashable | None) -> Hashable:
+        parts = self._parts(key)
+        self._check_writable(key)
+        data = as_buffer(value, key)
+        if not self.supports_conditional_writes:
+            return super().set_if(key, value, if_generation)
+        with thread_lock(self.root, key):
+            try:
+                if is_absent(if_generation):
+                    return self._create(key, parts, data)
+                return self._replace_if(key, parts, data, if_generation)
+            except LinkError as exc:
+                raise self._link_error(key, exc) from None
+            except StoreError:
+                raise
+            except OSError as exc:
+                raise self._fail("conditionally write", key, exc) from exc
+
+    def _create(self, key: str, parts: list[str], data: memoryview) -> Hashable:
+        d, tmp, fd = self._staged(parts, data)
+        try:
+            try:
+                d.link(tmp, parts[-1])          # fails atomically when the key exists
+            except FileExistsError:
+                found = d.lstat(parts[-1])
+                if stat.S_ISLNK(found.st_mode):
+                    raise LinkError(key) from None
+                raise conflict(self, key, "conditionally write", ABSENT,
+                               generation_of(found)) from None
+            finally:
+                _quietly(d.unlink, tmp)
+            gen = generation_of(os.fstat(fd))   # after the unlink, which changes st_ctime
+            if self.fsync:
+                d.fsync()
+            return gen
+        finally:
+            os.close(fd)
+            d.close()
+
+    def _replace_if(self, key: str, parts: list[str], data: memoryview,
+                    expected: Hashable) -> Hashable:
+        action = "conditionally write"
+        try:
+            d = self._tree.dir(parts[:-1])
+        except (FileNotFoundError, NotADirectoryError):
+            raise conflict(self, key, action, expected, None) from None
+        try:
+            held = self._lock_current(d, key, parts[-1], expected, action)
+            try:
+                old = os.fstat(held)
+                try:
+                    tmp, fd = self._stage(d, parts[-1], data, after=old.st_mtime_ns)
+                except FileNotFoundError:       # the key and its folder were deleted meanwhile
+                    raise conflict(self, key, action, expected, None) from None
+                try:
+                    d.replace(tmp, parts[-1])
+                    gen = generation_of(os.fstat(fd))
+                    if self.fsync:
+                        d.fsync()
+                except BaseException:
+                    _quietly(d.unlink, tmp)
+                    raise
+                finally:
+                    os.close(fd)
+                return gen
+            finally:
+                os.close(held)                  # releases the lock
+        finally:
+            d.close()
+
+    def _lock_current(self, d: Dir, key: str, name: str, expected: Hashable,
+                      action: str) -> int:
+        """An fd of the file at ``name``, exclusively locked, whose inode the path still names
+        and whose generation is ``expected``; a conflict otherwise."""
+        for _ in range(100):
+            try:
+                fd = _open_for_lock(d, name)
+            except FileNotFoundError:
+                raise conflict(self, key, action, expected, None) from None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise LinkError(key) from None
+                raise
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                held = os.fstat(fd)
+                try:
+                    now = d.lstat(name)
+                except FileNotFoundError:
+                    raise conflict(self, key, action, expected, None) from None
+                found = generation_of(now)
+                if found != expected:
+                    raise conflict(self, key, action, expected, found)
+                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                    return fd
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)        # locked a version replaced since by the expected one: lock that
+        raise StoreError(f"{self!r}: cannot {action} {key!r}: the file keeps changing")
+
+    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
+        parts = self._parts(key)
+        self._check_writable(key)
+        if not self.supports_conditional_writes:
+            return super().delete_if(key, if_generation)
+        action = "conditionally delete"
+        with thread_lock(self.root, key):
+            if is_absent(if_generation):
+                st = self._stat(key, parts)
+                if st is not None:
+                    raise conflict(self, key, action, ABSENT, generation_of(st))
+                return
+            try:
+                d = self._tree.dir(parts[:-1])
+            except (FileNotFoundError, NotADirectoryError):
+                raise conflict(self, key, action, if_generation, None) from None
+            except LinkError as exc:
+                raise self._link_error(key, exc) from None
+            try:
+                held = self._lock_current(d, key, parts[-1], if_generation, action)
+                try:
+                    d.unlink(parts[-1])
+                finally:
+                    os.close(held)
+            except LinkError as exc:
+                raise self._link_error(key, exc) from None
+            except StoreError:
+                raise
+            except OSError as exc:
+                raise self._fail(action, key, exc) from exc
+            finally:
+                d.close()
+        self._prune(parts)
 
     # -- listing -----------------------------------------------------------------------------
+    def _folder(self, folder: str) -> Dir | None:
+        try:
+            return self._tree.dir(folder.split("/") if folder else [])
+        except (FileNotFoundError, NotADirectoryError, LinkError):
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self!r}: cannot list {folder + '/'!r}: "
+                             f"{exc.strerror or exc}") from exc
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """Every key starting with ``prefix``; walks only the directory the prefix reaches."""
         folder, _, _ = prefix.rpartition("/")
         if folder and _prefix_dir_invalid(folder):
             return iter(())                     # no valid key can start with this prefix
-        base = os.path.join(self.root, *folder.split("/")) if folder else self.root
-        return (key for key in _walk(base, folder + "/" if folder else "")
-                if key.startswith(prefix))
+        return (key for key in self._keys_below(folder) if key.startswith(prefix))
+
+    def _keys_below(self, folder: str) -> Iterator[str]:
+        d = self._folder(folder)
+        if d is not None:
+            yield from self._walk(d, folder + "/" if folder else "")
+
+    def _walk(self, d: Dir, key_prefix: str) -> Iterator[str]:
+        try:
+            for kind, name in self._scan(d):
+                if kind == "key":
+                    yield key_prefix + name
+                elif kind == "dir":
+                    try:
+                        sub = d.child(name)
+                    except (OSError, LinkError):  # vanished, or replaced by a link meanwhile
+                        continue
+                    yield from self._walk(sub, key_prefix + name + "/")
+        finally:
+            d.close()
+
+    def _scan(self, d: Dir) -> list[tuple[str, str]]:
+        try:
+            return list(scan(d))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise StoreError(f"{self!r}: cannot list {d.rel + '/'!r}: "
+                             f"{exc.strerror or exc}") from exc
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         folder = prefix[:-1] if prefix.endswith("/") else prefix
         if prefix and (not folder or _prefix_dir_invalid(folder)):
             return [], []
+        d = self._folder(folder)
+        if d is None:
+            return [], []
         keys: list[str] = []
         dirs: list[str] = []
-        for entry in _scan(os.path.join(self.root, *folder.split("/")) if folder else self.root):
-            kind = _kind(entry)
-            if kind is not None:
-                (dirs if kind == "dir" else keys).append(entry.name)
+        with d:
+            for kind, name in self._scan(d):
+                if kind != "temp":
+                    (dirs if kind == "dir" else keys).append(name)
         return sorted(keys), sorted(dirs)
+
+    # -- crash hygiene -----------------------------------------------------------------------
+    def sweep(self, prefix: str = "", older_than: float | None = SWEEP_AGE) -> list[str]:
+        """Remove the temporary files of writers that died, below ``prefix`` (a key prefix, as
+        for ``list_prefix``), unmodified for at least ``older_than`` seconds (None: all of them,
+        including those of writers still running). Directories left empty are removed. Returns
+        the removed files' paths relative to the root, sorted."""
+        self._check_writable(prefix or "<root>")
+        folder, _, _ = prefix.rpartition("/")
+        if folder and _prefix_dir_invalid(folder):
+            return []
+        d = self._folder(folder)
+        if d is None:
+            return []
+        cutoff = None if older_than is None else time.time() - older_than
+        removed: list[str] = []
+        self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed)
+        return sorted(removed)
+
+    def _sweep(self, d: Dir, rel: str, prefix: str, cutoff: float | None,
+               removed: list[str]) -> bool:
+        """Sweep ``d`` (closing it); True when it is left empty."""
+        with d:
+            entries = self._scan(d)
+            left = len(entries)
+            for kind, name in entries:
+                if kind == "temp" and (rel + temp_owner(name)).startswith(prefix):
+                    try:
+                        if cutoff is None or d.lstat(name).st_mtime <= cutoff:
+                            d.unlink(name)
+                            removed.append(rel + name)
+                            left -= 1
+                    except FileNotFoundError:   # finished or removed meanwhile
+                        left -= 1
+                elif kind == "dir":
+                    sub_rel = f"{rel}{name}/"
+                    if not (sub_rel.startswith(prefix) or prefix.startswith(sub_rel)):
+                        continue
+                    try:
+                        sub = d.child(name)
+                    except (OSError, LinkError):
+                        continue
+                    if self._sweep(sub, sub_rel, prefix, cutoff, removed):
+                        try:
+                            d.rmdir(name)
+                            left -= 1
+                        except OSError:
+                            pass
+            return left == 0 and bool(rel)
 
     # -- plumbing ----------------------------------------------------------------------------
     def __getstate__(self) -> dict:
@@ -204,75 +563,92 @@ class LocalStore(Store):
         return f"LocalStore({self.root!r}{', read_only=True' if self.read_only else ''})"
 
 
-def _prefix_dir_invalid(folder: str) -> bool:
-    return key_problem(folder) is not None or any(
-        seg.startswith(TMP_PREFIX) for seg in folder.split("/"))
+class FileSnapshot(ObjectSnapshot):
+    """One open file descriptor of a LocalStore object: every read comes from that version."""
+
+    def __init__(self, store: LocalStore, key: str, fd: int, st: os.stat_result) -> None:
+        self.key = key
+        self.generation = generation_of(st)
+        self.size = st.st_size
+        self._where = f"{store!r}: snapshot of {key!r}"
+        self._fd = fd
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        if self._fd < 0:
+            raise StoreError(f"{self._where}: read after close")
+        out: list[bytes | bytearray | memoryview] = []
+        for rng in ranges:
+            start, stop = (0, self.size) if rng is None else rng.resolve(self.size)
+            try:
+                buf = bytearray(stop - start)
+            except MemoryError:
+                raise StoreError(f"{self._where}: {stop - start} bytes do not fit in "
+                                 "memory") from None
+            got = _pread_into(self._fd, buf, start)
+            if got != len(buf):
+                raise StoreError(f"{self._where}: expected {len(buf)} bytes at offset {start}, "
+                                 f"found {got}: the file was truncated in place")
+            out.append(buf)
+        return out
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except OSError:
+            pass
+
+    def __repr__(self) -> str:
+        return f"<{self._where} at {self.generation!r}>"
 
 
-def _scan(folder: str) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return list(it)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as exc:
-        raise StoreError(f"cannot list directory {folder!r}: {exc.strerror or exc}") from exc
-
-
-def _kind(entry: os.DirEntry[str]) -> str | None:
-    """``"dir"``, ``"key"`` (a file, or a link to one) or None (temp files, links to folders,
-    which could loop or leave the root, and entries that vanished)."""
-    if entry.name.startswith(TMP_PREFIX):
-        return None
-    try:
-        if entry.is_dir(follow_symlinks=False):
-            return "dir"
-        return "key" if entry.is_file() else None
-    except OSError:
-        return None
-
-
-def _walk(folder: str, key_prefix: str) -> Iterator[str]:
-    for entry in _scan(folder):
-        kind = _kind(entry)
-        if kind == "dir":
-            yield from _walk(entry.path, key_prefix + entry.name + "/")
-        elif kind == "key":
-            yield key_prefix + entry.name
-
-
-def _read_at(f: io.FileIO, offset: int, n: int) -> bytes:
-    """``n`` bytes at ``offset`` (fewer only if the file ends first), reading nothing else."""
-    parts: list[bytes] = []
-    while n > 0:
-        if hasattr(os, "pread"):
-            part = os.pread(f.fileno(), n, offset)
-        else:
-            f.seek(offset)
-            part = f.read(n)
-        if not part:
+def _pread_into(fd: int, buf: bytearray, offset: int) -> int:
+    """Fill ``buf`` from ``offset``; the number of bytes read (short only at end of file)."""
+    view = memoryview(buf)
+    got = 0
+    while got < len(buf):
+        try:
+            if hasattr(os, "preadv"):
+                n = os.preadv(fd, [view[got:]], offset + got)
+            else:
+                part = os.pread(fd, len(buf) - got, offset + got)
+                n = len(part)
+                view[got:got + n] = part
+        except OSError as exc:
+            raise StoreError(f"cannot read at offset {offset + got}: {exc.strerror or exc}") from exc
+        if n == 0:
             break
-        parts.append(part)
-        offset += len(part)
-        n -= len(part)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+        got += n
+    return got
 
 
-def _remove_quietly(path: str) -> None:
+def _open_for_lock(d: Dir, name: str) -> int:
     try:
-        os.unlink(path)
+        return d.open(name, _LOCK_RW)           # network file systems lock writable files only
+    except PermissionError:
+        return d.open(name, _LOCK_RO)
+
+
+def _is_dir(d: Dir, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(d.lstat(name).st_mode)
+    except OSError:
+        return False
+
+
+def _prefix_dir_invalid(folder: str) -> bool:
+    return key_problem(folder) is not None or any(is_temp_name(s) for s in folder.split("/"))
+
+
+def _quietly(fn, *args) -> None:  # type: ignore[no-untyped-def]
+    try:
+        fn(*args)
     except OSError:
         pass
-
-
-def _fsync_dir(folder: str) -> None:
-    if os.name == "nt":                         # directories cannot be opened for fsync there
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # -- the read pool: shared by all LocalStores, made lazily, forgotten in a forked child --------

@@ -2,33 +2,48 @@
 
 Zip entries cannot be replaced or removed in place, so the store refuses to write a key twice
 and refuses to delete an existing key (deleting a missing key is a no-op, as for every store).
-Byte-range reads of uncompressed entries read only the requested bytes. One lock serialises all
-access to the archive, so the store can be shared between threads.
+One lock serialises all access to the archive, so the store can be shared between threads.
+
+- **Reads trust nothing** (:mod:`zarrx.store.zipread`): entry names that are not path-safe keys
+  are skipped with a warning, a central directory that lies is refused, every entry's CRC-32 is
+  checked once, and inflation never goes past an entry's declared size.
+- **The previous archive survives.** A writable store writes a temporary archive next to the
+  target (``.<name>.zarrx-tmp-<pid>-<random>``; mode ``a`` starts from a copy of the existing
+  archive) and moves it over the target only when :meth:`ZipStore.close` has written the central
+  directory. A write that fails (a full disk, say) leaves the previous archive untouched: the
+  store then refuses further writes, and closing it discards the temporary archive.
+- **Generations** are ``(header offset, CRC-32, size)`` of an entry; entries are immutable while
+  the archive is open, so snapshots never conflict. Conditional writes can create entries
+  (``if_generation=ABSENT``) but, like ``set``, never replace or remove one.
 """
 from __future__ import annotations
 
 import os
-import struct
+import shutil
 import threading
 import time
 import weakref
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
 
 from zarrx.errors import StoreError
-from zarrx.store.base import ByteRange, Store, as_buffer, check_path_key
+from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
+                              check_generation, check_path_key, conflict, is_absent)
+from zarrx.store.localfs import temp_name
+from zarrx.store.zipread import Reader, checked_entries
 
 __all__ = ["ZipStore"]
 
 MODES = ("r", "w", "a", "x")
-_LOCAL_HEADER = struct.Struct("<4s22xHH")     # signature ... name length, extra length
-_LOCAL_MAGIC = b"PK\x03\x04"
 
 
 class ZipStore(Store):
-    """``ZipStore(path, mode)``: ``r`` reads, ``w`` creates (truncating), ``x`` creates a new
-    archive, ``a`` adds entries to an existing (or new) archive. Call :meth:`close` (or use
-    ``with``) after writing: that writes the archive's central directory."""
+    """``ZipStore(path, mode)``: ``r`` reads, ``w`` creates (replacing an archive at ``path`` when
+    closed), ``x`` creates a new archive, ``a`` adds entries to an existing (or new) archive.
+    Call :meth:`close` (or use ``with``) after writing: that writes the archive's central
+    directory and puts the archive in place."""
+
+    supports_conditional_writes = True
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
                  compression: int = zipfile.ZIP_STORED) -> None:
@@ -39,16 +54,32 @@ class ZipStore(Store):
         self.read_only = mode == "r"
         self.compression = compression
         self._lock = threading.RLock()
-        self._data_start: dict[str, int] = {}
+        tmp = None
         try:
-            self._zf: zipfile.ZipFile | None = zipfile.ZipFile(
-                self.path, mode, compression=compression, allowZip64=True)
+            if mode != "r":
+                if mode == "x" and os.path.lexists(self.path):
+                    raise FileExistsError(f"[Errno 17] File exists: {self.path!r}")
+                folder, name = os.path.split(self.path)
+                tmp = os.path.join(folder, temp_name(name))
+                if mode == "a" and os.path.exists(self.path):
+                    shutil.copyfile(self.path, tmp)
+            zf = zipfile.ZipFile(tmp or self.path, "w" if mode == "x" else mode,
+                                 compression=compression, allowZip64=True)
         except (OSError, zipfile.BadZipFile) as exc:
+            if tmp is not None:
+                _remove_quietly(tmp)
             raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
-        self._infos = {i.filename: i for i in self._zf.infolist() if not i.is_dir()}
+        self._zf: zipfile.ZipFile | None = zf
+        self._pending = _Pending(zf, tmp, self.path, mode, repr(self))
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
-        # still gets its central directory written, when collected or at interpreter exit
-        self._finalizer = weakref.finalize(self, _close_quietly, self._zf)
+        # still gets its archive finished, when collected or at interpreter exit
+        self._finalizer = weakref.finalize(self, self._pending.finish, True)
+        try:
+            self._infos = checked_entries(zf, repr(self))
+        except StoreError:
+            self._finalizer()
+            raise
+        self._reader = Reader(repr(self))
 
     def _archive(self) -> zipfile.ZipFile:
         if self._zf is None:
@@ -56,45 +87,32 @@ class ZipStore(Store):
         return self._zf
 
     # -- reads -------------------------------------------------------------------------------
+    def _read(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo,
+              byte_range: ByteRange | None) -> bytes:
+        start, stop = (0, info.file_size) if byte_range is None else \
+            byte_range.resolve(info.file_size)
+        if stop <= start:
+            return b""
+        assert zf.fp is not None
+        end = getattr(zf, "start_dir", None)
+        if end is None:
+            end = os.fstat(zf.fp.fileno()).st_size
+        try:
+            return self._reader.read(zf.fp, info, start, stop, end)
+        except MemoryError:
+            raise StoreError(f"{self!r}: entry {info.orig_filename!r}: {stop - start} bytes do "
+                             "not fit in memory") from None
+        except (OSError, RuntimeError, ValueError) as exc:
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"{self!r}: cannot read entry {info.orig_filename!r}: {exc}") from exc
+
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         check_path_key(key, repr(self))
         with self._lock:
             zf = self._archive()
             info = self._infos.get(key)
-            if info is None:
-                return None
-            try:
-                if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
-                    data = zf.read(info)
-                    return data if byte_range is None else byte_range.apply(data)
-                start, stop = (0, info.file_size) if byte_range is None else \
-                    byte_range.resolve(info.file_size)
-                if stop <= start:
-                    return b""
-                assert zf.fp is not None
-                zf.fp.seek(self._entry_start(zf, info) + start)
-                data = zf.fp.read(stop - start)
-            except (OSError, RuntimeError, ValueError, zipfile.BadZipFile) as exc:
-                raise StoreError(f"{self!r}: cannot read entry {key!r}: {exc}") from exc
-        if len(data) != stop - start:
-            raise StoreError(f"{self!r}: entry {key!r} is truncated: expected {stop - start} "
-                             f"bytes at offset {start}, found {len(data)}")
-        return data
-
-    def _entry_start(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
-        """File offset of an entry's data, from its local header (cached)."""
-        start = self._data_start.get(info.filename)
-        if start is None:
-            assert zf.fp is not None
-            zf.fp.seek(info.header_offset)
-            head = zf.fp.read(_LOCAL_HEADER.size)
-            if len(head) != _LOCAL_HEADER.size or head[:4] != _LOCAL_MAGIC:
-                raise StoreError(f"{self!r}: entry {info.filename!r}: expected a local file header "
-                                 f"at offset {info.header_offset}, found {head[:4]!r}")
-            _, name_len, extra_len = _LOCAL_HEADER.unpack(head)
-            start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
-            self._data_start[info.filename] = start
-        return start
+            return None if info is None else self._read(zf, info, byte_range)
 
     def getsize(self, key: str) -> int | None:
         check_path_key(key, repr(self))
@@ -115,24 +133,70 @@ class ZipStore(Store):
             keys = list(self._infos)
         return (k for k in keys if k.startswith(prefix))
 
+    # -- generations -------------------------------------------------------------------------
+    def _current(self, key: str) -> zipfile.ZipInfo | None:
+        check_path_key(key, repr(self))
+        self._archive()
+        return self._infos.get(key)
+
+    def generation(self, key: str) -> Hashable | None:
+        with self._lock:
+            return _generation(self._current(key))
+
+    def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
+                      if_generation: Hashable | None = None) -> Versioned | None:
+        with self._lock:
+            info = self._current(key)
+            gen = _generation(info)
+            check_generation(self, key, if_generation, gen, "read")
+            if info is None:
+                return None
+            return self._read(self._archive(), info, byte_range), gen
+
+    def snapshot(self, key: str) -> ObjectSnapshot | None:
+        with self._lock:
+            info = self._current(key)
+        return None if info is None else _EntrySnapshot(self, key, info)
+
     # -- writes ------------------------------------------------------------------------------
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         check_path_key(key, repr(self))
         self._check_writable(key)
+        with self._lock:
+            self._add(key, as_buffer(value, key))
+
+    def _add(self, key: str, data: memoryview) -> zipfile.ZipInfo:
+        zf = self._archive()
+        if self._pending.failed is not None:
+            raise StoreError(f"{self!r}: cannot write entry {key!r}: an earlier write failed "
+                             f"({self._pending.failed}); closing keeps the previous archive")
+        if key in self._infos:
+            raise StoreError(f"{self!r}: entry {key!r} already exists; zip entries cannot be "
+                             "overwritten (write the archive anew to change it)")
+        info = zipfile.ZipInfo(key, date_time=time.localtime()[:6])
+        info.compress_type = self.compression
+        info.external_attr = 0o644 << 16
+        try:
+            zf.writestr(info, data)
+        except (OSError, ValueError, zipfile.LargeZipFile) as exc:
+            self._pending.failed = str(exc)
+            raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+        self._infos[key] = info
+        self._reader.verified.add(key)          # written here: its CRC is ours
+        return info
+
+    def set_if(self, key: str, value: bytes | bytearray | memoryview,
+               if_generation: Hashable | None) -> Hashable:
+        check_path_key(key, repr(self))
+        self._check_writable(key)
         data = as_buffer(value, key)
         with self._lock:
-            zf = self._archive()
-            if key in self._infos:
-                raise StoreError(f"{self!r}: entry {key!r} already exists; zip entries cannot be "
-                                 "overwritten (write the archive anew to change it)")
-            info = zipfile.ZipInfo(key, date_time=time.localtime()[:6])
-            info.compress_type = self.compression
-            info.external_attr = 0o644 << 16
-            try:
-                zf.writestr(info, data)
-            except (OSError, ValueError, zipfile.LargeZipFile) as exc:
-                raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
-            self._infos[key] = info
+            found = _generation(self._current(key))
+            if is_absent(if_generation):
+                check_generation(self, key, ABSENT, found, "conditionally write")
+                return _generation(self._add(key, data))
+            check_generation(self, key, if_generation, found, "conditionally write")
+            return self._add(key, data)         # exists: refused as by set
 
     def delete(self, key: str) -> None:
         """A missing key is a no-op; an existing one raises StoreError (zip cannot remove)."""
@@ -142,18 +206,27 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: cannot delete entry {key!r}: zip entries cannot be "
                              "removed (write the archive anew without it)")
 
+    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
+        check_path_key(key, repr(self))
+        self._check_writable(key)
+        with self._lock:
+            found = _generation(self._current(key))
+            if is_absent(if_generation):
+                if found is not None:
+                    raise conflict(self, key, "conditionally delete", ABSENT, found)
+                return
+            check_generation(self, key, if_generation, found, "conditionally delete")
+            self.delete(key)                    # exists: refused as by delete
+
     # -- plumbing ----------------------------------------------------------------------------
     def close(self) -> None:
-        """Write the central directory (writable modes) and close the file; idempotent."""
+        """Write the central directory and put the archive in place (writable modes), then close
+        the file; idempotent."""
         with self._lock:
             if self._zf is not None:
-                try:
-                    self._zf.close()
-                except OSError as exc:
-                    raise StoreError(f"{self!r}: cannot finish the archive: {exc}") from exc
-                finally:
-                    self._zf = None
-                    self._finalizer.detach()
+                self._zf = None
+                self._finalizer.detach()
+                self._pending.finish(False)
 
     def __reduce__(self) -> tuple:
         if not self.read_only:
@@ -164,8 +237,86 @@ class ZipStore(Store):
         return f"ZipStore({self.path!r}, mode={self.mode!r})"
 
 
+def _generation(info: zipfile.ZipInfo | None) -> Hashable | None:
+    return None if info is None else (info.header_offset, info.CRC, info.file_size)
+
+
+class _EntrySnapshot(ObjectSnapshot):
+    """Entries do not change while the archive is open: the entry is the snapshot."""
+
+    def __init__(self, store: ZipStore, key: str, info: zipfile.ZipInfo) -> None:
+        self.key = key
+        self.generation = _generation(info)
+        self.size = info.file_size
+        self._store: ZipStore | None = store
+        self._info = info
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        store = self._store
+        if store is None:
+            raise StoreError(f"snapshot of {self.key!r}: read after close")
+        with store._lock:
+            zf = store._archive()
+            return [store._read(zf, self._info, rng) for rng in ranges]
+
+    def close(self) -> None:
+        self._store = None
+
+
+class _Pending:
+    """What closing a store must do: finish the temporary archive and move it in place, or
+    (after a failed write) discard it. Shared with the store's finalizer."""
+
+    def __init__(self, zf: zipfile.ZipFile, tmp: str | None, path: str, mode: str,
+                 where: str) -> None:
+        self.zf, self.tmp, self.path, self.mode, self.where = zf, tmp, path, mode, where
+        self.failed: str | None = None
+        self.done = False
+
+    def finish(self, quiet: bool) -> None:
+        if self.done:
+            return
+        self.done = True
+        tmp = self.tmp
+        try:
+            if tmp is None or self.failed is not None:
+                _close_quietly(self.zf) if tmp is not None else self.zf.close()
+                if tmp is not None:
+                    _remove_quietly(tmp)
+                return
+            self.zf.close()                     # writes the central directory
+            _fsync_file(tmp)
+            if self.mode == "x":
+                os.link(tmp, self.path)         # fails if the target appeared meanwhile
+                os.unlink(tmp)
+            else:
+                os.replace(tmp, self.path)
+        except (OSError, ValueError) as exc:
+            _close_quietly(self.zf)
+            if tmp is not None:
+                _remove_quietly(tmp)
+            if not quiet:
+                kept = "; the previous archive is unchanged" if tmp is not None else ""
+                raise StoreError(f"{self.where}: cannot finish the archive: {exc}{kept}") from exc
+
+
+def _fsync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _close_quietly(zf: zipfile.ZipFile) -> None:
     try:
         zf.close()
     except (OSError, ValueError):
+        pass
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
         pass

@@ -1,0 +1,176 @@
+"""zarrx._pool: one pool for chunk work and store I/O; re-entrancy without thread names."""
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+
+import pytest
+
+import zarrx
+from zarrx import _pool
+
+
+def _in_thread(fn, name: str = "caller", timeout: float = 30):
+    """Run ``fn`` on a new thread; fail (instead of hanging the suite) if it does not finish."""
+    box: dict = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            box["error"] = exc
+
+    t = threading.Thread(target=target, name=name, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive(), "deadlock: the call did not finish"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def test_workers_are_marked_by_a_flag_not_a_name():
+    with zarrx.config.set(threads=2):
+        assert not _pool.in_worker()
+        assert _pool._get_pool().submit(_pool.in_worker).result() is True
+        # a user thread whose name looks like a worker's still fans out
+        seen: set[int] = set()
+
+        def batch(items):
+            seen.add(threading.get_ident())
+            time.sleep(0.05)
+            return list(items)
+
+        out = _in_thread(lambda: _pool.run_batches(batch, list(range(8))), name="zarrx_7")
+        assert [x for b in out for x in b] == list(range(8))
+        assert len(seen) == 2
+
+
+def test_cpu_work_nested_on_a_worker_runs_inline():
+    with zarrx.config.set(threads=4):
+        def nested():
+            me = threading.get_ident()
+            ids = _pool.run_batches(lambda b: threading.get_ident(), list(range(100)))
+            shared: list[int] = []
+            _pool.run_shared(lambda i: shared.append(threading.get_ident()), 10)
+            return set(ids) | set(shared) == {me}
+
+        assert _pool._get_pool().submit(nested).result()
+
+
+def test_map_io_in_order_and_concurrent():
+    running = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def fetch(i: int) -> int:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(0.02)
+        with lock:
+            running -= 1
+        return i * i
+
+    with zarrx.config.set(threads=2):
+        assert _pool.map_io(fetch, list(range(40))) == [i * i for i in range(40)]
+    # blocking calls overlap beyond the CPU thread count, up to IO_THREADS
+    assert 2 < peak <= _pool.IO_THREADS
+
+
+def test_map_io_single_threaded_config_stays_on_the_caller():
+    me = threading.get_ident()
+    with zarrx.config.set(threads=1):
+        assert _pool.map_io(lambda i: threading.get_ident(), list(range(10))) == [me] * 10
+    with zarrx.config.set(threads=4):
+        assert _pool.map_io(lambda i: threading.get_ident(), [0]) == [me]
+
+
+def test_map_io_from_workers_nested_does_not_deadlock():
+    def inner(i: int) -> int:
+        time.sleep(0.001)
+        return i
+
+    def outer(j: int) -> int:
+        assert _pool.in_worker() or threading.current_thread().name == "caller"
+        return sum(_pool.map_io(inner, list(range(32))))
+
+    with zarrx.config.set(threads=2):
+        total = _in_thread(lambda: _pool.map_io(outer, list(range(3 * _pool.IO_THREADS))))
+    assert total == [sum(range(32))] * (3 * _pool.IO_THREADS)
+
+
+def test_map_io_progresses_while_every_worker_is_busy():
+    with zarrx.config.set(threads=2):
+        pool = _pool._get_pool()
+        release = threading.Event()
+        started = threading.Semaphore(0)
+
+        def block() -> None:
+            started.release()
+            release.wait(30)
+
+        blockers = [pool.submit(block) for _ in range(_pool._pool_size)]
+        for _ in blockers:
+            assert started.acquire(timeout=30)
+        try:
+            # no worker is free: queued batches are taken back and run by the caller
+            out = _in_thread(lambda: _pool.map_io(lambda i: i + 1, list(range(20))))
+            assert out == list(range(1, 21))
+            done: list[int] = []
+            _in_thread(lambda: _pool.run_shared(done.append, 6))
+            assert sorted(done) == list(range(6))
+            assert _in_thread(lambda: _pool.run_batches(len, list(range(10)))) == [5, 5]
+        finally:
+            release.set()
+            for f in blockers:
+                f.result()
+
+
+def test_map_io_raises_the_first_error_after_the_others_finish():
+    finished: list[int] = []
+
+    def fetch(i: int) -> int:
+        if i == 13:
+            raise zarrx.StoreError("cannot read 13")
+        time.sleep(0.005)
+        finished.append(i)
+        return i
+
+    with zarrx.config.set(threads=2):
+        with pytest.raises(zarrx.StoreError, match="cannot read 13"):
+            _pool.map_io(fetch, list(range(40)))
+        n = len(finished)
+        time.sleep(0.05)
+        assert len(finished) == n          # nothing still running after the call returned
+
+
+def test_run_batches_error_on_the_caller_cancels_the_rest():
+    with zarrx.config.set(threads=2):
+        def batch(items):
+            if 0 in items:
+                raise ValueError("first batch")
+            return len(items)
+
+        with pytest.raises(ValueError, match="first batch"):
+            _pool.run_batches(batch, list(range(10)))
+
+
+def _child(q):
+    from zarrx import _pool as p
+    q.put((p._pool is None, p.in_worker(), p.map_io(lambda i: -i, [1, 2, 3])))
+
+
+def test_pool_is_dropped_after_fork():
+    with zarrx.config.set(threads=2):
+        _pool.map_io(lambda i: i, [1, 2, 3])
+        assert _pool._pool is not None
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        proc = ctx.Process(target=_child, args=(q,))
+        proc.start()
+        proc.join(60)
+        assert proc.exitcode == 0
+        assert q.get(timeout=5) == (True, False, [-1, -2, -3])

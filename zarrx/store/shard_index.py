@@ -1,0 +1,193 @@
+"""The shard index of one sharding level: decode (validated), encode, cache, and its errors.
+
+Index layout: ``[offset, nbytes]`` uint64 pairs, one per inner chunk in C order of the inner
+chunks (in the sharding codec's axis order), encoded by ``bytes`` in either byte order and
+optionally followed by the crc32c (little-endian) of those bytes; ``2^64-1`` in both words marks
+a missing chunk. The index lies at the end of the shard (``index_location: "end"``) or at its
+start.
+
+The kernels (:mod:`zarrx.store._shard_index`) return status codes and numbers; this module builds
+the message once, naming the shard, the entry and the numbers involved.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+import numpy as np
+
+from zarrx.errors import ShardError
+from zarrx.metadata.model import ShardGeometry
+from zarrx.store import _shard_index as _k
+from zarrx.store.base import ByteRange
+
+__all__ = ["IndexFormat", "IndexCache", "MISSING", "INDEX_CACHE_SIZE"]
+
+MISSING = 2**64 - 1
+INDEX_CACHE_SIZE = 16
+
+
+class IndexFormat:
+    """Decoding and encoding of one level's index. ``slot_coords(slot)`` names an entry's inner
+    chunk in messages (in array axis order)."""
+
+    def __init__(self, geom: ShardGeometry) -> None:
+        lv = geom.level
+        self.n = geom.n_chunks
+        self.nbytes = geom.index_nbytes
+        self.crc = lv.index_crc32c
+        self.big = lv.index_endian == "big"
+        self.at_end = lv.index_location == "end"
+        self.location = lv.index_location
+        self.range = ByteRange.last(self.nbytes) if self.at_end else ByteRange.slice(0, self.nbytes)
+        self._per = geom.per_shard
+        self._inv = None if geom.perm is None else [int(i) for i in np.argsort(geom.perm)]
+
+    def slot_coords(self, slot: int) -> tuple[int, ...]:
+        if not self._per:
+            return ()
+        local = [int(i) for i in np.unravel_index(slot, self._per)]
+        return tuple(local if self._inv is None else [local[i] for i in self._inv])
+
+    # -- decoding ----------------------------------------------------------------------------
+    def decode(self, buf: bytes | memoryview, size: int | None, name: str) -> np.ndarray:
+        """The ``(n, 2)`` entries of an index read from a shard of ``size`` bytes (None when
+        unknown: entries are then checked for what needs no size, and a short read of an inner
+        chunk is reported by the reader). ShardError naming ``name`` (the shard) if invalid."""
+        entries, status, bad = _k.decode_index(buf, self.n, -1 if size is None else size,
+                                               self.at_end, self.crc, self.big)
+        if status != _k.OK:
+            raise self._error(name, status, bad, entries, buf, size)
+        return entries
+
+    def decode_whole(self, blob: bytes | memoryview, name: str) -> np.ndarray:
+        """The entries of a whole shard object (its size known)."""
+        size, L = len(blob), self.nbytes
+        if size < L:
+            return self.decode(blob, None, name)            # reports the truncation
+        view = memoryview(blob)
+        return self.decode(view[size - L:] if self.at_end else view[:L], size, name)
+
+    def _error(self, name: str, status: int, bad: int, entries: np.ndarray,
+               buf: bytes | memoryview, size: int | None) -> ShardError:
+        L, n = self.nbytes, self.n
+        layout = f"{n} entries x 16 B" + (" + 4 B crc32c" if self.crc else "")
+        if status in (_k.BAD_LENGTH, _k.SHARD_TOO_SMALL):
+            # a range read clipped to a short object returns the whole object
+            got = len(buf) if status == _k.BAD_LENGTH or size is None else size
+            if got > L:
+                return ShardError(f"{name}: the index read returned {got} bytes, expected {L}")
+            if got == 0:
+                return ShardError(f"{name}: empty (0 bytes); expected at least its {L}-byte "
+                                  f"index ({layout}) at the {self.location}")
+            return ShardError(f"{name}: truncated: {got} bytes, shorter than its {L}-byte index "
+                              f"({layout}) at the {self.location}")
+        if status == _k.BAD_CRC:
+            stored, computed = _k.stored_crc(buf, True)
+            return ShardError(f"{name}: index checksum mismatch: stored crc32c {stored:#010x}, "
+                              f"computed {computed:#010x} over the {16 * n}-byte index")
+        off, nb = int(entries[bad, 0]), int(entries[bad, 1])
+        return self.entry_error(name, bad, off, nb, status, size)
+
+    def entry_error(self, name: str, slot: int, off: int, nb: int, status: int,
+                    size: int | None, read: tuple[int, int, int] | None = None) -> ShardError:
+        """The error for index entry ``slot``. ``read``: ``(start, stop, got)`` of an inner chunk
+        read that came back short (the shard's size was not known at decode time)."""
+        L = self.nbytes
+        entry = f"{name}: index entry {slot} (inner chunk {self.slot_coords(slot)})"
+        of_size = "the shard" if size is None else f"the {size}-byte shard"
+        if read is not None:
+            start, stop, got = read
+            return ShardError(f"{entry}: bytes [{off}, {off + nb}) extend past the end of the "
+                              f"shard (a read of bytes [{start}, {stop}) returned {got} bytes)")
+        if status == _k.HALF_SENTINEL:
+            return ShardError(f"{entry}: offset {off}, nbytes {nb}: expected both words 2^64-1 "
+                              f"(missing chunk) or neither")
+        if status == _k.OVERFLOW:
+            if off + nb > MISSING:
+                return ShardError(f"{entry}: offset {off} + nbytes {nb} overflows uint64")
+            return ShardError(f"{entry}: offset {off} + nbytes {nb} + the {L}-byte index "
+                              f"overflows uint64")
+        if status == _k.TOO_LARGE:
+            with_index = f" and the {L}-byte index after them" if self.at_end else ""
+            return ShardError(f"{entry}: bytes [{off}, {off + nb}){with_index} reach past "
+                              f"2^63-1, the largest possible shard")
+        if status == _k.PAST_END:
+            return ShardError(f"{entry}: bytes [{off}, {off + nb}) extend past the end of "
+                              f"{of_size}")
+        if status == _k.OVERLAP_INDEX:
+            lo, hi = (0, L) if not self.at_end else (size - L, size)  # type: ignore[operator]
+            return ShardError(f"{entry}: bytes [{off}, {off + nb}) overlap the index at bytes "
+                              f"[{lo}, {hi}) of {of_size}")
+        return ShardError(f"{name}: index status {status}")  # pragma: no cover
+
+    # -- encoding ----------------------------------------------------------------------------
+    def encode(self, entries: np.ndarray) -> bytes:
+        return _k.encode_index(entries, self.crc, self.big)
+
+    def pack(self, values: list) -> tuple[bytes, np.ndarray]:
+        """The shard of ``values`` (one per slot; None: missing), packed in slot order, and its
+        index entries."""
+        n = self.n
+        sizes = np.fromiter((0 if v is None else len(v) for v in values), np.uint64, n)
+        present = np.fromiter((v is not None for v in values), bool, n)
+        base = 0 if self.at_end else self.nbytes
+        entries = np.empty((n, 2), dtype=np.uint64)
+        entries[:, 1] = sizes
+        entries[:, 0] = np.cumsum(sizes) - sizes + np.uint64(base)
+        entries[~present] = np.uint64(MISSING)
+        index = self.encode(entries)
+        parts = [v for v in values if v is not None]
+        blob = b"".join([*parts, index] if self.at_end else [index, *parts])
+        return blob, entries
+
+    def fixed_entries(self, stride: int) -> np.ndarray:
+        """Entries of a shard whose every inner chunk is ``stride`` bytes, in slot order."""
+        n = self.n
+        base = 0 if self.at_end else self.nbytes
+        entries = np.empty((n, 2), dtype=np.uint64)
+        entries[:, 0] = np.arange(n, dtype=np.uint64) * np.uint64(stride) + np.uint64(base)
+        entries[:, 1] = stride
+        return entries
+
+
+class IndexCache:
+    """Thread-safe LRU of decoded indexes: key -> (generation, entries, size). An entry is only
+    served for the generation it was read from, so it never describes another version of the
+    shard. Indexes read from a store that gives no generation are not cached."""
+
+    def __init__(self, capacity: int = INDEX_CACHE_SIZE) -> None:
+        self._data: OrderedDict[Hashable, tuple[Hashable, np.ndarray, int | None]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.capacity = capacity
+
+    def get(self, key: Hashable, generation: Hashable | None
+            ) -> tuple[np.ndarray, int | None] | None:
+        if generation is None:
+            return None
+        with self._lock:
+            got = self._data.get(key)
+            if got is None or got[0] != generation:
+                return None
+            self._data.move_to_end(key)
+            return got[1], got[2]
+
+    def put(self, key: Hashable, generation: Hashable | None, entries: np.ndarray,
+            size: int | None) -> None:
+        if generation is None:
+            return
+        with self._lock:
+            self._data[key] = (generation, entries, size)
+            self._data.move_to_end(key)
+            while len(self._data) > self.capacity:
+                self._data.popitem(last=False)
+
+    def pop_where(self, pred: Callable[[Hashable], bool]) -> None:
+        with self._lock:
+            for k in [k for k in self._data if pred(k)]:
+                del self._data[k]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()

@@ -1,0 +1,292 @@
+"""``sharding_indexed``: the inner chunks of an array, stored inside shard objects.
+
+:class:`ShardedChunks` is the chunk source of a sharded array. It addresses read units (the
+innermost chunks) by grid coordinates and maps them through one index per sharding level onto
+byte ranges of the outermost shard objects (held by a :class:`KeyedChunks`).
+
+Reads: one snapshot of the shard object serves the index (or indexes, when nested) and the
+inner chunks, so they come from one version of the object even while another writer replaces
+it; a cached index is used only for the generation it was read from.
+
+Writes: :meth:`ShardedChunks.commit` merges the new inner chunks of one shard into the stored
+shard (read-modify-write, unless the write covers the whole shard) and stores it conditionally
+(:func:`~zarrx.store.update.update_object`). All of that state lives in the call.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from math import prod
+
+import numpy as np
+
+from zarrx.errors import ConflictError, StoreError
+from zarrx.metadata.model import ChunkLayout
+from zarrx.metadata.model import KeyEncoding
+from zarrx.store import _shard_index as _k
+from zarrx.store.base import ByteRange, ObjectSnapshot
+from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks
+from zarrx.store.chunks import Slab as SlabBase
+from zarrx.store.shard_index import MISSING, IndexCache, IndexFormat
+from zarrx.store.shard_write import ShardSlab, merge_shard
+from zarrx.store.update import MAX_ATTEMPTS, PARTIAL, update_object
+
+__all__ = ["ShardedChunks"]
+
+_INNER_KEYS = KeyEncoding("default", "/")
+_LIST_BATCH = 64
+
+
+class ShardedChunks(ChunkSource):
+    """The read units of a sharded array, inside the shard objects of ``objects``."""
+
+    def __init__(self, objects: KeyedChunks, layout: ChunkLayout, name: str = "") -> None:
+        if not layout.shards or layout.read_shape is None or layout.object_ratio is None:
+            raise StoreError(f"array {name!r}: ShardedChunks needs a sharded layout")
+        self.objects = objects
+        self.store = objects.store
+        self.name = name
+        self.levels = layout.shards
+        self.formats = [IndexFormat(g) for g in self.levels]
+        self.ndim = len(layout.read_shape)
+        self.object_ratio = layout.object_ratio
+        self.units_per_object = prod(layout.object_ratio)
+        perm = self.levels[0].perm
+        self._perm = None if perm is None else np.asarray(perm, dtype=np.intp)
+        self._inv = None if perm is None else np.argsort(self._perm)
+        self._ratio = [np.asarray(g.ratio, dtype=np.int64) for g in self.levels]
+        self._unit_ratio = [all(r == 1 for r in g.ratio) for g in self.levels]
+        self._per = [np.asarray(g.per_shard, dtype=np.int64) for g in self.levels]
+        # inner chunks per shard along each array axis, per level
+        self._per_a = [p if self._inv is None else p[self._inv] for p in self._per]
+        self._cache = IndexCache()
+
+    @property
+    def read_only(self) -> bool:  # type: ignore[override]
+        return self.objects.read_only
+
+    # -- coordinates -------------------------------------------------------------------------
+    def _locate(self, coords: Sequence[Coords]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """``(shard coords (m, ndim), slots (m, levels), run starts + [m])`` of read units."""
+        m = len(coords)
+        try:
+            arr = (np.zeros((m, 0), dtype=np.int64) if self.ndim == 0
+                   else np.array(coords, dtype=np.int64).reshape(m, -1))
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise StoreError(f"array {self.name!r}: chunk coordinates: expected {self.ndim} "
+                             f"non-negative int64 values each, found {list(coords)[:4]!r}") from exc
+        if arr.shape[1] != self.ndim:
+            raise StoreError(f"array {self.name!r}: chunk coordinates: expected {self.ndim} "
+                             f"values each, found {arr.shape[1]}")
+        slots = np.empty((m, len(self.levels)), dtype=np.int64)
+        shards0 = runs0 = None
+        for i, ratio in enumerate(self._ratio):
+            units = arr if self._unit_ratio[i] else arr // ratio
+            if self._perm is not None:
+                units = units[:, self._perm]
+            shards, sl, runs, status, bad = _k.locate(np.ascontiguousarray(units), self._per[i])
+            if status != _k.OK:
+                raise StoreError(f"array {self.name!r}: chunk {tuple(coords[bad])}: expected "
+                                 f"non-negative coordinates")
+            slots[:, i] = sl
+            if i == 0:
+                shards0 = shards if self._inv is None else shards[:, self._inv]
+                runs0 = runs
+        return shards0, slots, [*runs0.tolist(), m]    # type: ignore[union-attr]
+
+    def chunk_name(self, coords: Coords) -> str:
+        shard = tuple(c // r for c, r in zip(coords, self.object_ratio))
+        return f"shard {self.objects.chunk_name(shard)} inner chunk {self.inner_key(coords)!r}"
+
+    def inner_key(self, coords: Coords) -> str:
+        """The read unit's key relative to its shard (``default`` encoding, array axes)."""
+        return _INNER_KEYS.encode(tuple(c % r for c, r in zip(coords, self.object_ratio)))
+
+    def _level_name(self, obj: Coords, path: tuple[int, ...]) -> str:
+        """Messages' name of the shard at ``path`` (slots of the outer levels) in ``obj``."""
+        name = f"shard {self.objects.chunk_name(obj)}"
+        coords = list(obj)
+        for level, slot in enumerate(path):
+            local = self.formats[level].slot_coords(slot)
+            coords = [c * int(p) + loc for c, p, loc in zip(coords, self._per_a[level], local)]
+            name += f" inner chunk {_INNER_KEYS.encode(tuple(coords))!r}"
+        return name
+
+    # -- reads -------------------------------------------------------------------------------
+    def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
+        m = len(requests)
+        out: list = [None] * m
+        if not m:
+            return out
+        shards, slots, bounds = self._locate([c for c, _ in requests])
+        for r in range(len(bounds) - 1):
+            a, b = bounds[r], bounds[r + 1]
+            self._read_object(tuple(shards[a].tolist()), requests, slots, a, b, out)
+        return out
+
+    def _read_object(self, obj: Coords, requests: Sequence[ChunkRequest], slots: np.ndarray,
+                     a: int, b: int, out: list) -> None:
+        for _ in range(MAX_ATTEMPTS):
+            snap = self.objects.snapshot(obj)
+            if snap is None:
+                return
+            try:
+                with snap:
+                    self._read_snapshot(snap, obj, requests, slots, a, b, out)
+                return
+            except ConflictError:
+                self._cache.pop_where(lambda k: k[0] == obj)     # the object changed: retry
+        raise ConflictError(f"shard {self.objects.chunk_name(obj)}: changed during each of "
+                            f"{MAX_ATTEMPTS} reads")
+
+    def _index(self, snap: ObjectSnapshot, cache_key: tuple, level: int, start: int,
+               size: int | None, name: str, buf: bytes | memoryview | None = None) -> np.ndarray:
+        """The entries of the index of the level-``level`` shard at byte ``start`` of the
+        object (``size`` bytes; None: unknown), from the cache or read through ``snap``."""
+        got = self._cache.get(cache_key, snap.generation)
+        if got is not None:
+            return got[0]
+        fmt = self.formats[level]
+        if buf is None:
+            buf = snap.read([fmt.range])[0]
+            size = snap.size if size is None else size
+        entries = fmt.decode(buf, size, name)
+        self._cache.put(cache_key, snap.generation, entries, size)
+        return entries
+
+    def _read_snapshot(self, snap: ObjectSnapshot, obj: Coords, requests: Sequence[ChunkRequest],
+                       slots: np.ndarray, a: int, b: int, out: list) -> None:
+        entries = self._index(snap, (obj,), 0, 0, snap.size, self._level_name(obj, ()))
+        spans: dict[int, tuple[int, int]] = {}        # request -> (offset in object, nbytes)
+        for i in range(a, b):
+            off, nb = entries[slots[i, 0]].tolist()
+            if off != MISSING:
+                spans[i] = (off, nb)
+        for level in range(1, len(self.levels)):
+            spans = self._descend(snap, obj, level, slots, spans)
+        data_reqs: list[ByteRange] = []
+        pending: list[tuple[int, int, int, int, int]] = []
+        for i, (off, nb) in spans.items():
+            rng = requests[i][1]
+            if rng is None:
+                start, length = off, nb
+            else:
+                s, e = rng.resolve(nb)
+                start, length = off + s, e - s
+            if length == 0:
+                out[i] = b""
+                continue
+            data_reqs.append(ByteRange.trusted(start, length))     # checked at decode
+            pending.append((i, off, nb, start, length))
+        if not data_reqs:
+            return
+        for (i, off, nb, start, length), data in zip(pending, snap.read(data_reqs)):
+            if len(data) != length:            # only when the shard's size was unknown
+                slot = int(slots[i, -1])
+                raise self.formats[-1].entry_error(
+                    self._level_name(obj, tuple(slots[i, :-1].tolist())), slot, off, nb, 0,
+                    None, read=(start, start + length, len(data)))
+            out[i] = data
+
+    def _descend(self, snap: ObjectSnapshot, obj: Coords, level: int, slots: np.ndarray,
+                 spans: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+        """Spans of the level-``level`` inner chunks, from the spans of the shards holding
+        them; their indexes are read in one batch through ``snap`` (those not cached)."""
+        fmt = self.formats[level]
+        parents: dict[tuple[int, ...], tuple[int, int]] = {}
+        for i, span in spans.items():
+            parents.setdefault(tuple(slots[i, :level].tolist()), span)
+        indexes: dict[tuple[int, ...], np.ndarray] = {}
+        todo: list[tuple[tuple[int, ...], int, int]] = []
+        for path, (off, nb) in parents.items():
+            got = self._cache.get((obj, *path), snap.generation)
+            if got is not None:
+                indexes[path] = got[0]
+            else:
+                todo.append((path, off, nb))
+        if todo:
+            L = fmt.nbytes
+            ranges = [ByteRange.trusted(off, nb) if nb < L else
+                      ByteRange.trusted(off + nb - L if fmt.at_end else off, L)
+                      for _, off, nb in todo]
+            for (path, off, nb), buf in zip(todo, snap.read(ranges)):
+                indexes[path] = self._index(snap, (obj, *path), level, off, nb,
+                                            self._level_name(obj, path), buf)
+        out: dict[int, tuple[int, int]] = {}
+        for i, (base, _) in spans.items():
+            off, nb = indexes[tuple(slots[i, :level].tolist())][slots[i, level]].tolist()
+            if off != MISSING:
+                out[i] = (base + off, nb)
+        return out
+
+    # -- writes ------------------------------------------------------------------------------
+    def slab(self, obj: Coords, nbytes: int) -> ShardSlab | None:
+        if len(self.levels) != 1 or nbytes <= 0:
+            return None
+        origin = tuple(o * r for o, r in zip(obj, self.object_ratio))
+        return ShardSlab(self.formats[0], self.levels[0], origin, nbytes)
+
+    def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
+               finish: Callable[[int, bytes | memoryview | None], bytes | None],
+               slab: SlabBase | None = None) -> None:
+        _, slots, _ = self._locate([c for c, _ in items])
+        whole = len(items) == self.units_per_object and all(v is not PARTIAL for _, v in items)
+        done: dict[str, object] = {}
+
+        def modify(old: bytes | memoryview | None) -> bytes | None:
+            blob, entries = merge_shard(self.formats, 0, old, list(range(len(items))), items,
+                                        slots, finish, lambda path: self._level_name(obj, path),
+                                        (), slab)
+            done["entries"], done["size"] = entries, None if blob is None else len(blob)
+            return blob
+
+        key = self.objects.key(obj)
+        try:
+            gen = update_object(self.store, key, modify, f"shard {key!r}", read=not whole)
+        finally:
+            self._cache.pop_where(lambda k: k[0] == obj)
+        if gen is not None and done.get("entries") is not None and len(self.levels) == 1:
+            self._cache.put((obj,), gen, done["entries"], done["size"])  # type: ignore[arg-type]
+
+    # -- listing -----------------------------------------------------------------------------
+    def list_chunks(self) -> Iterator[Coords]:
+        """Read units present in the stored shards."""
+        for obj in self.objects.list_chunks():
+            snap = self.objects.snapshot(obj)
+            if snap is None:
+                continue
+            with snap:
+                yield from self._present(snap, obj)
+
+    def _present(self, snap: ObjectSnapshot, obj: Coords) -> Iterator[Coords]:
+        entries = self._index(snap, (obj,), 0, 0, snap.size, self._level_name(obj, ()))
+        base = np.asarray(obj, dtype=np.int64) * np.asarray(self.object_ratio, dtype=np.int64)
+        frontier: list[tuple[tuple[int, ...], int, np.ndarray]] = [((), 0, entries)]
+        for level in range(len(self.levels)):
+            nxt = []
+            for path, start, e in frontier:
+                present = np.flatnonzero(~((e[:, 0] == MISSING) & (e[:, 1] == MISSING)))
+                if level == len(self.levels) - 1:
+                    for slot in present.tolist():
+                        yield self._coords_of(base, (*path, slot))
+                    continue
+                fmt = self.formats[level + 1]
+                for slot in present.tolist():
+                    off, nb = e[slot].tolist()
+                    L = fmt.nbytes
+                    rng = ByteRange.trusted(start + off + nb - L if fmt.at_end else start + off,
+                                            min(L, nb))
+                    buf = snap.read([rng])[0]
+                    sub = self._index(snap, (obj, *path, slot), level + 1, start + off, nb,
+                                      self._level_name(obj, (*path, slot)), buf)
+                    nxt.append(((*path, slot), start + off, sub))
+            frontier = nxt
+
+    def _coords_of(self, base: np.ndarray, path: tuple[int, ...]) -> Coords:
+        coords = base.copy()
+        for level, slot in enumerate(path):
+            local = self.formats[level].slot_coords(slot)
+            coords += np.asarray(local, dtype=np.int64) * self._ratio[level]
+        return tuple(coords.tolist())
+
+    def __repr__(self) -> str:
+        return f"ShardedChunks({self.objects!r}, levels={len(self.levels)})"

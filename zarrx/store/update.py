@@ -1,0 +1,86 @@
+"""Read-modify-write of one stored object, without lost updates.
+
+Threads of this process take turns per object (:func:`~zarrx.store.locks.object_lock`). Other
+processes and machines are detected through the store's generations: the object is read with
+its generation and written back only if that generation still holds (``set_if``/``delete_if``);
+when another writer got there first, the object is read again, the change is merged again and
+the write retried, with backoff, a bounded number of times.
+
+``zarrx.config.consistency = "none"`` (or a store without conditional writes) keeps the
+in-process turn-taking but writes unconditionally: updates from other processes can then be lost.
+"""
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Hashable
+
+from zarrx import config
+from zarrx.errors import ConflictError
+from zarrx.store.base import ABSENT, Store
+from zarrx.store.locks import object_lock
+
+__all__ = ["PARTIAL", "update_object", "MAX_ATTEMPTS"]
+
+MAX_ATTEMPTS = 64
+_BACKOFF_START = 0.001
+_BACKOFF_MAX = 0.05
+
+
+class _Partial:
+    """The value of a chunk whose new bytes depend on its current ones."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "PARTIAL"
+
+
+PARTIAL = _Partial()
+
+
+def conditional(store: Store) -> bool:
+    """Whether updates of ``store`` are conditioned on generations."""
+    return store.supports_conditional_writes and config.get("consistency") == "strict"
+
+
+def update_object(store: Store, key: str,
+                  modify: Callable[[bytes | memoryview | None], bytes | memoryview | None],
+                  name: str, *, read: bool = True) -> Hashable | None:
+    """Replace the object at ``key`` by ``modify(current bytes or None)`` (None: delete it).
+    ``read=False``: the new value does not depend on the old one (``modify(None)`` is called
+    once and written unconditionally). Returns the new generation when the store reported
+    one. ``name`` names the object in a ConflictError."""
+    with object_lock(store, key):
+        if not read:
+            new = modify(None)
+            if new is None:
+                store.delete(key)
+                return None
+            store.set(key, new)        # a replace regardless of the old value is linearisable
+            return None
+        if not conditional(store):
+            old = store.get(key)
+            new = modify(old)
+            if new is None:
+                if old is not None:
+                    store.delete(key)
+            else:
+                store.set(key, new)
+            return None
+        delay = _BACKOFF_START
+        for _ in range(MAX_ATTEMPTS):
+            got = store.get_versioned(key)
+            old, gen = (None, ABSENT) if got is None else got
+            new = modify(old)
+            try:
+                if new is None:
+                    if old is not None:
+                        store.delete_if(key, gen)
+                    return None
+                return store.set_if(key, new, gen)
+            except ConflictError:
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, _BACKOFF_MAX)
+        raise ConflictError(f"{name}: gave up after {MAX_ATTEMPTS} attempts to update it: "
+                            f"another writer changed it every time")

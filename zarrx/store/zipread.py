@@ -1,0 +1,225 @@
+"""Reading zip entries without trusting the archive: what :class:`~zarrx.store.zip.ZipStore`
+serves goes through here.
+
+- ``checked_entries`` keeps the entries whose names are path-safe keys (others are skipped with a
+  warning) and refuses a central directory that lies: entries that overlap each other or the
+  central directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
+- ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
+  stored entries are read in place (ranges read only their bytes); deflated entries are inflated
+  64 KiB of input at a time, never past the declared size (nor past a range's end once the entry
+  is verified), and refused when they declare more than deflate
+  can produce from their compressed size. Every entry's CRC-32 is checked the first time it is
+  served (a stored entry's whole data is streamed once, in bounded blocks), after which the
+  verified fact is remembered; the most recently inflated entries are kept in a bounded cache,
+  so ranged reads of a deflated entry do not inflate it again.
+"""
+from __future__ import annotations
+
+import struct
+import warnings
+import zipfile
+import zlib
+from collections import OrderedDict
+from typing import BinaryIO
+
+from zarrx.errors import StoreError
+from zarrx.store.base import key_problem
+
+__all__ = ["checked_entries", "Reader", "MAX_DEFLATE_RATIO", "INFLATE_CACHE_BYTES"]
+
+_LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the name
+_LOCAL_MAGIC = b"PK\x03\x04"
+BLOCK = 1 << 20                         # stored data streamed for its CRC-32, per read
+INFLATE_STEP = 1 << 16                  # compressed bytes fed to the inflater per read
+#: deflate cannot expand data more than ~1032:1; an entry declaring more is lying
+MAX_DEFLATE_RATIO = 1032
+INFLATE_CACHE_BYTES = 64 << 20
+
+
+def _raw_name_len(info: zipfile.ZipInfo) -> int:
+    enc = "utf-8" if info.flag_bits & 0x800 else "cp437"
+    try:
+        return len(info.orig_filename.encode(enc))
+    except UnicodeEncodeError:
+        return len(info.orig_filename.encode("utf-8"))
+
+
+def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
+    """``{key: info}`` of the archive's file entries whose names are path-safe keys."""
+    archive_end = getattr(zf, "start_dir", None)
+    infos = [i for i in zf.infolist() if not i.is_dir()]
+    spans = sorted((i.header_offset, _LOCAL.size + _raw_name_len(i) + i.compress_size, i.orig_filename)
+                   for i in zf.infolist())
+    for (start, n, name), nxt in zip(spans, spans[1:] + [(archive_end, 0, None)]):
+        end = nxt[0]
+        if end is not None and start + n > end:
+            other = f"entry {nxt[2]!r}" if nxt[2] is not None else "the central directory"
+            raise StoreError(f"{where}: the central directory lies: entry {name!r} "
+                             f"({n} bytes or more at offset {start}) overlaps {other} at offset "
+                             f"{end}")
+    out: dict[str, zipfile.ZipInfo] = {}
+    for info in infos:
+        name = info.orig_filename
+        problem = key_problem(name)
+        if problem is None and info.compress_type == zipfile.ZIP_STORED \
+                and info.compress_size != info.file_size:
+            problem = (f"stored entry declares {info.file_size} bytes but holds "
+                       f"{info.compress_size}")
+        if problem is None and name in out:
+            problem = "a second entry of the same name"
+        if problem is not None:
+            warnings.warn(f"{where}: skipping zip entry {name!r}: {problem}", stacklevel=3)
+            continue
+        out[name] = info
+    return out
+
+
+class Reader:
+    """Reads entries of one open archive file (the caller holds the store's lock)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self._data_start: dict[str, int] = {}
+        self.verified: set[str] = set()         # entries whose CRC-32 has been checked
+        self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._cached_bytes = 0
+
+    def _fail(self, info: zipfile.ZipInfo, what: str) -> StoreError:
+        return StoreError(f"{self.where}: entry {info.orig_filename!r}: {what}")
+
+    def data_start(self, fp: BinaryIO, info: zipfile.ZipInfo, archive_end: int) -> int:
+        """File offset of an entry's data, from its local header (which must agree with the
+        central directory; cached)."""
+        start = self._data_start.get(info.orig_filename)
+        if start is not None:
+            return start
+        fp.seek(info.header_offset)
+        head = fp.read(_LOCAL.size)
+        if len(head) != _LOCAL.size or head[:4] != _LOCAL_MAGIC:
+            raise self._fail(info, f"expected a local file header at offset "
+                                   f"{info.header_offset}, found {head[:4]!r}")
+        fields = _LOCAL.unpack(head)
+        method, name_len, extra_len = fields[3], fields[9], fields[10]
+        raw = fp.read(name_len)
+        local_name = raw.decode("utf-8" if fields[2] & 0x800 else "cp437", "replace")
+        if local_name != info.orig_filename:
+            raise self._fail(info, f"the local header names {local_name[:80]!r}: the central "
+                                   "directory lies")
+        if method != info.compress_type:
+            raise self._fail(info, f"the local header says compression {method}, the central "
+                                   f"directory {info.compress_type}")
+        start = info.header_offset + _LOCAL.size + name_len + extra_len
+        if start + info.compress_size > archive_end:
+            raise self._fail(info, f"{info.compress_size} bytes at offset {start} run past the "
+                                   f"entries' end at offset {archive_end}")
+        self._data_start[info.orig_filename] = start
+        return start
+
+    def read(self, fp: BinaryIO, info: zipfile.ZipInfo, start: int, stop: int,
+             archive_end: int) -> bytes:
+        """Bytes ``[start, stop)`` of the entry's data (already clipped to its size)."""
+        name = info.orig_filename
+        if info.flag_bits & 0x1:
+            raise self._fail(info, "encrypted entries are not supported")
+        cached = self._cache.get(name)
+        if cached is not None:
+            self._cache.move_to_end(name)
+            return cached[start:stop]
+        begin = self.data_start(fp, info, archive_end)
+        if info.compress_type == zipfile.ZIP_STORED:
+            return self._read_stored(fp, info, begin, start, stop)
+        if info.compress_type != zipfile.ZIP_DEFLATED:
+            raise self._fail(info, f"compression method {info.compress_type} is not supported "
+                                   "(stored and deflated are)")
+        declared = info.file_size
+        if declared > MAX_DEFLATE_RATIO * info.compress_size + 64:
+            raise self._fail(info, f"declares {declared} bytes from {info.compress_size} "
+                                   "compressed bytes, more than deflate can produce")
+        whole = name not in self.verified or (start == 0 and stop == declared)
+        data = self._inflate(fp, info, begin, declared if whole else stop)
+        if whole:
+            self._check_crc(info, data)
+            if len(data) <= INFLATE_CACHE_BYTES:
+                self._remember(name, data)
+        return data[start:stop] if (start, stop) != (0, len(data)) else data
+
+    def _read_stored(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, start: int,
+                     stop: int) -> bytes:
+        if info.orig_filename in self.verified or (start, stop) == (0, info.file_size):
+            fp.seek(begin + start)
+            data = _read_n(fp, stop - start)
+            if len(data) != stop - start:
+                raise self._fail(info, f"truncated: expected {stop - start} bytes at offset "
+                                       f"{start}, found {len(data)}")
+            if info.orig_filename not in self.verified:
+                self._check_crc(info, data)
+            return data
+        crc, pos, want = 0, 0, b""              # stream the whole entry once for its CRC-32
+        fp.seek(begin)
+        while pos < info.file_size:
+            block = fp.read(min(BLOCK, info.file_size - pos))
+            if not block:
+                raise self._fail(info, f"truncated: expected {info.file_size} bytes, found {pos}")
+            crc = zlib.crc32(block, crc)
+            if pos < stop and pos + len(block) > start:
+                want += block[max(start - pos, 0):stop - pos]
+            pos += len(block)
+        if crc != info.CRC:
+            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found {crc:#010x}")
+        self.verified.add(info.orig_filename)
+        return want
+
+    def _inflate(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, want: int) -> bytes:
+        """The first ``want`` inflated bytes; with ``want == file_size`` the stream must end
+        there exactly."""
+        declared = info.file_size
+        limit = declared + 1 if want == declared else want
+        d = zlib.decompressobj(-15)
+        out = bytearray()
+        left, pos = info.compress_size, begin
+        try:
+            while len(out) < limit and not d.eof:
+                chunk = d.unconsumed_tail
+                if not chunk:
+                    if not left:
+                        break
+                    fp.seek(pos)
+                    chunk = fp.read(min(INFLATE_STEP, left))
+                    if not chunk:
+                        raise self._fail(info, f"truncated: {left} compressed bytes missing")
+                    pos += len(chunk)
+                    left -= len(chunk)
+                out += d.decompress(chunk, limit - len(out))
+        except zlib.error as exc:
+            raise self._fail(info, f"corrupt deflate data: {exc}") from None
+        except MemoryError:
+            raise self._fail(info, f"{declared} inflated bytes do not fit in memory") from None
+        if len(out) > declared:
+            raise self._fail(info, f"inflates to more than its declared {declared} bytes")
+        if len(out) < want:
+            raise self._fail(info, f"inflates to {len(out)} bytes, declared {declared}")
+        return bytes(out)
+
+    def _check_crc(self, info: zipfile.ZipInfo, data: bytes) -> None:
+        crc = zlib.crc32(data)
+        if crc != info.CRC:
+            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found {crc:#010x}")
+        self.verified.add(info.orig_filename)
+
+    def _remember(self, name: str, data: bytes) -> None:
+        self._cache[name] = data
+        self._cached_bytes += len(data)
+        while self._cached_bytes > INFLATE_CACHE_BYTES:
+            _, old = self._cache.popitem(last=False)
+            self._cached_bytes -= len(old)
+
+
+def _read_n(fp: BinaryIO, n: int) -> bytes:
+    parts, left = [], n
+    while left > 0:
+        part = fp.read(left)
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
