@@ -5,10 +5,15 @@
 * v3 inline (a convention, not yet a spec): ``GroupMeta.consolidated`` is read from and written to
   the group's ``consolidated_metadata`` by :mod:`zarrx.metadata.v3`; :func:`with_consolidated`
   builds such a group.
+* :class:`ConsolidatedIndex` indexes the entries of a hierarchy once (each group's children), and
+  :class:`ConsolidatedView` is the entries below one group as a mapping that copies nothing, so
+  walking a consolidated hierarchy costs time linear in its size.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from zarrx.metadata import json as mjson
@@ -17,7 +22,8 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
 from zarrx.metadata.v3 import check_path
 
-__all__ = ["parse_zmetadata", "serialize_zmetadata", "with_consolidated"]
+__all__ = ["parse_zmetadata", "serialize_zmetadata", "with_consolidated", "ConsolidatedIndex",
+           "ConsolidatedView"]
 
 _NAMES = (".zarray", ".zgroup", ".zattrs")
 
@@ -74,3 +80,78 @@ def with_consolidated(group: GroupMeta, entries: dict[str, ArrayMeta | GroupMeta
     """``group`` carrying the v3 inline consolidated metadata of its descendants ``entries``
     (paths relative to the group, without the group itself)."""
     return dataclasses.replace(group, consolidated={p: m for p, m in entries.items() if p})
+
+
+Meta = ArrayMeta | GroupMeta
+
+
+class ConsolidatedIndex:
+    """The consolidated ``entries`` of a hierarchy (paths relative to its root group), with each
+    group's children listed once, on first use (O(n log n) for n entries)."""
+
+    __slots__ = ("entries", "_children", "_sorted")
+
+    def __init__(self, entries: Mapping[str, Meta]) -> None:
+        self.entries = entries
+        self._children: dict[str, list[str]] | None = None
+        self._sorted: list[str] | None = None
+
+    def children(self, prefix: str) -> list[tuple[str, Meta]]:
+        """``(name, meta)`` of the direct children of the group at ``prefix``, sorted."""
+        if self._children is None:
+            kids: dict[str, list[str]] = {}
+            for path in self.entries:
+                if path:
+                    parent, _, name = path.rpartition("/")
+                    kids.setdefault(parent, []).append(name)
+            for names in kids.values():
+                names.sort()
+            self._children = kids
+        join = f"{prefix}/" if prefix else ""
+        return [(n, self.entries[join + n]) for n in self._children.get(prefix, ())]
+
+    def below(self, prefix: str) -> list[str]:
+        """Every path strictly below ``prefix``, sorted (bisected from one sorted list)."""
+        if self._sorted is None:
+            self._sorted = sorted(p for p in self.entries if p)
+        if not prefix:
+            return self._sorted
+        start = prefix + "/"
+        lo = bisect.bisect_left(self._sorted, start)
+        hi = bisect.bisect_left(self._sorted, prefix + "0")     # "0" follows "/"
+        return self._sorted[lo:hi]
+
+    def view(self, prefix: str) -> ConsolidatedView:
+        return ConsolidatedView(self, prefix)
+
+
+class ConsolidatedView(Mapping):
+    """The entries below the group at ``prefix`` of an index, keyed relative to that group:
+    what ``GroupMeta.consolidated`` holds for a group opened through a consolidated parent."""
+
+    __slots__ = ("index", "prefix")
+
+    def __init__(self, index: ConsolidatedIndex, prefix: str) -> None:
+        self.index = index
+        self.prefix = prefix
+
+    def _full(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def __getitem__(self, key: str) -> Meta:
+        if not isinstance(key, str) or not key:
+            raise KeyError(key)
+        return self.index.entries[self._full(key)]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and self._full(key) in self.index.entries
+
+    def __iter__(self) -> Iterator[str]:
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        return (p[cut:] for p in self.index.below(self.prefix))
+
+    def __len__(self) -> int:
+        return len(self.index.below(self.prefix))
+
+    def __repr__(self) -> str:
+        return f"<consolidated entries below {self.prefix or '/'!r}: {len(self)}>"
