@@ -2,6 +2,9 @@
 
 * v2 ``.zmetadata``: ``{"metadata": {"<path>/.zarray": {...}, "<path>/.zattrs": {...}, ...},
   "zarr_consolidated_format": 1}`` <-> ``{path: ArrayMeta | GroupMeta}`` (the root is path ``""``).
+  zarrx may add ``"zarrx_pending": [path, ...]``: nodes whose documents a writer was rewriting
+  when this ``.zmetadata`` was written (see ``zarrx.metadata.nodes``); their entries may be stale,
+  so readers take those nodes from their own documents. Other readers ignore the field.
 * v3 inline (a convention, not yet a spec): ``GroupMeta.consolidated`` is read from and written to
   the group's ``consolidated_metadata`` by :mod:`zarrx.metadata.v3`; :func:`with_consolidated`
   builds such a group.
@@ -22,17 +25,30 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
 from zarrx.metadata.v3 import check_path
 
-__all__ = ["parse_zmetadata", "serialize_zmetadata", "with_consolidated", "ConsolidatedIndex",
-           "ConsolidatedView"]
+__all__ = ["parse_zmetadata", "parse_zmetadata_pending", "serialize_zmetadata",
+           "with_consolidated", "ConsolidatedIndex", "ConsolidatedView", "PENDING"]
 
 _NAMES = (".zarray", ".zgroup", ".zattrs")
+PENDING = "zarrx_pending"
 
 
 def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | GroupMeta]:
     """Every node in a ``.zmetadata`` document, by path (``""`` is the root group)."""
-    d = mjson.load(doc, key, allow_nonfinite=True)
+    return parse_zmetadata_pending(doc, key)[0]
+
+
+def parse_zmetadata_pending(doc: bytes | str | dict, key: str
+                            ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
+    """``parse_zmetadata`` plus the paths listed as pending (whose entries may be stale)."""
+    d = mjson.load(doc, key)
     loc = Loc(key)
-    loc.keys(d, ("metadata",), ("zarr_consolidated_format",))
+    loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING))
+    pending = (loc / PENDING).list(d.get(PENDING, []), "an array of node paths")
+    for i, path in enumerate(pending):
+        if not isinstance(path, str):
+            raise (loc / PENDING / i).error("a node path", path)
+        if path:
+            check_path(path, loc / PENDING / i)
     fmt = d.get("zarr_consolidated_format", 1)
     if fmt != 1 or isinstance(fmt, bool):
         raise (loc / "zarr_consolidated_format").error("1", fmt)
@@ -60,12 +76,13 @@ def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | 
         else:
             raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
                 "attributes without a .zarray or .zgroup for the same node")
-    return out
+    return out, list(pending)
 
 
-def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta]) -> dict[str, Any]:
+def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta],
+                        pending: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``.zmetadata`` object for ``{path: meta}`` (every node gets a ``.zattrs`` entry, as
-    zarr-python writes it)."""
+    zarr-python writes it), listing ``pending`` paths when there are any."""
     meta_out: dict[str, Any] = {}
     for path in sorted(entries, key=lambda p: (p != "", p)):
         prefix = f"{path.strip('/')}/" if path.strip("/") else ""
@@ -73,7 +90,10 @@ def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta]) -> dict[str, 
         for name, doc in docs.items():
             meta_out[prefix + name] = doc
         meta_out.setdefault(prefix + ".zattrs", {})
-    return {"metadata": meta_out, "zarr_consolidated_format": 1}
+    out: dict[str, Any] = {"metadata": meta_out, "zarr_consolidated_format": 1}
+    if pending:
+        out[PENDING] = sorted(set(pending))
+    return out
 
 
 def with_consolidated(group: GroupMeta, entries: dict[str, ArrayMeta | GroupMeta]) -> GroupMeta:
