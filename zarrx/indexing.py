@@ -72,6 +72,8 @@ class AxisGrid:
             self.offsets = None
             self.nchunks = -(-size // self.chunk)
         else:
+            if hasattr(edges, "covering"):        # run-length edges: only those the axis touches
+                edges = edges.covering(size)
             lens = [int(e) for e in edges]
             if any(e < 1 for e in lens):
                 raise IndexingError(f"chunk edges of axis {axis}: expected lengths >= 1, found {edges!r}")
@@ -140,8 +142,8 @@ class ChunkGridIndex:
         if len(grid) != len(self.shape):
             raise IndexingError(f"chunk grid has {len(grid)} axes but the array shape "
                                 f"{self.shape} has {len(self.shape)}")
-        self.regular = all(not isinstance(g, (tuple, list, np.ndarray)) for g in grid)
-        self.axes = tuple(AxisGrid(n, g, None, i) if self.regular or not isinstance(g, (tuple, list, np.ndarray))
+        self.regular = all(not isinstance(g, (Sequence, np.ndarray)) for g in grid)
+        self.axes = tuple(AxisGrid(n, g, None, i) if self.regular or not isinstance(g, (Sequence, np.ndarray))
                           else AxisGrid(n, None, g, i) for i, (n, g) in enumerate(zip(self.shape, grid)))
         self.nchunks = tuple(a.nchunks for a in self.axes)
 

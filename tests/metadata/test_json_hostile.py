@@ -28,12 +28,13 @@ ADVERSARIAL = {
 
 
 def reject_time(doc: bytes) -> float:
+    """The best of 7 CPU times (the machine may be shared) to reject ``doc``."""
     best = math.inf
-    for _ in range(5):
-        t = time.perf_counter()
+    for _ in range(7):
+        t = time.process_time()
         with pytest.raises(MetadataError):
             mjson.load(doc, "a/zarr.json")
-        best = min(best, time.perf_counter() - t)
+        best = min(best, time.process_time() - t)
     return best
 
 
@@ -41,7 +42,7 @@ def reject_time(doc: bytes) -> float:
 def test_adversarial_documents_are_rejected_in_linear_time(name):
     small, large = (reject_time(ADVERSARIAL[name](n)) for n in (20_000, 80_000))
     assert large < 0.050                        # 80 KB: well under 50 ms
-    assert large < 8 * small + 0.002            # 4x the input: under 8x the time
+    assert large < 8 * small + 0.005            # 4x the input: under 8x the time
 
 
 def test_depth_is_measured_outside_strings():

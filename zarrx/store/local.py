@@ -511,7 +511,8 @@ class LocalStore(Store):
             return []
         cutoff = None if older_than is None else time.time() - older_than
         removed: list[str] = []
-        self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed)
+        if self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed) and removed:
+            self._prune(folder.split("/") + [""])   # the folder itself, if left empty
         return sorted(removed)
 
     def _sweep(self, d: Dir, rel: str, prefix: str, cutoff: float | None,
