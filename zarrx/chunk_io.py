@@ -24,7 +24,7 @@ import numpy as np
 from zarrx import _pool, config
 from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
-from zarrx.errors import ZarrError
+from zarrx.errors import CodecError, ZarrError
 from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.chunks import PARTIAL, ChunkSource
@@ -106,13 +106,17 @@ class ArrayIO:
         return buf
 
     def new_chunk(self, shape: tuple[int, ...], *, fill: bool) -> np.ndarray:
-        if self.variable or self.dtype.hasobject:
+        """A chunk buffer; a CodecError naming the size when it cannot be allocated (a huge
+        chunk shape in metadata must not surface as a MemoryError)."""
+        try:
             chunk = np.empty(shape, dtype=self.dtype)
+        except (MemoryError, ValueError) as exc:
+            n = prod(shape) * self.dtype.itemsize
+            raise CodecError(f"cannot allocate {n} bytes for a chunk of shape {shape} and data "
+                             f"type {self.dtype}") from exc
+        if fill or self.variable or self.dtype.hasobject:
             chunk[...] = self.fill
-            return chunk
-        if fill:
-            return np.full(shape, self.fill, dtype=self.dtype)
-        return np.empty(shape, dtype=self.dtype)
+        return chunk
 
     def is_fill(self, chunk: np.ndarray) -> bool:
         if chunk.size and not any(chunk.strides):        # a broadcast scalar: test one item
