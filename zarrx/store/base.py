@@ -272,8 +272,10 @@ class Store:
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         """A consistent view of the object at ``key`` for several ranged reads (close it, or
-        use ``with``), or None when it is missing. The default conditions every read on the
-        generation the object has now."""
+        use ``with``), or None when it is missing. The default asks :meth:`generation` (a stat
+        or HEAD where a store implements it) and conditions every read on that generation;
+        ``VersionedSnapshot(store, key)`` without a generation is the lazy form, for stores
+        that would rather learn it from the first read."""
         gen = self.generation(key)
         return None if gen is None else VersionedSnapshot(self, key, gen)
 
