@@ -94,8 +94,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         writes.append(_write_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                       write_empty_chunks))
     delayed = [w for w in writes if w is not None]
-    if consolidated is not False:
-        consolidate_metadata(grp.store, path=grp.path)
+    if consolidated is not False:       # the whole hierarchy, from the store's root
+        consolidate_metadata(grp.store)
     if not delayed:
         return grp if compute else _nothing()
     import dask
