@@ -22,64 +22,97 @@ from zarrx.array import Array
 from zarrx.dask.chunks import object_edges
 from zarrx.errors import MetadataError, ZarrError
 from zarrx.group import Group
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
-__all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group"]
+__all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
+           "array_metas", "dims_and_attrs"]
 
 
 class ZarrxBackendArray(BackendArray):
-    """A lazily indexed zarrx array (pickles as its store spec and path)."""
+    """A lazily indexed zarrx array. The array handle is made on the first read (opening a
+    dataset of many variables reads no data and builds no handle); it pickles as its store's
+    spec and the array path."""
 
-    __slots__ = ("array", "shape", "dtype")
+    __slots__ = ("store", "path", "meta", "shape", "dtype", "_array")
 
-    def __init__(self, array: Array) -> None:
-        self.array = array
-        self.shape = array.shape
-        meta = array.metadata.data_type
-        if meta.variable:
-            self.dtype = vlen_dtype(bytes if meta.numpy.kind == "S" or meta.name == "bytes"
-                                    else str)
+    def __init__(self, store: Store, path: str, meta: ArrayMeta) -> None:
+        self.store, self.path, self.meta = store, path, meta
+        self.shape = meta.shape
+        dt = meta.data_type
+        if dt.variable:
+            self.dtype = vlen_dtype(bytes if dt.numpy.kind == "S" or dt.name == "bytes" else str)
         else:
-            self.dtype = array.dtype
+            self.dtype = dt.numpy
+        self._array: Array | None = None
+
+    @property
+    def array(self) -> Array:
+        if self._array is None:
+            self._array = Array(self.store, self.path, self.meta, read_only=True)
+        return self._array
+
+    def __reduce__(self) -> tuple:
+        return (_reopen, (self.store, self.path))
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        arr = self.array
         if isinstance(key, indexing.VectorizedIndexer):
-            read = self.array.vindex.__getitem__
+            read = arr.vindex.__getitem__
         elif isinstance(key, indexing.OuterIndexer):
-            read = self.array.oindex.__getitem__
+            read = arr.oindex.__getitem__
         else:
-            read = self.array.__getitem__
+            read = arr.__getitem__
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k)))
 
 
-def dims_and_attrs(arr: Array) -> tuple[tuple[str, ...], dict]:
+def _reopen(store: Store, path: str) -> ZarrxBackendArray:
+    meta = nodes.load_node(store, path)
+    if not isinstance(meta, ArrayMeta):
+        raise ZarrError(f"engine 'zarrx': no array at {path!r} in {store!r}")
+    return ZarrxBackendArray(store, path, meta)
+
+
+def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
+    """``(name, metadata)`` of the arrays in ``group``, from its consolidated metadata when it
+    has some (no handle is made, nothing else is read)."""
+    entries = group.metadata.consolidated
+    if entries is not None:
+        children = [(k, m) for k, m in entries.items() if k and "/" not in k]
+    else:
+        children = nodes.list_children(group.store, group.path)
+    return sorted((k, m) for k, m in children if isinstance(m, ArrayMeta))
+
+
+def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
     """An array's dimension names and its user attributes (without ``_ARRAY_DIMENSIONS`` and
     netCDF-Zarr ``_nc*`` attributes, as engine "zarr" hides them)."""
-    attrs = dict(arr.metadata.attributes)
-    where = f"{arr.name}"
-    if arr.zarr_format == 3:
-        dims = arr.metadata.dimension_names
-        if dims is None or len(dims) != arr.ndim or any(d is None for d in dims):
+    attrs = meta.attributes
+    ndim = len(meta.shape)
+    if meta.zarr_format == 3:
+        dims = meta.dimension_names
+        if dims is None or len(dims) != ndim or any(d is None for d in dims):
             raise MetadataError(f"{where}: expected dimension_names naming each of the "
-                                f"{arr.ndim} dimensions (xarray needs them), found {dims!r}")
+                                f"{ndim} dimensions (xarray needs them), found {dims!r}")
     else:
         dims = attrs.get(DIMENSION_KEY)
-        if not isinstance(dims, list) or len(dims) != arr.ndim \
+        if not isinstance(dims, list) or len(dims) != ndim \
                 or not all(isinstance(d, str) for d in dims):
             raise MetadataError(f"{where}: expected the attribute {DIMENSION_KEY} to list the "
-                                f"{arr.ndim} dimension names, found {dims!r}")
+                                f"{ndim} dimension names, found {dims!r}")
     attrs = {k: v for k, v in attrs.items()
              if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
     return tuple(dims), attrs
 
 
-def object_shape(arr: Array) -> tuple[int, ...]:
+def object_shape(meta: ArrayMeta) -> tuple[int, ...]:
     """The shape of one stored object (shard, or chunk when unsharded)."""
     return tuple(max((b - a for a, b in zip(e, e[1:])), default=0) or 1
-                 for e in object_edges(arr.metadata))
+                 for e in object_edges(meta))
 
 
 class ZarrxDataStore(AbstractDataStore):
@@ -90,42 +123,43 @@ class ZarrxDataStore(AbstractDataStore):
         self.mask = (group.zarr_format == 2) if mask_with_fill_value is None \
             else bool(mask_with_fill_value)
 
-    def open_variable(self, name: str, arr: Array) -> Any:
+    def open_variable(self, name: str, meta: ArrayMeta) -> Any:
         from xarray import Variable
 
-        dims, attrs = dims_and_attrs(arr)
-        wrapper = ZarrxBackendArray(arr)
+        path = nodes.join(self.group.path, name)
+        dims, attrs = dims_and_attrs(meta, "/" + path)
+        wrapper = ZarrxBackendArray(self.group.store, path, meta)
         data = indexing.LazilyIndexedArray(wrapper)
-        encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(arr))),
-                                    "shards": arr.shards}
-        try:
-            encoding["chunks"] = arr.chunks
-        except ZarrError:
-            encoding["chunks"] = None
+        layout = meta.layout
+        shards = None
+        if layout.sharded and isinstance(meta.chunk_grid, RegularGrid):
+            shards = meta.chunk_grid.chunk_shape
+        encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
+                                    "chunks": layout.read_shape, "shards": shards}
         if self.mask:
-            if arr.fill_value is not None:
-                attrs["_FillValue"] = arr.fill_value
+            if meta.fill_value is not None:
+                attrs["_FillValue"] = meta.fill_value
         else:
-            if arr.zarr_format == 3:
-                encoding["fill_value"] = arr.fill_value
+            if meta.zarr_format == 3:
+                encoding["fill_value"] = meta.fill_value
             if "_FillValue" in attrs:
                 attrs["_FillValue"] = decode_fill_attr(attrs["_FillValue"], wrapper.dtype,
-                                                       f"{arr.name} attributes")
+                                                       f"/{path} attributes")
         return Variable(dims, data, attrs, encoding)
 
     def get_variables(self) -> dict:
         from xarray.core.utils import FrozenDict
-        return FrozenDict((name, self.open_variable(name, arr))
-                          for name, arr in self.group.arrays())
+        return FrozenDict((name, self.open_variable(name, meta))
+                          for name, meta in array_metas(self.group))
 
     def get_attrs(self) -> dict:
         return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
 
     def get_dimensions(self) -> dict:
         sizes: dict[str, int] = {}
-        for name, arr in self.group.arrays():
-            dims, _ = dims_and_attrs(arr)
-            for d, n in zip(dims, arr.shape):
+        for name, meta in array_metas(self.group):
+            dims, _ = dims_and_attrs(meta, "/" + nodes.join(self.group.path, name))
+            for d, n in zip(dims, meta.shape):
                 if sizes.setdefault(d, n) != n:
                     raise MetadataError(f"{self.group.name}: dimension {d!r} has length "
                                         f"{sizes[d]} and {n} (array {name!r})")

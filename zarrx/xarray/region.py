@@ -24,7 +24,7 @@ def _decoded(grp: Group, name: str) -> Any:
     arr = grp[name]
     if not isinstance(arr, Array):
         raise ZarrError(f"to_zarrx: {name!r} in {grp.name!r} is a group, not a variable")
-    raw = ZarrxDataStore(grp).open_variable(name, arr)
+    raw = ZarrxDataStore(grp).open_variable(name, arr.metadata)
     return conventions.decode_cf_variable(name, raw)
 
 

@@ -151,10 +151,8 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
 
 
 def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
-    from zarrx.xarray.backend import dims_and_attrs
-    known = set()
-    for _, arr in grp.arrays():
-        known.update(dims_and_attrs(arr)[0])
+    from zarrx.xarray.region import stored_sizes
+    known = set(stored_sizes(grp))
     if dim not in known:
         raise ZarrError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
                         f"(found {sorted(known)})")
