@@ -120,6 +120,9 @@ def test_chunks_give_dask_arrays_aligned_with_shards(tmp_path):
     got = xr.open_dataset(tmp_path / "z.zarr", engine=ENGINE, chunks={})
     assert got.temp.chunks == ((8,) * 5, (3,), (4,))
     assert got.temp.encoding["shards"] == (8, 3, 4) and got.temp.encoding["chunks"] == (2, 3, 2)
+    import cloudpickle                      # tasks carry the store's path, not data
+    graph = dict(got.temp.data.__dask_graph__())
+    assert max(len(cloudpickle.dumps(v)) for v in graph.values()) < 2048
     xr.testing.assert_identical(got.load(), ds)
     auto = xr.open_dataset(tmp_path / "z.zarr", engine=ENGINE, chunks="auto",
                            drop_variables=["vlen"])          # object dtype: no auto size

@@ -18,6 +18,7 @@ from zarrx.array import Array
 from zarrx.dask.graph import store_blocks
 from zarrx.errors import NodeExistsError, ZarrError
 from zarrx.group import Group
+from zarrx.xarray.backend import array_metas
 from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr,
                                    storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region
@@ -29,7 +30,6 @@ ZARR_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "serial
              "fill_value", "write_empty_chunks", "chunk_key_encoding"}
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding"}
-DROPPED = {"source", "original_shape", "preferred_chunks", "zarr_format"}
 
 
 def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = None,
@@ -53,21 +53,20 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     if not isinstance(ds, xr.Dataset):
         raise ZarrError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
     mode = _mode(mode, append_dim, region)
-    fmt = zarr_format
-    grp = _open(store, mode, group, fmt, storage_options)
+    grp = _open(store, mode, group, zarr_format, storage_options)
     fmt = grp.zarr_format
     encoding = dict(encoding or {})
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise ZarrError(f"to_zarrx: encoding names {name!r}, which is not a variable")
         bad = set(enc) - ZARR_KEYS - CF_KEYS
-        if bad or (fmt == 2 and "fill_value" in enc):
-            hint = "; use _FillValue in Zarr v2" if "fill_value" in (bad | set(enc)) and fmt == 2 \
-                else ""
-            raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys "
-                            f"{sorted(bad | ({'fill_value'} if fmt == 2 and 'fill_value' in enc else set()))}"
+        if fmt == 2 and "fill_value" in enc:
+            bad.add("fill_value")
+        if bad:
+            hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else ""
+            raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
                             f"{hint}")
-    existing = {name for name, _ in grp.arrays()}
+    existing = {name for name, _ in array_metas(grp)}
     if append_dim is not None:
         _check_append_dim(grp, ds, append_dim, existing)
     slices = resolve_region(ds, grp, region, existing) if region is not None else {}
@@ -75,8 +74,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         ds = _drop_for_region(ds, slices)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
     if mode in ("w", "w-", "a", "a-"):
-        grp.attrs.clear()
-        grp.attrs.update({k: encode_attr(v) for k, v in attrs.items()})
+        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
     writes = []
     for name, var in variables.items():
         key = str(name)
