@@ -7,7 +7,8 @@ Cases (each system in turn within every repetition, the order rotating, medians 
 
 - dask read of a float32 array (default 16384 x 16384 = 1 GiB; Zarr v3, chunks 256 x 256,
   shards 2048 x 2048, zstd level 0, written once and read by both systems) with the threaded
-  scheduler and with a ``LocalCluster`` of 2 worker processes: ``zarrx.dask.from_zarrx`` against
+  scheduler and with a ``LocalCluster`` of 2 worker processes (``--codec none``: no compression,
+  so that the libraries' own costs show rather than libzstd's): ``zarrx.dask.from_zarrx`` against
   ``dask.array.from_zarr`` given the same dask chunks (zarrx's default: whole shards merged up
   to 128 MiB), each block reduced to one element on its worker so that only reading is timed;
 - dask write of the same array (in memory, same blocks) to a new array of the same layout:
@@ -89,8 +90,10 @@ class Run:
         data = _data(a.size)
         self.nbytes = data.nbytes
         layout = {"chunks": (a.chunk, a.chunk), "shards": (a.shard, a.shard)}
+        zx_codec = zarrx.codecs.Zstd(level=0) if a.codec == "zstd" else None
+        zp_codec = zarr.codecs.ZstdCodec(level=0) if a.codec == "zstd" else None
         src = self.path("src.zarr")
-        zarrx.create_array(src, shape=data.shape, dtype="f4", compressors=zarrx.codecs.Zstd(level=0),
+        zarrx.create_array(src, shape=data.shape, dtype="f4", compressors=zx_codec,
                            **layout)[...] = data
         blocks = zd.from_zarrx(src).chunks
         self.blocks = [max(c) for c in blocks]
@@ -108,11 +111,9 @@ class Run:
                          ).compute(**compute)
 
         source = da.from_array(data, chunks=blocks)
-        zcodec = zarr.codecs.ZstdCodec(level=0)
         writers = {
-            "zarrx": lambda p: zd.to_zarrx(source, p, compressors=zarrx.codecs.Zstd(level=0),
-                                           **layout),
-            "zarr": lambda p: da.to_zarr(source, p, compressors=zcodec, **layout),
+            "zarrx": lambda p: zd.to_zarrx(source, p, compressors=zx_codec, **layout),
+            "zarr": lambda p: da.to_zarr(source, p, compressors=zp_codec, **layout),
         }
         systems = ["zarrx", "zarr"]
         with dask.config.set(scheduler="threads"):
@@ -178,7 +179,8 @@ class Run:
     def table(self) -> str:
         a = self.args
         lines = [f"zarrx scale benchmark: {a.size}x{a.size} float32 ({self.nbytes / MIB:.0f} MiB),"
-                 f" chunks {a.chunk}^2, shards {a.shard}^2, zstd 0, dask blocks "
+                 f" chunks {a.chunk}^2, shards {a.shard}^2, "
+                 f"{'zstd 0' if a.codec == 'zstd' else 'no compression'}, dask blocks "
                  f"{self.blocks[0]}x{self.blocks[1]}; {a.reps} repetitions ({a.opens} for opens),"
                  f" medians [min-max]; {os.cpu_count()} CPUs", "",
                  "| case | zarrx | zarr-python | zarrx / zarr-python |", "|---|---|---|---|"]
@@ -204,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk", type=int, default=256)
     p.add_argument("--shard", type=int, default=2048)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--codec", choices=["zstd", "none"], default="zstd",
+                   help="zstd level 0 (default) or no compression")
     p.add_argument("--vars", type=int, default=100, help="variables of the opened dataset")
     p.add_argument("--opens", type=int, default=30, help="timed opens per engine")
     p.add_argument("--dir", default=None, help="where to write (default: a temp directory)")

@@ -16,7 +16,6 @@ import numpy as np
 
 from zarrx.api import open_array
 from zarrx.array import Array
-from zarrx.creation import create_array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks
 from zarrx.dask.graph import array_to_dask, store_blocks
 from zarrx.errors import ZarrError
@@ -140,7 +139,7 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
     kwargs.setdefault("dtype", arr.dtype)
     if "chunks" not in kwargs and kwargs.get("shards") is None:
         kwargs["chunks"] = tuple(max(int(max(c, default=0)), 1) for c in arr.chunks)
-    return create_array(url, name=path, overwrite=mode == "w", **sk, **kwargs)
+    return open_array(url, mode="w" if mode == "w" else "w-", path=path, **sk, **kwargs)
 
 
 from_zarr = from_zarrx
