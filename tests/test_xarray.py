@@ -243,9 +243,6 @@ def test_nan_attributes_of_zarr_v2_are_read_as_nan(tmp_path):
     xr.testing.assert_identical(got, load(tmp_path / "x.zarr", "zarr"))
 
 
-@pytest.mark.xfail(strict=True, raises=(AssertionError, zarrx.MetadataError),
-                   reason="zarrx's metadata layer stores NaN attributes as the string 'NaN' and "
-                          "refuses the bare NaN zarr-python writes in v3 attributes")
 @pytest.mark.parametrize("direction", ["zarrx-writes-v2", "zarrx-writes-v3", "zarr-writes-v3"])
 def test_nan_attributes_round_trip(tmp_path, direction):
     ds = sample()
