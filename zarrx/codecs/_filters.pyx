@@ -3,8 +3,8 @@
 
 Format: uint32 LE item count, then per item a uint32 LE byte length and the bytes. The decoder
 checks every length against the bytes that remain before reading them and returns a status
-tuple (a tag and numbers, which :mod:`zarrx.codecs.vlen` turns into a CodecError) instead of
-raising; the encoder raises ``KernelStatus`` likewise.
+tuple (a tag and numbers, which :mod:`zarrx.codecs.vlen` words as the codec's error) instead
+of raising; the encoder raises ``KernelStatus`` likewise.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
