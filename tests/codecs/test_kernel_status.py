@@ -120,3 +120,29 @@ def test_deflate_bounded_refusals() -> None:
         deflate.decompress_bounded(blob[:-4], 100, "gzip")
     with pytest.raises(CodecError, match=r"^zlib: empty input, expected a zlib stream$"):
         deflate.decompress_bounded(b"", 100, "zlib")
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = hypothesis.strategies
+
+_ZSTD_SEED = no_size_frame((3000, 1), (70000, 2)) + _zstd.compress(bytes(range(256)) * 8)
+_GZIP_SEED = gzip.compress(bytes(range(256)) * 300, 1) + gzip.compress(b"tail")
+
+
+@hypothesis.settings(max_examples=200, deadline=None)
+@hypothesis.given(data=st.data(), limit=st.integers(0, 200_000))
+def test_bounded_decoders_fuzz(data, limit) -> None:
+    """Flipped, cut and arbitrary bytes only raise CodecError, and never produce more than the
+    limit."""
+    for seed, decode in ((_ZSTD_SEED, lambda b: zstd.decompress_bounded(b, limit)),
+                         (_GZIP_SEED, lambda b: deflate.decompress_bounded(b, limit, "gzip"))):
+        blob = bytearray(seed)
+        for pos in data.draw(st.lists(st.integers(0, len(blob) - 1), max_size=4)):
+            blob[pos] ^= data.draw(st.integers(1, 255))
+        blob = blob[:data.draw(st.integers(0, len(blob)))]
+        for candidate in (bytes(blob), data.draw(st.binary(max_size=64))):
+            try:
+                out = decode(candidate)
+            except CodecError:
+                continue
+            assert len(out) <= limit
