@@ -1,4 +1,5 @@
-"""zarrx.codecs._blosc: c-blosc context API round trips, numcodecs interop, corrupt headers."""
+"""The _blosc kernel, through zarrx.codecs.blosc (which words its statuses): c-blosc context API
+round trips, numcodecs interop, corrupt headers."""
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrx.codecs import _blosc, blosc
+from zarrx.codecs import blosc
 from zarrx.errors import CodecError
 
 MIB = 1 << 20

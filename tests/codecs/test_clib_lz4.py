@@ -1,4 +1,5 @@
-"""zarrx.codecs._lz4: numcodecs-framed LZ4 blocks, interop and corrupt input."""
+"""The _lz4 kernel, through zarrx.codecs.lz4 (which words its statuses): numcodecs-framed LZ4
+blocks, interop and corrupt input."""
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrx.codecs import _lz4, lz4
+from zarrx.codecs import lz4
 from zarrx.errors import CodecError
 
 MIB = 1 << 20

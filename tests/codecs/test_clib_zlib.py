@@ -1,4 +1,5 @@
-"""zarrx.codecs._zlib: zlib / gzip / raw DEFLATE on both backends, interop, corrupt input."""
+"""The _zlib kernel, through zarrx.codecs.deflate (which words its statuses): zlib / gzip / raw
+DEFLATE on both backends, interop, corrupt input."""
 from __future__ import annotations
 
 import contextlib

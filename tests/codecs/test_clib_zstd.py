@@ -1,4 +1,5 @@
-"""zarrx.codecs._zstd: round trips, numcodecs / zstd CLI interop, corrupt input, GIL release."""
+"""The _zstd kernel, through zarrx.codecs.zstd (which words its statuses): round trips, numcodecs /
+zstd CLI interop, corrupt input, GIL release."""
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrx.codecs import _zstd, zstd
+from zarrx.codecs import zstd
 from zarrx.errors import CodecError
 
 MIB = 1 << 20
