@@ -10,6 +10,10 @@ bytes of one window (never less than one stored object's requested chunks) per t
 holds the encoded chunks of one stored object per thread. Reads are windows of chunks, each
 fetched with one ``get_chunks`` call and decoded on one thread; writes are one task per stored
 object, committed once.
+
+Errors: a ZarrError raised while decoding or encoding a chunk is given its location here, in
+:func:`_locate` (the array's path, and the stored key and inner chunk from the chunk source),
+and re-raised as the same exception; the location is worked out only then.
 """
 from __future__ import annotations
 
@@ -182,7 +186,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 buf = io.scratch(shape)
                 plan.decode(data, buf)
             except ZarrError as exc:
-                raise _with_chunk_key(exc, io, p.coords) from exc
+                _locate(exc, io, p.coords)
+                raise
             _assign(target, p.out_sel, buf, p.chunk_sel)
 
     if len(projections) == 1:        # one chunk: no windows, no pool
@@ -267,18 +272,16 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
         buf = io.scratch(chunk)
         plan.decode(data, buf)
     except ZarrError as exc:
-        raise _with_chunk_key(exc, io, coords_t) from exc
+        _locate(exc, io, coords_t)
+        raise
     return buf[tuple(local)]
 
 
-def _with_chunk_key(exc: ZarrError, io: ArrayIO, coords: tuple[int, ...]) -> ZarrError:
-    """``exc`` with its generic "<array> chunk" location replaced by the chunk's key (computed
-    only when something went wrong: formatting keys costs a microsecond per chunk)."""
-    generic = f"{io.key} chunk" if io.key else "chunk"
-    msg = str(exc)
-    if msg.startswith(generic):
-        msg = io.source.chunk_name(coords) + msg[len(generic):]
-    return type(exc)(msg)
+def _locate(exc: ZarrError, io: ArrayIO, coords: tuple[int, ...]) -> None:
+    """Set the location of an error about the chunk at ``coords`` (fields it has not got yet):
+    the array's path, the stored key and, in a shard, the inner chunk. Keys are formatted only
+    here, when something went wrong (formatting them costs a microsecond per chunk)."""
+    exc.at(array=io.key, **io.source.location(coords))
 
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False) -> None:
@@ -309,7 +312,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
                     return None if plan.encode_into(view, dest, fill=raw_fill) else dest
             return _encode_one(io, plan, p, shape, None, src, flat, raw_fill)
         except ZarrError as exc:
-            raise _with_chunk_key(exc, io, p.coords) from exc
+            _locate(exc, io, p.coords)
+            raise
 
     def commit(obj: tuple[int, ...], projs: list, parallel: bool) -> None:
         slab = None
@@ -328,7 +332,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             try:
                 return _encode_one(io, io.plan(shape), p, shape, old, src, flat, raw_fill)
             except ZarrError as exc:
-                raise _with_chunk_key(exc, io, p.coords) from exc
+                _locate(exc, io, p.coords)
+                raise
 
         source.commit(obj, [(p.coords, v) for p, v in zip(projs, values)], finish, slab)
 

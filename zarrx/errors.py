@@ -19,9 +19,14 @@ class ZarrError(Exception):
     Where it happened is carried as fields, set once by the layer that knows them (chunk I/O
     for chunk errors): ``array`` (the array's path), ``key`` (the stored object) and ``inner``
     (the inner chunk's key inside a shard). The message is the detail; ``str()`` puts the
-    location in front of it.
+    location in front of it: ``array 'a' chunk 'a/c/0': <detail>``, ``array 'a' shard 'a/c/0'
+    inner chunk 'c/1': <detail>`` (the root array reads ``array '/'``). Nothing rewrites a
+    message: a layer that knows more of the location calls :meth:`at` and re-raises the same
+    exception.
     """
 
+    #: how ``key`` is named when there is no ``inner`` ("shard" for errors about a shard object)
+    key_noun: str = "chunk"
     array: str | None = None
     key: str | None = None
     inner: str | None = None
@@ -43,7 +48,8 @@ class ZarrError(Exception):
         if self.array is not None:
             parts.append(f"array {(self.array or '/')!r}")
         if self.key is not None:
-            parts.append(f"{'shard' if self.inner is not None else 'chunk'} {self.key!r}")
+            noun = "shard" if self.inner is not None else self.key_noun
+            parts.append(f"{noun} {self.key!r}")
         if self.inner is not None:
             parts.append(f"inner chunk {self.inner!r}")
         return " ".join(parts)
@@ -69,13 +75,11 @@ class StoreError(ZarrError, OSError):
     """A store operation failed, or a key is not acceptable to the store."""
 
 
-class ConflictError(StoreError):
-    """A conditional store operation found the object changed: its generation (version) was not
-    the one the caller expected, or it exists where it must not (or the other way round)."""
-
-
 class ShardError(ZarrError, ValueError):
-    """A shard object or its index is corrupt."""
+    """A shard object or its index is corrupt. ``key`` is the shard's stored key and ``inner``
+    (nested sharding) the inner shard's key inside it."""
+
+    key_noun = "shard"
 
 
 class IndexingError(ZarrError, IndexError):
@@ -95,8 +99,9 @@ class ReadOnlyError(StoreError, PermissionError):
 
 
 class ConflictError(StoreError):
-    """A conditional store operation found the object changed (another writer got there
-    first), or an update gave up after retrying."""
+    """A conditional store operation found the object changed: its generation (version) was not
+    the one the caller expected, or it exists where it must not (or the other way round); or an
+    update gave up after retrying."""
 
 
 def expected(where: str, want: str, got: object) -> MetadataError:

@@ -1,4 +1,5 @@
-"""zarrx.codecs._blosc: c-blosc context API round trips, numcodecs interop, corrupt headers."""
+"""The _blosc kernel, through zarrx.codecs.blosc (which words its statuses): c-blosc context API
+round trips, numcodecs interop, corrupt headers."""
 from __future__ import annotations
 
 import contextlib
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrx.codecs import _blosc
+from zarrx.codecs import blosc
 from zarrx.errors import CodecError
 
 MIB = 1 << 20
@@ -29,12 +30,12 @@ FORMAT = {"lz4": "lz4", "lz4hc": "lz4", "blosclz": "blosclz", "zstd": "zstd", "z
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_round_trip(data, pattern: str, size: int) -> None:
     raw = data(pattern, size)
-    enc = _blosc.compress(raw, 8)
-    head = _blosc.header(enc)
+    enc = blosc.compress(raw, 8)
+    head = blosc.header(enc)
     assert (head["nbytes"], head["cbytes"]) == (size, len(enc))
-    assert _blosc.decompress(enc, size) == raw
+    assert blosc.decompress(enc, size) == raw
     out = np.empty(size, np.uint8)
-    _blosc.decompress_into(enc, out)
+    blosc.decompress_into(enc, out)
     assert out.tobytes() == raw
 
 
@@ -44,13 +45,13 @@ def test_round_trip(data, pattern: str, size: int) -> None:
 def test_round_trip_params(data, cname: str, shuffle: int, typesize: int) -> None:
     for size in (7, 4096, 300_003):
         raw = data("ramp", size)
-        enc = _blosc.compress(raw, typesize, 5, shuffle, cname)
-        head = _blosc.header(enc)
+        enc = blosc.compress(raw, typesize, 5, shuffle, cname)
+        head = blosc.header(enc)
         assert head["typesize"] == typesize
         if not head["memcpyed"]:
             assert head["cname"] == FORMAT[cname]
             assert head["shuffle"] == SHUFFLE_NAMES[shuffle]
-        assert _blosc.decompress(enc, size) == raw
+        assert blosc.decompress(enc, size) == raw
         assert bytes(numcodecs.Blosc(cname, 5, shuffle).decode(enc)) == raw
 
 
@@ -59,17 +60,17 @@ def test_round_trip_params(data, cname: str, shuffle: int, typesize: int) -> Non
 def test_clevel_and_blocksize(data, clevel: int, blocksize: int) -> None:
     raw = data("ramp", MIB + 3)
     for cname in ("lz4", "zstd"):
-        enc = _blosc.compress(raw, 8, clevel, 1, cname, blocksize)
+        enc = blosc.compress(raw, 8, clevel, 1, cname, blocksize)
         # blosc honours a forced blocksize as is only for codecs it does not split per byte
         if blocksize and clevel and cname == "zstd":
-            assert _blosc.header(enc)["blocksize"] == blocksize
-        assert _blosc.decompress(enc, len(raw)) == raw
+            assert blosc.header(enc)["blocksize"] == blocksize
+        assert blosc.decompress(enc, len(raw)) == raw
 
 
 def test_autoshuffle_picks_bit_for_bytes_and_byte_for_wider_items(data) -> None:
     raw = data("ramp", 10_000)
-    assert _blosc.header(_blosc.compress(raw, 1, 5, -1))["shuffle"] == "bit"
-    assert _blosc.header(_blosc.compress(raw, 8, 5, -1))["shuffle"] == "byte"
+    assert blosc.header(blosc.compress(raw, 1, 5, -1))["shuffle"] == "bit"
+    assert blosc.header(blosc.compress(raw, 8, 5, -1))["shuffle"] == "byte"
 
 
 @pytest.mark.parametrize("dtype", ["u1", "<i4", "<f8"])
@@ -78,38 +79,38 @@ def test_autoshuffle_picks_bit_for_bytes_and_byte_for_wider_items(data) -> None:
 def test_numcodecs_encoded(cname: str, shuffle: int, dtype: str) -> None:
     arr = (np.arange(50_001) % 977).astype(dtype)
     enc = numcodecs.Blosc(cname, 5, shuffle).encode(arr)
-    head = _blosc.header(enc)
+    head = blosc.header(enc)
     assert head["typesize"] == arr.itemsize
     assert head["nbytes"] == arr.nbytes
     out = np.empty_like(arr)
-    _blosc.decompress_into(enc, out.view(np.uint8).reshape(-1))
+    blosc.decompress_into(enc, out.view(np.uint8).reshape(-1))
     np.testing.assert_array_equal(out, arr)
 
 
 def test_bad_arguments() -> None:
     with pytest.raises(CodecError, match=r"blosc: unknown compressor 'snappy', expected one of "
                                          r"'lz4', 'lz4hc', 'blosclz', 'zstd', 'zlib'"):
-        _blosc.compress(b"x", 1, cname="snappy")
+        blosc.compress(b"x", 1, cname="snappy")
     with pytest.raises(CodecError, match="blosc: typesize must be >= 1, found 0"):
-        _blosc.compress(b"x", 0)
+        blosc.compress(b"x", 0)
     with pytest.raises(CodecError, match="blosc: clevel 10 is out of range"):
-        _blosc.compress(b"x", 1, 10)
+        blosc.compress(b"x", 1, 10)
     with pytest.raises(CodecError, match="blosc: shuffle 3 is not one of"):
-        _blosc.compress(b"x", 1, 5, 3)
+        blosc.compress(b"x", 1, 5, 3)
     with pytest.raises(CodecError, match="blosc: blocksize must be >= 0"):
-        _blosc.compress(b"x", 1, blocksize=-1)
+        blosc.compress(b"x", 1, blocksize=-1)
     with pytest.raises(CodecError, match="blosc: expected decoded size must be >= 0"):
-        _blosc.decompress(_blosc.compress(b"x", 1), -1)
+        blosc.decompress(blosc.compress(b"x", 1), -1)
 
 
 def test_refuses_input_over_blosc_limit() -> None:
     # A read-only view of 2 GiB of a single shared page: nothing is touched before the check.
     huge = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), (2**31,), (0,))
     with pytest.raises((CodecError, ValueError)):
-        _blosc.compress(huge, 1)
+        blosc.compress(huge, 1)
     big = np.empty(2**31 - 15, np.uint8)    # one byte over BLOSC_MAX_BUFFERSIZE, never touched
     with pytest.raises(CodecError, match="larger than blosc's limit of 2147483631 bytes"):
-        _blosc.compress(big, 1)
+        blosc.compress(big, 1)
 
 
 # --- corrupt input --------------------------------------------------------------------------
@@ -121,16 +122,16 @@ def _with_field(enc: bytes, offset: int, value: int) -> bytes:
 @pytest.fixture
 def sample(data) -> tuple[bytes, bytes]:
     raw = data("ramp", 50_000)
-    return raw, _blosc.compress(raw, 8, 5, 1, "lz4")
+    return raw, blosc.compress(raw, 8, 5, 1, "lz4")
 
 
 def test_nbytes_larger_than_dst(sample) -> None:
     raw, enc = sample
     with pytest.raises(CodecError, match=r"^blosc: header declares nbytes=50000, expected 40000$"):
-        _blosc.decompress_into(enc, bytearray(40_000))
+        blosc.decompress_into(enc, bytearray(40_000))
     lie = _with_field(enc, 4, 10**9)
     with pytest.raises(CodecError, match=r"header declares nbytes=1000000000, expected 50000"):
-        _blosc.decompress(lie, len(raw))
+        blosc.decompress(lie, len(raw))
 
 
 def test_cbytes_larger_than_src(sample) -> None:
@@ -138,36 +139,36 @@ def test_cbytes_larger_than_src(sample) -> None:
     lie = _with_field(enc, 12, len(enc) + 100)
     with pytest.raises(CodecError, match=rf"header declares cbytes={len(enc) + 100}, but the "
                                          rf"input holds {len(enc)} bytes"):
-        _blosc.decompress(lie, len(raw))
+        blosc.decompress(lie, len(raw))
 
 
 def test_empty_short_and_trailing(sample) -> None:
     raw, enc = sample
     for blob in (b"", enc[:15]):
         with pytest.raises(CodecError, match="shorter than the 16-byte header"):
-            _blosc.decompress(blob, len(raw))
+            blosc.decompress(blob, len(raw))
     with pytest.raises(CodecError, match="shorter than the 16-byte header"):
-        _blosc.header(b"")
+        blosc.header(b"")
     with pytest.raises(CodecError, match="but the input holds"):
-        _blosc.decompress(enc + b"\x00", len(raw))
+        blosc.decompress(enc + b"\x00", len(raw))
 
 
 def test_truncated_everywhere(sample) -> None:
     raw, enc = sample
     for cut in range(len(enc)):
         with pytest.raises(CodecError, match="^blosc: "):
-            _blosc.decompress(enc[:cut], len(raw))
+            blosc.decompress(enc[:cut], len(raw))
 
 
 @pytest.mark.parametrize("cname", CNAMES)
 def test_flipped_bytes_never_crash(flip, data, cname: str) -> None:
     raw = data("ramp", 20_000)
-    enc = _blosc.compress(raw, 4, 5, 1, cname, 4096)
+    enc = blosc.compress(raw, 4, 5, 1, cname, 4096)
     step = max(1, len(enc) // 600)
     for pos in [*range(32), *range(32, len(enc), step)]:
         for mask in (0x01, 0x80, 0xFF):
             with contextlib.suppress(CodecError):
-                assert len(_blosc.decompress(flip(enc, pos, mask), len(raw))) == len(raw)
+                assert len(blosc.decompress(flip(enc, pos, mask), len(raw))) == len(raw)
 
 
 @settings(max_examples=300, deadline=None)
@@ -177,7 +178,7 @@ def test_fuzz_consistent_header(head: bytes, body: bytes, expected: int) -> None
     """Random headers whose sizes agree with the buffer reach blosc's own validation."""
     blob = head[:4] + struct.pack("<I", expected) + head[8:12] + struct.pack("<I", 16 + len(body))
     with contextlib.suppress(CodecError):
-        _blosc.decompress(blob + body, expected)
+        blosc.decompress(blob + body, expected)
 
 
 # --- threads --------------------------------------------------------------------------------
@@ -186,13 +187,13 @@ def test_fuzz_consistent_header(head: bytes, body: bytes, expected: int) -> None
 def big_buffer() -> tuple[bytes, bytes]:
     rng = np.random.default_rng(11)
     raw = (rng.normal(size=4 * MIB) * 100).astype("<i4").tobytes()
-    return raw, _blosc.compress(raw, 4, 9, 2, "zstd")
+    return raw, blosc.compress(raw, 4, 9, 2, "zstd")
 
 
 def test_gil_released_during_decompress(progress_during, big_buffer) -> None:
     raw, enc = big_buffer
     out = np.empty(len(raw), np.uint8)
-    assert progress_during(lambda: _blosc.decompress_into(enc, out))
+    assert progress_during(lambda: blosc.decompress_into(enc, out))
     assert out.tobytes() == raw
 
 
@@ -201,7 +202,7 @@ def test_two_threads_decompress_concurrently(big_buffer) -> None:
     results: list[bytes] = []
 
     def work() -> None:
-        results.append(_blosc.decompress(enc, len(raw)))
+        results.append(blosc.decompress(enc, len(raw)))
 
     threads = [threading.Thread(target=work) for _ in range(2)]
     for t in threads:

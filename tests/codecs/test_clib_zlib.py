@@ -1,4 +1,5 @@
-"""zarrx.codecs._zlib: zlib / gzip / raw DEFLATE on both backends, interop, corrupt input."""
+"""The _zlib kernel, through zarrx.codecs.deflate (which words its statuses): zlib / gzip / raw
+DEFLATE on both backends, interop, corrupt input."""
 from __future__ import annotations
 
 import contextlib
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zarrx.codecs import _zlib
+from zarrx.codecs import _zlib, deflate
 from zarrx.errors import CodecError
 
 MIB = 1 << 20
@@ -46,11 +47,11 @@ def test_backend_name() -> None:
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_round_trip(data, pattern: str, size: int, backend: str) -> None:
     raw = data(pattern, size)
-    enc = _zlib.compress(raw, 1, "zlib", backend)
+    enc = deflate.compress(raw, 1, "zlib", backend)
     assert zlib.decompress(enc) == raw
-    assert _zlib.decompress(enc, size, "zlib", backend) == raw
+    assert deflate.decompress(enc, size, "zlib", backend) == raw
     out = np.empty(size, np.uint8)
-    _zlib.decompress_into(enc, out, "zlib", backend)
+    deflate.decompress_into(enc, out, "zlib", backend)
     assert out.tobytes() == raw
 
 
@@ -60,9 +61,9 @@ def test_round_trip(data, pattern: str, size: int, backend: str) -> None:
 @pytest.mark.parametrize("size", [0, 7, 4096, 100_003], ids=["0B", "7B", "4KiB", "100KB"])
 def test_round_trip_params(data, size: int, wrapper: str, level: int, backend: str) -> None:
     raw = data("ramp", size)
-    enc = _zlib.compress(raw, level, wrapper, backend)
+    enc = deflate.compress(raw, level, wrapper, backend)
     assert py_decompress(enc, wrapper) == raw
-    assert _zlib.decompress(enc, size, wrapper, backend) == raw
+    assert deflate.decompress(enc, size, wrapper, backend) == raw
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -72,7 +73,7 @@ def test_python_oracle_streams(data, pattern: str, wrapper: str, backend: str) -
     raw = data(pattern, 300_001)
     for level in (1, 9):
         enc = py_compress(raw, wrapper, level)
-        assert _zlib.decompress(enc, len(raw), wrapper, backend) == raw
+        assert deflate.decompress(enc, len(raw), wrapper, backend) == raw
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -83,16 +84,16 @@ def test_gzip_module_headers(data, backend: str) -> None:
     with gzip.GzipFile(filename="chunk.bin", mode="wb", fileobj=buf, mtime=1234567) as f:
         f.write(raw)
     for enc in (gzip.compress(raw), gzip.compress(raw, 9, mtime=0), buf.getvalue()):
-        assert _zlib.decompress(enc, len(raw), "gzip", backend) == raw
+        assert deflate.decompress(enc, len(raw), "gzip", backend) == raw
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_gzip_concatenated_members(data, backend: str) -> None:
     a, b = data("ramp", 70_000), data("random", 5000)
-    enc = gzip.compress(a) + _zlib.compress(b, 5, "gzip") + gzip.compress(b"")
-    assert _zlib.decompress(enc, len(a) + len(b), "gzip", backend) == a + b
+    enc = gzip.compress(a) + deflate.compress(b, 5, "gzip") + gzip.compress(b"")
+    assert deflate.decompress(enc, len(a) + len(b), "gzip", backend) == a + b
     with pytest.raises(CodecError, match="gzip: stream decodes to more than"):
-        _zlib.decompress(enc, len(a) + len(b) - 1, "gzip", backend)
+        deflate.decompress(enc, len(a) + len(b) - 1, "gzip", backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -101,19 +102,19 @@ def test_gzip_concatenated_members(data, backend: str) -> None:
 def test_numcodecs_interop(data, pattern: str, level: int, backend: str) -> None:
     raw = data(pattern, 200_003)
     for codec, wrapper in ((numcodecs.Zlib(level), "zlib"), (numcodecs.GZip(level), "gzip")):
-        assert _zlib.decompress(codec.encode(raw), len(raw), wrapper, backend) == raw
-        assert bytes(codec.decode(_zlib.compress(raw, level, wrapper, backend))) == raw
+        assert deflate.decompress(codec.encode(raw), len(raw), wrapper, backend) == raw
+        assert bytes(codec.decode(deflate.compress(raw, level, wrapper, backend))) == raw
 
 
 def test_bad_arguments() -> None:
     with pytest.raises(CodecError, match="zlib: unknown wrapper 'deflate', expected one of"):
-        _zlib.compress(b"x", 1, "deflate")
+        deflate.compress(b"x", 1, "deflate")
     with pytest.raises(CodecError, match="zlib: compression level 10 is out of range"):
-        _zlib.compress(b"x", 10)
+        deflate.compress(b"x", 10)
     with pytest.raises(CodecError, match="zlib: unknown backend"):
-        _zlib.compress(b"x", 1, "zlib", "fast")
+        deflate.compress(b"x", 1, "zlib", "fast")
     with pytest.raises(CodecError, match="zlib: expected decoded size must be >= 0"):
-        _zlib.decompress(b"x", -1)
+        deflate.decompress(b"x", -1)
 
 
 # --- corrupt input --------------------------------------------------------------------------
@@ -122,25 +123,25 @@ def test_bad_arguments() -> None:
 @pytest.mark.parametrize("wrapper", WRAPPERS)
 def test_wrong_expected_size(data, wrapper: str, backend: str) -> None:
     raw = data("ramp", 10_000)
-    enc = _zlib.compress(raw, 6, wrapper)
+    enc = deflate.compress(raw, 6, wrapper)
     with pytest.raises(CodecError, match=rf"^{wrapper}: stream decodes to more than 9999 bytes, "
                                          rf"expected 9999$"):
-        _zlib.decompress(enc, 9999, wrapper, backend)
+        deflate.decompress(enc, 9999, wrapper, backend)
     with pytest.raises(CodecError, match=rf"^{wrapper}: stream decodes to 10000 bytes, "
                                          rf"expected 10001$"):
-        _zlib.decompress(enc, 10_001, wrapper, backend)
+        deflate.decompress(enc, 10_001, wrapper, backend)
     with pytest.raises(CodecError, match=rf"^{wrapper}: stream decodes to more than 0 bytes"):
-        _zlib.decompress_into(enc, bytearray(), wrapper, backend)
+        deflate.decompress_into(enc, bytearray(), wrapper, backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("wrapper", WRAPPERS)
 def test_excess_never_written_past_dst(wrapper: str, backend: str) -> None:
     raw = bytes(range(256)) * 40
-    enc = _zlib.compress(raw, 6, wrapper)
+    enc = deflate.compress(raw, 6, wrapper)
     big = np.full(len(raw) + 64, 0xAB, np.uint8)
     with pytest.raises(CodecError, match="decodes to more than"):
-        _zlib.decompress_into(enc, big[:1000], wrapper, backend)
+        deflate.decompress_into(enc, big[:1000], wrapper, backend)
     assert (big[1000:] == 0xAB).all()
 
 
@@ -148,7 +149,7 @@ def test_excess_never_written_past_dst(wrapper: str, backend: str) -> None:
 @pytest.mark.parametrize("wrapper", WRAPPERS)
 def test_empty_input(wrapper: str, backend: str) -> None:
     with pytest.raises(CodecError, match=f"^{wrapper}: empty input"):
-        _zlib.decompress(b"", 0, wrapper, backend)
+        deflate.decompress(b"", 0, wrapper, backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -158,40 +159,40 @@ def test_empty_input(wrapper: str, backend: str) -> None:
 def test_trailing_garbage(wrapper: str, tail: bytes, backend: str) -> None:
     raw = b"abc" * 1000
     with pytest.raises(CodecError, match=f"^{wrapper}: "):
-        _zlib.decompress(_zlib.compress(raw, 6, wrapper) + tail, len(raw), wrapper, backend)
+        deflate.decompress(deflate.compress(raw, 6, wrapper) + tail, len(raw), wrapper, backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("wrapper", WRAPPERS)
 def test_truncated_everywhere(data, wrapper: str, backend: str) -> None:
     raw = data("random", 3000) + data("ramp", 3000)
-    enc = _zlib.compress(raw, 6, wrapper)
+    enc = deflate.compress(raw, 6, wrapper)
     for cut in range(len(enc)):
         with pytest.raises(CodecError, match=f"^{wrapper}: "):
-            _zlib.decompress(enc[:cut], len(raw), wrapper, backend)
+            deflate.decompress(enc[:cut], len(raw), wrapper, backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("wrapper", ["zlib", "gzip"])
 def test_flipped_bytes_detected_by_checksums(flip, data, wrapper: str, backend: str) -> None:
     raw = data("ramp", 8000)
-    enc = _zlib.compress(raw, 6, wrapper)
+    enc = deflate.compress(raw, 6, wrapper)
     unchecked = range(4, 10) if wrapper == "gzip" else ()   # gzip MTIME, XFL, OS
     for pos in range(len(enc)):
         if pos in unchecked:
             continue
         with pytest.raises(CodecError, match=f"^{wrapper}: "):
-            _zlib.decompress(flip(enc, pos), len(raw), wrapper, backend)
+            deflate.decompress(flip(enc, pos), len(raw), wrapper, backend)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_flipped_bytes_raw_never_crash(flip, data, backend: str) -> None:
     raw = data("ramp", 8000)
-    enc = _zlib.compress(raw, 6, "raw")
+    enc = deflate.compress(raw, 6, "raw")
     for pos in range(len(enc)):
         for mask in (0x01, 0x40, 0xFF):
             with contextlib.suppress(CodecError):
-                _zlib.decompress(flip(enc, pos, mask), len(raw), "raw", backend)
+                deflate.decompress(flip(enc, pos, mask), len(raw), "raw", backend)
 
 
 @settings(max_examples=150, deadline=None)
@@ -199,7 +200,7 @@ def test_flipped_bytes_raw_never_crash(flip, data, backend: str) -> None:
        wrapper=st.sampled_from(WRAPPERS), backend=st.sampled_from(BACKENDS))
 def test_fuzz_random_input(blob: bytes, expected: int, wrapper: str, backend: str) -> None:
     with contextlib.suppress(CodecError):
-        assert len(_zlib.decompress(blob, expected, wrapper, backend)) == expected
+        assert len(deflate.decompress(blob, expected, wrapper, backend)) == expected
 
 
 # --- threads --------------------------------------------------------------------------------
@@ -207,7 +208,7 @@ def test_fuzz_random_input(blob: bytes, expected: int, wrapper: str, backend: st
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_gil_released_during_decompress(progress_during, backend: str) -> None:
     raw = np.random.default_rng(5).integers(0, 16, 8 * MIB, dtype=np.uint8).tobytes()
-    enc = _zlib.compress(raw, 1, "gzip")
+    enc = deflate.compress(raw, 1, "gzip")
     out = np.empty(len(raw), np.uint8)
-    assert progress_during(lambda: _zlib.decompress_into(enc, out, "gzip", backend))
+    assert progress_during(lambda: deflate.decompress_into(enc, out, "gzip", backend))
     assert out.tobytes() == raw

@@ -103,119 +103,120 @@ def vlen(*items: bytes, count: int | None = None) -> bytes:
 
 
 K = "arr/c/0"
+AT = f"chunk {K!r}: "                          # how the key passed to decode reads
 CASES = {
     # id: (chain, bytes factory, exact message)
     "raw-short": ("raw", lambda: valid("raw")[:-1],
-                  f"{K}: expected 512 bytes for a chunk of shape (64,) and data type float64, "
+                  f"{AT}expected 512 bytes for a chunk of shape (64,) and data type float64, "
                   "found 511"),
     "raw-trailing": ("raw", lambda: valid("raw") + b"x",
-                     f"{K}: expected 512 bytes for a chunk of shape (64,) and data type float64, "
+                     f"{AT}expected 512 bytes for a chunk of shape (64,) and data type float64, "
                      "found 513"),
     "zstd-truncated": ("zstd", lambda: valid("zstd")[:-7],
-                       f"{K}: zstd: input of {len(valid('zstd')) - 7} bytes is not a complete "
+                       f"{AT}zstd: input of {len(valid('zstd')) - 7} bytes is not a complete "
                        "zstd frame: Src size is incorrect"),
     "zstd-trailing-garbage": ("zstd", lambda: valid("zstd") + b"garbage",
-                              f"{K}: zstd: 7 bytes after the frame ending at offset "
+                              f"{AT}zstd: 7 bytes after the frame ending at offset "
                               f"{len(valid('zstd'))} are not a complete zstd frame (trailing "
                               "garbage or a truncated frame): Unknown frame descriptor"),
     "zstd-header-bomb-2^40": ("zstd", zstd_header_bomb,
-                              f"{K}: zstd: frame decodes to 1099511627776 bytes, expected 512"),
+                              f"{AT}zstd: frame decodes to 1099511627776 bytes, expected 512"),
     "zstd-stream-bomb-no-size": ("zstd", zstd_stream_bomb,
-                                 f"{K}: zstd: frame decodes to more than 512 bytes, expected 512"),
+                                 f"{AT}zstd: frame decodes to more than 512 bytes, expected 512"),
     "zstd-wrong-size": ("zstd", lambda: _zstd_frame(bytes(256)),
-        f"{K}: zstd: frame decodes to 256 bytes, expected 512"),
+        f"{AT}zstd: frame decodes to 256 bytes, expected 512"),
     "zstd-not-a-frame": ("zstd", lambda: b"\x00" * 40,
-                         f"{K}: zstd: input of 40 bytes is not a complete zstd frame: Unknown "
+                         f"{AT}zstd: input of 40 bytes is not a complete zstd frame: Unknown "
                          "frame descriptor"),
     "zstd-empty": ("zstd", lambda: b"",
-                   f"{K}: zstd: empty input, expected a zstd frame decoding to 512 bytes"),
+                   f"{AT}zstd: empty input, expected a zstd frame decoding to 512 bytes"),
     "zstd-bad-checksum": ("zstd-checksum", lambda: flip(valid("zstd-checksum"), -1),
-                          f"{K}: zstd: corrupt frame ({len(valid('zstd-checksum'))} bytes, "
+                          f"{AT}zstd: corrupt frame ({len(valid('zstd-checksum'))} bytes, "
                           "expected to decode to 512): Restored data doesn't match checksum"),
     "gzip-truncated": ("gzip", lambda: valid("gzip")[:-9],
-                       f"{K}: gzip: input of {len(valid('gzip')) - 9} bytes ends inside the "
+                       f"{AT}gzip: input of {len(valid('gzip')) - 9} bytes ends inside the "
                        "stream (truncated) after 512 decoded bytes, expected 512"),
     "gzip-trailing-garbage": ("gzip", lambda: valid("gzip") + b"junk",
-                              f"{K}: gzip: trailing garbage: 4 more bytes after the stream "
+                              f"{AT}gzip: trailing garbage: 4 more bytes after the stream "
                               f"ending at offset {len(valid('gzip'))}"),
     "gzip-bomb": ("gzip", lambda: deflate_bomb("gzip"),
-                  f"{K}: gzip: stream decodes to more than 512 bytes, expected 512"),
+                  f"{AT}gzip: stream decodes to more than 512 bytes, expected 512"),
     "gzip-short": ("gzip", lambda: gzip.compress(bytes(100)),
-                   f"{K}: gzip: stream decodes to 100 bytes, expected 512"),
+                   f"{AT}gzip: stream decodes to 100 bytes, expected 512"),
     "gzip-bad-crc": ("gzip", lambda: flip(valid("gzip"), -6),
-                     f"{K}: gzip: corrupt stream at input offset {len(valid('gzip')) - 4} of "
+                     f"{AT}gzip: corrupt stream at input offset {len(valid('gzip')) - 4} of "
                      f"{len(valid('gzip'))} (incorrect data check), expected 512 decoded bytes"),
     "zlib-given-gzip": ("zlib", lambda: gzip.compress(X.tobytes()),
-                        f"{K}: zlib: corrupt stream at input offset 2 of "
+                        f"{AT}zlib: corrupt stream at input offset 2 of "
                         f"{len(gzip.compress(X.tobytes()))} (incorrect header check), expected "
                         "512 decoded bytes"),
     "zlib-bomb": ("zlib", lambda: deflate_bomb("zlib"),
-                  f"{K}: zlib: stream decodes to more than 512 bytes, expected 512"),
+                  f"{AT}zlib: stream decodes to more than 512 bytes, expected 512"),
     "blosc-header-lies-nbytes": ("blosc", lambda: patch(valid("blosc"), 4,
                                                         struct.pack("<i", 2**31 - 1)),
-                                 f"{K}: blosc header claims 2147483647 decoded bytes, "
+                                 f"{AT}blosc header claims 2147483647 decoded bytes, "
                                  "expected 512"),
     "blosc-header-lies-cbytes": ("blosc", lambda: patch(valid("blosc"), 12,
                                                         struct.pack("<i", 1 << 30)),
-                                 f"{K}: blosc header claims 1073741824 compressed bytes, "
+                                 f"{AT}blosc header claims 1073741824 compressed bytes, "
                                  f"found {len(valid('blosc'))}"),
     "blosc-trailing": ("blosc", lambda: valid("blosc") + b"\x00" * 3,
-                       f"{K}: blosc header claims {len(valid('blosc'))} compressed bytes, "
+                       f"{AT}blosc header claims {len(valid('blosc'))} compressed bytes, "
                        f"found {len(valid('blosc')) + 3}"),
     "blosc-short-header": ("blosc", lambda: valid("blosc")[:10],
-                           f"{K}: blosc: input of 10 bytes is shorter than the 16-byte header"),
+                           f"{AT}blosc: input of 10 bytes is shorter than the 16-byte header"),
     "blosc-bomb-header": ("blosc", lambda: blosc_header(2**31 - 17, 16),
-                          f"{K}: blosc header claims 2147483631 decoded bytes, expected 512"),
+                          f"{AT}blosc header claims 2147483631 decoded bytes, expected 512"),
     "lz4-header-bomb": ("lz4", lambda: patch(valid("lz4"), 0, struct.pack("<i", 2**31 - 1)),
-                        f"{K}: lz4 header claims 2147483647 decoded bytes, expected 512"),
+                        f"{AT}lz4 header claims 2147483647 decoded bytes, expected 512"),
     "lz4-negative-size": ("lz4", lambda: patch(valid("lz4"), 0, struct.pack("<i", -5)),
-                          f"{K}: lz4: header claims a negative decoded size -5"),
+                          f"{AT}lz4: header claims a negative decoded size -5"),
     "lz4-short-header": ("lz4", lambda: b"\x00\x02",
-                         f"{K}: lz4: expected a 4-byte size header, found 2 bytes"),
+                         f"{AT}lz4: expected a 4-byte size header, found 2 bytes"),
     "lz4-truncated": ("lz4", lambda: valid("lz4")[:-5],
-                      f"{K}: lz4: corrupt block ({len(valid('lz4')) - 9} bytes, expected to "
+                      f"{AT}lz4: corrupt block ({len(valid('lz4')) - 9} bytes, expected to "
                       "decode to 512 bytes; liblz4 status -396)"),
     "bz2-trailing-garbage": ("bz2", lambda: valid("bz2") + b"garbage",
-                             f"{K}: bz2: corrupt stream (Invalid data stream)"),
+                             f"{AT}bz2: corrupt stream (Invalid data stream)"),
     "bz2-bomb": ("bz2", lambda: bz2.compress(bytes(8 << 20), 1),
-                 f"{K}: bz2: decoded data exceeds the expected 512 bytes"),
+                 f"{AT}bz2: decoded data exceeds the expected 512 bytes"),
     "lzma-truncated": ("lzma", lambda: valid("lzma")[:-10],
-                       f"{K}: lzma: truncated stream (no end of stream after "
+                       f"{AT}lzma: truncated stream (no end of stream after "
                        f"{len(valid('lzma')) - 10} bytes)"),
     "lzma-bomb": ("lzma", lambda: lzma.compress(bytes(BOMB), preset=0),
-                  f"{K}: lzma: decoded data exceeds the expected 512 bytes"),
+                  f"{AT}lzma: decoded data exceeds the expected 512 bytes"),
     "crc32c-mismatch": ("crc32c", lambda: flip(valid("crc32c"), 3),
-                        f"{K}: crc32c checksum mismatch: stored 0x"
+                        f"{AT}crc32c checksum mismatch: stored 0x"
                         f"{int.from_bytes(valid('crc32c')[-4:], 'little'):08x}, computed 0x"
                         f"{__import__('crc32c').crc32c(flip(valid('crc32c'), 3)[:-4]):08x}"),
     "crc32c-too-short": ("crc32c", lambda: b"\x01\x02",
-                         f"{K}: crc32c: expected at least 4 bytes (the checksum), found 2"),
+                         f"{AT}crc32c: expected at least 4 bytes (the checksum), found 2"),
     "crc32c-wrong-size": ("crc32c", lambda: valid("crc32c")[4:],
-                          f"{K}: crc32c: expected 516 bytes (512 + 4 checksum), found 512"),
+                          f"{AT}crc32c: expected 516 bytes (512 + 4 checksum), found 512"),
     "packbits-bad-padding": ("packbits", lambda: b"\x07\xff\xf0",
-                             f"{K}: packbits: header says 7 padding bits, expected 4 for 12 "
+                             f"{AT}packbits: header says 7 padding bits, expected 4 for 12 "
                              "values"),
     "vlen-count-lies": ("vlen-utf8", lambda: vlen(b"a", b"b", b"c", count=2**32 - 1),
-                        f"{K}: vlen-utf8: header claims 4294967295 items, expected 3"),
+                        f"{AT}vlen-utf8: header claims 4294967295 items, expected 3"),
     "vlen-item-length-bomb": ("vlen-utf8",
                               lambda: struct.pack("<II", 3, 0xFFFFFFFF) + b"ab",
-                              f"{K}: vlen-utf8: item 0 claims 4294967295 bytes at byte 8, but "
+                              f"{AT}vlen-utf8: item 0 claims 4294967295 bytes at byte 8, but "
                               "only 2 remain"),
     "vlen-truncated-length": ("vlen-utf8", lambda: vlen(b"a", b"b", b"c")[:-3],
-                              f"{K}: vlen-utf8: truncated: item 2's length at byte 14 overruns "
+                              f"{AT}vlen-utf8: truncated: item 2's length at byte 14 overruns "
                               "the 16-byte chunk"),
     "vlen-trailing": ("vlen-utf8", lambda: vlen(b"a", b"b", b"c") + b"zz",
-                      f"{K}: vlen-utf8: 2 bytes of trailing data after 3 items"),
+                      f"{AT}vlen-utf8: 2 bytes of trailing data after 3 items"),
     "vlen-bad-utf8": ("vlen-utf8", lambda: vlen(b"a", b"\xff\xfe", b"c"),
-                      f"{K}: vlen-utf8: item 1 is not valid UTF-8 ('utf-8' codec can't decode "
-                      "byte 0xff in position 0: invalid start byte)"),
+                      f"{AT}vlen-utf8: item 1 is not valid UTF-8: invalid start byte (byte 0xff "
+                      "at offset 13 of the chunk)"),
     "vlen-short-header": ("vlen-utf8", lambda: b"\x03",
-                          f"{K}: vlen-utf8: expected a 4-byte item count, found 1 bytes"),
+                          f"{AT}vlen-utf8: expected a 4-byte item count, found 1 bytes"),
     "vlen-zstd-header-bomb": ("vlen-bytes-zstd", zstd_header_bomb,
-                              f"{K}: zstd header claims 1099511627776 decoded bytes, more than "
+                              f"{AT}zstd header claims 1099511627776 decoded bytes, more than "
                               "the limit of 1048576"),
     "vlen-zstd-stream-bomb": ("vlen-bytes-zstd", zstd_stream_bomb,
-                              f"{K}: zstd: decoded data exceeds the limit of 1048576 bytes"),
+                              f"{AT}zstd: decoded data exceeds the limit of 1048576 bytes"),
 }
 
 
@@ -244,6 +245,8 @@ def test_hostile_stream(case) -> None:
     finally:
         tracemalloc.stop()
     assert str(exc.value) == msg
+    assert (exc.value.key, exc.value.array, exc.value.inner) == (K, None, None)
+    assert exc.value.detail == msg[len(AT):]                  # the codec's own message
     assert peak < PEAK_LIMIT, f"peak {peak} bytes while decoding {case}"
     with pytest.raises(CodecError):            # decode_new refuses just the same
         p.decode_new(data, key=K)

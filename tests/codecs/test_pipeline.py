@@ -164,8 +164,9 @@ def test_decode_target_checked() -> None:
     plan = CodecPipeline.resolve([LE], "f4", (4,), key="grp/arr")
     with pytest.raises(CodecError) as exc:
         plan.decode(bytes(16), np.empty(5, "f4"), key="grp/arr/c/0")
-    assert str(exc.value) == ("grp/arr/c/0: decode target must be a float32 array of shape (4,), "
-                              "found float32 (5,)")
+    assert str(exc.value) == ("chunk 'grp/arr/c/0': decode target must be a float32 array of "
+                              "shape (4,), found float32 (5,)")
+    assert exc.value.key == "grp/arr/c/0"
     with pytest.raises(CodecError, match="writable C-contiguous"):
         plan.decode(bytes(16), np.empty(8, "f4")[::2])
 
@@ -173,15 +174,16 @@ def test_decode_target_checked() -> None:
 def test_encode_checks_shape_and_size_limit() -> None:
     plan = CodecPipeline.resolve([LE], "f4", (4,), key="a")
     with pytest.raises(CodecError,
-                       match=r"^a/c/0: expected a chunk of shape \(4,\), found \(5,\)$"):
+                       match=r"^chunk 'a/c/0': expected a chunk of shape \(4,\), found "
+                             r"\(5,\)$"):
         plan.encode(np.zeros(5, "f4"), key="a/c/0")
     big = CodecPipeline.resolve([LE, S("blosc", {"cname": "lz4", "clevel": 5,
                                                  "shuffle": "shuffle", "typesize": 1})],
                                 "u1", (2**31,), key="big")
     with pytest.raises(CodecError) as exc:     # refused before touching the (virtual) chunk
         big.encode(np.broadcast_to(np.uint8(0), (2**31,)), key="big/c/0")
-    assert str(exc.value) == ("big/c/0: a chunk of 2147483648 bytes exceeds the blosc codec's "
-                              "limit of 2147483631 bytes; use smaller chunks or another "
+    assert str(exc.value) == ("chunk 'big/c/0': blosc: a chunk of 2147483648 bytes exceeds the "
+                              "codec's limit of 2147483631 bytes; use smaller chunks or another "
                               "compressor")
 
 
@@ -256,7 +258,7 @@ def test_register_codec() -> None:
         def encode(self, data):
             return bytes(255 - b for b in bytes(data))
 
-        def decode(self, data, expected, limit, where):
+        def decode(self, data, expected, limit):
             return bytes(255 - b for b in bytes(data))
 
     register_codec("test.negate", Negate)
@@ -279,7 +281,7 @@ def test_registered_numcodecs_codec_serves_v2_ids() -> None:
         def encode(self, data):
             return bytes(255 - b for b in bytes(data))
 
-        def decode(self, data, expected, limit, where):
+        def decode(self, data, expected, limit):
             return bytes(255 - b for b in bytes(data))
 
     register_codec("numcodecs.test-invert", Invert)

@@ -15,7 +15,7 @@ from shard_adapter import ShardStore
 
 M = 2**64 - 1
 DATA = b"0123456789abcdef"
-NAME = "shard 'a/c/0/0'"
+NAME = "array 'a' shard 'a/c/0/0'"          # the error's location fields, as str() puts them
 ALL = [(0, 0), (0, 1), (1, 0), (1, 1)]
 
 
@@ -164,6 +164,8 @@ def test_corrupt_shard(case):
             s.set_chunks([((0, 0), b"new")])
             s.flush()
     assert str(info.value) == message
+    assert (info.value.array, info.value.key, info.value.inner) == ("a", "a/c/0/0", None)
+    assert str(info.value) == f"{NAME}: {info.value.detail}"     # the shard is named once
     assert isinstance(info.value, ValueError)
 
 
@@ -191,8 +193,10 @@ def test_nested_level_validates_against_the_known_size():
                                   (8, 8), key="n"), ShardLevel((2, 2)), (4, 4), key="n")
     with pytest.raises(ShardError) as info:
         inner.get_chunks([((0, 0), None)])
-    assert str(info.value) == ("shard 'n/c/0/0' inner chunk 'c/0/0': index entry 1 (inner chunk "
-                               "(0, 1)): bytes [80, 100) extend past the end of the 84-byte shard")
+    assert str(info.value) == ("array 'n' shard 'n/c/0/0' inner chunk 'c/0/0': index entry 1 "
+                               "(inner chunk (0, 1)): bytes [80, 100) extend past the end of the "
+                               "84-byte shard")
+    assert (info.value.array, info.value.key, info.value.inner) == ("n", "n/c/0/0", "c/0/0")
 
 
 class SizeHidingStore(MemoryStore):
@@ -256,6 +260,6 @@ def test_zero_dimensional_shard_errors_name_the_entry():
     s = ShardStore(KeyedChunks(mem, "s/", KeyEncoding()), ShardLevel(()), (), key="s")
     with pytest.raises(ShardError) as info:
         s.get("c")
-    assert str(info.value) == ("shard 's/c': index entry 0 (inner chunk ()): offset "
+    assert str(info.value) == ("array 's' shard 's/c': index entry 0 (inner chunk ()): offset "
                                "18446744073709551615, nbytes 3: expected both words 2^64-1 "
                                "(missing chunk) or neither")

@@ -3,6 +3,30 @@ from typing import Any
 
 MAX_RATIO: int
 
+# Status codes of KernelStatus (zarrx.codecs.status): shared by every kernel
+NOMEM_ENCODED: int
+NOMEM_DECODED: int
+SHRINK: int
+RATIO: int
+NEGATIVE_SIZE: int
+# this kernel's own
+CNAME: int
+NOT_BUILT: int
+TYPESIZE: int
+CLEVEL: int
+SHUFFLE: int
+BLOCKSIZE: int
+TOO_LARGE: int
+COMPRESS_FAILED: int
+SHORT: int
+CBYTES: int
+NBYTES: int
+BIG_BLOCKS: int
+INVALID: int
+MEMCPY_SIZE: int
+GEOMETRY: int
+CORRUPT: int
+
 CNAMES: tuple[str, ...]
 SHUFFLES: dict[int, str]
 

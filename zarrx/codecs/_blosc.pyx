@@ -8,6 +8,9 @@ Decoding requires the header's ``cbytes`` to equal ``len(src)`` exactly (numcode
 write exactly that), its ``nbytes`` to equal ``len(dst)`` and to be within :data:`MAX_RATIO`
 of ``cbytes``, and its ``blocksize`` not to exceed ``nbytes`` (c-blosc never writes a larger
 one, and sizes its scratch buffers from it): a hostile header makes zarrx allocate nothing.
+
+Failures raise ``KernelStatus(code, *values)`` with the codes below; :mod:`zarrx.codecs.blosc`
+words the message.
 """
 from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdint cimport uint8_t
@@ -19,13 +22,53 @@ from zarrx._clib.blosc cimport (
     blosc_cbuffer_validate, blosc_cbuffer_versions, blosc_decompress_ctx,
 )
 
-from zarrx.codecs._common cimport check_ratio, finish_bytes, new_bytes
-from zarrx.errors import CodecError
+from zarrx.codecs._common cimport (
+    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, ZX_NEGATIVE_SIZE, check_ratio, export_common,
+    finish_bytes, new_bytes,
+)
+from zarrx.codecs.status import KernelStatus
 
 # Every block's data is a split size (4 bytes) plus what one of blosc's compressors made of it;
 # zstd expands most, at most 32768-fold (see zarrx.codecs._zstd).
 cdef size_t _MAX_RATIO = 32768
 MAX_RATIO = _MAX_RATIO
+
+# Status codes (exported below); the values each carries are listed with it.
+cdef enum:
+    ZX_CNAME = 16            # (cname): not one of CNAMES
+    ZX_NOT_BUILT = 17        # (cname): a compressor this c-blosc was built without
+    ZX_TYPESIZE = 18         # (typesize): below 1
+    ZX_CLEVEL = 19           # (clevel): not in 0..9
+    ZX_SHUFFLE = 20          # (shuffle): not in -1..2
+    ZX_BLOCKSIZE = 21        # (blocksize): negative
+    ZX_TOO_LARGE = 22        # (n, limit): input beyond blosc's buffer limit
+    ZX_COMPRESS_FAILED = 23  # (n, cname, blosc status)
+    ZX_SHORT = 24            # (n, header length): input shorter than the header
+    ZX_CBYTES = 25           # (cbytes, n): the header's cbytes is not the input's length
+    ZX_NBYTES = 26           # (nbytes, m): the header's nbytes is not the expected size
+    ZX_BIG_BLOCKS = 27       # (blocksize, nbytes): blocks larger than the data
+    ZX_INVALID = 28          # (version, flags, nbytes, cbytes, blocksize): blosc refuses it
+    ZX_MEMCPY_SIZE = 29      # (nbytes, held): an uncompressed buffer holding another size
+    ZX_GEOMETRY = 30         # (blocksize, typesize, nbytes): a zero block or type size
+    ZX_CORRUPT = 31          # (n, blosc status, m)
+
+export_common(globals())
+CNAME = ZX_CNAME
+NOT_BUILT = ZX_NOT_BUILT
+TYPESIZE = ZX_TYPESIZE
+CLEVEL = ZX_CLEVEL
+SHUFFLE = ZX_SHUFFLE
+BLOCKSIZE = ZX_BLOCKSIZE
+TOO_LARGE = ZX_TOO_LARGE
+COMPRESS_FAILED = ZX_COMPRESS_FAILED
+SHORT = ZX_SHORT
+CBYTES = ZX_CBYTES
+NBYTES = ZX_NBYTES
+BIG_BLOCKS = ZX_BIG_BLOCKS
+INVALID = ZX_INVALID
+MEMCPY_SIZE = ZX_MEMCPY_SIZE
+GEOMETRY = ZX_GEOMETRY
+CORRUPT = ZX_CORRUPT
 
 CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
 SHUFFLES = {-1: "auto", 0: "none", 1: "byte", 2: "bit"}
@@ -42,70 +85,61 @@ def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
     ``blocksize`` 0 lets blosc choose. blosc ignores shuffling for ``typesize`` > 255.
     """
     if cname not in CNAMES:
-        raise CodecError(f"blosc: unknown compressor {cname!r}, expected one of "
-                         f"{', '.join(map(repr, CNAMES))}")
+        raise KernelStatus(ZX_CNAME, cname)
     cdef bytes cname_b = cname.encode("ascii")
     if blosc_compname_to_compcode(cname_b) < 0:
-        raise CodecError(f"blosc: compressor {cname!r} is not built into this c-blosc "
-                         f"{BLOSC_VERSION_STRING.decode()}")
+        raise KernelStatus(ZX_NOT_BUILT, cname)
     if typesize < 1:
-        raise CodecError(f"blosc: typesize must be >= 1, found {typesize}")
+        raise KernelStatus(ZX_TYPESIZE, typesize)
     if clevel < 0 or clevel > 9:
-        raise CodecError(f"blosc: clevel {clevel} is out of range, expected 0..9")
+        raise KernelStatus(ZX_CLEVEL, clevel)
     if shuffle not in SHUFFLES:
-        raise CodecError(f"blosc: shuffle {shuffle} is not one of -1 (auto), 0 (none), "
-                         f"1 (byte), 2 (bit)")
+        raise KernelStatus(ZX_SHUFFLE, shuffle)
     if shuffle == -1:
         shuffle = 2 if typesize == 1 else 1
     if blocksize < 0:
-        raise CodecError(f"blosc: blocksize must be >= 0 (0 = automatic), found {blocksize}")
+        raise KernelStatus(ZX_BLOCKSIZE, blocksize)
     cdef size_t n = <size_t>src.shape[0]
     if n > <size_t>BLOSC_MAX_BUFFERSIZE:
-        raise CodecError(f"blosc: input of {n} bytes is larger than blosc's limit of "
-                         f"{BLOSC_MAX_BUFFERSIZE} bytes; use smaller chunks")
+        raise KernelStatus(ZX_TOO_LARGE, n, BLOSC_MAX_BUFFERSIZE)
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef size_t cap = n + <size_t>BLOSC_MAX_OVERHEAD
     cdef const char* cn = cname_b
     cdef int rc
     cdef PyObject* out = NULL
-    cdef char* buf = new_bytes(&out, <Py_ssize_t>cap, "blosc", "the compressed buffer")
+    cdef char* buf = new_bytes(&out, <Py_ssize_t>cap, ZX_NOMEM_ENCODED)
     try:
         with nogil:
             rc = blosc_compress_ctx(clevel, shuffle, <size_t>typesize, n, sp, buf, cap, cn,
                                     <size_t>blocksize, 1)
         if rc <= 0:
-            raise CodecError(f"blosc: compressing {n} bytes with {cname} failed (status {rc})")
-        return finish_bytes(&out, rc, "blosc")
+            raise KernelStatus(ZX_COMPRESS_FAILED, n, cname, rc)
+        return finish_bytes(&out, rc)
     finally:
         Py_XDECREF(out)
 
 
 cdef int _check_header(const uint8_t* sp, size_t n, size_t m) except -1:
     if n < <size_t>BLOSC_MIN_HEADER_LENGTH:
-        raise CodecError(f"blosc: input of {n} bytes is shorter than the "
-                         f"{BLOSC_MIN_HEADER_LENGTH}-byte header")
+        raise KernelStatus(ZX_SHORT, n, BLOSC_MIN_HEADER_LENGTH)
     cdef size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0, valid_nbytes = 0
     cdef int flags = 0
     blosc_cbuffer_sizes(sp, &nbytes, &cbytes, &blocksize)
     blosc_cbuffer_metainfo(sp, &typesize, &flags)
     if cbytes != n:
-        raise CodecError(f"blosc: header declares cbytes={cbytes}, but the input holds {n} bytes")
+        raise KernelStatus(ZX_CBYTES, cbytes, n)
     if nbytes != m:
-        raise CodecError(f"blosc: header declares nbytes={nbytes}, expected {m}")
-    check_ratio(m, n, _MAX_RATIO, "blosc")
+        raise KernelStatus(ZX_NBYTES, nbytes, m)
+    check_ratio(m, n, _MAX_RATIO)
     if blocksize > nbytes and blocksize > 1:
-        raise CodecError(f"blosc: header declares blocksize={blocksize}, larger than "
-                         f"nbytes={nbytes}")
+        raise KernelStatus(ZX_BIG_BLOCKS, blocksize, nbytes)
     if blosc_cbuffer_validate(sp, n, &valid_nbytes) != 0 or valid_nbytes != m:
-        raise CodecError(f"blosc: invalid header (version {sp[0]}, flags {flags:#04x}, "
-                         f"nbytes={nbytes}, cbytes={cbytes}, blocksize={blocksize})")
+        raise KernelStatus(ZX_INVALID, sp[0], flags, nbytes, cbytes, blocksize)
     if flags & BLOSC_MEMCPYED:
         if cbytes != nbytes + <size_t>BLOSC_MAX_OVERHEAD:
-            raise CodecError(f"blosc: uncompressed (memcpy) buffer declares nbytes={nbytes}, "
-                             f"but holds {cbytes - <size_t>BLOSC_MAX_OVERHEAD} bytes of data")
+            raise KernelStatus(ZX_MEMCPY_SIZE, nbytes, cbytes - <size_t>BLOSC_MAX_OVERHEAD)
     elif nbytes and (blocksize == 0 or typesize == 0):
-        raise CodecError(f"blosc: invalid header: blocksize={blocksize}, typesize={typesize} "
-                         f"for nbytes={nbytes}")
+        raise KernelStatus(ZX_GEOMETRY, blocksize, typesize, nbytes)
     return 0
 
 
@@ -117,8 +151,7 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m) except -1:
     with nogil:
         rc = blosc_decompress_ctx(sp, dp, m, 1)
     if rc < 0 or <size_t>rc != m:
-        raise CodecError(f"blosc: corrupt buffer of {n} bytes (blosc status {rc}, expected "
-                         f"{m} decoded bytes)")
+        raise KernelStatus(ZX_CORRUPT, n, rc, m)
     return 0
 
 
@@ -132,14 +165,14 @@ def decompress(const uint8_t[::1] src, Py_ssize_t expected):
     """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once the
     header has been checked."""
     if expected < 0:
-        raise CodecError(f"blosc: expected decoded size must be >= 0, found {expected}")
+        raise KernelStatus(ZX_NEGATIVE_SIZE, expected)
     cdef size_t n = <size_t>src.shape[0]
     _check_header(&src[0] if n else _EMPTY, n, <size_t>expected)
     cdef PyObject* out = NULL
-    cdef char* dp = new_bytes(&out, expected, "blosc", "the decoded data")
+    cdef char* dp = new_bytes(&out, expected, ZX_NOMEM_DECODED)
     try:
         _decode(&src[0], n, <uint8_t*>dp, <size_t>expected)
-        return finish_bytes(&out, expected, "blosc")
+        return finish_bytes(&out, expected)
     finally:
         Py_XDECREF(out)
 
@@ -150,8 +183,7 @@ def header(const uint8_t[::1] src):
     versionlz, memcpyed."""
     cdef size_t n = <size_t>src.shape[0]
     if n < <size_t>BLOSC_MIN_HEADER_LENGTH:
-        raise CodecError(f"blosc: input of {n} bytes is shorter than the "
-                         f"{BLOSC_MIN_HEADER_LENGTH}-byte header")
+        raise KernelStatus(ZX_SHORT, n, BLOSC_MIN_HEADER_LENGTH)
     cdef const uint8_t* sp = &src[0]
     cdef size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0
     cdef int flags = 0, version = 0, versionlz = 0

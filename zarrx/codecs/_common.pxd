@@ -1,14 +1,19 @@
 # Inline helpers shared by the codec kernels (compiled into each module that cimports them).
 #
+# Failures: a kernel raises ``KernelStatus(code, *numbers)`` (zarrx.codecs.status) and writes no
+# message; the codec module that called it words the message. The codes below are shared by
+# every kernel, which exports them under these names (``export_common(globals())``); a kernel's
+# own codes start at 16.
+#
 # Output bytes: an encoder allocates the result ``bytes`` object once at the compressor's bound,
 # compresses straight into it and shrinks it to the size written; a decoder allocates it at the
-# exact decoded size. A failed allocation becomes a CodecError naming the size.
+# exact decoded size (or, for a size not known in advance, grows it geometrically up to a limit).
 #
 #     cdef PyObject* out = NULL
-#     cdef char* dp = new_bytes(&out, cap, "zstd", "the compressed frame")
+#     cdef char* dp = new_bytes(&out, cap, ZX_NOMEM_ENCODED)
 #     try:
 #         ...                                  # write at most cap bytes to dp, GIL released
-#         return finish_bytes(&out, written, "zstd")   # hands it over; out becomes NULL
+#         return finish_bytes(&out, written)   # hands it over; out becomes NULL
 #     finally:
 #         Py_XDECREF(out)
 #
@@ -24,25 +29,51 @@ cdef extern from "Python.h":
     void _zx_err_clear "PyErr_Clear"()
 
 
-cdef inline char* new_bytes(PyObject** out, Py_ssize_t n, str codec, str what) except NULL:
+cdef enum:
+    ZX_NOMEM_ENCODED = 1     # (n): the encoded output of n bytes cannot be allocated
+    ZX_NOMEM_DECODED = 2     # (n): the decoded output of n bytes cannot be allocated
+    ZX_SHRINK = 3            # (n): the output cannot be shrunk to n bytes
+    ZX_RATIO = 4             # (n, m, ratio): n input bytes cannot decode to m at ratio:1
+    ZX_NEGATIVE_SIZE = 5     # (size): a negative expected decoded size
+
+
+cdef inline int export_common(dict ns) except -1:
+    """Export the shared codes into a kernel module's namespace."""
+    ns.update(NOMEM_ENCODED=ZX_NOMEM_ENCODED, NOMEM_DECODED=ZX_NOMEM_DECODED, SHRINK=ZX_SHRINK,
+              RATIO=ZX_RATIO, NEGATIVE_SIZE=ZX_NEGATIVE_SIZE)
+    return 0
+
+
+cdef inline object status(int code, tuple values):
+    """The ``KernelStatus(code, *values)`` to raise (imported only when something failed)."""
+    from zarrx.codecs.status import KernelStatus
+    return KernelStatus(code, *values)
+
+
+cdef inline char* new_bytes(PyObject** out, Py_ssize_t n, int code) except NULL:
     """A new ``bytes`` of ``n`` bytes in ``out[0]`` (a reference the caller owns); returns its
-    data. A failed allocation raises CodecError naming ``n``."""
+    data. A failed allocation raises ``code`` (ZX_NOMEM_ENCODED or ZX_NOMEM_DECODED) with ``n``."""
     out[0] = _zx_bytes_new(NULL, n)
     if out[0] is NULL:
         _zx_err_clear()
-        from zarrx.errors import CodecError
-        raise CodecError(f"{codec}: cannot allocate {n} bytes for {what}")
+        raise status(code, (n,))
     return _zx_bytes_data(out[0])
 
 
-cdef inline object finish_bytes(PyObject** out, Py_ssize_t n, str codec):
-    """Shrink ``out[0]`` to its first ``n`` bytes (in place when the allocator allows) and hand
-    it over as a Python object; ``out[0]`` becomes NULL."""
+cdef inline char* resize_bytes(PyObject** out, Py_ssize_t n, int code) except NULL:
+    """Resize ``out[0]`` to ``n`` bytes, keeping its contents; returns its (possibly moved)
+    data. On failure ``out[0]`` becomes NULL and ``code`` is raised with ``n``."""
     try:
         _zx_bytes_resize(out, n)         # on failure: frees the object, sets out[0] to NULL
     except MemoryError:
-        from zarrx.errors import CodecError
-        raise CodecError(f"{codec}: cannot shrink the output to {n} bytes") from None
+        raise status(code, (n,)) from None
+    return _zx_bytes_data(out[0])
+
+
+cdef inline object finish_bytes(PyObject** out, Py_ssize_t n):
+    """Shrink ``out[0]`` to its first ``n`` bytes (in place when the allocator allows) and hand
+    it over as a Python object; ``out[0]`` becomes NULL."""
+    resize_bytes(out, n, ZX_SHRINK)
     cdef object result = <object>out[0]
     Py_DECREF(result)                    # `result` now holds the one reference
     out[0] = NULL
@@ -55,9 +86,7 @@ cdef inline bint exceeds_ratio(size_t m, size_t n, size_t ratio) noexcept nogil:
     return m / ratio + (1 if m % ratio else 0) > n
 
 
-cdef inline int check_ratio(size_t m, size_t n, size_t ratio, str codec) except -1:
+cdef inline int check_ratio(size_t m, size_t n, size_t ratio) except -1:
     if exceeds_ratio(m, n, ratio):
-        from zarrx.errors import CodecError
-        raise CodecError(f"{codec}: {n} bytes of input cannot decode to {m} bytes ({codec} "
-                         f"expands at most {ratio}-fold: {(<object>n) * ratio} bytes)")
+        raise status(ZX_RATIO, (n, m, ratio))
     return 0

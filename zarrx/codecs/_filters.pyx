@@ -3,7 +3,8 @@
 
 Format: uint32 LE item count, then per item a uint32 LE byte length and the bytes. The decoder
 checks every length against the bytes that remain before reading them and returns a status
-tuple (which the Python caller turns into a CodecError naming the chunk) instead of raising.
+tuple (a tag and numbers, which :mod:`zarrx.codecs.vlen` words as the codec's error) instead
+of raising; the encoder raises ``KernelStatus`` likewise.
 """
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
@@ -11,13 +12,13 @@ from libc.stdint cimport uint8_t, uint32_t
 from libc.string cimport memcpy
 
 from zarrx._clib.zx_endian cimport zx_load_le32, zx_store_le32
-from zarrx.errors import CodecError
+from zarrx.codecs.status import KernelStatus
 
 
 def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
     """Fill ``out`` (one object per item) from ``src``; None on success, else a status tuple:
     ("header", n) | ("count", found) | ("length", i, pos) | ("item", i, pos, length) |
-    ("utf8", i, reason) | ("trailing", pos)."""
+    ("utf8", i, pos, length) | ("trailing", pos)."""
     cdef Py_ssize_t n = src.shape[0], count = out.shape[0], pos = 4, i
     cdef uint32_t ln
     cdef const uint8_t* p
@@ -37,8 +38,8 @@ def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
         if utf8:
             try:
                 item = PyUnicode_DecodeUTF8(<const char*>(p + pos), ln, NULL)
-            except UnicodeDecodeError as exc:
-                return ("utf8", i, str(exc))
+            except UnicodeDecodeError:
+                return ("utf8", i, pos, ln)
         else:
             item = PyBytes_FromStringAndSize(<const char*>(p + pos), ln)
         out[i] = item
@@ -49,18 +50,18 @@ def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
 
 
 def vlen_encode(list items):
-    """The vlen encoding of ``items`` (a list of ``bytes``)."""
+    """The vlen encoding of ``items`` (a list of ``bytes``); ``KernelStatus("count", count,
+    limit)`` or ``KernelStatus("item", i, length, limit)`` beyond the format's 32-bit sizes."""
     cdef Py_ssize_t count = len(items), total = 4, ln, pos = 4, i
     cdef bytes b
     cdef uint8_t* dp
     if count > 0xFFFFFFFF:
-        raise CodecError(f"vlen: {count} items exceed the format's limit of {0xFFFFFFFF}")
+        raise KernelStatus("count", count, 0xFFFFFFFF)
     for i in range(count):
         b = <bytes?>items[i]
         ln = PyBytes_GET_SIZE(b)
         if ln > 0xFFFFFFFF:
-            raise CodecError(f"vlen: item {i} of {ln} bytes exceeds the format's limit of "
-                             f"{0xFFFFFFFF} bytes")
+            raise KernelStatus("item", i, ln, 0xFFFFFFFF)
         total += 4 + ln
     out = PyBytes_FromStringAndSize(NULL, total)
     dp = <uint8_t*>PyBytes_AS_STRING(out)

@@ -5,9 +5,15 @@
 One-shot work goes through libdeflate when zarrx was built with it (see :func:`backend`),
 otherwise through zlib; both write standard streams. Decoding fills a destination of the
 expected size exactly: a stream that is corrupt, ends early, holds more than that (detected
-without writing past the destination) or is followed by garbage raises CodecError. gzip input
-may hold several concatenated members. A decoded size no input of that length can reach
+without writing past the destination) or is followed by garbage is refused. gzip input may hold
+several concatenated members. A decoded size no input of that length can reach
 (:data:`MAX_RATIO`) is refused before anything is allocated or decoded.
+:func:`decompress_bounded` serves streams whose decoded size is not known in advance: its output
+grows geometrically up to a limit.
+
+Failures raise ``KernelStatus(code, *values)`` with the codes below (the values are numbers;
+a corrupt stream also carries zlib's own description of it); :mod:`zarrx.codecs.deflate` words
+the message.
 """
 from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdint cimport uint8_t
@@ -25,14 +31,58 @@ from zarrx._clib.zx_deflate cimport (
     zx_deflate_decompress,
 )
 
-from zarrx.codecs._common cimport check_ratio, finish_bytes, new_bytes
-from zarrx.errors import CodecError
+from zarrx.codecs._common cimport (
+    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, ZX_NEGATIVE_SIZE, check_ratio, export_common,
+    finish_bytes, new_bytes, resize_bytes,
+)
+from zarrx.codecs.status import KernelStatus
 
 # DEFLATE's densest code: a length-258, distance-1 match in 2 bits (1-bit literal/length and
 # distance codes), so no stream expands more than 1032-fold; the zlib and gzip wrappers only
 # add bytes.
 cdef size_t _MAX_RATIO = 1032
 MAX_RATIO = _MAX_RATIO
+
+# Status codes (exported below); the values each carries are listed with it.
+cdef enum:
+    ZX_WRAPPER = 16          # (wrapper): not one of "zlib", "gzip", "raw"
+    ZX_BACKEND = 17          # (backend): not one of "auto", "zlib", "libdeflate"
+    ZX_NO_LIBDEFLATE = 18    # (): libdeflate requested, but not built in
+    ZX_LEVEL = 19            # (level): not in -1..9
+    ZX_SETUP = 20            # (level): zlib cannot set up compression at that level
+    ZX_NO_COMPRESSOR = 21    # (): no libdeflate compressor could be allocated
+    ZX_BOUND = 22            # (n, cap): the compressed stream did not fit the bound
+    ZX_COMPRESS_FAILED = 23  # (n, zlib status)
+    ZX_EMPTY = 24            # (m or None): empty input
+    ZX_SIZE = 25             # (got, m): the stream decodes to got bytes, m expected
+    ZX_NO_DECOMPRESSOR = 26  # (): no libdeflate decompressor could be allocated
+    ZX_EXCESS = 27           # (m): the stream decodes to more than m bytes
+    ZX_TRUNCATED = 28        # (n, produced, m or None): the input ends inside the stream
+    ZX_TRAILING = 29         # (rest, offset): rest bytes after the stream ending at offset
+    ZX_NEED_DICT = 30        # (): the stream needs a preset dictionary
+    ZX_NO_INFLATE = 31       # (): no inflate state could be allocated
+    ZX_CORRUPT = 32          # (offset, n, m or None, zlib's description)
+    ZX_LIMIT_EXCEEDED = 33   # (limit): the stream decodes to more than the limit
+
+export_common(globals())
+WRAPPER = ZX_WRAPPER
+BACKEND = ZX_BACKEND
+NO_LIBDEFLATE = ZX_NO_LIBDEFLATE
+LEVEL = ZX_LEVEL
+SETUP = ZX_SETUP
+NO_COMPRESSOR = ZX_NO_COMPRESSOR
+BOUND = ZX_BOUND
+COMPRESS_FAILED = ZX_COMPRESS_FAILED
+EMPTY = ZX_EMPTY
+SIZE = ZX_SIZE
+NO_DECOMPRESSOR = ZX_NO_DECOMPRESSOR
+EXCESS = ZX_EXCESS
+TRUNCATED = ZX_TRUNCATED
+TRAILING = ZX_TRAILING
+NEED_DICT = ZX_NEED_DICT
+NO_INFLATE = ZX_NO_INFLATE
+CORRUPT = ZX_CORRUPT
+LIMIT_EXCEEDED = ZX_LIMIT_EXCEEDED
 
 cdef uint8_t _EMPTY[1]
 cdef size_t _STEP = 1 << 30          # zlib counts in 32-bit uInt: feed it at most 1 GiB a call
@@ -48,19 +98,16 @@ def backend():
 cdef int _wrapper(str wrapper) except -1:
     w = _WRAPPERS.get(wrapper)
     if w is None:
-        raise CodecError(f"zlib: unknown wrapper {wrapper!r}, expected one of 'zlib', 'gzip', "
-                         f"'raw'")
+        raise KernelStatus(ZX_WRAPPER, wrapper)
     return w
 
 
 cdef bint _use_libdeflate(str backend_name) except -1:
     b = _BACKENDS.get(backend_name)
     if b is None:
-        raise CodecError(f"zlib: unknown backend {backend_name!r}, expected 'auto', 'zlib' or "
-                         f"'libdeflate'")
+        raise KernelStatus(ZX_BACKEND, backend_name)
     if b == 2 and not zx_deflate_available():
-        raise CodecError("zlib: backend 'libdeflate' requested, but zarrx was built without "
-                         "libdeflate")
+        raise KernelStatus(ZX_NO_LIBDEFLATE)
     return b != 1 and zx_deflate_available()
 
 
@@ -105,7 +152,7 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
     """Compress ``src`` at ``level`` (-1 default, 0 stored .. 9 best) into one stream."""
     cdef int w = _wrapper(wrapper)
     if level < -1 or level > 9:
-        raise CodecError(f"zlib: compression level {level} is out of range, expected -1..9")
+        raise KernelStatus(ZX_LEVEL, level)
     cdef bint fast = _use_libdeflate(backend)
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
@@ -117,31 +164,30 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
     else:
         memset(&probe, 0, sizeof(probe))
         if deflateInit2(&probe, level, Z_DEFLATED, _wbits(w), 8, Z_DEFAULT_STRATEGY) != Z_OK:
-            raise CodecError(f"zlib: cannot set up compression at level {level}")
+            raise KernelStatus(ZX_SETUP, level)
         cap = deflateBound(&probe, n) + 32
         deflateEnd(&probe)
     cdef PyObject* out = NULL
-    cdef uint8_t* buf = <uint8_t*>new_bytes(&out, <Py_ssize_t>cap, wrapper,
-                                            "the compressed stream")
+    cdef uint8_t* buf = <uint8_t*>new_bytes(&out, <Py_ssize_t>cap, ZX_NOMEM_ENCODED)
     try:
         if fast:
             with nogil:
                 rc = zx_deflate_compress(w, 6 if level < 0 else level, sp, n, buf, cap, &got)
             if rc == ZX_DEFLATE_NOMEM:
-                raise CodecError(f"{wrapper}: cannot allocate a libdeflate compressor")
+                raise KernelStatus(ZX_NO_COMPRESSOR)
             if rc != ZX_DEFLATE_OK:
-                raise CodecError(f"zlib: compressing {n} bytes did not fit the {cap}-byte bound")
+                raise KernelStatus(ZX_BOUND, n, cap)
         else:
             with nogil:
                 rc = _deflate_zlib(level, _wbits(w), sp, n, buf, cap, &got)
             if rc != Z_STREAM_END:
-                raise CodecError(f"zlib: compressing {n} bytes failed (zlib status {rc})")
-        return finish_bytes(&out, <Py_ssize_t>got, wrapper)
+                raise KernelStatus(ZX_COMPRESS_FAILED, n, rc)
+        return finish_bytes(&out, <Py_ssize_t>got)
     finally:
         Py_XDECREF(out)
 
 
-# Outcomes of the bounded inflate.
+# Outcomes of the streaming inflate.
 cdef enum:
     _DONE = 0
     _CORRUPT = 1
@@ -150,72 +196,103 @@ cdef enum:
     _TRAILING = 4
     _NOMEM = 5
     _NEED_DICT = 6
+    _FULL = 7
 
 
-cdef int _inflate_zlib(int w, const uint8_t* sp, size_t n, uint8_t* dp, size_t m,
-                       size_t* produced, size_t* consumed, const char** msg) noexcept nogil:
-    """Inflate every stream (gzip: member) of src into dst; a 1-byte probe catches excess."""
-    cdef z_stream strm
+cdef struct _Inflate:
+    z_stream strm
+    int w
+    const uint8_t* sp
+    size_t n
+    size_t consumed
+    uint8_t* dp
+    size_t m
+    size_t produced
+    const char* msg
+
+
+cdef int _inflate_run(_Inflate* s, bint probe_excess) noexcept nogil:
+    """Continue inflating every stream (gzip: member) of ``s.sp`` into ``s.dp[produced:m]``.
+    Once that is full: with ``probe_excess`` a 1-byte probe catches excess (_EXCESS, nothing
+    written past ``s.dp + m``); without, _FULL (the caller gives it more room and calls
+    again)."""
     cdef uint8_t probe[1]
     cdef size_t give_in, give_out
     cdef bint probing
-    cdef int rc, status
-    memset(&strm, 0, sizeof(strm))
-    produced[0] = 0
-    consumed[0] = 0
-    if inflateInit2(&strm, _wbits(w)) != Z_OK:
-        return _NOMEM
+    cdef int rc
     while True:
-        give_in = _min(n - consumed[0], _STEP)
-        probing = produced[0] == m
+        give_in = _min(s.n - s.consumed, _STEP)
+        probing = s.produced == s.m
         if probing:
+            if not probe_excess:
+                return _FULL
             give_out = 1
-            strm.next_out = probe
+            s.strm.next_out = probe
         else:
-            give_out = _min(m - produced[0], _STEP)
-            strm.next_out = dp + produced[0]
-        strm.next_in = <Bytef*>(sp + consumed[0])
-        strm.avail_in = <uInt>give_in
-        strm.avail_out = <uInt>give_out
-        rc = inflate(&strm, Z_NO_FLUSH)
-        consumed[0] += give_in - strm.avail_in
+            give_out = _min(s.m - s.produced, _STEP)
+            s.strm.next_out = s.dp + s.produced
+        s.strm.next_in = <Bytef*>(s.sp + s.consumed)
+        s.strm.avail_in = <uInt>give_in
+        s.strm.avail_out = <uInt>give_out
+        rc = inflate(&s.strm, Z_NO_FLUSH)
+        s.consumed += give_in - s.strm.avail_in
         if probing:
-            if strm.avail_out == 0:
-                status = _EXCESS
-                break
+            if s.strm.avail_out == 0:
+                return _EXCESS
         else:
-            produced[0] += give_out - strm.avail_out
+            s.produced += give_out - s.strm.avail_out
         if rc == Z_STREAM_END:
-            if consumed[0] == n:
-                status = _DONE
-                break
-            if (w == ZX_WRAP_GZIP and n - consumed[0] >= 2 and sp[consumed[0]] == 0x1f
-                    and sp[consumed[0] + 1] == 0x8b):
-                inflateReset(&strm)      # the next gzip member
+            if s.consumed == s.n:
+                return _DONE
+            if (s.w == ZX_WRAP_GZIP and s.n - s.consumed >= 2 and s.sp[s.consumed] == 0x1f
+                    and s.sp[s.consumed + 1] == 0x8b):
+                inflateReset(&s.strm)      # the next gzip member
                 continue
-            status = _TRAILING
-            break
+            return _TRAILING
         if rc == Z_OK:
             continue
+        s.msg = s.strm.msg
         if rc == Z_BUF_ERROR:
-            status = _TRUNCATED if consumed[0] == n else _CORRUPT
-        elif rc == Z_NEED_DICT:
-            status = _NEED_DICT
-        elif rc == Z_MEM_ERROR:
-            status = _NOMEM
-        else:
-            status = _CORRUPT
-        break
-    msg[0] = strm.msg
-    inflateEnd(&strm)
-    return status
+            return _TRUNCATED if s.consumed == s.n else _CORRUPT
+        if rc == Z_NEED_DICT:
+            return _NEED_DICT
+        if rc == Z_MEM_ERROR:
+            return _NOMEM
+        return _CORRUPT
 
 
-cdef int _check(size_t n, size_t m, str wrapper) except -1:
+cdef int _inflate_start(_Inflate* s, int w, const uint8_t* sp, size_t n, uint8_t* dp,
+                        size_t m) noexcept nogil:
+    memset(s, 0, sizeof(_Inflate))
+    s.w = w
+    s.sp = sp
+    s.n = n
+    s.dp = dp
+    s.m = m
+    return _NOMEM if inflateInit2(&s.strm, _wbits(w)) != Z_OK else _DONE
+
+
+cdef int _inflate_failed(_Inflate* s, int status, object m) except -1:
+    """Raise the status of an inflate that did not end in _DONE (``m``: the expected size, or
+    None when it is not known)."""
+    if status == _EXCESS:
+        raise KernelStatus(ZX_EXCESS, m)
+    if status == _TRUNCATED:
+        raise KernelStatus(ZX_TRUNCATED, s.n, s.produced, m)
+    if status == _TRAILING:
+        raise KernelStatus(ZX_TRAILING, s.n - s.consumed, s.consumed)
+    if status == _NEED_DICT:
+        raise KernelStatus(ZX_NEED_DICT)
+    if status == _NOMEM:
+        raise KernelStatus(ZX_NO_INFLATE)
+    detail = s.msg.decode("utf-8", "replace") if s.msg is not NULL else "invalid data"
+    raise KernelStatus(ZX_CORRUPT, s.consumed, s.n, m, detail)
+
+
+cdef int _check(size_t n, size_t m) except -1:
     if n == 0:
-        raise CodecError(f"{wrapper}: empty input, expected a {wrapper} stream decoding to "
-                         f"{m} bytes")
-    check_ratio(m, n, _MAX_RATIO, wrapper)
+        raise KernelStatus(ZX_EMPTY, m)
+    check_ratio(m, n, _MAX_RATIO)
     return 0
 
 
@@ -223,42 +300,30 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, str wrapper
                  str backend_name) except -1:
     cdef int w = _wrapper(wrapper)
     cdef bint fast = _use_libdeflate(backend_name)
-    _check(n, m, wrapper)
+    _check(n, m)
     cdef size_t produced = 0, consumed = 0
-    cdef const char* msg = NULL
     cdef int status
+    cdef _Inflate s
     if fast:
         with nogil:
             status = zx_deflate_decompress(w, sp, n, dp, m, &produced, &consumed)
         if status == ZX_DEFLATE_OK:
             if produced != m:
-                raise CodecError(f"{wrapper}: stream decodes to {produced} bytes, expected {m}")
+                raise KernelStatus(ZX_SIZE, produced, m)
             return 0
         if status == ZX_DEFLATE_NOMEM:
-            raise CodecError(f"{wrapper}: cannot allocate a libdeflate decompressor")
+            raise KernelStatus(ZX_NO_DECOMPRESSOR)
         # Corrupt, excess or trailing data: rerun with zlib, which says precisely what is wrong.
     with nogil:
-        status = _inflate_zlib(w, sp, n, dp, m, &produced, &consumed, &msg)
+        status = _inflate_start(&s, w, sp, n, dp, m)
+        if status == _DONE:
+            status = _inflate_run(&s, True)
+            inflateEnd(&s.strm)
     if status == _DONE:
-        if produced != m:
-            raise CodecError(f"{wrapper}: stream decodes to {produced} bytes, expected {m}")
+        if s.produced != m:
+            raise KernelStatus(ZX_SIZE, s.produced, m)
         return 0
-    detail = msg.decode("utf-8", "replace") if msg is not NULL else "invalid data"
-    if status == _EXCESS:
-        raise CodecError(f"{wrapper}: stream decodes to more than {m} bytes, expected {m}")
-    if status == _TRUNCATED:
-        raise CodecError(f"{wrapper}: input of {n} bytes ends inside the stream (truncated) "
-                         f"after {produced} decoded bytes, expected {m}")
-    if status == _TRAILING:
-        raise CodecError(f"{wrapper}: trailing garbage: {n - consumed} more bytes after the "
-                         f"stream ending at offset {consumed}")
-    if status == _NEED_DICT:
-        raise CodecError(f"{wrapper}: stream needs a preset dictionary, which zarrx does not "
-                         f"support")
-    if status == _NOMEM:
-        raise CodecError(f"{wrapper}: cannot allocate an inflate state")
-    raise CodecError(f"{wrapper}: corrupt stream at input offset {consumed} of {n} "
-                     f"({detail}), expected {m} decoded bytes")
+    return _inflate_failed(&s, status, m)
 
 
 def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst, str wrapper="zlib",
@@ -273,15 +338,60 @@ def decompress(const uint8_t[::1] src, Py_ssize_t expected, str wrapper="zlib",
     """Inflate ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once
     :data:`MAX_RATIO` allows that size."""
     if expected < 0:
-        raise CodecError(f"{wrapper}: expected decoded size must be >= 0, found {expected}")
+        raise KernelStatus(ZX_NEGATIVE_SIZE, expected)
     _wrapper(wrapper)
     cdef size_t n = <size_t>src.shape[0]
-    _check(n, <size_t>expected, wrapper)
+    _check(n, <size_t>expected)
     cdef PyObject* out = NULL
-    cdef char* dp = new_bytes(&out, expected, wrapper, "the decoded data")
+    cdef char* dp = new_bytes(&out, expected, ZX_NOMEM_DECODED)
     try:
         _decode(&src[0], n, <uint8_t*>dp, <size_t>expected, wrapper, backend)
-        return finish_bytes(&out, expected, wrapper)
+        return finish_bytes(&out, expected)
+    finally:
+        Py_XDECREF(out)
+
+
+def decompress_bounded(const uint8_t[::1] src, Py_ssize_t limit, str wrapper="zlib"):
+    """Inflate ``src``, whose decoded size is not known in advance, into a new ``bytes`` of at
+    most ``limit`` bytes. The output starts small and grows fourfold, never beyond ``limit`` nor
+    what ``len(src)`` bytes can decode to (:data:`MAX_RATIO`)."""
+    cdef int w = _wrapper(wrapper)
+    if limit < 0:
+        raise KernelStatus(ZX_NEGATIVE_SIZE, limit)
+    cdef size_t n = <size_t>src.shape[0]
+    if n == 0:
+        raise KernelStatus(ZX_EMPTY, None)
+    cdef size_t cap = <size_t>limit
+    if n <= cap / _MAX_RATIO:
+        cap = n * _MAX_RATIO                    # no input decodes to more
+    cdef size_t size = n * 4 if n <= cap / 4 else cap
+    if size < (1 << 16):
+        size = cap if cap < (1 << 16) else (1 << 16)
+    cdef PyObject* out = NULL
+    cdef char* dp = new_bytes(&out, <Py_ssize_t>size, ZX_NOMEM_DECODED)
+    cdef _Inflate s
+    cdef int status
+    try:
+        with nogil:
+            status = _inflate_start(&s, w, &src[0], n, <uint8_t*>dp, size)
+        if status != _DONE:
+            raise KernelStatus(ZX_NO_INFLATE)
+        try:
+            while True:
+                with nogil:
+                    status = _inflate_run(&s, size == cap)
+                if status != _FULL:
+                    break
+                size = size * 4 if size <= cap / 4 else cap
+                s.dp = <uint8_t*>resize_bytes(&out, <Py_ssize_t>size, ZX_NOMEM_DECODED)
+                s.m = size
+        finally:
+            inflateEnd(&s.strm)
+        if status == _EXCESS:
+            raise KernelStatus(ZX_LIMIT_EXCEEDED, cap)
+        if status != _DONE:
+            _inflate_failed(&s, status, None)
+        return finish_bytes(&out, <Py_ssize_t>s.produced)
     finally:
         Py_XDECREF(out)
 

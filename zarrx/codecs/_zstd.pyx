@@ -5,7 +5,11 @@ Decoding never trusts a size read from the data: the caller states the decoded s
 that declare another size are refused before any decoding, a size no input of that length can
 reach (:data:`MAX_RATIO`) is refused before anything is allocated, and frames without a
 content-size field are streamed into the fixed destination with the excess detected, not
-written.
+written. :func:`decompress_bounded` serves data whose decoded size is not known in advance: its
+output grows geometrically up to a limit.
+
+Failures raise ``KernelStatus(code, *numbers)`` with the codes below; :mod:`zarrx.codecs.zstd`
+words the message (:func:`error_name` gives libzstd's name of an error code).
 """
 import threading
 
@@ -23,13 +27,57 @@ from zarrx._clib.zstd cimport (
     ZSTD_versionNumber,
 )
 
-from zarrx.codecs._common cimport check_ratio, finish_bytes, new_bytes
-from zarrx.errors import CodecError
+from zarrx.codecs._common cimport (
+    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, ZX_NEGATIVE_SIZE, check_ratio, export_common,
+    finish_bytes, new_bytes, resize_bytes,
+)
+from zarrx.codecs.status import KernelStatus
 
 # A zstd block takes at least 4 bytes (3 of header, 1 of content: an RLE block) and decodes to
 # at most 128 KiB (Block_Maximum_Size): no input expands more than 32768-fold.
 cdef size_t _MAX_RATIO = 32768
 MAX_RATIO = _MAX_RATIO
+
+# Status codes (exported below); the values each carries are listed with it.
+cdef enum:
+    ZX_NO_DCTX = 16          # (): no decompression context could be allocated
+    ZX_NO_CCTX = 17          # (): no compression context could be allocated
+    ZX_LEVEL = 18            # (level, min, max, default)
+    ZX_TOO_LARGE = 19        # (n): the input is too large to compress
+    ZX_COMPRESS_FAILED = 20  # (n, level, rc)
+    ZX_EMPTY = 21            # (m): empty input where m decoded bytes were expected
+    ZX_NOT_A_FRAME = 22      # (n, rc): the input does not start with a complete frame
+    ZX_TRAILING = 23         # (rest, offset, rc): rest bytes after the frame ending at offset
+    ZX_BAD_HEADER = 24       # (offset): a frame header that cannot be read
+    ZX_DECLARED = 25         # (offset, size, before, m): a frame declares more than is left of m
+    ZX_SIZE = 26             # (got, m, frames): the frames decode to got bytes, m expected
+    ZX_CORRUPT = 27          # (n, m or None, rc): libzstd refused the data
+    ZX_EXCESS = 28           # (m): the frames decode to more than m bytes
+    ZX_TRUNCATED = 29        # (n, produced, m or None): the input ends inside a frame
+    ZX_NO_HEADER = 30        # (): empty input where a frame header was expected
+    ZX_BAD_FIRST_HEADER = 31 # (n): the input does not start with a valid frame header
+    ZX_LIMIT_DECLARED = 32   # (size, limit): frame headers declare more than the limit
+    ZX_LIMIT_EXCEEDED = 33   # (limit): the frames decode to more than the limit
+
+export_common(globals())
+NO_DCTX = ZX_NO_DCTX
+NO_CCTX = ZX_NO_CCTX
+LEVEL = ZX_LEVEL
+TOO_LARGE = ZX_TOO_LARGE
+COMPRESS_FAILED = ZX_COMPRESS_FAILED
+EMPTY = ZX_EMPTY
+NOT_A_FRAME = ZX_NOT_A_FRAME
+TRAILING = ZX_TRAILING
+BAD_HEADER = ZX_BAD_HEADER
+DECLARED = ZX_DECLARED
+SIZE = ZX_SIZE
+CORRUPT = ZX_CORRUPT
+EXCESS = ZX_EXCESS
+TRUNCATED = ZX_TRUNCATED
+NO_HEADER = ZX_NO_HEADER
+BAD_FIRST_HEADER = ZX_BAD_FIRST_HEADER
+LIMIT_DECLARED = ZX_LIMIT_DECLARED
+LIMIT_EXCEEDED = ZX_LIMIT_EXCEEDED
 
 cdef uint8_t _EMPTY[1]
 cdef object _local = threading.local()   # one ZSTD_CCtx and one ZSTD_DCtx per thread
@@ -41,7 +89,7 @@ cdef class _DCtx:
     def __cinit__(self):
         self.ptr = ZSTD_createDCtx()
         if self.ptr is NULL:
-            raise CodecError("zstd: cannot allocate a decompression context")
+            raise KernelStatus(ZX_NO_DCTX)
 
     def __dealloc__(self):
         if self.ptr is not NULL:
@@ -54,7 +102,7 @@ cdef class _CCtx:
     def __cinit__(self):
         self.ptr = ZSTD_createCCtx()
         if self.ptr is NULL:
-            raise CodecError("zstd: cannot allocate a compression context")
+            raise KernelStatus(ZX_NO_CCTX)
 
     def __dealloc__(self):
         if self.ptr is not NULL:
@@ -77,7 +125,8 @@ cdef _DCtx _thread_dctx():
     return ctx
 
 
-cdef str _errname(size_t rc):
+def error_name(size_t rc):
+    """libzstd's name of the error code ``rc`` (a value of a status)."""
     return ZSTD_getErrorName(rc).decode("utf-8", "replace")
 
 
@@ -88,16 +137,15 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
     """
     cdef int lo = ZSTD_minCLevel(), hi = ZSTD_maxCLevel()
     if level < lo or level > hi:
-        raise CodecError(f"zstd: compression level {level} is out of range, expected "
-                         f"{lo}..{hi} (0 means the default, {ZSTD_CLEVEL_DEFAULT})")
+        raise KernelStatus(ZX_LEVEL, level, lo, hi, ZSTD_CLEVEL_DEFAULT)
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef size_t bound = ZSTD_compressBound(n)
     if ZSTD_isError(bound):
-        raise CodecError(f"zstd: input of {n} bytes is too large to compress")
+        raise KernelStatus(ZX_TOO_LARGE, n)
     cdef _CCtx ctx = _thread_cctx()
     cdef PyObject* out = NULL
-    cdef char* buf = new_bytes(&out, <Py_ssize_t>bound, "zstd", "the compressed frame")
+    cdef char* buf = new_bytes(&out, <Py_ssize_t>bound, ZX_NOMEM_ENCODED)
     cdef ZSTD_CCtx* cctx = ctx.ptr
     cdef size_t rc = 0
     try:
@@ -112,11 +160,25 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
             if not ZSTD_isError(rc):
                 rc = ZSTD_compress2(cctx, buf, bound, sp, n)
         if ZSTD_isError(rc):
-            raise CodecError(f"zstd: compressing {n} bytes at level {level} failed: "
-                             f"{_errname(rc)}")
-        return finish_bytes(&out, <Py_ssize_t>rc, "zstd")
+            raise KernelStatus(ZX_COMPRESS_FAILED, n, level, rc)
+        return finish_bytes(&out, <Py_ssize_t>rc)
     finally:
         Py_XDECREF(out)
+
+
+cdef size_t _frame_at(const uint8_t* sp, size_t n, size_t off,
+                      unsigned long long* cs) except? 0:
+    """The compressed size of the frame at ``off`` (and its declared content size in ``cs``);
+    refuses an incomplete frame or an unreadable header."""
+    cdef size_t fsize = ZSTD_findFrameCompressedSize(sp + off, n - off)
+    if ZSTD_isError(fsize):
+        if off == 0:
+            raise KernelStatus(ZX_NOT_A_FRAME, n, fsize)
+        raise KernelStatus(ZX_TRAILING, n - off, off, fsize)
+    cs[0] = ZSTD_getFrameContentSize(sp + off, n - off)
+    if cs[0] == ZSTD_CONTENTSIZE_ERROR:
+        raise KernelStatus(ZX_BAD_HEADER, off)
+    return fsize
 
 
 cdef int _check_frames(const uint8_t* sp, size_t n, size_t m, bint* unknown) except -1:
@@ -126,70 +188,78 @@ cdef int _check_frames(const uint8_t* sp, size_t n, size_t m, bint* unknown) exc
     cdef int nframes = 0
     unknown[0] = False
     if n == 0:
-        raise CodecError(f"zstd: empty input, expected a zstd frame decoding to {m} bytes")
+        raise KernelStatus(ZX_EMPTY, m)
     while off < n:
-        fsize = ZSTD_findFrameCompressedSize(sp + off, n - off)
-        if ZSTD_isError(fsize):
-            if off == 0:
-                raise CodecError(f"zstd: input of {n} bytes is not a complete zstd frame: "
-                                 f"{_errname(fsize)}")
-            raise CodecError(f"zstd: {n - off} bytes after the frame ending at offset {off} "
-                             f"are not a complete zstd frame (trailing garbage or a truncated "
-                             f"frame): {_errname(fsize)}")
-        cs = ZSTD_getFrameContentSize(sp + off, n - off)
-        if cs == ZSTD_CONTENTSIZE_ERROR:
-            raise CodecError(f"zstd: frame at offset {off} has an unreadable header")
+        fsize = _frame_at(sp, n, off, &cs)
         if cs == ZSTD_CONTENTSIZE_UNKNOWN:
             unknown[0] = True
         elif cs > m - total:
             if off == 0 and off + fsize == n:
-                raise CodecError(f"zstd: frame decodes to {cs} bytes, expected {m}")
-            raise CodecError(f"zstd: frame at offset {off} declares {cs} bytes, but the frames "
-                             f"before it already hold {total} of the expected {m}")
+                raise KernelStatus(ZX_SIZE, cs, m, 1)
+            raise KernelStatus(ZX_DECLARED, off, cs, total, m)
         else:
             total += cs
         off += fsize
         nframes += 1
     if not unknown[0] and total != m:
-        what = "frame decodes" if nframes == 1 else f"{nframes} frames decode"
-        raise CodecError(f"zstd: {what} to {total} bytes, expected {m}")
+        raise KernelStatus(ZX_SIZE, total, m, nframes)
     return 0
 
 
-# Outcomes of the bounded streaming decode.
+cdef int _scan_frames(const uint8_t* sp, size_t n, size_t limit, size_t* total,
+                      bint* unknown) except -1:
+    """Walk every frame header of data whose decoded size is not known: the sum of the declared
+    sizes in ``total`` (``unknown``: some frame declares none); refuses a sum over ``limit``."""
+    cdef size_t off = 0
+    cdef unsigned long long cs
+    unknown[0] = False
+    total[0] = 0
+    if n == 0:
+        raise KernelStatus(ZX_NO_HEADER)
+    while off < n:
+        off += _frame_at(sp, n, off, &cs)
+        if cs == ZSTD_CONTENTSIZE_UNKNOWN:
+            unknown[0] = True
+        elif cs > limit - total[0]:
+            raise KernelStatus(ZX_LIMIT_DECLARED, (<object>total[0]) + cs, limit)
+        else:
+            total[0] += <size_t>cs
+    return 0
+
+
+# Outcomes of the streaming decode.
 cdef enum:
     _DONE = 0
     _FAILED = 1
     _EXCESS = 2
     _TRUNCATED = 3
+    _FULL = 4
 
 
-cdef int _stream(ZSTD_DCtx* dctx, const uint8_t* sp, size_t n, uint8_t* dp, size_t m,
-                 size_t* produced, size_t* err) noexcept nogil:
-    """Decode all frames into dst; a 1-byte probe buffer detects output beyond ``m`` bytes."""
+cdef int _stream(ZSTD_DCtx* dctx, ZSTD_inBuffer* inb, ZSTD_outBuffer* outb, bint probe_excess,
+                 size_t* err) noexcept nogil:
+    """Continue decoding ``inb`` into ``outb``. Once ``outb`` is full: with ``probe_excess``, a
+    1-byte probe buffer detects output beyond it (_EXCESS, nothing written past ``outb``);
+    without, _FULL (the caller gives ``outb`` more room and calls again)."""
     cdef uint8_t probe_byte[1]
-    cdef ZSTD_inBuffer inb
-    cdef ZSTD_outBuffer outb, probe
+    cdef ZSTD_outBuffer probe
     cdef ZSTD_outBuffer* cur
     cdef size_t rc, in_before, out_before
-    inb.src = sp; inb.size = n; inb.pos = 0
-    outb.dst = dp; outb.size = m; outb.pos = 0
-    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only)
     while True:
-        produced[0] = outb.pos
         if outb.pos < outb.size:
-            cur = &outb
+            cur = outb
+        elif not probe_excess:
+            return _FULL
         else:
             probe.dst = probe_byte; probe.size = 1; probe.pos = 0
             cur = &probe
         in_before = inb.pos
         out_before = cur.pos
-        rc = ZSTD_decompressStream(dctx, cur, &inb)
-        produced[0] = outb.pos
+        rc = ZSTD_decompressStream(dctx, cur, inb)
         if ZSTD_isError(rc):
             err[0] = rc
             return _FAILED
-        if cur is &probe and probe.pos:
+        if cur == &probe and probe.pos:
             return _EXCESS
         if rc == 0 and inb.pos == inb.size:
             return _DONE
@@ -200,36 +270,38 @@ cdef int _stream(ZSTD_DCtx* dctx, const uint8_t* sp, size_t n, uint8_t* dp, size
 cdef int _check(const uint8_t* sp, size_t n, size_t m, bint* unknown) except -1:
     """Everything that can be said of ``n`` input bytes decoding to ``m`` before decoding."""
     _check_frames(sp, n, m, unknown)
-    check_ratio(m, n, _MAX_RATIO, "zstd")
+    check_ratio(m, n, _MAX_RATIO)
     return 0
 
 
 cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, bint unknown) except -1:
     cdef _DCtx ctx = _thread_dctx()
-    cdef size_t rc = 0, produced = 0
+    cdef size_t rc = 0
     cdef int status
+    cdef ZSTD_inBuffer inb
+    cdef ZSTD_outBuffer outb
     if not unknown:
         with nogil:
             ZSTD_DCtx_reset(ctx.ptr, ZSTD_reset_session_only)
             rc = ZSTD_decompressDCtx(ctx.ptr, dp, m, sp, n)
         if ZSTD_isError(rc):
-            raise CodecError(f"zstd: corrupt frame ({n} bytes, expected to decode to {m}): "
-                             f"{_errname(rc)}")
+            raise KernelStatus(ZX_CORRUPT, n, m, rc)
         if rc != m:
-            raise CodecError(f"zstd: frame decodes to {rc} bytes, expected {m}")
+            raise KernelStatus(ZX_SIZE, rc, m, 1)
         return 0
+    inb.src = sp; inb.size = n; inb.pos = 0
+    outb.dst = dp; outb.size = m; outb.pos = 0
     with nogil:
-        status = _stream(ctx.ptr, sp, n, dp, m, &produced, &rc)
+        ZSTD_DCtx_reset(ctx.ptr, ZSTD_reset_session_only)
+        status = _stream(ctx.ptr, &inb, &outb, True, &rc)
     if status == _FAILED:
-        raise CodecError(f"zstd: corrupt frame ({n} bytes, expected to decode to {m}): "
-                         f"{_errname(rc)}")
+        raise KernelStatus(ZX_CORRUPT, n, m, rc)
     if status == _EXCESS:
-        raise CodecError(f"zstd: frame decodes to more than {m} bytes, expected {m}")
+        raise KernelStatus(ZX_EXCESS, m)
     if status == _TRUNCATED:
-        raise CodecError(f"zstd: input of {n} bytes ends inside a frame (truncated) after "
-                         f"{produced} decoded bytes, expected {m}")
-    if produced != m:
-        raise CodecError(f"zstd: frame decodes to {produced} bytes, expected {m}")
+        raise KernelStatus(ZX_TRUNCATED, n, outb.pos, m)
+    if outb.pos != m:
+        raise KernelStatus(ZX_SIZE, outb.pos, m, 1)
     return 0
 
 
@@ -246,16 +318,73 @@ def decompress(const uint8_t[::1] src, Py_ssize_t expected):
     """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once
     the frame headers and :data:`MAX_RATIO` allow that size."""
     if expected < 0:
-        raise CodecError(f"zstd: expected decoded size must be >= 0, found {expected}")
+        raise KernelStatus(ZX_NEGATIVE_SIZE, expected)
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef bint unknown
     _check(sp, n, <size_t>expected, &unknown)
     cdef PyObject* out = NULL
-    cdef char* dp = new_bytes(&out, expected, "zstd", "the decoded data")
+    cdef char* dp = new_bytes(&out, expected, ZX_NOMEM_DECODED)
     try:
         _decode(sp, n, <uint8_t*>dp, <size_t>expected, unknown)
-        return finish_bytes(&out, expected, "zstd")
+        return finish_bytes(&out, expected)
+    finally:
+        Py_XDECREF(out)
+
+
+def decompress_bounded(const uint8_t[::1] src, Py_ssize_t limit):
+    """Decode every frame of ``src`` into a new ``bytes`` of at most ``limit`` bytes, for data
+    whose decoded size is not known in advance. Frames that all declare their size are decoded
+    at that size (refused before anything is allocated when it exceeds ``limit``); otherwise the
+    output starts small and grows fourfold, never beyond ``limit`` nor what ``len(src)`` bytes
+    can decode to (:data:`MAX_RATIO`)."""
+    if limit < 0:
+        raise KernelStatus(ZX_NEGATIVE_SIZE, limit)
+    cdef size_t n = <size_t>src.shape[0], total = 0, rc = 0
+    cdef const uint8_t* sp = &src[0] if n else _EMPTY
+    cdef bint unknown
+    _scan_frames(sp, n, <size_t>limit, &total, &unknown)
+    cdef PyObject* out = NULL
+    cdef char* dp
+    if not unknown:
+        check_ratio(total, n, _MAX_RATIO)
+        dp = new_bytes(&out, <Py_ssize_t>total, ZX_NOMEM_DECODED)
+        try:
+            _decode(sp, n, <uint8_t*>dp, total, False)
+            return finish_bytes(&out, <Py_ssize_t>total)
+        finally:
+            Py_XDECREF(out)
+    cdef size_t cap = <size_t>limit
+    if n <= cap / _MAX_RATIO:
+        cap = n * _MAX_RATIO                    # no input decodes to more
+    cdef size_t size = n * 4 if n <= cap / 4 else cap
+    if size < (1 << 16):
+        size = cap if cap < (1 << 16) else (1 << 16)
+    cdef _DCtx ctx = _thread_dctx()
+    cdef ZSTD_inBuffer inb
+    cdef ZSTD_outBuffer outb
+    cdef int status
+    dp = new_bytes(&out, <Py_ssize_t>size, ZX_NOMEM_DECODED)
+    try:
+        inb.src = sp; inb.size = n; inb.pos = 0
+        outb.dst = dp; outb.size = size; outb.pos = 0
+        with nogil:
+            ZSTD_DCtx_reset(ctx.ptr, ZSTD_reset_session_only)
+        while True:
+            with nogil:
+                status = _stream(ctx.ptr, &inb, &outb, size == cap, &rc)
+            if status != _FULL:
+                break
+            size = size * 4 if size <= cap / 4 else cap
+            outb.dst = resize_bytes(&out, <Py_ssize_t>size, ZX_NOMEM_DECODED)
+            outb.size = size
+        if status == _FAILED:
+            raise KernelStatus(ZX_CORRUPT, n, None, rc)
+        if status == _EXCESS:
+            raise KernelStatus(ZX_LIMIT_EXCEEDED, cap)
+        if status == _TRUNCATED:
+            raise KernelStatus(ZX_TRUNCATED, n, outb.pos, None)
+        return finish_bytes(&out, <Py_ssize_t>outb.pos)
     finally:
         Py_XDECREF(out)
 
@@ -264,11 +393,10 @@ def content_size(const uint8_t[::1] src):
     """Content size declared by the first frame's header, or None when it has none."""
     cdef size_t n = <size_t>src.shape[0]
     if n == 0:
-        raise CodecError("zstd: empty input, expected a zstd frame header")
+        raise KernelStatus(ZX_NO_HEADER)
     cdef unsigned long long cs = ZSTD_getFrameContentSize(&src[0], n)
     if cs == ZSTD_CONTENTSIZE_ERROR:
-        raise CodecError(f"zstd: input of {n} bytes does not start with a valid zstd frame "
-                         f"header")
+        raise KernelStatus(ZX_BAD_FIRST_HEADER, n)
     if cs == ZSTD_CONTENTSIZE_UNKNOWN:
         return None
     return cs

@@ -42,6 +42,5 @@ class AsType(ArrayToArrayCodec):
     def encode(self, arr: np.ndarray) -> np.ndarray:
         return arr.astype(native(self.encode_dtype))
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr.astype(dtype)

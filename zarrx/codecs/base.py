@@ -9,6 +9,12 @@ Array->array codecs (``ArrayToArrayCodec``) map a chunk to another array; array-
 (``ArrayToBytesCodec``) serialise it; bytes->bytes codecs (``BytesToBytesCodec``) compress or
 checksum the serialised bytes. Decoders never allocate from a size read out of the data without
 bounding it by the size the plan expects.
+
+Errors: a codec's chunk-time methods (``encode``, ``decode``, ``decode_into``) know nothing of
+where the chunk is stored. Their CodecError messages start with the codec's name
+(``"zstd: ..."``); chunk I/O adds the array, the stored key and the inner chunk as fields of the
+same exception (:meth:`zarrx.errors.ZarrError.at`). Methods that read metadata (``from_spec``,
+``resolve``) take ``where``, the place in the metadata document.
 """
 from __future__ import annotations
 
@@ -136,8 +142,7 @@ class ArrayToArrayCodec(Codec):
     def encode(self, arr: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         """Undo ``encode``: ``arr`` is the encoded array; return one of ``dtype``/``shape``."""
         raise NotImplementedError
 
@@ -152,14 +157,13 @@ class ArrayToBytesCodec(Codec):
     def encode(self, arr: np.ndarray) -> Buffer:
         raise NotImplementedError
 
-    def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         """An array of ``shape`` whose values are ``dtype`` (byte order may differ; may be a
         read-only view of ``data``)."""
         raise NotImplementedError
 
-    def decode_into(self, data: Buffer, out: np.ndarray, where: str) -> None:
-        np.copyto(out, self.decode(data, out.dtype, out.shape, where), casting="unsafe")
+    def decode_into(self, data: Buffer, out: np.ndarray) -> None:
+        np.copyto(out, self.decode(data, out.dtype, out.shape), casting="unsafe")
 
 
 class BytesToBytesCodec(Codec):
@@ -187,14 +191,14 @@ class BytesToBytesCodec(Codec):
     def encode(self, data: Buffer) -> Buffer:
         raise NotImplementedError
 
-    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         """Decode ``data``; the output must be exactly ``expected`` bytes when that is known,
-        else at most ``limit`` bytes. Raise CodecError (mentioning ``where``) otherwise."""
+        else at most ``limit`` bytes. Raise CodecError (``"<codec>: ..."``) otherwise."""
         raise NotImplementedError
 
-    def decode_into(self, data: Buffer, dst: np.ndarray, where: str) -> None:
+    def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         """Decode into the writable uint8 buffer ``dst`` whose length is the exact size."""
-        out = self.decode(data, dst.shape[0], dst.shape[0], where)
+        out = self.decode(data, dst.shape[0], dst.shape[0])
         dst[:] = np.frombuffer(out, dtype=np.uint8)
 
 
@@ -208,12 +212,11 @@ def as_u8(data: Buffer) -> memoryview:
     return mv.cast("B") if mv.ndim <= 1 or mv.nbytes else memoryview(b"")
 
 
-def check_size(where: str, codec: str, got: int, expected: int | None, limit: int) -> None:
+def check_size(codec: str, got: int, expected: int | None, limit: int) -> None:
     """Refuse a decoded size ``got`` (e.g. read from a header) that is not the expected one."""
     if expected is not None:
         if got != expected:
-            raise CodecError(f"{where}: {codec} header claims {got} decoded bytes, "
-                             f"expected {expected}")
+            raise CodecError(f"{codec} header claims {got} decoded bytes, expected {expected}")
     elif got > limit:
-        raise CodecError(f"{where}: {codec} header claims {got} decoded bytes, "
-                         f"more than the limit of {limit}")
+        raise CodecError(f"{codec} header claims {got} decoded bytes, more than the limit of "
+                         f"{limit}")

@@ -2,6 +2,9 @@
 
 On decode everything is taken from the frame header (typesize and shuffle included, since
 writers disagree with their metadata); the header's sizes are checked against the chunk first.
+
+The kernel (:mod:`zarrx.codecs._blosc`) reports a failure as a status code and numbers;
+:func:`_message` words it, and the functions below are the kernel's calls with that done.
 """
 from __future__ import annotations
 
@@ -11,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
+from zarrx.codecs.status import KernelStatus, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
 
-__all__ = ["Blosc"]
+__all__ = ["Blosc", "compress", "decompress", "decompress_into", "header"]
 
 SHUFFLES = {name: i for i, name in enumerate(BLOSC_SHUFFLES)}
 _SHUFFLE_NAMES = dict(enumerate(BLOSC_SHUFFLES))
@@ -25,6 +29,87 @@ MAX_BUFFERSIZE = 2**31 - 1 - MAX_OVERHEAD     # c-blosc 1: INT32_MAX - BLOSC_MAX
 def _lib() -> Any:
     from zarrx.codecs import _blosc
     return _blosc
+
+
+def _message(st: KernelStatus) -> str:
+    """The message of a blosc kernel status: the one place they are worded."""
+    k = _lib()
+    c, v = st.code, st.values
+    common = common_message(k, st, "blosc", "the compressed buffer")
+    if common is not None:
+        return common
+    if c == k.CNAME:
+        return (f"blosc: unknown compressor {v[0]!r}, expected one of "
+                f"{', '.join(map(repr, k.CNAMES))}")
+    if c == k.NOT_BUILT:
+        return f"blosc: compressor {v[0]!r} is not built into this c-blosc {k.version()}"
+    if c == k.TYPESIZE:
+        return f"blosc: typesize must be >= 1, found {v[0]}"
+    if c == k.CLEVEL:
+        return f"blosc: clevel {v[0]} is out of range, expected 0..9"
+    if c == k.SHUFFLE:
+        return f"blosc: shuffle {v[0]} is not one of -1 (auto), 0 (none), 1 (byte), 2 (bit)"
+    if c == k.BLOCKSIZE:
+        return f"blosc: blocksize must be >= 0 (0 = automatic), found {v[0]}"
+    if c == k.TOO_LARGE:
+        return (f"blosc: input of {v[0]} bytes is larger than blosc's limit of {v[1]} bytes; "
+                f"use smaller chunks")
+    if c == k.COMPRESS_FAILED:
+        return f"blosc: compressing {v[0]} bytes with {v[1]} failed (status {v[2]})"
+    if c == k.SHORT:
+        return f"blosc: input of {v[0]} bytes is shorter than the {v[1]}-byte header"
+    if c == k.CBYTES:
+        return f"blosc: header declares cbytes={v[0]}, but the input holds {v[1]} bytes"
+    if c == k.NBYTES:
+        return f"blosc: header declares nbytes={v[0]}, expected {v[1]}"
+    if c == k.BIG_BLOCKS:
+        return f"blosc: header declares blocksize={v[0]}, larger than nbytes={v[1]}"
+    if c == k.INVALID:
+        version, flags, nbytes, cbytes, blocksize = v
+        return (f"blosc: invalid header (version {version}, flags {flags:#04x}, "
+                f"nbytes={nbytes}, cbytes={cbytes}, blocksize={blocksize})")
+    if c == k.MEMCPY_SIZE:
+        return (f"blosc: uncompressed (memcpy) buffer declares nbytes={v[0]}, but holds {v[1]} "
+                f"bytes of data")
+    if c == k.GEOMETRY:
+        return f"blosc: invalid header: blocksize={v[0]}, typesize={v[1]} for nbytes={v[2]}"
+    if c == k.CORRUPT:
+        return (f"blosc: corrupt buffer of {v[0]} bytes (blosc status {v[1]}, expected {v[2]} "
+                f"decoded bytes)")
+    return f"blosc: kernel status {c} {v}"  # pragma: no cover - every code is worded above
+
+
+def compress(src: Buffer, typesize: int, clevel: int = 5, shuffle: int = 1, cname: str = "lz4",
+             blocksize: int = 0) -> bytes:
+    """One blosc buffer holding ``src`` (see :func:`zarrx.codecs._blosc.compress`)."""
+    try:
+        return _lib().compress(src, typesize, clevel, shuffle, cname, blocksize)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def decompress(src: Buffer, expected: int) -> bytes:
+    """The blosc buffer ``src``, which must decode to exactly ``expected`` bytes."""
+    try:
+        return _lib().decompress(src, expected)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def decompress_into(src: Buffer, dst: Any) -> None:
+    """Decode the blosc buffer ``src`` into the writable bytes ``dst``, filling it exactly."""
+    try:
+        _lib().decompress_into(src, dst)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def header(src: Buffer) -> dict[str, Any]:
+    """The 16-byte header of the blosc buffer ``src`` as a dict."""
+    try:
+        return _lib().header(src)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
 
 
 class Blosc(BytesToBytesCodec):
@@ -91,37 +176,25 @@ class Blosc(BytesToBytesCodec):
             raise CodecError(f"blosc: a chunk of {src.nbytes} bytes exceeds blosc's limit of "
                              f"{MAX_BUFFERSIZE} bytes; use smaller chunks or another compressor")
         typesize = self.typesize or 1
-        return _lib().compress(src, typesize, self.clevel, self.shuffle_code(typesize),
-                               self.cname, self.blocksize)
+        return compress(src, typesize, self.clevel, self.shuffle_code(typesize), self.cname,
+                        self.blocksize)
 
-    def _check(self, src: memoryview, expected: int | None, limit: int, where: str) -> None:
-        try:
-            h = _lib().header(src)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
+    def _check(self, src: memoryview, expected: int | None, limit: int) -> int:
+        """The decoded size the header declares, checked against the chunk's."""
+        h = header(src)
         if h["cbytes"] != src.nbytes:
-            raise CodecError(f"{where}: blosc header claims {h['cbytes']} compressed bytes, "
+            raise CodecError(f"blosc header claims {h['cbytes']} compressed bytes, "
                              f"found {src.nbytes}")
-        check_size(where, "blosc", h["nbytes"], expected, limit)
+        check_size("blosc", h["nbytes"], expected, limit)
+        return h["nbytes"]
 
-    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         src = as_u8(data)
-        self._check(src, expected, limit, where)
-        n = _lib().header(src)["nbytes"]
-        try:            # allocates only a size the buffer's length can decode to
-            return _lib().decompress(src, n)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
+        n = self._check(src, expected, limit)
+        return decompress(src, n)       # allocates only a size the buffer's length can decode to
 
-    def _into(self, src: memoryview, dst: np.ndarray, where: str) -> None:
-        if dst.shape[0] == 0:
-            return
-        try:
-            _lib().decompress_into(src, dst)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
-
-    def decode_into(self, data: Buffer, dst: np.ndarray, where: str) -> None:
+    def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         src = as_u8(data)
-        self._check(src, dst.shape[0], dst.shape[0], where)
-        self._into(src, dst, where)
+        self._check(src, dst.shape[0], dst.shape[0])
+        if dst.shape[0]:
+            decompress_into(src, dst)

@@ -70,17 +70,16 @@ class Bytes(ArrayToBytesCodec):
             arr = arr.astype(stored, order="C")      # swap and/or reorder in one pass
         return memoryview(arr.reshape(-1).view(np.uint8))
 
-    def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         stored = self.stored_dtype(dtype)
         n = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         size = memoryview(data).nbytes
         if size != n:
-            raise CodecError(f"{where}: expected {n} bytes for a chunk of shape {shape} and data "
-                             f"type {dtype}, found {size}")
+            raise CodecError(f"expected {n} bytes for a chunk of shape {shape} and data type "
+                             f"{dtype}, found {size}")
         return np.frombuffer(data, dtype=stored, count=int(np.prod(shape, dtype=np.int64))
                              ).reshape(shape)
 
-    def decode_into(self, data: Buffer, out: np.ndarray, where: str) -> None:
-        src = self.decode(data, out.dtype, out.shape, where)
+    def decode_into(self, data: Buffer, out: np.ndarray) -> None:
+        src = self.decode(data, out.dtype, out.shape)
         np.copyto(out, src, casting="unsafe")   # a plain copy, or a copy with the swap

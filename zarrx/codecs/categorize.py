@@ -39,11 +39,10 @@ class Categorize(ArrayToArrayCodec):
             enc[arr == label] = i + 1
         return enc
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         codes = np.asarray(arr)
         if codes.size and int(codes.max()) > len(self.labels):
-            raise CodecError(f"{where}: categorize: code {int(codes.max())} is beyond the "
+            raise CodecError(f"categorize: code {int(codes.max())} is beyond the "
                              f"{len(self.labels)} labels")
         dec = np.full(shape, "", dtype=dtype)
         for i, label in enumerate(self.labels):

@@ -39,19 +39,18 @@ class Crc32c(BytesToBytesCodec):
         crc = _crc(mv).to_bytes(4, "little")
         return b"".join((mv, crc) if self.location == "end" else (crc, mv))    # one copy
 
-    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         mv = as_u8(data)
         n = mv.nbytes
         if n < 4:
-            raise CodecError(f"{where}: crc32c: expected at least 4 bytes (the checksum), "
-                             f"found {n}")
+            raise CodecError(f"crc32c: expected at least 4 bytes (the checksum), found {n}")
         if expected is not None and n - 4 != expected:
-            raise CodecError(f"{where}: crc32c: expected {expected + 4} bytes "
-                             f"({expected} + 4 checksum), found {n}")
+            raise CodecError(f"crc32c: expected {expected + 4} bytes ({expected} + 4 checksum), "
+                             f"found {n}")
         body, tail = (mv[:-4], mv[-4:]) if self.location == "end" else (mv[4:], mv[:4])
         stored = int.from_bytes(tail, "little")
         actual = _crc(body)
         if stored != actual:
-            raise CodecError(f"{where}: crc32c checksum mismatch: stored 0x{stored:08x}, "
+            raise CodecError(f"crc32c checksum mismatch: stored 0x{stored:08x}, "
                              f"computed 0x{actual:08x}")
         return body

@@ -1,4 +1,8 @@
-"""DEFLATE codecs: ``gzip`` (v3 core and numcodecs) and ``zlib`` (numcodecs)."""
+"""DEFLATE codecs: ``gzip`` (v3 core and numcodecs) and ``zlib`` (numcodecs).
+
+The kernel (:mod:`zarrx.codecs._zlib`) reports a failure as a status code and numbers;
+:func:`_message` words it, and the functions below are the kernel's calls with that done.
+"""
 from __future__ import annotations
 
 from typing import Any, ClassVar
@@ -6,9 +10,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
+from zarrx.codecs.status import KernelStatus, common_message
 from zarrx.errors import CodecError
 
-__all__ = ["Gzip", "Zlib"]
+__all__ = ["Gzip", "Zlib", "compress", "decompress", "decompress_into", "decompress_bounded"]
 
 
 def _lib() -> Any:
@@ -16,24 +21,91 @@ def _lib() -> Any:
     return _zlib
 
 
-def _inflate_bounded(src: memoryview, wrapper: str, limit: int, where: str) -> bytes:
-    """Inflate a stream of unknown decoded size, refusing more than ``limit`` bytes."""
-    import zlib
-    wbits = {"zlib": 15, "gzip": 31, "raw": -15}[wrapper]
-    d = zlib.decompressobj(wbits)
+def _message(st: KernelStatus, wrapper: str) -> str:
+    """The message of a zlib kernel status for a ``wrapper`` stream: the one place they are
+    worded."""
+    k = _lib()
+    c, v = st.code, st.values
+    common = common_message(k, st, wrapper, "the compressed stream")
+    if common is not None:
+        return common
+    if c == k.WRAPPER:
+        return f"zlib: unknown wrapper {v[0]!r}, expected one of 'zlib', 'gzip', 'raw'"
+    if c == k.BACKEND:
+        return f"zlib: unknown backend {v[0]!r}, expected 'auto', 'zlib' or 'libdeflate'"
+    if c == k.NO_LIBDEFLATE:
+        return "zlib: backend 'libdeflate' requested, but zarrx was built without libdeflate"
+    if c == k.LEVEL:
+        return f"zlib: compression level {v[0]} is out of range, expected -1..9"
+    if c == k.SETUP:
+        return f"zlib: cannot set up compression at level {v[0]}"
+    if c == k.NO_COMPRESSOR:
+        return f"{wrapper}: cannot allocate a libdeflate compressor"
+    if c == k.BOUND:
+        return f"zlib: compressing {v[0]} bytes did not fit the {v[1]}-byte bound"
+    if c == k.COMPRESS_FAILED:
+        return f"zlib: compressing {v[0]} bytes failed (zlib status {v[1]})"
+    if c == k.EMPTY:
+        to = "" if v[0] is None else f" decoding to {v[0]} bytes"
+        return f"{wrapper}: empty input, expected a {wrapper} stream{to}"
+    if c == k.SIZE:
+        return f"{wrapper}: stream decodes to {v[0]} bytes, expected {v[1]}"
+    if c == k.NO_DECOMPRESSOR:
+        return f"{wrapper}: cannot allocate a libdeflate decompressor"
+    if c == k.EXCESS:
+        return f"{wrapper}: stream decodes to more than {v[0]} bytes, expected {v[0]}"
+    if c == k.TRUNCATED:
+        n, produced, m = v
+        want = "" if m is None else f", expected {m}"
+        return (f"{wrapper}: input of {n} bytes ends inside the stream (truncated) after "
+                f"{produced} decoded bytes{want}")
+    if c == k.TRAILING:
+        return (f"{wrapper}: trailing garbage: {v[0]} more bytes after the stream ending at "
+                f"offset {v[1]}")
+    if c == k.NEED_DICT:
+        return f"{wrapper}: stream needs a preset dictionary, which zarrx does not support"
+    if c == k.NO_INFLATE:
+        return f"{wrapper}: cannot allocate an inflate state"
+    if c == k.CORRUPT:
+        off, n, m, detail = v
+        want = "" if m is None else f", expected {m} decoded bytes"
+        return f"{wrapper}: corrupt stream at input offset {off} of {n} ({detail}){want}"
+    if c == k.LIMIT_EXCEEDED:
+        return f"{wrapper}: decoded data exceeds the limit of {v[0]} bytes"
+    return f"{wrapper}: kernel status {c} {v}"  # pragma: no cover - every code is worded above
+
+
+def compress(src: Buffer, level: int = -1, wrapper: str = "zlib", backend: str = "auto") -> bytes:
+    """One ``wrapper`` stream (zlib, gzip, raw) holding ``src``."""
     try:
-        out = d.decompress(src, limit + 1)
-        if len(out) > limit:
-            raise CodecError(f"{where}: {wrapper}: decoded data exceeds the limit of {limit} bytes")
-        if not d.eof:
-            raise CodecError(f"{where}: {wrapper}: truncated stream (no end of stream after "
-                             f"{src.nbytes} bytes)")
-        if d.unused_data:
-            raise CodecError(f"{where}: {wrapper}: {len(d.unused_data)} bytes of trailing data "
-                             f"after the end of stream")
-    except zlib.error as exc:
-        raise CodecError(f"{where}: {wrapper}: corrupt stream ({exc})") from None
-    return out
+        return _lib().compress(src, level, wrapper, backend)
+    except KernelStatus as st:
+        raise CodecError(_message(st, wrapper)) from None
+
+
+def decompress(src: Buffer, expected: int, wrapper: str = "zlib", backend: str = "auto") -> bytes:
+    """The stream(s) of ``src``, which must decode to exactly ``expected`` bytes."""
+    try:
+        return _lib().decompress(src, expected, wrapper, backend)
+    except KernelStatus as st:
+        raise CodecError(_message(st, wrapper)) from None
+
+
+def decompress_into(src: Buffer, dst: Any, wrapper: str = "zlib", backend: str = "auto") -> None:
+    """Inflate ``src`` into the writable bytes ``dst``, filling it exactly."""
+    try:
+        _lib().decompress_into(src, dst, wrapper, backend)
+    except KernelStatus as st:
+        raise CodecError(_message(st, wrapper)) from None
+
+
+def decompress_bounded(src: Buffer, limit: int, wrapper: str = "zlib") -> bytes:
+    """The stream(s) of ``src``, whose decoded size is not known in advance: at most ``limit``
+    bytes."""
+    try:
+        return _lib().decompress_bounded(src, limit, wrapper)
+    except KernelStatus as st:
+        raise CodecError(_message(st, wrapper)) from None
 
 
 class _Deflate(BytesToBytesCodec):
@@ -54,22 +126,16 @@ class _Deflate(BytesToBytesCodec):
         return None if n is None else n + (n >> 12) + (n >> 14) + (n >> 25) + 13 + 18
 
     def encode(self, data: Buffer) -> Buffer:
-        return _lib().compress(as_u8(data), self.level, self.wrapper)
+        return compress(as_u8(data), self.level, self.wrapper)
 
-    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
-        src = as_u8(data)
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         if expected is None:
-            return _inflate_bounded(src, self.wrapper, limit, where)
-        try:            # allocates only a size the stream's length can decode to
-            return _lib().decompress(src, expected, self.wrapper)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
+            return decompress_bounded(as_u8(data), limit, self.wrapper)
+        # allocates only a size the stream's length can decode to
+        return decompress(as_u8(data), expected, self.wrapper)
 
-    def decode_into(self, data: Buffer, dst: np.ndarray, where: str) -> None:
-        try:
-            _lib().decompress_into(as_u8(data), dst, self.wrapper)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
+    def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
+        decompress_into(as_u8(data), dst, self.wrapper)
 
 
 class Gzip(_Deflate):

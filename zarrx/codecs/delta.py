@@ -65,8 +65,7 @@ class Delta(ArrayToArrayCodec):
             enc[1:] = np.diff(flat)
         return enc.reshape(arr.shape)
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         dec = np.empty(arr.size, dtype=dtype)
         if arr.size:
             np.cumsum(arr.reshape(-1), out=dec)

@@ -1,4 +1,8 @@
-"""numcodecs ``lz4``: an LZ4 block behind a 4-byte little-endian decoded-size header."""
+"""numcodecs ``lz4``: an LZ4 block behind a 4-byte little-endian decoded-size header.
+
+The kernel (:mod:`zarrx.codecs._lz4`) reports a failure as a status code and numbers;
+:func:`_message` words it, and the functions below are the kernel's calls with that done.
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -6,14 +10,67 @@ from typing import Any
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
+from zarrx.codecs.status import KernelStatus, common_message
 from zarrx.errors import CodecError
 
-__all__ = ["LZ4"]
+__all__ = ["LZ4", "compress", "decompress", "decompress_into"]
 
 
 def _lib() -> Any:
     from zarrx.codecs import _lz4
     return _lz4
+
+
+def _message(st: KernelStatus) -> str:
+    """The message of an lz4 kernel status: the one place they are worded."""
+    k = _lib()
+    c, v = st.code, st.values
+    common = common_message(k, st, "lz4", "the compressed block")
+    if common is not None:
+        return common
+    if c == k.ACCELERATION:
+        return f"lz4: acceleration {v[0]} is out of range, expected 1..{v[1]}"
+    if c == k.TOO_LARGE:
+        return f"lz4: input of {v[0]} bytes is larger than the LZ4 block limit of {v[1]} bytes"
+    if c == k.COMPRESS_FAILED:
+        return f"lz4: compressing {v[0]} bytes failed (status {v[1]})"
+    if c == k.SHORT:
+        return f"lz4: input of {v[0]} bytes is shorter than the 4-byte size header"
+    if c == k.DECLARED:
+        return f"lz4: header declares {v[0]} decoded bytes, expected {v[1]}"
+    if c == k.BLOCK_LIMIT:
+        return (f"lz4: block of {v[0]} bytes decoding to {v[1]} bytes exceeds the LZ4 block "
+                f"limit of {v[2]} bytes")
+    if c == k.CORRUPT:
+        return (f"lz4: corrupt block ({v[0]} bytes, expected to decode to {v[1]} bytes; liblz4 "
+                f"status {v[2]})")
+    if c == k.SIZE:
+        return f"lz4: block decodes to {v[0]} bytes, expected {v[1]}"
+    return f"lz4: kernel status {c} {v}"  # pragma: no cover - every code is worded above
+
+
+def compress(src: Buffer, acceleration: int = 1) -> bytes:
+    """The size header and LZ4 block of ``src``."""
+    try:
+        return _lib().compress(src, acceleration)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def decompress(src: Buffer, expected: int) -> bytes:
+    """The block of ``src``, whose header and content must both say ``expected`` bytes."""
+    try:
+        return _lib().decompress(src, expected)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def decompress_into(src: Buffer, dst: Any) -> None:
+    """Decode the block of ``src`` into the writable bytes ``dst``, filling it exactly."""
+    try:
+        _lib().decompress_into(src, dst)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
 
 
 class LZ4(BytesToBytesCodec):
@@ -34,33 +91,23 @@ class LZ4(BytesToBytesCodec):
         return None if n is None else 4 + n + n // 255 + 16
 
     def encode(self, data: Buffer) -> Buffer:
-        return _lib().compress(as_u8(data), max(1, self.acceleration))
+        return compress(as_u8(data), max(1, self.acceleration))
 
-    def _header(self, src: memoryview, expected: int | None, limit: int, where: str) -> int:
+    def _header(self, src: memoryview, expected: int | None, limit: int) -> int:
         if src.nbytes < 4:
-            raise CodecError(f"{where}: lz4: expected a 4-byte size header, "
-                             f"found {src.nbytes} bytes")
+            raise CodecError(f"lz4: expected a 4-byte size header, found {src.nbytes} bytes")
         n = int.from_bytes(src[:4], "little", signed=True)
         if n < 0:
-            raise CodecError(f"{where}: lz4: header claims a negative decoded size {n}")
-        check_size(where, "lz4", n, expected, limit)
+            raise CodecError(f"lz4: header claims a negative decoded size {n}")
+        check_size("lz4", n, expected, limit)
         return n
 
-    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         src = as_u8(data)
-        n = self._header(src, expected, limit, where)
-        try:            # allocates only a size the block's length can decode to
-            return _lib().decompress(src, n)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
+        n = self._header(src, expected, limit)
+        return decompress(src, n)       # allocates only a size the block's length can decode to
 
-    def _into(self, src: memoryview, dst: np.ndarray, where: str) -> None:
-        try:
-            _lib().decompress_into(src, dst)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
-
-    def decode_into(self, data: Buffer, dst: np.ndarray, where: str) -> None:
+    def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         src = as_u8(data)
-        self._header(src, dst.shape[0], dst.shape[0], where)
-        self._into(src, dst, where)
+        self._header(src, dst.shape[0], dst.shape[0])
+        decompress_into(src, dst)

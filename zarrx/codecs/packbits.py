@@ -29,12 +29,11 @@ class PackBits(ArrayToArrayCodec):
         enc[1:] = np.packbits(flat)
         return enc
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         n = int(np.prod(shape, dtype=np.int64))
         pad = int(arr[0])
         if pad != (8 - n % 8) % 8:
-            raise CodecError(f"{where}: packbits: header says {pad} padding bits, expected "
+            raise CodecError(f"packbits: header says {pad} padding bits, expected "
                              f"{(8 - n % 8) % 8} for {n} values")
         bits = np.unpackbits(np.ascontiguousarray(arr[1:], dtype=np.uint8), count=n)
         return bits.view(bool).reshape(shape)

@@ -14,6 +14,11 @@ copy into ``out``.
 
 ``complete_specs`` binds a new array's codec list the same way and gives it back as metadata
 should hold it: checked against the chunks it will see, every chunk-dependent field filled in.
+
+Errors: resolving names its place in the metadata (``<array path> codecs[1].configuration``,
+``/`` for the root array). Decoding and encoding know nothing of where a chunk is stored: their
+CodecErrors carry no location unless the caller passes the chunk's ``key`` (then it is set as
+the error's ``key`` field); chunk I/O sets the array, key and inner chunk itself.
 """
 from __future__ import annotations
 
@@ -27,7 +32,7 @@ from zarrx._gather import gather_bytes, gather_into
 from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
                                as_numpy_dtype, as_u8, native, spec_json)
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import CodecError, MetadataError
+from zarrx.errors import CodecError, MetadataError, ZarrError
 from zarrx.metadata.model import CodecSpec, DataType
 
 __all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK", "complete_specs"]
@@ -48,6 +53,11 @@ class _BytesStage:
     codec: BytesToBytesCodec
     size: int | None              # exact input size on encode (= output size on decode)
     bound: int | None             # an upper bound of it
+
+
+def _name(key: str) -> str:
+    """How resolve-time messages name the array: its path, ``/`` for the root."""
+    return key or "/"
 
 
 def _kind(cls: type) -> str:
@@ -98,7 +108,7 @@ def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str
     """Every codec built and bound to the chunk it sees, with the (dtype, shape) it receives
     on encode, in order; nothing is elided. The array->bytes codec's entry is followed by the
     bytes->bytes codecs, each bound to the item type it serialises."""
-    name = key or "array"
+    name = _name(key)
     dt = native(as_numpy_dtype(dtype))        # chunks in memory are native byte order
     shape = tuple(int(s) for s in chunk_shape)
     specs = [_as_spec(c, i, name) for i, c in enumerate(codecs)]
@@ -142,7 +152,7 @@ def complete_specs(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dty
         mu = orig.must_understand if isinstance(orig, CodecSpec) else True
         out.append(spec if mu else CodecSpec(spec.name, spec.configuration, must_understand=False))
         if isinstance(codec, ArrayToBytesCodec):
-            codec.resolve(dt, shape, f"{key or 'array'} codecs[{len(out) - 1}]")
+            codec.resolve(dt, shape, f"{_name(key)} codecs[{len(out) - 1}]")
     return tuple(out)
 
 
@@ -181,7 +191,7 @@ class CodecPipeline:
         size: int | None = None
         bound: int | None = None
         for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key)):
-            where = f"{key or 'array'} codecs[{i}]"
+            where = f"{_name(key)} codecs[{i}]"
             if isinstance(codec, ArrayToArrayCodec):
                 if not codec.is_identity(dt, shape):
                     a2a.append(_ArrayStage(codec, dt, shape))
@@ -218,49 +228,50 @@ class CodecPipeline:
                 f"{', direct' if self.direct else ''})")
 
     # -- decode ----------------------------------------------------------------------------
-    def _where(self, key: str) -> str:
-        return key or (f"{self.key} chunk" if self.key else "chunk")
-
-    def _check_out(self, out: np.ndarray, where: str) -> None:
+    def _check_out(self, out: np.ndarray) -> None:
         if not isinstance(out, np.ndarray) or out.shape != self.chunk_shape \
                 or out.dtype != self.dtype:
             got = (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray)
                    else type(out).__name__)
-            raise CodecError(f"{where}: decode target must be a {self.dtype} array of shape "
+            raise CodecError(f"decode target must be a {self.dtype} array of shape "
                              f"{self.chunk_shape}, found {got}")
         if not out.flags.c_contiguous or not out.flags.writeable:
-            raise CodecError(f"{where}: decode target must be a writable C-contiguous array")
+            raise CodecError("decode target must be a writable C-contiguous array")
 
     def decode(self, data: Any, out: np.ndarray, *, key: str = "") -> None:
-        """Decode one stored chunk into ``out`` (C-contiguous, ``chunk_shape``, ``dtype``)."""
-        where = self._where(key)
-        self._check_out(out, where)
-        buf = as_u8(data)
-        if self.direct:
-            self._decode_direct(buf, out, where)
-            return
-        for st in reversed(self.b2b):
-            buf = st.codec.decode(buf, st.size, self._limit(st), where)
-        if not self.a2a:
-            self.a2b.decode_into(buf, out, where)
-            return
-        arr = self.a2b.decode(buf, self.a2b_dtype, self.a2b_shape, where)
-        for st in reversed(self.a2a):
-            arr = st.codec.decode(arr, st.dtype, st.shape, where)
-        np.copyto(out, arr, casting="unsafe")      # swap and/or transposition in one pass
+        """Decode one stored chunk into ``out`` (C-contiguous, ``chunk_shape``, ``dtype``);
+        ``key``, when given, is set as the ``key`` of any error."""
+        try:
+            self._check_out(out)
+            buf = as_u8(data)
+            if self.direct:
+                self._decode_direct(buf, out)
+                return
+            for st in reversed(self.b2b):
+                buf = st.codec.decode(buf, st.size, self._limit(st))
+            if not self.a2a:
+                self.a2b.decode_into(buf, out)
+                return
+            arr = self.a2b.decode(buf, self.a2b_dtype, self.a2b_shape)
+            for st in reversed(self.a2a):
+                arr = st.codec.decode(arr, st.dtype, st.shape)
+            np.copyto(out, arr, casting="unsafe")      # swap and/or transposition in one pass
+        except ZarrError as exc:
+            exc.at(key=key or None)
+            raise
 
-    def _decode_direct(self, buf: memoryview, out: np.ndarray, where: str) -> None:
+    def _decode_direct(self, buf: memoryview, out: np.ndarray) -> None:
         for st in reversed(self.b2b[1:]):           # checksums: verify, strip (views)
-            buf = st.codec.decode(buf, st.size, self._limit(st), where)
+            buf = st.codec.decode(buf, st.size, self._limit(st))
         dst = out.reshape(-1).view(np.uint8)
         if self.b2b and not self.b2b[0].codec.view_only:
-            self.b2b[0].codec.decode_into(buf, dst, where)
+            self.b2b[0].codec.decode_into(buf, dst)
         else:
             if self.b2b:
                 st = self.b2b[0]
-                buf = as_u8(st.codec.decode(buf, st.size, self._limit(st), where))
+                buf = as_u8(st.codec.decode(buf, st.size, self._limit(st)))
             if buf.nbytes != self.nbytes:
-                raise CodecError(f"{where}: expected {self.nbytes} bytes for a chunk of shape "
+                raise CodecError(f"expected {self.nbytes} bytes for a chunk of shape "
                                  f"{self.chunk_shape} and data type {self.dtype}, "
                                  f"found {buf.nbytes}")
             dst[:] = np.frombuffer(buf, dtype=np.uint8)
@@ -274,14 +285,19 @@ class CodecPipeline:
             and not self.dtype.hasobject
 
     def view(self, data: Any, *, key: str = "") -> np.ndarray:
-        """A read-only array over a raw plan's stored bytes (checksums verified), no copy."""
-        where = self._where(key)
-        buf = as_u8(data)
-        for st in reversed(self.b2b):
-            buf = st.codec.decode(buf, st.size, self._limit(st), where)
-        if buf.nbytes != self.nbytes:
-            raise CodecError(f"{where}: expected {self.nbytes} bytes for a chunk of shape "
-                             f"{self.chunk_shape} and data type {self.dtype}, found {buf.nbytes}")
+        """A read-only array over a raw plan's stored bytes (checksums verified), no copy;
+        ``key``, when given, is set as the ``key`` of any error."""
+        try:
+            buf = as_u8(data)
+            for st in reversed(self.b2b):
+                buf = st.codec.decode(buf, st.size, self._limit(st))
+            if buf.nbytes != self.nbytes:
+                raise CodecError(f"expected {self.nbytes} bytes for a chunk of shape "
+                                 f"{self.chunk_shape} and data type {self.dtype}, found "
+                                 f"{buf.nbytes}")
+        except ZarrError as exc:
+            exc.at(key=key or None)
+            raise
         return np.frombuffer(buf, dtype=self.dtype).reshape(self.chunk_shape)
 
     @property
@@ -322,35 +338,39 @@ class CodecPipeline:
         return st.bound if st.bound is not None else self.variable_limit
 
     def decode_new(self, data: Any, key: str = "") -> np.ndarray:
-        """Decode one stored chunk into a new array."""
+        """Decode one stored chunk into a new array (``key``: as for :meth:`decode`)."""
         try:
             out = np.empty(self.chunk_shape, dtype=self.dtype)
         except MemoryError:
-            raise CodecError(f"{self._where(key)}: cannot allocate {self.nbytes} bytes for a "
-                             f"chunk of shape {self.chunk_shape} and data type {self.dtype}"
-                             ) from None
+            raise CodecError(f"cannot allocate {self.nbytes} bytes for a chunk of shape "
+                             f"{self.chunk_shape} and data type {self.dtype}"
+                             ).at(key=key or None) from None
         self.decode(data, out, key=key)
         return out
 
     # -- encode ----------------------------------------------------------------------------
     def encode(self, chunk: np.ndarray, *, key: str = "") -> bytes:
-        """Encode one chunk (``chunk_shape``, any memory layout) into the bytes to store."""
-        where = self._where(key)
-        chunk = np.asarray(chunk)
-        if chunk.shape != self.chunk_shape:
-            raise CodecError(f"{where}: expected a chunk of shape {self.chunk_shape}, "
-                             f"found {chunk.shape}")
-        for st in self.b2b:                          # refuse before doing any work
-            lim = st.codec.max_input
-            if lim is not None and st.size is not None and st.size > lim:
-                raise CodecError(f"{where}: a chunk of {st.size} bytes exceeds the "
-                                 f"{st.codec.name} codec's limit of {lim} bytes; use smaller "
-                                 f"chunks or another compressor")
-        arr = chunk if chunk.dtype == self.dtype else chunk.astype(self.dtype)
-        for ast in self.a2a:
-            arr = ast.codec.encode(arr)
-        buf = self.a2b.encode(arr)
-        for st in self.b2b:
-            buf = st.codec.encode(buf)
+        """Encode one chunk (``chunk_shape``, any memory layout) into the bytes to store;
+        ``key``, when given, is set as the ``key`` of any error."""
+        try:
+            chunk = np.asarray(chunk)
+            if chunk.shape != self.chunk_shape:
+                raise CodecError(f"expected a chunk of shape {self.chunk_shape}, found "
+                                 f"{chunk.shape}")
+            for st in self.b2b:                          # refuse before doing any work
+                lim = st.codec.max_input
+                if lim is not None and st.size is not None and st.size > lim:
+                    raise CodecError(f"{st.codec.name}: a chunk of {st.size} bytes exceeds the "
+                                     f"codec's limit of {lim} bytes; use smaller chunks or "
+                                     f"another compressor")
+            arr = chunk if chunk.dtype == self.dtype else chunk.astype(self.dtype)
+            for ast in self.a2a:
+                arr = ast.codec.encode(arr)
+            buf = self.a2b.encode(arr)
+            for st in self.b2b:
+                buf = st.codec.encode(buf)
+        except ZarrError as exc:
+            exc.at(key=key or None)
+            raise
         return buf if type(buf) is bytes else bytes(buf)
 

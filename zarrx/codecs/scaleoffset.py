@@ -47,8 +47,7 @@ class FixedScaleOffset(ArrayToArrayCodec):
         enc = np.around((arr - self.offset) * self.scale)
         return enc.astype(astype, copy=False)
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return ((arr / self.scale) + self.offset).astype(dtype, copy=False)
 
 
@@ -88,8 +87,7 @@ class Quantize(ArrayToArrayCodec):
         scale = self._scale()
         return (np.around(scale * arr) / scale).astype(astype, copy=False)
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr.astype(dtype, copy=False)
 
 
@@ -130,6 +128,5 @@ class BitRound(ArrayToArrayCodec):
         b &= mask
         return b.view(native(arr.dtype))
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         return arr

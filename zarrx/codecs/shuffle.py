@@ -36,33 +36,32 @@ class Shuffle(BytesToBytesCodec):
     def encoded_size(self, n: int | None) -> int | None:
         return n
 
-    def _split(self, n: int, where: str) -> int:
+    def _split(self, n: int) -> int:
         es = self.elementsize or 1
         if es > 1 and n % es:
-            raise CodecError(f"{where}: shuffle: {n} bytes is not a multiple of the element size "
-                             f"{es}")
+            raise CodecError(f"shuffle: {n} bytes is not a multiple of the element size {es}")
         return es
 
     def encode(self, data: Buffer) -> Buffer:
         src = np.frombuffer(as_u8(data), dtype=np.uint8)
-        es = self._split(src.shape[0], "shuffle")
+        es = self._split(src.shape[0])
         if es <= 1:
             return src.tobytes()
         return src.reshape(-1, es).T.tobytes()          # one transposing pass
 
-    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         out = np.empty(as_u8(data).nbytes, dtype=np.uint8)
-        self.decode_into(data, out, where, expected)
+        self.decode_into(data, out, expected)
         return out
 
-    def decode_into(self, data: Buffer, dst: np.ndarray, where: str,  # type: ignore[override]
+    def decode_into(self, data: Buffer, dst: np.ndarray,  # type: ignore[override]
                     expected: int | None = -1) -> None:
         src = np.frombuffer(as_u8(data), dtype=np.uint8)
         n = src.shape[0]
         want = dst.shape[0] if expected == -1 else expected
         if want is not None and n != want:
-            raise CodecError(f"{where}: shuffle: expected {want} bytes, found {n}")
-        es = self._split(n, where)
+            raise CodecError(f"shuffle: expected {want} bytes, found {n}")
+        es = self._split(n)
         if es <= 1:
             dst[:] = src
         else:

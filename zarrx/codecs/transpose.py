@@ -49,7 +49,6 @@ class Transpose(ArrayToArrayCodec):
     def encode(self, arr: np.ndarray) -> np.ndarray:
         return arr.transpose(self.permutation(arr.ndim))      # a view; serialised in one pass
 
-    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         perm = self.permutation(arr.ndim)
         return arr.transpose(np.argsort(perm))

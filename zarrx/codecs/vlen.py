@@ -2,6 +2,9 @@
 
 Wire format: uint32 LE item count, then for each item (C order) a uint32 LE byte length and
 the bytes (UTF-8 for strings). Every length is checked against the bytes that remain.
+
+The kernel (:mod:`zarrx.codecs._filters`) returns a status tuple (a tag and numbers) and
+:meth:`_VLen._fail` words it; the pure-Python fallback returns the same tuples.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrx.codecs.base import ArrayToBytesCodec, Buffer, as_u8
+from zarrx.codecs.status import KernelStatus
 from zarrx.errors import CodecError
 
 __all__ = ["VLenUTF8", "VLenBytes"]
@@ -44,8 +48,9 @@ class _VLen(ArrayToBytesCodec):
                 try:
                     return v.encode("utf-8")
                 except UnicodeEncodeError as exc:
-                    raise CodecError(f"{self.name}: item {i} cannot be encoded as UTF-8 "
-                                     f"({exc})") from None
+                    raise CodecError(f"{self.name}: item {i} cannot be encoded as UTF-8: "
+                                     f"{exc.reason} (character {exc.start}, "
+                                     f"U+{ord(v[exc.start]):04X})") from None
             raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {v!r}, expected str")
         if isinstance(v, (bytes, bytearray, memoryview)):
             return bytes(v)
@@ -61,64 +66,73 @@ class _VLen(ArrayToBytesCodec):
         items = [self._item(v, i) for i, v in enumerate(flat.tolist())]
         k = _kernel()
         if k is not None:
-            return k.vlen_encode(items)
+            try:
+                return k.vlen_encode(items)
+            except KernelStatus as st:
+                raise CodecError(self._too_large(st.code, *st.values)) from None
         parts = [_U32.pack(len(items))]
         for i, b in enumerate(items):
             if len(b) > _MAX_ITEM:
-                raise CodecError(f"{self.name}: item {i} of {len(b)} bytes exceeds the "
-                                 f"format's limit of {_MAX_ITEM}")
+                raise CodecError(self._too_large("item", i, len(b), _MAX_ITEM))
             parts.append(_U32.pack(len(b)))
             parts.append(b)
         return b"".join(parts)
 
-    def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...],
-               where: str) -> np.ndarray:
+    def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
         out = np.empty(shape, dtype=object)
-        self._fill(as_u8(data), out.reshape(-1), where)
+        self._fill(as_u8(data), out.reshape(-1))
         return out
 
-    def decode_into(self, data: Buffer, out: np.ndarray, where: str) -> None:
+    def decode_into(self, data: Buffer, out: np.ndarray) -> None:
         if out.dtype == np.dtype(object) and out.flags.c_contiguous:
-            self._fill(as_u8(data), out.reshape(-1), where)
+            self._fill(as_u8(data), out.reshape(-1))
         else:
-            np.copyto(out, self.decode(data, out.dtype, out.shape, where))
+            np.copyto(out, self.decode(data, out.dtype, out.shape))
 
-    def _fill(self, mv: memoryview, flat: np.ndarray, where: str) -> None:
+    def _fill(self, mv: memoryview, flat: np.ndarray) -> None:
         k = _kernel()
-        if k is not None:
-            status = k.vlen_decode(mv, flat, self.utf8)
-            if status is not None:
-                self._fail(status, mv.nbytes, flat.shape[0], where)
-            return
+        status = k.vlen_decode(mv, flat, self.utf8) if k is not None else self._scan(mv, flat)
+        if status is not None:
+            self._fail(status, mv, flat.shape[0])
+
+    def _scan(self, mv: memoryview, flat: np.ndarray) -> tuple | None:
+        """The kernel's work in Python (when the extension is unavailable): same statuses."""
         n, count = mv.nbytes, flat.shape[0]
         if n < 4:
-            self._fail(("header", n), n, count, where)
+            return ("header", n)
         found = _U32.unpack_from(mv, 0)[0]
         if found != count:
-            self._fail(("count", found), n, count, where)
+            return ("count", found)
         pos = 4
         for i in range(count):
             if n - pos < 4:
-                self._fail(("length", i, pos), n, count, where)
+                return ("length", i, pos)
             ln = _U32.unpack_from(mv, pos)[0]
             pos += 4
             if ln > n - pos:
-                self._fail(("item", i, pos, ln), n, count, where)
+                return ("item", i, pos, ln)
             raw = bytes(mv[pos:pos + ln])
-            pos += ln
             if self.utf8:
                 try:
                     flat[i] = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    self._fail(("utf8", i, str(exc)), n, count, where)
+                except UnicodeDecodeError:
+                    return ("utf8", i, pos, ln)
             else:
                 flat[i] = raw
+            pos += ln
         if pos != n:
-            self._fail(("trailing", pos), n, count, where)
+            return ("trailing", pos)
+        return None
 
-    def _fail(self, status: tuple, n: int, count: int, where: str) -> None:
-        what = status[0]
-        p = f"{where}: {self.name}:"
+    def _too_large(self, what: str, *v: int) -> str:
+        if what == "count":
+            return f"{self.name}: {v[0]} items exceed the format's limit of {v[1]}"
+        return f"{self.name}: item {v[0]} of {v[1]} bytes exceeds the format's limit of {v[2]}"
+
+    def _fail(self, status: tuple, mv: memoryview, count: int) -> None:
+        """Raise the CodecError of a decode status: the one place they are worded."""
+        what, n = status[0], mv.nbytes
+        p = f"{self.name}:"
         if what == "header":
             raise CodecError(f"{p} expected a 4-byte item count, found {n} bytes")
         if what == "count":
@@ -130,7 +144,14 @@ class _VLen(ArrayToBytesCodec):
             raise CodecError(f"{p} item {status[1]} claims {status[3]} bytes at byte "
                              f"{status[2]}, but only {n - status[2]} remain")
         if what == "utf8":
-            raise CodecError(f"{p} item {status[1]} is not valid UTF-8 ({status[2]})")
+            i, pos, ln = status[1:]
+            raw = bytes(mv[pos:pos + ln])
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:       # its fields say where and why
+                raise CodecError(f"{p} item {i} is not valid UTF-8: {exc.reason} (byte "
+                                 f"0x{raw[exc.start]:02x} at offset {pos + exc.start} of the "
+                                 f"chunk)") from None
         if what == "trailing":
             raise CodecError(f"{p} {n - status[1]} bytes of trailing data after {count} items")
         raise AssertionError(status)  # pragma: no cover

@@ -1,20 +1,127 @@
-"""The ``zstd`` codec (v3 registered extension, numcodecs ``zstd``)."""
+"""The ``zstd`` codec (v3 registered extension, numcodecs ``zstd``).
+
+The kernel (:mod:`zarrx.codecs._zstd`) reports a failure as a status code and numbers;
+:func:`_message` words it, and the functions below are the kernel's calls with that done.
+"""
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
+from zarrx.codecs.status import KernelStatus, common_message
 from zarrx.errors import CodecError
 
-__all__ = ["Zstd"]
+__all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_bounded"]
 
 
 def _lib() -> Any:
     from zarrx.codecs import _zstd
     return _zstd
+
+
+def _message(st: KernelStatus) -> str:
+    """The message of a zstd kernel status: the one place they are worded."""
+    k = _lib()
+    c, v = st.code, st.values
+    common = common_message(k, st, "zstd", "the compressed frame")
+    if common is not None:
+        return common
+    if c == k.NO_DCTX:
+        return "zstd: cannot allocate a decompression context"
+    if c == k.NO_CCTX:
+        return "zstd: cannot allocate a compression context"
+    if c == k.LEVEL:
+        level, lo, hi, default = v
+        return (f"zstd: compression level {level} is out of range, expected {lo}..{hi} (0 means "
+                f"the default, {default})")
+    if c == k.TOO_LARGE:
+        return f"zstd: input of {v[0]} bytes is too large to compress"
+    if c == k.COMPRESS_FAILED:
+        n, level, rc = v
+        return f"zstd: compressing {n} bytes at level {level} failed: {k.error_name(rc)}"
+    if c == k.EMPTY:
+        return f"zstd: empty input, expected a zstd frame decoding to {v[0]} bytes"
+    if c == k.NOT_A_FRAME:
+        n, rc = v
+        return f"zstd: input of {n} bytes is not a complete zstd frame: {k.error_name(rc)}"
+    if c == k.TRAILING:
+        rest, off, rc = v
+        return (f"zstd: {rest} bytes after the frame ending at offset {off} are not a complete "
+                f"zstd frame (trailing garbage or a truncated frame): {k.error_name(rc)}")
+    if c == k.BAD_HEADER:
+        return f"zstd: frame at offset {v[0]} has an unreadable header"
+    if c == k.DECLARED:
+        off, size, before, m = v
+        return (f"zstd: frame at offset {off} declares {size} bytes, but the frames before it "
+                f"already hold {before} of the expected {m}")
+    if c == k.SIZE:
+        got, m, frames = v
+        what = "frame decodes" if frames == 1 else f"{frames} frames decode"
+        return f"zstd: {what} to {got} bytes, expected {m}"
+    if c == k.CORRUPT:
+        n, m, rc = v
+        to = "" if m is None else f", expected to decode to {m}"
+        return f"zstd: corrupt frame ({n} bytes{to}): {k.error_name(rc)}"
+    if c == k.EXCESS:
+        return f"zstd: frame decodes to more than {v[0]} bytes, expected {v[0]}"
+    if c == k.TRUNCATED:
+        n, produced, m = v
+        want = "" if m is None else f", expected {m}"
+        return (f"zstd: input of {n} bytes ends inside a frame (truncated) after {produced} "
+                f"decoded bytes{want}")
+    if c == k.NO_HEADER:
+        return "zstd: empty input, expected a zstd frame header"
+    if c == k.BAD_FIRST_HEADER:
+        return f"zstd: input of {v[0]} bytes does not start with a valid zstd frame header"
+    if c == k.LIMIT_DECLARED:
+        size, limit = v
+        return f"zstd header claims {size} decoded bytes, more than the limit of {limit}"
+    if c == k.LIMIT_EXCEEDED:
+        return f"zstd: decoded data exceeds the limit of {v[0]} bytes"
+    return f"zstd: kernel status {c} {v}"  # pragma: no cover - every code is worded above
+
+
+def compress(src: Buffer, level: int = 0, checksum: bool = False) -> bytes:
+    """One zstd frame holding ``src`` (its content size recorded)."""
+    try:
+        return _lib().compress(src, level, checksum)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def decompress(src: Buffer, expected: int) -> bytes:
+    """The frame(s) of ``src``, which must decode to exactly ``expected`` bytes."""
+    try:
+        return _lib().decompress(src, expected)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def decompress_into(src: Buffer, dst: Any) -> None:
+    """Decode the frame(s) of ``src`` into the writable bytes ``dst``, filling it exactly."""
+    try:
+        _lib().decompress_into(src, dst)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def decompress_bounded(src: Buffer, limit: int) -> bytes:
+    """The frame(s) of ``src``, whose decoded size is not known in advance: at most ``limit``
+    bytes."""
+    try:
+        return _lib().decompress_bounded(src, limit)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
+
+
+def content_size(src: Buffer) -> int | None:
+    """The content size the first frame's header declares, or None."""
+    try:
+        return _lib().content_size(src)
+    except KernelStatus as st:
+        raise CodecError(_message(st)) from None
 
 
 class Zstd(BytesToBytesCodec):
@@ -39,53 +146,12 @@ class Zstd(BytesToBytesCodec):
         return n + (n >> 8) + ((128 * 1024 - n) >> 11 if n < 128 * 1024 else 0)
 
     def encode(self, data: Buffer) -> Buffer:
-        return _lib().compress(as_u8(data), self.level, self.checksum)
+        return compress(as_u8(data), self.level, self.checksum)
 
-    def decode(self, data: Buffer, expected: int | None, limit: int, where: str) -> Buffer:
-        src = as_u8(data)
-        try:
-            if expected is not None:
-                return _lib().decompress(src, expected)
-            return self._decode_unknown(src, limit, where)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
+        if expected is not None:
+            return decompress(as_u8(data), expected)
+        return decompress_bounded(as_u8(data), limit)   # variable-length chunks
 
-    def _decode_unknown(self, src: memoryview, limit: int, where: str) -> bytes:
-        """Variable-length chunks: the decoded size is not known in advance. Trust a declared
-        content size only up to ``limit``; without one, grow a bounded output geometrically."""
-        lib = _lib()
-        cs = lib.content_size(src)
-        if cs is not None:
-            if cs > limit:
-                raise CodecError(f"zstd header claims {cs} decoded bytes, more than the limit "
-                                 f"of {limit}")
-            try:
-                return lib.decompress(src, cs)
-            except CodecError as exc:
-                if "expected" not in str(exc) or "after the frame" in str(exc):
-                    raise
-                # several frames: fall through to the bounded search
-        limit = min(limit, lib.MAX_RATIO * src.nbytes)     # no frame expands more
-        size = min(limit, max(1 << 16, 4 * src.nbytes))
-        while True:
-            try:
-                return lib.decompress(src, size)
-            except CodecError as exc:
-                m = _SHORT.search(str(exc))
-                if m is not None and int(m.group(1)) < size:
-                    return lib.decompress(src, int(m.group(1)))
-                if "more than" not in str(exc) or size >= limit:
-                    if size >= limit and "more than" in str(exc):
-                        raise CodecError(f"zstd: decoded data exceeds the limit of {limit} "
-                                         f"bytes") from None
-                    raise
-                size = min(limit, size * 4)
-
-    def decode_into(self, data: Buffer, dst: np.ndarray, where: str) -> None:
-        try:
-            _lib().decompress_into(as_u8(data), dst)
-        except CodecError as exc:
-            raise CodecError(f"{where}: {exc}") from None
-
-
-_SHORT = re.compile(r"decodes? to (\d+) bytes, expected")
+    def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
+        decompress_into(as_u8(data), dst)

@@ -71,6 +71,12 @@ class ChunkSource:
         """How messages name the chunk at ``coords``."""
         return f"chunk {coords}"
 
+    def location(self, coords: Coords) -> dict[str, str]:
+        """Where the chunk at ``coords`` is stored, as the location fields of an error about
+        it (:meth:`zarrx.errors.ZarrError.at`): ``key`` (the stored object) and, inside a
+        shard, ``inner`` (the chunk's key in it). Only called once something went wrong."""
+        return {}
+
 
 class Slab:
     """A stored object assembled in place: ``view(coords)`` is the writable place of one
@@ -128,6 +134,9 @@ class KeyedChunks(ChunkSource):
 
     def chunk_name(self, coords: Coords) -> str:
         return repr(self.prefix + self._encode(coords))
+
+    def location(self, coords: Coords) -> dict[str, str]:
+        return {"key": self.prefix + self._encode(coords)}
 
     def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
         p, enc = self.prefix, self._encode

@@ -7,13 +7,15 @@ a missing chunk. The index lies at the end of the shard (``index_location: "end"
 start.
 
 The kernels (:mod:`zarrx.store._shard_index`) return status codes and numbers; this module builds
-the message once, naming the shard, the entry and the numbers involved.
+the message once, naming the entry and the numbers involved. The shard is named by the error's
+location fields (``array``, ``key``, and ``inner`` for a nested shard), which the caller gives
+as a function called only when something is wrong.
 """
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 
 import numpy as np
 
@@ -22,7 +24,10 @@ from zarrx.metadata.model import ShardGeometry
 from zarrx.store import _shard_index as _k
 from zarrx.store.base import ByteRange
 
-__all__ = ["IndexFormat", "IndexCache", "MISSING", "INDEX_CACHE_SIZE"]
+__all__ = ["IndexFormat", "IndexCache", "MISSING", "INDEX_CACHE_SIZE", "Where"]
+
+#: the location fields of a shard's errors, worked out only when one is raised
+Where = Callable[[], Mapping[str, "str | None"]]
 
 MISSING = 2**64 - 1
 INDEX_CACHE_SIZE = 16
@@ -51,51 +56,52 @@ class IndexFormat:
         return tuple(local if self._inv is None else [local[i] for i in self._inv])
 
     # -- decoding ----------------------------------------------------------------------------
-    def decode(self, buf: bytes | memoryview, size: int | None, name: str) -> np.ndarray:
+    def decode(self, buf: bytes | memoryview, size: int | None, where: Where) -> np.ndarray:
         """The ``(n, 2)`` entries of an index read from a shard of ``size`` bytes (None when
         unknown: entries are then checked for what needs no size, and a short read of an inner
-        chunk is reported by the reader). ShardError naming ``name`` (the shard) if invalid."""
+        chunk is reported by the reader). ShardError located by ``where()`` if invalid."""
         entries, status, bad = _k.decode_index(buf, self.n, -1 if size is None else size,
                                                self.at_end, self.crc, self.big)
         if status != _k.OK:
-            raise self._error(name, status, bad, entries, buf, size)
+            raise self._error(status, bad, entries, buf, size).at(**where())
         return entries
 
-    def decode_whole(self, blob: bytes | memoryview, name: str) -> np.ndarray:
+    def decode_whole(self, blob: bytes | memoryview, where: Where) -> np.ndarray:
         """The entries of a whole shard object (its size known)."""
         size, L = len(blob), self.nbytes
         if size < L:
-            return self.decode(blob, None, name)            # reports the truncation
+            return self.decode(blob, None, where)            # reports the truncation
         view = memoryview(blob)
-        return self.decode(view[size - L:] if self.at_end else view[:L], size, name)
+        return self.decode(view[size - L:] if self.at_end else view[:L], size, where)
 
-    def _error(self, name: str, status: int, bad: int, entries: np.ndarray,
-               buf: bytes | memoryview, size: int | None) -> ShardError:
+    def _error(self, status: int, bad: int, entries: np.ndarray, buf: bytes | memoryview,
+               size: int | None) -> ShardError:
         L, n = self.nbytes, self.n
         layout = f"{n} entries x 16 B" + (" + 4 B crc32c" if self.crc else "")
         if status in (_k.BAD_LENGTH, _k.SHARD_TOO_SMALL):
             # a range read clipped to a short object returns the whole object
             got = len(buf) if status == _k.BAD_LENGTH or size is None else size
             if got > L:
-                return ShardError(f"{name}: the index read returned {got} bytes, expected {L}")
+                return ShardError(f"the index read returned {got} bytes, expected {L}")
             if got == 0:
-                return ShardError(f"{name}: empty (0 bytes); expected at least its {L}-byte "
-                                  f"index ({layout}) at the {self.location}")
-            return ShardError(f"{name}: truncated: {got} bytes, shorter than its {L}-byte index "
+                return ShardError(f"empty (0 bytes); expected at least its {L}-byte index "
+                                  f"({layout}) at the {self.location}")
+            return ShardError(f"truncated: {got} bytes, shorter than its {L}-byte index "
                               f"({layout}) at the {self.location}")
         if status == _k.BAD_CRC:
             stored, computed = _k.stored_crc(buf, True)
-            return ShardError(f"{name}: index checksum mismatch: stored crc32c {stored:#010x}, "
+            return ShardError(f"index checksum mismatch: stored crc32c {stored:#010x}, "
                               f"computed {computed:#010x} over the {16 * n}-byte index")
         off, nb = int(entries[bad, 0]), int(entries[bad, 1])
-        return self.entry_error(name, bad, off, nb, status, size)
+        return self.entry_error(bad, off, nb, status, size)
 
-    def entry_error(self, name: str, slot: int, off: int, nb: int, status: int,
-                    size: int | None, read: tuple[int, int, int] | None = None) -> ShardError:
-        """The error for index entry ``slot``. ``read``: ``(start, stop, got)`` of an inner chunk
-        read that came back short (the shard's size was not known at decode time)."""
+    def entry_error(self, slot: int, off: int, nb: int, status: int, size: int | None,
+                    read: tuple[int, int, int] | None = None) -> ShardError:
+        """The error for index entry ``slot`` (its location left to the caller). ``read``:
+        ``(start, stop, got)`` of an inner chunk read that came back short (the shard's size
+        was not known at decode time)."""
         L = self.nbytes
-        entry = f"{name}: index entry {slot} (inner chunk {self.slot_coords(slot)})"
+        entry = f"index entry {slot} (inner chunk {self.slot_coords(slot)})"
         of_size = "the shard" if size is None else f"the {size}-byte shard"
         if read is not None:
             start, stop, got = read
@@ -120,7 +126,7 @@ class IndexFormat:
             lo, hi = (0, L) if not self.at_end else (size - L, size)  # type: ignore[operator]
             return ShardError(f"{entry}: bytes [{off}, {off + nb}) overlap the index at bytes "
                               f"[{lo}, {hi}) of {of_size}")
-        return ShardError(f"{name}: index status {status}")  # pragma: no cover
+        return ShardError(f"index status {status}")  # pragma: no cover
 
     # -- encoding ----------------------------------------------------------------------------
     def encode(self, entries: np.ndarray) -> bytes:

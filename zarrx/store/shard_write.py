@@ -6,7 +6,7 @@ and keeps no state between calls.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ Finish = Callable[[int, "bytes | memoryview | None"], "bytes | None"]
 
 def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryview | None,
                 items_at: list[int], items: Sequence[tuple[Coords, object]], slots: np.ndarray,
-                finish: Finish, name_of: Callable[[tuple[int, ...]], str],
+                finish: Finish, where_of: Callable[[tuple[int, ...]], Mapping[str, str | None]],
                 path: tuple[int, ...] = (), slab: Slab | None = None
                 ) -> tuple[bytes | None, np.ndarray | None]:
     """The new bytes (None: nothing left) and index entries of the level-``level`` shard
@@ -31,11 +31,12 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
 
     ``slots[j, level]`` is item j's index slot at each level; an item's value is its new bytes,
     None (delete it), or PARTIAL (``finish(j, current bytes)`` gives the new bytes). Nested
-    levels merge recursively; ``name_of(path)`` names the shard at ``path`` in messages."""
+    levels merge recursively; ``where_of(path)`` gives the location fields of errors about the
+    shard at ``path`` (called only when there is one)."""
     fmt = formats[level]
     values: list = [None] * fmt.n
     if old is not None:
-        entries = fmt.decode_whole(old, name_of(path))
+        entries = fmt.decode_whole(old, lambda: where_of(path))
         view = memoryview(old)
         for slot, (off, nb) in enumerate(entries.tolist()):
             if off != MISSING:
@@ -51,7 +52,7 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
             values[slot] = finish(j, values[slot]) if value is PARTIAL else value
         else:
             values[slot] = merge_shard(formats, level + 1, values[slot], js, items, slots,
-                                       finish, name_of, (*path, slot))[0]
+                                       finish, where_of, (*path, slot))[0]
     if all(v is None for v in values):
         return None, None
     if isinstance(slab, ShardSlab) and slab.holds(values):

@@ -41,7 +41,7 @@ class ShardedChunks(ChunkSource):
 
     def __init__(self, objects: KeyedChunks, layout: ChunkLayout, name: str = "") -> None:
         if not layout.shards or layout.read_shape is None or layout.object_ratio is None:
-            raise StoreError(f"array {name!r}: ShardedChunks needs a sharded layout")
+            raise StoreError("ShardedChunks needs a sharded layout").at(array=name)
         self.objects = objects
         self.store = objects.store
         self.name = name
@@ -72,11 +72,12 @@ class ShardedChunks(ChunkSource):
             arr = (np.zeros((m, 0), dtype=np.int64) if self.ndim == 0
                    else np.array(coords, dtype=np.int64).reshape(m, -1))
         except (ValueError, TypeError, OverflowError) as exc:
-            raise StoreError(f"array {self.name!r}: chunk coordinates: expected {self.ndim} "
-                             f"non-negative int64 values each, found {list(coords)[:4]!r}") from exc
+            raise StoreError(f"chunk coordinates: expected {self.ndim} non-negative int64 "
+                             f"values each, found {list(coords)[:4]!r}"
+                             ).at(array=self.name) from exc
         if arr.shape[1] != self.ndim:
-            raise StoreError(f"array {self.name!r}: chunk coordinates: expected {self.ndim} "
-                             f"values each, found {arr.shape[1]}")
+            raise StoreError(f"chunk coordinates: expected {self.ndim} values each, found "
+                             f"{arr.shape[1]}").at(array=self.name)
         slots = np.empty((m, len(self.levels)), dtype=np.int64)
         shards0 = runs0 = None
         for i, ratio in enumerate(self._ratio):
@@ -85,8 +86,8 @@ class ShardedChunks(ChunkSource):
                 units = units[:, self._perm]
             shards, sl, runs, status, bad = _k.locate(np.ascontiguousarray(units), self._per[i])
             if status != _k.OK:
-                raise StoreError(f"array {self.name!r}: chunk {tuple(coords[bad])}: expected "
-                                 f"non-negative coordinates")
+                raise StoreError(f"chunk {tuple(coords[bad])}: expected non-negative "
+                                 f"coordinates").at(array=self.name)
             slots[:, i] = sl
             if i == 0:
                 shards0 = shards if self._inv is None else shards[:, self._inv]
@@ -97,19 +98,26 @@ class ShardedChunks(ChunkSource):
         shard = tuple(c // r for c, r in zip(coords, self.object_ratio))
         return f"shard {self.objects.chunk_name(shard)} inner chunk {self.inner_key(coords)!r}"
 
+    def location(self, coords: Coords) -> dict[str, str]:
+        shard = tuple(c // r for c, r in zip(coords, self.object_ratio))
+        return {"key": self.objects.key(shard), "inner": self.inner_key(coords)}
+
     def inner_key(self, coords: Coords) -> str:
         """The read unit's key relative to its shard (``default`` encoding, array axes)."""
         return _INNER_KEYS.encode(tuple(c % r for c, r in zip(coords, self.object_ratio)))
 
-    def _level_name(self, obj: Coords, path: tuple[int, ...]) -> str:
-        """Messages' name of the shard at ``path`` (slots of the outer levels) in ``obj``."""
-        name = f"shard {self.objects.chunk_name(obj)}"
-        coords = list(obj)
-        for level, slot in enumerate(path):
-            local = self.formats[level].slot_coords(slot)
-            coords = [c * int(p) + loc for c, p, loc in zip(coords, self._per_a[level], local)]
-            name += f" inner chunk {_INNER_KEYS.encode(tuple(coords))!r}"
-        return name
+    def _level_loc(self, obj: Coords, path: tuple[int, ...]) -> dict[str, str | None]:
+        """The location fields of errors about the shard at ``path`` (slots of the outer
+        levels) in ``obj``: the array, the stored shard's key and, for a nested shard, its key
+        inside the stored one (in units of its level)."""
+        inner = None
+        if path:
+            coords = [0] * self.ndim
+            for level, slot in enumerate(path):
+                local = self.formats[level].slot_coords(slot)
+                coords = [c * int(p) + loc for c, p, loc in zip(coords, self._per_a[level], local)]
+            inner = _INNER_KEYS.encode(tuple(coords))
+        return {"array": self.name, "key": self.objects.key(obj), "inner": inner}
 
     # -- reads -------------------------------------------------------------------------------
     def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
@@ -139,9 +147,10 @@ class ShardedChunks(ChunkSource):
                             f"{MAX_ATTEMPTS} reads")
 
     def _index(self, snap: ObjectSnapshot, cache_key: tuple, level: int, start: int,
-               size: int | None, name: str, buf: bytes | memoryview | None = None) -> np.ndarray:
+               size: int | None, buf: bytes | memoryview | None = None) -> np.ndarray:
         """The entries of the index of the level-``level`` shard at byte ``start`` of the
-        object (``size`` bytes; None: unknown), from the cache or read through ``snap``."""
+        object (``size`` bytes; None: unknown), from the cache or read through ``snap``.
+        ``cache_key`` is ``(obj, *path)``: the stored object and the slots leading to it."""
         got = self._cache.get(cache_key, snap.generation)
         if got is not None:
             return got[0]
@@ -149,13 +158,13 @@ class ShardedChunks(ChunkSource):
         if buf is None:
             buf = snap.read([fmt.range])[0]
             size = snap.size if size is None else size
-        entries = fmt.decode(buf, size, name)
+        entries = fmt.decode(buf, size, lambda: self._level_loc(cache_key[0], cache_key[1:]))
         self._cache.put(cache_key, snap.generation, entries, size)
         return entries
 
     def _read_snapshot(self, snap: ObjectSnapshot, obj: Coords, requests: Sequence[ChunkRequest],
                        slots: np.ndarray, a: int, b: int, out: list) -> None:
-        entries = self._index(snap, (obj,), 0, 0, snap.size, self._level_name(obj, ()))
+        entries = self._index(snap, (obj,), 0, 0, snap.size)
         spans: dict[int, tuple[int, int]] = {}        # request -> (offset in object, nbytes)
         for i in range(a, b):
             off, nb = entries[slots[i, 0]].tolist()
@@ -183,8 +192,8 @@ class ShardedChunks(ChunkSource):
             if len(data) != length:            # only when the shard's size was unknown
                 slot = int(slots[i, -1])
                 raise self.formats[-1].entry_error(
-                    self._level_name(obj, tuple(slots[i, :-1].tolist())), slot, off, nb, 0,
-                    None, read=(start, start + length, len(data)))
+                    slot, off, nb, 0, None, read=(start, start + length, len(data))
+                ).at(**self._level_loc(obj, tuple(slots[i, :-1].tolist())))
             out[i] = data
 
     def _descend(self, snap: ObjectSnapshot, obj: Coords, level: int, slots: np.ndarray,
@@ -209,8 +218,7 @@ class ShardedChunks(ChunkSource):
                       ByteRange.trusted(off + nb - L if fmt.at_end else off, L)
                       for _, off, nb in todo]
             for (path, off, nb), buf in zip(todo, snap.read(ranges)):
-                indexes[path] = self._index(snap, (obj, *path), level, off, nb,
-                                            self._level_name(obj, path), buf)
+                indexes[path] = self._index(snap, (obj, *path), level, off, nb, buf)
         out: dict[int, tuple[int, int]] = {}
         for i, (base, _) in spans.items():
             off, nb = indexes[tuple(slots[i, :level].tolist())][slots[i, level]].tolist()
@@ -234,7 +242,7 @@ class ShardedChunks(ChunkSource):
 
         def modify(old: bytes | memoryview | None) -> bytes | None:
             blob, entries = merge_shard(self.formats, 0, old, list(range(len(items))), items,
-                                        slots, finish, lambda path: self._level_name(obj, path),
+                                        slots, finish, lambda path: self._level_loc(obj, path),
                                         (), slab)
             done["entries"], done["size"] = entries, None if blob is None else len(blob)
             return blob
@@ -258,7 +266,7 @@ class ShardedChunks(ChunkSource):
                 yield from self._present(snap, obj)
 
     def _present(self, snap: ObjectSnapshot, obj: Coords) -> Iterator[Coords]:
-        entries = self._index(snap, (obj,), 0, 0, snap.size, self._level_name(obj, ()))
+        entries = self._index(snap, (obj,), 0, 0, snap.size)
         base = np.asarray(obj, dtype=np.int64) * np.asarray(self.object_ratio, dtype=np.int64)
         frontier: list[tuple[tuple[int, ...], int, np.ndarray]] = [((), 0, entries)]
         for level in range(len(self.levels)):
@@ -276,8 +284,7 @@ class ShardedChunks(ChunkSource):
                     rng = ByteRange.trusted(start + off + nb - L if fmt.at_end else start + off,
                                             min(L, nb))
                     buf = snap.read([rng])[0]
-                    sub = self._index(snap, (obj, *path, slot), level + 1, start + off, nb,
-                                      self._level_name(obj, (*path, slot)), buf)
+                    sub = self._index(snap, (obj, *path, slot), level + 1, start + off, nb, buf)
                     nxt.append(((*path, slot), start + off, sub))
             frontier = nxt
 
