@@ -2,7 +2,8 @@
 processes; a worker killed in the middle of a write, and the write run again.
 
 Data is checked by checksums of every byte computed on the workers and in the test process,
-and by reading back with zarr-python.
+and by reading back with zarr-python. (The same reads and writes against an S3 test server
+belong here once zarrx opens remote URLs.)
 """
 from __future__ import annotations
 
