@@ -126,20 +126,27 @@ def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
     return mode
 
 
+def _exists(store: Any, path: str, kw: dict) -> bool:
+    from zarrx.api import open as open_node
+    from zarrx.errors import NodeNotFoundError
+    try:
+        open_node(store, mode="r", path=path, **kw)
+    except NodeNotFoundError:
+        return False
+    return True
+
+
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
           storage_options: dict | None) -> Group:
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     path = (group or "").strip("/")
-    if mode == "w-":
-        try:
-            return open_group(store, mode="w-", path=path, zarr_format=fmt or 3, **kw)
-        except NodeExistsError as exc:
-            raise NodeExistsError(f"to_zarrx: {exc} (mode 'w-' creates; use mode='w' to "
-                                  f"replace or mode='a' to add)") from exc
-    if mode == "w":
-        return open_group(store, mode="w", path=path, zarr_format=fmt or 3, **kw)
+    if mode == "w-" and _exists(store, path, kw):
+        raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
+                              f"use mode='w' to replace or mode='a' to add)")
+    if mode in ("w-", "w"):
+        return open_group(store, mode=mode, path=path, zarr_format=fmt or 3, **kw)
     grp = open_group(store, mode="r+" if mode == "r+" else "a", path=path,
                      zarr_format=fmt, use_consolidated=False, **kw)
     if fmt is not None and grp.zarr_format != fmt:
