@@ -12,9 +12,9 @@ from zarrx.api import (consolidate_metadata, create, create_array, create_group,
 from zarrx.array import Array
 from zarrx.convenience import (array, create_hierarchy, from_array, load, save, save_array,
                                save_group)
-from zarrx.errors import (ArgumentError, ArgumentTypeError, CodecError, IndexingError,
-                          MetadataError, NodeExistsError, NodeMismatchError, NodeNotFoundError,
-                          ReadOnlyError, ShardError, StoreError, ZarrError)
+from zarrx.errors import (ArgumentError, ArgumentTypeError, CodecError, DataTypeError,
+                          IndexingError, MetadataError, NodeExistsError, NodeMismatchError,
+                          NodeNotFoundError, ReadOnlyError, ShardError, StoreError, ZarrError)
 from zarrx.group import Group
 
 __version__ = "0.1.0"
@@ -25,7 +25,7 @@ __all__ = [
     "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated",
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
-    "ArgumentError", "ArgumentTypeError",
+    "ArgumentError", "ArgumentTypeError", "DataTypeError",
 ]
 
 

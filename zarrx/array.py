@@ -153,7 +153,7 @@ class Array(Node):
 
     def __len__(self) -> int:
         if not self._meta.shape:
-            raise TypeError("len() of unsized object")
+            raise ArgumentTypeError("len() of unsized object (a 0-d array)")
         return self._meta.shape[0]
 
     def __repr__(self) -> str:

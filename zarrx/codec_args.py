@@ -70,7 +70,7 @@ def as_codec(obj: Any, where: str) -> Arg:
         spec = obj
     elif hasattr(obj, "to_dict") and callable(obj.to_dict) and not isinstance(obj, Mapping) \
             and not hasattr(obj, "get_config"):
-        return as_codec(_plain(obj.to_dict()), where)       # a zarr-python codec object
+        return _from_zarr_python(obj, where)
     elif isinstance(obj, Mapping) and "name" in obj:
         loc.keys(dict(obj), ("name",), ("configuration", "must_understand"))
         name = (loc / "name").str(obj["name"])
@@ -94,6 +94,25 @@ def as_codec(obj: Any, where: str) -> Arg:
         raise unknown_codec(spec.name, f"{loc}: ")
     check_codec(spec.name, spec.configuration, loc / "configuration")
     return spec
+
+
+def _from_zarr_python(obj: Any, where: str) -> Arg:
+    """A zarr-python codec object, through its ``to_dict()``. Fields it leaves to be chosen
+    from the array (blosc ``typesize`` and ``shuffle`` when not given) are left to zarrx's
+    codec class defaults the same way."""
+    doc = _plain(obj.to_dict())
+    open_fields = getattr(obj, "_tunable_attrs", None) or ()
+    conf = doc.get("configuration") if isinstance(doc, dict) else None
+    if open_fields and isinstance(conf, dict):
+        conf = {k: v for k, v in conf.items() if k not in open_fields}
+        cls = lookup(doc.get("name", ""))
+        if cls is not None:
+            try:
+                return cls(**conf)
+            except TypeError:
+                pass
+        doc = {**doc, "configuration": conf}
+    return as_codec(doc, where)
 
 
 def _kind(c: Arg) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
-    "ArgumentError", "ArgumentTypeError", "expected",
+    "ArgumentError", "ArgumentTypeError", "DataTypeError", "expected",
 ]
 
 
@@ -110,9 +110,14 @@ class ArgumentError(ZarrError, ValueError):
 
 
 class ArgumentTypeError(ArgumentError, TypeError):
-    """An argument of the wrong kind: an unknown data type, an unknown keyword, attributes that
-    are not JSON, ``out=`` that is not a numpy array (a ``TypeError``, as numpy and zarr-python
-    raise there)."""
+    """An argument of the wrong kind: an unknown keyword, attributes that are not JSON,
+    ``out=`` that is not a numpy array, a codec in the wrong argument (a ``TypeError``, as
+    zarr-python raises there)."""
+
+
+class DataTypeError(MetadataError, TypeError):
+    """A data type given by the user is unknown or unsupported: a metadata error that is also
+    the ``TypeError`` numpy and zarr-python raise for a bad dtype."""
 
 
 class ConflictError(StoreError):
