@@ -75,8 +75,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, GroupMeta):
-            return open_group(st, mode=mode, path=path, zarr_format=zarr_format,
-                              use_consolidated=use_consolidated)
+            return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             return Array(st, path, meta, read_only=mode == "r",
                          write_empty_chunks=kwargs.get("write_empty_chunks"))
@@ -105,20 +104,26 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, GroupMeta):
-            if use_consolidated is False and meta.consolidated is not None:
-                meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
-                                 extra=meta.extra)
-            elif use_consolidated is True and meta.consolidated is None:
-                raise MetadataError(f"open_group: the group at {_where(st, path)} has no "
-                                    f"consolidated metadata (write it with "
-                                    f"zarrx.consolidate_metadata)")
-            return Group(st, path, meta, read_only=mode == "r")
+            return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             raise NodeExistsError(f"open_group: the node at {_where(st, path)} is an array")
         if mode != "a":
             raise NodeNotFoundError(f"open_group: no group at {_where(st, path)}")
     return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
                         overwrite=(mode == "w"), _mode=mode)
+
+
+def _group(st: Store, path: str, meta: GroupMeta, mode: str,
+           use_consolidated: bool | None) -> Group:
+    """The handle of an existing group; ``use_consolidated=True`` requires consolidated
+    metadata, ``False`` ignores it."""
+    if use_consolidated is False and meta.consolidated is not None:
+        meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
+                         extra=meta.extra)
+    elif use_consolidated is True and meta.consolidated is None:
+        raise MetadataError(f"open_group: the group at {_where(st, path)} has no consolidated "
+                            f"metadata (write it with zarrx.consolidate_metadata)")
+    return Group(st, path, meta, read_only=mode == "r")
 
 
 def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
