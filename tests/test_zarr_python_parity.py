@@ -80,6 +80,7 @@ def _read_only(lib):
 
 
 ERRORS = {
+    "store-of-another-type": lambda lib: lib.open(123, mode="r"),
     "open-r-missing": lambda lib: lib.open({}, mode="r"),
     "open-r+-missing": lambda lib: lib.open({}, mode="r+"),
     "open_group-r-missing": lambda lib: lib.open_group({}, mode="r"),

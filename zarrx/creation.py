@@ -2,13 +2,15 @@
 defaults, and the implicit parent groups a nested path needs."""
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import ArgumentError, MetadataError, NodeExistsError, ReadOnlyError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
+                          ReadOnlyError)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
@@ -24,6 +26,9 @@ def _store(store: Any, mode: str) -> Store:
     if isinstance(store, dict):           # zarr-python's zarr.open({}): the dict holds the keys
         from zarrx.storage import DictStore
         return DictStore(store, read_only=mode == "r")
+    if not isinstance(store, (Store, str, os.PathLike)):
+        raise ArgumentTypeError(f"store: expected a path, a zarrx Store or a dict, found "
+                                f"{type(store).__name__} {store!r}")
     return make_store(store, mode)
 
 
