@@ -27,6 +27,7 @@ LAYERS = [
     ("zarrx._gather", 2),     # a leaf kernel: the codec plan gathers raw chunks with it
     ("zarrx._indexing", 4),
     ("zarrx.indexing", 4),
+    ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),
     ("zarrx.attrs", 5),
     ("zarrx.node", 5),
@@ -40,6 +41,7 @@ LAYERS = [
     ("zarrx.dask", 6),
     ("zarrx.xarray", 6),
     ("zarrx.api", 6),
+    ("zarrx.convenience", 6),
     ("zarrx.cli", 6),
     ("zarrx.bench", 6),
     ("zarrx.__main__", 6),

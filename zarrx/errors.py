@@ -9,7 +9,8 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "NodeNotFoundError", "NodeExistsError", "ReadOnlyError", "ConflictError", "expected",
+    "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
+    "ArgumentError", "ArgumentTypeError", "DataTypeError", "expected",
 ]
 
 
@@ -86,16 +87,41 @@ class IndexingError(ZarrError, IndexError):
     """A selection is out of range or ill-formed."""
 
 
-class NodeNotFoundError(ZarrError, KeyError, FileNotFoundError):
-    """No array or group exists at a path (``group["x"]``, ``zarrx.open(path, mode="r")``)."""
+class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):
+    """No array or group exists at a path (``group["x"]``, ``zarrx.open(path, mode="r")``).
+    A ``KeyError`` for ``group[name]``; a ``ValueError`` and ``FileNotFoundError`` as
+    zarr-python's ``GroupNotFoundError`` / ``ArrayNotFoundError`` are."""
 
 
-class NodeExistsError(ZarrError, FileExistsError):
-    """A node exists where mode ``w-`` or a create call required none."""
+class NodeExistsError(ZarrError, ValueError, FileExistsError):
+    """A node exists where mode ``w-`` or a create call required none (a ``ValueError``, as
+    zarr-python's ``ContainsArrayError`` / ``ContainsGroupError`` are)."""
 
 
-class ReadOnlyError(StoreError, PermissionError):
-    """A write was attempted through a store or node opened read-only."""
+class NodeMismatchError(NodeExistsError, TypeError):
+    """A node exists but is not what was asked for: a group where an array was required, or an
+    array of another shape or dtype (``require_array``); a ``TypeError``, as zarr-python
+    raises there."""
+
+
+class ReadOnlyError(StoreError, PermissionError, ValueError):
+    """A write was attempted through a store or node opened read-only (a ``ValueError``, as
+    zarr-python raises there)."""
+
+
+class ArgumentError(ZarrError, ValueError):
+    """An argument has a value zarrx cannot use: a shape, chunk shape, mode, Zarr format, ..."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong kind: an unknown keyword, attributes that are not JSON,
+    ``out=`` that is not a numpy array, a codec in the wrong argument (a ``TypeError``, as
+    zarr-python raises there)."""
+
+
+class DataTypeError(MetadataError, TypeError):
+    """A data type given by the user is unknown or unsupported: a metadata error that is also
+    the ``TypeError`` numpy and zarr-python raise for a bad dtype."""
 
 
 class ConflictError(StoreError):

@@ -1,4 +1,4 @@
-"""Readable summaries: ``Array.info`` and ``Group.tree()``."""
+"""Readable summaries: ``Array.info``, ``Group.info`` and ``Group.tree()``."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from zarrx.array import Array
     from zarrx.group import Group
 
-__all__ = ["array_info", "tree", "human_bytes"]
+__all__ = ["array_info", "group_info", "tree", "human_bytes"]
 
 
 def human_bytes(n: float) -> str:
@@ -56,7 +56,7 @@ def array_info(array: Array) -> str:
         ("Shard shape", str(array.shards) if array.shards else "none"),
         ("Fill value", repr(meta.fill_value.item() if hasattr(meta.fill_value, "item") else meta.fill_value)),
         ("Codecs", ", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none"),
-        ("Chunks stored", f"{array.nchunks_initialized} of "
+        ("Chunks stored", f"{array.nshards_initialized} of "
                           f"{_stored_objects(array)}"),
         ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
         ("Stored size", f"{human_bytes(stored)} ({stored} B)"),
@@ -64,8 +64,26 @@ def array_info(array: Array) -> str:
     ]
     if meta.dimension_names:
         rows.insert(5, ("Dimensions", str(meta.dimension_names)))
+    return _table(rows)
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+
+
+def group_info(group: Group, complete: bool = False) -> str:
+    """Name, type, Zarr format, read-only and store type; ``complete`` adds the numbers of
+    members, arrays and groups in the whole hierarchy below (which lists the store)."""
+    rows = [("Name", group.name), ("Type", "zarrx.Group"),
+            ("Zarr format", str(group.zarr_format)), ("Read-only", str(group.read_only)),
+            ("Store type", type(group.store).__name__)]
+    if complete:
+        members = group.members(max_depth=None)
+        arrays = sum(1 for _, m in members if isinstance(m.metadata, ArrayMeta))
+        rows += [("No. members", str(len(members))), ("No. arrays", str(arrays)),
+                 ("No. groups", str(len(members) - arrays))]
+    return _table(rows)
 
 
 def _stored_objects(array: Array) -> int:
