@@ -33,11 +33,13 @@ def _check_mode(mode: str) -> None:
 
 
 def open(store: StoreLike | None = None, *, mode: str = "a", path: str = "",  # noqa: A001
-         zarr_format: int | None = None, **kwargs: Any) -> Array | Group:
+         zarr_format: int | None = None, storage_options: dict | None = None,
+         **kwargs: Any) -> Array | Group:
     """Open the array or group at ``path`` (v2 or v3, auto-detected); in modes ``a``/``w``/``w-``
-    create it when missing (an array if ``shape`` is given, else a group)."""
+    create it when missing (an array if ``shape`` is given, else a group). ``store`` may be a
+    URL (``s3://bucket/data.zarr``), configured by ``storage_options``."""
     _check_mode(mode)
-    st = _store(store, mode)
+    st = _store(store, mode, storage_options)
     path = path.strip("/")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
@@ -61,10 +63,11 @@ def _wrap(st: Store, path: str, meta: ArrayMeta | GroupMeta, mode: str) -> Array
 
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str = "",
                zarr_format: int | None = None, attributes: dict | None = None,
-               use_consolidated: bool | None = None) -> Group:
+               use_consolidated: bool | None = None,
+               storage_options: dict | None = None) -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``."""
     _check_mode(mode)
-    st = _store(store, mode)
+    st = _store(store, mode, storage_options)
     path = path.strip("/")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
@@ -85,10 +88,11 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str = "
 
 
 def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str = "",
-               zarr_format: int | None = None, **kwargs: Any) -> Array:
+               zarr_format: int | None = None, storage_options: dict | None = None,
+               **kwargs: Any) -> Array:
     """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``."""
     _check_mode(mode)
-    st = _store(store, mode)
+    st = _store(store, mode, storage_options)
     path = path.strip("/")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
@@ -107,9 +111,9 @@ def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str = "
 
 def create_group(store: StoreLike | None = None, *, path: str = "", zarr_format: int = 3,
                  attributes: dict | None = None, overwrite: bool = False,
-                 _mode: str = "w-") -> Group:
+                 storage_options: dict | None = None, _mode: str = "w-") -> Group:
     """Create a group at ``path``."""
-    st = _store(store, "w")
+    st = _store(store, "w", storage_options)
     path = path.strip("/")
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
@@ -187,27 +191,29 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
 
 
 def open_consolidated(store: StoreLike | None = None, *, mode: str = "r", path: str = "",
-                      zarr_format: int | None = None) -> Group:
+                      zarr_format: int | None = None,
+                      storage_options: dict | None = None) -> Group:
     """Open a group that must carry consolidated metadata (v2 ``.zmetadata`` or v3 inline)."""
     return open_group(store, mode=mode, path=path, zarr_format=zarr_format,
-                      use_consolidated=True)
+                      use_consolidated=True, storage_options=storage_options)
 
 
 def save(store: StoreLike, arr: Any, **kwargs: Any) -> Array:
     return array(arr, store, overwrite=True, **kwargs)
 
 
-def load(store: StoreLike, path: str = "") -> Any:
-    node = open(store, mode="r", path=path)
+def load(store: StoreLike, path: str = "", *, storage_options: dict | None = None) -> Any:
+    node = open(store, mode="r", path=path, storage_options=storage_options)
     if isinstance(node, Array):
         return node[...]
     return {name: a[...] for name, a in node.arrays()}
 
 
-def consolidate_metadata(store: StoreLike, path: str = "") -> Group:
+def consolidate_metadata(store: StoreLike, path: str = "", *,
+                         storage_options: dict | None = None) -> Group:
     """Write consolidated metadata for the hierarchy under ``path`` (v2: ``.zmetadata``; v3:
     inline ``consolidated_metadata`` in the group's ``zarr.json``) and return the group."""
-    st = _store(store, "r+")
+    st = _store(store, "r+", storage_options)
     path = path.strip("/")
     meta = nodes.consolidate(st, path)
     return Group(st, path, meta)

@@ -17,11 +17,13 @@ __all__ = ["create_array", "auto_chunks", "prepare_node", "make_parents", "check
            "check_format"]
 
 
-def _store(store: Any, mode: str) -> Store:
+def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
     if store is None:
+        if storage_options:
+            raise ZarrError("storage_options: given without a store URL")
         from zarrx.store import MemoryStore
         return MemoryStore()
-    return make_store(store, mode)
+    return make_store(store, mode, storage_options)
 
 
 def _where(store: Store, path: str) -> str:
@@ -92,11 +94,12 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  dimension_names: Sequence[str | None] | None = None,
                  chunk_key_encoding: Any = None, overwrite: bool = False,
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
-                 _mode: str = "w-") -> Array:
-    """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once."""
+                 storage_options: dict | None = None, _mode: str = "w-") -> Array:
+    """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once.
+    ``storage_options`` configure the backend of a store URL (``s3://...``)."""
     from zarrx.codec_args import build_codecs
 
-    st = _store(store, "w")
+    st = _store(store, "w", storage_options)
     path = (name if name is not None else path or "").strip("/")
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)

@@ -60,3 +60,15 @@ def http_server(http_root):
         pytest.skip(f"no HTTP test server: {exc}")
     yield server
     server.stop()
+
+
+@pytest.fixture
+def proxy(s3_server):
+    """A proxy in front of the S3 server that records requests and can inject failures."""
+    pytest.importorskip("aiohttp", reason="aiohttp is not installed (pip install aiohttp)")
+    from zarrx.bench.proxy import Proxy
+
+    p = Proxy(s3_server.endpoint)
+    p.start()
+    yield p
+    p.stop()

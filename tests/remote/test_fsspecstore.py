@@ -26,7 +26,8 @@ class TestFsspecS3(StoreContract):
 
     def make_store(self, tmp_path):
         self.url = self.s3.url()
-        return FsspecStore(self.url, storage_options=self.s3.fsspec_options)
+        return FsspecStore(self.url, storage_options=self.s3.fsspec_options,
+                           revalidate_after=0)
 
     def reopen_read_only(self, store, tmp_path):
         return FsspecStore(self.url, storage_options=self.s3.fsspec_options, read_only=True)
@@ -48,7 +49,7 @@ class TestFsspecMemory(StoreContract):
 
     def make_store(self, tmp_path):
         self.url = f"memory://zarrx-{uuid.uuid4().hex}"
-        return FsspecStore(self.url)
+        return FsspecStore(self.url, revalidate_after=0)
 
     def reopen_read_only(self, store, tmp_path):
         return FsspecStore(self.url, read_only=True)

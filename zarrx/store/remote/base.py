@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections import Counter
+import threading
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -110,6 +112,9 @@ class RemoteStore(Store):
         self.bytes_read = 0
         self.bytes_written = 0
         self._sems: dict[int, asyncio.Semaphore] = {}
+        self._known: OrderedDict[str, tuple[str, int, float]] = OrderedDict()
+        self._known_lock = threading.Lock()
+        self._tails: dict[str, asyncio.Future] = {}
 
     # -- what a backend implements ------------------------------------------------------------
     def _url(self, key: str) -> str:
@@ -406,12 +411,65 @@ class RemoteStore(Store):
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         """A snapshot whose first request reads the object's last ``tail_prefetch`` bytes (a
         shard's trailing index, without a HEAD); every later read is conditioned on the ETag
-        that request returned."""
+        that request returned. An object this store read or wrote less than
+        ``revalidate_after`` seconds ago starts at the generation seen then, without a request
+        (its reads are still conditioned on it)."""
         key = self._key(key)
+        known = self._recall(key)
+        if known is not None:
+            return RemoteSnapshot(self, key, Got(b"", known[0], known[1], known[1]))
         got = self._run(self._open_tail(key))
-        return None if got is None else RemoteSnapshot(self, key, got)
+        if got is None:
+            self._forget(key)
+            return None
+        if got.etag is not None and got.size is not None:
+            self._remember(key, got.etag, got.size)
+        return RemoteSnapshot(self, key, got)
+
+    # -- generations seen lately (see ``snapshot``) ----------------------------------------------
+    def _recall(self, key: str) -> tuple[str, int] | None:
+        ttl = self.options.revalidate_after
+        if ttl <= 0:
+            return None
+        with self._known_lock:
+            got = self._known.get(key)
+            if got is None or time.monotonic() - got[2] > ttl:
+                return None
+            return got[0], got[1]
+
+    def _remember(self, key: str, etag: str | None, size: int) -> None:
+        if etag is None or self.options.revalidate_after <= 0:
+            return
+        with self._known_lock:
+            self._known[key] = (etag, size, time.monotonic())
+            self._known.move_to_end(key)
+            while len(self._known) > 4096:
+                self._known.popitem(last=False)
+
+    def _forget(self, key: str) -> None:
+        with self._known_lock:
+            self._known.pop(key, None)
 
     async def _open_tail(self, key: str) -> Got | None:
+        """The tail read of a new snapshot; snapshots of one key opened while its tail is in
+        flight share that request."""
+        pending = self._tails.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._tails[key] = fut
+        try:
+            got = await self._read_tail(key)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()                      # retrieved: nobody else may be waiting
+            raise
+        finally:
+            self._tails.pop(key, None)
+        fut.set_result(got)
+        return got
+
+    async def _read_tail(self, key: str) -> Got | None:
         n = self.options.tail_prefetch
         if n == 0:
             head = await self._stat(key)
@@ -429,12 +487,17 @@ class RemoteStore(Store):
         try:
             etag = await self._call("PUT", "write", key, lambda: self._put(key, data, mode))
         except Failure as fail:
+            self._forget(key)
             if fail.kind in ("precondition", "exists", "missing"):
                 raise
             if fail.kind == "unsupported":
                 raise self._unsupported("conditionally write", key, fail) from None
             raise self._error("write", key, fail) from None
         self.bytes_written += len(data)
+        if etag is None:
+            self._forget(key)
+        else:
+            self._remember(key, etag, len(data))
         return etag
 
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
@@ -458,6 +521,8 @@ class RemoteStore(Store):
         keys = [self._key(k) for k in keys]
         for k in keys[:1]:
             self._check_writable(k)
+        for k in keys:
+            self._forget(k)
         if keys:
             self._run(self._remove(keys))
 
@@ -526,6 +591,7 @@ class RemoteStore(Store):
                 raise conflict(self, key, "conditionally delete", ABSENT, found)
             return
         check_generation(self, key, if_generation, found, "conditionally delete")
+        self._forget(key)
         try:
             self._run(self._call("DELETE", "delete", key,
                                  lambda: self._delete_if(key, _match(if_generation))))  # type: ignore[arg-type]
@@ -581,10 +647,12 @@ class RemoteSnapshot(ObjectSnapshot):
             try:
                 got = self.store._run(self.store._read_many([r for _, r in fetch], cond))
             except Failure:
+                self.store._forget(self.key)
                 raise conflict(self.store, self.key, "read a snapshot of", self.generation,
                                self.store.generation(self.key)) from None
             for (i, _), (data, etag) in zip(fetch, got):
                 if data is None or _gen(etag) != self.generation:
+                    self.store._forget(self.key)
                     raise conflict(self.store, self.key, "read a snapshot of",
                                    self.generation, _gen(etag) if data is not None else None)
                 out[i] = data

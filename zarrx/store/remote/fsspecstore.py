@@ -66,8 +66,9 @@ class FsspecStore(RemoteStore):
                 raise require(str(exc.name or "fsspec"), str(exc.name or "fsspec"),
                               f"FsspecStore({redact(fs)!r})")  # raises MissingDependencyError
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
+                first = (str(exc).splitlines() or [""])[0][:200]
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
-                                 f"{type(exc).__name__}") from None
+                                 f"{type(exc).__name__}: {first}") from None
         elif isinstance(fs, fsspec.AbstractFileSystem):
             if self._storage_options:
                 raise StoreError("FsspecStore: storage_options apply to URLs only; configure "

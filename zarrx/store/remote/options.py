@@ -25,6 +25,10 @@ class RemoteOptions:
       ``part_size`` (where the backend offers multipart uploads).
     - ``tail_prefetch``: a snapshot reads this many trailing bytes in its first request, so a
       shard's trailing index (and the inner chunks near it) need no other request.
+    - ``revalidate_after``: a snapshot of an object this store read or wrote less than this
+      many seconds ago starts at the generation (ETag) seen then, without a request; its reads
+      are still conditioned on it, so a change is found by its first ranged read (0: every
+      snapshot starts with a request).
     - ``retries``, ``backoff``, ``max_backoff``: transient failures (timeouts, dropped
       connections, HTTP 429 and 5xx) are retried up to ``retries`` times, waiting
       ``backoff * 2**attempt`` seconds (at most ``max_backoff``, with jitter) in between.
@@ -39,6 +43,7 @@ class RemoteOptions:
     part_size: int = 8 * MiB
     multipart_threshold: int = 64 * MiB
     tail_prefetch: int = 64 * KiB
+    revalidate_after: float = 1.0
     retries: int = 4
     backoff: float = 0.1
     max_backoff: float = 5.0
