@@ -72,3 +72,20 @@ def proxy(s3_server):
     p.start()
     yield p
     p.stop()
+
+
+#: contract tests that are slow on the S3 test server and do not depend on the read options a
+#: variant class changes; variants skip them (the default-options class runs them)
+HEAVY = {"test_concurrent_set_get", "test_concurrent_increments_lose_nothing",
+         "test_get_many_large_batch_keeps_order", "test_concurrent_overwrite_is_never_torn",
+         "test_set_many", "test_round_trip", "test_bad_value_is_store_error",
+         "test_read_only_refuses_writes", "test_close_twice", "test_non_str_key_is_store_error"}
+
+
+class Variant:
+    """Mixed into contract classes that rerun the contract with other read options."""
+
+    @pytest.fixture(autouse=True)
+    def _skip_heavy(self, request):
+        if request.node.originalname in HEAVY:
+            pytest.skip("independent of the read options; run by the default-options class")

@@ -11,6 +11,8 @@ pytest.importorskip("fsspec", reason="fsspec is not installed (pip install 'zarr
 
 from zarrx.store.remote import FsspecStore  # noqa: E402
 
+from .conftest import Variant  # noqa: E402
+
 
 class TestFsspecS3(StoreContract):
     generations_per_write = False      # an S3 ETag is a digest of the bytes
@@ -33,7 +35,7 @@ class TestFsspecS3(StoreContract):
         return FsspecStore(self.url, storage_options=self.s3.fsspec_options, read_only=True)
 
 
-class TestFsspecS3Conditioned(TestFsspecS3):
+class TestFsspecS3Conditioned(Variant, TestFsspecS3):
     """No tail prefetch and small parts: snapshot reads are If-Match requests through s3fs."""
 
     snapshot_pins_version = False

@@ -8,6 +8,8 @@ pytest.importorskip("obstore", reason="obstore is not installed (pip install 'za
 
 from zarrx.store.remote import ObjectStore  # noqa: E402
 
+from .conftest import Variant  # noqa: E402
+
 
 class S3Contract(StoreContract):
     generations_per_write = False      # an S3 ETag is a digest of the bytes
@@ -34,7 +36,7 @@ class TestObjectStoreS3(S3Contract):
     wrote, and its reads are If-Match requests (a replace is a ConflictError)."""
 
 
-class TestObjectStoreS3Tail(S3Contract):
+class TestObjectStoreS3Tail(Variant, S3Contract):
     """Every snapshot starts by reading the last 64 KiB, so the small objects of the contract
     are served whole from that one response (the snapshot pins their version)."""
 
@@ -42,7 +44,7 @@ class TestObjectStoreS3Tail(S3Contract):
     overrides = {"revalidate_after": 0}
 
 
-class TestObjectStoreS3Split(S3Contract):
+class TestObjectStoreS3Split(Variant, S3Contract):
     """Small parts, no tail prefetch, no coalescing: every large read is split into parallel
     parts conditioned on one ETag, and every snapshot read is an If-Match request."""
 
