@@ -56,10 +56,11 @@ class FsspecStore(RemoteStore):
             if fs.split("://", 1)[0] in ("s3", "s3a"):
                 require("s3fs", "s3fs", f"FsspecStore({redact(fs)!r})", "s3")
                 cfg = dict(so.pop("config_kwargs", None) or {})
-                cfg.setdefault("retries", {"max_attempts": 1, "mode": "standard"})
+                cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
                 cfg.setdefault("connect_timeout", opts.connect_timeout)
                 cfg.setdefault("read_timeout", opts.timeout)
                 so["config_kwargs"] = cfg
+                so.setdefault("skip_instance_cache", True)   # ours alone: see retries below
             try:
                 self.fs, root = fsspec.core.url_to_fs(fs, **so)
             except ImportError as exc:
@@ -69,6 +70,8 @@ class FsspecStore(RemoteStore):
                 first = (str(exc).splitlines() or [""])[0][:200]
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
                                  f"{type(exc).__name__}: {first}") from None
+            if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
+                self.fs.retries = 1                  # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):
             if self._storage_options:
                 raise StoreError("FsspecStore: storage_options apply to URLs only; configure "

@@ -27,6 +27,7 @@ __all__ = ["ObjectStore"]
 
 _STATUS = re.compile(r"status(?: code)?:? (\d{3})")
 _CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
+_HTTP_KIND = re.compile(r"HttpError \{\s*kind: (\w+)")
 _KINDS = {"S3Store": "s3", "GCSStore": "gs", "AzureStore": "az", "HTTPStore": "https",
           "MemoryStore": "memory", "LocalStore": "file"}
 
@@ -177,9 +178,16 @@ class ObjectStore(RemoteStore):
             return Failure("other", None, "invalid object path")
         if status is not None:
             return Failure(_status_kind(status, code), status, code)
-        low = text.lower()
+        low = text.splitlines()[0].lower() if text else ""
         if "non-partial response" in low:
             return Failure("not_partial", None, "the server ignored the range")
+        kind = _HTTP_KIND.search(text)
+        if kind is not None:
+            k = kind.group(1)
+            if k == "Timeout":
+                return Failure("timeout", None, "timed out")
+            if k in ("Connect", "Request", "Interrupted"):
+                return Failure("connection", None, f"{k.lower()} error")
         if "timed out" in low or "timeout" in low:
             return Failure("timeout", None, "timed out")
         if "connect" in low or "error sending request" in low or "connection" in low:
