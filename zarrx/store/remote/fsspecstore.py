@@ -77,6 +77,10 @@ class FsspecStore(RemoteStore):
                 raise StoreError("FsspecStore: storage_options apply to URLs only; configure "
                                  "the filesystem object itself")
             self.fs, root = fs, path
+            if getattr(fs, "asynchronous", False):
+                # bound to its owner's event loop (zarr-python's): make our own instance
+                self.fs = type(fs)(**{**fs.storage_options, "asynchronous": False,
+                                      "skip_instance_cache": True})
         else:
             raise StoreError(f"FsspecStore: expected a URL or an fsspec filesystem, found "
                              f"{type(fs).__name__}")
