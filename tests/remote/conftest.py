@@ -38,7 +38,7 @@ class S3:
 @pytest.fixture(scope="session")
 def s3_server():
     try:
-        server = start_moto()
+        server = start_moto(serial=True)   # conditional writes are atomic only so
     except ServerUnavailable as exc:
         pytest.skip(f"no S3 test server: {exc}")
     create_bucket(server.url, BUCKET)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 __all__ = ["Proxy", "Fault", "Logged"]
 
+#: paths below this prefix control the proxy instead of being forwarded
+ADMIN = "/__zarrx_proxy__/"
 _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
         "trailers", "transfer-encoding", "upgrade", "content-length", "host"}
 
@@ -132,9 +134,32 @@ class Proxy:
                 return f
         return None
 
+    def stats(self) -> dict:
+        by: dict[str, int] = {}
+        for r in self.log:
+            by[r.method] = by.get(r.method, 0) + 1
+        return {"requests": len(self.log), "by_method": by,
+                "bytes_in": sum(r.bytes_in for r in self.log),
+                "bytes_out": sum(r.bytes_out for r in self.log),
+                "max_in_flight": self.max_in_flight}
+
+    async def _admin(self, request):  # type: ignore[no-untyped-def]
+        from aiohttp import web
+
+        if request.path.endswith("/reset"):
+            self.reset()
+        elif request.path.endswith("/config"):
+            cfg = await request.json()
+            self.latency = float(cfg.get("latency", self.latency))
+            bw = cfg.get("bandwidth", self.bandwidth)
+            self.bandwidth = None if bw in (None, 0) else float(bw)
+        return web.json_response(self.stats())
+
     async def _handle(self, request):  # type: ignore[no-untyped-def]
         from aiohttp import web
 
+        if request.path.startswith(ADMIN):
+            return await self._admin(request)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         body = await request.read()
@@ -190,3 +215,32 @@ class Proxy:
             due = t0 + (pos + step) / self.bandwidth
             if (wait := due - loop.time()) > 0:
                 await asyncio.sleep(wait)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m zarrx.bench.proxy UPSTREAM [--latency S] [--bandwidth B/s]``: serve until
+    killed, after printing the proxy's URL on stdout. ``GET {ADMIN}stats`` reports the counts,
+    ``POST {ADMIN}reset`` clears them, ``POST {ADMIN}config`` sets latency/bandwidth."""
+    import argparse
+    import sys
+    import time
+
+    ap = argparse.ArgumentParser(prog="python -m zarrx.bench.proxy")
+    ap.add_argument("upstream")
+    ap.add_argument("--latency", type=float, default=0.0)
+    ap.add_argument("--bandwidth", type=float, default=0.0)
+    ns = ap.parse_args(argv)
+    proxy = Proxy(ns.upstream, latency=ns.latency, bandwidth=ns.bandwidth or None)
+    print(proxy.start(), flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        proxy.stop()
+    return 0 if sys.stdout else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -88,8 +88,22 @@ def _tail(path: str) -> str:
         return "(no log)"
 
 
-def start_moto() -> Server:
-    """moto's S3 server in a child process on a free loopback port."""
+_SERIAL_MOTO = """\
+import os, sys
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+port = int(sys.argv[1])
+os.environ["MOTO_PORT"] = str(port)
+run_simple("127.0.0.1", port, DomainDispatcherApplication(create_backend_app), threaded=False)
+"""
+
+
+def start_moto(serial: bool = False) -> Server:
+    """moto's S3 server in a child process on a free loopback port. ``serial=True`` serves one
+    request at a time: moto checks a conditional write and performs it in two steps that
+    concurrent requests can interleave (a lost update under contention), so the tests of
+    conditional writes under contention need the serial server. The threaded one (default)
+    serves requests concurrently, for the benchmark."""
     try:
         import moto.server  # noqa: F401
     except ImportError as exc:
@@ -99,8 +113,9 @@ def start_moto() -> Server:
     workdir = tempfile.mkdtemp(prefix="zarrx-moto-")
     log = os.path.join(workdir, "moto.log")
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1",
-                                 "-p", str(port)], stdout=out, stderr=subprocess.STDOUT,
+        cmd = ([sys.executable, "-c", _SERIAL_MOTO, str(port)] if serial else
+               [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)])
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     server = Server(url, proc, workdir, log)

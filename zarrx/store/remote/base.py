@@ -25,7 +25,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from zarrx.errors import (ConflictError, RemoteAccessError, RemoteConnectionError, RemoteError,
@@ -115,6 +115,7 @@ class RemoteStore(Store):
         self._known: OrderedDict[str, tuple[str, int, float]] = OrderedDict()
         self._known_lock = threading.Lock()
         self._tails: dict[str, asyncio.Future] = {}
+        self._batches: dict[tuple[str, str | None], _Batch] = {}
 
     # -- what a backend implements ------------------------------------------------------------
     def _url(self, key: str) -> str:
@@ -426,6 +427,36 @@ class RemoteStore(Store):
             self._remember(key, got.etag, got.size)
         return RemoteSnapshot(self, key, got)
 
+    async def _combined(self, key: str, etag: str | None, reqs: list[Request]
+                        ) -> list[tuple[Buffer | None, str | None]]:
+        """``_read_many(reqs, etag)``, combined with the reads of other snapshots of the same
+        version that arrive within ``batch_delay`` seconds: threads reading neighbouring inner
+        chunks of one shard share coalesced requests."""
+        delay = self.options.batch_delay
+        if delay <= 0:
+            return await self._read_many(reqs, etag)
+        slot = (key, etag)
+        batch = self._batches.get(slot)
+        if batch is not None:
+            first = len(batch.requests)
+            batch.requests.extend(reqs)
+            got = await asyncio.shield(batch.done)
+            return got[first:first + len(reqs)]
+        batch = self._batches[slot] = _Batch(asyncio.get_running_loop().create_future())
+        batch.requests.extend(reqs)
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            del self._batches[slot]
+        try:
+            got = await self._read_many(batch.requests, etag)
+        except BaseException as exc:
+            batch.done.set_exception(exc)
+            batch.done.exception()               # retrieved: nobody else may be waiting
+            raise
+        batch.done.set_result(got)
+        return got[:len(reqs)]
+
     # -- generations seen lately (see ``snapshot``) ----------------------------------------------
     def _recall(self, key: str) -> tuple[str, int] | None:
         ttl = self.options.revalidate_after
@@ -645,7 +676,8 @@ class RemoteSnapshot(ObjectSnapshot):
         if fetch:
             cond = _match(self.generation)
             try:
-                got = self.store._run(self.store._read_many([r for _, r in fetch], cond))
+                got = self.store._run(self.store._combined(self.key, cond,
+                                                           [r for _, r in fetch]))
             except Failure:
                 self.store._forget(self.key)
                 raise conflict(self.store, self.key, "read a snapshot of", self.generation,
@@ -663,6 +695,14 @@ class RemoteSnapshot(ObjectSnapshot):
 
     def __repr__(self) -> str:
         return f"<snapshot of {self.key!r} in {self.store!r} at {self.generation!r}>"
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Reads of one object version waiting to go out together."""
+
+    done: asyncio.Future
+    requests: list = field(default_factory=list)
 
 
 def _joined(first: Got, rest: Sequence[Got | None]) -> Got:

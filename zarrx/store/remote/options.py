@@ -29,6 +29,8 @@ class RemoteOptions:
       many seconds ago starts at the generation (ETag) seen then, without a request; its reads
       are still conditioned on it, so a change is found by its first ranged read (0: every
       snapshot starts with a request).
+    - ``batch_delay``: snapshot reads of one object version arriving within this many seconds
+      (from several threads reading one shard) are combined, so their ranges coalesce.
     - ``retries``, ``backoff``, ``max_backoff``: transient failures (timeouts, dropped
       connections, HTTP 429 and 5xx) are retried up to ``retries`` times, waiting
       ``backoff * 2**attempt`` seconds (at most ``max_backoff``, with jitter) in between.
@@ -44,6 +46,7 @@ class RemoteOptions:
     multipart_threshold: int = 64 * MiB
     tail_prefetch: int = 64 * KiB
     revalidate_after: float = 1.0
+    batch_delay: float = 0.002
     retries: int = 4
     backoff: float = 0.1
     max_backoff: float = 5.0
