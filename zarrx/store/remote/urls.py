@@ -9,7 +9,7 @@ from zarrx.errors import MissingDependencyError
 __all__ = ["redact", "scheme_of", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require"]
 
 #: schemes obstore serves (the default backend for them when obstore is installed)
-OBSTORE_SCHEMES = {"s3", "s3a", "gs", "gcs", "az", "azure", "abfs", "abfss", "adl", "http",
+OBSTORE_SCHEMES = {"s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "adl", "http",
                    "https"}
 HTTP_SCHEMES = {"http", "https"}
 #: the extra that brings each scheme's packages
