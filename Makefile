@@ -22,8 +22,10 @@ bench: build
 # and hostile-input tests; the normal build is restored afterwards.
 SANITIZE_TESTS := tests/store/test_shard_index.py tests/store/test_shard_corrupt.py \
 	tests/codecs/test_hostile.py tests/codecs/test_clib_zstd.py tests/codecs/test_clib_blosc.py \
-	tests/codecs/test_clib_lz4.py tests/codecs/test_clib_zlib.py tests/test_gather.py \
-	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py
+	tests/codecs/test_clib_lz4.py tests/codecs/test_clib_zlib.py tests/codecs/test_clib_crc32c.py \
+	tests/codecs/test_bounded_decode.py tests/test_gather.py \
+	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py \
+	tests/test_concurrent_writes.py tests/store/test_shard_store.py
 sanitize: build
 	ZARRX_SANITIZE=1 ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace --force -j 2
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \

@@ -338,3 +338,18 @@ def test_chunks_of_a_rectilinear_grid_names_the_alternative():
             "metadata.chunk_grid.chunk_sizes")):
         z.chunks
     assert z.metadata.chunk_grid.chunk_sizes == ((2, 3),)
+
+
+def test_huge_declared_chunk_is_a_zarr_error_not_a_memory_error():
+    """A 13-byte zstd frame stored under a declared 2^40-byte chunk: reading part of it is a
+    CodecError naming the size, never a MemoryError."""
+    import numcodecs
+
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(2**38,), dtype="f4", chunks=(2**38,),
+                           compressors=zarrx.codecs.Zstd(level=1))
+    store.set("c/0", numcodecs.Zstd().encode(b"\x00" * 16))
+    with pytest.raises(zarrx.ZarrError) as info:
+        z[0:10]
+    assert not isinstance(info.value, MemoryError)
+    assert "1099511627776" in str(info.value)

@@ -172,6 +172,35 @@ def test_reads_never_see_a_mixed_shard(store):
     np.testing.assert_array_equal(z[4:16, :], 0)
 
 
+def test_whole_shard_reads_on_several_threads_see_one_version(store):
+    """A read of all 16 inner chunks of a shard, decoded by several threads, still reads the
+    shard through one snapshot while another thread keeps rewriting it."""
+    z = make(store, compressors=zarrx.codecs.Zstd(level=1))
+    z[:16, :16] = 0
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def reader():
+        r = zarrx.open_array(store, mode="r")
+        try:
+            while not stop.is_set():
+                values = np.unique(r[:16, :16])
+                assert len(values) == 1, f"mixed read: {values}"
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    with zarrx.config.set(threads=2):
+        th = threading.Thread(target=reader)
+        th.start()
+        try:
+            for k in range(1, 100):
+                z[:16, :16] = np.full((16, 16), k, "i4")
+        finally:
+            stop.set()
+            th.join()
+    assert not errors, repr(errors[0])
+
+
 @pytest.mark.parametrize("aligned", ["shard", "chunk"])
 def test_dask_store_without_lock(store, aligned):
     da = pytest.importorskip("dask.array")

@@ -16,6 +16,7 @@ LAYERS = [
     ("zarrx.metadata", 1),
     ("zarrx.store.sharded", 3),
     ("zarrx.store.shard_index", 3),
+    ("zarrx.store.shard_write", 3),
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.layout", 3),
@@ -35,6 +36,10 @@ LAYERS = [
     ("zarrx.group", 5),
     ("zarrx.creation", 5),
     ("zarrx.codec_args", 5),
+    ("zarrx.dask.chunks", 5),   # dask block layout and graphs over an Array handle
+    ("zarrx.dask.graph", 5),
+    ("zarrx.dask", 6),
+    ("zarrx.xarray", 6),
     ("zarrx.api", 6),
     ("zarrx.cli", 6),
     ("zarrx.bench", 6),

@@ -77,3 +77,68 @@ def test_chunk_aligned_writes_into_shared_shards_from_eight_processes(tmp_path):
     for b, (i, j) in enumerate(tiles):
         expect[i:i + 4, j:j + 4] = b * 1000 + rounds - 1
     np.testing.assert_array_equal(z[...], expect)
+
+
+def _expected(k: int) -> np.ndarray:
+    """Version k of the shard: sizes of the zstd inner chunks change from version to version."""
+    rng = np.random.default_rng(k)
+    base = np.arange(64 * 64, dtype="i4").reshape(64, 64)
+    noise = rng.integers(0, 1 + (k % 13) * 50, size=(64, 64), dtype="i4")
+    return base * 0 + k * 100000 + noise * (base % 3)
+
+
+def _rewrite(root: str, n: int, done: str) -> None:
+    z = zarrx.open_array(LocalStore(root), mode="r+")
+    for k in range(1, n + 1):
+        block = _expected(k)
+        block[0, 0] = k * 100000          # the version is readable from any read
+        z[...] = block
+    open(done, "w").close()
+
+
+def _read_checking(root: str, fresh: bool, done: str, out: str) -> None:
+    import os
+    bad = errors = reads = 0
+    z = zarrx.open_array(LocalStore(root), mode="r")
+    while not os.path.exists(done) or reads == 0:
+        if fresh:
+            z = zarrx.open_array(LocalStore(root), mode="r")
+        try:
+            got = z[...]
+        except zarrx.ZarrError:
+            errors += 1
+            continue
+        reads += 1
+        k = int(got[0, 0]) // 100000
+        if k == 0:
+            bad += int(not (got == -1).all() and not (got == 0).all())
+            continue
+        want = _expected(k)
+        want[0, 0] = k * 100000
+        bad += int(not np.array_equal(got, want))
+    with open(out, "w") as f:
+        f.write(f"{reads} {bad} {errors}")
+
+
+@pytest.mark.parametrize("codec", ["raw", "zstd"])
+def test_readers_in_other_processes_never_see_a_torn_shard(tmp_path, codec):
+    """One writer rewrites a shard 300 times while 4 reader processes (2 with a fresh handle
+    per read, 2 with one long-lived handle) read it: 0 wrong or torn reads, 0 errors."""
+    root = str(tmp_path / "a.zarr")
+    zarrx.create_array(LocalStore(root), shape=(64, 64), dtype="i4", chunks=(16, 16),
+                       shards=(64, 64), fill_value=0,
+                       compressors=None if codec == "raw" else zarrx.codecs.Zstd(level=1))
+    done = str(tmp_path / "done")
+    outs = [str(tmp_path / f"r{i}") for i in range(4)]
+    ctx = mp.get_context("spawn")
+    readers = [ctx.Process(target=_read_checking, args=(root, i < 2, done, outs[i]))
+               for i in range(4)]
+    for p in readers:
+        p.start()
+    _rewrite(root, 300, done)
+    for p in readers:
+        p.join(timeout=300)
+    assert [p.exitcode for p in readers] == [0] * 4
+    results = [tuple(map(int, open(o).read().split())) for o in outs]
+    assert all(reads > 0 for reads, _, _ in results), results
+    assert [(bad, errors) for _, bad, errors in results] == [(0, 0)] * 4, results

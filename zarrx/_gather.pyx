@@ -206,7 +206,7 @@ cdef bint _strided_is_all(cnp.ndarray buf, object value_bytes) except -1:
     if v.shape[0] != itemsize:
         raise IndexingError(f"is_all: value has {v.shape[0]} bytes; expected one item of "
                             f"{itemsize} bytes (the array's item size)")
-    if buf.size == 0:
+    if buf.size == 0 or itemsize == 0:
         return True
     cdef zx_box box
     _array_box(&box, buf, 0)

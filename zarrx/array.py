@@ -250,6 +250,12 @@ class Array(Node):
         from zarrx.info import stored_bytes
         return stored_bytes(self)
 
+    def to_dask(self, chunks: Any = None) -> Any:
+        """This array as a dask array; by default its blocks are whole shards (or chunks),
+        merged up to about 128 MiB. See :func:`zarrx.dask.from_zarrx`."""
+        from zarrx.dask.graph import array_to_dask
+        return array_to_dask(self, chunks)
+
     @property
     def info(self) -> str:
         from zarrx.info import array_info

@@ -1,12 +1,15 @@
 """Read and write a selection of an array: fetch, decode, scatter / gather, encode, store.
 
 The operations are free functions over an :class:`ArrayIO` (what they need of an array: the
-chunk source, the codec plans, the fill value). They are unaware of sharding: a sharded array's
-chunk source is a ShardStore that maps inner chunks onto byte ranges of shard objects.
+chunk source, the codec plans, the fill value). They are unaware of sharding: they read and
+write read units by coordinates through the array's chunk source (see :mod:`zarrx.layout`), and
+group a write's chunks by the stored object that holds them.
 
-Memory: a read allocates its output plus O(threads) decoded chunk buffers; a write holds one
-window of O(threads) encoded chunks at a time. Chunks are processed in windows; within a window
-the fetch is one batched ``get_chunks`` call and decoding/encoding is spread over the pool.
+Memory: a read allocates its output plus O(threads) decoded chunk buffers and holds the stored
+bytes of one window (never less than one stored object's requested chunks) per thread; a write
+holds the encoded chunks of one stored object per thread. Reads are windows of chunks, each
+fetched with one ``get_chunks`` call and decoded on one thread; writes are one task per stored
+object, committed once.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ import numpy as np
 from zarrx import _pool, config
 from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
-from zarrx.errors import ZarrError
+from zarrx.errors import CodecError, ZarrError
 from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.chunks import PARTIAL, ChunkSource
@@ -103,13 +106,17 @@ class ArrayIO:
         return buf
 
     def new_chunk(self, shape: tuple[int, ...], *, fill: bool) -> np.ndarray:
-        if self.variable or self.dtype.hasobject:
+        """A chunk buffer; a CodecError naming the size when it cannot be allocated (a huge
+        chunk shape in metadata must not surface as a MemoryError)."""
+        try:
             chunk = np.empty(shape, dtype=self.dtype)
+        except (MemoryError, ValueError) as exc:
+            n = prod(shape) * self.dtype.itemsize
+            raise CodecError(f"cannot allocate {n} bytes for a chunk of shape {shape} and data "
+                             f"type {self.dtype}") from exc
+        if fill or self.variable or self.dtype.hasobject:
             chunk[...] = self.fill
-            return chunk
-        if fill:
-            return np.full(shape, self.fill, dtype=self.dtype)
-        return np.empty(shape, dtype=self.dtype)
+        return chunk
 
     def is_fill(self, chunk: np.ndarray) -> bool:
         if chunk.size and not any(chunk.strides):        # a broadcast scalar: test one item
@@ -138,11 +145,6 @@ def chunk_shape_at(grid: Any, coords: tuple[int, ...]) -> tuple[int, ...]:
     if isinstance(grid, RegularGrid):
         return grid.chunk_shape
     return tuple(sizes[c] for sizes, c in zip(grid.chunk_sizes, coords))
-
-
-def _windows(items: Sequence, size: int):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
 
 
 def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> None:
@@ -187,23 +189,51 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         p = projections[0]
         decode([(p, source.get_chunks([(p.coords, None)])[0])])
         return
-    n = len(projections)
-    if _pool.threads() <= 1:
-        for win in _windows(projections, window):
-            decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+
+    def fetch(win: Sequence) -> list:
+        return list(zip(win, source.get_chunks([(p.coords, None) for p in win])))
+
+    one_thread = _pool.threads() <= 1
+    bounds = _read_windows(io, projections, window if one_thread else READ_WINDOW)
+    if one_thread:
+        for a, b in bounds:
+            decode(fetch(projections[a:b]))
         return
-    # several threads: each takes the next small window, fetches and decodes it. Windows are
-    # taken under a lock, in order: the lazy projection list is walked once, by one thread at
-    # a time.
-    windows = _windows(projections, READ_WINDOW)
+    if len(bounds) == 1:             # one stored object: fetch it once, decode in parallel
+        _pool.run_batches(decode, fetch(projections[0:len(projections)]), min_batch=2)
+        return
+    # several threads: each takes the next window, fetches and decodes it. Windows are taken
+    # under a lock, in order: the lazy projection list is walked once, by one thread at a time.
+    windows = iter(bounds)
     lock = threading.Lock()
 
     def task(_: int) -> None:
         with lock:
-            win = next(windows)
-        decode(list(zip(win, source.get_chunks([(p.coords, None) for p in win]))))
+            a, b = next(windows)
+            win = projections[a:b]
+        decode(fetch(win))
 
-    _pool.run_shared(task, -(-n // READ_WINDOW))
+    _pool.run_shared(task, len(bounds))
+
+
+def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` windows of about ``size`` projections that never split the chunks of
+    one stored object: a window's fetch reads each shard through one snapshot, so a read sees
+    every shard as of one version."""
+    n = len(projections)
+    if io.units_per_object == 1 or io.object_ratio is None:
+        return [(a, min(a + size, n)) for a in range(0, n, size)]
+    coords = projections.coords() if hasattr(projections, "coords") \
+        else np.array([p.coords for p in projections], dtype=np.int64).reshape(n, -1)
+    objs = coords // np.asarray(io.object_ratio, dtype=np.int64)
+    starts = [0, *(np.flatnonzero(np.any(objs[1:] != objs[:-1], axis=1)) + 1).tolist(), n]
+    out: list[tuple[int, int]] = []
+    a = 0
+    for b in starts[1:]:
+        if b - a >= size or b == n:
+            out.append((a, b))
+            a = b
+    return out
 
 
 NOT_A_POINT = object()

@@ -18,39 +18,32 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.codecs.base import Codec
 from zarrx.codecs.plan import complete_specs
 from zarrx.codecs.registry import lookup
 from zarrx.errors import CodecError, ZarrError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import (B2B, check_codec, codec_kind, lower_numcodecs,
                                         unknown_codec)
+from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, resolve_dtype
 from zarrx.metadata.model import CodecSpec, DataType
 
-__all__ = ["build_codecs", "to_spec", "variable_kind"]
+__all__ = ["build_codecs", "as_codec"]
+
+Arg = CodecSpec | Codec
 
 WHERE = "create_array"
 
 
-def variable_kind(dtype: Any) -> str | None:
-    """``"string"``/``"bytes"`` for variable-length user dtypes, else None."""
-    if dtype in (str, "str", "string") or type(dtype).__name__ == "StringDType" or \
-            (isinstance(dtype, np.dtype) and dtype.kind == "T"):
-        return "string"
-    if dtype in (bytes, "bytes"):
-        return "bytes"
-    if dtype in (object, "O", "|O") or (isinstance(dtype, np.dtype) and dtype.kind == "O"):
-        return "string"
-    return None
-
-
-def to_spec(obj: Any, where: str) -> CodecSpec:
-    """A codec argument as a v3 codec spec: known, and its configuration checked."""
+def as_codec(obj: Any, where: str) -> Arg:
+    """A codec argument as a codec object (checked when it was made) or a v3 codec spec (known,
+    its configuration checked)."""
     loc = Loc(WHERE, where, error=CodecError)
+    if isinstance(obj, Codec):
+        return obj
     if isinstance(obj, CodecSpec):
         spec = obj
-    elif hasattr(obj, "to_spec") and callable(obj.to_spec):
-        spec = obj.to_spec()
     elif isinstance(obj, Mapping) and "name" in obj:
         loc.keys(dict(obj), ("name",), ("configuration", "must_understand"))
         name = (loc / "name").str(obj["name"])
@@ -70,10 +63,14 @@ def to_spec(obj: Any, where: str) -> CodecSpec:
     return spec
 
 
+def _kind(c: Arg) -> str | None:
+    return c.kind if isinstance(c, Codec) else codec_kind(c.name)
+
+
 def _listify(arg: Any) -> list:
     if arg is None:
         return []
-    if isinstance(arg, (Mapping, CodecSpec)) or hasattr(arg, "to_spec") or hasattr(arg, "get_config"):
+    if isinstance(arg, (Mapping, CodecSpec, Codec)) or hasattr(arg, "get_config"):
         return [arg]
     if isinstance(arg, Sequence) and not isinstance(arg, (str, bytes)):
         return list(arg)
@@ -93,6 +90,28 @@ def _serializer(dt: DataType, endian: str | None) -> CodecSpec:
     return CodecSpec("bytes", {"endian": endian or "little"})
 
 
+_DTYPE_FIELDS = ("dtype", "astype", "encode_dtype", "decode_dtype")
+
+
+def _stored_order(specs: list[CodecSpec], n_filters: int, ser: Arg) -> list[CodecSpec]:
+    """The array->array filters' dtypes in the stored byte order (big-endian when the ``bytes``
+    codec is): numcodecs filters view their input as the dtype they declare, so zarr-python
+    and numcodecs read them right only then."""
+    endian = getattr(ser, "endian", None) if isinstance(ser, Codec) else \
+        ser.configuration.get("endian")
+    if ser.name != "bytes" or endian != "big":
+        return specs
+    out = []
+    for i, spec in enumerate(specs):
+        if i < n_filters and spec.name.startswith("numcodecs."):
+            conf = {k: np.dtype(v).newbyteorder(">").str
+                    if k in _DTYPE_FIELDS and isinstance(v, str) else v
+                    for k, v in spec.configuration.items()}
+            spec = CodecSpec(spec.name, conf, must_understand=spec.must_understand)
+        out.append(spec)
+    return out
+
+
 def _probe_shape(chunks: Any, ndim: int) -> tuple[int, ...]:
     """A chunk shape to bind codecs to (rectilinear grids: the first chunk's)."""
     out = []
@@ -110,17 +129,20 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     ``{"filters": [...], "compressor": ...}``; the grid's chunks are the shard shape when
     ``shards`` is given."""
     dt, endian = resolve_dtype(dtype, zarr_format)
+    if zarr_format == 2:
+        endian = endian or "little"
     flt = [] if _auto(filters) else \
-        [to_spec(f, f"filters[{i}]") for i, f in enumerate(_listify(filters))]
+        [as_codec(f, f"filters[{i}]") for i, f in enumerate(_listify(filters))]
     if _auto(compressors):
         comp = [CodecSpec("zstd", {"level": 0, "checksum": False})]
     else:
-        comp = [to_spec(c, f"compressors[{i}]") for i, c in enumerate(_listify(compressors))]
-    ser = _serializer(dt, endian) if _auto(serializer) else to_spec(serializer, "serializer")
+        comp = [as_codec(c, f"compressors[{i}]") for i, c in enumerate(_listify(compressors))]
+    ser = _serializer(dt, endian) if _auto(serializer) else as_codec(serializer, "serializer")
     probe = _probe_shape(chunks, len(shape))
     if zarr_format == 2:
-        return _v2(dt, flt, ser, comp, shards, probe, order), chunks
-    inner = list(complete_specs([*flt, ser, *comp], dt, probe, key=WHERE))
+        return _v2(dt, flt, ser, comp, shards, probe, order, endian), chunks
+    inner = _stored_order(list(complete_specs([*flt, ser, *comp], dt, probe, key=WHERE)),
+                          len(flt), ser)
     if shards is None:
         return {"codecs": inner}, chunks
     if isinstance(shards, Mapping):
@@ -137,7 +159,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
                             f"chunks[{ax}]={c}")
     sharding = CodecSpec("sharding_indexed", {
         "chunk_shape": list(chunks),
-        "codecs": [_dict(s) for s in inner],
+        "codecs": [codec_json(s) for s in inner],
         "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
                          {"name": "crc32c"}],
         "index_location": index_location,
@@ -145,8 +167,8 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     return {"codecs": [sharding]}, shard_shape
 
 
-def _v2(dt: DataType, flt: list[CodecSpec], ser: CodecSpec, comp: list[CodecSpec], shards: Any,
-        probe: tuple[int, ...], order: str) -> dict[str, Any]:
+def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
+        probe: tuple[int, ...], order: str, endian: str) -> dict[str, Any]:
     """Zarr v2: the filters (an object codec among them for variable-length types) and one
     compressor, completed as the v3-shaped chain they are lowered to."""
     if shards is not None:
@@ -162,17 +184,11 @@ def _v2(dt: DataType, flt: list[CodecSpec], ser: CodecSpec, comp: list[CodecSpec
         raise ZarrError(f"create_array: a variable-length data type needs the serializer "
                         f"vlen-utf8 or vlen-bytes in Zarr v2, found {ser.name!r}")
     # v2 filters that work on bytes run after serialisation (see zarrx.metadata.v2)
-    at = next((i for i, f in enumerate(flt) if codec_kind(f.name) == B2B), len(flt))
+    at = next((i for i, f in enumerate(flt) if _kind(f) == B2B), len(flt))
     chain = [*flt[:at], ser, *flt[at:], *comp]
     if order == "F":
         probe = probe[::-1]
-    done = list(complete_specs(chain, dt, probe, key=WHERE))
+    done = _stored_order(list(complete_specs(chain, dt, probe, key=WHERE)), at,
+                         CodecSpec("bytes", {"endian": endian or "little"}))
     filters = done[:at] + ([done[at]] if dt.variable else []) + done[at + 1:at + 1 + len(flt) - at]
     return {"filters": filters, "compressor": done[-1] if comp else None}
-
-
-def _dict(spec: CodecSpec) -> dict:
-    d: dict[str, Any] = {"name": spec.name}
-    if spec.configuration:
-        d["configuration"] = dict(spec.configuration)
-    return d

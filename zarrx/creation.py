@@ -48,7 +48,7 @@ def check_parents(store: Store, base: str, path: str, zarr_format: int, what: st
         elif isinstance(meta, ArrayMeta):
             raise NodeExistsError(f"cannot create {path!r}: {cur or '/'!r} is an array")
         else:
-            parent, missing = (cur, meta), []
+            parent = (cur, meta)
     if parent is not None and parent[1].zarr_format != zarr_format:
         raise MetadataError(
             f"{what}: cannot create a Zarr v{zarr_format} node at {path!r} inside the Zarr "

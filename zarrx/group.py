@@ -1,7 +1,9 @@
 """The Group handle: a node holding arrays and other groups, with attributes.
 
 A group opened from consolidated metadata answers ``members()``, ``g[name]`` and ``tree()``
-from the consolidated entries, without reading the store.
+from the consolidated entries, without reading the store. The entries are indexed once per
+hierarchy (:class:`~zarrx.metadata.consolidated.ConsolidatedIndex`) and shared by every group
+opened below, so walking the whole hierarchy takes time linear in its size.
 """
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ from zarrx.array import Array
 from zarrx.creation import create_array, make_parents
 from zarrx.errors import NodeExistsError, NodeNotFoundError, ZarrError
 from zarrx.metadata import nodes
-from zarrx.node import Node
+from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.node import Node
 from zarrx.store.base import Store
 
 __all__ = ["Group"]
@@ -27,6 +30,7 @@ class Group(Node):
 
     def __init__(self, store: Store, path: str, meta: GroupMeta, *, read_only: bool = False) -> None:
         super().__init__(store, path, meta, read_only=read_only)
+        self._cindex: ConsolidatedIndex | None = None
 
     # -- properties ---------------------------------------------------------------------------
     def _save_attrs(self, attrs: dict) -> None:
@@ -54,22 +58,35 @@ class Group(Node):
             return Array(self._store, path, meta, read_only=self._read_only)
         return Group(self._store, path, meta, read_only=self._read_only)
 
-    def _consolidated_sub(self, rel: str) -> dict | None:
+    def _consolidated(self) -> tuple[ConsolidatedIndex, str] | None:
+        """The consolidated index this group answers from, and the group's path in it."""
         entries = self._meta.consolidated
         if entries is None:
             return None
-        pre = rel + "/"
-        return {k[len(pre):]: v for k, v in entries.items() if k.startswith(pre)}
+        if isinstance(entries, ConsolidatedView):
+            return entries.index, entries.prefix
+        if self._cindex is None or self._cindex.entries is not entries:
+            self._cindex = ConsolidatedIndex(entries)
+        return self._cindex, ""
+
+    def _from_consolidated(self, index: ConsolidatedIndex, full: str, path: str,
+                           meta: ArrayMeta | GroupMeta) -> Array | Group:
+        if isinstance(meta, GroupMeta):
+            meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
+                             consolidated=index.view(full), extra=meta.extra, json=meta.json)
+            return Group(self._store, path, meta, read_only=self._read_only)
+        return Array(self._store, path, meta, read_only=self._read_only)
 
     def _lookup(self, name: str) -> Array | Group | None:
         path = self._child_path(name)
         rel = path[len(self._path) + 1:] if self._path else path
-        entries = self._meta.consolidated
-        if entries is not None and rel in entries:
-            meta = entries[rel]
-            if isinstance(meta, GroupMeta):
-                meta = dataclasses.replace(meta, consolidated=self._consolidated_sub(rel))
-            return self._wrap(path, meta)
+        found = self._consolidated()
+        if found is not None:
+            index, prefix = found
+            full = f"{prefix}/{rel}" if prefix else rel
+            meta = index.entries.get(full)
+            if meta is not None:
+                return self._from_consolidated(index, full, path, meta)
         meta = nodes.load_node(self._store, path)
         return None if meta is None else self._wrap(path, meta)
 
@@ -87,21 +104,35 @@ class Group(Node):
         return isinstance(name, str) and self._lookup(name) is not None
 
     def _children(self) -> list[tuple[str, ArrayMeta | GroupMeta]]:
-        entries = self._meta.consolidated
-        if entries is not None:
-            return sorted((k, v) for k, v in entries.items() if k and "/" not in k)
+        found = self._consolidated()
+        if found is not None:
+            index, prefix = found
+            return index.children(prefix)
         return nodes.list_children(self._store, self._path)
 
     def members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
         """``(name, node)`` of the children, sorted; ``max_depth=None`` walks the whole subtree
-        (names are then paths relative to this group)."""
-        for name, _meta in self._children():
-            node = self[name]
-            yield name, node
-            if isinstance(node, Group) and (max_depth is None or max_depth > 0):
-                depth = None if max_depth is None else max_depth - 1
-                for sub, n in node.members(max_depth=depth):
-                    yield f"{name}/{sub}", n
+        (names are then paths relative to this group), ``max_depth=n`` n levels below the
+        children. Each group is listed once: linear in the size of the hierarchy."""
+        stack = [(self, iter(self._children()), "", 0)]
+        while stack:
+            group, children, prefix, depth = stack[-1]
+            item = next(children, None)
+            if item is None:
+                stack.pop()
+                continue
+            name, meta = item
+            path = f"{group._path}/{name}" if group._path else name
+            found = group._consolidated()
+            if found is None:
+                node = group._wrap(path, meta)
+            else:
+                index, at = found
+                node = group._from_consolidated(index, f"{at}/{name}" if at else name, path,
+                                                meta)
+            yield prefix + name, node
+            if isinstance(node, Group) and (max_depth is None or depth < max_depth):
+                stack.append((node, iter(node._children()), f"{prefix}{name}/", depth + 1))
 
     def keys(self) -> Iterator[str]:
         return (name for name, _ in self._children())

@@ -72,6 +72,8 @@ class AxisGrid:
             self.offsets = None
             self.nchunks = -(-size // self.chunk)
         else:
+            if hasattr(edges, "covering"):        # run-length edges: only those the axis touches
+                edges = edges.covering(size)
             lens = [int(e) for e in edges]
             if any(e < 1 for e in lens):
                 raise IndexingError(f"chunk edges of axis {axis}: expected lengths >= 1, found {edges!r}")
@@ -140,8 +142,8 @@ class ChunkGridIndex:
         if len(grid) != len(self.shape):
             raise IndexingError(f"chunk grid has {len(grid)} axes but the array shape "
                                 f"{self.shape} has {len(self.shape)}")
-        self.regular = all(not isinstance(g, (tuple, list, np.ndarray)) for g in grid)
-        self.axes = tuple(AxisGrid(n, g, None, i) if self.regular or not isinstance(g, (tuple, list, np.ndarray))
+        self.regular = all(not isinstance(g, (Sequence, np.ndarray)) for g in grid)
+        self.axes = tuple(AxisGrid(n, g, None, i) if self.regular or not isinstance(g, (Sequence, np.ndarray))
                           else AxisGrid(n, None, g, i) for i, (n, g) in enumerate(zip(self.shape, grid)))
         self.nchunks = tuple(a.nchunks for a in self.axes)
 
@@ -232,28 +234,33 @@ def _parse_int(s: Any, size: int, axis: int) -> int:
 
 def _parse_slice(s: slice, size: int, axis: int) -> tuple:
     """``("slice", start, n, step)`` for a slice over an axis of ``size``."""
-    for part, v in (("start", s.start), ("stop", s.stop), ("step", s.step)):
-        if v is not None and not _is_int(v):
-            raise IndexingError(f"slice {part} on axis {axis}: expected an integer or None, "
-                                f"found {v!r}")
-    if s.step is not None and s.step == 0:
+    start, stop, step = s.start, s.stop, s.step
+    if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
+            and (step is None or type(step) is int)):
+        for part, v in (("start", start), ("stop", stop), ("step", step)):
+            if v is not None and not _is_int(v):
+                raise IndexingError(f"slice {part} on axis {axis}: expected an integer or "
+                                    f"None, found {v!r}")
+    if step is not None and step == 0:
         raise IndexingError(f"slice step cannot be zero (axis {axis})")
-    r = range(*s.indices(size))
-    n = len(r)
-    return ("slice", r.start if n else 0, n, r.step)
+    start, stop, step = s.indices(size)
+    n = len(range(start, stop, step))
+    return ("slice", start if n else 0, n, step)
 
 
 def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
     """``("array", positions)`` for a 1-d integer or boolean index array along one axis."""
     a = np.asarray(s)
-    if a.dtype == np.bool_:
+    kind = a.dtype.kind
+    if kind == "b":
         if a.ndim != 1 or a.shape[0] != size:
             raise IndexingError(f"boolean index on axis {axis}: expected a 1-d array of length "
                                 f"{size}, found shape {a.shape}")
         return ("array", np.flatnonzero(a).astype(np.int64))
-    if a.size == 0 and a.dtype.kind == "f":
+    if kind == "f" and a.size == 0:
         a = a.astype(np.int64)        # an empty list
-    if a.dtype.kind not in "iu":
+        kind = "i"
+    if kind not in "iu":
         raise IndexingError(f"index array on axis {axis}: expected integers or booleans, "
                             f"found dtype {a.dtype}")
     if a.ndim != 1:
@@ -263,7 +270,7 @@ def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
 
 
 def _parse_axis(s: Any, size: int, axis: int, what: str) -> tuple:
-    if isinstance(s, slice):
+    if type(s) is slice:
         return _parse_slice(s, size, axis)
     if _is_int(s):
         return ("int", _parse_int(s, size, axis))
@@ -278,6 +285,17 @@ def _parse_axis(s: Any, size: int, axis: int, what: str) -> tuple:
 def _parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
     """Items of a basic selection, or ``("mask", bool array)`` for a full-shape boolean mask."""
     ndim = len(shape)
+    if type(sel) is tuple and len(sel) == ndim:      # the common case: one int or slice per axis
+        items = []
+        for ax, s in enumerate(sel):
+            if type(s) is slice:
+                items.append(_parse_slice(s, shape[ax], ax))
+            elif type(s) is int:
+                items.append(("int", _parse_int(s, shape[ax], ax)))
+            else:
+                break
+        else:
+            return "items", items
     if isinstance(sel, (np.ndarray, list)) and ndim > 1:
         a = np.asarray(sel)
         if a.dtype == np.bool_ and a.ndim > 1:
@@ -447,6 +465,10 @@ class ChunkList(Sequence):
             raise IndexError(f"chunk {i} of a plan listing {n} chunks")
         order = self._plan._order
         return self._plan._at(k if order is None else int(order[k]))
+
+    def coords(self) -> np.ndarray:
+        """The listed chunks' coordinates, in listing order, as an ``(n, ndim)`` array."""
+        return self._plan.chunk_coords()
 
     def __repr__(self) -> str:
         return f"ChunkList(<{len(self)} chunk projections>)"

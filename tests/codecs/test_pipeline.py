@@ -266,6 +266,38 @@ def test_register_codec() -> None:
         register_codec("x", int)
 
 
+def test_registered_numcodecs_codec_serves_v2_ids() -> None:
+    """``numcodecs.<id>`` registered by the user is what a v2 ``{"id": <id>}`` lowers to."""
+    from zarrx.metadata import parse_array_v2
+
+    class Invert(BytesToBytesCodec):
+        name = "numcodecs.test-invert"
+
+        def encoded_size(self, n):
+            return n
+
+        def encode(self, data):
+            return bytes(255 - b for b in bytes(data))
+
+        def decode(self, data, expected, limit, where):
+            return bytes(255 - b for b in bytes(data))
+
+    register_codec("numcodecs.test-invert", Invert)
+    zarray = {"zarr_format": 2, "shape": [3], "chunks": [3], "dtype": "|u1", "fill_value": 0,
+              "order": "C", "filters": None, "compressor": {"id": "test-invert"}}
+    meta = parse_array_v2(zarray, None, ".zarray")
+    assert meta.codecs[-1] == S("numcodecs.test-invert", {})
+    plan = CodecPipeline.resolve(meta.codecs, meta.data_type, (3,))
+    assert plan.encode(np.array([0, 1, 2], "u1")) == bytes([255, 254, 253])
+
+
+def test_blosc_cnames_are_the_builds() -> None:
+    """The validator's blosc compressors are exactly those the c-blosc kernel accepts."""
+    from zarrx.codecs import _blosc
+    from zarrx.metadata.codec_checks import BLOSC_CNAMES
+    assert sorted(BLOSC_CNAMES) == sorted(_blosc.CNAMES)
+
+
 def test_v2_bytes_filter_runs_after_serialisation() -> None:
     """A v2 filter that works on bytes (shuffle) is lowered after ``bytes``: it sees the chunk
     in its stored byte order, as numcodecs did."""

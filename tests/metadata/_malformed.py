@@ -70,7 +70,6 @@ CASES: list[tuple[str, str, Any]] = [
     ("deep-attributes", "v3", nested(64)),
     ("huge-document", "v3", None),   # built in the test (MAX_DOCUMENT_BYTES + 1)
     ("bare-nan-v3", "v3", raw(json.dumps(v3(fill_value=float("nan"))))),
-    ("bare-infinity-v3", "v3", raw(json.dumps(v3(attributes={"a": float("inf")})))),
     ("huge-integer-literal", "v3", raw('{"shape": [' + "9" * 5000 + "]}")),
     ("dict-with-int-keys", "v3", {"zarr_format": 3, 1: 2}),
     ("not-a-document", "v3", 3.5),

@@ -80,6 +80,56 @@ def test_v2_lowering_order_f_filters_compressor():
         serialize_v3(m)
 
 
+LOWERED = {   # v2 compressor -> the v3 codec spec it is lowered to
+    "zstd": ({"id": "zstd", "level": 3}, CodecSpec("zstd", {"level": 3})),
+    "zstd-checksum": ({"id": "zstd", "level": 1, "checksum": True},
+                      CodecSpec("zstd", {"level": 1, "checksum": True})),
+    "gzip-default-level": ({"id": "gzip"}, CodecSpec("gzip", {"level": 1})),
+    "crc32c": ({"id": "crc32c"}, CodecSpec("crc32c", {})),
+    "crc32c-start": ({"id": "crc32c", "location": "start"},
+                     CodecSpec("numcodecs.crc32c", {"location": "start"})),
+    "blosc": ({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0},
+              CodecSpec("numcodecs.blosc", {"cname": "lz4", "clevel": 5, "shuffle": -1,
+                                            "blocksize": 0})),
+    "zlib": ({"id": "zlib", "level": 1}, CodecSpec("numcodecs.zlib", {"level": 1})),
+    "shuffle-default": ({"id": "shuffle"}, CodecSpec("numcodecs.shuffle", {"elementsize": 4})),
+    "unknown-kept": ({"id": "pcodec", "level": 8}, CodecSpec("numcodecs.pcodec", {"level": 8})),
+}
+
+
+@pytest.mark.parametrize("comp,spec", list(LOWERED.values()), ids=list(LOWERED))
+def test_v2_codecs_lowered_to_v3_names_and_written_back(comp, spec):
+    doc = v2(compressor=comp)
+    m = parse_array_v2(doc, None, ".zarray")
+    assert m.codecs[-1] == spec
+    assert serialize_v2(m)[".zarray"] == doc
+
+
+def test_v2_codec_configuration_checked_at_parse():
+    with pytest.raises(MetadataError, match=re.escape(
+            "a/.zarray compressor.cname: expected one of the compressors this c-blosc is built "
+            "with (blosclz, lz4, lz4hc, zlib, zstd), found 'snappy'")):
+        parse_array_v2(v2(compressor={"id": "blosc", "cname": "snappy"}), None, "a/.zarray")
+    with pytest.raises(MetadataError, match=re.escape(
+            "a/.zarray filters[0].elementsize: expected an integer >= 0, found 'x'")):
+        parse_array_v2(v2(filters=[{"id": "shuffle", "elementsize": "x"}]), None, "a/.zarray")
+
+
+def test_v2_codecs_derived_from_the_codec_list():
+    """An array without its .zarray JSON writes each codec in its numcodecs form."""
+    doc = v2(dtype="<i2", filters=[{"id": "delta", "dtype": "<i2"}],
+             compressor={"id": "zstd", "level": 2})
+    m = dataclasses.replace(parse_array_v2(doc, None, ".zarray"), v2_codecs=None, json=None)
+    z = serialize_v2(m)[".zarray"]
+    assert z["filters"] == [{"id": "delta", "dtype": "<i2"}]
+    assert z["compressor"] == {"id": "zstd", "level": 2}
+    m = dataclasses.replace(m, codecs=(*m.codecs[:-1], CodecSpec("blosc", {
+        "cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 2,
+        "blocksize": 0})))
+    assert serialize_v2(m)[".zarray"]["compressor"] == {
+        "id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}
+
+
 def test_v2_object_codec_is_the_serializer():
     m = parse_array_v2(v2(dtype="|O", fill_value=None, filters=[{"id": "vlen-utf8"}],
                           compressor={"id": "zstd", "level": 1}), None, ".zarray")

@@ -76,3 +76,23 @@ def test_forwards_read_only_and_pickles():
     t = pickle.loads(pickle.dumps(s))
     assert t.get("a") == b"1" and t.read_only
     assert t.counts == {"get": 1}                 # a fresh count after unpickling
+
+
+def test_counts_generations_conditional_writes_and_snapshots():
+    from zarrx.errors import ConflictError
+    from zarrx.store import ABSENT
+    s = CountingStore(MemoryStore())
+    gen = s.set_if("a", b"0123456789", ABSENT)
+    assert s.generation("a") == gen
+    assert s.get_versioned("a", ByteRange.last(2), if_generation=gen) == (b"89", gen)
+    with pytest.raises(ConflictError):
+        s.set_if("a", b"x", ABSENT)
+    with s.snapshot("a") as snap:
+        assert snap.generation == gen and snap.size == 10
+        assert snap.read([ByteRange.slice(0, 2), None]) == [b"01", b"0123456789"]
+    s.delete_if("a", gen)
+    assert s.counts == {"set": 1, "set_if": 1, "generation": 1, "get": 3, "get_range": 2,
+                        "get_versioned": 1, "conflict": 1, "snapshot": 1, "snapshot_read": 1,
+                        "delete": 1, "delete_if": 1}
+    assert s.bytes_read == 2 + 2 + 10 and s.gets_by_key == {"a": 3}
+    assert s.supports_conditional_writes

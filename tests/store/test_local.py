@@ -347,3 +347,17 @@ def test_snapshot_is_one_open_file(store, tmp_path):
         assert len(os.listdir("/proc/self/fd")) == before
     with pytest.raises(StoreError, match=r"snapshot of 'a/k': read after close$"):
         snap.read([None])
+
+
+def test_an_object_too_large_for_memory_is_a_store_error(store, tmp_path):
+    store.set("big", b"")
+    try:
+        os.truncate(tmp_path / "root" / "big", 8 << 40)     # a sparse 8 TiB file
+    except OSError:
+        pytest.skip("the file system cannot hold a sparse 8 TiB file")
+    with pytest.raises(StoreError) as info:
+        store.get("big")
+    assert str(info.value) == f"{store!r}: cannot read 'big': {8 << 40} bytes do not fit in memory"
+    with store.snapshot("big") as snap, pytest.raises(StoreError, match="do not fit in memory"):
+        snap.read([None])
+    assert store.get("big", ByteRange.last(4)) == bytes(4) and store.getsize("big") == 8 << 40

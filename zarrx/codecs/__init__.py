@@ -13,18 +13,17 @@ __all__ = ["Bytes", "Transpose", "Gzip", "Zlib", "Zstd", "Blosc", "Crc32c", "LZ4
            "AsType", "PackBits", "Shuffle", "Categorize", "CodecPipeline", "get_codec_class",
            "register_codec"]
 
-_WHERE = {
-    "Bytes": "bytes_", "Transpose": "transpose", "Gzip": "deflate", "Zlib": "deflate",
-    "Zstd": "zstd", "Blosc": "blosc", "Crc32c": "crc32c", "LZ4": "lz4", "BZ2": "stdlib",
-    "LZMA": "stdlib", "VLenUTF8": "vlen", "VLenBytes": "vlen", "Delta": "delta",
-    "FixedScaleOffset": "scaleoffset", "Quantize": "scaleoffset", "BitRound": "scaleoffset",
-    "AsType": "astype", "PackBits": "packbits", "Shuffle": "shuffle", "Categorize": "categorize",
-    "CodecPipeline": "plan", "get_codec_class": "registry", "register_codec": "registry",
-}
+
+def _where() -> dict[str, str]:
+    """Public name -> module: the codec classes from the codec table, and the plan/registry."""
+    from zarrx.metadata.codec_table import builtin_impls
+    out = {cls: module.rpartition(".")[2] for module, cls in builtin_impls()}
+    out.update(CodecPipeline="plan", get_codec_class="registry", register_codec="registry")
+    return out
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
+    module = _where().get(name) if name in __all__ else None
     if module is None:
         raise AttributeError(f"module 'zarrx.codecs' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"zarrx.codecs.{module}"), name)

@@ -89,8 +89,9 @@ class Codec:
                   *, where: str = "codec") -> "Codec":
         """Build from a codec spec, its configuration checked by the codec's validator."""
         config = dict(spec.configuration or {})
-        key, _, path = where.partition(" ")
-        values = check_codec(spec.name, config, Loc(key, path, error=CodecError) / "configuration")
+        key, sep, path = where.rpartition(" ")        # "<array> codecs[<i>]"
+        loc = Loc(key, path, error=CodecError) if sep else Loc(where, error=CodecError)
+        values = check_codec(spec.name, config, loc / "configuration")
         obj = cls(**values) if values is not None else \
             cls.from_config(config, f"{where}.configuration")
         if spec.name != obj.name:

@@ -11,6 +11,9 @@ After that, per-chunk work is only ``decode``/``encode``.
 (``direct``), and a non-native byte order is fixed by an in-place swap. Otherwise the stages run
 into scratch buffers and the last step (byte swap and/or transposition included) is a single
 copy into ``out``.
+
+``complete_specs`` binds a new array's codec list the same way and gives it back as metadata
+should hold it: checked against the chunks it will see, every chunk-dependent field filled in.
 """
 from __future__ import annotations
 

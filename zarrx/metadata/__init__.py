@@ -13,13 +13,13 @@ from zarrx.metadata.grid import chunk_edges, grid_shape
 from zarrx.metadata.json import dumps, load
 from zarrx.metadata.make import make_array_meta
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, GroupMeta,
-                                  KeyEncoding, RectilinearGrid, RegularGrid, ShardLevel)
+                                  KeyEncoding, RectilinearGrid, RegularGrid, ShardLevel, V2Codecs)
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
 from zarrx.metadata.v3 import parse_array_v3, parse_group_v3, parse_v3, serialize_v3
 
 __all__ = [
     "ArrayMeta", "GroupMeta", "DataType", "CodecSpec", "ChunkGrid", "RegularGrid",
-    "RectilinearGrid", "KeyEncoding", "ShardLevel",
+    "RectilinearGrid", "KeyEncoding", "ShardLevel", "V2Codecs",
     "parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3",
     "parse_array_v2", "parse_group_v2", "serialize_v2",
     "parse_zmetadata", "serialize_zmetadata", "with_consolidated",

@@ -25,7 +25,8 @@ from zarrx.metadata._util import Loc
 from zarrx.metadata.model import CodecSpec
 
 __all__ = ["A2A", "A2B", "B2B", "CodecInfo", "codec_info", "codec_kind", "check_codec",
-           "register", "known_names", "lower_numcodecs", "numcodecs_json", "unknown_codec"]
+           "register", "known_names", "lower_numcodecs", "numcodecs_json", "unknown_codec",
+           "builtin_impls"]
 
 A2A, A2B, B2B = "array->array", "array->bytes", "bytes->bytes"
 Check = Callable[[dict[str, Any], Loc], dict[str, Any]]
@@ -114,6 +115,11 @@ _USER: dict[str, CodecInfo] = {}
 def codec_info(name: str) -> CodecInfo | None:
     """The row for a spec name (a registered codec first), or None."""
     return _USER.get(name) or _BUILTIN.get(name)
+
+
+def builtin_impls() -> set[tuple[str, str]]:
+    """``(module, class name)`` of every built-in codec class."""
+    return {tuple(c.impl.split(":")) for c in _BUILTIN.values()}  # type: ignore[misc, union-attr]
 
 
 def codec_kind(name: str) -> str | None:

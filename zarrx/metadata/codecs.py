@@ -156,8 +156,11 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
     crc, endian = _index_codecs(conf["index_codecs"], cl / "index_codecs")
     inner_specs = parse_codec_list(conf["codecs"], dt, cl / "codecs")
     sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs")
-    level = ShardLevel(inner, conf.get("index_location", "end"), crc,
-                       outer_codecs=tuple(specs[:at]), index_endian=endian)
+    outer = tuple(CodecSpec("transpose", {"order": list(permutation(c.configuration["order"],
+                                                                      len(shape)))})
+                  if c.name == "transpose" else c for c in specs[:at])   # "C"/"F" spelt out
+    level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer,
+                       index_endian=endian)
     return (level, *sub), chunk
 
 
@@ -171,7 +174,8 @@ def codec_json(spec: CodecSpec) -> Any:
         if again is not None and again == spec:
             return spec.json
     out: dict[str, Any] = {"name": spec.name}
-    if spec.configuration or spec.name in ("vlen-utf8", "vlen-bytes"):
+    if spec.configuration or spec.name in ("vlen-utf8", "vlen-bytes") \
+            or spec.name.startswith("numcodecs."):     # zarr-python requires it for these
         out["configuration"] = spec.configuration
     if not spec.must_understand:
         out["must_understand"] = False

@@ -2,13 +2,21 @@
 
 * v2 ``.zmetadata``: ``{"metadata": {"<path>/.zarray": {...}, "<path>/.zattrs": {...}, ...},
   "zarr_consolidated_format": 1}`` <-> ``{path: ArrayMeta | GroupMeta}`` (the root is path ``""``).
+  zarrx may add ``"zarrx_pending": [path, ...]``: nodes whose documents a writer was rewriting
+  when this ``.zmetadata`` was written (see ``zarrx.metadata.nodes``); their entries may be stale,
+  so readers take those nodes from their own documents. Other readers ignore the field.
 * v3 inline (a convention, not yet a spec): ``GroupMeta.consolidated`` is read from and written to
   the group's ``consolidated_metadata`` by :mod:`zarrx.metadata.v3`; :func:`with_consolidated`
   builds such a group.
+* :class:`ConsolidatedIndex` indexes the entries of a hierarchy once (each group's children), and
+  :class:`ConsolidatedView` is the entries below one group as a mapping that copies nothing, so
+  walking a consolidated hierarchy costs time linear in its size.
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from zarrx.metadata import json as mjson
@@ -17,16 +25,30 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
 from zarrx.metadata.v3 import check_path
 
-__all__ = ["parse_zmetadata", "serialize_zmetadata", "with_consolidated"]
+__all__ = ["parse_zmetadata", "parse_zmetadata_pending", "serialize_zmetadata",
+           "with_consolidated", "ConsolidatedIndex", "ConsolidatedView", "PENDING"]
 
 _NAMES = (".zarray", ".zgroup", ".zattrs")
+PENDING = "zarrx_pending"
 
 
 def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | GroupMeta]:
     """Every node in a ``.zmetadata`` document, by path (``""`` is the root group)."""
-    d = mjson.load(doc, key, allow_nonfinite=True)
+    return parse_zmetadata_pending(doc, key)[0]
+
+
+def parse_zmetadata_pending(doc: bytes | str | dict, key: str
+                            ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
+    """``parse_zmetadata`` plus the paths listed as pending (whose entries may be stale)."""
+    d = mjson.load(doc, key)
     loc = Loc(key)
-    loc.keys(d, ("metadata",), ("zarr_consolidated_format",))
+    loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING))
+    pending = (loc / PENDING).list(d.get(PENDING, []), "an array of node paths")
+    for i, path in enumerate(pending):
+        if not isinstance(path, str):
+            raise (loc / PENDING / i).error("a node path", path)
+        if path:
+            check_path(path, loc / PENDING / i)
     fmt = d.get("zarr_consolidated_format", 1)
     if fmt != 1 or isinstance(fmt, bool):
         raise (loc / "zarr_consolidated_format").error("1", fmt)
@@ -54,12 +76,13 @@ def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | 
         else:
             raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
                 "attributes without a .zarray or .zgroup for the same node")
-    return out
+    return out, list(pending)
 
 
-def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta]) -> dict[str, Any]:
+def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta],
+                        pending: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     """The ``.zmetadata`` object for ``{path: meta}`` (every node gets a ``.zattrs`` entry, as
-    zarr-python writes it)."""
+    zarr-python writes it), listing ``pending`` paths when there are any."""
     meta_out: dict[str, Any] = {}
     for path in sorted(entries, key=lambda p: (p != "", p)):
         prefix = f"{path.strip('/')}/" if path.strip("/") else ""
@@ -67,10 +90,88 @@ def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta]) -> dict[str, 
         for name, doc in docs.items():
             meta_out[prefix + name] = doc
         meta_out.setdefault(prefix + ".zattrs", {})
-    return {"metadata": meta_out, "zarr_consolidated_format": 1}
+    out: dict[str, Any] = {"metadata": meta_out, "zarr_consolidated_format": 1}
+    if pending:
+        out[PENDING] = sorted(set(pending))
+    return out
 
 
 def with_consolidated(group: GroupMeta, entries: dict[str, ArrayMeta | GroupMeta]) -> GroupMeta:
     """``group`` carrying the v3 inline consolidated metadata of its descendants ``entries``
     (paths relative to the group, without the group itself)."""
     return dataclasses.replace(group, consolidated={p: m for p, m in entries.items() if p})
+
+
+Meta = ArrayMeta | GroupMeta
+
+
+class ConsolidatedIndex:
+    """The consolidated ``entries`` of a hierarchy (paths relative to its root group), with each
+    group's children listed once, on first use (O(n log n) for n entries)."""
+
+    __slots__ = ("entries", "_children", "_sorted")
+
+    def __init__(self, entries: Mapping[str, Meta]) -> None:
+        self.entries = entries
+        self._children: dict[str, list[str]] | None = None
+        self._sorted: list[str] | None = None
+
+    def children(self, prefix: str) -> list[tuple[str, Meta]]:
+        """``(name, meta)`` of the direct children of the group at ``prefix``, sorted."""
+        if self._children is None:
+            kids: dict[str, list[str]] = {}
+            for path in self.entries:
+                if path:
+                    parent, _, name = path.rpartition("/")
+                    kids.setdefault(parent, []).append(name)
+            for names in kids.values():
+                names.sort()
+            self._children = kids
+        join = f"{prefix}/" if prefix else ""
+        return [(n, self.entries[join + n]) for n in self._children.get(prefix, ())]
+
+    def below(self, prefix: str) -> list[str]:
+        """Every path strictly below ``prefix``, sorted (bisected from one sorted list)."""
+        if self._sorted is None:
+            self._sorted = sorted(p for p in self.entries if p)
+        if not prefix:
+            return self._sorted
+        start = prefix + "/"
+        lo = bisect.bisect_left(self._sorted, start)
+        hi = bisect.bisect_left(self._sorted, prefix + "0")     # "0" follows "/"
+        return self._sorted[lo:hi]
+
+    def view(self, prefix: str) -> ConsolidatedView:
+        return ConsolidatedView(self, prefix)
+
+
+class ConsolidatedView(Mapping):
+    """The entries below the group at ``prefix`` of an index, keyed relative to that group:
+    what ``GroupMeta.consolidated`` holds for a group opened through a consolidated parent."""
+
+    __slots__ = ("index", "prefix")
+
+    def __init__(self, index: ConsolidatedIndex, prefix: str) -> None:
+        self.index = index
+        self.prefix = prefix
+
+    def _full(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def __getitem__(self, key: str) -> Meta:
+        if not isinstance(key, str) or not key:
+            raise KeyError(key)
+        return self.index.entries[self._full(key)]
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and bool(key) and self._full(key) in self.index.entries
+
+    def __iter__(self) -> Iterator[str]:
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        return (p[cut:] for p in self.index.below(self.prefix))
+
+    def __len__(self) -> int:
+        return len(self.index.below(self.prefix))
+
+    def __repr__(self) -> str:
+        return f"<consolidated entries below {self.prefix or '/'!r}: {len(self)}>"

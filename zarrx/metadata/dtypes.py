@@ -69,6 +69,11 @@ def category(dt: DataType) -> str:
             "m": "timedelta", "U": "fixed_str", "S": "fixed_bytes"}[n.kind]
 
 
+def _maybe_ml(n: np.dtype) -> bool:
+    """An ml_dtypes type (most are kind "V"; some, such as float8_e5m2, kind "f")."""
+    return n.kind == "V" or n.type.__module__.startswith("ml_dtypes")
+
+
 def _ml_name(n: np.dtype) -> str | None:
     for name in ML_NAMES:
         if _ml_dtype(name) == n:
@@ -187,7 +192,7 @@ def v3_json_for_numpy(n: np.dtype, variable: bool = False, hint: Any = None) -> 
     if n.fields is not None:
         return {"name": "structured", "configuration": {"fields": [
             [f, v3_json_for_numpy(n.fields[f][0])] for f in n.names]}}
-    ml = _ml_name(n) if n.kind == "V" else None
+    ml = _ml_name(n) if _maybe_ml(n) else None
     if ml:
         return ml
     for name, code in CORE.items():
@@ -294,7 +299,7 @@ def v2_typestr(n: np.dtype, endian: str | None = None) -> Any:
                 entry.append(list(shape))
             out.append(entry)
         return out
-    ml = _ml_name(n) if n.kind == "V" else None
+    ml = _ml_name(n) if _maybe_ml(n) else None
     if ml:
         return ml
     s = n.str

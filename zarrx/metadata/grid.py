@@ -3,22 +3,163 @@ chunk key encodings, and the size checks every array shape goes through.
 
 A rectilinear axis is given as an integer (a regular step), or a list of edge lengths and
 ``[length, count]`` run-length pairs; the edges must cover the axis (overshoot is allowed). The
-model holds the edges fully expanded (at most ``MAX_RECTILINEAR_CHUNKS`` per axis) plus the JSON
-as read, which is written back when it still expands to the same edges.
+model keeps each axis in run-length form (:class:`AxisEdges`: a sequence of edge lengths whose
+memory is proportional to its runs, hence to the document, never to the number of chunks; at
+most ``MAX_RECTILINEAR_CHUNKS`` chunks per axis) plus the JSON as read, which is written back when
+it still describes the same edges. Edge lookups, chunk offsets and the chunk holding a position
+are bisections over the run boundaries.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from zarrx.metadata._util import INT64_MAX, UINT64_MAX, Loc
 from zarrx.metadata.model import ChunkGrid, KeyEncoding, RectilinearGrid, RegularGrid
 
-__all__ = ["parse_shape", "parse_grid_v3", "grid_json", "chunk_edges", "grid_shape",
-           "parse_key_encoding_v3", "key_encoding_json", "check_grid", "MAX_RECTILINEAR_CHUNKS"]
+__all__ = ["parse_shape", "parse_grid_v3", "grid_json", "chunk_edges", "grid_shape", "axis_gcd",
+           "AxisEdges", "parse_key_encoding_v3", "key_encoding_json", "check_grid",
+           "MAX_RECTILINEAR_CHUNKS"]
 
 MAX_RECTILINEAR_CHUNKS = 1 << 20
 MAX_NDIM = 64
+
+
+class AxisEdges(Sequence):
+    """The chunk edge lengths along one axis, held as runs of equal lengths.
+
+    It is a sequence of ints (``len``, indexing, iteration, equality with a tuple of the same
+    edges), plus what a grid needs without expanding it: :meth:`offset` (where chunk ``k``
+    starts), :meth:`chunk_at` (the chunk holding a position), :meth:`head` (the first ``k``
+    edges), :meth:`count_below` and :meth:`covering` (the chunks an axis of some length touches),
+    :meth:`runs` and :meth:`gcd`. Lookups are bisections over the runs.
+    """
+
+    __slots__ = ("_sizes", "_ends", "_starts", "total")
+
+    def __init__(self, runs: Iterable[tuple[int, int]] = ()) -> None:
+        sizes: list[int] = []
+        ends: list[int] = []                    # chunks up to the end of each run
+        starts: list[int] = []                  # position where each run starts
+        n = pos = 0
+        for size, count in runs:
+            if count <= 0:
+                continue
+            if sizes and sizes[-1] == size:
+                ends[-1] += count
+            else:
+                sizes.append(size)
+                ends.append(n + count)
+                starts.append(pos)
+            n += count
+            pos += size * count
+        self._sizes, self._ends, self._starts = sizes, ends, starts
+        self.total = pos                        # sum of all edges
+
+    @classmethod
+    def of(cls, edges: Iterable[int]) -> AxisEdges:
+        """Run-length form of explicit edges (an AxisEdges is returned as it is)."""
+        if isinstance(edges, AxisEdges):
+            return edges
+        return cls((e, len(list(g))) for e, g in itertools.groupby(int(x) for x in edges))
+
+    def runs(self) -> list[tuple[int, int]]:
+        """``(length, count)`` of each run, adjacent equal lengths merged."""
+        return [(s, e - b) for s, e, b in zip(self._sizes, self._ends, [0, *self._ends[:-1]])]
+
+    def __len__(self) -> int:
+        return self._ends[-1] if self._ends else 0
+
+    def _run(self, k: int) -> int:
+        return bisect.bisect_right(self._ends, k)
+
+    def __getitem__(self, k):  # type: ignore[override]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(len(self))
+            if step != 1:
+                return tuple(self[i] for i in range(start, stop, step))
+            return self.head(stop).tail(start) if stop > start else AxisEdges()
+        n = len(self)
+        k = int(k)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(f"chunk {k} of an axis of {n} chunks")
+        return self._sizes[self._run(k)]
+
+    def __iter__(self) -> Iterator[int]:
+        for size, count in self.runs():
+            yield from itertools.repeat(size, count)
+
+    def offset(self, k: int) -> int:
+        """Where chunk ``k`` starts (``len(self)`` gives the end of the last chunk)."""
+        if k >= len(self):
+            return self.total
+        r = self._run(k)
+        first = self._ends[r - 1] if r else 0
+        return self._starts[r] + (k - first) * self._sizes[r]
+
+    def chunk_at(self, pos: int) -> int:
+        """The chunk holding position ``pos`` (``len(self)`` when past the last edge)."""
+        if pos >= self.total:
+            return len(self)
+        r = bisect.bisect_right(self._starts, pos) - 1
+        first = self._ends[r - 1] if r else 0
+        return first + (pos - self._starts[r]) // self._sizes[r]
+
+    def count_below(self, length: int) -> int:
+        """How many chunks start before ``length`` (those an axis of that length touches)."""
+        return 0 if length <= 0 else min(len(self), self.chunk_at(length - 1) + 1)
+
+    def covering(self, length: int) -> AxisEdges:
+        """The chunks an axis of ``length`` touches, and at least the first one."""
+        return self.head(max(1, self.count_below(length)))
+
+    def head(self, k: int) -> AxisEdges:
+        """The first ``k`` edges."""
+        return AxisEdges(itertools.takewhile(lambda r: r[1] > 0, _clip_runs(self.runs(), k)))
+
+    def tail(self, k: int) -> AxisEdges:
+        """The edges from chunk ``k`` on."""
+        out, skip = [], k
+        for size, count in self.runs():
+            take = count - min(skip, count)
+            skip -= count - take
+            if take:
+                out.append((size, take))
+        return AxisEdges(out)
+
+    def gcd(self) -> int:
+        """The greatest common divisor of the edges (1 for no edges)."""
+        return math.gcd(*self._sizes) if self._sizes else 1
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AxisEdges):
+            return self.runs() == other.runs()
+        if isinstance(other, (tuple, list)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.runs()))
+
+    def __repr__(self) -> str:
+        return f"AxisEdges({[list(r) for r in self.runs()]})"
+
+
+def _clip_runs(runs: list[tuple[int, int]], k: int) -> Iterator[tuple[int, int]]:
+    for size, count in runs:
+        take = min(count, k)
+        yield size, take
+        k -= take
+
+
+def axis_gcd(edges: Sequence[int]) -> int:
+    """The greatest common divisor of an axis' edge lengths (1 for none)."""
+    return AxisEdges.of(edges).gcd()
 
 
 def parse_shape(value: Any, loc: Loc) -> tuple[int, ...]:
@@ -52,16 +193,17 @@ def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc)
             raise loc.found("a chunk of at most 2**63-1 bytes", f"{nbytes} bytes")
 
 
-def _expand_axis(value: Any, length: int, loc: Loc) -> tuple[int, ...]:
+def _axis_edges(value: Any, length: int, loc: Loc) -> AxisEdges:
     if isinstance(value, int) and not isinstance(value, bool):
         step = loc.int(value, 1, INT64_MAX)
         count = -(-length // step)
         if count > MAX_RECTILINEAR_CHUNKS:
             raise loc.found(f"at most {MAX_RECTILINEAR_CHUNKS} chunks along an axis",
                             f"{count} chunks")
-        return (step,) * count
+        return AxisEdges([(step, count)])
     items = loc.list(value, "an integer or an array of edge lengths and [length, count] pairs")
-    out: list[int] = []
+    runs: list[tuple[int, int]] = []
+    n = 0
     for i, item in enumerate(items):
         il = loc / i
         if isinstance(item, list):
@@ -69,20 +211,19 @@ def _expand_axis(value: Any, length: int, loc: Loc) -> tuple[int, ...]:
                 raise il.error("a [length, count] pair", item)
             size = (il / 0).int(item[0], 1, INT64_MAX)
             count = (il / 1).int(item[1], 1, INT64_MAX)
-            if len(out) + count > MAX_RECTILINEAR_CHUNKS:
-                raise il.found(f"at most {MAX_RECTILINEAR_CHUNKS} chunks along an axis",
-                               f"{len(out) + count} chunks")
-            out.extend((size,) * count)
         else:
-            out.append(il.int(item, 1, INT64_MAX, "a positive edge length or a "
-                                                  "[length, count] pair"))
-            if len(out) > MAX_RECTILINEAR_CHUNKS:
-                raise il.found(f"at most {MAX_RECTILINEAR_CHUNKS} chunks along an axis", "more")
-    total = sum(out)
-    if total < length:
+            size = il.int(item, 1, INT64_MAX, "a positive edge length or a [length, count] pair")
+            count = 1
+        if n + count > MAX_RECTILINEAR_CHUNKS:
+            raise il.found(f"at most {MAX_RECTILINEAR_CHUNKS} chunks along an axis",
+                           f"{n + count} chunks")
+        n += count
+        runs.append((size, count))
+    edges = AxisEdges(runs)
+    if edges.total < length:
         raise loc.found(f"edge lengths summing to at least the axis length {length}",
-                        f"a sum of {total}")
-    return tuple(out)
+                        f"a sum of {edges.total}")
+    return edges
 
 
 def parse_grid_v3(value: Any, shape: tuple[int, ...], loc: Loc) -> ChunkGrid:
@@ -108,21 +249,13 @@ def parse_grid_v3(value: Any, shape: tuple[int, ...], loc: Loc) -> ChunkGrid:
         if len(axes) != len(shape):
             raise sl.found(f"{len(shape)} axes (one per dimension of shape {list(shape)})",
                            f"{len(axes)} axes")
-        sizes = tuple(_expand_axis(a, n, sl / i) for i, (a, n) in enumerate(zip(axes, shape)))
+        sizes = tuple(_axis_edges(a, n, sl / i) for i, (a, n) in enumerate(zip(axes, shape)))
         return RectilinearGrid(sizes, json=conf)
     raise (loc / "name").error("a known chunk grid ('regular' or 'rectilinear')", name)
 
 
-def _compress(edges: tuple[int, ...]) -> list[Any]:
-    out: list[Any] = []
-    i = 0
-    while i < len(edges):
-        j = i
-        while j < len(edges) and edges[j] == edges[i]:
-            j += 1
-        out.append([edges[i], j - i] if j - i > 1 else edges[i])
-        i = j
-    return out
+def _compress(edges: Sequence[int]) -> list[Any]:
+    return [[size, count] if count > 1 else size for size, count in AxisEdges.of(edges).runs()]
 
 
 def grid_json(grid: ChunkGrid, shape: tuple[int, ...]) -> dict[str, Any]:
@@ -144,26 +277,21 @@ def grid_json(grid: ChunkGrid, shape: tuple[int, ...]) -> dict[str, Any]:
 
 def grid_shape(grid: ChunkGrid, shape: tuple[int, ...]) -> tuple[int, ...]:
     """Number of chunks along each axis that hold array elements."""
-    return tuple(len(chunk_edges(grid, shape, a)) if isinstance(grid, RectilinearGrid)
-                 else -(-n // c) for a, (n, c) in enumerate(
-                     zip(shape, grid.chunk_shape if isinstance(grid, RegularGrid)
-                         else [1] * len(shape))))
+    if isinstance(grid, RegularGrid):
+        return tuple(-(-n // c) for n, c in zip(shape, grid.chunk_shape))
+    assert isinstance(grid, RectilinearGrid)
+    return tuple(AxisEdges.of(e).count_below(n) for e, n in zip(grid.chunk_sizes, shape))
 
 
-def chunk_edges(grid: ChunkGrid, shape: tuple[int, ...], axis: int) -> tuple[int, ...]:
+def chunk_edges(grid: ChunkGrid, shape: tuple[int, ...], axis: int) -> AxisEdges:
     """Nominal edge lengths of the chunks along ``axis`` that intersect ``[0, shape[axis])``."""
     n = shape[axis]
     if isinstance(grid, RegularGrid):
         c = grid.chunk_shape[axis]
-        return (c,) * (-(-n // c))
+        return AxisEdges([(c, -(-n // c))])
     assert isinstance(grid, RectilinearGrid)
-    out, total = [], 0
-    for e in grid.chunk_sizes[axis]:
-        if total >= n:
-            break
-        out.append(e)
-        total += e
-    return tuple(out)
+    edges = AxisEdges.of(grid.chunk_sizes[axis])
+    return edges.head(edges.count_below(n))
 
 
 # -- chunk key encodings ----------------------------------------------------------------------

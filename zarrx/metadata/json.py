@@ -2,15 +2,19 @@
 
 ``load`` bounds a document's size and nesting depth *before* parsing it, rejects duplicate
 object keys, invalid UTF-8 and non-object top levels, and turns every failure into a
-``MetadataError`` naming the document key. Bare ``NaN`` / ``Infinity`` literals are not JSON: they
-are rejected in v3 documents (the spec spells them as strings) and accepted in v2 documents,
-which older writers produced. ``dumps`` writes ASCII JSON indented by 2 and never writes a bare
-non-finite number (they become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``).
+``MetadataError`` naming the document key. Every check is linear in the document's size: the
+depth pre-check masks string literals with a regular expression that cannot backtrack (an
+unclosed string runs to the end of the document) and counts brackets with numpy.
+
+Bare ``NaN``, ``Infinity`` and ``-Infinity`` are not strict JSON, but zarr-python and xarray
+write them (in attributes and consolidated metadata), so ``load`` reads them anywhere as Python
+floats, and ``dumps`` writes non-finite floats the same way, which is what those readers turn
+back into floats. Fill values are not affected: the metadata layer spells them as the strings
+``"NaN"``, ``"Infinity"``, ``"-Infinity"`` before they reach ``dumps``, as the spec says.
 """
 from __future__ import annotations
 
 import json as _json
-import math
 import re
 from typing import Any
 
@@ -24,7 +28,9 @@ __all__ = ["load", "dumps", "MAX_DOCUMENT_BYTES", "MAX_DEPTH"]
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
 MAX_DEPTH = 64                          # nesting of JSON arrays/objects, attributes included
 
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# a string literal, or an unclosed one running to the end: never fails once it has started, so
+# it never backtracks (the unrolled form keeps the per-character work in one character class)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 
 
 class _Duplicate(Exception):
@@ -87,8 +93,9 @@ def _check_tree(value: Any, loc: Loc) -> None:
 
 
 def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
-         allow_nonfinite: bool = False) -> dict[str, Any]:
-    """Parse a metadata document (bytes, text or an already parsed dict) into a dict."""
+         allow_nonfinite: bool = True) -> dict[str, Any]:
+    """Parse a metadata document (bytes, text or an already parsed dict) into a dict; bare
+    non-finite numbers read as floats unless ``allow_nonfinite=False``."""
     loc = Loc(key)
     if isinstance(doc, dict):
         _check_tree(doc, loc)
@@ -128,22 +135,21 @@ def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
 
 
 def _clean(value: Any) -> Any:
-    """Copy of ``value`` with non-finite floats as strings and numpy scalars as Python values."""
+    """Copy of ``value`` with numpy scalars as Python values."""
     if isinstance(value, dict):
         return {str(k): _clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_clean(v) for v in value]
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     return value
 
 
 def dumps(obj: Any) -> bytes:
-    """JSON bytes the way zarr-python writes metadata: indent 2, non-ASCII escaped, no bare NaN."""
+    """JSON bytes the way zarr-python writes metadata: indent 2, non-ASCII escaped, non-finite
+    floats as bare ``NaN`` / ``Infinity`` / ``-Infinity``."""
     try:
-        text = _json.dumps(_clean(obj), indent=2, allow_nan=False)
+        text = _json.dumps(_clean(obj), indent=2, allow_nan=True)
     except (TypeError, ValueError) as exc:
         raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
     return text.encode("ascii")

@@ -52,6 +52,9 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
             return parse_fill(v, dt, loc, 3)
+        if isinstance(value, (np.datetime64, np.timedelta64)) and cat in ("datetime",
+                                                                            "timedelta"):
+            return np.array(value).astype(n)[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
             return np.array(int(value), np.int64).view(n)[()]

@@ -2,9 +2,20 @@
 knows which Zarr version a node is stored in).
 
 * ``load_node`` reads every candidate document of a node in one batched ``get_many``;
-* ``save_node`` writes a node's documents and keeps a v2 ``.zmetadata`` at the store root in step;
+* ``save_node`` writes a node's documents and keeps a v2 ``.zmetadata`` at the store root in step
+  (see "Keeping .zmetadata in step" below);
 * ``list_children`` / ``walk`` enumerate a hierarchy; ``consolidate`` writes consolidated metadata
   (v2 ``.zmetadata``; v3 inline ``consolidated_metadata`` in the group's ``zarr.json``).
+
+Keeping .zmetadata in step. A v2 node's documents and the root ``.zmetadata`` are separate
+objects, so a writer killed between them would leave ``.zmetadata`` stale. Writes are therefore
+ordered: (1) ``.zmetadata`` is rewritten listing the node's path under ``zarrx_pending``, (2) the
+node's documents are written, (3) ``.zmetadata`` is rewritten with the node's new entry and
+without the path. A reader that finds pending paths takes those nodes from their own documents
+(``p/`` marks a subtree being deleted: it is listed from the store), so a kill at any point never
+serves stale metadata. Each rewrite of ``.zmetadata`` is a read-modify-write made conditional
+(``set_if``) where the store supports it, so concurrent writers of different nodes lose no
+update. A path stays pending until its node is written again or the hierarchy is consolidated.
 """
 from __future__ import annotations
 
@@ -15,8 +26,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, parse_zmetadata,
-                            serialize_v2, serialize_v3, serialize_zmetadata)
+from zarrx.errors import ConflictError, StoreError
+from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
+                            serialize_v3, serialize_zmetadata)
+from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store.base import Store
 
@@ -79,43 +92,71 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
     if docs.get(".zgroup") is not None:
         meta = parse_group_v2(docs[".zgroup"], zattrs, join(path, ".zgroup"))
         if docs.get(ZMETADATA) is not None:
-            entries = parse_zmetadata(docs[ZMETADATA], ZMETADATA)
+            entries, pending = parse_zmetadata_pending(docs[ZMETADATA], ZMETADATA)
+            if pending:
+                entries = _settled(store, entries, pending)
             meta = dataclasses.replace(meta, consolidated={k: v for k, v in entries.items() if k})
         return meta
     return None
 
 
+def _settled(store: Store, entries: dict[str, Meta], pending: list[str]) -> dict[str, Meta]:
+    """``entries`` with the pending nodes (and subtrees) taken from their own documents."""
+    for p in pending:
+        base = p.rstrip("/")
+        if not base:
+            continue                            # the root: read from its own documents anyway
+        meta = load_node(store, base, 2)
+        if meta is None or p.endswith("/"):
+            entries = {k: v for k, v in entries.items()
+                       if k != base and not k.startswith(base + "/")}
+        if meta is not None:
+            entries[base] = _without_consolidated(meta)
+            if p.endswith("/"):
+                entries.update((join(base, rel), m) for rel, m in walk(store, base))
+    return entries
+
+
 def save_node(store: Store, path: str, meta: Meta) -> None:
-    """Write ``meta`` as the node at ``path`` (and refresh a v2 root ``.zmetadata`` if present)."""
+    """Write ``meta`` as the node at ``path`` (and keep a v2 root ``.zmetadata`` in step)."""
     if meta.zarr_format == 3:
         store.set(join(path, V3_KEY), dumps(serialize_v3(meta)))
         return
     docs = serialize_v2(meta)
+    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(path))
     for name, doc in docs.items():
         store.set(join(path, name), dumps(doc))
     if ".zattrs" not in docs:
         store.delete(join(path, ".zattrs"))
-    _sync_zmetadata(store, path, meta)
+    if consolidated:
+        def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+            entries[path] = _without_consolidated(meta)
+            pending.discard(path)
+        _edit_zmetadata(store, finish)
 
 
-def _sync_zmetadata(store: Store, path: str, meta: Meta) -> None:
-    raw = store.get(ZMETADATA)
-    if raw is None:
-        return
-    entries = parse_zmetadata(raw, ZMETADATA)
-    entries[path] = _without_consolidated(meta)
-    store.set(ZMETADATA, dumps(serialize_zmetadata(entries)))
-
-
-def _drop_from_zmetadata(store: Store, path: str) -> None:
-    raw = store.get(ZMETADATA)
-    if raw is None:
-        return
-    entries = parse_zmetadata(raw, ZMETADATA)
-    prefix = f"{path}/" if path else ""
-    kept = {k: v for k, v in entries.items() if k != path and not k.startswith(prefix)}
-    if path and len(kept) != len(entries):
-        store.set(ZMETADATA, dumps(serialize_zmetadata(kept)))
+def _edit_zmetadata(store: Store, edit: Callable[[dict[str, Meta], set[str]], None]) -> bool:
+    """Apply ``edit(entries, pending)`` to the root ``.zmetadata``; False when there is none.
+    The read-modify-write is conditional where the store can do that, retried on conflict."""
+    conditional = store.supports_conditional_writes
+    for _ in range(64):
+        got = store.get_versioned(ZMETADATA) if conditional else store.get(ZMETADATA)
+        if got is None:
+            return False
+        raw, gen = got if conditional else (got, None)
+        entries, pending_list = parse_zmetadata_pending(bytes(raw), ZMETADATA)
+        pending = set(pending_list)
+        edit(entries, pending)
+        doc = dumps(serialize_zmetadata(entries, sorted(pending)))
+        if not conditional:
+            store.set(ZMETADATA, doc)
+            return True
+        try:
+            store.set_if(ZMETADATA, doc, gen)
+            return True
+        except ConflictError:
+            continue
+    raise StoreError(f"{store!r}: cannot update {ZMETADATA!r}: it keeps changing")
 
 
 def _without_consolidated(meta: Meta) -> Meta:
@@ -126,11 +167,18 @@ def _without_consolidated(meta: Meta) -> Meta:
 
 def delete_node(store: Store, path: str) -> None:
     """Remove the node at ``path`` and everything below it."""
-    if path:
-        store.delete_prefix(path + "/")
-        _drop_from_zmetadata(store, path)
-    else:
+    if not path:
         store.delete_prefix("")
+        return
+    subtree = path + "/"
+    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(subtree))
+    store.delete_prefix(subtree)
+    if consolidated:
+        def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+            for k in [k for k in entries if k == path or k.startswith(subtree)]:
+                del entries[k]
+            pending.discard(subtree)
+        _edit_zmetadata(store, finish)
 
 
 def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:

@@ -8,7 +8,6 @@ still means the same thing, so a read-write round trip gives the same JSON value
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from zarrx.metadata import json as mjson
@@ -16,7 +15,7 @@ from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json, parse_codecs_v3
 from zarrx.metadata.dtypes import dtype_v3_json, parse_dtype_v3
 from zarrx.metadata.fill import fill_json, parse_fill, same_fill
-from zarrx.metadata.grid import (check_grid, grid_json, key_encoding_json, parse_grid_v3,
+from zarrx.metadata.grid import (axis_gcd, check_grid, grid_json, key_encoding_json, parse_grid_v3,
                                  parse_key_encoding_v3, parse_shape)
 from zarrx.metadata.model import ArrayMeta, GroupMeta, RectilinearGrid, RegularGrid
 
@@ -79,7 +78,7 @@ def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
         seen = grid.chunk_shape
     else:
         assert isinstance(grid, RectilinearGrid)
-        seen = tuple(math.gcd(*e) if e else 1 for e in grid.chunk_sizes)
+        seen = tuple(axis_gcd(e) for e in grid.chunk_sizes)
     codecs, levels, inner = parse_codecs_v3(d["codecs"], dt, seen, loc / "codecs")
     names = d.get("dimension_names")
     if names is not None:

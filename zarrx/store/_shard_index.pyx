@@ -15,6 +15,7 @@ from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 from zarrx._clib.zx_crc32c cimport zx_crc32c
+from zarrx._clib.zx_endian cimport zx_load_be64, zx_load_le32, zx_load_le64, zx_store_le32
 from zarrx.errors import ShardError
 
 cnp.import_array()
@@ -45,22 +46,6 @@ TOO_LARGE = ZX_TOO_LARGE
 
 cdef uint64_t MISSING = 0xFFFFFFFFFFFFFFFF
 cdef uint64_t MAX_OBJECT = 0x7FFFFFFFFFFFFFFF    # no store object (off_t) is larger
-
-
-cdef inline uint64_t _load_le64(const uint8_t* p) noexcept nogil:
-    cdef uint64_t v = 0
-    cdef int k
-    for k in range(7, -1, -1):
-        v = (v << 8) | p[k]
-    return v
-
-
-cdef inline uint64_t _load_be64(const uint8_t* p) noexcept nogil:
-    cdef uint64_t v = 0
-    cdef int k
-    for k in range(8):
-        v = (v << 8) | p[k]
-    return v
 
 
 def index_nbytes(Py_ssize_t n_chunks, bint has_crc):
@@ -138,13 +123,12 @@ def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_si
     with nogil:
         if big_endian:
             for i in range(2 * n_chunks):
-                e[i] = _load_be64(p + 8 * i)
+                e[i] = zx_load_be64(p + 8 * i)
         else:
             for i in range(2 * n_chunks):
-                e[i] = _load_le64(p + 8 * i)
+                e[i] = zx_load_le64(p + 8 * i)
     if has_crc:
-        stored = (<uint32_t>p[idx_len - 4] | (<uint32_t>p[idx_len - 3] << 8)
-                  | (<uint32_t>p[idx_len - 2] << 16) | (<uint32_t>p[idx_len - 1] << 24))
+        stored = zx_load_le32(p + idx_len - 4)
         with nogil:
             computed = zx_crc32c(0, p, <size_t>(idx_len - 4))
         if stored != computed:
@@ -159,8 +143,7 @@ def stored_crc(const uint8_t[::1] buf, bint has_crc):
     cdef Py_ssize_t n = buf.shape[0]
     if not has_crc or n < 4:
         return 0, 0
-    cdef uint32_t stored = (<uint32_t>buf[n - 4] | (<uint32_t>buf[n - 3] << 8)
-                            | (<uint32_t>buf[n - 2] << 16) | (<uint32_t>buf[n - 1] << 24))
+    cdef uint32_t stored = zx_load_le32(&buf[n - 4])
     cdef uint32_t computed
     with nogil:
         computed = zx_crc32c(0, &buf[0], <size_t>(n - 4))
@@ -185,10 +168,7 @@ def encode_index(entries, bint has_crc, bint big_endian=False):
     if has_crc:
         with nogil:
             crc = zx_crc32c(0, src, <size_t>body)
-        dst[body] = crc & 0xFF
-        dst[body + 1] = (crc >> 8) & 0xFF
-        dst[body + 2] = (crc >> 16) & 0xFF
-        dst[body + 3] = (crc >> 24) & 0xFF
+        zx_store_le32(&dst[body], crc)
     return bytes(out)
 
 

@@ -272,8 +272,10 @@ class Store:
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         """A consistent view of the object at ``key`` for several ranged reads (close it, or
-        use ``with``), or None when it is missing. The default conditions every read on the
-        generation the object has now."""
+        use ``with``), or None when it is missing. The default asks :meth:`generation` (a stat
+        or HEAD where a store implements it) and conditions every read on that generation;
+        ``VersionedSnapshot(store, key)`` without a generation is the lazy form, for stores
+        that would rather learn it from the first read."""
         gen = self.generation(key)
         return None if gen is None else VersionedSnapshot(self, key, gen)
 
@@ -284,12 +286,16 @@ class Store:
         ``set_if``/``delete_if`` on this store; return the new generation. ConflictError names
         the key, the expected and the found state. Plain ``set`` calls are not ordered with
         conditional writes (last writer wins)."""
+        if self.supports_conditional_writes:
+            raise NotImplementedError(f"{type(self).__name__}.set_if")
         raise StoreError(f"{self!r} does not support conditional writes (cannot write {key!r})")
 
     def delete_if(self, key: str, if_generation: Hashable | None) -> None:
         """Delete the object only if it is at generation ``if_generation``; ConflictError
         otherwise. A missing key is a conflict unless ``if_generation`` is :data:`ABSENT`/None,
         for which a missing key is a no-op (and an existing one a conflict)."""
+        if self.supports_conditional_writes:
+            raise NotImplementedError(f"{type(self).__name__}.delete_if")
         raise StoreError(f"{self!r} does not support conditional writes (cannot delete {key!r})")
 
     def close(self) -> None:

@@ -14,18 +14,8 @@
   Every write creates a new file (a new inode) stamped with the nanosecond clock, so a version is
   never mistaken for another. An open file descriptor is a snapshot: files are only ever replaced,
   never changed in place, so snapshot reads never conflict.
-- **Conditional writes** (the protocol; see docs/RELIABILITY.md). Replace-if-generation: open the
-  current file, take an exclusive ``flock`` on it, then ``lstat`` the path: if the path still
-  names the locked inode and its generation is the expected one, write a temporary file and rename
-  it over the key *while holding the lock*; if the path names another inode, the locked version
-  was replaced meanwhile (a conflict, unless the new one is the expected generation, which is
-  then locked in turn). Every conditional writer modifies the key only while holding the lock on
-  the inode the path names, so two of them can never both succeed from one generation.
-  Create-if-absent: write a temporary file and ``link`` it to the key, which fails atomically
-  when the key exists. Delete-if-generation locks and checks as a replace does, then unlinks.
-  Threads of one process also take an in-process lock per key, since network file systems may
-  emulate ``flock`` with per-process locks. Plain ``set``/``delete`` take no lock: they are not
-  ordered with conditional writes (last writer wins).
+- **Conditional writes**: :mod:`zarrx.store.localcond` (the protocol is described there and in
+  docs/RELIABILITY.md).
 """
 from __future__ import annotations
 
@@ -39,17 +29,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 from zarrx import config
 from zarrx.errors import StoreError
-from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
-                              as_buffer, check_generation, check_path_key, conflict, is_absent,
-                              key_problem, sequence_of)
-from zarrx.store.localfs import (DIRFD, FILE_FLAGS, TMP_MARK, Dir, LinkError, create_temp,
-                                 Tree, generation_of, is_temp_name, read_exact, scan, stamp,
-                                 temp_owner, thread_lock, write_all)
-
-try:
-    import fcntl
-except ImportError:                             # Windows: no conditional writes
-    fcntl = None  # type: ignore[assignment]
+from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
+                              check_generation, check_path_key, key_problem, sequence_of)
+from zarrx.store.localcond import ConditionalFiles
+from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, FileSnapshot, LinkError, Tree,
+                                 create_temp, generation_of, is_temp_name, quietly, read_exact,
+                                 scan, stamp, temp_owner, write_all)
 
 __all__ = ["LocalStore", "TMP_MARK"]
 
@@ -59,11 +44,9 @@ SWEEP_AGE = 3600.0
 _POOL_NAME = "zarrx-store-io"
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)        # a FIFO planted in the store must not block
 _READ = FILE_FLAGS | _NONBLOCK
-_LOCK_RW = (os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | _NONBLOCK)
-_LOCK_RO = _READ
 
 
-class LocalStore(Store):
+class LocalStore(ConditionalFiles):
     """Keys are ``/``-separated paths of files below ``root``.
 
     ``read_only=True`` (or ``mode="r"``) refuses writes; the other modes only make the store
@@ -71,8 +54,6 @@ class LocalStore(Store):
     before it returns. The root directory is created on the first write; the root itself may be a
     symbolic link, but no link below it is followed.
     """
-
-    supports_conditional_writes = fcntl is not None and DIRFD
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
@@ -220,7 +201,7 @@ class LocalStore(Store):
                 os.fsync(fd)
         except BaseException:
             os.close(fd)
-            _quietly(d.unlink, tmp)
+            quietly(d.unlink, tmp)
             raise
         return tmp, fd
 
@@ -252,7 +233,7 @@ class LocalStore(Store):
             if self.fsync:
                 d.fsync()
         except BaseException as exc:
-            _quietly(d.unlink, tmp)
+            quietly(d.unlink, tmp)
             if isinstance(exc, OSError):
                 raise self._fail("write", key, exc) from exc
             raise
@@ -298,143 +279,6 @@ class LocalStore(Store):
         self._check_writable(prefix)
         self.delete_many(list(self.list_prefix(prefix)))
         self.sweep(prefix, older_than=None)
-
-    # -- conditional writes ------------------------------------------------------------------
-    def set_if(self, key: str, value: bytes | bytearray | memoryview,
-               if_generation: Hashable | None) -> Hashable:
-        parts = self._parts(key)
-        self._check_writable(key)
-        data = as_buffer(value, key)
-        if not self.supports_conditional_writes:
-            return super().set_if(key, value, if_generation)
-        with thread_lock(self.root, key):
-            try:
-                if is_absent(if_generation):
-                    return self._create(key, parts, data)
-                return self._replace_if(key, parts, data, if_generation)
-            except LinkError as exc:
-                raise self._link_error(key, exc) from None
-            except StoreError:
-                raise
-            except OSError as exc:
-                raise self._fail("conditionally write", key, exc) from exc
-
-    def _create(self, key: str, parts: list[str], data: memoryview) -> Hashable:
-        d, tmp, fd = self._staged(parts, data)
-        try:
-            try:
-                d.link(tmp, parts[-1])          # fails atomically when the key exists
-            except FileExistsError:
-                found = d.lstat(parts[-1])
-                if stat.S_ISLNK(found.st_mode):
-                    raise LinkError(key) from None
-                raise conflict(self, key, "conditionally write", ABSENT,
-                               generation_of(found)) from None
-            finally:
-                _quietly(d.unlink, tmp)
-            gen = generation_of(os.fstat(fd))   # after the unlink, which changes st_ctime
-            if self.fsync:
-                d.fsync()
-            return gen
-        finally:
-            os.close(fd)
-            d.close()
-
-    def _replace_if(self, key: str, parts: list[str], data: memoryview,
-                    expected: Hashable) -> Hashable:
-        action = "conditionally write"
-        try:
-            d = self._tree.dir(parts[:-1])
-        except (FileNotFoundError, NotADirectoryError):
-            raise conflict(self, key, action, expected, None) from None
-        try:
-            held = self._lock_current(d, key, parts[-1], expected, action)
-            try:
-                old = os.fstat(held)
-                try:
-                    tmp, fd = self._stage(d, parts[-1], data, after=old.st_mtime_ns)
-                except FileNotFoundError:       # the key and its folder were deleted meanwhile
-                    raise conflict(self, key, action, expected, None) from None
-                try:
-                    d.replace(tmp, parts[-1])
-                    gen = generation_of(os.fstat(fd))
-                    if self.fsync:
-                        d.fsync()
-                except BaseException:
-                    _quietly(d.unlink, tmp)
-                    raise
-                finally:
-                    os.close(fd)
-                return gen
-            finally:
-                os.close(held)                  # releases the lock
-        finally:
-            d.close()
-
-    def _lock_current(self, d: Dir, key: str, name: str, expected: Hashable,
-                      action: str) -> int:
-        """An fd of the file at ``name``, exclusively locked, whose inode the path still names
-        and whose generation is ``expected``; a conflict otherwise."""
-        for _ in range(100):
-            try:
-                fd = _open_for_lock(d, name)
-            except FileNotFoundError:
-                raise conflict(self, key, action, expected, None) from None
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise LinkError(key) from None
-                raise
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                held = os.fstat(fd)
-                try:
-                    now = d.lstat(name)
-                except FileNotFoundError:
-                    raise conflict(self, key, action, expected, None) from None
-                found = generation_of(now)
-                if found != expected:
-                    raise conflict(self, key, action, expected, found)
-                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
-                    return fd
-            except BaseException:
-                os.close(fd)
-                raise
-            os.close(fd)        # locked a version replaced since by the expected one: lock that
-        raise StoreError(f"{self!r}: cannot {action} {key!r}: the file keeps changing")
-
-    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
-        parts = self._parts(key)
-        self._check_writable(key)
-        if not self.supports_conditional_writes:
-            return super().delete_if(key, if_generation)
-        action = "conditionally delete"
-        with thread_lock(self.root, key):
-            if is_absent(if_generation):
-                st = self._stat(key, parts)
-                if st is not None:
-                    raise conflict(self, key, action, ABSENT, generation_of(st))
-                return
-            try:
-                d = self._tree.dir(parts[:-1])
-            except (FileNotFoundError, NotADirectoryError):
-                raise conflict(self, key, action, if_generation, None) from None
-            except LinkError as exc:
-                raise self._link_error(key, exc) from None
-            try:
-                held = self._lock_current(d, key, parts[-1], if_generation, action)
-                try:
-                    d.unlink(parts[-1])
-                finally:
-                    os.close(held)
-            except LinkError as exc:
-                raise self._link_error(key, exc) from None
-            except StoreError:
-                raise
-            except OSError as exc:
-                raise self._fail(action, key, exc) from exc
-            finally:
-                d.close()
-        self._prune(parts)
 
     # -- listing -----------------------------------------------------------------------------
     def _folder(self, folder: str) -> Dir | None:
@@ -511,7 +355,8 @@ class LocalStore(Store):
             return []
         cutoff = None if older_than is None else time.time() - older_than
         removed: list[str] = []
-        self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed)
+        if self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed) and removed:
+            self._prune(folder.split("/") + [""])   # the folder itself, if left empty
         return sorted(removed)
 
     def _sweep(self, d: Dir, rel: str, prefix: str, cutoff: float | None,
@@ -563,76 +408,6 @@ class LocalStore(Store):
         return f"LocalStore({self.root!r}{', read_only=True' if self.read_only else ''})"
 
 
-class FileSnapshot(ObjectSnapshot):
-    """One open file descriptor of a LocalStore object: every read comes from that version."""
-
-    def __init__(self, store: LocalStore, key: str, fd: int, st: os.stat_result) -> None:
-        self.key = key
-        self.generation = generation_of(st)
-        self.size = st.st_size
-        self._where = f"{store!r}: snapshot of {key!r}"
-        self._fd = fd
-
-    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
-        if self._fd < 0:
-            raise StoreError(f"{self._where}: read after close")
-        out: list[bytes | bytearray | memoryview] = []
-        for rng in ranges:
-            start, stop = (0, self.size) if rng is None else rng.resolve(self.size)
-            try:
-                buf = bytearray(stop - start)
-            except MemoryError:
-                raise StoreError(f"{self._where}: {stop - start} bytes do not fit in "
-                                 "memory") from None
-            got = _pread_into(self._fd, buf, start)
-            if got != len(buf):
-                raise StoreError(f"{self._where}: expected {len(buf)} bytes at offset {start}, "
-                                 f"found {got}: the file was truncated in place")
-            out.append(buf)
-        return out
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            os.close(fd)
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except OSError:
-            pass
-
-    def __repr__(self) -> str:
-        return f"<{self._where} at {self.generation!r}>"
-
-
-def _pread_into(fd: int, buf: bytearray, offset: int) -> int:
-    """Fill ``buf`` from ``offset``; the number of bytes read (short only at end of file)."""
-    view = memoryview(buf)
-    got = 0
-    while got < len(buf):
-        try:
-            if hasattr(os, "preadv"):
-                n = os.preadv(fd, [view[got:]], offset + got)
-            else:
-                part = os.pread(fd, len(buf) - got, offset + got)
-                n = len(part)
-                view[got:got + n] = part
-        except OSError as exc:
-            raise StoreError(f"cannot read at offset {offset + got}: {exc.strerror or exc}") from exc
-        if n == 0:
-            break
-        got += n
-    return got
-
-
-def _open_for_lock(d: Dir, name: str) -> int:
-    try:
-        return d.open(name, _LOCK_RW)           # network file systems lock writable files only
-    except PermissionError:
-        return d.open(name, _LOCK_RO)
-
-
 def _is_dir(d: Dir, name: str) -> bool:
     try:
         return stat.S_ISDIR(d.lstat(name).st_mode)
@@ -642,13 +417,6 @@ def _is_dir(d: Dir, name: str) -> bool:
 
 def _prefix_dir_invalid(folder: str) -> bool:
     return key_problem(folder) is not None or any(is_temp_name(s) for s in folder.split("/"))
-
-
-def _quietly(fn, *args) -> None:  # type: ignore[no-untyped-def]
-    try:
-        fn(*args)
-    except OSError:
-        pass
 
 
 # -- the read pool: shared by all LocalStores, made lazily, forgotten in a forked child --------

@@ -19,7 +19,7 @@ from math import prod
 
 import numpy as np
 
-from zarrx.errors import ConflictError, StoreError, ZarrError
+from zarrx.errors import ConflictError, StoreError
 from zarrx.metadata.model import ChunkLayout
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store import _shard_index as _k
@@ -27,6 +27,7 @@ from zarrx.store.base import ByteRange, ObjectSnapshot
 from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks
 from zarrx.store.chunks import Slab as SlabBase
 from zarrx.store.shard_index import MISSING, IndexCache, IndexFormat
+from zarrx.store.shard_write import ShardSlab, merge_shard
 from zarrx.store.update import MAX_ATTEMPTS, PARTIAL, update_object
 
 __all__ = ["ShardedChunks"]
@@ -95,11 +96,6 @@ class ShardedChunks(ChunkSource):
     def chunk_name(self, coords: Coords) -> str:
         shard = tuple(c // r for c, r in zip(coords, self.object_ratio))
         return f"shard {self.objects.chunk_name(shard)} inner chunk {self.inner_key(coords)!r}"
-
-    def locate_error(self, coords: Coords) -> dict:
-        """The location fields (``ZarrError.at``) of read unit ``coords``."""
-        shard = tuple(c // r for c, r in zip(coords, self.object_ratio))
-        return {"key": self.objects.key(shard), "inner": self.inner_key(coords)}
 
     def inner_key(self, coords: Coords) -> str:
         """The read unit's key relative to its shard (``default`` encoding, array axes)."""
@@ -226,7 +222,8 @@ class ShardedChunks(ChunkSource):
     def slab(self, obj: Coords, nbytes: int) -> ShardSlab | None:
         if len(self.levels) != 1 or nbytes <= 0:
             return None
-        return ShardSlab(self, obj, nbytes)
+        origin = tuple(o * r for o, r in zip(obj, self.object_ratio))
+        return ShardSlab(self.formats[0], self.levels[0], origin, nbytes)
 
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
                finish: Callable[[int, bytes | memoryview | None], bytes | None],
@@ -236,8 +233,9 @@ class ShardedChunks(ChunkSource):
         done: dict[str, object] = {}
 
         def modify(old: bytes | memoryview | None) -> bytes | None:
-            blob, entries = self._merge(0, old, list(range(len(items))), items, slots, finish,
-                                        obj, (), slab)
+            blob, entries = merge_shard(self.formats, 0, old, list(range(len(items))), items,
+                                        slots, finish, lambda path: self._level_name(obj, path),
+                                        (), slab)
             done["entries"], done["size"] = entries, None if blob is None else len(blob)
             return blob
 
@@ -248,39 +246,6 @@ class ShardedChunks(ChunkSource):
             self._cache.pop_where(lambda k: k[0] == obj)
         if gen is not None and done.get("entries") is not None and len(self.levels) == 1:
             self._cache.put((obj,), gen, done["entries"], done["size"])  # type: ignore[arg-type]
-
-    def _merge(self, level: int, old: bytes | memoryview | None, items_at: list[int],
-               items: Sequence[tuple[Coords, object]], slots: np.ndarray,
-               finish: Callable[[int, bytes | memoryview | None], bytes | None],
-               obj: Coords, path: tuple[int, ...], slab: SlabBase | None = None
-               ) -> tuple[bytes | None, np.ndarray | None]:
-        """The new bytes (None: nothing left) and index entries of the level-``level`` shard
-        ``old`` with ``items_at`` (indexes into ``items``) merged in."""
-        fmt = self.formats[level]
-        values: list = [None] * fmt.n
-        if old is not None:
-            entries = fmt.decode_whole(old, self._level_name(obj, path))
-            view = memoryview(old)
-            for slot, (off, nb) in enumerate(entries.tolist()):
-                if off != MISSING:
-                    values[slot] = view[off:off + nb]
-        groups: dict[int, list[int]] = {}
-        for j in items_at:
-            groups.setdefault(int(slots[j, level]), []).append(j)
-        last = level == len(self.levels) - 1
-        for slot, js in groups.items():
-            if last:
-                j = js[-1]
-                value = items[j][1]
-                values[slot] = finish(j, values[slot]) if value is PARTIAL else value
-            else:
-                values[slot] = self._merge(level + 1, values[slot], js, items, slots, finish,
-                                           obj, (*path, slot))[0]
-        if all(v is None for v in values):
-            return None, None
-        if isinstance(slab, ShardSlab) and slab.holds(values):
-            return slab.finish()
-        return fmt.pack(values)
 
     # -- listing -----------------------------------------------------------------------------
     def list_chunks(self) -> Iterator[Coords]:
@@ -325,39 +290,3 @@ class ShardedChunks(ChunkSource):
 
     def __repr__(self) -> str:
         return f"ShardedChunks({self.objects!r}, levels={len(self.levels)})"
-
-
-class ShardSlab(SlabBase):
-    """A single-level shard assembled in place: every inner chunk ``nbytes`` long, encoded
-    straight into its place; :meth:`finish` writes the index and returns the shard."""
-
-    def __init__(self, source: ShardedChunks, obj: Coords, nbytes: int) -> None:
-        fmt = source.formats[0]
-        self.fmt, self.stride, self.obj = fmt, nbytes, obj
-        self.base = 0 if fmt.at_end else fmt.nbytes
-        self.buf = _k.Slab(fmt.n * nbytes + fmt.nbytes)
-        self._view = memoryview(self.buf)
-        geom = source.levels[0]
-        self._origin = [o * r for o, r in zip(obj, source.object_ratio)]
-        self._perm = geom.perm or tuple(range(len(obj)))
-        self._per = geom.per_shard
-
-    def view(self, coords: Coords) -> memoryview:
-        slot = 0
-        for axis, per in zip(self._perm, self._per):       # C order in the codec's axis order
-            slot = slot * per + coords[axis] - self._origin[axis]
-        off = self.base + slot * self.stride
-        return self._view[off:off + self.stride]
-
-    def holds(self, values: list) -> bool:
-        """Whether every value is a view of this slab (every chunk was encoded in place)."""
-        buf = self.buf
-        return all(type(v) is memoryview and v.obj is buf for v in values)
-
-    def finish(self) -> tuple[bytes, np.ndarray]:
-        """The slab as the shard, its index written in; and the index entries."""
-        fmt, n = self.fmt, self.fmt.n
-        entries = fmt.fixed_entries(self.stride)
-        at = n * self.stride if fmt.at_end else 0
-        self._view[at:at + fmt.nbytes] = fmt.encode(entries)
-        return self.buf.data, entries

@@ -1,0 +1,83 @@
+"""Chunk grids use memory proportional to their document, never to the number of chunks."""
+from __future__ import annotations
+
+import json
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.metadata import parse_v3
+from zarrx.metadata.grid import AxisEdges, chunk_edges, grid_json, grid_shape
+from zarrx.store import MemoryStore
+
+
+def rectilinear_doc(ndim: int, runs: list, shape: list[int]) -> bytes:
+    return json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": "uint8",
+        "chunk_grid": {"name": "rectilinear",
+                       "configuration": {"kind": "inline", "chunk_shapes": [runs] * ndim}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 7,
+        "codecs": [{"name": "bytes"}]}, separators=(",", ":")).encode()
+
+
+def test_a_tiny_document_declaring_2_to_the_20_chunks_per_axis_opens_cheaply():
+    doc = rectilinear_doc(64, [[1, 1 << 20]], [1] * 64)
+    assert len(doc) < 1600
+    store = MemoryStore({"zarr.json": doc})
+    tracemalloc.start()
+    t = time.process_time()
+    a = zarrx.open_array(store, mode="r")
+    values = a[...]
+    elapsed = time.process_time() - t
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert values.shape == (1,) * 64 and values.item() == 7
+    assert elapsed < 1.0 and peak < 4 << 20         # was 10 s and 590 MiB
+    meta = parse_v3(doc, "zarr.json")
+    assert len(meta.chunk_grid.chunk_sizes[0]) == 1 << 20
+    assert grid_shape(meta.chunk_grid, meta.shape) == (1,) * 64
+    assert grid_json(meta.chunk_grid, meta.shape)["configuration"]["chunk_shapes"][0] == \
+        [[1, 1 << 20]]
+
+
+def test_edges_are_looked_up_without_expanding():
+    edges = AxisEdges([(3, 2), (5, 1 << 20), (5, 4), (2, 1)])   # equal runs merge
+    assert edges.runs() == [(3, 2), (5, (1 << 20) + 4), (2, 1)]
+    assert len(edges) == (1 << 20) + 7 and edges.total == 6 + 5 * ((1 << 20) + 4) + 2
+    assert (edges[0], edges[1], edges[2], edges[-2], edges[-1]) == (3, 3, 5, 5, 2)
+    assert [edges.offset(k) for k in (0, 1, 2, 3)] == [0, 3, 6, 11]
+    assert edges.offset(len(edges)) == edges.total
+    assert [edges.chunk_at(p) for p in (0, 2, 3, 5, 6, 10, 11)] == [0, 0, 1, 1, 2, 2, 3]
+    assert edges.chunk_at(edges.total - 1) == len(edges) - 1
+    assert edges.chunk_at(edges.total) == len(edges)
+    assert edges.count_below(0) == 0 and edges.count_below(7) == 3
+    assert edges.covering(0) == (3,) and edges.covering(7) == (3, 3, 5)
+    assert edges[1:4] == (3, 5, 5) and edges[::1 << 19][:2] == (3, 5)
+    assert edges.gcd() == 1 and AxisEdges([(4, 3), (6, 2)]).gcd() == 2 and AxisEdges().gcd() == 1
+    assert AxisEdges.of((2, 2, 2, 4, 9)) == (2, 2, 2, 4, 9) == AxisEdges([(2, 3), (4, 1), (9, 1)])
+    assert AxisEdges.of([1, 1]) != (1, 1, 1) and hash(AxisEdges([(1, 2)])) == hash(AxisEdges.of([1, 1]))
+    with pytest.raises(IndexError):
+        edges[len(edges)]
+
+
+@pytest.mark.parametrize("chunks", [[[2, 3], 4, 9], [1, [2, 2], 3, [1, 4]]])
+def test_rectilinear_arrays_read_and_write_through_run_length_edges(chunks):
+    store = MemoryStore({"zarr.json": rectilinear_doc(1, chunks, [10])})
+    a = zarrx.open_array(store, mode="r+")
+    a[2:9] = np.arange(7, dtype="u1")
+    expected = np.full(10, 7, dtype="u1")
+    expected[2:9] = np.arange(7)
+    np.testing.assert_array_equal(a[...], expected)
+    meta = parse_v3(store.get("zarr.json"), "zarr.json")
+    assert tuple(chunk_edges(meta.chunk_grid, meta.shape, 0)) == tuple(
+        e for e in AxisEdges.of(_expand(chunks)).covering(10))
+
+
+def _expand(items: list) -> list[int]:
+    out: list[int] = []
+    for item in items:
+        out += [item[0]] * item[1] if isinstance(item, list) else [item]
+    return out

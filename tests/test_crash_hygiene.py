@@ -1,0 +1,171 @@
+"""What a writer killed with SIGKILL leaves behind: invisible temporary files that node deletes,
+overwrites and ``LocalStore.sweep`` remove; never a torn object; never stale consolidated
+metadata. The writers are forked children killed for real."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import LocalStore
+from zarrx.store.localfs import TMP_MARK
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
+
+
+def killed_while_writing(store: LocalStore, key: str) -> int:
+    """Fork a child that writes ``key`` and is killed just before its rename; its pid."""
+    pid = os.fork()
+    if pid == 0:                                # the child never returns
+        try:
+            os.replace = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+            store.set(key, b"half-way")
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    return pid
+
+
+def temp_files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob(f"*{TMP_MARK}*"))
+
+
+def test_a_killed_writer_leaves_an_invisible_recognisable_temp_file(tmp_path):
+    root = tmp_path / "data.zarr"
+    a = zarrx.create_array(str(root), shape=(4,), dtype="i2", chunks=(2,))
+    a[:] = np.arange(4)
+    pid = killed_while_writing(a.store, "c/0")
+    [left] = temp_files(root)
+    assert re.fullmatch(rf"c/\.0\.zarrx-tmp-{pid}-[0-9a-f]{{16}}", left)
+    assert sorted(a.store.list_prefix("")) == ["c/0", "c/1", "zarr.json"]
+    assert a.store.list_dir("c/") == (["0", "1"], [])
+    np.testing.assert_array_equal(zarrx.open_array(str(root), mode="r")[:], np.arange(4))
+
+
+@pytest.mark.parametrize("how", ["overwrite", "del", "delete_prefix"])
+def test_temp_files_go_with_their_node(tmp_path, how):
+    g = zarrx.open_group(str(tmp_path / "g.zarr"), mode="w")
+    a = g.create_array("a", shape=(4,), dtype="i2", chunks=(2,))
+    a[:] = 1
+    killed_while_writing(g.store, "a/c/1")
+    killed_while_writing(g.store, "a/zarr.json")
+    assert len(temp_files(tmp_path / "g.zarr")) == 2
+    if how == "overwrite":
+        g.create_array("a", shape=(2,), dtype="i2", chunks=(2,), overwrite=True)
+    elif how == "del":
+        del g["a"]
+        assert not (tmp_path / "g.zarr" / "a").exists()
+    else:
+        g.store.delete_prefix("a/")
+    assert temp_files(tmp_path / "g.zarr") == []
+
+
+def test_sweep_removes_old_temp_files_only(tmp_path):
+    store = LocalStore(tmp_path / "root")
+    store.set("x/k", b"1")
+    killed_while_writing(store, "x/k")
+    killed_while_writing(store, "y/deep/k")
+    recent, old = temp_files(tmp_path / "root")         # x/..., y/deep/...
+    hour_ago = time.time() - 3601
+    os.utime(tmp_path / "root" / old, (hour_ago, hour_ago))
+    assert store.sweep() == [old]                       # older than an hour by default
+    assert sorted(os.listdir(tmp_path / "root")) == ["x"]   # folders left empty are gone
+    assert store.sweep("x/", older_than=3600) == []
+    assert store.sweep("y/", older_than=0) == []
+    assert store.sweep("x/", older_than=0) == [recent]
+    assert temp_files(tmp_path / "root") == [] and store.get("x/k") == b"1"
+    with pytest.raises(zarrx.ReadOnlyError):
+        LocalStore(tmp_path / "root", read_only=True).sweep()
+
+
+# -- v2 consolidated metadata under kill -9 ------------------------------------------------------
+NODES = ("", "sub", "sub/arr")
+
+
+def consolidated_v2(root: Path) -> None:
+    g = zarrx.open_group(str(root), mode="w", zarr_format=2)
+    g.create_group("sub").create_array("arr", shape=(3,), dtype="f8", chunks=(3,))
+    zarrx.consolidate_metadata(str(root))
+
+
+def write_forever(root: Path, ready: int, trial: int) -> None:
+    g = zarrx.open_group(str(root), mode="r+")
+    nodes = [g, g["sub"], g["sub/arr"]]
+    os.write(ready, b"1")
+    i = 0
+    while True:
+        i += 1
+        for node in nodes:
+            node.attrs["n"] = f"{trial}.{i}"           # never a value an earlier trial wrote
+            node.attrs["nan"] = float("nan")
+
+
+def direct_attrs(root: Path, path: str) -> dict:
+    attrs = root / path / ".zattrs"
+    return json.loads(attrs.read_text()) if attrs.exists() else {}
+
+
+def kill_trials(tmp_path: Path, trials: int) -> tuple[int, int, int]:
+    """(stale metadata served, trials that killed a writer between its writes, trials whose
+    .zmetadata entries were left stale on disk, i.e. where the pending list was needed)."""
+    root = tmp_path / "v2.zarr"
+    consolidated_v2(root)
+    rng = random.Random(1234)
+    stale = mid_write = needed = 0
+    for trial in range(trials):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                write_forever(root, w, trial)
+            finally:
+                os._exit(1)
+        os.close(w)
+        os.read(r, 1)
+        os.close(r)
+        time.sleep(rng.uniform(0.0, 0.12))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        for doc in root.rglob(".z*"):                   # 0 torn objects
+            json.loads(doc.read_text())
+        assert temp_files(root) == [] or all(TMP_MARK in p for p in temp_files(root))
+        zmetadata = json.loads((root / ".zmetadata").read_text())
+        pending = zmetadata.get("zarrx_pending", [])
+        mid_write += bool(pending)
+        needed += any(zmetadata["metadata"].get(f"{p}/.zattrs" if p else ".zattrs", {}).get("n")
+                      != direct_attrs(root, p).get("n") for p in pending)
+        g = zarrx.open_group(str(root), mode="r")
+        assert g.metadata.consolidated is not None
+        served = {"": dict(g.attrs), "sub": dict(g["sub"].attrs),
+                  "sub/arr": dict(g["sub/arr"].attrs)}
+        for path in NODES:
+            want = direct_attrs(root, path)
+            got = served[path]
+            same = got.keys() == want.keys() and all(
+                got[k] == want[k] or (got[k] != got[k] and want[k] != want[k]) for k in want)
+            stale += not same
+    return stale, mid_write, needed
+
+
+def test_killed_v2_writers_never_leave_stale_consolidated_metadata(tmp_path):
+    stale, mid_write, _ = kill_trials(tmp_path, 50)
+    assert stale == 0
+    assert mid_write > 0                                # kills did land between the writes
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("ZARRX_SLOW"), reason="set ZARRX_SLOW=1 to run")
+def test_killed_v2_writers_never_leave_stale_consolidated_metadata_200(tmp_path):
+    stale, mid_write, needed = kill_trials(tmp_path, 200)
+    assert stale == 0 and mid_write > 0
+    assert needed > 0           # some kills left .zmetadata stale on disk: readers settled it

@@ -1,0 +1,201 @@
+"""create_array's codec arguments: checked before anything is written, by the same validator
+that checks stored documents and codec objects, and written complete."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx import codecs as zc
+from zarrx.errors import CodecError, MetadataError
+from zarrx.metadata import parse_v3
+from zarrx.store import MemoryStore
+
+
+def keys(store: MemoryStore) -> list[str]:
+    return sorted(store.list_prefix(""))
+
+
+def doc(store: MemoryStore, key: str) -> dict:
+    return json.loads(store.get(key))
+
+
+BAD = {   # id: (create_array arguments, message)
+    "unknown-v3-name": (
+        dict(compressors={"name": "zstdd"}),
+        "create_array compressors[0]: unknown codec 'zstdd'; did you mean 'zstd'? known "
+        "codecs: blosc, bytes, crc32c, gzip, numcodecs.astype, "),
+    "unknown-filter": (
+        dict(filters=[{"name": "numcodecs.detla"}]),
+        "create_array filters[0]: unknown codec 'numcodecs.detla'; did you mean "
+        "'numcodecs.delta'? known codecs: "),
+    "unknown-v2-id": (
+        dict(compressors={"id": "zstdd", "level": 1}, zarr_format=2),
+        "create_array compressors[0].id: unknown numcodecs codec id 'zstdd'; did you mean "
+        "'zstd'? known numcodecs codec ids: astype, bitround, blosc, bz2, categorize, crc32c, "),
+    "unknown-without-suggestion": (
+        dict(compressors={"name": "brotli"}),
+        "create_array compressors[0]: unknown codec 'brotli'; known codecs: blosc, "),
+    "zstd-level": (
+        dict(compressors={"name": "zstd", "configuration": {"level": 99}}),
+        "create_array compressors[0].configuration.level: expected an integer in "
+        "[-131072, 22], found 99"),
+    "blosc-snappy": (
+        dict(compressors={"name": "blosc", "configuration": {"cname": "snappy", "clevel": 5,
+                                                             "shuffle": "shuffle"}}),
+        "create_array compressors[0].configuration.cname: expected one of the compressors "
+        "this c-blosc is built with (blosclz, lz4, lz4hc, zlib, zstd), found 'snappy'"),
+    "v2-blosc-snappy": (
+        dict(compressors={"id": "blosc", "cname": "snappy"}, zarr_format=2),
+        "create_array compressors[0].cname: expected one of the compressors this c-blosc is "
+        "built with (blosclz, lz4, lz4hc, zlib, zstd), found 'snappy'"),
+    "gzip-level": (
+        dict(compressors={"name": "gzip", "configuration": {"level": 10}}),
+        "create_array compressors[0].configuration.level: expected an integer in [0, 9], "
+        "found 10"),
+    "misplaced": (
+        dict(filters=[zc.Zstd()]),
+        "create_array codecs[0]: expected an array->array or array->bytes codec, found "
+        'bytes->bytes codec {"name": "zstd", "configuration": {"level": 0, "checksum": false}} '
+        "before any array->bytes codec"),
+    "filter-dtype": (
+        dict(filters=[zc.PackBits()]),
+        "create_array codecs[0]: packbits needs a bool data type, found float32"),
+}
+
+
+@pytest.mark.parametrize("kw,msg", list(BAD.values()), ids=list(BAD))
+@pytest.mark.parametrize("nested", [False, True], ids=["root", "in-group"])
+def test_bad_codecs_refused_before_anything_is_written(kw, msg, nested) -> None:
+    store = MemoryStore()
+    if nested:
+        g = zarrx.open_group(store, mode="w", zarr_format=kw.get("zarr_format", 3))
+        before = keys(store)
+        with pytest.raises((CodecError, MetadataError), match="^" + re.escape(msg)):
+            g.create_array("a/b/x", shape=(10,), chunks=(5,), dtype="float32", **kw)
+        assert keys(store) == before
+    else:
+        with pytest.raises((CodecError, MetadataError), match="^" + re.escape(msg)):
+            zarrx.create_array(store, name="x", shape=(10,), chunks=(5,), dtype="float32", **kw)
+        assert keys(store) == []
+
+
+def test_unknown_codec_is_a_codec_error() -> None:
+    with pytest.raises(CodecError):
+        zarrx.create_array(MemoryStore(), shape=(4,), compressors={"name": "zstdd"})
+
+
+def test_one_validator_for_documents_objects_and_create() -> None:
+    """The gzip level and the zstd level read the same wherever they are checked."""
+    tail = "level: expected an integer in [0, 9], found -1"
+    with pytest.raises(CodecError, match=re.escape(tail)):
+        zc.Gzip(level=-1)
+    with pytest.raises(CodecError, match=re.escape(f"configuration.{tail}")):
+        zarrx.create_array(MemoryStore(), shape=(4,), compressors={"name": "gzip",
+                                                                   "configuration": {"level": -1}})
+    document = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int8",
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+                "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+                "codecs": [{"name": "bytes"}, {"name": "gzip", "configuration": {"level": -1}}]}
+    with pytest.raises(MetadataError, match=re.escape(f"x/zarr.json codecs[1].configuration."
+                                                      f"{tail}")):
+        parse_v3(document, "x/zarr.json")
+
+
+def test_v2_compressor_stays_the_compressor_and_filters_stay_filters() -> None:
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(8,), chunks=(4,), dtype="<i4", zarr_format=2,
+                       filters=[{"id": "shuffle", "elementsize": 4}],
+                       compressors={"id": "crc32c"})
+    z = doc(store, "a/.zarray")
+    assert z["filters"] == [{"id": "shuffle", "elementsize": 4}]
+    assert z["compressor"] == {"id": "crc32c"}
+    a = zarrx.open_array(store, path="a", mode="r+")
+    a[:] = np.arange(8)
+    assert a[:].tolist() == list(range(8))
+
+
+def test_numcodecs_objects_and_dicts_as_arguments() -> None:
+    numcodecs = pytest.importorskip("numcodecs")
+    store = MemoryStore()
+    zarrx.create_array(store, name="v3", shape=(8,), dtype="<i4",
+                       compressors=numcodecs.Zstd(level=2), filters=[numcodecs.Delta("<i4")])
+    assert doc(store, "v3/zarr.json")["codecs"] == [
+        {"name": "numcodecs.delta", "configuration": {"dtype": "<i4", "astype": "<i4"}},
+        {"name": "bytes", "configuration": {"endian": "little"}},
+        {"name": "zstd", "configuration": {"level": 2, "checksum": False}}]
+    store = MemoryStore()
+    zarrx.create_array(store, name="v2", shape=(8,), dtype="<i4", zarr_format=2,
+                       compressors=numcodecs.Blosc("lz4", 5, numcodecs.Blosc.AUTOSHUFFLE))
+    assert doc(store, "v2/.zarray")["compressor"] == {"id": "blosc", "cname": "lz4", "clevel": 5,
+                                                      "shuffle": -1, "blocksize": 0}
+
+
+def test_written_configurations_are_complete() -> None:
+    """Fields a reader needs are written even when the codec object leaves them to the chunk:
+    blosc's typesize (tensorstore requires it), a filter's dtype (numcodecs requires it)."""
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(8,), dtype="<i2", filters=[zc.Delta()],
+                       compressors=[zc.Blosc(cname="lz4"), zc.Crc32c()])
+    assert doc(store, "a/zarr.json")["codecs"] == [
+        {"name": "numcodecs.delta", "configuration": {"dtype": "<i2", "astype": "<i2"}},
+        {"name": "bytes", "configuration": {"endian": "little"}},
+        {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                            "typesize": 2, "blocksize": 0}},
+        {"name": "crc32c"}]
+    zarrx.create_array(store, name="auto", shape=(8,), dtype="<f8",
+                       compressors=zc.Blosc(cname="zstd", shuffle=-1))      # automatic shuffle
+    assert doc(store, "auto/zarr.json")["codecs"][1] == {
+        "name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle",
+                                           "typesize": 8, "blocksize": 0}}
+    store = MemoryStore()
+    zarrx.create_array(store, name="b", shape=(8,), dtype="<f8", zarr_format=2,
+                       filters=[zc.Quantize(digits=3)], compressors=zc.Zstd())
+    z = doc(store, "b/.zarray")
+    assert z["filters"] == [{"id": "quantize", "digits": 3, "dtype": "<f8", "astype": "<f8"}]
+    assert z["compressor"] == {"id": "zstd", "level": 0}
+    store = MemoryStore()
+    zarrx.create_array(store, name="c", shape=(4, 4), dtype="u1",
+                       filters=[zc.Transpose("F")], compressors=None)
+    assert doc(store, "c/zarr.json")["codecs"] == [
+        {"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes"}]
+
+
+def test_v2_order_f_and_a_v3_only_codec() -> None:
+    store = MemoryStore()
+    with pytest.raises(MetadataError, match=re.escape(
+            "array metadata filters[0]: expected a codec with a Zarr v2 (numcodecs) form, "
+            "found 'transpose'")):
+        zarrx.create_array(store, name="a", shape=(4, 4), dtype="i4", zarr_format=2,
+                           filters=[zc.Transpose((1, 0))])
+    assert keys(store) == []
+    a = zarrx.create_array(store, name="a", shape=(4, 4), dtype="i4", zarr_format=2, order="F")
+    assert doc(store, "a/.zarray")["order"] == "F"
+    a[:] = np.arange(16).reshape(4, 4)
+    assert a[1].tolist() == [4, 5, 6, 7]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_unknown_codec_in_a_stored_document_opens_and_fails_on_read(fmt) -> None:
+    """Metadata with a codec zarrx does not know still opens (attributes, shape...); chunk I/O
+    names the codec."""
+    store = MemoryStore()
+    a = zarrx.create_array(store, name="a", shape=(4,), chunks=(4,), dtype="<i4",
+                           zarr_format=fmt, attributes={"k": 1})
+    a[:] = [1, 2, 3, 4]
+    if fmt == 2:
+        z = doc(store, "a/.zarray")
+        z["compressor"] = {"id": "pcodec", "level": 8}
+        store.set("a/.zarray", json.dumps(z).encode())
+    else:
+        z = doc(store, "a/zarr.json")
+        z["codecs"][-1] = {"name": "numcodecs.pcodec", "configuration": {"level": 8}}
+        store.set("a/zarr.json", json.dumps(z).encode())
+    b = zarrx.open_array(store, path="a", mode="r")
+    assert b.attrs["k"] == 1 and b.shape == (4,)
+    with pytest.raises(CodecError, match="^" + re.escape(
+            "unknown codec 'numcodecs.pcodec' in array 'a'; known codecs: ")):
+        b[:]

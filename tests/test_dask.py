@@ -1,0 +1,272 @@
+"""Dask reads and writes through zarrx: block layout, values, graph size, shard-aligned writes.
+
+Every value read or written is compared with numpy; stored objects are counted to show that no
+two tasks write one shard.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+import re
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+from dask.delayed import Delayed  # noqa: E402
+from dask.diagnostics import Callback, ProgressBar  # noqa: E402
+
+import zarrx  # noqa: E402
+import zarrx.dask as zd  # noqa: E402
+from zarrx.dask.chunks import aligned_chunks, default_chunks, object_edges  # noqa: E402
+from zarrx.store import CountingStore, LocalStore, MemoryStore  # noqa: E402
+
+MiB = 2**20
+
+
+def data(shape, dtype="f4", seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.random(shape) * 1000).astype(dtype)
+
+
+def sharded(store, shape=(200, 150), chunks=(10, 15), shards=(40, 30), dtype="f4", **kw):
+    return zarrx.create_array(store, shape=shape, dtype=dtype, chunks=chunks, shards=shards,
+                              fill_value=-1, **kw)
+
+
+def boundaries(sizes):
+    return np.cumsum((0,) + tuple(sizes)).tolist()
+
+
+# -- reads ------------------------------------------------------------------------------------
+
+def test_default_blocks_are_whole_shards_merged_up_to_128_mib():
+    """A 40 GB array (nothing written): every block is a group of whole shards, <= 128 MiB,
+    and merging stops only where the next doubling would exceed the target."""
+    z = sharded(MemoryStore(), shape=(100_000, 100_000), chunks=(100, 100), shards=(1000, 1000))
+    x = z.to_dask()
+    assert x.dtype == np.float32 and x.shape == z.shape
+    for sizes in x.chunks:
+        assert all(b % 1000 == 0 for b in boundaries(sizes))
+    block = [max(c) for c in x.chunks]
+    assert np.prod(block) * 4 <= 128 * MiB
+    assert np.prod(block) * 4 * 2 > 128 * MiB / 2        # not needlessly small
+    assert block == [4000, 8000]                          # 122 MiB, square-ish
+
+
+def test_default_blocks_follow_chunks_when_unsharded_and_cover_small_arrays_whole():
+    z = zarrx.create_array(MemoryStore(), shape=(1000, 999), dtype="i2", chunks=(7, 100))
+    assert z.to_dask().chunks == ((1000,), (999,))
+    big = zarrx.create_array(MemoryStore(), shape=(10**6, 300), dtype="f8", chunks=(3000, 7))
+    x = big.to_dask()
+    assert all(b % 3000 == 0 or b == 10**6 for b in boundaries(x.chunks[0]))
+    assert all(b % 7 == 0 or b == 300 for b in boundaries(x.chunks[1]))
+    assert max(x.chunks[0]) * max(x.chunks[1]) * 8 <= 128 * MiB
+
+
+def test_default_chunks_of_a_smaller_target_and_a_rectilinear_grid():
+    z = sharded(MemoryStore())
+    assert default_chunks(z.metadata, target=40 * 30 * 4) == ((40,) * 5, (30,) * 5)
+    assert default_chunks(z.metadata, target=80 * 60 * 4) == ((80, 80, 40), (60, 60, 30))
+    store = MemoryStore()
+    store.set("zarr.json", b'{"zarr_format": 3, "node_type": "array", "shape": [10, 4], '
+              b'"data_type": "int32", "chunk_grid": {"name": "rectilinear", "configuration": '
+              b'{"kind": "inline", "chunk_shapes": [[2, 3, 5], [4]]}}, "chunk_key_encoding": '
+              b'{"name": "default"}, "fill_value": 0, "codecs": [{"name": "bytes", '
+              b'"configuration": {"endian": "little"}}]}')
+    r = zarrx.open_array(store)
+    r[...] = np.arange(40, dtype="i4").reshape(10, 4)
+    assert object_edges(r.metadata) == [[0, 2, 5, 10], [0, 4]]
+    assert default_chunks(r.metadata, target=16) == ((2, 3, 5), (4,))
+    np.testing.assert_array_equal(zd.from_zarrx(r).compute(), np.arange(40).reshape(10, 4))
+
+
+@pytest.mark.parametrize("scheduler", ["sync", "threads", "processes"])
+def test_from_zarrx_reads_every_value(tmp_path, scheduler):
+    a = data((200, 150))
+    sharded(LocalStore(tmp_path / "a.zarr"))[...] = a
+    x = zd.from_zarrx(str(tmp_path / "a.zarr"), chunks=(64, 70))   # not aligned: still exact
+    assert x.chunks == ((64, 64, 64, 8), (70, 70, 10))
+    whole, part, total = dask.compute(x, x[13:77, ::7], x.sum(dtype="f8"), scheduler=scheduler)
+    np.testing.assert_array_equal(whole, a)
+    np.testing.assert_array_equal(part, a[13:77, ::7])
+    assert float(total) == pytest.approx(float(a.sum(dtype="f8")), rel=1e-9)
+
+
+def test_from_zarrx_of_groups_v2_and_stores(tmp_path):
+    g = zarrx.open_group(tmp_path / "g.zarr", mode="w", zarr_format=2)
+    arr = g.create_array("temp/t", shape=(30, 20), dtype="<i8", chunks=(7, 6), fill_value=0)
+    a = np.arange(600, dtype="i8").reshape(30, 20)
+    arr[...] = a
+    x = zd.from_zarrx(tmp_path / "g.zarr", component="temp/t")
+    assert x.chunks == ((30,), (20,))
+    np.testing.assert_array_equal(x.compute(), a)
+    np.testing.assert_array_equal(zd.from_zarr(LocalStore(tmp_path / "g.zarr"),
+                                               component="temp/t", chunks=5).compute(), a)
+
+
+def test_graph_pickles_as_a_store_spec_and_a_path(tmp_path):
+    """Each task is a getter over the array key and slices; the array key pickles as the
+    store's root and the array path: no data (the array holds 4 MiB)."""
+    import cloudpickle
+
+    a = data((1024, 1024))
+    sharded(LocalStore(tmp_path / "a.zarr"), shape=a.shape, chunks=(64, 64),
+            shards=(256, 256))[...] = a
+    x = zd.from_zarrx(str(tmp_path / "a.zarr"))
+    y = zd.from_zarrx(str(tmp_path / "a.zarr"), chunks=(256, 256))
+    for arr in (x, y):
+        graph = dict(arr.__dask_graph__())
+        assert len(graph) == arr.npartitions + 1
+        sizes = {k: len(cloudpickle.dumps(v)) for k, v in graph.items()}
+        assert max(sizes.values()) < 1024, sizes
+        originals = [v for k, v in graph.items() if isinstance(k, str)]
+        assert len(originals) == 1
+        blob = cloudpickle.dumps(originals[0])
+        assert str(tmp_path).encode() in blob and b"a.zarr" in blob
+        clone = pickle.loads(blob)
+        clone = getattr(clone, "value", clone)          # a bare value or a DataNode
+        np.testing.assert_array_equal(clone[5:9, 100:104], a[5:9, 100:104])
+    assert x.name == zd.from_zarrx(str(tmp_path / "a.zarr")).name      # deterministic
+    assert x.name != y.name
+
+
+def test_memory_store_arrays_get_their_own_names():
+    """Two memory stores with the same keys are different data: different dask names."""
+    a, b = sharded(MemoryStore()), sharded(MemoryStore())
+    a[...] = 1
+    b[...] = 2
+    x, y = a.to_dask(), b.to_dask()
+    assert x.name != y.name
+    assert float((x - y).sum().compute()) == -200 * 150
+
+
+def test_dask_from_array_reads_a_zarrx_array():
+    z = sharded(MemoryStore())
+    a = data(z.shape)
+    z[...] = a
+    np.testing.assert_array_equal(da.from_array(z, chunks=(40, 30)).compute(), a)
+
+
+# -- writes -----------------------------------------------------------------------------------
+
+def shard_sets(store):
+    return {k: n for k, n in store.sets_by_key.items() if "/c/" in k or k.startswith("c/")}
+
+
+def test_to_zarrx_regroups_misaligned_blocks_so_each_shard_is_written_once():
+    counted = CountingStore(MemoryStore())
+    z = sharded(counted)
+    a = data(z.shape)
+    x = da.from_array(a, chunks=(33, 47))                 # no boundary on a shard edge
+    counted.reset()
+    with dask.config.set(scheduler="threads", num_workers=4):
+        zd.to_zarrx(x, z)
+    sets = shard_sets(counted)
+    assert len(sets) == 25 and set(sets.values()) == {1}
+    assert counted.counts["get"] == 0                     # aligned: nothing read back
+    np.testing.assert_array_equal(z[...], a)
+
+
+def test_aligned_chunks_move_boundaries_to_the_nearest_object_edge():
+    edges = [list(range(0, 201, 40))]
+    assert aligned_chunks(((33,) * 6 + (2,),), edges, (0,)) == ((40, 40, 40, 40, 40),)
+    assert aligned_chunks(((100, 100),), edges, (0,)) == ((80, 120),)
+    # a region starting at 5: the first block ends on the first shard edge
+    assert aligned_chunks(((60, 60),), edges, (5,)) == ((75, 45),)
+
+
+def test_to_zarrx_into_an_unaligned_region_keeps_the_rest(tmp_path):
+    z = sharded(LocalStore(tmp_path / "a.zarr"))
+    before = data(z.shape, seed=1)
+    z[...] = before
+    a = data((123, 101), seed=2)
+    x = da.from_array(a, chunks=(50, 50))
+    zd.to_zarrx(x, z, region=(slice(7, 130), slice(33, 134)))
+    expect = before.copy()
+    expect[7:130, 33:134] = a
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path / "a.zarr", mode="r")[...], expect)
+
+
+def test_to_zarrx_creates_the_array_from_the_dask_array(tmp_path):
+    a = data((90, 70), dtype="i4")
+    x = da.from_array(a, chunks=(30, 35))
+    assert zd.to_zarrx(x, str(tmp_path / "new.zarr"), component="v", zarr_format=2,
+                       compressors={"id": "zlib", "level": 1}) is None
+    z = zarrx.open_array(tmp_path / "new.zarr", path="v", mode="r")
+    assert (z.zarr_format, z.chunks, z.dtype, z.shape) == (2, (30, 35), np.dtype("i4"), a.shape)
+    np.testing.assert_array_equal(z[...], a)
+    # sharded, with misaligned blocks
+    zd.to_zarrx(x, tmp_path / "s.zarr", chunks=(10, 10), shards=(20, 20), dimension_names=("y", "x"))
+    s = zarrx.open_array(tmp_path / "s.zarr", mode="r")
+    assert (s.shards, s.dimension_names) == ((20, 20), ("y", "x"))
+    np.testing.assert_array_equal(s[...], a)
+    with pytest.raises(zarrx.NodeExistsError):
+        zd.to_zarrx(x, tmp_path / "s.zarr", chunks=(10, 10))
+    zd.to_zarrx(x + 1, tmp_path / "s.zarr", mode="w", chunks=(45, 35))
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path / "s.zarr", mode="r")[...], a + 1)
+    zd.to_zarrx(x * 0 + 5, tmp_path / "s.zarr", mode="r+")
+    assert (zarrx.open_array(tmp_path / "s.zarr", mode="r")[...] == 5).all()
+
+
+def test_to_zarrx_with_compute_false_returns_a_delayed_that_writes(tmp_path):
+    z = sharded(LocalStore(tmp_path / "a.zarr"))
+    a = data(z.shape)
+    d = zd.to_zarrx(da.from_array(a, chunks=(40, 75)), z, compute=False)
+    assert isinstance(d, Delayed)
+    assert z.nchunks_initialized == 0                     # nothing written yet
+    started = []
+
+    class Count(Callback):
+        def _start_state(self, dsk, state):
+            started.append(len(state["ready"]) + len(state["waiting"]))
+
+    out = io.StringIO()
+    with Count(), ProgressBar(out=out), redirect_stdout(out):
+        d.compute(scheduler="threads")
+    np.testing.assert_array_equal(z[...], a)
+    assert started and started[0] >= 10                  # 10 blocks, their reads and writes
+    assert re.search(r"\[#+\] \| 100% Completed", out.getvalue())
+
+
+def test_to_zarrx_return_stored(tmp_path):
+    a = data((80, 60))
+    x = da.from_array(a, chunks=(40, 30))
+    stored = zd.to_zarrx(x, tmp_path / "a.zarr", return_stored=True, compute=False)
+    assert not (tmp_path / "a.zarr" / "c").exists()
+    np.testing.assert_array_equal(stored.compute(), a)
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path / "a.zarr")[...], a)
+
+
+@pytest.mark.parametrize("codec", ["raw", "zstd"])
+def test_plain_dask_store_without_a_lock_on_shard_aligned_blocks(tmp_path, codec):
+    z = sharded(LocalStore(tmp_path / "a.zarr"),
+                compressors=None if codec == "raw" else zarrx.codecs.Zstd(level=1))
+    a = data(z.shape)
+    x = da.from_array(a, chunks=(80, 60))                 # two shards per block on each axis
+    da.store(x, z, lock=False, scheduler="threads", num_workers=4)
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path / "a.zarr", mode="r")[...], a)
+    da.store(x[:40] + 1, z, regions=(slice(0, 40),), lock=False, scheduler="threads")
+    a[:40] += 1
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path / "a.zarr", mode="r")[...], a)
+
+
+def test_write_errors_name_the_problem(tmp_path):
+    z = sharded(MemoryStore())
+    x = da.zeros((10, 10), chunks=5)
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "to_zarrx(/): the dask array's shape (10, 10) does not match the region's shape "
+            "(200, 150)")):
+        zd.to_zarrx(x, z)
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "to_zarrx(/): region[0]: expected a slice with step 1, found slice(0, 20, 2)")):
+        zd.to_zarrx(x, z, region=(slice(0, 20, 2), slice(0, 10)))
+    with pytest.raises(zarrx.ZarrError, match="expected a dask array, found ndarray"):
+        zd.to_zarrx(np.zeros(3), z)
+    with pytest.raises(zarrx.ZarrError, match="takes no creation arguments, found \\['chunks'\\]"):
+        zd.to_zarrx(x, tmp_path / "n.zarr", mode="r+", chunks=(5, 5))
+    ro = zarrx.open_array(z.store, mode="r")
+    with pytest.raises(zarrx.ZarrError, match="open read-only"):
+        zd.to_zarrx(da.zeros(z.shape), ro)

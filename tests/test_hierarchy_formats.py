@@ -1,0 +1,81 @@
+"""A hierarchy holds one Zarr format: a node whose format differs from its parent group's is
+refused (zarr-python lists only children of its own format), before anything is written."""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import MetadataError
+from zarrx.store import MemoryStore
+
+
+def keys(store: MemoryStore) -> list[str]:
+    return sorted(store.list_prefix(""))
+
+
+def message(fmt: int, path: str, parent_fmt: int, parent: str, store: MemoryStore,
+            what: str = "create_array") -> str:
+    return (f"{what}: cannot create a Zarr v{fmt} node at {path!r} inside the Zarr "
+            f"v{parent_fmt} group {parent!r} in {store!r}: a hierarchy holds one Zarr format "
+            f"(readers do not list children of another format); use zarr_format={parent_fmt} "
+            f"or a separate store")
+
+
+@pytest.mark.parametrize("parent_fmt", [3, 2])
+def test_group_create_array_of_the_other_format(parent_fmt) -> None:
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=parent_fmt)
+    g.create_group("sub")
+    before = keys(store)
+    fmt = 5 - parent_fmt
+    with pytest.raises(MetadataError, match=re.escape(message(fmt, "sub/x", parent_fmt, "sub",
+                                                              store))):
+        g["sub"].create_array("x", shape=(4,), dtype="i4", zarr_format=fmt)
+    assert keys(store) == before
+
+
+def test_create_array_below_a_group_of_the_other_format_through_missing_groups() -> None:
+    store = MemoryStore()
+    zarrx.open_group(store, mode="w")                   # v3 root
+    with pytest.raises(MetadataError, match=re.escape(message(2, "a/b/x", 3, "/", store))):
+        zarrx.create_array(store, name="a/b/x", shape=(4,), dtype="i4", zarr_format=2)
+    assert keys(store) == ["zarr.json"]
+
+
+def test_create_group_of_the_other_format() -> None:
+    store = MemoryStore()
+    zarrx.open_group(store, mode="w", zarr_format=2)
+    with pytest.raises(MetadataError, match=re.escape(message(3, "g", 2, "/", store,
+                                                              "create_group"))):
+        zarrx.open_group(store, path="g", mode="a", zarr_format=3)
+    assert keys(store) == [".zgroup"]
+
+
+def test_overwrite_with_the_other_format_keeps_the_old_node() -> None:
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w")
+    a = g.create_array("x", shape=(4,), dtype="i4", chunks=(4,))
+    a[:] = [1, 2, 3, 4]
+    before = {k: store.get(k) for k in keys(store)}
+    with pytest.raises(MetadataError, match=re.escape(message(2, "x", 3, "/", store))):
+        zarrx.create_array(store, name="x", shape=(4,), dtype="i4", zarr_format=2,
+                           overwrite=True)
+    assert {k: store.get(k) for k in keys(store)} == before
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_same_format_nesting_makes_groups_of_that_format(tmp_path, fmt) -> None:
+    path = str(tmp_path / "h.zarr")
+    g = zarrx.open_group(path, mode="w", zarr_format=fmt)
+    g.create_array("a/b/x", shape=(3,), dtype="i4", chunks=(2,))[:] = [1, 2, 3]
+    assert g["a/b"].zarr_format == fmt and g["a/b/x"].zarr_format == fmt
+    zarr = pytest.importorskip("zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_group(path, mode="r")
+        assert sorted(k for k, _ in theirs.members(max_depth=None)) == ["a", "a/b", "a/b/x"]
+        np.testing.assert_array_equal(theirs["a/b/x"][:], [1, 2, 3])

@@ -1,0 +1,289 @@
+"""xarray and zarrx: engine "zarrx" reads what xarray's zarr engine writes, and ``to_zarrx``
+writes what it reads, identically, in Zarr v2 and v3.
+
+xarray's own engine (zarr-python) is the oracle: every comparison is
+``xr.testing.assert_identical`` on loaded datasets (values, dtypes, coordinates, attributes).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("zarr")
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+from dask.delayed import Delayed  # noqa: E402
+
+import zarrx  # noqa: E402
+import zarrx.xarray as zx  # noqa: E402
+from zarrx.store import CountingStore, LocalStore  # noqa: E402
+from zarrx.xarray import ZarrxBackendEntrypoint  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+ENGINE = ZarrxBackendEntrypoint        # the entry point is used by name where it is installed
+REGISTERED = "zarrx" in xr.backends.list_engines()
+
+
+def sample(n_time=6):
+    rng = np.random.default_rng(0)
+    temp = rng.normal(280, 5, (n_time, 3, 4)).astype("f4")
+    temp[0, 0, 0] = np.nan
+    ds = xr.Dataset(
+        {"temp": (("time", "y", "x"), temp, {"units": "K", "valid": np.array([1.5, 2.0]),
+                                             "count": np.int64(3), "note": "ok"}),
+         "count": (("time",), np.arange(n_time, dtype="f4")),
+         "label": (("y",), np.array(["a", "bb", "ccc"])),
+         "vlen": (("y",), np.array(["α", "", "longer text"], dtype=object)),
+         "flag": (("x",), np.array([True, False, True, True])),
+         "raw": (("x",), np.array([b"x", b"yy", b"", b"z"]))},
+        coords={"time": pd.date_range("2000-01-01", periods=n_time, freq="6h"),
+                "y": [10, 20, 30], "x": np.linspace(0, 1, 4),
+                "lat": (("y",), np.array([1.0, 2.0, 3.0]))},
+        attrs={"title": "sample", "history": ["a", "b"], "version": 2})
+    ds["count"][2] = np.nan                     # stored as int16 with -1 for missing
+    ds["count"].encoding.update({"dtype": "i2", "_FillValue": -1})
+    return ds
+
+
+def load(path, engine, **kw):
+    if engine == "zarr":
+        return xr.open_zarr(path, **kw).load()
+    return xr.open_dataset(path, engine=ENGINE, **kw).load()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_reads_xarray_output_identically(tmp_path, fmt):
+    ds = sample()
+    ds.to_zarr(tmp_path / "x.zarr", zarr_format=fmt, mode="w")
+    ref = load(tmp_path / "x.zarr", "zarr")
+    got = load(tmp_path / "x.zarr", "zarrx")
+    xr.testing.assert_identical(got, ref)
+    xr.testing.assert_identical(got, ds)
+    assert got.time.dtype == np.dtype("datetime64[ns]") and got.vlen.dtype == object
+    assert int(got["count"].isnull().sum()) == 1                   # _FillValue masks
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_writes_what_xarray_reads_identically(tmp_path, fmt):
+    ds = sample()
+    assert isinstance(zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt), zarrx.Group)
+    ds.to_zarr(tmp_path / "x.zarr", zarr_format=fmt)
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarr"), ds)
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarrx"), ds)
+    # the same documents as xarray's own output, codecs aside
+    for name in ds.variables:
+        if fmt == 2:
+            mine, ref = (json.loads((p / name / ".zarray").read_text()) for p in
+                         (tmp_path / "z.zarr", tmp_path / "x.zarr"))
+            assert (mine["dtype"], mine["fill_value"], mine["shape"]) == \
+                   (ref["dtype"], ref["fill_value"], ref["shape"]), name
+            assert json.loads((tmp_path / "z.zarr" / name / ".zattrs").read_text()) == \
+                   json.loads((tmp_path / "x.zarr" / name / ".zattrs").read_text()), name
+        else:
+            mine, ref = (json.loads((p / name / "zarr.json").read_text()) for p in
+                         (tmp_path / "z.zarr", tmp_path / "x.zarr"))
+            for key in ("data_type", "shape", "dimension_names", "attributes"):
+                assert mine[key] == ref[key], (name, key)
+            if name != "raw":      # |S: zarrx spells the empty fill as base64, zarr-python as ""
+                assert mine["fill_value"] == ref["fill_value"], name
+
+
+def test_lazy_outer_and_vectorised_indexing_read_only_what_they_need(tmp_path):
+    ds = sample(n_time=40)
+    zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={"temp": {"chunks": (4, 3, 2)}})
+    counted = CountingStore(LocalStore(tmp_path / "z.zarr", read_only=True))
+    got = xr.open_dataset(counted, engine=ENGINE)
+    counted.reset()
+    temp = got.temp
+    assert counted.counts["get"] == 0                              # nothing read yet
+    np.testing.assert_array_equal(temp[5, 1].values, ds.temp.values[5, 1])
+    assert counted.counts["get"] == 2                              # two chunks of one row
+    outer = temp.isel(time=[1, 7, 30], x=[0, 3]).values
+    np.testing.assert_array_equal(outer, ds.temp.values[[1, 7, 30]][:, :, [0, 3]])
+    t = xr.DataArray([0, 9, 39], dims="p")
+    y = xr.DataArray([2, 0, 1], dims="p")
+    vec = temp.isel(time=t, y=y).values
+    np.testing.assert_array_equal(vec, ds.temp.values[[0, 9, 39], [2, 0, 1]])
+
+
+def test_chunks_give_dask_arrays_aligned_with_shards(tmp_path):
+    ds = sample(n_time=40)
+    zx.to_zarrx(ds, tmp_path / "z.zarr",
+                encoding={"temp": {"chunks": (2, 3, 2), "shards": (8, 3, 4)}})
+    got = xr.open_dataset(tmp_path / "z.zarr", engine=ENGINE, chunks={})
+    assert got.temp.chunks == ((8,) * 5, (3,), (4,))
+    assert got.temp.encoding["shards"] == (8, 3, 4) and got.temp.encoding["chunks"] == (2, 3, 2)
+    import cloudpickle                      # tasks carry the store's path, not data
+    graph = dict(got.temp.data.__dask_graph__())
+    assert max(len(cloudpickle.dumps(v)) for v in graph.values()) < 2048
+    xr.testing.assert_identical(got.load(), ds)
+    auto = xr.open_dataset(tmp_path / "z.zarr", engine=ENGINE, chunks="auto",
+                           drop_variables=["vlen"])          # object dtype: no auto size
+    assert all(c % 8 == 0 for c in auto.temp.chunks[0][:-1])
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_dask_backed_variables_are_written_block_by_block(tmp_path, fmt):
+    ds = sample(n_time=40).chunk({"time": 7})               # 7 does not divide the shards
+    enc = {"temp": {"chunks": (4, 3, 4)} if fmt == 2 else {"chunks": (2, 3, 4),
+                                                         "shards": (8, 3, 4)}}
+    delayed = zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt, encoding=enc,
+                          compute=False)
+    assert isinstance(delayed, Delayed)
+    before = load(tmp_path / "z.zarr", "zarr")
+    assert bool(before.temp.isnull().all())                 # metadata only, so far
+    with dask.config.set(scheduler="threads"):
+        delayed.compute()
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarr"), ds.load())
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarrx"), ds.load())
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_append_along_a_dimension_keeps_the_stored_encoding(tmp_path, fmt):
+    ds = sample(n_time=12)
+    zx.to_zarrx(ds.isel(time=slice(0, 5)), tmp_path / "z.zarr", zarr_format=fmt)
+    zx.to_zarrx(ds.isel(time=slice(5, 9)), tmp_path / "z.zarr", append_dim="time")
+    ds.isel(time=slice(9, 12)).chunk({"time": 2}).zarrx.to_zarrx(tmp_path / "z.zarr",
+                                                                 append_dim="time")
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarr"), ds)
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarrx"), ds)
+    units = xr.open_dataset(tmp_path / "z.zarr", engine=ENGINE).time.encoding["units"]
+    assert units == "hours since 2000-01-01" or units.startswith("hours since 2000-01-01 00")
+    # xarray appends to what zarrx wrote, and zarrx to what xarray wrote
+    more = sample(n_time=15).isel(time=slice(12, 15))
+    more.to_zarr(tmp_path / "z.zarr", append_dim="time")
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarrx"), sample(n_time=15))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_region_writes(tmp_path, fmt):
+    ds = sample(n_time=20)
+    template = ds.copy(deep=True)
+    template["temp"][:] = -1.0
+    zx.to_zarrx(template, tmp_path / "z.zarr", zarr_format=fmt,
+                encoding={"temp": {"chunks": (5, 3, 4)}})
+    part = ds[["temp", "count"]].isel(time=slice(5, 12))
+    zx.to_zarrx(part.drop_vars(["y", "x", "lat"]), tmp_path / "z.zarr",
+                region={"time": slice(5, 12)})
+    # located by the time coordinate, dask-backed
+    zx.to_zarrx(ds[["temp"]].isel(time=slice(14, 17)).chunk({"time": 1}), tmp_path / "z.zarr",
+                region="auto")
+    expect = template.copy(deep=True)
+    expect["temp"][5:12] = ds.temp[5:12]
+    expect["count"][5:12] = ds["count"][5:12]
+    expect["temp"][14:17] = ds.temp[14:17]
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarr"), expect)
+    xr.testing.assert_identical(load(tmp_path / "z.zarr", "zarrx"), expect)
+
+
+def test_consolidated_metadata_is_written_and_read(tmp_path):
+    ds = sample()
+    zx.to_zarrx(ds, tmp_path / "v3.zarr")
+    zx.to_zarrx(ds, tmp_path / "v2.zarr", zarr_format=2)
+    zx.to_zarrx(ds, tmp_path / "plain.zarr", consolidated=False)
+    for name in ("v3.zarr", "v2.zarr"):
+        assert zarrx.open_group(tmp_path / name, mode="r").metadata.consolidated is not None
+        xr.testing.assert_identical(xr.open_zarr(tmp_path / name, consolidated=True).load(), ds)
+        xr.testing.assert_identical(load(tmp_path / name, "zarrx", consolidated=True), ds)
+    assert zarrx.open_group(tmp_path / "plain.zarr", mode="r").metadata.consolidated is None
+    with pytest.raises(zarrx.MetadataError, match="has no consolidated metadata"):
+        xr.open_dataset(tmp_path / "plain.zarr", engine=ENGINE, consolidated=True)
+    xr.testing.assert_identical(load(tmp_path / "plain.zarr", "zarrx"), ds)
+
+
+def test_open_mfdataset_and_groups(tmp_path):
+    ds = sample(n_time=10)
+    paths = []
+    for i, sl in enumerate([slice(0, 4), slice(4, 10)]):
+        paths.append(tmp_path / f"part{i}.zarr")
+        ds.isel(time=sl).to_zarr(paths[-1], zarr_format=3)
+    both = xr.open_mfdataset(paths, engine=ENGINE, combine="by_coords", data_vars="minimal",
+                             coords="minimal", compat="override")
+    xr.testing.assert_identical(both.load(), ds)
+    zx.to_zarrx(ds, tmp_path / "tree.zarr", group="a/b")
+    xr.testing.assert_identical(load(tmp_path / "tree.zarr", "zarrx", group="a/b"), ds)
+
+
+@pytest.mark.skipif(not hasattr(xr, "open_datatree"), reason="this xarray has no DataTree")
+def test_open_datatree(tmp_path):
+    ds = sample()
+    zx.to_zarrx(ds[["temp"]], tmp_path / "t.zarr")
+    zx.to_zarrx(ds[["label"]], tmp_path / "t.zarr", group="child", mode="a")
+    zx.to_zarrx(ds[["count"]], tmp_path / "t.zarr", group="child/leaf", mode="a")
+    tree = xr.open_datatree(tmp_path / "t.zarr", engine=ENGINE)
+    ref = xr.open_datatree(tmp_path / "t.zarr", engine="zarr")
+    assert sorted(tree.groups) == ["/", "/child", "/child/leaf"]
+    for path in tree.groups:
+        xr.testing.assert_identical(tree[path].to_dataset().load(), ref[path].to_dataset().load())
+
+
+@pytest.mark.skipif(not REGISTERED, reason="zarrx is not installed with its entry point")
+def test_engine_by_name(tmp_path):
+    ds = sample()
+    ds.to_zarr(tmp_path / "x.zarr")
+    got = xr.open_dataset(tmp_path / "x.zarr", engine="zarrx", chunks={})
+    xr.testing.assert_identical(got.load(), ds)
+    assert isinstance(xr.backends.list_engines()["zarrx"], ZarrxBackendEntrypoint)
+
+
+def test_nan_attributes_of_zarr_v2_are_read_as_nan(tmp_path):
+    ds = sample()
+    ds.attrs["missing"] = np.nan
+    ds.temp.attrs["bounds"] = [1.5, np.nan]
+    ds.to_zarr(tmp_path / "x.zarr", zarr_format=2)
+    got = load(tmp_path / "x.zarr", "zarrx")
+    assert np.isnan(got.attrs["missing"]) and np.isnan(got.temp.attrs["bounds"][1])
+    xr.testing.assert_identical(got, load(tmp_path / "x.zarr", "zarr"))
+
+
+@pytest.mark.xfail(strict=True, raises=(AssertionError, zarrx.MetadataError),
+                   reason="zarrx's metadata layer stores NaN attributes as the string 'NaN' and "
+                          "refuses the bare NaN zarr-python writes in v3 attributes")
+@pytest.mark.parametrize("direction", ["zarrx-writes-v2", "zarrx-writes-v3", "zarr-writes-v3"])
+def test_nan_attributes_round_trip(tmp_path, direction):
+    ds = sample()
+    ds.attrs["missing"] = np.nan
+    if direction == "zarr-writes-v3":
+        ds.to_zarr(tmp_path / "x.zarr", zarr_format=3)
+        xr.testing.assert_identical(load(tmp_path / "x.zarr", "zarrx"), ds)
+    else:
+        zx.to_zarrx(ds, tmp_path / "x.zarr", zarr_format=int(direction[-1]))
+        xr.testing.assert_identical(load(tmp_path / "x.zarr", "zarr"), ds)
+
+
+def test_writer_errors(tmp_path):
+    ds = sample()
+    zx.to_zarrx(ds, tmp_path / "z.zarr")
+    with pytest.raises(zarrx.NodeExistsError, match="mode 'w-' creates"):
+        zx.to_zarrx(ds, tmp_path / "z.zarr")
+    extra = ds.assign(new=ds["count"] * 2)
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "mode 'r+' writes only existing variables; 'new' is not in")):
+        zx.to_zarrx(extra, tmp_path / "z.zarr", mode="r+")
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "variables ['flag', 'label', 'lat', 'raw', 'vlen', 'x', 'y'] have none of these "
+            "dimensions")):
+        zx.to_zarrx(ds.isel(time=slice(0, 2)), tmp_path / "z.zarr",
+                    region={"time": slice(0, 2)})
+    with pytest.raises(zarrx.ZarrError, match=re.escape("append_dim='depth' is not a dimension")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", append_dim="depth")
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "encoding of 'temp': unexpected keys ['level']")):
+        zx.to_zarrx(ds, tmp_path / "e.zarr", encoding={"temp": {"level": 3}})
+    with pytest.raises(zarrx.ZarrError, match=re.escape("region['time'] = 'auto': the dataset's")):
+        zx.to_zarrx(ds[["temp"]].isel(time=[0, 2]), tmp_path / "z.zarr", region="auto")
+
+
+def test_arrays_without_dimension_names_are_refused(tmp_path):
+    g = zarrx.open_group(tmp_path / "g.zarr", mode="w")
+    g.create_array("a", shape=(3,), dtype="i4")
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "/a: expected dimension_names naming each of the 1 dimensions")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)

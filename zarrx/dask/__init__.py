@@ -1,0 +1,146 @@
+"""Dask arrays read from and written to zarrx arrays (local threads, processes, distributed).
+
+    import zarrx.dask
+    x = zarrx.dask.from_zarrx("data.zarr")          # blocks aligned with shards, ~128 MiB
+    zarrx.dask.to_zarrx(x * 2, "double.zarr", shards=(1024, 1024), chunks=(256, 256))
+
+The names and arguments follow ``dask.array.from_zarr`` / ``to_zarr``; ``from_zarr`` and
+``to_zarr`` are aliases. Everything reads and writes through zarrx; see ``docs/guide/dask.md``.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from zarrx.api import open_array
+from zarrx.array import Array
+from zarrx.dask.chunks import TARGET_BYTES, default_chunks
+from zarrx.dask.graph import array_to_dask, store_blocks
+from zarrx.errors import ZarrError
+from zarrx.store.base import Store
+
+__all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
+
+
+def _store_kwargs(storage_options: dict | None) -> dict:
+    return {} if storage_options is None else {"storage_options": storage_options}
+
+
+def _is_location(url: Any) -> bool:
+    return isinstance(url, (str, os.PathLike, Store))
+
+
+def from_zarrx(url: Any, component: str | None = None, storage_options: dict | None = None,
+               chunks: Any = None, name: str | None = None, inline_array: bool = False,
+               **kwargs: Any) -> Any:
+    """A dask array reading the zarrx array at ``url`` (a path or URL, a zarrx ``Store``, or a
+    :class:`zarrx.Array`); ``component`` is the array's path inside a group.
+
+    ``chunks=None`` makes blocks of whole shards (or chunks when unsharded), merged up to about
+    128 MiB; other values are what ``dask.array.from_array`` takes. ``kwargs`` go to
+    :func:`zarrx.open_array` (``zarr_format=``...)."""
+    if isinstance(url, Array):
+        if component is not None:
+            raise ZarrError("from_zarrx: component= applies to a location, not to an Array")
+        arr = url
+    elif _is_location(url):
+        kwargs.setdefault("mode", "r")
+        arr = open_array(url, path=component or "", **_store_kwargs(storage_options), **kwargs)
+    else:
+        raise ZarrError(f"from_zarrx: expected a path, URL, zarrx Store or zarrx.Array, found "
+                        f"{type(url).__name__}")
+    return array_to_dask(arr, chunks, name=name, inline_array=inline_array)
+
+
+def to_zarrx(arr: Any, url: Any, component: str | None = None,
+             storage_options: dict | None = None, region: Any = None, compute: bool = True,
+             return_stored: bool = False, mode: str = "a", **create_array_kwargs: Any) -> Any:
+    """Write the dask array ``arr`` to a zarrx array.
+
+    ``url`` is a :class:`zarrx.Array` (written in place, optionally into ``region``, a tuple of
+    slices), or a path, URL or ``Store`` where an array is created from ``arr``'s shape and
+    dtype with ``create_array_kwargs`` (``chunks``, ``shards``, ``compressors``,
+    ``fill_value``, ``zarr_format``, ``dimension_names``...; by default the chunks are
+    ``arr``'s block shape, as ``dask.array.to_zarr`` does). ``mode``: ``a`` or ``w-`` create
+    (failing if an array exists), ``w`` replaces it, ``r+`` writes into an existing one.
+
+    Blocks that do not align with the stored objects (shards, or chunks) are regrouped at their
+    boundaries, so no two tasks write one object. Returns None, or a ``Delayed`` when
+    ``compute=False``; ``return_stored=True`` returns a dask array reading the written array
+    instead (computed first unless ``compute=False``)."""
+    import dask.array as da
+
+    if not isinstance(arr, da.Array):
+        raise ZarrError(f"to_zarrx: expected a dask array, found {type(arr).__name__}")
+    if any(np.isnan(s) for s in arr.shape):
+        raise ZarrError("to_zarrx: the dask array has unknown chunk sizes; call "
+                        "compute_chunk_sizes() first")
+    if isinstance(url, Array):
+        if component is not None or create_array_kwargs:
+            raise ZarrError("to_zarrx: component= and array-creation arguments apply to a "
+                            "location, not to an existing Array")
+        target = url
+    elif _is_location(url):
+        target = _open_target(arr, url, component, storage_options, region, mode,
+                              create_array_kwargs)
+    else:
+        raise ZarrError(f"to_zarrx: expected a path, URL, zarrx Store or zarrx.Array, found "
+                        f"{type(url).__name__}")
+    result = store_blocks(arr, target, region, compute=compute)
+    if not return_stored:
+        return result
+    blocks = arr.chunks if region is None else None
+    if compute:
+        return array_to_dask(target, blocks)
+    return _read_after(target, blocks, result)
+
+
+def _read_after(target: Array, blocks: Any, write: Any) -> Any:
+    """A dask array reading ``target`` whose every block waits for ``write`` (a Delayed)."""
+    import itertools
+
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
+    from zarrx.dask.graph import BlockReader
+
+    plain = array_to_dask(target, blocks)
+    name = "stored-" + plain.name
+    reader = BlockReader(target)
+    starts = [np.concatenate(([0], np.cumsum(c)))[:-1].tolist() for c in plain.chunks]
+    dsk = {}
+    for idx in itertools.product(*(range(n) for n in plain.numblocks)):
+        sel = tuple(slice(starts[a][i], starts[a][i] + plain.chunks[a][i])
+                    for a, i in enumerate(idx))
+        dsk[(name, *idx)] = (_read_block, write.key, reader, sel)
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=[write])
+    return da.Array(graph, name, plain.chunks, meta=plain._meta)
+
+
+def _read_block(_: Any, reader: Any, selection: tuple) -> np.ndarray:
+    return np.asarray(reader[selection])
+
+
+def _open_target(arr: Any, url: Any, component: str | None, storage_options: dict | None,
+                 region: Any, mode: str, kwargs: dict) -> Array:
+    path = component if component is not None else kwargs.pop("name", None) or ""
+    sk = _store_kwargs(storage_options)
+    if mode not in ("a", "w", "w-", "r+"):
+        raise ZarrError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
+    if mode == "r+" or region is not None:
+        if kwargs:
+            raise ZarrError(f"to_zarrx: writing into an existing array (mode {mode!r}"
+                            f"{', region=' if region is not None else ''}) takes no creation "
+                            f"arguments, found {sorted(kwargs)}")
+        return open_array(url, mode="r+", path=path, **sk)
+    kwargs.setdefault("shape", arr.shape)
+    kwargs.setdefault("dtype", arr.dtype)
+    if "chunks" not in kwargs and kwargs.get("shards") is None:
+        kwargs["chunks"] = tuple(max(int(max(c, default=0)), 1) for c in arr.chunks)
+    return open_array(url, mode="w" if mode == "w" else "w-", path=path, **sk, **kwargs)
+
+
+from_zarr = from_zarrx
+to_zarr = to_zarrx

@@ -1,0 +1,160 @@
+"""Dask block boundaries for a zarrx array: aligned with its stored objects (shards, or chunks
+when unsharded), merged up to a target size, and the regrouping that aligns a dask array's
+blocks with them before a write.
+
+Pure functions over shapes and the array's chunk grid: no dask import, no I/O.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from zarrx.errors import ZarrError
+from zarrx.metadata.model import ArrayMeta, RectilinearGrid
+
+__all__ = ["TARGET_BYTES", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
+           "region_offset"]
+
+#: default size of one dask block
+TARGET_BYTES = 128 * 2**20
+
+Chunks = tuple[tuple[int, ...], ...]
+
+
+def object_edges(meta: ArrayMeta) -> list[list[int]]:
+    """Per axis, the boundaries of the stored objects (shards, or chunks when unsharded) that
+    lie inside the array, from 0 to the axis length (both included)."""
+    grid = meta.chunk_grid
+    out = []
+    for axis, n in enumerate(meta.shape):
+        if isinstance(grid, RectilinearGrid):
+            edges = [0]
+            for size in grid.chunk_sizes[axis]:
+                if edges[-1] >= n:
+                    break
+                edges.append(min(edges[-1] + size, n))
+        else:
+            step = max(int(grid.chunk_shape[axis]), 1)      # type: ignore[attr-defined]
+            edges = list(range(0, n, step)) + [n]
+        if edges[-1] != n:
+            edges.append(n)
+        out.append(edges if n else [0])
+    return out
+
+
+def _itemsize(dtype: np.dtype) -> int:
+    return max(dtype.itemsize, 1) if not dtype.hasobject else 16
+
+
+def default_chunks(meta: ArrayMeta, target: int = TARGET_BYTES) -> Chunks:
+    """Dask chunks whose boundaries are stored-object boundaries, each block grouping up to
+    ``target`` bytes of whole objects (a single object larger than ``target`` is one block).
+    Blocks grow on the axis where they are smallest first, so they stay roughly cubic."""
+    edges = object_edges(meta)
+    ndim = len(edges)
+    units = [max((b - a for a, b in zip(e, e[1:])), default=0) for e in edges]
+    counts = [len(e) - 1 for e in edges]
+    group = [1] * ndim
+    itemsize = _itemsize(meta.data_type.numpy)
+
+    def nbytes(g: list[int]) -> int:
+        return math.prod(min(gi * u, sum_u) for gi, u, sum_u in
+                         zip(g, units, (e[-1] for e in edges))) * itemsize
+
+    growing = [i for i in range(ndim) if counts[i] > 1]
+    while growing:
+        # the axis whose block is smallest (in elements); the last axis wins ties
+        axis = min(growing, key=lambda i: (group[i] * units[i], -i))
+        trial = list(group)
+        trial[axis] = min(group[axis] * 2, counts[axis])
+        if nbytes(trial) <= target:
+            group = trial
+            if group[axis] >= counts[axis]:
+                growing.remove(axis)
+            continue
+        # the largest group on this axis that still fits, then leave the axis alone
+        other = nbytes([1 if i == axis else g for i, g in enumerate(group)])
+        fit = target // other if other else counts[axis]
+        group[axis] = max(group[axis], min(int(fit), counts[axis]))
+        growing.remove(axis)
+    return tuple(_group_edges(e, g) for e, g in zip(edges, group))
+
+
+def _group_edges(edges: list[int], group: int) -> tuple[int, ...]:
+    """Block sizes along one axis: ``group`` consecutive objects per block."""
+    if len(edges) == 1:
+        return (0,)
+    cut = edges[::group]
+    if cut[-1] != edges[-1]:
+        cut.append(edges[-1])
+    return tuple(b - a for a, b in zip(cut, cut[1:]))
+
+
+def is_aligned(chunks: Chunks, edges: list[list[int]], offset: Sequence[int]) -> bool:
+    """Whether every inner boundary of ``chunks`` (placed at ``offset`` in the array) is a
+    stored-object boundary, so that no two blocks write to one stored object."""
+    for sizes, e, off in zip(chunks, edges, offset):
+        bounds = set(e)
+        pos = off
+        for s in sizes[:-1]:
+            pos += s
+            if pos not in bounds:
+                return False
+    return True
+
+
+def aligned_chunks(chunks: Chunks, edges: list[list[int]], offset: Sequence[int]) -> Chunks:
+    """``chunks`` (placed at ``offset``) with every inner boundary moved to the nearest
+    stored-object boundary, so blocks keep about their size and no two blocks share an object.
+    Empty blocks that the moves create are dropped."""
+    out = []
+    for axis, (sizes, e, off) in enumerate(zip(chunks, edges, offset)):
+        total = sum(sizes)
+        if total == 0:
+            out.append(tuple(sizes))
+            continue
+        inner = [b for b in e if off < b < off + total]
+        cuts = [off]
+        pos = off
+        for s in sizes[:-1]:
+            pos += s
+            if not inner:
+                break
+            near = min(inner, key=lambda b: (abs(b - pos), b))
+            if near > cuts[-1]:
+                cuts.append(near)
+        cuts.append(off + total)
+        new = tuple(b - a for a, b in zip(cuts, cuts[1:]) if b > a)
+        if sum(new) != total:
+            raise ZarrError(f"aligning dask chunks on axis {axis}: lost elements "
+                            f"({sum(new)} != {total})")     # an internal invariant, worded
+        out.append(new)
+    return tuple(out)
+
+
+def region_offset(region: Any, shape: tuple[int, ...], where: str) -> tuple[tuple[int, ...],
+                                                                         tuple[slice, ...]]:
+    """``region`` (None, or a tuple of slices with step 1) as (start offsets, slices) within
+    ``shape``."""
+    if region is None:
+        region = ()
+    if isinstance(region, slice):
+        region = (region,)
+    if not isinstance(region, tuple) or len(region) > len(shape) \
+            or not all(isinstance(r, slice) for r in region):
+        raise ZarrError(f"{where}: region: expected a tuple of at most {len(shape)} slices, "
+                        f"found {region!r}")
+    region = region + (slice(None),) * (len(shape) - len(region))
+    starts, slices = [], []
+    for axis, (r, n) in enumerate(zip(region, shape)):
+        start, stop, step = r.indices(n)
+        if step != 1:
+            raise ZarrError(f"{where}: region[{axis}]: expected a slice with step 1, "
+                            f"found {r!r}")
+        stop = max(stop, start)
+        starts.append(start)
+        slices.append(slice(start, stop))
+    return tuple(starts), tuple(slices)

@@ -1,0 +1,145 @@
+"""Dask graphs over one zarrx array: read blocks into a dask array, write a dask array's blocks.
+
+The graph holds the array handle once (under its own key); a handle pickles as its store's spec
+plus the array path (a ``LocalStore`` is its root directory), so tasks sent to processes or
+``dask.distributed`` workers carry no data and no live client: a worker reopens the array from
+the spec and reads or writes through zarrx. Each task names its block by slices.
+
+Writes never let two tasks touch one stored object (shard, or chunk when unsharded): blocks
+that do not align with stored objects are regrouped at object boundaries first, so no lock is
+needed. A write that covers part of an object (at the edges of a region) merges into it with
+a conditional write, as every zarrx write does.
+"""
+from __future__ import annotations
+
+import itertools
+import pickle
+import uuid
+from typing import Any
+
+import numpy as np
+
+from zarrx.dask.chunks import (aligned_chunks, default_chunks, is_aligned, object_edges,
+                               region_offset)
+from zarrx.errors import ZarrError
+
+__all__ = ["array_to_dask", "store_blocks", "store_token"]
+
+
+def store_token(store: Any) -> Any:
+    """What identifies ``store`` in a dask key: its pickled spec when that is small (a local
+    directory, a remote URL), else a fresh random token (a memory store pickles its data)."""
+    try:
+        spec = pickle.dumps(store, protocol=5)
+    except Exception:   # noqa: BLE001 - an unpicklable store is identified per handle
+        spec = None
+    if spec is not None and len(spec) <= 4096:
+        return spec
+    return uuid.uuid4().hex
+
+
+def _tokenize(*parts: Any) -> str:
+    from dask.base import tokenize
+    return tokenize(*parts)
+
+
+class BlockReader:
+    """What ``dask.array.from_array`` holds: the array handle, read by basic selections. (The
+    handle itself is not passed: dask asks it for ``chunks``, which a rectilinear grid lacks.)"""
+
+    __slots__ = ("array", "shape", "dtype", "ndim")
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+        self.shape, self.dtype, self.ndim = array.shape, array.dtype, array.ndim
+
+    def __getitem__(self, selection: Any) -> Any:
+        return self.array[selection]
+
+    def __reduce__(self) -> tuple:
+        return (BlockReader, (self.array,))
+
+    def __repr__(self) -> str:
+        return f"BlockReader({self.array!r})"
+
+
+def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
+                  inline_array: bool = False) -> Any:
+    """A dask array reading ``arr`` (a :class:`zarrx.Array`) block by block.
+
+    ``chunks=None`` aligns blocks with the stored objects, merged up to about 128 MiB
+    (:func:`zarrx.dask.chunks.default_chunks`); any other value is what
+    ``dask.array.from_array`` accepts (``"auto"`` keeps block boundaries on multiples of the
+    stored objects where it can)."""
+    import dask.array as da
+    from dask.array.core import normalize_chunks
+
+    meta = arr.metadata
+    if chunks is None:
+        blocks = default_chunks(meta)
+    else:
+        unit = tuple(max(b - a for a, b in zip(e, e[1:])) if len(e) > 1 else 1
+                     for e in object_edges(meta))
+        try:
+            blocks = normalize_chunks(chunks, arr.shape, dtype=arr.dtype, previous_chunks=unit)
+        except (ValueError, TypeError) as exc:
+            raise ZarrError(f"{arr.name}: chunks={chunks!r}: {exc}") from exc
+    if name is None:
+        name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
+    empty = np.empty((0,) * arr.ndim, dtype=arr.dtype)
+    return da.from_array(BlockReader(arr), chunks=blocks, name=name, lock=False, asarray=True, fancy=False,
+                         inline_array=inline_array, meta=empty)
+
+
+def _write_block(target: Any, block: np.ndarray, selection: tuple[slice, ...]) -> int:
+    """One task: write ``block`` at ``selection`` of ``target``; returns the elements written."""
+    target[selection] = block
+    return int(np.size(block))
+
+
+def _written(*counts: int) -> None:
+    return None
+
+
+def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
+                 name: str | None = None, **compute_kwargs: Any) -> Any:
+    """Write the dask array ``x`` into ``arr[region]`` (a :class:`zarrx.Array`), one task per
+    block, after regrouping blocks at stored-object boundaries. Returns ``None`` once written,
+    or a ``dask.delayed.Delayed`` when ``compute=False``."""
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    where = f"to_zarrx({arr.name})"
+    if arr.read_only:
+        raise ZarrError(f"{where}: the array is open read-only")
+    if any(isinstance(c, float) and np.isnan(c) for c in x.shape):
+        raise ZarrError(f"{where}: the dask array has unknown chunk sizes; call "
+                        f"compute_chunk_sizes() first")
+    offset, slices = region_offset(region, arr.shape, where)
+    extent = tuple(s.stop - s.start for s in slices)
+    if x.ndim != arr.ndim or tuple(x.shape) != extent:
+        raise ZarrError(f"{where}: the dask array's shape {tuple(x.shape)} does not match the "
+                        f"region's shape {extent}")
+    edges = object_edges(arr.metadata)
+    if not is_aligned(x.chunks, edges, offset):
+        x = x.rechunk(aligned_chunks(x.chunks, edges, offset))
+    token = _tokenize(x.name, store_token(arr.store), arr.path, offset)
+    name = name or f"to-zarrx-{token}"
+    target = f"zarrx-target-{token}"
+    dsk: dict[Any, Any] = {target: arr}
+    starts = [np.concatenate(([0], np.cumsum(c)))[:-1].tolist() for c in x.chunks]
+    keys = []
+    for idx in itertools.product(*(range(n) for n in x.numblocks)):
+        sel = tuple(slice(o + starts[a][i], o + starts[a][i] + x.chunks[a][i])
+                    for a, (o, i) in enumerate(zip(offset, idx)))
+        key = (name, *idx)
+        dsk[key] = (_write_block, target, (x.name, *idx), sel)
+        keys.append(key)
+    done = f"{name}-done"
+    dsk[done] = (_written, *keys)
+    graph = HighLevelGraph.from_collections(done, dsk, dependencies=[x])
+    result = Delayed(done, graph)
+    if compute:
+        result.compute(**compute_kwargs)
+        return None
+    return result

@@ -1,0 +1,195 @@
+"""Conditional writes of :class:`~zarrx.store.local.LocalStore`: ``set_if`` and ``delete_if``.
+
+The protocol (see also docs/RELIABILITY.md):
+
+- **Replace-if-generation.** Open the current file and take an exclusive ``flock`` on it, then
+  ``lstat`` the key's path. If the path still names the locked inode and its generation is the
+  expected one, write a temporary file and rename it over the key *while holding the lock*. If
+  the path names another inode, the locked version was replaced meanwhile: a conflict, unless the
+  new one is the expected generation, which is then locked in turn. Every conditional writer
+  modifies a key only while holding the lock on the inode the path names at that moment, and
+  checks the generation under that lock, so two of them can never both succeed from one
+  generation.
+- **Create-if-absent.** Write a temporary file and ``link`` it to the key, which fails atomically
+  when the key exists.
+- **Delete-if-generation.** Lock and check as a replace does, then unlink.
+
+Threads of one process also take an in-process lock per key, since network file systems may
+emulate ``flock`` with per-process locks. Plain ``set``/``delete`` take no lock: they are not
+ordered with conditional writes (last writer wins).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Hashable
+
+from zarrx.errors import StoreError
+from zarrx.store.base import ABSENT, Store, as_buffer, conflict, is_absent
+from zarrx.store.localfs import (DIRFD, FILE_FLAGS, Dir, LinkError, generation_of, quietly,
+                                 thread_lock)
+
+try:
+    import fcntl
+except ImportError:                             # Windows: no conditional writes
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["ConditionalFiles", "CONDITIONAL"]
+
+#: whether this platform can write conditionally (flock and dir_fd support)
+CONDITIONAL = fcntl is not None and DIRFD
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_LOCK_RW = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | _NONBLOCK
+_LOCK_RO = FILE_FLAGS | _NONBLOCK
+
+
+class ConditionalFiles(Store):
+    """The conditional-write half of LocalStore (it relies on LocalStore's key, staging and
+    pruning helpers: ``_parts``, ``_tree``, ``_stage``, ``_staged``, ``_stat``, ``_prune``,
+    ``_fail``, ``_link_error``)."""
+
+    supports_conditional_writes = CONDITIONAL
+
+    def set_if(self, key: str, value: bytes | bytearray | memoryview,
+               if_generation: Hashable | None) -> Hashable:
+        parts = self._parts(key)
+        self._check_writable(key)
+        data = as_buffer(value, key)
+        if not self.supports_conditional_writes:
+            return super().set_if(key, value, if_generation)
+        with thread_lock(self.root, key):
+            try:
+                if is_absent(if_generation):
+                    return self._create(key, parts, data)
+                return self._replace_if(key, parts, data, if_generation)
+            except LinkError as exc:
+                raise self._link_error(key, exc) from None
+            except StoreError:
+                raise
+            except OSError as exc:
+                raise self._fail("conditionally write", key, exc) from exc
+
+    def _create(self, key: str, parts: list[str], data: memoryview) -> Hashable:
+        d, tmp, fd = self._staged(parts, data)
+        try:
+            try:
+                d.link(tmp, parts[-1])          # fails atomically when the key exists
+            except FileExistsError:
+                found = d.lstat(parts[-1])
+                if stat.S_ISLNK(found.st_mode):
+                    raise LinkError(key) from None
+                raise conflict(self, key, "conditionally write", ABSENT,
+                               generation_of(found)) from None
+            finally:
+                quietly(d.unlink, tmp)
+            gen = generation_of(os.fstat(fd))   # after the unlink, which changes st_ctime
+            if self.fsync:
+                d.fsync()
+            return gen
+        finally:
+            os.close(fd)
+            d.close()
+
+    def _replace_if(self, key: str, parts: list[str], data: memoryview,
+                    expected: Hashable) -> Hashable:
+        action = "conditionally write"
+        try:
+            d = self._tree.dir(parts[:-1])
+        except (FileNotFoundError, NotADirectoryError):
+            raise conflict(self, key, action, expected, None) from None
+        try:
+            held = self._lock_current(d, key, parts[-1], expected, action)
+            try:
+                old = os.fstat(held)
+                try:
+                    tmp, fd = self._stage(d, parts[-1], data, after=old.st_mtime_ns)
+                except FileNotFoundError:       # the key and its folder were deleted meanwhile
+                    raise conflict(self, key, action, expected, None) from None
+                try:
+                    d.replace(tmp, parts[-1])
+                    gen = generation_of(os.fstat(fd))
+                    if self.fsync:
+                        d.fsync()
+                except BaseException:
+                    quietly(d.unlink, tmp)
+                    raise
+                finally:
+                    os.close(fd)
+                return gen
+            finally:
+                os.close(held)                  # releases the lock
+        finally:
+            d.close()
+
+    def _lock_current(self, d: Dir, key: str, name: str, expected: Hashable,
+                      action: str) -> int:
+        """An fd of the file at ``name``, exclusively locked, whose inode the path still names
+        and whose generation is ``expected``; a conflict otherwise."""
+        for _ in range(100):
+            try:
+                fd = _open_for_lock(d, name)
+            except FileNotFoundError:
+                raise conflict(self, key, action, expected, None) from None
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise LinkError(key) from None
+                raise
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                held = os.fstat(fd)
+                try:
+                    now = d.lstat(name)
+                except FileNotFoundError:
+                    raise conflict(self, key, action, expected, None) from None
+                found = generation_of(now)
+                if found != expected:
+                    raise conflict(self, key, action, expected, found)
+                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                    return fd
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)        # locked a version replaced since by the expected one: lock that
+        raise StoreError(f"{self!r}: cannot {action} {key!r}: the file keeps changing")
+
+    def delete_if(self, key: str, if_generation: Hashable | None) -> None:
+        parts = self._parts(key)
+        self._check_writable(key)
+        if not self.supports_conditional_writes:
+            return super().delete_if(key, if_generation)
+        action = "conditionally delete"
+        with thread_lock(self.root, key):
+            if is_absent(if_generation):
+                st = self._stat(key, parts)
+                if st is not None:
+                    raise conflict(self, key, action, ABSENT, generation_of(st))
+                return
+            try:
+                d = self._tree.dir(parts[:-1])
+            except (FileNotFoundError, NotADirectoryError):
+                raise conflict(self, key, action, if_generation, None) from None
+            except LinkError as exc:
+                raise self._link_error(key, exc) from None
+            try:
+                held = self._lock_current(d, key, parts[-1], if_generation, action)
+                try:
+                    d.unlink(parts[-1])
+                finally:
+                    os.close(held)
+            except LinkError as exc:
+                raise self._link_error(key, exc) from None
+            except StoreError:
+                raise
+            except OSError as exc:
+                raise self._fail(action, key, exc) from exc
+            finally:
+                d.close()
+        self._prune(parts)
+
+
+def _open_for_lock(d: Dir, name: str) -> int:
+    try:
+        return d.open(name, _LOCK_RW)           # network file systems lock writable files only
+    except PermissionError:
+        return d.open(name, _LOCK_RO)

@@ -1,0 +1,95 @@
+"""The write side of a shard: merging new inner chunks into the stored shard, and assembling
+it (packed in slot order, or encoded in place into a slab).
+
+Everything here works on values handed in by one write operation (:meth:`ShardedChunks.commit`)
+and keeps no state between calls.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from zarrx.metadata.model import ShardGeometry
+from zarrx.store import _shard_index as _k
+from zarrx.store.chunks import Coords, Slab
+from zarrx.store.shard_index import MISSING, IndexFormat
+from zarrx.store.update import PARTIAL
+
+__all__ = ["merge_shard", "ShardSlab"]
+
+Finish = Callable[[int, "bytes | memoryview | None"], "bytes | None"]
+
+
+def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryview | None,
+                items_at: list[int], items: Sequence[tuple[Coords, object]], slots: np.ndarray,
+                finish: Finish, name_of: Callable[[tuple[int, ...]], str],
+                path: tuple[int, ...] = (), slab: Slab | None = None
+                ) -> tuple[bytes | None, np.ndarray | None]:
+    """The new bytes (None: nothing left) and index entries of the level-``level`` shard
+    ``old`` (None: missing) with the items ``items_at`` (indexes into ``items``) merged in.
+
+    ``slots[j, level]`` is item j's index slot at each level; an item's value is its new bytes,
+    None (delete it), or PARTIAL (``finish(j, current bytes)`` gives the new bytes). Nested
+    levels merge recursively; ``name_of(path)`` names the shard at ``path`` in messages."""
+    fmt = formats[level]
+    values: list = [None] * fmt.n
+    if old is not None:
+        entries = fmt.decode_whole(old, name_of(path))
+        view = memoryview(old)
+        for slot, (off, nb) in enumerate(entries.tolist()):
+            if off != MISSING:
+                values[slot] = view[off:off + nb]
+    groups: dict[int, list[int]] = {}
+    for j in items_at:
+        groups.setdefault(int(slots[j, level]), []).append(j)
+    last = level == len(formats) - 1
+    for slot, js in groups.items():
+        if last:
+            j = js[-1]
+            value = items[j][1]
+            values[slot] = finish(j, values[slot]) if value is PARTIAL else value
+        else:
+            values[slot] = merge_shard(formats, level + 1, values[slot], js, items, slots,
+                                       finish, name_of, (*path, slot))[0]
+    if all(v is None for v in values):
+        return None, None
+    if isinstance(slab, ShardSlab) and slab.holds(values):
+        return slab.finish()
+    return fmt.pack(values)
+
+
+class ShardSlab(Slab):
+    """A single-level shard assembled in place: every inner chunk ``nbytes`` long, encoded
+    straight into its place; :meth:`finish` writes the index and returns the shard.
+    ``origin`` is the shard's first read unit (array coordinates)."""
+
+    def __init__(self, fmt: IndexFormat, geom: ShardGeometry, origin: Coords,
+                 nbytes: int) -> None:
+        self.fmt, self.stride = fmt, nbytes
+        self.base = 0 if fmt.at_end else fmt.nbytes
+        self.buf = _k.Slab(fmt.n * nbytes + fmt.nbytes)
+        self._view = memoryview(self.buf)
+        self._origin = origin
+        self._perm = geom.perm or tuple(range(len(origin)))
+        self._per = geom.per_shard
+
+    def view(self, coords: Coords) -> memoryview:
+        slot = 0
+        for axis, per in zip(self._perm, self._per):       # C order in the codec's axis order
+            slot = slot * per + coords[axis] - self._origin[axis]
+        off = self.base + slot * self.stride
+        return self._view[off:off + self.stride]
+
+    def holds(self, values: list) -> bool:
+        """Whether every value is a view of this slab (every chunk was encoded in place)."""
+        buf = self.buf
+        return all(type(v) is memoryview and v.obj is buf for v in values)
+
+    def finish(self) -> tuple[bytes, np.ndarray]:
+        """The slab as the shard, its index written in; and the index entries."""
+        fmt, n = self.fmt, self.fmt.n
+        entries = fmt.fixed_entries(self.stride)
+        at = n * self.stride if fmt.at_end else 0
+        self._view[at:at + fmt.nbytes] = fmt.encode(entries)
+        return self.buf.data, entries

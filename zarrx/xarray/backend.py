@@ -1,0 +1,256 @@
+"""The xarray backend ``engine="zarrx"``: a zarrx group read as a Dataset (or a DataTree).
+
+``xr.open_dataset(path, engine="zarrx")`` reads the group's arrays as variables: dimension
+names from Zarr v3 ``dimension_names`` or the v2 ``_ARRAY_DIMENSIONS`` attribute, attributes
+as stored, consolidated metadata when the group has it. Data stays lazy: a
+:class:`ZarrxBackendArray` reads only what is indexed (basic, outer and vectorised indexing map
+onto zarrx's basic, ``oindex`` and ``vindex`` reads). CF decoding is xarray's. With ``chunks=``,
+the preferred dask chunks are the arrays' shards (or chunks when unsharded).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from xarray.backends import AbstractDataStore, BackendArray, BackendEntrypoint
+from xarray.core import indexing
+
+from zarrx.api import open_group
+from zarrx.array import Array
+from zarrx.dask.chunks import object_edges
+from zarrx.errors import MetadataError, ZarrError
+from zarrx.group import Group
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.store.base import Store
+from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
+
+__all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
+           "array_metas", "dims_and_attrs"]
+
+
+class ZarrxBackendArray(BackendArray):
+    """A lazily indexed zarrx array. The array handle is made on the first read (opening a
+    dataset of many variables reads no data and builds no handle); it pickles as its store's
+    spec and the array path."""
+
+    __slots__ = ("store", "path", "meta", "shape", "dtype", "_array")
+
+    def __init__(self, store: Store, path: str, meta: ArrayMeta) -> None:
+        self.store, self.path, self.meta = store, path, meta
+        self.shape = meta.shape
+        dt = meta.data_type
+        if dt.variable:
+            self.dtype = vlen_dtype(bytes if dt.numpy.kind == "S" or dt.name == "bytes" else str)
+        else:
+            self.dtype = dt.numpy
+        self._array: Array | None = None
+
+    @property
+    def array(self) -> Array:
+        if self._array is None:
+            self._array = Array(self.store, self.path, self.meta, read_only=True)
+        return self._array
+
+    def __reduce__(self) -> tuple:
+        return (_reopen, (self.store, self.path))
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        arr = self.array
+        if isinstance(key, indexing.VectorizedIndexer):
+            read = arr.vindex.__getitem__
+        elif isinstance(key, indexing.OuterIndexer):
+            read = arr.oindex.__getitem__
+        else:
+            read = arr.__getitem__
+        return indexing.explicit_indexing_adapter(
+            key, self.shape, indexing.IndexingSupport.VECTORIZED,
+            lambda k: np.asarray(read(k)))
+
+
+def _reopen(store: Store, path: str) -> ZarrxBackendArray:
+    meta = nodes.load_node(store, path)
+    if not isinstance(meta, ArrayMeta):
+        raise ZarrError(f"engine 'zarrx': no array at {path!r} in {store!r}")
+    return ZarrxBackendArray(store, path, meta)
+
+
+def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
+    """``(name, metadata)`` of the arrays in ``group``, from its consolidated metadata when it
+    has some (no handle is made, nothing else is read)."""
+    entries = group.metadata.consolidated
+    if entries is not None:
+        children = [(k, m) for k, m in entries.items() if k and "/" not in k]
+    else:
+        children = nodes.list_children(group.store, group.path)
+    return sorted((k, m) for k, m in children if isinstance(m, ArrayMeta))
+
+
+def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
+    """An array's dimension names and its user attributes (without ``_ARRAY_DIMENSIONS`` and
+    netCDF-Zarr ``_nc*`` attributes, as engine "zarr" hides them)."""
+    attrs = meta.attributes
+    ndim = len(meta.shape)
+    if meta.zarr_format == 3:
+        dims = meta.dimension_names
+        if dims is None or len(dims) != ndim or any(d is None for d in dims):
+            raise MetadataError(f"{where}: expected dimension_names naming each of the "
+                                f"{ndim} dimensions (xarray needs them), found {dims!r}")
+    else:
+        dims = attrs.get(DIMENSION_KEY)
+        if not isinstance(dims, list) or len(dims) != ndim \
+                or not all(isinstance(d, str) for d in dims):
+            raise MetadataError(f"{where}: expected the attribute {DIMENSION_KEY} to list the "
+                                f"{ndim} dimension names, found {dims!r}")
+    attrs = {k: v for k, v in attrs.items()
+             if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
+    return tuple(dims), attrs
+
+
+def object_shape(meta: ArrayMeta) -> tuple[int, ...]:
+    """The shape of one stored object (shard, or chunk when unsharded)."""
+    return tuple(max((b - a for a, b in zip(e, e[1:])), default=0) or 1
+                 for e in object_edges(meta))
+
+
+class ZarrxDataStore(AbstractDataStore):
+    """A zarrx group as an xarray data store (read side)."""
+
+    def __init__(self, group: Group, *, mask_with_fill_value: bool | None = None) -> None:
+        self.group = group
+        self.mask = (group.zarr_format == 2) if mask_with_fill_value is None \
+            else bool(mask_with_fill_value)
+
+    def open_variable(self, name: str, meta: ArrayMeta) -> Any:
+        from xarray import Variable
+
+        path = nodes.join(self.group.path, name)
+        dims, attrs = dims_and_attrs(meta, "/" + path)
+        wrapper = ZarrxBackendArray(self.group.store, path, meta)
+        data = indexing.LazilyIndexedArray(wrapper)
+        layout = meta.layout
+        shards = None
+        if layout.sharded and isinstance(meta.chunk_grid, RegularGrid):
+            shards = meta.chunk_grid.chunk_shape
+        encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
+                                    "chunks": layout.read_shape, "shards": shards}
+        if self.mask:
+            if meta.fill_value is not None:
+                attrs["_FillValue"] = meta.fill_value
+        else:
+            if meta.zarr_format == 3:
+                encoding["fill_value"] = meta.fill_value
+            if "_FillValue" in attrs:
+                attrs["_FillValue"] = decode_fill_attr(attrs["_FillValue"], wrapper.dtype,
+                                                       f"/{path} attributes")
+        return Variable(dims, data, attrs, encoding)
+
+    def get_variables(self) -> dict:
+        from xarray.core.utils import FrozenDict
+        return FrozenDict((name, self.open_variable(name, meta))
+                          for name, meta in array_metas(self.group))
+
+    def get_attrs(self) -> dict:
+        return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
+
+    def get_dimensions(self) -> dict:
+        sizes: dict[str, int] = {}
+        for name, meta in array_metas(self.group):
+            dims, _ = dims_and_attrs(meta, "/" + nodes.join(self.group.path, name))
+            for d, n in zip(dims, meta.shape):
+                if sizes.setdefault(d, n) != n:
+                    raise MetadataError(f"{self.group.name}: dimension {d!r} has length "
+                                        f"{sizes[d]} and {n} (array {name!r})")
+        return sizes
+
+    def close(self) -> None:
+        pass
+
+
+def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: str = "r",
+                     consolidated: bool | None = None, storage_options: dict | None = None,
+                     zarr_format: int | None = None) -> Group:
+    """The zarrx group to read: from a path, URL, zarrx Store or Group."""
+    if isinstance(filename_or_obj, Group):
+        root = filename_or_obj
+        return root if not group else root[group.strip("/")]  # type: ignore[return-value]
+    if isinstance(filename_or_obj, os.PathLike):
+        filename_or_obj = os.fspath(filename_or_obj)
+    if not isinstance(filename_or_obj, (str, Store)):
+        raise ZarrError(f"engine 'zarrx': expected a path, URL, zarrx Store or Group, found "
+                        f"{type(filename_or_obj).__name__}")
+    kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
+    use = None if consolidated is None else bool(consolidated)
+    path = (group or "").strip("/")
+    if use is not None or not path:
+        return open_group(filename_or_obj, mode=mode, path=path, zarr_format=zarr_format,
+                          use_consolidated=use, **kw)
+    # a sub-group: reached from the root, so the root's consolidated metadata serves it
+    root = open_group(filename_or_obj, mode=mode, zarr_format=zarr_format, **kw)
+    node = root[path]
+    if not isinstance(node, Group):
+        raise ZarrError(f"engine 'zarrx': {path!r} is an array, not a group")
+    return node
+
+
+class ZarrxBackendEntrypoint(BackendEntrypoint):
+    """``engine="zarrx"``: Zarr v2 and v3 groups read through zarrx."""
+
+    description = "Open Zarr v2 and v3 groups (.zarr) through zarrx"
+    url = "https://github.com/zarrx/zarrx/blob/main/docs/guide/xarray.md"
+    supports_groups = True
+    open_dataset_parameters = ("filename_or_obj", "mask_and_scale", "decode_times",
+                               "concat_characters", "decode_coords", "drop_variables",
+                               "use_cftime", "decode_timedelta", "group", "mode", "consolidated",
+                               "storage_options", "zarr_format", "use_zarr_fill_value_as_mask")
+
+    def guess_can_open(self, filename_or_obj: Any) -> bool:
+        if isinstance(filename_or_obj, (Group, Store)):
+            return True
+        if isinstance(filename_or_obj, (str, os.PathLike)):
+            return os.path.splitext(os.fspath(filename_or_obj).rstrip("/"))[1] == ".zarr"
+        return False
+
+    def open_dataset(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
+                     decode_times: Any = True, concat_characters: bool = True,
+                     decode_coords: Any = True, drop_variables: str | Iterable[str] | None = None,
+                     use_cftime: bool | None = None, decode_timedelta: Any = None,
+                     group: str | None = None, mode: str = "r", consolidated: bool | None = None,
+                     storage_options: dict | None = None, zarr_format: int | None = None,
+                     use_zarr_fill_value_as_mask: bool | None = None) -> Any:
+        grp = open_store_group(filename_or_obj, group=group, mode=mode,
+                               consolidated=consolidated, storage_options=storage_options,
+                               zarr_format=zarr_format)
+        store = ZarrxDataStore(grp, mask_with_fill_value=use_zarr_fill_value_as_mask)
+        return _decode(store, mask_and_scale=mask_and_scale, decode_times=decode_times,
+                       concat_characters=concat_characters, decode_coords=decode_coords,
+                       drop_variables=drop_variables, use_cftime=use_cftime,
+                       decode_timedelta=decode_timedelta)
+
+    def open_groups_as_dict(self, filename_or_obj: Any, *, group: str | None = None,
+                            mode: str = "r", consolidated: bool | None = None,
+                            storage_options: dict | None = None,
+                            zarr_format: int | None = None, **decode: Any) -> dict:
+        """``{"/": Dataset, "/a": Dataset, "/a/b": Dataset, ...}`` for the group and every group
+        below it."""
+        top = open_store_group(filename_or_obj, group=group, mode=mode,
+                               consolidated=consolidated, storage_options=storage_options,
+                               zarr_format=zarr_format)
+        fill_mask = decode.pop("use_zarr_fill_value_as_mask", None)
+        out = {"/": _decode(ZarrxDataStore(top, mask_with_fill_value=fill_mask), **decode)}
+        for rel, node in top.members(max_depth=None):
+            if isinstance(node, Group):
+                out["/" + rel] = _decode(ZarrxDataStore(node, mask_with_fill_value=fill_mask),
+                                         **decode)
+        return out
+
+    def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
+        from xarray import DataTree
+        return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
+
+
+def _decode(store: ZarrxDataStore, **decode: Any) -> Any:
+    from xarray.backends import StoreBackendEntrypoint
+    return StoreBackendEntrypoint().open_dataset(store, **decode)

@@ -1,0 +1,168 @@
+"""xarray's Zarr encoding, as zarrx reads and writes it.
+
+- Dimension names: Zarr v3 ``dimension_names``; Zarr v2 the ``_ARRAY_DIMENSIONS`` attribute.
+- Fill values: in Zarr v2 the array's ``fill_value`` is the CF ``_FillValue`` (the mask); in
+  Zarr v3 the array's ``fill_value`` stays a storage detail and a CF ``_FillValue`` is an
+  attribute, base64-encoded for floating-point, complex and byte-string types so that every
+  NaN payload survives JSON.
+- Strings: variable-length unicode as the ``vlen-utf8`` / ``string`` type, fixed-width unicode
+  and byte strings as fixed-width types; Python objects of other kinds are refused.
+- Attributes: numpy arrays and scalars become JSON lists and numbers.
+
+CF conventions (times, scale/offset, masks) are xarray's own coders; this module only adds what
+is specific to Zarr.
+"""
+from __future__ import annotations
+
+import base64
+import struct
+from typing import Any
+
+import numpy as np
+
+from zarrx.errors import ZarrError
+
+__all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr",
+           "vlen_dtype", "storage_dtype", "cf_encode"]
+
+DIMENSION_KEY = "_ARRAY_DIMENSIONS"
+
+
+def _b64(raw: bytes) -> str:
+    return base64.standard_b64encode(raw).decode("ascii")
+
+
+def _unb64(text: Any, where: str) -> bytes:
+    try:
+        return base64.standard_b64decode(text)
+    except (TypeError, ValueError) as exc:
+        raise ZarrError(f"{where}: _FillValue: expected base64 text, found {text!r}") from exc
+
+
+def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
+    """The ``_FillValue`` attribute of a Zarr v3 array of numpy ``dtype``."""
+    kind = dtype.kind
+    if kind == "S":
+        if not isinstance(value, (bytes, np.bytes_)):
+            raise ZarrError(f"{where}: _FillValue: expected bytes for dtype {dtype}, found "
+                            f"{type(value).__name__}")
+        return _b64(bytes(value))
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        return int(value)
+    if kind == "f":
+        return _b64(struct.pack("<d", float(value)))
+    if kind == "c":
+        c = complex(value)
+        return [_b64(struct.pack("<d", c.real)), _b64(struct.pack("<d", c.imag))]
+    if kind in "UOT":
+        return str(value)
+    raise ZarrError(f"{where}: _FillValue: cannot encode a fill value for dtype {dtype}")
+
+
+def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
+    """The CF ``_FillValue`` of a Zarr v3 array from its attribute (see
+    :func:`encode_fill_attr`)."""
+    kind = dtype.kind
+    if kind == "O":
+        return _unb64(value, where) if vlen_element(dtype) is bytes else str(value)
+    if kind == "S":
+        return _unb64(value, where)
+    if kind == "f":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        raw = _unb64(value, where)
+        if len(raw) != 8:
+            raise ZarrError(f"{where}: _FillValue: expected 8 bytes of a float64, found "
+                            f"{len(raw)}")
+        return struct.unpack("<d", raw)[0]
+    if kind == "c":
+        if not (isinstance(value, (list, tuple)) and len(value) == 2):
+            raise ZarrError(f"{where}: _FillValue: expected [real, imag], found {value!r}")
+        re_, im = (decode_fill_attr(v, np.dtype("f8"), where) for v in value)
+        return complex(re_, im)
+    if kind == "b":
+        return bool(value)
+    if kind in "iu":
+        return int(value)
+    return value
+
+
+def encode_attr(value: Any) -> Any:
+    """An attribute value as JSON-ready Python data (numpy arrays become lists)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [encode_attr(v) for v in value]
+    return value
+
+
+def vlen_dtype(element: type) -> np.dtype:
+    """xarray's object dtype for variable-length ``str`` or ``bytes``."""
+    return np.dtype("O", metadata={"element_type": element})
+
+
+def vlen_element(dtype: np.dtype) -> type | None:
+    if dtype.kind != "O" or not dtype.metadata:
+        return None
+    return dtype.metadata.get("element_type", dtype.metadata.get("vlen"))
+
+
+def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str) -> tuple[Any, Any]:
+    """``(zarrx dtype, values)`` for a CF-encoded variable's data: variable-length unicode
+    becomes zarrx's ``str`` type, variable-length bytes fixed-width bytes, numpy ``StringDType``
+    variable-length (v3) or fixed-width (v2) unicode. Other object arrays are inspected."""
+    if dtype.kind == "T":
+        data = np.asarray(values, dtype=object)
+        data[data == None] = ""   # noqa: E711 - elementwise
+        return (str, data) if zarr_format == 3 else (None, data.astype("U"))
+    if dtype.kind != "O":
+        return dtype, values
+    element = vlen_element(dtype)
+    data = np.asarray(values)
+    if element is None:
+        element, data = _infer_objects(data, where)
+    if element is str:
+        return str, data
+    if element is bytes:
+        fixed = np.asarray(data.tolist() if data.ndim else data[()], dtype="S")
+        return fixed.dtype, fixed
+    return data.dtype, data
+
+
+def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarray]:
+    flat = data.reshape(-1)
+    missing = np.array([v is None or (isinstance(v, float) and v != v) for v in flat], bool)
+    kinds = {type(v) for v, m in zip(flat, missing) if not m}
+    if kinds <= {str, np.str_} and kinds:
+        out = flat.copy()
+        out[missing] = ""
+        return str, out.reshape(data.shape)
+    if kinds <= {bytes, np.bytes_} and kinds:
+        out = flat.copy()
+        out[missing] = b""
+        return bytes, out.reshape(data.shape)
+    if not kinds:
+        return None, np.full(data.shape, np.nan)
+    sample = np.asarray([v for v, m in zip(flat, missing) if not m])
+    if sample.dtype.kind in "biufc" and len(kinds) == 1:
+        out = np.asarray(flat.tolist() if not missing.any() else
+                         [np.nan if m else v for v, m in zip(flat, missing)])
+        return None, out.reshape(data.shape)
+    names = ", ".join(sorted(k.__name__ for k in kinds))
+    raise ZarrError(f"{where}: cannot store an object array holding {names}; expected str or "
+                    f"bytes (or cast the variable with astype())")
+
+
+def cf_encode(var: Any, name: Any) -> Any:
+    """``var`` encoded by xarray's CF coders as its Zarr backend does (booleans stay booleans
+    where this xarray knows the Zarr coder list)."""
+    from xarray import conventions
+
+    coders = getattr(conventions, "ZARR_CODERS", None)
+    if coders is not None:
+        return conventions.encode_cf_variable(var, name=name, coders=coders)
+    return conventions.encode_cf_variable(var, name=name)

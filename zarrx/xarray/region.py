@@ -1,0 +1,109 @@
+"""Writing into variables that already exist: where (``region=``, ``append_dim=``) and how (the
+stored variable's own CF encoding, so appended times keep their units and calendar)."""
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from zarrx.array import Array
+from zarrx.errors import ZarrError
+from zarrx.group import Group
+from zarrx.xarray.backend import ZarrxDataStore
+
+__all__ = ["resolve_region", "existing_variable", "stored_sizes"]
+
+CF_KEYS = ("dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
+           "calendar", "_Encoding")
+
+
+def _decoded(grp: Group, name: str) -> Any:
+    from xarray import conventions
+
+    arr = grp[name]
+    if not isinstance(arr, Array):
+        raise ZarrError(f"to_zarrx: {name!r} in {grp.name!r} is a group, not a variable")
+    raw = ZarrxDataStore(grp).open_variable(name, arr.metadata)
+    return conventions.decode_cf_variable(name, raw)
+
+
+def stored_sizes(grp: Group) -> dict[str, int]:
+    return ZarrxDataStore(grp).get_dimensions()
+
+
+def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict[str, slice]:
+    """``region`` as ``{dim: slice(start, stop)}`` in the stored arrays, ``"auto"`` entries
+    located through the dimension's index coordinate."""
+    if region == "auto":
+        region = {d: "auto" for d in ds.dims}
+    if not isinstance(region, dict):
+        raise ZarrError(f"to_zarrx: region: expected a dict of dimension -> slice or 'auto', "
+                        f"found {region!r}")
+    sizes = stored_sizes(grp)
+    out: dict[str, slice] = {}
+    for dim, sel in region.items():
+        if dim not in ds.dims:
+            raise ZarrError(f"to_zarrx: region names {dim!r}, which is not a dimension of the "
+                            f"dataset (found {sorted(map(str, ds.dims))})")
+        if str(dim) not in sizes:
+            raise ZarrError(f"to_zarrx: region names {dim!r}, which is not a dimension of the "
+                            f"stored group {grp.name!r}")
+        n = ds.sizes[dim]
+        if isinstance(sel, str) and sel == "auto":
+            sel = _locate(ds, grp, str(dim), existing)
+        if not isinstance(sel, slice) or sel.step not in (None, 1):
+            raise ZarrError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1 or "
+                            f"'auto', found {sel!r}")
+        start, stop, _ = sel.indices(sizes[str(dim)])
+        if stop - start != n:
+            raise ZarrError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {max(stop - start, 0)}"
+                            f" elements of the stored {sizes[str(dim)]}, but the dataset has "
+                            f"{n} along {dim!r}")
+        out[str(dim)] = slice(start, stop)
+    return out
+
+
+def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
+    """Where the dataset's ``dim`` coordinate values sit in the stored coordinate."""
+    if dim not in ds.indexes:
+        return slice(0, ds.sizes[dim])
+    if dim not in existing:
+        raise ZarrError(f"to_zarrx: region[{dim!r}] = 'auto' needs the coordinate {dim!r} in "
+                        f"the stored group {grp.name!r}")
+    import pandas as pd
+
+    stored = pd.Index(np.asarray(_decoded(grp, dim).values))
+    want = ds.indexes[dim]
+    pos = stored.get_indexer(want)
+    if len(pos) == 0:
+        return slice(0, 0)
+    if (pos < 0).any() or not np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
+        raise ZarrError(f"to_zarrx: region[{dim!r}] = 'auto': the dataset's {dim!r} values are "
+                        f"not one contiguous, ordered run of the stored ones")
+    return slice(int(pos[0]), int(pos[0]) + len(pos))
+
+
+def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | None,
+                      slices: dict) -> Any:
+    """``var`` made ready to write into the stored variable ``name``: same dimension order,
+    the stored CF encoding (units, calendar, dtype, fill value, scale), matching sizes."""
+    stored = _decoded(grp, name)
+    if set(var.dims) != set(stored.dims):
+        raise ZarrError(f"to_zarrx: variable {name!r} has dimensions {var.dims}, but the stored "
+                        f"one has {stored.dims}")
+    if var.dims != stored.dims:
+        var = var.transpose(*stored.dims)
+    if var.dtype.kind in "SU" and stored.dtype.kind in "SU" and var.dtype != stored.dtype:
+        raise ZarrError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the stored one "
+                        f"has {stored.dtype}: fixed-width strings would be cut")
+    for dim, n_new, n_old in zip(var.dims, var.shape, stored.shape):
+        if dim == append_dim or str(dim) in slices:
+            continue
+        if n_new != n_old:
+            raise ZarrError(f"to_zarrx: variable {name!r} has {n_new} elements along {dim!r}, "
+                            f"but the stored one has {n_old}; use append_dim= to grow it or "
+                            f"region= to write part of it")
+    var = var.copy(deep=False)
+    var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS}
+    return var

@@ -1,0 +1,284 @@
+"""``to_zarrx``: write an xarray Dataset as a Zarr group with xarray's Zarr encoding.
+
+The result reads back identically with ``xr.open_zarr`` (engine "zarr") and with
+``engine="zarrx"``. Variables are CF-encoded by xarray's coders; arrays are created and written
+by zarrx. Dask-backed variables are written block by block with :func:`zarrx.dask.to_zarrx`
+(blocks regrouped at shard boundaries: no lock, no shard written by two tasks).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from zarrx.api import consolidate_metadata, open_group
+from zarrx.array import Array
+from zarrx.dask.graph import store_blocks
+from zarrx.errors import NodeExistsError, ZarrError
+from zarrx.group import Group
+from zarrx.xarray.backend import array_metas
+from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr,
+                                   storage_dtype)
+from zarrx.xarray.region import existing_variable, resolve_region
+
+__all__ = ["to_zarrx"]
+
+MODES = ("w", "w-", "a", "a-", "r+")
+ZARR_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "serializer",
+             "fill_value", "write_empty_chunks", "chunk_key_encoding"}
+CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
+           "calendar", "_Encoding"}
+
+
+def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = None,
+             encoding: Mapping | None = None, *, compute: bool = True,
+             consolidated: bool | None = None, append_dim: Hashable | None = None,
+             region: Mapping | str | None = None, storage_options: dict | None = None,
+             zarr_format: int | None = None, write_empty_chunks: bool | None = None) -> Any:
+    """Write ``ds`` (an ``xarray.Dataset``) to the Zarr group at ``store`` / ``group``.
+
+    The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
+    (fail if it exists; the default), ``a`` add or replace variables (the default with
+    ``append_dim``), ``a-`` append only the variables along ``append_dim``, ``r+`` write into
+    existing variables only (the default with ``region``). ``region``: ``{dim: slice}``, with
+    ``"auto"`` for a dimension located by its index coordinate (or ``"auto"`` for all).
+    ``encoding``: ``{name: {"chunks": ..., "shards": ..., "compressors": ..., "dtype": ...,
+    "_FillValue": ..., "units": ...}}``. Consolidated metadata is written unless
+    ``consolidated=False``. Returns the zarrx Group, or a ``Delayed`` writing the dask-backed
+    variables when ``compute=False`` (everything else is written already)."""
+    import xarray as xr
+
+    if not isinstance(ds, xr.Dataset):
+        raise ZarrError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
+    mode = _mode(mode, append_dim, region)
+    grp = _open(store, mode, group, zarr_format, storage_options)
+    fmt = grp.zarr_format
+    encoding = dict(encoding or {})
+    for name, enc in encoding.items():
+        if name not in ds.variables:
+            raise ZarrError(f"to_zarrx: encoding names {name!r}, which is not a variable")
+        bad = set(enc) - ZARR_KEYS - CF_KEYS
+        if fmt == 2 and "fill_value" in enc:
+            bad.add("fill_value")
+        if bad:
+            hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else ""
+            raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
+                            f"{hint}")
+    existing = {name for name, _ in array_metas(grp)}
+    if append_dim is not None:
+        _check_append_dim(grp, ds, append_dim, existing)
+    slices = resolve_region(ds, grp, region, existing) if region is not None else {}
+    if region is not None:
+        ds = _drop_for_region(ds, slices)
+    variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
+    if mode in ("w", "w-", "a", "a-"):
+        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
+    writes = []
+    for name, var in variables.items():
+        key = str(name)
+        is_new = mode == "w" or key not in existing
+        if mode == "r+" and is_new:
+            raise ZarrError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
+                            f"not in {grp!r} (use mode='a' to add it)")
+        if mode == "a-" and not is_new and (append_dim is None or append_dim not in var.dims):
+            continue
+        if not is_new:
+            var = existing_variable(grp, key, var, append_dim, slices)
+        elif key in encoding:
+            var = var.copy(deep=False)
+            var.encoding = dict(encoding[key])
+        writes.append(_write_variable(grp, key, var, is_new, fmt, append_dim, slices,
+                                      write_empty_chunks))
+    delayed = [w for w in writes if w is not None]
+    if consolidated is not False:       # the whole hierarchy, from the store's root
+        consolidate_metadata(grp.store)
+    if not delayed:
+        return grp if compute else _nothing()
+    import dask
+    if compute:
+        dask.compute(*delayed)
+        return grp
+    return dask.delayed(_all_written)(*delayed)
+
+
+def _all_written(*_: Any) -> None:
+    return None
+
+
+def _nothing() -> Any:
+    import dask
+    return dask.delayed(_all_written)()
+
+
+def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
+    if append_dim is not None and region is not None:
+        raise ZarrError("to_zarrx: append_dim and region cannot be used together")
+    if mode is None:
+        mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
+    if mode not in MODES:
+        raise ZarrError(f"to_zarrx: mode: expected one of {', '.join(MODES)}, found {mode!r}")
+    if append_dim is not None and mode not in ("a", "a-"):
+        raise ZarrError(f"to_zarrx: append_dim needs mode 'a' or 'a-', found {mode!r}")
+    if region is not None and mode not in ("a", "r+"):
+        raise ZarrError(f"to_zarrx: region needs mode 'r+' or 'a', found {mode!r}")
+    return mode
+
+
+def _open(store: Any, mode: str, group: str | None, fmt: int | None,
+          storage_options: dict | None) -> Group:
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
+    path = (group or "").strip("/")
+    if mode == "w-":
+        try:
+            return open_group(store, mode="w-", path=path, zarr_format=fmt or 3, **kw)
+        except NodeExistsError as exc:
+            raise NodeExistsError(f"to_zarrx: {exc} (mode 'w-' creates; use mode='w' to "
+                                  f"replace or mode='a' to add)") from exc
+    if mode == "w":
+        return open_group(store, mode="w", path=path, zarr_format=fmt or 3, **kw)
+    grp = open_group(store, mode="r+" if mode == "r+" else "a", path=path,
+                     zarr_format=fmt, use_consolidated=False, **kw)
+    if fmt is not None and grp.zarr_format != fmt:
+        raise ZarrError(f"to_zarrx: zarr_format={fmt}, but the group {grp.name!r} is Zarr "
+                        f"v{grp.zarr_format}")
+    return grp
+
+
+def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
+    from zarrx.xarray.region import stored_sizes
+    known = set(stored_sizes(grp))
+    if dim not in known:
+        raise ZarrError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
+                        f"(found {sorted(known)})")
+    if dim not in ds.dims:
+        raise ZarrError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
+
+
+def _drop_for_region(ds: Any, slices: dict) -> Any:
+    """Region writes touch only variables that have a dimension in the region."""
+    outside = [n for n, v in ds.variables.items() if not set(v.dims) & set(slices)]
+    if outside:
+        raise ZarrError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
+                        f"{sorted(map(str, outside))} have none of these dimensions; drop them "
+                        f"(ds.drop_vars) before writing a region")
+    return ds
+
+
+def _codec_arg(value: Any) -> Any:
+    """A codec setting from a variable's encoding: zarrx codecs and metadata dicts as given,
+    zarr-python or numcodecs codec objects by their metadata."""
+    if value is None or isinstance(value, (str, dict)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_codec_arg(v) for v in value]
+    for method in ("to_dict", "get_config"):
+        fn = getattr(value, method, None)
+        if callable(fn) and not type(value).__module__.startswith("zarrx"):
+            return fn()
+    return value
+
+
+def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> dict:
+    enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
+    kw: dict[str, Any] = {}
+    chunks = enc.get("chunks")
+    if isinstance(chunks, int):
+        chunks = (chunks,) * var.ndim
+    if chunks is None and var.chunks is not None:
+        chunks = tuple(max(int(c[0]), 1) if c else 1 for c in var.chunks)
+        shards = enc.get("shards")
+        if shards is not None:      # dask blocks as shards: chunks must divide them
+            chunks = None
+    if chunks is not None and len(chunks) == var.ndim:
+        kw["chunks"] = tuple(int(c) for c in chunks)
+    shards = enc.get("shards")
+    if isinstance(shards, int):
+        shards = (shards,) * var.ndim
+    if shards is not None:
+        kw["shards"] = tuple(int(s) for s in shards)
+    for key in ("compressors", "filters", "serializer"):
+        if key in enc and enc[key] is not None:
+            kw[key] = _codec_arg(enc[key])
+    if "compressor" in enc:
+        kw["compressors"] = _codec_arg(enc["compressor"])
+    if "chunk_key_encoding" in enc:
+        kw["chunk_key_encoding"] = enc["chunk_key_encoding"]
+    we = enc.get("write_empty_chunks", write_empty)
+    if we is not None:
+        kw["write_empty_chunks"] = bool(we)
+    if fmt == 3 and enc.get("fill_value") is not None:
+        kw["fill_value"] = enc["fill_value"]
+    return kw
+
+
+def _write_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
+                    append_dim: Hashable | None, slices: dict,
+                    write_empty: bool | None) -> Any:
+    where = f"to_zarrx: variable {name!r}"
+    encoded = cf_encode(var, name)
+    dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where)
+    attrs = dict(encoded.attrs)
+    dims = tuple(str(d) for d in encoded.dims)
+    if is_new:
+        kw = _creation_kwargs(encoded, name, fmt, write_empty)
+        fill = kw.pop("fill_value", None)
+        if fmt == 2:
+            fill = attrs.pop("_FillValue", None)
+        else:
+            np_dtype = np.dtype(dtype) if dtype is not str else np.dtype(object)
+            if fill is None and np_dtype.kind == "f":
+                fill = np.nan
+            if attrs.get("_FillValue") is not None:
+                attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
+            else:
+                attrs.pop("_FillValue", None)
+        attrs = {k: encode_attr(v) for k, v in attrs.items()}
+        if fmt == 2:
+            attrs[DIMENSION_KEY] = list(dims)
+        arr = grp.create_array(name, shape=encoded.shape, dtype=dtype if dtype is not None
+                               else data.dtype, fill_value=fill, attributes=attrs,
+                               dimension_names=dims if fmt == 3 else None, overwrite=True,
+                               **kw)
+        selection: tuple = (slice(None),) * encoded.ndim
+    else:
+        arr = grp[name]
+        assert isinstance(arr, Array)
+        selection = _target_selection(arr, dims, encoded.shape, append_dim, slices)
+    return _store(arr, data, selection)
+
+
+def _target_selection(arr: Array, dims: tuple[str, ...], shape: tuple[int, ...],
+                      append_dim: Hashable | None, slices: dict) -> tuple:
+    sel = []
+    for axis, d in enumerate(dims):
+        if d in slices:
+            sel.append(slices[d])
+        elif append_dim is not None and d == append_dim:
+            start = arr.shape[axis]
+            new = list(arr.shape)
+            new[axis] = start + shape[axis]
+            arr.resize(tuple(new))
+            sel.append(slice(start, start + shape[axis]))
+        else:
+            sel.append(slice(0, arr.shape[axis]))
+    want = tuple(s.stop - s.start for s in sel)
+    if want != tuple(shape):
+        raise ZarrError(f"to_zarrx: variable {arr.basename!r} has shape {tuple(shape)}, but its "
+                        f"place in the stored array {arr.shape} has shape {want}")
+    return tuple(sel)
+
+
+def _store(arr: Array, data: Any, selection: tuple) -> Any:
+    try:
+        import dask.array as da
+        lazy = isinstance(data, da.Array)
+    except ImportError:
+        lazy = False
+    if lazy:
+        return store_blocks(data, arr, selection, compute=False)
+    arr[selection] = np.asarray(data)
+    return None
