@@ -20,6 +20,7 @@ LAYERS = [
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.layout", 3),
+    ("zarrx.store.remote", 1),
     ("zarrx.store", 1),
     ("zarrx.storage", 1),
     ("zarrx._clib", 2),

@@ -66,10 +66,10 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     ``r`` for a read-only store, else ``a``. Other keywords: those of :func:`create_array`
     (used when an array is created), ``attributes`` and ``use_consolidated``."""
     check_keywords("open", kwargs, _OPEN_KW)
-    kwargs.pop("storage_options", None)
+    storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
     _check_mode(mode)
-    st = _store(store, mode)
+    st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
     use_consolidated = kwargs.pop("use_consolidated", None)
     if mode in ("r", "r+", "a"):
@@ -95,11 +95,13 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
 
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
-               use_consolidated: bool | None = None) -> Group:
+               use_consolidated: bool | None = None,
+               storage_options: dict | None = None) -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
-    requires consolidated metadata in an existing group, ``False`` ignores it."""
+    requires consolidated metadata in an existing group, ``False`` ignores it.
+    ``storage_options`` configure the backend of a store URL (``s3://...``)."""
     _check_mode(mode)
-    st = _store(store, mode)
+    st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
@@ -131,9 +133,9 @@ def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``; other keywords
     are those of :func:`create_array`."""
     check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
-    kwargs.pop("storage_options", None)
+    storage_options = kwargs.pop("storage_options", None)
     _check_mode(mode)
-    st = _store(store, mode)
+    st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
@@ -152,9 +154,10 @@ def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | N
 
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = 3, attributes: dict | None = None,
-                 overwrite: bool = False, _mode: str = "w-") -> Group:
+                 overwrite: bool = False, storage_options: dict | None = None,
+                 _mode: str = "w-") -> Group:
     """Create a group at ``path``."""
-    st = _store(store, "w")
+    st = _store(store, "w", storage_options)
     path = (path or "").strip("/")
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
@@ -271,15 +274,17 @@ def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
                                 "metadata")
     check_keywords("open_consolidated", kwargs, {"attributes", "storage_options"})
     return open_group(store, mode=mode, path=path, zarr_format=zarr_format,
-                      attributes=kwargs.get("attributes"), use_consolidated=True)
+                      attributes=kwargs.get("attributes"), use_consolidated=True,
+                      storage_options=kwargs.get("storage_options"))
 
 
 def consolidate_metadata(store: StoreLike, path: str | None = None,
-                         zarr_format: int | None = None) -> Group:
+                         zarr_format: int | None = None, *,
+                         storage_options: dict | None = None) -> Group:
     """Write consolidated metadata for the hierarchy under ``path`` (v2: ``.zmetadata``; v3:
     inline ``consolidated_metadata`` in the group's ``zarr.json``) and return the group. With
     ``zarr_format``, the group must be of that format."""
-    st = _store(store, "r+")
+    st = _store(store, "r+", storage_options)
     path = (path or "").strip("/")
     if zarr_format is not None:
         check_format(zarr_format)

@@ -19,17 +19,16 @@ __all__ = ["create_array", "auto_chunks", "prepare_node", "make_parents", "check
            "check_format", "like_arguments"]
 
 
-def _store(store: Any, mode: str) -> Store:
+def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
     if store is None:
+        if storage_options:
+            raise ZarrError("storage_options: given without a store URL")
         from zarrx.store import MemoryStore
         return MemoryStore()
     if isinstance(store, dict):           # zarr-python's zarr.open({}): the dict holds the keys
         from zarrx.storage import DictStore
         return DictStore(store, read_only=mode == "r")
-    if not isinstance(store, (Store, str, os.PathLike)):
-        raise ArgumentTypeError(f"store: expected a path, a zarrx Store or a dict, found "
-                                f"{type(store).__name__} {store!r}")
-    return make_store(store, mode)
+    return make_store(store, mode, storage_options)
 
 
 def _where(store: Store, path: str) -> str:
@@ -101,10 +100,11 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  chunk_key_encoding: Any = None, overwrite: bool = False,
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
                  config: dict | None = None, write_data: bool = True,
-                 _mode: str = "w-") -> Array:
+                 storage_options: dict | None = None, _mode: str = "w-") -> Array:
     """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once
     (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
-    ``{"write_empty_chunks": bool, "order": "C" | "F"}``."""
+    ``{"write_empty_chunks": bool, "order": "C" | "F"}``. ``storage_options`` configure the
+    backend of a store URL (``s3://...``)."""
     from zarrx.codec_args import build_codecs
 
     if config:
@@ -116,7 +116,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
             write_empty_chunks = config.get("write_empty_chunks")
         order = order or config.get("order")
 
-    st = _store(store, "w")
+    st = _store(store, "w", storage_options)
     path = (name if name is not None else path or "").strip("/")
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)

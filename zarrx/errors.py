@@ -11,6 +11,9 @@ __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "DataTypeError", "expected",
+    "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
+    "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
+    "MissingDependencyError",
 ]
 
 
@@ -128,6 +131,48 @@ class ConflictError(StoreError):
     """A conditional store operation found the object changed: its generation (version) was not
     the one the caller expected, or it exists where it must not (or the other way round); or an
     update gave up after retrying."""
+
+
+class RemoteError(StoreError):
+    """A request to a remote store (object store, HTTP server) failed. ``url`` is the object's
+    address without credentials, ``key`` the store key and ``status`` the HTTP status (None when
+    no response came back)."""
+
+    url: str | None = None
+    status: int | None = None
+
+
+class RemoteAccessError(RemoteError, PermissionError):
+    """The server refused the credentials or the request (HTTP 401/403). Not retried."""
+
+
+class RemoteNotFoundError(RemoteError):
+    """The bucket, container or server path itself does not exist (HTTP 404 on something other
+    than a key read: a missing key reads as None). Not retried."""
+
+
+class RemoteTransientError(RemoteError):
+    """A failure worth retrying: it is retried with backoff before it reaches the caller."""
+
+
+class RemoteThrottledError(RemoteTransientError):
+    """The server asked to slow down (HTTP 429, or 503 SlowDown)."""
+
+
+class RemoteServerError(RemoteTransientError):
+    """The server failed (HTTP 5xx)."""
+
+
+class RemoteTimeoutError(RemoteTransientError, TimeoutError):
+    """A request timed out."""
+
+
+class RemoteConnectionError(RemoteTransientError, ConnectionError):
+    """The connection could not be made, or was dropped."""
+
+
+class MissingDependencyError(ZarrError, ImportError):
+    """An optional package a store needs is not installed; the message names it."""
 
 
 def expected(where: str, want: str, got: object) -> MetadataError:
