@@ -49,5 +49,5 @@ def test_info_and_tree(tmp_path, capsys):
 
 
 def test_missing_node_is_a_clean_error(tmp_path, capsys):
-    assert cli.main(["info", str(tmp_path / "nothing.zarr")]) == 2
+    assert cli.main(["info", str(tmp_path / "nothing.zarr")]) == 3
     assert capsys.readouterr().err.startswith("zarrx: open: no array or group at '/'")

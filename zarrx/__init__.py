@@ -21,10 +21,15 @@ __all__ = [
     "ones_like", "full_like", "empty_like", "save", "load", "consolidate_metadata",
     "open_consolidated", "ZarrError", "MetadataError", "CodecError", "StoreError",
     "ShardError", "IndexingError", "NodeNotFoundError", "NodeExistsError", "ReadOnlyError",
+    "convert", "copy", "check",
 ]
+_TOOLS = ("convert", "copy", "check")
 
 
 def __getattr__(name: str):
+    if name in _TOOLS:                  # the toolbox loads on first use
+        from zarrx import tools
+        return getattr(tools, name)
     if name in ("codecs", "store", "storage"):
         import importlib
         return importlib.import_module(f"zarrx.{name}")
