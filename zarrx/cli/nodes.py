@@ -135,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="The hierarchy below a group, arrays with shape and dtype.")
     p.add_argument("path", help=PATH_HELP)
     p.add_argument("--depth", type=int, default=None, metavar="N",
-                   help="open N levels of groups (default: all)")
+                   help="show N levels below the group (default: all)")
     p.add_argument("--attrs", action="store_true", help="show each node's attributes")
     add_storage(p)
     p.set_defaults(run=show_tree)
@@ -161,7 +161,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    ".npy file with --npy.")
     p.add_argument("path", help=PATH_HELP)
     p.add_argument("selection", nargs="?", default=None,
-                   help="numpy-style basic selection, e.g. '0:10, ::2' or '5, ...' "
+                   help="numpy-style basic selection, e.g. '0:10, ::2' or '5, ...' (after -- "
+                        "when it starts with a minus: -- -3:) "
                         "(default: everything)")
     p.add_argument("--npy", action="store_true", help="write a .npy file instead of text")
     p.add_argument("-o", "--output", default=None, help="write to this file, not stdout")

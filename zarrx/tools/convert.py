@@ -164,11 +164,14 @@ class _Job:
 
     # -- the nodes -----------------------------------------------------------------------------
     def hierarchy(self, root: Group, dst: Location, fmt: int) -> None:
+        members = list(root.members(max_depth=None))
+        ready = {rel: self.prepare(node) for rel, node in members    # all checked first
+                 if isinstance(node, Array)}
         self.group(root, dst.store, dst.path, fmt, self.overwrite)
-        for rel, node in root.members(max_depth=None):
+        for rel, node in members:
             path = f"{dst.path}/{rel}" if dst.path else rel
             if isinstance(node, Array):
-                self.array(node, dst.store, path)
+                self.array(node, dst.store, path, ready[rel])
             else:
                 self.group(node, dst.store, path, fmt, False)
         if root.metadata.consolidated is not None:
@@ -192,14 +195,20 @@ class _Job:
         create_group(store, path=path, zarr_format=fmt, attributes=attrs, overwrite=overwrite)
         self.report.groups.append("/" + path)
 
-    def array(self, src: Array, store: Any, path: str) -> None:
+    def prepare(self, src: Array) -> tuple[dict, ArrayMeta, BlockPlan]:
+        """The destination's ``create_array`` arguments, metadata and blocks, all checked
+        (the array is made in memory): nothing is written when a change is not possible."""
         where = f"convert {src.name}"
         kw = target_arguments(src, self.changes, where)
-        planned = create_array(MemoryStore(), **kw)          # checks everything, writes nothing
-        dst = self._destination(store, path, kw, planned.metadata, where)
+        planned = create_array(MemoryStore(), **kw)
+        return kw, planned.metadata, self._plan(src, planned, where)
+
+    def array(self, src: Array, store: Any, path: str,
+              ready: tuple[dict, ArrayMeta, BlockPlan] | None = None) -> None:
+        kw, planned, plan = ready or self.prepare(src)
+        dst = self._destination(store, path, kw, planned, f"convert {src.name}")
         done = ArrayConversion("/" + path, dst.shape, str(dst.dtype))
         self.report.arrays.append(done)
-        plan = self._plan(src, dst, where)
         present = set(layout.stored_objects(layout.chunk_source(store, path, dst.metadata))) \
             if self.resume else set()
         itemsize = itemsize_estimate(dst.dtype)
