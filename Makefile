@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config
 PYX    := $(shell find zarrx -name '*.pyx' -o -name '*.pxd') $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: test demo bench build sysdeps clean sanitize
+.PHONY: test demo bench build sysdeps clean sanitize docs
 
 test: build
 	$(PY) -m pytest -q $(PYTEST_ARGS)
@@ -17,6 +17,17 @@ demo: build
 bench: build
 	$(VENV)/bin/pip install -q -e '.[bench]' --no-build-isolation
 	$(PY) -m zarrx bench
+
+# The documentation site (mkdocs, material theme, API reference from the docstrings) in site/;
+# --strict turns every warning (a broken link, a missing page) into an error. The docs extra
+# of pyproject.toml is installed without rebuilding zarrx (the reference reads the sources).
+$(VENV)/.docs: pyproject.toml | $(VENV)/.deps
+	$(PY) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" > $(VENV)/docs-requirements.txt
+	$(VENV)/bin/pip install -q -r $(VENV)/docs-requirements.txt
+	touch $@
+
+docs: $(VENV)/.docs
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -q
 
 # The Cython/C kernels under AddressSanitizer + UndefinedBehaviorSanitizer, driven by the fuzz
 # and hostile-input tests; the normal build is restored afterwards.
@@ -57,5 +68,5 @@ $(VENV)/.built: $(VENV)/.deps setup.py $(PYX)
 build: sysdeps $(VENV)/.built
 
 clean:
-	rm -rf build $(VENV) zarrx/**/*.so zarrx/**/*.c
+	rm -rf build site $(VENV) zarrx/**/*.so zarrx/**/*.c
 	find zarrx -name '*.so' -delete; find zarrx -name '*.c' -delete
