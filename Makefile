@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config
 PYX    := $(shell find zarrx -name '*.pyx' -o -name '*.pxd') $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: test demo bench build sysdeps clean sanitize docs
+.PHONY: test demo bench build sysdeps clean sanitize docs wheel
 
 test: build
 	$(PY) -m pytest -q $(PYTEST_ARGS)
@@ -18,16 +18,28 @@ bench: build
 	$(VENV)/bin/pip install -q -e '.[bench]' --no-build-isolation
 	$(PY) -m zarrx bench
 
-# The documentation site (mkdocs, material theme, API reference from the docstrings) in site/;
-# --strict turns every warning (a broken link, a missing page) into an error. The docs extra
-# of pyproject.toml is installed without rebuilding zarrx (the reference reads the sources).
-$(VENV)/.docs: pyproject.toml | $(VENV)/.deps
-	$(PY) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs']))" > $(VENV)/docs-requirements.txt
-	$(VENV)/bin/pip install -q -r $(VENV)/docs-requirements.txt
+# An optional-dependencies extra of pyproject.toml (docs, dist) installed into the venv without
+# rebuilding zarrx: `make docs` needs only the sources, `make wheel` builds its own.
+$(VENV)/.extra-%: pyproject.toml | $(VENV)/.deps
+	$(PY) -c "import sys, tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies'][sys.argv[1]]))" $* > $(VENV)/$*-requirements.txt
+	$(VENV)/bin/pip install -q -r $(VENV)/$*-requirements.txt
 	touch $@
 
-docs: $(VENV)/.docs
+# The documentation site (mkdocs, material theme, API reference from the docstrings) in site/;
+# --strict turns every warning (a broken link, a missing page) into an error.
+docs: $(VENV)/.extra-docs
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -q
+
+# A binary wheel for pip users without a compiler: built against the system libraries, then
+# `auditwheel repair` bundles the codec libraries it links (zlib, part of every manylinux
+# system, excepted) into zarrx.libs/ and tags it manylinux; the libraries' license files go into
+# the wheel's dist-info/licenses/. Result: dist/zarrx-<version>-<python>-manylinux_*.whl.
+wheel: build $(VENV)/.extra-dist
+	rm -rf dist/raw && rm -f dist/zarrx-*.whl
+	ZARRX_BUILD_JOBS=2 $(VENV)/bin/pip wheel . --no-deps --no-build-isolation -q -w dist/raw
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/auditwheel repair -w dist dist/raw/zarrx-*.whl
+	$(PY) packaging/wheel_licenses.py dist/zarrx-*-manylinux*.whl
+	rm -rf dist/raw
 
 # The Cython/C kernels under AddressSanitizer + UndefinedBehaviorSanitizer, driven by the fuzz
 # and hostile-input tests; the normal build is restored afterwards.
@@ -68,5 +80,5 @@ $(VENV)/.built: $(VENV)/.deps setup.py $(PYX)
 build: sysdeps $(VENV)/.built
 
 clean:
-	rm -rf build site $(VENV) zarrx/**/*.so zarrx/**/*.c
+	rm -rf build dist site $(VENV) zarrx/**/*.so zarrx/**/*.c
 	find zarrx -name '*.so' -delete; find zarrx -name '*.c' -delete
