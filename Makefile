@@ -14,14 +14,13 @@ test: build
 demo: build
 	$(PY) -m zarrx demo
 
-bench: build
-	$(VENV)/bin/pip install -q -e '.[bench]' --no-build-isolation
+bench: build $(VENV)/.extra-bench
 	$(PY) -m zarrx bench
 
 # An optional-dependencies extra of pyproject.toml (docs, dist) installed into the venv without
 # rebuilding zarrx: `make docs` needs only the sources, `make wheel` builds its own.
 $(VENV)/.extra-%: pyproject.toml | $(VENV)/.deps
-	$(PY) -c "import sys, tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies'][sys.argv[1]]))" $* > $(VENV)/$*-requirements.txt
+	$(PY) packaging/requirements.py $* > $(VENV)/$*-requirements.txt
 	$(VENV)/bin/pip install -q -r $(VENV)/$*-requirements.txt
 	touch $@
 
@@ -65,16 +64,28 @@ sysdeps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
+# The first `make` takes a few minutes (most of it compiling); each step says what it does.
 $(VENV)/.deps: pyproject.toml | sysdeps
+	@echo "zarrx: [1/3] Python environment $(VENV): build tools, numpy and the test dependencies (a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q "setuptools>=64" wheel "Cython>=3.0" "numpy>=1.25"
-	$(VENV)/bin/pip install -q -e '.[test]' --no-build-isolation
+	$(VENV)/bin/pip install -q "setuptools>=70.1,<77" "Cython>=3.0" "numpy>=1.25"
+	$(PY) packaging/requirements.py --core test > $(VENV)/test-requirements.txt
+	$(VENV)/bin/pip install -q -r $(VENV)/test-requirements.txt
 	touch $@
 
-# In-place build of the extensions (a no-op when nothing changed).
+# In-place build of the extensions (a no-op when nothing changed). The venv imports zarrx from
+# this checkout through a .pth file and gets a `zarrx` command: an editable pip install would
+# compile everything a second time, silently, in a temporary directory.
 $(VENV)/.built: $(VENV)/.deps setup.py $(PYX)
+	@echo "zarrx: [2/3] compiling the Cython/C extensions (only what changed; several minutes the first time)"
 	ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace -j 2
+	@if [ ! -f $(VENV)/.linked ]; then \
+	  echo "zarrx: [3/3] linking this checkout into $(VENV) (import zarrx, the zarrx command)"; \
+	  echo "$(CURDIR)" > "$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/zarrx-checkout.pth"; \
+	  printf '#!%s\nimport sys\nfrom zarrx.cli import main\nsys.exit(main())\n' "$(CURDIR)/$(PY)" > $(VENV)/bin/zarrx; \
+	  chmod +x $(VENV)/bin/zarrx; touch $(VENV)/.linked; \
+	fi
 	touch $@
 
 build: sysdeps $(VENV)/.built
