@@ -45,7 +45,9 @@ LAYERS = [
     ("zarrx.convenience", 6),
     ("zarrx.cli", 6),
     ("zarrx.bench", 6),
-    ("zarrx.__main__", 6),
+    ("zarrx.tools", 7),
+    ("zarrx.cli", 8),
+    ("zarrx.__main__", 8),
     ("zarrx", 6),
 ]
 # same-layer pairs that must not meet: only metadata and api know the Zarr version

@@ -26,10 +26,15 @@ __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
     "ArgumentError", "ArgumentTypeError", "DataTypeError",
+    "convert", "copy", "check",
 ]
+_TOOLS = ("convert", "copy", "check")
 
 
 def __getattr__(name: str):
+    if name in _TOOLS:                  # the toolbox loads on first use
+        from zarrx import tools
+        return getattr(tools, name)
     if name in ("codecs", "store", "storage"):
         import importlib
         return importlib.import_module(f"zarrx.{name}")
