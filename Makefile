@@ -3,10 +3,10 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config
+DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config nginx
 PYX    := $(shell find zarrx -name '*.pyx' -o -name '*.pxd') $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: test demo bench build sysdeps clean sanitize
+.PHONY: test demo bench build sysdeps clean sanitize docs wheel
 
 test: build
 	$(PY) -m pytest -q $(PYTEST_ARGS)
@@ -14,9 +14,31 @@ test: build
 demo: build
 	$(PY) -m zarrx demo
 
-bench: build
-	$(VENV)/bin/pip install -q -e '.[bench]' --no-build-isolation
+bench: build $(VENV)/.extra-bench
 	$(PY) -m zarrx bench
+
+# An optional-dependencies extra of pyproject.toml (docs, dist) installed into the venv without
+# rebuilding zarrx: `make docs` needs only the sources, `make wheel` builds its own.
+$(VENV)/.extra-%: pyproject.toml | $(VENV)/.deps
+	$(PY) packaging/requirements.py $* > $(VENV)/$*-requirements.txt
+	$(VENV)/bin/pip install -q -r $(VENV)/$*-requirements.txt
+	touch $@
+
+# The documentation site (mkdocs, material theme, API reference from the docstrings) in site/;
+# --strict turns every warning (a broken link, a missing page) into an error.
+docs: $(VENV)/.extra-docs
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict -q
+
+# A binary wheel for pip users without a compiler: built against the system libraries, then
+# `auditwheel repair` bundles the codec libraries it links (zlib, part of every manylinux
+# system, excepted) into zarrx.libs/ and tags it manylinux; the libraries' license files go into
+# the wheel's dist-info/licenses/. Result: dist/zarrx-<version>-<python>-manylinux_*.whl.
+wheel: build $(VENV)/.extra-dist
+	rm -rf dist/raw && rm -f dist/zarrx-*.whl
+	ZARRX_BUILD_JOBS=2 $(VENV)/bin/pip wheel . --no-deps --no-build-isolation -q -w dist/raw
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/auditwheel repair -w dist dist/raw/zarrx-*.whl
+	$(PY) packaging/wheel_licenses.py dist/zarrx-*-manylinux*.whl
+	rm -rf dist/raw
 
 # The Cython/C kernels under AddressSanitizer + UndefinedBehaviorSanitizer, driven by the fuzz
 # and hostile-input tests; the normal build is restored afterwards.
@@ -42,20 +64,30 @@ sysdeps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
+# The first `make` takes a few minutes (most of it compiling); each step says what it does.
 $(VENV)/.deps: pyproject.toml | sysdeps
+	@echo "zarrx: [1/3] Python environment $(VENV): build tools, numpy and the test dependencies (a minute or two)"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q "setuptools>=64" wheel "Cython>=3.0" "numpy>=1.25"
-	$(VENV)/bin/pip install -q -e '.[test]' --no-build-isolation
+	$(VENV)/bin/pip install -q "setuptools>=70.1,<77" "Cython>=3.0" "numpy>=1.25"
+	$(PY) packaging/requirements.py --core test > $(VENV)/test-requirements.txt
+	$(VENV)/bin/pip install -q -r $(VENV)/test-requirements.txt
 	touch $@
 
-# In-place build of the extensions (a no-op when nothing changed).
+# In-place build of the extensions (a no-op when nothing changed); then, once, an editable
+# install of the checkout without extensions (ZARRX_METADATA_ONLY=1), which registers the
+# `zarrx` command and the xarray engine without compiling everything a second time.
 $(VENV)/.built: $(VENV)/.deps setup.py $(PYX)
+	@echo "zarrx: [2/3] compiling the Cython/C extensions (only what changed; several minutes the first time)"
 	ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace -j 2
+	@if [ ! -f $(VENV)/.linked ]; then \
+	  echo "zarrx: [3/3] registering this checkout in $(VENV) (import zarrx, the zarrx command, the xarray engine)"; \
+	  ZARRX_METADATA_ONLY=1 $(VENV)/bin/pip install -q --no-deps --no-build-isolation -e . && touch $(VENV)/.linked; \
+	fi
 	touch $@
 
 build: sysdeps $(VENV)/.built
 
 clean:
-	rm -rf build $(VENV) zarrx/**/*.so zarrx/**/*.c
+	rm -rf build dist site $(VENV) zarrx/**/*.so zarrx/**/*.c
 	find zarrx -name '*.so' -delete; find zarrx -name '*.c' -delete

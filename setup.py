@@ -30,9 +30,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+import threading
+
 import numpy
 from Cython.Build import cythonize
-from setuptools import Extension, setup
+from Cython.Compiler import Options
+from setuptools import Extension, find_packages, setup
+from setuptools.command.build_ext import build_ext
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,10 @@ COMPILER_DIRECTIVES = {
     "cdivision": True,
     "embedsignature": True,
 }
+# The hints Cython 3.1+ prints about bounds checks are decisions already made (checks stay on
+# outside proven kernels), not news: they would bury the build's progress lines.
+if "show_performance_hints" in Options.get_directive_defaults():
+    COMPILER_DIRECTIVES["show_performance_hints"] = False
 
 
 @dataclass
@@ -177,7 +185,33 @@ def extensions() -> list[Extension]:
                               extra_compile_args=cflags, extra_link_args=ldflags))
     return cythonize(exts, compiler_directives=COMPILER_DIRECTIVES,
                      nthreads=int(os.environ.get("ZARRX_BUILD_JOBS", "0")) or None,
-                     quiet=True)
+                     quiet=False)       # "[3/9] Cythonizing ..." lines: progress of a first build
 
 
-setup(ext_modules=extensions())
+class BuildExt(build_ext):
+    """``build_ext`` that says which extension it compiles (``[3/9] compiling ...``), even
+    with ``-q``: the first build takes minutes and should show that it is moving."""
+
+    _done = 0
+    _lock = threading.Lock()
+
+    def build_extension(self, ext: Extension) -> None:
+        with self._lock:
+            BuildExt._done += 1
+            n = BuildExt._done
+        up_to_date = not self.force and all(
+            os.path.exists(self.get_ext_fullpath(ext.name))
+            and os.path.getmtime(self.get_ext_fullpath(ext.name)) >= os.path.getmtime(src)
+            for src in ext.sources)
+        if not up_to_date:
+            print(f"zarrx: [{n}/{len(self.extensions)}] compiling {ext.name}", file=sys.stderr,
+                  flush=True)
+        super().build_extension(ext)
+
+
+# ZARRX_METADATA_ONLY=1: no extensions (the Makefile registers an editable install of the
+# checkout, with its entry points and the zarrx command, after compiling in place once).
+setup(ext_modules=[] if os.environ.get("ZARRX_METADATA_ONLY") else extensions(),
+      cmdclass={"build_ext": BuildExt},
+      packages=find_packages(include=["zarrx", "zarrx.*"]),
+      package_data={"*": ["*.pxd", "*.pyi", "py.typed"]})

@@ -43,3 +43,24 @@ def test_nbytes_stored():
     z = zarrx.create_array(MemoryStore(), shape=(8,), dtype="<i4", chunks=(4,), compressors=None)
     z[:4] = 1
     assert z.nbytes_stored() == 16
+
+
+def test_a_dict_is_a_store_that_holds_the_data():
+    d: dict = {}
+    z = zarrx.create_array(d, shape=(4,), dtype="u1", chunks=(2,), compressors=None)
+    z[...] = [1, 2, 3, 4]
+    assert d["c/1"] == bytes([3, 4]) and "zarr.json" in d
+    assert zarrx.open(d, mode="r")[...].tolist() == [1, 2, 3, 4]
+    assert zarrx.open(d, mode="r").read_only
+    with pytest.raises(zarrx.StoreError, match="expected str keys and bytes values, found str "
+                                               "key 'zarr.json' with dict value"):
+        zarrx.open({"zarr.json": {"zarr_format": 3}})
+
+
+def test_open_mode_defaults_to_read_only_for_a_read_only_store():
+    store = MemoryStore()
+    zarrx.create_group(store)
+    ro = MemoryStore(dict(store._data), read_only=True)
+    assert zarrx.open(ro).read_only and not zarrx.open(store).read_only
+    with pytest.raises(zarrx.ReadOnlyError):
+        zarrx.open(ro, mode="a")

@@ -1,7 +1,12 @@
-"""The ``zarrx`` command: the demo (the main job of ``make demo``), info, tree, errors."""
+"""The ``zarrx`` command: the demo (the main job of ``make demo``), the inspection commands,
+convert / copy / check from the command line, exit codes and one-line errors."""
 from __future__ import annotations
 
 import io
+import json
+
+import numpy as np
+import pytest
 
 import zarrx
 from zarrx import cli
@@ -38,16 +43,142 @@ def test_zarr_python_reads_every_node_the_demo_writes(tmp_path):
                     np.testing.assert_array_equal(theirs[name][...], node[...])
 
 
-def test_info_and_tree(tmp_path, capsys):
+def _tree(tmp_path):
     p = str(tmp_path / "t.zarr")
-    g = zarrx.open_group(p, mode="w")
-    g.create_array("a", shape=(10,), dtype="i2", chunks=(5,))
-    assert cli.main(["tree", p]) == 0
-    assert capsys.readouterr().out == "/\n└── a (10,) int16\n"
-    assert cli.main(["info", p + "/a"]) == 0
-    assert "Chunk shape   : (5,)" in capsys.readouterr().out
+    g = zarrx.open_group(p, mode="w", attributes={"title": "T"})
+    g.create_array("a", shape=(10,), dtype="i2", chunks=(5,), attributes={"units": "m"})[:] = \
+        np.arange(10)
+    sub = g.create_group("sub")
+    sub.create_array("m", shape=(4, 6), dtype="f4", chunks=(2, 3), shards=(4, 6))[...] = \
+        np.arange(24, dtype="f4").reshape(4, 6)
+    sub.create_group("deeper").create_array("z", shape=(1,), dtype="u1", chunks=(1,))
+    return p
 
 
-def test_missing_node_is_a_clean_error(tmp_path, capsys):
-    assert cli.main(["info", str(tmp_path / "nothing.zarr")]) == 2
-    assert capsys.readouterr().err.startswith("zarrx: open: no array or group at '/'")
+def run(capsys, *argv):
+    code = cli.main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_info_names_a_node_by_its_path_in_the_hierarchy(tmp_path, capsys):
+    p = _tree(tmp_path)
+    code, out, _ = run(capsys, "info", p + "/sub/m")
+    assert code == 0 and "Name          : /sub/m" in out and "Shard shape   : (4, 6)" in out
+    code, out, _ = run(capsys, "info", p)
+    assert code == 0 and "Members      : 1 arrays, 1 groups" in out and "└──" not in out
+    code, out, _ = run(capsys, "info", "--json", p + "/a")
+    info = json.loads(out)
+    assert info["name"] == "/a" and info["shape"] == [10] and info["chunks"] == [5]
+    assert info["attributes"] == {"units": "m"} and info["stored_objects"] == 2
+
+
+def test_tree_depth_and_attributes(tmp_path, capsys):
+    p = _tree(tmp_path)
+    code, out, _ = run(capsys, "tree", p, "--depth", "2", "--attrs")
+    assert out == ("/\n@title = \"T\"\n├── a (10,) int16\n│   @units = \"m\"\n"
+                   "└── sub\n    ├── deeper\n    └── m (4, 6) float32\n")
+    code, out, _ = run(capsys, "tree", p + "/a")
+    assert (code, out) == (0, "/a (10,) int16\n")
+
+
+def test_ls_lists_members_or_stored_objects(tmp_path, capsys):
+    p = _tree(tmp_path)
+    assert run(capsys, "ls", p)[1] == "a\t(10,)\tint16\nsub/\n"
+    code, out, _ = run(capsys, "ls", p + "/sub/m")
+    key, size = out.split("\t")
+    assert key == "sub/m/c/0/0" and int(size) > 0
+
+
+def test_attrs(tmp_path, capsys):
+    p = _tree(tmp_path)
+    assert json.loads(run(capsys, "attrs", p)[1]) == {"title": "T"}
+    assert json.loads(run(capsys, "attrs", p + "/a", "units")[1]) == "m"
+    code, out, err = run(capsys, "attrs", p + "/a", "nope")
+    assert code == 3 and err == "zarrx: /a: no attribute 'nope'; it has 'units'\n"
+
+
+def test_cat_as_text_and_as_npy(tmp_path, capsys):
+    p = _tree(tmp_path)
+    assert run(capsys, "cat", p + "/sub/m", "1:3, ::2")[1] == "6.0 8.0 10.0\n12.0 14.0 16.0\n"
+    assert run(capsys, "cat", p + "/a", "--", "-3:")[1] == "7\n8\n9\n"
+    out = tmp_path / "m.npy"
+    assert run(capsys, "cat", p + "/sub/m", "--npy", "-o", out)[0] == 0
+    np.testing.assert_array_equal(np.load(out), np.arange(24, dtype="f4").reshape(4, 6))
+    code, _, err = run(capsys, "cat", p + "/a", "1:2:x")
+    assert code == 3 and err.startswith("zarrx: selection '1:2:x': expected")
+
+
+def test_chunk_describes_one_stored_object(tmp_path, capsys):
+    p = _tree(tmp_path)
+    code, out, _ = run(capsys, "chunk", "--json", p + "/sub/m", "c/0/0")
+    rep = json.loads(out)
+    assert code == 0 and rep["index"]["present"] == 4 and rep["decoded"]["max"] == 23.0
+    assert rep["region"] == [[0, 4], [0, 6]] and rep["codecs"][0]["name"] == "sharding_indexed"
+    key = tmp_path / "t.zarr" / "a" / "c" / "1"
+    key.write_bytes(b"garbage")
+    code, out, _ = run(capsys, "chunk", p + "/a", "1")
+    assert code == 1 and "ERROR" in out and "Stored size : 7 B (7 B)" in out
+
+
+def test_paths_inside_zip_archives(tmp_path, capsys):
+    p = _tree(tmp_path)
+    archive = str(tmp_path / "t.zip")
+    assert run(capsys, "copy", p, archive)[0] == 0
+    assert run(capsys, "cat", archive + "/sub/m", "0")[1] == "0.0\n1.0\n2.0\n3.0\n4.0\n5.0\n"
+    assert "Name          : /sub/m" in run(capsys, "info", archive + "/sub/m")[1]
+
+
+def test_convert_and_check_from_the_command_line(tmp_path, capsys):
+    p = _tree(tmp_path)
+    out = str(tmp_path / "v2.zarr")
+    code, _, err = run(capsys, "convert", p, out, "--chunks", "2,2")
+    assert code == 3 and "chunks: expected 1 positive ints, found (2, 2)" in err
+    code, text, _ = run(capsys, "convert", p, out, "--zarr-format", "2",
+                        "--compressor", "zstd:level=5", "--verify", "--no-progress")
+    assert code == 0 and "converted" in text and "verified" in text
+    code, _, err = run(capsys, "convert", p + "/sub/m", out + "/sub/m2", "--chunks", "2,2")
+    assert code == 3 and "a hierarchy holds one Zarr format" in err
+    code, _, _ = run(capsys, "convert", p + "/sub/m", out + "/sub/m2", "--chunks", "2,2",
+                     "--zarr-format", "2", "-q")
+    assert code == 0
+    m = zarrx.open_array(out + "/sub/m2", mode="r")
+    assert m.zarr_format == 2 and m.chunks == (2, 2) and m.shards is None
+    m = zarrx.open_array(out + "/sub/m", mode="r")
+    assert m.chunks == (2, 3) and m.metadata.chunk_codecs[-1].configuration["level"] == 5
+    assert run(capsys, "check", out)[0] == 0
+    (tmp_path / "v2.zarr" / "sub" / "stray").write_bytes(b"x")
+    code, text, _ = run(capsys, "check", out)
+    assert code == 1 and "orphaned: sub/stray" in text
+    code, text, _ = run(capsys, "check", out, "--repair")
+    assert code == 4 and "all repaired" in text
+    assert run(capsys, "check", out)[0] == 0
+
+
+def test_consolidate(tmp_path, capsys):
+    p = _tree(tmp_path)
+    code, out, _ = run(capsys, "consolidate", p)
+    assert code == 0 and "5 nodes" in out
+    assert zarrx.open_consolidated(p).metadata.consolidated is not None
+
+
+def test_version_and_usage_errors(capsys):
+    assert run(capsys, "--version") == (0, f"zarrx {zarrx.__version__}\n", "")
+    code, out, err = run(capsys, "convert", "only-one")
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("zarrx convert:")
+
+
+def test_errors_are_one_line_with_exit_status_3(tmp_path, capsys):
+    code, _, err = run(capsys, "info", tmp_path / "nothing.zarr")
+    assert code == 3 and err.startswith("zarrx: open: no array or group at '/'")
+    assert err.count("\n") == 1
+    p = _tree(tmp_path)
+    for argv in (["info", p, "-S", "anon=true"], ["info", "memory://nothing.zarr"],
+                 ["convert", p, p + "/sub"]):
+        code, _, err = run(capsys, *argv)
+        assert code == 3 and err.startswith("zarrx: ") and err.count("\n") == 1, (argv, err)
+
+
+@pytest.mark.parametrize("argv", [["demo", "--dir"], ["tree", "x", "--depth", "two"]])
+def test_bad_option_values_are_usage_errors(argv, capsys):
+    assert run(capsys, *argv)[0] == 2

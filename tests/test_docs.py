@@ -1,4 +1,5 @@
-"""Every ```python block of the guide (and the README) runs, in order, per file."""
+"""Every ```python block of the docs (and the README) runs on its own: in a fresh namespace and
+an empty working directory, as a reader who copies just that block would run it."""
 from __future__ import annotations
 
 import re
@@ -15,15 +16,19 @@ def blocks(path: Path) -> list[str]:
     return BLOCK.findall(path.read_text(encoding="utf-8"))
 
 
-CASES = [p for p in FILES if blocks(p)]
+CASES = [(p, i, src) for p in FILES for i, src in enumerate(blocks(p))]
 
 
-@pytest.mark.parametrize("path", CASES, ids=[str(p.relative_to(ROOT)) for p in CASES])
-def test_doc_blocks_run(path: Path, tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("path,i,src", CASES,
+                         ids=[f"{p.relative_to(ROOT)}[{i}]" for p, i, _ in CASES])
+def test_doc_block_runs_on_its_own(path: Path, i: int, src: str, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    ns: dict = {"__name__": "__doc__"}
-    for i, src in enumerate(blocks(path)):
-        try:
-            exec(compile(src, f"{path.name}[block {i}]", "exec"), ns)
-        except Exception as exc:
-            raise AssertionError(f"{path.name} block {i} failed: {exc!r}\n{src}") from exc
+    try:
+        exec(compile(src, f"{path.name}[block {i}]", "exec"), {"__name__": "__doc__"})
+    except Exception as exc:
+        raise AssertionError(f"{path.name} block {i} failed: {exc!r}\n{src}") from exc
+
+
+def test_no_block_imports_the_test_runner() -> None:
+    assert not [f"{p.name}[{i}]" for p, i, src in CASES if re.search(r"^\s*import pytest", src,
+                                                                         re.M)]

@@ -20,6 +20,7 @@ LAYERS = [
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.layout", 3),
+    ("zarrx.store.remote", 1),
     ("zarrx.store", 1),
     ("zarrx.storage", 1),
     ("zarrx._clib", 2),
@@ -27,6 +28,7 @@ LAYERS = [
     ("zarrx._gather", 2),     # a leaf kernel: the codec plan gathers raw chunks with it
     ("zarrx._indexing", 4),
     ("zarrx.indexing", 4),
+    ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),
     ("zarrx.attrs", 5),
     ("zarrx.node", 5),
@@ -40,9 +42,12 @@ LAYERS = [
     ("zarrx.dask", 6),
     ("zarrx.xarray", 6),
     ("zarrx.api", 6),
+    ("zarrx.convenience", 6),
     ("zarrx.cli", 6),
     ("zarrx.bench", 6),
-    ("zarrx.__main__", 6),
+    ("zarrx.tools", 7),
+    ("zarrx.cli", 8),
+    ("zarrx.__main__", 8),
     ("zarrx", 6),
 ]
 # same-layer pairs that must not meet: only metadata and api know the Zarr version

@@ -6,11 +6,14 @@
     zarrx.open("data.zarr", mode="r")[0, :5]
 """
 from zarrx import config
-from zarrx.api import (array, consolidate_metadata, create, create_array, create_group, empty,
-                       empty_like, full, full_like, group, load, ones, ones_like, open,
-                       open_array, open_consolidated, open_group, save, zeros, zeros_like)
+from zarrx.api import (consolidate_metadata, create, create_array, create_group, empty,
+                       empty_like, full, full_like, group, ones, ones_like, open, open_array,
+                       open_consolidated, open_group, zeros, zeros_like)
 from zarrx.array import Array
-from zarrx.errors import (CodecError, IndexingError, MetadataError, NodeExistsError,
+from zarrx.convenience import (array, create_hierarchy, from_array, load, save, save_array,
+                               save_group)
+from zarrx.errors import (ArgumentError, ArgumentTypeError, CodecError, DataTypeError,
+                          IndexingError, MetadataError, NodeExistsError, NodeMismatchError,
                           NodeNotFoundError, ReadOnlyError, ShardError, StoreError, ZarrError)
 from zarrx.group import Group
 
@@ -18,13 +21,20 @@ __version__ = "0.1.0"
 __all__ = [
     "Array", "Group", "config", "open", "open_array", "open_group", "create_array",
     "create_group", "group", "array", "create", "zeros", "ones", "full", "empty", "zeros_like",
-    "ones_like", "full_like", "empty_like", "save", "load", "consolidate_metadata",
-    "open_consolidated", "ZarrError", "MetadataError", "CodecError", "StoreError",
-    "ShardError", "IndexingError", "NodeNotFoundError", "NodeExistsError", "ReadOnlyError",
+    "ones_like", "full_like", "empty_like", "save", "save_array", "save_group", "load",
+    "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated",
+    "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
+    "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
+    "ArgumentError", "ArgumentTypeError", "DataTypeError",
+    "convert", "copy", "check",
 ]
+_TOOLS = ("convert", "copy", "check")
 
 
 def __getattr__(name: str):
+    if name in _TOOLS:                  # the toolbox loads on first use
+        from zarrx import tools
+        return getattr(tools, name)
     if name in ("codecs", "store", "storage"):
         import importlib
         return importlib.import_module(f"zarrx.{name}")

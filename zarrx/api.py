@@ -1,81 +1,112 @@
 """Opening and creating nodes: ``open``, ``open_group``, ``open_array``, ``create_group``,
-``create_array``, ``consolidate_metadata`` (zarr-python 3 names and modes).
+``create_array``, ``consolidate_metadata``, ``zeros``/``ones``/``full``/``empty`` and their
+``*_like`` forms (zarr-python 3 names, signatures and modes). ``array``, ``save``, ``load``
+and ``from_array`` are in :mod:`zarrx.convenience`.
 
 Modes: ``r`` read only, must exist; ``r+`` read/write, must exist; ``a`` read/write, create if
 missing (default); ``w`` create, replacing whatever is there; ``w-`` create, fail if it exists.
+A store may be a path, a :class:`~zarrx.store.Store` or a ``dict`` (its keys hold the data).
+An unknown keyword argument raises :class:`~zarrx.errors.ArgumentTypeError` (a ``TypeError``).
 """
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import MetadataError, NodeExistsError, NodeNotFoundError, ZarrError
-from zarrx.creation import _store, _where, check_format, create_array, prepare_node
+from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
+                          NodeNotFoundError)
+from zarrx.creation import (_store, _where, check_format, create_array, like_arguments,
+                            prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store
 
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
-           "consolidate_metadata", "open_consolidated", "array", "create", "zeros", "ones",
-           "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "save", "load"]
+           "consolidate_metadata", "open_consolidated", "create", "zeros", "ones",
+           "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"]
 
 MODES = ("r", "r+", "a", "w", "w-")
-StoreLike = Store | str | os.PathLike
+StoreLike = Store | str | os.PathLike | dict
+
+# what create_array takes besides the store (open and open_array pass these on)
+_ARRAY_KW = frozenset(inspect.signature(create_array).parameters) - {"store", "_mode"}
+_OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
 
 def _check_mode(mode: str) -> None:
     if mode not in MODES:
-        raise ZarrError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        raise ArgumentError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
 
 
-def open(store: StoreLike | None = None, *, mode: str = "a", path: str = "",  # noqa: A001
-         zarr_format: int | None = None, **kwargs: Any) -> Array | Group:
+def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
+    """An ``ArgumentTypeError`` (a ``TypeError``, as Python raises) for the first keyword
+    argument of ``kwargs`` that ``what`` does not take."""
+    for key in kwargs:
+        if key not in allowed:
+            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}")
+
+
+def _default_mode(store: Any, mode: str | None) -> str:
+    """zarr-python's default: ``r`` for a read-only store, else ``a``."""
+    if mode is None:
+        return "r" if isinstance(store, Store) and store.read_only else "a"
+    return mode
+
+
+def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A001
+         path: str | None = None, zarr_format: int | None = None, **kwargs: Any
+         ) -> Array | Group:
     """Open the array or group at ``path`` (v2 or v3, auto-detected); in modes ``a``/``w``/``w-``
-    create it when missing (an array if ``shape`` is given, else a group)."""
+    create it when missing (an array if ``shape`` is given, else a group). ``mode`` defaults to
+    ``r`` for a read-only store, else ``a``. Other keywords: those of :func:`create_array`
+    (used when an array is created), ``attributes`` and ``use_consolidated``."""
+    check_keywords("open", kwargs, _OPEN_KW)
+    storage_options = kwargs.pop("storage_options", None)
+    mode = _default_mode(store, mode)
     _check_mode(mode)
-    st = _store(store, mode)
-    path = path.strip("/")
+    st = _store(store, mode, storage_options)
+    path = (path or "").strip("/")
+    use_consolidated = kwargs.pop("use_consolidated", None)
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
+        if isinstance(meta, GroupMeta):
+            return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
-            return _wrap(st, path, meta, mode)
+            return Array(st, path, meta, read_only=mode == "r",
+                         write_empty_chunks=kwargs.get("write_empty_chunks"))
         if mode != "a":
             raise NodeNotFoundError(f"open: no array or group at {_where(st, path)}")
     if "shape" in kwargs:
         return create_array(st, name=path, zarr_format=zarr_format or 3,
                             overwrite=(mode == "w"), _mode=mode, **kwargs)
+    attributes = kwargs.pop("attributes", None)
+    if kwargs:
+        raise ArgumentTypeError(f"open: {next(iter(kwargs))}= is an array argument, but no "
+                                f"shape= was given, so open would create a group at "
+                                f"{_where(st, path)}")
     return create_group(st, path=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
-                        attributes=kwargs.pop("attributes", None), _mode=mode)
+                        attributes=attributes, _mode=mode)
 
 
-def _wrap(st: Store, path: str, meta: ArrayMeta | GroupMeta, mode: str) -> Array | Group:
-    ro = mode == "r"
-    if isinstance(meta, ArrayMeta):
-        return Array(st, path, meta, read_only=ro)
-    return Group(st, path, meta, read_only=ro)
-
-
-def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str = "",
+def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
-               use_consolidated: bool | None = None) -> Group:
-    """Open (or, in modes a/w/w-, create) the group at ``path``."""
+               use_consolidated: bool | None = None,
+               storage_options: dict | None = None) -> Group:
+    """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
+    requires consolidated metadata in an existing group, ``False`` ignores it.
+    ``storage_options`` configure the backend of a store URL (``s3://...``)."""
     _check_mode(mode)
-    st = _store(store, mode)
-    path = path.strip("/")
+    st = _store(store, mode, storage_options)
+    path = (path or "").strip("/")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, GroupMeta):
-            if use_consolidated is False and meta.consolidated is not None:
-                meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
-                                 extra=meta.extra)
-            elif use_consolidated is True and meta.consolidated is None:
-                raise MetadataError(f"open_group: the group at {_where(st, path)} has no "
-                                    f"consolidated metadata")
-            return Group(st, path, meta, read_only=mode == "r")
+            return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             raise NodeExistsError(f"open_group: the node at {_where(st, path)} is an array")
         if mode != "a":
@@ -84,12 +115,28 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str = "
                         overwrite=(mode == "w"), _mode=mode)
 
 
-def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str = "",
+def _group(st: Store, path: str, meta: GroupMeta, mode: str,
+           use_consolidated: bool | None) -> Group:
+    """The handle of an existing group; ``use_consolidated=True`` requires consolidated
+    metadata, ``False`` ignores it."""
+    if use_consolidated is False and meta.consolidated is not None:
+        meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
+                         extra=meta.extra)
+    elif use_consolidated is True and meta.consolidated is None:
+        raise MetadataError(f"open_group: the group at {_where(st, path)} has no consolidated "
+                            f"metadata (write it with zarrx.consolidate_metadata)")
+    return Group(st, path, meta, read_only=mode == "r")
+
+
+def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, **kwargs: Any) -> Array:
-    """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``."""
+    """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``; other keywords
+    are those of :func:`create_array`."""
+    check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
+    storage_options = kwargs.pop("storage_options", None)
     _check_mode(mode)
-    st = _store(store, mode)
-    path = path.strip("/")
+    st = _store(store, mode, storage_options)
+    path = (path or "").strip("/")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, ArrayMeta):
@@ -100,17 +147,19 @@ def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str = "
         if mode != "a" or "shape" not in kwargs:
             raise NodeNotFoundError(f"open_array: no array at {_where(st, path)}")
     if "shape" not in kwargs:
-        raise ZarrError(f"open_array: mode {mode!r} creates an array and needs shape=")
+        raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
     return create_array(st, name=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
                         _mode=mode, **kwargs)
 
 
-def create_group(store: StoreLike | None = None, *, path: str = "", zarr_format: int = 3,
-                 attributes: dict | None = None, overwrite: bool = False,
+def create_group(store: StoreLike | None = None, *, path: str | None = None,
+                 zarr_format: int | None = 3, attributes: dict | None = None,
+                 overwrite: bool = False, storage_options: dict | None = None,
                  _mode: str = "w-") -> Group:
     """Create a group at ``path``."""
-    st = _store(store, "w")
-    path = path.strip("/")
+    st = _store(store, "w", storage_options)
+    path = (path or "").strip("/")
+    zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
     meta = GroupMeta(attributes=dict(attributes or {}), zarr_format=zarr_format)  # type: ignore[arg-type]
@@ -118,98 +167,129 @@ def create_group(store: StoreLike | None = None, *, path: str = "", zarr_format:
     return Group(st, path, meta)
 
 
-group = open_group
-
-
-def array(data: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
-    """Create an array holding ``data`` (in memory unless ``store`` is given)."""
-    data = np.asarray(data)
-    kwargs.setdefault("dtype", data.dtype)
-    return create_array(store, shape=data.shape, data=data, **kwargs)
+def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
+          zarr_format: int | None = None, attributes: dict | None = None) -> Group:
+    """Open the group at ``path``, creating it when missing (replacing whatever is there when
+    ``overwrite``)."""
+    return open_group(store, mode="w" if overwrite else "a", path=path,
+                      zarr_format=zarr_format, attributes=attributes)
 
 
 def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
-    kwargs.setdefault("fill_value", 0)
-    return create_array(store, shape=shape, **kwargs)
-
-
-def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
-    return create_array(store, shape=shape, fill_value=fill_value, **kwargs)
-
-
-empty = zeros
+    """An array whose every cell reads as 0 (``create``'s keywords)."""
+    return create(shape, store=store, fill_value=0, **kwargs)
 
 
 def ones(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
-    return create_array(store, shape=shape, fill_value=1, **kwargs)
+    return create(shape, store=store, fill_value=1, **kwargs)
 
 
-def _like(a: Any, kwargs: dict) -> dict:
-    kwargs.setdefault("shape", a.shape)
-    kwargs.setdefault("dtype", a.dtype)
-    if isinstance(a, Array):
-        kwargs.setdefault("chunks", a.chunks)
-    return kwargs
+def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+    return create(shape, store=store, fill_value=fill_value, **kwargs)
+
+
+def empty(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+    """An array whose cells read as the fill value (``fill_value=``, default 0) until written."""
+    return create(shape, store=store, **kwargs)
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
-    return zeros(**_like(a, kwargs))
+    return zeros(**like_arguments(a, kwargs, fill=False))
 
 
 def ones_like(a: Any, **kwargs: Any) -> Array:
-    return ones(**_like(a, kwargs))
+    return ones(**like_arguments(a, kwargs, fill=False))
 
 
-def full_like(a: Any, fill_value: Any, **kwargs: Any) -> Array:
-    return full(fill_value=fill_value, **_like(a, kwargs))
+_FROM_SOURCE = object()
 
 
-empty_like = zeros_like
+def full_like(a: Any, fill_value: Any = _FROM_SOURCE, **kwargs: Any) -> Array:
+    """An array like ``a`` whose cells read as ``fill_value``: by default the fill value of
+    ``a`` when it is a zarrx :class:`Array` (required otherwise)."""
+    if fill_value is not _FROM_SOURCE:
+        kwargs["fill_value"] = fill_value
+    elif not isinstance(a, Array):
+        raise ArgumentTypeError(f"full_like: fill_value= is required when the source is not a "
+                                f"zarrx Array (found {type(a).__name__})")
+    return create(**like_arguments(a, kwargs, fill=True))
+
+
+def empty_like(a: Any, **kwargs: Any) -> Array:
+    """An array like ``a`` whose cells read as its fill value (that of ``a`` when it is a zarrx
+    :class:`Array`) until written."""
+    return empty(**like_arguments(a, kwargs, fill=True))
 
 
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
            chunks: Any = True, dtype: Any = None, compressor: Any = "auto",
            filters: Any = None, fill_value: Any = None, order: str | None = None,
            dimension_separator: str | None = None, zarr_format: int | None = None,
-           overwrite: bool = False, **kwargs: Any) -> Array:
+           overwrite: bool = False, codecs: Any = None, chunk_shape: Any = None,
+           **kwargs: Any) -> Array:
     """The older ``zarr.create`` signature (one ``compressor``, ``chunks=True`` for automatic
-    chunks, ``dimension_separator``), mapped onto :func:`create_array`."""
+    chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``), mapped onto
+    :func:`create_array`, whose keywords it also takes."""
+    from zarrx.codec_args import split_codecs
+
     fmt = zarr_format or 3
     if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
         kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
                                         "separator": dimension_separator}
+    if chunk_shape is not None:
+        chunks = chunk_shape
+    if codecs is not None:
+        if fmt != 3:
+            raise ArgumentError("create: codecs= is for Zarr v3; Zarr v2 arrays take "
+                                "filters= and compressor=")
+        if filters is not None or compressor not in ("auto", "default") or \
+                {"serializer", "compressors"} & set(kwargs):
+            raise ArgumentError("create: pass codecs= or filters=/serializer=/compressors=, "
+                                "not both")
+        parts = split_codecs(codecs)
+        filters, compressor = parts["filters"], parts["compressors"]
+        kwargs["serializer"] = parts["serializer"]
+    if kwargs.pop("mode", "a") == "w":
+        overwrite = True
+    if compressor != "auto" and "compressors" in kwargs:
+        raise ArgumentError("create: pass compressors= or compressor=, not both")
+    compressors = kwargs.pop("compressors", "auto") if compressor == "auto" else compressor
     return create_array(store, name=path, shape=shape, dtype=dtype,
                         chunks="auto" if chunks is True or chunks is None else chunks,
-                        compressors=compressor if compressor != "default" else "auto",
+                        compressors=compressors if compressors != "default" else "auto",
                         filters="auto" if filters is None else filters, fill_value=fill_value,
                         order=order, zarr_format=fmt, overwrite=overwrite, **kwargs)
 
 
-def open_consolidated(store: StoreLike | None = None, *, mode: str = "r", path: str = "",
-                      zarr_format: int | None = None) -> Group:
-    """Open a group that must carry consolidated metadata (v2 ``.zmetadata`` or v3 inline)."""
+def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
+                      path: str | None = None, zarr_format: int | None = None,
+                      use_consolidated: bool = True, **kwargs: Any) -> Group:
+    """:func:`open_group` with ``use_consolidated=True``: an existing group must carry
+    consolidated metadata (v2 ``.zmetadata`` or v3 inline); the default mode is ``a``, as in
+    zarr-python."""
+    if use_consolidated is not True:
+        raise ArgumentTypeError("open_consolidated: use_consolidated must be True; use "
+                                "open_group(use_consolidated=False) to ignore consolidated "
+                                "metadata")
+    check_keywords("open_consolidated", kwargs, {"attributes", "storage_options"})
     return open_group(store, mode=mode, path=path, zarr_format=zarr_format,
-                      use_consolidated=True)
+                      attributes=kwargs.get("attributes"), use_consolidated=True,
+                      storage_options=kwargs.get("storage_options"))
 
 
-def save(store: StoreLike, arr: Any, **kwargs: Any) -> Array:
-    return array(arr, store, overwrite=True, **kwargs)
-
-
-def load(store: StoreLike, path: str = "") -> Any:
-    node = open(store, mode="r", path=path)
-    if isinstance(node, Array):
-        return node[...]
-    return {name: a[...] for name, a in node.arrays()}
-
-
-def consolidate_metadata(store: StoreLike, path: str = "") -> Group:
+def consolidate_metadata(store: StoreLike, path: str | None = None,
+                         zarr_format: int | None = None, *,
+                         storage_options: dict | None = None) -> Group:
     """Write consolidated metadata for the hierarchy under ``path`` (v2: ``.zmetadata``; v3:
-    inline ``consolidated_metadata`` in the group's ``zarr.json``) and return the group."""
-    st = _store(store, "r+")
-    path = path.strip("/")
+    inline ``consolidated_metadata`` in the group's ``zarr.json``) and return the group. With
+    ``zarr_format``, the group must be of that format."""
+    st = _store(store, "r+", storage_options)
+    path = (path or "").strip("/")
+    if zarr_format is not None:
+        check_format(zarr_format)
+        if not isinstance(nodes.load_node(st, path, zarr_format), GroupMeta):
+            raise NodeNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
+                                    f"{_where(st, path)}")
     meta = nodes.consolidate(st, path)
     return Group(st, path, meta)
-
-

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from zarrx import chunk_io, indexing, layout
-from zarrx.errors import IndexingError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError, ZarrError
+from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
 from zarrx.node import Node
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
@@ -39,8 +40,12 @@ class Array(Node):
         self._grid = _grid_of(self._meta)
         self._order = layout.visit_order(self._meta)
         # z[i, j, ...] of one element takes a short path (regular grid, plain dtype)
+        self._structured = self._meta.data_type.numpy.names is not None
         self._point_ok = self._io.regular and not self._io.object_chunks \
-            and self.dtype.fields is None
+            and not self._structured
+        # variable-length strings are decoded into object arrays and handed out as numpy 2's
+        # StringDType, as zarr-python does
+        self._strings = _string_dtype(self._meta)
 
     # -- pickling: store + path ---------------------------------------------------------------
     def __reduce__(self):
@@ -61,7 +66,9 @@ class Array(Node):
 
     @property
     def dtype(self) -> np.dtype:
-        return self._meta.data_type.numpy
+        """The numpy dtype of what reads return (``StringDType`` for variable-length strings
+        with numpy 2)."""
+        return self._strings if self._strings is not None else self._meta.data_type.numpy
 
     @property
     def nbytes(self) -> int:
@@ -103,12 +110,50 @@ class Array(Node):
 
     @property
     def nchunks_initialized(self) -> int:
-        """How many stored chunk objects (shards, when sharded) exist."""
+        """How many chunks are stored, counted as zarr-python counts them: a stored shard counts
+        all of its inner chunks (``nshards_initialized`` times the chunks per shard)."""
+        ratio = self._meta.layout.object_ratio
+        return self.nshards_initialized * (math.prod(ratio) if ratio else 1)
+
+    @property
+    def nshards_initialized(self) -> int:
+        """How many stored objects exist: shards when sharded, else chunks."""
         return sum(1 for _ in layout.stored_objects(self._io.source))
+
+    # -- codecs, as zarr-python reports them ---------------------------------------------------
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """The array->array codecs of a chunk (the inner chunk when sharded); a Zarr v2 array's
+        ``.zarray`` filters."""
+        return self._codecs()["filters"]
+
+    @property
+    def serializer(self) -> Any:
+        """The array->bytes codec of a chunk (the inner chunk when sharded); None for Zarr v2."""
+        return self._codecs()["serializer"]
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """The bytes->bytes codecs of a chunk (the inner chunk when sharded)."""
+        return self._codecs()["compressors"]
+
+    @property
+    def compressor(self) -> Any:
+        """A Zarr v2 array's compressor (None when uncompressed); Zarr v3 arrays have
+        ``compressors`` instead."""
+        if self._meta.zarr_format != 2:
+            raise ArgumentTypeError(f"{self.name}: compressor is not available for Zarr format 3 "
+                                    f"arrays; use compressors")
+        comp = self.compressors
+        return comp[0] if comp else None
+
+    def _codecs(self) -> dict[str, Any]:
+        from zarrx.codec_args import array_codecs
+        return array_codecs(self._meta)
 
     def __len__(self) -> int:
         if not self._meta.shape:
-            raise TypeError("len() of unsized object")
+            raise ArgumentTypeError("len() of unsized object (a 0-d array)")
         return self._meta.shape[0]
 
     def __repr__(self) -> str:
@@ -130,67 +175,103 @@ class Array(Node):
 
     def _out(self, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
         if out is None:
-            return np.empty(shape, dtype=self.dtype)
-        if not isinstance(out, np.ndarray):
-            raise ZarrError(f"{self.name}: out= expected a numpy array, found {type(out).__name__}")
-        if out.shape != tuple(shape) or out.dtype != self.dtype:
-            raise ZarrError(f"{self.name}: out= expected shape {tuple(shape)} and dtype "
-                            f"{self.dtype}, found shape {out.shape} and dtype {out.dtype}")
-        if not out.flags.writeable:
-            raise ZarrError(f"{self.name}: out= array is read-only")
+            return np.empty(shape, dtype=self._meta.data_type.numpy)
+        return _check_out(out, shape, self.dtype, self.name)
+
+    def _get(self, selection: Any, kind: str, out: np.ndarray | None,
+             fields: Any = None) -> Any:
+        """``_read``, then the fields taken and variable-length strings handed out as
+        ``StringDType``."""
+        if fields is None and self._strings is None:
+            return self._read(selection, kind, out)
+        if fields is not None:
+            fields = check_fields(fields, self._meta.data_type.numpy, self.name)
+        value = self._read(selection, kind, None)
+        if fields is not None:
+            value = take_fields(value, fields)
+        if self._strings is not None and isinstance(value, np.ndarray):
+            value = value.astype(self._strings)
+        if out is None:
+            return value
+        value = np.asarray(value)
+        _check_out(out, value.shape, value.dtype, self.name)[...] = value
         return out
 
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
-        return self._read(selection, "basic", out)
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None,
+                            fields: Any = None) -> Any:
+        return self._get(selection, "basic", out, fields)
 
-    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        return self._read(selection, "orthogonal", out)
+    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None,
+                                 fields: Any = None) -> Any:
+        return self._get(selection, "orthogonal", out, fields)
 
-    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        return self._read(selection, "coordinate", out)
+    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None,
+                                 fields: Any = None) -> Any:
+        return self._get(selection, "coordinate", out, fields)
 
-    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None) -> Any:
-        return self._read(mask, "mask", out)
+    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None,
+                           fields: Any = None) -> Any:
+        return self._get(mask, "mask", out, fields)
 
-    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None) -> Any:
-        return self._read(selection, "block", out)
+    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None,
+                            fields: Any = None) -> Any:
+        return self._get(selection, "block", out, fields)
 
     def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
         """``self[selection]``, decoded straight into ``out`` when given."""
-        return self._read(selection, indexing.kind_of(selection, self.shape), out)
+        fields, selection = pop_fields(selection) if self._structured else (None, selection)
+        return self._get(selection, indexing.kind_of(selection, self.shape), out, fields)
 
     def __getitem__(self, selection: Any) -> Any:
         if type(selection) is tuple and self._point_ok and len(selection) == len(self._meta.shape):
             value = chunk_io.read_point(self._io, selection)
             if value is not chunk_io.NOT_A_POINT:
                 return value
-        return self._read(selection, indexing.kind_of(selection, self.shape), None)
+        fields, selection = pop_fields(selection) if self._structured else (None, selection)
+        return self._get(selection, indexing.kind_of(selection, self.shape), None, fields)
 
     # -- writing ------------------------------------------------------------------------------
-    def _write(self, selection: Any, value: Any, kind: str) -> None:
+    def _write(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
         self._check_writable("write")
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
-        arr = chunk_io.check_value(value, plan.out_shape, self.dtype, self.name)
+        dtype = self._meta.data_type.numpy
+        if fields is not None:       # read the records, set their fields, write them back
+            fields = check_fields(fields, dtype, self.name)
+            records = np.empty(plan.out_shape, dtype=dtype)
+            chunk_io.read_into(self._io, plan.chunks, records, flat=plan.flat)
+            try:
+                records[fields] = value
+            except (TypeError, ValueError) as exc:
+                raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
+                                    f"{type(value).__name__} value: {exc}") from exc
+            value = records
+        try:
+            arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
+        except ZarrError as exc:       # a value that is not one: a ValueError, as in numpy
+            if type(exc) is not ZarrError:
+                raise
+            raise ArgumentError(exc.detail) from exc.__cause__
         chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
-    def set_basic_selection(self, selection: Any, value: Any) -> None:
-        self._write(selection, value, "basic")
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(selection, value, "basic", fields)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any) -> None:
-        self._write(selection, value, "orthogonal")
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(selection, value, "orthogonal", fields)
 
-    def set_coordinate_selection(self, selection: Any, value: Any) -> None:
-        self._write(selection, value, "coordinate")
+    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(selection, value, "coordinate", fields)
 
-    def set_mask_selection(self, mask: Any, value: Any) -> None:
-        self._write(mask, value, "mask")
+    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(mask, value, "mask", fields)
 
-    def set_block_selection(self, selection: Any, value: Any) -> None:
-        self._write(selection, value, "block")
+    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        self._write(selection, value, "block", fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._write(selection, value, indexing.kind_of(selection, self.shape))
+        fields, selection = pop_fields(selection) if self._structured else (None, selection)
+        self._write(selection, value, indexing.kind_of(selection, self.shape), fields)
 
     @property
     def oindex(self) -> _Indexer:
@@ -214,13 +295,26 @@ class Array(Node):
     def _save_attrs(self, attrs: dict) -> None:
         self._save(dataclasses.replace(self._meta, attributes=dict(attrs)))
 
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
+        """Merge ``new_attributes`` into the attributes (one metadata write); returns the array."""
+        self.attrs.update(new_attributes)
+        return self
+
     def resize(self, *shape: Any) -> None:
-        """Change the shape. Chunks wholly outside the new shape are deleted; data inside stays."""
-        new = tuple(shape[0]) if len(shape) == 1 and not isinstance(shape[0], int) else tuple(shape)
-        if len(new) != self.ndim or any(not isinstance(n, (int, np.integer)) or n < 0 for n in new):
-            raise ZarrError(f"{self.name}: resize expected {self.ndim} non-negative ints, found {new!r}")
+        """Change the shape: ``resize((8, 4))`` (zarr-python's form) or ``resize(8, 4)``. Chunks
+        wholly outside the new shape are deleted; data inside stays."""
+        one = len(shape) == 1 and not isinstance(shape[0], (int, np.integer))
+        try:
+            new = tuple(shape[0]) if one else tuple(shape)
+        except TypeError:
+            new = shape
+        if len(new) != self.ndim or any(not isinstance(n, (int, np.integer)) or
+                                        isinstance(n, bool) or n < 0 for n in new):
+            raise ArgumentError(f"{self.name}: resize expected {self.ndim} non-negative ints, "
+                                f"found {new!r}")
         if isinstance(self._meta.chunk_grid, RectilinearGrid):
-            raise ZarrError(f"{self.name}: resize of a rectilinear chunk grid is not supported")
+            raise ArgumentError(f"{self.name}: resize of a rectilinear chunk grid is not "
+                                f"supported")
         new = tuple(int(n) for n in new)
         self._save(dataclasses.replace(self._meta, shape=new))
         layout.delete_objects_outside(self._io.source, self._meta)
@@ -229,15 +323,16 @@ class Array(Node):
         """Grow along ``axis`` by ``data``'s extent there and write ``data`` into the new part."""
         data = np.asarray(data)
         if data.ndim != self.ndim:
-            raise ZarrError(f"{self.name}: append expected data with {self.ndim} dimensions, "
-                            f"found {data.ndim}")
+            raise ArgumentError(f"{self.name}: append expected data with {self.ndim} dimensions, "
+                                f"found {data.ndim}")
         if not -self.ndim <= axis < self.ndim:
-            raise IndexingError(f"{self.name}: append axis {axis} out of range for {self.ndim} dims")
+            raise ArgumentError(f"{self.name}: append axis {axis} out of range for "
+                                f"{self.ndim} dims")
         axis %= self.ndim
         for i, (a, b) in enumerate(zip(data.shape, self.shape)):
             if i != axis and a != b:
-                raise ZarrError(f"{self.name}: append: data shape {data.shape} does not match "
-                                f"array shape {self.shape} on axis {i}")
+                raise ArgumentError(f"{self.name}: append: data shape {data.shape} does not "
+                                    f"match array shape {self.shape} on axis {i}")
         old = self.shape
         new = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(old))
         self.resize(new)
@@ -261,6 +356,11 @@ class Array(Node):
         from zarrx.info import array_info
         return array_info(self)
 
+    def info_complete(self) -> str:
+        """``info`` (which already counts the stored chunks and bytes), as a method, as
+        zarr-python names it."""
+        return self.info
+
 
 class _Indexer:
     __slots__ = ("_array", "_kind")
@@ -269,10 +369,31 @@ class _Indexer:
         self._array, self._kind = array, kind
 
     def __getitem__(self, selection: Any) -> Any:
-        return self._array._read(selection, self._kind, None)
+        return self._array._get(selection, self._kind, None)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
         self._array._write(selection, value, self._kind)
+
+
+def _string_dtype(meta: ArrayMeta) -> np.dtype | None:
+    """``StringDType`` for variable-length strings with numpy 2, else None (object arrays)."""
+    from zarrx.metadata.dtypes import category, numpy_string_dtype
+    if not meta.data_type.variable or category(meta.data_type) != "string":
+        return None
+    dt = numpy_string_dtype()
+    return None if dt.kind == "O" else dt
+
+
+def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:
+    if not isinstance(out, np.ndarray):
+        raise ArgumentTypeError(f"{name}: out= expected a numpy array, found "
+                                f"{type(out).__name__}")
+    if out.shape != tuple(shape) or out.dtype != dtype:
+        raise ArgumentError(f"{name}: out= expected shape {tuple(shape)} and dtype {dtype}, "
+                            f"found shape {out.shape} and dtype {out.dtype}")
+    if not out.flags.writeable:
+        raise ArgumentError(f"{name}: out= array is read-only")
+    return out
 
 
 def _grid_of(meta: ArrayMeta) -> Any:
@@ -286,5 +407,5 @@ def _grid_of(meta: ArrayMeta) -> Any:
 def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None) -> Array:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, ArrayMeta):
-        raise ZarrError(f"no array at {path!r} in {store!r}")
+        raise NodeNotFoundError(f"no array at {path!r} in {store!r}")
     return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty)

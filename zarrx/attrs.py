@@ -5,7 +5,7 @@ import json
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from zarrx.errors import ReadOnlyError, ZarrError
+from zarrx.errors import ArgumentTypeError, ReadOnlyError
 
 __all__ = ["Attributes"]
 
@@ -25,7 +25,7 @@ class Attributes(MutableMapping[str, Any]):
         try:
             json.dumps(new, allow_nan=True)
         except (TypeError, ValueError) as exc:
-            raise ZarrError(f"attributes must be JSON-serialisable: {exc}") from exc
+            raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
         self._save(new)
         self._data = new
 

@@ -1,10 +1,16 @@
 """Turn ``create_array``'s codec arguments (``filters``, ``serializer``, ``compressors``,
 ``shards``) into the codecs of the new array's metadata.
 
-Each argument takes codec objects (``zarrx.codecs.Zstd(level=3)``), v3 dicts
-(``{"name": "zstd", "configuration": {...}}``), numcodecs-style dicts (``{"id": "zstd",
-"level": 3}``) or numcodecs codec objects; ``"auto"`` picks zarr-python 3's defaults (zstd level
-0, the ``bytes`` serializer, or ``vlen-utf8`` / ``vlen-bytes`` for variable-length types).
+Each argument takes codec objects (``zarrx.codecs.Zstd(level=3)``), zarr-python's codec objects
+(``zarr.codecs.ZstdCodec(level=3)``), v3 dicts (``{"name": "zstd", "configuration": {...}}``),
+numcodecs-style dicts (``{"id": "zstd", "level": 3}``) or numcodecs codec objects; ``"auto"``
+picks zarr-python 3's defaults (zstd level 0, the ``bytes`` serializer, or ``vlen-utf8`` /
+``vlen-bytes`` for variable-length types). A ``sharding_indexed`` serializer
+(``zarrx.codecs.ShardingCodec``) is the same as ``shards=``: the array's chunks become shards
+of its ``chunk_shape``.
+
+``array_codecs`` goes the other way: an array's filters, serializer and compressors as codec
+objects, as zarr-python's ``Array.filters`` / ``serializer`` / ``compressors`` report them.
 
 Everything is checked before anything is written: an unknown codec is refused with the closest
 known names, each configuration passes its codec's validator, and the whole chain is bound to
@@ -21,19 +27,33 @@ import numpy as np
 from zarrx.codecs.base import Codec
 from zarrx.codecs.plan import complete_specs
 from zarrx.codecs.registry import lookup
-from zarrx.errors import CodecError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError
 from zarrx.metadata._util import Loc
-from zarrx.metadata.codec_table import (B2B, check_codec, codec_kind, lower_numcodecs,
-                                        unknown_codec)
+from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
+                                        lower_numcodecs, unknown_codec)
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, resolve_dtype
-from zarrx.metadata.model import CodecSpec, DataType
+from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
 
-__all__ = ["build_codecs", "as_codec"]
+__all__ = ["build_codecs", "as_codec", "split_codecs", "array_codecs"]
 
 Arg = CodecSpec | Codec
 
 WHERE = "create_array"
+
+
+_WANT = ("a codec: a zarrx.codecs object such as zarrx.codecs.Zstd(), a zarr.codecs or "
+         "numcodecs codec object, or a codec dict")
+
+
+def _plain(obj: Any) -> Any:
+    """A zarr-python ``to_dict()`` as JSON: tuples as lists, enums as their values."""
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    value = getattr(obj, "value", obj)        # enum.Enum members (zarr-python's Endian...)
+    return value if isinstance(value, (str, int, float, bool, type(None))) else obj
 
 
 def as_codec(obj: Any, where: str) -> Arg:
@@ -42,8 +62,15 @@ def as_codec(obj: Any, where: str) -> Arg:
     loc = Loc(WHERE, where, error=CodecError)
     if isinstance(obj, Codec):
         return obj
+    if isinstance(obj, type):
+        raise ArgumentTypeError(f"{loc}: expected a codec object, found the class "
+                                f"{obj.__module__}.{obj.__name__}; pass an instance, such as "
+                                f"{obj.__name__}()")
     if isinstance(obj, CodecSpec):
         spec = obj
+    elif hasattr(obj, "to_dict") and callable(obj.to_dict) and not isinstance(obj, Mapping) \
+            and not hasattr(obj, "get_config"):
+        return _from_zarr_python(obj, where)
     elif isinstance(obj, Mapping) and "name" in obj:
         loc.keys(dict(obj), ("name",), ("configuration", "must_understand"))
         name = (loc / "name").str(obj["name"])
@@ -56,21 +83,104 @@ def as_codec(obj: Any, where: str) -> Arg:
     elif hasattr(obj, "get_config") and callable(obj.get_config):     # a numcodecs codec
         spec = lower_numcodecs(dict(obj.get_config()), loc, known_only=True)
     else:
-        raise loc.error("a codec object or codec dict", obj)
+        raise ArgumentTypeError(f"{loc}: expected {_WANT}, found {type(obj).__name__} {obj!r}")
+    if spec.name == "sharding_indexed":
+        from zarrx.codecs.sharding import ShardingIndexed
+        conf = dict(spec.configuration)
+        if "chunk_shape" not in conf:
+            raise (loc / "configuration").fail("missing required field 'chunk_shape'")
+        return ShardingIndexed(**conf)
     if lookup(spec.name) is None:
         raise unknown_codec(spec.name, f"{loc}: ")
     check_codec(spec.name, spec.configuration, loc / "configuration")
     return spec
 
 
+def _from_zarr_python(obj: Any, where: str) -> Arg:
+    """A zarr-python codec object, through its ``to_dict()``. Fields it leaves to be chosen
+    from the array (blosc ``typesize`` and ``shuffle`` when not given) are left to zarrx's
+    codec class defaults the same way."""
+    doc = _plain(obj.to_dict())
+    open_fields = getattr(obj, "_tunable_attrs", None) or ()
+    conf = doc.get("configuration") if isinstance(doc, dict) else None
+    if open_fields and isinstance(conf, dict):
+        conf = {k: v for k, v in conf.items() if k not in open_fields}
+        cls = lookup(doc.get("name", ""))
+        if cls is not None:
+            try:
+                return cls(**conf)
+            except TypeError:
+                pass
+        doc = {**doc, "configuration": conf}
+    return as_codec(doc, where)
+
+
 def _kind(c: Arg) -> str | None:
     return c.kind if isinstance(c, Codec) else codec_kind(c.name)
+
+
+_ARG_OF = {A2A: "filters", A2B: "serializer", B2B: "compressors"}
+
+
+def _placed(c: Arg, arg: str, where: str) -> Arg:
+    """``c`` if its kind belongs in ``arg`` (filters: array->array, serializer: array->bytes,
+    compressors: bytes->bytes), else an error saying which argument takes it."""
+    kind = _kind(c)
+    if kind is not None and _ARG_OF[kind] != arg:
+        what = type(c).__name__ if isinstance(c, Codec) else repr(c.name)
+        article = "a" if kind == B2B else "an"
+        raise ArgumentTypeError(f"{WHERE} {where}: {what} is {article} {kind} codec; pass it "
+                                f"in {_ARG_OF[kind]}=, not {arg}=")
+    return c
+
+
+def split_codecs(codecs: Any) -> dict[str, Any]:
+    """A v3 codec list (zarr-python's ``codecs=``) as ``filters``, ``serializer`` and
+    ``compressors`` arguments, by each codec's kind."""
+    items = [as_codec(c, f"codecs[{i}]") for i, c in enumerate(_listify(codecs))]
+    kinds = [_kind(c) for c in items]
+    if A2B not in kinds:
+        raise ArgumentError(f"{WHERE} codecs: expected exactly one array->bytes codec (such as "
+                            f"'bytes'), found none in {items!r}")
+    at = kinds.index(A2B)
+    return {"filters": items[:at], "serializer": items[at], "compressors": items[at + 1:]}
+
+
+def array_codecs(meta: ArrayMeta) -> dict[str, Any]:
+    """An array's ``filters`` and ``compressors`` (tuples) and ``serializer``, as codec objects
+    (a ``CodecSpec`` for a codec without a class here): the codecs of one chunk (the inner
+    chunk when sharded). Zarr v2 arrays report their ``.zarray`` filters and compressor and
+    no serializer, as zarr-python does."""
+    if meta.zarr_format == 2 and meta.v2_codecs is not None:
+        v2 = meta.v2_codecs
+        loc = Loc("array metadata")
+        flt = tuple(_object(lower_numcodecs(dict(f), loc)) for f in v2.filters or ())
+        comp = () if v2.compressor is None else (_object(lower_numcodecs(dict(v2.compressor),
+                                                                         loc)),)
+        return {"filters": flt, "serializer": None, "compressors": comp}
+    specs = list(meta.chunk_codecs)
+    kinds = [codec_kind(s.name) for s in specs]
+    at = kinds.index(A2B) if A2B in kinds else len(specs)
+    return {"filters": tuple(_object(s) for s in specs[:at]),
+            "serializer": _object(specs[at]) if at < len(specs) else None,
+            "compressors": tuple(_object(s) for s in specs[at + 1:])}
+
+
+def _object(spec: CodecSpec) -> Arg:
+    cls = lookup(spec.name)
+    if cls is None:
+        return spec
+    try:
+        return cls.from_spec(spec, where="array codecs")
+    except (CodecError, ValueError):
+        return spec
 
 
 def _listify(arg: Any) -> list:
     if arg is None:
         return []
-    if isinstance(arg, (Mapping, CodecSpec, Codec)) or hasattr(arg, "get_config"):
+    if isinstance(arg, (Mapping, CodecSpec, Codec, type)) or hasattr(arg, "get_config") \
+            or hasattr(arg, "to_dict"):
         return [arg]
     if isinstance(arg, Sequence) and not isinstance(arg, (str, bytes)):
         return list(arg)
@@ -131,13 +241,25 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     dt, endian = resolve_dtype(dtype, zarr_format)
     if zarr_format == 2:
         endian = endian or "little"
+    v3 = zarr_format == 3
     flt = [] if _auto(filters) else \
         [as_codec(f, f"filters[{i}]") for i, f in enumerate(_listify(filters))]
-    if _auto(compressors):
+    if v3:
+        flt = [_placed(f, "filters", f"filters[{i}]") for i, f in enumerate(flt)]
+    ser = None if _auto(serializer) else _placed(as_codec(serializer, "serializer"),
+                                                 "serializer", "serializer")
+    index_codecs = None
+    if ser is not None and ser.name == "sharding_indexed":
+        chunks, shards, flt, ser, comp, index_codecs = _unshard(
+            ser, chunks, shards, flt, compressors, zarr_format)
+    elif _auto(compressors):
         comp = [CodecSpec("zstd", {"level": 0, "checksum": False})]
     else:
         comp = [as_codec(c, f"compressors[{i}]") for i, c in enumerate(_listify(compressors))]
-    ser = _serializer(dt, endian) if _auto(serializer) else as_codec(serializer, "serializer")
+        if v3:
+            comp = [_placed(c, "compressors", f"compressors[{i}]") for i, c in enumerate(comp)]
+    if ser is None:
+        ser = _serializer(dt, endian)
     probe = _probe_shape(chunks, len(shape))
     if zarr_format == 2:
         return _v2(dt, flt, ser, comp, shards, probe, order, endian), chunks
@@ -151,20 +273,51 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     else:
         shard_shape, index_location = tuple(shards), "end"
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
-        raise ZarrError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} must have "
-                        f"one entry per dimension of shape {shape}")
+        raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
+                            f"must have one entry per dimension of shape {shape}")
     for ax, (s, c) in enumerate(zip(shard_shape, chunks)):
         if c <= 0 or s <= 0 or s % c:
-            raise ZarrError(f"create_array: shards[{ax}]={s} must be a positive multiple of "
-                            f"chunks[{ax}]={c}")
+            raise ArgumentError(f"create_array: shards[{ax}]={s} must be a positive multiple "
+                                f"of chunks[{ax}]={c}")
     sharding = CodecSpec("sharding_indexed", {
         "chunk_shape": list(chunks),
         "codecs": [codec_json(s) for s in inner],
-        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
-                         {"name": "crc32c"}],
+        "index_codecs": index_codecs or [{"name": "bytes", "configuration": {"endian": "little"}},
+                                         {"name": "crc32c"}],
         "index_location": index_location,
     })
     return {"codecs": [sharding]}, shard_shape
+
+
+def _unshard(sharding: Any, chunks: Any, shards: Any, flt: list, compressors: Any,
+             zarr_format: int) -> tuple[Any, Any, list, Arg, list, list]:
+    """A ``sharding_indexed`` serializer as the arguments ``shards=`` takes: ``(inner chunks,
+    shard shape, filters, serializer, compressors, index codecs)`` from its configuration."""
+    where = f"{WHERE} serializer"
+    if zarr_format != 3:
+        raise ArgumentError(f"{where}: sharding needs zarr_format=3 (Zarr v2 has no sharding)")
+    if shards is not None:
+        raise ArgumentError(f"{where}: pass shards= or a sharding serializer, not both")
+    if flt:
+        raise ArgumentError(f"{where}: with a sharding serializer, put the array->array "
+                            f"codecs in its codecs=, not in filters=")
+    if not _auto(compressors) and _listify(compressors):
+        raise ArgumentError(f"{where}: a shard cannot be compressed as a whole (byte ranges "
+                            f"into it must map onto stored bytes); put the compressors in the "
+                            f"sharding codec's codecs=")
+    conf = sharding.configuration()
+    inner = [as_codec(c, f"serializer.codecs[{i}]") for i, c in enumerate(conf["codecs"])]
+    kinds = [_kind(c) for c in inner]
+    if A2B not in kinds:
+        raise ArgumentError(f"{where}.codecs: expected exactly one array->bytes codec (such "
+                            f"as 'bytes'), found none in {inner!r}")
+    at = kinds.index(A2B)
+    index = [codec_json(c.to_spec() if isinstance(c, Codec) else c)
+             for c in (as_codec(c, f"serializer.index_codecs[{i}]")
+                       for i, c in enumerate(conf["index_codecs"]))]
+    shard_shape = {"shape": tuple(chunks), "index_location": conf["index_location"]}
+    return (tuple(conf["chunk_shape"]), shard_shape, inner[:at], inner[at], inner[at + 1:],
+            index)
 
 
 def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
@@ -172,17 +325,18 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     """Zarr v2: the filters (an object codec among them for variable-length types) and one
     compressor, completed as the v3-shaped chain they are lowered to."""
     if shards is not None:
-        raise ZarrError("create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
+        raise ArgumentError("create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
     if len(comp) > 1:
-        raise ZarrError(f"create_array: Zarr v2 takes at most one compressor, found {len(comp)}")
+        raise ArgumentError(f"create_array: Zarr v2 takes at most one compressor, found "
+                            f"{len(comp)}")
     vlen = ("vlen-utf8", "vlen-bytes")
     objects = [f for f in flt if f.name in vlen]
     if ser.name in vlen or objects:
         ser = ser if ser.name in vlen else objects[0]
     flt = [f for f in flt if f.name not in vlen]
     if dt.variable and ser.name not in vlen:
-        raise ZarrError(f"create_array: a variable-length data type needs the serializer "
-                        f"vlen-utf8 or vlen-bytes in Zarr v2, found {ser.name!r}")
+        raise ArgumentError(f"create_array: a variable-length data type needs the serializer "
+                            f"vlen-utf8 or vlen-bytes in Zarr v2, found {ser.name!r}")
     # v2 filters that work on bytes run after serialisation (see zarrx.metadata.v2)
     at = next((i for i, f in enumerate(flt) if _kind(f) == B2B), len(flt))
     chain = [*flt[:at], ser, *flt[at:], *comp]

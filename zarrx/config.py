@@ -1,44 +1,105 @@
 """Run-time settings: ``zarrx.config.threads`` and a context manager to change them.
 
-``threads`` is the number of threads that decode/encode the chunks of one read or write
-(default: the CPU count). ``threads=1`` is strictly single-threaded: no pool is used at all.
+Settings:
+
+- ``threads``: how many threads decode/encode the chunks of one read or write (default: the
+  CPU count). ``threads=1`` is strictly single-threaded: no pool is used at all.
+- ``write_empty_chunks``: store chunks that hold only the fill value (default False).
+- ``consistency``: ``"strict"`` (conditional writes keep updates from other processes) or
+  ``"none"``.
+
+``set`` takes keywords or, as zarr-python's ``zarr.config.set`` does, a mapping with dotted keys
+(nested mappings too). zarr-python's keys for the settings zarrx has are accepted as aliases:
+``array.write_empty_chunks`` is ``write_empty_chunks``; ``threading.max_workers`` and
+``async.concurrency`` are ``threads`` (zarrx has one thread pool for decoding and for store
+requests; ``None`` means the CPU count).
 
     with zarrx.config.set(threads=1):
         z[:]                      # decoded on the calling thread only
+    with zarrx.config.set({"array.write_empty_chunks": True}):
+        z[:] = 0                  # chunks equal to the fill value are stored too
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
-__all__ = ["set", "get"]
+__all__ = ["set", "get", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict"}
 CONSISTENCY = ("strict", "none")
+#: zarr-python's dotted keys -> zarrx settings
+ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
+           "threading.max_workers": "threads",
+           "async.concurrency": "threads"}
+# zarr-python settings zarrx has no counterpart for (named in the error)
+_FOREIGN = ("default_zarr_format", "array.order", "array.target_shard_size_bytes",
+            "async.timeout", "json_indent", "codec_pipeline", "codecs", "buffer", "ndbuffer")
 _lock = threading.Lock()
 _values = dict(_DEFAULTS)
 
 
-def get(name: str) -> object:
-    return _values[name]
+def _name(key: object) -> str:
+    from zarrx.errors import ArgumentError
+
+    if isinstance(key, str):
+        if key in _DEFAULTS:
+            return key
+        if key in ALIASES:
+            return ALIASES[key]
+        if any(key == f or key.startswith(f + ".") for f in _FOREIGN):
+            raise ArgumentError(f"zarrx.config: {key!r} is a zarr-python setting zarrx has no "
+                                f"counterpart for; zarrx settings: {_known()}")
+    raise ArgumentError(f"zarrx.config: unknown setting {key!r}; known: {_known()}")
 
 
-def _check(name: str, value: object) -> object:
-    from zarrx.errors import ZarrError
+def _known() -> str:
+    return ", ".join([*sorted(_DEFAULTS), *sorted(ALIASES)])
 
-    if name not in _DEFAULTS:
-        raise ZarrError(f"zarrx.config: unknown setting {name!r}; known: {sorted(_DEFAULTS)}")
-    if name == "threads" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ZarrError(f"zarrx.config.threads: expected an int >= 1, found {value!r}")
+
+_NO_DEFAULT = object()
+
+
+def get(name: str, default: object = _NO_DEFAULT) -> object:
+    """The value of setting ``name`` (a zarrx name or a zarr-python alias). An unknown name
+    returns ``default`` when one is given, else raises :class:`~zarrx.errors.ArgumentError`."""
+    try:
+        return _values[name]
+    except KeyError:
+        pass
+    if name in ALIASES:
+        return _values[ALIASES[name]]
+    if default is not _NO_DEFAULT:
+        return default
+    return _values[_name(name)]         # raises, naming the key
+
+
+def _check(name: str, value: object, key: str) -> object:
+    from zarrx.errors import ArgumentError
+
+    if name == "threads":
+        if value is None:
+            return os.cpu_count() or 1
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ArgumentError(f"zarrx.config.{key}: expected an int >= 1, found {value!r}")
     if name == "write_empty_chunks" and not isinstance(value, bool):
-        raise ZarrError(f"zarrx.config.write_empty_chunks: expected a bool, found {value!r}")
+        raise ArgumentError(f"zarrx.config.{key}: expected a bool, found {value!r}")
     if name == "consistency" and value not in CONSISTENCY:
-        raise ZarrError(f"zarrx.config.consistency: expected one of {', '.join(CONSISTENCY)}, "
-                        f"found {value!r}")
+        raise ArgumentError(f"zarrx.config.{key}: expected one of {', '.join(CONSISTENCY)}, "
+                            f"found {value!r}")
     return value
+
+
+def _flatten(mapping: Mapping, prefix: str = "") -> Iterator[tuple[str, object]]:
+    for key, value in mapping.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, Mapping) and full not in _DEFAULTS and full not in ALIASES:
+            yield from _flatten(value, full + ".")
+        else:
+            yield full, value
 
 
 @contextlib.contextmanager
@@ -51,9 +112,25 @@ def _restore(old: dict) -> Iterator[None]:
             _values.update(old)
 
 
-def set(**settings: object) -> contextlib.AbstractContextManager[None]:  # noqa: A001
-    """Change settings now; the returned context manager restores the previous ones on exit."""
-    checked = {k: _check(k, v) for k, v in settings.items()}
+def set(mapping: Mapping[str, object] | None = None,  # noqa: A001
+        **settings: object) -> contextlib.AbstractContextManager[None]:
+    """Change settings now; the returned context manager restores the previous ones on exit.
+    Every setting is checked before any is changed."""
+    from zarrx.errors import ArgumentError, ArgumentTypeError
+
+    if mapping is not None and not isinstance(mapping, Mapping):
+        raise ArgumentTypeError(f"zarrx.config.set: expected a mapping of settings, found "
+                                f"{type(mapping).__name__} {mapping!r}")
+    pairs = [*_flatten(mapping or {}), *settings.items()]
+    checked: dict[str, object] = {}
+    keys: dict[str, str] = {}
+    for key, value in pairs:
+        name = _name(key)
+        value = _check(name, value, key)
+        if name in checked and checked[name] != value:
+            raise ArgumentError(f"zarrx.config.set: {keys[name]!r} and {key!r} both set "
+                                f"{name!r}, to {checked[name]!r} and {value!r}")
+        checked[name], keys[name] = value, key
     with _lock:
         old = dict(_values)
         _values.update(checked)

@@ -2,26 +2,33 @@
 defaults, and the implicit parent groups a nested path needs."""
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import MetadataError, NodeExistsError, ZarrError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
+                          ReadOnlyError)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
 __all__ = ["create_array", "auto_chunks", "prepare_node", "make_parents", "check_parents",
-           "check_format"]
+           "check_format", "like_arguments"]
 
 
-def _store(store: Any, mode: str) -> Store:
+def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
     if store is None:
+        if storage_options:
+            raise ZarrError("storage_options: given without a store URL")
         from zarrx.store import MemoryStore
         return MemoryStore()
-    return make_store(store, mode)
+    if isinstance(store, dict):           # zarr-python's zarr.open({}): the dict holds the keys
+        from zarrx.storage import DictStore
+        return DictStore(store, read_only=mode == "r")
+    return make_store(store, mode, storage_options)
 
 
 def _where(store: Store, path: str) -> str:
@@ -67,7 +74,7 @@ def make_parents(store: Store, base: str, path: str, zarr_format: int,
 
 def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int) -> None:
     if st.read_only:
-        raise ZarrError(f"{what}: the store {st!r} is read-only")
+        raise ReadOnlyError(f"{what}: the store {st!r} is read-only")
     existing = nodes.load_node(st, path)
     if existing is not None and not overwrite:
         raise NodeExistsError(f"{what}: a node already exists at {_where(st, path)}"
@@ -81,7 +88,7 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
 
 def check_format(zarr_format: Any) -> None:
     if zarr_format not in (2, 3):
-        raise ZarrError(f"zarr_format: expected 2 or 3, found {zarr_format!r}")
+        raise ArgumentError(f"zarr_format: expected 2 or 3, found {zarr_format!r}")
 
 
 def create_array(store: Any = None, *, name: str | None = None, shape: Any = None,
@@ -92,11 +99,24 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  dimension_names: Sequence[str | None] | None = None,
                  chunk_key_encoding: Any = None, overwrite: bool = False,
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
-                 _mode: str = "w-") -> Array:
-    """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once."""
+                 config: dict | None = None, write_data: bool = True,
+                 storage_options: dict | None = None, _mode: str = "w-") -> Array:
+    """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once
+    (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
+    ``{"write_empty_chunks": bool, "order": "C" | "F"}``. ``storage_options`` configure the
+    backend of a store URL (``s3://...``)."""
     from zarrx.codec_args import build_codecs
 
-    st = _store(store, "w")
+    if config:
+        unknown = sorted(set(config) - {"write_empty_chunks", "order"})
+        if unknown:
+            raise ArgumentError(f"create_array: config: unknown setting {unknown[0]!r}; "
+                                f"expected write_empty_chunks, order")
+        if write_empty_chunks is None:
+            write_empty_chunks = config.get("write_empty_chunks")
+        order = order or config.get("order")
+
+    st = _store(store, "w", storage_options)
     path = (name if name is not None else path or "").strip("/")
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
@@ -112,7 +132,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     chunks = _chunks(chunks, shape, dtype)
     if compressor != "auto":
         if compressors != "auto":
-            raise ZarrError("create_array: pass compressors= or compressor=, not both")
+            raise ArgumentError("create_array: pass compressors= or compressor=, not both")
         compressors = compressor
     codec_kw, grid_chunks = build_codecs(
         dtype=dtype, shape=shape, chunks=chunks, shards=shards, filters=filters,
@@ -125,7 +145,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     prepare_node(st, path, overwrite, _mode, "create_array", zarr_format)
     nodes.save_node(st, path, meta)
     arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks)
-    if data is not None:
+    if data is not None and write_data:
         arr[...] = data
     return arr
 
@@ -140,7 +160,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
     except TypeError:
         ok = False
     if not ok:
-        raise ZarrError(f"shape: expected a tuple of non-negative ints, found {shape!r}")
+        raise ArgumentError(f"shape: expected a tuple of non-negative ints, found {shape!r}")
     return out
 
 
@@ -155,7 +175,8 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
         return tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
             if len(chunks) == len(shape) else tuple(chunks)
     except TypeError as exc:
-        raise ZarrError(f"chunks: expected a tuple of positive ints, found {chunks!r}") from exc
+        raise ArgumentError(f"chunks: expected a tuple of positive ints, found {chunks!r}") \
+            from exc
 
 
 def _is_numpy_dtype(dtype: Any) -> bool:
@@ -175,3 +196,24 @@ def auto_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) ->
             break
         chunks[i] = -(-chunks[i] // 2)
     return tuple(chunks)
+
+
+def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
+    """``kwargs`` completed from ``a``: shape and dtype; for a zarrx :class:`Array` also its
+    chunks, shards, codecs and Zarr format, and (``fill``) its fill value."""
+    kwargs.setdefault("shape", a.shape)
+    kwargs.setdefault("dtype", a.dtype)
+    if isinstance(a, Array):
+        from zarrx.codec_args import array_codecs
+        kwargs.setdefault("chunks", a.chunks)
+        kwargs.setdefault("shards", a.shards)
+        kwargs.setdefault("zarr_format", a.zarr_format)
+        if kwargs["zarr_format"] == a.zarr_format and not {"compressor", "codecs"} & set(kwargs):
+            codecs = array_codecs(a.metadata)
+            kwargs.setdefault("filters", codecs["filters"])
+            kwargs.setdefault("compressors", codecs["compressors"])
+            if codecs["serializer"] is not None:
+                kwargs.setdefault("serializer", codecs["serializer"])
+        if fill:
+            kwargs.setdefault("fill_value", a.fill_value)
+    return kwargs

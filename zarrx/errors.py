@@ -9,7 +9,11 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "NodeNotFoundError", "NodeExistsError", "ReadOnlyError", "ConflictError", "expected",
+    "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
+    "ArgumentError", "ArgumentTypeError", "DataTypeError", "expected",
+    "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
+    "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
+    "MissingDependencyError",
 ]
 
 
@@ -86,22 +90,89 @@ class IndexingError(ZarrError, IndexError):
     """A selection is out of range or ill-formed."""
 
 
-class NodeNotFoundError(ZarrError, KeyError, FileNotFoundError):
-    """No array or group exists at a path (``group["x"]``, ``zarrx.open(path, mode="r")``)."""
+class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):
+    """No array or group exists at a path (``group["x"]``, ``zarrx.open(path, mode="r")``).
+    A ``KeyError`` for ``group[name]``; a ``ValueError`` and ``FileNotFoundError`` as
+    zarr-python's ``GroupNotFoundError`` / ``ArrayNotFoundError`` are."""
 
 
-class NodeExistsError(ZarrError, FileExistsError):
-    """A node exists where mode ``w-`` or a create call required none."""
+class NodeExistsError(ZarrError, ValueError, FileExistsError):
+    """A node exists where mode ``w-`` or a create call required none (a ``ValueError``, as
+    zarr-python's ``ContainsArrayError`` / ``ContainsGroupError`` are)."""
 
 
-class ReadOnlyError(StoreError, PermissionError):
-    """A write was attempted through a store or node opened read-only."""
+class NodeMismatchError(NodeExistsError, TypeError):
+    """A node exists but is not what was asked for: a group where an array was required, or an
+    array of another shape or dtype (``require_array``); a ``TypeError``, as zarr-python
+    raises there."""
+
+
+class ReadOnlyError(StoreError, PermissionError, ValueError):
+    """A write was attempted through a store or node opened read-only (a ``ValueError``, as
+    zarr-python raises there)."""
+
+
+class ArgumentError(ZarrError, ValueError):
+    """An argument has a value zarrx cannot use: a shape, chunk shape, mode, Zarr format, ..."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong kind: an unknown keyword, attributes that are not JSON,
+    ``out=`` that is not a numpy array, a codec in the wrong argument (a ``TypeError``, as
+    zarr-python raises there)."""
+
+
+class DataTypeError(MetadataError, TypeError):
+    """A data type given by the user is unknown or unsupported: a metadata error that is also
+    the ``TypeError`` numpy and zarr-python raise for a bad dtype."""
 
 
 class ConflictError(StoreError):
     """A conditional store operation found the object changed: its generation (version) was not
     the one the caller expected, or it exists where it must not (or the other way round); or an
     update gave up after retrying."""
+
+
+class RemoteError(StoreError):
+    """A request to a remote store (object store, HTTP server) failed. ``url`` is the object's
+    address without credentials, ``key`` the store key and ``status`` the HTTP status (None when
+    no response came back)."""
+
+    url: str | None = None
+    status: int | None = None
+
+
+class RemoteAccessError(RemoteError, PermissionError):
+    """The server refused the credentials or the request (HTTP 401/403). Not retried."""
+
+
+class RemoteNotFoundError(RemoteError):
+    """The bucket, container or server path itself does not exist (HTTP 404 on something other
+    than a key read: a missing key reads as None). Not retried."""
+
+
+class RemoteTransientError(RemoteError):
+    """A failure worth retrying: it is retried with backoff before it reaches the caller."""
+
+
+class RemoteThrottledError(RemoteTransientError):
+    """The server asked to slow down (HTTP 429, or 503 SlowDown)."""
+
+
+class RemoteServerError(RemoteTransientError):
+    """The server failed (HTTP 5xx)."""
+
+
+class RemoteTimeoutError(RemoteTransientError, TimeoutError):
+    """A request timed out."""
+
+
+class RemoteConnectionError(RemoteTransientError, ConnectionError):
+    """The connection could not be made, or was dropped."""
+
+
+class MissingDependencyError(ZarrError, ImportError):
+    """An optional package a store needs is not installed; the message names it."""
 
 
 def expected(where: str, want: str, got: object) -> MetadataError:

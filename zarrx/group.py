@@ -3,7 +3,9 @@
 A group opened from consolidated metadata answers ``members()``, ``g[name]`` and ``tree()``
 from the consolidated entries, without reading the store. The entries are indexed once per
 hierarchy (:class:`~zarrx.metadata.consolidated.ConsolidatedIndex`) and shared by every group
-opened below, so walking the whole hierarchy takes time linear in its size.
+opened below, so walking the whole hierarchy takes time linear in its size. Array creation on a
+group (``zeros``/``ones``/``full``/``empty``, their ``*_like`` forms, ``array``, the older
+``create_dataset``/``require_dataset``) takes zarr-python's arguments.
 """
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from zarrx.array import Array
-from zarrx.creation import create_array, make_parents
-from zarrx.errors import NodeExistsError, NodeNotFoundError, ZarrError
+from zarrx.creation import create_array, like_arguments, make_parents
+from zarrx.errors import ArgumentError, NodeExistsError, NodeMismatchError, NodeNotFoundError
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -50,7 +54,7 @@ class Group(Node):
     def _child_path(self, name: str) -> str:
         parts = [p for p in str(name).split("/") if p]
         if not parts or any(p in (".", "..") for p in parts):
-            raise ZarrError(f"group {self.name!r}: invalid member name {name!r}")
+            raise ArgumentError(f"group {self.name!r}: invalid member name {name!r}")
         return nodes.join(self._path, "/".join(parts))
 
     def _wrap(self, path: str, meta: ArrayMeta | GroupMeta) -> Array | Group:
@@ -110,10 +114,14 @@ class Group(Node):
             return index.children(prefix)
         return nodes.list_children(self._store, self._path)
 
-    def members(self, max_depth: int | None = 0) -> Iterator[tuple[str, Array | Group]]:
-        """``(name, node)`` of the children, sorted; ``max_depth=None`` walks the whole subtree
-        (names are then paths relative to this group), ``max_depth=n`` n levels below the
-        children. Each group is listed once: linear in the size of the hierarchy."""
+    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
+        """``(name, node)`` of the children, sorted, each group followed by its own members
+        down to ``max_depth`` levels below the children (0: children only; None: the whole
+        subtree). Names below the children are paths relative to this group. Each group is
+        listed once: linear in the size of the hierarchy."""
+        return tuple(self._members(max_depth))
+
+    def _members(self, max_depth: int | None) -> Iterator[tuple[str, Array | Group]]:
         stack = [(self, iter(self._children()), "", 0)]
         while stack:
             group, children, prefix, depth = stack[-1]
@@ -133,6 +141,10 @@ class Group(Node):
             yield prefix + name, node
             if isinstance(node, Group) and (max_depth is None or depth < max_depth):
                 stack.append((node, iter(node._children()), f"{prefix}{name}/", depth + 1))
+
+    def nmembers(self, max_depth: int | None = 0) -> int:
+        """How many members ``members(max_depth)`` lists."""
+        return len(self.members(max_depth))
 
     def keys(self) -> Iterator[str]:
         return (name for name, _ in self._children())
@@ -157,10 +169,35 @@ class Group(Node):
         for n in list(self.array_keys()):
             yield n, self[n]  # type: ignore[misc]
 
-    def tree(self, max_depth: int | None = None) -> str:
-        """A readable text tree of the hierarchy below this group."""
+    def group_values(self) -> Iterator[Group]:
+        return (g for _, g in self.groups())
+
+    def array_values(self) -> Iterator[Array]:
+        return (a for _, a in self.arrays())
+
+    def tree(self, expand: bool | None = None, level: int | None = None, *,
+             max_depth: int | None = None) -> str:
+        """A readable text tree of the hierarchy below this group: ``level`` levels of groups
+        opened below the children (zarr-python's ``level``; ``max_depth`` counts the children
+        too: ``max_depth = level + 1``). ``expand`` is accepted for zarr-python's sake."""
         from zarrx.info import tree
-        return tree(self, max_depth)
+        return tree(self, max_depth if level is None else level + 1)
+
+    @property
+    def info(self) -> str:
+        """Name, type, Zarr format, read-only, store type."""
+        from zarrx.info import group_info
+        return group_info(self, complete=False)
+
+    def info_complete(self) -> str:
+        """``info`` plus the number of members, arrays and groups in the whole hierarchy."""
+        from zarrx.info import group_info
+        return group_info(self, complete=True)
+
+    def update_attributes(self, new_attributes: dict[str, Any]) -> Group:
+        """Merge ``new_attributes`` into the attributes (one metadata write); returns the group."""
+        self.attrs.update(new_attributes)
+        return self
 
     # -- creating children --------------------------------------------------------------------
     def create_group(self, name: str, *, attributes: dict | None = None,
@@ -179,12 +216,17 @@ class Group(Node):
         return Group(self._store, path, meta)
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
+        """The group ``name``, created when missing; a ``NodeMismatchError`` (a ``TypeError``)
+        when an array is there."""
         node = self._lookup(name)
         if node is None:
             return self.create_group(name, **kwargs)
         if not isinstance(node, Group):
-            raise NodeExistsError(f"group {self.name!r}: {name!r} is an array, not a group")
+            raise NodeMismatchError(f"group {self.name!r}: {name!r} is an array, not a group")
         return node
+
+    def require_groups(self, *names: str) -> tuple[Group, ...]:
+        return tuple(self.require_group(n) for n in names)
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         self._check_writable("create an array")
@@ -194,13 +236,98 @@ class Group(Node):
         self._forget_consolidated()
         return arr
 
-    def require_array(self, name: str, **kwargs: Any) -> Array:
+    def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
+                      **kwargs: Any) -> Array:
+        """The array ``name``, created (with ``create_array``'s arguments) when missing. An
+        existing one must have ``shape`` and a dtype ``dtype`` can be cast from (``exact``: the
+        same dtype), else a ``NodeMismatchError`` (a ``TypeError``) says how it differs."""
         node = self._lookup(name)
         if node is None:
-            return self.create_array(name, **kwargs)
+            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
         if not isinstance(node, Array):
-            raise NodeExistsError(f"group {self.name!r}: {name!r} is a group, not an array")
+            raise NodeMismatchError(f"group {self.name!r}: {name!r} is a group, not an array")
+        want = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if tuple(int(s) for s in want) != node.shape:
+            raise NodeMismatchError(f"group {self.name!r}: array {name!r} has shape "
+                                    f"{node.shape}, not the required {tuple(want)}")
+        if dtype is not None:
+            from zarrx.metadata.dtypes import resolve_dtype
+            dt = resolve_dtype(dtype, node.zarr_format)[0].numpy
+            have = node.metadata.data_type.numpy
+            if (have != dt) if exact else not np.can_cast(have, dt):
+                raise NodeMismatchError(
+                    f"group {self.name!r}: array {name!r} has dtype {node.dtype}, "
+                    f"{'not' if exact else 'which does not cast safely to'} the required {dt}")
         return node
+
+    # -- zarr-python's array creation on a group ------------------------------------------------
+    def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=0, **kwargs)
+
+    def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=1, **kwargs)
+
+    def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, fill_value=fill_value, **kwargs)
+
+    def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, shape=shape, **kwargs)
+
+    def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.zeros(name=name, **like_arguments(data, kwargs, fill=False))
+
+    def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.ones(name=name, **like_arguments(data, kwargs, fill=False))
+
+    def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        """Like ``data``, every cell reading as ``fill_value`` (default: that of ``data``)."""
+        return self.create_array(name, **like_arguments(data, kwargs, fill=True))
+
+    def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        return self.create_array(name, **like_arguments(data, kwargs, fill=True))
+
+    def array(self, name: str, data: Any = None, **kwargs: Any) -> Array:
+        """An array holding ``data`` (shape and dtype from it unless given)."""
+        return self.create_dataset(name, data=data, **kwargs)
+
+    def create_dataset(self, name: str, *, shape: Any = None, data: Any = None,
+                       **kwargs: Any) -> Array:
+        """The Zarr v2-era name of :meth:`create_array`; ``data`` alone gives the shape."""
+        if data is not None and not isinstance(data, np.ndarray):
+            data = np.asarray(data)
+        if shape is None:
+            if data is None:
+                raise ArgumentError(f"group {self.name!r}: create_dataset({name!r}) needs "
+                                    f"shape= or data=")
+            shape = data.shape
+        return self.create_array(name, shape=shape, data=data, **kwargs)
+
+    def require_dataset(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
+                        **kwargs: Any) -> Array:
+        """The Zarr v2-era name of :meth:`require_array`."""
+        return self.require_array(name, shape=shape, dtype=dtype, exact=exact, **kwargs)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        """``g[name] = data``: an array holding ``data``, replacing whatever is at ``name``."""
+        data = value[...] if isinstance(value, Array) else np.asarray(value)
+        self.create_array(name, shape=data.shape, dtype=data.dtype, data=data, overwrite=True)
+
+    def move(self, source: str, dest: str) -> None:
+        """Move the member at ``source`` (with everything below it) to ``dest``, creating the
+        groups above ``dest``; ``dest`` must not exist."""
+        self._check_writable("move a member")
+        src, dst = self._child_path(source), self._child_path(dest)
+        if nodes.load_node(self._store, src) is None:
+            raise NodeNotFoundError(f"group {self.name!r}: no member {source!r} to move")
+        if nodes.load_node(self._store, dst) is not None:
+            raise NodeExistsError(f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
+                                  f"a node already exists there")
+        if dst.startswith(src + "/"):
+            raise ArgumentError(f"group {self.name!r}: cannot move {source!r} into itself "
+                                f"({dest!r})")
+        make_parents(self._store, self._path, dst, self._meta.zarr_format, "move")
+        nodes.move_node(self._store, src, dst)
+        self._forget_consolidated()
 
     def __delitem__(self, name: str) -> None:
         self._check_writable("delete a member")

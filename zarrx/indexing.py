@@ -517,13 +517,41 @@ class SelectionPlan:
 
 
 def kind_of(selection: Any, shape: Sequence[int]) -> str:
-    """The kind ``z[selection]`` means: ``"mask"`` for a boolean array of the array's full shape
-    (rank >= 1), else ``"basic"`` (which also accepts one index array along one axis)."""
-    if isinstance(selection, (np.ndarray, list)) and len(shape) >= 1:
-        a = np.asarray(selection)
-        if a.dtype == np.bool_ and a.shape == tuple(shape):
+    """The kind ``z[selection]`` means, as in numpy (and zarr-python): ``"mask"`` for a boolean
+    array of the array's full shape (rank >= 1); ``"coordinate"`` for pure fancy indexing, one
+    integer or integer array per axis with at least one array (``z[[1, 3], [2, 4]]`` reads two
+    points; on a 1-d array, any integer array); else ``"basic"`` (which also accepts one index
+    array along one axis)."""
+    ndim = len(shape)
+    if isinstance(selection, (np.ndarray, list)) and ndim >= 1:
+        a = _as_index_array(selection)
+        if a is not None and a.dtype == np.bool_ and a.shape == tuple(shape):
             return "mask"
+        if ndim == 1 and a is not None and a.dtype.kind in "iu" and a.ndim > 1:
+            return "coordinate"
+    if isinstance(selection, tuple) and len(selection) == ndim and ndim >= 1:
+        arrays = 0
+        for s in selection:
+            if _is_int(s):
+                continue
+            if not isinstance(s, (np.ndarray, list)):
+                return "basic"
+            a = _as_index_array(s)
+            if a is None or a.dtype.kind not in "iu" or (a.size == 0 and isinstance(s, list)):
+                return "basic"
+            arrays += 1
+        if arrays:
+            return "coordinate"
     return "basic"
+
+
+def _as_index_array(sel: np.ndarray | list) -> np.ndarray | None:
+    if isinstance(sel, np.ndarray):
+        return sel
+    try:
+        return np.asarray(sel)
+    except (ValueError, TypeError):       # ragged lists: the planner says what is wrong
+        return None
 
 
 def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = "basic",

@@ -1,6 +1,7 @@
-"""Readable summaries: ``Array.info`` and ``Group.tree()``."""
+"""Readable summaries: ``Array.info``, ``Group.info`` and ``Group.tree()``."""
 from __future__ import annotations
 
+import json
 import math
 
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from zarrx.array import Array
     from zarrx.group import Group
 
-__all__ = ["array_info", "tree", "human_bytes"]
+__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes"]
 
 
 def human_bytes(n: float) -> str:
@@ -48,6 +49,7 @@ def array_info(array: Array) -> str:
     rows = [
         ("Name", array.name),
         ("Type", "zarrx.Array"),
+        ("Store", repr(array.store)),
         ("Zarr format", str(meta.zarr_format)),
         ("Data type", f"{meta.data_type.name} ({array.dtype})"),
         ("Shape", str(array.shape)),
@@ -56,7 +58,7 @@ def array_info(array: Array) -> str:
         ("Shard shape", str(array.shards) if array.shards else "none"),
         ("Fill value", repr(meta.fill_value.item() if hasattr(meta.fill_value, "item") else meta.fill_value)),
         ("Codecs", ", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none"),
-        ("Chunks stored", f"{array.nchunks_initialized} of "
+        ("Chunks stored", f"{array.nshards_initialized} of "
                           f"{_stored_objects(array)}"),
         ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
         ("Stored size", f"{human_bytes(stored)} ({stored} B)"),
@@ -64,8 +66,26 @@ def array_info(array: Array) -> str:
     ]
     if meta.dimension_names:
         rows.insert(5, ("Dimensions", str(meta.dimension_names)))
+    return _table(rows)
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+
+
+def group_info(group: Group, complete: bool = False) -> str:
+    """Name, type, Zarr format, read-only and store type; ``complete`` adds the numbers of
+    members, arrays and groups in the whole hierarchy below (which lists the store)."""
+    rows = [("Name", group.name), ("Type", "zarrx.Group"),
+            ("Zarr format", str(group.zarr_format)), ("Read-only", str(group.read_only)),
+            ("Store type", type(group.store).__name__)]
+    if complete:
+        members = group.members(max_depth=None)
+        arrays = sum(1 for _, m in members if isinstance(m.metadata, ArrayMeta))
+        rows += [("No. members", str(len(members))), ("No. arrays", str(arrays)),
+                 ("No. groups", str(len(members) - arrays))]
+    return _table(rows)
 
 
 def _stored_objects(array: Array) -> int:
@@ -75,21 +95,51 @@ def _stored_objects(array: Array) -> int:
     return math.prod(-(-s // c) for s, c in zip(array.shape, array.shards))
 
 
-def tree(group: Group, max_depth: int | None = None) -> str:
-    """The hierarchy below ``group`` as indented text, arrays with shape and dtype."""
+def tree(group: Group, max_depth: int | None = None, attrs: bool = False) -> str:
+    """The hierarchy below ``group`` as indented text, arrays with shape and dtype;
+    ``max_depth`` levels of groups are opened (None: all); ``attrs`` adds each node's
+    attributes (``@name = value``) under it."""
     lines = [group.name]
+    if attrs:
+        lines += _attr_lines(group.attrs, "")
 
     def walk(g: Group, indent: str, depth: int) -> None:
         items = list(g.members())
         for i, (name, node) in enumerate(items):
             last = i == len(items) - 1
             branch = "└── " if last else "├── "
+            sub = indent + ("    " if last else "│   ")
             if isinstance(node.metadata, ArrayMeta):
                 lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
+                if attrs:
+                    lines.extend(_attr_lines(node.attrs, sub))
             else:
                 lines.append(f"{indent}{branch}{name}")
+                if attrs:
+                    lines.extend(_attr_lines(node.attrs, sub))
                 if max_depth is None or depth < max_depth:
-                    walk(node, indent + ("    " if last else "│   "), depth + 1)
+                    walk(node, sub, depth + 1)
 
     walk(group, "", 1)
     return "\n".join(lines)
+
+
+def array_line(array: Array, attrs: bool = False) -> str:
+    """The one-line tree of an array (its name, shape and dtype), with its attributes."""
+    lines = [f"{array.name} {array.shape} {array.dtype}"]
+    if attrs:
+        lines += _attr_lines(array.attrs, "")
+    return "\n".join(lines)
+
+
+_ATTR_WIDTH = 72
+
+
+def _attr_lines(attributes: Any, indent: str) -> list[str]:
+    out = []
+    for key in sorted(attributes):
+        text = json.dumps(attributes[key], ensure_ascii=False, default=str)
+        if len(text) > _ATTR_WIDTH:
+            text = text[:_ATTR_WIDTH - 3] + "..."
+        out.append(f"{indent}@{key} = {text}")
+    return out

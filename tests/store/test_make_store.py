@@ -52,10 +52,10 @@ def test_stores_pass_through():
     ({}, "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, found dict {}"),
     (b"/tmp/x", "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, "
                      "found bytes b'/tmp/x'"),
-    ("s3://bucket/x", "r", "make_store: 's3://bucket/x': remote URLs are not supported; "
-                           "expected a local path or a Store"),
+    ("nosuch://bucket/x", "r", "FsspecStore('nosuch://bucket/x'): cannot open the "
+                               "filesystem: ValueError: Protocol not known: nosuch"),
     ("x", "rw", "make_store: mode: expected one of r, r+, a, w, w-, found 'rw'"),
-], ids=["int", "dict", "bytes", "url", "bad-mode"])
+], ids=["int", "dict", "bytes", "unknown-scheme", "bad-mode"])
 def test_refusals(obj, mode, message):
     with pytest.raises(StoreError) as info:
         make_store(obj, mode)

@@ -4,6 +4,7 @@
     zarrx bench --quick              # 1024×1024, 3 repetitions, fewer latency calls
     zarrx bench --systems zarrx --configs single --cases zstd-0,raw --json out.json
     zarrx bench --memory             # only the peak RSS of reading a 1 GiB sharded zstd array
+    zarrx bench --remote             # remote I/O: a local S3 server behind a slow link
 
 Each system runs in its own worker process; the systems are interleaved within every
 repetition. The output is markdown: throughput (median [min–max]), zarrx/peer ratios, the
@@ -118,7 +119,11 @@ def run_memory(ns: argparse.Namespace, say: Callable[[str], None] = lambda s: No
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``zarrx bench``; returns the exit status."""
-    params, ns = parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--remote" in args:
+        from zarrx.bench.remote import main as remote_main
+        return remote_main(args)
+    params, ns = parse_args(args)
 
     def say(text: str) -> None:
         if not ns.quiet:

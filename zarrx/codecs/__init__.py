@@ -1,7 +1,9 @@
 """Codecs and the codec pipeline.
 
 The codec classes are importable from here (``zarrx.codecs.Zstd(level=3)``) but their modules
-load on first use, so ``import zarrx`` stays fast.
+load on first use, so ``import zarrx`` stays fast. zarr-python's names are aliases of the same
+classes: ``ZstdCodec`` is ``Zstd``, ``BloscCodec`` is ``Blosc``, ``ShardingCodec`` is
+``ShardingIndexed`` and so on (``ALIASES``).
 """
 from __future__ import annotations
 
@@ -10,8 +12,17 @@ from typing import Any
 
 __all__ = ["Bytes", "Transpose", "Gzip", "Zlib", "Zstd", "Blosc", "Crc32c", "LZ4", "BZ2", "LZMA",
            "VLenUTF8", "VLenBytes", "Delta", "FixedScaleOffset", "Quantize", "BitRound",
-           "AsType", "PackBits", "Shuffle", "Categorize", "CodecPipeline", "get_codec_class",
-           "register_codec"]
+           "AsType", "PackBits", "Shuffle", "Categorize", "ShardingIndexed", "CodecPipeline",
+           "get_codec_class", "register_codec",
+           # zarr-python's names (zarr.codecs)
+           "BytesCodec", "TransposeCodec", "GzipCodec", "ZstdCodec", "BloscCodec", "Crc32cCodec",
+           "VLenUTF8Codec", "VLenBytesCodec", "ShardingCodec"]
+
+#: zarr-python's class names -> zarrx's
+ALIASES = {"BytesCodec": "Bytes", "TransposeCodec": "Transpose", "GzipCodec": "Gzip",
+           "ZstdCodec": "Zstd", "BloscCodec": "Blosc", "Crc32cCodec": "Crc32c",
+           "VLenUTF8Codec": "VLenUTF8", "VLenBytesCodec": "VLenBytes",
+           "ShardingCodec": "ShardingIndexed"}
 
 
 def _where() -> dict[str, str]:
@@ -23,10 +34,11 @@ def _where() -> dict[str, str]:
 
 
 def __getattr__(name: str) -> Any:
-    module = _where().get(name) if name in __all__ else None
+    target = ALIASES.get(name, name)
+    module = _where().get(target) if name in __all__ else None
     if module is None:
         raise AttributeError(f"module 'zarrx.codecs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"zarrx.codecs.{module}"), name)
+    value = getattr(importlib.import_module(f"zarrx.codecs.{module}"), target)
     globals()[name] = value
     return value
 

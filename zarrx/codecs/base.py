@@ -112,6 +112,12 @@ class Codec:
         in Python)."""
         return CodecSpec(name=self._as or self.name, configuration=self.configuration())
 
+    def to_dict(self) -> dict[str, Any]:
+        """The codec as metadata holds it, ``{"name": ..., "configuration": {...}}`` (zarr-python's
+        ``Codec.to_dict``)."""
+        from zarrx.metadata.codecs import codec_json
+        return codec_json(self.to_spec())
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.configuration().items())
         return f"{type(self).__name__}({args})"

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.metadata._util import Loc, freeze, thaw
+from zarrx.metadata._util import Loc, freeze, short, thaw
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
-           "resolve_dtype", "v3_json_for_numpy", "v2_typestr", "TIME_UNITS", "ML_NAMES"]
+           "resolve_dtype", "is_string_dtype", "numpy_string_dtype", "v3_json_for_numpy", "v2_typestr", "TIME_UNITS", "ML_NAMES"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
@@ -319,17 +319,38 @@ def dtype_v2_json(dt: DataType, endian: str | None) -> Any:
 
 
 # -- user input (create) ---------------------------------------------------------------------
+def is_string_dtype(dtype: Any) -> bool:
+    """A numpy 2 ``StringDType`` (variable-length UTF-8 strings in memory)."""
+    return isinstance(dtype, np.dtype) and dtype.kind == "T"
+
+
+def numpy_string_dtype() -> np.dtype:
+    """What variable-length strings read as: numpy 2's ``StringDType``, else ``object``."""
+    t = getattr(np.dtypes, "StringDType", None)
+    return np.dtype("O") if t is None else t()
+
+
+_WANT = ("a numpy dtype, a Zarr v3 data type name (int32, float64, string, ...) or an "
+         "ml_dtypes name (bfloat16, float8_e4m3fn, ...)")
+
+
 def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
-    """A data type from user input: a v3 name, numpy dtype (or its string), or ``str``/``bytes``.
-    Returns the type and the byte order requested by the numpy dtype (None: little / 1-byte)."""
-    loc = Loc("dtype")
+    """A data type from user input: a v3 name, numpy dtype (or its string), ``str``/``bytes``
+    or a numpy ``StringDType``. Returns the type and the byte order requested by the numpy
+    dtype (None: little / 1-byte). Anything else raises ``DataTypeError`` (a ``MetadataError``
+    and a ``TypeError``, as numpy raises) naming it."""
+    from zarrx.errors import DataTypeError
+
+    loc = Loc("dtype", error=DataTypeError)
     if isinstance(dtype, DataType):
         return dtype, None
     variable: str | None = None
-    if dtype is str or dtype in ("str", "string", "|O", "O", object) or (
-            isinstance(dtype, np.dtype) and dtype.kind == "O"):
+    if isinstance(dtype, str) and not dtype:
+        raise loc.error(_WANT, dtype)
+    if dtype is str or dtype is object or (isinstance(dtype, np.dtype) and dtype.kind in "OT") \
+            or (isinstance(dtype, str) and dtype in ("str", "string", "|O", "O", "T")):
         variable = "string"
-    elif dtype is bytes or dtype in ("bytes", "variable_length_bytes"):
+    elif dtype is bytes or (isinstance(dtype, str) and dtype in ("bytes", "variable_length_bytes")):
         variable = "bytes"
     if variable:       # v2 stores both as "|O"; the object codec tells them apart
         return DataType(variable, np.dtype("O"), variable=True,
@@ -340,14 +361,15 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
     if isinstance(dtype, str) and dtype in ML_NAMES:
         n = _ml_dtype(dtype)
         if n is None:
-            raise loc.error("ml_dtypes installed", dtype)
+            raise loc.error(f"a data type this installation supports ({dtype!r} needs the "
+                            "optional ml_dtypes package)", dtype)
     else:
-        n = _safe_dtype(dtype, loc)
+        n = _user_dtype(dtype, loc)
     endian = None
     if n.fields is None and (n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)):
         endian = "big"
     native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
-    if n.kind == "O":
+    if n.kind in "OT":
         return resolve_dtype(str, zarr_format)
     if zarr_format == 3:
         j = v3_json_for_numpy(native)
@@ -355,6 +377,13 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
         return DataType(name, native, json=j), endian
     j = v2_typestr(native, endian)
     return DataType(freeze(j), native, json=j), endian
+
+
+def _user_dtype(dtype: Any, loc: Loc) -> np.dtype:
+    try:
+        return np.dtype(dtype)
+    except (TypeError, ValueError, OverflowError, MemoryError) as exc:
+        raise loc.found(_WANT, f"{short(dtype)} ({exc})") from None
 
 
 def _native_struct(n: np.dtype) -> np.dtype:

@@ -28,9 +28,11 @@ WHERE = "array metadata"
 
 
 def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
-    """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`)."""
+    """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`). None
+    picks zarr-python 3's default for both formats (zero, "", ...); Zarr v2 variable-length
+    bytes, which zarr-python 3 cannot create, keep ``null`` (undefined)."""
     if value is None:
-        return default_fill(dt) if zarr_format == 3 else None
+        return None if zarr_format == 2 and category(dt) == "bytes" else default_fill(dt)
     cat = category(dt)
     if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured",
                                           "fixed_bytes"):

@@ -33,8 +33,8 @@ from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store.base import Store
 
-__all__ = ["join", "load_node", "save_node", "delete_node", "list_children", "walk", "consolidate",
-           "V3_KEY", "V2_KEYS"]
+__all__ = ["join", "load_node", "save_node", "delete_node", "move_node", "list_children", "walk",
+           "consolidate", "V3_KEY", "V2_KEYS"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -179,6 +179,24 @@ def delete_node(store: Store, path: str) -> None:
                 del entries[k]
             pending.discard(subtree)
         _edit_zmetadata(store, finish)
+
+
+def move_node(store: Store, src: str, dst: str) -> None:
+    """Move the node at ``src`` and everything below it to ``dst`` (which must be free, its
+    parents made): every object is copied, then the source deleted; a v2 root ``.zmetadata``
+    is updated to match."""
+    prefix = src + "/"
+    keys = sorted(store.list_prefix(prefix))
+    for key in keys:
+        value = store.get(key)
+        if value is not None:
+            store.set(dst + "/" + key[len(prefix):], value)
+    meta = load_node(store, dst)
+    if meta is not None and meta.zarr_format == 2:
+        _sync_zmetadata(store, dst, meta)
+        for rel, m in walk(store, dst):
+            _sync_zmetadata(store, join(dst, rel), m)
+    delete_node(store, src)
 
 
 def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:

@@ -1,7 +1,8 @@
 """Stores: the key -> bytes layer every format operation reads and writes through.
 
-``make_store(obj, mode)`` turns what a user passes (a path, a ``.zip`` path, or a store) into a
-:class:`Store`.
+``make_store(obj, mode, storage_options)`` turns what a user passes (a path, a ``.zip`` path, a
+URL, a foreign store object, or a store) into a :class:`Store`. Remote stores live in
+:mod:`zarrx.store.remote` and import their backends (obstore, fsspec) only when used.
 """
 from __future__ import annotations
 
@@ -15,17 +16,39 @@ from zarrx.store.memory import MemoryStore
 from zarrx.store.zip import ZipStore
 
 __all__ = ["ByteRange", "Store", "MemoryStore", "LocalStore", "ZipStore", "CountingStore",
-           "make_store", "ABSENT", "ObjectSnapshot", "ConflictError"]
+           "make_store", "ABSENT", "ObjectSnapshot", "ConflictError", "ObjectStore",
+           "FsspecStore", "RemoteOptions"]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("ObjectStore", "FsspecStore", "RemoteOptions"):
+        from zarrx.store import remote
+        return getattr(remote, name)
+    raise AttributeError(name)
 
 OPEN_MODES = ("r", "r+", "a", "w", "w-")
 _ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
 
 
-def make_store(obj: object, mode: str = "a") -> Store:
+def _writable(store: Store, mode: str) -> Store:
+    # HTTP(S) stores are read-only; mode "a" opens existing nodes there
+    if store.read_only and mode not in ("r", "a"):
+        raise ReadOnlyError(f"make_store: {store!r} is read-only, cannot open it with mode "
+                            f"{mode!r}")
+    return store
+
+
+def make_store(obj: object, mode: str = "a", storage_options: dict | None = None) -> Store:
     """The store for ``obj`` opened for ``mode`` (``r``, ``r+``, ``a``, ``w``, ``w-``).
 
     - a :class:`Store` is returned as it is (a read-only store with a writing mode raises
       :class:`~zarrx.errors.ReadOnlyError`);
+    - a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``, any fsspec
+      protocol) opens a remote store with ``storage_options`` (see
+      :func:`zarrx.store.remote.open_url` for which backend a scheme gets); ``file://`` is a
+      local path;
+    - an fsspec mapper or filesystem, an obstore store, or zarr-python's FsspecStore /
+      ObjectStore is wrapped in a remote store;
     - a path (``str`` or ``os.PathLike``) ending in ``.zip`` opens a :class:`ZipStore`;
     - any other path is a directory: a :class:`LocalStore`, read-only for mode ``r``.
     """
@@ -33,6 +56,9 @@ def make_store(obj: object, mode: str = "a") -> Store:
         raise StoreError(f"make_store: mode: expected one of {', '.join(OPEN_MODES)}, "
                          f"found {mode!r}")
     if isinstance(obj, Store):
+        if storage_options:
+            raise StoreError(f"make_store: storage_options apply to URLs, not to the store "
+                             f"{obj!r}")
         if obj.read_only and mode != "r":
             raise ReadOnlyError(f"make_store: {obj!r} is read-only, cannot open it with mode "
                                 f"{mode!r}")
@@ -44,12 +70,22 @@ def make_store(obj: object, mode: str = "a") -> Store:
         if path.startswith("file://"):
             path = path[len("file://"):]
         elif "://" in path:
-            raise StoreError(f"make_store: {path!r}: remote URLs are not supported; expected a "
-                             "local path or a Store")
+            from zarrx.store.remote import open_url
+            return _writable(open_url(path, read_only=mode == "r",
+                                      storage_options=storage_options), mode)
+        if storage_options:
+            raise StoreError(f"make_store: {path!r}: storage_options apply to URLs, not to "
+                             "local paths")
         if path.lower().endswith(".zip"):
             if mode == "r+" and not os.path.isfile(path):
                 raise StoreError(f"make_store: {path!r}: mode 'r+' needs an existing archive")
             return ZipStore(path, _ZIP_MODES[mode])
         return LocalStore(path, mode=mode)
-    raise StoreError(f"make_store: expected a path (str or os.PathLike) or a zarrx Store, "
-                     f"found {type(obj).__name__} {obj!r}")
+    if not isinstance(obj, (bytes, dict, int, float, list, tuple)):
+        from zarrx.store.remote import wrap_foreign
+        wrapped = wrap_foreign(obj, read_only=mode == "r")
+        if wrapped is not None:
+            return _writable(wrapped, mode)
+    from zarrx.errors import ArgumentTypeError
+    raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "
+                            f"mapper or an obstore store, found {type(obj).__name__} {obj!r}")

@@ -1,4 +1,4 @@
-"""The ``zarrx`` command: ``demo``, ``info``, ``tree``."""
+"""``zarrx demo``: write an example hierarchy, read it back and verify it."""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "demo"]
+__all__ = ["demo", "register"]
 
 
 def demo(root: str | None = None, out=sys.stdout) -> int:
@@ -67,47 +67,23 @@ def demo(root: str | None = None, out=sys.stdout) -> int:
     say(legacy_reopened.tree())
     say("")
     say(reopened["volume"].info)
+    say("")
     if tmp is not None:
         tmp.cleanup()
-    say("")
+        say("the example was written to a temporary directory, now removed; keep it with "
+            "zarrx demo --dir DIR")
+    else:
+        say(f"the example is kept in {root}: try zarrx tree {path} or zarrx info {path}/volume")
     say("demo: all reads verified" if ok else "demo: VERIFICATION FAILED")
     return 0 if ok else 1
 
 
-def _info(args: argparse.Namespace) -> int:
-    import zarrx
-    node = zarrx.open(args.path, mode="r")
-    print(node.info if isinstance(node, zarrx.Array) else node.tree())
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["bench"]:          # the benchmark parses its own options
-        from zarrx.bench import main as bench_main
-        return bench_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="zarrx", description="zarrx command line")
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("demo", help="write, read back and verify an example hierarchy")
-    p.add_argument("--dir", default=None, help="where to write (default: a temporary directory)")
-    p = sub.add_parser("info", help="summary of an array (or the tree of a group)")
-    p.add_argument("path")
-    p = sub.add_parser("tree", help="the tree of a hierarchy")
-    p.add_argument("path")
-    sub.add_parser("bench", help="benchmark against zarr-python and tensorstore "
-                                 "(zarrx bench --help for its options)")
-    args = parser.parse_args(argv)
-    from zarrx.errors import ZarrError
-    try:
-        if args.cmd == "demo":
-            return demo(args.dir)
-        if args.cmd in ("info", "tree"):
-            return _info(args)
-    except ZarrError as exc:
-        print(f"zarrx: {exc}", file=sys.stderr)
-        return 2
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="write, read back and verify an example hierarchy",
+                       description="Write an example Zarr v3 hierarchy (sharded and compressed "
+                                   "arrays) and a Zarr v2 one, read slices back and verify "
+                                   "them. Exit status 1 when a read differs.")
+    p.add_argument("--dir", default=None,
+                   help="where to write, kept afterwards (default: a temporary directory, "
+                        "removed at the end)")
+    p.set_defaults(run=lambda args: demo(args.dir))

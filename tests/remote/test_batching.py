@@ -1,0 +1,84 @@
+"""How a remote store spends requests, counted at a proxy in front of the S3 server:
+concurrency limits, coalescing, parallel parts of large objects, multipart uploads."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from zarrx.store import ByteRange
+
+pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[remote]')")
+
+from zarrx.store.remote import ObjectStore  # noqa: E402
+
+MiB = 1 << 20
+
+
+@pytest.fixture
+def make(s3_server, proxy):
+    prefix = s3_server.fresh()
+
+    def build(**overrides):
+        so = {**s3_server.options, "endpoint": proxy.url}
+        return ObjectStore(f"s3://{s3_server.bucket}/{prefix}", storage_options=so, **overrides)
+
+    return build
+
+
+def test_one_batch_keeps_requests_in_flight_up_to_the_limit(make, proxy):
+    store = make(in_flight=8)
+    store.set_many((f"k/{i}", b"x%d" % i) for i in range(40))
+    assert 1 < proxy.max_in_flight <= 8                  # writes run concurrently too
+    proxy.reset()
+    proxy.latency = 0.05
+    got = store.get_many([(f"k/{i}", None) for i in range(40)])
+    assert got == [b"x%d" % i for i in range(40)]
+    assert proxy.count("GET") == 40
+    assert 1 < proxy.max_in_flight <= 8
+
+
+def test_nearby_ranges_are_coalesced(make, proxy):
+    data = os.urandom(1 * MiB)
+    ranges = [ByteRange.slice(i * 50_000, 1000) for i in range(20)]
+    wanted = [data[r.offset:r.offset + r.length] for r in ranges]
+    store = make(coalesce_gap=64 << 10)
+    store.set("obj", data)
+    proxy.reset()
+    assert store.get_many([("obj", r) for r in reversed(ranges)]) == wanted[::-1]
+    assert proxy.count("GET") == 1
+    proxy.reset()
+    assert make(coalesce_gap=0).get_many([("obj", r) for r in ranges]) == wanted
+    assert proxy.count("GET") == 20
+    proxy.reset()
+    assert make(coalesce_gap=64 << 10, max_request=200_000).get_many(
+        [("obj", r) for r in ranges]) == wanted
+    assert proxy.count("GET") == 5                       # 4 ranges per request of <= 200 kB
+
+
+def test_a_large_object_is_read_as_parallel_parts_of_one_version(make, proxy):
+    data = os.urandom(3 * MiB + 5)
+    store = make(part_size=1 * MiB)
+    store.set("big", data)
+    proxy.reset()
+    assert store.get("big") == data
+    gets = [r for r in proxy.log if r.method == "GET"]
+    assert gets[0].headers["Range"] == f"bytes=0-{MiB - 1}"
+    assert len(gets) == 3
+    etag = store.generation("big").value
+    assert all(r.headers.get("If-Match") == etag for r in gets[1:])
+    proxy.reset()
+    assert store.get("big", ByteRange.slice(10, 2 * MiB + 100)) == data[10:2 * MiB + 110]
+    assert proxy.count("GET") == 2
+
+
+def test_large_values_are_uploaded_in_parts(make, proxy):
+    data = os.urandom(11 * MiB)
+    store = make(multipart_threshold=8 * MiB, part_size=5 * MiB)
+    store.set("big", data)
+    assert any(r.method == "POST" and "uploads" in r.query for r in proxy.log)
+    assert sum(1 for r in proxy.log if r.method == "PUT" and "partNumber" in r.query) == 3
+    assert store.get("big") == data
+    proxy.reset()
+    store.set("small", b"x" * 1000)
+    assert [r.method for r in proxy.log] == ["PUT"]

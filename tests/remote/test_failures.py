@@ -1,0 +1,147 @@
+"""Failures of a remote store, provoked for real (a proxy in front of the S3 server answers
+with the status under test, or stalls; a closed port refuses connections): what is retried,
+what the errors say, and that credentials never show."""
+from __future__ import annotations
+
+import pickle
+import re
+
+import pytest
+
+from zarrx.bench.proxy import Fault
+from zarrx.bench.servers import free_port
+from zarrx.errors import (ConflictError, RemoteAccessError, RemoteConnectionError,
+                          RemoteNotFoundError, RemoteServerError, RemoteThrottledError,
+                          RemoteTimeoutError, StoreError)
+from zarrx.store import ByteRange
+
+pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[remote]')")
+
+from zarrx.store.remote import FsspecStore, ObjectStore  # noqa: E402
+
+SECRET = "never-show-this-secret-0123456789"
+
+
+@pytest.fixture(params=["obstore", "fsspec"])
+def make(request, s3_server, proxy):
+    """``make(**options)``: a store behind the proxy, with a recognisable secret key."""
+    prefix = s3_server.fresh()
+
+    def build(**overrides):
+        overrides.setdefault("backoff", 0.01)
+        if request.param == "obstore":
+            so = {**s3_server.options, "endpoint": proxy.url, "secret_access_key": SECRET}
+            return ObjectStore(f"s3://{s3_server.bucket}/{prefix}", storage_options=so,
+                               **overrides)
+        pytest.importorskip("s3fs")
+        so = {**s3_server.fsspec_options, "endpoint_url": proxy.url, "secret": SECRET}
+        return FsspecStore(f"s3://{s3_server.bucket}/{prefix}", storage_options=so,
+                           **overrides)
+
+    return build
+
+
+def _gets(proxy):
+    return [r for r in proxy.log if r.method == "GET"]
+
+
+@pytest.mark.parametrize("status, body, cls", [
+    (500, b"", RemoteServerError),
+    (503, b"<Error><Code>SlowDown</Code></Error>", RemoteThrottledError),
+    (429, b"", RemoteThrottledError),
+])
+def test_transient_failures_are_retried_then_succeed(make, proxy, status, body, cls):
+    store = make(retries=3)
+    store.set("k", b"value")
+    proxy.reset()
+    proxy.faults.append(Fault(status=status, times=2, body=body,
+                              match=lambda m, p: m == "GET"))
+    assert store.get("k") == b"value"
+    assert [r.status for r in _gets(proxy)] == [status, status, 206]
+
+
+@pytest.mark.parametrize("status, body, cls", [
+    (500, b"", RemoteServerError),
+    (503, b"<Error><Code>SlowDown</Code></Error>", RemoteThrottledError),
+])
+def test_transient_failures_give_up_after_the_retries(make, proxy, status, body, cls):
+    store = make(retries=2)
+    store.set("c/0", b"value")
+    proxy.reset()
+    proxy.faults.append(Fault(status=status, times=99, body=body,
+                              match=lambda m, p: m == "GET"))
+    with pytest.raises(cls) as info:
+        store.get("c/0")
+    assert len(_gets(proxy)) == 3
+    msg = str(info.value)
+    assert f"cannot read 'c/0' ({store._url('c/0')}): HTTP {status}" in msg
+    assert "after 3 attempts" in msg
+    assert info.value.url == store._url("c/0") and info.value.status == status
+
+
+@pytest.mark.parametrize("status, cls", [(403, RemoteAccessError), (401, RemoteAccessError)])
+def test_client_errors_are_not_retried(make, proxy, status, cls):
+    store = make(retries=5)
+    proxy.faults.append(Fault(status=status, times=99, match=lambda m, p: m == "GET"))
+    with pytest.raises(cls, match=re.escape(f"cannot read 'k' ({store._url('k')}): HTTP {status}")):
+        store.get("k")
+    assert len(_gets(proxy)) == 1
+
+
+def test_missing_key_is_none_but_missing_bucket_is_an_error(make, s3_server):
+    store = make()
+    assert store.get("nothing/here") is None
+    assert store.get_many([("nothing", ByteRange.last(4))]) == [None]
+    bad = ObjectStore("s3://no-such-bucket-zarrx/x", storage_options=s3_server.options)
+    with pytest.raises(RemoteNotFoundError, match="NoSuchBucket"):
+        bad.get("k")
+
+
+def test_timeouts(make, proxy):
+    store = make(timeout=0.5, retries=1)
+    store.set("k", b"v")
+    proxy.faults.append(Fault(stall=3.0, times=2, match=lambda m, p: m == "GET"))
+    with pytest.raises(RemoteTimeoutError, match=re.escape(f"cannot read 'k' ({store._url('k')})")):
+        store.get("k")
+
+
+def test_connection_refused(s3_server):
+    port = free_port()                          # nothing listens there
+    store = ObjectStore("s3://b/x", storage_options={**s3_server.options,
+                                                     "endpoint": f"http://127.0.0.1:{port}"},
+                        retries=1, backoff=0.01)
+    with pytest.raises(RemoteConnectionError, match=re.escape("cannot read 'k' (s3://b/x/k)")):
+        store.get("k")
+
+
+def test_412_is_a_conflict_and_not_retried(make, proxy):
+    store = make(retries=3)
+    gen = store.set_if("k", b"one", None)
+    store.set("k", b"two")
+    proxy.reset()
+    with pytest.raises(ConflictError):
+        store.set_if("k", b"three", gen)
+    assert proxy.count("PUT") == 1
+    assert store.get("k") == b"two"
+
+
+def test_credentials_never_show(make, proxy):
+    store = make(retries=0)
+    assert SECRET not in repr(store)
+    proxy.faults.append(Fault(status=403, times=99, body=SECRET.encode()))
+    for call in (lambda: store.get("k"), lambda: store.set("k", b"v"),
+                 lambda: list(store.list_prefix("")), lambda: store.generation("k")):
+        with pytest.raises(StoreError) as info:
+            call()
+        assert SECRET not in str(info.value) and SECRET not in repr(info.value)
+
+
+def test_pickling_carries_configuration_not_clients(make, proxy):
+    store = make(in_flight=7, coalesce_gap=123)
+    store.set("k", b"v")
+    state = store.__getstate__()
+    assert set(state) >= {"storage_options", "read_only", "options"}
+    clone = pickle.loads(pickle.dumps(store))
+    assert clone.options.in_flight == 7 and clone.options.coalesce_gap == 123
+    assert clone.get("k") == b"v"
+    assert clone.requests["GET"] == 1                # a fresh store, not a copy of a live one

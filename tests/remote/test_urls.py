@@ -1,0 +1,70 @@
+"""Which store a URL becomes, and the errors when a backend package is missing."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+import zarrx
+from zarrx.errors import MissingDependencyError, StoreError, ZarrError
+from zarrx.store import make_store
+from zarrx.store.remote.dispatch import _obstore_options, default_backend
+from zarrx.store.remote.urls import redact
+
+
+@pytest.mark.parametrize("url, backend", [
+    ("s3://b/p", "obstore"), ("gs://b/p", "obstore"), ("az://c/p", "obstore"),
+    ("https://example.org/d.zarr", "obstore"), ("memory://x", "fsspec"),
+    ("gcs://b/p", "fsspec"), ("ftp://host/p", "fsspec")])
+def test_default_backends(url, backend):
+    pytest.importorskip("obstore")
+    assert default_backend(url.split("://")[0]) == backend
+
+
+def test_missing_packages_are_named(monkeypatch):
+    monkeypatch.setitem(sys.modules, "obstore", None)
+    monkeypatch.setitem(sys.modules, "fsspec", None)
+    with pytest.raises(MissingDependencyError,
+                       match=r"'s3://bucket/x': s3:// URLs need the package 'obstore' \(or "
+                             r"'fsspec' with s3fs\).*pip install 'zarrx\[s3\]'"):
+        zarrx.open("s3://bucket/x", mode="r")
+    with pytest.raises(MissingDependencyError, match="need the package 'fsspec'"):
+        make_store("memory://x", "r")
+    with pytest.raises(ZarrError):                       # catching ZarrError is enough
+        make_store("gs://bucket/x", "r")
+
+
+def test_fsspec_is_used_when_obstore_is_missing(monkeypatch):
+    pytest.importorskip("fsspec")
+    monkeypatch.setitem(sys.modules, "obstore", None)
+    assert default_backend("s3") == "fsspec"
+
+
+def test_storage_options_need_a_url(tmp_path):
+    with pytest.raises(StoreError, match="storage_options apply to URLs"):
+        zarrx.open_group(str(tmp_path), mode="w", storage_options={"anon": True})
+    with pytest.raises(ZarrError, match="storage_options: given without a store URL"):
+        zarrx.create_array(shape=(2,), dtype="i1", storage_options={"anon": True})
+
+
+def test_memory_urls_share_one_namespace():
+    pytest.importorskip("fsspec")
+    zarrx.create_array("memory://zarrx-url-test", shape=(3,), dtype="i2", chunks=(2,),
+                       fill_value=7, overwrite=True)
+    assert zarrx.open("memory://zarrx-url-test", mode="r")[...].tolist() == [7, 7, 7]
+
+
+def test_addresses_shown_without_credentials():
+    assert redact("https://user:pw@host:8080/a/b?X-Amz-Signature=s#f") == "https://host:8080/a/b"
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    s = ObjectStore("https://user:pw@example.org/data?token=abc")
+    assert "pw" not in repr(s) and "abc" not in repr(s) and s.read_only
+
+
+def test_s3fs_style_options_are_translated():
+    assert _obstore_options("s3", {"key": "k", "secret": "s", "anon": True,
+                                   "endpoint_url": "http://h:1",
+                                   "client_kwargs": {"region_name": "r"}}) == {
+        "access_key_id": "k", "secret_access_key": "s", "skip_signature": True,
+        "endpoint": "http://h:1", "region": "r"}

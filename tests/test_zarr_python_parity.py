@@ -1,0 +1,648 @@
+"""The same calls on zarr-python and on zarrx: values, shapes, types and exception classes agree.
+
+Every case is a function of the library module (``zarr`` or ``zarrx``) and runs unchanged on
+both, with a ``dict`` as the store. Where zarrx deliberately differs (docs/guide/migrating.md),
+the case checks zarrx against numpy instead and says why.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+
+zarr = pytest.importorskip("zarr")
+from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec,  # noqa: E402
+                         ShardingCodec, TransposeCodec, ZstdCodec)
+
+LIBS = {"zarr": zarr, "zarrx": zarrx}
+BUILTINS = (KeyError, IndexError, FileNotFoundError, FileExistsError, PermissionError,
+            NotImplementedError, TypeError, ValueError, OSError, LookupError)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # zarr-python's deprecation and v3 warnings
+        yield
+
+
+def both(case):
+    """``{"zarr": result or exception, "zarrx": result or exception}``."""
+    out = {}
+    for name, lib in LIBS.items():
+        try:
+            out[name] = case(lib)
+        except Exception as exc:  # noqa: BLE001 - compared below
+            out[name] = exc
+    return out
+
+
+def raw(value) -> bytes:
+    return value if isinstance(value, bytes) else value.to_bytes()    # zarr-python Buffers
+
+
+def doc(store: dict, key: str = "zarr.json") -> dict:
+    return json.loads(raw(store[key]))
+
+
+def arr(lib, shape=(10, 10), chunks=(5, 5), **kw):
+    a = lib.create_array({}, shape=shape, dtype="i4", chunks=chunks, **kw)
+    a[...] = np.arange(int(np.prod(shape)), dtype="i4").reshape(shape)
+    return a
+
+
+def tree_of(lib):
+    """/a (4,) i4, /sub (group) with /sub/b (2,) f8 and /sub/deeper/d2 (groups)."""
+    g = lib.open_group({}, mode="w")
+    g.create_array("a", shape=(4,), dtype="i4", chunks=(2,))
+    sub = g.create_group("sub")
+    sub.create_array("b", shape=(2,), dtype="f8")
+    sub.create_group("deeper").create_group("d2")
+    return g
+
+
+def existing(lib, kind="array"):
+    store: dict = {}
+    g = lib.open_group(store, mode="w")
+    g.create_array("a", shape=(4,), dtype="i4", chunks=(2,))
+    g.create_group("g")
+    return store
+
+
+# -- exceptions ------------------------------------------------------------------------------
+def _read_only(lib):
+    store = existing(lib)
+    return lib.open_group(store, mode="r")
+
+
+ERRORS = {
+    "store-of-another-type": lambda lib: lib.open(123, mode="r"),
+    "open-r-missing": lambda lib: lib.open({}, mode="r"),
+    "open-r+-missing": lambda lib: lib.open({}, mode="r+"),
+    "open_group-r-missing": lambda lib: lib.open_group({}, mode="r"),
+    "open_array-r-missing": lambda lib: lib.open_array({}, mode="r"),
+    "open_group-on-array": lambda lib: lib.open_group(existing(lib), mode="r", path="a"),
+    "open_array-on-group": lambda lib: lib.open_array(existing(lib), mode="r"),
+    "create_array-exists": lambda lib: lib.create_array(existing(lib), name="a", shape=(1,),
+                                                        dtype="i4"),
+    "create_group-on-array": lambda lib: lib.create_group(existing(lib), path="a"),
+    "group.create_group-exists": lambda lib: lib.open_group(existing(lib)).create_group("g"),
+    "group.create_array-exists": lambda lib: lib.open_group(existing(lib)).create_array(
+        "a", shape=(1,), dtype="i4"),
+    "open-w--exists": lambda lib: lib.open(existing(lib), mode="w-"),
+    "open_group-w--exists": lambda lib: lib.open_group(existing(lib), mode="w-"),
+    "group-missing-member": lambda lib: lib.open_group(existing(lib))["nope"],
+    "read-only-write": lambda lib: _read_only(lib)["a"].__setitem__(0, 1),
+    "read-only-attrs": lambda lib: _read_only(lib).attrs.__setitem__("x", 1),
+    "read-only-array-attrs": lambda lib: _read_only(lib)["a"].attrs.__setitem__("x", 1),
+    "read-only-create": lambda lib: _read_only(lib).create_array("b", shape=(1,), dtype="i4"),
+    "read-only-resize": lambda lib: _read_only(lib)["a"].resize((2,)),
+    "index-out-of-bounds": lambda lib: arr(lib)[10, 0],
+    "too-many-indices": lambda lib: arr(lib)[0, 0, 0],
+    "float-index": lambda lib: arr(lib)[1.5],
+    "oindex-out-of-bounds": lambda lib: arr(lib).oindex[[11], :],
+    "vindex-bad-mask": lambda lib: arr(lib).vindex[np.ones((3, 3), bool)],
+    "blocks-out-of-bounds": lambda lib: arr(lib).blocks[5],
+    "fields-of-plain-array": lambda lib: arr(lib).get_basic_selection(..., fields="x"),
+    "unknown-dtype": lambda lib: lib.create_array({}, shape=(1,), dtype="foo"),
+    "unknown-dtype-v2": lambda lib: lib.create_array({}, shape=(1,), dtype="int33",
+                                                     zarr_format=2),
+    "negative-shape": lambda lib: lib.create_array({}, shape=(-1,), dtype="i4"),
+    "shards-not-a-multiple": lambda lib: lib.create_array({}, shape=(4,), dtype="i4",
+                                                          chunks=(3,), shards=(4,)),
+    "shards-in-v2": lambda lib: lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,),
+                                                 shards=(4,), zarr_format=2),
+    "unknown-keyword-open": lambda lib: lib.open({}, mode="w", foo=1),
+    "unknown-keyword-open-existing": lambda lib: lib.open(existing(lib), mode="r", foo=1),
+    "open_consolidated-without": lambda lib: lib.open_consolidated(existing(lib)),
+    "open_consolidated-not-true": lambda lib: lib.open_consolidated({}, use_consolidated=False),
+    "consolidate-wrong-format": lambda lib: lib.consolidate_metadata(existing(lib),
+                                                                     zarr_format=2),
+    "append-wrong-shape": lambda lib: arr(lib).append(np.ones((3,))),
+    "append-bad-axis": lambda lib: arr(lib).append(np.ones((3, 10)), axis=5),
+    "attrs-not-json": lambda lib: arr(lib).attrs.__setitem__("x", object()),
+    "len-of-0d": lambda lib: len(lib.create_array({}, shape=(), dtype="i4")),
+    "compressor-of-v3": lambda lib: arr(lib).compressor,
+    "require_array-shape": lambda lib: lib.open_group(existing(lib)).require_array(
+        "a", shape=(5,), dtype="i4"),
+    "require_array-dtype": lambda lib: lib.open_group(existing(lib)).require_array(
+        "a", shape=(4,), dtype="i2"),
+    "require_array-on-group": lambda lib: lib.open_group(existing(lib)).require_array(
+        "g", shape=(4,), dtype="i4"),
+    "require_group-on-array": lambda lib: lib.open_group(existing(lib)).require_group("a"),
+    "require_dataset-shape": lambda lib: lib.open_group(existing(lib)).require_dataset(
+        "a", shape=(3,), dtype="i4"),
+    "save-nothing": lambda lib: lib.save({}),
+    "save_array-not-an-array": lambda lib: lib.save_array({}, [1, 2]),
+    "save_group-not-an-array": lambda lib: lib.save_group({}, [1, 2]),
+    "save_array-exists": lambda lib: lib.save_array(existing(lib), np.arange(3), path="a"),
+    "full_like-numpy-without-fill": lambda lib: lib.full_like(np.zeros(3)),
+    "serializer-is-a-compressor": lambda lib: lib.create_array({}, shape=(4,), dtype="i4",
+                                                               serializer=ZstdCodec()),
+    "compressor-is-a-serializer": lambda lib: lib.create_array({}, shape=(4,), dtype="i4",
+                                                               compressors=BytesCodec()),
+    "filter-is-a-compressor": lambda lib: lib.create_array({}, shape=(4,), dtype="i4",
+                                                           filters=ZstdCodec()),
+}
+
+
+def builtins_of(exc: BaseException) -> set[type]:
+    return {b for b in BUILTINS if isinstance(exc, b)}
+
+
+@pytest.mark.parametrize("case", list(ERRORS.values()), ids=list(ERRORS))
+def test_errors_are_zarr_errors_of_zarr_pythons_builtin_classes(case):
+    got = both(case)
+    theirs, ours = got["zarr"], got["zarrx"]
+    assert isinstance(theirs, Exception), f"zarr-python returned {theirs!r}"
+    assert isinstance(ours, zarrx.ZarrError), f"zarrx: {ours!r}"
+    missing = builtins_of(theirs) - builtins_of(ours)
+    assert not missing, f"zarrx raised {type(ours).__mro__}, not also {missing}: {ours}"
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.open_group({}, foo=1),
+    lambda lib: lib.create_array({}, shape=(1,), dtype="i4", foo=1),
+    lambda lib: lib.open_group({}).create_array("x", shape=(1,), dtype="i4", foo=1),
+    lambda lib: lib.save_array({}, np.arange(2), foo=1)], ids=["open_group", "create_array",
+                                                               "group.create_array", "save"])
+def test_unknown_keywords_are_type_errors(call):
+    """Python's own TypeError for a function with a fixed signature; open and open_array,
+    which take create_array's keywords, check them themselves."""
+    got = both(call)
+    assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], TypeError)
+
+
+def test_zarrx_errors_name_what_is_wrong():
+    with pytest.raises(zarrx.DataTypeError, match="found 'foo'"):
+        zarrx.create_array({}, shape=(1,), dtype="foo")
+    with pytest.raises(TypeError, match="open\\(\\) got an unexpected keyword argument 'foo'"):
+        zarrx.open({}, mode="w", foo=1)
+    with pytest.raises(TypeError, match="array 'a' has shape \\(4,\\), not the required \\(5,\\)"):
+        zarrx.open_group(existing(zarrx)).require_array("a", shape=(5,), dtype="i4")
+    with pytest.raises(TypeError, match="^open: dtype= is an array argument, but no shape="):
+        zarrx.open({}, mode="w", dtype="i4")
+
+
+# -- indexing --------------------------------------------------------------------------------
+N = np.arange(100, dtype="i4").reshape(10, 10)
+SELECTIONS = {
+    "two-lists": ([1, 3], [2, 4]),
+    "int-and-list": (1, [1, 3]),
+    "list-and-int": ([1, 3], 2),
+    "one-list": [1, 3],
+    "list-and-slice": ([1, 3], slice(1, 3)),
+    "slice-and-list": (slice(1, 3), [1, 3]),
+    "int-arrays-2d": (np.array([[1, 2], [3, 4]]), np.array([[1, 2], [3, 4]])),
+    "negative-ints": ([-1, 0], [-2, 3]),
+    "repeated": [3, 1, 1],
+    "mask": N > 95,
+    "bool-list-axis0": [True] + [False] * 9,
+}
+
+
+@pytest.mark.parametrize("sel", list(SELECTIONS.values()), ids=list(SELECTIONS))
+def test_getitem_like_numpy_and_zarr_python(sel):
+    got = both(lambda lib: arr(lib)[sel])
+    for name in LIBS:
+        assert isinstance(got[name], np.ndarray), (name, got[name])
+        np.testing.assert_array_equal(got[name], N[sel])
+        assert got[name].dtype == N.dtype
+
+
+@pytest.mark.parametrize("sel", [[5, 1, 2], np.array([[5, 1], [2, 3]]), np.array([7])],
+                         ids=["list", "2d-array", "array"])
+def test_getitem_1d_index_arrays(sel):
+    got = both(lambda lib: arr(lib, shape=(10,), chunks=(5,))[sel])
+    for name in LIBS:
+        np.testing.assert_array_equal(got[name], np.arange(10)[sel])
+        assert got[name].shape == np.arange(10)[sel].shape
+
+
+@pytest.mark.parametrize("sel,value", [(([1, 3], [2, 4]), [7, 8]), ([1, 3], 5),
+                                       (([1, 3], slice(2, 4)), 5), ((2, [0, 9]), [6, 6])],
+                         ids=["points", "rows", "rows-slice", "int-list"])
+def test_setitem_fancy_like_numpy_and_zarr_python(sel, value):
+    def case(lib):
+        b = lib.create_array({}, shape=(10, 10), dtype="i4", chunks=(5, 5), fill_value=0)
+        b[sel] = value
+        return b[...]
+    expected = np.zeros((10, 10), "i4")
+    expected[sel] = value
+    got = both(case)
+    for name in LIBS:
+        np.testing.assert_array_equal(got[name], expected)
+
+
+def test_mixed_index_arrays_with_slices_are_refused_as_in_zarr_python():
+    """numpy would broadcast the two arrays; zarr-python refuses; so does zarrx (IndexError),
+    pointing to vindex / oindex, rather than guess."""
+    a3 = {name: lib.create_array({}, shape=(4, 4, 4), dtype="i4") for name, lib in LIBS.items()}
+    for a in a3.values():
+        with pytest.raises(IndexError):
+            a[[0, 1], [1, 2], :]
+
+
+# -- arrays ----------------------------------------------------------------------------------
+def codec_ids(codecs) -> list:
+    """What each codec is, across zarr-python, numcodecs and zarrx objects."""
+    out = []
+    for c in codecs:
+        if hasattr(c, "codec_id"):                                   # numcodecs
+            out.append((c.codec_id, {k: v for k, v in c.get_config().items() if k != "id"}))
+        else:
+            d = json.loads(json.dumps(c.to_dict(), default=str))
+            out.append((d["name"].removeprefix("numcodecs."), d.get("configuration", {})))
+    return out
+
+
+CODEC_ARRAYS = {
+    "default": {},
+    "gzip-crc32c": {"compressors": [GzipCodec(level=2), Crc32cCodec()]},
+    "transpose-big-endian": {"filters": [TransposeCodec(order=(1, 0))],
+                             "serializer": BytesCodec(endian="big"), "compressors": None},
+    "blosc": {"compressors": BloscCodec(cname="lz4", clevel=3, shuffle="shuffle", typesize=4)},
+    "sharded": {"shards": (10, 10), "compressors": ZstdCodec(level=2)},
+}
+
+
+@pytest.mark.parametrize("kw", list(CODEC_ARRAYS.values()), ids=list(CODEC_ARRAYS))
+def test_codec_properties_and_zarr_codec_objects(kw):
+    got = both(lambda lib: arr(lib, **kw))
+    theirs, ours = got["zarr"], got["zarrx"]
+    for prop in ("filters", "compressors"):
+        assert type(getattr(ours, prop)) is tuple
+        assert codec_ids(getattr(ours, prop)) == codec_ids(getattr(theirs, prop)), prop
+    assert codec_ids([ours.serializer]) == codec_ids([theirs.serializer])
+    assert (ours.chunks, ours.shards) == (theirs.chunks, theirs.shards)
+    assert doc(ours.store._data)["codecs"] == doc(theirs.store._store_dict)["codecs"]
+    np.testing.assert_array_equal(ours[...], theirs[...])
+
+
+def test_v2_codec_properties():
+    import numcodecs
+    kw = dict(zarr_format=2, filters=[numcodecs.Delta(dtype="<i4")],
+              compressors=numcodecs.Zstd(level=1))
+    got = both(lambda lib: arr(lib, **kw))
+    theirs, ours = got["zarr"], got["zarrx"]
+    assert codec_ids(ours.filters) == codec_ids(theirs.filters)
+    assert codec_ids([ours.compressor]) == codec_ids([theirs.compressor])
+    assert codec_ids(ours.compressors) == codec_ids(theirs.compressors)
+    assert ours.serializer is theirs.serializer is None
+    got = both(lambda lib: arr(lib, zarr_format=2, compressors=None).compressor)
+    assert got["zarr"] is got["zarrx"] is None
+
+
+def test_sharding_codec_through_create_codecs():
+    def case(lib):
+        store: dict = {}
+        a = lib.create(shape=(8, 8), store=store, dtype="i4", chunks=(4, 4),
+                       codecs=[ShardingCodec(chunk_shape=(2, 2),
+                                             codecs=[BytesCodec(), ZstdCodec(level=1)])])
+        a[...] = 5
+        return doc(store)["codecs"], a.chunks, a.shards, a.nchunks_initialized, a[...]
+    got = both(case)
+    for theirs, ours in zip(got["zarr"], got["zarrx"]):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("writes", [[(0, 0)], [(slice(None), slice(None))], [(0, 0), (19, 19)],
+                                    [(slice(0, 6), 3)]], ids=["one", "all", "corners", "column"])
+@pytest.mark.parametrize("shards", [None, (10, 10), (20, 10)])
+def test_nchunks_initialized_counts_as_zarr_python(writes, shards):
+    def case(lib):
+        a = lib.create_array({}, shape=(20, 20), dtype="i4", chunks=(5, 5), shards=shards)
+        for w in writes:
+            a[w] = 1
+        return a.nchunks_initialized, a.nchunks, a.cdata_shape
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_nshards_initialized():
+    a = zarrx.create_array({}, shape=(20, 20), dtype="i4", chunks=(5, 5), shards=(10, 10))
+    a[0, 0] = 1
+    assert (a.nshards_initialized, a.nchunks_initialized) == (1, 4)
+
+
+def test_resize_update_attributes_info():
+    def case(lib):
+        a = arr(lib)
+        a.resize((5, 6))
+        b = lib.create_array({}, shape=(10,), dtype="i4")
+        b.resize(4)
+        same = type(a.update_attributes({"x": 1})).__name__
+        info = dict(line.split(" : ", 1) for line in str(a.info_complete()).splitlines())
+        return (a.shape, b.shape, same, dict(a.attrs),
+                {k.strip(): info[k].strip() for k in info if k.strip() in
+                 ("Shape", "Chunk shape", "Zarr format")}, a[...])
+    got = both(case)
+    for theirs, ours in zip(got["zarr"], got["zarrx"]):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_fields_of_structured_arrays_as_numpy():
+    """zarr-python 3.1 cannot read fields (it raises a cast error and writes every field on a
+    field write), so zarrx is checked against numpy, the semantics zarr-python 2 had."""
+    dt = np.dtype([("x", "<i4"), ("y", "<f8")])
+    expected = np.array([(1, 2.0), (3, 4.0), (5, 6.0), (7, 8.0)], dtype=dt)
+    z = zarrx.create_array({}, shape=(4,), dtype=dt, chunks=(2,))
+    z[...] = expected
+    np.testing.assert_array_equal(z["x"], expected["x"])
+    np.testing.assert_array_equal(z["y", 1:3], expected["y"][1:3])
+    np.testing.assert_array_equal(z[1:3, "y"], expected["y"][1:3])
+    assert z[["y", "x"]].dtype.names == ("y", "x")
+    np.testing.assert_array_equal(z[["y", "x"]]["x"], expected["x"])
+    np.testing.assert_array_equal(z.get_orthogonal_selection([1, 3], fields="y"), [4.0, 8.0])
+    np.testing.assert_array_equal(z.get_coordinate_selection([0, 2], fields=["x"])["x"], [1, 5])
+    np.testing.assert_array_equal(z.get_mask_selection(np.array([1, 0, 1, 0], bool),
+                                                       fields="x"), [1, 5])
+    assert z[2, "x"] == 5
+    z["x"] = 9
+    z.set_basic_selection(slice(0, 2), 5.5, fields="y")
+    expected["x"] = 9
+    expected["y"][:2] = 5.5
+    np.testing.assert_array_equal(z[...], expected)
+    with pytest.raises(IndexError, match="no field 'z'; the fields are 'x', 'y'"):
+        z["z"]
+
+
+# -- groups ----------------------------------------------------------------------------------
+def test_members_tree_and_counts():
+    def case(lib):
+        g = tree_of(lib)
+        members = g.members()
+        return (type(members), sorted(k for k, _ in members),
+                sorted(k for k, _ in g.members(max_depth=1)),
+                sorted(k for k, _ in g.members(max_depth=None)),
+                g.nmembers(), g.nmembers(max_depth=None),
+                [a.path for a in g.array_values()], [s.path for s in g.group_values()],
+                str(g.tree()).rstrip("\n"), str(g.tree(level=1)).rstrip("\n"),
+                sorted(g), len(g))
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_group_info():
+    def case(lib):
+        g = tree_of(lib)
+        rows = {}
+        for line in str(g.info_complete()).splitlines():
+            k, v = line.split(":", 1)
+            rows[k.strip()] = v.strip()
+        return {k: rows[k] for k in ("Zarr format", "Read-only", "No. members", "No. arrays",
+                                     "No. groups")}
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_group_array_creation():
+    def case(lib):
+        g = lib.open_group({}, mode="w")
+        a = g.create_array("a", shape=(4,), dtype="i4", chunks=(2,), fill_value=7)
+        made = [g.zeros(name="z", shape=(3,)), g.ones(name="o", shape=(3,)),
+                g.full(name="f", shape=(3,), fill_value=4), g.empty(name="e", shape=(3,)),
+                g.zeros_like(name="zl", data=a), g.ones_like(name="ol", data=a),
+                g.full_like(name="fl", data=a), g.empty_like(name="el", data=a),
+                g.create_dataset("ds", shape=(3,), dtype="i2"),
+                g.require_dataset("ds", shape=(3,), dtype="i2"),
+                g.require_array("a", shape=(4,), dtype="i8"),
+                g.require_array("new", shape=(2,), dtype="u1")]
+        g["si"] = np.arange(5)
+        g["si"] = np.arange(6)
+        made.append(g["si"])
+        groups = g.require_groups("x", "y")
+        same = g.update_attributes({"k": 1}) is g
+        return ([(m.path, m.shape, str(m.dtype), m.fill_value, m[...].tolist()) for m in made],
+                [s.path for s in groups], same, dict(g.attrs), sorted(g))
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_group_array_and_create_dataset_from_data():
+    """zarr-python 3.1 requires shape= and dtype= in Group.array and create_dataset (it
+    raises TypeError without them); zarrx takes them from the data, as zarr-python 2 did."""
+    g = zarrx.open_group({}, mode="w")
+    np.testing.assert_array_equal(g.array("a", data=[1, 2, 3])[...], [1, 2, 3])
+    np.testing.assert_array_equal(g.create_dataset("b", data=np.eye(2))[...], np.eye(2))
+
+
+def test_move():
+    """zarr-python 3.1 raises NotImplementedError for Group.move."""
+    store: dict = {}
+    g = zarrx.open_group(store, mode="w")
+    g.create_group("src").create_array("x", shape=(3,), dtype="i4")[...] = [1, 2, 3]
+    g.move("src", "dst/deeper")
+    assert sorted(k for k, _ in g.members(max_depth=None)) == ["dst", "dst/deeper",
+                                                               "dst/deeper/x"]
+    np.testing.assert_array_equal(zarrx.open(store, path="dst/deeper/x")[...], [1, 2, 3])
+    with pytest.raises(KeyError, match="no member 'src' to move"):
+        g.move("src", "other")
+    with pytest.raises(FileExistsError, match="a node already exists there"):
+        g.move("dst", "dst/deeper")
+
+
+# -- top level -------------------------------------------------------------------------------
+def test_save_load_and_dict_stores():
+    def case(lib):
+        one, many, nested = {}, {}, {}
+        lib.save(one, np.arange(5))
+        lib.save(many, np.arange(3), np.ones(2), x=np.zeros(4))
+        lib.save_array(nested, np.arange(3), path="sub/p")
+        lib.save_group(nested, y=np.zeros(2), path="grp")
+        return (sorted(one), sorted(many), sorted(nested), lib.load(one),
+                lib.load(nested, path="sub/p"), lib.open(many, mode="r")["x"][...])
+    got = both(case)
+    for theirs, ours in zip(got["zarr"], got["zarrx"]):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_load_of_a_group_returns_its_arrays():
+    """zarr-python 3.1 raises NotImplementedError here; zarrx returns the arrays by name."""
+    store: dict = {}
+    zarrx.save(store, np.arange(3), x=np.zeros(2))
+    loaded = zarrx.load(store)
+    assert sorted(loaded) == ["arr_0", "x"]
+    np.testing.assert_array_equal(loaded["arr_0"], np.arange(3))
+
+
+def test_open_with_a_dict_store_and_default_modes():
+    def case(lib):
+        d: dict = {}
+        a = lib.open(d, mode="w", shape=(4,), dtype="i4", chunks=(2,))
+        a[...] = [1, 2, 3, 4]
+        again = lib.open(d)
+        return sorted(d), type(again).__name__, again[...], again.read_only, \
+            type(lib.open_consolidated({})).__name__
+    got = both(case)
+    theirs, ours = got["zarr"], got["zarrx"]
+    assert ours[0] == theirs[0] and ours[1] == theirs[1] and ours[3] == theirs[3]
+    np.testing.assert_array_equal(ours[2], theirs[2])
+    assert ours[4] == theirs[4] == "Group"
+
+
+def test_like_functions_default_to_the_source_fill_value():
+    def case(lib):
+        a = lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,), fill_value=7)
+        f, e, z, o = lib.full_like(a), lib.empty_like(a), lib.zeros_like(a), lib.ones_like(a)
+        n = lib.full_like(np.zeros(3), fill_value=2)
+        return ([(x.shape, x.chunks, str(x.dtype), x.fill_value, x[...].tolist())
+                 for x in (f, e, z, o)], n[...].tolist(), str(n.dtype))
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_from_array():
+    def case(lib):
+        a = lib.create_array({}, shape=(8,), dtype="i4", chunks=(2,), zarr_format=2,
+                             compressors=None)
+        a[...] = np.arange(8)
+        b = lib.from_array({}, data=a)
+        c = lib.from_array({}, data=np.arange(10), chunks=(5,))
+        d = lib.from_array({}, data=np.arange(10))
+        return (b.chunks, b.metadata.zarr_format, b.compressors, b[...].tolist(),
+                c.chunks, c.shards, codec_ids(c.compressors), c[...].tolist(), d.chunks)
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_from_array_keeps_shards_codecs_and_fill():
+    src = zarrx.create_array({}, shape=(8,), dtype="i4", chunks=(2,), shards=(4,),
+                             compressors=zarrx.codecs.GzipCodec(level=2), fill_value=3,
+                             dimension_names=["x"])
+    src[:5] = np.arange(5)
+    out = zarrx.from_array({}, data=src)
+    assert (out.chunks, out.shards, out.fill_value, out.dimension_names) == \
+        ((2,), (4,), 3, ("x",))
+    assert codec_ids(out.compressors) == [("gzip", {"level": 2})]
+    np.testing.assert_array_equal(out[...], src[...])
+    np.testing.assert_array_equal(zarrx.from_array({}, data=src, write_data=False)[...],
+                                  np.full(8, 3))
+
+
+def test_create_hierarchy():
+    """zarr-python's create_hierarchy takes a Store (not a dict)."""
+    def case(lib):
+        store = lib.storage.MemoryStore()
+        group_meta = (zarr.core.group.GroupMetadata(attributes={"x": 1}) if lib is zarr else
+                      zarrx.metadata.GroupMeta(attributes={"x": 1}))
+        array_meta = lib.create_array({}, shape=(4,), dtype="i4").metadata
+        made = lib.create_hierarchy(store=store, nodes={"a/b": group_meta, "a/c": array_meta})
+        made = sorted((p, type(n).__name__) for p, n in made)
+        keys = sorted(store._store_dict if lib is zarr else store.list_prefix(""))
+        return made, keys, dict(lib.open_group(store, path="a/b").attrs)
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_consolidate_metadata_and_open_consolidated():
+    def case(lib):
+        store = existing(lib)
+        lib.consolidate_metadata(store, zarr_format=3)
+        g = lib.open_consolidated(store)
+        return sorted(g), g.read_only, lib.open_consolidated(store, mode="r").read_only
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+# -- config ----------------------------------------------------------------------------------
+def test_config_set_with_zarr_python_keys():
+    def case(lib):
+        out = []
+        with lib.config.set({"array.write_empty_chunks": True}):
+            a = lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,))
+            a[...] = 0
+            out.append((lib.config.get("array.write_empty_chunks"), a.nchunks_initialized))
+        b = lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,))
+        b[...] = 0
+        out.append((lib.config.get("array.write_empty_chunks"), b.nchunks_initialized))
+        return out
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == [(True, 2), (False, 0)]
+
+
+def test_config_aliases_and_refusals():
+    with zarrx.config.set({"threading.max_workers": 1}):
+        assert zarrx.config.get("threads") == zarrx.config.get("async.concurrency") == 1
+    with zarrx.config.set({"array": {"write_empty_chunks": True}}, consistency="none"):
+        assert zarrx.config.write_empty_chunks is True and zarrx.config.consistency == "none"
+    assert zarrx.config.write_empty_chunks is False and zarrx.config.consistency == "strict"
+    with zarrx.config.set(threads=2):                    # the keyword form keeps working
+        assert zarrx.config.threads == 2
+    with pytest.raises(ValueError, match="'default_zarr_format' is a zarr-python setting zarrx "
+                                         "has no counterpart for"):
+        zarrx.config.set({"default_zarr_format": 2})
+    with pytest.raises(ValueError, match="'threading.max_workers' and 'async.concurrency' both "
+                                         "set 'threads', to 2 and 3"):
+        zarrx.config.set({"threading.max_workers": 2, "async.concurrency": 3})
+    assert zarrx.config.get("nope", 5) == 5
+
+
+# -- codecs and dtypes -----------------------------------------------------------------------
+def test_codec_aliases():
+    c = zarrx.codecs
+    for alias, cls in [("ZstdCodec", "Zstd"), ("BloscCodec", "Blosc"), ("GzipCodec", "Gzip"),
+                       ("BytesCodec", "Bytes"), ("Crc32cCodec", "Crc32c"),
+                       ("TransposeCodec", "Transpose"), ("VLenUTF8Codec", "VLenUTF8"),
+                       ("VLenBytesCodec", "VLenBytes"), ("ShardingCodec", "ShardingIndexed")]:
+        assert getattr(c, alias) is getattr(c, cls)
+    z = zarrx.create_array({}, shape=(8, 8), dtype="i4", chunks=(4, 4),
+                           serializer=c.ShardingCodec(chunk_shape=(2, 2),
+                                                      codecs=[c.BytesCodec(), c.ZstdCodec()]))
+    assert (z.chunks, z.shards) == ((2, 2), (4, 4))
+    assert c.ZstdCodec(level=3).to_dict() == ZstdCodec(level=3).to_dict()
+
+
+def test_codec_errors_point_to_the_right_argument():
+    with pytest.raises(TypeError, match="^create_array serializer: 'zstd' is a bytes->bytes "
+                                        "codec; pass it in compressors=, not serializer=$"):
+        zarrx.create_array({}, shape=(4,), dtype="i4", serializer=ZstdCodec())
+    with pytest.raises(TypeError, match="^create_array compressors\\[0\\]: expected a codec "
+                                        "object, found the class zarr.codecs.zstd.ZstdCodec; "
+                                        "pass an instance, such as ZstdCodec\\(\\)$"):
+        zarrx.create_array({}, shape=(4,), dtype="i4", compressors=ZstdCodec)
+    with pytest.raises(ValueError, match="a shard cannot be compressed as a whole"):
+        zarrx.create_array({}, shape=(8,), dtype="i4", chunks=(4,),
+                           serializer=ShardingCodec(chunk_shape=(2,)), compressors=ZstdCodec())
+
+
+def test_string_dtype_in_and_out():
+    string_dtype = getattr(np.dtypes, "StringDType", None)
+    if string_dtype is None:
+        pytest.skip("numpy < 2 has no StringDType")
+    values = np.array(["a", "bb", "ccc"], dtype=string_dtype())
+
+    def case(lib):
+        out = []
+        for dtype, fmt in [(str, 3), (string_dtype(), 3), (str, 2)]:
+            a = lib.create_array({}, shape=(3,), dtype=dtype, chunks=(2,), zarr_format=fmt)
+            a[...] = values
+            out.append((a.dtype, a[...].dtype, a[...].tolist(), a.fill_value))
+        b = lib.array(values, chunks=(2,))
+        out.append((b.dtype, b[1:].tolist()))
+        return out
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_string_element_is_a_str():
+    """numpy semantics: one element of a 1-d array is a scalar (zarr-python 3.1 returns a 0-d
+    array here)."""
+    a = zarrx.array(np.array(["x", "yy"]), dtype=str)
+    assert a[1] == "yy" and type(a[1]) is str
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "int4"])
+def test_ml_dtype_names(name):
+    """zarr-python 3.1 refuses these names (TypeError); zarrx takes them when ml_dtypes is
+    installed."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for fmt in (2, 3):
+        a = zarrx.create_array({}, shape=(4,), dtype=name, zarr_format=fmt)
+        a[...] = np.arange(4).astype(getattr(ml_dtypes, name))
+        assert a.dtype == np.dtype(getattr(ml_dtypes, name))
+        assert a[...].astype("f4").tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -1,0 +1,127 @@
+"""``zarrx.check``: every stored object decoded; corrupt, torn, orphaned and temporary objects
+found, and repaired on request."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import zarrx
+
+
+def _data(path):
+    g = zarrx.open_group(path, mode="w")
+    p = g.create_array("plain", shape=(8, 8), dtype="u2", chunks=(4, 4),
+                       compressors=[{"name": "zstd"}, {"name": "crc32c"}], fill_value=5)
+    p[...] = np.arange(64, dtype="u2").reshape(8, 8)
+    s = g.create_array("sharded", shape=(16, 16), dtype="f4", chunks=(4, 4), shards=(8, 8),
+                       fill_value=-1)
+    s[...] = np.arange(256, dtype="f4").reshape(16, 16)
+    return g
+
+
+def _flip(path, at):
+    b = bytearray(open(path, "rb").read())
+    b[at] ^= 0xFF
+    open(path, "wb").write(bytes(b))
+
+
+def _kinds(report):
+    return sorted((f.kind, f.key, f.inner) for f in report.findings)
+
+
+def test_a_sound_hierarchy_has_no_findings(tmp_path):
+    _data(str(tmp_path / "d.zarr"))
+    report = zarrx.check(str(tmp_path / "d.zarr"))
+    assert report.ok and report.arrays == 2 and report.groups == 1 and report.objects == 8
+
+
+def test_corrupt_chunks_torn_shards_and_bad_indexes_are_found(tmp_path):
+    root = tmp_path / "d.zarr"
+    _data(str(root))
+    _flip(root / "plain" / "c" / "1" / "0", 3)                      # crc32c catches it
+    shard = root / "sharded" / "c" / "0" / "1"
+    _flip(shard, 4)                                                  # inside inner chunk c/0/0
+    torn = root / "sharded" / "c" / "1" / "0"
+    torn.write_bytes(torn.read_bytes()[:40])
+    index = root / "sharded" / "c" / "1" / "1"
+    _flip(index, os.path.getsize(index) - 10)                        # inside the index
+    report = zarrx.check(str(root))
+    assert _kinds(report) == [("corrupt", "plain/c/1/0", None),
+                              ("corrupt", "sharded/c/0/1", "c/0/0"),
+                              ("corrupt", "sharded/c/1/1", None),
+                              ("torn", "sharded/c/1/0", None)]
+    detail = {f.key: f.detail for f in report.findings}
+    assert "checksum" in detail["sharded/c/1/1"] and "40 bytes" in detail["sharded/c/1/0"]
+
+
+def test_fill_corrupt_rewrites_only_what_is_lost(tmp_path):
+    root = tmp_path / "d.zarr"
+    _data(str(root))
+    _flip(root / "plain" / "c" / "1" / "0", 3)
+    _flip(root / "sharded" / "c" / "0" / "1", 4)
+    report = zarrx.check(str(root), repair=True)           # corrupt chunks need fill_corrupt
+    assert len(report.remaining) == 2
+    report = zarrx.check(str(root), repair=True, fill_corrupt=True)
+    assert not report.remaining and len(report.repaired) == 2
+    assert zarrx.check(str(root)).ok
+    g = zarrx.open_group(str(root), mode="r")
+    want = np.arange(64, dtype="u2").reshape(8, 8)
+    want[4:8, 0:4] = 5
+    np.testing.assert_array_equal(g["plain"][...], want)
+    shard = np.arange(256, dtype="f4").reshape(16, 16)
+    shard[0:4, 8:12] = -1                                   # only the bad inner chunk
+    np.testing.assert_array_equal(g["sharded"][...], shard)
+
+
+def test_orphans_are_found_and_removed(tmp_path):
+    root = tmp_path / "d.zarr"
+    _data(str(root))
+    (root / "plain" / "c" / "7").mkdir()
+    (root / "plain" / "c" / "7" / "0").write_bytes(b"old")         # outside the 2x2 grid
+    (root / "plain" / "notes.txt").write_bytes(b"x")
+    (root / "gone").mkdir()
+    (root / "gone" / "c").write_bytes(b"x")                         # a node's leftover chunk
+    report = zarrx.check(str(root))
+    assert _kinds(report) == [("orphaned", "gone/c", None), ("orphaned", "plain/c/7/0", None),
+                              ("orphaned", "plain/notes.txt", None)]
+    report = zarrx.check(str(root), repair=True)
+    assert not report.remaining and zarrx.check(str(root)).ok
+    assert not (root / "gone").exists()
+
+
+def test_old_temporary_files_are_removed_and_recent_ones_left_alone(tmp_path):
+    root = tmp_path / "d.zarr"
+    _data(str(root))
+    old = root / "plain" / "c" / "0" / ".0.zarrx-tmp-1-aa"
+    new = root / "plain" / "c" / "0" / ".1.zarrx-tmp-2-bb"
+    old.write_bytes(b"x")
+    new.write_bytes(b"y")
+    os.utime(old, (0, 0))
+    report = zarrx.check(str(root))
+    assert _kinds(report) == [("temporary", "plain/c/0/.0.zarrx-tmp-1-aa", None)]
+    assert report.recent_temporary == ["plain/c/0/.1.zarrx-tmp-2-bb"]
+    report = zarrx.check(str(root), repair=True)
+    assert not report.remaining and not old.exists() and new.exists()
+
+
+def test_metadata_that_does_not_parse_is_reported(tmp_path):
+    root = tmp_path / "d.zarr"
+    _data(str(root))
+    (root / "plain" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "array"}')
+    report = zarrx.check(str(root))
+    assert [(f.kind, f.key) for f in report.findings] == [("metadata", "plain/zarr.json")]
+
+
+def test_a_zip_archive_is_checked_in_place(tmp_path):
+    _data(str(tmp_path / "d.zarr"))
+    zarrx.copy(str(tmp_path / "d.zarr"), str(tmp_path / "d.zip"))
+    report = zarrx.check(str(tmp_path / "d.zip") + "/sharded")
+    assert report.ok and report.arrays == 1 and report.objects == 4
+
+
+def test_fill_corrupt_needs_repair(tmp_path):
+    _data(str(tmp_path / "d.zarr"))
+    with pytest.raises(zarrx.ZarrError, match="--fill-corrupt needs --repair"):
+        zarrx.check(str(tmp_path / "d.zarr"), fill_corrupt=True)

@@ -1,0 +1,205 @@
+"""``zarrx.convert``: another format, chunks, shards, codecs or fill value; streamed in bounded
+memory, resumable, verifiable."""
+from __future__ import annotations
+
+import io
+import os
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import MemoryStore
+from zarrx.tools.blocks import plan_blocks
+from zarrx.tools.progress import BarProgress, Progress
+
+
+def _v2(path):
+    g = zarrx.open_group(path, mode="w", zarr_format=2, attributes={"title": "v2"})
+    a = g.create_array("t", shape=(50, 40), dtype=">i4", chunks=(16, 16), zarr_format=2,
+                       compressors={"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": -1},
+                       fill_value=-1, attributes={"_ARRAY_DIMENSIONS": ["y", "x"], "u": "K"})
+    a[5:45, :30] = np.arange(1200, dtype=">i4").reshape(40, 30)
+    g.create_group("sub", attributes={"k": [1, 2]}).create_array(
+        "s", shape=(7,), dtype=str, chunks=(3,), zarr_format=2)[...] = list("abcdefg")
+    return g
+
+
+def test_v2_to_v3_keeps_values_attributes_and_names_dimensions(tmp_path):
+    src, dst = str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr")
+    _v2(src)
+    report = zarrx.convert(src, dst, zarr_format=3, verify=True)
+    assert report.ok and sorted(a.path for a in report.arrays) == ["/sub/s", "/t"]
+    g = zarrx.open_group(dst, mode="r")
+    t = g["t"]
+    assert g.zarr_format == 3 and t.zarr_format == 3 and g.attrs["title"] == "v2"
+    assert t.dimension_names == ("y", "x") and dict(t.attrs) == {"u": "K"}
+    assert [c.name for c in t.metadata.chunk_codecs] == ["bytes", "blosc"]
+    assert t.metadata.chunk_codecs[0].configuration == {"endian": "big"}
+    old = zarrx.open_group(src, mode="r")
+    np.testing.assert_array_equal(t[...], old["t"][...])
+    assert t.fill_value == -1 and g["sub"].attrs["k"] == [1, 2]
+    assert g["sub/s"][...].tolist() == list("abcdefg")
+
+
+def test_v3_to_v2_is_read_by_zarr_python(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    src, dst = str(tmp_path / "v3.zarr"), str(tmp_path / "v2.zarr")
+    a = zarrx.create_array(src, shape=(64, 48), dtype="f4", chunks=(8, 16), shards=(32, 48),
+                           dimension_names=("y", "x"), fill_value=np.nan)
+    a[:40] = np.random.default_rng(0).random((40, 48), dtype="f4")
+    zarrx.convert(src, dst, zarr_format=2)
+    out = zarrx.open_array(dst, mode="r")
+    assert out.zarr_format == 2 and out.chunks == (8, 16) and out.shards is None
+    assert out.attrs["_ARRAY_DIMENSIONS"] == ["y", "x"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_array(dst, mode="r")[...]
+    np.testing.assert_array_equal(theirs, a[...])
+
+
+def test_a_chain_v2_cannot_hold_is_refused_before_anything_is_written(tmp_path):
+    src, dst = str(tmp_path / "v3.zarr"), str(tmp_path / "v2.zarr")
+    zarrx.create_array(src, shape=(4,), dtype="u2", chunks=(2,),
+                       compressors=[{"name": "zstd"}, {"name": "crc32c"}])
+    with pytest.raises(zarrx.ZarrError, match="at most one compressor"):
+        zarrx.convert(src, dst, zarr_format=2)
+    assert not os.path.exists(dst)
+    zarrx.convert(src, dst, zarr_format=2, compressors={"name": "zstd"})
+    assert zarrx.open_array(dst, mode="r").zarr_format == 2
+
+
+def test_rechunk_reshard_recompress_and_new_fill_value(tmp_path):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    a = zarrx.create_array(src, shape=(100, 90), dtype="u2", chunks=(10, 9), fill_value=7)
+    a[20:60, 10:80] = np.arange(2800, dtype="u2").reshape(40, 70)
+    report = zarrx.convert(src, dst, chunks=(16, 15), shards=(32, 45), compressors=None,
+                           fill_value=0, verify=True, workers=3)
+    b = zarrx.open_array(dst, mode="r")
+    assert report.ok and b.chunks == (16, 15) and b.shards == (32, 45)
+    assert [c.name for c in b.metadata.chunk_codecs] == ["bytes"] and b.fill_value == 0
+    np.testing.assert_array_equal(b[...], a[...])          # 7 where nothing was written
+    zarrx.convert(dst, str(tmp_path / "c.zarr"), shards=None, chunks=(50, 45),
+                  compressors={"name": "gzip", "configuration": {"level": 1}})
+    c = zarrx.open_array(str(tmp_path / "c.zarr"), mode="r")
+    assert c.shards is None and c.metadata.chunk_codecs[-1].name == "gzip"
+    np.testing.assert_array_equal(c[...], a[...])
+
+
+def test_a_hierarchy_into_a_zip_archive_and_back(tmp_path):
+    src = str(tmp_path / "v2.zarr")
+    _v2(src)
+    zarrx.convert(src, str(tmp_path / "out.zip") + "/data", zarr_format=3)
+    zarrx.convert(str(tmp_path / "out.zip") + "/data", str(tmp_path / "back.zarr"),
+                  zarr_format=2, verify=True)
+    back = zarrx.open_group(str(tmp_path / "back.zarr"), mode="r")
+    assert back.zarr_format == 2 and back["t"].attrs["_ARRAY_DIMENSIONS"] == ["y", "x"]
+    np.testing.assert_array_equal(back["t"][...], zarrx.open_group(src, mode="r")["t"][...])
+
+
+def test_consolidated_metadata_is_written_again(tmp_path):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    _v2(src)
+    zarrx.consolidate_metadata(src)
+    zarrx.convert(src, dst, zarr_format=3)
+    g = zarrx.open_consolidated(dst)
+    assert sorted(g.metadata.consolidated) == ["sub", "sub/s", "t"]
+
+
+class _StopAfter(Progress):
+    """Interrupts the run (as Ctrl-C would) once ``n`` blocks are written."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def advance(self, n):
+        self.n -= 1
+        if self.n == 0:
+            raise KeyboardInterrupt
+
+
+def test_resume_keeps_the_shards_written_before_an_interruption(tmp_path):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    a = zarrx.create_array(src, shape=(64, 64), dtype="i8", chunks=(8, 8))
+    a[...] = np.arange(64 * 64).reshape(64, 64)
+    opts = dict(chunks=(8, 8), shards=(16, 16), max_memory="12K", workers=1)  # 1-3 shards a block
+    with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
+        zarrx.convert(src, dst, progress=_StopAfter(3), **opts)
+    shards = os.path.join(dst, "c")
+    done = {os.path.join(d, f): os.stat(os.path.join(d, f)).st_ino
+            for d, _, fs in os.walk(shards) for f in fs}
+    assert 0 < len(done) < 16
+    with pytest.raises(zarrx.NodeExistsError, match="--resume"):
+        zarrx.convert(src, dst, **opts)
+    with pytest.raises(zarrx.ZarrError, match="cannot resume"):
+        zarrx.convert(src, dst, resume=True, **{**opts, "shards": (32, 32), "max_memory": "1M"})
+    with zarrx.config.set(threads=2):
+        report = zarrx.convert(src, dst, resume=True, verify=True, **opts)
+    assert report.ok and report.arrays[0].kept == len(done)
+    assert all(os.stat(p).st_ino == ino for p, ino in done.items())   # not written again
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])
+
+
+def test_blocks_are_whole_shards_within_the_budget():
+    plan = plan_blocks((100, 100), (20, 20), 8, budget=3 * 20 * 20 * 8, align=(10, 10))
+    assert all(b % 20 == 0 for b in plan.block) and plan.block_bytes <= 3 * 20 * 20 * 8
+    sels = list(plan.blocks())
+    assert len(sels) == plan.nblocks
+    covered = np.zeros((100, 100), int)
+    for sel in sels:
+        covered[sel] += 1
+    assert (covered == 1).all()
+    with pytest.raises(zarrx.ZarrError, match="max-memory"):
+        plan_blocks((100, 100), (50, 50), 8, budget=1000)
+
+
+def test_memory_stays_bounded(tmp_path):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    a = zarrx.create_array(src, shape=(2048, 2048), dtype="f8", chunks=(256, 256),
+                           compressors=None)                              # 32 MiB of data
+    for i in range(0, 2048, 256):
+        a[i:i + 256] = float(i)
+    with zarrx.config.set(threads=2):
+        tracemalloc.start()
+        try:
+            zarrx.convert(src, dst, chunks=(128, 128), shards=(256, 1024), workers=2,
+                          max_memory="12M")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < 16 << 20, f"peak {peak >> 20} MiB for a 12 MiB budget"
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[::256, 0], a[::256, 0])
+    with pytest.raises(zarrx.ZarrError, match="max-memory"):
+        zarrx.convert(src, str(tmp_path / "c.zarr"), chunks=(2048, 2048), max_memory="8M")
+
+
+class _Flipping(MemoryStore):
+    """Stores one chunk with a wrong byte (a faulty disk or network)."""
+
+    def set(self, key, value):
+        if key.endswith("c/1/0"):
+            value = bytearray(value)
+            value[0] ^= 1
+        super().set(key, bytes(value))
+
+
+def test_verify_finds_blocks_that_differ(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    a = zarrx.create_array(src, shape=(4, 4), dtype="u1", chunks=(2, 2), compressors=None)
+    a[...] = np.arange(16).reshape(4, 4)
+    report = zarrx.convert(src, _Flipping(), verify=True)
+    assert not report.ok
+    assert report.arrays[0].mismatches == [
+        "/[0:4, 0:4]: 1 values differ; first at (2, 0): source np.uint8(8), destination "
+        "np.uint8(9)"]
+
+
+def test_the_progress_bar_shows_throughput(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    zarrx.create_array(src, shape=(100,), dtype="f8", chunks=(10,))[...] = 1.0
+    out = io.StringIO()
+    zarrx.convert(src, str(tmp_path / "b.zarr"), progress=BarProgress(out))
+    text = out.getvalue()
+    assert "convert /" in text and "100%" in text and "B/s" in text

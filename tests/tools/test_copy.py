@@ -1,0 +1,80 @@
+"""``zarrx.copy``: a node and everything below it, byte for byte, between stores."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import LocalStore, MemoryStore, ZipStore
+
+
+def _hierarchy(path):
+    g = zarrx.open_group(path, mode="w", attributes={"title": "t"})
+    a = g.create_array("a", shape=(20, 20), dtype="i4", chunks=(8, 8), shards=(16, 16))
+    a[...] = np.arange(400).reshape(20, 20)
+    g.create_group("sub", attributes={"k": 1}).create_array("b", shape=(5,), dtype="f8",
+                                                           chunks=(2,))[...] = 1.5
+    zarrx.consolidate_metadata(path)
+    return g
+
+
+def _objects(store, prefix=""):
+    return {k[len(prefix):]: store.get(k) for k in store.list_prefix(prefix)}
+
+
+def test_copy_through_a_zip_archive_keeps_every_byte(tmp_path):
+    src = str(tmp_path / "src.zarr")
+    _hierarchy(src)
+    report = zarrx.copy(src, str(tmp_path / "x.zip"))
+    assert report.objects == len(_objects(LocalStore(src)))
+    zarrx.copy(str(tmp_path / "x.zip"), str(tmp_path / "back.zarr"))
+    assert _objects(LocalStore(str(tmp_path / "back.zarr"))) == _objects(LocalStore(src))
+    with ZipStore(tmp_path / "x.zip") as z:
+        assert _objects(z) == _objects(LocalStore(src))
+
+
+def test_a_node_copied_into_an_existing_group_becomes_a_member(tmp_path):
+    src = str(tmp_path / "src.zarr")
+    _hierarchy(src)
+    zarrx.open_group(str(tmp_path / "dst.zarr"), mode="w")
+    zarrx.copy(f"{src}/sub", str(tmp_path / "dst.zarr" / "copied"))
+    g = zarrx.open_group(str(tmp_path / "dst.zarr"), mode="r")
+    assert g["copied"].attrs["k"] == 1 and g["copied/b"][:].tolist() == [1.5] * 5
+
+
+def test_an_existing_destination_needs_overwrite(tmp_path):
+    src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
+    _hierarchy(src)
+    zarrx.create_array(dst, shape=(1,), dtype="u1", chunks=(1,))
+    with pytest.raises(zarrx.NodeExistsError, match="overwrite"):
+        zarrx.copy(src, dst)
+    zarrx.copy(src, dst, overwrite=True)
+    assert sorted(zarrx.open_group(dst, mode="r").keys()) == ["a", "sub"]
+
+
+class _FailingStore(MemoryStore):
+    """Refuses every write after ``allowed`` of them (a full disk, a lost connection)."""
+
+    def __init__(self, allowed):
+        super().__init__()
+        self.allowed = allowed
+
+    def set(self, key, value):
+        if self.allowed <= 0:
+            raise zarrx.StoreError(f"cannot write {key!r}: no space left")
+        self.allowed -= 1
+        super().set(key, value)
+
+    def set_many(self, items):
+        for key, value in items:
+            self.set(key, value)
+
+
+def test_an_interrupted_copy_leaves_no_node_to_misread(tmp_path):
+    src = str(tmp_path / "src.zarr")
+    _hierarchy(src)
+    dst = _FailingStore(allowed=3)
+    with pytest.raises(zarrx.StoreError, match="no space left"):
+        zarrx.copy(src, dst, workers=1)
+    written = list(dst.list_prefix(""))
+    assert written and not [k for k in written if k.endswith("zarr.json")]

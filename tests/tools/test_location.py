@@ -1,0 +1,40 @@
+"""Naming a node the way users do: a directory inside a hierarchy, a path in a zip archive."""
+from __future__ import annotations
+
+import pytest
+
+import zarrx
+from zarrx.store import LocalStore, ZipStore
+from zarrx.tools.location import open_node, parse_storage_options, resolve
+
+
+def test_a_node_inside_a_directory_keeps_its_name_in_the_hierarchy(tmp_path):
+    g = zarrx.open_group(str(tmp_path / "data.zarr"), mode="w")
+    g.create_group("sub").create_array("a", shape=(4,), dtype="i1", chunks=(2,))
+    loc = resolve(str(tmp_path / "data.zarr" / "sub" / "a"))
+    assert isinstance(loc.store, LocalStore)
+    assert loc.store.root == str(tmp_path / "data.zarr") and loc.path == "sub/a"
+    assert open_node(loc).name == "/sub/a"
+
+
+def test_a_standalone_array_is_its_own_root(tmp_path):
+    zarrx.create_array(str(tmp_path / "a.zarr"), shape=(3,), dtype="u1", chunks=(3,))
+    loc = resolve(str(tmp_path / "a.zarr"))
+    assert loc.store.root == str(tmp_path / "a.zarr") and loc.path == ""
+
+
+def test_a_path_inside_a_zip_archive(tmp_path):
+    archive = tmp_path / "archive.zip"
+    with ZipStore(archive, "w") as store:
+        zarrx.create_array(store, name="g/a", shape=(2,), dtype="f4", chunks=(2,), data=[1, 2])
+    loc = resolve(f"{archive}/g/a")
+    assert isinstance(loc.store, ZipStore) and loc.path == "g/a"
+    assert open_node(loc)[:].tolist() == [1.0, 2.0]
+    loc.store.close()
+
+
+def test_storage_options_are_read_as_json_when_they_parse():
+    opts = parse_storage_options(["anon=true", "retries=3", "region=eu-west-1", "x={\"a\": 1}"])
+    assert opts == {"anon": True, "retries": 3, "region": "eu-west-1", "x": {"a": 1}}
+    with pytest.raises(zarrx.ZarrError, match="expected key=value"):
+        parse_storage_options(["anon"])

@@ -1,0 +1,111 @@
+"""The ``zarrx`` command.
+
+Each group of commands lives in its own module and registers its subcommands; the work is
+done by library functions (:mod:`zarrx.tools`), the commands only parse arguments and print.
+
+Exit status (documented in ``zarrx --help`` and docs/guide/command.md):
+
+- 0: success (``check``: nothing found);
+- 1: the command worked and found a problem in the data (``check``: problems left;
+  ``convert --verify``: blocks differ; ``chunk``: the object does not decode; ``demo``: a
+  read differs);
+- 2: the command line is wrong;
+- 3: an error: the data could not be opened, read or written (the message says why);
+- 4: ``check --repair`` found problems and repaired all of them;
+- 130: interrupted (Ctrl-C).
+
+Errors are one line on standard error, ``zarrx: <message>``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from zarrx.cli.example import demo
+
+__all__ = ["main", "demo", "EXIT_OK", "EXIT_FOUND", "EXIT_USAGE", "EXIT_ERROR", "EXIT_REPAIRED",
+           "EXIT_INTERRUPTED"]
+
+EXIT_OK = 0
+EXIT_FOUND = 1
+EXIT_USAGE = 2
+EXIT_ERROR = 3
+EXIT_REPAIRED = 4
+EXIT_INTERRUPTED = 130
+
+EPILOG = """exit status: 0 success; 1 a problem found in the data (check, convert --verify,
+chunk, demo); 2 wrong command line; 3 error (cannot open, read or write); 4 check --repair
+repaired everything it found; 130 interrupted.
+
+Locations: a directory (data.zarr, or a node inside it: data.zarr/group/array), a path inside a
+zip archive (archive.zip/group/array), or a URL (s3://bucket/data.zarr) with -S key=value
+storage options."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on standard error (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _version() -> str:
+    import zarrx
+    return f"zarrx {zarrx.__version__}"
+
+
+def parser() -> argparse.ArgumentParser:
+    from zarrx.cli import data, example, maintain, nodes
+    p = _Parser(prog="zarrx", description="Inspect, convert, copy and check Zarr (v2 and v3) "
+                                          "arrays and hierarchies.",
+                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=_version())
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND",
+                           parser_class=_Parser)
+    nodes.register(sub)
+    data.register(sub)
+    maintain.register(sub)
+    example.register(sub)
+    sub.add_parser("bench", help="benchmark against zarr-python and tensorstore "
+                                 "(zarrx bench --help for its options)")
+    return p
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:          # the benchmark parses its own options
+        from zarrx.bench import main as bench_main
+        return bench_main(argv[1:])
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit as exc:          # --help, --version (0) or a usage error (2)
+        return int(exc.code or 0)
+    from zarrx.errors import ZarrError
+    try:
+        return int(args.run(args))
+    except ZarrError as exc:
+        print(f"zarrx: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        hint = "; run it again with --resume to keep what is done" \
+            if args.cmd == "convert" else ""
+        print(f"zarrx: interrupted{hint}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:            # zarrx cat ... | head
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:
+        print(f"zarrx: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

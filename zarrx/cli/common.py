@@ -1,0 +1,106 @@
+"""What the commands share: locations and storage options, progress, JSON output, codec and
+shape arguments."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from zarrx.errors import ZarrError
+from zarrx.tools.location import Location, parse_storage_options, resolve
+from zarrx.tools.progress import BarProgress, Progress
+
+__all__ = ["add_storage", "add_progress", "add_json", "locate", "storage_options",
+           "destination_storage_options", "progress_of", "print_json", "parse_shape",
+           "parse_codec", "parse_value"]
+
+
+def add_storage(p: argparse.ArgumentParser, destination: bool = False) -> None:
+    p.add_argument("-S", "--storage-option", action="append", metavar="KEY=VALUE",
+                   help="an option of the remote store a URL opens (repeatable; values are "
+                        "read as JSON when they parse: true, 3)")
+    if destination:
+        p.add_argument("--dst-storage-option", action="append", metavar="KEY=VALUE",
+                       help="an option for the destination URL only (default: those of -S)")
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="draw a progress bar on standard error (default: when it is a "
+                        "terminal)")
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+
+
+def add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def storage_options(args: argparse.Namespace) -> dict[str, Any]:
+    return parse_storage_options(getattr(args, "storage_option", None))
+
+
+def destination_storage_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    items = getattr(args, "dst_storage_option", None)
+    return None if items is None else parse_storage_options(items)
+
+
+def locate(text: str, args: argparse.Namespace, mode: str = "r") -> Location:
+    return resolve(text, mode, storage_options(args) or None)
+
+
+def progress_of(args: argparse.Namespace) -> Progress | None:
+    want = getattr(args, "progress", None)
+    if want is None:
+        want = sys.stderr.isatty()
+    return BarProgress() if want else None
+
+
+def print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: JSON when it parses (``3``, ``NaN``, ``true``), else the text."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def parse_shape(text: str, what: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(v) for v in text.replace("x", ",").split(","))
+    except ValueError:
+        out = ()
+    if not out or any(v <= 0 for v in out):
+        raise ZarrError(f"{what}: expected positive integers separated by commas (64,64), "
+                        f"found {text!r}")
+    return out
+
+
+def parse_codec(text: str) -> dict[str, Any]:
+    """``zstd``, ``zstd:level=5``, ``blosc:cname=lz4,shuffle=bitshuffle`` or a JSON object
+    (``{"name": "zstd", "configuration": {"level": 5}}`` or ``{"id": "zstd", "level": 5}``)."""
+    from zarrx.metadata.codec_table import codec_info
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except ValueError as exc:
+            raise ZarrError(f"codec {text!r}: not valid JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise ZarrError(f"codec {text!r}: expected a JSON object")
+        return obj
+    name, _, rest = text.partition(":")
+    conf: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ZarrError(f"codec {text!r}: expected name:key=value,key=value, found "
+                            f"{item!r}")
+        conf[key.strip()] = parse_value(value.strip())
+    name = name.strip()
+    if codec_info(name) is None and codec_info(f"numcodecs.{name}") is not None:
+        name = f"numcodecs.{name}"
+    return {"name": name, "configuration": conf}

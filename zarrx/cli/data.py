@@ -1,0 +1,107 @@
+"""Moving data: ``convert`` and ``copy``."""
+from __future__ import annotations
+
+import argparse
+
+from zarrx.cli.common import (add_progress, add_storage, destination_storage_options,
+                              parse_codec, parse_shape, parse_value, progress_of,
+                              storage_options)
+from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
+from zarrx.tools.convert import convert
+from zarrx.tools.copy import copy
+from zarrx.tools.target import KEEP
+
+__all__ = ["register"]
+
+WHERE = ("a directory (data.zarr, data.zarr/group/array), a path in a zip archive "
+         "(archive.zip/group/array) or a URL")
+
+
+def run_convert(args: argparse.Namespace) -> int:
+    shards = KEEP
+    if args.shards is not None:
+        shards = None if args.shards.lower() == "none" else parse_shape(args.shards, "--shards")
+    compressors = KEEP
+    if args.compressor is not None:
+        compressors = None if args.compressor == ["none"] else \
+            [parse_codec(c) for c in args.compressor]
+    filters = KEEP
+    if args.filter is not None:
+        filters = None if args.filter == ["none"] else [parse_codec(c) for c in args.filter]
+    report = convert(
+        args.source, args.destination,
+        zarr_format=KEEP if args.zarr_format is None else args.zarr_format,
+        chunks=KEEP if args.chunks is None else parse_shape(args.chunks, "--chunks"),
+        shards=shards, compressors=compressors, filters=filters,
+        fill_value=KEEP if args.fill_value is None else parse_value(args.fill_value),
+        max_memory=args.max_memory, workers=args.workers, resume=args.resume,
+        verify=args.verify, overwrite=args.overwrite,
+        storage_options=storage_options(args) or None,
+        destination_storage_options=destination_storage_options(args),
+        progress=progress_of(args))
+    if not args.quiet or not report.ok:
+        print(report)
+    return 0 if report.ok else 1
+
+
+def run_copy(args: argparse.Namespace) -> int:
+    report = copy(args.source, args.destination, overwrite=args.overwrite,
+                  workers=args.workers, storage_options=storage_options(args) or None,
+                  destination_storage_options=destination_storage_options(args),
+                  progress=progress_of(args))
+    if not args.quiet:
+        print(report)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "convert", help="copy into another form: v2 <-> v3, rechunk, reshard, recompress",
+        description="Convert an array or a hierarchy into a new one: another Zarr format, "
+                    "chunk or shard shape, codecs or fill value (everything not given is kept). "
+                    "The data streams block by block in bounded memory, several blocks at a "
+                    "time. Exit status 1 when --verify finds a difference.")
+    p.add_argument("source", help=WHERE)
+    p.add_argument("destination", help=WHERE)
+    p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None,
+                   help="the destination's Zarr format (default: the source's)")
+    p.add_argument("--chunks", default=None, metavar="64,64",
+                   help="chunk shape (the inner chunks when sharded)")
+    p.add_argument("--shards", default=None, metavar="256,256|none",
+                   help="shard shape, or 'none' for no sharding")
+    p.add_argument("--compressor", action="append", default=None, metavar="CODEC",
+                   help="compressor, e.g. zstd:level=5, blosc:cname=lz4,shuffle=bitshuffle, "
+                        "gzip, 'none' (repeatable, in order)")
+    p.add_argument("--filter", action="append", default=None, metavar="CODEC",
+                   help="filter (an array->array codec such as delta:dtype=<i4), or 'none' "
+                        "(repeatable, in order)")
+    p.add_argument("--fill-value", default=None, metavar="VALUE",
+                   help="new fill value (JSON: 0, -1.5, NaN, \"text\")")
+    p.add_argument("--max-memory", default=DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   help="bound on the memory the copy holds, e.g. 512M, 4GiB (default: 1GiB)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="blocks converted at a time (default: up to 4)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted conversion: keep the stored objects already "
+                        "in the destination")
+    p.add_argument("--verify", action="store_true",
+                   help="afterwards, read every block back from both sides and compare")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    p.add_argument("-q", "--quiet", action="store_true", help="print no report")
+    add_progress(p)
+    add_storage(p, destination=True)
+    p.set_defaults(run=run_convert)
+
+    p = sub.add_parser(
+        "copy", help="copy a node and everything below it, byte for byte",
+        description="Copy an array or a hierarchy from one store to another as stored: every "
+                    "chunk, shard, metadata document and attribute, unchanged.")
+    p.add_argument("source", help=WHERE)
+    p.add_argument("destination", help=WHERE)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="batches of objects copied at a time (default: up to 4)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print no report")
+    add_progress(p)
+    add_storage(p, destination=True)
+    p.set_defaults(run=run_copy)

@@ -1,0 +1,79 @@
+"""Keeping data sound: ``check`` (and ``--repair``) and ``consolidate``."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from zarrx.cli.common import add_json, add_progress, add_storage, locate, print_json, \
+    progress_of, storage_options
+from zarrx.store.local import SWEEP_AGE
+from zarrx.tools.check import check
+
+__all__ = ["register", "EXIT_FOUND", "EXIT_REPAIRED"]
+
+EXIT_FOUND = 1
+EXIT_REPAIRED = 4
+
+
+def run_check(args: argparse.Namespace) -> int:
+    report = check(args.path, repair=args.repair, fill_corrupt=args.fill_corrupt,
+                   temp_age=args.temp_age, workers=args.workers,
+                   storage_options=storage_options(args) or None,
+                   progress=progress_of(args))
+    if args.json:
+        print_json({"location": report.location, "arrays": report.arrays,
+                    "groups": report.groups, "objects": report.objects,
+                    "findings": [dataclasses.asdict(f) for f in report.findings],
+                    "repairs": report.repairs, "remaining": len(report.remaining),
+                    "recent_temporary": report.recent_temporary})
+    else:
+        print(report)
+    if not report.findings:
+        return 0
+    return EXIT_FOUND if report.remaining else EXIT_REPAIRED
+
+
+def run_consolidate(args: argparse.Namespace) -> int:
+    from zarrx.api import consolidate_metadata
+    loc = locate(args.path, args, "r+")
+    try:
+        group = consolidate_metadata(loc.store, loc.path)
+        n = len(group.metadata.consolidated or {})
+    finally:
+        loc.store.close()
+    print(f"consolidated the metadata of {n} nodes below {args.path}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check", help="decode every chunk; find corrupt, torn and orphaned objects",
+        description="Read and decode every stored object below a node (each inner chunk of "
+                    "each shard), verifying checksums and shard indexes, and list what is "
+                    "wrong: metadata that does not parse, corrupt chunks, torn shards, orphaned "
+                    "objects and temporary files left by writers. Exit status: 0 nothing "
+                    "found, 1 problems found (and not all repaired), 4 problems found and all "
+                    "repaired.")
+    p.add_argument("path", help="the array or group to check")
+    p.add_argument("--repair", action="store_true",
+                   help="remove orphaned objects and old temporary files")
+    p.add_argument("--fill-corrupt", action="store_true",
+                   help="with --repair, also rewrite corrupt and torn chunks as the fill value "
+                        "(their data is lost)")
+    p.add_argument("--temp-age", type=float, default=SWEEP_AGE, metavar="SECONDS",
+                   help="temporary files younger than this may belong to a running writer "
+                        "and are left alone (default: %(default)s)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="stored objects read at a time (default: up to 4)")
+    add_json(p)
+    add_progress(p)
+    add_storage(p)
+    p.set_defaults(run=run_check)
+
+    p = sub.add_parser("consolidate", help="write consolidated metadata for a hierarchy",
+                       description="Write consolidated metadata for the hierarchy below a "
+                                   "group (v2: .zmetadata; v3: inside the group's zarr.json), "
+                                   "so that opening it reads one document.")
+    p.add_argument("path", help="the group")
+    add_storage(p)
+    p.set_defaults(run=run_consolidate)

@@ -1,0 +1,182 @@
+"""Looking at data: ``info``, ``tree``, ``ls``, ``attrs``, ``cat``, ``chunk``."""
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from typing import Any
+
+import numpy as np
+
+from zarrx.array import Array
+from zarrx.errors import ZarrError
+from zarrx.info import array_info, array_line, tree
+from zarrx.cli.common import add_json, add_storage, locate, print_json
+from zarrx.tools.location import open_node
+from zarrx.tools.summary import (chunk_report, format_chunk_report, group_summary, members,
+                                 node_info, objects, parse_selection, to_jsonable)
+
+__all__ = ["register"]
+
+PATH_HELP = ("a directory (data.zarr, data.zarr/group/array), a path in a zip archive "
+             "(archive.zip/group/array) or a URL")
+
+
+def _node(args: argparse.Namespace) -> Any:
+    return open_node(locate(args.path, args))
+
+
+def info(args: argparse.Namespace) -> int:
+    node = _node(args)
+    if args.json:
+        print_json(node_info(node))
+    else:
+        print(array_info(node) if isinstance(node, Array) else group_summary(node))
+    return 0
+
+
+def show_tree(args: argparse.Namespace) -> int:
+    node = _node(args)
+    if isinstance(node, Array):
+        print(array_line(node, attrs=args.attrs))
+    else:
+        print(tree(node, max_depth=args.depth, attrs=args.attrs))
+    return 0
+
+
+def ls(args: argparse.Namespace) -> int:
+    node = _node(args)
+    rows = objects(node) if isinstance(node, Array) else members(node)
+    if args.json:
+        print_json(rows)
+        return 0
+    for row in rows:
+        if "key" in row:
+            print(f"{row['key']}\t{row['size']}")
+        elif row["node_type"] == "array":
+            print(f"{row['name']}\t{tuple(row['shape'])}\t{row['dtype']}")
+        else:
+            print(f"{row['name']}/")
+    return 0
+
+
+def attrs(args: argparse.Namespace) -> int:
+    node = _node(args)
+    values = dict(node.attrs)
+    if args.key is None:
+        print_json(to_jsonable(values))
+        return 0
+    if args.key not in values:
+        raise ZarrError(f"{node.name}: no attribute {args.key!r}; it has "
+                        f"{', '.join(map(repr, sorted(values))) or 'none'}")
+    print_json(to_jsonable(values[args.key]))
+    return 0
+
+
+def cat(args: argparse.Namespace) -> int:
+    node = _node(args)
+    if not isinstance(node, Array):
+        raise ZarrError(f"cat: {node.name} is a group; name an array in it "
+                        f"({', '.join(sorted(node.array_keys())) or 'it has none'})")
+    data = np.asarray(node[parse_selection(args.selection)])
+    if args.npy:
+        buf = io.BytesIO()
+        np.save(buf, data, allow_pickle=data.dtype.hasobject)
+        if args.output:
+            with open(args.output, "wb") as f:
+                f.write(buf.getvalue())
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(buf.getvalue())
+            sys.stdout.buffer.flush()
+        return 0
+    text = as_text(data)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def as_text(data: np.ndarray) -> str:
+    """Values as text: one per line (1-d), rows of values (2-d), numpy's nesting beyond."""
+    if data.ndim == 0:
+        return str(data.item() if not data.dtype.hasobject else data[()])
+    if data.ndim == 1:
+        return "\n".join(map(str, data.tolist()))
+    if data.ndim == 2:
+        return "\n".join(" ".join(map(str, row)) for row in data.tolist())
+    return np.array2string(data, threshold=sys.maxsize, max_line_width=sys.maxsize)
+
+
+def chunk(args: argparse.Namespace) -> int:
+    node = _node(args)
+    if not isinstance(node, Array):
+        raise ZarrError(f"chunk: {node.name} is a group, not an array")
+    rep = chunk_report(node, args.key)
+    if args.json:
+        print_json(rep)
+    else:
+        print(format_chunk_report(rep))
+    return 1 if "error" in rep else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="describe an array or a group",
+                       description="Describe an array (shape, type, chunks, codecs, sizes) or "
+                                   "a group (members, attributes).")
+    p.add_argument("path", help=PATH_HELP)
+    add_json(p)
+    add_storage(p)
+    p.set_defaults(run=info)
+
+    p = sub.add_parser("tree", help="the hierarchy below a group",
+                       description="The hierarchy below a group, arrays with shape and dtype.")
+    p.add_argument("path", help=PATH_HELP)
+    p.add_argument("--depth", type=int, default=None, metavar="N",
+                   help="show N levels below the group (default: all)")
+    p.add_argument("--attrs", action="store_true", help="show each node's attributes")
+    add_storage(p)
+    p.set_defaults(run=show_tree)
+
+    p = sub.add_parser("ls", help="a group's members, or an array's stored objects",
+                       description="A group's members (groups end in /; arrays with shape "
+                                   "and dtype), or an array's stored objects (key and size).")
+    p.add_argument("path", help=PATH_HELP)
+    add_json(p)
+    add_storage(p)
+    p.set_defaults(run=ls)
+
+    p = sub.add_parser("attrs", help="a node's attributes as JSON",
+                       description="A node's attributes as JSON (one attribute with KEY).")
+    p.add_argument("path", help=PATH_HELP)
+    p.add_argument("key", nargs="?", default=None, help="print only this attribute")
+    add_storage(p)
+    p.set_defaults(run=attrs)
+
+    p = sub.add_parser("cat", help="values of an array to standard output",
+                       description="Values of an array (or of a selection of it) as text: one "
+                                   "value per line for 1-d, one row per line for 2-d; or as a "
+                                   ".npy file with --npy.")
+    p.add_argument("path", help=PATH_HELP)
+    p.add_argument("selection", nargs="?", default=None,
+                   help="numpy-style basic selection, e.g. '0:10, ::2' or '5, ...' (after -- "
+                        "when it starts with a minus: -- -3:) "
+                        "(default: everything)")
+    p.add_argument("--npy", action="store_true", help="write a .npy file instead of text")
+    p.add_argument("-o", "--output", default=None, help="write to this file, not stdout")
+    add_storage(p)
+    p.set_defaults(run=cat)
+
+    p = sub.add_parser("chunk", help="one stored object: size, codecs, decoded statistics",
+                       description="One stored object of an array (a chunk, or a shard when "
+                                   "sharded): its size, codec chain, shard index, and "
+                                   "statistics of its decoded values. Exit status 1 when it "
+                                   "does not decode.")
+    p.add_argument("path", help="the array (" + PATH_HELP + ")")
+    p.add_argument("key", help="the object's key relative to the array (c/0/1, 0.1) or its "
+                               "grid coordinates (0,1)")
+    add_json(p)
+    add_storage(p)
+    p.set_defaults(run=chunk)

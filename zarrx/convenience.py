@@ -1,0 +1,244 @@
+"""Whole-array conveniences with zarr-python's names and signatures: ``save``, ``save_array``,
+``save_group``, ``load``, ``from_array`` and ``create_hierarchy``.
+
+    zarrx.save("data.zarr", np.arange(10))              # one array
+    zarrx.save("data.zarr", a, b, temperature=t)        # a group: arr_0, arr_1, temperature
+    zarrx.load("data.zarr")                             # a numpy array, or a dict of them
+    zarrx.from_array(store, data=other)                 # copy, keeping chunks, shards, codecs
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from zarrx.api import _store, open, open_group
+from zarrx.array import Array
+from zarrx.creation import check_format, check_parents, create_array
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
+from zarrx.group import Group
+from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
+from zarrx.metadata.model import ArrayMeta, GroupMeta
+
+__all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy"]
+
+_KEEP = "keep"
+#: bytes of source data copied per read by from_array (whole stored objects, at least one)
+COPY_BYTES = 64 << 20
+
+
+def _array_like(arr: Any) -> bool:
+    return isinstance(arr, np.ndarray) or (
+        hasattr(arr, "shape") and hasattr(arr, "dtype") and hasattr(arr, "__array__")
+        and not np.isscalar(arr) and isinstance(arr.shape, tuple))
+
+
+def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
+               storage_options: dict | None = None, **kwargs: Any) -> None:
+    """Save one array at ``path``. ``mode`` (default ``a``: an existing node is an error) and
+    the other keywords of :func:`~zarrx.create_array` are accepted."""
+    if not _array_like(arr):
+        raise ArgumentTypeError(f"save_array: arr must be a numpy array (or an array with "
+                                f"shape and dtype), found {type(arr).__name__}")
+    mode = kwargs.pop("mode", "a")
+    overwrite = kwargs.pop("overwrite", None) or mode == "w"
+    chunks = getattr(arr, "chunks", None)
+    create_array(_store(store, "w"), name=path, shape=arr.shape, dtype=arr.dtype,
+                 chunks=chunks if isinstance(chunks, tuple) else "auto", overwrite=overwrite,
+                 zarr_format=zarr_format or 3, data=np.asarray(arr), **kwargs)
+
+
+def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
+               storage_options: dict | None = None, **kwargs: Any) -> None:
+    """Save several arrays in a new group at ``path`` (replacing what is there): positional
+    ones as ``arr_0``, ``arr_1``..., keyword ones under their names."""
+    for i, arr in enumerate(args):
+        if not _array_like(arr):
+            raise ArgumentTypeError(f"save_group: argument {i} must be a numpy array (or an "
+                                    f"array with shape and dtype), found {type(arr).__name__}")
+    for k, arr in kwargs.items():
+        if not _array_like(arr):
+            raise ArgumentTypeError(f"save_group: keyword argument {k!r} must be a numpy array, "
+                                    f"found {type(arr).__name__}")
+    if not args and not kwargs:
+        raise ArgumentError("save_group: at least one array must be provided")
+    g = open_group(store, mode="w", path=path, zarr_format=zarr_format or 3)
+    items = [(f"arr_{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
+    for name, arr in items:
+        create_array(g.store, name=nodes.join(g.path, name), shape=arr.shape, dtype=arr.dtype,
+                     zarr_format=g.zarr_format, data=np.asarray(arr))
+
+
+def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
+         **kwargs: Any) -> None:
+    """:func:`save_array` for one positional array, else :func:`save_group`."""
+    if not args and not kwargs:
+        raise ArgumentError("save: at least one array must be provided")
+    if len(args) == 1 and not kwargs:
+        save_array(store, args[0], zarr_format=zarr_format, path=path)
+    else:
+        save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+
+
+def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:
+    """The array at ``path`` as a numpy array, or the arrays of the group there as a dict of
+    numpy arrays by name (its direct children)."""
+    node = open(store, mode="r", path=path, zarr_format=zarr_format)
+    if isinstance(node, Array):
+        return node[...]
+    return {name: a[...] for name, a in node.arrays()}
+
+
+# -- from_array --------------------------------------------------------------------------------
+def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters: Any,
+          compressors: Any, serializer: Any, fill_value: Any, order: Any,
+          chunk_key_encoding: Any, dimension_names: Any) -> dict[str, Any]:
+    """zarr-python's ``"keep"`` rules: what a copy of ``data`` takes from it."""
+    if not isinstance(data, Array):
+        return {"chunks": "auto" if chunks == _KEEP else chunks,
+                "shards": None if shards == _KEEP else shards,
+                "zarr_format": zarr_format or 3,
+                "filters": "auto" if filters == _KEEP else filters,
+                "compressors": "auto" if compressors == _KEEP else compressors,
+                "serializer": "auto" if serializer == _KEEP else serializer,
+                "fill_value": fill_value, "order": order,
+                "chunk_key_encoding": chunk_key_encoding, "dimension_names": dimension_names}
+    from zarrx.codec_args import array_codecs
+
+    src = data.metadata
+    fmt = zarr_format or src.zarr_format
+    same = fmt == src.zarr_format
+    codecs = array_codecs(src)
+    return {
+        "chunks": data.chunks if chunks == _KEEP else chunks,
+        "shards": data.shards if shards == _KEEP else shards,
+        "zarr_format": fmt,
+        "filters": (codecs["filters"] or None if same else "auto") if filters == _KEEP
+        else filters,
+        "compressors": (codecs["compressors"] or None if same else "auto")
+        if compressors == _KEEP else compressors,
+        "serializer": (codecs["serializer"] if fmt == 3 and same else "auto")
+        if serializer == _KEEP else serializer,
+        "fill_value": data.fill_value if fill_value is None else fill_value,
+        "order": order,
+        "chunk_key_encoding": src.key_encoding if chunk_key_encoding is None and same
+        else chunk_key_encoding,
+        "dimension_names": src.dimension_names if dimension_names is None else dimension_names,
+    }
+
+
+def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: str | None = None,
+               chunks: Any = _KEEP, shards: Any = _KEEP, filters: Any = _KEEP,
+               compressors: Any = _KEEP, serializer: Any = _KEEP, fill_value: Any = None,
+               order: str | None = None, zarr_format: int | None = None,
+               attributes: dict | None = None, chunk_key_encoding: Any = None,
+               dimension_names: Any = None, overwrite: bool = False, config: dict | None = None,
+               storage_options: dict | None = None) -> Array:
+    """A new array holding a copy of ``data`` (a zarrx :class:`Array` or anything numpy
+    takes). ``"keep"`` (the default for chunks, shards and codecs) takes them from a zarrx
+    source, or picks the defaults for other data; the fill value, chunk key encoding and
+    dimension names of a zarrx source are kept unless given. A zarrx source is copied a block
+    of whole stored objects at a time."""
+    if not isinstance(data, Array) and not _array_like(data):
+        data = np.asarray(data)
+    kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
+               order, chunk_key_encoding, dimension_names)
+    out = create_array(store, name=name, shape=data.shape, dtype=data.dtype,
+                       attributes=attributes, overwrite=overwrite, config=config, **kw)
+    if write_data:
+        if isinstance(data, Array):
+            _copy(data, out)
+        else:
+            out[...] = np.asarray(data)
+    return out
+
+
+def _copy(src: Array, dst: Array) -> None:
+    """Copy in slabs along the first axis, each a whole number of the target's stored objects
+    (about ``COPY_BYTES`` of data), so neither array is held in memory whole."""
+    if dst.ndim == 0:
+        dst[...] = src[...]
+        return
+    unit = (dst.shards or dst.chunks)[0]
+    row_bytes = math.prod(dst.shape[1:]) * max(dst.dtype.itemsize, 1) * unit
+    step = unit * max(1, COPY_BYTES // max(row_bytes, 1))
+    for start in range(0, dst.shape[0], step):
+        dst[start:start + step] = src[start:start + step]
+
+
+def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
+    """Create an array holding ``data`` (in memory unless ``store`` is given); a zarrx
+    :class:`Array` is copied as :func:`from_array` copies it."""
+    if isinstance(data, Array):
+        return from_array(store, data=data, **kwargs)
+    data = np.asarray(data)
+    if kwargs.get("dtype") is None:
+        kwargs["dtype"] = data.dtype
+    return create_array(store, shape=data.shape, data=data, **kwargs)
+
+
+# -- create_hierarchy --------------------------------------------------------------------------
+def _as_meta(doc: Any, path: str) -> ArrayMeta | GroupMeta:
+    """A node's metadata: a zarrx ``ArrayMeta``/``GroupMeta``, a metadata object with
+    ``to_dict()`` (zarr-python's), or a metadata document as a dict."""
+    if isinstance(doc, (ArrayMeta, GroupMeta)):
+        return doc
+    if hasattr(doc, "to_dict") and callable(doc.to_dict):
+        doc = doc.to_dict()
+    if not isinstance(doc, Mapping):
+        raise ArgumentTypeError(f"create_hierarchy: nodes[{path!r}]: expected an ArrayMeta, a "
+                                f"GroupMeta or a metadata document, found {type(doc).__name__}")
+    doc = dict(doc)
+    where = f"create_hierarchy nodes[{path!r}]"
+    if doc.get("zarr_format") == 2:
+        attrs = doc.pop("attributes", {}) or {}
+        doc.pop("node_type", None)
+        if "shape" in doc:
+            return parse_array_v2(doc, attrs, where)
+        return parse_group_v2({"zarr_format": 2}, attrs, where)
+    return parse_v3(doc, where)
+
+
+def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = False
+                     ) -> Iterator[tuple[str, Array | Group]]:
+    """Create every node of ``nodes`` (path -> metadata) and the groups above them, all of
+    one Zarr format; returns an iterator of ``(path, node)`` for each node created, parents
+    first. Everything is checked before anything is written, and everything is written before
+    this returns: an existing node is an error unless ``overwrite``."""
+    from zarrx.metadata import nodes as md_nodes
+
+    st = _store(store, "w")
+    metas = {str(p).strip("/"): _as_meta(m, p) for p, m in nodes.items()}
+    formats = {m.zarr_format for m in metas.values()}
+    if len(formats) > 1:
+        v2 = sorted(p for p, m in metas.items() if m.zarr_format == 2)
+        raise ArgumentError(f"create_hierarchy: nodes of both Zarr formats; Zarr v2 at {v2}, "
+                            f"the rest Zarr v3: a hierarchy holds one format")
+    fmt = formats.pop() if formats else 3
+    check_format(fmt)
+    implicit: dict[str, GroupMeta] = {}
+    for path in sorted(metas, key=lambda p: (p.count("/"), p)):
+        existing = md_nodes.load_node(st, path)
+        if existing is not None and not overwrite:
+            kind = "an array" if isinstance(existing, ArrayMeta) else "a group"
+            raise NodeExistsError(f"create_hierarchy: {kind} already exists at {path or '/'!r} "
+                                  f"in {st!r}; pass overwrite=True to replace it")
+        for parent in (check_parents(st, "", path, fmt, "create_hierarchy") if path else []):
+            if isinstance(metas.get(parent), ArrayMeta):
+                raise NodeExistsError(f"create_hierarchy: {path!r} is inside {parent!r}, which "
+                                      f"nodes makes an array")
+            if parent not in metas:
+                implicit[parent] = GroupMeta(zarr_format=fmt)  # type: ignore[arg-type]
+    todo = {**implicit, **metas}
+    created: list[tuple[str, Array | Group]] = []
+    for path in sorted(todo, key=lambda p: (p.count("/") if p else -1, p)):
+        meta = todo[path]
+        if path in metas and md_nodes.load_node(st, path) is not None:
+            md_nodes.delete_node(st, path)
+        md_nodes.save_node(st, path, meta)
+        node = Array(st, path, meta) if isinstance(meta, ArrayMeta) else Group(st, path, meta)
+        created.append((path, node))
+    return iter(created)
+

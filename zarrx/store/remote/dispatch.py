@@ -1,0 +1,106 @@
+"""Which store a URL or a foreign store object becomes.
+
+Default backends: obstore (:class:`ObjectStore`) for ``s3://``, ``s3a://``, ``gs://``,
+``az://`` (and the other Azure schemes) and ``http(s)://`` when it is installed, else fsspec;
+fsspec (:class:`FsspecStore`) for every other protocol (``memory://``, ``gcs://``, ``abfs://``,
+``ftp://``, ...). fsspec-style ``storage_options`` for S3 (``key``, ``secret``, ``token``,
+``anon``, ``endpoint_url``, ``client_kwargs={"region_name": ...}``) are translated for obstore.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Any
+
+from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.store.remote.urls import EXTRAS, HTTP_SCHEMES, OBSTORE_SCHEMES, redact, scheme_of
+
+__all__ = ["open_url", "wrap_foreign", "default_backend"]
+
+_S3FS_TO_OBSTORE = {"key": "access_key_id", "secret": "secret_access_key",
+                    "token": "session_token", "endpoint_url": "endpoint"}
+_FSSPEC_PACKAGE = {"s3": "s3fs", "s3a": "s3fs", "gs": "gcsfs", "gcs": "gcsfs", "az": "adlfs",
+                   "azure": "adlfs", "abfs": "adlfs", "abfss": "adlfs", "http": "aiohttp",
+                   "https": "aiohttp"}
+
+
+def _has(module: str) -> bool:
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    return importlib.util.find_spec(module) is not None
+
+
+def default_backend(scheme: str) -> str:
+    """``"obstore"`` or ``"fsspec"``: what :func:`open_url` uses for ``scheme``."""
+    if scheme in OBSTORE_SCHEMES and (_has("obstore") or not _has("fsspec")):
+        return "obstore"
+    return "fsspec"
+
+
+def _obstore_options(scheme: str, so: dict) -> dict:
+    """storage_options for obstore, translating the usual fsspec (s3fs) names."""
+    out = dict(so)
+    if scheme in ("s3", "s3a"):
+        for old, new in _S3FS_TO_OBSTORE.items():
+            if old in out:
+                out.setdefault(new, out.pop(old))
+        if out.pop("anon", False):
+            out["skip_signature"] = True
+        ck = out.pop("client_kwargs", None)
+        if isinstance(ck, dict):
+            if "region_name" in ck:
+                out.setdefault("region", ck["region_name"])
+            if "endpoint_url" in ck:
+                out.setdefault("endpoint", ck["endpoint_url"])
+    return out
+
+
+def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) -> Any:
+    scheme = scheme_of(url)
+    if not scheme:
+        raise StoreError(f"open_url: {url!r} is not a URL")
+    so = dict(storage_options or {})
+    read_only = read_only or scheme in HTTP_SCHEMES
+    if default_backend(scheme) == "obstore":
+        if not _has("obstore"):
+            extra = EXTRAS.get(scheme, "remote")
+            raise MissingDependencyError(
+                f"{redact(url)!r}: {scheme}:// URLs need the package 'obstore' (or 'fsspec' with "
+                f"{_FSSPEC_PACKAGE.get(scheme, 'its filesystem')}), and neither is installed: "
+                f"pip install 'zarrx[{extra}]'")
+        from zarrx.store.remote.objectstore import ObjectStore
+        return ObjectStore(url, storage_options=_obstore_options(scheme, so),
+                           read_only=read_only)
+    if not _has("fsspec"):
+        pkg = _FSSPEC_PACKAGE.get(scheme)
+        raise MissingDependencyError(
+            f"{redact(url)!r}: {scheme}:// URLs need the package 'fsspec'"
+            + (f" and {pkg!r}" if pkg else "") + ", which is not installed: pip install fsspec"
+            + (f" {pkg}" if pkg else ""))
+    from zarrx.store.remote.fsspecstore import FsspecStore
+    return FsspecStore(url, storage_options=so, read_only=read_only)
+
+
+def wrap_foreign(obj: Any, *, read_only: bool) -> Any:
+    """A zarrx store for an fsspec mapper or filesystem, an obstore store, or zarr-python's
+    FsspecStore/ObjectStore; None for anything else."""
+    mod = type(obj).__module__ or ""
+    name = type(obj).__name__
+    if mod.startswith("obstore"):
+        from zarrx.store.remote.objectstore import ObjectStore
+        return ObjectStore(obj, read_only=read_only)
+    if mod.startswith("zarr.") and name == "ObjectStore" and hasattr(obj, "store"):
+        from zarrx.store.remote.objectstore import ObjectStore
+        return ObjectStore(obj.store, read_only=read_only or bool(obj.read_only))
+    if mod.startswith("zarr.") and name == "FsspecStore" and hasattr(obj, "fs"):
+        from zarrx.store.remote.fsspecstore import FsspecStore
+        return FsspecStore(obj.fs, obj.path, read_only=read_only or bool(obj.read_only))
+    if "fsspec" in mod or mod.split(".")[0] in ("s3fs", "gcsfs", "adlfs"):
+        import fsspec
+
+        from zarrx.store.remote.fsspecstore import FsspecStore
+        if isinstance(obj, fsspec.mapping.FSMap):
+            return FsspecStore(obj.fs, obj.root, read_only=read_only or bool(obj.readonly))
+        if isinstance(obj, fsspec.AbstractFileSystem):
+            return FsspecStore(obj, "", read_only=read_only)
+    return None

@@ -1,0 +1,288 @@
+"""``FsspecStore``: any fsspec filesystem (s3fs, gcsfs, adlfs, http, memory, ...) as a store.
+
+Asynchronous filesystems run their requests on fsspec's own event loop, concurrently (the
+coroutines behind ``cat_ranges``: one ``_cat_file`` per coalesced range, a suffix range as a
+negative start); synchronous ones (memory, local) are called directly.
+
+Generations and conditions depend on the filesystem:
+
+- **s3fs**: the ETag; reads send If-Match, writes If-Match / If-None-Match ``*``, deletes
+  If-Match, all through s3fs's S3 client. Conditional writes are on by default.
+- **any other filesystem**: the ETag from ``info()`` when it has one, else its size and
+  modification time, asked after every read (one more request on a remote filesystem: prefer
+  ObjectStore there). A conditioned read compares it after reading (it detects a replace that
+  finished before the check, not one undone in between), and conditional writes
+  are not offered (``supports_conditional_writes`` is False: ``set_if`` raises StoreError and
+  read-modify-write falls back to in-process locking, as for every such store).
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from zarrx.errors import StoreError
+from zarrx.store.remote.base import Failure, Got, RemoteStore
+from zarrx.store.remote.objectstore import _status_kind
+from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.urls import redact, require
+
+__all__ = ["FsspecStore"]
+
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+
+
+def _fsspec():  # type: ignore[no-untyped-def]
+    return require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
+
+
+class FsspecStore(RemoteStore):
+    """A store below ``path`` of an fsspec filesystem.
+
+    ``fs``: a URL (``s3://bucket/prefix``, ``memory://x``, ...; ``storage_options`` go to the
+    filesystem) or an ``AbstractFileSystem`` (then ``path`` is the root inside it).
+    ``options``/keyword overrides: :class:`RemoteOptions`.
+    """
+
+    def __init__(self, fs: Any, path: str = "", *, storage_options: dict | None = None,
+                 read_only: bool = False, options: RemoteOptions | dict | None = None,
+                 **overrides: Any) -> None:
+        fsspec = _fsspec()
+        opts = RemoteOptions.make(options, **overrides)
+        self._source, self._path_arg = fs, path
+        self._storage_options = dict(storage_options or {})
+        if isinstance(fs, str):
+            so = dict(self._storage_options)
+            if fs.split("://", 1)[0] in ("s3", "s3a"):
+                require("s3fs", "s3fs", f"FsspecStore({redact(fs)!r})", "s3")
+                cfg = dict(so.pop("config_kwargs", None) or {})
+                cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
+                cfg.setdefault("connect_timeout", opts.connect_timeout)
+                cfg.setdefault("read_timeout", opts.timeout)
+                so["config_kwargs"] = cfg
+                so.setdefault("skip_instance_cache", True)   # ours alone: see retries below
+            try:
+                self.fs, root = fsspec.core.url_to_fs(fs, **so)
+            except ImportError as exc:
+                raise require(str(exc.name or "fsspec"), str(exc.name or "fsspec"),
+                              f"FsspecStore({redact(fs)!r})")  # raises MissingDependencyError
+            except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
+                first = (str(exc).splitlines() or [""])[0][:200]
+                raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
+                                 f"{type(exc).__name__}: {first}") from None
+            if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
+                self.fs.retries = 1                  # one attempt per call: zarrx retries
+        elif isinstance(fs, fsspec.AbstractFileSystem):
+            if self._storage_options:
+                raise StoreError("FsspecStore: storage_options apply to URLs only; configure "
+                                 "the filesystem object itself")
+            self.fs, root = fs, path
+            if getattr(fs, "asynchronous", False):
+                # bound to its owner's event loop (zarr-python's): make our own instance
+                self.fs = type(fs)(**{**fs.storage_options, "asynchronous": False,
+                                      "skip_instance_cache": True})
+        else:
+            raise StoreError(f"FsspecStore: expected a URL or an fsspec filesystem, found "
+                             f"{type(fs).__name__}")
+        self.root = str(root).rstrip("/")
+        protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) \
+            else (self.fs.protocol,)
+        self.is_s3 = type(self.fs).__name__ == "S3FileSystem" or "s3" in protocols
+        self._async = bool(getattr(self.fs, "async_impl", False))
+        self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
+        read_only = read_only or any(p in ("http", "https") for p in protocols)
+        super().__init__(read_only=read_only, options=opts)
+
+    @property
+    def supports_conditional_writes(self) -> bool:  # type: ignore[override]
+        cw = self.options.conditional_writes
+        return self.is_s3 if cw is None else (cw and self.is_s3)
+
+    def _full(self, key: str) -> str:
+        return f"{self.root}/{key}" if self.root else key
+
+    def _url(self, key: str) -> str:
+        return f"{self._display}/{key}"
+
+    def _loop(self) -> asyncio.AbstractEventLoop | None:
+        return self.fs.loop if self._async else None
+
+    # -- primitives -----------------------------------------------------------------------------
+    def _bucket_key(self, key: str) -> tuple[str, str]:
+        bucket, _, k = self._full(key).partition("/")
+        return bucket, k
+
+    async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
+                   if_match: str | None) -> Got:
+        if self.is_s3:
+            return await self._s3_get(key, start, stop, suffix, if_match)
+        path = self._full(key)
+        a = -suffix if suffix is not None else start
+        if self._async:
+            data = await self.fs._cat_file(path, start=a, end=stop)
+        else:
+            data = self.fs.cat_file(path, start=a, end=stop)
+        etag, size = await self._head(key)       # the version, checked after reading
+        if if_match is not None and etag != if_match:
+            raise Failure("precondition", 412)
+        begin = size - len(data) if suffix is not None else min(a or 0, size)
+        return Got(data, etag, size, begin)
+
+    async def _s3_get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
+                      if_match: str | None) -> Got:
+        bucket, k = self._bucket_key(key)
+        kw: dict[str, Any] = {"Bucket": bucket, "Key": k}
+        if suffix is not None:
+            kw["Range"] = f"bytes=-{suffix}"
+        elif stop is not None:
+            kw["Range"] = f"bytes={start or 0}-{stop - 1}"
+        elif start:
+            kw["Range"] = f"bytes={start}-"
+        if if_match is not None:
+            kw["IfMatch"] = if_match
+        resp = await self.fs._call_s3("get_object", **kw)
+        body = resp["Body"]
+        try:
+            data = await body.read()
+        finally:
+            body.close()
+        m = _CONTENT_RANGE.match(resp.get("ContentRange") or "")
+        if m:
+            size = None if m.group(3) == "*" else int(m.group(3))
+            begin = int(m.group(1))
+        else:
+            size, begin = len(data), 0
+            if "Range" in kw and (start or suffix is not None):
+                raise Failure("not_partial")
+        return Got(data, resp.get("ETag"), size, begin)
+
+    async def _head(self, key: str) -> tuple[str | None, int]:
+        path = self._full(key)
+        if self.is_s3:
+            bucket, k = self._bucket_key(key)
+            resp = await self.fs._call_s3("head_object", Bucket=bucket, Key=k)
+            return resp.get("ETag"), int(resp["ContentLength"])
+        info = (await self.fs._info(path)) if self._async else self.fs.info(path)
+        if info.get("type") == "directory":
+            raise FileNotFoundError(path)
+        tag = info.get("ETag") or info.get("etag")
+        if tag is None:
+            stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
+            tag = f"{info.get('size')}-{stamp}"
+        return str(tag), int(info["size"])
+
+    async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
+        path = self._full(key)
+        if self.is_s3 and (mode is not None or len(data) < self.options.multipart_threshold):
+            bucket, k = self._bucket_key(key)
+            kw: dict[str, Any] = {"Bucket": bucket, "Key": k, "Body": bytes(data)}
+            if mode == "create":
+                kw["IfNoneMatch"] = "*"
+            elif mode is not None:
+                kw["IfMatch"] = mode
+            resp = await self.fs._call_s3("put_object", **kw)
+            self.fs.invalidate_cache(path)
+            return resp.get("ETag")
+        if mode is not None:
+            raise Failure("unsupported", None, "the filesystem has no conditional writes")
+        if self._async:
+            kw2 = {"chunksize": max(self.options.part_size, 5 << 20)} if self.is_s3 else {}
+            await self.fs._pipe_file(path, bytes(data), **kw2)
+        else:
+            parent = path.rsplit("/", 1)[0] if "/" in path else ""
+            if parent:
+                self.fs.makedirs(parent, exist_ok=True)
+            self.fs.pipe_file(path, bytes(data))
+        return None
+
+    async def _delete(self, keys: list[str]) -> None:
+        paths = [self._full(k) for k in keys]
+        if self._async:
+            await self.fs._rm(paths)
+            for p in paths:
+                self.fs.invalidate_cache(p)
+            return
+        for p in paths:
+            try:
+                self.fs.rm_file(p)
+            except FileNotFoundError:
+                pass
+
+    async def _delete_if(self, key: str, etag: str) -> None:
+        if not self.is_s3:
+            raise Failure("unsupported", None, "the filesystem has no conditional deletes")
+        bucket, k = self._bucket_key(key)
+        await self.fs._call_s3("delete_object", Bucket=bucket, Key=k, IfMatch=etag)
+        self.fs.invalidate_cache(self._full(key))
+
+    async def _list(self, prefix: str) -> list[str]:
+        base = self._full(prefix.rstrip("/")) if prefix else self.root
+        try:
+            if self._async:
+                found = await self.fs._find(base or "")
+            else:
+                found = self.fs.find(base or "")
+        except FileNotFoundError:
+            return []
+        cut = len(self.root) + 1 if self.root else 0
+        out = []
+        for p in found:
+            p = self.fs._strip_protocol(p).lstrip("/") if not self.root.startswith("/") \
+                else self.fs._strip_protocol(p)
+            if self.root and not p.startswith(self.root + "/"):
+                continue
+            out.append(p[cut:])
+        return out
+
+    def _failure(self, exc: BaseException) -> Failure | None:
+        status, code = _botocore_status(exc)
+        if status is not None:
+            if status == 412 or code == "PreconditionFailed":
+                return Failure("precondition", 412, code)
+            return Failure(_status_kind(status, code), status, code)
+        if isinstance(exc, FileNotFoundError):
+            return Failure("missing", 404)
+        if isinstance(exc, FileExistsError):
+            return Failure("exists", 412)
+        if isinstance(exc, PermissionError):
+            return Failure("access", 403)
+        if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+            return Failure("timeout")
+        if isinstance(exc, ConnectionError) or type(exc).__name__ in (
+                "EndpointConnectionError", "ConnectionClosedError", "ClientConnectorError",
+                "ServerDisconnectedError", "ClientOSError"):
+            return Failure("connection", None, type(exc).__name__)
+        if type(exc).__name__ in ("ReadTimeoutError", "ConnectTimeoutError", "ServerTimeoutError"):
+            return Failure("timeout", None, type(exc).__name__)
+        if isinstance(exc, OSError):
+            return Failure("other", None, type(exc).__name__)
+        return None
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _config(self) -> dict:
+        return {"fs": self._source, "path": self._path_arg,
+                "storage_options": self._storage_options, "read_only": self.read_only,
+                "options": self.options}
+
+    def __repr__(self) -> str:
+        return f"FsspecStore({self._display!r}{', read_only=True' if self.read_only else ''})"
+
+
+def _botocore_status(exc: BaseException) -> tuple[int | None, str]:
+    """HTTP status and error code of a botocore error in ``exc`` or its causes."""
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 5:
+        resp = getattr(cur, "response", None)
+        if isinstance(resp, dict) and "Error" in resp:
+            status = resp.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            code = str(resp["Error"].get("Code", ""))
+            if status is None and code.isdigit():
+                status = int(code)
+            return (int(status) if status else None), code
+        st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
+        if isinstance(st, int) and 100 <= st < 600:
+            return st, ""
+        cur = cur.__cause__ or cur.__context__
+        seen += 1
+    return None, ""

@@ -1,0 +1,95 @@
+"""Settings of a remote store: concurrency, coalescing, splitting, retries, timeouts."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from zarrx.errors import StoreError
+
+__all__ = ["RemoteOptions"]
+
+KiB, MiB = 1 << 10, 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteOptions:
+    """How a remote store issues its requests.
+
+    - ``in_flight``: the most requests one store keeps in flight at once (all calls together).
+    - ``coalesce_gap``: two ranges of one object at most this many bytes apart are read with
+      one request (the gap's bytes are read and dropped).
+    - ``max_request``: a coalesced request never grows past this many bytes.
+    - ``part_size``: a read larger than 1.5 parts is split into parts of this size fetched in
+      parallel; a whole object of unknown size is read as its first part, then the rest.
+    - ``multipart_threshold``: values at least this large are uploaded in parts of
+      ``part_size`` (where the backend offers multipart uploads).
+    - ``tail_prefetch``: a snapshot reads this many trailing bytes in its first request, so a
+      shard's trailing index (and the inner chunks near it) need no other request.
+    - ``revalidate_after``: a snapshot of an object this store read or wrote less than this
+      many seconds ago starts at the generation (ETag) seen then, without a request; its reads
+      are still conditioned on it, so a change is found by its first ranged read (0: every
+      snapshot starts with a request).
+    - ``batch_delay``: snapshot reads of one object version arriving within this many seconds
+      (from several threads reading one shard) are combined, so their ranges coalesce.
+    - ``retries``, ``backoff``, ``max_backoff``: transient failures (timeouts, dropped
+      connections, HTTP 429 and 5xx) are retried up to ``retries`` times, waiting
+      ``backoff * 2**attempt`` seconds (at most ``max_backoff``, with jitter) in between.
+    - ``timeout``, ``connect_timeout``: seconds for a whole request and for connecting.
+    - ``conditional_writes``: whether the server honours conditional writes (If-Match /
+      If-None-Match on PUT and DELETE). None: the backend's known default.
+    """
+
+    in_flight: int = 64
+    coalesce_gap: int = 512 * KiB
+    max_request: int = 32 * MiB
+    part_size: int = 8 * MiB
+    multipart_threshold: int = 64 * MiB
+    tail_prefetch: int = 64 * KiB
+    revalidate_after: float = 1.0
+    batch_delay: float = 0.002
+    retries: int = 4
+    backoff: float = 0.1
+    max_backoff: float = 5.0
+    timeout: float = 60.0
+    connect_timeout: float = 10.0
+    conditional_writes: bool | None = None
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name == "conditional_writes":
+                if v is not None and not isinstance(v, bool):
+                    raise StoreError(f"RemoteOptions.conditional_writes: expected True, False "
+                                     f"or None, found {v!r}")
+                continue
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+            if f.type == "int" and not isinstance(v, int):
+                ok = False
+            if not ok:
+                raise StoreError(f"RemoteOptions.{f.name}: expected a non-negative "
+                                 f"{f.type}, found {v!r}")
+        for name in ("in_flight", "part_size", "max_request"):
+            if getattr(self, name) < 1:
+                raise StoreError(f"RemoteOptions.{name}: expected at least 1, found "
+                                 f"{getattr(self, name)!r}")
+
+    @classmethod
+    def make(cls, options: RemoteOptions | dict | None = None, **overrides: object
+             ) -> RemoteOptions:
+        """Options from an instance, a dict of field values, or None (the defaults), with
+        ``overrides`` applied; unknown names raise StoreError."""
+        if isinstance(options, RemoteOptions):
+            base = dataclasses.asdict(options)
+        elif options is None:
+            base = {}
+        elif isinstance(options, dict):
+            base = dict(options)
+        else:
+            raise StoreError(f"remote options: expected a RemoteOptions or a dict, found "
+                             f"{type(options).__name__}")
+        base.update(overrides)
+        known = {f.name for f in dataclasses.fields(cls)}
+        if unknown := sorted(set(base) - known):
+            raise StoreError(f"remote options: unknown setting(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(known))}")
+        return cls(**base)  # type: ignore[arg-type]

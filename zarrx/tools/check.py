@@ -1,0 +1,355 @@
+"""``zarrx.check``: read every stored object of a hierarchy and report what is wrong with it.
+
+Every chunk is decoded (each inner chunk of each shard), so the codecs verify their checksums
+(``crc32c``, zstd's) and every shard index is read and checked (its checksum, every entry's
+range). What it finds, by kind:
+
+- ``metadata``: a node's metadata document that does not parse;
+- ``corrupt``: a chunk, inner chunk or shard index that does not decode or whose checksum
+  does not match;
+- ``torn``: a shard shorter than its own index says (a write cut short);
+- ``orphaned``: an object no node owns: a chunk outside its array's grid (left by a shrink),
+  an object under an array that is not one of its chunk keys, an object under a group that is
+  not a node's document;
+- ``temporary``: a temporary file a writer left behind (local directories), older than
+  ``temp_age`` seconds (younger ones may belong to a writer still running: they are listed in
+  :attr:`CheckReport.recent_temporary` and left alone).
+
+``repair=True`` removes orphaned objects and old temporary files; with ``fill_corrupt=True`` it
+also rewrites corrupt and torn chunks as the fill value (an inner chunk in place; a shard whose
+index is unreadable as a whole). Metadata is never rewritten.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from zarrx.api import open_array
+from zarrx.array import Array
+from zarrx.errors import ShardError, ZarrError
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.store import LocalStore, Store
+from zarrx.store.chunks import parse_chunk_key
+from zarrx.store.local import SWEEP_AGE
+from zarrx.store.localfs import is_temp_name, temp_owner
+from zarrx.tools.location import opened_here, open_node, resolve
+from zarrx.tools.parallel import run_parallel, workers_for
+from zarrx.tools.progress import progress_for
+from zarrx.tools.shards import classify_shard, inner_blocks, object_blocks
+
+__all__ = ["check", "CheckReport", "Finding", "KINDS"]
+
+KINDS = ("metadata", "corrupt", "torn", "orphaned", "temporary")
+_DOCS = frozenset(("zarr.json", ".zarray", ".zgroup", ".zattrs"))
+_NODE_DOCS = frozenset(("zarr.json", ".zarray", ".zgroup"))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: its ``kind`` (see :data:`KINDS`), the store ``key`` (for a temporary file,
+    its path below the store's root), the ``node`` it belongs to, the inner chunk (``inner``,
+    for a problem inside a shard) and what is wrong (``detail``)."""
+
+    kind: str
+    key: str
+    node: str
+    detail: str
+    inner: str | None = None
+
+    def __str__(self) -> str:
+        inner = f" inner chunk {self.inner}" if self.inner is not None else ""
+        return f"{self.kind}: {self.key}{inner}: {self.detail}"
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check` found (``findings``) and, with ``repair``, did (``repairs``: one line
+    per action; ``repaired``: the findings dealt with)."""
+
+    location: str
+    arrays: int = 0
+    groups: int = 0
+    objects: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    repaired: list[Finding] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    recent_temporary: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was found."""
+        return not self.findings
+
+    @property
+    def remaining(self) -> list[Finding]:
+        """The findings not repaired."""
+        done = set(map(id, self.repaired))
+        return [f for f in self.findings if id(f) not in done]
+
+    def counts(self) -> dict[str, int]:
+        return {k: sum(f.kind == k for f in self.findings) for k in KINDS}
+
+    def __str__(self) -> str:
+        lines = [f"checked {self.location}: {self.groups} groups, {self.arrays} arrays, "
+                 f"{self.objects} stored objects in {self.elapsed:.1f} s"]
+        lines += [f"  {f}" for f in self.findings]
+        lines += [f"  left alone (recent, a writer may be running): temporary file {p}"
+                  for p in self.recent_temporary]
+        lines += [f"  repaired: {r}" for r in self.repairs]
+        counts = ", ".join(f"{n} {k}" for k, n in self.counts().items() if n)
+        if not self.findings:
+            lines.append("no problems found")
+        else:
+            left = len(self.remaining)
+            lines.append(f"found {counts}; " + (f"{left} not repaired" if left else
+                                                 "all repaired"))
+        return "\n".join(lines)
+
+
+def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
+          temp_age: float = SWEEP_AGE, workers: int | None = None,
+          storage_options: dict | None = None, progress: Any = None) -> CheckReport:
+    """Check the array or group at ``location`` and everything below it (see the module
+    docstring for what is found). ``repair`` removes orphaned objects and temporary files older
+    than ``temp_age`` seconds; ``fill_corrupt`` (with ``repair``) rewrites corrupt and torn
+    chunks as the fill value. ``workers`` stored objects are read at a time (default: up to 4).
+    """
+    if fill_corrupt and not repair:
+        raise ZarrError("check: fill_corrupt needs repair=True (--fill-corrupt needs --repair)")
+    t0 = time.perf_counter()
+    loc = resolve(location, "r+" if repair else "r", storage_options)
+    bar = progress_for(progress)
+    report = CheckReport(str(loc))
+    try:
+        open_node(loc, "r")                         # the node itself must be there
+        run = _Check(loc.store, loc.path, report, workers_for(workers), bar)
+        run.scan()
+        if repair:
+            run.repair(fill_corrupt, temp_age)
+        else:
+            run.temporary(temp_age)
+    finally:
+        bar.close()
+        if opened_here(location):
+            loc.store.close()
+    report.elapsed = time.perf_counter() - t0
+    return report
+
+
+class _Check:
+    def __init__(self, store: Store, root: str, report: CheckReport, workers: int,
+                 bar: Any) -> None:
+        self.store, self.root, self.report = store, root, report
+        self.workers, self.bar = workers, bar
+        self.lock = threading.Lock()
+        self.arrays: dict[str, ArrayMeta] = {}
+        self.bad_nodes: set[str] = set()
+        self.chunk_keys: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+
+    def add(self, finding: Finding) -> None:
+        with self.lock:
+            self.report.findings.append(finding)
+
+    # -- the hierarchy -----------------------------------------------------------------------
+    def scan(self) -> None:
+        prefix = f"{self.root}/" if self.root else ""
+        keys = sorted(self.store.list_prefix(prefix))
+        paths = {self.root} | {k.rpartition("/")[0] for k in keys
+                               if k.rpartition("/")[2] in _NODE_DOCS}
+        node_paths = sorted(p for p in paths if p == self.root or p.startswith(prefix))
+        for path in node_paths:
+            self._node(path)
+        owners = sorted(node_paths, key=len, reverse=True)
+        for key in keys:
+            self._own(key, owners)
+        self._chunks()
+
+    def _node(self, path: str) -> None:
+        try:
+            meta = nodes.load_node(self.store, path)
+        except ZarrError as exc:
+            self.bad_nodes.add(path)
+            doc = self._doc_key(path)
+            self.add(Finding("metadata", doc, "/" + path, exc.detail))
+            return
+        if isinstance(meta, ArrayMeta):
+            self.report.arrays += 1
+            self.arrays[path] = meta
+            self.chunk_keys[path] = []
+        elif meta is not None:
+            self.report.groups += 1
+
+    def _doc_key(self, path: str) -> str:
+        for name in ("zarr.json", ".zarray", ".zgroup"):
+            key = nodes.join(path, name)
+            if self.store.exists(key):
+                return key
+        return nodes.join(path, ".zattrs")
+
+    def _own(self, key: str, owners: list[str]) -> None:
+        owner = next(p for p in owners if not p or key.startswith(p + "/"))
+        rest = key[len(owner) + 1:] if owner else key
+        if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and not owner):
+            return
+        meta = self.arrays.get(owner)
+        if meta is None:
+            self.add(Finding("orphaned", key, "/" + owner, "not a document of a node of the "
+                             "hierarchy"))
+            return
+        coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)
+        if coords is None:
+            self.add(Finding("orphaned", key, "/" + owner, "not a chunk key of the array"))
+            return
+        grid = _object_grid(meta)
+        if grid is not None and any(c >= n for c, n in zip(coords, grid)):
+            self.add(Finding("orphaned", key, "/" + owner, f"chunk {coords} lies outside the "
+                             f"array's grid of {grid} stored objects (shape {meta.shape})"))
+            return
+        self.chunk_keys[owner].append((key, coords))
+
+    # -- the chunks --------------------------------------------------------------------------
+    def _chunks(self) -> None:
+        total = sum(len(v) for v in self.chunk_keys.values())
+        self.bar.start(total, "check")
+        for path, items in self.chunk_keys.items():
+            if not items:
+                continue
+            arr = open_array(self.store, mode="r", path=path)
+
+            def one(item: tuple[str, tuple[int, ...]], arr: Array = arr) -> None:
+                self._object(arr, *item)
+                self.bar.advance(1)
+
+            run_parallel(one, items, self.workers)
+            self.report.objects += len(items)
+
+    def _object(self, arr: Array, key: str, coords: tuple[int, ...]) -> None:
+        meta = arr.metadata
+        blocks = object_blocks(meta, coords, arr.cdata_shape)
+        if blocks is None:                  # an object wholly outside the array: nothing to read
+            return
+        try:
+            arr.get_block_selection(blocks)
+            return
+        except ZarrError as exc:
+            error = exc
+        node = arr.name
+        if not meta.layout.sharded:
+            self.add(Finding("corrupt", key, node, error.detail))
+            return
+        blob = self.store.get(key)
+        kind, detail = classify_shard(blob, meta, key)
+        if kind is not None:
+            self.add(Finding(kind, key, node, detail or error.detail))
+            return
+        for inner, sel in inner_blocks(meta, coords, arr.cdata_shape):
+            try:
+                arr.get_block_selection(sel)
+            except ShardError as exc:
+                self.add(Finding("corrupt", key, node, exc.detail, inner))
+            except ZarrError as exc:
+                self.add(Finding("corrupt", key, node, exc.detail, inner))
+
+    # -- temporary files ---------------------------------------------------------------------
+    def temporary(self, temp_age: float) -> list[str]:
+        """Old temporary files become findings, recent ones are listed; returns the old."""
+        if not isinstance(self.store, LocalStore):
+            return []
+        now = time.time()
+        old = []
+        for rel, mtime in _temp_files(self.store.root, self.root):
+            if now - mtime >= temp_age:
+                old.append(rel)
+                self.add(Finding("temporary", rel, "/" + self.root,
+                                 f"a temporary file left by a writer "
+                                 f"{_age(now - mtime)} ago"))
+            else:
+                self.report.recent_temporary.append(rel)
+        return old
+
+    # -- repairs -----------------------------------------------------------------------------
+    def repair(self, fill_corrupt: bool, temp_age: float) -> None:
+        self.temporary(temp_age)
+        rep = self.report
+        for f in list(rep.findings):
+            try:
+                action = self._fix(f, fill_corrupt)
+            except ZarrError as exc:
+                rep.repairs.append(f"could not repair {f.key}: {exc}")
+                continue
+            if action:
+                rep.repaired.append(f)
+                rep.repairs.append(action)
+        if any(f.kind == "temporary" for f in rep.findings):
+            assert isinstance(self.store, LocalStore)
+            prefix = f"{self.root}/" if self.root else ""
+            removed = set(self.store.sweep(prefix, older_than=temp_age))
+            for f in rep.findings:
+                if f.kind == "temporary" and f.key in removed:
+                    rep.repaired.append(f)
+                    rep.repairs.append(f"removed the temporary file {f.key}")
+
+    def _fix(self, f: Finding, fill_corrupt: bool) -> str | None:
+        if f.kind == "orphaned":
+            self.store.delete(f.key)
+            return f"removed the orphaned object {f.key}"
+        if f.kind not in ("corrupt", "torn") or not fill_corrupt:
+            return None
+        path = f.node.lstrip("/")
+        meta = self.arrays[path]
+        if f.inner is None:
+            self.store.delete(f.key)
+            what = "shard" if meta.layout.sharded else "chunk"
+            return f"removed the {f.kind} {what} {f.key}: its region reads as the fill value"
+        arr = open_array(self.store, mode="r+", path=path)
+        coords = self._coords(path, f.key)
+        for inner, sel in inner_blocks(meta, coords, arr.cdata_shape):
+            if inner == f.inner:
+                arr.set_block_selection(sel, arr.fill_value if arr.fill_value is not None
+                                        else 0)
+                return f"rewrote inner chunk {f.inner} of {f.key} as the fill value"
+        return None
+
+    def _coords(self, path: str, key: str) -> tuple[int, ...]:
+        return next(c for k, c in self.chunk_keys[path] if k == key)
+
+
+def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:
+    grid = meta.chunk_grid
+    if isinstance(grid, RegularGrid):
+        return tuple(-(-s // c) for s, c in zip(meta.shape, grid.chunk_shape))
+    sizes = getattr(grid, "chunk_sizes", None)
+    return None if sizes is None else tuple(len(s) for s in sizes)
+
+
+def _temp_files(root: str, node: str) -> list[tuple[str, float]]:
+    """``(path relative to root, mtime)`` of the temporary files of keys below ``node``."""
+    prefix = f"{node}/" if node else ""
+    start = os.path.join(root, *node.split("/")) if node else root
+    out = []
+    for folder, dirs, files in os.walk(start, followlinks=False):
+        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        for name in files + [d for d in dirs if is_temp_name(d)]:
+            if not is_temp_name(name) or not (rel_dir + temp_owner(name)).startswith(prefix):
+                continue
+            try:
+                mtime = os.lstat(os.path.join(folder, name)).st_mtime
+            except OSError:
+                continue
+            out.append((rel_dir + name, mtime))
+        dirs[:] = [d for d in dirs if not is_temp_name(d)]
+    return sorted(out)
+
+
+def _age(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,333 @@
+"""``zarrx.convert``: a copy of an array or a hierarchy in another form (Zarr v2 <-> v3, new
+chunks or shards, new codecs, a new fill value), streamed block by block in bounded memory.
+
+How it works: the destination's metadata is planned first (:mod:`zarrx.tools.target`) and
+checked by creating it in memory, then the data is copied in blocks (:mod:`zarrx.tools.blocks`)
+of whole destination objects, several blocks at a time. Every stored object is written once,
+whole and atomically by the store, so after an interruption the objects that exist are complete:
+``resume=True`` keeps them and writes only the others. ``verify=True`` then reads every block
+back from both sides and compares the values.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from zarrx import config, layout
+from zarrx.api import create_group, open_array, open_group
+from zarrx.array import Array
+from zarrx.creation import create_array
+from zarrx.errors import NodeExistsError, ZarrError
+from zarrx.group import Group
+from zarrx.info import human_bytes
+from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
+from zarrx.store import MemoryStore, ZipStore
+from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
+    plan_blocks
+from zarrx.tools.location import opened_here, open_node, overlaps, resolve, writes_zip
+from zarrx.tools.parallel import run_parallel, workers_for
+from zarrx.tools.progress import Progress, progress_for
+from zarrx.tools.target import KEEP, Changes, target_arguments
+
+__all__ = ["convert", "ConvertReport", "ArrayConversion", "same_values"]
+
+MAX_MISMATCHES = 20
+
+
+@dataclass
+class ArrayConversion:
+    """One converted array: its path in the destination, the blocks written, the stored
+    objects kept from an interrupted run, the bytes of data copied, and (after a verification)
+    the blocks whose values differ."""
+
+    path: str
+    shape: tuple[int, ...]
+    dtype: str
+    blocks: int = 0
+    kept: int = 0
+    nbytes: int = 0
+    verified: bool = False
+    mismatches: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        text = (f"{self.path} {self.shape} {self.dtype}: {self.blocks} blocks, "
+                f"{human_bytes(self.nbytes)}")
+        if self.kept:
+            text += f", {self.kept} stored objects kept from an earlier run"
+        if self.verified:
+            text += ", verified" if not self.mismatches else \
+                f", {len(self.mismatches)} blocks DIFFER"
+        return text
+
+
+@dataclass
+class ConvertReport:
+    """What :func:`convert` did. ``ok`` is false when a verification found differences."""
+
+    source: str
+    destination: str
+    zarr_format: int
+    arrays: list[ArrayConversion] = field(default_factory=list)
+    groups: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    elapsed: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not any(a.mismatches for a in self.arrays)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.arrays)
+
+    def __str__(self) -> str:
+        rate = self.nbytes / self.elapsed if self.elapsed > 0 else 0.0
+        lines = [f"converted {self.source} -> {self.destination} (Zarr v{self.zarr_format}): "
+                 f"{len(self.arrays)} arrays, {len(self.groups)} groups, "
+                 f"{human_bytes(self.nbytes)} in {self.elapsed:.1f} s "
+                 f"({human_bytes(rate)}/s)"]
+        lines += [f"  {a}" for a in self.arrays]
+        for a in self.arrays:
+            lines += [f"  mismatch: {m}" for m in a.mismatches]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: Any = KEEP,
+            shards: Any = KEEP, compressors: Any = KEEP, filters: Any = KEEP,
+            serializer: Any = KEEP, fill_value: Any = KEEP,
+            max_memory: int | str = DEFAULT_MAX_MEMORY, workers: int | None = None,
+            resume: bool = False, verify: bool = False, overwrite: bool = False,
+            storage_options: dict | None = None,
+            destination_storage_options: dict | None = None,
+            progress: Any = None) -> ConvertReport:
+    """Convert the array or group at ``source`` (with everything below it) into ``destination``.
+
+    ``source`` and ``destination`` are locations (a directory, ``archive.zip/group/array``, a
+    URL), stores, or (the source) an open Array or Group. Every change defaults to keeping what
+    the source has: ``zarr_format`` (2 or 3), ``chunks`` (the chunk shape; the inner chunk
+    shape when sharded), ``shards`` (the shard shape; None: no sharding), ``compressors``,
+    ``filters``, ``serializer`` (as :func:`zarrx.create_array` takes them; ``compressors=None``
+    stores chunks uncompressed) and ``fill_value``. Changes apply to every array of a group.
+
+    ``max_memory`` bounds the memory the copy holds (bytes, or ``"512M"``, ``"2GiB"``);
+    ``workers`` blocks are copied at a time (default: up to 4). ``resume`` continues an
+    interrupted conversion into the same destination, keeping the stored objects that exist;
+    ``overwrite`` replaces a destination node; ``verify`` compares every block afterwards.
+    ``storage_options`` configure URLs (``destination_storage_options``, when given, the
+    destination's). ``progress``: True draws a bar with throughput and ETA on standard error.
+    """
+    t0 = time.perf_counter()
+    changes = Changes(zarr_format, chunks, shards, compressors, filters, serializer, fill_value)
+    budget = parse_size(max_memory)
+    workers = workers_for(workers)
+    bar = progress_for(progress)
+    src = resolve(source, "r", storage_options)
+    dst_opts = storage_options if destination_storage_options is None \
+        else destination_storage_options
+    dst = resolve(destination, "a" if resume else "w" if overwrite else "w-", dst_opts) \
+        if writes_zip(destination) else resolve(destination, "a", dst_opts)
+    try:
+        if overlaps(src, dst):
+            raise ZarrError(f"convert: the destination {dst} is the source")
+        node = open_node(src)
+        fmt = node.zarr_format if zarr_format is KEEP else zarr_format
+        report = ConvertReport(str(src), str(dst), fmt)
+        job = _Job(changes, budget, workers, resume, verify, overwrite, bar, report)
+        if isinstance(node, Array):
+            job.array(node, dst.store, dst.path)
+        else:
+            job.hierarchy(node, dst, fmt)
+    finally:
+        bar.close()
+        if opened_here(destination):
+            dst.store.close()
+        if opened_here(source):
+            src.store.close()
+    report.elapsed = time.perf_counter() - t0
+    return report
+
+
+class _Job:
+    def __init__(self, changes: Changes, budget: int, workers: int, resume: bool, verify: bool,
+                 overwrite: bool, bar: Progress, report: ConvertReport) -> None:
+        self.changes, self.budget, self.workers = changes, budget, workers
+        self.resume, self.verify, self.overwrite = resume, verify, overwrite
+        self.bar, self.report = bar, report
+        self._lock = threading.Lock()
+
+    # -- the nodes -----------------------------------------------------------------------------
+    def hierarchy(self, root: Group, dst: Location, fmt: int) -> None:
+        members = list(root.members(max_depth=None))
+        ready = {rel: self.prepare(node) for rel, node in members    # all checked first
+                 if isinstance(node, Array)}
+        self.group(root, dst.store, dst.path, fmt, self.overwrite)
+        for rel, node in members:
+            path = f"{dst.path}/{rel}" if dst.path else rel
+            if isinstance(node, Array):
+                self.array(node, dst.store, path, ready[rel])
+            else:
+                self.group(node, dst.store, path, fmt, False)
+        if root.metadata.consolidated is not None:
+            if isinstance(dst.store, ZipStore):
+                self.report.notes.append("the source's consolidated metadata was not written: "
+                                         "a zip archive cannot replace the root group's "
+                                         "document (run zarrx consolidate on a copy)")
+            else:
+                from zarrx.api import consolidate_metadata
+                consolidate_metadata(dst.store, dst.path)
+
+    def group(self, src: Group, store: Any, path: str, fmt: int, overwrite: bool) -> None:
+        attrs = dict(src.attrs)
+        if self.resume:
+            try:
+                open_group(store, mode="r", path=path)
+                self.report.groups.append("/" + path)
+                return
+            except ZarrError:
+                pass
+        create_group(store, path=path, zarr_format=fmt, attributes=attrs, overwrite=overwrite)
+        self.report.groups.append("/" + path)
+
+    def prepare(self, src: Array) -> tuple[dict, ArrayMeta, BlockPlan]:
+        """The destination's ``create_array`` arguments, metadata and blocks, all checked
+        (the array is made in memory): nothing is written when a change is not possible."""
+        where = f"convert {src.name}"
+        kw = target_arguments(src, self.changes, where)
+        planned = create_array(MemoryStore(), **kw)
+        return kw, planned.metadata, self._plan(src, planned, where)
+
+    def array(self, src: Array, store: Any, path: str,
+              ready: tuple[dict, ArrayMeta, BlockPlan] | None = None) -> None:
+        kw, planned, plan = ready or self.prepare(src)
+        dst = self._destination(store, path, kw, planned, f"convert {src.name}")
+        done = ArrayConversion("/" + path, dst.shape, str(dst.dtype))
+        self.report.arrays.append(done)
+        present = set(layout.stored_objects(layout.chunk_source(store, path, dst.metadata))) \
+            if self.resume else set()
+        itemsize = itemsize_estimate(dst.dtype)
+
+        def copy(sel: tuple[slice, ...]) -> None:
+            data = src.read(sel)
+            dst[sel] = data
+            n = math.prod(s.stop - s.start for s in sel) * itemsize
+            with self._lock:
+                done.nbytes += n
+                done.blocks += 1
+            self.bar.advance(n)
+
+        self.bar.start(math.prod(dst.shape) * itemsize, f"convert {done.path}")
+        run_parallel(copy, self._tasks(plan, present, done, itemsize), self.workers)
+        if self.verify:
+            self._verify(src, dst, plan, done)
+
+    def _destination(self, store: Any, path: str, kw: dict, planned: ArrayMeta,
+                     where: str) -> Array:
+        if self.resume:
+            try:
+                existing = open_array(store, mode="r+", path=path)
+            except ZarrError:
+                existing = None
+            if existing is not None:
+                if existing.metadata != planned:
+                    raise ZarrError(f"{where}: cannot resume into {existing.name}: the array "
+                                    f"there differs from what this conversion writes (expected "
+                                    f"{_summary(planned)}, found {_summary(existing.metadata)})")
+                return existing
+        try:
+            return create_array(store, name=path, overwrite=self.overwrite, **kw)
+        except NodeExistsError as exc:
+            raise NodeExistsError(f"{where}: {exc.detail.split(';')[0]}; pass --overwrite "
+                                  f"(overwrite=True) to replace it, or --resume (resume=True) "
+                                  f"to finish an interrupted conversion") from None
+
+    def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
+        meta = dst.metadata
+        assert isinstance(meta.chunk_grid, RegularGrid)
+        unit = meta.chunk_grid.chunk_shape
+        itemsize = itemsize_estimate(dst.dtype)
+        src_unit = src.metadata.layout.read_shape
+        src_bytes = math.prod(src_unit or (1,)) * itemsize
+        threads = int(config.get("threads"))                 # type: ignore[arg-type]
+        overhead = threads * (src_bytes + math.prod(unit) * itemsize)
+        per_worker = (self.budget - overhead) // self.workers
+        if self.verify:
+            per_worker //= 2                                # both sides of a block at once
+        if per_worker <= 0:
+            raise ZarrError(f"{where}: a memory budget of {human_bytes(self.budget)} does not "
+                            f"cover the decoding buffers of {threads} threads "
+                            f"({human_bytes(overhead)}); raise --max-memory (max_memory=) or "
+                            f"set fewer threads (zarrx.config.set(threads=...))")
+        return plan_blocks(dst.shape, unit, itemsize, per_worker, src_unit, where)
+
+    def _tasks(self, plan: BlockPlan, present: set, done: ArrayConversion,
+               itemsize: int) -> Iterator[tuple[slice, ...]]:
+        for sel in plan.blocks():
+            if not present:
+                yield sel
+                continue
+            objects = plan.objects(sel)
+            missing = [c for c in objects if c not in present]
+            done.kept += len(objects) - len(missing)
+            if len(missing) == len(objects):
+                yield sel
+                continue
+            for coords in objects:
+                osel = plan.object_selection(coords)
+                if coords in present:
+                    self.bar.advance(math.prod(s.stop - s.start for s in osel) * itemsize)
+                else:
+                    yield osel
+
+    def _verify(self, src: Array, dst: Array, plan: BlockPlan, done: ArrayConversion) -> None:
+        itemsize = itemsize_estimate(dst.dtype)
+
+        def compare(sel: tuple[slice, ...]) -> None:
+            a, b = src.read(sel), dst.read(sel)
+            if not same_values(a, b):
+                with self._lock:
+                    if len(done.mismatches) < MAX_MISMATCHES:
+                        done.mismatches.append(_mismatch(done.path, sel, a, b))
+            self.bar.advance(math.prod(s.stop - s.start for s in sel) * itemsize)
+
+        self.bar.start(math.prod(dst.shape) * itemsize, f"verify {done.path}")
+        run_parallel(compare, plan.blocks(), self.workers)
+        done.verified = True
+
+
+def _summary(meta: ArrayMeta) -> str:
+    grid = meta.chunk_grid
+    shape = grid.chunk_shape if isinstance(grid, RegularGrid) else "rectilinear"
+    return (f"v{meta.zarr_format} {meta.data_type.name} shape {meta.shape} grid {shape} "
+            f"codecs {[c.name for c in meta.codecs]}")
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two blocks hold the same values (NaN equal to NaN)."""
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
+        return bool(np.array_equal(a, b, equal_nan=True))
+    if a.dtype.hasobject or b.dtype.hasobject:
+        return all(x == y or (x != x and y != y) for x, y in zip(a.ravel(), b.ravel()))
+    return bool(np.array_equal(a, b))
+
+
+def _mismatch(path: str, sel: tuple[slice, ...], a: np.ndarray, b: np.ndarray) -> str:
+    where = ", ".join(f"{s.start}:{s.stop}" for s in sel)
+    if a.shape != b.shape:
+        return f"{path}[{where}]: shapes differ: source {a.shape}, destination {b.shape}"
+    same = np.vectorize(lambda x, y: x == y or (x != x and y != y), otypes=[bool])(a, b) \
+        if a.dtype.hasobject or b.dtype.hasobject else \
+        ((a == b) | ((a != a) & (b != b)) if a.dtype.kind in "fc" else a == b)
+    bad = np.argwhere(~np.asarray(same))
+    first = tuple(int(i) + s.start for i, s in zip(bad[0], sel)) if len(bad) else ()
+    at = tuple(int(i) for i in bad[0]) if len(bad) else ()
+    return (f"{path}[{where}]: {len(bad)} values differ; first at {first}: source "
+            f"{a[at]!r}, destination {b[at]!r}")

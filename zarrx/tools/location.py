@@ -1,0 +1,170 @@
+"""Where a node lives, as the tools name it: a store plus the node's path inside it.
+
+A location is written the way a user points at data:
+
+- a directory: ``data.zarr``, or a node inside it, ``data.zarr/group/array``. The store's root is
+  the top of the hierarchy: the walk goes up from the named directory while the parent
+  directory holds a Zarr group, so the node keeps its name in the hierarchy (``/group/array``);
+- a path inside a zip archive: ``archive.zip`` or ``archive.zip/group/array`` (the first path
+  component ending in ``.zip`` that is not a directory is the archive);
+- a URL (``s3://bucket/data.zarr``, ``https://...``), configured by ``storage_options``; the URL
+  is the store's root;
+- a :class:`~zarrx.store.Store` (its root), or an open :class:`~zarrx.Array` or
+  :class:`~zarrx.Group`.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from zarrx.array import Array
+from zarrx.errors import StoreError, ZarrError
+from zarrx.group import Group
+from zarrx.store import Store, make_store
+
+__all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
+           "opened_here"]
+
+_MAX_WALK_UP = 64
+
+
+@dataclass(frozen=True)
+class Location:
+    """A store and the path of a node in it (``""``: the store's root)."""
+
+    store: Store
+    path: str
+    text: str            # as the user wrote it, for messages
+
+    @property
+    def name(self) -> str:
+        return "/" + self.path
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _is_url(text: str) -> bool:
+    return "://" in text and not text.startswith("file://")
+
+
+def _store_for(obj: str, mode: str, storage_options: dict | None) -> Store:
+    if not storage_options:
+        return make_store(obj, mode)
+    if "storage_options" not in inspect.signature(make_store).parameters:
+        raise StoreError(f"{obj!r}: storage options apply to URLs, and this zarrx opens no "
+                         f"remote stores")
+    return make_store(obj, mode, storage_options=storage_options)  # type: ignore[call-arg]
+
+
+def _is_group_dir(path: str) -> bool:
+    """Whether the directory ``path`` holds a Zarr group document (v3 or v2)."""
+    if os.path.isfile(os.path.join(path, ".zgroup")):
+        return True
+    doc = os.path.join(path, "zarr.json")
+    try:
+        with open(doc, "rb") as f:
+            head = json.loads(f.read(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(head, dict) and head.get("node_type") == "group"
+
+
+def _split_zip(path: str) -> tuple[str, str] | None:
+    """``(archive, inner path)`` when a component of ``path`` names a zip archive."""
+    parts = path.split(os.sep)
+    for i, part in enumerate(parts):
+        if part.lower().endswith(".zip"):
+            archive = os.sep.join(parts[:i + 1]) or os.sep
+            if not os.path.isdir(archive):
+                return archive, "/".join(p for p in parts[i + 1:] if p)
+    return None
+
+
+def _hierarchy_root(path: str) -> tuple[str, str]:
+    """``(root directory, node path)``: the directory of the topmost group above ``path``."""
+    root = os.path.abspath(path)
+    node: list[str] = []
+    for _ in range(_MAX_WALK_UP):
+        parent = os.path.dirname(root)
+        if parent == root or not _is_group_dir(parent):
+            break
+        node.insert(0, os.path.basename(root))
+        root = parent
+    return root, "/".join(node)
+
+
+def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) -> Location:
+    """The :class:`Location` that ``where`` names (see the module docstring), its store opened
+    for ``mode`` (``r``, ``r+``, ``a``, ``w``, ``w-``)."""
+    if isinstance(where, (Array, Group)):
+        return Location(where.store, where.path, f"{where.store!r}{where.name}")
+    if isinstance(where, Store):
+        return Location(_store_for(where, mode, storage_options), "", repr(where))  # type: ignore[arg-type]
+    if not isinstance(where, (str, os.PathLike)):
+        raise ZarrError(f"expected a path, a URL, a Store, an Array or a Group, found "
+                        f"{type(where).__name__} {where!r}")
+    text = os.fspath(where)
+    if not isinstance(text, str):
+        raise ZarrError(f"expected a str path, found bytes {text!r}")
+    if _is_url(text):
+        return Location(_store_for(text, mode, storage_options), "", text)
+    path = text[len("file://"):] if text.startswith("file://") else text
+    if not path:
+        raise ZarrError("expected a path, found an empty string")
+    zipped = _split_zip(path)
+    if zipped is not None:
+        archive, inner = zipped
+        return Location(_store_for(archive, mode, storage_options), inner, text)
+    root, node = _hierarchy_root(path)
+    return Location(_store_for(root, mode, storage_options), node, text)
+
+
+def open_node(loc: Location, mode: str = "r") -> Array | Group:
+    """The array or group at ``loc``."""
+    from zarrx.api import open as open_any
+    return open_any(loc.store, mode=mode, path=loc.path)
+
+
+def parse_storage_options(items: list[str] | None) -> dict[str, Any]:
+    """``["key=value", ...]`` as a dict; values are read as JSON when they parse (``true``,
+    ``3``, ``{"a": 1}``), else kept as strings."""
+    out: dict[str, Any] = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ZarrError(f"storage option {item!r}: expected key=value")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def writes_zip(obj: Any) -> bool:
+    """Whether the location ``obj`` names a path inside a zip archive."""
+    if not isinstance(obj, (str, os.PathLike)):
+        return False
+    text = os.fspath(obj)
+    if not isinstance(text, str) or _is_url(text):
+        return False
+    return _split_zip(text[len("file://"):] if text.startswith("file://") else text) is not None
+
+
+def opened_here(obj: Any) -> bool:
+    """Whether the store of location ``obj`` is opened by :func:`resolve` (and so is the
+    caller's to close) rather than handed in."""
+    return isinstance(obj, (str, os.PathLike))
+
+
+def overlaps(a: Location, b: Location) -> bool:
+    """Whether one location lies inside the other (in the same store)."""
+    def where(store: Any) -> Any:
+        return getattr(store, "root", None) or getattr(store, "path", None) or id(store)
+    if a.store is not b.store and where(a.store) != where(b.store):
+        return False
+    pa, pb = a.path + "/", b.path + "/"
+    return pa.startswith(pb) or pb.startswith(pa)

@@ -1,0 +1,250 @@
+"""What the inspection commands show: a node's description (text and JSON), a group's
+members, an array's stored objects, one stored object in detail, and selections as text."""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+
+from zarrx import layout
+from zarrx.array import Array
+from zarrx.errors import IndexingError, ZarrError
+from zarrx.group import Group
+from zarrx.info import human_bytes, stored_bytes
+from zarrx.metadata.codecs import codec_json
+from zarrx.metadata.fill import fill_json
+from zarrx.metadata.model import RegularGrid
+from zarrx.store.chunks import parse_chunk_key
+from zarrx.tools.shards import MISSING, object_blocks, read_index
+
+__all__ = ["node_info", "group_summary", "members", "objects", "parse_selection",
+           "chunk_report", "format_chunk_report", "to_jsonable"]
+
+
+def to_jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars, tuples and bytes made JSON-ready."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return to_jsonable(value.item())
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def node_info(node: Array | Group) -> dict[str, Any]:
+    """A JSON-ready description of a node (``zarrx info --json``)."""
+    meta = node.metadata
+    out: dict[str, Any] = {"name": node.name, "node_type": "array" if isinstance(node, Array)
+                           else "group", "zarr_format": meta.zarr_format,
+                           "store": repr(node.store)}
+    if isinstance(node, Group):
+        out["arrays"] = sorted(node.array_keys())
+        out["groups"] = sorted(node.group_keys())
+        out["consolidated"] = meta.consolidated is not None
+        out["attributes"] = to_jsonable(meta.attributes)
+        return out
+    stored = stored_bytes(node)
+    grid = meta.chunk_grid
+    out.update({
+        "shape": list(node.shape), "dtype": str(node.dtype),
+        "data_type": to_jsonable(meta.data_type.name),
+        "chunks": list(meta.layout.read_shape) if meta.layout.read_shape else None,
+        "chunk_sizes": None if isinstance(grid, RegularGrid) else
+        [list(s) for s in getattr(grid, "chunk_sizes", ())],
+        "shards": list(node.shards) if node.shards else None,
+        "fill_value": to_jsonable(fill_json(meta.fill_value, meta.data_type, meta.zarr_format)),
+        "codecs": to_jsonable([codec_json(c) for c in meta.codecs]),
+        "dimension_names": list(meta.dimension_names) if meta.dimension_names else None,
+        "attributes": to_jsonable(meta.attributes),
+        "stored_objects": node.nchunks_initialized,
+        "nbytes": node.nbytes, "nbytes_stored": stored,
+    })
+    return out
+
+
+def group_summary(group: Group) -> str:
+    """``zarrx info`` of a group."""
+    info = node_info(group)
+    attrs = ", ".join(sorted(info["attributes"])) or "none"
+    rows = [("Name", group.name), ("Type", "zarrx.Group"),
+            ("Zarr format", str(info["zarr_format"])), ("Store", info["store"]),
+            ("Members", f"{len(info['arrays'])} arrays, {len(info['groups'])} groups"),
+            ("Attributes", attrs), ("Consolidated", "yes" if info["consolidated"] else "no")]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+
+
+def members(group: Group) -> list[dict[str, Any]]:
+    """The children of a group: name, node type, and for arrays shape and dtype."""
+    out = []
+    for name, node in group.members():
+        if isinstance(node, Array):
+            out.append({"name": name, "node_type": "array", "shape": list(node.shape),
+                        "dtype": str(node.dtype)})
+        else:
+            out.append({"name": name, "node_type": "group"})
+    return out
+
+
+def objects(array: Array) -> list[dict[str, Any]]:
+    """The stored objects of an array (chunks, or shards when sharded): key, grid
+    coordinates and size."""
+    source = layout.chunk_source(array.store, array.path, array.metadata).objects
+    out = []
+    for coords in sorted(layout.stored_objects(source)):
+        key = source.key(coords)
+        out.append({"key": key, "coords": list(coords), "size": array.store.getsize(key)})
+    return out
+
+
+_INT = r"[+-]?\d+"
+_ITEM = re.compile(rf"\s*(?:(\.\.\.)|({_INT})|({_INT})?\s*:\s*({_INT})?\s*(?::\s*({_INT})?)?)\s*")
+
+
+def parse_selection(text: str | None) -> Any:
+    """A numpy-style basic selection written as text (``"0:10, ::2, 5"``, ``"..."``)."""
+    if text is None or not text.strip():
+        return Ellipsis
+    out: list[Any] = []
+    for part in text.split(","):
+        m = _ITEM.fullmatch(part)
+        if m is None or not part.strip():
+            raise IndexingError(f"selection {text!r}: expected comma-separated integers, "
+                                f"slices (start:stop:step) or '...', found {part.strip()!r}")
+        ell, index, start, stop, step = m.groups()
+        if ell:
+            out.append(Ellipsis)
+        elif index is not None:
+            out.append(int(index))
+        else:
+            out.append(slice(*(None if v is None else int(v) for v in (start, stop, step))))
+    return tuple(out)
+
+
+def _object_coords(array: Array, which: str) -> tuple[int, ...]:
+    meta = array.metadata
+    if re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", which) and meta.ndim:
+        coords = tuple(int(v) for v in which.split(","))
+    else:
+        coords = parse_chunk_key(which.strip("/"), meta.key_encoding, meta.ndim)  # type: ignore[assignment]
+        if coords is None:
+            raise ZarrError(f"array {array.name!r}: {which!r} is neither a chunk key of the "
+                            f"array ({meta.key_encoding.encode((0,) * meta.ndim)!r}, say) nor "
+                            f"grid coordinates (0,1)")
+    if len(coords) != meta.ndim:
+        raise ZarrError(f"array {array.name!r}: chunk {which!r}: expected {meta.ndim} "
+                        f"coordinates, found {len(coords)}")
+    return coords
+
+
+def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"shape": list(data.shape), "dtype": str(data.dtype)}
+    if data.dtype.kind in "biufcmM" and data.size:
+        flat = data.reshape(-1)
+        finite = flat[~np.isnan(flat)] if data.dtype.kind in "fc" else flat
+        if data.dtype.kind in "fc":
+            out["nan"] = int(flat.size - finite.size)
+        if finite.size and data.dtype.kind != "c":
+            out["min"], out["max"] = to_jsonable(finite.min()), to_jsonable(finite.max())
+            if data.dtype.kind in "biuf":
+                out["mean"] = float(finite.astype(np.float64).mean())
+    if fill is not None and data.size:
+        try:
+            same = data == fill
+            if data.dtype.kind in "fc" and isinstance(fill, (float, np.floating)) \
+                    and np.isnan(fill):
+                same = np.isnan(data)
+            out["fill"] = int(np.count_nonzero(same))
+        except (TypeError, ValueError):
+            pass
+    return out
+
+
+def chunk_report(array: Array, which: str) -> dict[str, Any]:
+    """One stored object of ``array`` (``which``: its key relative to the array, or its grid
+    coordinates ``"0,1"``): size, codec chain, the inner chunks of a shard, and statistics of
+    its decoded values (``error`` when it does not decode)."""
+    meta = array.metadata
+    coords = _object_coords(array, which)
+    source = layout.chunk_source(array.store, array.path, meta).objects
+    key = source.key(coords)
+    size = array.store.getsize(key)
+    sel = object_blocks(meta, coords, array.cdata_shape)
+    out: dict[str, Any] = {"array": array.name, "key": key, "coords": list(coords),
+                           "stored": size is not None, "size": size,
+                           "codecs": to_jsonable([codec_json(c) for c in meta.codecs])}
+    if sel is None:
+        out["error"] = f"chunk {coords} lies outside the array's grid"
+        return out
+    read = meta.layout.read_shape or (1,) * meta.ndim
+    out["region"] = [[s.start * r, min(s.stop * r, n)] for s, r, n in zip(sel, read, meta.shape)]
+    if meta.layout.sharded and size is not None:
+        blob = array.store.get(key)
+        entries, kind, detail = read_index(blob or b"", meta)
+        if entries is None:
+            out["index"] = {"error": f"{kind}: {detail}"}
+        else:
+            present = ~((entries[:, 0] == MISSING) & (entries[:, 1] == MISSING))
+            sizes = entries[present, 1]
+            geom = meta.layout.shards[0]
+            out["index"] = {"location": geom.level.index_location,
+                            "inner_chunks": int(entries.shape[0]),
+                            "present": int(present.sum()),
+                            "inner_bytes_min": int(sizes.min()) if sizes.size else None,
+                            "inner_bytes_max": int(sizes.max()) if sizes.size else None}
+    try:
+        data = array.get_block_selection(sel)
+    except ZarrError as exc:
+        out["error"] = str(exc)
+        return out
+    out["decoded"] = _stats(np.asarray(data), meta.fill_value)
+    return out
+
+
+def format_chunk_report(rep: dict[str, Any]) -> str:
+    rows: list[tuple[str, str]] = [("Array", rep["array"]), ("Key", rep["key"]),
+                                   ("Coordinates", str(tuple(rep["coords"])))]
+    rows.append(("Stored size", f"{human_bytes(rep['size'])} ({rep['size']} B)"
+                 if rep["stored"] else "not stored (reads as the fill value)"))
+    if "region" in rep:
+        rows.append(("Region", "[" + ", ".join(f"{a}:{b}" for a, b in rep["region"]) + "]"))
+    rows.append(("Codecs", _chain(rep["codecs"])))
+    index = rep.get("index")
+    if index is not None:
+        rows.append(("Shard index", index["error"] if "error" in index else
+                     f"at the {index['location']}, {index['present']} of "
+                     f"{index['inner_chunks']} inner chunks stored"
+                     + (f", {index['inner_bytes_min']}-{index['inner_bytes_max']} B each"
+                        if index["present"] else "")))
+    stats = rep.get("decoded")
+    if stats is not None:
+        rows.append(("Decoded", f"{tuple(stats['shape'])} {stats['dtype']}"))
+        for k in ("min", "max", "mean", "nan", "fill"):
+            if k in stats:
+                label = {"nan": "NaN values", "fill": "Fill values"}.get(k, k.capitalize())
+                rows.append((label, str(stats[k])))
+    if "error" in rep:
+        rows.append(("ERROR", rep["error"]))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+
+
+def _chain(codecs: list[Any]) -> str:
+    parts = []
+    for c in codecs:
+        conf = dict(c.get("configuration", {}))
+        inner = conf.pop("codecs", None)
+        conf.pop("index_codecs", None)
+        text = c["name"] + ("(" + ", ".join(f"{k}={v!r}" for k, v in conf.items()) + ")"
+                            if conf else "")
+        if inner is not None:
+            text += " [" + _chain(inner) + "]"
+        parts.append(text)
+    return " -> ".join(parts) or "none"

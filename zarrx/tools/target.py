@@ -1,0 +1,182 @@
+"""The destination of a conversion: ``create_array`` arguments from a source array and the
+changes asked for (format, chunks, shards, codecs, fill value).
+
+Whatever is not changed is kept: the data type and its byte order, the codec chain of a chunk
+(filters, serializer, compressors), the fill value, the attributes and the dimension names.
+Between formats:
+
+- numcodecs codecs that a core v3 codec expresses exactly become that codec in v3 (numcodecs
+  ``blosc`` becomes ``blosc`` with its shuffle named and its ``typesize`` set), and core codecs
+  become their numcodecs form in v2;
+- v3 ``dimension_names`` become the ``_ARRAY_DIMENSIONS`` attribute in v2 (the convention of
+  xarray), and the other way round;
+- v2 has no sharding: a sharded array's inner chunks become the chunks, unless other chunks are
+  asked for; a chain v2 cannot hold (two compressors, say) is an error that names the codec
+  options to pass instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from zarrx.array import Array
+from zarrx.errors import ZarrError
+from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind
+from zarrx.metadata.model import CodecSpec, RectilinearGrid
+
+__all__ = ["KEEP", "Changes", "target_arguments", "DIMS_ATTR"]
+
+DIMS_ATTR = "_ARRAY_DIMENSIONS"
+_BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
+
+
+class _Keep:
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+#: "keep what the source has" (the default of every change)
+KEEP: Any = _Keep()
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a conversion changes; :data:`KEEP` keeps the source's.
+
+    ``zarr_format``: 2 or 3; ``chunks``: the (inner) chunk shape; ``shards``: the shard shape,
+    or None for no sharding; ``compressors``, ``filters``, ``serializer``: as
+    :func:`zarrx.create_array` takes them; ``fill_value``: the new fill value."""
+
+    zarr_format: Any = KEEP
+    chunks: Any = KEEP
+    shards: Any = KEEP
+    compressors: Any = KEEP
+    filters: Any = KEEP
+    serializer: Any = KEEP
+    fill_value: Any = KEEP
+
+
+def _split(specs: tuple[CodecSpec, ...], where: str) -> tuple[list, CodecSpec, list]:
+    """``(filters, serializer, compressors)`` of a chunk's codec chain."""
+    kinds = [codec_kind(s.name) for s in specs]
+    if kinds.count(A2B) != 1:
+        raise ZarrError(f"{where}: cannot read the codec chain {[s.name for s in specs]}: "
+                        f"expected one array->bytes codec")
+    at = kinds.index(A2B)
+    before, after = list(specs[:at]), list(specs[at + 1:])
+    if any(k != A2A for k in kinds[:at]) or any(k != B2B for k in kinds[at + 1:]):
+        raise ZarrError(f"{where}: cannot read the codec chain {[s.name for s in specs]}")
+    return before, specs[at], after
+
+
+def _to_core(spec: CodecSpec, itemsize: int) -> CodecSpec:
+    """A numcodecs codec as the core v3 codec meaning the same, where there is one."""
+    conf = dict(spec.configuration)
+    if spec.name == "numcodecs.blosc":
+        shuffle = conf.get("shuffle", 1)
+        if shuffle == -1:
+            shuffle = 2 if itemsize == 1 else 1
+        if shuffle not in (0, 1, 2):
+            return spec
+        out = {"cname": conf.get("cname", "lz4"), "clevel": conf.get("clevel", 5),
+               "shuffle": _BLOSC_SHUFFLES[shuffle], "blocksize": conf.get("blocksize", 0),
+               "typesize": itemsize}
+        return CodecSpec("blosc", out)
+    if spec.name in ("numcodecs.zstd", "numcodecs.gzip"):
+        return CodecSpec(spec.name[len("numcodecs."):], conf)
+    return spec
+
+
+def _is_reversal(spec: CodecSpec, ndim: int) -> bool:
+    return spec.name == "transpose" and \
+        list(spec.configuration.get("order", ())) == list(range(ndim))[::-1]
+
+
+def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]:
+    """Keyword arguments of :func:`zarrx.create_array` for the converted ``src``."""
+    meta = src.metadata
+    fmt = meta.zarr_format if changes.zarr_format is KEEP else changes.zarr_format
+    if fmt not in (2, 3):
+        raise ZarrError(f"{where}: zarr_format: expected 2 or 3, found {fmt!r}")
+    filters, serializer, compressors = _split(meta.layout.read_codecs, where)
+    itemsize = meta.data_type.itemsize
+    order = "C"
+    if fmt == 3:
+        compressors = [_to_core(c, itemsize) for c in compressors]
+    elif filters and _is_reversal(filters[0], meta.ndim) and meta.ndim > 1:
+        filters, order = filters[1:], "F"         # v2 writes a reversed axis order as "F"
+    endian = serializer.configuration.get("endian") if serializer.name == "bytes" else None
+    dtype: Any = meta.data_type.numpy
+    if meta.data_type.variable:
+        dtype = "bytes" if serializer.name == "vlen-bytes" else "string"
+    elif endian == "big" and dtype.itemsize > 1:
+        dtype = dtype.newbyteorder(">")
+    if endian is not None:
+        serializer = CodecSpec("bytes", {"endian": endian} if dtype.itemsize > 1 else {})
+    kw: dict[str, Any] = {
+        "shape": meta.shape, "dtype": dtype, "zarr_format": fmt, "order": order,
+        "filters": filters if changes.filters is KEEP else changes.filters,
+        "compressors": compressors if changes.compressors is KEEP else changes.compressors,
+        "serializer": serializer if changes.serializer is KEEP else changes.serializer,
+        "fill_value": meta.fill_value if changes.fill_value is KEEP else changes.fill_value,
+    }
+    kw.update(_grid(src, changes, fmt, where))
+    attrs = dict(meta.attributes)
+    dims = meta.dimension_names
+    if fmt == 3:
+        stored = attrs.pop(DIMS_ATTR, None) if meta.zarr_format == 2 else None
+        if dims is None and isinstance(stored, list) and len(stored) == meta.ndim \
+                and all(isinstance(d, str) for d in stored):
+            dims = tuple(stored)
+        elif stored is not None:
+            attrs[DIMS_ATTR] = stored
+        kw["dimension_names"] = dims
+    elif dims is not None and DIMS_ATTR not in attrs and all(isinstance(d, str) for d in dims):
+        attrs[DIMS_ATTR] = list(dims)
+    kw["attributes"] = attrs
+    return kw
+
+
+def _grid(src: Array, changes: Changes, fmt: int, where: str) -> dict[str, Any]:
+    meta = src.metadata
+    if isinstance(meta.chunk_grid, RectilinearGrid):
+        if changes.chunks is KEEP and fmt == 2:
+            raise ZarrError(f"{where}: a rectilinear chunk grid has no Zarr v2 form; pass "
+                            f"chunks (--chunks)")
+        read = None
+    else:
+        read = meta.layout.read_shape
+    chunks = read if changes.chunks is KEEP else _shape(changes.chunks, meta.ndim, "chunks", where)
+    if changes.shards is KEEP:
+        shards = src.shards if fmt == 3 else None
+        if shards is not None and chunks is not None and \
+                any(s % c for s, c in zip(shards, chunks)):
+            shards = None if changes.chunks is KEEP else _fit(shards, chunks)
+    elif changes.shards is None:
+        shards = None
+    else:
+        shards = _shape(changes.shards, meta.ndim, "shards", where)
+        if fmt == 2:
+            raise ZarrError(f"{where}: Zarr v2 has no sharding; drop the shard shape "
+                            f"(--shards none)")
+    if chunks is None:
+        chunks = meta.chunk_grid.chunk_sizes     # type: ignore[union-attr]
+    return {"chunks": chunks, "shards": shards}
+
+
+def _fit(shards: tuple[int, ...], chunks: tuple[int, ...]) -> tuple[int, ...]:
+    """The shard shape rounded up to whole chunks."""
+    return tuple(-(-s // c) * c for s, c in zip(shards, chunks))
+
+
+def _shape(value: Any, ndim: int, what: str, where: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(v) for v in value)
+        ok = len(out) == ndim and all(v > 0 for v in out) and \
+            all(not isinstance(v, (bool, float)) for v in value)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ZarrError(f"{where}: {what}: expected {ndim} positive ints, found {value!r}")
+    return out
+
