@@ -45,7 +45,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     mode = kwargs.pop("mode", "a")
     overwrite = kwargs.pop("overwrite", None) or mode == "w"
     chunks = getattr(arr, "chunks", None)
-    create_array(_store(store, "w"), name=path, shape=arr.shape, dtype=arr.dtype,
+    create_array(_store(store, "w", storage_options), name=path, shape=arr.shape, dtype=arr.dtype,
                  chunks=chunks if isinstance(chunks, tuple) else "auto", overwrite=overwrite,
                  zarr_format=zarr_format or 3, data=np.asarray(arr), **kwargs)
 
@@ -64,7 +64,8 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                                     f"found {type(arr).__name__}")
     if not args and not kwargs:
         raise ArgumentError("save_group: at least one array must be provided")
-    g = open_group(store, mode="w", path=path, zarr_format=zarr_format or 3)
+    g = open_group(store, mode="w", path=path, zarr_format=zarr_format or 3,
+                   storage_options=storage_options)
     items = [(f"arr_{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
     for name, arr in items:
         create_array(g.store, name=nodes.join(g.path, name), shape=arr.shape, dtype=arr.dtype,
@@ -72,20 +73,24 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
 
 
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
-         **kwargs: Any) -> None:
+         storage_options: dict | None = None, **kwargs: Any) -> None:
     """:func:`save_array` for one positional array, else :func:`save_group`."""
     if not args and not kwargs:
         raise ArgumentError("save: at least one array must be provided")
     if len(args) == 1 and not kwargs:
-        save_array(store, args[0], zarr_format=zarr_format, path=path)
+        save_array(store, args[0], zarr_format=zarr_format, path=path,
+                   storage_options=storage_options)
     else:
-        save_group(store, *args, zarr_format=zarr_format, path=path, **kwargs)
+        save_group(store, *args, zarr_format=zarr_format, path=path,
+                   storage_options=storage_options, **kwargs)
 
 
-def load(store: Any, path: str | None = None, zarr_format: int | None = None) -> Any:
+def load(store: Any, path: str | None = None, zarr_format: int | None = None, *,
+         storage_options: dict | None = None) -> Any:
     """The array at ``path`` as a numpy array, or the arrays of the group there as a dict of
     numpy arrays by name (its direct children)."""
-    node = open(store, mode="r", path=path, zarr_format=zarr_format)
+    node = open(store, mode="r", path=path, zarr_format=zarr_format,
+                storage_options=storage_options)
     if isinstance(node, Array):
         return node[...]
     return {name: a[...] for name, a in node.arrays()}

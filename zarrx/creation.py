@@ -22,7 +22,7 @@ __all__ = ["create_array", "auto_chunks", "prepare_node", "make_parents", "check
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
     if store is None:
         if storage_options:
-            raise ZarrError("storage_options: given without a store URL")
+            raise ArgumentError("storage_options: given without a store URL")
         from zarrx.store import MemoryStore
         return MemoryStore()
     if isinstance(store, dict):           # zarr-python's zarr.open({}): the dict holds the keys

@@ -88,7 +88,7 @@ def test_consolidated_open_costs_one_round_trip(s3_server, zarr_format):
         g.create_array(name, shape=(4,), dtype="i2", chunks=(2,))
     zarrx.consolidate_metadata(url, storage_options=so)
     store = ObjectStore(url, storage_options=so, read_only=True)
-    g = zarrx.open_consolidated(store, zarr_format=zarr_format)
+    g = zarrx.open_consolidated(store, mode="r", zarr_format=zarr_format)
     members = sorted(name for name, _ in g.members())
     assert members == ["a", "b", "c"]
     g["b"].shape

@@ -100,7 +100,7 @@ def test_fsspec_http_reads_the_same_data(site):
     arrays = _write_tree(path / "d.zarr", 3)
     store = FsspecStore(f"{url}/d.zarr")
     assert store.read_only
-    g = zarrx.open_consolidated(store)
+    g = zarrx.open_consolidated(store, mode="r")
     np.testing.assert_array_equal(g["sharded"][...], arrays["sharded"])
 
 

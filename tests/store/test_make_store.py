@@ -3,7 +3,7 @@ import pathlib
 
 import pytest
 
-from zarrx.errors import ReadOnlyError, StoreError
+from zarrx.errors import ArgumentTypeError, ReadOnlyError, StoreError
 from zarrx.store import LocalStore, MemoryStore, ZipStore, make_store
 
 
@@ -47,17 +47,19 @@ def test_stores_pass_through():
     assert str(info.value) == f"make_store: {ro!r} is read-only, cannot open it with mode 'a'"
 
 
-@pytest.mark.parametrize("obj, mode, message", [
-    (42, "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, found int 42"),
-    ({}, "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, found dict {}"),
-    (b"/tmp/x", "r", "make_store: expected a path (str or os.PathLike) or a zarrx Store, "
-                     "found bytes b'/tmp/x'"),
-    ("nosuch://bucket/x", "r", "FsspecStore('nosuch://bucket/x'): cannot open the "
-                               "filesystem: ValueError: Protocol not known: nosuch"),
-    ("x", "rw", "make_store: mode: expected one of r, r+, a, w, w-, found 'rw'"),
+_KINDS = "a path or URL, a zarrx Store, a dict, an fsspec mapper or an obstore store"
+
+
+@pytest.mark.parametrize("obj, mode, error, message", [
+    (42, "r", ArgumentTypeError, f"store: expected {_KINDS}, found int 42"),
+    ({}, "r", ArgumentTypeError, f"store: expected {_KINDS}, found dict {{}}"),
+    (b"/tmp/x", "r", ArgumentTypeError, f"store: expected {_KINDS}, found bytes b'/tmp/x'"),
+    ("nosuch://bucket/x", "r", StoreError, "FsspecStore('nosuch://bucket/x'): cannot open the "
+                                           "filesystem: ValueError: Protocol not known: nosuch"),
+    ("x", "rw", StoreError, "make_store: mode: expected one of r, r+, a, w, w-, found 'rw'"),
 ], ids=["int", "dict", "bytes", "unknown-scheme", "bad-mode"])
-def test_refusals(obj, mode, message):
-    with pytest.raises(StoreError) as info:
+def test_refusals(obj, mode, error, message):
+    with pytest.raises(error) as info:
         make_store(obj, mode)
     assert str(info.value) == message
 

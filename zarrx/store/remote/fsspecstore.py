@@ -67,9 +67,8 @@ class FsspecStore(RemoteStore):
                 raise require(str(exc.name or "fsspec"), str(exc.name or "fsspec"),
                               f"FsspecStore({redact(fs)!r})")  # raises MissingDependencyError
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
-                first = (str(exc).splitlines() or [""])[0][:200]
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
-                                 f"{type(exc).__name__}: {first}") from None
+                                 f"{type(exc).__name__}: {exc!s:.200}") from None
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):

@@ -30,7 +30,9 @@ class RemoteOptions:
       are still conditioned on it, so a change is found by its first ranged read (0: every
       snapshot starts with a request).
     - ``batch_delay``: snapshot reads of one object version arriving within this many seconds
-      (from several threads reading one shard) are combined, so their ranges coalesce.
+      (from several threads or tasks reading parts of one shard at once) are combined, so their
+      ranges coalesce. 0 (the default) sends each read at once: one array read already fetches
+      each shard in one call.
     - ``retries``, ``backoff``, ``max_backoff``: transient failures (timeouts, dropped
       connections, HTTP 429 and 5xx) are retried up to ``retries`` times, waiting
       ``backoff * 2**attempt`` seconds (at most ``max_backoff``, with jitter) in between.
@@ -46,7 +48,7 @@ class RemoteOptions:
     multipart_threshold: int = 64 * MiB
     tail_prefetch: int = 64 * KiB
     revalidate_after: float = 1.0
-    batch_delay: float = 0.002
+    batch_delay: float = 0.0
     retries: int = 4
     backoff: float = 0.1
     max_backoff: float = 5.0
