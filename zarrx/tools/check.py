@@ -29,7 +29,7 @@ from typing import Any
 
 from zarrx.api import open_array
 from zarrx.array import Array
-from zarrx.errors import ShardError, ZarrError
+from zarrx.errors import ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
@@ -250,8 +250,6 @@ class _Check:
         for inner, sel in inner_blocks(meta, coords, arr.cdata_shape):
             try:
                 arr.get_block_selection(sel)
-            except ShardError as exc:
-                self.add(Finding("corrupt", key, node, exc.detail, inner))
             except ZarrError as exc:
                 self.add(Finding("corrupt", key, node, exc.detail, inner))
 

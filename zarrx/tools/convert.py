@@ -26,7 +26,7 @@ from zarrx.creation import create_array
 from zarrx.errors import NodeExistsError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
-from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
+from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
