@@ -131,8 +131,9 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     src = resolve(source, "r", storage_options)
     dst_opts = storage_options if destination_storage_options is None \
         else destination_storage_options
-    dst = resolve(destination, "a" if resume else "w" if overwrite else "w-", dst_opts) \
-        if writes_zip(destination) else resolve(destination, "a", dst_opts)
+    # a zip archive cannot replace entries: overwriting means a new archive
+    dst = resolve(destination, "w" if overwrite and not resume and writes_zip(destination)
+                  else "a", dst_opts)
     try:
         if overlaps(src, dst):
             raise ZarrError(f"convert: the destination {dst} is the source")
