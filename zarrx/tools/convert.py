@@ -211,7 +211,7 @@ class _Job:
         done = ArrayConversion("/" + path, dst.shape, str(dst.dtype))
         self.report.arrays.append(done)
         present = set(layout.stored_objects(layout.chunk_source(store, path, dst.metadata))) \
-            if self.resume else set()
+            if self.resume and isinstance(dst.metadata.chunk_grid, RegularGrid) else set()
         itemsize = itemsize_estimate(dst.dtype)
 
         def copy(sel: tuple[slice, ...]) -> None:
@@ -250,8 +250,12 @@ class _Job:
 
     def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
         meta = dst.metadata
-        assert isinstance(meta.chunk_grid, RegularGrid)
-        unit = meta.chunk_grid.chunk_shape
+        if isinstance(meta.chunk_grid, RegularGrid):
+            unit = meta.chunk_grid.chunk_shape
+        else:               # a rectilinear grid: its chunks do not tile blocks, so one block
+            unit = tuple(max(1, s) for s in dst.shape)
+            where += " (a rectilinear destination grid is written in one block; pass chunks " \
+                     "for a regular one)"
         itemsize = itemsize_estimate(dst.dtype)
         src_unit = src.metadata.layout.read_shape
         src_bytes = math.prod(src_unit or (1,)) * itemsize
