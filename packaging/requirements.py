@@ -8,8 +8,12 @@ Makefile installs these into the venv without building zarrx through pip (it bui
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
+
+try:
+    import tomllib
+except ImportError:                 # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
 
 PYPROJECT = Path(__file__).resolve().parent.parent / "pyproject.toml"
 

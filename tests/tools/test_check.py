@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from zarrx.tools.progress import Progress
 
 
 def _data(path):
@@ -125,3 +126,30 @@ def test_fill_corrupt_needs_repair(tmp_path):
     _data(str(tmp_path / "d.zarr"))
     with pytest.raises(zarrx.ZarrError, match="--fill-corrupt needs --repair"):
         zarrx.check(str(tmp_path / "d.zarr"), fill_corrupt=True)
+
+
+class _WriterAtTheEnd(Progress):
+    """A writer that rewrites a region of ``array`` once every object has been read (between
+    the check and the repair)."""
+
+    def __init__(self, array, objects):
+        self.array, self.left = array, objects
+
+    def advance(self, n):
+        self.left -= n
+        if self.left == 0:
+            self.array[8:16, 0:8] = 3.0
+
+
+def test_a_repair_leaves_alone_what_a_writer_replaced_since_the_check(tmp_path):
+    root = tmp_path / "d.zarr"
+    g = _data(str(root))
+    torn = root / "sharded" / "c" / "1" / "0"
+    torn.write_bytes(torn.read_bytes()[:40])
+    writer = _WriterAtTheEnd(zarrx.open_array(str(root), path="sharded", mode="r+"), 8)
+    report = zarrx.check(str(root), repair=True, fill_corrupt=True, workers=1,
+                         progress=writer)
+    assert [f.kind for f in report.findings] == ["torn"] and report.remaining
+    assert report.repairs == ["could not repair sharded/c/1/0: it changed since it was checked; "
+                              "left alone"]
+    assert (g["sharded"][8:16, 0:8] == 3.0).all() and zarrx.check(str(root)).ok

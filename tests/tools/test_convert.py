@@ -203,3 +203,17 @@ def test_the_progress_bar_shows_throughput(tmp_path):
     zarrx.convert(src, str(tmp_path / "b.zarr"), progress=BarProgress(out))
     text = out.getvalue()
     assert "convert /" in text and "100%" in text and "B/s" in text
+
+
+def test_a_rectilinear_grid_is_kept_or_made_regular(tmp_path):
+    src = str(tmp_path / "r.zarr")
+    a = zarrx.create_array(src, shape=(10,), dtype="i4", chunks=[[3, 3, 4]])
+    a[:] = np.arange(10)
+    assert zarrx.convert(src, str(tmp_path / "same.zarr"), verify=True).ok
+    same = zarrx.open_array(str(tmp_path / "same.zarr"), mode="r")
+    assert same.metadata.chunk_grid == a.metadata.chunk_grid
+    with pytest.raises(zarrx.ZarrError, match="no Zarr v2 form; pass chunks"):
+        zarrx.convert(src, str(tmp_path / "v2.zarr"), zarr_format=2)
+    assert zarrx.convert(src, str(tmp_path / "v2.zarr"), zarr_format=2, chunks=(4,),
+                         verify=True).ok
+    assert zarrx.open_array(str(tmp_path / "v2.zarr"), mode="r").chunks == (4,)

@@ -78,3 +78,16 @@ def test_an_interrupted_copy_leaves_no_node_to_misread(tmp_path):
         zarrx.copy(src, dst, workers=1)
     written = list(dst.list_prefix(""))
     assert written and not [k for k in written if k.endswith("zarr.json")]
+
+
+def test_nodes_are_added_to_an_existing_zip_archive(tmp_path):
+    src = str(tmp_path / "src.zarr")
+    _hierarchy(src)
+    archive = str(tmp_path / "x.zip")
+    zarrx.copy(f"{src}/a", f"{archive}/first")
+    zarrx.copy(f"{src}/sub", f"{archive}/second")
+    with pytest.raises(zarrx.NodeExistsError):
+        zarrx.copy(f"{src}/sub", f"{archive}/second")
+    with ZipStore(archive) as z:
+        g = zarrx.open_group(z, mode="r")
+        assert sorted(g.keys()) == ["first", "second"] and g["second/b"][0] == 1.5

@@ -17,7 +17,9 @@ range). What it finds, by kind:
 
 ``repair=True`` removes orphaned objects and old temporary files; with ``fill_corrupt=True`` it
 also rewrites corrupt and torn chunks as the fill value (an inner chunk in place; a shard whose
-index is unreadable as a whole). Metadata is never rewritten.
+index is unreadable as a whole). Metadata is never rewritten. Each finding keeps the generation
+(version) of the object that was read; a repair removes an object only while it is still that
+version (``delete_if``), so what a writer replaced since the check is left alone.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from typing import Any
 
 from zarrx.api import open_array
 from zarrx.array import Array
-from zarrx.errors import ShardError, ZarrError
+from zarrx.errors import ConflictError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
@@ -59,6 +61,8 @@ class Finding:
     node: str
     detail: str
     inner: str | None = None
+    #: the object's generation when it was found (a repair touches only that version)
+    generation: Any = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         inner = f" inner chunk {self.inner}" if self.inner is not None else ""
@@ -199,16 +203,18 @@ class _Check:
         meta = self.arrays.get(owner)
         if meta is None:
             self.add(Finding("orphaned", key, "/" + owner, "not a document of a node of the "
-                             "hierarchy"))
+                             "hierarchy", generation=self.store.generation(key)))
             return
         coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)
         if coords is None:
-            self.add(Finding("orphaned", key, "/" + owner, "not a chunk key of the array"))
+            self.add(Finding("orphaned", key, "/" + owner, "not a chunk key of the array",
+                             generation=self.store.generation(key)))
             return
         grid = _object_grid(meta)
         if grid is not None and any(c >= n for c, n in zip(coords, grid)):
             self.add(Finding("orphaned", key, "/" + owner, f"chunk {coords} lies outside the "
-                             f"array's grid of {grid} stored objects (shape {meta.shape})"))
+                             f"array's grid of {grid} stored objects (shape {meta.shape})",
+                             generation=self.store.generation(key)))
             return
         self.chunk_keys[owner].append((key, coords))
 
@@ -233,25 +239,30 @@ class _Check:
         blocks = object_blocks(meta, coords, arr.cdata_shape)
         if blocks is None:                  # an object wholly outside the array: nothing to read
             return
-        try:
-            arr.get_block_selection(blocks)
-            return
-        except ZarrError as exc:
-            error = exc
+        for _ in range(3):                  # until one version was read from start to end
+            before = self.store.generation(key)
+            try:
+                arr.get_block_selection(blocks)
+                return
+            except ZarrError as exc:
+                error = exc
+            if self.store.generation(key) == before:
+                break
         node = arr.name
         if not meta.layout.sharded:
-            self.add(Finding("corrupt", key, node, error.detail))
+            self.add(Finding("corrupt", key, node, error.detail, generation=before))
             return
-        blob = self.store.get(key)
+        got = self.store.get_versioned(key)
+        if got is None:
+            return
+        blob, gen = got
         kind, detail = classify_shard(blob, meta, key)
         if kind is not None:
-            self.add(Finding(kind, key, node, detail or error.detail))
+            self.add(Finding(kind, key, node, detail or error.detail, generation=gen))
             return
         for inner, sel in inner_blocks(meta, coords, arr.cdata_shape):
             try:
                 arr.get_block_selection(sel)
-            except ShardError as exc:
-                self.add(Finding("corrupt", key, node, exc.detail, inner))
             except ZarrError as exc:
                 self.add(Finding("corrupt", key, node, exc.detail, inner))
 
@@ -294,16 +305,27 @@ class _Check:
                     rep.repaired.append(f)
                     rep.repairs.append(f"removed the temporary file {f.key}")
 
+    def _delete(self, f: Finding) -> None:
+        """Delete the object of ``f``, only in the version that was found (another writer may
+        have replaced it since)."""
+        if f.generation is None or not self.store.supports_conditional_writes:
+            self.store.delete(f.key)
+            return
+        try:
+            self.store.delete_if(f.key, f.generation)
+        except ConflictError:
+            raise ZarrError("it changed since it was checked; left alone") from None
+
     def _fix(self, f: Finding, fill_corrupt: bool) -> str | None:
         if f.kind == "orphaned":
-            self.store.delete(f.key)
+            self._delete(f)
             return f"removed the orphaned object {f.key}"
         if f.kind not in ("corrupt", "torn") or not fill_corrupt:
             return None
         path = f.node.lstrip("/")
         meta = self.arrays[path]
         if f.inner is None:
-            self.store.delete(f.key)
+            self._delete(f)
             what = "shard" if meta.layout.sharded else "chunk"
             return f"removed the {f.kind} {what} {f.key}: its region reads as the fill value"
         arr = open_array(self.store, mode="r+", path=path)

@@ -26,7 +26,7 @@ from zarrx.creation import create_array
 from zarrx.errors import NodeExistsError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
-from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
+from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
@@ -131,8 +131,9 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     src = resolve(source, "r", storage_options)
     dst_opts = storage_options if destination_storage_options is None \
         else destination_storage_options
-    dst = resolve(destination, "a" if resume else "w" if overwrite else "w-", dst_opts) \
-        if writes_zip(destination) else resolve(destination, "a", dst_opts)
+    # a zip archive cannot replace entries: overwriting means a new archive
+    dst = resolve(destination, "w" if overwrite and not resume and writes_zip(destination)
+                  else "a", dst_opts)
     try:
         if overlaps(src, dst):
             raise ZarrError(f"convert: the destination {dst} is the source")
@@ -210,7 +211,7 @@ class _Job:
         done = ArrayConversion("/" + path, dst.shape, str(dst.dtype))
         self.report.arrays.append(done)
         present = set(layout.stored_objects(layout.chunk_source(store, path, dst.metadata))) \
-            if self.resume else set()
+            if self.resume and isinstance(dst.metadata.chunk_grid, RegularGrid) else set()
         itemsize = itemsize_estimate(dst.dtype)
 
         def copy(sel: tuple[slice, ...]) -> None:
@@ -249,8 +250,12 @@ class _Job:
 
     def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
         meta = dst.metadata
-        assert isinstance(meta.chunk_grid, RegularGrid)
-        unit = meta.chunk_grid.chunk_shape
+        if isinstance(meta.chunk_grid, RegularGrid):
+            unit = meta.chunk_grid.chunk_shape
+        else:               # a rectilinear grid: its chunks do not tile blocks, so one block
+            unit = tuple(max(1, s) for s in dst.shape)
+            where += " (a rectilinear destination grid is written in one block; pass chunks " \
+                     "for a regular one)"
         itemsize = itemsize_estimate(dst.dtype)
         src_unit = src.metadata.layout.read_shape
         src_bytes = math.prod(src_unit or (1,)) * itemsize

@@ -54,8 +54,8 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
     src = resolve(source, "r", storage_options)
     dst_opts = storage_options if destination_storage_options is None \
         else destination_storage_options
-    dst = resolve(destination, ("w" if overwrite else "w-") if writes_zip(destination)
-                  else "a", dst_opts)
+    # a zip archive cannot replace entries: overwriting means a new archive
+    dst = resolve(destination, "w" if overwrite and writes_zip(destination) else "a", dst_opts)
     report = CopyReport(str(src), str(dst))
     try:
         if overlaps(src, dst):

@@ -29,6 +29,7 @@ __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlap
            "opened_here"]
 
 _MAX_WALK_UP = 64
+_MAX_DOC = 64 << 20            # a group document larger than this is not looked into
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,11 @@ def _is_group_dir(path: str) -> bool:
         return True
     doc = os.path.join(path, "zarr.json")
     try:
+        if os.path.getsize(doc) > _MAX_DOC:
+            return False
         with open(doc, "rb") as f:
-            head = json.loads(f.read(1 << 20))
-    except (OSError, ValueError):
+            head = json.loads(f.read())
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(head, dict) and head.get("node_type") == "group"
 
