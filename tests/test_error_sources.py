@@ -7,9 +7,9 @@ module of the package and fail on:
 - an exception's text (``str(exc)``, ``repr(exc)``, ``f"{exc}"``, ``exc.args``, ``exc.detail``)
   that is inspected: compared, searched (``in``), given to a string method (``.startswith``...)
   or to the ``re`` module;
-- a caught ZarrError (or a parameter typed as one) whose text goes into anything but a report
-  to the user (``print``, a warning, a log): a layer that knows more of the location sets
-  fields and re-raises the same exception.
+- a caught ZarrError (or a parameter typed as one) whose text goes into a new exception: a
+  layer that knows more of the location sets fields and re-raises the same exception. Reports
+  to the user (``print``, a warning, a log, a finding of ``zarrx check``) may quote it.
 
 A foreign library's exception that has no code (json, zipfile, bz2, lzma) may still be quoted
 in a new message; quoting is not parsing.
@@ -90,19 +90,24 @@ def _inspections(scope: list[ast.stmt], name: str) -> list[ast.AST]:
     return found
 
 
-REPORTS = {"print", "warn", "debug", "info", "warning", "error", "exception", "critical"}
+def _makes_exception(call: ast.Call) -> bool:
+    """A call that builds an exception: ``SomeError(...)`` or ``type(exc)(...)``."""
+    f = call.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+    if name is not None:
+        return name in FAMILY or name.endswith(("Error", "Exception"))
+    return isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id == "type"
 
 
 def _formatted(body: list[ast.stmt], name: str) -> list[ast.AST]:
-    """Texts of the exception ``name`` in ``body`` other than arguments of a report."""
-    reported: set[int] = set()
+    """Texts of the exception ``name`` in ``body`` that go into a new exception."""
+    inside: set[int] = set()
     for stmt in body:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and (
-                    (isinstance(node.func, ast.Name) and node.func.id in REPORTS)
-                    or (isinstance(node.func, ast.Attribute) and node.func.attr in REPORTS)):
-                reported |= {id(n) for a in node.args for n in ast.walk(a)}
-    return [n for stmt in body for n in _texts(stmt, name) if id(n) not in reported]
+            if isinstance(node, ast.Call) and _makes_exception(node):
+                inside |= {id(n) for a in [*node.args, *(k.value for k in node.keywords)]
+                           for n in ast.walk(a)}
+    return [n for stmt in body for n in _texts(stmt, name) if id(n) in inside]
 
 
 def _caught(handler: ast.ExceptHandler) -> set[str]:
@@ -163,6 +168,7 @@ except ValueError as e:
     raise CodecError(f"quoted: {e}")
 except CodecError as exc:
     print(f"zarrx: {exc}")
+    findings.append(Finding("corrupt", exc.detail))
     exc.at(key="k")
     raise
 """

@@ -43,7 +43,6 @@ LAYERS = [
     ("zarrx.xarray", 6),
     ("zarrx.api", 6),
     ("zarrx.convenience", 6),
-    ("zarrx.cli", 6),
     ("zarrx.bench", 6),
     ("zarrx.tools", 7),
     ("zarrx.cli", 8),

@@ -496,6 +496,22 @@ def test_like_functions_default_to_the_source_fill_value():
     assert got["zarrx"] == got["zarr"]
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_fill_value_unset_is_the_default_and_none_is_null_in_v2(fmt):
+    def case(lib):
+        out = []
+        for kw in ({}, {"fill_value": None}):
+            store: dict = {}
+            a = lib.create_array(store, shape=(3,), dtype="i4", chunks=(3,), zarr_format=fmt,
+                                 **kw)
+            key = ".zarray" if fmt == 2 else "zarr.json"
+            out.append((a.fill_value, doc(store, key)["fill_value"]))
+        return out
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+    assert got["zarrx"][1] == ((None, None) if fmt == 2 else (0, 0))
+
+
 def test_from_array():
     def case(lib):
         a = lib.create_array({}, shape=(8,), dtype="i4", chunks=(2,), zarr_format=2,

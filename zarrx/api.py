@@ -23,6 +23,7 @@ from zarrx.creation import (_store, _where, check_format, create_array, like_arg
                             prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
+from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store
 
@@ -224,7 +225,7 @@ def empty_like(a: Any, **kwargs: Any) -> Array:
 
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
            chunks: Any = True, dtype: Any = None, compressor: Any = "auto",
-           filters: Any = None, fill_value: Any = None, order: str | None = None,
+           filters: Any = None, fill_value: Any = DEFAULT_FILL, order: str | None = None,
            dimension_separator: str | None = None, zarr_format: int | None = None,
            overwrite: bool = False, codecs: Any = None, chunk_shape: Any = None,
            **kwargs: Any) -> Array:

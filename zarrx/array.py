@@ -246,12 +246,7 @@ class Array(Node):
                 raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
                                     f"{type(value).__name__} value: {exc}") from exc
             value = records
-        try:
-            arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
-        except ZarrError as exc:       # a value that is not one: a ValueError, as in numpy
-            if type(exc) is not ZarrError:
-                raise
-            raise ArgumentError(exc.detail) from exc.__cause__
+        arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
         chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 from zarrx import _pool, config
 from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
-from zarrx.errors import CodecError, ZarrError
+from zarrx.errors import ArgumentError, CodecError, ZarrError
 from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.chunks import PARTIAL, ChunkSource
@@ -416,15 +416,16 @@ def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> 
 
 
 def check_value(value: Any, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
-    """``value`` as an array broadcast to ``shape`` (no copy), or a ZarrError saying why not."""
+    """``value`` as an array broadcast to ``shape`` (no copy), or an ArgumentError (a
+    ValueError, as numpy raises) saying why not."""
     try:
-        arr = np.asarray(value, dtype=dtype) if not isinstance(value, np.ndarray) or value.dtype != dtype \
-            else value
+        arr = value if isinstance(value, np.ndarray) and value.dtype == dtype \
+            else np.asarray(value, dtype=dtype)
     except (TypeError, ValueError) as exc:
-        raise ZarrError(f"{where}: cannot convert value of type {type(value).__name__} "
+        raise ArgumentError(f"{where}: cannot convert value of type {type(value).__name__} "
                         f"to dtype {dtype}: {exc}") from exc
     try:
         return np.broadcast_to(arr, shape)
     except ValueError as exc:
-        raise ZarrError(f"{where}: value of shape {arr.shape} cannot be broadcast to the "
+        raise ArgumentError(f"{where}: value of shape {arr.shape} cannot be broadcast to the "
                         f"selection shape {shape}") from exc

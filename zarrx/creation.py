@@ -12,6 +12,7 @@ from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
                           ReadOnlyError)
 from zarrx.metadata import make_array_meta, nodes
+from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
@@ -94,8 +95,9 @@ def check_format(zarr_format: Any) -> None:
 def create_array(store: Any = None, *, name: str | None = None, shape: Any = None,
                  dtype: Any = None, chunks: Any = "auto", shards: Any = None,
                  filters: Any = "auto", compressors: Any = "auto", compressor: Any = "auto",
-                 serializer: Any = "auto", fill_value: Any = None, order: str | None = None,
-                 zarr_format: int | None = 3, attributes: dict | None = None,
+                 serializer: Any = "auto", fill_value: Any = DEFAULT_FILL,
+                 order: str | None = None, zarr_format: int | None = 3,
+                 attributes: dict | None = None,
                  dimension_names: Sequence[str | None] | None = None,
                  chunk_key_encoding: Any = None, overwrite: bool = False,
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,

@@ -22,17 +22,34 @@ from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, Key
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
 from zarrx.metadata.v3 import parse_array_v3
 
-__all__ = ["make_array_meta", "coerce_fill"]
+__all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL"]
 
 WHERE = "array metadata"
 
 
+class _DefaultFill:
+    """The fill value argument left unset: zarr-python 3's default for the data type (zero,
+    "", ...). An explicit ``None`` differs in Zarr v2 only, where it stores ``null``."""
+
+    def __repr__(self) -> str:
+        return "<default fill value>"
+
+    def __reduce__(self) -> str:
+        return "DEFAULT_FILL"
+
+
+DEFAULT_FILL: Any = _DefaultFill()
+
+
 def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
-    """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`). None
-    picks zarr-python 3's default for both formats (zero, "", ...); Zarr v2 variable-length
-    bytes, which zarr-python 3 cannot create, keep ``null`` (undefined)."""
-    if value is None:
+    """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`), as
+    zarr-python 3 does: ``DEFAULT_FILL`` (unset) picks the type's default in both formats
+    (zero, "", ...), except for Zarr v2 variable-length bytes, which keep ``null``; ``None``
+    is ``null`` (undefined) in Zarr v2 and the default in Zarr v3, which has no ``null``."""
+    if value is DEFAULT_FILL:
         return None if zarr_format == 2 and category(dt) == "bytes" else default_fill(dt)
+    if value is None:
+        return None if zarr_format == 2 else default_fill(dt)
     cat = category(dt)
     if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured",
                                           "fixed_bytes"):
@@ -122,7 +139,8 @@ def _grid(chunks: Any, shape: tuple[int, ...], zarr_format: int) -> tuple[ChunkG
     return RegularGrid(tuple(int(c) if isinstance(c, np.integer) else c for c in chunks)), None
 
 
-def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *, fill_value: Any = None,
+def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
+                    fill_value: Any = DEFAULT_FILL,
                     codecs: Sequence[CodecSpec] | None = None, zarr_format: int = 3,
                     chunk_key_encoding: Any = None, dimension_names: Sequence[str | None] | None
                     = None, attributes: dict[str, Any] | None = None, order: str = "C",

@@ -243,8 +243,9 @@ class _Job:
                 return existing
         try:
             return create_array(store, name=path, overwrite=self.overwrite, **kw)
-        except NodeExistsError as exc:
-            raise NodeExistsError(f"{where}: {exc.detail.split(';')[0]}; pass --overwrite "
+        except NodeExistsError:
+            raise NodeExistsError(f"{where}: a node exists at {path!r} in the destination; "
+                                  f"pass --overwrite "
                                   f"(overwrite=True) to replace it, or --resume (resume=True) "
                                   f"to finish an interrupted conversion") from None
 

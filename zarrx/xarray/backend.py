@@ -65,9 +65,12 @@ class ZarrxBackendArray(BackendArray):
             read = arr.oindex.__getitem__
         else:
             read = arr.__getitem__
+        # Variable-length strings read as numpy's StringDType; xarray (like engine "zarr")
+        # presents them as objects.
+        want = object if self.dtype.kind == "O" else None
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
-            lambda k: np.asarray(read(k)))
+            lambda k: np.asarray(read(k), dtype=want))
 
 
 def _reopen(store: Store, path: str) -> ZarrxBackendArray:
