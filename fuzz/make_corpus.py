@@ -239,7 +239,7 @@ def shards() -> Seeds:
                        write: Callable = write) -> None:
                     got = write(f"{tmp}/{writer}-{name}", doc, ["c/0/0", "c/1/1"], _values)
                     for key, blob in got.items():
-                        for op in range(4):     # read, read parts, write chunks, write part
+                        for op in range(4):     # read units, read, write chunks, write part
                             seeds[f"{writer}-{name}-{key.replace('/', '')}-op{op}"] = \
                                 bytes([op << 4 | i]) + blob
                 attempt(f"{writer} shard {name}", go)
@@ -378,7 +378,7 @@ def corrupt_shards() -> Seeds:
     index_tests = load("tests/store/test_shard_index.py", "_shard_index_tests")
     config = {("end", True): 0, ("start", True): 1, ("end", False): 2, ("start", False): 3}
     seeds: Seeds = {}
-    ops = {"read": 0, "read-first": 1, "write": 3}
+    ops = {"read": 1, "read-first": 0, "write": 3}
     for case, (loc, crc, blob, action, _) in corrupt.CASES.items():
         seeds[f"table-{case}"] = bytes([ops[action] << 4 | config[loc, crc]]) + blob
     for case, (blob, loc, _) in corrupt.LAZY.items():
