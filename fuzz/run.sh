@@ -41,10 +41,11 @@ fi
 rc=0
 for h in "$@"; do
     mkdir -p "$OUT/corpus/$h"
-    PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+    PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" LD_PRELOAD="$preload" \
+    ASAN_OPTIONS=detect_leaks=0:quarantine_size_mb=64 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         nice -n 10 "$PY" "fuzz/$h.py" -runs="$RUNS" -max_total_time="$TIME" -timeout=30 \
-        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$h-" \
+        -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$h-" \
         ${FUZZ_FLAGS:-} "$OUT/corpus/$h" "fuzz/corpus/$h" > "$OUT/$h.log" 2>&1
     status=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$OUT/$h.log" | tail -1)
