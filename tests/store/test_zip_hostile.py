@@ -374,3 +374,13 @@ def test_archives_zipfile_refuses_are_store_errors(tmp_path):
     with pytest.raises(StoreError, match=re.escape("cannot open in mode 'r': 'utf-8' codec can't "
                                                    "decode byte 0xff in position 0")):
         ZipStore(path)
+
+
+def test_an_empty_member_name_is_skipped(tmp_path):
+    """Regression (fuzz/corpus/fuzz_zip/regression-zip-empty-name): zipfile's is_dir() raised
+    IndexError on an entry with an empty name."""
+    path = build(tmp_path / "a.zip", [entry(b"", b"x"), entry("zarr.json", GROUP)])
+    with pytest.warns(UserWarning, match="skipping zip entry '': "):
+        store = ZipStore(path)
+    with store:
+        assert list(store.list_prefix("")) == ["zarr.json"]
