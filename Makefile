@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 DEBS   := libzstd-dev zlib1g-dev libblosc-dev liblz4-dev libdeflate-dev pkg-config nginx
 PYX    := $(shell find zarrx -name '*.pyx' -o -name '*.pxd') $(wildcard csrc/*.c csrc/*.h)
 
-.PHONY: test demo bench build sysdeps clean sanitize docs wheel
+.PHONY: test demo bench build sysdeps clean sanitize fuzz docs wheel
 
 test: build
 	$(PY) -m pytest -q $(PYTEST_ARGS)
@@ -54,6 +54,22 @@ sanitize: build
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	$(PY) -m pytest -q -p no:cacheprovider $(SANITIZE_TESTS); rc=$$?; \
 	ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace --force -j 2; exit $$rc
+
+# Coverage-guided fuzzing (atheris) of each harness in fuzz/ for FUZZ_RUNS executions, or
+# FUZZ_TIME seconds, against the ASan+UBSan extensions; the normal build is restored afterwards.
+# clang is installed when missing (as sysdeps installs libraries); with it the extensions carry
+# libFuzzer coverage too (see fuzz/README.md and fuzz/run.sh).
+FUZZ_RUNS ?= 200000
+FUZZ_TIME ?= 0
+FUZZ_HARNESSES ?= $(basename $(notdir $(wildcard fuzz/fuzz_*.py)))
+FUZZ_DEBS := clang libclang-rt-dev
+FUZZ_CLANG ?= $(firstword $(foreach c,clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14,\
+	$(shell command -v $(c) 2>/dev/null)))
+fuzz: build
+	@$(MAKE) --no-print-directory sysdeps DEBS="$(FUZZ_DEBS)" || echo "fuzz: no clang; gcc it is"
+	@$(PY) -c 'import atheris' 2>/dev/null || $(VENV)/bin/pip install -q 'atheris>=2.3'
+	PY=$(PY) FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_TIME=$(FUZZ_TIME) FUZZ_CLANG=$(FUZZ_CLANG) \
+	FUZZ_FLAGS='$(FUZZ_FLAGS)' sh fuzz/run.sh $(FUZZ_HARNESSES)
 
 # System libraries: install only what is missing; needs root (or sudo) and apt-get.
 sysdeps:

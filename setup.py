@@ -18,7 +18,8 @@ gzip/zlib are compressed and decompressed by zlib alone (the same streams, more 
 
 Cython: 3.0 or newer (``noexcept`` and the 3.0 semantics); every compiler directive is in
 COMPILER_DIRECTIVES below, none in the .pyx files. Switches: ZARRX_DEBUG=1 (-O0 -g),
-ZARRX_SANITIZE=1 (ASan+UBSan), ZARRX_BUILD_JOBS=<n> (parallel cythonize).
+ZARRX_SANITIZE=1 (ASan+UBSan), ZARRX_SANITIZE=fuzzer (ASan+UBSan plus libFuzzer coverage
+for the fuzz harnesses; needs CC=clang), ZARRX_BUILD_JOBS=<n> (parallel cythonize).
 """
 from __future__ import annotations
 
@@ -136,6 +137,19 @@ def find_lib(lib: Lib) -> Flags | None:
     return None
 
 
+def _need_clang() -> None:
+    """libFuzzer's coverage instrumentation (-fsanitize=fuzzer-no-link) exists in clang only."""
+    cc = os.environ.get("CC", "")
+    try:
+        version = subprocess.run([*cc.split(), "--version"], capture_output=True, text=True,
+                                 check=True).stdout if cc else ""
+    except (OSError, subprocess.CalledProcessError):
+        version = ""
+    if "clang" not in version:
+        sys.exit(f"zarrx: ZARRX_SANITIZE=fuzzer needs clang: set CC to a clang compiler "
+                 f"(found CC={cc!r}); ZARRX_SANITIZE=1 builds ASan+UBSan with any compiler")
+
+
 _HEADER = re.compile(r"^#\s*zarrx-(libs|sources):\s*(.*)$")
 
 
@@ -151,11 +165,17 @@ def _module_needs(path: str) -> tuple[list[str], list[str]]:
 
 def extensions() -> list[Extension]:
     debug = os.environ.get("ZARRX_DEBUG") == "1"
-    sanitize = os.environ.get("ZARRX_SANITIZE") == "1"
+    sanitize = os.environ.get("ZARRX_SANITIZE", "")
+    if sanitize not in ("", "0", "1", "fuzzer"):
+        sys.exit(f"zarrx: ZARRX_SANITIZE={sanitize!r}: expected 1 (ASan+UBSan) or fuzzer "
+                 "(ASan+UBSan plus libFuzzer coverage, with clang)")
     cflags = ["-O0", "-g"] if debug else ["-O3"]
     ldflags: list[str] = []
-    if sanitize:
+    if sanitize in ("1", "fuzzer"):
         san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+        if sanitize == "fuzzer":
+            _need_clang()
+            san[0] += ",fuzzer-no-link"
         cflags += san
         ldflags += san
     cflags += ["-Wno-unused-function", "-Wno-unreachable-code"]

@@ -72,3 +72,22 @@ def test_one_cython_minimum() -> None:
     assert f'"Cython>={minimum}"' in (ROOT / "Makefile").read_text()
     assert f"cython >={minimum}" in (ROOT / "conda" / "meta.yaml").read_text()
     assert f"Cython: {minimum} or newer" in (ROOT / "setup.py").read_text()
+
+
+def test_sanitize_switches(monkeypatch) -> None:
+    """ZARRX_SANITIZE=1 adds ASan+UBSan; =fuzzer adds libFuzzer coverage, with clang only."""
+    exts, _ = configure(monkeypatch, {"ZARRX_SANITIZE": "1"})
+    flags = exts["zarrx.codecs._zstd"].extra_compile_args
+    assert "-fsanitize=address,undefined" in flags
+    assert exts["zarrx.codecs._zstd"].extra_link_args == [
+        "-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    exts, _ = configure(monkeypatch, {"ZARRX_SANITIZE": ""})
+    assert not any("sanitize" in f for f in exts["zarrx._gather"].extra_compile_args)
+    monkeypatch.setattr("subprocess.run", lambda *a, **k: type("R", (), {"stdout": "clang 14"}))
+    exts, _ = configure(monkeypatch, {"ZARRX_SANITIZE": "fuzzer", "CC": "clang"})
+    assert "-fsanitize=address,undefined,fuzzer-no-link" in exts["zarrx._gather"].extra_link_args
+    monkeypatch.setattr("subprocess.run", lambda *a, **k: type("R", (), {"stdout": "gcc 12"}))
+    with pytest.raises(SystemExit, match="ZARRX_SANITIZE=fuzzer needs clang"):
+        configure(monkeypatch, {"ZARRX_SANITIZE": "fuzzer", "CC": "gcc"})
+    with pytest.raises(SystemExit, match="ZARRX_SANITIZE='yes': expected 1"):
+        configure(monkeypatch, {"ZARRX_SANITIZE": "yes"})

@@ -153,6 +153,18 @@ def test_empty_short_and_trailing(sample) -> None:
         blosc.decompress(enc + b"\x00", len(raw))
 
 
+@pytest.mark.parametrize("code", [5, 6, 7])
+def test_header_with_an_unknown_format_code(sample, code: int) -> None:
+    """Regression (fuzz/corpus/fuzz_codecs/regression-blosc-unknown-format): c-blosc names no
+    library for format codes 5-7, and reading that NULL name crashed header()."""
+    raw, enc = sample
+    blob = enc[:2] + bytes([enc[2] & 0x1F | code << 5]) + enc[3:]
+    head = blosc.header(blob)
+    assert (head["cname"], head["complib"]) == (f"unknown({code})", f"unknown({code})")
+    with pytest.raises(CodecError, match=rf"^blosc: corrupt buffer of {len(enc)} bytes"):
+        blosc.decompress(blob, len(raw))
+
+
 def test_truncated_everywhere(sample) -> None:
     raw, enc = sample
     for cut in range(len(enc)):

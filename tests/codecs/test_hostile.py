@@ -167,6 +167,12 @@ CASES = {
                            f"{AT}blosc: input of 10 bytes is shorter than the 16-byte header"),
     "blosc-bomb-header": ("blosc", lambda: blosc_header(2**31 - 17, 16),
                           f"{AT}blosc header claims 2147483631 decoded bytes, expected 512"),
+    # regression (fuzz/corpus/fuzz_codecs/regression-blosc-unknown-format): a compressor format
+    # code c-blosc does not know crashed the header check
+    "blosc-unknown-format": ("blosc", lambda: patch(valid("blosc"), 2,
+                                                    bytes([valid("blosc")[2] | 0xE0])),
+                             f"{AT}blosc: corrupt buffer of {len(valid('blosc'))} bytes (blosc "
+                             "status -5, expected 512 decoded bytes)"),
     "lz4-header-bomb": ("lz4", lambda: patch(valid("lz4"), 0, struct.pack("<i", 2**31 - 1)),
                         f"{AT}lz4 header claims 2147483647 decoded bytes, expected 512"),
     "lz4-negative-size": ("lz4", lambda: patch(valid("lz4"), 0, struct.pack("<i", -5)),

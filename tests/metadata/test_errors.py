@@ -316,3 +316,22 @@ def test_messages_stay_short_for_huge_values():
     with pytest.raises(MetadataError) as info:
         parse_v3(doc, "big/zarr.json")
     assert len(str(info.value)) < 200
+
+
+@pytest.mark.parametrize("codec, message", [
+    ({"name": "numcodecs.delta", "configuration": {"dtype": "<08"}},
+     "a/zarr.json codecs[0].configuration.dtype: expected a numpy dtype string such as '<f8', "
+     "found '<08'"),
+    ({"name": "numcodecs.categorize", "configuration": {"labels": ["a"], "dtype": "|08",
+                                                        "astype": "|u1"}},
+     "a/zarr.json codecs[0].configuration.dtype: expected a unicode or object dtype ('<U8', "
+     "'|O'), found '|08'"),
+], ids=["delta", "categorize"])
+def test_dtype_strings_numpy_reads_as_python(codec, message):
+    """Regression (fuzz/corpus/fuzz_metadata_v3/regression-delta-dtype-not-parsed): numpy
+    parses some dtype strings as Python literals, and its SyntaxError escaped the parser."""
+    from ._malformed import LE, v3
+
+    with pytest.raises(MetadataError) as info:
+        parse_v3(v3(data_type="int32", fill_value=0, codecs=[codec, LE]), "a/zarr.json")
+    assert str(info.value) == message

@@ -348,3 +348,39 @@ def test_writing_replaces_the_archive_only_when_closed(tmp_path):
         assert sorted(reader.list_prefix("")) == ["zarr.json"]
     with pytest.raises(StoreError, match="cannot open in mode 'x'"):
         ZipStore(path, mode="x")
+
+
+# -- archives zipfile itself refuses -------------------------------------------------------
+FUZZ_CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "fuzz", "corpus", "fuzz_zip")
+
+
+def _flag_utf8(path):
+    blob = bytearray(path.read_bytes())
+    at = blob.index(b"PK\x01\x02")
+    blob[at + 9] |= 0x08                    # general purpose flag bit 11: the name is UTF-8
+    path.write_bytes(bytes(blob))
+    return path
+
+
+def test_archives_zipfile_refuses_are_store_errors(tmp_path):
+    """Regressions (fuzz/corpus/fuzz_zip/regression-*): zipfile's NotImplementedError (a
+    version it does not support) and UnicodeDecodeError (a name flagged UTF-8 that is not)
+    escaped ZipStore."""
+    version = os.path.join(FUZZ_CORPUS, "regression-zip-version-unsupported")
+    with pytest.raises(StoreError, match=re.escape("cannot open in mode 'r': zip file version "
+                                                   "11.4")):
+        ZipStore(version)
+    path = _flag_utf8(build(tmp_path / "a.zip", [entry(b"\xffname", b"x")]))
+    with pytest.raises(StoreError, match=re.escape("cannot open in mode 'r': 'utf-8' codec can't "
+                                                   "decode byte 0xff in position 0")):
+        ZipStore(path)
+
+
+def test_an_empty_member_name_is_skipped(tmp_path):
+    """Regression (fuzz/corpus/fuzz_zip/regression-zip-empty-name): zipfile's is_dir() raised
+    IndexError on an entry with an empty name."""
+    path = build(tmp_path / "a.zip", [entry(b"", b"x"), entry("zarr.json", GROUP)])
+    with pytest.warns(UserWarning, match="skipping zip entry '': "):
+        store = ZipStore(path)
+    with store:
+        assert list(store.list_prefix("")) == ["zarr.json"]

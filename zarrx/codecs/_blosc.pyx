@@ -179,8 +179,9 @@ def decompress(const uint8_t[::1] src, Py_ssize_t expected):
 
 def header(const uint8_t[::1] src):
     """The 16-byte header as a dict: nbytes, cbytes, blocksize, typesize, shuffle ("none",
-    "byte", "bit"), cname (lz4hc reads as "lz4": they share one format), complib, version,
-    versionlz, memcpyed."""
+    "byte", "bit"), cname (lz4hc reads as "lz4": they share one format), complib (both
+    ``"unknown(<code>)"`` for a format code c-blosc does not know), version, versionlz,
+    memcpyed."""
     cdef size_t n = <size_t>src.shape[0]
     if n < <size_t>BLOSC_MIN_HEADER_LENGTH:
         raise KernelStatus(ZX_SHORT, n, BLOSC_MIN_HEADER_LENGTH)
@@ -191,6 +192,8 @@ def header(const uint8_t[::1] src):
     blosc_cbuffer_metainfo(sp, &typesize, &flags)
     blosc_cbuffer_versions(sp, &version, &versionlz)
     cdef int fmt = (sp[2] >> 5) & 0x7
+    # NULL for a format code c-blosc does not know (a hostile or corrupt header)
+    cdef const char* complib = blosc_cbuffer_complib(sp)
     if flags & BLOSC_DOBITSHUFFLE and not flags & BLOSC_DOSHUFFLE:
         shuffle = "bit"
     elif flags & BLOSC_DOSHUFFLE and not flags & BLOSC_DOBITSHUFFLE:
@@ -204,7 +207,8 @@ def header(const uint8_t[::1] src):
         "typesize": typesize,
         "shuffle": shuffle,
         "cname": _FORMATS[fmt] if fmt < len(_FORMATS) else f"unknown({fmt})",
-        "complib": blosc_cbuffer_complib(sp).decode("ascii", "replace"),
+        "complib": (complib.decode("ascii", "replace") if complib != NULL
+                    else f"unknown({fmt})"),
         "version": version,
         "versionlz": versionlz,
         "memcpyed": bool(flags & BLOSC_MEMCPYED),

@@ -52,7 +52,7 @@ def _dtype(conf: dict[str, Any], name: str, loc: Loc, default: Any = None) -> np
             raise (loc / name).error("a numpy dtype string such as '<f8'", value)
         try:
             dt = np.dtype(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, SyntaxError):   # numpy reads "<08" as a Python literal
             raise (loc / name).error("a numpy dtype string such as '<f8'", value) from None
     if dt is not None and dt.hasobject:
         raise (loc / name).error("a fixed-size dtype (not an object dtype)", value)
@@ -144,7 +144,7 @@ def check_categorize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     dtype = conf.get("dtype", "|O")
     try:
         dt = np.dtype((loc / "dtype").str(dtype) if not isinstance(dtype, np.dtype) else dtype)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, SyntaxError):
         dt = None
     if dt is None or dt.kind not in "UO":
         raise (loc / "dtype").error("a unicode or object dtype ('<U8', '|O')", dtype)

@@ -168,7 +168,7 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
 def _safe_dtype(spec: Any, loc: Loc) -> np.dtype:
     try:
         return np.dtype(spec)
-    except (TypeError, ValueError, OverflowError, MemoryError) as exc:
+    except (TypeError, ValueError, OverflowError, MemoryError, SyntaxError) as exc:
         raise loc.error("a data type numpy can represent", str(exc)) from None
 
 

@@ -65,7 +65,9 @@ class ZipStore(Store):
                     shutil.copyfile(self.path, tmp)
             zf = zipfile.ZipFile(tmp or self.path, "w" if mode == "x" else mode,
                                  compression=compression, allowZip64=True)
-        except (OSError, zipfile.BadZipFile) as exc:
+        except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
+            # NotImplementedError: a version or feature zipfile lacks; ValueError: a name flagged
+            # UTF-8 that is not
             if tmp is not None:
                 _remove_quietly(tmp)
             raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc

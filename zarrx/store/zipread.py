@@ -47,7 +47,7 @@ def _raw_name_len(info: zipfile.ZipInfo) -> int:
 def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
     """``{key: info}`` of the archive's file entries whose names are path-safe keys."""
     archive_end = getattr(zf, "start_dir", None)
-    infos = [i for i in zf.infolist() if not i.is_dir()]
+    infos = [i for i in zf.infolist() if not i.filename.endswith("/")]   # is_dir() fails on ""
     spans = sorted((i.header_offset, _LOCAL.size + _raw_name_len(i) + i.compress_size, i.orig_filename)
                    for i in zf.infolist())
     for (start, n, name), nxt in zip(spans, spans[1:] + [(archive_end, 0, None)]):
