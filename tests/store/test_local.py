@@ -272,9 +272,9 @@ def test_get_many_runs_concurrently_in_order(tmp_path):
     names = []
 
     class Recording(LocalStore):
-        def get(self, key, byte_range=None):
+        def _get_batch(self, reqs):
             names.append(threading.current_thread().name)
-            return super().get(key, byte_range)
+            return super()._get_batch(reqs)
 
     s = Recording(tmp_path / "root")
     for i in range(40):

@@ -34,7 +34,8 @@ from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_
 from zarrx.store.localcond import ConditionalFiles
 from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, FileSnapshot, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
-                                 scan, stamp, temp_owner, write_all)
+                                 open_how, scan, stamp, temp_owner, write_all)
+from zarrx.store._localread import read_whole
 
 __all__ = ["LocalStore", "TMP_MARK"]
 
@@ -44,6 +45,8 @@ SWEEP_AGE = 3600.0
 _POOL_NAME = "zarrx-store-io"
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)        # a FIFO planted in the store must not block
 _READ = FILE_FLAGS | _NONBLOCK
+_RESOLVE = open_how()
+_SLOW = object()            # read_whole's answer for a key the Python path must handle
 
 
 class LocalStore(ConditionalFiles):
@@ -133,6 +136,21 @@ class LocalStore(ConditionalFiles):
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        if byte_range is None:
+            got = self._whole([key])[0]
+            if got is not _SLOW:
+                return got
+        return self._get(key, byte_range)
+
+    def _whole(self, keys: list) -> list:
+        """Whole files of ``keys`` read by the kernel (one openat2, fstat, pread and close per
+        key, without the GIL); ``_SLOW`` where the Python path must read instead."""
+        real = self._tree.real_root()
+        if real is None:
+            return [_SLOW] * len(keys)
+        return read_whole(real, keys, _READ, _RESOLVE, _SLOW)
+
+    def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         opened = self._open(key, self._parts(key))
         if opened is None:
             return None
@@ -148,7 +166,7 @@ class LocalStore(ConditionalFiles):
         reqs = sequence_of(requests)
         if len(reqs) < 2 or config.get("threads") == 1 \
                 or threading.current_thread().name.startswith(_POOL_NAME):
-            return [self.get(key, rng) for key, rng in reqs]
+            return self._get_batch(reqs)
         step = -(-len(reqs) // min(POOL_THREADS, len(reqs)))
         batches = [reqs[i:i + step] for i in range(0, len(reqs), step)]
         futures = [_pool().submit(self._get_batch, b) for b in batches[1:]]
@@ -158,7 +176,8 @@ class LocalStore(ConditionalFiles):
         return out
 
     def _get_batch(self, reqs: Sequence[Request]) -> list[bytes | None]:
-        return [self.get(key, rng) for key, rng in reqs]
+        got = self._whole([key if rng is None else None for key, rng in reqs])
+        return [self._get(key, rng) if g is _SLOW else g for g, (key, rng) in zip(got, reqs)]
 
     def getsize(self, key: str) -> int | None:
         st = self._stat(key, self._parts(key))

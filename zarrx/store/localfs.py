@@ -35,7 +35,7 @@ from zarrx.store.base import ByteRange, ObjectSnapshot
 
 __all__ = ["TMP_MARK", "LinkError", "Dir", "Tree", "open_dir", "temp_name", "is_temp_name",
            "temp_owner", "create_temp", "generation_of", "stamp", "write_all", "read_exact",
-           "scan", "thread_lock", "quietly", "FileSnapshot"]
+           "scan", "thread_lock", "quietly", "FileSnapshot", "open_how"]
 
 TMP_MARK = ".zarrx-tmp-"
 DIRFD = (os.open in os.supports_dir_fd and os.scandir in os.supports_fd
@@ -235,6 +235,12 @@ def _load_openat2():  # type: ignore[no-untyped-def]
 _openat2 = _load_openat2()
 
 
+def open_how() -> int:
+    """The ``resolve`` flags every ``openat2`` of a key uses (kernels that open keys take them
+    from here)."""
+    return _RESOLVE
+
+
 class Tree:
     """Opens keys (lists of segments) below ``root`` without following any link below it."""
 
@@ -243,6 +249,15 @@ class Tree:
     def __init__(self, root: str) -> None:
         self.root = root
         self._real: bytes | None = None
+
+    def real_root(self) -> bytes | None:
+        """The resolved root for ``openat2`` paths (see :func:`open_how`); None without
+        ``openat2``, where every open walks."""
+        if _openat2 is None:
+            return None
+        if self._real is None:
+            self._real = os.fsencode(os.path.realpath(self.root))
+        return self._real
 
     def _fast(self, parts: Sequence[str], flags: int) -> int | None:
         """``openat2`` of ``<real root>/<parts>``; None when the caller must walk instead (no

@@ -1,0 +1,94 @@
+"""LocalStore's whole-file read kernel (zarrx.store._localread) answers exactly as the Python
+path does: same bytes, same None, and every key it is unsure of handed back to that path."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from zarrx.errors import StoreError
+from zarrx.store import LocalStore
+from zarrx.store import local as local_mod
+from zarrx.store._localread import read_whole
+from zarrx.store.localfs import open_how
+
+pytestmark = pytest.mark.skipif(LocalStore("/")._tree.real_root() is None,
+                                reason="no openat2 here: every read takes the Python path")
+
+SLOW = object()
+
+
+@pytest.fixture
+def store(tmp_path):
+    return LocalStore(tmp_path / "root")
+
+
+def kernel(store, keys):
+    return read_whole(store._tree.real_root(), keys, local_mod._READ, open_how(), SLOW)
+
+
+@pytest.mark.parametrize("key", ["a", "c/0.0.1", "x/y/z.-_9", "A" * 255])
+def test_plain_keys_are_read_by_the_kernel(store, key):
+    store.set(key, b"v" * 7)
+    assert kernel(store, [key]) == [b"v" * 7]
+    assert store.get(key) == b"v" * 7 and store.get_many([(key, None)]) == [b"v" * 7]
+
+
+@pytest.mark.parametrize("key", ["é/ü", "with space", "a+b", "B" * 256, "a/./b", "a/../b",
+                                 "a//b", "/abs", "x.zarrx-tmp-1", "", "a/"])
+def test_other_keys_go_to_the_python_path(store, key):
+    assert kernel(store, [key]) == [SLOW]
+
+
+@pytest.mark.parametrize("key", ["é/ü", "with space", "a+b"])
+def test_keys_the_python_path_reads_give_the_same_answer(store, key):
+    store.set(key, b"data")
+    assert store.get(key) == b"data"
+    assert store.get_many([(key, None), ("missing", None)]) == [b"data", None]
+
+
+@pytest.mark.parametrize("key, message", [
+    ("x.zarrx-tmp-1", "found the reserved marker"),
+    ("a/../b", "'..'"),
+    ("a//b", "empty"),
+])
+def test_refused_keys_raise_as_before(store, key, message):
+    with pytest.raises(StoreError, match=message):
+        store.get(key)
+    with pytest.raises(StoreError, match=message):
+        store.get_many([("ok", None), (key, None)])
+
+
+def test_absent_empty_directory_and_fifo(store, tmp_path):
+    store.set("empty", b"")
+    store.set("d/x", b"1")
+    os.mkfifo(tmp_path / "root" / "fifo")
+    assert kernel(store, ["missing", "empty", "d", "fifo", "d/x", "d/x/y"]) == \
+        [None, b"", None, None, b"1", SLOW]      # ENOTDIR: the walk decides
+    assert store.get_many([(k, None) for k in ["missing", "empty", "d", "fifo", "d/x/y"]]) == \
+        [None, b"", None, None, None]
+
+
+def test_links_are_never_followed(store, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret").write_bytes(b"secret")
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    os.symlink(outside, root / "link")
+    os.symlink(outside / "secret", root / "file")
+    assert kernel(store, ["link/secret", "file"]) == [SLOW, SLOW]
+    for key in ("link/secret", "file"):
+        with pytest.raises(StoreError, match="symbolic link"):
+            store.get(key)
+
+
+def test_non_str_items_and_ranges_are_left_to_the_caller(store):
+    store.set("a", b"abc")
+    assert kernel(store, [None, b"a", "a"]) == [SLOW, SLOW, b"abc"]
+
+
+def test_a_large_file_is_read_whole(store):
+    blob = os.urandom(3 << 20) + b"end"
+    store.set("big", blob)
+    assert store.get("big") == blob
