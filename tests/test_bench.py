@@ -149,3 +149,83 @@ def test_read_memory_zarrx_tiny(tmp_path) -> None:
     assert list(tmp_path.iterdir()) == []                    # the temporary folder is gone
     assert "| zarrx | 1.0 |" in render_memory(mem)
     json.dumps(mem)
+
+
+# --- local store ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, want", [
+    (["--store", "local"], {"store": "local", "cold": False, "base_dir": None}),
+    (["--store", "local", "--cold", "--dir", "/tmp"], {"cold": True, "base_dir": "/tmp"}),
+], ids=["local", "local-cold"])
+def test_parse_args_local(argv: list[str], want: dict) -> None:
+    params, _ = parse_args(argv)
+    for key, value in want.items():
+        assert getattr(params, key) == value
+
+
+@pytest.mark.parametrize("argv", [
+    ["--cold"], ["--store", "local", "--dir", "/nonexistent/zarrx-bench"],
+    ["--store", "disk"], ["--memory", "--store", "local"],
+], ids=["cold-memory", "dir-missing", "unknown-store", "memory-store"])
+def test_parse_args_rejects_store_options(argv: list[str],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+    assert "zarrx bench" in capsys.readouterr().err
+
+
+def test_local_store_in_process(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker on a local store: files under the run's directory, removed once measured;
+    with ``cold`` the page cache is emptied before every timed read (here: counted)."""
+    import zarrx.bench.worker as worker
+    drops: list[int] = []
+    monkeypatch.setattr(worker, "drop_caches", lambda: drops.append(1))
+    params = Params(store="local", root=str(tmp_path), cold=True, size=128, chunk=64, shard=128)
+    reqs = [{"op": "init", "params": params.to_json()}, {"op": "case", "case": "raw"},
+            {"op": "case", "case": "sharded zstd-0"}, {"op": "quit"}]
+    out = io.StringIO()
+    serve("zarrx", "single", io.StringIO("\n".join(json.dumps(r) for r in reqs) + "\n"), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert all(r["ok"] for r in replies), replies
+    assert replies[1]["verified"] and replies[1]["stored"] > replies[1]["raw"] == 128 * 128 * 4
+    assert 0 < replies[2]["stored"] < replies[2]["raw"] and replies[2]["verified"]
+    assert drops == [1, 1]
+    assert list(tmp_path.iterdir()) == []                  # every store directory is removed
+
+
+def _run_json(tmp_path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, dict]:
+    path = tmp_path / "bench.json"
+    base = tmp_path / "runs"
+    base.mkdir()
+    assert main([*argv, "--reps", "1", "--configs", "single", "--quiet", "--json", str(path),
+                 "--dir", str(base)]) == 0
+    assert list(base.iterdir()) == []                       # the run's directory is gone
+    return capsys.readouterr().out, json.loads(path.read_text())
+
+
+def test_bench_cli_local_store(tmp_path, capsys: pytest.CaptureFixture[str],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import zarrx.bench.runner as runner
+    monkeypatch.setattr(runner, "cold_problem", lambda: "not running as root")
+    text, doc = _run_json(tmp_path, ["--store", "local", "--systems", "zarrx", "--size", "256",
+                                     "--chunk", "64", "--shard", "128", "--latency-iters", "2",
+                                     "--cases", "raw,sharded raw", "--cold"], capsys)
+    assert "local store (a fresh directory per write" in text and "page cache warm" in text
+    assert "### Throughput, single-threaded (MiB/s)" in text and "| sharded raw |" in text
+    assert doc["params"]["store"] == "local" and doc["params"]["cold"] is False
+    assert doc["notes"] == ["--cold ignored (not running as root): every read found the data "
+                            "in the page cache"]
+    assert [s["case"] for s in doc["samples"]] == ["raw", "sharded raw"]
+    assert all(s["verified"] and s["stored"] > s["raw"] for s in doc["samples"])
+
+
+def test_local_targets_table() -> None:
+    result = _fake_result()
+    result["params"]["store"] = "local"
+    result["params"]["root"] = "/tmp/x"
+    text = render(result, summarise(result))
+    assert "local store (a fresh directory per write under /tmp/x; page cache warm)" in text
+    assert "### Targets, single-threaded (zarrx over the best peer's MiB/s)" in text
+    assert "| raw write | ≥ 1.5× best peer | 2.00 (zarr-python) | yes |" in text
+    assert "| zstd-0 read | ≥ 1.0× best peer | 2.00 (zarr-python) | yes |" in text
+    assert "zarrx/best peer" in text

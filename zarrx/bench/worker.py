@@ -12,6 +12,8 @@ libraries print goes to stderr, so it cannot corrupt the protocol. Requests:
 - ``{"op": "latency", "iters": 200}`` replies with median and minimum µs per call of small ops.
 - ``{"op": "ceilings"}`` (system ``ceilings``) replies with the bare building blocks' MiB/s.
 - ``{"op": "quit"}``.
+
+With ``cold`` set in the parameters, the page cache is emptied before every timed read.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from zarrx.bench.local import drop_caches
 from zarrx.bench.workload import CASES_BY_NAME, Case, Params, make_data
 
 __all__ = ["Worker", "serve", "LATENCY_OPS"]
@@ -46,41 +49,54 @@ class Worker:
         self._lat: dict[str, Any] | None = None
 
     def init(self, params: dict) -> dict:
-        self.params = Params.from_json(params)
-        self.data = make_data(self.params.size, self.params.seed)
+        self.params = p = Params.from_json(params)
+        self.data = make_data(p.size, p.seed)
         if self.system_name == "ceilings":
             import zarrx
             from zarrx.bench.runner import library_versions
             return {"version": zarrx.__version__, "libraries": library_versions()}
         from zarrx.bench.systems import get_system
-        self.sys = get_system(self.system_name, self.config)
+        self.sys = get_system(self.system_name, self.config, p.store, p.root)
         self.sys.configure()
         return {"version": self.sys.version()}
 
+    def before_read(self) -> None:
+        """Untimed, just before a timed read: a collection, and with ``cold`` an empty page
+        cache."""
+        if self.params.cold:
+            drop_caches()
+        gc.collect()
+
+    def _create(self, store: Any, case: Case) -> Any:
+        p = self.params
+        return self.sys.create(store, case, (p.size, p.size), (p.chunk, p.chunk),
+                               (p.shard, p.shard))
+
     def _written(self, case: Case) -> tuple[Any, Any]:
-        p, s = self.params, self.sys
-        store = s.new_store()
-        arr = s.create(store, case, p.size, p.chunk, p.shard)
-        s.write(arr, Ellipsis, self.data)
+        store = self.sys.new_store()
+        arr = self._create(store, case)
+        self.sys.write(arr, Ellipsis, self.data)
         return store, arr
 
     def case(self, name: str) -> dict:
         case = CASES_BY_NAME[name]
-        p, s, data = self.params, self.sys, self.data
+        s, data = self.sys, self.data
+        assert data is not None
         store = s.new_store()
-        arr = s.create(store, case, p.size, p.chunk, p.shard)
+        arr = self._create(store, case)
         gc.collect()
         t0 = time.perf_counter()
         s.write(arr, Ellipsis, data)
         t1 = time.perf_counter()
         reader = s.open(store)
-        gc.collect()
+        self.before_read()
         t2 = time.perf_counter()
         out = s.read(reader, Ellipsis)
         t3 = time.perf_counter()
         ok = out.shape == data.shape and bool(np.array_equal(out, data))
         stored = s.stored_bytes(store)
-        del out, reader, arr, store
+        del out, reader, arr
+        s.discard(store)
         return {"write_s": t1 - t0, "read_s": t3 - t2, "stored": stored, "raw": data.nbytes,
                 "verified": ok}
 

@@ -44,8 +44,14 @@ CASES_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    """What one run measures. ``size`` is the side of the square float32 array."""
+    """What one run measures. ``size`` is the side of the square float32 array. ``store`` is
+    ``memory`` or ``local``: local stores are made in ``root``, a directory the parent creates
+    under ``base_dir`` for the run. ``cold``: empty the page cache before every timed read."""
 
+    store: str = "memory"
+    base_dir: str | None = None
+    root: str = ""
+    cold: bool = False
     size: int = 4096
     chunk: int = 256
     shard: int = 1024
