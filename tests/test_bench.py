@@ -151,13 +151,16 @@ def test_read_memory_zarrx_tiny(tmp_path) -> None:
     json.dumps(mem)
 
 
-# --- local store ------------------------------------------------------------------------------
+# --- local store, small chunks ----------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, want", [
-    (["--store", "local"], {"store": "local", "cold": False, "base_dir": None}),
-    (["--store", "local", "--cold", "--dir", "/tmp"], {"cold": True, "base_dir": "/tmp"}),
-], ids=["local", "local-cold"])
-def test_parse_args_local(argv: list[str], want: dict) -> None:
+    (["--store", "local"], {"workload": "throughput", "store": "local", "cold": False}),
+    (["--workload", "small-chunks"], {"store": "local", "small_chunks": 65536}),
+    (["--workload", "small-chunks", "--quick", "--store", "memory"],
+     {"store": "memory", "small_chunks": 4096, "reps": 3}),
+    (["--workload", "small-chunks", "--cold"], {"store": "local", "cold": True}),
+], ids=["local", "small-chunks", "small-quick-memory", "small-cold"])
+def test_parse_args_workloads(argv: list[str], want: dict) -> None:
     params, _ = parse_args(argv)
     for key, value in want.items():
         assert getattr(params, key) == value
@@ -165,9 +168,11 @@ def test_parse_args_local(argv: list[str], want: dict) -> None:
 
 @pytest.mark.parametrize("argv", [
     ["--cold"], ["--store", "local", "--dir", "/nonexistent/zarrx-bench"],
-    ["--store", "disk"], ["--memory", "--store", "local"],
-], ids=["cold-memory", "dir-missing", "unknown-store", "memory-store"])
-def test_parse_args_rejects_store_options(argv: list[str],
+    ["--workload", "many"], ["--store", "disk"], ["--memory", "--workload", "small-chunks"],
+    ["--workload", "small-chunks", "--small-chunks", "0"],
+], ids=["cold-memory", "dir-missing", "unknown-workload", "unknown-store", "memory-workload",
+        "zero-chunks"])
+def test_parse_args_rejects_workload_options(argv: list[str],
                                              capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(argv)
@@ -217,6 +222,43 @@ def test_bench_cli_local_store(tmp_path, capsys: pytest.CaptureFixture[str],
                             "in the page cache"]
     assert [s["case"] for s in doc["samples"]] == ["raw", "sharded raw"]
     assert all(s["verified"] and s["stored"] > s["raw"] for s in doc["samples"])
+
+
+def test_bench_cli_small_chunks(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, doc = _run_json(tmp_path, ["--workload", "small-chunks", "--small-chunks", "256",
+                                     "--systems", "zarrx"], capsys)
+    assert "### Small chunks, single-threaded (chunks/s)" in text
+    assert "256 chunks of 1,024 elements" in text and "| zarrx |" in text
+    assert doc["notes"] == [] and doc["params"]["store"] == "local"
+    (s,) = doc["samples"]
+    assert s["chunks"] == 256 and s["raw"] == 256 * 4096 and s["verified"] and s["calls"] == 1
+    assert s["stored"] > s["raw"] and s["write_s"] > 0 and s["read_s"] > 0
+    assert doc["summary"]["configs"]["single"]["systems"]["zarrx"]["write"]["n"] == 1
+
+
+def _fake(workload: str, samples: list[dict], **params) -> dict:
+    p = Params(workload=workload, store="local", root="/tmp/x", reps=2, configs=("single",),
+               systems=("zarrx", "zarr", "tensorstore"), **params)
+    return {"machine": {"cpu": "test cpu", "cpus": 2, "python": "3"}, "params": p.to_json(),
+            "systems": {s: {"available": True, "version": "1"} for s in p.systems},
+            "samples": samples, "ceilings": [], "latency": [], "notes": []}
+
+
+def test_small_chunks_summary_and_tables() -> None:
+    from zarrx.bench.small import render as small_render
+    from zarrx.bench.small import summarise as small_summarise
+    speeds = {"zarrx": (1.0, 0.5), "zarr": (8.0, 4.0), "tensorstore": (4.0, 2.0)}  # seconds
+    samples = [{"config": "single", "rep": rep, "system": s, "write_s": w, "read_s": r,
+                "chunks": 1000, "raw": 4096000, "stored": 4096500, "calls": 1, "verified": True}
+               for rep in range(2) for s, (w, r) in speeds.items()]
+    result = _fake("small-chunks", samples, small_chunks=1000)
+    summary = small_summarise(result)
+    row = summary["configs"]["single"]
+    assert row["systems"]["zarrx"]["write"]["median"] == pytest.approx(1000.0)
+    assert row["zarrx_best"]["write"] == {"ratio": pytest.approx(4.0), "peer": "tensorstore"}
+    text = small_render(result, summary)
+    assert "| write chunks/s | ≥ 2.0× best peer | 4.00 (tensorstore) | yes |" in text
+    json.dumps(summary)
 
 
 def test_local_targets_table() -> None:

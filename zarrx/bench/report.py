@@ -1,4 +1,5 @@
-"""Summaries (medians, min–max, ratios, fractions of the ceilings) and the markdown tables."""
+"""The throughput workload's summary (medians, min–max, ratios, fractions of the ceilings) and
+its markdown tables."""
 from __future__ import annotations
 
 from statistics import median
@@ -10,11 +11,17 @@ from zarrx.bench.tables import (available, best_peer, cell, fmt, header_lines, s
                                 store_text, table, targets_table, title_of)
 from zarrx.bench.workload import CASES_BY_NAME, MIB
 
-__all__ = ["summarise", "render", "LOCAL_TARGETS"]
+__all__ = ["summarise", "render", "describe", "LOCAL_TARGETS"]
 
 DIRECTIONS = ("write", "read")
 # zarrx over the best peer, both directions, on a local store (docs/performance.md)
 LOCAL_TARGETS = {"raw": 1.5, "sharded raw": 1.5, "zstd-0": 1.0, "sharded zstd-0": 1.0}
+
+
+def describe(reply: dict) -> str:
+    """One system's part of a progress line: MiB/s written and read."""
+    mib = reply["raw"] / MIB
+    return f"w {mib / reply['write_s']:.0f} r {mib / reply['read_s']:.0f}"
 
 
 def summarise(result: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """The parent side of a benchmark run: start one worker per system and configuration,
 interleave the systems within every repetition, and collect the raw samples.
 
-Local stores live in one directory per run, removed at the end.
+The throughput workload asks for one case at a time (and for ceilings and latencies); the
+other workloads ask every worker for one ``measure`` per repetition. Local stores live in one
+directory per run, removed at the end.
 """
 from __future__ import annotations
 
@@ -180,8 +182,11 @@ def _order(systems: list[str], rep: int) -> list[str]:
     return systems[k:] + systems[:k]
 
 
-def run(params: Params, say: Progress = lambda s: None) -> dict[str, Any]:
-    """Run the whole benchmark; returns everything measured (see ``report.summarise``)."""
+def run(params: Params, say: Progress = lambda s: None,
+        describe: Callable[[dict], str] | None = None) -> dict[str, Any]:
+    """Run the whole benchmark; returns everything measured (see ``report.summarise`` and the
+    other workloads' ``summarise``). ``describe`` turns one reply of a ``measure`` request
+    into a few words of progress."""
     result: dict[str, Any] = {"machine": machine_info(), "params": params.to_json(),
                               "systems": {}, "samples": [], "ceilings": [], "latency": [],
                               "notes": []}
@@ -191,16 +196,50 @@ def run(params: Params, say: Progress = lambda s: None) -> dict[str, Any]:
         say(note)
         params = dataclasses.replace(params, cold=False)
     if params.store != "local":
-        _run(params, result, say)
+        _run(params, result, say, describe)
         return result
     with bench_root(params.base_dir) as root:
-        _run(dataclasses.replace(params, root=root), result, say)
+        _run(dataclasses.replace(params, root=root), result, say, describe)
     return result
 
 
-def _run(params: Params, result: dict[str, Any], say: Progress) -> None:
-    """The cases (and the ceilings once per repetition), then the latencies."""
+def _run(params: Params, result: dict[str, Any], say: Progress,
+         describe: Callable[[dict], str] | None) -> None:
     result["params"] = params.to_json()
+    if params.workload == "throughput":
+        _run_throughput(params, result, say)
+    else:
+        _run_measure(params, result, say, describe or (lambda r: "ok"))
+
+
+def _run_measure(params: Params, result: dict[str, Any], say: Progress,
+                 describe: Callable[[dict], str]) -> None:
+    """Every repetition asks each system in turn for one measurement of the workload."""
+    for config in params.configs:
+        procs = _start(list(params.systems), config, params, result, say)
+        systems = [n for n in params.systems if n in procs]
+        try:
+            for rep in range(params.reps):
+                line = []
+                for n in _order(systems, rep):
+                    r = _ask(procs[n], {"op": "measure"}, result, say)
+                    if r is None:
+                        continue
+                    if not r.get("verified", True):
+                        result["notes"].append(f"{n} ({config}) {params.workload}: "
+                                               "read-back mismatch")
+                    r.pop("ok", None)
+                    result["samples"].append({"config": config, "rep": rep, "system": n, **r})
+                    line.append(f"{n} {describe(r)}")
+                say(f"[{config}] rep {rep + 1}/{params.reps} {params.workload}: "
+                    + " | ".join(line))
+        finally:
+            for w in procs.values():
+                w.close()
+
+
+def _run_throughput(params: Params, result: dict[str, Any], say: Progress) -> None:
+    """The cases (and the ceilings once per repetition), then the latencies."""
     ceilings_done = False
     for config in params.configs:
         names = list(params.systems) + ([] if ceilings_done else ["ceilings"])

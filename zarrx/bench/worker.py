@@ -11,6 +11,8 @@ libraries print goes to stderr, so it cannot corrupt the protocol. Requests:
   reads it whole, checks the values and replies with ``write_s``, ``read_s``, ``stored``.
 - ``{"op": "latency", "iters": 200}`` replies with median and minimum µs per call of small ops.
 - ``{"op": "ceilings"}`` (system ``ceilings``) replies with the bare building blocks' MiB/s.
+- ``{"op": "measure"}`` runs one repetition of the small-chunks workload
+  (``zarrx.bench.small``) and replies with its figures.
 - ``{"op": "quit"}``.
 
 With ``cold`` set in the parameters, the page cache is emptied before every timed read.
@@ -47,10 +49,12 @@ class Worker:
         self.data: np.ndarray | None = None
         self.sys: Any = None
         self._lat: dict[str, Any] | None = None
+        self._measure: Any = None
 
     def init(self, params: dict) -> dict:
         self.params = p = Params.from_json(params)
-        self.data = make_data(p.size, p.seed)
+        if p.workload == "throughput":
+            self.data = make_data(p.size, p.seed)
         if self.system_name == "ceilings":
             import zarrx
             from zarrx.bench.runner import library_versions
@@ -99,6 +103,16 @@ class Worker:
         s.discard(store)
         return {"write_s": t1 - t0, "read_s": t3 - t2, "stored": stored, "raw": data.nbytes,
                 "verified": ok}
+
+    def measure(self) -> dict:
+        """One repetition of the small-chunks workload."""
+        if self._measure is None:
+            if self.params.workload == "small-chunks":
+                from zarrx.bench.small import SmallChunks
+                self._measure = SmallChunks(self)
+            else:
+                raise ValueError(f"no measure op for workload {self.params.workload!r}")
+        return self._measure.measure()
 
     def latency(self, iters: int) -> dict:
         s, p = self.sys, self.params
@@ -165,6 +179,8 @@ def serve(system: str, config: str, inp: TextIO, out: TextIO) -> None:
                 reply = {"ok": True, "latency": w.latency(int(req.get("iters", 100)))}
             elif op == "ceilings":
                 reply = {"ok": True, "ceilings": w.ceilings()}
+            elif op == "measure":
+                reply = {"ok": True, **w.measure()}
             else:
                 reply = {"ok": False, "error": f"unknown op {op!r}"}
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which skips the cell
