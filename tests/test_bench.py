@@ -151,15 +151,16 @@ def test_read_memory_zarrx_tiny(tmp_path) -> None:
     json.dumps(mem)
 
 
-# --- local store, small chunks ----------------------------------------------------------------
+# --- local store, small chunks, hierarchy -----------------------------------------------------
 
 @pytest.mark.parametrize("argv, want", [
     (["--store", "local"], {"workload": "throughput", "store": "local", "cold": False}),
     (["--workload", "small-chunks"], {"store": "local", "small_chunks": 65536}),
     (["--workload", "small-chunks", "--quick", "--store", "memory"],
      {"store": "memory", "small_chunks": 4096, "reps": 3}),
-    (["--workload", "small-chunks", "--cold"], {"store": "local", "cold": True}),
-], ids=["local", "small-chunks", "small-quick-memory", "small-cold"])
+    (["--workload", "hierarchy"], {"store": "local", "arrays": 1000}),
+    (["--workload", "hierarchy", "--arrays", "20", "--cold"], {"arrays": 20, "cold": True}),
+], ids=["local", "small-chunks", "small-quick-memory", "hierarchy", "hierarchy-cold"])
 def test_parse_args_workloads(argv: list[str], want: dict) -> None:
     params, _ = parse_args(argv)
     for key, value in want.items():
@@ -168,7 +169,7 @@ def test_parse_args_workloads(argv: list[str], want: dict) -> None:
 
 @pytest.mark.parametrize("argv", [
     ["--cold"], ["--store", "local", "--dir", "/nonexistent/zarrx-bench"],
-    ["--workload", "many"], ["--store", "disk"], ["--memory", "--workload", "small-chunks"],
+    ["--workload", "many"], ["--store", "disk"], ["--memory", "--workload", "hierarchy"],
     ["--workload", "small-chunks", "--small-chunks", "0"],
 ], ids=["cold-memory", "dir-missing", "unknown-workload", "unknown-store", "memory-workload",
         "zero-chunks"])
@@ -236,6 +237,28 @@ def test_bench_cli_small_chunks(tmp_path, capsys: pytest.CaptureFixture[str]) ->
     assert doc["summary"]["configs"]["single"]["systems"]["zarrx"]["write"]["n"] == 1
 
 
+PEERS = ",".join(["zarrx"] + [n for n in ("zarr", "tensorstore")
+                             if importlib.util.find_spec(n) is not None])
+
+
+def test_bench_cli_hierarchy(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from zarrx.bench.hierarchy import OPS
+    text, doc = _run_json(tmp_path, ["--workload", "hierarchy", "--arrays", "20",
+                                     "--systems", PEERS], capsys)
+    assert "### Hierarchy of 20 arrays, single-threaded (ms)" in text
+    assert "| open every array by path |" in text and "µs per array" in text
+    assert doc["notes"] == [] and all(s["verified"] for s in doc["samples"])
+    by = {s["system"]: s for s in doc["samples"]}
+    assert set(by) == set(PEERS.split(","))
+    assert all(v is not None and v > 0 for v in by["zarrx"]["seconds"].values())
+    assert set(by["zarrx"]["seconds"]) == set(OPS)
+    if "tensorstore" in by:                                 # no groups: only opens by path
+        assert [op for op, v in by["tensorstore"]["seconds"].items() if v] == ["open by path"]
+        assert "n/a" in text
+    if "zarr" in by:
+        assert "### Targets, single-threaded" in text and "vs zarr-python" in text
+
+
 def _fake(workload: str, samples: list[dict], **params) -> dict:
     p = Params(workload=workload, store="local", root="/tmp/x", reps=2, configs=("single",),
                systems=("zarrx", "zarr", "tensorstore"), **params)
@@ -259,6 +282,28 @@ def test_small_chunks_summary_and_tables() -> None:
     text = small_render(result, summary)
     assert "| write chunks/s | ≥ 2.0× best peer | 4.00 (tensorstore) | yes |" in text
     json.dumps(summary)
+
+
+def test_hierarchy_summary_and_tables() -> None:
+    from zarrx.bench.hierarchy import OPS
+    from zarrx.bench.hierarchy import render as h_render
+    from zarrx.bench.hierarchy import summarise as h_summarise
+    secs = {"zarrx": dict.fromkeys(OPS, 0.1), "zarr": dict.fromkeys(OPS, 0.4),
+            "tensorstore": {**dict.fromkeys(OPS), "open by path": 0.08}}
+    samples = [{"config": "single", "rep": rep, "system": s, "arrays": 1000, "seconds": v,
+                "stored": 1, "verified": True} for rep in range(2) for s, v in secs.items()]
+    result = _fake("hierarchy", samples, arrays=1000)
+    summary = h_summarise(result)
+    ops = summary["configs"]["single"]
+    assert ops["open by path"]["zarrx_time_ratio"] == {"zarr": pytest.approx(0.25),
+                                                       "tensorstore": pytest.approx(1.25)}
+    assert ops["list members"]["systems"]["tensorstore"] is None
+    text = h_render(result, summary)
+    assert "| … µs per array (median) | 100.0 | 400.0 | 80.0 |" in text
+    assert "| open 1,000 arrays vs zarr-python | ≤ 0.5× | 0.25 (zarr-python) | yes |" in text
+    assert "| open 1,000 arrays vs tensorstore | ≤ 1.0× | 1.25 (tensorstore) | no |" in text
+    assert "| list the group's members | 100.0 [100.0–100.0] | 400.0 [400.0–400.0] | n/a |" \
+        in text
 
 
 def test_local_targets_table() -> None:

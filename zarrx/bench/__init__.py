@@ -5,6 +5,7 @@
     zarrx bench --systems zarrx --configs single --cases zstd-0,raw --json out.json
     zarrx bench --store local --size 16384   # the 1 GiB workload, on the local file system
     zarrx bench --workload small-chunks      # 65,536 chunks of 4 KiB: chunks per second
+    zarrx bench --workload hierarchy         # open and list the 1,000 arrays of a group
     zarrx bench --memory             # only the peak RSS of reading a 1 GiB sharded zstd array
     zarrx bench --remote             # remote I/O: a local S3 server behind a slow link
 
@@ -73,10 +74,10 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
                     help="comma-separated subset of: " + ", ".join(CASE_NAMES))
     ap.add_argument("--workload", choices=WORKLOADS, default="throughput",
                     help="throughput (default): whole arrays per case, and latency; "
-                         "small-chunks: many 4 KiB chunks")
+                         "small-chunks: many 4 KiB chunks; hierarchy: the arrays of a group")
     ap.add_argument("--store", choices=STORE_KINDS,
                     help="where the arrays are stored (default: memory for throughput, local "
-                         "for small-chunks)")
+                         "for small-chunks and hierarchy)")
     ap.add_argument("--dir", metavar="PATH",
                     help="--store local: make the run's directory here (default: the "
                          "temporary directory); it is removed at the end")
@@ -86,6 +87,8 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     ap.add_argument("--small-chunks", type=_positive, metavar="N",
                     help="small-chunks: number of 4 KiB chunks (default 65536 = 256 MiB; "
                          "--quick: 4096)")
+    ap.add_argument("--arrays", type=_positive, metavar="N",
+                    help="hierarchy: arrays in the group (default 1000; --quick: 100)")
     ap.add_argument("--seed", type=int, default=12345, help="data seed (default 12345)")
     ap.add_argument("--json", metavar="PATH", help="write all raw samples and the summary here")
     ap.add_argument("--markdown", metavar="PATH", help="also write the tables to this file")
@@ -113,6 +116,7 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
                  f"--chunk ({ns.chunk})")
     params = Params(workload=ns.workload, store=store, base_dir=ns.dir, cold=ns.cold,
                     small_chunks=ns.small_chunks or (4096 if ns.quick else 65536),
+                    arrays=ns.arrays or (100 if ns.quick else 1000),
                     size=size, chunk=ns.chunk, shard=min(ns.shard, size),
                     reps=ns.reps or (3 if ns.quick else 5),
                     latency_iters=ns.latency_iters or (20 if ns.quick else 200), seed=ns.seed,
@@ -121,7 +125,8 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
 
 
 # the module that describes, summarises and renders each workload
-REPORTS = {"throughput": "zarrx.bench.report", "small-chunks": "zarrx.bench.small"}
+REPORTS = {"throughput": "zarrx.bench.report", "small-chunks": "zarrx.bench.small",
+           "hierarchy": "zarrx.bench.hierarchy"}
 
 
 def run_bench(params: Params, say: Callable[[str], None] = lambda s: None) -> dict:

@@ -11,8 +11,8 @@ libraries print goes to stderr, so it cannot corrupt the protocol. Requests:
   reads it whole, checks the values and replies with ``write_s``, ``read_s``, ``stored``.
 - ``{"op": "latency", "iters": 200}`` replies with median and minimum µs per call of small ops.
 - ``{"op": "ceilings"}`` (system ``ceilings``) replies with the bare building blocks' MiB/s.
-- ``{"op": "measure"}`` runs one repetition of the small-chunks workload
-  (``zarrx.bench.small``) and replies with its figures.
+- ``{"op": "measure"}`` runs one repetition of the small-chunks or hierarchy workload
+  (``zarrx.bench.small``, ``zarrx.bench.hierarchy``) and replies with its figures.
 - ``{"op": "quit"}``.
 
 With ``cold`` set in the parameters, the page cache is emptied before every timed read.
@@ -105,11 +105,14 @@ class Worker:
                 "verified": ok}
 
     def measure(self) -> dict:
-        """One repetition of the small-chunks workload."""
+        """One repetition of the small-chunks or hierarchy workload."""
         if self._measure is None:
             if self.params.workload == "small-chunks":
                 from zarrx.bench.small import SmallChunks
                 self._measure = SmallChunks(self)
+            elif self.params.workload == "hierarchy":
+                from zarrx.bench.hierarchy import Hierarchy
+                self._measure = Hierarchy(self)
             else:
                 raise ValueError(f"no measure op for workload {self.params.workload!r}")
         return self._measure.measure()

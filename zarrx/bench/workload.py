@@ -1,9 +1,9 @@
 """The benchmark workloads: the data, the cases and the run parameters.
 
-Two workloads: ``throughput`` (the whole square array written and read per case, plus
-latency) and ``small-chunks`` (many 4 KiB chunks, in chunks per second). Every worker process
-builds the data itself from the same seed, so all systems see identical bytes without shipping
-64 MiB between processes.
+Three workloads: ``throughput`` (the whole square array written and read per case, plus
+latency), ``small-chunks`` (many 4 KiB chunks, in chunks per second) and ``hierarchy`` (opening
+and listing the arrays of a large group). Every worker process builds the data itself from the
+same seed, so all systems see identical bytes without shipping 64 MiB between processes.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 __all__ = ["Case", "CASES", "CASE_NAMES", "Params", "make_data", "MIB", "WORKLOADS"]
 
 MIB = 1 << 20
-WORKLOADS = ("throughput", "small-chunks")
+WORKLOADS = ("throughput", "small-chunks", "hierarchy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +48,10 @@ CASES_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 @dataclass(frozen=True, slots=True)
 class Params:
     """What one run measures. ``size`` is the side of the square float32 array (throughput);
-    ``small_chunks`` the number of 4 KiB chunks (small-chunks). ``store`` is ``memory`` or
-    ``local``: local stores are made in ``root``, a directory the parent creates under
-    ``base_dir`` for the run. ``cold``: empty the page cache before every timed read."""
+    ``small_chunks`` the number of 4 KiB chunks (small-chunks); ``arrays`` the number of arrays
+    in the group (hierarchy). ``store`` is ``memory`` or ``local``: local stores are made in
+    ``root``, a directory the parent creates under ``base_dir`` for the run. ``cold``: empty
+    the page cache before every timed read."""
 
     workload: str = "throughput"
     store: str = "memory"
@@ -58,6 +59,7 @@ class Params:
     root: str = ""
     cold: bool = False
     small_chunks: int = 65536
+    arrays: int = 1000
     size: int = 4096
     chunk: int = 256
     shard: int = 1024
