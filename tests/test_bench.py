@@ -149,3 +149,170 @@ def test_read_memory_zarrx_tiny(tmp_path) -> None:
     assert list(tmp_path.iterdir()) == []                    # the temporary folder is gone
     assert "| zarrx | 1.0 |" in render_memory(mem)
     json.dumps(mem)
+
+
+# --- local store, small chunks, hierarchy -----------------------------------------------------
+
+@pytest.mark.parametrize("argv, want", [
+    (["--store", "local"], {"workload": "throughput", "store": "local", "cold": False}),
+    (["--workload", "small-chunks"], {"store": "local", "small_chunks": 65536}),
+    (["--workload", "small-chunks", "--quick", "--store", "memory"],
+     {"store": "memory", "small_chunks": 4096, "reps": 3}),
+    (["--workload", "hierarchy"], {"store": "local", "arrays": 1000}),
+    (["--workload", "hierarchy", "--arrays", "20", "--cold"], {"arrays": 20, "cold": True}),
+], ids=["local", "small-chunks", "small-quick-memory", "hierarchy", "hierarchy-cold"])
+def test_parse_args_workloads(argv: list[str], want: dict) -> None:
+    params, _ = parse_args(argv)
+    for key, value in want.items():
+        assert getattr(params, key) == value
+
+
+@pytest.mark.parametrize("argv", [
+    ["--cold"], ["--store", "local", "--dir", "/nonexistent/zarrx-bench"],
+    ["--workload", "many"], ["--store", "disk"], ["--memory", "--workload", "hierarchy"],
+    ["--workload", "small-chunks", "--small-chunks", "0"],
+], ids=["cold-memory", "dir-missing", "unknown-workload", "unknown-store", "memory-workload",
+        "zero-chunks"])
+def test_parse_args_rejects_workload_options(argv: list[str],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+    assert "zarrx bench" in capsys.readouterr().err
+
+
+def test_local_store_in_process(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker on a local store: files under the run's directory, removed once measured;
+    with ``cold`` the page cache is emptied before every timed read (here: counted)."""
+    import zarrx.bench.worker as worker
+    drops: list[int] = []
+    monkeypatch.setattr(worker, "drop_caches", lambda: drops.append(1))
+    params = Params(store="local", root=str(tmp_path), cold=True, size=128, chunk=64, shard=128)
+    reqs = [{"op": "init", "params": params.to_json()}, {"op": "case", "case": "raw"},
+            {"op": "case", "case": "sharded zstd-0"}, {"op": "quit"}]
+    out = io.StringIO()
+    serve("zarrx", "single", io.StringIO("\n".join(json.dumps(r) for r in reqs) + "\n"), out)
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert all(r["ok"] for r in replies), replies
+    assert replies[1]["verified"] and replies[1]["stored"] > replies[1]["raw"] == 128 * 128 * 4
+    assert 0 < replies[2]["stored"] < replies[2]["raw"] and replies[2]["verified"]
+    assert drops == [1, 1]
+    assert list(tmp_path.iterdir()) == []                  # every store directory is removed
+
+
+def _run_json(tmp_path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, dict]:
+    path = tmp_path / "bench.json"
+    base = tmp_path / "runs"
+    base.mkdir()
+    assert main([*argv, "--reps", "1", "--configs", "single", "--quiet", "--json", str(path),
+                 "--dir", str(base)]) == 0
+    assert list(base.iterdir()) == []                       # the run's directory is gone
+    return capsys.readouterr().out, json.loads(path.read_text())
+
+
+def test_bench_cli_local_store(tmp_path, capsys: pytest.CaptureFixture[str],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import zarrx.bench.runner as runner
+    monkeypatch.setattr(runner, "cold_problem", lambda: "not running as root")
+    text, doc = _run_json(tmp_path, ["--store", "local", "--systems", "zarrx", "--size", "256",
+                                     "--chunk", "64", "--shard", "128", "--latency-iters", "2",
+                                     "--cases", "raw,sharded raw", "--cold"], capsys)
+    assert "local store (a fresh directory per write" in text and "page cache warm" in text
+    assert "### Throughput, single-threaded (MiB/s)" in text and "| sharded raw |" in text
+    assert doc["params"]["store"] == "local" and doc["params"]["cold"] is False
+    assert doc["notes"] == ["--cold ignored (not running as root): every read found the data "
+                            "in the page cache"]
+    assert [s["case"] for s in doc["samples"]] == ["raw", "sharded raw"]
+    assert all(s["verified"] and s["stored"] > s["raw"] for s in doc["samples"])
+
+
+def test_bench_cli_small_chunks(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    text, doc = _run_json(tmp_path, ["--workload", "small-chunks", "--small-chunks", "256",
+                                     "--systems", "zarrx"], capsys)
+    assert "### Small chunks, single-threaded (chunks/s)" in text
+    assert "256 chunks of 1,024 elements" in text and "| zarrx |" in text
+    assert doc["notes"] == [] and doc["params"]["store"] == "local"
+    (s,) = doc["samples"]
+    assert s["chunks"] == 256 and s["raw"] == 256 * 4096 and s["verified"] and s["calls"] == 1
+    assert s["stored"] > s["raw"] and s["write_s"] > 0 and s["read_s"] > 0
+    assert doc["summary"]["configs"]["single"]["systems"]["zarrx"]["write"]["n"] == 1
+
+
+PEERS = ",".join(["zarrx"] + [n for n in ("zarr", "tensorstore")
+                             if importlib.util.find_spec(n) is not None])
+
+
+def test_bench_cli_hierarchy(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from zarrx.bench.hierarchy import OPS
+    text, doc = _run_json(tmp_path, ["--workload", "hierarchy", "--arrays", "20",
+                                     "--systems", PEERS], capsys)
+    assert "### Hierarchy of 20 arrays, single-threaded (ms)" in text
+    assert "| open every array by path |" in text and "µs per array" in text
+    assert doc["notes"] == [] and all(s["verified"] for s in doc["samples"])
+    by = {s["system"]: s for s in doc["samples"]}
+    assert set(by) == set(PEERS.split(","))
+    assert all(v is not None and v > 0 for v in by["zarrx"]["seconds"].values())
+    assert set(by["zarrx"]["seconds"]) == set(OPS)
+    if "tensorstore" in by:                                 # no groups: only opens by path
+        assert [op for op, v in by["tensorstore"]["seconds"].items() if v] == ["open by path"]
+        assert "n/a" in text
+    if "zarr" in by:
+        assert "### Targets, single-threaded" in text and "vs zarr-python" in text
+
+
+def _fake(workload: str, samples: list[dict], **params) -> dict:
+    p = Params(workload=workload, store="local", root="/tmp/x", reps=2, configs=("single",),
+               systems=("zarrx", "zarr", "tensorstore"), **params)
+    return {"machine": {"cpu": "test cpu", "cpus": 2, "python": "3"}, "params": p.to_json(),
+            "systems": {s: {"available": True, "version": "1"} for s in p.systems},
+            "samples": samples, "ceilings": [], "latency": [], "notes": []}
+
+
+def test_small_chunks_summary_and_tables() -> None:
+    from zarrx.bench.small import render as small_render
+    from zarrx.bench.small import summarise as small_summarise
+    speeds = {"zarrx": (1.0, 0.5), "zarr": (8.0, 4.0), "tensorstore": (4.0, 2.0)}  # seconds
+    samples = [{"config": "single", "rep": rep, "system": s, "write_s": w, "read_s": r,
+                "chunks": 1000, "raw": 4096000, "stored": 4096500, "calls": 1, "verified": True}
+               for rep in range(2) for s, (w, r) in speeds.items()]
+    result = _fake("small-chunks", samples, small_chunks=1000)
+    summary = small_summarise(result)
+    row = summary["configs"]["single"]
+    assert row["systems"]["zarrx"]["write"]["median"] == pytest.approx(1000.0)
+    assert row["zarrx_best"]["write"] == {"ratio": pytest.approx(4.0), "peer": "tensorstore"}
+    text = small_render(result, summary)
+    assert "| write chunks/s | ≥ 2.0× best peer | 4.00 (tensorstore) | yes |" in text
+    json.dumps(summary)
+
+
+def test_hierarchy_summary_and_tables() -> None:
+    from zarrx.bench.hierarchy import OPS
+    from zarrx.bench.hierarchy import render as h_render
+    from zarrx.bench.hierarchy import summarise as h_summarise
+    secs = {"zarrx": dict.fromkeys(OPS, 0.1), "zarr": dict.fromkeys(OPS, 0.4),
+            "tensorstore": {**dict.fromkeys(OPS), "open by path": 0.08}}
+    samples = [{"config": "single", "rep": rep, "system": s, "arrays": 1000, "seconds": v,
+                "stored": 1, "verified": True} for rep in range(2) for s, v in secs.items()]
+    result = _fake("hierarchy", samples, arrays=1000)
+    summary = h_summarise(result)
+    ops = summary["configs"]["single"]
+    assert ops["open by path"]["zarrx_time_ratio"] == {"zarr": pytest.approx(0.25),
+                                                       "tensorstore": pytest.approx(1.25)}
+    assert ops["list members"]["systems"]["tensorstore"] is None
+    text = h_render(result, summary)
+    assert "| … µs per array (median) | 100.0 | 400.0 | 80.0 |" in text
+    assert "| open 1,000 arrays vs zarr-python | ≤ 0.5× | 0.25 (zarr-python) | yes |" in text
+    assert "| open 1,000 arrays vs tensorstore | ≤ 1.0× | 1.25 (tensorstore) | no |" in text
+    assert "| list the group's members | 100.0 [100.0–100.0] | 400.0 [400.0–400.0] | n/a |" \
+        in text
+
+
+def test_local_targets_table() -> None:
+    result = _fake_result()
+    result["params"]["store"] = "local"
+    result["params"]["root"] = "/tmp/x"
+    text = render(result, summarise(result))
+    assert "local store (a fresh directory per write under /tmp/x; page cache warm)" in text
+    assert "### Targets, single-threaded (zarrx over the best peer's MiB/s)" in text
+    assert "| raw write | ≥ 1.5× best peer | 2.00 (zarr-python) | yes |" in text
+    assert "| zstd-0 read | ≥ 1.0× best peer | 2.00 (zarr-python) | yes |" in text
+    assert "zarrx/best peer" in text

@@ -3,6 +3,9 @@
     zarrx bench                      # full run: 4096×4096 float32, 5 repetitions, both configs
     zarrx bench --quick              # 1024×1024, 3 repetitions, fewer latency calls
     zarrx bench --systems zarrx --configs single --cases zstd-0,raw --json out.json
+    zarrx bench --store local --size 16384   # the 1 GiB workload, on the local file system
+    zarrx bench --workload small-chunks      # 65,536 chunks of 4 KiB: chunks per second
+    zarrx bench --workload hierarchy         # open and list the 1,000 arrays of a group
     zarrx bench --memory             # only the peak RSS of reading a 1 GiB sharded zstd array
     zarrx bench --remote             # remote I/O: a local S3 server behind a slow link
 
@@ -13,12 +16,15 @@ fraction of the measured ceilings each system reaches, and a latency table.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
 
-from zarrx.bench.workload import CASE_NAMES, Params
+from zarrx.bench.local import STORE_KINDS
+from zarrx.bench.workload import CASE_NAMES, WORKLOADS, Params
 
 __all__ = ["main", "parse_args", "run_bench", "run_memory"]
 
@@ -66,6 +72,23 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
                     help="comma-separated: single,default (default: both)")
     ap.add_argument("--cases", type=_list("cases", CASE_NAMES), default=CASE_NAMES,
                     help="comma-separated subset of: " + ", ".join(CASE_NAMES))
+    ap.add_argument("--workload", choices=WORKLOADS, default="throughput",
+                    help="throughput (default): whole arrays per case, and latency; "
+                         "small-chunks: many 4 KiB chunks; hierarchy: the arrays of a group")
+    ap.add_argument("--store", choices=STORE_KINDS,
+                    help="where the arrays are stored (default: memory for throughput, local "
+                         "for small-chunks and hierarchy)")
+    ap.add_argument("--dir", metavar="PATH",
+                    help="--store local: make the run's directory here (default: the "
+                         "temporary directory); it is removed at the end")
+    ap.add_argument("--cold", action="store_true",
+                    help="--store local: empty the page cache before every timed read "
+                         "(needs root; skipped with a note otherwise)")
+    ap.add_argument("--small-chunks", type=_positive, metavar="N",
+                    help="small-chunks: number of 4 KiB chunks (default 65536 = 256 MiB; "
+                         "--quick: 4096)")
+    ap.add_argument("--arrays", type=_positive, metavar="N",
+                    help="hierarchy: arrays in the group (default 1000; --quick: 100)")
     ap.add_argument("--seed", type=int, default=12345, help="data seed (default 12345)")
     ap.add_argument("--json", metavar="PATH", help="write all raw samples and the summary here")
     ap.add_argument("--markdown", metavar="PATH", help="also write the tables to this file")
@@ -75,6 +98,13 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     ap.add_argument("--memory-side", type=_positive,
                     help="array side for --memory (default 16384 = 1 GiB; --quick: 4096)")
     ns = ap.parse_args(argv)
+    store = ns.store or ("memory" if ns.workload == "throughput" else "local")
+    if store != "local" and (ns.cold or ns.dir):
+        ap.error("--cold and --dir need --store local")
+    if ns.dir and not os.path.isdir(ns.dir):
+        ap.error(f"--dir: {ns.dir!r} is not a directory")
+    if ns.memory and (ns.workload != "throughput" or ns.store):
+        ap.error("--memory is a measurement of its own: no --workload or --store with it")
     ns.memory_side = ns.memory_side or (4096 if ns.quick else 16384)
     mshard = min(MEMORY_SHARD, ns.memory_side)
     if ns.memory and (ns.memory_side % mshard or mshard % ns.chunk):
@@ -84,23 +114,31 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     if ns.shard % ns.chunk or size % ns.chunk:
         ap.error(f"--shard ({ns.shard}) and --size ({size}) must be multiples of "
                  f"--chunk ({ns.chunk})")
-    params = Params(size=size, chunk=ns.chunk, shard=min(ns.shard, size),
+    params = Params(workload=ns.workload, store=store, base_dir=ns.dir, cold=ns.cold,
+                    small_chunks=ns.small_chunks or (4096 if ns.quick else 65536),
+                    arrays=ns.arrays or (100 if ns.quick else 1000),
+                    size=size, chunk=ns.chunk, shard=min(ns.shard, size),
                     reps=ns.reps or (3 if ns.quick else 5),
                     latency_iters=ns.latency_iters or (20 if ns.quick else 200), seed=ns.seed,
                     cases=ns.cases, systems=ns.systems, configs=ns.configs)
     return params, ns
 
 
+# the module that describes, summarises and renders each workload
+REPORTS = {"throughput": "zarrx.bench.report", "small-chunks": "zarrx.bench.small",
+           "hierarchy": "zarrx.bench.hierarchy"}
+
+
 def run_bench(params: Params, say: Callable[[str], None] = lambda s: None) -> dict:
     """Run, summarise and render; returns the JSON document (with ``markdown``)."""
-    from zarrx.bench.report import render, summarise
     from zarrx.bench.runner import run
 
+    report = importlib.import_module(REPORTS[params.workload])
     t0 = time.perf_counter()
-    result = run(params, say)
+    result = run(params, say, report.describe)
     result["elapsed_s"] = time.perf_counter() - t0
-    result["summary"] = summarise(result)
-    result["markdown"] = render(result, result["summary"])
+    result["summary"] = report.summarise(result)
+    result["markdown"] = report.render(result, result["summary"])
     return result
 
 

@@ -1,4 +1,5 @@
-"""Summaries (medians, min–max, ratios, fractions of the ceilings) and the markdown tables."""
+"""The throughput workload's summary (medians, min–max, ratios, fractions of the ceilings) and
+its markdown tables."""
 from __future__ import annotations
 
 from statistics import median
@@ -6,23 +7,27 @@ from typing import Any
 
 from zarrx.bench.ceilings import CEILING_KEYS, case_ceiling
 from zarrx.bench.systems import LABELS
+from zarrx.bench.tables import (available, best_peer, cell, fmt, header_lines, stats,
+                                store_text, table, targets_table, title_of)
 from zarrx.bench.workload import CASES_BY_NAME, MIB
 
-__all__ = ["summarise", "render"]
+__all__ = ["summarise", "render", "describe", "LOCAL_TARGETS"]
 
-CONFIG_TITLES = {"single": "single-threaded", "default": "default threading"}
+DIRECTIONS = ("write", "read")
+# zarrx over the best peer, both directions, on a local store (docs/performance.md)
+LOCAL_TARGETS = {"raw": 1.5, "sharded raw": 1.5, "zstd-0": 1.0, "sharded zstd-0": 1.0}
 
 
-def _stats(values: list[float]) -> dict[str, float] | None:
-    if not values:
-        return None
-    return {"median": median(values), "min": min(values), "max": max(values), "n": len(values)}
+def describe(reply: dict) -> str:
+    """One system's part of a progress line: MiB/s written and read."""
+    mib = reply["raw"] / MIB
+    return f"w {mib / reply['write_s']:.0f} r {mib / reply['read_s']:.0f}"
 
 
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
     """Medians and ranges per config × case × system, ceilings, latency, ratios."""
     params = result["params"]
-    ceil_stats = {k: _stats([c[k] for c in result["ceilings"] if k in c])
+    ceil_stats = {k: stats([c[k] for c in result["ceilings"] if k in c])
                   for k in sorted({k for c in result["ceilings"] for k in c if k != "rep"})}
     ceil_med = {k: v["median"] for k, v in ceil_stats.items() if v}
     out: dict[str, Any] = {"ceilings": ceil_stats, "cases": {}, "latency": {}}
@@ -36,8 +41,8 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
                 if not ss:
                     continue
                 row["systems"][sys_name] = {
-                    "write": _stats([s["raw"] / MIB / s["write_s"] for s in ss]),
-                    "read": _stats([s["raw"] / MIB / s["read_s"] for s in ss]),
+                    "write": stats([s["raw"] / MIB / s["write_s"] for s in ss]),
+                    "read": stats([s["raw"] / MIB / s["read_s"] for s in ss]),
                     "stored_raw": median(s["stored"] / s["raw"] for s in ss),
                     "verified": all(s["verified"] for s in ss),
                 }
@@ -49,7 +54,10 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
                                      for d, c in (("write", cw), ("read", cr))}
                 if zx is not None and sys_name != "zarrx":
                     st["zarrx_ratio"] = {d: zx[d]["median"] / st[d]["median"]
-                                         for d in ("write", "read")}
+                                         for d in DIRECTIONS}
+            row["zarrx_best"] = {d: best_peer({s: st[d]["median"]
+                                               for s, st in row["systems"].items()})
+                                 for d in DIRECTIONS}
             rows[case] = row
         out["cases"][config] = rows
         lat: dict[str, Any] = {}
@@ -64,108 +72,102 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _f(x: float | None, nd: int = 0) -> str:
-    if x is None:
-        return "–"
-    return f"{x:,.{nd}f}" if abs(x) >= 10 or nd else f"{x:.1f}"
-
-
-def _cell(st: dict | None) -> str:
-    if not st:
-        return "–"
-    return f"{_f(st['median'])} [{_f(st['min'])}–{_f(st['max'])}]"
-
-
 def _pair(a: float | None, b: float | None, nd: int = 2, pct: bool = False) -> str:
     if a is None and b is None:
         return "–"
     if pct:
-        return f"{_f(a, 0) if a is not None else '–'}% · {_f(b, 0) if b is not None else '–'}%"
-    return f"{_f(a, nd)} · {_f(b, nd)}"
+        return " · ".join(f"{fmt(x, 0)}%" if x is not None else "–%" for x in (a, b))
+    return f"{fmt(a, nd)} · {fmt(b, nd)}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return lines
+def _targets(p: dict[str, Any], rows_s: dict[str, Any], title: str) -> list[str]:
+    """zarrx over the best peer against the local-store targets, for the cases of the run."""
+    rows = []
+    for case, want in LOCAL_TARGETS.items():
+        if case not in p["cases"]:
+            continue
+        for d in DIRECTIONS:
+            best = rows_s.get(case, {}).get("zarrx_best", {}).get(d)
+            rows.append((f"{case} {d}", f"≥ {want:.1f}× best peer", best,
+                         None if best is None else best["ratio"] >= want))
+    return targets_table(f"{title} (zarrx over the best peer's MiB/s)", rows)
 
 
 def render(result: dict[str, Any], summary: dict[str, Any]) -> str:
-    """The markdown report: throughput, ratios and ceilings, bare ceilings, latency."""
-    p, m = result["params"], result["machine"]
-    systems = [s for s in p["systems"] if result["systems"].get(s, {}).get("available")]
+    """The markdown report: throughput, ratios and ceilings, targets (local store), bare
+    ceilings, latency."""
+    p = result["params"]
+    systems = available(result)
     label = {s: LABELS.get(s, s) for s in systems}
-    vers = ", ".join(f"{label[s]} {result['systems'][s].get('version', '?')}" for s in systems)
-    libs = ", ".join(f"{k} {m[k]}" for k in ("numpy", "libzstd", "blosc", "zlib", "zlib_backend",
-                                                     "crc32c_backend") if k in m)
-    out = [f"Machine: {m.get('cpu')} ({m.get('cpus')} CPUs), Python {m.get('python')}; {vers}; "
-           f"{libs}.",
-           f"Workload: {p['size']}×{p['size']} float32 ({p['nbytes'] / MIB:.0f} MiB), chunks "
-           f"{p['chunk']}×{p['chunk']}, shards {p['shard']}×{p['shard']} where sharded, Zarr v3, "
-           f"memory store; {p['reps']} repetitions, median [min–max]."]
-    for note in result["notes"]:
-        one = " ".join(note.split())
-        out.append(f"- note: {one[:300]}{'…' if len(one) > 300 else ''}")
+    out = header_lines(result,
+                       f"{p['size']}×{p['size']} float32 ({p['nbytes'] / MIB:.0f} MiB), chunks "
+                       f"{p['chunk']}×{p['chunk']}, shards {p['shard']}×{p['shard']} where "
+                       f"sharded, Zarr v3, {store_text(p)}; {p['reps']} repetitions, "
+                       "median [min–max].")
     peers = [s for s in systems if s != "zarrx"]
     for config in p["configs"]:
         rows_s = summary["cases"].get(config, {})
-        title = CONFIG_TITLES.get(config, config)
+        title = title_of(config)
         out += ["", f"### Throughput, {title} (MiB/s)", ""]
         header = ["case"] + [f"{label[s]} write" for s in systems] + \
                  [f"{label[s]} read" for s in systems]
         rows = []
         for case in p["cases"]:
             st = rows_s.get(case, {}).get("systems", {})
-            rows.append([case] + [_cell(st.get(s, {}).get("write")) for s in systems]
-                        + [_cell(st.get(s, {}).get("read")) for s in systems])
-        out += _table(header, rows)
+            rows.append([case] + [cell(st.get(s, {}).get("write")) for s in systems]
+                        + [cell(st.get(s, {}).get("read")) for s in systems])
+        out += table(header, rows)
         out += ["", f"### Ratios and ceilings, {title} (write · read)", ""]
         header = ["case", "stored/raw (" + " · ".join(label[s] for s in systems) + ")"]
-        header += [f"zarrx/{label[s]}" for s in peers if "zarrx" in systems]
+        if "zarrx" in systems:
+            header += [f"zarrx/{label[s]}" for s in peers]
+            header += ["zarrx/best peer"] if peers else []
         header += ["ceiling MiB/s"] + [f"{label[s]} % of ceiling" for s in systems]
         rows = []
         for case in p["cases"]:
             row_s = rows_s.get(case, {})
             st = row_s.get("systems", {})
-            row = [case, " · ".join(_f(st[s]["stored_raw"], 3) if s in st else "–"
+            row = [case, " · ".join(fmt(st[s]["stored_raw"], 3) if s in st else "–"
                                     for s in systems)]
-            for s in peers:
-                if "zarrx" in systems:
+            if "zarrx" in systems:
+                for s in peers:
                     r = st.get(s, {}).get("zarrx_ratio")
                     row.append(_pair(r["write"], r["read"]) if r else "–")
+                if peers:
+                    best = row_s.get("zarrx_best", {})
+                    row.append(" · ".join(fmt(best[d]["ratio"], 2) if best.get(d) else "–"
+                                          for d in DIRECTIONS))
             c = row_s.get("ceiling", {})
             row.append(_pair(c.get("write"), c.get("read"), nd=0))
             for s in systems:
                 pc = st.get(s, {}).get("pct_ceiling")
                 row.append(_pair(pc["write"], pc["read"], pct=True) if pc else "–")
             rows.append(row)
-        out += _table(header, rows)
+        out += table(header, rows)
+        if p.get("store") == "local":
+            out += _targets(p, rows_s, title)
     if summary["ceilings"]:
         out += ["", "### Ceilings (single-threaded building blocks, MiB/s of raw data)", ""]
-        rows = [[k, _cell(summary["ceilings"][k])] for k in CEILING_KEYS
+        rows = [[k, cell(summary["ceilings"][k])] for k in CEILING_KEYS
                 if summary["ceilings"].get(k)]
-        out += _table(["block", "MiB/s"], rows)
+        out += table(["block", "MiB/s"], rows)
     for config in p["configs"]:
         lat = summary["latency"].get(config, {})
         if not lat:
             continue
         lsys = [s for s in systems if s in lat]
         ops = list(next(iter(lat.values())))
-        out += ["", f"### Latency, {title_of(config)} (µs per call, median of per-rep medians)", ""]
+        out += ["", f"### Latency, {title_of(config)} (µs per call, median of per-rep medians)",
+                ""]
         header = ["operation"] + [label[s] for s in lsys]
         header += [f"{label[s]}/zarrx time" for s in lsys if s != "zarrx" and "zarrx" in lsys]
         rows = []
         for op in ops:
-            row = [op] + [_f(lat[s][op]["median_us"], 1) for s in lsys]
+            row = [op] + [fmt(lat[s][op]["median_us"], 1) for s in lsys]
             for s in lsys:
                 if s != "zarrx" and "zarrx" in lsys:
                     zx = lat["zarrx"][op]["median_us"]
-                    row.append(_f(lat[s][op]["median_us"] / zx, 2) if zx else "–")
+                    row.append(fmt(lat[s][op]["median_us"] / zx, 2) if zx else "–")
             rows.append(row)
-        out += _table(header, rows)
+        out += table(header, rows)
     return "\n".join(out) + "\n"
-
-
-def title_of(config: str) -> str:
-    return CONFIG_TITLES.get(config, config)

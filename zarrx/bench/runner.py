@@ -1,7 +1,13 @@
-"""The parent side of a benchmark run: start one worker per system, interleave the systems
-within every repetition, and collect the raw samples."""
+"""The parent side of a benchmark run: start one worker per system and configuration,
+interleave the systems within every repetition, and collect the raw samples.
+
+The throughput workload asks for one case at a time (and for ceilings and latencies); the
+other workloads ask every worker for one ``measure`` per repetition. Local stores live in one
+directory per run, removed at the end.
+"""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -12,6 +18,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+from zarrx.bench.local import bench_root, cold_problem
 from zarrx.bench.workload import MIB, Params
 
 __all__ = ["WorkerProc", "WorkerError", "run", "machine_info", "library_versions"]
@@ -168,11 +175,71 @@ def _ask(w: WorkerProc, req: dict, result: dict, say: Progress) -> dict | None:
     return reply
 
 
-def run(params: Params, say: Progress = lambda s: None) -> dict[str, Any]:
-    """Run the whole benchmark; returns everything measured (see ``report.summarise``)."""
+def _order(systems: list[str], rep: int) -> list[str]:
+    """The systems in the order of repetition ``rep``: rotated by one every repetition, so
+    no system is always first (or always right after another one)."""
+    k = rep % max(len(systems), 1)
+    return systems[k:] + systems[:k]
+
+
+def run(params: Params, say: Progress = lambda s: None,
+        describe: Callable[[dict], str] | None = None) -> dict[str, Any]:
+    """Run the whole benchmark; returns everything measured (see ``report.summarise`` and the
+    other workloads' ``summarise``). ``describe`` turns one reply of a ``measure`` request
+    into a few words of progress."""
     result: dict[str, Any] = {"machine": machine_info(), "params": params.to_json(),
                               "systems": {}, "samples": [], "ceilings": [], "latency": [],
                               "notes": []}
+    if params.cold and (problem := cold_problem()) is not None:
+        note = f"--cold ignored ({problem}): every read found the data in the page cache"
+        result["notes"].append(note)
+        say(note)
+        params = dataclasses.replace(params, cold=False)
+    if params.store != "local":
+        _run(params, result, say, describe)
+        return result
+    with bench_root(params.base_dir) as root:
+        _run(dataclasses.replace(params, root=root), result, say, describe)
+    return result
+
+
+def _run(params: Params, result: dict[str, Any], say: Progress,
+         describe: Callable[[dict], str] | None) -> None:
+    result["params"] = params.to_json()
+    if params.workload == "throughput":
+        _run_throughput(params, result, say)
+    else:
+        _run_measure(params, result, say, describe or (lambda r: "ok"))
+
+
+def _run_measure(params: Params, result: dict[str, Any], say: Progress,
+                 describe: Callable[[dict], str]) -> None:
+    """Every repetition asks each system in turn for one measurement of the workload."""
+    for config in params.configs:
+        procs = _start(list(params.systems), config, params, result, say)
+        systems = [n for n in params.systems if n in procs]
+        try:
+            for rep in range(params.reps):
+                line = []
+                for n in _order(systems, rep):
+                    r = _ask(procs[n], {"op": "measure"}, result, say)
+                    if r is None:
+                        continue
+                    if not r.get("verified", True):
+                        result["notes"].append(f"{n} ({config}) {params.workload}: "
+                                               "read-back mismatch")
+                    r.pop("ok", None)
+                    result["samples"].append({"config": config, "rep": rep, "system": n, **r})
+                    line.append(f"{n} {describe(r)}")
+                say(f"[{config}] rep {rep + 1}/{params.reps} {params.workload}: "
+                    + " | ".join(line))
+        finally:
+            for w in procs.values():
+                w.close()
+
+
+def _run_throughput(params: Params, result: dict[str, Any], say: Progress) -> None:
+    """The cases (and the ceilings once per repetition), then the latencies."""
     ceilings_done = False
     for config in params.configs:
         names = list(params.systems) + ([] if ceilings_done else ["ceilings"])
@@ -181,10 +248,9 @@ def run(params: Params, say: Progress = lambda s: None) -> dict[str, Any]:
         systems = [n for n in params.systems if n in procs]
         try:
             for rep in range(params.reps):
-                order = systems[rep % max(len(systems), 1):] + systems[:rep % max(len(systems), 1)]
                 for case in params.cases:
                     line = []
-                    for n in order:
+                    for n in _order(systems, rep):
                         r = _ask(procs[n], {"op": "case", "case": case}, result, say)
                         if r is None:
                             continue
@@ -202,8 +268,7 @@ def run(params: Params, say: Progress = lambda s: None) -> dict[str, Any]:
                     if r is not None:
                         result["ceilings"].append({"rep": rep, **r["ceilings"]})
             for rep in range(params.reps):
-                order = systems[rep % max(len(systems), 1):] + systems[:rep % max(len(systems), 1)]
-                for n in order:
+                for n in _order(systems, rep):
                     r = _ask(procs[n], {"op": "latency", "iters": params.latency_iters},
                              result, say)
                     if r is not None:
@@ -214,4 +279,3 @@ def run(params: Params, say: Progress = lambda s: None) -> dict[str, Any]:
             for w in list(procs.values()) + ([ceil] if ceil is not None else []):
                 w.close()
         ceilings_done = ceilings_done or ceil is not None
-    return result

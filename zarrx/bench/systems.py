@@ -1,20 +1,27 @@
 """The systems under test behind one small interface.
 
-Each adapter creates a fresh in-memory store, creates an array for a case, writes and reads
-selections and sums the stored bytes. ``configure(config)`` runs once per process, before any
-I/O: ``single`` limits every system to one thread, ``default`` leaves each at its defaults.
+Each adapter creates a fresh store (in memory, or a new directory on the local file system for
+``--store local``), creates an array for a case, writes and reads selections and sums the
+stored bytes. ``configure()`` runs once per process, before any I/O: ``single`` limits every
+system to one thread, ``default`` leaves each at its defaults.
+
+A store *handle* is what ``new_store`` returns and every other method takes: for a local store
+the directory's path (each call opens it anew, so nothing is carried over from the writer to the
+reader), in memory the store object itself (tensorstore: a context and a kvstore spec).
 """
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
 import numpy as np
 
+from zarrx.bench.local import dir_usage, fresh_dir, remove_dir
 from zarrx.bench.workload import Case
 
-__all__ = ["SYSTEMS", "LABELS", "System", "get_system", "importable"]
+__all__ = ["SYSTEMS", "LABELS", "System", "TsHandle", "get_system", "importable"]
 
 LABELS = {"zarrx": "zarrx", "zarr": "zarr-python", "tensorstore": "tensorstore"}
 _MODULES = {"zarrx": "zarrx", "zarr": "zarr", "tensorstore": "tensorstore"}
@@ -37,13 +44,25 @@ def _version(dist: str) -> str:
         return str(getattr(mod, "__version__", "unknown"))
 
 
+Shape = tuple[int, ...]
+
+
 class System:
-    """One implementation. Subclasses fill in the abstract methods."""
+    """One implementation. Subclasses fill in the abstract methods.
+
+    ``store`` is ``memory`` or ``local``; ``root`` is the directory that local stores are made
+    in (one fresh directory per ``new_store``)."""
 
     name = ""
 
-    def __init__(self, config: str) -> None:
+    def __init__(self, config: str, store: str = "memory", root: str = "") -> None:
         self.config = config
+        self.store_kind = store
+        self.root = root
+
+    @property
+    def local(self) -> bool:
+        return self.store_kind == "local"
 
     def configure(self) -> None: ...
 
@@ -51,9 +70,18 @@ class System:
         return _version(_MODULES[self.name])
 
     def new_store(self) -> Any:
+        """A handle on an empty store: a new directory's path, or a new memory store."""
+        return fresh_dir(self.root, self.name) if self.local else self.memory_store()
+
+    def memory_store(self) -> Any:
         raise NotImplementedError
 
-    def create(self, store: Any, case: Case, size: int, chunk: int, shard: int) -> Any:
+    def store_obj(self, handle: Any, read_only: bool = False) -> Any:
+        """The library's store object for ``handle`` (a new one for every local call)."""
+        raise NotImplementedError
+
+    def create(self, store: Any, case: Case, shape: Shape, chunks: Shape, shards: Shape) -> Any:
+        """A new float32 array of ``case``'s codecs (``shards`` used only if it is sharded)."""
         raise NotImplementedError
 
     def open(self, store: Any, writable: bool = False) -> Any:
@@ -66,7 +94,16 @@ class System:
         return np.asarray(arr[sel])
 
     def stored_bytes(self, store: Any) -> int:
+        """The sum of the sizes of all stored values (files), metadata included."""
+        return dir_usage(store)[0] if self.local else self.memory_bytes(store)
+
+    def memory_bytes(self, store: Any) -> int:
         raise NotImplementedError
+
+    def discard(self, store: Any) -> None:
+        """Free a store once it is measured (a local store's directory is removed)."""
+        if self.local:
+            remove_dir(store)
 
 
 class Zarrx(System):
@@ -77,11 +114,17 @@ class Zarrx(System):
         if self.config == "single":
             zarrx.config.set(threads=1)
 
-    def new_store(self) -> Any:
+    def memory_store(self) -> Any:
         from zarrx.store import MemoryStore
         return MemoryStore()
 
-    def create(self, store: Any, case: Case, size: int, chunk: int, shard: int) -> Any:
+    def store_obj(self, handle: Any, read_only: bool = False) -> Any:
+        if not self.local:
+            return handle
+        from zarrx.store import LocalStore
+        return LocalStore(handle, read_only=read_only)
+
+    def create(self, store: Any, case: Case, shape: Shape, chunks: Shape, shards: Shape) -> Any:
         import zarrx
         from zarrx.codecs import Blosc, Crc32c, Gzip, Zstd
         compressors: Any = {
@@ -89,16 +132,16 @@ class Zarrx(System):
             "zstd": lambda: Zstd(level=case.level),
             "blosc-lz4": lambda: Blosc(cname="lz4", clevel=case.level, shuffle="shuffle"),
         }[case.codec]()
-        return zarrx.create_array(store, shape=(size, size), dtype="float32",
-                                  chunks=(chunk, chunk),
-                                  shards=(shard, shard) if case.sharded else None,
+        return zarrx.create_array(self.store_obj(store), shape=shape, dtype="float32",
+                                  chunks=chunks, shards=shards if case.sharded else None,
                                   compressors=compressors, fill_value=0, zarr_format=3)
 
     def open(self, store: Any, writable: bool = False) -> Any:
         import zarrx
-        return zarrx.open_array(store, mode="r+" if writable else "r")
+        return zarrx.open_array(self.store_obj(store, read_only=not writable),
+                                mode="r+" if writable else "r")
 
-    def stored_bytes(self, store: Any) -> int:
+    def memory_bytes(self, store: Any) -> int:
         return sum(len(store.get(k) or b"") for k in list(store.list_prefix("")))
 
 
@@ -116,11 +159,17 @@ class ZarrPython(System):
             except Exception:  # noqa: BLE001 - blosc support is optional in numcodecs
                 pass
 
-    def new_store(self) -> Any:
+    def memory_store(self) -> Any:
         import zarr
         return zarr.storage.MemoryStore()
 
-    def create(self, store: Any, case: Case, size: int, chunk: int, shard: int) -> Any:
+    def store_obj(self, handle: Any, read_only: bool = False) -> Any:
+        if not self.local:
+            return handle
+        import zarr
+        return zarr.storage.LocalStore(handle, read_only=read_only)
+
+    def create(self, store: Any, case: Case, shape: Shape, chunks: Shape, shards: Shape) -> Any:
         import zarr
         from zarr import codecs as zc
         compressors: Any = {
@@ -130,17 +179,17 @@ class ZarrPython(System):
             "blosc-lz4": lambda: [zc.BloscCodec(cname="lz4", clevel=case.level,
                                                 shuffle="shuffle", typesize=4)],
         }[case.codec]()
-        return zarr.create_array(store=store, shape=(size, size), dtype="float32",
-                                 chunks=(chunk, chunk),
-                                 shards=(shard, shard) if case.sharded else None,
+        return zarr.create_array(store=self.store_obj(store), shape=shape, dtype="float32",
+                                 chunks=chunks, shards=shards if case.sharded else None,
                                  serializer=zc.BytesCodec(), compressors=compressors,
                                  fill_value=0, zarr_format=3)
 
     def open(self, store: Any, writable: bool = False) -> Any:
         import zarr
-        return zarr.open_array(store, mode="r+" if writable else "r")
+        return zarr.open_array(self.store_obj(store, read_only=not writable),
+                               mode="r+" if writable else "r")
 
-    def stored_bytes(self, store: Any) -> int:
+    def memory_bytes(self, store: Any) -> int:
         return sum(len(v) for v in store._store_dict.values())
 
 
@@ -159,6 +208,20 @@ def _ts_codecs(case: Case) -> list[dict]:
     return out
 
 
+@dataclass(frozen=True)
+class TsHandle:
+    """A tensorstore store: the context (which holds a memory kvstore's contents) and the
+    kvstore spec of the store's root."""
+
+    context: Any
+    kvstore: dict
+
+    def at(self, path: str) -> dict:
+        """The kvstore spec of ``path`` below the root (a node's directory)."""
+        base = self.kvstore.get("path", "")
+        return {**self.kvstore, "path": f"{base}{path.strip('/')}/" if path else base}
+
+
 class TensorStore(System):
     name = "tensorstore"
 
@@ -168,34 +231,43 @@ class TensorStore(System):
     def version(self) -> str:
         return _version("tensorstore")
 
-    def new_store(self) -> Any:
+    def context(self) -> Any:
+        """A fresh context: a fresh memory kvstore, an empty cache pool. Files are not synced
+        after writes (``file_io_sync``), like zarrx's and zarr-python's local stores."""
         import tensorstore as ts
-        spec: dict = {}
+        spec: dict = {"file_io_sync": False}
         if self.config == "single":
-            spec = {"data_copy_concurrency": {"limit": 1}, "file_io_concurrency": {"limit": 1}}
-        return ts.Context(spec)          # a fresh context holds a fresh memory kvstore
+            spec |= {"data_copy_concurrency": {"limit": 1}, "file_io_concurrency": {"limit": 1}}
+        return ts.Context(spec)
 
-    def create(self, store: Any, case: Case, size: int, chunk: int, shard: int) -> Any:
+    def new_store(self) -> Any:
+        if self.local:
+            path = fresh_dir(self.root, self.name)
+            return TsHandle(self.context(), {"driver": "file", "path": path + "/"})
+        return TsHandle(self.context(), {"driver": "memory"})
+
+    def create(self, store: Any, case: Case, shape: Shape, chunks: Shape, shards: Shape) -> Any:
         import tensorstore as ts
         codecs = _ts_codecs(case)
-        grid = chunk
+        grid = chunks
         if case.sharded:
-            grid = shard
+            grid = shards
             codecs = [{"name": "sharding_indexed", "configuration": {
-                "chunk_shape": [chunk, chunk], "codecs": codecs,
+                "chunk_shape": list(chunks), "codecs": codecs,
                 "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
                                  {"name": "crc32c"}],
                 "index_location": "end"}}]
-        meta = {"shape": [size, size], "data_type": "float32", "fill_value": 0,
-                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [grid, grid]}},
+        meta = {"shape": list(shape), "data_type": "float32", "fill_value": 0,
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(grid)}},
                 "chunk_key_encoding": {"name": "default"}, "codecs": codecs}
-        spec = {"driver": "zarr3", "kvstore": {"driver": "memory"}, "metadata": meta}
-        return ts.open(spec, create=True, context=store).result()
+        spec = {"driver": "zarr3", "kvstore": store.kvstore, "metadata": meta}
+        return ts.open(spec, create=True, context=store.context).result()
 
     def open(self, store: Any, writable: bool = False) -> Any:
         import tensorstore as ts
-        spec = {"driver": "zarr3", "kvstore": {"driver": "memory"}}
-        return ts.open(spec, open=True, read=True, write=writable, context=store).result()
+        spec = {"driver": "zarr3", "kvstore": store.kvstore}
+        return ts.open(spec, open=True, read=True, write=writable,
+                       context=store.context).result()
 
     def write(self, arr: Any, sel: Any, value: Any) -> None:
         arr[sel].write(value).result()
@@ -204,13 +276,20 @@ class TensorStore(System):
         return arr[sel].read().result()
 
     def stored_bytes(self, store: Any) -> int:
+        if self.local:
+            return dir_usage(store.kvstore["path"])[0]
         import tensorstore as ts
-        kv = ts.KvStore.open({"driver": "memory"}, context=store).result()
+        kv = ts.KvStore.open(store.kvstore, context=store.context).result()
         return sum(len(kv.read(k).result().value) for k in kv.list().result())
+
+    def discard(self, store: Any) -> None:
+        if self.local:
+            remove_dir(store.kvstore["path"])
 
 
 SYSTEMS: dict[str, type[System]] = {"zarrx": Zarrx, "zarr": ZarrPython, "tensorstore": TensorStore}
 
 
-def get_system(name: str, config: str) -> System:
-    return SYSTEMS[name](config)
+def get_system(name: str, config: str, store: str = "memory", root: str = "") -> System:
+    """The adapter of system ``name`` in configuration ``config`` on ``store`` stores."""
+    return SYSTEMS[name](config, store, root)

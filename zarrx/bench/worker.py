@@ -11,7 +11,11 @@ libraries print goes to stderr, so it cannot corrupt the protocol. Requests:
   reads it whole, checks the values and replies with ``write_s``, ``read_s``, ``stored``.
 - ``{"op": "latency", "iters": 200}`` replies with median and minimum µs per call of small ops.
 - ``{"op": "ceilings"}`` (system ``ceilings``) replies with the bare building blocks' MiB/s.
+- ``{"op": "measure"}`` runs one repetition of the small-chunks or hierarchy workload
+  (``zarrx.bench.small``, ``zarrx.bench.hierarchy``) and replies with its figures.
 - ``{"op": "quit"}``.
+
+With ``cold`` set in the parameters, the page cache is emptied before every timed read.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from zarrx.bench.local import drop_caches
 from zarrx.bench.workload import CASES_BY_NAME, Case, Params, make_data
 
 __all__ = ["Worker", "serve", "LATENCY_OPS"]
@@ -44,45 +49,73 @@ class Worker:
         self.data: np.ndarray | None = None
         self.sys: Any = None
         self._lat: dict[str, Any] | None = None
+        self._measure: Any = None
 
     def init(self, params: dict) -> dict:
-        self.params = Params.from_json(params)
-        self.data = make_data(self.params.size, self.params.seed)
+        self.params = p = Params.from_json(params)
+        if p.workload == "throughput":
+            self.data = make_data(p.size, p.seed)
         if self.system_name == "ceilings":
             import zarrx
             from zarrx.bench.runner import library_versions
             return {"version": zarrx.__version__, "libraries": library_versions()}
         from zarrx.bench.systems import get_system
-        self.sys = get_system(self.system_name, self.config)
+        self.sys = get_system(self.system_name, self.config, p.store, p.root)
         self.sys.configure()
         return {"version": self.sys.version()}
 
+    def before_read(self) -> None:
+        """Untimed, just before a timed read: a collection, and with ``cold`` an empty page
+        cache."""
+        if self.params.cold:
+            drop_caches()
+        gc.collect()
+
+    def _create(self, store: Any, case: Case) -> Any:
+        p = self.params
+        return self.sys.create(store, case, (p.size, p.size), (p.chunk, p.chunk),
+                               (p.shard, p.shard))
+
     def _written(self, case: Case) -> tuple[Any, Any]:
-        p, s = self.params, self.sys
-        store = s.new_store()
-        arr = s.create(store, case, p.size, p.chunk, p.shard)
-        s.write(arr, Ellipsis, self.data)
+        store = self.sys.new_store()
+        arr = self._create(store, case)
+        self.sys.write(arr, Ellipsis, self.data)
         return store, arr
 
     def case(self, name: str) -> dict:
         case = CASES_BY_NAME[name]
-        p, s, data = self.params, self.sys, self.data
+        s, data = self.sys, self.data
+        assert data is not None
         store = s.new_store()
-        arr = s.create(store, case, p.size, p.chunk, p.shard)
+        arr = self._create(store, case)
         gc.collect()
         t0 = time.perf_counter()
         s.write(arr, Ellipsis, data)
         t1 = time.perf_counter()
         reader = s.open(store)
-        gc.collect()
+        self.before_read()
         t2 = time.perf_counter()
         out = s.read(reader, Ellipsis)
         t3 = time.perf_counter()
         ok = out.shape == data.shape and bool(np.array_equal(out, data))
         stored = s.stored_bytes(store)
-        del out, reader, arr, store
+        del out, reader, arr
+        s.discard(store)
         return {"write_s": t1 - t0, "read_s": t3 - t2, "stored": stored, "raw": data.nbytes,
                 "verified": ok}
+
+    def measure(self) -> dict:
+        """One repetition of the small-chunks or hierarchy workload."""
+        if self._measure is None:
+            if self.params.workload == "small-chunks":
+                from zarrx.bench.small import SmallChunks
+                self._measure = SmallChunks(self)
+            elif self.params.workload == "hierarchy":
+                from zarrx.bench.hierarchy import Hierarchy
+                self._measure = Hierarchy(self)
+            else:
+                raise ValueError(f"no measure op for workload {self.params.workload!r}")
+        return self._measure.measure()
 
     def latency(self, iters: int) -> dict:
         s, p = self.sys, self.params
@@ -149,6 +182,8 @@ def serve(system: str, config: str, inp: TextIO, out: TextIO) -> None:
                 reply = {"ok": True, "latency": w.latency(int(req.get("iters", 100)))}
             elif op == "ceilings":
                 reply = {"ok": True, "ceilings": w.ceilings()}
+            elif op == "measure":
+                reply = {"ok": True, **w.measure()}
             else:
                 reply = {"ok": False, "error": f"unknown op {op!r}"}
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which skips the cell

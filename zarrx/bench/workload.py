@@ -1,7 +1,9 @@
-"""The benchmark workload: the data, the cases and the run parameters.
+"""The benchmark workloads: the data, the cases and the run parameters.
 
-Every worker process builds the data itself from the same seed, so all systems see identical
-bytes without shipping 64 MiB between processes.
+Three workloads: ``throughput`` (the whole square array written and read per case, plus
+latency), ``small-chunks`` (many 4 KiB chunks, in chunks per second) and ``hierarchy`` (opening
+and listing the arrays of a large group). Every worker process builds the data itself from the
+same seed, so all systems see identical bytes without shipping 64 MiB between processes.
 """
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["Case", "CASES", "CASE_NAMES", "Params", "make_data", "MIB"]
+__all__ = ["Case", "CASES", "CASE_NAMES", "Params", "make_data", "MIB", "WORKLOADS"]
 
 MIB = 1 << 20
+WORKLOADS = ("throughput", "small-chunks", "hierarchy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +47,19 @@ CASES_BY_NAME: dict[str, Case] = {c.name: c for c in CASES}
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    """What one run measures. ``size`` is the side of the square float32 array."""
+    """What one run measures. ``size`` is the side of the square float32 array (throughput);
+    ``small_chunks`` the number of 4 KiB chunks (small-chunks); ``arrays`` the number of arrays
+    in the group (hierarchy). ``store`` is ``memory`` or ``local``: local stores are made in
+    ``root``, a directory the parent creates under ``base_dir`` for the run. ``cold``: empty
+    the page cache before every timed read."""
 
+    workload: str = "throughput"
+    store: str = "memory"
+    base_dir: str | None = None
+    root: str = ""
+    cold: bool = False
+    small_chunks: int = 65536
+    arrays: int = 1000
     size: int = 4096
     chunk: int = 256
     shard: int = 1024
