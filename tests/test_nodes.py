@@ -23,3 +23,29 @@ def test_changed_document_is_parsed_again():
     z.resize((9,))
     assert nodes.load_node(store, "").shape == (9,)
     assert zarrx.open_array(store, mode="r").shape == (9,)
+
+
+def test_consolidated_metadata_of_a_large_group_is_parsed_once(monkeypatch):
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w")
+    for i in range(300):                  # a consolidated document well over 64 KiB
+        g.create_array(f"a{i}", shape=(4,), dtype="i2", chunks=(2,), attributes={"i": i})
+    zarrx.consolidate_metadata(store)
+    assert len(store.get("zarr.json")) > 1 << 16
+    calls = []
+    real = nodes.parse_v3
+    monkeypatch.setattr(nodes, "parse_v3", lambda *a: calls.append(1) or real(*a))
+    first = zarrx.open_group(store, mode="r")
+    again = zarrx.open_group(store, mode="r")
+    assert len(calls) == 1 and again["a299"].attrs["i"] == first["a299"].attrs["i"] == 299
+
+
+def test_the_cache_holds_a_bounded_number_of_bytes(monkeypatch):
+    monkeypatch.setattr(nodes, "_CACHE_BYTES", 4096)
+    store = MemoryStore()
+    for i in range(20):
+        zarrx.create_array(store, name=f"a{i}", shape=(4,), dtype="i2", chunks=(2,),
+                           attributes={"pad": "x" * 1000})
+        nodes.load_node(store, f"a{i}")
+    assert nodes._parsed_bytes <= 4096
+    assert sum(size for _, size in nodes._parsed.values()) == nodes._parsed_bytes

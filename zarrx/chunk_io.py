@@ -36,7 +36,11 @@ from zarrx.store.chunks import PARTIAL, ChunkSource
 __all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
 
 WINDOW_PER_THREAD = 8
-READ_WINDOW = 4          # chunks a thread fetches and decodes at a time
+READ_WINDOW = 4          # chunks a thread fetches and decodes at a time, at least ...
+WINDOW_BYTES = 1 << 20   # ... and at least this many decoded bytes: small chunks cost mostly
+                         # Python time under the GIL, and a task per few of them would make the
+                         # threads take turns on the GIL more often than they work
+GIL_FREE_BYTES = 1 << 16 # stores read objects this large without the GIL (LocalStore does)
 
 
 @dataclass(eq=False)
@@ -64,6 +68,23 @@ class ArrayIO:
         self.chunk_shape, self.codecs = layout.read_shape, layout.read_codecs
         self.object_ratio = layout.object_ratio
         self.units_per_object = 1 if layout.object_ratio is None else prod(layout.object_ratio)
+
+    @property
+    def gil_bound(self) -> bool:
+        """Whether reading a chunk is all work under the GIL: raw chunks (no decoding) smaller
+        than ``GIL_FREE_BYTES``. Threads then only take turns, so a read stays on one."""
+        if self.chunk_shape is None:
+            return False
+        nbytes = prod(self.chunk_shape) * self.dtype.itemsize
+        return nbytes < GIL_FREE_BYTES and self.plan(self.chunk_shape).raw
+
+    @property
+    def read_window(self) -> int:
+        """Chunks a thread reads per task: ``READ_WINDOW``, or enough for ``WINDOW_BYTES``."""
+        if self.chunk_shape is None:
+            return READ_WINDOW
+        nbytes = max(1, prod(self.chunk_shape) * self.dtype.itemsize)
+        return max(READ_WINDOW, -(-WINDOW_BYTES // nbytes))
 
     @property
     def write_empty_chunks(self) -> bool:
@@ -198,8 +219,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
     def fetch(win: Sequence) -> list:
         return list(zip(win, source.get_chunks([(p.coords, None) for p in win])))
 
-    one_thread = _pool.threads() <= 1
-    bounds = _read_windows(io, projections, window if one_thread else READ_WINDOW)
+    one_thread = _pool.threads() <= 1 or io.gil_bound
+    bounds = _read_windows(io, projections, window if one_thread else io.read_window)
     if one_thread:
         for a, b in bounds:
             decode(fetch(projections[a:b]))

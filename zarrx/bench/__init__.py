@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 
 from zarrx.bench.local import STORE_KINDS
+from zarrx.bench.systems import SYSTEMS
 from zarrx.bench.workload import CASE_NAMES, WORKLOADS, Params
 
 __all__ = ["main", "parse_args", "run_bench", "run_memory"]
@@ -66,8 +67,10 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     ap.add_argument("--latency-iters", type=_positive,
                     help="calls per latency measurement (default 200; --quick: 20)")
     ap.add_argument("--quick", action="store_true", help="a small run that takes under a minute")
-    ap.add_argument("--systems", type=_list("systems", SYSTEM_NAMES), default=SYSTEM_NAMES,
-                    help="comma-separated: zarrx,zarr,tensorstore (default: all)")
+    ap.add_argument("--systems", type=_list("systems", tuple(SYSTEMS)), default=SYSTEM_NAMES,
+                    help="comma-separated: zarrx,zarr,tensorstore (default: all three), and "
+                         "zarrx-none: zarrx with consistency='none', to measure the cost of "
+                         "the consistency guarantees beside zarrx")
     ap.add_argument("--configs", type=_list("configs", CONFIG_NAMES), default=CONFIG_NAMES,
                     help="comma-separated: single,default (default: both)")
     ap.add_argument("--cases", type=_list("cases", CASE_NAMES), default=CASE_NAMES,

@@ -23,8 +23,10 @@ from zarrx.bench.workload import Case
 
 __all__ = ["SYSTEMS", "LABELS", "System", "TsHandle", "get_system", "importable"]
 
-LABELS = {"zarrx": "zarrx", "zarr": "zarr-python", "tensorstore": "tensorstore"}
-_MODULES = {"zarrx": "zarrx", "zarr": "zarr", "tensorstore": "tensorstore"}
+LABELS = {"zarrx": "zarrx", "zarr": "zarr-python", "tensorstore": "tensorstore",
+          "zarrx-none": "zarrx consistency=none"}
+_MODULES = {"zarrx": "zarrx", "zarr": "zarr", "tensorstore": "tensorstore",
+            "zarrx-none": "zarrx"}
 
 
 def importable(name: str) -> str | None:
@@ -287,7 +289,19 @@ class TensorStore(System):
             remove_dir(store.kvstore["path"])
 
 
-SYSTEMS: dict[str, type[System]] = {"zarrx": Zarrx, "zarr": ZarrPython, "tensorstore": TensorStore}
+class ZarrxNoChecks(Zarrx):
+    """zarrx with ``consistency="none"`` (no generation checks on writes), run beside plain
+    zarrx (``--systems zarrx,zarrx-none``) to measure what the consistency guarantees cost."""
+    name = "zarrx-none"
+
+    def configure(self) -> None:
+        import zarrx
+        super().configure()
+        zarrx.config.set(consistency="none")
+
+
+SYSTEMS: dict[str, type[System]] = {"zarrx": Zarrx, "zarr": ZarrPython, "tensorstore": TensorStore,
+                                    "zarrx-none": ZarrxNoChecks}
 
 
 def get_system(name: str, config: str, store: str = "memory", root: str = "") -> System:

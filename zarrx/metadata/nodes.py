@@ -46,29 +46,37 @@ def join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-_CACHE_SIZE = 256
-_CACHE_MAX_DOC = 1 << 16
-_parsed: OrderedDict[tuple, Meta] = OrderedDict()
+_CACHE_SIZE = 256                # parsed documents remembered
+_CACHE_MAX_DOC = 16 << 20        # the largest document remembered (consolidated metadata)
+_CACHE_BYTES = 64 << 20          # the documents' bytes the cache holds at most
+_parsed: OrderedDict[tuple, tuple[Meta, int]] = OrderedDict()
+_parsed_bytes = 0
 _parsed_lock = threading.Lock()
 
 
 def _cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
     """``parse(*docs)``, remembered by the documents' bytes: reopening a node whose metadata
     has not changed skips the parse (frozen results; attributes are handed out as copies)."""
+    global _parsed_bytes
     raw = docs[:-1]            # the last argument is the document key, for messages
     if not all(d is None or (type(d) is bytes and len(d) <= _CACHE_MAX_DOC) for d in raw):
         return parse(*docs)
     ck = (parse, *raw)
     with _parsed_lock:
-        meta = _parsed.get(ck)
-        if meta is not None:
+        hit = _parsed.get(ck)
+        if hit is not None:
             _parsed.move_to_end(ck)
-    if meta is None:
+    if hit is not None:
+        meta = hit[0]
+    else:
         meta = parse(*docs)
+        size = sum(len(d) for d in raw if d is not None)
         with _parsed_lock:
-            _parsed[ck] = meta
-            while len(_parsed) > _CACHE_SIZE:
-                _parsed.popitem(last=False)
+            if ck not in _parsed:
+                _parsed[ck] = (meta, size)
+                _parsed_bytes += size
+            while len(_parsed) > _CACHE_SIZE or _parsed_bytes > _CACHE_BYTES:
+                _parsed_bytes -= _parsed.popitem(last=False)[1][1]
     if meta.attributes:
         meta = dataclasses.replace(meta, attributes=copy.deepcopy(meta.attributes))
     return meta

@@ -1,7 +1,8 @@
-"""Whole-file reads of many keys below a :class:`~zarrx.store.local.LocalStore` root, without
-the GIL: per key one ``openat2`` (``RESOLVE_NO_SYMLINKS``: the kernel refuses any link on the
-way, as :mod:`zarrx.store.localfs` does), one ``fstat``, one ``pread`` into a ``bytes`` object
-allocated at the file's size (no resize, no copy) and one ``close``.
+"""Whole-file reads of many keys below a :class:`~zarrx.store.local.LocalStore` root: per key
+one ``openat2`` (``RESOLVE_NO_SYMLINKS``: the kernel refuses any link on the way, as
+:mod:`zarrx.store.localfs` does), one ``fstat``, one ``pread`` into a ``bytes`` object allocated
+at the file's size (no resize, no copy) and one ``close``. Files of 64 KiB or more are read
+without the GIL.
 
 This is the fast path only. A key it is not sure about (any byte outside ``[A-Za-z0-9._-]`` and
 ``/``, an empty, ``.`` or ``..`` segment, a segment of more than 255 bytes or holding the
@@ -36,6 +37,7 @@ cdef enum:
     PATH_MAX = 4096
     NAME_MAX = 255
     MARK_LEN = 11            # len(".zarrx-tmp-")
+    NOGIL_MIN = 65536        # files this large are read without the GIL
 cdef const char* MARK = b".zarrx-tmp-"
 
 
@@ -79,13 +81,14 @@ cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object
     cdef struct_stat st
     cdef Py_ssize_t size, done = 0, got
     cdef char* dst
-    with nogil:
-        fd = zx_openat2(path, flags, resolve)
+    # open and fstat keep the GIL (a few microseconds): releasing it for them would hand it to
+    # another thread that then holds it for up to the interpreter's switch interval
+    fd = zx_openat2(path, flags, resolve)
+    err = errno
+    if fd >= 0 and fstat(fd, &st) != 0:
         err = errno
-        if fd >= 0 and fstat(fd, &st) != 0:
-            err = errno
-            close(fd)
-            fd = -2
+        close(fd)
+        fd = -2
     if fd < 0:
         return None if fd == -1 and err == ENOENT else fallback
     if not S_ISREG(st.st_mode):
@@ -98,16 +101,26 @@ cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object
         close(fd)
         return fallback                     # the Python path words it
     dst = PyBytes_AS_STRING(out)
-    with nogil:
-        while done < size:
-            got = pread(fd, dst + done, <size_t>(size - done), done)
-            if got < 0 and errno == EINTR:
-                continue
-            if got <= 0:
-                break
-            done += got
-        close(fd)
+    if size >= NOGIL_MIN:
+        with nogil:
+            done = _pread_all(fd, dst, size)
+    else:
+        done = _pread_all(fd, dst, size)
+    close(fd)
     return out if done == size else fallback
+
+
+cdef Py_ssize_t _pread_all(int fd, char* dst, Py_ssize_t size) noexcept nogil:
+    """Bytes read into ``dst`` from offset 0, up to ``size`` or the end of the file."""
+    cdef Py_ssize_t done = 0, got
+    while done < size:
+        got = pread(fd, dst + done, <size_t>(size - done), done)
+        if got < 0 and errno == EINTR:
+            continue
+        if got <= 0:
+            break
+        done += got
+    return done
 
 
 def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object fallback):

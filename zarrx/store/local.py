@@ -22,12 +22,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import threading
 import time
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
-from zarrx import config
+from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
                               check_generation, check_path_key, key_problem, sequence_of)
@@ -40,9 +38,8 @@ from zarrx.store._localread import read_whole
 __all__ = ["LocalStore", "TMP_MARK"]
 
 MODES = ("r", "r+", "a", "w", "w-")
-POOL_THREADS = 8
+POOL_MIN = 32       # get_many reads fewer requests on the calling thread
 SWEEP_AGE = 3600.0
-_POOL_NAME = "zarrx-store-io"
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)        # a FIFO planted in the store must not block
 _READ = FILE_FLAGS | _NONBLOCK
 _RESOLVE = open_how()
@@ -161,19 +158,16 @@ class LocalStore(ConditionalFiles):
             os.close(fd)
 
     def get_many(self, requests: Iterable[Request]) -> list[bytes | None]:
-        """Like ``get`` per request, in request order; several requests run on a small pool
-        (not with ``zarrx.config.set(threads=1)``, which keeps all work on the calling thread)."""
+        """Like ``get`` per request, in request order. ``POOL_MIN`` or more requests are read
+        in batches on the pool's I/O threads (``zarrx._pool.map_io``; not with
+        ``zarrx.config.set(threads=1)``); fewer are read on the calling thread, since the
+        kernel reads a small file in a few microseconds and a hand-off to the pool costs more."""
         reqs = sequence_of(requests)
-        if len(reqs) < 2 or config.get("threads") == 1 \
-                or threading.current_thread().name.startswith(_POOL_NAME):
+        if len(reqs) < POOL_MIN:
             return self._get_batch(reqs)
-        step = -(-len(reqs) // min(POOL_THREADS, len(reqs)))
+        step = -(-len(reqs) // IO_THREADS)
         batches = [reqs[i:i + step] for i in range(0, len(reqs), step)]
-        futures = [_pool().submit(self._get_batch, b) for b in batches[1:]]
-        out = self._get_batch(batches[0])       # the caller reads a batch too
-        for fut in futures:
-            out.extend(fut.result())
-        return out
+        return [value for part in map_io(self._get_batch, batches) for value in part]
 
     def _get_batch(self, reqs: Sequence[Request]) -> list[bytes | None]:
         got = self._whole([key if rng is None else None for key, rng in reqs])
@@ -436,27 +430,3 @@ def _is_dir(d: Dir, name: str) -> bool:
 
 def _prefix_dir_invalid(folder: str) -> bool:
     return key_problem(folder) is not None or any(is_temp_name(s) for s in folder.split("/"))
-
-
-# -- the read pool: shared by all LocalStores, made lazily, forgotten in a forked child --------
-_pool_lock = threading.Lock()
-_pool_obj: ThreadPoolExecutor | None = None
-_pool_pid = 0
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _pool_obj, _pool_pid
-    with _pool_lock:
-        if _pool_obj is None or _pool_pid != os.getpid():
-            _pool_obj = ThreadPoolExecutor(max_workers=POOL_THREADS, thread_name_prefix=_POOL_NAME)
-            _pool_pid = os.getpid()
-        return _pool_obj
-
-
-def _forget_pool_after_fork() -> None:
-    global _pool_obj, _pool_lock
-    _pool_obj, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool_after_fork)

@@ -244,29 +244,33 @@ def open_how() -> int:
 class Tree:
     """Opens keys (lists of segments) below ``root`` without following any link below it."""
 
-    __slots__ = ("root", "_real")
+    __slots__ = ("root", "_real", "_resolve")
 
     def __init__(self, root: str) -> None:
         self.root = root
         self._real: bytes | None = None
+        self._resolve = False
 
     def real_root(self) -> bytes | None:
-        """The resolved root for ``openat2`` paths (see :func:`open_how`); None without
-        ``openat2``, where every open walks."""
-        if _openat2 is None:
-            return None
-        if self._real is None:
-            self._real = os.fsencode(os.path.realpath(self.root))
-        return self._real
-
-    def _fast(self, parts: Sequence[str], flags: int) -> int | None:
-        """``openat2`` of ``<real root>/<parts>``; None when the caller must walk instead (no
-        openat2; a link, to be named; a path too long for one call)."""
+        """The root for ``openat2`` paths (see :func:`open_how`); None without ``openat2``,
+        where every open walks. First the absolute root as given: when none of its parts is a
+        link (the usual case) that is the real path, and ``RESOLVE_NO_SYMLINKS`` refuses it
+        otherwise. After a refusal the root is resolved with ``realpath``."""
         if _openat2 is None:
             return None
         real = self._real
         if real is None:
-            real = self._real = os.fsencode(os.path.realpath(self.root))
+            real = self._real = os.fsencode(os.path.realpath(self.root) if self._resolve
+                                            else self.root)
+            self._resolve = True
+        return real
+
+    def _fast(self, parts: Sequence[str], flags: int) -> int | None:
+        """``openat2`` of ``<real root>/<parts>``; None when the caller must walk instead (no
+        openat2; a link, to be named; a path too long for one call)."""
+        real = self.real_root()
+        if real is None:
+            return None
         path = b"/".join([real, *(os.fsencode(p) for p in parts)])
         try:
             return _openat2(path, flags)
