@@ -180,6 +180,9 @@ def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> Non
         copy_selection(src, src_sel, dst, dst_sel)
 
 
+_NO_ARENA = object()
+
+
 def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
     """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
     ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
@@ -216,8 +219,13 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         decode([(p, source.get_chunks([(p.coords, None)])[0])])
         return
 
+    arenas = threading.local()     # a read buffer per thread, reused by its windows
+
     def fetch(win: Sequence) -> list:
-        return list(zip(win, source.get_chunks([(p.coords, None) for p in win])))
+        arena = getattr(arenas, "arena", _NO_ARENA)
+        if arena is _NO_ARENA:
+            arena = arenas.arena = source.new_arena()
+        return list(zip(win, source.get_chunks([(p.coords, None) for p in win], arena)))
 
     one_thread = _pool.threads() <= 1 or io.gil_bound
     bounds = _read_windows(io, projections, window if one_thread else io.read_window)

@@ -8,6 +8,7 @@ import pytest
 
 from zarrx.errors import StoreError
 from zarrx.store import LocalStore
+from zarrx.store.base import ByteRange
 from zarrx.store import local as local_mod
 from zarrx.store._localread import read_whole
 from zarrx.store.localfs import open_how
@@ -92,3 +93,27 @@ def test_a_large_file_is_read_whole(store):
     blob = os.urandom(3 << 20) + b"end"
     store.set("big", blob)
     assert store.get("big") == blob
+
+
+def test_an_arena_is_reused_and_grows(store):
+    store.set("a", b"x" * 10)
+    store.set("b", b"y" * 3000)
+    arena = store.new_arena()
+    first = store.get_many_buffers([("a", None), ("missing", None), ("b", None)], arena=arena)
+    assert [None if v is None else bytes(v) for v in first] == [b"x" * 10, None, b"y" * 3000]
+    buf = arena.buf
+    again = store.get_many_buffers([("b", None), ("a", None)], arena=arena)
+    assert arena.buf is buf                               # the same memory, laid out again
+    assert [bytes(v) for v in again] == [b"y" * 3000, b"x" * 10]
+    big = os.urandom(5 << 20)
+    store.set("big", big)
+    views = store.get_many_buffers([("a", None), ("big", None)], arena=arena)
+    assert bytes(views[1]) == big and bytes(views[0]) == b"x" * 10   # grown: both still hold
+
+
+def test_arena_reads_hand_other_keys_to_the_python_path(store):
+    store.set("é", b"1")
+    store.set("r", b"0123456789")
+    arena = store.new_arena()
+    got = store.get_many_buffers([("é", None), ("r", ByteRange(2, 3))], arena=arena)
+    assert [bytes(v) for v in got] == [b"1", b"234"]

@@ -16,6 +16,10 @@ from libc.errno cimport errno, ENOENT, EINTR
 from posix.unistd cimport close, pread
 from posix.stat cimport struct_stat, fstat, S_ISREG
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
 
 cdef extern from *:
     """
@@ -76,10 +80,38 @@ cdef bint _has_mark(const unsigned char* s, Py_ssize_t n) noexcept nogil:
     return False
 
 
-cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object fallback):
+cdef class Arena:
+    """A buffer that one thread's reads reuse: each :func:`read_whole` call with it lays its
+    files out from the start of ``buf`` and returns views into it, so those views hold until
+    the next call with the same arena. A larger buffer replaces ``buf`` when files do not fit
+    (views into the old one keep it alive)."""
+    cdef public object buf          # 1-d uint8 numpy array
+    cdef Py_ssize_t used
+
+    def __init__(self, Py_ssize_t capacity=0):
+        self.buf = np.empty(capacity, np.uint8)
+        self.used = 0
+
+    cdef char* take(self, Py_ssize_t size) except NULL:
+        """``size`` bytes of ``buf`` after those taken since the last reset."""
+        cdef Py_ssize_t cap = self.buf.shape[0]
+        cdef cnp.ndarray arr
+        if self.used + size > cap:
+            self.buf = np.empty(max(2 * cap, self.used + size, 1 << 20), np.uint8)
+            self.used = 0
+        arr = self.buf
+        cdef char* p = <char*>cnp.PyArray_DATA(arr) + self.used
+        self.used += size
+        return p
+
+
+cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object fallback,
+                      Arena arena):
+    """The file at ``path``: ``bytes`` of its size, or (with ``arena``) a view into the arena;
+    None when absent or not a regular file; ``fallback`` on anything else."""
     cdef int fd, err
     cdef struct_stat st
-    cdef Py_ssize_t size, done = 0, got
+    cdef Py_ssize_t size, done = 0, start = 0
     cdef char* dst
     # open and fstat keep the GIL (a few microseconds): releasing it for them would hand it to
     # another thread that then holds it for up to the interpreter's switch interval
@@ -96,18 +128,27 @@ cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object
         return None
     size = <Py_ssize_t>st.st_size
     try:
-        out = PyBytes_FromStringAndSize(NULL, size)
+        if arena is None:
+            out = PyBytes_FromStringAndSize(NULL, size)
+            dst = PyBytes_AS_STRING(out)
+        else:
+            dst = arena.take(size)
+            out = arena.buf
+            start = arena.used - size
     except MemoryError:
         close(fd)
         return fallback                     # the Python path words it
-    dst = PyBytes_AS_STRING(out)
     if size >= NOGIL_MIN:
         with nogil:
             done = _pread_all(fd, dst, size)
     else:
         done = _pread_all(fd, dst, size)
     close(fd)
-    return out if done == size else fallback
+    if done != size:
+        return fallback
+    if arena is None:
+        return out
+    return memoryview(out[start:start + size])
 
 
 cdef Py_ssize_t _pread_all(int fd, char* dst, Py_ssize_t size) noexcept nogil:
@@ -123,13 +164,17 @@ cdef Py_ssize_t _pread_all(int fd, char* dst, Py_ssize_t size) noexcept nogil:
     return done
 
 
-def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object fallback):
+def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object fallback,
+               Arena arena=None):
     """``[bytes | None | fallback]``, one per key of ``keys`` (``str``, or ``None`` for an item
-    the caller handles itself, which yields ``fallback``): the whole file ``<root>/<key>``."""
+    the caller handles itself, which yields ``fallback``): the whole file ``<root>/<key>``.
+    With ``arena``, files are views into it (valid until its next use) instead of ``bytes``."""
     cdef Py_ssize_t rn = len(root), kn
     cdef char buf[PATH_MAX]
     cdef const unsigned char* kp
     cdef list out = []
+    if arena is not None:
+        arena.used = 0
     if rn == 0 or rn >= PATH_MAX - 2:
         return [fallback] * len(keys)
     memcpy(buf, PyBytes_AS_STRING(root), rn)
@@ -146,5 +191,5 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
             continue
         memcpy(buf + rn + 1, kp, kn)
         buf[rn + 1 + kn] = 0
-        out.append(_read_one(buf, flags, resolve, fallback))
+        out.append(_read_one(buf, flags, resolve, fallback, arena))
     return out

@@ -206,8 +206,17 @@ class Store:
     def get_many_buffers(self, requests: Iterable[Request]) -> list[bytes | memoryview | None]:
         """``get_many``, except that a result may be any read-only bytes-like view (a
         ``memoryview`` into a larger stored object, say) instead of a fresh ``bytes``: the
-        chunk reader uses it to avoid copying byte ranges. Defaults to ``get_many``."""
+        chunk reader uses it to avoid copying byte ranges. Defaults to ``get_many``.
+
+        A store whose :meth:`new_arena` makes arenas also takes ``arena=`` here: the results
+        are then views into that arena, valid until its next use."""
         return self.get_many(requests)  # type: ignore[return-value]
+
+    def new_arena(self) -> object | None:
+        """A buffer one thread reuses across its ``get_many_buffers(..., arena=)`` calls, so
+        that reading many objects does not allocate (and page-fault) fresh memory for each;
+        None (the default) when the store has no use for one."""
+        return None
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         for key, value in items:

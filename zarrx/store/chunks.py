@@ -34,11 +34,18 @@ class ChunkSource:
     read_only: bool = False
     objects: KeyedChunks        # the stored objects (shards, when sharded)
 
-    def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
+    def get_chunks(self, requests: Sequence[ChunkRequest],
+                   arena: object | None = None) -> list[bytes | None]:
         """The bytes of each requested chunk (or the requested range of it), in request order;
         ``None`` for a missing chunk. A result may be a read-only ``memoryview`` into a larger
-        stored object rather than ``bytes`` (no copy is made of byte ranges)."""
+        stored object rather than ``bytes`` (no copy is made of byte ranges). ``arena``: one
+        from :meth:`new_arena`, reused by this thread; results may then be views into it,
+        valid until the next call with it."""
         raise NotImplementedError
+
+    def new_arena(self) -> object | None:
+        """A read buffer for one thread's :meth:`get_chunks` calls, or None."""
+        return None
 
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
                finish: Callable[[int, bytes | memoryview | None], bytes | None],
@@ -138,7 +145,11 @@ class KeyedChunks(ChunkSource):
     def location(self, coords: Coords) -> dict[str, str]:
         return {"key": self.prefix + self._encode(coords)}
 
-    def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
+    def new_arena(self) -> object | None:
+        return self.store.new_arena()
+
+    def get_chunks(self, requests: Sequence[ChunkRequest],
+                   arena: object | None = None) -> list[bytes | None]:
         p, enc = self.prefix, self._encode
         keyed = []
         last: object = None
@@ -147,7 +158,9 @@ class KeyedChunks(ChunkSource):
             if c is not last:       # runs of ranges into one shard share one coords object
                 key, last = p + enc(c), c
             keyed.append((key, rng))
-        return self.store.get_many_buffers(keyed)
+        if arena is None:
+            return self.store.get_many_buffers(keyed)
+        return self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
 
     def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
         p, enc = self.prefix, self._encode

@@ -33,7 +33,7 @@ from zarrx.store.localcond import ConditionalFiles
 from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, FileSnapshot, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
                                  open_how, scan, stamp, temp_owner, write_all)
-from zarrx.store._localread import read_whole
+from zarrx.store._localread import Arena, read_whole
 
 __all__ = ["LocalStore", "TMP_MARK"]
 
@@ -139,13 +139,13 @@ class LocalStore(ConditionalFiles):
                 return got
         return self._get(key, byte_range)
 
-    def _whole(self, keys: list) -> list:
+    def _whole(self, keys: list, arena: Arena | None = None) -> list:
         """Whole files of ``keys`` read by the kernel (one openat2, fstat, pread and close per
-        key, without the GIL); ``_SLOW`` where the Python path must read instead."""
+        key; into ``arena`` when given); ``_SLOW`` where the Python path must read instead."""
         real = self._tree.real_root()
         if real is None:
             return [_SLOW] * len(keys)
-        return read_whole(real, keys, _READ, _RESOLVE, _SLOW)
+        return read_whole(real, keys, _READ, _RESOLVE, _SLOW, arena)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         opened = self._open(key, self._parts(key))
@@ -168,6 +168,19 @@ class LocalStore(ConditionalFiles):
         step = -(-len(reqs) // IO_THREADS)
         batches = [reqs[i:i + step] for i in range(0, len(reqs), step)]
         return [value for part in map_io(self._get_batch, batches) for value in part]
+
+    def new_arena(self) -> Arena:
+        return Arena()
+
+    def get_many_buffers(self, requests: Iterable[Request],
+                         arena: Arena | None = None) -> list[bytes | memoryview | None]:
+        """``get_many``; with ``arena`` (from :meth:`new_arena`), on the calling thread and
+        with whole files read into the arena (views valid until its next use)."""
+        if arena is None:
+            return self.get_many(requests)  # type: ignore[return-value]
+        reqs = sequence_of(requests)
+        got = self._whole([key if rng is None else None for key, rng in reqs], arena)
+        return [self._get(key, rng) if g is _SLOW else g for g, (key, rng) in zip(got, reqs)]
 
     def _get_batch(self, reqs: Sequence[Request]) -> list[bytes | None]:
         got = self._whole([key if rng is None else None for key, rng in reqs])

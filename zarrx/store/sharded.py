@@ -120,8 +120,9 @@ class ShardedChunks(ChunkSource):
         return {"array": self.name, "key": self.objects.key(obj), "inner": inner}
 
     # -- reads -------------------------------------------------------------------------------
-    def get_chunks(self, requests: Sequence[ChunkRequest]) -> list[bytes | None]:
-        m = len(requests)
+    def get_chunks(self, requests: Sequence[ChunkRequest],
+                   arena: object | None = None) -> list[bytes | None]:
+        m = len(requests)          # shards are read through snapshots, never into an arena
         out: list = [None] * m
         if not m:
             return out
