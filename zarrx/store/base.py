@@ -182,6 +182,9 @@ class Store:
     #: True when ``set_if``/``delete_if`` are implemented (atomically, for every caller of the
     #: same store in any thread or process)
     supports_conditional_writes: bool = False
+    #: True when ``set``/``set_if`` copy the value out (into a file, say) before they return
+    #: and keep no reference to it: a writer may then reuse the value's buffer afterwards
+    copies_values: bool = False
 
     # -- the core a store implements -------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:

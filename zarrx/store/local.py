@@ -55,6 +55,8 @@ class LocalStore(ConditionalFiles):
     symbolic link, but no link below it is followed.
     """
 
+    copies_values = True                 # a write copies the value into a new file
+
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
         if mode is not None and mode not in MODES:

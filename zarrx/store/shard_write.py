@@ -66,14 +66,21 @@ class ShardSlab(Slab):
     ``origin`` is the shard's first read unit (array coordinates)."""
 
     def __init__(self, fmt: IndexFormat, geom: ShardGeometry, origin: Coords,
-                 nbytes: int) -> None:
+                 nbytes: int, buf: _k.Slab | None = None) -> None:
+        """``buf``: a slab of :meth:`size_for` bytes to assemble into (one the caller reuses
+        once the store has copied the shard out), else a fresh one."""
         self.fmt, self.stride = fmt, nbytes
         self.base = 0 if fmt.at_end else fmt.nbytes
-        self.buf = _k.Slab(fmt.n * nbytes + fmt.nbytes)
+        self.buf = _k.Slab(self.size_for(fmt, nbytes)) if buf is None else buf
         self._view = memoryview(self.buf)
         self._origin = origin
         self._perm = geom.perm or tuple(range(len(origin)))
         self._per = geom.per_shard
+
+    @staticmethod
+    def size_for(fmt: IndexFormat, nbytes: int) -> int:
+        """The shard's size when each of its ``fmt.n`` inner chunks is ``nbytes`` long."""
+        return fmt.n * nbytes + fmt.nbytes
 
     def view(self, coords: Coords) -> memoryview:
         slot = 0

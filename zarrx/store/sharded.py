@@ -15,6 +15,7 @@ shard (read-modify-write, unless the write covers the whole shard) and stores it
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+import threading
 from math import prod
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = ["ShardedChunks"]
 
 _INNER_KEYS = KeyEncoding("default", "/")
 _LIST_BATCH = 64
+REUSED_SLAB_MAX = 64 << 20   # a writing thread keeps its shard slab up to this size
 
 
 class ShardedChunks(ChunkSource):
@@ -59,6 +61,7 @@ class ShardedChunks(ChunkSource):
         # inner chunks per shard along each array axis, per level
         self._per_a = [p if self._inv is None else p[self._inv] for p in self._per]
         self._cache = IndexCache()
+        self._thread = threading.local()      # per writing thread: a reused shard slab
 
     @property
     def read_only(self) -> bool:  # type: ignore[override]
@@ -232,7 +235,17 @@ class ShardedChunks(ChunkSource):
         if len(self.levels) != 1 or nbytes <= 0:
             return None
         origin = tuple(o * r for o, r in zip(obj, self.object_ratio))
-        return ShardSlab(self.formats[0], self.levels[0], origin, nbytes)
+        fmt = self.formats[0]
+        buf = None
+        size = ShardSlab.size_for(fmt, nbytes)
+        if self.store.copies_values and size <= REUSED_SLAB_MAX:
+            # the store copies each shard out before commit returns: this thread assembles
+            # every shard it writes in one slab, whose pages are faulted in once
+            kept = getattr(self._thread, "slab", None)
+            if kept is None or kept[0] != size:
+                kept = self._thread.slab = (size, _k.Slab(size))
+            buf = kept[1]
+        return ShardSlab(fmt, self.levels[0], origin, nbytes, buf)
 
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
                finish: Callable[[int, bytes | memoryview | None], bytes | None],
