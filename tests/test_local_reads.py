@@ -56,3 +56,39 @@ def test_shards_assembled_in_a_reused_slab_are_each_whole(tmp_path, threads, crc
     a[128:384, 256:512] += 1
     np.testing.assert_array_equal(zarrx.open_array(tmp_path / "a.zarr", mode="r")[...], a)
     np.testing.assert_array_equal(zarrx.open_array(tmp_path / "b.zarr", mode="r")[...], b)
+
+
+@pytest.mark.parametrize("codec", [None, "zstd"])
+def test_sharded_reads_through_the_arena_match_numpy(tmp_path, threads, codec):
+    """Inner chunks of one shard lying close together are read with one pread into the
+    reading thread's arena; several shards share one arena within a window."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 1000, size=(1024, 1536)).astype("f4")
+    compressors = None if codec is None else zarrx.codecs.Zstd(level=1)
+    z = zarrx.create_array(tmp_path / "s.zarr", shape=a.shape, dtype="f4", chunks=(64, 128),
+                           shards=(256, 512), compressors=compressors, fill_value=-1)
+    z[...] = a
+    z[300:700, 100:900] = -1                          # some inner chunks absent
+    a[300:700, 100:900] = -1
+    z = zarrx.open_array(tmp_path / "s.zarr", mode="r")
+    np.testing.assert_array_equal(z[...], a)
+    for sel in [np.s_[5:1000:3, 7:1500:5], np.s_[900:, :40], np.s_[::7, ::11]]:
+        np.testing.assert_array_equal(z[sel], a[sel])
+
+
+def test_a_snapshot_reads_dense_ranges_once_and_sparse_ones_apart(tmp_path):
+    from zarrx.store import LocalStore
+    from zarrx.store.base import ByteRange
+
+    store = LocalStore(tmp_path / "r")
+    blob = bytes(range(256)) * 64                     # 16 KiB
+    store.set("k", blob)
+    arena = store.new_arena()
+    arena.reset()
+    with store.snapshot("k") as snap:
+        dense = snap.read([ByteRange(0, 100), ByteRange(120, 50), ByteRange(300, 10)], arena=arena)
+        assert [bytes(v) for v in dense] == [blob[0:100], blob[120:170], blob[300:310]]
+        assert all(isinstance(v, memoryview) for v in dense)
+        sparse = snap.read([ByteRange(0, 10), ByteRange(16000, 10)], arena=arena)
+        assert [bytes(v) for v in sparse] == [blob[0:10], blob[16000:16010]]
+        assert bytes(dense[1]) == blob[120:170]       # the sparse read left the arena alone

@@ -92,6 +92,17 @@ cdef class Arena:
         self.buf = np.empty(capacity, np.uint8)
         self.used = 0
 
+    def reset(self):
+        """Start a new batch: later views may reuse the memory of earlier ones."""
+        self.used = 0
+
+    def take_view(self, Py_ssize_t size):
+        """A writable view of ``size`` bytes after those taken since :meth:`reset`."""
+        if size < 0:
+            raise ValueError(f"arena: expected a size >= 0, found {size}")
+        self.take(size)
+        return memoryview(self.buf[self.used - size:self.used])
+
     cdef char* take(self, Py_ssize_t size) except NULL:
         """``size`` bytes of ``buf`` after those taken since the last reset."""
         cdef Py_ssize_t cap = self.buf.shape[0]

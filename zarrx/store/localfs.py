@@ -436,9 +436,22 @@ class FileSnapshot(ObjectSnapshot):
         self._where = f"{store!r}: snapshot of {key!r}"
         self._fd = fd
 
-    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+    def read(self, ranges: Sequence[ByteRange | None],
+             arena: object | None = None) -> list[bytes | bytearray | memoryview]:
+        """The bytes of each range; with ``arena`` (a LocalStore's, see ``new_arena``), ranges
+        lying close together are read with one ``pread`` into it and returned as views."""
         if self._fd < 0:
             raise StoreError(f"{self._where}: read after close")
+        if arena is not None and len(ranges) > 1:
+            spans = [(0, self.size) if r is None else r.resolve(self.size) for r in ranges]
+            lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+            if hi - lo <= 2 * sum(b - a for a, b in spans):      # dense: one read
+                view = arena.take_view(hi - lo)  # type: ignore[attr-defined]
+                got = _pread_into(self._fd, view, lo)
+                if got != hi - lo:
+                    raise StoreError(f"{self._where}: expected {hi - lo} bytes at offset {lo}, "
+                                     f"found {got}: the file was truncated in place")
+                return [view[a - lo:b - lo] for a, b in spans]
         out: list[bytes | bytearray | memoryview] = []
         for rng in ranges:
             start, stop = (0, self.size) if rng is None else rng.resolve(self.size)
@@ -469,7 +482,7 @@ class FileSnapshot(ObjectSnapshot):
         return f"<{self._where} at {self.generation!r}>"
 
 
-def _pread_into(fd: int, buf: bytearray, offset: int) -> int:
+def _pread_into(fd: int, buf: bytearray | memoryview, offset: int) -> int:
     """Fill ``buf`` from ``offset``; the number of bytes read (short only at end of file)."""
     view = memoryview(buf)
     got = 0

@@ -125,25 +125,30 @@ class ShardedChunks(ChunkSource):
     # -- reads -------------------------------------------------------------------------------
     def get_chunks(self, requests: Sequence[ChunkRequest],
                    arena: object | None = None) -> list[bytes | None]:
-        m = len(requests)          # shards are read through snapshots, never into an arena
+        m = len(requests)
         out: list = [None] * m
         if not m:
             return out
+        if arena is not None:
+            arena.reset()                 # type: ignore[attr-defined]
         shards, slots, bounds = self._locate([c for c, _ in requests])
         for r in range(len(bounds) - 1):
             a, b = bounds[r], bounds[r + 1]
-            self._read_object(tuple(shards[a].tolist()), requests, slots, a, b, out)
+            self._read_object(tuple(shards[a].tolist()), requests, slots, a, b, out, arena)
         return out
 
+    def new_arena(self) -> object | None:
+        return self.objects.new_arena()
+
     def _read_object(self, obj: Coords, requests: Sequence[ChunkRequest], slots: np.ndarray,
-                     a: int, b: int, out: list) -> None:
+                     a: int, b: int, out: list, arena: object | None = None) -> None:
         for _ in range(MAX_ATTEMPTS):
             snap = self.objects.snapshot(obj)
             if snap is None:
                 return
             try:
                 with snap:
-                    self._read_snapshot(snap, obj, requests, slots, a, b, out)
+                    self._read_snapshot(snap, obj, requests, slots, a, b, out, arena)
                 return
             except ConflictError:
                 self._cache.pop_where(lambda k: k[0] == obj)     # the object changed: retry
@@ -167,7 +172,8 @@ class ShardedChunks(ChunkSource):
         return entries
 
     def _read_snapshot(self, snap: ObjectSnapshot, obj: Coords, requests: Sequence[ChunkRequest],
-                       slots: np.ndarray, a: int, b: int, out: list) -> None:
+                       slots: np.ndarray, a: int, b: int, out: list,
+                       arena: object | None = None) -> None:
         entries = self._index(snap, (obj,), 0, 0, snap.size)
         spans: dict[int, tuple[int, int]] = {}        # request -> (offset in object, nbytes)
         for i in range(a, b):
@@ -192,7 +198,9 @@ class ShardedChunks(ChunkSource):
             pending.append((i, off, nb, start, length))
         if not data_reqs:
             return
-        for (i, off, nb, start, length), data in zip(pending, snap.read(data_reqs)):
+        got = snap.read(data_reqs) if arena is None else \
+            snap.read(data_reqs, arena=arena)  # type: ignore[call-arg]
+        for (i, off, nb, start, length), data in zip(pending, got):
             if len(data) != length:            # only when the shard's size was unknown
                 slot = int(slots[i, -1])
                 raise self.formats[-1].entry_error(
