@@ -49,3 +49,27 @@ def test_the_cache_holds_a_bounded_number_of_bytes(monkeypatch):
         nodes.load_node(store, f"a{i}")
     assert nodes._parsed_bytes <= 4096
     assert sum(size for _, size in nodes._parsed.values()) == nodes._parsed_bytes
+
+
+def test_a_codec_chain_parsed_before_keeps_each_document_s_own_errors():
+    import json
+
+    import pytest
+
+    from zarrx.errors import MetadataError
+    from zarrx.metadata.v3 import parse_array_v3
+
+    def doc(dtype, chunks):
+        return json.dumps({
+            "zarr_format": 3, "node_type": "array", "shape": [8] * len(chunks),
+            "data_type": dtype,
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+            "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}},
+                       {"name": "bytes", "configuration": {"endian": "little"}}]}).encode()
+
+    a = parse_array_v3(doc("int16", [4, 4]), "a/zarr.json")
+    b = parse_array_v3(doc("int16", [4, 4]), "b/zarr.json")
+    assert a.codecs == b.codecs
+    with pytest.raises(MetadataError, match=r"^c/zarr\.json codecs\[0\]"):
+        parse_array_v3(doc("int16", [4, 4, 4]), "c/zarr.json")   # order of another rank

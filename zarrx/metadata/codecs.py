@@ -7,6 +7,7 @@ raises ``CodecError`` naming them when a chunk is read or written.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from zarrx.metadata._util import INT64_MAX, Loc
@@ -113,14 +114,33 @@ def _index_codecs(value: Any, loc: Loc) -> tuple[bool, str]:
     return len(names) == 2, endian
 
 
+_PARSED_CHAINS: dict[tuple, tuple] = {}
+_PARSED_CHAINS_MAX = 256
+
+
 def parse_codecs_v3(value: Any, dt: DataType, chunk_shape: tuple[int, ...], loc: Loc
                     ) -> tuple[tuple[CodecSpec, ...], tuple[ShardLevel, ...],
                                tuple[CodecSpec, ...]]:
     """``(codecs, shard_levels, chunk_codecs)`` for an array whose grid chunks (shards) have
-    ``chunk_shape``."""
+    ``chunk_shape``. A chain parsed before for the same data type and chunk shape is reused
+    (the arrays of a hierarchy mostly share one): results are never modified, and only chains
+    that parsed are remembered, so every error is raised with its own location."""
+    try:
+        ck: tuple | None = (json.dumps(value, sort_keys=True), dt, chunk_shape)
+    except (TypeError, ValueError):
+        ck = None
+    if ck is not None:
+        hit = _PARSED_CHAINS.get(ck)
+        if hit is not None:
+            return hit
     specs = parse_codec_list(value, dt, loc)
     levels, inner = _lower(specs, chunk_shape, dt, loc)
-    return tuple(specs), levels, inner
+    out = (tuple(specs), levels, inner)
+    if ck is not None:
+        if len(_PARSED_CHAINS) >= _PARSED_CHAINS_MAX:
+            _PARSED_CHAINS.clear()
+        _PARSED_CHAINS[ck] = out
+    return out
 
 
 def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Loc
