@@ -2,8 +2,8 @@
 processes; a worker killed in the middle of a write, and the write run again.
 
 Data is checked by checksums of every byte computed on the workers and in the test process,
-and by reading back with zarr-python. (The same reads and writes against an S3 test server
-belong here once zarrx opens remote URLs.)
+and by reading back with zarr-python. The same reads and writes against the S3 test server
+are in ``tests/remote/test_distributed_s3.py``.
 """
 from __future__ import annotations
 
@@ -18,56 +18,19 @@ import pytest
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
-import dask  # noqa: E402
 
 import zarrx  # noqa: E402
 import zarrx.dask as zd  # noqa: E402
 from zarrx.store import LocalStore  # noqa: E402
 
-SHAPE, CHUNKS, SHARDS = (512, 384), (32, 32), (128, 96)
+from dask_checks import (SHAPE, CHUNKS, SHARDS, block_digests, cluster_client,  # noqa: E402
+                         expected, local_digests, pattern, pattern_block)
 
 
 @pytest.fixture(scope="module")
 def client():
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
-                                           dashboard_address=None, silence_logs=50)
-        with distributed.Client(cluster) as c:
-            yield c
-        cluster.close()
-
-
-def expected(shape=SHAPE) -> np.ndarray:
-    i, j = np.indices(shape)
-    return ((i * 1009 + j * 7) % 65521).astype("f4") + 0.25
-
-
-def pattern_block(block, block_info=None):
-    """A block of ``expected()``, computed on a worker from its position."""
-    (r0, _), (c0, _) = block_info[None]["array-location"]
-    i, j = np.indices(block.shape)
-    return (((i + r0) * 1009 + (j + c0) * 7) % 65521).astype("f4") + 0.25
-
-
-def pattern(chunks) -> da.Array:
-    return da.zeros(SHAPE, chunks=chunks, dtype="f4").map_blocks(pattern_block, dtype="f4")
-
-
-def digest(block: np.ndarray) -> np.ndarray:
-    return np.array([[hashlib.sha256(np.ascontiguousarray(block).tobytes()).hexdigest()]],
-                    dtype=object)
-
-
-def block_digests(x: da.Array) -> np.ndarray:
-    return x.map_blocks(digest, dtype=object, chunks=(1, 1)).compute()
-
-
-def local_digests(a: np.ndarray, chunks) -> np.ndarray:
-    rows = np.cumsum((0,) + chunks[0])
-    cols = np.cumsum((0,) + chunks[1])
-    return np.array([[hashlib.sha256(np.ascontiguousarray(a[r0:r1, c0:c1]).tobytes()).hexdigest()
-                      for c0, c1 in zip(cols, cols[1:])] for r0, r1 in zip(rows, rows[1:])],
-                    dtype=object)
+    with cluster_client() as c:
+        yield c
 
 
 def test_read_on_worker_processes_with_checksums(client, tmp_path):

@@ -1,8 +1,9 @@
 """Whole-file reads of many keys below a :class:`~zarrx.store.local.LocalStore` root: per key
 one ``openat2`` (``RESOLVE_NO_SYMLINKS``: the kernel refuses any link on the way, as
-:mod:`zarrx.store.localfs` does), one ``fstat``, one ``pread`` into a ``bytes`` object allocated
-at the file's size (no resize, no copy) and one ``close``. Files of 64 KiB or more are read
-without the GIL.
+:mod:`zarrx.store.localfs` does), one ``fstat``, one ``pread`` and one ``close``. The ``pread``
+goes into a ``bytes`` object allocated at the file's size (no resize, no copy) or, given an
+:class:`Arena`, into memory the reading thread reuses. Files of 64 KiB or more are read without
+the GIL.
 
 This is the fast path only. A key it is not sure about (any byte outside ``[A-Za-z0-9._-]`` and
 ``/``, an empty, ``.`` or ``..`` segment, a segment of more than 255 bytes or holding the
