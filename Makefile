@@ -47,7 +47,8 @@ SANITIZE_TESTS := tests/store/test_shard_index.py tests/store/test_shard_corrupt
 	tests/codecs/test_clib_lz4.py tests/codecs/test_clib_zlib.py tests/codecs/test_clib_crc32c.py \
 	tests/codecs/test_bounded_decode.py tests/codecs/test_kernel_status.py tests/test_gather.py \
 	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py \
-	tests/test_concurrent_writes.py tests/store/test_shard_store.py
+	tests/test_concurrent_writes.py tests/store/test_shard_store.py \
+	tests/store/test_local_fast_read.py tests/test_local_reads.py
 sanitize: build
 	ZARRX_SANITIZE=1 ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace --force -j 2
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
