@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
-from zarrx.codecs.status import KernelStatus, common_message
+from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
 
@@ -82,34 +82,22 @@ def _message(st: KernelStatus) -> str:
 def compress(src: Buffer, typesize: int, clevel: int = 5, shuffle: int = 1, cname: str = "lz4",
              blocksize: int = 0) -> bytes:
     """One blosc buffer holding ``src`` (see :func:`zarrx.codecs._blosc.compress`)."""
-    try:
-        return _lib().compress(src, typesize, clevel, shuffle, cname, blocksize)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().compress, src, typesize, clevel, shuffle, cname, blocksize)
 
 
 def decompress(src: Buffer, expected: int) -> bytes:
     """The blosc buffer ``src``, which must decode to exactly ``expected`` bytes."""
-    try:
-        return _lib().decompress(src, expected)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().decompress, src, expected)
 
 
 def decompress_into(src: Buffer, dst: Any) -> None:
     """Decode the blosc buffer ``src`` into the writable bytes ``dst``, filling it exactly."""
-    try:
-        _lib().decompress_into(src, dst)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    call(_message, _lib().decompress_into, src, dst)
 
 
 def header(src: Buffer) -> dict[str, Any]:
     """The 16-byte header of the blosc buffer ``src`` as a dict."""
-    try:
-        return _lib().header(src)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().header, src)
 
 
 class Blosc(BytesToBytesCodec):

@@ -5,13 +5,14 @@ The kernel (:mod:`zarrx.codecs._zlib`) reports a failure as a status code and nu
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
-from zarrx.codecs.status import KernelStatus, common_message
-from zarrx.errors import CodecError
+from zarrx.codecs.status import KernelStatus, call, common_message
 
 __all__ = ["Gzip", "Zlib", "compress", "decompress", "decompress_into", "decompress_bounded"]
 
@@ -75,37 +76,29 @@ def _message(st: KernelStatus, wrapper: str) -> str:
     return f"{wrapper}: kernel status {c} {v}"  # pragma: no cover - every code is worded above
 
 
+def _worded(wrapper: str) -> Callable[[KernelStatus], str]:
+    return partial(_message, wrapper=wrapper)
+
+
 def compress(src: Buffer, level: int = -1, wrapper: str = "zlib", backend: str = "auto") -> bytes:
     """One ``wrapper`` stream (zlib, gzip, raw) holding ``src``."""
-    try:
-        return _lib().compress(src, level, wrapper, backend)
-    except KernelStatus as st:
-        raise CodecError(_message(st, wrapper)) from None
+    return call(_worded(wrapper), _lib().compress, src, level, wrapper, backend)
 
 
 def decompress(src: Buffer, expected: int, wrapper: str = "zlib", backend: str = "auto") -> bytes:
     """The stream(s) of ``src``, which must decode to exactly ``expected`` bytes."""
-    try:
-        return _lib().decompress(src, expected, wrapper, backend)
-    except KernelStatus as st:
-        raise CodecError(_message(st, wrapper)) from None
+    return call(_worded(wrapper), _lib().decompress, src, expected, wrapper, backend)
 
 
 def decompress_into(src: Buffer, dst: Any, wrapper: str = "zlib", backend: str = "auto") -> None:
     """Inflate ``src`` into the writable bytes ``dst``, filling it exactly."""
-    try:
-        _lib().decompress_into(src, dst, wrapper, backend)
-    except KernelStatus as st:
-        raise CodecError(_message(st, wrapper)) from None
+    call(_worded(wrapper), _lib().decompress_into, src, dst, wrapper, backend)
 
 
 def decompress_bounded(src: Buffer, limit: int, wrapper: str = "zlib") -> bytes:
     """The stream(s) of ``src``, whose decoded size is not known in advance: at most ``limit``
     bytes."""
-    try:
-        return _lib().decompress_bounded(src, limit, wrapper)
-    except KernelStatus as st:
-        raise CodecError(_message(st, wrapper)) from None
+    return call(_worded(wrapper), _lib().decompress_bounded, src, limit, wrapper)
 
 
 class _Deflate(BytesToBytesCodec):

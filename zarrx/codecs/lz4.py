@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
-from zarrx.codecs.status import KernelStatus, common_message
+from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 
 __all__ = ["LZ4", "compress", "decompress", "decompress_into"]
@@ -51,26 +51,17 @@ def _message(st: KernelStatus) -> str:
 
 def compress(src: Buffer, acceleration: int = 1) -> bytes:
     """The size header and LZ4 block of ``src``."""
-    try:
-        return _lib().compress(src, acceleration)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().compress, src, acceleration)
 
 
 def decompress(src: Buffer, expected: int) -> bytes:
     """The block of ``src``, whose header and content must both say ``expected`` bytes."""
-    try:
-        return _lib().decompress(src, expected)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().decompress, src, expected)
 
 
 def decompress_into(src: Buffer, dst: Any) -> None:
     """Decode the block of ``src`` into the writable bytes ``dst``, filling it exactly."""
-    try:
-        _lib().decompress_into(src, dst)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    call(_message, _lib().decompress_into, src, dst)
 
 
 class LZ4(BytesToBytesCodec):

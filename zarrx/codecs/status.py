@@ -9,9 +9,14 @@ allocation, the expansion bound, a negative size) and are worded here, once.
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["KernelStatus", "common_message"]
+from zarrx.errors import CodecError
+
+__all__ = ["KernelStatus", "common_message", "call"]
+
+R = TypeVar("R")
 
 
 class KernelStatus(Exception):
@@ -44,3 +49,13 @@ def common_message(kernel: Any, st: KernelStatus, codec: str, encoded: str) -> s
     if c == kernel.NEGATIVE_SIZE:
         return f"{codec}: expected decoded size must be >= 0, found {v[0]}"
     return None
+
+
+def call(word: Callable[[KernelStatus], str], fn: Callable[..., R], *args: Any) -> R:
+    """``fn(*args)``, a kernel function; a :class:`KernelStatus` it raises becomes a
+    :class:`~zarrx.errors.CodecError` with the message ``word(status)`` (the codec module's one
+    message function)."""
+    try:
+        return fn(*args)
+    except KernelStatus as st:
+        raise CodecError(word(st)) from None

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
-from zarrx.codecs.status import KernelStatus, common_message
-from zarrx.errors import CodecError
+from zarrx.codecs.status import KernelStatus, call, common_message
 
 __all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_bounded"]
 
@@ -85,43 +84,28 @@ def _message(st: KernelStatus) -> str:
 
 def compress(src: Buffer, level: int = 0, checksum: bool = False) -> bytes:
     """One zstd frame holding ``src`` (its content size recorded)."""
-    try:
-        return _lib().compress(src, level, checksum)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().compress, src, level, checksum)
 
 
 def decompress(src: Buffer, expected: int) -> bytes:
     """The frame(s) of ``src``, which must decode to exactly ``expected`` bytes."""
-    try:
-        return _lib().decompress(src, expected)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().decompress, src, expected)
 
 
 def decompress_into(src: Buffer, dst: Any) -> None:
     """Decode the frame(s) of ``src`` into the writable bytes ``dst``, filling it exactly."""
-    try:
-        _lib().decompress_into(src, dst)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    call(_message, _lib().decompress_into, src, dst)
 
 
 def decompress_bounded(src: Buffer, limit: int) -> bytes:
     """The frame(s) of ``src``, whose decoded size is not known in advance: at most ``limit``
     bytes."""
-    try:
-        return _lib().decompress_bounded(src, limit)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().decompress_bounded, src, limit)
 
 
 def content_size(src: Buffer) -> int | None:
     """The content size the first frame's header declares, or None."""
-    try:
-        return _lib().content_size(src)
-    except KernelStatus as st:
-        raise CodecError(_message(st)) from None
+    return call(_message, _lib().content_size, src)
 
 
 class Zstd(BytesToBytesCodec):
