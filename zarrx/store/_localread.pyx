@@ -82,10 +82,10 @@ cdef bint _has_mark(const unsigned char* s, Py_ssize_t n) noexcept nogil:
 
 
 cdef class Arena:
-    """A buffer that one thread's reads reuse: each :func:`read_whole` call with it lays its
-    files out from the start of ``buf`` and returns views into it, so those views hold until
-    the next call with the same arena. A larger buffer replaces ``buf`` when files do not fit
-    (views into the old one keep it alive)."""
+    """A buffer that one thread's reads reuse. A batch of reads starts with :meth:`reset`,
+    then lays its data out from the start of ``buf`` (:func:`read_whole`, :meth:`take_view`)
+    and hands out views into it, which hold until the next batch. A larger buffer replaces
+    ``buf`` when the data does not fit (views into the old one keep it alive)."""
     cdef public object buf          # 1-d uint8 numpy array
     cdef Py_ssize_t used
 
@@ -180,13 +180,12 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
                Arena arena=None):
     """``[bytes | None | fallback]``, one per key of ``keys`` (``str``, or ``None`` for an item
     the caller handles itself, which yields ``fallback``): the whole file ``<root>/<key>``.
-    With ``arena``, files are views into it (valid until its next use) instead of ``bytes``."""
+    With ``arena``, files are views into it, laid out after what it holds since its last
+    :meth:`Arena.reset` (the caller resets it per batch), instead of ``bytes``."""
     cdef Py_ssize_t rn = len(root), kn
     cdef char buf[PATH_MAX]
     cdef const unsigned char* kp
     cdef list out = []
-    if arena is not None:
-        arena.used = 0
     if rn == 0 or rn >= PATH_MAX - 2:
         return [fallback] * len(keys)
     memcpy(buf, PyBytes_AS_STRING(root), rn)

@@ -180,12 +180,12 @@ class LocalStore(ConditionalFiles):
         with whole files read into the arena (views valid until its next use)."""
         if arena is None:
             return self.get_many(requests)  # type: ignore[return-value]
-        reqs = sequence_of(requests)
-        got = self._whole([key if rng is None else None for key, rng in reqs], arena)
-        return [self._get(key, rng) if g is _SLOW else g for g, (key, rng) in zip(got, reqs)]
+        arena.reset()
+        return self._get_batch(sequence_of(requests), arena)
 
-    def _get_batch(self, reqs: Sequence[Request]) -> list[bytes | None]:
-        got = self._whole([key if rng is None else None for key, rng in reqs])
+    def _get_batch(self, reqs: Sequence[Request], arena: Arena | None = None) -> list:
+        """Whole files through the kernel (into ``arena`` when given), the rest in Python."""
+        got = self._whole([key if rng is None else None for key, rng in reqs], arena)
         return [self._get(key, rng) if g is _SLOW else g for g, (key, rng) in zip(got, reqs)]
 
     def getsize(self, key: str) -> int | None:
