@@ -30,10 +30,11 @@ from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
                               check_generation, check_path_key, key_problem, sequence_of)
 from zarrx.store.localcond import ConditionalFiles
-from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, FileSnapshot, LinkError, Tree,
+from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
                                  open_how, scan, stamp, temp_owner, write_all)
 from zarrx.store._localread import Arena, read_whole
+from zarrx.store.localsnap import FileSnapshot
 
 __all__ = ["LocalStore", "TMP_MARK"]
 

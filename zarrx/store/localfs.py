@@ -3,16 +3,12 @@ temporary file names, whole-file reads, generations and per-object locks.
 
 **Containment.** No symbolic link below the root is ever followed, however the tree changes
 while zarrx works in it; a link is reported as :class:`LinkError`. The root itself may be a link
-(the user chose it): it is resolved once, on first use. On Linux 5.6+ a key is opened with one
-``openat2`` call resolving ``<real root>/<key>`` with ``RESOLVE_NO_SYMLINKS`` (the kernel refuses
-any link on the way). Elsewhere, and to name the offending link, a key's directories are opened
+(the user chose it). On Linux 5.6+ a key is opened with one ``openat2`` call resolving
+``<root>/<key>`` with ``RESOLVE_NO_SYMLINKS`` (the kernel refuses any link on the way); the root
+is first used as given, and resolved with ``realpath`` only once a link refused it. Elsewhere, and to name the offending link, a key's directories are opened
 one at a time, each relative to the one before (``openat``) with ``O_NOFOLLOW | O_DIRECTORY``,
 starting from the root. Platforms without ``dir_fd`` support (Windows) check each component with
 ``lstat`` instead, which is not proof against a tree changed concurrently.
-
-**Snapshots** (:class:`FileSnapshot`) are one open file descriptor: files are only ever replaced,
-never changed in place, so the descriptor keeps one version; ranges are read with ``preadv``
-into buffers allocated once per range.
 
 **Temporary files** are named ``.<name>.zarrx-tmp-<pid>-<random>`` in the key's own directory
 (``name`` cut to 100 bytes), so a leftover file says which key and which process it belonged to.
@@ -31,11 +27,10 @@ import time
 from collections.abc import Iterator, Sequence
 
 from zarrx.errors import StoreError
-from zarrx.store.base import ByteRange, ObjectSnapshot
 
 __all__ = ["TMP_MARK", "LinkError", "Dir", "Tree", "open_dir", "temp_name", "is_temp_name",
            "temp_owner", "create_temp", "generation_of", "stamp", "write_all", "read_exact",
-           "scan", "thread_lock", "quietly", "FileSnapshot", "open_how"]
+           "scan", "thread_lock", "quietly", "open_how"]
 
 TMP_MARK = ".zarrx-tmp-"
 DIRFD = (os.open in os.supports_dir_fd and os.scandir in os.supports_fd
@@ -424,79 +419,3 @@ def _fresh_locks_after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_fresh_locks_after_fork)
-
-
-class FileSnapshot(ObjectSnapshot):
-    """One open file descriptor of a LocalStore object: every read comes from that version."""
-
-    def __init__(self, store: object, key: str, fd: int, st: os.stat_result) -> None:
-        self.key = key
-        self.generation = generation_of(st)
-        self.size = st.st_size
-        self._where = f"{store!r}: snapshot of {key!r}"
-        self._fd = fd
-
-    def read(self, ranges: Sequence[ByteRange | None],
-             arena: object | None = None) -> list[bytes | bytearray | memoryview]:
-        """The bytes of each range; with ``arena`` (a LocalStore's, see ``new_arena``), ranges
-        lying close together are read with one ``pread`` into it and returned as views."""
-        if self._fd < 0:
-            raise StoreError(f"{self._where}: read after close")
-        if arena is not None and len(ranges) > 1:
-            spans = [(0, self.size) if r is None else r.resolve(self.size) for r in ranges]
-            lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
-            if hi - lo <= 2 * sum(b - a for a, b in spans):      # dense: one read
-                view = arena.take_view(hi - lo)  # type: ignore[attr-defined]
-                got = _pread_into(self._fd, view, lo)
-                if got != hi - lo:
-                    raise StoreError(f"{self._where}: expected {hi - lo} bytes at offset {lo}, "
-                                     f"found {got}: the file was truncated in place")
-                return [view[a - lo:b - lo] for a, b in spans]
-        out: list[bytes | bytearray | memoryview] = []
-        for rng in ranges:
-            start, stop = (0, self.size) if rng is None else rng.resolve(self.size)
-            try:
-                buf = bytearray(stop - start)
-            except MemoryError:
-                raise StoreError(f"{self._where}: {stop - start} bytes do not fit in "
-                                 "memory") from None
-            got = _pread_into(self._fd, buf, start)
-            if got != len(buf):
-                raise StoreError(f"{self._where}: expected {len(buf)} bytes at offset {start}, "
-                                 f"found {got}: the file was truncated in place")
-            out.append(buf)
-        return out
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            os.close(fd)
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except OSError:
-            pass
-
-    def __repr__(self) -> str:
-        return f"<{self._where} at {self.generation!r}>"
-
-
-def _pread_into(fd: int, buf: bytearray | memoryview, offset: int) -> int:
-    """Fill ``buf`` from ``offset``; the number of bytes read (short only at end of file)."""
-    view = memoryview(buf)
-    got = 0
-    while got < len(buf):
-        try:
-            if hasattr(os, "preadv"):
-                n = os.preadv(fd, [view[got:]], offset + got)
-            else:
-                part = os.pread(fd, len(buf) - got, offset + got)
-                n = len(part)
-                view[got:got + n] = part
-        except OSError as exc:
-            raise StoreError(f"cannot read at offset {offset + got}: {exc.strerror or exc}") from exc
-        if n == 0:
-            break
-        got += n
-    return got
