@@ -168,7 +168,8 @@ class Array(Node):
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
         result = self._out(plan.out_shape, out)
-        chunk_io.read_into(self._io, plan.chunks, result, flat=plan.flat)
+        if not chunk_io.read_box(self._io, plan, result):
+            chunk_io.read_into(self._io, plan.chunks, result, flat=plan.flat)
         if out is None and result.ndim == 0:
             return result[()]
         return result

@@ -477,11 +477,15 @@ class ChunkList(Sequence):
 class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
-    __slots__ = ("_at", "_coords", "_iter", "_order", "kind", "nchunks", "out_shape")
+    __slots__ = ("_at", "_coords", "_iter", "_order", "box", "kind", "nchunks", "out_shape")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
-                 coords: Any) -> None:
+                 coords: Any, box: tuple[tuple[int, int], ...] | None = None) -> None:
         self.kind = kind
+        # ``(start, stop)`` per array axis when the selection is one box of cells (integers and
+        # step-1 slices, maybe new axes; not empty): the output then holds the box's cells in C
+        # order, and the chunks are listed in C order over those the box touches
+        self.box = box
         self.out_shape = out_shape
         self.nchunks = nchunks
         self._iter = it            # callable(order or None) -> iterator of ChunkProjection
@@ -511,6 +515,8 @@ class SelectionPlan:
 
     def reorder_shard_major(self, shard_shape: Any) -> None:
         self._order = shard_major(self._coords(), shard_shape) if self.nchunks > 1 else None
+        if self._order is not None:
+            self.box = None              # the listing is no longer C order
 
     def __repr__(self) -> str:
         return f"SelectionPlan(kind={self.kind!r}, out_shape={self.out_shape}, nchunks={self.nchunks})"
@@ -644,6 +650,7 @@ def _as_ix(sel: Any, n: int, j: int, m: int) -> np.ndarray:
 
 def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
     lists: list[list] = []       # per array axis: (k, chunk_sel, out_sel, full)
+    box: list[tuple[int, int]] | None = []
     out_shape: list[int] = []
     outmap: list[int] = []       # per output axis: array axis feeding it, -1 for newaxis
     n_int = n_new = n_arr = 0
@@ -656,6 +663,13 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             continue
         ax = len(lists)
         a = g.axes[ax]
+        if box is not None:
+            if tag == "int":
+                box.append((it[1], it[1] + 1))
+            elif tag == "slice" and it[3] == 1 and it[2] > 0:
+                box.append((it[1], it[1] + it[2]))
+            else:
+                box = None
         if tag == "int":
             p = it[1]
             k = a.chunk_of(p)
@@ -718,7 +732,8 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         mesh = np.meshgrid(*ks, indexing="ij")
         return np.stack([m.reshape(-1) for m in mesh], axis=1)
 
-    return SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords)
+    return SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords,
+                         tuple(box) if box else None)
 
 
 # ------------------------------------------------------------------- coordinate / mask plans

@@ -22,21 +22,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-cdef extern from *:
-    """
-    #include <sys/syscall.h>
-    #include <unistd.h>
-    #include <stdint.h>
-    #ifndef SYS_openat2
-    #define SYS_openat2 437
-    #endif
-    struct zx_open_how { uint64_t flags; uint64_t mode; uint64_t resolve; };
-    static int zx_openat2(const char *path, uint64_t flags, uint64_t resolve) {
-        struct zx_open_how how = {flags, 0, resolve};
-        return (int)syscall(SYS_openat2, -100 /* AT_FDCWD */, path, &how, sizeof how);
-    }
-    """
-    int zx_openat2(const char* path, uint64_t flags, uint64_t resolve) nogil
+from zarrx._clib.zx_openat2 cimport zx_openat2
 
 cdef enum:
     PATH_MAX = 4096
@@ -204,3 +190,10 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
         buf[rn + 1 + kn] = 0
         out.append(_read_one(buf, flags, resolve, fallback, arena))
     return out
+
+
+def plain_key(str key):
+    """Whether the kernels read ``key`` without the Python path's checks (see the module
+    docstring for what a plain key is)."""
+    kb = key.encode("utf-8", "surrogatepass")
+    return _plain_key(<const unsigned char*>PyBytes_AS_STRING(kb), len(kb))

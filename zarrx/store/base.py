@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from zarrx.errors import ConflictError, ReadOnlyError, StoreError
@@ -219,6 +219,13 @@ class Store:
         """A buffer one thread reuses across its ``get_many_buffers(..., arena=)`` calls, so
         that reading many objects does not allocate (and page-fault) fresh memory for each;
         None (the default) when the store has no use for one."""
+        return None
+
+    def box_reader(self, head: str, sep: str) -> Callable[..., list[int]] | None:
+        """Optionally, a reader of raw chunks stored one per object under keys ``head`` +
+        coordinates joined by ``sep``, straight into an output array (see
+        :meth:`zarrx.store.local.LocalStore.box_reader`); None (the default) when the store
+        has none, or not for these keys."""
         return None
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:

@@ -47,6 +47,13 @@ class ChunkSource:
         """A read buffer for one thread's :meth:`get_chunks` calls, or None."""
         return None
 
+    def box_reader(self) -> Callable[..., list[int]] | None:
+        """Optionally, ``reader(out, start, chunk, fill, lo, hi)``, which reads chunks ``lo``
+        to ``hi`` (C order over those the box ``start`` + ``out.shape`` touches) straight into
+        ``out`` when every chunk is stored raw as an object of its own, and returns the indices
+        of those it left to the general path; None (the default) when there is none."""
+        return None
+
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
                finish: Callable[[int, bytes | memoryview | None], bytes | None],
                slab: Slab | None = None) -> None:
@@ -147,6 +154,13 @@ class KeyedChunks(ChunkSource):
 
     def new_arena(self) -> object | None:
         return self.store.new_arena()
+
+    def box_reader(self) -> Callable[..., list[int]] | None:
+        enc = self.key_encoding
+        if not self.ndim:
+            return None
+        head = self.prefix + ("c" + enc.separator if enc.name == "default" else "")
+        return self.store.box_reader(head, enc.separator)
 
     def get_chunks(self, requests: Sequence[ChunkRequest],
                    arena: object | None = None) -> list[bytes | None]:

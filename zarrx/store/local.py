@@ -23,7 +23,8 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from functools import partial
 
 from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
@@ -33,7 +34,8 @@ from zarrx.store.localcond import ConditionalFiles
 from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
                                  open_how, scan, stamp, temp_owner, write_all)
-from zarrx.store._localread import Arena, read_whole
+from zarrx.store._localbox import read_box
+from zarrx.store._localread import Arena, plain_key, read_whole
 from zarrx.store.localsnap import FileSnapshot
 
 __all__ = ["LocalStore", "TMP_MARK"]
@@ -183,6 +185,18 @@ class LocalStore(ConditionalFiles):
             return self.get_many(requests)  # type: ignore[return-value]
         arena.reset()
         return self._get_batch(sequence_of(requests), arena)
+
+    def box_reader(self, head: str, sep: str) -> Callable[..., list[int]] | None:
+        """``reader(out, start, chunk, fill, lo, hi)``: chunks ``lo`` to ``hi`` (C order over
+        those a box touches) of raw chunk files ``head`` + coordinates joined by ``sep`` read
+        straight into ``out`` by the kernel (:mod:`zarrx.store._localbox`), without the GIL;
+        it returns the indices of chunks the general path must read (an error to word). None
+        where the kernel cannot open paths (no ``openat2``) or the keys are not plain."""
+        real = self._tree.real_root()
+        if real is None or not plain_key(head + "0"):
+            return None
+        base = real + b"/" + head.encode()
+        return partial(_box, base, sep)
 
     def _get_batch(self, reqs: Sequence[Request], arena: Arena | None = None) -> list:
         """Whole files through the kernel (into ``arena`` when given), the rest in Python."""
@@ -446,3 +460,8 @@ def _is_dir(d: Dir, name: str) -> bool:
 
 def _prefix_dir_invalid(folder: str) -> bool:
     return key_problem(folder) is not None or any(is_temp_name(s) for s in folder.split("/"))
+
+
+def _box(base: bytes, sep: str, out: object, start: tuple, chunk: tuple, fill: bytes, lo: int,
+         hi: int) -> list[int]:
+    return read_box(base, sep, out, start, chunk, fill, _READ, _RESOLVE, lo, hi)

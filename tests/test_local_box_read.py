@@ -1,0 +1,192 @@
+"""Box reads from a LocalStore: a selection of integers and step-1 slices of an array of raw,
+unsharded chunks is read by the store's kernel straight into the output, with no Python work
+per chunk. What it reads must equal numpy, on every grid, key encoding and thread count; and
+every chunk the kernel cannot vouch for (a wrong size, a link, an unreadable file) must read
+exactly as the general path reads it, errors included."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import zarrx
+from zarrx import chunk_io
+from zarrx.errors import CodecError, ZarrError
+from zarrx.store import LocalStore
+from zarrx.store._localbox import read_box
+
+
+@pytest.fixture
+def python_reads(monkeypatch):
+    """The chunk keys the general path reads from a LocalStore (the box reader reads none)."""
+    seen: list[str] = []
+    orig = LocalStore._get_batch
+
+    def recording(self, reqs, arena=None):
+        seen.extend(k for k, _ in reqs if k.startswith("c/") or "/c/" in k)
+        return orig(self, reqs, arena)
+
+    monkeypatch.setattr(LocalStore, "_get_batch", recording)
+    return seen
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch):
+    """How many times the box kernel ran."""
+    import zarrx.store.local as local
+    calls = []
+    orig = local.read_box
+
+    def counting(*args):
+        calls.append(args[4])
+        return orig(*args)
+
+    monkeypatch.setattr(local, "read_box", counting)
+    return calls
+
+
+def _array(path, shape, chunks, dtype="f4", fmt=3, sep="/", fill=7, **kw):
+    enc = {"name": "default" if fmt == 3 else "v2", "separator": sep}
+    return zarrx.create_array(LocalStore(path), name="g/a", shape=shape, chunks=chunks,
+                              dtype=dtype, zarr_format=fmt, fill_value=fill, compressors=None,
+                              chunk_key_encoding=enc, **kw)
+
+
+def _reopen(path):
+    return zarrx.open_array(LocalStore(path), path="g/a", mode="r")
+
+
+@st.composite
+def cases(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
+    written = tuple(slice(0, draw(st.integers(0, n))) for n in shape)
+    sel = []
+    for n in shape:
+        if draw(st.booleans()) and draw(st.booleans()):
+            sel.append(draw(st.integers(-n, n - 1)))
+        else:
+            a = draw(st.integers(0, n))
+            sel.append(slice(a, draw(st.integers(a, n))))
+    fmt = draw(st.sampled_from([2, 3]))
+    return shape, chunks, written, tuple(sel), fmt, draw(st.sampled_from(["/", "."])), \
+        draw(st.sampled_from(["f4", "u1", "i8", "c8"])), draw(st.sampled_from([1, 2]))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_box_reads_match_numpy(tmp_path_factory, case):
+    shape, chunks, written, sel, fmt, sep, dtype, threads = case
+    path = tmp_path_factory.mktemp("box")
+    z = _array(path, shape, chunks, dtype, fmt, sep)
+    src = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
+    z[written] = src[written]
+    ref = np.full(shape, 7, dtype)
+    ref[written] = src[written]
+    with zarrx.config.set(threads=threads):
+        r = _reopen(path)
+        np.testing.assert_array_equal(r[sel], ref[sel])
+        np.testing.assert_array_equal(r[...], ref)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_many_chunks_on_several_threads(tmp_path, python_reads, threads):
+    a = np.random.default_rng(5).random((300, 517)).astype("f8")
+    z = _array(tmp_path, a.shape, (7, 64), "f8", fill=np.nan)
+    z[...] = a
+    z[50:80, 100:300] = np.nan                     # absent chunks read as the fill value
+    a[50:80, 100:300] = np.nan
+    with zarrx.config.set(threads=threads):
+        r = _reopen(tmp_path)
+        np.testing.assert_array_equal(r[...], a)
+        np.testing.assert_array_equal(r[3:299, 5], a[3:299, 5])
+        np.testing.assert_array_equal(r[1:2, 60:461], a[1:2, 60:461])
+        out = np.empty((296, 400))
+        r.get_basic_selection((slice(3, 299), slice(17, 417)), out=out)
+        np.testing.assert_array_equal(out, a[3:299, 17:417])
+    assert python_reads == []                      # every chunk came through the kernel
+
+
+def test_only_raw_unsharded_boxes_take_the_kernel(tmp_path, kernel_calls):
+    a = np.arange(64 * 64, dtype="i4").reshape(64, 64)
+    z = _array(tmp_path, a.shape, (16, 16), "i4")
+    z[...] = a
+    r = _reopen(tmp_path)
+    np.testing.assert_array_equal(r[2:60, 3:9], a[2:60, 3:9])
+    assert len(kernel_calls) == 1
+    kernel_calls.clear()
+    np.testing.assert_array_equal(r[::2, 3:9], a[::2, 3:9])         # a step: the general path
+    np.testing.assert_array_equal(r.oindex[[1, 40], :], a[[1, 40], :])
+    out = np.empty((64, 64), dtype="i4", order="F")                  # not C-contiguous
+    r.get_basic_selection(Ellipsis, out=out)
+    np.testing.assert_array_equal(out, a)
+    assert kernel_calls == []
+    for name, kw in [("zstd", {"compressors": zarrx.codecs.Zstd(level=1)}),
+                     ("crc", {"compressors": [zarrx.codecs.Crc32c()]}),
+                     ("sharded", {"shards": (32, 32)})]:
+        kw.setdefault("compressors", None)
+        s = zarrx.create_array(LocalStore(tmp_path / name), shape=a.shape, chunks=(16, 16),
+                               dtype="i4", **kw)
+        s[...] = a
+        np.testing.assert_array_equal(zarrx.open_array(LocalStore(tmp_path / name))[...], a)
+        assert kernel_calls == [], name
+
+
+def _chunk_file(path, *coords):
+    return os.path.join(path, "g", "a", "c", *map(str, coords))
+
+
+def test_a_chunk_of_the_wrong_size_is_worded_by_the_general_path(tmp_path, python_reads):
+    z = _array(tmp_path, (8, 8), (4, 4), "f4")
+    z[...] = 1
+    with open(_chunk_file(tmp_path, 1, 0), "wb") as f:
+        f.write(b"\0" * 63)
+    with pytest.raises(CodecError) as box_err:
+        _reopen(tmp_path)[...]
+    assert python_reads == ["g/a/c/1/0"]
+    assert "expected 64 bytes for a chunk of shape (4, 4) and data type float32, found 63" \
+        in str(box_err.value)
+    assert "'g/a/c/1/0'" in str(box_err.value)
+
+
+def test_links_and_odd_files_read_as_the_general_path_reads_them(tmp_path, monkeypatch):
+    z = _array(tmp_path, (8, 8), (4, 4), "i2")
+    z[...] = 3
+    os.remove(_chunk_file(tmp_path, 0, 1))
+    os.symlink(_chunk_file(tmp_path, 0, 0), _chunk_file(tmp_path, 0, 1))   # a link: refused
+    os.remove(_chunk_file(tmp_path, 1, 1))
+    os.mkdir(_chunk_file(tmp_path, 1, 1))                                   # not a file
+
+    def outcome():
+        try:
+            return _reopen(tmp_path)[...]
+        except ZarrError as exc:
+            return type(exc), str(exc)
+
+    fast = outcome()
+    monkeypatch.setattr(chunk_io, "read_box", lambda io, plan, out: False)
+    general = outcome()
+    assert type(fast) is type(general)
+    if isinstance(fast, tuple):
+        assert fast == general
+    else:
+        np.testing.assert_array_equal(fast, general)
+
+
+def test_the_kernel_checks_its_arguments():
+    out = np.zeros((4, 4), "f4")
+    for args, msg in [
+        ((b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 5), "outside 0..4"),
+        ((b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 2, 0, 0, 0, 1), "fill value of 4 bytes"),
+        ((b"/x/", ",", out, (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 1), "separator"),
+        ((b"/x/", "/", out, (0,), (2, 2), b"\0" * 4, 0, 0, 0, 1), "start and chunk"),
+        ((b"/x/", "/", out, (0, 0), (0, 2), b"\0" * 4, 0, 0, 0, 1), "chunk > 0"),
+        ((b"/x/", "/", out, (0, 0), (1 << 62, 2), b"\0" * 4, 0, 0, 0, 1), "overflows"),
+        ((b"/x/", "/", out[:, ::2], (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 1), "C-contiguous"),
+        ((b"/" * 5000, "/", out, (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 1), "exceed"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            read_box(*args)

@@ -1,0 +1,279 @@
+# zarrx-sources: csrc/zx_copy.c
+"""Read a box of an array stored one raw chunk per file below a local directory, straight
+into the output, with no Python object per chunk.
+
+The caller (:meth:`zarrx.store.local.LocalStore.read_box`) hands over the path every chunk key
+starts with, the key separator, the output (a C-contiguous array holding exactly the box), the
+box's first cell, the chunk shape, the fill value's bytes and a range of chunks. Each chunk of
+the range, in C order over the chunks the box touches, costs one ``openat2``
+(``RESOLVE_NO_SYMLINKS``), one ``fstat``, one ``pread`` and one ``close``, all without the GIL:
+
+- when the part of the chunk inside the box is one contiguous run in both the file and the
+  output, the ``pread`` reads that run straight into the output;
+- otherwise it reads the whole chunk into a buffer this call reuses, and the C walker copies
+  the part inside the box into the output;
+- a missing file (``ENOENT``), or a path that is not a regular file, is filled with the fill
+  value, as a missing chunk reads everywhere else.
+
+Anything else (another open error, a file whose size is not the chunk's, a short read) is left
+to the caller: the chunk's index in the range comes back in the returned list, and the general
+read path (which words the error) reads it. Every size and offset is checked before a byte is
+touched.
+"""
+from libc.stddef cimport ptrdiff_t
+from libc.stdint cimport int64_t, uint64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+from libc.errno cimport errno, ENOENT, EINTR
+from posix.unistd cimport close, pread
+from posix.stat cimport struct_stat, fstat, S_ISREG
+from cpython.bytes cimport PyBytes_AS_STRING
+cimport numpy as cnp
+
+from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box
+from zarrx._clib.zx_openat2 cimport zx_openat2
+
+cnp.import_array()
+
+cdef enum:
+    PATH_MAX = 4096
+    DIGITS = 20                 # an int64 in decimal
+
+cdef enum Outcome:
+    DONE = 0
+    FILL = 1
+    FALLBACK = 2
+
+
+cdef struct Geometry:
+    int ndim
+    size_t itemsize
+    int64_t start[ZX_MAX_NDIM]      # the box's first cell
+    int64_t extent[ZX_MAX_NDIM]     # the box's shape (= the output's)
+    int64_t chunk[ZX_MAX_NDIM]      # the chunk shape
+    int64_t first[ZX_MAX_NDIM]      # the first chunk the box touches, per axis
+    int64_t count[ZX_MAX_NDIM]      # chunks the box touches, per axis
+    ptrdiff_t cstride[ZX_MAX_NDIM]  # bytes per step in a chunk file (C order)
+    ptrdiff_t ostride[ZX_MAX_NDIM]  # bytes per step in the output (C order)
+    size_t nbytes                   # a chunk file's size
+
+
+cdef int _itoa(int64_t v, char* dst) noexcept nogil:
+    """Write ``v`` (>= 0) in decimal at ``dst``; return the number of digits."""
+    cdef char tmp[DIGITS]
+    cdef int n = 0, i
+    while True:
+        tmp[n] = <char>(48 + v % 10)
+        n += 1
+        v //= 10
+        if v == 0:
+            break
+    for i in range(n):
+        dst[i] = tmp[n - 1 - i]
+    return n
+
+
+cdef Py_ssize_t _pread_at(int fd, char* dst, size_t size, int64_t offset) noexcept nogil:
+    """Bytes read into ``dst`` from ``offset``, up to ``size`` or the end of the file."""
+    cdef size_t done = 0
+    cdef Py_ssize_t got
+    while done < size:
+        got = pread(fd, dst + done, size - done, offset + <int64_t>done)
+        if got < 0 and errno == EINTR:
+            continue
+        if got <= 0:
+            break
+        done += <size_t>got
+    return <Py_ssize_t>done
+
+
+cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
+                         uint64_t resolve, char* out, char** buf,
+                         const int64_t* k) noexcept nogil:
+    """Read chunk ``k`` (grid coordinates) into its part of the output."""
+    cdef int d, fd, first_long = -1
+    cdef int64_t lo, hi
+    cdef ptrdiff_t src_off = 0, dst_off = 0
+    cdef size_t run
+    cdef bint one_run = True
+    cdef struct_stat st
+    cdef zx_box box
+    box.ndim = g.ndim
+    box.itemsize = g.itemsize
+    for d in range(g.ndim):
+        lo = k[d] * g.chunk[d]
+        hi = lo + g.chunk[d]
+        if lo < g.start[d]:
+            lo = g.start[d]
+        if hi > g.start[d] + g.extent[d]:
+            hi = g.start[d] + g.extent[d]
+        box.count[d] = hi - lo
+        src_off += (lo - k[d] * g.chunk[d]) * g.cstride[d]
+        dst_off += (lo - g.start[d]) * g.ostride[d]
+        box.stride[0][d] = g.cstride[d]
+        box.stride[1][d] = g.ostride[d]
+        # one run: past the first axis with more than one cell, every axis is whole in both
+        if first_long >= 0:
+            if box.count[d] != g.chunk[d] or box.count[d] != g.extent[d]:
+                one_run = False
+        elif box.count[d] > 1:
+            first_long = d
+    fd = zx_openat2(path, flags, resolve)
+    if fd < 0:
+        return FILL if errno == ENOENT else FALLBACK
+    if fstat(fd, &st) != 0:
+        close(fd)
+        return FALLBACK
+    if not S_ISREG(st.st_mode):
+        close(fd)
+        return FILL
+    if <size_t>st.st_size != g.nbytes:
+        close(fd)
+        return FALLBACK
+    if one_run:
+        run = g.itemsize
+        for d in range(g.ndim):
+            run *= <size_t>box.count[d]
+        if _pread_at(fd, out + dst_off, run, src_off) != <Py_ssize_t>run:
+            close(fd)
+            return FALLBACK
+        close(fd)
+        return DONE
+    if buf[0] == NULL:
+        buf[0] = <char*>malloc(g.nbytes)
+        if buf[0] == NULL:
+            close(fd)
+            return FALLBACK
+    if _pread_at(fd, buf[0], g.nbytes, 0) != <Py_ssize_t>g.nbytes:
+        close(fd)
+        return FALLBACK
+    close(fd)
+    zx_copy_box(&box, buf[0] + src_off, out + dst_off)
+    return DONE
+
+
+cdef void _fill_chunk(const Geometry* g, const char* fill, char* out,
+                      const int64_t* k) noexcept nogil:
+    """Fill chunk ``k``'s part of the output with the item at ``fill``."""
+    cdef int d
+    cdef int64_t lo, hi
+    cdef ptrdiff_t dst_off = 0
+    cdef zx_box box
+    box.ndim = g.ndim
+    box.itemsize = g.itemsize
+    for d in range(g.ndim):
+        lo = k[d] * g.chunk[d]
+        hi = lo + g.chunk[d]
+        if lo < g.start[d]:
+            lo = g.start[d]
+        if hi > g.start[d] + g.extent[d]:
+            hi = g.start[d] + g.extent[d]
+        box.count[d] = hi - lo
+        dst_off += (lo - g.start[d]) * g.ostride[d]
+        box.stride[0][d] = 0
+        box.stride[1][d] = g.ostride[d]
+    zx_copy_box(&box, fill, out + dst_off)
+
+
+def chunks_touched(tuple start, tuple extent, tuple chunk):
+    """Chunks the box ``start`` + ``extent`` touches (every extent > 0, chunk > 0)."""
+    n = 1
+    for s, e, c in zip(start, extent, chunk):
+        n *= (s + e - 1) // c - s // c + 1
+    return n
+
+
+def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, bytes fill,
+             uint64_t flags, uint64_t resolve, Py_ssize_t lo, Py_ssize_t hi):
+    """Read chunks ``lo`` to ``hi`` (C order over the chunks the box touches) into ``out``;
+    return the indices (in that order) of the chunks the caller must read itself.
+
+    ``base``: the path of the array's chunk keys up to the first coordinate (for example
+    ``b"/data/a/c/"``); ``sep``: the separator between coordinates; ``out``: a C-contiguous,
+    writable array of the box's shape, of fixed-size items; ``start``: the box's first cell;
+    ``chunk``: the chunk shape (a file holds a whole chunk, C order, items of ``out``'s size);
+    ``fill``: one item."""
+    cdef Geometry g
+    cdef int d, ndim = cnp.PyArray_NDIM(out), n
+    cdef Py_ssize_t bn = len(base), i, rem
+    cdef int64_t k[ZX_MAX_NDIM]
+    cdef char path[PATH_MAX]
+    cdef char* pp
+    cdef char* buf = NULL
+    cdef char* dst = <char*>cnp.PyArray_DATA(out)
+    cdef const char* fillp
+    cdef char csep
+    cdef size_t total = 1
+    cdef Outcome res
+    cdef list fallback = []
+    cdef unsigned char* marks
+    if ndim < 1 or ndim > ZX_MAX_NDIM:
+        raise ValueError(f"read_box: expected 1 to {ZX_MAX_NDIM} dimensions, found {ndim}")
+    if not (cnp.PyArray_IS_C_CONTIGUOUS(out) and cnp.PyArray_ISWRITEABLE(out)) \
+            or out.dtype.hasobject:
+        raise ValueError("read_box: expected a writable C-contiguous output of fixed-size items")
+    if len(start) != ndim or len(chunk) != ndim:
+        raise ValueError(f"read_box: expected {ndim} start and chunk entries, found "
+                         f"{len(start)} and {len(chunk)}")
+    if len(sep) != 1 or sep not in "/.":
+        raise ValueError(f"read_box: expected separator '/' or '.', found {sep!r}")
+    g.itemsize = <size_t>cnp.PyArray_ITEMSIZE(out)
+    if g.itemsize == 0 or len(fill) != <Py_ssize_t>g.itemsize:
+        raise ValueError(f"read_box: expected a fill value of {g.itemsize} bytes, found "
+                         f"{len(fill)}")
+    # the longest path: base, then per axis up to DIGITS digits and a separator, then a NUL
+    if bn + ndim * (DIGITS + 1) + 1 > PATH_MAX:
+        raise ValueError(f"read_box: a chunk path would exceed {PATH_MAX} bytes")
+    g.ndim = ndim
+    g.nbytes = g.itemsize
+    cdef Py_ssize_t nchunks = 1
+    for d in range(ndim):
+        g.start[d] = start[d]
+        g.extent[d] = cnp.PyArray_DIMS(out)[d]
+        g.chunk[d] = chunk[d]
+        if g.chunk[d] <= 0 or g.extent[d] <= 0 or g.start[d] < 0:
+            raise ValueError(f"read_box: expected chunk > 0, extent > 0 and start >= 0 on axis "
+                             f"{d}, found {g.chunk[d]}, {g.extent[d]} and {g.start[d]}")
+        if g.chunk[d] > (<int64_t>1 << 62) // <int64_t>g.nbytes:
+            raise ValueError("read_box: the chunk size overflows")
+        g.nbytes *= <size_t>g.chunk[d]
+        g.first[d] = g.start[d] // g.chunk[d]
+        g.count[d] = (g.start[d] + g.extent[d] - 1) // g.chunk[d] - g.first[d] + 1
+        nchunks *= g.count[d]
+    g.cstride[ndim - 1] = g.ostride[ndim - 1] = <ptrdiff_t>g.itemsize
+    for d in range(ndim - 2, -1, -1):
+        g.cstride[d] = g.cstride[d + 1] * g.chunk[d + 1]
+        g.ostride[d] = g.ostride[d + 1] * g.extent[d + 1]
+    if lo < 0 or hi > nchunks or lo > hi:
+        raise ValueError(f"read_box: chunk range {lo}..{hi} is outside 0..{nchunks}")
+    marks = <unsigned char*>malloc(<size_t>(hi - lo) + 1)
+    if marks == NULL:
+        raise MemoryError()
+    memcpy(path, PyBytes_AS_STRING(base), bn)
+    csep = ord(sep)
+    fillp = PyBytes_AS_STRING(fill)
+    try:
+        with nogil:
+            for i in range(lo, hi):
+                rem = i
+                for d in range(ndim - 1, -1, -1):
+                    k[d] = g.first[d] + rem % g.count[d]
+                    rem //= g.count[d]
+                pp = path + bn
+                for d in range(ndim):
+                    if d:
+                        pp[0] = csep
+                        pp += 1
+                    pp += _itoa(k[d], pp)
+                pp[0] = 0
+                res = _read_chunk(&g, path, flags, resolve, dst, &buf, k)
+                if res == FILL:
+                    _fill_chunk(&g, fillp, dst, k)
+                marks[i - lo] = res == FALLBACK
+        for i in range(lo, hi):
+            if marks[i - lo]:
+                fallback.append(i)
+    finally:
+        free(buf)
+        free(marks)
+    return fallback
