@@ -139,17 +139,25 @@ def _chunk_file(path, *coords):
     return os.path.join(path, "g", "a", "c", *map(str, coords))
 
 
-def test_a_chunk_of_the_wrong_size_is_worded_by_the_general_path(tmp_path, python_reads):
-    z = _array(tmp_path, (8, 8), (4, 4), "f4")
+@pytest.mark.parametrize("shape, chunks", [((8, 8), (4, 4)), ((8, 256), (4, 64)),
+                                           ((8, 8), (4, 8)), ((16, 600), (8, 300))],
+                         ids=["copied", "scattered", "one-run", "scattered-wide"])
+@pytest.mark.parametrize("delta", [-1, 1], ids=["short", "long"])
+def test_a_chunk_of_the_wrong_size_is_worded_by_the_general_path(tmp_path, python_reads, shape,
+                                                                 chunks, delta):
+    z = _array(tmp_path, shape, chunks, "f4")
     z[...] = 1
+    nbytes = 4 * chunks[0] * chunks[1]
     with open(_chunk_file(tmp_path, 1, 0), "wb") as f:
-        f.write(b"\0" * 63)
-    with pytest.raises(CodecError) as box_err:
-        _reopen(tmp_path)[...]
-    assert python_reads == ["g/a/c/1/0"]
-    assert "expected 64 bytes for a chunk of shape (4, 4) and data type float32, found 63" \
-        in str(box_err.value)
-    assert "'g/a/c/1/0'" in str(box_err.value)
+        f.write(b"\0" * (nbytes + delta))
+    for sel in [Ellipsis, np.s_[3:chunks[0] + 2, 2:5]]:    # whole chunks, and parts of chunks
+        python_reads.clear()
+        with pytest.raises(CodecError) as err:
+            _reopen(tmp_path)[sel]
+        assert python_reads == ["g/a/c/1/0"]
+        assert f"expected {nbytes} bytes for a chunk of shape {chunks} and data type float32, " \
+            f"found {nbytes + delta}" in str(err.value)
+        assert "'g/a/c/1/0'" in str(err.value)
 
 
 def test_links_and_odd_files_read_as_the_general_path_reads_them(tmp_path, monkeypatch):

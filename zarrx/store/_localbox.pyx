@@ -2,17 +2,20 @@
 """Read a box of an array stored one raw chunk per file below a local directory, straight
 into the output, with no Python object per chunk.
 
-The caller (:meth:`zarrx.store.local.LocalStore.read_box`) hands over the path every chunk key
-starts with, the key separator, the output (a C-contiguous array holding exactly the box), the
-box's first cell, the chunk shape, the fill value's bytes and a range of chunks. Each chunk of
-the range, in C order over the chunks the box touches, costs one ``openat2``
-(``RESOLVE_NO_SYMLINKS``), one ``fstat``, one ``pread`` and one ``close``, all without the GIL:
+The caller (:meth:`zarrx.store.local.LocalStore.box_reader`) hands over the path every chunk
+key starts with, the key separator, the output (a C-contiguous array holding exactly the box),
+the box's first cell, the chunk shape, the fill value's bytes and a range of chunks. Each chunk
+of the range, in C order over the chunks the box touches, is opened with one ``openat2``
+(``RESOLVE_NO_SYMLINKS``) and read without the GIL:
 
-- when the part of the chunk inside the box is one contiguous run in both the file and the
-  output, the ``pread`` reads that run straight into the output;
-- otherwise it reads the whole chunk into a buffer this call reuses, and the C walker copies
-  the part inside the box into the output;
-- a missing file (``ENOENT``), or a path that is not a regular file, is filled with the fill
+- a chunk whose cells are one run in the output (and in the file) is read straight into the
+  output with one ``pread``: the whole file, with a one-byte probe after it that tells a file
+  longer than a chunk (no ``fstat``), or the run inside the box, after an ``fstat`` for the size;
+- any other chunk is read whole (with the probe) into a buffer this call reuses, and the C
+  walker copies the part inside the box into the output. Reading the rows of a chunk straight
+  to their places with ``preadv`` was slower here: 2.0 against 2.5 GB/s for 256×256 float32
+  chunks of an 8192×8192 array, in interleaved runs;
+- a missing file (``ENOENT``), or a directory at the chunk's path, is filled with the fill
   value, as a missing chunk reads everywhere else.
 
 Anything else (another open error, a file whose size is not the chunk's, a short read) is left
@@ -24,11 +27,15 @@ from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
-from libc.errno cimport errno, ENOENT, EINTR
-from posix.unistd cimport close, pread
+from libc.errno cimport errno, ENOENT, EINTR, EISDIR
+from posix.unistd cimport close
+from posix.uio cimport iovec
 from posix.stat cimport struct_stat, fstat, S_ISREG
 from cpython.bytes cimport PyBytes_AS_STRING
 cimport numpy as cnp
+
+cdef extern from "<sys/uio.h>" nogil:
+    Py_ssize_t preadv(int fd, const iovec* iov, int iovcnt, long offset)
 
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box
 from zarrx._clib.zx_openat2 cimport zx_openat2
@@ -73,18 +80,37 @@ cdef int _itoa(int64_t v, char* dst) noexcept nogil:
     return n
 
 
-cdef Py_ssize_t _pread_at(int fd, char* dst, size_t size, int64_t offset) noexcept nogil:
-    """Bytes read into ``dst`` from ``offset``, up to ``size`` or the end of the file."""
-    cdef size_t done = 0
+cdef Outcome _failed(int err) noexcept nogil:
+    """What a failed read means: a directory at the chunk's path reads as a missing chunk."""
+    return FILL if err == EISDIR else FALLBACK
+
+
+cdef Outcome _read_exact(int fd, iovec* iov, int n, size_t want, int64_t offset,
+                         bint last, char* probe) noexcept nogil:
+    """Read ``want`` bytes at ``offset`` into the ``n`` buffers of ``iov``; with ``last``, a
+    one-byte probe after them makes a file longer than ``offset + want`` a failure too."""
     cdef Py_ssize_t got
-    while done < size:
-        got = pread(fd, dst + done, size - done, offset + <int64_t>done)
-        if got < 0 and errno == EINTR:
-            continue
-        if got <= 0:
-            break
+    cdef size_t done = 0
+    cdef int i = 0
+    if last:
+        iov[n].iov_base = probe
+        iov[n].iov_len = 1
+        n += 1
+    while True:
+        got = preadv(fd, iov + i, n - i, offset + <int64_t>done)
+        if got < 0:
+            if errno == EINTR:
+                continue
+            return _failed(errno)
         done += <size_t>got
-    return <Py_ssize_t>done
+        if got == 0 or done >= want:
+            break
+        while got > 0 and <size_t>got >= iov[i].iov_len:      # a short read: go on after it
+            got -= iov[i].iov_len
+            i += 1
+        iov[i].iov_base = <char*>iov[i].iov_base + got
+        iov[i].iov_len -= got
+    return DONE if done == want else FALLBACK
 
 
 cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
@@ -95,9 +121,12 @@ cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
     cdef int64_t lo, hi
     cdef ptrdiff_t src_off = 0, dst_off = 0
     cdef size_t run
-    cdef bint one_run = True
+    cdef bint one_run = True, whole = True
     cdef struct_stat st
     cdef zx_box box
+    cdef iovec iov[2]
+    cdef char probe
+    cdef Outcome res
     box.ndim = g.ndim
     box.itemsize = g.itemsize
     for d in range(g.ndim):
@@ -112,6 +141,8 @@ cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
         dst_off += (lo - g.start[d]) * g.ostride[d]
         box.stride[0][d] = g.cstride[d]
         box.stride[1][d] = g.ostride[d]
+        if box.count[d] != g.chunk[d]:
+            whole = False
         # one run: past the first axis with more than one cell, every axis is whole in both
         if first_long >= 0:
             if box.count[d] != g.chunk[d] or box.count[d] != g.extent[d]:
@@ -121,35 +152,37 @@ cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
     fd = zx_openat2(path, flags, resolve)
     if fd < 0:
         return FILL if errno == ENOENT else FALLBACK
-    if fstat(fd, &st) != 0:
-        close(fd)
-        return FALLBACK
-    if not S_ISREG(st.st_mode):
-        close(fd)
-        return FILL
-    if <size_t>st.st_size != g.nbytes:
-        close(fd)
-        return FALLBACK
-    if one_run:
-        run = g.itemsize
-        for d in range(g.ndim):
-            run *= <size_t>box.count[d]
-        if _pread_at(fd, out + dst_off, run, src_off) != <Py_ssize_t>run:
-            close(fd)
-            return FALLBACK
-        close(fd)
-        return DONE
-    if buf[0] == NULL:
-        buf[0] = <char*>malloc(g.nbytes)
+    if whole and one_run:           # the whole file, into one place (no stat: the probe
+        iov[0].iov_base = out + dst_off     # byte tells a longer file)
+        iov[0].iov_len = g.nbytes
+        res = _read_exact(fd, iov, 1, g.nbytes, 0, True, &probe)
+    elif one_run:                   # part of the file, into one place: the size from a stat
+        if fstat(fd, &st) != 0:
+            res = FALLBACK
+        elif not S_ISREG(st.st_mode):
+            res = FILL
+        elif <size_t>st.st_size != g.nbytes:
+            res = FALLBACK
+        else:
+            run = g.itemsize
+            for d in range(g.ndim):
+                run *= <size_t>box.count[d]
+            iov[0].iov_base = out + dst_off
+            iov[0].iov_len = run
+            res = _read_exact(fd, iov, 1, run, src_off, False, &probe)
+    else:                           # the whole file into the buffer, then a strided copy
         if buf[0] == NULL:
-            close(fd)
-            return FALLBACK
-    if _pread_at(fd, buf[0], g.nbytes, 0) != <Py_ssize_t>g.nbytes:
-        close(fd)
-        return FALLBACK
+            buf[0] = <char*>malloc(g.nbytes + 1)
+        if buf[0] == NULL:
+            res = FALLBACK
+        else:
+            iov[0].iov_base = buf[0]
+            iov[0].iov_len = g.nbytes
+            res = _read_exact(fd, iov, 1, g.nbytes, 0, True, &probe)
+            if res == DONE:
+                zx_copy_box(&box, buf[0] + src_off, out + dst_off)
     close(fd)
-    zx_copy_box(&box, buf[0] + src_off, out + dst_off)
-    return DONE
+    return res
 
 
 cdef void _fill_chunk(const Geometry* g, const char* fill, char* out,
