@@ -1,0 +1,101 @@
+"""The values remote stores pass around: classified failures, entity tags as generations,
+GET answers, and the helpers over them that reads and writes share."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrottledError,
+                          RemoteTimeoutError)
+
+__all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
+           "to_bytes", "gather_all"]
+
+Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
+
+TRANSIENT = {"throttled": RemoteThrottledError, "server": RemoteServerError,
+             "timeout": RemoteTimeoutError, "connection": RemoteConnectionError}
+
+
+class Failure(Exception):
+    """A backend's failure, classified. ``kind`` is one of: missing, precondition, exists,
+    range (HTTP 416), access, not_found (a bucket or path, not a key), throttled, server,
+    timeout, connection, unsupported, other."""
+
+    def __init__(self, kind: str, status: int | None = None, detail: str = "") -> None:
+        super().__init__(kind, status, detail)
+        self.kind, self.status, self.detail = kind, status, detail
+
+
+class ETag:
+    """The generation of a remote object: its entity tag, as the server sent it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ETag) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash((ETag, self.value))
+
+    def __repr__(self) -> str:
+        return f"ETag({self.value!r})"
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (ETag, (self.value,))
+
+
+def etag_generation(etag: str | None) -> ETag | None:
+    return None if etag is None else ETag(etag)
+
+
+def if_match_of(generation: object) -> str | None:
+    """The If-Match value for a generation (None: not one of ours)."""
+    return generation.value if isinstance(generation, ETag) else None
+
+
+@dataclass(slots=True)
+class Got:
+    """A GET's answer: ``data`` starts at byte ``start`` of an object of ``size`` bytes (None:
+    unknown) at ``etag`` (None: the backend gives none)."""
+
+    data: Buffer
+    etag: str | None
+    size: int | None
+    start: int
+
+
+def joined(first: Got, rest: Sequence[Got | None]) -> Got:
+    """Consecutive parts as one buffer (a conflict when a later part is gone)."""
+    if any(r is None for r in rest):
+        raise Failure("precondition", 412)
+    total = len(first.data) + sum(len(r.data) for r in rest)  # type: ignore[union-attr]
+    buf = bytearray(total)
+    view = memoryview(buf)
+    pos = 0
+    for part in (first, *rest):
+        n = len(part.data)  # type: ignore[union-attr]
+        view[pos:pos + n] = memoryview(part.data).cast("B")  # type: ignore[union-attr]
+        pos += n
+    return Got(buf, first.etag, first.size, first.start)
+
+
+def to_bytes(data: Buffer) -> bytes:
+    return data if type(data) is bytes else bytes(data)
+
+
+async def gather_all(aws: Sequence[Awaitable[Any]]) -> list[Any]:
+    """``asyncio.gather`` that, on the first error, cancels the rest and waits for them."""
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

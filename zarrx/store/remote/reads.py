@@ -1,0 +1,309 @@
+"""The read side of remote stores: how a batch of reads becomes requests, and snapshots.
+
+- A read of a whole object is its first part and, when larger, the remaining parts in parallel,
+  conditioned on the first part's ETag; a large range is split the same way (``part_size``).
+- Nearby ranges of one object are coalesced (``coalesce_gap``, ``max_request``), and every
+  request of a batch is in flight at once (up to the store's limit).
+- A snapshot starts with one suffix read of the object's tail (a shard's index, with no HEAD)
+  and conditions every later read on the ETag it returned; reads of snapshots of one version
+  that arrive together share coalesced requests.
+
+:class:`RemoteReads` is a part of :class:`~zarrx.store.remote.base.RemoteStore`, which supplies
+the requests (``_call``, ``_get``, ``_head``), the errors and the generations seen lately.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from zarrx.errors import ConflictError, StoreError
+from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
+from zarrx.store.remote.common import (Buffer, Failure, Got, etag_generation, gather_all,
+                                       if_match_of, joined)
+from zarrx.store.remote.coalesce import coalesce, split
+
+__all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch"]
+
+
+class RemoteReads:
+    """Read planning over a remote store's request primitives (see the module docstring)."""
+
+    options: Any
+    bytes_read: int
+    _batches: dict
+    _tails: dict
+
+    # -- requests for reads --------------------------------------------------------------------------------
+    async def _fetch(self, key: str, start: int | None, stop: int | None, suffix: int | None,
+                     if_match: str | None) -> Got | None:
+        """One GET (None: missing). A range past the end reads as empty data."""
+        try:
+            got = await self._call("GET", "read", key,
+                                   lambda: self._get(key, start, stop, suffix, if_match))
+        except Failure as fail:
+            if fail.kind == "missing":
+                return None
+            if fail.kind == "range":
+                return await self._beyond_end(key, start or 0, if_match)
+            if fail.kind == "not_partial":
+                return await self._whole_then_slice(key, start, stop, suffix, if_match)
+            if fail.kind == "precondition":
+                raise
+            raise self._error("read", key, fail) from None
+        self.bytes_read += len(got.data)
+        return got
+
+    async def _whole_then_slice(self, key: str, start: int | None, stop: int | None,
+                                suffix: int | None, if_match: str | None) -> Got | None:
+        """A server that answered a range request with the whole object (as some do for an
+        empty object, or when they ignore ranges): read it whole and cut the range here."""
+        try:
+            got = await self._call("GET", "read", key,
+                                   lambda: self._get(key, None, None, None, if_match))
+        except Failure as fail:
+            if fail.kind == "missing":
+                return None
+            if fail.kind == "precondition":
+                raise
+            raise self._error("read", key, fail) from None
+        self.bytes_read += len(got.data)
+        size = len(got.data)
+        rng = ByteRange(suffix=suffix) if suffix is not None else \
+            ByteRange(offset=start or 0, length=None if stop is None else stop - (start or 0))
+        a, b = rng.resolve(size)
+        return Got(memoryview(got.data)[a:b], got.etag, size, a)
+
+    async def _beyond_end(self, key: str, start: int, if_match: str | None) -> Got | None:
+        """A range that starts at or past the end (HTTP 416): empty bytes of the object, whose
+        state comes from a HEAD; an empty object read with a range is read whole."""
+        head = await self._stat(key)
+        if head is None:
+            return None
+        etag, size = head
+        if if_match is not None and etag != if_match:
+            raise Failure("precondition", 412)
+        if size == 0 and start == 0:
+            return Got(b"", etag, 0, 0)
+        return Got(b"", etag, size, min(start, size))
+
+    async def _stat(self, key: str) -> tuple[str | None, int] | None:
+        try:
+            return await self._call("HEAD", "read", key, lambda: self._head(key))
+        except Failure as fail:
+            if fail.kind == "missing":
+                return None
+            raise self._error("read", key, fail) from None
+
+    async def _read_span(self, key: str, start: int, stop: int, if_match: str | None
+                         ) -> Got | None:
+        """``[start, stop)`` of ``key`` (clipped at its end), in parallel parts when large."""
+        if stop <= start:
+            head = await self._stat(key)
+            if head is None:
+                return None
+            if if_match is not None and head[0] != if_match:
+                raise Failure("precondition", 412)
+            return Got(b"", head[0], head[1], start)
+        parts = split(start, stop, self.options.part_size)
+        if len(parts) == 1:
+            return await self._fetch(key, start, stop, None, if_match)
+        first = await self._fetch(key, *parts[0], None, if_match)
+        if first is None or len(first.data) < parts[0][1] - parts[0][0]:
+            return first                         # missing, or the object ends in part one
+        cond = if_match or first.etag
+        rest = await asyncio.gather(*(self._fetch(key, a, b, None, cond) for a, b in parts[1:]))
+        return joined(first, rest)
+
+    async def _read_whole(self, key: str, if_match: str | None) -> Got | None:
+        """The whole object: its first part, then (when larger) the rest in parallel parts,
+        all from one version."""
+        part = self.options.part_size
+        first = await self._fetch(key, 0, part, None, if_match)
+        if first is None or first.size is None or first.size <= len(first.data):
+            return first
+        cond = if_match or first.etag
+        spans = split(len(first.data), first.size, part)
+        rest = await asyncio.gather(*(self._fetch(key, a, b, None, cond) for a, b in spans))
+        return joined(first, rest)
+
+    async def _read_one(self, key: str, rng: ByteRange | None, if_match: str | None
+                        ) -> Got | None:
+        if rng is None or rng.is_full:
+            return await self._read_whole(key, if_match)
+        if rng.suffix is not None:
+            if rng.suffix == 0:
+                return await self._read_span(key, 0, 0, if_match)
+            return await self._fetch(key, None, None, rng.suffix, if_match)
+        if rng.length is None:
+            return await self._fetch(key, rng.offset, None, None, if_match)
+        return await self._read_span(key, rng.offset, rng.offset + rng.length, if_match)
+
+    async def _read_many(self, requests: Sequence[Request], if_match: str | None = None
+                         ) -> list[tuple[Buffer | None, str | None]]:
+        """``(bytes or None, etag)`` per request: slices of one object coalesced, everything
+        in flight at once."""
+        out: list[tuple[Buffer | None, str | None]] = [(None, None)] * len(requests)
+        slices: dict[str, list[int]] = {}
+        tasks: list[Awaitable[None]] = []
+
+        async def single(i: int, key: str, rng: ByteRange | None) -> None:
+            got = await self._read_one(key, rng, if_match)
+            out[i] = (None, None) if got is None else (got.data, got.etag)
+
+        async def span(key: str, start: int, stop: int, members: list[tuple[int, int, int]]
+                       ) -> None:
+            got = await self._read_span(key, start, stop, if_match)
+            if got is None:
+                return
+            view = memoryview(got.data)
+            for i, a, b in members:
+                out[i] = (view[a - start:b - start], got.etag)
+
+        for i, (key, rng) in enumerate(requests):
+            key = self._key(key)
+            if rng is not None and rng.suffix is None and rng.length and not rng.is_full:
+                slices.setdefault(key, []).append(i)
+            else:
+                tasks.append(single(i, key, rng))
+        opts = self.options
+        for key, idx in slices.items():
+            ranges = [(requests[i][1].offset, requests[i][1].offset + requests[i][1].length)
+                      for i in idx]
+            for sp in coalesce(ranges, opts.coalesce_gap, opts.max_request):
+                members = [(idx[m], *ranges[m]) for m in sp.members]
+                tasks.append(span(key, sp.start, sp.stop, members))
+        if tasks:
+            await gather_all(tasks)
+        return out
+
+    async def _retry_whole(self, key: str, rng: ByteRange | None) -> Got | None:
+        """An unconditioned read whose later parts found a newer version: read again."""
+        for _ in range(8):
+            try:
+                return await self._read_one(key, rng, None)
+            except Failure:
+                continue
+        raise ConflictError(f"{self!r}: cannot read {key!r} ({self._url(key)}): it changed "
+                            "during each of 8 reads")
+
+    async def _combined(self, key: str, etag: str | None, reqs: list[Request]
+                        ) -> list[tuple[Buffer | None, str | None]]:
+        """``_read_many(reqs, etag)``, combined with the reads of other snapshots of the same
+        version that arrive within ``batch_delay`` seconds: threads reading neighbouring inner
+        chunks of one shard share coalesced requests."""
+        delay = self.options.batch_delay
+        if delay <= 0:
+            return await self._read_many(reqs, etag)
+        slot = (key, etag)
+        batch = self._batches.get(slot)
+        if batch is not None:
+            first = len(batch.requests)
+            batch.requests.extend(reqs)
+            got = await asyncio.shield(batch.done)
+            return got[first:first + len(reqs)]
+        batch = self._batches[slot] = ReadBatch(asyncio.get_running_loop().create_future())
+        batch.requests.extend(reqs)
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            del self._batches[slot]
+        try:
+            got = await self._read_many(batch.requests, etag)
+        except BaseException as exc:
+            batch.done.set_exception(exc)
+            batch.done.exception()               # retrieved: nobody else may be waiting
+            raise
+        batch.done.set_result(got)
+        return got[:len(reqs)]
+
+    async def _open_tail(self, key: str) -> Got | None:
+        """The tail read of a new snapshot; snapshots of one key opened while its tail is in
+        flight share that request."""
+        pending = self._tails.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        fut: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._tails[key] = fut
+        try:
+            got = await self._read_tail(key)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()                      # retrieved: nobody else may be waiting
+            raise
+        finally:
+            self._tails.pop(key, None)
+        fut.set_result(got)
+        return got
+
+    async def _read_tail(self, key: str) -> Got | None:
+        n = self.options.tail_prefetch
+        if n == 0:
+            head = await self._stat(key)
+            return None if head is None else Got(b"", head[0], head[1], head[1])
+        got = await self._fetch(key, None, None, n, None)
+        if got is not None and got.size is None:          # a backend that gives no size
+            head = await self._stat(key)
+            if head is None:
+                return None
+            got.size, got.start = head[1], head[1] - len(got.data)
+        return got
+
+
+class RemoteSnapshot(ObjectSnapshot):
+    """One version of a remote object: the tail read when it was opened, then reads
+    conditioned on its ETag (If-Match); ConflictError once the object has changed."""
+
+    def __init__(self, store: Any, key: str, tail: Got) -> None:
+        self.store, self.key = store, key
+        self.generation = etag_generation(tail.etag)
+        self.size = tail.size
+        self._tail = memoryview(tail.data)
+        self._tail_start = tail.start
+        self._open = True
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        if not self._open:
+            raise StoreError(f"{self!r}: read after close")
+        size = self.size
+        assert size is not None
+        out: list[Any] = [None] * len(ranges)
+        fetch: list[tuple[int, Request]] = []
+        for i, rng in enumerate(ranges):
+            start, stop = (0, size) if rng is None else rng.resolve(size)
+            if start >= self._tail_start or stop <= start:
+                a = max(start - self._tail_start, 0)
+                out[i] = self._tail[a:a + max(stop - start, 0)]
+            else:
+                fetch.append((i, (self.key, ByteRange.trusted(start, stop - start))))
+        if fetch:
+            cond = if_match_of(self.generation)
+            try:
+                got = self.store._run(self.store._combined(self.key, cond,
+                                                           [r for _, r in fetch]))
+            except Failure:
+                self.store._forget(self.key)
+                raise conflict(self.store, self.key, "read a snapshot of", self.generation,
+                               self.store.generation(self.key)) from None
+            for (i, _), (data, etag) in zip(fetch, got):
+                if data is None or etag_generation(etag) != self.generation:
+                    self.store._forget(self.key)
+                    raise conflict(self.store, self.key, "read a snapshot of",
+                                   self.generation, etag_generation(etag) if data is not None else None)
+                out[i] = data
+        return out
+
+    def close(self) -> None:
+        self._open = False
+
+    def __repr__(self) -> str:
+        return f"<snapshot of {self.key!r} in {self.store!r} at {self.generation!r}>"
+
+
+@dataclass(slots=True)
+class ReadBatch:
+    """Reads of one object version waiting to go out together."""
+
+    done: asyncio.Future
+    requests: list = field(default_factory=list)
