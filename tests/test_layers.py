@@ -29,6 +29,7 @@ LAYERS = [
     ("zarrx.codecs", 2),
     ("zarrx._gather", 2),     # a leaf kernel: the codec plan gathers raw chunks with it
     ("zarrx._indexing", 4),
+    ("zarrx.selection", 4),
     ("zarrx.indexing", 4),
     ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),

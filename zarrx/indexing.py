@@ -11,7 +11,9 @@ output (``out_sel``), and whether the selection covers the chunk entirely (``ful
 - ``coordinate`` / ``mask``: ``out_sel`` is ``(positions,)`` into the *flattened* output:
   ``out.reshape(-1)[out_sel[0]] = chunk[chunk_sel]``.
 
-Chunks are listed in C order of their coordinates, or shard-major when ``shard_shape`` is given.
+Parsing the selection itself is :mod:`zarrx.selection`'s; this module projects the parsed items
+onto the grid. Chunks are listed in C order of their coordinates, or shard-major when
+``shard_shape`` is given.
 Per-axis projections are computed once and combined lazily: planning a small read costs a few
 microseconds, and a large plan holds no Python object per chunk until it is iterated.
 """
@@ -28,6 +30,8 @@ import numpy as np
 
 from zarrx import _indexing
 from zarrx.errors import IndexingError
+from zarrx.selection import (kind_of, parse_basic, parse_block, parse_coordinate, parse_mask,
+                             parse_orthogonal)
 
 __all__ = [
     "KINDS",
@@ -172,236 +176,6 @@ def _as_size(v: Any, where: str) -> int:
     return int(v)
 
 
-# ------------------------------------------------------------------------- selection parsing
-#
-# Parsed per-axis items: ("new",) newaxis, ("int", pos), ("slice", start, n, step) with every
-# selected position inside the axis, ("array", int64 positions).
-
-_USE = ("use z.oindex[...] for orthogonal (outer) selection or z.vindex[...] for coordinate "
-        "(point-wise) selection")
-
-
-def _is_int(s: Any) -> bool:
-    return isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_))
-
-
-def _expand(sel: Any, ndim: int, allow_new: bool, what: str) -> tuple:
-    """Replace Ellipsis (or pad the end) with full slices; check the index count."""
-    if not isinstance(sel, tuple):
-        sel = (sel,)
-    n_ell = n_real = 0
-    at = -1
-    for i, s in enumerate(sel):
-        if s is Ellipsis:
-            n_ell += 1
-            at = i
-        elif s is None:
-            if not allow_new:
-                raise IndexingError(f"{what} selection: newaxis (None) is only supported in "
-                                    f"basic selections, found it at position {i}")
-        else:
-            n_real += 1
-    if n_ell > 1:
-        raise IndexingError(f"an index can only have a single ellipsis ('...'), found {n_ell}")
-    if n_real > ndim:
-        raise IndexingError(f"too many indices for array: array is {ndim}-dimensional, "
-                            f"but {n_real} were indexed")
-    fill = (slice(None),) * (ndim - n_real)
-    if n_ell:
-        return sel[:at] + fill + sel[at + 1:]
-    return sel + fill
-
-
-def _positions(arr: Any, size: int, axis: int) -> np.ndarray:
-    """An int64 C-contiguous copy of ``arr`` with negatives wrapped; raises IndexingError naming
-    the first out-of-range value."""
-    a = np.array(arr, dtype=np.int64, copy=True, order="C").reshape(-1)
-    bad = _indexing.wrap_positions(a, size)
-    if bad >= 0:
-        raise IndexingError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
-                            f"axis {axis} with size {size}")
-    return a
-
-
-def _parse_int(s: Any, size: int, axis: int) -> int:
-    i = int(s)
-    if i < 0:
-        i += size
-    if i < 0 or i >= size:
-        raise IndexingError(f"index {s} is out of bounds for axis {axis} with size {size}")
-    return i
-
-
-def _parse_slice(s: slice, size: int, axis: int) -> tuple:
-    """``("slice", start, n, step)`` for a slice over an axis of ``size``."""
-    start, stop, step = s.start, s.stop, s.step
-    if not ((start is None or type(start) is int) and (stop is None or type(stop) is int)
-            and (step is None or type(step) is int)):
-        for part, v in (("start", start), ("stop", stop), ("step", step)):
-            if v is not None and not _is_int(v):
-                raise IndexingError(f"slice {part} on axis {axis}: expected an integer or "
-                                    f"None, found {v!r}")
-    if step is not None and step == 0:
-        raise IndexingError(f"slice step cannot be zero (axis {axis})")
-    start, stop, step = s.indices(size)
-    n = len(range(start, stop, step))
-    return ("slice", start if n else 0, n, step)
-
-
-def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
-    """``("array", positions)`` for a 1-d integer or boolean index array along one axis."""
-    a = np.asarray(s)
-    kind = a.dtype.kind
-    if kind == "b":
-        if a.ndim != 1 or a.shape[0] != size:
-            raise IndexingError(f"boolean index on axis {axis}: expected a 1-d array of length "
-                                f"{size}, found shape {a.shape}")
-        return ("array", np.flatnonzero(a).astype(np.int64))
-    if kind == "f" and a.size == 0:
-        a = a.astype(np.int64)        # an empty list
-        kind = "i"
-    if kind not in "iu":
-        raise IndexingError(f"index array on axis {axis}: expected integers or booleans, "
-                            f"found dtype {a.dtype}")
-    if a.ndim != 1:
-        raise IndexingError(f"{what} index array on axis {axis}: expected 1 dimension, "
-                            f"found shape {a.shape}")
-    return ("array", _positions(a, size, axis))
-
-
-def _parse_axis(s: Any, size: int, axis: int, what: str) -> tuple:
-    if type(s) is slice:
-        return _parse_slice(s, size, axis)
-    if _is_int(s):
-        return ("int", _parse_int(s, size, axis))
-    if isinstance(s, (list, tuple, np.ndarray)):        # a nested tuple is a sequence, as in numpy
-        if isinstance(s, np.ndarray) and s.ndim == 0 and s.dtype.kind in "iu":
-            return ("int", _parse_int(int(s), size, axis))
-        return _parse_index_array(s, size, axis, what)
-    raise IndexingError(f"index {s!r} on axis {axis}: expected an integer, a slice, an integer or "
-                        f"boolean array, None or Ellipsis; found {type(s).__name__}")
-
-
-def _parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
-    """Items of a basic selection, or ``("mask", bool array)`` for a full-shape boolean mask."""
-    ndim = len(shape)
-    if type(sel) is tuple and len(sel) == ndim:      # the common case: one int or slice per axis
-        items = []
-        for ax, s in enumerate(sel):
-            if type(s) is slice:
-                items.append(_parse_slice(s, shape[ax], ax))
-            elif type(s) is int:
-                items.append(("int", _parse_int(s, shape[ax], ax)))
-            else:
-                break
-        else:
-            return "items", items
-    if isinstance(sel, (np.ndarray, list)) and ndim > 1:
-        a = np.asarray(sel)
-        if a.dtype == np.bool_ and a.ndim > 1:
-            if a.shape != shape:
-                raise IndexingError(f"boolean mask: expected shape {shape}, found {a.shape}")
-            return "mask", a
-    items = []
-    ax = 0
-    for s in _expand(sel, ndim, True, "basic"):
-        if s is None:
-            items.append(("new",))
-            continue
-        if isinstance(s, np.ndarray) and s.dtype == np.bool_ and s.ndim > 1:
-            raise IndexingError(f"boolean mask of shape {s.shape} at axis {ax}: a mask must "
-                                f"have the array's full shape {shape} and stand alone")
-        items.append(_parse_axis(s, shape[ax], ax, "basic"))
-        ax += 1
-    arrays = [i for i, it in enumerate(items) if it[0] == "array"]
-    if len(arrays) > 1:
-        raise IndexingError(f"basic selection with {len(arrays)} index arrays is ambiguous; {_USE}")
-    if arrays:
-        # numpy moves the array's axis to the front when integers and the array are not
-        # adjacent; the orthogonal result agrees only when that axis comes first anyway
-        adv = [i for i, it in enumerate(items) if it[0] in ("int", "array")]
-        out_pos = sum(1 for it in items[:arrays[0]] if it[0] in ("new", "slice"))
-        if adv[-1] - adv[0] + 1 != len(adv) and out_pos != 0:
-            raise IndexingError("basic selection mixes an index array with integers that are "
-                                f"not adjacent (numpy would move the array's axis first); {_USE}")
-    return "items", items
-
-
-def _parse_orthogonal(sel: Any, shape: tuple[int, ...]) -> list[tuple]:
-    """Items of an orthogonal selection: per axis an int, slice, or 1-d int/bool array."""
-    sel = _expand(sel, len(shape), False, "orthogonal")
-    return [_parse_axis(s, shape[ax], ax, "orthogonal") for ax, s in enumerate(sel)]
-
-
-def _parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray], tuple[int, ...]]:
-    """``(flat int64 positions per axis, broadcast shape)`` of a coordinate selection; a single
-    full-shape boolean array is a mask."""
-    ndim = len(shape)
-    if not isinstance(sel, tuple):
-        sel = (sel,)
-    if len(sel) == 1 and isinstance(sel[0], (np.ndarray, list)):
-        a = np.asarray(sel[0])
-        if a.dtype == np.bool_:
-            if a.shape != shape:
-                raise IndexingError(f"boolean mask: expected shape {shape}, found {a.shape}")
-            return [p.astype(np.int64) for p in np.nonzero(a)], (int(a.sum()),)
-    if len(sel) != ndim:
-        raise IndexingError(f"coordinate selection: expected {ndim} index arrays (one per "
-                            f"axis), found {len(sel)}")
-    arrs = []
-    for ax, s in enumerate(sel):
-        if _is_int(s):
-            arrs.append(np.asarray(s, dtype=np.int64))
-            continue
-        if not isinstance(s, (list, tuple, np.ndarray)):
-            raise IndexingError(f"coordinate selection on axis {ax}: expected an integer array, "
-                                f"found {type(s).__name__} {s!r}; use z.oindex for slices")
-        a = np.asarray(s)
-        if a.size == 0 and a.dtype.kind == "f":
-            a = a.astype(np.int64)
-        if a.dtype.kind not in "iu":
-            raise IndexingError(f"coordinate selection on axis {ax}: expected an integer "
-                                f"array, found dtype {a.dtype}")
-        arrs.append(a)
-    try:
-        bshape = np.broadcast_shapes(*(a.shape for a in arrs))
-    except ValueError:
-        raise IndexingError("coordinate selection: index arrays could not be broadcast "
-                            f"together, found shapes {[a.shape for a in arrs]}") from None
-    flat = [_positions(np.broadcast_to(a, bshape), shape[ax], ax) for ax, a in enumerate(arrs)]
-    return flat, tuple(bshape)
-
-
-def _parse_block(sel: Any, shape: tuple[int, ...], axes: tuple[AxisGrid, ...]) -> list[tuple]:
-    """Slice items (element ranges) for a block selection over chunk indices."""
-    items = []
-    for ax, s in enumerate(_expand(sel, len(shape), False, "block")):
-        a = axes[ax]
-        nch = a.nchunks
-        if _is_int(s):
-            k = s + nch if s < 0 else s
-            if not 0 <= k < nch:
-                raise IndexingError(f"block index {s} is out of bounds for axis {ax} with "
-                                    f"{nch} chunks")
-            k0, k1 = k, k + 1
-        elif isinstance(s, slice):
-            if s.step is not None and (not _is_int(s.step) or s.step != 1):
-                raise IndexingError(f"block selection on axis {ax}: expected a slice with step 1, "
-                                    f"found step {s.step!r}")
-            _, k0, kn, _ = _parse_slice(s, nch, ax)
-            k1 = k0 + kn
-        else:
-            raise IndexingError(f"block selection on axis {ax}: expected an integer or a slice, "
-                                f"found {type(s).__name__} {s!r}")
-        if k1 <= k0:
-            items.append(("slice", 0, 0, 1))
-        else:
-            lo = a.start(k0)
-            hi = a.start(k1 - 1) + a.inbound_len(k1 - 1)
-            items.append(("slice", lo, hi - lo, 1))
-    return items
-
-
 # ------------------------------------------------------------------------- shard-major order
 
 def shard_major(coords: np.ndarray, levels: Sequence[int] | Sequence[Sequence[int]]) -> np.ndarray:
@@ -522,44 +296,6 @@ class SelectionPlan:
         return f"SelectionPlan(kind={self.kind!r}, out_shape={self.out_shape}, nchunks={self.nchunks})"
 
 
-def kind_of(selection: Any, shape: Sequence[int]) -> str:
-    """The kind ``z[selection]`` means, as in numpy (and zarr-python): ``"mask"`` for a boolean
-    array of the array's full shape (rank >= 1); ``"coordinate"`` for pure fancy indexing, one
-    integer or integer array per axis with at least one array (``z[[1, 3], [2, 4]]`` reads two
-    points; on a 1-d array, any integer array); else ``"basic"`` (which also accepts one index
-    array along one axis)."""
-    ndim = len(shape)
-    if isinstance(selection, (np.ndarray, list)) and ndim >= 1:
-        a = _as_index_array(selection)
-        if a is not None and a.dtype == np.bool_ and a.shape == tuple(shape):
-            return "mask"
-        if ndim == 1 and a is not None and a.dtype.kind in "iu" and a.ndim > 1:
-            return "coordinate"
-    if isinstance(selection, tuple) and len(selection) == ndim and ndim >= 1:
-        arrays = 0
-        for s in selection:
-            if _is_int(s):
-                continue
-            if not isinstance(s, (np.ndarray, list)):
-                return "basic"
-            a = _as_index_array(s)
-            if a is None or a.dtype.kind not in "iu" or (a.size == 0 and isinstance(s, list)):
-                return "basic"
-            arrays += 1
-        if arrays:
-            return "coordinate"
-    return "basic"
-
-
-def _as_index_array(sel: np.ndarray | list) -> np.ndarray | None:
-    if isinstance(sel, np.ndarray):
-        return sel
-    try:
-        return np.asarray(sel)
-    except (ValueError, TypeError):       # ragged lists: the planner says what is wrong
-        return None
-
-
 def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = "basic",
                    shard_shape: Any = None) -> SelectionPlan:
     """Plan ``selection`` (numpy semantics of ``kind``) over an array of ``shape`` chunked by
@@ -571,21 +307,21 @@ def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = 
     if tuple(shape) != g.shape:
         raise IndexingError(f"plan_selection: shape {tuple(shape)} differs from the grid's {g.shape}")
     if kind == "basic":
-        parsed, data = _parse_basic(selection, g.shape)
-        plan = _plan_points(*_mask_points(data, g.shape), g, "mask") if parsed == "mask" \
+        parsed, data = parse_basic(selection, g.shape)
+        plan = _plan_points(*parse_mask(data, g.shape), g, "mask") if parsed == "mask" \
             else _plan_outer(data, g, "basic")
     elif kind == "orthogonal":
-        plan = _plan_outer(_parse_orthogonal(selection, g.shape), g, kind)
+        plan = _plan_outer(parse_orthogonal(selection, g.shape), g, kind)
     elif kind == "coordinate":
         if g.ndim == 0:
-            _parse_orthogonal(selection, g.shape)     # () or ...: the one cell
+            parse_orthogonal(selection, g.shape)     # () or ...: the one cell
             plan = _plan_points([], (), g, kind)
         else:
-            plan = _plan_points(*_parse_coordinate(selection, g.shape), g, kind)
+            plan = _plan_points(*parse_coordinate(selection, g.shape), g, kind)
     elif kind == "mask":
-        plan = _plan_points(*_mask_points(selection, g.shape), g, kind)
+        plan = _plan_points(*parse_mask(selection, g.shape), g, kind)
     elif kind == "block":
-        plan = _plan_outer(_parse_block(selection, g.shape, g.axes), g, kind)
+        plan = _plan_outer(parse_block(selection, g.shape, g.axes), g, kind)
     else:
         raise IndexingError(f"selection kind: expected one of {', '.join(KINDS)}, found {kind!r}")
     if shard_shape is not None:
@@ -737,20 +473,6 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
 
 
 # ------------------------------------------------------------------- coordinate / mask plans
-
-def _mask_points(mask: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray], tuple[int, ...]]:
-    m = np.asarray(mask)
-    if isinstance(mask, tuple) and len(mask) == 1:
-        m = np.asarray(mask[0])
-    if m.dtype != np.bool_:
-        raise IndexingError(f"boolean mask: expected a boolean array, found dtype {m.dtype}")
-    if m.shape != tuple(shape):
-        raise IndexingError(f"boolean mask: expected shape {tuple(shape)}, found {m.shape}")
-    if m.ndim == 0:
-        return [], (int(m.any()),)
-    pts = [p.astype(np.int64) for p in np.nonzero(m)]
-    return pts, (int(pts[0].shape[0]),)
-
 
 def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGridIndex,
                  kind: str) -> SelectionPlan:
