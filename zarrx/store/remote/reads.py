@@ -98,7 +98,9 @@ class RemoteReads:
 
     async def _read_span(self, key: str, start: int, stop: int, if_match: str | None
                          ) -> Got | None:
-        """``[start, stop)`` of ``key`` (clipped at its end), in parallel parts when large."""
+        """``[start, stop)`` of ``key`` (clipped at its end), in parallel parts when large: all
+        at once when ``if_match`` names the version, else the first part alone and the rest
+        conditioned on its ETag."""
         if stop <= start:
             head = await self._stat(key)
             if head is None:
@@ -109,10 +111,16 @@ class RemoteReads:
         parts = split(start, stop, self.options.part_size)
         if len(parts) == 1:
             return await self._fetch(key, start, stop, None, if_match)
+        if if_match is not None:
+            got = await gather_all([self._fetch(key, a, b, None, if_match) for a, b in parts])
+            first, rest = got[0], got[1:]
+            if first is None or len(first.data) < parts[0][1] - parts[0][0]:
+                return first                     # missing, or the object ends in part one
+            return joined(first, rest)
         first = await self._fetch(key, *parts[0], None, if_match)
         if first is None or len(first.data) < parts[0][1] - parts[0][0]:
             return first                         # missing, or the object ends in part one
-        cond = if_match or first.etag
+        cond = first.etag
         rest = await asyncio.gather(*(self._fetch(key, a, b, None, cond) for a, b in parts[1:]))
         return joined(first, rest)
 
