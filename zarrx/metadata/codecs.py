@@ -26,9 +26,15 @@ def parse_codec(value: Any, loc: Loc) -> CodecSpec:
     else:
         obj = loc.obj(value)
         loc.keys(obj, ("name",), ("configuration", "must_understand"))
-        name = (loc / "name").str(obj["name"])
-        conf = (loc / "configuration").obj(obj.get("configuration", {}))
-        mu = (loc / "must_understand").bool(obj.get("must_understand", True))
+        name = obj["name"]
+        if not isinstance(name, str):
+            (loc / "name").str(name)                    # raises
+        conf = obj.get("configuration", {})
+        if not isinstance(conf, dict):
+            (loc / "configuration").obj(conf)           # raises
+        mu = obj.get("must_understand", True)
+        if not isinstance(mu, bool):
+            (loc / "must_understand").bool(mu)          # raises
     if not name:
         raise (loc / "name").error("a codec name", name)
     if name == "sharding_indexed":
