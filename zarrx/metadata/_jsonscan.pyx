@@ -1,5 +1,6 @@
 """One pass over a JSON text for ``zarrx.metadata.json``: how deep its brackets nest and how
-many object keys it writes; and the keys held by the value parsed from it.
+many object keys it writes; the keys held by the value parsed from it; and whether a value is
+made of the plain types JSON parses into.
 
 ``scan`` masks string literals (an unclosed one runs to the end of the text; a backslash
 escapes the character after it) and, outside them, counts bracket nesting and the object keys
@@ -58,3 +59,29 @@ cdef Py_ssize_t _tree(object value) except -1:
 def tree_keys(value):
     """How many keys the dicts in ``value`` (a parsed JSON value) hold, nested ones included."""
     return _tree(value)
+
+
+cdef bint _plain(object value, int depth):
+    cdef type t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return True
+    if depth > 64:
+        return False
+    if t is list:
+        for v in <list>value:
+            if not _plain(v, depth + 1):
+                return False
+        return True
+    if t is dict:
+        for k, v in (<dict>value).items():
+            if type(k) is not str or not _plain(v, depth + 1):
+                return False
+        return True
+    return False
+
+
+def plain(value):
+    """Whether ``value`` is made only of dict (with str keys), list, str, int, float, bool and
+    None, exactly those types (no subclasses), nested at most 64 levels: what JSON parses into.
+    The ``repr`` of such values tells any two of them apart."""
+    return _plain(value, 0)

@@ -247,7 +247,9 @@ def parse_grid_v3(value: Any, shape: tuple[int, ...], loc: Loc) -> ChunkGrid:
         raise loc.error("a chunk grid object with a configuration", value)
     obj = loc.obj(value)
     loc.keys(obj, ("name",), ("configuration", "must_understand"))
-    name = (loc / "name").str(obj["name"])
+    name = obj["name"]
+    if not isinstance(name, str):
+        (loc / "name").str(name)                        # raises
     cl = loc / "configuration"
     if name in ("regular", "rectilinear") and "configuration" not in obj:
         raise loc.fail("missing required field 'configuration'")
@@ -317,8 +319,12 @@ def parse_key_encoding_v3(value: Any, loc: Loc) -> KeyEncoding:
     else:
         obj = loc.obj(value)
         loc.keys(obj, ("name",), ("configuration", "must_understand"))
-        name = (loc / "name").str(obj["name"])
-        conf = (loc / "configuration").obj(obj.get("configuration", {}))
+        name = obj["name"]
+        if not isinstance(name, str):
+            (loc / "name").str(name)                    # raises
+        conf = obj.get("configuration", {})
+        if not isinstance(conf, dict):
+            (loc / "configuration").obj(conf)           # raises
     if name not in ("default", "v2"):
         raise (loc / "name").error("'default' or 'v2'", name)
     cl = loc / "configuration"
