@@ -129,7 +129,9 @@ class ChunkGridIndex:
     __slots__ = ("axes", "nchunks", "regular", "shape")
 
     def __init__(self, shape: Sequence[int], grid: Any) -> None:
-        if hasattr(grid, "chunk_sizes"):          # model RectilinearGrid
+        if type(grid) is tuple:                   # the common case: no attribute lookups
+            pass
+        elif hasattr(grid, "chunk_sizes"):        # model RectilinearGrid
             grid = grid.chunk_sizes
         elif hasattr(grid, "chunk_shape"):        # model RegularGrid
             grid = grid.chunk_shape
