@@ -373,8 +373,10 @@ class _Indexer:
 
 def _string_dtype(meta: ArrayMeta) -> np.dtype | None:
     """``StringDType`` for variable-length strings with numpy 2, else None (object arrays)."""
+    if not meta.data_type.variable:
+        return None
     from zarrx.metadata.dtypes import category, numpy_string_dtype
-    if not meta.data_type.variable or category(meta.data_type) != "string":
+    if category(meta.data_type) != "string":
         return None
     dt = numpy_string_dtype()
     return None if dt.kind == "O" else dt

@@ -133,11 +133,16 @@ class ChunkGridIndex:
     __slots__ = ("axes", "nchunks", "regular", "shape")
 
     def __init__(self, shape: Sequence[int], grid: Any) -> None:
-        if hasattr(grid, "chunk_sizes"):          # model RectilinearGrid
+        if type(grid) is tuple:                   # the common case: no attribute lookups
+            pass
+        elif hasattr(grid, "chunk_sizes"):        # model RectilinearGrid
             grid = grid.chunk_sizes
         elif hasattr(grid, "chunk_shape"):        # model RegularGrid
             grid = grid.chunk_shape
-        self.shape = tuple(_as_size(s, f"shape[{i}]") for i, s in enumerate(shape))
+        if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape):
+            self.shape = shape
+        else:
+            self.shape = tuple(_as_size(s, f"shape[{i}]") for i, s in enumerate(shape))
         try:
             grid = tuple(grid)
         except TypeError:
@@ -146,7 +151,8 @@ class ChunkGridIndex:
         if len(grid) != len(self.shape):
             raise IndexingError(f"chunk grid has {len(grid)} axes but the array shape "
                                 f"{self.shape} has {len(self.shape)}")
-        self.regular = all(not isinstance(g, (Sequence, np.ndarray)) for g in grid)
+        self.regular = all(type(g) is int for g in grid) or \
+            all(not isinstance(g, (Sequence, np.ndarray)) for g in grid)
         self.axes = tuple(AxisGrid(n, g, None, i) if self.regular or not isinstance(g, (Sequence, np.ndarray))
                           else AxisGrid(n, None, g, i) for i, (n, g) in enumerate(zip(self.shape, grid)))
         self.nchunks = tuple(a.nchunks for a in self.axes)

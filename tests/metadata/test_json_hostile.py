@@ -53,6 +53,28 @@ def test_depth_is_measured_outside_strings():
     assert mjson.load(json.dumps(doc), "k") == doc
 
 
+@pytest.mark.parametrize("doc,key", [
+    (b'{"a": 1, "a": 2}', "a"),
+    (b'{"a" : 1, "b": "x\\":", "a"\t\r\n: 2}', "a"),   # a key-like string, spaced colons
+    (b'{"b": {"c": [{"d": 1, "d": 2}]}}', "d"),
+    (b'{"\\"q": 1, "e": ["\\"q\\":"], "\\"q": 2}', '"q'),
+    (b'{"x": {}, "y": [], "x": null}', "x"),
+])
+def test_repeated_keys_are_found_however_spelt(doc, key):
+    with pytest.raises(MetadataError, match=re.escape(
+            f"k: expected unique keys in every JSON object, found key {key!r} twice")):
+        mjson.load(doc, "k")
+
+
+@pytest.mark.parametrize("doc", [
+    b'{"a": "b\\":", "c": ["d\\" : 1"], "e" : {"f":"g"}}',
+    b'{"\\\\": {"\\u0022": 1}, "x\\"": [{"y": [[]]}]}',
+    '{"\u00e9t\u00e9": {"\u00e9": "\u00e9:"}}'.encode(),
+])
+def test_documents_without_repeated_keys_read_as_json_reads_them(doc):
+    assert mjson.load(doc, "k") == json.loads(doc)
+
+
 def test_bare_non_finite_numbers_read_as_floats_anywhere():
     got = mjson.load(b'{"a": NaN, "b": [Infinity, -Infinity], "c": {"d": [[NaN]]}}', "k")
     assert math.isnan(got["a"]) and got["b"] == [math.inf, -math.inf]

@@ -146,11 +146,20 @@ class Loc:
         for name in required:
             if name not in doc:
                 raise self.fail(f"missing required field {name!r}")
-        allowed = set(required) | set(optional)
+        allowed = _ALLOWED.get((required, optional))
+        if allowed is None:
+            allowed = _ALLOWED[(required, optional)] = frozenset(required) | frozenset(optional)
+        if allowed.issuperset(doc):
+            return
         for name in doc:
             if name not in allowed:
                 want = ", ".join(repr(k) for k in (*required, *optional)) or "no fields"
                 raise (self / name).fail(f"unknown field; expected only {want}")
+
+
+# the keys Loc.keys allows, by its (required, optional) arguments: tuples named in the code, so
+# this stays as small as the number of places that check an object's keys
+_ALLOWED: dict[tuple[tuple[str, ...], tuple[str, ...]], frozenset[str]] = {}
 
 
 def _same_kind(a: Any, b: Any) -> bool:

@@ -39,6 +39,8 @@ def _int(conf: dict[str, Any], name: str, loc: Loc, default: Any, lo: int | None
     value = _get(conf, name, loc, default)
     if value is None and (nullable or name not in conf):
         return None
+    if type(value) is int and (lo is None or value >= lo) and (hi is None or value <= hi):
+        return value
     return (loc / name).int(value, lo, hi)
 
 
@@ -74,8 +76,11 @@ def check_bytes(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     """``endian``: "little" or "big"; absent for data types without a byte order."""
     loc.keys(conf, (), ("endian",))
     endian = conf.get("endian")
-    return {"endian": None if endian is None and "endian" not in conf
-            else (loc / "endian").choice(endian, ("little", "big"))}
+    if endian is None and "endian" not in conf:
+        return {"endian": None}
+    if type(endian) is str and endian in ("little", "big"):
+        return {"endian": endian}
+    return {"endian": (loc / "endian").choice(endian, ("little", "big"))}
 
 
 def check_none(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
@@ -166,9 +171,11 @@ check_bz2 = _level(1, 9, 1)
 def check_zstd(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     """``level`` and ``checksum``; both may be omitted on read (writers vary): 0 and false."""
     loc.keys(conf, (), ("level", "checksum"))
+    level = _int(conf, "level", loc, 0, *ZSTD_LEVELS)
     checksum = conf.get("checksum", False)
-    return {"level": _int(conf, "level", loc, 0, *ZSTD_LEVELS),
-            "checksum": (loc / "checksum").bool(checksum)}
+    if not isinstance(checksum, bool):
+        (loc / "checksum").bool(checksum)               # raises
+    return {"level": level, "checksum": checksum}
 
 
 def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: bool

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from zarrx.metadata._jsonscan import plain
 from zarrx.metadata._util import INT64_MAX, Loc
 from zarrx.metadata.codec_table import A2A, A2B, B2B, check_codec, codec_kind
 from zarrx.metadata.model import CodecSpec, DataType, ShardLevel
@@ -26,9 +27,15 @@ def parse_codec(value: Any, loc: Loc) -> CodecSpec:
     else:
         obj = loc.obj(value)
         loc.keys(obj, ("name",), ("configuration", "must_understand"))
-        name = (loc / "name").str(obj["name"])
-        conf = (loc / "configuration").obj(obj.get("configuration", {}))
-        mu = (loc / "must_understand").bool(obj.get("must_understand", True))
+        name = obj["name"]
+        if not isinstance(name, str):
+            (loc / "name").str(name)                    # raises
+        conf = obj.get("configuration", {})
+        if not isinstance(conf, dict):
+            (loc / "configuration").obj(conf)           # raises
+        mu = obj.get("must_understand", True)
+        if not isinstance(mu, bool):
+            (loc / "must_understand").bool(mu)          # raises
     if not name:
         raise (loc / "name").error("a codec name", name)
     if name == "sharding_indexed":
@@ -118,6 +125,17 @@ _PARSED_CHAINS: dict[tuple, tuple] = {}
 _PARSED_CHAINS_MAX = 256
 
 
+def _chain_key(value: Any, dt: DataType, chunk_shape: tuple[int, ...]) -> tuple | None:
+    """The cache key of a codec list: its ``repr`` when it is plain JSON (which ``repr`` spells
+    unambiguously), else its canonical JSON; None when it is neither."""
+    try:
+        text = ("repr", repr(value)) if plain(value) else \
+            ("json", json.dumps(value, sort_keys=True))
+    except (TypeError, ValueError, RecursionError):   # ValueError: an int of too many digits
+        return None
+    return (text, dt, chunk_shape)
+
+
 def parse_codecs_v3(value: Any, dt: DataType, chunk_shape: tuple[int, ...], loc: Loc
                     ) -> tuple[tuple[CodecSpec, ...], tuple[ShardLevel, ...],
                                tuple[CodecSpec, ...]]:
@@ -125,10 +143,7 @@ def parse_codecs_v3(value: Any, dt: DataType, chunk_shape: tuple[int, ...], loc:
     ``chunk_shape``. A chain parsed before for the same data type and chunk shape is reused
     (the arrays of a hierarchy mostly share one): results are never modified, and only chains
     that parsed are remembered, so every error is raised with its own location."""
-    try:
-        ck: tuple | None = (json.dumps(value, sort_keys=True), dt, chunk_shape)
-    except (TypeError, ValueError):
-        ck = None
+    ck = _chain_key(value, dt, chunk_shape)
     if ck is not None:
         hit = _PARSED_CHAINS.get(ck)
         if hit is not None:

@@ -58,15 +58,19 @@ def category(dt: DataType) -> str:
         return "object"
     if n.fields is not None:
         return "structured"
-    if isinstance(dt.name, str) and dt.name in ML_NAMES:
+    if isinstance(dt.name, str) and dt.name in _ML_SET:
         return "int" if "int" in dt.name else "float"
     if n.kind == "V":
         ml = _ml_name(n)
         if ml is not None:
             return "int" if "int" in ml else "float"
         return "raw"
-    return {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex", "M": "datetime",
-            "m": "timedelta", "U": "fixed_str", "S": "fixed_bytes"}[n.kind]
+    return _KIND_CATEGORY[n.kind]
+
+
+_ML_SET = frozenset(ML_NAMES)
+_KIND_CATEGORY = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex",
+                  "M": "datetime", "m": "timedelta", "U": "fixed_str", "S": "fixed_bytes"}
 
 
 def _maybe_ml(n: np.dtype) -> bool:
@@ -87,8 +91,16 @@ def _time_dtype(kind: str, unit: str, scale: int) -> np.dtype:
 
 
 # -- v3 --------------------------------------------------------------------------------------
+# the core types by name, made once (frozen: every array of a type shares one)
+_CORE_TYPES = {name: DataType(name, np.dtype(code), json=name) for name, code in CORE.items()}
+
+
 def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     """A v3 ``data_type`` (name string or ``{"name", "configuration"}`` object)."""
+    if type(value) is str:
+        core = _CORE_TYPES.get(value)
+        if core is not None:
+            return core
     conf: dict[str, Any] | None = None
     if isinstance(value, str):
         name = value

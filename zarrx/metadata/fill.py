@@ -45,8 +45,17 @@ def _int_range(n: np.dtype) -> tuple[int, int]:
         return int(info.min), int(info.max)
 
 
+# the largest finite value of each numpy float type: a number no larger than that converts
+# without overflow, so it needs no check of the result (ml_dtypes floats are not listed)
+_FLOAT_MAX = {np.dtype(t).num: float(np.finfo(t).max) for t in ("f2", "f4", "f8")}
+
+
 def _float(value: Any, n: np.dtype, loc: Loc, fmt: int) -> Any:
     """One float component: number, non-finite name, or hex bit pattern."""
+    if type(value) is float or type(value) is int:
+        top = _FLOAT_MAX.get(n.num)
+        if top is not None and -top <= value <= top:
+            return n.type(float(value))
     want = ('a number, "NaN", "Infinity", "-Infinity"'
             + (f' or a hex bit pattern of {2 * n.itemsize} digits' if fmt == 3 else ""))
     if isinstance(value, str):

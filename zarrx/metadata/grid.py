@@ -162,12 +162,21 @@ def axis_gcd(edges: Sequence[int]) -> int:
     return AxisEdges.of(edges).gcd()
 
 
+def _ints(dims: list[Any], lo: int) -> bool:
+    """Whether every item of ``dims`` is a plain int in ``[lo, INT64_MAX]`` (the common case,
+    checked without a location per item)."""
+    for d in dims:
+        if type(d) is not int or d < lo or d > INT64_MAX:
+            return False
+    return True
+
+
 def parse_shape(value: Any, loc: Loc) -> tuple[int, ...]:
     dims = loc.list(value, "an array of non-negative integers")
     if len(dims) > MAX_NDIM:
         raise loc.found(f"at most {MAX_NDIM} dimensions", f"{len(dims)} dimensions")
-    shape = tuple((loc / i).int(d, 0, INT64_MAX)
-                  for i, d in enumerate(dims))
+    shape = tuple(dims) if _ints(dims, 0) else tuple(
+        (loc / i).int(d, 0, INT64_MAX) for i, d in enumerate(dims))
     if math.prod(shape) > INT64_MAX:
         raise loc.error("a shape whose product fits in 64 bits (at most 2**63-1 elements)",
                         list(shape))
@@ -179,12 +188,19 @@ def parse_chunk_shape(value: Any, shape: tuple[int, ...], loc: Loc) -> tuple[int
     if len(dims) != len(shape):
         raise loc.error(f"{len(shape)} chunk sizes (one per dimension of shape "
                         f"{list(shape)})", list(dims) if len(dims) <= 20 else dims)
+    if _ints(dims, 1):
+        return tuple(dims)
     return tuple((loc / i).int(d, 1, INT64_MAX) for i, d in enumerate(dims))
 
 
 def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc) -> None:
     """The number of chunks and the bytes of one chunk fit in 64 bits."""
-    n = math.prod(grid_shape(grid, shape))
+    if isinstance(grid, RegularGrid):
+        n = 1
+        for length, c in zip(shape, grid.chunk_shape):
+            n *= -(-length // c)
+    else:
+        n = math.prod(grid_shape(grid, shape))
     if n > UINT64_MAX:
         raise loc.found("at most 2**64-1 chunks", f"{n} chunks")
     if isinstance(grid, RegularGrid):
@@ -231,7 +247,9 @@ def parse_grid_v3(value: Any, shape: tuple[int, ...], loc: Loc) -> ChunkGrid:
         raise loc.error("a chunk grid object with a configuration", value)
     obj = loc.obj(value)
     loc.keys(obj, ("name",), ("configuration", "must_understand"))
-    name = (loc / "name").str(obj["name"])
+    name = obj["name"]
+    if not isinstance(name, str):
+        (loc / "name").str(name)                        # raises
     cl = loc / "configuration"
     if name in ("regular", "rectilinear") and "configuration" not in obj:
         raise loc.fail("missing required field 'configuration'")
@@ -301,8 +319,12 @@ def parse_key_encoding_v3(value: Any, loc: Loc) -> KeyEncoding:
     else:
         obj = loc.obj(value)
         loc.keys(obj, ("name",), ("configuration", "must_understand"))
-        name = (loc / "name").str(obj["name"])
-        conf = (loc / "configuration").obj(obj.get("configuration", {}))
+        name = obj["name"]
+        if not isinstance(name, str):
+            (loc / "name").str(name)                    # raises
+        conf = obj.get("configuration", {})
+        if not isinstance(conf, dict):
+            (loc / "configuration").obj(conf)           # raises
     if name not in ("default", "v2"):
         raise (loc / "name").error("'default' or 'v2'", name)
     cl = loc / "configuration"
@@ -310,7 +332,11 @@ def parse_key_encoding_v3(value: Any, loc: Loc) -> KeyEncoding:
     sep = conf.get("separator", "/" if name == "default" else ".")
     if sep not in ("/", "."):
         raise (cl / "separator").error("'/' or '.'", sep)
-    return KeyEncoding(name, sep)
+    return _KEY_ENCODINGS[name, sep]
+
+
+# the four encodings there are, made once (frozen: every array shares one)
+_KEY_ENCODINGS = {(n, s): KeyEncoding(n, s) for n in ("default", "v2") for s in ("/", ".")}
 
 
 def key_encoding_json(enc: KeyEncoding) -> dict[str, Any]:

@@ -2,9 +2,12 @@
 
 ``load`` bounds a document's size and nesting depth *before* parsing it, rejects duplicate
 object keys, invalid UTF-8 and non-object top levels, and turns every failure into a
-``MetadataError`` naming the document key. Every check is linear in the document's size: the
-depth pre-check masks string literals with a regular expression that cannot backtrack (an
-unclosed string runs to the end of the document) and counts brackets with numpy.
+``MetadataError`` naming the document key. Every check is linear in the document's size: one
+pass in C (:mod:`zarrx.metadata._jsonscan`) measures the bracket nesting outside string literals
+(an unclosed string runs to the end of the document) and counts the object keys written. A
+document is parsed into plain dicts first; only when that fails, or when its objects hold fewer
+keys than the text writes (a repeated key), is it parsed again object by object, which words
+the error.
 
 Bare ``NaN``, ``Infinity`` and ``-Infinity`` are not strict JSON, but zarr-python and xarray
 write them (in attributes and consolidated metadata), so ``load`` reads them anywhere as Python
@@ -15,22 +18,18 @@ back into floats. Fill values are not affected: the metadata layer spells them a
 from __future__ import annotations
 
 import json as _json
-import re
 from typing import Any
 
 import numpy as np
 
 from zarrx.errors import MetadataError
+from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
 
 __all__ = ["load", "dumps", "MAX_DOCUMENT_BYTES", "MAX_DEPTH"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
 MAX_DEPTH = 64                          # nesting of JSON arrays/objects, attributes included
-
-# a string literal, or an unclosed one running to the end: never fails once it has started, so
-# it never backtracks (the unrolled form keeps the per-character work in one character class)
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
 
 
 class _Duplicate(Exception):
@@ -52,16 +51,6 @@ class _NonFinite(Exception):
 
 def _reject_constant(name: str) -> float:
     raise _NonFinite(name)
-
-
-def _depth_of_text(data: bytes) -> int:
-    """Maximum bracket nesting of a JSON text (string literals masked), computed vectorised."""
-    masked = _STRING.sub(b'""', data)
-    if not masked:
-        return 0
-    arr = np.frombuffer(masked, dtype=np.uint8)
-    step = ((arr == 0x5B) | (arr == 0x7B)).astype(np.int64) - ((arr == 0x5D) | (arr == 0x7D))
-    return int(np.cumsum(step).max(initial=0))
 
 
 def _check_tree(value: Any, loc: Loc) -> None:
@@ -92,6 +81,45 @@ def _check_tree(value: Any, loc: Loc) -> None:
                             type(node).__name__)
 
 
+def _float_constant(name: str) -> float:
+    return float(name)
+
+
+# plain decoders, made once (``json.loads`` with keywords builds a decoder per call)
+_DECODERS = {True: _json.JSONDecoder(parse_constant=_float_constant),
+             False: _json.JSONDecoder(parse_constant=_reject_constant)}
+_UNSURE = object()
+
+
+def _parse_unique(text: str, keys: int, allow_nonfinite: bool) -> Any:
+    """The parsed document when it parses and no object in it repeats a key (the ``keys``
+    written in the text all held by the parsed objects), else ``_UNSURE``: the document is then
+    parsed again by ``_parse_checked``, which words the error."""
+    try:
+        value = _DECODERS[allow_nonfinite].decode(text)
+    except Exception:
+        return _UNSURE
+    return value if tree_keys(value) == keys else _UNSURE
+
+
+def _parse_checked(text: str, loc: Loc, allow_nonfinite: bool) -> Any:
+    """The document parsed object by object, a ``MetadataError`` for the first problem."""
+    hook = _float_constant if allow_nonfinite else _reject_constant
+    try:
+        value = _json.loads(text, object_pairs_hook=_pairs, parse_constant=hook)
+    except _Duplicate as exc:
+        raise loc.found("unique keys in every JSON object", f"key {exc.args[0]!r} twice") from None
+    except _NonFinite as exc:
+        raise loc.found('JSON numbers (non-finite values are the strings "NaN", "Infinity", '
+                        '"-Infinity")', f"bare {exc.args[0]}") from None
+    except _json.JSONDecodeError as exc:
+        raise loc.found("valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+                        ) from None
+    except (ValueError, RecursionError) as exc:   # e.g. integers with too many digits
+        raise loc.found("valid JSON", short(str(exc))) from None
+    return value
+
+
 def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
          allow_nonfinite: bool = True) -> dict[str, Any]:
     """Parse a metadata document (bytes, text or an already parsed dict) into a dict; bare
@@ -108,27 +136,16 @@ def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
         raise loc.found("a JSON document (bytes, str or dict)", type(doc).__name__)
     if len(data) > MAX_DOCUMENT_BYTES:
         raise loc.found(f"a document of at most {MAX_DOCUMENT_BYTES} bytes", f"{len(data)} bytes")
-    opens = data.count(b"[") + data.count(b"{")
-    depth = _depth_of_text(data) if opens > MAX_DEPTH else 0   # few brackets: cannot be deep
+    depth, keys = scan(data)
     if depth > MAX_DEPTH:
         raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", f"{depth} levels")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise loc.found("UTF-8 encoded JSON", f"invalid byte at offset {exc.start}") from None
-    hook = (lambda name: float(name)) if allow_nonfinite else _reject_constant
-    try:
-        value = _json.loads(text, object_pairs_hook=_pairs, parse_constant=hook)
-    except _Duplicate as exc:
-        raise loc.found("unique keys in every JSON object", f"key {exc.args[0]!r} twice") from None
-    except _NonFinite as exc:
-        raise loc.found('JSON numbers (non-finite values are the strings "NaN", "Infinity", '
-                        '"-Infinity")', f"bare {exc.args[0]}") from None
-    except _json.JSONDecodeError as exc:
-        raise loc.found("valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}"
-                        ) from None
-    except (ValueError, RecursionError) as exc:   # e.g. integers with too many digits
-        raise loc.found("valid JSON", short(str(exc))) from None
+    value = _parse_unique(text, keys, allow_nonfinite)
+    if value is _UNSURE:
+        value = _parse_checked(text, loc, allow_nonfinite)
     if not isinstance(value, dict):
         raise loc.error("a JSON object at the top level", value)
     return value

@@ -13,7 +13,7 @@ import numpy as np
 
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
-           "lower_layout", "to_array_space", "MAX_INDEX_BYTES"]
+           "lower_layout", "to_array_space", "with_attributes", "MAX_INDEX_BYTES"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +191,18 @@ class GroupMeta:
     consolidated: dict[str, ArrayMeta | GroupMeta] | None = None   # path -> meta, when present
     extra: dict[str, Any] = field(default_factory=dict)
     json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
+
+def with_attributes(meta: ArrayMeta | GroupMeta, attributes: dict[str, Any]
+                    ) -> ArrayMeta | GroupMeta:
+    """A copy of ``meta`` holding ``attributes``, every other field (the derived layout
+    included) shared: ``dataclasses.replace`` without validating and deriving again what
+    ``meta`` already holds."""
+    new = object.__new__(type(meta))
+    for name in type(meta).__slots__:
+        object.__setattr__(new, name, getattr(meta, name))
+    object.__setattr__(new, "attributes", attributes)
+    return new
+
 
 # -- the chunk layout, lowered from the grid and the codec list at construction -----------------
 #

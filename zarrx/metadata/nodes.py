@@ -30,7 +30,7 @@ from zarrx.errors import ConflictError, StoreError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
-from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.store.base import Store
 
 __all__ = ["join", "load_node", "save_node", "delete_node", "move_node", "list_children", "walk",
@@ -49,14 +49,17 @@ def join(path: str, name: str) -> str:
 _CACHE_SIZE = 256                # parsed documents remembered
 _CACHE_MAX_DOC = 16 << 20        # the largest document remembered (consolidated metadata)
 _CACHE_BYTES = 64 << 20          # the documents' bytes the cache holds at most
-_parsed: OrderedDict[tuple, tuple[Meta, int]] = OrderedDict()
+_parsed: OrderedDict[tuple, tuple[tuple[Meta, dict], int]] = OrderedDict()
 _parsed_bytes = 0
 _parsed_lock = threading.Lock()
 
 
 def _cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
     """``parse(*docs)``, remembered by the documents' bytes: reopening a node whose metadata
-    has not changed skips the parse (frozen results; attributes are handed out as copies)."""
+    has not changed skips the parse. The cache keeps the first result with a copy of its
+    attributes, as parsed: every later result is that one with a new copy of them, so no
+    change a caller makes to the attributes it was handed reaches another (the rest of a
+    result is never modified)."""
     global _parsed_bytes
     raw = docs[:-1]            # the last argument is the document key, for messages
     if not all(d is None or (type(d) is bytes and len(d) <= _CACHE_MAX_DOC) for d in raw):
@@ -67,19 +70,33 @@ def _cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
         if hit is not None:
             _parsed.move_to_end(ck)
     if hit is not None:
-        meta = hit[0]
-    else:
-        meta = parse(*docs)
-        size = sum(len(d) for d in raw if d is not None)
-        with _parsed_lock:
-            if ck not in _parsed:
-                _parsed[ck] = (meta, size)
-                _parsed_bytes += size
-            while len(_parsed) > _CACHE_SIZE or _parsed_bytes > _CACHE_BYTES:
-                _parsed_bytes -= _parsed.popitem(last=False)[1][1]
-    if meta.attributes:
-        meta = dataclasses.replace(meta, attributes=copy.deepcopy(meta.attributes))
+        meta, attributes = hit[0]
+        if attributes or meta.attributes:
+            meta = with_attributes(meta, _copied(attributes))
+        return meta
+    meta = parse(*docs)
+    size = sum(len(d) for d in raw if d is not None)
+    entry = ((meta, _copied(meta.attributes)), size)
+    with _parsed_lock:
+        if ck not in _parsed:
+            _parsed[ck] = entry
+            _parsed_bytes += size
+        while len(_parsed) > _CACHE_SIZE or _parsed_bytes > _CACHE_BYTES:
+            _parsed_bytes -= _parsed.popitem(last=False)[1][1]
     return meta
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of ``value``, JSON values (dicts, lists, strings, numbers, booleans, null)
+    copied directly, anything else by ``copy.deepcopy``."""
+    t = type(value)
+    if t is dict:
+        return {k: _copied(v) for k, v in value.items()}
+    if t is list:
+        return [_copied(v) for v in value]
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta | None:

@@ -25,14 +25,18 @@ ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid"
                   "chunk_key_encoding", "fill_value", "codecs")
 ARRAY_OPTIONAL = ("attributes", "dimension_names", "storage_transformers")
 GROUP_OPTIONAL = ("attributes", "consolidated_metadata")
+ARRAY_KNOWN = frozenset(ARRAY_REQUIRED + ARRAY_OPTIONAL)
+GROUP_KNOWN = frozenset(("zarr_format", "node_type") + GROUP_OPTIONAL)
 
 
 def _load(doc: Any, key: str) -> dict[str, Any]:
     return mjson.load(doc, key)
 
 
-def _extensions(d: dict[str, Any], known: tuple[str, ...], loc: Loc) -> dict[str, Any]:
-    extra = {}
+def _extensions(d: dict[str, Any], known: frozenset[str], loc: Loc) -> dict[str, Any]:
+    extra: dict[str, Any] = {}
+    if known.issuperset(d):
+        return extra
     for name, value in d.items():
         if name in known:
             continue
@@ -67,7 +71,7 @@ def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
     for name in ARRAY_REQUIRED:
         if name not in d:
             raise loc.fail(f"missing required field {name!r}")
-    extra = _extensions(d, ARRAY_REQUIRED + ARRAY_OPTIONAL, loc)
+    extra = _extensions(d, ARRAY_KNOWN, loc)
     shape = parse_shape(d["shape"], loc / "shape")
     dt = parse_dtype_v3(d["data_type"], loc / "data_type")
     grid = parse_grid_v3(d["chunk_grid"], shape, loc / "chunk_grid")
@@ -90,11 +94,13 @@ def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
             if n is not None and not isinstance(n, str):
                 raise (nl / i).error("a string or null", n)
         names = tuple(items)
-    for i, st in enumerate((loc / "storage_transformers").list(d.get("storage_transformers", []))):
-        if not (isinstance(st, dict) and st.get("must_understand") is False):
-            raise (loc / "storage_transformers" / i).error(
-                'no storage transformer (none is supported) or one with "must_understand": '
-                'false', st)
+    transformers = d.get("storage_transformers", [])
+    if not (type(transformers) is list and not transformers):
+        for i, st in enumerate((loc / "storage_transformers").list(transformers)):
+            if not (isinstance(st, dict) and st.get("must_understand") is False):
+                raise (loc / "storage_transformers" / i).error(
+                    'no storage transformer (none is supported) or one with "must_understand": '
+                    'false', st)
     if d.get("storage_transformers"):
         extra["storage_transformers"] = d["storage_transformers"]
     return ArrayMeta(shape=shape, data_type=dt, chunk_grid=grid, key_encoding=enc,
@@ -109,7 +115,7 @@ def _entry_loc(loc: Loc, path: str) -> Loc:
 
 def _group(d: dict[str, Any], loc: Loc) -> GroupMeta:
     _header(d, loc, "group")
-    extra = _extensions(d, ("zarr_format", "node_type") + GROUP_OPTIONAL, loc)
+    extra = _extensions(d, GROUP_KNOWN, loc)
     consolidated = None
     cm = d.get("consolidated_metadata")
     if cm is not None:

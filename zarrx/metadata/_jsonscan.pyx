@@ -1,0 +1,87 @@
+"""One pass over a JSON text for ``zarrx.metadata.json``: how deep its brackets nest and how
+many object keys it writes; the keys held by the value parsed from it; and whether a value is
+made of the plain types JSON parses into.
+
+``scan`` masks string literals (an unclosed one runs to the end of the text; a backslash
+escapes the character after it) and, outside them, counts bracket nesting and the object keys
+written (string literals followed, after JSON whitespace, by a colon). ``tree_keys`` counts the
+keys of every object in a parsed value. For a text that parses, the two key counts differ
+exactly when some object repeats a key, since parsing keeps only the last of them. Errors are
+worded by the caller.
+"""
+
+
+def scan(const unsigned char[::1] data):
+    """``(depth, keys)`` of the JSON text ``data``: the deepest bracket nesting outside string
+    literals, and the number of object keys written."""
+    cdef Py_ssize_t i = 0, n = data.shape[0], keys = 0, depth = 0, deepest = 0
+    cdef unsigned char c
+    with nogil:
+        while i < n:
+            c = data[i]
+            i += 1
+            if c == 91 or c == 123:             # '[' '{'
+                depth += 1
+                if depth > deepest:
+                    deepest = depth
+            elif c == 93 or c == 125:           # ']' '}'
+                depth -= 1
+            elif c == 34:                       # '"': a string literal
+                while i < n:
+                    c = data[i]
+                    i += 1
+                    if c == 92:                 # '\\': the next character is escaped
+                        i += 1
+                    elif c == 34:
+                        break
+                while i < n and (data[i] == 32 or data[i] == 9 or data[i] == 10
+                                 or data[i] == 13):
+                    i += 1
+                if i < n and data[i] == 58:     # ':': the string was a key
+                    keys += 1
+    return deepest, keys
+
+
+cdef Py_ssize_t _tree(object value) except -1:
+    cdef Py_ssize_t count = 0
+    if type(value) is dict:
+        count = len(<dict>value)
+        for v in (<dict>value).values():
+            if type(v) is dict or type(v) is list:
+                count += _tree(v)
+    elif type(value) is list:
+        for v in <list>value:
+            if type(v) is dict or type(v) is list:
+                count += _tree(v)
+    return count
+
+
+def tree_keys(value):
+    """How many keys the dicts in ``value`` (a parsed JSON value) hold, nested ones included."""
+    return _tree(value)
+
+
+cdef bint _plain(object value, int depth):
+    cdef type t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return True
+    if depth > 64:
+        return False
+    if t is list:
+        for v in <list>value:
+            if not _plain(v, depth + 1):
+                return False
+        return True
+    if t is dict:
+        for k, v in (<dict>value).items():
+            if type(k) is not str or not _plain(v, depth + 1):
+                return False
+        return True
+    return False
+
+
+def plain(value):
+    """Whether ``value`` is made only of dict (with str keys), list, str, int, float, bool and
+    None, exactly those types (no subclasses), nested at most 64 levels: what JSON parses into.
+    The ``repr`` of such values tells any two of them apart."""
+    return _plain(value, 0)
