@@ -82,3 +82,19 @@ def test_large_values_are_uploaded_in_parts(make, proxy):
     proxy.reset()
     store.set("small", b"x" * 1000)
     assert [r.method for r in proxy.log] == ["PUT"]
+
+
+def test_the_parts_of_a_snapshot_read_go_out_together(make, proxy):
+    """A snapshot knows the version it reads, so the parts of a large range need not wait for
+    the first one: all are in flight at once, each conditioned on the snapshot's ETag."""
+    data = os.urandom(4 * MiB + 7)
+    store = make(part_size=1 * MiB, revalidate_after=0)
+    store.set("shard", data)
+    snap = store.snapshot("shard")
+    proxy.reset()
+    proxy.latency = 0.2
+    assert snap.read([ByteRange.slice(5, 4 * MiB)]) == [data[5:4 * MiB + 5]]
+    gets = [r for r in proxy.log if r.method == "GET"]
+    assert len(gets) == 4
+    assert all(r.headers.get("If-Match") == snap.generation.value for r in gets)
+    assert proxy.max_in_flight == 4
