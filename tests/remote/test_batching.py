@@ -98,3 +98,18 @@ def test_the_parts_of_a_snapshot_read_go_out_together(make, proxy):
     assert len(gets) == 4
     assert all(r.headers.get("If-Match") == snap.generation.value for r in gets)
     assert proxy.max_in_flight == 4
+
+
+def test_an_fsspec_s3_store_keeps_its_in_flight_limit_busy(s3_server, proxy):
+    """s3fs's client keeps 10 connections unless told otherwise: a batch of an FsspecStore
+    with a larger in-flight limit still has that many requests out at once."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    from zarrx.store.remote import FsspecStore
+    so = {**s3_server.fsspec_options, "endpoint_url": proxy.url}
+    store = FsspecStore(s3_server.url(), storage_options=so, in_flight=24)
+    store.set_many((f"k/{i}", b"x%d" % i) for i in range(48))
+    proxy.reset()
+    proxy.latency = 0.1
+    assert store.get_many([(f"k/{i}", None) for i in range(48)]) == [b"x%d" % i
+                                                                       for i in range(48)]
+    assert 10 < proxy.max_in_flight <= 24

@@ -59,6 +59,8 @@ class FsspecStore(RemoteStore):
                 cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
                 cfg.setdefault("connect_timeout", opts.connect_timeout)
                 cfg.setdefault("read_timeout", opts.timeout)
+                # botocore keeps 10 connections by default: in_flight requests need as many
+                cfg.setdefault("max_pool_connections", max(10, opts.in_flight))
                 so["config_kwargs"] = cfg
                 so.setdefault("skip_instance_cache", True)   # ours alone: see retries below
             try:
