@@ -40,7 +40,7 @@ def kernel_calls(monkeypatch):
     orig = local.read_box
 
     def counting(*args):
-        calls.append(args[4])
+        calls.append(args[2])
         return orig(*args)
 
     monkeypatch.setattr(local, "read_box", counting)
@@ -186,15 +186,20 @@ def test_links_and_odd_files_read_as_the_general_path_reads_them(tmp_path, monke
 
 def test_the_kernel_checks_its_arguments():
     out = np.zeros((4, 4), "f4")
+    SCR = np.zeros(16, np.uint8)
     for args, msg in [
-        ((b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 5), "outside 0..4"),
-        ((b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 2, 0, 0, 0, 1), "fill value of 4 bytes"),
-        ((b"/x/", ",", out, (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 1), "separator"),
-        ((b"/x/", "/", out, (0,), (2, 2), b"\0" * 4, 0, 0, 0, 1), "start and chunk"),
-        ((b"/x/", "/", out, (0, 0), (0, 2), b"\0" * 4, 0, 0, 0, 1), "chunk > 0"),
-        ((b"/x/", "/", out, (0, 0), (1 << 62, 2), b"\0" * 4, 0, 0, 0, 1), "overflows"),
-        ((b"/x/", "/", out[:, ::2], (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 1), "C-contiguous"),
-        ((b"/" * 5000, "/", out, (0, 0), (2, 2), b"\0" * 4, 0, 0, 0, 1), "exceed"),
+        ((b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 4, SCR, 0, 0, 0, 5), "outside 0..4"),
+        ((b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 2, SCR, 0, 0, 0, 1), "fill value of 4 bytes"),
+        ((b"/x/", ",", out, (0, 0), (2, 2), b"\0" * 4, SCR, 0, 0, 0, 1), "separator"),
+        ((b"/x/", "/", out, (0,), (2, 2), b"\0" * 4, SCR, 0, 0, 0, 1), "start and chunk"),
+        ((b"/x/", "/", out, (0, 0), (0, 2), b"\0" * 4, SCR, 0, 0, 0, 1), "chunk > 0"),
+        ((b"/x/", "/", out, (0, 0), (1 << 62, 2), b"\0" * 4, SCR, 0, 0, 0, 1), "overflows"),
+        ((b"/x/", "/", out[:, ::2], (0, 0), (2, 2), b"\0" * 4, SCR, 0, 0, 0, 1), "C-contiguous"),
+        ((b"/" * 5000, "/", out, (0, 0), (2, 2), b"\0" * 4, SCR, 0, 0, 0, 1), "exceed"),
     ]:
         with pytest.raises(ValueError, match=msg):
             read_box(*args)
+    with pytest.raises(ValueError, match="scratch array of at least 16 bytes, found 15"):
+        read_box(b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 4, SCR[:15], 0, 0, 0, 1)
+    with pytest.raises(ValueError, match="writable C-contiguous scratch"):
+        read_box(b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 4, SCR[::2], 0, 0, 0, 1)

@@ -216,14 +216,15 @@ def read_box(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     chunk, fill, n = io.chunk_shape, io.fill_bytes, plan.nchunks
     per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
     if _pool.threads() <= 1 or n <= per_task:
-        left = reader(target, start, chunk, fill, 0, n)
+        left = reader(target, start, chunk, fill, io.scratch(chunk), 0, n)
     else:
         tasks = min(-(-n // per_task), 4 * _pool.threads())
         step = -(-n // tasks)
         parts: list[list[int]] = [[] for _ in range(tasks)]
 
         def task(i: int) -> None:
-            parts[i] = reader(target, start, chunk, fill, i * step, min(n, (i + 1) * step))
+            parts[i] = reader(target, start, chunk, fill, io.scratch(chunk), i * step,
+                              min(n, (i + 1) * step))
 
         _pool.run_shared(task, tasks)
         left = [i for part in parts for i in part]
@@ -419,6 +420,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     units = _by_object(io, projections)
     if len(units) == 1:
         commit(*units[0], True)
+    elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.latency_bound:
+        for obj, projs in units:            # small raw chunks of a local store: threads would
+            commit(obj, projs, False)       # only take turns on the GIL and the directory
     else:
         _pool.run_shared(lambda i: commit(*units[i], False), len(units))
 

@@ -1,7 +1,8 @@
 """Reading and writing node metadata documents in a store (the only place, with ``api``, that
 knows which Zarr version a node is stored in).
 
-* ``load_node`` reads every candidate document of a node in one batched ``get_many``;
+* ``load_node`` reads every candidate document of a node in one batched ``get_many`` (on a
+  store whose requests are local work, ``zarr.json`` first);
 * ``save_node`` writes a node's documents and keeps a v2 ``.zmetadata`` at the store root in step
   (see "Keeping .zmetadata in step" below);
 * ``list_children`` / ``walk`` enumerate a hierarchy; ``consolidate`` writes consolidated metadata
@@ -100,7 +101,16 @@ def _copied(value: Any) -> Any:
 
 
 def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta | None:
-    """The metadata of the node at ``path``, or None when there is none. v3 wins over v2."""
+    """The metadata of the node at ``path``, or None when there is none. v3 wins over v2.
+
+    A store whose requests wait on a network gets every candidate document in one batch; one
+    whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
+    and for the v2 documents only when there is none."""
+    if zarr_format is None and not store.latency_bound:
+        doc = store.get(join(path, V3_KEY))
+        if doc is not None:
+            return _cached_parse(parse_v3, doc, join(path, V3_KEY))
+        zarr_format = 2
     names: list[str] = []
     if zarr_format in (None, 3):
         names.append(V3_KEY)

@@ -11,10 +11,11 @@ of the range, in C order over the chunks the box touches, is opened with one ``o
 - a chunk whose cells are one run in the output (and in the file) is read straight into the
   output with one ``pread``: the whole file, with a one-byte probe after it that tells a file
   longer than a chunk (no ``fstat``), or the run inside the box, after an ``fstat`` for the size;
-- any other chunk is read whole (with the probe) into a buffer this call reuses, and the C
-  walker copies the part inside the box into the output. Reading the rows of a chunk straight
-  to their places with ``preadv`` was slower here: 2.0 against 2.5 GB/s for 256×256 float32
-  chunks of an 8192×8192 array, in interleaved runs;
+- any other chunk: the bytes from the first cell of its part to the last (the whole file, with
+  the probe, or a range of it, after an ``fstat`` for the size) go into the reading thread's
+  scratch buffer, and the C walker copies the part inside the box into the output. Reading
+  the rows of a chunk straight to their places with ``preadv`` was slower here: 2.0 against
+  2.5 GB/s for 256×256 float32 chunks of an 8192×8192 array, in interleaved runs;
 - a missing file (``ENOENT``), or a directory at the chunk's path, is filled with the fill
   value, as a missing chunk reads everywhere else.
 
@@ -114,13 +115,13 @@ cdef Outcome _read_exact(int fd, iovec* iov, int n, size_t want, int64_t offset,
 
 
 cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
-                         uint64_t resolve, char* out, char** buf,
+                         uint64_t resolve, char* out, char* buf,
                          const int64_t* k) noexcept nogil:
     """Read chunk ``k`` (grid coordinates) into its part of the output."""
     cdef int d, fd, first_long = -1
     cdef int64_t lo, hi
     cdef ptrdiff_t src_off = 0, dst_off = 0
-    cdef size_t run
+    cdef size_t run, span
     cdef bint one_run = True, whole = True
     cdef struct_stat st
     cdef zx_box box
@@ -170,17 +171,24 @@ cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
             iov[0].iov_base = out + dst_off
             iov[0].iov_len = run
             res = _read_exact(fd, iov, 1, run, src_off, False, &probe)
-    else:                           # the whole file into the buffer, then a strided copy
-        if buf[0] == NULL:
-            buf[0] = <char*>malloc(g.nbytes + 1)
-        if buf[0] == NULL:
+    else:                           # the bytes from the part's first cell to its last into the
+        span = g.itemsize           # buffer, then a strided copy
+        for d in range(g.ndim):
+            span += <size_t>((box.count[d] - 1) * g.cstride[d])
+        iov[0].iov_base = buf
+        iov[0].iov_len = span
+        if span == g.nbytes:        # the whole file (the probe tells a longer one)
+            res = _read_exact(fd, iov, 1, span, 0, True, &probe)
+        elif fstat(fd, &st) != 0:
+            res = FALLBACK
+        elif not S_ISREG(st.st_mode):
+            res = FILL
+        elif <size_t>st.st_size != g.nbytes:
             res = FALLBACK
         else:
-            iov[0].iov_base = buf[0]
-            iov[0].iov_len = g.nbytes
-            res = _read_exact(fd, iov, 1, g.nbytes, 0, True, &probe)
-            if res == DONE:
-                zx_copy_box(&box, buf[0] + src_off, out + dst_off)
+            res = _read_exact(fd, iov, 1, span, src_off, False, &probe)
+        if res == DONE:
+            zx_copy_box(&box, buf, out + dst_off)
     close(fd)
     return res
 
@@ -217,7 +225,8 @@ def chunks_touched(tuple start, tuple extent, tuple chunk):
 
 
 def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, bytes fill,
-             uint64_t flags, uint64_t resolve, Py_ssize_t lo, Py_ssize_t hi):
+             cnp.ndarray scratch, uint64_t flags, uint64_t resolve, Py_ssize_t lo,
+             Py_ssize_t hi):
     """Read chunks ``lo`` to ``hi`` (C order over the chunks the box touches) into ``out``;
     return the indices (in that order) of the chunks the caller must read itself.
 
@@ -225,18 +234,18 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     ``b"/data/a/c/"``); ``sep``: the separator between coordinates; ``out``: a C-contiguous,
     writable array of the box's shape, of fixed-size items; ``start``: the box's first cell;
     ``chunk``: the chunk shape (a file holds a whole chunk, C order, items of ``out``'s size);
-    ``fill``: one item."""
+    ``fill``: one item; ``scratch``: a writable C-contiguous array of at least a chunk's bytes,
+    which the call may overwrite (the reading thread's, reused from call to call)."""
     cdef Geometry g
-    cdef int d, ndim = cnp.PyArray_NDIM(out), n
+    cdef int d, ndim = cnp.PyArray_NDIM(out)
     cdef Py_ssize_t bn = len(base), i, rem
     cdef int64_t k[ZX_MAX_NDIM]
     cdef char path[PATH_MAX]
     cdef char* pp
-    cdef char* buf = NULL
+    cdef char* buf
     cdef char* dst = <char*>cnp.PyArray_DATA(out)
     cdef const char* fillp
     cdef char csep
-    cdef size_t total = 1
     cdef Outcome res
     cdef list fallback = []
     cdef unsigned char* marks
@@ -245,6 +254,8 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     if not (cnp.PyArray_IS_C_CONTIGUOUS(out) and cnp.PyArray_ISWRITEABLE(out)) \
             or out.dtype.hasobject:
         raise ValueError("read_box: expected a writable C-contiguous output of fixed-size items")
+    if not (cnp.PyArray_IS_C_CONTIGUOUS(scratch) and cnp.PyArray_ISWRITEABLE(scratch)):
+        raise ValueError("read_box: expected a writable C-contiguous scratch array")
     if len(start) != ndim or len(chunk) != ndim:
         raise ValueError(f"read_box: expected {ndim} start and chunk entries, found "
                          f"{len(start)} and {len(chunk)}")
@@ -277,6 +288,10 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     for d in range(ndim - 2, -1, -1):
         g.cstride[d] = g.cstride[d + 1] * g.chunk[d + 1]
         g.ostride[d] = g.ostride[d + 1] * g.extent[d + 1]
+    if <size_t>cnp.PyArray_NBYTES(scratch) < g.nbytes:
+        raise ValueError(f"read_box: expected a scratch array of at least {g.nbytes} bytes, "
+                         f"found {cnp.PyArray_NBYTES(scratch)}")
+    buf = <char*>cnp.PyArray_DATA(scratch)
     if lo < 0 or hi > nchunks or lo > hi:
         raise ValueError(f"read_box: chunk range {lo}..{hi} is outside 0..{nchunks}")
     marks = <unsigned char*>malloc(<size_t>(hi - lo) + 1)
@@ -299,7 +314,7 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
                         pp += 1
                     pp += _itoa(k[d], pp)
                 pp[0] = 0
-                res = _read_chunk(&g, path, flags, resolve, dst, &buf, k)
+                res = _read_chunk(&g, path, flags, resolve, dst, buf, k)
                 if res == FILL:
                     _fill_chunk(&g, fillp, dst, k)
                 marks[i - lo] = res == FALLBACK
@@ -307,6 +322,5 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
             if marks[i - lo]:
                 fallback.append(i)
     finally:
-        free(buf)
         free(marks)
     return fallback

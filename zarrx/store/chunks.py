@@ -48,10 +48,11 @@ class ChunkSource:
         return None
 
     def box_reader(self) -> Callable[..., list[int]] | None:
-        """Optionally, ``reader(out, start, chunk, fill, lo, hi)``, which reads chunks ``lo``
-        to ``hi`` (C order over those the box ``start`` + ``out.shape`` touches) straight into
-        ``out`` when every chunk is stored raw as an object of its own, and returns the indices
-        of those it left to the general path; None (the default) when there is none."""
+        """Optionally, ``reader(out, start, chunk, fill, scratch, lo, hi)``, which reads chunks
+        ``lo`` to ``hi`` (C order over those the box ``start`` + ``out.shape`` touches) straight
+        into ``out`` when every chunk is stored raw as an object of its own (``scratch``: a
+        chunk's bytes it may overwrite), and returns the indices of those it left to the
+        general path; None (the default) when there is none."""
         return None
 
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],

@@ -62,6 +62,10 @@ class CountingStore(Store):
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
         return self.inner.supports_conditional_writes
 
+    @property
+    def latency_bound(self) -> bool:  # type: ignore[override]
+        return self.inner.latency_bound
+
     def _count_reads(self, requests: Iterable[Request], results: Iterable[bytes | None]) -> None:
         with self._lock:
             for (key, rng), value in zip(requests, results):

@@ -59,6 +59,7 @@ class LocalStore(ConditionalFiles):
     """
 
     copies_values = True                 # a write copies the value into a new file
+    latency_bound = False                # a request is a few system calls
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
@@ -187,9 +188,10 @@ class LocalStore(ConditionalFiles):
         return self._get_batch(sequence_of(requests), arena)
 
     def box_reader(self, head: str, sep: str) -> Callable[..., list[int]] | None:
-        """``reader(out, start, chunk, fill, lo, hi)``: chunks ``lo`` to ``hi`` (C order over
-        those a box touches) of raw chunk files ``head`` + coordinates joined by ``sep`` read
-        straight into ``out`` by the kernel (:mod:`zarrx.store._localbox`), without the GIL;
+        """``reader(out, start, chunk, fill, scratch, lo, hi)``: chunks ``lo`` to ``hi`` (C
+        order over those a box touches) of raw chunk files ``head`` + coordinates joined by
+        ``sep`` read straight into ``out`` by the kernel (:mod:`zarrx.store._localbox`),
+        without the GIL, with ``scratch`` (a chunk's bytes) for the chunks it must copy from;
         it returns the indices of chunks the general path must read (an error to word). None
         where the kernel cannot open paths (no ``openat2``) or the keys are not plain."""
         real = self._tree.real_root()
@@ -462,6 +464,6 @@ def _prefix_dir_invalid(folder: str) -> bool:
     return key_problem(folder) is not None or any(is_temp_name(s) for s in folder.split("/"))
 
 
-def _box(base: bytes, sep: str, out: object, start: tuple, chunk: tuple, fill: bytes, lo: int,
-         hi: int) -> list[int]:
-    return read_box(base, sep, out, start, chunk, fill, _READ, _RESOLVE, lo, hi)
+def _box(base: bytes, sep: str, out: object, start: tuple, chunk: tuple, fill: bytes,
+         scratch: object, lo: int, hi: int) -> list[int]:
+    return read_box(base, sep, out, start, chunk, fill, scratch, _READ, _RESOLVE, lo, hi)
