@@ -203,3 +203,15 @@ def test_the_kernel_checks_its_arguments():
         read_box(b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 4, SCR[:15], 0, 0, 0, 1)
     with pytest.raises(ValueError, match="writable C-contiguous scratch"):
         read_box(b"/x/", "/", out, (0, 0), (2, 2), b"\0" * 4, SCR[::2], 0, 0, 0, 1)
+
+
+@pytest.mark.parametrize("nchunks", [1, 2, 5, 7, 9, 13, 17, 31])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_every_split_into_tasks_covers_each_chunk_once(tmp_path, nchunks, threads):
+    """Chunks of 1 MiB make one task per chunk up to four per thread: whatever the count, the
+    ranges the threads take cover every chunk once."""
+    a = np.arange(nchunks * (1 << 18), dtype="f4")
+    z = _array(tmp_path, a.shape, (1 << 18,), "f4")
+    z[...] = a
+    with zarrx.config.set(threads=threads):
+        np.testing.assert_array_equal(_reopen(tmp_path)[...], a)

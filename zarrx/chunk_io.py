@@ -218,8 +218,8 @@ def read_box(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     if _pool.threads() <= 1 or n <= per_task:
         left = reader(target, start, chunk, fill, io.scratch(chunk), 0, n)
     else:
-        tasks = min(-(-n // per_task), 4 * _pool.threads())
-        step = -(-n // tasks)
+        step = -(-n // min(-(-n // per_task), 4 * _pool.threads()))
+        tasks = -(-n // step)                   # every task's range holds a chunk
         parts: list[list[int]] = [[] for _ in range(tasks)]
 
         def task(i: int) -> None:
