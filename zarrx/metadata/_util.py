@@ -162,6 +162,20 @@ class Loc:
 _ALLOWED: dict[tuple[tuple[str, ...], tuple[str, ...]], frozenset[str]] = {}
 
 
+def name_and_configuration(obj: dict[str, Any], loc: Loc) -> tuple[str, dict[str, Any]]:
+    """``name`` and ``configuration`` (``{}`` when absent) of an extension object
+    ``{"name", "configuration"?, "must_understand"?}`` at ``loc``, both checked; an unknown
+    key raises. ``must_understand`` is left to the caller."""
+    loc.keys(obj, ("name",), ("configuration", "must_understand"))
+    name = obj["name"]
+    if not isinstance(name, str):
+        (loc / "name").str(name)                    # raises
+    conf = obj.get("configuration", {})
+    if not isinstance(conf, dict):
+        (loc / "configuration").obj(conf)           # raises
+    return name, conf
+
+
 def _same_kind(a: Any, b: Any) -> bool:
     if isinstance(a, (bool, np.bool_)) or isinstance(b, (bool, np.bool_)):
         return isinstance(a, (bool, np.bool_)) and isinstance(b, (bool, np.bool_))

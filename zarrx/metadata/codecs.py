@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from zarrx.metadata._jsonscan import plain
-from zarrx.metadata._util import INT64_MAX, Loc
+from zarrx.metadata._util import INT64_MAX, Loc, name_and_configuration
 from zarrx.metadata.codec_table import A2A, A2B, B2B, check_codec, codec_kind
 from zarrx.metadata.model import CodecSpec, DataType, ShardLevel
 
@@ -26,13 +26,7 @@ def parse_codec(value: Any, loc: Loc) -> CodecSpec:
         name, conf, mu = value, {}, True
     else:
         obj = loc.obj(value)
-        loc.keys(obj, ("name",), ("configuration", "must_understand"))
-        name = obj["name"]
-        if not isinstance(name, str):
-            (loc / "name").str(name)                    # raises
-        conf = obj.get("configuration", {})
-        if not isinstance(conf, dict):
-            (loc / "configuration").obj(conf)           # raises
+        name, conf = name_and_configuration(obj, loc)
         mu = obj.get("must_understand", True)
         if not isinstance(mu, bool):
             (loc / "must_understand").bool(mu)          # raises

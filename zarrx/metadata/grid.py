@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from zarrx.metadata._util import INT64_MAX, UINT64_MAX, Loc
+from zarrx.metadata._util import INT64_MAX, UINT64_MAX, Loc, name_and_configuration
 from zarrx.metadata.model import ChunkGrid, KeyEncoding, RectilinearGrid, RegularGrid
 
 __all__ = ["parse_shape", "parse_grid_v3", "grid_json", "chunk_edges", "grid_shape", "axis_gcd",
@@ -317,14 +317,7 @@ def parse_key_encoding_v3(value: Any, loc: Loc) -> KeyEncoding:
     if isinstance(value, str):
         name, conf = value, {}
     else:
-        obj = loc.obj(value)
-        loc.keys(obj, ("name",), ("configuration", "must_understand"))
-        name = obj["name"]
-        if not isinstance(name, str):
-            (loc / "name").str(name)                    # raises
-        conf = obj.get("configuration", {})
-        if not isinstance(conf, dict):
-            (loc / "configuration").obj(conf)           # raises
+        name, conf = name_and_configuration(loc.obj(value), loc)
     if name not in ("default", "v2"):
         raise (loc / "name").error("'default' or 'v2'", name)
     cl = loc / "configuration"

@@ -81,6 +81,30 @@ cdef int _itoa(int64_t v, char* dst) noexcept nogil:
     return n
 
 
+cdef void _part(const Geometry* g, const int64_t* k, zx_box* box, ptrdiff_t* src_off,
+                ptrdiff_t* dst_off) noexcept nogil:
+    """The part of chunk ``k`` inside the box, as ``box`` (counts; operand 0 the chunk file's
+    strides, operand 1 the output's) and the byte offsets of its first cell in the file
+    (``src_off``) and in the output (``dst_off``)."""
+    cdef int d
+    cdef int64_t lo, hi
+    box.ndim = g.ndim
+    box.itemsize = g.itemsize
+    src_off[0] = dst_off[0] = 0
+    for d in range(g.ndim):
+        lo = k[d] * g.chunk[d]
+        hi = lo + g.chunk[d]
+        if lo < g.start[d]:
+            lo = g.start[d]
+        if hi > g.start[d] + g.extent[d]:
+            hi = g.start[d] + g.extent[d]
+        box.count[d] = hi - lo
+        src_off[0] += (lo - k[d] * g.chunk[d]) * g.cstride[d]
+        dst_off[0] += (lo - g.start[d]) * g.ostride[d]
+        box.stride[0][d] = g.cstride[d]
+        box.stride[1][d] = g.ostride[d]
+
+
 cdef Outcome _failed(int err) noexcept nogil:
     """What a failed read means: a directory at the chunk's path reads as a missing chunk."""
     return FILL if err == EISDIR else FALLBACK
@@ -119,31 +143,16 @@ cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
                          const int64_t* k) noexcept nogil:
     """Read chunk ``k`` (grid coordinates) into its part of the output."""
     cdef int d, fd, first_long = -1
-    cdef int64_t lo, hi
-    cdef ptrdiff_t src_off = 0, dst_off = 0
-    cdef size_t run, span
-    cdef bint one_run = True, whole = True
+    cdef ptrdiff_t src_off, dst_off
+    cdef size_t span
+    cdef bint one_run = True
     cdef struct_stat st
     cdef zx_box box
     cdef iovec iov[2]
     cdef char probe
     cdef Outcome res
-    box.ndim = g.ndim
-    box.itemsize = g.itemsize
+    _part(g, k, &box, &src_off, &dst_off)
     for d in range(g.ndim):
-        lo = k[d] * g.chunk[d]
-        hi = lo + g.chunk[d]
-        if lo < g.start[d]:
-            lo = g.start[d]
-        if hi > g.start[d] + g.extent[d]:
-            hi = g.start[d] + g.extent[d]
-        box.count[d] = hi - lo
-        src_off += (lo - k[d] * g.chunk[d]) * g.cstride[d]
-        dst_off += (lo - g.start[d]) * g.ostride[d]
-        box.stride[0][d] = g.cstride[d]
-        box.stride[1][d] = g.ostride[d]
-        if box.count[d] != g.chunk[d]:
-            whole = False
         # one run: past the first axis with more than one cell, every axis is whole in both
         if first_long >= 0:
             if box.count[d] != g.chunk[d] or box.count[d] != g.extent[d]:
@@ -153,42 +162,25 @@ cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
     fd = zx_openat2(path, flags, resolve)
     if fd < 0:
         return FILL if errno == ENOENT else FALLBACK
-    if whole and one_run:           # the whole file, into one place (no stat: the probe
-        iov[0].iov_base = out + dst_off     # byte tells a longer file)
-        iov[0].iov_len = g.nbytes
-        res = _read_exact(fd, iov, 1, g.nbytes, 0, True, &probe)
-    elif one_run:                   # part of the file, into one place: the size from a stat
-        if fstat(fd, &st) != 0:
-            res = FALLBACK
-        elif not S_ISREG(st.st_mode):
-            res = FILL
-        elif <size_t>st.st_size != g.nbytes:
-            res = FALLBACK
-        else:
-            run = g.itemsize
-            for d in range(g.ndim):
-                run *= <size_t>box.count[d]
-            iov[0].iov_base = out + dst_off
-            iov[0].iov_len = run
-            res = _read_exact(fd, iov, 1, run, src_off, False, &probe)
-    else:                           # the bytes from the part's first cell to its last into the
-        span = g.itemsize           # buffer, then a strided copy
-        for d in range(g.ndim):
-            span += <size_t>((box.count[d] - 1) * g.cstride[d])
-        iov[0].iov_base = buf
-        iov[0].iov_len = span
-        if span == g.nbytes:        # the whole file (the probe tells a longer one)
-            res = _read_exact(fd, iov, 1, span, 0, True, &probe)
-        elif fstat(fd, &st) != 0:
-            res = FALLBACK
-        elif not S_ISREG(st.st_mode):
-            res = FILL
-        elif <size_t>st.st_size != g.nbytes:
-            res = FALLBACK
-        else:
-            res = _read_exact(fd, iov, 1, span, src_off, False, &probe)
-        if res == DONE:
-            zx_copy_box(&box, buf, out + dst_off)
+    # the bytes from the part's first cell to its last: straight into the output when they
+    # are one run there, else into the scratch buffer for a strided copy
+    span = g.itemsize
+    for d in range(g.ndim):
+        span += <size_t>((box.count[d] - 1) * g.cstride[d])
+    iov[0].iov_base = (out + dst_off) if one_run else buf
+    iov[0].iov_len = span
+    if span == g.nbytes:            # the whole file: the probe byte tells a longer one
+        res = _read_exact(fd, iov, 1, span, 0, True, &probe)
+    elif fstat(fd, &st) != 0:       # a range of it: the size from a stat
+        res = FALLBACK
+    elif not S_ISREG(st.st_mode):
+        res = FILL
+    elif <size_t>st.st_size != g.nbytes:
+        res = FALLBACK
+    else:
+        res = _read_exact(fd, iov, 1, span, src_off, False, &probe)
+    if res == DONE and not one_run:
+        zx_copy_box(&box, buf, out + dst_off)
     close(fd)
     return res
 
@@ -197,22 +189,11 @@ cdef void _fill_chunk(const Geometry* g, const char* fill, char* out,
                       const int64_t* k) noexcept nogil:
     """Fill chunk ``k``'s part of the output with the item at ``fill``."""
     cdef int d
-    cdef int64_t lo, hi
-    cdef ptrdiff_t dst_off = 0
+    cdef ptrdiff_t src_off, dst_off
     cdef zx_box box
-    box.ndim = g.ndim
-    box.itemsize = g.itemsize
+    _part(g, k, &box, &src_off, &dst_off)
     for d in range(g.ndim):
-        lo = k[d] * g.chunk[d]
-        hi = lo + g.chunk[d]
-        if lo < g.start[d]:
-            lo = g.start[d]
-        if hi > g.start[d] + g.extent[d]:
-            hi = g.start[d] + g.extent[d]
-        box.count[d] = hi - lo
-        dst_off += (lo - g.start[d]) * g.ostride[d]
-        box.stride[0][d] = 0
-        box.stride[1][d] = g.ostride[d]
+        box.stride[0][d] = 0                # the fill item, broadcast
     zx_copy_box(&box, fill, out + dst_off)
 
 
