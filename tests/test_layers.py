@@ -33,6 +33,7 @@ LAYERS = [
     ("zarrx.indexing", 4),
     ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),
+    ("zarrx.box_read", 4),
     ("zarrx.attrs", 5),
     ("zarrx.node", 5),
     ("zarrx.info", 5),

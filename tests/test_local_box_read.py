@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import zarrx
-from zarrx import chunk_io
+from zarrx import box_read
 from zarrx.errors import CodecError, ZarrError
 from zarrx.store import LocalStore
 from zarrx.store._localbox import read_box
@@ -175,7 +175,7 @@ def test_links_and_odd_files_read_as_the_general_path_reads_them(tmp_path, monke
             return type(exc), str(exc)
 
     fast = outcome()
-    monkeypatch.setattr(chunk_io, "read_box", lambda io, plan, out: False)
+    monkeypatch.setattr(box_read, "read_box", lambda io, plan, out: False)
     general = outcome()
     assert type(fast) is type(general)
     if isinstance(fast, tuple):

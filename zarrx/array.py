@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import chunk_io, indexing, layout
+from zarrx import box_read, chunk_io, indexing, layout
 from zarrx.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError, ZarrError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
@@ -168,7 +168,7 @@ class Array(Node):
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
         result = self._out(plan.out_shape, out)
-        if not chunk_io.read_box(self._io, plan, result):
+        if not box_read.read_box(self._io, plan, result):
             chunk_io.read_into(self._io, plan.chunks, result, flat=plan.flat)
         if out is None and result.ndim == 0:
             return result[()]

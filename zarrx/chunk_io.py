@@ -21,6 +21,7 @@ import threading
 from collections.abc import Sequence
 from math import prod
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.chunks import PARTIAL, ChunkSource
 
-__all__ = ["ArrayIO", "read_box", "read_into", "write_from", "chunk_shape_at"]
+__all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
 
 WINDOW_PER_THREAD = 8
 READ_WINDOW = 4          # chunks a thread fetches and decodes at a time, at least ...
@@ -78,19 +79,15 @@ class ArrayIO:
         nbytes = prod(self.chunk_shape) * self.dtype.itemsize
         return nbytes < GIL_FREE_BYTES and self.plan(self.chunk_shape).raw
 
-    @property
+    @cached_property
     def box_ok(self) -> bool:
         """Whether a box of this array may be read by a chunk source's box reader: a regular
         grid of raw chunks with no checksum (the stored bytes are the chunk's C-order items)."""
-        ok = self.__dict__.get("_box_ok")
-        if ok is None:
-            ok = bool(self.regular and self.chunk_shape and self.fill_bytes is not None
-                      and self.units_per_object == 1 and not self.object_chunks)
-            if ok:
-                plan = self.plan(self.chunk_shape)       # type: ignore[arg-type]
-                ok = plan.raw and not plan.b2b
-            self.__dict__["_box_ok"] = ok
-        return ok
+        if not (self.regular and self.chunk_shape and self.fill_bytes is not None
+                and self.units_per_object == 1 and not self.object_chunks):
+            return False
+        plan = self.plan(self.chunk_shape)       # type: ignore[arg-type]
+        return bool(plan.raw and not plan.b2b)
 
     @property
     def read_window(self) -> int:
@@ -195,45 +192,6 @@ def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> Non
 
 
 _NO_ARENA = object()
-BOX_TASK_BYTES = 1 << 20     # a box read is split into tasks of about this many chunk bytes
-
-
-def read_box(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
-    """Read ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`) into ``out`` through the chunk
-    source's box reader, when the selection is a box and every chunk is raw and stored on its
-    own: no Python object per chunk, and the threads read without the GIL. Chunks the reader
-    leaves (an error to word) go through :func:`read_into`. False, having read nothing, when
-    the array, the selection, ``out`` or the store do not allow it."""
-    box = plan.box
-    if box is None or not io.box_ok or out.dtype != io.dtype \
-            or not (out.flags.c_contiguous and out.flags.writeable):
-        return False
-    reader = io.source.box_reader()
-    if reader is None:
-        return False
-    start = tuple([a for a, _ in box])
-    target = out.reshape([b - a for a, b in box])
-    chunk, fill, n = io.chunk_shape, io.fill_bytes, plan.nchunks
-    per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
-    if _pool.threads() <= 1 or n <= per_task:
-        left = reader(target, start, chunk, fill, io.scratch(chunk), 0, n)
-    else:
-        step = -(-n // min(-(-n // per_task), 4 * _pool.threads()))
-        tasks = -(-n // step)                   # every task's range holds a chunk
-        parts: list[list[int]] = [[] for _ in range(tasks)]
-
-        def task(i: int) -> None:
-            parts[i] = reader(target, start, chunk, fill, io.scratch(chunk), i * step,
-                              min(n, (i + 1) * step))
-
-        _pool.run_shared(task, tasks)
-        left = [i for part in parts for i in part]
-    if left:
-        chunks = plan.chunks
-        read_into(io, [chunks[i] for i in left], out)
-    return True
-
-
 def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
     """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
     ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and

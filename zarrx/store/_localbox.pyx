@@ -197,14 +197,6 @@ cdef void _fill_chunk(const Geometry* g, const char* fill, char* out,
     zx_copy_box(&box, fill, out + dst_off)
 
 
-def chunks_touched(tuple start, tuple extent, tuple chunk):
-    """Chunks the box ``start`` + ``extent`` touches (every extent > 0, chunk > 0)."""
-    n = 1
-    for s, e, c in zip(start, extent, chunk):
-        n *= (s + e - 1) // c - s // c + 1
-    return n
-
-
 def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, bytes fill,
              cnp.ndarray scratch, uint64_t flags, uint64_t resolve, Py_ssize_t lo,
              Py_ssize_t hi):

@@ -35,7 +35,7 @@ class RemoteReads:
     _batches: dict
     _tails: dict
 
-    # -- requests for reads --------------------------------------------------------------------------------
+    # -- requests for reads --------------------------------------------------------------------
     async def _fetch(self, key: str, start: int | None, stop: int | None, suffix: int | None,
                      if_match: str | None) -> Got | None:
         """One GET (None: missing). A range past the end reads as empty data."""

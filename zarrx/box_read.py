@@ -1,0 +1,55 @@
+"""Box reads: a selection that is one box of cells, read through the chunk source's box reader.
+
+When every chunk is raw and stored as an object of its own, and the store offers a reader
+(``LocalStore``'s is a Cython kernel), the chunks are read straight into the output with no
+Python object per chunk, the threads each taking a range of chunks without the GIL. Chunks the
+reader leaves (an error to word) go through :func:`zarrx.chunk_io.read_into`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zarrx import _pool
+from zarrx.chunk_io import ArrayIO, read_into
+
+__all__ = ["read_box"]
+
+BOX_TASK_BYTES = 1 << 20     # a box read is split into tasks of about this many chunk bytes
+
+
+def read_box(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
+    """Read ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`) into ``out`` through the chunk
+    source's box reader, when the selection is a box and every chunk is raw and stored on its
+    own: no Python object per chunk, and the threads read without the GIL. Chunks the reader
+    leaves (an error to word) go through :func:`read_into`. False, having read nothing, when
+    the array, the selection, ``out`` or the store do not allow it."""
+    box = plan.box
+    if box is None or not io.box_ok or out.dtype != io.dtype \
+            or not (out.flags.c_contiguous and out.flags.writeable):
+        return False
+    reader = io.source.box_reader()
+    if reader is None:
+        return False
+    start = tuple([a for a, _ in box])
+    target = out.reshape([b - a for a, b in box])
+    chunk, fill, n = io.chunk_shape, io.fill_bytes, plan.nchunks
+    per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
+    if _pool.threads() <= 1 or n <= per_task:
+        left = reader(target, start, chunk, fill, io.scratch(chunk), 0, n)
+    else:
+        step = -(-n // min(-(-n // per_task), 4 * _pool.threads()))
+        tasks = -(-n // step)                   # every task's range holds a chunk
+        parts: list[list[int]] = [[] for _ in range(tasks)]
+
+        def task(i: int) -> None:
+            parts[i] = reader(target, start, chunk, fill, io.scratch(chunk), i * step,
+                              min(n, (i + 1) * step))
+
+        _pool.run_shared(task, tasks)
+        left = [i for part in parts for i in part]
+    if left:
+        chunks = plan.chunks
+        read_into(io, [chunks[i] for i in left], out)
+    return True
