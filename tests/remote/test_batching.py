@@ -113,3 +113,35 @@ def test_an_fsspec_s3_store_keeps_its_in_flight_limit_busy(s3_server, proxy):
     assert store.get_many([(f"k/{i}", None) for i in range(48)]) == [b"x%d" % i
                                                                        for i in range(48)]
     assert 10 < proxy.max_in_flight <= 24
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_the_later_parts_of_a_large_object_stream_beside_the_first(s3_server, proxy, backend):
+    """The first part's headers give the object's size and ETag: the other parts go out then,
+    conditioned on that ETag, while the first part's body is still arriving."""
+    prefix = s3_server.fresh()
+    url = f"s3://{s3_server.bucket}/{prefix}"
+    if backend == "obstore":
+        store = ObjectStore(url, storage_options={**s3_server.options, "endpoint": proxy.url},
+                            part_size=MiB)
+    else:
+        pytest.importorskip("s3fs", reason="s3fs is not installed")
+        from zarrx.store.remote import FsspecStore
+        store = FsspecStore(url, storage_options={**s3_server.fsspec_options,
+                                                  "endpoint_url": proxy.url}, part_size=MiB)
+    data = os.urandom(3 * MiB)
+    store.set("big", data)
+    proxy.reset()
+    proxy.bandwidth = 4 * MiB                        # each 1 MiB part streams for 0.25 s
+    assert store.get("big") == data
+    gets = [r for r in proxy.log if r.method == "GET"]
+    assert len(gets) == 3
+    assert proxy.max_in_flight == 3
+    etag = store.generation("big").value
+    assert [r.headers.get("If-Match") for r in gets] == [None, etag, etag]
+    proxy.reset()
+    assert store.get("big", ByteRange.slice(MiB // 2, 2 * MiB)) == data[MiB // 2:5 * MiB // 2]
+    assert proxy.count("GET") == 2 and proxy.max_in_flight == 2
+    proxy.reset()                                    # a range past the object's end: clipped
+    assert store.get("big", ByteRange.slice(MiB, 4 * MiB)) == data[MiB:]
+    assert proxy.count("GET") == 2 and proxy.count("HEAD") == 0

@@ -34,7 +34,7 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
                               as_buffer, check_generation, check_path_key, conflict, is_absent,
                               key_problem, sequence_of)
 from zarrx.store.remote import aio
-from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, etag_generation,
+from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, etag_generation,
                                        gather_all, if_match_of, to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
@@ -73,7 +73,9 @@ class RemoteStore(RemoteReads, Store):
         return None
 
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                   if_match: str | None) -> Got:
+                   if_match: str | None, on_meta: OnMeta | None = None) -> Got:
+        """One GET. A backend that has the response headers before the body calls
+        ``on_meta(etag, object size)`` then, before reading the body."""
         raise NotImplementedError
 
     async def _head(self, key: str) -> tuple[str | None, int]:

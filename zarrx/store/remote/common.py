@@ -3,7 +3,7 @@ GET answers, and the helpers over them that reads and writes share."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,9 +11,10 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
                           RemoteTimeoutError)
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
-           "to_bytes", "gather_all"]
+           "to_bytes", "gather_all", "OnMeta"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
+OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
 
 TRANSIENT = {"throttled": RemoteThrottledError, "server": RemoteServerError,
              "timeout": RemoteTimeoutError, "connection": RemoteConnectionError}

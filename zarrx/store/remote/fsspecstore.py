@@ -23,6 +23,7 @@ from typing import Any
 
 from zarrx.errors import StoreError
 from zarrx.store.remote.base import Failure, Got, RemoteStore
+from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.objectstore import _status_kind
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.urls import redact, require
@@ -114,9 +115,9 @@ class FsspecStore(RemoteStore):
         return bucket, k
 
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                   if_match: str | None) -> Got:
+                   if_match: str | None, on_meta: OnMeta | None = None) -> Got:
         if self.is_s3:
-            return await self._s3_get(key, start, stop, suffix, if_match)
+            return await self._s3_get(key, start, stop, suffix, if_match, on_meta)
         path = self._full(key)
         a = -suffix if suffix is not None else start
         if self._async:
@@ -130,7 +131,7 @@ class FsspecStore(RemoteStore):
         return Got(data, etag, size, begin)
 
     async def _s3_get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                      if_match: str | None) -> Got:
+                      if_match: str | None, on_meta: OnMeta | None) -> Got:
         bucket, k = self._bucket_key(key)
         kw: dict[str, Any] = {"Bucket": bucket, "Key": k}
         if suffix is not None:
@@ -143,11 +144,13 @@ class FsspecStore(RemoteStore):
             kw["IfMatch"] = if_match
         resp = await self.fs._call_s3("get_object", **kw)
         body = resp["Body"]
+        m = _CONTENT_RANGE.match(resp.get("ContentRange") or "")
         try:
+            if m and on_meta is not None:
+                on_meta(resp.get("ETag"), None if m.group(3) == "*" else int(m.group(3)))
             data = await body.read()
         finally:
             body.close()
-        m = _CONTENT_RANGE.match(resp.get("ContentRange") or "")
         if m:
             size = None if m.group(3) == "*" else int(m.group(3))
             begin = int(m.group(1))

@@ -20,6 +20,7 @@ import urllib.request
 from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
+from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.urls import EXTRAS, redact, require, scheme_of
 
@@ -82,7 +83,7 @@ class ObjectStore(RemoteStore):
 
     # -- primitives ----------------------------------------------------------------------------
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                   if_match: str | None) -> Got:
+                   if_match: str | None, on_meta: OnMeta | None = None) -> Got:
         obs = _obstore()
         opts: dict[str, Any] = {}
         if suffix is not None:
@@ -94,8 +95,10 @@ class ObjectStore(RemoteStore):
         if if_match is not None:
             opts["if_match"] = if_match
         res = await obs.get_async(self._client, key, options=opts)
-        data = await res.bytes_async()
         meta = res.meta
+        if on_meta is not None:
+            on_meta(meta.get("e_tag"), meta.get("size"))
+        data = await res.bytes_async()
         return Got(data, meta.get("e_tag"), meta.get("size"), res.range[0])
 
     async def _head(self, key: str) -> tuple[str | None, int]:

@@ -2,6 +2,8 @@
 
 - A read of a whole object is its first part and, when larger, the remaining parts in parallel,
   conditioned on the first part's ETag; a large range is split the same way (``part_size``).
+  The remaining parts go out as soon as the first part's response headers arrive (they give
+  the size and the ETag), so every part streams at once.
 - Nearby ranges of one object are coalesced (``coalesce_gap``, ``max_request``), and every
   request of a batch is in flight at once (up to the store's limit).
 - A snapshot starts with one suffix read of the object's tail (a shard's index, with no HEAD)
@@ -14,14 +16,14 @@ the requests (``_call``, ``_get``, ``_head``), the errors and the generations se
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from zarrx.errors import ConflictError, StoreError
 from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
-from zarrx.store.remote.common import (Buffer, Failure, Got, etag_generation, gather_all,
-                                       if_match_of, joined)
+from zarrx.store.remote.common import (Buffer, Failure, Got, OnMeta, etag_generation,
+                                       gather_all, if_match_of, joined)
 from zarrx.store.remote.coalesce import coalesce, split
 
 __all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch"]
@@ -37,11 +39,13 @@ class RemoteReads:
 
     # -- requests for reads --------------------------------------------------------------------
     async def _fetch(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                     if_match: str | None) -> Got | None:
-        """One GET (None: missing). A range past the end reads as empty data."""
+                     if_match: str | None, on_meta: OnMeta | None = None) -> Got | None:
+        """One GET (None: missing). A range past the end reads as empty data. ``on_meta``
+        hears the ETag and size as soon as the response headers give them (backends that
+        stream the body)."""
         try:
             got = await self._call("GET", "read", key,
-                                   lambda: self._get(key, start, stop, suffix, if_match))
+                                   lambda: self._get(key, start, stop, suffix, if_match, on_meta))
         except Failure as fail:
             if fail.kind == "missing":
                 return None
@@ -117,24 +121,62 @@ class RemoteReads:
             if first is None or len(first.data) < parts[0][1] - parts[0][0]:
                 return first                     # missing, or the object ends in part one
             return joined(first, rest)
-        first = await self._fetch(key, *parts[0], None, if_match)
-        if first is None or len(first.data) < parts[0][1] - parts[0][0]:
-            return first                         # missing, or the object ends in part one
-        cond = first.etag
-        rest = await asyncio.gather(*(self._fetch(key, a, b, None, cond) for a, b in parts[1:]))
-        return joined(first, rest)
+
+        def rest_of(size: int | None) -> list[tuple[int, int]]:
+            if size is None:
+                return parts[1:]
+            return [(a, min(b, size)) for a, b in parts[1:] if a < size]
+
+        return await self._lead_then_rest(key, *parts[0], rest_of)
 
     async def _read_whole(self, key: str, if_match: str | None) -> Got | None:
         """The whole object: its first part, then (when larger) the rest in parallel parts,
         all from one version."""
         part = self.options.part_size
-        first = await self._fetch(key, 0, part, None, if_match)
-        if first is None or first.size is None or first.size <= len(first.data):
-            return first
-        cond = if_match or first.etag
-        spans = split(len(first.data), first.size, part)
-        rest = await asyncio.gather(*(self._fetch(key, a, b, None, cond) for a, b in spans))
-        return joined(first, rest)
+        if if_match is not None:
+            first = await self._fetch(key, 0, part, None, if_match)
+            if first is None or first.size is None or first.size <= len(first.data):
+                return first
+            spans = split(len(first.data), first.size, part)
+            rest = await gather_all([self._fetch(key, a, b, None, if_match) for a, b in spans])
+            return joined(first, rest)
+
+        def rest_of(size: int | None) -> list[tuple[int, int]]:
+            return [] if size is None or size <= part else split(part, size, part)
+
+        return await self._lead_then_rest(key, 0, part, rest_of)
+
+    async def _lead_then_rest(self, key: str, start: int, stop: int,
+                              rest_of: Callable[[int | None], list[tuple[int, int]]]
+                              ) -> Got | None:
+        """``[start, stop)`` of ``key``, then the spans ``rest_of(size)`` conditioned on its
+        ETag, joined. The spans are requested once the lead's headers arrive (or, for backends
+        that give them only with the body, once it is read); a lead whose retry found another
+        version than the one the spans were conditioned on is a conflict (412)."""
+        launched: list[tuple[str | None, list[asyncio.Future]]] = []
+
+        def on_meta(etag: str | None, size: int | None) -> None:
+            if not launched:
+                launched.append((etag, [asyncio.ensure_future(self._fetch(key, a, b, None, etag))
+                                        for a, b in rest_of(size)]))
+        try:
+            first = await self._fetch(key, start, stop, None, None, on_meta)
+            if first is None or len(first.data) < stop - start:
+                return first                     # missing, or the object ends in the lead
+            on_meta(first.etag, first.size)
+            cond, tasks = launched[0]
+            if not tasks:
+                return first
+            rest = await asyncio.gather(*tasks)
+            if first.etag != cond:
+                raise Failure("precondition", 412)
+            return joined(first, rest)
+        finally:
+            for _, tasks in launched:        # the lead failed: drop the spans still in flight
+                for t in tasks:
+                    t.cancel()
+                if tasks:
+                    await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _read_one(self, key: str, rng: ByteRange | None, if_match: str | None
                         ) -> Got | None:

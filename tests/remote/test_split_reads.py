@@ -1,0 +1,133 @@
+"""How a large read is split when the version is not known beforehand, against an in-memory
+backend whose objects can change between requests: the later parts are conditioned on the
+first part's ETag, and a version change anywhere makes the whole read start again."""
+from __future__ import annotations
+
+import asyncio
+import os
+
+import pytest
+
+from zarrx.errors import ConflictError
+from zarrx.store import ByteRange
+from zarrx.store.remote.base import Failure, Got, RemoteStore
+from zarrx.store.remote.options import RemoteOptions
+
+KiB = 1 << 10
+
+
+class Backend(RemoteStore):
+    """Objects in a dict. ``meanwhile`` runs once a GET has chosen its version, before its
+    headers are out: a writer that gets in between requests."""
+
+    def __init__(self, part_size: int) -> None:
+        super().__init__(read_only=False, options=RemoteOptions(part_size=part_size))
+        self.objects: dict[str, tuple[bytes, str]] = {}
+        self.meanwhile = lambda key, start: None
+        self.gets: list[tuple[int | None, str | None]] = []
+        self.version = 0
+
+    def put(self, key: str, data: bytes) -> None:
+        self.version += 1
+        self.objects[key] = (data, f'"v{self.version}"')
+
+    def _url(self, key: str) -> str:
+        return f"mem://{key}"
+
+    async def _get(self, key, start, stop, suffix, if_match, on_meta=None):  # noqa: ANN001
+        self.gets.append((start, if_match))
+        if key not in self.objects:
+            raise Failure("missing", 404)
+        data, etag = self.objects[key]
+        if if_match is not None and if_match != etag:
+            raise Failure("precondition", 412)
+        a, b = start or 0, len(data) if stop is None else min(stop, len(data))
+        self.meanwhile(key, a)
+        if on_meta is not None:
+            on_meta(etag, len(data))
+        await asyncio.sleep(0)
+        return Got(data[a:b], etag, len(data), a)
+
+    async def _head(self, key):  # noqa: ANN001
+        data, etag = self.objects[key]
+        return etag, len(data)
+
+    def _failure(self, exc: BaseException) -> Failure | None:
+        return None
+
+
+@pytest.fixture
+def store():
+    s = Backend(part_size=4 * KiB)
+    yield s
+    s.close()
+
+
+def test_a_read_split_in_parts_conditions_the_later_parts_on_the_first(store):
+    data = os.urandom(10 * KiB)
+    store.put("k", data)
+    assert store.get("k") == data
+    etag = store.objects["k"][1]
+    assert store.gets == [(0, None), (4 * KiB, etag)]       # 10 KiB: parts of 4 and 6 KiB
+
+
+@pytest.mark.parametrize("rng", [None, ByteRange.slice(100, 9 * KiB)])
+def test_a_new_version_during_a_split_read_restarts_it(store, rng):
+    old, new = os.urandom(10 * KiB), os.urandom(10 * KiB)
+    store.put("k", old)
+    changed = []
+
+    def swap(key: str, start: int) -> None:           # after the first part, a writer gets in
+        if start in (0, 100) and not changed:
+            changed.append(1)
+            store.put("k", new)
+
+    store.meanwhile = swap
+    want = new if rng is None else new[100:100 + 9 * KiB]
+    assert store.get("k", rng) == want                # never a mix of the two versions
+    assert changed
+
+
+def test_a_read_that_keeps_losing_the_race_is_a_conflict(store):
+    store.put("k", os.urandom(10 * KiB))
+
+    def swap(key: str, start: int) -> None:
+        if start == 0:
+            store.put("k", os.urandom(10 * KiB))
+
+    store.meanwhile = swap
+    with pytest.raises(ConflictError, match="it changed during each of 8 reads"):
+        store.get("k")
+
+
+def test_an_object_that_ends_in_the_first_part_is_one_request(store):
+    store.put("k", b"x" * 100)
+    assert store.get("k") == b"x" * 100
+    assert store.get("k", ByteRange.slice(10, 9 * KiB)) == b"x" * 90
+    assert len(store.gets) == 2
+
+
+def test_a_first_part_retried_at_a_new_version_restarts_the_read():
+    """The later parts went out conditioned on the version the first attempt saw; the retried
+    first part sees the next version: the halves must not be joined."""
+    store = Backend(part_size=4 * KiB)
+    store.options = RemoteOptions(part_size=4 * KiB, backoff=0.001)
+    old, new = os.urandom(10 * KiB), os.urandom(10 * KiB)
+    store.put("k", old)
+    real_get = store._get
+    failed = []
+
+    async def flaky(key, start, stop, suffix, if_match, on_meta=None):  # noqa: ANN001
+        if start == 0 and not failed:                 # headers out, then the body breaks
+            failed.append(1)
+            on_meta(store.objects[key][1], len(old))
+            await asyncio.sleep(0)
+            store.put("k", new)
+            raise Failure("connection")
+        return await real_get(key, start, stop, suffix, if_match, on_meta)
+
+    store._get = flaky
+    try:
+        assert store.get("k") == new
+    finally:
+        store.close()
