@@ -22,14 +22,35 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and 
 
 
 def killed_while_writing(store: LocalStore, key: str) -> int:
-    """Fork a child that writes ``key`` and is killed just before its rename; its pid."""
+    """Fork a child that writes ``key`` through the Python path and is killed just before its
+    rename; its pid."""
     pid = os.fork()
     if pid == 0:                                # the child never returns
         try:
+            store._put = None                   # type: ignore[misc]
             os.replace = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
             store.set(key, b"half-way")
         finally:
             os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    return pid
+
+
+def killed_in_the_write_kernel(store: LocalStore, key: str, folder: Path) -> int:
+    """Fork a child that writes a large value of ``key`` (a plain key: the C write kernel
+    takes it) and kill it once its temporary file is in ``folder``; its pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            store.set(key, b"x" * (768 << 20))
+        finally:
+            os._exit(1)
+    deadline = time.monotonic() + 60
+    while not any(TMP_MARK in n for n in os.listdir(folder)):
+        assert time.monotonic() < deadline, "the child's temporary file never appeared"
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0), "the child finished before the kill"
+    os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     return pid
@@ -49,6 +70,18 @@ def test_a_killed_writer_leaves_an_invisible_recognisable_temp_file(tmp_path):
     assert sorted(a.store.list_prefix("")) == ["c/0", "c/1", "zarr.json"]
     assert a.store.list_dir("c/") == (["0", "1"], [])
     np.testing.assert_array_equal(zarrx.open_array(str(root), mode="r")[:], np.arange(4))
+
+
+def test_a_writer_killed_in_the_write_kernel_leaves_the_old_value(tmp_path):
+    root = tmp_path / "data.zarr"
+    a = zarrx.create_array(str(root), shape=(4,), dtype="i2", chunks=(2,))
+    a[:] = np.arange(4)
+    pid = killed_in_the_write_kernel(a.store, "c/0", root / "c")
+    [left] = temp_files(root)
+    assert re.fullmatch(rf"c/\.0\.zarrx-tmp-{pid}-[0-9a-f]{{16}}", left)
+    assert sorted(a.store.list_prefix("")) == ["c/0", "c/1", "zarr.json"]
+    np.testing.assert_array_equal(zarrx.open_array(str(root), mode="r")[:], np.arange(4))
+    assert a.store.sweep(older_than=None) == [left] and temp_files(root) == []
 
 
 @pytest.mark.parametrize("how", ["overwrite", "del", "delete_prefix"])

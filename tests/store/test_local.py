@@ -32,6 +32,16 @@ class TestLocalStoreFsync(TestLocalStore):
         return LocalStore(tmp_path / "root", fsync=True)
 
 
+class PythonWrites(LocalStore):
+    """Every write through the Python path (as for keys the write kernel does not take)."""
+    _put = None
+
+
+class TestLocalStorePythonWrites(TestLocalStore):
+    def make_store(self, tmp_path):
+        return PythonWrites(tmp_path / "root")
+
+
 @pytest.fixture
 def store(tmp_path):
     return LocalStore(tmp_path / "root")
@@ -127,7 +137,8 @@ def test_hostile_prefixes_list_nothing(tmp_path, store):
 
 
 # -- atomic writes -----------------------------------------------------------------------------
-def test_temp_files_are_never_listed(tmp_path, store, monkeypatch):
+def test_temp_files_are_never_listed(tmp_path, monkeypatch):
+    store = PythonWrites(tmp_path / "root")
     store.set("a/k", b"old")
     real_replace = os.replace
     seen = {}
@@ -154,7 +165,8 @@ def test_leftover_temp_file_is_invisible(tmp_path, store):
     assert store.list_dir("") == ([], ["a"]) and store.list_dir("a/") == (["k"], [])
 
 
-def test_failed_replace_keeps_old_value(tmp_path, store, monkeypatch):
+def test_failed_replace_keeps_old_value(tmp_path, monkeypatch):
+    store = PythonWrites(tmp_path / "root")
     store.set("a/k", b"old value")
 
     def boom(src, dst, **kw):
@@ -171,7 +183,7 @@ def test_failed_replace_keeps_old_value(tmp_path, store, monkeypatch):
 
 
 def test_failed_write_keeps_old_value(tmp_path, monkeypatch):
-    store = LocalStore(tmp_path / "root", fsync=True)
+    store = PythonWrites(tmp_path / "root", fsync=True)
     store.set("a/k", b"old value")
 
     def full_disk(fd):                                      # fails after the data is written
@@ -189,11 +201,11 @@ def test_fsync_flushes_file_and_directory(tmp_path, monkeypatch):
     calls = []
     real = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
-    s = LocalStore(tmp_path / "root", fsync=True)
+    s = PythonWrites(tmp_path / "root", fsync=True)
     s.set("a/b/c", b"durable")
     assert s.get("a/b/c") == b"durable" and len(calls) == 2
     calls.clear()
-    LocalStore(tmp_path / "root").set("a/b/d", b"fast")
+    PythonWrites(tmp_path / "root").set("a/b/d", b"fast")
     assert calls == []
 
 

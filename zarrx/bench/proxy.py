@@ -41,6 +41,8 @@ class Logged:
     bytes_in: int
     bytes_out: int
     headers: dict = field(default_factory=dict)
+    start: float = 0.0                  # loop time the request arrived
+    end: float = 0.0                    # loop time its last byte was sent
 
 
 class Proxy:
@@ -141,7 +143,14 @@ class Proxy:
         return {"requests": len(self.log), "by_method": by,
                 "bytes_in": sum(r.bytes_in for r in self.log),
                 "bytes_out": sum(r.bytes_out for r in self.log),
-                "max_in_flight": self.max_in_flight}
+                "max_in_flight": self.max_in_flight,
+                "timeline": self.timeline()}
+
+    def timeline(self) -> list[tuple]:
+        """``(method, range header, start s, end s)`` per request, from the first's arrival."""
+        t0 = min((r.start for r in self.log), default=0.0)
+        return [(r.method, r.headers.get("Range", ""), round(r.start - t0, 4),
+                 round(r.end - t0, 4)) for r in self.log]
 
     async def _admin(self, request):  # type: ignore[no-untyped-def]
         from aiohttp import web
@@ -167,6 +176,8 @@ class Proxy:
                        {k: v for k, v in request.headers.items()
                         if k.lower() in ("range", "if-match", "if-none-match")})
         self.log.append(entry)
+        loop = asyncio.get_running_loop()
+        entry.start = loop.time()
         try:
             if self.latency:
                 await asyncio.sleep(self.latency)
@@ -201,6 +212,7 @@ class Proxy:
                 return resp
         finally:
             self.in_flight -= 1
+            entry.end = loop.time()
 
     async def _send(self, resp, data: bytes) -> None:  # type: ignore[no-untyped-def]
         if not self.bandwidth or not data:

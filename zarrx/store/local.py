@@ -36,6 +36,7 @@ from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, LinkError, Tree,
                                  open_how, scan, stamp, temp_owner, write_all)
 from zarrx.store._localbox import read_box
 from zarrx.store._localread import Arena, plain_key, read_whole
+from zarrx.store._localwrite import put
 from zarrx.store.localsnap import FileSnapshot
 
 __all__ = ["LocalStore", "TMP_MARK"]
@@ -59,6 +60,7 @@ class LocalStore(ConditionalFiles):
     """
 
     copies_values = True                 # a write copies the value into a new file
+    _put = staticmethod(put)             # the write kernel (None: every write in Python)
     latency_bound = False                # a request is a few system calls
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
@@ -264,6 +266,13 @@ class LocalStore(ConditionalFiles):
         raise FileNotFoundError(errno.ENOENT, "the directory keeps vanishing")
 
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
+        kernel = self._put
+        if kernel is not None and type(key) is str and not self.read_only:
+            real = self._tree.real_root()
+            if real is not None:                # the kernel, for a plain key; else as below
+                data = value if type(value) is bytes else as_buffer(value, key)
+                if kernel(real, key, data, _RESOLVE, self.fsync) == 0:
+                    return
         parts = self._parts(key)
         self._check_writable(key)
         data = as_buffer(value, key)

@@ -1,0 +1,115 @@
+"""LocalStore's write kernel (zarrx.store._localwrite): a plain key is written in C through a
+temporary file and a rename, exactly as the Python path writes it; any failing system call
+leaves nothing behind and hands the write to the Python path, which words the error."""
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from zarrx.errors import StoreError
+from zarrx.store import LocalStore
+from zarrx.store._localwrite import put, temp_name
+from zarrx.store.localfs import is_temp_name, open_how, temp_owner
+
+pytestmark = pytest.mark.skipif(LocalStore("/")._tree.real_root() is None,
+                                reason="no openat2 here: every write takes the Python path")
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = LocalStore(tmp_path / "root")
+    s.set("zarr.json", b"{}")                     # the root exists
+    return s
+
+
+def kernel(store, key, data, sync=False):
+    return put(store._tree.real_root(), key, data, open_how(), sync)
+
+
+def files(path):
+    return sorted(p.relative_to(path).as_posix() for p in path.rglob("*"))
+
+
+@pytest.mark.parametrize("key", ["a", "c/0.0.1", "x/y/z.-_9", "A" * 255])
+@pytest.mark.parametrize("data", [b"", b"v" * 7, os.urandom(3 << 20)])
+def test_plain_keys_are_written_by_the_kernel(store, tmp_path, key, data):
+    parent = os.path.dirname(key)
+    if parent:
+        os.makedirs(tmp_path / "root" / parent, exist_ok=True)
+    before = set(files(tmp_path / "root"))
+    assert kernel(store, key, data) == 0
+    assert store.get(key) == data
+    assert set(files(tmp_path / "root")) - before <= {key}     # no temporary file left
+    gen = store.generation(key)
+    assert kernel(store, key, data, sync=True) == 0
+    assert store.generation(key) != gen                       # a new file, stamped anew
+
+
+@pytest.mark.parametrize("key", ["é/ü", "with space", "a+b", "B" * 256, "a/./b", "a/../b",
+                                 "a//b", "/abs", "x.zarrx-tmp-1", "", "a/"])
+def test_other_keys_are_not_tried(store, key):
+    assert kernel(store, key, b"x") == -1
+
+
+def test_failures_report_the_errno_and_leave_nothing(store, tmp_path):
+    root = tmp_path / "root"
+    assert kernel(store, "missing/k", b"x") == errno.ENOENT
+    store.set("file", b"1")
+    assert kernel(store, "file/k", b"x") == errno.ENOTDIR
+    store.set("c/0", b"1")
+    assert kernel(store, "c", b"x") in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST)
+    os.symlink(root / "c", root / "link")
+    assert kernel(store, "link/k", b"x") == errno.ELOOP
+    assert files(root) == ["c", "c/0", "file", "link", "zarr.json"]
+
+
+def test_a_missing_folder_is_made_by_the_python_path(store, tmp_path):
+    store.set("a/b/c", b"v")
+    assert store.get("a/b/c") == b"v"
+    with pytest.raises(StoreError, match="'link' is a symbolic link"):
+        os.symlink(tmp_path / "root" / "a", tmp_path / "root" / "link")
+        store.set("link/k", b"x")
+
+
+def test_temporary_names_say_whose_they_are():
+    names = {temp_name("c.0") for _ in range(100)}
+    assert len(names) == 100
+    for n in names:
+        assert is_temp_name(n) and temp_owner(n) == "c.0"
+        assert n.startswith(f".c.0.zarrx-tmp-{os.getpid()}-") and len(n.rsplit("-", 1)[1]) == 16
+    assert temp_owner(temp_name("x" * 255)) == "x" * 100
+    with pytest.raises(ValueError):
+        temp_name("a/b")
+
+
+def test_a_write_the_file_system_refuses_keeps_the_old_value(tmp_path):
+    """A real write failure inside the kernel (the file-size limit: EFBIG): the temporary file
+    is removed, the Python path words the error, the old value stays."""
+    root = tmp_path / "root"
+    code = textwrap.dedent(f"""
+        import os, resource, signal
+        from zarrx.errors import StoreError
+        from zarrx.store import LocalStore
+        from zarrx.store._localwrite import put
+        from zarrx.store.localfs import open_how
+        s = LocalStore({str(root)!r})
+        s.set("a/k", b"old value")
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
+        print(put(s._tree.real_root(), "a/k", b"x" * (1 << 17), open_how(), False))
+        try:
+            s.set("a/k", b"x" * (1 << 17))
+        except StoreError as exc:
+            print(exc)
+        print(s.get("a/k"), sorted(os.listdir({str(root / "a")!r})))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    store = LocalStore(root)
+    assert out == [str(errno.EFBIG), f"{store!r}: cannot write 'a/k': File too large",
+                   "b'old value' ['k']"]
