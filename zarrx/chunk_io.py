@@ -378,9 +378,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     units = _by_object(io, projections)
     if len(units) == 1:
         commit(*units[0], True)
-    elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.latency_bound:
-        for obj, projs in units:            # small raw chunks of a local store: threads would
-            commit(obj, projs, False)       # only take turns on the GIL and the directory
+    elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.parallel_writes:
+        for obj, projs in units:            # small raw chunks of a memory or zip store:
+            commit(obj, projs, False)       # threads would only take turns on the GIL
     else:
         _pool.run_shared(lambda i: commit(*units[i], False), len(units))
 

@@ -189,6 +189,9 @@ class Store:
     #: callers then issue small requests one after another instead of spreading them over
     #: threads or asking for several keys in case one is there
     latency_bound: bool = True
+    #: False when writing a small object is work under the GIL (a dict, an archive): a write
+    #: then stores small objects one after another instead of spreading them over threads
+    parallel_writes: bool = True
 
     # -- the core a store implements -------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:

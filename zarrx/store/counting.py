@@ -66,6 +66,10 @@ class CountingStore(Store):
     def latency_bound(self) -> bool:  # type: ignore[override]
         return self.inner.latency_bound
 
+    @property
+    def parallel_writes(self) -> bool:  # type: ignore[override]
+        return self.inner.parallel_writes
+
     def _count_reads(self, requests: Iterable[Request], results: Iterable[bytes | None]) -> None:
         with self._lock:
             for (key, rng), value in zip(requests, results):

@@ -25,6 +25,7 @@ class MemoryStore(Store):
 
     supports_conditional_writes = True
     latency_bound = False                # a request is a dict lookup
+    parallel_writes = False              # a write is a dict update under the GIL
 
     def __init__(self, data: dict[str, bytes] | None = None, *, read_only: bool = False) -> None:
         self._data: dict[str, bytes] = dict(data or {})

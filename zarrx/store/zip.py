@@ -45,6 +45,7 @@ class ZipStore(Store):
 
     supports_conditional_writes = True
     latency_bound = False                # a request reads a local file
+    parallel_writes = False              # one archive takes one write at a time
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
                  compression: int = zipfile.ZIP_STORED) -> None:
