@@ -6,6 +6,7 @@ module only turns user calls into those and keeps the metadata document in step.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -33,19 +34,45 @@ class Array(Node):
         self._write_empty = None if write_empty_chunks is None else bool(write_empty_chunks)
         self._setup()
 
+    _DERIVED = ("_io", "_grid", "_order", "_structured", "_point_ok", "_strings")
+
     def _setup(self) -> None:
-        self._io = chunk_io.ArrayIO(self._meta,
-                                    layout.chunk_source(self._store, self._path, self._meta),
-                                    self._path, write_empty=self._write_empty)
-        self._grid = _grid_of(self._meta)
-        self._order = layout.visit_order(self._meta)
-        # z[i, j, ...] of one element takes a short path (regular grid, plain dtype)
-        self._structured = self._meta.data_type.numpy.names is not None
-        self._point_ok = self._io.regular and not self._io.object_chunks \
-            and not self._structured
-        # variable-length strings are decoded into object arrays and handed out as numpy 2's
-        # StringDType, as zarr-python does
-        self._strings = _string_dtype(self._meta)
+        """Forget what was derived from the metadata (it changed, or the handle is new). Each
+        piece is made on first use, so opening an array costs only its metadata: a handle
+        that is only asked for its shape or attributes never builds its I/O state."""
+        d = self.__dict__
+        for name in self._DERIVED:
+            d.pop(name, None)
+
+    @functools.cached_property
+    def _io(self) -> chunk_io.ArrayIO:
+        return chunk_io.ArrayIO(self._meta,
+                                layout.chunk_source(self._store, self._path, self._meta),
+                                self._path, write_empty=self._write_empty)
+
+    @functools.cached_property
+    def _grid(self) -> indexing.ChunkGridIndex:
+        return _grid_of(self._meta)
+
+    @functools.cached_property
+    def _order(self) -> Any:
+        return layout.visit_order(self._meta)
+
+    @functools.cached_property
+    def _structured(self) -> bool:
+        return self._meta.data_type.numpy.names is not None
+
+    @functools.cached_property
+    def _point_ok(self) -> bool:
+        """Whether z[i, j, ...] of one element takes the short path (regular grid, plain
+        dtype)."""
+        return self._io.regular and not self._io.object_chunks and not self._structured
+
+    @functools.cached_property
+    def _strings(self) -> Any:
+        """numpy 2's StringDType for variable-length strings (decoded into object arrays and
+        handed out as that, as zarr-python does), else None."""
+        return _string_dtype(self._meta)
 
     # -- pickling: store + path ---------------------------------------------------------------
     def __reduce__(self):

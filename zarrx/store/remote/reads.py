@@ -172,7 +172,7 @@ class RemoteReads:
                 raise Failure("precondition", 412)
             return joined(first, rest)
         finally:
-            for _, tasks in launched:        # the lead failed: drop the spans still in flight
+            for _, tasks in launched:        # after a failure, spans still in flight are dropped
                 for t in tasks:
                     t.cancel()
                 if tasks:
