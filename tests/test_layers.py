@@ -15,6 +15,7 @@ LAYERS = [
     ("zarrx._pool", 0),
     ("zarrx._clib.zx_copy", 0),       # declarations of leaf C helpers of our own (csrc/), which
     ("zarrx._clib.zx_openat2", 0),    # any kernel may use: no Python behind them
+    ("zarrx._clib.zx_hugepage", 0),
     ("zarrx.metadata", 1),
     ("zarrx.store.sharded", 3),
     ("zarrx.store.shard_index", 3),

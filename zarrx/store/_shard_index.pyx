@@ -15,12 +15,16 @@ from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 from zarrx._clib.zx_crc32c cimport zx_crc32c
+from zarrx._clib.zx_hugepage cimport zx_advise_huge
 from zarrx._clib.zx_endian cimport zx_load_be64, zx_load_le32, zx_load_le64, zx_store_le32
 from zarrx.errors import ShardError
 
 cnp.import_array()
 
 # Status codes of decode_index / locate (exported below for the Python caller).
+cdef enum:
+    HUGE_MIN = 4 << 20       # slabs this large ask for transparent huge pages
+
 cdef enum:
     ZX_OK = 0
     ZX_BAD_LENGTH = 1        # index buffer is not exactly 16*n (+4) bytes
@@ -236,6 +240,8 @@ cdef class Slab:
             raise ShardError(f"shard slab: expected a size >= 0, found {size}")
         self.data = PyBytes_FromStringAndSize(NULL, size)
         self._size = size
+        if size >= HUGE_MIN:        # fresh memory: fault it in 2 MiB at a time where aligned
+            zx_advise_huge(PyBytes_AS_STRING(self.data), <size_t>size)
 
     def __getbuffer__(self, Py_buffer *view, int flags):
         PyBuffer_FillInfo(view, self, PyBytes_AS_STRING(self.data), self._size, 0, flags)
