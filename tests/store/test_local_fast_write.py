@@ -113,3 +113,17 @@ def test_a_write_the_file_system_refuses_keeps_the_old_value(tmp_path):
     store = LocalStore(root)
     assert out == [str(errno.EFBIG), f"{store!r}: cannot write 'a/k': File too large",
                    "b'old value' ['k']"]
+
+
+def test_a_bad_key_is_reported_before_a_bad_value(store):
+    with pytest.raises(StoreError, match=r"key '\.\./x': found a '\.\.' segment"):
+        store.set("../x", 5)
+    with pytest.raises(StoreError, match="store value for 'x': expected bytes-like, found int"):
+        store.set("x", 5)
+
+
+@pytest.mark.parametrize("value", [bytearray(b"abc"), memoryview(b"abc"),
+                                   memoryview(bytes(range(8))).cast("I"), b"abc"])
+def test_bytes_like_values_are_written_whole(store, value):
+    store.set("k", value)
+    assert store.get("k") == bytes(value)

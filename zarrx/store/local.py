@@ -266,11 +266,12 @@ class LocalStore(ConditionalFiles):
         raise FileNotFoundError(errno.ENOENT, "the directory keeps vanishing")
 
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
-        kernel = self._put
-        if kernel is not None and type(key) is str and not self.read_only:
+        kernel, t = self._put, type(value)
+        if kernel is not None and type(key) is str and not self.read_only \
+                and (t is bytes or t is bytearray or t is memoryview):
             real = self._tree.real_root()
             if real is not None:                # the kernel, for a plain key; else as below
-                data = value if type(value) is bytes else as_buffer(value, key)
+                data = value if t is bytes else as_buffer(value, key)
                 if kernel(real, key, data, _RESOLVE, self.fsync) == 0:
                     return
         parts = self._parts(key)
