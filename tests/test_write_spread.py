@@ -47,3 +47,26 @@ def test_which_stores_write_in_parallel(tmp_path):
     z = zarrx.store.ZipStore(tmp_path / "a.zip", mode="w")
     assert not z.parallel_writes
     z.close()
+
+
+def test_a_dask_write_encodes_on_the_task_threads():
+    """dask already runs a task per core: the chunks of a block are encoded on the task's
+    thread, not handed to zarrx's pool on top of it."""
+    da = pytest.importorskip("dask.array")
+    import zarrx.dask
+
+    class Named(Recording):
+        def set(self, key, value):  # noqa: ANN001
+            if key.startswith("c"):
+                self.writers.add(threading.current_thread().name)
+            MemoryStore.set(self, key, value)
+
+    store = Named(True)
+    a = zarrx.create_array(store, shape=(64 * 16,), chunks=(16,), dtype="f4",
+                           compressors=None, fill_value=0)
+    x = da.arange(64 * 16, chunks=32 * 16, dtype="f4")
+    import dask
+    with zarrx.config.set(threads=2), dask.config.set(scheduler="threads"):
+        zarrx.dask.to_zarrx(x, a)
+    np.testing.assert_array_equal(a[:], np.arange(64 * 16, dtype="f4"))
+    assert store.writers and not any(n.startswith("zarrx") for n in store.writers)

@@ -27,16 +27,18 @@ first use.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 from zarrx import config
 
-__all__ = ["IO_THREADS", "in_worker", "map_io", "run_batches", "run_shared", "threads"]
+__all__ = ["IO_THREADS", "in_worker", "inline", "map_io", "run_batches", "run_shared",
+           "threads"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -63,8 +65,20 @@ def _mark_worker() -> None:
 
 
 def in_worker() -> bool:
-    """True on a worker thread of the pool."""
+    """True on a worker thread of the pool, or inside :func:`inline`."""
     return getattr(_local, "worker", False)
+
+
+@contextlib.contextmanager
+def inline() -> Iterator[None]:
+    """CPU fan-out asked for on this thread runs on it, as on a pool worker, until the block
+    ends: for work that a caller already spreads over threads or processes (a dask task)."""
+    was = getattr(_local, "worker", False)
+    _local.worker = True
+    try:
+        yield
+    finally:
+        _local.worker = was
 
 
 def threads() -> int:
