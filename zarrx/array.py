@@ -34,14 +34,13 @@ class Array(Node):
         self._write_empty = None if write_empty_chunks is None else bool(write_empty_chunks)
         self._setup()
 
-    _DERIVED = ("_io", "_grid", "_order", "_structured", "_point_ok", "_strings")
-
     def _setup(self) -> None:
-        """Forget what was derived from the metadata (it changed, or the handle is new). Each
-        piece is made on first use, so opening an array costs only its metadata: a handle
-        that is only asked for its shape or attributes never builds its I/O state."""
+        """Forget what was derived from the metadata (it changed, or the handle is new): the
+        cached properties below. Each is made on first use, so opening an array costs only
+        its metadata: a handle only asked for its shape or attributes never builds its I/O
+        state."""
         d = self.__dict__
-        for name in self._DERIVED:
+        for name in _DERIVED:
             d.pop(name, None)
 
     @functools.cached_property
@@ -419,6 +418,11 @@ def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> 
     if not out.flags.writeable:
         raise ArgumentError(f"{name}: out= array is read-only")
     return out
+
+
+#: the handle's state derived from the metadata (its cached properties), forgotten by ``_setup``
+_DERIVED = tuple(name for name, v in vars(Array).items()
+                 if isinstance(v, functools.cached_property))
 
 
 def _grid_of(meta: ArrayMeta) -> Any:

@@ -131,3 +131,15 @@ def test_a_first_part_retried_at_a_new_version_restarts_the_read():
         assert store.get("k") == new
     finally:
         store.close()
+
+
+def test_a_whole_read_of_a_known_version_conditions_every_part(store):
+    data = os.urandom(10 * KiB)
+    store.put("k", data)
+    gen = store.generation("k")
+    store.gets.clear()
+    assert store.get_versioned("k", if_generation=gen) == (data, gen)
+    assert store.gets == [(0, gen.value), (4 * KiB, gen.value)]
+    store.put("k", os.urandom(10 * KiB))
+    with pytest.raises(ConflictError):
+        store.get_versioned("k", if_generation=gen)

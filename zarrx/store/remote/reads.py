@@ -133,34 +133,29 @@ class RemoteReads:
         """The whole object: its first part, then (when larger) the rest in parallel parts,
         all from one version."""
         part = self.options.part_size
-        if if_match is not None:
-            first = await self._fetch(key, 0, part, None, if_match)
-            if first is None or first.size is None or first.size <= len(first.data):
-                return first
-            spans = split(len(first.data), first.size, part)
-            rest = await gather_all([self._fetch(key, a, b, None, if_match) for a, b in spans])
-            return joined(first, rest)
 
         def rest_of(size: int | None) -> list[tuple[int, int]]:
             return [] if size is None or size <= part else split(part, size, part)
 
-        return await self._lead_then_rest(key, 0, part, rest_of)
+        return await self._lead_then_rest(key, 0, part, rest_of, if_match)
 
     async def _lead_then_rest(self, key: str, start: int, stop: int,
-                              rest_of: Callable[[int | None], list[tuple[int, int]]]
-                              ) -> Got | None:
-        """``[start, stop)`` of ``key``, then the spans ``rest_of(size)`` conditioned on its
-        ETag, joined. The spans are requested once the lead's headers arrive (or, for backends
-        that give them only with the body, once it is read); a lead whose retry found another
-        version than the one the spans were conditioned on is a conflict (412)."""
+                              rest_of: Callable[[int | None], list[tuple[int, int]]],
+                              if_match: str | None = None) -> Got | None:
+        """``[start, stop)`` of ``key`` (conditioned on ``if_match`` when given), then the spans
+        ``rest_of(size)`` conditioned on its ETag, joined. The spans are requested once the
+        lead's headers arrive (or, for backends that give them only with the body, once it is
+        read); a lead whose retry found another version than the one the spans were
+        conditioned on is a conflict (412)."""
         launched: list[tuple[str | None, list[asyncio.Future]]] = []
 
         def on_meta(etag: str | None, size: int | None) -> None:
             if not launched:
-                launched.append((etag, [asyncio.ensure_future(self._fetch(key, a, b, None, etag))
+                cond = if_match or etag
+                launched.append((cond, [asyncio.ensure_future(self._fetch(key, a, b, None, cond))
                                         for a, b in rest_of(size)]))
         try:
-            first = await self._fetch(key, start, stop, None, None, on_meta)
+            first = await self._fetch(key, start, stop, None, if_match, on_meta)
             if first is None or len(first.data) < stop - start:
                 return first                     # missing, or the object ends in the lead
             on_meta(first.etag, first.size)
@@ -168,7 +163,7 @@ class RemoteReads:
             if not tasks:
                 return first
             rest = await asyncio.gather(*tasks)
-            if first.etag != cond:
+            if if_match is None and first.etag != cond:
                 raise Failure("precondition", 412)
             return joined(first, rest)
         finally:
