@@ -145,3 +145,18 @@ def test_the_later_parts_of_a_large_object_stream_beside_the_first(s3_server, pr
     proxy.reset()                                    # a range past the object's end: clipped
     assert store.get("big", ByteRange.slice(MiB, 4 * MiB)) == data[MiB:]
     assert proxy.count("GET") == 2 and proxy.count("HEAD") == 0
+
+
+def test_uploads_share_the_link_cap_and_go_out_together(make, proxy):
+    """The proxy caps request bodies as it caps responses (a connection's share of a link, each
+    way): every upload of a batch streams at the cap, all of them at once."""
+    store = make(in_flight=8)
+    values = {f"u/{i}": os.urandom(MiB // 2) for i in range(4)}
+    proxy.bandwidth = 2 * MiB                        # each 512 KiB body takes 0.25 s
+    store.set_many(values.items())
+    puts = [r for r in proxy.log if r.method == "PUT"]
+    assert sorted(r.bytes_in for r in puts) == [MiB // 2] * 4
+    assert all(r.end - r.start >= 0.24 for r in puts)
+    assert proxy.max_in_flight == 4
+    proxy.bandwidth = None
+    assert store.get_many([(k, None) for k in values]) == list(values.values())

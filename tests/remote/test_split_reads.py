@@ -20,8 +20,9 @@ class Backend(RemoteStore):
     """Objects in a dict. ``meanwhile`` runs once a GET has chosen its version, before its
     headers are out: a writer that gets in between requests."""
 
-    def __init__(self, part_size: int) -> None:
-        super().__init__(read_only=False, options=RemoteOptions(part_size=part_size))
+    def __init__(self, part_size: int, **options: int) -> None:
+        super().__init__(read_only=False,
+                         options=RemoteOptions(part_size=part_size, **options))
         self.objects: dict[str, tuple[bytes, str]] = {}
         self.meanwhile = lambda key, start: None
         self.gets: list[tuple[int | None, str | None]] = []
@@ -143,3 +144,67 @@ def test_a_whole_read_of_a_known_version_conditions_every_part(store):
     store.put("k", os.urandom(10 * KiB))
     with pytest.raises(ConflictError):
         store.get_versioned("k", if_generation=gen)
+
+
+def _starts(store: Backend) -> list[int | None]:
+    return sorted(start or 0 for start, _ in store.gets)
+
+
+@pytest.mark.parametrize("snapshot", [False, True])
+def test_a_batch_that_would_leave_requests_idle_reads_in_smaller_parts(snapshot):
+    """One 64 KiB range with 16 requests allowed in flight: parts of 4 KiB, not two of
+    32 KiB, so the bytes stream over all 16 (a link that caps each connection gives the read
+    16 connections' worth)."""
+    store = Backend(part_size=32 * KiB, min_part_size=KiB, in_flight=16, tail_prefetch=0)
+    data = os.urandom(200 * KiB)
+    store.put("k", data)
+    try:
+        if snapshot:
+            snap = store.snapshot("k")
+            store.gets.clear()
+            assert snap.read([ByteRange.slice(KiB, 64 * KiB)]) == [data[KiB:65 * KiB]]
+        else:
+            assert store.get("k", ByteRange.slice(KiB, 64 * KiB)) == data[KiB:65 * KiB]
+        assert _starts(store) == [KiB + i * 4 * KiB for i in range(16)]
+        etag = store.objects["k"][1]
+        assert all(cond == etag for start, cond in store.gets if start != KiB or snapshot)
+    finally:
+        store.close()
+
+
+def test_parts_never_shrink_below_the_minimum_part_size():
+    store = Backend(part_size=32 * KiB, min_part_size=16 * KiB, in_flight=64)
+    data = os.urandom(200 * KiB)
+    store.put("k", data)
+    try:
+        assert store.get("k", ByteRange.slice(0, 64 * KiB)) == data[:64 * KiB]
+        assert _starts(store) == [0, 16 * KiB, 32 * KiB, 48 * KiB]
+    finally:
+        store.close()
+
+
+def test_a_batch_that_fills_the_requests_in_flight_is_not_split_further():
+    """16 ranges far apart, 16 requests allowed: one request each, whatever their size."""
+    store = Backend(part_size=32 * KiB, min_part_size=KiB, in_flight=16, coalesce_gap=0)
+    data = os.urandom(16 * 40 * KiB)
+    store.put("k", data)
+    try:
+        ranges = [ByteRange.slice(i * 40 * KiB, 32 * KiB) for i in range(16)]
+        got = store.get_many([("k", r) for r in ranges])
+        assert got == [data[r.offset:r.offset + r.length] for r in ranges]
+        assert _starts(store) == [i * 40 * KiB for i in range(16)]
+    finally:
+        store.close()
+
+
+def test_whole_objects_in_a_batch_leave_their_requests_to_the_ranges():
+    """Two whole-object reads and one range, 6 requests allowed: the range gets the other 4."""
+    store = Backend(part_size=32 * KiB, min_part_size=KiB, in_flight=6)
+    for key in "abk":
+        store.put(key, os.urandom(40 * KiB if key == "k" else KiB))
+    try:
+        store.get_many([("a", None), ("b", None), ("k", ByteRange.slice(0, 32 * KiB))])
+        assert sorted(start or 0 for start, _ in store.gets) == [0, 0, 0, 8 * KiB, 16 * KiB,
+                                                                 24 * KiB]
+    finally:
+        store.close()

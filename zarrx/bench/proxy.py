@@ -1,5 +1,6 @@
 """A loopback HTTP proxy in front of a test server, adding what a real network has: a delay
-per request, a bandwidth cap per response, and (for tests) failures.
+per request, a bandwidth cap on every request body and every response (each connection's
+share of a link, both ways), and (for tests) failures.
 
 It records every request (method, path, query, status, bytes) and the most requests it ever
 had in flight at once, so tests and the benchmark can count what a client really sent.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 __all__ = ["Proxy", "Fault", "Logged"]
@@ -52,7 +53,7 @@ class Proxy:
                  ) -> None:
         self.upstream = upstream.rstrip("/")
         self.latency = latency
-        self.bandwidth = bandwidth          # bytes/s per response (None: unlimited)
+        self.bandwidth = bandwidth          # bytes/s per body, each way (None: unlimited)
         self.faults: list[Fault] = []
         self.log: list[Logged] = []
         self.in_flight = 0
@@ -171,14 +172,15 @@ class Proxy:
             return await self._admin(request)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        body = await request.read()
-        entry = Logged(request.method, request.path, request.query_string, 0, len(body), 0,
-                       {k: v for k, v in request.headers.items()
-                        if k.lower() in ("range", "if-match", "if-none-match")})
-        self.log.append(entry)
         loop = asyncio.get_running_loop()
-        entry.start = loop.time()
+        entry = Logged(request.method, request.path, request.query_string, 0, 0, 0,
+                       {k: v for k, v in request.headers.items()
+                        if k.lower() in ("range", "if-match", "if-none-match")},
+                       start=loop.time())
+        self.log.append(entry)
         try:
+            body = await self._receive(request)
+            entry.bytes_in = len(body)
             if self.latency:
                 await asyncio.sleep(self.latency)
             fault = self._fault(request.method, request.path_qs)
@@ -214,19 +216,40 @@ class Proxy:
             self.in_flight -= 1
             entry.end = loop.time()
 
+    def _pace(self) -> tuple[int, Callable[[float, int], Awaitable[None]]]:
+        """The slice size (about 20 ms of the cap) and a wait that keeps ``n`` bytes moved
+        since loop time ``t0`` at the cap."""
+        bandwidth = self.bandwidth or 1.0
+
+        async def wait(t0: float, n: int) -> None:
+            due = t0 + n / bandwidth
+            if (left := due - asyncio.get_running_loop().time()) > 0:
+                await asyncio.sleep(left)
+
+        return max(1 << 14, int(bandwidth / 50)), wait
+
+    async def _receive(self, request) -> bytes:  # type: ignore[no-untyped-def]
+        """The request body, taken off the connection no faster than the cap."""
+        if not self.bandwidth or not request.can_read_body:
+            return await request.read()
+        step, wait = self._pace()
+        t0 = asyncio.get_running_loop().time()
+        body = bytearray()
+        while piece := await request.content.read(step):
+            body += piece
+            await wait(t0, len(body))
+        return bytes(body)
+
     async def _send(self, resp, data: bytes) -> None:  # type: ignore[no-untyped-def]
         if not self.bandwidth or not data:
             await resp.write(data)
             return
-        step = max(1 << 14, int(self.bandwidth / 50))       # ~20 ms slices
-        loop = asyncio.get_running_loop()
-        t0 = loop.time()
+        step, wait = self._pace()
+        t0 = asyncio.get_running_loop().time()
         view = memoryview(data)
         for pos in range(0, len(data), step):
             await resp.write(view[pos:pos + step])
-            due = t0 + (pos + step) / self.bandwidth
-            if (wait := due - loop.time()) > 0:
-                await asyncio.sleep(wait)
+            await wait(t0, min(pos + step, len(data)))
 
 
 def main(argv: list[str] | None = None) -> int:

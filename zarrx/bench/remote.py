@@ -4,8 +4,9 @@
     zarrx bench --remote --mib 64 --latency-ms 20 --bandwidth-mib 32 --systems zarrx-obstore
 
 An S3 server (moto, in its own process) sits behind a proxy (its own process too) that delays
-every request by ``--latency-ms`` and streams every response at ``--bandwidth-mib`` MiB/s (a
-per-connection cap, like an object store's per-request throughput). Each system writes a raw
+every request by ``--latency-ms`` and streams every request body and every response at
+``--bandwidth-mib`` MiB/s (a per-connection cap each way, like an object store's per-request
+throughput). Each system writes a raw
 float32 array (sharded and unsharded) into a fresh prefix and reads it back; the proxy counts
 the requests and bytes. The ideal time of a run with R requests moving V bytes, for a client
 keeping C requests in flight, is ceil(R / C) × latency + V / (min(R, C) × bandwidth).
@@ -244,7 +245,7 @@ def run(ns: argparse.Namespace, say: Callable[[str], None]) -> dict:
     rows: list[dict] = []
     try:
         say(f"S3 server {env.moto.url}, proxy {env.endpoint}: {ns.latency_ms} ms/request, "
-            f"{ns.bandwidth_mib} MiB/s per response; array {g['side']}² float32 "
+            f"{ns.bandwidth_mib} MiB/s per connection each way; array {g['side']}² float32 "
             f"({data.nbytes // MiB} MiB)")
         systems = {}
         for name in ([] if ns.only_single else ns.systems):
@@ -280,7 +281,8 @@ def run(ns: argparse.Namespace, say: Callable[[str], None]) -> dict:
 def render(result: dict) -> str:
     p = result["params"]
     lines = [f"Remote: {p['mib']} MiB float32, raw; {p['latency_ms']} ms per request, "
-             f"{p['bandwidth_mib']} MiB/s per response; ideal for {p['in_flight']} requests "
+             f"{p['bandwidth_mib']} MiB/s per connection each way; ideal for "
+             f"{p['in_flight']} requests "
              "in flight. Median over repetitions.", "",
              "| layout | op | system | wall s | requests | MiB moved | ideal s | wall/ideal "
              "| zarrx-obstore speedup |", "|---|---|---|---|---|---|---|---|---|"]
@@ -313,7 +315,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--mib", type=int, default=256, help="array size in MiB (default 256)")
     ap.add_argument("--latency-ms", type=float, default=20.0)
     ap.add_argument("--bandwidth-mib", type=float, default=32.0,
-                    help="MiB/s per response (default 32)")
+                    help="MiB/s per connection, for request bodies and responses alike "
+                         "(default 32)")
     ap.add_argument("--in-flight", type=int, default=64)
     ap.add_argument("--threads", type=int, default=64,
                     help="zarrx.config threads for zarrx's runs (default 64: a read fetches "

@@ -19,8 +19,12 @@ class RemoteOptions:
     - ``coalesce_gap``: two ranges of one object at most this many bytes apart are read with
       one request (the gap's bytes are read and dropped).
     - ``max_request``: a coalesced request never grows past this many bytes.
-    - ``part_size``: a read larger than 1.5 parts is split into parts of this size fetched in
+    - ``part_size``: a read of at least two parts is split into parts of this size fetched in
       parallel; a whole object of unknown size is read as its first part, then the rest.
+    - ``min_part_size``: the ranges of a batch that would leave some of ``in_flight`` idle in
+      parts of ``part_size`` are split into smaller parts, down to this size, so that the
+      batch's bytes stream over every request the store may keep in flight (a link that
+      limits each connection's speed then gives the whole batch more of it).
     - ``multipart_threshold``: values at least this large are uploaded in parts of
       ``part_size`` (where the backend offers multipart uploads).
     - ``tail_prefetch``: a snapshot reads this many trailing bytes in its first request, so a
@@ -45,6 +49,7 @@ class RemoteOptions:
     coalesce_gap: int = 512 * KiB
     max_request: int = 32 * MiB
     part_size: int = 8 * MiB
+    min_part_size: int = 4 * MiB
     multipart_threshold: int = 64 * MiB
     tail_prefetch: int = 64 * KiB
     revalidate_after: float = 1.0
@@ -70,7 +75,7 @@ class RemoteOptions:
             if not ok:
                 raise StoreError(f"RemoteOptions.{f.name}: expected a non-negative "
                                  f"{f.type}, found {v!r}")
-        for name in ("in_flight", "part_size", "max_request"):
+        for name in ("in_flight", "part_size", "min_part_size", "max_request"):
             if getattr(self, name) < 1:
                 raise StoreError(f"RemoteOptions.{name}: expected at least 1, found "
                                  f"{getattr(self, name)!r}")

@@ -5,7 +5,9 @@
   The remaining parts go out as soon as the first part's response headers arrive (they give
   the size and the ETag), so every part streams at once.
 - Nearby ranges of one object are coalesced (``coalesce_gap``, ``max_request``), and every
-  request of a batch is in flight at once (up to the store's limit).
+  request of a batch is in flight at once (up to the store's limit). A batch whose requests
+  would leave some of that limit idle splits its ranges into smaller parts (down to
+  ``min_part_size``), so its bytes stream over all of it.
 - A snapshot starts with one suffix read of the object's tail (a shard's index, with no HEAD)
   and conditions every later read on the ETag it returned; reads of snapshots of one version
   that arrive together share coalesced requests.
@@ -100,11 +102,11 @@ class RemoteReads:
                 return None
             raise self._error("read", key, fail) from None
 
-    async def _read_span(self, key: str, start: int, stop: int, if_match: str | None
-                         ) -> Got | None:
-        """``[start, stop)`` of ``key`` (clipped at its end), in parallel parts when large: all
-        at once when ``if_match`` names the version, else the first part alone and the rest
-        conditioned on its ETag."""
+    async def _read_span(self, key: str, start: int, stop: int, if_match: str | None,
+                         part: int | None = None) -> Got | None:
+        """``[start, stop)`` of ``key`` (clipped at its end), in parallel parts of ``part`` bytes
+        (default ``part_size``) when large: all at once when ``if_match`` names the version,
+        else the first part, then the rest conditioned on its ETag."""
         if stop <= start:
             head = await self._stat(key)
             if head is None:
@@ -112,7 +114,7 @@ class RemoteReads:
             if if_match is not None and head[0] != if_match:
                 raise Failure("precondition", 412)
             return Got(b"", head[0], head[1], start)
-        parts = split(start, stop, self.options.part_size)
+        parts = split(start, stop, part or self.options.part_size)
         if len(parts) == 1:
             return await self._fetch(key, start, stop, None, if_match)
         if if_match is not None:
@@ -183,7 +185,8 @@ class RemoteReads:
             return await self._fetch(key, None, None, rng.suffix, if_match)
         if rng.length is None:
             return await self._fetch(key, rng.offset, None, None, if_match)
-        return await self._read_span(key, rng.offset, rng.offset + rng.length, if_match)
+        part = part_for(rng.length, self.options.in_flight, self.options)
+        return await self._read_span(key, rng.offset, rng.offset + rng.length, if_match, part)
 
     async def _read_many(self, requests: Sequence[Request], if_match: str | None = None
                          ) -> list[tuple[Buffer | None, str | None]]:
@@ -197,9 +200,9 @@ class RemoteReads:
             got = await self._read_one(key, rng, if_match)
             out[i] = (None, None) if got is None else (got.data, got.etag)
 
-        async def span(key: str, start: int, stop: int, members: list[tuple[int, int, int]]
-                       ) -> None:
-            got = await self._read_span(key, start, stop, if_match)
+        async def span(key: str, start: int, stop: int, members: list[tuple[int, int, int]],
+                       part: int) -> None:
+            got = await self._read_span(key, start, stop, if_match, part)
             if got is None:
                 return
             view = memoryview(got.data)
@@ -213,12 +216,14 @@ class RemoteReads:
             else:
                 tasks.append(single(i, key, rng))
         opts = self.options
+        spans: list[tuple[str, int, int, list[tuple[int, int, int]]]] = []
         for key, idx in slices.items():
             ranges = [(requests[i][1].offset, requests[i][1].offset + requests[i][1].length)
                       for i in idx]
             for sp in coalesce(ranges, opts.coalesce_gap, opts.max_request):
-                members = [(idx[m], *ranges[m]) for m in sp.members]
-                tasks.append(span(key, sp.start, sp.stop, members))
+                spans.append((key, sp.start, sp.stop, [(idx[m], *ranges[m]) for m in sp.members]))
+        part = part_for(sum(b - a for _, a, b, _ in spans), opts.in_flight - len(tasks), opts)
+        tasks.extend(span(*sp, part) for sp in spans)
         if tasks:
             await gather_all(tasks)
         return out
@@ -294,6 +299,16 @@ class RemoteReads:
                 return None
             got.size, got.start = head[1], head[1] - len(got.data)
         return got
+
+
+def part_for(nbytes: int, slots: int, opts: Any) -> int:
+    """The part size for ``nbytes`` of ranges read with ``slots`` requests free: ``part_size``,
+    or smaller (down to ``min_part_size``) when parts of ``part_size`` would leave slots idle,
+    so that the batch's bytes stream over every request the store may keep in flight."""
+    if slots <= 0:
+        return opts.part_size
+    even = -(-nbytes // slots)
+    return min(opts.part_size, max(opts.min_part_size, even))
 
 
 class RemoteSnapshot(ObjectSnapshot):
