@@ -160,3 +160,14 @@ def test_uploads_share_the_link_cap_and_go_out_together(make, proxy):
     assert proxy.max_in_flight == 4
     proxy.bandwidth = None
     assert store.get_many([(k, None) for k in values]) == list(values.values())
+
+
+def test_a_multipart_upload_uses_smaller_parts_when_larger_ones_leave_requests_idle(make, proxy):
+    """20 MiB with up to 64 requests in flight: four parts of 5 MiB (the smallest object
+    stores take), not 8 + 8 + 4 MiB, so more of the upload streams at once."""
+    data = os.urandom(20 * MiB)
+    store = make(multipart_threshold=16 * MiB, part_size=8 * MiB)
+    store.set("big", data)
+    parts = [r for r in proxy.log if r.method == "PUT" and "partNumber" in r.query]
+    assert sorted(r.bytes_in for r in parts) == [5 * MiB] * 4
+    assert store.get("big") == data

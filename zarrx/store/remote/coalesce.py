@@ -1,5 +1,5 @@
 """Planning the requests of a batch of byte ranges: coalescing nearby ranges of one object
-into one request, and splitting large requests into parallel parts.
+into one request, and splitting large requests (and uploads) into parallel parts.
 
 Pure functions over ``(start, stop)`` pairs (``stop`` exclusive); no I/O.
 """
@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Span", "coalesce", "split"]
+__all__ = ["Span", "coalesce", "split", "part_for", "upload_part_for"]
+
+#: the smallest part of a multipart upload but the last (S3, GCS and Azure accept it)
+MIN_UPLOAD_PART = 5 << 20
 
 
 @dataclass(slots=True)
@@ -49,3 +53,19 @@ def split(start: int, stop: int, part_size: int) -> list[tuple[int, int]]:
     count = n // part_size
     edges = [start + (n * i) // count for i in range(count + 1)]
     return [(edges[i], edges[i + 1]) for i in range(count)]
+
+
+def part_for(nbytes: int, slots: int, opts: Any) -> int:
+    """The part size for ``nbytes`` moved with ``slots`` requests free: ``opts.part_size``, or
+    smaller (down to ``opts.min_part_size``) when parts of ``part_size`` would leave slots
+    idle, so that the bytes stream over every request the store may keep in flight."""
+    if slots <= 0:
+        return opts.part_size
+    even = -(-nbytes // slots)
+    return min(opts.part_size, max(opts.min_part_size, even))
+
+
+def upload_part_for(nbytes: int, opts: Any) -> int:
+    """The part size of a multipart upload of ``nbytes``: as :func:`part_for` over the whole
+    in-flight limit, and never below the 5 MiB that object stores require."""
+    return max(MIN_UPLOAD_PART, part_for(nbytes, opts.in_flight, opts))

@@ -23,6 +23,7 @@ from typing import Any
 
 from zarrx.errors import StoreError
 from zarrx.store.remote.base import Failure, Got, RemoteStore
+from zarrx.store.remote.coalesce import upload_part_for
 from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.objectstore import _status_kind
 from zarrx.store.remote.options import RemoteOptions
@@ -190,7 +191,7 @@ class FsspecStore(RemoteStore):
         if mode is not None:
             raise Failure("unsupported", None, "the filesystem has no conditional writes")
         if self._async:
-            kw2 = {"chunksize": max(self.options.part_size, 5 << 20)} if self.is_s3 else {}
+            kw2 = {"chunksize": upload_part_for(len(data), self.options)} if self.is_s3 else {}
             await self.fs._pipe_file(path, bytes(data), **kw2)
         else:
             parent = path.rsplit("/", 1)[0] if "/" in path else ""

@@ -20,6 +20,7 @@ import urllib.request
 from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
+from zarrx.store.remote.coalesce import upload_part_for
 from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.urls import EXTRAS, redact, require, scheme_of
@@ -113,7 +114,7 @@ class ObjectStore(RemoteStore):
         elif mode is not None:
             kw["mode"] = {"e_tag": mode}
         elif len(data) >= opts.multipart_threshold:
-            kw.update(use_multipart=True, chunk_size=max(opts.part_size, 5 << 20),
+            kw.update(use_multipart=True, chunk_size=upload_part_for(len(data), opts),
                       max_concurrency=max(1, min(opts.in_flight, 16)))
         res = await _obstore().put_async(self._client, key, data, **kw)
         return res.get("e_tag")

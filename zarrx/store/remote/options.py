@@ -26,7 +26,9 @@ class RemoteOptions:
       batch's bytes stream over every request the store may keep in flight (a link that
       limits each connection's speed then gives the whole batch more of it).
     - ``multipart_threshold``: values at least this large are uploaded in parts of
-      ``part_size`` (where the backend offers multipart uploads).
+      ``part_size`` (where the backend offers multipart uploads), or of less (down to
+      ``min_part_size`` and the 5 MiB object stores require) when fewer parts would leave
+      some of ``in_flight`` idle.
     - ``tail_prefetch``: a snapshot reads this many trailing bytes in its first request, so a
       shard's trailing index (and the inner chunks near it) need no other request.
     - ``revalidate_after``: a snapshot of an object this store read or wrote less than this

@@ -26,7 +26,7 @@ from zarrx.errors import ConflictError, StoreError
 from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
 from zarrx.store.remote.common import (Buffer, Failure, Got, OnMeta, etag_generation,
                                        gather_all, if_match_of, joined)
-from zarrx.store.remote.coalesce import coalesce, split
+from zarrx.store.remote.coalesce import coalesce, part_for, split
 
 __all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch"]
 
@@ -299,16 +299,6 @@ class RemoteReads:
                 return None
             got.size, got.start = head[1], head[1] - len(got.data)
         return got
-
-
-def part_for(nbytes: int, slots: int, opts: Any) -> int:
-    """The part size for ``nbytes`` of ranges read with ``slots`` requests free: ``part_size``,
-    or smaller (down to ``min_part_size``) when parts of ``part_size`` would leave slots idle,
-    so that the batch's bytes stream over every request the store may keep in flight."""
-    if slots <= 0:
-        return opts.part_size
-    even = -(-nbytes // slots)
-    return min(opts.part_size, max(opts.min_part_size, even))
 
 
 class RemoteSnapshot(ObjectSnapshot):
