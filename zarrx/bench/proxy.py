@@ -43,6 +43,8 @@ class Logged:
     bytes_out: int
     headers: dict = field(default_factory=dict)
     start: float = 0.0                  # loop time the request arrived
+    received: float = 0.0               # loop time its body was in (after the cap)
+    answered: float = 0.0               # loop time the server's answer was in
     end: float = 0.0                    # loop time its last byte was sent
 
 
@@ -148,10 +150,13 @@ class Proxy:
                 "timeline": self.timeline()}
 
     def timeline(self) -> list[tuple]:
-        """``(method, range header, start s, end s)`` per request, from the first's arrival."""
+        """``(method, range header, start, end, server)`` per request: seconds from the first
+        request's arrival to its arrival and to its last byte out, and the seconds the server
+        took to answer it once its body was in (0 for requests the proxy answered itself)."""
         t0 = min((r.start for r in self.log), default=0.0)
         return [(r.method, r.headers.get("Range", ""), round(r.start - t0, 4),
-                 round(r.end - t0, 4)) for r in self.log]
+                 round(r.end - t0, 4), round(max(r.answered - r.received, 0.0), 4))
+                for r in self.log]
 
     async def _admin(self, request):  # type: ignore[no-untyped-def]
         from aiohttp import web
@@ -180,7 +185,7 @@ class Proxy:
         self.log.append(entry)
         try:
             body = await self._receive(request)
-            entry.bytes_in = len(body)
+            entry.bytes_in, entry.received = len(body), loop.time()
             if self.latency:
                 await asyncio.sleep(self.latency)
             fault = self._fault(request.method, request.path_qs)
@@ -195,6 +200,7 @@ class Proxy:
                     request.method, self.upstream + request.path_qs, headers=headers,
                     data=body if body else None, allow_redirects=False) as up:
                 data = await up.read()
+                entry.answered = loop.time()
                 entry.status = up.status
                 entry.bytes_out = len(data)
                 out_headers = {k: v for k, v in up.headers.items() if k.lower() not in _HOP}
