@@ -10,6 +10,7 @@ import numpy as np
 
 import zarrx
 from zarrx.store import MemoryStore
+from zarrx.store.localfs import thread_lock
 from zarrx.store.locks import _identity, held_objects, object_lock
 
 
@@ -108,3 +109,26 @@ def test_a_write_of_many_chunks_keeps_every_thread_writing():
     assert store.most == 64
     assert held_objects() == 0
     np.testing.assert_array_equal(z[...], np.arange(64 * 16, dtype="f4").reshape(64, 16))
+
+
+def test_conditional_writers_of_different_files_do_not_wait_for_each_other(tmp_path):
+    root = str(tmp_path)
+    seen: dict[int, str] = {}
+    for i in range(10_000):                      # two keys a table of 64 locks would share
+        key = f"c/{i}"
+        slot = hash((root, key)) % 64
+        if slot in seen:
+            a, b = seen[slot], key
+            break
+        seen[slot] = key
+    entered = threading.Event()
+
+    def take_b() -> None:
+        with thread_lock(root, b):
+            entered.set()
+
+    with thread_lock(root, a):
+        t = threading.Thread(target=take_b)
+        t.start()
+        assert entered.wait(10)
+        t.join()

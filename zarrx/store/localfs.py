@@ -22,11 +22,12 @@ import os
 import secrets
 import stat
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 
 from zarrx.errors import StoreError
+from zarrx.store.locks import KeyedLocks
 
 __all__ = ["TMP_MARK", "LinkError", "Dir", "Tree", "open_dir", "temp_name", "is_temp_name",
            "temp_owner", "create_temp", "generation_of", "stamp", "write_all", "read_exact",
@@ -403,19 +404,11 @@ def scan(d: Dir) -> Iterator[tuple[str, str]]:
 # -- in-process exclusion of conditional writers -------------------------------------------
 # flock() excludes open file descriptions, so threads that each open the file exclude each other
 # on local file systems; network file systems may emulate it with per-process locks, so threads
-# of one process also take one of these (striped by key).
-_STRIPES = 64
-_thread_locks = [threading.Lock() for _ in range(_STRIPES)]
+# of one process also take the lock of the file.
+_files = KeyedLocks()
 
 
-def thread_lock(root: str, key: str) -> threading.Lock:
-    return _thread_locks[hash((root, key)) % _STRIPES]
-
-
-def _fresh_locks_after_fork() -> None:
-    global _thread_locks
-    _thread_locks = [threading.Lock() for _ in range(_STRIPES)]
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_fresh_locks_after_fork)
+def thread_lock(root: str, key: str) -> AbstractContextManager[None]:
+    """``with thread_lock(root, key):`` excludes the other threads of this process that write
+    that file conditionally."""
+    return _files((root, key))

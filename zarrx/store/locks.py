@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Hashable
 
 from zarrx.store.base import Store
 
-__all__ = ["object_lock"]
+__all__ = ["KeyedLocks", "object_lock"]
 
 
 class _Held:
-    """The lock of one object and how many threads hold or wait for it."""
+    """The lock of one name and how many threads hold or wait for it."""
 
     __slots__ = ("lock", "users")
 
@@ -27,16 +28,61 @@ class _Held:
         self.users = 0
 
 
-_guard = threading.Lock()
-_table: dict[tuple[object, str], _Held] = {}
+class KeyedLocks:
+    """``with locks(name):`` holds the lock of ``name`` (any hashable): one lock per name in
+    use, made on first use and dropped when its last user leaves, so different names never
+    wait for each other."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._table: dict[Hashable, _Held] = {}
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._guard, self._table = threading.Lock(), {}
+
+    def __call__(self, name: Hashable) -> _Holding:
+        return _Holding(self, name)
+
+    def __len__(self) -> int:
+        """How many names have a lock now (none once every holder has left)."""
+        with self._guard:
+            return len(self._table)
 
 
-def _reset_after_fork() -> None:
-    global _guard, _table
-    _guard, _table = threading.Lock(), {}
+class _Holding:
+    __slots__ = ("_locks", "_name", "_held")
+
+    def __init__(self, locks: KeyedLocks, name: Hashable) -> None:
+        self._locks, self._name = locks, name
+
+    def __enter__(self) -> None:
+        locks = self._locks
+        with locks._guard:
+            held = locks._table.get(self._name)
+            if held is None:
+                held = locks._table[self._name] = _Held()
+            held.users += 1
+        self._held = held
+        try:
+            held.lock.acquire()
+        except BaseException:                # interrupted while waiting: not a user any more
+            self._leave()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        self._held.lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        locks, held = self._locks, self._held
+        with locks._guard:
+            held.users -= 1
+            if not held.users:
+                del locks._table[self._name]
 
 
-os.register_at_fork(after_in_child=_reset_after_fork)
+_objects = KeyedLocks()
 
 
 def _identity(store: Store) -> object:
@@ -50,40 +96,11 @@ def _identity(store: Store) -> object:
     return id(store)
 
 
-class object_lock:  # noqa: N801 - used as ``with object_lock(store, key):``
+def object_lock(store: Store, key: str) -> _Holding:
     """``with object_lock(store, key):`` holds the lock of that stored object."""
-
-    __slots__ = ("_name", "_held")
-
-    def __init__(self, store: Store, key: str) -> None:
-        self._name = (_identity(store), key)
-
-    def __enter__(self) -> None:
-        with _guard:
-            held = _table.get(self._name)
-            if held is None:
-                held = _table[self._name] = _Held()
-            held.users += 1
-        self._held = held
-        try:
-            held.lock.acquire()
-        except BaseException:                # interrupted while waiting: not a user any more
-            self._leave()
-            raise
-
-    def _leave(self) -> None:
-        held = self._held
-        with _guard:
-            held.users -= 1
-            if not held.users:
-                del _table[self._name]
-
-    def __exit__(self, *exc: object) -> None:
-        self._held.lock.release()
-        self._leave()
+    return _objects((_identity(store), key))
 
 
 def held_objects() -> int:
     """How many objects have a lock now (for tests: none once every update has finished)."""
-    with _guard:
-        return len(_table)
+    return len(_objects)
