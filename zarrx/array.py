@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import box_read, chunk_io, indexing, layout
+from zarrx import box_read, box_write, chunk_io, indexing, layout
 from zarrx.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError, ZarrError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
@@ -274,7 +274,8 @@ class Array(Node):
                                     f"{type(value).__name__} value: {exc}") from exc
             value = records
         arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
-        chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
+        if not box_write.write_box(self._io, plan, arr):
+            chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
         self._write(selection, value, "basic", fields)

@@ -171,3 +171,19 @@ def test_a_multipart_upload_uses_smaller_parts_when_larger_ones_leave_requests_i
     parts = [r for r in proxy.log if r.method == "PUT" and "partNumber" in r.query]
     assert sorted(r.bytes_in for r in parts) == [5 * MiB] * 4
     assert store.get("big") == data
+
+
+def test_an_fsspec_s3_store_sends_the_parts_of_an_upload_together(s3_server, proxy):
+    """s3fs uploads 10 parts at a time unless told otherwise: eleven parts go out at once."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    from zarrx.store.remote import FsspecStore
+    so = {**s3_server.fsspec_options, "endpoint_url": proxy.url}
+    store = FsspecStore(s3_server.url(), storage_options=so, multipart_threshold=16 * MiB)
+    data = os.urandom(55 * MiB)
+    proxy.latency = 0.3
+    store.set("big", data)
+    parts = [r for r in proxy.log if r.method == "PUT" and "partNumber" in r.query]
+    assert sorted(r.bytes_in for r in parts) == [5 * MiB] * 11
+    assert proxy.max_in_flight == 11
+    proxy.latency = 0
+    assert store.get("big") == data

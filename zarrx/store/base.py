@@ -23,6 +23,7 @@ import hashlib
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from zarrx.errors import ConflictError, ReadOnlyError, StoreError
 
@@ -233,6 +234,13 @@ class Store:
         coordinates joined by ``sep``, straight into an output array (see
         :meth:`zarrx.store.local.LocalStore.box_reader`); None (the default) when the store
         has none, or not for these keys."""
+        return None
+
+    def box_writer(self, head: str, sep: str) -> Any | None:
+        """Optionally, a writer of raw chunks stored one per object under keys ``head`` +
+        coordinates joined by ``sep``, straight from a value array (see
+        :class:`zarrx.store.local.BoxWriter`); None (the default) when the store has none, or
+        not for these keys."""
         return None
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:

@@ -10,6 +10,7 @@ or parsing a key.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from zarrx.errors import StoreError
 from zarrx.metadata.model import KeyEncoding
@@ -53,6 +54,13 @@ class ChunkSource:
         into ``out`` when every chunk is stored raw as an object of its own (``scratch``: a
         chunk's bytes it may overwrite), and returns the indices of those it left to the
         general path; None (the default) when there is none."""
+        return None
+
+    def box_writer(self) -> Any | None:
+        """Optionally, a writer of the raw chunks a box covers whole, straight from the value
+        (``prepare(first, count)``, then ``writer(src, start, chunk, fill, scratch, lo, hi)``
+        returning the indices of those it left to the general path), when every chunk is
+        stored raw as an object of its own; None (the default) when there is none."""
         return None
 
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],
@@ -157,11 +165,20 @@ class KeyedChunks(ChunkSource):
         return self.store.new_arena()
 
     def box_reader(self) -> Callable[..., list[int]] | None:
-        enc = self.key_encoding
         if not self.ndim:
             return None
-        head = self.prefix + ("c" + enc.separator if enc.name == "default" else "")
-        return self.store.box_reader(head, enc.separator)
+        return self.store.box_reader(self._head, self.key_encoding.separator)
+
+    def box_writer(self) -> Any | None:
+        if not self.ndim:
+            return None
+        return self.store.box_writer(self._head, self.key_encoding.separator)
+
+    @property
+    def _head(self) -> str:
+        """What every chunk key starts with, up to the first coordinate."""
+        enc = self.key_encoding
+        return self.prefix + ("c" + enc.separator if enc.name == "default" else "")
 
     def get_chunks(self, requests: Sequence[ChunkRequest],
                    arena: object | None = None) -> list[bytes | None]:

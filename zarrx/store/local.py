@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import stat
 import time
@@ -36,7 +37,7 @@ from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, LinkError, Tree,
                                  open_how, scan, stamp, temp_owner, write_all)
 from zarrx.store._localbox import read_box
 from zarrx.store._localread import Arena, plain_key, read_whole
-from zarrx.store._localwrite import put
+from zarrx.store._localwrite import put, write_box
 from zarrx.store.localsnap import FileSnapshot
 
 __all__ = ["LocalStore", "TMP_MARK"]
@@ -201,6 +202,19 @@ class LocalStore(ConditionalFiles):
             return None
         base = real + b"/" + head.encode()
         return partial(_box, base, sep)
+
+    def box_writer(self, head: str, sep: str) -> BoxWriter | None:
+        """A writer of the raw chunks a box covers whole, as files ``head`` + coordinates joined
+        by ``sep``, straight from the value by the kernel (:func:`_localwrite.write_box`),
+        without the GIL (see :class:`BoxWriter`). None for a read-only store, where the kernel
+        cannot open paths or write (no ``openat2``, or writes in Python), or when the keys are
+        not plain."""
+        if self.read_only or self._put is None:
+            return None
+        real = self._tree.real_root()
+        if real is None or not plain_key(head + "0"):
+            return None
+        return BoxWriter(self, real + b"/" + head.encode(), head, sep)
 
     def _get_batch(self, reqs: Sequence[Request], arena: Arena | None = None) -> list:
         """Whole files through the kernel (into ``arena`` when given), the rest in Python."""
@@ -477,3 +491,32 @@ def _prefix_dir_invalid(folder: str) -> bool:
 def _box(base: bytes, sep: str, out: object, start: tuple, chunk: tuple, fill: bytes,
          scratch: object, lo: int, hi: int) -> list[int]:
     return read_box(base, sep, out, start, chunk, fill, scratch, _READ, _RESOLVE, lo, hi)
+
+
+class BoxWriter:
+    """Writes the raw chunks of a box of an array to a :class:`LocalStore`: :meth:`prepare`
+    makes the folders the box's chunk files go in; a call writes a range of its chunks (see
+    :func:`zarrx.store._localwrite.write_box`) and returns those left to the general path."""
+
+    __slots__ = ("store", "base", "head", "sep")
+
+    def __init__(self, store: LocalStore, base: bytes, head: str, sep: str) -> None:
+        self.store, self.base, self.head, self.sep = store, base, head, sep
+
+    def prepare(self, first: Sequence[int], count: Sequence[int]) -> None:
+        """Make the folders of the chunks ``first`` + ``range(count)`` per axis."""
+        if self.sep == "/" and len(first) > 1:
+            rows = itertools.product(*[range(a, a + n) for a, n in zip(first[:-1], count[:-1])])
+            folders = {self.head + "/".join(map(str, row)) for row in rows}
+        else:
+            folders = {self.head.rpartition("/")[0]}
+        for folder in folders:
+            try:
+                self.store._tree.dir(folder.split("/") if folder else [], create=True).close()
+            except (OSError, LinkError):    # the general path meets it again and words it
+                pass
+
+    def __call__(self, src: object, start: tuple, chunk: tuple, fill: bytes | None,
+                 scratch: object, lo: int, hi: int) -> list[int]:
+        return write_box(self.base, self.sep, src, start, chunk, fill, scratch, _RESOLVE,
+                         self.store.fsync, lo, hi)

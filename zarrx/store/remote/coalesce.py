@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Span", "coalesce", "split", "part_for", "upload_part_for"]
+__all__ = ["Span", "coalesce", "split", "part_for", "upload_part_for", "UPLOAD_PARTS_IN_FLIGHT"]
 
 #: the smallest part of a multipart upload but the last (S3, GCS and Azure accept it)
 MIN_UPLOAD_PART = 5 << 20
+#: the most parts of one multipart upload in flight at once (within the store's ``in_flight``)
+UPLOAD_PARTS_IN_FLIGHT = 16
 
 
 @dataclass(slots=True)

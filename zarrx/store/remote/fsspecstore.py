@@ -23,7 +23,7 @@ from typing import Any
 
 from zarrx.errors import StoreError
 from zarrx.store.remote.base import Failure, Got, RemoteStore
-from zarrx.store.remote.coalesce import upload_part_for
+from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.objectstore import _status_kind
 from zarrx.store.remote.options import RemoteOptions
@@ -191,7 +191,10 @@ class FsspecStore(RemoteStore):
         if mode is not None:
             raise Failure("unsupported", None, "the filesystem has no conditional writes")
         if self._async:
-            kw2 = {"chunksize": upload_part_for(len(data), self.options)} if self.is_s3 else {}
+            opts = self.options
+            kw2 = {"chunksize": upload_part_for(len(data), opts),
+                   "max_concurrency": min(opts.in_flight, UPLOAD_PARTS_IN_FLIGHT)} \
+                if self.is_s3 else {}
             await self.fs._pipe_file(path, bytes(data), **kw2)
         else:
             parent = path.rsplit("/", 1)[0] if "/" in path else ""

@@ -20,7 +20,7 @@ import urllib.request
 from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
-from zarrx.store.remote.coalesce import upload_part_for
+from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.urls import EXTRAS, redact, require, scheme_of
@@ -115,7 +115,7 @@ class ObjectStore(RemoteStore):
             kw["mode"] = {"e_tag": mode}
         elif len(data) >= opts.multipart_threshold:
             kw.update(use_multipart=True, chunk_size=upload_part_for(len(data), opts),
-                      max_concurrency=max(1, min(opts.in_flight, 16)))
+                      max_concurrency=min(opts.in_flight, UPLOAD_PARTS_IN_FLIGHT))
         res = await _obstore().put_async(self._client, key, data, **kw)
         return res.get("e_tag")
 

@@ -1,0 +1,238 @@
+"""Box writes to a LocalStore: a selection of integers and step-1 slices of an array of raw,
+unsharded chunks is written by the store's kernel straight from the value, with no Python work
+per chunk it covers whole. The files it writes must be the files the general path writes (same
+keys, same bytes, same generations contract), on every grid, key encoding, fill setting and
+thread count; chunks it leaves (covered in part, all fill, failing) go through the general
+path, which merges, deletes or words them."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import zarrx
+from zarrx import box_write
+from zarrx.errors import ZarrError
+from zarrx.store import LocalStore
+from zarrx.store._localwrite import write_box
+
+
+@pytest.fixture
+def kernel_chunks(monkeypatch):
+    """The chunk ranges the box kernel was asked to write, and what it left."""
+    import zarrx.store.local as local
+    calls: list[tuple[int, int, list[int]]] = []
+    orig = local.write_box
+
+    def recording(*args):
+        left = orig(*args)
+        calls.append((args[-2], args[-1], left))
+        return left
+
+    monkeypatch.setattr(local, "write_box", recording)
+    return calls
+
+
+def _array(path, shape, chunks, dtype="f4", fmt=3, sep="/", fill=7, **kw):
+    enc = {"name": "default" if fmt == 3 else "v2", "separator": sep}
+    return zarrx.create_array(LocalStore(path), name="g/a", shape=shape, chunks=chunks,
+                              dtype=dtype, zarr_format=fmt, fill_value=fill, compressors=None,
+                              chunk_key_encoding=enc, **kw)
+
+
+def _files(path) -> dict[str, bytes]:
+    """Every chunk file below the array, by its path relative to the store."""
+    out = {}
+    root = os.path.join(path, "g", "a")
+    for d, _, names in os.walk(root):
+        for n in names:
+            if n not in ("zarr.json", ".zarray", ".zattrs"):
+                with open(os.path.join(d, n), "rb") as f:
+                    out[os.path.relpath(os.path.join(d, n), path)] = f.read()
+    return out
+
+
+@st.composite
+def cases(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
+    sel = []
+    for n in shape:
+        if draw(st.booleans()) and draw(st.booleans()):
+            sel.append(draw(st.integers(-n, n - 1)))
+        else:
+            a = draw(st.integers(0, n))
+            sel.append(slice(a, draw(st.integers(a, n))))
+    return (shape, chunks, tuple(sel), draw(st.sampled_from([2, 3])),
+            draw(st.sampled_from(["/", "."])), draw(st.sampled_from(["f4", "u1", "i8", "c8"])),
+            draw(st.sampled_from([1, 2])), draw(st.sampled_from(["data", "fill", "scalar"])),
+            draw(st.booleans()), draw(st.booleans()))
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeypatch, case):
+    shape, chunks, sel, fmt, sep, dtype, threads, kind, before, empty = case
+    base = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
+    ref = np.full(shape, 7, dtype)
+    if before:
+        ref[...] = base
+    target = ref[sel]
+    value = {"data": (np.arange(target.size).reshape(target.shape) * 3).astype(dtype) + 100,
+             "fill": np.full(target.shape, 7, dtype), "scalar": dtype_scalar(dtype)}[kind]
+    ref[sel] = value
+    stored = {}
+    for way in ("box", "general"):
+        path = tmp_path_factory.mktemp(way)
+        z = _array(path, shape, chunks, dtype, fmt, sep, write_empty_chunks=empty)
+        if before:
+            z[...] = base
+        with monkeypatch.context() as m:
+            if way == "general":
+                m.setattr(box_write, "write_box", lambda io, plan, value: False)
+            with zarrx.config.set(threads=threads):
+                z[sel] = value
+        np.testing.assert_array_equal(zarrx.open_array(LocalStore(path), path="g/a")[...], ref)
+        stored[way] = _files(path)
+    assert stored["box"] == stored["general"]
+
+
+def dtype_scalar(dtype: str) -> np.generic:
+    return np.dtype(dtype).type(42)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_whole_chunks_go_through_the_kernel_and_the_rest_through_the_general_path(
+        tmp_path, kernel_chunks, threads):
+    a = np.random.default_rng(5).random((300, 517)).astype("f8")
+    z = _array(tmp_path, a.shape, (7, 64), "f8", fill=0.0)
+    with zarrx.config.set(threads=threads):
+        z[...] = a
+    # 43 x 9 chunks: the last row (300 = 42 * 7 + 6) and column (517 = 8 * 64 + 5) are border
+    # chunks, left to the general path (they hold cells outside the array)
+    left = sorted(i for _, _, part in kernel_chunks for i in part)
+    assert sum(hi - lo for lo, hi, _ in kernel_chunks) == 43 * 9
+    assert left == sorted({r * 9 + 8 for r in range(43)} | set(range(42 * 9, 43 * 9)))
+    np.testing.assert_array_equal(zarrx.open_array(LocalStore(tmp_path), path="g/a")[...], a)
+
+
+def test_chunks_of_fill_are_deleted_not_written(tmp_path, kernel_chunks):
+    z = _array(tmp_path, (8, 8), (4, 4), "i2", fill=0)
+    z[...] = 5
+    assert len(_files(tmp_path)) == 4
+    z[:4, :] = 0                                 # two chunks become fill: their files go
+    assert sorted(_files(tmp_path)) == ["g/a/c/1/0", "g/a/c/1/1"]
+    assert not os.path.exists(tmp_path / "g" / "a" / "c" / "0")     # pruned, as a delete does
+    z2 = _array(tmp_path / "keep", (8, 8), (4, 4), "i2", fill=0, write_empty_chunks=True)
+    z2[...] = 0
+    assert len(_files(tmp_path / "keep")) == 4
+
+
+def test_a_strided_or_broadcast_value_is_gathered(tmp_path):
+    a = np.arange(24 * 30, dtype="i4").reshape(24, 30)
+    z = _array(tmp_path, (12, 15), (4, 5), "i4")
+    z[...] = a[::-2, ::2]                         # negative and doubled strides
+    np.testing.assert_array_equal(z[...], a[::-2, ::2])
+    z[4:12, 5:15] = np.arange(10, dtype="i4")     # broadcast along the first axis
+    want = a[::-2, ::2].copy()
+    want[4:12, 5:15] = np.arange(10)
+    np.testing.assert_array_equal(z[...], want)
+    z[None, 0:4, 0:5] = -1                        # a new axis in the selection
+    want[0:4, 0:5] = -1
+    np.testing.assert_array_equal(z[...], want)
+
+
+def test_only_raw_unsharded_native_boxes_take_the_kernel(tmp_path, kernel_chunks):
+    a = np.arange(64 * 64, dtype="i4").reshape(64, 64)
+    z = _array(tmp_path, a.shape, (16, 16), "i4")
+    z[::2, :] = a[::2, :]                        # a step: the general path
+    z.oindex[[1, 40], :] = a[[1, 40], :]
+    assert kernel_chunks == []
+    for name, kw in [("zstd", {"compressors": zarrx.codecs.Zstd(level=1)}),
+                     ("crc", {"compressors": [zarrx.codecs.Crc32c()]}),
+                     ("sharded", {"shards": (32, 32)}),
+                     ("nan", {"fill_value": np.nan, "dtype": "f4"})]:
+        kw.setdefault("compressors", None)
+        kw.setdefault("dtype", "i4")
+        s = zarrx.create_array(LocalStore(tmp_path / name), shape=a.shape, chunks=(16, 16), **kw)
+        s[...] = a
+        np.testing.assert_array_equal(zarrx.open_array(LocalStore(tmp_path / name))[...], a)
+        assert kernel_chunks == [], name
+    ro = zarrx.open_array(LocalStore(tmp_path, read_only=True), path="g/a", mode="r")
+    with pytest.raises(ZarrError):
+        ro[...] = a
+    assert kernel_chunks == []
+
+
+def test_a_failing_chunk_is_worded_by_the_general_path(tmp_path, kernel_chunks):
+    z = _array(tmp_path, (8, 8), (4, 4), "i2")
+    z[...] = 1
+    target = tmp_path / "g" / "a" / "c" / "1" / "0"
+    os.remove(target)
+    os.mkdir(target)                              # a directory where a chunk file goes
+    (target / "x").write_bytes(b"")
+    with pytest.raises(ZarrError) as err:
+        z[...] = 2
+    assert "g/a/c/1/0" in str(err.value)
+    assert [left for _, _, left in kernel_chunks][-1] == [2]
+    os.remove(target / "x")
+    os.rmdir(target)
+    z[...] = 2
+    np.testing.assert_array_equal(z[...], np.full((8, 8), 2, "i2"))
+
+
+def test_a_link_on_the_way_is_refused(tmp_path):
+    z = _array(tmp_path / "s", (8, 8), (4, 4), "i2")
+    z[...] = 1
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    c1 = tmp_path / "s" / "g" / "a" / "c" / "1"
+    for name in os.listdir(c1):
+        os.remove(c1 / name)
+    os.rmdir(c1)
+    os.symlink(outside, c1)                       # a folder of the array is a link
+    with pytest.raises(ZarrError):
+        z[...] = 2
+    assert os.listdir(outside) == []              # nothing was written through it
+
+
+def test_the_kernel_checks_its_arguments():
+    src = np.zeros((4, 4), "f4")
+    SCR = np.zeros(16, np.uint8)
+    for args, msg in [
+        ((b"/x/", "/", src, (0, 0), (2, 2), None, SCR, 0, False, 0, 5), "outside 0..4"),
+        ((b"/x/", "/", src, (0, 0), (2, 2), b"\0" * 2, SCR, 0, False, 0, 1),
+         "fill value of 4 bytes"),
+        ((b"/x/", ",", src, (0, 0), (2, 2), None, SCR, 0, False, 0, 1), "separator"),
+        ((b"/x/", "/", src, (0,), (2, 2), None, SCR, 0, False, 0, 1), "start and chunk"),
+        ((b"/x/", "/", src, (0, 0), (0, 2), None, SCR, 0, False, 0, 1), "chunk > 0"),
+        ((b"/x/", "/", src, (0, 0), (1 << 62, 2), None, SCR, 0, False, 0, 1), "overflows"),
+        ((b"/x/", "/", src, (-1, 0), (2, 2), None, SCR, 0, False, 0, 1), "start >= 0"),
+        ((b"x/", "/", src, (0, 0), (2, 2), None, SCR, 0, False, 0, 1), "absolute"),
+        ((b"/" * 5000, "/", src, (0, 0), (2, 2), None, SCR, 0, False, 0, 1), "exceed"),
+        ((b"/x/", "/", np.zeros((2, 2), object), (0, 0), (2, 2), None, SCR, 0, False, 0, 1),
+         "fixed-size"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            write_box(*args)
+    with pytest.raises(ValueError, match="scratch array of at least 16 bytes, found 15"):
+        write_box(b"/x/", "/", src, (0, 0), (2, 2), None, SCR[:15], 0, False, 0, 1)
+    with pytest.raises(ValueError, match="writable C-contiguous scratch"):
+        write_box(b"/x/", "/", src, (0, 0), (2, 2), None, SCR[::2], 0, False, 0, 1)
+
+
+@pytest.mark.parametrize("nchunks", [1, 2, 5, 7, 9, 13, 17, 31])
+@pytest.mark.parametrize("threads", [2, 3])
+def test_every_split_into_tasks_covers_each_chunk_once(tmp_path, kernel_chunks, nchunks,
+                                                       threads):
+    a = np.arange(nchunks * (1 << 18), dtype="f4")
+    z = _array(tmp_path, a.shape, (1 << 18,), "f4")
+    with zarrx.config.set(threads=threads):
+        z[...] = a
+    covered = sorted(i for lo, hi, _ in kernel_chunks for i in range(lo, hi))
+    assert covered == list(range(nchunks))
+    np.testing.assert_array_equal(zarrx.open_array(LocalStore(tmp_path), path="g/a")[...], a)
