@@ -37,8 +37,8 @@ from typing import TypeVar
 
 from zarrx import config
 
-__all__ = ["IO_THREADS", "in_worker", "inline", "map_io", "run_batches", "run_shared",
-           "threads"]
+__all__ = ["IO_THREADS", "in_worker", "inline", "map_io", "run_batches", "run_ranges",
+           "run_shared", "threads"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -183,6 +183,24 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
         _abandon(futures)                     # a task not yet started has nothing left to do
     if failed:
         raise failed[0]
+
+
+def run_ranges(fn: Callable[[int, int], list[int]], n: int, per_task: int) -> list[int]:
+    """``fn(lo, hi)`` over ranges that cover ``range(n)`` once, the lists it returns joined in
+    order: one call with one thread or ``n <= per_task``; else ranges of about ``per_task``
+    items (at most four per thread) that the threads take as in :func:`run_shared`."""
+    nthreads = threads()
+    if nthreads <= 1 or n <= per_task:
+        return fn(0, n)
+    step = -(-n // min(-(-n // per_task), 4 * nthreads))
+    tasks = -(-n // step)                   # every task's range holds an item
+    parts: list[list[int]] = [[] for _ in range(tasks)]
+
+    def task(i: int) -> None:
+        parts[i] = fn(i * step, min(n, (i + 1) * step))
+
+    run_shared(task, tasks)
+    return [x for part in parts for x in part]
 
 
 def map_io(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:

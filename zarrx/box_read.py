@@ -36,19 +36,8 @@ def read_box(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     target = out.reshape([b - a for a, b in box])
     chunk, fill, n = io.chunk_shape, io.fill_bytes, plan.nchunks
     per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
-    if _pool.threads() <= 1 or n <= per_task:
-        left = reader(target, start, chunk, fill, io.scratch(chunk), 0, n)
-    else:
-        step = -(-n // min(-(-n // per_task), 4 * _pool.threads()))
-        tasks = -(-n // step)                   # every task's range holds a chunk
-        parts: list[list[int]] = [[] for _ in range(tasks)]
-
-        def task(i: int) -> None:
-            parts[i] = reader(target, start, chunk, fill, io.scratch(chunk), i * step,
-                              min(n, (i + 1) * step))
-
-        _pool.run_shared(task, tasks)
-        left = [i for part in parts for i in part]
+    left = _pool.run_ranges(
+        lambda lo, hi: reader(target, start, chunk, fill, io.scratch(chunk), lo, hi), n, per_task)
     if left:
         chunks = plan.chunks
         read_into(io, [chunks[i] for i in left], out)

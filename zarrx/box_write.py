@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
+from zarrx.box_read import BOX_TASK_BYTES
 from zarrx.chunk_io import ArrayIO, write_from
 
 __all__ = ["write_box"]
-
-BOX_TASK_BYTES = 1 << 20     # a box write is split into tasks of about this many chunk bytes
 
 
 def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
@@ -41,19 +40,8 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     writer.prepare([a // c for a, c in zip(start, chunk)],
                    [(b - 1) // c - a // c + 1 for (a, b), c in zip(box, chunk)])
     per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
-    if _pool.threads() <= 1 or n <= per_task:
-        left = writer(src, start, chunk, fill, io.scratch(chunk), 0, n)
-    else:
-        step = -(-n // min(-(-n // per_task), 4 * _pool.threads()))
-        tasks = -(-n // step)                   # every task's range holds a chunk
-        parts: list[list[int]] = [[] for _ in range(tasks)]
-
-        def task(i: int) -> None:
-            parts[i] = writer(src, start, chunk, fill, io.scratch(chunk), i * step,
-                              min(n, (i + 1) * step))
-
-        _pool.run_shared(task, tasks)
-        left = [i for part in parts for i in part]
+    left = _pool.run_ranges(
+        lambda lo, hi: writer(src, start, chunk, fill, io.scratch(chunk), lo, hi), n, per_task)
     if left:
         chunks = plan.chunks
         write_from(io, [chunks[i] for i in left], value, flat=plan.flat)

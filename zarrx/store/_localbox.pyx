@@ -81,6 +81,29 @@ cdef int _itoa(int64_t v, char* dst) noexcept nogil:
     return n
 
 
+cdef void _chunk_at(Py_ssize_t i, int ndim, const int64_t* first, const int64_t* count,
+                    int64_t* k) noexcept nogil:
+    """The grid coordinates ``k`` of the ``i``-th chunk, in C order, of the block of chunks
+    starting at ``first`` with ``count`` chunks per axis."""
+    cdef int d
+    for d in range(ndim - 1, -1, -1):
+        k[d] = first[d] + i % count[d]
+        i //= count[d]
+
+
+cdef char* _key_path(char* pp, int ndim, const int64_t* k, char sep) noexcept nogil:
+    """Write the coordinates ``k`` joined by ``sep`` at ``pp``, then a NUL; return where the
+    NUL is (the caller has room for DIGITS + 1 bytes per axis)."""
+    cdef int d
+    for d in range(ndim):
+        if d:
+            pp[0] = sep
+            pp += 1
+        pp += _itoa(k[d], pp)
+    pp[0] = 0
+    return pp
+
+
 cdef void _part(const Geometry* g, const int64_t* k, zx_box* box, ptrdiff_t* src_off,
                 ptrdiff_t* dst_off) noexcept nogil:
     """The part of chunk ``k`` inside the box, as ``box`` (counts; operand 0 the chunk file's
@@ -211,10 +234,9 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     which the call may overwrite (the reading thread's, reused from call to call)."""
     cdef Geometry g
     cdef int d, ndim = cnp.PyArray_NDIM(out)
-    cdef Py_ssize_t bn = len(base), i, rem
+    cdef Py_ssize_t bn = len(base), i
     cdef int64_t k[ZX_MAX_NDIM]
     cdef char path[PATH_MAX]
-    cdef char* pp
     cdef char* buf
     cdef char* dst = <char*>cnp.PyArray_DATA(out)
     cdef const char* fillp
@@ -276,17 +298,8 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     try:
         with nogil:
             for i in range(lo, hi):
-                rem = i
-                for d in range(ndim - 1, -1, -1):
-                    k[d] = g.first[d] + rem % g.count[d]
-                    rem //= g.count[d]
-                pp = path + bn
-                for d in range(ndim):
-                    if d:
-                        pp[0] = csep
-                        pp += 1
-                    pp += _itoa(k[d], pp)
-                pp[0] = 0
+                _chunk_at(i, ndim, g.first, g.count, k)
+                _key_path(path + bn, ndim, k, csep)
                 res = _read_chunk(&g, path, flags, resolve, dst, buf, k)
                 if res == FILL:
                     _fill_chunk(&g, fillp, dst, k)

@@ -29,7 +29,7 @@ cimport numpy as cnp
 
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box, zx_is_all
 from zarrx._clib.zx_openat2 cimport zx_openat2
-from zarrx.store._localbox cimport _itoa
+from zarrx.store._localbox cimport _chunk_at, _key_path
 from zarrx.store._localread cimport _plain_key
 
 cnp.import_array()
@@ -257,7 +257,7 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
     writable C-contiguous array of at least a chunk's bytes that the call may overwrite."""
     cdef Geometry g
     cdef int d, ndim = cnp.PyArray_NDIM(src), dfd = -1
-    cdef Py_ssize_t bn = len(base), i, rem, cut, held = -1
+    cdef Py_ssize_t bn = len(base), i, cut, held = -1
     cdef int64_t k[ZX_MAX_NDIM]
     cdef ptrdiff_t sstride[ZX_MAX_NDIM]
     cdef char path[PATH_MAX]
@@ -325,21 +325,12 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
         with nogil:
             for i in range(lo, hi):
                 marks[i - lo] = 1
-                rem = i
-                for d in range(ndim - 1, -1, -1):
-                    k[d] = g.first[d] + rem % g.count[d]
-                    rem //= g.count[d]
+                _chunk_at(i, ndim, g.first, g.count, k)
                 if not _gather(&g, srcp, sstride, k, buf):
                     continue
                 if fillp != NULL and zx_is_all(buf, g.nbytes, fillp, g.itemsize):
                     continue
-                pp = path + bn
-                for d in range(ndim):
-                    if d:
-                        pp[0] = csep
-                        pp += 1
-                    pp += _itoa(k[d], pp)
-                pp[0] = 0
+                pp = _key_path(path + bn, ndim, k, csep)
                 cut = pp - path
                 while path[cut] != 47:          # the base is absolute: a '/' is there
                     cut -= 1
