@@ -27,7 +27,7 @@ touched.
 from libc.stddef cimport ptrdiff_t
 from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 from libc.errno cimport errno, ENOENT, EINTR, EISDIR
 from posix.unistd cimport close
 from posix.uio cimport iovec
@@ -39,7 +39,10 @@ cdef extern from "<sys/uio.h>" nogil:
     Py_ssize_t preadv(int fd, const iovec* iov, int iovcnt, long offset)
 
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box
-from zarrx._clib.zx_openat2 cimport zx_openat2
+from zarrx._clib.zx_openat2 cimport zx_openat2, zx_openat2_at
+
+cdef extern from "<fcntl.h>" nogil:
+    int O_RDONLY, O_DIRECTORY, O_CLOEXEC
 
 cnp.import_array()
 
@@ -104,6 +107,34 @@ cdef char* _key_path(char* pp, int ndim, const int64_t* k, char sep) noexcept no
     return pp
 
 
+cdef Py_ssize_t _hold_folder(HeldDir* h, char* path, Py_ssize_t end,
+                             uint64_t resolve) noexcept nogil:
+    """Hold the folder of the absolute ``path`` (``end`` bytes long, NUL-terminated): unless
+    it is the folder ``h`` holds already, close that and open this one (``h.fd``, or -1 with
+    ``h.err`` set). Returns where the folder's path ends (the last '/'); the name follows."""
+    cdef Py_ssize_t cut = end
+    while path[cut] != 47:                  # an absolute path: a '/' is there
+        cut -= 1
+    if cut == h.len and memcmp(path, h.path, <size_t>cut) == 0:
+        return cut
+    _release_folder(h)
+    path[cut] = 0
+    h.fd = zx_openat2(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, resolve)
+    h.err = errno if h.fd < 0 else 0
+    path[cut] = 47
+    memcpy(h.path, path, <size_t>cut)
+    h.len = cut
+    return cut
+
+
+cdef void _release_folder(HeldDir* h) noexcept nogil:
+    """Close the folder ``h`` holds (if any) and forget it."""
+    if h.fd >= 0:
+        close(h.fd)
+    h.fd = -1
+    h.len = -1
+
+
 cdef void _part(const Geometry* g, const int64_t* k, zx_box* box, ptrdiff_t* src_off,
                 ptrdiff_t* dst_off) noexcept nogil:
     """The part of chunk ``k`` inside the box, as ``box`` (counts; operand 0 the chunk file's
@@ -161,10 +192,11 @@ cdef Outcome _read_exact(int fd, iovec* iov, int n, size_t want, int64_t offset,
     return DONE if done == want else FALLBACK
 
 
-cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
-                         uint64_t resolve, char* out, char* buf,
+cdef Outcome _read_chunk(const Geometry* g, const HeldDir* folder, const char* name,
+                         uint64_t flags, uint64_t resolve, char* out, char* buf,
                          const int64_t* k) noexcept nogil:
-    """Read chunk ``k`` (grid coordinates) into its part of the output."""
+    """Read chunk ``k`` (grid coordinates), the file ``name`` in ``folder``, into its part of
+    the output."""
     cdef int d, fd, first_long = -1
     cdef ptrdiff_t src_off, dst_off
     cdef size_t span
@@ -182,7 +214,9 @@ cdef Outcome _read_chunk(const Geometry* g, const char* path, uint64_t flags,
                 one_run = False
         elif box.count[d] > 1:
             first_long = d
-    fd = zx_openat2(path, flags, resolve)
+    if folder.fd < 0:               # a missing folder holds no chunk
+        return FILL if folder.err == ENOENT else FALLBACK
+    fd = zx_openat2_at(folder.fd, name, flags, resolve)
     if fd < 0:
         return FILL if errno == ENOENT else FALLBACK
     # the bytes from the part's first cell to its last: straight into the output when they
@@ -234,9 +268,11 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     which the call may overwrite (the reading thread's, reused from call to call)."""
     cdef Geometry g
     cdef int d, ndim = cnp.PyArray_NDIM(out)
-    cdef Py_ssize_t bn = len(base), i
+    cdef Py_ssize_t bn = len(base), i, end, cut
     cdef int64_t k[ZX_MAX_NDIM]
     cdef char path[PATH_MAX]
+    cdef char held[PATH_MAX]
+    cdef HeldDir folder
     cdef char* buf
     cdef char* dst = <char*>cnp.PyArray_DATA(out)
     cdef const char* fillp
@@ -256,6 +292,9 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
                          f"{len(start)} and {len(chunk)}")
     if len(sep) != 1 or sep not in "/.":
         raise ValueError(f"read_box: expected separator '/' or '.', found {sep!r}")
+    if bn == 0 or PyBytes_AS_STRING(base)[0] != 47:
+        raise ValueError("read_box: expected an absolute base path")
+    folder.fd, folder.len, folder.path = -1, -1, held
     g.itemsize = <size_t>cnp.PyArray_ITEMSIZE(out)
     if g.itemsize == 0 or len(fill) != <Py_ssize_t>g.itemsize:
         raise ValueError(f"read_box: expected a fill value of {g.itemsize} bytes, found "
@@ -299,11 +338,13 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
         with nogil:
             for i in range(lo, hi):
                 _chunk_at(i, ndim, g.first, g.count, k)
-                _key_path(path + bn, ndim, k, csep)
-                res = _read_chunk(&g, path, flags, resolve, dst, buf, k)
+                end = _key_path(path + bn, ndim, k, csep) - path
+                cut = _hold_folder(&folder, path, end, resolve)
+                res = _read_chunk(&g, &folder, path + cut + 1, flags, resolve, dst, buf, k)
                 if res == FILL:
                     _fill_chunk(&g, fillp, dst, k)
                 marks[i - lo] = res == FALLBACK
+            _release_folder(&folder)
         for i in range(lo, hi):
             if marks[i - lo]:
                 fallback.append(i)

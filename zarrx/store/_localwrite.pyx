@@ -16,7 +16,7 @@ optional ``fsync``, ``renameat`` over the key, an optional ``fsync`` of the dire
   once. Chunks it does not write (covered in part, all fill, or failing) are handed back.
 """
 from libc.stdint cimport uint64_t, int64_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcpy
 from libc.errno cimport errno, EEXIST, EINTR, EINVAL
 from posix.unistd cimport close, write, fsync, getpid
 from posix.fcntl cimport openat, O_WRONLY, O_CREAT, O_EXCL, O_RDONLY
@@ -29,7 +29,7 @@ cimport numpy as cnp
 
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box, zx_is_all
 from zarrx._clib.zx_openat2 cimport zx_openat2
-from zarrx.store._localbox cimport _chunk_at, _key_path
+from zarrx.store._localbox cimport HeldDir, _chunk_at, _hold_folder, _key_path, _release_folder
 from zarrx.store._localread cimport _plain_key
 
 cnp.import_array()
@@ -256,12 +256,12 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
     chunk, C order); ``fill``: one item, or None to write chunks of fill too; ``scratch``: a
     writable C-contiguous array of at least a chunk's bytes that the call may overwrite."""
     cdef Geometry g
-    cdef int d, ndim = cnp.PyArray_NDIM(src), dfd = -1
-    cdef Py_ssize_t bn = len(base), i, cut, held = -1
+    cdef int d, ndim = cnp.PyArray_NDIM(src)
+    cdef Py_ssize_t bn = len(base), i, cut, end
+    cdef HeldDir folder
     cdef int64_t k[ZX_MAX_NDIM]
     cdef ptrdiff_t sstride[ZX_MAX_NDIM]
     cdef char path[PATH_MAX]
-    cdef char* pp
     cdef char* buf
     cdef const char* srcp = <const char*>cnp.PyArray_DATA(src)
     cdef const char* fillp = NULL
@@ -320,7 +320,8 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
         raise MemoryError()
     memcpy(path, PyBytes_AS_STRING(base), bn)
     csep = ord(sep)
-    cdef char held_dir[PATH_MAX]
+    cdef char held[PATH_MAX]
+    folder.fd, folder.len, folder.path = -1, -1, held
     try:
         with nogil:
             for i in range(lo, hi):
@@ -330,25 +331,14 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
                     continue
                 if fillp != NULL and zx_is_all(buf, g.nbytes, fillp, g.itemsize):
                     continue
-                pp = _key_path(path + bn, ndim, k, csep)
-                cut = pp - path
-                while path[cut] != 47:          # the base is absolute: a '/' is there
-                    cut -= 1
-                if cut != held or memcmp(path, held_dir, <size_t>cut) != 0:
-                    if dfd >= 0:
-                        close(dfd)
-                    path[cut] = 0
-                    dfd = zx_openat2(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, resolve)
-                    path[cut] = 47
-                    memcpy(held_dir, path, <size_t>cut)
-                    held = cut
-                if dfd < 0:
+                end = _key_path(path + bn, ndim, k, csep) - path
+                cut = _hold_folder(&folder, path, end, resolve)
+                if folder.fd < 0:
                     continue
-                marks[i - lo] = _put_at(dfd, path + cut + 1, pp - path - cut - 1,
+                marks[i - lo] = _put_at(folder.fd, path + cut + 1, end - cut - 1,
                                         <const unsigned char*>buf, <Py_ssize_t>g.nbytes,
                                         sync, 0) != 0
-            if dfd >= 0:
-                close(dfd)
+            _release_folder(&folder)
         for i in range(lo, hi):
             if marks[i - lo]:
                 left.append(i)
