@@ -7,6 +7,7 @@ path, which merges, deletes or words them."""
 from __future__ import annotations
 
 import os
+from time import time_ns
 
 import numpy as np
 import pytest
@@ -236,3 +237,68 @@ def test_every_split_into_tasks_covers_each_chunk_once(tmp_path, kernel_chunks, 
     covered = sorted(i for lo, hi, _ in kernel_chunks for i in range(lo, hi))
     assert covered == list(range(nchunks))
     np.testing.assert_array_equal(zarrx.open_array(LocalStore(tmp_path), path="g/a")[...], a)
+
+
+def test_whole_chunk_writes_and_partial_writes_of_one_chunk_lose_nothing(tmp_path, kernel_chunks):
+    """One thread replaces a chunk whole through the kernel (no object lock), others write
+    single cells of it (a read-modify-write conditioned on the file's generation): once all
+    are done, every cell holds the last whole value or a later cell write, never an older
+    whole value brought back by a read-modify-write that missed a replacement."""
+    import threading
+    z = _array(tmp_path, (64,), (64,), "i4", fill=0)
+    rounds, done = 300, threading.Event()
+
+    def whole() -> None:
+        for k in range(1, rounds + 1):
+            z[...] = np.full(64, k, "i4")
+        done.set()
+
+    def cells(j: int) -> None:
+        n = 0
+        while not done.is_set():
+            n += 1
+            z[j] = -(1000 * j + n)
+
+    ts = [threading.Thread(target=whole)] + [threading.Thread(target=cells, args=(j,))
+                                              for j in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    got = z[...]
+    assert kernel_chunks == [(0, 1, [])] * rounds      # every whole write took the kernel
+    assert (got[4:] == rounds).all()
+    for j in range(4):
+        assert got[j] == rounds or -(1000 * j + 10**6) < got[j] < -(1000 * j)
+
+
+def test_a_file_system_whose_locks_may_not_order_threads_takes_the_general_path(
+        tmp_path, kernel_chunks, monkeypatch):
+    """The kernel orders its replaces with conditional writers by ``flock`` alone; where a file
+    system may emulate it per process (network file systems), writes keep the general path and
+    its in-process object locks."""
+    import zarrx.store.local as local
+    from zarrx.store._localwrite import flock_orders_threads
+    assert flock_orders_threads(str(tmp_path).encode())
+    assert not flock_orders_threads(b"/proc")
+    assert not flock_orders_threads(b"/no/such/place")
+    monkeypatch.setattr(local, "flock_orders_threads", lambda path: False)
+    z = _array(tmp_path, (8, 8), (4, 4), "i2")
+    z[...] = 3
+    assert kernel_chunks == []
+    np.testing.assert_array_equal(z[...], np.full((8, 8), 3, "i2"))
+
+
+def test_a_replaced_chunk_gets_a_later_generation_than_the_one_it_replaces(tmp_path,
+                                                                          kernel_chunks):
+    """Generations of a LocalStore are stamped with the clock; a chunk whose stored stamp is
+    ahead of the clock (another machine's, a coarse one) still gets a later one."""
+    z = _array(tmp_path, (8,), (4,), "i2")
+    z[...] = 1
+    f = tmp_path / "g" / "a" / "c" / "0"
+    ahead = time_ns() + 10**10
+    os.utime(f, ns=(ahead, ahead))
+    z[...] = 2
+    assert kernel_chunks[-1] == (0, 2, [])
+    assert os.stat(f).st_mtime_ns > ahead
+    np.testing.assert_array_equal(z[...], np.full(8, 2, "i2"))

@@ -28,6 +28,9 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     box = plan.box
     if box is None or not io.box_ok or value.dtype != io.dtype:
         return False
+    chunk = io.chunk_shape
+    if any(b // c <= -(-a // c) for (a, b), c in zip(box, chunk)):
+        return False                # no chunk is covered whole: all of it is the general path's
     fill = None if io.write_empty_chunks else io.fill_bytes
     if fill is not None and io.fill_is_nan:
         return False                # any NaN is fill there, whatever its bits: the general path
@@ -36,7 +39,7 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
         return False
     start = tuple([a for a, _ in box])
     src = value.reshape([b - a for a, b in box])     # only axes of one cell differ: a view
-    chunk, n = io.chunk_shape, plan.nchunks
+    n = plan.nchunks
     writer.prepare([a // c for a, c in zip(start, chunk)],
                    [(b - 1) // c - a // c + 1 for (a, b), c in zip(box, chunk)])
     per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))

@@ -13,14 +13,17 @@ optional ``fsync``, ``renameat`` over the key, an optional ``fsync`` of the dire
 - :func:`write_box` writes the raw chunks a box of an array covers whole, each gathered
   from the value into a scratch buffer and written as above, with no Python object per chunk
   (the mirror of :mod:`zarrx.store._localbox`). The directory of a run of chunks is opened
-  once. Chunks it does not write (covered in part, all fill, or failing) are handed back.
+  once. Each replace holds an exclusive ``flock`` on the file it replaces, as conditional
+  writers do, so that a read-modify-write of the same chunk by another thread or process never
+  writes back over it. Chunks it does not write (covered in part, all fill, or failing) are
+  handed back.
 """
 from libc.stdint cimport uint64_t, int64_t
 from libc.string cimport memcpy
-from libc.errno cimport errno, EEXIST, EINTR, EINVAL
+from libc.errno cimport errno, EEXIST, EINTR, EINVAL, ENOENT, EAGAIN, ENOSYS
 from posix.unistd cimport close, write, fsync, getpid
 from posix.fcntl cimport openat, O_WRONLY, O_CREAT, O_EXCL, O_RDONLY
-from posix.stat cimport futimens
+from posix.stat cimport futimens, fstat, fstatat, struct_stat
 from posix.time cimport timespec, clock_gettime, CLOCK_REALTIME
 from libc.stdlib cimport malloc, free
 from libc.stddef cimport ptrdiff_t
@@ -39,9 +42,26 @@ cdef extern from "<fcntl.h>" nogil:
 
 cdef extern from "<stdio.h>" nogil:
     int renameat(int olddirfd, const char* oldpath, int newdirfd, const char* newpath)
+    int renameat2(int olddirfd, const char* oldpath, int newdirfd, const char* newpath,
+                  unsigned int flags)
+
+cdef extern from "<sys/stat.h>" nogil:
+    int utimensat(int dirfd, const char* path, const timespec* times, int flags)
 
 cdef extern from "<unistd.h>" nogil:
     int unlinkat(int dirfd, const char* path, int flags)
+
+cdef extern from "<sys/file.h>" nogil:
+    int flock(int fd, int op)
+    int LOCK_EX
+
+cdef extern from "<sys/vfs.h>" nogil:
+    struct statfs_t "statfs":
+        long f_type
+    int statfs(const char* path, statfs_t* buf)
+
+cdef extern from "<fcntl.h>" nogil:
+    int O_NONBLOCK, AT_SYMLINK_NOFOLLOW
 
 cdef extern from "<sys/random.h>" nogil:
     ssize_t getrandom(void* buf, size_t n, unsigned int flags)
@@ -49,6 +69,7 @@ cdef extern from "<sys/random.h>" nogil:
 cdef enum:
     PATH_MAX = 4096
     DIGITS = 20              # an int64 in decimal
+    ZX_RENAME_NOREPLACE = 1  # renameat2: fail with EEXIST when the new name exists
     NAME_CUT = 100           # temporary names keep this many bytes of the key's name
     TMP_MAX = 160
     TRIES = 8                # fresh temporary names tried when one exists already
@@ -106,12 +127,13 @@ cdef int _write_all(int fd, const unsigned char* p, Py_ssize_t n) noexcept nogil
     return 0
 
 
-cdef int _put_at(int dfd, const char* name, Py_ssize_t name_len, const unsigned char* data,
-                 Py_ssize_t size, bint sync, int64_t after) noexcept nogil:
-    """Write ``data`` as ``name`` in the directory ``dfd`` through a temporary file: 0, or an
-    errno."""
+cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
+                const unsigned char* data, Py_ssize_t size, bint sync, int64_t after,
+                int64_t* stamped) noexcept nogil:
+    """A new temporary file in ``dfd`` for ``name`` (its name into ``tmp``) holding ``data``,
+    stamped later than ``after`` (the stamp into ``stamped``): 0, or an errno with nothing
+    left behind."""
     cdef int fd = -1, err = 0, tries
-    cdef char tmp[TMP_MAX]
     cdef timespec now
     cdef timespec stamp[2]
     cdef int64_t ns
@@ -131,6 +153,7 @@ cdef int _put_at(int dfd, const char* name, Py_ssize_t name_len, const unsigned 
         ns = <int64_t>now.tv_sec * 1000000000 + now.tv_nsec
         if ns <= after:
             ns = after + 1
+        stamped[0] = ns
         stamp[0].tv_sec = ns // 1000000000
         stamp[0].tv_nsec = ns % 1000000000
         stamp[1] = stamp[0]
@@ -139,13 +162,27 @@ cdef int _put_at(int dfd, const char* name, Py_ssize_t name_len, const unsigned 
         err = errno
     if close(fd) != 0 and err == 0:
         err = errno
-    if err == 0 and renameat(dfd, tmp, dfd, name) != 0:
-        err = errno
     if err != 0:
         unlinkat(dfd, tmp, 0)
-    elif sync and fsync(dfd) != 0:
-        err = errno
     return err
+
+
+cdef int _put_at(int dfd, const char* name, Py_ssize_t name_len, const unsigned char* data,
+                 Py_ssize_t size, bint sync, int64_t after) noexcept nogil:
+    """Write ``data`` as ``name`` in the directory ``dfd`` through a temporary file: 0, or an
+    errno."""
+    cdef char tmp[TMP_MAX]
+    cdef int64_t stamped
+    cdef int err = _stage(dfd, tmp, name, name_len, data, size, sync, after, &stamped)
+    if err != 0:
+        return err
+    if renameat(dfd, tmp, dfd, name) != 0:
+        err = errno
+        unlinkat(dfd, tmp, 0)
+        return err
+    if sync and fsync(dfd) != 0:
+        return errno
+    return 0
 
 
 cdef int _put(const char* dirpath, const char* name, Py_ssize_t name_len,
@@ -205,6 +242,93 @@ def temp_name(str name):
     if _temp_name(out, PyBytes_AS_STRING(nb), len(nb), getpid()) < 0:
         raise OSError(errno, "getrandom failed")
     return out.decode("ascii")
+
+
+cdef int _locked_rename(int dfd, const char* tmp, const char* name,
+                        int64_t stamped) noexcept nogil:
+    """Rename ``tmp`` over ``name`` while holding an exclusive ``flock`` on the file ``name``
+    holds (as conditional writers do), re-stamping ``tmp`` later than that file when it is
+    not already: 0, or an errno (``tmp`` is left for the caller)."""
+    cdef int fd, err, tries
+    cdef struct_stat held, now
+    cdef int64_t old
+    cdef timespec stamp[2]
+    for tries in range(100):
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0:
+            if errno != ENOENT:
+                return errno
+            if renameat2(dfd, tmp, dfd, name, ZX_RENAME_NOREPLACE) == 0:
+                return 0                # removed meanwhile: ours is the first version
+            if errno == EEXIST:
+                continue                # and made again: lock that one
+            return errno
+        if flock(fd, LOCK_EX) != 0 or fstat(fd, &held) != 0:
+            err = errno
+            close(fd)
+            return err
+        if fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0:
+            err = errno
+            close(fd)
+            if err == ENOENT:           # removed while we waited: start again
+                continue
+            return err
+        if now.st_dev == held.st_dev and now.st_ino == held.st_ino:
+            old = <int64_t>held.st_mtim.tv_sec * 1000000000 + held.st_mtim.tv_nsec
+            if old >= stamped:
+                stamp[0].tv_sec = (old + 1) // 1000000000
+                stamp[0].tv_nsec = (old + 1) % 1000000000
+                stamp[1] = stamp[0]
+                utimensat(dfd, tmp, stamp, AT_SYMLINK_NOFOLLOW)
+            err = 0 if renameat(dfd, tmp, dfd, name) == 0 else errno
+            close(fd)                   # releases the lock, after the rename
+            return err
+        close(fd)                       # replaced while we waited: lock the new version
+    return EAGAIN
+
+
+cdef int _replace_locked(int dfd, const char* name, Py_ssize_t name_len,
+                         const unsigned char* data, Py_ssize_t size, bint sync) noexcept nogil:
+    """As :func:`_put_at`, but ordered with conditional writers (``zarrx.store.localcond``):
+    a new file is linked in only if the name is free (``RENAME_NOREPLACE``: no other version to
+    order with); else the rename happens while holding an exclusive ``flock`` on the file it
+    replaces, stamped later than it. 0, or an errno."""
+    cdef char tmp[TMP_MAX]
+    cdef int64_t stamped = 0
+    cdef int err = _stage(dfd, tmp, name, name_len, data, size, sync, 0, &stamped)
+    if err != 0:
+        return err
+    if renameat2(dfd, tmp, dfd, name, ZX_RENAME_NOREPLACE) != 0:
+        err = errno
+        if err == EEXIST or err == EINVAL or err == ENOSYS:
+            err = _locked_rename(dfd, tmp, name, stamped)
+        if err != 0:
+            unlinkat(dfd, tmp, 0)
+            return err
+    if sync and fsync(dfd) != 0:
+        return errno
+    return 0
+
+
+#: file systems whose ``flock`` excludes every other open file description, threads of one
+#: process included (network file systems may emulate it with per-process locks)
+cdef long LOCAL_FS[12]
+LOCAL_FS[:] = [0xEF53, 0x58465342, 0x9123683E, 0x01021994, 0xF2F52010, 0x2FC12FC1,
+               0x794C7630, 0x3153464A, 0x52654973, 0xCA451A4E, 0x3434, 0x858458F6]
+
+
+def flock_orders_threads(bytes path):
+    """Whether ``flock`` on the file system holding ``path`` orders every open file
+    description, threads of one process included: ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ZFS,
+    overlayfs, JFS, ReiserFS, bcachefs, NILFS, ramfs. False for any other (or on failure)."""
+    cdef statfs_t st
+    cdef int i
+    if statfs(PyBytes_AS_STRING(path), &st) != 0:
+        return False
+    for i in range(12):
+        if <unsigned long>st.f_type & 0xFFFFFFFF == <unsigned long>LOCAL_FS[i]:
+            return True
+    return False
 
 
 cdef struct Geometry:
@@ -335,9 +459,9 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
                 cut = _hold_folder(&folder, path, end, resolve)
                 if folder.fd < 0:
                     continue
-                marks[i - lo] = _put_at(folder.fd, path + cut + 1, end - cut - 1,
-                                        <const unsigned char*>buf, <Py_ssize_t>g.nbytes,
-                                        sync, 0) != 0
+                marks[i - lo] = _replace_locked(folder.fd, path + cut + 1, end - cut - 1,
+                                                <const unsigned char*>buf,
+                                                <Py_ssize_t>g.nbytes, sync) != 0
             _release_folder(&folder)
         for i in range(lo, hi):
             if marks[i - lo]:

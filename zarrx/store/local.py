@@ -37,7 +37,7 @@ from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, LinkError, Tree,
                                  open_how, scan, stamp, temp_owner, write_all)
 from zarrx.store._localbox import read_box
 from zarrx.store._localread import Arena, plain_key, read_whole
-from zarrx.store._localwrite import put, write_box
+from zarrx.store._localwrite import flock_orders_threads, put, write_box
 from zarrx.store.localsnap import FileSnapshot
 
 __all__ = ["LocalStore", "TMP_MARK"]
@@ -61,6 +61,7 @@ class LocalStore(ConditionalFiles):
     """
 
     copies_values = True                 # a write copies the value into a new file
+    _flock_local: bool | None = None     # see _flock_orders_threads
     _put = staticmethod(put)             # the write kernel (None: every write in Python)
     latency_bound = False                # a request is a few system calls
 
@@ -212,9 +213,20 @@ class LocalStore(ConditionalFiles):
         if self.read_only or self._put is None:
             return None
         real = self._tree.real_root()
-        if real is None or not plain_key(head + "0"):
+        if real is None or not plain_key(head + "0") or not self._flock_orders_threads(real):
             return None
         return BoxWriter(self, real + b"/" + head.encode(), head, sep)
+
+    def _flock_orders_threads(self, real: bytes) -> bool:
+        """Whether the root's file system orders ``flock`` between threads (a local one): the
+        box writer orders its replaces with conditional writers by it, without the in-process
+        object locks (checked once the root exists)."""
+        known = self._flock_local
+        if known is None:
+            if not os.path.isdir(real):
+                return flock_orders_threads(os.path.dirname(real) or b"/")
+            known = self._flock_local = flock_orders_threads(real)
+        return known
 
     def _get_batch(self, reqs: Sequence[Request], arena: Arena | None = None) -> list:
         """Whole files through the kernel (into ``arena`` when given), the rest in Python."""
