@@ -15,6 +15,8 @@ import zarrx
 from zarrx import box_read
 from zarrx.errors import CodecError, ZarrError
 from zarrx.store import LocalStore
+
+from box_arrays import raw_array
 from zarrx.store._localbox import read_box
 
 
@@ -35,7 +37,7 @@ def python_reads(monkeypatch):
 @pytest.fixture
 def kernel_calls(monkeypatch):
     """How many times the box kernel ran."""
-    import zarrx.store.local as local
+    import zarrx.store.localboxes as local
     calls = []
     orig = local.read_box
 
@@ -47,11 +49,7 @@ def kernel_calls(monkeypatch):
     return calls
 
 
-def _array(path, shape, chunks, dtype="f4", fmt=3, sep="/", fill=7, **kw):
-    enc = {"name": "default" if fmt == 3 else "v2", "separator": sep}
-    return zarrx.create_array(LocalStore(path), name="g/a", shape=shape, chunks=chunks,
-                              dtype=dtype, zarr_format=fmt, fill_value=fill, compressors=None,
-                              chunk_key_encoding=enc, **kw)
+_array = raw_array
 
 
 def _reopen(path):

@@ -17,13 +17,15 @@ import zarrx
 from zarrx import box_write
 from zarrx.errors import ZarrError
 from zarrx.store import LocalStore
+
+from box_arrays import raw_array
 from zarrx.store._localwrite import write_box
 
 
 @pytest.fixture
 def kernel_chunks(monkeypatch):
     """The chunk ranges the box kernel was asked to write, and what it left."""
-    import zarrx.store.local as local
+    import zarrx.store.localboxes as local
     calls: list[tuple[int, int, list[int]]] = []
     orig = local.write_box
 
@@ -36,11 +38,7 @@ def kernel_chunks(monkeypatch):
     return calls
 
 
-def _array(path, shape, chunks, dtype="f4", fmt=3, sep="/", fill=7, **kw):
-    enc = {"name": "default" if fmt == 3 else "v2", "separator": sep}
-    return zarrx.create_array(LocalStore(path), name="g/a", shape=shape, chunks=chunks,
-                              dtype=dtype, zarr_format=fmt, fill_value=fill, compressors=None,
-                              chunk_key_encoding=enc, **kw)
+_array = raw_array
 
 
 def _files(path) -> dict[str, bytes]:

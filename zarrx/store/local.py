@@ -20,24 +20,22 @@
 from __future__ import annotations
 
 import errno
-import itertools
 import os
 import stat
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from functools import partial
 
 from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
                               check_generation, check_path_key, key_problem, sequence_of)
 from zarrx.store.localcond import ConditionalFiles
-from zarrx.store.localfs import (FILE_FLAGS, TMP_MARK, Dir, LinkError, Tree,
+from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
-                                 open_how, scan, stamp, temp_owner, write_all)
-from zarrx.store._localbox import read_box
+                                 scan, stamp, temp_owner, write_all)
 from zarrx.store._localread import Arena, plain_key, read_whole
-from zarrx.store._localwrite import flock_orders_threads, put, write_box
+from zarrx.store._localwrite import flock_orders_threads, put
+from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
 from zarrx.store.localsnap import FileSnapshot
 
 __all__ = ["LocalStore", "TMP_MARK"]
@@ -45,9 +43,7 @@ __all__ = ["LocalStore", "TMP_MARK"]
 MODES = ("r", "r+", "a", "w", "w-")
 POOL_MIN = 32       # get_many reads fewer requests on the calling thread
 SWEEP_AGE = 3600.0
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)        # a FIFO planted in the store must not block
-_READ = FILE_FLAGS | _NONBLOCK
-_RESOLVE = open_how()
+_READ, _RESOLVE = READ_FLAGS, RESOLVE
 _SLOW = object()            # read_whole's answer for a key the Python path must handle
 
 
@@ -202,7 +198,7 @@ class LocalStore(ConditionalFiles):
         if real is None or not plain_key(head + "0"):
             return None
         base = real + b"/" + head.encode()
-        return partial(_box, base, sep)
+        return BoxReader(base, sep)
 
     def box_writer(self, head: str, sep: str) -> BoxWriter | None:
         """A writer of the raw chunks a box covers whole, as files ``head`` + coordinates joined
@@ -498,37 +494,3 @@ def _is_dir(d: Dir, name: str) -> bool:
 
 def _prefix_dir_invalid(folder: str) -> bool:
     return key_problem(folder) is not None or any(is_temp_name(s) for s in folder.split("/"))
-
-
-def _box(base: bytes, sep: str, out: object, start: tuple, chunk: tuple, fill: bytes,
-         scratch: object, lo: int, hi: int) -> list[int]:
-    return read_box(base, sep, out, start, chunk, fill, scratch, _READ, _RESOLVE, lo, hi)
-
-
-class BoxWriter:
-    """Writes the raw chunks of a box of an array to a :class:`LocalStore`: :meth:`prepare`
-    makes the folders the box's chunk files go in; a call writes a range of its chunks (see
-    :func:`zarrx.store._localwrite.write_box`) and returns those left to the general path."""
-
-    __slots__ = ("store", "base", "head", "sep")
-
-    def __init__(self, store: LocalStore, base: bytes, head: str, sep: str) -> None:
-        self.store, self.base, self.head, self.sep = store, base, head, sep
-
-    def prepare(self, first: Sequence[int], count: Sequence[int]) -> None:
-        """Make the folders of the chunks ``first`` + ``range(count)`` per axis."""
-        if self.sep == "/" and len(first) > 1:
-            rows = itertools.product(*[range(a, a + n) for a, n in zip(first[:-1], count[:-1])])
-            folders = {self.head + "/".join(map(str, row)) for row in rows}
-        else:
-            folders = {self.head.rpartition("/")[0]}
-        for folder in folders:
-            try:
-                self.store._tree.dir(folder.split("/") if folder else [], create=True).close()
-            except (OSError, LinkError):    # the general path meets it again and words it
-                pass
-
-    def __call__(self, src: object, start: tuple, chunk: tuple, fill: bytes | None,
-                 scratch: object, lo: int, hi: int) -> list[int]:
-        return write_box(self.base, self.sep, src, start, chunk, fill, scratch, _RESOLVE,
-                         self.store.fsync, lo, hi)
