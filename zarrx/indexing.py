@@ -391,7 +391,9 @@ def _as_ix(sel: Any, n: int, j: int, m: int) -> np.ndarray:
 
 
 def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
-    lists: list[list] = []       # per array axis: (k, chunk_sel, out_sel, full)
+    lists: list[Any] = []        # per array axis: (k, chunk_sel, out_sel, full)
+    lens: list[int] = []         # per array axis: how many chunks the selection touches
+    lazy: list[tuple] = []       # (axis, start, count, AxisGrid) of runs not yet projected
     box: list[tuple[int, int]] | None = []
     out_shape: list[int] = []
     outmap: list[int] = []       # per output axis: array axis feeding it, -1 for newaxis
@@ -416,17 +418,35 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             p = it[1]
             k = a.chunk_of(p)
             lists.append([(k, p - a.start(k), None, a.inbound_len(k) == 1)])
+            lens.append(1)
             n_int += 1
             continue
-        if tag == "slice":
+        if tag == "slice" and it[3] == 1 and it[2] > 0:
+            # a run of cells: its chunks are counted now and projected only when listed
+            lists.append(None)
+            lazy.append((ax, it[1], it[2], a))
+            lens.append(a.chunk_of(it[1] + it[2] - 1) - a.chunk_of(it[1]) + 1)
+            out_shape.append(it[2])
+        elif tag == "slice":
             lists.append(_indexing.project_slice(it[1], it[2], it[3], a.size, a.chunk, a.offsets))
+            lens.append(len(lists[-1]))
             out_shape.append(it[2])
         else:
             lists.append(_project_array(it[1], a))
+            lens.append(len(lists[-1]))
             out_shape.append(it[1].shape[0])
             n_arr += 1
         outmap.append(ax)
+
+    def project() -> list[list]:
+        """The per-axis lists, the runs projected on first use."""
+        while lazy:
+            ax, start, count, a = lazy.pop()
+            lists[ax] = _indexing.project_slice(start, count, 1, a.size, a.chunk, a.offsets)
+        return lists
+
     if n_arr > 1 or (n_arr and (n_int or n_new)):
+        project()
         # numpy would broadcast several arrays (or an array and ints) together: make every
         # output axis an np.ix_-shaped array so the selection stays an outer product
         real = [ax for ax in outmap if ax >= 0]
@@ -436,14 +456,14 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
                           _as_ix(os, out_shape[outmap.index(ax)], j, len(real)), f)
                          for k, cs, os, f in lists[ax]]
     simple_out = not n_int and not n_new
-    lens = [len(entries) for entries in lists]
     nchunks = math.prod(lens)
 
     def combos(order: np.ndarray | None) -> Iterator[tuple]:
+        ls_all = project()
         if order is None:
-            return itertools.product(*lists)
+            return itertools.product(*ls_all)
         pos = [p.tolist() for p in np.unravel_index(order, lens)]
-        return (tuple([ls[i] for ls, i in zip(lists, ii)]) for ii in zip(*pos))
+        return (tuple([ls[i] for ls, i in zip(ls_all, ii)]) for ii in zip(*pos))
 
     # a selection of one cell gets a trailing Ellipsis on both sides, so that both
     # out[out_sel] and chunk[chunk_sel] are 0-d views rather than scalar copies
@@ -462,13 +482,13 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
 
     def at(i: int) -> ChunkProjection:
         combo = []
-        for entries, n in zip(reversed(lists), reversed(lens)):
+        for entries, n in zip(reversed(project()), reversed(lens)):
             i, r = divmod(i, n)
             combo.append(entries[r])
         return build(tuple(combo[::-1]))
 
     def coords() -> np.ndarray:
-        ks = [np.array([e[0] for e in entries], dtype=np.int64) for entries in lists]
+        ks = [np.array([e[0] for e in entries], dtype=np.int64) for entries in project()]
         if not ks:
             return np.zeros((nchunks, 0), dtype=np.int64)
         mesh = np.meshgrid(*ks, indexing="ij")
