@@ -155,9 +155,9 @@ def test_read_memory_zarrx_tiny(tmp_path) -> None:
 
 @pytest.mark.parametrize("argv, want", [
     (["--store", "local"], {"workload": "throughput", "store": "local", "cold": False}),
-    (["--workload", "small-chunks"], {"store": "local", "small_chunks": 65536}),
+    (["--workload", "small-chunks"], {"store": "local", "small_chunks": 65536, "warmup": 1}),
     (["--workload", "small-chunks", "--quick", "--store", "memory"],
-     {"store": "memory", "small_chunks": 4096, "reps": 3}),
+     {"store": "memory", "small_chunks": 4096, "reps": 3, "warmup": 0}),
     (["--workload", "hierarchy"], {"store": "local", "arrays": 1000}),
     (["--workload", "hierarchy", "--arrays", "20", "--cold"], {"arrays": 20, "cold": True}),
 ], ids=["local", "small-chunks", "small-quick-memory", "hierarchy", "hierarchy-cold"])
@@ -171,8 +171,9 @@ def test_parse_args_workloads(argv: list[str], want: dict) -> None:
     ["--cold"], ["--store", "local", "--dir", "/nonexistent/zarrx-bench"],
     ["--workload", "many"], ["--store", "disk"], ["--memory", "--workload", "hierarchy"],
     ["--workload", "small-chunks", "--small-chunks", "0"],
+    ["--workload", "small-chunks", "--warmup", "-1"],
 ], ids=["cold-memory", "dir-missing", "unknown-workload", "unknown-store", "memory-workload",
-        "zero-chunks"])
+        "zero-chunks", "negative-warmup"])
 def test_parse_args_rejects_workload_options(argv: list[str],
                                              capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
@@ -227,8 +228,9 @@ def test_bench_cli_local_store(tmp_path, capsys: pytest.CaptureFixture[str],
 
 def test_bench_cli_small_chunks(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     text, doc = _run_json(tmp_path, ["--workload", "small-chunks", "--small-chunks", "256",
-                                     "--systems", "zarrx"], capsys)
+                                     "--systems", "zarrx", "--warmup", "2"], capsys)
     assert "### Small chunks, single-threaded (chunks/s)" in text
+    assert "1 repetitions after 2 untimed, median" in text      # the warm-ups' samples dropped
     assert "256 chunks of 1,024 elements" in text and "| zarrx |" in text
     assert doc["notes"] == [] and doc["params"]["store"] == "local"
     (s,) = doc["samples"]

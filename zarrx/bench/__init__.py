@@ -56,6 +56,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, found {text!r}")
+    return value
+
+
 def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     ap = argparse.ArgumentParser(prog="zarrx bench", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -64,6 +74,9 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
     ap.add_argument("--shard", type=_positive, default=1024,
                     help="shard side for the sharded cases (default 1024)")
     ap.add_argument("--reps", type=_positive, help="repetitions (default 5; --quick: 3)")
+    ap.add_argument("--warmup", type=_count, metavar="N",
+                    help="small-chunks and hierarchy: untimed repetitions of every system "
+                         "before the timed ones, interleaved as they are (default 1; --quick: 0)")
     ap.add_argument("--latency-iters", type=_positive,
                     help="calls per latency measurement (default 200; --quick: 20)")
     ap.add_argument("--quick", action="store_true", help="a small run that takes under a minute")
@@ -122,6 +135,7 @@ def parse_args(argv: list[str]) -> tuple[Params, argparse.Namespace]:
                     arrays=ns.arrays or (100 if ns.quick else 1000),
                     size=size, chunk=ns.chunk, shard=min(ns.shard, size),
                     reps=ns.reps or (3 if ns.quick else 5),
+                    warmup=ns.warmup if ns.warmup is not None else (0 if ns.quick else 1),
                     latency_iters=ns.latency_iters or (20 if ns.quick else 200), seed=ns.seed,
                     cases=ns.cases, systems=ns.systems, configs=ns.configs)
     return params, ns

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from zarrx.bench.systems import LABELS
-from zarrx.bench.tables import (available, cell, fmt, header_lines, stats, store_text, table,
-                                targets_table, title_of)
+from zarrx.bench.tables import (available, cell, fmt, header_lines, reps_text, stats,
+                                store_text, table, targets_table, title_of)
 
 __all__ = ["OPS", "LENGTH", "CHUNK", "TARGETS", "Hierarchy", "describe", "summarise", "render"]
 
@@ -210,7 +210,7 @@ def render(result: dict[str, Any], summary: dict[str, Any]) -> str:
     peers = [s for s in systems if s != "zarrx"]
     out = header_lines(result,
                        f"hierarchy: a group of {n:,} float32 arrays of shape ({LENGTH},), "
-                       f"chunks ({CHUNK},), Zarr v3, {store_text(p)}; {p['reps']} repetitions, "
+                       f"chunks ({CHUNK},), Zarr v3, {store_text(p)}; {reps_text(p)}, "
                        "median [min–max].")
     for config in p["configs"]:
         ops = summary["configs"].get(config, {})

@@ -219,6 +219,10 @@ def _run_measure(params: Params, result: dict[str, Any], say: Progress,
         procs = _start(list(params.systems), config, params, result, say)
         systems = [n for n in params.systems if n in procs]
         try:
+            for warm in range(params.warmup):       # untimed: the samples are dropped
+                for n in _order(systems, warm):
+                    _ask(procs[n], {"op": "measure"}, result, say)
+                say(f"[{config}] warm-up {warm + 1}/{params.warmup} {params.workload}")
             for rep in range(params.reps):
                 line = []
                 for n in _order(systems, rep):

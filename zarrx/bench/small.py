@@ -20,7 +20,7 @@ import numpy as np
 
 from zarrx.bench.systems import LABELS
 from zarrx.bench.tables import (available, best_peer, cell, fmt, header_lines, stats,
-                                store_text, table, targets_table, title_of)
+                                reps_text, store_text, table, targets_table, title_of)
 from zarrx.bench.workload import CASES_BY_NAME, MIB
 
 __all__ = ["CHUNK_ELEMS", "SLAB_CHUNKS", "TARGET", "SmallChunks", "describe", "summarise",
@@ -116,7 +116,7 @@ def render(result: dict[str, Any], summary: dict[str, Any]) -> str:
                        f"small chunks: a 1-D float32 array of {n:,} chunks of {CHUNK_ELEMS:,} "
                        f"elements (4 KiB; {n * CHUNK_ELEMS * 4 / MIB:,.0f} MiB in all), bytes "
                        f"codec only, unsharded, Zarr v3, {store_text(p)}; written and read in "
-                       f"slabs of up to {SLAB_CHUNKS:,} chunks; {p['reps']} repetitions, "
+                       f"slabs of up to {SLAB_CHUNKS:,} chunks; {reps_text(p)}, "
                        "median [min–max].")
     for config in p["configs"]:
         row = summary["configs"].get(config, {"systems": {}, "zarrx_best": {}})

@@ -62,6 +62,13 @@ def store_text(params: dict[str, Any]) -> str:
     return f"local store (a fresh directory per write under {params.get('root') or '?'}; {cache})"
 
 
+def reps_text(params: dict[str, Any]) -> str:
+    """How many repetitions were timed, and how many untimed ones each system ran first."""
+    warm = params.get("warmup", 0)
+    first = f" after {warm} untimed" if warm else ""
+    return f"{params['reps']} repetitions{first}"
+
+
 def header_lines(result: dict[str, Any], workload: str) -> list[str]:
     """The machine and version line, the ``workload`` line, and one line per note."""
     m = result["machine"]

@@ -51,7 +51,8 @@ class Params:
     ``small_chunks`` the number of 4 KiB chunks (small-chunks); ``arrays`` the number of arrays
     in the group (hierarchy). ``store`` is ``memory`` or ``local``: local stores are made in
     ``root``, a directory the parent creates under ``base_dir`` for the run. ``cold``: empty
-    the page cache before every timed read."""
+    the page cache before every timed read. ``warmup``: untimed repetitions of each system
+    before the timed ones (the small-chunks and hierarchy workloads)."""
 
     workload: str = "throughput"
     store: str = "memory"
@@ -64,6 +65,7 @@ class Params:
     chunk: int = 256
     shard: int = 1024
     reps: int = 5
+    warmup: int = 1
     seed: int = 12345
     latency_iters: int = 200
     cases: tuple[str, ...] = CASE_NAMES
