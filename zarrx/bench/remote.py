@@ -32,6 +32,7 @@ MiB = 1 << 20
 SYSTEMS = ("zarrx-obstore", "zarrx-fsspec", "zarr-obstore", "zarr-fsspec", "tensorstore")
 LAYOUTS = ("unsharded", "sharded")
 ADMIN = "/__zarrx_proxy__/"
+IN_MEMORY = 1 << 30      # the server keeps objects up to this size in memory
 
 
 class Env:
@@ -41,7 +42,7 @@ class Env:
         from zarrx.bench.servers import S3_KEYS, create_bucket, start_moto
 
         self.keys = S3_KEYS
-        self.moto = start_moto()
+        self.moto = start_moto(in_memory=IN_MEMORY)
         self.bucket = "zarrx-bench"
         create_bucket(self.moto.url, self.bucket)
         self.proc = subprocess.Popen(
@@ -61,6 +62,11 @@ class Env:
                                      else "POST")
         with urllib.request.urlopen(req, timeout=30) as resp:
             return json.loads(resp.read())
+
+    def clear(self) -> None:
+        """Drop every object (the server holds them in memory), keeping the bucket."""
+        from zarrx.bench.servers import reset_moto
+        reset_moto(self.moto.url, self.bucket)
 
     def obstore_options(self) -> dict:
         return {"endpoint": self.endpoint, **self.keys}
@@ -265,6 +271,7 @@ def run(ns: argparse.Namespace, say: Callable[[str], None]) -> dict:
                     r, back = measure(env, lambda: read(url), ns)
                     if not np.array_equal(back, data):
                         raise AssertionError(f"{name} {layout}: read back other data")
+                    env.clear()
                     for op, row in (("write", w), ("read", r)):
                         rows.append({"system": name, "layout": layout, "op": op, "rep": rep,
                                      **row})

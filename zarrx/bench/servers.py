@@ -19,7 +19,7 @@ import urllib.request
 from dataclasses import dataclass, field
 
 __all__ = ["Server", "ServerUnavailable", "free_port", "start_moto", "start_nginx",
-           "create_bucket", "S3_KEYS"]
+           "create_bucket", "reset_moto", "S3_KEYS"]
 
 #: the credentials the S3 test server accepts (any: moto checks none)
 S3_KEYS = {"access_key_id": "zarrx-test", "secret_access_key": "zarrx-test-secret",
@@ -98,12 +98,16 @@ run_simple("127.0.0.1", port, DomainDispatcherApplication(create_backend_app), t
 """
 
 
-def start_moto(serial: bool = False) -> Server:
+def start_moto(serial: bool = False, in_memory: int = 0) -> Server:
     """moto's S3 server in a child process on a free loopback port. ``serial=True`` serves one
     request at a time: moto checks a conditional write and performs it in two steps that
     concurrent requests can interleave (a lost update under contention), so the tests of
     conditional writes under contention need the serial server. The threaded one (default)
-    serves requests concurrently, for the benchmark."""
+    serves requests concurrently, for the benchmark.
+
+    moto keeps each object (and each part of a multipart upload) in memory up to about 5 MiB
+    and in a temporary file beyond; ``in_memory`` (bytes) raises that limit, so that the
+    server serves larger objects from memory as an object store would from its cache."""
     try:
         import moto.server  # noqa: F401
     except ImportError as exc:
@@ -115,8 +119,11 @@ def start_moto(serial: bool = False) -> Server:
     with open(log, "wb") as out:
         cmd = ([sys.executable, "-c", _SERIAL_MOTO, str(port)] if serial else
                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)])
+        env = dict(os.environ)
+        if in_memory:
+            env["MOTO_S3_DEFAULT_KEY_BUFFER_SIZE"] = str(in_memory)
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+                                stdin=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}"
     server = Server(url, proc, workdir, log)
     try:
@@ -125,6 +132,15 @@ def start_moto(serial: bool = False) -> Server:
         server.stop()
         raise
     return server
+
+
+def reset_moto(endpoint: str, bucket: str) -> None:
+    """Empty an S3 test server (moto's reset: every bucket and object is dropped, and the
+    memory they held freed), then create ``bucket`` again."""
+    req = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST", data=b"")
+    with urllib.request.urlopen(req, timeout=60):
+        pass
+    create_bucket(endpoint, bucket)
 
 
 def create_bucket(endpoint: str, bucket: str) -> None:
