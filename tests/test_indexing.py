@@ -318,6 +318,45 @@ def test_large_plan_is_lazy() -> None:
     assert first.coords == (0, 0) and first.full
 
 
+
+def test_a_run_of_chunks_is_counted_not_listed() -> None:
+    """Planning a step-1 slice over about two million chunks counts them; nothing is built per
+    chunk until the plan's chunks are listed (box reads and writes never list them)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        plan = plan_selection((slice(5, 2_000_000 * 4 - 3), 1), (2_000_000 * 4, 3), (4, 2))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert plan.nchunks == 1_999_999 and plan.box == ((5, 7_999_997), (1, 2))
+    assert peak < 1 << 20, peak
+    last = plan.chunks[-1]
+    assert last.coords == (1_999_999, 0) and last.chunk_sel == (slice(0, 1), 1)
+    assert last.out_sel == (slice(7_999_991, 7_999_992),) and not last.full
+
+
+def test_a_plan_listed_by_many_threads_at_once() -> None:
+    """The first listing projects the runs once, whichever thread gets there first."""
+    import threading
+    want = [p for p in plan_selection((slice(1, 95), slice(0, 7)), (100, 7), (3, 7)).chunks]
+    for _ in range(30):
+        plan = plan_selection((slice(1, 95), slice(0, 7)), (100, 7), (3, 7))
+        start = threading.Barrier(8)
+        got: dict[int, list] = {}
+
+        def lister(t: int) -> None:
+            start.wait()
+            got[t] = [plan.chunks[i] for i in range(t, len(want), 8)]
+
+        threads = [threading.Thread(target=lister, args=(t,)) for t in range(8)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert all(got[t] == want[t::8] for t in range(8))
+
+
 # ------------------------------------------------------------------------------------ errors
 
 S2 = (5, 10)

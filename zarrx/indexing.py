@@ -23,6 +23,7 @@ import bisect
 import itertools
 import math
 import operator
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -438,11 +439,18 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             n_arr += 1
         outmap.append(ax)
 
+    guard = threading.Lock() if lazy else None
+
     def project() -> list[list]:
-        """The per-axis lists, the runs projected on first use."""
-        while lazy:
-            ax, start, count, a = lazy.pop()
-            lists[ax] = _indexing.project_slice(start, count, 1, a.size, a.chunk, a.offsets)
+        """The per-axis lists, the runs projected on first use (by one thread: a run leaves
+        ``lazy`` only once its list is in place)."""
+        if lazy:
+            with guard:  # type: ignore[union-attr]
+                while lazy:
+                    ax, start, count, a = lazy[-1]
+                    lists[ax] = _indexing.project_slice(start, count, 1, a.size, a.chunk,
+                                                        a.offsets)
+                    lazy.pop()
         return lists
 
     if n_arr > 1 or (n_arr and (n_int or n_new)):
