@@ -61,7 +61,8 @@ def _fake_result() -> dict:
     params = Params(size=64, chunk=32, shard=64, reps=2, cases=("raw", "zstd-0"),
                     systems=("zarrx", "zarr", "tensorstore"), configs=("single",))
     samples = [{"config": "single", "rep": rep, "case": case, "system": s, "write_s": 0.01 * k,
-                "read_s": 0.005 * k, "stored": 8000, "raw": 16384, "verified": True}
+                "read_s": 0.005 * k, "write_cpu_s": 0.01 * k * (1.25 if s == "zarr" else 1),
+                "read_cpu_s": 0.005 * k, "stored": 8000, "raw": 16384, "verified": True}
                for rep in range(2) for case in params.cases
                for k, s in enumerate(("zarrx", "zarr"), start=1)]
     ops = {op: {"median_us": 10.0, "min_us": 8.0, "iters": 2} for op in LATENCY_OPS}
@@ -90,6 +91,9 @@ def test_summary_and_tables_from_samples() -> None:
     assert "zarrx/zarr-python" in text
     assert "### Latency, single-threaded" in text
     assert "tensorstore skipped" in text
+    assert row["systems"]["zarr"]["cores"] == pytest.approx({"write": 1.25, "read": 1.0})
+    assert "### Cores busy, single-threaded (process CPU time over wall time, write · read)" \
+        in text and "| raw | 1.00 · 1.00 | 1.25 · 1.00 |" in text
     json.dumps(result)                      # everything is plain JSON
 
 
@@ -104,6 +108,9 @@ def test_worker_protocol_in_process() -> None:
     assert replies[1]["verified"] and replies[1]["raw"] == 128 * 128 * 4
     assert 0 < replies[1]["stored"] < replies[1]["raw"]
     assert replies[2]["stored"] > replies[2]["raw"]          # raw data plus the shard index
+    for r in replies[1:3]:            # process CPU time of the timed calls: some, at most 2 cores
+        for d in ("write", "read"):
+            assert 0 < r[f"{d}_cpu_s"] <= 2 * r[f"{d}_s"] + 0.05
     assert set(replies[3]["latency"]) == set(LATENCY_OPS)
 
 
@@ -274,6 +281,7 @@ def test_small_chunks_summary_and_tables() -> None:
     from zarrx.bench.small import summarise as small_summarise
     speeds = {"zarrx": (1.0, 0.5), "zarr": (8.0, 4.0), "tensorstore": (4.0, 2.0)}  # seconds
     samples = [{"config": "single", "rep": rep, "system": s, "write_s": w, "read_s": r,
+                "write_cpu_s": w * (1.5 if s == "tensorstore" else 1), "read_cpu_s": r / 2,
                 "chunks": 1000, "raw": 4096000, "stored": 4096500, "calls": 1, "verified": True}
                for rep in range(2) for s, (w, r) in speeds.items()]
     result = _fake("small-chunks", samples, small_chunks=1000)
@@ -283,6 +291,8 @@ def test_small_chunks_summary_and_tables() -> None:
     assert row["zarrx_best"]["write"] == {"ratio": pytest.approx(4.0), "peer": "tensorstore"}
     text = small_render(result, summary)
     assert "| write chunks/s | ≥ 2.0× best peer | 4.00 (tensorstore) | yes |" in text
+    assert row["systems"]["tensorstore"]["cores"] == {"write": 1.5, "read": 0.5}
+    assert "| 1.000 | 1.50 · 0.50 |" in text
     json.dumps(summary)
 
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from zarrx.bench.ceilings import CEILING_KEYS, case_ceiling
 from zarrx.bench.systems import LABELS
-from zarrx.bench.tables import (available, best_peer, cell, fmt, header_lines, stats,
-                                store_text, table, targets_table, title_of)
+from zarrx.bench.tables import (available, best_peer, cell, cores, cores_text, fmt,
+                                header_lines, stats, store_text, table, targets_table,
+                                title_of)
 from zarrx.bench.workload import CASES_BY_NAME, MIB
 
 __all__ = ["summarise", "render", "describe", "LOCAL_TARGETS"]
@@ -45,6 +46,7 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
                     "read": stats([s["raw"] / MIB / s["read_s"] for s in ss]),
                     "stored_raw": median(s["stored"] / s["raw"] for s in ss),
                     "verified": all(s["verified"] for s in ss),
+                    "cores": cores(ss),
                 }
             cw, cr = case_ceiling(CASES_BY_NAME[case], ceil_med) if ceil_med else (None, None)
             row["ceiling"] = {"write": cw, "read": cr}
@@ -144,6 +146,13 @@ def render(result: dict[str, Any], summary: dict[str, Any]) -> str:
                 row.append(_pair(pc["write"], pc["read"], pct=True) if pc else "–")
             rows.append(row)
         out += table(header, rows)
+        if any(st.get("cores") for r in rows_s.values() for st in r["systems"].values()):
+            out += ["", f"### Cores busy, {title} (process CPU time over wall time, write · "
+                        "read)", ""]
+            out += table(["case"] + [label[s] for s in systems],
+                         [[case] + [cores_text(rows_s.get(case, {}).get("systems", {})
+                                               .get(s, {}).get("cores")) for s in systems]
+                          for case in p["cases"]])
         if p.get("store") == "local":
             out += _targets(p, rows_s, title)
     if summary["ceilings"]:

@@ -262,8 +262,9 @@ def _run_throughput(params: Params, result: dict[str, Any], say: Progress) -> No
                             result["notes"].append(f"{n} ({config}) {case}: read-back mismatch")
                         result["samples"].append({"config": config, "rep": rep, "case": case,
                                                   "system": n, **{k: r[k] for k in (
-                                                      "write_s", "read_s", "stored", "raw",
-                                                      "verified")}})
+                                                      "write_s", "read_s", "write_cpu_s",
+                                                      "read_cpu_s", "stored", "raw",
+                                                      "verified") if k in r}})
                         mib = r["raw"] / MIB
                         line.append(f"{n} w {mib / r['write_s']:.0f} r {mib / r['read_s']:.0f}")
                     say(f"[{config}] rep {rep + 1}/{params.reps} {case:<15} " + " | ".join(line))

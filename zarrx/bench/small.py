@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from zarrx.bench.systems import LABELS
-from zarrx.bench.tables import (available, best_peer, cell, fmt, header_lines, stats,
-                                reps_text, store_text, table, targets_table, title_of)
+from zarrx.bench.tables import (available, best_peer, cell, cores, cores_text, fmt,
+                                header_lines, reps_text, stats, store_text, table,
+                                targets_table, title_of)
 from zarrx.bench.workload import CASES_BY_NAME, MIB
 
 __all__ = ["CHUNK_ELEMS", "SLAB_CHUNKS", "TARGET", "SmallChunks", "describe", "summarise",
@@ -56,23 +57,26 @@ class SmallChunks:
         arr = s.create(store, CASES_BY_NAME["raw"], (total,), (CHUNK_ELEMS,), (total,))
         slabs = self._slabs()
         gc.collect()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         for sl in slabs:
             s.write(arr, sl, self.slab[:sl.stop - sl.start])
         write_s = time.perf_counter() - t0
+        write_cpu = time.process_time() - c0
         reader = s.open(store)
         self.worker.before_read()
-        read_s, ok = 0.0, True
+        read_s, read_cpu, ok = 0.0, 0.0, True
         for sl in slabs:
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             out = s.read(reader, sl)
             read_s += time.perf_counter() - t0
+            read_cpu += time.process_time() - c0
             ok = ok and bool(np.array_equal(out, self.slab[:sl.stop - sl.start]))
             del out
         stored = s.stored_bytes(store)
         del reader, arr
         s.discard(store)
-        return {"write_s": write_s, "read_s": read_s, "chunks": self.chunks, "raw": total * 4,
+        return {"write_s": write_s, "read_s": read_s, "write_cpu_s": write_cpu,
+                "read_cpu_s": read_cpu, "chunks": self.chunks, "raw": total * 4,
                 "stored": stored, "calls": len(slabs), "verified": ok}
 
 
@@ -98,6 +102,7 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
                     "write_mib_s": stats([s["raw"] / MIB / s["write_s"] for s in ss]),
                     "read_mib_s": stats([s["raw"] / MIB / s["read_s"] for s in ss]),
                     "stored_raw": stats([s["stored"] / s["raw"] for s in ss]),
+                    "cores": cores(ss),
                     "verified": all(s["verified"] for s in ss)}
         row["zarrx_best"] = {d: best_peer({n: st[d]["median"]
                                            for n, st in row["systems"].items()})
@@ -125,13 +130,13 @@ def render(result: dict[str, Any], summary: dict[str, Any]) -> str:
         for name in systems:
             st = row["systems"].get(name)
             if st is None:
-                rows.append([LABELS.get(name, name)] + ["–"] * 5)
+                rows.append([LABELS.get(name, name)] + ["–"] * 6)
                 continue
             rows.append([LABELS.get(name, name), cell(st["write"]), cell(st["read"]),
                          fmt(st["write_mib_s"]["median"]), fmt(st["read_mib_s"]["median"]),
-                         fmt(st["stored_raw"]["median"], 3)])
+                         fmt(st["stored_raw"]["median"], 3), cores_text(st.get("cores"))])
         out += table(["system", "write chunks/s", "read chunks/s", "write MiB/s", "read MiB/s",
-                      "stored/raw"], rows)
+                      "stored/raw", "cores busy (write · read)"], rows)
         out += targets_table(
             f"{title_of(config)} (zarrx over the best peer's chunks/s)",
             [(f"{d} chunks/s", f"≥ {TARGET:.1f}× best peer", row["zarrx_best"].get(d),

@@ -8,7 +8,8 @@ from typing import Any
 from zarrx.bench.systems import LABELS
 
 __all__ = ["CONFIG_TITLES", "stats", "fmt", "cell", "table", "title_of", "available",
-           "header_lines", "best_peer", "store_text", "ratio_text", "targets_table"]
+           "header_lines", "best_peer", "store_text", "ratio_text", "targets_table", "cores",
+           "cores_text", "reps_text"]
 
 CONFIG_TITLES = {"single": "single-threaded", "default": "default threading"}
 
@@ -18,6 +19,20 @@ def stats(values: list[float]) -> dict[str, float] | None:
     if not values:
         return None
     return {"median": median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def cores(samples: list[dict]) -> dict[str, float] | None:
+    """How many cores a system kept busy: the median, per direction, of the process's CPU
+    time (every thread, user and system) over the wall time of the timed calls. None when the
+    samples do not carry CPU times."""
+    if not samples or any("write_cpu_s" not in s or "read_cpu_s" not in s for s in samples):
+        return None
+    return {d: median(s[f"{d}_cpu_s"] / s[f"{d}_s"] for s in samples) for d in ("write", "read")}
+
+
+def cores_text(c: dict[str, float] | None) -> str:
+    """``cores`` as ``1.00 · 0.98`` (write · read)."""
+    return "–" if not c else f"{c['write']:.2f} · {c['read']:.2f}"
 
 
 def fmt(x: float | None, nd: int = 0) -> str:
