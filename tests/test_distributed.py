@@ -103,7 +103,13 @@ def test_worker_killed_mid_write_then_rerun(client, tmp_path):
     _wait_for(lambda: shard_dir.exists() and sum(
         1 for p in shard_dir.rglob("*") if p.is_file() and not p.name.startswith(".")) >=
         n_shards - 1, "every shard but the held one")
-    busy = [w for w, keys in client.processing().items() if keys]
+
+    def busy_workers() -> list:
+        return [w for w, keys in client.processing().items() if keys]
+
+    # the other worker may still be handing back its last task after its shard landed
+    _wait_for(lambda: len(busy_workers()) == 1, "only the held block's worker busy")
+    busy = busy_workers()
     assert len(busy) == 1, client.processing()
     victim = client.run(os.getpid, workers=busy)[busy[0]]
     os.kill(victim, signal.SIGKILL)
