@@ -25,7 +25,7 @@ def store(tmp_path):
 
 
 def kernel(store, keys):
-    return read_whole(store._tree.real_root(), keys, local_mod._READ, open_how(), SLOW)
+    return read_whole(store._tree.real_root(), keys, local_mod.READ_FLAGS, open_how(), SLOW)
 
 
 @pytest.mark.parametrize("key", ["a", "c/0.0.1", "x/y/z.-_9", "A" * 255])

@@ -43,7 +43,6 @@ __all__ = ["LocalStore", "TMP_MARK"]
 MODES = ("r", "r+", "a", "w", "w-")
 POOL_MIN = 32       # get_many reads fewer requests on the calling thread
 SWEEP_AGE = 3600.0
-_READ, _RESOLVE = READ_FLAGS, RESOLVE
 _SLOW = object()            # read_whole's answer for a key the Python path must handle
 
 
@@ -94,7 +93,7 @@ class LocalStore(ConditionalFiles):
     def _open(self, key: str, parts: list[str]) -> tuple[int, os.stat_result] | None:
         """A read-only fd and the fstat of the regular file at ``key``; None when missing."""
         try:
-            fd = self._tree.open(parts, _READ)
+            fd = self._tree.open(parts, READ_FLAGS)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except LinkError as exc:
@@ -151,7 +150,7 @@ class LocalStore(ConditionalFiles):
         real = self._tree.real_root()
         if real is None:
             return [_SLOW] * len(keys)
-        return read_whole(real, keys, _READ, _RESOLVE, _SLOW, arena)
+        return read_whole(real, keys, READ_FLAGS, RESOLVE, _SLOW, arena)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         opened = self._open(key, self._parts(key))
@@ -294,7 +293,7 @@ class LocalStore(ConditionalFiles):
             real = self._tree.real_root()
             if real is not None:                # the kernel, for a plain key; else as below
                 data = value if t is bytes else as_buffer(value, key)
-                if kernel(real, key, data, _RESOLVE, self.fsync) == 0:
+                if kernel(real, key, data, RESOLVE, self.fsync) == 0:
                     return
         parts = self._parts(key)
         self._check_writable(key)
