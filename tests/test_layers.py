@@ -16,6 +16,10 @@ LAYERS = [
     ("zarrx._clib.zx_copy", 0),       # declarations of leaf C helpers of our own (csrc/), which
     ("zarrx._clib.zx_openat2", 0),    # any kernel may use: no Python behind them
     ("zarrx._clib.zx_hugepage", 0),
+    ("zarrx._clib.zx_crc32c", 0),
+    ("zarrx._clib.zx_endian", 0),
+    # a leaf kernel over those helpers: the codec plan and the memory store gather raw chunks
+    ("zarrx._gather", 0),
     ("zarrx.metadata", 1),
     ("zarrx.store.sharded", 3),
     ("zarrx.store.shard_index", 3),
@@ -28,7 +32,6 @@ LAYERS = [
     ("zarrx.storage", 1),
     ("zarrx._clib", 2),
     ("zarrx.codecs", 2),
-    ("zarrx._gather", 2),     # a leaf kernel: the codec plan gathers raw chunks with it
     ("zarrx._indexing", 4),
     ("zarrx.selection", 4),
     ("zarrx.indexing", 4),

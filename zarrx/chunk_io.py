@@ -32,6 +32,7 @@ from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ArgumentError, CodecError, ZarrError
 from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.store._values import MIN_SIZE, Value
 from zarrx.store.chunks import PARTIAL, ChunkSource
 
 __all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
@@ -78,6 +79,12 @@ class ArrayIO:
             return False
         nbytes = prod(self.chunk_shape) * self.dtype.itemsize
         return nbytes < GIL_FREE_BYTES and self.plan(self.chunk_shape).raw
+
+    @cached_property
+    def keeps_values(self) -> bool:
+        """Whether the store keeps a written :class:`Value` as it is (a memory store): a raw
+        chunk is then gathered straight into the pooled memory it is kept in."""
+        return self.units_per_object == 1 and self.source.objects.store.keeps_values
 
     @cached_property
     def box_ok(self) -> bool:
@@ -334,7 +341,7 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     write_empty = io.write_empty_chunks
     # raw chunks test for fill while gathering (unless NaN fill: NaNs differ in their bits)
     raw_fill = None if write_empty or io.fill_is_nan else io.fill_bytes
-    gather = _gather_size(io, flat)
+    gather = gather_size(io, flat)
 
     def full(p: Any, slab: Any) -> Any:
         """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
@@ -402,7 +409,7 @@ def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...]
     return units
 
 
-def _gather_size(io: ArrayIO, flat: bool) -> int | None:
+def gather_size(io: ArrayIO, flat: bool) -> int | None:
     """The encoded size of a full, interior chunk when the plan encodes it by one gather
     (raw chunks, optionally a crc32c) and the write may place it in a shard slab; else None."""
     if flat or not io.regular or io.object_chunks or io.fill_is_nan:
@@ -421,6 +428,8 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
             chunk = io.work_chunk(shape, fill=False)
             _assign(chunk, p.chunk_sel, src, p.out_sel)
         elif plan.raw and any(chunk.strides):
+            if io.keeps_values and (plan.gather_size or 0) >= MIN_SIZE:
+                return _gather_kept(io, plan, chunk, raw_fill)
             if raw_fill is not None or io.write_empty_chunks:
                 return plan.encode_gathered(chunk, fill=raw_fill)     # one copy in all
             data = plan.encode_gathered(chunk)
@@ -445,6 +454,18 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
     if not io.write_empty_chunks and io.is_fill(chunk):
         return None
     return plan.encode(chunk)
+
+
+def _gather_kept(io: ArrayIO, plan: CodecPipeline, chunk: np.ndarray,
+                 raw_fill: bytes | None) -> Value | None:
+    """A raw chunk gathered straight into a pooled value the store keeps as it is (one copy,
+    into reused memory), or None when it is all fill."""
+    dst = Value.empty(plan.gather_size)             # type: ignore[arg-type]
+    if plan.encode_into(chunk, dst, fill=raw_fill):
+        return None
+    if raw_fill is None and not io.write_empty_chunks and io.is_fill(plan.view(dst)):
+        return None
+    return dst
 
 
 def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> bool:

@@ -7,6 +7,9 @@ Settings:
 - ``write_empty_chunks``: store chunks that hold only the fill value (default False).
 - ``consistency``: ``"strict"`` (conditional writes keep updates from other processes) or
   ``"none"``.
+- ``memory_pool``: how many bytes of freed memory-store values (64 KiB and larger) the process
+  keeps for reuse (default ``None``: an eighth of the machine's memory, at most 1 GiB; ``0``:
+  none). See :mod:`zarrx.store.memory`.
 
 ``set`` takes keywords or, as zarr-python's ``zarr.config.set`` does, a mapping with dotted keys
 (nested mappings too). zarr-python's keys for the settings zarrx has are accepted as aliases:
@@ -29,7 +32,7 @@ from collections.abc import Iterator, Mapping
 __all__ = ["set", "get", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
-             "consistency": "strict"}
+             "consistency": "strict", "memory_pool": None}
 CONSISTENCY = ("strict", "none")
 #: zarr-python's dotted keys -> zarrx settings
 ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
@@ -89,6 +92,10 @@ def _check(name: str, value: object, key: str) -> object:
         raise ArgumentError(f"zarrx.config.{key}: expected a bool, found {value!r}")
     if name == "consistency" and value not in CONSISTENCY:
         raise ArgumentError(f"zarrx.config.{key}: expected one of {', '.join(CONSISTENCY)}, "
+                            f"found {value!r}")
+    if name == "memory_pool" and value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise ArgumentError(f"zarrx.config.{key}: expected None or an int >= 0 (bytes), "
                             f"found {value!r}")
     return value
 

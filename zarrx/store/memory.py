@@ -1,19 +1,56 @@
-"""An in-memory, thread-safe store with generations and conditional writes."""
+"""An in-memory, thread-safe store with generations and conditional writes.
+
+Values of 64 KiB and more are kept as :class:`~zarrx.store._values.Value` copies, in memory
+that is reused once they are freed (see :mod:`zarrx.store._values`): a chunk written into a
+memory store costs one copy into warm memory rather than fresh pages faulted in one by one.
+``get`` and ``get_many`` return ``bytes`` as always; the zero-copy reads (``get_many_buffers``,
+``get_versioned``, ``snapshot``) return read-only memoryviews of the kept value.
+"""
 from __future__ import annotations
 
 import itertools
 import threading
 from collections.abc import Hashable, Iterable, Iterator, Sequence
+from math import prod
 
+import numpy as np
+
+from zarrx._gather import gather_bytes, gather_into
 from zarrx.errors import StoreError
+from zarrx.store._values import MIN_SIZE, Value
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
-                              as_bytes, check_generation, check_key, conflict, is_absent)
+                              as_buffer, check_generation, check_key, conflict,
+                              is_absent)
 
 __all__ = ["MemoryStore"]
 
 # Generations of every MemoryStore come from one process-wide counter, so a number is never
 # reused, not even by another store or after a delete. (next() on a count is atomic under the GIL.)
 _COUNTER = itertools.count(1)
+
+
+def _kept(value: object, key: str) -> bytes | Value:
+    """What the store keeps for a written value: small ones as ``bytes``, large ones as a
+    pooled :class:`Value` copy (a Value is immutable: kept as it is)."""
+    if type(value) is Value:
+        return value.seal()                             # type: ignore[union-attr]
+    if type(value) is bytes and len(value) < MIN_SIZE:
+        return value
+    view = as_buffer(value, key)
+    return Value(view) if view.nbytes >= MIN_SIZE else bytes(view)
+
+
+def _out(value: bytes | Value, byte_range: ByteRange | None) -> bytes:
+    """The ``bytes`` a ``get`` returns for a kept value (a copy of a Value's range)."""
+    if type(value) is bytes:
+        return value if byte_range is None else byte_range.apply(value)
+    view = memoryview(value)
+    return bytes(view if byte_range is None else byte_range.apply(view))
+
+
+def _view(value: bytes | Value | None) -> bytes | memoryview | None:
+    """A kept value as a zero-copy read returns it."""
+    return value if value is None or type(value) is bytes else memoryview(value)
 
 
 class MemoryStore(Store):
@@ -26,25 +63,24 @@ class MemoryStore(Store):
     supports_conditional_writes = True
     latency_bound = False                # a request is a dict lookup
     parallel_writes = False              # a write is a dict update under the GIL
+    keeps_values = True                  # a Value written is kept, not copied
 
     def __init__(self, data: dict[str, bytes] | None = None, *, read_only: bool = False) -> None:
-        self._data: dict[str, bytes] = dict(data or {})
+        self._data: dict[str, bytes | Value] = dict(data or {})
         self._gens: dict[str, int] = {k: next(_COUNTER) for k in self._data}
         self._lock = threading.Lock()
         self.read_only = read_only
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         value = self._data.get(check_key(key))   # dict reads are atomic under the GIL
-        if value is None or byte_range is None:
-            return value
-        return byte_range.apply(value)
+        return None if value is None else _out(value, byte_range)
 
     def get_many(self, requests: Iterable[Request]) -> list[bytes | None]:
         data = self._data
         out: list[bytes | None] = []
         for key, rng in requests:
             value = data.get(key)
-            out.append(value if value is None or rng is None else rng.apply(value))
+            out.append(None if value is None else _out(value, rng))
         return out
 
     def get_many_buffers(self, requests: Iterable[Request]) -> list[bytes | memoryview | None]:
@@ -53,7 +89,7 @@ class MemoryStore(Store):
         for key, rng in requests:
             value = data.get(key)
             if value is None or rng is None or rng.is_full:
-                out.append(value)
+                out.append(_view(value))
             else:
                 start, stop = rng.resolve(len(value))
                 out.append(memoryview(value)[start:stop])     # no copy of the range
@@ -64,7 +100,7 @@ class MemoryStore(Store):
         return None if value is None else len(value)
 
     # -- generations -------------------------------------------------------------------------
-    def _current(self, key: str) -> tuple[bytes | None, int | None]:
+    def _current(self, key: str) -> tuple[bytes | Value | None, int | None]:
         with self._lock:
             return self._data.get(key), self._gens.get(key)
 
@@ -77,7 +113,8 @@ class MemoryStore(Store):
         check_generation(self, key, if_generation, gen, "read")
         if value is None:
             return None
-        return (value if byte_range is None else byte_range.apply(value)), gen
+        view = _view(value)
+        return (view if byte_range is None else byte_range.apply(view)), gen  # type: ignore
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         value, gen = self._current(check_key(key))
@@ -87,7 +124,7 @@ class MemoryStore(Store):
                if_generation: Hashable | None) -> Hashable:
         check_key(key)
         self._check_writable(key)
-        value = as_bytes(value, key)
+        value = _kept(value, key)
         expected = ABSENT if is_absent(if_generation) else if_generation
         with self._lock:
             check_generation(self, key, expected, self._gens.get(key), "conditionally write")
@@ -111,7 +148,7 @@ class MemoryStore(Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         check_key(key)
         self._check_writable(key)
-        value = as_bytes(value, key)
+        value = _kept(value, key)
         with self._lock:
             self._data[key] = value
             self._gens[key] = next(_COUNTER)
@@ -121,7 +158,7 @@ class MemoryStore(Store):
         for key, value in items:
             check_key(key)
             self._check_writable(key)
-            checked.append((key, value if type(value) is bytes else as_bytes(value, key)))
+            checked.append((key, _kept(value, key)))
         with self._lock:
             self._data.update(checked)
             self._gens.update((key, next(_COUNTER)) for key, _ in checked)
@@ -142,6 +179,11 @@ class MemoryStore(Store):
             self._data.pop(key, None)
             self._gens.pop(key, None)
 
+    def box_writer(self, head: str, sep: str) -> MemoryBoxWriter | None:
+        """A writer of the raw chunks a box covers whole, each gathered from the value straight
+        into the memory it is kept in (see :class:`MemoryBoxWriter`)."""
+        return None if self.read_only else MemoryBoxWriter(self, head, sep)
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         with self._lock:
             keys = list(self._data)
@@ -160,15 +202,64 @@ class MemoryStore(Store):
         return f"MemoryStore(<{len(self._data)} keys>)"
 
 
-class _Snapshot(ObjectSnapshot):
-    """A value is immutable bytes: holding it is the snapshot (it never conflicts)."""
+class MemoryBoxWriter:
+    """Writes chunks ``lo`` to ``hi`` of a box (C order over the chunks it touches; see
+    :meth:`zarrx.store.chunks.ChunkSource.box_writer`) into a :class:`MemoryStore`: each chunk
+    the box covers whole is gathered from the value (any strides) into a new pooled
+    :class:`Value` (``bytes`` under 64 KiB) in one GIL-free copy, and stored with ``set`` (which
+    a subclass may extend). Returns the indices it left to the general path: chunks covered in
+    part, and chunks all of ``fill`` (which the general path deletes)."""
 
-    def __init__(self, key: str, value: bytes, generation: int | None) -> None:
+    __slots__ = ("store", "head", "sep")
+
+    def __init__(self, store: MemoryStore, head: str, sep: str) -> None:
+        self.store, self.head, self.sep = store, head, sep
+
+    def prepare(self, first: Sequence[int], count: Sequence[int]) -> None:
+        """Nothing to make: a memory store has no folders."""
+
+    def __call__(self, src: np.ndarray, start: tuple, chunk: tuple, fill: bytes | None,
+                 scratch: object, lo: int, hi: int) -> list[int]:
+        nbytes = src.itemsize * prod(chunk)
+        first = [a // c for a, c in zip(start, chunk)]
+        count = [(a + n - 1) // c - f + 1 for a, n, c, f in zip(start, src.shape, chunk, first)]
+        ndim = len(chunk)
+        left: list[int] = []
+        store, head, sep = self.store, self.head, self.sep
+        for i in range(lo, hi):
+            coords, sel, rest = [0] * ndim, [], i
+            for d in range(ndim - 1, -1, -1):
+                rest, coords[d] = divmod(rest, count[d])
+                coords[d] += first[d]
+            for d in range(ndim):
+                a = coords[d] * chunk[d] - start[d]
+                if a < 0 or a + chunk[d] > src.shape[d]:
+                    break
+                sel.append(slice(a, a + chunk[d]))
+            else:
+                view = src[tuple(sel)]
+                if nbytes < MIN_SIZE:
+                    value: bytes | Value | None = gather_bytes(view, False, fill)
+                else:
+                    value = Value.empty(nbytes)
+                    if gather_into(view, value, False, fill):
+                        value = None
+                if value is not None:
+                    store.set(head + sep.join(map(str, coords)), value)
+                    continue
+            left.append(i)
+        return left
+
+
+class _Snapshot(ObjectSnapshot):
+    """A kept value is immutable: holding it is the snapshot (it never conflicts)."""
+
+    def __init__(self, key: str, value: bytes | Value, generation: int | None) -> None:
         self.key = key
         self.generation = generation
         self.size = len(value)
-        self._value: bytes | None = value
         self._view = memoryview(value)
+        self._value: bytes | memoryview | None = value if type(value) is bytes else self._view
 
     def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
         """Ranges are zero-copy views of the immutable value."""

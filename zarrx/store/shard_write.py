@@ -68,7 +68,8 @@ class ShardSlab(Slab):
     def __init__(self, fmt: IndexFormat, geom: ShardGeometry, origin: Coords,
                  nbytes: int, buf: _k.Slab | None = None) -> None:
         """``buf``: a slab of :meth:`size_for` bytes to assemble into (one the caller reuses
-        once the store has copied the shard out), else a fresh one."""
+        once the store has copied the shard out, or an unsealed :class:`Value` the store
+        keeps), else a fresh one."""
         self.fmt, self.stride = fmt, nbytes
         self.base = 0 if fmt.at_end else fmt.nbytes
         self.buf = _k.Slab(self.size_for(fmt, nbytes)) if buf is None else buf
@@ -100,4 +101,5 @@ class ShardSlab(Slab):
         entries = fmt.fixed_entries(self.stride)
         at = n * self.stride if fmt.at_end else 0
         self._view[at:at + fmt.nbytes] = fmt.encode(entries)
-        return self.buf.data, entries
+        buf = self.buf
+        return (buf.data if type(buf) is _k.Slab else buf), entries

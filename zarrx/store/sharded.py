@@ -24,6 +24,7 @@ from zarrx.errors import ConflictError, StoreError
 from zarrx.metadata.model import ChunkLayout
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store import _shard_index as _k
+from zarrx.store._values import MIN_SIZE, Value
 from zarrx.store.base import ByteRange, ObjectSnapshot
 from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks
 from zarrx.store.chunks import Slab as SlabBase
@@ -253,6 +254,8 @@ class ShardedChunks(ChunkSource):
             if kept is None or kept[0] != size:
                 kept = self._thread.slab = (size, _k.Slab(size))
             buf = kept[1]
+        elif self.store.keeps_values and size >= MIN_SIZE:
+            buf = Value.empty(size)     # the store keeps this very memory (pooled, reused)
         return ShardSlab(fmt, self.levels[0], origin, nbytes, buf)
 
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],

@@ -1,0 +1,210 @@
+"""Values a memory store keeps in pooled memory: immutable copies whose memory is reused once
+they are freed, never while anyone can still read them, and never beyond the pool's limit."""
+from __future__ import annotations
+
+import gc
+import pickle
+import struct
+import threading
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import MemoryStore
+from zarrx.store import _values
+from zarrx.store._values import MIN_SIZE, Value
+
+PAGE = 4096
+
+
+@pytest.fixture(autouse=True)
+def _empty_pool():
+    gc.collect()
+    _values.trim()
+    with zarrx.config.set(memory_pool=64 << 20):
+        yield
+    gc.collect()
+    _values.trim()
+
+
+def _addr(value) -> int:
+    return np.frombuffer(value, dtype=np.uint8).__array_interface__["data"][0]
+
+
+def _payload(n: int, seed: int = 0) -> bytes:
+    return np.random.default_rng(seed).integers(0, 256, n, dtype=np.uint8).tobytes()
+
+
+def test_a_value_is_an_immutable_copy():
+    src = bytearray(_payload(100_000))
+    v = Value(src)
+    src[0] ^= 0xFF                                  # the value is a copy
+    assert v == bytes(_payload(100_000)) and not (v != _payload(100_000))
+    assert v != src and len(v) == 100_000
+    assert bytes(v) == _payload(100_000)
+    view = memoryview(v)
+    assert view.readonly
+    with pytest.raises(TypeError):
+        view[0] = 1
+    with pytest.raises(TypeError):
+        _writable(v)
+    assert pickle.loads(pickle.dumps(v)) == _payload(100_000)
+    assert type(pickle.loads(pickle.dumps(v))) is bytes
+    with pytest.raises(TypeError):
+        hash(v)
+
+
+def _writable(v) -> None:
+    """Write into the value through a writable buffer of it."""
+    struct.pack_into("B", v, 0, 1)
+
+
+def test_an_empty_value_is_writable_until_sealed():
+    v = Value.empty(MIN_SIZE)
+    assert not memoryview(v).readonly
+    memoryview(v)[:4] = b"abcd"
+    _writable(v)
+    assert v.seal() is v
+    assert bytes(v)[:4] == b"\x01bcd"
+    with pytest.raises(TypeError):
+        _writable(v)
+    assert memoryview(v).readonly
+    with pytest.raises(ValueError, match="expected a size >= 0, found -1"):
+        Value.empty(-1)
+
+
+def test_a_freed_block_is_reused_by_the_next_value_of_its_size():
+    v = Value(_payload(MIN_SIZE))
+    where = _addr(v)
+    del v
+    assert _values.pooled() == MIN_SIZE
+    w = Value(_payload(MIN_SIZE, 1))
+    assert _addr(w) == where and _values.pooled() == 0
+    assert w == _payload(MIN_SIZE, 1)
+
+
+def test_a_block_serves_values_up_to_an_eighth_smaller():
+    pages = 64
+    del_me = Value(b"\0" * (pages * PAGE))
+    where = _addr(del_me)
+    del del_me
+    assert _addr(Value(b"\0" * ((pages - 8) * PAGE))) == where    # 64 pages for 56 (1/8 more)
+    gc.collect()
+    del_me = Value(b"\0" * (pages * PAGE))
+    del del_me
+    smaller = Value(b"\0" * ((pages - 9) * PAGE))                  # 55 pages: too small for it
+    assert _values.pooled() == pages * PAGE and len(smaller) == (pages - 9) * PAGE
+
+
+def test_the_pool_keeps_the_newest_blocks_up_to_its_limit():
+    size = 256 << 10
+    with zarrx.config.set(memory_pool=3 * size):
+        values = [Value(_payload(size, i)) for i in range(5)]
+        newest = _addr(values[-1])
+        for i in range(5):
+            values.pop(0)
+        assert _values.pooled() == 3 * size
+        again = [Value(_payload(size)) for _ in range(3)]
+        assert newest in {_addr(v) for v in again}
+    with zarrx.config.set(memory_pool=0):
+        del again
+        assert _values.pooled() == 0
+
+
+def test_trim_releases_every_pooled_block():
+    values = [Value(_payload(MIN_SIZE, i)) for i in range(4)]
+    del values
+    assert _values.trim() == 4 * MIN_SIZE
+    assert _values.pooled() == 0
+
+
+def test_the_pool_setting_is_checked():
+    with pytest.raises(zarrx.ArgumentError,
+                       match=r"zarrx.config.memory_pool: expected None or an int >= 0 "
+                             r"\(bytes\), found -1"):
+        zarrx.config.set(memory_pool=-1)
+    with pytest.raises(zarrx.ArgumentError, match="found True"):
+        zarrx.config.set(memory_pool=True)
+
+
+def test_a_memory_store_returns_bytes_from_get_and_views_from_zero_copy_reads():
+    store = MemoryStore()
+    data = _payload(1 << 20)
+    store.set("c/0", bytearray(data))
+    got = store.get("c/0")
+    assert type(got) is bytes and got == data
+    part = store.get("c/0", zarrx.store.ByteRange(10, 100))
+    assert type(part) is bytes and part == data[10:110]
+    assert store.get_many([("c/0", None)]) == [data]
+    (view,) = store.get_many_buffers([("c/0", None)])
+    assert type(view) is memoryview and view.readonly and view == data
+    value, gen = store.get_versioned("c/0")
+    assert value == data and gen == store.generation("c/0")
+    with store.snapshot("c/0") as snap:
+        whole, rng = snap.read([None, zarrx.store.ByteRange(5, 7)])
+        assert whole == data and bytes(rng) == data[5:12]
+    assert store.getsize("c/0") == 1 << 20
+    small = _payload(100)
+    store.set("c/1", small)
+    assert store.get("c/1") is small                   # small values stay plain bytes
+    restored = pickle.loads(pickle.dumps(store))
+    assert restored.get("c/0") == data and restored.get("c/1") == small
+
+
+def test_a_reader_keeps_its_value_when_the_key_is_overwritten_and_blocks_are_reused():
+    store = MemoryStore()
+    size = 1 << 20
+    store.set("k", b"\1" * size)
+    (held,) = store.get_many_buffers([("k", None)])
+    with store.snapshot("k") as snap:
+        store.set("k", b"\2" * size)                     # the old value is still read
+        for i in range(8):                               # freed blocks go round
+            store.set(f"other/{i}", bytes([3 + i]) * size)
+            store.delete(f"other/{i}")
+        assert held == b"\1" * size
+        assert snap.read([None])[0] == b"\1" * size
+    assert store.get("k") == b"\2" * size
+
+
+def test_many_threads_never_see_a_mixed_value():
+    store = MemoryStore()
+    size, keys, rounds = 128 << 10, 4, 200
+    for k in range(keys):
+        store.set(f"k{k}", bytes([0]) * size)
+    errors: list[str] = []
+
+    def writer(t: int) -> None:
+        for r in range(rounds):
+            store.set(f"k{(t + r) % keys}", bytes([(t * rounds + r) % 251 + 1]) * size)
+
+    def reader() -> None:
+        for r in range(rounds * 2):
+            for buf in store.get_many_buffers([(f"k{k}", None) for k in range(keys)]):
+                a = np.frombuffer(buf, dtype=np.uint8)
+                if not (a == a[0]).all():
+                    errors.append(f"mixed value in round {r}")
+                    return
+
+    threads = [threading.Thread(target=writer, args=(t,)) for t in range(4)]
+    threads += [threading.Thread(target=reader) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+@pytest.mark.parametrize("chunks,shards", [((128, 128), None), ((64, 64), (128, 128))])
+def test_arrays_written_into_memory_stores_again_and_again_read_back(chunks, shards):
+    src = np.random.default_rng(3).standard_normal((256, 256)).astype("f4")
+    for i in range(4):
+        store = MemoryStore()
+        z = zarrx.create_array(store, shape=src.shape, chunks=chunks, shards=shards,
+                               dtype="f4", compressors=None)
+        z[...] = src + i
+        np.testing.assert_array_equal(z[...], src + i)
+        # a 64 KiB chunk is gathered, and a shard assembled, in the Value the store keeps
+        assert type(store._data["c/0/0"]) is Value
+        del z, store
+    assert _values.pooled() > 0

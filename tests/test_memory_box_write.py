@@ -1,0 +1,155 @@
+"""Box writes to a MemoryStore: each raw chunk a box covers whole is gathered from the value
+straight into the value the store keeps (pooled memory from 64 KiB, ``bytes`` below), each
+stored with ``set``. What it stores must be what the general path stores
+(same keys, same bytes), on every grid, key encoding, fill setting and thread count; chunks it
+leaves (covered in part, all fill) go through the general path."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import zarrx
+from zarrx import box_write
+from zarrx.store import MemoryStore
+from zarrx.store._values import Value
+from zarrx.store.memory import MemoryBoxWriter
+
+from test_local_box_write import cases, dtype_scalar
+
+
+@pytest.fixture
+def box_calls(monkeypatch):
+    """The chunk ranges the memory box writer was asked to write, and what it left."""
+    calls: list[tuple[int, int, list[int]]] = []
+    orig = MemoryBoxWriter.__call__
+
+    def recording(self, *args):
+        left = orig(self, *args)
+        calls.append((args[-2], args[-1], left))
+        return left
+
+    monkeypatch.setattr(MemoryBoxWriter, "__call__", recording)
+    return calls
+
+
+def _array(store, shape, chunks, dtype="f4", fmt=3, sep="/", fill=7, **kw):
+    enc = {"name": "default" if fmt == 3 else "v2", "separator": sep}
+    return zarrx.create_array(store, name="g/a", shape=shape, chunks=chunks, dtype=dtype,
+                              zarr_format=fmt, fill_value=fill, compressors=None,
+                              chunk_key_encoding=enc, **kw)
+
+
+def _chunks(store: MemoryStore) -> dict[str, bytes]:
+    return {k: store.get(k) for k in store.list_prefix("g/a/")
+            if k.rpartition("/")[2] not in ("zarr.json", ".zarray", ".zattrs")}
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_box_writes_store_what_the_general_path_stores(monkeypatch, case):
+    shape, chunks, sel, fmt, sep, dtype, threads, kind, before, empty = case
+    base = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
+    ref = np.full(shape, 7, dtype)
+    if before:
+        ref[...] = base
+    target = ref[sel]
+    value = {"data": (np.arange(target.size).reshape(target.shape) * 3).astype(dtype) + 100,
+             "fill": np.full(target.shape, 7, dtype), "scalar": dtype_scalar(dtype)}[kind]
+    ref[sel] = value
+    stored = {}
+    for way in ("box", "general"):
+        store = MemoryStore()
+        z = _array(store, shape, chunks, dtype, fmt, sep, write_empty_chunks=empty)
+        if before:
+            z[...] = base
+        with monkeypatch.context() as m:
+            if way == "general":
+                m.setattr(box_write, "write_box", lambda io, plan, value: False)
+            with zarrx.config.set(threads=threads):
+                z[sel] = value
+        np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], ref)
+        stored[way] = _chunks(store)
+    assert stored["box"] == stored["general"]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_whole_chunks_go_through_the_writer_and_the_rest_through_the_general_path(
+        box_calls, threads):
+    a = np.random.default_rng(5).random((300, 517)).astype("f8")
+    store = MemoryStore()
+    z = _array(store, a.shape, (7, 64), "f8", fill=0.0)
+    with zarrx.config.set(threads=threads):
+        z[...] = a
+    # 43 x 9 chunks: the last row and column are border chunks, left to the general path
+    left = sorted(i for _, _, part in box_calls for i in part)
+    assert sum(hi - lo for lo, hi, _ in box_calls) == 43 * 9
+    assert left == sorted({r * 9 + 8 for r in range(43)} | set(range(42 * 9, 43 * 9)))
+    np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], a)
+
+
+def test_large_chunks_are_kept_in_pooled_values_and_small_ones_as_bytes(box_calls):
+    store = MemoryStore()
+    big = _array(store, (256, 256), (128, 128), "f4")           # 64 KiB chunks
+    big[...] = np.arange(256 * 256, dtype="f4").reshape(256, 256)
+    assert {type(store._data[f"g/a/c/{i}/{j}"]) for i in (0, 1) for j in (0, 1)} == {Value}
+    small = MemoryStore()
+    z = _array(small, (256, 256), (64, 64), "f4")
+    z[...] = 1.5
+    assert {type(v) for k, v in small._data.items() if "/c/" in k} == {bytes}
+    assert len(box_calls) == 2
+    np.testing.assert_array_equal(zarrx.open_array(small, path="g/a")[...], 1.5)
+
+
+def test_chunks_of_fill_are_deleted_not_written(box_calls):
+    store = MemoryStore()
+    z = _array(store, (8, 8), (4, 4), "i2", fill=0)
+    z[...] = 5
+    assert len(_chunks(store)) == 4
+    z[:4, :] = 0
+    assert sorted(_chunks(store)) == ["g/a/c/1/0", "g/a/c/1/1"]
+    assert box_calls[-1][2] == [0, 1]                   # left to the general path, deleted
+
+
+def test_a_read_only_store_has_no_box_writer():
+    store = MemoryStore()
+    _array(store, (8,), (4,), "i4")[...] = 1
+    ro = MemoryStore(dict(store._data), read_only=True)
+    assert ro.box_writer("g/a/c/", "/") is None
+    with pytest.raises(zarrx.ReadOnlyError):
+        zarrx.open_array(ro, path="g/a", mode="r+")[...] = 2
+
+
+def test_whole_chunk_writes_and_partial_writes_of_one_chunk_lose_nothing(box_calls):
+    """One thread replaces a chunk whole through the box writer, others write single cells of
+    it (a read-modify-write conditioned on the value's generation): every cell ends with the
+    last whole value or a later cell write, never an older whole value brought back."""
+    store = MemoryStore()
+    z = _array(store, (1 << 14,), (1 << 14,), "i4", fill=0)       # one 64 KiB chunk
+    rounds, done = 200, threading.Event()
+
+    def whole() -> None:
+        for k in range(1, rounds + 1):
+            z[...] = np.full(1 << 14, k, "i4")
+        done.set()
+
+    def cells(j: int) -> None:
+        n = 0
+        while not done.is_set():
+            n += 1
+            z[j] = -(1000 * j + n)
+
+    ts = [threading.Thread(target=whole)] + [threading.Thread(target=cells, args=(j,))
+                                              for j in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    got = z[...]
+    assert box_calls == [(0, 1, [])] * rounds
+    assert (got[4:] == rounds).all()
+    for j in range(4):
+        assert got[j] == rounds or -(1000 * j + 10**6) < got[j] < -(1000 * j)

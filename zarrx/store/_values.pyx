@@ -1,0 +1,232 @@
+"""Values kept in memory, in blocks that are reused once freed.
+
+A :class:`Value` is an immutable, read-only buffer holding a copy of some bytes. Its memory is a
+block taken from a process-wide pool of freed blocks when one of a fitting size is there, and
+handed back to the pool when the value is freed. Freshly allocated memory is faulted in page
+by page on its first write, and glibc returns large freed blocks to the system; a memory store
+that keeps every chunk it is given as a ``bytes`` object pays for both on every write of large
+chunks. Blocks are whole pages; a block serves a value of up to 1/8 fewer pages than it has.
+
+The pool holds at most ``zarrx.config.memory_pool`` bytes (by default an eighth of the
+machine's memory, at most 1 GiB): when a freed block would take it over, the oldest blocks are
+released to the system first. :func:`trim` releases every pooled block. Every pool operation
+runs with the GIL held (the pool's lists are only changed here).
+"""
+from collections import OrderedDict
+
+from cpython.buffer cimport (PyBUF_WRITABLE, PyBuffer_FillInfo, PyBuffer_Release,
+                             PyObject_GetBuffer, PyBUF_C_CONTIGUOUS)
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcmp, memcpy
+
+from zarrx._clib.zx_hugepage cimport zx_advise_huge
+
+cdef enum:
+    PAGE = 4096
+    HUGE_MIN = 4 << 20       # blocks this large ask for transparent huge pages
+    COPY_NOGIL = 1 << 16     # copies this large release the GIL
+
+#: values smaller than this are better kept as ``bytes`` (the interpreter's allocator reuses
+#: small blocks on its own)
+MIN_SIZE = 64 << 10
+
+cdef dict _free = {}          # pages -> list of block addresses
+cdef object _order = OrderedDict()   # address -> pages, oldest freed first
+cdef Py_ssize_t _cached = 0   # bytes in pooled blocks
+cdef object _default_limit = None
+
+
+def default_limit() -> int:
+    """An eighth of the machine's memory, at most 1 GiB (256 MiB when it cannot be told)."""
+    global _default_limit
+    if _default_limit is None:
+        import os
+        try:
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            total = 2 << 30
+        _default_limit = min(1 << 30, max(0, total // 8))
+    return _default_limit
+
+
+cdef Py_ssize_t _limit():
+    from zarrx import config
+    value = config.get("memory_pool")
+    return default_limit() if value is None else value
+
+
+cdef inline Py_ssize_t _pages_for(Py_ssize_t size):
+    return (size + PAGE - 1) // PAGE if size > 0 else 1
+
+
+cdef char* _take(Py_ssize_t size, Py_ssize_t* pages_out):
+    """A block for ``size`` bytes (n pages): a pooled one of n to n + n/7 pages (it is then at
+    most 1/8 larger than needed), else a new one."""
+    global _cached
+    cdef Py_ssize_t n = _pages_for(size), best = -1, k
+    cdef Py_ssize_t span = n // 7
+    cdef char* p
+    if _free:
+        if n in _free:
+            best = n
+        elif span > 0:
+            if len(_free) <= span:
+                for k in _free:
+                    if n < k <= n + span and (best < 0 or k < best):
+                        best = k
+            else:
+                for k in range(n + 1, n + span + 1):
+                    if k in _free:
+                        best = k
+                        break
+    if best >= 0:
+        blocks = _free[best]
+        addr = blocks.pop()
+        if not blocks:
+            del _free[best]
+        del _order[addr]
+        _cached -= best * PAGE
+        pages_out[0] = best
+        return <char*><size_t>addr
+    p = <char*>malloc(<size_t>(n * PAGE))
+    if p == NULL:
+        raise MemoryError(f"stored value: cannot allocate {size} bytes")
+    if n * PAGE >= HUGE_MIN:
+        zx_advise_huge(p, <size_t>(n * PAGE))
+    pages_out[0] = n
+    return p
+
+
+cdef void _give_back(char* p, Py_ssize_t pages) noexcept:
+    """Pool a freed block, releasing the oldest pooled ones when over the limit."""
+    global _cached
+    cdef Py_ssize_t nbytes = pages * PAGE, limit
+    if _free is None or _order is None:          # interpreter shutdown
+        free(p)
+        return
+    try:
+        limit = _limit()
+        if nbytes > limit:
+            free(p)
+            return
+        while _cached + nbytes > limit and _order:
+            addr, k = _order.popitem(last=False)
+            blocks = _free[k]
+            blocks.remove(addr)
+            if not blocks:
+                del _free[k]
+            _cached -= k * PAGE
+            free(<char*><size_t>addr)
+        addr = <size_t>p
+        _free.setdefault(pages, []).append(addr)
+        _order[addr] = pages
+        _cached += nbytes
+    except BaseException:
+        free(p)
+
+
+def trim() -> int:
+    """Release every pooled block to the system; returns how many bytes they held."""
+    global _cached
+    cdef Py_ssize_t was = _cached
+    while _order:
+        addr, _ = _order.popitem(last=False)
+        free(<char*><size_t>addr)
+    _free.clear()
+    _cached = 0
+    return was
+
+
+def pooled() -> int:
+    """How many bytes the pool holds in freed blocks."""
+    return _cached
+
+
+cdef class Value:
+    """An immutable copy of some bytes in pooled memory: a read-only buffer (``memoryview``,
+    ``bytes()``, numpy) with ``len``, equality with any bytes-like object, and pickled as
+    ``bytes``.
+
+    ``Value(data)`` copies ``data``. :meth:`empty` makes one to be filled in place: writable
+    buffers of it can be taken until :meth:`seal`, which whoever fills it calls once done and
+    before anyone else sees it (a store seals what it is given)."""
+
+    cdef char* _ptr
+    cdef Py_ssize_t _size
+    cdef Py_ssize_t _pages
+    cdef bint _sealed
+
+    @staticmethod
+    def empty(Py_ssize_t size):
+        """A writable, unsealed value of ``size`` bytes (contents undefined)."""
+        if size < 0:
+            raise ValueError(f"stored value: expected a size >= 0, found {size}")
+        cdef Value v = Value.__new__(Value, None)
+        v._ptr = _take(size, &v._pages)
+        v._size = size
+        return v
+
+    def seal(self):
+        """Refuse writable buffers from now on; returns the value."""
+        self._sealed = True
+        return self
+
+    def __cinit__(self, data):
+        cdef Py_buffer buf
+        cdef Py_ssize_t pages = 0
+        if data is None:            # Value.empty
+            return
+        self._sealed = True
+        PyObject_GetBuffer(data, &buf, PyBUF_C_CONTIGUOUS)
+        try:
+            self._ptr = _take(buf.len, &pages)
+            self._pages = pages
+            self._size = buf.len
+            if buf.len >= COPY_NOGIL:
+                with nogil:
+                    memcpy(self._ptr, buf.buf, <size_t>buf.len)
+            else:
+                memcpy(self._ptr, buf.buf, <size_t>buf.len)
+        finally:
+            PyBuffer_Release(&buf)
+
+    def __dealloc__(self):
+        if self._ptr != NULL:
+            _give_back(self._ptr, self._pages)
+            self._ptr = NULL
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        if flags & PyBUF_WRITABLE and self._sealed:
+            raise BufferError("a stored value is read-only")
+        PyBuffer_FillInfo(view, self, self._ptr, self._size, self._sealed, flags)
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+    def __len__(self):
+        return self._size
+
+    def __bytes__(self):
+        return PyBytes_FromStringAndSize(self._ptr, self._size)
+
+    def __eq__(self, other):
+        cdef const unsigned char[::1] o
+        try:
+            o = memoryview(other).cast("B")
+        except (TypeError, ValueError):
+            return NotImplemented
+        return o.shape[0] == self._size and (
+            self._size == 0 or memcmp(&o[0], self._ptr, <size_t>self._size) == 0)
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = None
+
+    def __reduce__(self):
+        return bytes, (bytes(self),)
+
+    def __repr__(self):
+        return f"<zarrx stored value of {self._size} bytes>"
