@@ -1,5 +1,5 @@
 """Box writes: a selection that is one box of cells, written through the chunk source's box
-writer.
+writer, or shard by shard for the shards it covers whole.
 
 When every chunk is raw and stored as an object of its own, and the store offers a writer
 (``LocalStore``'s is a Cython kernel), each chunk the box covers whole is gathered from the
@@ -9,13 +9,16 @@ through :func:`zarrx.chunk_io.write_from`, which merges, deletes or reports them
 """
 from __future__ import annotations
 
+import itertools
+from math import prod
 from typing import Any
 
 import numpy as np
 
 from zarrx import _pool
 from zarrx.box_read import BOX_TASK_BYTES
-from zarrx.chunk_io import ArrayIO, write_from
+from zarrx.chunk_io import ArrayIO, gather_size, write_from
+from zarrx.errors import StoreError
 
 __all__ = ["write_box"]
 
@@ -25,6 +28,8 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     of ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`) through the chunk source's box
     writer. Chunks it leaves go through :func:`write_from`. False, having written nothing,
     when the array, the selection, the value or the store do not allow it."""
+    if io.units_per_object > 1:
+        return _write_shards(io, plan, value)
     box = plan.box
     if box is None or not io.box_ok or value.dtype != io.dtype:
         return False
@@ -48,4 +53,59 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     if left:
         chunks = plan.chunks
         write_from(io, [chunks[i] for i in left], value, flat=plan.flat)
+    return True
+
+
+def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
+    """The sharded form of :func:`write_box`: every shard the box covers whole is assembled in
+    place and committed whole; the rest goes through :func:`write_from`. False, having written
+    nothing, when the box covers no shard whole or the array or the store do not allow it."""
+    box = plan.region
+    if box is None or value.dtype != io.dtype:
+        return False
+    nbytes = gather_size(io, False)
+    if nbytes is None:
+        return False
+    chunk, ratio = io.chunk_shape, io.object_ratio
+    shard = [c * r for c, r in zip(chunk, ratio)]
+    first = [-(-a // s) for (a, _), s in zip(box, shard)]      # shards inside the box
+    stop = [b // s for (_, b), s in zip(box, shard)]
+    if any(f >= e for f, e in zip(first, stop)):
+        return False
+    objs = list(itertools.product(*[range(f, e) for f, e in zip(first, stop)]))
+    fill = None if io.write_empty_chunks else io.fill_bytes
+    start = [a for a, _ in box]
+    src = value.reshape([b - a for a, b in box])         # only axes of one cell differ: a view
+    inner = list(itertools.product(*[range(r) for r in ratio]))
+    enc = io.plan(chunk)
+    done = [False] * len(objs)
+
+    def unused(j: int, old: Any) -> Any:                # every chunk's bytes are given
+        raise StoreError("a whole shard write asked for an old chunk")
+
+    def one(i: int) -> None:
+        obj = objs[i]
+        slab = io.source.slab(obj, nbytes)
+        if slab is None:
+            return                                      # no slab: the general path's
+        base = [o * r for o, r in zip(obj, ratio)]
+        items = []
+        for offs in inner:
+            coords = tuple([b + o for b, o in zip(base, offs)])
+            sel = tuple([slice(k * c - a, k * c - a + c) for k, c, a in zip(coords, chunk, start)])
+            dst = slab.view(coords)
+            if enc.encode_into(src[sel], dst, fill=fill):
+                return                                  # a chunk of fill: the general path's
+            items.append((coords, dst))
+        io.source.commit(obj, items, unused, slab)
+        done[i] = True
+
+    _pool.run_shared(one, len(objs))
+    touched = prod(-(-b // s) - a // s for (a, b), s in zip(box, shard))
+    if touched > len(objs) or not all(done):
+        kept = {o for o, d in zip(objs, done) if d}
+        rest = [p for p in plan.chunks
+                if tuple([c // r for c, r in zip(p.coords, ratio)]) not in kept]
+        if rest:
+            write_from(io, rest, value, flat=plan.flat)
     return True

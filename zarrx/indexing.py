@@ -258,7 +258,8 @@ class ChunkList(Sequence):
 class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
-    __slots__ = ("_at", "_coords", "_iter", "_order", "box", "kind", "nchunks", "out_shape")
+    __slots__ = ("_at", "_coords", "_iter", "_order", "box", "kind", "nchunks", "out_shape",
+                 "region")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
                  coords: Any, box: tuple[tuple[int, int], ...] | None = None) -> None:
@@ -267,6 +268,7 @@ class SelectionPlan:
         # step-1 slices, maybe new axes; not empty): the output then holds the box's cells in C
         # order, and the chunks are listed in C order over those the box touches
         self.box = box
+        self.region = box          # the same box of cells, whatever order the chunks are listed in
         self.out_shape = out_shape
         self.nchunks = nchunks
         self._iter = it            # callable(order or None) -> iterator of ChunkProjection

@@ -1,0 +1,152 @@
+"""Box writes of sharded arrays: every shard a box covers whole is assembled in place, its raw
+inner chunks gathered straight from the value, and committed whole; the chunks of the other
+shards, and shards holding an inner chunk of fill, go through the general path. What is stored
+must be exactly what the general path stores, on every grid, index location, checksum, fill
+setting, store and thread count."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import zarrx
+from zarrx import box_write
+from zarrx.store import LocalStore, MemoryStore
+
+
+@pytest.fixture
+def general_calls(monkeypatch):
+    """How many chunk projections each write handed to the general path."""
+    calls: list[int] = []
+    orig = box_write.write_from
+
+    def recording(io, projections, value, **kw):
+        calls.append(len(projections))
+        return orig(io, projections, value, **kw)
+
+    monkeypatch.setattr(box_write, "write_from", recording)
+    return calls
+
+
+def _array(store, shape, chunks, ratio, dtype="f4", loc="end", crc=False, fill=7, **kw):
+    shards = {"shape": tuple(c * r for c, r in zip(chunks, ratio)), "index_location": loc}
+    return zarrx.create_array(store, name="g/a", shape=shape, chunks=chunks, shards=shards,
+                              dtype=dtype, fill_value=fill,
+                              compressors=[{"name": "crc32c"}] if crc else None, **kw)
+
+
+def _objects(store) -> dict[str, bytes]:
+    return {k: store.get(k) for k in store.list_prefix("g/a/c")}
+
+
+@st.composite
+def cases(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
+    chunks = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    ratio = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
+    sel = []
+    for n in shape:
+        if draw(st.booleans()) and draw(st.booleans()):
+            sel.append(draw(st.integers(-n, n - 1)))
+        else:
+            a = draw(st.integers(0, n))
+            sel.append(slice(a, draw(st.integers(a, n))))
+    return dict(shape=shape, chunks=chunks, ratio=ratio, sel=tuple(sel),
+                dtype=draw(st.sampled_from(["f4", "u1", "i8", "c8"])),
+                loc=draw(st.sampled_from(["end", "start"])), crc=draw(st.booleans()),
+                threads=draw(st.sampled_from([1, 2])),
+                kind=draw(st.sampled_from(["data", "fill", "scalar", "some fill"])),
+                before=draw(st.booleans()), empty=draw(st.booleans()),
+                local=draw(st.booleans()))
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cases())
+def test_shard_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeypatch, c):
+    shape, dtype = c["shape"], c["dtype"]
+    base = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
+    ref = np.full(shape, 7, dtype)
+    if c["before"]:
+        ref[...] = base
+    target = ref[c["sel"]]
+    data = (np.arange(target.size).reshape(target.shape) * 3).astype(dtype) + 100
+    if c["kind"] == "some fill" and data.size:
+        data.reshape(-1)[: max(1, data.size // 3)] = 7      # whole inner chunks of fill, maybe
+    value = {"data": data, "some fill": data, "fill": np.full(target.shape, 7, dtype),
+             "scalar": np.dtype(dtype).type(42)}[c["kind"]]
+    ref[c["sel"]] = value
+    stored = {}
+    for way in ("box", "general"):
+        store = (LocalStore(str(tmp_path_factory.mktemp(way))) if c["local"] else MemoryStore())
+        z = _array(store, shape, c["chunks"], c["ratio"], dtype, c["loc"], c["crc"],
+                   write_empty_chunks=c["empty"])
+        if c["before"]:
+            z[...] = base
+        with monkeypatch.context() as m:
+            if way == "general":
+                m.setattr(box_write, "_write_shards", lambda io, plan, value: False)
+            with zarrx.config.set(threads=c["threads"]):
+                z[c["sel"]] = value
+        np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], ref)
+        stored[way] = _objects(store)
+    assert stored["box"] == stored["general"]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("local", [False, True])
+def test_whole_shards_skip_the_general_path(tmp_path, general_calls, threads, local):
+    a = np.random.default_rng(1).random((40, 36)).astype("f8")
+    store = LocalStore(str(tmp_path)) if local else MemoryStore()
+    z = _array(store, a.shape, (4, 6), (2, 3), "f8", fill=0.0)     # shards of 8 x 18
+    with zarrx.config.set(threads=threads):
+        z[...] = a                  # 5 x 2 shards, all inside the array: no general path
+        assert general_calls == []
+        z[1:40, 0:36] = a[1:, :] + 1     # the first shard row is covered in part
+    # the general path got the 2 x 3 chunks of each of the two shards of the first row
+    assert general_calls == [2 * 2 * 3]
+    want = a.copy()
+    want[1:] += 1
+    np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], want)
+
+
+def test_a_shard_with_an_inner_chunk_of_fill_goes_through_the_general_path(general_calls):
+    store = MemoryStore()
+    z = _array(store, (32,), (4,), (4,), "i4", fill=0)             # two shards of 16
+    v = np.arange(1, 33, dtype="i4")
+    v[4:8] = 0                                                     # inner chunk 1 is fill
+    z[...] = v
+    assert general_calls == [4]                                    # only that shard's chunks
+    np.testing.assert_array_equal(z[...], v)
+    # the general path left the chunk of fill out of the first shard: 3 chunks and the index
+    assert len(store.get("g/a/c/0")) == 3 * 16 + 4 * 16 + 4
+
+
+def test_a_box_over_no_whole_shard_is_left_to_the_general_path(general_calls):
+    store = MemoryStore()
+    z = _array(store, (16, 16), (4, 4), (2, 2), "i4")
+    # shards of 8 x 8: rows 1 to 14 cover no shard whole
+    assert not box_write._write_shards(z._io, _plan(z, (slice(1, 15), slice(0, 16))),
+                                       np.ones((14, 16), "i4"))
+    z[1:15, :] = 3
+    np.testing.assert_array_equal(z[1:15, :], 3)
+    assert general_calls == []          # the array called the general path, not the box write
+
+
+def _plan(z, sel):
+    from zarrx import indexing
+    return indexing.plan_selection(sel, z.shape, z._grid, kind="basic", shard_shape=z._order)
+
+
+def test_files_of_a_local_store_hold_whole_shards(tmp_path):
+    a = np.arange(64 * 64, dtype="u2").reshape(64, 64)
+    z = _array(LocalStore(str(tmp_path)), a.shape, (8, 8), (4, 4), "u2", fill=0)
+    with zarrx.config.set(threads=2):
+        z[...] = a
+    files = sorted(os.listdir(tmp_path / "g" / "a" / "c" / "0"))
+    assert files == ["0", "1"]
+    assert os.path.getsize(tmp_path / "g" / "a" / "c" / "0" / "0") == 32 * 32 * 2 + 16 * 16 + 4
+    np.testing.assert_array_equal(zarrx.open_array(str(tmp_path), path="g/a")[...], a)
