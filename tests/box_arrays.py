@@ -1,5 +1,10 @@
-"""The arrays the box read and box write tests use: raw chunks in a LocalStore at ``g/a``."""
+"""What the box read and box write tests share: raw chunks in a LocalStore at ``g/a``, box
+selections drawn by hypothesis, and the trial of whole-chunk and single-cell writers."""
 from __future__ import annotations
+
+import threading
+
+import numpy as np
 
 import zarrx
 from zarrx.store import LocalStore
@@ -10,3 +15,46 @@ def raw_array(path, shape, chunks, dtype="f4", fmt=3, sep="/", fill=7, **kw):
     return zarrx.create_array(LocalStore(path), name="g/a", shape=shape, chunks=chunks,
                               dtype=dtype, zarr_format=fmt, fill_value=fill, compressors=None,
                               chunk_key_encoding=enc, **kw)
+
+
+def draw_box(draw, st, shape) -> tuple:
+    """A selection of integers and step-1 slices (maybe empty) over ``shape``."""
+    sel = []
+    for n in shape:
+        if draw(st.booleans()) and draw(st.booleans()):
+            sel.append(draw(st.integers(-n, n - 1)))
+        else:
+            a = draw(st.integers(0, n))
+            sel.append(slice(a, draw(st.integers(a, n))))
+    return tuple(sel)
+
+
+def whole_and_cell_writers(z, rounds: int) -> None:
+    """One thread replaces the one-chunk, int32, 1-d array ``z`` whole ``rounds`` times (value
+    k in round k), four others write single cells 0 to 3 of it meanwhile (a read-modify-write
+    conditioned on the stored generation). Once all are done, every cell must hold the last
+    whole value or a later cell write, never an older whole value brought back by a
+    read-modify-write that missed a replacement; checked here."""
+    n, done = z.shape[0], threading.Event()
+
+    def whole() -> None:
+        for k in range(1, rounds + 1):
+            z[...] = np.full(n, k, "i4")
+        done.set()
+
+    def cells(j: int) -> None:
+        i = 0
+        while not done.is_set():
+            i += 1
+            z[j] = -(1000 * j + i)
+
+    ts = [threading.Thread(target=whole)] + [threading.Thread(target=cells, args=(j,))
+                                              for j in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    got = z[...]
+    assert (got[4:] == rounds).all()
+    for j in range(4):
+        assert got[j] == rounds or -(1000 * j + 10**6) < got[j] < -(1000 * j)

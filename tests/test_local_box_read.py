@@ -16,7 +16,7 @@ from zarrx import box_read
 from zarrx.errors import CodecError, ZarrError
 from zarrx.store import LocalStore
 
-from box_arrays import raw_array
+from box_arrays import draw_box, raw_array
 from zarrx.store._localbox import read_box
 
 
@@ -62,15 +62,9 @@ def cases(draw):
     shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
     chunks = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
     written = tuple(slice(0, draw(st.integers(0, n))) for n in shape)
-    sel = []
-    for n in shape:
-        if draw(st.booleans()) and draw(st.booleans()):
-            sel.append(draw(st.integers(-n, n - 1)))
-        else:
-            a = draw(st.integers(0, n))
-            sel.append(slice(a, draw(st.integers(a, n))))
+    sel = draw_box(draw, st, shape)
     fmt = draw(st.sampled_from([2, 3]))
-    return shape, chunks, written, tuple(sel), fmt, draw(st.sampled_from(["/", "."])), \
+    return shape, chunks, written, sel, fmt, draw(st.sampled_from(["/", "."])), \
         draw(st.sampled_from(["f4", "u1", "i8", "c8"])), draw(st.sampled_from([1, 2]))
 
 

@@ -18,7 +18,7 @@ from zarrx import box_write
 from zarrx.errors import ZarrError
 from zarrx.store import LocalStore
 
-from box_arrays import raw_array
+from box_arrays import draw_box, raw_array, whole_and_cell_writers
 from zarrx.store._localwrite import write_box
 
 
@@ -58,14 +58,8 @@ def cases(draw):
     ndim = draw(st.integers(1, 3))
     shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
     chunks = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
-    sel = []
-    for n in shape:
-        if draw(st.booleans()) and draw(st.booleans()):
-            sel.append(draw(st.integers(-n, n - 1)))
-        else:
-            a = draw(st.integers(0, n))
-            sel.append(slice(a, draw(st.integers(a, n))))
-    return (shape, chunks, tuple(sel), draw(st.sampled_from([2, 3])),
+    sel = draw_box(draw, st, shape)
+    return (shape, chunks, sel, draw(st.sampled_from([2, 3])),
             draw(st.sampled_from(["/", "."])), draw(st.sampled_from(["f4", "u1", "i8", "c8"])),
             draw(st.sampled_from([1, 2])), draw(st.sampled_from(["data", "fill", "scalar"])),
             draw(st.booleans()), draw(st.booleans()))
@@ -238,36 +232,11 @@ def test_every_split_into_tasks_covers_each_chunk_once(tmp_path, kernel_chunks, 
 
 
 def test_whole_chunk_writes_and_partial_writes_of_one_chunk_lose_nothing(tmp_path, kernel_chunks):
-    """One thread replaces a chunk whole through the kernel (no object lock), others write
-    single cells of it (a read-modify-write conditioned on the file's generation): once all
-    are done, every cell holds the last whole value or a later cell write, never an older
-    whole value brought back by a read-modify-write that missed a replacement."""
-    import threading
+    """Whole replaces through the kernel (no object lock) against single-cell writes (see
+    :func:`box_arrays.whole_and_cell_writers`) lose no update."""
     z = _array(tmp_path, (64,), (64,), "i4", fill=0)
-    rounds, done = 300, threading.Event()
-
-    def whole() -> None:
-        for k in range(1, rounds + 1):
-            z[...] = np.full(64, k, "i4")
-        done.set()
-
-    def cells(j: int) -> None:
-        n = 0
-        while not done.is_set():
-            n += 1
-            z[j] = -(1000 * j + n)
-
-    ts = [threading.Thread(target=whole)] + [threading.Thread(target=cells, args=(j,))
-                                              for j in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    got = z[...]
-    assert kernel_chunks == [(0, 1, [])] * rounds      # every whole write took the kernel
-    assert (got[4:] == rounds).all()
-    for j in range(4):
-        assert got[j] == rounds or -(1000 * j + 10**6) < got[j] < -(1000 * j)
+    whole_and_cell_writers(z, 300)
+    assert kernel_chunks == [(0, 1, [])] * 300      # every whole write took the kernel
 
 
 def test_a_file_system_whose_locks_may_not_order_threads_takes_the_general_path(

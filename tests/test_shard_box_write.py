@@ -15,6 +15,8 @@ import zarrx
 from zarrx import box_write
 from zarrx.store import LocalStore, MemoryStore
 
+from box_arrays import draw_box
+
 
 @pytest.fixture
 def general_calls(monkeypatch):
@@ -47,14 +49,8 @@ def cases(draw):
     shape = tuple(draw(st.integers(1, 13)) for _ in range(ndim))
     chunks = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
     ratio = tuple(draw(st.integers(1, 3)) for _ in range(ndim))
-    sel = []
-    for n in shape:
-        if draw(st.booleans()) and draw(st.booleans()):
-            sel.append(draw(st.integers(-n, n - 1)))
-        else:
-            a = draw(st.integers(0, n))
-            sel.append(slice(a, draw(st.integers(a, n))))
-    return dict(shape=shape, chunks=chunks, ratio=ratio, sel=tuple(sel),
+    sel = draw_box(draw, st, shape)
+    return dict(shape=shape, chunks=chunks, ratio=ratio, sel=sel,
                 dtype=draw(st.sampled_from(["f4", "u1", "i8", "c8"])),
                 loc=draw(st.sampled_from(["end", "start"])), crc=draw(st.booleans()),
                 threads=draw(st.sampled_from([1, 2])),
