@@ -144,7 +144,7 @@ class Zarrx(System):
                                 mode="r+" if writable else "r")
 
     def memory_bytes(self, store: Any) -> int:
-        return sum(len(store.get(k) or b"") for k in list(store.list_prefix("")))
+        return sum(store.getsize(k) or 0 for k in list(store.list_prefix("")))
 
 
 class ZarrPython(System):
