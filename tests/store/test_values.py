@@ -208,3 +208,32 @@ def test_arrays_written_into_memory_stores_again_and_again_read_back(chunks, sha
         assert type(store._data["c/0/0"]) is Value
         del z, store
     assert _values.pooled() > 0
+
+
+def test_values_freed_by_collections_inside_pool_changes_are_never_lost_or_freed_twice():
+    """With the cyclic collector running at nearly every allocation, values held in reference
+    cycles (freed by the collector, possibly while the pool itself is being changed) go back to
+    the pool or to the system, never both: the process does not abort on a double free, and
+    the pool's count of bytes matches what trimming it releases."""
+    class Holder:
+        def __init__(self, value) -> None:
+            self.value, self.me = value, self        # a cycle: only the collector frees it
+
+    before = gc.get_threshold()
+    with zarrx.config.set(memory_pool=40 * MIN_SIZE):
+        gc.set_threshold(1, 1, 1)
+        try:
+            kept = []
+            for i in range(400):
+                Holder(Value(b"\1" * (MIN_SIZE + PAGE * (i % 5))))
+                kept.append(Value.empty(MIN_SIZE + PAGE * (i % 3)))
+                if len(kept) > 8:
+                    kept.pop(0)
+            del kept
+        finally:
+            gc.set_threshold(*before)
+        gc.collect()
+        held = _values.pooled()
+    assert 0 < held <= 40 * MIN_SIZE
+    assert _values.trim() == held and _values.pooled() == 0
+    assert Value(b"\2" * MIN_SIZE) == b"\2" * MIN_SIZE

@@ -34,6 +34,7 @@ MIN_SIZE = 64 << 10
 cdef dict _free = {}          # pages -> list of block addresses
 cdef object _order = OrderedDict()   # address -> pages, oldest freed first
 cdef Py_ssize_t _cached = 0   # bytes in pooled blocks
+cdef bint _busy = False       # the pool is being changed (with the GIL held throughout)
 cdef object _default_limit = None
 
 
@@ -63,30 +64,34 @@ cdef inline Py_ssize_t _pages_for(Py_ssize_t size):
 cdef char* _take(Py_ssize_t size, Py_ssize_t* pages_out):
     """A block for ``size`` bytes (n pages): a pooled one of n to n + n/7 pages (it is then at
     most 1/8 larger than needed), else a new one."""
-    global _cached
+    global _cached, _busy
     cdef Py_ssize_t n = _pages_for(size), best = -1, k
     cdef Py_ssize_t span = n // 7
     cdef char* p
-    if _free:
-        if n in _free:
+    if _free and not _busy:
+        if _free.get(n):
             best = n
         elif span > 0:
             if len(_free) <= span:
                 for k in _free:
-                    if n < k <= n + span and (best < 0 or k < best):
+                    if n < k <= n + span and (best < 0 or k < best) and _free[k]:
                         best = k
             else:
                 for k in range(n + 1, n + span + 1):
-                    if k in _free:
+                    if _free.get(k):
                         best = k
                         break
     if best >= 0:
-        blocks = _free[best]
-        addr = blocks.pop()
-        if not blocks:
-            del _free[best]
-        del _order[addr]
-        _cached -= best * PAGE
+        _busy = True
+        try:
+            blocks = _free[best]
+            addr = blocks.pop()
+            if not blocks:
+                del _free[best]
+            _order.pop(addr, None)
+            _cached -= best * PAGE
+        finally:
+            _busy = False
         pages_out[0] = best
         return <char*><size_t>addr
     p = <char*>malloc(<size_t>(n * PAGE))
@@ -99,42 +104,64 @@ cdef char* _take(Py_ssize_t size, Py_ssize_t* pages_out):
 
 
 cdef void _give_back(char* p, Py_ssize_t pages) noexcept:
-    """Pool a freed block, releasing the oldest pooled ones when over the limit."""
-    global _cached
+    """Pool a freed block, releasing the oldest pooled ones when over the limit. A block is
+    released instead when the pool is being changed already (a value freed by a collection
+    that the change itself set off) or anything fails: it is never left recorded and freed."""
+    global _cached, _busy
     cdef Py_ssize_t nbytes = pages * PAGE, limit
-    if _free is None or _order is None:          # interpreter shutdown
+    cdef size_t addr = <size_t>p
+    if _free is None or _order is None or _busy:     # shutdown, or called from within
         free(p)
         return
     try:
         limit = _limit()
-        if nbytes > limit:
-            free(p)
-            return
+    except BaseException:
+        free(p)
+        return
+    if nbytes > limit:
+        free(p)
+        return
+    _busy = True
+    try:
         while _cached + nbytes > limit and _order:
-            addr, k = _order.popitem(last=False)
-            blocks = _free[k]
-            blocks.remove(addr)
-            if not blocks:
-                del _free[k]
+            old, k = _order.popitem(last=False)
             _cached -= k * PAGE
-            free(<char*><size_t>addr)
-        addr = <size_t>p
-        _free.setdefault(pages, []).append(addr)
-        _order[addr] = pages
+            blocks = _free.get(k)
+            if blocks is not None:
+                if old in blocks:
+                    blocks.remove(old)
+                if not blocks:
+                    del _free[k]
+            free(<char*><size_t>old)
+        blocks = _free.get(pages)
+        if blocks is None:
+            blocks = _free[pages] = []
+        blocks.append(addr)
+        try:
+            _order[addr] = pages
+        except BaseException:
+            blocks.remove(addr)
+            raise
         _cached += nbytes
     except BaseException:
         free(p)
+    finally:
+        _busy = False
 
 
 def trim() -> int:
     """Release every pooled block to the system; returns how many bytes they held."""
-    global _cached
+    global _cached, _busy
     cdef Py_ssize_t was = _cached
-    while _order:
-        addr, _ = _order.popitem(last=False)
-        free(<char*><size_t>addr)
-    _free.clear()
-    _cached = 0
+    _busy = True
+    try:
+        while _order:
+            addr, _ = _order.popitem(last=False)
+            free(<char*><size_t>addr)
+        _free.clear()
+        _cached = 0
+    finally:
+        _busy = False
     return was
 
 
