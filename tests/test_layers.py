@@ -34,6 +34,7 @@ LAYERS = [
     ("zarrx.codecs", 2),
     ("zarrx._indexing", 4),
     ("zarrx.selection", 4),
+    ("zarrx.chunk_grid", 4),
     ("zarrx.indexing", 4),
     ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),

@@ -1,0 +1,142 @@
+"""The chunk grid of an array: chunk boundaries along each axis (regular or rectilinear), chunk
+counts, the stored shape and in-bounds region of each chunk, and the chunk holding a position.
+
+:mod:`zarrx.indexing` projects selections onto it.
+"""
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from zarrx.errors import IndexingError
+
+__all__ = ["AxisGrid", "ChunkGridIndex", "Grid"]
+
+#: a regular chunk shape, or the explicit chunk edge lengths of every axis (rectilinear)
+Grid = Sequence[int] | Sequence[Sequence[int]]
+
+
+class AxisGrid:
+    """Chunk boundaries along one axis of length ``size``: regular (``chunk`` > 0) or explicit
+    edge lengths (``edges``, rectilinear)."""
+
+    __slots__ = ("chunk", "nchunks", "offsets", "size")
+
+    def __init__(self, size: int, chunk: int | None = None, edges: Sequence[int] | None = None,
+                 axis: int = 0) -> None:
+        self.size = size
+        if edges is None:
+            if not isinstance(chunk, (int, np.integer)) or isinstance(chunk, bool) or chunk < 1:
+                raise IndexingError(f"chunk shape[{axis}]: expected an integer >= 1, found {chunk!r}")
+            self.chunk = int(chunk)
+            self.offsets = None
+            self.nchunks = -(-size // self.chunk)
+        else:
+            if hasattr(edges, "covering"):        # run-length edges: only those the axis touches
+                edges = edges.covering(size)
+            lens = [int(e) for e in edges]
+            if any(e < 1 for e in lens):
+                raise IndexingError(f"chunk edges of axis {axis}: expected lengths >= 1, found {edges!r}")
+            offs = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).astype(np.int64)
+            if offs[-1] < size:
+                raise IndexingError(f"chunk edges of axis {axis}: expected lengths summing to at "
+                                    f"least the axis size {size}, found sum {int(offs[-1])}")
+            self.chunk = 0
+            self.nchunks = int(np.searchsorted(offs, size, side="left")) if size else 0
+            self.offsets = offs[: max(self.nchunks, 1) + 1].copy()
+
+    def start(self, k: int) -> int:
+        return k * self.chunk if self.chunk else int(self.offsets[k])
+
+    def stored_len(self, k: int) -> int:
+        """Length of chunk ``k``'s array along this axis."""
+        return self.chunk if self.chunk else int(self.offsets[k + 1] - self.offsets[k])
+
+    def inbound_len(self, k: int) -> int:
+        """Cells of chunk ``k`` inside the array along this axis."""
+        s = self.start(k)
+        return min(s + self.stored_len(k), self.size) - s
+
+    def boundaries(self) -> np.ndarray:
+        """The ``nchunks + 1`` chunk boundaries along this axis, the last clipped to the size."""
+        if self.chunk:
+            b = np.arange(self.nchunks + 1, dtype=np.int64) * self.chunk
+        else:
+            b = self.offsets[: self.nchunks + 1].copy()  # type: ignore[index]
+        if self.nchunks:
+            b[-1] = self.size
+        return b
+
+    def sizes(self) -> np.ndarray:
+        """Stored chunk lengths along this axis (a regular grid's border chunk is full size)."""
+        if self.chunk:
+            return np.full(self.nchunks, self.chunk, dtype=np.int64)
+        return np.diff(self.offsets)[: self.nchunks]  # type: ignore[arg-type]
+
+    def chunk_of(self, pos: int) -> int:
+        if self.chunk:
+            return pos // self.chunk
+        return bisect.bisect_right(self.offsets, pos) - 1  # type: ignore[arg-type]
+
+
+class ChunkGridIndex:
+    """The chunk grid of an array: per-axis boundaries, chunk counts, chunk shapes and regions.
+
+    ``grid`` is a regular chunk shape ``(c0, c1, ...)`` or rectilinear edge lengths
+    ``((e00, e01, ...), (e10, ...), ...)``; model objects with ``chunk_shape`` (regular) or
+    ``chunk_sizes`` (rectilinear) are accepted too."""
+
+    __slots__ = ("axes", "nchunks", "regular", "shape")
+
+    def __init__(self, shape: Sequence[int], grid: Any) -> None:
+        if type(grid) is tuple:                   # the common case: no attribute lookups
+            pass
+        elif hasattr(grid, "chunk_sizes"):        # model RectilinearGrid
+            grid = grid.chunk_sizes
+        elif hasattr(grid, "chunk_shape"):        # model RegularGrid
+            grid = grid.chunk_shape
+        if type(shape) is tuple and all(type(s) is int and s >= 0 for s in shape):
+            self.shape = shape
+        else:
+            self.shape = tuple(_as_size(s, f"shape[{i}]") for i, s in enumerate(shape))
+        try:
+            grid = tuple(grid)
+        except TypeError:
+            raise IndexingError(f"chunk grid: expected a chunk shape or per-axis edge lengths, "
+                                f"found {grid!r}") from None
+        if len(grid) != len(self.shape):
+            raise IndexingError(f"chunk grid has {len(grid)} axes but the array shape "
+                                f"{self.shape} has {len(self.shape)}")
+        self.regular = all(type(g) is int for g in grid) or \
+            all(not isinstance(g, (Sequence, np.ndarray)) for g in grid)
+        self.axes = tuple(AxisGrid(n, g, None, i) if self.regular or not isinstance(g, (Sequence, np.ndarray))
+                          else AxisGrid(n, None, g, i) for i, (n, g) in enumerate(zip(self.shape, grid)))
+        self.nchunks = tuple(a.nchunks for a in self.axes)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def chunk_shape(self, coords: Sequence[int]) -> tuple[int, ...]:
+        """Shape of the stored chunk array at ``coords``."""
+        return tuple(a.stored_len(k) for a, k in zip(self.axes, coords))
+
+    def chunk_region(self, coords: Sequence[int]) -> tuple[slice, ...]:
+        """The array region (in-bounds cells) covered by the chunk at ``coords``."""
+        return tuple(slice(a.start(k), a.start(k) + a.inbound_len(k)) for a, k in zip(self.axes, coords))
+
+    def chunk_of(self, position: Sequence[int]) -> tuple[int, ...]:
+        return tuple(a.chunk_of(p) for a, p in zip(self.axes, position))
+
+    def all_coords(self) -> Iterator[tuple[int, ...]]:
+        return itertools.product(*(range(n) for n in self.nchunks))
+
+
+def _as_size(v: Any, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+        raise IndexingError(f"{where}: expected an integer >= 0, found {v!r}")
+    return int(v)
