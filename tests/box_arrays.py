@@ -29,6 +29,25 @@ def draw_box(draw, st, shape) -> tuple:
     return tuple(sel)
 
 
+def box_write_case(shape, sel, dtype, kind, before):
+    """What a comparison of box writes with the general path writes: the array's earlier cells
+    (``base``, written first when ``before``; else the array holds its fill value 7), the value
+    written into ``sel`` (``kind``: ``data``; ``fill``, all 7; ``scalar``; or ``some fill``,
+    data whose first third is 7) and the cells expected afterwards."""
+    base = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
+    ref = np.full(shape, 7, dtype)
+    if before:
+        ref[...] = base
+    target = ref[sel]
+    data = (np.arange(target.size).reshape(target.shape) * 3).astype(dtype) + 100
+    if kind == "some fill" and data.size:
+        data.reshape(-1)[: max(1, data.size // 3)] = 7       # whole chunks of fill, maybe
+    value = {"data": data, "some fill": data, "fill": np.full(target.shape, 7, dtype),
+             "scalar": np.dtype(dtype).type(42)}[kind]
+    ref[sel] = value
+    return base, value, ref
+
+
 def whole_and_cell_writers(z, rounds: int) -> None:
     """One thread replaces the one-chunk, int32, 1-d array ``z`` whole ``rounds`` times (value
     k in round k), four others write single cells 0 to 3 of it meanwhile (a read-modify-write

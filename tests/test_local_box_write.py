@@ -18,7 +18,7 @@ from zarrx import box_write
 from zarrx.errors import ZarrError
 from zarrx.store import LocalStore
 
-from box_arrays import draw_box, raw_array, whole_and_cell_writers
+from box_arrays import box_write_case, draw_box, raw_array, whole_and_cell_writers
 from zarrx.store._localwrite import write_box
 
 
@@ -70,14 +70,7 @@ def cases(draw):
 @given(cases())
 def test_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeypatch, case):
     shape, chunks, sel, fmt, sep, dtype, threads, kind, before, empty = case
-    base = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
-    ref = np.full(shape, 7, dtype)
-    if before:
-        ref[...] = base
-    target = ref[sel]
-    value = {"data": (np.arange(target.size).reshape(target.shape) * 3).astype(dtype) + 100,
-             "fill": np.full(target.shape, 7, dtype), "scalar": dtype_scalar(dtype)}[kind]
-    ref[sel] = value
+    base, value, ref = box_write_case(shape, sel, dtype, kind, before)
     stored = {}
     for way in ("box", "general"):
         path = tmp_path_factory.mktemp(way)
@@ -92,10 +85,6 @@ def test_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeyp
         np.testing.assert_array_equal(zarrx.open_array(LocalStore(path), path="g/a")[...], ref)
         stored[way] = _files(path)
     assert stored["box"] == stored["general"]
-
-
-def dtype_scalar(dtype: str) -> np.generic:
-    return np.dtype(dtype).type(42)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4])

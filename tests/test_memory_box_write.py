@@ -15,8 +15,8 @@ from zarrx.store import MemoryStore
 from zarrx.store._values import Value
 from zarrx.store.memory import MemoryBoxWriter
 
-from box_arrays import whole_and_cell_writers
-from test_local_box_write import cases, dtype_scalar
+from box_arrays import box_write_case, whole_and_cell_writers
+from test_local_box_write import cases
 
 
 @pytest.fixture
@@ -51,14 +51,7 @@ def _chunks(store: MemoryStore) -> dict[str, bytes]:
 @given(cases())
 def test_box_writes_store_what_the_general_path_stores(monkeypatch, case):
     shape, chunks, sel, fmt, sep, dtype, threads, kind, before, empty = case
-    base = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
-    ref = np.full(shape, 7, dtype)
-    if before:
-        ref[...] = base
-    target = ref[sel]
-    value = {"data": (np.arange(target.size).reshape(target.shape) * 3).astype(dtype) + 100,
-             "fill": np.full(target.shape, 7, dtype), "scalar": dtype_scalar(dtype)}[kind]
-    ref[sel] = value
+    base, value, ref = box_write_case(shape, sel, dtype, kind, before)
     stored = {}
     for way in ("box", "general"):
         store = MemoryStore()

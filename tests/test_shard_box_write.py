@@ -15,7 +15,7 @@ import zarrx
 from zarrx import box_write
 from zarrx.store import LocalStore, MemoryStore
 
-from box_arrays import draw_box
+from box_arrays import box_write_case, draw_box
 
 
 @pytest.fixture
@@ -64,17 +64,7 @@ def cases(draw):
 @given(cases())
 def test_shard_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeypatch, c):
     shape, dtype = c["shape"], c["dtype"]
-    base = np.arange(int(np.prod(shape))).reshape(shape).astype(dtype) + 1
-    ref = np.full(shape, 7, dtype)
-    if c["before"]:
-        ref[...] = base
-    target = ref[c["sel"]]
-    data = (np.arange(target.size).reshape(target.shape) * 3).astype(dtype) + 100
-    if c["kind"] == "some fill" and data.size:
-        data.reshape(-1)[: max(1, data.size // 3)] = 7      # whole inner chunks of fill, maybe
-    value = {"data": data, "some fill": data, "fill": np.full(target.shape, 7, dtype),
-             "scalar": np.dtype(dtype).type(42)}[c["kind"]]
-    ref[c["sel"]] = value
+    base, value, ref = box_write_case(shape, c["sel"], dtype, c["kind"], c["before"])
     stored = {}
     for way in ("box", "general"):
         store = (LocalStore(str(tmp_path_factory.mktemp(way))) if c["local"] else MemoryStore())

@@ -32,7 +32,7 @@ from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ArgumentError, CodecError, ZarrError
 from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
-from zarrx.store._values import MIN_SIZE, Value
+from zarrx.store._values import Value, gather_kept
 from zarrx.store.chunks import PARTIAL, ChunkSource
 
 __all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
@@ -428,7 +428,7 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
             chunk = io.work_chunk(shape, fill=False)
             _assign(chunk, p.chunk_sel, src, p.out_sel)
         elif plan.raw and any(chunk.strides):
-            if io.keeps_values and (plan.gather_size or 0) >= MIN_SIZE:
+            if io.keeps_values and plan.gather_size is not None:
                 return _gather_kept(io, plan, chunk, raw_fill)
             if raw_fill is not None or io.write_empty_chunks:
                 return plan.encode_gathered(chunk, fill=raw_fill)     # one copy in all
@@ -457,15 +457,15 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
 
 
 def _gather_kept(io: ArrayIO, plan: CodecPipeline, chunk: np.ndarray,
-                 raw_fill: bytes | None) -> Value | None:
-    """A raw chunk gathered straight into a pooled value the store keeps as it is (one copy,
-    into reused memory), or None when it is all fill."""
-    dst = Value.empty(plan.gather_size)             # type: ignore[arg-type]
-    if plan.encode_into(chunk, dst, fill=raw_fill):
+                 raw_fill: bytes | None) -> bytes | Value | None:
+    """A raw chunk gathered straight into what the store keeps as it is (see
+    :func:`~zarrx.store._values.gather_kept`: one copy, into reused memory), or None when it is
+    all fill."""
+    value = gather_kept(chunk, plan.gather_crc32c(), raw_fill)
+    if value is not None and raw_fill is None and not io.write_empty_chunks \
+            and io.is_fill(plan.view(value)):
         return None
-    if raw_fill is None and not io.write_empty_chunks and io.is_fill(plan.view(dst)):
-        return None
-    return dst
+    return value
 
 
 def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> bool:

@@ -308,24 +308,25 @@ class CodecPipeline:
             return None
         if not self.b2b:
             return self.nbytes
-        if self._gather_crc():
+        if self.gather_crc32c():
             return self.nbytes + 4
         return None
 
-    def _gather_crc(self) -> bool:
+    def gather_crc32c(self) -> bool:
+        """Whether the gathered encoding ends with a ``crc32c`` (see :attr:`gather_size`)."""
         return len(self.b2b) == 1 and self.b2b[0].codec.name == "crc32c" \
             and self.b2b[0].codec.location == "end"     # type: ignore[attr-defined]
 
     def encode_into(self, chunk: np.ndarray, dst: Any, *, fill: bytes | None = None) -> bool:
         """Encode ``chunk`` (any strides) straight into ``dst`` (``gather_size`` writable
         bytes); True when ``fill`` is given and the chunk is nothing but that item."""
-        return gather_into(chunk, dst, self._gather_crc(), fill)
+        return gather_into(chunk, dst, self.gather_crc32c(), fill)
 
     def encode_gathered(self, chunk: np.ndarray, *, fill: bytes | None = None) -> bytes | None:
         """``encode(chunk)`` for a raw plan, gathering ``chunk`` (any strides) straight into the
         stored bytes: one copy in all. With ``fill`` (one item's bytes), None when the chunk is
         nothing but that item (it need not be stored)."""
-        if self._gather_crc():
+        if self.gather_crc32c():
             return gather_bytes(chunk, True, fill)          # data and checksum in one pass
         buf: Any = gather_bytes(chunk, False, fill)
         if buf is None:

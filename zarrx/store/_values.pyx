@@ -21,6 +21,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
 
 from zarrx._clib.zx_hugepage cimport zx_advise_huge
+from zarrx._gather import gather_bytes, gather_into
 
 cdef enum:
     PAGE = 4096
@@ -257,3 +258,15 @@ cdef class Value:
 
     def __repr__(self):
         return f"<zarrx stored value of {self._size} bytes>"
+
+
+def gather_kept(src, bint crc32c=False, fill=None):
+    """``src`` (a numpy array, any strides) gathered in C order, its CRC-32C appended when
+    ``crc32c``, straight into what a store that keeps values keeps: ``bytes`` under
+    :data:`MIN_SIZE`, else an unsealed :class:`Value`. None instead when ``fill`` (one item) is
+    given and every item equals it."""
+    cdef Py_ssize_t nbytes = src.nbytes + (4 if crc32c else 0)
+    if nbytes < MIN_SIZE:
+        return gather_bytes(src, crc32c, fill)
+    value = Value.empty(nbytes)
+    return None if gather_into(src, value, crc32c, fill) else value

@@ -11,13 +11,11 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from math import prod
 
 import numpy as np
 
-from zarrx._gather import gather_bytes, gather_into
 from zarrx.errors import StoreError
-from zarrx.store._values import MIN_SIZE, Value
+from zarrx.store._values import MIN_SIZE, Value, gather_kept
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
                               as_buffer, check_generation, check_key, conflict,
                               is_absent)
@@ -205,9 +203,8 @@ class MemoryStore(Store):
 class MemoryBoxWriter:
     """Writes chunks ``lo`` to ``hi`` of a box (C order over the chunks it touches; see
     :meth:`zarrx.store.chunks.ChunkSource.box_writer`) into a :class:`MemoryStore`: each chunk
-    the box covers whole is gathered from the value (any strides) into a new pooled
-    :class:`Value` (``bytes`` under 64 KiB) in one GIL-free copy, and stored with ``set`` (which
-    a subclass may extend). Returns the indices it left to the general path: chunks covered in
+    the box covers whole is gathered from the value (any strides) by :func:`gather_kept`, and
+    stored with ``set`` (which a subclass may extend). Returns the indices it left to the general path: chunks covered in
     part, and chunks all of ``fill`` (which the general path deletes)."""
 
     __slots__ = ("store", "head", "sep")
@@ -220,7 +217,6 @@ class MemoryBoxWriter:
 
     def __call__(self, src: np.ndarray, start: tuple, chunk: tuple, fill: bytes | None,
                  scratch: object, lo: int, hi: int) -> list[int]:
-        nbytes = src.itemsize * prod(chunk)
         first = [a // c for a, c in zip(start, chunk)]
         count = [(a + n - 1) // c - f + 1 for a, n, c, f in zip(start, src.shape, chunk, first)]
         ndim = len(chunk)
@@ -237,13 +233,7 @@ class MemoryBoxWriter:
                     break
                 sel.append(slice(a, a + chunk[d]))
             else:
-                view = src[tuple(sel)]
-                if nbytes < MIN_SIZE:
-                    value: bytes | Value | None = gather_bytes(view, False, fill)
-                else:
-                    value = Value.empty(nbytes)
-                    if gather_into(view, value, False, fill):
-                        value = None
+                value = gather_kept(src[tuple(sel)], False, fill)
                 if value is not None:
                     store.set(head + sep.join(map(str, coords)), value)
                     continue
