@@ -48,6 +48,30 @@ def box_write_case(shape, sel, dtype, kind, before):
     return base, value, ref
 
 
+def stored_both_ways(monkeypatch, make, sel, value, ref, base, before, threads,
+                     way_off="write_box") -> None:
+    """Write ``value`` into ``sel`` of a fresh array through the box write, then of another
+    with ``zarrx.box_write.<way_off>`` turned off (the general path), each after writing
+    ``base`` when ``before``; check each array reads back ``ref`` from a new handle and that
+    both stored the same objects. ``make(way)`` returns ``(array, reopen, objects)``: the new
+    array, a function opening it anew, and one returning its stored objects by key."""
+    from zarrx import box_write
+
+    stored = {}
+    for way in ("box", "general"):
+        z, reopen, objects = make(way)
+        if before:
+            z[...] = base
+        with monkeypatch.context() as m:
+            if way == "general":
+                m.setattr(box_write, way_off, lambda io, plan, value: False)
+            with zarrx.config.set(threads=threads):
+                z[sel] = value
+        np.testing.assert_array_equal(reopen()[...], ref)
+        stored[way] = objects()
+    assert stored["box"] == stored["general"]
+
+
 def whole_and_cell_writers(z, rounds: int) -> None:
     """One thread replaces the one-chunk, int32, 1-d array ``z`` whole ``rounds`` times (value
     k in round k), four others write single cells 0 to 3 of it meanwhile (a read-modify-write

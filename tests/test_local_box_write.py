@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import zarrx
-from zarrx import box_write
 from zarrx.errors import ZarrError
 from zarrx.store import LocalStore
 
-from box_arrays import box_write_case, draw_box, raw_array, whole_and_cell_writers
+from box_arrays import (box_write_case, draw_box, raw_array, stored_both_ways,
+                        whole_and_cell_writers)
 from zarrx.store._localwrite import write_box
 
 
@@ -71,20 +71,14 @@ def cases(draw):
 def test_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeypatch, case):
     shape, chunks, sel, fmt, sep, dtype, threads, kind, before, empty = case
     base, value, ref = box_write_case(shape, sel, dtype, kind, before)
-    stored = {}
-    for way in ("box", "general"):
+
+    def make(way):
         path = tmp_path_factory.mktemp(way)
         z = _array(path, shape, chunks, dtype, fmt, sep, write_empty_chunks=empty)
-        if before:
-            z[...] = base
-        with monkeypatch.context() as m:
-            if way == "general":
-                m.setattr(box_write, "write_box", lambda io, plan, value: False)
-            with zarrx.config.set(threads=threads):
-                z[sel] = value
-        np.testing.assert_array_equal(zarrx.open_array(LocalStore(path), path="g/a")[...], ref)
-        stored[way] = _files(path)
-    assert stored["box"] == stored["general"]
+        return (z, lambda: zarrx.open_array(LocalStore(path), path="g/a"),
+                lambda: _files(path))
+
+    stored_both_ways(monkeypatch, make, sel, value, ref, base, before, threads)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4])

@@ -10,12 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import zarrx
-from zarrx import box_write
 from zarrx.store import MemoryStore
 from zarrx.store._values import Value
 from zarrx.store.memory import MemoryBoxWriter
 
-from box_arrays import box_write_case, whole_and_cell_writers
+from box_arrays import box_write_case, stored_both_ways, whole_and_cell_writers
 from test_local_box_write import cases
 
 
@@ -52,20 +51,13 @@ def _chunks(store: MemoryStore) -> dict[str, bytes]:
 def test_box_writes_store_what_the_general_path_stores(monkeypatch, case):
     shape, chunks, sel, fmt, sep, dtype, threads, kind, before, empty = case
     base, value, ref = box_write_case(shape, sel, dtype, kind, before)
-    stored = {}
-    for way in ("box", "general"):
+
+    def make(way):
         store = MemoryStore()
         z = _array(store, shape, chunks, dtype, fmt, sep, write_empty_chunks=empty)
-        if before:
-            z[...] = base
-        with monkeypatch.context() as m:
-            if way == "general":
-                m.setattr(box_write, "write_box", lambda io, plan, value: False)
-            with zarrx.config.set(threads=threads):
-                z[sel] = value
-        np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], ref)
-        stored[way] = _chunks(store)
-    assert stored["box"] == stored["general"]
+        return z, lambda: zarrx.open_array(store, path="g/a"), lambda: _chunks(store)
+
+    stored_both_ways(monkeypatch, make, sel, value, ref, base, before, threads)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 4])

@@ -15,7 +15,7 @@ import zarrx
 from zarrx import box_write
 from zarrx.store import LocalStore, MemoryStore
 
-from box_arrays import box_write_case, draw_box
+from box_arrays import box_write_case, draw_box, stored_both_ways
 
 
 @pytest.fixture
@@ -65,21 +65,15 @@ def cases(draw):
 def test_shard_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeypatch, c):
     shape, dtype = c["shape"], c["dtype"]
     base, value, ref = box_write_case(shape, c["sel"], dtype, c["kind"], c["before"])
-    stored = {}
-    for way in ("box", "general"):
-        store = (LocalStore(str(tmp_path_factory.mktemp(way))) if c["local"] else MemoryStore())
+
+    def make(way):
+        store = LocalStore(str(tmp_path_factory.mktemp(way))) if c["local"] else MemoryStore()
         z = _array(store, shape, c["chunks"], c["ratio"], dtype, c["loc"], c["crc"],
                    write_empty_chunks=c["empty"])
-        if c["before"]:
-            z[...] = base
-        with monkeypatch.context() as m:
-            if way == "general":
-                m.setattr(box_write, "_write_shards", lambda io, plan, value: False)
-            with zarrx.config.set(threads=c["threads"]):
-                z[c["sel"]] = value
-        np.testing.assert_array_equal(zarrx.open_array(store, path="g/a")[...], ref)
-        stored[way] = _objects(store)
-    assert stored["box"] == stored["general"]
+        return z, lambda: zarrx.open_array(store, path="g/a"), lambda: _objects(store)
+
+    stored_both_ways(monkeypatch, make, c["sel"], value, ref, base, c["before"], c["threads"],
+                     "_write_shards")
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
