@@ -47,7 +47,8 @@ def test_stores_pass_through():
     assert str(info.value) == f"make_store: {ro!r} is read-only, cannot open it with mode 'a'"
 
 
-_KINDS = "a path or URL, a zarrx Store, a dict, an fsspec mapper or an obstore store"
+_KINDS = ("a path or URL, a zarrx Store, a dict, an fsspec mapper, an obstore store or a "
+          "zarr-python store")
 
 
 @pytest.mark.parametrize("obj, mode, error, message", [

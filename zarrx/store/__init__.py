@@ -13,6 +13,7 @@ from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
 from zarrx.store.local import LocalStore
 from zarrx.store.memory import MemoryStore
+from zarrx.store.zarrpy import is_zarr_store, wrap_zarr_store
 from zarrx.store.zip import ZipStore
 
 __all__ = ["ByteRange", "Store", "MemoryStore", "LocalStore", "ZipStore", "CountingStore",
@@ -48,7 +49,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
       :func:`zarrx.store.remote.open_url` for which backend a scheme gets); ``file://`` is a
       local path;
     - an fsspec mapper or filesystem, an obstore store, or zarr-python's FsspecStore /
-      ObjectStore is wrapped in a remote store;
+      ObjectStore is wrapped in a remote store; zarr-python's LocalStore becomes a
+      :class:`LocalStore` on its directory, and any other zarr-python store is driven through
+      its own API (:class:`zarrx.store.zarrpy.ZarrPythonStore`);
     - a path (``str`` or ``os.PathLike``) ending in ``.zip`` opens a :class:`ZipStore`;
     - any other path is a directory: a :class:`LocalStore`, read-only for mode ``r``.
     """
@@ -84,8 +87,11 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
     if not isinstance(obj, (bytes, dict, int, float, list, tuple)):
         from zarrx.store.remote import wrap_foreign
         wrapped = wrap_foreign(obj, read_only=mode == "r")
+        if wrapped is None and is_zarr_store(obj):
+            wrapped = wrap_zarr_store(obj, read_only=mode == "r")
         if wrapped is not None:
             return _writable(wrapped, mode)
     from zarrx.errors import ArgumentTypeError
     raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "
-                            f"mapper or an obstore store, found {type(obj).__name__} {obj!r}")
+                            f"mapper, an obstore store or a zarr-python store, found "
+                            f"{type(obj).__name__} {obj!r}")

@@ -100,7 +100,7 @@ def wrap_foreign(obj: Any, *, read_only: bool) -> Any:
 
         from zarrx.store.remote.fsspecstore import FsspecStore
         if isinstance(obj, fsspec.mapping.FSMap):
-            return FsspecStore(obj.fs, obj.root, read_only=read_only or bool(obj.readonly))
+            return FsspecStore(obj.fs, obj.root, read_only=read_only or bool(getattr(obj, "readonly", False)))
         if isinstance(obj, fsspec.AbstractFileSystem):
             return FsspecStore(obj, "", read_only=read_only)
     return None
