@@ -446,6 +446,29 @@ def test_move():
         g.move("dst", "dst/deeper")
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("consolidated", [False, True])
+def test_move_keeps_every_format_and_its_consolidated_metadata(tmp_path, zarr_format,
+                                                               consolidated):
+    g = zarrx.open_group(tmp_path, mode="w", zarr_format=zarr_format)
+    g.create_group("src").create_array("x", shape=(3,), dtype="i4")[...] = [1, 2, 3]
+    g["src"].attrs["k"] = "v"
+    if consolidated:
+        zarrx.consolidate_metadata(tmp_path)
+    g.move("src", "dst")
+    assert sorted(k for k, _ in g.members(max_depth=None)) == ["dst", "dst/x"]
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path, path="dst/x", mode="r")[...],
+                                  [1, 2, 3])
+    assert dict(zarrx.open_group(tmp_path, path="dst", mode="r").attrs) == {"k": "v"}
+    if consolidated and zarr_format == 2:
+        # the consolidated listing follows the move, for zarrx and for zarr-python
+        ours = zarrx.open_consolidated(tmp_path, mode="r")
+        assert sorted(k for k, _ in ours.members(max_depth=None)) == ["dst", "dst/x"]
+        theirs = zarr.open_consolidated(tmp_path, mode="r", zarr_format=2)
+        assert sorted(k for k, _ in theirs.members(max_depth=None)) == ["dst", "dst/x"]
+        np.testing.assert_array_equal(theirs["dst/x"][...], [1, 2, 3])
+
+
 # -- top level -------------------------------------------------------------------------------
 def test_save_load_and_dict_stores():
     def case(lib):

@@ -4,7 +4,8 @@
   "zarr_consolidated_format": 1}`` <-> ``{path: ArrayMeta | GroupMeta}`` (the root is path ``""``).
   zarrx may add ``"zarrx_pending": [path, ...]``: nodes whose documents a writer was rewriting
   when this ``.zmetadata`` was written (see ``zarrx.metadata.nodes``); their entries may be stale,
-  so readers take those nodes from their own documents. Other readers ignore the field.
+  so readers take those nodes from their own documents (a path ending in ``/`` stands for the
+  node and everything below it). Other readers ignore the field.
 * v3 inline (a convention, not yet a spec): ``GroupMeta.consolidated`` is read from and written to
   the group's ``consolidated_metadata`` by :mod:`zarrx.metadata.v3`; :func:`with_consolidated`
   builds such a group.
@@ -47,8 +48,9 @@ def parse_zmetadata_pending(doc: bytes | str | dict, key: str
     for i, path in enumerate(pending):
         if not isinstance(path, str):
             raise (loc / PENDING / i).error("a node path", path)
-        if path:
-            check_path(path, loc / PENDING / i)
+        body = path[:-1] if path.endswith("/") else path    # "a/": a and all below it
+        if body:
+            check_path(body, loc / PENDING / i)
     fmt = d.get("zarr_consolidated_format", 1)
     if fmt != 1 or isinstance(fmt, bool):
         raise (loc / "zarr_consolidated_format").error("1", fmt)

@@ -218,19 +218,25 @@ def delete_node(store: Store, path: str) -> None:
 
 def move_node(store: Store, src: str, dst: str) -> None:
     """Move the node at ``src`` and everything below it to ``dst`` (which must be free, its
-    parents made): every object is copied, then the source deleted; a v2 root ``.zmetadata``
-    is updated to match."""
+    parents made): every object is copied, then the source deleted. A v2 root ``.zmetadata``
+    lists ``dst`` as pending while it is copied, then its new entries."""
     prefix = src + "/"
+    subtree = dst + "/"
     keys = sorted(store.list_prefix(prefix))
+    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(subtree))
     for key in keys:
         value = store.get(key)
         if value is not None:
-            store.set(dst + "/" + key[len(prefix):], value)
-    meta = load_node(store, dst)
-    if meta is not None and meta.zarr_format == 2:
-        _sync_zmetadata(store, dst, meta)
-        for rel, m in walk(store, dst):
-            _sync_zmetadata(store, join(dst, rel), m)
+            store.set(subtree + key[len(prefix):], value)
+    if consolidated:
+        meta = load_node(store, dst, 2)
+
+        def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+            if meta is not None:
+                entries[dst] = _without_consolidated(meta)
+                entries.update((join(dst, rel), m) for rel, m in walk(store, dst))
+            pending.discard(subtree)
+        _edit_zmetadata(store, finish)
     delete_node(store, src)
 
 

@@ -342,10 +342,13 @@ def quietly(fn, *args) -> None:  # type: ignore[no-untyped-def]
         pass
 
 
+WRITE_PIECE = 1 << 20     # bytes per write call, as in _localwrite.pyx (see there why)
+
+
 def write_all(fd: int, data: memoryview) -> None:
     view = data
     while len(view):
-        n = os.write(fd, view)
+        n = os.write(fd, view[:WRITE_PIECE])
         view = view[n:]
 
 
