@@ -79,3 +79,29 @@ def test_same_format_nesting_makes_groups_of_that_format(tmp_path, fmt) -> None:
         theirs = zarr.open_group(path, mode="r")
         assert sorted(k for k, _ in theirs.members(max_depth=None)) == ["a", "a/b", "a/b/x"]
         np.testing.assert_array_equal(theirs["a/b/x"][:], [1, 2, 3])
+
+
+@pytest.mark.parametrize("how", ["create_array", "open_array-w", "group-create_array",
+                                 "group-create_group"])
+@pytest.mark.parametrize("where", ["", "sub"], ids=["root", "child"])
+def test_overwrite_clears_objects_left_without_a_node_document(tmp_path, how, where):
+    """zarr-python clears the path with overwrite=True / mode="w" whether or not a node
+    document is there; chunks left by an interrupted write or a deleted document must not
+    reappear in the new node."""
+    root = str(tmp_path / "d")
+    path = f"{where}/x" if where else "x"
+    g = zarrx.open_group(root, mode="w")
+    g.create_array(path, shape=(8,), chunks=(4,), dtype="f4")[...] = 7
+    (tmp_path / "d" / path / "zarr.json").unlink()          # the document is gone, chunks stay
+    if how == "create_array":
+        new = zarrx.create_array(root, name=path, shape=(8,), chunks=(4,), dtype="f4",
+                                 overwrite=True)
+    elif how == "open_array-w":
+        new = zarrx.open_array(root, path=path, mode="w", shape=(8,), chunks=(4,), dtype="f4")
+    elif how == "group-create_array":
+        new = g.create_array(path, shape=(8,), chunks=(4,), dtype="f4", overwrite=True)
+    else:
+        g.create_group(path, overwrite=True)
+        assert not any("/c/" in k for k in map(str, (tmp_path / "d").rglob("*")))
+        return
+    assert new[...].tolist() == [0.0] * 8

@@ -431,3 +431,50 @@ def test_errors(sel: Any, kind: str, shape: tuple[int, ...], message: str) -> No
 def test_grid_errors(grid: Any, message: str) -> None:
     with pytest.raises(IndexingError, match=re.escape(message)):
         ChunkGridIndex((5, 10), grid)
+
+
+# -- integers beyond int64 ------------------------------------------------------------------
+def _ten():
+    import zarrx
+    z = zarrx.create_array({}, shape=(10,), chunks=(3,), dtype="i4")
+    z[...] = np.arange(10)
+    return z
+
+
+U8_MAX = np.array([2**64 - 1], dtype="u8")
+
+
+@pytest.mark.parametrize("op, shown", [
+    (lambda z: z[U8_MAX], 2**64 - 1),
+    (lambda z: z.oindex[np.array([2**63], dtype="u8")], 2**63),
+    (lambda z: z.vindex.__setitem__(np.array([2**64 - 2], dtype="u8"), 77), 2**64 - 2),
+    (lambda z: z.get_coordinate_selection((np.uint64(2**64 - 1),)), 2**64 - 1),
+    (lambda z: z.get_coordinate_selection((2**70,)), 2**70),
+    (lambda z: z.set_coordinate_selection((2**70,), 1), 2**70),
+    (lambda z: z.vindex[2**70], 2**70),
+], ids=["u8-basic", "u8-oindex", "u8-vindex-write", "np-uint64-coordinate", "huge-coordinate",
+        "huge-coordinate-write", "huge-vindex"])
+def test_indices_beyond_int64_are_out_of_bounds_never_wrapped(op, shown):
+    """numpy raises IndexError for these; casting them to int64 would wrap them to negative
+    positions and read or write another element."""
+    z = _ten()
+    with pytest.raises(IndexingError) as info:
+        op(z)
+    assert str(info.value) == f"index {shown} is out of bounds for axis 0 with size 10"
+    assert z[...].tolist() == list(range(10))
+
+
+@pytest.mark.parametrize("sel", [slice(None, None, 2**63), slice(None, None, -2**63),
+                                 slice(3, None, 2**70), slice(None, None, 11)])
+def test_huge_slice_steps_select_like_numpy(sel):
+    z = _ten()
+    assert z[sel].tolist() == np.arange(10)[sel].tolist()
+    assert z.oindex[sel].tolist() == np.arange(10)[sel].tolist()
+
+
+@pytest.mark.parametrize("value", [2**70, float("inf"), -1])
+def test_values_that_do_not_fit_the_dtype_are_argument_errors(value):
+    import zarrx
+    z = zarrx.create_array({}, shape=(4,), chunks=(2,), dtype="u1")
+    with pytest.raises(zarrx.errors.ArgumentError, match="cannot convert value of type"):
+        z[0] = value

@@ -14,7 +14,6 @@ import inspect
 import os
 from typing import Any
 
-import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
@@ -23,7 +22,7 @@ from zarrx.creation import (_store, _where, check_format, create_array, like_arg
                             prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
-from zarrx.metadata.make import DEFAULT_FILL
+from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store
 
@@ -163,7 +162,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
-    meta = GroupMeta(attributes=dict(attributes or {}), zarr_format=zarr_format)  # type: ignore[arg-type]
+    meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
     nodes.save_node(st, path, meta)
     return Group(st, path, meta)
 

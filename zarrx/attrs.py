@@ -1,11 +1,11 @@
 """User attributes as a mutable mapping that persists every change to the node's metadata."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from zarrx.errors import ArgumentTypeError, ReadOnlyError
+from zarrx.errors import ArgumentTypeError, MetadataError, ReadOnlyError
+from zarrx.metadata.json import dumps
 
 __all__ = ["Attributes"]
 
@@ -23,8 +23,8 @@ class Attributes(MutableMapping[str, Any]):
         if self._read_only:
             raise ReadOnlyError("cannot change attributes: the node is open read-only")
         try:
-            json.dumps(new, allow_nan=True)
-        except (TypeError, ValueError) as exc:
+            dumps(new)          # as the metadata will be written: bounded depth, JSON values
+        except MetadataError as exc:
             raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
         self._save(new)
         self._data = new

@@ -483,7 +483,7 @@ def check_value(value: Any, shape: tuple[int, ...], dtype: np.dtype, where: str)
     try:
         arr = value if isinstance(value, np.ndarray) and value.dtype == dtype \
             else np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ArgumentError(f"{where}: cannot convert value of type {type(value).__name__} "
                         f"to dtype {dtype}: {exc}") from exc
     try:

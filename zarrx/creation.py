@@ -81,7 +81,7 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
         raise NodeExistsError(f"{what}: a node already exists at {_where(st, path)}"
                               + ("" if mode == "w-" else "; pass overwrite=True to replace it"))
     missing = check_parents(st, "", path, zarr_format, what) if path else []
-    if existing is not None:
+    if existing is not None or overwrite:   # objects left without a node document go too
         nodes.delete_node(st, path)
     for cur in missing:
         nodes.save_node(st, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from zarrx.creation import create_array, like_arguments, make_parents
 from zarrx.errors import ArgumentError, NodeExistsError, NodeMismatchError, NodeNotFoundError
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
+from zarrx.metadata.make import attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.node import Node
 from zarrx.store.base import Store
@@ -206,11 +207,12 @@ class Group(Node):
         path = self._child_path(name)
         make_parents(self._store, self._path, path, self._meta.zarr_format)
         existing = nodes.load_node(self._store, path)
-        if existing is not None:
-            if not overwrite:
-                raise NodeExistsError(f"group {self.name!r}: a node already exists at {name!r}")
+        if existing is not None and not overwrite:
+            raise NodeExistsError(f"group {self.name!r}: a node already exists at {name!r}")
+        if existing is not None or overwrite:
             nodes.delete_node(self._store, path)
-        meta = GroupMeta(attributes=dict(attributes or {}), zarr_format=self._meta.zarr_format)
+        meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"),
+                         zarr_format=self._meta.zarr_format)
         nodes.save_node(self._store, path, meta)
         self._forget_consolidated()
         return Group(self._store, path, meta)

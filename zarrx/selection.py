@@ -54,10 +54,18 @@ def _expand(sel: Any, ndim: int, allow_new: bool, what: str) -> tuple:
     return sel + fill
 
 
+_INT64_MAX = np.iinfo(np.int64).max
+
+
 def positions(arr: Any, size: int, axis: int) -> np.ndarray:
     """An int64 C-contiguous copy of ``arr`` with negatives wrapped; raises IndexingError naming
     the first out-of-range value."""
-    a = np.array(arr, dtype=np.int64, copy=True, order="C").reshape(-1)
+    src = np.asarray(arr)
+    if src.dtype.kind == "u" and src.dtype.itemsize >= 8 and src.size \
+            and (big := src.reshape(-1) > _INT64_MAX).any():    # would wrap to negatives
+        raise IndexingError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
+                            f"axis {axis} with size {size}")
+    a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
     bad = _indexing.wrap_positions(a, size)
     if bad >= 0:
         raise IndexingError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
@@ -87,6 +95,8 @@ def _parse_slice(s: slice, size: int, axis: int) -> tuple:
         raise IndexingError(f"slice step cannot be zero (axis {axis})")
     start, stop, step = s.indices(size)
     n = len(range(start, stop, step))
+    if abs(step) > size:            # selects at most one element: keep the step in int64
+        step = max(size, 1) if step > 0 else -max(size, 1)
     return ("slice", start if n else 0, n, step)
 
 
@@ -193,7 +203,7 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
     arrs = []
     for ax, s in enumerate(sel):
         if is_int(s):
-            arrs.append(np.asarray(s, dtype=np.int64))
+            arrs.append(np.asarray(_parse_int(s, shape[ax], ax), dtype=np.int64))
             continue
         if not isinstance(s, (list, tuple, np.ndarray)):
             raise IndexingError(f"coordinate selection on axis {ax}: expected an integer array, "

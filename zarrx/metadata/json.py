@@ -165,8 +165,9 @@ def _clean(value: Any) -> Any:
 def dumps(obj: Any) -> bytes:
     """JSON bytes the way zarr-python writes metadata: indent 2, non-ASCII escaped, non-finite
     floats as bare ``NaN`` / ``Infinity`` / ``-Infinity``."""
+    _check_tree(obj, Loc("metadata"))          # iterative: no recursion into deep nesting
     try:
         text = _json.dumps(_clean(obj), indent=2, allow_nan=True)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
     return text.encode("ascii")

@@ -22,7 +22,19 @@ from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, Key
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
 from zarrx.metadata.v3 import parse_array_v3
 
-__all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL"]
+__all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL", "attributes_arg"]
+
+
+def attributes_arg(attributes: Any, where: str) -> dict[str, Any]:
+    """A copy of the ``attributes`` argument of a creation call (None: none), or an
+    ArgumentTypeError unless it is a mapping with string keys."""
+    from zarrx.errors import ArgumentTypeError
+    if attributes is None:
+        return {}
+    if not isinstance(attributes, Mapping) or not all(isinstance(k, str) for k in attributes):
+        raise ArgumentTypeError(f"{where}: attributes: expected a mapping of str keys to JSON "
+                                f"values, found {type(attributes).__name__} {attributes!r:.80}")
+    return dict(attributes)
 
 WHERE = "array metadata"
 
@@ -160,7 +172,7 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
     grid, grid_doc = _grid(chunks, shape_t, zarr_format)
     fill = coerce_fill(fill_value, dt, zarr_format, Loc(WHERE, "fill_value"))
     enc = _key_encoding(chunk_key_encoding, zarr_format)
-    attrs = dict(attributes or {})
+    attrs = attributes_arg(attributes, WHERE)
     codecs = list(codecs) if codecs is not None else []
     if zarr_format == 3:
         if filters or compressor is not None:

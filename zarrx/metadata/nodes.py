@@ -153,14 +153,15 @@ def _settled(store: Store, entries: dict[str, Meta], pending: list[str]) -> dict
 
 
 def save_node(store: Store, path: str, meta: Meta) -> None:
-    """Write ``meta`` as the node at ``path`` (and keep a v2 root ``.zmetadata`` in step)."""
+    """Write ``meta`` as the node at ``path`` (and keep a v2 root ``.zmetadata`` in step).
+    Nothing is written unless the documents parse back (see :func:`_readable`)."""
     if meta.zarr_format == 3:
-        store.set(join(path, V3_KEY), dumps(serialize_v3(meta)))
+        store.set(join(path, V3_KEY), _readable(path, {V3_KEY: serialize_v3(meta)})[V3_KEY])
         return
-    docs = serialize_v2(meta)
+    docs = _readable(path, serialize_v2(meta))
     consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(path))
     for name, doc in docs.items():
-        store.set(join(path, name), dumps(doc))
+        store.set(join(path, name), doc)
     if ".zattrs" not in docs:
         store.delete(join(path, ".zattrs"))
     if consolidated:
@@ -168,6 +169,27 @@ def save_node(store: Store, path: str, meta: Meta) -> None:
             entries[path] = _without_consolidated(meta)
             pending.discard(path)
         _edit_zmetadata(store, finish)
+
+
+def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
+    """The documents of a node as JSON bytes, once they parse back as a reader parses them
+    (an attribute nested too deeply, a shape past 2**63 - 1: every limit a reader enforces),
+    else an ArgumentError naming the node, before anything is written. The parse is the one
+    a later open of the node reuses."""
+    from zarrx.errors import ArgumentError, MetadataError
+    out = {name: dumps(doc) for name, doc in docs.items()}
+    try:
+        if V3_KEY in out:
+            _cached_parse(parse_v3, out[V3_KEY], join(path, V3_KEY))
+        elif ".zarray" in out:
+            _cached_parse(parse_array_v2, out[".zarray"], out.get(".zattrs"),
+                          join(path, ".zarray"))
+        else:
+            parse_group_v2(out[".zgroup"], out.get(".zattrs"), join(path, ".zgroup"))
+    except MetadataError as exc:
+        raise ArgumentError(f"cannot write the metadata of {path or '/'!r}, a reader could not "
+                            f"open it: {exc}") from None
+    return out
 
 
 def _edit_zmetadata(store: Store, edit: Callable[[dict[str, Meta], set[str]], None]) -> bool:
