@@ -685,3 +685,27 @@ def test_ml_dtype_names(name):
         a[...] = np.arange(4).astype(getattr(ml_dtypes, name))
         assert a.dtype == np.dtype(getattr(ml_dtypes, name))
         assert a[...].astype("f4").tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+# -- fill values given by users -----------------------------------------------------------
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.zeros((3,), dtype=bool),
+    lambda lib: lib.ones((3,), dtype=bool),
+    lambda lib: lib.zeros_like(np.zeros(3, bool)),
+    lambda lib: lib.full((2,), fill_value=2, dtype=bool),
+    lambda lib: lib.zeros((3,), dtype="U3"),
+    lambda lib: lib.ones((2,), dtype=str),
+    lambda lib: lib.create_array({}, shape=(2,), dtype="S5", fill_value="abcd"),
+    lambda lib: lib.create_array({}, shape=(2,), dtype="S5", fill_value="hello", zarr_format=2),
+    lambda lib: lib.create_array({}, shape=(1,), dtype=[("a", "i4"), ("b", "f8")],
+                                 fill_value=[1, 2.5]),
+    lambda lib: lib.create_array({}, shape=(1,), dtype="f4", fill_value=True),
+], ids=["zeros-bool", "ones-bool", "zeros_like-bool", "full-bool-2", "zeros-U3", "ones-str",
+        "S5-text", "S5-text-v2", "struct-list", "f4-True"])
+def test_fill_values_convert_as_in_zarr_python(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = both(lambda lib: case(lib)[...])
+    assert not isinstance(got["zarrx"], Exception), got["zarrx"]
+    assert got["zarrx"].dtype == got["zarr"].dtype
+    assert got["zarrx"].tolist() == got["zarr"].tolist()

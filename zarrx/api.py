@@ -17,7 +17,7 @@ from typing import Any
 
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
-                          NodeNotFoundError)
+                          NodeNotFoundError, ReadOnlyError)
 from zarrx.creation import (_store, _where, check_format, create_array, like_arguments,
                             prepare_node)
 from zarrx.group import Group
@@ -222,6 +222,9 @@ def empty_like(a: Any, **kwargs: Any) -> Array:
     return empty(**like_arguments(a, kwargs, fill=True))
 
 
+_CREATE_ARRAY_KEYWORDS = frozenset(inspect.signature(create_array).parameters) - {"store"}
+
+
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
            chunks: Any = True, dtype: Any = None, compressor: Any = "auto",
            filters: Any = None, fill_value: Any = DEFAULT_FILL, order: str | None = None,
@@ -250,8 +253,16 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
         parts = split_codecs(codecs)
         filters, compressor = parts["filters"], parts["compressors"]
         kwargs["serializer"] = parts["serializer"]
-    if kwargs.pop("mode", "a") == "w":
+    mode = kwargs.pop("mode", "a")
+    if mode == "r":
+        raise ReadOnlyError("create: mode 'r' opens read-only; an array cannot be created "
+                            "with it")
+    if mode == "w":
         overwrite = True
+    unknown = sorted(set(kwargs) - _CREATE_ARRAY_KEYWORDS)
+    if unknown:
+        raise ArgumentTypeError(f"create: unexpected keyword argument {unknown[0]!r} (zarrx "
+                                f"takes create_array's keywords; see docs/guide/migrating.md)")
     if compressor != "auto" and "compressors" in kwargs:
         raise ArgumentError("create: pass compressors= or compressor=, not both")
     compressors = kwargs.pop("compressors", "auto") if compressor == "auto" else compressor

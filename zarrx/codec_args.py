@@ -252,6 +252,8 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     if ser is not None and ser.name == "sharding_indexed":
         chunks, shards, flt, ser, comp, index_codecs = _unshard(
             ser, chunks, shards, flt, compressors, zarr_format)
+        if ser.name == "sharding_indexed":
+            return _nested(dtype, chunks, shards, flt, ser, comp, index_codecs, order)
     elif _auto(compressors):
         comp = [CodecSpec("zstd", {"level": 0, "checksum": False})]
     else:
@@ -267,11 +269,21 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
                           len(flt), ser)
     if shards is None:
         return {"codecs": inner}, chunks
-    if isinstance(shards, Mapping):
+    if isinstance(shards, str) and shards == "auto" \
+            and all(isinstance(c, (int, np.integer)) for c in chunks):
+        # zarr-python's rule: two chunks per shard along every axis holding more than eight
+        shard_shape = tuple(c * 2 if s // max(c, 1) > 8 else c for s, c in zip(shape, chunks))
+        index_location = "end"
+    elif isinstance(shards, Mapping) and "shape" in shards:
         shard_shape = tuple(shards["shape"])
         index_location = shards.get("index_location", "end")
+    elif isinstance(shards, Sequence) and not isinstance(shards, (str, bytes)) \
+            and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in shards):
+        shard_shape, index_location = tuple(int(v) for v in shards), "end"
     else:
-        shard_shape, index_location = tuple(shards), "end"
+        raise ArgumentError(f"create_array: shards: expected a tuple of ints, "
+                            f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
+                            f"found {shards!r}")
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
         raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")
@@ -287,6 +299,26 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         "index_location": index_location,
     })
     return {"codecs": [sharding]}, shard_shape
+
+
+def _nested(dtype: Any, chunks: Any, shards: Any, flt: list, ser: Any, comp: list,
+            index_codecs: list, order: str) -> tuple[dict[str, Any], Any]:
+    """Nested sharding: the inner ``sharding_indexed`` serializer built as ``create_array``
+    builds one for chunks of the outer shard's inner chunk shape, then wrapped in the outer."""
+    if flt or comp:
+        raise ArgumentError(f"{WHERE} serializer.codecs: an inner sharding codec must be the "
+                            f"only codec of the outer one (found {len(flt)} array->array and "
+                            f"{len(comp)} bytes->bytes codecs beside it)")
+    inner, inner_chunks = build_codecs(dtype=dtype, shape=tuple(chunks), chunks=chunks,
+                                       shards=None, filters="auto", serializer=ser,
+                                       compressors="auto", zarr_format=3, order=order)
+    sharding = CodecSpec("sharding_indexed", {
+        "chunk_shape": list(inner_chunks),
+        "codecs": [codec_json(s) for s in inner["codecs"]],
+        "index_codecs": index_codecs,
+        "index_location": shards["index_location"],
+    })
+    return {"codecs": [sharding]}, tuple(shards["shape"])
 
 
 def _unshard(sharding: Any, chunks: Any, shards: Any, flt: list, compressors: Any,

@@ -146,8 +146,13 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     source, or picks the defaults for other data; the fill value, chunk key encoding and
     dimension names of a zarrx source are kept unless given. A zarrx source is copied a block
     of whole stored objects at a time."""
+    if data is None:
+        raise ArgumentTypeError("from_array: data: expected an array, found None")
     if not isinstance(data, Array) and not _array_like(data):
-        data = np.asarray(data)
+        try:
+            data = np.asarray(data)
+        except ValueError as exc:
+            raise ArgumentError(f"from_array: data is not an array: {exc}") from None
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
     out = create_array(store, name=name, shape=data.shape, dtype=data.dtype,
@@ -178,7 +183,13 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
     :class:`Array` is copied as :func:`from_array` copies it."""
     if isinstance(data, Array):
         return from_array(store, data=data, **kwargs)
-    data = np.asarray(data)
+    if data is None:
+        raise ArgumentTypeError("array: data: expected an array or a nested sequence, found "
+                                "None")
+    try:
+        data = np.asarray(data)
+    except ValueError as exc:
+        raise ArgumentError(f"array: data is not an array: {exc}") from None
     if kwargs.get("dtype") is None:
         kwargs["dtype"] = data.dtype
     return create_array(store, shape=data.shape, data=data, **kwargs)

@@ -2,7 +2,6 @@
 defaults, and the implicit parent groups a nested path needs."""
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -119,6 +118,10 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         order = order or config.get("order")
 
     st = _store(store, "w", storage_options)
+    for arg, v in (("name", name), ("path", path)):
+        if v is not None and not isinstance(v, str):
+            raise ArgumentTypeError(f"create_array: {arg}: expected a str, found "
+                                    f"{type(v).__name__} {v!r}")
     path = (name if name is not None else path or "").strip("/")
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
@@ -159,7 +162,7 @@ def _shape(shape: Any) -> tuple[int, ...]:
         out = tuple(int(s) for s in shape)
         ok = all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
                  for s in shape)
-    except TypeError:
+    except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
         raise ArgumentError(f"shape: expected a tuple of non-negative ints, found {shape!r}")
@@ -169,6 +172,9 @@ def _shape(shape: Any) -> tuple[int, ...]:
 def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         return auto_chunks(shape, np.dtype(dtype).itemsize if _is_numpy_dtype(dtype) else 16)
+    if isinstance(chunks, (str, bytes)):
+        raise ArgumentError(f"chunks: expected a tuple of positive ints or 'auto', found "
+                            f"{chunks!r}")
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
         return tuple(min(int(chunks), max(s, 1)) if chunks > 0 else int(chunks) for s in shape)
     if isinstance(chunks, Sequence) and any(isinstance(c, Sequence) for c in chunks):
@@ -176,7 +182,7 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     try:
         return tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
             if len(chunks) == len(shape) else tuple(chunks)
-    except TypeError as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ArgumentError(f"chunks: expected a tuple of positive ints, found {chunks!r}") \
             from exc
 
@@ -203,6 +209,14 @@ def auto_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) ->
 def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     """``kwargs`` completed from ``a``: shape and dtype; for a zarrx :class:`Array` also its
     chunks, shards, codecs and Zarr format, and (``fill``) its fill value."""
+    if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+        if a is None or not isinstance(a, (list, tuple)):
+            raise ArgumentTypeError(f"*_like: expected an array (anything with a shape and a "
+                                    f"dtype) or a list, found {type(a).__name__} {a!r:.60}")
+        try:
+            a = np.asarray(a)             # a nested list, as numpy's *_like take it
+        except ValueError as exc:
+            raise ArgumentError(f"*_like: the list is not an array: {exc}") from None
     kwargs.setdefault("shape", a.shape)
     kwargs.setdefault("dtype", a.dtype)
     if isinstance(a, Array):

@@ -17,7 +17,8 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.creation import create_array, like_arguments, make_parents
-from zarrx.errors import ArgumentError, NodeExistsError, NodeMismatchError, NodeNotFoundError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, NodeMismatchError,
+                          NodeNotFoundError)
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.make import attributes_arg
@@ -182,6 +183,10 @@ class Group(Node):
         opened below the children (zarr-python's ``level``; ``max_depth`` counts the children
         too: ``max_depth = level + 1``). ``expand`` is accepted for zarr-python's sake."""
         from zarrx.info import tree
+        for arg, v in (("level", level), ("max_depth", max_depth)):
+            if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
+                raise ArgumentTypeError(f"tree: {arg}: expected an int or None, found "
+                                        f"{type(v).__name__} {v!r}")
         return tree(self, max_depth if level is None else level + 1)
 
     @property

@@ -384,6 +384,11 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
     if n.kind in "OT":
         return resolve_dtype(str, zarr_format)
     if zarr_format == 3:
+        if native.fields is not None and (field := _subarray_field(native)) is not None:
+            from zarrx.errors import DataTypeError
+            raise DataTypeError(f"{loc}: field {field!r} of {short(dtype)} is a subarray; Zarr v3 "
+                                f"structured types have scalar fields only (Zarr v2 stores "
+                                f"subarray fields: zarr_format=2)")
         j = v3_json_for_numpy(native)
         name = j if isinstance(j, str) else j["name"]
         return DataType(name, native, json=j), endian
@@ -399,4 +404,22 @@ def _user_dtype(dtype: Any, loc: Loc) -> np.dtype:
 
 
 def _native_struct(n: np.dtype) -> np.dtype:
-    return np.dtype([(f, n.fields[f][0].newbyteorder("=")) for f in n.names])
+    out = []
+    for f in n.names:
+        sub = n.fields[f][0]
+        if sub.subdtype is not None:          # a subarray field: its base, in native order
+            out.append((f, sub.base.newbyteorder("="), sub.shape))
+        else:
+            out.append((f, sub.newbyteorder("=")))
+    return np.dtype(out)
+
+
+def _subarray_field(n: np.dtype) -> str | None:
+    """The name of the first field of ``n`` (at any depth) that is a subarray, or None."""
+    for f in n.names or ():
+        sub = n.fields[f][0]
+        if sub.subdtype is not None:
+            return f
+        if sub.fields is not None and (inner := _subarray_field(sub)) is not None:
+            return f"{f}.{inner}"
+    return None

@@ -63,12 +63,17 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if value is None:
         return None if zarr_format == 2 else default_fill(dt)
     cat = category(dt)
-    if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured",
-                                          "fixed_bytes"):
+    if cat == "fixed_bytes" and isinstance(value, str):
+        value = value.encode("utf-8")     # the user's text, not the JSON (base64) form of bytes
+    if cat == "structured" and isinstance(value, list):
+        value = tuple(value)              # one value per field, as numpy takes a record
+    if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured"):
         return parse_fill(value, dt, loc, zarr_format)
     if cat in ("string", "object"):
         if isinstance(value, bytes):
             value = value.decode("utf-8", "surrogateescape")
+        elif isinstance(value, (bool, int, float, np.bool_, np.number)):
+            value = str(value.item() if isinstance(value, np.generic) else value)  # as numpy
         return loc.str(str(value) if isinstance(value, np.str_) else value)
     if cat == "bytes":
         if isinstance(value, str):
@@ -90,12 +95,16 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
                 and not isinstance(value, bool):
             return np.array(int(value), np.int64).view(n)[()]
         if cat == "float" and not isinstance(value, np.generic):
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, bool):
+                value = float(value)            # as numpy casts it (zarr-python too)
+            if not isinstance(value, (int, float)):
                 raise loc.error("a real number", value)
             if isinstance(value, float) and not math.isfinite(value):
                 return np.array(value).astype(n)[()]
             return parse_fill(value, dt, loc, 3)
         if cat == "bool" and not isinstance(value, (bool, np.bool_)):
+            if isinstance(value, (int, float, np.number)):
+                return np.bool_(value)      # zeros/ones of bools: 0 and 1, as numpy casts them
             raise loc.error("True or False", value)
         with np.errstate(over="raise", invalid="ignore"):
             return np.array(value, dtype=n)[()]

@@ -1,0 +1,97 @@
+"""Creation arguments zarr-python users pass: what zarrx builds from them, and the clear
+errors (ZarrError subclasses) for ones it cannot take."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.codecs import ShardingCodec
+from zarrx.errors import (ArgumentError, ArgumentTypeError, DataTypeError, ReadOnlyError,
+                          ZarrError)
+
+zarr = pytest.importorskip("zarr")
+
+
+@pytest.mark.parametrize("shape, chunks", [((1000, 1000), (100, 100)), ((1000, 50), (100, 10)),
+                                           ((10000, 10000), "auto")])
+def test_shards_auto_matches_zarr_python(shape, chunks):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.create_array({}, shape=shape, chunks=chunks, shards="auto", dtype="i4")
+    ours = zarrx.create_array({}, shape=shape, chunks=chunks, shards="auto", dtype="i4")
+    assert (ours.chunks, ours.shards) == (theirs.chunks, theirs.shards)
+
+
+def test_nested_sharding_serializer_creates_a_nested_array(tmp_path):
+    a = np.arange(144, dtype="i4").reshape(12, 12)
+    z = zarrx.create_array(tmp_path, shape=a.shape, dtype="i4", chunks=(6, 6),
+                           serializer=ShardingCodec(chunk_shape=(3, 3),
+                                                    codecs=[ShardingCodec(chunk_shape=(1, 3))]))
+    z[...] = a
+    outer = json.loads((tmp_path / "zarr.json").read_text())["codecs"]
+    assert [c["name"] for c in outer] == ["sharding_indexed"]
+    assert outer[0]["configuration"]["chunk_shape"] == [3, 3]
+    inner = outer[0]["configuration"]["codecs"]
+    assert [c["name"] for c in inner] == ["sharding_indexed"]
+    assert inner[0]["configuration"]["chunk_shape"] == [1, 3]
+    np.testing.assert_array_equal(zarr.open_array(tmp_path, mode="r")[...], a)
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path, mode="r")[3:9, 2:11], a[3:9, 2:11])
+
+
+def test_nested_sharding_with_codecs_beside_the_inner_one_is_refused():
+    with pytest.raises(ArgumentError, match="an inner sharding codec must be the only codec"):
+        zarrx.create_array({}, shape=(12,), dtype="i4", chunks=(6,),
+                           serializer=ShardingCodec(chunk_shape=(3,), codecs=[
+                               ShardingCodec(chunk_shape=(1,)), {"name": "crc32c"}]))
+
+
+def test_subarray_fields():
+    dt = np.dtype([("a", "i4"), ("b", "f8", (2,))])
+    x = np.zeros(3, dt)
+    x["a"] = [1, 2, 3]
+    x["b"] = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    store: dict = {}
+    z = zarrx.create_array(store, shape=(3,), chunks=(2,), dtype=dt, zarr_format=2)
+    z[...] = x
+    back = zarrx.open_array(store, mode="r")
+    assert back.dtype == dt
+    assert back[...].tobytes() == x.tobytes()
+    with pytest.raises(DataTypeError) as info:
+        zarrx.create_array({}, shape=(3,), dtype=dt, zarr_format=3)
+    assert "field 'b'" in str(info.value) and "zarr_format=2" in str(info.value)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,), shards="x", dtype="i4"),
+     ArgumentError, "create_array: shards: expected a tuple of ints"),
+    (lambda: zarrx.create_array({}, shape="abc", dtype="i4"), ArgumentError,
+     "shape: expected a tuple of non-negative ints, found 'abc'"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks="foo", dtype="i4"), ArgumentError,
+     "chunks: expected a tuple of positive ints or 'auto', found 'foo'"),
+    (lambda: zarrx.create_array({}, shape=(10,), name=5, dtype="i4"), ArgumentTypeError,
+     "create_array: name: expected a str, found int 5"),
+    (lambda: zarrx.zeros_like(5), ArgumentTypeError, "*_like: expected an array"),
+    (lambda: zarrx.empty_like(None), ArgumentTypeError, "*_like: expected an array"),
+    (lambda: zarrx.array([[1], [1, 2]]), ArgumentError, "array: data is not an array"),
+    (lambda: zarrx.array(None), ArgumentTypeError, "array: data: expected an array"),
+    (lambda: zarrx.group({}).tree(level="x"), ArgumentTypeError,
+     "tree: level: expected an int or None, found str 'x'"),
+    (lambda: zarrx.create((3,), synchronizer=None), ArgumentTypeError,
+     "create: unexpected keyword argument 'synchronizer'"),
+    (lambda: zarrx.zeros((3,), mode="r"), ReadOnlyError, "create: mode 'r' opens read-only"),
+], ids=["shards-str", "shape-str", "chunks-str", "name-int", "like-int", "like-none",
+        "array-ragged", "array-none", "tree-level", "create-unknown-keyword", "zeros-mode-r"])
+def test_bad_arguments_raise_zarr_errors(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert isinstance(info.value, ZarrError)
+    assert str(info.value).startswith(message)
+
+
+def test_like_takes_a_nested_list():
+    z = zarrx.zeros_like([[1, 2, 3]])
+    assert z.shape == (1, 3) and z.dtype == np.dtype(int)
