@@ -44,9 +44,12 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
                                 f"shape and dtype), found {type(arr).__name__}")
     mode = kwargs.pop("mode", "a")
     overwrite = kwargs.pop("overwrite", None) or mode == "w"
-    chunks = getattr(arr, "chunks", None)
+    chunks = kwargs.pop("chunks", None)
+    if chunks is None:
+        chunks = getattr(arr, "chunks", None)
+        chunks = chunks if isinstance(chunks, tuple) else "auto"
     create_array(_store(store, "w", storage_options), name=path, shape=arr.shape, dtype=arr.dtype,
-                 chunks=chunks if isinstance(chunks, tuple) else "auto", overwrite=overwrite,
+                 chunks=chunks, overwrite=overwrite,
                  zarr_format=zarr_format or 3, data=np.asarray(arr), **kwargs)
 
 

@@ -392,7 +392,7 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def key_problem(key: str) -> str | None:
+def key_problem(key: str, *, files: bool = True) -> str | None:
     """Why ``key`` cannot name a file (or zip entry) safely below a root, or None if it can.
 
     A path-safe key is ``/``-separated names: no leading ``/``, no empty, ``.`` or ``..`` segment,
@@ -418,6 +418,8 @@ def key_problem(key: str) -> str | None:
             return "found an empty segment ('//' or a trailing '/')"
         if seg in (".", ".."):
             return f"found a {seg!r} segment; keys may not step outside their directory"
+        if not files:
+            continue                # object names: a ':' or a long name is an ordinary name
         if _DRIVE.match(seg):
             return f"found a drive letter in segment {seg!r}"
         if (n := len(seg.encode("utf-8"))) > MAX_SEGMENT_BYTES:
@@ -425,11 +427,12 @@ def key_problem(key: str) -> str | None:
     return None
 
 
-def check_path_key(key: object, store: str) -> str:
-    """``key`` if it is path-safe (see :func:`key_problem`), else a StoreError naming it."""
+def check_path_key(key: object, store: str, *, files: bool = True) -> str:
+    """``key`` if it is path-safe (see :func:`key_problem`; ``files=False``: as an object
+    name, where drive letters and names over 255 bytes are ordinary), else a StoreError."""
     if not isinstance(key, str):
         raise StoreError(f"{store}: key {key!r}: expected str, found {type(key).__name__}")
-    if (problem := key_problem(key)) is not None:
+    if (problem := key_problem(key, files=files)) is not None:
         raise StoreError(f"{store}: key {key!r}: {problem}")
     return key
 

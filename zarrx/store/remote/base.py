@@ -155,7 +155,7 @@ class RemoteStore(RemoteReads, Store):
                           "with conditional_writes=False to write without conditions")
 
     def _key(self, key: object) -> str:
-        return check_path_key(key, repr(self))
+        return check_path_key(key, repr(self), files=False)
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         key = self._key(key)
@@ -374,7 +374,18 @@ class RemoteStore(RemoteReads, Store):
         raise NotImplementedError
 
     def __getstate__(self) -> dict:
-        return self._config()
+        config = self._config()
+        source = config.get("fs", config.get("store"))
+        if source is not None and not isinstance(source, str):
+            import pickle
+            try:
+                pickle.dumps(source)
+            except Exception as exc:  # noqa: BLE001 - whatever the object's pickling raises
+                raise StoreError(f"{self!r}: cannot be pickled: the {type(source).__name__} "
+                                 f"it was made from cannot ({type(exc).__name__}: {exc}); "
+                                 f"make the store from a URL and storage_options, which "
+                                 f"pickle") from None
+        return config
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)  # type: ignore[misc]

@@ -4,7 +4,9 @@ Default backends: obstore (:class:`ObjectStore`) for ``s3://``, ``s3a://``, ``gs
 ``az://`` (and the other Azure schemes) and ``http(s)://`` when it is installed, else fsspec;
 fsspec (:class:`FsspecStore`) for every other protocol (``memory://``, ``gcs://``, ``abfs://``,
 ``ftp://``, ...). fsspec-style ``storage_options`` for S3 (``key``, ``secret``, ``token``,
-``anon``, ``endpoint_url``, ``client_kwargs={"region_name": ...}``) are translated for obstore.
+``anon``, ``endpoint_url``, ``client_kwargs={"region_name": ...}``) are translated for obstore;
+an ``s3://`` URL given options only s3fs understands (``profile``, ``requester_pays``,
+``config_kwargs``, other ``client_kwargs``, ...) goes to fsspec instead.
 """
 from __future__ import annotations
 
@@ -28,6 +30,27 @@ def _has(module: str) -> bool:
     if module in sys.modules:
         return sys.modules[module] is not None
     return importlib.util.find_spec(module) is not None
+
+
+# s3fs options obstore has no equivalent for: a URL given them goes to fsspec (s3fs)
+_S3FS_ONLY = frozenset({
+    "profile", "use_ssl", "config_kwargs", "requester_pays", "s3_additional_kwargs",
+    "version_aware", "skip_instance_cache", "use_listings_cache", "listings_expiry_time",
+    "max_paths", "default_block_size", "default_fill_cache", "default_cache_type",
+    "cache_regions", "asynchronous", "loop", "max_concurrency", "fixed_upload_size",
+    "session", "username", "password"})
+_OBSTORE_CLIENT_KWARGS = frozenset({"region_name", "endpoint_url"})
+
+
+def _s3fs_only(scheme: str, so: dict) -> list[str]:
+    """The storage options (s3fs names) that only the fsspec backend understands."""
+    if scheme not in ("s3", "s3a"):
+        return []
+    out = sorted(k for k in so if k in _S3FS_ONLY)
+    ck = so.get("client_kwargs")
+    if isinstance(ck, dict):
+        out += [f"client_kwargs[{k!r}]" for k in sorted(ck) if k not in _OBSTORE_CLIENT_KWARGS]
+    return out
 
 
 def default_backend(scheme: str) -> str:
@@ -59,9 +82,18 @@ def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) 
     scheme = scheme_of(url)
     if not scheme:
         raise StoreError(f"open_url: {url!r} is not a URL")
+    if storage_options is not None and not isinstance(storage_options, dict):
+        from zarrx.errors import ArgumentTypeError
+        raise ArgumentTypeError(f"{redact(url)!r}: storage_options: expected a dict, found "
+                                f"{type(storage_options).__name__}")
     so = dict(storage_options or {})
     read_only = read_only or scheme in HTTP_SCHEMES
-    if default_backend(scheme) == "obstore":
+    fsspec_only = _s3fs_only(scheme, so)
+    if fsspec_only and not (_has("fsspec") and _has("s3fs")):
+        raise MissingDependencyError(
+            f"{redact(url)!r}: the storage options {', '.join(fsspec_only)} are s3fs options, "
+            f"which need the packages 'fsspec' and 's3fs': pip install fsspec s3fs")
+    if default_backend(scheme) == "obstore" and not fsspec_only:
         if not _has("obstore"):
             extra = EXTRAS.get(scheme, "remote")
             raise MissingDependencyError(

@@ -65,6 +65,14 @@ class FsspecStore(RemoteStore):
                 cfg.setdefault("max_pool_connections", max(10, opts.in_flight))
                 so["config_kwargs"] = cfg
                 so.setdefault("skip_instance_cache", True)   # ours alone: see retries below
+            elif fs.split("://", 1)[0] in ("http", "https"):
+                # aiohttp waits without limit by default: zarrx's timeouts apply
+                import aiohttp
+                ck = dict(so.get("client_kwargs") or {})
+                ck.setdefault("timeout", aiohttp.ClientTimeout(
+                    total=None, connect=opts.connect_timeout, sock_read=opts.timeout))
+                so["client_kwargs"] = ck
+                so.setdefault("skip_instance_cache", True)
             try:
                 self.fs, root = fsspec.core.url_to_fs(fs, **so)
             except ImportError as exc:
@@ -258,12 +266,18 @@ class FsspecStore(RemoteStore):
             return Failure("timeout")
         if isinstance(exc, ConnectionError) or type(exc).__name__ in (
                 "EndpointConnectionError", "ConnectionClosedError", "ClientConnectorError",
-                "ServerDisconnectedError", "ClientOSError"):
+                "ServerDisconnectedError", "ClientOSError", "ClientPayloadError",
+                "ResponseStreamingError", "IncompleteReadError"):
             return Failure("connection", None, type(exc).__name__)
-        if type(exc).__name__ in ("ReadTimeoutError", "ConnectTimeoutError", "ServerTimeoutError"):
+        if type(exc).__name__ in ("ReadTimeoutError", "ConnectTimeoutError", "ServerTimeoutError",
+                                  "SocketTimeoutError", "ConnectionTimeoutError"):
             return Failure("timeout", None, type(exc).__name__)
         if isinstance(exc, OSError):
             return Failure("other", None, type(exc).__name__)
+        if isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
+            # a storage option the filesystem's client does not take (s3fs hands them on
+            # when its first request opens a session)
+            return Failure("config", None, f"storage_options: {exc}")
         return None
 
     # -- plumbing -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import re
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -176,15 +177,15 @@ class ObjectStore(RemoteStore):
             return Failure("precondition", status or 412, code)
         if isinstance(exc, (ex.PermissionDeniedError, ex.UnauthenticatedError, PermissionError)):
             return Failure("access", status or 403, code)
+        low = text.splitlines()[0].lower() if text else ""
+        if "non-partial response" in low or "range request not supported" in low:
+            return Failure("not_partial", None, "the server ignored the range")
         if isinstance(exc, (ex.NotSupportedError, NotImplementedError)):
             return Failure("unsupported", status, "not supported by the backend")
         if isinstance(exc, ex.InvalidPathError):
             return Failure("other", None, "invalid object path")
         if status is not None:
             return Failure(_status_kind(status, code), status, code)
-        low = text.splitlines()[0].lower() if text else ""
-        if "non-partial response" in low:
-            return Failure("not_partial", None, "the server ignored the range")
         kind = _HTTP_KIND.search(text)
         if kind is not None:
             k = kind.group(1)
@@ -227,6 +228,10 @@ def _status_kind(status: int, code: str) -> str:
     return "other"
 
 
+_MEMORY: dict[str, Any] = {}
+_MEMORY_LOCK = threading.Lock()
+
+
 def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) -> Any:
     """The obstore store for ``url``: zarrx's timeouts, no obstore retries (zarrx retries),
     HTTP allowed for ``http://`` endpoints, and If-Match puts on S3."""
@@ -240,6 +245,9 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     endpoint = str(so.get("endpoint") or so.get("aws_endpoint") or so.get("endpoint_url") or "")
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
+    if endpoint and not endpoint.startswith(("http://", "https://")):
+        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: expected a "
+                         f"URL starting with http:// or https://, found {redact(endpoint)!r}")
     if scheme == "http" or endpoint.startswith("http://"):
         client.setdefault("allow_http", True)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
@@ -248,7 +256,10 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     retry = so.pop("retry_config", None) or {
         "max_retries": 0, "retry_timeout": datetime.timedelta(seconds=opts.timeout)}
     if scheme == "memory":
-        return obs.store.MemoryStore()
+        # one store per URL in the process, as fsspec's memory filesystem: a pickled or
+        # reopened memory:// store sees the same objects
+        with _MEMORY_LOCK:
+            return _MEMORY.setdefault(url.rstrip("/"), obs.store.MemoryStore())
     try:
         return obs.store.from_url(url, client_options=client, retry_config=retry, **so)
     except ImportError:
@@ -256,8 +267,18 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
         extra = EXTRAS.get(scheme)
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
-                         f"{type(exc).__name__}: {_first_line(exc)}"
+                         f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
+
+
+def _without_values(text: str, *configs: dict) -> str:
+    """``text`` with every configuration value of 4 characters or more masked: a secret
+    given under the wrong key must not reach a message or a log."""
+    for conf in configs:
+        for v in conf.values():
+            if isinstance(v, str) and len(v) >= 4:
+                text = text.replace(v, "***")
+    return text
 
 
 def _first_line(exc: BaseException) -> str:

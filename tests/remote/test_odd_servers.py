@@ -1,0 +1,183 @@
+"""Servers and configurations users meet outside object stores: an HTTP server that ignores
+Range requests (python -m http.server), one that drops a response midway or stalls, s3fs-only
+storage options, endpoints without a scheme, and object names that are not file names."""
+from __future__ import annotations
+
+import functools
+import http.server
+import socket
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import (ArgumentTypeError, RemoteConnectionError, RemoteTimeoutError,
+                          StoreError)
+from zarrx.store import make_store
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp")
+
+
+@pytest.fixture(scope="module")
+def plain_http(tmp_path_factory):
+    """python's own HTTP server over a directory: no Range support, no ETag."""
+    root = tmp_path_factory.mktemp("plain")
+    a = np.arange(600, dtype="<i4").reshape(20, 30)
+    for fmt in (2, 3):
+        zarrx.save_array(str(root / f"v{fmt}.zarr"), a, zarr_format=fmt, chunks=(7, 9))
+    g = zarrx.open_group(str(root / "g.zarr"), mode="w")
+    g.create_array("x", shape=a.shape, chunks=(10, 10), shards=(20, 30), dtype=a.dtype)[...] = a
+    zarrx.consolidate_metadata(str(root / "g.zarr"))
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None          # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", a
+    server.shutdown()
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("name", ["v2.zarr", "v3.zarr", "g.zarr/x"])
+def test_server_without_range_support_is_read_whole(plain_http, backend, name):
+    base, a = plain_http
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore
+        store = ObjectStore(f"{base}/{name}")
+    else:
+        from zarrx.store.remote import FsspecStore
+        store = FsspecStore(f"{base}/{name}")
+    z = zarrx.open_array(store, mode="r")
+    np.testing.assert_array_equal(z[...], a)
+    np.testing.assert_array_equal(z[3:17, 4:25], a[3:17, 4:25])
+
+
+def test_consolidated_group_over_plain_http(plain_http):
+    base, a = plain_http
+    g = zarrx.open_consolidated(f"{base}/g.zarr", mode="r")
+    np.testing.assert_array_equal(g["x"][5:9], a[5:9])
+
+
+class _BadServer:
+    """Answers every request with headers and part of the body, then closes (``drop``) or
+    stalls (``stall``)."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        self.sock.settimeout(0.2)
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                got = conn.recv(65536)
+                if not got:
+                    return
+                data += got
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: \"e\"\r\n\r\n"
+                         + b"x" * 100)
+            if self.how == "stall":
+                self.stop.wait(30)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("how, error", [("drop", RemoteConnectionError),
+                                        ("stall", RemoteTimeoutError)])
+def test_fsspec_http_failures_are_store_errors(how, error):
+    from zarrx.store.remote import FsspecStore
+    server = _BadServer(how)
+    try:
+        store = FsspecStore(f"http://127.0.0.1:{server.port}/d", timeout=1, connect_timeout=1,
+                            retries=1, backoff=0.01)
+        t0 = time.monotonic()
+        with pytest.raises(error) as info:
+            store.get("k")
+        assert time.monotonic() - t0 < 20
+        assert "'k'" in str(info.value) and "after 2 attempts" in str(info.value)
+    finally:
+        server.close()
+
+
+def test_endpoint_without_a_scheme_is_refused():
+    pytest.importorskip("obstore")
+    with pytest.raises(StoreError) as info:
+        make_store("s3://bkt/x", "r", {"endpoint_url": "localhost:9000", "key": "k",
+                                       "secret": "s"})
+    assert str(info.value) == ("ObjectStore('s3://bkt/x'): storage_options endpoint: expected "
+                               "a URL starting with http:// or https://, found 'localhost:9000'")
+
+
+@pytest.mark.parametrize("extra", [{"requester_pays": True}, {"profile": "default"},
+                                   {"client_kwargs": {"verify": False}}])
+def test_s3fs_only_options_open_an_fsspec_store(extra):
+    pytest.importorskip("s3fs")
+    store = make_store("s3://bkt/x", "r", {"endpoint_url": "http://127.0.0.1:9", "key": "k",
+                                           "secret": "s", **extra})
+    assert type(store).__name__ == "FsspecStore"
+
+
+def test_configuration_values_never_show_in_errors():
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    with pytest.raises(StoreError) as info:
+        ObjectStore("s3://bkt/x", storage_options={"endpoint": "http://127.0.0.1:9",
+                                                   "skip_signature": "SUPERSECRETVALUE"})
+    assert "SUPERSECRETVALUE" not in str(info.value)
+    assert "cannot configure the store" in str(info.value)
+
+
+def test_storage_options_must_be_a_dict():
+    with pytest.raises(ArgumentTypeError) as info:
+        make_store("memory://x", "r", "abc")       # type: ignore[arg-type]
+    assert str(info.value) == "'memory://x': storage_options: expected a dict, found str"
+
+
+def test_object_names_need_not_be_file_names():
+    """S3 names may hold ':' and be longer than a file name; only file stores refuse them."""
+    from zarrx.store.remote import FsspecStore
+    store = FsspecStore("memory://zarrx-names")
+    long = "n" * 300
+    for key in ("g/c:d/zarr.json", f"g/{long}"):
+        store.set(key, b"v")
+        assert store.get(key) == b"v"
+    store.delete_prefix("")
+
+
+def test_pickling_a_store_made_from_an_unpicklable_object_says_so():
+    obstore = pytest.importorskip("obstore")
+    import pickle
+    from zarrx.store.remote import ObjectStore
+    store = ObjectStore(obstore.store.MemoryStore())
+    with pytest.raises(StoreError) as info:
+        pickle.dumps(store)
+    assert "cannot be pickled: the MemoryStore it was made from cannot" in str(info.value)
+    assert "make the store from a URL" in str(info.value)
+
+
+def test_obstore_memory_url_is_one_store_per_process():
+    pytest.importorskip("obstore")
+    import pickle
+    from zarrx.store.remote import ObjectStore
+    a = ObjectStore("memory:///zarrx-one")
+    a.set("k", b"v")
+    assert ObjectStore("memory:///zarrx-one").get("k") == b"v"
+    assert pickle.loads(pickle.dumps(a)).get("k") == b"v"
+    assert ObjectStore("memory:///zarrx-other").get("k") is None
