@@ -31,8 +31,9 @@ from zarrx.errors import ConflictError, StoreError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
-from zarrx.store.base import Store
+from zarrx.store.base import ByteRange, Store
 
 __all__ = ["join", "load_node", "save_node", "delete_node", "move_node", "list_children", "walk",
            "consolidate", "V3_KEY", "V2_KEYS"]
@@ -100,6 +101,11 @@ def _copied(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
+# a metadata document is read up to one byte past the largest the parser takes: a larger
+# object (a hostile multi-GB file at zarr.json) costs no more than that to refuse
+_DOC = ByteRange.trusted(0, MAX_DOCUMENT_BYTES + 1)
+
+
 def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta | None:
     """The metadata of the node at ``path``, or None when there is none. v3 wins over v2.
 
@@ -107,7 +113,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
     whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
     and for the v2 documents only when there is none."""
     if zarr_format is None and not store.latency_bound:
-        doc = store.get(join(path, V3_KEY))
+        doc = store.get(join(path, V3_KEY), _DOC)
         if doc is not None:
             return _cached_parse(parse_v3, doc, join(path, V3_KEY))
         zarr_format = 2
@@ -118,7 +124,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
         names += V2_KEYS
         if not path:
             names.append(ZMETADATA)
-    docs = dict(zip(names, store.get_many([(join(path, n), None) for n in names])))
+    docs = dict(zip(names, store.get_many([(join(path, n), _DOC) for n in names])))
     if docs.get(V3_KEY) is not None:
         return _cached_parse(parse_v3, docs[V3_KEY], join(path, V3_KEY))
     zattrs = docs.get(".zattrs")

@@ -104,9 +104,10 @@ cdef class Arena:
 
 
 cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object fallback,
-                      Arena arena):
-    """The file at ``path``: ``bytes`` of its size, or (with ``arena``) a view into the arena;
-    None when absent or not a regular file; ``fallback`` on anything else."""
+                      Arena arena, Py_ssize_t limit):
+    """The file at ``path`` (its first ``limit`` bytes when ``limit`` >= 0): ``bytes`` of its
+    size, or (with ``arena``) a view into the arena; None when absent or not a regular file;
+    ``fallback`` on anything else."""
     cdef int fd, err
     cdef struct_stat st
     cdef Py_ssize_t size, done = 0, start = 0
@@ -125,6 +126,8 @@ cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object
         close(fd)
         return None
     size = <Py_ssize_t>st.st_size
+    if 0 <= limit < size:
+        size = limit
     try:
         if arena is None:
             out = PyBytes_FromStringAndSize(NULL, size)
@@ -163,12 +166,15 @@ cdef Py_ssize_t _pread_all(int fd, char* dst, Py_ssize_t size) noexcept nogil:
 
 
 def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object fallback,
-               Arena arena=None):
+               Arena arena=None, list limits=None):
     """``[bytes | None | fallback]``, one per key of ``keys`` (``str``, or ``None`` for an item
-    the caller handles itself, which yields ``fallback``): the whole file ``<root>/<key>``.
-    With ``arena``, files are views into it, laid out after what it holds since its last
-    :meth:`Arena.reset` (the caller resets it per batch), instead of ``bytes``."""
-    cdef Py_ssize_t rn = len(root), kn
+    the caller handles itself, which yields ``fallback``): the whole file ``<root>/<key>``, or
+    its first ``limits[i]`` bytes where ``limits`` gives a non-negative one. With ``arena``,
+    files are views into it, laid out after what it holds since its last :meth:`Arena.reset`
+    (the caller resets it per batch), instead of ``bytes``."""
+    cdef Py_ssize_t rn = len(root), kn, i = -1, limit = -1
+    if limits is not None and len(limits) != len(keys):
+        raise ValueError("read_whole: one limit per key")
     cdef char buf[PATH_MAX]
     cdef const unsigned char* kp
     cdef list out = []
@@ -177,9 +183,12 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
     memcpy(buf, PyBytes_AS_STRING(root), rn)
     buf[rn] = 47
     for key in keys:
+        i += 1
         if type(key) is not str:
             out.append(fallback)
             continue
+        if limits is not None:
+            limit = <Py_ssize_t>limits[i]
         kb = (<str>key).encode("utf-8", "surrogatepass")
         kn = len(kb)
         kp = <const unsigned char*>PyBytes_AS_STRING(kb)
@@ -188,7 +197,7 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
             continue
         memcpy(buf + rn + 1, kp, kn)
         buf[rn + 1 + kn] = 0
-        out.append(_read_one(buf, flags, resolve, fallback, arena))
+        out.append(_read_one(buf, flags, resolve, fallback, arena, limit))
     return out
 
 

@@ -46,6 +46,16 @@ SWEEP_AGE = 3600.0
 _SLOW = object()            # read_whole's answer for a key the Python path must handle
 
 
+def _head_limit(rng: ByteRange | None) -> int | None:
+    """-1 for a whole-object request, ``n`` for the first ``n`` bytes (what the kernel's whole
+    read serves too), None for any other range (read in Python)."""
+    if rng is None:
+        return -1
+    if rng.suffix is None and rng.offset == 0:
+        return -1 if rng.length is None else rng.length
+    return None
+
+
 class LocalStore(ConditionalFiles):
     """Keys are ``/``-separated paths of files below ``root``.
 
@@ -138,19 +148,21 @@ class LocalStore(ConditionalFiles):
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
-        if byte_range is None:
-            got = self._whole([key])[0]
+        limit = _head_limit(byte_range)
+        if limit is not None:
+            got = self._whole([key], None, None if limit < 0 else [limit])[0]
             if got is not _SLOW:
                 return got
         return self._get(key, byte_range)
 
-    def _whole(self, keys: list, arena: Arena | None = None) -> list:
-        """Whole files of ``keys`` read by the kernel (one openat2, fstat, pread and close per
-        key; into ``arena`` when given); ``_SLOW`` where the Python path must read instead."""
+    def _whole(self, keys: list, arena: Arena | None = None, limits: list | None = None) -> list:
+        """Whole files of ``keys`` (or their first ``limits[i]`` bytes) read by the kernel (one
+        openat2, fstat, pread and close per key; into ``arena`` when given); ``_SLOW`` where
+        the Python path must read instead."""
         real = self._tree.real_root()
         if real is None:
             return [_SLOW] * len(keys)
-        return read_whole(real, keys, READ_FLAGS, RESOLVE, _SLOW, arena)
+        return read_whole(real, keys, READ_FLAGS, RESOLVE, _SLOW, arena, limits)
 
     def _get(self, key: str, byte_range: ByteRange | None) -> bytes | None:
         opened = self._open(key, self._parts(key))
@@ -225,7 +237,11 @@ class LocalStore(ConditionalFiles):
 
     def _get_batch(self, reqs: Sequence[Request], arena: Arena | None = None) -> list:
         """Whole files through the kernel (into ``arena`` when given), the rest in Python."""
-        got = self._whole([key if rng is None else None for key, rng in reqs], arena)
+        limits = [_head_limit(rng) for _, rng in reqs]
+        keys = [None if lim is None else key for lim, (key, _) in zip(limits, reqs)]
+        got = self._whole(keys, arena,
+                          None if all(lim == -1 for lim in limits) else
+                          [-1 if lim is None else lim for lim in limits])
         return [self._get(key, rng) if g is _SLOW else g for g, (key, rng) in zip(got, reqs)]
 
     def getsize(self, key: str) -> int | None:

@@ -135,6 +135,9 @@ class Reader:
         if declared > MAX_DEFLATE_RATIO * info.compress_size + 64:
             raise self._fail(info, f"declares {declared} bytes from {info.compress_size} "
                                    "compressed bytes, more than deflate can produce")
+        if name not in self.verified and (start, stop) != (0, declared) \
+                and declared > INFLATE_CACHE_BYTES:     # too large to keep: stream it once
+            return self._inflate_range(fp, info, begin, start, stop)
         whole = name not in self.verified or (start == 0 and stop == declared)
         data = self._inflate(fp, info, begin, declared if whole else stop)
         if whole:
@@ -199,6 +202,45 @@ class Reader:
         if len(out) < want:
             raise self._fail(info, f"inflates to {len(out)} bytes, declared {declared}")
         return bytes(out)
+
+    def _inflate_range(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, start: int,
+                       stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of an entry not yet verified: the whole entry is inflated
+        once, ``BLOCK`` bytes at a time, for its CRC-32, keeping only the range (memory bounded
+        by the range, not by the size the entry declares)."""
+        declared = info.file_size
+        d = zlib.decompressobj(-15)
+        want = bytearray()
+        crc, pos = 0, 0
+        left, at = info.compress_size, begin
+        try:
+            while not d.eof:
+                chunk = d.unconsumed_tail
+                if not chunk:
+                    if not left:
+                        break
+                    fp.seek(at)
+                    chunk = fp.read(min(INFLATE_STEP, left))
+                    if not chunk:
+                        raise self._fail(info, f"truncated: {left} compressed bytes missing")
+                    at += len(chunk)
+                    left -= len(chunk)
+                block = d.decompress(chunk, BLOCK)
+                if pos + len(block) > declared:
+                    raise self._fail(info, f"inflates to more than its declared {declared} "
+                                           "bytes")
+                crc = zlib.crc32(block, crc)
+                if pos < stop and pos + len(block) > start:
+                    want += block[max(start - pos, 0):stop - pos]
+                pos += len(block)
+        except zlib.error as exc:
+            raise self._fail(info, f"corrupt deflate data: {exc}") from None
+        if pos < declared:
+            raise self._fail(info, f"inflates to {pos} bytes, declared {declared}")
+        if crc != info.CRC:
+            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found {crc:#010x}")
+        self.verified.add(info.orig_filename)
+        return bytes(want)
 
     def _check_crc(self, info: zipfile.ZipInfo, data: bytes) -> None:
         crc = zlib.crc32(data)
