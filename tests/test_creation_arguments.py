@@ -3,6 +3,7 @@ errors (ZarrError subclasses) for ones it cannot take."""
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -95,3 +96,17 @@ def test_bad_arguments_raise_zarr_errors(call, error, message):
 def test_like_takes_a_nested_list():
     z = zarrx.zeros_like([[1, 2, 3]])
     assert z.shape == (1, 3) and z.dtype == np.dtype(int)
+
+
+@pytest.mark.parametrize("dtype, shape", [(("f4", (2,)), "(2,)"), ("(1,2)f4", "(1, 2)")])
+def test_subarray_dtypes_are_refused_naming_the_type(dtype, shape):
+    with pytest.raises(DataTypeError, match=rf"is a subarray type \(float32 of shape "
+                                            rf"{re.escape(shape)}\)"):
+        zarrx.create_array({}, shape=(3,), dtype=dtype)
+
+
+@pytest.mark.parametrize("shape", [(2**61,), (2**31, 2**31)])
+def test_reading_more_than_memory_holds_is_an_argument_error(shape):
+    z = zarrx.create_array({}, shape=shape, chunks=(1024,) * len(shape), dtype="f4")
+    with pytest.raises(ArgumentError, match=r"does not fit in memory; read it in parts"):
+        z[...]

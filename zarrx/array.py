@@ -202,7 +202,14 @@ class Array(Node):
 
     def _out(self, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
         if out is None:
-            return np.empty(shape, dtype=self._meta.data_type.numpy)
+            dt = self._meta.data_type.numpy
+            try:
+                return np.empty(shape, dtype=dt)
+            except (MemoryError, ValueError):
+                n = math.prod(shape) * dt.itemsize
+                raise ArgumentError(f"{self.name}: the selection of shape {shape} ({n} bytes of "
+                                    f"{dt}) does not fit in memory; read it in parts, or into "
+                                    f"out=") from None
         return _check_out(out, shape, self.dtype, self.name)
 
     def _get(self, selection: Any, kind: str, out: np.ndarray | None,

@@ -142,6 +142,21 @@ def test_cbytes_larger_than_src(sample) -> None:
         blosc.decompress(lie, len(raw))
 
 
+@pytest.mark.parametrize("offset, name", [(4, "nbytes"), (12, "cbytes")])
+def test_fields_of_2_to_the_31_and_more_are_reported_as_stored(sample, offset, name) -> None:
+    raw, enc = sample
+    lie = _with_field(enc, offset, 0xFFFFFFFF)
+    with pytest.raises(CodecError, match=rf"header declares {name}=4294967295"):
+        blosc.decompress(lie, len(raw))
+
+
+@pytest.mark.parametrize("version", [0, 3, 255])
+def test_unknown_format_version_is_named(sample, version) -> None:
+    raw, enc = sample
+    with pytest.raises(CodecError, match=rf"^blosc: invalid header \(version {version}, "):
+        blosc.decompress(bytes([version]) + enc[1:], len(raw))
+
+
 def test_empty_short_and_trailing(sample) -> None:
     raw, enc = sample
     for blob in (b"", enc[:15]):

@@ -370,3 +370,20 @@ def test_an_object_too_large_for_memory_is_a_store_error(store, tmp_path):
     with store.snapshot("big") as snap, pytest.raises(StoreError, match="do not fit in memory"):
         snap.read([None])
     assert store.get("big", ByteRange.last(4)) == bytes(4) and store.getsize("big") == 8 << 40
+
+
+@pytest.mark.parametrize("make", [os.mkdir, os.mkfifo], ids=["directory", "fifo"])
+def test_a_non_file_at_a_chunk_key_is_a_store_error_at_once(tmp_path, make):
+    import time
+
+    import zarrx
+    z = zarrx.create_array(str(tmp_path), shape=(8,), chunks=(4,), dtype="i4")
+    z[...] = 1
+    os.remove(tmp_path / "c" / "0")
+    make(tmp_path / "c" / "0")
+    t0 = time.monotonic()
+    with pytest.raises(StoreError, match=r"cannot write 'c/0': a (directory|named pipe) is "
+                                         r"there, not a file; remove it"):
+        zarrx.open_array(str(tmp_path), mode="r+")[0] = 5
+    assert time.monotonic() - t0 < 2          # no retries against something never replaced
+    assert zarrx.open_array(str(tmp_path), mode="r")[4:].tolist() == [1, 1, 1, 1]

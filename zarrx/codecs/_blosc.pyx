@@ -17,7 +17,8 @@ from libc.stdint cimport uint8_t
 
 from zarrx._clib.blosc cimport (
     BLOSC_DOBITSHUFFLE, BLOSC_DOSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD,
-    BLOSC_MEMCPYED, BLOSC_MIN_HEADER_LENGTH, BLOSC_VERSION_STRING, blosc_compname_to_compcode,
+    BLOSC_MEMCPYED, BLOSC_MIN_HEADER_LENGTH, BLOSC_VERSION_FORMAT, BLOSC_VERSION_STRING,
+    blosc_compname_to_compcode,
     blosc_compress_ctx, blosc_cbuffer_complib, blosc_cbuffer_metainfo, blosc_cbuffer_sizes,
     blosc_cbuffer_validate, blosc_cbuffer_versions, blosc_decompress_ctx,
 )
@@ -119,13 +120,23 @@ def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
         Py_XDECREF(out)
 
 
+cdef inline size_t _le32(const uint8_t* p) noexcept nogil:
+    return <size_t>p[0] | (<size_t>p[1] << 8) | (<size_t>p[2] << 16) | (<size_t>p[3] << 24)
+
+
 cdef int _check_header(const uint8_t* sp, size_t n, size_t m) except -1:
     if n < <size_t>BLOSC_MIN_HEADER_LENGTH:
         raise KernelStatus(ZX_SHORT, n, BLOSC_MIN_HEADER_LENGTH)
     cdef size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0, valid_nbytes = 0
-    cdef int flags = 0
-    blosc_cbuffer_sizes(sp, &nbytes, &cbytes, &blocksize)
-    blosc_cbuffer_metainfo(sp, &typesize, &flags)
+    cdef int flags = sp[2]
+    # the sizes as stored (unsigned 32-bit little-endian), whatever the version: blosc's own
+    # accessors report 0 for a version they do not know and sign-extend values of 2**31 and up
+    nbytes = _le32(sp + 4)
+    blocksize = _le32(sp + 8)
+    cbytes = _le32(sp + 12)
+    typesize = sp[3]
+    if sp[0] == 0 or sp[0] > BLOSC_VERSION_FORMAT:
+        raise KernelStatus(ZX_INVALID, sp[0], flags, nbytes, cbytes, blocksize)
     if cbytes != n:
         raise KernelStatus(ZX_CBYTES, cbytes, n)
     if nbytes != m:

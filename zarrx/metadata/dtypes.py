@@ -377,6 +377,11 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
                             "optional ml_dtypes package)", dtype)
     else:
         n = _user_dtype(dtype, loc)
+    if n.subdtype is not None:
+        from zarrx.errors import DataTypeError
+        raise DataTypeError(f"{loc}: {short(dtype)} is a subarray type ({n.base} of shape "
+                            f"{n.shape}); give the array {len(n.shape)} more dimension(s) "
+                            f"instead")
     endian = None
     if n.fields is None and (n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)):
         endian = "big"

@@ -79,6 +79,10 @@ class ConditionalFiles(Store):
                 found = d.lstat(parts[-1])
                 if stat.S_ISLNK(found.st_mode):
                     raise LinkError(key) from None
+                if not stat.S_ISREG(found.st_mode):     # no writer can ever replace it
+                    raise StoreError(f"{self!r}: cannot write {key!r}: "
+                                     f"{_kind_of(found.st_mode)} is there, not a file; "
+                                     f"remove it") from None
                 raise conflict(self, key, "conditionally write", ABSENT,
                                generation_of(found)) from None
             finally:
@@ -193,3 +197,13 @@ def _open_for_lock(d: Dir, name: str) -> int:
         return d.open(name, _LOCK_RW)           # network file systems lock writable files only
     except PermissionError:
         return d.open(name, _LOCK_RO)
+
+
+def _kind_of(mode: int) -> str:
+    """What a non-regular directory entry is, in words."""
+    for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return what
+    return "something other than a file"
