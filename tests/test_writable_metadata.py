@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import zarrx
-from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
 from zarrx.store import MemoryStore
 
 
@@ -20,17 +20,15 @@ def _snapshot(store: MemoryStore) -> dict:
     return {k: store.get(k) for k in sorted(store.list_prefix(""))}
 
 
+DEEP = ("attributes: expected JSON nested at most 64 levels deep, found deeper nesting")
+
+
 @pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize("change, error, message", [
-    (lambda a: a.attrs.__setitem__("x", _nested(70)), ArgumentTypeError,
-     "attributes must be JSON-serialisable: metadata: expected JSON nested at most 64 levels "
-     "deep, found deeper nesting"),
-    (lambda a: a.attrs.update(x=_nested(3000)), ArgumentTypeError,
-     "attributes must be JSON-serialisable: metadata: expected JSON nested at most 64 levels "
-     "deep, found deeper nesting"),
+    (lambda a: a.attrs.__setitem__("x", _nested(70)), MetadataError, DEEP),
+    (lambda a: a.attrs.update(x=_nested(3000)), MetadataError, DEEP),
     (lambda a: a.resize((2**70,)), ArgumentError,
-     "cannot write the metadata of 'a', a reader could not open it: a/{doc} shape[0]: "
-     "expected a non-negative integer below 2**63, found 1180591620717411303424"),
+     "/a: resize expected 1 non-negative ints below 2**63, found (1180591620717411303424,)"),
 ], ids=["attrs-70-deep", "attrs-3000-deep", "resize-past-int64"])
 def test_refused_before_anything_is_written(zarr_format, change, error, message):
     store = MemoryStore()
@@ -41,7 +39,7 @@ def test_refused_before_anything_is_written(zarr_format, change, error, message)
     with pytest.raises(error) as info:
         change(a)
     doc = "zarr.json" if zarr_format == 3 else ".zarray"
-    assert str(info.value) == message.format(doc=doc)
+    assert str(info.value).startswith(message.format(doc=doc))
     assert _snapshot(store) == before
     again = zarrx.open_array(store, path="a", mode="r")
     assert again.shape == (4,) and again[...].tolist() == [1, 1, 1, 1]
@@ -49,7 +47,7 @@ def test_refused_before_anything_is_written(zarr_format, change, error, message)
 
 def test_group_attributes_are_checked_too():
     g = zarrx.group(MemoryStore())
-    with pytest.raises(ArgumentTypeError, match="nested at most 64 levels"):
+    with pytest.raises(MetadataError, match="nested at most 64 levels"):
         g.attrs["deep"] = _nested(65)
     assert dict(zarrx.open_group(g.store, mode="r").attrs) == {}
 

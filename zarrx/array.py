@@ -339,9 +339,9 @@ class Array(Node):
         except TypeError:
             new = shape
         if len(new) != self.ndim or any(not isinstance(n, (int, np.integer)) or
-                                        isinstance(n, bool) or n < 0 for n in new):
-            raise ArgumentError(f"{self.name}: resize expected {self.ndim} non-negative ints, "
-                                f"found {new!r}")
+                                        isinstance(n, bool) or not 0 <= n < 2**63 for n in new):
+            raise ArgumentError(f"{self.name}: resize expected {self.ndim} non-negative ints "
+                                f"below 2**63, found {new!r}")
         if isinstance(self._meta.chunk_grid, RectilinearGrid):
             raise ArgumentError(f"{self.name}: resize of a rectilinear chunk grid is not "
                                 f"supported")

@@ -1,11 +1,13 @@
 """User attributes as a mutable mapping that persists every change to the node's metadata."""
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from zarrx.errors import ArgumentTypeError, MetadataError, ReadOnlyError
-from zarrx.metadata.json import dumps
+from zarrx.errors import ArgumentTypeError, ReadOnlyError
+from zarrx.metadata._util import Loc
+from zarrx.metadata.json import check_tree
 
 __all__ = ["Attributes"]
 
@@ -22,9 +24,10 @@ class Attributes(MutableMapping[str, Any]):
     def _commit(self, new: dict[str, Any]) -> None:
         if self._read_only:
             raise ReadOnlyError("cannot change attributes: the node is open read-only")
+        check_tree(new, Loc("attributes"))     # bounded depth first: no deep recursion below
         try:
-            dumps(new)          # as the metadata will be written: bounded depth, JSON values
-        except MetadataError as exc:
+            json.dumps(new, allow_nan=True)
+        except (TypeError, ValueError) as exc:
             raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
         self._save(new)
         self._data = new

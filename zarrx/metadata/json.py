@@ -26,7 +26,7 @@ from zarrx.errors import MetadataError
 from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
 
-__all__ = ["load", "dumps", "MAX_DOCUMENT_BYTES", "MAX_DEPTH"]
+__all__ = ["load", "dumps", "check_tree", "MAX_DOCUMENT_BYTES", "MAX_DEPTH"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
 MAX_DEPTH = 64                          # nesting of JSON arrays/objects, attributes included
@@ -53,7 +53,7 @@ def _reject_constant(name: str) -> float:
     raise _NonFinite(name)
 
 
-def _check_tree(value: Any, loc: Loc) -> None:
+def check_tree(value: Any, loc: Loc) -> None:
     """Depth, key types and value types of an already-built document (dict input)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
@@ -126,7 +126,7 @@ def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
     non-finite numbers read as floats unless ``allow_nonfinite=False``."""
     loc = Loc(key)
     if isinstance(doc, dict):
-        _check_tree(doc, loc)
+        check_tree(doc, loc)
         return doc
     if isinstance(doc, str):
         data = doc.encode("utf-8", "surrogatepass")
@@ -165,7 +165,7 @@ def _clean(value: Any) -> Any:
 def dumps(obj: Any) -> bytes:
     """JSON bytes the way zarr-python writes metadata: indent 2, non-ASCII escaped, non-finite
     floats as bare ``NaN`` / ``Infinity`` / ``-Infinity``."""
-    _check_tree(obj, Loc("metadata"))          # iterative: no recursion into deep nesting
+    check_tree(obj, Loc("metadata"))          # iterative: no recursion into deep nesting
     try:
         text = _json.dumps(_clean(obj), indent=2, allow_nan=True)
     except (TypeError, ValueError, RecursionError) as exc:

@@ -179,22 +179,15 @@ def save_node(store: Store, path: str, meta: Meta) -> None:
 
 def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
     """The documents of a node as JSON bytes, once they parse back as a reader parses them
-    (an attribute nested too deeply, a shape past 2**63 - 1: every limit a reader enforces),
-    else an ArgumentError naming the node, before anything is written. The parse is the one
-    a later open of the node reuses."""
-    from zarrx.errors import ArgumentError, MetadataError
+    (every limit a reader enforces: a shape past 2**63 - 1, ...); the parser's MetadataError
+    otherwise, before anything is written. The parse is the one a later open reuses."""
     out = {name: dumps(doc) for name, doc in docs.items()}
-    try:
-        if V3_KEY in out:
-            _cached_parse(parse_v3, out[V3_KEY], join(path, V3_KEY))
-        elif ".zarray" in out:
-            _cached_parse(parse_array_v2, out[".zarray"], out.get(".zattrs"),
-                          join(path, ".zarray"))
-        else:
-            parse_group_v2(out[".zgroup"], out.get(".zattrs"), join(path, ".zgroup"))
-    except MetadataError as exc:
-        raise ArgumentError(f"cannot write the metadata of {path or '/'!r}, a reader could not "
-                            f"open it: {exc}") from None
+    if V3_KEY in out:
+        _cached_parse(parse_v3, out[V3_KEY], join(path, V3_KEY))
+    elif ".zarray" in out:
+        _cached_parse(parse_array_v2, out[".zarray"], out.get(".zattrs"), join(path, ".zarray"))
+    else:
+        parse_group_v2(out[".zgroup"], out.get(".zattrs"), join(path, ".zgroup"))
     return out
 
 
