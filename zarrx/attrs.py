@@ -24,11 +24,13 @@ class Attributes(MutableMapping[str, Any]):
     def _commit(self, new: dict[str, Any]) -> None:
         if self._read_only:
             raise ReadOnlyError("cannot change attributes: the node is open read-only")
-        check_tree(new, Loc("attributes"))     # bounded depth first: no deep recursion below
         try:
             json.dumps(new, allow_nan=True)
+        except RecursionError:
+            pass                                # far too deep: check_tree words it below
         except (TypeError, ValueError) as exc:
             raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
+        check_tree(new, Loc("attributes"))     # the depth a reader takes
         self._save(new)
         self._data = new
 
