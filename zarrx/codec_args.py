@@ -277,9 +277,8 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     elif isinstance(shards, Mapping) and "shape" in shards:
         shard_shape = tuple(shards["shape"])
         index_location = shards.get("index_location", "end")
-    elif isinstance(shards, Sequence) and not isinstance(shards, (str, bytes)) \
-            and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in shards):
-        shard_shape, index_location = tuple(int(v) for v in shards), "end"
+    elif _int_tuple(shards) is not None:
+        shard_shape, index_location = _int_tuple(shards), "end"
     else:
         raise ArgumentError(f"create_array: shards: expected a tuple of ints, "
                             f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
@@ -299,6 +298,19 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         "index_location": index_location,
     })
     return {"codecs": [sharding]}, shard_shape
+
+
+def _int_tuple(value: Any) -> tuple[int, ...] | None:
+    """``value`` (a sequence or numpy array of ints) as a tuple of ints, else None."""
+    if isinstance(value, (str, bytes, Mapping)):
+        return None
+    try:
+        items = tuple(value)
+    except TypeError:
+        return None
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
+        return None
+    return tuple(int(v) for v in items)
 
 
 def _nested(dtype: Any, chunks: Any, shards: Any, flt: list, ser: Any, comp: list,
