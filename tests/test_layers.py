@@ -27,6 +27,7 @@ LAYERS = [
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.layout", 3),
+    ("zarrx.shard_objects", 3),     # whole-shard codecs: a store view built from codecs
     ("zarrx.store.remote", 1),
     ("zarrx.store", 1),
     ("zarrx.storage", 1),

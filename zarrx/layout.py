@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from zarrx.metadata.model import ArrayMeta
+from zarrx.shard_objects import encoded_objects
 from zarrx.store.base import Store
 from zarrx.store.chunks import ChunkSource, Coords, KeyedChunks
 from zarrx.store.sharded import ShardedChunks
@@ -19,9 +20,10 @@ def chunk_source(store: Store, path: str, meta: ArrayMeta) -> ChunkSource:
     """The chunk source of the array at ``path`` (``""`` for the root): its read units, over
     its stored objects."""
     prefix = f"{path}/" if path else ""
-    objects = KeyedChunks(store, prefix, meta.key_encoding, ndim=meta.ndim)
     if not meta.layout.sharded:
-        return objects
+        return KeyedChunks(store, prefix, meta.key_encoding, ndim=meta.ndim)
+    objects = KeyedChunks(encoded_objects(store, meta, path), prefix, meta.key_encoding,
+                          ndim=meta.ndim)
     return ShardedChunks(objects, meta.layout, name=path)
 
 

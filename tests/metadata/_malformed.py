@@ -172,7 +172,7 @@ CASES: list[tuple[str, str, Any]] = [
                                                        "must_understand": "no"}])),
     # -- sharding --
     ("shard-codec-after", "v3", v3(chunk_grid=grid(4, 6), codecs=[
-        shard([2, 3]), {"name": "zstd", "configuration": {"level": 1}}])),
+        shard([2, 6], codecs=[shard([2, 3]), {"name": "zstd", "configuration": {"level": 1}}])])),
     ("shard-not-divisor", "v3", v3(chunk_grid=grid(4, 6), codecs=[shard([3, 3])])),
     ("shard-rank", "v3", v3(chunk_grid=grid(4, 6), codecs=[shard([2])])),
     ("shard-index-compressed", "v3", v3(chunk_grid=grid(4, 6), codecs=[

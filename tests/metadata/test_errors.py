@@ -204,7 +204,7 @@ EXPECTED = {
     'codec-must-understand-string':
         "a/zarr.json codecs[0].must_understand: expected true or false, found 'no'",
     'shard-codec-after':
-        "a/zarr.json codecs[1]: expected no codec after 'sharding_indexed', found 'zstd': byte ranges into a shard must map 1:1 onto stored bytes (put bytes->bytes codecs in the sharding codec's 'codecs' instead)",
+        "a/zarr.json codecs[0].configuration.codecs[1]: expected only bytes->bytes codecs after the outermost 'sharding_indexed', found 'zstd' after a nested one",
     'shard-not-divisor':
         'a/zarr.json codecs[0].configuration.chunk_shape[0]: expected a divisor of the shard size 4 along axis 0 (shard shape [4, 6] as seen by the sharding codec), found 3',
     'shard-rank':

@@ -152,8 +152,8 @@ def parse_codecs_v3(value: Any, dt: DataType, chunk_shape: tuple[int, ...], loc:
     return out
 
 
-def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Loc
-           ) -> tuple[tuple[ShardLevel, ...], tuple[CodecSpec, ...]]:
+def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Loc,
+           top: bool = True) -> tuple[tuple[ShardLevel, ...], tuple[CodecSpec, ...]]:
     at = next((i for i, s in enumerate(specs) if s.name == "sharding_indexed"), -1)
     for i, s in enumerate(specs):
         if s.name == "transpose" and not isinstance(s.configuration["order"], str) \
@@ -162,11 +162,12 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
                 f"a permutation of {len(shape)} dimensions", s.configuration["order"])
     if at < 0:
         return (), tuple(specs)
-    if at + 1 < len(specs):
-        raise (loc / (at + 1)).fail(
-            f"expected no codec after 'sharding_indexed', found {specs[at + 1].name!r}: byte "
-            "ranges into a shard must map 1:1 onto stored bytes (put bytes->bytes codecs in "
-            "the sharding codec's 'codecs' instead)")
+    after = tuple(specs[at + 1:])
+    if after and (not top or any(codec_kind(s.name) != B2B for s in after)):
+        bad = next((s for s in after if not top or codec_kind(s.name) != B2B), after[0])
+        raise (loc / (at + 1 + after.index(bad))).fail(
+            f"expected only bytes->bytes codecs after the outermost 'sharding_indexed', found "
+            f"{bad.name!r}" + ("" if top else " after a nested one"))
     seen = shape
     for s in specs[:at]:
         if s.name == "transpose":
@@ -184,12 +185,12 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
                 "as seen by the sharding codec)", c)
     crc, endian = _index_codecs(conf["index_codecs"], cl / "index_codecs")
     inner_specs = parse_codec_list(conf["codecs"], dt, cl / "codecs")
-    sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs")
+    sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs", top=False)
     outer = tuple(CodecSpec("transpose", {"order": list(permutation(c.configuration["order"],
                                                                       len(shape)))})
                   if c.name == "transpose" else c for c in specs[:at])   # "C"/"F" spelt out
     level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer,
-                       index_endian=endian)
+                       index_endian=endian, object_codecs=after)
     return (level, *sub), chunk
 
 

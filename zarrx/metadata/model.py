@@ -105,7 +105,7 @@ class ShardLevel:
     ``chunk_shape`` is the inner chunk shape of this level (as the sharding codec sees it: after
     the array->array codecs before it); ``index_location`` is ``"end"`` or ``"start"``;
     ``index_crc32c`` says whether the index is followed by a crc32c checksum; ``index_endian`` is
-    the byte order of its ``bytes`` encoding.
+    the byte order of its ``bytes`` encoding; ``object_codecs`` encode the whole stored shard.
     """
 
     chunk_shape: tuple[int, ...]
@@ -113,6 +113,9 @@ class ShardLevel:
     index_crc32c: bool = True
     outer_codecs: tuple[CodecSpec, ...] = ()      # array->array codecs applied before this level
     index_endian: Literal["little", "big"] = "little"
+    #: bytes->bytes codecs after this level, encoding each shard object as a whole (zarr-python
+    #: writes them by default with a sharding serializer): outermost level only
+    object_codecs: tuple[CodecSpec, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,106 @@
+"""Shards encoded as a whole (bytes->bytes codecs after sharding_indexed), as zarr-python
+writes them by default when given a sharding serializer: zarrx reads and writes them, and
+zarr-python reads what zarrx wrote."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import zarrx
+from zarrx.errors import MetadataError
+from zarrx.store import LocalStore, MemoryStore
+
+zarr = pytest.importorskip("zarr")
+ShardingCodec = zarr.codecs.ShardingCodec
+pytestmark = pytest.mark.filterwarnings("ignore:Combining a `sharding_indexed`")
+
+
+SHARD = {"name": "sharding_indexed", "configuration": {
+    "chunk_shape": [4], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+    "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                     {"name": "crc32c"}]}}
+
+
+def _theirs(store, after, index_location="end"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return zarr.create_array(store, shape=(40, 30), chunks=(20, 30), dtype="i4",
+                                 serializer=ShardingCodec(chunk_shape=(5, 10),
+                                                          index_location=index_location),
+                                 compressors=after)
+
+
+AFTER = {"zstd": [zarr.codecs.ZstdCodec(level=1)],
+         "crc32c": [zarr.codecs.Crc32cCodec()],
+         "gzip+crc32c": [zarr.codecs.GzipCodec(level=1), zarr.codecs.Crc32cCodec()]}
+
+
+@pytest.mark.parametrize("after", list(AFTER))
+@pytest.mark.parametrize("index_location", ["end", "start"])
+def test_zarr_python_default_sharding_reads_and_writes(tmp_path, after, index_location):
+    x = np.arange(1200, dtype="i4").reshape(40, 30)
+    _theirs(str(tmp_path), AFTER[after], index_location)[...] = x
+    codecs = json.loads((tmp_path / "zarr.json").read_text())["codecs"]
+    assert codecs[0]["name"] == "sharding_indexed" and len(codecs) > 1
+    z = zarrx.open_array(str(tmp_path), mode="r+")
+    np.testing.assert_array_equal(z[...], x)
+    np.testing.assert_array_equal(z[3:27, 4:29], x[3:27, 4:29])
+    z[10:30, 5:12] = -1
+    x[10:30, 5:12] = -1
+    z[39, 29] = 7
+    x[39, 29] = 7
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path), mode="r")[...], x)
+    assert json.loads((tmp_path / "zarr.json").read_text())["codecs"] == codecs
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_partial_writes_match_numpy(data):
+    store = zarr.storage.MemoryStore()
+    x = np.zeros((40, 30), dtype="i4")
+    _theirs(store, AFTER["zstd"])
+    z = zarrx.open_array(store, mode="r+")
+    for _ in range(data.draw(st.integers(1, 4))):
+        r0 = data.draw(st.integers(0, 39))
+        r1 = data.draw(st.integers(r0 + 1, 40))
+        c0 = data.draw(st.integers(0, 29))
+        c1 = data.draw(st.integers(c0 + 1, 30))
+        v = data.draw(st.integers(-5, 5))
+        z[r0:r1, c0:c1] = v
+        x[r0:r1, c0:c1] = v
+    np.testing.assert_array_equal(z[...], x)
+    np.testing.assert_array_equal(zarr.open_array(store, mode="r")[...], x)
+
+
+@pytest.mark.parametrize("make", [lambda p: MemoryStore(), lambda p: LocalStore(str(p))],
+                         ids=["memory", "local"])
+def test_a_corrupt_shard_is_a_clear_error(tmp_path, make):
+    store = make(tmp_path)
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "int32",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": [SHARD,
+                      {"name": "zstd", "configuration": {"level": 1}}]}
+    store.set("zarr.json", json.dumps(doc).encode())
+    store.set("c/0", b"not zstd at all")
+    z = zarrx.open_array(store, mode="r")
+    with pytest.raises(zarrx.ZarrError, match="zstd"):
+        z[...]
+
+
+def test_only_bytes_to_bytes_codecs_may_follow_sharding():
+    store = MemoryStore()
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "int32",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": [SHARD,
+                      {"name": "bytes", "configuration": {"endian": "little"}}]}
+    store.set("zarr.json", json.dumps(doc).encode())
+    with pytest.raises(MetadataError, match=r"codecs\[1\]: expected one array->bytes codec "
+                                            r"only \(after 'sharding_indexed'\), found 'bytes'"):
+        zarrx.open_array(store, mode="r")
