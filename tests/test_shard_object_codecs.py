@@ -104,3 +104,19 @@ def test_only_bytes_to_bytes_codecs_may_follow_sharding():
     with pytest.raises(MetadataError, match=r"codecs\[1\]: expected one array->bytes codec "
                                             r"only \(after 'sharding_indexed'\), found 'bytes'"):
         zarrx.open_array(store, mode="r")
+
+
+def test_the_toolbox_reads_shards_encoded_whole(tmp_path):
+    import subprocess
+    import sys
+    _theirs(str(tmp_path), AFTER["zstd"])[...] = np.arange(1200, dtype="i4").reshape(40, 30)
+    run = [sys.executable, "-m", "zarrx"]
+    chunk = subprocess.run(run + ["chunk", str(tmp_path), "c/0/0"], capture_output=True,
+                           text=True, timeout=120)
+    assert chunk.returncode == 0 and "12 of 12 inner chunks stored" in chunk.stdout
+    assert subprocess.run(run + ["check", str(tmp_path)], timeout=120).returncode == 0
+    (tmp_path / "c" / "1" / "0").write_bytes(b"garbage")
+    bad = subprocess.run(run + ["check", str(tmp_path)], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 1
+    assert "corrupt: c/1/0: zstd: input of 7 bytes is not a complete zstd frame" in bad.stdout

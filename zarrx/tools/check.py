@@ -41,6 +41,7 @@ from zarrx.store.localfs import is_temp_name, temp_owner
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
+from zarrx.shard_objects import encoded_objects
 from zarrx.tools.shards import classify_shard, inner_blocks, object_blocks
 
 __all__ = ["check", "CheckReport", "Finding", "KINDS"]
@@ -252,7 +253,13 @@ class _Check:
         if not meta.layout.sharded:
             self.add(Finding("corrupt", key, node, error.detail, generation=before))
             return
-        got = self.store.get_versioned(key)
+        shards = encoded_objects(self.store, meta, arr.path)   # decoded when encoded whole
+        try:
+            got = shards.get_versioned(key)
+        except ZarrError as exc:                # a shard encoded whole that does not decode
+            self.add(Finding("corrupt", key, node, exc.detail,
+                             generation=self.store.generation(key)))
+            return
         if got is None:
             return
         blob, gen = got

@@ -186,8 +186,14 @@ def chunk_report(array: Array, which: str) -> dict[str, Any]:
     read = meta.layout.read_shape or (1,) * meta.ndim
     out["region"] = [[s.start * r, min(s.stop * r, n)] for s, r, n in zip(sel, read, meta.shape)]
     if meta.layout.sharded and size is not None:
-        blob = array.store.get(key)
-        entries, kind, detail = read_index(blob or b"", meta)
+        try:
+            blob = source.store.get(key)        # the shard, decoded when encoded whole
+        except ZarrError as exc:                # a shard encoded whole that does not decode
+            blob, exc_detail = None, exc.detail
+        else:
+            exc_detail = None
+        entries, kind, detail = read_index(blob or b"", meta) if exc_detail is None else \
+            (None, "corrupt", exc_detail)
         if entries is None:
             out["index"] = {"error": f"{kind}: {detail}"}
         else:
