@@ -284,3 +284,23 @@ def test_arrays_without_dimension_names_are_refused(tmp_path):
     with pytest.raises(zarrx.MetadataError, match=re.escape(
             "/a: expected dimension_names naming each of the 1 dimensions")):
         xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_scalar_variables_written_by_xarray_open(tmp_path, zarr_format):
+    """zarr-python leaves dimension_names out of a 0-d array's zarr.json."""
+    path = str(tmp_path / "s.zarr")
+    ds = xr.Dataset({"scale": ((), 2.5), "a": ("x", np.arange(3.0))})
+    ds.to_zarr(path, zarr_format=zarr_format)
+    got = xr.open_dataset(path, engine="zarrx").load()
+    assert float(got["scale"]) == 2.5 and got["scale"].dims == ()
+    xr.testing.assert_identical(got, xr.open_dataset(path, engine="zarr").load())
+
+
+@pytest.mark.parametrize("consolidated", [True, False, None])
+def test_sub_group_of_a_store_consolidated_at_the_root(tmp_path, consolidated):
+    path = str(tmp_path / "g.zarr")
+    ds = xr.Dataset({"a": ("x", np.arange(3.0))})
+    ds.to_zarr(path, group="child", consolidated=True)
+    got = xr.open_dataset(path, engine="zarrx", group="child", consolidated=consolidated)
+    xr.testing.assert_identical(got.load(), ds)

@@ -56,6 +56,13 @@ def _plain(obj: Any) -> Any:
     return value if isinstance(value, (str, int, float, bool, type(None))) else obj
 
 
+# what zarr-python's codec classes fill in when a user leaves a field out ({"name": "gzip"}):
+# metadata documents must spell these out, arguments need not
+_USER_DEFAULTS = {"gzip": {"level": 5},
+                  "blosc": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle"},
+                  "zstd": {"level": 0, "checksum": False}}
+
+
 def as_codec(obj: Any, where: str) -> Arg:
     """A codec argument as a codec object (checked when it was made) or a v3 codec spec (known,
     its configuration checked)."""
@@ -75,6 +82,7 @@ def as_codec(obj: Any, where: str) -> Arg:
         loc.keys(dict(obj), ("name",), ("configuration", "must_understand"))
         name = (loc / "name").str(obj["name"])
         conf = (loc / "configuration").obj(obj.get("configuration", {}))
+        conf = {**_USER_DEFAULTS.get(name, {}), **conf}
         spec = CodecSpec(name, dict(conf),
                          must_understand=(loc / "must_understand").bool(
                              obj.get("must_understand", True)))

@@ -180,11 +180,15 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     if isinstance(chunks, Sequence) and any(isinstance(c, Sequence) for c in chunks):
         return tuple(tuple(int(x) for x in c) if isinstance(c, Sequence) else int(c) for c in chunks)
     try:
-        return tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
+        out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
             if len(chunks) == len(shape) else tuple(chunks)
     except (TypeError, ValueError, OverflowError) as exc:
         raise ArgumentError(f"chunks: expected a tuple of positive ints, found {chunks!r}") \
             from exc
+    if any(isinstance(c, int) and c >= 2**63 for c in out):
+        raise ArgumentError(f"chunks: expected a tuple of positive ints below 2**63, found "
+                            f"{chunks!r}")
+    return out
 
 
 def _is_numpy_dtype(dtype: Any) -> bool:

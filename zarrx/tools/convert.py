@@ -318,10 +318,12 @@ def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two blocks hold the same values (NaN equal to NaN)."""
     if a.shape != b.shape:
         return False
-    if a.dtype.kind in "fc" and b.dtype.kind in "fc":
+    if a.dtype.kind in "fcmM" and b.dtype.kind in "fcmM":       # NaN and NaT equal themselves
         return bool(np.array_equal(a, b, equal_nan=True))
     if a.dtype.hasobject or b.dtype.hasobject:
         return all(x == y or (x != x and y != y) for x, y in zip(a.ravel(), b.ravel()))
+    if a.dtype.fields is not None and a.dtype == b.dtype:         # field by field, as above
+        return all(same_values(a[f], b[f]) for f in a.dtype.names)
     return bool(np.array_equal(a, b))
 
 

@@ -167,7 +167,15 @@ def overlaps(a: Location, b: Location) -> bool:
     """Whether one location lies inside the other (in the same store)."""
     def where(store: Any) -> Any:
         return getattr(store, "root", None) or getattr(store, "path", None) or id(store)
-    if a.store is not b.store and where(a.store) != where(b.store):
+    ra, rb = where(a.store), where(b.store)
+    if a.store is not b.store and ra != rb:
+        if isinstance(ra, (str, bytes, os.PathLike)) and isinstance(rb, (str, bytes, os.PathLike)):
+            # two directories (or archives): one node inside the other on the file system
+            fa = os.path.realpath(os.path.join(os.fsdecode(ra), a.path))
+            fb = os.path.realpath(os.path.join(os.fsdecode(rb), b.path))
+            return os.path.commonpath([fa, fb]) in (fa, fb)
         return False
-    pa, pb = a.path + "/", b.path + "/"
-    return pa.startswith(pb) or pb.startswith(pa)
+    pa, pb = a.path.strip("/"), b.path.strip("/")
+    if not pa or not pb:                      # the root holds every node of its store
+        return True
+    return (pa + "/").startswith(pb + "/") or (pb + "/").startswith(pa + "/")

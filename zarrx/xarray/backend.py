@@ -98,11 +98,15 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
     ndim = len(meta.shape)
     if meta.zarr_format == 3:
         dims = meta.dimension_names
+        if dims is None and ndim == 0:
+            dims = ()                       # zarr-python leaves them out for a scalar
         if dims is None or len(dims) != ndim or any(d is None for d in dims):
             raise MetadataError(f"{where}: expected dimension_names naming each of the "
                                 f"{ndim} dimensions (xarray needs them), found {dims!r}")
     else:
         dims = attrs.get(DIMENSION_KEY)
+        if dims is None and ndim == 0:
+            dims = []
         if not isinstance(dims, list) or len(dims) != ndim \
                 or not all(isinstance(d, str) for d in dims):
             raise MetadataError(f"{where}: expected the attribute {DIMENSION_KEY} to list the "
@@ -187,11 +191,13 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     use = None if consolidated is None else bool(consolidated)
     path = (group or "").strip("/")
-    if use is not None or not path:
-        return open_group(filename_or_obj, mode=mode, path=path, zarr_format=zarr_format,
+    if not path:
+        return open_group(filename_or_obj, mode=mode, zarr_format=zarr_format,
                           use_consolidated=use, **kw)
-    # a sub-group: reached from the root, so the root's consolidated metadata serves it
-    root = open_group(filename_or_obj, mode=mode, zarr_format=zarr_format, **kw)
+    # a sub-group: reached from the root, whose consolidated metadata (v2 .zmetadata, v3
+    # inline) serves it, as consolidate_metadata and xarray write it there
+    root = open_group(filename_or_obj, mode=mode, zarr_format=zarr_format, use_consolidated=use,
+                      **kw)
     node = root[path]
     if not isinstance(node, Group):
         raise ZarrError(f"engine 'zarrx': {path!r} is an array, not a group")
