@@ -109,6 +109,23 @@ def test_cat_as_text_and_as_npy(tmp_path, capsys):
     assert code == 3 and err.startswith("zarrx: selection '1:2:x': expected")
 
 
+@pytest.mark.parametrize("dtype, values, text", [
+    ("M8[ns]", ["2020-01-01", "NaT"], "2020-01-01T00:00:00.000000000\nNaT\n"),
+    ("m8[s]", [5, "NaT"], "5 seconds\nNaT\n"),
+])
+def test_cat_prints_dates_as_dates(tmp_path, capsys, dtype, values, text):
+    p = str(tmp_path / "d.zarr")
+    zarrx.create_array(p, shape=(2,), dtype=dtype)[...] = np.array(values, dtype)
+    assert run(capsys, "cat", p)[1] == text
+
+
+@pytest.mark.parametrize("depth", ["0", "-1"])
+def test_tree_depth_must_be_positive(tmp_path, capsys, depth):
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, "tree", p, "--depth", depth)
+    assert code == 2 and f"expected at least 1 level, found {depth}" in err
+
+
 def test_chunk_describes_one_stored_object(tmp_path, capsys):
     p = _tree(tmp_path)
     code, out, _ = run(capsys, "chunk", "--json", p + "/sub/m", "c/0/0")

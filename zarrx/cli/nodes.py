@@ -101,6 +101,8 @@ def cat(args: argparse.Namespace) -> int:
 
 def as_text(data: np.ndarray) -> str:
     """Values as text: one per line (1-d), rows of values (2-d), numpy's nesting beyond."""
+    if data.dtype.kind in "mM":                 # numpy's own text: dates and NaT, not ints
+        data = data.astype(str)
     if data.ndim == 0:
         return str(data.item() if not data.dtype.hasobject else data[()])
     if data.ndim == 1:
@@ -108,6 +110,17 @@ def as_text(data: np.ndarray) -> str:
     if data.ndim == 2:
         return "\n".join(" ".join(map(str, row)) for row in data.tolist())
     return np.array2string(data, threshold=sys.maxsize, max_line_width=sys.maxsize)
+
+
+def _levels(text: str) -> int:
+    """``--depth``: a positive number of levels."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of levels, found {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1 level, found {n}")
+    return n
 
 
 def chunk(args: argparse.Namespace) -> int:
@@ -134,8 +147,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tree", help="the hierarchy below a group",
                        description="The hierarchy below a group, arrays with shape and dtype.")
     p.add_argument("path", help=PATH_HELP)
-    p.add_argument("--depth", type=int, default=None, metavar="N",
-                   help="show N levels below the group (default: all)")
+    p.add_argument("--depth", type=_levels, default=None, metavar="N",
+                   help="show N levels below the group, N >= 1 (default: all)")
     p.add_argument("--attrs", action="store_true", help="show each node's attributes")
     add_storage(p)
     p.set_defaults(run=show_tree)
