@@ -181,3 +181,13 @@ def test_obstore_memory_url_is_one_store_per_process():
     assert ObjectStore("memory:///zarrx-one").get("k") == b"v"
     assert pickle.loads(pickle.dumps(a)).get("k") == b"v"
     assert ObjectStore("memory:///zarrx-other").get("k") is None
+
+
+def test_an_unknown_s3fs_option_is_a_store_error_naming_it():
+    pytest.importorskip("s3fs")
+    from zarrx.errors import RemoteError
+    from zarrx.store.remote import FsspecStore
+    store = FsspecStore("s3://bkt/x", retries=0, storage_options={
+        "key": "k", "secret": "s", "endpoint_url": "http://127.0.0.1:9", "endpoint_ur": "x"})
+    with pytest.raises(RemoteError, match="unexpected keyword argument 'endpoint_ur'"):
+        store.get("k")
