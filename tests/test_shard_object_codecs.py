@@ -114,6 +114,9 @@ def test_the_toolbox_reads_shards_encoded_whole(tmp_path):
     chunk = subprocess.run(run + ["chunk", str(tmp_path), "c/0/0"], capture_output=True,
                            text=True, timeout=120)
     assert chunk.returncode == 0 and "12 of 12 inner chunks stored" in chunk.stdout
+    info = subprocess.run(run + ["info", str(tmp_path)], capture_output=True, text=True,
+                          timeout=120)
+    assert "; each shard encoded whole by zstd(level=1" in info.stdout
     assert subprocess.run(run + ["check", str(tmp_path)], timeout=120).returncode == 0
     (tmp_path / "c" / "1" / "0").write_bytes(b"garbage")
     bad = subprocess.run(run + ["check", str(tmp_path)], capture_output=True, text=True,

@@ -57,7 +57,10 @@ def array_info(array: Array) -> str:
          else "rectilinear"),
         ("Shard shape", str(array.shards) if array.shards else "none"),
         ("Fill value", repr(meta.fill_value.item() if hasattr(meta.fill_value, "item") else meta.fill_value)),
-        ("Codecs", ", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none"),
+        ("Codecs", (", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none")
+         + ("; each shard encoded whole by " + ", ".join(
+             _codec_str(c) for c in meta.shard_levels[0].object_codecs)
+            if meta.shard_levels and meta.shard_levels[0].object_codecs else "")),
         ("Chunks stored", f"{array.nshards_initialized} of "
                           f"{_stored_objects(array)}"),
         ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
