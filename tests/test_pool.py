@@ -174,3 +174,20 @@ def test_pool_is_dropped_after_fork():
         proc.join(60)
         assert proc.exitcode == 0
         assert q.get(timeout=5) == (True, False, [-1, -2, -3])
+
+
+def test_assigning_a_setting_changes_it():
+    """``zarrx.config.threads = 1`` must not create a module attribute that hides the setting
+    while every read and write still uses the old one."""
+    import zarrx
+    from zarrx.errors import ArgumentError
+    before = zarrx.config.get("threads")
+    try:
+        zarrx.config.threads = 1
+        assert zarrx.config.get("threads") == 1 and zarrx.config.threads == 1
+        assert "threads" not in vars(zarrx.config)
+        with pytest.raises(ArgumentError, match="expected an int >= 1, found 0"):
+            zarrx.config.threads = 0
+        assert zarrx.config.get("threads") == 1
+    finally:
+        zarrx.config.set(threads=before)

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
+import types
 from collections.abc import Iterator, Mapping
 
 __all__ = ["set", "get", "ALIASES"]
@@ -149,3 +151,18 @@ def __getattr__(name: str) -> object:
         return _values[name]
     except KeyError:
         raise AttributeError(name) from None
+
+
+class _Settings(types.ModuleType):
+    """This module's type: assigning a setting (``zarrx.config.threads = 1``) changes it, as
+    ``set`` does (without a context to restore it), instead of hiding it behind a module
+    attribute that nothing reads."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _DEFAULTS:
+            set(**{name: value})
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Settings
