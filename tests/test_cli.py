@@ -199,3 +199,15 @@ def test_errors_are_one_line_with_exit_status_3(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [["demo", "--dir"], ["tree", "x", "--depth", "two"]])
 def test_bad_option_values_are_usage_errors(argv, capsys):
     assert run(capsys, *argv)[0] == 2
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("transpose:order=[1,0]", {"name": "transpose", "configuration": {"order": [1, 0]}}),
+    ("blosc:cname=lz4,shuffle=bitshuffle",
+     {"name": "blosc", "configuration": {"cname": "lz4", "shuffle": "bitshuffle"}}),
+    ('zstd:level=5,checksum=true', {"name": "zstd",
+                                    "configuration": {"level": 5, "checksum": True}}),
+])
+def test_codec_arguments_take_json_values(text, expected):
+    from zarrx.cli.common import parse_codec
+    assert parse_codec(text) == expected

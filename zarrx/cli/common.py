@@ -79,8 +79,30 @@ def parse_shape(text: str, what: str) -> tuple[int, ...]:
     return out
 
 
+def _top_level_split(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets, braces and quotes, so that a value may
+    be a JSON list or object (``transpose:order=[1,0]``)."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
 def parse_codec(text: str) -> dict[str, Any]:
-    """``zstd``, ``zstd:level=5``, ``blosc:cname=lz4,shuffle=bitshuffle`` or a JSON object
+    """``zstd``, ``zstd:level=5``, ``blosc:cname=lz4,shuffle=bitshuffle``,
+    ``transpose:order=[1,0]`` or a JSON object
     (``{"name": "zstd", "configuration": {"level": 5}}`` or ``{"id": "zstd", "level": 5}``)."""
     from zarrx.metadata.codec_table import codec_info
     text = text.strip()
@@ -94,7 +116,7 @@ def parse_codec(text: str) -> dict[str, Any]:
         return obj
     name, _, rest = text.partition(":")
     conf: dict[str, Any] = {}
-    for item in filter(None, (s.strip() for s in rest.split(","))):
+    for item in filter(None, (s.strip() for s in _top_level_split(rest))):
         key, sep, value = item.partition("=")
         if not sep:
             raise ZarrError(f"codec {text!r}: expected name:key=value,key=value, found "
