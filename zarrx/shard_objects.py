@@ -7,8 +7,9 @@ as the shard it encodes: a read fetches the whole stored object and decodes it (
 byte range the shard layer asked for), a write encodes the assembled shard. The shard layer
 above it is unchanged; the price is that a shard can only be read and written whole, as the
 codecs require. Generations are the stored objects' own, so conditional writes and snapshots
-keep their meaning. The last decoded shards are kept, by key and generation, so the index and
-the inner chunks of one shard cost one read and one decode.
+keep their meaning. The last decoded shards are kept (four, or 64 MiB beyond the newest), by
+key and generation, so the index and the inner chunks of one shard cost one read and one
+decode.
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from zarrx.store.base import ByteRange, Request, Store, Versioned, as_buffer
 
 __all__ = ["EncodedObjects", "encoded_objects"]
 
-_KEEP = 4            # decoded shards kept per view
+_KEEP = 4                    # decoded shards kept per view, at most
+_KEEP_BYTES = 64 << 20       # ... and at most this many bytes of them beyond the newest
 
 
 def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
@@ -90,7 +92,9 @@ class EncodedObjects(Store):
         with self._lock:
             self._kept[(key, gen)] = data
             self._kept.move_to_end((key, gen))
-            while len(self._kept) > _KEEP:
+            while len(self._kept) > _KEEP or (
+                    len(self._kept) > 1
+                    and sum(map(len, self._kept.values())) > _KEEP_BYTES + len(data)):
                 self._kept.popitem(last=False)
 
     def _forget(self, key: str) -> None:
