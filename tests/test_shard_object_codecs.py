@@ -123,3 +123,26 @@ def test_the_toolbox_reads_shards_encoded_whole(tmp_path):
                          timeout=120)
     assert bad.returncode == 1
     assert "corrupt: c/1/0: zstd: input of 7 bytes is not a complete zstd frame" in bad.stdout
+
+
+@pytest.mark.parametrize("kind", ["local", "memory"])
+def test_threads_writing_one_shard_lose_no_update(tmp_path, kind):
+    import threading
+    store = str(tmp_path) if kind == "local" else MemoryStore()
+    zarrx.create_array(store, shape=(64,), chunks=(8,), shards=(64,), dtype="i4")
+    st = LocalStore(str(tmp_path)) if kind == "local" else store
+    doc = json.loads(st.get("zarr.json"))
+    doc["codecs"].append({"name": "zstd", "configuration": {"level": 1, "checksum": False}})
+    st.set("zarr.json", json.dumps(doc).encode())
+
+    def worker(i):
+        z = zarrx.open_array(store, mode="r+")
+        for k in range(8):
+            z[i * 8 + k] = i * 100 + k
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    want = [i * 100 + k for i in range(8) for k in range(8)]
+    assert zarrx.open_array(store, mode="r")[...].tolist() == want
