@@ -709,3 +709,19 @@ def test_fill_values_convert_as_in_zarr_python(case):
     assert not isinstance(got["zarrx"], Exception), got["zarrx"]
     assert got["zarrx"].dtype == got["zarr"].dtype
     assert got["zarrx"].tolist() == got["zarr"].tolist()
+
+
+@pytest.mark.parametrize("dtype", ["M8[s]", "m8[ms]"])
+def test_v2_null_fill_of_dates_reads_as_nat(tmp_path, dtype):
+    """A Zarr v2 fill_value of null leaves unwritten cells undefined; zarr-python reads them
+    as NaT for dates and durations, and so does zarrx (zero, the epoch, before)."""
+    path = str(tmp_path / "d.zarr")
+    z = zarrx.create_array(path, shape=(4,), chunks=(2,), dtype=dtype, zarr_format=2,
+                           fill_value=None)
+    z[2:] = np.array([0, 5], dtype)
+    ours = zarrx.open_array(path, mode="r")[...]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_array(path, mode="r")[...]
+    assert np.array_equal(ours, theirs, equal_nan=True)
+    assert np.isnat(ours[:2]).all() and not np.isnat(ours[2:]).any()

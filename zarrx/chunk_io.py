@@ -181,6 +181,8 @@ def fill_scalar(meta: ArrayMeta) -> Any:
         return meta.fill_value
     if dt.variable:
         return b"" if dt.numpy.kind == "S" or dt.name == "bytes" else ""
+    if dt.numpy.kind in "mM":       # Zarr v2 null: NaT, as zarr-python reads it
+        return np.array(np.iinfo(np.int64).min, np.int64).view(dt.numpy)[()]
     return np.zeros((), dtype=dt.numpy)[()]
 
 
