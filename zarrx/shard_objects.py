@@ -21,7 +21,7 @@ from math import prod
 from zarrx.codecs.base import BytesToBytesCodec
 from zarrx.codecs.registry import get_codec_class
 from zarrx.metadata.model import ArrayMeta
-from zarrx.store.base import ByteRange, Request, Store, Versioned, as_buffer
+from zarrx.store.base import ByteRange, Store, Versioned, as_buffer
 
 __all__ = ["EncodedObjects", "encoded_objects"]
 
@@ -119,9 +119,6 @@ class EncodedObjects(Store):
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         got = self.get_versioned(key, byte_range)
         return None if got is None else bytes(got[0])
-
-    def get_many(self, requests: Iterable[Request]) -> list[bytes | None]:
-        return [self.get(key, rng) for key, rng in requests]
 
     def getsize(self, key: str) -> int | None:
         got = self.get_versioned(key)

@@ -144,10 +144,6 @@ class ZarrPythonStore(Store):
                              "not support deletes")
         self._run(self.store.delete(key), f"delete {key!r}")
 
-    def delete_many(self, keys: Iterable[str]) -> None:
-        for key in keys:
-            self.delete(key)
-
     def list_prefix(self, prefix: str) -> Iterator[str]:
         async def collect() -> list[str]:
             return [k async for k in self.store.list_prefix(prefix)]

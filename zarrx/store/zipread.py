@@ -20,6 +20,7 @@ import warnings
 import zipfile
 import zlib
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import BinaryIO
 
 from zarrx.errors import StoreError
@@ -172,29 +173,40 @@ class Reader:
         self.verified.add(info.orig_filename)
         return want
 
-    def _inflate(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, want: int) -> bytes:
-        """The first ``want`` inflated bytes; with ``want == file_size`` the stream must end
-        there exactly."""
-        declared = info.file_size
-        limit = declared + 1 if want == declared else want
+    def _blocks(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, limit: int,
+                step: int) -> Iterator[bytes]:
+        """The entry's inflated bytes, in blocks of at most ``step``, until ``limit`` bytes,
+        the end of the deflate stream or the end of its compressed bytes: ``INFLATE_STEP``
+        compressed bytes are read at a time."""
         d = zlib.decompressobj(-15)
-        out = bytearray()
-        left, pos = info.compress_size, begin
+        left, pos, made = info.compress_size, begin, 0
         try:
-            while len(out) < limit and not d.eof:
+            while made < limit and not d.eof:
                 chunk = d.unconsumed_tail
                 if not chunk:
                     if not left:
-                        break
+                        return
                     fp.seek(pos)
                     chunk = fp.read(min(INFLATE_STEP, left))
                     if not chunk:
                         raise self._fail(info, f"truncated: {left} compressed bytes missing")
                     pos += len(chunk)
                     left -= len(chunk)
-                out += d.decompress(chunk, limit - len(out))
+                block = d.decompress(chunk, min(step, limit - made))
+                made += len(block)
+                yield block
         except zlib.error as exc:
             raise self._fail(info, f"corrupt deflate data: {exc}") from None
+
+    def _inflate(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, want: int) -> bytes:
+        """The first ``want`` inflated bytes; with ``want == file_size`` the stream must end
+        there exactly."""
+        declared = info.file_size
+        limit = declared + 1 if want == declared else want
+        out = bytearray()
+        try:
+            for block in self._blocks(fp, info, begin, limit, limit):
+                out += block
         except MemoryError:
             raise self._fail(info, f"{declared} inflated bytes do not fit in memory") from None
         if len(out) > declared:
@@ -209,32 +221,15 @@ class Reader:
         once, ``BLOCK`` bytes at a time, for its CRC-32, keeping only the range (memory bounded
         by the range, not by the size the entry declares)."""
         declared = info.file_size
-        d = zlib.decompressobj(-15)
         want = bytearray()
         crc, pos = 0, 0
-        left, at = info.compress_size, begin
-        try:
-            while not d.eof:
-                chunk = d.unconsumed_tail
-                if not chunk:
-                    if not left:
-                        break
-                    fp.seek(at)
-                    chunk = fp.read(min(INFLATE_STEP, left))
-                    if not chunk:
-                        raise self._fail(info, f"truncated: {left} compressed bytes missing")
-                    at += len(chunk)
-                    left -= len(chunk)
-                block = d.decompress(chunk, BLOCK)
-                if pos + len(block) > declared:
-                    raise self._fail(info, f"inflates to more than its declared {declared} "
-                                           "bytes")
-                crc = zlib.crc32(block, crc)
-                if pos < stop and pos + len(block) > start:
-                    want += block[max(start - pos, 0):stop - pos]
-                pos += len(block)
-        except zlib.error as exc:
-            raise self._fail(info, f"corrupt deflate data: {exc}") from None
+        for block in self._blocks(fp, info, begin, declared + 1, BLOCK):
+            if pos + len(block) > declared:
+                raise self._fail(info, f"inflates to more than its declared {declared} bytes")
+            crc = zlib.crc32(block, crc)
+            if pos < stop and pos + len(block) > start:
+                want += block[max(start - pos, 0):stop - pos]
+            pos += len(block)
         if pos < declared:
             raise self._fail(info, f"inflates to {pos} bytes, declared {declared}")
         if crc != info.CRC:
