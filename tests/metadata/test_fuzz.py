@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -100,3 +101,14 @@ def test_make_array_meta_rejects_cleanly(fill, chunks, fmt):
             make_array_meta(args[0], args[1], args[2], fill_value=args[3], zarr_format=fmt)
         except MetadataError:
             pass
+
+
+def test_a_shard_index_past_the_limit_is_a_metadata_error():
+    """Found by test_mutated_documents: a chunk grid that makes the shard index larger than
+    zarrx reads is a fault of the document, reported as such."""
+    import json
+    doc = {**SHARDED, "shape": [10, 6],
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [67108864, 6]}}}
+    with pytest.raises(MetadataError, match=r"needs a 1073741828-byte index; at most "
+                                            r"1073741824 bytes are supported"):
+        parse_v3(json.dumps(doc).encode(), "zarr.json")

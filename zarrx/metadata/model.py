@@ -324,7 +324,8 @@ def lower_layout(meta: ArrayMeta) -> ChunkLayout:
         n = prod(per)
         nbytes = 16 * n + (4 if level.index_crc32c else 0)
         if nbytes > MAX_INDEX_BYTES:
-            raise ShardError(f"sharding_indexed: a shard of {n} inner chunks ({per}) needs a "
+            from zarrx.errors import MetadataError    # a limit of the document, not a shard
+            raise MetadataError(f"sharding_indexed: a shard of {n} inner chunks ({per}) needs a "
                              f"{nbytes}-byte index; at most {MAX_INDEX_BYTES} bytes are "
                              f"supported")
         ratio = tuple(c // r for c, r in zip(to_array_space(inner, perm), read))
