@@ -70,3 +70,47 @@ def test_the_bench_server_keeps_large_objects_in_memory_and_empties_between_runs
         assert store.get("k2") == b"x"
     finally:
         server.stop()
+
+
+def test_the_bench_server_slicing_ranges_answers_as_moto_does():
+    """The benchmark's server serves a range without copying the whole object first; every
+    answer (ranges, suffixes, past the end, whole objects, objects spilled to a file) is the
+    one moto as it is gives."""
+    import os
+
+    from zarrx.bench.servers import S3_KEYS, ServerUnavailable, create_bucket, start_moto
+    from zarrx.errors import ZarrError
+    from zarrx.store.remote import ObjectStore
+    from zarrx.store.base import ByteRange
+
+    ranges = [ByteRange.slice(0, 16), ByteRange.slice(1 << 20, 3 << 20), ByteRange.last(100),
+              ByteRange.slice(5 << 20), ByteRange.slice((6 << 20) - 1, 1 << 30), None]
+    body = os.urandom(6 << 20)
+    answers = []
+    for sliced in (False, True):
+        try:
+            server = start_moto(in_memory=7 << 20, sliced_ranges=sliced)
+        except ServerUnavailable as exc:
+            pytest.skip(str(exc))
+        try:
+            create_bucket(server.url, "slice-b")
+            store = ObjectStore("s3://slice-b/p", storage_options={"endpoint": server.url,
+                                                                    **S3_KEYS})
+            store.set("small", body)
+            store.set("spilled", body + body)              # over in_memory: in a file
+            got = []
+            for key in ("small", "spilled"):
+                for r in ranges:
+                    got.append(store.get(key, r))
+                try:
+                    store.get(key, ByteRange.slice(1 << 30, 16))
+                except ZarrError as exc:
+                    got.append(type(exc).__name__)
+            got.append(store.get("missing", ByteRange.slice(0, 1)))
+            answers.append(got)
+        finally:
+            server.stop()
+    assert answers[0] == answers[1]
+    assert answers[1][0] == body[:16] and answers[1][5] == body
+    assert answers[1][2] == body[-100:] and answers[1][4] == body[-1:]
+    assert answers[1][-1] is None

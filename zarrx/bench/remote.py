@@ -38,11 +38,11 @@ IN_MEMORY = 1 << 30      # the server keeps objects up to this size in memory
 class Env:
     """The S3 server, the proxy in front of it, and the bucket."""
 
-    def __init__(self, latency: float, bandwidth: float) -> None:
+    def __init__(self, latency: float, bandwidth: float, sliced_ranges: bool = True) -> None:
         from zarrx.bench.servers import S3_KEYS, create_bucket, start_moto
 
         self.keys = S3_KEYS
-        self.moto = start_moto(in_memory=IN_MEMORY)
+        self.moto = start_moto(in_memory=IN_MEMORY, sliced_ranges=sliced_ranges)
         self.bucket = "zarrx-bench"
         create_bucket(self.moto.url, self.bucket)
         self.proc = subprocess.Popen(
@@ -247,7 +247,7 @@ def warm_up(env: Env, systems: dict, g: dict) -> None:
 def run(ns: argparse.Namespace, say: Callable[[str], None]) -> dict:
     g = geometry(ns.mib)
     data = np.random.default_rng(ns.seed).random((g["side"], g["side"]), dtype="f4")
-    env = Env(ns.latency_ms / 1000, ns.bandwidth_mib * MiB)
+    env = Env(ns.latency_ms / 1000, ns.bandwidth_mib * MiB, sliced_ranges=not ns.stock_server)
     rows: list[dict] = []
     try:
         say(f"S3 server {env.moto.url}, proxy {env.endpoint}: {ns.latency_ms} ms/request, "
@@ -290,7 +290,9 @@ def render(result: dict) -> str:
     lines = [f"Remote: {p['mib']} MiB float32, raw; {p['latency_ms']} ms per request, "
              f"{p['bandwidth_mib']} MiB/s per connection each way; ideal for "
              f"{p['in_flight']} requests "
-             "in flight. Median over repetitions.", "",
+             "in flight; S3 server: moto, "
+             f"{'as it is' if p.get('stock_server') else 'ranged GETs sliced'}. "
+             "Median over repetitions.", "",
              "| layout | op | system | wall s | requests | MiB moved | ideal s | wall/ideal "
              "| zarrx-obstore speedup |", "|---|---|---|---|---|---|---|---|---|"]
     med: dict[tuple, dict] = {}
@@ -332,6 +334,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=12345)
     ap.add_argument("--systems", default=",".join(SYSTEMS))
     ap.add_argument("--layouts", default=",".join(LAYOUTS))
+    ap.add_argument("--stock-server", action="store_true",
+                    help="run moto as it is: every ranged GET copies the whole object")
     ap.add_argument("--skip-single", action="store_true", help="skip the 64 MiB object test")
     ap.add_argument("--only-single", action="store_true", help="only the 64 MiB object test")
     ap.add_argument("--json", metavar="PATH")
