@@ -154,6 +154,7 @@ def test_uploads_share_the_link_cap_and_go_out_together(make, proxy):
     values = {f"u/{i}": os.urandom(MiB // 2) for i in range(4)}
     proxy.bandwidth = 2 * MiB                        # each 512 KiB body takes 0.25 s
     store.set_many(values.items())
+    proxy.idle()
     puts = [r for r in proxy.log if r.method == "PUT"]
     assert sorted(r.bytes_in for r in puts) == [MiB // 2] * 4
     assert all(r.end - r.start >= 0.24 for r in puts)

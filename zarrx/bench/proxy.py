@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 __all__ = ["Proxy", "Fault", "Logged"]
@@ -99,6 +99,15 @@ class Proxy:
         self.faults.clear()
         self.max_in_flight = 0
 
+    def idle(self, timeout: float = 10.0) -> None:
+        """Wait until no request is in flight: a client can have a whole answer before the
+        proxy has recorded the request's end."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while self.in_flight and time.monotonic() < deadline:
+            time.sleep(0.005)
+
     def count(self, method: str | None = None) -> int:
         return sum(1 for r in self.log if method is None or r.method == method)
 
@@ -184,21 +193,31 @@ class Proxy:
                        start=loop.time())
         self.log.append(entry)
         try:
-            body = await self._receive(request)
-            entry.bytes_in, entry.received = len(body), loop.time()
-            if self.latency:
-                await asyncio.sleep(self.latency)
             fault = self._fault(request.method, request.path_qs)
+            headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
+            headers["Host"] = request.headers.get("Host", "")
+            length = request.content_length if request.can_read_body else None
+            if fault is not None or not length:
+                body: bytes | AsyncIterator[bytes] | None = await self._receive(request)
+                entry.bytes_in, entry.received = len(body), loop.time()
+                body = body or None
+                if self.latency:
+                    await asyncio.sleep(self.latency)
+            else:
+                # the body goes on to the server as it comes in, at the cap, as a link carries
+                # it: the server takes in many uploads side by side, not all at their end
+                if self.latency:
+                    await asyncio.sleep(self.latency)
+                headers["Content-Length"] = str(length)
+                body = self._relay(request, entry)
             if fault is not None:
                 if fault.stall:
                     await asyncio.sleep(fault.stall)
                 entry.status = fault.status
                 return web.Response(status=fault.status, body=fault.body)
-            headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-            headers["Host"] = request.headers.get("Host", "")
             async with self._session.request(  # type: ignore[union-attr]
                     request.method, self.upstream + request.path_qs, headers=headers,
-                    data=body if body else None, allow_redirects=False) as up:
+                    data=body, allow_redirects=False) as up:
                 data = await up.read()
                 entry.answered = loop.time()
                 entry.status = up.status
@@ -245,6 +264,19 @@ class Proxy:
             body += piece
             await wait(t0, len(body))
         return bytes(body)
+
+    async def _relay(self, request, entry: Logged) -> AsyncIterator[bytes]:  # type: ignore[no-untyped-def]
+        """The request body in pieces, taken off the connection no faster than the cap."""
+        loop = asyncio.get_running_loop()
+        step, wait = self._pace() if self.bandwidth else (1 << 20, None)
+        t0, n = loop.time(), 0
+        while piece := await request.content.read(step):
+            n += len(piece)
+            entry.bytes_in = n
+            if wait is not None:
+                await wait(t0, n)                # a piece goes on once the link has carried it
+            yield piece
+        entry.received = loop.time()
 
     async def _send(self, resp, data: bytes) -> None:  # type: ignore[no-untyped-def]
         if not self.bandwidth or not data:
