@@ -700,8 +700,10 @@ def test_ml_dtype_names(name):
     lambda lib: lib.create_array({}, shape=(1,), dtype=[("a", "i4"), ("b", "f8")],
                                  fill_value=[1, 2.5]),
     lambda lib: lib.create_array({}, shape=(1,), dtype="f4", fill_value=True),
+    lambda lib: lib.create_array({}, shape=(1,), dtype="f4", fill_value=np.array(1.5)),
+    lambda lib: lib.create_array({}, shape=(1,), dtype="c8", fill_value=np.array(1 - 2j)),
 ], ids=["zeros-bool", "ones-bool", "zeros_like-bool", "full-bool-2", "zeros-U3", "ones-str",
-        "S5-text", "S5-text-v2", "struct-list", "f4-True"])
+        "S5-text", "S5-text-v2", "struct-list", "f4-True", "f4-0d-array", "c8-0d-array"])
 def test_fill_values_convert_as_in_zarr_python(case):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -709,6 +711,17 @@ def test_fill_values_convert_as_in_zarr_python(case):
     assert not isinstance(got["zarrx"], Exception), got["zarrx"]
     assert got["zarrx"].dtype == got["zarr"].dtype
     assert got["zarrx"].tolist() == got["zarr"].tolist()
+
+
+@pytest.mark.parametrize("dtype, fill", [
+    ("c16", [1.5, 2]), ("c8", ("NaN", 1)), ("M8[s]", [1, 2]), ("m8[s]", np.array([1, 2])),
+    ("f4", np.zeros((2, 2)))])
+def test_a_fill_value_that_is_not_a_scalar_is_refused(dtype, fill):
+    """zarr-python refuses these too (TypeError); zarrx names the field and the type."""
+    with pytest.raises(zarrx.MetadataError) as info:
+        zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+    assert str(info.value).startswith(
+        f"array metadata fill_value: expected a scalar fill value for {np.dtype(dtype)}, found ")
 
 
 @pytest.mark.parametrize("dtype", ["M8[s]", "m8[ms]"])
@@ -725,3 +738,35 @@ def test_v2_null_fill_of_dates_reads_as_nat(tmp_path, dtype):
         theirs = zarr.open_array(path, mode="r")[...]
     assert np.array_equal(ours, theirs, equal_nan=True)
     assert np.isnat(ours[:2]).all() and not np.isnat(ours[2:]).any()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_consolidated_documents_wrapping_deep_attributes_open(tmp_path, fmt):
+    """Attributes nested as deep as zarrx writes them (64 levels) stay readable once a
+    consolidated document wraps their node's document a few levels deeper."""
+    deep: object = 1
+    for _ in range(63):
+        deep = [deep]
+    path = str(tmp_path / "g.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = zarr.open_group(path, mode="w", zarr_format=fmt)
+        g.create_array("a", shape=(2,), dtype="i4").attrs["x"] = deep
+        zarr.consolidate_metadata(path)
+    for kw in ({}, {"use_consolidated": False}):
+        assert zarrx.open_group(path, mode="r", **kw)["a"].attrs["x"] == deep
+    zarrx.consolidate_metadata(path)
+    assert zarrx.open_group(path, mode="r")["a"].attrs["x"] == deep
+    with pytest.raises(zarrx.MetadataError, match="attributes: expected JSON nested at most 64"):
+        zarrx.open_group(path)["a"].attrs["y"] = [deep]
+
+
+@pytest.mark.parametrize("fmt, order", [(2, "F"), (2, "C"), (3, "F"), (3, "C")])
+def test_order_is_reported_as_zarr_python_reports_it(fmt, order):
+    """A Zarr v2 array reports the order its chunks are stored in; Zarr v3 arrays have no
+    such field and report ``"C"``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = both(lambda lib: lib.create_array({}, shape=(2, 3), dtype="i4", zarr_format=fmt,
+                                                order=order).order)
+    assert got["zarrx"] == got["zarr"]

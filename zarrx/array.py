@@ -124,6 +124,12 @@ class Array(Node):
 
     @property
     def order(self) -> str:
+        """``"F"`` for a Zarr v2 array whose chunks are stored in Fortran order (its ``order``
+        field, which zarrx reads as a leading ``transpose``), else ``"C"``, as zarr-python
+        reports it."""
+        m = self._meta
+        if m.zarr_format == 2 and m.codecs and m.codecs[0].name == "transpose":
+            return "F"
         return "C"
 
     @property

@@ -67,7 +67,7 @@ CASES: list[tuple[str, str, Any]] = [
     ("duplicate-nested-key", "v2", raw('{"zarr_format": 2, "compressor": {"id": "a", "id": "b"}}')),
     ("nesting-bomb", "v3", b"[" * 100_000),
     ("nesting-bomb-objects", "v2", b'{"a":' * 50_000),
-    ("deep-attributes", "v3", nested(64)),
+    ("deep-attributes", "v3", nested(128)),
     ("huge-document", "v3", None),   # built in the test (MAX_DOCUMENT_BYTES + 1)
     ("bare-nan-v3", "v3", raw(json.dumps(v3(fill_value=float("nan"))))),
     ("huge-integer-literal", "v3", raw('{"shape": [' + "9" * 5000 + "]}")),

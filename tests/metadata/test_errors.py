@@ -44,11 +44,11 @@ EXPECTED = {
     'duplicate-nested-key':
         "a/.zarray: expected unique keys in every JSON object, found key 'id' twice",
     'nesting-bomb':
-        'a/zarr.json: expected JSON nested at most 64 levels deep, found 100000 levels',
+        'a/zarr.json: expected JSON nested at most 128 levels deep, found 100000 levels',
     'nesting-bomb-objects':
-        'a/.zarray: expected JSON nested at most 64 levels deep, found 50000 levels',
+        'a/.zarray: expected JSON nested at most 128 levels deep, found 50000 levels',
     'deep-attributes':
-        'a/zarr.json: expected JSON nested at most 64 levels deep, found 66 levels',
+        'a/zarr.json: expected JSON nested at most 128 levels deep, found 130 levels',
     'huge-document':
         'a/zarr.json: expected a document of at most 67108864 bytes, found 67108865 bytes',
     'bare-nan-v3':

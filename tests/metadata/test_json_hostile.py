@@ -47,8 +47,8 @@ def test_adversarial_documents_are_rejected_in_linear_time(name):
 
 def test_depth_is_measured_outside_strings():
     with pytest.raises(MetadataError, match=re.escape(
-            "a/zarr.json: expected JSON nested at most 64 levels deep, found 70 levels")):
-        mjson.load(b"[" * 70 + b'"\\' * 1000, "a/zarr.json")
+            "a/zarr.json: expected JSON nested at most 128 levels deep, found 140 levels")):
+        mjson.load(b"[" * 140 + b'"\\' * 1000, "a/zarr.json")
     doc = {"attributes": {"s": "[" * 5000 + '\\"{' * 100}, "zarr_format": 3}
     assert mjson.load(json.dumps(doc), "k") == doc
 

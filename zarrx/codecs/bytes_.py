@@ -20,7 +20,15 @@ def _needs_endian(dt: np.dtype) -> bool:
         return any(_needs_endian(f[0]) for f in dt.fields.values())
     if dt.subdtype is not None:
         return _needs_endian(dt.subdtype[0])
-    return dt.itemsize > 1 and dt.kind not in "SVb"
+    if dt.kind == "V":
+        return _scalar_void(dt) and dt.itemsize > 1
+    return dt.itemsize > 1 and dt.kind not in "Sb"
+
+
+def _scalar_void(dt: np.dtype) -> bool:
+    """A numeric type numpy files under ``V`` (ml_dtypes' ``bfloat16`` and its kin), as opposed
+    to raw bytes (``np.void``): it has a byte order, but ``newbyteorder`` cannot express it."""
+    return dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.type is not np.void
 
 
 class Bytes(ArrayToBytesCodec):
@@ -64,7 +72,15 @@ class Bytes(ArrayToBytesCodec):
                              f"(expected 'little' or 'big'), found none")
         return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
 
+    def _swaps_as_uint(self, dtype: np.dtype) -> bool:
+        """A byte order to change on a type ``newbyteorder`` cannot describe: swap the bytes of
+        an unsigned integer view instead."""
+        return _scalar_void(dtype) and self.swaps(dtype)
+
     def encode(self, arr: np.ndarray) -> Buffer:
+        if self._swaps_as_uint(arr.dtype):
+            bits = np.ascontiguousarray(arr).view(f"u{arr.dtype.itemsize}")
+            return memoryview(bits.byteswap().reshape(-1).view(np.uint8))
         stored = self.stored_dtype(arr.dtype)
         if stored != arr.dtype or not arr.flags.c_contiguous:
             arr = arr.astype(stored, order="C")      # swap and/or reorder in one pass
@@ -77,8 +93,11 @@ class Bytes(ArrayToBytesCodec):
         if size != n:
             raise CodecError(f"expected {n} bytes for a chunk of shape {shape} and data type "
                              f"{dtype}, found {size}")
-        return np.frombuffer(data, dtype=stored, count=int(np.prod(shape, dtype=np.int64))
-                             ).reshape(shape)
+        count = int(np.prod(shape, dtype=np.int64))
+        if self._swaps_as_uint(dtype):
+            bits = np.frombuffer(data, dtype=f"u{dtype.itemsize}", count=count)
+            return bits.byteswap().view(dtype).reshape(shape)
+        return np.frombuffer(data, dtype=stored, count=count).reshape(shape)
 
     def decode_into(self, data: Buffer, out: np.ndarray) -> None:
         src = self.decode(data, out.dtype, out.shape)

@@ -26,10 +26,15 @@ from zarrx.errors import MetadataError
 from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
 
-__all__ = ["load", "dumps", "check_tree", "MAX_DOCUMENT_BYTES", "MAX_DEPTH"]
+__all__ = ["load", "dumps", "check_tree", "MAX_DOCUMENT_BYTES", "MAX_DEPTH",
+           "MAX_DOCUMENT_DEPTH"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
-MAX_DEPTH = 64                          # nesting of JSON arrays/objects, attributes included
+MAX_DEPTH = 64                          # nesting of the attributes zarrx writes
+# nesting of a document read: a node document's attributes (up to MAX_DEPTH) plus the levels a
+# consolidated document wraps node documents in (3 in Zarr v3, 2 in .zmetadata), with room to
+# spare for other writers
+MAX_DOCUMENT_DEPTH = 2 * MAX_DEPTH
 
 
 class _Duplicate(Exception):
@@ -53,8 +58,9 @@ def _reject_constant(name: str) -> float:
     raise _NonFinite(name)
 
 
-def check_tree(value: Any, loc: Loc) -> None:
-    """Depth, key types and value types of an already-built document (dict input)."""
+def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> None:
+    """Depth (at most ``limit`` levels), key types and value types of an already-built
+    document (dict input)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
     while stack:
@@ -63,15 +69,15 @@ def check_tree(value: Any, loc: Loc) -> None:
         if seen > 10_000_000:
             raise loc.found("a document of at most 10000000 JSON values", "more")
         if isinstance(node, dict):
-            if depth > MAX_DEPTH:
-                raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting")
+            if depth > limit:
+                raise loc.found(f"JSON nested at most {limit} levels deep", "deeper nesting")
             for k, v in node.items():
                 if not isinstance(k, str):
                     raise loc.error("JSON object keys that are strings", k)
                 stack.append((v, depth + 1))
         elif isinstance(node, (list, tuple)):
-            if depth > MAX_DEPTH:
-                raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", "deeper nesting")
+            if depth > limit:
+                raise loc.found(f"JSON nested at most {limit} levels deep", "deeper nesting")
             stack.extend((v, depth + 1) for v in node)
         elif node is None or isinstance(node, (str, bool, int, float, np.bool_, np.integer,
                                                np.floating)):
@@ -126,7 +132,7 @@ def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
     non-finite numbers read as floats unless ``allow_nonfinite=False``."""
     loc = Loc(key)
     if isinstance(doc, dict):
-        check_tree(doc, loc)
+        check_tree(doc, loc, MAX_DOCUMENT_DEPTH)
         return doc
     if isinstance(doc, str):
         data = doc.encode("utf-8", "surrogatepass")
@@ -137,8 +143,9 @@ def load(doc: bytes | bytearray | memoryview | str | dict, key: str, *,
     if len(data) > MAX_DOCUMENT_BYTES:
         raise loc.found(f"a document of at most {MAX_DOCUMENT_BYTES} bytes", f"{len(data)} bytes")
     depth, keys = scan(data)
-    if depth > MAX_DEPTH:
-        raise loc.found(f"JSON nested at most {MAX_DEPTH} levels deep", f"{depth} levels")
+    if depth > MAX_DOCUMENT_DEPTH:
+        raise loc.found(f"JSON nested at most {MAX_DOCUMENT_DEPTH} levels deep",
+                        f"{depth} levels")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -165,7 +172,7 @@ def _clean(value: Any) -> Any:
 def dumps(obj: Any) -> bytes:
     """JSON bytes the way zarr-python writes metadata: indent 2, non-ASCII escaped, non-finite
     floats as bare ``NaN`` / ``Infinity`` / ``-Infinity``."""
-    check_tree(obj, Loc("metadata"))          # iterative: no recursion into deep nesting
+    check_tree(obj, Loc("metadata"), MAX_DOCUMENT_DEPTH)   # iterative: no deep recursion
     try:
         text = _json.dumps(_clean(obj), indent=2, allow_nan=True)
     except (TypeError, ValueError, RecursionError) as exc:

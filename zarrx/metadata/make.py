@@ -82,6 +82,10 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             raise loc.error("bytes", value)
         return bytes(value)
     n = dt.numpy
+    if isinstance(value, np.ndarray):
+        if value.ndim:
+            raise loc.error(f"a scalar fill value for {n}", value)
+        value = value[()]                     # a 0-d array is its element, as numpy takes it
     try:
         if cat == "int":
             v = value.item() if isinstance(value, np.generic) else value
@@ -107,7 +111,10 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
                 return np.bool_(value)      # zeros/ones of bools: 0 and 1, as numpy casts them
             raise loc.error("True or False", value)
         with np.errstate(over="raise", invalid="ignore"):
-            return np.array(value, dtype=n)[()]
+            arr = np.array(value, dtype=n)
+        if arr.ndim:
+            raise loc.error(f"a scalar fill value for {n}", value)
+        return arr[()]
     except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
         if isinstance(exc, MetadataError):
             raise
