@@ -478,3 +478,25 @@ def test_values_that_do_not_fit_the_dtype_are_argument_errors(value):
     z = zarrx.create_array({}, shape=(4,), chunks=(2,), dtype="u1")
     with pytest.raises(zarrx.errors.ArgumentError, match="cannot convert value of type"):
         z[0] = value
+
+
+@pytest.mark.parametrize("sel", [
+    (None, [0, 3], Ellipsis, -1), (None, [0, 3], -1), ([0, 3], Ellipsis, -1),
+    (Ellipsis, [0, 3], -1), (1, Ellipsis, [0, 2]), (None, 1, Ellipsis, [0, 2]),
+    ([0, 3], None, -1), (slice(None), None, [1, 2]), (None, Ellipsis, [1, 2]),
+], ids=str)
+def test_newaxis_and_ellipsis_around_an_index_array_match_numpy(sel):
+    """An Ellipsis or a newaxis between integers and an index array separates them, as in
+    numpy, even where the Ellipsis stands for no axis: numpy then moves the array's axis
+    first, and zarrx either gives numpy's result or says it cannot."""
+    import zarrx
+    ref = np.arange(28).reshape(7, 4)
+    z = zarrx.create_array({}, shape=(7, 4), chunks=(4, 2), dtype="i8")
+    z[...] = ref
+    try:
+        got = z[sel]
+    except IndexingError as exc:
+        assert "not adjacent (numpy would move the array's axis first)" in str(exc)
+        assert sel in ((None, [0, 3], Ellipsis, -1), (None, 1, Ellipsis, [0, 2]))
+        return
+    assert got.shape == ref[sel].shape and np.array_equal(got, ref[sel])

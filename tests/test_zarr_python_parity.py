@@ -770,3 +770,55 @@ def test_order_is_reported_as_zarr_python_reports_it(fmt, order):
         got = both(lambda lib: lib.create_array({}, shape=(2, 3), dtype="i4", zarr_format=fmt,
                                                 order=order).order)
     assert got["zarrx"] == got["zarr"]
+
+
+def test_zarr_python_keyword_names():
+    """The keyword names zarr-python's methods take, with the same results."""
+    def calls(lib):
+        a = lib.create_array({}, shape=(4,), dtype="i4")
+        a.resize(new_shape=(6,))
+        g = lib.group({})
+        g.create_array("x", shape=(2,), dtype="i4")
+        return (a.shape, g.get(path="nope", default=0), g.get(path="x").shape,
+                [n for n, _ in g.members(use_consolidated_for_children=False)])
+    got = both(calls)
+    assert got["zarrx"] == got["zarr"] == ((6,), 0, (2,), ["x"])
+    for lib in LIBS.values():
+        with pytest.raises(ValueError):
+            lib.group({}).members(max_depth=-1)
+
+
+def test_tree_max_nodes_truncates_with_zarr_python_note():
+    g = zarrx.group({})
+    g.create_group("s").create_array("x", shape=(2,), dtype="i4")
+    for n in "abc":
+        g.create_array(n, shape=(3,), dtype="f4")
+    assert g.tree(max_nodes=3, plain=True) == (
+        "Truncated at max_nodes=3, some nodes and their children may be missing\n"
+        "/\n├── a (3,) float32\n├── b (3,) float32\n├── c (3,) float32")
+    assert g.tree() == ("/\n├── a (3,) float32\n├── b (3,) float32\n├── c (3,) float32\n"
+                        "└── s\n    └── x (2,) int32")
+    with pytest.raises(zarrx.ArgumentError, match="tree: max_nodes: expected an int >= 0"):
+        g.tree(max_nodes=-1)
+
+
+@pytest.mark.parametrize("mode", ["r", "r+", "a"])
+def test_open_with_array_arguments_on_a_group_is_a_type_error(tmp_path, mode):
+    path = str(tmp_path / "g.zarr")
+    zarrx.create_group(path)
+    got = both(lambda lib: lib.open(path, mode=mode, shape=(4,), dtype="i4"))
+    assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], TypeError)
+    assert isinstance(got["zarrx"], zarrx.ZarrError)
+    assert str(got["zarrx"]).startswith("open: shape= is an array argument, but the node at '/'")
+
+
+@pytest.mark.parametrize("value, builtin", [(2**40, OverflowError), (None, TypeError)])
+def test_values_numpy_cannot_convert_keep_the_builtin_class(value, builtin):
+    def write(lib):
+        a = lib.create_array({}, shape=(2,), dtype="i4")
+        a[0] = value
+    got = both(write)
+    assert isinstance(got["zarr"], builtin) and isinstance(got["zarrx"], builtin)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]).startswith(
+        f"/: cannot convert value of type {type(value).__name__} to dtype int32: ")

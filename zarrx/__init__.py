@@ -12,7 +12,8 @@ from zarrx.api import (consolidate_metadata, create, create_array, create_group,
 from zarrx.array import Array
 from zarrx.convenience import (array, create_hierarchy, from_array, load, save, save_array,
                                save_group)
-from zarrx.errors import (ArgumentError, ArgumentTypeError, CodecError, DataTypeError,
+from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
+                          DataTypeError,
                           IndexingError, MetadataError, NodeExistsError, NodeMismatchError,
                           NodeNotFoundError, ReadOnlyError, ShardError, StoreError, ZarrError)
 from zarrx.group import Group
@@ -25,7 +26,7 @@ __all__ = [
     "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated",
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
-    "ArgumentError", "ArgumentTypeError", "DataTypeError",
+    "ArgumentError", "ArgumentTypeError", "ArgumentOverflowError", "DataTypeError",
     "convert", "copy", "check",
 ]
 _TOOLS = ("convert", "copy", "check")

@@ -75,6 +75,10 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, GroupMeta):
+            extra = [k for k in kwargs if k != "attributes"]
+            if extra:                        # zarr-python: open_group refuses them (TypeError)
+                raise ArgumentTypeError(f"open: {extra[0]}= is an array argument, but the node "
+                                        f"at {_where(st, path)} is a group")
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             return Array(st, path, meta, read_only=mode == "r",

@@ -336,9 +336,15 @@ class Array(Node):
         self.attrs.update(new_attributes)
         return self
 
-    def resize(self, *shape: Any) -> None:
-        """Change the shape: ``resize((8, 4))`` (zarr-python's form) or ``resize(8, 4)``. Chunks
-        wholly outside the new shape are deleted; data inside stays."""
+    def resize(self, *shape: Any, new_shape: Any = None) -> None:
+        """Change the shape: ``resize((8, 4))`` or ``resize(new_shape=(8, 4))`` (zarr-python's
+        forms) or ``resize(8, 4)``. Chunks wholly outside the new shape are deleted; data
+        inside stays."""
+        if new_shape is not None:
+            if shape:
+                raise ArgumentTypeError(f"{self.name}: resize takes the shape once, found "
+                                        f"{shape!r} and new_shape={new_shape!r}")
+            shape = (new_shape,)
         one = len(shape) == 1 and not isinstance(shape[0], (int, np.integer))
         try:
             new = tuple(shape[0]) if one else tuple(shape)

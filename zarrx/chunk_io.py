@@ -29,7 +29,8 @@ import numpy as np
 from zarrx import _pool, config
 from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
-from zarrx.errors import ArgumentError, CodecError, ZarrError
+from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
+                          ZarrError)
 from zarrx.indexing import is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store._values import Value, gather_kept
@@ -480,14 +481,17 @@ def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> 
 
 
 def check_value(value: Any, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
-    """``value`` as an array broadcast to ``shape`` (no copy), or an ArgumentError (a
-    ValueError, as numpy raises) saying why not."""
+    """``value`` as an array broadcast to ``shape`` (no copy), or an ArgumentError saying why
+    not, also of the builtin class numpy raised (``TypeError``, ``OverflowError``), as
+    zarr-python passes those on."""
     try:
         arr = value if isinstance(value, np.ndarray) and value.dtype == dtype \
             else np.asarray(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise ArgumentError(f"{where}: cannot convert value of type {type(value).__name__} "
-                        f"to dtype {dtype}: {exc}") from exc
+        cls = (ArgumentOverflowError if isinstance(exc, OverflowError) else
+               ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError)
+        raise cls(f"{where}: cannot convert value of type {type(value).__name__} "
+                  f"to dtype {dtype}: {exc}") from exc
     try:
         return np.broadcast_to(arr, shape)
     except ValueError as exc:

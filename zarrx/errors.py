@@ -122,6 +122,11 @@ class ArgumentTypeError(ArgumentError, TypeError):
     zarr-python raises there)."""
 
 
+class ArgumentOverflowError(ArgumentError, OverflowError):
+    """A value outside the range of the array's data type, such as ``2**40`` written to an
+    ``int32`` array (an ``OverflowError``, as numpy and zarr-python raise there)."""
+
+
 class DataTypeError(MetadataError, TypeError):
     """A data type given by the user is unknown or unsupported: a metadata error that is also
     the ``TypeError`` numpy and zarr-python raise for a bad dtype."""

@@ -102,8 +102,9 @@ class Group(Node):
             raise NodeNotFoundError(f"group {self.name!r}: no member {name!r}")
         return node
 
-    def get(self, name: str, default: Any = None) -> Any:
-        node = self._lookup(name)
+    def get(self, path: str, default: Any = None) -> Any:
+        """The array or group at ``path`` below this group, or ``default``."""
+        node = self._lookup(path)
         return default if node is None else node
 
     def __contains__(self, name: object) -> bool:
@@ -116,11 +117,18 @@ class Group(Node):
             return index.children(prefix)
         return nodes.list_children(self._store, self._path)
 
-    def members(self, max_depth: int | None = 0) -> tuple[tuple[str, Array | Group], ...]:
+    def members(self, max_depth: int | None = 0, *, use_consolidated_for_children: bool = True
+                ) -> tuple[tuple[str, Array | Group], ...]:
         """``(name, node)`` of the children, sorted, each group followed by its own members
         down to ``max_depth`` levels below the children (0: children only; None: the whole
         subtree). Names below the children are paths relative to this group. Each group is
-        listed once: linear in the size of the hierarchy."""
+        listed once: linear in the size of the hierarchy. ``use_consolidated_for_children`` is
+        accepted for zarr-python's sake: a group opened from consolidated metadata lists its
+        whole subtree from it either way."""
+        if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or
+                                      isinstance(max_depth, bool) or max_depth < 0):
+            raise ArgumentError(f"members: max_depth: expected None or an int >= 0, found "
+                                f"{max_depth!r}")
         return tuple(self._members(max_depth))
 
     def _members(self, max_depth: int | None) -> Iterator[tuple[str, Array | Group]]:
@@ -178,16 +186,21 @@ class Group(Node):
         return (a for _, a in self.arrays())
 
     def tree(self, expand: bool | None = None, level: int | None = None, *,
-             max_depth: int | None = None) -> str:
+             max_depth: int | None = None, max_nodes: int = 500, plain: bool = False) -> str:
         """A readable text tree of the hierarchy below this group: ``level`` levels of groups
         opened below the children (zarr-python's ``level``; ``max_depth`` counts the children
-        too: ``max_depth = level + 1``). ``expand`` is accepted for zarr-python's sake."""
+        too: ``max_depth = level + 1``), at most ``max_nodes`` nodes. ``expand`` and ``plain``
+        are accepted for zarr-python's sake: the tree is always plain text."""
         from zarrx.info import tree
-        for arg, v in (("level", level), ("max_depth", max_depth)):
-            if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
-                raise ArgumentTypeError(f"tree: {arg}: expected an int or None, found "
+        for arg, v in (("level", level), ("max_depth", max_depth), ("max_nodes", max_nodes)):
+            if (v is not None or arg == "max_nodes") and (
+                    not isinstance(v, (int, np.integer)) or isinstance(v, bool)):
+                raise ArgumentTypeError(f"tree: {arg}: expected an int"
+                                        f"{'' if arg == 'max_nodes' else ' or None'}, found "
                                         f"{type(v).__name__} {v!r}")
-        return tree(self, max_depth if level is None else level + 1)
+        if max_nodes < 0:
+            raise ArgumentError(f"tree: max_nodes: expected an int >= 0, found {max_nodes}")
+        return tree(self, max_depth if level is None else level + 1, max_nodes=int(max_nodes))
 
     @property
     def info(self) -> str:

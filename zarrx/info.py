@@ -98,32 +98,39 @@ def _stored_objects(array: Array) -> int:
     return math.prod(-(-s // c) for s, c in zip(array.shape, array.shards))
 
 
-def tree(group: Group, max_depth: int | None = None, attrs: bool = False) -> str:
+def tree(group: Group, max_depth: int | None = None, attrs: bool = False,
+         max_nodes: int | None = None) -> str:
     """The hierarchy below ``group`` as indented text, arrays with shape and dtype;
     ``max_depth`` levels of groups are opened (None: all); ``attrs`` adds each node's
-    attributes (``@name = value``) under it."""
+    attributes (``@name = value``) under it; at most ``max_nodes`` nodes are listed (None: all),
+    in depth-first order, after a first line saying so when some were left out (as zarr-python
+    words and places it)."""
     lines = [group.name]
     if attrs:
         lines += _attr_lines(group.attrs, "")
-
-    def walk(g: Group, indent: str, depth: int) -> None:
-        items = list(g.members())
-        for i, (name, node) in enumerate(items):
-            last = i == len(items) - 1
-            branch = "└── " if last else "├── "
-            sub = indent + ("    " if last else "│   ")
-            if isinstance(node.metadata, ArrayMeta):
-                lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}")
-                if attrs:
-                    lines.extend(_attr_lines(node.attrs, sub))
-            else:
-                lines.append(f"{indent}{branch}{name}")
-                if attrs:
-                    lines.extend(_attr_lines(node.attrs, sub))
-                if max_depth is None or depth < max_depth:
-                    walk(node, sub, depth + 1)
-
-    walk(group, "", 1)
+    listed = 0
+    stack = [(list(group.members()), 0, "", 1)]     # iterative: no recursion limit to reach
+    while stack:
+        items, i, indent, depth = stack.pop()
+        if i == len(items):
+            continue
+        if max_nodes is not None and listed == max_nodes:
+            lines.insert(0, f"Truncated at max_nodes={max_nodes}, some nodes and their children "
+                         "may be missing")
+            break
+        listed += 1
+        stack.append((items, i + 1, indent, depth))
+        name, node = items[i]
+        last = i == len(items) - 1
+        branch = "└── " if last else "├── "
+        sub = indent + ("    " if last else "│   ")
+        is_array = isinstance(node.metadata, ArrayMeta)
+        lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}" if is_array
+                     else f"{indent}{branch}{name}")
+        if attrs:
+            lines.extend(_attr_lines(node.attrs, sub))
+        if not is_array and (max_depth is None or depth < max_depth):
+            stack.append((list(node.members()), 0, sub, depth + 1))
     return "\n".join(lines)
 
 

@@ -171,7 +171,10 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
     if arrays:
         # numpy moves the array's axis to the front when integers and the array are not
         # adjacent; the orthogonal result agrees only when that axis comes first anyway
-        adv = [i for i, it in enumerate(items) if it[0] in ("int", "array")]
+        # (adjacency as written: an Ellipsis separates them even where it stands for no axis)
+        written = sel if isinstance(sel, tuple) else (sel,)
+        adv = [i for i, s in enumerate(written)
+               if s is not None and s is not Ellipsis and not isinstance(s, slice)]
         out_pos = sum(1 for it in items[:arrays[0]] if it[0] in ("new", "slice"))
         if adv[-1] - adv[0] + 1 != len(adv) and out_pos != 0:
             raise IndexingError("basic selection mixes an index array with integers that are "
