@@ -268,3 +268,14 @@ def test_node_type_is_checked():
         parse_array_v3({"zarr_format": 3, "node_type": "group"}, "g/zarr.json")
     with pytest.raises(MetadataError, match="node_type: expected 'group', found 'array'"):
         parse_group_v3(v3(), "a/zarr.json")
+
+
+@pytest.mark.parametrize("dtype, fill, want", [
+    ("float32", 1e39, np.inf), ("float32", -1e39, -np.inf), ("float16", 65520, np.inf),
+    ("float16", 65519, 65504.0), ("float16", 70000, np.inf), ("float64", 10**400, np.inf),
+    ("float32", 3.4028235e38, np.float32(3.4028235e38))])
+def test_a_fill_number_past_the_type_rounds_as_ieee_754(dtype, fill, want):
+    """A JSON number is rounded to the type's nearest value: past the largest finite one, an
+    infinity (zarr-python and tensorstore read such documents so)."""
+    got = parse_v3(v3(data_type=dtype, fill_value=fill), "zarr.json").fill_value
+    assert got.dtype == np.dtype(dtype) and got == want

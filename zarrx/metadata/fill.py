@@ -71,15 +71,15 @@ def _float(value: Any, n: np.dtype, loc: Loc, fmt: int) -> Any:
         return np.array(value).astype(n)[()]
     try:
         f = float(value)
-    except OverflowError:
-        raise loc.error(f"a value in the range of {n.name}", value) from None
-    if not math.isfinite(f):
-        raise loc.error(want, value)
+    except OverflowError:                        # an integer beyond every float
+        f = math.inf if value > 0 else -math.inf
+    else:
+        if not math.isfinite(f):
+            raise loc.error(want, value)
+    # rounded to the nearest value of the type, as IEEE 754 rounds: a number past the largest
+    # finite one is an infinity (zarr-python and tensorstore read it so)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = np.array(f).astype(n)[()]
-    if not math.isfinite(float(out)):
-        raise loc.error(f"a value in the range of {n.name}", value)
-    return out
+        return np.array(f).astype(n)[()]
 
 
 def _b64(value: Any, loc: Loc, size: int | None, exact: bool) -> bytes:
