@@ -163,8 +163,10 @@ class Proxy:
         request's arrival to its arrival and to its last byte out, and the seconds the server
         took to answer it once its body was in (0 for requests the proxy answered itself)."""
         t0 = min((r.start for r in self.log), default=0.0)
+        # a body the server answered before taking all of it in has no receipt time
         return [(r.method, r.headers.get("Range", ""), round(r.start - t0, 4),
-                 round(r.end - t0, 4), round(max(r.answered - r.received, 0.0), 4))
+                 round(r.end - t0, 4),
+                 round(max(r.answered - (r.received or r.answered), 0.0), 4))
                 for r in self.log]
 
     async def _admin(self, request):  # type: ignore[no-untyped-def]
