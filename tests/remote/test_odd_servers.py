@@ -183,6 +183,24 @@ def test_obstore_memory_url_is_one_store_per_process():
     assert ObjectStore("memory:///zarrx-other").get("k") is None
 
 
+def test_a_path_in_an_obstore_memory_url_is_a_prefix():
+    """``memory://name/sub`` is the objects below ``sub/`` of the store ``memory://name``, as
+    fsspec's memory filesystem and bucket URLs read a path."""
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    top = ObjectStore("memory://zarrx-pre")
+    top.set("sub/k", b"v")
+    top.set("other", b"w")
+    below = ObjectStore("memory://zarrx-pre/sub/")
+    assert below.get("k") == b"v" and below.get("other") is None
+    assert sorted(below.list_prefix("")) == ["k"]
+    below.set("deeper/x", b"y")
+    assert top.get("sub/deeper/x") == b"y"
+    below.delete("k")
+    assert top.get("sub/k") is None
+    assert ObjectStore("memory:///zarrx-pre").get("other") == b"w"
+
+
 def test_an_unknown_s3fs_option_is_a_store_error_naming_it():
     pytest.importorskip("s3fs")
     from zarrx.errors import RemoteError

@@ -34,6 +34,20 @@ def test_missing_packages_are_named(monkeypatch):
         make_store("gs://bucket/x", "r")
 
 
+def test_a_filesystem_whose_package_is_missing_is_named(monkeypatch):
+    """fsspec knows the filesystem but not its package (gcsfs here): a MissingDependencyError
+    quoting fsspec's hint, not a raw exception."""
+    fsspec = pytest.importorskip("fsspec")
+
+    def missing(*args, **kwargs):
+        raise ImportError("Please install gcsfs to access Google Storage")
+    monkeypatch.setattr(fsspec.core, "url_to_fs", missing)
+    with pytest.raises(MissingDependencyError) as info:
+        zarrx.open_array("gcs://bucket/x", mode="r")
+    assert str(info.value) == ("FsspecStore('gcs://bucket/x'): a package this filesystem needs "
+                               "is not installed: Please install gcsfs to access Google Storage")
+
+
 def test_fsspec_is_used_when_obstore_is_missing(monkeypatch):
     pytest.importorskip("fsspec")
     monkeypatch.setitem(sys.modules, "obstore", None)
@@ -68,3 +82,12 @@ def test_s3fs_style_options_are_translated():
                                    "client_kwargs": {"region_name": "r"}}) == {
         "access_key_id": "k", "secret_access_key": "s", "skip_signature": True,
         "endpoint": "http://h:1", "region": "r"}
+
+
+def test_options_set_to_none_are_not_given():
+    """As s3fs reads them: ``token=os.environ.get("AWS_SESSION_TOKEN")`` and the like."""
+    from zarrx.store.remote.dispatch import _s3fs_only
+    so = {"key": "k", "secret": "s", "token": None, "profile": None,
+          "client_kwargs": {"region_name": None, "verify": None}}
+    assert _obstore_options("s3", so) == {"access_key_id": "k", "secret_access_key": "s"}
+    assert _s3fs_only("s3", so) == []

@@ -65,3 +65,24 @@ def test_zarrx_opens_zarr_python_store_objects(s3_server):
     for kind in ("fsspec", "obstore"):
         z = zarrx.open(_zarr_store(kind, s3_server, url, True), mode="r")
         np.testing.assert_array_equal(z[...], data)
+
+
+@pytest.mark.parametrize("name", ["x%20y.zarr", "q%41r.zarr", "100%.zarr"])
+def test_percent_signs_in_an_s3_url_are_part_of_the_key(s3_server, name):
+    """``s3://bucket/x%20y`` names the key ``x%20y``, as s3fs and zarr-python read it: the same
+    URL reaches the same objects through zarrx's obstore and fsspec stores and zarr-python."""
+    url = f"{s3_server.url()}/{name}"
+    data = np.arange(6, dtype="i4")
+    zarrx.create_array(url, shape=(6,), chunks=(4,), dtype="i4",
+                       storage_options=s3_server.options)[...] = data
+    back = zarr.open_array(url, mode="r", storage_options=s3_server.fsspec_options)[...]
+    assert np.array_equal(back, data)
+    from zarrx.store.remote import FsspecStore
+    fs = FsspecStore(url, storage_options=s3_server.fsspec_options, read_only=True)
+    assert fs.get("zarr.json") is not None
+    url2 = f"{s3_server.url()}/{name}"
+    z = zarr.create_array(url2, shape=(6,), chunks=(4,), dtype="i4",
+                          storage_options=s3_server.fsspec_options)
+    z[...] = data
+    got = zarrx.open_array(url2, mode="r", storage_options=s3_server.options)[...]
+    assert np.array_equal(got, data)

@@ -107,6 +107,28 @@ def test_failures_name_the_key():
     assert str(info.value) == f"{st!r}: get 'a/zarr.json': OSError: disk on fire"
 
 
+def test_backend_errors_of_any_type_are_store_errors_without_credentials():
+    """A zarr-python store's backend raises its own exception types (aiohttp's, botocore's):
+    each becomes a StoreError, and URL credentials never reach the message or the repr."""
+    class BackendError(Exception):
+        pass
+
+    class Remote(zarr.storage.MemoryStore):
+        def __repr__(self):
+            return "Remote('http://user:PASSW0RD@host/d.zarr')"
+
+        async def get(self, key, prototype, byte_range=None):
+            raise BackendError("500, message='oops', url='http://user:PASSW0RD@host/d.zarr/k'")
+    st = ZarrPythonStore(Remote())
+    assert repr(st) == "ZarrPythonStore(Remote('http://host/d.zarr'))"
+    with pytest.raises(StoreError) as info:
+        zarrx.open_array(st, mode="r")
+    assert "PASSW0RD" not in str(info.value)
+    assert str(info.value).startswith(
+        "ZarrPythonStore(Remote('http://host/d.zarr')): get ")
+    assert "BackendError: 500, message='oops', url='http://host/d.zarr/k'" in str(info.value)
+
+
 def test_pickle_carries_the_wrapped_store(tmp_path):
     zs = zarr.storage.ZipStore(tmp_path / "p.zip", mode="w")
     st = ZarrPythonStore(zs, read_only=False)

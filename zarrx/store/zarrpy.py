@@ -22,6 +22,7 @@ from typing import Any
 
 from zarrx.errors import StoreError
 from zarrx.store.base import ByteRange, Request, Store, as_buffer, check_key
+from zarrx.store.remote.urls import redact_text
 
 __all__ = ["ZarrPythonStore", "is_zarr_store", "wrap_zarr_store"]
 
@@ -75,7 +76,8 @@ class ZarrPythonStore(Store):
             self._run(store._open(), "open the store")
 
     def __repr__(self) -> str:
-        return f"ZarrPythonStore({self.store!r}{', read_only=True' if self.read_only else ''})"
+        inner = redact_text(repr(self.store))
+        return f"ZarrPythonStore({inner}{', read_only=True' if self.read_only else ''})"
 
     def __reduce__(self) -> tuple:
         return (type(self), (self.store,), {"read_only": self.read_only})
@@ -90,8 +92,10 @@ class ZarrPythonStore(Store):
             return sync(coro)
         except StoreError:
             raise
-        except (OSError, ValueError, TypeError, RuntimeError, KeyError) as exc:
-            raise StoreError(f"{self!r}: {what}: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - a store's backend raises its own types
+            # (aiohttp's ClientResponseError, botocore's errors, ...): none may escape raw
+            raise StoreError(f"{self!r}: {what}: {type(exc).__name__}: "
+                             f"{redact_text(str(exc))[:300]}") from exc
 
     async def _get(self, key: str, rng: ByteRange | None) -> bytes | None:
         from zarr.core.buffer import default_buffer_prototype

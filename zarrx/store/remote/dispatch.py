@@ -46,10 +46,11 @@ def _s3fs_only(scheme: str, so: dict) -> list[str]:
     """The storage options (s3fs names) that only the fsspec backend understands."""
     if scheme not in ("s3", "s3a"):
         return []
-    out = sorted(k for k in so if k in _S3FS_ONLY)
+    out = sorted(k for k, v in so.items() if k in _S3FS_ONLY and v is not None)
     ck = so.get("client_kwargs")
     if isinstance(ck, dict):
-        out += [f"client_kwargs[{k!r}]" for k in sorted(ck) if k not in _OBSTORE_CLIENT_KWARGS]
+        out += [f"client_kwargs[{k!r}]" for k in sorted(ck)
+                if k not in _OBSTORE_CLIENT_KWARGS and ck[k] is not None]
     return out
 
 
@@ -61,8 +62,9 @@ def default_backend(scheme: str) -> str:
 
 
 def _obstore_options(scheme: str, so: dict) -> dict:
-    """storage_options for obstore, translating the usual fsspec (s3fs) names."""
-    out = dict(so)
+    """storage_options for obstore, translating the usual fsspec (s3fs) names. An option set
+    to None is not given, as s3fs reads it (``token=os.environ.get(...)``)."""
+    out = {k: v for k, v in so.items() if v is not None}
     if scheme in ("s3", "s3a"):
         for old, new in _S3FS_TO_OBSTORE.items():
             if old in out:
@@ -71,9 +73,9 @@ def _obstore_options(scheme: str, so: dict) -> dict:
             out["skip_signature"] = True
         ck = out.pop("client_kwargs", None)
         if isinstance(ck, dict):
-            if "region_name" in ck:
+            if ck.get("region_name") is not None:
                 out.setdefault("region", ck["region_name"])
-            if "endpoint_url" in ck:
+            if ck.get("endpoint_url") is not None:
                 out.setdefault("endpoint", ck["endpoint_url"])
     return out
 

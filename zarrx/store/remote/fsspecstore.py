@@ -21,11 +21,11 @@ import asyncio
 import re
 from typing import Any
 
-from zarrx.errors import StoreError
+from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
-from zarrx.store.remote.objectstore import _status_kind
+from zarrx.store.remote.objectstore import _first_line, _status_kind
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.urls import redact, require
 
@@ -76,8 +76,11 @@ class FsspecStore(RemoteStore):
             try:
                 self.fs, root = fsspec.core.url_to_fs(fs, **so)
             except ImportError as exc:
-                raise require(str(exc.name or "fsspec"), str(exc.name or "fsspec"),
-                              f"FsspecStore({redact(fs)!r})")  # raises MissingDependencyError
+                # fsspec names the package its filesystem needs ("Install gcsfs to ...")
+                what = f"the package {exc.name!r}" if exc.name else _first_line(exc)
+                raise MissingDependencyError(f"FsspecStore({redact(fs)!r}): a package this "
+                                             f"filesystem needs is not installed: {what}"
+                                             ) from None
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
                                  f"{type(exc).__name__}: {exc!s:.200}") from None

@@ -24,7 +24,7 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.options import RemoteOptions
-from zarrx.store.remote.urls import EXTRAS, redact, require, scheme_of
+from zarrx.store.remote.urls import EXTRAS, literal_path, redact, require, scheme_of
 
 __all__ = ["ObjectStore"]
 
@@ -56,9 +56,12 @@ class ObjectStore(RemoteStore):
         opts = RemoteOptions.make(options, **overrides)
         self._source = store
         self._storage_options = dict(storage_options or {})
+        self._prefix = ""                   # below the client's own prefix (memory:// only)
         if isinstance(store, str):
             self.kind = scheme_of(store) or "file"
             self._client = _from_url(obs, store, self._storage_options, opts)
+            if self.kind == "memory":
+                self._prefix = _memory_name_and_prefix(store)[1]
             self._display = redact(store).rstrip("/")
         else:
             if not type(store).__module__.startswith("obstore"):
@@ -96,7 +99,7 @@ class ObjectStore(RemoteStore):
             opts["range"] = {"offset": start}
         if if_match is not None:
             opts["if_match"] = if_match
-        res = await obs.get_async(self._client, key, options=opts)
+        res = await obs.get_async(self._client, self._prefix + key, options=opts)
         meta = res.meta
         if on_meta is not None:
             on_meta(meta.get("e_tag"), meta.get("size"))
@@ -104,7 +107,7 @@ class ObjectStore(RemoteStore):
         return Got(data, meta.get("e_tag"), meta.get("size"), res.range[0])
 
     async def _head(self, key: str) -> tuple[str | None, int]:
-        meta = await _obstore().head_async(self._client, key)
+        meta = await _obstore().head_async(self._client, self._prefix + key)
         return meta.get("e_tag"), meta["size"]
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
@@ -117,10 +120,11 @@ class ObjectStore(RemoteStore):
         elif len(data) >= opts.multipart_threshold:
             kw.update(use_multipart=True, chunk_size=upload_part_for(len(data), opts),
                       max_concurrency=min(opts.in_flight, UPLOAD_PARTS_IN_FLIGHT))
-        res = await _obstore().put_async(self._client, key, data, **kw)
+        res = await _obstore().put_async(self._client, self._prefix + key, data, **kw)
         return res.get("e_tag")
 
     async def _delete(self, keys: list[str]) -> None:
+        keys = [self._prefix + k for k in keys]
         await _obstore().delete_async(self._client, keys if len(keys) > 1 else keys[0])
 
     async def _delete_if(self, key: str, etag: str) -> None:
@@ -128,7 +132,7 @@ class ObjectStore(RemoteStore):
         conditional delete). The URL carries a signature: it is never shown."""
         if self.kind not in ("s3", "s3a", "gs", "az"):
             raise Failure("unsupported", None, f"{self.kind} stores cannot sign requests")
-        url = await _obstore().sign_async(self._client, "DELETE", key,
+        url = await _obstore().sign_async(self._client, "DELETE", self._prefix + key,
                                           datetime.timedelta(minutes=5))
         timeout = self.options.timeout
 
@@ -148,10 +152,12 @@ class ObjectStore(RemoteStore):
         raise Failure(_status_kind(status, ""), status)
 
     async def _list(self, prefix: str) -> list[str]:
-        stream = _obstore().list(self._client, prefix=prefix.rstrip("/") or None)
+        full = (self._prefix + prefix).rstrip("/")
+        stream = _obstore().list(self._client, prefix=full or None)
         out: list[str] = []
+        cut = len(self._prefix)
         async for chunk in stream:
-            out.extend(m["path"] for m in chunk)
+            out.extend(m["path"][cut:] for m in chunk)
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:
@@ -256,12 +262,13 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     retry = so.pop("retry_config", None) or {
         "max_retries": 0, "retry_timeout": datetime.timedelta(seconds=opts.timeout)}
     if scheme == "memory":
-        # one store per URL in the process, as fsspec's memory filesystem: a pickled or
-        # reopened memory:// store sees the same objects
+        # one store per name in the process, as fsspec's memory filesystem: a pickled or
+        # reopened memory:// store sees the same objects, and a path below the name is a prefix
         with _MEMORY_LOCK:
-            return _MEMORY.setdefault(url.rstrip("/"), obs.store.MemoryStore())
+            return _MEMORY.setdefault(_memory_name_and_prefix(url)[0], obs.store.MemoryStore())
     try:
-        return obs.store.from_url(url, client_options=client, retry_config=retry, **so)
+        return obs.store.from_url(literal_path(url), client_options=client, retry_config=retry,
+                                  **so)
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
@@ -269,6 +276,14 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
+
+
+def _memory_name_and_prefix(url: str) -> tuple[str, str]:
+    """``memory://name/a/b`` (or ``memory:///name/a/b``): the store's name and the key prefix
+    ``a/b/`` below it."""
+    name, _, rest = url.split("://", 1)[1].strip("/").partition("/")
+    rest = rest.strip("/")
+    return name, rest + "/" if rest else ""
 
 
 def _without_values(text: str, *configs: dict) -> str:

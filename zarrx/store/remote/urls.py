@@ -2,11 +2,18 @@
 from __future__ import annotations
 
 import importlib
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 from zarrx.errors import MissingDependencyError
 
-__all__ = ["redact", "scheme_of", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require"]
+__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "OBSTORE_SCHEMES",
+           "HTTP_SCHEMES", "require"]
+
+# user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
+# address, not a secret
+_USERINFO = re.compile(r"\b(?!abfss?://|az://|adl://|azure://)([a-zA-Z][\w+.-]*://)"
+                       r"[^/@\s'\"]*@")
 
 #: schemes obstore serves (the default backend for them when obstore is installed)
 OBSTORE_SCHEMES = {"s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "adl", "http",
@@ -21,6 +28,18 @@ def scheme_of(url: str) -> str:
     return url.split("://", 1)[0].lower() if "://" in url else ""
 
 
+def literal_path(url: str) -> str:
+    """``url`` for obstore's ``from_url`` with its path taken literally: a bucket URL
+    (``s3://bucket/a%20b``) names the object key ``a%20b``, as s3fs, gcsfs and zarr-python
+    read it, where obstore would percent-decode the path. HTTP(S) URLs are URLs: unchanged."""
+    scheme = scheme_of(url)
+    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES or "%" not in url:
+        return url
+    head, rest = url.split("://", 1)
+    bucket, sep, path = rest.partition("/")
+    return f"{head}://{bucket}{sep}{path.replace('%', '%25')}"
+
+
 def redact(url: str) -> str:
     """``url`` without user name, password, query string or fragment."""
     try:
@@ -31,6 +50,12 @@ def redact(url: str) -> str:
     if parts.port:
         host += f":{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def redact_text(text: str) -> str:
+    """``text`` with the user name and password of every URL in it taken out (reprs and
+    messages of other libraries' stores and clients quote their URLs whole)."""
+    return _USERINFO.sub(r"\1", text)
 
 
 def require(module: str, package: str, why: str, extra: str | None = None):  # type: ignore[no-untyped-def]
