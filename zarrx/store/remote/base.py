@@ -33,6 +33,7 @@ from zarrx.errors import (ConflictError, RemoteAccessError, RemoteError, RemoteN
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
                               as_buffer, check_generation, check_path_key, conflict, is_absent,
                               key_problem, sequence_of)
+from zarrx.store._values import Value
 from zarrx.store.remote import aio
 from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, etag_generation,
                                        gather_all, if_match_of, to_bytes)
@@ -40,6 +41,14 @@ from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
 __all__ = ["RemoteStore", "Failure", "Got", "ETag"]
+
+
+def _upload_view(value: object, key: str) -> memoryview:
+    """A flat view of a value to upload; a pooled :class:`Value` is sealed first (remote stores
+    take them: see ``RemoteStore.keeps_values``)."""
+    if type(value) is Value:
+        value.seal()                                 # type: ignore[attr-defined]
+    return as_buffer(value, key)
 
 T = TypeVar("T")
 
@@ -50,6 +59,10 @@ class RemoteStore(RemoteReads, Store):
 
     #: the URL scheme shown in messages (``s3``, ``https``, ...)
     options: RemoteOptions
+    #: a pooled Value given is sealed and uploaded from as it is, then released when the upload
+    #: is done: its block goes back to the pool, so the chunks a long write gathers after the
+    #: first batch of uploads land in memory whose pages are already faulted in
+    keeps_values = True
 
     def __init__(self, *, read_only: bool, options: RemoteOptions) -> None:
         self.read_only = bool(read_only)
@@ -267,14 +280,14 @@ class RemoteStore(RemoteReads, Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         key = self._key(key)
         self._check_writable(key)
-        self._run(self._write(key, as_buffer(value, key), None))
+        self._run(self._write(key, _upload_view(value, key), None))
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         checked = []
         for key, value in items:
             key = self._key(key)
             self._check_writable(key)
-            checked.append((key, as_buffer(value, key)))
+            checked.append((key, _upload_view(value, key)))
         if checked:
             self._run(gather_all([self._write(k, v, None) for k, v in checked]))
 
@@ -330,7 +343,7 @@ class RemoteStore(RemoteReads, Store):
                if_generation: Hashable | None) -> Hashable:
         key = self._key(key)
         self._check_writable(key)
-        data = as_buffer(value, key)
+        data = _upload_view(value, key)
         if not self.supports_conditional_writes:
             return super().set_if(key, value, if_generation)
         expected: Hashable = ABSENT if is_absent(if_generation) else if_generation
