@@ -86,7 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "in the destination")
     p.add_argument("--verify", action="store_true",
                    help="afterwards, read every block back from both sides and compare")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing destination (in a zip archive, which is written "
+                        "anew, only when it holds nothing else)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")
     add_progress(p)
     add_storage(p, destination=True)
@@ -98,7 +100,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "chunk, shard, metadata document and attribute, unchanged.")
     p.add_argument("source", help=WHERE)
     p.add_argument("destination", help=WHERE)
-    p.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing destination (in a zip archive, which is written "
+                        "anew, only when it holds nothing else)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="batches of objects copied at a time (default: up to 4)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")
