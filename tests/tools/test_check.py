@@ -132,6 +132,19 @@ def test_chunks_of_a_codec_zarrx_lacks_are_neither_corrupt_nor_repaired(tmp_path
     assert {name: open(f"{path}/{name}", "rb").read() for name in ("0", "1")} == chunks
 
 
+def test_the_consolidated_metadata_of_a_subgroup_is_not_orphaned(tmp_path):
+    path = str(tmp_path / "c.zarr")
+    g = zarrx.open_group(path, mode="w", zarr_format=2)
+    g.create_group("s").create_array("a", shape=(4,), chunks=(2,), dtype="i1")[:] = 1
+    zarrx.consolidate_metadata(f"{path}/s")
+    with open(f"{path}/s/a/.zmetadata", "w") as f:     # under an array it is no document
+        f.write("{}")
+    report = zarrx.check(path, repair=True)
+    assert _kinds(report) == [("orphaned", "s/a/.zmetadata", None)]
+    assert os.path.exists(f"{path}/s/.zmetadata")
+    assert zarrx.check(f"{path}/s").ok
+
+
 def test_a_zip_archive_is_checked_in_place(tmp_path):
     _data(str(tmp_path / "d.zarr"))
     zarrx.copy(str(tmp_path / "d.zarr"), str(tmp_path / "d.zip"))

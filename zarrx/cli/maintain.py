@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "check", help="decode every chunk; find corrupt, torn and orphaned objects",
         description="Read and decode every stored object below a node (each inner chunk of "
                     "each shard), verifying checksums and shard indexes, and list what is "
-                    "wrong: metadata that does not parse, corrupt chunks, torn shards, orphaned "
+                    "wrong: metadata that does not parse, codecs zarrx lacks, corrupt chunks, "
+                    "torn shards, orphaned "
                     "objects and temporary files left by writers. Exit status: 0 nothing "
                     "found, 1 problems found (and not all repaired), 4 problems found and all "
                     "repaired.")

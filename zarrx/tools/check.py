@@ -202,9 +202,9 @@ class _Check:
     def _own(self, key: str, owners: list[str]) -> None:
         owner = next(p for p in owners if not p or key.startswith(p + "/"))
         rest = key[len(owner) + 1:] if owner else key
-        if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and not owner):
-            return
         meta = self.arrays.get(owner)
+        if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and meta is None):
+            return                  # a group's consolidated metadata (any group's, v2)
         if meta is None:
             self.add(Finding("orphaned", key, "/" + owner, "not a document of a node of the "
                              "hierarchy", generation=self.store.generation(key)))
