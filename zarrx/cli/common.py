@@ -11,9 +11,15 @@ from zarrx.errors import ZarrError
 from zarrx.tools.location import Location, parse_storage_options, resolve
 from zarrx.tools.progress import BarProgress, Progress
 
-__all__ = ["add_storage", "add_progress", "add_json", "locate", "storage_options",
+__all__ = ["one_line", "add_storage", "add_progress", "add_json", "locate", "storage_options",
            "destination_storage_options", "progress_of", "print_json", "parse_shape",
            "parse_codec", "parse_value"]
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's message on one line, as ``zarrx: <message>`` prints it."""
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
 
 
 def add_storage(p: argparse.ArgumentParser, destination: bool = False) -> None:

@@ -2,16 +2,22 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
-from zarrx.cli.common import (add_progress, add_storage, destination_storage_options,
+from zarrx.cli.common import (add_progress, add_storage, destination_storage_options, one_line,
                               parse_codec, parse_shape, parse_value, progress_of,
                               storage_options)
+from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
 from zarrx.tools.copy import copy
+from zarrx.tools.location import holds_node
 from zarrx.tools.target import KEEP
 
-__all__ = ["register"]
+__all__ = ["register", "EXIT_ERROR"]
+
+EXIT_ERROR = 3
 
 WHERE = ("a directory (data.zarr, data.zarr/group/array), a path in a zip archive "
          "(archive.zip/group/array) or a URL")
@@ -28,7 +34,27 @@ def run_convert(args: argparse.Namespace) -> int:
     filters = KEEP
     if args.filter is not None:
         filters = None if args.filter == ["none"] else [parse_codec(c) for c in args.filter]
-    report = convert(
+    dst_opts = destination_storage_options(args)
+    if dst_opts is None:
+        dst_opts = storage_options(args) or None
+    existed = holds_node(args.destination, dst_opts)
+    try:
+        report = _convert(args, shards, compressors, filters)
+    except ZarrError as exc:
+        if not holds_node(args.destination, dst_opts) or \
+                (existed and not (args.overwrite or args.resume)):
+            raise                       # the destination is as it was
+        print(f"zarrx: {one_line(exc)}; the destination {args.destination} is left "
+              f"incomplete (what was not written reads as the fill value): run the conversion "
+              f"again with --resume to finish it", file=sys.stderr)
+        return EXIT_ERROR
+    if not args.quiet or not report.ok:
+        print(report)
+    return 0 if report.ok else 1
+
+
+def _convert(args: argparse.Namespace, shards: Any, compressors: Any, filters: Any) -> Any:
+    return convert(
         args.source, args.destination,
         zarr_format=KEEP if args.zarr_format is None else args.zarr_format,
         chunks=KEEP if args.chunks is None else parse_shape(args.chunks, "--chunks"),
@@ -39,9 +65,6 @@ def run_convert(args: argparse.Namespace) -> int:
         storage_options=storage_options(args) or None,
         destination_storage_options=destination_storage_options(args),
         progress=progress_of(args))
-    if not args.quiet or not report.ok:
-        print(report)
-    return 0 if report.ok else 1
 
 
 def run_copy(args: argparse.Namespace) -> int:
