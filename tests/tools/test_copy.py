@@ -142,3 +142,19 @@ def test_an_existing_file_that_is_not_a_zip_archive_is_left_alone(tmp_path):
         with pytest.raises(zarrx.StoreError, match="exists and is not a zip archive"):
             zarrx.copy(src, str(notes), overwrite=overwrite)
         assert notes.read_bytes() == b"USER DATA\n"
+
+
+def test_a_node_copied_into_a_consolidated_v2_hierarchy_is_listed(tmp_path):
+    dst = str(tmp_path / "h.zarr")
+    g = zarrx.open_group(dst, mode="w", zarr_format=2)
+    g.create_array("a", shape=(2,), dtype="i1")
+    zarrx.consolidate_metadata(dst)
+    src = str(tmp_path / "x.zarr")
+    zarrx.create_array(src, shape=(3,), dtype="i1", zarr_format=2)[:] = 7
+    zarrx.copy(src, f"{dst}/copied")
+    h = zarrx.open_group(dst, mode="r")
+    assert h.metadata.consolidated is not None and sorted(h.keys()) == ["a", "copied"]
+    assert h["copied"][:].tolist() == [7, 7, 7]
+    import json
+    doc = json.load(open(f"{dst}/.zmetadata"))
+    assert "copied/.zarray" in doc["metadata"] and not doc.get("zarrx_pending")

@@ -17,7 +17,9 @@ from typing import Any
 from zarrx.creation import prepare_node
 from zarrx.errors import ZarrError
 from zarrx.info import human_bytes
+from zarrx.metadata import nodes
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
+from zarrx.store import ZipStore
 from zarrx.tools.location import check_zip_destination, open_node, overlaps, release, resolve, \
     writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
@@ -95,10 +97,16 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
                 report.nbytes += n
             bar.advance(n)
 
-        batches = [data[i:i + BATCH] for i in range(0, len(data), BATCH)]
-        run_parallel(move, batches, workers_for(workers))
-        for doc in docs:
-            move([doc])
+        def write() -> None:
+            batches = [data[i:i + BATCH] for i in range(0, len(data), BATCH)]
+            run_parallel(move, batches, workers_for(workers))
+            for doc in docs:
+                move([doc])
+
+        if dst.path and not isinstance(dst.store, ZipStore):
+            nodes.write_subtree(dst.store, dst.path, write)   # consolidated metadata in step
+        else:           # (a zip archive cannot replace its consolidated metadata)
+            write()
         failed = False
     finally:
         bar.close()
