@@ -229,3 +229,17 @@ def test_a_failed_conversion_says_the_destination_is_incomplete(tmp_path, capsys
     assert code == 3 and "left incomplete" not in err
     code, _, err = run(capsys, "convert", tmp_path / "missing.zarr", tmp_path / "out.zip")
     assert code == 3 and "left incomplete" not in err and not (tmp_path / "out.zip").exists()
+
+
+@pytest.mark.parametrize("argv", [["check", "x.zarr", "--fill-corrupt"],
+                                  ["convert", "a.zarr", "b.zarr", "--chunks", "abc"],
+                                  ["convert", "a.zarr", "b.zarr", "--shards", "0,1"],
+                                  ["convert", "a.zarr", "b.zarr", "--max-memory", "lots"],
+                                  ["info", "a.zarr", "-S", "novalue"]])
+def test_command_line_mistakes_exit_2_before_anything_is_opened(argv, tmp_path, capsys,
+                                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"zarrx {argv[0]}: ") and err.endswith(f"(see zarrx {argv[0]} --help)\n")
+    assert list(tmp_path.iterdir()) == []

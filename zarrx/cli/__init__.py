@@ -86,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     from zarrx.errors import ZarrError
     try:
         return int(args.run(args))
+    except SystemExit as exc:          # a usage error found after parsing (exit status 2)
+        return int(exc.code or 0)
     except ZarrError as exc:
         print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR

@@ -7,7 +7,7 @@ from typing import Any
 
 from zarrx.cli.common import (add_progress, add_storage, destination_storage_options, one_line,
                               parse_codec, parse_shape, parse_value, progress_of,
-                              storage_options)
+                              shards_argument, size_argument, storage_options)
 from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
@@ -24,9 +24,6 @@ WHERE = ("a directory (data.zarr, data.zarr/group/array), a path in a zip archiv
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    shards = KEEP
-    if args.shards is not None:
-        shards = None if args.shards.lower() == "none" else parse_shape(args.shards, "--shards")
     compressors = KEEP
     if args.compressor is not None:
         compressors = None if args.compressor == ["none"] else \
@@ -39,7 +36,7 @@ def run_convert(args: argparse.Namespace) -> int:
         dst_opts = storage_options(args) or None
     existed = holds_node(args.destination, dst_opts)
     try:
-        report = _convert(args, shards, compressors, filters)
+        report = _convert(args, compressors, filters)
     except ZarrError as exc:
         if not holds_node(args.destination, dst_opts) or \
                 (existed and not (args.overwrite or args.resume)):
@@ -53,12 +50,12 @@ def run_convert(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-def _convert(args: argparse.Namespace, shards: Any, compressors: Any, filters: Any) -> Any:
+def _convert(args: argparse.Namespace, compressors: Any, filters: Any) -> Any:
     return convert(
         args.source, args.destination,
         zarr_format=KEEP if args.zarr_format is None else args.zarr_format,
-        chunks=KEEP if args.chunks is None else parse_shape(args.chunks, "--chunks"),
-        shards=shards, compressors=compressors, filters=filters,
+        chunks=args.chunks,
+        shards=args.shards, compressors=compressors, filters=filters,
         fill_value=KEEP if args.fill_value is None else parse_value(args.fill_value),
         max_memory=args.max_memory, workers=args.workers, resume=args.resume,
         verify=args.verify, overwrite=args.overwrite,
@@ -88,9 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("destination", help=WHERE)
     p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None,
                    help="the destination's Zarr format (default: the source's)")
-    p.add_argument("--chunks", default=None, metavar="64,64",
+    p.add_argument("--chunks", default=KEEP, metavar="64,64", type=parse_shape,
                    help="chunk shape (the inner chunks when sharded)")
-    p.add_argument("--shards", default=None, metavar="256,256|none",
+    p.add_argument("--shards", default=KEEP, metavar="256,256|none", type=shards_argument,
                    help="shard shape, or 'none' for no sharding")
     p.add_argument("--compressor", action="append", default=None, metavar="CODEC",
                    help="compressor, e.g. zstd:level=5, blosc:cname=lz4,shuffle=bitshuffle, "
@@ -101,6 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fill-value", default=None, metavar="VALUE",
                    help="new fill value (JSON: 0, -1.5, NaN, \"text\")")
     p.add_argument("--max-memory", default=DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   type=size_argument,
                    help="bound on the memory the copy holds, e.g. 512M, 4GiB (default: 1GiB)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="blocks converted at a time (default: up to 4)")

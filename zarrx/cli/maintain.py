@@ -16,6 +16,8 @@ EXIT_REPAIRED = 4
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.fill_corrupt and not args.repair:
+        args.parser.error("--fill-corrupt needs --repair")        # exit status 2
     report = check(args.path, repair=args.repair, fill_corrupt=args.fill_corrupt,
                    temp_age=args.temp_age, workers=args.workers,
                    storage_options=storage_options(args) or None,
@@ -69,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json(p)
     add_progress(p)
     add_storage(p)
-    p.set_defaults(run=run_check)
+    p.set_defaults(run=run_check, parser=p)
 
     p = sub.add_parser("consolidate", help="write consolidated metadata for a hierarchy",
                        description="Write consolidated metadata for the hierarchy below a "
