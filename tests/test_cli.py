@@ -243,3 +243,14 @@ def test_command_line_mistakes_exit_2_before_anything_is_opened(argv, tmp_path, 
     assert code == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"zarrx {argv[0]}: ") and err.endswith(f"(see zarrx {argv[0]} --help)\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_to_a_closed_standard_output_is_an_error(npy, tmp_path, capsys, monkeypatch):
+    import sys
+    p = _tree(tmp_path)
+    monkeypatch.setattr(sys, "stdout", None)        # as Python sets it when fd 1 is closed
+    code = cli.main(["cat", p + "/a", *npy])
+    err = capsys.readouterr().err
+    assert code == 3 and err == "zarrx: cat: standard output is closed; write to a file with " \
+                                "-o FILE\n"
