@@ -211,3 +211,46 @@ def test_bad_option_values_are_usage_errors(argv, capsys):
 def test_codec_arguments_take_json_values(text, expected):
     from zarrx.cli.common import parse_codec
     assert parse_codec(text) == expected
+
+
+def test_a_failed_conversion_says_the_destination_is_incomplete(tmp_path, capsys):
+    src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
+    g = zarrx.open_group(src, mode="w")
+    for name in ("a", "b"):
+        g.create_array(name, shape=(8,), chunks=(2,), dtype="i4", fill_value=0)[:] = \
+            np.arange(1, 9)
+    (tmp_path / "src.zarr" / "b" / "c" / "2").write_bytes(b"garbage")
+    code, _, err = run(capsys, "convert", src, dst)
+    assert code == 3 and err.count("\n") == 1 and err.startswith("zarrx: array 'b' chunk 'b/c/2'")
+    assert err.endswith(f"; the destination {dst} is left incomplete (what was not written "
+                        "reads as the fill value): run the conversion again with --resume to "
+                        "finish it\n")
+    code, _, err = run(capsys, "convert", src, dst)        # refused: the destination is as it was
+    assert code == 3 and "left incomplete" not in err
+    code, _, err = run(capsys, "convert", tmp_path / "missing.zarr", tmp_path / "out.zip")
+    assert code == 3 and "left incomplete" not in err and not (tmp_path / "out.zip").exists()
+
+
+@pytest.mark.parametrize("argv", [["check", "x.zarr", "--fill-corrupt"],
+                                  ["convert", "a.zarr", "b.zarr", "--chunks", "abc"],
+                                  ["convert", "a.zarr", "b.zarr", "--shards", "0,1"],
+                                  ["convert", "a.zarr", "b.zarr", "--max-memory", "lots"],
+                                  ["info", "a.zarr", "-S", "novalue"]])
+def test_command_line_mistakes_exit_2_before_anything_is_opened(argv, tmp_path, capsys,
+                                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"zarrx {argv[0]}: ") and err.endswith(f"(see zarrx {argv[0]} --help)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_to_a_closed_standard_output_is_an_error(npy, tmp_path, capsys, monkeypatch):
+    import sys
+    p = _tree(tmp_path)
+    monkeypatch.setattr(sys, "stdout", None)        # as Python sets it when fd 1 is closed
+    code = cli.main(["cat", p + "/a", *npy])
+    err = capsys.readouterr().err
+    assert code == 3 and err == "zarrx: cat: standard output is closed; write to a file with " \
+                                "-o FILE\n"

@@ -121,6 +121,22 @@ def test_closed_store_refuses_use(path):
         assert str(info.value) == msg
 
 
+def test_discard_keeps_the_archive_as_it_was(path):
+    with ZipStore(path, mode="w") as s:
+        s.set("k", b"v")
+    for mode in ("w", "a"):
+        s = ZipStore(path, mode=mode)
+        s.set("other", b"x")
+        s.discard()
+        s.close()                           # after a discard, nothing is left to finish
+        with ZipStore(path) as r:
+            assert list(r.list_prefix("")) == ["k"]
+    s = ZipStore(path.with_name("new.zip"), mode="w")
+    s.discard()
+    assert not path.with_name("new.zip").exists()
+    assert [p.name for p in path.parent.iterdir()] == ["data.zip"]
+
+
 def test_bad_mode_and_missing_file(path):
     with pytest.raises(StoreError) as info:
         ZipStore(path, mode="rw")

@@ -115,6 +115,36 @@ def test_metadata_that_does_not_parse_is_reported(tmp_path):
     assert [(f.kind, f.key) for f in report.findings] == [("metadata", "plain/zarr.json")]
 
 
+def test_chunks_of_a_codec_zarrx_lacks_are_neither_corrupt_nor_repaired(tmp_path):
+    import json
+    path = str(tmp_path / "u.zarr")
+    zarrx.create_array(path, shape=(8,), dtype="i4", chunks=(4,), zarr_format=2,
+                       compressors=None)[:] = np.arange(8)
+    doc = json.load(open(f"{path}/.zarray"))
+    doc["filters"] = [{"id": "fletcher32"}]         # a numcodecs codec zarrx does not implement
+    json.dump(doc, open(f"{path}/.zarray", "w"))
+    chunks = {name: open(f"{path}/{name}", "rb").read() for name in ("0", "1")}
+    report = zarrx.check(path, repair=True, fill_corrupt=True)
+    assert [(f.kind, f.key) for f in report.findings] == [("unsupported", ".zarray")]
+    assert report.findings[0].detail.startswith("unknown codec 'numcodecs.fletcher32'")
+    assert report.findings[0].detail.endswith("; its 2 stored objects were not checked")
+    assert report.remaining == report.findings and report.objects == 0
+    assert {name: open(f"{path}/{name}", "rb").read() for name in ("0", "1")} == chunks
+
+
+def test_the_consolidated_metadata_of_a_subgroup_is_not_orphaned(tmp_path):
+    path = str(tmp_path / "c.zarr")
+    g = zarrx.open_group(path, mode="w", zarr_format=2)
+    g.create_group("s").create_array("a", shape=(4,), chunks=(2,), dtype="i1")[:] = 1
+    zarrx.consolidate_metadata(f"{path}/s")
+    with open(f"{path}/s/a/.zmetadata", "w") as f:     # under an array it is no document
+        f.write("{}")
+    report = zarrx.check(path, repair=True)
+    assert _kinds(report) == [("orphaned", "s/a/.zmetadata", None)]
+    assert os.path.exists(f"{path}/s/.zmetadata")
+    assert zarrx.check(f"{path}/s").ok
+
+
 def test_a_zip_archive_is_checked_in_place(tmp_path):
     _data(str(tmp_path / "d.zarr"))
     zarrx.copy(str(tmp_path / "d.zarr"), str(tmp_path / "d.zip"))

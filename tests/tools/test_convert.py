@@ -99,6 +99,18 @@ def test_a_hierarchy_into_a_zip_archive_and_back(tmp_path):
     np.testing.assert_array_equal(back["t"][...], zarrx.open_group(src, mode="r")["t"][...])
 
 
+def test_overwrite_into_the_archive_that_holds_the_source_is_refused(tmp_path):
+    archive = str(tmp_path / "x.zip")
+    _v2(str(tmp_path / "v2.zarr"))
+    zarrx.copy(str(tmp_path / "v2.zarr"), archive)
+    with zarrx.store.ZipStore(archive) as z:
+        before = {k: z.get(k) for k in z.list_prefix("")}
+    with pytest.raises(zarrx.ZarrError, match="inside the destination archive"):
+        zarrx.convert(f"{archive}/t", f"{archive}/u", overwrite=True)
+    with zarrx.store.ZipStore(archive) as z:
+        assert {k: z.get(k) for k in z.list_prefix("")} == before
+
+
 def test_consolidated_metadata_is_written_again(tmp_path):
     src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
     _v2(src)

@@ -91,3 +91,70 @@ def test_nodes_are_added_to_an_existing_zip_archive(tmp_path):
     with ZipStore(archive) as z:
         g = zarrx.open_group(z, mode="r")
         assert sorted(g.keys()) == ["first", "second"] and g["second/b"][0] == 1.5
+
+
+def _entries(archive):
+    with ZipStore(archive) as z:
+        return _objects(z)
+
+
+def test_overwrite_into_the_archive_that_holds_the_source_is_refused(tmp_path):
+    src, archive = str(tmp_path / "src.zarr"), str(tmp_path / "x.zip")
+    _hierarchy(src)
+    zarrx.copy(src, archive)
+    before = _entries(archive)
+    with pytest.raises(zarrx.ZarrError, match="inside the destination archive"):
+        zarrx.copy(f"{archive}/sub", f"{archive}/other", overwrite=True)
+    assert _entries(archive) == before
+
+
+def test_overwrite_of_one_node_of_an_archive_holding_others_is_refused(tmp_path):
+    src, archive = str(tmp_path / "src.zarr"), str(tmp_path / "x.zip")
+    _hierarchy(src)
+    zarrx.copy(f"{src}/a", f"{archive}/first")
+    zarrx.copy(f"{src}/sub", f"{archive}/second")
+    before = _entries(archive)
+    with pytest.raises(zarrx.NodeExistsError, match="objects outside /second"):
+        zarrx.copy(f"{src}/sub", f"{archive}/second", overwrite=True)
+    assert _entries(archive) == before
+    zarrx.copy(f"{src}/sub", archive, overwrite=True)      # the whole archive, as named
+    assert sorted(zarrx.open_group(archive, mode="r").keys()) == ["b"]
+
+
+def test_a_missing_source_leaves_the_destination_archive_alone(tmp_path):
+    src, archive = str(tmp_path / "src.zarr"), str(tmp_path / "x.zip")
+    _hierarchy(src)
+    zarrx.copy(src, archive)
+    before = _entries(archive)
+    with pytest.raises(zarrx.NodeNotFoundError):
+        zarrx.copy(str(tmp_path / "missing.zarr"), archive, overwrite=True)
+    assert _entries(archive) == before
+    with pytest.raises(zarrx.NodeNotFoundError):
+        zarrx.copy(str(tmp_path / "missing.zarr"), str(tmp_path / "new.zip"))
+    assert not (tmp_path / "new.zip").exists()
+
+
+def test_an_existing_file_that_is_not_a_zip_archive_is_left_alone(tmp_path):
+    src, notes = str(tmp_path / "src.zarr"), tmp_path / "notes.zip"
+    _hierarchy(src)
+    notes.write_bytes(b"USER DATA\n")
+    for overwrite in (False, True):
+        with pytest.raises(zarrx.StoreError, match="exists and is not a zip archive"):
+            zarrx.copy(src, str(notes), overwrite=overwrite)
+        assert notes.read_bytes() == b"USER DATA\n"
+
+
+def test_a_node_copied_into_a_consolidated_v2_hierarchy_is_listed(tmp_path):
+    dst = str(tmp_path / "h.zarr")
+    g = zarrx.open_group(dst, mode="w", zarr_format=2)
+    g.create_array("a", shape=(2,), dtype="i1")
+    zarrx.consolidate_metadata(dst)
+    src = str(tmp_path / "x.zarr")
+    zarrx.create_array(src, shape=(3,), dtype="i1", zarr_format=2)[:] = 7
+    zarrx.copy(src, f"{dst}/copied")
+    h = zarrx.open_group(dst, mode="r")
+    assert h.metadata.consolidated is not None and sorted(h.keys()) == ["a", "copied"]
+    assert h["copied"][:].tolist() == [7, 7, 7]
+    import json
+    doc = json.load(open(f"{dst}/.zmetadata"))
+    assert "copied/.zarray" in doc["metadata"] and not doc.get("zarrx_pending")

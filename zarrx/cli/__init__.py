@@ -73,11 +73,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return " ".join(text.split())
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["bench"]:          # the benchmark parses its own options
@@ -87,11 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
     except SystemExit as exc:          # --help, --version (0) or a usage error (2)
         return int(exc.code or 0)
+    from zarrx.cli.common import one_line
     from zarrx.errors import ZarrError
     try:
         return int(args.run(args))
+    except SystemExit as exc:          # a usage error found after parsing (exit status 2)
+        return int(exc.code or 0)
     except ZarrError as exc:
-        print(f"zarrx: {_one_line(exc)}", file=sys.stderr)
+        print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         hint = "; run it again with --resume to keep what is done" \
@@ -103,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except OSError as exc:
-        print(f"zarrx: {_one_line(exc)}", file=sys.stderr)
+        print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
 
 

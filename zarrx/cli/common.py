@@ -11,17 +11,33 @@ from zarrx.errors import ZarrError
 from zarrx.tools.location import Location, parse_storage_options, resolve
 from zarrx.tools.progress import BarProgress, Progress
 
-__all__ = ["add_storage", "add_progress", "add_json", "locate", "storage_options",
+__all__ = ["one_line", "add_storage", "add_progress", "add_json", "locate", "storage_options",
            "destination_storage_options", "progress_of", "print_json", "parse_shape",
-           "parse_codec", "parse_value"]
+           "shards_argument", "size_argument", "parse_codec", "parse_value"]
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's message on one line, as ``zarrx: <message>`` prints it."""
+    text = str(exc) or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _storage_item(text: str) -> str:
+    """``-S``: ``key=value`` (the value is read later, as JSON when it parses)."""
+    key, sep, _ = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected key=value, found {text!r}")
+    return text
 
 
 def add_storage(p: argparse.ArgumentParser, destination: bool = False) -> None:
     p.add_argument("-S", "--storage-option", action="append", metavar="KEY=VALUE",
+                   type=_storage_item,
                    help="an option of the remote store a URL opens (repeatable; values are "
                         "read as JSON when they parse: true, 3)")
     if destination:
         p.add_argument("--dst-storage-option", action="append", metavar="KEY=VALUE",
+                       type=_storage_item,
                        help="an option for the destination URL only (default: those of -S)")
 
 
@@ -68,15 +84,31 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def parse_shape(text: str, what: str) -> tuple[int, ...]:
+def parse_shape(text: str) -> tuple[int, ...]:
+    """``--chunks``: positive integers separated by commas (a usage error otherwise)."""
     try:
         out = tuple(int(v) for v in text.replace("x", ",").split(","))
     except ValueError:
         out = ()
     if not out or any(v <= 0 for v in out):
-        raise ZarrError(f"{what}: expected positive integers separated by commas (64,64), "
-                        f"found {text!r}")
+        raise argparse.ArgumentTypeError(f"expected positive integers separated by commas "
+                                         f"(64,64), found {text!r}")
     return out
+
+
+def shards_argument(text: str) -> tuple[int, ...] | None:
+    """``--shards``: a shape, or ``none`` (None: no sharding)."""
+    return None if text.lower() == "none" else parse_shape(text)
+
+
+def size_argument(text: str) -> int:
+    """``--max-memory``: a size in bytes, ``512M``, ``4GiB``."""
+    from zarrx.tools.blocks import parse_size
+    try:
+        return parse_size(text)
+    except ZarrError:
+        raise argparse.ArgumentTypeError(f"expected a positive size with an optional unit "
+                                         f"(512M, 4GiB, 1000000000), found {text!r}") from None
 
 
 def _top_level_split(text: str) -> list[str]:

@@ -2,25 +2,28 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import Any
 
-from zarrx.cli.common import (add_progress, add_storage, destination_storage_options,
+from zarrx.cli.common import (add_progress, add_storage, destination_storage_options, one_line,
                               parse_codec, parse_shape, parse_value, progress_of,
-                              storage_options)
+                              shards_argument, size_argument, storage_options)
+from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
 from zarrx.tools.copy import copy
+from zarrx.tools.location import holds_node
 from zarrx.tools.target import KEEP
 
-__all__ = ["register"]
+__all__ = ["register", "EXIT_ERROR"]
+
+EXIT_ERROR = 3
 
 WHERE = ("a directory (data.zarr, data.zarr/group/array), a path in a zip archive "
          "(archive.zip/group/array) or a URL")
 
 
 def run_convert(args: argparse.Namespace) -> int:
-    shards = KEEP
-    if args.shards is not None:
-        shards = None if args.shards.lower() == "none" else parse_shape(args.shards, "--shards")
     compressors = KEEP
     if args.compressor is not None:
         compressors = None if args.compressor == ["none"] else \
@@ -28,20 +31,37 @@ def run_convert(args: argparse.Namespace) -> int:
     filters = KEEP
     if args.filter is not None:
         filters = None if args.filter == ["none"] else [parse_codec(c) for c in args.filter]
-    report = convert(
+    dst_opts = destination_storage_options(args)
+    if dst_opts is None:
+        dst_opts = storage_options(args) or None
+    existed = holds_node(args.destination, dst_opts)
+    try:
+        report = _convert(args, compressors, filters)
+    except ZarrError as exc:
+        if not holds_node(args.destination, dst_opts) or \
+                (existed and not (args.overwrite or args.resume)):
+            raise                       # the destination is as it was
+        print(f"zarrx: {one_line(exc)}; the destination {args.destination} is left "
+              f"incomplete (what was not written reads as the fill value): run the conversion "
+              f"again with --resume to finish it", file=sys.stderr)
+        return EXIT_ERROR
+    if not args.quiet or not report.ok:
+        print(report)
+    return 0 if report.ok else 1
+
+
+def _convert(args: argparse.Namespace, compressors: Any, filters: Any) -> Any:
+    return convert(
         args.source, args.destination,
         zarr_format=KEEP if args.zarr_format is None else args.zarr_format,
-        chunks=KEEP if args.chunks is None else parse_shape(args.chunks, "--chunks"),
-        shards=shards, compressors=compressors, filters=filters,
+        chunks=args.chunks,
+        shards=args.shards, compressors=compressors, filters=filters,
         fill_value=KEEP if args.fill_value is None else parse_value(args.fill_value),
         max_memory=args.max_memory, workers=args.workers, resume=args.resume,
         verify=args.verify, overwrite=args.overwrite,
         storage_options=storage_options(args) or None,
         destination_storage_options=destination_storage_options(args),
         progress=progress_of(args))
-    if not args.quiet or not report.ok:
-        print(report)
-    return 0 if report.ok else 1
 
 
 def run_copy(args: argparse.Namespace) -> int:
@@ -65,9 +85,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("destination", help=WHERE)
     p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None,
                    help="the destination's Zarr format (default: the source's)")
-    p.add_argument("--chunks", default=None, metavar="64,64",
+    p.add_argument("--chunks", default=KEEP, metavar="64,64", type=parse_shape,
                    help="chunk shape (the inner chunks when sharded)")
-    p.add_argument("--shards", default=None, metavar="256,256|none",
+    p.add_argument("--shards", default=KEEP, metavar="256,256|none", type=shards_argument,
                    help="shard shape, or 'none' for no sharding")
     p.add_argument("--compressor", action="append", default=None, metavar="CODEC",
                    help="compressor, e.g. zstd:level=5, blosc:cname=lz4,shuffle=bitshuffle, "
@@ -78,6 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fill-value", default=None, metavar="VALUE",
                    help="new fill value (JSON: 0, -1.5, NaN, \"text\")")
     p.add_argument("--max-memory", default=DEFAULT_MAX_MEMORY, metavar="SIZE",
+                   type=size_argument,
                    help="bound on the memory the copy holds, e.g. 512M, 4GiB (default: 1GiB)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="blocks converted at a time (default: up to 4)")
@@ -86,7 +107,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "in the destination")
     p.add_argument("--verify", action="store_true",
                    help="afterwards, read every block back from both sides and compare")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing destination (in a zip archive, which is written "
+                        "anew, only when it holds nothing else)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")
     add_progress(p)
     add_storage(p, destination=True)
@@ -98,7 +121,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "chunk, shard, metadata document and attribute, unchanged.")
     p.add_argument("source", help=WHERE)
     p.add_argument("destination", help=WHERE)
-    p.add_argument("--overwrite", action="store_true", help="replace an existing destination")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing destination (in a zip archive, which is written "
+                        "anew, only when it holds nothing else)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="batches of objects copied at a time (default: up to 4)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")

@@ -16,6 +16,8 @@ EXIT_REPAIRED = 4
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if args.fill_corrupt and not args.repair:
+        args.parser.error("--fill-corrupt needs --repair")        # exit status 2
     report = check(args.path, repair=args.repair, fill_corrupt=args.fill_corrupt,
                    temp_age=args.temp_age, workers=args.workers,
                    storage_options=storage_options(args) or None,
@@ -50,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "check", help="decode every chunk; find corrupt, torn and orphaned objects",
         description="Read and decode every stored object below a node (each inner chunk of "
                     "each shard), verifying checksums and shard indexes, and list what is "
-                    "wrong: metadata that does not parse, corrupt chunks, torn shards, orphaned "
+                    "wrong: metadata that does not parse, codecs zarrx lacks, corrupt chunks, "
+                    "torn shards, orphaned "
                     "objects and temporary files left by writers. Exit status: 0 nothing "
                     "found, 1 problems found (and not all repaired), 4 problems found and all "
                     "repaired.")
@@ -68,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_json(p)
     add_progress(p)
     add_storage(p)
-    p.set_defaults(run=run_check)
+    p.set_defaults(run=run_check, parser=p)
 
     p = sub.add_parser("consolidate", help="write consolidated metadata for a hierarchy",
                        description="Write consolidated metadata for the hierarchy below a "

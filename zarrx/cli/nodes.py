@@ -78,6 +78,8 @@ def cat(args: argparse.Namespace) -> int:
     if not isinstance(node, Array):
         raise ZarrError(f"cat: {node.name} is a group; name an array in it "
                         f"({', '.join(sorted(node.array_keys())) or 'it has none'})")
+    if not args.output and sys.stdout is None:
+        raise ZarrError("cat: standard output is closed; write to a file with -o FILE")
     data = np.asarray(node[parse_selection(args.selection)])
     if args.npy:
         buf = io.BytesIO()

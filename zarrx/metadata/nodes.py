@@ -36,7 +36,7 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.store.base import ByteRange, Store
 
 __all__ = ["join", "load_node", "save_node", "delete_node", "move_node", "list_children", "walk",
-           "consolidate", "V3_KEY", "V2_KEYS"]
+           "consolidate", "V3_KEY", "V2_KEYS", "write_subtree"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -242,23 +242,33 @@ def move_node(store: Store, src: str, dst: str) -> None:
     parents made): every object is copied, then the source deleted. A v2 root ``.zmetadata``
     lists ``dst`` as pending while it is copied, then its new entries."""
     prefix = src + "/"
-    subtree = dst + "/"
-    keys = sorted(store.list_prefix(prefix))
+
+    def copy_objects() -> None:
+        for key in sorted(store.list_prefix(prefix)):
+            value = store.get(key)
+            if value is not None:
+                store.set(dst + "/" + key[len(prefix):], value)
+
+    write_subtree(store, dst, copy_objects)
+    delete_node(store, src)
+
+
+def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
+    """Call ``write()``, which writes the node at ``path`` and everything below it object by
+    object (a move, a copy), keeping a v2 root ``.zmetadata`` in step: it lists ``path`` as
+    pending while ``write`` runs, then the subtree's new entries."""
+    subtree = path + "/"
     consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(subtree))
-    for key in keys:
-        value = store.get(key)
-        if value is not None:
-            store.set(subtree + key[len(prefix):], value)
+    write()
     if consolidated:
-        meta = load_node(store, dst, 2)
+        meta = load_node(store, path, 2)
 
         def finish(entries: dict[str, Meta], pending: set[str]) -> None:
             if meta is not None:
-                entries[dst] = _without_consolidated(meta)
-                entries.update((join(dst, rel), m) for rel, m in walk(store, dst))
+                entries[path] = _without_consolidated(meta)
+                entries.update((join(path, rel), m) for rel, m in walk(store, path))
             pending.discard(subtree)
         _edit_zmetadata(store, finish)
-    delete_node(store, src)
 
 
 def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:

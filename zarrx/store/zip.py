@@ -232,6 +232,17 @@ class ZipStore(Store):
                 self._finalizer.detach()
                 self._pending.finish(False)
 
+    def discard(self) -> None:
+        """Close without putting the archive in place: what was written since the store was
+        opened is dropped and the archive at ``path`` (if any) stays as it was; idempotent."""
+        with self._lock:
+            if self._zf is not None:
+                self._zf = None
+                self._finalizer.detach()
+                if self._pending.failed is None:
+                    self._pending.failed = "discarded"
+                self._pending.finish(True)
+
     def __reduce__(self) -> tuple:
         if not self.read_only:
             raise StoreError(f"{self!r}: only a ZipStore opened in mode 'r' can be pickled")

@@ -5,6 +5,8 @@ Every chunk is decoded (each inner chunk of each shard), so the codecs verify th
 range). What it finds, by kind:
 
 - ``metadata``: a node's metadata document that does not parse;
+- ``unsupported``: an array whose codecs zarrx does not implement (or whose implementation
+  cannot be loaded): its chunks are not read, and never repaired;
 - ``corrupt``: a chunk, inner chunk or shard index that does not decode or whose checksum
   does not match;
 - ``torn``: a shard shorter than its own index says (a write cut short);
@@ -31,6 +33,7 @@ from typing import Any
 
 from zarrx.api import open_array
 from zarrx.array import Array
+from zarrx.codecs.registry import get_codec_class
 from zarrx.errors import ConflictError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RegularGrid
@@ -46,7 +49,7 @@ from zarrx.tools.shards import classify_shard, inner_blocks, object_blocks
 
 __all__ = ["check", "CheckReport", "Finding", "KINDS"]
 
-KINDS = ("metadata", "corrupt", "torn", "orphaned", "temporary")
+KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "temporary")
 _DOCS = frozenset(("zarr.json", ".zarray", ".zgroup", ".zattrs"))
 _NODE_DOCS = frozenset(("zarr.json", ".zarray", ".zgroup"))
 
@@ -199,9 +202,9 @@ class _Check:
     def _own(self, key: str, owners: list[str]) -> None:
         owner = next(p for p in owners if not p or key.startswith(p + "/"))
         rest = key[len(owner) + 1:] if owner else key
-        if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and not owner):
-            return
         meta = self.arrays.get(owner)
+        if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and meta is None):
+            return                  # a group's consolidated metadata (any group's, v2)
         if meta is None:
             self.add(Finding("orphaned", key, "/" + owner, "not a document of a node of the "
                              "hierarchy", generation=self.store.generation(key)))
@@ -226,6 +229,9 @@ class _Check:
         for path, items in self.chunk_keys.items():
             if not items:
                 continue
+            if not self._supported(path, len(items)):
+                self.bar.advance(len(items))
+                continue
             arr = open_array(self.store, mode="r", path=path)
 
             def one(item: tuple[str, tuple[int, ...]], arr: Array = arr) -> None:
@@ -234,6 +240,23 @@ class _Check:
 
             run_parallel(one, items, self.workers)
             self.report.objects += len(items)
+
+    def _supported(self, path: str, n: int) -> bool:
+        """Whether zarrx has every codec of the array at ``path``; if not, one finding: its
+        ``n`` stored objects are not read (they would all fail to decode, and are not corrupt).
+        """
+        meta = self.arrays[path]
+        specs = list(meta.layout.read_codecs)
+        for level in meta.shard_levels:
+            specs += [*level.outer_codecs, *level.object_codecs]
+        for spec in specs:
+            try:
+                get_codec_class(spec.name, key=path)
+            except ZarrError as exc:
+                self.add(Finding("unsupported", self._doc_key(path), "/" + path,
+                                 f"{exc.detail}; its {n} stored objects were not checked"))
+                return False
+        return True
 
     def _object(self, arr: Array, key: str, coords: tuple[int, ...]) -> None:
         meta = arr.metadata

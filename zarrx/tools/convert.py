@@ -30,7 +30,8 @@ from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
-from zarrx.tools.location import opened_here, open_node, overlaps, resolve, writes_zip
+from zarrx.tools.location import check_zip_destination, open_node, overlaps, release, resolve, \
+    writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
 from zarrx.tools.target import KEEP, Changes, target_arguments
@@ -132,12 +133,15 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     dst_opts = storage_options if destination_storage_options is None \
         else destination_storage_options
     # a zip archive cannot replace entries: overwriting means a new archive
-    dst = resolve(destination, "w" if overwrite and not resume and writes_zip(destination)
-                  else "a", dst_opts)
+    replace = overwrite and not resume and writes_zip(destination)
+    dst = None
+    failed = True
     try:
+        node = open_node(src)               # the source is there before the destination opens
+        check_zip_destination(destination, src, replace, "convert")
+        dst = resolve(destination, "w" if replace else "a", dst_opts)
         if overlaps(src, dst):
             raise ZarrError(f"convert: the destination {dst} is the source")
-        node = open_node(src)
         fmt = node.zarr_format if zarr_format is KEEP else zarr_format
         report = ConvertReport(str(src), str(dst), fmt)
         job = _Job(changes, budget, workers, resume, verify, overwrite, bar, report)
@@ -145,12 +149,11 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
             job.array(node, dst.store, dst.path)
         else:
             job.hierarchy(node, dst, fmt)
+        failed = False
     finally:
         bar.close()
-        if opened_here(destination):
-            dst.store.close()
-        if opened_here(source):
-            src.store.close()
+        release(dst, destination, failed)
+        release(src, source, False)
     report.elapsed = time.perf_counter() - t0
     return report
 

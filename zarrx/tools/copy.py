@@ -3,7 +3,9 @@
 Every object below the node is copied as stored (chunks, shards, metadata documents,
 attributes, consolidated metadata), so the copy is the same data in the same format. The
 chunks go first and the metadata documents last, so a copy that is interrupted has no node
-that would read its missing chunks as the fill value; run it again with ``overwrite=True``.
+that would read its missing chunks as the fill value; run it again with ``overwrite=True``. A
+zip archive is written in full when the copy ends: a copy into one that fails leaves the archive
+as it was (and creates none).
 """
 from __future__ import annotations
 
@@ -15,8 +17,11 @@ from typing import Any
 from zarrx.creation import prepare_node
 from zarrx.errors import ZarrError
 from zarrx.info import human_bytes
+from zarrx.metadata import nodes
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
-from zarrx.tools.location import opened_here, open_node, overlaps, resolve, writes_zip
+from zarrx.store import ZipStore
+from zarrx.tools.location import check_zip_destination, open_node, overlaps, release, resolve, \
+    writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
 
@@ -55,12 +60,16 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
     dst_opts = storage_options if destination_storage_options is None \
         else destination_storage_options
     # a zip archive cannot replace entries: overwriting means a new archive
-    dst = resolve(destination, "w" if overwrite and writes_zip(destination) else "a", dst_opts)
-    report = CopyReport(str(src), str(dst))
+    replace = overwrite and writes_zip(destination)
+    dst = None
+    failed = True
     try:
+        node = open_node(src)               # the source is there before the destination opens
+        check_zip_destination(destination, src, replace, "copy")
+        dst = resolve(destination, "w" if replace else "a", dst_opts)
+        report = CopyReport(str(src), str(dst))
         if overlaps(src, dst):
             raise ZarrError(f"copy: the destination {dst} overlaps the source")
-        node = open_node(src)
         prepare_node(dst.store, dst.path, overwrite, "a", "copy", node.zarr_format)
         prefix = f"{src.path}/" if src.path else ""
         keys = sorted(src.store.list_prefix(prefix))
@@ -71,6 +80,7 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
             if progress not in (None, False) else 0
         bar.start(total, f"copy {src.name}")
         lock = threading.Lock()
+        target = dst
 
         def move(batch: list[str]) -> None:
             values = src.store.get_many([(k, None) for k in batch])
@@ -79,23 +89,28 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
                 if value is None:                   # removed since it was listed
                     continue
                 rel = key[len(prefix):]
-                out.append((f"{dst.path}/{rel}" if dst.path else rel, value))
-            dst.store.set_many(out)
+                out.append((f"{target.path}/{rel}" if target.path else rel, value))
+            target.store.set_many(out)
             n = sum(len(v) for _, v in out)
             with lock:
                 report.objects += len(out)
                 report.nbytes += n
             bar.advance(n)
 
-        batches = [data[i:i + BATCH] for i in range(0, len(data), BATCH)]
-        run_parallel(move, batches, workers_for(workers))
-        for doc in docs:
-            move([doc])
+        def write() -> None:
+            batches = [data[i:i + BATCH] for i in range(0, len(data), BATCH)]
+            run_parallel(move, batches, workers_for(workers))
+            for doc in docs:
+                move([doc])
+
+        if dst.path and not isinstance(dst.store, ZipStore):
+            nodes.write_subtree(dst.store, dst.path, write)   # consolidated metadata in step
+        else:           # (a zip archive cannot replace its consolidated metadata)
+            write()
+        failed = False
     finally:
         bar.close()
-        if opened_here(destination):
-            dst.store.close()
-        if opened_here(source):
-            src.store.close()
+        release(dst, destination, failed)
+        release(src, source, False)
     report.elapsed = time.perf_counter() - t0
     return report

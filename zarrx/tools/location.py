@@ -17,16 +17,17 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.errors import StoreError, ZarrError
+from zarrx.errors import NodeExistsError, StoreError, ZarrError
 from zarrx.group import Group
-from zarrx.store import Store, make_store
+from zarrx.store import Store, ZipStore, make_store
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
-           "opened_here"]
+           "opened_here", "check_zip_destination", "release", "holds_node"]
 
 _MAX_WALK_UP = 64
 _MAX_DOC = 64 << 20            # a group document larger than this is not looked into
@@ -132,6 +133,23 @@ def open_node(loc: Location, mode: str = "r") -> Array | Group:
     return open_any(loc.store, mode=mode, path=loc.path)
 
 
+def holds_node(where: Any, storage_options: dict | None = None) -> bool:
+    """Whether an array or a group is at the location ``where`` (nothing that cannot be opened
+    or read counts as one)."""
+    try:
+        loc = resolve(where, "r", storage_options)
+    except ZarrError:
+        return False
+    try:
+        open_node(loc)
+        return True
+    except ZarrError:
+        return False
+    finally:
+        if opened_here(where):
+            loc.store.close()
+
+
 def parse_storage_options(items: list[str] | None) -> dict[str, Any]:
     """``["key=value", ...]`` as a dict; values are read as JSON when they parse (``true``,
     ``3``, ``{"a": 1}``), else kept as strings."""
@@ -147,14 +165,63 @@ def parse_storage_options(items: list[str] | None) -> dict[str, Any]:
     return out
 
 
-def writes_zip(obj: Any) -> bool:
-    """Whether the location ``obj`` names a path inside a zip archive."""
+def _zip_parts(obj: Any) -> tuple[str, str] | None:
+    """``(archive, inner path)`` when the location ``obj`` names a path inside a zip archive."""
     if not isinstance(obj, (str, os.PathLike)):
-        return False
+        return None
     text = os.fspath(obj)
     if not isinstance(text, str) or _is_url(text):
-        return False
-    return _split_zip(text[len("file://"):] if text.startswith("file://") else text) is not None
+        return None
+    return _split_zip(text[len("file://"):] if text.startswith("file://") else text)
+
+
+def writes_zip(obj: Any) -> bool:
+    """Whether the location ``obj`` names a path inside a zip archive."""
+    return _zip_parts(obj) is not None
+
+
+def check_zip_destination(destination: Any, source: Location, replace: bool,
+                          what: str) -> None:
+    """Refuse a zip destination that ``what`` (a copy, a conversion) must not write: an existing
+    file that is not a zip archive, and, when ``replace`` (the archive is written anew, since
+    zip entries cannot be replaced), an archive that holds the source or anything outside the
+    destination node. Nothing is opened for writing."""
+    parts = _zip_parts(destination)
+    if parts is None:
+        return
+    archive, inner = parts
+    if os.path.lexists(archive) and not (os.path.isfile(archive) and zipfile.is_zipfile(archive)):
+        raise StoreError(f"{what}: {archive!r} exists and is not a zip archive; it is left "
+                         f"alone: name another destination")
+    if not replace or not os.path.exists(archive):
+        return
+    src = source.store
+    if isinstance(src, ZipStore) and os.path.realpath(src.path) == os.path.realpath(archive):
+        raise ZarrError(f"{what}: the source {source} is inside the destination archive "
+                        f"{archive!r}, which --overwrite (overwrite=True) writes anew as a whole "
+                        f"(zip entries cannot be replaced); write to another archive")
+    if not inner:
+        return
+    with ZipStore(archive, "r") as held:
+        others = sorted(k for k in held.list_prefix("") if not k.startswith(inner + "/"))
+    if others:
+        raise NodeExistsError(f"{what}: --overwrite (overwrite=True) writes the archive "
+                              f"{archive!r} anew as a whole (zip entries cannot be replaced), "
+                              f"and it holds {len(others)} objects outside /{inner}, such as "
+                              f"{others[0]!r}; name the archive itself to replace all of it, or "
+                              f"write to another archive")
+
+
+def release(loc: Location | None, obj: Any, failed: bool) -> None:
+    """Close the store of ``loc`` when :func:`resolve` opened it from ``obj``; after a run that
+    ``failed``, a zip archive being written is discarded, so the archive stays as it was (and
+    a new one is not created)."""
+    if loc is None or not opened_here(obj):
+        return
+    if failed and isinstance(loc.store, ZipStore):
+        loc.store.discard()
+    else:
+        loc.store.close()
 
 
 def opened_here(obj: Any) -> bool:
