@@ -23,12 +23,12 @@ from zarrx.dask.chunks import object_edges
 from zarrx.errors import MetadataError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
-from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.metadata.model import ArrayMeta, DataType, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
-           "array_metas", "dims_and_attrs"]
+           "array_metas", "dims_and_attrs", "variable_element"]
 
 
 class ZarrxBackendArray(BackendArray):
@@ -42,10 +42,7 @@ class ZarrxBackendArray(BackendArray):
         self.store, self.path, self.meta = store, path, meta
         self.shape = meta.shape
         dt = meta.data_type
-        if dt.variable:
-            self.dtype = vlen_dtype(bytes if dt.numpy.kind == "S" or dt.name == "bytes" else str)
-        else:
-            self.dtype = dt.numpy
+        self.dtype = vlen_dtype(variable_element(dt)) if dt.variable else dt.numpy
         self._array: Array | None = None
 
     @property
@@ -71,6 +68,11 @@ class ZarrxBackendArray(BackendArray):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
+
+
+def variable_element(dt: DataType) -> type:
+    """The Python type of a variable-length data type's elements: ``str`` or ``bytes``."""
+    return bytes if dt.numpy.kind == "S" or dt.name == "bytes" else str
 
 
 def _reopen(store: Store, path: str) -> ZarrxBackendArray:

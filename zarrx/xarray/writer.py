@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.array import Array
+from zarrx.chunk_io import check_value
+from zarrx.creation import create_array
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import NodeExistsError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError
 from zarrx.group import Group
-from zarrx.xarray.backend import array_metas
+from zarrx.store.memory import MemoryStore
+from zarrx.xarray.backend import array_metas, variable_element
 from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr,
                                    storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region
@@ -73,9 +77,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     if region is not None:
         ds = _drop_for_region(ds, slices)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
-    if mode in ("w", "w-", "a", "a-"):
-        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
-    writes = []
+    # Everything is checked and encoded before the store changes, so a refused write (a size
+    # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
+    plans = []
     for name, var in variables.items():
         key = str(name)
         is_new = mode == "w" or key not in existing
@@ -89,8 +93,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         elif key in encoding:
             var = var.copy(deep=False)
             var.encoding = dict(encoding[key])
-        writes.append(_write_variable(grp, key, var, is_new, fmt, append_dim, slices,
-                                      write_empty_chunks))
+        plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
+                                    write_empty_chunks))
+    if mode in ("w", "w-", "a", "a-"):
+        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
+    writes = [_apply(grp, plan) for plan in plans]
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(grp.store)
@@ -222,70 +229,124 @@ def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) ->
     return kw
 
 
-def _write_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
-                    append_dim: Hashable | None, slices: dict,
-                    write_empty: bool | None) -> Any:
+@dataclass
+class _Plan:
+    """One variable's write, checked and encoded: the array to create (``create``, the
+    arguments of ``create_array``) or the stored array's new shape (``grow``, on append), and
+    the values for ``selection``."""
+    name: str
+    data: Any
+    selection: tuple
+    create: dict | None = None
+    grow: tuple[int, ...] | None = None
+
+
+def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
+                   append_dim: Hashable | None, slices: dict,
+                   write_empty: bool | None) -> _Plan:
     where = f"to_zarrx: variable {name!r}"
     encoded = cf_encode(var, name)
     dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where)
     attrs = dict(encoded.attrs)
     dims = tuple(str(d) for d in encoded.dims)
-    if is_new:
-        kw = _creation_kwargs(encoded, name, fmt, write_empty)
-        fill = kw.pop("fill_value", None)
-        if fmt == 2:
-            fill = attrs.pop("_FillValue", None)
-        else:
-            np_dtype = np.dtype(dtype) if dtype is not str else np.dtype(object)
-            if fill is None and np_dtype.kind == "f":
-                fill = np.nan
-            if attrs.get("_FillValue") is not None:
-                attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
-            else:
-                attrs.pop("_FillValue", None)
-        attrs = {k: encode_attr(v) for k, v in attrs.items()}
-        if fmt == 2:
-            attrs[DIMENSION_KEY] = list(dims)
-        arr = grp.create_array(name, shape=encoded.shape, dtype=dtype if dtype is not None
-                               else data.dtype, fill_value=fill, attributes=attrs,
-                               dimension_names=dims if fmt == 3 else None, overwrite=True,
-                               **kw)
-        selection: tuple = (slice(None),) * encoded.ndim
-    else:
+    if not is_new:
         arr = grp[name]
         assert isinstance(arr, Array)
-        selection = _target_selection(arr, dims, encoded.shape, append_dim, slices)
-    return _store(arr, data, selection)
+        selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
+        return _Plan(name, _storable(arr, data, where), selection, grow=grow)
+    kw = _creation_kwargs(encoded, name, fmt, write_empty)
+    fill = kw.pop("fill_value", None)
+    if fmt == 2:
+        fill = attrs.pop("_FillValue", None)
+    else:
+        np_dtype = np.dtype(dtype) if dtype is not str else np.dtype(object)
+        if fill is None and np_dtype.kind == "f":
+            fill = np.nan
+        if attrs.get("_FillValue") is not None:
+            attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
+        else:
+            attrs.pop("_FillValue", None)
+    attrs = {k: encode_attr(v) for k, v in attrs.items()}
+    if fmt == 2:
+        attrs[DIMENSION_KEY] = list(dims)
+    create = dict(shape=encoded.shape, dtype=dtype if dtype is not None else data.dtype,
+                  fill_value=fill, attributes=attrs,
+                  dimension_names=dims if fmt == 3 else None, zarr_format=fmt, **kw)
+    # the same arguments, tried on an empty memory store: every codec and setting is checked
+    scratch = create_array(MemoryStore(), **create)
+    return _Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
+                 create=create)
+
+
+def _storable(arr: Array, data: Any, where: str) -> Any:
+    """``data`` checked against the array's type: numpy values converted (so that a value the
+    type cannot hold is refused now), dask values by their dtype."""
+    stored = arr.metadata.data_type
+    text = stored.variable or stored.numpy.kind in "SU"
+    given = np.dtype(getattr(data, "dtype", np.asarray(data).dtype))
+    if text != (given.kind in "OSUT"):
+        kind = "strings" if text else f"{stored.numpy} values"
+        raise ArgumentTypeError(f"{where}: the stored array holds {kind}; cannot store values "
+                                f"of dtype {given}")
+    if _is_dask(data):
+        return data
+    values = check_value(data, np.shape(data), stored.numpy, where)
+    if stored.variable and values.size:
+        flat = values.reshape(-1)
+        element = variable_element(stored)
+        bad = next((v for v in flat if not isinstance(v, element)), None)
+        if bad is not None:
+            raise ArgumentTypeError(f"{where}: the stored array holds {element.__name__} "
+                                    f"values; cannot store {type(bad).__name__} {bad!r}")
+    return values
+
+
+def _apply(grp: Group, plan: _Plan) -> Any:
+    """Create or grow the array, then write (or return a ``Delayed`` writing) its values."""
+    if plan.create is not None:
+        arr = grp.create_array(plan.name, overwrite=True, **plan.create)
+    else:
+        arr = grp[plan.name]
+        assert isinstance(arr, Array)
+        if plan.grow is not None:
+            arr.resize(plan.grow)
+    return _store(arr, plan.data, plan.selection)
 
 
 def _target_selection(arr: Array, dims: tuple[str, ...], shape: tuple[int, ...],
-                      append_dim: Hashable | None, slices: dict) -> tuple:
+                      append_dim: Hashable | None,
+                      slices: dict) -> tuple[tuple, tuple[int, ...] | None]:
+    """Where the values go in the stored array, and its new shape when they are appended."""
     sel = []
+    grow = None
     for axis, d in enumerate(dims):
         if d in slices:
             sel.append(slices[d])
         elif append_dim is not None and d == append_dim:
             start = arr.shape[axis]
-            new = list(arr.shape)
-            new[axis] = start + shape[axis]
-            arr.resize(tuple(new))
+            grow = tuple(start + shape[axis] if i == axis else n
+                         for i, n in enumerate(arr.shape))
             sel.append(slice(start, start + shape[axis]))
         else:
             sel.append(slice(0, arr.shape[axis]))
     want = tuple(s.stop - s.start for s in sel)
     if want != tuple(shape):
-        raise ZarrError(f"to_zarrx: variable {arr.basename!r} has shape {tuple(shape)}, but its "
-                        f"place in the stored array {arr.shape} has shape {want}")
-    return tuple(sel)
+        raise ArgumentError(f"to_zarrx: variable {arr.basename!r} has shape {tuple(shape)}, but "
+                            f"its place in the stored array {arr.shape if grow is None else grow}"
+                            f" has shape {want}")
+    return tuple(sel), grow
+
+
+def _is_dask(data: Any) -> bool:
+    try:
+        import dask.array as da
+    except ImportError:
+        return False
+    return isinstance(data, da.Array)
 
 
 def _store(arr: Array, data: Any, selection: tuple) -> Any:
-    try:
-        import dask.array as da
-        lazy = isinstance(data, da.Array)
-    except ImportError:
-        lazy = False
-    if lazy:
+    if _is_dask(data):
         return store_blocks(data, arr, selection, compute=False)
-    arr[selection] = np.asarray(data)
+    arr[selection] = data
     return None

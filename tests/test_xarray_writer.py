@@ -1,0 +1,75 @@
+"""``to_zarrx`` refuses and accepts what ``Dataset.to_zarr`` (engine "zarr") does, and a refused
+write leaves the store as it was.
+
+Every case runs the same write through xarray's own writer (the oracle) and through zarrx, on
+stores of both Zarr formats where it matters, and compares what is stored afterwards.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+zarr = pytest.importorskip("zarr")
+pytest.importorskip("dask.array")
+
+import zarrx  # noqa: E402
+import zarrx.xarray as zx  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+WRITERS = {"zarr": lambda ds, path, **kw: ds.to_zarr(path, **kw),
+           "zarrx": lambda ds, path, **kw: zx.to_zarrx(ds, path, **kw)}
+
+
+def stored(path):
+    """Shape and values of every array of the group at ``path``, read by zarr-python."""
+    return {name: (a.shape, a[...].tolist()) for name, a in zarr.open_group(path).arrays()}
+
+
+def first_and_bad():
+    first = xr.Dataset({"a": ("time", [1.0, 2.0]), "b": (("time", "x"), np.zeros((2, 3)))},
+                       coords={"time": [0, 1]})
+    bad = xr.Dataset({"a": ("time", [3.0]), "b": (("time", "x"), np.zeros((1, 4)))},
+                     coords={"time": [2]})           # x: 4 elements, 3 stored
+    return first, bad
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_a_refused_append_leaves_the_store_unchanged(tmp_path, fmt, writer):
+    first, bad = first_and_bad()
+    path = tmp_path / "z.zarr"
+    WRITERS[writer](first, path, zarr_format=fmt)
+    before = stored(path)
+    with pytest.raises(ValueError):
+        WRITERS[writer](bad, path, append_dim="time")
+    assert stored(path) == before
+    xr.testing.assert_identical(xr.open_zarr(path, consolidated=False).load(), first)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_an_append_of_values_the_stored_type_cannot_hold_changes_nothing(tmp_path, fmt):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(xr.Dataset({"v": ("t", np.array(["a", "b"], dtype=object)),
+                            "w": ("t", [1.0, 2.0])}), path, zarr_format=fmt)
+    before = stored(path)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "to_zarrx: variable 'v': the stored array holds str values; cannot store int 1")):
+        zx.to_zarrx(xr.Dataset({"w": ("t", [3.0, 4.0]), "v": ("t", np.array([1, 2]))}), path,
+                    append_dim="t")
+    assert stored(path) == before
+
+
+def test_a_refused_new_variable_leaves_the_appended_ones_unchanged(tmp_path):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(xr.Dataset({"a": ("t", [1.0, 2.0])}), path)
+    before = stored(path)
+    more = xr.Dataset({"a": ("t", [3.0]), "new": ("t", [5.0])})
+    with pytest.raises(zarrx.ZarrError):
+        zx.to_zarrx(more, path, append_dim="t", encoding={"new": {"compressors": ["nope"]}})
+    assert stored(path) == before
