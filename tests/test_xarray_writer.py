@@ -73,3 +73,17 @@ def test_a_refused_new_variable_leaves_the_appended_ones_unchanged(tmp_path):
     with pytest.raises(zarrx.ZarrError):
         zx.to_zarrx(more, path, append_dim="t", encoding={"new": {"compressors": ["nope"]}})
     assert stored(path) == before
+
+
+@pytest.mark.parametrize("region", [{"time": slice(2, 4)}, "auto"])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_region_writes_leave_the_stored_index_coordinates(tmp_path, writer, region):
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(6.0))}, coords={"time": np.arange(100, 106)})
+    WRITERS[writer](ds, path)
+    labels = [0, 1] if region != "auto" else [102, 103]   # other labels: not written
+    update = xr.Dataset({"v": ("time", [-1.0, -2.0])}, coords={"time": labels})
+    WRITERS[writer](update, path, region=region)
+    back = xr.open_zarr(path).load()
+    assert back.time.values.tolist() == list(range(100, 106))
+    assert back.v.values.tolist() == [0.0, 1.0, -1.0, -2.0, 4.0, 5.0]

@@ -173,13 +173,14 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
-    """Region writes touch only variables that have a dimension in the region."""
+    """Region writes touch only variables that have a dimension in the region, and never the
+    index coordinates (as xarray: the stored ones locate the region and stay as they are)."""
     outside = [n for n, v in ds.variables.items() if not set(v.dims) & set(slices)]
     if outside:
         raise ZarrError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
                         f"{sorted(map(str, outside))} have none of these dimensions; drop them "
                         f"(ds.drop_vars) before writing a region")
-    return ds
+    return ds.drop_vars(list(ds.indexes))
 
 
 def _codec_arg(value: Any) -> Any:
