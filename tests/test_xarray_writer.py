@@ -87,3 +87,18 @@ def test_region_writes_leave_the_stored_index_coordinates(tmp_path, writer, regi
     back = xr.open_zarr(path).load()
     assert back.time.values.tolist() == list(range(100, 106))
     assert back.v.values.tolist() == [0.0, 1.0, -1.0, -2.0, 4.0, 5.0]
+
+
+@pytest.mark.parametrize("mode", ["a", "a-", "r+"])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_encoding_of_an_existing_variable_is_refused(tmp_path, writer, mode):
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(4.0))}, coords={"time": np.arange(4)})
+    WRITERS[writer](ds.isel(time=slice(0, 2)), path)
+    before = stored(path)
+    kw = {"append_dim": "time"} if mode != "r+" else {"region": {"time": slice(0, 2)}}
+    with pytest.raises(zarrx.ArgumentError if writer == "zarrx" else ValueError, match=re.escape(
+            "variable 'v' already exists, but encoding was provided")):
+        WRITERS[writer](ds.isel(time=slice(2, 4)), path, mode=mode,
+                        encoding={"v": {"dtype": "int8", "chunks": (1,)}}, **kw)
+    assert stored(path) == before

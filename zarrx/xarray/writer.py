@@ -71,6 +71,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
                             f"{hint}")
     existing = {name for name, _ in array_metas(grp)}
+    if mode in ("a", "a-", "r+"):
+        for name in encoding:
+            if str(name) in existing:
+                raise ArgumentError(f"to_zarrx: variable {name!r} already exists, but encoding "
+                                    f"was provided")
     if append_dim is not None:
         _check_append_dim(grp, ds, append_dim, existing)
     slices = resolve_region(ds, grp, region, existing) if region is not None else {}
