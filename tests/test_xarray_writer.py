@@ -102,3 +102,15 @@ def test_encoding_of_an_existing_variable_is_refused(tmp_path, writer, mode):
         WRITERS[writer](ds.isel(time=slice(2, 4)), path, mode=mode,
                         encoding={"v": {"dtype": "int8", "chunks": (1,)}}, **kw)
     assert stored(path) == before
+
+
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_encoding_read_from_a_dataset_can_be_passed_back(tmp_path, writer):
+    """An opened variable's encoding has preferred_chunks and source: accepted and ignored."""
+    xr.Dataset({"v": ("x", np.arange(10.0))}).to_zarr(tmp_path / "src.zarr",
+                                                      encoding={"v": {"chunks": (5,)}})
+    ds = xr.open_dataset(tmp_path / "src.zarr", engine=zx.ZarrxBackendEntrypoint)
+    enc = {"v": {"chunks": ds.v.encoding["chunks"], "source": "src.zarr",
+                 "preferred_chunks": ds.v.encoding["preferred_chunks"], "original_shape": (10,)}}
+    WRITERS[writer](ds, tmp_path / "out.zarr", mode="w", encoding=enc)
+    assert zarr.open_array(tmp_path / "out.zarr", path="v").chunks == (5,)

@@ -34,6 +34,9 @@ ZARR_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "serial
              "fill_value", "write_empty_chunks", "chunk_key_encoding"}
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding"}
+#: what reading puts in a variable's encoding that says nothing about how to write it (xarray
+#: drops these too, so an opened dataset's encoding can be passed back)
+READ_ONLY_KEYS = {"preferred_chunks", "source", "original_shape"}
 
 
 def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = None,
@@ -63,7 +66,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise ZarrError(f"to_zarrx: encoding names {name!r}, which is not a variable")
-        bad = set(enc) - ZARR_KEYS - CF_KEYS
+        bad = set(enc) - ZARR_KEYS - CF_KEYS - READ_ONLY_KEYS
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
         if bad:
