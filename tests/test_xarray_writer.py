@@ -114,3 +114,23 @@ def test_encoding_read_from_a_dataset_can_be_passed_back(tmp_path, writer):
                  "preferred_chunks": ds.v.encoding["preferred_chunks"], "original_shape": (10,)}}
     WRITERS[writer](ds, tmp_path / "out.zarr", mode="w", encoding=enc)
     assert zarr.open_array(tmp_path / "out.zarr", path="v").chunks == (5,)
+
+
+@pytest.mark.parametrize("chunks, error, message", [
+    ((2, None), zarrx.ArgumentTypeError, "chunks: expected an int or a tuple of ints, found "
+                                         "(2, None)"),
+    ((2, 2.5), zarrx.ArgumentTypeError, "chunks: expected an int or a tuple of ints, found "
+                                        "(2, 2.5)"),
+    ((2, "a"), zarrx.ArgumentTypeError, "chunks: expected an int or a tuple of ints, found "
+                                        "(2, 'a')"),
+    ((2, 0), zarrx.ArgumentError, "chunks: expected positive sizes, found (2, 0)"),
+    ((2, -1), zarrx.ArgumentError, "chunks: expected positive sizes, found (2, -1)")])
+def test_encoding_chunks_must_be_positive_ints(tmp_path, chunks, error, message):
+    ds = xr.Dataset({"f": (("y", "x"), np.arange(20.0).reshape(4, 5))})
+    with pytest.raises(Exception):                 # xarray refuses each of them too
+        ds.to_zarr(tmp_path / "o.zarr", encoding={"f": {"chunks": chunks}})
+    with pytest.raises(error, match=re.escape(f"to_zarrx: encoding of 'f': {message}")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={"f": {"chunks": chunks}})
+    shards = message.replace("chunks", "shards", 1)
+    with pytest.raises(error, match=re.escape(f"encoding of 'f': {shards}")):
+        zx.to_zarrx(ds, tmp_path / "s.zarr", encoding={"f": {"chunks": 1, "shards": chunks}})

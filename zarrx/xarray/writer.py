@@ -205,12 +205,25 @@ def _codec_arg(value: Any) -> Any:
     return value
 
 
+def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | None:
+    """``encoding[key]`` (chunks, shards): an int for every dimension or a tuple of ints."""
+    if value is None:
+        return None
+    where = f"to_zarrx: encoding of {name!r}: {key}"
+    if isinstance(value, (int, np.integer)):
+        value = (value,) * ndim
+    if not isinstance(value, (tuple, list)) \
+            or not all(isinstance(c, (int, np.integer)) for c in value):
+        raise ArgumentTypeError(f"{where}: expected an int or a tuple of ints, found {value!r}")
+    if any(c <= 0 for c in value):
+        raise ArgumentError(f"{where}: expected positive sizes, found {value!r}")
+    return tuple(int(c) for c in value)
+
+
 def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> dict:
     enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
     kw: dict[str, Any] = {}
-    chunks = enc.get("chunks")
-    if isinstance(chunks, int):
-        chunks = (chunks,) * var.ndim
+    chunks = _int_shape(enc.get("chunks"), var.ndim, name, "chunks")
     if chunks is None and var.chunks is not None:
         chunks = tuple(max(int(c[0]), 1) if c else 1 for c in var.chunks)
         shards = enc.get("shards")
@@ -218,9 +231,7 @@ def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) ->
             chunks = None
     if chunks is not None and len(chunks) == var.ndim:
         kw["chunks"] = tuple(int(c) for c in chunks)
-    shards = enc.get("shards")
-    if isinstance(shards, int):
-        shards = (shards,) * var.ndim
+    shards = _int_shape(enc.get("shards"), var.ndim, name, "shards")
     if shards is not None:
         kw["shards"] = tuple(int(s) for s in shards)
     for key in ("compressors", "filters", "serializer"):
