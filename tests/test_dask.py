@@ -290,3 +290,20 @@ def test_memory_store_writes_are_refused_on_worker_processes():
     assert int(z[...].sum()) == 0
     write.compute(scheduler="threads")
     assert int(z[...].sum()) == 400
+
+
+def test_to_zarrx_takes_overwrite_as_dask_to_zarr_does(tmp_path):
+    x = da.arange(20, chunks=6)
+    for write in (lambda p, **kw: x.to_zarr(str(p), **kw),          # dask and zarr-python
+                  lambda p, **kw: zd.to_zarrx(x, p, **kw)):
+        path = tmp_path / f"{len(list(tmp_path.iterdir()))}.zarr"
+        write(path, overwrite=True)
+        write(path, overwrite=True)                                 # replaces it
+        np.testing.assert_array_equal(zarrx.open_array(path, mode="r")[...], np.arange(20))
+    with pytest.raises(zarrx.NodeExistsError):
+        zd.to_zarrx(x, path, overwrite=False)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "to_zarrx: overwrite: expected True or False, found 'yes'")):
+        zd.to_zarrx(x, tmp_path / "n.zarr", overwrite="yes")
+    with pytest.raises(zarrx.ZarrError, match=re.escape("chunks=0: ")):
+        zd.from_zarrx(path, chunks=0)
