@@ -304,3 +304,19 @@ def test_sub_group_of_a_store_consolidated_at_the_root(tmp_path, consolidated):
     ds.to_zarr(path, group="child", consolidated=True)
     got = xr.open_dataset(path, engine="zarrx", group="child", consolidated=consolidated)
     xr.testing.assert_identical(got.load(), ds)
+
+
+
+def test_a_fill_value_attribute_that_is_not_a_number_on_an_integer_array(tmp_path):
+    g = zarrx.open_group(tmp_path / "g.zarr", mode="w")
+    g.create_array("v", shape=(3,), dtype="i4", dimension_names=["x"],
+                   attributes={"_FillValue": "AAAAAAAA8D8="})
+    with pytest.raises(TypeError):                      # engine "zarr" refuses it too
+        xr.open_dataset(tmp_path / "g.zarr", engine="zarr", consolidated=False)
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "/v attributes: _FillValue: expected a number for dtype int32, found "
+            "'AAAAAAAA8D8='")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
+    g["v"].attrs["_FillValue"] = 1.5                    # a number is taken as engine "zarr" does
+    xr.testing.assert_identical(load(tmp_path / "g.zarr", "zarrx"),
+                                load(tmp_path / "g.zarr", "zarr", consolidated=False))
