@@ -23,7 +23,8 @@ from zarrx.dask.chunks import object_edges
 from zarrx.errors import MetadataError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
-from zarrx.metadata.model import ArrayMeta, DataType, RegularGrid
+from zarrx.codec_args import array_codecs
+from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
@@ -118,6 +119,42 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
     return tuple(dims), attrs
 
 
+def codec_encoding(meta: ArrayMeta) -> dict[str, Any]:
+    """The ``compressors``, ``filters`` and (Zarr v3) ``serializer`` of an array's chunks (the
+    inner chunks when sharded), the encoding keys engine "zarr" reads, as metadata dicts: Zarr
+    v2 numcodecs objects (``{"id": "zstd", ...}``) as its ``.zarray`` holds them, Zarr v3
+    ``{"name": ..., "configuration": ...}``; Zarr v2 codecs are numcodecs objects when numcodecs
+    knows them, as with engine "zarr" (whose writer takes v2 filters only so). Both writers take
+    them back, so a read-then-write round trip keeps the codecs."""
+    if meta.zarr_format == 2 and meta.v2_codecs is not None:
+        v2 = meta.v2_codecs
+        comp = () if v2.compressor is None else (v2.compressor,)
+        return {"compressors": tuple(_numcodecs(c) for c in comp),
+                "filters": tuple(_numcodecs(f) for f in v2.filters or ())}
+    codecs = array_codecs(meta)
+    out: dict[str, Any] = {"compressors": tuple(_codec_dict(c) for c in codecs["compressors"]),
+                           "filters": tuple(_codec_dict(c) for c in codecs["filters"])}
+    if meta.zarr_format == 3:
+        out["serializer"] = None if codecs["serializer"] is None \
+            else _codec_dict(codecs["serializer"])
+    return out
+
+
+def _numcodecs(config: Any) -> Any:
+    try:
+        from numcodecs import get_codec
+        return get_codec(dict(config))
+    except Exception:   # noqa: BLE001 - numcodecs missing or the codec unknown to it: the dict
+        return dict(config)
+
+
+def _codec_dict(codec: Any) -> dict:
+    if isinstance(codec, CodecSpec):
+        return {"name": codec.name, "configuration": dict(codec.configuration)} \
+            if codec.configuration else {"name": codec.name}
+    return codec.to_dict()
+
+
 def object_shape(meta: ArrayMeta) -> tuple[int, ...]:
     """The shape of one stored object (shard, or chunk when unsharded)."""
     return tuple(max((b - a for a, b in zip(e, e[1:])), default=0) or 1
@@ -144,7 +181,8 @@ class ZarrxDataStore(AbstractDataStore):
         if layout.sharded and isinstance(meta.chunk_grid, RegularGrid):
             shards = meta.chunk_grid.chunk_shape
         encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
-                                    "chunks": layout.read_shape, "shards": shards}
+                                    "chunks": layout.read_shape, "shards": shards,
+                                    **codec_encoding(meta)}
         if self.mask:
             if meta.fill_value is not None:
                 attrs["_FillValue"] = meta.fill_value
