@@ -15,6 +15,8 @@ xr = pytest.importorskip("xarray")
 zarr = pytest.importorskip("zarr")
 pytest.importorskip("dask.array")
 
+import dask  # noqa: E402
+
 import zarrx  # noqa: E402
 import zarrx.xarray as zx  # noqa: E402
 
@@ -134,3 +136,34 @@ def test_encoding_chunks_must_be_positive_ints(tmp_path, chunks, error, message)
     shards = message.replace("chunks", "shards", 1)
     with pytest.raises(error, match=re.escape(f"encoding of 'f': {shards}")):
         zx.to_zarrx(ds, tmp_path / "s.zarr", encoding={"f": {"chunks": 1, "shards": chunks}})
+
+
+def test_to_zarrx_takes_every_argument_of_to_zarr_it_has_a_meaning_for(tmp_path):
+    import inspect
+
+    theirs = set(inspect.signature(xr.Dataset.to_zarr).parameters) - {"self", "store"}
+    ours = set(inspect.signature(zx.to_zarrx).parameters) - {"ds", "store"}
+    # zarr-python 2 leftovers and zarr-python objects, listed in docs/guide/xarray.md
+    assert theirs - ours <= {"synchronizer", "zarr_version", "unlimited_dims"}
+    ds = xr.Dataset({"v": ("x", np.arange(10.0))}).chunk({"x": 3})
+    seen = []
+
+    def scheduler(dsk, keys, **kw):
+        seen.append(keys)
+        return dask.get(dsk, keys, **kw)
+
+    zx.to_zarrx(ds, tmp_path / "z.zarr", safe_chunks=False, align_chunks=True,
+                chunkmanager_store_kwargs={"scheduler": scheduler},
+                encoding={"v": {"chunks": (4,)}})
+    assert seen
+    xr.testing.assert_identical(xr.open_zarr(tmp_path / "z.zarr").load(), ds.load())
+
+
+def test_open_dataset_takes_the_arguments_of_engine_zarr(tmp_path):
+    xr.Dataset({"v": ("x", np.arange(3.0))}).to_zarr(tmp_path / "z.zarr")
+    got = xr.open_dataset(tmp_path / "z.zarr", engine=zx.ZarrxBackendEntrypoint,
+                          cache_members=False)
+    assert got.v.values.tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "engine 'zarrx': store= (an opened xarray ZarrStore) is not supported")):
+        xr.open_dataset(tmp_path / "z.zarr", engine=zx.ZarrxBackendEntrypoint, store=object())

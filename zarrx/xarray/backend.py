@@ -20,7 +20,7 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import object_edges
-from zarrx.errors import MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
@@ -253,7 +253,8 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
     open_dataset_parameters = ("filename_or_obj", "mask_and_scale", "decode_times",
                                "concat_characters", "decode_coords", "drop_variables",
                                "use_cftime", "decode_timedelta", "group", "mode", "consolidated",
-                               "storage_options", "zarr_format", "use_zarr_fill_value_as_mask")
+                               "storage_options", "zarr_format", "use_zarr_fill_value_as_mask",
+                               "store", "cache_members")
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         if isinstance(filename_or_obj, (Group, Store)):
@@ -268,7 +269,14 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                      use_cftime: bool | None = None, decode_timedelta: Any = None,
                      group: str | None = None, mode: str = "r", consolidated: bool | None = None,
                      storage_options: dict | None = None, zarr_format: int | None = None,
-                     use_zarr_fill_value_as_mask: bool | None = None) -> Any:
+                     use_zarr_fill_value_as_mask: bool | None = None, store: Any = None,
+                     cache_members: bool = True) -> Any:
+        # cache_members: zarrx lists a group's members once, when it is opened; nothing to turn
+        # off. store: engine "zarr" takes an opened ZarrStore, which zarrx cannot read.
+        if store is not None:
+            raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
+                                    f"not supported, found {type(store).__name__}; pass the "
+                                    f"path, URL, zarrx Store or Group as filename_or_obj")
         grp = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
                                zarr_format=zarr_format)

@@ -43,7 +43,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
              encoding: Mapping | None = None, *, compute: bool = True,
              consolidated: bool | None = None, append_dim: Hashable | None = None,
              region: Mapping | str | None = None, storage_options: dict | None = None,
-             zarr_format: int | None = None, write_empty_chunks: bool | None = None) -> Any:
+             zarr_format: int | None = None, write_empty_chunks: bool | None = None,
+             safe_chunks: bool = True, align_chunks: bool = False,
+             chunkmanager_store_kwargs: dict | None = None) -> Any:
     """Write ``ds`` (an ``xarray.Dataset``) to the Zarr group at ``store`` / ``group``.
 
     The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
@@ -54,8 +56,17 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     ``encoding``: ``{name: {"chunks": ..., "shards": ..., "compressors": ..., "dtype": ...,
     "_FillValue": ..., "units": ...}}``. Consolidated metadata is written unless
     ``consolidated=False``. Returns the zarrx Group, or a ``Delayed`` writing the dask-backed
-    variables when ``compute=False`` (everything else is written already)."""
+    variables when ``compute=False`` (everything else is written already).
+
+    Dask blocks are always regrouped at shard (or chunk) boundaries, so no two tasks write one
+    stored object: ``safe_chunks`` and ``align_chunks`` are accepted and have nothing left to
+    do. ``chunkmanager_store_kwargs`` go to ``dask.compute`` (``scheduler=``...) when
+    ``compute=True``."""
     import xarray as xr
+
+    if chunkmanager_store_kwargs is not None and not isinstance(chunkmanager_store_kwargs, Mapping):
+        raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
+                                f"{type(chunkmanager_store_kwargs).__name__}")
 
     if not isinstance(ds, xr.Dataset):
         raise ZarrError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
@@ -113,7 +124,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         return grp if compute else _nothing()
     import dask
     if compute:
-        dask.compute(*delayed)
+        dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
         return grp
     return dask.delayed(_all_written)(*delayed)
 
