@@ -270,3 +270,40 @@ def test_write_errors_name_the_problem(tmp_path):
     ro = zarrx.open_array(z.store, mode="r")
     with pytest.raises(zarrx.ZarrError, match="open read-only"):
         zd.to_zarrx(da.zeros(z.shape), ro)
+
+
+def test_memory_store_writes_are_refused_on_worker_processes():
+    """A worker process would write into a pickled copy of the store: the data would be lost."""
+    x = da.ones((20, 20), chunks=10, dtype="i4")
+    z = zarrx.create_array(MemoryStore(), shape=(20, 20), dtype="i4", chunks=(10, 10),
+                           fill_value=0)
+    refusal = re.escape("to_zarrx(/): cannot store into an in-memory array (MemoryStore) using "
+                        "the processes scheduler")
+    with pytest.raises(zarrx.ZarrError, match=refusal):
+        with dask.config.set(scheduler="processes"):
+            zd.to_zarrx(x, z)
+    write = zd.to_zarrx(x, z, compute=False)             # the scheduler is chosen later
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "cannot store into an in-memory array (MemoryStore) using the distributed or "
+            "process scheduler")):
+        write.compute(scheduler="processes", num_workers=2)
+    assert int(z[...].sum()) == 0
+    write.compute(scheduler="threads")
+    assert int(z[...].sum()) == 400
+
+
+def test_to_zarrx_takes_overwrite_as_dask_to_zarr_does(tmp_path):
+    x = da.arange(20, chunks=6)
+    for write in (lambda p, **kw: x.to_zarr(str(p), **kw),          # dask and zarr-python
+                  lambda p, **kw: zd.to_zarrx(x, p, **kw)):
+        path = tmp_path / f"{len(list(tmp_path.iterdir()))}.zarr"
+        write(path, overwrite=True)
+        write(path, overwrite=True)                                 # replaces it
+        np.testing.assert_array_equal(zarrx.open_array(path, mode="r")[...], np.arange(20))
+    with pytest.raises(zarrx.NodeExistsError):
+        zd.to_zarrx(x, path, overwrite=False)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "to_zarrx: overwrite: expected True or False, found 'yes'")):
+        zd.to_zarrx(x, tmp_path / "n.zarr", overwrite="yes")
+    with pytest.raises(zarrx.ZarrError, match=re.escape("chunks=0: ")):
+        zd.from_zarrx(path, chunks=0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -133,3 +134,17 @@ def test_worker_killed_mid_write_then_rerun(client, tmp_path):
     assert hashlib.sha256(got.tobytes()).hexdigest() == hashlib.sha256(a.tobytes()).hexdigest()
     LocalStore(root).sweep(older_than=None)                 # temp files a killed write left
     assert not [p for p in root.rglob("*") if p.name.startswith(".zarrx-tmp-")]
+
+
+def test_memory_store_writes_are_refused(client):
+    """Workers would write into pickled copies of the store: refused, as dask's to_zarr does."""
+    x = da.ones((20, 20), chunks=10, dtype="i4")
+    z = zarrx.create_array(zarrx.store.MemoryStore(), shape=(20, 20), dtype="i4",
+                           chunks=(10, 10), fill_value=0)
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "to_zarrx(/): cannot store into an in-memory array (MemoryStore) using the "
+            "distributed scheduler")):
+        zd.to_zarrx(x, z)
+    with pytest.raises(zarrx.ZarrError, match="using the distributed or process scheduler"):
+        zd.to_zarrx(x, z, compute=False).compute()
+    assert int(z[...].sum()) == 0

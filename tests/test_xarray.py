@@ -14,7 +14,7 @@ import pytest
 
 xr = pytest.importorskip("xarray")
 pd = pytest.importorskip("pandas")
-pytest.importorskip("zarr")
+zarr = pytest.importorskip("zarr")
 da = pytest.importorskip("dask.array")
 import dask  # noqa: E402
 from dask.delayed import Delayed  # noqa: E402
@@ -304,3 +304,47 @@ def test_sub_group_of_a_store_consolidated_at_the_root(tmp_path, consolidated):
     ds.to_zarr(path, group="child", consolidated=True)
     got = xr.open_dataset(path, engine="zarrx", group="child", consolidated=consolidated)
     xr.testing.assert_identical(got.load(), ds)
+
+
+
+def test_a_fill_value_attribute_that_is_not_a_number_on_an_integer_array(tmp_path):
+    g = zarrx.open_group(tmp_path / "g.zarr", mode="w")
+    g.create_array("v", shape=(3,), dtype="i4", dimension_names=["x"],
+                   attributes={"_FillValue": "AAAAAAAA8D8="})
+    with pytest.raises(TypeError):                      # engine "zarr" refuses it too
+        xr.open_dataset(tmp_path / "g.zarr", engine="zarr", consolidated=False)
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "/v attributes: _FillValue: expected a number for dtype int32, found "
+            "'AAAAAAAA8D8='")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
+    g["v"].attrs["_FillValue"] = 1.5                    # a number is taken as engine "zarr" does
+    xr.testing.assert_identical(load(tmp_path / "g.zarr", "zarrx"),
+                                load(tmp_path / "g.zarr", "zarr", consolidated=False))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_codecs_are_in_the_encoding_and_survive_a_read_then_write(tmp_path, fmt):
+    from numcodecs import Zstd
+    from zarr.codecs import BloscCodec
+
+    ds = sample()
+    enc = {"temp": {"chunks": (2, 3, 4),
+                    "compressors": [Zstd(level=5)] if fmt == 2 else
+                    [BloscCodec(cname="lz4", clevel=9)]}}
+    if fmt == 3:
+        enc["temp"]["shards"] = (6, 3, 4)
+    ds.to_zarr(tmp_path / "src.zarr", zarr_format=fmt, encoding=enc)
+    ours = xr.open_dataset(tmp_path / "src.zarr", engine=ENGINE)
+    theirs = xr.open_dataset(tmp_path / "src.zarr", engine="zarr")
+    for name in ours.variables:
+        assert sorted(ours[name].encoding) == sorted(theirs[name].encoding)
+
+    def codecs(path):
+        return {n: repr((a.compressors, a.filters, a.serializer))
+                for n, a in zarr.open_group(path).arrays()}
+
+    ours.to_zarr(tmp_path / "by-xarray.zarr", zarr_format=fmt)
+    zx.to_zarrx(ours, tmp_path / "by-zarrx.zarr", zarr_format=fmt)
+    for out in ("by-xarray.zarr", "by-zarrx.zarr"):
+        assert codecs(tmp_path / out) == codecs(tmp_path / "src.zarr")
+        xr.testing.assert_identical(load(tmp_path / out, "zarr"), ds)

@@ -18,7 +18,7 @@ from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks
 from zarrx.dask.graph import array_to_dask, store_blocks
-from zarrx.errors import ZarrError
+from zarrx.errors import ArgumentTypeError, ZarrError
 from zarrx.store.base import Store
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
@@ -64,7 +64,8 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     dtype with ``create_array_kwargs`` (``chunks``, ``shards``, ``compressors``,
     ``fill_value``, ``zarr_format``, ``dimension_names``...; by default the chunks are
     ``arr``'s block shape, as ``dask.array.to_zarr`` does). ``mode``: ``a`` or ``w-`` create
-    (failing if an array exists), ``w`` replaces it, ``r+`` writes into an existing one.
+    (failing if an array exists), ``w`` replaces it, ``r+`` writes into an existing one;
+    ``overwrite=True`` replaces it too, as in ``dask.array.to_zarr``.
 
     Blocks that do not align with the stored objects (shards, or chunks) are regrouped at their
     boundaries, so no two tasks write one object. Returns None, or a ``Delayed`` when
@@ -127,6 +128,12 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
                  region: Any, mode: str, kwargs: dict) -> Array:
     path = component if component is not None else kwargs.pop("name", None) or ""
     sk = _store_kwargs(storage_options)
+    overwrite = kwargs.pop("overwrite", False)
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise ArgumentTypeError(f"to_zarrx: overwrite: expected True or False, found "
+                                f"{overwrite!r}")
+    if overwrite and mode in ("a", "w-"):       # dask's to_zarr: overwrite=True replaces
+        mode = "w"
     if mode not in ("a", "w", "w-", "r+"):
         raise ZarrError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
     if mode == "r+" or region is not None:

@@ -23,8 +23,9 @@ from zarrx import _pool
 from zarrx.dask.chunks import (aligned_chunks, default_chunks, is_aligned, object_edges,
                                region_offset)
 from zarrx.errors import ZarrError
+from zarrx.store.memory import MemoryStore
 
-__all__ = ["array_to_dask", "store_blocks", "store_token"]
+__all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "scheduler_kind"]
 
 
 def store_token(store: Any) -> Any:
@@ -83,7 +84,7 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
                      for e in object_edges(meta))
         try:
             blocks = normalize_chunks(chunks, arr.shape, dtype=arr.dtype, previous_chunks=unit)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ArithmeticError) as exc:
             raise ZarrError(f"{arr.name}: chunks={chunks!r}: {exc}") from exc
     if name is None:
         name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
@@ -92,11 +93,72 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
                          inline_array=inline_array, meta=empty)
 
 
+def in_memory(store: Any) -> bool:
+    """Whether ``store`` (or the store it wraps) keeps its data in this process: a zarrx or
+    zarr-python ``MemoryStore``, whose pickled copy in another process is a copy of the data."""
+    for _ in range(8):
+        if isinstance(store, MemoryStore):
+            return True
+        cls = type(store)
+        if cls.__name__ == "MemoryStore" and cls.__module__.split(".")[0] == "zarr":
+            return True
+        inner = getattr(store, "inner", None) or getattr(store, "store", None)
+        if inner is None or inner is store:
+            return False
+        store = inner
+    return False
+
+
+def _memory_refusal(where: str, scheduler: str) -> ZarrError:
+    return ZarrError(f"{where}: cannot store into an in-memory array (MemoryStore) using the "
+                     f"{scheduler} scheduler: the workers would write to copies of its data; "
+                     f"use the threaded or synchronous scheduler, or a store on disk")
+
+
+def scheduler_kind(scheduler: Any = None) -> str:
+    """``"distributed"``, ``"processes"`` or ``"threads"`` (threads, synchronous and anything
+    else that runs tasks in this process): what ``compute(scheduler=scheduler)`` would use."""
+    from dask.base import get_scheduler
+    try:
+        get = get_scheduler(scheduler=scheduler)
+    except Exception:   # noqa: BLE001 - an unusable scheduler argument is dask's to report
+        return "threads"
+    owner = getattr(get, "__self__", None)
+    if owner is not None and type(owner).__module__.split(".")[0] == "distributed":
+        return "distributed"
+    import dask.multiprocessing
+    return "processes" if get is dask.multiprocessing.get else "threads"
+
+
+class _InProcessTarget:
+    """The graph's handle on an in-memory array: it works where the graph was built, and a
+    copy sent to another process (a process pool, a distributed worker) refuses to write."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+
+    def __reduce__(self) -> tuple:
+        return (_CopiedTarget, (self.array.name,))
+
+
+class _CopiedTarget:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 def _write_block(target: Any, block: np.ndarray, selection: tuple[slice, ...]) -> int:
     """One task: write ``block`` at ``selection`` of ``target``; returns the elements written.
     dask already runs one task per core, so the block's chunks are encoded on the task's own
     thread (zarrx's pool on top of dask's threads only made them take turns: about 20 % slower
     for zstd writes with the threaded scheduler on two cores)."""
+    if isinstance(target, _CopiedTarget):
+        raise _memory_refusal(f"to_zarrx({target.name})", "distributed or process")
+    if isinstance(target, _InProcessTarget):
+        target = target.array
     with _pool.inline():
         target[selection] = block
     return int(np.size(block))
@@ -131,7 +193,12 @@ def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
     token = _tokenize(x.name, store_token(arr.store), arr.path, offset)
     name = name or f"to-zarrx-{token}"
     target = f"zarrx-target-{token}"
-    dsk: dict[Any, Any] = {target: arr}
+    memory = in_memory(arr.store)
+    if memory and compute:
+        kind = scheduler_kind(compute_kwargs.get("scheduler"))
+        if kind != "threads":
+            raise _memory_refusal(where, kind)
+    dsk: dict[Any, Any] = {target: _InProcessTarget(arr) if memory else arr}
     starts = [np.concatenate(([0], np.cumsum(c)))[:-1].tolist() for c in x.chunks]
     keys = []
     for idx in itertools.product(*(range(n) for n in x.numblocks)):

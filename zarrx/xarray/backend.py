@@ -20,15 +20,16 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import object_edges
-from zarrx.errors import MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
-from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.codec_args import array_codecs
+from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
-           "array_metas", "dims_and_attrs"]
+           "array_metas", "dims_and_attrs", "variable_element"]
 
 
 class ZarrxBackendArray(BackendArray):
@@ -42,10 +43,7 @@ class ZarrxBackendArray(BackendArray):
         self.store, self.path, self.meta = store, path, meta
         self.shape = meta.shape
         dt = meta.data_type
-        if dt.variable:
-            self.dtype = vlen_dtype(bytes if dt.numpy.kind == "S" or dt.name == "bytes" else str)
-        else:
-            self.dtype = dt.numpy
+        self.dtype = vlen_dtype(variable_element(dt)) if dt.variable else dt.numpy
         self._array: Array | None = None
 
     @property
@@ -71,6 +69,11 @@ class ZarrxBackendArray(BackendArray):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
+
+
+def variable_element(dt: DataType) -> type:
+    """The Python type of a variable-length data type's elements: ``str`` or ``bytes``."""
+    return bytes if dt.numpy.kind == "S" or dt.name == "bytes" else str
 
 
 def _reopen(store: Store, path: str) -> ZarrxBackendArray:
@@ -116,6 +119,42 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
     return tuple(dims), attrs
 
 
+def codec_encoding(meta: ArrayMeta) -> dict[str, Any]:
+    """The ``compressors``, ``filters`` and (Zarr v3) ``serializer`` of an array's chunks (the
+    inner chunks when sharded), the encoding keys engine "zarr" reads, as metadata dicts: Zarr
+    v2 numcodecs objects (``{"id": "zstd", ...}``) as its ``.zarray`` holds them, Zarr v3
+    ``{"name": ..., "configuration": ...}``; Zarr v2 codecs are numcodecs objects when numcodecs
+    knows them, as with engine "zarr" (whose writer takes v2 filters only so). Both writers take
+    them back, so a read-then-write round trip keeps the codecs."""
+    if meta.zarr_format == 2 and meta.v2_codecs is not None:
+        v2 = meta.v2_codecs
+        comp = () if v2.compressor is None else (v2.compressor,)
+        return {"compressors": tuple(_numcodecs(c) for c in comp),
+                "filters": tuple(_numcodecs(f) for f in v2.filters or ())}
+    codecs = array_codecs(meta)
+    out: dict[str, Any] = {"compressors": tuple(_codec_dict(c) for c in codecs["compressors"]),
+                           "filters": tuple(_codec_dict(c) for c in codecs["filters"])}
+    if meta.zarr_format == 3:
+        out["serializer"] = None if codecs["serializer"] is None \
+            else _codec_dict(codecs["serializer"])
+    return out
+
+
+def _numcodecs(config: Any) -> Any:
+    try:
+        from numcodecs import get_codec
+        return get_codec(dict(config))
+    except Exception:   # noqa: BLE001 - numcodecs missing or the codec unknown to it: the dict
+        return dict(config)
+
+
+def _codec_dict(codec: Any) -> dict:
+    if isinstance(codec, CodecSpec):
+        return {"name": codec.name, "configuration": dict(codec.configuration)} \
+            if codec.configuration else {"name": codec.name}
+    return codec.to_dict()
+
+
 def object_shape(meta: ArrayMeta) -> tuple[int, ...]:
     """The shape of one stored object (shard, or chunk when unsharded)."""
     return tuple(max((b - a for a, b in zip(e, e[1:])), default=0) or 1
@@ -142,7 +181,8 @@ class ZarrxDataStore(AbstractDataStore):
         if layout.sharded and isinstance(meta.chunk_grid, RegularGrid):
             shards = meta.chunk_grid.chunk_shape
         encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
-                                    "chunks": layout.read_shape, "shards": shards}
+                                    "chunks": layout.read_shape, "shards": shards,
+                                    **codec_encoding(meta)}
         if self.mask:
             if meta.fill_value is not None:
                 attrs["_FillValue"] = meta.fill_value
@@ -213,7 +253,8 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
     open_dataset_parameters = ("filename_or_obj", "mask_and_scale", "decode_times",
                                "concat_characters", "decode_coords", "drop_variables",
                                "use_cftime", "decode_timedelta", "group", "mode", "consolidated",
-                               "storage_options", "zarr_format", "use_zarr_fill_value_as_mask")
+                               "storage_options", "zarr_format", "use_zarr_fill_value_as_mask",
+                               "store", "cache_members")
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         if isinstance(filename_or_obj, (Group, Store)):
@@ -228,7 +269,14 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                      use_cftime: bool | None = None, decode_timedelta: Any = None,
                      group: str | None = None, mode: str = "r", consolidated: bool | None = None,
                      storage_options: dict | None = None, zarr_format: int | None = None,
-                     use_zarr_fill_value_as_mask: bool | None = None) -> Any:
+                     use_zarr_fill_value_as_mask: bool | None = None, store: Any = None,
+                     cache_members: bool = True) -> Any:
+        # cache_members: zarrx lists a group's members once, when it is opened; nothing to turn
+        # off. store: engine "zarr" takes an opened ZarrStore, which zarrx cannot read.
+        if store is not None:
+            raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
+                                    f"not supported, found {type(store).__name__}; pass the "
+                                    f"path, URL, zarrx Store or Group as filename_or_obj")
         grp = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
                                zarr_format=zarr_format)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ZarrError
+from zarrx.errors import MetadataError, ZarrError
 
 __all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr",
            "vlen_dtype", "storage_dtype", "cf_encode"]
@@ -84,7 +84,11 @@ def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
         return complex(re_, im)
     if kind == "b":
         return bool(value)
-    if kind in "iu":
+    if kind in "iu":        # a number, as engine "zarr" takes (1.5 is 1, as there)
+        if not isinstance(value, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(value):
+            raise MetadataError(f"{where}: _FillValue: expected a number for dtype {dtype}, "
+                                f"found {value!r}")
         return int(value)
     return value
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import ZarrError
+from zarrx.errors import ArgumentError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
 
@@ -90,20 +90,20 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
     the stored CF encoding (units, calendar, dtype, fill value, scale), matching sizes."""
     stored = _decoded(grp, name)
     if set(var.dims) != set(stored.dims):
-        raise ZarrError(f"to_zarrx: variable {name!r} has dimensions {var.dims}, but the stored "
-                        f"one has {stored.dims}")
+        raise ArgumentError(f"to_zarrx: variable {name!r} has dimensions {var.dims}, but the "
+                            f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU" and var.dtype != stored.dtype:
-        raise ZarrError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the stored one "
-                        f"has {stored.dtype}: fixed-width strings would be cut")
+        raise ArgumentError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the "
+                            f"stored one has {stored.dtype}: fixed-width strings would be cut")
     for dim, n_new, n_old in zip(var.dims, var.shape, stored.shape):
         if dim == append_dim or str(dim) in slices:
             continue
         if n_new != n_old:
-            raise ZarrError(f"to_zarrx: variable {name!r} has {n_new} elements along {dim!r}, "
-                            f"but the stored one has {n_old}; use append_dim= to grow it or "
-                            f"region= to write part of it")
+            raise ArgumentError(f"to_zarrx: variable {name!r} has {n_new} elements along "
+                                f"{dim!r}, but the stored one has {n_old}; use append_dim= to "
+                                f"grow it or region= to write part of it")
     var = var.copy(deep=False)
     var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS}
     return var

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.array import Array
+from zarrx.chunk_io import check_value
+from zarrx.creation import create_array
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import NodeExistsError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError
 from zarrx.group import Group
-from zarrx.xarray.backend import array_metas
+from zarrx.store.memory import MemoryStore
+from zarrx.xarray.backend import array_metas, variable_element
 from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr,
                                    storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region
@@ -30,13 +34,18 @@ ZARR_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "serial
              "fill_value", "write_empty_chunks", "chunk_key_encoding"}
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding"}
+#: what reading puts in a variable's encoding that says nothing about how to write it (xarray
+#: drops these too, so an opened dataset's encoding can be passed back)
+READ_ONLY_KEYS = {"preferred_chunks", "source", "original_shape"}
 
 
 def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = None,
              encoding: Mapping | None = None, *, compute: bool = True,
              consolidated: bool | None = None, append_dim: Hashable | None = None,
              region: Mapping | str | None = None, storage_options: dict | None = None,
-             zarr_format: int | None = None, write_empty_chunks: bool | None = None) -> Any:
+             zarr_format: int | None = None, write_empty_chunks: bool | None = None,
+             safe_chunks: bool = True, align_chunks: bool = False,
+             chunkmanager_store_kwargs: dict | None = None) -> Any:
     """Write ``ds`` (an ``xarray.Dataset``) to the Zarr group at ``store`` / ``group``.
 
     The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
@@ -47,8 +56,17 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     ``encoding``: ``{name: {"chunks": ..., "shards": ..., "compressors": ..., "dtype": ...,
     "_FillValue": ..., "units": ...}}``. Consolidated metadata is written unless
     ``consolidated=False``. Returns the zarrx Group, or a ``Delayed`` writing the dask-backed
-    variables when ``compute=False`` (everything else is written already)."""
+    variables when ``compute=False`` (everything else is written already).
+
+    Dask blocks are always regrouped at shard (or chunk) boundaries, so no two tasks write one
+    stored object: ``safe_chunks`` and ``align_chunks`` are accepted and have nothing left to
+    do. ``chunkmanager_store_kwargs`` go to ``dask.compute`` (``scheduler=``...) when
+    ``compute=True``."""
     import xarray as xr
+
+    if chunkmanager_store_kwargs is not None and not isinstance(chunkmanager_store_kwargs, Mapping):
+        raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
+                                f"{type(chunkmanager_store_kwargs).__name__}")
 
     if not isinstance(ds, xr.Dataset):
         raise ZarrError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
@@ -59,7 +77,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     for name, enc in encoding.items():
         if name not in ds.variables:
             raise ZarrError(f"to_zarrx: encoding names {name!r}, which is not a variable")
-        bad = set(enc) - ZARR_KEYS - CF_KEYS
+        bad = set(enc) - ZARR_KEYS - CF_KEYS - READ_ONLY_KEYS
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
         if bad:
@@ -67,15 +85,20 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
                             f"{hint}")
     existing = {name for name, _ in array_metas(grp)}
+    if mode in ("a", "a-", "r+"):
+        for name in encoding:
+            if str(name) in existing:
+                raise ArgumentError(f"to_zarrx: variable {name!r} already exists, but encoding "
+                                    f"was provided")
     if append_dim is not None:
         _check_append_dim(grp, ds, append_dim, existing)
     slices = resolve_region(ds, grp, region, existing) if region is not None else {}
     if region is not None:
         ds = _drop_for_region(ds, slices)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
-    if mode in ("w", "w-", "a", "a-"):
-        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
-    writes = []
+    # Everything is checked and encoded before the store changes, so a refused write (a size
+    # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
+    plans = []
     for name, var in variables.items():
         key = str(name)
         is_new = mode == "w" or key not in existing
@@ -89,8 +112,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         elif key in encoding:
             var = var.copy(deep=False)
             var.encoding = dict(encoding[key])
-        writes.append(_write_variable(grp, key, var, is_new, fmt, append_dim, slices,
-                                      write_empty_chunks))
+        plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
+                                    write_empty_chunks))
+    if mode in ("w", "w-", "a", "a-"):
+        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
+    writes = [_apply(grp, plan) for plan in plans]
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(grp.store)
@@ -98,7 +124,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         return grp if compute else _nothing()
     import dask
     if compute:
-        dask.compute(*delayed)
+        dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
         return grp
     return dask.delayed(_all_written)(*delayed)
 
@@ -166,13 +192,14 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
-    """Region writes touch only variables that have a dimension in the region."""
+    """Region writes touch only variables that have a dimension in the region, and never the
+    index coordinates (as xarray: the stored ones locate the region and stay as they are)."""
     outside = [n for n, v in ds.variables.items() if not set(v.dims) & set(slices)]
     if outside:
         raise ZarrError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
                         f"{sorted(map(str, outside))} have none of these dimensions; drop them "
                         f"(ds.drop_vars) before writing a region")
-    return ds
+    return ds.drop_vars(list(ds.indexes))
 
 
 def _codec_arg(value: Any) -> Any:
@@ -189,12 +216,25 @@ def _codec_arg(value: Any) -> Any:
     return value
 
 
+def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | None:
+    """``encoding[key]`` (chunks, shards): an int for every dimension or a tuple of ints."""
+    if value is None:
+        return None
+    where = f"to_zarrx: encoding of {name!r}: {key}"
+    if isinstance(value, (int, np.integer)):
+        value = (value,) * ndim
+    if not isinstance(value, (tuple, list)) \
+            or not all(isinstance(c, (int, np.integer)) for c in value):
+        raise ArgumentTypeError(f"{where}: expected an int or a tuple of ints, found {value!r}")
+    if any(c <= 0 for c in value):
+        raise ArgumentError(f"{where}: expected positive sizes, found {value!r}")
+    return tuple(int(c) for c in value)
+
+
 def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> dict:
     enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
     kw: dict[str, Any] = {}
-    chunks = enc.get("chunks")
-    if isinstance(chunks, int):
-        chunks = (chunks,) * var.ndim
+    chunks = _int_shape(enc.get("chunks"), var.ndim, name, "chunks")
     if chunks is None and var.chunks is not None:
         chunks = tuple(max(int(c[0]), 1) if c else 1 for c in var.chunks)
         shards = enc.get("shards")
@@ -202,9 +242,7 @@ def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) ->
             chunks = None
     if chunks is not None and len(chunks) == var.ndim:
         kw["chunks"] = tuple(int(c) for c in chunks)
-    shards = enc.get("shards")
-    if isinstance(shards, int):
-        shards = (shards,) * var.ndim
+    shards = _int_shape(enc.get("shards"), var.ndim, name, "shards")
     if shards is not None:
         kw["shards"] = tuple(int(s) for s in shards)
     for key in ("compressors", "filters", "serializer"):
@@ -222,70 +260,124 @@ def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) ->
     return kw
 
 
-def _write_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
-                    append_dim: Hashable | None, slices: dict,
-                    write_empty: bool | None) -> Any:
+@dataclass
+class _Plan:
+    """One variable's write, checked and encoded: the array to create (``create``, the
+    arguments of ``create_array``) or the stored array's new shape (``grow``, on append), and
+    the values for ``selection``."""
+    name: str
+    data: Any
+    selection: tuple
+    create: dict | None = None
+    grow: tuple[int, ...] | None = None
+
+
+def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
+                   append_dim: Hashable | None, slices: dict,
+                   write_empty: bool | None) -> _Plan:
     where = f"to_zarrx: variable {name!r}"
     encoded = cf_encode(var, name)
     dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where)
     attrs = dict(encoded.attrs)
     dims = tuple(str(d) for d in encoded.dims)
-    if is_new:
-        kw = _creation_kwargs(encoded, name, fmt, write_empty)
-        fill = kw.pop("fill_value", None)
-        if fmt == 2:
-            fill = attrs.pop("_FillValue", None)
-        else:
-            np_dtype = np.dtype(dtype) if dtype is not str else np.dtype(object)
-            if fill is None and np_dtype.kind == "f":
-                fill = np.nan
-            if attrs.get("_FillValue") is not None:
-                attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
-            else:
-                attrs.pop("_FillValue", None)
-        attrs = {k: encode_attr(v) for k, v in attrs.items()}
-        if fmt == 2:
-            attrs[DIMENSION_KEY] = list(dims)
-        arr = grp.create_array(name, shape=encoded.shape, dtype=dtype if dtype is not None
-                               else data.dtype, fill_value=fill, attributes=attrs,
-                               dimension_names=dims if fmt == 3 else None, overwrite=True,
-                               **kw)
-        selection: tuple = (slice(None),) * encoded.ndim
-    else:
+    if not is_new:
         arr = grp[name]
         assert isinstance(arr, Array)
-        selection = _target_selection(arr, dims, encoded.shape, append_dim, slices)
-    return _store(arr, data, selection)
+        selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
+        return _Plan(name, _storable(arr, data, where), selection, grow=grow)
+    kw = _creation_kwargs(encoded, name, fmt, write_empty)
+    fill = kw.pop("fill_value", None)
+    if fmt == 2:
+        fill = attrs.pop("_FillValue", None)
+    else:
+        np_dtype = np.dtype(dtype) if dtype is not str else np.dtype(object)
+        if fill is None and np_dtype.kind == "f":
+            fill = np.nan
+        if attrs.get("_FillValue") is not None:
+            attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
+        else:
+            attrs.pop("_FillValue", None)
+    attrs = {k: encode_attr(v) for k, v in attrs.items()}
+    if fmt == 2:
+        attrs[DIMENSION_KEY] = list(dims)
+    create = dict(shape=encoded.shape, dtype=dtype if dtype is not None else data.dtype,
+                  fill_value=fill, attributes=attrs,
+                  dimension_names=dims if fmt == 3 else None, zarr_format=fmt, **kw)
+    # the same arguments, tried on an empty memory store: every codec and setting is checked
+    scratch = create_array(MemoryStore(), **create)
+    return _Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
+                 create=create)
+
+
+def _storable(arr: Array, data: Any, where: str) -> Any:
+    """``data`` checked against the array's type: numpy values converted (so that a value the
+    type cannot hold is refused now), dask values by their dtype."""
+    stored = arr.metadata.data_type
+    text = stored.variable or stored.numpy.kind in "SU"
+    given = np.dtype(getattr(data, "dtype", np.asarray(data).dtype))
+    if text != (given.kind in "OSUT"):
+        kind = "strings" if text else f"{stored.numpy} values"
+        raise ArgumentTypeError(f"{where}: the stored array holds {kind}; cannot store values "
+                                f"of dtype {given}")
+    if _is_dask(data):
+        return data
+    values = check_value(data, np.shape(data), stored.numpy, where)
+    if stored.variable and values.size:
+        flat = values.reshape(-1)
+        element = variable_element(stored)
+        bad = next((v for v in flat if not isinstance(v, element)), None)
+        if bad is not None:
+            raise ArgumentTypeError(f"{where}: the stored array holds {element.__name__} "
+                                    f"values; cannot store {type(bad).__name__} {bad!r}")
+    return values
+
+
+def _apply(grp: Group, plan: _Plan) -> Any:
+    """Create or grow the array, then write (or return a ``Delayed`` writing) its values."""
+    if plan.create is not None:
+        arr = grp.create_array(plan.name, overwrite=True, **plan.create)
+    else:
+        arr = grp[plan.name]
+        assert isinstance(arr, Array)
+        if plan.grow is not None:
+            arr.resize(plan.grow)
+    return _store(arr, plan.data, plan.selection)
 
 
 def _target_selection(arr: Array, dims: tuple[str, ...], shape: tuple[int, ...],
-                      append_dim: Hashable | None, slices: dict) -> tuple:
+                      append_dim: Hashable | None,
+                      slices: dict) -> tuple[tuple, tuple[int, ...] | None]:
+    """Where the values go in the stored array, and its new shape when they are appended."""
     sel = []
+    grow = None
     for axis, d in enumerate(dims):
         if d in slices:
             sel.append(slices[d])
         elif append_dim is not None and d == append_dim:
             start = arr.shape[axis]
-            new = list(arr.shape)
-            new[axis] = start + shape[axis]
-            arr.resize(tuple(new))
+            grow = tuple(start + shape[axis] if i == axis else n
+                         for i, n in enumerate(arr.shape))
             sel.append(slice(start, start + shape[axis]))
         else:
             sel.append(slice(0, arr.shape[axis]))
     want = tuple(s.stop - s.start for s in sel)
     if want != tuple(shape):
-        raise ZarrError(f"to_zarrx: variable {arr.basename!r} has shape {tuple(shape)}, but its "
-                        f"place in the stored array {arr.shape} has shape {want}")
-    return tuple(sel)
+        raise ArgumentError(f"to_zarrx: variable {arr.basename!r} has shape {tuple(shape)}, but "
+                            f"its place in the stored array {arr.shape if grow is None else grow}"
+                            f" has shape {want}")
+    return tuple(sel), grow
+
+
+def _is_dask(data: Any) -> bool:
+    try:
+        import dask.array as da
+    except ImportError:
+        return False
+    return isinstance(data, da.Array)
 
 
 def _store(arr: Array, data: Any, selection: tuple) -> Any:
-    try:
-        import dask.array as da
-        lazy = isinstance(data, da.Array)
-    except ImportError:
-        lazy = False
-    if lazy:
+    if _is_dask(data):
         return store_blocks(data, arr, selection, compute=False)
-    arr[selection] = np.asarray(data)
+    arr[selection] = data
     return None
