@@ -7,9 +7,9 @@ Settings:
 - ``write_empty_chunks``: store chunks that hold only the fill value (default False).
 - ``consistency``: ``"strict"`` (conditional writes keep updates from other processes) or
   ``"none"``.
-- ``memory_pool``: how many bytes of freed memory-store values (64 KiB and larger) the process
-  keeps for reuse (default ``None``: an eighth of the machine's memory, at most 1 GiB; ``0``:
-  none). See :mod:`zarrx.store.memory`.
+- ``memory_pool``: how many bytes of freed memory-store values and remote-store upload buffers
+  (64 KiB and larger) the process keeps for reuse (default ``None``: an eighth of the machine's
+  memory, at most 1 GiB; ``0``: none). See :mod:`zarrx.store.memory`.
 
 ``set`` takes keywords or, as zarr-python's ``zarr.config.set`` does, a mapping with dotted keys
 (nested mappings too). zarr-python's keys for the settings zarrx has are accepted as aliases:
