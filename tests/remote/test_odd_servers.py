@@ -209,3 +209,24 @@ def test_an_unknown_s3fs_option_is_a_store_error_naming_it():
         "key": "k", "secret": "s", "endpoint_url": "http://127.0.0.1:9", "endpoint_ur": "x"})
     with pytest.raises(RemoteError, match="unexpected keyword argument 'endpoint_ur'"):
         store.get("k")
+
+
+def test_remote_stores_upload_pooled_values_and_seal_them():
+    """A write hands a remote store chunks gathered into pooled memory (``keeps_values``): the
+    store seals the value (no writable view of it remains possible) and uploads its bytes."""
+    pytest.importorskip("obstore")
+    import numpy as np
+    from zarrx.store._values import Value
+    from zarrx.store.remote import ObjectStore
+    store = ObjectStore("memory://zarrx-pooled")
+    assert store.keeps_values
+    value = Value.empty(1 << 20)
+    memoryview(value)[:] = bytes(range(256)) * 4096
+    store.set("k", value)
+    assert memoryview(value).readonly
+    assert store.get("k") == bytes(range(256)) * 4096
+    z = zarrx.create_array(ObjectStore("memory://zarrx-pooled/a"), shape=(512, 512),
+                           chunks=(256, 256), dtype="f4", compressors=None)
+    z[...] = np.arange(512 * 512, dtype="f4").reshape(512, 512)
+    assert np.array_equal(zarrx.open_array(ObjectStore("memory://zarrx-pooled/a"))[...],
+                          np.arange(512 * 512, dtype="f4").reshape(512, 512))
