@@ -119,6 +119,75 @@ def test_cat_prints_dates_as_dates(tmp_path, capsys, dtype, values, text):
     assert run(capsys, "cat", p)[1] == text
 
 
+@pytest.mark.parametrize("dtype, shape, values, text", [
+    ("f4", (2,), [0.7, 0.1], "0.7\n0.1\n"),
+    ("f2", (2,), [0.1, 0.3], "0.1\n0.3\n"),
+    ("f4", (1, 2), [[0.7, 1e20]], "0.7 1e+20\n"),
+    ("c8", (1,), [0.7 + 0.1j], "(0.7+0.1j)\n"),
+    ("f8", (1, 1, 2), [[[1.1234567890123, 123456789.123]]],
+     "[[[1.1234567890123e+00 1.2345678912300e+08]]]\n"),
+    ("f4", (), 0.7, "0.7\n"),
+])
+def test_cat_prints_values_as_numpy_does_with_every_digit(tmp_path, capsys, dtype, shape,
+                                                          values, text):
+    p = str(tmp_path / "f.zarr")
+    zarrx.create_array(p, shape=shape, dtype=dtype)[...] = np.array(values, dtype)
+    assert run(capsys, "cat", p)[1] == text
+
+
+def test_cat_reads_and_prints_text_a_block_at_a_time(tmp_path, capsys, monkeypatch):
+    from zarrx.tools import text
+    p = str(tmp_path / "b.zarr")
+    values = np.arange(5 * 3 * 4, dtype="i2").reshape(5, 3, 4)
+    zarrx.create_array(p, shape=values.shape, dtype="i2", chunks=(2, 2, 2))[...] = values
+    whole = {sel: run(capsys, "cat", p, sel)[1] for sel in ("0", "::-2, 1", "...")}
+    assert whole["..."] == np.array2string(values) + "\n"
+    sizes = []
+    read = zarrx.Array.__getitem__
+    monkeypatch.setattr(zarrx.Array, "__getitem__",
+                        lambda self, sel: sizes.append(np.size(read(self, sel))) or
+                        read(self, sel))
+    monkeypatch.setattr(text, "BLOCK_ELEMENTS", 5)
+    for sel in ("0", "::-2, 1"):                # one and two dimensions: the same text
+        assert run(capsys, "cat", p, sel)[1] == whole[sel]
+    out = run(capsys, "cat", p)[1]              # numpy's brackets, each block aligned alone
+    assert out.replace("[ ", "[").replace("  ", " ") == \
+        whole["..."].replace("[ ", "[").replace("  ", " ")
+    assert sizes and max(sizes) <= 5
+
+
+def test_cat_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    from zarrx.cli import nodes
+    p = _tree(tmp_path)
+
+    def no_memory(*args):
+        raise MemoryError
+    monkeypatch.setattr(nodes, "text_pieces", no_memory)
+    monkeypatch.setattr(nodes, "npy_ready", no_memory)
+    code, _, err = run(capsys, "cat", p + "/a")
+    assert (code, err) == (3, "zarrx: cat: /a: not enough memory for the values selected\n")
+    code, _, err = run(capsys, "cat", p + "/a", "--npy", "-o", tmp_path / "a.npy")
+    assert (code, err) == (3, "zarrx: cat: /a: not enough memory for the values selected; "
+                              "select less of the array, or print it as text (without --npy), "
+                              "which is read a block at a time\n")
+
+
+@pytest.mark.parametrize("dtype, values, expected", [
+    (str, ["a", "ccc é", ""], np.array(["a", "ccc é", ""], "U5")),
+    (bytes, [b"ab", b"c", b""], np.array([b"ab", b"c", b""], "S2")),
+])
+def test_cat_npy_of_variable_length_values_is_fixed_width_not_pickled(tmp_path, capsys,
+                                                                      dtype, values, expected):
+    p = str(tmp_path / "s.zarr")
+    zarrx.create_array(p, shape=(3,), dtype=dtype, chunks=(2,))[...] = np.array(values,
+                                                                                dtype=object)
+    out = tmp_path / "s.npy"
+    code, _, err = run(capsys, "cat", p, "--npy", "-o", out)
+    assert (code, err) == (0, "")
+    got = np.load(out, allow_pickle=False)
+    assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+
+
 @pytest.mark.parametrize("depth", ["0", "-1"])
 def test_tree_depth_must_be_positive(tmp_path, capsys, depth):
     p = _tree(tmp_path)
