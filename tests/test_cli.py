@@ -71,6 +71,34 @@ def test_info_names_a_node_by_its_path_in_the_hierarchy(tmp_path, capsys):
     info = json.loads(out)
     assert info["name"] == "/a" and info["shape"] == [10] and info["chunks"] == [5]
     assert info["attributes"] == {"units": "m"} and info["stored_objects"] == 2
+    assert info["grid_objects"] == 2
+
+
+def test_info_counts_only_the_stored_objects_of_the_grid(tmp_path, capsys):
+    import shutil
+    p = tmp_path / "a.zarr"
+    a = zarrx.create_array(str(p), shape=(10,), chunks=(2,), dtype="i4")
+    a[:] = 1
+    size = sum((p / "c" / str(i)).stat().st_size for i in range(5))
+    for name in ("7", "8"):                     # outside the grid, as a shrink leaves them
+        shutil.copy(p / "c" / "0", p / "c" / name)
+    (p / "c" / "stray").write_bytes(b"junk\n")
+    assert a.nchunks_initialized == a.nshards_initialized == 5     # as zarr-python counts
+    assert a.nbytes_stored() == size
+    out = run(capsys, "info", p)[1]
+    assert "Chunks stored : 5 of 5\n" in out and f"Stored size   : {size} B ({size} B)\n" in out
+    info = json.loads(run(capsys, "info", "--json", p)[1])
+    assert (info["stored_objects"], info["grid_objects"], info["nbytes_stored"]) == (5, 5, size)
+
+
+def test_info_of_a_sharded_array_counts_shards_in_text_and_json(tmp_path, capsys):
+    p = str(tmp_path / "s.zarr")
+    a = zarrx.create_array(p, shape=(55,), chunks=(10,), shards=(50,), dtype="i4", fill_value=0)
+    a[:] = np.arange(1, 56)
+    assert (a.nshards_initialized, a.nchunks_initialized) == (2, 10)
+    assert "Shards stored : 2 of 2\n" in run(capsys, "info", p)[1]
+    info = json.loads(run(capsys, "info", "--json", p)[1])
+    assert (info["stored_objects"], info["grid_objects"]) == (2, 2)
 
 
 def test_tree_depth_and_attributes(tmp_path, capsys):

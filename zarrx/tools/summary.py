@@ -63,7 +63,8 @@ def node_info(node: Array | Group) -> dict[str, Any]:
         "codecs": to_jsonable([codec_json(c) for c in meta.codecs]),
         "dimension_names": list(meta.dimension_names) if meta.dimension_names else None,
         "attributes": to_jsonable(meta.attributes),
-        "stored_objects": node.nchunks_initialized,
+        "stored_objects": node.nshards_initialized,
+        "grid_objects": math.prod(node._shard_grid_shape),
         "nbytes": node.nbytes, "nbytes_stored": stored,
     })
     return out
