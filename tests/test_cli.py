@@ -235,6 +235,34 @@ def test_chunk_describes_one_stored_object(tmp_path, capsys):
     assert code == 1 and "ERROR" in out and "Stored size : 7 B (7 B)" in out
 
 
+def test_dates_with_nat_in_info_and_chunk(tmp_path, capsys):
+    p = str(tmp_path / "nat.zarr")
+    a = zarrx.create_array(p, shape=(4,), chunks=(4,), dtype="M8[s]",
+                           fill_value=np.datetime64("NaT"))
+    a[:] = np.array(["2020-01-01", "NaT", "2021-06-01", "NaT"], dtype="M8[s]")
+    assert "Fill value    : NaT\n" in run(capsys, "info", p)[1]
+    out = run(capsys, "chunk", p, "0")[1]
+    assert out.endswith("Min         : 2020-01-01T00:00:00\nMax         : 2021-06-01T00:00:00\n"
+                        "NaT values  : 2\nFill values : 2\n")
+    rep = json.loads(run(capsys, "chunk", "--json", p, "0")[1])["decoded"]
+    assert (rep["min"], rep["max"], rep["nat"], rep["fill"]) == \
+        ("2020-01-01T00:00:00", "2021-06-01T00:00:00", 2, 2)
+
+
+def test_nanosecond_dates_and_float32_fill_print_as_numpy_does(tmp_path, capsys):
+    p = str(tmp_path / "ns.zarr")
+    a = zarrx.create_array(p, shape=(2,), chunks=(2,), dtype="M8[ns]",
+                           fill_value=np.datetime64("2000-01-01", "ns"))
+    a[:] = np.array(["2020-01-01", "2021-06-01"], dtype="M8[ns]")
+    assert "Fill value    : 2000-01-01T00:00:00.000000000\n" in run(capsys, "info", p)[1]
+    out = run(capsys, "chunk", p, "0")[1]
+    assert "Min         : 2020-01-01T00:00:00.000000000\n" in out
+    assert "Max         : 2021-06-01T00:00:00.000000000\n" in out
+    p = str(tmp_path / "f.zarr")
+    zarrx.create_array(p, shape=(2,), chunks=(2,), dtype="f4", fill_value=0.1)
+    assert "Fill value    : 0.1\n" in run(capsys, "info", p)[1]
+
+
 def test_paths_inside_zip_archives(tmp_path, capsys):
     p = _tree(tmp_path)
     archive = str(tmp_path / "t.zip")

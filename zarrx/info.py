@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
+
 from typing import TYPE_CHECKING, Any
 
 from zarrx import layout
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
     from zarrx.array import Array
     from zarrx.group import Group
 
-__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes"]
+__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes", "value_text"]
 
 
 def human_bytes(n: float) -> str:
@@ -27,6 +29,14 @@ def human_bytes(n: float) -> str:
 def _codec_str(spec: Any) -> str:
     conf = ", ".join(f"{k}={v!r}" for k, v in spec.configuration.items() if k != "codecs")
     return f"{spec.name}({conf})"
+
+
+def value_text(value: Any) -> str:
+    """One value as the summaries print it: a numpy float, date or duration as numpy prints it
+    (every digit the type needs; ``NaT``), anything else as its Python ``repr``."""
+    if isinstance(value, np.generic) and value.dtype.kind in "fcmM":
+        return str(value)
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def stored_bytes(array: Array) -> int:
@@ -51,7 +61,7 @@ def array_info(array: Array) -> str:
         ("Chunk shape", str(array.chunks) if not hasattr(meta.chunk_grid, "chunk_sizes")
          else "rectilinear"),
         ("Shard shape", str(array.shards) if array.shards else "none"),
-        ("Fill value", repr(meta.fill_value.item() if hasattr(meta.fill_value, "item") else meta.fill_value)),
+        ("Fill value", value_text(meta.fill_value)),
         ("Codecs", (", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none")
          + ("; each shard encoded whole by " + ", ".join(
              _codec_str(c) for c in meta.shard_levels[0].object_codecs)

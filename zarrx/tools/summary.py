@@ -146,22 +146,30 @@ def _object_coords(array: Array, which: str) -> tuple[int, ...]:
 
 
 def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
+    """Statistics of decoded values: NaN (floats) and NaT (dates, durations) are counted and
+    left out of min and max; dates and durations are numpy's text."""
     out: dict[str, Any] = {"shape": list(data.shape), "dtype": str(data.dtype)}
-    if data.dtype.kind in "biufcmM" and data.size:
+    kind = data.dtype.kind
+    if kind in "biufcmM" and data.size:
         flat = data.reshape(-1)
-        finite = flat[~np.isnan(flat)] if data.dtype.kind in "fc" else flat
-        if data.dtype.kind in "fc":
-            out["nan"] = int(flat.size - finite.size)
-        if finite.size and data.dtype.kind != "c":
-            out["min"], out["max"] = to_jsonable(finite.min()), to_jsonable(finite.max())
-            if data.dtype.kind in "biuf":
+        missing = np.isnan(flat) if kind in "fc" else np.isnat(flat) if kind in "mM" else None
+        finite = flat if missing is None else flat[~missing]
+        if missing is not None:
+            out["nan" if kind in "fc" else "nat"] = int(flat.size - finite.size)
+        if finite.size and kind != "c":
+            lo, hi = finite.min(), finite.max()
+            out["min"], out["max"] = (str(lo), str(hi)) if kind in "mM" else \
+                (to_jsonable(lo), to_jsonable(hi))
+            if kind in "biuf":
                 out["mean"] = float(finite.astype(np.float64).mean())
     if fill is not None and data.size:
         try:
             same = data == fill
-            if data.dtype.kind in "fc" and isinstance(fill, (float, np.floating)) \
-                    and np.isnan(fill):
+            if kind in "fc" and isinstance(fill, (float, np.floating)) and np.isnan(fill):
                 same = np.isnan(data)
+            elif kind in "mM" and isinstance(fill, (np.datetime64, np.timedelta64)) \
+                    and np.isnat(fill):
+                same = np.isnat(data)
             out["fill"] = int(np.count_nonzero(same))
         except (TypeError, ValueError):
             pass
@@ -233,9 +241,10 @@ def format_chunk_report(rep: dict[str, Any]) -> str:
     stats = rep.get("decoded")
     if stats is not None:
         rows.append(("Decoded", f"{tuple(stats['shape'])} {stats['dtype']}"))
-        for k in ("min", "max", "mean", "nan", "fill"):
+        for k in ("min", "max", "mean", "nan", "nat", "fill"):
             if k in stats:
-                label = {"nan": "NaN values", "fill": "Fill values"}.get(k, k.capitalize())
+                label = {"nan": "NaN values", "nat": "NaT values",
+                         "fill": "Fill values"}.get(k, k.capitalize())
                 rows.append((label, str(stats[k])))
     if "error" in rep:
         rows.append(("ERROR", rep["error"]))
