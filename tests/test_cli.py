@@ -118,6 +118,16 @@ def test_ls_lists_members_or_stored_objects(tmp_path, capsys):
     assert key == "sub/m/c/0/0" and int(size) > 0
 
 
+@pytest.mark.parametrize("key", ["sub/m/c/0/0", "c/0/0", "0,0", "/sub/m/c/0/0"])
+def test_chunk_takes_the_keys_ls_prints(tmp_path, capsys, key):
+    p = _tree(tmp_path)
+    listed = run(capsys, "ls", p + "/sub/m")[1].split("\t")[0]
+    assert listed == "sub/m/c/0/0"
+    code, out, _ = run(capsys, "chunk", "--json", p + "/sub/m", key)
+    rep = json.loads(out)
+    assert code == 0 and rep["key"] == listed and rep["coords"] == [0, 0]
+
+
 def test_attrs(tmp_path, capsys):
     p = _tree(tmp_path)
     assert json.loads(run(capsys, "attrs", p)[1]) == {"title": "T"}

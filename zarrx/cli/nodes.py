@@ -187,8 +187,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "statistics of its decoded values. Exit status 1 when it "
                                    "does not decode.")
     p.add_argument("path", help="the array (" + PATH_HELP + ")")
-    p.add_argument("key", help="the object's key relative to the array (c/0/1, 0.1) or its "
-                               "grid coordinates (0,1)")
+    p.add_argument("key", help="the object's key relative to the array (c/0/1, 0.1), its key "
+                               "in the store as ls and check print it (group/array/c/0/1), "
+                               "or its grid coordinates (0,1)")
     add_json(p)
     add_storage(p)
     p.set_defaults(run=chunk)

@@ -134,7 +134,12 @@ def _object_coords(array: Array, which: str) -> tuple[int, ...]:
     if re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", which) and meta.ndim:
         coords = tuple(int(v) for v in which.split(","))
     else:
-        coords = parse_chunk_key(which.strip("/"), meta.key_encoding, meta.ndim)  # type: ignore[assignment]
+        key = which.strip("/")
+        coords = parse_chunk_key(key, meta.key_encoding, meta.ndim)  # type: ignore[assignment]
+        if coords is None and array.path and key.startswith(array.path + "/"):
+            # the key in the store, as ``ls`` and ``check`` print it
+            rest = key[len(array.path) + 1:]
+            coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)  # type: ignore[assignment]
         if coords is None:
             raise ZarrError(f"array {array.name!r}: {which!r} is neither a chunk key of the "
                             f"array ({meta.key_encoding.encode((0,) * meta.ndim)!r}, say) nor "
@@ -177,9 +182,10 @@ def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
 
 
 def chunk_report(array: Array, which: str) -> dict[str, Any]:
-    """One stored object of ``array`` (``which``: its key relative to the array, or its grid
-    coordinates ``"0,1"``): size, codec chain, the inner chunks of a shard, and statistics of
-    its decoded values (``error`` when it does not decode)."""
+    """One stored object of ``array`` (``which``: its key relative to the array, its key in the
+    store as :func:`objects` lists it, or its grid coordinates ``"0,1"``): size, codec chain,
+    the inner chunks of a shard, and statistics of its decoded values (``error`` when it does
+    not decode)."""
     meta = array.metadata
     coords = _object_coords(array, which)
     source = layout.chunk_source(array.store, array.path, meta).objects
