@@ -208,3 +208,34 @@ def test_a_file_name_that_is_not_utf8_is_orphaned_and_left_alone(tmp_path, capsy
     assert f"  orphaned: c/\\xff: {detail}\n" in capsys.readouterr().out
     assert cli.main(["info", str(root)]) == 0
     assert "Stored size   : 22 B (22 B)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("doc, text", [
+    ("f/.zattrs", "{bad"), ("f/.zarray", "{bad"), (".zattrs", "[1]"), (".zmetadata", "{bad"),
+])
+def test_a_broken_v2_document_is_reported_under_its_own_key(tmp_path, doc, text):
+    root = tmp_path / "g.zarr"
+    g = zarrx.open_group(str(root), mode="w", zarr_format=2)
+    g.create_array("f", shape=(2,), dtype="i1", attributes={"a": 1})[:] = 1
+    zarrx.consolidate_metadata(str(root))
+    (root / doc).write_text(text)
+    report = zarrx.check(str(root))
+    assert [(f.kind, f.key) for f in report.findings] == [("metadata", doc)]
+
+
+@pytest.mark.parametrize("node", ["", "/f"])
+def test_a_checked_node_whose_own_metadata_is_broken_is_a_finding(tmp_path, capsys, node):
+    from zarrx import cli
+    root = tmp_path / "g.zarr"
+    g = zarrx.open_group(str(root), mode="w")
+    g.create_array("f", shape=(2,), dtype="i1")[:] = 1
+    key = node.lstrip("/") + ("/" if node else "") + "zarr.json"
+    (root / key).write_text("[1, 2]")
+    report = zarrx.check(str(root) + node)
+    assert [(f.kind, f.key, f.node) for f in report.findings] == [("metadata", key, node or "/")]
+    assert cli.main(["check", str(root) + node]) == 1
+    out = capsys.readouterr().out
+    assert f"  metadata: {key}: {key}: expected a JSON object at the top level, found [1, 2]\n" \
+        in out
+    with pytest.raises(zarrx.errors.NodeNotFoundError):
+        zarrx.check(str(root / "missing"))

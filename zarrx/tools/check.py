@@ -34,7 +34,7 @@ from typing import Any
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import ConflictError, StoreError, ZarrError
+from zarrx.errors import ConflictError, MetadataError, StoreError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
@@ -138,7 +138,10 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
     bar = progress_for(progress)
     report = CheckReport(str(loc))
     try:
-        open_node(loc, "r")                         # the node itself must be there
+        try:
+            open_node(loc, "r")                     # the node itself must be there
+        except MetadataError:
+            pass                                    # there, broken: a finding of the scan
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar)
         run.scan()
         if repair:
@@ -186,8 +189,8 @@ class _Check:
             meta = nodes.load_node(self.store, path)
         except ZarrError as exc:
             self.bad_nodes.add(path)
-            doc = self._doc_key(path)
-            self.add(Finding("metadata", doc, "/" + path, exc.detail))
+            self.add(Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
+                             exc.detail))
             return
         if isinstance(meta, ArrayMeta):
             self.report.arrays += 1
