@@ -71,6 +71,34 @@ def test_info_names_a_node_by_its_path_in_the_hierarchy(tmp_path, capsys):
     info = json.loads(out)
     assert info["name"] == "/a" and info["shape"] == [10] and info["chunks"] == [5]
     assert info["attributes"] == {"units": "m"} and info["stored_objects"] == 2
+    assert info["grid_objects"] == 2
+
+
+def test_info_counts_only_the_stored_objects_of_the_grid(tmp_path, capsys):
+    import shutil
+    p = tmp_path / "a.zarr"
+    a = zarrx.create_array(str(p), shape=(10,), chunks=(2,), dtype="i4")
+    a[:] = 1
+    size = sum((p / "c" / str(i)).stat().st_size for i in range(5))
+    for name in ("7", "8"):                     # outside the grid, as a shrink leaves them
+        shutil.copy(p / "c" / "0", p / "c" / name)
+    (p / "c" / "stray").write_bytes(b"junk\n")
+    assert a.nchunks_initialized == a.nshards_initialized == 5     # as zarr-python counts
+    assert a.nbytes_stored() == size
+    out = run(capsys, "info", p)[1]
+    assert "Chunks stored : 5 of 5\n" in out and f"Stored size   : {size} B ({size} B)\n" in out
+    info = json.loads(run(capsys, "info", "--json", p)[1])
+    assert (info["stored_objects"], info["grid_objects"], info["nbytes_stored"]) == (5, 5, size)
+
+
+def test_info_of_a_sharded_array_counts_shards_in_text_and_json(tmp_path, capsys):
+    p = str(tmp_path / "s.zarr")
+    a = zarrx.create_array(p, shape=(55,), chunks=(10,), shards=(50,), dtype="i4", fill_value=0)
+    a[:] = np.arange(1, 56)
+    assert (a.nshards_initialized, a.nchunks_initialized) == (2, 10)
+    assert "Shards stored : 2 of 2\n" in run(capsys, "info", p)[1]
+    info = json.loads(run(capsys, "info", "--json", p)[1])
+    assert (info["stored_objects"], info["grid_objects"]) == (2, 2)
 
 
 def test_tree_depth_and_attributes(tmp_path, capsys):
@@ -88,6 +116,16 @@ def test_ls_lists_members_or_stored_objects(tmp_path, capsys):
     code, out, _ = run(capsys, "ls", p + "/sub/m")
     key, size = out.split("\t")
     assert key == "sub/m/c/0/0" and int(size) > 0
+
+
+@pytest.mark.parametrize("key", ["sub/m/c/0/0", "c/0/0", "0,0", "/sub/m/c/0/0"])
+def test_chunk_takes_the_keys_ls_prints(tmp_path, capsys, key):
+    p = _tree(tmp_path)
+    listed = run(capsys, "ls", p + "/sub/m")[1].split("\t")[0]
+    assert listed == "sub/m/c/0/0"
+    code, out, _ = run(capsys, "chunk", "--json", p + "/sub/m", key)
+    rep = json.loads(out)
+    assert code == 0 and rep["key"] == listed and rep["coords"] == [0, 0]
 
 
 def test_attrs(tmp_path, capsys):
@@ -119,6 +157,75 @@ def test_cat_prints_dates_as_dates(tmp_path, capsys, dtype, values, text):
     assert run(capsys, "cat", p)[1] == text
 
 
+@pytest.mark.parametrize("dtype, shape, values, text", [
+    ("f4", (2,), [0.7, 0.1], "0.7\n0.1\n"),
+    ("f2", (2,), [0.1, 0.3], "0.1\n0.3\n"),
+    ("f4", (1, 2), [[0.7, 1e20]], "0.7 1e+20\n"),
+    ("c8", (1,), [0.7 + 0.1j], "(0.7+0.1j)\n"),
+    ("f8", (1, 1, 2), [[[1.1234567890123, 123456789.123]]],
+     "[[[1.1234567890123e+00 1.2345678912300e+08]]]\n"),
+    ("f4", (), 0.7, "0.7\n"),
+])
+def test_cat_prints_values_as_numpy_does_with_every_digit(tmp_path, capsys, dtype, shape,
+                                                          values, text):
+    p = str(tmp_path / "f.zarr")
+    zarrx.create_array(p, shape=shape, dtype=dtype)[...] = np.array(values, dtype)
+    assert run(capsys, "cat", p)[1] == text
+
+
+def test_cat_reads_and_prints_text_a_block_at_a_time(tmp_path, capsys, monkeypatch):
+    from zarrx.tools import text
+    p = str(tmp_path / "b.zarr")
+    values = np.arange(5 * 3 * 4, dtype="i2").reshape(5, 3, 4)
+    zarrx.create_array(p, shape=values.shape, dtype="i2", chunks=(2, 2, 2))[...] = values
+    whole = {sel: run(capsys, "cat", p, sel)[1] for sel in ("0", "::-2, 1", "...")}
+    assert whole["..."] == np.array2string(values) + "\n"
+    sizes = []
+    read = zarrx.Array.__getitem__
+    monkeypatch.setattr(zarrx.Array, "__getitem__",
+                        lambda self, sel: sizes.append(np.size(read(self, sel))) or
+                        read(self, sel))
+    monkeypatch.setattr(text, "BLOCK_ELEMENTS", 5)
+    for sel in ("0", "::-2, 1"):                # one and two dimensions: the same text
+        assert run(capsys, "cat", p, sel)[1] == whole[sel]
+    out = run(capsys, "cat", p)[1]              # numpy's brackets, each block aligned alone
+    assert out.replace("[ ", "[").replace("  ", " ") == \
+        whole["..."].replace("[ ", "[").replace("  ", " ")
+    assert sizes and max(sizes) <= 5
+
+
+def test_cat_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    from zarrx.cli import nodes
+    p = _tree(tmp_path)
+
+    def no_memory(*args):
+        raise MemoryError
+    monkeypatch.setattr(nodes, "text_pieces", no_memory)
+    monkeypatch.setattr(nodes, "npy_ready", no_memory)
+    code, _, err = run(capsys, "cat", p + "/a")
+    assert (code, err) == (3, "zarrx: cat: /a: not enough memory for the values selected\n")
+    code, _, err = run(capsys, "cat", p + "/a", "--npy", "-o", tmp_path / "a.npy")
+    assert (code, err) == (3, "zarrx: cat: /a: not enough memory for the values selected; "
+                              "select less of the array, or print it as text (without --npy), "
+                              "which is read a block at a time\n")
+
+
+@pytest.mark.parametrize("dtype, values, expected", [
+    (str, ["a", "ccc é", ""], np.array(["a", "ccc é", ""], "U5")),
+    (bytes, [b"ab", b"c", b""], np.array([b"ab", b"c", b""], "S2")),
+])
+def test_cat_npy_of_variable_length_values_is_fixed_width_not_pickled(tmp_path, capsys,
+                                                                      dtype, values, expected):
+    p = str(tmp_path / "s.zarr")
+    zarrx.create_array(p, shape=(3,), dtype=dtype, chunks=(2,))[...] = np.array(values,
+                                                                                dtype=object)
+    out = tmp_path / "s.npy"
+    code, _, err = run(capsys, "cat", p, "--npy", "-o", out)
+    assert (code, err) == (0, "")
+    got = np.load(out, allow_pickle=False)
+    assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+
+
 @pytest.mark.parametrize("depth", ["0", "-1"])
 def test_tree_depth_must_be_positive(tmp_path, capsys, depth):
     p = _tree(tmp_path)
@@ -136,6 +243,34 @@ def test_chunk_describes_one_stored_object(tmp_path, capsys):
     key.write_bytes(b"garbage")
     code, out, _ = run(capsys, "chunk", p + "/a", "1")
     assert code == 1 and "ERROR" in out and "Stored size : 7 B (7 B)" in out
+
+
+def test_dates_with_nat_in_info_and_chunk(tmp_path, capsys):
+    p = str(tmp_path / "nat.zarr")
+    a = zarrx.create_array(p, shape=(4,), chunks=(4,), dtype="M8[s]",
+                           fill_value=np.datetime64("NaT"))
+    a[:] = np.array(["2020-01-01", "NaT", "2021-06-01", "NaT"], dtype="M8[s]")
+    assert "Fill value    : NaT\n" in run(capsys, "info", p)[1]
+    out = run(capsys, "chunk", p, "0")[1]
+    assert out.endswith("Min         : 2020-01-01T00:00:00\nMax         : 2021-06-01T00:00:00\n"
+                        "NaT values  : 2\nFill values : 2\n")
+    rep = json.loads(run(capsys, "chunk", "--json", p, "0")[1])["decoded"]
+    assert (rep["min"], rep["max"], rep["nat"], rep["fill"]) == \
+        ("2020-01-01T00:00:00", "2021-06-01T00:00:00", 2, 2)
+
+
+def test_nanosecond_dates_and_float32_fill_print_as_numpy_does(tmp_path, capsys):
+    p = str(tmp_path / "ns.zarr")
+    a = zarrx.create_array(p, shape=(2,), chunks=(2,), dtype="M8[ns]",
+                           fill_value=np.datetime64("2000-01-01", "ns"))
+    a[:] = np.array(["2020-01-01", "2021-06-01"], dtype="M8[ns]")
+    assert "Fill value    : 2000-01-01T00:00:00.000000000\n" in run(capsys, "info", p)[1]
+    out = run(capsys, "chunk", p, "0")[1]
+    assert "Min         : 2020-01-01T00:00:00.000000000\n" in out
+    assert "Max         : 2021-06-01T00:00:00.000000000\n" in out
+    p = str(tmp_path / "f.zarr")
+    zarrx.create_array(p, shape=(2,), chunks=(2,), dtype="f4", fill_value=0.1)
+    assert "Fill value    : 0.1\n" in run(capsys, "info", p)[1]
 
 
 def test_paths_inside_zip_archives(tmp_path, capsys):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -149,8 +150,25 @@ class Array(Node):
 
     @property
     def nshards_initialized(self) -> int:
-        """How many stored objects exist: shards when sharded, else chunks."""
-        return sum(1 for _ in layout.stored_objects(self._io.source))
+        """How many stored objects exist: shards when sharded, else chunks; as zarr-python
+        counts them, only those of the array's grid (not objects left outside it by a shrink,
+        nor stray keys)."""
+        return sum(1 for _ in self._initialized_objects())
+
+    @property
+    def _shard_grid_shape(self) -> tuple[int, ...]:
+        """Stored objects per axis: shards when sharded, else chunks (zarr-python's name)."""
+        ratio = self._meta.layout.object_ratio
+        if not ratio:
+            return self.cdata_shape
+        return tuple(-(-n // r) for n, r in zip(self.cdata_shape, ratio))
+
+    def _initialized_objects(self) -> Iterator[tuple[int, ...]]:
+        """Grid coordinates of the stored objects (shards, or chunks) inside the grid."""
+        grid = self._shard_grid_shape
+        for coords in layout.stored_objects(self._io.source):
+            if all(c < n for c, n in zip(coords, grid)):
+                yield coords
 
     # -- codecs, as zarr-python reports them ---------------------------------------------------
     @property
@@ -383,7 +401,8 @@ class Array(Node):
         return new
 
     def nbytes_stored(self) -> int:
-        """Bytes of the stored chunk (or shard) objects, metadata documents excluded."""
+        """Bytes of the stored chunk (or shard) objects of the array's grid (metadata
+        documents and stray objects excluded)."""
         from zarrx.info import stored_bytes
         return stored_bytes(self)
 

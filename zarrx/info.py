@@ -4,15 +4,18 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
+
 from typing import TYPE_CHECKING, Any
 
+from zarrx import layout
 from zarrx.metadata.model import ArrayMeta
 
 if TYPE_CHECKING:
     from zarrx.array import Array
     from zarrx.group import Group
 
-__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes"]
+__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes", "value_text"]
 
 
 def human_bytes(n: float) -> str:
@@ -28,18 +31,20 @@ def _codec_str(spec: Any) -> str:
     return f"{spec.name}({conf})"
 
 
-_META_NAMES = frozenset(("zarr.json", ".zarray", ".zattrs", ".zgroup", ".zmetadata"))
+def value_text(value: Any) -> str:
+    """One value as the summaries print it: a numpy float, date or duration as numpy prints it
+    (every digit the type needs; ``NaT``), anything else as its Python ``repr``."""
+    if isinstance(value, np.generic) and value.dtype.kind in "fcmM":
+        return str(value)
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def stored_bytes(array: Array) -> int:
-    """Bytes stored under the array's prefix (chunks or shards; metadata documents excluded)."""
-    store = array.store
-    prefix = f"{array.path}/" if array.path else ""
-    total = 0
-    for key in store.list_prefix(prefix):
-        if key.rsplit("/", 1)[-1] not in _META_NAMES:
-            total += store.getsize(key) or 0       # sizes only: no chunk is read
-    return total
+    """Bytes of the array's stored objects (chunks or shards) in its grid: metadata documents,
+    objects outside the grid and stray keys are not counted."""
+    objects = layout.chunk_source(array.store, array.path, array.metadata).objects
+    return sum(array.store.getsize(objects.key(coords)) or 0     # sizes only: nothing is read
+               for coords in array._initialized_objects())
 
 
 def array_info(array: Array) -> str:
@@ -56,13 +61,13 @@ def array_info(array: Array) -> str:
         ("Chunk shape", str(array.chunks) if not hasattr(meta.chunk_grid, "chunk_sizes")
          else "rectilinear"),
         ("Shard shape", str(array.shards) if array.shards else "none"),
-        ("Fill value", repr(meta.fill_value.item() if hasattr(meta.fill_value, "item") else meta.fill_value)),
+        ("Fill value", value_text(meta.fill_value)),
         ("Codecs", (", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none")
          + ("; each shard encoded whole by " + ", ".join(
              _codec_str(c) for c in meta.shard_levels[0].object_codecs)
             if meta.shard_levels and meta.shard_levels[0].object_codecs else "")),
-        ("Chunks stored", f"{array.nshards_initialized} of "
-                          f"{_stored_objects(array)}"),
+        ("Shards stored" if array.shards else "Chunks stored",
+         f"{array.nshards_initialized} of {math.prod(array._shard_grid_shape)}"),
         ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
         ("Stored size", f"{human_bytes(stored)} ({stored} B)"),
         ("Ratio", f"{raw / stored:.2f}" if stored else "-"),
@@ -89,13 +94,6 @@ def group_info(group: Group, complete: bool = False) -> str:
         rows += [("No. members", str(len(members))), ("No. arrays", str(arrays)),
                  ("No. groups", str(len(members) - arrays))]
     return _table(rows)
-
-
-def _stored_objects(array: Array) -> int:
-    """How many objects the array's grid has room for: shards when sharded, else chunks."""
-    if not array.shards:
-        return array.nchunks
-    return math.prod(-(-s // c) for s, c in zip(array.shape, array.shards))
 
 
 def tree(group: Group, max_depth: int | None = None, attrs: bool = False,

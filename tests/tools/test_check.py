@@ -183,3 +183,59 @@ def test_a_repair_leaves_alone_what_a_writer_replaced_since_the_check(tmp_path):
     assert report.repairs == ["could not repair sharded/c/1/0: it changed since it was checked; "
                               "left alone"]
     assert (g["sharded"][8:16, 0:8] == 3.0).all() and zarrx.check(str(root)).ok
+
+
+@pytest.mark.skipif(os.name == "nt", reason="file names are bytes on POSIX only")
+def test_a_file_name_that_is_not_utf8_is_orphaned_and_left_alone(tmp_path, capsys):
+    from zarrx import cli
+    root = tmp_path / "a.zarr"
+    zarrx.create_array(str(root), shape=(4,), chunks=(2,), dtype="i1")[:] = 1
+    try:
+        open(os.path.join(os.fsencode(root / "c"), b"\xff"), "wb").close()
+    except OSError:
+        pytest.skip("the file system refuses names that are not UTF-8")
+    (root / "c" / "stray").write_bytes(b"")
+    detail = ("not a chunk key of the array; the store cannot address its name (found "
+              "characters that are not encodable as UTF-8): remove it by hand")
+    report = zarrx.check(str(root))
+    assert sorted((f.kind, f.key, f.detail) for f in report.findings) == [
+        ("orphaned", "c/\\xff", detail),
+        ("orphaned", "c/stray", "not a chunk key of the array")]
+    report = zarrx.check(str(root), repair=True)
+    assert [f.key for f in report.remaining] == ["c/\\xff"]
+    assert sorted(os.listdir(os.fsencode(root / "c"))) == [b"0", b"1", b"\xff"]
+    assert cli.main(["check", str(root)]) == 1
+    assert f"  orphaned: c/\\xff: {detail}\n" in capsys.readouterr().out
+    assert cli.main(["info", str(root)]) == 0
+    assert "Stored size   : 22 B (22 B)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("doc, text", [
+    ("f/.zattrs", "{bad"), ("f/.zarray", "{bad"), (".zattrs", "[1]"), (".zmetadata", "{bad"),
+])
+def test_a_broken_v2_document_is_reported_under_its_own_key(tmp_path, doc, text):
+    root = tmp_path / "g.zarr"
+    g = zarrx.open_group(str(root), mode="w", zarr_format=2)
+    g.create_array("f", shape=(2,), dtype="i1", attributes={"a": 1})[:] = 1
+    zarrx.consolidate_metadata(str(root))
+    (root / doc).write_text(text)
+    report = zarrx.check(str(root))
+    assert [(f.kind, f.key) for f in report.findings] == [("metadata", doc)]
+
+
+@pytest.mark.parametrize("node", ["", "/f"])
+def test_a_checked_node_whose_own_metadata_is_broken_is_a_finding(tmp_path, capsys, node):
+    from zarrx import cli
+    root = tmp_path / "g.zarr"
+    g = zarrx.open_group(str(root), mode="w")
+    g.create_array("f", shape=(2,), dtype="i1")[:] = 1
+    key = node.lstrip("/") + ("/" if node else "") + "zarr.json"
+    (root / key).write_text("[1, 2]")
+    report = zarrx.check(str(root) + node)
+    assert [(f.kind, f.key, f.node) for f in report.findings] == [("metadata", key, node or "/")]
+    assert cli.main(["check", str(root) + node]) == 1
+    out = capsys.readouterr().out
+    assert f"  metadata: {key}: {key}: expected a JSON object at the top level, found [1, 2]\n" \
+        in out
+    with pytest.raises(zarrx.errors.NodeNotFoundError):
+        zarrx.check(str(root / "missing"))

@@ -13,6 +13,7 @@ from zarrx.errors import ZarrError
 from zarrx.info import array_info, array_line, tree
 from zarrx.cli.common import add_json, add_storage, locate, print_json
 from zarrx.tools.location import open_node
+from zarrx.tools.text import npy_ready, text_pieces
 from zarrx.tools.summary import (chunk_report, format_chunk_report, group_summary, members,
                                  node_info, objects, parse_selection, to_jsonable)
 
@@ -80,38 +81,33 @@ def cat(args: argparse.Namespace) -> int:
                         f"({', '.join(sorted(node.array_keys())) or 'it has none'})")
     if not args.output and sys.stdout is None:
         raise ZarrError("cat: standard output is closed; write to a file with -o FILE")
-    data = np.asarray(node[parse_selection(args.selection)])
-    if args.npy:
-        buf = io.BytesIO()
-        np.save(buf, data, allow_pickle=data.dtype.hasobject)
-        if args.output:
-            with open(args.output, "wb") as f:
-                f.write(buf.getvalue())
+    selection = parse_selection(args.selection)
+    try:
+        if args.npy:
+            _write_npy(node, selection, args.output)
+        elif args.output:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.writelines(text_pieces(node, selection))
         else:
-            sys.stdout.flush()
-            sys.stdout.buffer.write(buf.getvalue())
-            sys.stdout.buffer.flush()
-        return 0
-    text = as_text(data)
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-    else:
-        print(text)
+            sys.stdout.writelines(text_pieces(node, selection))
+    except MemoryError:
+        raise ZarrError(f"cat: {node.name}: not enough memory for the values selected"
+                        + ("; select less of the array, or print it as text (without --npy), "
+                           "which is read a block at a time" if args.npy else "")) from None
     return 0
 
 
-def as_text(data: np.ndarray) -> str:
-    """Values as text: one per line (1-d), rows of values (2-d), numpy's nesting beyond."""
-    if data.dtype.kind in "mM":                 # numpy's own text: dates and NaT, not ints
-        data = data.astype(str)
-    if data.ndim == 0:
-        return str(data.item() if not data.dtype.hasobject else data[()])
-    if data.ndim == 1:
-        return "\n".join(map(str, data.tolist()))
-    if data.ndim == 2:
-        return "\n".join(" ".join(map(str, row)) for row in data.tolist())
-    return np.array2string(data, threshold=sys.maxsize, max_line_width=sys.maxsize)
+def _write_npy(node: Array, selection: Any, output: str | None) -> None:
+    data = npy_ready(np.asarray(node[selection]), node.name)
+    buf = io.BytesIO()
+    np.save(buf, data, allow_pickle=False)
+    if output:
+        with open(output, "wb") as f:
+            f.write(buf.getvalue())
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(buf.getvalue())
+        sys.stdout.buffer.flush()
 
 
 def _levels(text: str) -> int:
@@ -172,8 +168,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("cat", help="values of an array to standard output",
                        description="Values of an array (or of a selection of it) as text: one "
-                                   "value per line for 1-d, one row per line for 2-d; or as a "
-                                   ".npy file with --npy.")
+                                   "value per line for 1-d, one row per line for 2-d, numpy's "
+                                   "brackets beyond, read and printed a block at a time; or as "
+                                   "a .npy file with --npy (strings as fixed-width 'U').")
     p.add_argument("path", help=PATH_HELP)
     p.add_argument("selection", nargs="?", default=None,
                    help="numpy-style basic selection, e.g. '0:10, ::2' or '5, ...' (after -- "
@@ -190,8 +187,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "statistics of its decoded values. Exit status 1 when it "
                                    "does not decode.")
     p.add_argument("path", help="the array (" + PATH_HELP + ")")
-    p.add_argument("key", help="the object's key relative to the array (c/0/1, 0.1) or its "
-                               "grid coordinates (0,1)")
+    p.add_argument("key", help="the object's key relative to the array (c/0/1, 0.1), its key "
+                               "in the store as ls and check print it (group/array/c/0/1), "
+                               "or its grid coordinates (0,1)")
     add_json(p)
     add_storage(p)
     p.set_defaults(run=chunk)

@@ -27,16 +27,16 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from zarrx.errors import ConflictError, StoreError
+from zarrx.errors import ConflictError, StoreError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.store.base import ByteRange, Store
 
-__all__ = ["join", "load_node", "save_node", "delete_node", "move_node", "list_children", "walk",
-           "consolidate", "V3_KEY", "V2_KEYS", "write_subtree"]
+__all__ = ["join", "load_node", "broken_document", "save_node", "delete_node", "move_node",
+           "list_children", "walk", "consolidate", "V3_KEY", "V2_KEYS", "write_subtree"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -139,6 +139,31 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
             meta = dataclasses.replace(meta, consolidated={k: v for k, v in entries.items() if k})
         return meta
     return None
+
+
+def broken_document(store: Store, path: str) -> str:
+    """The key of the document that makes :func:`load_node` fail for the node at ``path``:
+    ``zarr.json`` when there is one; else the first of ``.zarray`` / ``.zgroup`` (parsed
+    without its attributes), ``.zattrs`` and (the root's) ``.zmetadata`` that does not parse."""
+    if store.get(join(path, V3_KEY), _DOC) is not None:
+        return join(path, V3_KEY)
+    zattrs = join(path, ".zattrs")
+    checks: list[tuple[str, Callable[[Any, str], Any]]] = [
+        (join(path, ".zarray"), lambda doc, key: parse_array_v2(doc, None, key)),
+        (join(path, ".zgroup"), lambda doc, key: parse_group_v2(doc, None, key)),
+        (zattrs, load_json),
+    ]
+    if not path:
+        checks.append((ZMETADATA, parse_zmetadata_pending))
+    for key, parse in checks:
+        doc = store.get(key, _DOC)
+        if doc is None:
+            continue
+        try:
+            parse(doc, key)
+        except ZarrError:
+            return key
+    return zattrs
 
 
 def _settled(store: Store, entries: dict[str, Meta], pending: list[str]) -> dict[str, Meta]:

@@ -34,10 +34,11 @@ from typing import Any
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import ConflictError, ZarrError
+from zarrx.errors import ConflictError, MetadataError, StoreError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
+from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.local import SWEEP_AGE
 from zarrx.store.localfs import is_temp_name, temp_owner
@@ -67,6 +68,9 @@ class Finding:
     inner: str | None = None
     #: the object's generation when it was found (a repair touches only that version)
     generation: Any = field(default=None, compare=False, repr=False)
+    #: False for an object the store cannot address by its name (a file name that is not
+    #: UTF-8, say): ``key`` shows the name escaped, and a repair leaves it alone
+    removable: bool = field(default=True, compare=False, repr=False)
 
     def __str__(self) -> str:
         inner = f" inner chunk {self.inner}" if self.inner is not None else ""
@@ -134,7 +138,10 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
     bar = progress_for(progress)
     report = CheckReport(str(loc))
     try:
-        open_node(loc, "r")                         # the node itself must be there
+        try:
+            open_node(loc, "r")                     # the node itself must be there
+        except MetadataError:
+            pass                                    # there, broken: a finding of the scan
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar)
         run.scan()
         if repair:
@@ -182,8 +189,8 @@ class _Check:
             meta = nodes.load_node(self.store, path)
         except ZarrError as exc:
             self.bad_nodes.add(path)
-            doc = self._doc_key(path)
-            self.add(Finding("metadata", doc, "/" + path, exc.detail))
+            self.add(Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
+                             exc.detail))
             return
         if isinstance(meta, ArrayMeta):
             self.report.arrays += 1
@@ -206,21 +213,29 @@ class _Check:
         if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and meta is None):
             return                  # a group's consolidated metadata (any group's, v2)
         if meta is None:
-            self.add(Finding("orphaned", key, "/" + owner, "not a document of a node of the "
-                             "hierarchy", generation=self.store.generation(key)))
+            self._orphan(key, owner, "not a document of a node of the hierarchy")
             return
         coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)
         if coords is None:
-            self.add(Finding("orphaned", key, "/" + owner, "not a chunk key of the array",
-                             generation=self.store.generation(key)))
+            self._orphan(key, owner, "not a chunk key of the array")
             return
         grid = _object_grid(meta)
         if grid is not None and any(c >= n for c, n in zip(coords, grid)):
-            self.add(Finding("orphaned", key, "/" + owner, f"chunk {coords} lies outside the "
-                             f"array's grid of {grid} stored objects (shape {meta.shape})",
-                             generation=self.store.generation(key)))
+            self._orphan(key, owner, f"chunk {coords} lies outside the array's grid of {grid} "
+                                     f"stored objects (shape {meta.shape})")
             return
         self.chunk_keys[owner].append((key, coords))
+
+    def _orphan(self, key: str, owner: str, detail: str) -> None:
+        try:
+            generation = self.store.generation(key)
+        except StoreError as exc:       # a name the store cannot address (not UTF-8, say)
+            why = key_problem(key) or exc.detail
+            self.add(Finding("orphaned", _shown(key), "/" + owner,
+                             f"{detail}; the store cannot address its name ({why}): remove it "
+                             f"by hand", removable=False))
+            return
+        self.add(Finding("orphaned", key, "/" + owner, detail, generation=generation))
 
     # -- the chunks --------------------------------------------------------------------------
     def _chunks(self) -> None:
@@ -348,6 +363,8 @@ class _Check:
 
     def _fix(self, f: Finding, fill_corrupt: bool) -> str | None:
         if f.kind == "orphaned":
+            if not f.removable:
+                return None
             self._delete(f)
             return f"removed the orphaned object {f.key}"
         if f.kind not in ("corrupt", "torn") or not fill_corrupt:
@@ -369,6 +386,14 @@ class _Check:
 
     def _coords(self, path: str, key: str) -> tuple[int, ...]:
         return next(c for k, c in self.chunk_keys[path] if k == key)
+
+
+def _shown(key: str) -> str:
+    """A key listed from file names that are not UTF-8, printable: the bytes escaped."""
+    try:
+        return key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return key.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:

@@ -63,7 +63,8 @@ def node_info(node: Array | Group) -> dict[str, Any]:
         "codecs": to_jsonable([codec_json(c) for c in meta.codecs]),
         "dimension_names": list(meta.dimension_names) if meta.dimension_names else None,
         "attributes": to_jsonable(meta.attributes),
-        "stored_objects": node.nchunks_initialized,
+        "stored_objects": node.nshards_initialized,
+        "grid_objects": math.prod(node._shard_grid_shape),
         "nbytes": node.nbytes, "nbytes_stored": stored,
     })
     return out
@@ -133,7 +134,12 @@ def _object_coords(array: Array, which: str) -> tuple[int, ...]:
     if re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", which) and meta.ndim:
         coords = tuple(int(v) for v in which.split(","))
     else:
-        coords = parse_chunk_key(which.strip("/"), meta.key_encoding, meta.ndim)  # type: ignore[assignment]
+        key = which.strip("/")
+        coords = parse_chunk_key(key, meta.key_encoding, meta.ndim)  # type: ignore[assignment]
+        if coords is None and array.path and key.startswith(array.path + "/"):
+            # the key in the store, as ``ls`` and ``check`` print it
+            rest = key[len(array.path) + 1:]
+            coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)  # type: ignore[assignment]
         if coords is None:
             raise ZarrError(f"array {array.name!r}: {which!r} is neither a chunk key of the "
                             f"array ({meta.key_encoding.encode((0,) * meta.ndim)!r}, say) nor "
@@ -145,22 +151,30 @@ def _object_coords(array: Array, which: str) -> tuple[int, ...]:
 
 
 def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
+    """Statistics of decoded values: NaN (floats) and NaT (dates, durations) are counted and
+    left out of min and max; dates and durations are numpy's text."""
     out: dict[str, Any] = {"shape": list(data.shape), "dtype": str(data.dtype)}
-    if data.dtype.kind in "biufcmM" and data.size:
+    kind = data.dtype.kind
+    if kind in "biufcmM" and data.size:
         flat = data.reshape(-1)
-        finite = flat[~np.isnan(flat)] if data.dtype.kind in "fc" else flat
-        if data.dtype.kind in "fc":
-            out["nan"] = int(flat.size - finite.size)
-        if finite.size and data.dtype.kind != "c":
-            out["min"], out["max"] = to_jsonable(finite.min()), to_jsonable(finite.max())
-            if data.dtype.kind in "biuf":
+        missing = np.isnan(flat) if kind in "fc" else np.isnat(flat) if kind in "mM" else None
+        finite = flat if missing is None else flat[~missing]
+        if missing is not None:
+            out["nan" if kind in "fc" else "nat"] = int(flat.size - finite.size)
+        if finite.size and kind != "c":
+            lo, hi = finite.min(), finite.max()
+            out["min"], out["max"] = (str(lo), str(hi)) if kind in "mM" else \
+                (to_jsonable(lo), to_jsonable(hi))
+            if kind in "biuf":
                 out["mean"] = float(finite.astype(np.float64).mean())
     if fill is not None and data.size:
         try:
             same = data == fill
-            if data.dtype.kind in "fc" and isinstance(fill, (float, np.floating)) \
-                    and np.isnan(fill):
+            if kind in "fc" and isinstance(fill, (float, np.floating)) and np.isnan(fill):
                 same = np.isnan(data)
+            elif kind in "mM" and isinstance(fill, (np.datetime64, np.timedelta64)) \
+                    and np.isnat(fill):
+                same = np.isnat(data)
             out["fill"] = int(np.count_nonzero(same))
         except (TypeError, ValueError):
             pass
@@ -168,9 +182,10 @@ def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
 
 
 def chunk_report(array: Array, which: str) -> dict[str, Any]:
-    """One stored object of ``array`` (``which``: its key relative to the array, or its grid
-    coordinates ``"0,1"``): size, codec chain, the inner chunks of a shard, and statistics of
-    its decoded values (``error`` when it does not decode)."""
+    """One stored object of ``array`` (``which``: its key relative to the array, its key in the
+    store as :func:`objects` lists it, or its grid coordinates ``"0,1"``): size, codec chain,
+    the inner chunks of a shard, and statistics of its decoded values (``error`` when it does
+    not decode)."""
     meta = array.metadata
     coords = _object_coords(array, which)
     source = layout.chunk_source(array.store, array.path, meta).objects
@@ -232,9 +247,10 @@ def format_chunk_report(rep: dict[str, Any]) -> str:
     stats = rep.get("decoded")
     if stats is not None:
         rows.append(("Decoded", f"{tuple(stats['shape'])} {stats['dtype']}"))
-        for k in ("min", "max", "mean", "nan", "fill"):
+        for k in ("min", "max", "mean", "nan", "nat", "fill"):
             if k in stats:
-                label = {"nan": "NaN values", "fill": "Fill values"}.get(k, k.capitalize())
+                label = {"nan": "NaN values", "nat": "NaT values",
+                         "fill": "Fill values"}.get(k, k.capitalize())
                 rows.append((label, str(stats[k])))
     if "error" in rep:
         rows.append(("ERROR", rep["error"]))
