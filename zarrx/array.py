@@ -340,14 +340,40 @@ class Array(Node):
         return _Indexer(self, "block")
 
     # -- shape changes and metadata -----------------------------------------------------------
-    def _save(self, meta: ArrayMeta) -> None:
-        self._check_writable("change metadata")
-        nodes.save_node(self._store, self._path, meta)
+    def _took(self, meta: ArrayMeta) -> None:
         self._meta = meta
         self._setup()
 
-    def _save_attrs(self, attrs: dict) -> None:
-        self._save(dataclasses.replace(self._meta, attributes=dict(attrs)))
+    def _change_shape(self, shape_of: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Set the shape to ``shape_of(the shape as stored now)``: a read-modify-write of the
+        array's document, conditional on the version read and retried on conflict (see
+        :func:`zarrx.metadata.nodes.update_array`), so a resize or append made meanwhile by
+        another handle, thread or process is built on, never undone. Call with the handle's
+        lock held. Returns (the shape it replaced, the new shape).
+
+        Shrinking deletes the stored objects wholly outside the new shape *before* the smaller
+        shape is written, then again after it (objects a concurrent writer put there in
+        between). A writer killed at any point therefore never leaves an object outside the
+        stored shape that a later grow would bring back: before the metadata write the array
+        keeps its old shape, some of the objects it is shrinking away already deleted (read as
+        fill); after it, every object outside the new shape is gone."""
+        self._check_writable("change metadata")
+        shapes: list[tuple[int, ...]] = []
+
+        def change(current: ArrayMeta) -> ArrayMeta:
+            new = tuple(shape_of(current.shape))
+            meta = dataclasses.replace(current, shape=new)
+            if any(n < o for n, o in zip(new, current.shape)):
+                layout.delete_objects_outside(
+                    layout.chunk_source(self._store, self._path, current), meta)
+            shapes[:] = [current.shape, new]
+            return meta
+
+        self._took(nodes.update_array(self._store, self._path, self._meta, change))
+        old, new = shapes
+        if any(n < o for n, o in zip(new, old)):
+            layout.delete_objects_outside(self._io.source, self._meta)
+        return old, new
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
         """Merge ``new_attributes`` into the attributes (one metadata write); returns the array."""
@@ -376,11 +402,15 @@ class Array(Node):
             raise ArgumentError(f"{self.name}: resize of a rectilinear chunk grid is not "
                                 f"supported")
         new = tuple(int(n) for n in new)
-        self._save(dataclasses.replace(self._meta, shape=new))
-        layout.delete_objects_outside(self._io.source, self._meta)
+        with self._meta_lock:
+            self._change_shape(lambda current: new)
 
     def append(self, data: Any, axis: int = 0) -> tuple[int, ...]:
-        """Grow along ``axis`` by ``data``'s extent there and write ``data`` into the new part."""
+        """Grow along ``axis`` by ``data``'s extent there and write ``data`` into the new part.
+
+        The extent is claimed atomically from the shape as stored (a conditional read-modify-
+        write of the metadata, retried on conflict), so appends from several handles, threads
+        or processes each get their own region; the data is written into it afterwards."""
         data = np.asarray(data)
         if data.ndim != self.ndim:
             raise ArgumentError(f"{self.name}: append expected data with {self.ndim} dimensions, "
@@ -389,15 +419,28 @@ class Array(Node):
             raise ArgumentError(f"{self.name}: append axis {axis} out of range for "
                                 f"{self.ndim} dims")
         axis %= self.ndim
-        for i, (a, b) in enumerate(zip(data.shape, self.shape)):
-            if i != axis and a != b:
-                raise ArgumentError(f"{self.name}: append: data shape {data.shape} does not "
-                                    f"match array shape {self.shape} on axis {i}")
-        old = self.shape
-        new = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(old))
-        self.resize(new)
-        sel = tuple(slice(old[axis], new[axis]) if i == axis else slice(None) for i in range(self.ndim))
-        self[sel] = data
+
+        def grown(shape: tuple[int, ...]) -> tuple[int, ...]:
+            for i, (a, b) in enumerate(zip(data.shape, shape)):
+                if i != axis and a != b:
+                    raise ArgumentError(f"{self.name}: append: data shape {data.shape} does "
+                                        f"not match array shape {shape} on axis {i}")
+            return tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+
+        with self._meta_lock:
+            old, new = self._change_shape(grown)
+            sel = tuple(slice(old[axis], new[axis]) if i == axis else slice(None)
+                        for i in range(self.ndim))
+            # written through a view whose shape reaches the end of the stored object holding
+            # new[axis]: the object at the end is then updated (read, merged, written
+            # conditionally), never replaced as if the region were all of it, which would
+            # wipe rows another writer appended after this one's
+            step = self._meta.chunk_grid.chunk_shape[axis]      # type: ignore[attr-defined]
+            end = -(-new[axis] // step) * step if step else new[axis]
+            shape = tuple(end if i == axis else n for i, n in enumerate(new))
+            view = Array(self._store, self._path, dataclasses.replace(self._meta, shape=shape),
+                         read_only=self._read_only, write_empty_chunks=self._write_empty)
+            view[sel] = data
         return new
 
     def nbytes_stored(self) -> int:

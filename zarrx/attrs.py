@@ -13,48 +13,66 @@ __all__ = ["Attributes"]
 
 
 class Attributes(MutableMapping[str, Any]):
-    """``node.attrs``: reads come from the node's metadata; each change is written at once."""
+    """``node.attrs``: reads come from the node's metadata; each change is written at once.
 
-    def __init__(self, data: dict[str, Any], save: Callable[[dict[str, Any]], None], *,
+    A change is applied to the attributes as stored when it is written (a read-modify-write
+    of the node's document, conditional on the version read: see
+    :func:`zarrx.metadata.nodes.update_attributes`), so changes of other keys made meanwhile,
+    by other handles, threads or processes, are kept; this mapping then shows the attributes
+    as that write left them."""
+
+    def __init__(self, data: dict[str, Any],
+                 save: Callable[[Callable[[dict[str, Any]], dict[str, Any]]], dict[str, Any]], *,
                  read_only: bool = False) -> None:
         self._data = dict(data)
         self._save = save
         self._read_only = read_only
 
-    def _commit(self, new: dict[str, Any]) -> None:
+    def _commit(self, changed: dict[str, Any],
+                edit: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Write ``edit(the stored attributes)``, ``changed`` (the values it sets) checked
+        first."""
         if self._read_only:
             raise ReadOnlyError("cannot change attributes: the node is open read-only")
         try:
-            json.dumps(new, allow_nan=True)
+            json.dumps(changed, allow_nan=True)
         except RecursionError:
             pass                                # far too deep: check_tree words it below
         except (TypeError, ValueError) as exc:
             raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
-        check_tree(new, Loc("attributes"))     # the depth a reader takes
-        self._save(new)
-        self._data = new
+        check_tree(changed, Loc("attributes"))  # the depth a reader takes
+        self._data = dict(self._save(edit))
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
 
     def __setitem__(self, key: str, value: Any) -> None:
-        self._commit({**self._data, key: value})
+        def edit(current: dict[str, Any]) -> dict[str, Any]:
+            current[key] = value
+            return current
+        self._commit({key: value}, edit)
 
     def __delitem__(self, key: str) -> None:
         if key not in self._data:
             raise KeyError(key)
-        new = dict(self._data)
-        del new[key]
-        self._commit(new)
+
+        def edit(current: dict[str, Any]) -> dict[str, Any]:
+            current.pop(key, None)              # gone already (another writer): nothing to do
+            return current
+        self._commit({}, edit)
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
-        new = dict(self._data)
-        new.update(*args, **kwargs)
-        self._commit(new)
+        changed = dict(*args, **kwargs)
+
+        def edit(current: dict[str, Any]) -> dict[str, Any]:
+            current.update(changed)
+            return current
+        self._commit(changed, edit)
 
     def put(self, mapping: dict[str, Any]) -> None:
         """Replace all attributes at once."""
-        self._commit(dict(mapping))
+        new = dict(mapping)
+        self._commit(new, lambda current: dict(new))
 
     def asdict(self) -> dict[str, Any]:
         return dict(self._data)

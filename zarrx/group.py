@@ -39,12 +39,9 @@ class Group(Node):
         self._cindex: ConsolidatedIndex | None = None
 
     # -- properties ---------------------------------------------------------------------------
-    def _save_attrs(self, attrs: dict) -> None:
-        self._check_writable("change attributes")
-        meta = dataclasses.replace(self._meta, attributes=dict(attrs))
-        saved = dataclasses.replace(meta, consolidated=None) if meta.zarr_format == 2 else meta
-        nodes.save_node(self._store, self._path, saved)
-        self._meta = meta
+    def _took(self, meta: GroupMeta) -> None:
+        # the members stay answered from what the handle was opened with
+        self._meta = dataclasses.replace(meta, consolidated=self._meta.consolidated)
 
     def __repr__(self) -> str:
         return f"<zarrx.Group {self.name!r}>"

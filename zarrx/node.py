@@ -1,6 +1,7 @@
 """What arrays and groups share: a store, a path, metadata, attributes and read-only state."""
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from zarrx.attrs import Attributes
@@ -20,6 +21,9 @@ class Node:
         self._path = path.strip("/")
         self._meta = meta
         self._read_only = read_only or store.read_only
+        # metadata changes through this handle take turns (each is also a conditional
+        # read-modify-write of the stored document, see zarrx.metadata.nodes)
+        self._meta_lock = threading.Lock()
 
     @property
     def store(self) -> Store:
@@ -52,10 +56,20 @@ class Node:
     @property
     def attrs(self) -> Attributes:
         """User attributes; every change is written to the store at once."""
-        return Attributes(self._meta.attributes, self._save_attrs, read_only=self._read_only)
+        return Attributes(self._meta.attributes, self._update_attrs, read_only=self._read_only)
 
-    def _save_attrs(self, attrs: dict) -> None:
-        raise NotImplementedError
+    def _update_attrs(self, edit: Any) -> dict:
+        """Write ``edit(the attributes as stored now)``; returns the attributes written."""
+        from zarrx.metadata import nodes
+        self._check_writable("change attributes")
+        with self._meta_lock:
+            meta = nodes.update_attributes(self._store, self._path, self._meta, edit)
+            self._took(meta)
+            return meta.attributes
+
+    def _took(self, meta: Any) -> None:
+        """Hold ``meta``, the node's metadata as just written."""
+        self._meta = meta
 
     def _check_writable(self, what: str) -> None:
         if self._read_only:

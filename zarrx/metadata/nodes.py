@@ -16,7 +16,16 @@ without the path. A reader that finds pending paths takes those nodes from their
 (``p/`` marks a subtree being deleted: it is listed from the store), so a kill at any point never
 serves stale metadata. Each rewrite of ``.zmetadata`` is a read-modify-write made conditional
 (``set_if``) where the store supports it, so concurrent writers of different nodes lose no
-update. A path stays pending until its node is written again or the hierarchy is consolidated.
+update. A path stays pending until its node is written again (consolidating keeps it pending:
+its writer may still be at work).
+
+Changing a node. ``update_attributes`` and ``update_array`` change an existing node by a
+read-modify-write of its stored document (v3 ``zarr.json``; v2 ``.zattrs`` for attributes and
+``.zarray`` for the rest), conditional on the generation read and retried on conflict
+(:func:`~zarrx.store.update.update_object`), so concurrent changes of one node from other
+handles, threads or processes are built on, never undone; the v2 entry in ``.zmetadata`` is then
+written from the node as stored. ``consolidate`` writes ``.zmetadata`` conditionally on the
+version it read before walking the hierarchy, and walks again when a node was written meanwhile.
 """
 from __future__ import annotations
 
@@ -27,16 +36,18 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from zarrx.errors import ConflictError, StoreError, ZarrError
+from zarrx.errors import ConflictError, NodeNotFoundError, StoreError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.json import MAX_DOCUMENT_BYTES, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.store.base import ByteRange, Store
+from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "broken_document", "save_node", "delete_node", "move_node",
-           "list_children", "walk", "consolidate", "V3_KEY", "V2_KEYS", "write_subtree"]
+           "list_children", "walk", "consolidate", "V3_KEY", "V2_KEYS", "write_subtree",
+           "update_attributes", "update_array"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -216,28 +227,131 @@ def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
     return out
 
 
-def _edit_zmetadata(store: Store, edit: Callable[[dict[str, Meta], set[str]], None]) -> bool:
+def _edit_zmetadata(store: Store, edit: Callable[[dict[str, Meta], set[str]], None],
+                    key: str = ZMETADATA) -> bool:
     """Apply ``edit(entries, pending)`` to the root ``.zmetadata``; False when there is none.
-    The read-modify-write is conditional where the store can do that, retried on conflict."""
-    conditional = store.supports_conditional_writes
-    for _ in range(64):
-        got = store.get_versioned(ZMETADATA) if conditional else store.get(ZMETADATA)
-        if got is None:
-            return False
-        raw, gen = got if conditional else (got, None)
-        entries, pending_list = parse_zmetadata_pending(bytes(raw), ZMETADATA)
+    The read-modify-write is conditional where the store can do that, retried on conflict
+    (:func:`~zarrx.store.update.update_object`; threads of one process take turns)."""
+    found = [False]
+
+    def modify(raw: bytes | memoryview | None) -> bytes | None:
+        if raw is None:
+            found[0] = False
+            return None                         # nothing there: nothing written
+        found[0] = True
+        entries, pending_list = parse_zmetadata_pending(bytes(raw), key)
         pending = set(pending_list)
         edit(entries, pending)
-        doc = dumps(serialize_zmetadata(entries, sorted(pending)))
-        if not conditional:
-            store.set(ZMETADATA, doc)
-            return True
-        try:
-            store.set_if(ZMETADATA, doc, gen)
-            return True
-        except ConflictError:
-            continue
-    raise StoreError(f"{store!r}: cannot update {ZMETADATA!r}: it keeps changing")
+        return dumps(serialize_zmetadata(entries, sorted(pending)))
+
+    update_object(store, key, modify, key)
+    return found[0]
+
+
+def _in_step(store: Store, path: str, meta: Meta, write: Callable[[], Meta]) -> Meta:
+    """``write()`` (which changes documents of the node at ``path`` and returns its new
+    metadata), keeping a v2 root ``.zmetadata`` in step as :func:`save_node` does; the entry
+    written last is the node as stored then (read again), so concurrent writers of one node
+    leave the entry of the last of them."""
+    if meta.zarr_format == 3:
+        return write()
+    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(path))
+
+    def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+        stored = load_node(store, path, 2)
+        if stored is not None:
+            entries[path] = _without_consolidated(stored)
+        pending.discard(path)
+
+    try:
+        new = write()
+    except ZarrError:                   # refused (a change that does not apply): settle anyway
+        if consolidated:
+            _edit_zmetadata(store, finish)
+        raise
+    if consolidated:
+        _edit_zmetadata(store, finish)
+    return new
+
+
+def _gone(store: Store, path: str) -> NodeNotFoundError:
+    return NodeNotFoundError(f"no node at {path or '/'!r} in {store!r}: it was deleted")
+
+
+def update_attributes(store: Store, path: str, meta: Meta,
+                      edit: Callable[[dict[str, Any]], dict[str, Any]]) -> Meta:
+    """Change the attributes of the node at ``path`` (whose metadata the caller holds as
+    ``meta``) to ``edit(the attributes as stored now)``: a read-modify-write of the stored
+    document, conditional on the generation read and retried on conflict (plain, and only
+    ordered between threads of this process, on a store without conditional writes). Only
+    the attributes are taken from the caller: a v2 node's ``.zattrs`` alone is rewritten,
+    a v3 node's ``zarr.json`` is read again, so a stale shape is never written back. Returns
+    the node's new metadata (v3: as stored; v2: ``meta`` with the new attributes)."""
+    if meta.zarr_format == 3:
+        key = join(path, V3_KEY)
+        out: list[Meta] = []
+
+        def modify3(raw: bytes | memoryview | None) -> bytes:
+            if raw is None:
+                raise _gone(store, path)
+            current = _cached_parse(parse_v3, bytes(raw), key)
+            new = with_attributes(current, edit(dict(current.attributes)))
+            out[:] = [new]
+            return _readable(path, {V3_KEY: serialize_v3(new)})[V3_KEY]
+
+        update_object(store, key, modify3, key)
+        return out[0]
+    key = join(path, ".zattrs")
+    attrs: list[dict[str, Any]] = []
+
+    def modify2(raw: bytes | memoryview | None) -> bytes | None:
+        current = {} if raw is None else _attrs_v2(bytes(raw), key)
+        new = edit(current)
+        attrs[:] = [new]
+        return dumps(new) if new else None      # no attributes: no .zattrs
+
+    def write() -> Meta:
+        update_object(store, key, modify2, key)
+        return with_attributes(meta, attrs[0])
+
+    return _in_step(store, path, meta, write)
+
+
+def update_array(store: Store, path: str, meta: ArrayMeta,
+                 change: Callable[[ArrayMeta], ArrayMeta]) -> ArrayMeta:
+    """Change the array at ``path`` to ``change(its metadata as stored now)`` (a read-modify-
+    write of ``zarr.json`` or ``.zarray``, conditional and retried as in
+    :func:`update_attributes`; ``change`` may be called more than once and sees the stored
+    attributes only for v3). Returns the new metadata; for v2 with ``meta``'s attributes."""
+    v3 = meta.zarr_format == 3
+    key = join(path, V3_KEY if v3 else ".zarray")
+    out: list[ArrayMeta] = []
+
+    def modify(raw: bytes | memoryview | None) -> bytes:
+        if raw is None:
+            raise _gone(store, path)
+        if v3:
+            current = _cached_parse(parse_v3, bytes(raw), key)
+        else:
+            current = _cached_parse(parse_array_v2, bytes(raw), None, key)
+        if not isinstance(current, ArrayMeta):
+            raise _gone(store, path)
+        new = change(current)
+        out[:] = [new]
+        if v3:
+            return _readable(path, {V3_KEY: serialize_v3(new)})[V3_KEY]
+        return _readable(path, {".zarray": serialize_v2(new)[".zarray"]})[".zarray"]
+
+    def write() -> ArrayMeta:
+        update_object(store, key, modify, key)
+        return out[0] if v3 else with_attributes(out[0], meta.attributes)
+
+    return _in_step(store, path, meta, write)
+
+
+def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
+    from zarrx.metadata import json as mjson
+    return dict(mjson.load(raw, key, allow_nonfinite=True))
 
 
 def _without_consolidated(meta: Meta) -> Meta:
@@ -329,16 +443,39 @@ def walk(store: Store, path: str) -> Iterator[tuple[str, Meta]]:
 
 def consolidate(store: Store, path: str = "") -> GroupMeta:
     """Consolidate the hierarchy under the group at ``path``; returns its new metadata."""
-    from zarrx.errors import NodeNotFoundError
+    from zarrx.errors import NodeNotFoundError, ZarrError
 
     root = load_node(store, path)
     if not isinstance(root, GroupMeta):
         raise NodeNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
-    entries = {rel: _without_consolidated(m) for rel, m in walk(store, path)}
     root = dataclasses.replace(root, consolidated=None)
     if root.zarr_format == 2:
-        store.set(join(path, ZMETADATA), dumps(serialize_zmetadata({"": root, **entries})))
-        return dataclasses.replace(root, consolidated=entries)
+        # read .zmetadata (and its generation) before walking the hierarchy, write it only if
+        # it is still that version: a node written meanwhile has changed it (its path pending,
+        # then its entry), so the walk is redone; paths still pending stay pending (their
+        # writers may not have finished)
+        key = join(path, ZMETADATA)
+        walked: list[dict[str, Meta]] = []
+
+        def modify(raw: bytes | memoryview | None) -> bytes:
+            pending = [] if raw is None else _pending_of(bytes(raw), key)
+            entries = {rel: _without_consolidated(m) for rel, m in walk(store, path)}
+            walked[:] = [entries]
+            return dumps(serialize_zmetadata({"": root, **entries}, pending))
+
+        update_object(store, key, modify, key)
+        return dataclasses.replace(root, consolidated=walked[0])
+    entries = {rel: _without_consolidated(m) for rel, m in walk(store, path)}
     root = dataclasses.replace(root, consolidated=entries)
     store.set(join(path, V3_KEY), dumps(serialize_v3(root)))
     return root
+
+
+def _pending_of(raw: bytes, key: str) -> list[str]:
+    """The pending paths of a ``.zmetadata`` document; none when it does not parse (it is
+    being replaced)."""
+    from zarrx.errors import ZarrError
+    try:
+        return sorted(parse_zmetadata_pending(raw, key)[1])
+    except ZarrError:
+        return []

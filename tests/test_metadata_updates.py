@@ -1,0 +1,293 @@
+"""Metadata changes (attributes, resize, append, consolidation) made concurrently lose nothing.
+
+Each change is a read-modify-write of the stored document, conditional on the generation read
+and retried on conflict; threads sharing one handle also take turns on the handle's lock.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx import layout
+from zarrx.metadata import nodes
+from zarrx.metadata.consolidated import parse_zmetadata_pending
+from zarrx.store import LocalStore, MemoryStore
+
+
+def _store(kind, tmp_path):
+    return MemoryStore() if kind == "memory" else LocalStore(str(tmp_path / "s.zarr"))
+
+
+def _threads(target, n):
+    errors = []
+
+    def run(i):
+        try:
+            target(i)
+        except BaseException as exc:            # pragma: no cover - reported below
+            errors.append(exc)
+
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+
+
+# -- attributes --------------------------------------------------------------------------------
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_threads_sharing_one_group_handle_keep_every_attribute(tmp_path, kind, zarr_format):
+    store = _store(kind, tmp_path)
+    g = zarrx.create_group(store, zarr_format=zarr_format)
+
+    def work(i):
+        for j in range(50):
+            g.attrs[f"t{i}_{j}"] = j
+
+    _threads(work, 8)
+    want = {f"t{i}_{j}": j for i in range(8) for j in range(50)}
+    assert zarrx.open_group(store, mode="r").attrs.asdict() == want
+    assert g.attrs.asdict() == want                 # the handle shows the last write
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_threads_with_their_own_array_handles_keep_every_attribute(tmp_path, kind):
+    store = _store(kind, tmp_path)
+    zarrx.create_array(store, shape=(4,), chunks=(2,), dtype="i4")
+
+    def work(i):
+        z = zarrx.open_array(store, mode="r+")
+        for j in range(25):
+            z.attrs.update({f"t{i}_{j}": j})
+
+    _threads(work, 8)
+    assert len(zarrx.open_array(store, mode="r").attrs) == 200
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_an_attribute_write_keeps_a_shape_changed_through_another_handle(zarr_format):
+    store = MemoryStore()
+    zarrx.create_array(store, shape=(10,), chunks=(4,), dtype="i4", zarr_format=zarr_format)
+    stale = zarrx.open_array(store, mode="r+")
+    other = zarrx.open_array(store, mode="r+")
+    other.append(np.arange(10, dtype="i4"))
+    other.attrs["a"] = 1
+    stale.attrs["b"] = 2                            # opened before the append and that key
+    z = zarrx.open_array(store, mode="r")
+    assert z.shape == (20,)
+    assert z.attrs.asdict() == {"a": 1, "b": 2}
+    assert list(z[10:]) == list(range(10))
+    del stale.attrs["b"]                            # a delete keeps the others' keys too
+    assert zarrx.open_array(store, mode="r").attrs.asdict() == {"a": 1}
+
+
+def test_v2_consolidated_metadata_follows_attribute_and_shape_changes():
+    store = MemoryStore()
+    g = zarrx.create_group(store, zarr_format=2)
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="i4")
+    zarrx.consolidate_metadata(store)
+    stale = zarrx.open_group(store, mode="r+")["a"]
+    zarrx.open_group(store, mode="r+")["a"].resize(8)
+    stale.attrs["k"] = "v"
+    a = zarrx.open_group(store, mode="r")["a"]
+    assert (a.shape, a.attrs.asdict()) == ((8,), {"k": "v"})
+    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
+    assert pending == []
+
+
+def _set_attrs(root, worker, n):
+    for j in range(n):
+        zarrx.open_array(LocalStore(root), mode="r+").attrs[f"p{worker}_{j}"] = j
+
+
+def _append(root, worker, n):
+    for j in range(n):
+        zarrx.open_array(LocalStore(root), mode="r+").append(np.array([worker * 1000 + j], "i4"))
+
+
+def _run(target, args_list):
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=target, args=args) for args in args_list]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [0] * len(procs)
+
+
+@pytest.mark.slow
+def test_processes_setting_attributes_lose_none(tmp_path):
+    root = str(tmp_path / "a.zarr")
+    zarrx.create_array(LocalStore(root), shape=(10,), chunks=(4,), dtype="i4")
+    _run(_set_attrs, [(root, i, 40) for i in range(4)])
+    assert len(zarrx.open_array(LocalStore(root), mode="r").attrs) == 160
+
+
+# -- append and resize -------------------------------------------------------------------------
+def test_processes_appending_lose_no_row(tmp_path):
+    root = str(tmp_path / "a.zarr")
+    zarrx.create_array(LocalStore(root), shape=(0,), chunks=(4,), dtype="i4", fill_value=-1)
+    _run(_append, [(root, i, 30) for i in (1, 2)])
+    v = zarrx.open_array(LocalStore(root), mode="r")[:]
+    assert sorted(v.tolist()) == sorted(i * 1000 + j for i in (1, 2) for j in range(30))
+
+
+@pytest.mark.parametrize("shards", [None, (8,)])
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_threads_appending_lose_no_row(tmp_path, kind, shards):
+    store = _store(kind, tmp_path)
+    shared = zarrx.create_array(store, shape=(0,), chunks=(2,), shards=shards, dtype="i4",
+                                fill_value=-1)
+
+    def work(i):
+        own = zarrx.open_array(store, mode="r+")
+        for j in range(20):
+            z = shared if j % 2 else own            # one shared handle, one of its own
+            z.append(np.array([i * 1000 + j], "i4"))
+
+    _threads(work, 6)
+    v = zarrx.open_array(store, mode="r")[:]
+    assert sorted(v.tolist()) == sorted(i * 1000 + j for i in range(6) for j in range(20))
+
+
+def test_append_checks_the_stored_shape_of_the_other_axes():
+    store = MemoryStore()
+    zarrx.create_array(store, shape=(2, 3), chunks=(2, 3), dtype="i4")
+    stale = zarrx.open_array(store, mode="r+")
+    zarrx.open_array(store, mode="r+").resize(2, 4)
+    with pytest.raises(zarrx.ArgumentError, match="does not match array shape"):
+        stale.append(np.zeros((1, 3), "i4"))
+    assert zarrx.open_array(store, mode="r").shape == (2, 4)
+    assert stale.append(np.ones((1, 4), "i4")) == (3, 4)
+    assert zarrx.open_array(store, mode="r")[2].tolist() == [1, 1, 1, 1]
+
+
+def test_a_refused_change_leaves_no_pending_path():
+    store = MemoryStore()
+    g = zarrx.create_group(store, zarr_format=2)
+    g.create_array("a", shape=(2, 3), chunks=(2, 3), dtype="i4")
+    zarrx.consolidate_metadata(store)
+    with pytest.raises(zarrx.ArgumentError):
+        zarrx.open_group(store, mode="r+")["a"].append(np.zeros((1, 5), "i4"))
+    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
+    assert pending == []
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs."""
+
+
+@pytest.mark.parametrize("killed_at", [1, 2])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_shrink_killed_part_way_never_brings_old_data_back(monkeypatch, killed_at,
+                                                             zarr_format):
+    """The writer dies when it first or second sets out to delete the objects outside the new
+    shape. Whatever shape it left stored, growing again never reads data from outside it."""
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(16, 16), chunks=(4, 4), dtype="i4", fill_value=0,
+                           zarr_format=zarr_format)
+    z[:] = 5
+    real = layout.delete_objects_outside
+    calls = []
+
+    def dying(source, meta):
+        calls.append(meta.shape)
+        if len(calls) == killed_at:
+            raise _Killed
+        return real(source, meta)
+
+    monkeypatch.setattr(layout, "delete_objects_outside", dying)
+    with pytest.raises(_Killed):
+        zarrx.open_array(store, mode="r+").resize(4, 4)
+    monkeypatch.setattr(layout, "delete_objects_outside", real)
+    left = zarrx.open_array(store, mode="r").shape
+    z = zarrx.open_array(store, mode="r+")
+    z.resize(16, 16)
+    v = z[:]
+    assert (v[:4, :4] == 5).all()
+    outside = np.ones((16, 16), bool)
+    outside[:left[0], :left[1]] = False
+    assert (v[outside] == 0).all()
+    assert left == ((16, 16) if killed_at == 1 else (4, 4))
+
+
+def test_a_shrink_killed_after_its_metadata_write_leaves_nothing_outside(monkeypatch):
+    """The kill the old order allowed: after the smaller shape was written, before any object
+    outside it was deleted. Deleting first means that point has nothing left to delete."""
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(16, 16), chunks=(4, 4), dtype="i4", fill_value=0)
+    z[:] = 5
+    real = nodes.update_array
+
+    def then_killed(*args, **kwargs):
+        real(*args, **kwargs)
+        raise _Killed
+
+    monkeypatch.setattr(nodes, "update_array", then_killed)
+    with pytest.raises(_Killed):
+        zarrx.open_array(store, mode="r+").resize(4, 4)
+    monkeypatch.setattr(nodes, "update_array", real)
+    assert zarrx.open_array(store, mode="r").shape == (4, 4)
+    z = zarrx.open_array(store, mode="r+")
+    z.resize(16, 16)
+    v = z[:]
+    assert (v[:4, :4] == 5).all()
+    assert (v[4:, :] == 0).all() and (v[:4, 4:] == 0).all()
+
+
+# -- consolidation -----------------------------------------------------------------------------
+_RESIZE = """
+import sys, zarrx
+from zarrx.store import LocalStore
+zarrx.open_group(LocalStore(sys.argv[1]), mode="r+")["a"].resize(int(sys.argv[2]))
+"""
+
+
+def test_consolidation_racing_a_metadata_write_never_leaves_it_stale(tmp_path, monkeypatch):
+    """Another process resizes an array while consolidation walks the hierarchy: the walk is
+    redone (its write is conditional on the .zmetadata version read before it)."""
+    root = str(tmp_path / "g.zarr")
+    g = zarrx.create_group(LocalStore(root), zarr_format=2)
+    g.create_array("a", shape=(10,), chunks=(5,), dtype="i4")
+    zarrx.consolidate_metadata(LocalStore(root))
+    real = nodes.walk
+    done = []
+
+    def walk_then_race(store, path):
+        listed = list(real(store, path))
+        if not done:
+            done.append(1)
+            subprocess.run([sys.executable, "-c", _RESIZE, root, "11"], check=True)
+        yield from listed
+
+    monkeypatch.setattr(nodes, "walk", walk_then_race)
+    zarrx.consolidate_metadata(LocalStore(root))
+    monkeypatch.setattr(nodes, "walk", real)
+    with open(tmp_path / "g.zarr" / "a" / ".zarray") as f:
+        assert json.load(f)["shape"] == [11]
+    assert zarrx.open_group(LocalStore(root), mode="r")["a"].shape == (11,)
+
+
+def test_consolidation_keeps_pending_paths():
+    """A path pending in .zmetadata belongs to a writer that may not have finished:
+    consolidating keeps it pending, so readers keep taking that node from its documents."""
+    store = MemoryStore()
+    g = zarrx.create_group(store, zarr_format=2)
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="i4")
+    zarrx.consolidate_metadata(store)
+    nodes._edit_zmetadata(store, lambda entries, pending: pending.add("a"))
+    zarrx.consolidate_metadata(store)
+    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
+    assert pending == ["a"]
+    zarrx.open_group(store, mode="r+")["a"].resize(6)   # the node written again: settled
+    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
+    assert pending == []
