@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import box_read, box_write, chunk_io, indexing, layout
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
 from zarrx.node import Node

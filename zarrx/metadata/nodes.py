@@ -36,7 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from zarrx.errors import ConflictError, NodeNotFoundError, StoreError, ZarrError
+from zarrx.errors import NodeNotFoundError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
@@ -443,8 +443,6 @@ def walk(store: Store, path: str) -> Iterator[tuple[str, Meta]]:
 
 def consolidate(store: Store, path: str = "") -> GroupMeta:
     """Consolidate the hierarchy under the group at ``path``; returns its new metadata."""
-    from zarrx.errors import NodeNotFoundError, ZarrError
-
     root = load_node(store, path)
     if not isinstance(root, GroupMeta):
         raise NodeNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")

@@ -30,8 +30,8 @@ from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
-from zarrx.tools.location import check_zip_destination, open_node, overlaps, release, resolve, \
-    writes_zip
+from zarrx.tools.location import Location, check_zip_destination, open_node, overlaps, release, \
+    resolve, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
 from zarrx.tools.target import KEEP, Changes, target_arguments
