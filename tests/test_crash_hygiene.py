@@ -23,12 +23,13 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and 
 
 def killed_while_writing(store: LocalStore, key: str) -> int:
     """Fork a child that writes ``key`` through the Python path and is killed just before its
-    rename; its pid."""
+    rename (or link); its pid."""
     pid = os.fork()
     if pid == 0:                                # the child never returns
         try:
             store._put = None                   # type: ignore[misc]
-            os.replace = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+            # a new key is linked in, an existing one renamed over: die before either
+            os.replace = os.link = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
             store.set(key, b"half-way")
         finally:
             os._exit(1)

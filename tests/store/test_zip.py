@@ -1,4 +1,5 @@
 """ZipStore: the store contract (no overwrite, no delete), reopening, refusals, interop."""
+import os
 import pickle
 import zipfile
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 from store_contract import TREE, StoreContract, fill
 
+import zarrx
 from zarrx.errors import ReadOnlyError, StoreError
 from zarrx.store import ByteRange, ZipStore
 
@@ -204,3 +206,69 @@ def test_unclosed_zip_is_finished_at_exit(tmp_path):
     import numpy as np
     import zarrx
     np.testing.assert_array_equal(zarrx.open_array(str(path), mode="r")[...], np.arange(6))
+
+
+def _add_array(path: str, name: str, bar, delay: float) -> None:
+    import time
+
+    zs = ZipStore(path, mode="a")
+    bar.wait()
+    zarrx.open_group(zs, mode="a").create_array(name, shape=(4,), chunks=(4,), dtype="i4")[:] = 1
+    time.sleep(delay)
+    try:
+        zs.close()
+    except StoreError as exc:
+        assert "another writer finished first" in str(exc)
+        raise SystemExit(3) from None
+
+
+@pytest.mark.slow
+def test_two_sessions_adding_to_one_archive_at_once_never_drop_one_silently(tmp_path):
+    """Two processes open one archive in mode "a" at once and each adds an array: the first to
+    close wins, the second's close raises StoreError and leaves the first's archive."""
+    import multiprocessing as mp
+
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zarrx.create_group(zs)
+    ctx = mp.get_context("spawn")
+    bar = ctx.Barrier(2)
+    procs = [ctx.Process(target=_add_array, args=(path, n, bar, d))
+             for n, d in (("x", 0.5), ("y", 0.0))]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+    assert [p.exitcode for p in procs] == [3, 0]
+    with ZipStore(path) as zs:
+        assert sorted(zarrx.open_group(zs, mode="r").keys()) == ["y"]
+    assert sorted(os.listdir(tmp_path)) == ["h.zip"]      # no temporary archive left
+
+
+def test_a_session_adding_to_an_archive_replaced_meanwhile_refuses_to_close(tmp_path):
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    first = ZipStore(path, mode="a")
+    first.set("b", b"2")
+    with ZipStore(path, mode="a") as other:
+        other.set("c", b"3")
+    with pytest.raises(StoreError, match="another writer finished first"):
+        first.close()
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "c"]
+    # a session that started when there was no archive refuses to replace one made meanwhile
+    path2 = str(tmp_path / "new.zip")
+    late = ZipStore(path2, mode="a")
+    late.set("x", b"1")
+    with ZipStore(path2, mode="a") as other:
+        other.set("y", b"2")
+    with pytest.raises(StoreError, match="created at the path meanwhile"):
+        late.close()
+    with ZipStore(path2) as zs:
+        assert list(zs.list_prefix("")) == ["y"]
+    # one session at a time still adds
+    with ZipStore(path, mode="a") as zs:
+        zs.set("d", b"4")
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "c", "d"]

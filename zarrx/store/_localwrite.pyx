@@ -3,7 +3,10 @@
 the GIL: ``openat2`` of the key's directory (``RESOLVE_NO_SYMLINKS``, as every local-store
 open), a new temporary file in it (``O_CREAT | O_EXCL | O_NOFOLLOW``, named as
 :func:`zarrx.store.localfs.temp_name` names them), the data, a nanosecond mtime stamp, an
-optional ``fsync``, ``renameat`` over the key, an optional ``fsync`` of the directory.
+optional ``fsync``, then the rename: ``renameat2(RENAME_NOREPLACE)`` for a new key, else a
+``renameat`` over the key while holding an exclusive ``flock`` on the file it replaces (as
+conditional writers do, so that a concurrent read-modify-write never writes back over it), and
+an optional ``fsync`` of the directory.
 
 - :func:`put` is the fast path of :meth:`LocalStore.set`. A key it is not sure about (see
   :func:`zarrx.store._localread.plain_key`) is not attempted, and any failing system call (a
@@ -179,17 +182,24 @@ cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
 
 cdef int _put_at(int dfd, const char* name, Py_ssize_t name_len, const unsigned char* data,
                  Py_ssize_t size, bint sync, int64_t after) noexcept nogil:
-    """Write ``data`` as ``name`` in the directory ``dfd`` through a temporary file: 0, or an
-    errno."""
+    """Write ``data`` as ``name`` in the directory ``dfd`` through a temporary file, ordered
+    with conditional writers (``zarrx.store.localcond``): a new file is linked in only if the
+    name is free (``RENAME_NOREPLACE``), an existing one is replaced only while holding an
+    exclusive ``flock`` on it (see :func:`_locked_rename`). 0, or an errno: where
+    ``RENAME_NOREPLACE`` is not supported (EINVAL, ENOSYS) or a lock cannot be taken, the
+    caller takes the Python path, which orders itself the same way."""
     cdef char tmp[TMP_MAX]
     cdef int64_t stamped
     cdef int err = _stage(dfd, tmp, name, name_len, data, size, sync, after, &stamped)
     if err != 0:
         return err
-    if renameat(dfd, tmp, dfd, name) != 0:
+    if renameat2(dfd, tmp, dfd, name, ZX_RENAME_NOREPLACE) != 0:
         err = errno
-        unlinkat(dfd, tmp, 0)
-        return err
+        if err == EEXIST:               # replace the current version under its lock
+            err = _locked_rename(dfd, tmp, name, stamped)
+        if err != 0:                    # EINVAL/ENOSYS (no RENAME_NOREPLACE): the Python path
+            unlinkat(dfd, tmp, 0)
+            return err
     if sync and fsync(dfd) != 0:
         return errno
     return 0

@@ -15,8 +15,12 @@ The protocol (see also docs/RELIABILITY.md):
 - **Delete-if-generation.** Lock and check as a replace does, then unlink.
 
 Threads of one process also take an in-process lock per key, since network file systems may
-emulate ``flock`` with per-process locks. Plain ``set``/``delete`` take no lock: they are not
-ordered with conditional writes (last writer wins).
+emulate ``flock`` with per-process locks. Plain ``set``/``delete`` are ordered with conditional
+writes the same way (:meth:`LocalStore._rename_ordered`, :meth:`LocalStore._unlink_ordered` and
+the write kernel): a new file is linked in only while the name is free, an existing one is
+replaced or removed only while holding an exclusive ``flock`` on it. A read-modify-write whose
+generation check passed under that lock therefore never writes back over a plain write that
+finished meanwhile.
 """
 from __future__ import annotations
 
@@ -35,7 +39,7 @@ try:
 except ImportError:                             # Windows: no conditional writes
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ConditionalFiles", "CONDITIONAL"]
+__all__ = ["ConditionalFiles", "CONDITIONAL", "lock_file", "NO_LINKS"]
 
 #: whether this platform can write conditionally (flock and dir_fd support)
 CONDITIONAL = fcntl is not None and DIRFD
@@ -190,6 +194,31 @@ class ConditionalFiles(Store):
             finally:
                 d.close()
         self._prune(parts)
+
+
+#: errnos of ``link`` on a file system without hard links
+NO_LINKS = frozenset(e for e in (getattr(errno, n, None) for n in
+                                 ("EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV"))
+                     if e is not None)
+
+
+def lock_file(d: Dir, name: str) -> int | None | bool:
+    """An fd of the file ``name`` in ``d`` holding an exclusive ``flock`` (the caller checks that
+    the path still names it, and closes it), None when there is no such file, or False when it
+    cannot be locked (a link, a directory, a file system refusing ``flock``): plain writes then
+    stay unordered, as they were."""
+    try:
+        fd = _open_for_lock(d, name)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        os.close(fd)
+        return False
+    return fd
 
 
 def _open_for_lock(d: Dir, name: str) -> int:

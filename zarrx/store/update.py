@@ -57,7 +57,10 @@ def update_object(store: Store, key: str,
             if new is None:
                 store.delete(key)
                 return None
-            store.set(key, new)        # a replace regardless of the old value is linearisable
+            # a replace regardless of the old value is linearisable: the store orders it with
+            # conditional writers (LocalStore: under their flock; object stores: If-Match is
+            # evaluated atomically), so no read-modify-write in flight writes the old one back
+            store.set(key, new)
             return None
         if not conditional(store):
             old = store.get(key)

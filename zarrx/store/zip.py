@@ -12,6 +12,11 @@ One lock serialises all access to the archive, so the store can be shared betwee
   archive) and moves it over the target only when :meth:`ZipStore.close` has written the central
   directory. A write that fails (a full disk, say) leaves the previous archive untouched: the
   store then refuses further writes, and closing it discards the temporary archive.
+- **One writer at a time.** A store in mode ``a`` remembers the version of the archive it copied
+  (device, inode, size, times) and puts its own in place only if the path still holds that
+  version, checked and renamed under an exclusive ``flock`` on it; otherwise ``close`` raises
+  StoreError and keeps the other writer's archive. Two sessions adding to one archive at once
+  never silently drop one's entries.
 - **Generations** are ``(header offset, CRC-32, size)`` of an entry; entries are immutable while
   the archive is open, so snapshots never conflict. Conditional writes can create entries
   (``if_generation=ABSENT``) but, like ``set``, never replace or remove one.
@@ -22,6 +27,7 @@ import os
 import shutil
 import threading
 import time
+import warnings
 import weakref
 import zipfile
 from collections.abc import Hashable, Iterator, Sequence
@@ -31,6 +37,11 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versione
                               check_generation, check_path_key, conflict, is_absent)
 from zarrx.store.localfs import temp_name
 from zarrx.store.zipread import Reader, checked_entries
+
+try:
+    import fcntl
+except ImportError:                             # Windows: the check without a lock
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["ZipStore"]
 
@@ -57,14 +68,15 @@ class ZipStore(Store):
         self.compression = compression
         self._lock = threading.RLock()
         tmp = None
+        base: tuple | None = None       # mode "a": the version of the archive it started from
         try:
             if mode != "r":
                 if mode == "x" and os.path.lexists(self.path):
                     raise FileExistsError(f"[Errno 17] File exists: {self.path!r}")
                 folder, name = os.path.split(self.path)
                 tmp = os.path.join(folder, temp_name(name))
-                if mode == "a" and os.path.exists(self.path):
-                    shutil.copyfile(self.path, tmp)
+                if mode == "a":
+                    base = _copy_archive(self.path, tmp)
             zf = zipfile.ZipFile(tmp or self.path, "w" if mode == "x" else mode,
                                  compression=compression, allowZip64=True)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
@@ -74,7 +86,7 @@ class ZipStore(Store):
                 _remove_quietly(tmp)
             raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._zf: zipfile.ZipFile | None = zf
-        self._pending = _Pending(zf, tmp, self.path, mode, repr(self))
+        self._pending = _Pending(zf, tmp, self.path, mode, repr(self), base)
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
         # still gets its archive finished, when collected or at interpreter exit
         self._finalizer = weakref.finalize(self, self._pending.finish, True)
@@ -283,8 +295,9 @@ class _Pending:
     (after a failed write) discard it. Shared with the store's finalizer."""
 
     def __init__(self, zf: zipfile.ZipFile, tmp: str | None, path: str, mode: str,
-                 where: str) -> None:
+                 where: str, base: tuple | None = None) -> None:
         self.zf, self.tmp, self.path, self.mode, self.where = zf, tmp, path, mode, where
+        self.base = base            # mode "a": the archive's identity when copied (None: absent)
         self.failed: str | None = None
         self.done = False
 
@@ -301,18 +314,85 @@ class _Pending:
                 return
             self.zf.close()                     # writes the central directory
             _fsync_file(tmp)
-            if self.mode == "x":
-                os.link(tmp, self.path)         # fails if the target appeared meanwhile
+            if self.mode == "x" or (self.mode == "a" and self.base is None):
+                try:
+                    os.link(tmp, self.path)     # fails if the target appeared meanwhile
+                except FileExistsError:
+                    if self.mode == "x":
+                        raise
+                    raise _Changed("an archive was created at the path meanwhile") from None
                 os.unlink(tmp)
+            elif self.mode == "a":
+                _replace_if_unchanged(tmp, self.path, self.base)
             else:
                 os.replace(tmp, self.path)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, _Changed) as exc:
             _close_quietly(self.zf)
             if tmp is not None:
                 _remove_quietly(tmp)
+            if isinstance(exc, _Changed):
+                msg = (f"{self.where}: cannot finish the archive: another writer finished "
+                       f"first ({exc} since this store opened it); the entries written "
+                       f"through this store are not in it, and the archive is as that writer "
+                       f"left it: open it again and write them again")
+                if quiet:
+                    warnings.warn(msg, RuntimeWarning, stacklevel=2)
+                    return
+                raise StoreError(msg) from None
             if not quiet:
                 kept = "; the previous archive is unchanged" if tmp is not None else ""
                 raise StoreError(f"{self.where}: cannot finish the archive: {exc}{kept}") from exc
+
+
+class _Changed(Exception):
+    """The archive at the path is not the version a mode-"a" store started from."""
+
+
+def _identity(st: os.stat_result) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _copy_archive(path: str, tmp: str) -> tuple | None:
+    """Copy the archive at ``path`` to ``tmp`` (a new file) from one open descriptor; the
+    identity of the version copied, or None when there is no archive (``tmp`` not made)."""
+    try:
+        src = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with src:
+        before = _identity(os.fstat(src.fileno()))
+        with open(tmp, "xb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        if _identity(os.fstat(src.fileno())) != before:   # changed in place while copied
+            raise OSError(f"{path!r} changed while it was being read; try again")
+    return before
+
+
+def _replace_if_unchanged(tmp: str, path: str, base: tuple) -> None:
+    """Move ``tmp`` over ``path`` if ``path`` still holds the version ``base``, else raise
+    _Changed. The check and the rename happen under an exclusive ``flock`` on that version, so
+    of two stores finishing at once from one version only the first succeeds: the second finds
+    another file at the path."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise _Changed("the archive was removed") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:                     # no flock here: the check alone
+                pass
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            raise _Changed("the archive was removed") from None
+        held = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino) or _identity(held) != base:
+            raise _Changed("the archive changed")
+        os.replace(tmp, path)
+    finally:
+        os.close(fd)                            # releases the lock, after the rename
 
 
 def _fsync_file(path: str) -> None:
