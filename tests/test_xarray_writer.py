@@ -167,3 +167,18 @@ def test_open_dataset_takes_the_arguments_of_engine_zarr(tmp_path):
     with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
             "engine 'zarrx': store= (an opened xarray ZarrStore) is not supported")):
         xr.open_dataset(tmp_path / "z.zarr", engine=zx.ZarrxBackendEntrypoint, store=object())
+
+
+@pytest.mark.parametrize("name", [1, ""])
+def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_written(tmp_path,
+                                                                                    name):
+    """xarray refuses them for zarr files (TypeError for 1, ValueError for "")."""
+    ds = xr.Dataset({name: ("x", np.arange(3.0))})
+    for write in (lambda p: ds.to_zarr(p), lambda p: zx.to_zarrx(ds, p)):
+        with pytest.raises((TypeError, ValueError)):
+            write(tmp_path / f"{id(write)}.zarr")
+    with pytest.raises(zarrx.ArgumentTypeError) as info:
+        zx.to_zarrx(ds, tmp_path / "z.zarr")
+    assert str(info.value) == (f"to_zarrx: invalid variable name {name!r}: expected a "
+                               "non-empty string, as xarray requires for zarr files")
+    assert not (tmp_path / "z.zarr").exists()

@@ -70,6 +70,10 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
 
     if not isinstance(ds, xr.Dataset):
         raise ZarrError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
+    for name in ds.variables:                # before anything is opened, as xarray checks
+        if not isinstance(name, str) or not name:
+            raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
+                                    "non-empty string, as xarray requires for zarr files")
     mode = _mode(mode, append_dim, region)
     grp = _open(store, mode, group, zarr_format, storage_options)
     fmt = grp.zarr_format
