@@ -822,3 +822,20 @@ def test_values_numpy_cannot_convert_keep_the_builtin_class(value, builtin):
     assert isinstance(got["zarrx"], zarrx.ArgumentError)
     assert str(got["zarrx"]).startswith(
         f"/: cannot convert value of type {type(value).__name__} to dtype int32: ")
+
+
+def test_copies_of_a_zarr_python_array_keep_its_settings():
+    """``from_array`` and ``*_like`` of a zarr-python array keep its chunks, codecs and fill
+    value, as zarr-python keeps them (and as they keep a zarrx array's)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        src = zarr.create_array({}, shape=(4,), chunks=(2,), dtype="i4", fill_value=5,
+                                compressors=None)
+        src[...] = np.arange(4)
+        got = both(lambda lib: [(a.chunks, a.compressors, a.fill_value) for a in (
+            lib.from_array({}, data=src), lib.zeros_like(src), lib.empty_like(src))])
+    assert got["zarrx"] == [((2,), (), 5), ((2,), (), 0), ((2,), (), 5)]
+    # (zarr-python 3.1's from_array takes the default fill value: see migrating.md)
+    assert [(c, len(k)) for c, k, _ in got["zarrx"]] == [(c, len(k)) for c, k, _ in got["zarr"]]
+    assert [f for _, _, f in got["zarr"]][1:] == [0, 5]
+    assert zarrx.from_array({}, data=src)[...].tolist() == [0, 1, 2, 3]

@@ -16,7 +16,7 @@ import numpy as np
 
 from zarrx.api import _store, open, open_group
 from zarrx.array import Array
-from zarrx.creation import check_format, check_parents, create_array
+from zarrx.creation import as_zarrx_array, check_format, check_parents, create_array
 from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
 from zarrx.group import Group
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
@@ -151,6 +151,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     of whole stored objects at a time."""
     if data is None:
         raise ArgumentTypeError("from_array: data: expected an array, found None")
+    data = as_zarrx_array(data)             # a zarr-python array: kept as a zarrx one is
     if not isinstance(data, Array) and not _array_like(data):
         try:
             data = np.asarray(data)

@@ -210,9 +210,26 @@ def auto_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) ->
     return tuple(chunks)
 
 
+def as_zarrx_array(a: Any) -> Any:
+    """A zarr-python ``Array`` as the zarrx :class:`Array` over the same stored array (its
+    store and path), so that copies and ``*_like`` keep its chunks, shards, codecs and fill
+    value as they keep a zarrx array's; anything else as it is."""
+    cls = type(a)
+    if isinstance(a, Array) or cls.__name__ != "Array" or not cls.__module__.startswith("zarr."):
+        return a
+    try:
+        store, path = a.store, a.path
+    except AttributeError:
+        return a
+    st = make_store(store, "r")
+    meta = nodes.load_node(st, path)
+    return Array(st, path, meta, read_only=True) if isinstance(meta, ArrayMeta) else a
+
+
 def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     """``kwargs`` completed from ``a``: shape and dtype; for a zarrx :class:`Array` also its
     chunks, shards, codecs and Zarr format, and (``fill``) its fill value."""
+    a = as_zarrx_array(a)
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         if a is None or not isinstance(a, (list, tuple)):
             raise ArgumentTypeError(f"*_like: expected an array (anything with a shape and a "
