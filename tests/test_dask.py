@@ -292,6 +292,20 @@ def test_memory_store_writes_are_refused_on_worker_processes():
     assert int(z[...].sum()) == 400
 
 
+@pytest.mark.parametrize("url", ["memory://zarrx-dask-obstore", "memory://zarrx-dask-fsspec"])
+def test_memory_url_writes_are_refused_on_worker_processes(url):
+    """obstore's and fsspec's ``memory://`` live in one process, as a MemoryStore does."""
+    from zarrx.store.remote import FsspecStore, ObjectStore
+    kind = ObjectStore if "obstore" in url else FsspecStore
+    pytest.importorskip("obstore" if kind is ObjectStore else "fsspec")
+    z = zarrx.create_array(kind(url), shape=(20, 20), dtype="i4", chunks=(10, 10),
+                           fill_value=0, overwrite=True)
+    with pytest.raises(zarrx.ZarrError, match="cannot store into an in-memory array"):
+        with dask.config.set(scheduler="processes"):
+            zd.to_zarrx(da.ones((20, 20), chunks=10, dtype="i4"), z)
+    assert int(z[...].sum()) == 0
+
+
 def test_to_zarrx_takes_overwrite_as_dask_to_zarr_does(tmp_path):
     x = da.arange(20, chunks=6)
     for write in (lambda p, **kw: x.to_zarr(str(p), **kw),          # dask and zarr-python
