@@ -29,7 +29,7 @@ from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
                               check_generation, check_path_key, key_problem, sequence_of)
-from zarrx.store.localcond import NO_LINKS, ConditionalFiles, lock_file
+from zarrx.store.localcond import ConditionalFiles, rename_ordered, unlink_ordered
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
                                  scan, stamp, temp_owner, write_all)
@@ -336,46 +336,12 @@ class LocalStore(ConditionalFiles):
             d.close()
 
     def _rename_ordered(self, d: Dir, tmp: str, fd: int, name: str) -> None:
-        """Move ``tmp`` (open as ``fd``) to ``name``, ordered with conditional writers (as the write kernel
-        does): a new file is linked in only while the name is free; an existing one is replaced
-        only while holding an exclusive ``flock`` on it, with ``tmp`` stamped later than it. A
-        read-modify-write that checked its generation under that lock can then never write a
-        merge of the replaced version back over ours. Without ``flock`` or hard links
-        (Windows, some mounts) it is a plain rename (last writer wins)."""
+        """Move ``tmp`` to ``name`` ordered with conditional writers (see
+        :func:`~zarrx.store.localcond.rename_ordered`); a plain rename without them."""
         if not self.supports_conditional_writes:
             d.replace(tmp, name)
-            return
-        for _ in range(100):
-            held = lock_file(d, name)
-            if held is None:                    # missing: link ours in only if still free
-                try:
-                    d.link(tmp, name)
-                except FileExistsError:
-                    continue                    # made meanwhile: lock that version
-                except OSError as exc:
-                    if exc.errno not in NO_LINKS:
-                        raise
-                    d.replace(tmp, name)        # no hard links here: a plain rename
-                    return
-                quietly(d.unlink, tmp)
-                return
-            if held is False:                   # not lockable (a directory, ...): as before
-                d.replace(tmp, name)
-                return
-            try:
-                old = os.fstat(held)
-                try:
-                    now = d.lstat(name)
-                except FileNotFoundError:
-                    continue                    # removed while we waited: start again
-                if (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino):
-                    if os.fstat(fd).st_mtime_ns <= old.st_mtime_ns:
-                        stamp(fd, old.st_mtime_ns)
-                    d.replace(tmp, name)
-                    return
-            finally:
-                os.close(held)                  # releases the lock, after the rename
-        raise OSError(errno.EAGAIN, "the file keeps changing")
+        else:
+            rename_ordered(d, tmp, fd, name)
 
     def delete(self, key: str) -> None:
         parts = self._parts(key)
@@ -403,32 +369,12 @@ class LocalStore(ConditionalFiles):
         self._prune(parts)
 
     def _unlink_ordered(self, d: Dir, name: str) -> bool:
-        """Remove ``name``, ordered with conditional writers as :meth:`_rename_ordered` is: an
-        existing file is unlinked only while holding an exclusive ``flock`` on it, so that a
-        read-modify-write that checked its generation under that lock never writes a merge of
-        the removed version back. False when there was nothing to remove."""
+        """Remove ``name`` ordered with conditional writers (see
+        :func:`~zarrx.store.localcond.unlink_ordered`); False when there was nothing to remove."""
         if not self.supports_conditional_writes:
             d.unlink(name)
             return True
-        for _ in range(100):
-            held = lock_file(d, name)
-            if held is None:
-                return False
-            if held is False:                   # not lockable (a link, a directory, ...)
-                d.unlink(name)
-                return True
-            try:
-                old = os.fstat(held)
-                try:
-                    now = d.lstat(name)
-                except FileNotFoundError:
-                    return False                # removed by another writer meanwhile
-                if (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino):
-                    d.unlink(name)
-                    return True
-            finally:
-                os.close(held)                  # releases the lock, after the unlink
-        raise OSError(errno.EAGAIN, "the file keeps changing")
+        return unlink_ordered(d, name)
 
     def _prune(self, parts: list[str]) -> None:
         """Remove the folders of ``parts`` a delete left empty, deepest first, never the root."""

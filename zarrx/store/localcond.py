@@ -32,14 +32,15 @@ from collections.abc import Hashable
 from zarrx.errors import StoreError
 from zarrx.store.base import ABSENT, Store, as_buffer, conflict, is_absent
 from zarrx.store.localfs import (DIRFD, FILE_FLAGS, Dir, LinkError, generation_of, quietly,
-                                 thread_lock)
+                                 stamp, thread_lock)
 
 try:
     import fcntl
 except ImportError:                             # Windows: no conditional writes
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ConditionalFiles", "CONDITIONAL", "lock_file", "NO_LINKS"]
+__all__ = ["ConditionalFiles", "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered",
+           "unlink_ordered"]
 
 #: whether this platform can write conditionally (flock and dir_fd support)
 CONDITIONAL = fcntl is not None and DIRFD
@@ -236,3 +237,70 @@ def _kind_of(mode: int) -> str:
         if test(mode):
             return what
     return "something other than a file"
+
+
+def rename_ordered(d: Dir, tmp: str, fd: int, name: str) -> None:
+    """Move ``tmp`` (open as ``fd``) to ``name``, ordered with conditional writers (as the write
+    kernel does): a new file is linked in only while the name is free; an existing one is replaced
+    only while holding an exclusive ``flock`` on it, with ``tmp`` stamped later than it. A
+    read-modify-write that checked its generation under that lock can then never write a
+    merge of the replaced version back over ours. Without ``flock`` or hard links
+    (Windows, some mounts) it is a plain rename (last writer wins). Used by stores with
+    conditional writes."""
+    for _ in range(100):
+        held = lock_file(d, name)
+        if held is None:                    # missing: link ours in only if still free
+            try:
+                d.link(tmp, name)
+            except FileExistsError:
+                continue                    # made meanwhile: lock that version
+            except OSError as exc:
+                if exc.errno not in NO_LINKS:
+                    raise
+                d.replace(tmp, name)        # no hard links here: a plain rename
+                return
+            quietly(d.unlink, tmp)
+            return
+        if held is False:                   # not lockable (a directory, ...): as before
+            d.replace(tmp, name)
+            return
+        try:
+            old = os.fstat(held)
+            try:
+                now = d.lstat(name)
+            except FileNotFoundError:
+                continue                    # removed while we waited: start again
+            if (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino):
+                if os.fstat(fd).st_mtime_ns <= old.st_mtime_ns:
+                    stamp(fd, old.st_mtime_ns)
+                d.replace(tmp, name)
+                return
+        finally:
+            os.close(held)                  # releases the lock, after the rename
+    raise OSError(errno.EAGAIN, "the file keeps changing")
+
+
+def unlink_ordered(d: Dir, name: str) -> bool:
+    """Remove ``name``, ordered with conditional writers as :func:`rename_ordered` is: an
+    existing file is unlinked only while holding an exclusive ``flock`` on it, so that a
+    read-modify-write that checked its generation under that lock never writes a merge of
+    the removed version back. False when there was nothing to remove."""
+    for _ in range(100):
+        held = lock_file(d, name)
+        if held is None:
+            return False
+        if held is False:                   # not lockable (a link, a directory, ...)
+            d.unlink(name)
+            return True
+        try:
+            old = os.fstat(held)
+            try:
+                now = d.lstat(name)
+            except FileNotFoundError:
+                return False                # removed by another writer meanwhile
+            if (now.st_dev, now.st_ino) == (old.st_dev, old.st_ino):
+                d.unlink(name)
+                return True
+        finally:
+            os.close(held)                  # releases the lock, after the unlink
+    raise OSError(errno.EAGAIN, "the file keeps changing")
