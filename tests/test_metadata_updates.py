@@ -6,10 +6,8 @@ and retried on conflict; threads sharing one handle also take turns on the handl
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import subprocess
 import sys
-import threading
 
 import numpy as np
 import pytest
@@ -20,26 +18,12 @@ from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.store import LocalStore, MemoryStore
 
+from test_concurrent_writes import run_threads  # noqa: E402 - shared trial runners
+from test_process_writes import run  # noqa: E402
+
 
 def _store(kind, tmp_path):
     return MemoryStore() if kind == "memory" else LocalStore(str(tmp_path / "s.zarr"))
-
-
-def _threads(target, n):
-    errors = []
-
-    def run(i):
-        try:
-            target(i)
-        except BaseException as exc:            # pragma: no cover - reported below
-            errors.append(exc)
-
-    ts = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert errors == []
 
 
 # -- attributes --------------------------------------------------------------------------------
@@ -53,7 +37,7 @@ def test_threads_sharing_one_group_handle_keep_every_attribute(tmp_path, kind, z
         for j in range(50):
             g.attrs[f"t{i}_{j}"] = j
 
-    _threads(work, 8)
+    run_threads(work, 8)
     want = {f"t{i}_{j}": j for i in range(8) for j in range(50)}
     assert zarrx.open_group(store, mode="r").attrs.asdict() == want
     assert g.attrs.asdict() == want                 # the handle shows the last write
@@ -69,7 +53,7 @@ def test_threads_with_their_own_array_handles_keep_every_attribute(tmp_path, kin
         for j in range(25):
             z.attrs.update({f"t{i}_{j}": j})
 
-    _threads(work, 8)
+    run_threads(work, 8)
     assert len(zarrx.open_array(store, mode="r").attrs) == 200
 
 
@@ -114,21 +98,11 @@ def _append(root, worker, n):
         zarrx.open_array(LocalStore(root), mode="r+").append(np.array([worker * 1000 + j], "i4"))
 
 
-def _run(target, args_list):
-    ctx = mp.get_context("spawn")
-    procs = [ctx.Process(target=target, args=args) for args in args_list]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=120)
-    assert [p.exitcode for p in procs] == [0] * len(procs)
-
-
 @pytest.mark.slow
 def test_processes_setting_attributes_lose_none(tmp_path):
     root = str(tmp_path / "a.zarr")
     zarrx.create_array(LocalStore(root), shape=(10,), chunks=(4,), dtype="i4")
-    _run(_set_attrs, [(root, i, 40) for i in range(4)])
+    run(_set_attrs, [(root, i, 40) for i in range(4)])
     assert len(zarrx.open_array(LocalStore(root), mode="r").attrs) == 160
 
 
@@ -136,7 +110,7 @@ def test_processes_setting_attributes_lose_none(tmp_path):
 def test_processes_appending_lose_no_row(tmp_path):
     root = str(tmp_path / "a.zarr")
     zarrx.create_array(LocalStore(root), shape=(0,), chunks=(4,), dtype="i4", fill_value=-1)
-    _run(_append, [(root, i, 30) for i in (1, 2)])
+    run(_append, [(root, i, 30) for i in (1, 2)])
     v = zarrx.open_array(LocalStore(root), mode="r")[:]
     assert sorted(v.tolist()) == sorted(i * 1000 + j for i in (1, 2) for j in range(30))
 
@@ -154,7 +128,7 @@ def test_threads_appending_lose_no_row(tmp_path, kind, shards):
             z = shared if j % 2 else own            # one shared handle, one of its own
             z.append(np.array([i * 1000 + j], "i4"))
 
-    _threads(work, 6)
+    run_threads(work, 6)
     v = zarrx.open_array(store, mode="r")[:]
     assert sorted(v.tolist()) == sorted(i * 1000 + j for i in range(6) for j in range(20))
 
