@@ -201,13 +201,46 @@ def test_cat_out_of_memory_is_a_one_line_error(tmp_path, capsys, monkeypatch):
     def no_memory(*args):
         raise MemoryError
     monkeypatch.setattr(nodes, "text_pieces", no_memory)
-    monkeypatch.setattr(nodes, "npy_ready", no_memory)
-    code, _, err = run(capsys, "cat", p + "/a")
-    assert (code, err) == (3, "zarrx: cat: /a: not enough memory for the values selected\n")
-    code, _, err = run(capsys, "cat", p + "/a", "--npy", "-o", tmp_path / "a.npy")
-    assert (code, err) == (3, "zarrx: cat: /a: not enough memory for the values selected; "
-                              "select less of the array, or print it as text (without --npy), "
-                              "which is read a block at a time\n")
+    monkeypatch.setattr(nodes, "npy_pieces", no_memory)
+    for npy in ([], ["--npy", "-o", tmp_path / "a.npy"]):
+        code, _, err = run(capsys, "cat", p + "/a", *npy)
+        assert (code, err) == (3, "zarrx: cat: /a: not enough memory for the values selected\n")
+
+
+@pytest.mark.parametrize("dtype, shape, chunks", [
+    ("i2", (5, 3, 4), (2, 2, 2)),
+    (">f8", (7,), (3,)),
+    ("M8[s]", (2, 9), (1, 4)),
+    ("i4", (), ()),
+    ("u1", (0, 3), (2, 2)),
+    (str, (3, 4), (2, 3)),
+])
+@pytest.mark.parametrize("sel", ["...", "::-2", "1:, 1"])
+def test_cat_npy_reads_and_writes_a_block_at_a_time(tmp_path, capsys, monkeypatch, dtype,
+                                                     shape, chunks, sel):
+    from zarrx.tools import text
+    from zarrx.tools.summary import parse_selection
+    p = str(tmp_path / "n.zarr")
+    size = int(np.prod(shape))
+    values = np.arange(size).reshape(shape)
+    values = values.astype(str).astype(object) * (values % 3 + 1) if dtype is str \
+        else values.astype(dtype)
+    a = zarrx.create_array(p, shape=shape, dtype=dtype, chunks=chunks)
+    a[...] = values
+    sel = "..." if not shape else "1:" if len(shape) == 1 and "," in sel else sel
+    expected = values[parse_selection(sel)] if shape else values
+    expected = np.asarray(expected).astype(str if dtype is str else a.dtype)
+    sizes = []
+    read = zarrx.Array.__getitem__
+    monkeypatch.setattr(zarrx.Array, "__getitem__",
+                        lambda self, s: sizes.append(np.size(read(self, s))) or read(self, s))
+    monkeypatch.setattr(text, "BLOCK_ELEMENTS", 5)
+    out = tmp_path / "n.npy"
+    assert run(capsys, "cat", p, sel, "--npy", "-o", out)[0] == 0
+    got = np.load(out, allow_pickle=False)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    assert max(sizes, default=0) <= 5
 
 
 @pytest.mark.parametrize("dtype, values, expected", [

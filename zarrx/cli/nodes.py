@@ -2,18 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import io
 import sys
 from typing import Any
 
-import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import ZarrError
 from zarrx.info import array_info, array_line, tree
 from zarrx.cli.common import add_json, add_storage, locate, print_json
 from zarrx.tools.location import open_node
-from zarrx.tools.text import npy_ready, text_pieces
+from zarrx.tools.text import npy_pieces, text_pieces
 from zarrx.tools.summary import (chunk_report, format_chunk_report, group_summary, members,
                                  node_info, objects, parse_selection, to_jsonable)
 
@@ -91,22 +89,19 @@ def cat(args: argparse.Namespace) -> int:
         else:
             sys.stdout.writelines(text_pieces(node, selection))
     except MemoryError:
-        raise ZarrError(f"cat: {node.name}: not enough memory for the values selected"
-                        + ("; select less of the array, or print it as text (without --npy), "
-                           "which is read a block at a time" if args.npy else "")) from None
+        raise ZarrError(f"cat: {node.name}: not enough memory for the values "
+                        f"selected") from None
     return 0
 
 
 def _write_npy(node: Array, selection: Any, output: str | None) -> None:
-    data = npy_ready(np.asarray(node[selection]), node.name)
-    buf = io.BytesIO()
-    np.save(buf, data, allow_pickle=False)
+    pieces = npy_pieces(node, selection)
     if output:
         with open(output, "wb") as f:
-            f.write(buf.getvalue())
+            f.writelines(pieces)
     else:
         sys.stdout.flush()
-        sys.stdout.buffer.write(buf.getvalue())
+        sys.stdout.buffer.writelines(pieces)
         sys.stdout.buffer.flush()
 
 

@@ -1,6 +1,6 @@
-"""A selection of an array as text or as a ``.npy`` array (``zarrx cat``).
+"""A selection of an array as text or as a ``.npy`` file (``zarrx cat``).
 
-Text streams: the values are read and printed a bounded block at a time, so the whole
+Both stream: the values are read and written a bounded block at a time, so the whole
 selection is never in memory. Values print as numpy prints them, with the shortest text that
 reads back as the same value of the array's type (``0.7`` for a float32 0.7, not the digits of
 its float64 widening). One dimension prints one value per line, two one row per line; more
@@ -8,6 +8,7 @@ dimensions print with numpy's brackets (each block of rows aligned on its own).
 """
 from __future__ import annotations
 
+import io
 import math
 import sys
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from zarrx.array import Array
 from zarrx.errors import ZarrError
 from zarrx.selection import parse_basic
 
-__all__ = ["text_pieces", "npy_ready", "BLOCK_ELEMENTS"]
+__all__ = ["text_pieces", "npy_pieces", "BLOCK_ELEMENTS"]
 
 #: values read (and printed) at a time
 BLOCK_ELEMENTS = 1 << 20
@@ -125,20 +126,74 @@ def _bracketed(region: _Region, fixed: tuple[int, ...], budget: int) -> Iterator
     yield "]"
 
 
-def npy_ready(data: np.ndarray, name: str) -> np.ndarray:
-    """``data`` in a type a ``.npy`` file holds without pickling: variable-length strings as
-    fixed-width unicode (``U``), variable-length bytes as fixed-width bytes (``S``)."""
-    if data.dtype.kind == "T":
-        width = int(np.strings.str_len(data).max()) if data.size else 0
-        return data.astype(f"U{max(width, 1)}")
-    if not data.dtype.hasobject:
-        return data
-    flat = data.reshape(-1)
-    if all(isinstance(v, str) for v in flat):
-        return data.astype(str) if data.size else data.astype("U1")
-    if all(isinstance(v, bytes) for v in flat):
-        return data.astype(bytes)
-    raise ZarrError(f"cat: {name}: its values are Python objects of type "
-                    f"{next(type(v).__name__ for v in flat if not isinstance(v, (str, bytes)))}, "
-                    f"which a .npy file holds only pickled; print them as text instead "
-                    f"(without --npy)")
+def _blocks(region: _Region, fixed: tuple[int, ...], budget: int) -> Iterator[np.ndarray]:
+    """The sub-array at output indices ``fixed`` as blocks of at most ``budget`` values (or one
+    row along the last axis when a row is larger), in C order."""
+    rest = region.shape[len(fixed):]
+    if not rest:
+        yield region.read(fixed, 0, 0)
+        return
+    row = math.prod(rest[1:])
+    if row <= budget or len(rest) == 1:
+        per = max(1, budget // max(row, 1))
+        for a in range(0, rest[0], per):
+            yield region.read(fixed, a, a + per)
+    else:
+        for i in range(rest[0]):
+            yield from _blocks(region, fixed + (i,), budget)
+
+
+def _npy_dtype(region: _Region, budget: int, name: str) -> np.dtype:
+    """The type a ``.npy`` file holds ``region`` in without pickling: the array's own, or for
+    variable-length strings fixed-width unicode (``U``) and for variable-length bytes
+    fixed-width bytes (``S``), as wide as the longest value (found in a first pass)."""
+    dtype = region.array.dtype
+    if dtype.kind != "T" and not dtype.hasobject:
+        return dtype
+    kind, width = "U", 1
+    kinds: set[str] = set()
+    for block in _blocks(region, (), budget):
+        flat = block.reshape(-1)
+        if flat.dtype.kind == "T":
+            kinds.add("U")
+            if flat.size:
+                width = max(width, int(np.strings.str_len(flat).max()))
+            continue
+        for v in flat:
+            if isinstance(v, str):
+                kinds.add("U")
+            elif isinstance(v, bytes):
+                kinds.add("S")
+            else:
+                raise ZarrError(f"cat: {name}: its values are Python objects of type "
+                                f"{type(v).__name__}, which a .npy file holds only pickled; "
+                                f"print them as text instead (without --npy)")
+            width = max(width, len(v))
+    if len(kinds) > 1:
+        raise ZarrError(f"cat: {name}: its values mix str and bytes, which a .npy file holds "
+                        f"only pickled; print them as text instead (without --npy)")
+    if kinds == {"S"}:
+        kind = "S"
+    return np.dtype(f"{kind}{width}")
+
+
+def npy_pieces(array: Array, selection: Any,
+               block_elements: int | None = None) -> Iterator[bytes]:
+    """``array[selection]`` (a basic selection) as the bytes of a ``.npy`` file, in pieces:
+    the header, then the values in C order, each piece from at most ``block_elements`` values
+    read at a time (default: :data:`BLOCK_ELEMENTS`). Variable-length strings become
+    fixed-width unicode and variable-length bytes fixed-width bytes, never pickled."""
+    region = _Region(array, selection)
+    budget = max(1, BLOCK_ELEMENTS if block_elements is None else block_elements)
+    dtype = _npy_dtype(region, budget, array.name)
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+              "shape": region.shape}
+    buf = io.BytesIO()
+    try:
+        np.lib.format.write_array_header_1_0(buf, header)
+    except ValueError:                      # a header over 64 KiB (a huge structured type)
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, header)
+    yield buf.getvalue()
+    for block in _blocks(region, (), budget):
+        yield np.ascontiguousarray(block, dtype=dtype).tobytes()
