@@ -292,10 +292,13 @@ class LocalStore(ConditionalFiles):
     def _staged(self, parts: list[str], data: memoryview) -> tuple[Dir, str, int]:
         """The key's directory (made as needed) and a temporary file in it holding ``data``."""
         for _ in range(8):
-            d = self._tree.dir(parts[:-1], create=True)
+            try:                                # a folder on the way (or the key's own) may be
+                d = self._tree.dir(parts[:-1], create=True)     # pruned by a concurrent delete
+            except FileNotFoundError:
+                continue
             try:
                 return (d, *self._stage(d, parts[-1], data))
-            except FileNotFoundError:           # the folder was pruned by a concurrent delete
+            except FileNotFoundError:
                 d.close()
             except BaseException:
                 d.close()
