@@ -196,6 +196,10 @@ class Store:
     #: False when writing a small object is work under the GIL (a dict, an archive): a write
     #: then stores small objects one after another instead of spreading them over threads
     parallel_writes: bool = True
+    #: What stores naming the same objects as this one have in common (two handles over one
+    #: backend object, say), for the in-process locks of :mod:`zarrx.store.locks`; None: the
+    #: store's ``root`` or ``inner`` store, else the instance itself
+    shared_identity: Hashable | None = None
 
     # -- the core a store implements -------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
