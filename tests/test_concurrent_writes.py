@@ -19,8 +19,11 @@ SHAPE, CHUNKS, SHARDS = (64, 64), (4, 4), (16, 16)
 THREADS = 8
 
 
-@pytest.fixture(params=["memory", "local"])
+@pytest.fixture(params=["memory", "local", "zarr-python"])
 def store(request, tmp_path):
+    if request.param == "zarr-python":          # a store without generations of its own
+        import zarr.storage
+        return zarr.storage.MemoryStore()
     return MemoryStore() if request.param == "memory" else LocalStore(tmp_path / "s.zarr")
 
 
