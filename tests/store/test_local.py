@@ -428,3 +428,28 @@ def test_a_write_whose_temporary_file_a_delete_sweeps_is_written_after_it(tmp_pa
         store.set("x/k", b"new")
     assert store.get("x/k") == b"new"
     assert store.sweep("x/", older_than=None) == []
+
+
+@pytest.mark.parametrize("how", ["set", "create"])
+def test_a_write_whose_folder_vanishes_while_it_is_made_makes_it_again(tmp_path, monkeypatch, how):
+    """A delete in another process removes a folder it left empty (``c/0`` after the last chunk
+    of a row went all fill) while a write is walking down to it: making the next folder in the
+    removed one fails with ENOENT. The write walks again (before: StoreError "cannot write
+    'c/0/1': No such file or directory")."""
+    from zarrx.store.localfs import Tree
+    store = PythonWrites(tmp_path / "root")
+    walk, pruned = Tree.dir, []
+
+    def dir_pruned_once(tree, parts, create=False):
+        if create and not pruned:
+            pruned.append(list(parts))
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", parts[-1])
+        return walk(tree, parts, create)
+
+    monkeypatch.setattr(Tree, "dir", dir_pruned_once)
+    if how == "set":
+        store.set("c/0/1", b"new")
+    else:
+        store.set_if("c/0/1", b"new", ABSENT)
+    assert pruned == [["c", "0"]]
+    assert store.get("c/0/1") == b"new"
