@@ -205,3 +205,28 @@ def test_a_whole_write_racing_a_partial_write_in_another_process_is_never_lost(t
             p.join(timeout=60)
     assert [p.exitcode for p in procs] == [0, 0]
     assert lost == [], f"{len(lost)} of {rounds} whole writes lost, first: {lost[:2]}"
+
+
+# -- creating an object while another process's delete prunes its folder --------------------
+
+def _fill_and_empty(root: str, col: int, start: int, rounds: int) -> None:
+    """Write chunk (0, col) and make it all fill again (deleting it), ``rounds`` times."""
+    z = zarrx.open_array(LocalStore(root), mode="r+")
+    for r in range(start, start + rounds):
+        z[0, col] = r % 2
+        assert int(z[0, col]) == r % 2
+
+
+@pytest.mark.slow
+def test_a_chunk_created_while_another_process_deletes_its_neighbour_is_written(tmp_path):
+    """Two processes, in opposite phase, each fill one chunk of a folder and empty it again
+    (``write_empty_chunks`` off: the chunk is deleted, and the folders it leaves empty are
+    removed). A write whose folder vanishes between being made and being written into makes it
+    again. Before, a write failed with StoreError "cannot conditionally write 'c/0/0': No such
+    file or directory" in each of 3 runs (1-3 of 900 writes in a trial of 3 processes)."""
+    root = str(tmp_path / "a.zarr")
+    zarrx.create_array(LocalStore(root), shape=(4, 8), dtype="i4", chunks=(2, 2), fill_value=0,
+                       config={"write_empty_chunks": False})     # keys c/0/0, c/0/1: folders
+    run(_fill_and_empty, [(root, 0, 0, 200), (root, 2, 1, 200)])
+    z = zarrx.open_array(LocalStore(root), mode="r")
+    assert [int(z[0, 0]), int(z[0, 2])] == [1, 0]

@@ -27,7 +27,8 @@ from typing import Any
 
 from zarrx.errors import ConflictError, ReadOnlyError, StoreError
 
-__all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "Versioned"]
+__all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "HeldSnapshot",
+           "Versioned"]
 
 
 class _Absent:
@@ -149,6 +150,35 @@ class ObjectSnapshot:
         self.close()
 
 
+class HeldSnapshot(ObjectSnapshot):
+    """A snapshot holding the bytes of one version of the object (immutable: never written
+    after they are handed over), so it never conflicts."""
+
+    def __init__(self, key: str, value: bytes | bytearray | memoryview, generation: Hashable | None) -> None:
+        self.key = key
+        self.generation = generation
+        self.size = len(value)
+        self._view = memoryview(value)
+        self._value: bytes | memoryview | None = value if type(value) is bytes else self._view
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        """Ranges are zero-copy views of the immutable value."""
+        value = self._value
+        if value is None:
+            raise StoreError(f"snapshot of {self.key!r}: read after close")
+        view, size, out = self._view, len(value), []
+        for r in ranges:
+            if r is None or r.is_full:
+                out.append(value)
+            else:
+                start, stop = r.resolve(size)
+                out.append(view[start:stop])
+        return out
+
+    def close(self) -> None:
+        self._value = None
+
+
 class VersionedSnapshot(ObjectSnapshot):
     """The generic snapshot: every read is a ``get_versioned`` conditioned on the generation the
     snapshot was opened at (or, when opened without one, on the generation of its first read)."""
@@ -196,6 +226,10 @@ class Store:
     #: False when writing a small object is work under the GIL (a dict, an archive): a write
     #: then stores small objects one after another instead of spreading them over threads
     parallel_writes: bool = True
+    #: What stores naming the same objects as this one have in common (two handles over one
+    #: backend object, say), for the in-process locks of :mod:`zarrx.store.locks`; None: the
+    #: store's ``root`` or ``inner`` store, else the instance itself
+    shared_identity: Hashable | None = None
 
     # -- the core a store implements -------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
@@ -312,7 +346,12 @@ class Store:
         use ``with``), or None when it is missing. The default asks :meth:`generation` (a stat
         or HEAD where a store implements it) and conditions every read on that generation;
         ``VersionedSnapshot(store, key)`` without a generation is the lazy form, for stores
-        that would rather learn it from the first read."""
+        that would rather learn it from the first read. A store whose generations are digests
+        of the whole object (the default :meth:`get_versioned`) reads it once and serves every
+        range from those bytes."""
+        if type(self).get_versioned is Store.get_versioned:
+            got = self.get_versioned(key)
+            return None if got is None else HeldSnapshot(key, got[0], got[1])
         gen = self.generation(key)
         return None if gen is None else VersionedSnapshot(self, key, gen)
 

@@ -292,10 +292,13 @@ class LocalStore(ConditionalFiles):
     def _staged(self, parts: list[str], data: memoryview) -> tuple[Dir, str, int]:
         """The key's directory (made as needed) and a temporary file in it holding ``data``."""
         for _ in range(8):
-            d = self._tree.dir(parts[:-1], create=True)
+            try:                                # a folder on the way (or the key's own) may be
+                d = self._tree.dir(parts[:-1], create=True)     # pruned by a concurrent delete
+            except FileNotFoundError:
+                continue
             try:
                 return (d, *self._stage(d, parts[-1], data))
-            except FileNotFoundError:           # the folder was pruned by a concurrent delete
+            except FileNotFoundError:
                 d.close()
             except BaseException:
                 d.close()
@@ -314,26 +317,34 @@ class LocalStore(ConditionalFiles):
         parts = self._parts(key)
         self._check_writable(key)
         data = as_buffer(value, key)
-        try:
-            d, tmp, fd = self._staged(parts, data)
-        except LinkError as exc:
-            raise self._link_error(key, exc) from None
-        except OSError as exc:
-            raise self._fail("write", key, exc) from exc
-        try:
-            self._rename_ordered(d, tmp, fd, parts[-1])
-            if self.fsync:
-                d.fsync()
-        except BaseException as exc:
-            quietly(d.unlink, tmp)
-            if isinstance(exc, LinkError):
+        for attempt in range(8):
+            try:
+                d, tmp, fd = self._staged(parts, data)
+            except LinkError as exc:
                 raise self._link_error(key, exc) from None
-            if isinstance(exc, OSError):
+            except OSError as exc:
                 raise self._fail("write", key, exc) from exc
-            raise
-        finally:
-            os.close(fd)
-            d.close()
+            try:
+                self._rename_ordered(d, tmp, fd, parts[-1])
+                if self.fsync:
+                    d.fsync()
+                return
+            except FileNotFoundError as exc:
+                # the temporary file (or its folder) was swept by a concurrent delete of the
+                # node: write it again, after that delete
+                quietly(d.unlink, tmp)
+                if attempt == 7:
+                    raise self._fail("write", key, exc) from exc
+            except BaseException as exc:
+                quietly(d.unlink, tmp)
+                if isinstance(exc, LinkError):
+                    raise self._link_error(key, exc) from None
+                if isinstance(exc, OSError):
+                    raise self._fail("write", key, exc) from exc
+                raise
+            finally:
+                os.close(fd)
+                d.close()
 
     def _rename_ordered(self, d: Dir, tmp: str, fd: int, name: str) -> None:
         """Move ``tmp`` to ``name`` ordered with conditional writers (see

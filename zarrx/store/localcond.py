@@ -76,6 +76,14 @@ class ConditionalFiles(Store):
                 raise self._fail("conditionally write", key, exc) from exc
 
     def _create(self, key: str, parts: list[str], data: memoryview) -> Hashable:
+        for _ in range(7):
+            try:
+                return self._create_once(key, parts, data)
+            except FileNotFoundError:   # the temporary file was swept by a concurrent delete of
+                pass                    # the node (or its folder pruned): create it after that
+        return self._create_once(key, parts, data)
+
+    def _create_once(self, key: str, parts: list[str], data: memoryview) -> Hashable:
         d, tmp, fd = self._staged(parts, data)
         try:
             try:
@@ -120,6 +128,9 @@ class ConditionalFiles(Store):
                     gen = generation_of(os.fstat(fd))
                     if self.fsync:
                         d.fsync()
+                except FileNotFoundError:       # swept by a concurrent delete of the node
+                    quietly(d.unlink, tmp)
+                    raise conflict(self, key, action, expected, None) from None
                 except BaseException:
                     quietly(d.unlink, tmp)
                     raise

@@ -86,7 +86,11 @@ _objects = KeyedLocks()
 
 
 def _identity(store: Store) -> object:
-    """Stores that name the same objects share an identity (two LocalStores of one root)."""
+    """Stores that name the same objects share an identity (two LocalStores of one root, two
+    stores over one backend object)."""
+    shared = store.shared_identity
+    if shared is not None:
+        return shared
     root = getattr(store, "root", None)
     if isinstance(root, str):
         return (type(store).__name__, root)

@@ -14,10 +14,9 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from zarrx.errors import StoreError
 from zarrx.store._values import MIN_SIZE, Value, gather_kept
-from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
-                              as_buffer, check_generation, check_key, conflict,
+from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
+                              Versioned, as_buffer, check_generation, check_key, conflict,
                               is_absent)
 
 __all__ = ["MemoryStore"]
@@ -116,7 +115,7 @@ class MemoryStore(Store):
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         value, gen = self._current(check_key(key))
-        return None if value is None else _Snapshot(key, value, gen)
+        return None if value is None else HeldSnapshot(key, value, gen)
 
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
                if_generation: Hashable | None) -> Hashable:
@@ -239,31 +238,3 @@ class MemoryBoxWriter:
                     continue
             left.append(i)
         return left
-
-
-class _Snapshot(ObjectSnapshot):
-    """A kept value is immutable: holding it is the snapshot (it never conflicts)."""
-
-    def __init__(self, key: str, value: bytes | Value, generation: int | None) -> None:
-        self.key = key
-        self.generation = generation
-        self.size = len(value)
-        self._view = memoryview(value)
-        self._value: bytes | memoryview | None = value if type(value) is bytes else self._view
-
-    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
-        """Ranges are zero-copy views of the immutable value."""
-        value = self._value
-        if value is None:
-            raise StoreError(f"snapshot of {self.key!r}: read after close")
-        view, size, out = self._view, len(value), []
-        for r in ranges:
-            if r is None or r.is_full:
-                out.append(value)
-            else:
-                start, stop = r.resolve(size)
-                out.append(view[start:stop])
-        return out
-
-    def close(self) -> None:
-        self._value = None

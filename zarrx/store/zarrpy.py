@@ -75,6 +75,10 @@ class ZarrPythonStore(Store):
         if not getattr(store, "_is_open", True):    # as zarr-python opens a store it is given
             self._run(store._open(), "open the store")
 
+    @property
+    def shared_identity(self) -> tuple:  # type: ignore[override]
+        return (type(self).__name__, id(self.store))
+
     def __repr__(self) -> str:
         inner = redact_text(repr(self.store))
         return f"ZarrPythonStore({inner}{', read_only=True' if self.read_only else ''})"

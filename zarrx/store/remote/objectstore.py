@@ -83,6 +83,14 @@ class ObjectStore(RemoteStore):
         cw = self.options.conditional_writes
         return (self.kind in ("s3", "s3a")) if cw is None else cw
 
+    @property
+    def shared_identity(self) -> tuple:  # type: ignore[override]
+        # one URL names the same objects whichever handle opened it; an obstore store given
+        # as an object names its own
+        if isinstance(self._source, str):
+            return (type(self).__name__, self._display)
+        return (type(self).__name__, id(self._client))
+
     def _url(self, key: str) -> str:
         return f"{self._display}/{key}"
 
