@@ -121,6 +121,9 @@ CASES: list[tuple[str, str, Any]] = [
         "unit": "fortnight", "scale_factor": 1}})),
     ("dtype-datetime-scale", "v3", v3(data_type={"name": "numpy.datetime64", "configuration": {
         "unit": "s", "scale_factor": 0}})),
+    ("dtype-datetime-generic-scale", "v3", v3(data_type={"name": "numpy.timedelta64",
+                                                         "configuration": {"unit": "generic",
+                                                                           "scale_factor": 10}})),
     ("dtype-utf32-length", "v3", v3(data_type={"name": "fixed_length_utf32", "configuration": {
         "length_bytes": 5}})),
     ("dtype-structured-duplicate", "v3", v3(data_type={"name": "structured", "configuration": {

@@ -130,7 +130,9 @@ EXPECTED = {
     'dtype-number':
         'a/zarr.json data_type: expected a data type name or object, found 4',
     'dtype-datetime-unit':
-        "a/zarr.json data_type.configuration.unit: expected one of Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, found 'fortnight'",
+        "a/zarr.json data_type.configuration.unit: expected one of Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, generic, found 'fortnight'",
+    'dtype-datetime-generic-scale':
+        "a/zarr.json data_type.configuration.scale_factor: expected 1 for the unit 'generic', found 10",
     'dtype-datetime-scale':
         'a/zarr.json data_type.configuration.scale_factor: expected an integer in [1, 2147483647], found 0',
     'dtype-utf32-length':
