@@ -11,7 +11,9 @@ Lowering of a ``.zarray`` into ``ArrayMeta.codecs``, in order:
    ``numcodecs.<id>``). For ``dtype: "|O"`` the object codec among the filters (``vlen-utf8``,
    ``vlen-bytes``, ...) is the array->bytes codec.
 3. ``bytes`` with ``endian`` from the dtype's byte order (no configuration for 1-byte types),
-   unless an object codec took that place. Filters that work on bytes (``shuffle``, ``zlib`` used
+   unless an object codec took that place; after array->array filters that declare their
+   output type (``delta``'s ``astype``, ``astype``'s ``encode_dtype``, ...), that type's byte
+   order, in which numcodecs hands their output on. Filters that work on bytes (``shuffle``, ``zlib`` used
    as a filter...) come after it: v2 handed them the chunk's memory in its stored byte order,
    which is what ``bytes`` produces. The filters before the first such filter stay before it.
 4. the compressor, last.
@@ -24,6 +26,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import B2B, codec_kind, lower_numcodecs, numcodecs_json
@@ -35,7 +39,7 @@ from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, Key
                                   RegularGrid, V2Codecs)
 
 __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJECT_CODECS",
-           "attrs_key", "v2_codecs_of"]
+           "attrs_key", "v2_codecs_of", "filtered_endian"]
 
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle", "msgpack2")
 ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
@@ -87,11 +91,33 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
                 "no object codec for a fixed-size dtype", filters[objects[0]].name)
         at = next((i for i, f in enumerate(filters) if codec_kind(f.name) == B2B), len(filters))
         out.extend(filters[:at])
+        endian = filtered_endian(filters[:at], endian)
         out.append(CodecSpec("bytes", {"endian": endian} if endian else {}))
         out.extend(filters[at:])
     if compressor is not None:
         out.append(compressor)
     return tuple(out)
+
+
+def filtered_endian(filters: list[CodecSpec], endian: str | None) -> str | None:
+    """The byte order of what the array->array filters hand on: a numcodecs filter returns
+    its declared output type (``astype`` or ``encode_dtype``, else ``dtype``) in that type's
+    byte order, which v2 stores as it is; a filter declaring none keeps its input's."""
+    for f in reversed(filters):
+        conf = f.configuration
+        declared = next((conf[k] for k in ("astype", "encode_dtype", "dtype")
+                         if isinstance(conf.get(k), str)), None)
+        if declared is None:
+            continue
+        try:
+            out = np.dtype(declared)
+        except TypeError:          # a type numpy does not name: the checks report it
+            return endian
+        order = out.str[0]         # '<', '>' or '|' (numpy spells the native order '=')
+        if order == "|" or out.itemsize <= 1:
+            return None
+        return "little" if order == "<" else "big"
+    return endian
 
 
 def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
