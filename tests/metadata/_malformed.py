@@ -139,6 +139,7 @@ CASES: list[tuple[str, str, Any]] = [
     ("fill-complex-bad-part", "v3", v3(data_type="complex64", fill_value=[1.0, "one"])),
     ("fill-bool-int", "v3", v3(data_type="bool", fill_value=0, codecs=[{"name": "bytes"}])),
     ("fill-raw-length", "v3", v3(data_type="r16", fill_value=[1], codecs=[{"name": "bytes"}])),
+    ("fill-raw-number", "v3", v3(data_type="r8", fill_value=255, codecs=[{"name": "bytes"}])),
     ("fill-raw-byte", "v3", v3(data_type="r16", fill_value=[1, 256],
                                codecs=[{"name": "bytes"}])),
     ("fill-null-v3", "v3", v3(fill_value=None)),

@@ -159,6 +159,8 @@ EXPECTED = {
         'a/zarr.json fill_value: expected true or false, found 0',
     'fill-raw-length':
         'a/zarr.json fill_value: expected an array of 2 byte values, found [1]',
+    'fill-raw-number':
+        'a/zarr.json fill_value: expected an array of 1 byte values or a base64 string, found 255',
     'fill-raw-byte':
         'a/zarr.json fill_value[1]: expected an integer in [0, 255], found 256',
     'fill-null-v3':
