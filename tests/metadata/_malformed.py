@@ -227,6 +227,8 @@ CASES: list[tuple[str, str, Any]] = [
     ("v2-fill-hex-not-v2", "v2", v2(fill_value="0x7fc00000")),
     ("v2-object-without-codec", "v2", v2(dtype="|O", fill_value=None)),
     ("v2-object-codec-for-float", "v2", v2(filters=[{"id": "vlen-utf8"}])),
+    ("v2-filter-input-byte-order", "v2", v2(dtype=">i4", fill_value=0, filters=[
+        {"id": "delta", "dtype": "<i4", "astype": "<i8"}])),
     ("v2-attrs-not-object", "v2attrs", raw("[1, 2]")),
     ("v2-attrs-bad-json", "v2attrs", raw('{"a": }')),
     ("v2-group-format", "v2group", raw('{"zarr_format": "2"}')),

@@ -277,6 +277,8 @@ EXPECTED = {
         "a/.zarray filters: expected an object codec (vlen-utf8, vlen-bytes, ...) among the filters for dtype '|O', found None",
     'v2-object-codec-for-float':
         "a/.zarray filters[0]: expected no object codec for a fixed-size dtype, found 'vlen-utf8'",
+    'v2-filter-input-byte-order':
+        "a/.zarray filters[0].dtype: expected '>i4', the byte order of the data the filter receives, found '<i4'",
     'v2-attrs-not-object':
         'a/.zattrs: expected a JSON object at the top level, found [1, 2]',
     'v2-attrs-bad-json':

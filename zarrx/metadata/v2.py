@@ -91,7 +91,7 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
                 "no object codec for a fixed-size dtype", filters[objects[0]].name)
         at = next((i for i, f in enumerate(filters) if codec_kind(f.name) == B2B), len(filters))
         out.extend(filters[:at])
-        endian = filtered_endian(filters[:at], endian)
+        endian = filtered_endian(filters[:at], endian, loc)
         out.append(CodecSpec("bytes", {"endian": endian} if endian else {}))
         out.extend(filters[at:])
     if compressor is not None:
@@ -99,25 +99,48 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
     return tuple(out)
 
 
-def filtered_endian(filters: list[CodecSpec], endian: str | None) -> str | None:
-    """The byte order of what the array->array filters hand on: a numcodecs filter returns
-    its declared output type (``astype`` or ``encode_dtype``, else ``dtype``) in that type's
-    byte order, which v2 stores as it is; a filter declaring none keeps its input's."""
-    for f in reversed(filters):
+def _byte_order(declared: Any) -> str | None:
+    """``"little"``, ``"big"`` or None (one byte, no order, or no numpy type) of a declared
+    numcodecs dtype."""
+    if not isinstance(declared, str) or not _numpy_name(declared):
+        return None                # a type numpy does not name: the codec checks report it
+    dt = np.dtype(declared)
+    order = dt.str[0]              # '<', '>' or '|' (numpy spells the native order '=')
+    if order == "|" or dt.itemsize <= 1 or dt.kind in "SVb":
+        return None
+    return "little" if order == "<" else "big"
+
+
+def filtered_endian(filters: list[CodecSpec], endian: str | None, loc: Loc | None = None
+                    ) -> str | None:
+    """The byte order of what the array->array filters hand on, from ``endian``, the order
+    of the data the first one receives: a numcodecs filter views its input as its declared
+    type (``dtype`` or ``decode_dtype``) and returns its declared output type (``astype`` or
+    ``encode_dtype``, else ``dtype``) in that type's byte order, which v2 stores as it is; a
+    filter declaring none keeps its input's. With ``loc``, a filter declaring an input byte
+    order other than the one it receives is refused: numcodecs reinterprets the bytes then,
+    which zarrx does not reproduce."""
+    for i, f in enumerate(filters):
         conf = f.configuration
-        declared = next((conf[k] for k in ("astype", "encode_dtype", "dtype")
-                         if isinstance(conf.get(k), str)), None)
-        if declared is None:
-            continue
-        try:
-            out = np.dtype(declared)
-        except TypeError:          # a type numpy does not name: the checks report it
-            return endian
-        order = out.str[0]         # '<', '>' or '|' (numpy spells the native order '=')
-        if order == "|" or out.itemsize <= 1:
-            return None
-        return "little" if order == "<" else "big"
+        key = next((k for k in ("dtype", "decode_dtype") if isinstance(conf.get(k), str)), None)
+        given = _byte_order(conf[key]) if key is not None else None
+        if loc is not None and given is not None and endian is not None and given != endian:
+            want = np.dtype(conf[key]).newbyteorder("<" if endian == "little" else ">").str
+            raise (loc / "filters" / i / key).error(
+                f"{want!r}, the byte order of the data the filter receives", conf[key])
+        out = next((conf[k] for k in ("astype", "encode_dtype", "dtype")
+                    if isinstance(conf.get(k), str)), None)
+        if out is not None and _numpy_name(out):
+            endian = _byte_order(out)
     return endian
+
+
+def _numpy_name(declared: str) -> bool:
+    try:
+        np.dtype(declared)
+    except (TypeError, ValueError, OverflowError, MemoryError):
+        return False
+    return True
 
 
 def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
