@@ -166,6 +166,23 @@ def test_written_configurations_are_complete() -> None:
         {"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes"}]
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_filters_making_multi_byte_items_of_one_byte_items(fmt) -> None:
+    """The serializer zarrx picks stores what the filters hand it (int16 deltas of uint8)."""
+    store = MemoryStore()
+    a = zarrx.create_array(store, name="a", shape=(6,), chunks=(3,), dtype="u1",
+                           filters=[zc.Delta(astype="<i2")], compressors=None, zarr_format=fmt)
+    a[:] = [0, 200, 3, 255, 1, 0]
+    assert zarrx.open_array(store, path="a", mode="r")[:].tolist() == [0, 200, 3, 255, 1, 0]
+    if fmt == 2:
+        assert doc(store, "a/.zarray")["filters"] == [{"id": "delta", "dtype": "|u1",
+                                                        "astype": "<i2"}]
+        assert store.get("a/0") == np.array([0, 200, 59], "<i2").tobytes()   # as numcodecs
+    else:
+        assert doc(store, "a/zarr.json")["codecs"][1] == {"name": "bytes",
+                                                           "configuration": {"endian": "little"}}
+
+
 def test_v2_order_f_and_a_v3_only_codec() -> None:
     store = MemoryStore()
     with pytest.raises(MetadataError, match=re.escape(

@@ -154,3 +154,24 @@ def test_v2_structured_both_ways(tmp_path):
     zp = zarr.create_array(p2, shape=(7,), dtype=dt, chunks=(3,), zarr_format=2)
     zp[...] = a
     np.testing.assert_array_equal(zarrx.open_array(p2, mode="r")[...], a)
+
+
+@pytest.mark.parametrize("dtype,filters", [
+    (">i4", [{"id": "delta", "dtype": ">i4", "astype": "<i8"}]),
+    ("|u1", [{"id": "delta", "dtype": "|u1", "astype": "<i2"}]),
+    ("<f8", [{"id": "fixedscaleoffset", "offset": 1, "scale": 10, "dtype": "<f8",
+              "astype": ">i4"}]),
+], ids=["delta-big-to-little", "delta-u1-to-i2", "fixedscaleoffset-to-big"])
+def test_v2_filter_output_byte_order_both_ways(tmp_path, dtype, filters):
+    """numcodecs stores a filter's output in the byte order of the type it declares."""
+    import numcodecs
+    p = str(tmp_path / "f.zarr")
+    a = data((6, 7), dtype)
+    a = np.round(a, 1) if a.dtype.kind == "f" else a
+    z = zarr.create_array(p, shape=a.shape, chunks=(4, 3), dtype=dtype, zarr_format=2,
+                          filters=[numcodecs.get_codec(f) for f in filters], compressors=None)
+    z[...] = a
+    ours = zarrx.open_array(p, mode="r+")
+    same(ours[...], z[...].astype(ours.dtype))
+    ours[1:4, 2:6] = a[1:4, 2:6][::-1]
+    same(zarr.open_array(p, mode="r")[...].astype(ours.dtype), ours[...])

@@ -31,6 +31,7 @@ ZP_CASES: dict[str, tuple[Any, Any, tuple[int, ...]]] = {
     "datetime64-ns-nat": ("datetime64[ns]", np.datetime64("NaT"), (2, 3)),
     "datetime64-10s": ("datetime64[10s]", np.datetime64(50, "10s"), (2, 3)),
     "timedelta64-ms": ("timedelta64[ms]", np.timedelta64(5, "ms"), (2, 3)),
+    "timedelta64-generic": ("timedelta64", np.timedelta64(3), (2, 3)),   # '<m8', "generic"
     "fixed-bytes": ("S5", b"ab", (2, 3)),
     "fixed-unicode": ("U3", "xy", (2, 3)),
     "raw-bytes": ("V4", None, (2, 3)),

@@ -34,6 +34,7 @@ from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, resolve_dtype
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
+from zarrx.metadata.v2 import filtered_endian
 
 __all__ = ["build_codecs", "as_codec", "split_codecs", "array_codecs"]
 
@@ -270,6 +271,9 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
             comp = [_placed(c, "compressors", f"compressors[{i}]") for i, c in enumerate(comp)]
     if ser is None:
         ser = _serializer(dt, endian)
+        if v3 and ser.name == "bytes" and not ser.configuration and \
+                filtered_endian([f.to_spec() if isinstance(f, Codec) else f for f in flt], None):
+            ser = CodecSpec("bytes", {"endian": "little"})   # filters make multi-byte items
     probe = _probe_shape(chunks, len(shape))
     if zarr_format == 2:
         return _v2(dt, flt, ser, comp, shards, probe, order, endian), chunks
@@ -391,6 +395,11 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
                             f"vlen-utf8 or vlen-bytes in Zarr v2, found {ser.name!r}")
     # v2 filters that work on bytes run after serialisation (see zarrx.metadata.v2)
     at = next((i for i, f in enumerate(flt) if _kind(f) == B2B), len(flt))
+    if ser.name == "bytes":      # the byte order of what the filters hand on, as v2 reads it
+        declared = filtered_endian([f.to_spec() if isinstance(f, Codec) else f
+                                    for f in flt[:at]], None)
+        if declared is not None:
+            ser = CodecSpec("bytes", {"endian": declared})
     chain = [*flt[:at], ser, *flt[at:], *comp]
     if order == "F":
         probe = probe[::-1]

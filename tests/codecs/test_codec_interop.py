@@ -84,6 +84,13 @@ CASES = {
     "shuffle-filter": ("<i4", [nc.Shuffle(elementsize=4)], nc.Zlib(1), True),
     "delta": ("<i4", [nc.Delta(dtype="<i4")], nc.Zstd(1), True),
     "delta-astype": ("<i8", [nc.Delta(dtype="<i8", astype="<i2")], nc.Zstd(1), True),
+    # a filter's output is stored in the byte order its declared type has, not the array's
+    "delta-astype-other-order": (">i4", [nc.Delta(dtype=">i4", astype="<i8")], None, True),
+    "delta-u1-astype": ("|u1", [nc.Delta(dtype="|u1", astype="<i2")], nc.Zstd(1), True),
+    "astype-other-order": (">f8", [nc.AsType(encode_dtype="<f4", decode_dtype=">f8")], None,
+                           True),
+    "fixedscaleoffset-big": ("<f8", [nc.FixedScaleOffset(offset=1, scale=10, dtype="<f8",
+                                                         astype=">i4")], None, False),
     "fixedscaleoffset": ("<f8", [nc.FixedScaleOffset(offset=1.5, scale=100, dtype="<f8",
                                                      astype="<i4")], nc.Zlib(1), False),
     "fixedscaleoffset-u1": ("<f4", [nc.FixedScaleOffset(offset=0, scale=10, dtype="<f4",

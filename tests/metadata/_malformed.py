@@ -121,6 +121,9 @@ CASES: list[tuple[str, str, Any]] = [
         "unit": "fortnight", "scale_factor": 1}})),
     ("dtype-datetime-scale", "v3", v3(data_type={"name": "numpy.datetime64", "configuration": {
         "unit": "s", "scale_factor": 0}})),
+    ("dtype-datetime-generic-scale", "v3", v3(data_type={"name": "numpy.timedelta64",
+                                                         "configuration": {"unit": "generic",
+                                                                           "scale_factor": 10}})),
     ("dtype-utf32-length", "v3", v3(data_type={"name": "fixed_length_utf32", "configuration": {
         "length_bytes": 5}})),
     ("dtype-structured-duplicate", "v3", v3(data_type={"name": "structured", "configuration": {
@@ -136,6 +139,7 @@ CASES: list[tuple[str, str, Any]] = [
     ("fill-complex-bad-part", "v3", v3(data_type="complex64", fill_value=[1.0, "one"])),
     ("fill-bool-int", "v3", v3(data_type="bool", fill_value=0, codecs=[{"name": "bytes"}])),
     ("fill-raw-length", "v3", v3(data_type="r16", fill_value=[1], codecs=[{"name": "bytes"}])),
+    ("fill-raw-number", "v3", v3(data_type="r8", fill_value=255, codecs=[{"name": "bytes"}])),
     ("fill-raw-byte", "v3", v3(data_type="r16", fill_value=[1, 256],
                                codecs=[{"name": "bytes"}])),
     ("fill-null-v3", "v3", v3(fill_value=None)),
@@ -223,6 +227,8 @@ CASES: list[tuple[str, str, Any]] = [
     ("v2-fill-hex-not-v2", "v2", v2(fill_value="0x7fc00000")),
     ("v2-object-without-codec", "v2", v2(dtype="|O", fill_value=None)),
     ("v2-object-codec-for-float", "v2", v2(filters=[{"id": "vlen-utf8"}])),
+    ("v2-filter-input-byte-order", "v2", v2(dtype=">i4", fill_value=0, filters=[
+        {"id": "delta", "dtype": "<i4", "astype": "<i8"}])),
     ("v2-attrs-not-object", "v2attrs", raw("[1, 2]")),
     ("v2-attrs-bad-json", "v2attrs", raw('{"a": }')),
     ("v2-group-format", "v2group", raw('{"zarr_format": "2"}')),

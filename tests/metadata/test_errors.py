@@ -130,7 +130,9 @@ EXPECTED = {
     'dtype-number':
         'a/zarr.json data_type: expected a data type name or object, found 4',
     'dtype-datetime-unit':
-        "a/zarr.json data_type.configuration.unit: expected one of Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, found 'fortnight'",
+        "a/zarr.json data_type.configuration.unit: expected one of Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, generic, found 'fortnight'",
+    'dtype-datetime-generic-scale':
+        "a/zarr.json data_type.configuration.scale_factor: expected 1 for the unit 'generic', found 10",
     'dtype-datetime-scale':
         'a/zarr.json data_type.configuration.scale_factor: expected an integer in [1, 2147483647], found 0',
     'dtype-utf32-length':
@@ -157,6 +159,8 @@ EXPECTED = {
         'a/zarr.json fill_value: expected true or false, found 0',
     'fill-raw-length':
         'a/zarr.json fill_value: expected an array of 2 byte values, found [1]',
+    'fill-raw-number':
+        'a/zarr.json fill_value: expected an array of 1 byte values or a base64 string, found 255',
     'fill-raw-byte':
         'a/zarr.json fill_value[1]: expected an integer in [0, 255], found 256',
     'fill-null-v3':
@@ -273,6 +277,8 @@ EXPECTED = {
         "a/.zarray filters: expected an object codec (vlen-utf8, vlen-bytes, ...) among the filters for dtype '|O', found None",
     'v2-object-codec-for-float':
         "a/.zarray filters[0]: expected no object codec for a fixed-size dtype, found 'vlen-utf8'",
+    'v2-filter-input-byte-order':
+        "a/.zarray filters[0].dtype: expected '>i4', the byte order of the data the filter receives, found '<i4'",
     'v2-attrs-not-object':
         'a/.zattrs: expected a JSON object at the top level, found [1, 2]',
     'v2-attrs-bad-json':

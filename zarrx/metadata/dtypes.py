@@ -29,13 +29,14 @@ ML_NAMES = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "flo
             "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
             "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "int2", "int4", "uint2", "uint4")
 TIME_UNITS = ("Y", "M", "W", "D", "h", "m", "s", "ms", "us", "μs", "ns", "ps", "fs", "as")
+GENERIC = "generic"      # numpy's unit-less datetime64 / timedelta64 ('<m8' in Zarr v2)
 FIXED = {"fixed_length_utf32": "U", "null_terminated_bytes": "S", "raw_bytes": "V"}
 STRING_NAMES = ("string",)
 BYTES_NAMES = ("bytes", "variable_length_bytes")
 MAX_ITEM_BYTES = 2**31 - 1
 _RAW = re.compile(r"r([0-9]{1,10})\Z")
 _V2 = re.compile(r"([<>|=]?)(b1|[iu][1248]|f[248]|c8|c16|[SUV][0-9]{1,10}"
-                 r"|[Mm]8\[([0-9]*)(\w+)\]|O)\Z")
+                 r"|[Mm]8(?:\[([0-9]*)(\w+)\])?|O)\Z")
 
 
 def _ml_dtype(name: str) -> np.dtype | None:
@@ -86,6 +87,8 @@ def _ml_name(n: np.dtype) -> str | None:
 
 
 def _time_dtype(kind: str, unit: str, scale: int) -> np.dtype:
+    if unit == GENERIC:
+        return np.dtype(f"{kind}8")
     unit = "us" if unit == "μs" else unit
     return np.dtype(f"{kind}8[{scale if scale != 1 else ''}{unit}]")
 
@@ -139,9 +142,13 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
         conf = cl.obj(conf if conf is not None else None)
         cl.keys(conf, ("unit", "scale_factor"))
         unit = (cl / "unit").str(conf["unit"])
-        if unit not in TIME_UNITS:
-            raise (cl / "unit").error(f"one of {', '.join(TIME_UNITS)}", unit)
-        scale = (cl / "scale_factor").int(conf["scale_factor"], 1, 2**31 - 1)
+        if unit not in TIME_UNITS and unit != GENERIC:
+            raise (cl / "unit").error(f"one of {', '.join(TIME_UNITS)}, {GENERIC}", unit)
+        if unit == GENERIC:       # numpy has no scaled unit-less type
+            scale = (cl / "scale_factor").int(conf["scale_factor"], 1, 1,
+                                              f"1 for the unit {GENERIC!r}")
+        else:
+            scale = (cl / "scale_factor").int(conf["scale_factor"], 1, 2**31 - 1)
         return DataType(name, _time_dtype("M" if "date" in name else "m", unit, scale), json=value)
     if name in FIXED:
         conf = cl.obj(conf)

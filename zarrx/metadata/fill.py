@@ -133,8 +133,10 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3) -> Any:
             if len(value) != n.itemsize:
                 raise loc.error(f"an array of {n.itemsize} byte values", value)
             raw = bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
-        else:
+        elif isinstance(value, str):         # base64, as tensorstore writes it
             raw = _b64(value, loc, n.itemsize, exact=True)
+        else:
+            raise loc.error(f"an array of {n.itemsize} byte values or a base64 string", value)
         return np.frombuffer(raw, dtype=n)[0]
     if cat == "structured":
         if fmt == 3 and isinstance(value, list):

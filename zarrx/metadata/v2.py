@@ -11,7 +11,9 @@ Lowering of a ``.zarray`` into ``ArrayMeta.codecs``, in order:
    ``numcodecs.<id>``). For ``dtype: "|O"`` the object codec among the filters (``vlen-utf8``,
    ``vlen-bytes``, ...) is the array->bytes codec.
 3. ``bytes`` with ``endian`` from the dtype's byte order (no configuration for 1-byte types),
-   unless an object codec took that place. Filters that work on bytes (``shuffle``, ``zlib`` used
+   unless an object codec took that place; after array->array filters that declare their
+   output type (``delta``'s ``astype``, ``astype``'s ``encode_dtype``, ...), that type's byte
+   order, in which numcodecs hands their output on. Filters that work on bytes (``shuffle``, ``zlib`` used
    as a filter...) come after it: v2 handed them the chunk's memory in its stored byte order,
    which is what ``bytes`` produces. The filters before the first such filter stay before it.
 4. the compressor, last.
@@ -24,6 +26,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import B2B, codec_kind, lower_numcodecs, numcodecs_json
@@ -35,7 +39,7 @@ from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, Key
                                   RegularGrid, V2Codecs)
 
 __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJECT_CODECS",
-           "attrs_key", "v2_codecs_of"]
+           "attrs_key", "v2_codecs_of", "filtered_endian"]
 
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle", "msgpack2")
 ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
@@ -87,11 +91,56 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
                 "no object codec for a fixed-size dtype", filters[objects[0]].name)
         at = next((i for i, f in enumerate(filters) if codec_kind(f.name) == B2B), len(filters))
         out.extend(filters[:at])
+        endian = filtered_endian(filters[:at], endian, loc)
         out.append(CodecSpec("bytes", {"endian": endian} if endian else {}))
         out.extend(filters[at:])
     if compressor is not None:
         out.append(compressor)
     return tuple(out)
+
+
+def _byte_order(declared: Any) -> str | None:
+    """``"little"``, ``"big"`` or None (one byte, no order, or no numpy type) of a declared
+    numcodecs dtype."""
+    if not isinstance(declared, str) or not _numpy_name(declared):
+        return None                # a type numpy does not name: the codec checks report it
+    dt = np.dtype(declared)
+    order = dt.str[0]              # '<', '>' or '|' (numpy spells the native order '=')
+    if order == "|" or dt.itemsize <= 1 or dt.kind in "SVb":
+        return None
+    return "little" if order == "<" else "big"
+
+
+def filtered_endian(filters: list[CodecSpec], endian: str | None, loc: Loc | None = None
+                    ) -> str | None:
+    """The byte order of what the array->array filters hand on, from ``endian``, the order
+    of the data the first one receives: a numcodecs filter views its input as its declared
+    type (``dtype`` or ``decode_dtype``) and returns its declared output type (``astype`` or
+    ``encode_dtype``, else ``dtype``) in that type's byte order, which v2 stores as it is; a
+    filter declaring none keeps its input's. With ``loc``, a filter declaring an input byte
+    order other than the one it receives is refused: numcodecs reinterprets the bytes then,
+    which zarrx does not reproduce."""
+    for i, f in enumerate(filters):
+        conf = f.configuration
+        key = next((k for k in ("dtype", "decode_dtype") if isinstance(conf.get(k), str)), None)
+        given = _byte_order(conf[key]) if key is not None else None
+        if loc is not None and given is not None and endian is not None and given != endian:
+            want = np.dtype(conf[key]).newbyteorder("<" if endian == "little" else ">").str
+            raise (loc / "filters" / i / key).error(
+                f"{want!r}, the byte order of the data the filter receives", conf[key])
+        out = next((conf[k] for k in ("astype", "encode_dtype", "dtype")
+                    if isinstance(conf.get(k), str)), None)
+        if out is not None and _numpy_name(out):
+            endian = _byte_order(out)
+    return endian
+
+
+def _numpy_name(declared: str) -> bool:
+    try:
+        np.dtype(declared)
+    except (TypeError, ValueError, OverflowError, MemoryError):
+        return False
+    return True
 
 
 def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
