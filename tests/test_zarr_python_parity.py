@@ -839,3 +839,53 @@ def test_copies_of_a_zarr_python_array_keep_its_settings():
     assert [(c, len(k)) for c, k, _ in got["zarrx"]] == [(c, len(k)) for c, k, _ in got["zarr"]]
     assert [f for _, _, f in got["zarr"]][1:] == [0, 5]
     assert zarrx.from_array({}, data=src)[...].tolist() == [0, 1, 2, 3]
+
+
+CREATE_CHUNKS = {"auto": True, "one-chunk": False, "int": 4, "short": (3,),
+                 "full-axis": (-1, 4), "none-axis": (None, 4), "dask-regular": ((4, 4, 2), (5, 5))}
+
+
+@pytest.mark.parametrize("chunks", list(CREATE_CHUNKS.values()), ids=list(CREATE_CHUNKS))
+@pytest.mark.parametrize("fn", ["create", "zeros", "open", "open_array"])
+def test_chunks_of_create_and_open_read_as_in_zarr_python(fn, chunks):
+    """create, zeros, ... and open/open_array (which create arrays with create) take
+    zarr.create's chunks forms: True, False (one chunk), an int, too few sizes, -1 or None for
+    a whole axis, dask-style edges."""
+    def make(lib):
+        if fn.startswith("open"):
+            return getattr(lib, fn)({}, mode="w", shape=(10, 10), dtype="i4", chunks=chunks)
+        return getattr(lib, fn)((10, 10), dtype="i4", chunks=chunks)
+    got = both(lambda lib: make(lib).chunks)
+    assert got["zarrx"] == got["zarr"]
+
+
+@pytest.mark.parametrize("chunks", [(2.5, 3), 1.5, "x"], ids=["float-in-tuple", "float", "str"])
+@pytest.mark.parametrize("fn", ["create_array", "zeros"])
+def test_chunks_that_are_not_ints_are_type_errors(fn, chunks):
+    """zarr-python raises TypeError; zarrx used to truncate (2.5, 3) to (2, 3)."""
+    if fn == "create_array":
+        got = both(lambda lib: lib.create_array({}, shape=(6, 6), dtype="i4", chunks=chunks))
+    else:
+        got = both(lambda lib: lib.zeros((6, 6), dtype="i4", chunks=chunks))
+    assert isinstance(got["zarr"], TypeError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]).startswith("chunks: expected a tuple of positive ints")
+    assert repr(chunks) in str(got["zarrx"])
+
+
+@pytest.mark.parametrize("fn", ["open", "open_array"])
+def test_open_creates_with_the_keywords_of_create(fn):
+    """zarr-python's open and open_array create arrays with zarr.create, so its keywords
+    (dimension_separator, chunk_shape, codecs) work there."""
+    def make(lib):
+        store: dict = {}
+        v2 = getattr(lib, fn)(store, mode="w", shape=(4, 4), dtype="i4", chunks=(2, 2),
+                              zarr_format=2, dimension_separator="/")
+        v3 = getattr(lib, fn)({}, mode="w", shape=(4, 4), dtype="i4", chunk_shape=(2, 2),
+                              codecs=[BytesCodec(), ZstdCodec(level=1)])
+        v2[...] = v3[...] = 1
+        return (v2.chunks, sorted(k for k in store if "/" in k), v3.chunks,
+                [c.to_dict()["name"] for c in v3.compressors])
+    got = both(make)
+    assert got["zarrx"] == got["zarr"] == ((2, 2), ["0/0", "0/1", "1/0", "1/1"], (2, 2),
+                                            ["zstd"])

@@ -173,22 +173,50 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         return auto_chunks(shape, np.dtype(dtype).itemsize if _is_numpy_dtype(dtype) else 16)
     if isinstance(chunks, (str, bytes)):
-        raise ArgumentError(f"chunks: expected a tuple of positive ints or 'auto', found "
-                            f"{chunks!r}")
+        raise ArgumentTypeError(f"chunks: expected a tuple of positive ints or 'auto', found "
+                                f"{chunks!r}")
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
         return tuple(min(int(chunks), max(s, 1)) if chunks > 0 else int(chunks) for s in shape)
     if isinstance(chunks, Sequence) and any(isinstance(c, Sequence) for c in chunks):
         return tuple(tuple(int(x) for x in c) if isinstance(c, Sequence) else int(c) for c in chunks)
     try:
-        out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
-            if len(chunks) == len(shape) else tuple(chunks)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ArgumentError(f"chunks: expected a tuple of positive ints, found {chunks!r}") \
-            from exc
+        items = tuple(chunks)
+    except TypeError:
+        items = (chunks,)
+    if any(not _is_int(c) and c is not None for c in items):       # 2.5 would not truncate
+        raise ArgumentTypeError(f"chunks: expected a tuple of positive ints, found {chunks!r}")
+    chunks = items
+    out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
+        if len(chunks) == len(shape) else tuple(chunks)
     if any(isinstance(c, int) and c >= 2**63 for c in out):
         raise ArgumentError(f"chunks: expected a tuple of positive ints below 2**63, found "
                             f"{chunks!r}")
     return out
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def create_chunks(chunks: Any, shape: Any) -> Any:
+    """``chunks=`` of ``create`` and the functions built on it (``zeros``, ``open``, ...), as
+    zarr-python reads it there: ``True`` or ``None`` for automatic chunks, ``False`` for one
+    chunk, an int for every axis, fewer sizes than axes for whole chunks along the rest, and
+    regular dask-style edge lengths (``((2, 2, 1), (3, 3))``) for their first edge."""
+    if chunks is True or chunks is None:
+        return "auto"
+    shape = _shape(shape)
+    if chunks is False:
+        return (-1,) * len(shape)
+    if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Sequence):
+        return chunks
+    chunks = tuple(chunks)
+    if chunks and all(isinstance(c, Sequence) and not isinstance(c, (str, bytes)) for c in chunks):
+        if all(c and all(x == c[0] for x in c[:-1]) and c[-1] <= c[0] for c in chunks):
+            chunks = tuple(c[0] for c in chunks)        # regular: a regular grid
+    if len(chunks) < len(shape):
+        chunks += (-1,) * (len(shape) - len(chunks))
+    return chunks
 
 
 def _is_numpy_dtype(dtype: Any) -> bool:
