@@ -154,6 +154,8 @@ def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | N
         if mode != "a" or "shape" not in kwargs:
             raise NodeNotFoundError(f"open_array: no array at {_where(st, path)}")
     if "shape" not in kwargs:
+        if mode == "w-" and nodes.load_node(st, path) is not None:
+            raise NodeExistsError(f"open_array: a node already exists at {_where(st, path)}")
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
     return create(store=st, path=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
                   _mode=mode, **kwargs)

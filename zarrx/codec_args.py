@@ -379,8 +379,8 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     if shards is not None:
         raise ArgumentError("create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
     if len(comp) > 1:
-        raise ArgumentError(f"create_array: Zarr v2 takes at most one compressor, found "
-                            f"{len(comp)}")
+        raise ArgumentTypeError(f"create_array: Zarr v2 takes at most one compressor, found "
+                                f"{len(comp)}")
     vlen = ("vlen-utf8", "vlen-bytes")
     objects = [f for f in flt if f.name in vlen]
     if ser.name in vlen or objects:
