@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
+    "IndexingValueError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "DataTypeError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
@@ -88,6 +89,11 @@ class ShardError(ZarrError, ValueError):
 
 class IndexingError(ZarrError, IndexError):
     """A selection is out of range or ill-formed."""
+
+
+class IndexingValueError(IndexingError, ValueError):
+    """An ill-formed selection that numpy or zarr-python reports as a ``ValueError``: a slice
+    step of zero, index arrays that cannot be broadcast together."""
 
 
 class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):
