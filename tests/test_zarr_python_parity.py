@@ -898,3 +898,21 @@ def test_open_creates_with_the_keywords_of_create(fn):
     got = both(make)
     assert got["zarrx"] == got["zarr"] == ((2, 2), ["0/0", "0/1", "1/0", "1/1"], (2, 2),
                                             ["zstd"])
+
+
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
+def test_numpy_conversion_as_in_zarr_python(shape):
+    """np.asarray of a 0-d array is a 0-d ndarray; copy=False is refused with a ValueError (a
+    read always copies), as numpy's protocol asks and zarr-python does."""
+    def convert(lib):
+        a = lib.create_array({}, shape=shape, dtype="i4", fill_value=7)
+        out = np.asarray(a), np.asarray(a, dtype="f8"), np.array(a, copy=True)
+        return [(type(o), o.shape, o.dtype.str, o.tolist()) for o in out]
+    got = both(convert)
+    assert got["zarrx"] == got["zarr"]
+    for lib in LIBS.values():
+        with pytest.raises(ValueError):
+            np.array(lib.create_array({}, shape=shape, dtype="i4"), copy=False)
+    with pytest.raises(zarrx.ArgumentError, match="^/: np.array\\(..., copy=False\\) cannot be "
+                                                  "honoured"):
+        np.array(zarrx.create_array({}, shape=shape, dtype="i4"), copy=False)

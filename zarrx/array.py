@@ -210,8 +210,13 @@ class Array(Node):
         return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self[...]
-        return a if dtype is None else a.astype(dtype)
+        """The whole array read into numpy (a 0-d array for a 0-d one). ``copy=False`` is
+        refused with a ``ValueError``, as numpy's protocol asks: reading always copies."""
+        if copy is False:
+            raise ArgumentError(f"{self.name}: np.array(..., copy=False) cannot be "
+                                f"honoured: reading a Zarr array always makes a copy")
+        a = np.asarray(self[...])
+        return a if dtype is None else a.astype(dtype, copy=False)
 
     # -- reading ------------------------------------------------------------------------------
     def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
