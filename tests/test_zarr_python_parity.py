@@ -916,3 +916,18 @@ def test_numpy_conversion_as_in_zarr_python(shape):
     with pytest.raises(zarrx.ArgumentError, match="^/: np.array\\(..., copy=False\\) cannot be "
                                                   "honoured"):
         np.array(zarrx.create_array({}, shape=shape, dtype="i4"), copy=False)
+
+
+def test_require_group_with_overwrite_replaces_the_group():
+    def case(lib):
+        g = tree_of(lib)
+        sub = g.require_group("sub", overwrite=True)
+        return list(sub.keys()), sorted(g.keys()), list(g.require_group("sub").keys())
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == ([], ["a", "sub"], [])
+
+
+def test_a_member_name_that_is_not_a_str_is_a_type_error():
+    got = both(lambda lib: tree_of(lib)[0])
+    assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]) == "group '/': a member name is a str, found int 0"
