@@ -931,3 +931,19 @@ def test_a_member_name_that_is_not_a_str_is_a_type_error():
     got = both(lambda lib: tree_of(lib)[0])
     assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], zarrx.ArgumentTypeError)
     assert str(got["zarrx"]) == "group '/': a member name is a str, found int 0"
+
+
+def test_create_array_refuses_data_of_another_shape_before_creating_anything():
+    """zarr-python refuses shape= with data= (ValueError); zarrx takes a shape equal to the
+    data's, and refuses another one before it writes anything."""
+    stores: dict = {}
+
+    def create(lib):
+        stores[lib.__name__] = {}
+        return lib.create_array(stores[lib.__name__], data=np.zeros((3, 4)), shape=(12,))
+    got = both(create)
+    assert isinstance(got["zarr"], ValueError) and isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == ("create_array: shape= (12,) differs from the shape (3, 4) of "
+                                 "data= (give one of them)")
+    assert stores["zarrx"] == {}
+    assert zarrx.create_array({}, data=np.ones((3, 4)), shape=(3, 4))[...].sum() == 12

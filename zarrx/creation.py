@@ -129,6 +129,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         data = np.asarray(data)
         if shape is None:
             shape = data.shape
+        elif _shape(shape) != data.shape:      # checked before anything is created
+            raise ArgumentError(f"create_array: shape= {_shape(shape)} differs from the shape "
+                                f"{data.shape} of data= (give one of them)")
         if dtype is None:
             dtype = data.dtype
     if dtype is None:
