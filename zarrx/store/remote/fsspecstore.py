@@ -91,7 +91,12 @@ class FsspecStore(RemoteStore):
                 raise StoreError("FsspecStore: storage_options apply to URLs only; configure "
                                  "the filesystem object itself")
             self.fs, root = fs, path
-            if getattr(fs, "asynchronous", False):
+            sync = getattr(fs, "sync_fs", None)
+            if isinstance(sync, fsspec.AbstractFileSystem):
+                # fsspec's AsyncFileSystemWrapper (zarr-python wraps synchronous filesystems,
+                # memory:// for one, in it): the wrapped filesystem is bound to no event loop
+                self.fs = sync
+            elif getattr(fs, "asynchronous", False):
                 # bound to its owner's event loop (zarr-python's): make our own instance
                 self.fs = type(fs)(**{**fs.storage_options, "asynchronous": False,
                                       "skip_instance_cache": True})
