@@ -947,3 +947,22 @@ def test_create_array_refuses_data_of_another_shape_before_creating_anything():
                                  "data= (give one of them)")
     assert stores["zarrx"] == {}
     assert zarrx.create_array({}, data=np.ones((3, 4)), shape=(3, 4))[...].sum() == 12
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_read_only_zarr_python_stores_open_read_only_and_refuse_writing_modes(tmp_path, kind):
+    """As zarr-python: open and open_array default to mode r on a read-only store; mode a on it
+    is refused (ValueError)."""
+    def store():
+        if kind == "local":
+            return zarr.storage.LocalStore(tmp_path, read_only=True)
+        return zarr.storage.MemoryStore(data, read_only=True)
+    data: dict = {}
+    zarr.create_array(zarr.storage.MemoryStore(data) if kind == "memory" else tmp_path,
+                      shape=(2,), dtype="i4", fill_value=3)
+    got = both(lambda lib: [(n.read_only, n[...].tolist()) for n in (
+        lib.open(store()), lib.open_array(store()))])
+    assert got["zarrx"] == got["zarr"] == [(True, [3, 3])] * 2
+    got = both(lambda lib: lib.open(store(), mode="a"))
+    assert isinstance(got["zarr"], ValueError) and isinstance(got["zarrx"], zarrx.ReadOnlyError)
+    assert "is read-only, cannot open it with mode 'a'" in str(got["zarrx"])

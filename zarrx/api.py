@@ -54,9 +54,10 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
 
 
 def _default_mode(store: Any, mode: str | None) -> str:
-    """zarr-python's default: ``r`` for a read-only store, else ``a``."""
+    """zarr-python's default: ``r`` for a read-only store (a zarrx or zarr-python store
+    object), else ``a``."""
     if mode is None:
-        return "r" if isinstance(store, Store) and store.read_only else "a"
+        return "r" if getattr(store, "read_only", None) is True else "a"
     return mode
 
 
@@ -135,12 +136,14 @@ def _group(st: Store, path: str, meta: GroupMeta, mode: str,
     return Group(st, path, meta, read_only=mode == "r")
 
 
-def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
-               zarr_format: int | None = None, **kwargs: Any) -> Array:
+def open_array(store: StoreLike | None = None, *, mode: str | None = None,
+               path: str | None = None, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``; other keywords
-    are those of :func:`create`, which creates it."""
+    are those of :func:`create`, which creates it. ``mode`` defaults to ``r`` for a read-only
+    store, else ``a``."""
     check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
     storage_options = kwargs.pop("storage_options", None)
+    mode = _default_mode(store, mode)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
