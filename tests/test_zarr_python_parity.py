@@ -134,6 +134,7 @@ ERRORS = {
     "append-wrong-shape": lambda lib: arr(lib).append(np.ones((3,))),
     "append-bad-axis": lambda lib: arr(lib).append(np.ones((3, 10)), axis=5),
     "attrs-not-json": lambda lib: arr(lib).attrs.__setitem__("x", object()),
+    "attrs-int-key": lambda lib: lib.open_group(existing(lib)).attrs.update({1: 2}),
     "len-of-0d": lambda lib: len(lib.create_array({}, shape=(), dtype="i4")),
     "compressor-of-v3": lambda lib: arr(lib).compressor,
     "require_array-shape": lambda lib: lib.open_group(existing(lib)).require_array(
@@ -966,3 +967,15 @@ def test_read_only_zarr_python_stores_open_read_only_and_refuse_writing_modes(tm
     got = both(lambda lib: lib.open(store(), mode="a"))
     assert isinstance(got["zarr"], ValueError) and isinstance(got["zarrx"], zarrx.ReadOnlyError)
     assert "is read-only, cannot open it with mode 'a'" in str(got["zarrx"])
+
+
+def test_attribute_keys_that_are_not_str_are_type_errors():
+    """json.dumps would store the key 1 as "1"; zarr-python raises TypeError, so does zarrx,
+    at any depth."""
+    a = zarrx.create_array({}, shape=(2,), dtype="i4")
+    for value, key in [({1: 2}, "int 1"), ({"a": [{"b": {None: 1}}]}, "NoneType None")]:
+        with pytest.raises(zarrx.ArgumentTypeError) as info:
+            a.attrs.update(value)
+        assert str(info.value) == f"attributes must be JSON-serialisable: keys must be str, " \
+                                  f"found {key}"
+    assert a.attrs.asdict() == {}
