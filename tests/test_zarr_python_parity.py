@@ -979,3 +979,11 @@ def test_attribute_keys_that_are_not_str_are_type_errors():
         assert str(info.value) == f"attributes must be JSON-serialisable: keys must be str, " \
                                   f"found {key}"
     assert a.attrs.asdict() == {}
+
+
+def test_an_empty_member_name_is_the_group_itself():
+    def case(lib):
+        g = tree_of(lib)
+        return g[""].path, g["/"].path, "" in g, g["sub"][""].path, sorted(g["sub"][""].keys())
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == ("", "", True, "sub", ["b", "deeper"])

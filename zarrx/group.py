@@ -84,6 +84,8 @@ class Group(Node):
         return Array(self._store, path, meta, read_only=self._read_only)
 
     def _lookup(self, name: str) -> Array | Group | None:
+        if isinstance(name, str) and not name.strip("/"):     # "" or "/": this group itself
+            return Group(self._store, self._path, self._meta, read_only=self._read_only)
         path = self._child_path(name)
         rel = path[len(self._path) + 1:] if self._path else path
         found = self._consolidated()
