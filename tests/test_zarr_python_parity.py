@@ -987,3 +987,18 @@ def test_an_empty_member_name_is_the_group_itself():
         return g[""].path, g["/"].path, "" in g, g["sub"][""].path, sorted(g["sub"][""].keys())
     got = both(case)
     assert got["zarrx"] == got["zarr"] == ("", "", True, "sub", ["b", "deeper"])
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_values_written_to_string_arrays_convert_as_numpy_converts_them(fmt):
+    """zarr-python converts with numpy (5 -> "5", b"x" -> "x"); zarrx used to fail encoding
+    the chunk (vlen-utf8: item is int, expected str)."""
+    def write(lib):
+        a = lib.create_array({}, shape=(5,), dtype=str, chunks=(2,), zarr_format=fmt)
+        a[0] = 5
+        a[1] = b"x"
+        a[2:4] = np.array([1.5, "y"], dtype=object)
+        a[4:] = [True]
+        return [str(v) for v in a[...]]
+    got = both(write)
+    assert got["zarrx"] == got["zarr"] == ["5", "x", "1.5", "y", "True"]

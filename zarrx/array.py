@@ -309,6 +309,11 @@ class Array(Node):
                 raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
                                     f"{type(value).__name__} value: {exc}") from exc
             value = records
+        elif self._strings is not None and not (isinstance(value, np.ndarray)
+                                                and value.dtype == self._strings):
+            # numpy's conversion to strings, as zarr-python's (5 -> "5", b"x" -> "x"); the
+            # chunks hold them as objects
+            value = chunk_io.check_value(value, None, self._strings, self.name)
         arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
         if not box_write.write_box(self._io, plan, arr):
             chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
