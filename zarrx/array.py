@@ -404,10 +404,13 @@ class Array(Node):
             new = tuple(shape[0]) if one else tuple(shape)
         except TypeError:
             new = shape
-        if len(new) != self.ndim or any(not isinstance(n, (int, np.integer)) or
-                                        isinstance(n, bool) or not 0 <= n < 2**63 for n in new):
-            raise ArgumentError(f"{self.name}: resize expected {self.ndim} non-negative ints "
-                                f"below 2**63, found {new!r}")
+        ints = isinstance(new, tuple) and all(isinstance(n, (int, np.integer)) and
+                                              not isinstance(n, bool) for n in new)
+        if not ints or len(new) != self.ndim or any(not 0 <= n < 2**63 for n in new):
+            # not ints: a TypeError, as in zarr-python
+            raise (ArgumentError if ints else ArgumentTypeError)(
+                f"{self.name}: resize expected {self.ndim} non-negative ints below 2**63, "
+                f"found {new!r}")
         if isinstance(self._meta.chunk_grid, RectilinearGrid):
             raise ArgumentError(f"{self.name}: resize of a rectilinear chunk grid is not "
                                 f"supported")

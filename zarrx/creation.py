@@ -163,12 +163,12 @@ def _shape(shape: Any) -> tuple[int, ...]:
         shape = (shape,)
     try:
         out = tuple(int(s) for s in shape)
-        ok = all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
-                 for s in shape)
+        ints = all(_is_int(s) for s in shape)
     except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ArgumentError(f"shape: expected a tuple of non-negative ints, found {shape!r}")
+        ints = False
+    if not ints or any(s < 0 for s in out):   # not ints: a TypeError, as in zarr-python
+        raise (ArgumentError if ints else ArgumentTypeError)(
+            f"shape: expected a tuple of non-negative ints, found {shape!r}")
     return out
 
 
