@@ -287,10 +287,10 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         index_location = shards.get("index_location", "end")
     elif _int_tuple(shards) is not None:
         shard_shape, index_location = _int_tuple(shards), "end"
-    else:
-        raise ArgumentError(f"create_array: shards: expected a tuple of ints, "
-                            f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
-                            f"found {shards!r}")
+    else:                                   # a TypeError, as in zarr-python
+        raise ArgumentTypeError(f"create_array: shards: expected a tuple of ints, "
+                                f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
+                                f"found {shards!r}")
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
         raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")

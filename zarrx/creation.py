@@ -2,7 +2,7 @@
 defaults, and the implicit parent groups a nested path needs."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -108,6 +108,15 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     backend of a store URL (``s3://...``)."""
     from zarrx.codec_args import build_codecs
 
+    if config is not None and not isinstance(config, Mapping):
+        raise ArgumentTypeError(f"create_array: config: expected a mapping, found "
+                                f"{type(config).__name__} {config!r:.80}")
+    if dimension_names is not None:          # not str: a TypeError, as in zarr-python
+        names = list(dimension_names) if isinstance(dimension_names, Iterable) else [0]
+        if not all(n is None or isinstance(n, str) for n in names):
+            raise ArgumentTypeError(f"create_array: dimension_names: expected a sequence of "
+                                    f"str or None, found {dimension_names!r:.80}")
+        dimension_names = names
     if config:
         unknown = sorted(set(config) - {"write_empty_chunks", "order"})
         if unknown:
