@@ -1010,3 +1010,19 @@ def test_values_written_to_string_arrays_convert_as_numpy_converts_them(fmt):
         return [str(v) for v in a[...]]
     got = both(write)
     assert got["zarrx"] == got["zarr"] == ["5", "x", "1.5", "y", "True"]
+
+
+def test_open_of_an_existing_array_takes_write_empty_chunks_from_config():
+    """zarr.open(store, config={"write_empty_chunks": True}) stores chunks of fill values; so
+    does zarrx (and its open_array, and the write_empty_chunks= keyword: see migrating.md)."""
+    def write_zeros(lib, fn="open", **kw):
+        store: dict = {}
+        lib.create_array(store, shape=(4,), dtype="i4", chunks=(2,))
+        a = getattr(lib, fn)(store, mode="a", **kw)
+        a[...] = 0
+        return a.nchunks_initialized
+    got = both(lambda lib: write_zeros(lib, config={"write_empty_chunks": True}))
+    assert got["zarrx"] == got["zarr"] == 2
+    assert write_zeros(zarrx, "open_array", config={"write_empty_chunks": True}) == 2
+    assert write_zeros(zarrx, "open_array", write_empty_chunks=True) == 2
+    assert write_zeros(zarrx, "open_array") == 0

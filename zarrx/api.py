@@ -53,6 +53,15 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
             raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}")
 
 
+def _write_empty_chunks(kwargs: dict) -> bool | None:
+    """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
+    ``config=`` (zarr-python's per-array configuration)."""
+    if kwargs.get("write_empty_chunks") is not None:
+        return kwargs["write_empty_chunks"]
+    config = kwargs.get("config")
+    return config.get("write_empty_chunks") if isinstance(config, dict) else None
+
+
 def _default_mode(store: Any, mode: str | None) -> str:
     """zarr-python's default: ``r`` for a read-only store (a zarrx or zarr-python store
     object), else ``a``."""
@@ -86,7 +95,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=kwargs.get("write_empty_chunks"))
+                         write_empty_chunks=_write_empty_chunks(kwargs))
         if mode != "a":
             raise NodeNotFoundError(f"open: no array or group at {_where(st, path)}")
     if "shape" in kwargs:
@@ -151,7 +160,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, ArrayMeta):
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=kwargs.get("write_empty_chunks"))
+                         write_empty_chunks=_write_empty_chunks(kwargs))
         if meta is not None:
             raise NodeExistsError(f"open_array: the node at {_where(st, path)} is a group")
         if mode != "a" or "shape" not in kwargs:
