@@ -118,6 +118,15 @@ ERRORS = {
     "unknown-dtype-v2": lambda lib: lib.create_array({}, shape=(1,), dtype="int33",
                                                      zarr_format=2),
     "negative-shape": lambda lib: lib.create_array({}, shape=(-1,), dtype="i4"),
+    "fill-str-for-int": lambda lib: lib.create_array({}, shape=(2,), dtype="i4", fill_value="x"),
+    "fill-list-for-int": lambda lib: lib.create_array({}, shape=(2,), dtype="i4",
+                                                      fill_value=[1, 2]),
+    "fill-str-for-float": lambda lib: lib.create_array({}, shape=(2,), dtype="f4",
+                                                       fill_value="x"),
+    "fill-out-of-range": lambda lib: lib.create_array({}, shape=(2,), dtype="i1",
+                                                      fill_value=1000),
+    "fill-negative-unsigned": lambda lib: lib.create_array({}, shape=(2,), dtype="u1",
+                                                           fill_value=-1),
     "float-shape": lambda lib: lib.create_array({}, shape=(4.5,), dtype="i4"),
     "str-shape": lambda lib: lib.create_array({}, shape="abc", dtype="i4"),
     "resize-float": lambda lib: arr(lib).resize((4.5, 2)),
@@ -736,7 +745,7 @@ def test_fill_values_convert_as_in_zarr_python(case):
     ("f4", np.zeros((2, 2)))])
 def test_a_fill_value_that_is_not_a_scalar_is_refused(dtype, fill):
     """zarr-python refuses these too (TypeError); zarrx names the field and the type."""
-    with pytest.raises(zarrx.MetadataError) as info:
+    with pytest.raises(zarrx.errors.FillValueError) as info:
         zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
     assert str(info.value).startswith(
         f"array metadata fill_value: expected a scalar fill value for {np.dtype(dtype)}, found ")
