@@ -1035,3 +1035,21 @@ def test_open_of_an_existing_array_takes_write_empty_chunks_from_config():
     assert write_zeros(zarrx, "open_array", config={"write_empty_chunks": True}) == 2
     assert write_zeros(zarrx, "open_array", write_empty_chunks=True) == 2
     assert write_zeros(zarrx, "open_array") == 0
+
+
+def test_storage_fsspec_store_from_url_and_from_mapper():
+    """zarr-python's spellings of a store over an fsspec filesystem."""
+    fsspec = pytest.importorskip("fsspec")
+
+    def roundtrip(lib):
+        url = f"memory://parity-from-url-{lib.__name__}"
+        a = lib.create_array(lib.storage.FsspecStore.from_url(url), shape=(3,), dtype="i4")
+        a[...] = [1, 2, 3]
+        mapper = fsspec.get_mapper(url)
+        again = lib.open_array(lib.storage.FsspecStore.from_mapper(mapper, read_only=True))
+        out = again.read_only, again[...].tolist()
+        fsspec.filesystem("memory").rm(url.split("://")[1], recursive=True)
+        return out
+    got = both(roundtrip)
+    assert got["zarrx"] == got["zarr"] == (True, [1, 2, 3])
+    assert zarrx.storage.ObjectStore is zarrx.store.remote.objectstore.ObjectStore

@@ -112,6 +112,17 @@ class FsspecStore(RemoteStore):
         read_only = read_only or any(p in ("http", "https") for p in protocols)
         super().__init__(read_only=read_only, options=opts)
 
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict | None = None,
+                 read_only: bool = False) -> FsspecStore:
+        """zarr-python's spelling of ``FsspecStore(url, storage_options=...)``."""
+        return cls(url, storage_options=storage_options, read_only=read_only)
+
+    @classmethod
+    def from_mapper(cls, fs_map: Any, read_only: bool = False) -> FsspecStore:
+        """The store over an fsspec mapper's filesystem and root (zarr-python's spelling)."""
+        return cls(fs_map.fs, fs_map.root, read_only=read_only)
+
     @property
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
         cw = self.options.conditional_writes
