@@ -95,6 +95,9 @@ ERRORS = {
         "a", shape=(1,), dtype="i4"),
     "open-w--exists": lambda lib: lib.open(existing(lib), mode="w-"),
     "open_group-w--exists": lambda lib: lib.open_group(existing(lib), mode="w-"),
+    "open_array-w--exists": lambda lib: lib.open_array(existing(lib), mode="w-"),
+    "open_array-w--exists-at-path": lambda lib: lib.open_array(existing(lib), mode="w-",
+                                                               path="a"),
     "group-missing-member": lambda lib: lib.open_group(existing(lib))["nope"],
     "read-only-write": lambda lib: _read_only(lib)["a"].__setitem__(0, 1),
     "read-only-attrs": lambda lib: _read_only(lib).attrs.__setitem__("x", 1),
@@ -107,13 +110,36 @@ ERRORS = {
     "oindex-out-of-bounds": lambda lib: arr(lib).oindex[[11], :],
     "vindex-bad-mask": lambda lib: arr(lib).vindex[np.ones((3, 3), bool)],
     "blocks-out-of-bounds": lambda lib: arr(lib).blocks[5],
+    "zero-step": lambda lib: arr(lib)[::0],
+    "zero-step-oindex": lambda lib: arr(lib).oindex[1, ::0],
+    "vindex-not-broadcast": lambda lib: arr(lib).vindex[[1, 2, 3], [1, 2]],
     "fields-of-plain-array": lambda lib: arr(lib).get_basic_selection(..., fields="x"),
     "unknown-dtype": lambda lib: lib.create_array({}, shape=(1,), dtype="foo"),
     "unknown-dtype-v2": lambda lib: lib.create_array({}, shape=(1,), dtype="int33",
                                                      zarr_format=2),
     "negative-shape": lambda lib: lib.create_array({}, shape=(-1,), dtype="i4"),
+    "fill-str-for-int": lambda lib: lib.create_array({}, shape=(2,), dtype="i4", fill_value="x"),
+    "fill-list-for-int": lambda lib: lib.create_array({}, shape=(2,), dtype="i4",
+                                                      fill_value=[1, 2]),
+    "fill-str-for-float": lambda lib: lib.create_array({}, shape=(2,), dtype="f4",
+                                                       fill_value="x"),
+    "fill-out-of-range": lambda lib: lib.create_array({}, shape=(2,), dtype="i1",
+                                                      fill_value=1000),
+    "fill-negative-unsigned": lambda lib: lib.create_array({}, shape=(2,), dtype="u1",
+                                                           fill_value=-1),
+    "float-shape": lambda lib: lib.create_array({}, shape=(4.5,), dtype="i4"),
+    "str-shape": lambda lib: lib.create_array({}, shape="abc", dtype="i4"),
+    "resize-float": lambda lib: arr(lib).resize((4.5, 2)),
+    "resize-negative": lambda lib: arr(lib).resize((-4, 2)),
+    "shards-float": lambda lib: lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,),
+                                                 shards=(4.5,)),
+    "dimension-names-int": lambda lib: lib.create_array({}, shape=(2,), dtype="i4",
+                                                        dimension_names=[1]),
     "shards-not-a-multiple": lambda lib: lib.create_array({}, shape=(4,), dtype="i4",
                                                           chunks=(3,), shards=(4,)),
+    "two-compressors-v2": lambda lib: lib.create_array({}, shape=(4,), dtype="i4",
+                                                       compressors=[GzipCodec(), ZstdCodec()],
+                                                       zarr_format=2),
     "shards-in-v2": lambda lib: lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,),
                                                  shards=(4,), zarr_format=2),
     "unknown-keyword-open": lambda lib: lib.open({}, mode="w", foo=1),
@@ -125,6 +151,7 @@ ERRORS = {
     "append-wrong-shape": lambda lib: arr(lib).append(np.ones((3,))),
     "append-bad-axis": lambda lib: arr(lib).append(np.ones((3, 10)), axis=5),
     "attrs-not-json": lambda lib: arr(lib).attrs.__setitem__("x", object()),
+    "attrs-int-key": lambda lib: lib.open_group(existing(lib)).attrs.update({1: 2}),
     "len-of-0d": lambda lib: len(lib.create_array({}, shape=(), dtype="i4")),
     "compressor-of-v3": lambda lib: arr(lib).compressor,
     "require_array-shape": lambda lib: lib.open_group(existing(lib)).require_array(
@@ -718,7 +745,7 @@ def test_fill_values_convert_as_in_zarr_python(case):
     ("f4", np.zeros((2, 2)))])
 def test_a_fill_value_that_is_not_a_scalar_is_refused(dtype, fill):
     """zarr-python refuses these too (TypeError); zarrx names the field and the type."""
-    with pytest.raises(zarrx.MetadataError) as info:
+    with pytest.raises(zarrx.errors.FillValueError) as info:
         zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
     assert str(info.value).startswith(
         f"array metadata fill_value: expected a scalar fill value for {np.dtype(dtype)}, found ")
@@ -839,3 +866,190 @@ def test_copies_of_a_zarr_python_array_keep_its_settings():
     assert [(c, len(k)) for c, k, _ in got["zarrx"]] == [(c, len(k)) for c, k, _ in got["zarr"]]
     assert [f for _, _, f in got["zarr"]][1:] == [0, 5]
     assert zarrx.from_array({}, data=src)[...].tolist() == [0, 1, 2, 3]
+
+
+CREATE_CHUNKS = {"auto": True, "one-chunk": False, "int": 4, "short": (3,),
+                 "full-axis": (-1, 4), "none-axis": (None, 4), "dask-regular": ((4, 4, 2), (5, 5))}
+
+
+@pytest.mark.parametrize("chunks", list(CREATE_CHUNKS.values()), ids=list(CREATE_CHUNKS))
+@pytest.mark.parametrize("fn", ["create", "zeros", "open", "open_array"])
+def test_chunks_of_create_and_open_read_as_in_zarr_python(fn, chunks):
+    """create, zeros, ... and open/open_array (which create arrays with create) take
+    zarr.create's chunks forms: True, False (one chunk), an int, too few sizes, -1 or None for
+    a whole axis, dask-style edges."""
+    def make(lib):
+        if fn.startswith("open"):
+            return getattr(lib, fn)({}, mode="w", shape=(10, 10), dtype="i4", chunks=chunks)
+        return getattr(lib, fn)((10, 10), dtype="i4", chunks=chunks)
+    got = both(lambda lib: make(lib).chunks)
+    assert got["zarrx"] == got["zarr"]
+
+
+@pytest.mark.parametrize("chunks", [(2.5, 3), 1.5, "x"], ids=["float-in-tuple", "float", "str"])
+@pytest.mark.parametrize("fn", ["create_array", "zeros"])
+def test_chunks_that_are_not_ints_are_type_errors(fn, chunks):
+    """zarr-python raises TypeError; zarrx used to truncate (2.5, 3) to (2, 3)."""
+    if fn == "create_array":
+        got = both(lambda lib: lib.create_array({}, shape=(6, 6), dtype="i4", chunks=chunks))
+    else:
+        got = both(lambda lib: lib.zeros((6, 6), dtype="i4", chunks=chunks))
+    assert isinstance(got["zarr"], TypeError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]).startswith("chunks: expected a tuple of positive ints")
+    assert repr(chunks) in str(got["zarrx"])
+
+
+@pytest.mark.parametrize("fn", ["open", "open_array"])
+def test_open_creates_with_the_keywords_of_create(fn):
+    """zarr-python's open and open_array create arrays with zarr.create, so its keywords
+    (dimension_separator, chunk_shape, codecs) work there."""
+    def make(lib):
+        store: dict = {}
+        v2 = getattr(lib, fn)(store, mode="w", shape=(4, 4), dtype="i4", chunks=(2, 2),
+                              zarr_format=2, dimension_separator="/")
+        v3 = getattr(lib, fn)({}, mode="w", shape=(4, 4), dtype="i4", chunk_shape=(2, 2),
+                              codecs=[BytesCodec(), ZstdCodec(level=1)])
+        v2[...] = v3[...] = 1
+        return (v2.chunks, sorted(k for k in store if "/" in k), v3.chunks,
+                [c.to_dict()["name"] for c in v3.compressors])
+    got = both(make)
+    assert got["zarrx"] == got["zarr"] == ((2, 2), ["0/0", "0/1", "1/0", "1/1"], (2, 2),
+                                            ["zstd"])
+
+
+@pytest.mark.parametrize("shape", [(), (3,)], ids=["0-d", "1-d"])
+def test_numpy_conversion_as_in_zarr_python(shape):
+    """np.asarray of a 0-d array is a 0-d ndarray; copy=False is refused with a ValueError (a
+    read always copies), as numpy's protocol asks and zarr-python does."""
+    def convert(lib):
+        a = lib.create_array({}, shape=shape, dtype="i4", fill_value=7)
+        out = np.asarray(a), np.asarray(a, dtype="f8"), np.array(a, copy=True)
+        return [(type(o), o.shape, o.dtype.str, o.tolist()) for o in out]
+    got = both(convert)
+    assert got["zarrx"] == got["zarr"]
+    for lib in LIBS.values():
+        with pytest.raises(ValueError):
+            np.array(lib.create_array({}, shape=shape, dtype="i4"), copy=False)
+    with pytest.raises(zarrx.ArgumentError, match="^/: np.array\\(..., copy=False\\) cannot be "
+                                                  "honoured"):
+        np.array(zarrx.create_array({}, shape=shape, dtype="i4"), copy=False)
+
+
+def test_require_group_with_overwrite_replaces_the_group():
+    def case(lib):
+        g = tree_of(lib)
+        sub = g.require_group("sub", overwrite=True)
+        return list(sub.keys()), sorted(g.keys()), list(g.require_group("sub").keys())
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == ([], ["a", "sub"], [])
+
+
+def test_a_member_name_that_is_not_a_str_is_a_type_error():
+    got = both(lambda lib: tree_of(lib)[0])
+    assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]) == "group '/': a member name is a str, found int 0"
+
+
+def test_create_array_refuses_data_of_another_shape_before_creating_anything():
+    """zarr-python refuses shape= with data= (ValueError); zarrx takes a shape equal to the
+    data's, and refuses another one before it writes anything."""
+    stores: dict = {}
+
+    def create(lib):
+        stores[lib.__name__] = {}
+        return lib.create_array(stores[lib.__name__], data=np.zeros((3, 4)), shape=(12,))
+    got = both(create)
+    assert isinstance(got["zarr"], ValueError) and isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == ("create_array: shape= (12,) differs from the shape (3, 4) of "
+                                 "data= (give one of them)")
+    assert stores["zarrx"] == {}
+    assert zarrx.create_array({}, data=np.ones((3, 4)), shape=(3, 4))[...].sum() == 12
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_read_only_zarr_python_stores_open_read_only_and_refuse_writing_modes(tmp_path, kind):
+    """As zarr-python: open and open_array default to mode r on a read-only store; mode a on it
+    is refused (ValueError)."""
+    def store():
+        if kind == "local":
+            return zarr.storage.LocalStore(tmp_path, read_only=True)
+        return zarr.storage.MemoryStore(data, read_only=True)
+    data: dict = {}
+    zarr.create_array(zarr.storage.MemoryStore(data) if kind == "memory" else tmp_path,
+                      shape=(2,), dtype="i4", fill_value=3)
+    got = both(lambda lib: [(n.read_only, n[...].tolist()) for n in (
+        lib.open(store()), lib.open_array(store()))])
+    assert got["zarrx"] == got["zarr"] == [(True, [3, 3])] * 2
+    got = both(lambda lib: lib.open(store(), mode="a"))
+    assert isinstance(got["zarr"], ValueError) and isinstance(got["zarrx"], zarrx.ReadOnlyError)
+    assert "is read-only, cannot open it with mode 'a'" in str(got["zarrx"])
+
+
+def test_attribute_keys_that_are_not_str_are_type_errors():
+    """json.dumps would store the key 1 as "1"; zarr-python raises TypeError, so does zarrx,
+    at any depth."""
+    a = zarrx.create_array({}, shape=(2,), dtype="i4")
+    for value, key in [({1: 2}, "int 1"), ({"a": [{"b": {None: 1}}]}, "NoneType None")]:
+        with pytest.raises(zarrx.ArgumentTypeError) as info:
+            a.attrs.update(value)
+        assert str(info.value) == f"attributes must be JSON-serialisable: keys must be str, " \
+                                  f"found {key}"
+    assert a.attrs.asdict() == {}
+
+
+def test_an_empty_member_name_is_the_group_itself():
+    def case(lib):
+        g = tree_of(lib)
+        return g[""].path, g["/"].path, "" in g, g["sub"][""].path, sorted(g["sub"][""].keys())
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == ("", "", True, "sub", ["b", "deeper"])
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_values_written_to_string_arrays_convert_as_numpy_converts_them(fmt):
+    """zarr-python converts with numpy (5 -> "5", b"x" -> "x"); zarrx used to fail encoding
+    the chunk (vlen-utf8: item is int, expected str)."""
+    def write(lib):
+        a = lib.create_array({}, shape=(5,), dtype=str, chunks=(2,), zarr_format=fmt)
+        a[0] = 5
+        a[1] = b"x"
+        a[2:4] = np.array([1.5, "y"], dtype=object)
+        a[4:] = [True]
+        return [str(v) for v in a[...]]
+    got = both(write)
+    assert got["zarrx"] == got["zarr"] == ["5", "x", "1.5", "y", "True"]
+
+
+def test_open_of_an_existing_array_takes_write_empty_chunks_from_config():
+    """zarr.open(store, config={"write_empty_chunks": True}) stores chunks of fill values; so
+    does zarrx (and its open_array, and the write_empty_chunks= keyword: see migrating.md)."""
+    def write_zeros(lib, fn="open", **kw):
+        store: dict = {}
+        lib.create_array(store, shape=(4,), dtype="i4", chunks=(2,))
+        a = getattr(lib, fn)(store, mode="a", **kw)
+        a[...] = 0
+        return a.nchunks_initialized
+    got = both(lambda lib: write_zeros(lib, config={"write_empty_chunks": True}))
+    assert got["zarrx"] == got["zarr"] == 2
+    assert write_zeros(zarrx, "open_array", config={"write_empty_chunks": True}) == 2
+    assert write_zeros(zarrx, "open_array", write_empty_chunks=True) == 2
+    assert write_zeros(zarrx, "open_array") == 0
+
+
+def test_storage_fsspec_store_from_url_and_from_mapper():
+    """zarr-python's spellings of a store over an fsspec filesystem."""
+    fsspec = pytest.importorskip("fsspec")
+
+    def roundtrip(lib):
+        url = f"memory://parity-from-url-{lib.__name__}"
+        a = lib.create_array(lib.storage.FsspecStore.from_url(url), shape=(3,), dtype="i4")
+        a[...] = [1, 2, 3]
+        mapper = fsspec.get_mapper(url)
+        again = lib.open_array(lib.storage.FsspecStore.from_mapper(mapper, read_only=True))
+        out = again.read_only, again[...].tolist()
+        fsspec.filesystem("memory").rm(url.split("://")[1], recursive=True)
+        return out
+    got = both(roundtrip)
+    assert got["zarrx"] == got["zarr"] == (True, [1, 2, 3])
+    assert zarrx.storage.ObjectStore is zarrx.store.remote.objectstore.ObjectStore

@@ -14,7 +14,7 @@ from zarrx.convenience import (array, create_hierarchy, from_array, load, save, 
                                save_group)
 from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
                           DataTypeError,
-                          IndexingError, MetadataError, NodeExistsError, NodeMismatchError,
+                          IndexingError, IndexingValueError, MetadataError, NodeExistsError, NodeMismatchError,
                           NodeNotFoundError, ReadOnlyError, ShardError, StoreError, ZarrError)
 from zarrx.group import Group
 
@@ -25,7 +25,7 @@ __all__ = [
     "ones_like", "full_like", "empty_like", "save", "save_array", "save_group", "load",
     "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated",
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
+    "IndexingValueError", "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
     "ArgumentError", "ArgumentTypeError", "ArgumentOverflowError", "DataTypeError",
     "convert", "copy", "check",
 ]

@@ -18,8 +18,8 @@ from typing import Any
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
                           NodeNotFoundError, ReadOnlyError)
-from zarrx.creation import (_store, _where, check_format, create_array, like_arguments,
-                            prepare_node)
+from zarrx.creation import (_store, _where, check_format, create_array, create_chunks,
+                            like_arguments, prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -33,8 +33,10 @@ __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "
 MODES = ("r", "r+", "a", "w", "w-")
 StoreLike = Store | str | os.PathLike | dict
 
-# what create_array takes besides the store (open and open_array pass these on)
-_ARRAY_KW = frozenset(inspect.signature(create_array).parameters) - {"store", "_mode"}
+# what create_array takes besides the store, and the older spellings of create (open and
+# open_array create arrays with create, as zarr-python does)
+_ARRAY_KW = frozenset(inspect.signature(create_array).parameters) - {"store", "_mode"} | {
+    "chunk_shape", "codecs", "dimension_separator"}
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
 
@@ -51,10 +53,20 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
             raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}")
 
 
+def _write_empty_chunks(kwargs: dict) -> bool | None:
+    """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
+    ``config=`` (zarr-python's per-array configuration)."""
+    if kwargs.get("write_empty_chunks") is not None:
+        return kwargs["write_empty_chunks"]
+    config = kwargs.get("config")
+    return config.get("write_empty_chunks") if isinstance(config, dict) else None
+
+
 def _default_mode(store: Any, mode: str | None) -> str:
-    """zarr-python's default: ``r`` for a read-only store, else ``a``."""
+    """zarr-python's default: ``r`` for a read-only store (a zarrx or zarr-python store
+    object), else ``a``."""
     if mode is None:
-        return "r" if isinstance(store, Store) and store.read_only else "a"
+        return "r" if getattr(store, "read_only", None) is True else "a"
     return mode
 
 
@@ -63,8 +75,9 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
          ) -> Array | Group:
     """Open the array or group at ``path`` (v2 or v3, auto-detected); in modes ``a``/``w``/``w-``
     create it when missing (an array if ``shape`` is given, else a group). ``mode`` defaults to
-    ``r`` for a read-only store, else ``a``. Other keywords: those of :func:`create_array`
-    (used when an array is created), ``attributes`` and ``use_consolidated``."""
+    ``r`` for a read-only store, else ``a``. Other keywords: those of :func:`create` (used when
+    an array is created, as :func:`create` reads them), ``attributes`` and
+    ``use_consolidated``."""
     check_keywords("open", kwargs, _OPEN_KW)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
@@ -82,12 +95,12 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=kwargs.get("write_empty_chunks"))
+                         write_empty_chunks=_write_empty_chunks(kwargs))
         if mode != "a":
             raise NodeNotFoundError(f"open: no array or group at {_where(st, path)}")
     if "shape" in kwargs:
-        return create_array(st, name=path, zarr_format=zarr_format or 3,
-                            overwrite=(mode == "w"), _mode=mode, **kwargs)
+        return create(store=st, path=path, zarr_format=zarr_format or 3,
+                      overwrite=(mode == "w"), _mode=mode, **kwargs)
     attributes = kwargs.pop("attributes", None)
     if kwargs:
         raise ArgumentTypeError(f"open: {next(iter(kwargs))}= is an array argument, but no "
@@ -132,12 +145,14 @@ def _group(st: Store, path: str, meta: GroupMeta, mode: str,
     return Group(st, path, meta, read_only=mode == "r")
 
 
-def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
-               zarr_format: int | None = None, **kwargs: Any) -> Array:
+def open_array(store: StoreLike | None = None, *, mode: str | None = None,
+               path: str | None = None, zarr_format: int | None = None, **kwargs: Any) -> Array:
     """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``; other keywords
-    are those of :func:`create_array`."""
+    are those of :func:`create`, which creates it. ``mode`` defaults to ``r`` for a read-only
+    store, else ``a``."""
     check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
     storage_options = kwargs.pop("storage_options", None)
+    mode = _default_mode(store, mode)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
@@ -145,15 +160,17 @@ def open_array(store: StoreLike | None = None, *, mode: str = "a", path: str | N
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, ArrayMeta):
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=kwargs.get("write_empty_chunks"))
+                         write_empty_chunks=_write_empty_chunks(kwargs))
         if meta is not None:
             raise NodeExistsError(f"open_array: the node at {_where(st, path)} is a group")
         if mode != "a" or "shape" not in kwargs:
             raise NodeNotFoundError(f"open_array: no array at {_where(st, path)}")
     if "shape" not in kwargs:
+        if mode == "w-" and nodes.load_node(st, path) is not None:
+            raise NodeExistsError(f"open_array: a node already exists at {_where(st, path)}")
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
-    return create_array(st, name=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
-                        _mode=mode, **kwargs)
+    return create(store=st, path=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
+                  _mode=mode, **kwargs)
 
 
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
@@ -271,7 +288,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
         raise ArgumentError("create: pass compressors= or compressor=, not both")
     compressors = kwargs.pop("compressors", "auto") if compressor == "auto" else compressor
     return create_array(store, name=path, shape=shape, dtype=dtype,
-                        chunks="auto" if chunks is True or chunks is None else chunks,
+                        chunks=create_chunks(chunks, shape),
                         compressors=compressors if compressors != "default" else "auto",
                         filters="auto" if filters is None else filters, fill_value=fill_value,
                         order=order, zarr_format=fmt, overwrite=overwrite, **kwargs)

@@ -210,8 +210,13 @@ class Array(Node):
         return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        a = self[...]
-        return a if dtype is None else a.astype(dtype)
+        """The whole array read into numpy (a 0-d array for a 0-d one). ``copy=False`` is
+        refused with a ``ValueError``, as numpy's protocol asks: reading always copies."""
+        if copy is False:
+            raise ArgumentError(f"{self.name}: np.array(..., copy=False) cannot be "
+                                f"honoured: reading a Zarr array always makes a copy")
+        a = np.asarray(self[...])
+        return a if dtype is None else a.astype(dtype, copy=False)
 
     # -- reading ------------------------------------------------------------------------------
     def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
@@ -304,6 +309,11 @@ class Array(Node):
                 raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
                                     f"{type(value).__name__} value: {exc}") from exc
             value = records
+        elif self._strings is not None and not (isinstance(value, np.ndarray)
+                                                and value.dtype == self._strings):
+            # numpy's conversion to strings, as zarr-python's (5 -> "5", b"x" -> "x"); the
+            # chunks hold them as objects
+            value = chunk_io.check_value(value, None, self._strings, self.name)
         arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
         if not box_write.write_box(self._io, plan, arr):
             chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
@@ -394,10 +404,13 @@ class Array(Node):
             new = tuple(shape[0]) if one else tuple(shape)
         except TypeError:
             new = shape
-        if len(new) != self.ndim or any(not isinstance(n, (int, np.integer)) or
-                                        isinstance(n, bool) or not 0 <= n < 2**63 for n in new):
-            raise ArgumentError(f"{self.name}: resize expected {self.ndim} non-negative ints "
-                                f"below 2**63, found {new!r}")
+        ints = isinstance(new, tuple) and all(isinstance(n, (int, np.integer)) and
+                                              not isinstance(n, bool) for n in new)
+        if not ints or len(new) != self.ndim or any(not 0 <= n < 2**63 for n in new):
+            # not ints: a TypeError, as in zarr-python
+            raise (ArgumentError if ints else ArgumentTypeError)(
+                f"{self.name}: resize expected {self.ndim} non-negative ints below 2**63, "
+                f"found {new!r}")
         if isinstance(self._meta.chunk_grid, RectilinearGrid):
             raise ArgumentError(f"{self.name}: resize of a rectilinear chunk grid is not "
                                 f"supported")

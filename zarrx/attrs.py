@@ -40,6 +40,11 @@ class Attributes(MutableMapping[str, Any]):
             pass                                # far too deep: check_tree words it below
         except (TypeError, ValueError) as exc:
             raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
+        bad = _keys_not_str(changed)            # json.dumps would turn 1 into "1"
+        if bad:
+            key = bad[0]
+            raise ArgumentTypeError(f"attributes must be JSON-serialisable: keys must be str, "
+                                    f"found {type(key).__name__} {key!r}")
         check_tree(changed, Loc("attributes"))  # the depth a reader takes
         self._data = dict(self._save(edit))
 
@@ -85,3 +90,19 @@ class Attributes(MutableMapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"Attributes({self._data!r})"
+
+
+def _keys_not_str(value: Any) -> list:
+    """``[key]`` for the first mapping key in ``value`` (nested in mappings and lists) that is
+    not a str, else ``[]``."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            for k, item in v.items():
+                if not isinstance(k, str):
+                    return [k]
+                todo.append(item)
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return []

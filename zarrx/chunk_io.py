@@ -480,10 +480,11 @@ def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> 
     return False
 
 
-def check_value(value: Any, shape: tuple[int, ...], dtype: np.dtype, where: str) -> np.ndarray:
-    """``value`` as an array broadcast to ``shape`` (no copy), or an ArgumentError saying why
-    not, also of the builtin class numpy raised (``TypeError``, ``OverflowError``), as
-    zarr-python passes those on."""
+def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
+                where: str) -> np.ndarray:
+    """``value`` as an array of ``dtype`` broadcast to ``shape`` (no copy; ``None``: its own
+    shape), or an ArgumentError saying why not, also of the builtin class numpy raised
+    (``TypeError``, ``OverflowError``), as zarr-python passes those on."""
     try:
         arr = value if isinstance(value, np.ndarray) and value.dtype == dtype \
             else np.asarray(value, dtype=dtype)
@@ -492,6 +493,8 @@ def check_value(value: Any, shape: tuple[int, ...], dtype: np.dtype, where: str)
                ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError)
         raise cls(f"{where}: cannot convert value of type {type(value).__name__} "
                   f"to dtype {dtype}: {exc}") from exc
+    if shape is None:
+        return arr
     try:
         return np.broadcast_to(arr, shape)
     except ValueError as exc:

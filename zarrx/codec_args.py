@@ -291,10 +291,10 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         index_location = shards.get("index_location", "end")
     elif _int_tuple(shards) is not None:
         shard_shape, index_location = _int_tuple(shards), "end"
-    else:
-        raise ArgumentError(f"create_array: shards: expected a tuple of ints, "
-                            f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
-                            f"found {shards!r}")
+    else:                                   # a TypeError, as in zarr-python
+        raise ArgumentTypeError(f"create_array: shards: expected a tuple of ints, "
+                                f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
+                                f"found {shards!r}")
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
         raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")
@@ -383,8 +383,8 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     if shards is not None:
         raise ArgumentError("create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)")
     if len(comp) > 1:
-        raise ArgumentError(f"create_array: Zarr v2 takes at most one compressor, found "
-                            f"{len(comp)}")
+        raise ArgumentTypeError(f"create_array: Zarr v2 takes at most one compressor, found "
+                                f"{len(comp)}")
     vlen = ("vlen-utf8", "vlen-bytes")
     objects = [f for f in flt if f.name in vlen]
     if ser.name in vlen or objects:

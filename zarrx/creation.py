@@ -2,7 +2,7 @@
 defaults, and the implicit parent groups a nested path needs."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -108,6 +108,15 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     backend of a store URL (``s3://...``)."""
     from zarrx.codec_args import build_codecs
 
+    if config is not None and not isinstance(config, Mapping):
+        raise ArgumentTypeError(f"create_array: config: expected a mapping, found "
+                                f"{type(config).__name__} {config!r:.80}")
+    if dimension_names is not None:          # not str: a TypeError, as in zarr-python
+        names = list(dimension_names) if isinstance(dimension_names, Iterable) else [0]
+        if not all(n is None or isinstance(n, str) for n in names):
+            raise ArgumentTypeError(f"create_array: dimension_names: expected a sequence of "
+                                    f"str or None, found {dimension_names!r:.80}")
+        dimension_names = names
     if config:
         unknown = sorted(set(config) - {"write_empty_chunks", "order"})
         if unknown:
@@ -129,6 +138,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         data = np.asarray(data)
         if shape is None:
             shape = data.shape
+        elif _shape(shape) != data.shape:      # checked before anything is created
+            raise ArgumentError(f"create_array: shape= {_shape(shape)} differs from the shape "
+                                f"{data.shape} of data= (give one of them)")
         if dtype is None:
             dtype = data.dtype
     if dtype is None:
@@ -160,12 +172,12 @@ def _shape(shape: Any) -> tuple[int, ...]:
         shape = (shape,)
     try:
         out = tuple(int(s) for s in shape)
-        ok = all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0
-                 for s in shape)
+        ints = all(_is_int(s) for s in shape)
     except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ArgumentError(f"shape: expected a tuple of non-negative ints, found {shape!r}")
+        ints = False
+    if not ints or any(s < 0 for s in out):   # not ints: a TypeError, as in zarr-python
+        raise (ArgumentError if ints else ArgumentTypeError)(
+            f"shape: expected a tuple of non-negative ints, found {shape!r}")
     return out
 
 
@@ -173,22 +185,50 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         return auto_chunks(shape, np.dtype(dtype).itemsize if _is_numpy_dtype(dtype) else 16)
     if isinstance(chunks, (str, bytes)):
-        raise ArgumentError(f"chunks: expected a tuple of positive ints or 'auto', found "
-                            f"{chunks!r}")
+        raise ArgumentTypeError(f"chunks: expected a tuple of positive ints or 'auto', found "
+                                f"{chunks!r}")
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
         return tuple(min(int(chunks), max(s, 1)) if chunks > 0 else int(chunks) for s in shape)
     if isinstance(chunks, Sequence) and any(isinstance(c, Sequence) for c in chunks):
         return tuple(tuple(int(x) for x in c) if isinstance(c, Sequence) else int(c) for c in chunks)
     try:
-        out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
-            if len(chunks) == len(shape) else tuple(chunks)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ArgumentError(f"chunks: expected a tuple of positive ints, found {chunks!r}") \
-            from exc
+        items = tuple(chunks)
+    except TypeError:
+        items = (chunks,)
+    if any(not _is_int(c) and c is not None for c in items):       # 2.5 would not truncate
+        raise ArgumentTypeError(f"chunks: expected a tuple of positive ints, found {chunks!r}")
+    chunks = items
+    out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
+        if len(chunks) == len(shape) else tuple(chunks)
     if any(isinstance(c, int) and c >= 2**63 for c in out):
         raise ArgumentError(f"chunks: expected a tuple of positive ints below 2**63, found "
                             f"{chunks!r}")
     return out
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def create_chunks(chunks: Any, shape: Any) -> Any:
+    """``chunks=`` of ``create`` and the functions built on it (``zeros``, ``open``, ...), as
+    zarr-python reads it there: ``True`` or ``None`` for automatic chunks, ``False`` for one
+    chunk, an int for every axis, fewer sizes than axes for whole chunks along the rest, and
+    regular dask-style edge lengths (``((2, 2, 1), (3, 3))``) for their first edge."""
+    if chunks is True or chunks is None:
+        return "auto"
+    shape = _shape(shape)
+    if chunks is False:
+        return (-1,) * len(shape)
+    if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Sequence):
+        return chunks
+    chunks = tuple(chunks)
+    if chunks and all(isinstance(c, Sequence) and not isinstance(c, (str, bytes)) for c in chunks):
+        if all(c and all(x == c[0] for x in c[:-1]) and c[-1] <= c[0] for c in chunks):
+            chunks = tuple(c[0] for c in chunks)        # regular: a regular grid
+    if len(chunks) < len(shape):
+        chunks += (-1,) * (len(shape) - len(chunks))
+    return chunks
 
 
 def _is_numpy_dtype(dtype: Any) -> bool:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
+    "IndexingValueError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
-    "ArgumentError", "ArgumentTypeError", "DataTypeError", "expected",
+    "ArgumentError", "ArgumentTypeError", "DataTypeError", "FillValueError",
+    "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError",
@@ -90,6 +92,11 @@ class IndexingError(ZarrError, IndexError):
     """A selection is out of range or ill-formed."""
 
 
+class IndexingValueError(IndexingError, ValueError):
+    """An ill-formed selection that numpy or zarr-python reports as a ``ValueError``: a slice
+    step of zero, index arrays that cannot be broadcast together."""
+
+
 class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):
     """No array or group exists at a path (``group["x"]``, ``zarrx.open(path, mode="r")``).
     A ``KeyError`` for ``group[name]``; a ``ValueError`` and ``FileNotFoundError`` as
@@ -130,6 +137,17 @@ class ArgumentOverflowError(ArgumentError, OverflowError):
 class DataTypeError(MetadataError, TypeError):
     """A data type given by the user is unknown or unsupported: a metadata error that is also
     the ``TypeError`` numpy and zarr-python raise for a bad dtype."""
+
+
+class FillValueError(MetadataError, TypeError):
+    """A fill value given by the user that the data type cannot hold (``"abc"`` or ``[1, 2]``
+    for integers): a metadata error naming the field, also the ``TypeError`` zarr-python
+    raises there."""
+
+
+class FillValueOverflowError(MetadataError, OverflowError):
+    """An integer fill value given by the user outside the data type's range (``1000`` for
+    ``int8``): also the ``OverflowError`` numpy and zarr-python raise there."""
 
 
 class ConflictError(StoreError):

@@ -51,7 +51,10 @@ class Group(Node):
 
     # -- children -----------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:
-        parts = [p for p in str(name).split("/") if p]
+        if not isinstance(name, str):
+            raise ArgumentTypeError(f"group {self.name!r}: a member name is a str, found "
+                                    f"{type(name).__name__} {name!r}")
+        parts = [p for p in name.split("/") if p]
         if not parts or any(p in (".", "..") for p in parts):
             raise ArgumentError(f"group {self.name!r}: invalid member name {name!r}")
         return nodes.join(self._path, "/".join(parts))
@@ -81,6 +84,8 @@ class Group(Node):
         return Array(self._store, path, meta, read_only=self._read_only)
 
     def _lookup(self, name: str) -> Array | Group | None:
+        if isinstance(name, str) and not name.strip("/"):     # "" or "/": this group itself
+            return Group(self._store, self._path, self._meta, read_only=self._read_only)
         path = self._child_path(name)
         rel = path[len(self._path) + 1:] if self._path else path
         found = self._consolidated()
@@ -233,8 +238,10 @@ class Group(Node):
         return Group(self._store, path, meta)
 
     def require_group(self, name: str, **kwargs: Any) -> Group:
-        """The group ``name``, created when missing; a ``NodeMismatchError`` (a ``TypeError``)
-        when an array is there."""
+        """The group ``name``, created when missing (or replaced by an empty one with
+        ``overwrite=True``); a ``NodeMismatchError`` (a ``TypeError``) when an array is there."""
+        if kwargs.get("overwrite"):
+            return self.create_group(name, **kwargs)
         node = self._lookup(name)
         if node is None:
             return self.create_group(name, **kwargs)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _indexing
-from zarrx.errors import IndexingError
+from zarrx.errors import IndexingError, IndexingValueError
 
 __all__ = ["kind_of", "parse_basic", "parse_orthogonal", "parse_coordinate", "parse_block",
            "parse_mask", "is_int", "positions"]
@@ -92,7 +92,7 @@ def _parse_slice(s: slice, size: int, axis: int) -> tuple:
                 raise IndexingError(f"slice {part} on axis {axis}: expected an integer or "
                                     f"None, found {v!r}")
     if step is not None and step == 0:
-        raise IndexingError(f"slice step cannot be zero (axis {axis})")
+        raise IndexingValueError(f"slice step cannot be zero (axis {axis})")
     start, stop, step = s.indices(size)
     n = len(range(start, stop, step))
     if abs(step) > size:            # selects at most one element: keep the step in int64
@@ -221,8 +221,8 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
     try:
         bshape = np.broadcast_shapes(*(a.shape for a in arrs))
     except ValueError:
-        raise IndexingError("coordinate selection: index arrays could not be broadcast "
-                            f"together, found shapes {[a.shape for a in arrs]}") from None
+        raise IndexingValueError("coordinate selection: index arrays could not be broadcast "
+                                 f"together, found shapes {[a.shape for a in arrs]}") from None
     flat = [positions(np.broadcast_to(a, bshape), shape[ax], ax) for ax, a in enumerate(arrs)]
     return flat, tuple(bshape)
 

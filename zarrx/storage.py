@@ -1,14 +1,32 @@
 """zarr-python's name for the store module: ``zarrx.storage.LocalStore`` is
-:class:`zarrx.store.LocalStore`, and so on; plus :class:`DictStore`, what a ``dict`` passed as a
-store becomes."""
+:class:`zarrx.store.LocalStore`, and so on (``FsspecStore`` and ``ObjectStore`` are the remote
+stores, with zarr-python's ``FsspecStore.from_url``); plus :class:`DictStore`, what a ``dict``
+passed as a store becomes."""
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from zarrx.errors import StoreError
 from zarrx.store import (ByteRange, CountingStore, LocalStore, MemoryStore, Store,  # noqa: F401
                          ZipStore, make_store)
 
 __all__ = ["ByteRange", "CountingStore", "LocalStore", "MemoryStore", "Store", "ZipStore",
-           "make_store", "DictStore"]
+           "make_store", "DictStore", "FsspecStore", "ObjectStore"]
+
+if TYPE_CHECKING:
+    from zarrx.store.remote.fsspecstore import FsspecStore
+    from zarrx.store.remote.objectstore import ObjectStore
+
+
+def __getattr__(name: str):
+    # the remote stores load their optional packages (fsspec, obstore) on first use
+    if name == "FsspecStore":
+        from zarrx.store.remote.fsspecstore import FsspecStore
+        return FsspecStore
+    if name == "ObjectStore":
+        from zarrx.store.remote.objectstore import ObjectStore
+        return ObjectStore
+    raise AttributeError(name)
 
 
 class DictStore(MemoryStore):

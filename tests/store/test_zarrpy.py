@@ -160,3 +160,15 @@ def test_fsspec_mapper_is_writable(shards):
     via_zarr = zarr.open_array(zarr.storage.FsspecStore.from_mapper(mapper), mode="r")
     assert np.array_equal(via_zarr[...], a)
     fs.rm("/zarrx-mapper-write", recursive=True)
+
+
+def test_zarr_python_fsspec_store_of_a_synchronous_filesystem():
+    """zarr-python wraps a synchronous filesystem (memory://) in fsspec's
+    AsyncFileSystemWrapper; zarrx uses the filesystem inside it."""
+    store = zarr.storage.FsspecStore.from_url("memory://zarrx-wrapped/x")
+    z = zarrx.create_array(store, name="q", shape=(4,), chunks=(2,), dtype="i4")
+    z[...] = [1, 2, 3, 4]
+    again = zarr.storage.FsspecStore.from_url("memory://zarrx-wrapped/x", read_only=True)
+    assert zarr.open_array(again, path="q", mode="r")[...].tolist() == [1, 2, 3, 4]
+    assert zarrx.open_group(store, mode="r")["q"][...].tolist() == [1, 2, 3, 4]
+    fsspec.filesystem("memory").rm("/zarrx-wrapped", recursive=True)

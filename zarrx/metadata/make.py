@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import MetadataError
+from zarrx.errors import FillValueError, FillValueOverflowError, MetadataError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, resolve_dtype
-from zarrx.metadata.fill import default_fill, fill_json, parse_fill
+from zarrx.metadata.fill import _int_range, default_fill, fill_json, parse_fill
 from zarrx.metadata.grid import grid_json, parse_shape
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
@@ -91,6 +91,10 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             v = value.item() if isinstance(value, np.generic) else value
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
+            lo, hi = _int_range(n)
+            if isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi:
+                raise Loc(loc.key, loc.path, FillValueOverflowError).error(
+                    f"an integer in [{lo}, {hi}]", v)
             return parse_fill(v, dt, loc, 3)
         if isinstance(value, (np.datetime64, np.timedelta64)) and cat in ("datetime",
                                                                             "timedelta"):
@@ -186,7 +190,7 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
                           Loc(WHERE, "shape"))
     dt, endian = resolve_dtype(dtype, zarr_format)
     grid, grid_doc = _grid(chunks, shape_t, zarr_format)
-    fill = coerce_fill(fill_value, dt, zarr_format, Loc(WHERE, "fill_value"))
+    fill = coerce_fill(fill_value, dt, zarr_format, Loc(WHERE, "fill_value", FillValueError))
     enc = _key_encoding(chunk_key_encoding, zarr_format)
     attrs = attributes_arg(attributes, WHERE)
     codecs = list(codecs) if codecs is not None else []

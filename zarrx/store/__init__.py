@@ -90,6 +90,10 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         if wrapped is None and is_zarr_store(obj):
             wrapped = wrap_zarr_store(obj, read_only=mode == "r")
         if wrapped is not None:
+            if getattr(obj, "read_only", None) is True and mode != "r":
+                # a store object opened read-only (zarr-python's): as a zarrx Store above
+                raise ReadOnlyError(f"make_store: {wrapped!r} is read-only, cannot open it "
+                                    f"with mode {mode!r}")
             return _writable(wrapped, mode)
     from zarrx.errors import ArgumentTypeError
     raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "

@@ -91,7 +91,12 @@ class FsspecStore(RemoteStore):
                 raise StoreError("FsspecStore: storage_options apply to URLs only; configure "
                                  "the filesystem object itself")
             self.fs, root = fs, path
-            if getattr(fs, "asynchronous", False):
+            sync = getattr(fs, "sync_fs", None)
+            if isinstance(sync, fsspec.AbstractFileSystem):
+                # fsspec's AsyncFileSystemWrapper (zarr-python wraps synchronous filesystems,
+                # memory:// for one, in it): the wrapped filesystem is bound to no event loop
+                self.fs = sync
+            elif getattr(fs, "asynchronous", False):
                 # bound to its owner's event loop (zarr-python's): make our own instance
                 self.fs = type(fs)(**{**fs.storage_options, "asynchronous": False,
                                       "skip_instance_cache": True})
@@ -106,6 +111,17 @@ class FsspecStore(RemoteStore):
         self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
         read_only = read_only or any(p in ("http", "https") for p in protocols)
         super().__init__(read_only=read_only, options=opts)
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict | None = None,
+                 read_only: bool = False) -> FsspecStore:
+        """zarr-python's spelling of ``FsspecStore(url, storage_options=...)``."""
+        return cls(url, storage_options=storage_options, read_only=read_only)
+
+    @classmethod
+    def from_mapper(cls, fs_map: Any, read_only: bool = False) -> FsspecStore:
+        """The store over an fsspec mapper's filesystem and root (zarr-python's spelling)."""
+        return cls(fs_map.fs, fs_map.root, read_only=read_only)
 
     @property
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
