@@ -224,6 +224,65 @@ def test_open_datatree(tmp_path):
         xr.testing.assert_identical(tree[path].to_dataset().load(), ref[path].to_dataset().load())
 
 
+@pytest.mark.skipif(not hasattr(xr, "open_datatree"), reason="this xarray has no DataTree")
+def test_open_datatree_and_open_groups_take_the_arguments_of_open_dataset(tmp_path):
+    ds = sample()
+    zx.to_zarrx(ds[["temp", "count"]], tmp_path / "t.zarr")
+    zx.to_zarrx(ds[["count"]], tmp_path / "t.zarr", group="child", mode="a")
+    zx.to_zarrx(ds[["label"]], tmp_path / "t.zarr", group="child/leaf", mode="a")
+    path = tmp_path / "t.zarr"
+    for kw in ({"decode_times": False}, {"mask_and_scale": False}, {"decode_cf": False},
+               {"drop_variables": ["count"]}, {"group": "child"}, {"consolidated": False}):
+        ours = xr.open_datatree(path, engine=ENGINE, **kw)
+        ref = xr.open_datatree(path, engine="zarr", **kw)
+        assert sorted(ours.groups) == sorted(ref.groups), kw
+        for node in ref.groups:
+            xr.testing.assert_identical(ours[node].to_dataset().load(),
+                                        ref[node].to_dataset().load())
+    assert xr.open_datatree(path, engine=ENGINE, decode_times=False)["time"].dtype.kind == "i"
+    for kw in ({}, {"group": "child"}, {"group": "/child"}):
+        ours = xr.open_groups(path, engine=ENGINE, **kw)
+        ref = xr.open_groups(path, engine="zarr", **kw)
+        assert sorted(ours) == sorted(ref), kw              # {".": ..., "leaf": ...} below a group
+        for key in ref:
+            xr.testing.assert_identical(ours[key].load(), ref[key].load())
+    # an unknown keyword is refused at the call, as engine "zarr" refuses it
+    for opener, method in ((xr.open_datatree, "open_datatree"),
+                           (xr.open_groups, "open_groups_as_dict")):
+        with pytest.raises(TypeError, match=re.escape(
+                f"ZarrxBackendEntrypoint.{method}() got an unexpected keyword argument 'bogus'")):
+            opener(path, engine=ENGINE, bogus=1)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "engine 'zarrx': store= (an opened xarray ZarrStore) is not supported, found int")):
+        xr.open_datatree(path, engine=ENGINE, store=1)
+    # the keywords open_dataset takes apply to every group
+    assert "_FillValue" not in xr.open_datatree(path, engine=ENGINE, mask_and_scale=False)[
+        "child"]["y"].attrs                                 # Zarr v3: fill_value is no mask
+    masked = xr.open_datatree(path, engine=ENGINE, mask_and_scale=False,
+                              use_zarr_fill_value_as_mask=True)
+    assert masked["child"]["y"].attrs["_FillValue"] == 0
+
+
+def test_zarr_v3_attributes_are_shown_as_stored(tmp_path):
+    """Older xarray versions wrote ``_ARRAY_DIMENSIONS`` into Zarr v3 arrays too; in v3 the
+    dimensions come from ``dimension_names`` and engine "zarr" shows every attribute."""
+    path = tmp_path / "old.zarr"
+    g = zarr.open_group(path, mode="w", zarr_format=3)
+    g.create_array("a", shape=(3,), dtype="f8", dimension_names=["x"],
+                   attributes={"_ARRAY_DIMENSIONS": ["x"], "units": "m", "_nc_note": 1})
+    g.create_array("b", shape=(3,), dtype="f8", dimension_names=["x"],
+                   attributes={"_ARRAY_DIMENSIONS": ["y"]})
+    got = load(path, "zarrx")
+    xr.testing.assert_identical(got, load(path, "zarr"))
+    assert got["a"].attrs == {"_ARRAY_DIMENSIONS": ["x"], "units": "m", "_nc_note": 1}
+    assert got["b"].dims == ("x",) and got["b"].attrs == {"_ARRAY_DIMENSIONS": ["y"]}
+    # in Zarr v2 the attribute names the dimensions and is hidden, as engine "zarr" hides it
+    zx.to_zarrx(got, tmp_path / "v2.zarr", zarr_format=2)
+    v2 = load(tmp_path / "v2.zarr", "zarrx")
+    xr.testing.assert_identical(v2, load(tmp_path / "v2.zarr", "zarr"))
+    assert v2["b"].dims == ("x",) and v2["b"].attrs == {}
+
+
 @pytest.mark.skipif(not REGISTERED, reason="zarrx is not installed with its entry point")
 def test_engine_by_name(tmp_path):
     ds = sample()

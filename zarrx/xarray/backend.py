@@ -95,8 +95,10 @@ def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
 
 
 def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
-    """An array's dimension names and its user attributes (without ``_ARRAY_DIMENSIONS`` and
-    netCDF-Zarr ``_nc*`` attributes, as engine "zarr" hides them)."""
+    """An array's dimension names and its user attributes. As engine "zarr" does, Zarr v2 hides
+    the ``_ARRAY_DIMENSIONS`` and netCDF-Zarr ``_nc*`` attributes; Zarr v3 names dimensions in
+    ``dimension_names`` and shows every attribute as stored (an ``_ARRAY_DIMENSIONS`` attribute
+    that older writers put in v3 arrays included, which names no dimension there)."""
     attrs = meta.attributes
     ndim = len(meta.shape)
     if meta.zarr_format == 3:
@@ -114,9 +116,9 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
                 or not all(isinstance(d, str) for d in dims):
             raise MetadataError(f"{where}: expected the attribute {DIMENSION_KEY} to list the "
                                 f"{ndim} dimension names, found {dims!r}")
-    attrs = {k: v for k, v in attrs.items()
-             if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
-    return tuple(dims), attrs
+        attrs = {k: v for k, v in attrs.items()
+                 if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
+    return tuple(dims), dict(attrs)
 
 
 def codec_encoding(meta: ArrayMeta) -> dict[str, Any]:
@@ -273,10 +275,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                      cache_members: bool = True) -> Any:
         # cache_members: zarrx lists a group's members once, when it is opened; nothing to turn
         # off. store: engine "zarr" takes an opened ZarrStore, which zarrx cannot read.
-        if store is not None:
-            raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
-                                    f"not supported, found {type(store).__name__}; pass the "
-                                    f"path, URL, zarrx Store or Group as filename_or_obj")
+        _refuse_store(store)
         grp = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
                                zarr_format=zarr_format)
@@ -286,26 +285,71 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                        drop_variables=drop_variables, use_cftime=use_cftime,
                        decode_timedelta=decode_timedelta)
 
-    def open_groups_as_dict(self, filename_or_obj: Any, *, group: str | None = None,
-                            mode: str = "r", consolidated: bool | None = None,
+    def open_groups_as_dict(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
+                            decode_times: Any = True, concat_characters: bool = True,
+                            decode_coords: Any = True,
+                            drop_variables: str | Iterable[str] | None = None,
+                            use_cftime: bool | None = None, decode_timedelta: Any = None,
+                            group: str | None = None, mode: str = "r",
+                            consolidated: bool | None = None,
                             storage_options: dict | None = None,
-                            zarr_format: int | None = None, **decode: Any) -> dict:
-        """``{"/": Dataset, "/a": Dataset, "/a/b": Dataset, ...}`` for the group and every group
-        below it."""
+                            zarr_format: int | None = None,
+                            use_zarr_fill_value_as_mask: bool | None = None, store: Any = None,
+                            cache_members: bool = True) -> dict:
+        """The group and every group below it, each as a Dataset, keyed as engine "zarr" keys
+        them: ``{"/": ..., "/a": ..., "/a/b": ...}``, or, with ``group="a"``, paths relative to
+        it: ``{".": ..., "b": ...}``. The arguments are those of :meth:`open_dataset`."""
+        _refuse_store(store)
         top = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
                                zarr_format=zarr_format)
-        fill_mask = decode.pop("use_zarr_fill_value_as_mask", None)
-        out = {"/": _decode(ZarrxDataStore(top, mask_with_fill_value=fill_mask), **decode)}
-        for rel, node in top.members(max_depth=None):
-            if isinstance(node, Group):
-                out["/" + rel] = _decode(ZarrxDataStore(node, mask_with_fill_value=fill_mask),
-                                         **decode)
-        return out
+        decode = dict(mask_and_scale=mask_and_scale, decode_times=decode_times,
+                      concat_characters=concat_characters, decode_coords=decode_coords,
+                      drop_variables=drop_variables, use_cftime=use_cftime,
+                      decode_timedelta=decode_timedelta)
+        nodes_ = [("", top)] + [(rel, node) for rel, node in top.members(max_depth=None)
+                                if isinstance(node, Group)]
+        return {_tree_key(rel, bool(group and group.strip("/"))):
+                _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask),
+                        **decode)
+                for rel, node in nodes_}
 
-    def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
+    def open_datatree(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
+                      decode_times: Any = True, concat_characters: bool = True,
+                      decode_coords: Any = True,
+                      drop_variables: str | Iterable[str] | None = None,
+                      use_cftime: bool | None = None, decode_timedelta: Any = None,
+                      group: str | None = None, mode: str = "r",
+                      consolidated: bool | None = None, storage_options: dict | None = None,
+                      zarr_format: int | None = None,
+                      use_zarr_fill_value_as_mask: bool | None = None, store: Any = None,
+                      cache_members: bool = True) -> Any:
+        """The group and every group below it as a DataTree; the arguments are those of
+        :meth:`open_dataset`."""
         from xarray import DataTree
-        return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
+        return DataTree.from_dict(self.open_groups_as_dict(
+            filename_or_obj, mask_and_scale=mask_and_scale, decode_times=decode_times,
+            concat_characters=concat_characters, decode_coords=decode_coords,
+            drop_variables=drop_variables, use_cftime=use_cftime,
+            decode_timedelta=decode_timedelta, group=group, mode=mode,
+            consolidated=consolidated, storage_options=storage_options,
+            zarr_format=zarr_format, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
+            store=store, cache_members=cache_members))
+
+
+def _refuse_store(store: Any) -> None:
+    if store is not None:
+        raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
+                                f"not supported, found {type(store).__name__}; pass the "
+                                f"path, URL, zarrx Store or Group as filename_or_obj")
+
+
+def _tree_key(rel: str, relative: bool) -> str:
+    """A group's key in :meth:`ZarrxBackendEntrypoint.open_groups_as_dict`: its path from the
+    root (``/a/b``), or, when a sub-group was opened, from that sub-group (``.`` for itself)."""
+    if relative:
+        return rel or "."
+    return "/" + rel
 
 
 def _decode(store: ZarrxDataStore, **decode: Any) -> Any:
