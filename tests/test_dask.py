@@ -321,3 +321,16 @@ def test_to_zarrx_takes_overwrite_as_dask_to_zarr_does(tmp_path):
         zd.to_zarrx(x, tmp_path / "n.zarr", overwrite="yes")
     with pytest.raises(zarrx.ZarrError, match=re.escape("chunks=0: ")):
         zd.from_zarrx(path, chunks=0)
+
+
+def test_to_zarrx_takes_the_array_path_as_component_or_name(tmp_path):
+    x = da.arange(20, chunks=6)
+    with pytest.raises(ValueError, match="Cannot specify both 'component' and 'name'"):
+        x.to_zarr(str(tmp_path / "d.zarr"), component="a", name="b")    # dask refuses it too
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: component='a' and name='b' both give the array's path; pass only one")):
+        zd.to_zarrx(x, tmp_path / "z.zarr", component="a", name="b")
+    assert not (tmp_path / "z.zarr").exists()
+    zd.to_zarrx(x, tmp_path / "z.zarr", name="b")
+    np.testing.assert_array_equal(zd.from_zarrx(tmp_path / "z.zarr", component="b"),
+                                  np.arange(20))

@@ -18,7 +18,7 @@ from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks
 from zarrx.dask.graph import array_to_dask, store_blocks
-from zarrx.errors import ArgumentTypeError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
 from zarrx.store.base import Store
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
@@ -126,6 +126,9 @@ def _read_block(_: Any, reader: Any, selection: tuple) -> np.ndarray:
 
 def _open_target(arr: Any, url: Any, component: str | None, storage_options: dict | None,
                  region: Any, mode: str, kwargs: dict) -> Array:
+    if component is not None and "name" in kwargs:
+        raise ArgumentError(f"to_zarrx: component={component!r} and name={kwargs['name']!r} "
+                            f"both give the array's path; pass only one")
     path = component if component is not None else kwargs.pop("name", None) or ""
     sk = _store_kwargs(storage_options)
     overwrite = kwargs.pop("overwrite", False)
