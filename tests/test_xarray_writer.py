@@ -182,3 +182,35 @@ def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_writ
     assert str(info.value) == (f"to_zarrx: invalid variable name {name!r}: expected a "
                                "non-empty string, as xarray requires for zarr files")
     assert not (tmp_path / "z.zarr").exists()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_refused_write_in_mode_w_or_w_minus_leaves_the_store_as_it_was(tmp_path, fmt):
+    """Mode "w" replaces the group only once every variable is checked (xarray's writer has
+    already emptied it when it refuses these)."""
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0])}, attrs={"title": "kept"})
+    refused = [
+        (ds.assign_attrs(bad=b"x"), {}, zarrx.ArgumentTypeError,
+         "to_zarrx: the dataset attribute 'bad': expected JSON values (object, array, string, "
+         "number, bool, null), found 'bytes'"),
+        (ds.assign(a=ds.a.assign_attrs(bad={1, 2})), {}, zarrx.ArgumentTypeError,
+         "to_zarrx: variable 'a' attribute 'bad': expected JSON values (object, array, string, "
+         "number, bool, null), found 'set'"),
+        (ds.assign(o=("x", np.array([{}, 1], dtype=object))), {}, zarrx.ZarrError,
+         "to_zarrx: variable 'o': cannot store an object array holding dict, int"),
+        (ds, {"encoding": {"a": {"compressors": [{"name": "nope"}]}}}, zarrx.CodecError,
+         "unknown codec 'nope'")]
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds, path, zarr_format=fmt)
+    before = stored(path)
+    for bad, kw, error, message in refused:
+        with pytest.raises(error, match=re.escape(message)):
+            zx.to_zarrx(bad, path, mode="w", zarr_format=fmt, **kw)
+        assert stored(path) == before
+        xr.testing.assert_identical(xr.open_zarr(path).load(), ds)
+        with pytest.raises(error, match=re.escape(message)):
+            zx.to_zarrx(bad, tmp_path / "new.zarr", mode="w-", zarr_format=fmt, **kw)
+        assert not (tmp_path / "new.zarr").exists()
+    with pytest.raises(zarrx.NodeExistsError, match=re.escape(
+            "to_zarrx: a node exists at '/' (mode 'w-' creates")):
+        zx.to_zarrx(ds, path, mode="w-")

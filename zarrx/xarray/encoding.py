@@ -22,7 +22,7 @@ import numpy as np
 
 from zarrx.errors import MetadataError, ZarrError
 
-__all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr",
+__all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr", "check_attrs",
            "vlen_dtype", "storage_dtype", "cf_encode"]
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
@@ -102,6 +102,21 @@ def encode_attr(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [encode_attr(v) for v in value]
     return value
+
+
+def check_attrs(attrs: Any, where: str) -> None:
+    """Every attribute in ``attrs`` can be stored as JSON (after :func:`encode_attr`); else an
+    ``ArgumentTypeError`` naming the attribute, as xarray checks attributes before writing."""
+    from zarrx.errors import ArgumentTypeError
+    from zarrx.metadata._util import Loc
+    from zarrx.metadata.json import check_tree
+
+    for key, value in attrs.items():
+        if not isinstance(key, str):
+            raise ArgumentTypeError(f"{where}: attribute names must be strings, found "
+                                    f"{type(key).__name__} {key!r}")
+        check_tree(encode_attr(value), Loc(f"{where} attribute {key!r}",
+                                           error=ArgumentTypeError))
 
 
 def vlen_dtype(element: type) -> np.dtype:

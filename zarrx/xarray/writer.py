@@ -23,8 +23,8 @@ from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, Zarr
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, variable_element
-from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr,
-                                   storage_dtype)
+from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, check_attrs, encode_attr,
+                                   encode_fill_attr, storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region
 
 __all__ = ["to_zarrx"]
@@ -74,9 +74,16 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         if not isinstance(name, str) or not name:
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
                                     "non-empty string, as xarray requires for zarr files")
+        check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
+    check_attrs(ds.attrs, "to_zarrx: the dataset")
     mode = _mode(mode, append_dim, region)
-    grp = _open(store, mode, group, zarr_format, storage_options)
-    fmt = grp.zarr_format
+    # modes "w" and "w-" create (or replace) the group only once every variable is checked and
+    # encoded (below), so a refused write leaves the store as it was
+    creating = mode in ("w", "w-")
+    if mode == "w-":
+        _refuse_existing(store, group, storage_options)
+    grp = None if creating else _open(store, mode, group, zarr_format, storage_options)
+    fmt = grp.zarr_format if grp is not None else zarr_format or 3
     encoding = dict(encoding or {})
     for name, enc in encoding.items():
         if name not in ds.variables:
@@ -88,7 +95,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else ""
             raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
                             f"{hint}")
-    existing = {name for name, _ in array_metas(grp)}
+    existing = set() if grp is None else {name for name, _ in array_metas(grp)}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
             if str(name) in existing:
@@ -118,6 +125,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             var.encoding = dict(encoding[key])
         plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks))
+    if grp is None:
+        grp = _open(store, mode, group, zarr_format, storage_options)
     if mode in ("w", "w-", "a", "a-"):
         grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
     writes = [_apply(grp, plan) for plan in plans]
@@ -166,15 +175,25 @@ def _exists(store: Any, path: str, kw: dict) -> bool:
     return True
 
 
+def _refuse_existing(store: Any, group: str | None, storage_options: dict | None) -> None:
+    """Mode ``w-``: a node already at ``group`` is a ``NodeExistsError``."""
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
+    path = (group or "").strip("/")
+    if _exists(store, path, kw):
+        raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
+                              f"use mode='w' to replace or mode='a' to add)")
+
+
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
           storage_options: dict | None) -> Group:
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     path = (group or "").strip("/")
-    if mode == "w-" and _exists(store, path, kw):
-        raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
-                              f"use mode='w' to replace or mode='a' to add)")
+    if mode == "w-":
+        _refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
         return open_group(store, mode=mode, path=path, zarr_format=fmt or 3, **kw)
     grp = open_group(store, mode="r+" if mode == "r+" else "a", path=path,
