@@ -334,3 +334,30 @@ def test_to_zarrx_takes_the_array_path_as_component_or_name(tmp_path):
     zd.to_zarrx(x, tmp_path / "z.zarr", name="b")
     np.testing.assert_array_equal(zd.from_zarrx(tmp_path / "z.zarr", component="b"),
                                   np.arange(20))
+
+
+def test_bad_arguments_raise_the_builtin_dask_raises(tmp_path):
+    """dask.array.to_zarr raises ValueError for a bad mode, unknown chunk sizes or a region that
+    does not fit; zarrx's refusals are also ValueErrors (TypeErrors for the wrong kind)."""
+    x = da.arange(20, chunks=6)
+    z = zarrx.create_array(tmp_path / "z.zarr", shape=(20,), dtype="i8", chunks=(5,))
+    unknown = x[x > 3]
+    for call, dask_call in (
+            (lambda: zd.to_zarrx(x, tmp_path / "m.zarr", mode="r"),
+             lambda: x.to_zarr(str(tmp_path / "d.zarr"), mode="r")),
+            (lambda: zd.to_zarrx(unknown, tmp_path / "u.zarr"),
+             lambda: unknown.to_zarr(str(tmp_path / "d.zarr"))),
+            (lambda: zd.to_zarrx(x[:5], z, region=(slice(0, 4),)), None),
+            (lambda: zd.to_zarrx(x, z, region=(slice(0, 20, 2),)), None),
+            (lambda: zd.to_zarrx(x, zarrx.open_array(tmp_path / "z.zarr", mode="r")), None)):
+        if dask_call is not None:
+            with pytest.raises(ValueError):
+                dask_call()
+        with pytest.raises(ValueError) as info:
+            call()
+        assert isinstance(info.value, zarrx.ZarrError)
+    for call in (lambda: zd.to_zarrx(np.arange(3), z), lambda: zd.to_zarrx(x, 3),
+                 lambda: zd.from_zarrx(3)):
+        with pytest.raises(TypeError) as info:
+            call()
+        assert isinstance(info.value, zarrx.ArgumentTypeError)

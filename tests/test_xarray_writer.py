@@ -214,3 +214,40 @@ def test_a_refused_write_in_mode_w_or_w_minus_leaves_the_store_as_it_was(tmp_pat
     with pytest.raises(zarrx.NodeExistsError, match=re.escape(
             "to_zarrx: a node exists at '/' (mode 'w-' creates")):
         zx.to_zarrx(ds, path, mode="w-")
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"mode": "x"}, "to_zarrx: mode: expected one of w, w-, a, a-, r+, found 'x'"),
+    ({"append_dim": "nope"}, "to_zarrx: append_dim='nope' is not a dimension of '/' (found "
+                             "['time'])"),
+    ({"append_dim": "time", "mode": "r+"}, "to_zarrx: append_dim needs mode 'a' or 'a-', found "
+                                           "'r+'"),
+    ({"append_dim": "time", "region": "auto"}, "to_zarrx: append_dim and region cannot be used "
+                                               "together"),
+    ({"region": {"time": slice(0, 4, 2)}}, "to_zarrx: region['time']: expected a slice with "
+                                           "step 1 or 'auto', found slice(0, 4, 2)"),
+    ({"region": {"time": slice(3, 5)}}, "to_zarrx: region['time'] = slice(3, 5, None) covers 1 "
+                                        "elements of the stored 4, but the dataset has 2 along "
+                                        "'time'"),
+    ({"region": {"nope": slice(0, 2)}}, "to_zarrx: region names 'nope', which is not a "
+                                        "dimension of the dataset (found ['time'])"),
+    ({"encoding": {"v": {"foo": 1}}, "mode": "w"}, "to_zarrx: encoding of 'v': unexpected keys "
+                                                   "['foo']"),
+    ({"mode": "r+", "region": {"time": slice(0, 2)}, "extra": True},
+     "to_zarrx: mode 'r+' writes only existing variables; 'extra' is not in <zarrx.Group '/'> "
+     "(use mode='a' to add it)")])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_bad_arguments_are_value_errors_as_with_xarray(tmp_path, writer, kw, message):
+    """xarray raises ValueError for each: ``except ValueError`` catches zarrx's refusal too."""
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(4.0))})
+    WRITERS[writer](ds, path)
+    kw = dict(kw)
+    more = ds.isel(time=slice(0, 2))
+    if kw.pop("extra", False):
+        more = more.assign(extra=("time", [1.0, 2.0]))
+    with pytest.raises(ValueError) as info:
+        WRITERS[writer](more, path, **kw)
+    if writer == "zarrx":
+        assert isinstance(info.value, zarrx.ArgumentError)
+        assert str(info.value) == message

@@ -18,7 +18,7 @@ from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks
 from zarrx.dask.graph import array_to_dask, store_blocks
-from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.store.base import Store
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
@@ -43,14 +43,14 @@ def from_zarrx(url: Any, component: str | None = None, storage_options: dict | N
     :func:`zarrx.open_array` (``zarr_format=``...)."""
     if isinstance(url, Array):
         if component is not None:
-            raise ZarrError("from_zarrx: component= applies to a location, not to an Array")
+            raise ArgumentError("from_zarrx: component= applies to a location, not to an Array")
         arr = url
     elif _is_location(url):
         kwargs.setdefault("mode", "r")
         arr = open_array(url, path=component or "", **_store_kwargs(storage_options), **kwargs)
     else:
-        raise ZarrError(f"from_zarrx: expected a path, URL, zarrx Store or zarrx.Array, found "
-                        f"{type(url).__name__}")
+        raise ArgumentTypeError(f"from_zarrx: expected a path, URL, zarrx Store or "
+                                f"zarrx.Array, found {type(url).__name__}")
     return array_to_dask(arr, chunks, name=name, inline_array=inline_array)
 
 
@@ -74,21 +74,21 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     import dask.array as da
 
     if not isinstance(arr, da.Array):
-        raise ZarrError(f"to_zarrx: expected a dask array, found {type(arr).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected a dask array, found {type(arr).__name__}")
     if any(np.isnan(s) for s in arr.shape):
-        raise ZarrError("to_zarrx: the dask array has unknown chunk sizes; call "
-                        "compute_chunk_sizes() first")
+        raise ArgumentError("to_zarrx: the dask array has unknown chunk sizes; call "
+                            "compute_chunk_sizes() first")
     if isinstance(url, Array):
         if component is not None or create_array_kwargs:
-            raise ZarrError("to_zarrx: component= and array-creation arguments apply to a "
-                            "location, not to an existing Array")
+            raise ArgumentError("to_zarrx: component= and array-creation arguments apply to a "
+                                "location, not to an existing Array")
         target = url
     elif _is_location(url):
         target = _open_target(arr, url, component, storage_options, region, mode,
                               create_array_kwargs)
     else:
-        raise ZarrError(f"to_zarrx: expected a path, URL, zarrx Store or zarrx.Array, found "
-                        f"{type(url).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected a path, URL, zarrx Store or "
+                                f"zarrx.Array, found {type(url).__name__}")
     result = store_blocks(arr, target, region, compute=compute)
     if not return_stored:
         return result
@@ -138,12 +138,12 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
     if overwrite and mode in ("a", "w-"):       # dask's to_zarr: overwrite=True replaces
         mode = "w"
     if mode not in ("a", "w", "w-", "r+"):
-        raise ZarrError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
+        raise ArgumentError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
     if mode == "r+" or region is not None:
         if kwargs:
-            raise ZarrError(f"to_zarrx: writing into an existing array (mode {mode!r}"
-                            f"{', region=' if region is not None else ''}) takes no creation "
-                            f"arguments, found {sorted(kwargs)}")
+            raise ArgumentError(f"to_zarrx: writing into an existing array (mode {mode!r}"
+                                f"{', region=' if region is not None else ''}) takes no creation "
+                                f"arguments, found {sorted(kwargs)}")
         return open_array(url, mode="r+", path=path, **sk)
     kwargs.setdefault("shape", arr.shape)
     kwargs.setdefault("dtype", arr.dtype)

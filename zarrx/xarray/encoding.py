@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
 
 __all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr", "check_attrs",
            "vlen_dtype", "storage_dtype", "cf_encode"]
@@ -107,7 +107,6 @@ def encode_attr(value: Any) -> Any:
 def check_attrs(attrs: Any, where: str) -> None:
     """Every attribute in ``attrs`` can be stored as JSON (after :func:`encode_attr`); else an
     ``ArgumentTypeError`` naming the attribute, as xarray checks attributes before writing."""
-    from zarrx.errors import ArgumentTypeError
     from zarrx.metadata._util import Loc
     from zarrx.metadata.json import check_tree
 
@@ -172,8 +171,8 @@ def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarra
                          [np.nan if m else v for v, m in zip(flat, missing)])
         return None, out.reshape(data.shape)
     names = ", ".join(sorted(k.__name__ for k in kinds))
-    raise ZarrError(f"{where}: cannot store an object array holding {names}; expected str or "
-                    f"bytes (or cast the variable with astype())")
+    raise ArgumentTypeError(f"{where}: cannot store an object array holding {names}; expected "
+                            f"str or bytes (or cast the variable with astype())")
 
 
 def cf_encode(var: Any, name: Any) -> Any:

@@ -19,7 +19,7 @@ from zarrx.array import Array
 from zarrx.chunk_io import check_value
 from zarrx.creation import create_array
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, variable_element
@@ -69,7 +69,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
     if not isinstance(ds, xr.Dataset):
-        raise ZarrError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
     for name in ds.variables:                # before anything is opened, as xarray checks
         if not isinstance(name, str) or not name:
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
@@ -87,14 +87,14 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     encoding = dict(encoding or {})
     for name, enc in encoding.items():
         if name not in ds.variables:
-            raise ZarrError(f"to_zarrx: encoding names {name!r}, which is not a variable")
+            raise ArgumentError(f"to_zarrx: encoding names {name!r}, which is not a variable")
         bad = set(enc) - ZARR_KEYS - CF_KEYS - READ_ONLY_KEYS
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
         if bad:
             hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else ""
-            raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
-                            f"{hint}")
+            raise ArgumentError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
+                                f"{hint}")
     existing = set() if grp is None else {name for name, _ in array_metas(grp)}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
@@ -114,8 +114,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         key = str(name)
         is_new = mode == "w" or key not in existing
         if mode == "r+" and is_new:
-            raise ZarrError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
-                            f"not in {grp!r} (use mode='a' to add it)")
+            raise ArgumentError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
+                                f"not in {grp!r} (use mode='a' to add it)")
         if mode == "a-" and not is_new and (append_dim is None or append_dim not in var.dims):
             continue
         if not is_new:
@@ -153,15 +153,15 @@ def _nothing() -> Any:
 
 def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
     if append_dim is not None and region is not None:
-        raise ZarrError("to_zarrx: append_dim and region cannot be used together")
+        raise ArgumentError("to_zarrx: append_dim and region cannot be used together")
     if mode is None:
         mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
     if mode not in MODES:
-        raise ZarrError(f"to_zarrx: mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        raise ArgumentError(f"to_zarrx: mode: expected one of {', '.join(MODES)}, found {mode!r}")
     if append_dim is not None and mode not in ("a", "a-"):
-        raise ZarrError(f"to_zarrx: append_dim needs mode 'a' or 'a-', found {mode!r}")
+        raise ArgumentError(f"to_zarrx: append_dim needs mode 'a' or 'a-', found {mode!r}")
     if region is not None and mode not in ("a", "r+"):
-        raise ZarrError(f"to_zarrx: region needs mode 'r+' or 'a', found {mode!r}")
+        raise ArgumentError(f"to_zarrx: region needs mode 'r+' or 'a', found {mode!r}")
     return mode
 
 
@@ -199,8 +199,8 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
     grp = open_group(store, mode="r+" if mode == "r+" else "a", path=path,
                      zarr_format=fmt, use_consolidated=False, **kw)
     if fmt is not None and grp.zarr_format != fmt:
-        raise ZarrError(f"to_zarrx: zarr_format={fmt}, but the group {grp.name!r} is Zarr "
-                        f"v{grp.zarr_format}")
+        raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the group {grp.name!r} is Zarr "
+                            f"v{grp.zarr_format}")
     return grp
 
 
@@ -208,10 +208,10 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
     from zarrx.xarray.region import stored_sizes
     known = set(stored_sizes(grp))
     if dim not in known:
-        raise ZarrError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
-                        f"(found {sorted(known)})")
+        raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
+                            f"(found {sorted(known)})")
     if dim not in ds.dims:
-        raise ZarrError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
+        raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
@@ -219,9 +219,9 @@ def _drop_for_region(ds: Any, slices: dict) -> Any:
     index coordinates (as xarray: the stored ones locate the region and stay as they are)."""
     outside = [n for n, v in ds.variables.items() if not set(v.dims) & set(slices)]
     if outside:
-        raise ZarrError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
-                        f"{sorted(map(str, outside))} have none of these dimensions; drop them "
-                        f"(ds.drop_vars) before writing a region")
+        raise ArgumentError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
+                            f"{sorted(map(str, outside))} have none of these dimensions; drop them "
+                            f"(ds.drop_vars) before writing a region")
     return ds.drop_vars(list(ds.indexes))
 
 
