@@ -198,6 +198,27 @@ def test_consolidated_metadata_is_written_and_read(tmp_path):
     xr.testing.assert_identical(load(tmp_path / "plain.zarr", "zarrx"), ds)
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("group", [None, "a/b"])
+def test_writes_with_consolidated_false_leave_no_stale_consolidated_metadata(tmp_path, fmt,
+                                                                             group):
+    """After an append or a new variable written with consolidated=False, readers that use the
+    consolidated metadata (the default) see what was written."""
+    ds = sample(n_time=6)
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds.isel(time=slice(0, 4)), path, zarr_format=fmt, group=group)
+    zx.to_zarrx(ds.isel(time=slice(4, 6)), path, append_dim="time", consolidated=False,
+                group=group)
+    extra = xr.Dataset({"extra": ("x", np.arange(4.0))}, attrs=ds.attrs)
+    zx.to_zarrx(extra, path, mode="a", consolidated=False, group=group)
+    want = ds.merge(extra)
+    for engine in ("zarr", "zarrx"):
+        xr.testing.assert_identical(load(path, engine, group=group), want)
+    zx.to_zarrx(ds, path, mode="w", zarr_format=fmt, group=group)         # consolidated again
+    for engine in ("zarr", "zarrx"):
+        xr.testing.assert_identical(load(path, engine, group=group, consolidated=True), ds)
+
+
 def test_open_mfdataset_and_groups(tmp_path):
     ds = sample(n_time=10)
     paths = []
