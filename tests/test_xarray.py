@@ -66,7 +66,9 @@ def test_reads_xarray_output_identically(tmp_path, fmt):
     got = load(tmp_path / "x.zarr", "zarrx")
     xr.testing.assert_identical(got, ref)
     xr.testing.assert_identical(got, ds)
-    assert got.time.dtype == np.dtype("datetime64[ns]") and got.vlen.dtype == object
+    assert got.time.dtype == np.dtype("datetime64[ns]")
+    assert got.vlen.dtype == ref.vlen.dtype      # StringDType where this xarray keeps it
+    assert got.vlen.encoding.get("dtype") == ref.vlen.encoding.get("dtype")
     assert int(got["count"].isnull().sum()) == 1                   # _FillValue masks
 
 
@@ -423,8 +425,15 @@ def test_codecs_are_in_the_encoding_and_survive_a_read_then_write(tmp_path, fmt)
         return {n: repr((a.compressors, a.filters, a.serializer))
                 for n, a in zarr.open_group(path).arrays()}
 
-    ours.to_zarr(tmp_path / "by-xarray.zarr", zarr_format=fmt)
+    outs = ["by-zarrx.zarr"]
     zx.to_zarrx(ours, tmp_path / "by-zarrx.zarr", zarr_format=fmt)
-    for out in ("by-xarray.zarr", "by-zarrx.zarr"):
+    if fmt == 3:
+        outs.append("by-xarray.zarr")
+        ours.to_zarr(tmp_path / "by-xarray.zarr", zarr_format=fmt)
+    else:   # xarray's writer cannot write back the vlen-utf8 strings its own engine reads
+        for opened in (ours, theirs):
+            with pytest.raises(ValueError, match="No Zarr data type found that matches"):
+                opened.to_zarr(tmp_path / f"{id(opened)}.zarr", zarr_format=fmt)
+    for out in outs:
         assert codecs(tmp_path / out) == codecs(tmp_path / "src.zarr")
         xr.testing.assert_identical(load(tmp_path / out, "zarr"), ds)

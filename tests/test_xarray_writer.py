@@ -60,11 +60,16 @@ def test_an_append_of_values_the_stored_type_cannot_hold_changes_nothing(tmp_pat
     zx.to_zarrx(xr.Dataset({"v": ("t", np.array(["a", "b"], dtype=object)),
                             "w": ("t", [1.0, 2.0])}), path, zarr_format=fmt)
     before = stored(path)
-    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
-            "to_zarrx: variable 'v': the stored array holds str values; cannot store int 1")):
-        zx.to_zarrx(xr.Dataset({"w": ("t", [3.0, 4.0]), "v": ("t", np.array([1, 2]))}), path,
-                    append_dim="t")
-    assert stored(path) == before
+    for values, message in (
+            (np.array([1, 2]), "the stored array holds strings; cannot store values of dtype "
+                               "int64"),
+            (np.array([b"c", b"d"], dtype=object), "the stored array holds str values; cannot "
+                                                   "store bytes b'c'")):
+        with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+                f"to_zarrx: variable 'v': {message}")):
+            zx.to_zarrx(xr.Dataset({"w": ("t", [3.0, 4.0]), "v": ("t", values)}), path,
+                        append_dim="t")
+        assert stored(path) == before
 
 
 def test_a_refused_new_variable_leaves_the_appended_ones_unchanged(tmp_path):

@@ -43,7 +43,12 @@ class ZarrxBackendArray(BackendArray):
         self.store, self.path, self.meta = store, path, meta
         self.shape = meta.shape
         dt = meta.data_type
-        self.dtype = vlen_dtype(variable_element(dt)) if dt.variable else dt.numpy
+        if not dt.variable:
+            self.dtype = dt.numpy
+        elif variable_element(dt) is str and native_strings():
+            self.dtype = np.dtypes.StringDType()
+        else:
+            self.dtype = vlen_dtype(variable_element(dt))
         self._array: Array | None = None
 
     @property
@@ -63,12 +68,25 @@ class ZarrxBackendArray(BackendArray):
             read = arr.oindex.__getitem__
         else:
             read = arr.__getitem__
-        # Variable-length strings read as numpy's StringDType; xarray (like engine "zarr")
-        # presents them as objects.
-        want = object if self.dtype.kind == "O" else None
+        # Variable-length strings read as numpy's StringDType, which is what xarray gets (a
+        # 0-d read included) where it keeps that dtype; older versions get objects.
+        want = object if self.dtype.kind == "O" else self.dtype if self.dtype.kind == "T" \
+            else None
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
+
+
+def native_strings() -> bool:
+    """Whether this xarray keeps numpy's ``StringDType`` for variable-length strings, as its
+    engine "zarr" then shows them (with zarr-python 3.1 and numpy 2); older versions present
+    them as Python objects."""
+    string_dtype = getattr(np.dtypes, "StringDType", None)
+    if string_dtype is None:
+        return False
+    from xarray.coding import strings
+    check = getattr(strings, "is_unicode_dtype", None)
+    return bool(check is not None and check(string_dtype()))
 
 
 def variable_element(dt: DataType) -> type:
@@ -185,6 +203,8 @@ class ZarrxDataStore(AbstractDataStore):
         encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
                                     "chunks": layout.read_shape, "shards": shards,
                                     **codec_encoding(meta)}
+        if wrapper.dtype.kind == "T":       # xarray's decoding keeps StringDType so marked
+            encoding["dtype"] = wrapper.dtype
         if self.mask:
             if meta.fill_value is not None:
                 attrs["_FillValue"] = meta.fill_value

@@ -129,14 +129,18 @@ def vlen_element(dtype: np.dtype) -> type | None:
     return dtype.metadata.get("element_type", dtype.metadata.get("vlen"))
 
 
-def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str) -> tuple[Any, Any]:
+def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
+                  variable_text: bool = False) -> tuple[Any, Any]:
     """``(zarrx dtype, values)`` for a CF-encoded variable's data: variable-length unicode
     becomes zarrx's ``str`` type, variable-length bytes fixed-width bytes, numpy ``StringDType``
-    variable-length (v3) or fixed-width (v2) unicode. Other object arrays are inspected."""
+    variable-length (v3, or v2 with ``variable_text``: its encoding asks for the ``vlen-utf8``
+    codec) or fixed-width (v2) unicode. Other object arrays are inspected."""
     if dtype.kind == "T":
         data = np.asarray(values, dtype=object)
         data[data == None] = ""   # noqa: E711 - elementwise
-        return (str, data) if zarr_format == 3 else (None, data.astype("U"))
+        if zarr_format == 3 or variable_text:
+            return str, data
+        return None, data.astype("U")
     if dtype.kind != "O":
         return dtype, values
     element = vlen_element(dtype)

@@ -105,5 +105,7 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                                 f"{dim!r}, but the stored one has {n_old}; use append_dim= to "
                                 f"grow it or region= to write part of it")
     var = var.copy(deep=False)
-    var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS}
+    # (a StringDType "dtype" marks how the strings were read, not a conversion to make)
+    var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS
+                    and not (k == "dtype" and np.dtype(v).kind == "T")}
     return var

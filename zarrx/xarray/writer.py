@@ -253,6 +253,17 @@ def _codec_arg(value: Any) -> Any:
     return value
 
 
+def _asks_vlen_utf8(encoding: Mapping) -> bool:
+    """Whether a variable's encoding names the ``vlen-utf8`` codec (as reading a Zarr v2 array
+    of variable-length strings puts in its ``filters``): its strings stay variable-length."""
+    for key in ("filters", "serializer"):
+        codecs = _codec_arg(encoding.get(key))
+        for codec in codecs if isinstance(codecs, list) else [codecs]:
+            if isinstance(codec, dict) and "vlen-utf8" in (codec.get("id"), codec.get("name")):
+                return True
+    return False
+
+
 def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | None:
     """``encoding[key]`` (chunks, shards): an int for every dimension or a tuple of ints."""
     if value is None:
@@ -314,7 +325,8 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    write_empty: bool | None) -> _Plan:
     where = f"to_zarrx: variable {name!r}"
     encoded = cf_encode(var, name)
-    dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where)
+    dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
+                                variable_text=is_new and _asks_vlen_utf8(encoded.encoding))
     attrs = dict(encoded.attrs)
     dims = tuple(str(d) for d in encoded.dims)
     if not is_new:
