@@ -437,3 +437,22 @@ def test_codecs_are_in_the_encoding_and_survive_a_read_then_write(tmp_path, fmt)
     for out in outs:
         assert codecs(tmp_path / out) == codecs(tmp_path / "src.zarr")
         xr.testing.assert_identical(load(tmp_path / out, "zarr"), ds)
+
+
+def test_open_errors_name_the_problem_with_the_builtin_engine_zarr_raises(tmp_path):
+    xr.Dataset({"a": ("x", [1.0, 2.0])}).to_zarr(tmp_path / "g.zarr", group="sub")
+    with pytest.raises(TypeError):                              # engine "zarr" too
+        xr.open_dataset(5, engine="zarr")
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "engine 'zarrx': expected a path, URL, zarrx Store or Group, found int")):
+        xr.open_dataset(5, engine=ENGINE)
+    with pytest.raises(ValueError):
+        xr.open_dataset(tmp_path / "g.zarr", engine="zarr", zarr_format=4)
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "zarr_format: expected 2 or 3, found 4")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, zarr_format=4)
+    with pytest.raises(zarrx.NodeMismatchError, match=re.escape(
+            "engine 'zarrx': 'sub/a' is an array, not a group")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, group="sub/a")
+    with pytest.raises(FileNotFoundError):
+        xr.open_dataset(tmp_path / "missing.zarr", engine=ENGINE)

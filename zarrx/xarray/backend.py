@@ -20,10 +20,11 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import object_edges
-from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError, NodeMismatchError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
+from zarrx.creation import check_format
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
@@ -248,8 +249,10 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
     if isinstance(filename_or_obj, os.PathLike):
         filename_or_obj = os.fspath(filename_or_obj)
     if not isinstance(filename_or_obj, (str, Store)):
-        raise ZarrError(f"engine 'zarrx': expected a path, URL, zarrx Store or Group, found "
-                        f"{type(filename_or_obj).__name__}")
+        raise ArgumentTypeError(f"engine 'zarrx': expected a path, URL, zarrx Store or Group, "
+                                f"found {type(filename_or_obj).__name__}")
+    if zarr_format is not None:
+        check_format(zarr_format)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     use = None if consolidated is None else bool(consolidated)
     path = (group or "").strip("/")
@@ -262,7 +265,7 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
                       **kw)
     node = root[path]
     if not isinstance(node, Group):
-        raise ZarrError(f"engine 'zarrx': {path!r} is an array, not a group")
+        raise NodeMismatchError(f"engine 'zarrx': {path!r} is an array, not a group")
     return node
 
 
