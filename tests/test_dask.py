@@ -361,3 +361,18 @@ def test_bad_arguments_raise_the_builtin_dask_raises(tmp_path):
         with pytest.raises(TypeError) as info:
             call()
         assert isinstance(info.value, zarrx.ArgumentTypeError)
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_to_zarrx_return_stored_into_a_region_reads_the_region(tmp_path, compute):
+    """As dask.array.to_zarr: the stored values, in the shape of the array written."""
+    x = da.arange(6, chunks=2).astype("f8")
+    theirs = pytest.importorskip("zarr").create_array(tmp_path / "d.zarr", shape=(10,),
+                                                      dtype="f8", chunks=(2,), fill_value=-1)
+    z = zarrx.create_array(tmp_path / "z.zarr", shape=(10,), dtype="f8", chunks=(2,),
+                           fill_value=-1)
+    ref = x.to_zarr(theirs, region=(slice(2, 8),), return_stored=True, compute=compute)
+    stored = zd.to_zarrx(x, z, region=(slice(2, 8),), return_stored=True, compute=compute)
+    assert stored.shape == ref.shape == (6,) and stored.chunks == x.chunks
+    np.testing.assert_array_equal(stored.compute(), ref.compute())
+    np.testing.assert_array_equal(z[...], [-1, -1, 0, 1, 2, 3, 4, 5, -1, -1])

@@ -16,7 +16,7 @@ import numpy as np
 
 from zarrx.api import open_array
 from zarrx.array import Array
-from zarrx.dask.chunks import TARGET_BYTES, default_chunks
+from zarrx.dask.chunks import TARGET_BYTES, default_chunks, region_offset
 from zarrx.dask.graph import array_to_dask, store_blocks
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.store.base import Store
@@ -69,8 +69,8 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
 
     Blocks that do not align with the stored objects (shards, or chunks) are regrouped at their
     boundaries, so no two tasks write one object. Returns None, or a ``Delayed`` when
-    ``compute=False``; ``return_stored=True`` returns a dask array reading the written array
-    instead (computed first unless ``compute=False``)."""
+    ``compute=False``; ``return_stored=True`` returns a dask array reading what was written
+    instead (the region only, in ``arr``'s chunks; written first unless ``compute=False``)."""
     import dask.array as da
 
     if not isinstance(arr, da.Array):
@@ -92,10 +92,15 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     result = store_blocks(arr, target, region, compute=compute)
     if not return_stored:
         return result
-    blocks = arr.chunks if region is None else None
+    # what was stored: the region, in blocks of arr's chunks (the blocks of the whole array
+    # around it are cut at its edges, then left out)
+    _, slices = region_offset(region, target.shape, "to_zarrx")
+    blocks = tuple(tuple(([s.start] if s.start else []) + list(c)
+                         + ([n - s.stop] if s.stop < n else [])) or (0,)
+                   for n, s, c in zip(target.shape, slices, arr.chunks))
     if compute:
-        return array_to_dask(target, blocks)
-    return _read_after(target, blocks, result)
+        return array_to_dask(target, blocks)[slices]
+    return _read_after(target, blocks, result)[slices]
 
 
 def _read_after(target: Array, blocks: Any, write: Any) -> Any:
