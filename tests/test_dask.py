@@ -356,6 +356,11 @@ def test_bad_arguments_raise_the_builtin_dask_raises(tmp_path):
         with pytest.raises(ValueError) as info:
             call()
         assert isinstance(info.value, zarrx.ZarrError)
+    with pytest.raises(ValueError):
+        da.from_zarr(str(tmp_path / "z.zarr"), chunks=((3, 6),))
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "/: chunks=((3, 6),): Chunks do not add up to shape")):
+        zd.from_zarrx(z, chunks=((3, 6),))
     for call in (lambda: zd.to_zarrx(np.arange(3), z), lambda: zd.to_zarrx(x, 3),
                  lambda: zd.from_zarrx(3)):
         with pytest.raises(TypeError) as info:

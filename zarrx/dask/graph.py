@@ -85,7 +85,7 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
         try:
             blocks = normalize_chunks(chunks, arr.shape, dtype=arr.dtype, previous_chunks=unit)
         except (ValueError, TypeError, ArithmeticError) as exc:
-            raise ZarrError(f"{arr.name}: chunks={chunks!r}: {exc}") from exc
+            raise ArgumentError(f"{arr.name}: chunks={chunks!r}: {exc}") from exc
     if name is None:
         name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
     empty = np.empty((0,) * arr.ndim, dtype=arr.dtype)
