@@ -377,6 +377,13 @@ def test_scalar_variables_written_by_xarray_open(tmp_path, zarr_format):
     got = xr.open_dataset(path, engine="zarrx").load()
     assert float(got["scale"]) == 2.5 and got["scale"].dims == ()
     xr.testing.assert_identical(got, xr.open_dataset(path, engine="zarr").load())
+    # and to_zarrx writes them as xarray does
+    zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=zarr_format)
+    for name in ds.variables:
+        mine, ref = (zarr.open_array(p, path=name).metadata.to_dict()
+                     for p in (tmp_path / "z.zarr", path))
+        assert mine.get("dimension_names") == ref.get("dimension_names"), name
+        assert mine["attributes"] == ref["attributes"], name
 
 
 @pytest.mark.parametrize("consolidated", [True, False, None])

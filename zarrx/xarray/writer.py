@@ -349,9 +349,10 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     attrs = {k: encode_attr(v) for k, v in attrs.items()}
     if fmt == 2:
         attrs[DIMENSION_KEY] = list(dims)
+    # a scalar has no dimension_names, as xarray's writer (zarr-python) leaves them out
     create = dict(shape=encoded.shape, dtype=dtype if dtype is not None else data.dtype,
                   fill_value=fill, attributes=attrs,
-                  dimension_names=dims if fmt == 3 else None, zarr_format=fmt, **kw)
+                  dimension_names=dims if fmt == 3 and dims else None, zarr_format=fmt, **kw)
     # the same arguments, tried on an empty memory store: every codec and setting is checked
     scratch = create_array(MemoryStore(), **create)
     return _Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
