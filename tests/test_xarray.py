@@ -263,7 +263,7 @@ def test_open_datatree_and_open_groups_take_the_arguments_of_open_dataset(tmp_pa
             xr.testing.assert_identical(ours[node].to_dataset().load(),
                                         ref[node].to_dataset().load())
     assert xr.open_datatree(path, engine=ENGINE, decode_times=False)["time"].dtype.kind == "i"
-    for kw in ({}, {"group": "child"}, {"group": "/child"}):
+    for kw in ({}, {"group": "child"}, {"group": "/child"}, {"group": "/"}):
         ours = xr.open_groups(path, engine=ENGINE, **kw)
         ref = xr.open_groups(path, engine="zarr", **kw)
         assert sorted(ours) == sorted(ref), kw              # {".": ..., "leaf": ...} below a group

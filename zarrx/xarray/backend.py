@@ -320,8 +320,9 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                             use_zarr_fill_value_as_mask: bool | None = None, store: Any = None,
                             cache_members: bool = True) -> dict:
         """The group and every group below it, each as a Dataset, keyed as engine "zarr" keys
-        them: ``{"/": ..., "/a": ..., "/a/b": ...}``, or, with ``group="a"``, paths relative to
-        it: ``{".": ..., "b": ...}``. The arguments are those of :meth:`open_dataset`."""
+        them: ``{"/": ..., "/a": ..., "/a/b": ...}``, or, whenever ``group`` is given (``"/"``
+        included), paths relative to it: ``{".": ..., "b": ...}``. The arguments are those of
+        :meth:`open_dataset`."""
         _refuse_store(store)
         top = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
@@ -332,7 +333,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                       decode_timedelta=decode_timedelta)
         nodes_ = [("", top)] + [(rel, node) for rel, node in top.members(max_depth=None)
                                 if isinstance(node, Group)]
-        return {_tree_key(rel, bool(group and group.strip("/"))):
+        return {_tree_key(rel, bool(group)):
                 _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask),
                         **decode)
                 for rel, node in nodes_}
@@ -369,7 +370,7 @@ def _refuse_store(store: Any) -> None:
 
 def _tree_key(rel: str, relative: bool) -> str:
     """A group's key in :meth:`ZarrxBackendEntrypoint.open_groups_as_dict`: its path from the
-    root (``/a/b``), or, when a sub-group was opened, from that sub-group (``.`` for itself)."""
+    root (``/a/b``), or, when a group was named, from that group (``.`` for itself)."""
     if relative:
         return rel or "."
     return "/" + rel
