@@ -321,3 +321,63 @@ def test_to_zarrx_takes_overwrite_as_dask_to_zarr_does(tmp_path):
         zd.to_zarrx(x, tmp_path / "n.zarr", overwrite="yes")
     with pytest.raises(zarrx.ZarrError, match=re.escape("chunks=0: ")):
         zd.from_zarrx(path, chunks=0)
+
+
+def test_to_zarrx_takes_the_array_path_as_component_or_name(tmp_path):
+    x = da.arange(20, chunks=6)
+    with pytest.raises(ValueError, match="Cannot specify both 'component' and 'name'"):
+        x.to_zarr(str(tmp_path / "d.zarr"), component="a", name="b")    # dask refuses it too
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: component='a' and name='b' both give the array's path; pass only one")):
+        zd.to_zarrx(x, tmp_path / "z.zarr", component="a", name="b")
+    assert not (tmp_path / "z.zarr").exists()
+    zd.to_zarrx(x, tmp_path / "z.zarr", name="b")
+    np.testing.assert_array_equal(zd.from_zarrx(tmp_path / "z.zarr", component="b"),
+                                  np.arange(20))
+
+
+def test_bad_arguments_raise_the_builtin_dask_raises(tmp_path):
+    """dask.array.to_zarr raises ValueError for a bad mode, unknown chunk sizes or a region that
+    does not fit; zarrx's refusals are also ValueErrors (TypeErrors for the wrong kind)."""
+    x = da.arange(20, chunks=6)
+    z = zarrx.create_array(tmp_path / "z.zarr", shape=(20,), dtype="i8", chunks=(5,))
+    unknown = x[x > 3]
+    for call, dask_call in (
+            (lambda: zd.to_zarrx(x, tmp_path / "m.zarr", mode="r"),
+             lambda: x.to_zarr(str(tmp_path / "d.zarr"), mode="r")),
+            (lambda: zd.to_zarrx(unknown, tmp_path / "u.zarr"),
+             lambda: unknown.to_zarr(str(tmp_path / "d.zarr"))),
+            (lambda: zd.to_zarrx(x[:5], z, region=(slice(0, 4),)), None),
+            (lambda: zd.to_zarrx(x, z, region=(slice(0, 20, 2),)), None),
+            (lambda: zd.to_zarrx(x, zarrx.open_array(tmp_path / "z.zarr", mode="r")), None)):
+        if dask_call is not None:
+            with pytest.raises(ValueError):
+                dask_call()
+        with pytest.raises(ValueError) as info:
+            call()
+        assert isinstance(info.value, zarrx.ZarrError)
+    with pytest.raises(ValueError):
+        da.from_zarr(str(tmp_path / "z.zarr"), chunks=((3, 6),))
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "/: chunks=((3, 6),): Chunks do not add up to shape")):
+        zd.from_zarrx(z, chunks=((3, 6),))
+    for call in (lambda: zd.to_zarrx(np.arange(3), z), lambda: zd.to_zarrx(x, 3),
+                 lambda: zd.from_zarrx(3)):
+        with pytest.raises(TypeError) as info:
+            call()
+        assert isinstance(info.value, zarrx.ArgumentTypeError)
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_to_zarrx_return_stored_into_a_region_reads_the_region(tmp_path, compute):
+    """As dask.array.to_zarr: the stored values, in the shape of the array written."""
+    x = da.arange(6, chunks=2).astype("f8")
+    theirs = pytest.importorskip("zarr").create_array(tmp_path / "d.zarr", shape=(10,),
+                                                      dtype="f8", chunks=(2,), fill_value=-1)
+    z = zarrx.create_array(tmp_path / "z.zarr", shape=(10,), dtype="f8", chunks=(2,),
+                           fill_value=-1)
+    ref = x.to_zarr(theirs, region=(slice(2, 8),), return_stored=True, compute=compute)
+    stored = zd.to_zarrx(x, z, region=(slice(2, 8),), return_stored=True, compute=compute)
+    assert stored.shape == ref.shape == (6,) and stored.chunks == x.chunks
+    np.testing.assert_array_equal(stored.compute(), ref.compute())
+    np.testing.assert_array_equal(z[...], [-1, -1, 0, 1, 2, 3, 4, 5, -1, -1])

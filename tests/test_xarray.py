@@ -66,7 +66,9 @@ def test_reads_xarray_output_identically(tmp_path, fmt):
     got = load(tmp_path / "x.zarr", "zarrx")
     xr.testing.assert_identical(got, ref)
     xr.testing.assert_identical(got, ds)
-    assert got.time.dtype == np.dtype("datetime64[ns]") and got.vlen.dtype == object
+    assert got.time.dtype == np.dtype("datetime64[ns]")
+    assert got.vlen.dtype == ref.vlen.dtype      # StringDType where this xarray keeps it
+    assert got.vlen.encoding.get("dtype") == ref.vlen.encoding.get("dtype")
     assert int(got["count"].isnull().sum()) == 1                   # _FillValue masks
 
 
@@ -198,6 +200,27 @@ def test_consolidated_metadata_is_written_and_read(tmp_path):
     xr.testing.assert_identical(load(tmp_path / "plain.zarr", "zarrx"), ds)
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("group", [None, "a/b"])
+def test_writes_with_consolidated_false_leave_no_stale_consolidated_metadata(tmp_path, fmt,
+                                                                             group):
+    """After an append or a new variable written with consolidated=False, readers that use the
+    consolidated metadata (the default) see what was written."""
+    ds = sample(n_time=6)
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds.isel(time=slice(0, 4)), path, zarr_format=fmt, group=group)
+    zx.to_zarrx(ds.isel(time=slice(4, 6)), path, append_dim="time", consolidated=False,
+                group=group)
+    extra = xr.Dataset({"extra": ("x", np.arange(4.0))}, attrs=ds.attrs)
+    zx.to_zarrx(extra, path, mode="a", consolidated=False, group=group)
+    want = ds.merge(extra)
+    for engine in ("zarr", "zarrx"):
+        xr.testing.assert_identical(load(path, engine, group=group), want)
+    zx.to_zarrx(ds, path, mode="w", zarr_format=fmt, group=group)         # consolidated again
+    for engine in ("zarr", "zarrx"):
+        xr.testing.assert_identical(load(path, engine, group=group, consolidated=True), ds)
+
+
 def test_open_mfdataset_and_groups(tmp_path):
     ds = sample(n_time=10)
     paths = []
@@ -222,6 +245,65 @@ def test_open_datatree(tmp_path):
     assert sorted(tree.groups) == ["/", "/child", "/child/leaf"]
     for path in tree.groups:
         xr.testing.assert_identical(tree[path].to_dataset().load(), ref[path].to_dataset().load())
+
+
+@pytest.mark.skipif(not hasattr(xr, "open_datatree"), reason="this xarray has no DataTree")
+def test_open_datatree_and_open_groups_take_the_arguments_of_open_dataset(tmp_path):
+    ds = sample()
+    zx.to_zarrx(ds[["temp", "count"]], tmp_path / "t.zarr")
+    zx.to_zarrx(ds[["count"]], tmp_path / "t.zarr", group="child", mode="a")
+    zx.to_zarrx(ds[["label"]], tmp_path / "t.zarr", group="child/leaf", mode="a")
+    path = tmp_path / "t.zarr"
+    for kw in ({"decode_times": False}, {"mask_and_scale": False}, {"decode_cf": False},
+               {"drop_variables": ["count"]}, {"group": "child"}, {"consolidated": False}):
+        ours = xr.open_datatree(path, engine=ENGINE, **kw)
+        ref = xr.open_datatree(path, engine="zarr", **kw)
+        assert sorted(ours.groups) == sorted(ref.groups), kw
+        for node in ref.groups:
+            xr.testing.assert_identical(ours[node].to_dataset().load(),
+                                        ref[node].to_dataset().load())
+    assert xr.open_datatree(path, engine=ENGINE, decode_times=False)["time"].dtype.kind == "i"
+    for kw in ({}, {"group": "child"}, {"group": "/child"}, {"group": "/"}):
+        ours = xr.open_groups(path, engine=ENGINE, **kw)
+        ref = xr.open_groups(path, engine="zarr", **kw)
+        assert sorted(ours) == sorted(ref), kw              # {".": ..., "leaf": ...} below a group
+        for key in ref:
+            xr.testing.assert_identical(ours[key].load(), ref[key].load())
+    # an unknown keyword is refused at the call, as engine "zarr" refuses it
+    for opener, method in ((xr.open_datatree, "open_datatree"),
+                           (xr.open_groups, "open_groups_as_dict")):
+        with pytest.raises(TypeError, match=re.escape(
+                f"ZarrxBackendEntrypoint.{method}() got an unexpected keyword argument 'bogus'")):
+            opener(path, engine=ENGINE, bogus=1)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "engine 'zarrx': store= (an opened xarray ZarrStore) is not supported, found int")):
+        xr.open_datatree(path, engine=ENGINE, store=1)
+    # the keywords open_dataset takes apply to every group
+    assert "_FillValue" not in xr.open_datatree(path, engine=ENGINE, mask_and_scale=False)[
+        "child"]["y"].attrs                                 # Zarr v3: fill_value is no mask
+    masked = xr.open_datatree(path, engine=ENGINE, mask_and_scale=False,
+                              use_zarr_fill_value_as_mask=True)
+    assert masked["child"]["y"].attrs["_FillValue"] == 0
+
+
+def test_zarr_v3_attributes_are_shown_as_stored(tmp_path):
+    """Older xarray versions wrote ``_ARRAY_DIMENSIONS`` into Zarr v3 arrays too; in v3 the
+    dimensions come from ``dimension_names`` and engine "zarr" shows every attribute."""
+    path = tmp_path / "old.zarr"
+    g = zarr.open_group(path, mode="w", zarr_format=3)
+    g.create_array("a", shape=(3,), dtype="f8", dimension_names=["x"],
+                   attributes={"_ARRAY_DIMENSIONS": ["x"], "units": "m", "_nc_note": 1})
+    g.create_array("b", shape=(3,), dtype="f8", dimension_names=["x"],
+                   attributes={"_ARRAY_DIMENSIONS": ["y"]})
+    got = load(path, "zarrx")
+    xr.testing.assert_identical(got, load(path, "zarr"))
+    assert got["a"].attrs == {"_ARRAY_DIMENSIONS": ["x"], "units": "m", "_nc_note": 1}
+    assert got["b"].dims == ("x",) and got["b"].attrs == {"_ARRAY_DIMENSIONS": ["y"]}
+    # in Zarr v2 the attribute names the dimensions and is hidden, as engine "zarr" hides it
+    zx.to_zarrx(got, tmp_path / "v2.zarr", zarr_format=2)
+    v2 = load(tmp_path / "v2.zarr", "zarrx")
+    xr.testing.assert_identical(v2, load(tmp_path / "v2.zarr", "zarr"))
+    assert v2["b"].dims == ("x",) and v2["b"].attrs == {}
 
 
 @pytest.mark.skipif(not REGISTERED, reason="zarrx is not installed with its entry point")
@@ -295,6 +377,13 @@ def test_scalar_variables_written_by_xarray_open(tmp_path, zarr_format):
     got = xr.open_dataset(path, engine="zarrx").load()
     assert float(got["scale"]) == 2.5 and got["scale"].dims == ()
     xr.testing.assert_identical(got, xr.open_dataset(path, engine="zarr").load())
+    # and to_zarrx writes them as xarray does
+    zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=zarr_format)
+    for name in ds.variables:
+        mine, ref = (zarr.open_array(p, path=name).metadata.to_dict()
+                     for p in (tmp_path / "z.zarr", path))
+        assert mine.get("dimension_names") == ref.get("dimension_names"), name
+        assert mine["attributes"] == ref["attributes"], name
 
 
 @pytest.mark.parametrize("consolidated", [True, False, None])
@@ -343,8 +432,34 @@ def test_codecs_are_in_the_encoding_and_survive_a_read_then_write(tmp_path, fmt)
         return {n: repr((a.compressors, a.filters, a.serializer))
                 for n, a in zarr.open_group(path).arrays()}
 
-    ours.to_zarr(tmp_path / "by-xarray.zarr", zarr_format=fmt)
+    outs = ["by-zarrx.zarr"]
     zx.to_zarrx(ours, tmp_path / "by-zarrx.zarr", zarr_format=fmt)
-    for out in ("by-xarray.zarr", "by-zarrx.zarr"):
+    if fmt == 3:
+        outs.append("by-xarray.zarr")
+        ours.to_zarr(tmp_path / "by-xarray.zarr", zarr_format=fmt)
+    else:   # xarray's writer cannot write back the vlen-utf8 strings its own engine reads
+        for opened in (ours, theirs):
+            with pytest.raises(ValueError, match="No Zarr data type found that matches"):
+                opened.to_zarr(tmp_path / f"{id(opened)}.zarr", zarr_format=fmt)
+    for out in outs:
         assert codecs(tmp_path / out) == codecs(tmp_path / "src.zarr")
         xr.testing.assert_identical(load(tmp_path / out, "zarr"), ds)
+
+
+def test_open_errors_name_the_problem_with_the_builtin_engine_zarr_raises(tmp_path):
+    xr.Dataset({"a": ("x", [1.0, 2.0])}).to_zarr(tmp_path / "g.zarr", group="sub")
+    with pytest.raises(TypeError):                              # engine "zarr" too
+        xr.open_dataset(5, engine="zarr")
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "engine 'zarrx': expected a path, URL, zarrx Store or Group, found int")):
+        xr.open_dataset(5, engine=ENGINE)
+    with pytest.raises(ValueError):
+        xr.open_dataset(tmp_path / "g.zarr", engine="zarr", zarr_format=4)
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "zarr_format: expected 2 or 3, found 4")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, zarr_format=4)
+    with pytest.raises(zarrx.NodeMismatchError, match=re.escape(
+            "engine 'zarrx': 'sub/a' is an array, not a group")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, group="sub/a")
+    with pytest.raises(FileNotFoundError):
+        xr.open_dataset(tmp_path / "missing.zarr", engine=ENGINE)

@@ -60,11 +60,16 @@ def test_an_append_of_values_the_stored_type_cannot_hold_changes_nothing(tmp_pat
     zx.to_zarrx(xr.Dataset({"v": ("t", np.array(["a", "b"], dtype=object)),
                             "w": ("t", [1.0, 2.0])}), path, zarr_format=fmt)
     before = stored(path)
-    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
-            "to_zarrx: variable 'v': the stored array holds str values; cannot store int 1")):
-        zx.to_zarrx(xr.Dataset({"w": ("t", [3.0, 4.0]), "v": ("t", np.array([1, 2]))}), path,
-                    append_dim="t")
-    assert stored(path) == before
+    for values, message in (
+            (np.array([1, 2]), "the stored array holds strings; cannot store values of dtype "
+                               "int64"),
+            (np.array([b"c", b"d"], dtype=object), "the stored array holds str values; cannot "
+                                                   "store bytes b'c'")):
+        with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+                f"to_zarrx: variable 'v': {message}")):
+            zx.to_zarrx(xr.Dataset({"w": ("t", [3.0, 4.0]), "v": ("t", values)}), path,
+                        append_dim="t")
+        assert stored(path) == before
 
 
 def test_a_refused_new_variable_leaves_the_appended_ones_unchanged(tmp_path):
@@ -182,3 +187,72 @@ def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_writ
     assert str(info.value) == (f"to_zarrx: invalid variable name {name!r}: expected a "
                                "non-empty string, as xarray requires for zarr files")
     assert not (tmp_path / "z.zarr").exists()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_refused_write_in_mode_w_or_w_minus_leaves_the_store_as_it_was(tmp_path, fmt):
+    """Mode "w" replaces the group only once every variable is checked (xarray's writer has
+    already emptied it when it refuses these)."""
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0])}, attrs={"title": "kept"})
+    refused = [
+        (ds.assign_attrs(bad=b"x"), {}, zarrx.ArgumentTypeError,
+         "to_zarrx: the dataset attribute 'bad': expected JSON values (object, array, string, "
+         "number, bool, null), found 'bytes'"),
+        (ds.assign(a=ds.a.assign_attrs(bad={1, 2})), {}, zarrx.ArgumentTypeError,
+         "to_zarrx: variable 'a' attribute 'bad': expected JSON values (object, array, string, "
+         "number, bool, null), found 'set'"),
+        (ds.assign(o=("x", np.array([{}, 1], dtype=object))), {}, zarrx.ZarrError,
+         "to_zarrx: variable 'o': cannot store an object array holding dict, int"),
+        (ds, {"encoding": {"a": {"compressors": [{"name": "nope"}]}}}, zarrx.CodecError,
+         "unknown codec 'nope'")]
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds, path, zarr_format=fmt)
+    before = stored(path)
+    for bad, kw, error, message in refused:
+        with pytest.raises(error, match=re.escape(message)):
+            zx.to_zarrx(bad, path, mode="w", zarr_format=fmt, **kw)
+        assert stored(path) == before
+        xr.testing.assert_identical(xr.open_zarr(path).load(), ds)
+        with pytest.raises(error, match=re.escape(message)):
+            zx.to_zarrx(bad, tmp_path / "new.zarr", mode="w-", zarr_format=fmt, **kw)
+        assert not (tmp_path / "new.zarr").exists()
+    with pytest.raises(zarrx.NodeExistsError, match=re.escape(
+            "to_zarrx: a node exists at '/' (mode 'w-' creates")):
+        zx.to_zarrx(ds, path, mode="w-")
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"mode": "x"}, "to_zarrx: mode: expected one of w, w-, a, a-, r+, found 'x'"),
+    ({"append_dim": "nope"}, "to_zarrx: append_dim='nope' is not a dimension of '/' (found "
+                             "['time'])"),
+    ({"append_dim": "time", "mode": "r+"}, "to_zarrx: append_dim needs mode 'a' or 'a-', found "
+                                           "'r+'"),
+    ({"append_dim": "time", "region": "auto"}, "to_zarrx: append_dim and region cannot be used "
+                                               "together"),
+    ({"region": {"time": slice(0, 4, 2)}}, "to_zarrx: region['time']: expected a slice with "
+                                           "step 1 or 'auto', found slice(0, 4, 2)"),
+    ({"region": {"time": slice(3, 5)}}, "to_zarrx: region['time'] = slice(3, 5, None) covers 1 "
+                                        "elements of the stored 4, but the dataset has 2 along "
+                                        "'time'"),
+    ({"region": {"nope": slice(0, 2)}}, "to_zarrx: region names 'nope', which is not a "
+                                        "dimension of the dataset (found ['time'])"),
+    ({"encoding": {"v": {"foo": 1}}, "mode": "w"}, "to_zarrx: encoding of 'v': unexpected keys "
+                                                   "['foo']"),
+    ({"mode": "r+", "region": {"time": slice(0, 2)}, "extra": True},
+     "to_zarrx: mode 'r+' writes only existing variables; 'extra' is not in <zarrx.Group '/'> "
+     "(use mode='a' to add it)")])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_bad_arguments_are_value_errors_as_with_xarray(tmp_path, writer, kw, message):
+    """xarray raises ValueError for each: ``except ValueError`` catches zarrx's refusal too."""
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(4.0))})
+    WRITERS[writer](ds, path)
+    kw = dict(kw)
+    more = ds.isel(time=slice(0, 2))
+    if kw.pop("extra", False):
+        more = more.assign(extra=("time", [1.0, 2.0]))
+    with pytest.raises(ValueError) as info:
+        WRITERS[writer](more, path, **kw)
+    if writer == "zarrx":
+        assert isinstance(info.value, zarrx.ArgumentError)
+        assert str(info.value) == message

@@ -16,9 +16,9 @@ import numpy as np
 
 from zarrx.api import open_array
 from zarrx.array import Array
-from zarrx.dask.chunks import TARGET_BYTES, default_chunks
+from zarrx.dask.chunks import TARGET_BYTES, default_chunks, region_offset
 from zarrx.dask.graph import array_to_dask, store_blocks
-from zarrx.errors import ArgumentTypeError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.store.base import Store
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
@@ -43,14 +43,14 @@ def from_zarrx(url: Any, component: str | None = None, storage_options: dict | N
     :func:`zarrx.open_array` (``zarr_format=``...)."""
     if isinstance(url, Array):
         if component is not None:
-            raise ZarrError("from_zarrx: component= applies to a location, not to an Array")
+            raise ArgumentError("from_zarrx: component= applies to a location, not to an Array")
         arr = url
     elif _is_location(url):
         kwargs.setdefault("mode", "r")
         arr = open_array(url, path=component or "", **_store_kwargs(storage_options), **kwargs)
     else:
-        raise ZarrError(f"from_zarrx: expected a path, URL, zarrx Store or zarrx.Array, found "
-                        f"{type(url).__name__}")
+        raise ArgumentTypeError(f"from_zarrx: expected a path, URL, zarrx Store or "
+                                f"zarrx.Array, found {type(url).__name__}")
     return array_to_dask(arr, chunks, name=name, inline_array=inline_array)
 
 
@@ -69,33 +69,38 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
 
     Blocks that do not align with the stored objects (shards, or chunks) are regrouped at their
     boundaries, so no two tasks write one object. Returns None, or a ``Delayed`` when
-    ``compute=False``; ``return_stored=True`` returns a dask array reading the written array
-    instead (computed first unless ``compute=False``)."""
+    ``compute=False``; ``return_stored=True`` returns a dask array reading what was written
+    instead (the region only, in ``arr``'s chunks; written first unless ``compute=False``)."""
     import dask.array as da
 
     if not isinstance(arr, da.Array):
-        raise ZarrError(f"to_zarrx: expected a dask array, found {type(arr).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected a dask array, found {type(arr).__name__}")
     if any(np.isnan(s) for s in arr.shape):
-        raise ZarrError("to_zarrx: the dask array has unknown chunk sizes; call "
-                        "compute_chunk_sizes() first")
+        raise ArgumentError("to_zarrx: the dask array has unknown chunk sizes; call "
+                            "compute_chunk_sizes() first")
     if isinstance(url, Array):
         if component is not None or create_array_kwargs:
-            raise ZarrError("to_zarrx: component= and array-creation arguments apply to a "
-                            "location, not to an existing Array")
+            raise ArgumentError("to_zarrx: component= and array-creation arguments apply to a "
+                                "location, not to an existing Array")
         target = url
     elif _is_location(url):
         target = _open_target(arr, url, component, storage_options, region, mode,
                               create_array_kwargs)
     else:
-        raise ZarrError(f"to_zarrx: expected a path, URL, zarrx Store or zarrx.Array, found "
-                        f"{type(url).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected a path, URL, zarrx Store or "
+                                f"zarrx.Array, found {type(url).__name__}")
     result = store_blocks(arr, target, region, compute=compute)
     if not return_stored:
         return result
-    blocks = arr.chunks if region is None else None
+    # what was stored: the region, in blocks of arr's chunks (the blocks of the whole array
+    # around it are cut at its edges, then left out)
+    _, slices = region_offset(region, target.shape, "to_zarrx")
+    blocks = tuple(tuple(([s.start] if s.start else []) + list(c)
+                         + ([n - s.stop] if s.stop < n else [])) or (0,)
+                   for n, s, c in zip(target.shape, slices, arr.chunks))
     if compute:
-        return array_to_dask(target, blocks)
-    return _read_after(target, blocks, result)
+        return array_to_dask(target, blocks)[slices]
+    return _read_after(target, blocks, result)[slices]
 
 
 def _read_after(target: Array, blocks: Any, write: Any) -> Any:
@@ -126,6 +131,9 @@ def _read_block(_: Any, reader: Any, selection: tuple) -> np.ndarray:
 
 def _open_target(arr: Any, url: Any, component: str | None, storage_options: dict | None,
                  region: Any, mode: str, kwargs: dict) -> Array:
+    if component is not None and "name" in kwargs:
+        raise ArgumentError(f"to_zarrx: component={component!r} and name={kwargs['name']!r} "
+                            f"both give the array's path; pass only one")
     path = component if component is not None else kwargs.pop("name", None) or ""
     sk = _store_kwargs(storage_options)
     overwrite = kwargs.pop("overwrite", False)
@@ -135,12 +143,12 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
     if overwrite and mode in ("a", "w-"):       # dask's to_zarr: overwrite=True replaces
         mode = "w"
     if mode not in ("a", "w", "w-", "r+"):
-        raise ZarrError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
+        raise ArgumentError(f"to_zarrx: mode: expected one of a, w, w-, r+, found {mode!r}")
     if mode == "r+" or region is not None:
         if kwargs:
-            raise ZarrError(f"to_zarrx: writing into an existing array (mode {mode!r}"
-                            f"{', region=' if region is not None else ''}) takes no creation "
-                            f"arguments, found {sorted(kwargs)}")
+            raise ArgumentError(f"to_zarrx: writing into an existing array (mode {mode!r}"
+                                f"{', region=' if region is not None else ''}) takes no creation "
+                                f"arguments, found {sorted(kwargs)}")
         return open_array(url, mode="r+", path=path, **sk)
     kwargs.setdefault("shape", arr.shape)
     kwargs.setdefault("dtype", arr.dtype)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ZarrError
+from zarrx.errors import ArgumentError, ZarrError
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid
 
 __all__ = ["TARGET_BYTES", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
@@ -145,15 +145,15 @@ def region_offset(region: Any, shape: tuple[int, ...], where: str) -> tuple[tupl
         region = (region,)
     if not isinstance(region, tuple) or len(region) > len(shape) \
             or not all(isinstance(r, slice) for r in region):
-        raise ZarrError(f"{where}: region: expected a tuple of at most {len(shape)} slices, "
-                        f"found {region!r}")
+        raise ArgumentError(f"{where}: region: expected a tuple of at most {len(shape)} slices, "
+                            f"found {region!r}")
     region = region + (slice(None),) * (len(shape) - len(region))
     starts, slices = [], []
     for axis, (r, n) in enumerate(zip(region, shape)):
         start, stop, step = r.indices(n)
         if step != 1:
-            raise ZarrError(f"{where}: region[{axis}]: expected a slice with step 1, "
-                            f"found {r!r}")
+            raise ArgumentError(f"{where}: region[{axis}]: expected a slice with step 1, "
+                                f"found {r!r}")
         stop = max(stop, start)
         starts.append(start)
         slices.append(slice(start, stop))

@@ -22,7 +22,7 @@ import numpy as np
 from zarrx import _pool
 from zarrx.dask.chunks import (aligned_chunks, default_chunks, is_aligned, object_edges,
                                region_offset)
-from zarrx.errors import ZarrError
+from zarrx.errors import ArgumentError, ReadOnlyError, ZarrError
 from zarrx.store.memory import MemoryStore
 
 __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "scheduler_kind"]
@@ -85,7 +85,7 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
         try:
             blocks = normalize_chunks(chunks, arr.shape, dtype=arr.dtype, previous_chunks=unit)
         except (ValueError, TypeError, ArithmeticError) as exc:
-            raise ZarrError(f"{arr.name}: chunks={chunks!r}: {exc}") from exc
+            raise ArgumentError(f"{arr.name}: chunks={chunks!r}: {exc}") from exc
     if name is None:
         name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
     empty = np.empty((0,) * arr.ndim, dtype=arr.dtype)
@@ -182,15 +182,15 @@ def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
 
     where = f"to_zarrx({arr.name})"
     if arr.read_only:
-        raise ZarrError(f"{where}: the array is open read-only")
+        raise ReadOnlyError(f"{where}: the array is open read-only")
     if any(isinstance(c, float) and np.isnan(c) for c in x.shape):
-        raise ZarrError(f"{where}: the dask array has unknown chunk sizes; call "
-                        f"compute_chunk_sizes() first")
+        raise ArgumentError(f"{where}: the dask array has unknown chunk sizes; call "
+                            f"compute_chunk_sizes() first")
     offset, slices = region_offset(region, arr.shape, where)
     extent = tuple(s.stop - s.start for s in slices)
     if x.ndim != arr.ndim or tuple(x.shape) != extent:
-        raise ZarrError(f"{where}: the dask array's shape {tuple(x.shape)} does not match the "
-                        f"region's shape {extent}")
+        raise ArgumentError(f"{where}: the dask array's shape {tuple(x.shape)} does not match the "
+                            f"region's shape {extent}")
     edges = object_edges(arr.metadata)
     if not is_aligned(x.chunks, edges, offset):
         x = x.rechunk(aligned_chunks(x.chunks, edges, offset))

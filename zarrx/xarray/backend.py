@@ -20,10 +20,11 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import object_edges
-from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError, NodeMismatchError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
+from zarrx.creation import check_format
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
@@ -43,7 +44,12 @@ class ZarrxBackendArray(BackendArray):
         self.store, self.path, self.meta = store, path, meta
         self.shape = meta.shape
         dt = meta.data_type
-        self.dtype = vlen_dtype(variable_element(dt)) if dt.variable else dt.numpy
+        if not dt.variable:
+            self.dtype = dt.numpy
+        elif variable_element(dt) is str and native_strings():
+            self.dtype = np.dtypes.StringDType()
+        else:
+            self.dtype = vlen_dtype(variable_element(dt))
         self._array: Array | None = None
 
     @property
@@ -63,12 +69,25 @@ class ZarrxBackendArray(BackendArray):
             read = arr.oindex.__getitem__
         else:
             read = arr.__getitem__
-        # Variable-length strings read as numpy's StringDType; xarray (like engine "zarr")
-        # presents them as objects.
-        want = object if self.dtype.kind == "O" else None
+        # Variable-length strings read as numpy's StringDType, which is what xarray gets (a
+        # 0-d read included) where it keeps that dtype; older versions get objects.
+        want = object if self.dtype.kind == "O" else self.dtype if self.dtype.kind == "T" \
+            else None
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
+
+
+def native_strings() -> bool:
+    """Whether this xarray keeps numpy's ``StringDType`` for variable-length strings, as its
+    engine "zarr" then shows them (with zarr-python 3.1 and numpy 2); older versions present
+    them as Python objects."""
+    string_dtype = getattr(np.dtypes, "StringDType", None)
+    if string_dtype is None:
+        return False
+    from xarray.coding import strings
+    check = getattr(strings, "is_unicode_dtype", None)
+    return bool(check is not None and check(string_dtype()))
 
 
 def variable_element(dt: DataType) -> type:
@@ -95,8 +114,10 @@ def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
 
 
 def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
-    """An array's dimension names and its user attributes (without ``_ARRAY_DIMENSIONS`` and
-    netCDF-Zarr ``_nc*`` attributes, as engine "zarr" hides them)."""
+    """An array's dimension names and its user attributes. As engine "zarr" does, Zarr v2 hides
+    the ``_ARRAY_DIMENSIONS`` and netCDF-Zarr ``_nc*`` attributes; Zarr v3 names dimensions in
+    ``dimension_names`` and shows every attribute as stored (an ``_ARRAY_DIMENSIONS`` attribute
+    that older writers put in v3 arrays included, which names no dimension there)."""
     attrs = meta.attributes
     ndim = len(meta.shape)
     if meta.zarr_format == 3:
@@ -114,9 +135,9 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
                 or not all(isinstance(d, str) for d in dims):
             raise MetadataError(f"{where}: expected the attribute {DIMENSION_KEY} to list the "
                                 f"{ndim} dimension names, found {dims!r}")
-    attrs = {k: v for k, v in attrs.items()
-             if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
-    return tuple(dims), attrs
+        attrs = {k: v for k, v in attrs.items()
+                 if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
+    return tuple(dims), dict(attrs)
 
 
 def codec_encoding(meta: ArrayMeta) -> dict[str, Any]:
@@ -183,6 +204,8 @@ class ZarrxDataStore(AbstractDataStore):
         encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
                                     "chunks": layout.read_shape, "shards": shards,
                                     **codec_encoding(meta)}
+        if wrapper.dtype.kind == "T":       # xarray's decoding keeps StringDType so marked
+            encoding["dtype"] = wrapper.dtype
         if self.mask:
             if meta.fill_value is not None:
                 attrs["_FillValue"] = meta.fill_value
@@ -226,8 +249,10 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
     if isinstance(filename_or_obj, os.PathLike):
         filename_or_obj = os.fspath(filename_or_obj)
     if not isinstance(filename_or_obj, (str, Store)):
-        raise ZarrError(f"engine 'zarrx': expected a path, URL, zarrx Store or Group, found "
-                        f"{type(filename_or_obj).__name__}")
+        raise ArgumentTypeError(f"engine 'zarrx': expected a path, URL, zarrx Store or Group, "
+                                f"found {type(filename_or_obj).__name__}")
+    if zarr_format is not None:
+        check_format(zarr_format)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     use = None if consolidated is None else bool(consolidated)
     path = (group or "").strip("/")
@@ -240,7 +265,7 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
                       **kw)
     node = root[path]
     if not isinstance(node, Group):
-        raise ZarrError(f"engine 'zarrx': {path!r} is an array, not a group")
+        raise NodeMismatchError(f"engine 'zarrx': {path!r} is an array, not a group")
     return node
 
 
@@ -273,10 +298,7 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                      cache_members: bool = True) -> Any:
         # cache_members: zarrx lists a group's members once, when it is opened; nothing to turn
         # off. store: engine "zarr" takes an opened ZarrStore, which zarrx cannot read.
-        if store is not None:
-            raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
-                                    f"not supported, found {type(store).__name__}; pass the "
-                                    f"path, URL, zarrx Store or Group as filename_or_obj")
+        _refuse_store(store)
         grp = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
                                zarr_format=zarr_format)
@@ -286,26 +308,72 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                        drop_variables=drop_variables, use_cftime=use_cftime,
                        decode_timedelta=decode_timedelta)
 
-    def open_groups_as_dict(self, filename_or_obj: Any, *, group: str | None = None,
-                            mode: str = "r", consolidated: bool | None = None,
+    def open_groups_as_dict(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
+                            decode_times: Any = True, concat_characters: bool = True,
+                            decode_coords: Any = True,
+                            drop_variables: str | Iterable[str] | None = None,
+                            use_cftime: bool | None = None, decode_timedelta: Any = None,
+                            group: str | None = None, mode: str = "r",
+                            consolidated: bool | None = None,
                             storage_options: dict | None = None,
-                            zarr_format: int | None = None, **decode: Any) -> dict:
-        """``{"/": Dataset, "/a": Dataset, "/a/b": Dataset, ...}`` for the group and every group
-        below it."""
+                            zarr_format: int | None = None,
+                            use_zarr_fill_value_as_mask: bool | None = None, store: Any = None,
+                            cache_members: bool = True) -> dict:
+        """The group and every group below it, each as a Dataset, keyed as engine "zarr" keys
+        them: ``{"/": ..., "/a": ..., "/a/b": ...}``, or, whenever ``group`` is given (``"/"``
+        included), paths relative to it: ``{".": ..., "b": ...}``. The arguments are those of
+        :meth:`open_dataset`."""
+        _refuse_store(store)
         top = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
                                zarr_format=zarr_format)
-        fill_mask = decode.pop("use_zarr_fill_value_as_mask", None)
-        out = {"/": _decode(ZarrxDataStore(top, mask_with_fill_value=fill_mask), **decode)}
-        for rel, node in top.members(max_depth=None):
-            if isinstance(node, Group):
-                out["/" + rel] = _decode(ZarrxDataStore(node, mask_with_fill_value=fill_mask),
-                                         **decode)
-        return out
+        decode = dict(mask_and_scale=mask_and_scale, decode_times=decode_times,
+                      concat_characters=concat_characters, decode_coords=decode_coords,
+                      drop_variables=drop_variables, use_cftime=use_cftime,
+                      decode_timedelta=decode_timedelta)
+        nodes_ = [("", top)] + [(rel, node) for rel, node in top.members(max_depth=None)
+                                if isinstance(node, Group)]
+        return {_tree_key(rel, bool(group)):
+                _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask),
+                        **decode)
+                for rel, node in nodes_}
 
-    def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
+    def open_datatree(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
+                      decode_times: Any = True, concat_characters: bool = True,
+                      decode_coords: Any = True,
+                      drop_variables: str | Iterable[str] | None = None,
+                      use_cftime: bool | None = None, decode_timedelta: Any = None,
+                      group: str | None = None, mode: str = "r",
+                      consolidated: bool | None = None, storage_options: dict | None = None,
+                      zarr_format: int | None = None,
+                      use_zarr_fill_value_as_mask: bool | None = None, store: Any = None,
+                      cache_members: bool = True) -> Any:
+        """The group and every group below it as a DataTree; the arguments are those of
+        :meth:`open_dataset`."""
         from xarray import DataTree
-        return DataTree.from_dict(self.open_groups_as_dict(filename_or_obj, **kwargs))
+        return DataTree.from_dict(self.open_groups_as_dict(
+            filename_or_obj, mask_and_scale=mask_and_scale, decode_times=decode_times,
+            concat_characters=concat_characters, decode_coords=decode_coords,
+            drop_variables=drop_variables, use_cftime=use_cftime,
+            decode_timedelta=decode_timedelta, group=group, mode=mode,
+            consolidated=consolidated, storage_options=storage_options,
+            zarr_format=zarr_format, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
+            store=store, cache_members=cache_members))
+
+
+def _refuse_store(store: Any) -> None:
+    if store is not None:
+        raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
+                                f"not supported, found {type(store).__name__}; pass the "
+                                f"path, URL, zarrx Store or Group as filename_or_obj")
+
+
+def _tree_key(rel: str, relative: bool) -> str:
+    """A group's key in :meth:`ZarrxBackendEntrypoint.open_groups_as_dict`: its path from the
+    root (``/a/b``), or, when a group was named, from that group (``.`` for itself)."""
+    if relative:
+        return rel or "."
+    return "/" + rel
 
 
 def _decode(store: ZarrxDataStore, **decode: Any) -> Any:

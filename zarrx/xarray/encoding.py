@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
 
-__all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr",
+__all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr", "check_attrs",
            "vlen_dtype", "storage_dtype", "cf_encode"]
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
@@ -104,6 +104,20 @@ def encode_attr(value: Any) -> Any:
     return value
 
 
+def check_attrs(attrs: Any, where: str) -> None:
+    """Every attribute in ``attrs`` can be stored as JSON (after :func:`encode_attr`); else an
+    ``ArgumentTypeError`` naming the attribute, as xarray checks attributes before writing."""
+    from zarrx.metadata._util import Loc
+    from zarrx.metadata.json import check_tree
+
+    for key, value in attrs.items():
+        if not isinstance(key, str):
+            raise ArgumentTypeError(f"{where}: attribute names must be strings, found "
+                                    f"{type(key).__name__} {key!r}")
+        check_tree(encode_attr(value), Loc(f"{where} attribute {key!r}",
+                                           error=ArgumentTypeError))
+
+
 def vlen_dtype(element: type) -> np.dtype:
     """xarray's object dtype for variable-length ``str`` or ``bytes``."""
     return np.dtype("O", metadata={"element_type": element})
@@ -115,14 +129,18 @@ def vlen_element(dtype: np.dtype) -> type | None:
     return dtype.metadata.get("element_type", dtype.metadata.get("vlen"))
 
 
-def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str) -> tuple[Any, Any]:
+def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
+                  variable_text: bool = False) -> tuple[Any, Any]:
     """``(zarrx dtype, values)`` for a CF-encoded variable's data: variable-length unicode
     becomes zarrx's ``str`` type, variable-length bytes fixed-width bytes, numpy ``StringDType``
-    variable-length (v3) or fixed-width (v2) unicode. Other object arrays are inspected."""
+    variable-length (v3, or v2 with ``variable_text``: its encoding asks for the ``vlen-utf8``
+    codec) or fixed-width (v2) unicode. Other object arrays are inspected."""
     if dtype.kind == "T":
         data = np.asarray(values, dtype=object)
         data[data == None] = ""   # noqa: E711 - elementwise
-        return (str, data) if zarr_format == 3 else (None, data.astype("U"))
+        if zarr_format == 3 or variable_text:
+            return str, data
+        return None, data.astype("U")
     if dtype.kind != "O":
         return dtype, values
     element = vlen_element(dtype)
@@ -157,8 +175,8 @@ def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarra
                          [np.nan if m else v for v, m in zip(flat, missing)])
         return None, out.reshape(data.shape)
     names = ", ".join(sorted(k.__name__ for k in kinds))
-    raise ZarrError(f"{where}: cannot store an object array holding {names}; expected str or "
-                    f"bytes (or cast the variable with astype())")
+    raise ArgumentTypeError(f"{where}: cannot store an object array holding {names}; expected "
+                            f"str or bytes (or cast the variable with astype())")
 
 
 def cf_encode(var: Any, name: Any) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import ArgumentError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
 
@@ -38,28 +38,28 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict
     if region == "auto":
         region = {d: "auto" for d in ds.dims}
     if not isinstance(region, dict):
-        raise ZarrError(f"to_zarrx: region: expected a dict of dimension -> slice or 'auto', "
-                        f"found {region!r}")
+        raise ArgumentTypeError(f"to_zarrx: region: expected a dict of dimension -> slice or "
+                                f"'auto', found {region!r}")
     sizes = stored_sizes(grp)
     out: dict[str, slice] = {}
     for dim, sel in region.items():
         if dim not in ds.dims:
-            raise ZarrError(f"to_zarrx: region names {dim!r}, which is not a dimension of the "
-                            f"dataset (found {sorted(map(str, ds.dims))})")
+            raise ArgumentError(f"to_zarrx: region names {dim!r}, which is not a dimension of the "
+                                f"dataset (found {sorted(map(str, ds.dims))})")
         if str(dim) not in sizes:
-            raise ZarrError(f"to_zarrx: region names {dim!r}, which is not a dimension of the "
-                            f"stored group {grp.name!r}")
+            raise ArgumentError(f"to_zarrx: region names {dim!r}, which is not a dimension of the "
+                                f"stored group {grp.name!r}")
         n = ds.sizes[dim]
         if isinstance(sel, str) and sel == "auto":
             sel = _locate(ds, grp, str(dim), existing)
         if not isinstance(sel, slice) or sel.step not in (None, 1):
-            raise ZarrError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1 or "
-                            f"'auto', found {sel!r}")
+            raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1 or "
+                                f"'auto', found {sel!r}")
         start, stop, _ = sel.indices(sizes[str(dim)])
         if stop - start != n:
-            raise ZarrError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {max(stop - start, 0)}"
-                            f" elements of the stored {sizes[str(dim)]}, but the dataset has "
-                            f"{n} along {dim!r}")
+            raise ArgumentError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {max(stop - start, 0)}"
+                                f" elements of the stored {sizes[str(dim)]}, but the dataset has "
+                                f"{n} along {dim!r}")
         out[str(dim)] = slice(start, stop)
     return out
 
@@ -69,8 +69,8 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     if dim not in ds.indexes:
         return slice(0, ds.sizes[dim])
     if dim not in existing:
-        raise ZarrError(f"to_zarrx: region[{dim!r}] = 'auto' needs the coordinate {dim!r} in "
-                        f"the stored group {grp.name!r}")
+        raise ArgumentError(f"to_zarrx: region[{dim!r}] = 'auto' needs the coordinate {dim!r} in "
+                            f"the stored group {grp.name!r}")
     import pandas as pd
 
     stored = pd.Index(np.asarray(_decoded(grp, dim).values))
@@ -79,8 +79,8 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     if len(pos) == 0:
         return slice(0, 0)
     if (pos < 0).any() or not np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
-        raise ZarrError(f"to_zarrx: region[{dim!r}] = 'auto': the dataset's {dim!r} values are "
-                        f"not one contiguous, ordered run of the stored ones")
+        raise ArgumentError(f"to_zarrx: region[{dim!r}] = 'auto': the dataset's {dim!r} values are "
+                            f"not one contiguous, ordered run of the stored ones")
     return slice(int(pos[0]), int(pos[0]) + len(pos))
 
 
@@ -105,5 +105,7 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                                 f"{dim!r}, but the stored one has {n_old}; use append_dim= to "
                                 f"grow it or region= to write part of it")
     var = var.copy(deep=False)
-    var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS}
+    # (a StringDType "dtype" marks how the strings were read, not a conversion to make)
+    var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS
+                    and not (k == "dtype" and np.dtype(v).kind == "T")}
     return var

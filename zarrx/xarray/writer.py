@@ -19,12 +19,12 @@ from zarrx.array import Array
 from zarrx.chunk_io import check_value
 from zarrx.creation import create_array
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, variable_element
-from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr,
-                                   storage_dtype)
+from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, check_attrs, encode_attr,
+                                   encode_fill_attr, storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region
 
 __all__ = ["to_zarrx"]
@@ -69,26 +69,33 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
     if not isinstance(ds, xr.Dataset):
-        raise ZarrError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
     for name in ds.variables:                # before anything is opened, as xarray checks
         if not isinstance(name, str) or not name:
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
                                     "non-empty string, as xarray requires for zarr files")
+        check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
+    check_attrs(ds.attrs, "to_zarrx: the dataset")
     mode = _mode(mode, append_dim, region)
-    grp = _open(store, mode, group, zarr_format, storage_options)
-    fmt = grp.zarr_format
+    # modes "w" and "w-" create (or replace) the group only once every variable is checked and
+    # encoded (below), so a refused write leaves the store as it was
+    creating = mode in ("w", "w-")
+    if mode == "w-":
+        _refuse_existing(store, group, storage_options)
+    grp = None if creating else _open(store, mode, group, zarr_format, storage_options)
+    fmt = grp.zarr_format if grp is not None else zarr_format or 3
     encoding = dict(encoding or {})
     for name, enc in encoding.items():
         if name not in ds.variables:
-            raise ZarrError(f"to_zarrx: encoding names {name!r}, which is not a variable")
+            raise ArgumentError(f"to_zarrx: encoding names {name!r}, which is not a variable")
         bad = set(enc) - ZARR_KEYS - CF_KEYS - READ_ONLY_KEYS
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
         if bad:
             hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else ""
-            raise ZarrError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
-                            f"{hint}")
-    existing = {name for name, _ in array_metas(grp)}
+            raise ArgumentError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
+                                f"{hint}")
+    existing = set() if grp is None else {name for name, _ in array_metas(grp)}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
             if str(name) in existing:
@@ -107,8 +114,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         key = str(name)
         is_new = mode == "w" or key not in existing
         if mode == "r+" and is_new:
-            raise ZarrError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
-                            f"not in {grp!r} (use mode='a' to add it)")
+            raise ArgumentError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
+                                f"not in {grp!r} (use mode='a' to add it)")
         if mode == "a-" and not is_new and (append_dim is None or append_dim not in var.dims):
             continue
         if not is_new:
@@ -118,12 +125,16 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             var.encoding = dict(encoding[key])
         plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks))
+    if grp is None:
+        grp = _open(store, mode, group, zarr_format, storage_options)
     if mode in ("w", "w-", "a", "a-"):
         grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
     writes = [_apply(grp, plan) for plan in plans]
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(grp.store)
+    elif fmt == 3:
+        _drop_stale_consolidated(grp)
     if not delayed:
         return grp if compute else _nothing()
     import dask
@@ -131,6 +142,18 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
         return grp
     return dask.delayed(_all_written)(*delayed)
+
+
+def _drop_stale_consolidated(grp: Group) -> None:
+    """``consolidated=False`` in Zarr v3: the inline consolidated metadata of the group and of
+    the groups above it no longer lists what was written, and readers would take it (shapes
+    before an append, no new variables); it is removed, as xarray's writer leaves none in the
+    group it writes. (Zarr v2 ``.zmetadata`` is kept in step by every zarrx metadata write.)"""
+    from zarrx.metadata import nodes
+
+    parts = grp.path.split("/") if grp.path else []
+    for depth in range(len(parts) + 1):
+        nodes.drop_consolidated(grp.store, "/".join(parts[:depth]))
 
 
 def _all_written(*_: Any) -> None:
@@ -144,15 +167,15 @@ def _nothing() -> Any:
 
 def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
     if append_dim is not None and region is not None:
-        raise ZarrError("to_zarrx: append_dim and region cannot be used together")
+        raise ArgumentError("to_zarrx: append_dim and region cannot be used together")
     if mode is None:
         mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
     if mode not in MODES:
-        raise ZarrError(f"to_zarrx: mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        raise ArgumentError(f"to_zarrx: mode: expected one of {', '.join(MODES)}, found {mode!r}")
     if append_dim is not None and mode not in ("a", "a-"):
-        raise ZarrError(f"to_zarrx: append_dim needs mode 'a' or 'a-', found {mode!r}")
+        raise ArgumentError(f"to_zarrx: append_dim needs mode 'a' or 'a-', found {mode!r}")
     if region is not None and mode not in ("a", "r+"):
-        raise ZarrError(f"to_zarrx: region needs mode 'r+' or 'a', found {mode!r}")
+        raise ArgumentError(f"to_zarrx: region needs mode 'r+' or 'a', found {mode!r}")
     return mode
 
 
@@ -166,22 +189,32 @@ def _exists(store: Any, path: str, kw: dict) -> bool:
     return True
 
 
+def _refuse_existing(store: Any, group: str | None, storage_options: dict | None) -> None:
+    """Mode ``w-``: a node already at ``group`` is a ``NodeExistsError``."""
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
+    path = (group or "").strip("/")
+    if _exists(store, path, kw):
+        raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
+                              f"use mode='w' to replace or mode='a' to add)")
+
+
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
           storage_options: dict | None) -> Group:
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     path = (group or "").strip("/")
-    if mode == "w-" and _exists(store, path, kw):
-        raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
-                              f"use mode='w' to replace or mode='a' to add)")
+    if mode == "w-":
+        _refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
         return open_group(store, mode=mode, path=path, zarr_format=fmt or 3, **kw)
     grp = open_group(store, mode="r+" if mode == "r+" else "a", path=path,
                      zarr_format=fmt, use_consolidated=False, **kw)
     if fmt is not None and grp.zarr_format != fmt:
-        raise ZarrError(f"to_zarrx: zarr_format={fmt}, but the group {grp.name!r} is Zarr "
-                        f"v{grp.zarr_format}")
+        raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the group {grp.name!r} is Zarr "
+                            f"v{grp.zarr_format}")
     return grp
 
 
@@ -189,10 +222,10 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
     from zarrx.xarray.region import stored_sizes
     known = set(stored_sizes(grp))
     if dim not in known:
-        raise ZarrError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
-                        f"(found {sorted(known)})")
+        raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
+                            f"(found {sorted(known)})")
     if dim not in ds.dims:
-        raise ZarrError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
+        raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
@@ -200,9 +233,9 @@ def _drop_for_region(ds: Any, slices: dict) -> Any:
     index coordinates (as xarray: the stored ones locate the region and stay as they are)."""
     outside = [n for n, v in ds.variables.items() if not set(v.dims) & set(slices)]
     if outside:
-        raise ZarrError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
-                        f"{sorted(map(str, outside))} have none of these dimensions; drop them "
-                        f"(ds.drop_vars) before writing a region")
+        raise ArgumentError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
+                            f"{sorted(map(str, outside))} have none of these dimensions; drop them "
+                            f"(ds.drop_vars) before writing a region")
     return ds.drop_vars(list(ds.indexes))
 
 
@@ -218,6 +251,17 @@ def _codec_arg(value: Any) -> Any:
         if callable(fn) and not type(value).__module__.startswith("zarrx"):
             return fn()
     return value
+
+
+def _asks_vlen_utf8(encoding: Mapping) -> bool:
+    """Whether a variable's encoding names the ``vlen-utf8`` codec (as reading a Zarr v2 array
+    of variable-length strings puts in its ``filters``): its strings stay variable-length."""
+    for key in ("filters", "serializer"):
+        codecs = _codec_arg(encoding.get(key))
+        for codec in codecs if isinstance(codecs, list) else [codecs]:
+            if isinstance(codec, dict) and "vlen-utf8" in (codec.get("id"), codec.get("name")):
+                return True
+    return False
 
 
 def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | None:
@@ -281,7 +325,8 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    write_empty: bool | None) -> _Plan:
     where = f"to_zarrx: variable {name!r}"
     encoded = cf_encode(var, name)
-    dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where)
+    dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
+                                variable_text=is_new and _asks_vlen_utf8(encoded.encoding))
     attrs = dict(encoded.attrs)
     dims = tuple(str(d) for d in encoded.dims)
     if not is_new:
@@ -304,9 +349,10 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     attrs = {k: encode_attr(v) for k, v in attrs.items()}
     if fmt == 2:
         attrs[DIMENSION_KEY] = list(dims)
+    # a scalar has no dimension_names, as xarray's writer (zarr-python) leaves them out
     create = dict(shape=encoded.shape, dtype=dtype if dtype is not None else data.dtype,
                   fill_value=fill, attributes=attrs,
-                  dimension_names=dims if fmt == 3 else None, zarr_format=fmt, **kw)
+                  dimension_names=dims if fmt == 3 and dims else None, zarr_format=fmt, **kw)
     # the same arguments, tried on an empty memory store: every codec and setting is checked
     scratch = create_array(MemoryStore(), **create)
     return _Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
