@@ -248,3 +248,27 @@ def test_processes_writing_different_nodes_lose_no_entry(tmp_path):
     assert_in_step(store)
     assert sorted(p for p in _inline(store)["metadata"] if p.startswith("p")) == sorted(
         f"p{i}_{j}" for i in range(4) for j in range(1, 8, 2))
+
+
+def test_a_hierarchy_zarr_python_consolidated_stays_readable_by_it(tmp_path):
+    """zarr-python writes flat entries, its groups' with an empty consolidated_metadata of their
+    own; zarrx adds, changes and removes entries in that layout, and zarr-python reads them."""
+    root = str(tmp_path / "h.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.open_group(root, mode="w").create_group("sub").create_array(
+            "x", shape=(2,), dtype="i1")
+        zarr.consolidate_metadata(root)
+    g = zarrx.open_group(root, mode="r+")
+    g.create_array("sub/new", shape=(3,), dtype="i1")
+    g.create_group("sub/deep").create_array("y", shape=(1,), dtype="i1")
+    g["sub"].attrs["k"] = "v"
+    del g["sub/x"]
+    assert_in_step(LocalStore(root))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_group(root, mode="r", use_consolidated=True)
+        assert sorted(n for n, _ in theirs.members(max_depth=None)) == [
+            "sub", "sub/deep", "sub/deep/y", "sub/new"]
+        assert sorted(theirs["sub"].keys()) == ["deep", "new"]
+        assert dict(theirs["sub"].attrs) == {"k": "v"}

@@ -306,7 +306,8 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
     ``zarr.json`` is the consolidated document itself: its own writes keep its entries."""
     if zarr_format == 3 and not path:
         return write()
-    consolidated = _edit_consolidated(store, zarr_format, lambda entries, pending: pending.add(path))
+    consolidated = _edit_consolidated(store, zarr_format,
+                                      lambda entries, pending: pending.add(path))
 
     def finish(entries: dict[str, Meta], pending: set[str]) -> None:
         stored = load_node(store, path, zarr_format)
