@@ -121,12 +121,12 @@ def test_sweep_removes_old_temp_files_only(tmp_path):
         LocalStore(tmp_path / "root", read_only=True).sweep()
 
 
-# -- v2 consolidated metadata under kill -9 ------------------------------------------------------
+# -- consolidated metadata (v2 .zmetadata, v3 inline) under kill -9 -----------------------------
 NODES = ("", "sub", "sub/arr")
 
 
-def consolidated_v2(root: Path) -> None:
-    g = zarrx.open_group(str(root), mode="w", zarr_format=2)
+def consolidated(root: Path, zarr_format: int) -> None:
+    g = zarrx.open_group(str(root), mode="w", zarr_format=zarr_format)
     g.create_group("sub").create_array("arr", shape=(3,), dtype="f8", chunks=(3,))
     zarrx.consolidate_metadata(str(root))
 
@@ -143,16 +143,30 @@ def write_forever(root: Path, ready: int, trial: int) -> None:
             node.attrs["nan"] = float("nan")
 
 
-def direct_attrs(root: Path, path: str) -> dict:
+def direct_attrs(root: Path, path: str, zarr_format: int) -> dict:
+    if zarr_format == 3:
+        return json.loads((root / path / "zarr.json").read_text()).get("attributes", {})
     attrs = root / path / ".zattrs"
     return json.loads(attrs.read_text()) if attrs.exists() else {}
 
 
-def kill_trials(tmp_path: Path, trials: int) -> tuple[int, int, int]:
+def stored_consolidated(root: Path, zarr_format: int) -> tuple[list[str], dict[str, dict]]:
+    """The pending paths of the consolidated document on disk and the attributes of each
+    entry, by path."""
+    if zarr_format == 3:
+        doc = json.loads((root / "zarr.json").read_text())["consolidated_metadata"]
+        return doc.get("zarrx_pending", []), {p: e.get("attributes", {})
+                                              for p, e in doc["metadata"].items()}
+    doc = json.loads((root / ".zmetadata").read_text())
+    return doc.get("zarrx_pending", []), {p: doc["metadata"].get(f"{p}/.zattrs" if p else
+                                                                 ".zattrs", {}) for p in NODES}
+
+
+def kill_trials(tmp_path: Path, trials: int, zarr_format: int = 2) -> tuple[int, int, int]:
     """(stale metadata served, trials that killed a writer between its writes, trials whose
-    .zmetadata entries were left stale on disk, i.e. where the pending list was needed)."""
-    root = tmp_path / "v2.zarr"
-    consolidated_v2(root)
+    consolidated entries were left stale on disk, i.e. where the pending list was needed)."""
+    root = tmp_path / f"v{zarr_format}.zarr"
+    consolidated(root, zarr_format)
     rng = random.Random(1234)
     stale = mid_write = needed = 0
     for trial in range(trials):
@@ -170,20 +184,19 @@ def kill_trials(tmp_path: Path, trials: int) -> tuple[int, int, int]:
         time.sleep(rng.uniform(0.0, 0.12))
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        for doc in root.rglob(".z*"):                   # 0 torn objects
+        for doc in root.rglob(".z*" if zarr_format == 2 else "zarr.json"):  # 0 torn objects
             json.loads(doc.read_text())
         assert temp_files(root) == [] or all(TMP_MARK in p for p in temp_files(root))
-        zmetadata = json.loads((root / ".zmetadata").read_text())
-        pending = zmetadata.get("zarrx_pending", [])
+        pending, entry_attrs = stored_consolidated(root, zarr_format)
         mid_write += bool(pending)
-        needed += any(zmetadata["metadata"].get(f"{p}/.zattrs" if p else ".zattrs", {}).get("n")
-                      != direct_attrs(root, p).get("n") for p in pending)
+        needed += any(entry_attrs.get(p, {}).get("n") != direct_attrs(root, p, zarr_format)
+                      .get("n") for p in pending)
         g = zarrx.open_group(str(root), mode="r")
         assert g.metadata.consolidated is not None
         served = {"": dict(g.attrs), "sub": dict(g["sub"].attrs),
                   "sub/arr": dict(g["sub/arr"].attrs)}
         for path in NODES:
-            want = direct_attrs(root, path)
+            want = direct_attrs(root, path, zarr_format)
             got = served[path]
             same = got.keys() == want.keys() and all(
                 got[k] == want[k] or (got[k] != got[k] and want[k] != want[k]) for k in want)
@@ -197,9 +210,17 @@ def test_killed_v2_writers_never_leave_stale_consolidated_metadata(tmp_path):
     assert mid_write > 0                                # kills did land between the writes
 
 
+def test_killed_v3_writers_never_leave_stale_consolidated_metadata(tmp_path):
+    """The same trial for v3 inline consolidated metadata in the root zarr.json."""
+    stale, mid_write, _ = kill_trials(tmp_path, 50, 3)
+    assert stale == 0
+    assert mid_write > 0
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("ZARRX_SLOW"), reason="set ZARRX_SLOW=1 to run")
-def test_killed_v2_writers_never_leave_stale_consolidated_metadata_200(tmp_path):
-    stale, mid_write, needed = kill_trials(tmp_path, 200)
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_killed_writers_never_leave_stale_consolidated_metadata_200(tmp_path, zarr_format):
+    stale, mid_write, needed = kill_trials(tmp_path, 200, zarr_format)
     assert stale == 0 and mid_write > 0
-    assert needed > 0           # some kills left .zmetadata stale on disk: readers settled it
+    assert needed > 0           # some kills left the document stale on disk: readers settled it

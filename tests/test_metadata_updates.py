@@ -26,6 +26,13 @@ def _store(kind, tmp_path):
     return MemoryStore() if kind == "memory" else LocalStore(str(tmp_path / "s.zarr"))
 
 
+def _pending(store, zarr_format):
+    """The paths the store root's consolidated metadata lists as pending."""
+    if zarr_format == 2:
+        return parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")[1]
+    return json.loads(store.get("zarr.json"))["consolidated_metadata"].get("zarrx_pending", [])
+
+
 # -- attributes --------------------------------------------------------------------------------
 @pytest.mark.parametrize("zarr_format", [2, 3])
 @pytest.mark.parametrize("kind", ["memory", "local"])
@@ -74,9 +81,10 @@ def test_an_attribute_write_keeps_a_shape_changed_through_another_handle(zarr_fo
     assert zarrx.open_array(store, mode="r").attrs.asdict() == {"a": 1}
 
 
-def test_v2_consolidated_metadata_follows_attribute_and_shape_changes():
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidated_metadata_follows_attribute_and_shape_changes(zarr_format):
     store = MemoryStore()
-    g = zarrx.create_group(store, zarr_format=2)
+    g = zarrx.create_group(store, zarr_format=zarr_format)
     g.create_array("a", shape=(4,), chunks=(2,), dtype="i4")
     zarrx.consolidate_metadata(store)
     stale = zarrx.open_group(store, mode="r+")["a"]
@@ -84,8 +92,8 @@ def test_v2_consolidated_metadata_follows_attribute_and_shape_changes():
     stale.attrs["k"] = "v"
     a = zarrx.open_group(store, mode="r")["a"]
     assert (a.shape, a.attrs.asdict()) == ((8,), {"k": "v"})
-    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
-    assert pending == []
+    assert zarrx.open_group(store, mode="r").metadata.consolidated["a"].shape == (8,)
+    assert _pending(store, zarr_format) == []
 
 
 def _set_attrs(root, worker, n):
@@ -145,15 +153,15 @@ def test_append_checks_the_stored_shape_of_the_other_axes():
     assert zarrx.open_array(store, mode="r")[2].tolist() == [1, 1, 1, 1]
 
 
-def test_a_refused_change_leaves_no_pending_path():
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_refused_change_leaves_no_pending_path(zarr_format):
     store = MemoryStore()
-    g = zarrx.create_group(store, zarr_format=2)
+    g = zarrx.create_group(store, zarr_format=zarr_format)
     g.create_array("a", shape=(2, 3), chunks=(2, 3), dtype="i4")
     zarrx.consolidate_metadata(store)
     with pytest.raises(zarrx.ArgumentError):
         zarrx.open_group(store, mode="r+")["a"].append(np.zeros((1, 5), "i4"))
-    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
-    assert pending == []
+    assert _pending(store, zarr_format) == []
 
 
 class _Killed(BaseException):
@@ -226,11 +234,14 @@ zarrx.open_group(LocalStore(sys.argv[1]), mode="r+")["a"].resize(int(sys.argv[2]
 """
 
 
-def test_consolidation_racing_a_metadata_write_never_leaves_it_stale(tmp_path, monkeypatch):
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidation_racing_a_metadata_write_never_leaves_it_stale(tmp_path, monkeypatch,
+                                                                     zarr_format):
     """Another process resizes an array while consolidation walks the hierarchy: the walk is
-    redone (its write is conditional on the .zmetadata version read before it)."""
+    redone (its write is conditional on the version of the consolidated document, .zmetadata
+    or the root zarr.json, read before it)."""
     root = str(tmp_path / "g.zarr")
-    g = zarrx.create_group(LocalStore(root), zarr_format=2)
+    g = zarrx.create_group(LocalStore(root), zarr_format=zarr_format)
     g.create_array("a", shape=(10,), chunks=(5,), dtype="i4")
     zarrx.consolidate_metadata(LocalStore(root))
     real = nodes.walk
@@ -246,22 +257,23 @@ def test_consolidation_racing_a_metadata_write_never_leaves_it_stale(tmp_path, m
     monkeypatch.setattr(nodes, "walk", walk_then_race)
     zarrx.consolidate_metadata(LocalStore(root))
     monkeypatch.setattr(nodes, "walk", real)
-    with open(tmp_path / "g.zarr" / "a" / ".zarray") as f:
+    with open(tmp_path / "g.zarr" / "a" / (".zarray" if zarr_format == 2 else "zarr.json")) as f:
         assert json.load(f)["shape"] == [11]
     assert zarrx.open_group(LocalStore(root), mode="r")["a"].shape == (11,)
+    assert _pending(LocalStore(root), zarr_format) == []
 
 
-def test_consolidation_keeps_pending_paths():
-    """A path pending in .zmetadata belongs to a writer that may not have finished:
-    consolidating keeps it pending, so readers keep taking that node from its documents."""
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidation_keeps_pending_paths(zarr_format):
+    """A path pending in the consolidated metadata belongs to a writer that may not have
+    finished: consolidating keeps it pending, so readers keep taking that node from its
+    documents."""
     store = MemoryStore()
-    g = zarrx.create_group(store, zarr_format=2)
+    g = zarrx.create_group(store, zarr_format=zarr_format)
     g.create_array("a", shape=(4,), chunks=(2,), dtype="i4")
     zarrx.consolidate_metadata(store)
-    nodes._edit_zmetadata(store, lambda entries, pending: pending.add("a"))
+    nodes._edit_consolidated(store, zarr_format, lambda entries, pending: pending.add("a"))
     zarrx.consolidate_metadata(store)
-    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
-    assert pending == ["a"]
+    assert _pending(store, zarr_format) == ["a"]
     zarrx.open_group(store, mode="r+")["a"].resize(6)   # the node written again: settled
-    _, pending = parse_zmetadata_pending(store.get(".zmetadata"), ".zmetadata")
-    assert pending == []
+    assert _pending(store, zarr_format) == []

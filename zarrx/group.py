@@ -362,11 +362,10 @@ class Group(Node):
         self._forget_consolidated()
 
     def _forget_consolidated(self) -> None:
-        """After a change made here, list members from the store (v3 inline consolidated
-        metadata is a snapshot; v2 .zmetadata is kept in step by save_node)."""
-        if self._meta.consolidated is not None and self._meta.zarr_format == 3:
-            self._meta = dataclasses.replace(self._meta, consolidated=None)
-        elif self._meta.consolidated is not None:
+        """After a change made here: the store root's group reads its consolidated metadata
+        again (writes keep it in step, see :mod:`zarrx.metadata.nodes`); any other group
+        lists its members from the store."""
+        if self._meta.consolidated is not None:
             fresh = nodes.load_node(self._store, self._path) if not self._path else None
             self._meta = fresh if isinstance(fresh, GroupMeta) else \
                 dataclasses.replace(self._meta, consolidated=None)

@@ -144,17 +144,27 @@ def test_an_existing_file_that_is_not_a_zip_archive_is_left_alone(tmp_path):
         assert notes.read_bytes() == b"USER DATA\n"
 
 
-def test_a_node_copied_into_a_consolidated_v2_hierarchy_is_listed(tmp_path):
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_node_copied_into_a_consolidated_hierarchy_is_listed(tmp_path, zarr_format):
     dst = str(tmp_path / "h.zarr")
-    g = zarrx.open_group(dst, mode="w", zarr_format=2)
+    g = zarrx.open_group(dst, mode="w", zarr_format=zarr_format)
     g.create_array("a", shape=(2,), dtype="i1")
     zarrx.consolidate_metadata(dst)
     src = str(tmp_path / "x.zarr")
-    zarrx.create_array(src, shape=(3,), dtype="i1", zarr_format=2)[:] = 7
+    x = zarrx.open_group(src, mode="w", zarr_format=zarr_format)
+    x.create_array("b", shape=(3,), dtype="i1")[:] = 7
+    zarrx.consolidate_metadata(src)             # a group with its own consolidated metadata
     zarrx.copy(src, f"{dst}/copied")
     h = zarrx.open_group(dst, mode="r")
     assert h.metadata.consolidated is not None and sorted(h.keys()) == ["a", "copied"]
-    assert h["copied"][:].tolist() == [7, 7, 7]
+    assert h["copied/b"][:].tolist() == [7, 7, 7]
     import json
-    doc = json.load(open(f"{dst}/.zmetadata"))
-    assert "copied/.zarray" in doc["metadata"] and not doc.get("zarrx_pending")
+    if zarr_format == 2:
+        doc = json.load(open(f"{dst}/.zmetadata"))
+        assert "copied/b/.zarray" in doc["metadata"] and not doc.get("zarrx_pending")
+    else:
+        doc = json.load(open(f"{dst}/zarr.json"))["consolidated_metadata"]
+        assert sorted(doc["metadata"]) == ["a", "copied", "copied/b"]
+        assert not doc.get("zarrx_pending")
+        zarrx.consolidate_metadata(dst)         # the entries as it writes them
+        assert json.load(open(f"{dst}/zarr.json"))["consolidated_metadata"] == doc

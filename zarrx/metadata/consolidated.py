@@ -7,8 +7,12 @@
   so readers take those nodes from their own documents (a path ending in ``/`` stands for the
   node and everything below it). Other readers ignore the field.
 * v3 inline (a convention, not yet a spec): ``GroupMeta.consolidated`` is read from and written to
-  the group's ``consolidated_metadata`` by :mod:`zarrx.metadata.v3`; :func:`with_consolidated`
-  builds such a group.
+  the group's ``consolidated_metadata`` by :mod:`zarrx.metadata.v3`, flat (``{"a": {...},
+  "a/b": {...}}``, the paths relative to the group, entries of groups without consolidated
+  metadata of their own); :func:`with_consolidated` builds such a group. zarrx may add
+  ``"zarrx_pending"`` inside ``consolidated_metadata`` (``GroupMeta.consolidated_pending``),
+  meaning what it means in ``.zmetadata``; zarr-python ignores the field there (it refuses
+  unknown fields at the top of ``zarr.json``).
 * :class:`ConsolidatedIndex` indexes the entries of a hierarchy once (each group's children), and
   :class:`ConsolidatedView` is the entries below one group as a mapping that copies nothing, so
   walking a consolidated hierarchy costs time linear in its size.
@@ -24,13 +28,12 @@ from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
-from zarrx.metadata.v3 import check_path
+from zarrx.metadata.v3 import PENDING, check_path, pending_paths
 
 __all__ = ["parse_zmetadata", "parse_zmetadata_pending", "serialize_zmetadata",
            "with_consolidated", "ConsolidatedIndex", "ConsolidatedView", "PENDING"]
 
 _NAMES = (".zarray", ".zgroup", ".zattrs")
-PENDING = "zarrx_pending"
 
 
 def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | GroupMeta]:
@@ -44,13 +47,7 @@ def parse_zmetadata_pending(doc: bytes | str | dict, key: str
     d = mjson.load(doc, key)
     loc = Loc(key)
     loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING))
-    pending = (loc / PENDING).list(d.get(PENDING, []), "an array of node paths")
-    for i, path in enumerate(pending):
-        if not isinstance(path, str):
-            raise (loc / PENDING / i).error("a node path", path)
-        body = path[:-1] if path.endswith("/") else path    # "a/": a and all below it
-        if body:
-            check_path(body, loc / PENDING / i)
+    pending = pending_paths(d.get(PENDING, []), loc / PENDING)
     fmt = d.get("zarr_consolidated_format", 1)
     if fmt != 1 or isinstance(fmt, bool):
         raise (loc / "zarr_consolidated_format").error("1", fmt)

@@ -192,6 +192,8 @@ class GroupMeta:
     attributes: dict[str, Any] = field(default_factory=dict)
     zarr_format: Literal[2, 3] = 3
     consolidated: dict[str, ArrayMeta | GroupMeta] | None = None   # path -> meta, when present
+    # v3: the paths a writer listed in consolidated_metadata as pending (entries maybe stale)
+    consolidated_pending: tuple[str, ...] = field(default=(), compare=False, repr=False)
     extra: dict[str, Any] = field(default_factory=dict)
     json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
 

@@ -3,29 +3,34 @@ knows which Zarr version a node is stored in).
 
 * ``load_node`` reads every candidate document of a node in one batched ``get_many`` (on a
   store whose requests are local work, ``zarr.json`` first);
-* ``save_node`` writes a node's documents and keeps a v2 ``.zmetadata`` at the store root in step
-  (see "Keeping .zmetadata in step" below);
+* ``save_node`` writes a node's documents and keeps the consolidated metadata at the store root
+  in step (see "Keeping consolidated metadata in step" below);
 * ``list_children`` / ``walk`` enumerate a hierarchy; ``consolidate`` writes consolidated metadata
   (v2 ``.zmetadata``; v3 inline ``consolidated_metadata`` in the group's ``zarr.json``).
 
-Keeping .zmetadata in step. A v2 node's documents and the root ``.zmetadata`` are separate
-objects, so a writer killed between them would leave ``.zmetadata`` stale. Writes are therefore
-ordered: (1) ``.zmetadata`` is rewritten listing the node's path under ``zarrx_pending``, (2) the
-node's documents are written, (3) ``.zmetadata`` is rewritten with the node's new entry and
-without the path. A reader that finds pending paths takes those nodes from their own documents
-(``p/`` marks a subtree being deleted: it is listed from the store), so a kill at any point never
-serves stale metadata. Each rewrite of ``.zmetadata`` is a read-modify-write made conditional
-(``set_if``) where the store supports it, so concurrent writers of different nodes lose no
-update. A path stays pending until its node is written again (consolidating keeps it pending:
-its writer may still be at work).
+Keeping consolidated metadata in step. The consolidated metadata at the store root (a v2
+``.zmetadata``; a v3 root group's inline ``consolidated_metadata``, whose entries are flat paths
+as ``consolidate`` writes them) and a node's documents are separate objects, so a writer killed
+between them would leave the consolidated entry stale. Writes are therefore ordered: (1) the
+consolidated document is rewritten listing the node's path under ``zarrx_pending`` (v3: inside
+``consolidated_metadata``, where zarr-python ignores it), (2) the node's documents are written,
+(3) the consolidated document is rewritten with the node's new entry and without the path. A
+reader that finds pending paths takes those nodes from their own documents (``p/`` marks a
+subtree being deleted or written: it is listed from the store), so a kill at any point never
+serves stale metadata. Each rewrite is a read-modify-write made conditional (``set_if``) where
+the store supports it, so concurrent writers of different nodes lose no update. A path stays
+pending until its node is written again (consolidating keeps it pending: its writer may still be
+at work). A v3 root group's own writes rewrite the consolidated document itself and keep its
+entries and pending paths. Consolidated metadata of a group below the store root is not updated.
 
 Changing a node. ``update_attributes`` and ``update_array`` change an existing node by a
 read-modify-write of its stored document (v3 ``zarr.json``; v2 ``.zattrs`` for attributes and
 ``.zarray`` for the rest), conditional on the generation read and retried on conflict
 (:func:`~zarrx.store.update.update_object`), so concurrent changes of one node from other
-handles, threads or processes are built on, never undone; the v2 entry in ``.zmetadata`` is then
-written from the node as stored. ``consolidate`` writes ``.zmetadata`` conditionally on the
-version it read before walking the hierarchy, and walks again when a node was written meanwhile.
+handles, threads or processes are built on, never undone; the consolidated entry is then
+written from the node as stored. ``consolidate`` writes the consolidated document conditionally
+on the version it read before walking the hierarchy, and walks again when a node was written
+meanwhile.
 """
 from __future__ import annotations
 
@@ -33,7 +38,7 @@ import copy
 import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from zarrx.errors import NodeNotFoundError, ZarrError
@@ -126,7 +131,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
     if zarr_format is None and not store.latency_bound:
         doc = store.get(join(path, V3_KEY), _DOC)
         if doc is not None:
-            return _cached_parse(parse_v3, doc, join(path, V3_KEY))
+            return _v3_node(store, path, doc)
         zarr_format = 2
     names: list[str] = []
     if zarr_format in (None, 3):
@@ -137,7 +142,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
             names.append(ZMETADATA)
     docs = dict(zip(names, store.get_many([(join(path, n), _DOC) for n in names])))
     if docs.get(V3_KEY) is not None:
-        return _cached_parse(parse_v3, docs[V3_KEY], join(path, V3_KEY))
+        return _v3_node(store, path, docs[V3_KEY])
     zattrs = docs.get(".zattrs")
     if docs.get(".zarray") is not None:
         return _cached_parse(parse_array_v2, docs[".zarray"], zattrs, join(path, ".zarray"))
@@ -146,7 +151,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
         if docs.get(ZMETADATA) is not None:
             entries, pending = parse_zmetadata_pending(docs[ZMETADATA], ZMETADATA)
             if pending:
-                entries = _settled(store, entries, pending)
+                entries = _settled(store, entries, pending, 2)
             meta = dataclasses.replace(meta, consolidated={k: v for k, v in entries.items() if k})
         return meta
     return None
@@ -177,40 +182,56 @@ def broken_document(store: Store, path: str) -> str:
     return zattrs
 
 
-def _settled(store: Store, entries: dict[str, Meta], pending: list[str]) -> dict[str, Meta]:
-    """``entries`` with the pending nodes (and subtrees) taken from their own documents."""
+def _v3_node(store: Store, path: str, doc: Any) -> Meta:
+    """The node a ``zarr.json`` read at ``path`` describes; a group's consolidated entries
+    with the pending nodes settled (see :func:`_settled`)."""
+    meta = _cached_parse(parse_v3, doc, join(path, V3_KEY))
+    if type(meta) is GroupMeta and meta.consolidated_pending:
+        entries = _settled(store, dict(meta.consolidated or {}), meta.consolidated_pending, 3,
+                           path)
+        meta = dataclasses.replace(meta, consolidated=entries, consolidated_pending=())
+    return meta
+
+
+def _settled(store: Store, entries: dict[str, Meta], pending: Iterable[str], zarr_format: int,
+             at: str = "") -> dict[str, Meta]:
+    """``entries`` (paths relative to the group at ``at``) with the pending nodes (and
+    subtrees) taken from their own documents."""
     for p in pending:
         base = p.rstrip("/")
         if not base:
             continue                            # the root: read from its own documents anyway
-        meta = load_node(store, base, 2)
+        meta = load_node(store, join(at, base), zarr_format)
         if meta is None or p.endswith("/"):
             entries = {k: v for k, v in entries.items()
                        if k != base and not k.startswith(base + "/")}
         if meta is not None:
             entries[base] = _without_consolidated(meta)
             if p.endswith("/"):
-                entries.update((join(base, rel), m) for rel, m in walk(store, base))
+                entries.update(_walked(store, join(at, base), base))
     return entries
 
 
+def _walked(store: Store, path: str, rel: str) -> Iterator[tuple[str, Meta]]:
+    """The consolidated entries of the nodes below ``path``, keyed ``rel/...``."""
+    return ((join(rel, sub), _without_consolidated(m)) for sub, m in walk(store, path))
+
+
 def save_node(store: Store, path: str, meta: Meta) -> None:
-    """Write ``meta`` as the node at ``path`` (and keep a v2 root ``.zmetadata`` in step).
-    Nothing is written unless the documents parse back (see :func:`_readable`)."""
-    if meta.zarr_format == 3:
-        store.set(join(path, V3_KEY), _readable(path, {V3_KEY: serialize_v3(meta)})[V3_KEY])
-        return
-    docs = _readable(path, serialize_v2(meta))
-    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(path))
-    for name, doc in docs.items():
-        store.set(join(path, name), doc)
-    if ".zattrs" not in docs:
-        store.delete(join(path, ".zattrs"))
-    if consolidated:
-        def finish(entries: dict[str, Meta], pending: set[str]) -> None:
-            entries[path] = _without_consolidated(meta)
-            pending.discard(path)
-        _edit_zmetadata(store, finish)
+    """Write ``meta`` as the node at ``path`` (keeping the store root's consolidated metadata
+    in step, see :func:`_in_step`). Nothing is written unless the documents parse back (see
+    :func:`_readable`)."""
+    v3 = meta.zarr_format == 3
+    docs = _readable(path, {V3_KEY: serialize_v3(meta)} if v3 else serialize_v2(meta))
+
+    def write() -> Meta:
+        for name, doc in docs.items():
+            store.set(join(path, name), doc)
+        if not v3 and ".zattrs" not in docs:
+            store.delete(join(path, ".zattrs"))
+        return meta
+
+    _in_step(store, path, meta.zarr_format, write)
 
 
 def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
@@ -227,50 +248,83 @@ def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
     return out
 
 
-def _edit_zmetadata(store: Store, edit: Callable[[dict[str, Meta], set[str]], None],
-                    key: str = ZMETADATA) -> bool:
-    """Apply ``edit(entries, pending)`` to the root ``.zmetadata``; False when there is none.
+class _NotConsolidated(Exception):
+    """The store root's ``zarr.json`` carries no consolidated metadata: nothing to edit."""
+
+
+Edit = Callable[[dict[str, Meta], set[str]], None]
+
+
+def _edit_consolidated(store: Store, zarr_format: int, edit: Edit) -> bool:
+    """Apply ``edit(entries, pending)`` to the consolidated metadata at the store root: for
+    ``zarr_format`` 2 the ``.zmetadata``, for 3 the inline ``consolidated_metadata`` of the root
+    group's ``zarr.json`` (the rest of that document kept as stored). False when there is none.
     The read-modify-write is conditional where the store can do that, retried on conflict
     (:func:`~zarrx.store.update.update_object`; threads of one process take turns)."""
+    key = V3_KEY if zarr_format == 3 else ZMETADATA
     found = [False]
 
     def modify(raw: bytes | memoryview | None) -> bytes | None:
+        found[0] = False
         if raw is None:
-            found[0] = False
             return None                         # nothing there: nothing written
+        if zarr_format == 3:
+            root = _cached_parse(parse_v3, bytes(raw), key)
+            if not isinstance(root, GroupMeta) or root.consolidated is None:
+                raise _NotConsolidated
+            entries = dict(root.consolidated)   # the parse is shared: edit a copy
+            pending = set(root.consolidated_pending)
+        else:
+            entries, pending_list = parse_zmetadata_pending(bytes(raw), key)
+            pending = set(pending_list)
         found[0] = True
-        entries, pending_list = parse_zmetadata_pending(bytes(raw), key)
-        pending = set(pending_list)
         edit(entries, pending)
+        if zarr_format == 3:
+            return dumps(serialize_v3(dataclasses.replace(
+                root, consolidated=entries, consolidated_pending=tuple(sorted(pending)))))
         return dumps(serialize_zmetadata(entries, sorted(pending)))
 
-    update_object(store, key, modify, key)
+    try:
+        update_object(store, key, modify, key)
+    except _NotConsolidated:
+        pass
     return found[0]
 
 
-def _in_step(store: Store, path: str, meta: Meta, write: Callable[[], Meta]) -> Meta:
-    """``write()`` (which changes documents of the node at ``path`` and returns its new
-    metadata), keeping a v2 root ``.zmetadata`` in step as :func:`save_node` does; the entry
-    written last is the node as stored then (read again), so concurrent writers of one node
-    leave the entry of the last of them."""
-    if meta.zarr_format == 3:
+def _edit_each(store: Store, formats: Iterable[int], edit: Edit) -> list[int]:
+    """:func:`_edit_consolidated` for each of ``formats``; the formats whose consolidated
+    metadata was there."""
+    return [f for f in formats if _edit_consolidated(store, f, edit)]
+
+
+def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta]) -> Meta:
+    """``write()`` (which writes documents of the node at ``path`` and returns its new
+    metadata), keeping the store root's consolidated metadata of ``zarr_format`` in step: the
+    node is listed as pending first, then written, then its entry is written and it is no
+    longer pending. The entry written last is the node as stored then (read again), so
+    concurrent writers of one node leave the entry of the last of them. A v3 root group's
+    ``zarr.json`` is the consolidated document itself: its own writes keep its entries."""
+    if zarr_format == 3 and not path:
         return write()
-    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(path))
+    consolidated = _edit_consolidated(store, zarr_format,
+                                      lambda entries, pending: pending.add(path))
 
     def finish(entries: dict[str, Meta], pending: set[str]) -> None:
-        stored = load_node(store, path, 2)
+        stored = load_node(store, path, zarr_format)
         if stored is not None:
             entries[path] = _without_consolidated(stored)
+        else:
+            entries.pop(path, None)
         pending.discard(path)
 
     try:
         new = write()
     except ZarrError:                   # refused (a change that does not apply): settle anyway
         if consolidated:
-            _edit_zmetadata(store, finish)
+            _edit_consolidated(store, zarr_format, finish)
         raise
     if consolidated:
-        _edit_zmetadata(store, finish)
+        _edit_consolidated(store, zarr_format, finish)
     return new
 
 
@@ -294,13 +348,17 @@ def update_attributes(store: Store, path: str, meta: Meta,
         def modify3(raw: bytes | memoryview | None) -> bytes:
             if raw is None:
                 raise _gone(store, path)
+            # the rest of the document as stored (a root group's consolidated metadata too)
             current = _cached_parse(parse_v3, bytes(raw), key)
             new = with_attributes(current, edit(dict(current.attributes)))
             out[:] = [new]
             return _readable(path, {V3_KEY: serialize_v3(new)})[V3_KEY]
 
-        update_object(store, key, modify3, key)
-        return out[0]
+        def write3() -> Meta:
+            update_object(store, key, modify3, key)
+            return out[0]
+
+        return _in_step(store, path, 3, write3)
     key = join(path, ".zattrs")
     attrs: list[dict[str, Any]] = []
 
@@ -314,7 +372,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
         update_object(store, key, modify2, key)
         return with_attributes(meta, attrs[0])
 
-    return _in_step(store, path, meta, write)
+    return _in_step(store, path, 2, write)
 
 
 def update_array(store: Store, path: str, meta: ArrayMeta,
@@ -346,7 +404,7 @@ def update_array(store: Store, path: str, meta: ArrayMeta,
         update_object(store, key, modify, key)
         return out[0] if v3 else with_attributes(out[0], meta.attributes)
 
-    return _in_step(store, path, meta, write)
+    return _in_step(store, path, meta.zarr_format, write)
 
 
 def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
@@ -366,20 +424,20 @@ def delete_node(store: Store, path: str) -> None:
         store.delete_prefix("")
         return
     subtree = path + "/"
-    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(subtree))
+    consolidated = _edit_each(store, (3, 2), lambda entries, pending: pending.add(subtree))
     store.delete_prefix(subtree)
-    if consolidated:
-        def finish(entries: dict[str, Meta], pending: set[str]) -> None:
-            for k in [k for k in entries if k == path or k.startswith(subtree)]:
-                del entries[k]
-            pending.discard(subtree)
-        _edit_zmetadata(store, finish)
+
+    def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+        for k in [k for k in entries if k == path or k.startswith(subtree)]:
+            del entries[k]
+        pending.discard(subtree)
+    _edit_each(store, consolidated, finish)
 
 
 def move_node(store: Store, src: str, dst: str) -> None:
     """Move the node at ``src`` and everything below it to ``dst`` (which must be free, its
-    parents made): every object is copied, then the source deleted. A v2 root ``.zmetadata``
-    lists ``dst`` as pending while it is copied, then its new entries."""
+    parents made): every object is copied, then the source deleted. The store root's
+    consolidated metadata lists ``dst`` as pending while it is copied, then its new entries."""
     prefix = src + "/"
 
     def copy_objects() -> None:
@@ -394,20 +452,22 @@ def move_node(store: Store, src: str, dst: str) -> None:
 
 def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
     """Call ``write()``, which writes the node at ``path`` and everything below it object by
-    object (a move, a copy), keeping a v2 root ``.zmetadata`` in step: it lists ``path`` as
-    pending while ``write`` runs, then the subtree's new entries."""
+    object (a move, a copy), keeping the store root's consolidated metadata (v2 or v3) in
+    step: it lists ``path`` as pending while ``write`` runs, then the subtree's new entries."""
     subtree = path + "/"
-    consolidated = _edit_zmetadata(store, lambda entries, pending: pending.add(subtree))
+    consolidated = _edit_each(store, (3, 2), lambda entries, pending: pending.add(subtree))
     write()
-    if consolidated:
-        meta = load_node(store, path, 2)
+    for fmt in consolidated:
+        meta = load_node(store, path, fmt)
 
         def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+            for k in [k for k in entries if k == path or k.startswith(subtree)]:
+                del entries[k]
             if meta is not None:
                 entries[path] = _without_consolidated(meta)
-                entries.update((join(path, rel), m) for rel, m in walk(store, path))
+                entries.update(_walked(store, path, path))
             pending.discard(subtree)
-        _edit_zmetadata(store, finish)
+        _edit_consolidated(store, fmt, finish)
 
 
 def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
@@ -447,26 +507,32 @@ def consolidate(store: Store, path: str = "") -> GroupMeta:
     if not isinstance(root, GroupMeta):
         raise NodeNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
     root = dataclasses.replace(root, consolidated=None)
-    if root.zarr_format == 2:
-        # read .zmetadata (and its generation) before walking the hierarchy, write it only if
-        # it is still that version: a node written meanwhile has changed it (its path pending,
-        # then its entry), so the walk is redone; paths still pending stay pending (their
-        # writers may not have finished)
-        key = join(path, ZMETADATA)
-        walked: list[dict[str, Meta]] = []
+    v3 = root.zarr_format == 3
+    # read the consolidated document (and its generation) before walking the hierarchy, write
+    # it only if it is still that version: a node written meanwhile has changed it (its path
+    # pending, then its entry), so the walk is redone; paths still pending stay pending (their
+    # writers may not have finished)
+    key = join(path, V3_KEY if v3 else ZMETADATA)
+    done: list[GroupMeta] = []
 
-        def modify(raw: bytes | memoryview | None) -> bytes:
-            pending = [] if raw is None else _pending_of(bytes(raw), key)
-            entries = {rel: _without_consolidated(m) for rel, m in walk(store, path)}
-            walked[:] = [entries]
-            return dumps(serialize_zmetadata({"": root, **entries}, pending))
+    def modify(raw: bytes | memoryview | None) -> bytes:
+        if v3:
+            # the group's document as stored now (its attributes, its pending paths)
+            current = None if raw is None else _cached_parse(parse_v3, bytes(raw), key)
+            if not isinstance(current, GroupMeta):
+                raise NodeNotFoundError(f"consolidate_metadata: the group at {path or '/'!r} "
+                                        f"in {store!r} was deleted or replaced by an array")
+        entries = dict(_walked(store, path, ""))
+        if v3:
+            new = dataclasses.replace(current, consolidated=entries)
+            done[:] = [new]
+            return dumps(serialize_v3(new))
+        pending = [] if raw is None else _pending_of(bytes(raw), key)
+        done[:] = [dataclasses.replace(root, consolidated=entries)]
+        return dumps(serialize_zmetadata({"": root, **entries}, pending))
 
-        update_object(store, key, modify, key)
-        return dataclasses.replace(root, consolidated=walked[0])
-    entries = {rel: _without_consolidated(m) for rel, m in walk(store, path)}
-    root = dataclasses.replace(root, consolidated=entries)
-    store.set(join(path, V3_KEY), dumps(serialize_v3(root)))
-    return root
+    update_object(store, key, modify, key)
+    return done[0]
 
 
 def drop_consolidated(store: Store, path: str = "") -> bool:

@@ -19,7 +19,8 @@ from zarrx.metadata.grid import (axis_gcd, check_grid, grid_json, key_encoding_j
                                  parse_key_encoding_v3, parse_shape)
 from zarrx.metadata.model import ArrayMeta, GroupMeta, RectilinearGrid, RegularGrid
 
-__all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3"]
+__all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3", "PENDING",
+           "pending_paths"]
 
 ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
                   "chunk_key_encoding", "fill_value", "codecs")
@@ -27,6 +28,10 @@ ARRAY_OPTIONAL = ("attributes", "dimension_names", "storage_transformers")
 GROUP_OPTIONAL = ("attributes", "consolidated_metadata")
 ARRAY_KNOWN = frozenset(ARRAY_REQUIRED + ARRAY_OPTIONAL)
 GROUP_KNOWN = frozenset(("zarr_format", "node_type") + GROUP_OPTIONAL)
+# zarrx's list of nodes whose consolidated entries may be stale (a writer was rewriting them);
+# kept in a v2 ``.zmetadata`` and in a v3 group's ``consolidated_metadata`` object, where other
+# readers ignore it (see ``zarrx.metadata.nodes``)
+PENDING = "zarrx_pending"
 
 
 def _load(doc: Any, key: str) -> dict[str, Any]:
@@ -121,7 +126,7 @@ def _group(d: dict[str, Any], loc: Loc) -> GroupMeta:
     if cm is not None:
         cl = loc / "consolidated_metadata"
         cm = cl.obj(cm)
-        cl.keys(cm, ("kind", "metadata"), ("must_understand",))
+        cl.keys(cm, ("kind", "metadata"), ("must_understand", PENDING))
         if cm["kind"] != "inline":
             raise (cl / "kind").error("'inline'", cm["kind"])
         if cm.get("must_understand", False) is not False:
@@ -132,8 +137,26 @@ def _group(d: dict[str, Any], loc: Loc) -> GroupMeta:
             el = _entry_loc(ml, path)
             check_path(path, el)
             consolidated[path] = _node(el.obj(entry), el)
+        if PENDING in cm:
+            pending = tuple(pending_paths(cm[PENDING], cl / PENDING))
+            return GroupMeta(attributes=_attributes(d, loc), zarr_format=3,
+                             consolidated=consolidated, consolidated_pending=pending,
+                             extra=extra, json=d)
     return GroupMeta(attributes=_attributes(d, loc), zarr_format=3, consolidated=consolidated,
                      extra=extra, json=d)
+
+
+def pending_paths(value: Any, loc: Loc) -> list[str]:
+    """The node paths of a ``zarrx_pending`` list (a path ending in ``/`` stands for the node
+    and everything below it)."""
+    pending = loc.list(value, "an array of node paths")
+    for i, path in enumerate(pending):
+        if not isinstance(path, str):
+            raise (loc / i).error("a node path", path)
+        body = path[:-1] if path.endswith("/") else path    # "a/": a and all below it
+        if body:
+            check_path(body, loc / i)
+    return pending
 
 
 def check_path(path: str, loc: Loc) -> None:
@@ -231,6 +254,8 @@ def _serialize_group(meta: GroupMeta) -> dict[str, Any]:
         cm_src = src.get("consolidated_metadata")
         cm: dict[str, Any] = {"kind": "inline", "must_understand": False, "metadata": {
             p: serialize_v3(m) for p, m in meta.consolidated.items()}}
+        if meta.consolidated_pending:
+            cm[PENDING] = sorted(set(meta.consolidated_pending))
         if isinstance(cm_src, dict):
             if "must_understand" not in cm_src:
                 del cm["must_understand"]
