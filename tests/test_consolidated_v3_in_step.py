@@ -272,3 +272,38 @@ def test_a_hierarchy_zarr_python_consolidated_stays_readable_by_it(tmp_path):
             "sub", "sub/deep", "sub/deep/y", "sub/new"]
         assert sorted(theirs["sub"].keys()) == ["deep", "new"]
         assert dict(theirs["sub"].attrs) == {"k": "v"}
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_write_keeps_the_other_entries_as_stored_without_parsing_them(monkeypatch,
+                                                                        zarr_format):
+    """Keeping consolidated metadata in step costs the size of the document, not a parse and
+    serialization of every node in it: entries a write does not touch are kept as stored."""
+    from zarrx.metadata import v2, v3
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=zarr_format)
+    for i in range(40):
+        g.create_array(f"a{i}", shape=(4,), dtype="i4")
+    zarrx.consolidate_metadata(store)
+    key = "zarr.json" if zarr_format == 3 else ".zmetadata"
+    before = json.loads(store.get(key))
+    g = zarrx.open_group(store, mode="r+", use_consolidated=False)
+    parsed = []
+    for module, name in ((v3, "_array"), (v2, "parse_array_v2")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name,
+                            lambda *a, _real=real, **k: parsed.append(1) or _real(*a, **k))
+    g.create_array("new", shape=(2,), dtype="u1")
+    assert len(parsed) < 5
+    after = json.loads(store.get(key))
+    if zarr_format == 3:
+        old, new = before["consolidated_metadata"]["metadata"], \
+            after["consolidated_metadata"]["metadata"]
+        assert set(new) == set(old) | {"new"}
+    else:
+        old, new = before["metadata"], after["metadata"]
+        assert set(new) == set(old) | {"new/.zarray", "new/.zattrs"}
+    assert all(new[k] == v for k, v in old.items())
+    monkeypatch.undo()
+    assert sorted(zarrx.open_group(store, mode="r").array_keys()) == \
+        sorted([f"a{i}" for i in range(40)] + ["new"])

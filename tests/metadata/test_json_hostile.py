@@ -128,3 +128,22 @@ def test_we_read_zarr_python_non_finite_attributes(tmp_path, fmt):
     ours = zarrx.open_group(str(tmp_path / "g"), mode="r")
     assert same_attrs(dict(ours.attrs)) and same_attrs(dict(ours["x"].attrs))
     assert np.isnan(ours["x"].fill_value)
+
+
+def test_large_documents_are_indented_down_to_a_few_levels_and_read_back_the_same():
+    """Documents of more than INDENT_MAX_VALUES values (large consolidated metadata) are
+    indented down to INDENT_LEVELS levels, each value below on one line; smaller ones exactly
+    as ``json.dumps(indent=2)`` writes them."""
+    small = {"a": [1, {"b": float("nan")}], "c": "\u00e9"}
+    assert mjson.dumps(small) == json.dumps(small, indent=2).encode()
+    entry = {"shape": [4], "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+             "fill_value": "NaN", "attributes": {"x": [np.float32(0.5), np.int64(3)]}}
+    doc = {"zarr_format": 3, "node_type": "group", "consolidated_metadata": {
+        "kind": "inline", "metadata": {f"a{i}": entry for i in range(mjson.INDENT_MAX_VALUES)}}}
+    text = mjson.dumps(doc).decode()
+    assert json.loads(text) == json.loads(json.dumps(mjson._clean(doc)))
+    lines = text.splitlines()
+    assert len(lines) == 6 + mjson.INDENT_MAX_VALUES + 3
+    assert lines[6] == '      "a0": {"shape": [4], "codecs": [{"name": "bytes", "configuration": ' \
+                       '{"endian": "little"}}], "fill_value": "NaN", "attributes": {"x": ' \
+                       '[0.5, 3]}},'

@@ -30,7 +30,8 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
 from zarrx.metadata.v3 import PENDING, check_path, pending_paths
 
-__all__ = ["parse_zmetadata", "parse_zmetadata_pending", "serialize_zmetadata",
+__all__ = ["parse_zmetadata", "parse_zmetadata_pending", "zmetadata_nodes",
+           "serialize_zmetadata", "node_keys",
            "with_consolidated", "ConsolidatedIndex", "ConsolidatedView", "PENDING"]
 
 _NAMES = (".zarray", ".zgroup", ".zattrs")
@@ -44,7 +45,34 @@ def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | 
 def parse_zmetadata_pending(doc: bytes | str | dict, key: str
                             ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
     """``parse_zmetadata`` plus the paths listed as pending (whose entries may be stale)."""
-    d = mjson.load(doc, key)
+    return parse_zmetadata_loaded(mjson.load(doc, key), key)
+
+
+def parse_zmetadata_loaded(d: dict[str, Any], key: str
+                           ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
+    """:func:`parse_zmetadata_pending` of a document already loaded by
+    :func:`zarrx.metadata.json.load`."""
+    nodes, pending = zmetadata_nodes(d, key)
+    out: dict[str, ArrayMeta | GroupMeta] = {}
+    for path, docs in nodes.items():
+        prefix = f"{path}/" if path else ""
+        where = f'{key} metadata["{prefix}'
+        if ".zarray" in docs and ".zgroup" in docs:
+            raise Loc(key, f'metadata["{prefix}.zgroup"]').fail(
+                "a node cannot be both an array and a group (.zarray is present too)")
+        if ".zarray" in docs:
+            out[path] = parse_array_v2(docs[".zarray"], docs.get(".zattrs"), f'{where}.zarray"]')
+        elif ".zgroup" in docs:
+            out[path] = parse_group_v2(docs[".zgroup"], docs.get(".zattrs"), f'{where}.zgroup"]')
+        else:
+            raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
+                "attributes without a .zarray or .zgroup for the same node")
+    return out, pending
+
+
+def zmetadata_nodes(d: dict[str, Any], key: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """The documents of a loaded ``.zmetadata`` by node path (``{path: {".zarray": ...}}``,
+    not parsed), and its pending paths; the layout of the document checked."""
     loc = Loc(key)
     loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING))
     pending = pending_paths(d.get(PENDING, []), loc / PENDING)
@@ -61,21 +89,13 @@ def parse_zmetadata_pending(doc: bytes | str | dict, key: str
         if path:
             check_path(path, el)
         nodes.setdefault(path, {})[base] = value
-    out: dict[str, ArrayMeta | GroupMeta] = {}
-    for path, docs in nodes.items():
-        prefix = f"{path}/" if path else ""
-        where = f'{key} metadata["{prefix}'
-        if ".zarray" in docs and ".zgroup" in docs:
-            raise Loc(key, f'metadata["{prefix}.zgroup"]').fail(
-                "a node cannot be both an array and a group (.zarray is present too)")
-        if ".zarray" in docs:
-            out[path] = parse_array_v2(docs[".zarray"], docs.get(".zattrs"), f'{where}.zarray"]')
-        elif ".zgroup" in docs:
-            out[path] = parse_group_v2(docs[".zgroup"], docs.get(".zattrs"), f'{where}.zgroup"]')
-        else:
-            raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
-                "attributes without a .zarray or .zgroup for the same node")
-    return out, list(pending)
+    return nodes, list(pending)
+
+
+def node_keys(path: str) -> list[str]:
+    """The keys a ``.zmetadata`` document may hold for the node at ``path``."""
+    prefix = f"{path.strip('/')}/" if path.strip("/") else ""
+    return [prefix + name for name in _NAMES]
 
 
 def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta],

@@ -58,11 +58,13 @@ def _reject_constant(name: str) -> float:
     raise _NonFinite(name)
 
 
-def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> None:
+def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]:
     """Depth (at most ``limit`` levels), key types and value types of an already-built
-    document (dict input)."""
+    document (dict input). Returns the number of values in it, and whether any of them is a
+    numpy scalar (which :func:`dumps` converts first)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
+    converted = False
     while stack:
         node, depth = stack.pop()
         seen += 1
@@ -79,12 +81,14 @@ def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> None:
             if depth > limit:
                 raise loc.found(f"JSON nested at most {limit} levels deep", "deeper nesting")
             stack.extend((v, depth + 1) for v in node)
-        elif node is None or isinstance(node, (str, bool, int, float, np.bool_, np.integer,
-                                               np.floating)):
-            continue                      # numpy scalars are written as plain JSON numbers
+        elif node is None or isinstance(node, (str, bool, int, float)):
+            continue
+        elif isinstance(node, (np.bool_, np.integer, np.floating)):
+            converted = True              # numpy scalars are written as plain JSON numbers
         else:
             raise loc.error("JSON values (object, array, string, number, bool, null)",
                             type(node).__name__)
+    return seen, converted
 
 
 def _float_constant(name: str) -> float:
@@ -169,12 +173,62 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def dumps(obj: Any) -> bytes:
-    """JSON bytes the way zarr-python writes metadata: indent 2, non-ASCII escaped, non-finite
-    floats as bare ``NaN`` / ``Infinity`` / ``-Infinity``."""
-    check_tree(obj, Loc("metadata"), MAX_DOCUMENT_DEPTH)   # iterative: no deep recursion
+#: documents of more values than this (large consolidated metadata) are indented only down to
+#: :data:`INDENT_LEVELS` levels, each value below written on one line by the standard library's
+#: C encoder (many times the speed of its indenting one), so that keeping consolidated metadata
+#: in step stays cheap
+INDENT_MAX_VALUES = 1024
+INDENT_LEVELS = 3
+_ONE_LINE = _json.JSONEncoder(allow_nan=True, separators=(", ", ": "))
+
+
+def _count(value: Any, limit: int) -> int:
+    """The number of values in ``value``, counted up to ``limit``."""
+    stack, seen = [value], 0
+    while stack and seen < limit:
+        node = stack.pop()
+        seen += 1
+        if isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return seen
+
+
+def _shallow(value: Any, level: int) -> str:
+    """``value`` as JSON indented 2 spaces per level down to :data:`INDENT_LEVELS` levels."""
+    if level >= INDENT_LEVELS or not isinstance(value, (dict, list)) or not value:
+        return _ONE_LINE.encode(value)
+    pad = "\n" + "  " * (level + 1)
+    if isinstance(value, dict):
+        items = [pad + _ONE_LINE.encode(k) + ": " + _shallow(v, level + 1)
+                 for k, v in value.items()]
+        return "{" + ",".join(items) + "\n" + "  " * level + "}"
+    items = [pad + _shallow(v, level + 1) for v in value]
+    return "[" + ",".join(items) + "\n" + "  " * level + "]"
+
+
+def checked(value: Any, levels_above: int) -> Any:
+    """``value``, to be placed ``levels_above`` levels deep in a document, checked as
+    :func:`dumps` checks a whole document (numpy scalars converted), for
+    ``dumps(..., checked=True)``."""
+    _, converted = check_tree(value, Loc("metadata"), MAX_DOCUMENT_DEPTH - levels_above)
+    return _clean(value) if converted else value
+
+
+def dumps(obj: Any, *, checked: bool = False) -> bytes:
+    """JSON bytes the way zarr-python writes metadata: indent 2 (large documents: see
+    :data:`INDENT_MAX_VALUES`), non-ASCII escaped, non-finite floats as bare ``NaN`` /
+    ``Infinity`` / ``-Infinity``. ``checked``: every part of ``obj`` was loaded by :func:`load`
+    or passed through :func:`checked` (the walk over the whole document is skipped)."""
+    if checked:     # every part loaded by load() or passed through checked(): count only
+        count, converted = _count(obj, INDENT_MAX_VALUES + 1), False
+    else:           # iterative: no deep recursion
+        count, converted = check_tree(obj, Loc("metadata"), MAX_DOCUMENT_DEPTH)
     try:
-        text = _json.dumps(_clean(obj), indent=2, allow_nan=True)
+        obj = _clean(obj) if converted else obj
+        text = _json.dumps(obj, indent=2, allow_nan=True) if count <= INDENT_MAX_VALUES \
+            else _shallow(obj, 0)
     except (TypeError, ValueError, RecursionError) as exc:
         raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
     return text.encode("ascii")

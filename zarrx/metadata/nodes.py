@@ -44,8 +44,11 @@ from typing import Any
 from zarrx.errors import NodeNotFoundError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
-from zarrx.metadata.consolidated import parse_zmetadata_pending
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES, load as load_json
+from zarrx.metadata._util import Loc
+from zarrx.metadata.consolidated import (PENDING, node_keys, parse_zmetadata_pending,
+                                         zmetadata_nodes)
+from zarrx.metadata.v3 import consolidated_parts
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES, checked as checked_json, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.store.base import ByteRange, Store
 from zarrx.store.update import update_object
@@ -252,7 +255,8 @@ class _NotConsolidated(Exception):
     """The store root's ``zarr.json`` carries no consolidated metadata: nothing to edit."""
 
 
-Edit = Callable[[dict[str, Meta], set[str]], None]
+#: ``edit(entries, pending)``: entries by path, as stored (to be replaced or removed, not read)
+Edit = Callable[[dict[str, Any], set[str]], None]
 
 
 def _edit_consolidated(store: Store, zarr_format: int, edit: Edit) -> bool:
@@ -268,27 +272,56 @@ def _edit_consolidated(store: Store, zarr_format: int, edit: Edit) -> bool:
         found[0] = False
         if raw is None:
             return None                         # nothing there: nothing written
+        # the entries are kept as stored (an edit replaces or removes them, never reads them):
+        # only the layout around them is checked, not every node in them parsed
+        doc = load_json(bytes(raw), key)
         if zarr_format == 3:
-            root = _cached_parse(parse_v3, bytes(raw), key)
-            if not isinstance(root, GroupMeta) or root.consolidated is None:
+            parts = consolidated_parts(doc, Loc(key)) if doc.get("node_type") == "group" \
+                else None
+            if parts is None:
                 raise _NotConsolidated
-            entries = dict(root.consolidated)   # the parse is shared: edit a copy
-            pending = set(root.consolidated_pending)
         else:
-            entries, pending_list = parse_zmetadata_pending(bytes(raw), key)
-            pending = set(pending_list)
+            parts = zmetadata_nodes(doc, key)
+        originals: dict[str, Any] = parts[0]
+        pending = set(parts[1])
         found[0] = True
+        entries = dict(originals)
         edit(entries, pending)
-        if zarr_format == 3:
-            return dumps(serialize_v3(dataclasses.replace(
-                root, consolidated=entries, consolidated_pending=tuple(sorted(pending)))))
-        return dumps(serialize_zmetadata(entries, sorted(pending)))
+        return dumps(_edited(zarr_format, doc, originals, entries, pending), checked=True)
 
     try:
         update_object(store, key, modify, key)
     except _NotConsolidated:
         pass
     return found[0]
+
+
+def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],
+            entries: dict[str, Any], pending: set[str]) -> dict[str, Any]:
+    """The consolidated document ``doc`` (as loaded; not modified) whose entries were
+    ``originals`` (as stored) and are now ``entries``: the entries an edit replaced (with a
+    node's metadata) or removed are written anew, the others kept as stored (a write costs the size of the document, not a parse and
+    serialization of every node in it)."""
+    out = dict(doc)
+    holder = out
+    if zarr_format == 3:
+        holder = out["consolidated_metadata"] = dict(out["consolidated_metadata"])
+    stored = holder["metadata"] = dict(holder["metadata"])
+    for path, meta in originals.items():
+        if entries.get(path) is not meta:
+            for k in ([path] if zarr_format == 3 else node_keys(path)):
+                stored.pop(k, None)
+    for path, meta in entries.items():
+        if originals.get(path) is not meta:
+            if zarr_format == 3:
+                stored[path] = checked_json(serialize_v3(_without_consolidated(meta)), 3)
+            else:
+                stored.update(checked_json(serialize_zmetadata({path: meta})["metadata"], 1))
+    if pending:
+        holder[PENDING] = sorted(pending)
+    else:
+        holder.pop(PENDING, None)
+    return out
 
 
 def _edit_each(store: Store, formats: Iterable[int], edit: Edit) -> list[int]:
@@ -309,7 +342,7 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
     consolidated = _edit_consolidated(store, zarr_format,
                                       lambda entries, pending: pending.add(path))
 
-    def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+    def finish(entries: dict[str, Any], pending: set[str]) -> None:
         stored = load_node(store, path, zarr_format)
         if stored is not None:
             entries[path] = _without_consolidated(stored)
@@ -427,7 +460,7 @@ def delete_node(store: Store, path: str) -> None:
     consolidated = _edit_each(store, (3, 2), lambda entries, pending: pending.add(subtree))
     store.delete_prefix(subtree)
 
-    def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+    def finish(entries: dict[str, Any], pending: set[str]) -> None:
         for k in [k for k in entries if k == path or k.startswith(subtree)]:
             del entries[k]
         pending.discard(subtree)
@@ -460,7 +493,7 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
     for fmt in consolidated:
         meta = load_node(store, path, fmt)
 
-        def finish(entries: dict[str, Meta], pending: set[str]) -> None:
+        def finish(entries: dict[str, Any], pending: set[str]) -> None:
             for k in [k for k in entries if k == path or k.startswith(subtree)]:
                 del entries[k]
             if meta is not None:

@@ -20,7 +20,7 @@ from zarrx.metadata.grid import (axis_gcd, check_grid, grid_json, key_encoding_j
 from zarrx.metadata.model import ArrayMeta, GroupMeta, RectilinearGrid, RegularGrid
 
 __all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3", "PENDING",
-           "pending_paths"]
+           "pending_paths", "consolidated_parts"]
 
 ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
                   "chunk_key_encoding", "fill_value", "codecs")
@@ -122,28 +122,41 @@ def _group(d: dict[str, Any], loc: Loc) -> GroupMeta:
     _header(d, loc, "group")
     extra = _extensions(d, GROUP_KNOWN, loc)
     consolidated = None
-    cm = d.get("consolidated_metadata")
-    if cm is not None:
-        cl = loc / "consolidated_metadata"
-        cm = cl.obj(cm)
-        cl.keys(cm, ("kind", "metadata"), ("must_understand", PENDING))
-        if cm["kind"] != "inline":
-            raise (cl / "kind").error("'inline'", cm["kind"])
-        if cm.get("must_understand", False) is not False:
-            raise (cl / "must_understand").error("false", cm["must_understand"])
-        ml = cl / "metadata"
+    parts = consolidated_parts(d, loc)
+    if parts is not None:
+        raw, pending_list = parts
+        ml = loc / "consolidated_metadata" / "metadata"
         consolidated = {}
-        for path, entry in ml.obj(cm["metadata"]).items():
+        for path, entry in raw.items():
             el = _entry_loc(ml, path)
-            check_path(path, el)
             consolidated[path] = _node(el.obj(entry), el)
-        if PENDING in cm:
-            pending = tuple(pending_paths(cm[PENDING], cl / PENDING))
+        if PENDING in d["consolidated_metadata"]:
+            pending = tuple(pending_list)
             return GroupMeta(attributes=_attributes(d, loc), zarr_format=3,
                              consolidated=consolidated, consolidated_pending=pending,
                              extra=extra, json=d)
     return GroupMeta(attributes=_attributes(d, loc), zarr_format=3, consolidated=consolidated,
                      extra=extra, json=d)
+
+
+def consolidated_parts(d: dict[str, Any], loc: Loc) -> tuple[dict[str, Any], list[str]] | None:
+    """The inline consolidated entries of a group's ``zarr.json`` object ``d`` (by path, not
+    parsed) and its pending paths, the layout checked; None when it has none."""
+    cm = d.get("consolidated_metadata")
+    if cm is None:
+        return None
+    cl = loc / "consolidated_metadata"
+    cm = cl.obj(cm)
+    cl.keys(cm, ("kind", "metadata"), ("must_understand", PENDING))
+    if cm["kind"] != "inline":
+        raise (cl / "kind").error("'inline'", cm["kind"])
+    if cm.get("must_understand", False) is not False:
+        raise (cl / "must_understand").error("false", cm["must_understand"])
+    ml = cl / "metadata"
+    entries = ml.obj(cm["metadata"])
+    for path in entries:
+        check_path(path, _entry_loc(ml, path))
+    return entries, pending_paths(cm.get(PENDING, []), cl / PENDING)
 
 
 def pending_paths(value: Any, loc: Loc) -> list[str]:
