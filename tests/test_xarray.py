@@ -216,6 +216,10 @@ def test_writes_with_consolidated_false_leave_no_stale_consolidated_metadata(tmp
     want = ds.merge(extra)
     for engine in ("zarr", "zarrx"):
         xr.testing.assert_identical(load(path, engine, group=group), want)
+    if group is None:                   # the store root's is kept in step, not removed
+        root = zarrx.open_group(str(path), mode="r")
+        assert root.metadata.consolidated is not None
+        assert root["temp"].shape[0] == 6
     zx.to_zarrx(ds, path, mode="w", zarr_format=fmt, group=group)         # consolidated again
     for engine in ("zarr", "zarrx"):
         xr.testing.assert_identical(load(path, engine, group=group, consolidated=True), ds)

@@ -146,13 +146,14 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
 
 def _drop_stale_consolidated(grp: Group) -> None:
     """``consolidated=False`` in Zarr v3: the inline consolidated metadata of the group and of
-    the groups above it no longer lists what was written, and readers would take it (shapes
-    before an append, no new variables); it is removed, as xarray's writer leaves none in the
-    group it writes. (Zarr v2 ``.zmetadata`` is kept in step by every zarrx metadata write.)"""
+    the groups above it below the store root no longer lists what was written, and readers
+    would take it (shapes before an append, no new variables); it is removed, as xarray's
+    writer leaves none in the group it writes. (The store root's, v2 ``.zmetadata`` or v3
+    inline, is kept in step by every zarrx metadata write.)"""
     from zarrx.metadata import nodes
 
     parts = grp.path.split("/") if grp.path else []
-    for depth in range(len(parts) + 1):
+    for depth in range(1, len(parts) + 1):
         nodes.drop_consolidated(grp.store, "/".join(parts[:depth]))
 
 
