@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ZX_MAX_NDIM 32
+#define ZX_MAX_NDIM 64
 
 typedef struct zx_box {
     int ndim;

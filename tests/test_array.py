@@ -53,6 +53,33 @@ def test_round_trip_layouts(fmt, layout, chain):
     np.testing.assert_array_equal(b, a)
 
 
+@pytest.mark.parametrize("ndim", [33, 64])
+@pytest.mark.parametrize("chain, sharded, local", [("raw", False, False), ("raw", False, True),
+                                                   ("zstd", False, False), ("raw", True, False),
+                                                   ("zstd", True, True)])
+def test_arrays_of_33_to_64_dimensions(tmp_path, ndim, chain, sharded, local):
+    """Metadata allows 64 dimensions, as numpy does: every read and write path takes them
+    (the copy kernels and numpy's meshgrid stopped at 32, its ravel_multi_index at 63)."""
+    shape, chunks, lead = (1,) * (ndim - 2) + (4, 6), (1,) * (ndim - 2) + (2, 3), (0,) * (ndim - 2)
+    store = zarrx.store.LocalStore(str(tmp_path)) if local else MemoryStore()
+    z = zarrx.create_array(store, shape=shape, chunks=chunks, shards=shape if sharded else None,
+                           compressors=CHAINS[chain], dtype="i4")
+    a = np.arange(24, dtype="i4").reshape(shape)
+    z[...] = a
+    z[lead + (slice(1, 3), slice(1, 5))] = a[lead + (slice(1, 3), slice(1, 5))] = -7
+    np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[...], a)
+    np.testing.assert_array_equal(z.oindex[lead + ([0, 3], [5, 1])],
+                                  a[lead][np.ix_([0, 3], [5, 1])])
+    points = tuple(np.zeros(2, int) for _ in lead) + (np.array([3, 0]), np.array([1, 5]))
+    if ndim < 64:
+        np.testing.assert_array_equal(z.vindex[points], a[lead][[3, 0], [1, 5]])
+        return
+    with pytest.raises(zarrx.IndexingError) as info:      # numpy's own limit
+        z.vindex[points]
+    assert str(info.value) == ("coordinate selection: expected an array of at most 63 dimensions "
+                               "(numpy indexes with at most 63 index arrays), found 64")
+
+
 @pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_round_trip_dtypes(fmt, dtype):

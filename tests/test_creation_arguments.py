@@ -110,3 +110,18 @@ def test_reading_more_than_memory_holds_is_an_argument_error(shape):
     z = zarrx.create_array({}, shape=shape, chunks=(1024,) * len(shape), dtype="f4")
     with pytest.raises(ArgumentError, match=r"does not fit in memory; read it in parts"):
         z[...]
+
+
+def test_writing_a_value_over_more_bytes_than_numpy_can_view_says_so():
+    """A scalar broadcasts to any shape, but not to a view of 2**63 bytes or more: the error
+    says the selection is too large, not that the value's shape does not fit."""
+    z = zarrx.create_array({}, shape=(2**40, 2**20), chunks=(2**20, 2**10), dtype="f8")
+    with pytest.raises(ArgumentError) as info:
+        z[...] = 1.5
+    assert str(info.value) == ("/: the selection of shape (1099511627776, 1048576) "
+                               "(9223372036854775808 bytes of float64) is too large to write "
+                               "in one call; write it in parts")
+    with pytest.raises(ArgumentError) as info:
+        z[:3, :3] = np.ones(4)
+    assert str(info.value) == "/: value of shape (4,) cannot be broadcast to the selection " \
+                              "shape (3, 3)"

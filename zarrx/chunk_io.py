@@ -498,5 +498,14 @@ def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
     try:
         return np.broadcast_to(arr, shape)
     except ValueError as exc:
+        try:
+            fits = np.broadcast_shapes(arr.shape, shape) == shape
+        except ValueError:
+            fits = False
+        if fits:             # numpy's views cannot span more than 2**63 bytes
+            n = prod(shape) * dtype.itemsize
+            raise ArgumentError(f"{where}: the selection of shape {shape} ({n} bytes of "
+                                f"{dtype}) is too large to write in one call; write it in "
+                                f"parts") from exc
         raise ArgumentError(f"{where}: value of shape {arr.shape} cannot be broadcast to the "
                         f"selection shape {shape}") from exc

@@ -48,6 +48,8 @@ __all__ = [
 ]
 
 KINDS = ("basic", "orthogonal", "coordinate", "mask", "block")
+#: most dimensions of a coordinate or mask selection (numpy's limit for index arrays)
+MAX_POINT_NDIM = 63
 class ChunkProjection(NamedTuple):
     coords: tuple[int, ...]      # chunk grid coordinates
     chunk_sel: tuple             # selection inside the chunk array
@@ -245,6 +247,17 @@ def _project_array(pos: np.ndarray, a: AxisGrid) -> list[tuple[int, Any, Any, bo
     return entries
 
 
+def _ravel(index: Sequence[np.ndarray], dims: Sequence[int]) -> np.ndarray:
+    """The C-order flat positions (int64) of the in-range multi-index ``index`` in an array of
+    shape ``dims``: ``np.ravel_multi_index``, which takes at most 63 dimensions (arrays may
+    have 64)."""
+    lin = np.zeros(len(index[0]) if index else 0, dtype=np.int64)
+    for i, n in zip(index, dims):
+        lin *= n
+        lin += i
+    return lin
+
+
 def _covers(local: np.ndarray, m: int, inb: int) -> bool:
     """Do the ``m`` chunk-local positions ``local`` hit every one of the ``inb`` in-bounds cells?"""
     return m >= inb and int(np.count_nonzero(np.bincount(local, minlength=inb)[:inb])) == inb
@@ -373,8 +386,10 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         ks = [np.array([e[0] for e in entries], dtype=np.int64) for entries in project()]
         if not ks:
             return np.zeros((nchunks, 0), dtype=np.int64)
-        mesh = np.meshgrid(*ks, indexing="ij")
-        return np.stack([m.reshape(-1) for m in mesh], axis=1)
+        # the outer product of the axes' chunk numbers, C order (numpy's meshgrid stops at 32
+        # dimensions; arrays may have 64)
+        return np.stack([np.tile(np.repeat(k, math.prod(lens[ax + 1:])), math.prod(lens[:ax]))
+                         for ax, k in enumerate(ks)], axis=1)
 
     return SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords,
                          tuple(box) if box else None)
@@ -390,10 +405,13 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
         one = ChunkProjection((), (), (0,), True)
         return SelectionPlan(kind, tuple(bshape), n, lambda order: iter([one][:n]), lambda i: one,
                              lambda: np.zeros((n, 0), dtype=np.int64))
+    if g.ndim > MAX_POINT_NDIM:
+        raise IndexingError(f"{kind} selection: expected an array of at most {MAX_POINT_NDIM} "
+                            f"dimensions (numpy indexes with at most {MAX_POINT_NDIM} index "
+                            f"arrays), found {g.ndim}")
     npts = int(points[0].shape[0])
     ids = [_indexing.chunk_ids(p, a.chunk, a.offsets)[0] for p, a in zip(points, g.axes)]
-    lin = np.ravel_multi_index(ids, g.nchunks) if npts else np.zeros(0, dtype=np.int64)
-    lin = np.asarray(lin, dtype=np.int64)
+    lin = _ravel(ids, g.nchunks)
     perm = None if npts < 2 or bool(np.all(lin[1:] >= lin[:-1])) else \
         _indexing.stable_order(lin, math.prod(g.nchunks))
     slin = lin if perm is None else lin[perm]
@@ -410,7 +428,7 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
         local = tuple(p[positions] - a.start(k) for p, a, k in zip(points, g.axes, coords))
         inb = tuple(a.inbound_len(k) for a, k in zip(g.axes, coords))
         region = math.prod(inb)
-        full = b1 - b0 >= region and _covers(np.ravel_multi_index(local, inb), b1 - b0, region)
+        full = b1 - b0 >= region and _covers(_ravel(local, inb), b1 - b0, region)
         return ChunkProjection(coords, local, (positions,), bool(full))
 
     def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:

@@ -1,6 +1,7 @@
 """Servers and configurations users meet outside object stores: an HTTP server that ignores
-Range requests (python -m http.server), one that drops a response midway or stalls, s3fs-only
-storage options, endpoints without a scheme, and object names that are not file names."""
+Range requests (python -m http.server), one that drops a response midway or stalls, one whose
+answers are not the range asked for or that redirects in a loop, s3fs-only storage options,
+endpoints without a scheme, and object names that are not file names."""
 from __future__ import annotations
 
 import functools
@@ -15,7 +16,7 @@ import pytest
 import zarrx
 from zarrx.errors import (ArgumentTypeError, RemoteConnectionError, RemoteTimeoutError,
                           StoreError)
-from zarrx.store import make_store
+from zarrx.store import ByteRange, make_store
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
@@ -114,6 +115,114 @@ def test_fsspec_http_failures_are_store_errors(how, error):
         assert "'k'" in str(info.value) and "after 2 attempts" in str(info.value)
     finally:
         server.close()
+
+
+class _LyingHandler(http.server.BaseHTTPRequestHandler):
+    """Serves ``BODY`` at ``/<how>/k``, answering Range requests wrongly by ``how``: ``short``
+    (one byte less than its Content-Range says), ``long`` (5 bytes more), ``shifted`` (an
+    honest Content-Range of the range one byte earlier), ``ignore`` (200 and the whole body, as
+    servers without Range support do), ``loop`` (a redirect to itself)."""
+
+    protocol_version = "HTTP/1.1"
+    BODY = bytes(range(256)) * 40
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def _answer(self, status: int, data: bytes, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("ETag", '"v1"')
+        for k, v in headers.items():
+            self.send_header(k.replace("_", "-"), v)
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        how = self.path.strip("/").split("/")[0]
+        body, size = self.BODY, len(self.BODY)
+        if how == "loop":
+            return self._answer(302, b"", Location=self.path)
+        rng = self.headers.get("Range")
+        if rng is None or how == "ignore":
+            return self._answer(200, body)
+        first, last = rng.removeprefix("bytes=").split("-")
+        start = size - int(last) if first == "" else int(first)
+        stop = size if first == "" or last == "" else min(int(last) + 1, size)
+        data, shown = body[start:stop], start
+        if how == "short":
+            data = data[:-1]
+        elif how == "long":
+            data += b"extra"
+        elif how == "shifted":
+            shown = start - 1
+            data = body[shown:stop]
+        return self._answer(206, data, Content_Range=f"bytes {shown}-{stop - 1}/{size}")
+
+    do_HEAD = do_GET
+
+
+@pytest.fixture(scope="module")
+def lying_http():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _LyingHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _http_store(backend: str, url: str, **options):
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore
+        return ObjectStore(url, retries=0, **options)
+    from zarrx.store.remote import FsspecStore
+    return FsspecStore(url, retries=0, **options)
+
+
+_SHORT = "the server sent 999 bytes for bytes 100-1099 of a 10240-byte object, expected 1000 " \
+         "bytes from byte 100"
+_LONG = "the server sent 1005 bytes for bytes 100-1099 of a 10240-byte object, expected 1000 " \
+        "bytes from byte 100"
+
+
+@pytest.mark.parametrize("backend, how, detail", [
+    ("obstore", "short", _SHORT),
+    ("fsspec", "short", _SHORT),
+    ("obstore", "long", _LONG),
+    ("fsspec", "long", _LONG),
+    ("obstore", "shifted", "the server sent bytes 99-1099 for bytes 100-1099"),
+    ("fsspec", "shifted", "the server sent 1001 bytes for bytes 100-1099 of a 10240-byte "
+                          "object, expected 1000 bytes from byte 100"),
+    ("obstore", "loop", "the server's redirects cannot be followed (a loop, or too many)"),
+    ("fsspec", "loop", "the server's redirects cannot be followed (a loop, or too many)"),
+])
+def test_answers_that_are_not_the_range_asked_for_are_store_errors(lying_http, backend, how,
+                                                                   detail):
+    """A body longer or shorter than the range, or of another range, would shift every slice
+    cut from it: it is an error naming what was asked and what came, never data."""
+    from zarrx.errors import RemoteError
+    store = _http_store(backend, f"{lying_http}/{how}")
+    with pytest.raises(RemoteError) as info:
+        store.get("k", ByteRange.slice(100, 1000))
+    name = type(store).__name__
+    assert str(info.value) == (f"{name}('{lying_http}/{how}', read_only=True): cannot read 'k' "
+                               f"({lying_http}/{how}/k): {detail}")
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_server_ignoring_ranges_gives_the_right_bytes_of_objects_read_in_parts(lying_http,
+                                                                               backend):
+    """Parts and ranges of an object larger than ``part_size`` from a server that answers every
+    Range request with the whole object: each part cut from it, never the whole body joined."""
+    body = _LyingHandler.BODY
+    store = _http_store(backend, f"{lying_http}/ignore", part_size=1000, min_part_size=1000)
+    assert store.get("k") == body
+    assert store.get("k", ByteRange.slice(100, 5000)) == body[100:5100]
+    assert store.get("k", ByteRange.last(3000)) == body[-3000:]
+    assert store.get_many([("k", ByteRange.slice(1, 50)), ("k", ByteRange.slice(9000, 1240))]) \
+        == [body[1:51], body[9000:]]
 
 
 def test_endpoint_without_a_scheme_is_refused():

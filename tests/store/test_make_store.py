@@ -70,3 +70,24 @@ def test_pathlike_is_accepted(tmp_path):
         def __fspath__(self):
             return str(tmp_path)
     assert make_store(P(), "r") == LocalStore(pathlib.Path(tmp_path), read_only=True)
+
+
+@pytest.mark.parametrize("path, found", [
+    ("", "an empty path (use '.' for the current directory)"),
+    ("file://", "an empty path (use '.' for the current directory)"),
+    ("d\x00e", "a path holding a NUL character"),
+], ids=["empty", "empty-file-url", "nul"])
+@pytest.mark.parametrize("mode", ["r", "a", "w"])
+def test_an_empty_path_is_refused_not_taken_as_the_current_directory(tmp_path, monkeypatch,
+                                                                     path, found, mode):
+    """An empty path (a typo, an unset variable) must not open the current directory: mode
+    "w" would delete everything in it."""
+    import zarrx
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "keep").write_bytes(b"x")
+    root = path.removeprefix("file://")
+    with pytest.raises(StoreError) as info:
+        zarrx.open_group(path, mode=mode)
+    assert str(info.value) == (f"LocalStore({root!r}): root: expected the path of a directory, "
+                               f"found {found}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]

@@ -75,7 +75,14 @@ class LocalStore(ConditionalFiles):
         if mode is not None and mode not in MODES:
             raise StoreError(f"LocalStore({os.fspath(root)!r}): mode: expected one of "
                              f"{', '.join(MODES)}, found {mode!r}")
-        self.root = os.path.abspath(os.fspath(root))
+        path = os.fspath(root)
+        if not isinstance(path, str) or not path or "\x00" in path:
+            found = f"a {type(path).__name__}" if not isinstance(path, str) else \
+                "an empty path (use '.' for the current directory)" if not path else \
+                "a path holding a NUL character"
+            raise StoreError(f"LocalStore({path!r}): root: expected the path of a directory, "
+                             f"found {found}")
+        self.root = os.path.abspath(path)
         self.read_only = bool(read_only) or mode == "r"
         self.fsync = bool(fsync)
         self._tree = Tree(self.root)

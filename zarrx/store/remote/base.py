@@ -149,7 +149,9 @@ class RemoteStore(RemoteReads, Store):
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
         what = f"HTTP {fail.status}" if fail.status else fail.kind
-        if fail.detail:
+        if fail.kind == "bad_response":          # the detail says it all
+            what = fail.detail
+        elif fail.detail:
             what += f" ({fail.detail})"
         if attempts > 1:
             what += f" after {attempts} attempts"

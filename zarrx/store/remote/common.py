@@ -23,7 +23,8 @@ TRANSIENT = {"throttled": RemoteThrottledError, "server": RemoteServerError,
 class Failure(Exception):
     """A backend's failure, classified. ``kind`` is one of: missing, precondition, exists,
     range (HTTP 416), access, not_found (a bucket or path, not a key), throttled, server,
-    timeout, connection, unsupported, other."""
+    timeout, connection, unsupported, bad_response (an answer that is not what was asked
+    for: ``detail`` says how), other."""
 
     def __init__(self, kind: str, status: int | None = None, detail: str = "") -> None:
         super().__init__(kind, status, detail)

@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
@@ -155,6 +156,13 @@ class FsspecStore(RemoteStore):
         etag, size = await self._head(key)       # the version, checked after reading
         if if_match is not None and etag != if_match:
             raise Failure("precondition", 412)
+        if (a or stop is not None) and len(data) == size:
+            # the whole object for a range: a server that ignores ranges (fsspec's HTTP
+            # filesystem passes its answer on as it came); cut the range here
+            rng = ByteRange(suffix=suffix) if suffix is not None else \
+                ByteRange(offset=a or 0, length=None if stop is None else stop - (a or 0))
+            begin, end = rng.resolve(size)
+            return Got(memoryview(data)[begin:end], etag, size, begin)
         begin = size - len(data) if suffix is not None else min(a or 0, size)
         return Got(data, etag, size, begin)
 
@@ -184,7 +192,8 @@ class FsspecStore(RemoteStore):
             begin = int(m.group(1))
         else:
             size, begin = len(data), 0
-            if "Range" in kw and (start or suffix is not None):
+            if "Range" in kw and (start or suffix is not None
+                                  or stop is not None and len(data) > stop):
                 raise Failure("not_partial")
         return Got(data, resp.get("ETag"), size, begin)
 
@@ -291,7 +300,10 @@ class FsspecStore(RemoteStore):
         if type(exc).__name__ in ("ReadTimeoutError", "ConnectTimeoutError", "ServerTimeoutError",
                                   "SocketTimeoutError", "ConnectionTimeoutError"):
             return Failure("timeout", None, type(exc).__name__)
-        if isinstance(exc, OSError):
+        if type(exc).__name__ == "TooManyRedirects":       # aiohttp's, status 0
+            return Failure("bad_response", None, "the server's redirects cannot be "
+                           "followed (a loop, or too many)")
+        if isinstance(exc, OSError) or type(exc).__module__.startswith("aiohttp."):
             return Failure("other", None, type(exc).__name__)
         if isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
             # a storage option the filesystem's client does not take (s3fs hands them on

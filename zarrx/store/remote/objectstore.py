@@ -31,6 +31,7 @@ __all__ = ["ObjectStore"]
 _STATUS = re.compile(r"status(?: code)?:? (\d{3})")
 _CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
 _HTTP_KIND = re.compile(r"HttpError \{\s*kind: (\w+)")
+_UNEXPECTED_RANGE = re.compile(r"Requested (\d+)\.\.(\d+), got (\d+)\.\.(\d+)")
 _KINDS = {"S3Store": "s3", "GCSStore": "gs", "AzureStore": "az", "HTTPStore": "https",
           "MemoryStore": "memory", "LocalStore": "file"}
 
@@ -196,6 +197,13 @@ class ObjectStore(RemoteStore):
             return Failure("not_partial", None, "the server ignored the range")
         if isinstance(exc, (ex.NotSupportedError, NotImplementedError)):
             return Failure("unsupported", status, "not supported by the backend")
+        if (m := _UNEXPECTED_RANGE.search(text)) is not None:
+            a, b, c, d = (int(g) for g in m.groups())
+            return Failure("bad_response", None, f"the server sent bytes {c}-{d - 1} for "
+                           f"bytes {a}-{b - 1}")
+        if "error following redirect" in low:
+            return Failure("bad_response", None, "the server's redirects cannot be "
+                           "followed (a loop, or too many)")
         if isinstance(exc, ex.InvalidPathError):
             return Failure("other", None, "invalid object path")
         if status is not None:

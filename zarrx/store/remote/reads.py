@@ -28,7 +28,7 @@ from zarrx.store.remote.common import (Buffer, Failure, Got, OnMeta, etag_genera
                                        gather_all, if_match_of, joined)
 from zarrx.store.remote.coalesce import coalesce, part_for, split
 
-__all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch"]
+__all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch", "answer_problem"]
 
 
 class RemoteReads:
@@ -58,6 +58,9 @@ class RemoteReads:
             if fail.kind == "precondition":
                 raise
             raise self._error("read", key, fail) from None
+        problem = answer_problem(start, stop, suffix, got)
+        if problem is not None:
+            raise self._error("read", key, Failure("bad_response", None, problem))
         self.bytes_read += len(got.data)
         return got
 
@@ -299,6 +302,34 @@ class RemoteReads:
                 return None
             got.size, got.start = head[1], head[1] - len(got.data)
         return got
+
+
+def answer_problem(start: int | None, stop: int | None, suffix: int | None, got: Got
+                   ) -> str | None:
+    """What is wrong with ``got`` as the answer to a GET of ``[start, stop)`` (or of the last
+    ``suffix`` bytes; neither: the whole object), or None. The body must be the range asked
+    for, clipped at the object's end, and begin where the range begins: a server that sends
+    fewer or more bytes, or other ones, must not shift the bytes of the parts and slices cut
+    from the answer."""
+    n = len(got.data)
+    if got.size is None:                 # the end is unknown: only a longer body is wrong
+        want = suffix if suffix is not None else None if stop is None else stop - (start or 0)
+        if want is not None and n > want:
+            return f"the server sent {n} bytes for a range of {want} bytes"
+        return None
+    size = got.size
+    if suffix is not None:
+        a, b, asked = max(size - suffix, 0), size, f"the last {suffix} bytes"
+    else:
+        a = min(start or 0, size)
+        b = size if stop is None else max(min(stop, size), a)
+        asked = "the object" if not start and stop is None else \
+            f"bytes {start or 0}-{'' if stop is None else stop - 1}"
+    if n == b - a and got.start == a:
+        return None
+    at = "" if got.start == a else f" from byte {got.start}"
+    return (f"the server sent {n} bytes{at} for {asked} of a {size}-byte object, "
+            f"expected {b - a} bytes from byte {a}")
 
 
 class RemoteSnapshot(ObjectSnapshot):
