@@ -217,6 +217,59 @@ def test_resize_and_append(fmt):
     np.testing.assert_array_equal(z2[5:], 1)
 
 
+@pytest.mark.parametrize("fmt,shards", [(2, None), (3, None), (3, (4, 6))],
+                         ids=["v2", "v3", "v3-sharded"])
+@pytest.mark.parametrize("compressors", [None, "auto"], ids=["raw", "compressed"])
+@pytest.mark.parametrize("small", [(6,), (5, 4), (0, 9), (7, 0), (0, 0)])
+def test_growing_after_a_shrink_reads_the_fill_value(fmt, shards, compressors, small):
+    """Nothing outside the smaller shape survives a shrink, not even in the chunks (and
+    shards) straddling its edge: growing back reads the fill value everywhere outside it."""
+    small = small * 2 if len(small) == 1 else small
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(10, 12), dtype="i4", chunks=(2, 3), shards=shards,
+                           zarr_format=fmt, fill_value=-1, compressors=compressors)
+    a = np.arange(120, dtype="i4").reshape(10, 12)
+    z[...] = a
+    z.resize(small)
+    np.testing.assert_array_equal(z[...], a[:small[0], :small[1]])
+    zarrx.open_array(store, mode="r+").resize((10, 12))
+    expected = np.full((10, 12), -1, "i4")
+    expected[:small[0], :small[1]] = a[:small[0], :small[1]]
+    np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[...], expected)
+
+
+def test_a_shrink_keeps_no_chunk_outside_the_shape_in_a_shard():
+    """Inner chunks of a boundary shard wholly outside the smaller shape leave the shard; the
+    one straddling its edge stays, cleared beyond it."""
+    z = zarrx.create_array(MemoryStore(), shape=(8,), dtype="u1", chunks=(2,), shards=(8,),
+                           fill_value=0)
+    z[...] = 9
+    z.resize(3)
+    assert sorted(z._io.source.list_chunks()) == [(0,), (1,)]
+    z.resize(8)
+    np.testing.assert_array_equal(z[...], [9, 9, 9, 0, 0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("write_empty", [False, True])
+def test_a_shrink_stores_no_chunk_of_only_fill(write_empty):
+    """A boundary chunk holding only the fill value inside the smaller shape is deleted, and
+    a missing one is not made, whatever write_empty_chunks says."""
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(4, 8), dtype="i4", chunks=(2, 4), fill_value=0,
+                           config={"write_empty_chunks": write_empty})
+    z[:, 4:] = 5
+    z[2, 4] = 0             # chunk (1, 1) holds only fill inside the shape (3, 5)
+    z[0, 0] = 1
+    z.resize((3, 5))        # chunk (1, 0) straddles it too, but is missing
+    assert sorted(store.list_prefix("c/")) == ["c/0/0", "c/0/1"]
+    z.resize((1, 4))
+    assert sorted(store.list_prefix("c/")) == ["c/0/0"]
+    z.resize((4, 8))
+    expected = np.zeros((4, 8), "i4")
+    expected[0, 0] = 1
+    np.testing.assert_array_equal(z[...], expected)
+
+
 def test_info_reads_no_chunk():
     inner = MemoryStore()
     z = zarrx.create_array(inner, shape=(64, 64), dtype="<i4", chunks=(16, 16), compressors=None)

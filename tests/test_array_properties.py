@@ -168,3 +168,32 @@ def test_writes_match_numpy(data):
         a[m] = v
     np.testing.assert_array_equal(z[...], a)
     np.testing.assert_array_equal(zarrx.open_array(z.store, mode="r")[...], a)
+
+
+@SETTINGS
+@given(st.data())
+def test_shrink_then_grow_matches_numpy(data):
+    """Shrinking drops the data outside the new shape, in boundary chunks and shards too:
+    growing again reads the fill value there, as a numpy array cut and padded would hold."""
+    shape = data.draw(shapes(min_dims=1, max_dims=3, max_side=10, min_side=1))
+    chunks = data.draw(chunk_shapes(shape))
+    shards = None
+    if data.draw(st.booleans()):
+        shards = tuple(c * data.draw(st.integers(1, 3)) for c in chunks)
+    fmt = 3 if shards else data.draw(st.sampled_from([2, 3]))
+    dtype = data.draw(st.sampled_from(["u1", "<f4", "S3"]))
+    fill = {"u1": 7, "<f4": -1.5, "S3": b"zz"}[dtype]
+    z = zarrx.create_array(MemoryStore(), shape=shape, dtype=dtype, chunks=chunks, shards=shards,
+                           fill_value=fill, zarr_format=fmt,
+                           compressors=data.draw(st.sampled_from([None, "auto"])))
+    a = values(shape, dtype, data.draw(st.integers(0, 1000)))
+    z[...] = a
+    small = tuple(data.draw(st.integers(0, n)) for n in shape)
+    big = tuple(data.draw(st.integers(0, 12)) for _ in shape)
+    z.resize(small)
+    np.testing.assert_array_equal(z[...], a[tuple(slice(0, n) for n in small)])
+    z.resize(big)
+    expected = np.full(big, fill, dtype=a.dtype)
+    both = tuple(slice(0, min(s, b)) for s, b in zip(small, big))
+    expected[both] = a[both]
+    np.testing.assert_array_equal(z[...], expected)

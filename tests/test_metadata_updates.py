@@ -168,45 +168,69 @@ class _Killed(BaseException):
     """Stands for SIGKILL: nothing after it runs."""
 
 
-@pytest.mark.parametrize("killed_at", [1, 2])
+@pytest.mark.parametrize("killed_at", [("clear", False, 2), ("delete", False, 1),
+                                       ("clear", True, 1), ("delete", True, 1)],
+                         ids=["second-clear", "delete", "clear-after", "delete-after"])
+@pytest.mark.parametrize("shards", [None, (8, 8)], ids=["chunks", "shards"])
 @pytest.mark.parametrize("zarr_format", [2, 3])
-def test_a_shrink_killed_part_way_never_brings_old_data_back(monkeypatch, killed_at,
+def test_a_shrink_killed_part_way_never_brings_old_data_back(monkeypatch, killed_at, shards,
                                                              zarr_format):
-    """The writer dies when it first or second sets out to delete the objects outside the new
-    shape. Whatever shape it left stored, growing again never reads data from outside it."""
+    """The writer dies as it sets out to clear (the part outside the new shape of) a boundary
+    object or to delete the objects outside the new shape, before or after the metadata
+    write. Whatever shape it left stored, growing again never reads data from outside it."""
+    if shards and zarr_format == 2:
+        pytest.skip("sharding is v3 only")
     store = MemoryStore()
-    z = zarrx.create_array(store, shape=(16, 16), chunks=(4, 4), dtype="i4", fill_value=0,
-                           zarr_format=zarr_format)
+    z = zarrx.create_array(store, shape=(16, 16), chunks=(4, 4), shards=shards, dtype="i4",
+                           fill_value=0, zarr_format=zarr_format)
     z[:] = 5
-    real = layout.delete_objects_outside
-    calls = []
+    real_empty, real_update = layout.empty_outside, nodes.update_array
+    steps: list[tuple[str, bool]] = []
+    kind, after, nth = killed_at
 
-    def dying(source, meta):
-        calls.append(meta.shape)
-        if len(calls) == killed_at:
+    def step(what):
+        steps.append((what, "metadata" in [w for w, _ in steps]))
+        if steps.count((kind, after)) == nth and steps[-1] == (kind, after):
             raise _Killed
-        return real(source, meta)
 
-    monkeypatch.setattr(layout, "delete_objects_outside", dying)
+    def dying(source, meta, clear):
+        def clearing(box):
+            step("clear")
+            clear(box)
+        result = real_empty(source, meta, clearing)
+        step("delete")
+        return result
+
+    def updating(*args, **kwargs):
+        out = real_update(*args, **kwargs)
+        steps.append(("metadata", True))
+        return out
+
+    monkeypatch.setattr(layout, "empty_outside", dying)
+    monkeypatch.setattr(nodes, "update_array", updating)
     with pytest.raises(_Killed):
-        zarrx.open_array(store, mode="r+").resize(4, 4)
-    monkeypatch.setattr(layout, "delete_objects_outside", real)
+        zarrx.open_array(store, mode="r+").resize(6, 7)
+    monkeypatch.setattr(layout, "empty_outside", real_empty)
+    monkeypatch.setattr(nodes, "update_array", real_update)
     left = zarrx.open_array(store, mode="r").shape
+    assert left == ((6, 7) if after else (16, 16))
     z = zarrx.open_array(store, mode="r+")
     z.resize(16, 16)
     v = z[:]
-    assert (v[:4, :4] == 5).all()
+    assert (v[:6, :7] == 5).all()
     outside = np.ones((16, 16), bool)
     outside[:left[0], :left[1]] = False
     assert (v[outside] == 0).all()
-    assert left == ((16, 16) if killed_at == 1 else (4, 4))
 
 
-def test_a_shrink_killed_after_its_metadata_write_leaves_nothing_outside(monkeypatch):
-    """The kill the old order allowed: after the smaller shape was written, before any object
-    outside it was deleted. Deleting first means that point has nothing left to delete."""
+@pytest.mark.parametrize("shards", [None, (8, 8)], ids=["chunks", "shards"])
+def test_a_shrink_killed_after_its_metadata_write_leaves_nothing_outside(monkeypatch, shards):
+    """The kill the old order allowed: after the smaller shape was written, before anything
+    outside it was deleted or cleared. Doing both first means that point has nothing left to
+    do: the objects straddling the new edge hold only fill beyond it."""
     store = MemoryStore()
-    z = zarrx.create_array(store, shape=(16, 16), chunks=(4, 4), dtype="i4", fill_value=0)
+    z = zarrx.create_array(store, shape=(16, 16), chunks=(4, 4), shards=shards, dtype="i4",
+                           fill_value=0)
     z[:] = 5
     real = nodes.update_array
 
@@ -216,14 +240,45 @@ def test_a_shrink_killed_after_its_metadata_write_leaves_nothing_outside(monkeyp
 
     monkeypatch.setattr(nodes, "update_array", then_killed)
     with pytest.raises(_Killed):
-        zarrx.open_array(store, mode="r+").resize(4, 4)
+        zarrx.open_array(store, mode="r+").resize(6, 7)
     monkeypatch.setattr(nodes, "update_array", real)
-    assert zarrx.open_array(store, mode="r").shape == (4, 4)
+    assert zarrx.open_array(store, mode="r").shape == (6, 7)
     z = zarrx.open_array(store, mode="r+")
     z.resize(16, 16)
     v = z[:]
-    assert (v[:4, :4] == 5).all()
-    assert (v[4:, :] == 0).all() and (v[:4, 4:] == 0).all()
+    assert (v[:6, :7] == 5).all()
+    assert (v[6:, :] == 0).all() and (v[:6, 7:] == 0).all()
+
+
+@pytest.mark.parametrize("zarr_format,shards,key", [(2, None, "1"), (3, None, "c/1"),
+                                                    (3, (8,), "c/0")],
+                         ids=["v2", "v3", "v3-sharded"])
+def test_clearing_a_boundary_object_keeps_a_write_made_meanwhile(zarr_format, shards, key):
+    """Another writer (another store handle over the same objects, as another process would
+    be) writes inside the new shape into the object a shrink is clearing, between the shrink's
+    read of it and its write: the conditional write sees the change, and the value is kept."""
+    class Racing(MemoryStore):
+        armed = False
+
+        def get_versioned(self, k, *args, **kwargs):
+            got = super().get_versioned(k, *args, **kwargs)
+            if self.armed and k == key:
+                self.armed = False
+                zarrx.open_array(other, mode="r+")[5] = 99
+            return got
+
+    store = Racing()
+    other = MemoryStore.__new__(MemoryStore)
+    other.__dict__.update(store.__dict__)       # the same objects, its own locks
+    z = zarrx.create_array(store, shape=(8,), chunks=(2,) if shards else (4,), shards=shards,
+                           dtype="i4", fill_value=0, zarr_format=zarr_format)
+    z[:] = 5
+    store.armed = True
+    z.resize(7 if shards else 6)
+    assert not store.armed
+    z.resize(8)
+    np.testing.assert_array_equal(z[:], [5, 5, 5, 5, 5, 99] + [0, 0] if not shards else
+                                  [5, 5, 5, 5, 5, 99, 5, 0])
 
 
 # -- consolidation -----------------------------------------------------------------------------

@@ -361,12 +361,13 @@ class Array(Node):
         another handle, thread or process is built on, never undone. Call with the handle's
         lock held. Returns (the shape it replaced, the new shape).
 
-        Shrinking deletes the stored objects wholly outside the new shape *before* the smaller
-        shape is written, then again after it (objects a concurrent writer put there in
-        between). A writer killed at any point therefore never leaves an object outside the
-        stored shape that a later grow would bring back: before the metadata write the array
-        keeps its old shape, some of the objects it is shrinking away already deleted (read as
-        fill); after it, every object outside the new shape is gone."""
+        Shrinking leaves no data stored outside the new shape, *before* the smaller shape is
+        written and again after it (what a concurrent writer put there in between): the parts
+        outside it of the objects straddling its edge are set to the fill value, then the
+        objects wholly outside it are deleted (:meth:`_empty_outside`). A writer killed at any
+        point therefore never leaves data outside the stored shape that a later grow would
+        bring back: before the metadata write the array keeps its old shape, some of what it
+        is shrinking away already fill; after it, nothing outside the new shape is stored."""
         self._check_writable("change metadata")
         shapes: list[tuple[int, ...]] = []
 
@@ -374,16 +375,34 @@ class Array(Node):
             new = tuple(shape_of(current.shape))
             meta = dataclasses.replace(current, shape=new)
             if any(n < o for n, o in zip(new, current.shape)):
-                layout.delete_objects_outside(
-                    layout.chunk_source(self._store, self._path, current), meta)
+                self._empty_outside(meta)
             shapes[:] = [current.shape, new]
             return meta
 
         self._took(nodes.update_array(self._store, self._path, self._meta, change))
         old, new = shapes
         if any(n < o for n, o in zip(new, old)):
-            layout.delete_objects_outside(self._io.source, self._meta)
+            self._empty_outside(self._meta)
         return old, new
+
+    def _empty_outside(self, meta: ArrayMeta) -> None:
+        """Clear what is stored outside ``meta.shape`` (see :func:`zarrx.layout.empty_outside`).
+        The parts outside it of the objects straddling its edge are written as the fill value
+        by the ordinary write path, through a view whose shape reaches the end of those
+        objects: each object is read, merged and written conditionally, so what concurrent
+        writers store inside the shape meanwhile is kept; inner chunks of a shard wholly
+        outside are removed from it, and a chunk left all fill is deleted (the clearing never
+        stores a chunk of only fill values)."""
+        step = meta.chunk_grid.chunk_shape            # type: ignore[attr-defined]
+        whole = tuple(-(-n // s) * s if s else n for n, s in zip(meta.shape, step))
+        view = Array(self._store, self._path, dataclasses.replace(meta, shape=whole),
+                     read_only=self._read_only, write_empty_chunks=False)
+        fill = chunk_io.fill_scalar(meta)
+
+        def clear(box: tuple[slice, ...]) -> None:
+            view[box] = fill
+
+        layout.empty_outside(view._io.source, meta, clear)
 
     def update_attributes(self, new_attributes: dict[str, Any]) -> Array:
         """Merge ``new_attributes`` into the attributes (one metadata write); returns the array."""
@@ -392,8 +411,9 @@ class Array(Node):
 
     def resize(self, *shape: Any, new_shape: Any = None) -> None:
         """Change the shape: ``resize((8, 4))`` or ``resize(new_shape=(8, 4))`` (zarr-python's
-        forms) or ``resize(8, 4)``. Chunks wholly outside the new shape are deleted; data
-        inside stays."""
+        forms) or ``resize(8, 4)``. Data inside the new shape stays; none is kept outside it
+        (chunks wholly outside are deleted, the rest of those straddling its edge set to the
+        fill value), so growing again reads the fill value there, as numpy would."""
         if new_shape is not None:
             if shape:
                 raise ArgumentTypeError(f"{self.name}: resize takes the shape once, found "

@@ -5,15 +5,16 @@ store-level objects. The array and chunk I/O ask it and never look at sharding t
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from zarrx import _pool
 from zarrx.metadata.model import ArrayMeta
 from zarrx.shard_objects import encoded_objects
 from zarrx.store.base import Store
 from zarrx.store.chunks import ChunkSource, Coords, KeyedChunks
 from zarrx.store.sharded import ShardedChunks
 
-__all__ = ["chunk_source", "visit_order", "stored_objects", "delete_objects_outside"]
+__all__ = ["chunk_source", "visit_order", "stored_objects", "empty_outside"]
 
 
 def chunk_source(store: Store, path: str, meta: ArrayMeta) -> ChunkSource:
@@ -40,13 +41,40 @@ def stored_objects(source: ChunkSource) -> Iterator[Coords]:
     return source.objects.list_chunks()
 
 
-def delete_objects_outside(source: ChunkSource, meta: ArrayMeta) -> int:
-    """Delete the stored objects wholly outside ``meta.shape`` (after a shrink); returns how
-    many were deleted."""
+def empty_outside(source: ChunkSource, meta: ArrayMeta,
+                  clear: Callable[[tuple[slice, ...]], None]) -> int:
+    """Leave no data stored outside ``meta.shape`` (after a shrink): ``clear(box)`` for each
+    part outside it of every stored object straddling its edge, then delete the objects wholly
+    outside it. ``clear`` sets ``box`` (array coordinates, within one object) to the fill value;
+    an object's boxes are disjoint. Returns how many objects were deleted."""
     grid = meta.chunk_grid.chunk_shape            # type: ignore[attr-defined]
     shape = meta.shape
-    dead = [c for c in stored_objects(source)
-            if any(ci * cs >= n for ci, cs, n in zip(c, grid, shape))]
+    dead, across = [], []
+    for c in stored_objects(source):
+        if any(ci * cs >= n for ci, cs, n in zip(c, grid, shape)):
+            dead.append(c)
+        elif any((ci + 1) * cs > n for ci, cs, n in zip(c, grid, shape)):
+            across.append(c)
+    across.sort()
+
+    def clear_one(i: int) -> None:          # the objects in parallel, the boxes of one in turn
+        for box in _outside(tuple(ci * cs for ci, cs in zip(across[i], grid)), grid, shape):
+            clear(box)
+
+    _pool.run_shared(clear_one, len(across))
     if dead:
         source.objects.set_chunks([(c, None) for c in dead])
     return len(dead)
+
+
+def _outside(start: tuple[int, ...], size: tuple[int, ...],
+             shape: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
+    """The part outside ``shape`` of the box at ``start`` of ``size`` (which starts inside it),
+    as disjoint boxes: for each axis it crosses, the part beyond ``shape`` on that axis and
+    inside it on the axes before."""
+    ndim = len(shape)
+    for i in range(ndim):
+        if start[i] + size[i] > shape[i]:
+            yield tuple(slice(start[j], min(start[j] + size[j], shape[j])) if j < i else
+                        slice(shape[j], start[j] + size[j]) if j == i else
+                        slice(start[j], start[j] + size[j]) for j in range(ndim))
