@@ -80,7 +80,7 @@ def test_info_counts_only_the_stored_objects_of_the_grid(tmp_path, capsys):
     a = zarrx.create_array(str(p), shape=(10,), chunks=(2,), dtype="i4")
     a[:] = 1
     size = sum((p / "c" / str(i)).stat().st_size for i in range(5))
-    for name in ("7", "8"):                     # outside the grid, as a shrink leaves them
+    for name in ("7", "8"):                     # outside the grid, as a stale writer leaves them
         shutil.copy(p / "c" / "0", p / "c" / name)
     (p / "c" / "stray").write_bytes(b"junk\n")
     assert a.nchunks_initialized == a.nshards_initialized == 5     # as zarr-python counts
