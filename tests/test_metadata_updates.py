@@ -281,6 +281,31 @@ def test_clearing_a_boundary_object_keeps_a_write_made_meanwhile(zarr_format, sh
                                   [5, 5, 5, 5, 5, 99, 5, 0])
 
 
+@pytest.mark.parametrize("shards", [None, (8,)], ids=["chunks", "shards"])
+def test_a_grow_right_after_a_shrinks_metadata_write_keeps_its_data(monkeypatch, shards):
+    """Another handle grows the array back and writes the grown part between the shrink's
+    metadata write and its second pass: that pass clears only outside the shape stored by
+    then, so the other handle's values stay (before: the boundary chunk was cleared and the
+    objects outside the smaller shape deleted, losing them)."""
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(10,), chunks=(2,) if shards else (4,), shards=shards,
+                           dtype="i4", fill_value=-1)
+    z[:] = 0
+    real = nodes.update_array
+
+    def then_grown(*args, **kwargs):
+        out = real(*args, **kwargs)
+        monkeypatch.setattr(nodes, "update_array", real)
+        other = zarrx.open_array(store, mode="r+")
+        other.resize(10)
+        other[6:] = 7
+        return out
+
+    monkeypatch.setattr(nodes, "update_array", then_grown)
+    z.resize(6)
+    np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[:], [0] * 6 + [7] * 4)
+
+
 # -- consolidation -----------------------------------------------------------------------------
 _RESIZE = """
 import sys, zarrx

@@ -367,7 +367,10 @@ class Array(Node):
         objects wholly outside it are deleted (:meth:`_empty_outside`). A writer killed at any
         point therefore never leaves data outside the stored shape that a later grow would
         bring back: before the metadata write the array keeps its old shape, some of what it
-        is shrinking away already fill; after it, nothing outside the new shape is stored."""
+        is shrinking away already fill; after it, nothing outside the new shape is stored. The
+        second pass clears outside the shape stored by then where that is larger (another
+        handle grew the array again: the grown part is that handle's), and not at all when the
+        node is no longer this array (deleted, or replaced by another)."""
         self._check_writable("change metadata")
         shapes: list[tuple[int, ...]] = []
 
@@ -382,7 +385,15 @@ class Array(Node):
         self._took(nodes.update_array(self._store, self._path, self._meta, change))
         old, new = shapes
         if any(n < o for n, o in zip(new, old)):
-            self._empty_outside(self._meta)
+            # what writers with the old shape stored outside meanwhile, but not what a grow by
+            # another handle has claimed since: outside the shape stored now where larger
+            mine = self._meta
+            now = nodes.load_node(self._store, self._path, mine.zarr_format)
+            if isinstance(now, ArrayMeta) and now.ndim == mine.ndim and dataclasses.replace(
+                    now, shape=mine.shape, attributes=mine.attributes,
+                    dimension_names=mine.dimension_names, extra=mine.extra) == mine:
+                self._empty_outside(dataclasses.replace(mine, shape=tuple(map(max, now.shape,
+                                                                              new))))
         return old, new
 
     def _empty_outside(self, meta: ArrayMeta) -> None:
