@@ -1140,3 +1140,12 @@ def test_object_arrays_of_bytes_are_bytes_arrays_and_of_str_string_arrays(tmp_pa
     g = zarrx.group(str(tmp_path), zarr_format=fmt)
     g["b"] = np.array([b"x"], dtype=object)
     assert zarr.open_array(str(tmp_path), path="b")[...].tolist() == [b"x"]   # zarr-python too
+
+
+@pytest.mark.parametrize("fn", ["open", "open_array", "create_array"])
+def test_a_config_order_other_than_c_or_f_is_refused(fn):
+    store = zarrx.create_array({}, shape=(2,), dtype="i4").store
+    kw = {"shape": (2,), "dtype": "i4", "overwrite": True} if fn == "create_array" else {}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"{fn}: config: order: expected 'C' or 'F', found 'K'")):
+        getattr(zarrx, fn)(store, config={"order": "K"}, **kw)

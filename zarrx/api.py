@@ -62,11 +62,11 @@ def _write_empty_chunks(kwargs: dict) -> bool | None:
     return config.get("write_empty_chunks") if isinstance(config, dict) else None
 
 
-def _memory_order(kwargs: dict, meta: ArrayMeta) -> str | None:
+def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
     """The read layout an existing Zarr v3 array is opened with: the ``order`` of
     ``config=`` (a Zarr v2 array keeps the order it stores)."""
     config = kwargs.get("config")
-    order = config_order(config if isinstance(config, dict) else None, "open_array")
+    order = config_order(config if isinstance(config, dict) else None, what)
     return order if meta.zarr_format == 3 else None
 
 
@@ -105,7 +105,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
         if meta is not None:
             return Array(st, path, meta, read_only=mode == "r",
                          write_empty_chunks=_write_empty_chunks(kwargs),
-                         order=_memory_order(kwargs, meta))
+                         order=_memory_order(kwargs, meta, "open"))
         if mode != "a":
             raise NodeNotFoundError(f"open: no array or group at {_where(st, path)}")
     if "shape" in kwargs:
@@ -173,7 +173,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
         if isinstance(meta, ArrayMeta):
             return Array(st, path, meta, read_only=mode == "r",
                          write_empty_chunks=_write_empty_chunks(kwargs),
-                         order=_memory_order(kwargs, meta))
+                         order=_memory_order(kwargs, meta, "open_array"))
         if meta is not None:
             raise NodeExistsError(f"open_array: the node at {_where(st, path)} is a group")
         if mode != "a" or "shape" not in kwargs:
