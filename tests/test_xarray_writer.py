@@ -256,3 +256,21 @@ def test_bad_arguments_are_value_errors_as_with_xarray(tmp_path, writer, kw, mes
     if writer == "zarrx":
         assert isinstance(info.value, zarrx.ArgumentError)
         assert str(info.value) == message
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_compressor_is_not_an_encoding_key_compressors_none_is_no_compressor(tmp_path, writer,
+                                                                            fmt):
+    """Engine "zarr" (with zarr-python 3) takes ``compressors`` in either format and refuses
+    ``compressor``; ``compressors: None`` stores the array uncompressed."""
+    ds = xr.Dataset({"v": ("x", np.arange(4.0))})
+    with pytest.raises(ValueError) as info:
+        WRITERS[writer](ds, tmp_path / "a.zarr", zarr_format=fmt,
+                        encoding={"v": {"compressor": None}})
+    if writer == "zarrx":
+        assert str(info.value) == ("to_zarrx: encoding of 'v': unexpected keys ['compressor']; "
+                                   "use compressors")
+    WRITERS[writer](ds, tmp_path / "b.zarr", zarr_format=fmt,
+                    encoding={"v": {"compressors": None}})
+    assert zarr.open_array(tmp_path / "b.zarr", path="v").compressors == ()

@@ -18,8 +18,8 @@ from typing import Any
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
                           NodeNotFoundError, ReadOnlyError)
-from zarrx.creation import (_store, _where, check_format, create_array, create_chunks,
-                            like_arguments, prepare_node)
+from zarrx.creation import (_store, _where, check_format, config_order, create_array,
+                            create_chunks, like_arguments, prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -62,6 +62,14 @@ def _write_empty_chunks(kwargs: dict) -> bool | None:
     return config.get("write_empty_chunks") if isinstance(config, dict) else None
 
 
+def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
+    """The read layout an existing Zarr v3 array is opened with: the ``order`` of
+    ``config=`` (a Zarr v2 array keeps the order it stores)."""
+    config = kwargs.get("config")
+    order = config_order(config if isinstance(config, dict) else None, what)
+    return order if meta.zarr_format == 3 else None
+
+
 def _default_mode(store: Any, mode: str | None) -> str:
     """zarr-python's default: ``r`` for a read-only store (a zarrx or zarr-python store
     object), else ``a``."""
@@ -79,6 +87,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     an array is created, as :func:`create` reads them), ``attributes`` and
     ``use_consolidated``."""
     check_keywords("open", kwargs, _OPEN_KW)
+    check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
     _check_mode(mode)
@@ -95,7 +104,8 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=_write_empty_chunks(kwargs))
+                         write_empty_chunks=_write_empty_chunks(kwargs),
+                         order=_memory_order(kwargs, meta, "open"))
         if mode != "a":
             raise NodeNotFoundError(f"open: no array or group at {_where(st, path)}")
     if "shape" in kwargs:
@@ -117,6 +127,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
     requires consolidated metadata in an existing group, ``False`` ignores it.
     ``storage_options`` configure the backend of a store URL (``s3://...``)."""
+    check_format(zarr_format, none=True)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
@@ -151,6 +162,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     are those of :func:`create`, which creates it. ``mode`` defaults to ``r`` for a read-only
     store, else ``a``."""
     check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
+    check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
     _check_mode(mode)
@@ -160,7 +172,8 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, ArrayMeta):
             return Array(st, path, meta, read_only=mode == "r",
-                         write_empty_chunks=_write_empty_chunks(kwargs))
+                         write_empty_chunks=_write_empty_chunks(kwargs),
+                         order=_memory_order(kwargs, meta, "open_array"))
         if meta is not None:
             raise NodeExistsError(f"open_array: the node at {_where(st, path)} is a group")
         if mode != "a" or "shape" not in kwargs:
@@ -257,6 +270,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     :func:`create_array`, whose keywords it also takes."""
     from zarrx.codec_args import split_codecs
 
+    check_format(zarr_format, none=True)
     fmt = zarr_format or 3
     if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
         kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
@@ -319,8 +333,8 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
     writes through the store keep it in step (:mod:`zarrx.metadata.nodes`)."""
     st = _store(store, "r+", storage_options)
     path = (path or "").strip("/")
+    check_format(zarr_format, none=True)
     if zarr_format is not None:
-        check_format(zarr_format)
         if not isinstance(nodes.load_node(st, path, zarr_format), GroupMeta):
             raise NodeNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
                                     f"{_where(st, path)}")

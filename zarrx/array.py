@@ -30,9 +30,10 @@ class Array(Node):
     _kind = "array"
 
     def __init__(self, store: Store, path: str, meta: ArrayMeta, *, read_only: bool = False,
-                 write_empty_chunks: bool | None = None) -> None:
+                 write_empty_chunks: bool | None = None, order: str | None = None) -> None:
         super().__init__(store, path, meta, read_only=read_only)
         self._write_empty = None if write_empty_chunks is None else bool(write_empty_chunks)
+        self._memory_order = order      # zarr-python's config order, for a Zarr v3 array
         self._setup()
 
     def _setup(self) -> None:
@@ -76,7 +77,8 @@ class Array(Node):
 
     # -- pickling: store + path ---------------------------------------------------------------
     def __reduce__(self):
-        return (_reopen, (self._store, self._path, self._read_only, self._write_empty))
+        return (_reopen, (self._store, self._path, self._read_only, self._write_empty,
+                          self._memory_order))
 
     # -- properties as zarr-python names them -----------------------------------------------
     @property
@@ -125,13 +127,14 @@ class Array(Node):
 
     @property
     def order(self) -> str:
-        """``"F"`` for a Zarr v2 array whose chunks are stored in Fortran order (its ``order``
-        field, which zarrx reads as a leading ``transpose``), else ``"C"``, as zarr-python
-        reports it."""
+        """The memory layout of what reads return, as zarr-python has it: for a Zarr v2 array
+        the order its chunks are stored in (its ``order`` field, which zarrx reads as a
+        leading ``transpose``); for a Zarr v3 array the ``order`` of the ``config`` it was
+        created with (v3 stores no order), else ``"C"``."""
         m = self._meta
-        if m.zarr_format == 2 and m.codecs and m.codecs[0].name == "transpose":
-            return "F"
-        return "C"
+        if m.zarr_format == 2:
+            return "F" if m.codecs and m.codecs[0].name == "transpose" else "C"
+        return self._memory_order or "C"
 
     @property
     def cdata_shape(self) -> tuple[int, ...]:
@@ -246,7 +249,7 @@ class Array(Node):
         """``_read``, then the fields taken and variable-length strings handed out as
         ``StringDType``."""
         if fields is None and self._strings is None:
-            return self._read(selection, kind, out)
+            return self._laid_out(self._read(selection, kind, out), out)
         if fields is not None:
             fields = check_fields(fields, self._meta.data_type.numpy, self.name)
         value = self._read(selection, kind, None)
@@ -255,10 +258,18 @@ class Array(Node):
         if self._strings is not None and isinstance(value, np.ndarray):
             value = value.astype(self._strings)
         if out is None:
-            return value
+            return self._laid_out(value, None)
         value = np.asarray(value)
         _check_out(out, value.shape, value.dtype, self.name)[...] = value
         return out
+
+    def _laid_out(self, value: Any, out: np.ndarray | None) -> Any:
+        """``value`` in Fortran layout when :attr:`order` is ``"F"`` (zarr-python hands reads
+        out in the array's order); ``out`` keeps the layout its caller gave it."""
+        if out is None and isinstance(value, np.ndarray) and value.ndim > 1 \
+                and not value.flags.f_contiguous and self.order == "F":
+            return np.asfortranarray(value)
+        return value
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None,
                             fields: Any = None) -> Any:
@@ -483,7 +494,8 @@ class Array(Node):
             end = -(-new[axis] // step) * step if step else new[axis]
             shape = tuple(end if i == axis else n for i, n in enumerate(new))
             view = Array(self._store, self._path, dataclasses.replace(self._meta, shape=shape),
-                         read_only=self._read_only, write_empty_chunks=self._write_empty)
+                         read_only=self._read_only, write_empty_chunks=self._write_empty,
+                         order=self._memory_order)
             view[sel] = data
         return new
 
@@ -559,8 +571,10 @@ def _grid_of(meta: ArrayMeta) -> Any:
     return indexing.ChunkGridIndex(meta.shape, meta.layout.read_shape)
 
 
-def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None) -> Array:
+def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None,
+            order: str | None = None) -> Array:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, ArrayMeta):
         raise NodeNotFoundError(f"no array at {path!r} in {store!r}")
-    return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty)
+    return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty,
+                 order=order)

@@ -16,7 +16,8 @@ import numpy as np
 
 from zarrx.api import _store, open, open_group
 from zarrx.array import Array
-from zarrx.creation import as_zarrx_array, check_format, check_parents, create_array
+from zarrx.creation import (as_zarrx_array, check_format, check_parents, create_array,
+                             data_dtype)
 from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
 from zarrx.group import Group
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
@@ -42,13 +43,15 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     if not _array_like(arr):
         raise ArgumentTypeError(f"save_array: arr must be a numpy array (or an array with "
                                 f"shape and dtype), found {type(arr).__name__}")
+    check_format(zarr_format, none=True)
     mode = kwargs.pop("mode", "a")
     overwrite = kwargs.pop("overwrite", None) or mode == "w"
     chunks = kwargs.pop("chunks", None)
     if chunks is None:
         chunks = getattr(arr, "chunks", None)
         chunks = chunks if isinstance(chunks, tuple) else "auto"
-    create_array(_store(store, "w", storage_options), name=path, shape=arr.shape, dtype=arr.dtype,
+    create_array(_store(store, "w", storage_options), name=path, shape=arr.shape,
+                 dtype=data_dtype(np.asarray(arr), "save_array"),
                  chunks=chunks, overwrite=overwrite,
                  zarr_format=zarr_format or 3, data=np.asarray(arr), **kwargs)
 
@@ -57,6 +60,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                storage_options: dict | None = None, **kwargs: Any) -> None:
     """Save several arrays in a new group at ``path`` (replacing what is there): positional
     ones as ``arr_0``, ``arr_1``..., keyword ones under their names."""
+    check_format(zarr_format, none=True)
     for i, arr in enumerate(args):
         if not _array_like(arr):
             raise ArgumentTypeError(f"save_group: argument {i} must be a numpy array (or an "
@@ -71,7 +75,8 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                    storage_options=storage_options)
     items = [(f"arr_{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
     for name, arr in items:
-        create_array(g.store, name=nodes.join(g.path, name), shape=arr.shape, dtype=arr.dtype,
+        create_array(g.store, name=nodes.join(g.path, name), shape=arr.shape,
+                     dtype=data_dtype(np.asarray(arr), "save_group"),
                      zarr_format=g.zarr_format, data=np.asarray(arr))
 
 
@@ -151,6 +156,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     of whole stored objects at a time."""
     if data is None:
         raise ArgumentTypeError("from_array: data: expected an array, found None")
+    check_format(zarr_format, none=True)
     data = as_zarrx_array(data)             # a zarr-python array: kept as a zarrx one is
     if not isinstance(data, Array) and not _array_like(data):
         try:
@@ -159,7 +165,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
             raise ArgumentError(f"from_array: data is not an array: {exc}") from None
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
-    out = create_array(store, name=name, shape=data.shape, dtype=data.dtype,
+    out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
                        attributes=attributes, overwrite=overwrite, config=config, **kw)
     if write_data:
         if isinstance(data, Array):
@@ -194,8 +200,6 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
         data = np.asarray(data)
     except ValueError as exc:
         raise ArgumentError(f"array: data is not an array: {exc}") from None
-    if kwargs.get("dtype") is None:
-        kwargs["dtype"] = data.dtype
     return create_array(store, shape=data.shape, data=data, **kwargs)
 
 

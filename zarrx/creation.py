@@ -86,9 +86,22 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
         nodes.save_node(st, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
 
 
-def check_format(zarr_format: Any) -> None:
-    if zarr_format not in (2, 3):
-        raise ArgumentError(f"zarr_format: expected 2 or 3, found {zarr_format!r}")
+def config_order(config: Mapping | None, what: str) -> str | None:
+    """The ``order`` of zarr-python's per-array ``config`` (``"C"``/``"F"``), or None."""
+    order = config.get("order") if config else None
+    if order is not None and order not in ("C", "F"):
+        raise ArgumentError(f"{what}: config: order: expected 'C' or 'F', found {order!r}")
+    return order
+
+
+def check_format(zarr_format: Any, *, none: bool = False) -> None:
+    """Refuse a ``zarr_format`` other than 2 or 3 (or None, when ``none``: auto-detect or the
+    default) with an :class:`~zarrx.errors.ArgumentError`."""
+    if none and zarr_format is None:
+        return
+    if type(zarr_format) is not int or zarr_format not in (2, 3):
+        expected = "2, 3 or None" if none else "2 or 3"
+        raise ArgumentError(f"zarr_format: expected {expected}, found {zarr_format!r}")
 
 
 def create_array(store: Any = None, *, name: str | None = None, shape: Any = None,
@@ -104,7 +117,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  storage_options: dict | None = None, _mode: str = "w-") -> Array:
     """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once
     (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
-    ``{"write_empty_chunks": bool, "order": "C" | "F"}``. ``storage_options`` configure the
+    ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
+    layout reads from the returned handle hand out for a Zarr v3 array (nothing is stored),
+    while ``order=`` is the order a Zarr v2 array stores. ``storage_options`` configure the
     backend of a store URL (``s3://...``)."""
     from zarrx.codec_args import build_codecs
 
@@ -124,7 +139,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                                 f"expected write_empty_chunks, order")
         if write_empty_chunks is None:
             write_empty_chunks = config.get("write_empty_chunks")
-        order = order or config.get("order")
+    memory_order = config_order(config, "create_array")
 
     st = _store(store, "w", storage_options)
     for arg, v in (("name", name), ("path", path)):
@@ -142,7 +157,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
             raise ArgumentError(f"create_array: shape= {_shape(shape)} differs from the shape "
                                 f"{data.shape} of data= (give one of them)")
         if dtype is None:
-            dtype = data.dtype
+            dtype = data_dtype(data, "create_array")
     if dtype is None:
         dtype = "float64"
     shape = _shape(shape)
@@ -161,10 +176,40 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                            order=order or "C")
     prepare_node(st, path, overwrite, _mode, "create_array", zarr_format)
     nodes.save_node(st, path, meta)
-    arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks)
+    # zarr-python: config's order is the layout reads hand out from this handle, on Zarr v3
+    # (which stores no order); a Zarr v2 array keeps the order it stores
+    arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks,
+                order=memory_order if zarr_format == 3 else None)
     if data is not None and write_data:
         arr[...] = data
     return arr
+
+
+def data_dtype(data: Any, what: str) -> Any:
+    """The data type of an array made from ``data``: its dtype, or for numpy's object dtype
+    the one its values give (:func:`object_data_dtype`)."""
+    if isinstance(data, np.ndarray) and data.dtype.kind == "O":
+        return object_data_dtype(data, what)
+    return data.dtype
+
+
+def object_data_dtype(data: np.ndarray, what: str) -> str:
+    """The data type of an array made from ``data`` of numpy's object dtype: ``"string"``
+    when every value is a ``str`` (and when there are none), ``"bytes"`` when every value is
+    ``bytes``. Anything else is ambiguous (zarr-python refuses every object array): an
+    :class:`~zarrx.errors.ArgumentError` asking for ``dtype=``."""
+    kinds: set[type] = set()
+    for value in data.flat:
+        kind = str if isinstance(value, str) else bytes if isinstance(value, bytes) else None
+        if kind is None:
+            raise ArgumentError(f"{what}: data of numpy's object dtype holds a value of type "
+                                f"{type(value).__name__} ({value!r:.40}); expected only str or "
+                                f"only bytes values: give dtype= to store anything else")
+        kinds.add(kind)
+    if len(kinds) > 1:
+        raise ArgumentError(f"{what}: data of numpy's object dtype holds both str and bytes "
+                            f"values; expected only one of them: give dtype=str or dtype=bytes")
+    return "bytes" if kinds == {bytes} else "string"
 
 
 def _shape(shape: Any) -> tuple[int, ...]:

@@ -334,7 +334,7 @@ class Group(Node):
     def __setitem__(self, name: str, value: Any) -> None:
         """``g[name] = data``: an array holding ``data``, replacing whatever is at ``name``."""
         data = value[...] if isinstance(value, Array) else np.asarray(value)
-        self.create_array(name, shape=data.shape, dtype=data.dtype, data=data, overwrite=True)
+        self.create_array(name, shape=data.shape, data=data, overwrite=True)
 
     def move(self, source: str, dest: str) -> None:
         """Move the member at ``source`` (with everything below it) to ``dest``, creating the

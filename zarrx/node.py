@@ -25,6 +25,18 @@ class Node:
         # read-modify-write of the stored document, see zarrx.metadata.nodes)
         self._meta_lock = threading.Lock()
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when of the same kind, at the same path of equal stores, with equal metadata
+        (as zarr-python compares arrays and groups): a node opened twice is equal to itself."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._path == other._path and self._store == other._store \
+            and self._meta == other._meta
+
+    def __hash__(self) -> int:
+        # what equal nodes share (the metadata can change)
+        return hash((type(self), self._path))
+
     @property
     def store(self) -> Store:
         return self._store

@@ -12,3 +12,14 @@ class TestMemoryStore(StoreContract):
 
     def reopen_read_only(self, store, tmp_path):
         return MemoryStore({k: store.get(k) for k in store.list_prefix("")}, read_only=True)
+
+
+def test_store_dict_is_zarr_pythons_name_for_the_initial_contents():
+    import pytest
+
+    import zarrx
+
+    assert MemoryStore(store_dict={"a": b"1"}).get("a") == b"1"
+    assert MemoryStore({"a": b"2"}).get("a") == MemoryStore(data={"a": b"2"}).get("a") == b"2"
+    with pytest.raises(zarrx.ArgumentError, match="MemoryStore: pass data= or store_dict="):
+        MemoryStore({"a": b"1"}, store_dict={"b": b"2"})

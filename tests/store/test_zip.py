@@ -1,6 +1,7 @@
 """ZipStore: the store contract (no overwrite, no delete), reopening, refusals, interop."""
 import os
 import pickle
+import re
 import zipfile
 
 import numpy as np
@@ -272,3 +273,107 @@ def test_a_session_adding_to_an_archive_replaced_meanwhile_refuses_to_close(tmp_
         zs.set("d", b"4")
     with ZipStore(path) as zs:
         assert sorted(zs.list_prefix("")) == ["a", "c", "d"]
+
+
+_WRITER = """
+import os, sys
+from zarrx.store.zip import ZipStore
+zs = ZipStore(sys.argv[1], mode="a")
+zs.set("b", b"2")
+print("open", flush=True)
+if sys.stdin.readline().strip() == "die":
+    os._exit(0)                 # killed: neither close nor the finalizer runs
+zs.close()
+print("closed", flush=True)
+"""
+
+
+def _writer(path):
+    import subprocess
+    import sys
+    import zarrx as _z
+    root = os.path.dirname(os.path.dirname(_z.__file__))
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, path], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": root})
+    assert proc.stdout.readline() == "open\n"
+    return proc
+
+
+def _temps(folder):
+    return sorted(n for n in os.listdir(folder) if ".zarrx-tmp-" in n)
+
+
+def test_a_killed_writers_temporary_archive_is_removed_by_the_next_writer(tmp_path):
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    proc = _writer(path)
+    proc.communicate("die\n")
+    left = _temps(tmp_path)
+    assert len(left) == 1 and left[0].startswith(".h.zip.zarrx-tmp-")
+    with ZipStore(path, mode="r") as zs:          # reading leaves it
+        assert sorted(zs.list_prefix("")) == ["a"]
+    assert _temps(tmp_path) == left
+    with ZipStore(path, mode="a") as zs:          # the next writer removes it
+        assert _temps(tmp_path) != left
+        zs.set("c", b"3")
+    assert _temps(tmp_path) == []
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "c"]
+
+
+def test_a_live_writers_temporary_archive_is_kept(tmp_path):
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    proc = _writer(path)
+    theirs = _temps(tmp_path)
+    other = ZipStore(path, mode="a")             # another writer opens meanwhile
+    assert set(theirs) < set(_temps(tmp_path))
+    other.discard()
+    assert _temps(tmp_path) == theirs
+    out, _ = proc.communicate("close\n")
+    assert out == "closed\n" and proc.returncode == 0
+    assert _temps(tmp_path) == []
+    with ZipStore(path) as zs:                   # the live writer finished its archive
+        assert sorted(zs.list_prefix("")) == ["a", "b"]
+
+
+def test_a_writer_whose_temporary_was_removed_before_it_locked_it_makes_another(tmp_path,
+                                                                                monkeypatch):
+    """The moment between creating the temporary archive and locking it: a writer of another
+    process that took the lock first removed it; the store writes to a new one."""
+    from zarrx.store import ziptemp
+
+    lock, taken = ziptemp._lock, []
+
+    def removed_first(fd, *, wait):
+        if not taken:
+            name = next(n for n in os.listdir(tmp_path) if ".zarrx-tmp-" in n)
+            taken.append(name)
+            os.unlink(tmp_path / name)
+        return lock(fd, wait=wait)
+
+    monkeypatch.setattr(ziptemp, "_lock", removed_first)
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        assert len(_temps(tmp_path)) == 1 and _temps(tmp_path) != taken
+        zs.set("a", b"1")
+    with ZipStore(path) as zs:
+        assert list(zs.list_prefix("")) == ["a"]
+
+
+def test_read_only_and_allow_zip64_as_zarr_python_names_them(tmp_path):
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w", read_only=False, allowZip64=False) as zs:
+        assert not zs.read_only
+        zs.set("a", b"1")
+    with ZipStore(path, read_only=True) as zs:
+        assert zs.read_only and zs.get("a") == b"1"
+    for mode, read_only in (("w", True), ("a", True), ("r", False)):
+        with pytest.raises(StoreError, match=re.escape(
+                f"read_only={read_only} does not fit mode {mode!r}: mode 'r' reads only, "
+                f"modes 'w', 'x' and 'a' write")):
+            ZipStore(path, mode=mode, read_only=read_only)
+    assert _temps(tmp_path) == []

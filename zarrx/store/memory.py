@@ -62,7 +62,16 @@ class MemoryStore(Store):
     parallel_writes = False              # a write is a dict update under the GIL
     keeps_values = True                  # a Value written is kept, not copied
 
-    def __init__(self, data: dict[str, bytes] | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, data: dict[str, bytes] | None = None, *, read_only: bool = False,
+                 store_dict: dict[str, bytes] | None = None) -> None:
+        """``data`` (zarr-python names it ``store_dict``, which is also taken): the keys and
+        values to start from, copied."""
+        if store_dict is not None:
+            if data is not None:
+                from zarrx.errors import ArgumentError
+                raise ArgumentError("MemoryStore: pass data= or store_dict= (the same "
+                                    "argument), not both")
+            data = store_dict
         self._data: dict[str, bytes | Value] = dict(data or {})
         self._gens: dict[str, int] = {k: next(_COUNTER) for k in self._data}
         self._lock = threading.Lock()

@@ -11,7 +11,9 @@ One lock serialises all access to the archive, so the store can be shared betwee
   target (``.<name>.zarrx-tmp-<pid>-<random>``; mode ``a`` starts from a copy of the existing
   archive) and moves it over the target only when :meth:`ZipStore.close` has written the central
   directory. A write that fails (a full disk, say) leaves the previous archive untouched: the
-  store then refuses further writes, and closing it discards the temporary archive.
+  store then refuses further writes, and closing it discards the temporary archive. The writer
+  holds a lock on its temporary archive; opening the archive for writing removes the
+  temporaries nobody holds (left by a writer that was killed), see :mod:`zarrx.store.ziptemp`.
 - **One writer at a time.** A store in mode ``a`` remembers the version of the archive it copied
   (device, inode, size, times) and puts its own in place only if the path still holds that
   version, checked and renamed under an exclusive ``flock`` on it; otherwise ``close`` raises
@@ -35,8 +37,8 @@ from collections.abc import Hashable, Iterator, Sequence
 from zarrx.errors import StoreError
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
                               check_generation, check_path_key, conflict, is_absent)
-from zarrx.store.localfs import temp_name
 from zarrx.store.zipread import Reader, checked_entries
+from zarrx.store.ziptemp import make_temp, release, remove_stale
 
 try:
     import fcntl
@@ -59,34 +61,44 @@ class ZipStore(Store):
     parallel_writes = False              # one archive takes one write at a time
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,
-                 compression: int = zipfile.ZIP_STORED) -> None:
+                 read_only: bool | None = None, compression: int = zipfile.ZIP_STORED,
+                 allowZip64: bool = True) -> None:  # noqa: N803 - zipfile's name
+        """``read_only`` (zarr-python's keyword) defaults to ``mode == "r"``; a read-only
+        store needs mode ``r`` and a writable one a writing mode."""
         self.path = os.path.abspath(os.fspath(path))
         self.mode = mode
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
+        if read_only is not None and bool(read_only) != (mode == "r"):
+            raise StoreError(f"{self!r}: read_only={read_only!r} does not fit mode {mode!r}: "
+                             f"mode 'r' reads only, modes 'w', 'x' and 'a' write")
         self.read_only = mode == "r"
         self.compression = compression
+        self.allowZip64 = allowZip64
         self._lock = threading.RLock()
         tmp = None
+        held = None                     # the descriptor holding the temporary archive's lock
         base: tuple | None = None       # mode "a": the version of the archive it started from
         try:
             if mode != "r":
                 if mode == "x" and os.path.lexists(self.path):
                     raise FileExistsError(f"[Errno 17] File exists: {self.path!r}")
-                folder, name = os.path.split(self.path)
-                tmp = os.path.join(folder, temp_name(name))
+                remove_stale(self.path)         # temporaries of writers that are gone
+                tmp, held = make_temp(self.path)
                 if mode == "a":
                     base = _copy_archive(self.path, tmp)
-            zf = zipfile.ZipFile(tmp or self.path, "w" if mode == "x" else mode,
-                                 compression=compression, allowZip64=True)
+            zmode = "r" if mode == "r" else "a" if base is not None else "w"
+            zf = zipfile.ZipFile(tmp or self.path, zmode, compression=compression,
+                                 allowZip64=allowZip64)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
             # NotImplementedError: a version or feature zipfile lacks; ValueError: a name flagged
             # UTF-8 that is not
             if tmp is not None:
                 _remove_quietly(tmp)
+            release(held)
             raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._zf: zipfile.ZipFile | None = zf
-        self._pending = _Pending(zf, tmp, self.path, mode, repr(self), base)
+        self._pending = _Pending(zf, tmp, self.path, mode, repr(self), base, held)
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
         # still gets its archive finished, when collected or at interpreter exit
         self._finalizer = weakref.finalize(self, self._pending.finish, True)
@@ -295,9 +307,10 @@ class _Pending:
     (after a failed write) discard it. Shared with the store's finalizer."""
 
     def __init__(self, zf: zipfile.ZipFile, tmp: str | None, path: str, mode: str,
-                 where: str, base: tuple | None = None) -> None:
+                 where: str, base: tuple | None = None, held: int | None = None) -> None:
         self.zf, self.tmp, self.path, self.mode, self.where = zf, tmp, path, mode, where
         self.base = base            # mode "a": the archive's identity when copied (None: absent)
+        self.held = held            # holds the temporary archive's lock until it is done with
         self.failed: str | None = None
         self.done = False
 
@@ -305,6 +318,12 @@ class _Pending:
         if self.done:
             return
         self.done = True
+        try:
+            self._finish(quiet)
+        finally:
+            release(self.held)      # the temporary is in place or removed: nothing to guard
+
+    def _finish(self, quiet: bool) -> None:
         tmp = self.tmp
         try:
             if tmp is None or self.failed is not None:
@@ -353,15 +372,16 @@ def _identity(st: os.stat_result) -> tuple:
 
 
 def _copy_archive(path: str, tmp: str) -> tuple | None:
-    """Copy the archive at ``path`` to ``tmp`` (a new file) from one open descriptor; the
-    identity of the version copied, or None when there is no archive (``tmp`` not made)."""
+    """Copy the archive at ``path`` to ``tmp`` (a new, empty file) from one open descriptor;
+    the identity of the version copied, or None when there is no archive (``tmp`` left
+    empty)."""
     try:
         src = open(path, "rb")
     except FileNotFoundError:
         return None
     with src:
         before = _identity(os.fstat(src.fileno()))
-        with open(tmp, "xb") as dst:
+        with open(tmp, "r+b") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
         if _identity(os.fstat(src.fileno())) != before:   # changed in place while copied
             raise OSError(f"{path!r} changed while it was being read; try again")

@@ -17,7 +17,7 @@ import numpy as np
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.array import Array
 from zarrx.chunk_io import check_value
-from zarrx.creation import create_array
+from zarrx.creation import check_format, create_array
 from zarrx.dask.graph import store_blocks
 from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
 from zarrx.group import Group
@@ -30,7 +30,8 @@ from zarrx.xarray.region import existing_variable, resolve_region
 __all__ = ["to_zarrx"]
 
 MODES = ("w", "w-", "a", "a-", "r+")
-ZARR_KEYS = {"chunks", "shards", "compressors", "compressor", "filters", "serializer",
+#: as engine "zarr" with zarr-python 3 takes them (no ``compressor``, in either format)
+ZARR_KEYS = {"chunks", "shards", "compressors", "filters", "serializer",
              "fill_value", "write_empty_chunks", "chunk_key_encoding"}
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding"}
@@ -70,6 +71,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
 
     if not isinstance(ds, xr.Dataset):
         raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
+    check_format(zarr_format, none=True)
     for name in ds.variables:                # before anything is opened, as xarray checks
         if not isinstance(name, str) or not name:
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
@@ -92,7 +94,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
         if bad:
-            hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else ""
+            hint = "; in Zarr v2 use _FillValue" if "fill_value" in bad and fmt == 2 else \
+                "; use compressors" if "compressor" in bad else ""
             raise ArgumentError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
                                 f"{hint}")
     existing = set() if grp is None else {name for name, _ in array_metas(grp)}
@@ -297,8 +300,8 @@ def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) ->
     for key in ("compressors", "filters", "serializer"):
         if key in enc and enc[key] is not None:
             kw[key] = _codec_arg(enc[key])
-    if "compressor" in enc:
-        kw["compressors"] = _codec_arg(enc["compressor"])
+    if "compressors" in enc and enc["compressors"] is None:
+        kw["compressors"] = None            # no compressor, as engine "zarr" reads it
     if "chunk_key_encoding" in enc:
         kw["chunk_key_encoding"] = enc["chunk_key_encoding"]
     we = enc.get("write_empty_chunks", write_empty)

@@ -1,0 +1,113 @@
+"""The temporary archive a writing :class:`~zarrx.store.zip.ZipStore` builds beside its target,
+and the removal of those whose writer is gone.
+
+A writing store builds ``.<name>.zarrx-tmp-<pid>-<random>`` in the archive's folder and holds an
+exclusive ``flock`` on it from the moment it creates it until the archive is in place (or
+discarded). A writer that was killed, or a machine that lost power, leaves its temporary archive
+behind with no lock on it. Opening an archive for writing removes the temporaries of that
+archive whose lock it can take, so leftovers do not pile up:
+
+- **A live writer's temporary is never removed.** Its lock is held for as long as the file
+  matters; the remover takes the lock (without waiting) before removing and removes while
+  holding it, and only a name that still refers to the file it locked.
+- **A temporary in the moment between its creation and its lock is not lost either**: once its
+  writer holds the lock it checks that the name still refers to the file it created; if a
+  remover took the lock first and removed the name, the writer makes another temporary.
+- Temporaries named with this process's id are left alone (a file lock that is per process, as
+  ``flock`` on some network file systems is, could not tell them apart from leftovers), and so
+  is everything when the file system has no locks: nothing is removed that might be in use.
+"""
+from __future__ import annotations
+
+import os
+
+from zarrx.store.localfs import TMP_MARK, temp_name
+
+try:
+    import fcntl
+except ImportError:                             # Windows: no locks, so nothing is removed
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["make_temp", "release", "remove_stale"]
+
+_OPEN = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
+_PROBE = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+          | getattr(os, "O_NONBLOCK", 0))      # a FIFO named like a temporary: no wait
+
+
+def make_temp(path: str) -> tuple[str, int]:
+    """A new, empty temporary archive for the archive at ``path``: its path and a descriptor
+    holding the lock on it (close it with :func:`release` once the temporary is moved in place
+    or removed)."""
+    folder, name = os.path.split(path)
+    for _ in range(8):
+        tmp = os.path.join(folder, temp_name(name))
+        try:
+            fd = os.open(tmp, _OPEN | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        _lock(fd, wait=True)
+        if _names(tmp, fd):
+            return tmp, fd
+        os.close(fd)                            # a remover took it first: make another
+    raise FileExistsError(f"cannot make a temporary archive beside {path!r}")
+
+
+def release(fd: int | None) -> None:
+    """Give up the lock of a temporary archive (close its descriptor)."""
+    if fd is not None:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def remove_stale(path: str) -> list[str]:
+    """Remove the temporary archives of the archive at ``path`` whose writer is gone (no lock
+    held on them); the paths removed."""
+    folder, name = os.path.split(path)
+    head = temp_name(name).split(TMP_MARK, 1)[0] + TMP_MARK
+    mine = f"{head}{os.getpid()}-"
+    removed = []
+    try:
+        entries = [e.name for e in os.scandir(folder or ".")
+                   if e.name.startswith(head) and not e.name.startswith(mine)]
+    except OSError:
+        return removed
+    for entry in entries:
+        tmp = os.path.join(folder, entry)
+        try:
+            fd = os.open(tmp, _PROBE)
+        except OSError:                         # gone meanwhile, or not a file we may open
+            continue
+        try:
+            if _lock(fd, wait=False) and _names(tmp, fd):
+                os.unlink(tmp)
+                removed.append(tmp)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)                        # releases the lock, after the removal
+    return removed
+
+
+def _lock(fd: int, *, wait: bool) -> bool:
+    """Take the exclusive lock on ``fd``; False when another holder has it (``wait=False``)
+    or the file system has no locks."""
+    if fcntl is None:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
+
+
+def _names(path: str, fd: int) -> bool:
+    """``path`` still refers to the file open as ``fd``."""
+    try:
+        now = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
