@@ -120,8 +120,10 @@ class ArrayIO:
             with self._lock:
                 plan = self._plans.get(shape)
                 if plan is None:
+                    v2 = self.meta.v2_codecs
                     plan = CodecPipeline.resolve(self.codecs, self.meta.data_type,
-                                                 shape, key=self.key)
+                                                 shape, key=self.key,
+                                                 where=None if v2 is None else v2.where)
                     self._plans[shape] = plan
         return plan
 

@@ -127,6 +127,9 @@ class V2Codecs:
 
     filters: tuple[dict[str, Any], ...] | None
     compressor: dict[str, Any] | None
+    #: where each codec of the lowered list comes from in the document read (``a/.zarray
+    #: filters[0]``, ``a/.zarray compressor``...), naming it in codec errors; None if not read
+    where: tuple[str, ...] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
