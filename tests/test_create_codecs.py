@@ -215,6 +215,30 @@ def test_unknown_codec_in_a_stored_document_opens_and_fails_on_read(fmt) -> None
         store.set("a/zarr.json", json.dumps(z).encode())
     b = zarrx.open_array(store, path="a", mode="r")
     assert b.attrs["k"] == 1 and b.shape == (4,)
-    with pytest.raises(CodecError, match="^" + re.escape(
-            "unknown codec 'numcodecs.pcodec' in array 'a'; known codecs: ")):
+    want = ("a/.zarray compressor.id: unknown numcodecs codec id 'pcodec'; known numcodecs "
+            "codec ids: " if fmt == 2 else
+            "unknown codec 'numcodecs.pcodec' in array 'a'; known codecs: ")
+    with pytest.raises(CodecError, match="^" + re.escape(want)):
         b[:]
+
+
+@pytest.mark.parametrize("field,value,want", [
+    ("compressor", {"id": "nosuch"},
+     "a/.zarray compressor.id: unknown numcodecs codec id 'nosuch'; known numcodecs codec ids: "),
+    ("filters", [{"id": "zlib", "level": 1}, {"id": "nosuch"}],
+     "a/.zarray filters[1].id: unknown numcodecs codec id 'nosuch'; known numcodecs codec ids: "),
+    ("filters", [{"id": "packbits"}],
+     "a/.zarray filters[0]: packbits needs a bool data type, found int32"),
+])
+def test_v2_codec_errors_name_the_zarray_field(field, value, want) -> None:
+    """Errors found when a v2 array's chunks are first read name the .zarray field the codec
+    comes from, not its place in the lowered codec list."""
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(4,), chunks=(4,), dtype="<i4", zarr_format=2)
+    z = doc(store, "a/.zarray")
+    z[field] = value
+    store.set("a/.zarray", json.dumps(z).encode())
+    b = zarrx.open_array(store, path="a", mode="r")
+    with pytest.raises(CodecError) as info:
+        b[:]
+    assert str(info.value).startswith(want)

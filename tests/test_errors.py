@@ -181,3 +181,17 @@ def test_errors_pickle_with_their_location():
     exc = errors.CodecError("zstd: x").at(array="a", key="a/c/0/0", inner="c/1")
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is errors.CodecError and str(back) == str(exc)
+
+
+@pytest.mark.skipif("libasan" in __import__("os").environ.get("LD_PRELOAD", ""),
+                    reason="AddressSanitizer aborts on a TiB allocation")
+@pytest.mark.parametrize("compressors", ["auto", None], ids=["zstd", "raw"])
+def test_a_chunk_larger_than_memory_is_a_located_codec_error(compressors) -> None:
+    """Encoding (or allocating a buffer for) a 32 TiB chunk fails with a CodecError naming
+    the array, the chunk's key and the bytes the chunk needs, not a bare MemoryError."""
+    z = zarrx.create_array(MemoryStore(), shape=(2**42,), chunks=(2**42,), dtype="f8",
+                           compressors=compressors)
+    with pytest.raises(errors.CodecError) as info:
+        z[...] = 1
+    assert str(info.value) == ("array '/' chunk 'c/0': cannot allocate 35184372088832 bytes "
+                               "for a chunk of shape (4398046511104,) and data type float64")

@@ -500,3 +500,61 @@ def test_newaxis_and_ellipsis_around_an_index_array_match_numpy(sel):
         assert sel in ((None, [0, 3], Ellipsis, -1), (None, 1, Ellipsis, [0, 2]))
         return
     assert got.shape == ref[sel].shape and np.array_equal(got, ref[sel])
+
+
+# -- selections touching more chunks than one call handles ---------------------------------
+
+def test_selection_touching_too_many_chunks_is_refused_up_front() -> None:
+    import zarrx
+    from zarrx.errors import SelectionSizeError
+
+    z = zarrx.create_array(zarrx.store.MemoryStore(), shape=(2**40,), chunks=(1,), dtype="u1")
+    with pytest.raises(SelectionSizeError) as info:
+        z[: 2**31]
+    assert str(info.value) == (
+        "array '/': the selection touches 2147483648 chunks; at most 4194304 are read or "
+        "written in one call: select less at a time")
+    assert isinstance(info.value, MemoryError) and isinstance(info.value, IndexingError)
+    assert isinstance(info.value, ZarrError)
+    with pytest.raises(SelectionSizeError, match="touches 1099511627776 chunks"):
+        z[...] = 0
+    with pytest.raises(SelectionSizeError, match="touches 4194305 chunks"):
+        z[: 2**23 + 1 : 2] = 1
+    assert z[: 2**10].shape == (2**10,)
+
+
+def test_box_paths_refuse_too_many_chunks(tmp_path) -> None:
+    import zarrx
+    from zarrx.errors import SelectionSizeError
+
+    store = zarrx.store.LocalStore(str(tmp_path / "a.zarr"))
+    z = zarrx.create_array(store, shape=(2**40,), chunks=(1,), dtype="u1", compressors=None)
+    with pytest.raises(SelectionSizeError, match="touches 1099511627776 chunks"):
+        z[...] = 0
+    with pytest.raises(SelectionSizeError, match="touches 4194305 chunks"):
+        z[: 2**22 + 1]
+    assert not list((tmp_path / "a.zarr").glob("c/*"))
+
+
+def test_a_plan_lists_at_most_max_chunks_per_axis() -> None:
+    from zarrx.errors import SelectionSizeError
+    from zarrx.indexing import MAX_CHUNKS
+
+    plan = plan_selection(slice(0, 2**31), (2**40,), (1,))      # counted, not listed
+    assert len(plan) == 2**31
+    with pytest.raises(SelectionSizeError) as info:
+        next(iter(plan))
+    assert str(info.value) == (
+        f"basic selection: touches {2**31} chunks along axis 0; at most {MAX_CHUNKS} are "
+        f"listed per axis: select less at a time")
+    plan = plan_selection(slice(None, None, 3), (2**40,), (1,))  # a strided slice too
+    assert len(plan) == -(-2**40 // 3)
+    plan = plan_selection((slice(3, 3 + 7 * MAX_CHUNKS, 7),), (2**40,), (8,))
+    last = (3 + 7 * (MAX_CHUNKS - 1)) // 8
+    assert len(plan) == last + 1               # a step under the chunk length skips no chunk
+    assert plan.chunks[-1].coords == (last,)
+    for step in (-9, -8, -5, 5, 8, 9):
+        plan = plan_selection((slice(None, None, step),), (9003,), (8,))
+        want = sorted({p // 8 for p in range(9003)[::step]})
+        assert len(plan) == len(want)
+        assert [c.coords[0] for c in plan.chunks] == want

@@ -15,7 +15,8 @@ from zarrx.convenience import (array, create_hierarchy, from_array, load, save, 
 from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
                           DataTypeError,
                           IndexingError, IndexingValueError, MetadataError, NodeExistsError, NodeMismatchError,
-                          NodeNotFoundError, ReadOnlyError, ShardError, StoreError, ZarrError)
+                          NodeNotFoundError, ReadOnlyError, SelectionSizeError, ShardError, StoreError,
+                          ZarrError)
 from zarrx.group import Group
 
 __version__ = "0.1.0"
@@ -25,7 +26,7 @@ __all__ = [
     "ones_like", "full_like", "empty_like", "save", "save_array", "save_group", "load",
     "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated",
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "IndexingValueError", "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
+    "IndexingValueError", "SelectionSizeError", "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
     "ArgumentError", "ArgumentTypeError", "ArgumentOverflowError", "DataTypeError",
     "convert", "copy", "check",
 ]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx.chunk_io import ArrayIO, read_into
+from zarrx.chunk_io import ArrayIO, box_scratch, check_count, read_into
 
 __all__ = ["read_box"]
 
@@ -32,12 +32,14 @@ def read_box(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     reader = io.source.box_reader()
     if reader is None:
         return False
+    check_count(io, plan.nchunks)
     start = tuple([a for a, _ in box])
     target = out.reshape([b - a for a, b in box])
     chunk, fill, n = io.chunk_shape, io.fill_bytes, plan.nchunks
     per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
     left = _pool.run_ranges(
-        lambda lo, hi: reader(target, start, chunk, fill, io.scratch(chunk), lo, hi), n, per_task)
+        lambda lo, hi: reader(target, start, chunk, fill, box_scratch(io, plan, lo), lo, hi),
+        n, per_task)
     if left:
         chunks = plan.chunks
         read_into(io, [chunks[i] for i in left], out)

@@ -17,7 +17,7 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx.box_read import BOX_TASK_BYTES
-from zarrx.chunk_io import ArrayIO, gather_size, write_from
+from zarrx.chunk_io import ArrayIO, box_scratch, check_count, gather_size, write_from
 from zarrx.errors import StoreError
 
 __all__ = ["write_box"]
@@ -42,6 +42,7 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     writer = io.source.box_writer()
     if writer is None:
         return False
+    check_count(io, plan.nchunks)
     start = tuple([a for a, _ in box])
     src = value.reshape([b - a for a, b in box])     # only axes of one cell differ: a view
     n = plan.nchunks
@@ -49,7 +50,8 @@ def write_box(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
                    [(b - 1) // c - a // c + 1 for (a, b), c in zip(box, chunk)])
     per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
     left = _pool.run_ranges(
-        lambda lo, hi: writer(src, start, chunk, fill, io.scratch(chunk), lo, hi), n, per_task)
+        lambda lo, hi: writer(src, start, chunk, fill, box_scratch(io, plan, lo), lo, hi),
+        n, per_task)
     if left:
         chunks = plan.chunks
         write_from(io, [chunks[i] for i in left], value, flat=plan.flat)
@@ -66,6 +68,7 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     nbytes = gather_size(io, False)
     if nbytes is None:
         return False
+    check_count(io, plan.nchunks)
     chunk, ratio = io.chunk_shape, io.object_ratio
     shard = [c * r for c, r in zip(chunk, ratio)]
     first = [-(-a // s) for (a, _), s in zip(box, shard)]      # shards inside the box

@@ -12,8 +12,9 @@ fetched with one ``get_chunks`` call and decoded on one thread; writes are one t
 object, committed once.
 
 Errors: a ZarrError raised while decoding or encoding a chunk is given its location here, in
-:func:`_locate` (the array's path, and the stored key and inner chunk from the chunk source),
-and re-raised as the same exception; the location is worked out only then.
+:func:`_located` (the array's path, and the stored key and inner chunk from the chunk source),
+and re-raised as the same exception; the location is worked out only then. A MemoryError there
+(a chunk larger than memory) becomes a located CodecError giving the bytes the chunk needs.
 """
 from __future__ import annotations
 
@@ -31,12 +32,12 @@ from zarrx._gather import copy_selection, copy_view, gather_into, is_all
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
                           ZarrError)
-from zarrx.indexing import is_view
+from zarrx.indexing import check_chunk_count, is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store._values import Value, gather_kept
 from zarrx.store.chunks import PARTIAL, ChunkSource
 
-__all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at"]
+__all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at", "box_scratch", "check_count"]
 
 WINDOW_PER_THREAD = 8
 READ_WINDOW = 4          # chunks a thread fetches and decodes at a time, at least ...
@@ -119,8 +120,10 @@ class ArrayIO:
             with self._lock:
                 plan = self._plans.get(shape)
                 if plan is None:
+                    v2 = self.meta.v2_codecs
                     plan = CodecPipeline.resolve(self.codecs, self.meta.data_type,
-                                                 shape, key=self.key)
+                                                 shape, key=self.key,
+                                                 where=None if v2 is None else v2.where)
                     self._plans[shape] = plan
         return plan
 
@@ -155,12 +158,17 @@ class ArrayIO:
         try:
             chunk = np.empty(shape, dtype=self.dtype)
         except (MemoryError, ValueError) as exc:
-            n = prod(shape) * self.dtype.itemsize
-            raise CodecError(f"cannot allocate {n} bytes for a chunk of shape {shape} and data "
-                             f"type {self.dtype}") from exc
+            raise self.no_memory(shape) from exc
         if fill or self.variable or self.dtype.hasobject:
             chunk[...] = self.fill
         return chunk
+
+    def no_memory(self, shape: tuple[int, ...]) -> CodecError:
+        """The error for a chunk of ``shape`` that memory cannot hold (allocating it, or a
+        buffer of its size to decode or encode it, failed)."""
+        n = prod(shape) * self.dtype.itemsize
+        return CodecError(f"cannot allocate {n} bytes for a chunk of shape {shape} and data "
+                          f"type {self.dtype}")
 
     def is_fill(self, chunk: np.ndarray) -> bool:
         if chunk.size and not any(chunk.strides):        # a broadcast scalar: test one item
@@ -206,6 +214,7 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
     """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
     ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
     mask selections)."""
+    check_count(io, len(projections))
     target = out.reshape(-1) if flat else out
     window = max(16, WINDOW_PER_THREAD * _pool.threads())
     source = io.source
@@ -228,9 +237,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                     continue
                 buf = io.scratch(shape)
                 plan.decode(data, buf)
-            except ZarrError as exc:
-                _locate(exc, io, p.coords)
-                raise
+            except (ZarrError, MemoryError) as exc:
+                raise _located(exc, io, p.coords, shape)
             _assign(target, p.out_sel, buf, p.chunk_sel)
 
     if len(projections) == 1:        # one chunk: no windows, no pool
@@ -267,6 +275,15 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         decode(fetch(win))
 
     _pool.run_shared(task, len(bounds))
+
+
+def check_count(io: ArrayIO, n: int) -> None:
+    """:func:`~zarrx.indexing.check_chunk_count`, the error naming the array."""
+    try:
+        check_chunk_count(n)
+    except ZarrError as exc:
+        exc.at(array=io.key)
+        raise
 
 
 def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:
@@ -319,17 +336,32 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
             return plan.view(data)[tuple(local)]
         buf = io.scratch(chunk)
         plan.decode(data, buf)
-    except ZarrError as exc:
-        _locate(exc, io, coords_t)
-        raise
+    except (ZarrError, MemoryError) as exc:
+        raise _located(exc, io, coords_t, chunk)
     return buf[tuple(local)]
 
 
-def _locate(exc: ZarrError, io: ArrayIO, coords: tuple[int, ...]) -> None:
-    """Set the location of an error about the chunk at ``coords`` (fields it has not got yet):
-    the array's path, the stored key and, in a shard, the inner chunk. Keys are formatted only
-    here, when something went wrong (formatting them costs a microsecond per chunk)."""
-    exc.at(array=io.key, **io.source.location(coords))
+def box_scratch(io: ArrayIO, plan: Any, i: int) -> np.ndarray:
+    """The per-thread buffer of the regular chunk shape for a box task starting at the plan's
+    chunk ``i``; an error (the chunk is larger than memory) is located at that chunk."""
+    try:
+        return io.scratch(io.chunk_shape)            # type: ignore[arg-type]
+    except ZarrError as exc:
+        raise _located(exc, io, plan.chunks[i].coords, io.chunk_shape)
+
+
+def _located(exc: ZarrError | MemoryError, io: ArrayIO, coords: tuple[int, ...],
+             shape: tuple[int, ...]) -> ZarrError:
+    """The error about the chunk at ``coords`` (of ``shape``) to raise, with its location set
+    (fields it has not got yet): the array's path, the stored key and, in a shard, the inner
+    chunk. A MemoryError (decoding or encoding the chunk needed more memory than there is)
+    becomes the error :meth:`ArrayIO.no_memory` gives. Keys are formatted only here, when
+    something went wrong (formatting them costs a microsecond per chunk)."""
+    if not isinstance(exc, ZarrError):
+        err = io.no_memory(shape)
+        err.__cause__ = exc
+        exc = err
+    return exc.at(array=io.key, **io.source.location(coords))
 
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False) -> None:
@@ -339,6 +371,7 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     update (:meth:`ChunkSource.commit`), so concurrent writers never lose each other's updates.
     Every bit of state of the write lives in this call. Projections come shard-major for sharded
     arrays (each shard is updated once)."""
+    check_count(io, len(projections))
     src = value.reshape(-1) if flat else value
     source = io.source
     write_empty = io.write_empty_chunks
@@ -359,9 +392,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
                     dest = slab.view(p.coords)
                     return None if plan.encode_into(view, dest, fill=raw_fill) else dest
             return _encode_one(io, plan, p, shape, None, src, flat, raw_fill)
-        except ZarrError as exc:
-            _locate(exc, io, p.coords)
-            raise
+        except (ZarrError, MemoryError) as exc:
+            raise _located(exc, io, p.coords, shape)
 
     def commit(obj: tuple[int, ...], projs: list, parallel: bool) -> None:
         slab = None
@@ -379,9 +411,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             shape = io.shape_of(p.coords)
             try:
                 return _encode_one(io, io.plan(shape), p, shape, old, src, flat, raw_fill)
-            except ZarrError as exc:
-                _locate(exc, io, p.coords)
-                raise
+            except (ZarrError, MemoryError) as exc:
+                raise _located(exc, io, p.coords, shape)
 
         source.commit(obj, [(p.coords, v) for p, v in zip(projs, values)], finish, slab)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "IndexingValueError",
+    "IndexingValueError", "SelectionSizeError",
     "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "DataTypeError", "FillValueError",
     "FillValueOverflowError", "expected",
@@ -95,6 +95,12 @@ class IndexingError(ZarrError, IndexError):
 class IndexingValueError(IndexingError, ValueError):
     """An ill-formed selection that numpy or zarr-python reports as a ``ValueError``: a slice
     step of zero, index arrays that cannot be broadcast together."""
+
+
+class SelectionSizeError(IndexingError, MemoryError):
+    """A selection touches more chunks than one call reads or writes
+    (:data:`zarrx.indexing.MAX_CHUNKS`); the message gives the count per axis. Also a
+    ``MemoryError``, what listing that many chunks would raise."""
 
 
 class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):

@@ -30,7 +30,7 @@ import numpy as np
 
 from zarrx import _indexing
 from zarrx.chunk_grid import AxisGrid, ChunkGridIndex, Grid
-from zarrx.errors import IndexingError
+from zarrx.errors import IndexingError, SelectionSizeError
 from zarrx.selection import (kind_of, parse_basic, parse_block, parse_coordinate, parse_mask,
                              parse_orthogonal)
 
@@ -50,6 +50,11 @@ __all__ = [
 KINDS = ("basic", "orthogonal", "coordinate", "mask", "block")
 #: most dimensions of a coordinate or mask selection (numpy's limit for index arrays)
 MAX_POINT_NDIM = 63
+#: most chunks one read or write touches, and most chunks along one axis a plan lists (a
+#: :class:`~zarrx.errors.SelectionSizeError` beyond): a chunk costs up to a few hundred bytes
+#: and microseconds before any I/O, so more than this is read or written in parts
+MAX_CHUNKS = 1 << 22
+
 class ChunkProjection(NamedTuple):
     coords: tuple[int, ...]      # chunk grid coordinates
     chunk_sel: tuple             # selection inside the chunk array
@@ -81,6 +86,14 @@ def shard_major(coords: np.ndarray, levels: Sequence[int] | Sequence[Sequence[in
     if not keys:
         return np.arange(c.shape[0], dtype=np.int64)
     return np.lexsort(keys[::-1]).astype(np.int64)
+
+
+def check_chunk_count(n: int) -> None:
+    """Raise :class:`~zarrx.errors.SelectionSizeError` when a read or write of ``n`` chunks
+    exceeds :data:`MAX_CHUNKS`."""
+    if n > MAX_CHUNKS:
+        raise SelectionSizeError(f"the selection touches {n} chunks; at most {MAX_CHUNKS} are "
+                                 f"read or written in one call: select less at a time")
 
 
 # ------------------------------------------------------------------------------------- plans
@@ -309,12 +322,17 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             lens.append(1)
             n_int += 1
             continue
-        if tag == "slice" and it[3] == 1 and it[2] > 0:
-            # a run of cells: its chunks are counted now and projected only when listed
+        if tag == "slice" and it[2] > 0 and (it[3] == 1 or a.chunk):
+            # a run of cells, or a strided slice over regular chunks: its chunks are counted
+            # now and projected only when listed
+            start, count, step = it[1], it[2], it[3]
+            lo = start if step > 0 else start + (count - 1) * step
+            hi = start + (count - 1) * step if step > 0 else start
             lists.append(None)
-            lazy.append((ax, it[1], it[2], a))
-            lens.append(a.chunk_of(it[1] + it[2] - 1) - a.chunk_of(it[1]) + 1)
-            out_shape.append(it[2])
+            lazy.append((ax, start, count, step, a))
+            # a step of at least a chunk hits one chunk per cell; a shorter one skips no chunk
+            lens.append(count if abs(step) >= a.chunk > 0 else a.chunk_of(hi) - a.chunk_of(lo) + 1)
+            out_shape.append(count)
         elif tag == "slice":
             lists.append(_indexing.project_slice(it[1], it[2], it[3], a.size, a.chunk, a.offsets))
             lens.append(len(lists[-1]))
@@ -326,6 +344,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             n_arr += 1
         outmap.append(ax)
 
+    nchunks = math.prod(lens)
     guard = threading.Lock() if lazy else None
 
     def project() -> list[list]:
@@ -334,8 +353,12 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         if lazy:
             with guard:  # type: ignore[union-attr]
                 while lazy:
-                    ax, start, count, a = lazy[-1]
-                    lists[ax] = _indexing.project_slice(start, count, 1, a.size, a.chunk,
+                    ax, start, count, step, a = lazy[-1]
+                    if lens[ax] > MAX_CHUNKS:
+                        raise SelectionSizeError(
+                            f"{kind} selection: touches {lens[ax]} chunks along axis {ax}; at "
+                            f"most {MAX_CHUNKS} are listed per axis: select less at a time")
+                    lists[ax] = _indexing.project_slice(start, count, step, a.size, a.chunk,
                                                         a.offsets)
                     lazy.pop()
         return lists
@@ -351,7 +374,6 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
                           _as_ix(os, out_shape[outmap.index(ax)], j, len(real)), f)
                          for k, cs, os, f in lists[ax]]
     simple_out = not n_int and not n_new
-    nchunks = math.prod(lens)
 
     def combos(order: np.ndarray | None) -> Iterator[tuple]:
         ls_all = project()

@@ -31,9 +31,10 @@ import numpy as np
 from zarrx._gather import gather_bytes, gather_into
 from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
                                as_numpy_dtype, as_u8, native, spec_json)
-from zarrx.codecs.registry import get_codec_class
+from zarrx.codecs.registry import get_codec_class, lookup
 from zarrx.errors import CodecError, MetadataError, ZarrError
 from zarrx.metadata.model import CodecSpec, DataType
+from zarrx.metadata.codec_table import unknown_codec
 
 __all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK", "complete_specs"]
 
@@ -102,8 +103,14 @@ def _check_order(specs: list[CodecSpec], classes: list[type], key: str) -> None:
                             f"(e.g. bytes), found none in {listed}")
 
 
+def _where(key: str, i: int, where: Sequence[str] | None) -> str:
+    """How messages name codec ``i``: ``where[i]`` (its place in the document read), else
+    ``<array path> codecs[i]``."""
+    return where[i] if where is not None and i < len(where) else f"{_name(key)} codecs[{i}]"
+
+
 def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
-           chunk_shape: Sequence[int], key: str
+           chunk_shape: Sequence[int], key: str, where: Sequence[str] | None = None
            ) -> list[tuple[Codec, np.dtype, tuple[int, ...]]]:
     """Every codec built and bound to the chunk it sees, with the (dtype, shape) it receives
     on encode, in order; nothing is elided. The array->bytes codec's entry is followed by the
@@ -119,17 +126,21 @@ def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str
             raise MetadataError(f"{name} codecs[{i}]: sharding_indexed must be lowered into "
                                 f"shard levels before a chunk plan is built (use "
                                 f"ArrayMeta.chunk_codecs), found {spec_json(spec)}")
+        if i not in given and where is not None and lookup(spec.name) is None \
+                and spec.name.startswith("numcodecs."):         # a v2 filter or compressor
+            raise unknown_codec(spec.name[len("numcodecs."):], f"{_where(key, i, where)}.id: ",
+                                numcodecs=True)
         classes.append(type(given[i]) if i in given else get_codec_class(spec.name, key=name))
     _check_order(specs, classes, name)
     out: list[tuple[Codec, np.dtype, tuple[int, ...]]] = []
     a2b_dtype = dt
     for i, spec in enumerate(specs):
-        where = f"{name} codecs[{i}]"
-        codec = given.get(i) or classes[i].from_spec(spec, dt, shape, where=where)
+        at = _where(key, i, where)
+        codec = given.get(i) or classes[i].from_spec(spec, dt, shape, where=at)
         if isinstance(codec, ArrayToArrayCodec):
             codec = codec.bind(dt, shape)
             out.append((codec, dt, shape))
-            out_dt, out_shape = codec.resolve(dt, shape, where)
+            out_dt, out_shape = codec.resolve(dt, shape, at)
             dt, shape = out_dt, tuple(out_shape)
         elif isinstance(codec, ArrayToBytesCodec):
             out.append((codec, dt, shape))
@@ -178,10 +189,12 @@ class CodecPipeline:
     @classmethod
     def resolve(cls, codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
                 chunk_shape: Sequence[int], *, key: str = "",
-                variable_limit: int = MAX_VARIABLE_CHUNK) -> "CodecPipeline":
+                variable_limit: int = MAX_VARIABLE_CHUNK,
+                where: Sequence[str] | None = None) -> "CodecPipeline":
         """Build the plan for chunks of ``chunk_shape`` and ``dtype``; ``key`` (the array path)
-        locates errors. ``variable_limit`` bounds the decoded size of stages whose size depends
-        on the values (variable-length chunks)."""
+        locates errors, or ``where`` (each codec's place in the document read, such as
+        ``.zarray filters[0]``). ``variable_limit`` bounds the decoded size of stages whose
+        size depends on the values (variable-length chunks)."""
         base = native(as_numpy_dtype(dtype))      # chunks in memory are native byte order
         chunk = tuple(int(s) for s in chunk_shape)
         a2a: list[_ArrayStage] = []
@@ -190,14 +203,14 @@ class CodecPipeline:
         a2b_dtype, a2b_shape = base, chunk
         size: int | None = None
         bound: int | None = None
-        for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key)):
-            where = f"{_name(key)} codecs[{i}]"
+        for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key, where)):
+            at = _where(key, i, where)
             if isinstance(codec, ArrayToArrayCodec):
                 if not codec.is_identity(dt, shape):
                     a2a.append(_ArrayStage(codec, dt, shape))
             elif isinstance(codec, ArrayToBytesCodec):
                 a2b, a2b_dtype, a2b_shape = codec, dt, shape
-                size = bound = codec.resolve(dt, shape, where)
+                size = bound = codec.resolve(dt, shape, at)
             else:
                 assert isinstance(codec, BytesToBytesCodec)
                 b2b.append(_BytesStage(codec, size, bound))

@@ -13,7 +13,7 @@ from typing import Any
 from zarrx.metadata._jsonscan import plain
 from zarrx.metadata._util import INT64_MAX, Loc, name_and_configuration
 from zarrx.metadata.codec_table import A2A, A2B, B2B, check_codec, codec_kind
-from zarrx.metadata.model import CodecSpec, DataType, ShardLevel
+from zarrx.metadata.model import CodecSpec, DataType, ShardLevel, index_size
 
 __all__ = ["parse_codec", "parse_codecs_v3", "codec_json", "permutation"]
 
@@ -184,6 +184,7 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
                 f"a divisor of the shard size {s} along axis {a} (shard shape {list(seen)} "
                 "as seen by the sharding codec)", c)
     crc, endian = _index_codecs(conf["index_codecs"], cl / "index_codecs")
+    index_size(tuple(s // c for s, c in zip(seen, inner)), crc, loc / at)
     inner_specs = parse_codec_list(conf["codecs"], dt, cl / "codecs")
     sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs", top=False)
     outer = tuple(CodecSpec("transpose", {"order": list(permutation(c.configuration["order"],

@@ -13,7 +13,8 @@ import numpy as np
 
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
-           "lower_layout", "to_array_space", "with_attributes", "MAX_INDEX_BYTES"]
+           "lower_layout", "to_array_space", "with_attributes", "MAX_INDEX_BYTES",
+           "index_size"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,9 @@ class V2Codecs:
 
     filters: tuple[dict[str, Any], ...] | None
     compressor: dict[str, Any] | None
+    #: where each codec of the lowered list comes from in the document read (``a/.zarray
+    #: filters[0]``, ``a/.zarray compressor``...), naming it in codec errors; None if not read
+    where: tuple[str, ...] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -300,6 +304,20 @@ def _outer_perm(levels: tuple[ShardLevel, ...]) -> tuple[int, ...] | None:
     return perm
 
 
+def index_size(per_shard: tuple[int, ...], crc32c: bool, where: Any) -> int:
+    """The byte size of the index of a shard of ``per_shard`` inner chunks per axis; a
+    MetadataError at ``where`` (a :class:`~zarrx.metadata._util.Loc` or a prefix) when it
+    exceeds ``MAX_INDEX_BYTES``."""
+    n = prod(per_shard)
+    nbytes = 16 * n + (4 if crc32c else 0)
+    if nbytes > MAX_INDEX_BYTES:
+        from zarrx.errors import MetadataError    # a limit of the document, not a shard
+        raise MetadataError(f"{where}: a shard of {n} inner chunks ({per_shard}) needs a "
+                            f"{nbytes}-byte index; at most {MAX_INDEX_BYTES} bytes are "
+                            f"supported")
+    return nbytes
+
+
 def lower_layout(meta: ArrayMeta) -> ChunkLayout:
     """The layout of ``meta`` (ShardError for a sharding the layout cannot hold)."""
     from zarrx.errors import ShardError
@@ -324,12 +342,7 @@ def lower_layout(meta: ArrayMeta) -> ChunkLayout:
                              f"lengths that divide the shard shape {shard}")
         per = tuple(s // c for s, c in zip(shard, inner))
         n = prod(per)
-        nbytes = 16 * n + (4 if level.index_crc32c else 0)
-        if nbytes > MAX_INDEX_BYTES:
-            from zarrx.errors import MetadataError    # a limit of the document, not a shard
-            raise MetadataError(f"sharding_indexed: a shard of {n} inner chunks ({per}) needs a "
-                             f"{nbytes}-byte index; at most {MAX_INDEX_BYTES} bytes are "
-                             f"supported")
+        nbytes = index_size(per, level.index_crc32c, "sharding_indexed")
         ratio = tuple(c // r for c, r in zip(to_array_space(inner, perm), read))
         geoms.append(ShardGeometry(level, shard, inner, per, ratio, perm, n, nbytes))
         shard = inner

@@ -73,11 +73,16 @@ def _object_codec(spec: CodecSpec) -> bool:
 
 
 def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataType,
-             endian: str | None, order: str, ndim: int, loc: Loc) -> tuple[CodecSpec, ...]:
-    """The v3-shaped codec list of a v2 array (see the module docstring)."""
+             endian: str | None, order: str, ndim: int, loc: Loc
+             ) -> tuple[tuple[CodecSpec, ...], tuple[str, ...]]:
+    """The v3-shaped codec list of a v2 array (see the module docstring), and where in the
+    document each of its codecs comes from."""
     out: list[CodecSpec] = []
+    where: list[str] = []
+    flt = [str(loc / "filters" / i) for i in range(len(filters))]
     if order == "F":
         out.append(CodecSpec("transpose", {"order": list(range(ndim - 1, -1, -1))}))
+        where.append(str(loc / "order"))
     objects = [i for i, f in enumerate(filters) if _object_codec(f)]
     if dt.variable or dt.numpy.kind == "O":
         if not objects:
@@ -85,6 +90,7 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
                 "an object codec (vlen-utf8, vlen-bytes, ...) among the filters for dtype '|O'",
                 [f.name for f in filters] or None)
         out.extend(filters)
+        where.extend(flt)
     else:
         if objects:
             raise (loc / "filters" / objects[0]).error(
@@ -94,9 +100,11 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         endian = filtered_endian(filters[:at], endian, loc)
         out.append(CodecSpec("bytes", {"endian": endian} if endian else {}))
         out.extend(filters[at:])
+        where.extend([*flt[:at], str(loc / "dtype"), *flt[at:]])
     if compressor is not None:
         out.append(compressor)
-    return tuple(out)
+        where.append(str(loc / "compressor"))
+    return tuple(out), tuple(where)
 
 
 def _byte_order(declared: Any) -> str | None:
@@ -181,10 +189,10 @@ def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None
         sep = "."
     if sep not in (".", "/"):
         raise (loc / "dimension_separator").error("'.' or '/'", sep)
-    codecs = lower_v2(filters, comp, dt, endian, order, len(shape), loc)
+    codecs, where = lower_v2(filters, comp, dt, endian, order, len(shape), loc)
     known = (*ZARRAY_REQUIRED, "filters", "dimension_separator")
     extra = {k: v for k, v in d.items() if k not in known}
-    v2 = V2Codecs(None if raw_filters is None else tuple(raw_filters), d["compressor"])
+    v2 = V2Codecs(None if raw_filters is None else tuple(raw_filters), d["compressor"], where)
     return ArrayMeta(shape=shape, data_type=dt, chunk_grid=grid,
                      key_encoding=KeyEncoding("v2", sep),
                      fill_value=fill, codecs=codecs, chunk_codecs=codecs,
