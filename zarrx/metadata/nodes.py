@@ -22,6 +22,7 @@ the store supports it, so concurrent writers of different nodes lose no update. 
 pending until its node is written again (consolidating keeps it pending: its writer may still be
 at work). A v3 root group's own writes rewrite the consolidated document itself and keep its
 entries and pending paths. Consolidated metadata of a group below the store root is not updated.
+The rewrites themselves are :func:`zarrx.metadata.consolidated_edit.edit_consolidated`.
 
 Changing a node. ``update_attributes`` and ``update_array`` change an existing node by a
 read-modify-write of its stored document (v3 ``zarr.json``; v2 ``.zattrs`` for attributes and
@@ -44,11 +45,11 @@ from typing import Any
 from zarrx.errors import NodeNotFoundError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
-from zarrx.metadata._util import Loc
-from zarrx.metadata.consolidated import (PENDING, node_keys, parse_zmetadata_pending,
-                                         zmetadata_nodes)
-from zarrx.metadata.v3 import consolidated_parts
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES, checked as checked_json, load as load_json
+from zarrx.metadata.consolidated import parse_zmetadata_pending
+from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit,
+                                              edit_consolidated as _edit_consolidated,
+                                              without_consolidated as _without_consolidated)
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.store.base import ByteRange, Store
 from zarrx.store.update import update_object
@@ -58,9 +59,7 @@ __all__ = ["join", "load_node", "broken_document", "save_node", "delete_node", "
            "update_attributes", "update_array"]
 
 Meta = ArrayMeta | GroupMeta
-V3_KEY = "zarr.json"
 V2_KEYS = (".zarray", ".zgroup", ".zattrs")
-ZMETADATA = ".zmetadata"
 
 
 def join(path: str, name: str) -> str:
@@ -251,79 +250,6 @@ def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
     return out
 
 
-class _NotConsolidated(Exception):
-    """The store root's ``zarr.json`` carries no consolidated metadata: nothing to edit."""
-
-
-#: ``edit(entries, pending)``: entries by path, as stored (to be replaced or removed, not read)
-Edit = Callable[[dict[str, Any], set[str]], None]
-
-
-def _edit_consolidated(store: Store, zarr_format: int, edit: Edit) -> bool:
-    """Apply ``edit(entries, pending)`` to the consolidated metadata at the store root: for
-    ``zarr_format`` 2 the ``.zmetadata``, for 3 the inline ``consolidated_metadata`` of the root
-    group's ``zarr.json`` (the rest of that document kept as stored). False when there is none.
-    The read-modify-write is conditional where the store can do that, retried on conflict
-    (:func:`~zarrx.store.update.update_object`; threads of one process take turns)."""
-    key = V3_KEY if zarr_format == 3 else ZMETADATA
-    found = [False]
-
-    def modify(raw: bytes | memoryview | None) -> bytes | None:
-        found[0] = False
-        if raw is None:
-            return None                         # nothing there: nothing written
-        # the entries are kept as stored (an edit replaces or removes them, never reads them):
-        # only the layout around them is checked, not every node in them parsed
-        doc = load_json(bytes(raw), key)
-        if zarr_format == 3:
-            parts = consolidated_parts(doc, Loc(key)) if doc.get("node_type") == "group" \
-                else None
-            if parts is None:
-                raise _NotConsolidated
-        else:
-            parts = zmetadata_nodes(doc, key)
-        originals: dict[str, Any] = parts[0]
-        pending = set(parts[1])
-        found[0] = True
-        entries = dict(originals)
-        edit(entries, pending)
-        return dumps(_edited(zarr_format, doc, originals, entries, pending), checked=True)
-
-    try:
-        update_object(store, key, modify, key)
-    except _NotConsolidated:
-        pass
-    return found[0]
-
-
-def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],
-            entries: dict[str, Any], pending: set[str]) -> dict[str, Any]:
-    """The consolidated document ``doc`` (as loaded; not modified) whose entries were
-    ``originals`` (as stored) and are now ``entries``: the entries an edit replaced (with a
-    node's metadata) or removed are written anew, the others kept as stored (a write costs the size of the document, not a parse and
-    serialization of every node in it)."""
-    out = dict(doc)
-    holder = out
-    if zarr_format == 3:
-        holder = out["consolidated_metadata"] = dict(out["consolidated_metadata"])
-    stored = holder["metadata"] = dict(holder["metadata"])
-    for path, meta in originals.items():
-        if entries.get(path) is not meta:
-            for k in ([path] if zarr_format == 3 else node_keys(path)):
-                stored.pop(k, None)
-    for path, meta in entries.items():
-        if originals.get(path) is not meta:
-            if zarr_format == 3:
-                stored[path] = checked_json(serialize_v3(_without_consolidated(meta)), 3)
-            else:
-                stored.update(checked_json(serialize_zmetadata({path: meta})["metadata"], 1))
-    if pending:
-        holder[PENDING] = sorted(pending)
-    else:
-        holder.pop(PENDING, None)
-    return out
-
-
 def _edit_each(store: Store, formats: Iterable[int], edit: Edit) -> list[int]:
     """:func:`_edit_consolidated` for each of ``formats``; the formats whose consolidated
     metadata was there."""
@@ -443,12 +369,6 @@ def update_array(store: Store, path: str, meta: ArrayMeta,
 def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
     from zarrx.metadata import json as mjson
     return dict(mjson.load(raw, key, allow_nonfinite=True))
-
-
-def _without_consolidated(meta: Meta) -> Meta:
-    if isinstance(meta, GroupMeta) and meta.consolidated is not None:
-        return dataclasses.replace(meta, consolidated=None)
-    return meta
 
 
 def delete_node(store: Store, path: str) -> None:

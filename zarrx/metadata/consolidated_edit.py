@@ -1,0 +1,107 @@
+"""Editing the consolidated metadata at a store root in place: a v2 ``.zmetadata`` or the
+inline ``consolidated_metadata`` of a v3 root group's ``zarr.json``.
+
+:func:`edit_consolidated` is the one read-modify-write both formats go through when
+:mod:`zarrx.metadata.nodes` keeps that document in step with a node's writes (the order of
+those writes, and the ``zarrx_pending`` marks, are described there). The entries are kept as
+stored: an edit replaces or removes them, never reads them, so only the layout around them is
+checked and only the entries an edit replaced are serialized; a write costs the size of the
+document, not a parse and serialization of every node in it.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
+from zarrx.metadata._util import Loc
+from zarrx.metadata.consolidated import PENDING, node_keys, zmetadata_nodes
+from zarrx.metadata.json import checked as checked_json, load as load_json
+from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.metadata.v3 import consolidated_parts
+from zarrx.store.base import Store
+from zarrx.store.update import update_object
+
+__all__ = ["edit_consolidated", "without_consolidated", "Edit", "V3_KEY", "ZMETADATA"]
+
+Meta = ArrayMeta | GroupMeta
+V3_KEY = "zarr.json"
+ZMETADATA = ".zmetadata"
+
+
+class _NotConsolidated(Exception):
+    """The store root's ``zarr.json`` carries no consolidated metadata: nothing to edit."""
+
+
+#: ``edit(entries, pending)``: entries by path, as stored (to be replaced or removed, not read)
+Edit = Callable[[dict[str, Any], set[str]], None]
+
+
+def edit_consolidated(store: Store, zarr_format: int, edit: Edit) -> bool:
+    """Apply ``edit(entries, pending)`` to the consolidated metadata at the store root: for
+    ``zarr_format`` 2 the ``.zmetadata``, for 3 the inline ``consolidated_metadata`` of the root
+    group's ``zarr.json`` (the rest of that document kept as stored). False when there is none.
+    The read-modify-write is conditional where the store can do that, retried on conflict
+    (:func:`~zarrx.store.update.update_object`; threads of one process take turns)."""
+    key = V3_KEY if zarr_format == 3 else ZMETADATA
+    found = [False]
+
+    def modify(raw: bytes | memoryview | None) -> bytes | None:
+        found[0] = False
+        if raw is None:
+            return None                         # nothing there: nothing written
+        doc = load_json(bytes(raw), key)
+        if zarr_format == 3:
+            parts = consolidated_parts(doc, Loc(key)) if doc.get("node_type") == "group" \
+                else None
+            if parts is None:
+                raise _NotConsolidated
+        else:
+            parts = zmetadata_nodes(doc, key)
+        originals: dict[str, Any] = parts[0]
+        pending = set(parts[1])
+        found[0] = True
+        entries = dict(originals)
+        edit(entries, pending)
+        return dumps(_edited(zarr_format, doc, originals, entries, pending), checked=True)
+
+    try:
+        update_object(store, key, modify, key)
+    except _NotConsolidated:
+        pass
+    return found[0]
+
+
+def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],
+            entries: dict[str, Any], pending: set[str]) -> dict[str, Any]:
+    """The consolidated document ``doc`` (as loaded; not modified) whose entries were
+    ``originals`` (as stored) and are now ``entries``: the entries an edit replaced (with a
+    node's metadata) or removed are written anew, the others kept as stored."""
+    out = dict(doc)
+    holder = out
+    if zarr_format == 3:
+        holder = out["consolidated_metadata"] = dict(out["consolidated_metadata"])
+    stored = holder["metadata"] = dict(holder["metadata"])
+    for path, meta in originals.items():
+        if entries.get(path) is not meta:
+            for k in ([path] if zarr_format == 3 else node_keys(path)):
+                stored.pop(k, None)
+    for path, meta in entries.items():
+        if originals.get(path) is not meta:
+            if zarr_format == 3:
+                stored[path] = checked_json(serialize_v3(without_consolidated(meta)), 3)
+            else:
+                stored.update(checked_json(serialize_zmetadata({path: meta})["metadata"], 1))
+    if pending:
+        holder[PENDING] = sorted(pending)
+    else:
+        holder.pop(PENDING, None)
+    return out
+
+
+def without_consolidated(meta: Meta) -> Meta:
+    """``meta`` without consolidated metadata of its own (the form of a consolidated entry)."""
+    if isinstance(meta, GroupMeta) and meta.consolidated is not None:
+        return dataclasses.replace(meta, consolidated=None)
+    return meta
