@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -486,18 +486,29 @@ class Array(Node):
             old, new = self._change_shape(grown)
             sel = tuple(slice(old[axis], new[axis]) if i == axis else slice(None)
                         for i in range(self.ndim))
-            # written through a view whose shape reaches the end of the stored object holding
-            # new[axis]: the object at the end is then updated (read, merged, written
-            # conditionally), never replaced as if the region were all of it, which would
-            # wipe rows another writer appended after this one's
-            step = self._meta.chunk_grid.chunk_shape[axis]      # type: ignore[attr-defined]
-            end = -(-new[axis] // step) * step if step else new[axis]
-            shape = tuple(end if i == axis else n for i, n in enumerate(new))
-            view = Array(self._store, self._path, dataclasses.replace(self._meta, shape=shape),
-                         read_only=self._read_only, write_empty_chunks=self._write_empty,
-                         order=self._memory_order)
-            view[sel] = data
+            self._growing_view(axis)[sel] = data
         return new
+
+    def _grow(self, grown: Callable[[tuple[int, ...]], tuple[int, ...]]
+              ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``grown(stored shape)`` written as the shape (atomically, as :meth:`append` claims
+        its rows); returns (the shape it replaced, the new shape)."""
+        with self._meta_lock:
+            return self._change_shape(grown)
+
+    def _growing_view(self, axis: int) -> Array:
+        """This array with its extent along ``axis`` reaching the end of the stored object
+        holding its last element there: rows claimed by growing are written through it, so
+        the object at the end is updated (read, merged, written conditionally), never
+        replaced as if the claimed rows were all of it, which would wipe rows another writer
+        claimed after them."""
+        meta = self._meta
+        step = meta.chunk_grid.chunk_shape[axis]      # type: ignore[attr-defined]
+        end = -(-meta.shape[axis] // step) * step if step else meta.shape[axis]
+        shape = tuple(end if i == axis else n for i, n in enumerate(meta.shape))
+        return Array(self._store, self._path, dataclasses.replace(meta, shape=shape),
+                     read_only=self._read_only, write_empty_chunks=self._write_empty,
+                     order=self._memory_order)
 
     def nbytes_stored(self) -> int:
         """Bytes of the stored chunk (or shard) objects of the array's grid (metadata

@@ -225,12 +225,16 @@ class ZarrxDataStore(AbstractDataStore):
     def get_attrs(self) -> dict:
         return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
 
-    def get_dimensions(self) -> dict:
+    def get_dimensions(self, growing: str | None = None) -> dict:
+        """Each dimension's length, the same in every array that has it; along ``growing``
+        (appended to by writers, whose variables grow one after the other) the largest."""
         sizes: dict[str, int] = {}
         for name, meta in array_metas(self.group):
             dims, _ = dims_and_attrs(meta, "/" + nodes.join(self.group.path, name))
             for d, n in zip(dims, meta.shape):
-                if sizes.setdefault(d, n) != n:
+                if d == growing:
+                    sizes[d] = max(n, sizes.get(d, n))
+                elif sizes.setdefault(d, n) != n:
                     raise MetadataError(f"{self.group.name}: dimension {d!r} has length "
                                         f"{sizes[d]} and {n} (array {name!r})")
         return sizes

@@ -28,8 +28,8 @@ def _decoded(grp: Group, name: str) -> Any:
     return conventions.decode_cf_variable(name, raw)
 
 
-def stored_sizes(grp: Group) -> dict[str, int]:
-    return ZarrxDataStore(grp).get_dimensions()
+def stored_sizes(grp: Group, growing: str | None = None) -> dict[str, int]:
+    return ZarrxDataStore(grp).get_dimensions(growing)
 
 
 def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict[str, slice]:

@@ -132,6 +132,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         grp = _open(store, mode, group, zarr_format, storage_options)
     if mode in ("w", "w-", "a", "a-"):
         grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
+    if append_dim is not None:
+        _claim_rows(grp, plans, str(append_dim))
     writes = [_apply(grp, plan) for plan in plans]
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
@@ -224,7 +226,7 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
 
 def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
     from zarrx.xarray.region import stored_sizes
-    known = set(stored_sizes(grp))
+    known = set(stored_sizes(grp, str(dim)))
     if dim not in known:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
                             f"(found {sorted(known)})")
@@ -322,6 +324,8 @@ class _Plan:
     selection: tuple
     create: dict | None = None
     grow: tuple[int, ...] | None = None
+    axis: int | None = None
+    target: Array | None = None
 
 
 def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
@@ -337,7 +341,8 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         arr = grp[name]
         assert isinstance(arr, Array)
         selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
-        return _Plan(name, _storable(arr, data, where), selection, grow=grow)
+        axis = dims.index(str(append_dim)) if grow is not None else None
+        return _Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis)
     kw = _creation_kwargs(encoded, name, fmt, write_empty)
     fill = kw.pop("fill_value", None)
     if fmt == 2:
@@ -386,10 +391,48 @@ def _storable(arr: Array, data: Any, where: str) -> Any:
     return values
 
 
+def _claim_rows(grp: Group, plans: list[_Plan], dim: str) -> None:
+    """Place the appended rows so that concurrent appends to the dataset never share rows.
+
+    The rows are claimed on one variable: the append dimension's coordinate when it is
+    written, else the first appended variable by name (the same one for every writer of
+    these variables). Its shape grows atomically from the shape as stored (as
+    ``Array.append``), and the claimed rows are where every appended variable is written: the
+    others grow to at least their end (never shrinking what another writer claimed further),
+    and all are written through views reaching the end of the stored object holding their
+    last row, so an object shared with another writer's rows is merged, never replaced."""
+    growing = [p for p in plans if p.grow is not None]
+    if not growing:
+        return
+    claim = min(growing, key=lambda p: (p.name != dim, p.name))
+    arr = grp[claim.name]
+    assert isinstance(arr, Array) and claim.axis is not None
+    count = claim.selection[claim.axis].stop - claim.selection[claim.axis].start
+
+    def claimed(shape: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(n + count if i == claim.axis else n for i, n in enumerate(shape))
+
+    old, _ = arr._grow(claimed)
+    start = old[claim.axis]
+    for plan in growing:
+        target = arr if plan is claim else grp[plan.name]
+        assert isinstance(target, Array) and plan.axis is not None
+        axis = plan.axis
+        if plan is not claim:
+            target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
+                max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
+        plan.selection = tuple(slice(start, start + count) if i == axis else s
+                               for i, s in enumerate(plan.selection))
+        plan.grow = None
+        plan.target = target._growing_view(axis)
+
+
 def _apply(grp: Group, plan: _Plan) -> Any:
     """Create or grow the array, then write (or return a ``Delayed`` writing) its values."""
     if plan.create is not None:
         arr = grp.create_array(plan.name, overwrite=True, **plan.create)
+    elif plan.target is not None:
+        arr = plan.target
     else:
         arr = grp[plan.name]
         assert isinstance(arr, Array)
