@@ -1,6 +1,8 @@
 """zarr-python spellings users bring along: create, ones, *_like, open_consolidated, storage."""
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -55,6 +57,35 @@ def test_a_dict_is_a_store_that_holds_the_data():
     with pytest.raises(zarrx.StoreError, match="expected str keys and bytes values, found str "
                                                "key 'zarr.json' with dict value"):
         zarrx.open({"zarr.json": {"zarr_format": 3}})
+
+
+def test_a_dict_holding_large_values_opens_again_and_holds_bytes():
+    d: dict = {}
+    z = zarrx.create_array(d, shape=(1 << 18,), dtype="f8", chunks=(1 << 16,), compressors=None)
+    z[...] = np.arange(1 << 18)
+    assert {type(v) for v in d.values()} == {bytes}
+    assert np.array_equal(zarrx.open_array(d)[...], np.arange(1 << 18))
+    assert np.array_equal(pickle.loads(pickle.dumps(zarrx.open_array(d)))[-3:],
+                          np.arange((1 << 18) - 3, 1 << 18))
+
+
+def test_a_dict_zarr_python_wrote_reads_and_stays_readable_by_zarr_python():
+    zarr = pytest.importorskip("zarr")
+    d: dict = {}
+    g = zarr.open_group(d, mode="w")
+    g.create_array("a", shape=(1 << 18,), chunks=(1 << 16,), dtype="f8", compressors=None)[:] = \
+        np.arange(1 << 18)
+    g.create_array("s", shape=(4,), chunks=(2,), dtype="i2")[:] = [1, 2, 3, 4]
+    a = zarrx.open_array(d, path="a", mode="r+")
+    assert np.array_equal(a[...], np.arange(1 << 18))
+    a[:10] = -1
+    zarrx.open_array(d, path="s", mode="r+")[1:3] = 9
+    zarrx.open_group(d).create_array("n", shape=(3,), dtype="i4")[...] = 7
+    zarrx.open_group(d).attrs["k"] = "v"
+    back = zarr.open_group(d, mode="r")
+    assert back["a"][:12].tolist() == [-1] * 10 + [10, 11]
+    assert back["s"][:].tolist() == [1, 9, 9, 4]
+    assert back["n"][:].tolist() == [7, 7, 7] and back.attrs["k"] == "v"
 
 
 def test_open_mode_defaults_to_read_only_for_a_read_only_store():

@@ -4,11 +4,13 @@ stores, with zarr-python's ``FsspecStore.from_url``); plus :class:`DictStore`, w
 passed as a store becomes."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from zarrx.errors import StoreError
 from zarrx.store import (ByteRange, CountingStore, LocalStore, MemoryStore, Store,  # noqa: F401
                          ZipStore, make_store)
+from zarrx.store.memory import _COUNTER
 
 __all__ = ["ByteRange", "CountingStore", "LocalStore", "MemoryStore", "Store", "ZipStore",
            "make_store", "DictStore", "FsspecStore", "ObjectStore"]
@@ -29,29 +31,104 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
+def _is_zarr_buffer(value: object) -> bool:
+    """A zarr-python ``Buffer`` (what its stores keep in a dict passed as a store)."""
+    return hasattr(value, "as_numpy_array") and hasattr(value, "to_bytes")
+
+
+class _CallerDict:
+    """The caller's dict as the value map of a :class:`DictStore`: values are read as the
+    store reads its own (``bytes``, or a read-only view of a zarr-python ``Buffer``), and
+    written as the dict holds them: ``bytes``, or zarr-python ``Buffer`` objects when the dict
+    held those when the store was made (so zarr-python keeps reading it)."""
+
+    __slots__ = ("data", "buffers")
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+        self.buffers = any(_is_zarr_buffer(v) for v in data.values())
+
+    @staticmethod
+    def _read(value: object) -> object:
+        if value is None or type(value) is bytes:
+            return value
+        if _is_zarr_buffer(value):
+            view = value.as_numpy_array().view("u1").reshape(-1)    # type: ignore[attr-defined]
+            view.flags.writeable = False
+            return view
+        return bytes(value)                                         # type: ignore[call-overload]
+
+    def _written(self, value: object) -> object:
+        if self.buffers:
+            from zarr.core.buffer import default_buffer_prototype
+            return default_buffer_prototype().buffer.from_bytes(memoryview(value))  # type: ignore[arg-type]
+        return value if type(value) is bytes else bytes(memoryview(value))  # type: ignore[arg-type]
+
+    def get(self, key: str, default: object = None) -> object:
+        value = self.data.get(key)
+        return default if value is None else self._read(value)
+
+    def __getitem__(self, key: str) -> object:
+        return self._read(self.data[key])
+
+    def __setitem__(self, key: str, value: object) -> None:
+        self.data[key] = self._written(value)
+
+    def update(self, items: Iterable[tuple[str, object]]) -> None:
+        self.data.update((k, self._written(v)) for k, v in items)
+
+    def pop(self, key: str, default: object = None) -> object:
+        return self.data.pop(key, default)
+
+    def __delitem__(self, key: str) -> None:
+        del self.data[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.data))
+
+    def keys(self) -> list[str]:
+        return list(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
 class DictStore(MemoryStore):
     """A :class:`MemoryStore` whose keys and values live in a ``dict`` the caller owns, as
     zarr-python's ``zarr.open({})`` does: writes appear in the dict, so opening the same dict
-    again sees them. Keys are ``str`` and values ``bytes``; a dict holding anything else is
-    refused with a :class:`~zarrx.errors.StoreError` naming the first such entry."""
+    again sees them. Keys are ``str``; values are ``bytes`` (or bytes-like), or the ``Buffer``
+    objects zarr-python keeps in a dict it wrote, which zarrx then also writes. A dict holding
+    anything else is refused with a :class:`~zarrx.errors.StoreError` naming the first such
+    entry."""
 
     def __init__(self, data: dict, *, read_only: bool = False) -> None:
         for key, value in data.items():
-            if not isinstance(key, str) or not isinstance(value, bytes):
+            if not isinstance(key, str) or not (isinstance(value, (bytes, bytearray, memoryview))
+                                                or _is_zarr_buffer(value)):
                 raise StoreError(f"DictStore: expected str keys and bytes values, found "
                                  f"{type(key).__name__} key {key!r} with "
                                  f"{type(value).__name__} value")
-        super().__init__(data, read_only=read_only)
-        self._data = data           # the caller's dict itself, not a copy
+        super().__init__(None, read_only=read_only)
+        self._data = _CallerDict(data)          # type: ignore[assignment]
+        self._gens = {k: next(_COUNTER) for k in data}
+        self._dict = data                       # the caller's dict itself, not a copy
+
+    def __getstate__(self) -> dict:
+        """Pickled as a copy of the keys and values (``bytes``), as a ``MemoryStore``."""
+        return {"data": {k: bytes(memoryview(self._data[k]))  # type: ignore[arg-type]
+                         for k in self._data.keys()}, "read_only": self.read_only}
 
     def __eq__(self, other: object) -> bool:
         """Stores of the same dict (and read-only state) are equal, so the nodes opened from
         one dict twice compare equal."""
-        return isinstance(other, DictStore) and other._data is self._data \
+        return isinstance(other, DictStore) and other._dict is self._dict \
             and other.read_only == self.read_only
 
     def __hash__(self) -> int:
-        return hash((DictStore, id(self._data), self.read_only))
+        return hash((DictStore, id(self._dict), self.read_only))
 
     def __repr__(self) -> str:
-        return f"DictStore(<{len(self._data)} keys>)"
+        return f"DictStore(<{len(self._dict)} keys>)"
