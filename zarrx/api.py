@@ -95,7 +95,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     path = (path or "").strip("/")
     use_consolidated = kwargs.pop("use_consolidated", None)
     if mode in ("r", "r+", "a"):
-        meta = nodes.load_node(st, path, zarr_format)
+        meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
         if isinstance(meta, GroupMeta):
             extra = [k for k in kwargs if k != "attributes"]
             if extra:                        # zarr-python: open_group refuses them (TypeError)
@@ -132,7 +132,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
     if mode in ("r", "r+", "a"):
-        meta = nodes.load_node(st, path, zarr_format)
+        meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
         if isinstance(meta, GroupMeta):
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
