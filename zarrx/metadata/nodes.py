@@ -544,26 +544,6 @@ def consolidate(store: Store, path: str = "") -> GroupMeta:
     return done[0]
 
 
-def drop_consolidated(store: Store, path: str = "") -> bool:
-    """Remove the v3 inline consolidated metadata of the group at ``path`` (a read-modify-write
-    of its ``zarr.json``, conditional and retried as in :func:`update_attributes`), for a writer
-    that changed the hierarchy without consolidating it again: stale consolidated metadata would
-    show readers the old hierarchy. False when there was none to remove (nothing is written)."""
-    meta = load_node(store, path, 3)
-    if not isinstance(meta, GroupMeta) or meta.consolidated is None:
-        return False
-    key = join(path, V3_KEY)
-
-    def modify(raw: bytes | memoryview | None) -> bytes:
-        if raw is None:
-            raise _gone(store, path)
-        current = _cached_parse(parse_v3, bytes(raw), key)
-        return _readable(path, {V3_KEY: serialize_v3(_without_consolidated(current))})[V3_KEY]
-
-    update_object(store, key, modify, key)
-    return True
-
-
 def _pending_of(raw: bytes, key: str) -> list[str]:
     """The pending paths of a ``.zmetadata`` document; none when it does not parse (it is
     being replaced)."""
