@@ -329,8 +329,8 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
                          storage_options: dict | None = None) -> Group:
     """Write consolidated metadata for the hierarchy under ``path`` (v2: ``.zmetadata``; v3:
     inline ``consolidated_metadata`` in the group's ``zarr.json``) and return the group. With
-    ``zarr_format``, the group must be of that format. At the store root, later metadata
-    writes through the store keep it in step (:mod:`zarrx.metadata.nodes`)."""
+    ``zarr_format``, the group must be of that format. Later metadata writes through the store
+    keep it in step, at the store root or below it (:mod:`zarrx.metadata.nodes`)."""
     st = _store(store, "r+", storage_options)
     path = (path or "").strip("/")
     check_format(zarr_format, none=True)
