@@ -18,6 +18,7 @@ from zarrx.metadata import nodes
 from zarrx.store import LocalStore, MemoryStore
 
 from test_concurrent_writes import run_threads  # noqa: E402 - shared trial runners
+from test_process_writes import run  # noqa: E402
 
 FORMATS = [2, 3]
 
@@ -298,3 +299,23 @@ def test_threads_writing_below_a_consolidated_group_lose_no_entry(tmp_path, kind
         + [f"t{i}/a{j}" for i in range(6) for j in range(4) if j % 3 != 1])
     assert all(listed[f"t{i}/a3"] == ((3,), {"j": 3}) for i in range(6))
     assert all(listed[f"t{i}"] == (None, {"i": i}) for i in range(6))
+
+
+def _create_and_delete(root, worker, n):
+    g = zarrx.open_group(LocalStore(root), mode="r+")
+    for j in range(n):
+        g.create_array(f"sub/deep/p{worker}_{j}", shape=(1,), dtype="u1", attributes={"j": j})
+        if j % 2:
+            del g[f"sub/deep/p{worker}_{j - 1}"]
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
+def test_processes_writing_below_consolidated_groups_lose_no_entry(tmp_path, zarr_format):
+    root = str(tmp_path / "s.zarr")
+    _hierarchy(LocalStore(root), zarr_format, consolidate=("sub/deep", "sub"))
+    run(_create_and_delete, [(root, i, 6) for i in range(4)])
+    store = LocalStore(root)
+    for group in ("sub", "sub/deep"):
+        assert_in_step(store, group, zarr_format)
+    assert sorted(p for p in _stored(store, "sub/deep") if p.startswith("p")) == sorted(
+        f"p{i}_{j}" for i in range(4) for j in range(1, 6, 2))
