@@ -249,28 +249,31 @@ def test_a_writer_stopped_before_its_last_step_never_leaves_readers_of_the_group
 
 def test_a_write_below_a_child_of_the_root_looks_for_consolidated_groups_in_one_read():
     """The cost when no group below the root is consolidated: a write of a child of the root
-    reads no other group's document; a write deeper down reads those of the groups above it
-    in one batched read."""
+    reads no other group's document; a write deeper down reads those of the groups between
+    the root and the node in one batched read."""
     store = MemoryStore()
     g = zarrx.open_group(store, mode="w")
-    g.create_group("p/q")
+    g.create_group("p/q/r")
     zarrx.consolidate_metadata(store)
-    batches = []
-    real = store.get_many
-
-    def get_many(requests):
-        requests = list(requests)
-        batches.append([k for k, _ in requests])
-        return real(requests)
-
-    store.get_many = get_many
     g = zarrx.open_group(store, mode="r+", use_consolidated=False)
-    g["p"].attrs["k"] = 1
-    assert not [b for b in batches if "p/zarr.json" in b and len(b) > 1]
-    batches.clear()
-    g["p/q"].attrs["k"] = 1
-    assert [b for b in batches if len(b) > 1 or b == ["p/zarr.json"]] == [["p/zarr.json"]]
-    assert _consolidated(store, "", 3)["metadata"]["p/q"]["attributes"] == {"k": 1}
+    p, r = g["p"], g["p/q/r"]
+    reads = []
+    for name in ("get", "get_versioned", "get_many"):
+        real = getattr(store, name)
+
+        def spy(first, *args, _name=name, _real=real, **kwargs):
+            first = list(first) if _name == "get_many" else first
+            reads.append((_name, [k for k, _ in first] if _name == "get_many" else first))
+            return _real(first, *args, **kwargs)
+        setattr(store, name, spy)
+    p.attrs["k"] = 1
+    assert {key for _, keys in reads for key in ([keys] if isinstance(keys, str) else keys)} \
+        == {"zarr.json", "p/zarr.json"}
+    reads.clear()
+    r.attrs["k"] = 1
+    assert [keys for name, keys in reads if "p/q/zarr.json" in keys] == [
+        ["p/zarr.json", "p/q/zarr.json"]]
+    assert _consolidated(store, "", 3)["metadata"]["p/q/r"]["attributes"] == {"k": 1}
 
 
 # -- concurrent writers ------------------------------------------------------------------------
