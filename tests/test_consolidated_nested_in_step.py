@@ -152,6 +152,21 @@ def test_every_step_in_turn_with_every_group_consolidated(tmp_path, zarr_format)
 
 
 @pytest.mark.parametrize("zarr_format", FORMATS)
+def test_a_consolidated_group_moved_keeps_its_documents_and_those_above_in_step(zarr_format):
+    store = MemoryStore()
+    g = _hierarchy(store, zarr_format, consolidate=("sub/deep", "sub", ""))
+    g.move("sub/deep", "sub/moved/deep")
+    g["sub/moved/deep"].create_array("n", shape=(1,), dtype="i1")
+    for group in ("", "sub", "sub/moved/deep"):
+        assert_in_step(store, group, zarr_format)
+    g.move("sub", "top")
+    g.create_array("top/moved/deep/m", shape=(1,), dtype="i1")
+    for group in ("", "top", "top/moved/deep"):
+        assert_in_step(store, group, zarr_format)
+    assert sorted(_stored(store, "top/moved/deep")) == ["m", "n", "y"]
+
+
+@pytest.mark.parametrize("zarr_format", FORMATS)
 def test_a_group_zarr_python_consolidated_stays_in_step_for_it(tmp_path, zarr_format):
     """zarr-python consolidates the sub-group (and then the root, writing an empty
     consolidated_metadata into each group's entry); zarrx writes into the sub-group and
