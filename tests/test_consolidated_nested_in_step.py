@@ -211,6 +211,16 @@ def test_a_v2_sub_groups_zmetadata_is_read_when_it_is_opened_by_its_path():
                             f"consolidated metadata (write it with zarrx.consolidate_metadata)")
 
 
+def test_a_consolidated_metadata_field_spelled_with_escapes_is_kept_in_step():
+    store = MemoryStore()
+    _hierarchy(store, 3)
+    raw = store.get("sub/zarr.json")
+    store.set("sub/zarr.json", raw.replace(b'"consolidated_metadata"',
+                                           b'"consolidated\\u005fmetadata"'))
+    zarrx.open_group(store, mode="r+").create_array("sub/b", shape=(1,), dtype="i1")
+    assert_in_step(store, "sub", 3)
+
+
 @pytest.mark.parametrize("zarr_format", FORMATS)
 def test_a_handle_that_writes_reads_its_groups_consolidated_metadata_again(zarr_format):
     store = MemoryStore()

@@ -99,8 +99,13 @@ def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]]
     got = store.get_many([(_key(at, fmt), _WHOLE if fmt == 3 else _FIRST_BYTE)
                           for fmt, at in pairs])
     return [pair for pair, raw in zip(pairs, got)
-            if raw is not None and (pair[0] == 2 or b'"consolidated_metadata"' in raw
-                                    or b"\\u" in raw)]     # (a name spelled with escapes)
+            if raw is not None and (pair[0] == 2 or _names_consolidated(bytes(raw)))]
+
+
+def _names_consolidated(doc: bytes) -> bool:
+    """Whether a ``zarr.json`` may have a ``consolidated_metadata`` field (or spells a name
+    with escapes, which only a parse would tell)."""
+    return b'"consolidated_metadata"' in doc or b"\\u" in doc
 
 
 def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],
