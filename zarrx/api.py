@@ -335,7 +335,8 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
     path = (path or "").strip("/")
     check_format(zarr_format, none=True)
     if zarr_format is not None:
-        if not isinstance(nodes.load_node(st, path, zarr_format), GroupMeta):
+        if not isinstance(nodes.load_node(st, path, zarr_format, consolidated=False),
+                          GroupMeta):
             raise NodeNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
                                     f"{_where(st, path)}")
     meta = nodes.consolidate(st, path)

@@ -512,7 +512,7 @@ def walk(store: Store, path: str) -> Iterator[tuple[str, Meta]]:
 
 def consolidate(store: Store, path: str = "") -> GroupMeta:
     """Consolidate the hierarchy under the group at ``path``; returns its new metadata."""
-    root = load_node(store, path)
+    root = load_node(store, path, consolidated=False)   # (what it replaces)
     if not isinstance(root, GroupMeta):
         raise NodeNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
     root = dataclasses.replace(root, consolidated=None)
