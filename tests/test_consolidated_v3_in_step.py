@@ -153,12 +153,12 @@ def test_a_writer_stopped_before_its_last_step_never_leaves_readers_stale(monkey
     g = _hierarchy(store)
     real = nodes._edit_consolidated
 
-    def marks_only(store_, zarr_format, edit):
+    def marks_only(store_, zarr_format, edit, at=""):
         probe = set()
         edit({}, probe)                         # an edit that leaves a path pending marks it;
         if not probe:                           # one that leaves none finishes: never reached
             raise _Killed
-        return real(store_, zarr_format, edit)
+        return real(store_, zarr_format, edit, at)
 
     monkeypatch.setattr(nodes, "_edit_consolidated", marks_only)
     with pytest.raises(_Killed):

@@ -206,3 +206,16 @@ def test_nested_create_makes_root_and_parents_like_zarr_python(fmt):
     zarrx.create_array(solo, shape=(2,), dtype="i1", chunks=(2,))
     with pytest.raises(zarrx.NodeExistsError, match="cannot create 'x': '/' is an array"):
         zarrx.create_array(solo, name="x", shape=(2,), dtype="i1")
+
+
+@pytest.mark.parametrize("path", ["", "sub"])
+def test_consolidating_replaces_a_zmetadata_that_does_not_parse(path):
+    """As in zarr-python, consolidating does not read the document it replaces: a v2
+    ``.zmetadata`` that does not parse (at the root too) is written anew."""
+    store = MemoryStore()
+    zarrx.open_group(store, mode="w", zarr_format=2).create_group("sub").create_array(
+        "a", shape=(1,), dtype="i1")
+    store.set(f"{path}/.zmetadata" if path else ".zmetadata", b"garbage")
+    zarrx.consolidate_metadata(store, path=path, zarr_format=2)
+    assert zarrx.open_consolidated(store, path=path, mode="r").metadata.consolidated \
+        is not None

@@ -225,6 +225,30 @@ def test_writes_with_consolidated_false_leave_no_stale_consolidated_metadata(tmp
         xr.testing.assert_identical(load(path, engine, group=group, consolidated=True), ds)
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_writes_with_consolidated_false_keep_the_groups_consolidated_metadata_in_step(tmp_path,
+                                                                                      fmt):
+    """The written group and a group above it carry consolidated metadata of their own: writes
+    with consolidated=False keep both in step, and readers of the group that use them see what
+    was written."""
+    ds = sample(n_time=6)
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(ds.isel(time=slice(0, 4)), path, zarr_format=fmt, group="a/b")
+    for group in ("a/b", "a"):
+        zarrx.consolidate_metadata(str(path), path=group)
+    zx.to_zarrx(ds.isel(time=slice(4, 6)), path, append_dim="time", consolidated=False,
+                group="a/b")
+    extra = xr.Dataset({"extra": ("x", np.arange(4.0))}, attrs=ds.attrs)
+    zx.to_zarrx(extra, path, mode="a", consolidated=False, group="a/b")
+    for group in ("a/b", "a"):
+        assert zarrx.open_group(str(path), path=group, mode="r").metadata.consolidated \
+            is not None
+    assert zarrx.open_group(str(path), path="a", mode="r")["b/temp"].shape[0] == 6
+    for engine in ("zarr", "zarrx"):
+        xr.testing.assert_identical(load(path, engine, group="a/b", consolidated=True),
+                                    ds.merge(extra))
+
+
 def test_open_mfdataset_and_groups(tmp_path):
     ds = sample(n_time=10)
     paths = []

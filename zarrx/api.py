@@ -95,7 +95,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     path = (path or "").strip("/")
     use_consolidated = kwargs.pop("use_consolidated", None)
     if mode in ("r", "r+", "a"):
-        meta = nodes.load_node(st, path, zarr_format)
+        meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
         if isinstance(meta, GroupMeta):
             extra = [k for k in kwargs if k != "attributes"]
             if extra:                        # zarr-python: open_group refuses them (TypeError)
@@ -132,7 +132,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     st = _store(store, mode, storage_options)
     path = (path or "").strip("/")
     if mode in ("r", "r+", "a"):
-        meta = nodes.load_node(st, path, zarr_format)
+        meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
         if isinstance(meta, GroupMeta):
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
@@ -329,13 +329,14 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
                          storage_options: dict | None = None) -> Group:
     """Write consolidated metadata for the hierarchy under ``path`` (v2: ``.zmetadata``; v3:
     inline ``consolidated_metadata`` in the group's ``zarr.json``) and return the group. With
-    ``zarr_format``, the group must be of that format. At the store root, later metadata
-    writes through the store keep it in step (:mod:`zarrx.metadata.nodes`)."""
+    ``zarr_format``, the group must be of that format. Later metadata writes through the store
+    keep it in step, at the store root or below it (:mod:`zarrx.metadata.nodes`)."""
     st = _store(store, "r+", storage_options)
     path = (path or "").strip("/")
     check_format(zarr_format, none=True)
     if zarr_format is not None:
-        if not isinstance(nodes.load_node(st, path, zarr_format), GroupMeta):
+        if not isinstance(nodes.load_node(st, path, zarr_format, consolidated=False),
+                          GroupMeta):
             raise NodeNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
                                     f"{_where(st, path)}")
     meta = nodes.consolidate(st, path)

@@ -362,11 +362,11 @@ class Group(Node):
         self._forget_consolidated()
 
     def _forget_consolidated(self) -> None:
-        """After a change made here: the store root's group reads its consolidated metadata
-        again (writes keep it in step, see :mod:`zarrx.metadata.nodes`); any other group
-        lists its members from the store."""
+        """After a change made here: a group that answered from consolidated metadata reads
+        its own again (writes keep it in step, see :mod:`zarrx.metadata.nodes`), or lists its
+        members from the store when it has none (one opened through a consolidated parent)."""
         if self._meta.consolidated is not None:
-            fresh = nodes.load_node(self._store, self._path) if not self._path else None
+            fresh = nodes.load_node(self._store, self._path, consolidated=True)
             self._meta = fresh if isinstance(fresh, GroupMeta) else \
                 dataclasses.replace(self._meta, consolidated=None)
 

@@ -1,29 +1,31 @@
-"""Editing the consolidated metadata at a store root in place: a v2 ``.zmetadata`` or the
-inline ``consolidated_metadata`` of a v3 root group's ``zarr.json``.
+"""Editing the consolidated metadata of a group in place: a v2 ``.zmetadata`` or the inline
+``consolidated_metadata`` of a v3 group's ``zarr.json`` (at the store root or below it).
 
 :func:`edit_consolidated` is the one read-modify-write both formats go through when
-:mod:`zarrx.metadata.nodes` keeps that document in step with a node's writes (the order of
-those writes, and the ``zarrx_pending`` marks, are described there). The entries are kept as
-stored: an edit replaces or removes them, never reads them, so only the layout around them is
-checked and only the entries an edit replaced are serialized; a write costs the size of the
-document, not a parse and serialization of every node in it.
+:mod:`zarrx.metadata.nodes` keeps these documents in step with a node's writes (the order of
+those writes, and the ``zarrx_pending`` marks, are described there); :func:`consolidated_groups`
+finds, in one batched read, which groups below the store root carry such a document. The
+entries are kept as stored: an edit replaces or removes them, never reads them, so only the
+layout around them is checked and only the entries an edit replaced are serialized; a write
+costs the size of the document, not a parse and serialization of every node in it.
 """
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
 from zarrx.metadata._util import Loc
 from zarrx.metadata.consolidated import PENDING, node_keys, zmetadata_nodes
-from zarrx.metadata.json import checked as checked_json, load as load_json
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES, checked as checked_json, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v3 import consolidated_parts
-from zarrx.store.base import Store
+from zarrx.store.base import ByteRange, Store
 from zarrx.store.update import update_object
 
-__all__ = ["edit_consolidated", "without_consolidated", "Edit", "V3_KEY", "ZMETADATA"]
+__all__ = ["edit_consolidated", "consolidated_groups", "without_consolidated", "Edit", "V3_KEY",
+           "ZMETADATA"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -31,20 +33,32 @@ ZMETADATA = ".zmetadata"
 
 
 class _NotConsolidated(Exception):
-    """The store root's ``zarr.json`` carries no consolidated metadata: nothing to edit."""
+    """The group's ``zarr.json`` carries no consolidated metadata: nothing to edit."""
 
 
-#: ``edit(entries, pending)``: entries by path, as stored (to be replaced or removed, not read)
+#: ``edit(entries, pending)``: entries by path relative to the group, as stored (to be replaced
+#: or removed, not read)
 Edit = Callable[[dict[str, Any], set[str]], None]
 
+# a group's zarr.json is read whole (up to the largest document a reader takes); of a
+# .zmetadata, whether there is one is enough
+_WHOLE = ByteRange.trusted(0, MAX_DOCUMENT_BYTES + 1)
+_FIRST_BYTE = ByteRange.trusted(0, 1)
 
-def edit_consolidated(store: Store, zarr_format: int, edit: Edit) -> bool:
-    """Apply ``edit(entries, pending)`` to the consolidated metadata at the store root: for
-    ``zarr_format`` 2 the ``.zmetadata``, for 3 the inline ``consolidated_metadata`` of the root
-    group's ``zarr.json`` (the rest of that document kept as stored). False when there is none.
-    The read-modify-write is conditional where the store can do that, retried on conflict
-    (:func:`~zarrx.store.update.update_object`; threads of one process take turns)."""
-    key = V3_KEY if zarr_format == 3 else ZMETADATA
+
+def _key(at: str, zarr_format: int) -> str:
+    name = V3_KEY if zarr_format == 3 else ZMETADATA
+    return f"{at}/{name}" if at else name
+
+
+def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") -> bool:
+    """Apply ``edit(entries, pending)`` to the consolidated metadata of the group at ``at``
+    (default: the store root): for ``zarr_format`` 2 its ``.zmetadata``, for 3 the inline
+    ``consolidated_metadata`` of its ``zarr.json`` (the rest of that document kept as stored).
+    False when there is none. The read-modify-write is conditional where the store can do
+    that, retried on conflict (:func:`~zarrx.store.update.update_object`; threads of one
+    process take turns)."""
+    key = _key(at, zarr_format)
     found = [False]
 
     def modify(raw: bytes | memoryview | None) -> bytes | None:
@@ -71,6 +85,27 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit) -> bool:
     except _NotConsolidated:
         pass
     return found[0]
+
+
+def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]]
+                        ) -> list[tuple[int, str]]:
+    """Of the ``(zarr_format, group path)`` pairs, those whose group may carry consolidated
+    metadata of that format (v2: there is a ``.zmetadata``; v3: its ``zarr.json`` has a
+    ``consolidated_metadata`` field), in the order given: one batched read, of a ``.zmetadata``
+    its first byte only. :func:`edit_consolidated` then reads each of them for good."""
+    pairs = list(candidates)
+    if not pairs:
+        return []
+    got = store.get_many([(_key(at, fmt), _WHOLE if fmt == 3 else _FIRST_BYTE)
+                          for fmt, at in pairs])
+    return [pair for pair, raw in zip(pairs, got)
+            if raw is not None and (pair[0] == 2 or _names_consolidated(bytes(raw)))]
+
+
+def _names_consolidated(doc: bytes) -> bool:
+    """Whether a ``zarr.json`` may have a ``consolidated_metadata`` field (or spells a name
+    with escapes, which only a parse would tell)."""
+    return b'"consolidated_metadata"' in doc or b"\\u" in doc
 
 
 def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],

@@ -3,26 +3,29 @@ knows which Zarr version a node is stored in).
 
 * ``load_node`` reads every candidate document of a node in one batched ``get_many`` (on a
   store whose requests are local work, ``zarr.json`` first);
-* ``save_node`` writes a node's documents and keeps the consolidated metadata at the store root
-  in step (see "Keeping consolidated metadata in step" below);
+* ``save_node`` writes a node's documents and keeps the consolidated metadata that lists the
+  node in step (see "Keeping consolidated metadata in step" below);
 * ``list_children`` / ``walk`` enumerate a hierarchy; ``consolidate`` writes consolidated metadata
   (v2 ``.zmetadata``; v3 inline ``consolidated_metadata`` in the group's ``zarr.json``).
 
-Keeping consolidated metadata in step. The consolidated metadata at the store root (a v2
-``.zmetadata``; a v3 root group's inline ``consolidated_metadata``, whose entries are flat paths
-as ``consolidate`` writes them) and a node's documents are separate objects, so a writer killed
-between them would leave the consolidated entry stale. Writes are therefore ordered: (1) the
-consolidated document is rewritten listing the node's path under ``zarrx_pending`` (v3: inside
-``consolidated_metadata``, where zarr-python ignores it), (2) the node's documents are written,
-(3) the consolidated document is rewritten with the node's new entry and without the path. A
-reader that finds pending paths takes those nodes from their own documents (``p/`` marks a
-subtree being deleted or written: it is listed from the store), so a kill at any point never
-serves stale metadata. Each rewrite is a read-modify-write made conditional (``set_if``) where
-the store supports it, so concurrent writers of different nodes lose no update. A path stays
-pending until its node is written again (consolidating keeps it pending: its writer may still be
-at work). A v3 root group's own writes rewrite the consolidated document itself and keep its
-entries and pending paths. Consolidated metadata of a group below the store root is not updated.
-The rewrites themselves are :func:`zarrx.metadata.consolidated_edit.edit_consolidated`.
+Keeping consolidated metadata in step. A node is listed by the consolidated metadata of the
+store root and of any group above it that carries its own (a v2 ``.zmetadata``; a v3 group's
+inline ``consolidated_metadata``, whose entries are flat paths relative to that group as
+``consolidate`` writes them; a v2 group's ``.zmetadata`` lists the group itself too). These
+documents and the node's are separate objects, so a writer killed between them would leave an
+entry stale. Writes are therefore ordered: (1) each of these documents is rewritten listing the
+node's path under ``zarrx_pending`` (v3: inside ``consolidated_metadata``, where zarr-python
+ignores it), (2) the node's documents are written, (3) each is rewritten with the node's new
+entry and without the path. A reader that finds pending paths takes those nodes from their own
+documents (``p/`` marks a subtree being deleted or written: it is listed from the store), so a
+kill at any point never serves stale metadata. Each rewrite is a read-modify-write made
+conditional (``set_if``) where the store supports it, so concurrent writers of different nodes
+lose no update. A path stays pending until its node is written again (consolidating keeps it
+pending: its writer may still be at work). A v3 group's own writes rewrite its consolidated
+document itself and keep its entries and pending paths. The store root's documents are read by
+the rewrite itself; those of the groups between the root and the node are looked for in one
+batched read (none for a child of the root), and only those found are rewritten. The rewrites
+themselves are :func:`zarrx.metadata.consolidated_edit.edit_consolidated`.
 
 Changing a node. ``update_attributes`` and ``update_array`` change an existing node by a
 read-modify-write of its stored document (v3 ``zarr.json``; v2 ``.zattrs`` for attributes and
@@ -46,7 +49,7 @@ from zarrx.errors import NodeNotFoundError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
-from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit,
+from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.json import MAX_DOCUMENT_BYTES, load as load_json
@@ -124,8 +127,12 @@ def _copied(value: Any) -> Any:
 _DOC = ByteRange.trusted(0, MAX_DOCUMENT_BYTES + 1)
 
 
-def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta | None:
+def load_node(store: Store, path: str, zarr_format: int | None = None, *,
+              consolidated: bool | None = None) -> Meta | None:
     """The metadata of the node at ``path``, or None when there is none. v3 wins over v2.
+    ``consolidated``: whether a v2 group's ``.zmetadata`` is read (default: at the store root
+    only; opening a group by its path reads it there too, as zarr-python does); a v3 group's
+    inline consolidated metadata is part of its ``zarr.json``.
 
     A store whose requests wait on a network gets every candidate document in one batch; one
     whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
@@ -140,7 +147,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
         names.append(V3_KEY)
     if zarr_format in (None, 2):
         names += V2_KEYS
-        if not path:
+        if consolidated or (consolidated is None and not path):
             names.append(ZMETADATA)
     docs = dict(zip(names, store.get_many([(join(path, n), _DOC) for n in names])))
     if docs.get(V3_KEY) is not None:
@@ -151,9 +158,10 @@ def load_node(store: Store, path: str, zarr_format: int | None = None) -> Meta |
     if docs.get(".zgroup") is not None:
         meta = parse_group_v2(docs[".zgroup"], zattrs, join(path, ".zgroup"))
         if docs.get(ZMETADATA) is not None:
-            entries, pending = parse_zmetadata_pending(docs[ZMETADATA], ZMETADATA)
+            key = join(path, ZMETADATA)
+            entries, pending = parse_zmetadata_pending(docs[ZMETADATA], key)
             if pending:
-                entries = _settled(store, entries, pending, 2)
+                entries = _settled(store, entries, pending, 2, path)
             meta = dataclasses.replace(meta, consolidated={k: v for k, v in entries.items() if k})
         return meta
     return None
@@ -202,8 +210,8 @@ def _settled(store: Store, entries: dict[str, Meta], pending: Iterable[str], zar
     for p in pending:
         base = p.rstrip("/")
         if not base:
-            continue                            # the root: read from its own documents anyway
-        meta = load_node(store, join(at, base), zarr_format)
+            continue                            # the group: read from its own documents anyway
+        meta = load_node(store, join(at, base), zarr_format, consolidated=False)
         if meta is None or p.endswith("/"):
             entries = {k: v for k, v in entries.items()
                        if k != base and not k.startswith(base + "/")}
@@ -220,7 +228,7 @@ def _walked(store: Store, path: str, rel: str) -> Iterator[tuple[str, Meta]]:
 
 
 def save_node(store: Store, path: str, meta: Meta) -> None:
-    """Write ``meta`` as the node at ``path`` (keeping the store root's consolidated metadata
+    """Write ``meta`` as the node at ``path`` (keeping the consolidated metadata that lists it
     in step, see :func:`_in_step`). Nothing is written unless the documents parse back (see
     :func:`_readable`)."""
     v3 = meta.zarr_format == 3
@@ -233,7 +241,7 @@ def save_node(store: Store, path: str, meta: Meta) -> None:
             store.delete(join(path, ".zattrs"))
         return meta
 
-    _in_step(store, path, meta.zarr_format, write)
+    _in_step(store, path, meta.zarr_format, write, own=isinstance(meta, GroupMeta))
 
 
 def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
@@ -250,40 +258,73 @@ def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
     return out
 
 
-def _edit_each(store: Store, formats: Iterable[int], edit: Edit) -> list[int]:
-    """:func:`_edit_consolidated` for each of ``formats``; the formats whose consolidated
-    metadata was there."""
-    return [f for f in formats if _edit_consolidated(store, f, edit)]
+#: a consolidated document: (zarr_format, path of the group holding it)
+Doc = tuple[int, str]
 
 
-def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta]) -> Meta:
+def _relative(path: str, group: str) -> str:
+    """``path`` as a consolidated document of the group at ``group`` (above it, or the node
+    itself: ``""``) keys it."""
+    return path[len(group) + 1:] if group else path
+
+
+def _covering(store: Store, path: str, formats: tuple[int, ...], own: bool = False
+              ) -> list[Doc]:
+    """The consolidated documents that may list the node at ``path``: the store root's of each
+    of ``formats`` (each edit reads it anyway, and leaves it alone when it has none), then
+    those of the groups between the root and ``path`` (and of ``path`` itself with ``own``: a
+    v2 group's ``.zmetadata`` lists the group) that carry one, found with one batched read,
+    made only when there are such groups."""
+    parts = path.split("/") if path else []
+    groups = ["/".join(parts[:i]) for i in range(1, len(parts) + (1 if own else 0))]
+    return [(f, "") for f in formats] + consolidated_groups(
+        store, [(f, g) for g in groups for f in formats])
+
+
+def _edit_all(store: Store, docs: Iterable[Doc], edit: Callable[[str], Edit]) -> list[Doc]:
+    """:func:`_edit_consolidated` of each of ``docs`` with ``edit(its group's path)``; the
+    documents that were there."""
+    return [(f, g) for f, g in docs if _edit_consolidated(store, f, edit(g), at=g)]
+
+
+def _marking(rel: str) -> Edit:
+    """The edit that lists ``rel`` as pending."""
+    return lambda entries, pending: pending.add(rel)
+
+
+def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta],
+             own: bool = False) -> Meta:
     """``write()`` (which writes documents of the node at ``path`` and returns its new
-    metadata), keeping the store root's consolidated metadata of ``zarr_format`` in step: the
-    node is listed as pending first, then written, then its entry is written and it is no
-    longer pending. The entry written last is the node as stored then (read again), so
-    concurrent writers of one node leave the entry of the last of them. A v3 root group's
-    ``zarr.json`` is the consolidated document itself: its own writes keep its entries."""
+    metadata), keeping each consolidated document of ``zarr_format`` that lists the node in
+    step (the store root's and those of the groups above it, see :func:`_covering`; ``own``:
+    the node is a group, whose v2 ``.zmetadata`` lists it too): the node is listed as pending
+    in each first, then written, then its entries are written and it is no longer pending.
+    The entry written last is the node as stored then (read again), so concurrent writers of
+    one node leave the entry of the last of them. A v3 group's ``zarr.json`` is its
+    consolidated document itself: the group's own writes keep its entries."""
     if zarr_format == 3 and not path:
         return write()
-    consolidated = _edit_consolidated(store, zarr_format,
-                                      lambda entries, pending: pending.add(path))
+    marked = _edit_all(store, _covering(store, path, (zarr_format,), own and zarr_format == 2),
+                       lambda group: _marking(_relative(path, group)))
 
-    def finish(entries: dict[str, Any], pending: set[str]) -> None:
-        stored = load_node(store, path, zarr_format)
-        if stored is not None:
-            entries[path] = _without_consolidated(stored)
-        else:
-            entries.pop(path, None)
-        pending.discard(path)
+    def finishing(group: str) -> Edit:
+        rel = _relative(path, group)
+
+        def finish(entries: dict[str, Any], pending: set[str]) -> None:
+            stored = load_node(store, path, zarr_format, consolidated=False)
+            if stored is not None:
+                entries[rel] = _without_consolidated(stored)
+            else:
+                entries.pop(rel, None)
+            pending.discard(rel)
+        return finish
 
     try:
         new = write()
     except ZarrError:                   # refused (a change that does not apply): settle anyway
-        if consolidated:
-            _edit_consolidated(store, zarr_format, finish)
+        _edit_all(store, marked, finishing)
         raise
-    if consolidated:
-        _edit_consolidated(store, zarr_format, finish)
+    _edit_all(store, marked, finishing)
     return new
 
 
@@ -317,7 +358,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
             update_object(store, key, modify3, key)
             return out[0]
 
-        return _in_step(store, path, 3, write3)
+        return _in_step(store, path, 3, write3)   # (a v3 group's zarr.json is its own document)
     key = join(path, ".zattrs")
     attrs: list[dict[str, Any]] = []
 
@@ -331,7 +372,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
         update_object(store, key, modify2, key)
         return with_attributes(meta, attrs[0])
 
-    return _in_step(store, path, 2, write)
+    return _in_step(store, path, 2, write, own=isinstance(meta, GroupMeta))
 
 
 def update_array(store: Store, path: str, meta: ArrayMeta,
@@ -377,20 +418,31 @@ def delete_node(store: Store, path: str) -> None:
         store.delete_prefix("")
         return
     subtree = path + "/"
-    consolidated = _edit_each(store, (3, 2), lambda entries, pending: pending.add(subtree))
+    marked = _edit_all(store, _covering(store, path, (3, 2)),
+                       lambda group: _marking(_relative(subtree, group)))
     store.delete_prefix(subtree)
 
-    def finish(entries: dict[str, Any], pending: set[str]) -> None:
-        for k in [k for k in entries if k == path or k.startswith(subtree)]:
-            del entries[k]
-        pending.discard(subtree)
-    _edit_each(store, consolidated, finish)
+    def finishing(group: str) -> Edit:
+        rel = _relative(path, group)
+
+        def finish(entries: dict[str, Any], pending: set[str]) -> None:
+            _drop_subtree(entries, rel)
+            pending.discard(rel + "/")
+        return finish
+    _edit_all(store, marked, finishing)
+
+
+def _drop_subtree(entries: dict[str, Any], rel: str) -> None:
+    """Remove the entries of the node at ``rel`` and of every node below it."""
+    below = rel + "/"
+    for k in [k for k in entries if k == rel or k.startswith(below)]:
+        del entries[k]
 
 
 def move_node(store: Store, src: str, dst: str) -> None:
     """Move the node at ``src`` and everything below it to ``dst`` (which must be free, its
-    parents made): every object is copied, then the source deleted. The store root's
-    consolidated metadata lists ``dst`` as pending while it is copied, then its new entries."""
+    parents made): every object is copied, then the source deleted. The consolidated metadata
+    that lists ``dst`` lists it as pending while it is copied, then its new entries."""
     prefix = src + "/"
 
     def copy_objects() -> None:
@@ -405,22 +457,26 @@ def move_node(store: Store, src: str, dst: str) -> None:
 
 def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
     """Call ``write()``, which writes the node at ``path`` and everything below it object by
-    object (a move, a copy), keeping the store root's consolidated metadata (v2 or v3) in
-    step: it lists ``path`` as pending while ``write`` runs, then the subtree's new entries."""
+    object (a move, a copy), keeping the consolidated metadata (v2 or v3) that lists ``path``
+    in step (the store root's and those of the groups above it): each lists ``path`` as
+    pending while ``write`` runs, then the subtree's new entries."""
     subtree = path + "/"
-    consolidated = _edit_each(store, (3, 2), lambda entries, pending: pending.add(subtree))
+    marked = _edit_all(store, _covering(store, path, (3, 2)),
+                       lambda group: _marking(_relative(subtree, group)))
     write()
-    for fmt in consolidated:
-        meta = load_node(store, path, fmt)
+    metas = {fmt: load_node(store, path, fmt, consolidated=False)
+             for fmt in {f for f, _ in marked}}
+    for fmt, group in marked:
+        meta = metas[fmt]
+        rel = _relative(path, group)
 
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
-            for k in [k for k in entries if k == path or k.startswith(subtree)]:
-                del entries[k]
+            _drop_subtree(entries, rel)
             if meta is not None:
-                entries[path] = _without_consolidated(meta)
-                entries.update(_walked(store, path, path))
-            pending.discard(subtree)
-        _edit_consolidated(store, fmt, finish)
+                entries[rel] = _without_consolidated(meta)
+                entries.update(_walked(store, path, rel))
+            pending.discard(rel + "/")
+        _edit_consolidated(store, fmt, finish, at=group)
 
 
 def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
@@ -456,7 +512,7 @@ def walk(store: Store, path: str) -> Iterator[tuple[str, Meta]]:
 
 def consolidate(store: Store, path: str = "") -> GroupMeta:
     """Consolidate the hierarchy under the group at ``path``; returns its new metadata."""
-    root = load_node(store, path)
+    root = load_node(store, path, consolidated=False)   # (what it replaces)
     if not isinstance(root, GroupMeta):
         raise NodeNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
     root = dataclasses.replace(root, consolidated=None)
@@ -486,26 +542,6 @@ def consolidate(store: Store, path: str = "") -> GroupMeta:
 
     update_object(store, key, modify, key)
     return done[0]
-
-
-def drop_consolidated(store: Store, path: str = "") -> bool:
-    """Remove the v3 inline consolidated metadata of the group at ``path`` (a read-modify-write
-    of its ``zarr.json``, conditional and retried as in :func:`update_attributes`), for a writer
-    that changed the hierarchy without consolidating it again: stale consolidated metadata would
-    show readers the old hierarchy. False when there was none to remove (nothing is written)."""
-    meta = load_node(store, path, 3)
-    if not isinstance(meta, GroupMeta) or meta.consolidated is None:
-        return False
-    key = join(path, V3_KEY)
-
-    def modify(raw: bytes | memoryview | None) -> bytes:
-        if raw is None:
-            raise _gone(store, path)
-        current = _cached_parse(parse_v3, bytes(raw), key)
-        return _readable(path, {V3_KEY: serialize_v3(_without_consolidated(current))})[V3_KEY]
-
-    update_object(store, key, modify, key)
-    return True
 
 
 def _pending_of(raw: bytes, key: str) -> list[str]:

@@ -138,8 +138,6 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(grp.store)
-    elif fmt == 3:
-        _drop_stale_consolidated(grp)
     if not delayed:
         return grp if compute else _nothing()
     import dask
@@ -147,19 +145,6 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
         return grp
     return dask.delayed(_all_written)(*delayed)
-
-
-def _drop_stale_consolidated(grp: Group) -> None:
-    """``consolidated=False`` in Zarr v3: the inline consolidated metadata of the group and of
-    the groups above it below the store root no longer lists what was written, and readers
-    would take it (shapes before an append, no new variables); it is removed, as xarray's
-    writer leaves none in the group it writes. (The store root's, v2 ``.zmetadata`` or v3
-    inline, is kept in step by every zarrx metadata write.)"""
-    from zarrx.metadata import nodes
-
-    parts = grp.path.split("/") if grp.path else []
-    for depth in range(1, len(parts) + 1):
-        nodes.drop_consolidated(grp.store, "/".join(parts[:depth]))
 
 
 def _all_written(*_: Any) -> None:
