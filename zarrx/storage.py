@@ -44,14 +44,5 @@ class DictStore(MemoryStore):
         super().__init__(data, read_only=read_only)
         self._data = data           # the caller's dict itself, not a copy
 
-    def __eq__(self, other: object) -> bool:
-        """Stores of the same dict (and read-only state) are equal, so the nodes opened from
-        one dict twice compare equal."""
-        return isinstance(other, DictStore) and other._data is self._data \
-            and other.read_only == self.read_only
-
-    def __hash__(self) -> int:
-        return hash((DictStore, id(self._data), self.read_only))
-
     def __repr__(self) -> str:
         return f"DictStore(<{len(self._data)} keys>)"

@@ -527,11 +527,11 @@ class LocalStore(ConditionalFiles):
         self.__init__(state["root"], read_only=state["read_only"], fsync=state["fsync"])
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LocalStore) and self.root == other.root
-                and self.read_only == other.read_only)
+        """As zarr-python's: local stores of the same root are equal, read-only or not."""
+        return isinstance(other, type(self)) and self.root == other.root
 
     def __hash__(self) -> int:
-        return hash((LocalStore, self.root, self.read_only))
+        return hash((LocalStore, self.root))
 
     def __repr__(self) -> str:
         return f"LocalStore({self.root!r}{', read_only=True' if self.read_only else ''})"
