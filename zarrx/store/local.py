@@ -209,7 +209,8 @@ class LocalStore(ConditionalFiles):
         """``reader(out, start, chunk, fill, scratch, lo, hi)``: chunks ``lo`` to ``hi`` (C
         order over those a box touches) of raw chunk files ``head`` + coordinates joined by
         ``sep`` read straight into ``out`` by the kernel (:mod:`zarrx.store._localbox`),
-        without the GIL, with ``scratch`` (a chunk's bytes) for the chunks it must copy from;
+        without the GIL, with ``scratch`` (``reader.scratch_size(chunk, out.shape, itemsize)``
+        bytes: what a chunk's part inside the box spans) for the chunks it must copy from;
         it returns the indices of chunks the general path must read (an error to word). None
         where the kernel cannot open paths (no ``openat2``) or the keys are not plain."""
         real = self._tree.real_root()
