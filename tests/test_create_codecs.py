@@ -242,3 +242,49 @@ def test_v2_codec_errors_name_the_zarray_field(field, value, want) -> None:
     with pytest.raises(CodecError) as info:
         b[:]
     assert str(info.value).startswith(want)
+
+
+def _reopened(fmt: int, codecs: list, dtype: str) -> zarrx.Array:
+    """An array of 4 ``dtype`` items whose stored document lists ``codecs`` (v2: the filters
+    before a zlib compressor; v3: the codec list)."""
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(4,), chunks=(4,), dtype=dtype, zarr_format=fmt)
+    key = "a/.zarray" if fmt == 2 else "a/zarr.json"
+    z = doc(store, key)
+    z["filters" if fmt == 2 else "codecs"] = codecs
+    store.set(key, json.dumps(z).encode())
+    return zarrx.open_array(store, path="a", mode="r")
+
+
+_V3_BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+@pytest.mark.parametrize("fmt,codecs,dtype,want", [
+    (2, [{"id": "delta", "dtype": "<i2"}], "<i4",
+     "a/.zarray filters[0].dtype: the codec receives <i4 data, found <i2"),
+    (3, [{"name": "numcodecs.delta", "configuration": {"dtype": "<i2"}}, _V3_BYTES], "<i4",
+     "a codecs[0].configuration.dtype: the codec receives <i4 data, found <i2"),
+    (2, [{"id": "fixedscaleoffset", "offset": 0, "scale": 1, "dtype": "<f8"}], "<f4",
+     "a/.zarray filters[0].dtype: the codec receives <f4 data, found <f8"),
+    (3, [{"name": "numcodecs.fixedscaleoffset",
+          "configuration": {"offset": 0, "scale": 1, "dtype": "<f8"}}, _V3_BYTES], "<f4",
+     "a codecs[0].configuration.dtype: the codec receives <f4 data, found <f8"),
+    (2, [{"id": "bitround", "keepbits": 11}], "<f2",
+     "a/.zarray filters[0].keepbits: expected at most 10 for float16, found 11"),
+    (3, [{"name": "numcodecs.bitround", "configuration": {"keepbits": 11}}, _V3_BYTES], "<f2",
+     "a codecs[0].configuration.keepbits: expected at most 10 for float16, found 11"),
+    (2, [{"id": "astype", "encode_dtype": "<i2", "decode_dtype": "<i8"}], "<i4",
+     "a/.zarray filters[0].decode_dtype: the codec receives <i4 data, found <i8"),
+    (3, [{"name": "numcodecs.astype",
+          "configuration": {"encode_dtype": "<i2", "decode_dtype": "<i8"}}, _V3_BYTES], "<i4",
+     "a codecs[0].configuration.decode_dtype: the codec receives <i4 data, found <i8"),
+], ids=["delta-v2", "delta-v3", "fixedscaleoffset-v2", "fixedscaleoffset-v3", "bitround-v2",
+        "bitround-v3", "astype-v2", "astype-v3"])
+def test_codec_field_errors_name_the_field_where_the_document_has_it(fmt, codecs, dtype,
+                                                                     want) -> None:
+    """A v2 filter's fields sit in the filter object itself (``filters[0].dtype``); a v3
+    codec's sit in its ``configuration``."""
+    b = _reopened(fmt, codecs, dtype)
+    with pytest.raises(CodecError) as info:
+        b[:]
+    assert str(info.value) == want

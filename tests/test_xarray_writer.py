@@ -274,3 +274,60 @@ def test_compressor_is_not_an_encoding_key_compressors_none_is_no_compressor(tmp
     WRITERS[writer](ds, tmp_path / "b.zarr", zarr_format=fmt,
                     encoding={"v": {"compressors": None}})
     assert zarr.open_array(tmp_path / "b.zarr", path="v").compressors == ()
+
+
+def _codecs(path, fmt):
+    """What the stored document of array ``v`` says of its chunking and codecs."""
+    import json
+    if fmt == 3:
+        doc = json.loads((path / "v" / "zarr.json").read_text())
+        return doc["chunk_grid"], doc["codecs"]
+    doc = json.loads((path / "v" / ".zarray").read_text())
+    return doc["chunks"], doc["filters"], doc["dtype"], doc["order"]
+
+
+BYTES_BIG = {"name": "bytes", "configuration": {"endian": "big"}}
+
+
+@pytest.mark.parametrize("fmt,enc", [
+    (3, {"serializer": BYTES_BIG}),
+    (3, {"serializer": "auto"}),
+    (3, {"filters": None}),
+    (3, {"filters": []}),
+    (3, {"compressors": None}),
+    (3, {"compressors": ()}),
+    (3, {"shards": None}),
+    (3, {"shards": (20,), "chunks": (5,)}),
+    (3, {"shards": 20, "chunks": (5,)}),
+    (3, {"shards": "auto", "chunks": (2,)}),
+    (3, {"shards": {"shape": (20,), "index_location": "start"}, "chunks": (5,)}),
+    (2, {"serializer": "auto"}),
+    (2, {"filters": None}),
+    (2, {"compressors": None}),
+    (2, {"shards": None}),
+], ids=lambda v: repr(v) if isinstance(v, dict) else None)
+def test_codec_encoding_keys_store_what_engine_zarr_stores(tmp_path, fmt, enc):
+    """Each codec key of ``create_array`` in a variable's encoding gives the chunking and
+    codecs that engine "zarr" (zarr-python 3) stores; compressors are compared where both
+    writers have the same default."""
+    ds = xr.Dataset({"v": ("x", np.arange(40, dtype="i4"))})
+    for writer in WRITERS:
+        WRITERS[writer](ds, tmp_path / writer, zarr_format=fmt, encoding={"v": dict(enc)},
+                        consolidated=False)
+    assert _codecs(tmp_path / "zarrx", fmt) == _codecs(tmp_path / "zarr", fmt)
+    assert zarr.open_array(tmp_path / "zarrx", path="v")[...].tolist() == list(range(40))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_serializer_none_is_refused_as_engine_zarr_refuses_it(tmp_path, writer, fmt):
+    """A chunk always has a serializer: engine "zarr" hands ``None`` to zarr-python, which
+    raises (a TypeError for Zarr v3, a ValueError for v2); to_zarrx raises an ArgumentTypeError,
+    both."""
+    ds = xr.Dataset({"v": ("x", np.arange(4, dtype="i4"))})
+    with pytest.raises(TypeError if fmt == 3 else ValueError) as info:
+        WRITERS[writer](ds, tmp_path / "a.zarr", zarr_format=fmt,
+                        encoding={"v": {"serializer": None}})
+    if writer == "zarrx":
+        assert str(info.value) == ("to_zarrx: encoding of 'v': serializer: expected an "
+                                   "array->bytes codec or 'auto', found None")

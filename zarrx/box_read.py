@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx.chunk_io import ArrayIO, box_scratch, check_count, read_into
+from zarrx.chunk_io import ArrayIO, check_count, read_into, read_scratch
 
 __all__ = ["read_box"]
 
@@ -37,8 +37,12 @@ def read_box(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     target = out.reshape([b - a for a, b in box])
     chunk, fill, n = io.chunk_shape, io.fill_bytes, plan.nchunks
     per_task = max(1, BOX_TASK_BYTES // max(1, io.plan(chunk).nbytes))
+    # the scratch holds what one chunk's part inside the box spans in its file, not a chunk:
+    # a small read of a huge chunk (or of a missing one) allocates little more than its output
+    need = reader.scratch_size(chunk, target.shape, io.dtype.itemsize)
     left = _pool.run_ranges(
-        lambda lo, hi: reader(target, start, chunk, fill, box_scratch(io, plan, lo), lo, hi),
+        lambda lo, hi: reader(target, start, chunk, fill, read_scratch(io, plan, lo, need),
+                              lo, hi),
         n, per_task)
     if left:
         chunks = plan.chunks

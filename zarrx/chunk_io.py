@@ -6,7 +6,8 @@ write read units by coordinates through the array's chunk source (see :mod:`zarr
 group a write's chunks by the stored object that holds them.
 
 Memory: a read allocates its output plus O(threads) decoded chunk buffers and holds the stored
-bytes of one window (never less than one stored object's requested chunks) per thread; a write
+bytes of one window (never less than one stored object's requested chunks) per thread; a huge
+raw chunk (``RANGED_RAW_BYTES``) is fetched as the byte range the selection spans in it; a write
 holds the encoded chunks of one stored object per thread. Reads are windows of chunks, each
 fetched with one ``get_chunks`` call and decoded on one thread; writes are one task per stored
 object, committed once.
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from math import prod
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,9 +36,11 @@ from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeErro
 from zarrx.indexing import check_chunk_count, is_view
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store._values import Value, gather_kept
+from zarrx.store.base import ByteRange
 from zarrx.store.chunks import PARTIAL, ChunkSource
 
-__all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at", "box_scratch", "check_count"]
+__all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at", "box_scratch",
+           "read_scratch", "check_count"]
 
 WINDOW_PER_THREAD = 8
 READ_WINDOW = 4          # chunks a thread fetches and decodes at a time, at least ...
@@ -45,6 +48,7 @@ WINDOW_BYTES = 1 << 20   # ... and at least this many decoded bytes: small chunk
                          # Python time under the GIL, and a task per few of them would make the
                          # threads take turns on the GIL more often than they work
 GIL_FREE_BYTES = 1 << 16 # stores read objects this large without the GIL (LocalStore does)
+RANGED_RAW_BYTES = 1 << 24   # raw chunks this large are read by the bytes a selection spans
 
 
 @dataclass(eq=False)
@@ -142,6 +146,24 @@ class ArrayIO:
             buf = bufs[shape] = self.new_chunk(shape, fill=False)
         return buf
 
+    @cached_property
+    def ranged_raw(self) -> bool:
+        """Whether reads fetch only the bytes a selection spans in a chunk: the chunks are
+        stored as their raw bytes alone (the ``bytes`` codec in native order, no checksum)
+        and are so large that fetching a whole one for a few cells would be wasteful."""
+        if not self.regular or self.object_chunks:
+            return False
+        plan = self.plan(self.chunk_shape)          # type: ignore[arg-type]
+        return plan.raw and not plan.b2b and plan.nbytes >= RANGED_RAW_BYTES
+
+    def byte_scratch(self, n: int) -> np.ndarray:
+        """A per-thread buffer of at least ``n`` bytes, reused across reads (replaced by a
+        larger one when a read needs more)."""
+        buf = getattr(self._local, "raw", None)
+        if buf is None or buf.nbytes < n:
+            buf = self._local.raw = np.empty(n, dtype=np.uint8)
+        return buf
+
     def work_chunk(self, shape: tuple[int, ...], *, fill: bool) -> np.ndarray:
         """A chunk buffer to assemble one chunk for encoding: the per-thread scratch buffer
         (encoders return new bytes, so it is free again once the chunk is encoded)."""
@@ -210,6 +232,64 @@ def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> Non
 
 
 _NO_ARENA = object()
+class _Window(NamedTuple):
+    """The cells a selection reads of a raw chunk, as one byte range of it: ``rng`` spans the
+    selection's first cell to its last, ``shape`` is the box of cells between them and
+    ``sel`` the selection relative to that box."""
+    rng: ByteRange
+    shape: tuple[int, ...]
+    sel: tuple
+
+
+def _window(io: ArrayIO, chunk_sel: tuple) -> _Window | None:
+    """The byte range of a raw chunk (regular shape, C order) that ``chunk_sel`` (ints,
+    slices with a positive step, or integer arrays per axis) reads, when it is less than half
+    the chunk; None otherwise (the whole chunk is fetched)."""
+    chunk = io.chunk_shape
+    itemsize = io.dtype.itemsize
+    if len(chunk_sel) != len(chunk):             # type: ignore[arg-type]
+        return None
+    lo: list[int] = []
+    hi: list[int] = []
+    sel: list[Any] = []
+    for s, n in zip(chunk_sel, chunk):           # type: ignore[arg-type]
+        if isinstance(s, (int, np.integer)):
+            a = int(s)
+            lo.append(a), hi.append(a + 1), sel.append(0)
+        elif isinstance(s, slice):
+            start, stop, step = s.indices(n)
+            if step <= 0 or start >= stop:
+                return None
+            last = start + (stop - 1 - start) // step * step
+            lo.append(start), hi.append(last + 1), sel.append(slice(0, last + 1 - start, step))
+        elif isinstance(s, np.ndarray) and s.dtype.kind in "iu" and s.size:
+            a = int(s.min())
+            lo.append(a), hi.append(int(s.max()) + 1), sel.append(s - a)
+        else:
+            return None
+    strides = [itemsize] * len(chunk)
+    for d in range(len(chunk) - 2, -1, -1):
+        strides[d] = strides[d + 1] * chunk[d + 1]   # type: ignore[index]
+    first = sum(a * st for a, st in zip(lo, strides))
+    length = sum((b - 1) * st for b, st in zip(hi, strides)) + itemsize - first
+    if 2 * length > io.plan(chunk).nbytes:       # type: ignore[arg-type]
+        return None
+    return _Window(ByteRange.trusted(first, length),
+                   tuple(b - a for a, b in zip(lo, hi)), tuple(sel))
+
+
+def _window_view(io: ArrayIO, win: _Window, data: Any) -> np.ndarray | None:
+    """The cells of ``win`` over the fetched bytes ``data`` (no copy), or None when the stored
+    chunk is shorter than the range (the whole chunk is read then, and its size checked)."""
+    if memoryview(data).nbytes != win.rng.length:
+        return None
+    chunk = io.chunk_shape
+    strides = [io.dtype.itemsize] * len(chunk)   # type: ignore[arg-type]
+    for d in range(len(strides) - 2, -1, -1):
+        strides[d] = strides[d + 1] * chunk[d + 1]   # type: ignore[index]
+    return np.ndarray(win.shape, dtype=io.dtype, buffer=data, strides=tuple(strides))
+
+
 def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
     """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
     ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
@@ -218,9 +298,27 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
     target = out.reshape(-1) if flat else out
     window = max(16, WINDOW_PER_THREAD * _pool.threads())
     source = io.source
+    ranged = io.ranged_raw
 
-    def decode(pairs: Sequence) -> None:
-        for p, data in pairs:
+    def requests(win: Sequence) -> list:
+        """What to fetch for each projection: the chunk, or (a huge raw chunk read in part)
+        the bytes its selection spans."""
+        if not ranged:
+            return [(p, (p.coords, None), None) for p in win]
+        reqs = []
+        for p in win:
+            w = None if p.full else _window(io, p.chunk_sel)
+            reqs.append((p, (p.coords, None if w is None else w.rng), w))
+        return reqs
+
+    def decode(triples: Sequence) -> None:
+        for p, data, w in triples:
+            if w is not None and data is not None:
+                part = _window_view(io, w, data)
+                if part is not None:
+                    _assign(target, p.out_sel, part, w.sel)
+                    continue
+                data = source.get_chunks([(p.coords, None)])[0]   # read whole, size checked
             if data is None:
                 target[p.out_sel] = io.fill
                 continue
@@ -242,8 +340,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
             _assign(target, p.out_sel, buf, p.chunk_sel)
 
     if len(projections) == 1:        # one chunk: no windows, no pool
-        p = projections[0]
-        decode([(p, source.get_chunks([(p.coords, None)])[0])])
+        ((p, req, w),) = requests(projections)
+        decode([(p, source.get_chunks([req])[0], w)])
         return
 
     arenas = threading.local()     # a read buffer per thread, reused by its windows
@@ -252,7 +350,9 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         arena = getattr(arenas, "arena", _NO_ARENA)
         if arena is _NO_ARENA:
             arena = arenas.arena = source.new_arena()
-        return list(zip(win, source.get_chunks([(p.coords, None) for p in win], arena)))
+        reqs = requests(win)
+        got = source.get_chunks([r for _, r, _ in reqs], arena)
+        return [(p, data, w) for (p, _, w), data in zip(reqs, got)]
 
     one_thread = _pool.threads() <= 1 or io.gil_bound
     bounds = _read_windows(io, projections, window if one_thread else io.read_window)
@@ -327,6 +427,14 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
         coords.append(i // c)
         local.append(i % c)
     coords_t = tuple(coords)
+    w = _window(io, tuple(local)) if io.ranged_raw else None    # a huge raw chunk: one item
+    if w is not None:
+        data = io.source.get_chunks([(coords_t, w.rng)])[0]
+        if data is None:
+            return np.asarray(io.fill, dtype=io.dtype)[()]
+        part = _window_view(io, w, data)
+        if part is not None:
+            return part[w.sel]
     data = io.source.get_chunks([(coords_t, None)])[0]
     if data is None:
         return np.asarray(io.fill, dtype=io.dtype)[()]
@@ -348,6 +456,18 @@ def box_scratch(io: ArrayIO, plan: Any, i: int) -> np.ndarray:
         return io.scratch(io.chunk_shape)            # type: ignore[arg-type]
     except ZarrError as exc:
         raise _located(exc, io, plan.chunks[i].coords, io.chunk_shape)
+
+
+def read_scratch(io: ArrayIO, plan: Any, i: int, n: int) -> np.ndarray:
+    """The per-thread buffer of ``n`` bytes for a box read task starting at the plan's chunk
+    ``i`` (what the chunks' parts inside the box span, at most a chunk's bytes); a buffer that
+    cannot be allocated is an error located at that chunk."""
+    try:
+        return io.byte_scratch(n)
+    except MemoryError as exc:
+        err = CodecError(f"cannot allocate {n} bytes to read a part of a chunk of shape "
+                         f"{io.chunk_shape} and data type {io.dtype}")
+        raise err.at(array=io.key, **io.source.location(plan.chunks[i].coords)) from exc
 
 
 def _located(exc: ZarrError | MemoryError, io: ArrayIO, coords: tuple[int, ...],

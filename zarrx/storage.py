@@ -68,8 +68,10 @@ class _CallerDict:
         value = self.data.get(key)
         return default if value is None else self._read(value)
 
-    def __getitem__(self, key: str) -> object:
-        return self._read(self.data[key])
+    def __getitem__(self, key: str) -> bytes:
+        """A copy, as ``bytes`` (for comparing and pickling; reads use :meth:`get`)."""
+        value = self.data[key]
+        return value if type(value) is bytes else bytes(memoryview(self._read(value)))  # type: ignore[arg-type]
 
     def __setitem__(self, key: str, value: object) -> None:
         self.data[key] = self._written(value)
@@ -118,17 +120,7 @@ class DictStore(MemoryStore):
 
     def __getstate__(self) -> dict:
         """Pickled as a copy of the keys and values (``bytes``), as a ``MemoryStore``."""
-        return {"data": {k: bytes(memoryview(self._data[k]))  # type: ignore[arg-type]
-                         for k in self._data.keys()}, "read_only": self.read_only}
-
-    def __eq__(self, other: object) -> bool:
-        """Stores of the same dict (and read-only state) are equal, so the nodes opened from
-        one dict twice compare equal."""
-        return isinstance(other, DictStore) and other._dict is self._dict \
-            and other.read_only == self.read_only
-
-    def __hash__(self) -> int:
-        return hash((DictStore, id(self._dict), self.read_only))
+        return {"data": dict(self._data), "read_only": self.read_only}  # type: ignore[call-overload]
 
     def __repr__(self) -> str:
         return f"DictStore(<{len(self._dict)} keys>)"

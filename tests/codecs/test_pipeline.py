@@ -349,3 +349,43 @@ def test_numcodecs_blosc_in_v3(config) -> None:
     x = np.linspace(0, 1, 100, dtype="f4")
     np.testing.assert_array_equal(plan.decode_new(plan.encode(x)), x)
     assert plan.codecs[1].to_spec().configuration["shuffle"] == config["shuffle"]
+
+
+@pytest.mark.parametrize("codecs,where,want", [
+    ([S("transpose", {"order": [1, 0]}), LE], None,
+     "grp/arr codecs[0].configuration.order: expected a permutation of 0..0 for a 1-d chunk, "
+     "found [1, 0]"),
+    ([S("transpose", {"order": [1, 0]}), LE], ["a/.zarray filters[0]", "a/.zarray dtype"],
+     "a/.zarray filters[0].order: expected a permutation of 0..0 for a 1-d chunk, found [1, 0]"),
+    ([S("bytes")], None,
+     "grp/arr codecs[0].configuration.endian: required for data type int32 (expected 'little' "
+     "or 'big'), found none"),
+    ([S("bytes")], ["a/.zarray dtype"],
+     "a/.zarray dtype.endian: required for data type int32 (expected 'little' or 'big'), "
+     "found none"),
+], ids=["transpose-v3", "transpose-v2", "bytes-v3", "bytes-v2"])
+def test_configuration_fields_named_as_the_document_has_them(codecs, where, want) -> None:
+    """``where`` names places in a v2 .zarray, whose codec objects hold their fields directly;
+    without it, fields are in the v3 codec's ``configuration``."""
+    with pytest.raises(CodecError) as exc:
+        CodecPipeline.resolve(codecs, "<i4", (4,), key="grp/arr", where=where)
+    assert str(exc.value) == want
+
+
+def test_registered_codec_fields_named_as_the_document_has_them(monkeypatch) -> None:
+    from zarrx.metadata import codec_table
+
+    class Plain(BytesToBytesCodec):
+        name = "numcodecs.test-plain"
+
+    monkeypatch.setattr(codec_table, "_USER", dict(codec_table._USER))   # forgotten after
+    register_codec("numcodecs.test-plain", Plain)
+    codecs = [LE, S("numcodecs.test-plain", {"x": 1})]
+    with pytest.raises(CodecError) as exc:
+        CodecPipeline.resolve(codecs, "<i4", (4,), key="grp/arr")
+    assert str(exc.value) == "grp/arr codecs[1].configuration.x: unknown field; expected only " \
+                             "no fields"
+    with pytest.raises(CodecError) as exc:
+        CodecPipeline.resolve(codecs, "<i4", (4,), where=["a/.zarray dtype",
+                                                          "a/.zarray compressor"])
+    assert str(exc.value) == "a/.zarray compressor.x: unknown field; expected only no fields"

@@ -17,7 +17,8 @@ def test_paths_are_local_stores(tmp_path, mode, read_only):
 
 
 def test_file_url_is_a_local_path(tmp_path):
-    assert make_store(f"file://{tmp_path}", "r") == LocalStore(tmp_path, read_only=True)
+    s = make_store(f"file://{tmp_path}", "r")
+    assert s == LocalStore(tmp_path) and s.read_only
 
 
 def test_zip_paths_are_zip_stores(tmp_path):

@@ -14,7 +14,9 @@ Errors: a codec's chunk-time methods (``encode``, ``decode``, ``decode_into``) k
 where the chunk is stored. Their CodecError messages start with the codec's name
 (``"zstd: ..."``); chunk I/O adds the array, the stored key and the inner chunk as fields of the
 same exception (:meth:`zarrx.errors.ZarrError.at`). Methods that read metadata (``from_spec``,
-``resolve``) take ``where``, the place in the metadata document.
+``resolve``) take ``where``, the place of the codec in the metadata document; its configuration
+fields are named with :func:`config_field` (``<where>.configuration.<field>`` in a v3 codec
+object, ``<where>.<field>`` in a v2 one, whose :class:`V2Place` says so).
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ from zarrx.metadata.codec_table import check_codec
 from zarrx.metadata.model import CodecSpec, DataType
 
 __all__ = ["Codec", "ArrayToArrayCodec", "ArrayToBytesCodec", "BytesToBytesCodec",
-           "spec_json", "as_numpy_dtype", "check_keys", "Buffer"]
+           "spec_json", "as_numpy_dtype", "check_keys", "Buffer", "V2Place", "config_place",
+           "config_field"]
 
 Buffer = Any   # any C-contiguous object exporting the buffer protocol
 
@@ -43,6 +46,22 @@ def spec_json(spec: CodecSpec) -> str:
         return json.dumps(doc, sort_keys=False, default=repr)
     except (TypeError, ValueError):  # pragma: no cover - configuration is JSON by construction
         return repr(doc)
+
+
+class V2Place(str):
+    """The place of a codec in a v2 ``.zarray`` (``a/.zarray filters[0]``): a numcodecs codec
+    object, whose configuration fields sit beside its ``id``."""
+
+
+def config_place(where: str) -> str:
+    """Where the configuration fields of the codec at ``where`` sit: its ``configuration``
+    member in a v3 codec object, the codec object itself in a v2 one (:class:`V2Place`)."""
+    return where if isinstance(where, V2Place) else f"{where}.configuration"
+
+
+def config_field(where: str, field: str) -> str:
+    """How messages name configuration field ``field`` of the codec at ``where``."""
+    return f"{config_place(where)}.{field}"
 
 
 def as_numpy_dtype(dtype: DataType | np.dtype | str) -> np.dtype:
@@ -97,9 +116,10 @@ class Codec:
         config = dict(spec.configuration or {})
         key, sep, path = where.rpartition(" ")        # "<array> codecs[<i>]"
         loc = Loc(key, path, error=CodecError) if sep else Loc(where, error=CodecError)
-        values = check_codec(spec.name, config, loc / "configuration")
+        values = check_codec(spec.name, config,
+                             loc if isinstance(where, V2Place) else loc / "configuration")
         obj = cls(**values) if values is not None else \
-            cls.from_config(config, f"{where}.configuration")
+            cls.from_config(config, config_place(where))
         if spec.name != obj.name:
             object.__setattr__(obj, "_as", spec.name)
         return obj

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToBytesCodec, Buffer
+from zarrx.codecs.base import ArrayToBytesCodec, Buffer, config_field
 from zarrx.errors import CodecError
 
 __all__ = ["Bytes"]
@@ -68,7 +68,7 @@ class Bytes(ArrayToBytesCodec):
             raise CodecError(f"{where}: the bytes codec cannot encode the variable-length data "
                              f"type {dtype}; use vlen-utf8 or vlen-bytes")
         if self._endian(dtype) is None and _needs_endian(dtype):
-            raise CodecError(f"{where}.configuration.endian: required for data type {dtype} "
+            raise CodecError(f"{config_field(where, 'endian')}: required for data type {dtype} "
                              f"(expected 'little' or 'big'), found none")
         return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
 

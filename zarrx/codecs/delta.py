@@ -5,7 +5,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, native
+from zarrx.codecs.base import ArrayToArrayCodec, config_field, native
 from zarrx.errors import CodecError
 
 __all__ = ["Delta", "match_dtype", "dtype_str", "_drop_none"]
@@ -26,7 +26,7 @@ def match_dtype(declared: np.dtype | None, actual: np.dtype, where: str, field: 
     if declared is None:
         return actual
     if native(declared) != native(actual):
-        raise CodecError(f"{where}.configuration.{field}: the codec receives {actual.str} data, "
+        raise CodecError(f"{config_field(where, field)}: the codec receives {actual.str} data, "
                          f"found {declared.str}")
     return native(actual)
 

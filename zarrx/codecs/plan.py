@@ -30,7 +30,7 @@ import numpy as np
 
 from zarrx._gather import gather_bytes, gather_into
 from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
-                               as_numpy_dtype, as_u8, native, spec_json)
+                               V2Place, as_numpy_dtype, as_u8, native, spec_json)
 from zarrx.codecs.registry import get_codec_class, lookup
 from zarrx.errors import CodecError, MetadataError, ZarrError
 from zarrx.metadata.model import CodecSpec, DataType
@@ -104,9 +104,11 @@ def _check_order(specs: list[CodecSpec], classes: list[type], key: str) -> None:
 
 
 def _where(key: str, i: int, where: Sequence[str] | None) -> str:
-    """How messages name codec ``i``: ``where[i]`` (its place in the document read), else
+    """How messages name codec ``i``: ``where[i]`` (its place in the v2 document read), else
     ``<array path> codecs[i]``."""
-    return where[i] if where is not None and i < len(where) else f"{_name(key)} codecs[{i}]"
+    if where is not None and i < len(where):
+        return V2Place(where[i])
+    return f"{_name(key)} codecs[{i}]"
 
 
 def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
@@ -192,8 +194,8 @@ class CodecPipeline:
                 variable_limit: int = MAX_VARIABLE_CHUNK,
                 where: Sequence[str] | None = None) -> "CodecPipeline":
         """Build the plan for chunks of ``chunk_shape`` and ``dtype``; ``key`` (the array path)
-        locates errors, or ``where`` (each codec's place in the document read, such as
-        ``.zarray filters[0]``). ``variable_limit`` bounds the decoded size of stages whose
+        locates errors, or ``where`` (each codec's place in the v2 ``.zarray`` read, such as
+        ``a/.zarray filters[0]``, where a codec's configuration fields sit beside its ``id``). ``variable_limit`` bounds the decoded size of stages whose
         size depends on the values (variable-length chunks)."""
         base = native(as_numpy_dtype(dtype))      # chunks in memory are native byte order
         chunk = tuple(int(s) for s in chunk_shape)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec, native
+from zarrx.codecs.base import ArrayToArrayCodec, config_field, native
 from zarrx.codecs.delta import _drop_none, dtype_str, match_dtype
 from zarrx.errors import CodecError
 
@@ -112,7 +112,7 @@ class BitRound(ArrayToArrayCodec):
         if dtype.kind != "f" or dtype.itemsize not in _MANTISSA:
             raise CodecError(f"{where}: bitround needs a float16/32/64 data type, found {dtype}")
         if self.keepbits > _MANTISSA[dtype.itemsize]:
-            raise CodecError(f"{where}.configuration.keepbits: expected at most "
+            raise CodecError(f"{config_field(where, 'keepbits')}: expected at most "
                              f"{_MANTISSA[dtype.itemsize]} for {dtype}, found {self.keepbits}")
         return dtype, shape
 

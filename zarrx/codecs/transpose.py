@@ -5,7 +5,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from zarrx.codecs.base import ArrayToArrayCodec
+from zarrx.codecs.base import ArrayToArrayCodec, config_field
 from zarrx.errors import CodecError
 
 __all__ = ["Transpose"]
@@ -39,7 +39,7 @@ class Transpose(ArrayToArrayCodec):
                 ) -> tuple[np.dtype, tuple[int, ...]]:
         perm = self.permutation(len(shape))
         if sorted(perm) != list(range(len(shape))):
-            raise CodecError(f"{where}.configuration.order: expected a permutation of "
+            raise CodecError(f"{config_field(where, 'order')}: expected a permutation of "
                              f"0..{len(shape) - 1} for a {len(shape)}-d chunk, found {list(perm)}")
         return dtype, tuple(shape[i] for i in perm)
 

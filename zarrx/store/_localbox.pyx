@@ -264,8 +264,10 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     ``b"/data/a/c/"``); ``sep``: the separator between coordinates; ``out``: a C-contiguous,
     writable array of the box's shape, of fixed-size items; ``start``: the box's first cell;
     ``chunk``: the chunk shape (a file holds a whole chunk, C order, items of ``out``'s size);
-    ``fill``: one item; ``scratch``: a writable C-contiguous array of at least a chunk's bytes,
-    which the call may overwrite (the reading thread's, reused from call to call)."""
+    ``fill``: one item; ``scratch``: a writable C-contiguous array the call may overwrite (the
+    reading thread's, reused from call to call) of at least the bytes the part of a chunk inside
+    the box can span in its file (``itemsize`` plus, per axis, ``min(chunk, extent) - 1`` times
+    the chunk's stride), which is no more than a chunk's bytes."""
     cdef Geometry g
     cdef int d, ndim = cnp.PyArray_NDIM(out)
     cdef Py_ssize_t bn = len(base), i, end, cut
@@ -322,8 +324,12 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     for d in range(ndim - 2, -1, -1):
         g.cstride[d] = g.cstride[d + 1] * g.chunk[d + 1]
         g.ostride[d] = g.ostride[d + 1] * g.extent[d + 1]
-    if <size_t>cnp.PyArray_NBYTES(scratch) < g.nbytes:
-        raise ValueError(f"read_box: expected a scratch array of at least {g.nbytes} bytes, "
+    # a chunk's part inside the box spans at most min(chunk, extent) cells per axis in its file
+    cdef size_t need = g.itemsize
+    for d in range(ndim):
+        need += <size_t>((min(g.chunk[d], g.extent[d]) - 1) * g.cstride[d])
+    if <size_t>cnp.PyArray_NBYTES(scratch) < need:
+        raise ValueError(f"read_box: expected a scratch array of at least {need} bytes, "
                          f"found {cnp.PyArray_NBYTES(scratch)}")
     buf = <char*>cnp.PyArray_DATA(scratch)
     if lo < 0 or hi > nchunks or lo > hi:

@@ -52,8 +52,9 @@ class ChunkSource:
         """Optionally, ``reader(out, start, chunk, fill, scratch, lo, hi)``, which reads chunks
         ``lo`` to ``hi`` (C order over those the box ``start`` + ``out.shape`` touches) straight
         into ``out`` when every chunk is stored raw as an object of its own (``scratch``: a
-        chunk's bytes it may overwrite), and returns the indices of those it left to the
-        general path; None (the default) when there is none."""
+        buffer it may overwrite, of at least ``reader.scratch_size(chunk, out.shape,
+        itemsize)`` bytes), and returns the indices of those it left to the general path;
+        None (the default) when there is none."""
         return None
 
     def box_writer(self) -> Any | None:

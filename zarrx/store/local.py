@@ -209,7 +209,8 @@ class LocalStore(ConditionalFiles):
         """``reader(out, start, chunk, fill, scratch, lo, hi)``: chunks ``lo`` to ``hi`` (C
         order over those a box touches) of raw chunk files ``head`` + coordinates joined by
         ``sep`` read straight into ``out`` by the kernel (:mod:`zarrx.store._localbox`),
-        without the GIL, with ``scratch`` (a chunk's bytes) for the chunks it must copy from;
+        without the GIL, with ``scratch`` (``reader.scratch_size(chunk, out.shape, itemsize)``
+        bytes: what a chunk's part inside the box spans) for the chunks it must copy from;
         it returns the indices of chunks the general path must read (an error to word). None
         where the kernel cannot open paths (no ``openat2``) or the keys are not plain."""
         real = self._tree.real_root()
@@ -527,11 +528,11 @@ class LocalStore(ConditionalFiles):
         self.__init__(state["root"], read_only=state["read_only"], fsync=state["fsync"])
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, LocalStore) and self.root == other.root
-                and self.read_only == other.read_only)
+        """As zarr-python's: local stores of the same root are equal, read-only or not."""
+        return isinstance(other, type(self)) and self.root == other.root
 
     def __hash__(self) -> int:
-        return hash((LocalStore, self.root, self.read_only))
+        return hash((LocalStore, self.root))
 
     def __repr__(self) -> str:
         return f"LocalStore({self.root!r}{', read_only=True' if self.read_only else ''})"

@@ -31,6 +31,18 @@ class BoxReader:
     def __init__(self, base: bytes, sep: str) -> None:
         self.base, self.sep = base, sep
 
+    @staticmethod
+    def scratch_size(chunk: Sequence[int], extent: Sequence[int], itemsize: int) -> int:
+        """The scratch bytes a call needs for chunks of shape ``chunk`` and a box of shape
+        ``extent``: what the largest part of a chunk inside the box spans in the chunk's file,
+        from its first cell to its last (C order). Never more than a chunk's bytes, and only
+        the part's own bytes when it is one run (a small read of a huge chunk)."""
+        need, stride = itemsize, itemsize
+        for c, e in zip(reversed(chunk), reversed(extent)):
+            need += (min(c, e) - 1) * stride
+            stride *= c
+        return need
+
     def __call__(self, out: object, start: tuple, chunk: tuple, fill: bytes, scratch: object,
                  lo: int, hi: int) -> list[int]:
         return read_box(self.base, self.sep, out, start, chunk, fill, scratch, READ_FLAGS,

@@ -204,6 +204,23 @@ class MemoryStore(Store):
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["data"], read_only=state["read_only"])
 
+    def __eq__(self, other: object) -> bool:
+        """As zarr-python's: memory stores holding the same keys and values, both read-only or
+        both writable, are equal."""
+        if other is self:
+            return True
+        if not isinstance(other, type(self)) or self.read_only != other.read_only:
+            return False
+        with self._lock:
+            mine = dict(self._data)
+        with other._lock:
+            theirs = dict(other._data)
+        return mine == theirs
+
+    def __hash__(self) -> int:
+        # equal stores hold equal values, which change: the hash depends on neither
+        return hash((MemoryStore, self.read_only))
+
     def __repr__(self) -> str:
         return f"MemoryStore(<{len(self._data)} keys>)"
 

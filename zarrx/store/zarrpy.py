@@ -79,6 +79,16 @@ class ZarrPythonStore(Store):
     def shared_identity(self) -> tuple:  # type: ignore[override]
         return (type(self).__name__, id(self.store))
 
+    def __eq__(self, other: object) -> bool:
+        """Over equal zarr-python stores (as zarr-python compares them), both read-only or
+        both writable."""
+        return type(other) is type(self) and self.read_only == other.read_only \
+            and self.store == other.store
+
+    def __hash__(self) -> int:
+        # zarr-python's stores have no hash
+        return hash((ZarrPythonStore, self.read_only))
+
     def __repr__(self) -> str:
         inner = redact_text(repr(self.store))
         return f"ZarrPythonStore({inner}{', read_only=True' if self.read_only else ''})"

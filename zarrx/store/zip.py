@@ -272,6 +272,14 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: only a ZipStore opened in mode 'r' can be pickled")
         return (ZipStore, (self.path, "r"))
 
+    def __eq__(self, other: object) -> bool:
+        """As zarr-python's: zip stores of the same archive path are equal, whatever their
+        mode."""
+        return isinstance(other, type(self)) and self.path == other.path
+
+    def __hash__(self) -> int:
+        return hash((ZipStore, self.path))
+
     def __repr__(self) -> str:
         return f"ZipStore({self.path!r}, mode={self.mode!r})"
 

@@ -270,20 +270,33 @@ def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | 
     return tuple(int(c) for c in value)
 
 
+def _shards(value: Any, ndim: int, name: str) -> Any:
+    """``encoding["shards"]`` as ``create_array`` takes it: a shape (an int for every dimension
+    or a tuple of ints), or as given when it is ``"auto"`` or a ``{"shape", "index_location"}``
+    dict, which engine "zarr" hands to zarr-python as they are."""
+    if (isinstance(value, str) and value == "auto") or isinstance(value, Mapping):
+        return value
+    return _int_shape(value, ndim, name, "shards")
+
+
 def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> dict:
     enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
     kw: dict[str, Any] = {}
+    shards = _shards(enc.get("shards"), var.ndim, name)
     chunks = _int_shape(enc.get("chunks"), var.ndim, name, "chunks")
     if chunks is None and var.chunks is not None:
         chunks = tuple(max(int(c[0]), 1) if c else 1 for c in var.chunks)
-        shards = enc.get("shards")
-        if shards is not None:      # dask blocks as shards: chunks must divide them
+        if isinstance(shards, tuple):   # dask blocks as shards: chunks must divide them
             chunks = None
     if chunks is not None and len(chunks) == var.ndim:
         kw["chunks"] = tuple(int(c) for c in chunks)
-    shards = _int_shape(enc.get("shards"), var.ndim, name, "shards")
     if shards is not None:
-        kw["shards"] = tuple(int(s) for s in shards)
+        kw["shards"] = shards
+    if "serializer" in enc and enc["serializer"] is None:
+        # engine "zarr" hands None to zarr-python, which refuses it (a TypeError): there is
+        # always a serializer; "auto" picks the one the data type needs
+        raise ArgumentTypeError(f"to_zarrx: encoding of {name!r}: serializer: expected an "
+                                f"array->bytes codec or 'auto', found None")
     for key in ("compressors", "filters", "serializer"):
         if key in enc and enc[key] is not None:
             kw[key] = _codec_arg(enc[key])

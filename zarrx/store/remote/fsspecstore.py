@@ -317,6 +317,15 @@ class FsspecStore(RemoteStore):
                 "storage_options": self._storage_options, "read_only": self.read_only,
                 "options": self.options}
 
+    def __eq__(self, other: object) -> bool:
+        """As zarr-python's: the same path of equal filesystems, both read-only or both
+        writable."""
+        return isinstance(other, type(self)) and self.root == other.root \
+            and self.read_only == other.read_only and self.fs == other.fs
+
+    def __hash__(self) -> int:
+        return hash((FsspecStore, self.root, self.read_only))
+
     def __repr__(self) -> str:
         return f"FsspecStore({self._display!r}{', read_only=True' if self.read_only else ''})"
 

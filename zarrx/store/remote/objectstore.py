@@ -226,6 +226,16 @@ class ObjectStore(RemoteStore):
         return {"store": self._source, "storage_options": self._storage_options,
                 "read_only": self.read_only, "options": self.options}
 
+    def __eq__(self, other: object) -> bool:
+        """As zarr-python's: equal obstore stores (obstore compares their configuration), both
+        read-only or both writable."""
+        return isinstance(other, ObjectStore) and self.read_only == other.read_only \
+            and self._client == other._client and self._prefix == other._prefix
+
+    def __hash__(self) -> int:
+        # obstore stores have no hash; equal ones are of one kind
+        return hash((ObjectStore, self.kind, self.read_only))
+
     def __repr__(self) -> str:
         return f"ObjectStore({self._display!r}{', read_only=True' if self.read_only else ''})"
 
