@@ -288,3 +288,31 @@ def test_codec_field_errors_name_the_field_where_the_document_has_it(fmt, codecs
     with pytest.raises(CodecError) as info:
         b[:]
     assert str(info.value) == want
+
+
+@pytest.mark.parametrize("dtype, endian, expected", [
+    ("<i4", "big", "the bytes codec's endian 'big' differs from the byte order of the data type "
+                   "(little); a Zarr v2 array stores its byte order in the data type: pass "
+                   "dtype='>i4'"),
+    ("i8", "big", "the bytes codec's endian 'big' differs from the byte order of the data type "
+                  "(little); a Zarr v2 array stores its byte order in the data type: pass "
+                  "dtype='>i8'"),
+    (">f4", "little", "the bytes codec's endian 'little' differs from the byte order of the data "
+                      "type (big); a Zarr v2 array stores its byte order in the data type: pass "
+                      "dtype='<f4'"),
+])
+def test_a_v2_serializer_byte_order_other_than_the_data_types_is_refused(dtype, endian, expected):
+    """Zarr v2 keeps the byte order in the data type: a bytes serializer asking for another
+    one was ignored (the array was stored in the data type's order)."""
+    with pytest.raises(zarrx.ArgumentError) as info:
+        zarrx.create_array(MemoryStore(), shape=(2,), dtype=dtype, zarr_format=2,
+                           serializer={"name": "bytes", "configuration": {"endian": endian}})
+    assert str(info.value) == f"create_array: serializer: {expected}"
+
+
+def test_a_v2_serializer_agreeing_with_the_data_type_is_taken():
+    store = MemoryStore()
+    z = zarrx.create_array(store, shape=(2,), dtype=">i4", zarr_format=2, compressors=None,
+                           serializer={"name": "bytes", "configuration": {"endian": "big"}})
+    z[...] = [1, 2]
+    assert store.get("0") == b"\x00\x00\x00\x01\x00\x00\x00\x02"

@@ -393,6 +393,13 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     if dt.variable and ser.name not in vlen:
         raise ArgumentError(f"create_array: a variable-length data type needs the serializer "
                             f"vlen-utf8 or vlen-bytes in Zarr v2, found {ser.name!r}")
+    spec = ser.to_spec() if isinstance(ser, Codec) else ser
+    wanted = (spec.configuration or {}).get("endian") if spec.name == "bytes" else None
+    if wanted is not None and dt.itemsize > 1 and wanted != endian:
+        raise ArgumentError(f"create_array: serializer: the bytes codec's endian {wanted!r} "
+                            f"differs from the byte order of the data type ({endian}); a Zarr "
+                            f"v2 array stores its byte order in the data type: pass dtype="
+                            f"'{'>' if wanted == 'big' else '<'}{dt.numpy.str[1:]}'")
     # v2 filters that work on bytes run after serialisation (see zarrx.metadata.v2)
     at = next((i for i, f in enumerate(flt) if _kind(f) == B2B), len(flt))
     if ser.name == "bytes":      # the byte order of what the filters hand on, as v2 reads it
