@@ -390,8 +390,10 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
                             f"{n.shape}); give the array {len(n.shape)} more dimension(s) "
                             f"instead")
     endian = None
-    if n.fields is None and (n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)):
+    if n.fields is None and _big(n):
         endian = "big"
+    elif n.fields is not None and zarr_format == 2 and _field_orders(n) == {True}:
+        endian = "big"          # a v2 structured type keeps its fields' one byte order
     native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
     if n.kind in "OT":
         return resolve_dtype(str, zarr_format)
@@ -413,6 +415,22 @@ def _user_dtype(dtype: Any, loc: Loc) -> np.dtype:
         return np.dtype(dtype)
     except (TypeError, ValueError, OverflowError, MemoryError) as exc:
         raise loc.found(_WANT, f"{short(dtype)} ({exc})") from None
+
+
+def _big(n: np.dtype) -> bool:
+    return n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)
+
+
+def _field_orders(n: np.dtype) -> set[bool]:
+    """Whether each field of ``n`` that has a byte order (at any depth) is big-endian."""
+    out: set[bool] = set()
+    for f in n.names:
+        base = n.fields[f][0].base
+        if base.fields is not None:
+            out |= _field_orders(base)
+        elif base.byteorder != "|":
+            out.add(_big(base))
+    return out
 
 
 def _native_struct(n: np.dtype) -> np.dtype:
