@@ -2,6 +2,7 @@
 zarr-python as what zarr-python writes for the same call, and the other way round."""
 from __future__ import annotations
 
+import base64
 import json
 import warnings
 
@@ -56,3 +57,27 @@ def test_v2_structured_type_of_mixed_byte_orders_is_stored_little_endian(tmp_pat
     z[...] = x
     assert _zarray(tmp_path / "m.zarr")["dtype"] == [["a", "<i4"], ["b", "<f8"]]
     assert zarrx.open_array(str(tmp_path / "m.zarr"), mode="r")[...].tolist() == x.tolist()
+
+
+@pytest.mark.parametrize("dtype", [[("a", ">i4"), ("b", ">f8")], [("a", "<i4"), ("b", "<f8")]],
+                         ids=["big-endian", "little-endian"])
+def test_v2_structured_fill_value_in_the_stored_byte_order(tmp_path, dtype) -> None:
+    """A v2 structured fill value is the base64 of the item as stored, in the fields' byte
+    order: zarr-python's big-endian fill (7, 1.5) read as (117440512, 3.1e-319)."""
+    dt = np.dtype(dtype)
+    fill = np.array((7, 1.5), dt)[()]
+    stored = np.array(fill, dt).tobytes()
+    for writer in ("zarr-python", "zarrx"):
+        path = str(tmp_path / f"{writer}.zarr")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            make = zarr.create_array if writer == "zarr-python" else zarrx.create_array
+            a = make(path, shape=(3,), chunks=(2,), dtype=dt, zarr_format=2, fill_value=fill)
+            a[0] = np.array((1, 2.5), dt)
+            theirs = zarr.open_array(path, mode="r")
+            assert theirs.fill_value.tolist() == (7, 1.5), writer
+            assert theirs[...].tolist() == [(1, 2.5), (7, 1.5), (7, 1.5)], writer
+        assert base64.b64decode(_zarray(path)["fill_value"]) == stored, writer
+        ours = zarrx.open_array(path, mode="r")
+        assert ours.fill_value.tolist() == (7, 1.5), writer
+        assert ours[...].tolist() == [(1, 2.5), (7, 1.5), (7, 1.5)], writer

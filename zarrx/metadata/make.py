@@ -226,7 +226,7 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
         filters.append(CodecSpec("vlen-bytes" if category(dt) == "bytes" else "vlen-utf8"))
     v2 = v2_codecs_of(filters, compressor, Loc(WHERE))
     zarray = {"shape": list(shape_t), "chunks": list(grid.chunk_shape),
-              "dtype": dtype_v2_json(dt, endian), "fill_value": fill_json(fill, dt, 2),
+              "dtype": dtype_v2_json(dt, endian), "fill_value": fill_json(fill, dt, 2, endian),
               "order": order, "filters": None if v2.filters is None else list(v2.filters),
               "dimension_separator": enc.separator, "compressor": v2.compressor,
               "zarr_format": 2}
