@@ -81,3 +81,39 @@ def test_v2_structured_fill_value_in_the_stored_byte_order(tmp_path, dtype) -> N
         ours = zarrx.open_array(path, mode="r")
         assert ours.fill_value.tolist() == (7, 1.5), writer
         assert ours[...].tolist() == [(1, 2.5), (7, 1.5), (7, 1.5)], writer
+
+
+def _cke(name: str, separator: str):
+    from zarr.core.chunk_key_encodings import DefaultChunkKeyEncoding, V2ChunkKeyEncoding
+    return (DefaultChunkKeyEncoding if name == "default" else V2ChunkKeyEncoding)(
+        separator=separator)
+
+
+@pytest.mark.parametrize("arg,stored", [
+    (lambda: _cke("default", "."), {"name": "default", "configuration": {"separator": "."}}),
+    (lambda: _cke("v2", "/"), {"name": "v2", "configuration": {"separator": "/"}}),
+    (lambda: ("v2", "/"), {"name": "v2", "configuration": {"separator": "/"}}),
+], ids=["zarr-python-default", "zarr-python-v2", "name-separator-pair"])
+def test_chunk_key_encoding_arguments_zarr_python_takes(tmp_path, arg, stored) -> None:
+    """zarr-python's chunk key encoding objects (create_array) and (name, separator) pairs
+    (zarr.create) are chunk key encodings here too, not a MetadataError."""
+    path = str(tmp_path / "k.zarr")
+    zarrx.create_array(path, shape=(4,), chunks=(2,), dtype="i4",
+                       chunk_key_encoding=arg())[:] = np.arange(4)
+    with open(f"{path}/zarr.json") as f:
+        assert json.load(f)["chunk_key_encoding"] == stored
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert zarr.open_array(path, mode="r")[:].tolist() == [0, 1, 2, 3]
+
+
+def test_chunk_key_encoding_of_another_kind_is_a_type_error(tmp_path) -> None:
+    with pytest.raises(zarrx.ArgumentTypeError) as info:
+        zarrx.create_array(str(tmp_path / "k.zarr"), shape=(4,), dtype="i4",
+                           chunk_key_encoding=5)
+    assert isinstance(info.value, TypeError)
+    assert str(info.value) == (
+        'array metadata chunk_key_encoding: expected {"name": "default" or "v2", '
+        '"configuration": {"separator": "/" or "."}}, a name, a (name, separator) pair or a '
+        'chunk key encoding object, found 5')
+    assert not (tmp_path / "k.zarr").exists()
