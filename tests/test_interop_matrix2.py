@@ -117,3 +117,46 @@ def test_chunk_key_encoding_of_another_kind_is_a_type_error(tmp_path) -> None:
         '"configuration": {"separator": "/" or "."}}, a name, a (name, separator) pair or a '
         'chunk key encoding object, found 5')
     assert not (tmp_path / "k.zarr").exists()
+
+
+def _zdtypes():
+    zd = zarr.dtype
+    return {
+        "int32": (lambda: zd.Int32(), np.arange(4, dtype="i4")),
+        "int32-big": (lambda: zd.Int32(endianness="big"), np.arange(4, dtype=">i4")),
+        "bool": (lambda: zd.Bool(), np.array([True, False, True, True])),
+        "complex128": (lambda: zd.Complex128(), np.arange(4) * (1 + 2j)),
+        "string": (lambda: zd.VariableLengthUTF8(), np.array(["a", "", "bé", "c"], dtype=object)),
+        "bytes": (lambda: zd.VariableLengthBytes(),
+                  np.array([b"a", b"", b"\xff", b"c"], dtype=object)),
+        "utf32": (lambda: zd.FixedLengthUTF32(length=3), np.array(["ab", "c", "", "xyz"])),
+        "null-terminated": (lambda: zd.NullTerminatedBytes(length=2),
+                            np.array([b"a", b"bc", b"", b"d"])),
+        "raw": (lambda: zd.RawBytes(length=2), np.arange(8, dtype="u1").view("V2")),
+        "datetime64": (lambda: zd.DateTime64(unit="ms", scale_factor=5),
+                       np.arange(4).astype("M8[5ms]")),
+        "structured": (lambda: zd.Structured(fields=(("a", zd.Int16()), ("b", zd.Float32()))),
+                       np.array([(1, 2.5)] * 4, [("a", "<i2"), ("b", "<f4")])),
+    }
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("name", list(_zdtypes()))
+def test_zarr_python_data_type_objects(tmp_path, name, fmt) -> None:
+    """zarr-python 3's data type objects (zarr.dtype.*) name the type they do there; they were
+    a DataTypeError ('expected a numpy dtype, ...')."""
+    make, x = _zdtypes()[name]
+    ours, theirs = str(tmp_path / "zx.zarr"), str(tmp_path / "zp.zarr")
+    z = zarrx.create_array(ours, shape=(4,), chunks=(2,), dtype=make(), zarr_format=fmt)
+    z[...] = x
+    key, field = ("zarr.json", "data_type") if fmt == 3 else (".zarray", "dtype")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.create_array(theirs, shape=(4,), chunks=(2,), dtype=make(), zarr_format=fmt)
+        back = zarr.open_array(ours, mode="r")[...]
+    with open(f"{ours}/{key}") as f, open(f"{theirs}/{key}") as g:
+        mine, want = json.load(f)[field], json.load(g)[field]
+    # zarrx writes variable-length bytes under the name registered for the type
+    assert mine == ("bytes" if want == "variable_length_bytes" else want)
+    assert list(np.asarray(back).astype(object).ravel()) == list(x.astype(object).ravel())
+    assert list(z[...].astype(object).ravel()) == list(x.astype(object).ravel())
