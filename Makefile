@@ -45,6 +45,7 @@ wheel: build $(VENV)/.extra-dist
 SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tests/store/test_local_fast_write.py tests/store/test_shard_index.py tests/store/test_shard_corrupt.py \
 	tests/codecs/test_hostile.py tests/codecs/test_clib_zstd.py tests/codecs/test_clib_blosc.py \
 	tests/codecs/test_clib_lz4.py tests/codecs/test_clib_zlib.py tests/codecs/test_clib_crc32c.py \
+	tests/codecs/test_clib_checksum.py \
 	tests/codecs/test_bounded_decode.py tests/codecs/test_kernel_status.py tests/test_gather.py \
 	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py \
 	tests/test_concurrent_writes.py tests/store/test_shard_store.py \

@@ -27,7 +27,7 @@ BAD = {   # id: (create_array arguments, message)
     "unknown-v3-name": (
         dict(compressors={"name": "zstdd"}),
         "create_array compressors[0]: unknown codec 'zstdd'; did you mean 'zstd'? known "
-        "codecs: blosc, bytes, crc32c, gzip, numcodecs.astype, "),
+        "codecs: blosc, bytes, crc32c, gzip, numcodecs.adler32, numcodecs.astype, "),
     "unknown-filter": (
         dict(filters=[{"name": "numcodecs.detla"}]),
         "create_array filters[0]: unknown codec 'numcodecs.detla'; did you mean "
@@ -35,7 +35,8 @@ BAD = {   # id: (create_array arguments, message)
     "unknown-v2-id": (
         dict(compressors={"id": "zstdd", "level": 1}, zarr_format=2),
         "create_array compressors[0].id: unknown numcodecs codec id 'zstdd'; did you mean "
-        "'zstd'? known numcodecs codec ids: astype, bitround, blosc, bz2, categorize, crc32c, "),
+        "'zstd'? known numcodecs codec ids: adler32, astype, bitround, blosc, bz2, categorize, "
+        "crc32, crc32c, "),
     "unknown-without-suggestion": (
         dict(compressors={"name": "brotli"}),
         "create_array compressors[0]: unknown codec 'brotli'; known codecs: blosc, "),

@@ -81,6 +81,19 @@ CASES: dict[str, Case] = {
                         dict(filters=[{"id": "zstd", "level": 1}],
                              compressors={"id": "crc32c"}),
                         ts2=TS2_FILTERS),
+    "crc32": Case("i4", dict(compressors=[zc.Zstd(1), zc.CRC32()]),
+                  dict(compressors={"id": "crc32"}), ts3=TS3_NUMCODECS, ts2=ts2_no("crc32")),
+    "adler32-end": Case("u1", dict(compressors=zc.Adler32("end")),
+                        dict(compressors={"id": "adler32", "location": "end"}),
+                        ts3=TS3_NUMCODECS, ts2=ts2_no("adler32")),
+    "fletcher32": Case("i2", dict(compressors=[zc.Zstd(1), zc.Fletcher32()]),
+                       dict(filters=[{"id": "zstd", "level": 1}],
+                            compressors={"id": "fletcher32"}),
+                       ts3=TS3_NUMCODECS, ts2=TS2_FILTERS),
+    "jenkins-lookup3": Case("f8", dict(compressors=zc.JenkinsLookup3(initval=5)),
+                            dict(compressors={"id": "jenkins_lookup3", "initval": 5,
+                                              "prefix": None}),
+                            ts3=TS3_NUMCODECS, ts2=ts2_no("jenkins_lookup3")),
     "zlib": Case("i4", dict(compressors=zc.Zlib(1)), dict(compressors={"id": "zlib", "level": 1}),
                  ts3=TS3_NUMCODECS),
     "lz4": Case("i4", dict(compressors=zc.LZ4()), dict(compressors={"id": "lz4"}),
@@ -228,6 +241,8 @@ REQUIRED = {
     "numcodecs.quantize": {"digits", "dtype"}, "numcodecs.astype": {"encode_dtype",
                                                                     "decode_dtype"},
     "numcodecs.shuffle": {"elementsize"},
+    "numcodecs.crc32": {"location"}, "numcodecs.adler32": {"location"},
+    "numcodecs.jenkins_lookup3": {"initval"},
 }
 
 

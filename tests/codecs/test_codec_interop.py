@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from zarrx.codecs.plan import CodecPipeline
+from zarrx.errors import CodecError
 from zarrx.metadata import parse_array_v2
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import lower_numcodecs
@@ -80,6 +81,13 @@ CASES = {
     "lzma": ("<f8", [], nc.LZMA(preset=1), True),
     "crc32c": ("<u4", [], nc.CRC32C(), True),
     "crc32c-start": ("<u4", [], nc.CRC32C(location="start"), True),
+    "crc32": ("<i4", [], nc.CRC32(), True),
+    "crc32-end": ("<f8", [], nc.CRC32(location="end"), True),
+    "adler32": ("|u1", [], nc.Adler32(), True),
+    "adler32-end": ("<i2", [], nc.Adler32(location="end"), True),
+    "fletcher32": ("<i2", [], nc.Fletcher32(), True),
+    "jenkins-lookup3": ("<f4", [], nc.JenkinsLookup3(), True),
+    "jenkins-lookup3-initval": ("<u8", [], nc.JenkinsLookup3(initval=2**32 - 5), True),
     "big-endian-zstd": (">f8", [], nc.Zstd(level=1), True),
     "shuffle-filter": ("<i4", [nc.Shuffle(elementsize=4)], nc.Zlib(1), True),
     "delta": ("<i4", [nc.Delta(dtype="<i4")], nc.Zstd(1), True),
@@ -143,7 +151,8 @@ def test_we_encode_numcodecs_decodes(case) -> None:
     np.testing.assert_array_equal(theirs, plan.decode_new(data))
     if exact:
         np.testing.assert_array_equal(theirs, x)
-    if compressor is None or compressor.codec_id in ("lz4", "bz2", "crc32c"):
+    if compressor is None or compressor.codec_id in ("lz4", "bz2", "crc32c", "crc32", "adler32",
+                                                     "fletcher32", "jenkins_lookup3"):
         # deterministic codecs with identical parameters give identical bytes (DEFLATE, zstd
         # and blosc streams may legitimately differ between library versions and backends)
         assert data == nc_encode(x, filters, compressor)
@@ -151,7 +160,8 @@ def test_we_encode_numcodecs_decodes(case) -> None:
 
 @pytest.mark.parametrize("case", ["zlib", "zstd", "blosc-lz4-shuffle", "lz4", "bz2", "delta",
                                   "fixedscaleoffset", "quantize", "bitround-f4", "packbits",
-                                  "astype", "crc32c"])
+                                  "astype", "crc32c", "crc32-end", "adler32", "fletcher32",
+                                  "jenkins-lookup3-initval"])
 def test_numcodecs_v3_names(case) -> None:
     """zarr-python writes numcodecs codecs in v3 as ``numcodecs.<id>`` with the config."""
     dtype, filters, compressor, _ = CASES[case]
@@ -324,3 +334,25 @@ def test_tensorstore_v3_chunks(codecs) -> None:
     np.testing.assert_array_equal(plan.decode_new(bytes(raw)), x)
     arr.kvstore.write("c/0/0", plan.encode(x[::-1].copy())).result()
     np.testing.assert_array_equal(arr.read().result(), x[::-1])
+
+
+@pytest.mark.parametrize("codec", [nc.CRC32(), nc.Adler32(location="end"), nc.Fletcher32(),
+                                   nc.JenkinsLookup3(initval=7)],
+                         ids=["crc32", "adler32", "fletcher32", "jenkins_lookup3"])
+def test_checksums_of_every_length_match_numcodecs(codec) -> None:
+    """Every tail length of the 16-bit (fletcher32) and 12-byte (lookup3) blocks, odd sizes
+    (what a compressor before the checksum leaves) and sums that wrap."""
+    spec = lower_numcodecs(codec.get_config(), Loc("t"))
+    plan = CodecPipeline.resolve([CodecSpec("bytes"), spec], "u1", (1,))
+    ours = plan.b2b[0].codec
+    rng = np.random.default_rng(3)
+    for n in [*range(1, 40), 359, 360, 361, 720, 721, 100_001]:
+        for data in (rng.integers(0, 256, n, dtype=np.uint8), np.full(n, 255, np.uint8)):
+            encoded = ours.encode(data)
+            assert encoded == bytes(codec.encode(data)), n
+            assert bytes(ours.decode(encoded, n, n)) == data.tobytes()
+    corrupt = bytearray(ours.encode(bytes(range(10))))
+    corrupt[6] ^= 1
+    with pytest.raises(CodecError, match=rf"^{codec.codec_id} checksum mismatch: stored "
+                                         rf"0x[0-9a-f]{{8}}, computed 0x[0-9a-f]{{8}}$"):
+        ours.decode(bytes(corrupt), 10, 10)

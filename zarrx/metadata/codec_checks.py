@@ -203,9 +203,27 @@ def check_numcodecs_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return _blosc(conf, loc, (-1, 0, 1, 2), True)
 
 
-def check_numcodecs_crc32c(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
-    loc.keys(conf, (), ("location",))
-    return {"location": (loc / "location").choice(conf.get("location", "end"), ("start", "end"))}
+def _checksum_location(default: str) -> Any:
+    """numcodecs' 32-bit checksums: ``location`` "start" or "end" (numcodecs' default varies)."""
+    def check(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+        loc.keys(conf, (), ("location",))
+        return {"location": (loc / "location").choice(conf.get("location", default),
+                                                      ("start", "end"))}
+    return check
+
+
+check_numcodecs_crc32c = _checksum_location("end")
+check_crc32 = _checksum_location("start")     # numcodecs crc32 and adler32
+
+
+def check_jenkins_lookup3(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``initval`` (a 32-bit seed, default 0); ``prefix`` only null (numcodecs keeps it as an
+    array, which has no JSON form)."""
+    loc.keys(conf, (), ("initval", "prefix"))
+    if conf.get("prefix") is not None:
+        raise (loc / "prefix").error("null (a prefix has no JSON form in numcodecs)",
+                                     conf["prefix"])
+    return {"initval": _int(conf, "initval", loc, 0, 0, 2**32 - 1), "prefix": None}
 
 
 def check_lz4(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:

@@ -363,6 +363,9 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
     loc = Loc("dtype", error=DataTypeError)
     if isinstance(dtype, DataType):
         return dtype, None
+    zdtype = _zarr_python_dtype(dtype, zarr_format)
+    if zdtype is not None:
+        return resolve_dtype(zdtype, zarr_format)
     variable: str | None = None
     if isinstance(dtype, str) and not dtype:
         raise loc.error(_WANT, dtype)
@@ -390,8 +393,10 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
                             f"{n.shape}); give the array {len(n.shape)} more dimension(s) "
                             f"instead")
     endian = None
-    if n.fields is None and (n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)):
+    if n.fields is None and _big(n):
         endian = "big"
+    elif n.fields is not None and zarr_format == 2 and _field_orders(n) == {True}:
+        endian = "big"          # a v2 structured type keeps its fields' one byte order
     native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
     if n.kind in "OT":
         return resolve_dtype(str, zarr_format)
@@ -408,11 +413,47 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
     return DataType(freeze(j), native, json=j), endian
 
 
+def _zarr_python_dtype(dtype: Any, zarr_format: int) -> Any:
+    """A zarr-python 3 data type object (``zarr.dtype.Int32()``, ``VariableLengthBytes()``...)
+    as the data type it names, or None for anything else: its Zarr v3 JSON form in Zarr v3; in
+    Zarr v2 the numpy dtype of a fixed-size type (its byte order kept) or ``str`` / ``bytes``
+    by its object codec."""
+    to_json, to_native = getattr(dtype, "to_json", None), getattr(dtype, "to_native_dtype", None)
+    if isinstance(dtype, (np.dtype, type, str)) or not (callable(to_json) and callable(to_native)):
+        return None
+    import warnings
+    with warnings.catch_warnings():      # zarr-python's notes on types it calls unstable
+        warnings.simplefilter("ignore")
+        if zarr_format == 3:
+            return to_json(zarr_format=3)
+        native = to_native()
+        if isinstance(native, np.dtype) and native.kind not in "OT":
+            return native
+        codec = to_json(zarr_format=2).get("object_codec_id")
+        return bytes if codec == "vlen-bytes" else str
+
+
 def _user_dtype(dtype: Any, loc: Loc) -> np.dtype:
     try:
         return np.dtype(dtype)
     except (TypeError, ValueError, OverflowError, MemoryError) as exc:
         raise loc.found(_WANT, f"{short(dtype)} ({exc})") from None
+
+
+def _big(n: np.dtype) -> bool:
+    return n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)
+
+
+def _field_orders(n: np.dtype) -> set[bool]:
+    """Whether each field of ``n`` that has a byte order (at any depth) is big-endian."""
+    out: set[bool] = set()
+    for f in n.names:
+        base = n.fields[f][0].base
+        if base.fields is not None:
+            out |= _field_orders(base)
+        elif base.byteorder != "|":
+            out.add(_big(base))
+    return out
 
 
 def _native_struct(n: np.dtype) -> np.dtype:

@@ -8,7 +8,8 @@ JSON spellings read (v3): numbers, ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, h
 ``"0x7fc00001"`` (exactly two digits per byte), ``[re, im]`` for complex, ``true``/``false``,
 integers for datetime/timedelta (``"NaT"`` too), ``[byte, ...]`` or base64 for raw bits, base64 for
 fixed/variable bytes and structured types, strings for strings. v2 adds ``null``, bare non-finite
-numbers of old writers, and base64 for ``S``/``V``/structured (``""`` meaning empty).
+numbers of old writers, and base64 for ``S``/``V``/structured (``""`` meaning empty; a structured
+item in the byte order its fields are stored in).
 """
 from __future__ import annotations
 
@@ -95,8 +96,15 @@ def _b64(value: Any, loc: Loc, size: int | None, exact: bool) -> bytes:
     return raw
 
 
-def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3) -> Any:
-    """The fill value ``value`` (JSON) of type ``dt`` in format ``fmt`` (2 or 3)."""
+def _stored(n: np.dtype, endian: str | None) -> np.dtype:
+    """A structured type as a v2 base64 fill value holds it: in the byte order of its fields."""
+    return n.newbyteorder(">") if endian == "big" else n
+
+
+def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
+               endian: str | None = None) -> Any:
+    """The fill value ``value`` (JSON) of type ``dt`` in format ``fmt`` (2 or 3); ``endian``
+    is the stored byte order of a v2 structured type."""
     n = dt.numpy
     cat = category(dt)
     if value is None:
@@ -142,7 +150,7 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3) -> Any:
         if fmt == 3 and isinstance(value, list):
             raise loc.error("a base64 string", value)
         raw = _b64(value, loc, n.itemsize, exact=True)
-        return np.frombuffer(raw, dtype=n)[0]
+        return np.frombuffer(raw, dtype=_stored(n, endian)).astype(n)[0]
     if cat == "fixed_bytes":
         raw = _b64(value, loc, n.itemsize, exact=False)
         return np.bytes_(raw)
@@ -183,7 +191,7 @@ def _float_json(x: Any, fmt: int) -> Any:
     return f
 
 
-def fill_json(value: Any, dt: DataType, fmt: int = 3) -> Any:
+def fill_json(value: Any, dt: DataType, fmt: int = 3, endian: str | None = None) -> Any:
     """The JSON spelling of a fill value (inverse of :func:`parse_fill`)."""
     if value is None:
         if fmt == 2:
@@ -208,7 +216,8 @@ def fill_json(value: Any, dt: DataType, fmt: int = 3) -> Any:
             return base64.b64encode(raw).decode("ascii")
         return list(raw)
     if cat == "structured":
-        return base64.b64encode(np.array(value, dtype=dt.numpy).tobytes()).decode("ascii")
+        raw = np.array(value, dtype=dt.numpy).astype(_stored(dt.numpy, endian)).tobytes()
+        return base64.b64encode(raw).decode("ascii")
     if cat == "fixed_bytes":   # padded to the full item size: tensorstore requires it
         return base64.b64encode(np.array(value, dtype=dt.numpy).tobytes()).decode("ascii")
     if cat == "fixed_str":

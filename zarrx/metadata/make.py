@@ -129,6 +129,11 @@ def _key_encoding(value: Any, zarr_format: int) -> KeyEncoding:
     loc = Loc(WHERE, "chunk_key_encoding")
     if value is None:
         return KeyEncoding("default", "/") if zarr_format == 3 else KeyEncoding("v2", ".")
+    if not isinstance(value, (KeyEncoding, str, Mapping)) and callable(getattr(value, "to_dict",
+                                                                               None)):
+        value = value.to_dict()           # zarr-python's chunk key encoding objects
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        value = {"name": value[0], "separator": value[1]}   # zarr.create's (name, separator)
     if isinstance(value, KeyEncoding):
         enc = value
     elif isinstance(value, str):
@@ -148,7 +153,10 @@ def _key_encoding(value: Any, zarr_format: int) -> KeyEncoding:
             raise (loc / "separator").error("'/' or '.'", sep)
         enc = KeyEncoding(name, sep)
     else:
-        raise loc.error("a chunk key encoding", value)
+        from zarrx.errors import ArgumentTypeError
+        raise Loc(WHERE, "chunk_key_encoding", error=ArgumentTypeError).error(
+            '{"name": "default" or "v2", "configuration": {"separator": "/" or "."}}, a name, '
+            'a (name, separator) pair or a chunk key encoding object', value)
     if zarr_format == 2 and enc.name != "v2":
         enc = KeyEncoding("v2", enc.separator)
     return enc
@@ -226,7 +234,7 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
         filters.append(CodecSpec("vlen-bytes" if category(dt) == "bytes" else "vlen-utf8"))
     v2 = v2_codecs_of(filters, compressor, Loc(WHERE))
     zarray = {"shape": list(shape_t), "chunks": list(grid.chunk_shape),
-              "dtype": dtype_v2_json(dt, endian), "fill_value": fill_json(fill, dt, 2),
+              "dtype": dtype_v2_json(dt, endian), "fill_value": fill_json(fill, dt, 2, endian),
               "order": order, "filters": None if v2.filters is None else list(v2.filters),
               "dimension_separator": enc.separator, "compressor": v2.compressor,
               "zarr_format": 2}

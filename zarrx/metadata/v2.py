@@ -183,7 +183,7 @@ def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None
     comp = None if d["compressor"] is None else lower_numcodecs(d["compressor"],
                                                                   loc / "compressor")
     dt = _object_dtype(dt, filters)
-    fill = parse_fill(d["fill_value"], dt, loc / "fill_value", 2)
+    fill = parse_fill(d["fill_value"], dt, loc / "fill_value", 2, endian)
     sep = d.get("dimension_separator", ".")
     if sep is None:
         sep = "."
@@ -264,11 +264,11 @@ def _zarray(meta: ArrayMeta, src: dict[str, Any]) -> dict[str, Any]:
                                                   meta.key_encoding.name)
     order, filters, comp, endian = _split(meta, loc)
     v2 = meta.v2_codecs or v2_codecs_of(filters, comp, loc)
-    fv = fill_json(meta.fill_value, meta.data_type, 2)
+    fv = fill_json(meta.fill_value, meta.data_type, 2, endian)
     if "fill_value" in src and not (isinstance(src["fill_value"], float)
                                     and not math.isfinite(src["fill_value"])):
         try:
-            old = parse_fill(src["fill_value"], meta.data_type, Loc("k"), 2)
+            old = parse_fill(src["fill_value"], meta.data_type, Loc("k"), 2, endian)
             if same_fill(old, meta.fill_value, meta.data_type):
                 fv = src["fill_value"]
         except ValueError:
