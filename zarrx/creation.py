@@ -140,6 +140,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         if write_empty_chunks is None:
             write_empty_chunks = config.get("write_empty_chunks")
     memory_order = config_order(config, "create_array")
+    if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
+        raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")
 
     st = _store(store, "w", storage_options)
     for arg, v in (("name", name), ("path", path)):
