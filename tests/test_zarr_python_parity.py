@@ -1149,3 +1149,24 @@ def test_a_config_order_other_than_c_or_f_is_refused(fn):
     with pytest.raises(zarrx.ArgumentError, match=re.escape(
             f"{fn}: config: order: expected 'C' or 'F', found 'K'")):
         getattr(zarrx, fn)(store, config={"order": "K"}, **kw)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("fn", ["create_array", "zeros", "open"])
+def test_an_order_other_than_c_or_f_is_refused(fn, fmt):
+    """zarr-python refuses it for Zarr v2 (a ValueError) and ignores it for Zarr v3; zarrx
+    refuses it for both, as it refuses unknown settings rather than ignore them."""
+    call = {"create_array": lambda **kw: zarrx.create_array({}, **kw),
+            "zeros": lambda **kw: zarrx.zeros(store={}, **kw),
+            "open": lambda **kw: zarrx.open({}, mode="w", **kw)}[fn]
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "create_array: order: expected 'C' or 'F', found 'K'")):
+        call(shape=(2,), dtype="i4", order="K", zarr_format=fmt)
+
+
+def test_group_takes_storage_options():
+    got = both(lambda lib: lib.group("memory://parity-group-options", storage_options={},
+                                     attributes={"a": 1}).attrs["a"])
+    assert got == {"zarr": 1, "zarrx": 1}
+    with pytest.raises(zarrx.ArgumentError, match="^storage_options: given without a store URL$"):
+        zarrx.group(storage_options={"anon": True})

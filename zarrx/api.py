@@ -202,11 +202,13 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
 
 
 def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
-          zarr_format: int | None = None, attributes: dict | None = None) -> Group:
+          zarr_format: int | None = None, attributes: dict | None = None,
+          storage_options: dict | None = None) -> Group:
     """Open the group at ``path``, creating it when missing (replacing whatever is there when
-    ``overwrite``)."""
+    ``overwrite``). ``storage_options`` configure the backend of a store URL."""
     return open_group(store, mode="w" if overwrite else "a", path=path,
-                      zarr_format=zarr_format, attributes=attributes)
+                      zarr_format=zarr_format, attributes=attributes,
+                      storage_options=storage_options)
 
 
 def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
