@@ -606,6 +606,46 @@ def test_create_hierarchy():
     assert got["zarrx"] == got["zarr"]
 
 
+
+def test_group_create_hierarchy_is_below_the_group():
+    def case(lib):
+        sub = lib.open_group(existing(lib)).create_group("sub")
+        group_meta = lib.create_group({}).metadata
+        array_meta = lib.create_array({}, shape=(3,), dtype="i4").metadata
+        made = sub.create_hierarchy({"a/b": group_meta, "x": array_meta})
+        made = sorted((key, type(node).__name__, node.path) for key, node in made)
+        again = both_errors(lambda: list(sub.create_hierarchy({"a/b": group_meta})))
+        root = both_errors(lambda: list(sub.create_hierarchy({"": group_meta})))
+        v2 = both_errors(lambda: list(sub.create_hierarchy(
+            {"q": lib.create_group({}, zarr_format=2).metadata})))
+        replaced = [key for key, _ in sub.create_hierarchy({"a/b": group_meta}, overwrite=True)]
+        return made, replaced, sorted(sub.group_keys()), (again, root, v2)
+    got = both(case)
+    assert got["zarr"][:3] == got["zarrx"][:3]
+    for theirs, ours in zip(got["zarr"][3], got["zarrx"][3]):
+        assert theirs and theirs <= ours     # errors of zarr-python's builtin classes
+    assert got["zarrx"][0] == [("a", "Group", "sub/a"), ("a/b", "Group", "sub/a/b"),
+                               ("x", "Array", "sub/x")]
+    ro = zarrx.open_group(existing(zarrx), mode="r")
+    with pytest.raises(zarrx.ReadOnlyError, match="^group '/': cannot create a hierarchy: the "
+                                                  "group is open read-only$"):
+        ro.create_hierarchy({"n": zarrx.create_group({}).metadata})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "create_hierarchy: the nodes are Zarr v2, but the group '/' is Zarr v3: a "
+            "hierarchy holds one format")):
+        zarrx.open_group(existing(zarrx)).create_hierarchy(
+            {"n": zarrx.create_group({}, zarr_format=2).metadata})
+
+
+def both_errors(call):
+    """The builtin classes of the error ``call`` raises (compared across the libraries)."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - compared by the caller
+        return builtins_of(exc)
+    return set()
+
+
 def test_consolidate_metadata_and_open_consolidated():
     def case(lib):
         store = existing(lib)

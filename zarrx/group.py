@@ -19,6 +19,7 @@ from zarrx.array import Array
 from zarrx.creation import create_array, like_arguments, make_parents
 from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, NodeMismatchError,
                           NodeNotFoundError)
+from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.make import attributes_arg
@@ -251,6 +252,18 @@ class Group(Node):
 
     def require_groups(self, *names: str) -> tuple[Group, ...]:
         return tuple(self.require_group(n) for n in names)
+
+    def create_hierarchy(self, nodes: dict[str, Any], *, overwrite: bool = False
+                         ) -> Iterator[tuple[str, Array | Group]]:
+        """Create every node of ``nodes`` (path below this group -> metadata, of this group's
+        Zarr format) and the groups between, as :func:`zarrx.create_hierarchy` does; returns
+        an iterator of ``(path below this group, node)``, parents first."""
+        self._check_writable("create a hierarchy")
+        written = write_hierarchy(self._store, nodes, overwrite=overwrite, group=self._path,
+                                  zarr_format=self._meta.zarr_format)
+        self._forget_consolidated()
+        cut = len(self._path) + 1 if self._path else 0
+        return iter([(path[cut:], self._wrap(path, meta)) for path, meta in written])
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         self._check_writable("create an array")
