@@ -192,6 +192,47 @@ def test_errors_are_zarr_errors_of_zarr_pythons_builtin_classes(case):
     assert not missing, f"zarrx raised {type(ours).__mro__}, not also {missing}: {ours}"
 
 
+def _zarr_python_class_names():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {name: type(both(case)["zarr"]).__name__ for name, case in ERRORS.items()}
+
+
+NAMED = [name for name, cls in _zarr_python_class_names().items()
+         if cls in ("ArrayNotFoundError", "GroupNotFoundError", "ContainsArrayError",
+                    "ContainsGroupError")]
+
+
+@pytest.mark.parametrize("case", [ERRORS[name] for name in NAMED], ids=NAMED)
+def test_errors_of_zarr_pythons_named_classes_are_of_zarrx_classes_of_that_name(case):
+    """``except zarrx.errors.GroupNotFoundError`` (``ArrayNotFoundError``,
+    ``ContainsArrayError``, ``ContainsGroupError``) catches what zarr-python's class of that
+    name catches."""
+    got = both(case)
+    assert isinstance(got["zarrx"], getattr(zarrx.errors, type(got["zarr"]).__name__))
+
+
+@pytest.mark.parametrize("call, cls", [
+    (lambda: zarrx.open_array(existing(zarrx), mode="r"), zarrx.errors.ContainsGroupError),
+    (lambda: zarrx.open_array(existing(zarrx), path="a", mode="w-", shape=(2,)),
+     zarrx.errors.ContainsArrayError),
+    (lambda: zarrx.open_group(existing(zarrx), path="g", mode="w-"),
+     zarrx.errors.ContainsGroupError),
+    (lambda: zarrx.open_group(existing(zarrx)).move("g", "a"), zarrx.errors.ContainsArrayError),
+    (lambda: zarrx.open_group(existing(zarrx)).create_group("a/b"),
+     zarrx.errors.ContainsArrayError),
+    (lambda: list(zarrx.open_group(existing(zarrx)).create_hierarchy(
+        {"g": zarrx.create_group({}).metadata})), zarrx.errors.ContainsGroupError),
+    (lambda: zarrx.consolidate_metadata({}), zarrx.errors.GroupNotFoundError),
+    (lambda: zarrx.open_array({}), zarrx.errors.ArrayNotFoundError),
+], ids=["open_array-on-group", "open_array-w--on-array", "open_group-w--on-group",
+        "move-onto-array", "create_group-under-array", "create_hierarchy-on-group",
+        "consolidate_metadata-missing", "open_array-a-missing"])
+def test_the_node_in_the_way_or_missing_names_its_kind(call, cls):
+    with pytest.raises(cls):
+        call()
+
+
 @pytest.mark.parametrize("call", [
     lambda lib: lib.open_group({}, foo=1),
     lambda lib: lib.create_array({}, shape=(1,), dtype="i4", foo=1),

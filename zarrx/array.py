@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import box_read, box_write, chunk_io, indexing, layout
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError
+from zarrx.errors import ArgumentError, ArgumentTypeError, ArrayNotFoundError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
 from zarrx.node import Node
@@ -575,6 +575,6 @@ def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None,
             order: str | None = None) -> Array:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, ArrayMeta):
-        raise NodeNotFoundError(f"no array at {path!r} in {store!r}")
+        raise ArrayNotFoundError(f"no array at {path!r} in {store!r}")
     return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty,
                  order=order)

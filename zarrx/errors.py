@@ -10,7 +10,9 @@ from __future__ import annotations
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "IndexingValueError", "SelectionSizeError",
-    "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
+    "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
+    "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
+    "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "DataTypeError", "FillValueError",
     "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
@@ -109,9 +111,32 @@ class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):
     zarr-python's ``GroupNotFoundError`` / ``ArrayNotFoundError`` are."""
 
 
+class ArrayNotFoundError(NodeNotFoundError):
+    """No array exists where one was to be opened (``open_array``); zarr-python's name."""
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """No group exists where one was to be opened (``open_group``, ``consolidate_metadata``),
+    or nothing at all where ``open`` was to open a node; zarr-python's name."""
+
+
 class NodeExistsError(ZarrError, ValueError, FileExistsError):
     """A node exists where mode ``w-`` or a create call required none (a ``ValueError``, as
     zarr-python's ``ContainsArrayError`` / ``ContainsGroupError`` are)."""
+
+
+class ContainsArrayError(NodeExistsError):
+    """The node in the way is an array; zarr-python's name."""
+
+
+class ContainsGroupError(NodeExistsError):
+    """The node in the way is a group; zarr-python's name."""
+
+
+def node_exists(is_array: bool, message: str) -> NodeExistsError:
+    """The :class:`NodeExistsError` naming the kind of node in the way: a
+    :class:`ContainsArrayError` for an array, else a :class:`ContainsGroupError`."""
+    return (ContainsArrayError if is_array else ContainsGroupError)(message)
 
 
 class NodeMismatchError(NodeExistsError, TypeError):

@@ -17,8 +17,8 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.creation import create_array, like_arguments, make_parents
-from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, NodeMismatchError,
-                          NodeNotFoundError)
+from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
+                          NodeNotFoundError, node_exists)
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
@@ -229,7 +229,8 @@ class Group(Node):
         make_parents(self._store, self._path, path, self._meta.zarr_format)
         existing = nodes.load_node(self._store, path)
         if existing is not None and not overwrite:
-            raise NodeExistsError(f"group {self.name!r}: a node already exists at {name!r}")
+            raise node_exists(isinstance(existing, ArrayMeta),
+                              f"group {self.name!r}: a node already exists at {name!r}")
         if existing is not None or overwrite:
             nodes.delete_node(self._store, path)
         meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"),
@@ -356,9 +357,11 @@ class Group(Node):
         src, dst = self._child_path(source), self._child_path(dest)
         if nodes.load_node(self._store, src) is None:
             raise NodeNotFoundError(f"group {self.name!r}: no member {source!r} to move")
-        if nodes.load_node(self._store, dst) is not None:
-            raise NodeExistsError(f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
-                                  f"a node already exists there")
+        in_the_way = nodes.load_node(self._store, dst)
+        if in_the_way is not None:
+            raise node_exists(isinstance(in_the_way, ArrayMeta),
+                              f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
+                              f"a node already exists there")
         if dst.startswith(src + "/"):
             raise ArgumentError(f"group {self.name!r}: cannot move {source!r} into itself "
                                 f"({dest!r})")
@@ -387,5 +390,5 @@ class Group(Node):
 def _reopen(store: Store, path: str, read_only: bool) -> Group:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, GroupMeta):
-        raise NodeNotFoundError(f"no group at {path!r} in {store!r}")
+        raise GroupNotFoundError(f"no group at {path!r} in {store!r}")
     return Group(store, path, meta, read_only=read_only)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from zarrx.creation import check_format, check_parents
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, node_exists
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store.base import Store
@@ -67,9 +67,10 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     for path in sorted(metas, key=lambda p: (p.count("/"), p)):
         existing = nodes.load_node(st, path)
         if existing is not None and not overwrite:
-            kind = "an array" if isinstance(existing, ArrayMeta) else "a group"
-            raise NodeExistsError(f"create_hierarchy: {kind} already exists at {path or '/'!r} "
-                                  f"in {st!r}; pass overwrite=True to replace it")
+            is_array = isinstance(existing, ArrayMeta)
+            raise node_exists(is_array, f"create_hierarchy: {'an array' if is_array else 'a group'} "
+                                        f"already exists at {path or '/'!r} in {st!r}; pass "
+                                        f"overwrite=True to replace it")
         for parent in (check_parents(st, base, path, fmt, "create_hierarchy") if path else []):
             if isinstance(metas.get(parent), ArrayMeta):
                 raise NodeExistsError(f"create_hierarchy: {path!r} is inside {parent!r}, which "
