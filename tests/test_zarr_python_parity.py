@@ -316,6 +316,28 @@ def test_mixed_index_arrays_with_slices_are_refused_as_in_zarr_python():
             a[[0, 1], [1, 2], :]
 
 
+@pytest.mark.parametrize("sel", [[1, 2], (slice(None), [1, 2]), np.array([1, 2]), N > 50],
+                         ids=["list", "list-in-tuple", "int-array", "mask"])
+@pytest.mark.parametrize("method", ["get", "set"])
+def test_basic_selection_methods_refuse_index_arrays_as_zarr_python(sel, method):
+    """``z[[1, 2]]`` reads rows, as in numpy; ``get_basic_selection`` / ``set_basic_selection``
+    take ints, slices and Ellipsis only, as in zarr-python (an ``IndexError``)."""
+    call = ((lambda a: a.get_basic_selection(sel)) if method == "get" else
+            (lambda a: a.set_basic_selection(sel, 0)))
+    got = both(lambda lib: call(arr(lib)))
+    assert isinstance(got["zarr"], IndexError) and isinstance(got["zarrx"], zarrx.IndexingError)
+    assert str(got["zarrx"]).startswith(f"{method}_basic_selection: selection item ")
+    assert arr(zarrx)[[1, 2]].tolist() == N[[1, 2]].tolist()
+
+
+def test_basic_selection_error_names_the_item():
+    with pytest.raises(zarrx.IndexingError, match=re.escape(
+            "get_basic_selection: selection item 1: expected an int, a slice, Ellipsis or "
+            "None, found list [1, 2]; use z.oindex[...] for orthogonal (outer) selection or "
+            "z.vindex[...] for coordinate (point-wise) selection")):
+        arr(zarrx).get_basic_selection((slice(None), [1, 2]))
+
+
 # -- arrays ----------------------------------------------------------------------------------
 def codec_ids(codecs) -> list:
     """What each codec is, across zarr-python, numcodecs and zarrx objects."""

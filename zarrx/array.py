@@ -19,6 +19,7 @@ from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
 from zarrx.node import Node
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
+from zarrx.selection import check_basic
 from zarrx.store.base import Store
 
 __all__ = ["Array"]
@@ -273,6 +274,7 @@ class Array(Node):
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None,
                             fields: Any = None) -> Any:
+        check_basic(selection, "get_basic_selection")
         return self._get(selection, "basic", out, fields)
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None,
@@ -330,6 +332,7 @@ class Array(Node):
             chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        check_basic(selection, "set_basic_selection")
         self._write(selection, value, "basic", fields)
 
     def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:

@@ -16,8 +16,8 @@ import numpy as np
 from zarrx import _indexing
 from zarrx.errors import IndexingError, IndexingValueError
 
-__all__ = ["kind_of", "parse_basic", "parse_orthogonal", "parse_coordinate", "parse_block",
-           "parse_mask", "is_int", "positions"]
+__all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
+           "parse_block", "parse_mask", "is_int", "positions"]
 
 _USE = ("use z.oindex[...] for orthogonal (outer) selection or z.vindex[...] for coordinate "
         "(point-wise) selection")
@@ -180,6 +180,16 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
             raise IndexingError("basic selection mixes an index array with integers that are "
                                 f"not adjacent (numpy would move the array's axis first); {_USE}")
     return "items", items
+
+
+def check_basic(sel: Any, what: str) -> None:
+    """Refuse the index arrays and lists of a selection given as a basic one
+    (``get_basic_selection``, ``set_basic_selection``): only ints, slices, ``Ellipsis`` and
+    ``None``, as in zarr-python (which refuses ``None`` too)."""
+    for i, s in enumerate(sel if isinstance(sel, tuple) else (sel,)):
+        if isinstance(s, list) or (isinstance(s, np.ndarray) and s.ndim > 0):
+            raise IndexingError(f"{what}: selection item {i}: expected an int, a slice, "
+                                f"Ellipsis or None, found {type(s).__name__} {s!r:.40}; {_USE}")
 
 
 def parse_orthogonal(sel: Any, shape: tuple[int, ...]) -> list[tuple]:
