@@ -436,6 +436,21 @@ def test_resize_update_attributes_info():
         np.testing.assert_array_equal(ours, theirs)
 
 
+def test_setting_shape_resizes_and_put_takes_d():
+    def case(lib):
+        a = lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,))
+        a[...] = [1, 2, 3, 4]
+        a.shape = (6,)
+        a.attrs.put(d={"x": 1})
+        reopened = lib.open_array(a.store)
+        return a.shape, a[...].tolist(), reopened.shape, dict(reopened.attrs)
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == ((6,), [1, 2, 3, 4, 0, 0], (6,), {"x": 1})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "/: resize expected 1 non-negative ints below 2**63, found (2, 2)")):
+        zarrx.create_array({}, shape=(4,), dtype="i4").shape = (2, 2)
+
+
 def test_fields_of_structured_arrays_as_numpy():
     """zarr-python 3.1 cannot read fields (it raises a cast error and writes every field on a
     field write), so zarrx is checked against numpy, the semantics zarr-python 2 had."""

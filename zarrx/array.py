@@ -86,6 +86,11 @@ class Array(Node):
     def shape(self) -> tuple[int, ...]:
         return self._meta.shape
 
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        """``z.shape = (8, 4)`` is ``z.resize((8, 4))``, as in zarr-python."""
+        self.resize(value)
+
     @property
     def ndim(self) -> int:
         return len(self._meta.shape)
