@@ -430,7 +430,7 @@ def test_resize_update_attributes_info():
         info = dict(line.split(" : ", 1) for line in str(a.info_complete()).splitlines())
         return (a.shape, b.shape, same, dict(a.attrs),
                 {k.strip(): info[k].strip() for k in info if k.strip() in
-                 ("Shape", "Chunk shape", "Zarr format")}, a[...])
+                 ("Shape", "Chunk shape", "Zarr format", "Order", "Read-only")}, a[...])
     got = both(case)
     for theirs, ours in zip(got["zarr"], got["zarrx"]):
         np.testing.assert_array_equal(ours, theirs)
