@@ -200,14 +200,14 @@ def _zarr_python_class_names():
 
 NAMED = [name for name, cls in _zarr_python_class_names().items()
          if cls in ("ArrayNotFoundError", "GroupNotFoundError", "ContainsArrayError",
-                    "ContainsGroupError")]
+                    "ContainsGroupError", "BoundsCheckError")]
 
 
 @pytest.mark.parametrize("case", [ERRORS[name] for name in NAMED], ids=NAMED)
 def test_errors_of_zarr_pythons_named_classes_are_of_zarrx_classes_of_that_name(case):
     """``except zarrx.errors.GroupNotFoundError`` (``ArrayNotFoundError``,
-    ``ContainsArrayError``, ``ContainsGroupError``) catches what zarr-python's class of that
-    name catches."""
+    ``ContainsArrayError``, ``ContainsGroupError``, ``BoundsCheckError``) catches what
+    zarr-python's class of that name catches."""
     got = both(case)
     assert isinstance(got["zarrx"], getattr(zarrx.errors, type(got["zarr"]).__name__))
 
@@ -231,6 +231,18 @@ def test_errors_of_zarr_pythons_named_classes_are_of_zarrx_classes_of_that_name(
 def test_the_node_in_the_way_or_missing_names_its_kind(call, cls):
     with pytest.raises(cls):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a[-11], lambda a: a[[1, 20]], lambda a: a.vindex[[1, 20], [0, 0]],
+    lambda a: a.__setitem__((20, 1), 1), lambda a: a.get_block_selection((0, 5)),
+    lambda a: a.oindex[np.array([2**63 + 1], "u8"), :]],
+    ids=["negative", "list", "vindex", "set-point", "block", "uint64"])
+def test_an_index_outside_the_array_is_a_bounds_check_error(call):
+    got = both(lambda lib: call(lib.create_array({}, shape=(10, 6), dtype="i4", chunks=(3, 4))))
+    assert type(got["zarr"]).__name__ == "BoundsCheckError"
+    assert isinstance(got["zarrx"], zarrx.errors.BoundsCheckError)
+    assert "is out of bounds for axis" in str(got["zarrx"])
 
 
 @pytest.mark.parametrize("call", [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "IndexingValueError", "SelectionSizeError",
+    "IndexingValueError", "BoundsCheckError", "SelectionSizeError",
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
     "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
     "ReadOnlyError", "ConflictError",
@@ -92,6 +92,11 @@ class ShardError(ZarrError, ValueError):
 
 class IndexingError(ZarrError, IndexError):
     """A selection is out of range or ill-formed."""
+
+
+class BoundsCheckError(IndexingError):
+    """An index outside the array (or a block index outside its chunk grid); zarr-python's
+    name."""
 
 
 class IndexingValueError(IndexingError, ValueError):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _indexing
-from zarrx.errors import IndexingError, IndexingValueError
+from zarrx.errors import BoundsCheckError, IndexingError, IndexingValueError
 
 __all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
            "parse_block", "parse_mask", "is_int", "positions"]
@@ -63,13 +63,13 @@ def positions(arr: Any, size: int, axis: int) -> np.ndarray:
     src = np.asarray(arr)
     if src.dtype.kind == "u" and src.dtype.itemsize >= 8 and src.size \
             and (big := src.reshape(-1) > _INT64_MAX).any():    # would wrap to negatives
-        raise IndexingError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
-                            f"axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
+                               f"axis {axis} with size {size}")
     a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
     bad = _indexing.wrap_positions(a, size)
     if bad >= 0:
-        raise IndexingError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
-                            f"axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
+                               f"axis {axis} with size {size}")
     return a
 
 
@@ -78,7 +78,7 @@ def _parse_int(s: Any, size: int, axis: int) -> int:
     if i < 0:
         i += size
     if i < 0 or i >= size:
-        raise IndexingError(f"index {s} is out of bounds for axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {s} is out of bounds for axis {axis} with size {size}")
     return i
 
 
@@ -247,8 +247,8 @@ def parse_block(sel: Any, shape: tuple[int, ...], axes: Sequence[Any]) -> list[t
         if is_int(s):
             k = s + nch if s < 0 else s
             if not 0 <= k < nch:
-                raise IndexingError(f"block index {s} is out of bounds for axis {ax} with "
-                                    f"{nch} chunks")
+                raise BoundsCheckError(f"block index {s} is out of bounds for axis {ax} with "
+                                       f"{nch} chunks")
             k0, k1 = k, k + 1
         elif isinstance(s, slice):
             if s.step is not None and (not is_int(s.step) or s.step != 1):
