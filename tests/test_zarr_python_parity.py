@@ -1168,6 +1168,31 @@ def test_open_of_an_existing_array_takes_write_empty_chunks_from_config():
     assert write_zeros(zarrx, "open_array") == 0
 
 
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_with_read_only_gives_a_store_over_the_same_objects(tmp_path, kind):
+    def case(lib):
+        root = tmp_path / lib.__name__
+        store = (lib.storage.MemoryStore() if kind == "memory"
+                 else lib.storage.LocalStore(str(root)))
+        ro = store.with_read_only(True)
+        a = lib.create_array(store, shape=(2,), dtype="i4")
+        a[...] = 5                                     # written after the copy was made
+        back = lib.open_array(ro, mode="r")
+        refused = both_errors(lambda: lib.create_group(ro, path="x"))
+        writable = ro.with_read_only()
+        return (type(ro).__name__, ro.read_only, store.read_only, back[...].tolist(),
+                back.read_only, writable.read_only, refused)
+    got = both(case)
+    assert got["zarr"][:6] == got["zarrx"][:6] == (
+        "MemoryStore" if kind == "memory" else "LocalStore", True, False, [5, 5], True, False)
+    assert got["zarr"][6] and got["zarr"][6] <= got["zarrx"][6]
+
+
+def test_with_read_only_of_a_zip_store_is_refused(tmp_path):
+    with pytest.raises(zarrx.StoreError, match="with_read_only is not supported by ZipStore"):
+        zarrx.storage.ZipStore(str(tmp_path / "a.zip"), mode="w").with_read_only(True)
+
+
 def test_storage_fsspec_store_from_url_and_from_mapper():
     """zarr-python's spellings of a store over an fsspec filesystem."""
     fsspec = pytest.importorskip("fsspec")

@@ -526,6 +526,10 @@ class LocalStore(ConditionalFiles):
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["root"], read_only=state["read_only"], fsync=state["fsync"])
 
+    def with_read_only(self, read_only: bool = False) -> LocalStore:
+        """The same directory, read-only or not."""
+        return LocalStore(self.root, read_only=read_only, fsync=self.fsync)
+
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, LocalStore) and self.root == other.root
                 and self.read_only == other.read_only)
