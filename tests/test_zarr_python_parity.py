@@ -1325,3 +1325,37 @@ def test_group_takes_storage_options():
     assert got == {"zarr": 1, "zarrx": 1}
     with pytest.raises(zarrx.ArgumentError, match="^storage_options: given without a store URL$"):
         zarrx.group(storage_options={"anon": True})
+
+
+def _stored(lib, docs: dict):
+    """A store holding ``docs`` (key -> bytes), as each library's memory store takes them."""
+    if lib is zarrx:
+        return dict(docs)
+    from zarr.core.buffer.cpu import Buffer
+    return zarr.storage.MemoryStore({k: Buffer.from_bytes(v) for k, v in docs.items()})
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda lib: lib.open_array(_stored(lib, {"zarr.json": json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "int32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                    {"name": "bogus"}]}).encode()}), mode="r")[...],
+     "UnknownCodecError"),
+    (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[1:2, [1]],
+     "VindexInvalidSelectionError"),
+    (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[[1.5], [1]],
+     "VindexInvalidSelectionError"),
+    (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[np.ones((2, 2), bool)],
+     "VindexInvalidSelectionError"),
+], ids=["stored-unknown-codec", "vindex-slice", "vindex-float", "vindex-mask-shape"])
+def test_codec_and_vindex_errors_have_zarr_pythons_class_names(call, name):
+    got = both(call)
+    assert type(got["zarr"]).__name__ == name
+    assert isinstance(got["zarrx"], getattr(zarrx.errors, name))
+
+
+def test_an_unknown_codec_argument_is_an_unknown_codec_error():
+    with pytest.raises(zarrx.errors.UnknownCodecError, match="unknown codec 'bogus'"):
+        zarrx.create_array({}, shape=(2,), dtype="i4", compressors=[{"name": "bogus"}])

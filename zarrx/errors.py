@@ -8,8 +8,9 @@ keeps working. Messages are self-contained: where (key, field), what was found, 
 from __future__ import annotations
 
 __all__ = [
-    "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "IndexingValueError", "BoundsCheckError", "SelectionSizeError",
+    "ZarrError", "MetadataError", "CodecError", "UnknownCodecError", "StoreError", "ShardError",
+    "IndexingError", "IndexingValueError", "BoundsCheckError", "VindexInvalidSelectionError",
+    "SelectionSizeError",
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
     "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
     "ReadOnlyError", "ConflictError",
@@ -79,6 +80,10 @@ class CodecError(ZarrError, ValueError):
     """A codec is unknown, misconfigured, or its encoded bytes are corrupt."""
 
 
+class UnknownCodecError(CodecError):
+    """A codec name (or numcodecs id) no codec is registered under; zarr-python's name."""
+
+
 class StoreError(ZarrError, OSError):
     """A store operation failed, or a key is not acceptable to the store."""
 
@@ -97,6 +102,11 @@ class IndexingError(ZarrError, IndexError):
 class BoundsCheckError(IndexingError):
     """An index outside the array (or a block index outside its chunk grid); zarr-python's
     name."""
+
+
+class VindexInvalidSelectionError(IndexingError):
+    """A coordinate selection (``vindex``) with something other than integer arrays, or a
+    boolean mask of another shape than the array's; zarr-python's name."""
 
 
 class IndexingValueError(IndexingError, ValueError):

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from zarrx import _indexing
-from zarrx.errors import BoundsCheckError, IndexingError, IndexingValueError
+from zarrx.errors import (BoundsCheckError, IndexingError, IndexingValueError,
+                          VindexInvalidSelectionError)
 
 __all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
            "parse_block", "parse_mask", "is_int", "positions"]
@@ -208,7 +209,8 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
         a = np.asarray(sel[0])
         if a.dtype == np.bool_:
             if a.shape != shape:
-                raise IndexingError(f"boolean mask: expected shape {shape}, found {a.shape}")
+                raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
+                                                  f"found {a.shape}")
             return [p.astype(np.int64) for p in np.nonzero(a)], (int(a.sum()),)
     if len(sel) != ndim:
         raise IndexingError(f"coordinate selection: expected {ndim} index arrays (one per "
@@ -219,14 +221,15 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
             arrs.append(np.asarray(_parse_int(s, shape[ax], ax), dtype=np.int64))
             continue
         if not isinstance(s, (list, tuple, np.ndarray)):
-            raise IndexingError(f"coordinate selection on axis {ax}: expected an integer array, "
-                                f"found {type(s).__name__} {s!r}; use z.oindex for slices")
+            raise VindexInvalidSelectionError(
+                f"coordinate selection on axis {ax}: expected an integer array, found "
+                f"{type(s).__name__} {s!r}; use z.oindex for slices")
         a = np.asarray(s)
         if a.size == 0 and a.dtype.kind == "f":
             a = a.astype(np.int64)
         if a.dtype.kind not in "iu":
-            raise IndexingError(f"coordinate selection on axis {ax}: expected an integer "
-                                f"array, found dtype {a.dtype}")
+            raise VindexInvalidSelectionError(f"coordinate selection on axis {ax}: expected an "
+                                              f"integer array, found dtype {a.dtype}")
         arrs.append(a)
     try:
         bshape = np.broadcast_shapes(*(a.shape for a in arrs))
