@@ -794,6 +794,27 @@ def test_codec_aliases():
     assert c.ZstdCodec(level=3).to_dict() == ZstdCodec(level=3).to_dict()
 
 
+@pytest.mark.parametrize("lib", ["zarr", "zarrx"])
+def test_codec_settings_take_zarr_pythons_enumerations(lib):
+    """As zarr-python's documentation writes them (``BloscShuffle.bitshuffle``), with
+    zarr-python's enumerations or zarrx's of the same names."""
+    e = LIBS[lib].codecs
+    blosc = zarrx.codecs.BloscCodec(cname=e.BloscCname.lz4, shuffle=e.BloscShuffle.bitshuffle)
+    assert (blosc.cname, blosc.shuffle) == ("lz4", "bitshuffle")
+    assert zarrx.codecs.BytesCodec(endian=e.Endian.big).to_dict() == \
+        BytesCodec(endian="big").to_dict()
+    shard = zarrx.codecs.ShardingCodec(chunk_shape=(2,),
+                                       index_location=e.ShardingCodecIndexLocation.start)
+    assert shard.to_dict()["configuration"]["index_location"] == "start"
+    z = zarrx.create_array({}, shape=(4,), dtype="i4", chunks=(4,), compressors=blosc)
+    z[...] = [1, 2, 3, 4]
+    assert z[...].tolist() == [1, 2, 3, 4]
+    assert z.metadata.json["codecs"][1]["configuration"]["shuffle"] == "bitshuffle"
+    for name in ("BloscShuffle", "BloscCname", "Endian", "ShardingCodecIndexLocation"):
+        assert [(m.name, m.value) for m in getattr(zarrx.codecs, name)] == \
+            [(m.name, m.value) for m in getattr(zarr.codecs, name)]
+
+
 def test_codec_errors_point_to_the_right_argument():
     with pytest.raises(TypeError, match="^create_array serializer: 'zstd' is a bytes->bytes "
                                         "codec; pass it in compressors=, not serializer=$"):
