@@ -847,6 +847,27 @@ def test_string_dtype_in_and_out():
     assert got["zarrx"] == got["zarr"]
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("make", [
+    lambda zd: zd.Int8(), lambda zd: zd.FixedLengthUTF32(length=3),
+    lambda zd: zd.VariableLengthUTF8(), lambda zd: zd.VariableLengthBytes(),
+    lambda zd: zd.NullTerminatedBytes(length=4),
+    lambda zd: zd.DateTime64(unit="s", scale_factor=1),
+    lambda zd: zd.Structured.from_native_dtype(np.dtype([("a", "i4")])), lambda zd: zd.Bool()],
+    ids=["Int8", "FixedLengthUTF32", "VariableLengthUTF8", "VariableLengthBytes",
+         "NullTerminatedBytes", "DateTime64", "Structured", "Bool"])
+def test_zarr_pythons_data_type_objects_are_dtypes(make, fmt):
+    """``dtype=zarr.dtype.Int8()`` and the like make the array zarr-python makes of them."""
+    import zarr.dtype
+    dt = make(zarr.dtype)
+    ours = zarrx.create_array({}, shape=(2,), dtype=dt, zarr_format=fmt)
+    theirs = zarr.create_array({}, shape=(2,), dtype=dt, zarr_format=fmt)
+    assert ours.dtype == theirs.dtype
+    if fmt == 2 or type(dt).__name__ != "VariableLengthBytes":   # written as "bytes" in v3
+        assert ours.metadata.json["dtype" if fmt == 2 else "data_type"] == \
+            theirs.metadata.to_dict()["dtype" if fmt == 2 else "data_type"]
+
+
 def test_string_element_is_a_str():
     """numpy semantics: one element of a 1-d array is a scalar (zarr-python 3.1 returns a 0-d
     array here)."""

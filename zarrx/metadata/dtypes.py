@@ -354,8 +354,8 @@ _WANT = ("a numpy dtype, a Zarr v3 data type name (int32, float64, string, ...) 
 
 
 def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
-    """A data type from user input: a v3 name, numpy dtype (or its string), ``str``/``bytes``
-    or a numpy ``StringDType``. Returns the type and the byte order requested by the numpy
+    """A data type from user input: a v3 name, numpy dtype (or its string), ``str``/``bytes``,
+    a numpy ``StringDType`` or a zarr-python data type object (``zarr.dtype.Int8()``). Returns the type and the byte order requested by the numpy
     dtype (None: little / 1-byte). Anything else raises ``DataTypeError`` (a ``MetadataError``
     and a ``TypeError``, as numpy raises) naming it."""
     from zarrx.errors import DataTypeError
@@ -363,6 +363,13 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
     loc = Loc("dtype", error=DataTypeError)
     if isinstance(dtype, DataType):
         return dtype, None
+    if type(dtype).__module__.startswith("zarr.") and callable(
+            getattr(dtype, "to_native_dtype", None)):
+        # zarr-python's data type objects (zarr.dtype.Int8(), FixedLengthUTF32(length=3), ...):
+        # the numpy dtype each stands for; variable-length bytes stand for numpy's object dtype
+        native = "bytes" if type(dtype).__name__ == "VariableLengthBytes" else \
+            dtype.to_native_dtype()
+        return resolve_dtype(native, zarr_format)
     variable: str | None = None
     if isinstance(dtype, str) and not dtype:
         raise loc.error(_WANT, dtype)
