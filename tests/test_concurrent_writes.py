@@ -218,25 +218,31 @@ def test_dask_store_without_lock(store, aligned):
 
 
 def _backends():
-    """Ways to name one backend store from several handles (none with conditional writes)."""
+    """Ways to name one backend store from several handles."""
     import zarr.storage
     obstore = pytest.importorskip("obstore")
     from zarrx.store.remote.objectstore import ObjectStore
     shared_zarr, shared_obstore = zarr.storage.MemoryStore(), obstore.store.MemoryStore()
+    shared_dict: dict = {}
+    shared_memory = MemoryStore()
     return {
+        "dict": lambda: shared_dict,            # zarrx.open(d) makes a new store each time
+        "MemoryStore.with_read_only": lambda: shared_memory.with_read_only(False),
         "zarr-python MemoryStore": lambda: shared_zarr,
         "obstore memory:// URL": lambda: ObjectStore("memory://one-backend/a"),
         "obstore MemoryStore": lambda: ObjectStore(shared_obstore),
     }
 
 
-@pytest.mark.parametrize("backend", ["zarr-python MemoryStore", "obstore memory:// URL",
+@pytest.mark.parametrize("backend", ["dict", "MemoryStore.with_read_only",
+                                     "zarr-python MemoryStore", "obstore memory:// URL",
                                      "obstore MemoryStore"])
 def test_threads_with_their_own_handles_on_one_backend_lose_nothing(backend):
     """Each thread opens its own array handle over the same backend store and increments its
     own element of one chunk 30 times. The handles' updates of the chunk take turns as those of
     one handle do. Before, each zarrx store over the backend had its own locks: 8 threads x 30
-    increments ended at 3-12 per element instead of 30."""
+    increments ended at 3-12 per element instead of 30 (and so did handles opened on one
+    dict until the stores over a dict took their locks from the dict)."""
     make_store = _backends()[backend]
     zarrx.create_array(make_store(), shape=(8, 8), dtype="i4", chunks=(8, 8), fill_value=0)
 

@@ -47,6 +47,7 @@ LAYERS = [
     ("zarrx.array", 5),
     ("zarrx.group", 5),
     ("zarrx.creation", 5),
+    ("zarrx.hierarchy", 5),
     ("zarrx.codec_args", 5),
     ("zarrx.dask.chunks", 5),   # dask block layout and graphs over an Array handle
     ("zarrx.dask.graph", 5),

@@ -192,6 +192,59 @@ def test_errors_are_zarr_errors_of_zarr_pythons_builtin_classes(case):
     assert not missing, f"zarrx raised {type(ours).__mro__}, not also {missing}: {ours}"
 
 
+def _zarr_python_class_names():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {name: type(both(case)["zarr"]).__name__ for name, case in ERRORS.items()}
+
+
+NAMED = [name for name, cls in _zarr_python_class_names().items()
+         if cls in ("ArrayNotFoundError", "GroupNotFoundError", "ContainsArrayError",
+                    "ContainsGroupError", "BoundsCheckError")]
+
+
+@pytest.mark.parametrize("case", [ERRORS[name] for name in NAMED], ids=NAMED)
+def test_errors_of_zarr_pythons_named_classes_are_of_zarrx_classes_of_that_name(case):
+    """``except zarrx.errors.GroupNotFoundError`` (``ArrayNotFoundError``,
+    ``ContainsArrayError``, ``ContainsGroupError``, ``BoundsCheckError``) catches what
+    zarr-python's class of that name catches."""
+    got = both(case)
+    assert isinstance(got["zarrx"], getattr(zarrx.errors, type(got["zarr"]).__name__))
+
+
+@pytest.mark.parametrize("call, cls", [
+    (lambda: zarrx.open_array(existing(zarrx), mode="r"), zarrx.errors.ContainsGroupError),
+    (lambda: zarrx.open_array(existing(zarrx), path="a", mode="w-", shape=(2,)),
+     zarrx.errors.ContainsArrayError),
+    (lambda: zarrx.open_group(existing(zarrx), path="g", mode="w-"),
+     zarrx.errors.ContainsGroupError),
+    (lambda: zarrx.open_group(existing(zarrx)).move("g", "a"), zarrx.errors.ContainsArrayError),
+    (lambda: zarrx.open_group(existing(zarrx)).create_group("a/b"),
+     zarrx.errors.ContainsArrayError),
+    (lambda: list(zarrx.open_group(existing(zarrx)).create_hierarchy(
+        {"g": zarrx.create_group({}).metadata})), zarrx.errors.ContainsGroupError),
+    (lambda: zarrx.consolidate_metadata({}), zarrx.errors.GroupNotFoundError),
+    (lambda: zarrx.open_array({}), zarrx.errors.ArrayNotFoundError),
+], ids=["open_array-on-group", "open_array-w--on-array", "open_group-w--on-group",
+        "move-onto-array", "create_group-under-array", "create_hierarchy-on-group",
+        "consolidate_metadata-missing", "open_array-a-missing"])
+def test_the_node_in_the_way_or_missing_names_its_kind(call, cls):
+    with pytest.raises(cls):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a[-11], lambda a: a[[1, 20]], lambda a: a.vindex[[1, 20], [0, 0]],
+    lambda a: a.__setitem__((20, 1), 1), lambda a: a.get_block_selection((0, 5)),
+    lambda a: a.oindex[np.array([2**63 + 1], "u8"), :]],
+    ids=["negative", "list", "vindex", "set-point", "block", "uint64"])
+def test_an_index_outside_the_array_is_a_bounds_check_error(call):
+    got = both(lambda lib: call(lib.create_array({}, shape=(10, 6), dtype="i4", chunks=(3, 4))))
+    assert type(got["zarr"]).__name__ == "BoundsCheckError"
+    assert isinstance(got["zarrx"], zarrx.errors.BoundsCheckError)
+    assert "is out of bounds for axis" in str(got["zarrx"])
+
+
 @pytest.mark.parametrize("call", [
     lambda lib: lib.open_group({}, foo=1),
     lambda lib: lib.create_array({}, shape=(1,), dtype="i4", foo=1),
@@ -273,6 +326,28 @@ def test_mixed_index_arrays_with_slices_are_refused_as_in_zarr_python():
     for a in a3.values():
         with pytest.raises(IndexError):
             a[[0, 1], [1, 2], :]
+
+
+@pytest.mark.parametrize("sel", [[1, 2], (slice(None), [1, 2]), np.array([1, 2]), N > 50],
+                         ids=["list", "list-in-tuple", "int-array", "mask"])
+@pytest.mark.parametrize("method", ["get", "set"])
+def test_basic_selection_methods_refuse_index_arrays_as_zarr_python(sel, method):
+    """``z[[1, 2]]`` reads rows, as in numpy; ``get_basic_selection`` / ``set_basic_selection``
+    take ints, slices and Ellipsis only, as in zarr-python (an ``IndexError``)."""
+    call = ((lambda a: a.get_basic_selection(sel)) if method == "get" else
+            (lambda a: a.set_basic_selection(sel, 0)))
+    got = both(lambda lib: call(arr(lib)))
+    assert isinstance(got["zarr"], IndexError) and isinstance(got["zarrx"], zarrx.IndexingError)
+    assert str(got["zarrx"]).startswith(f"{method}_basic_selection: selection item ")
+    assert arr(zarrx)[[1, 2]].tolist() == N[[1, 2]].tolist()
+
+
+def test_basic_selection_error_names_the_item():
+    with pytest.raises(zarrx.IndexingError, match=re.escape(
+            "get_basic_selection: selection item 1: expected an int, a slice, Ellipsis or "
+            "None, found list [1, 2]; use z.oindex[...] for orthogonal (outer) selection or "
+            "z.vindex[...] for coordinate (point-wise) selection")):
+        arr(zarrx).get_basic_selection((slice(None), [1, 2]))
 
 
 # -- arrays ----------------------------------------------------------------------------------
@@ -367,10 +442,25 @@ def test_resize_update_attributes_info():
         info = dict(line.split(" : ", 1) for line in str(a.info_complete()).splitlines())
         return (a.shape, b.shape, same, dict(a.attrs),
                 {k.strip(): info[k].strip() for k in info if k.strip() in
-                 ("Shape", "Chunk shape", "Zarr format")}, a[...])
+                 ("Shape", "Chunk shape", "Zarr format", "Order", "Read-only")}, a[...])
     got = both(case)
     for theirs, ours in zip(got["zarr"], got["zarrx"]):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def test_setting_shape_resizes_and_put_takes_d():
+    def case(lib):
+        a = lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,))
+        a[...] = [1, 2, 3, 4]
+        a.shape = (6,)
+        a.attrs.put(d={"x": 1})
+        reopened = lib.open_array(a.store)
+        return a.shape, a[...].tolist(), reopened.shape, dict(reopened.attrs)
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == ((6,), [1, 2, 3, 4, 0, 0], (6,), {"x": 1})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "/: resize expected 1 non-negative ints below 2**63, found (2, 2)")):
+        zarrx.create_array({}, shape=(4,), dtype="i4").shape = (2, 2)
 
 
 def test_fields_of_structured_arrays_as_numpy():
@@ -606,6 +696,46 @@ def test_create_hierarchy():
     assert got["zarrx"] == got["zarr"]
 
 
+
+def test_group_create_hierarchy_is_below_the_group():
+    def case(lib):
+        sub = lib.open_group(existing(lib)).create_group("sub")
+        group_meta = lib.create_group({}).metadata
+        array_meta = lib.create_array({}, shape=(3,), dtype="i4").metadata
+        made = sub.create_hierarchy({"a/b": group_meta, "x": array_meta})
+        made = sorted((key, type(node).__name__, node.path) for key, node in made)
+        again = both_errors(lambda: list(sub.create_hierarchy({"a/b": group_meta})))
+        root = both_errors(lambda: list(sub.create_hierarchy({"": group_meta})))
+        v2 = both_errors(lambda: list(sub.create_hierarchy(
+            {"q": lib.create_group({}, zarr_format=2).metadata})))
+        replaced = [key for key, _ in sub.create_hierarchy({"a/b": group_meta}, overwrite=True)]
+        return made, replaced, sorted(sub.group_keys()), (again, root, v2)
+    got = both(case)
+    assert got["zarr"][:3] == got["zarrx"][:3]
+    for theirs, ours in zip(got["zarr"][3], got["zarrx"][3]):
+        assert theirs and theirs <= ours     # errors of zarr-python's builtin classes
+    assert got["zarrx"][0] == [("a", "Group", "sub/a"), ("a/b", "Group", "sub/a/b"),
+                               ("x", "Array", "sub/x")]
+    ro = zarrx.open_group(existing(zarrx), mode="r")
+    with pytest.raises(zarrx.ReadOnlyError, match="^group '/': cannot create a hierarchy: the "
+                                                  "group is open read-only$"):
+        ro.create_hierarchy({"n": zarrx.create_group({}).metadata})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "create_hierarchy: the nodes are Zarr v2, but the group '/' is Zarr v3: a "
+            "hierarchy holds one format")):
+        zarrx.open_group(existing(zarrx)).create_hierarchy(
+            {"n": zarrx.create_group({}, zarr_format=2).metadata})
+
+
+def both_errors(call):
+    """The builtin classes of the error ``call`` raises (compared across the libraries)."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - compared by the caller
+        return builtins_of(exc)
+    return set()
+
+
 def test_consolidate_metadata_and_open_consolidated():
     def case(lib):
         store = existing(lib)
@@ -664,6 +794,27 @@ def test_codec_aliases():
     assert c.ZstdCodec(level=3).to_dict() == ZstdCodec(level=3).to_dict()
 
 
+@pytest.mark.parametrize("lib", ["zarr", "zarrx"])
+def test_codec_settings_take_zarr_pythons_enumerations(lib):
+    """As zarr-python's documentation writes them (``BloscShuffle.bitshuffle``), with
+    zarr-python's enumerations or zarrx's of the same names."""
+    e = LIBS[lib].codecs
+    blosc = zarrx.codecs.BloscCodec(cname=e.BloscCname.lz4, shuffle=e.BloscShuffle.bitshuffle)
+    assert (blosc.cname, blosc.shuffle) == ("lz4", "bitshuffle")
+    assert zarrx.codecs.BytesCodec(endian=e.Endian.big).to_dict() == \
+        BytesCodec(endian="big").to_dict()
+    shard = zarrx.codecs.ShardingCodec(chunk_shape=(2,),
+                                       index_location=e.ShardingCodecIndexLocation.start)
+    assert shard.to_dict()["configuration"]["index_location"] == "start"
+    z = zarrx.create_array({}, shape=(4,), dtype="i4", chunks=(4,), compressors=blosc)
+    z[...] = [1, 2, 3, 4]
+    assert z[...].tolist() == [1, 2, 3, 4]
+    assert z.metadata.json["codecs"][1]["configuration"]["shuffle"] == "bitshuffle"
+    for name in ("BloscShuffle", "BloscCname", "Endian", "ShardingCodecIndexLocation"):
+        assert [(m.name, m.value) for m in getattr(zarrx.codecs, name)] == \
+            [(m.name, m.value) for m in getattr(zarr.codecs, name)]
+
+
 def test_codec_errors_point_to_the_right_argument():
     with pytest.raises(TypeError, match="^create_array serializer: 'zstd' is a bytes->bytes "
                                         "codec; pass it in compressors=, not serializer=$"):
@@ -694,6 +845,27 @@ def test_string_dtype_in_and_out():
         return out
     got = both(case)
     assert got["zarrx"] == got["zarr"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("make", [
+    lambda zd: zd.Int8(), lambda zd: zd.FixedLengthUTF32(length=3),
+    lambda zd: zd.VariableLengthUTF8(), lambda zd: zd.VariableLengthBytes(),
+    lambda zd: zd.NullTerminatedBytes(length=4),
+    lambda zd: zd.DateTime64(unit="s", scale_factor=1),
+    lambda zd: zd.Structured.from_native_dtype(np.dtype([("a", "i4")])), lambda zd: zd.Bool()],
+    ids=["Int8", "FixedLengthUTF32", "VariableLengthUTF8", "VariableLengthBytes",
+         "NullTerminatedBytes", "DateTime64", "Structured", "Bool"])
+def test_zarr_pythons_data_type_objects_are_dtypes(make, fmt):
+    """``dtype=zarr.dtype.Int8()`` and the like make the array zarr-python makes of them."""
+    import zarr.dtype
+    dt = make(zarr.dtype)
+    ours = zarrx.create_array({}, shape=(2,), dtype=dt, zarr_format=fmt)
+    theirs = zarr.create_array({}, shape=(2,), dtype=dt, zarr_format=fmt)
+    assert ours.dtype == theirs.dtype
+    if fmt == 2 or type(dt).__name__ != "VariableLengthBytes":   # written as "bytes" in v3
+        assert ours.metadata.json["dtype" if fmt == 2 else "data_type"] == \
+            theirs.metadata.to_dict()["dtype" if fmt == 2 else "data_type"]
 
 
 def test_string_element_is_a_str():
@@ -1038,6 +1210,31 @@ def test_open_of_an_existing_array_takes_write_empty_chunks_from_config():
     assert write_zeros(zarrx, "open_array") == 0
 
 
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_with_read_only_gives_a_store_over_the_same_objects(tmp_path, kind):
+    def case(lib):
+        root = tmp_path / lib.__name__
+        store = (lib.storage.MemoryStore() if kind == "memory"
+                 else lib.storage.LocalStore(str(root)))
+        ro = store.with_read_only(True)
+        a = lib.create_array(store, shape=(2,), dtype="i4")
+        a[...] = 5                                     # written after the copy was made
+        back = lib.open_array(ro, mode="r")
+        refused = both_errors(lambda: lib.create_group(ro, path="x"))
+        writable = ro.with_read_only()
+        return (type(ro).__name__, ro.read_only, store.read_only, back[...].tolist(),
+                back.read_only, writable.read_only, refused)
+    got = both(case)
+    assert got["zarr"][:6] == got["zarrx"][:6] == (
+        "MemoryStore" if kind == "memory" else "LocalStore", True, False, [5, 5], True, False)
+    assert got["zarr"][6] and got["zarr"][6] <= got["zarrx"][6]
+
+
+def test_with_read_only_of_a_zip_store_is_refused(tmp_path):
+    with pytest.raises(zarrx.StoreError, match="with_read_only is not supported by ZipStore"):
+        zarrx.storage.ZipStore(str(tmp_path / "a.zip"), mode="w").with_read_only(True)
+
+
 def test_storage_fsspec_store_from_url_and_from_mapper():
     """zarr-python's spellings of a store over an fsspec filesystem."""
     fsspec = pytest.importorskip("fsspec")
@@ -1149,3 +1346,58 @@ def test_a_config_order_other_than_c_or_f_is_refused(fn):
     with pytest.raises(zarrx.ArgumentError, match=re.escape(
             f"{fn}: config: order: expected 'C' or 'F', found 'K'")):
         getattr(zarrx, fn)(store, config={"order": "K"}, **kw)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("fn", ["create_array", "zeros", "open"])
+def test_an_order_other_than_c_or_f_is_refused(fn, fmt):
+    """zarr-python refuses it for Zarr v2 (a ValueError) and ignores it for Zarr v3; zarrx
+    refuses it for both, as it refuses unknown settings rather than ignore them."""
+    call = {"create_array": lambda **kw: zarrx.create_array({}, **kw),
+            "zeros": lambda **kw: zarrx.zeros(store={}, **kw),
+            "open": lambda **kw: zarrx.open({}, mode="w", **kw)}[fn]
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "create_array: order: expected 'C' or 'F', found 'K'")):
+        call(shape=(2,), dtype="i4", order="K", zarr_format=fmt)
+
+
+def test_group_takes_storage_options():
+    got = both(lambda lib: lib.group("memory://parity-group-options", storage_options={},
+                                     attributes={"a": 1}).attrs["a"])
+    assert got == {"zarr": 1, "zarrx": 1}
+    with pytest.raises(zarrx.ArgumentError, match="^storage_options: given without a store URL$"):
+        zarrx.group(storage_options={"anon": True})
+
+
+def _stored(lib, docs: dict):
+    """A store holding ``docs`` (key -> bytes), as each library's memory store takes them."""
+    if lib is zarrx:
+        return dict(docs)
+    from zarr.core.buffer.cpu import Buffer
+    return zarr.storage.MemoryStore({k: Buffer.from_bytes(v) for k, v in docs.items()})
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda lib: lib.open_array(_stored(lib, {"zarr.json": json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "int32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                    {"name": "bogus"}]}).encode()}), mode="r")[...],
+     "UnknownCodecError"),
+    (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[1:2, [1]],
+     "VindexInvalidSelectionError"),
+    (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[[1.5], [1]],
+     "VindexInvalidSelectionError"),
+    (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[np.ones((2, 2), bool)],
+     "VindexInvalidSelectionError"),
+], ids=["stored-unknown-codec", "vindex-slice", "vindex-float", "vindex-mask-shape"])
+def test_codec_and_vindex_errors_have_zarr_pythons_class_names(call, name):
+    got = both(call)
+    assert type(got["zarr"]).__name__ == name
+    assert isinstance(got["zarrx"], getattr(zarrx.errors, name))
+
+
+def test_an_unknown_codec_argument_is_an_unknown_codec_error():
+    with pytest.raises(zarrx.errors.UnknownCodecError, match="unknown codec 'bogus'"):
+        zarrx.create_array({}, shape=(2,), dtype="i4", compressors=[{"name": "bogus"}])

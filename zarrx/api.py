@@ -16,8 +16,9 @@ from typing import Any
 
 
 from zarrx.array import Array
-from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
-                          NodeNotFoundError, ReadOnlyError)
+from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
+                          ContainsArrayError, ContainsGroupError, GroupNotFoundError,
+                          MetadataError, ReadOnlyError, node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
                             create_chunks, like_arguments, prepare_node)
 from zarrx.group import Group
@@ -107,7 +108,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                          write_empty_chunks=_write_empty_chunks(kwargs),
                          order=_memory_order(kwargs, meta, "open"))
         if mode != "a":
-            raise NodeNotFoundError(f"open: no array or group at {_where(st, path)}")
+            raise GroupNotFoundError(f"open: no array or group at {_where(st, path)}")
     if "shape" in kwargs:
         return create(store=st, path=path, zarr_format=zarr_format or 3,
                       overwrite=(mode == "w"), _mode=mode, **kwargs)
@@ -136,9 +137,9 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
         if isinstance(meta, GroupMeta):
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
-            raise NodeExistsError(f"open_group: the node at {_where(st, path)} is an array")
+            raise ContainsArrayError(f"open_group: the node at {_where(st, path)} is an array")
         if mode != "a":
-            raise NodeNotFoundError(f"open_group: no group at {_where(st, path)}")
+            raise GroupNotFoundError(f"open_group: no group at {_where(st, path)}")
     return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
                         overwrite=(mode == "w"), _mode=mode)
 
@@ -175,12 +176,14 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                          write_empty_chunks=_write_empty_chunks(kwargs),
                          order=_memory_order(kwargs, meta, "open_array"))
         if meta is not None:
-            raise NodeExistsError(f"open_array: the node at {_where(st, path)} is a group")
+            raise ContainsGroupError(f"open_array: the node at {_where(st, path)} is a group")
         if mode != "a" or "shape" not in kwargs:
-            raise NodeNotFoundError(f"open_array: no array at {_where(st, path)}")
+            raise ArrayNotFoundError(f"open_array: no array at {_where(st, path)}")
     if "shape" not in kwargs:
-        if mode == "w-" and nodes.load_node(st, path) is not None:
-            raise NodeExistsError(f"open_array: a node already exists at {_where(st, path)}")
+        existing = nodes.load_node(st, path) if mode == "w-" else None
+        if existing is not None:
+            raise node_exists(isinstance(existing, ArrayMeta),
+                              f"open_array: a node already exists at {_where(st, path)}")
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
     return create(store=st, path=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
                   _mode=mode, **kwargs)
@@ -202,11 +205,13 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
 
 
 def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
-          zarr_format: int | None = None, attributes: dict | None = None) -> Group:
+          zarr_format: int | None = None, attributes: dict | None = None,
+          storage_options: dict | None = None) -> Group:
     """Open the group at ``path``, creating it when missing (replacing whatever is there when
-    ``overwrite``)."""
+    ``overwrite``). ``storage_options`` configure the backend of a store URL."""
     return open_group(store, mode="w" if overwrite else "a", path=path,
-                      zarr_format=zarr_format, attributes=attributes)
+                      zarr_format=zarr_format, attributes=attributes,
+                      storage_options=storage_options)
 
 
 def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
@@ -337,7 +342,7 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
     if zarr_format is not None:
         if not isinstance(nodes.load_node(st, path, zarr_format, consolidated=False),
                           GroupMeta):
-            raise NodeNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
+            raise GroupNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
                                     f"{_where(st, path)}")
     meta = nodes.consolidate(st, path)
     return Group(st, path, meta)

@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 
 from zarrx import box_read, box_write, chunk_io, indexing, layout
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeNotFoundError
+from zarrx.errors import ArgumentError, ArgumentTypeError, ArrayNotFoundError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
 from zarrx.node import Node
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid, RegularGrid
+from zarrx.selection import check_basic
 from zarrx.store.base import Store
 
 __all__ = ["Array"]
@@ -84,6 +85,11 @@ class Array(Node):
     @property
     def shape(self) -> tuple[int, ...]:
         return self._meta.shape
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        """``z.shape = (8, 4)`` is ``z.resize((8, 4))``, as in zarr-python."""
+        self.resize(value)
 
     @property
     def ndim(self) -> int:
@@ -273,6 +279,7 @@ class Array(Node):
 
     def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None,
                             fields: Any = None) -> Any:
+        check_basic(selection, "get_basic_selection")
         return self._get(selection, "basic", out, fields)
 
     def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None,
@@ -330,6 +337,7 @@ class Array(Node):
             chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+        check_basic(selection, "set_basic_selection")
         self._write(selection, value, "basic", fields)
 
     def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
@@ -586,6 +594,6 @@ def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None,
             order: str | None = None) -> Array:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, ArrayMeta):
-        raise NodeNotFoundError(f"no array at {path!r} in {store!r}")
+        raise ArrayNotFoundError(f"no array at {path!r} in {store!r}")
     return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty,
                  order=order)

@@ -74,9 +74,9 @@ class Attributes(MutableMapping[str, Any]):
             return current
         self._commit(changed, edit)
 
-    def put(self, mapping: dict[str, Any]) -> None:
-        """Replace all attributes at once."""
-        new = dict(mapping)
+    def put(self, d: dict[str, Any]) -> None:
+        """Replace all attributes at once with those of ``d``."""
+        new = dict(d)
         self._commit(new, lambda current: dict(new))
 
     def asdict(self) -> dict[str, Any]:

@@ -9,19 +9,19 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from zarrx.api import _store, open, open_group
 from zarrx.array import Array
-from zarrx.creation import (as_zarrx_array, check_format, check_parents, create_array,
-                             data_dtype)
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
+from zarrx.creation import as_zarrx_array, check_format, create_array, data_dtype
+from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.group import Group
-from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
-from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.hierarchy import write_hierarchy
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta
 
 __all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy"]
 
@@ -204,65 +204,14 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
 
 
 # -- create_hierarchy --------------------------------------------------------------------------
-def _as_meta(doc: Any, path: str) -> ArrayMeta | GroupMeta:
-    """A node's metadata: a zarrx ``ArrayMeta``/``GroupMeta``, a metadata object with
-    ``to_dict()`` (zarr-python's), or a metadata document as a dict."""
-    if isinstance(doc, (ArrayMeta, GroupMeta)):
-        return doc
-    if hasattr(doc, "to_dict") and callable(doc.to_dict):
-        doc = doc.to_dict()
-    if not isinstance(doc, Mapping):
-        raise ArgumentTypeError(f"create_hierarchy: nodes[{path!r}]: expected an ArrayMeta, a "
-                                f"GroupMeta or a metadata document, found {type(doc).__name__}")
-    doc = dict(doc)
-    where = f"create_hierarchy nodes[{path!r}]"
-    if doc.get("zarr_format") == 2:
-        attrs = doc.pop("attributes", {}) or {}
-        doc.pop("node_type", None)
-        if "shape" in doc:
-            return parse_array_v2(doc, attrs, where)
-        return parse_group_v2({"zarr_format": 2}, attrs, where)
-    return parse_v3(doc, where)
-
-
 def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = False
                      ) -> Iterator[tuple[str, Array | Group]]:
     """Create every node of ``nodes`` (path -> metadata) and the groups above them, all of
     one Zarr format; returns an iterator of ``(path, node)`` for each node created, parents
     first. Everything is checked before anything is written, and everything is written before
     this returns: an existing node is an error unless ``overwrite``."""
-    from zarrx.metadata import nodes as md_nodes
-
     st = _store(store, "w")
-    metas = {str(p).strip("/"): _as_meta(m, p) for p, m in nodes.items()}
-    formats = {m.zarr_format for m in metas.values()}
-    if len(formats) > 1:
-        v2 = sorted(p for p, m in metas.items() if m.zarr_format == 2)
-        raise ArgumentError(f"create_hierarchy: nodes of both Zarr formats; Zarr v2 at {v2}, "
-                            f"the rest Zarr v3: a hierarchy holds one format")
-    fmt = formats.pop() if formats else 3
-    check_format(fmt)
-    implicit: dict[str, GroupMeta] = {}
-    for path in sorted(metas, key=lambda p: (p.count("/"), p)):
-        existing = md_nodes.load_node(st, path)
-        if existing is not None and not overwrite:
-            kind = "an array" if isinstance(existing, ArrayMeta) else "a group"
-            raise NodeExistsError(f"create_hierarchy: {kind} already exists at {path or '/'!r} "
-                                  f"in {st!r}; pass overwrite=True to replace it")
-        for parent in (check_parents(st, "", path, fmt, "create_hierarchy") if path else []):
-            if isinstance(metas.get(parent), ArrayMeta):
-                raise NodeExistsError(f"create_hierarchy: {path!r} is inside {parent!r}, which "
-                                      f"nodes makes an array")
-            if parent not in metas:
-                implicit[parent] = GroupMeta(zarr_format=fmt)  # type: ignore[arg-type]
-    todo = {**implicit, **metas}
-    created: list[tuple[str, Array | Group]] = []
-    for path in sorted(todo, key=lambda p: (p.count("/") if p else -1, p)):
-        meta = todo[path]
-        if path in metas and md_nodes.load_node(st, path) is not None:
-            md_nodes.delete_node(st, path)
-        md_nodes.save_node(st, path, meta)
-        node = Array(st, path, meta) if isinstance(meta, ArrayMeta) else Group(st, path, meta)
-        created.append((path, node))
-    return iter(created)
+    return iter([(path, Array(st, path, meta) if isinstance(meta, ArrayMeta)
+                  else Group(st, path, meta))
+                 for path, meta in write_hierarchy(st, nodes, overwrite=overwrite)])
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
-                          ReadOnlyError)
+from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, MetadataError,
+                          ReadOnlyError, node_exists)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -51,7 +51,7 @@ def check_parents(store: Store, base: str, path: str, zarr_format: int, what: st
         if meta is None:
             missing.append(cur)
         elif isinstance(meta, ArrayMeta):
-            raise NodeExistsError(f"cannot create {path!r}: {cur or '/'!r} is an array")
+            raise ContainsArrayError(f"cannot create {path!r}: {cur or '/'!r} is an array")
         else:
             parent = (cur, meta)
     if parent is not None and parent[1].zarr_format != zarr_format:
@@ -77,8 +77,9 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
         raise ReadOnlyError(f"{what}: the store {st!r} is read-only")
     existing = nodes.load_node(st, path)
     if existing is not None and not overwrite:
-        raise NodeExistsError(f"{what}: a node already exists at {_where(st, path)}"
-                              + ("" if mode == "w-" else "; pass overwrite=True to replace it"))
+        raise node_exists(isinstance(existing, ArrayMeta),
+                          f"{what}: a node already exists at {_where(st, path)}"
+                          + ("" if mode == "w-" else "; pass overwrite=True to replace it"))
     missing = check_parents(st, "", path, zarr_format, what) if path else []
     if existing is not None or overwrite:   # objects left without a node document go too
         nodes.delete_node(st, path)
@@ -140,6 +141,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         if write_empty_chunks is None:
             write_empty_chunks = config.get("write_empty_chunks")
     memory_order = config_order(config, "create_array")
+    if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
+        raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")
 
     st = _store(store, "w", storage_options)
     for arg, v in (("name", name), ("path", path)):

@@ -8,9 +8,12 @@ keeps working. Messages are self-contained: where (key, field), what was found, 
 from __future__ import annotations
 
 __all__ = [
-    "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
-    "IndexingValueError", "SelectionSizeError",
-    "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError", "ConflictError",
+    "ZarrError", "MetadataError", "CodecError", "UnknownCodecError", "StoreError", "ShardError",
+    "IndexingError", "IndexingValueError", "BoundsCheckError", "VindexInvalidSelectionError",
+    "SelectionSizeError",
+    "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
+    "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
+    "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "DataTypeError", "FillValueError",
     "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
@@ -77,6 +80,10 @@ class CodecError(ZarrError, ValueError):
     """A codec is unknown, misconfigured, or its encoded bytes are corrupt."""
 
 
+class UnknownCodecError(CodecError):
+    """A codec name (or numcodecs id) no codec is registered under; zarr-python's name."""
+
+
 class StoreError(ZarrError, OSError):
     """A store operation failed, or a key is not acceptable to the store."""
 
@@ -90,6 +97,16 @@ class ShardError(ZarrError, ValueError):
 
 class IndexingError(ZarrError, IndexError):
     """A selection is out of range or ill-formed."""
+
+
+class BoundsCheckError(IndexingError):
+    """An index outside the array (or a block index outside its chunk grid); zarr-python's
+    name."""
+
+
+class VindexInvalidSelectionError(IndexingError):
+    """A coordinate selection (``vindex``) with something other than integer arrays, or a
+    boolean mask of another shape than the array's; zarr-python's name."""
 
 
 class IndexingValueError(IndexingError, ValueError):
@@ -109,9 +126,32 @@ class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):
     zarr-python's ``GroupNotFoundError`` / ``ArrayNotFoundError`` are."""
 
 
+class ArrayNotFoundError(NodeNotFoundError):
+    """No array exists where one was to be opened (``open_array``); zarr-python's name."""
+
+
+class GroupNotFoundError(NodeNotFoundError):
+    """No group exists where one was to be opened (``open_group``, ``consolidate_metadata``),
+    or nothing at all where ``open`` was to open a node; zarr-python's name."""
+
+
 class NodeExistsError(ZarrError, ValueError, FileExistsError):
     """A node exists where mode ``w-`` or a create call required none (a ``ValueError``, as
     zarr-python's ``ContainsArrayError`` / ``ContainsGroupError`` are)."""
+
+
+class ContainsArrayError(NodeExistsError):
+    """The node in the way is an array; zarr-python's name."""
+
+
+class ContainsGroupError(NodeExistsError):
+    """The node in the way is a group; zarr-python's name."""
+
+
+def node_exists(is_array: bool, message: str) -> NodeExistsError:
+    """The :class:`NodeExistsError` naming the kind of node in the way: a
+    :class:`ContainsArrayError` for an array, else a :class:`ContainsGroupError`."""
+    return (ContainsArrayError if is_array else ContainsGroupError)(message)
 
 
 class NodeMismatchError(NodeExistsError, TypeError):

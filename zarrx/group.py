@@ -17,8 +17,9 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.creation import create_array, like_arguments, make_parents
-from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, NodeMismatchError,
-                          NodeNotFoundError)
+from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
+                          NodeNotFoundError, node_exists)
+from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.make import attributes_arg
@@ -228,7 +229,8 @@ class Group(Node):
         make_parents(self._store, self._path, path, self._meta.zarr_format)
         existing = nodes.load_node(self._store, path)
         if existing is not None and not overwrite:
-            raise NodeExistsError(f"group {self.name!r}: a node already exists at {name!r}")
+            raise node_exists(isinstance(existing, ArrayMeta),
+                              f"group {self.name!r}: a node already exists at {name!r}")
         if existing is not None or overwrite:
             nodes.delete_node(self._store, path)
         meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"),
@@ -251,6 +253,18 @@ class Group(Node):
 
     def require_groups(self, *names: str) -> tuple[Group, ...]:
         return tuple(self.require_group(n) for n in names)
+
+    def create_hierarchy(self, nodes: dict[str, Any], *, overwrite: bool = False
+                         ) -> Iterator[tuple[str, Array | Group]]:
+        """Create every node of ``nodes`` (path below this group -> metadata, of this group's
+        Zarr format) and the groups between, as :func:`zarrx.create_hierarchy` does; returns
+        an iterator of ``(path below this group, node)``, parents first."""
+        self._check_writable("create a hierarchy")
+        written = write_hierarchy(self._store, nodes, overwrite=overwrite, group=self._path,
+                                  zarr_format=self._meta.zarr_format)
+        self._forget_consolidated()
+        cut = len(self._path) + 1 if self._path else 0
+        return iter([(path[cut:], self._wrap(path, meta)) for path, meta in written])
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
         self._check_writable("create an array")
@@ -343,9 +357,11 @@ class Group(Node):
         src, dst = self._child_path(source), self._child_path(dest)
         if nodes.load_node(self._store, src) is None:
             raise NodeNotFoundError(f"group {self.name!r}: no member {source!r} to move")
-        if nodes.load_node(self._store, dst) is not None:
-            raise NodeExistsError(f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
-                                  f"a node already exists there")
+        in_the_way = nodes.load_node(self._store, dst)
+        if in_the_way is not None:
+            raise node_exists(isinstance(in_the_way, ArrayMeta),
+                              f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
+                              f"a node already exists there")
         if dst.startswith(src + "/"):
             raise ArgumentError(f"group {self.name!r}: cannot move {source!r} into itself "
                                 f"({dest!r})")
@@ -374,5 +390,5 @@ class Group(Node):
 def _reopen(store: Store, path: str, read_only: bool) -> Group:
     meta = nodes.load_node(store, path)
     if not isinstance(meta, GroupMeta):
-        raise NodeNotFoundError(f"no group at {path!r} in {store!r}")
+        raise GroupNotFoundError(f"no group at {path!r} in {store!r}")
     return Group(store, path, meta, read_only=read_only)

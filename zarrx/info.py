@@ -62,6 +62,8 @@ def array_info(array: Array) -> str:
          else "rectilinear"),
         ("Shard shape", str(array.shards) if array.shards else "none"),
         ("Fill value", value_text(meta.fill_value)),
+        ("Order", array.order),
+        ("Read-only", str(array.read_only)),
         ("Codecs", (", ".join(_codec_str(c) for c in meta.chunk_codecs) or "none")
          + ("; each shard encoded whole by " + ", ".join(
              _codec_str(c) for c in meta.shard_levels[0].object_codecs)

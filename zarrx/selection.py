@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from zarrx import _indexing
-from zarrx.errors import IndexingError, IndexingValueError
+from zarrx.errors import (BoundsCheckError, IndexingError, IndexingValueError,
+                          VindexInvalidSelectionError)
 
-__all__ = ["kind_of", "parse_basic", "parse_orthogonal", "parse_coordinate", "parse_block",
-           "parse_mask", "is_int", "positions"]
+__all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
+           "parse_block", "parse_mask", "is_int", "positions"]
 
 _USE = ("use z.oindex[...] for orthogonal (outer) selection or z.vindex[...] for coordinate "
         "(point-wise) selection")
@@ -63,13 +64,13 @@ def positions(arr: Any, size: int, axis: int) -> np.ndarray:
     src = np.asarray(arr)
     if src.dtype.kind == "u" and src.dtype.itemsize >= 8 and src.size \
             and (big := src.reshape(-1) > _INT64_MAX).any():    # would wrap to negatives
-        raise IndexingError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
-                            f"axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
+                               f"axis {axis} with size {size}")
     a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
     bad = _indexing.wrap_positions(a, size)
     if bad >= 0:
-        raise IndexingError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
-                            f"axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
+                               f"axis {axis} with size {size}")
     return a
 
 
@@ -78,7 +79,7 @@ def _parse_int(s: Any, size: int, axis: int) -> int:
     if i < 0:
         i += size
     if i < 0 or i >= size:
-        raise IndexingError(f"index {s} is out of bounds for axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {s} is out of bounds for axis {axis} with size {size}")
     return i
 
 
@@ -182,6 +183,16 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
     return "items", items
 
 
+def check_basic(sel: Any, what: str) -> None:
+    """Refuse the index arrays and lists of a selection given as a basic one
+    (``get_basic_selection``, ``set_basic_selection``): only ints, slices, ``Ellipsis`` and
+    ``None``, as in zarr-python (which refuses ``None`` too)."""
+    for i, s in enumerate(sel if isinstance(sel, tuple) else (sel,)):
+        if isinstance(s, list) or (isinstance(s, np.ndarray) and s.ndim > 0):
+            raise IndexingError(f"{what}: selection item {i}: expected an int, a slice, "
+                                f"Ellipsis or None, found {type(s).__name__} {s!r:.40}; {_USE}")
+
+
 def parse_orthogonal(sel: Any, shape: tuple[int, ...]) -> list[tuple]:
     """Items of an orthogonal selection: per axis an int, slice, or 1-d int/bool array."""
     sel = _expand(sel, len(shape), False, "orthogonal")
@@ -198,7 +209,8 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
         a = np.asarray(sel[0])
         if a.dtype == np.bool_:
             if a.shape != shape:
-                raise IndexingError(f"boolean mask: expected shape {shape}, found {a.shape}")
+                raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
+                                                  f"found {a.shape}")
             return [p.astype(np.int64) for p in np.nonzero(a)], (int(a.sum()),)
     if len(sel) != ndim:
         raise IndexingError(f"coordinate selection: expected {ndim} index arrays (one per "
@@ -209,14 +221,15 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
             arrs.append(np.asarray(_parse_int(s, shape[ax], ax), dtype=np.int64))
             continue
         if not isinstance(s, (list, tuple, np.ndarray)):
-            raise IndexingError(f"coordinate selection on axis {ax}: expected an integer array, "
-                                f"found {type(s).__name__} {s!r}; use z.oindex for slices")
+            raise VindexInvalidSelectionError(
+                f"coordinate selection on axis {ax}: expected an integer array, found "
+                f"{type(s).__name__} {s!r}; use z.oindex for slices")
         a = np.asarray(s)
         if a.size == 0 and a.dtype.kind == "f":
             a = a.astype(np.int64)
         if a.dtype.kind not in "iu":
-            raise IndexingError(f"coordinate selection on axis {ax}: expected an integer "
-                                f"array, found dtype {a.dtype}")
+            raise VindexInvalidSelectionError(f"coordinate selection on axis {ax}: expected an "
+                                              f"integer array, found dtype {a.dtype}")
         arrs.append(a)
     try:
         bshape = np.broadcast_shapes(*(a.shape for a in arrs))
@@ -237,8 +250,8 @@ def parse_block(sel: Any, shape: tuple[int, ...], axes: Sequence[Any]) -> list[t
         if is_int(s):
             k = s + nch if s < 0 else s
             if not 0 <= k < nch:
-                raise IndexingError(f"block index {s} is out of bounds for axis {ax} with "
-                                    f"{nch} chunks")
+                raise BoundsCheckError(f"block index {s} is out of bounds for axis {ax} with "
+                                       f"{nch} chunks")
             k0, k1 = k, k + 1
         elif isinstance(s, slice):
             if s.step is not None and (not is_int(s.step) or s.step != 1):

@@ -4,6 +4,8 @@ stores, with zarr-python's ``FsspecStore.from_url``); plus :class:`DictStore`, w
 passed as a store becomes."""
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -98,13 +100,28 @@ class _CallerDict:
         return len(self.data)
 
 
+class _DictState:
+    """The generations and lock of the stores over one dict."""
+
+    __slots__ = ("gens", "lock", "__weakref__")
+
+    def __init__(self, gens: dict, lock: threading.Lock) -> None:
+        self.gens, self.lock = gens, lock
+
+
+#: id of a dict -> the state its stores share, while one of them lives (and so the dict)
+_STATES: weakref.WeakValueDictionary[int, _DictState] = weakref.WeakValueDictionary()
+_STATES_LOCK = threading.Lock()
+
+
 class DictStore(MemoryStore):
     """A :class:`MemoryStore` whose keys and values live in a ``dict`` the caller owns, as
     zarr-python's ``zarr.open({})`` does: writes appear in the dict, so opening the same dict
     again sees them. Keys are ``str``; values are ``bytes`` (or bytes-like), or the ``Buffer``
     objects zarr-python keeps in a dict it wrote, which zarrx then also writes. A dict holding
     anything else is refused with a :class:`~zarrx.errors.StoreError` naming the first such
-    entry."""
+    entry. The stores over one dict share its generations and locks, so handles opened on it
+    one after another (``zarrx.open(d)`` twice) update it as one store does."""
 
     def __init__(self, data: dict, *, read_only: bool = False) -> None:
         for key, value in data.items():
@@ -115,8 +132,24 @@ class DictStore(MemoryStore):
                                  f"{type(value).__name__} value")
         super().__init__(None, read_only=read_only)
         self._data = _CallerDict(data)          # type: ignore[assignment]
-        self._gens = {k: next(_COUNTER) for k in data}
         self._dict = data                       # the caller's dict itself, not a copy
+        with _STATES_LOCK:
+            state = _STATES.get(id(data))
+            if state is None:
+                state = _STATES[id(data)] = _DictState({}, self._lock)
+        with state.lock:            # keys written or deleted in the dict by others since
+            for key in [k for k in state.gens if k not in data]:
+                del state.gens[key]
+            for key in data:
+                if key not in state.gens:
+                    state.gens[key] = next(_COUNTER)
+        self._state = state
+        self._gens, self._lock = state.gens, state.lock
+
+    @property
+    def shared_identity(self) -> tuple:  # type: ignore[override]
+        """Stores over one dict share locks."""
+        return ("MemoryStore", id(self._dict))
 
     def __getstate__(self) -> dict:
         """Pickled as a copy of the keys and values (``bytes``), as a ``MemoryStore``."""

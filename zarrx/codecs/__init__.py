@@ -17,7 +17,9 @@ __all__ = ["Bytes", "Transpose", "Gzip", "Zlib", "Zstd", "Blosc", "Crc32c", "LZ4
            "get_codec_class", "register_codec",
            # zarr-python's names (zarr.codecs)
            "BytesCodec", "TransposeCodec", "GzipCodec", "ZstdCodec", "BloscCodec", "Crc32cCodec",
-           "VLenUTF8Codec", "VLenBytesCodec", "ShardingCodec"]
+           "VLenUTF8Codec", "VLenBytesCodec", "ShardingCodec",
+           # zarr-python's enumerations of codec settings
+           "BloscShuffle", "BloscCname", "Endian", "ShardingCodecIndexLocation"]
 
 #: zarr-python's class names -> zarrx's
 ALIASES = {"BytesCodec": "Bytes", "TransposeCodec": "Transpose", "GzipCodec": "Gzip",
@@ -30,7 +32,9 @@ def _where() -> dict[str, str]:
     """Public name -> module: the codec classes from the codec table, and the plan/registry."""
     from zarrx.metadata.codec_table import builtin_impls
     out = {cls: module.rpartition(".")[2] for module, cls in builtin_impls()}
-    out.update(CodecPipeline="plan", get_codec_class="registry", register_codec="registry")
+    out.update(CodecPipeline="plan", get_codec_class="registry", register_codec="registry",
+               BloscShuffle="enums", BloscCname="enums", Endian="enums",
+               ShardingCodecIndexLocation="enums")
     return out
 
 

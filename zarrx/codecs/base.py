@@ -21,6 +21,7 @@ object, ``<where>.<field>`` in a v2 one, whose :class:`V2Place` says so).
 from __future__ import annotations
 
 import json
+from enum import Enum
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -95,7 +96,9 @@ class Codec:
 
     def _configure(self, name: str | None = None, **kwargs: Any) -> None:
         """Check the keyword arguments of ``__init__`` with the validator of ``name`` (default:
-        the codec's own) and keep the parsed values as attributes. None means "not given"."""
+        the codec's own) and keep the parsed values as attributes. None means "not given"; a
+        member of an enumeration (zarr-python's ``BloscShuffle.shuffle``) is its value."""
+        kwargs = {k: v.value if isinstance(v, Enum) else v for k, v in kwargs.items()}
         conf = {k: v for k, v in kwargs.items() if v is not None}
         where = Loc(f"zarrx.codecs.{type(self).__name__}", error=CodecError)
         values = check_codec(name or self.name, conf, where)

@@ -13,6 +13,7 @@ is the same array as ``chunks=(8, 8), shards=(32, 32), compressors=Zstd()``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 from zarrx.codecs.base import ArrayToBytesCodec, Codec
@@ -57,6 +58,8 @@ class ShardingIndexed(ArrayToBytesCodec):
                 any(isinstance(c, bool) for c in chunk_shape):
             raise CodecError(f"zarrx.codecs.ShardingCodec chunk_shape: expected a tuple of "
                              f"positive integers, found {chunk_shape!r}")
+        if isinstance(index_location, Enum):     # zarr-python's ShardingCodecIndexLocation
+            index_location = index_location.value
         if index_location not in ("start", "end"):
             raise CodecError(f"zarrx.codecs.ShardingCodec index_location: expected 'start' or "
                              f"'end', found {index_location!r}")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from zarrx.errors import CodecError
+from zarrx.errors import UnknownCodecError
 from zarrx.metadata import codec_checks as ck
 from zarrx.metadata._util import Loc
 from zarrx.metadata.model import CodecSpec
@@ -170,9 +170,9 @@ def _close(name: str, names: list[str]) -> list[str]:
 
 
 def unknown_codec(name: str, where: str = "", *, array: str = "",
-                  numcodecs: bool = False) -> CodecError:
-    """``CodecError`` for an unknown codec (``where``: a location prefix; ``array``: the array's
-    path), suggesting the closest known names."""
+                  numcodecs: bool = False) -> UnknownCodecError:
+    """``UnknownCodecError`` (a ``CodecError``) for an unknown codec (``where``: a location
+    prefix; ``array``: the array's path), suggesting the closest known names."""
     if numcodecs:
         names = sorted({i.numcodecs_id for i in _BUILTIN.values() if i.numcodecs_id} |
                        {n[len("numcodecs."):] for n in _USER if n.startswith("numcodecs.")})
@@ -182,7 +182,7 @@ def unknown_codec(name: str, where: str = "", *, array: str = "",
     close = _close(name, names)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
     ctx = f" in array {array!r}" if array else ""
-    return CodecError(f"{where}unknown {what} {name!r}{ctx}; {hint}known {what}s: "
+    return UnknownCodecError(f"{where}unknown {what} {name!r}{ctx}; {hint}known {what}s: "
                       f"{', '.join(names)}")
 
 

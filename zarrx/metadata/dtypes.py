@@ -354,8 +354,8 @@ _WANT = ("a numpy dtype, a Zarr v3 data type name (int32, float64, string, ...) 
 
 
 def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
-    """A data type from user input: a v3 name, numpy dtype (or its string), ``str``/``bytes``
-    or a numpy ``StringDType``. Returns the type and the byte order requested by the numpy
+    """A data type from user input: a v3 name, numpy dtype (or its string), ``str``/``bytes``,
+    a numpy ``StringDType`` or a zarr-python data type object (``zarr.dtype.Int8()``). Returns the type and the byte order requested by the numpy
     dtype (None: little / 1-byte). Anything else raises ``DataTypeError`` (a ``MetadataError``
     and a ``TypeError``, as numpy raises) naming it."""
     from zarrx.errors import DataTypeError

@@ -45,7 +45,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from zarrx.errors import NodeNotFoundError, ZarrError
+from zarrx.errors import GroupNotFoundError, NodeNotFoundError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
@@ -514,7 +514,7 @@ def consolidate(store: Store, path: str = "") -> GroupMeta:
     """Consolidate the hierarchy under the group at ``path``; returns its new metadata."""
     root = load_node(store, path, consolidated=False)   # (what it replaces)
     if not isinstance(root, GroupMeta):
-        raise NodeNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
+        raise GroupNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
     root = dataclasses.replace(root, consolidated=None)
     v3 = root.zarr_format == 3
     # read the consolidated document (and its generation) before walking the hierarchy, write
@@ -529,7 +529,7 @@ def consolidate(store: Store, path: str = "") -> GroupMeta:
             # the group's document as stored now (its attributes, its pending paths)
             current = None if raw is None else _cached_parse(parse_v3, bytes(raw), key)
             if not isinstance(current, GroupMeta):
-                raise NodeNotFoundError(f"consolidate_metadata: the group at {path or '/'!r} "
+                raise GroupNotFoundError(f"consolidate_metadata: the group at {path or '/'!r} "
                                         f"in {store!r} was deleted or replaced by an array")
         entries = dict(_walked(store, path, ""))
         if v3:

@@ -374,6 +374,13 @@ class Store:
             raise NotImplementedError(f"{type(self).__name__}.delete_if")
         raise StoreError(f"{self!r} does not support conditional writes (cannot delete {key!r})")
 
+    def with_read_only(self, read_only: bool = False) -> Store:
+        """A store over the same objects, read-only or not (zarr-python's method); stores that
+        cannot make one (their kind fixes it when they are opened) raise
+        :class:`~zarrx.errors.StoreError`."""
+        raise StoreError(f"{self!r}: with_read_only is not supported by {type(self).__name__}; "
+                         f"open the store again with the read_only (or mode) wanted")
+
     def close(self) -> None:
         pass
 

@@ -527,6 +527,10 @@ class LocalStore(ConditionalFiles):
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["root"], read_only=state["read_only"], fsync=state["fsync"])
 
+    def with_read_only(self, read_only: bool = False) -> LocalStore:
+        """The same directory, read-only or not."""
+        return LocalStore(self.root, read_only=read_only, fsync=self.fsync)
+
     def __eq__(self, other: object) -> bool:
         """As zarr-python's: local stores of the same root are equal, read-only or not."""
         return isinstance(other, type(self)) and self.root == other.root

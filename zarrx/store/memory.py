@@ -221,6 +221,19 @@ class MemoryStore(Store):
         # equal stores hold equal values, which change: the hash depends on neither
         return hash((MemoryStore, self.read_only))
 
+    @property
+    def shared_identity(self) -> tuple:  # type: ignore[override]
+        """Stores over one dict (this one and those of :meth:`with_read_only`) share locks."""
+        return ("MemoryStore", id(self._data))
+
+    def with_read_only(self, read_only: bool = False) -> MemoryStore:
+        """A store over the same keys and values (not a copy: writes through either are seen
+        by both), read-only or not, as zarr-python's ``MemoryStore.with_read_only``."""
+        other = object.__new__(type(self))
+        other.__dict__.update(self.__dict__)   # shares the data, generations and lock
+        other.read_only = bool(read_only)
+        return other
+
     def __repr__(self) -> str:
         return f"MemoryStore(<{len(self._data)} keys>)"
 

@@ -1,0 +1,88 @@
+"""Writing a hierarchy of nodes from their metadata in one step: the work behind
+:func:`zarrx.create_hierarchy` and :meth:`zarrx.Group.create_hierarchy`. Every node is checked
+before anything is written; the implicit groups above the nodes are created too."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from zarrx.creation import check_format, check_parents
+from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, node_exists
+from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
+from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.store.base import Store
+
+__all__ = ["write_hierarchy"]
+
+
+def _as_meta(doc: Any, path: str) -> ArrayMeta | GroupMeta:
+    """A node's metadata: a zarrx ``ArrayMeta``/``GroupMeta``, a metadata object with
+    ``to_dict()`` (zarr-python's), or a metadata document as a dict."""
+    if isinstance(doc, (ArrayMeta, GroupMeta)):
+        return doc
+    if hasattr(doc, "to_dict") and callable(doc.to_dict):
+        doc = doc.to_dict()
+    if not isinstance(doc, Mapping):
+        raise ArgumentTypeError(f"create_hierarchy: nodes[{path!r}]: expected an ArrayMeta, a "
+                                f"GroupMeta or a metadata document, found {type(doc).__name__}")
+    doc = dict(doc)
+    where = f"create_hierarchy nodes[{path!r}]"
+    if doc.get("zarr_format") == 2:
+        attrs = doc.pop("attributes", {}) or {}
+        doc.pop("node_type", None)
+        if "shape" in doc:
+            return parse_array_v2(doc, attrs, where)
+        return parse_group_v2({"zarr_format": 2}, attrs, where)
+    return parse_v3(doc, where)
+
+
+def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool = False,
+                    group: str | None = None, zarr_format: int | None = None
+                    ) -> list[tuple[str, ArrayMeta | GroupMeta]]:
+    """Write every node of ``nodes_in`` (path -> metadata) and the missing groups above them,
+    parents first; returns ``(path, metadata)`` of each node written. With ``group`` (the
+    path of an existing group of Zarr format ``zarr_format``), the paths are below that group
+    and the nodes must have its format. The nodes hold one Zarr format; an existing node is an
+    error unless ``overwrite``."""
+    base = group or ""
+    metas: dict[str, ArrayMeta | GroupMeta] = {}
+    for key, doc in nodes_in.items():
+        rel = str(key).strip("/")
+        if group is not None and not rel:
+            raise ArgumentError(f"create_hierarchy: nodes[{key!r}] is the group {group or '/'!r} "
+                                f"itself, which exists; name its members relative to it")
+        metas[nodes.join(base, rel) if base else rel] = _as_meta(doc, key)
+    formats = {m.zarr_format for m in metas.values()}
+    if len(formats) > 1:
+        v2 = sorted(p for p, m in metas.items() if m.zarr_format == 2)
+        raise ArgumentError(f"create_hierarchy: nodes of both Zarr formats; Zarr v2 at {v2}, "
+                            f"the rest Zarr v3: a hierarchy holds one format")
+    fmt = formats.pop() if formats else (zarr_format or 3)
+    check_format(fmt)
+    if zarr_format is not None and fmt != zarr_format:
+        raise ArgumentError(f"create_hierarchy: the nodes are Zarr v{fmt}, but the group "
+                            f"{group or '/'!r} is Zarr v{zarr_format}: a hierarchy holds one "
+                            f"format")
+    implicit: dict[str, GroupMeta] = {}
+    for path in sorted(metas, key=lambda p: (p.count("/"), p)):
+        existing = nodes.load_node(st, path)
+        if existing is not None and not overwrite:
+            is_array = isinstance(existing, ArrayMeta)
+            raise node_exists(is_array, f"create_hierarchy: {'an array' if is_array else 'a group'} "
+                                        f"already exists at {path or '/'!r} in {st!r}; pass "
+                                        f"overwrite=True to replace it")
+        for parent in (check_parents(st, base, path, fmt, "create_hierarchy") if path else []):
+            if isinstance(metas.get(parent), ArrayMeta):
+                raise NodeExistsError(f"create_hierarchy: {path!r} is inside {parent!r}, which "
+                                      f"nodes makes an array")
+            if parent not in metas:
+                implicit[parent] = GroupMeta(zarr_format=fmt)  # type: ignore[arg-type]
+    todo = {**implicit, **metas}
+    written: list[tuple[str, ArrayMeta | GroupMeta]] = []
+    for path in sorted(todo, key=lambda p: (p.count("/") if p else -1, p)):
+        meta = todo[path]
+        if path in metas and nodes.load_node(st, path) is not None:
+            nodes.delete_node(st, path)
+        nodes.save_node(st, path, meta)
+        written.append((path, meta))
+    return written
