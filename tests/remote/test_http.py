@@ -104,6 +104,28 @@ def test_fsspec_http_reads_the_same_data(site):
     np.testing.assert_array_equal(g["sharded"][...], arrays["sharded"])
 
 
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_names_with_url_special_characters_are_percent_encoded(site, backend, zarr_format):
+    """Node names with '%', '#', '?', '+', spaces and non-ASCII letters are parts of the key,
+    not escapes, fragments or queries: every chunk is read, none taken for a missing one."""
+    if backend == "fsspec":
+        pytest.importorskip("aiohttp", reason="aiohttp is not installed")
+    path, url = site
+    names = ["p%20q", "h#1", "q?r", "x+y", "a b", "\u00fc\u20ac", "pct%"]
+    g = zarrx.open_group(str(path / "d.zarr"), mode="w", zarr_format=zarr_format)
+    for i, name in enumerate(names):
+        g.create_array(name, shape=(4,), chunks=(2,), dtype="i2", fill_value=-1)[...] = \
+            np.arange(4) + 10 * i
+    zarrx.consolidate_metadata(str(path / "d.zarr"))
+    store = ObjectStore(f"{url}/d.zarr") if backend == "obstore" else \
+        FsspecStore(f"{url}/d.zarr")
+    h = zarrx.open_group(store, mode="r")
+    assert sorted(h.keys()) == sorted(names)
+    for i, name in enumerate(names):
+        assert h[name][...].tolist() == [10 * i, 10 * i + 1, 10 * i + 2, 10 * i + 3], name
+
+
 def test_local_and_http_generations_differ_but_both_change(site):
     path, url = site
     local = LocalStore(str(path))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 from typing import Any
+from urllib.parse import quote
 
 from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
@@ -110,7 +111,8 @@ class FsspecStore(RemoteStore):
         self.is_s3 = type(self.fs).__name__ == "S3FileSystem" or "s3" in protocols
         self._async = bool(getattr(self.fs, "async_impl", False))
         self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
-        read_only = read_only or any(p in ("http", "https") for p in protocols)
+        self._http = any(p in ("http", "https") for p in protocols)
+        read_only = read_only or self._http
         super().__init__(read_only=read_only, options=opts)
 
     @classmethod
@@ -130,6 +132,10 @@ class FsspecStore(RemoteStore):
         return self.is_s3 if cw is None else (cw and self.is_s3)
 
     def _full(self, key: str) -> str:
+        if self._http:
+            # a key is a path below the root URL: percent-encoded, so that '%', '#', '?' and
+            # the like name the object rather than an escape, a fragment or a query
+            key = quote(key, safe="/")
         return f"{self.root}/{key}" if self.root else key
 
     def _url(self, key: str) -> str:
