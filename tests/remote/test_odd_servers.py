@@ -234,6 +234,91 @@ def test_endpoint_without_a_scheme_is_refused():
                                "a URL starting with http:// or https://, found 'localhost:9000'")
 
 
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("endpoint, problem", [
+    ("http://127.0.0.1:99999", "expected a URL starting with http:// or https:// and a valid "
+                               "host and port, found 'http://127.0.0.1:99999' (Port out of "
+                               "range 0-65535)"),
+    ("http://", "expected a URL starting with http:// or https:// and a host, found 'http://'"),
+    ("http://:80", "expected a URL starting with http:// or https:// and a host, found "
+                   "'http://:80'"),
+    ("http://[::1", "expected a URL starting with http:// or https:// and a valid host and "
+                    "port, found 'http://[::1' (Invalid IPv6 URL)"),
+    ("https://exa mple.org", "expected a URL starting with http:// or https:// and no spaces "
+                             "or control characters, found 'https://exa mple.org'"),
+    ("notaurl", "expected a URL starting with http:// or https://, found 'notaurl'"),
+])
+def test_an_unusable_endpoint_is_refused_when_the_store_is_made(backend, endpoint, problem):
+    """Not a raw ValueError from botocore or a panic of obstore's client at the first
+    request."""
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore
+        with pytest.raises(StoreError) as info:
+            ObjectStore("s3://bkt/x", storage_options={
+                "endpoint": endpoint, "access_key_id": "k", "secret_access_key": "s"})
+        assert str(info.value) == f"ObjectStore('s3://bkt/x'): storage_options endpoint: {problem}"
+    else:
+        pytest.importorskip("s3fs")
+        from zarrx.store.remote import FsspecStore
+        for so in ({"endpoint_url": endpoint}, {"client_kwargs": {"endpoint_url": endpoint}}):
+            name = "endpoint_url" if "endpoint_url" in so else "client_kwargs['endpoint_url']"
+            with pytest.raises(StoreError) as info:
+                FsspecStore("s3://bkt/x", storage_options={"key": "k", "secret": "s", **so})
+            assert str(info.value) == \
+                f"FsspecStore('s3://bkt/x'): storage_options {name}: {problem}"
+
+
+def test_an_upper_case_endpoint_scheme_is_a_scheme():
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    store = ObjectStore("s3://bkt/x", retries=0, storage_options={
+        "endpoint": "HTTP://127.0.0.1:9", "access_key_id": "k", "secret_access_key": "s"})
+    with pytest.raises(RemoteConnectionError):       # tried, not refused as not a URL
+        store.get("k")
+
+
+@pytest.fixture
+def no_aws_configuration(monkeypatch, tmp_path):
+    """No credentials, profiles or instance metadata for botocore to find."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                 "AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.mark.parametrize("so, cls, detail", [
+    ({}, "RemoteAccessError",
+     "access (credentials: NoCredentialsError: Unable to locate credentials)"),
+    ({"key": "k"}, "RemoteAccessError",
+     "access (credentials: PartialCredentialsError: Partial credentials found in explicit, "
+     "missing: aws_secret_access_key)"),
+    ({"profile": "nope"}, "RemoteError",
+     "storage_options: ProfileNotFound: The config profile (nope) could not be found"),
+    ({"key": "k", "secret": "s", "client_kwargs": {"region_name": "no such region"}},
+     "RemoteError", "storage_options: InvalidRegionError: Provided region_name 'no such "
+     "region' doesn't match a supported format."),
+])
+def test_s3fs_configuration_errors_are_store_errors(no_aws_configuration, so, cls, detail):
+    """What botocore finds wrong when s3fs opens its session: a StoreError naming it, not a
+    raw botocore exception."""
+    pytest.importorskip("s3fs")
+    from zarrx import errors
+    from zarrx.store.remote import FsspecStore
+    store = FsspecStore("s3://bkt/x", retries=0,
+                        storage_options={"endpoint_url": "http://127.0.0.1:9", **so})
+    for call, what in ((lambda: store.get("k"), "read 'k' (s3://bkt/x/k)"),
+                       (lambda: list(store.list_prefix("")), "list '<root>' (s3://bkt/x/<root>)")):
+        with pytest.raises(StoreError) as info:
+            call()
+        assert type(info.value) is getattr(errors, cls)
+        assert str(info.value) == f"FsspecStore('s3://bkt/x'): cannot {what}: {detail}"
+
+
 @pytest.mark.parametrize("extra", [{"requester_pays": True}, {"profile": "default"},
                                    {"client_kwargs": {"verify": False}}])
 def test_s3fs_only_options_open_an_fsspec_store(extra):

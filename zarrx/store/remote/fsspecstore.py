@@ -27,9 +27,9 @@ from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
-from zarrx.store.remote.objectstore import _first_line, _status_kind
+from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
 from zarrx.store.remote.options import RemoteOptions
-from zarrx.store.remote.urls import redact, require
+from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["FsspecStore"]
 
@@ -59,6 +59,7 @@ class FsspecStore(RemoteStore):
             so = dict(self._storage_options)
             if fs.split("://", 1)[0] in ("s3", "s3a"):
                 require("s3fs", "s3fs", f"FsspecStore({redact(fs)!r})", "s3")
+                _check_endpoints(fs, so)
                 cfg = dict(so.pop("config_kwargs", None) or {})
                 cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
                 cfg.setdefault("connect_timeout", opts.connect_timeout)
@@ -315,6 +316,20 @@ class FsspecStore(RemoteStore):
             # a storage option the filesystem's client does not take (s3fs hands them on
             # when its first request opens a session)
             return Failure("config", None, f"storage_options: {exc}")
+        if type(exc).__module__.startswith("botocore."):
+            # what botocore finds wrong with the configuration when s3fs opens its session
+            # (no or partial credentials, an unknown profile, an invalid region, ...)
+            from botocore import exceptions as bex
+            name = type(exc).__name__
+            if isinstance(exc, (bex.ConnectionError, bex.HTTPClientError)):
+                return Failure("connection", None, name)
+            text = _without_values(f"{name}: {_first_line(exc)}",
+                                   _secrets(self._storage_options))
+            if name in ("NoCredentialsError", "PartialCredentialsError",
+                        "CredentialRetrievalError", "UnauthorizedSSOTokenError",
+                        "TokenRetrievalError"):
+                return Failure("access", None, f"credentials: {text}")
+            return Failure("config", None, f"storage_options: {text}")
         return None
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -325,6 +340,31 @@ class FsspecStore(RemoteStore):
 
     def __repr__(self) -> str:
         return f"FsspecStore({self._display!r}{', read_only=True' if self.read_only else ''})"
+
+
+def _check_endpoints(url: str, so: dict) -> None:
+    """s3fs's endpoint options are usable URLs (botocore would fail at the first request with a
+    bare ValueError)."""
+    ck = so.get("client_kwargs")
+    for name, value in (("endpoint_url", so.get("endpoint_url")),
+                        ("client_kwargs['endpoint_url']",
+                         ck.get("endpoint_url") if isinstance(ck, dict) else None)):
+        if value is not None and (problem := endpoint_problem(value)) is not None:
+            raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {name}: {problem}")
+
+
+_SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
+
+
+def _secrets(so: dict) -> dict:
+    """The storage options (nested dicts included) whose names say they may hold a secret."""
+    out: dict = {}
+    for name, value in so.items():
+        if isinstance(value, dict):
+            out.update({f"{name}.{k}": v for k, v in _secrets(value).items()})
+        elif _SECRET_NAME.search(str(name)):
+            out[name] = value
+    return out
 
 
 def _botocore_status(exc: BaseException) -> tuple[int | None, str]:

@@ -24,7 +24,8 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.options import RemoteOptions
-from zarrx.store.remote.urls import EXTRAS, literal_path, redact, require, scheme_of
+from zarrx.store.remote.urls import (EXTRAS, endpoint_problem, literal_path, redact,
+                                     require, scheme_of)
 
 __all__ = ["ObjectStore"]
 
@@ -264,13 +265,13 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     client.setdefault("timeout", f"{opts.timeout}s")
     client.setdefault("connect_timeout", f"{opts.connect_timeout}s")
     scheme = scheme_of(url)
-    endpoint = str(so.get("endpoint") or so.get("aws_endpoint") or so.get("endpoint_url") or "")
+    endpoint = so.get("endpoint") or so.get("aws_endpoint") or so.get("endpoint_url") or ""
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
-    if endpoint and not endpoint.startswith(("http://", "https://")):
-        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: expected a "
-                         f"URL starting with http:// or https://, found {redact(endpoint)!r}")
-    if scheme == "http" or endpoint.startswith("http://"):
+    if endpoint and (problem := endpoint_problem(endpoint)) is not None:
+        # obstore would only fail (or panic) at the first request
+        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: {problem}")
+    if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from zarrx.errors import MissingDependencyError
 
-__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "OBSTORE_SCHEMES",
-           "HTTP_SCHEMES", "require"]
+__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "endpoint_problem",
+           "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -38,6 +38,30 @@ def literal_path(url: str) -> str:
     head, rest = url.split("://", 1)
     bucket, sep, path = rest.partition("/")
     return f"{head}://{bucket}{sep}{path.replace('%', '%25')}"
+
+
+def endpoint_problem(endpoint: object) -> str | None:
+    """What is wrong with the endpoint URL of an S3-compatible server (``endpoint`` of
+    obstore, ``endpoint_url`` of s3fs), said as "expected ..., found ..."; None when it is an
+    http:// or https:// URL naming a host (and a port in range, if any)."""
+    expected = "expected a URL starting with http:// or https://"
+    if not isinstance(endpoint, str):
+        return f"{expected}, found {type(endpoint).__name__} {endpoint!r}"
+    if scheme_of(endpoint) not in HTTP_SCHEMES:
+        return f"{expected}, found {redact(endpoint)!r}"
+    shown = redact_text(endpoint).split("?", 1)[0].split("#", 1)[0]
+    if any(c.isspace() or ord(c) < 32 for c in endpoint):
+        return f"{expected} and no spaces or control characters, found {shown!r}"
+    try:
+        parts = urlsplit(endpoint)
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        return f"{expected} and a valid host and port, found {shown!r} ({exc})"
+    if not host:
+        return f"{expected} and a host, found {shown!r}"
+    if port == 0:
+        return f"{expected} and a port from 1 to 65535, found {shown!r}"
+    return None
 
 
 def redact(url: str) -> str:
