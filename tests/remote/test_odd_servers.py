@@ -62,6 +62,47 @@ def test_consolidated_group_over_plain_http(plain_http):
     np.testing.assert_array_equal(g["x"][5:9], a[5:9])
 
 
+@pytest.fixture(scope="module")
+def token_http(plain_http, tmp_path_factory):
+    """An HTTP server that serves the plain server's files only to requests carrying the
+    header ``Authorization: Bearer t0ken``."""
+    base, a = plain_http
+    root = tmp_path_factory.mktemp("token")
+    zarrx.save_array(str(root / "v3.zarr"), a, chunks=(7, 9))
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):  # type: ignore[no-untyped-def]
+            if self.headers.get("Authorization") != "Bearer t0ken":
+                self.send_error(401)
+                return
+            super().do_GET()
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args):  # type: ignore[no-untyped-def]
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", a
+    server.shutdown()
+
+
+@pytest.mark.parametrize("so", [{"headers": {"Authorization": "Bearer t0ken"}},
+                                {"client_kwargs": {"headers": {"Authorization": "Bearer t0ken"}}}])
+def test_fsspec_http_options_as_zarr_python_passes_them(token_http, so):
+    """storage_options of fsspec's HTTP filesystem (which obstore's HTTP store does not take)
+    open an FsspecStore for an http(s) URL, as in zarr-python."""
+    base, a = token_http
+    z = zarrx.open_array(f"{base}/v3.zarr", mode="r", storage_options=so)
+    assert type(z.store).__name__ == "FsspecStore"
+    np.testing.assert_array_equal(z[2:9, 5:20], a[2:9, 5:20])
+    from zarrx.errors import RemoteAccessError
+    with pytest.raises(RemoteAccessError):
+        zarrx.open_array(f"{base}/v3.zarr", mode="r")
+
+
 class _BadServer:
     """Answers every request with headers and part of the body, then closes (``drop``) or
     stalls (``stall``)."""
