@@ -247,9 +247,34 @@ class FsspecStore(RemoteStore):
         return None
 
     async def _delete(self, keys: list[str]) -> None:
+        """Delete ``keys`` (at most 1000: one S3 DeleteObjects request) as they are named:
+        fsspec's ``rm`` would read '*', '?' and '[' in a name as a glob pattern, deleting
+        other keys that match it instead."""
         paths = [self._full(k) for k in keys]
+        if self.is_s3:
+            bucket = self._bucket_key(keys[0])[0]
+            resp = await self.fs._call_s3("delete_objects", Bucket=bucket, Delete={
+                "Objects": [{"Key": self._bucket_key(k)[1]} for k in keys], "Quiet": True})
+            for p in paths:
+                self.fs.invalidate_cache(p)
+            for err in resp.get("Errors") or []:
+                code = str(err.get("Code", ""))
+                if code != "NoSuchKey":
+                    raise Failure("access" if code == "AccessDenied" else "other",
+                                  403 if code == "AccessDenied" else None,
+                                  f"{code} for {err.get('Key')!r}")
+            return
         if self._async:
-            await self.fs._rm(paths)
+            has_magic = _fsspec().core.has_magic
+            literal = [p for p in paths if not has_magic(p)]
+            if literal:
+                await self.fs._rm(literal)
+            for p in paths:
+                if has_magic(p):
+                    try:
+                        await self.fs._rm_file(p)
+                    except FileNotFoundError:
+                        pass
             for p in paths:
                 self.fs.invalidate_cache(p)
             return
