@@ -141,3 +141,29 @@ def test_v2_and_v3_sharded_and_consolidated_survive_pickling(s3_server):
 def test_http_urls_are_read_only(s3_server):
     with pytest.raises(ReadOnlyError):
         zarrx.open_group("http://127.0.0.1:9/x.zarr", mode="w")
+
+
+def test_more_than_a_thousand_keys_are_listed_and_deleted(s3_server):
+    """S3 lists 1000 keys a page and deletes at most 1000 per request: a group whose array has
+    1001 chunks lists every key and is removed whole (by deleting the array, then by mode "w")
+    through both backends."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    url = s3_server.url()
+    obs = ObjectStore(url, storage_options=s3_server.options)
+    fs = FsspecStore(url, storage_options=s3_server.fsspec_options)
+    expected = sorted(["a/zarr.json", "zarr.json"] + [f"a/c/{i}" for i in range(1001)])
+
+    def write() -> None:
+        g = zarrx.open_group(obs, mode="w")                    # the faster writer
+        g.create_array("a", shape=(1001,), chunks=(1,), dtype="u1")[...] = np.arange(1001) % 9 + 1
+
+    write()
+    assert sorted(obs.list_prefix("")) == expected
+    assert sorted(fs.list_prefix("")) == expected
+    assert list(zarrx.open_group(obs, mode="r").keys()) == ["a"]
+    assert "a (1001,) uint8" in str(zarrx.open_group(fs, mode="r").tree())
+    del zarrx.open_group(fs)["a"]
+    assert list(obs.list_prefix("")) == ["zarr.json"]
+    write()
+    zarrx.open_group(url, mode="w", storage_options=s3_server.options)
+    assert list(fs.list_prefix("")) == ["zarr.json"]
