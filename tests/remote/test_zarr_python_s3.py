@@ -86,3 +86,43 @@ def test_percent_signs_in_an_s3_url_are_part_of_the_key(s3_server, name):
     z[...] = data
     got = zarrx.open_array(url2, mode="r", storage_options=s3_server.options)[...]
     assert np.array_equal(got, data)
+
+
+@pytest.mark.parametrize("kind", ["fsspec", "obstore"])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidated_hierarchies_both_ways(s3_server, kind, zarr_format):
+    """A consolidated hierarchy (nested group with attributes, a sharded array in v3, a
+    scalar) written by either library is opened from its consolidated metadata by the other;
+    zarrx adds an array to zarr-python's and consolidates again, and zarr-python sees it."""
+    data = np.arange(24 * 20, dtype="i4").reshape(24, 20)
+    shards = {"shards": (12, 10)} if zarr_format == 3 else {}
+
+    def fill(g) -> None:
+        sub = g.create_group("sub")
+        sub.attrs["a"] = [1, "x"]
+        sub.create_array("arr", shape=data.shape, chunks=(6, 5), dtype="i4", **shards)[...] = data
+        g.create_array("s", shape=(), dtype="f8", fill_value=1.5)
+
+    url = s3_server.url()
+    fill(zarrx.open_group(url, mode="w", zarr_format=zarr_format,
+                          storage_options=s3_server.options))
+    zarrx.consolidate_metadata(url, storage_options=s3_server.options)
+    zg = zarr.open_consolidated(_zarr_store(kind, s3_server, url, True), mode="r",
+                                zarr_format=zarr_format)
+    np.testing.assert_array_equal(zg["sub/arr"][...], data)
+    assert zg["sub"].attrs["a"] == [1, "x"] and zg["s"][()] == 1.5
+
+    url = s3_server.url()
+    store = _zarr_store(kind, s3_server, url, False)
+    fill(zarr.open_group(store, mode="w", zarr_format=zarr_format))
+    zarr.consolidate_metadata(store)
+    xg = zarrx.open_consolidated(url, mode="r", storage_options=s3_server.options)
+    assert sorted(k for k, _ in xg.members(max_depth=None)) == ["s", "sub", "sub/arr"]
+    np.testing.assert_array_equal(xg["sub/arr"][3:20, 2:17], data[3:20, 2:17])
+    assert xg["sub"].attrs["a"] == [1, "x"] and xg["s"][()] == 1.5
+    zarrx.open_group(url, mode="a", storage_options=s3_server.options).create_array(
+        "new", shape=(3,), dtype="u1", fill_value=7)
+    zarrx.consolidate_metadata(url, storage_options=s3_server.options)
+    zg = zarr.open_consolidated(_zarr_store(kind, s3_server, url, True), mode="r",
+                                zarr_format=zarr_format)
+    assert sorted(zg.keys()) == ["new", "s", "sub"] and zg["new"][...].tolist() == [7, 7, 7]
