@@ -206,7 +206,11 @@ class ObjectStore(RemoteStore):
             return Failure("bad_response", None, "the server's redirects cannot be "
                            "followed (a loop, or too many)")
         if isinstance(exc, ex.InvalidPathError):
-            return Failure("other", None, "invalid object path")
+            # a listed object whose name obstore cannot take as a path ("a//b", "a/./b", a
+            # control character): the message quotes the name and says what is wrong with it
+            return Failure("invalid_path", None, "obstore cannot read an object's name: "
+                           + _first_line(exc).replace("Encountered object with invalid path: ",
+                                                      ""))
         if status is not None:
             return Failure(_status_kind(status, code), status, code)
         kind = _HTTP_KIND.search(text)
