@@ -94,6 +94,23 @@ def test_http_stores_refuse_writes_and_listing(site):
         list(store.list_prefix(""))
 
 
+def test_mode_a_on_a_missing_node_over_http_says_it_cannot_create_it(site):
+    """Mode a opens what exists over HTTP; where nothing exists it would create a node, which
+    a read-only store cannot: the error says so in the terms of the call."""
+    path, url = site
+    with pytest.raises(ReadOnlyError) as info:
+        zarrx.open_group(f"{url}/none.zarr", mode="a")
+    assert str(info.value) == (f"open_group: no group at '/' in ObjectStore('{url}/none.zarr', "
+                               "read_only=True), and mode 'a' cannot create a group there: the "
+                               "store is read-only")
+    with pytest.raises(ReadOnlyError, match="open_array: no array at '/' in .*, and mode 'a' "
+                                            "cannot create an array there"):
+        zarrx.open_array(f"{url}/none.zarr", mode="a", shape=(2,), dtype="i1")
+    with pytest.raises(ReadOnlyError, match="open: no array or group at '/' in .*, and mode "
+                                            "'a' cannot create an array or group there"):
+        zarrx.open(f"{url}/none.zarr", mode="a")
+
+
 def test_fsspec_http_reads_the_same_data(site):
     pytest.importorskip("aiohttp", reason="aiohttp is not installed")
     path, url = site
