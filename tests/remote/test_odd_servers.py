@@ -64,15 +64,16 @@ def test_consolidated_group_over_plain_http(plain_http):
 
 @pytest.fixture(scope="module")
 def token_http(plain_http, tmp_path_factory):
-    """An HTTP server that serves the plain server's files only to requests carrying the
-    header ``Authorization: Bearer t0ken``."""
+    """An HTTP server that serves its files only to requests carrying the header
+    ``Authorization: Bearer t0ken`` or the query ``?token=t0ken``."""
     base, a = plain_http
     root = tmp_path_factory.mktemp("token")
     zarrx.save_array(str(root / "v3.zarr"), a, chunks=(7, 9))
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def do_GET(self):  # type: ignore[no-untyped-def]
-            if self.headers.get("Authorization") != "Bearer t0ken":
+            if self.headers.get("Authorization") != "Bearer t0ken" and \
+                    not self.path.endswith("?token=t0ken"):
                 self.send_error(401)
                 return
             super().do_GET()
@@ -101,6 +102,22 @@ def test_fsspec_http_options_as_zarr_python_passes_them(token_http, so):
     from zarrx.errors import RemoteAccessError
     with pytest.raises(RemoteAccessError):
         zarrx.open_array(f"{base}/v3.zarr", mode="r")
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_the_query_of_an_http_url_goes_with_every_request(token_http, backend):
+    """An access token in the URL's query reaches the server with every key's request."""
+    from zarrx.errors import RemoteAccessError
+    from zarrx.store.remote import FsspecStore, ObjectStore
+    base, a = token_http
+    make = ObjectStore if backend == "obstore" else FsspecStore
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+    z = zarrx.open_array(make(f"{base}/v3.zarr?token=t0ken"), mode="r")
+    np.testing.assert_array_equal(z[...], a)
+    assert "t0ken" not in repr(z.store)
+    with pytest.raises(RemoteAccessError):
+        zarrx.open_array(make(f"{base}/v3.zarr?token=wrong"), mode="r")
 
 
 class _BadServer:

@@ -111,8 +111,14 @@ class FsspecStore(RemoteStore):
             else (self.fs.protocol,)
         self.is_s3 = type(self.fs).__name__ == "S3FileSystem" or "s3" in protocols
         self._async = bool(getattr(self.fs, "async_impl", False))
-        self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
         self._http = any(p in ("http", "https") for p in protocols)
+        self._query = ""
+        if self._http:
+            # the query of a root URL (an access token, a signature) goes with every request,
+            # after the key; a fragment is never sent
+            root_url, _, query = self.root.partition("#")[0].partition("?")
+            self.root, self._query = root_url.rstrip("/"), query
+        self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
         read_only = read_only or self._http
         super().__init__(read_only=read_only, options=opts)
 
@@ -136,7 +142,7 @@ class FsspecStore(RemoteStore):
         if self._http:
             # a key is a path below the root URL: percent-encoded, so that '%', '#', '?' and
             # the like name the object rather than an escape, a fragment or a query
-            key = quote(key, safe="/")
+            key = quote(key, safe="/") + (f"?{self._query}" if self._query else "")
         return f"{self.root}/{key}" if self.root else key
 
     def _url(self, key: str) -> str:
