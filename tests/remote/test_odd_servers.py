@@ -396,6 +396,18 @@ def test_configuration_values_never_show_in_errors():
     assert "cannot configure the store" in str(info.value)
 
 
+@pytest.mark.parametrize("so, name, found", [
+    ({"secret_access_key": 12345}, "secret_access_key", "int"),
+    ({"region": ["us-east-1"]}, "region", "list")])
+def test_an_obstore_option_of_the_wrong_type_is_named(so, name, found):
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    with pytest.raises(StoreError) as info:
+        ObjectStore("s3://bkt/x", storage_options={"endpoint": "http://127.0.0.1:9", **so})
+    assert str(info.value) == (f"ObjectStore('s3://bkt/x'): storage_options {name}: expected "
+                               f"a str, found {found}")
+
+
 def test_storage_options_must_be_a_dict():
     with pytest.raises(ArgumentTypeError) as info:
         make_store("memory://x", "r", "abc")       # type: ignore[arg-type]

@@ -294,6 +294,12 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise
     except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
         extra = EXTRAS.get(scheme)
+        wrong = [k for k, v in so.items()
+                 if not isinstance(v, (str, bool)) and k != "credential_provider"]
+        if isinstance(exc, TypeError) and wrong:
+            # obstore's message ("'int' object is not an instance of 'str'") names no option
+            raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {wrong[0]}: "
+                             f"expected a str, found {type(so[wrong[0]]).__name__}") from None
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
