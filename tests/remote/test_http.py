@@ -151,3 +151,39 @@ def test_local_and_http_generations_differ_but_both_change(site):
     g1 = store.generation("k")
     local.set("k", b"two-two")
     assert store.generation("k") != g1
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_zarr_python_hierarchy_and_xarray_dataset_over_http(site, zarr_format):
+    """A consolidated hierarchy written by zarr-python (sharded in v3, a partly written array,
+    an empty and a scalar array) read over HTTP, and an xarray dataset opened from it with
+    engine="zarrx"."""
+    zarr = pytest.importorskip("zarr", reason="zarr-python is not installed")
+    xr = pytest.importorskip("xarray", reason="xarray is not installed")
+    import warnings
+    path, url = site
+    data = np.arange(40 * 30, dtype="f4").reshape(40, 30)
+    shards = {"shards": (20, 15)} if zarr_format == 3 else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # zarr-python's v3 consolidated warning
+        g = zarr.open_group(str(path / "z.zarr"), mode="w", zarr_format=zarr_format)
+        g.create_array("sub/full", shape=data.shape, chunks=(5, 5), dtype="f4",
+                       **shards)[...] = data
+        part = g.create_array("sub/part", shape=data.shape, chunks=(5, 5), dtype="f4",
+                              fill_value=-1, **shards)
+        part[:7, :3] = 1
+        g.create_array("empty", shape=(0,), dtype="i4")
+        g.create_array("scalar", shape=(), dtype="i4")[...] = 42
+        zarr.consolidate_metadata(str(path / "z.zarr"))
+        ds = xr.Dataset({"t": (("x", "y"), data[:3, :4].astype("f8"))},
+                        coords={"x": [10, 20, 30]}, attrs={"title": "h\u00e9llo"})
+        ds.to_zarr(str(path / "x.zarr"), zarr_format=zarr_format, consolidated=True, mode="w")
+    h = zarrx.open(f"{url}/z.zarr", mode="r")
+    assert [k for k, _ in h.members(max_depth=None)] == ["empty", "scalar", "sub", "sub/full",
+                                                         "sub/part"]
+    np.testing.assert_array_equal(h["sub/full"][...], data)
+    np.testing.assert_array_equal(h["sub/full"][3:33, 2:29:3], data[3:33, 2:29:3])
+    np.testing.assert_array_equal(h["sub/part"][...], part[...])
+    assert h["empty"][...].shape == (0,) and h["scalar"][()] == 42
+    got = xr.open_dataset(f"{url}/x.zarr", engine="zarrx")
+    xr.testing.assert_identical(got.load(), ds)
