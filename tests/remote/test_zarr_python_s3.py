@@ -67,8 +67,9 @@ def test_zarrx_opens_zarr_python_store_objects(s3_server):
         np.testing.assert_array_equal(z[...], data)
 
 
-@pytest.mark.parametrize("name", ["x%20y.zarr", "q%41r.zarr", "100%.zarr"])
-def test_percent_signs_in_an_s3_url_are_part_of_the_key(s3_server, name):
+@pytest.mark.parametrize("name", ["x%20y.zarr", "q%41r.zarr", "100%.zarr", "v#1.zarr",
+                                  "q?r.zarr"])
+def test_percent_hash_and_question_marks_in_an_s3_url_are_part_of_the_key(s3_server, name):
     """``s3://bucket/x%20y`` names the key ``x%20y``, as s3fs and zarr-python read it: the same
     URL reaches the same objects through zarrx's obstore and fsspec stores and zarr-python."""
     url = f"{s3_server.url()}/{name}"
@@ -126,3 +127,20 @@ def test_consolidated_hierarchies_both_ways(s3_server, kind, zarr_format):
     zg = zarr.open_consolidated(_zarr_store(kind, s3_server, url, True), mode="r",
                                 zarr_format=zarr_format)
     assert sorted(zg.keys()) == ["new", "s", "sub"] and zg["new"][...].tolist() == [7, 7, 7]
+
+
+def test_a_hash_or_question_mark_in_an_s3_url_is_part_of_the_key(s3_server):
+    """``s3://bucket/d#v1`` and ``s3://bucket/d#v2`` are two datasets (as s3fs reads them),
+    not both ``d``; the store's address shows the whole key."""
+    from zarrx.store.remote import ObjectStore
+    base = s3_server.url()
+    for i, name in enumerate(["d#v1", "d#v2", "d?v3", "d"]):
+        zarrx.create_array(f"{base}/{name}", shape=(2,), dtype="i1", fill_value=i,
+                           storage_options=s3_server.options)
+    for i, name in enumerate(["d#v1", "d#v2", "d?v3", "d"]):
+        z = zarrx.open_array(f"{base}/{name}", mode="r", storage_options=s3_server.options)
+        assert z[...].tolist() == [i, i]
+        assert repr(z.store) == f"ObjectStore('{base}/{name}', read_only=True)"
+    listing = ObjectStore(base, storage_options=s3_server.options).list_prefix("")
+    assert sorted(listing) == ["d#v1/zarr.json", "d#v2/zarr.json", "d/zarr.json",
+                               "d?v3/zarr.json"]

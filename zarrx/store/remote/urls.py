@@ -30,14 +30,17 @@ def scheme_of(url: str) -> str:
 
 def literal_path(url: str) -> str:
     """``url`` for obstore's ``from_url`` with its path taken literally: a bucket URL
-    (``s3://bucket/a%20b``) names the object key ``a%20b``, as s3fs, gcsfs and zarr-python
-    read it, where obstore would percent-decode the path. HTTP(S) URLs are URLs: unchanged."""
+    (``s3://bucket/a%20b``, ``s3://bucket/v#1``, ``s3://bucket/q?r``) names the object key
+    ``a%20b``, ``v#1``, ``q?r``, as s3fs, gcsfs and zarr-python read it, where obstore would
+    percent-decode the path and drop a fragment or query. HTTP(S) URLs are URLs: unchanged."""
     scheme = scheme_of(url)
-    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES or "%" not in url:
+    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES or not any(
+            c in url for c in "%#?"):
         return url
     head, rest = url.split("://", 1)
     bucket, sep, path = rest.partition("/")
-    return f"{head}://{bucket}{sep}{path.replace('%', '%25')}"
+    path = path.replace("%", "%25").replace("#", "%23").replace("?", "%3F")
+    return f"{head}://{bucket}{sep}{path}"
 
 
 def endpoint_problem(endpoint: object) -> str | None:
@@ -64,8 +67,15 @@ def endpoint_problem(endpoint: object) -> str | None:
     return None
 
 
+#: schemes whose URL path is an object key taken literally ('#' and '?' included)
+LITERAL_SCHEMES = (OBSTORE_SCHEMES - HTTP_SCHEMES) | {"gcs", "memory", "file"}
+
+
 def redact(url: str) -> str:
-    """``url`` without user name, password, query string or fragment."""
+    """``url`` without user name, password, query string or fragment; a bucket URL, whose
+    path is a key taken literally (``s3://bucket/v#1``), keeps its whole path."""
+    if scheme_of(url) in LITERAL_SCHEMES:
+        return redact_text(url)
     try:
         parts = urlsplit(url)
     except ValueError:
