@@ -167,3 +167,27 @@ def test_more_than_a_thousand_keys_are_listed_and_deleted(s3_server):
     write()
     zarrx.open_group(url, mode="w", storage_options=s3_server.options)
     assert list(fs.list_prefix("")) == ["zarr.json"]
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_objects_at_part_size_boundaries(s3_server, backend):
+    """Objects one byte under, at and one byte over the part size (and S3's 5 MiB minimum
+    part) are uploaded in parts and read back whole, in split ranges and as suffixes."""
+    from zarrx.store import ByteRange
+    mib = 1 << 20
+    parts = dict(part_size=5 * mib, min_part_size=5 * mib, multipart_threshold=5 * mib)
+    if backend == "obstore":
+        store = ObjectStore(s3_server.url(), storage_options=s3_server.options, **parts)
+    else:
+        pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+        store = FsspecStore(s3_server.url(), storage_options=s3_server.fsspec_options, **parts)
+    rng = np.random.default_rng(5)
+    for size in (0, 5 * mib - 1, 5 * mib, 10 * mib + 1):
+        value = rng.integers(0, 256, size, dtype="u1").tobytes()
+        store.set("k", value)
+        assert store.getsize("k") == size
+        assert store.get("k") == value
+        assert store.get("k", ByteRange.slice(5 * mib - 2, 4)) == value[5 * mib - 2:5 * mib + 2]
+        assert store.get("k", ByteRange.last(5 * mib + 1)) == value[-(5 * mib + 1):]
+        assert store.get_many([("k", None), ("k", ByteRange.slice(1, 6 * mib))]) == \
+            [value, value[1:6 * mib + 1]]
