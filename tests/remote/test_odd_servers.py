@@ -408,6 +408,28 @@ def test_an_obstore_option_of_the_wrong_type_is_named(so, name, found):
                                f"a str, found {found}")
 
 
+@pytest.mark.parametrize("so, name, found", [
+    ({"client_kwargs": ["region_name"]}, "client_kwargs", "list"),
+    ({"config_kwargs": ["x"], "use_ssl": False}, "config_kwargs", "list"),
+    ({"client_options": "x"}, "client_options", "str")])
+def test_storage_options_holding_settings_must_be_dicts(so, name, found):
+    """Not a raw AttributeError or ValueError from s3fs at the first request, nor a setting
+    dropped without a word."""
+    pytest.importorskip("obstore")
+    pytest.importorskip("s3fs")
+    from zarrx.store.remote import FsspecStore, ObjectStore
+    base = {"endpoint_url": "http://127.0.0.1:9", "key": "k", "secret": "s"}
+    with pytest.raises(ArgumentTypeError) as info:
+        make_store("s3://bkt/x", "r", {**base, **so})
+    assert str(info.value) == \
+        f"'s3://bkt/x': storage_options {name}: expected a dict, found {found}"
+    cls = ObjectStore if name == "client_options" else FsspecStore
+    with pytest.raises(ArgumentTypeError) as info:
+        cls("s3://bkt/x", storage_options=so)
+    assert str(info.value) == (f"{cls.__name__}('s3://bkt/x'): storage_options {name}: "
+                               f"expected a dict, found {found}")
+
+
 def test_storage_options_must_be_a_dict():
     with pytest.raises(ArgumentTypeError) as info:
         make_store("memory://x", "r", "abc")       # type: ignore[arg-type]

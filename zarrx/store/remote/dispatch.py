@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.store.remote.options import check_dict_options
 from zarrx.store.remote.urls import EXTRAS, HTTP_SCHEMES, OBSTORE_SCHEMES, redact, scheme_of
 
 __all__ = ["open_url", "wrap_foreign", "default_backend"]
@@ -96,6 +97,7 @@ def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) 
         raise ArgumentTypeError(f"{redact(url)!r}: storage_options: expected a dict, found "
                                 f"{type(storage_options).__name__}")
     so = dict(storage_options or {})
+    check_dict_options(repr(redact(url)), so)        # before they are translated or routed
     read_only = read_only or scheme in HTTP_SCHEMES
     fsspec_only = _s3fs_only(scheme, so)
     package = _FSSPEC_PACKAGE.get(scheme, "fsspec")

@@ -28,7 +28,7 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
 from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
-from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["FsspecStore"]
@@ -57,6 +57,7 @@ class FsspecStore(RemoteStore):
         self._storage_options = dict(storage_options or {})
         if isinstance(fs, str):
             so = dict(self._storage_options)
+            check_dict_options(f"FsspecStore({redact(fs)!r})", so)
             if fs.split("://", 1)[0] in ("s3", "s3a"):
                 require("s3fs", "s3fs", f"FsspecStore({redact(fs)!r})", "s3")
                 _check_endpoints(fs, so)

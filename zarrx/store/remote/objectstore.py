@@ -23,7 +23,7 @@ from typing import Any
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
-from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import (EXTRAS, endpoint_problem, literal_path, redact,
                                      require, scheme_of)
 
@@ -60,6 +60,7 @@ class ObjectStore(RemoteStore):
         self._storage_options = dict(storage_options or {})
         self._prefix = ""                   # below the client's own prefix (memory:// only)
         if isinstance(store, str):
+            check_dict_options(f"ObjectStore({redact(store)!r})", self._storage_options)
             self.kind = scheme_of(store) or "file"
             self._client = _from_url(obs, store, self._storage_options, opts)
             if self.kind == "memory":
