@@ -191,3 +191,26 @@ def test_objects_at_part_size_boundaries(s3_server, backend):
         assert store.get("k", ByteRange.last(5 * mib + 1)) == value[-(5 * mib + 1):]
         assert store.get_many([("k", None), ("k", ByteRange.slice(1, 6 * mib))]) == \
             [value, value[1:6 * mib + 1]]
+
+
+@pytest.mark.parametrize("suffix", ["", "/"])
+def test_a_bucket_root_is_a_store_root(s3_server, suffix):
+    """``s3://bucket`` (with or without a trailing slash) is a hierarchy at the bucket's root,
+    through both backends; mode "w" empties the bucket of the old hierarchy."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    from zarrx.bench.servers import create_bucket
+    bucket = f"root-{s3_server.fresh()}".lower()
+    create_bucket(s3_server.endpoint, bucket)
+    url = f"s3://{bucket}{suffix}"
+    g = zarrx.open_group(url, mode="w", storage_options=s3_server.options)
+    g.create_group("sub").create_array("a", shape=(3,), dtype="i1", fill_value=1)[:2] = 2
+    fs = FsspecStore(url, storage_options=s3_server.fsspec_options)
+    assert sorted(fs.list_prefix("")) == ["sub/a/c/0", "sub/a/zarr.json", "sub/zarr.json",
+                                          "zarr.json"]
+    h = zarrx.open_group(fs, mode="r")
+    assert [k for k, _ in h.members(max_depth=None)] == ["sub", "sub/a"]
+    assert h["sub/a"][...].tolist() == [2, 2, 1]
+    assert repr(g.store) == f"ObjectStore('s3://{bucket}')"
+    zarrx.open_group(url, mode="w", storage_options=s3_server.fsspec_options)
+    assert sorted(ObjectStore(url, storage_options=s3_server.options).list_prefix("")) == \
+        ["zarr.json"]
