@@ -120,6 +120,29 @@ def test_the_query_of_an_http_url_goes_with_every_request(token_http, backend):
         zarrx.open_array(make(f"{base}/v3.zarr?token=wrong"), mode="r")
 
 
+def test_fsspec_http_lists_a_directory_listing_by_the_names_it_links(tmp_path):
+    """A server with directory listings (python's own) links to names percent-encoded: an
+    unconsolidated hierarchy lists its nodes by their names, and reads them."""
+    from zarrx.store.remote import FsspecStore
+    names = ["a b", "p%20q", "h#1", "q?r", "x+y", "\u00fc"]
+    g = zarrx.open_group(str(tmp_path / "g.zarr"), mode="w")
+    for i, name in enumerate(names):
+        g.create_array(name, shape=(2,), chunks=(1,), dtype="i1", fill_value=-1)[...] = i
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None          # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        store = FsspecStore(f"http://127.0.0.1:{server.server_address[1]}/g.zarr")
+        assert sorted(store.list_prefix("a b/")) == ["a b/c/0", "a b/c/1", "a b/zarr.json"]
+        h = zarrx.open_group(store, mode="r")
+        assert sorted(h.keys()) == sorted(names)
+        for i, name in enumerate(names):
+            assert h[name][...].tolist() == [i, i], name
+    finally:
+        server.shutdown()
+
+
 class _BadServer:
     """Answers every request with headers and part of the body, then closes (``drop``) or
     stalls (``stall``)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
@@ -299,7 +299,10 @@ class FsspecStore(RemoteStore):
         self.fs.invalidate_cache(self._full(key))
 
     async def _list(self, prefix: str) -> list[str]:
-        base = self._full(prefix.rstrip("/")) if prefix else self.root
+        if self._http:
+            base = f"{self.root}/{quote(prefix.rstrip('/'), safe='/')}" if prefix else self.root
+        else:
+            base = self._full(prefix.rstrip("/")) if prefix else self.root
         try:
             if self._async:
                 found = await self.fs._find(base or "")
@@ -314,7 +317,8 @@ class FsspecStore(RemoteStore):
                 else self.fs._strip_protocol(p)
             if self.root and not p.startswith(self.root + "/"):
                 continue
-            out.append(p[cut:])
+            # a server's directory listing links to names percent-encoded, as URLs
+            out.append(unquote(p[cut:].partition("?")[0]) if self._http else p[cut:])
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:
