@@ -144,3 +144,25 @@ def test_a_hash_or_question_mark_in_an_s3_url_is_part_of_the_key(s3_server):
     listing = ObjectStore(base, storage_options=s3_server.options).list_prefix("")
     assert sorted(listing) == ["d#v1/zarr.json", "d#v2/zarr.json", "d/zarr.json",
                                "d?v3/zarr.json"]
+
+
+@pytest.mark.parametrize("kind", ["fsspec", "obstore"])
+def test_node_names_with_url_characters_both_ways(s3_server, kind):
+    """Node names with spaces, '%', '#', '?', '+' and non-ASCII letters name the same keys in
+    zarr-python and zarrx, whichever writes."""
+    names = ["a b", "p%20q", "h#1", "q?r", "x+y", "\u00fc", "pct%"]
+    url = s3_server.url()
+    g = zarr.open_group(_zarr_store(kind, s3_server, url, False), mode="w")
+    for i, name in enumerate(names):
+        g.create_array(name, shape=(2,), chunks=(1,), dtype="i1")[...] = i + 1
+    for so in (s3_server.options, {**s3_server.fsspec_options, "use_ssl": False}):
+        h = zarrx.open_group(url, mode="r", storage_options=so)
+        assert sorted(h.keys()) == sorted(names)
+        assert [h[n][...].tolist() for n in names] == [[i + 1] * 2 for i in range(len(names))]
+    url = s3_server.url()
+    g = zarrx.open_group(url, mode="w", storage_options=s3_server.options)
+    for i, name in enumerate(names):
+        g.create_array(name, shape=(2,), chunks=(1,), dtype="i1")[...] = i + 1
+    zg = zarr.open_group(_zarr_store(kind, s3_server, url, True), mode="r")
+    assert sorted(zg.keys()) == sorted(names)
+    assert [zg[n][...].tolist() for n in names] == [[i + 1] * 2 for i in range(len(names))]
