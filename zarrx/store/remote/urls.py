@@ -32,15 +32,15 @@ def literal_path(url: str) -> str:
     """``url`` for obstore's ``from_url`` with its path taken literally: a bucket URL
     (``s3://bucket/a%20b``, ``s3://bucket/v#1``, ``s3://bucket/q?r``) names the object key
     ``a%20b``, ``v#1``, ``q?r``, as s3fs, gcsfs and zarr-python read it, where obstore would
-    percent-decode the path and drop a fragment or query. HTTP(S) URLs are URLs: unchanged."""
+    percent-decode the path and drop a fragment or query; trailing slashes name no key (as
+    in s3fs: ``s3://bucket/p//`` is ``s3://bucket/p``). HTTP(S) URLs are URLs: unchanged."""
     scheme = scheme_of(url)
-    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES or not any(
-            c in url for c in "%#?"):
+    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES:
         return url
     head, rest = url.split("://", 1)
     bucket, sep, path = rest.partition("/")
-    path = path.replace("%", "%25").replace("#", "%23").replace("?", "%3F")
-    return f"{head}://{bucket}{sep}{path}"
+    path = path.rstrip("/").replace("%", "%25").replace("#", "%23").replace("?", "%3F")
+    return f"{head}://{bucket}{sep if path else ''}{path}"
 
 
 def endpoint_problem(endpoint: object) -> str | None:
