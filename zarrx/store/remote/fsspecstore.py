@@ -34,6 +34,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require
 __all__ = ["FsspecStore"]
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+_GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
 
 
 def _fsspec():  # type: ignore[no-untyped-def]
@@ -272,12 +273,11 @@ class FsspecStore(RemoteStore):
                                   f"{code} for {err.get('Key')!r}")
             return
         if self._async:
-            has_magic = _fsspec().core.has_magic
-            literal = [p for p in paths if not has_magic(p)]
+            literal = [p for p in paths if not _GLOB.search(p)]
             if literal:
                 await self.fs._rm(literal)
             for p in paths:
-                if has_magic(p):
+                if _GLOB.search(p):
                     try:
                         await self.fs._rm_file(p)
                     except FileNotFoundError:
