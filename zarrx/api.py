@@ -109,6 +109,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                          order=_memory_order(kwargs, meta, "open"))
         if mode != "a":
             raise GroupNotFoundError(f"open: no array or group at {_where(st, path)}")
+        _cannot_create(st, path, "open", "an array or group")
     if "shape" in kwargs:
         return create(store=st, path=path, zarr_format=zarr_format or 3,
                       overwrite=(mode == "w"), _mode=mode, **kwargs)
@@ -140,8 +141,16 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
             raise ContainsArrayError(f"open_group: the node at {_where(st, path)} is an array")
         if mode != "a":
             raise GroupNotFoundError(f"open_group: no group at {_where(st, path)}")
+        _cannot_create(st, path, "open_group", "a group")
     return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
                         overwrite=(mode == "w"), _mode=mode)
+
+
+def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
+    """Mode ``a`` found no node: on a read-only store (an HTTP server's) it cannot make one."""
+    if st.read_only:
+        raise ReadOnlyError(f"{what}: no {node.split(' ', 1)[1]} at {_where(st, path)}, and "
+                            f"mode 'a' cannot create {node} there: the store is read-only")
 
 
 def _group(st: Store, path: str, meta: GroupMeta, mode: str,
@@ -179,6 +188,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
             raise ContainsGroupError(f"open_array: the node at {_where(st, path)} is a group")
         if mode != "a" or "shape" not in kwargs:
             raise ArrayNotFoundError(f"open_array: no array at {_where(st, path)}")
+        _cannot_create(st, path, "open_array", "an array")
     if "shape" not in kwargs:
         existing = nodes.load_node(st, path) if mode == "w-" else None
         if existing is not None:

@@ -55,3 +55,31 @@ class TestFsspecMemory(StoreContract):
 
     def reopen_read_only(self, store, tmp_path):
         return FsspecStore(self.url, read_only=True)
+
+
+@pytest.mark.parametrize("backend", ["fsspec", "obstore"])
+def test_names_with_glob_characters_delete_exactly_their_keys(s3_server, backend):
+    """'*', '?' and '[' in a node name are characters, not a pattern: deleting the node
+    removes its keys and no one else's (a sibling 'xyz' matches the pattern 'x*')."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    import zarrx
+    url = s3_server.url()
+    if backend == "fsspec":
+        store = FsspecStore(url, storage_options=s3_server.fsspec_options)
+    else:
+        from zarrx.store.remote import ObjectStore
+        store = ObjectStore(url, storage_options=s3_server.options)
+    g = zarrx.open_group(store, mode="w")
+    names = ["x*", "xyz", "q?", "qz", "b[1]", "b1"]
+    for name in names:
+        g.create_array(name, shape=(4,), chunks=(2,), dtype="i1")[...] = 1
+    for name in ("x*", "q?", "b[1]"):
+        del g[name]
+    assert sorted(g.keys()) == ["b1", "qz", "xyz"]
+    assert sorted(store.list_prefix("")) == sorted(
+        ["zarr.json"] + [f"{n}/{k}" for n in ("b1", "qz", "xyz")
+                         for k in ("zarr.json", "c/0", "c/1")])
+    zarrx.create_array(store, name="b1", shape=(2,), dtype="i1", overwrite=True)
+    zarrx.open_group(url + "/xyz", mode="w", storage_options=s3_server.options)
+    assert sorted(store.list_prefix("")) == ["b1/zarr.json", "qz/c/0", "qz/c/1", "qz/zarr.json",
+                                             "xyz/zarr.json", "zarr.json"]

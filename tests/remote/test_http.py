@@ -94,6 +94,23 @@ def test_http_stores_refuse_writes_and_listing(site):
         list(store.list_prefix(""))
 
 
+def test_mode_a_on_a_missing_node_over_http_says_it_cannot_create_it(site):
+    """Mode a opens what exists over HTTP; where nothing exists it would create a node, which
+    a read-only store cannot: the error says so in the terms of the call."""
+    path, url = site
+    with pytest.raises(ReadOnlyError) as info:
+        zarrx.open_group(f"{url}/none.zarr", mode="a")
+    assert str(info.value) == (f"open_group: no group at '/' in ObjectStore('{url}/none.zarr', "
+                               "read_only=True), and mode 'a' cannot create a group there: the "
+                               "store is read-only")
+    with pytest.raises(ReadOnlyError, match="open_array: no array at '/' in .*, and mode 'a' "
+                                            "cannot create an array there"):
+        zarrx.open_array(f"{url}/none.zarr", mode="a", shape=(2,), dtype="i1")
+    with pytest.raises(ReadOnlyError, match="open: no array or group at '/' in .*, and mode "
+                                            "'a' cannot create an array or group there"):
+        zarrx.open(f"{url}/none.zarr", mode="a")
+
+
 def test_fsspec_http_reads_the_same_data(site):
     pytest.importorskip("aiohttp", reason="aiohttp is not installed")
     path, url = site
@@ -104,6 +121,28 @@ def test_fsspec_http_reads_the_same_data(site):
     np.testing.assert_array_equal(g["sharded"][...], arrays["sharded"])
 
 
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_names_with_url_special_characters_are_percent_encoded(site, backend, zarr_format):
+    """Node names with '%', '#', '?', '+', spaces and non-ASCII letters are parts of the key,
+    not escapes, fragments or queries: every chunk is read, none taken for a missing one."""
+    if backend == "fsspec":
+        pytest.importorskip("aiohttp", reason="aiohttp is not installed")
+    path, url = site
+    names = ["p%20q", "h#1", "q?r", "x+y", "a b", "\u00fc\u20ac", "pct%"]
+    g = zarrx.open_group(str(path / "d.zarr"), mode="w", zarr_format=zarr_format)
+    for i, name in enumerate(names):
+        g.create_array(name, shape=(4,), chunks=(2,), dtype="i2", fill_value=-1)[...] = \
+            np.arange(4) + 10 * i
+    zarrx.consolidate_metadata(str(path / "d.zarr"))
+    store = ObjectStore(f"{url}/d.zarr") if backend == "obstore" else \
+        FsspecStore(f"{url}/d.zarr")
+    h = zarrx.open_group(store, mode="r")
+    assert sorted(h.keys()) == sorted(names)
+    for i, name in enumerate(names):
+        assert h[name][...].tolist() == [10 * i, 10 * i + 1, 10 * i + 2, 10 * i + 3], name
+
+
 def test_local_and_http_generations_differ_but_both_change(site):
     path, url = site
     local = LocalStore(str(path))
@@ -112,3 +151,39 @@ def test_local_and_http_generations_differ_but_both_change(site):
     g1 = store.generation("k")
     local.set("k", b"two-two")
     assert store.generation("k") != g1
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_zarr_python_hierarchy_and_xarray_dataset_over_http(site, zarr_format):
+    """A consolidated hierarchy written by zarr-python (sharded in v3, a partly written array,
+    an empty and a scalar array) read over HTTP, and an xarray dataset opened from it with
+    engine="zarrx"."""
+    zarr = pytest.importorskip("zarr", reason="zarr-python is not installed")
+    xr = pytest.importorskip("xarray", reason="xarray is not installed")
+    import warnings
+    path, url = site
+    data = np.arange(40 * 30, dtype="f4").reshape(40, 30)
+    shards = {"shards": (20, 15)} if zarr_format == 3 else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # zarr-python's v3 consolidated warning
+        g = zarr.open_group(str(path / "z.zarr"), mode="w", zarr_format=zarr_format)
+        g.create_array("sub/full", shape=data.shape, chunks=(5, 5), dtype="f4",
+                       **shards)[...] = data
+        part = g.create_array("sub/part", shape=data.shape, chunks=(5, 5), dtype="f4",
+                              fill_value=-1, **shards)
+        part[:7, :3] = 1
+        g.create_array("empty", shape=(0,), dtype="i4")
+        g.create_array("scalar", shape=(), dtype="i4")[...] = 42
+        zarr.consolidate_metadata(str(path / "z.zarr"))
+        ds = xr.Dataset({"t": (("x", "y"), data[:3, :4].astype("f8"))},
+                        coords={"x": [10, 20, 30]}, attrs={"title": "h\u00e9llo"})
+        ds.to_zarr(str(path / "x.zarr"), zarr_format=zarr_format, consolidated=True, mode="w")
+    h = zarrx.open(f"{url}/z.zarr", mode="r")
+    assert [k for k, _ in h.members(max_depth=None)] == ["empty", "scalar", "sub", "sub/full",
+                                                         "sub/part"]
+    np.testing.assert_array_equal(h["sub/full"][...], data)
+    np.testing.assert_array_equal(h["sub/full"][3:33, 2:29:3], data[3:33, 2:29:3])
+    np.testing.assert_array_equal(h["sub/part"][...], part[...])
+    assert h["empty"][...].shape == (0,) and h["scalar"][()] == 42
+    got = xr.open_dataset(f"{url}/x.zarr", engine="zarrx")
+    xr.testing.assert_identical(got.load(), ds)

@@ -4,6 +4,9 @@ from __future__ import annotations
 import pytest
 from store_contract import StoreContract
 
+import zarrx
+from zarrx.errors import StoreError
+
 pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[remote]')")
 
 from zarrx.store.remote import ObjectStore  # noqa: E402
@@ -68,3 +71,20 @@ def test_a_process_exits_cleanly_right_after_its_requests(s3_server):
     codes = [subprocess.run([sys.executable, "-c", code, url, json.dumps(s3_server.options)],
                             capture_output=True, timeout=60).returncode for _ in range(12)]
     assert codes == [0] * 12
+
+
+def test_a_listed_name_obstore_cannot_read_is_named(s3_server):
+    """An object another tool wrote as 'x//y' makes obstore's listing fail: the error names
+    the object and what is wrong with its name."""
+    s3fs = pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    prefix = s3_server.fresh()
+    store = ObjectStore(f"s3://{s3_server.bucket}/{prefix}", storage_options=s3_server.options)
+    store.set("zarr.json", b'{"zarr_format": 3, "node_type": "group"}')
+    fs = s3fs.S3FileSystem(skip_instance_cache=True, **s3_server.fsspec_options)
+    fs.pipe(f"{s3_server.bucket}/{prefix}/x//y", b"")
+    with pytest.raises(StoreError) as info:
+        list(zarrx.open_group(store, mode="r").keys())
+    assert str(info.value) == (
+        f"ObjectStore('s3://{s3_server.bucket}/{prefix}'): cannot list '<root>' "
+        f"(s3://{s3_server.bucket}/{prefix}/<root>): obstore cannot read an object's name: "
+        f"Path \"{prefix}/x//y\" contained empty path segment")

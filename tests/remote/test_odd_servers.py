@@ -62,6 +62,87 @@ def test_consolidated_group_over_plain_http(plain_http):
     np.testing.assert_array_equal(g["x"][5:9], a[5:9])
 
 
+@pytest.fixture(scope="module")
+def token_http(plain_http, tmp_path_factory):
+    """An HTTP server that serves its files only to requests carrying the header
+    ``Authorization: Bearer t0ken`` or the query ``?token=t0ken``."""
+    base, a = plain_http
+    root = tmp_path_factory.mktemp("token")
+    zarrx.save_array(str(root / "v3.zarr"), a, chunks=(7, 9))
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def do_GET(self):  # type: ignore[no-untyped-def]
+            if self.headers.get("Authorization") != "Bearer t0ken" and \
+                    not self.path.endswith("?token=t0ken"):
+                self.send_error(401)
+                return
+            super().do_GET()
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args):  # type: ignore[no-untyped-def]
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", a
+    server.shutdown()
+
+
+@pytest.mark.parametrize("so", [{"headers": {"Authorization": "Bearer t0ken"}},
+                                {"client_kwargs": {"headers": {"Authorization": "Bearer t0ken"}}}])
+def test_fsspec_http_options_as_zarr_python_passes_them(token_http, so):
+    """storage_options of fsspec's HTTP filesystem (which obstore's HTTP store does not take)
+    open an FsspecStore for an http(s) URL, as in zarr-python."""
+    base, a = token_http
+    z = zarrx.open_array(f"{base}/v3.zarr", mode="r", storage_options=so)
+    assert type(z.store).__name__ == "FsspecStore"
+    np.testing.assert_array_equal(z[2:9, 5:20], a[2:9, 5:20])
+    from zarrx.errors import RemoteAccessError
+    with pytest.raises(RemoteAccessError):
+        zarrx.open_array(f"{base}/v3.zarr", mode="r")
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_the_query_of_an_http_url_goes_with_every_request(token_http, backend):
+    """An access token in the URL's query reaches the server with every key's request."""
+    from zarrx.errors import RemoteAccessError
+    from zarrx.store.remote import FsspecStore, ObjectStore
+    base, a = token_http
+    make = ObjectStore if backend == "obstore" else FsspecStore
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+    z = zarrx.open_array(make(f"{base}/v3.zarr?token=t0ken"), mode="r")
+    np.testing.assert_array_equal(z[...], a)
+    assert "t0ken" not in repr(z.store)
+    with pytest.raises(RemoteAccessError):
+        zarrx.open_array(make(f"{base}/v3.zarr?token=wrong"), mode="r")
+
+
+def test_fsspec_http_lists_a_directory_listing_by_the_names_it_links(tmp_path):
+    """A server with directory listings (python's own) links to names percent-encoded: an
+    unconsolidated hierarchy lists its nodes by their names, and reads them."""
+    from zarrx.store.remote import FsspecStore
+    names = ["a b", "p%20q", "h#1", "q?r", "x+y", "\u00fc"]
+    g = zarrx.open_group(str(tmp_path / "g.zarr"), mode="w")
+    for i, name in enumerate(names):
+        g.create_array(name, shape=(2,), chunks=(1,), dtype="i1", fill_value=-1)[...] = i
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None          # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        store = FsspecStore(f"http://127.0.0.1:{server.server_address[1]}/g.zarr")
+        assert sorted(store.list_prefix("a b/")) == ["a b/c/0", "a b/c/1", "a b/zarr.json"]
+        h = zarrx.open_group(store, mode="r")
+        assert sorted(h.keys()) == sorted(names)
+        for i, name in enumerate(names):
+            assert h[name][...].tolist() == [i, i], name
+    finally:
+        server.shutdown()
+
+
 class _BadServer:
     """Answers every request with headers and part of the body, then closes (``drop``) or
     stalls (``stall``)."""
@@ -234,6 +315,91 @@ def test_endpoint_without_a_scheme_is_refused():
                                "a URL starting with http:// or https://, found 'localhost:9000'")
 
 
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("endpoint, problem", [
+    ("http://127.0.0.1:99999", "expected a URL starting with http:// or https:// and a valid "
+                               "host and port, found 'http://127.0.0.1:99999' (Port out of "
+                               "range 0-65535)"),
+    ("http://", "expected a URL starting with http:// or https:// and a host, found 'http://'"),
+    ("http://:80", "expected a URL starting with http:// or https:// and a host, found "
+                   "'http://:80'"),
+    ("http://[::1", "expected a URL starting with http:// or https:// and a valid host and "
+                    "port, found 'http://[::1' (Invalid IPv6 URL)"),
+    ("https://exa mple.org", "expected a URL starting with http:// or https:// and no spaces "
+                             "or control characters, found 'https://exa mple.org'"),
+    ("notaurl", "expected a URL starting with http:// or https://, found 'notaurl'"),
+])
+def test_an_unusable_endpoint_is_refused_when_the_store_is_made(backend, endpoint, problem):
+    """Not a raw ValueError from botocore or a panic of obstore's client at the first
+    request."""
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore
+        with pytest.raises(StoreError) as info:
+            ObjectStore("s3://bkt/x", storage_options={
+                "endpoint": endpoint, "access_key_id": "k", "secret_access_key": "s"})
+        assert str(info.value) == f"ObjectStore('s3://bkt/x'): storage_options endpoint: {problem}"
+    else:
+        pytest.importorskip("s3fs")
+        from zarrx.store.remote import FsspecStore
+        for so in ({"endpoint_url": endpoint}, {"client_kwargs": {"endpoint_url": endpoint}}):
+            name = "endpoint_url" if "endpoint_url" in so else "client_kwargs['endpoint_url']"
+            with pytest.raises(StoreError) as info:
+                FsspecStore("s3://bkt/x", storage_options={"key": "k", "secret": "s", **so})
+            assert str(info.value) == \
+                f"FsspecStore('s3://bkt/x'): storage_options {name}: {problem}"
+
+
+def test_an_upper_case_endpoint_scheme_is_a_scheme():
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    store = ObjectStore("s3://bkt/x", retries=0, storage_options={
+        "endpoint": "HTTP://127.0.0.1:9", "access_key_id": "k", "secret_access_key": "s"})
+    with pytest.raises(RemoteConnectionError):       # tried, not refused as not a URL
+        store.get("k")
+
+
+@pytest.fixture
+def no_aws_configuration(monkeypatch, tmp_path):
+    """No credentials, profiles or instance metadata for botocore to find."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
+                 "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                 "AWS_CONTAINER_CREDENTIALS_FULL_URI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.mark.parametrize("so, cls, detail", [
+    ({}, "RemoteAccessError",
+     "access (credentials: NoCredentialsError: Unable to locate credentials)"),
+    ({"key": "k"}, "RemoteAccessError",
+     "access (credentials: PartialCredentialsError: Partial credentials found in explicit, "
+     "missing: aws_secret_access_key)"),
+    ({"profile": "nope"}, "RemoteError",
+     "storage_options: ProfileNotFound: The config profile (nope) could not be found"),
+    ({"key": "k", "secret": "s", "client_kwargs": {"region_name": "no such region"}},
+     "RemoteError", "storage_options: InvalidRegionError: Provided region_name 'no such "
+     "region' doesn't match a supported format."),
+])
+def test_s3fs_configuration_errors_are_store_errors(no_aws_configuration, so, cls, detail):
+    """What botocore finds wrong when s3fs opens its session: a StoreError naming it, not a
+    raw botocore exception."""
+    pytest.importorskip("s3fs")
+    from zarrx import errors
+    from zarrx.store.remote import FsspecStore
+    store = FsspecStore("s3://bkt/x", retries=0,
+                        storage_options={"endpoint_url": "http://127.0.0.1:9", **so})
+    for call, what in ((lambda: store.get("k"), "read 'k' (s3://bkt/x/k)"),
+                       (lambda: list(store.list_prefix("")), "list '<root>' (s3://bkt/x/<root>)")):
+        with pytest.raises(StoreError) as info:
+            call()
+        assert type(info.value) is getattr(errors, cls)
+        assert str(info.value) == f"FsspecStore('s3://bkt/x'): cannot {what}: {detail}"
+
+
 @pytest.mark.parametrize("extra", [{"requester_pays": True}, {"profile": "default"},
                                    {"client_kwargs": {"verify": False}}])
 def test_s3fs_only_options_open_an_fsspec_store(extra):
@@ -251,6 +417,40 @@ def test_configuration_values_never_show_in_errors():
                                                    "skip_signature": "SUPERSECRETVALUE"})
     assert "SUPERSECRETVALUE" not in str(info.value)
     assert "cannot configure the store" in str(info.value)
+
+
+@pytest.mark.parametrize("so, name, found", [
+    ({"secret_access_key": 12345}, "secret_access_key", "int"),
+    ({"region": ["us-east-1"]}, "region", "list")])
+def test_an_obstore_option_of_the_wrong_type_is_named(so, name, found):
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    with pytest.raises(StoreError) as info:
+        ObjectStore("s3://bkt/x", storage_options={"endpoint": "http://127.0.0.1:9", **so})
+    assert str(info.value) == (f"ObjectStore('s3://bkt/x'): storage_options {name}: expected "
+                               f"a str, found {found}")
+
+
+@pytest.mark.parametrize("so, name, found", [
+    ({"client_kwargs": ["region_name"]}, "client_kwargs", "list"),
+    ({"config_kwargs": ["x"], "use_ssl": False}, "config_kwargs", "list"),
+    ({"client_options": "x"}, "client_options", "str")])
+def test_storage_options_holding_settings_must_be_dicts(so, name, found):
+    """Not a raw AttributeError or ValueError from s3fs at the first request, nor a setting
+    dropped without a word."""
+    pytest.importorskip("obstore")
+    pytest.importorskip("s3fs")
+    from zarrx.store.remote import FsspecStore, ObjectStore
+    base = {"endpoint_url": "http://127.0.0.1:9", "key": "k", "secret": "s"}
+    with pytest.raises(ArgumentTypeError) as info:
+        make_store("s3://bkt/x", "r", {**base, **so})
+    assert str(info.value) == \
+        f"'s3://bkt/x': storage_options {name}: expected a dict, found {found}"
+    cls = ObjectStore if name == "client_options" else FsspecStore
+    with pytest.raises(ArgumentTypeError) as info:
+        cls("s3://bkt/x", storage_options=so)
+    assert str(info.value) == (f"{cls.__name__}('s3://bkt/x'): storage_options {name}: "
+                               f"expected a dict, found {found}")
 
 
 def test_storage_options_must_be_a_dict():

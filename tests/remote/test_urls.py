@@ -91,3 +91,16 @@ def test_options_set_to_none_are_not_given():
           "client_kwargs": {"region_name": None, "verify": None}}
     assert _obstore_options("s3", so) == {"access_key_id": "k", "secret_access_key": "s"}
     assert _s3fs_only("s3", so) == []
+
+
+def test_a_file_url_with_storage_options_is_fsspecs_local_filesystem(tmp_path):
+    """As zarr-python opens it; without storage_options a file:// URL is a LocalStore."""
+    pytest.importorskip("fsspec")
+    url = f"file://{tmp_path}/d/x.zarr"
+    z = zarrx.create_array(url, shape=(5,), chunks=(2,), dtype="i2", fill_value=1,
+                           storage_options={"auto_mkdir": True})
+    z[:3] = 4
+    assert type(z.store).__name__ == "FsspecStore"
+    assert zarrx.open_array(str(tmp_path / "d" / "x.zarr"), mode="r")[...].tolist() == \
+        [4, 4, 4, 1, 1]
+    assert type(zarrx.open_array(url, mode="r").store).__name__ == "LocalStore"

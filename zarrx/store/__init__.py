@@ -47,7 +47,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
     - a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``, any fsspec
       protocol) opens a remote store with ``storage_options`` (see
       :func:`zarrx.store.remote.open_url` for which backend a scheme gets); ``file://`` is a
-      local path;
+      local path (fsspec's local filesystem when given ``storage_options``);
     - an fsspec mapper or filesystem, an obstore store, or zarr-python's FsspecStore /
       ObjectStore is wrapped in a remote store; zarr-python's LocalStore becomes a
       :class:`LocalStore` on its directory, and any other zarr-python store is driven through
@@ -70,9 +70,11 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         path = os.fspath(obj)
         if not isinstance(path, str):
             raise StoreError(f"make_store: expected a str path, found bytes {path!r}")
-        if path.startswith("file://"):
+        if path.startswith("file://") and not storage_options:
             path = path[len("file://"):]
         elif "://" in path:
+            # a file:// URL with storage_options is fsspec's local filesystem, as zarr-python
+            # opens it
             from zarrx.store.remote import open_url
             return _writable(open_url(path, read_only=mode == "r",
                                       storage_options=storage_options), mode)

@@ -149,7 +149,7 @@ class RemoteStore(RemoteReads, Store):
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
         what = f"HTTP {fail.status}" if fail.status else fail.kind
-        if fail.kind == "bad_response":          # the detail says it all
+        if fail.kind in ("bad_response", "config", "invalid_path"):   # the detail says it all
             what = fail.detail
         elif fail.detail:
             what += f" ({fail.detail})"

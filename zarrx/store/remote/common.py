@@ -24,7 +24,8 @@ class Failure(Exception):
     """A backend's failure, classified. ``kind`` is one of: missing, precondition, exists,
     range (HTTP 416), access, not_found (a bucket or path, not a key), throttled, server,
     timeout, connection, unsupported, bad_response (an answer that is not what was asked
-    for: ``detail`` says how), other."""
+    for: ``detail`` says how), config (a storage option the backend refused: ``detail``),
+    invalid_path (a listed name the backend cannot take: ``detail``), other."""
 
     def __init__(self, kind: str, status: int | None = None, detail: str = "") -> None:
         super().__init__(kind, status, detail)

@@ -6,7 +6,9 @@ fsspec (:class:`FsspecStore`) for every other protocol (``memory://``, ``gcs://`
 ``ftp://``, ...). fsspec-style ``storage_options`` for S3 (``key``, ``secret``, ``token``,
 ``anon``, ``endpoint_url``, ``client_kwargs={"region_name": ...}``) are translated for obstore;
 an ``s3://`` URL given options only s3fs understands (``profile``, ``requester_pays``,
-``config_kwargs``, other ``client_kwargs``, ...) goes to fsspec instead.
+``config_kwargs``, other ``client_kwargs``, ...) goes to fsspec instead, and so does an
+``http(s)://`` URL given any option but obstore's ``client_options`` (``headers``,
+``client_kwargs``, ``block_size``, ... of fsspec's HTTP filesystem).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sys
 from typing import Any
 
 from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.store.remote.options import check_dict_options
 from zarrx.store.remote.urls import EXTRAS, HTTP_SCHEMES, OBSTORE_SCHEMES, redact, scheme_of
 
 __all__ = ["open_url", "wrap_foreign", "default_backend"]
@@ -43,7 +46,12 @@ _OBSTORE_CLIENT_KWARGS = frozenset({"region_name", "endpoint_url"})
 
 
 def _s3fs_only(scheme: str, so: dict) -> list[str]:
-    """The storage options (s3fs names) that only the fsspec backend understands."""
+    """The storage options (s3fs names, or fsspec's HTTP filesystem's for an http(s) URL)
+    that only the fsspec backend understands."""
+    if scheme in HTTP_SCHEMES:
+        # obstore's HTTP store takes client_options only; ``headers``, ``client_kwargs``,
+        # ``block_size``, ... are the HTTP filesystem's, as zarr-python passes them on
+        return sorted(k for k, v in so.items() if k != "client_options" and v is not None)
     if scheme not in ("s3", "s3a"):
         return []
     out = sorted(k for k, v in so.items() if k in _S3FS_ONLY and v is not None)
@@ -89,12 +97,16 @@ def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) 
         raise ArgumentTypeError(f"{redact(url)!r}: storage_options: expected a dict, found "
                                 f"{type(storage_options).__name__}")
     so = dict(storage_options or {})
+    check_dict_options(repr(redact(url)), so)        # before they are translated or routed
     read_only = read_only or scheme in HTTP_SCHEMES
     fsspec_only = _s3fs_only(scheme, so)
-    if fsspec_only and not (_has("fsspec") and _has("s3fs")):
+    package = _FSSPEC_PACKAGE.get(scheme, "fsspec")
+    if fsspec_only and not (_has("fsspec") and _has(package)):
+        owner = "s3fs" if package == "s3fs" else "fsspec HTTP filesystem"
         raise MissingDependencyError(
-            f"{redact(url)!r}: the storage options {', '.join(fsspec_only)} are s3fs options, "
-            f"which need the packages 'fsspec' and 's3fs': pip install fsspec s3fs")
+            f"{redact(url)!r}: the storage options {', '.join(fsspec_only)} are {owner} "
+            f"options, which need the packages 'fsspec' and {package!r}: pip install fsspec "
+            f"{package}")
     if default_backend(scheme) == "obstore" and not fsspec_only:
         if not _has("obstore"):
             extra = EXTRAS.get(scheme, "remote")

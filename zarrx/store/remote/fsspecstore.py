@@ -20,19 +20,21 @@ from __future__ import annotations
 import asyncio
 import re
 from typing import Any
+from urllib.parse import quote, unquote
 
 from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
-from zarrx.store.remote.objectstore import _first_line, _status_kind
-from zarrx.store.remote.options import RemoteOptions
-from zarrx.store.remote.urls import redact, require
+from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
+from zarrx.store.remote.options import RemoteOptions, check_dict_options
+from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["FsspecStore"]
 
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
+_GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
 
 
 def _fsspec():  # type: ignore[no-untyped-def]
@@ -56,8 +58,10 @@ class FsspecStore(RemoteStore):
         self._storage_options = dict(storage_options or {})
         if isinstance(fs, str):
             so = dict(self._storage_options)
+            check_dict_options(f"FsspecStore({redact(fs)!r})", so)
             if fs.split("://", 1)[0] in ("s3", "s3a"):
                 require("s3fs", "s3fs", f"FsspecStore({redact(fs)!r})", "s3")
+                _check_endpoints(fs, so)
                 cfg = dict(so.pop("config_kwargs", None) or {})
                 cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
                 cfg.setdefault("connect_timeout", opts.connect_timeout)
@@ -109,8 +113,15 @@ class FsspecStore(RemoteStore):
             else (self.fs.protocol,)
         self.is_s3 = type(self.fs).__name__ == "S3FileSystem" or "s3" in protocols
         self._async = bool(getattr(self.fs, "async_impl", False))
+        self._http = any(p in ("http", "https") for p in protocols)
+        self._query = ""
+        if self._http:
+            # the query of a root URL (an access token, a signature) goes with every request,
+            # after the key; a fragment is never sent
+            root_url, _, query = self.root.partition("#")[0].partition("?")
+            self.root, self._query = root_url.rstrip("/"), query
         self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
-        read_only = read_only or any(p in ("http", "https") for p in protocols)
+        read_only = read_only or self._http
         super().__init__(read_only=read_only, options=opts)
 
     @classmethod
@@ -130,6 +141,10 @@ class FsspecStore(RemoteStore):
         return self.is_s3 if cw is None else (cw and self.is_s3)
 
     def _full(self, key: str) -> str:
+        if self._http:
+            # a key is a path below the root URL: percent-encoded, so that '%', '#', '?' and
+            # the like name the object rather than an escape, a fragment or a query
+            key = quote(key, safe="/") + (f"?{self._query}" if self._query else "")
         return f"{self.root}/{key}" if self.root else key
 
     def _url(self, key: str) -> str:
@@ -240,9 +255,33 @@ class FsspecStore(RemoteStore):
         return None
 
     async def _delete(self, keys: list[str]) -> None:
+        """Delete ``keys`` (at most 1000: one S3 DeleteObjects request) as they are named:
+        fsspec's ``rm`` would read '*', '?' and '[' in a name as a glob pattern, deleting
+        other keys that match it instead."""
         paths = [self._full(k) for k in keys]
+        if self.is_s3:
+            bucket = self._bucket_key(keys[0])[0]
+            resp = await self.fs._call_s3("delete_objects", Bucket=bucket, Delete={
+                "Objects": [{"Key": self._bucket_key(k)[1]} for k in keys], "Quiet": True})
+            for p in paths:
+                self.fs.invalidate_cache(p)
+            for err in resp.get("Errors") or []:
+                code = str(err.get("Code", ""))
+                if code != "NoSuchKey":
+                    raise Failure("access" if code == "AccessDenied" else "other",
+                                  403 if code == "AccessDenied" else None,
+                                  f"{code} for {err.get('Key')!r}")
+            return
         if self._async:
-            await self.fs._rm(paths)
+            literal = [p for p in paths if not _GLOB.search(p)]
+            if literal:
+                await self.fs._rm(literal)
+            for p in paths:
+                if _GLOB.search(p):
+                    try:
+                        await self.fs._rm_file(p)
+                    except FileNotFoundError:
+                        pass
             for p in paths:
                 self.fs.invalidate_cache(p)
             return
@@ -260,7 +299,10 @@ class FsspecStore(RemoteStore):
         self.fs.invalidate_cache(self._full(key))
 
     async def _list(self, prefix: str) -> list[str]:
-        base = self._full(prefix.rstrip("/")) if prefix else self.root
+        if self._http:
+            base = f"{self.root}/{quote(prefix.rstrip('/'), safe='/')}" if prefix else self.root
+        else:
+            base = self._full(prefix.rstrip("/")) if prefix else self.root
         try:
             if self._async:
                 found = await self.fs._find(base or "")
@@ -275,7 +317,8 @@ class FsspecStore(RemoteStore):
                 else self.fs._strip_protocol(p)
             if self.root and not p.startswith(self.root + "/"):
                 continue
-            out.append(p[cut:])
+            # a server's directory listing links to names percent-encoded, as URLs
+            out.append(unquote(p[cut:].partition("?")[0]) if self._http else p[cut:])
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:
@@ -309,6 +352,20 @@ class FsspecStore(RemoteStore):
             # a storage option the filesystem's client does not take (s3fs hands them on
             # when its first request opens a session)
             return Failure("config", None, f"storage_options: {exc}")
+        if type(exc).__module__.startswith("botocore."):
+            # what botocore finds wrong with the configuration when s3fs opens its session
+            # (no or partial credentials, an unknown profile, an invalid region, ...)
+            from botocore import exceptions as bex
+            name = type(exc).__name__
+            if isinstance(exc, (bex.ConnectionError, bex.HTTPClientError)):
+                return Failure("connection", None, name)
+            text = _without_values(f"{name}: {_first_line(exc)}",
+                                   _secrets(self._storage_options))
+            if name in ("NoCredentialsError", "PartialCredentialsError",
+                        "CredentialRetrievalError", "UnauthorizedSSOTokenError",
+                        "TokenRetrievalError"):
+                return Failure("access", None, f"credentials: {text}")
+            return Failure("config", None, f"storage_options: {text}")
         return None
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -328,6 +385,31 @@ class FsspecStore(RemoteStore):
 
     def __repr__(self) -> str:
         return f"FsspecStore({self._display!r}{', read_only=True' if self.read_only else ''})"
+
+
+def _check_endpoints(url: str, so: dict) -> None:
+    """s3fs's endpoint options are usable URLs (botocore would fail at the first request with a
+    bare ValueError)."""
+    ck = so.get("client_kwargs")
+    for name, value in (("endpoint_url", so.get("endpoint_url")),
+                        ("client_kwargs['endpoint_url']",
+                         ck.get("endpoint_url") if isinstance(ck, dict) else None)):
+        if value is not None and (problem := endpoint_problem(value)) is not None:
+            raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {name}: {problem}")
+
+
+_SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
+
+
+def _secrets(so: dict) -> dict:
+    """The storage options (nested dicts included) whose names say they may hold a secret."""
+    out: dict = {}
+    for name, value in so.items():
+        if isinstance(value, dict):
+            out.update({f"{name}.{k}": v for k, v in _secrets(value).items()})
+        elif _SECRET_NAME.search(str(name)):
+            out[name] = value
+    return out
 
 
 def _botocore_status(exc: BaseException) -> tuple[int | None, str]:

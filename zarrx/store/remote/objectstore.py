@@ -23,8 +23,9 @@ from typing import Any
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta
-from zarrx.store.remote.options import RemoteOptions
-from zarrx.store.remote.urls import EXTRAS, literal_path, redact, require, scheme_of
+from zarrx.store.remote.options import RemoteOptions, check_dict_options
+from zarrx.store.remote.urls import (EXTRAS, endpoint_problem, literal_path, redact,
+                                     require, scheme_of)
 
 __all__ = ["ObjectStore"]
 
@@ -59,6 +60,7 @@ class ObjectStore(RemoteStore):
         self._storage_options = dict(storage_options or {})
         self._prefix = ""                   # below the client's own prefix (memory:// only)
         if isinstance(store, str):
+            check_dict_options(f"ObjectStore({redact(store)!r})", self._storage_options)
             self.kind = scheme_of(store) or "file"
             self._client = _from_url(obs, store, self._storage_options, opts)
             if self.kind == "memory":
@@ -205,7 +207,11 @@ class ObjectStore(RemoteStore):
             return Failure("bad_response", None, "the server's redirects cannot be "
                            "followed (a loop, or too many)")
         if isinstance(exc, ex.InvalidPathError):
-            return Failure("other", None, "invalid object path")
+            # a listed object whose name obstore cannot take as a path ("a//b", "a/./b", a
+            # control character): the message quotes the name and says what is wrong with it
+            return Failure("invalid_path", None, "obstore cannot read an object's name: "
+                           + _first_line(exc).replace("Encountered object with invalid path: ",
+                                                      ""))
         if status is not None:
             return Failure(_status_kind(status, code), status, code)
         kind = _HTTP_KIND.search(text)
@@ -274,13 +280,13 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     client.setdefault("timeout", f"{opts.timeout}s")
     client.setdefault("connect_timeout", f"{opts.connect_timeout}s")
     scheme = scheme_of(url)
-    endpoint = str(so.get("endpoint") or so.get("aws_endpoint") or so.get("endpoint_url") or "")
+    endpoint = so.get("endpoint") or so.get("aws_endpoint") or so.get("endpoint_url") or ""
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
-    if endpoint and not endpoint.startswith(("http://", "https://")):
-        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: expected a "
-                         f"URL starting with http:// or https://, found {redact(endpoint)!r}")
-    if scheme == "http" or endpoint.startswith("http://"):
+    if endpoint and (problem := endpoint_problem(endpoint)) is not None:
+        # obstore would only fail (or panic) at the first request
+        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: {problem}")
+    if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:
@@ -299,6 +305,12 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise
     except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
         extra = EXTRAS.get(scheme)
+        wrong = [k for k, v in so.items()
+                 if not isinstance(v, (str, bool)) and k != "credential_provider"]
+        if isinstance(exc, TypeError) and wrong:
+            # obstore's message ("'int' object is not an instance of 'str'") names no option
+            raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {wrong[0]}: "
+                             f"expected a str, found {type(so[wrong[0]]).__name__}") from None
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from zarrx.errors import MissingDependencyError
 
-__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "OBSTORE_SCHEMES",
-           "HTTP_SCHEMES", "require"]
+__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "endpoint_problem",
+           "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -30,18 +30,52 @@ def scheme_of(url: str) -> str:
 
 def literal_path(url: str) -> str:
     """``url`` for obstore's ``from_url`` with its path taken literally: a bucket URL
-    (``s3://bucket/a%20b``) names the object key ``a%20b``, as s3fs, gcsfs and zarr-python
-    read it, where obstore would percent-decode the path. HTTP(S) URLs are URLs: unchanged."""
+    (``s3://bucket/a%20b``, ``s3://bucket/v#1``, ``s3://bucket/q?r``) names the object key
+    ``a%20b``, ``v#1``, ``q?r``, as s3fs, gcsfs and zarr-python read it, where obstore would
+    percent-decode the path and drop a fragment or query; trailing slashes name no key (as
+    in s3fs: ``s3://bucket/p//`` is ``s3://bucket/p``). HTTP(S) URLs are URLs: unchanged."""
     scheme = scheme_of(url)
-    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES or "%" not in url:
+    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES:
         return url
     head, rest = url.split("://", 1)
     bucket, sep, path = rest.partition("/")
-    return f"{head}://{bucket}{sep}{path.replace('%', '%25')}"
+    path = path.rstrip("/").replace("%", "%25").replace("#", "%23").replace("?", "%3F")
+    return f"{head}://{bucket}{sep if path else ''}{path}"
+
+
+def endpoint_problem(endpoint: object) -> str | None:
+    """What is wrong with the endpoint URL of an S3-compatible server (``endpoint`` of
+    obstore, ``endpoint_url`` of s3fs), said as "expected ..., found ..."; None when it is an
+    http:// or https:// URL naming a host (and a port in range, if any)."""
+    expected = "expected a URL starting with http:// or https://"
+    if not isinstance(endpoint, str):
+        return f"{expected}, found {type(endpoint).__name__} {endpoint!r}"
+    if scheme_of(endpoint) not in HTTP_SCHEMES:
+        return f"{expected}, found {redact(endpoint)!r}"
+    shown = redact_text(endpoint).split("?", 1)[0].split("#", 1)[0]
+    if any(c.isspace() or ord(c) < 32 for c in endpoint):
+        return f"{expected} and no spaces or control characters, found {shown!r}"
+    try:
+        parts = urlsplit(endpoint)
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        return f"{expected} and a valid host and port, found {shown!r} ({exc})"
+    if not host:
+        return f"{expected} and a host, found {shown!r}"
+    if port == 0:
+        return f"{expected} and a port from 1 to 65535, found {shown!r}"
+    return None
+
+
+#: schemes whose URL path is an object key taken literally ('#' and '?' included)
+LITERAL_SCHEMES = (OBSTORE_SCHEMES - HTTP_SCHEMES) | {"gcs", "memory", "file"}
 
 
 def redact(url: str) -> str:
-    """``url`` without user name, password, query string or fragment."""
+    """``url`` without user name, password, query string or fragment; a bucket URL, whose
+    path is a key taken literally (``s3://bucket/v#1``), keeps its whole path."""
+    if scheme_of(url) in LITERAL_SCHEMES:
+        return redact_text(url)
     try:
         parts = urlsplit(url)
     except ValueError:
