@@ -208,3 +208,16 @@ def test_whole_objects_in_a_batch_leave_their_requests_to_the_ranges():
                                                                  24 * KiB]
     finally:
         store.close()
+
+
+def test_a_tiny_part_size_splits_a_large_read_into_at_most_max_parts():
+    """part_size=1 on a 6 MiB object: a bounded number of requests, not one per byte."""
+    from zarrx.store.remote.coalesce import MAX_PARTS
+    store = Backend(part_size=1, min_part_size=1, tail_prefetch=0)
+    try:
+        data = os.urandom(6 << 20)
+        store.put("big", data)
+        assert store.get("big") == data
+        assert len(store.gets) <= MAX_PARTS + 1
+    finally:
+        store.close()

@@ -15,6 +15,9 @@ __all__ = ["Span", "coalesce", "split", "part_for", "upload_part_for", "UPLOAD_P
 MIN_UPLOAD_PART = 5 << 20
 #: the most parts of one multipart upload in flight at once (within the store's ``in_flight``)
 UPLOAD_PARTS_IN_FLIGHT = 16
+#: the most parts one range is split into (a tiny ``part_size`` makes larger parts, not
+#: millions of requests)
+MAX_PARTS = 1024
 
 
 @dataclass(slots=True)
@@ -48,11 +51,11 @@ def coalesce(ranges: Sequence[tuple[int, int]], gap: int, max_request: int) -> l
 
 def split(start: int, stop: int, part_size: int) -> list[tuple[int, int]]:
     """``[start, stop)`` as parallel parts of at least ``part_size`` bytes each (one part when
-    it is smaller than two)."""
+    it is smaller than two), at most :data:`MAX_PARTS` of them."""
     n = stop - start
     if n < 2 * part_size:
         return [(start, stop)]
-    count = n // part_size
+    count = min(n // part_size, MAX_PARTS)
     edges = [start + (n * i) // count for i in range(count + 1)]
     return [(edges[i], edges[i + 1]) for i in range(count)]
 
