@@ -267,8 +267,13 @@ def test_clearing_a_boundary_object_keeps_a_write_made_meanwhile(zarr_format, sh
                 zarrx.open_array(other, mode="r+")[5] = 99
             return got
 
+    class Elsewhere(MemoryStore):
+        @property
+        def shared_identity(self):
+            return ("elsewhere", id(self))      # as another process's: no lock shared
+
     store = Racing()
-    other = MemoryStore.__new__(MemoryStore)
+    other = Elsewhere.__new__(Elsewhere)
     other.__dict__.update(store.__dict__)       # the same objects, its own locks
     z = zarrx.create_array(store, shape=(8,), chunks=(2,) if shards else (4,), shards=shards,
                            dtype="i4", fill_value=0, zarr_format=zarr_format)
