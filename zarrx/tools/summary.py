@@ -261,6 +261,9 @@ def format_chunk_report(rep: dict[str, Any]) -> str:
 def _chain(codecs: list[Any]) -> str:
     parts = []
     for c in codecs:
+        if isinstance(c, str):          # a codec named alone, as v3 allows
+            parts.append(c)
+            continue
         conf = dict(c.get("configuration", {}))
         inner = conf.pop("codecs", None)
         conf.pop("index_codecs", None)
