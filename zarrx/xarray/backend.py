@@ -219,21 +219,29 @@ class ZarrxDataStore(AbstractDataStore):
 
     def get_variables(self) -> dict:
         from xarray.core.utils import FrozenDict
-        return FrozenDict((name, self.open_variable(name, meta))
-                          for name, meta in array_metas(self.group))
+        metas = array_metas(self.group)
+        self._sizes(metas)                  # a Dataset needs one length per dimension
+        return FrozenDict((name, self.open_variable(name, meta)) for name, meta in metas)
 
     def get_attrs(self) -> dict:
         return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
 
     def get_dimensions(self) -> dict:
-        sizes: dict[str, int] = {}
-        for name, meta in array_metas(self.group):
+        return self._sizes(array_metas(self.group))
+
+    def _sizes(self, metas: list[tuple[str, ArrayMeta]]) -> dict[str, int]:
+        """The length of each dimension of the arrays ``metas``; MetadataError naming both
+        arrays when one name has two lengths."""
+        sizes: dict[str, tuple[int, str]] = {}
+        for name, meta in metas:
             dims, _ = dims_and_attrs(meta, "/" + nodes.join(self.group.path, name))
             for d, n in zip(dims, meta.shape):
-                if sizes.setdefault(d, n) != n:
+                first, where = sizes.setdefault(d, (n, name))
+                if first != n:
                     raise MetadataError(f"{self.group.name}: dimension {d!r} has length "
-                                        f"{sizes[d]} and {n} (array {name!r})")
-        return sizes
+                                        f"{first} in array {where!r} and {n} in array "
+                                        f"{name!r}; expected one length per dimension name")
+        return {d: n for d, (n, _) in sizes.items()}
 
     def close(self) -> None:
         pass
