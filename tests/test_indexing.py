@@ -404,6 +404,9 @@ ERRORS = {
                    "boolean mask: expected shape (5, 10), found (5, 9)"),
     "mask-dtype": (np.ones((5, 10), int), "mask", S2,
                    "boolean mask: expected a boolean array, found dtype int64"),
+    "mask-ragged": (([True] * 5, 0), "mask", S2,
+                    "boolean mask: expected a boolean array, found a tuple whose items are not "
+                    "one array"),
     "block-step": ((slice(0, 2, 2),), "block", S2,
                    "block selection on axis 0: expected a slice with step 1, found step 2"),
     "block-range": ((0, 4), "block", S2, "block index 4 is out of bounds for axis 1 with 4 chunks"),
