@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import re
 import threading
 
 import numpy as np
@@ -215,6 +216,16 @@ def test_resize_and_append(fmt):
     z2.append(np.ones((2, 12), "i4"), axis=0)
     assert z2.shape == (7, 12)
     np.testing.assert_array_equal(z2[5:], 1)
+
+
+@pytest.mark.parametrize("axis", ["x", 0.5, None, True])
+def test_append_axis_must_be_an_integer(axis):
+    z = zarrx.create_array(MemoryStore(), shape=(2,), dtype="i4", chunks=(2,))
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            f"/: append axis: expected an integer, found {axis!r}")):
+        z.append(np.zeros(2, "i4"), axis=axis)
+    assert z.shape == (2,)
+    assert z.append(np.ones(1, "i4"), axis=np.int64(0)) == (3,)
 
 
 @pytest.mark.parametrize("fmt,shards", [(2, None), (3, None), (3, (4, 6))],
