@@ -372,6 +372,17 @@ def test_arrays_without_dimension_names_are_refused(tmp_path):
         xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
 
 
+def test_a_group_that_is_not_a_string_is_refused(tmp_path):
+    zarrx.open_group(tmp_path / "g.zarr", mode="w")
+    for source in (tmp_path / "g.zarr", zarrx.open_group(tmp_path / "g.zarr", mode="r")):
+        with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+                "engine 'zarrx': group: expected a str, found int 5")):
+            xr.open_dataset(source, engine=ENGINE, group=5)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "to_zarrx: group: expected a str, found int 5")):
+        zx.to_zarrx(xr.Dataset({"a": ("x", np.arange(3))}), tmp_path / "w.zarr", group=5)
+
+
 def test_a_dimension_name_with_two_lengths_is_refused(tmp_path):
     g = zarrx.open_group(tmp_path / "g.zarr", mode="w")
     g.create_array("a", shape=(3,), dtype="i4", dimension_names=["x"])

@@ -24,7 +24,7 @@ from zarrx.errors import ArgumentTypeError, MetadataError, NodeMismatchError, Za
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
-from zarrx.creation import check_format
+from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
@@ -253,7 +253,8 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
     """The zarrx group to read: from a path, URL, zarrx Store or Group."""
     if isinstance(filename_or_obj, Group):
         root = filename_or_obj
-        return root if not group else root[group.strip("/")]  # type: ignore[return-value]
+        path = node_path(group, "engine 'zarrx'", "group")
+        return root[path] if path else root  # type: ignore[return-value]
     if isinstance(filename_or_obj, os.PathLike):
         filename_or_obj = os.fspath(filename_or_obj)
     if not isinstance(filename_or_obj, (str, Store)):
@@ -263,7 +264,7 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
         check_format(zarr_format)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     use = None if consolidated is None else bool(consolidated)
-    path = (group or "").strip("/")
+    path = node_path(group, "engine 'zarrx'", "group")
     if not path:
         return open_group(filename_or_obj, mode=mode, zarr_format=zarr_format,
                           use_consolidated=use, **kw)
