@@ -112,6 +112,18 @@ def test_missing_chunks_read_fill_without_decode():
     assert z.nchunks_initialized == 0
 
 
+@pytest.mark.parametrize("digits", [30, 5000])
+def test_a_stored_key_with_a_coordinate_too_long_for_a_grid_is_no_chunk(digits):
+    store = MemoryStore()
+    z = zarrx.create_array(store, name="a", shape=(4,), dtype="i4", chunks=(2,))
+    z[:] = 1
+    stored = z.nbytes_stored()
+    store.set("a/c/" + "9" * digits, b"xx")
+    assert z.nchunks_initialized == 2 and z.nbytes_stored() == stored
+    assert [(f.kind, f.key) for f in zarrx.check(store).findings] == \
+        [("orphaned", "a/c/" + "9" * digits)]
+
+
 @pytest.mark.parametrize("fill", [np.nan, 0.0, -2.5], ids=["nan", "zero", "neg"])
 @pytest.mark.parametrize("compressors", [None, "auto", [Crc32c()]], ids=["raw", "zstd", "crc32c"])
 def test_empty_chunks_not_stored_and_deleted(compressors, fill):
