@@ -187,6 +187,15 @@ def test_memory_stays_bounded(tmp_path):
         zarrx.convert(src, str(tmp_path / "c.zarr"), chunks=(2048, 2048), max_memory="8M")
 
 
+@pytest.mark.parametrize("size", ["9" * 400, "99999999999T", str(2**63)])
+def test_a_memory_budget_past_2_63_bytes_is_refused(tmp_path, size):
+    src = str(tmp_path / "s.zarr")
+    zarrx.create_array(src, shape=(4,), dtype="i4", chunks=(2,))
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, str(tmp_path / "c.zarr"), max_memory=size)
+    assert str(info.value) == f"memory size: expected less than 2^63 bytes, found {size!r}"
+
+
 class _Flipping(MemoryStore):
     """Stores one chunk with a wrong byte (a faulty disk or network)."""
 

@@ -40,7 +40,10 @@ def parse_size(text: str | int) -> int:
     if m is None or unit not in _UNITS:
         raise ZarrError(f"memory size: expected a number with an optional unit (512M, 2GiB, "
                         f"1e9 bytes as 1000000000), found {text!r}")
-    n = int(float(m.group(1)) * _UNITS[unit])
+    value = float(m.group(1)) * _UNITS[unit]
+    if not value < 2**63:                   # inf for digits past float's range
+        raise ZarrError(f"memory size: expected less than 2^63 bytes, found {text!r}")
+    n = int(value)
     if n <= 0:
         raise ZarrError(f"memory size: expected a positive size, found {text!r}")
     return n
