@@ -433,3 +433,17 @@ def test_chunk_names_a_codec_stored_as_its_name_alone(tmp_path, capsys):
     (tmp_path / "s.zarr" / "zarr.json").write_text(json.dumps(doc))
     code, out, _ = run(capsys, "chunk", p, "0")
     assert code == 0 and "Codecs      : bytes(endian='little') -> crc32c\n" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("cat", "/a", "9" * 5000), "selection: expected integers of at most 19 digits, found one "
+                                "of 5000 digits"),
+    (("cat", "/a", "1:" + "9" * 20), "selection: expected integers of at most 19 digits, found "
+                                     "one of 20 digits"),
+    (("chunk", "/a", "9" * 5000), "array '/a': chunk coordinates: expected integers of at most "
+                                  "19 digits, found one of 5000 digits"),
+])
+def test_integers_too_long_for_an_index_are_refused(tmp_path, capsys, argv, message):
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, argv[0], p + argv[1], *argv[2:])
+    assert code == 3 and err == f"zarrx: {message}\n"
