@@ -206,3 +206,19 @@ def test_nested_create_makes_root_and_parents_like_zarr_python(fmt):
     zarrx.create_array(solo, shape=(2,), dtype="i1", chunks=(2,))
     with pytest.raises(zarrx.NodeExistsError, match="cannot create 'x': '/' is an array"):
         zarrx.create_array(solo, name="x", shape=(2,), dtype="i1")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_consolidating_a_hierarchy_deeper_than_the_recursion_limit(fmt):
+    import sys
+    depth = sys.getrecursionlimit() + 100
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    deepest = "/".join(["g"] * depth)
+    zarrx.create_group(store, path=deepest, zarr_format=fmt)
+    g.create_array(deepest + "/a", shape=(2,), dtype="i4")
+    zarrx.consolidate_metadata(store)
+    root = zarrx.open_consolidated(store, mode="r")
+    assert root.metadata.consolidated is not None
+    assert len(root.metadata.consolidated) == depth + 1
+    assert root[deepest + "/a"].shape == (2,)
