@@ -427,6 +427,10 @@ def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
     """``(name, meta)`` of each child node of the group at ``path``, sorted by name; one batched
     read for all candidate documents."""
     _, dirs = store.list_dir(f"{path}/" if path else "")
+    # a key with an empty, "." or ".." segment (a store that does not refuse them: an object
+    # store's "a//zarr.json", a mapping's "/x") names no child: "" would be the group itself,
+    # and walking it again would never end
+    dirs = [d for d in dirs if d not in ("", ".", "..")]
     if not dirs:
         return []
     names = [V3_KEY, *V2_KEYS]
