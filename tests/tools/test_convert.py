@@ -3,6 +3,7 @@ memory, resumable, verifiable."""
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import tracemalloc
 import warnings
@@ -165,6 +166,21 @@ def test_blocks_are_whole_shards_within_the_budget():
     assert (covered == 1).all()
     with pytest.raises(zarrx.ZarrError, match="max-memory"):
         plan_blocks((100, 100), (50, 50), 8, budget=1000)
+
+
+def test_the_blocks_of_a_huge_array_are_made_one_at_a_time():
+    plan = plan_blocks((2**62, 6), (1, 3), 1, budget=2**20)
+    assert plan.nblocks == -(-2**62 // plan.block[0])
+    first = list(itertools.islice(plan.blocks(), 3))
+    b = plan.block[0]
+    assert first == [(slice(0, b), slice(0, 6)), (slice(b, 2 * b), slice(0, 6)),
+                     (slice(2 * b, 3 * b), slice(0, 6))]
+    sels = list(plan_blocks((5, 7, 3), (2, 3, 2), 1, budget=12).blocks())
+    assert len(sels) == plan_blocks((5, 7, 3), (2, 3, 2), 1, budget=12).nblocks
+    covered = np.zeros((5, 7, 3), int)
+    for sel in sels:
+        covered[sel] += 1
+    assert (covered == 1).all()
 
 
 def test_memory_stays_bounded(tmp_path):

@@ -66,12 +66,22 @@ class BlockPlan:
     block_bytes: int
 
     def blocks(self) -> Iterator[tuple[slice, ...]]:
-        """The blocks' selections, in C order."""
+        """The blocks' selections, in C order, one at a time (``itertools.product`` would
+        hold every block start of an axis at once: billions for a huge, mostly empty array)."""
         if any(s == 0 for s in self.shape):
             return
-        ranges = [range(0, s, b) for s, b in zip(self.shape, self.block)]
-        for start in itertools.product(*ranges):
-            yield tuple(slice(a, min(a + b, s)) for a, b, s in zip(start, self.block, self.shape))
+        counts = [-(-s // b) for s, b in zip(self.shape, self.block)]
+        index = [0] * len(counts)
+        while True:
+            yield tuple(slice(i * b, min((i + 1) * b, s))
+                        for i, b, s in zip(index, self.block, self.shape))
+            for ax in reversed(range(len(counts))):     # the next block, last axis fastest
+                index[ax] += 1
+                if index[ax] < counts[ax]:
+                    break
+                index[ax] = 0
+            else:
+                return
 
     def objects(self, sel: tuple[slice, ...]) -> list[tuple[int, ...]]:
         """Grid coordinates of the destination objects in block ``sel``."""
