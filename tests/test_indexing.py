@@ -483,6 +483,16 @@ def test_values_that_do_not_fit_the_dtype_are_argument_errors(value):
         z[0] = value
 
 
+@pytest.mark.parametrize("dtype", ["U3", "S3", [("a", "i4"), ("b", "S2")]])
+def test_dates_too_long_for_a_string_dtype_are_argument_errors(dtype):
+    import zarrx
+    z = zarrx.create_array({}, shape=(2,), chunks=(2,), dtype=dtype)
+    with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
+            f"/: cannot convert value of type ndarray to dtype {z.dtype}: The string provided "
+            f"for NumPy ISO datetime formatting was too short")):
+        z[...] = np.array(["2020-01-01", "2021-06-01"], dtype="M8[D]")
+
+
 @pytest.mark.parametrize("sel", [
     (None, [0, 3], Ellipsis, -1), (None, [0, 3], -1), ([0, 3], Ellipsis, -1),
     (Ellipsis, [0, 3], -1), (1, Ellipsis, [0, 2]), (None, 1, Ellipsis, [0, 2]),
