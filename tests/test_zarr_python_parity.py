@@ -999,6 +999,18 @@ def test_attribute_keys_that_are_not_str_are_type_errors():
     assert a.attrs.asdict() == {}
 
 
+@pytest.mark.parametrize("value, found", [
+    ("x", "str (dictionary update sequence element #0 has length 1; 2 is required)"),
+    ([1], "list (cannot convert dictionary update sequence element #0 to a sequence)")])
+def test_attributes_that_are_no_mapping_keep_the_builtin_class(value, found):
+    got = both(lambda lib: lib.create_array({}, shape=(2,), dtype="i4").update_attributes(value))
+    builtin = type(got["zarr"])
+    assert builtin in (TypeError, ValueError) and isinstance(got["zarrx"], builtin)
+    assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]) == f"attributes update: expected a mapping or key-value pairs, " \
+                                f"found {found}"
+
+
 def test_an_empty_member_name_is_the_group_itself():
     def case(lib):
         g = tree_of(lib)
