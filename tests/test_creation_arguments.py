@@ -93,10 +93,12 @@ def test_subarray_fields():
      "create_group: path: expected a str, found float 1.5"),
     (lambda: zarrx.consolidate_metadata({}, path=5), ArgumentTypeError,
      "consolidate_metadata: path: expected a str, found int 5"),
+    (lambda: zarrx.create_hierarchy(store={}, nodes=[1]), ArgumentTypeError,
+     "create_hierarchy: nodes: expected a mapping of paths to metadata, found list"),
 ], ids=["shards-str", "shape-str", "chunks-str", "name-int", "like-int", "like-none",
         "array-ragged", "array-none", "tree-level", "create-unknown-keyword", "zeros-mode-r",
         "open-path-int", "open-array-path-bytes", "open-group-path-tuple", "create-group-path-float",
-        "consolidate-path-int"])
+        "consolidate-path-int", "hierarchy-nodes-list"])
 def test_bad_arguments_raise_zarr_errors(call, error, message):
     with pytest.raises(error) as info:
         call()

@@ -233,6 +233,9 @@ def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = Fal
     this returns: an existing node is an error unless ``overwrite``."""
     from zarrx.metadata import nodes as md_nodes
 
+    if not isinstance(nodes, Mapping):
+        raise ArgumentTypeError(f"create_hierarchy: nodes: expected a mapping of paths to "
+                                f"metadata, found {type(nodes).__name__}")
     st = _store(store, "w")
     metas = {str(p).strip("/"): _as_meta(m, p) for p, m in nodes.items()}
     formats = {m.zarr_format for m in metas.values()}
