@@ -477,3 +477,12 @@ def test_folders_nested_past_the_recursion_limit_are_listed_checked_and_swept(tm
     assert store.sweep(older_than=None) == ["a/c/" + "d/" * depth + ".f.zarrx-tmp-1-0"]
     store.delete_prefix("a/c/")
     assert sorted(os.listdir(root / "a")) == ["zarr.json"]
+
+
+@pytest.mark.parametrize("mode", [None, "q"])
+def test_a_root_of_another_type_is_a_store_error(mode):
+    with pytest.raises(StoreError) as info:
+        LocalStore(None, mode=mode)
+    detail = "mode: expected one of r, r+, a, w, w-, found 'q'" if mode else \
+        "root: expected the path of a directory, found a NoneType"
+    assert str(info.value) == f"LocalStore(None): {detail}"

@@ -72,10 +72,10 @@ class LocalStore(ConditionalFiles):
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
+        path = os.fspath(root) if isinstance(root, os.PathLike) else root
         if mode is not None and mode not in MODES:
-            raise StoreError(f"LocalStore({os.fspath(root)!r}): mode: expected one of "
+            raise StoreError(f"LocalStore({path!r}): mode: expected one of "
                              f"{', '.join(MODES)}, found {mode!r}")
-        path = os.fspath(root)
         if not isinstance(path, str) or not path or "\x00" in path:
             found = f"a {type(path).__name__}" if not isinstance(path, str) else \
                 "an empty path (use '.' for the current directory)" if not path else \
