@@ -397,6 +397,14 @@ def test_fields_of_structured_arrays_as_numpy():
     np.testing.assert_array_equal(z[...], expected)
     with pytest.raises(IndexError, match="no field 'z'; the fields are 'x', 'y'"):
         z["z"]
+    with pytest.raises(ValueError) as info:            # numpy's class
+        z[["x", "y", "x"]]
+    assert isinstance(info.value, zarrx.IndexingError)
+    assert str(info.value) == "/: fields: expected each field once, found 'x' more than once"
+    with pytest.raises(zarrx.IndexingError) as info:
+        z.get_basic_selection(0, fields=5)
+    assert str(info.value) == "/: fields: expected a field name or a list of field names, " \
+                              "found 5"
 
 
 # -- groups ----------------------------------------------------------------------------------
