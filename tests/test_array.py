@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import pickle
+import re
 import threading
 
 import numpy as np
@@ -111,6 +112,18 @@ def test_missing_chunks_read_fill_without_decode():
     assert z.nchunks_initialized == 0
 
 
+@pytest.mark.parametrize("digits", [30, 5000])
+def test_a_stored_key_with_a_coordinate_too_long_for_a_grid_is_no_chunk(digits):
+    store = MemoryStore()
+    z = zarrx.create_array(store, name="a", shape=(4,), dtype="i4", chunks=(2,))
+    z[:] = 1
+    stored = z.nbytes_stored()
+    store.set("a/c/" + "9" * digits, b"xx")
+    assert z.nchunks_initialized == 2 and z.nbytes_stored() == stored
+    assert [(f.kind, f.key) for f in zarrx.check(store).findings] == \
+        [("orphaned", "a/c/" + "9" * digits)]
+
+
 @pytest.mark.parametrize("fill", [np.nan, 0.0, -2.5], ids=["nan", "zero", "neg"])
 @pytest.mark.parametrize("compressors", [None, "auto", [Crc32c()]], ids=["raw", "zstd", "crc32c"])
 def test_empty_chunks_not_stored_and_deleted(compressors, fill):
@@ -215,6 +228,16 @@ def test_resize_and_append(fmt):
     z2.append(np.ones((2, 12), "i4"), axis=0)
     assert z2.shape == (7, 12)
     np.testing.assert_array_equal(z2[5:], 1)
+
+
+@pytest.mark.parametrize("axis", ["x", 0.5, None, True])
+def test_append_axis_must_be_an_integer(axis):
+    z = zarrx.create_array(MemoryStore(), shape=(2,), dtype="i4", chunks=(2,))
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            f"/: append axis: expected an integer, found {axis!r}")):
+        z.append(np.zeros(2, "i4"), axis=axis)
+    assert z.shape == (2,)
+    assert z.append(np.ones(1, "i4"), axis=np.int64(0)) == (3,)
 
 
 @pytest.mark.parametrize("fmt,shards", [(2, None), (3, None), (3, (4, 6))],

@@ -422,3 +422,28 @@ def test_cat_to_a_closed_standard_output_is_an_error(npy, tmp_path, capsys, monk
     err = capsys.readouterr().err
     assert code == 3 and err == "zarrx: cat: standard output is closed; write to a file with " \
                                 "-o FILE\n"
+
+
+def test_chunk_names_a_codec_stored_as_its_name_alone(tmp_path, capsys):
+    p = str(tmp_path / "s.zarr")
+    a = zarrx.create_array(p, shape=(4,), chunks=(2,), dtype="i4", compressors=[{"name": "crc32c"}])
+    a[:] = np.arange(4)
+    doc = json.loads((tmp_path / "s.zarr" / "zarr.json").read_text())
+    doc["codecs"][1] = "crc32c"                        # the short form of {"name": "crc32c"}
+    (tmp_path / "s.zarr" / "zarr.json").write_text(json.dumps(doc))
+    code, out, _ = run(capsys, "chunk", p, "0")
+    assert code == 0 and "Codecs      : bytes(endian='little') -> crc32c\n" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("cat", "/a", "9" * 5000), "selection: expected integers of at most 19 digits, found one "
+                                "of 5000 digits"),
+    (("cat", "/a", "1:" + "9" * 20), "selection: expected integers of at most 19 digits, found "
+                                     "one of 20 digits"),
+    (("chunk", "/a", "9" * 5000), "array '/a': chunk coordinates: expected integers of at most "
+                                  "19 digits, found one of 5000 digits"),
+])
+def test_integers_too_long_for_an_index_are_refused(tmp_path, capsys, argv, message):
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, argv[0], p + argv[1], *argv[2:])
+    assert code == 3 and err == f"zarrx: {message}\n"

@@ -84,8 +84,21 @@ def test_subarray_fields():
     (lambda: zarrx.create((3,), synchronizer=None), ArgumentTypeError,
      "create: unexpected keyword argument 'synchronizer'"),
     (lambda: zarrx.zeros((3,), mode="r"), ReadOnlyError, "create: mode 'r' opens read-only"),
+    (lambda: zarrx.open({}, path=5), ArgumentTypeError, "open: path: expected a str, found int 5"),
+    (lambda: zarrx.open_array({}, path=b"a"), ArgumentTypeError,
+     "open_array: path: expected a str, found bytes b'a'"),
+    (lambda: zarrx.open_group({}, path=("a",)), ArgumentTypeError,
+     "open_group: path: expected a str, found tuple ('a',)"),
+    (lambda: zarrx.create_group({}, path=1.5), ArgumentTypeError,
+     "create_group: path: expected a str, found float 1.5"),
+    (lambda: zarrx.consolidate_metadata({}, path=5), ArgumentTypeError,
+     "consolidate_metadata: path: expected a str, found int 5"),
+    (lambda: zarrx.create_hierarchy(store={}, nodes=[1]), ArgumentTypeError,
+     "create_hierarchy: nodes: expected a mapping of paths to metadata, found list"),
 ], ids=["shards-str", "shape-str", "chunks-str", "name-int", "like-int", "like-none",
-        "array-ragged", "array-none", "tree-level", "create-unknown-keyword", "zeros-mode-r"])
+        "array-ragged", "array-none", "tree-level", "create-unknown-keyword", "zeros-mode-r",
+        "open-path-int", "open-array-path-bytes", "open-group-path-tuple", "create-group-path-float",
+        "consolidate-path-int", "hierarchy-nodes-list"])
 def test_bad_arguments_raise_zarr_errors(call, error, message):
     with pytest.raises(error) as info:
         call()

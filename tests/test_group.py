@@ -219,3 +219,32 @@ def test_consolidating_replaces_a_zmetadata_that_does_not_parse(path):
     zarrx.consolidate_metadata(store, path=path, zarr_format=2)
     assert zarrx.open_consolidated(store, path=path, mode="r").metadata.consolidated \
         is not None
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_consolidating_a_hierarchy_deeper_than_the_recursion_limit(fmt):
+    import sys
+    depth = sys.getrecursionlimit() + 100
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    deepest = "/".join(["g"] * depth)
+    zarrx.create_group(store, path=deepest, zarr_format=fmt)
+    g.create_array(deepest + "/a", shape=(2,), dtype="i4")
+    zarrx.consolidate_metadata(store)
+    root = zarrx.open_consolidated(store, mode="r")
+    assert root.metadata.consolidated is not None
+    assert len(root.metadata.consolidated) == depth + 1
+    assert root[deepest + "/a"].shape == (2,)
+
+
+@pytest.mark.parametrize("stray", ["/x/zarr.json", "sub//zarr.json", "sub/./zarr.json",
+                                   "sub/../zarr.json"])
+def test_a_key_with_an_empty_or_dot_segment_names_no_child(stray):
+    """Object stores and mappings hold such keys; walking "" as a child (the group itself)
+    again and again would never end."""
+    doc = b'{"zarr_format": 3, "node_type": "group"}'
+    store = MemoryStore({"zarr.json": doc, "sub/zarr.json": doc, stray: doc})
+    g = zarrx.open_group(store, mode="r")
+    assert [name for name, _ in g.members(max_depth=3)] == ["sub"]
+    g = zarrx.consolidate_metadata(store)
+    assert list(g.metadata.consolidated) == ["sub"]

@@ -404,6 +404,9 @@ ERRORS = {
                    "boolean mask: expected shape (5, 10), found (5, 9)"),
     "mask-dtype": (np.ones((5, 10), int), "mask", S2,
                    "boolean mask: expected a boolean array, found dtype int64"),
+    "mask-ragged": (([True] * 5, 0), "mask", S2,
+                    "boolean mask: expected a boolean array, found a tuple whose items are not "
+                    "one array"),
     "block-step": ((slice(0, 2, 2),), "block", S2,
                    "block selection on axis 0: expected a slice with step 1, found step 2"),
     "block-range": ((0, 4), "block", S2, "block index 4 is out of bounds for axis 1 with 4 chunks"),
@@ -478,6 +481,16 @@ def test_values_that_do_not_fit_the_dtype_are_argument_errors(value):
     z = zarrx.create_array({}, shape=(4,), chunks=(2,), dtype="u1")
     with pytest.raises(zarrx.errors.ArgumentError, match="cannot convert value of type"):
         z[0] = value
+
+
+@pytest.mark.parametrize("dtype", ["U3", "S3", [("a", "i4"), ("b", "S2")]])
+def test_dates_too_long_for_a_string_dtype_are_argument_errors(dtype):
+    import zarrx
+    z = zarrx.create_array({}, shape=(2,), chunks=(2,), dtype=dtype)
+    with pytest.raises(zarrx.errors.ArgumentError, match=re.escape(
+            f"/: cannot convert value of type ndarray to dtype {z.dtype}: The string provided "
+            f"for NumPy ISO datetime formatting was too short")):
+        z[...] = np.array(["2020-01-01", "2021-06-01"], dtype="M8[D]")
 
 
 @pytest.mark.parametrize("sel", [

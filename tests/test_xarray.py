@@ -396,6 +396,34 @@ def test_arrays_without_dimension_names_are_refused(tmp_path):
         xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
 
 
+def test_a_group_that_is_not_a_string_is_refused(tmp_path):
+    zarrx.open_group(tmp_path / "g.zarr", mode="w")
+    for source in (tmp_path / "g.zarr", zarrx.open_group(tmp_path / "g.zarr", mode="r")):
+        with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+                "engine 'zarrx': group: expected a str, found int 5")):
+            xr.open_dataset(source, engine=ENGINE, group=5)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "to_zarrx: group: expected a str, found int 5")):
+        zx.to_zarrx(xr.Dataset({"a": ("x", np.arange(3))}), tmp_path / "w.zarr", group=5)
+
+
+def test_a_dimension_name_with_two_lengths_is_refused(tmp_path):
+    g = zarrx.open_group(tmp_path / "g.zarr", mode="w")
+    g.create_array("a", shape=(3,), dtype="i4", dimension_names=["x"])
+    g.create_array("b", shape=(4, 4), dtype="i4", dimension_names=["y", "x"])
+    with pytest.raises(ValueError):                     # engine "zarr" refuses it too
+        xr.open_dataset(tmp_path / "g.zarr", engine="zarr", consolidated=False)
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "/: dimension 'x' has length 3 in array 'a' and 4 in array 'b'; expected one "
+            "length per dimension name")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE)
+    g = zarrx.open_group(tmp_path / "h.zarr", mode="w")      # within one array
+    g.create_array("c", shape=(2, 5), dtype="i4", dimension_names=["y", "y"])
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "/: dimension 'y' has length 2 in array 'c' and 5 in array 'c'")):
+        xr.open_datatree(tmp_path / "h.zarr", engine=ENGINE)
+
+
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_scalar_variables_written_by_xarray_open(tmp_path, zarr_format):
     """zarr-python leaves dimension_names out of a 0-d array's zarr.json."""

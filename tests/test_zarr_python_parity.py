@@ -487,6 +487,14 @@ def test_fields_of_structured_arrays_as_numpy():
     np.testing.assert_array_equal(z[...], expected)
     with pytest.raises(IndexError, match="no field 'z'; the fields are 'x', 'y'"):
         z["z"]
+    with pytest.raises(ValueError) as info:            # numpy's class
+        z[["x", "y", "x"]]
+    assert isinstance(info.value, zarrx.IndexingError)
+    assert str(info.value) == "/: fields: expected each field once, found 'x' more than once"
+    with pytest.raises(zarrx.IndexingError) as info:
+        z.get_basic_selection(0, fields=5)
+    assert str(info.value) == "/: fields: expected a field name or a list of field names, " \
+                              "found 5"
 
 
 # -- groups ----------------------------------------------------------------------------------
@@ -1169,6 +1177,18 @@ def test_attribute_keys_that_are_not_str_are_type_errors():
         assert str(info.value) == f"attributes must be JSON-serialisable: keys must be str, " \
                                   f"found {key}"
     assert a.attrs.asdict() == {}
+
+
+@pytest.mark.parametrize("value, found", [
+    ("x", "str (dictionary update sequence element #0 has length 1; 2 is required)"),
+    ([1], "list (cannot convert dictionary update sequence element #0 to a sequence)")])
+def test_attributes_that_are_no_mapping_keep_the_builtin_class(value, found):
+    got = both(lambda lib: lib.create_array({}, shape=(2,), dtype="i4").update_attributes(value))
+    builtin = type(got["zarr"])
+    assert builtin in (TypeError, ValueError) and isinstance(got["zarrx"], builtin)
+    assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]) == f"attributes update: expected a mapping or key-value pairs, " \
+                                f"found {found}"
 
 
 def test_an_empty_member_name_is_the_group_itself():

@@ -20,7 +20,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, ReadOnlyError, node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
-                            create_chunks, like_arguments, prepare_node)
+                            create_chunks, like_arguments, node_path, prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -93,7 +93,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     mode = _default_mode(store, mode)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
-    path = (path or "").strip("/")
+    path = node_path(path, "open")
     use_consolidated = kwargs.pop("use_consolidated", None)
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
@@ -132,7 +132,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     check_format(zarr_format, none=True)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
-    path = (path or "").strip("/")
+    path = node_path(path, "open_group")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
         if isinstance(meta, GroupMeta):
@@ -177,7 +177,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     mode = _default_mode(store, mode)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
-    path = (path or "").strip("/")
+    path = node_path(path, "open_array")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
         if isinstance(meta, ArrayMeta):
@@ -205,7 +205,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  _mode: str = "w-") -> Group:
     """Create a group at ``path``."""
     st = _store(store, "w", storage_options)
-    path = (path or "").strip("/")
+    path = node_path(path, "create_group")
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
@@ -347,7 +347,7 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
     ``zarr_format``, the group must be of that format. Later metadata writes through the store
     keep it in step, at the store root or below it (:mod:`zarrx.metadata.nodes`)."""
     st = _store(store, "r+", storage_options)
-    path = (path or "").strip("/")
+    path = node_path(path, "consolidate_metadata")
     check_format(zarr_format, none=True)
     if zarr_format is not None:
         if not isinstance(nodes.load_node(st, path, zarr_format, consolidated=False),

@@ -478,6 +478,10 @@ class Array(Node):
         if data.ndim != self.ndim:
             raise ArgumentError(f"{self.name}: append expected data with {self.ndim} dimensions, "
                                 f"found {data.ndim}")
+        if not isinstance(axis, (int, np.integer)) or isinstance(axis, (bool, np.bool_)):
+            raise ArgumentTypeError(f"{self.name}: append axis: expected an integer, found "
+                                    f"{axis!r}")
+        axis = int(axis)
         if not -self.ndim <= axis < self.ndim:
             raise ArgumentError(f"{self.name}: append axis {axis} out of range for "
                                 f"{self.ndim} dims")

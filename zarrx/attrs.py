@@ -67,7 +67,7 @@ class Attributes(MutableMapping[str, Any]):
         self._commit({}, edit)
 
     def update(self, *args: Any, **kwargs: Any) -> None:  # one write for many keys
-        changed = dict(*args, **kwargs)
+        changed = _as_dict(args, kwargs, "update")
 
         def edit(current: dict[str, Any]) -> dict[str, Any]:
             current.update(changed)
@@ -76,7 +76,7 @@ class Attributes(MutableMapping[str, Any]):
 
     def put(self, d: dict[str, Any]) -> None:
         """Replace all attributes at once with those of ``d``."""
-        new = dict(d)
+        new = _as_dict((d,), {}, "put")
         self._commit(new, lambda current: dict(new))
 
     def asdict(self) -> dict[str, Any]:
@@ -106,3 +106,14 @@ def _keys_not_str(value: Any) -> list:
         elif isinstance(v, (list, tuple)):
             todo.extend(v)
     return []
+
+
+def _as_dict(args: tuple, kwargs: dict[str, Any], what: str) -> dict[str, Any]:
+    """``dict(*args, **kwargs)``, or ArgumentTypeError naming what was given instead of a
+    mapping or of key-value pairs."""
+    try:
+        return dict(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        found = type(args[0]).__name__ if len(args) == 1 else f"{len(args)} arguments"
+        raise ArgumentTypeError(f"attributes {what}: expected a mapping or key-value pairs, "
+                                f"found {found} ({exc})") from None

@@ -635,11 +635,12 @@ def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
                 where: str) -> np.ndarray:
     """``value`` as an array of ``dtype`` broadcast to ``shape`` (no copy; ``None``: its own
     shape), or an ArgumentError saying why not, also of the builtin class numpy raised
-    (``TypeError``, ``OverflowError``), as zarr-python passes those on."""
+    (``TypeError``, ``OverflowError``), as zarr-python passes those on. numpy's
+    ``RuntimeError`` (dates printed into strings too short for them) is an ArgumentError."""
     try:
         arr = value if isinstance(value, np.ndarray) and value.dtype == dtype \
             else np.asarray(value, dtype=dtype)
-    except (TypeError, ValueError, OverflowError) as exc:
+    except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
         cls = (ArgumentOverflowError if isinstance(exc, OverflowError) else
                ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError)
         raise cls(f"{where}: cannot convert value of type {type(value).__name__} "

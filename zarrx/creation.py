@@ -41,6 +41,17 @@ def _ancestors(base: str, path: str) -> list[str]:
                                          for i in range(len(parts))]
 
 
+def node_path(path: Any, what: str, arg: str = "path") -> str:
+    """The node path argument ``path`` of ``what`` without its outer slashes ("" for None);
+    ArgumentTypeError when it is not a ``str``."""
+    if path is None:
+        return ""
+    if not isinstance(path, str):
+        raise ArgumentTypeError(f"{what}: {arg}: expected a str, found {type(path).__name__} "
+                                f"{path!r}")
+    return path.strip("/")
+
+
 def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:
     """The groups to create between ``base`` and ``path``, after checking that no array is in
     the way and that the nearest existing group has ``zarr_format``: zarr-python lists only
@@ -145,11 +156,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")
 
     st = _store(store, "w", storage_options)
-    for arg, v in (("name", name), ("path", path)):
-        if v is not None and not isinstance(v, str):
-            raise ArgumentTypeError(f"create_array: {arg}: expected a str, found "
-                                    f"{type(v).__name__} {v!r}")
-    path = (name if name is not None else path or "").strip("/")
+    path = node_path(path, "create_array")
+    if name is not None:
+        path = node_path(name, "create_array", "name")
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     if data is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import IndexingError
+from zarrx.errors import IndexingError, IndexingValueError
 
 __all__ = ["pop_fields", "check_fields", "take_fields"]
 
@@ -40,10 +40,15 @@ def check_fields(fields: Fields, dtype: np.dtype, where: str) -> list[str] | str
     if dtype.names is None:
         raise IndexingError(f"{where}: fields {fields!r} selected, but the array's data type "
                             f"{dtype} has no fields")
-    names = [fields] if isinstance(fields, str) else list(fields)
+    names = [fields] if isinstance(fields, str) else \
+        list(fields) if isinstance(fields, (list, tuple)) else []
     if not names or not all(isinstance(n, str) for n in names):
         raise IndexingError(f"{where}: fields: expected a field name or a list of field names, "
                             f"found {fields!r}")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:                           # numpy's ValueError there
+        raise IndexingValueError(f"{where}: fields: expected each field once, found "
+                                 f"{', '.join(map(repr, twice))} more than once")
     for n in names:
         if n not in dtype.names:
             raise IndexingError(f"{where}: no field {n!r}; the fields are "

@@ -44,6 +44,9 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     path of an existing group of Zarr format ``zarr_format``), the paths are below that group
     and the nodes must have its format. The nodes hold one Zarr format; an existing node is an
     error unless ``overwrite``."""
+    if not isinstance(nodes_in, Mapping):
+        raise ArgumentTypeError(f"create_hierarchy: nodes: expected a mapping of paths to "
+                                f"metadata, found {type(nodes_in).__name__}")
     base = group or ""
     metas: dict[str, ArrayMeta | GroupMeta] = {}
     for key, doc in nodes_in.items():

@@ -310,9 +310,12 @@ def _as_index_array(sel: np.ndarray | list) -> np.ndarray | None:
 
 
 def parse_mask(mask: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray], tuple[int, ...]]:
-    m = np.asarray(mask)
     if isinstance(mask, tuple) and len(mask) == 1:
-        m = np.asarray(mask[0])
+        mask = mask[0]
+    m = _as_index_array(mask)
+    if m is None:
+        raise IndexingError(f"boolean mask: expected a boolean array, found a "
+                            f"{type(mask).__name__} whose items are not one array")
     if m.dtype != np.bool_:
         raise IndexingError(f"boolean mask: expected a boolean array, found dtype {m.dtype}")
     if m.shape != tuple(shape):

@@ -453,3 +453,36 @@ def test_a_write_whose_folder_vanishes_while_it_is_made_makes_it_again(tmp_path,
         store.set_if("c/0/1", b"new", ABSENT)
     assert pruned == [["c", "0"]]
     assert store.get("c/0/1") == b"new"
+
+
+def test_folders_nested_past_the_recursion_limit_are_listed_checked_and_swept(tmp_path):
+    import sys
+
+    import zarrx
+    root = tmp_path / "d.zarr"
+    zarrx.create_array(str(root), name="a", shape=(4,), chunks=(2,), dtype="i4")[:] = 1
+    depth = sys.getrecursionlimit() + 100
+    deep = root / "a" / "c"
+    for _ in range(depth):                  # os.makedirs would recurse
+        deep = deep / "d"
+        deep.mkdir()
+    (deep / "f").write_bytes(b"x")
+    (deep / ".f.zarrx-tmp-1-0").write_bytes(b"")
+    stray = "a/c/" + "d/" * depth + "f"
+    store = LocalStore(str(root))
+    assert sorted(store.list_prefix("a/")) == ["a/c/0", "a/c/1", stray, "a/zarr.json"]
+    report = zarrx.check(str(root))
+    assert [(f.kind, f.key) for f in report.findings] == [("orphaned", stray)]
+    assert report.recent_temporary == ["a/c/" + "d/" * depth + ".f.zarrx-tmp-1-0"]
+    assert store.sweep(older_than=None) == ["a/c/" + "d/" * depth + ".f.zarrx-tmp-1-0"]
+    store.delete_prefix("a/c/")
+    assert sorted(os.listdir(root / "a")) == ["zarr.json"]
+
+
+@pytest.mark.parametrize("mode", [None, "q"])
+def test_a_root_of_another_type_is_a_store_error(mode):
+    with pytest.raises(StoreError) as info:
+        LocalStore(None, mode=mode)
+    detail = "mode: expected one of r, r+, a, w, w-, found 'q'" if mode else \
+        "root: expected the path of a directory, found a NoneType"
+    assert str(info.value) == f"LocalStore(None): {detail}"

@@ -377,3 +377,14 @@ def test_read_only_and_allow_zip64_as_zarr_python_names_them(tmp_path):
                 f"modes 'w', 'x' and 'a' write")):
             ZipStore(path, mode=mode, read_only=read_only)
     assert _temps(tmp_path) == []
+
+
+@pytest.mark.parametrize("bad, found", [("", "an empty path"), (None, "a NoneType"),
+                                        (5, "a int"), (b"a.zip", "a bytes")])
+def test_a_path_that_is_not_a_file_name_is_refused(tmp_path, monkeypatch, bad, found):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StoreError) as info:
+        ZipStore(bad, mode="w")
+    assert str(info.value) == (f"ZipStore({bad!r}): path: expected the path of a zip archive, "
+                               f"found {found}")
+    assert list(tmp_path.iterdir()) == []

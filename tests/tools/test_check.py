@@ -239,3 +239,23 @@ def test_a_checked_node_whose_own_metadata_is_broken_is_a_finding(tmp_path, caps
         in out
     with pytest.raises(zarrx.errors.NodeNotFoundError):
         zarrx.check(str(root / "missing"))
+
+
+def test_a_shard_index_entry_overlapping_its_index_is_corrupt(tmp_path):
+    import struct
+
+    from zarrx.codecs._crc32c import crc32c
+    root = tmp_path / "d.zarr"
+    _data(str(root))
+    shard = root / "sharded" / "c" / "0" / "0"
+    blob = bytearray(shard.read_bytes())
+    n = len(blob)
+    index = n - (4 * 16 + 4)
+    blob[index:index + 16] = struct.pack("<QQ", index - 8, 16)      # entry 0 runs into the index
+    blob[n - 4:] = struct.pack("<I", crc32c(bytes(blob[index:n - 4])))   # with a valid checksum
+    shard.write_bytes(bytes(blob))
+    report = zarrx.check(str(root))
+    assert [(f.kind, f.key, f.detail) for f in report.findings] == [
+        ("corrupt", "sharded/c/0/0",
+         f"index entry 0 (inner chunk (0, 0)): bytes [{index - 8}, {index + 8}) overlap the "
+         f"index at bytes [{index}, {n}) of the {n}-byte shard")]

@@ -3,6 +3,7 @@ memory, resumable, verifiable."""
 from __future__ import annotations
 
 import io
+import itertools
 import os
 import tracemalloc
 import warnings
@@ -167,6 +168,21 @@ def test_blocks_are_whole_shards_within_the_budget():
         plan_blocks((100, 100), (50, 50), 8, budget=1000)
 
 
+def test_the_blocks_of_a_huge_array_are_made_one_at_a_time():
+    plan = plan_blocks((2**62, 6), (1, 3), 1, budget=2**20)
+    assert plan.nblocks == -(-2**62 // plan.block[0])
+    first = list(itertools.islice(plan.blocks(), 3))
+    b = plan.block[0]
+    assert first == [(slice(0, b), slice(0, 6)), (slice(b, 2 * b), slice(0, 6)),
+                     (slice(2 * b, 3 * b), slice(0, 6))]
+    sels = list(plan_blocks((5, 7, 3), (2, 3, 2), 1, budget=12).blocks())
+    assert len(sels) == plan_blocks((5, 7, 3), (2, 3, 2), 1, budget=12).nblocks
+    covered = np.zeros((5, 7, 3), int)
+    for sel in sels:
+        covered[sel] += 1
+    assert (covered == 1).all()
+
+
 def test_memory_stays_bounded(tmp_path):
     src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
     a = zarrx.create_array(src, shape=(2048, 2048), dtype="f8", chunks=(256, 256),
@@ -185,6 +201,15 @@ def test_memory_stays_bounded(tmp_path):
     np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[::256, 0], a[::256, 0])
     with pytest.raises(zarrx.ZarrError, match="max-memory"):
         zarrx.convert(src, str(tmp_path / "c.zarr"), chunks=(2048, 2048), max_memory="8M")
+
+
+@pytest.mark.parametrize("size", ["9" * 400, "99999999999T", str(2**63)])
+def test_a_memory_budget_past_2_63_bytes_is_refused(tmp_path, size):
+    src = str(tmp_path / "s.zarr")
+    zarrx.create_array(src, shape=(4,), dtype="i4", chunks=(2,))
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, str(tmp_path / "c.zarr"), max_memory=size)
+    assert str(info.value) == f"memory size: expected less than 2^63 bytes, found {size!r}"
 
 
 class _Flipping(MemoryStore):

@@ -483,6 +483,10 @@ def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
     """``(name, meta)`` of each child node of the group at ``path``, sorted by name; one batched
     read for all candidate documents."""
     _, dirs = store.list_dir(f"{path}/" if path else "")
+    # a key with an empty, "." or ".." segment (a store that does not refuse them: an object
+    # store's "a//zarr.json", a mapping's "/x") names no child: "" would be the group itself,
+    # and walking it again would never end
+    dirs = [d for d in dirs if d not in ("", ".", "..")]
     if not dirs:
         return []
     names = [V3_KEY, *V2_KEYS]
@@ -502,12 +506,19 @@ def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
 
 
 def walk(store: Store, path: str) -> Iterator[tuple[str, Meta]]:
-    """Every node below ``path`` as ``(path relative to it, meta)``, parents before children."""
-    for name, meta in list_children(store, path):
-        yield name, meta
-        if isinstance(meta, GroupMeta):
-            for sub, m in walk(store, join(path, name)):
-                yield f"{name}/{sub}", m
+    """Every node below ``path`` as ``(path relative to it, meta)``, parents before children.
+    Depth first with a stack of its own, so that a hierarchy of any depth is walked."""
+    stack = [("", iter(list_children(store, path)))]
+    while stack:
+        rel, children = stack[-1]
+        for name, meta in children:
+            sub = f"{rel}/{name}" if rel else name
+            yield sub, meta
+            if isinstance(meta, GroupMeta):
+                stack.append((sub, iter(list_children(store, join(path, sub)))))
+                break
+        else:
+            stack.pop()
 
 
 def consolidate(store: Store, path: str = "") -> GroupMeta:

@@ -110,6 +110,10 @@ class Slab:
         raise NotImplementedError
 
 
+#: digits of the largest chunk coordinate a grid can have (grids are counted in int64)
+_MAX_DIGITS = len(str(2**63 - 1))
+
+
 def parse_chunk_key(rest: str, encoding: KeyEncoding, ndim: int | None) -> Coords | None:
     """The coordinates a chunk key (relative to the array) encodes, or ``None`` if ``rest`` is
     not a chunk key of ``encoding`` (with ``ndim`` dimensions, when given)."""
@@ -126,7 +130,8 @@ def parse_chunk_key(rest: str, encoding: KeyEncoding, ndim: int | None) -> Coord
     if ndim is not None and len(parts) != ndim:
         return None
     for p in parts:
-        if not p.isascii() or not p.isdigit() or (len(p) > 1 and p[0] == "0"):
+        if not p.isascii() or not p.isdigit() or (len(p) > 1 and p[0] == "0") \
+                or len(p) > _MAX_DIGITS:
             return None
     return tuple(int(p) for p in parts)
 

@@ -72,10 +72,10 @@ class LocalStore(ConditionalFiles):
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
+        path = os.fspath(root) if isinstance(root, os.PathLike) else root
         if mode is not None and mode not in MODES:
-            raise StoreError(f"LocalStore({os.fspath(root)!r}): mode: expected one of "
+            raise StoreError(f"LocalStore({path!r}): mode: expected one of "
                              f"{', '.join(MODES)}, found {mode!r}")
-        path = os.fspath(root)
         if not isinstance(path, str) or not path or "\x00" in path:
             found = f"a {type(path).__name__}" if not isinstance(path, str) else \
                 "an empty path (use '.' for the current directory)" if not path else \
@@ -433,18 +433,29 @@ class LocalStore(ConditionalFiles):
             yield from self._walk(d, folder + "/" if folder else "")
 
     def _walk(self, d: Dir, key_prefix: str) -> Iterator[str]:
+        """The keys below ``d`` (closing it), depth first with a stack of its own, so that
+        folders nested deeper than Python's recursion limit are walked too."""
+        frames = [_Frame(d, key_prefix)]
         try:
-            for kind, name in self._scan(d):
-                if kind == "key":
-                    yield key_prefix + name
-                elif kind == "dir":
-                    try:
-                        sub = d.child(name)
-                    except (OSError, LinkError):  # vanished, or replaced by a link meanwhile
-                        continue
-                    yield from self._walk(sub, key_prefix + name + "/")
+            while frames:
+                top = frames[-1]
+                if top.entries is None:
+                    top.entries = iter(self._scan(top.d))
+                for kind, name in top.entries:
+                    if kind == "key":
+                        yield top.rel + name
+                    elif kind == "dir":
+                        try:
+                            sub = top.d.child(name)
+                        except (OSError, LinkError):  # vanished, or replaced by a link meanwhile
+                            continue
+                        frames.append(_Frame(sub, top.rel + name + "/"))
+                        break
+                else:
+                    frames.pop().d.close()
         finally:
-            d.close()
+            for frame in frames:
+                frame.d.close()
 
     def _scan(self, d: Dir) -> list[tuple[str, str]]:
         try:
@@ -491,34 +502,51 @@ class LocalStore(ConditionalFiles):
 
     def _sweep(self, d: Dir, rel: str, prefix: str, cutoff: float | None,
                removed: list[str]) -> bool:
-        """Sweep ``d`` (closing it); True when it is left empty."""
-        with d:
-            entries = self._scan(d)
-            left = len(entries)
-            for kind, name in entries:
-                if kind == "temp" and (rel + temp_owner(name)).startswith(prefix):
-                    try:
-                        if cutoff is None or d.lstat(name).st_mtime <= cutoff:
-                            d.unlink(name)
-                            removed.append(rel + name)
-                            left -= 1
-                    except FileNotFoundError:   # finished or removed meanwhile
-                        left -= 1
-                elif kind == "dir":
-                    sub_rel = f"{rel}{name}/"
-                    if not (sub_rel.startswith(prefix) or prefix.startswith(sub_rel)):
-                        continue
-                    try:
-                        sub = d.child(name)
-                    except (OSError, LinkError):
-                        continue
-                    if self._sweep(sub, sub_rel, prefix, cutoff, removed):
+        """Sweep ``d`` and the folders below it (closing them), removing those left empty;
+        True when ``d`` is left empty. Depth first with a stack of its own, as :meth:`_walk`."""
+        frames = [_Frame(d, rel)]
+        emptied = False                         # whether the folder swept last was left empty
+        try:
+            while frames:
+                top = frames[-1]
+                if top.entries is None:
+                    entries = self._scan(top.d)
+                    top.entries, top.left = iter(entries), len(entries)
+                if top.child is not None:       # back from sweeping the folder ``child``
+                    if emptied:
                         try:
-                            d.rmdir(name)
-                            left -= 1
+                            top.d.rmdir(top.child)
+                            top.left -= 1
                         except OSError:
                             pass
-            return left == 0 and bool(rel)
+                    top.child = None
+                for kind, name in top.entries:
+                    if kind == "temp" and (top.rel + temp_owner(name)).startswith(prefix):
+                        try:
+                            if cutoff is None or top.d.lstat(name).st_mtime <= cutoff:
+                                top.d.unlink(name)
+                                removed.append(top.rel + name)
+                                top.left -= 1
+                        except FileNotFoundError:   # finished or removed meanwhile
+                            top.left -= 1
+                    elif kind == "dir":
+                        sub_rel = f"{top.rel}{name}/"
+                        if not (sub_rel.startswith(prefix) or prefix.startswith(sub_rel)):
+                            continue
+                        try:
+                            sub = top.d.child(name)
+                        except (OSError, LinkError):
+                            continue
+                        top.child = name
+                        frames.append(_Frame(sub, sub_rel))
+                        break
+                else:
+                    frames.pop().d.close()
+                    emptied = top.left == 0 and bool(top.rel)
+            return emptied
+        finally:
+            for frame in frames:
+                frame.d.close()
 
     # -- plumbing ----------------------------------------------------------------------------
     def __getstate__(self) -> dict:
@@ -540,6 +568,20 @@ class LocalStore(ConditionalFiles):
 
     def __repr__(self) -> str:
         return f"LocalStore({self.root!r}{', read_only=True' if self.read_only else ''})"
+
+
+class _Frame:
+    """A folder being walked or swept: its :class:`Dir`, its path relative to the root (ending
+    in ``/``, or empty), the entries not seen yet (None until scanned), the entries left in it
+    (sweep) and the sub-folder being swept."""
+
+    __slots__ = ("d", "rel", "entries", "left", "child")
+
+    def __init__(self, d: Dir, rel: str) -> None:
+        self.d, self.rel = d, rel
+        self.entries: Iterator[tuple[str, str]] | None = None
+        self.left = 0
+        self.child: str | None = None
 
 
 def _is_dir(d: Dir, name: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -72,7 +72,12 @@ class MemoryStore(Store):
                 raise ArgumentError("MemoryStore: pass data= or store_dict= (the same "
                                     "argument), not both")
             data = store_dict
-        self._data: dict[str, bytes | Value] = dict(data or {})
+        if data is not None and not isinstance(data, Mapping):
+            from zarrx.errors import ArgumentTypeError
+            raise ArgumentTypeError(f"MemoryStore: data: expected a mapping of str keys to "
+                                    f"bytes, found {type(data).__name__}")
+        self._data: dict[str, bytes | Value] = {   # bytes as given; other buffers copied
+            check_key(k): v if type(v) is bytes else _kept(v, k) for k, v in (data or {}).items()}
         self._gens: dict[str, int] = {k: next(_COUNTER) for k in self._data}
         self._lock = threading.Lock()
         self.read_only = read_only

@@ -65,7 +65,12 @@ class ZipStore(Store):
                  allowZip64: bool = True) -> None:  # noqa: N803 - zipfile's name
         """``read_only`` (zarr-python's keyword) defaults to ``mode == "r"``; a read-only
         store needs mode ``r`` and a writable one a writing mode."""
-        self.path = os.path.abspath(os.fspath(path))
+        name = os.fspath(path) if isinstance(path, os.PathLike) else path
+        if not isinstance(name, str) or not name:
+            found = "an empty path" if isinstance(name, str) else f"a {type(name).__name__}"
+            raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
+                             f"found {found}")
+        self.path = os.path.abspath(name)
         self.mode = mode
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")

@@ -40,7 +40,10 @@ def parse_size(text: str | int) -> int:
     if m is None or unit not in _UNITS:
         raise ZarrError(f"memory size: expected a number with an optional unit (512M, 2GiB, "
                         f"1e9 bytes as 1000000000), found {text!r}")
-    n = int(float(m.group(1)) * _UNITS[unit])
+    value = float(m.group(1)) * _UNITS[unit]
+    if not value < 2**63:                   # inf for digits past float's range
+        raise ZarrError(f"memory size: expected less than 2^63 bytes, found {text!r}")
+    n = int(value)
     if n <= 0:
         raise ZarrError(f"memory size: expected a positive size, found {text!r}")
     return n
@@ -63,12 +66,22 @@ class BlockPlan:
     block_bytes: int
 
     def blocks(self) -> Iterator[tuple[slice, ...]]:
-        """The blocks' selections, in C order."""
+        """The blocks' selections, in C order, one at a time (``itertools.product`` would
+        hold every block start of an axis at once: billions for a huge, mostly empty array)."""
         if any(s == 0 for s in self.shape):
             return
-        ranges = [range(0, s, b) for s, b in zip(self.shape, self.block)]
-        for start in itertools.product(*ranges):
-            yield tuple(slice(a, min(a + b, s)) for a, b, s in zip(start, self.block, self.shape))
+        counts = [-(-s // b) for s, b in zip(self.shape, self.block)]
+        index = [0] * len(counts)
+        while True:
+            yield tuple(slice(i * b, min((i + 1) * b, s))
+                        for i, b, s in zip(index, self.block, self.shape))
+            for ax in reversed(range(len(counts))):     # the next block, last axis fastest
+                index[ax] += 1
+                if index[ax] < counts[ax]:
+                    break
+                index[ax] = 0
+            else:
+                return
 
     def objects(self, sel: tuple[slice, ...]) -> list[tuple[int, ...]]:
         """Grid coordinates of the destination objects in block ``sel``."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -404,12 +405,37 @@ def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:
     return None if sizes is None else tuple(len(s) for s in sizes)
 
 
+def _folders(start: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(start)`` top down, never into links, with a stack of its own: ``os.walk``
+    recurses (up to Python 3.11), so folders nested past the recursion limit would raise
+    RecursionError. Pruning ``dirs`` prunes the walk, as there."""
+    stack = [start]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        dirs, files, links = [], [], set()
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+            if is_dir and entry.is_symlink():
+                links.add(entry.name)
+        yield folder, dirs, files
+        stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
+
+
 def _temp_files(root: str, node: str) -> list[tuple[str, float]]:
     """``(path relative to root, mtime)`` of the temporary files of keys below ``node``."""
     prefix = f"{node}/" if node else ""
     start = os.path.join(root, *node.split("/")) if node else root
     out = []
-    for folder, dirs, files in os.walk(start, followlinks=False):
+    for folder, dirs, files in _folders(start):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         for name in files + [d for d in dirs if is_temp_name(d)]:

@@ -90,7 +90,7 @@ def classify_shard(blob: bytes | None, meta: ArrayMeta, key: str) -> tuple[str |
             return "torn", (f"index entry {slot}: bytes [{off}, {off + nb}) extend past the end "
                             f"of the {size}-byte shard")
     try:                                # every other rule of the index, as readers apply them
-        IndexFormat(meta.layout.shards[0]).decode_whole(blob, f"shard {key!r}")
+        IndexFormat(meta.layout.shards[0]).decode_whole(blob, lambda: {"key": key})
     except ShardError as exc:
         return "corrupt", exc.detail
     return None, None

@@ -109,6 +109,16 @@ _INT = r"[+-]?\d+"
 _ITEM = re.compile(rf"\s*(?:(\.\.\.)|({_INT})|({_INT})?\s*:\s*({_INT})?\s*(?::\s*({_INT})?)?)\s*")
 
 
+def _integer(digits: str, what: str) -> int:
+    """``int(digits)``; IndexingError for more digits than an int64 has (no index or chunk
+    coordinate has more, and ``int`` refuses over 4300)."""
+    n = len(digits.lstrip("+-"))
+    if n > len(str(2**63 - 1)):
+        raise IndexingError(f"{what}: expected integers of at most 19 digits, found one of "
+                            f"{n} digits")
+    return int(digits)
+
+
 def parse_selection(text: str | None) -> Any:
     """A numpy-style basic selection written as text (``"0:10, ::2, 5"``, ``"..."``)."""
     if text is None or not text.strip():
@@ -123,16 +133,18 @@ def parse_selection(text: str | None) -> Any:
         if ell:
             out.append(Ellipsis)
         elif index is not None:
-            out.append(int(index))
+            out.append(_integer(index, "selection"))
         else:
-            out.append(slice(*(None if v is None else int(v) for v in (start, stop, step))))
+            out.append(slice(*(None if v is None else _integer(v, "selection")
+                               for v in (start, stop, step))))
     return tuple(out)
 
 
 def _object_coords(array: Array, which: str) -> tuple[int, ...]:
     meta = array.metadata
     if re.fullmatch(r"\s*\d+(\s*,\s*\d+)*\s*", which) and meta.ndim:
-        coords = tuple(int(v) for v in which.split(","))
+        coords = tuple(_integer(v.strip(), f"array {array.name!r}: chunk coordinates")
+                       for v in which.split(","))
     else:
         key = which.strip("/")
         coords = parse_chunk_key(key, meta.key_encoding, meta.ndim)  # type: ignore[assignment]
@@ -261,6 +273,9 @@ def format_chunk_report(rep: dict[str, Any]) -> str:
 def _chain(codecs: list[Any]) -> str:
     parts = []
     for c in codecs:
+        if isinstance(c, str):          # a codec named alone, as v3 allows
+            parts.append(c)
+            continue
         conf = dict(c.get("configuration", {}))
         inner = conf.pop("codecs", None)
         conf.pop("index_codecs", None)

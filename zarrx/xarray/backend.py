@@ -24,7 +24,7 @@ from zarrx.errors import ArgumentTypeError, MetadataError, NodeMismatchError, Za
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
-from zarrx.creation import check_format
+from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
@@ -219,25 +219,35 @@ class ZarrxDataStore(AbstractDataStore):
 
     def get_variables(self) -> dict:
         from xarray.core.utils import FrozenDict
-        return FrozenDict((name, self.open_variable(name, meta))
-                          for name, meta in array_metas(self.group))
+        metas = array_metas(self.group)
+        self._sizes(metas)                  # a Dataset needs one length per dimension
+        return FrozenDict((name, self.open_variable(name, meta)) for name, meta in metas)
 
     def get_attrs(self) -> dict:
         return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
 
     def get_dimensions(self, growing: str | None = None) -> dict:
-        """Each dimension's length, the same in every array that has it; along ``growing``
-        (appended to by writers, whose variables grow one after the other) the largest."""
-        sizes: dict[str, int] = {}
-        for name, meta in array_metas(self.group):
+        return self._sizes(array_metas(self.group), growing)
+
+    def _sizes(self, metas: list[tuple[str, ArrayMeta]], growing: str | None = None
+               ) -> dict[str, int]:
+        """The length of each dimension of the arrays ``metas``; MetadataError naming both
+        arrays when one name has two lengths. Along ``growing`` (appended to by writers, whose
+        variables grow one after the other) the largest."""
+        sizes: dict[str, tuple[int, str]] = {}
+        for name, meta in metas:
             dims, _ = dims_and_attrs(meta, "/" + nodes.join(self.group.path, name))
             for d, n in zip(dims, meta.shape):
                 if d == growing:
-                    sizes[d] = max(n, sizes.get(d, n))
-                elif sizes.setdefault(d, n) != n:
+                    if n > sizes.get(d, (-1, ""))[0]:
+                        sizes[d] = (n, name)
+                    continue
+                first, where = sizes.setdefault(d, (n, name))
+                if first != n:
                     raise MetadataError(f"{self.group.name}: dimension {d!r} has length "
-                                        f"{sizes[d]} and {n} (array {name!r})")
-        return sizes
+                                        f"{first} in array {where!r} and {n} in array "
+                                        f"{name!r}; expected one length per dimension name")
+        return {d: n for d, (n, _) in sizes.items()}
 
     def close(self) -> None:
         pass
@@ -249,7 +259,8 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
     """The zarrx group to read: from a path, URL, zarrx Store or Group."""
     if isinstance(filename_or_obj, Group):
         root = filename_or_obj
-        return root if not group else root[group.strip("/")]  # type: ignore[return-value]
+        path = node_path(group, "engine 'zarrx'", "group")
+        return root[path] if path else root  # type: ignore[return-value]
     if isinstance(filename_or_obj, os.PathLike):
         filename_or_obj = os.fspath(filename_or_obj)
     if not isinstance(filename_or_obj, (str, Store)):
@@ -259,7 +270,7 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
         check_format(zarr_format)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     use = None if consolidated is None else bool(consolidated)
-    path = (group or "").strip("/")
+    path = node_path(group, "engine 'zarrx'", "group")
     if not path:
         return open_group(filename_or_obj, mode=mode, zarr_format=zarr_format,
                           use_consolidated=use, **kw)

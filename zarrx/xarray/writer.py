@@ -17,7 +17,7 @@ import numpy as np
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.array import Array
 from zarrx.chunk_io import check_value
-from zarrx.creation import check_format, create_array
+from zarrx.creation import check_format, create_array, node_path
 from zarrx.dask.graph import store_blocks
 from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
 from zarrx.group import Group
@@ -185,7 +185,7 @@ def _refuse_existing(store: Any, group: str | None, storage_options: dict | None
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
-    path = (group or "").strip("/")
+    path = node_path(group, "to_zarrx", "group")
     if _exists(store, path, kw):
         raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
                               f"use mode='w' to replace or mode='a' to add)")
@@ -196,7 +196,7 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
-    path = (group or "").strip("/")
+    path = node_path(group, "to_zarrx", "group")
     if mode == "w-":
         _refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
