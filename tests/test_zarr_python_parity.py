@@ -1421,3 +1421,25 @@ def test_codec_and_vindex_errors_have_zarr_pythons_class_names(call, name):
 def test_an_unknown_codec_argument_is_an_unknown_codec_error():
     with pytest.raises(zarrx.errors.UnknownCodecError, match="unknown codec 'bogus'"):
         zarrx.create_array({}, shape=(2,), dtype="i4", compressors=[{"name": "bogus"}])
+
+
+@pytest.mark.parametrize("call", [
+    lambda s, **kw: zarrx.open(s, mode="w", **kw),
+    lambda s, **kw: zarrx.open_group(s, mode="w", **kw),
+    lambda s, **kw: zarrx.group(s, **kw),
+    lambda s, **kw: zarrx.open_array(s, mode="w", shape=(2,), dtype="i4", **kw),
+    lambda s, **kw: zarrx.create((2,), store=s, dtype="i4", **kw),
+    lambda s, **kw: zarrx.save_array(s, np.arange(2), **kw),
+    lambda s, **kw: zarrx.save_group(s, np.arange(2), **kw),
+    lambda s, **kw: zarrx.save(s, np.arange(2), **kw),
+], ids=["open", "open_group", "group", "open_array", "create", "save_array", "save_group",
+        "save"])
+def test_zarr_version_is_zarr_pythons_deprecated_spelling_of_zarr_format(call):
+    store = zarrx.storage.MemoryStore()
+    with pytest.warns(DeprecationWarning, match="zarr_version is deprecated, use zarr_format"):
+        call(store, zarr_version=2)
+    assert store.get(".zgroup") is not None or store.get(".zarray") is not None
+    with pytest.warns(DeprecationWarning):
+        assert zarrx.load(store, zarr_version=2) is not None
+    with pytest.raises(zarrx.ArgumentError, match="zarr_format 3 and zarr_version 2 differ"):
+        call(zarrx.storage.MemoryStore(), zarr_version=2, zarr_format=3)

@@ -20,7 +20,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, ReadOnlyError, node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
-                            create_chunks, like_arguments, node_path, prepare_node)
+                            create_chunks, format_of, like_arguments, node_path, prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -80,13 +80,14 @@ def _default_mode(store: Any, mode: str | None) -> str:
 
 
 def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A001
-         path: str | None = None, zarr_format: int | None = None, **kwargs: Any
-         ) -> Array | Group:
+         path: str | None = None, zarr_format: int | None = None,
+         zarr_version: int | None = None, **kwargs: Any) -> Array | Group:
     """Open the array or group at ``path`` (v2 or v3, auto-detected); in modes ``a``/``w``/``w-``
     create it when missing (an array if ``shape`` is given, else a group). ``mode`` defaults to
     ``r`` for a read-only store, else ``a``. Other keywords: those of :func:`create` (used when
     an array is created, as :func:`create` reads them), ``attributes`` and
     ``use_consolidated``."""
+    zarr_format = format_of(zarr_format, zarr_version, "open")
     check_keywords("open", kwargs, _OPEN_KW)
     check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
@@ -125,10 +126,11 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
                use_consolidated: bool | None = None,
-               storage_options: dict | None = None) -> Group:
+               storage_options: dict | None = None, zarr_version: int | None = None) -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
     requires consolidated metadata in an existing group, ``False`` ignores it.
     ``storage_options`` configure the backend of a store URL (``s3://...``)."""
+    zarr_format = format_of(zarr_format, zarr_version, "open_group")
     check_format(zarr_format, none=True)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
@@ -167,10 +169,12 @@ def _group(st: Store, path: str, meta: GroupMeta, mode: str,
 
 
 def open_array(store: StoreLike | None = None, *, mode: str | None = None,
-               path: str | None = None, zarr_format: int | None = None, **kwargs: Any) -> Array:
+               path: str | None = None, zarr_format: int | None = None,
+               zarr_version: int | None = None, **kwargs: Any) -> Array:
     """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``; other keywords
     are those of :func:`create`, which creates it. ``mode`` defaults to ``r`` for a read-only
     store, else ``a``."""
+    zarr_format = format_of(zarr_format, zarr_version, "open_array")
     check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
     check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
@@ -216,9 +220,10 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
 
 def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str | None = None,
           zarr_format: int | None = None, attributes: dict | None = None,
-          storage_options: dict | None = None) -> Group:
+          storage_options: dict | None = None, zarr_version: int | None = None) -> Group:
     """Open the group at ``path``, creating it when missing (replacing whatever is there when
     ``overwrite``). ``storage_options`` configure the backend of a store URL."""
+    zarr_format = format_of(zarr_format, zarr_version, "group")
     return open_group(store, mode="w" if overwrite else "a", path=path,
                       zarr_format=zarr_format, attributes=attributes,
                       storage_options=storage_options)
@@ -279,12 +284,13 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
            filters: Any = None, fill_value: Any = DEFAULT_FILL, order: str | None = None,
            dimension_separator: str | None = None, zarr_format: int | None = None,
            overwrite: bool = False, codecs: Any = None, chunk_shape: Any = None,
-           **kwargs: Any) -> Array:
+           zarr_version: int | None = None, **kwargs: Any) -> Array:
     """The older ``zarr.create`` signature (one ``compressor``, ``chunks=True`` for automatic
     chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``), mapped onto
     :func:`create_array`, whose keywords it also takes."""
     from zarrx.codec_args import split_codecs
 
+    zarr_format = format_of(zarr_format, zarr_version, "create")
     check_format(zarr_format, none=True)
     fmt = zarr_format or 3
     if dimension_separator is not None and "chunk_key_encoding" not in kwargs:

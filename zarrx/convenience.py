@@ -16,7 +16,7 @@ import numpy as np
 
 from zarrx.api import _store, open, open_group
 from zarrx.array import Array
-from zarrx.creation import as_zarrx_array, check_format, create_array, data_dtype
+from zarrx.creation import as_zarrx_array, check_format, create_array, data_dtype, format_of
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
@@ -37,9 +37,11 @@ def _array_like(arr: Any) -> bool:
 
 
 def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: str | None = None,
-               storage_options: dict | None = None, **kwargs: Any) -> None:
+               storage_options: dict | None = None, zarr_version: int | None = None,
+               **kwargs: Any) -> None:
     """Save one array at ``path``. ``mode`` (default ``a``: an existing node is an error) and
     the other keywords of :func:`~zarrx.create_array` are accepted."""
+    zarr_format = format_of(zarr_format, zarr_version, "save_array")
     if not _array_like(arr):
         raise ArgumentTypeError(f"save_array: arr must be a numpy array (or an array with "
                                 f"shape and dtype), found {type(arr).__name__}")
@@ -57,9 +59,11 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
 
 
 def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
-               storage_options: dict | None = None, **kwargs: Any) -> None:
+               storage_options: dict | None = None, zarr_version: int | None = None,
+               **kwargs: Any) -> None:
     """Save several arrays in a new group at ``path`` (replacing what is there): positional
     ones as ``arr_0``, ``arr_1``..., keyword ones under their names."""
+    zarr_format = format_of(zarr_format, zarr_version, "save_group")
     check_format(zarr_format, none=True)
     for i, arr in enumerate(args):
         if not _array_like(arr):
@@ -81,8 +85,10 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
 
 
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
-         storage_options: dict | None = None, **kwargs: Any) -> None:
+         storage_options: dict | None = None, zarr_version: int | None = None,
+         **kwargs: Any) -> None:
     """:func:`save_array` for one positional array, else :func:`save_group`."""
+    zarr_format = format_of(zarr_format, zarr_version, "save")
     if not args and not kwargs:
         raise ArgumentError("save: at least one array must be provided")
     if len(args) == 1 and not kwargs:
@@ -94,9 +100,10 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
 
 
 def load(store: Any, path: str | None = None, zarr_format: int | None = None, *,
-         storage_options: dict | None = None) -> Any:
+         storage_options: dict | None = None, zarr_version: int | None = None) -> Any:
     """The array at ``path`` as a numpy array, or the arrays of the group there as a dict of
     numpy arrays by name (its direct children)."""
+    zarr_format = format_of(zarr_format, zarr_version, "load")
     node = open(store, mode="r", path=path, zarr_format=zarr_format,
                 storage_options=storage_options)
     if isinstance(node, Array):

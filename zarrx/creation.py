@@ -2,6 +2,7 @@
 defaults, and the implicit parent groups a nested path needs."""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -15,8 +16,8 @@ from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
-__all__ = ["create_array", "auto_chunks", "prepare_node", "make_parents", "check_parents",
-           "check_format", "like_arguments"]
+__all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
+           "check_parents", "check_format", "like_arguments"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -114,6 +115,20 @@ def check_format(zarr_format: Any, *, none: bool = False) -> None:
     if type(zarr_format) is not int or zarr_format not in (2, 3):
         expected = "2, 3 or None" if none else "2 or 3"
         raise ArgumentError(f"zarr_format: expected {expected}, found {zarr_format!r}")
+
+
+def format_of(zarr_format: Any, zarr_version: Any, what: str) -> Any:
+    """``zarr_format``, or zarr-python's deprecated spelling ``zarr_version`` of it (with a
+    ``DeprecationWarning``, as zarr-python gives); both, when they differ, raise
+    :class:`~zarrx.errors.ArgumentError`."""
+    if zarr_version is None:
+        return zarr_format
+    if zarr_format is not None and zarr_format != zarr_version:
+        raise ArgumentError(f"{what}: zarr_format {zarr_format!r} and zarr_version "
+                            f"{zarr_version!r} differ; pass zarr_format only")
+    warnings.warn(f"{what}: zarr_version is deprecated, use zarr_format", DeprecationWarning,
+                  stacklevel=3)
+    return zarr_version
 
 
 def create_array(store: Any = None, *, name: str | None = None, shape: Any = None,
