@@ -27,6 +27,29 @@ def test_shards_auto_matches_zarr_python(shape, chunks):
     assert (ours.chunks, ours.shards) == (theirs.chunks, theirs.shards)
 
 
+@pytest.mark.parametrize("shape", [(), (0,), (10,), (10**6,), (10**8,), (10000, 10000),
+                                   (3, 4, 5), (100, 200, 300), (0, 5), (123457, 17), (2**40,),
+                                   (365, 720, 1440)])
+@pytest.mark.parametrize("dtype", ["f8", "i1", "c16", "S10", "U7", str,
+                                   [("a", "<i4"), ("b", "f8")]])
+@pytest.mark.parametrize("zarr_format, shards", [(2, None), (3, None), (3, "auto")])
+def test_automatic_chunks_match_zarr_python(shape, dtype, zarr_format, shards):
+    kw = dict(shape=shape, dtype=dtype, zarr_format=zarr_format, shards=shards)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.create_array({}, **kw)
+        ours = zarrx.create_array({}, **kw)
+    assert (ours.chunks, ours.shards) == (theirs.chunks, theirs.shards)
+
+
+@pytest.mark.parametrize("fn", ["create", "zeros", "open_array"])
+def test_automatic_chunks_of_the_older_functions_match_zarr_python(fn):
+    kw = dict(shape=(5000, 3000), dtype="i2")
+    if fn == "open_array":
+        kw["mode"] = "w"
+    assert getattr(zarrx, fn)(store={}, **kw).chunks == getattr(zarr, fn)(store={}, **kw).chunks
+
+
 def test_nested_sharding_serializer_creates_a_nested_array(tmp_path):
     a = np.arange(144, dtype="i4").reshape(12, 12)
     z = zarrx.create_array(tmp_path, shape=a.shape, dtype="i4", chunks=(6, 6),

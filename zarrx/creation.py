@@ -2,6 +2,7 @@
 defaults, and the implicit parent groups a nested path needs."""
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -188,7 +189,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if dtype is None:
         dtype = "float64"
     shape = _shape(shape)
-    chunks = _chunks(chunks, shape, dtype)
+    chunks = _chunks(chunks, shape, dtype, sharded=shards is not None)
     if compressor != "auto":
         if compressors != "auto":
             raise ArgumentError("create_array: pass compressors= or compressor=, not both")
@@ -253,9 +254,10 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return out
 
 
-def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool = False) -> Any:
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
-        return auto_chunks(shape, np.dtype(dtype).itemsize if _is_numpy_dtype(dtype) else 16)
+        # as zarr-python: inner chunks of about 1 MiB at most when sharded
+        return auto_chunks(shape, _item_size(dtype), max_bytes=1 << 20 if sharded else 64 << 20)
     if isinstance(chunks, (str, bytes)):
         raise ArgumentTypeError(f"chunks: expected a tuple of positive ints or 'auto', found "
                                 f"{chunks!r}")
@@ -311,14 +313,41 @@ def _is_numpy_dtype(dtype: Any) -> bool:
         return False
 
 
-def auto_chunks(shape: tuple[int, ...], itemsize: int, target: int = 1 << 20) -> tuple[int, ...]:
-    """A chunk shape of about ``target`` bytes, halving the largest axis until it fits."""
-    chunks = [max(s, 1) for s in shape]
-    while chunks and np.prod(chunks, dtype=np.float64) * itemsize > target:
-        i = int(np.argmax(chunks))
-        if chunks[i] <= 1:
+def _item_size(dtype: Any) -> int:
+    """Bytes per element for choosing chunk shapes: 1 for variable-length types (strings,
+    bytes, objects), as zarr-python counts them."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        return 1
+    return 1 if dt.kind == "O" or dt.itemsize == 0 else dt.itemsize
+
+
+def auto_chunks(shape: tuple[int, ...], itemsize: int, *, min_bytes: int = 128 << 10,
+                max_bytes: int = 64 << 20, step: int = 256 << 10) -> tuple[int, ...]:
+    """The chunk shape zarr-python picks for ``chunks="auto"``, so that both make the same
+    stored layout from the same arguments.
+
+    The goal grows with the array: ``step`` bytes times 2 ** log10(array size in MiB),
+    clipped to ``[min_bytes, max_bytes]``. Starting from the whole array (empty axes count
+    as 1), the axes are halved in turn, rounding up, until a chunk is below the goal or
+    within half of it, and below ``max_bytes``, or holds a single element."""
+    if itemsize == 0:
+        return tuple(shape)
+    chunks = [max(int(s), 1) for s in shape]
+    size = math.prod(chunks) * itemsize
+    goal = step * 2 ** math.log10(size / (1 << 20))
+    goal = min(max(goal, min_bytes), max_bytes)
+    axis = 0
+    while True:
+        nbytes = math.prod(chunks) * itemsize
+        if (nbytes < goal or abs(nbytes - goal) / goal < 0.5) and nbytes < max_bytes:
             break
+        if not chunks or math.prod(chunks) == 1:
+            break
+        i = axis % len(chunks)
         chunks[i] = -(-chunks[i] // 2)
+        axis += 1
     return tuple(chunks)
 
 
