@@ -63,7 +63,7 @@ BAD = {   # id: (create_array arguments, message)
         "filters="),
     "filter-dtype": (
         dict(filters=[zc.PackBits()]),
-        "create_array codecs[0]: packbits needs a bool data type, found float32"),
+        "create_array filters[0]: packbits needs a bool data type, found float32"),
 }
 
 

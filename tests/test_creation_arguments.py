@@ -129,6 +129,26 @@ def test_bad_arguments_raise_zarr_errors(call, error, message):
     assert str(info.value).startswith(message)
 
 
+@pytest.mark.parametrize("kw, message", [
+    (dict(filters=[{"name": "numcodecs.packbits"}]),
+     "create_array filters[0]: packbits needs a bool data type, found float32"),
+    (dict(filters=[{"name": "numcodecs.delta", "configuration": {"dtype": "<f4"}},
+                   {"name": "numcodecs.packbits"}]),
+     "create_array filters[1]: packbits needs a bool data type, found float32"),
+    (dict(filters=[{"name": "numcodecs.packbits"}], shards=(4, 4)),
+     "create_array filters[0]: packbits needs a bool data type, found float32"),
+    (dict(serializer={"name": "vlen-utf8"}),
+     "create_array serializer: vlen-utf8 encodes variable-length (object) chunks, found data "
+     "type float32"),
+    (dict(zarr_format=2, filters=[{"id": "packbits"}]),
+     "create_array filters[0]: packbits needs a bool data type, found float32"),
+], ids=["v3-filter", "v3-second-filter", "v3-sharded-filter", "v3-serializer", "v2-filter"])
+def test_a_codec_that_cannot_take_the_data_is_named_by_its_argument(kw, message):
+    with pytest.raises(ZarrError) as info:
+        zarrx.create_array({}, shape=(8, 8), chunks=(2, 2), dtype="f4", **kw)
+    assert str(info.value) == message
+
+
 def test_like_takes_a_nested_list():
     z = zarrx.zeros_like([[1, 2, 3]])
     assert z.shape == (1, 3) and z.dtype == np.dtype(int)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import Codec
+from zarrx.codecs.base import Codec, V2Place
 from zarrx.codecs.plan import complete_specs
 from zarrx.codecs.registry import lookup
 from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError
@@ -212,6 +212,15 @@ def _serializer(dt: DataType, endian: str | None) -> CodecSpec:
 _DTYPE_FIELDS = ("dtype", "astype", "encode_dtype", "decode_dtype")
 
 
+def _names(before: int, after: int, compressors: int) -> list[str]:
+    """How messages name the codecs of ``[*filters, serializer, *compressors]`` as given:
+    by the argument each came in (``before`` filters ahead of the serializer, ``after`` v2
+    byte filters behind it)."""
+    return [*(f"{WHERE} filters[{i}]" for i in range(before)), f"{WHERE} serializer",
+            *(f"{WHERE} filters[{before + i}]" for i in range(after)),
+            *(f"{WHERE} compressors[{i}]" for i in range(compressors))]
+
+
 def _stored_order(specs: list[CodecSpec], n_filters: int, ser: Arg) -> list[CodecSpec]:
     """The array->array filters' dtypes in the stored byte order (big-endian when the ``bytes``
     codec is): numcodecs filters view their input as the dtype they declare, so zarr-python
@@ -277,7 +286,8 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     probe = _probe_shape(chunks, len(shape))
     if zarr_format == 2:
         return _v2(dt, flt, ser, comp, shards, probe, order, endian), chunks
-    inner = _stored_order(list(complete_specs([*flt, ser, *comp], dt, probe, key=WHERE)),
+    inner = _stored_order(list(complete_specs([*flt, ser, *comp], dt, probe, key=WHERE,
+                                              names=_names(len(flt), 0, len(comp)))),
                           len(flt), ser)
     if shards is None:
         return {"codecs": inner}, chunks
@@ -410,7 +420,8 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
     chain = [*flt[:at], ser, *flt[at:], *comp]
     if order == "F":
         probe = probe[::-1]
-    done = _stored_order(list(complete_specs(chain, dt, probe, key=WHERE)), at,
+    names = [V2Place(n) for n in _names(at, len(flt) - at, len(comp))]
+    done = _stored_order(list(complete_specs(chain, dt, probe, key=WHERE, names=names)), at,
                          CodecSpec("bytes", {"endian": endian or "little"}))
     filters = done[:at] + ([done[at]] if dt.variable else []) + done[at + 1:at + 1 + len(flt) - at]
     return {"filters": filters, "compressor": done[-1] if comp else None}

@@ -112,11 +112,12 @@ def _where(key: str, i: int, where: Sequence[str] | None) -> str:
 
 
 def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
-           chunk_shape: Sequence[int], key: str, where: Sequence[str] | None = None
-           ) -> list[tuple[Codec, np.dtype, tuple[int, ...]]]:
+           chunk_shape: Sequence[int], key: str, where: Sequence[str] | None = None,
+           names: Sequence[str] | None = None) -> list[tuple[Codec, np.dtype, tuple[int, ...]]]:
     """Every codec built and bound to the chunk it sees, with the (dtype, shape) it receives
     on encode, in order; nothing is elided. The array->bytes codec's entry is followed by the
-    bytes->bytes codecs, each bound to the item type it serialises."""
+    bytes->bytes codecs, each bound to the item type it serialises. ``names`` (as messages
+    name each codec) takes the place of ``where``."""
     name = _name(key)
     dt = native(as_numpy_dtype(dtype))        # chunks in memory are native byte order
     shape = tuple(int(s) for s in chunk_shape)
@@ -137,7 +138,7 @@ def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str
     out: list[tuple[Codec, np.dtype, tuple[int, ...]]] = []
     a2b_dtype = dt
     for i, spec in enumerate(specs):
-        at = _where(key, i, where)
+        at = names[i] if names is not None else _where(key, i, where)
         codec = given.get(i) or classes[i].from_spec(spec, dt, shape, where=at)
         if isinstance(codec, ArrayToArrayCodec):
             codec = codec.bind(dt, shape)
@@ -154,18 +155,23 @@ def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str
 
 
 def complete_specs(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
-                   chunk_shape: Sequence[int], *, key: str = "") -> tuple[CodecSpec, ...]:
+                   chunk_shape: Sequence[int], *, key: str = "",
+                   names: Sequence[str] | None = None) -> tuple[CodecSpec, ...]:
     """The codec list as metadata should hold it: every codec checked against the chunks it
     will see (unknown codecs, bad configurations and misplaced codecs raise) and written with
     every field its specification asks for, defaults and chunk-dependent fields filled in
-    (blosc ``typesize``, a filter's ``dtype``...)."""
+    (blosc ``typesize``, a filter's ``dtype``...). Messages name codec ``i`` as ``names[i]``
+    (``create_array filters[0]``, say) when given, else as ``<key> codecs[i]``."""
     out = []
-    for (codec, dt, shape), orig in zip(_bound(codecs, dtype, chunk_shape, key), codecs):
+    for (codec, dt, shape), orig in zip(_bound(codecs, dtype, chunk_shape, key, names=names),
+                                        codecs):
         spec = codec.to_spec()
         mu = orig.must_understand if isinstance(orig, CodecSpec) else True
         out.append(spec if mu else CodecSpec(spec.name, spec.configuration, must_understand=False))
         if isinstance(codec, ArrayToBytesCodec):
-            codec.resolve(dt, shape, f"{_name(key)} codecs[{len(out) - 1}]")
+            i = len(out) - 1
+            codec.resolve(dt, shape,
+                          names[i] if names is not None else f"{_name(key)} codecs[{i}]")
     return tuple(out)
 
 
