@@ -1,0 +1,116 @@
+"""Interop with zarr-python 3 and tensorstore, continued: Zarr v2 structured types whose fields
+have different byte orders, and what each library leaves in the other's metadata."""
+from __future__ import annotations
+
+import base64
+import json
+import warnings
+
+import numcodecs
+import numpy as np
+import pytest
+
+import zarrx
+
+zarr = pytest.importorskip("zarr")
+
+MIXED = [
+    ([("a", "<i4"), ("b", ">f8")], [["a", "<i4"], ["b", ">f8"]]),
+    ([("a", ">u2"), ("b", "<c8"), ("c", "|u1")], [["a", ">u2"], ["b", "<c8"], ["c", "|u1"]]),
+    ([("a", ">i8"), ("b", "S3"), ("c", "<f4")], [["a", ">i8"], ["b", "|S3"], ["c", "<f4"]]),
+]
+COMPRESSORS = {"none": (None, None),
+               "blosc": (lambda: numcodecs.Blosc(cname="lz4", shuffle=1),
+                         lambda: zarrx.codecs.Blosc(cname="lz4", shuffle="shuffle")),
+               "zstd": (lambda: numcodecs.Zstd(level=1), lambda: zarrx.codecs.Zstd(level=1))}
+
+
+def _zarray(path) -> dict:
+    with open(f"{path}/.zarray") as f:
+        return json.load(f)
+
+
+def _values(dt: np.dtype, n: int) -> np.ndarray:
+    return (np.arange(n * dt.itemsize) % 251 + 1).astype(np.uint8).view(dt)
+
+
+def _fill(dt: np.dtype) -> np.void:
+    return np.frombuffer(bytes(range(100, 100 + dt.itemsize)), dt)[0]
+
+
+def _create(lib: str, path: str, dt: np.dtype, compressor: str, **kw):
+    make = COMPRESSORS[compressor][0 if lib == "zarr-python" else 1]
+    c = None if make is None else make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if lib == "zarr-python":
+            return zarr.create_array(path, shape=(7,), chunks=(3,), dtype=dt, zarr_format=2,
+                                     compressors=c, fill_value=_fill(dt), **kw)
+        return zarrx.create_array(path, shape=(7,), chunks=(3,), dtype=dt, zarr_format=2,
+                                  compressors=c, fill_value=_fill(dt), **kw)
+
+
+@pytest.mark.parametrize("compressor", list(COMPRESSORS))
+@pytest.mark.parametrize("dtype,stored", MIXED, ids=["i4-f8", "u2-c8-u1", "i8-S3-f4"])
+def test_v2_structured_type_of_mixed_byte_orders_both_ways(tmp_path, dtype, stored,
+                                                           compressor) -> None:
+    """Each field is stored in the byte order the v2 ``dtype`` gives it: zarrx writes the
+    descriptor, fill value and chunks zarr-python writes for the same calls, and each reads
+    the other's values, data type and fill value (zarrx refused the type before)."""
+    dt = np.dtype(dtype)
+    x = _values(dt, 4)
+    for writer, reader in (("zarr-python", zarrx), ("zarrx", zarr)):
+        path = str(tmp_path / writer)
+        a = _create(writer, path, dt, compressor)
+        a[1:5] = x
+        meta = _zarray(path)
+        assert meta["dtype"] == stored, writer
+        assert base64.b64decode(meta["fill_value"]) == _fill(dt).tobytes(), writer
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b = reader.open_array(path, mode="r")
+            got = b[...]
+        assert got.dtype == dt, writer
+        assert got[1:5].tobytes() == x.tobytes(), writer
+        assert got[0].tobytes() == got[6].tobytes() == _fill(dt).tobytes(), writer
+        assert np.array(b.fill_value, dt).tobytes() == _fill(dt).tobytes(), writer
+    codec = numcodecs.get_codec(_zarray(tmp_path / "zarrx")["compressor"]) \
+        if compressor != "none" else None
+    for key in ("0", "1"):
+        raw = [(tmp_path / w / key).read_bytes() for w in ("zarr-python", "zarrx")]
+        if codec is not None:
+            raw = [bytes(codec.decode(r)) for r in raw]
+        assert raw[0] == raw[1], key
+
+
+def test_v2_structured_type_of_mixed_byte_orders_in_fortran_order_nested(tmp_path) -> None:
+    """Subarray and nested fields keep their byte orders too (zarr-python makes neither), in
+    order 'F', and a rewrite of the metadata (new attributes) keeps the descriptor."""
+    dt = np.dtype([("a", ">i2", (2,)), ("b", [("x", "<f4"), ("s", "S2")]), ("c", ">u8")])
+    stored = [["a", ">i2", [2]], ["b", [["x", "<f4"], ["s", "|S2"]]], ["c", ">u8"]]
+    path = str(tmp_path / "n.zarr")
+    z = zarrx.create_array(path, shape=(3, 4), chunks=(2, 3), dtype=dt, zarr_format=2,
+                           order="F", fill_value=_fill(dt), compressors=None)
+    x = _values(dt, 6).reshape(2, 3)
+    z[1:, 1:] = x
+    z.attrs["k"] = 1
+    assert _zarray(path)["dtype"] == stored
+    got = zarrx.open_array(path, mode="r")[...]
+    assert got.dtype == dt
+    assert got[1:, 1:].tobytes() == x.tobytes()
+    assert got[0, 0].tobytes() == _fill(dt).tobytes()
+    item = (tmp_path / "n.zarr" / "1.1").read_bytes()[:dt.itemsize]   # [2, 3]: stored as is
+    assert item == np.asarray(got[2, 3]).tobytes()
+
+
+def test_v2_structured_type_of_mixed_byte_orders_converts_to_v3(tmp_path) -> None:
+    """Zarr v3 structured types have one byte order: converted, the values stay, read by
+    zarr-python as zarrx reads them."""
+    dt = np.dtype([("a", "<i4"), ("b", ">f8")])
+    src = str(tmp_path / "v2.zarr")
+    _create("zarr-python", src, dt, "none")[2:4] = _values(dt, 2)
+    dst = str(tmp_path / "v3.zarr")
+    zarrx.convert(src, dst, zarr_format=3)
+    got = zarr.open_array(dst, mode="r")
+    assert got[...].tolist() == zarr.open_array(src, mode="r")[...].tolist()
+    assert got.fill_value.tolist() == _fill(dt).tolist()
