@@ -114,3 +114,46 @@ def test_v2_structured_type_of_mixed_byte_orders_converts_to_v3(tmp_path) -> Non
     got = zarr.open_array(dst, mode="r")
     assert got[...].tolist() == zarr.open_array(src, mode="r")[...].tolist()
     assert got.fill_value.tolist() == _fill(dt).tolist()
+
+
+def test_v2_structured_type_of_mixed_byte_orders_with_tensorstore(tmp_path) -> None:
+    """tensorstore reads each field of what zarrx writes, and zarrx reads what it writes."""
+    ts = pytest.importorskip("tensorstore")
+    dt = np.dtype([("a", "<i4"), ("b", ">f8")])
+    ours = str(tmp_path / "zarrx.zarr")
+    z = zarrx.create_array(ours, shape=(5,), chunks=(2,), dtype=dt, zarr_format=2,
+                           fill_value=np.array((7, 2.5), dt)[()], compressors=None)
+    z[1:3] = np.array([(1, 1.5), (2, 2.5)], dt)
+    for field, want in (("a", [7, 1, 2, 7, 7]), ("b", [2.5, 1.5, 2.5, 2.5, 2.5])):
+        t = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": ours},
+                     "field": field}).result()
+        assert t.read().result().tolist() == want
+    theirs = str(tmp_path / "tensorstore.zarr")
+    t = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": theirs}, "field": "b",
+                 "metadata": {"shape": [5], "chunks": [2], "dtype": [["a", "<i4"], ["b", ">f8"]],
+                              "fill_value": base64.b64encode(np.array((7, 2.5), dt).tobytes())
+                              .decode(), "compressor": None},
+                 "create": True}).result()
+    t[1:3] = np.array([1.5, -3.0])
+    got = zarrx.open_array(theirs, mode="r")
+    assert got[...].tolist() == [(7, 2.5), (7, 1.5), (7, -3.0), (7, 2.5), (7, 2.5)]
+    assert got.fill_value.tolist() == (7, 2.5)
+
+
+@pytest.mark.parametrize("given", [[("a", "<i4"), ("b", "<f8")], [("a", ">i4"), ("b", ">f8")]],
+                         ids=["little-endian", "big-endian"])
+def test_values_of_other_byte_orders_written_to_a_mixed_type_are_converted(tmp_path,
+                                                                            given) -> None:
+    """Values given in other byte orders are stored in the array's, whole chunks and parts."""
+    dt = np.dtype([("a", "<i4"), ("b", ">f8")])
+    path = str(tmp_path / "m.zarr")
+    z = zarrx.create_array(path, shape=(6,), chunks=(2,), dtype=dt, zarr_format=2,
+                           compressors=None)
+    z[:] = np.array([(i, i + 0.5) for i in range(6)], given)
+    z[3] = np.array((30, 30.5), given)
+    z[4:5] = (40, 40.5)
+    want = [(0, 0.5), (1, 1.5), (2, 2.5), (30, 30.5), (40, 40.5), (5, 5.5)]
+    assert zarr.open_array(path, mode="r")[...].tolist() == want
+    got = zarrx.open_array(path, mode="r")
+    assert got[::2].tolist() == want[::2]
+    assert got.vindex[[5, 0]].tolist() == [want[5], want[0]]
