@@ -157,3 +157,53 @@ def test_values_of_other_byte_orders_written_to_a_mixed_type_are_converted(tmp_p
     got = zarrx.open_array(path, mode="r")
     assert got[::2].tolist() == want[::2]
     assert got.vindex[[5, 0]].tolist() == [want[5], want[0]]
+
+
+def _flag_grid(d: dict) -> None:
+    d["chunk_grid"]["must_understand"] = False
+
+
+def _flag_keys(d: dict) -> None:
+    d["chunk_key_encoding"]["must_understand"] = False
+
+
+def _flag_dtype(d: dict) -> None:
+    d["data_type"] = {"name": d["data_type"], "must_understand": False}
+
+
+def _flag_codecs(d: dict) -> None:
+    d["codecs"][0]["must_understand"] = False
+    inner = d["codecs"][0]["configuration"]
+    inner["codecs"][0]["must_understand"] = False
+    inner["index_codecs"][-1]["must_understand"] = False
+
+
+def _flag_field(d: dict) -> None:
+    d["an_extension"] = {"must_understand": False, "version": [1, 2]}
+
+
+def _flag_transformer(d: dict) -> None:
+    d["storage_transformers"] = [{"name": "an_extension", "must_understand": False}]
+
+
+@pytest.mark.parametrize("flag", [_flag_grid, _flag_keys, _flag_dtype, _flag_codecs, _flag_field,
+                                  _flag_transformer],
+                         ids=["chunk_grid", "chunk_key_encoding", "data_type", "codecs",
+                              "top-level-field", "storage_transformers"])
+def test_must_understand_false_is_kept_when_the_document_is_rewritten(tmp_path, flag) -> None:
+    """Every object read with ``"must_understand": false`` is written back with it, after new
+    attributes and a resize (a chunk grid's flag was dropped)."""
+    path = tmp_path / "a.zarr"
+    zarrx.create_array(str(path), shape=(4, 4), chunks=(2, 2), shards=(4, 4), dtype="i4",
+                       fill_value=-1)
+    doc = json.loads((path / "zarr.json").read_text())
+    flag(doc)
+    (path / "zarr.json").write_text(json.dumps(doc))
+    z = zarrx.open_array(str(path), mode="r+")
+    z[:] = 3
+    z.attrs["a"] = 1
+    z.resize((6, 6))
+    z.resize((4, 4))
+    del z.attrs["a"]
+    assert json.loads((path / "zarr.json").read_text()) == doc
+    assert zarrx.open_array(str(path), mode="r")[...].tolist() == [[3] * 4] * 4
