@@ -207,3 +207,29 @@ def test_must_understand_false_is_kept_when_the_document_is_rewritten(tmp_path, 
     del z.attrs["a"]
     assert json.loads((path / "zarr.json").read_text()) == doc
     assert zarrx.open_array(str(path), mode="r")[...].tolist() == [[3] * 4] * 4
+
+
+def test_inline_consolidated_metadata_that_must_be_understood_is_read(tmp_path) -> None:
+    """zarrx understands inline consolidated metadata, so ``"must_understand": true`` there is
+    read as zarr-python reads it (it was refused: "expected false, found True") and kept as
+    zarrx keeps the document in step."""
+    path = tmp_path / "g.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = zarr.open_group(str(path), mode="w")
+        g.create_array("a", shape=(2,), dtype="i4")
+        zarr.consolidate_metadata(str(path))
+    doc = json.loads((path / "zarr.json").read_text())
+    doc["consolidated_metadata"]["must_understand"] = True
+    (path / "zarr.json").write_text(json.dumps(doc))
+    ours = zarrx.open_consolidated(str(path))
+    assert list(ours.keys()) == ["a"]
+    ours.attrs["k"] = 1
+    ours.create_array("b", shape=(3,), dtype="u1")
+    doc = json.loads((path / "zarr.json").read_text())
+    assert doc["consolidated_metadata"]["must_understand"] is True
+    assert sorted(doc["consolidated_metadata"]["metadata"]) == ["a", "b"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_consolidated(str(path))
+        assert sorted(theirs.keys()) == ["a", "b"] and dict(theirs.attrs) == {"k": 1}

@@ -150,8 +150,8 @@ def consolidated_parts(d: dict[str, Any], loc: Loc) -> tuple[dict[str, Any], lis
     cl.keys(cm, ("kind", "metadata"), ("must_understand", PENDING))
     if cm["kind"] != "inline":
         raise (cl / "kind").error("'inline'", cm["kind"])
-    if cm.get("must_understand", False) is not False:
-        raise (cl / "must_understand").error("false", cm["must_understand"])
+    if "must_understand" in cm:      # zarrx understands inline entries: either is read
+        (cl / "must_understand").bool(cm["must_understand"])
     ml = cl / "metadata"
     entries = ml.obj(cm["metadata"])
     for path in entries:
@@ -281,6 +281,8 @@ def _serialize_group(meta: GroupMeta) -> dict[str, Any]:
         if isinstance(cm_src, dict):
             if "must_understand" not in cm_src:
                 del cm["must_understand"]
+            else:
+                cm["must_understand"] = cm_src["must_understand"]
             cm = {k: cm[k] for k in (*cm_src, *cm) if k in cm}
         out["consolidated_metadata"] = cm
     elif "consolidated_metadata" in src:
