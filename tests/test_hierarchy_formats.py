@@ -105,3 +105,31 @@ def test_overwrite_clears_objects_left_without_a_node_document(tmp_path, how, wh
         assert not any("/c/" in k for k in map(str, (tmp_path / "d").rglob("*")))
         return
     assert new[...].tolist() == [0.0] * 8
+
+
+@pytest.mark.parametrize("parent_fmt", [3, 2])
+def test_a_group_lists_and_consolidates_only_children_of_its_format(tmp_path, parent_fmt):
+    """A node of the other format that another writer put below a group (here: an array
+    created by its own path) is no member of it, as in zarr-python: not listed, not found by
+    name, and left out of consolidated metadata (consolidating a v3 group holding a v2 array
+    raised "zarr.json zarr_format: expected an array of Zarr format 3 ..., found 2")."""
+    zarr = pytest.importorskip("zarr")
+    root = tmp_path / "h.zarr"
+    g = zarrx.open_group(str(root), mode="w", zarr_format=parent_fmt)
+    g.create_array("same", shape=(2,), dtype="i4")
+    g.create_group("sub").create_array("x", shape=(1,), dtype="u1")
+    other = 5 - parent_fmt
+    for path in ("other", "sub/other"):
+        zarrx.create_array(str(root / path), shape=(2,), dtype="i4", zarr_format=other)
+    zarrx.consolidate_metadata(str(root))
+    want = ["same", "sub", "sub/x"]
+    for opened in (zarrx.open_group(str(root), mode="r", use_consolidated=False),
+                   zarrx.open_consolidated(str(root), mode="r")):
+        assert [k for k, _ in opened.members(max_depth=None)] == want
+        assert "other" not in opened and "sub/other" not in opened
+        assert opened.get("other") is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_consolidated(str(root), zarr_format=parent_fmt)
+        assert sorted(k for k, _ in theirs.members(max_depth=None)) == want
+    assert zarrx.open_array(str(root / "other"), mode="r").metadata.zarr_format == other

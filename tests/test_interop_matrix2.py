@@ -47,18 +47,6 @@ def test_v2_structured_type_keeps_its_byte_order(tmp_path, dtype, stored) -> Non
     assert back.dtype == dt and back.tobytes() == x.tobytes()
 
 
-def test_v2_structured_type_of_mixed_byte_orders_is_stored_little_endian(tmp_path) -> None:
-    """One byte order per structured type is what zarrx reads, so mixed orders are stored in
-    one (little-endian), the values unchanged."""
-    dt = np.dtype([("a", ">i4"), ("b", "<f8")])
-    x = np.array([(1, 2.5), (-3, 4.0)], dt)
-    z = zarrx.create_array(str(tmp_path / "m.zarr"), shape=(2,), chunks=(2,), dtype=dt,
-                           zarr_format=2)
-    z[...] = x
-    assert _zarray(tmp_path / "m.zarr")["dtype"] == [["a", "<i4"], ["b", "<f8"]]
-    assert zarrx.open_array(str(tmp_path / "m.zarr"), mode="r")[...].tolist() == x.tolist()
-
-
 @pytest.mark.parametrize("dtype", [[("a", ">i4"), ("b", ">f8")], [("a", "<i4"), ("b", "<f8")]],
                          ids=["big-endian", "little-endian"])
 def test_v2_structured_fill_value_in_the_stored_byte_order(tmp_path, dtype) -> None:

@@ -96,7 +96,7 @@ class Group(Node):
             meta = index.entries.get(full)
             if meta is not None:
                 return self._from_consolidated(index, full, path, meta)
-        meta = nodes.load_node(self._store, path)
+        meta = nodes.load_node(self._store, path, self._meta.zarr_format)
         return None if meta is None else self._wrap(path, meta)
 
     def __getitem__(self, name: str) -> Array | Group:
@@ -118,7 +118,7 @@ class Group(Node):
         if found is not None:
             index, prefix = found
             return index.children(prefix)
-        return nodes.list_children(self._store, self._path)
+        return nodes.list_children(self._store, self._path, self._meta.zarr_format)
 
     def members(self, max_depth: int | None = 0, *, use_consolidated_for_children: bool = True
                 ) -> tuple[tuple[str, Array | Group], ...]:

@@ -247,8 +247,8 @@ EXPECTED = {
         "a/.zarray dtype: expected a positive length, found '|S0'",
     'v2-dtype-time-unit':
         "a/.zarray dtype: expected a time unit among Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, found '<M8[fortnight]'",
-    'v2-structured-mixed-endian':
-        "a/.zarray dtype: expected fields that share one byte order, found [['a', '<i4'], ['b', '>i4']]",
+    'v2-structured-object-field':
+        "a/.zarray dtype[1][1]: expected a fixed-size field type, found '|O'",
     'v2-structured-bad-field':
         "a/.zarray dtype[0]: expected a [name, dtype] or [name, dtype, shape] field, found ['a']",
     'v2-order':

@@ -25,6 +25,23 @@ def _needs_endian(dt: np.dtype) -> bool:
     return dt.itemsize > 1 and dt.kind not in "Sb"
 
 
+def _orders(dt: np.dtype) -> set[str]:
+    """The byte orders ('<', '>') of the multi-byte scalars of ``dt``, at any depth."""
+    if dt.fields:
+        return set().union(*(_orders(f[0]) for f in dt.fields.values()))
+    if dt.subdtype is not None:
+        return _orders(dt.subdtype[0])
+    if not _needs_endian(dt) or _scalar_void(dt):
+        return set()
+    return {"<" if dt.byteorder == "<" or (dt.byteorder == "=" and _NATIVE == "little")
+            else ">"}
+
+
+def _own_orders(dt: np.dtype) -> bool:
+    """A structured type whose fields differ in byte order: it is stored as it is."""
+    return dt.fields is not None and len(_orders(dt)) > 1
+
+
 def _scalar_void(dt: np.dtype) -> bool:
     """A numeric type numpy files under ``V`` (ml_dtypes' ``bfloat16`` and its kin), as opposed
     to raw bytes (``np.void``): it has a byte order, but ``newbyteorder`` cannot express it."""
@@ -46,9 +63,11 @@ class Bytes(ArrayToBytesCodec):
 
     def _endian(self, dtype: np.dtype) -> str | None:
         """The stored byte order; a structured type without one is little endian (zarr-python
-        3 writes a bare ``bytes`` codec for structured types, in little-endian order)."""
+        3 writes a bare ``bytes`` codec for structured types, in little-endian order), unless
+        its fields have byte orders of their own (a Zarr v2 type such as
+        ``[["a", "<i4"], ["b", ">f8"]]``, held in memory as stored): None, stored as it is."""
         if self.endian is None and dtype.fields is not None:
-            return "little"
+            return None if _own_orders(dtype) else "little"
         return self.endian
 
     def stored_dtype(self, dtype: np.dtype) -> np.dtype:
@@ -67,7 +86,7 @@ class Bytes(ArrayToBytesCodec):
         if dtype.hasobject:
             raise CodecError(f"{where}: the bytes codec cannot encode the variable-length data "
                              f"type {dtype}; use vlen-utf8 or vlen-bytes")
-        if self._endian(dtype) is None and _needs_endian(dtype):
+        if self._endian(dtype) is None and _needs_endian(dtype) and not _own_orders(dtype):
             raise CodecError(f"{config_field(where, 'endian')}: required for data type {dtype} "
                              f"(expected 'little' or 'big'), found none")
         return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize

@@ -1,7 +1,7 @@
 """Data types: v3 names and extension objects, v2 typestrs, and the numpy dtypes behind them.
 
 A :class:`DataType` holds a native-byte-order numpy dtype; the stored byte order lives in the
-``bytes`` codec. v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``,
+``bytes`` codec (a v2 structured type whose fields differ in byte order holds them as stored). v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``,
 ``complex64/128``, raw bits ``r<N>``), the registered extensions ``string``, ``bytes`` (also read as
 ``variable_length_bytes``), ``numpy.datetime64`` / ``numpy.timedelta64``, the fixed-size types
 ``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes`` and ``structured``, and the ML
@@ -12,6 +12,7 @@ when the optional ``ml_dtypes`` package is installed. v2 types: every numpy type
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 import numpy as np
@@ -237,9 +238,9 @@ def parse_dtype_v2(value: Any, loc: Loc) -> tuple[DataType, str | None]:
         n, endian = _parse_typestr(value, loc)
         return DataType(value, n, variable=n.kind == "O", json=value), endian
     if isinstance(value, list):
-        n, endians = _parse_struct(value, loc, 0)
-        if len(endians) > 1:
-            raise loc.error("fields that share one byte order", value)
+        n, stored, endians = _parse_struct(value, loc, 0)
+        if len(endians) > 1:        # no one byte order: held in memory in the fields' own
+            return DataType(freeze(value), stored, json=value), None
         return DataType(freeze(value), n, json=value), (endians.pop() if endians else None)
     raise loc.error("a typestr such as '<f4' or a structured descriptor", value)
 
@@ -274,12 +275,14 @@ def _parse_typestr(s: str, loc: Loc) -> tuple[np.dtype, str | None]:
     return n.newbyteorder("="), endian
 
 
-def _parse_struct(value: list, loc: Loc, depth: int) -> tuple[np.dtype, set[str]]:
+def _parse_struct(value: list, loc: Loc, depth: int) -> tuple[np.dtype, np.dtype, set[str]]:
+    """A v2 structured descriptor: the type in native byte order, the type with each field in
+    the byte order it declares, and the byte orders declared."""
     if not value:
         raise loc.error("at least one field", value)
     if depth > 8:
         raise loc.found("structured types nested at most 8 deep", "deeper nesting")
-    fields, endians, names = [], set(), set()
+    fields, stored, endians, names = [], [], set(), set()
     for i, f in enumerate(value):
         fl = loc / i
         if not isinstance(f, list) or len(f) not in (2, 3):
@@ -289,31 +292,38 @@ def _parse_struct(value: list, loc: Loc, depth: int) -> tuple[np.dtype, set[str]
             raise (fl / 0).error("a unique non-empty field name", name)
         names.add(name)
         if isinstance(f[1], list):
-            sub, e = _parse_struct(f[1], fl / 1, depth + 1)
+            sub, own, e = _parse_struct(f[1], fl / 1, depth + 1)
             endians |= e
         else:
             sub, en = _parse_typestr((fl / 1).str(f[1], "a typestr or a list of fields"), fl / 1)
             if sub.kind == "O":
                 raise (fl / 1).error("a fixed-size field type", f[1])
+            own = sub
             if en:
                 endians.add(en)
+                if en != sys.byteorder and not _maybe_ml(sub):
+                    own = sub.newbyteorder("<" if en == "little" else ">")
         if len(f) == 3:
             shape = (fl / 2).list(f[2])
             dims = tuple((fl / 2 / j).int(d, 1, 2**31 - 1) for j, d in enumerate(shape))
             fields.append((name, sub, dims))
+            stored.append((name, own, dims))
         else:
             fields.append((name, sub))
-    return _safe_dtype(fields, loc), endians
+            stored.append((name, own))
+    return _safe_dtype(fields, loc), _safe_dtype(stored, loc), endians
 
 
-def v2_typestr(n: np.dtype, endian: str | None = None) -> Any:
-    """The v2 ``dtype`` JSON for a numpy dtype stored with ``endian`` byte order."""
+def v2_typestr(n: np.dtype, endian: str | None = None, own: bool = False) -> Any:
+    """The v2 ``dtype`` JSON for a numpy dtype stored with ``endian`` byte order or, with
+    ``own``, each field of a structured type in its own byte order."""
     if n.fields is not None:
         out = []
         for name in n.names:
             sub, _off = n.fields[name][:2]
             base, shape = (sub.subdtype if sub.subdtype else (sub, ()))
-            entry = [name, v2_typestr(base, endian)]
+            order = ("big" if _big(base) else "little") if own and base.fields is None else endian
+            entry = [name, v2_typestr(base, order, own)]
             if shape:
                 entry.append(list(shape))
             out.append(entry)
@@ -397,6 +407,8 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
         endian = "big"
     elif n.fields is not None and zarr_format == 2 and _field_orders(n) == {True}:
         endian = "big"          # a v2 structured type keeps its fields' one byte order
+    elif n.fields is not None and zarr_format == 2 and len(_field_orders(n)) > 1:
+        return parse_dtype_v2(v2_typestr(n, own=True), loc)     # or their own byte orders
     native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
     if n.kind in "OT":
         return resolve_dtype(str, zarr_format)

@@ -24,8 +24,9 @@ class DataType:
     ``name`` is the v3 name (``"float32"``, ``"r16"``, ``"string"``, ``"numpy.datetime64"``…) or,
     for a v2 array, the v2 typestr / structured descriptor it was read from (kept to write it back
     unchanged; a structured descriptor is held as nested tuples so the type stays hashable).
-    ``numpy`` is the in-memory numpy dtype, always native byte order (the stored byte order is
-    the ``bytes`` codec's ``endian``). ``variable`` is true for variable-length strings
+    ``numpy`` is the in-memory numpy dtype, in native byte order (the stored byte order is
+    the ``bytes`` codec's ``endian``), except for a v2 structured type whose fields differ in
+    byte order: it holds them as stored, and its ``bytes`` codec has no ``endian``. ``variable`` is true for variable-length strings
     and bytes, held in memory as numpy object arrays (or ``StringDType``) and encoded by the
     vlen-* codecs.
     """

@@ -218,13 +218,16 @@ def _settled(store: Store, entries: dict[str, Meta], pending: Iterable[str], zar
         if meta is not None:
             entries[base] = _without_consolidated(meta)
             if p.endswith("/"):
-                entries.update(_walked(store, join(at, base), base))
+                entries.update(_walked(store, join(at, base), base, zarr_format))
     return entries
 
 
-def _walked(store: Store, path: str, rel: str) -> Iterator[tuple[str, Meta]]:
-    """The consolidated entries of the nodes below ``path``, keyed ``rel/...``."""
-    return ((join(rel, sub), _without_consolidated(m)) for sub, m in walk(store, path))
+def _walked(store: Store, path: str, rel: str, zarr_format: int
+            ) -> Iterator[tuple[str, Meta]]:
+    """The consolidated entries of the nodes of ``zarr_format`` below ``path``, keyed
+    ``rel/...``."""
+    return ((join(rel, sub), _without_consolidated(m))
+            for sub, m in walk(store, path, zarr_format))
 
 
 def save_node(store: Store, path: str, meta: Meta) -> None:
@@ -474,14 +477,17 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
             _drop_subtree(entries, rel)
             if meta is not None:
                 entries[rel] = _without_consolidated(meta)
-                entries.update(_walked(store, path, rel))
+                entries.update(_walked(store, path, rel, fmt))
             pending.discard(rel + "/")
         _edit_consolidated(store, fmt, finish, at=group)
 
 
-def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
+def list_children(store: Store, path: str, zarr_format: int | None = None
+                  ) -> list[tuple[str, Meta]]:
     """``(name, meta)`` of each child node of the group at ``path``, sorted by name; one batched
-    read for all candidate documents."""
+    read for all candidate documents. With ``zarr_format`` (the group's), only children of that
+    format: a v3 group's children have a ``zarr.json``, a v2 group's a ``.zarray`` or
+    ``.zgroup``, as zarr-python lists them."""
     _, dirs = store.list_dir(f"{path}/" if path else "")
     # a key with an empty, "." or ".." segment (a store that does not refuse them: an object
     # store's "a//zarr.json", a mapping's "/x") names no child: "" would be the group itself,
@@ -489,33 +495,36 @@ def list_children(store: Store, path: str) -> list[tuple[str, Meta]]:
     dirs = [d for d in dirs if d not in ("", ".", "..")]
     if not dirs:
         return []
-    names = [V3_KEY, *V2_KEYS]
+    names = [V3_KEY] if zarr_format == 3 else list(V2_KEYS) if zarr_format == 2 \
+        else [V3_KEY, *V2_KEYS]
     reqs = [(join(join(path, d), n), None) for d in dirs for n in names]
     vals = store.get_many(reqs)
     out = []
     for i, d in enumerate(dirs):
         docs = dict(zip(names, vals[i * len(names):(i + 1) * len(names)]))
         child = join(path, d)
-        if docs[V3_KEY] is not None:
+        if docs.get(V3_KEY) is not None:
             out.append((d, parse_v3(docs[V3_KEY], join(child, V3_KEY))))
-        elif docs[".zarray"] is not None:
+        elif docs.get(".zarray") is not None:
             out.append((d, parse_array_v2(docs[".zarray"], docs[".zattrs"], join(child, ".zarray"))))
-        elif docs[".zgroup"] is not None:
+        elif docs.get(".zgroup") is not None:
             out.append((d, parse_group_v2(docs[".zgroup"], docs[".zattrs"], join(child, ".zgroup"))))
     return out
 
 
-def walk(store: Store, path: str) -> Iterator[tuple[str, Meta]]:
-    """Every node below ``path`` as ``(path relative to it, meta)``, parents before children.
-    Depth first with a stack of its own, so that a hierarchy of any depth is walked."""
-    stack = [("", iter(list_children(store, path)))]
+def walk(store: Store, path: str, zarr_format: int | None = None
+         ) -> Iterator[tuple[str, Meta]]:
+    """Every node below ``path`` as ``(path relative to it, meta)``, parents before children
+    (with ``zarr_format``, only the nodes of that format, see :func:`list_children`). Depth
+    first with a stack of its own, so that a hierarchy of any depth is walked."""
+    stack = [("", iter(list_children(store, path, zarr_format)))]
     while stack:
         rel, children = stack[-1]
         for name, meta in children:
             sub = f"{rel}/{name}" if rel else name
             yield sub, meta
             if isinstance(meta, GroupMeta):
-                stack.append((sub, iter(list_children(store, join(path, sub)))))
+                stack.append((sub, iter(list_children(store, join(path, sub), zarr_format))))
                 break
         else:
             stack.pop()
@@ -542,7 +551,7 @@ def consolidate(store: Store, path: str = "") -> GroupMeta:
             if not isinstance(current, GroupMeta):
                 raise GroupNotFoundError(f"consolidate_metadata: the group at {path or '/'!r} "
                                         f"in {store!r} was deleted or replaced by an array")
-        entries = dict(_walked(store, path, ""))
+        entries = dict(_walked(store, path, "", root.zarr_format))
         if v3:
             new = dataclasses.replace(current, consolidated=entries)
             done[:] = [new]

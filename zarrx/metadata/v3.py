@@ -150,8 +150,8 @@ def consolidated_parts(d: dict[str, Any], loc: Loc) -> tuple[dict[str, Any], lis
     cl.keys(cm, ("kind", "metadata"), ("must_understand", PENDING))
     if cm["kind"] != "inline":
         raise (cl / "kind").error("'inline'", cm["kind"])
-    if cm.get("must_understand", False) is not False:
-        raise (cl / "must_understand").error("false", cm["must_understand"])
+    if "must_understand" in cm:      # zarrx understands inline entries: either is read
+        (cl / "must_understand").bool(cm["must_understand"])
     ml = cl / "metadata"
     entries = ml.obj(cm["metadata"])
     for path in entries:
@@ -210,6 +210,14 @@ def _same(parse: Any, value: Any, expect: Any) -> bool:
         return False
 
 
+def _kept_flag(obj: dict[str, Any], src: Any) -> dict[str, Any]:
+    """``obj`` with the ``must_understand`` of ``src``, the object it replaces, when that names
+    the same extension: a flag the document was read with stays as written."""
+    if isinstance(src, dict) and src.get("name") == obj["name"] and "must_understand" in src:
+        return _ordered({**obj, "must_understand": src["must_understand"]}, src)
+    return obj
+
+
 def _ordered(out: dict[str, Any], src: dict[str, Any]) -> dict[str, Any]:
     if not src:
         return out
@@ -242,7 +250,8 @@ def serialize_v3(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
             pass
     out: dict[str, Any] = {
         "shape": list(meta.shape), "data_type": dtype_v3_json(meta.data_type),
-        "chunk_grid": grid_json(meta.chunk_grid, meta.shape), "chunk_key_encoding": enc_json,
+        "chunk_grid": _kept_flag(grid_json(meta.chunk_grid, meta.shape), src.get("chunk_grid")),
+        "chunk_key_encoding": enc_json,
         "fill_value": fv, "codecs": [codec_json(c) for c in meta.codecs]}
     if meta.attributes or "attributes" in src or not src:
         out["attributes"] = meta.attributes
@@ -272,6 +281,8 @@ def _serialize_group(meta: GroupMeta) -> dict[str, Any]:
         if isinstance(cm_src, dict):
             if "must_understand" not in cm_src:
                 del cm["must_understand"]
+            else:
+                cm["must_understand"] = cm_src["must_understand"]
             cm = {k: cm[k] for k in (*cm_src, *cm) if k in cm}
         out["consolidated_metadata"] = cm
     elif "consolidated_metadata" in src:

@@ -109,7 +109,7 @@ def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
     if entries is not None:
         children = [(k, m) for k, m in entries.items() if k and "/" not in k]
     else:
-        children = nodes.list_children(group.store, group.path)
+        children = nodes.list_children(group.store, group.path, group.metadata.zarr_format)
     return sorted((k, m) for k, m in children if isinstance(m, ArrayMeta))
 
 
