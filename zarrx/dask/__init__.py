@@ -9,7 +9,6 @@ The names and arguments follow ``dask.array.from_zarr`` / ``to_zarr``; ``from_za
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,6 @@ from zarrx.array import Array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks, region_offset
 from zarrx.dask.graph import array_to_dask, store_blocks
 from zarrx.errors import ArgumentError, ArgumentTypeError
-from zarrx.store.base import Store
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
 
@@ -28,15 +26,22 @@ def _store_kwargs(storage_options: dict | None) -> dict:
     return {} if storage_options is None else {"storage_options": storage_options}
 
 
-def _is_location(url: Any) -> bool:
-    return isinstance(url, (str, os.PathLike, Store))
+def _check_location(url: Any, where: str) -> None:
+    """Refuse what cannot name a store. Anything else (a path, a URL, a zarrx ``Store``, a
+    dict, an fsspec mapper, an obstore or zarr-python store) is opened as
+    :func:`zarrx.open_array` opens it, which names what it cannot use."""
+    if url is None or isinstance(url, (bool, int, float, complex, bytes, list, tuple)):
+        raise ArgumentTypeError(f"{where}: expected a path, URL, store or zarrx.Array, "
+                                f"found {type(url).__name__}")
 
 
 def from_zarrx(url: Any, component: str | None = None, storage_options: dict | None = None,
                chunks: Any = None, name: str | None = None, inline_array: bool = False,
                **kwargs: Any) -> Any:
-    """A dask array reading the zarrx array at ``url`` (a path or URL, a zarrx ``Store``, or a
-    :class:`zarrx.Array`); ``component`` is the array's path inside a group.
+    """A dask array reading the zarrx array at ``url`` (a path or URL, a zarrx ``Store``,
+    anything else :func:`zarrx.open_array` opens, such as a dict, an fsspec mapper or a
+    zarr-python store, or a :class:`zarrx.Array`); ``component`` is the array's path inside a
+    group.
 
     ``chunks=None`` makes blocks of whole shards (or chunks when unsharded), merged up to about
     128 MiB; other values are what ``dask.array.from_array`` takes. ``kwargs`` go to
@@ -45,12 +50,10 @@ def from_zarrx(url: Any, component: str | None = None, storage_options: dict | N
         if component is not None:
             raise ArgumentError("from_zarrx: component= applies to a location, not to an Array")
         arr = url
-    elif _is_location(url):
+    else:
+        _check_location(url, "from_zarrx")
         kwargs.setdefault("mode", "r")
         arr = open_array(url, path=component or "", **_store_kwargs(storage_options), **kwargs)
-    else:
-        raise ArgumentTypeError(f"from_zarrx: expected a path, URL, zarrx Store or "
-                                f"zarrx.Array, found {type(url).__name__}")
     return array_to_dask(arr, chunks, name=name, inline_array=inline_array)
 
 
@@ -60,8 +63,9 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     """Write the dask array ``arr`` to a zarrx array.
 
     ``url`` is a :class:`zarrx.Array` (written in place, optionally into ``region``, a tuple of
-    slices), or a path, URL or ``Store`` where an array is created from ``arr``'s shape and
-    dtype with ``create_array_kwargs`` (``chunks``, ``shards``, ``compressors``,
+    slices), or a path, URL or store (anything :func:`zarrx.open_array` opens) where an
+    array is created from ``arr``'s shape and dtype with ``create_array_kwargs``
+    (``chunks``, ``shards``, ``compressors``,
     ``fill_value``, ``zarr_format``, ``dimension_names``...; by default the chunks are
     ``arr``'s block shape, as ``dask.array.to_zarr`` does). ``mode``: ``a`` or ``w-`` create
     (failing if an array exists), ``w`` replaces it, ``r+`` writes into an existing one;
@@ -83,12 +87,10 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
             raise ArgumentError("to_zarrx: component= and array-creation arguments apply to a "
                                 "location, not to an existing Array")
         target = url
-    elif _is_location(url):
+    else:
+        _check_location(url, "to_zarrx")
         target = _open_target(arr, url, component, storage_options, region, mode,
                               create_array_kwargs)
-    else:
-        raise ArgumentTypeError(f"to_zarrx: expected a path, URL, zarrx Store or "
-                                f"zarrx.Array, found {type(url).__name__}")
     result = store_blocks(arr, target, region, compute=compute)
     if not return_stored:
         return result
