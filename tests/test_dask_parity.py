@@ -107,3 +107,32 @@ def test_a_handle_opened_as_v2_reopens_as_v2_in_worker_processes(tmp_path):
     g2 = zarrx.open_group(tmp_path / "g.zarr", mode="r", zarr_format=2)
     assert pickle.loads(pickle.dumps(g2)).zarr_format == 2
     assert pickle.loads(pickle.dumps(g)).zarr_format == 2
+
+
+def test_zarr_python_memory_stores_behind_wrappers_are_refused_on_worker_processes():
+    """A zarr-python MemoryStore inside a LoggingStore or WrapperStore, or a subclass of it,
+    keeps its data in this process: a write from worker processes would go to copies (it did,
+    and the array stayed empty without an error)."""
+    zarr = pytest.importorskip("zarr")
+
+    class Kept(zarr.storage.MemoryStore):
+        pass
+
+    x = da.ones(20, chunks=5, dtype="i4")
+    for store in (zarr.storage.WrapperStore(zarr.storage.MemoryStore()),
+                  zarr.storage.LoggingStore(zarr.storage.MemoryStore(), log_level="ERROR"),
+                  Kept()):
+        z = zarrx.create_array(store, shape=(20,), dtype="i4", chunks=(5,), fill_value=0)
+        with pytest.raises(zarrx.ZarrError, match=re.escape(
+                "to_zarrx(/): cannot store into an in-memory array (MemoryStore) using the "
+                "processes scheduler")):
+            with dask.config.set(scheduler="processes"):
+                zd.to_zarrx(x, z)
+        zd.to_zarrx(x, z)
+        assert int(z[...].sum()) == 20
+    write = zd.to_zarrx(x * 2, z, compute=False)      # the scheduler is chosen later
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "to_zarrx(/): cannot store into an in-memory array (MemoryStore) using the "
+            "distributed or process scheduler")):
+        write.compute(scheduler="processes", num_workers=2)
+    assert int(z[...].sum()) == 20

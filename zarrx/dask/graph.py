@@ -101,18 +101,21 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
 
 def in_memory(store: Any) -> bool:
     """Whether ``store`` (or the store it wraps) keeps its data in this process: a zarrx or
-    zarr-python ``MemoryStore``, or a ``memory://`` remote store (obstore's or fsspec's memory,
-    one per process), whose pickled copy in another process does not share the data."""
+    zarr-python ``MemoryStore`` (or a subclass), or a ``memory://`` remote store (obstore's or
+    fsspec's memory, one per process), whose pickled copy in another process does not share
+    the data. Wrappers are looked through: zarrx's (``inner``, ``store``) and zarr-python's
+    (``LoggingStore``, any ``WrapperStore``: ``_store``)."""
     for _ in range(8):
         if isinstance(store, MemoryStore):
             return True
-        cls = type(store)
-        if cls.__name__ == "MemoryStore" and cls.__module__.split(".")[0] == "zarr":
+        if any(c.__name__ == "MemoryStore" and c.__module__.split(".")[0] == "zarr"
+               for c in type(store).__mro__):
             return True
         if getattr(store, "kind", None) == "memory" or \
                 type(getattr(store, "fs", None)).__name__ == "MemoryFileSystem":
             return True
-        inner = getattr(store, "inner", None) or getattr(store, "store", None)
+        inner = getattr(store, "inner", None) or getattr(store, "store", None) or \
+            getattr(store, "_store", None)
         if inner is None or inner is store:
             return False
         store = inner
