@@ -136,3 +136,18 @@ def test_zarr_python_memory_stores_behind_wrappers_are_refused_on_worker_process
             "distributed or process scheduler")):
         write.compute(scheduler="processes", num_workers=2)
     assert int(z[...].sum()) == 20
+
+
+def test_storage_options_are_ignored_for_local_paths_as_dask_does(tmp_path):
+    """One call serves a local path and a URL: dask ignores ``storage_options`` for a path."""
+    options = {"auto_mkdir": True}
+    x = da.arange(12, chunks=5)
+    x.to_zarr(str(tmp_path / "d.zarr"), storage_options=options)
+    zd.to_zarrx(x, str(tmp_path / "z.zarr"), storage_options=options, chunks=(4,))
+    zd.to_zarrx(x + 1, tmp_path / "z.zarr", storage_options=options, mode="r+")
+    for path in ("d.zarr", "z.zarr"):
+        np.testing.assert_array_equal(
+            zd.from_zarrx(str(tmp_path / path), storage_options=options).compute(),
+            da.from_zarr(str(tmp_path / path), storage_options=options).compute())
+    np.testing.assert_array_equal(zd.from_zarrx(tmp_path / "z.zarr").compute(),
+                                  np.arange(12) + 1)

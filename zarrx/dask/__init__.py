@@ -9,6 +9,7 @@ The names and arguments follow ``dask.array.from_zarr`` / ``to_zarr``; ``from_za
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,16 @@ from zarrx.errors import ArgumentError, ArgumentTypeError
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
 
 
-def _store_kwargs(storage_options: dict | None) -> dict:
-    return {} if storage_options is None else {"storage_options": storage_options}
+def _store_kwargs(url: Any, storage_options: dict | None) -> dict:
+    """``storage_options`` for opening ``url``; as in dask, they are ignored for a local path
+    (a str or path without ``://``), so one call serves local and remote locations."""
+    if storage_options is None:
+        return {}
+    if isinstance(url, (str, os.PathLike)):
+        name = os.fspath(url)
+        if isinstance(name, str) and "://" not in name:
+            return {}
+    return {"storage_options": storage_options}
 
 
 def _check_location(url: Any, where: str) -> None:
@@ -45,7 +54,8 @@ def from_zarrx(url: Any, component: str | None = None, storage_options: dict | N
 
     ``chunks=None`` makes blocks of whole shards (or chunks when unsharded), merged up to about
     128 MiB; other values are what ``dask.array.from_array`` takes. ``kwargs`` go to
-    :func:`zarrx.open_array` (``zarr_format=``...)."""
+    :func:`zarrx.open_array` (``zarr_format=``...). ``storage_options`` go to the store of a
+    URL and are ignored for a local path, as in dask."""
     if isinstance(url, Array):
         if component is not None:
             raise ArgumentError("from_zarrx: component= applies to a location, not to an Array")
@@ -53,7 +63,8 @@ def from_zarrx(url: Any, component: str | None = None, storage_options: dict | N
     else:
         _check_location(url, "from_zarrx")
         kwargs.setdefault("mode", "r")
-        arr = open_array(url, path=component or "", **_store_kwargs(storage_options), **kwargs)
+        arr = open_array(url, path=component or "", **_store_kwargs(url, storage_options),
+                         **kwargs)
     return array_to_dask(arr, chunks, name=name, inline_array=inline_array)
 
 
@@ -137,7 +148,7 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
         raise ArgumentError(f"to_zarrx: component={component!r} and name={kwargs['name']!r} "
                             f"both give the array's path; pass only one")
     path = component if component is not None else kwargs.pop("name", None) or ""
-    sk = _store_kwargs(storage_options)
+    sk = _store_kwargs(url, storage_options)
     overwrite = kwargs.pop("overwrite", False)
     if not isinstance(overwrite, (bool, np.bool_)):
         raise ArgumentTypeError(f"to_zarrx: overwrite: expected True or False, found "
