@@ -11,7 +11,7 @@ import numpy as np
 import zarrx
 from zarrx.store import MemoryStore
 from zarrx.store.localfs import thread_lock
-from zarrx.store.locks import held_objects, object_lock, store_identity
+from zarrx.store.locks import _identity, held_objects, object_lock
 
 
 def _keys_sharing_a_slot(store, slots: int = 1024) -> tuple[str, str]:
@@ -19,7 +19,7 @@ def _keys_sharing_a_slot(store, slots: int = 1024) -> tuple[str, str]:
     seen: dict[int, str] = {}
     for i in range(100_000):
         key = f"c/{i}"
-        slot = hash((store_identity(store), key)) % slots
+        slot = hash((_identity(store), key)) % slots
         if slot in seen:
             return seen[slot], key
         seen[slot] = key

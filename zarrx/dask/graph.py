@@ -23,7 +23,6 @@ from zarrx import _pool
 from zarrx.dask.chunks import (aligned_chunks, default_chunks, is_aligned, object_edges,
                                region_offset)
 from zarrx.errors import ArgumentError, ReadOnlyError, ZarrError
-from zarrx.store.locks import store_identity
 from zarrx.store.memory import MemoryStore
 
 __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "scheduler_kind"]
@@ -31,19 +30,14 @@ __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "schedul
 
 def store_token(store: Any) -> Any:
     """What identifies ``store`` in a dask key: its pickled spec when that is small (a local
-    directory, a remote URL), else a fresh random token (a memory store pickles its data).
-    An in-memory store is also identified by the objects it keeps its data in: two memory
-    stores holding equal keys are still two stores (a write into one is not a write into the
-    other)."""
+    directory, a remote URL), else a fresh random token (a memory store pickles its data)."""
     try:
         spec = pickle.dumps(store, protocol=5)
     except Exception:   # noqa: BLE001 - an unpicklable store is identified per handle
         spec = None
-    if spec is None or len(spec) > 4096:
-        spec = uuid.uuid4().hex
-    if in_memory(store):
-        return (repr(store_identity(store)), spec)
-    return spec
+    if spec is not None and len(spec) <= 4096:
+        return spec
+    return uuid.uuid4().hex
 
 
 def _tokenize(*parts: Any) -> str:

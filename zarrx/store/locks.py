@@ -15,7 +15,7 @@ from collections.abc import Hashable
 
 from zarrx.store.base import Store
 
-__all__ = ["KeyedLocks", "object_lock", "store_identity"]
+__all__ = ["KeyedLocks", "object_lock"]
 
 
 class _Held:
@@ -85,7 +85,7 @@ class _Holding:
 _objects = KeyedLocks()
 
 
-def store_identity(store: Store) -> object:
+def _identity(store: Store) -> object:
     """Stores that name the same objects share an identity (two LocalStores of one root, two
     stores over one backend object)."""
     shared = store.shared_identity
@@ -96,13 +96,13 @@ def store_identity(store: Store) -> object:
         return (type(store).__name__, root)
     inner = getattr(store, "inner", None)
     if isinstance(inner, Store):
-        return store_identity(inner)
+        return _identity(inner)
     return id(store)
 
 
 def object_lock(store: Store, key: str) -> _Holding:
     """``with object_lock(store, key):`` holds the lock of that stored object."""
-    return _objects((store_identity(store), key))
+    return _objects((_identity(store), key))
 
 
 def held_objects() -> int:
