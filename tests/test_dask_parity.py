@@ -81,6 +81,25 @@ def test_writes_into_two_memory_stores_holding_the_same_keys_both_land():
     np.testing.assert_array_equal(dask.compute(ra, rb)[0], np.full(20, 7))
 
 
+def test_naming_an_in_memory_array_does_not_copy_its_data():
+    """Building a graph over an array in memory copies none of its data (its store was
+    pickled whole to name the graph's keys: twice the memory of the array, for a moment)."""
+    copies = []
+
+    class Watched(MemoryStore):
+        def __getstate__(self):
+            copies.append(len(self))
+            return super().__getstate__()
+
+    z = zarrx.create_array(Watched(), shape=(40, 40), dtype="f8", chunks=(10, 10))
+    z[...] = 1
+    x = zd.from_zarrx(z)
+    write = zd.to_zarrx(x + 1, z, compute=False, return_stored=True)
+    assert x.name == zd.from_zarrx(z).name
+    assert copies == []
+    np.testing.assert_array_equal(write.compute(scheduler="threads"), np.full((40, 40), 2.0))
+
+
 def _both_formats(root):
     """A node holding a v3 array (4 int32, 3s) and a v2 array (6 float64, 2s) side by side."""
     zarrx.create_array(root / "v3.zarr", shape=(4,), dtype="i4", chunks=(2,), fill_value=3)
