@@ -98,6 +98,26 @@ def test_naming_an_in_memory_array_does_not_copy_its_data():
     assert x.name == zd.from_zarrx(z).name
     assert copies == []
     np.testing.assert_array_equal(write.compute(scheduler="threads"), np.full((40, 40), 2.0))
+    # plain dask names a zarrx array (da.from_array, da.store) the same way
+    y = da.from_array(z, chunks=(20, 20))
+    assert y.name == da.from_array(z, chunks=(20, 20)).name
+    assert copies == []
+    other = zarrx.create_array(MemoryStore(), shape=(40, 40), dtype="f8", chunks=(10, 10))
+    other[...] = 1
+    assert da.from_array(other, chunks=(20, 20)).name != y.name
+    dask.compute(da.store(y * 3, z, lock=False, compute=False),
+                 da.store(y * 3, other, lock=False, compute=False), scheduler="threads")
+    assert float(z[...].sum()) == float(other[...].sum()) == 6.0 * 40 * 40
+
+
+def test_dask_names_a_zarrx_array_on_disk_by_its_location_and_metadata(tmp_path):
+    a = zarrx.create_array(tmp_path / "a.zarr", shape=(6,), dtype="i4", chunks=(3,))
+    zarrx.create_array(tmp_path / "b.zarr", shape=(6,), dtype="i4", chunks=(3,))
+    name = da.from_array(a).name
+    assert da.from_array(zarrx.open_array(tmp_path / "a.zarr")).name == name
+    assert da.from_array(zarrx.open_array(tmp_path / "b.zarr")).name != name
+    a.resize((8,))
+    assert da.from_array(a).name != name
 
 
 def _both_formats(root):

@@ -81,6 +81,14 @@ class Array(Node):
         return (_reopen, (self._store, self._path, self._read_only, self._write_empty,
                           self._memory_order, self._meta.zarr_format))
 
+    def __dask_tokenize__(self) -> tuple:
+        """What dask names this handle by (``dask.array.from_array(z)``...): its store and
+        path, as for pickling, and its metadata; an array in memory is named by its store
+        object, without pickling its data."""
+        from zarrx.dask.graph import store_token
+        return ("zarrx.Array", store_token(self._store), self._path, repr(self._meta),
+                self._read_only, self._write_empty, self._memory_order)
+
     # -- properties as zarr-python names them -----------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
