@@ -190,3 +190,17 @@ def test_storage_options_are_ignored_for_local_paths_as_dask_does(tmp_path):
             da.from_zarr(str(tmp_path / path), storage_options=options).compute())
     np.testing.assert_array_equal(zd.from_zarrx(tmp_path / "z.zarr").compute(),
                                   np.arange(12) + 1)
+
+
+@pytest.mark.parametrize("compute", [True, False])
+def test_a_zip_archive_path_is_in_place_once_written(tmp_path, compute):
+    """``to_zarrx(x, "out.zip", compute=False)``: once the Delayed has run, the archive is
+    there to open (it was put in place only when the Delayed was dropped)."""
+    path = tmp_path / "out.zip"
+    write = zd.to_zarrx(da.arange(20, chunks=6), str(path), chunks=(5,), compute=compute)
+    if not compute:
+        assert not path.exists()
+        dask.compute(write, scheduler="threads")
+    np.testing.assert_array_equal(zarrx.open_array(path, mode="r")[...], np.arange(20))
+    np.testing.assert_array_equal(zd.from_zarrx(str(path)).compute(), np.arange(20))
+    assert [p.name for p in tmp_path.iterdir()] == ["out.zip"]

@@ -19,6 +19,7 @@ from zarrx.array import Array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks, region_offset
 from zarrx.dask.graph import array_to_dask, store_blocks
 from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.store.zip import ZipStore
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
 
@@ -85,7 +86,8 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     Blocks that do not align with the stored objects (shards, or chunks) are regrouped at their
     boundaries, so no two tasks write one object. Returns None, or a ``Delayed`` when
     ``compute=False``; ``return_stored=True`` returns a dask array reading what was written
-    instead (the region only, in ``arr``'s chunks; written first unless ``compute=False``)."""
+    instead (the region only, in ``arr``'s chunks; written first unless ``compute=False``).
+    A zip archive opened here (a path ending in ``.zip``) is put in place once written."""
     import dask.array as da
 
     if not isinstance(arr, da.Array):
@@ -104,6 +106,13 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
                               create_array_kwargs)
     result = store_blocks(arr, target, region, compute=compute)
     if not return_stored:
+        if target is not url and isinstance(target.store, ZipStore) and \
+                not target.store.read_only:
+            # a zip archive opened here is put in place once written, not when the Delayed
+            # holding it is dropped (with return_stored, the array returned reads from it)
+            if not compute:
+                return _then_close(result, target.store)
+            target.store.close()
         return result
     # what was stored: the region, in blocks of arr's chunks (the blocks of the whole array
     # around it are cut at its edges, then left out)
@@ -136,6 +145,21 @@ def _read_after(target: Array, blocks: Any, write: Any) -> Any:
         dsk[(name, *idx)] = (_read_block, write.key, reader, sel)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=[write])
     return da.Array(graph, name, plain.chunks, meta=plain._meta)
+
+
+def _then_close(write: Any, store: ZipStore) -> Any:
+    """A Delayed that runs ``write`` (a Delayed), then closes ``store``."""
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    name = "close-" + write.key
+    graph = HighLevelGraph.from_collections(name, {name: (_close, write.key, store)},
+                                            dependencies=[write])
+    return Delayed(name, graph)
+
+
+def _close(_: Any, store: ZipStore) -> None:
+    store.close()
 
 
 def _read_block(_: Any, reader: Any, selection: tuple) -> np.ndarray:
