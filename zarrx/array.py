@@ -79,7 +79,15 @@ class Array(Node):
     # -- pickling: store + path ---------------------------------------------------------------
     def __reduce__(self):
         return (_reopen, (self._store, self._path, self._read_only, self._write_empty,
-                          self._memory_order))
+                          self._memory_order, self._meta.zarr_format))
+
+    def __dask_tokenize__(self) -> tuple:
+        """What dask names this handle by (``dask.array.from_array(z)``...): its store and
+        path, as for pickling, and its metadata; an array in memory is named by its store
+        object, without pickling its data."""
+        from zarrx.dask.graph import store_token
+        return ("zarrx.Array", store_token(self._store), self._path, repr(self._meta),
+                self._read_only, self._write_empty, self._memory_order)
 
     # -- properties as zarr-python names them -----------------------------------------------
     @property
@@ -595,8 +603,10 @@ def _grid_of(meta: ArrayMeta) -> Any:
 
 
 def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None,
-            order: str | None = None) -> Array:
-    meta = nodes.load_node(store, path)
+            order: str | None = None, zarr_format: int | None = None) -> Array:
+    # the format the handle was opened with: a node holding both zarr.json and .zarray
+    # reopens as the array it was
+    meta = nodes.load_node(store, path, zarr_format)
     if not isinstance(meta, ArrayMeta):
         raise ArrayNotFoundError(f"no array at {path!r} in {store!r}")
     return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty,

@@ -48,7 +48,7 @@ class Group(Node):
         return f"<zarrx.Group {self.name!r}>"
 
     def __reduce__(self):
-        return (_reopen, (self._store, self._path, self._read_only))
+        return (_reopen, (self._store, self._path, self._read_only, self._meta.zarr_format))
 
     # -- children -----------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -387,8 +387,8 @@ class Group(Node):
                 dataclasses.replace(self._meta, consolidated=None)
 
 
-def _reopen(store: Store, path: str, read_only: bool) -> Group:
-    meta = nodes.load_node(store, path)
+def _reopen(store: Store, path: str, read_only: bool, zarr_format: int | None = None) -> Group:
+    meta = nodes.load_node(store, path, zarr_format)
     if not isinstance(meta, GroupMeta):
         raise GroupNotFoundError(f"no group at {path!r} in {store!r}")
     return Group(store, path, meta, read_only=read_only)

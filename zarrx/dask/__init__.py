@@ -19,38 +19,53 @@ from zarrx.array import Array
 from zarrx.dask.chunks import TARGET_BYTES, default_chunks, region_offset
 from zarrx.dask.graph import array_to_dask, store_blocks
 from zarrx.errors import ArgumentError, ArgumentTypeError
-from zarrx.store.base import Store
+from zarrx.store.zip import ZipStore
 
 __all__ = ["from_zarrx", "to_zarrx", "from_zarr", "to_zarr", "default_chunks", "TARGET_BYTES"]
 
 
-def _store_kwargs(storage_options: dict | None) -> dict:
-    return {} if storage_options is None else {"storage_options": storage_options}
+def _store_kwargs(url: Any, storage_options: dict | None) -> dict:
+    """``storage_options`` for opening ``url``; as in dask, they are ignored for a local path
+    (a str or path without ``://``), so one call serves local and remote locations."""
+    if storage_options is None:
+        return {}
+    if isinstance(url, (str, os.PathLike)):
+        name = os.fspath(url)
+        if isinstance(name, str) and "://" not in name:
+            return {}
+    return {"storage_options": storage_options}
 
 
-def _is_location(url: Any) -> bool:
-    return isinstance(url, (str, os.PathLike, Store))
+def _check_location(url: Any, where: str) -> None:
+    """Refuse what cannot name a store. Anything else (a path, a URL, a zarrx ``Store``, a
+    dict, an fsspec mapper, an obstore or zarr-python store) is opened as
+    :func:`zarrx.open_array` opens it, which names what it cannot use."""
+    if url is None or isinstance(url, (bool, int, float, complex, bytes, list, tuple)):
+        raise ArgumentTypeError(f"{where}: expected a path, URL, store or zarrx.Array, "
+                                f"found {type(url).__name__}")
 
 
 def from_zarrx(url: Any, component: str | None = None, storage_options: dict | None = None,
                chunks: Any = None, name: str | None = None, inline_array: bool = False,
                **kwargs: Any) -> Any:
-    """A dask array reading the zarrx array at ``url`` (a path or URL, a zarrx ``Store``, or a
-    :class:`zarrx.Array`); ``component`` is the array's path inside a group.
+    """A dask array reading the zarrx array at ``url`` (a path or URL, a zarrx ``Store``,
+    anything else :func:`zarrx.open_array` opens, such as a dict, an fsspec mapper or a
+    zarr-python store, or a :class:`zarrx.Array`); ``component`` is the array's path inside a
+    group.
 
     ``chunks=None`` makes blocks of whole shards (or chunks when unsharded), merged up to about
     128 MiB; other values are what ``dask.array.from_array`` takes. ``kwargs`` go to
-    :func:`zarrx.open_array` (``zarr_format=``...)."""
+    :func:`zarrx.open_array` (``zarr_format=``...). ``storage_options`` go to the store of a
+    URL and are ignored for a local path, as in dask."""
     if isinstance(url, Array):
         if component is not None:
             raise ArgumentError("from_zarrx: component= applies to a location, not to an Array")
         arr = url
-    elif _is_location(url):
-        kwargs.setdefault("mode", "r")
-        arr = open_array(url, path=component or "", **_store_kwargs(storage_options), **kwargs)
     else:
-        raise ArgumentTypeError(f"from_zarrx: expected a path, URL, zarrx Store or "
-                                f"zarrx.Array, found {type(url).__name__}")
+        _check_location(url, "from_zarrx")
+        kwargs.setdefault("mode", "r")
+        arr = open_array(url, path=component or "", **_store_kwargs(url, storage_options),
+                         **kwargs)
     return array_to_dask(arr, chunks, name=name, inline_array=inline_array)
 
 
@@ -60,8 +75,9 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     """Write the dask array ``arr`` to a zarrx array.
 
     ``url`` is a :class:`zarrx.Array` (written in place, optionally into ``region``, a tuple of
-    slices), or a path, URL or ``Store`` where an array is created from ``arr``'s shape and
-    dtype with ``create_array_kwargs`` (``chunks``, ``shards``, ``compressors``,
+    slices), or a path, URL or store (anything :func:`zarrx.open_array` opens) where an
+    array is created from ``arr``'s shape and dtype with ``create_array_kwargs``
+    (``chunks``, ``shards``, ``compressors``,
     ``fill_value``, ``zarr_format``, ``dimension_names``...; by default the chunks are
     ``arr``'s block shape, as ``dask.array.to_zarr`` does). ``mode``: ``a`` or ``w-`` create
     (failing if an array exists), ``w`` replaces it, ``r+`` writes into an existing one;
@@ -70,7 +86,8 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     Blocks that do not align with the stored objects (shards, or chunks) are regrouped at their
     boundaries, so no two tasks write one object. Returns None, or a ``Delayed`` when
     ``compute=False``; ``return_stored=True`` returns a dask array reading what was written
-    instead (the region only, in ``arr``'s chunks; written first unless ``compute=False``)."""
+    instead (the region only, in ``arr``'s chunks; written first unless ``compute=False``).
+    A zip archive opened here (a path ending in ``.zip``) is put in place once written."""
     import dask.array as da
 
     if not isinstance(arr, da.Array):
@@ -83,14 +100,19 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
             raise ArgumentError("to_zarrx: component= and array-creation arguments apply to a "
                                 "location, not to an existing Array")
         target = url
-    elif _is_location(url):
+    else:
+        _check_location(url, "to_zarrx")
         target = _open_target(arr, url, component, storage_options, region, mode,
                               create_array_kwargs)
-    else:
-        raise ArgumentTypeError(f"to_zarrx: expected a path, URL, zarrx Store or "
-                                f"zarrx.Array, found {type(url).__name__}")
     result = store_blocks(arr, target, region, compute=compute)
     if not return_stored:
+        if target is not url and isinstance(target.store, ZipStore) and \
+                not target.store.read_only:
+            # a zip archive opened here is put in place once written, not when the Delayed
+            # holding it is dropped (with return_stored, the array returned reads from it)
+            if not compute:
+                return _then_close(result, target.store)
+            target.store.close()
         return result
     # what was stored: the region, in blocks of arr's chunks (the blocks of the whole array
     # around it are cut at its edges, then left out)
@@ -125,6 +147,21 @@ def _read_after(target: Array, blocks: Any, write: Any) -> Any:
     return da.Array(graph, name, plain.chunks, meta=plain._meta)
 
 
+def _then_close(write: Any, store: ZipStore) -> Any:
+    """A Delayed that runs ``write`` (a Delayed), then closes ``store``."""
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
+
+    name = "close-" + write.key
+    graph = HighLevelGraph.from_collections(name, {name: (_close, write.key, store)},
+                                            dependencies=[write])
+    return Delayed(name, graph)
+
+
+def _close(_: Any, store: ZipStore) -> None:
+    store.close()
+
+
 def _read_block(_: Any, reader: Any, selection: tuple) -> np.ndarray:
     return np.asarray(reader[selection])
 
@@ -135,7 +172,7 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
         raise ArgumentError(f"to_zarrx: component={component!r} and name={kwargs['name']!r} "
                             f"both give the array's path; pass only one")
     path = component if component is not None else kwargs.pop("name", None) or ""
-    sk = _store_kwargs(storage_options)
+    sk = _store_kwargs(url, storage_options)
     overwrite = kwargs.pop("overwrite", False)
     if not isinstance(overwrite, (bool, np.bool_)):
         raise ArgumentTypeError(f"to_zarrx: overwrite: expected True or False, found "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import pickle
 import uuid
+import weakref
 from typing import Any
 
 import numpy as np
@@ -28,9 +29,33 @@ from zarrx.store.memory import MemoryStore
 __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "scheduler_kind"]
 
 
+#: id of an in-memory store -> its token, dropped when the store is collected
+_memory_tokens: dict[int, str] = {}
+
+
+def _memory_token(store: Any) -> str:
+    """A random token for an in-memory store, the same for as long as the store object lives
+    (a collected store's id may be reused by another store, which gets a token of its own)."""
+    key = id(store)
+    token = _memory_tokens.get(key)
+    if token is None:
+        token = uuid.uuid4().hex
+        try:
+            weakref.finalize(store, _memory_tokens.pop, key, None)
+        except TypeError:       # not weakly referenceable: a token per graph
+            return token
+        token = _memory_tokens.setdefault(key, token)
+    return token
+
+
 def store_token(store: Any) -> Any:
     """What identifies ``store`` in a dask key: its pickled spec when that is small (a local
-    directory, a remote URL), else a fresh random token (a memory store pickles its data)."""
+    directory, a remote URL), else a fresh random token. An in-memory store is identified by
+    the store object, never by its contents: two memory stores holding equal keys are two
+    stores (a write into one is not a write into the other), and the data is not pickled to
+    name it."""
+    if in_memory(store):
+        return _memory_token(store)
     try:
         spec = pickle.dumps(store, protocol=5)
     except Exception:   # noqa: BLE001 - an unpicklable store is identified per handle
@@ -95,18 +120,21 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
 
 def in_memory(store: Any) -> bool:
     """Whether ``store`` (or the store it wraps) keeps its data in this process: a zarrx or
-    zarr-python ``MemoryStore``, or a ``memory://`` remote store (obstore's or fsspec's memory,
-    one per process), whose pickled copy in another process does not share the data."""
+    zarr-python ``MemoryStore`` (or a subclass), or a ``memory://`` remote store (obstore's or
+    fsspec's memory, one per process), whose pickled copy in another process does not share
+    the data. Wrappers are looked through: zarrx's (``inner``, ``store``) and zarr-python's
+    (``LoggingStore``, any ``WrapperStore``: ``_store``)."""
     for _ in range(8):
         if isinstance(store, MemoryStore):
             return True
-        cls = type(store)
-        if cls.__name__ == "MemoryStore" and cls.__module__.split(".")[0] == "zarr":
+        if any(c.__name__ == "MemoryStore" and c.__module__.split(".")[0] == "zarr"
+               for c in type(store).__mro__):
             return True
         if getattr(store, "kind", None) == "memory" or \
                 type(getattr(store, "fs", None)).__name__ == "MemoryFileSystem":
             return True
-        inner = getattr(store, "inner", None) or getattr(store, "store", None)
+        inner = getattr(store, "inner", None) or getattr(store, "store", None) or \
+            getattr(store, "_store", None)
         if inner is None or inner is store:
             return False
         store = inner
