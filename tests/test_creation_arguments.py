@@ -149,6 +149,20 @@ def test_a_codec_that_cannot_take_the_data_is_named_by_its_argument(kw, message)
     assert str(info.value) == message
 
 
+@pytest.mark.parametrize("chunks, expected", [(-1, (60, 40)), ((30, -1), (30, 40)),
+                                             ((None, 7), (60, 7)), (100, (60, 40))])
+def test_minus_one_chunks_are_whole_axes(chunks, expected):
+    assert zarrx.create_array({}, shape=(60, 40), dtype="i4", chunks=chunks).chunks == expected
+
+
+@pytest.mark.parametrize("chunks", [0, -2, (0, 5), (4, -3)])
+def test_chunks_that_are_not_positive_are_argument_errors(chunks):
+    with pytest.raises(ArgumentError) as info:
+        zarrx.create_array({}, shape=(60, 40), dtype="i4", chunks=chunks)
+    assert str(info.value) == (f"chunks: expected positive ints (-1 or None for a whole axis), "
+                               f"found {chunks!r}")
+
+
 def test_like_takes_a_nested_list():
     z = zarrx.zeros_like([[1, 2, 3]])
     assert z.shape == (1, 3) and z.dtype == np.dtype(int)

@@ -262,7 +262,9 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool = 
         raise ArgumentTypeError(f"chunks: expected a tuple of positive ints or 'auto', found "
                                 f"{chunks!r}")
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
-        return tuple(min(int(chunks), max(s, 1)) if chunks > 0 else int(chunks) for s in shape)
+        c = int(chunks)                 # every axis; -1 is a whole axis, as in a tuple
+        return _positive(tuple(max(s, 1) if c == -1 else min(c, max(s, 1)) if c > 0 else c
+                               for s in shape), chunks)
     if isinstance(chunks, Sequence) and any(isinstance(c, Sequence) for c in chunks):
         return tuple(tuple(int(x) for x in c) if isinstance(c, Sequence) else int(c) for c in chunks)
     try:
@@ -277,6 +279,15 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool = 
     if any(isinstance(c, int) and c >= 2**63 for c in out):
         raise ArgumentError(f"chunks: expected a tuple of positive ints below 2**63, found "
                             f"{chunks!r}")
+    return _positive(out, chunks)
+
+
+def _positive(out: tuple, given: Any) -> tuple:
+    """``out`` (the chunk shape ``given`` resolves to), refused when an entry is not positive
+    (-1 and None, a whole axis, are resolved before)."""
+    if any(isinstance(c, int) and c <= 0 for c in out):
+        raise ArgumentError(f"chunks: expected positive ints (-1 or None for a whole axis), "
+                            f"found {given!r}")
     return out
 
 
