@@ -20,7 +20,8 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, ReadOnlyError, node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
-                            create_chunks, format_of, like_arguments, node_path, prepare_node)
+                            create_chunks, exists_error, format_of, like_arguments, node_path,
+                            prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -214,7 +215,8 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
     meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
-    nodes.save_node(st, path, meta)
+    nodes.save_node(st, path, meta, exists=None if overwrite
+                    else exists_error(st, path, _mode, "create_group"))
     return Group(st, path, meta)
 
 

@@ -1,0 +1,135 @@
+"""Adversarial trials of the reliability promises (docs/RELIABILITY.md) not covered elsewhere:
+creating one node from several writers at once, full disks, refused permissions, kills.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import LocalStore
+
+
+# -- creating one node from several writers ----------------------------------------------------
+class RivalCreates(LocalStore):
+    """A LocalStore under which another writer creates ``rival(path)`` right after this handle
+    first looked for the node at ``path`` and found none."""
+
+    def __init__(self, root, path, rival):
+        super().__init__(root)
+        self._watch, self._rival = path, rival
+
+    def get_many(self, requests, *args, **kwargs):
+        out = super().get_many(requests, *args, **kwargs)
+        keys = [r[0] if isinstance(r, tuple) else r for r in requests]
+        if self._rival is not None and f"{self._watch}/.zgroup" in keys:
+            rival, self._rival = self._rival, None
+            rival(str(self.root))
+        return out
+
+
+def _rival_array(zarr_format):
+    def make(root):
+        zarrx.create_array(LocalStore(root), name="x", shape=(4,), chunks=(2,), dtype="i4",
+                           fill_value=7, zarr_format=zarr_format)
+    return make
+
+
+def _rival_group(zarr_format):
+    def make(root):
+        zarrx.open_group(LocalStore(root), mode="r+").create_group("x", attributes={"by": "rival"})
+    return make
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_an_array_created_meanwhile_by_another_writer_is_not_overwritten(tmp_path, zarr_format):
+    root = str(tmp_path / "s.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    store = RivalCreates(root, "x", _rival_array(zarr_format))
+    with pytest.raises(zarrx.errors.ContainsArrayError) as info:
+        zarrx.create_array(store, name="x", shape=(4,), chunks=(2,), dtype="i4", fill_value=1,
+                           zarr_format=zarr_format)
+    assert str(info.value) == f"create_array: a node already exists at 'x' in {store!r}"
+    assert zarrx.open_array(root, path="x").fill_value == 7
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_open_with_mode_w_minus_refuses_an_array_created_meanwhile(tmp_path, zarr_format):
+    root = str(tmp_path / "s.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    store = RivalCreates(root, "x", _rival_array(zarr_format))
+    with pytest.raises(zarrx.errors.ContainsArrayError) as info:
+        zarrx.open(store, path="x", mode="w-", shape=(4,), chunks=(2,), dtype="i4",
+                   fill_value=1, zarr_format=zarr_format)
+    assert str(info.value) == f"create_array: a node already exists at 'x' in {store!r}"
+    assert zarrx.open_array(root, path="x").fill_value == 7
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_group_created_meanwhile_by_another_writer_is_not_overwritten(tmp_path, zarr_format):
+    root = str(tmp_path / "s.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    store = RivalCreates(root, "x", _rival_group(zarr_format))
+    with pytest.raises(zarrx.errors.ContainsGroupError) as info:
+        zarrx.open_group(store, mode="r+").create_group("x", attributes={"by": "me"})
+    assert str(info.value) == "group '/': a node already exists at 'x'"
+    assert dict(zarrx.open_group(root, path="x").attrs) == {"by": "rival"}
+    root = str(tmp_path / "t.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    store = RivalCreates(root, "x", _rival_group(zarr_format))
+    with pytest.raises(zarrx.errors.ContainsGroupError) as info:
+        zarrx.open_group(store, path="x", mode="w-", zarr_format=zarr_format)
+    assert str(info.value) == f"create_group: a node already exists at 'x' in {store!r}"
+    assert dict(zarrx.open_group(root, path="x").attrs) == {"by": "rival"}
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_an_implicit_group_made_meanwhile_keeps_its_attributes(tmp_path, zarr_format):
+    """Creating ``x/a`` makes the missing group ``x``; one made by another writer after this
+    writer looked for it (with attributes) is kept as it is."""
+    root = str(tmp_path / "s.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    store = RivalCreates(root, "x", _rival_group(zarr_format))
+    zarrx.create_array(store, name="x/a", shape=(4,), chunks=(2,), dtype="i4",
+                       zarr_format=zarr_format)
+    group = zarrx.open_group(root, path="x")
+    assert dict(group.attrs) == {"by": "rival"}
+    assert list(group.array_keys()) == ["a"]
+
+
+def _create_w_minus(root, zarr_format, value, barrier, results):
+    barrier.wait()
+    try:
+        a = zarrx.open(root + "/x", mode="w-", shape=(10,), chunks=(5,), dtype="i4",
+                       fill_value=value, zarr_format=zarr_format)
+        a[:] = value
+        results.put(("won", value))
+    except zarrx.errors.ContainsArrayError:
+        results.put(("refused", value))
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_of_processes_creating_one_array_with_mode_w_minus_exactly_one_wins(tmp_path, zarr_format):
+    """4 processes at a barrier create one array with mode "w-", 6 rounds: one wins each round
+    and its array is what is stored (before: 2 to 4 of them succeeded in 40% of the rounds,
+    each overwriting the array the others had just created)."""
+    ctx = mp.get_context("fork")
+    for r in range(6):
+        root = str(tmp_path / f"r{r}.zarr")
+        zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+        barrier, results = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_create_w_minus, args=(root, zarr_format, v, barrier, results))
+                 for v in range(4)]
+        for p in procs:
+            p.start()
+        outcomes = sorted(results.get(timeout=120) for _ in procs)
+        for p in procs:
+            p.join(timeout=120)
+        assert [p.exitcode for p in procs] == [0] * 4
+        won = [v for what, v in outcomes if what == "won"]
+        assert len(won) == 1, outcomes
+        a = zarrx.open_array(root, path="x")
+        assert a.fill_value == won[0]
+        np.testing.assert_array_equal(a[:], np.full(10, won[0]))
