@@ -133,3 +133,22 @@ def test_of_processes_creating_one_array_with_mode_w_minus_exactly_one_wins(tmp_
         a = zarrx.open_array(root, path="x")
         assert a.fill_value == won[0]
         np.testing.assert_array_equal(a[:], np.full(10, won[0]))
+
+
+# -- a node deleted through another handle -----------------------------------------------------
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("kind", ["array", "group"])
+def test_setting_attributes_of_a_node_deleted_through_another_handle_raises(tmp_path, kind,
+                                                                           zarr_format):
+    """(before, for v2: the write succeeded, leaving an ``x/.zattrs`` no node lists, so the
+    attributes were lost without an error)"""
+    root = str(tmp_path / "s.zarr")
+    g = zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    node = g.create_array("x", shape=(4,), chunks=(2,), dtype="i4") if kind == "array" \
+        else g.create_group("x")
+    del zarrx.open_group(root, mode="r+")["x"]
+    with pytest.raises(zarrx.errors.NodeNotFoundError) as info:
+        node.attrs["k"] = 1
+    assert str(info.value) == f"no node at 'x' in {g.store!r}: it was deleted"
+    assert sorted(p.name for p in (tmp_path / "s.zarr").iterdir()) == \
+        ([".zgroup"] if zarr_format == 2 else ["zarr.json"])

@@ -358,7 +358,9 @@ def update_attributes(store: Store, path: str, meta: Meta,
     ordered between threads of this process, on a store without conditional writes). Only
     the attributes are taken from the caller: a v2 node's ``.zattrs`` alone is rewritten,
     a v3 node's ``zarr.json`` is read again, so a stale shape is never written back. Returns
-    the node's new metadata (v3: as stored; v2: ``meta`` with the new attributes)."""
+    the node's new metadata (v3: as stored; v2: ``meta`` with the new attributes). A node
+    deleted meanwhile raises NodeNotFoundError (v2: when its ``.zarray`` or ``.zgroup`` is
+    gone, so no ``.zattrs`` is left without its node)."""
     if meta.zarr_format == 3:
         key = join(path, V3_KEY)
         out: list[Meta] = []
@@ -378,9 +380,12 @@ def update_attributes(store: Store, path: str, meta: Meta,
 
         return _in_step(store, path, 3, write3)   # (a v3 group's zarr.json is its own document)
     key = join(path, ".zattrs")
+    node_key = join(path, ".zgroup" if isinstance(meta, GroupMeta) else ".zarray")
     attrs: list[dict[str, Any]] = []
 
     def modify2(raw: bytes | memoryview | None) -> bytes | None:
+        if not store.exists(node_key):          # never a .zattrs without its node
+            raise _gone(store, path)
         current = {} if raw is None else _attrs_v2(bytes(raw), key)
         new = edit(current)
         attrs[:] = [new]
