@@ -152,3 +152,72 @@ def test_setting_attributes_of_a_node_deleted_through_another_handle_raises(tmp_
     assert str(info.value) == f"no node at 'x' in {g.store!r}: it was deleted"
     assert sorted(p.name for p in (tmp_path / "s.zarr").iterdir()) == \
         ([".zgroup"] if zarr_format == 2 else ["zarr.json"])
+
+
+# -- mode "a" (open or create) when another writer creates the node first ------------------------
+OPEN_OR_CREATE_ARRAY = {
+    "open_array": lambda store: zarrx.open_array(store, path="x", mode="a", shape=(4,),
+                                                 chunks=(2,), dtype="i4", fill_value=1),
+    "open": lambda store: zarrx.open(store, path="x", mode="a", shape=(4,), chunks=(2,),
+                                     dtype="i4", fill_value=1),
+    "require_array": lambda store: zarrx.open_group(store, mode="r+").require_array(
+        "x", shape=(4,), chunks=(2,), dtype="i4", fill_value=1),
+}
+OPEN_OR_CREATE_GROUP = {
+    "open_group": lambda store: zarrx.open_group(store, path="x", mode="a"),
+    "open": lambda store: zarrx.open(store, path="x", mode="a"),
+    "require_group": lambda store: zarrx.open_group(store, mode="r+").require_group("x"),
+}
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("call", sorted(OPEN_OR_CREATE_ARRAY))
+def test_open_or_create_opens_an_array_another_writer_created_meanwhile(tmp_path, call,
+                                                                        zarr_format):
+    """(before: ContainsArrayError, in 20-26 of 40 calls of 4 processes at a barrier)"""
+    root = str(tmp_path / "s.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    store = RivalCreates(root, "x", _rival_array(zarr_format))
+    a = OPEN_OR_CREATE_ARRAY[call](store)
+    assert isinstance(a, zarrx.Array) and a.fill_value == 7 and a.zarr_format == zarr_format
+    a[:] = 3
+    np.testing.assert_array_equal(zarrx.open_array(root, path="x")[:], [3, 3, 3, 3])
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("call", sorted(OPEN_OR_CREATE_GROUP))
+def test_open_or_create_opens_a_group_another_writer_created_meanwhile(tmp_path, call,
+                                                                       zarr_format):
+    root = str(tmp_path / "s.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    store = RivalCreates(root, "x", _rival_group(zarr_format))
+    g = OPEN_OR_CREATE_GROUP[call](store)
+    assert isinstance(g, zarrx.Group) and dict(g.attrs) == {"by": "rival"}
+    assert dict(zarrx.open_group(root, path="x").attrs) == {"by": "rival"}
+
+
+def _open_or_create(root, zarr_format, barrier, results):
+    barrier.wait()
+    try:
+        zarrx.open_array(root + "/x", mode="a", shape=(10,), chunks=(5,), dtype="i4",
+                         zarr_format=zarr_format)[0] = 1
+        results.put("ok")
+    except zarrx.ZarrError as e:
+        results.put(type(e).__name__)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_processes_opening_or_creating_one_array_all_open_it(tmp_path, zarr_format):
+    ctx = mp.get_context("fork")
+    for r in range(6):
+        root = str(tmp_path / f"r{r}.zarr")
+        zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+        barrier, results = ctx.Barrier(4), ctx.Queue()
+        procs = [ctx.Process(target=_open_or_create, args=(root, zarr_format, barrier, results))
+                 for _ in range(4)]
+        for p in procs:
+            p.start()
+        outcomes = [results.get(timeout=120) for _ in procs]
+        for p in procs:
+            p.join(timeout=120)
+        assert outcomes == ["ok"] * 4

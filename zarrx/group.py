@@ -18,7 +18,7 @@ import numpy as np
 from zarrx.array import Array
 from zarrx.creation import create_array, like_arguments, make_parents
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
-                          NodeNotFoundError, ZarrError, node_exists)
+                          NodeExistsError, NodeNotFoundError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
@@ -248,7 +248,12 @@ class Group(Node):
             return self.create_group(name, **kwargs)
         node = self._lookup(name)
         if node is None:
-            return self.create_group(name, **kwargs)
+            try:
+                return self.create_group(name, **kwargs)
+            except NodeExistsError:     # another writer created it since it was looked for
+                node = self._lookup(name)
+                if node is None:
+                    raise
         if not isinstance(node, Group):
             raise NodeMismatchError(f"group {self.name!r}: {name!r} is an array, not a group")
         return node
@@ -283,7 +288,12 @@ class Group(Node):
         same dtype), else a ``NodeMismatchError`` (a ``TypeError``) says how it differs."""
         node = self._lookup(name)
         if node is None:
-            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+            try:
+                return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+            except NodeExistsError:     # another writer created it since it was looked for
+                node = self._lookup(name)
+                if node is None:
+                    raise
         if not isinstance(node, Array):
             raise NodeMismatchError(f"group {self.name!r}: {name!r} is a group, not an array")
         want = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
