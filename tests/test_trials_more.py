@@ -3,7 +3,10 @@ creating one node from several writers at once, full disks, refused permissions,
 """
 from __future__ import annotations
 
+import errno
 import multiprocessing as mp
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -221,3 +224,102 @@ def test_processes_opening_or_creating_one_array_all_open_it(tmp_path, zarr_form
         for p in procs:
             p.join(timeout=120)
         assert outcomes == ["ok"] * 4
+
+
+# -- a real full disk (a small tmpfs) ----------------------------------------------------------
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs mounted at ``tmp_path / "disk"`` (skipped where it cannot be mounted)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)],
+                          capture_output=True, text=True)
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs: {done.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def _fill(disk):
+    with open(disk / "filler", "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"x" * 4096)
+        except OSError as e:
+            assert e.errno == errno.ENOSPC
+
+
+def _files(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize("layout", ["v2", "v3", "v3-sharded"])
+def test_writes_to_a_full_disk_raise_store_errors_and_keep_what_is_stored(small_disk, layout):
+    root = small_disk / "a.zarr"
+    fmt = 2 if layout == "v2" else 3
+    a = zarrx.create_array(str(root), shape=(40, 40), chunks=(20, 20), dtype="f8",
+                           zarr_format=fmt, shards=(40, 40) if layout == "v3-sharded" else None,
+                           compressors=None)
+    data = np.arange(1600.0).reshape(40, 40)
+    a[:] = data
+    a.attrs["k"] = 1
+    before = _files(root)
+    _fill(small_disk)
+    store = a.store
+    chunk = ("0.0" if fmt == 2 else "c/0/0")
+    meta = ".zarray" if fmt == 2 else "zarr.json"
+    attrs = ".zattrs" if fmt == 2 else "zarr.json"
+    tries = [
+        (lambda: a.__setitem__((slice(0, 40 if layout == "v3-sharded" else 20),) * 2, -1.0),
+         f"cannot write '{chunk}'"),
+        (lambda: a.__setitem__((0, 0), -1.0), f"cannot conditionally write '{chunk}'"),
+        (lambda: a.resize((80, 80)), f"cannot conditionally write '{meta}'"),
+        (lambda: a.append(np.ones((20, 40))), f"cannot conditionally write '{meta}'"),
+        (lambda: a.attrs.__setitem__("k", 2), f"cannot conditionally write '{attrs}'"),
+    ]
+    for write, what in tries:
+        with pytest.raises(zarrx.StoreError) as info:
+            write()
+        assert str(info.value) == f"{store!r}: {what}: No space left on device"
+    with pytest.raises(zarrx.StoreError) as info:
+        zarrx.open_group(str(small_disk / "g"), mode="w", zarr_format=fmt)
+    assert str(info.value).endswith(f": cannot write '{'.zgroup' if fmt == 2 else 'zarr.json'}'"
+                                    f": No space left on device")
+    assert _files(root) == before                     # no temporary file left, nothing lost
+    b = zarrx.open_array(str(root))
+    assert b.shape == (40, 40) and dict(b.attrs) == {"k": 1}
+    np.testing.assert_array_equal(b[:], data)
+    (small_disk / "filler").unlink()
+    a[0, 0] = -1.0
+    a.append(np.ones((20, 40)))
+    a.attrs["k"] = 2
+    b = zarrx.open_array(str(root))
+    assert b.shape == (60, 40) and b[0, 0] == -1.0 and dict(b.attrs) == {"k": 2}
+
+
+def test_a_zip_archive_written_on_a_full_disk_stays_as_it_was(small_disk):
+    path = small_disk / "d.zip"
+    with zarrx.store.ZipStore(str(path), mode="w") as store:
+        zarrx.create_array(store, name="a", shape=(100, 100), chunks=(10, 10), dtype="f8",
+                           compressors=None)[:] = 1.0
+    size = path.stat().st_size
+    _fill(small_disk)
+    os.truncate(small_disk / "filler", (small_disk / "filler").stat().st_size - 100_000)
+    store = zarrx.store.ZipStore(str(path), mode="a")
+    with pytest.raises(zarrx.StoreError) as info:
+        try:
+            zarrx.create_array(store, name="b", shape=(200, 100), chunks=(200, 100),
+                               dtype="f8", compressors=None)[:] = 2.0
+        finally:
+            store.close()
+    assert str(info.value) == (f"{store!r}: cannot write entry 'b/c/0/0': [Errno 28] No space "
+                               f"left on device")
+    assert sorted(p.name for p in small_disk.iterdir()) == ["d.zip", "filler"]
+    assert path.stat().st_size == size
+    with zarrx.store.ZipStore(str(path), mode="r") as store:
+        np.testing.assert_array_equal(zarrx.open_array(store, path="a")[:], 1.0)
+        assert list(zarrx.open_group(store, mode="r").array_keys()) == ["a"]
