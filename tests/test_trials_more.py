@@ -157,6 +157,28 @@ def test_setting_attributes_of_a_node_deleted_through_another_handle_raises(tmp_
         ([".zgroup"] if zarr_format == 2 else ["zarr.json"])
 
 
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("kind", ["array", "group"])
+def test_setting_attributes_of_a_node_replaced_by_the_other_kind_raises(tmp_path, kind,
+                                                                       zarr_format):
+    """(before, for v3: the attributes went into the group (or array) made at its path)"""
+    root = str(tmp_path / "s.zarr")
+    g = zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    node = g.create_array("x", shape=(4,), chunks=(2,), dtype="i4") if kind == "array" \
+        else g.create_group("x")
+    other = zarrx.open_group(root, mode="r+")
+    if kind == "array":
+        other.create_group("x", overwrite=True, attributes={"a": 0})
+    else:
+        other.create_array("x", shape=(4,), chunks=(2,), dtype="i4", overwrite=True,
+                           attributes={"a": 0})
+    with pytest.raises(zarrx.errors.NodeNotFoundError) as info:
+        node.attrs["k"] = 1
+    assert str(info.value) == f"no node at 'x' in {g.store!r}: it was deleted"
+    assert dict(zarrx.open_group(root)["x"].attrs) == {"a": 0}
+
+
 # -- mode "a" (open or create) when another writer creates the node first ------------------------
 OPEN_OR_CREATE_ARRAY = {
     "open_array": lambda store: zarrx.open_array(store, path="x", mode="a", shape=(4,),

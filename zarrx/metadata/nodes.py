@@ -359,8 +359,9 @@ def update_attributes(store: Store, path: str, meta: Meta,
     the attributes are taken from the caller: a v2 node's ``.zattrs`` alone is rewritten,
     a v3 node's ``zarr.json`` is read again, so a stale shape is never written back. Returns
     the node's new metadata (v3: as stored; v2: ``meta`` with the new attributes). A node
-    deleted meanwhile raises NodeNotFoundError (v2: when its ``.zarray`` or ``.zgroup`` is
-    gone, so no ``.zattrs`` is left without its node)."""
+    deleted meanwhile, or replaced by a node of the other kind (a group for an array), raises
+    NodeNotFoundError (v2: when its ``.zarray`` or ``.zgroup`` is gone, so no ``.zattrs`` is
+    left without its node)."""
     if meta.zarr_format == 3:
         key = join(path, V3_KEY)
         out: list[Meta] = []
@@ -370,6 +371,8 @@ def update_attributes(store: Store, path: str, meta: Meta,
                 raise _gone(store, path)
             # the rest of the document as stored (a root group's consolidated metadata too)
             current = _cached_parse(parse_v3, bytes(raw), key)
+            if isinstance(current, ArrayMeta) != isinstance(meta, ArrayMeta):
+                raise _gone(store, path)        # replaced by a node of the other kind
             new = with_attributes(current, edit(dict(current.attributes)))
             out[:] = [new]
             return _readable(path, {V3_KEY: serialize_v3(new)})[V3_KEY]
