@@ -102,6 +102,21 @@ def test_an_implicit_group_made_meanwhile_keeps_its_attributes(tmp_path, zarr_fo
     assert list(group.array_keys()) == ["a"]
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_create_hierarchy_refuses_a_node_created_meanwhile(tmp_path, zarr_format):
+    """(before: the array another writer had just created was deleted and replaced)"""
+    root = str(tmp_path / "s.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=zarr_format)
+    meta = zarrx.create_array(zarrx.store.MemoryStore(), shape=(4,), chunks=(2,), dtype="i4",
+                              zarr_format=zarr_format).metadata
+    store = RivalCreates(root, "x", _rival_array(zarr_format))
+    with pytest.raises(zarrx.errors.ContainsArrayError) as info:
+        list(zarrx.create_hierarchy(store=store, nodes={"x": meta}))
+    assert str(info.value) == (f"create_hierarchy: an array already exists at 'x' in "
+                               f"{store!r}; pass overwrite=True to replace it")
+    assert zarrx.open_array(root, path="x").fill_value == 7
+
+
 def _create_w_minus(root, zarr_format, value, barrier, results):
     barrier.wait()
     try:
