@@ -227,6 +227,7 @@ class Group(Node):
         self._check_writable("create a group")
         path = self._child_path(name)
         make_parents(self._store, self._path, path, self._meta.zarr_format)
+
         def exists(found: Any) -> ZarrError:
             return node_exists(isinstance(found, ArrayMeta),
                                f"group {self.name!r}: a node already exists at {name!r}")

@@ -68,6 +68,7 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
                             f"{group or '/'!r} is Zarr v{zarr_format}: a hierarchy holds one "
                             f"format")
     implicit: dict[str, GroupMeta] = {}
+
     def exists(path: str) -> Callable[[Any], ZarrError]:
         def error(found: Any) -> ZarrError:
             is_array = isinstance(found, ArrayMeta)
