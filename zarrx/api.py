@@ -18,9 +18,10 @@ from typing import Any
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
-                          MetadataError, ReadOnlyError, node_exists)
+                          MetadataError, NodeExistsError, ReadOnlyError, node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
-                            create_chunks, format_of, like_arguments, node_path, prepare_node)
+                            create_chunks, exists_error, format_of, like_arguments, node_path,
+                            prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -111,16 +112,24 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
         if mode != "a":
             raise GroupNotFoundError(f"open: no array or group at {_where(st, path)}")
         _cannot_create(st, path, "open", "an array or group")
-    if "shape" in kwargs:
-        return create(store=st, path=path, zarr_format=zarr_format or 3,
-                      overwrite=(mode == "w"), _mode=mode, **kwargs)
-    attributes = kwargs.pop("attributes", None)
-    if kwargs:
-        raise ArgumentTypeError(f"open: {next(iter(kwargs))}= is an array argument, but no "
-                                f"shape= was given, so open would create a group at "
-                                f"{_where(st, path)}")
-    return create_group(st, path=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
-                        attributes=attributes, _mode=mode)
+    creating = dict(kwargs)
+    try:
+        if "shape" in creating:
+            return create(store=st, path=path, zarr_format=zarr_format or 3,
+                          overwrite=(mode == "w"), _mode=mode, **creating)
+        attributes = creating.pop("attributes", None)
+        if creating:
+            raise ArgumentTypeError(f"open: {next(iter(creating))}= is an array argument, but "
+                                    f"no shape= was given, so open would create a group at "
+                                    f"{_where(st, path)}")
+        return create_group(st, path=path, zarr_format=zarr_format or 3,
+                            overwrite=(mode == "w"), attributes=attributes, _mode=mode)
+    except NodeExistsError:
+        if mode != "a":
+            raise
+    # another writer created a node there since it was looked for: open it
+    return open(st, mode="r+", path=path, zarr_format=zarr_format,
+                use_consolidated=use_consolidated, **kwargs)
 
 
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
@@ -144,8 +153,15 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
         if mode != "a":
             raise GroupNotFoundError(f"open_group: no group at {_where(st, path)}")
         _cannot_create(st, path, "open_group", "a group")
-    return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
-                        overwrite=(mode == "w"), _mode=mode)
+    try:
+        return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
+                            overwrite=(mode == "w"), _mode=mode)
+    except NodeExistsError:
+        if mode != "a":
+            raise
+    # another writer created a node there since it was looked for: open it
+    return open_group(st, mode="r+", path=path, zarr_format=zarr_format,
+                      use_consolidated=use_consolidated)
 
 
 def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
@@ -199,8 +215,14 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
             raise node_exists(isinstance(existing, ArrayMeta),
                               f"open_array: a node already exists at {_where(st, path)}")
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
-    return create(store=st, path=path, zarr_format=zarr_format or 3, overwrite=(mode == "w"),
-                  _mode=mode, **kwargs)
+    try:
+        return create(store=st, path=path, zarr_format=zarr_format or 3,
+                      overwrite=(mode == "w"), _mode=mode, **kwargs)
+    except NodeExistsError:
+        if mode != "a":
+            raise
+    # another writer created a node there since it was looked for: open it
+    return open_array(st, mode="r+", path=path, zarr_format=zarr_format, **kwargs)
 
 
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
@@ -214,7 +236,8 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
     meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
-    nodes.save_node(st, path, meta)
+    nodes.save_node(st, path, meta, exists=None if overwrite
+                    else exists_error(st, path, _mode, "create_group"))
     return Group(st, path, meta)
 
 

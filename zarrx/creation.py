@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, MetadataError,
-                          ReadOnlyError, node_exists)
+                          ReadOnlyError, ZarrError, node_exists)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
-           "check_parents", "check_format", "like_arguments"]
+           "check_parents", "save_parent", "exists_error", "check_format", "like_arguments"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -82,7 +82,27 @@ def make_parents(store: Store, base: str, path: str, zarr_format: int,
     from the store root (``base == ""``), the root group too, as zarr-python does. Checked
     first (see ``check_parents``), so nothing is written when the node cannot be created."""
     for cur in check_parents(store, base, path, zarr_format, what):
-        nodes.save_node(store, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
+        save_parent(store, cur, path, zarr_format)
+
+
+def save_parent(store: Store, cur: str, path: str, zarr_format: int) -> None:
+    """Create the implicit group ``cur`` above ``path``, unless another writer made it
+    meanwhile (then kept as it is: a group made at the same moment keeps its attributes)."""
+    def exists(found: Any) -> ZarrError | None:
+        if isinstance(found, ArrayMeta):
+            return ContainsArrayError(f"cannot create {path!r}: {cur or '/'!r} is an array")
+        return None
+    nodes.save_node(store, cur, GroupMeta(zarr_format=zarr_format),  # type: ignore[arg-type]
+                    exists=exists)
+
+
+def exists_error(st: Store, path: str, mode: str, what: str) -> Callable[[Any], ZarrError]:
+    """The error of creating a node where one exists (given the node found there)."""
+    def error(found: Any) -> ZarrError:
+        return node_exists(isinstance(found, ArrayMeta),
+                           f"{what}: a node already exists at {_where(st, path)}"
+                           + ("" if mode == "w-" else "; pass overwrite=True to replace it"))
+    return error
 
 
 def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int) -> None:
@@ -90,14 +110,12 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
         raise ReadOnlyError(f"{what}: the store {st!r} is read-only")
     existing = nodes.load_node(st, path)
     if existing is not None and not overwrite:
-        raise node_exists(isinstance(existing, ArrayMeta),
-                          f"{what}: a node already exists at {_where(st, path)}"
-                          + ("" if mode == "w-" else "; pass overwrite=True to replace it"))
+        raise exists_error(st, path, mode, what)(existing)
     missing = check_parents(st, "", path, zarr_format, what) if path else []
     if existing is not None or overwrite:   # objects left without a node document go too
         nodes.delete_node(st, path)
     for cur in missing:
-        nodes.save_node(st, cur, GroupMeta(zarr_format=zarr_format))  # type: ignore[arg-type]
+        save_parent(st, cur, path, zarr_format)
 
 
 def config_order(config: Mapping | None, what: str) -> str | None:
@@ -203,7 +221,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                            dimension_names=dimension_names, attributes=attributes,
                            order=order or "C")
     prepare_node(st, path, overwrite, _mode, "create_array", zarr_format)
-    nodes.save_node(st, path, meta)
+    nodes.save_node(st, path, meta, exists=None if overwrite
+                    else exists_error(st, path, _mode, "create_array"))
     # zarr-python: config's order is the layout reads hand out from this handle, on Zarr v3
     # (which stores no order); a Zarr v2 array keeps the order it stores
     arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks,

@@ -18,7 +18,7 @@ import numpy as np
 from zarrx.array import Array
 from zarrx.creation import create_array, like_arguments, make_parents
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
-                          NodeNotFoundError, node_exists)
+                          NodeExistsError, NodeNotFoundError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
@@ -227,15 +227,18 @@ class Group(Node):
         self._check_writable("create a group")
         path = self._child_path(name)
         make_parents(self._store, self._path, path, self._meta.zarr_format)
+
+        def exists(found: Any) -> ZarrError:
+            return node_exists(isinstance(found, ArrayMeta),
+                               f"group {self.name!r}: a node already exists at {name!r}")
         existing = nodes.load_node(self._store, path)
         if existing is not None and not overwrite:
-            raise node_exists(isinstance(existing, ArrayMeta),
-                              f"group {self.name!r}: a node already exists at {name!r}")
+            raise exists(existing)
         if existing is not None or overwrite:
             nodes.delete_node(self._store, path)
         meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"),
                          zarr_format=self._meta.zarr_format)
-        nodes.save_node(self._store, path, meta)
+        nodes.save_node(self._store, path, meta, exists=None if overwrite else exists)
         self._forget_consolidated()
         return Group(self._store, path, meta)
 
@@ -246,7 +249,12 @@ class Group(Node):
             return self.create_group(name, **kwargs)
         node = self._lookup(name)
         if node is None:
-            return self.create_group(name, **kwargs)
+            try:
+                return self.create_group(name, **kwargs)
+            except NodeExistsError:     # another writer created it since it was looked for
+                node = self._lookup(name)
+                if node is None:
+                    raise
         if not isinstance(node, Group):
             raise NodeMismatchError(f"group {self.name!r}: {name!r} is an array, not a group")
         return node
@@ -281,7 +289,12 @@ class Group(Node):
         same dtype), else a ``NodeMismatchError`` (a ``TypeError``) says how it differs."""
         node = self._lookup(name)
         if node is None:
-            return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+            try:
+                return self.create_array(name, shape=shape, dtype=dtype, **kwargs)
+            except NodeExistsError:     # another writer created it since it was looked for
+                node = self._lookup(name)
+                if node is None:
+                    raise
         if not isinstance(node, Array):
             raise NodeMismatchError(f"group {self.name!r}: {name!r} is a group, not an array")
         want = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)

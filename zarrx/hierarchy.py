@@ -3,11 +3,12 @@
 before anything is written; the implicit groups above the nodes are created too."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from zarrx.creation import check_format, check_parents
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, node_exists
+from zarrx.creation import check_format, check_parents, save_parent
+from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError,
+                          node_exists)
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store.base import Store
@@ -67,13 +68,19 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
                             f"{group or '/'!r} is Zarr v{zarr_format}: a hierarchy holds one "
                             f"format")
     implicit: dict[str, GroupMeta] = {}
+
+    def exists(path: str) -> Callable[[Any], ZarrError]:
+        def error(found: Any) -> ZarrError:
+            is_array = isinstance(found, ArrayMeta)
+            return node_exists(is_array, f"create_hierarchy: {'an array' if is_array else 'a group'} "
+                                         f"already exists at {path or '/'!r} in {st!r}; pass "
+                                         f"overwrite=True to replace it")
+        return error
+
     for path in sorted(metas, key=lambda p: (p.count("/"), p)):
         existing = nodes.load_node(st, path)
         if existing is not None and not overwrite:
-            is_array = isinstance(existing, ArrayMeta)
-            raise node_exists(is_array, f"create_hierarchy: {'an array' if is_array else 'a group'} "
-                                        f"already exists at {path or '/'!r} in {st!r}; pass "
-                                        f"overwrite=True to replace it")
+            raise exists(path)(existing)
         for parent in (check_parents(st, base, path, fmt, "create_hierarchy") if path else []):
             if isinstance(metas.get(parent), ArrayMeta):
                 raise NodeExistsError(f"create_hierarchy: {path!r} is inside {parent!r}, which "
@@ -84,8 +91,13 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     written: list[tuple[str, ArrayMeta | GroupMeta]] = []
     for path in sorted(todo, key=lambda p: (p.count("/") if p else -1, p)):
         meta = todo[path]
-        if path in metas and nodes.load_node(st, path) is not None:
+        if path not in metas:
+            below = next(p for p in sorted(metas) if not path or p.startswith(path + "/"))
+            save_parent(st, path, below, fmt)
+            written.append((path, meta))
+            continue
+        if overwrite and nodes.load_node(st, path) is not None:
             nodes.delete_node(st, path)
-        nodes.save_node(st, path, meta)
+        nodes.save_node(st, path, meta, exists=None if overwrite else exists(path))
         written.append((path, meta))
     return written

@@ -45,7 +45,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from zarrx.errors import GroupNotFoundError, NodeNotFoundError, ZarrError
+from zarrx.errors import ConflictError, GroupNotFoundError, NodeNotFoundError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
@@ -54,7 +54,7 @@ from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolida
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.json import MAX_DOCUMENT_BYTES, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
-from zarrx.store.base import ByteRange, Store
+from zarrx.store.base import ABSENT, ByteRange, Store
 from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "broken_document", "save_node", "delete_node", "move_node",
@@ -230,15 +230,33 @@ def _walked(store: Store, path: str, rel: str, zarr_format: int
             for sub, m in walk(store, path, zarr_format))
 
 
-def save_node(store: Store, path: str, meta: Meta) -> None:
+def save_node(store: Store, path: str, meta: Meta,
+              exists: Callable[[Meta | None], ZarrError | None] | None = None) -> None:
     """Write ``meta`` as the node at ``path`` (keeping the consolidated metadata that lists it
     in step, see :func:`_in_step`). Nothing is written unless the documents parse back (see
-    :func:`_readable`)."""
+    :func:`_readable`).
+
+    With ``exists`` (a node that must be new), the node's first document (``zarr.json``,
+    ``.zarray`` or ``.zgroup``) is created only while it is absent, on a store with conditional
+    writes: when another writer made it since the caller looked, nothing is written and
+    ``exists(the node found)`` is raised, or, when it returns None, that node is kept as it
+    is. Two creators of one node therefore never both succeed."""
     v3 = meta.zarr_format == 3
     docs = _readable(path, {V3_KEY: serialize_v3(meta)} if v3 else serialize_v2(meta))
+    exclusive = exists is not None and store.supports_conditional_writes
 
     def write() -> Meta:
-        for name, doc in docs.items():
+        for i, (name, doc) in enumerate(docs.items()):
+            if i == 0 and exclusive:
+                try:
+                    store.set_if(join(path, name), doc, ABSENT)
+                except ConflictError:
+                    found = load_node(store, path, consolidated=False)
+                    error = exists(found)  # type: ignore[misc]
+                    if error is not None:
+                        raise error from None
+                    return found if found is not None else meta
+                continue
             store.set(join(path, name), doc)
         if not v3 and ".zattrs" not in docs:
             store.delete(join(path, ".zattrs"))
@@ -343,7 +361,10 @@ def update_attributes(store: Store, path: str, meta: Meta,
     ordered between threads of this process, on a store without conditional writes). Only
     the attributes are taken from the caller: a v2 node's ``.zattrs`` alone is rewritten,
     a v3 node's ``zarr.json`` is read again, so a stale shape is never written back. Returns
-    the node's new metadata (v3: as stored; v2: ``meta`` with the new attributes)."""
+    the node's new metadata (v3: as stored; v2: ``meta`` with the new attributes). A node
+    deleted meanwhile, or replaced by a node of the other kind (a group for an array), raises
+    NodeNotFoundError (v2: when its ``.zarray`` or ``.zgroup`` is gone, so no ``.zattrs`` is
+    left without its node)."""
     if meta.zarr_format == 3:
         key = join(path, V3_KEY)
         out: list[Meta] = []
@@ -353,6 +374,8 @@ def update_attributes(store: Store, path: str, meta: Meta,
                 raise _gone(store, path)
             # the rest of the document as stored (a root group's consolidated metadata too)
             current = _cached_parse(parse_v3, bytes(raw), key)
+            if isinstance(current, ArrayMeta) != isinstance(meta, ArrayMeta):
+                raise _gone(store, path)        # replaced by a node of the other kind
             new = with_attributes(current, edit(dict(current.attributes)))
             out[:] = [new]
             return _readable(path, {V3_KEY: serialize_v3(new)})[V3_KEY]
@@ -363,9 +386,12 @@ def update_attributes(store: Store, path: str, meta: Meta,
 
         return _in_step(store, path, 3, write3)   # (a v3 group's zarr.json is its own document)
     key = join(path, ".zattrs")
+    node_key = join(path, ".zgroup" if isinstance(meta, GroupMeta) else ".zarray")
     attrs: list[dict[str, Any]] = []
 
     def modify2(raw: bytes | memoryview | None) -> bytes | None:
+        if not store.exists(node_key):          # never a .zattrs without its node
+            raise _gone(store, path)
         current = {} if raw is None else _attrs_v2(bytes(raw), key)
         new = edit(current)
         attrs[:] = [new]
