@@ -332,8 +332,8 @@ def test_consolidation_racing_a_metadata_write_never_leaves_it_stale(tmp_path, m
     real = nodes.walk
     done = []
 
-    def walk_then_race(store, path):
-        listed = list(real(store, path))
+    def walk_then_race(store, path, *args):
+        listed = list(real(store, path, *args))
         if not done:
             done.append(1)
             subprocess.run([sys.executable, "-c", _RESIZE, root, "11"], check=True)
