@@ -263,6 +263,8 @@ def ones(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
 
 
 def full(shape: Any, fill_value: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
+    """An array whose every cell reads as ``fill_value`` (stored as the fill value: nothing is
+    written; ``create``'s keywords)."""
     return create(shape, store=store, fill_value=fill_value, **kwargs)
 
 
@@ -272,10 +274,14 @@ def empty(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
 
 
 def zeros_like(a: Any, **kwargs: Any) -> Array:
+    """``zeros`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
+    keywords override them."""
     return zeros(**like_arguments(a, kwargs, fill=False))
 
 
 def ones_like(a: Any, **kwargs: Any) -> Array:
+    """``ones`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
+    keywords override them."""
     return ones(**like_arguments(a, kwargs, fill=False))
 
 
