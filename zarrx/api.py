@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Callable
 from typing import Any
 
 
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
-                          MetadataError, NodeExistsError, ReadOnlyError, node_exists)
+                          MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
+                          node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
                             create_chunks, exists_error, format_of, like_arguments, node_path,
                             prepare_node)
@@ -109,9 +111,14 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
             return Array(st, path, meta, read_only=mode == "r",
                          write_empty_chunks=_write_empty_chunks(kwargs),
                          order=_memory_order(kwargs, meta, "open"))
+        _other_format(st, path, zarr_format, "open", mode)
+        if mode != "a" and "shape" in kwargs:   # zarr-python: open_array's error
+            raise ArrayNotFoundError(f"open: no array at {_where(st, path)}")
         if mode != "a":
             raise GroupNotFoundError(f"open: no array or group at {_where(st, path)}")
         _cannot_create(st, path, "open", "an array or group")
+    if mode == "w-":
+        _check_unused(st, path, "open")
     creating = dict(kwargs)
     try:
         if "shape" in creating:
@@ -124,12 +131,12 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                                     f"{_where(st, path)}")
         return create_group(st, path=path, zarr_format=zarr_format or 3,
                             overwrite=(mode == "w"), attributes=attributes, _mode=mode)
-    except NodeExistsError:
+    except NodeExistsError as exc:
         if mode != "a":
             raise
-    # another writer created a node there since it was looked for: open it
-    return open(st, mode="r+", path=path, zarr_format=zarr_format,
-                use_consolidated=use_consolidated, **kwargs)
+        created = exc
+    return _reopen(created, lambda: open(st, mode="r+", path=path, zarr_format=zarr_format,
+                                         use_consolidated=use_consolidated, **kwargs))
 
 
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
@@ -150,18 +157,58 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             raise ContainsArrayError(f"open_group: the node at {_where(st, path)} is an array")
+        _other_format(st, path, zarr_format, "open_group", mode)
         if mode != "a":
             raise GroupNotFoundError(f"open_group: no group at {_where(st, path)}")
         _cannot_create(st, path, "open_group", "a group")
+    if mode == "w-":
+        _check_unused(st, path, "open_group")
     try:
         return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
                             overwrite=(mode == "w"), _mode=mode)
-    except NodeExistsError:
+    except NodeExistsError as exc:
         if mode != "a":
             raise
-    # another writer created a node there since it was looked for: open it
-    return open_group(st, mode="r+", path=path, zarr_format=zarr_format,
-                      use_consolidated=use_consolidated)
+        created = exc
+    return _reopen(created, lambda: open_group(st, mode="r+", path=path, zarr_format=zarr_format,
+                                               use_consolidated=use_consolidated))
+
+
+def _other_format(st: Store, path: str, zarr_format: int | None, what: str,
+                  mode: str) -> None:
+    """No node of ``zarr_format`` is at ``path``: when one of the other Zarr format is there,
+    say so (mode ``a`` cannot create over it, and the others find nothing of that format)."""
+    if zarr_format is None:
+        return
+    meta = nodes.load_node(st, path, 5 - zarr_format, consolidated=False)
+    if meta is None:
+        return
+    is_array = isinstance(meta, ArrayMeta)
+    message = (f"{what}: the node at {_where(st, path)} is a Zarr v{meta.zarr_format} "
+               f"{'array' if is_array else 'group'}, not Zarr v{zarr_format} as "
+               f"zarr_format={zarr_format} asks")
+    if mode == "a":
+        raise node_exists(is_array, message)
+    raise (ArrayNotFoundError if what == "open_array" else GroupNotFoundError)(message)
+
+
+def _check_unused(st: Store, path: str, what: str) -> None:
+    """Mode ``w-`` creates a node only where the store holds nothing: objects below ``path``
+    without a node document there (the children of a group whose metadata is gone, or any
+    other data) are in the way, as in zarr-python. A node there is reported by the creation."""
+    found = next(iter(st.list_prefix(f"{path}/" if path else "")), None)
+    if found is not None and nodes.load_node(st, path) is None:
+        raise NodeExistsError(f"{what}: mode 'w-' creates a node at {_where(st, path)}, but "
+                              f"the store holds {found!r} there (mode 'w' replaces it)")
+
+
+def _reopen(created: NodeExistsError, reopen: Callable[[], Any]) -> Any:
+    """Mode ``a`` found no node but could not create one: another writer made it meanwhile
+    (open that), or something else is in the way (``created``, the creation's error)."""
+    try:
+        return reopen()
+    except NodeNotFoundError:
+        raise created from None
 
 
 def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
@@ -206,9 +253,12 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                          order=_memory_order(kwargs, meta, "open_array"))
         if meta is not None:
             raise ContainsGroupError(f"open_array: the node at {_where(st, path)} is a group")
+        _other_format(st, path, zarr_format, "open_array", mode)
         if mode != "a" or "shape" not in kwargs:
             raise ArrayNotFoundError(f"open_array: no array at {_where(st, path)}")
         _cannot_create(st, path, "open_array", "an array")
+    if mode == "w-":
+        _check_unused(st, path, "open_array")
     if "shape" not in kwargs:
         existing = nodes.load_node(st, path) if mode == "w-" else None
         if existing is not None:
@@ -218,11 +268,12 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     try:
         return create(store=st, path=path, zarr_format=zarr_format or 3,
                       overwrite=(mode == "w"), _mode=mode, **kwargs)
-    except NodeExistsError:
+    except NodeExistsError as exc:
         if mode != "a":
             raise
-    # another writer created a node there since it was looked for: open it
-    return open_array(st, mode="r+", path=path, zarr_format=zarr_format, **kwargs)
+        created = exc
+    return _reopen(created, lambda: open_array(st, mode="r+", path=path,
+                                               zarr_format=zarr_format, **kwargs))
 
 
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
