@@ -148,3 +148,19 @@ def test_mode_a_where_the_format_differs_from_the_parent_group_says_so(tmp_path)
     with pytest.raises(zarrx.MetadataError, match="cannot create a Zarr v2 node at 'x' inside "
                        "the Zarr v3 group '/'"):
         zarrx.open_group(root, path="x", mode="a", zarr_format=2)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_consolidate_metadata_of_one_format_where_both_groups_are(fmt, tmp_path):
+    # a Zarr v2 hierarchy with a v3 root document beside its .zgroup (as an in-place migration
+    # leaves it): zarr_format=2 consolidated the v3 group and returned it
+    root = str(tmp_path / "s")
+    zarrx.create_group(root, zarr_format=2).create_array("a", shape=(2,), dtype="i4")
+    with open(os.path.join(root, "zarr.json"), "w") as f:
+        f.write('{"zarr_format": 3, "node_type": "group", "attributes": {}}')
+    g = zarrx.consolidate_metadata(root, zarr_format=fmt)
+    assert g.metadata.zarr_format == fmt
+    assert list(g.metadata.consolidated) == (["a"] if fmt == 2 else [])
+    assert os.path.exists(os.path.join(root, ".zmetadata")) == (fmt == 2)
+    if fmt == 2:
+        assert list(zarr.open_consolidated(root, zarr_format=2, mode="r")) == ["a"]

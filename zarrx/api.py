@@ -434,5 +434,5 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
                           GroupMeta):
             raise GroupNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
                                     f"{_where(st, path)}")
-    meta = nodes.consolidate(st, path)
+    meta = nodes.consolidate(st, path, zarr_format)
     return Group(st, path, meta)
