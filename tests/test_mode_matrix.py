@@ -128,17 +128,22 @@ def test_modes_r_and_r_plus_name_the_node_of_the_other_format(tmp_path):
     assert zarrx.open_array(root, path="x", mode="r", zarr_format=2).shape == (3,)
 
 
-@pytest.mark.parametrize("call", [
-    lambda s: zarrx.open(s, path="a/x", mode="a"),
-    lambda s: zarrx.open(s, path="a/x", mode="a", zarr_format=2),
-    lambda s: zarrx.open_group(s, path="a/x", mode="a"),
-    lambda s: zarrx.open_array(s, path="a/x", mode="a", shape=(2,), dtype="i4"),
+@pytest.mark.parametrize("call, what", [
+    (lambda s: zarrx.open(s, path="a/x", mode="a"), "create_group"),
+    (lambda s: zarrx.open(s, path="a/x", mode="a", zarr_format=2), "create_group"),
+    (lambda s: zarrx.open_group(s, path="a/x", mode="a"), "create_group"),
+    (lambda s: zarrx.open_array(s, path="a/x", mode="a", shape=(2,), dtype="i4"), "create_array"),
+    (lambda s: zarrx.open_group(s, mode="r+").create_group("a/x"), "create_group"),
+    (lambda s: zarrx.open_group(s, mode="r+").create_array("a/x", shape=(1,), dtype="i1"),
+     "create_array"),
 ])
-def test_mode_a_under_an_array_says_the_array_is_in_the_way(call, tmp_path):
-    # it said "no array or group at 'a/x'"; zarr-python creates a node under the array
+def test_creating_under_an_array_says_the_array_is_in_the_way(call, what, tmp_path):
+    # mode 'a' said "no array or group at 'a/x'"; zarr-python creates a node under the array
     root = make("under array", str(tmp_path / "s"))
-    with pytest.raises(zarrx.errors.ContainsArrayError, match="cannot create 'a/x': 'a' is an array"):
+    with pytest.raises(zarrx.errors.ContainsArrayError) as info:
         call(root)
+    assert str(info.value) == (f"{what}: cannot create 'a/x': 'a' is an array in "
+                               f"LocalStore({root!r}) (an array has no children)")
     assert sorted(os.listdir(os.path.join(root, "a"))) == ["zarr.json"]
 
 
