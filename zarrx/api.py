@@ -39,8 +39,8 @@ StoreLike = Store | str | os.PathLike | dict
 
 # what create_array takes besides the store, and the older spellings of create (open and
 # open_array create arrays with create, as zarr-python does)
-_ARRAY_KW = frozenset(inspect.signature(create_array).parameters) - {"store", "_mode"} | {
-    "chunk_shape", "codecs", "dimension_separator"}
+_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters) - {"store", "_mode", "name"}
+             | {"chunk_shape", "codecs", "dimension_separator"})
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
 
@@ -350,7 +350,8 @@ def empty_like(a: Any, **kwargs: Any) -> Array:
     return empty(**like_arguments(a, kwargs, fill=True))
 
 
-_CREATE_ARRAY_KEYWORDS = frozenset(inspect.signature(create_array).parameters) - {"store"}
+# create's own ``path`` names the array (``name=`` is refused, as zarr-python refuses it)
+_CREATE_ARRAY_KEYWORDS = frozenset(inspect.signature(create_array).parameters) - {"store", "name"}
 
 
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
