@@ -69,6 +69,10 @@ AGREE = [
      zarr.errors.GroupNotFoundError),
     (lambda L, s: L.open_array(s, path="x", mode="r+", zarr_format=2), "group3",
      zarr.errors.ArrayNotFoundError),
+    (lambda L, s: L.open(s, path="x", mode="r", zarr_format=3, shape=(2,)), "array2",
+     zarr.errors.ArrayNotFoundError),
+    (lambda L, s: L.open(s, path="x", mode="r", zarr_format=2), "group3",
+     zarr.errors.GroupNotFoundError),
 ]
 
 

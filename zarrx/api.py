@@ -111,7 +111,8 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
             return Array(st, path, meta, read_only=mode == "r",
                          write_empty_chunks=_write_empty_chunks(kwargs),
                          order=_memory_order(kwargs, meta, "open"))
-        _other_format(st, path, zarr_format, "open", mode)
+        _other_format(st, path, zarr_format, "open", mode,
+                      ArrayNotFoundError if "shape" in kwargs else GroupNotFoundError)
         if mode != "a" and "shape" in kwargs:   # zarr-python: open_array's error
             raise ArrayNotFoundError(f"open: no array at {_where(st, path)}")
         if mode != "a":
@@ -157,7 +158,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
             return _group(st, path, meta, mode, use_consolidated)
         if meta is not None:
             raise ContainsArrayError(f"open_group: the node at {_where(st, path)} is an array")
-        _other_format(st, path, zarr_format, "open_group", mode)
+        _other_format(st, path, zarr_format, "open_group", mode, GroupNotFoundError)
         if mode != "a":
             raise GroupNotFoundError(f"open_group: no group at {_where(st, path)}")
         _cannot_create(st, path, "open_group", "a group")
@@ -174,10 +175,11 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
                                                use_consolidated=use_consolidated))
 
 
-def _other_format(st: Store, path: str, zarr_format: int | None, what: str,
-                  mode: str) -> None:
+def _other_format(st: Store, path: str, zarr_format: int | None, what: str, mode: str,
+                  missing: type[NodeNotFoundError]) -> None:
     """No node of ``zarr_format`` is at ``path``: when one of the other Zarr format is there,
-    say so (mode ``a`` cannot create over it, and the others find nothing of that format)."""
+    say so: mode ``a`` cannot create over it, and the others find nothing of that format
+    (``missing``, the error of finding no node)."""
     if zarr_format is None:
         return
     meta = nodes.load_node(st, path, 5 - zarr_format, consolidated=False)
@@ -189,7 +191,7 @@ def _other_format(st: Store, path: str, zarr_format: int | None, what: str,
                f"zarr_format={zarr_format} asks")
     if mode == "a":
         raise node_exists(is_array, message)
-    raise (ArrayNotFoundError if what == "open_array" else GroupNotFoundError)(message)
+    raise missing(message)
 
 
 def _check_unused(st: Store, path: str, what: str) -> None:
@@ -253,7 +255,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                          order=_memory_order(kwargs, meta, "open_array"))
         if meta is not None:
             raise ContainsGroupError(f"open_array: the node at {_where(st, path)} is a group")
-        _other_format(st, path, zarr_format, "open_array", mode)
+        _other_format(st, path, zarr_format, "open_array", mode, ArrayNotFoundError)
         if mode != "a" or "shape" not in kwargs:
             raise ArrayNotFoundError(f"open_array: no array at {_where(st, path)}")
         _cannot_create(st, path, "open_array", "an array")
