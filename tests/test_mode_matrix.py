@@ -173,3 +173,25 @@ def test_consolidate_metadata_of_one_format_where_both_groups_are(fmt, tmp_path)
     assert os.path.exists(os.path.join(root, ".zmetadata")) == (fmt == 2)
     if fmt == 2:
         assert list(zarr.open_consolidated(root, zarr_format=2, mode="r")) == ["a"]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s: zarrx.group(s, path="x"), "group: the node at 'x' in {store} is an array"),
+    (lambda s: zarrx.open_consolidated(s, path="x", mode="r"),
+     "open_consolidated: the node at 'x' in {store} is an array"),
+    (lambda s: zarrx.open_consolidated(s, path="y", mode="r"),
+     "open_consolidated: no group at 'y' in {store}"),
+    (lambda s: zarrx.open_consolidated(s, mode="r"),
+     "open_consolidated: the group at '/' in {store} has no consolidated metadata (write it "
+     "with zarrx.consolidate_metadata)"),
+    (lambda s: zarrx.open(s, mode="r", use_consolidated=True),
+     "open: the group at '/' in {store} has no consolidated metadata (write it with "
+     "zarrx.consolidate_metadata)"),
+])
+def test_functions_built_on_open_group_name_themselves(call, message, tmp_path):
+    # they said "open_group: ..."
+    root = make("array3", str(tmp_path / "s"))
+    with pytest.raises(zarrx.ZarrError) as info:
+        call(root)
+    where = "LocalStore({!r}{})".format(root, "" if "group:" in message else ", read_only=True")
+    assert str(info.value) == message.format(store=where)

@@ -143,27 +143,29 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
                use_consolidated: bool | None = None,
-               storage_options: dict | None = None, zarr_version: int | None = None) -> Group:
+               storage_options: dict | None = None, zarr_version: int | None = None,
+               _what: str = "open_group") -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
     requires consolidated metadata in an existing group, ``False`` ignores it.
-    ``storage_options`` configure the backend of a store URL (``s3://...``)."""
-    zarr_format = format_of(zarr_format, zarr_version, "open_group")
+    ``storage_options`` configure the backend of a store URL (``s3://...``). (``_what``: the
+    function errors name, for the functions built on this one.)"""
+    zarr_format = format_of(zarr_format, zarr_version, _what)
     check_format(zarr_format, none=True)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
-    path = node_path(path, "open_group")
+    path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
         if isinstance(meta, GroupMeta):
-            return _group(st, path, meta, mode, use_consolidated)
+            return _group(st, path, meta, mode, use_consolidated, _what)
         if meta is not None:
-            raise ContainsArrayError(f"open_group: the node at {_where(st, path)} is an array")
-        _other_format(st, path, zarr_format, "open_group", mode, GroupNotFoundError)
+            raise ContainsArrayError(f"{_what}: the node at {_where(st, path)} is an array")
+        _other_format(st, path, zarr_format, _what, mode, GroupNotFoundError)
         if mode != "a":
-            raise GroupNotFoundError(f"open_group: no group at {_where(st, path)}")
-        _cannot_create(st, path, "open_group", "a group")
+            raise GroupNotFoundError(f"{_what}: no group at {_where(st, path)}")
+        _cannot_create(st, path, _what, "a group")
     if mode == "w-":
-        _check_unused(st, path, "open_group")
+        _check_unused(st, path, _what)
     try:
         return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
                             overwrite=(mode == "w"), _mode=mode)
@@ -172,7 +174,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
             raise
         created = exc
     return _reopen(created, lambda: open_group(st, mode="r+", path=path, zarr_format=zarr_format,
-                                               use_consolidated=use_consolidated))
+                                               use_consolidated=use_consolidated, _what=_what))
 
 
 def _other_format(st: Store, path: str, zarr_format: int | None, what: str, mode: str,
@@ -221,14 +223,14 @@ def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
 
 
 def _group(st: Store, path: str, meta: GroupMeta, mode: str,
-           use_consolidated: bool | None) -> Group:
+           use_consolidated: bool | None, what: str = "open") -> Group:
     """The handle of an existing group; ``use_consolidated=True`` requires consolidated
     metadata, ``False`` ignores it."""
     if use_consolidated is False and meta.consolidated is not None:
         meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
                          extra=meta.extra)
     elif use_consolidated is True and meta.consolidated is None:
-        raise MetadataError(f"open_group: the group at {_where(st, path)} has no consolidated "
+        raise MetadataError(f"{what}: the group at {_where(st, path)} has no consolidated "
                             f"metadata (write it with zarrx.consolidate_metadata)")
     return Group(st, path, meta, read_only=mode == "r")
 
@@ -302,7 +304,7 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
     zarr_format = format_of(zarr_format, zarr_version, "group")
     return open_group(store, mode="w" if overwrite else "a", path=path,
                       zarr_format=zarr_format, attributes=attributes,
-                      storage_options=storage_options)
+                      storage_options=storage_options, _what="group")
 
 
 def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
@@ -419,7 +421,7 @@ def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
     check_keywords("open_consolidated", kwargs, {"attributes", "storage_options"})
     return open_group(store, mode=mode, path=path, zarr_format=zarr_format,
                       attributes=kwargs.get("attributes"), use_consolidated=True,
-                      storage_options=kwargs.get("storage_options"))
+                      storage_options=kwargs.get("storage_options"), _what="open_consolidated")
 
 
 def consolidate_metadata(store: StoreLike, path: str | None = None,
