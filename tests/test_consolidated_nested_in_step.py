@@ -207,7 +207,7 @@ def test_a_v2_sub_groups_zmetadata_is_read_when_it_is_opened_by_its_path():
                             use_consolidated=False).metadata.consolidated is None
     with pytest.raises(zarrx.MetadataError) as e:
         zarrx.open_consolidated(store, path="sub/deep", mode="r")
-    assert str(e.value) == (f"open_group: the group at 'sub/deep' in {store!r} has no "
+    assert str(e.value) == (f"open_consolidated: the group at 'sub/deep' in {store!r} has no "
                             f"consolidated metadata (write it with zarrx.consolidate_metadata)")
 
 

@@ -1443,3 +1443,35 @@ def test_zarr_version_is_zarr_pythons_deprecated_spelling_of_zarr_format(call):
         assert zarrx.load(store, zarr_version=2) is not None
     with pytest.raises(zarrx.ArgumentError, match="zarr_format 3 and zarr_version 2 differ"):
         call(zarrx.storage.MemoryStore(), zarr_version=2, zarr_format=3)
+
+
+def test_array_takes_the_keywords_of_create():
+    """zarr-python's array creates with zarr.create: mode=, path= and shape= (the data's)
+    work there; zarrx's array also keeps create_array's name=."""
+    def make(lib):
+        store: dict = {}
+        a = lib.array(np.arange(3), store=store, path="x", mode="w", shape=(3,), chunks=(2,))
+        b = lib.array(np.arange(2), store=store, path="x", mode="w")
+        try:
+            lib.array(np.arange(2), store=store, path="x", mode="w-")
+        except FileExistsError as exc:
+            refused = type(exc).__name__
+        return a.path, a.chunks, b[...].tolist(), refused
+    got = both(make)
+    assert got["zarr"][:3] == got["zarrx"][:3] == ("x", (2,), [0, 1])
+    assert (got["zarr"][3], got["zarrx"][3]) == ("FileExistsError", "ContainsArrayError")
+    assert zarrx.array(np.arange(2), store={}, name="y").path == "y"
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.create((2,), store={}, name="x"),
+    lambda lib: lib.zeros((2,), store={}, name="x"),
+    lambda lib: lib.open({}, mode="w", shape=(2,), name="x"),
+    lambda lib: lib.open_array({}, mode="w", shape=(2,), name="x"),
+])
+def test_create_and_open_refuse_name_as_zarr_python_does(call):
+    # zarrx failed inside with "create_array() got multiple values for keyword argument 'name'"
+    got = both(call)
+    assert type(got["zarr"]) is TypeError
+    assert isinstance(got["zarrx"], zarrx.errors.ArgumentTypeError)
+    assert "unexpected keyword argument 'name'" in str(got["zarrx"])

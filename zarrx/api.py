@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Callable
 from typing import Any
 
 
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
-                          MetadataError, NodeExistsError, ReadOnlyError, node_exists)
+                          MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
+                          node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
                             create_chunks, exists_error, format_of, like_arguments, node_path,
                             prepare_node)
@@ -37,8 +39,8 @@ StoreLike = Store | str | os.PathLike | dict
 
 # what create_array takes besides the store, and the older spellings of create (open and
 # open_array create arrays with create, as zarr-python does)
-_ARRAY_KW = frozenset(inspect.signature(create_array).parameters) - {"store", "_mode"} | {
-    "chunk_shape", "codecs", "dimension_separator"}
+_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters) - {"store", "_mode", "name"}
+             | {"chunk_shape", "codecs", "dimension_separator"})
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
 
@@ -109,9 +111,15 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
             return Array(st, path, meta, read_only=mode == "r",
                          write_empty_chunks=_write_empty_chunks(kwargs),
                          order=_memory_order(kwargs, meta, "open"))
+        _other_format(st, path, zarr_format, "open", mode,
+                      ArrayNotFoundError if "shape" in kwargs else GroupNotFoundError)
+        if mode != "a" and "shape" in kwargs:   # zarr-python: open_array's error
+            raise ArrayNotFoundError(f"open: no array at {_where(st, path)}")
         if mode != "a":
             raise GroupNotFoundError(f"open: no array or group at {_where(st, path)}")
         _cannot_create(st, path, "open", "an array or group")
+    if mode == "w-":
+        _check_unused(st, path, "open")
     creating = dict(kwargs)
     try:
         if "shape" in creating:
@@ -124,44 +132,87 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                                     f"{_where(st, path)}")
         return create_group(st, path=path, zarr_format=zarr_format or 3,
                             overwrite=(mode == "w"), attributes=attributes, _mode=mode)
-    except NodeExistsError:
+    except NodeExistsError as exc:
         if mode != "a":
             raise
-    # another writer created a node there since it was looked for: open it
-    return open(st, mode="r+", path=path, zarr_format=zarr_format,
-                use_consolidated=use_consolidated, **kwargs)
+        created = exc
+    return _reopen(created, lambda: open(st, mode="r+", path=path, zarr_format=zarr_format,
+                                         use_consolidated=use_consolidated, **kwargs))
 
 
 def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | None = None,
                zarr_format: int | None = None, attributes: dict | None = None,
                use_consolidated: bool | None = None,
-               storage_options: dict | None = None, zarr_version: int | None = None) -> Group:
+               storage_options: dict | None = None, zarr_version: int | None = None,
+               _what: str = "open_group") -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
     requires consolidated metadata in an existing group, ``False`` ignores it.
-    ``storage_options`` configure the backend of a store URL (``s3://...``)."""
-    zarr_format = format_of(zarr_format, zarr_version, "open_group")
+    ``storage_options`` configure the backend of a store URL (``s3://...``). (``_what``: the
+    function errors name, for the functions built on this one.)"""
+    zarr_format = format_of(zarr_format, zarr_version, _what)
     check_format(zarr_format, none=True)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
-    path = node_path(path, "open_group")
+    path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
         if isinstance(meta, GroupMeta):
-            return _group(st, path, meta, mode, use_consolidated)
+            return _group(st, path, meta, mode, use_consolidated, _what)
         if meta is not None:
-            raise ContainsArrayError(f"open_group: the node at {_where(st, path)} is an array")
+            raise ContainsArrayError(f"{_what}: the node at {_where(st, path)} is an array")
+        _other_format(st, path, zarr_format, _what, mode, GroupNotFoundError)
         if mode != "a":
-            raise GroupNotFoundError(f"open_group: no group at {_where(st, path)}")
-        _cannot_create(st, path, "open_group", "a group")
+            raise GroupNotFoundError(f"{_what}: no group at {_where(st, path)}")
+        _cannot_create(st, path, _what, "a group")
+    if mode == "w-":
+        _check_unused(st, path, _what)
     try:
         return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
                             overwrite=(mode == "w"), _mode=mode)
-    except NodeExistsError:
+    except NodeExistsError as exc:
         if mode != "a":
             raise
-    # another writer created a node there since it was looked for: open it
-    return open_group(st, mode="r+", path=path, zarr_format=zarr_format,
-                      use_consolidated=use_consolidated)
+        created = exc
+    return _reopen(created, lambda: open_group(st, mode="r+", path=path, zarr_format=zarr_format,
+                                               use_consolidated=use_consolidated, _what=_what))
+
+
+def _other_format(st: Store, path: str, zarr_format: int | None, what: str, mode: str,
+                  missing: type[NodeNotFoundError]) -> None:
+    """No node of ``zarr_format`` is at ``path``: when one of the other Zarr format is there,
+    say so: mode ``a`` cannot create over it, and the others find nothing of that format
+    (``missing``, the error of finding no node)."""
+    if zarr_format is None:
+        return
+    meta = nodes.load_node(st, path, 5 - zarr_format, consolidated=False)
+    if meta is None:
+        return
+    is_array = isinstance(meta, ArrayMeta)
+    message = (f"{what}: the node at {_where(st, path)} is a Zarr v{meta.zarr_format} "
+               f"{'array' if is_array else 'group'}, not Zarr v{zarr_format} as "
+               f"zarr_format={zarr_format} asks")
+    if mode == "a":
+        raise node_exists(is_array, message)
+    raise missing(message)
+
+
+def _check_unused(st: Store, path: str, what: str) -> None:
+    """Mode ``w-`` creates a node only where the store holds nothing: objects below ``path``
+    without a node document there (the children of a group whose metadata is gone, or any
+    other data) are in the way, as in zarr-python. A node there is reported by the creation."""
+    found = next(iter(st.list_prefix(f"{path}/" if path else "")), None)
+    if found is not None and nodes.load_node(st, path) is None:
+        raise NodeExistsError(f"{what}: mode 'w-' creates a node at {_where(st, path)}, but "
+                              f"the store holds {found!r} there (mode 'w' replaces it)")
+
+
+def _reopen(created: NodeExistsError, reopen: Callable[[], Any]) -> Any:
+    """Mode ``a`` found no node but could not create one: another writer made it meanwhile
+    (open that), or something else is in the way (``created``, the creation's error)."""
+    try:
+        return reopen()
+    except NodeNotFoundError:
+        raise created from None
 
 
 def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
@@ -172,14 +223,14 @@ def _cannot_create(st: Store, path: str, what: str, node: str) -> None:
 
 
 def _group(st: Store, path: str, meta: GroupMeta, mode: str,
-           use_consolidated: bool | None) -> Group:
+           use_consolidated: bool | None, what: str = "open") -> Group:
     """The handle of an existing group; ``use_consolidated=True`` requires consolidated
     metadata, ``False`` ignores it."""
     if use_consolidated is False and meta.consolidated is not None:
         meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
                          extra=meta.extra)
     elif use_consolidated is True and meta.consolidated is None:
-        raise MetadataError(f"open_group: the group at {_where(st, path)} has no consolidated "
+        raise MetadataError(f"{what}: the group at {_where(st, path)} has no consolidated "
                             f"metadata (write it with zarrx.consolidate_metadata)")
     return Group(st, path, meta, read_only=mode == "r")
 
@@ -206,9 +257,12 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                          order=_memory_order(kwargs, meta, "open_array"))
         if meta is not None:
             raise ContainsGroupError(f"open_array: the node at {_where(st, path)} is a group")
+        _other_format(st, path, zarr_format, "open_array", mode, ArrayNotFoundError)
         if mode != "a" or "shape" not in kwargs:
             raise ArrayNotFoundError(f"open_array: no array at {_where(st, path)}")
         _cannot_create(st, path, "open_array", "an array")
+    if mode == "w-":
+        _check_unused(st, path, "open_array")
     if "shape" not in kwargs:
         existing = nodes.load_node(st, path) if mode == "w-" else None
         if existing is not None:
@@ -218,11 +272,12 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     try:
         return create(store=st, path=path, zarr_format=zarr_format or 3,
                       overwrite=(mode == "w"), _mode=mode, **kwargs)
-    except NodeExistsError:
+    except NodeExistsError as exc:
         if mode != "a":
             raise
-    # another writer created a node there since it was looked for: open it
-    return open_array(st, mode="r+", path=path, zarr_format=zarr_format, **kwargs)
+        created = exc
+    return _reopen(created, lambda: open_array(st, mode="r+", path=path,
+                                               zarr_format=zarr_format, **kwargs))
 
 
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
@@ -249,7 +304,7 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
     zarr_format = format_of(zarr_format, zarr_version, "group")
     return open_group(store, mode="w" if overwrite else "a", path=path,
                       zarr_format=zarr_format, attributes=attributes,
-                      storage_options=storage_options)
+                      storage_options=storage_options, _what="group")
 
 
 def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
@@ -305,7 +360,8 @@ def empty_like(a: Any, **kwargs: Any) -> Array:
     return empty(**like_arguments(a, kwargs, fill=True))
 
 
-_CREATE_ARRAY_KEYWORDS = frozenset(inspect.signature(create_array).parameters) - {"store"}
+# create's own ``path`` names the array (``name=`` is refused, as zarr-python refuses it)
+_CREATE_ARRAY_KEYWORDS = frozenset(inspect.signature(create_array).parameters) - {"store", "name"}
 
 
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
@@ -371,7 +427,7 @@ def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",
     check_keywords("open_consolidated", kwargs, {"attributes", "storage_options"})
     return open_group(store, mode=mode, path=path, zarr_format=zarr_format,
                       attributes=kwargs.get("attributes"), use_consolidated=True,
-                      storage_options=kwargs.get("storage_options"))
+                      storage_options=kwargs.get("storage_options"), _what="open_consolidated")
 
 
 def consolidate_metadata(store: StoreLike, path: str | None = None,
@@ -389,5 +445,5 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
                           GroupMeta):
             raise GroupNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
                                     f"{_where(st, path)}")
-    meta = nodes.consolidate(st, path)
+    meta = nodes.consolidate(st, path, zarr_format)
     return Group(st, path, meta)

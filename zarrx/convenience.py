@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.api import _store, open, open_group
+from zarrx.api import _store, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import as_zarrx_array, check_format, create_array, data_dtype, format_of
 from zarrx.errors import ArgumentError, ArgumentTypeError
@@ -196,7 +196,8 @@ def _copy(src: Array, dst: Array) -> None:
 
 
 def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
-    """Create an array holding ``data`` (in memory unless ``store`` is given); a zarrx
+    """Create an array holding ``data`` (in memory unless ``store`` is given) with the
+    keywords of :func:`zarrx.create` (``mode=``, ``path=`` or ``name=``, ...); a zarrx
     :class:`Array` is copied as :func:`from_array` copies it."""
     if isinstance(data, Array):
         return from_array(store, data=data, **kwargs)
@@ -207,7 +208,12 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
         data = np.asarray(data)
     except ValueError as exc:
         raise ArgumentError(f"array: data is not an array: {exc}") from None
-    return create_array(store, shape=data.shape, data=data, **kwargs)
+    if "name" in kwargs:                 # create_array's spelling of path
+        if "path" in kwargs:
+            raise ArgumentTypeError("array: pass path= or name=, not both")
+        kwargs["path"] = kwargs.pop("name")
+    shape = kwargs.pop("shape", data.shape)   # create_array refuses another shape
+    return create(shape, store=store, data=data, **kwargs)
 
 
 # -- create_hierarchy --------------------------------------------------------------------------

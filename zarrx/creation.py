@@ -64,7 +64,8 @@ def check_parents(store: Store, base: str, path: str, zarr_format: int, what: st
         if meta is None:
             missing.append(cur)
         elif isinstance(meta, ArrayMeta):
-            raise ContainsArrayError(f"cannot create {path!r}: {cur or '/'!r} is an array")
+            raise ContainsArrayError(f"{what}: cannot create {path!r}: {cur or '/'!r} is an "
+                                     f"array in {store!r} (an array has no children)")
         else:
             parent = (cur, meta)
     if parent is not None and parent[1].zarr_format != zarr_format:
@@ -82,15 +83,17 @@ def make_parents(store: Store, base: str, path: str, zarr_format: int,
     from the store root (``base == ""``), the root group too, as zarr-python does. Checked
     first (see ``check_parents``), so nothing is written when the node cannot be created."""
     for cur in check_parents(store, base, path, zarr_format, what):
-        save_parent(store, cur, path, zarr_format)
+        save_parent(store, cur, path, zarr_format, what)
 
 
-def save_parent(store: Store, cur: str, path: str, zarr_format: int) -> None:
+def save_parent(store: Store, cur: str, path: str, zarr_format: int,
+                what: str = "create") -> None:
     """Create the implicit group ``cur`` above ``path``, unless another writer made it
     meanwhile (then kept as it is: a group made at the same moment keeps its attributes)."""
     def exists(found: Any) -> ZarrError | None:
         if isinstance(found, ArrayMeta):
-            return ContainsArrayError(f"cannot create {path!r}: {cur or '/'!r} is an array")
+            return ContainsArrayError(f"{what}: cannot create {path!r}: {cur or '/'!r} is an "
+                                      f"array in {store!r} (an array has no children)")
         return None
     nodes.save_node(store, cur, GroupMeta(zarr_format=zarr_format),  # type: ignore[arg-type]
                     exists=exists)
@@ -115,7 +118,7 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
     if existing is not None or overwrite:   # objects left without a node document go too
         nodes.delete_node(st, path)
     for cur in missing:
-        save_parent(st, cur, path, zarr_format)
+        save_parent(st, cur, path, zarr_format, what)
 
 
 def config_order(config: Mapping | None, what: str) -> str | None:

@@ -226,7 +226,7 @@ class Group(Node):
                      overwrite: bool = False) -> Group:
         self._check_writable("create a group")
         path = self._child_path(name)
-        make_parents(self._store, self._path, path, self._meta.zarr_format)
+        make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group")
 
         def exists(found: Any) -> ZarrError:
             return node_exists(isinstance(found, ArrayMeta),

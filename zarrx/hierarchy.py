@@ -93,7 +93,7 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
         meta = todo[path]
         if path not in metas:
             below = next(p for p in sorted(metas) if not path or p.startswith(path + "/"))
-            save_parent(st, path, below, fmt)
+            save_parent(st, path, below, fmt, "create_hierarchy")
             written.append((path, meta))
             continue
         if overwrite and nodes.load_node(st, path) is not None:

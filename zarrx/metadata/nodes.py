@@ -556,9 +556,10 @@ def walk(store: Store, path: str, zarr_format: int | None = None
             stack.pop()
 
 
-def consolidate(store: Store, path: str = "") -> GroupMeta:
-    """Consolidate the hierarchy under the group at ``path``; returns its new metadata."""
-    root = load_node(store, path, consolidated=False)   # (what it replaces)
+def consolidate(store: Store, path: str = "", zarr_format: int | None = None) -> GroupMeta:
+    """Consolidate the hierarchy under the group at ``path`` (of ``zarr_format`` when given:
+    a store may hold a Zarr v2 and a v3 group there); returns its new metadata."""
+    root = load_node(store, path, zarr_format, consolidated=False)   # (what it replaces)
     if not isinstance(root, GroupMeta):
         raise GroupNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
     root = dataclasses.replace(root, consolidated=None)
