@@ -295,6 +295,13 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
     ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
     mask selections)."""
     check_count(io, len(projections))
+    if flat and out.ndim > 1 and not out.flags.c_contiguous:
+        # flattening such an ``out`` (Fortran order, strided) would copy it: fill a C-ordered
+        # array, then ``out`` from it
+        whole = np.empty(out.shape, dtype=out.dtype)
+        read_into(io, projections, whole, flat=True)
+        out[...] = whole
+        return
     target = out.reshape(-1) if flat else out
     window = max(16, WINDOW_PER_THREAD * _pool.threads())
     source = io.source
