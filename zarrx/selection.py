@@ -213,8 +213,8 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
                                                   f"found {a.shape}")
             return [p.astype(np.int64) for p in np.nonzero(a)], (int(a.sum()),)
     if len(sel) != ndim:
-        raise IndexingError(f"coordinate selection: expected {ndim} index arrays (one per "
-                            f"axis), found {len(sel)}")
+        raise VindexInvalidSelectionError(f"coordinate selection: expected {ndim} index arrays "
+                                          f"(one per axis), found {len(sel)}")
     arrs = []
     for ax, s in enumerate(sel):
         if is_int(s):
