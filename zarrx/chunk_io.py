@@ -332,7 +332,9 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
             shape = io.shape_of(p.coords)
             plan = io.plan(shape)
             try:
-                if p.full and not flat and is_view(p.out_sel):
+                # decoded in place when the chunk is the region: an index array in chunk_sel
+                # (duplicates covering a border chunk) may give the region the chunk's shape
+                if p.full and not flat and is_view(p.out_sel) and is_view(p.chunk_sel):
                     region = target[p.out_sel]
                     if region.shape == shape and region.flags.c_contiguous:
                         plan.decode(data, region)
