@@ -21,6 +21,7 @@ import zarrx
 from zarrx.store import LocalStore, MemoryStore
 
 SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", "60")), deadline=None,
+                    derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 DTYPES = ["i2", "u1", "f4", "bool", "c16", "M8[s]", "S2", [("a", "i2"), ("b", "f4")]]
 FILLS = {"f": [0.0, 2.5, float("nan")], "b": [False, True], "M": [np.datetime64(3, "s")],
