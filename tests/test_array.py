@@ -211,6 +211,19 @@ def test_read_into_out():
         z.read(np.s_[0:2], out=np.empty((3, 16), "f4"))
 
 
+@pytest.mark.parametrize("layout", ["F", "reversed"])
+def test_coordinate_read_into_an_out_not_in_c_order(layout):
+    """A coordinate selection of two or more result dimensions fills an ``out`` in Fortran
+    order or with negative strides; its cells were read into a flattened copy of it and lost."""
+    z = zarrx.create_array(MemoryStore(), shape=(3, 4), dtype="i4", chunks=(2, 2))
+    a = np.arange(12, dtype="i4").reshape(3, 4)
+    z[...] = a
+    rows, cols = np.array([[0, 2], [1, 2]]), np.array([[3, 0], [1, 1]])
+    out = np.zeros((2, 2), "i4", order="F") if layout == "F" else np.zeros((2, 2), "i4")[:, ::-1]
+    assert z.get_coordinate_selection((rows, cols), out=out) is out
+    assert out.tolist() == a[rows, cols].tolist()
+
+
 @pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
 def test_resize_and_append(fmt):
     store = MemoryStore()

@@ -109,6 +109,24 @@ def test_partial_writes_to_unsharded_chunks_lose_nothing(store):
     np.testing.assert_array_equal(got, np.arange(8)[:, None] * 100 + np.arange(8))
 
 
+@pytest.mark.parametrize("shards", [None, (32,)], ids=["chunks", "shard"])
+def test_writes_of_different_fields_of_the_same_records_lose_nothing(store, shards):
+    """Each thread sets its own field of every record, one record at a time; a field write
+    updates the stored records as they are, so no thread brings back another's old values."""
+    names = [f"f{t}" for t in range(4)]
+    z = zarrx.create_array(store, shape=(32,), chunks=(8,), shards=shards,
+                           dtype=[(n, "i4") for n in names])
+
+    def work(t):
+        for i in range(32):
+            z[i:i + 1, names[t % 4]] = i + 1
+
+    run_threads(work)
+    got = zarrx.open_array(store, mode="r")[...]
+    for n in names:
+        assert got[n].tolist() == list(range(1, 33))
+
+
 def serial_results(writes):
     """Every array a serial order of ``writes`` ((selection, value) pairs) can produce."""
     out = []

@@ -515,6 +515,34 @@ def test_newaxis_and_ellipsis_around_an_index_array_match_numpy(sel):
     assert got.shape == ref[sel].shape and np.array_equal(got, ref[sel])
 
 
+def test_a_mask_in_a_one_tuple_is_a_mask():
+    """``z[mask,]`` reads and writes the cells ``z[mask]`` does, as numpy's ``a[mask,]`` and
+    zarr-python's do."""
+    import zarrx
+    ref = np.arange(28).reshape(7, 4)
+    z = zarrx.create_array({}, shape=(7, 4), chunks=(4, 3), dtype="i8")
+    z[...] = ref
+    mask = ref % 3 == 0
+    assert kind_of((mask,), ref.shape) == "mask"
+    assert z[mask,].tolist() == ref[mask,].tolist()
+    z[mask,] = -1
+    ref[mask,] = -1
+    assert z[...].tolist() == ref.tolist()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("sel", [[4, 4], [-1, -1], [0, 4, 4]], ids=str)
+def test_a_repeated_index_in_a_border_chunk_reads_like_numpy(fmt, sel):
+    """The last chunk holds one cell of the array; an index array naming it as many times as
+    the chunk is long covers the chunk's cells and has its length, yet is not the chunk."""
+    import zarrx
+    ref = np.arange(5) + 10
+    z = zarrx.create_array({}, shape=(5,), chunks=(2,), dtype="i2", zarr_format=fmt)
+    z[...] = ref
+    assert z.oindex[np.array(sel)].tolist() == ref[sel].tolist()
+    assert z[sel].tolist() == ref[sel].tolist()
+
+
 # -- selections touching more chunks than one call handles ---------------------------------
 
 def test_selection_touching_too_many_chunks_is_refused_up_front() -> None:

@@ -1411,7 +1411,10 @@ def _stored(lib, docs: dict):
      "VindexInvalidSelectionError"),
     (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[np.ones((2, 2), bool)],
      "VindexInvalidSelectionError"),
-], ids=["stored-unknown-codec", "vindex-slice", "vindex-float", "vindex-mask-shape"])
+    (lambda lib: lib.create_array({}, shape=(4, 4), dtype="i4").vindex[[1, 2],],
+     "VindexInvalidSelectionError"),
+], ids=["stored-unknown-codec", "vindex-slice", "vindex-float", "vindex-mask-shape",
+        "vindex-too-few-arrays"])
 def test_codec_and_vindex_errors_have_zarr_pythons_class_names(call, name):
     got = both(call)
     assert type(got["zarr"]).__name__ == name

@@ -325,17 +325,17 @@ class Array(Node):
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
         dtype = self._meta.data_type.numpy
-        if fields is not None:       # read the records, set their fields, write them back
+        if fields is not None:       # the fields set in each stored chunk as it is updated
             fields = check_fields(fields, dtype, self.name)
-            records = np.empty(plan.out_shape, dtype=dtype)
-            chunk_io.read_into(self._io, plan.chunks, records, flat=plan.flat)
+            records = np.zeros(plan.out_shape, dtype=dtype)
             try:
                 records[fields] = value
             except (TypeError, ValueError) as exc:
                 raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
                                     f"{type(value).__name__} value: {exc}") from exc
-            value = records
-        elif self._strings is not None and not (isinstance(value, np.ndarray)
+            chunk_io.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
+            return
+        if self._strings is not None and not (isinstance(value, np.ndarray)
                                                 and value.dtype == self._strings):
             # numpy's conversion to strings, as zarr-python's (5 -> "5", b"x" -> "x"); the
             # chunks hold them as objects

@@ -295,6 +295,13 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
     ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
     mask selections)."""
     check_count(io, len(projections))
+    if flat and out.ndim > 1 and not out.flags.c_contiguous:
+        # flattening such an ``out`` (Fortran order, strided) would copy it: fill a C-ordered
+        # array, then ``out`` from it
+        whole = np.empty(out.shape, dtype=out.dtype)
+        read_into(io, projections, whole, flat=True)
+        out[...] = whole
+        return
     target = out.reshape(-1) if flat else out
     window = max(16, WINDOW_PER_THREAD * _pool.threads())
     source = io.source
@@ -325,7 +332,9 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
             shape = io.shape_of(p.coords)
             plan = io.plan(shape)
             try:
-                if p.full and not flat and is_view(p.out_sel):
+                # decoded in place when the chunk is the region: an index array in chunk_sel
+                # (duplicates covering a border chunk) may give the region the chunk's shape
+                if p.full and not flat and is_view(p.out_sel) and is_view(p.chunk_sel):
                     region = target[p.out_sel]
                     if region.shape == shape and region.flags.c_contiguous:
                         plan.decode(data, region)
@@ -484,13 +493,16 @@ def _located(exc: ZarrError | MemoryError, io: ArrayIO, coords: tuple[int, ...],
     return exc.at(array=io.key, **io.source.location(coords))
 
 
-def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False) -> None:
+def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False,
+               fields: Any = None) -> None:
     """Store ``value`` (already broadcast to the selection's shape) into the chunks of
     ``projections``, one stored object (chunk, or shard) at a time. Full chunks are encoded
     without reading anything; partial ones are merged into the stored chunk inside the object's
     update (:meth:`ChunkSource.commit`), so concurrent writers never lose each other's updates.
-    Every bit of state of the write lives in this call. Projections come shard-major for sharded
-    arrays (each shard is updated once)."""
+    ``fields`` (a field name or a list of them): only those fields of ``value``'s records are
+    stored, merged into the stored records the same way. Every bit of state of the write lives
+    in this call. Projections come shard-major for sharded arrays (each shard is updated
+    once)."""
     check_count(io, len(projections))
     src = value.reshape(-1) if flat else value
     source = io.source
@@ -501,7 +513,7 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
 
     def full(p: Any, slab: Any) -> Any:
         """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
-        if not p.full:
+        if not p.full or fields is not None:
             return PARTIAL
         shape = io.shape_of(p.coords)
         plan = io.plan(shape)
@@ -530,7 +542,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             p = projs[j]
             shape = io.shape_of(p.coords)
             try:
-                return _encode_one(io, io.plan(shape), p, shape, old, src, flat, raw_fill)
+                return _encode_one(io, io.plan(shape), p, shape, old, src, flat, raw_fill,
+                                   fields)
             except (ZarrError, MemoryError) as exc:
                 raise _located(exc, io, p.coords, shape)
 
@@ -574,9 +587,10 @@ def gather_size(io: ArrayIO, flat: bool) -> int | None:
 
 
 def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...], old: Any,
-                src: np.ndarray, flat: bool, raw_fill: bytes | None) -> bytes | None:
+                src: np.ndarray, flat: bool, raw_fill: bytes | None,
+                fields: Any = None) -> bytes | None:
     """The bytes to store for one chunk of a write, or None when the chunk is all fill."""
-    if p.full and not flat and not _is_border(io, p.coords, shape):
+    if p.full and not flat and fields is None and not _is_border(io, p.coords, shape):
         chunk = src[p.out_sel]
         if chunk.shape != shape:
             chunk = io.work_chunk(shape, fill=False)
@@ -600,14 +614,25 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
                 return plan.encode(chunk)
     elif old is None:
         chunk = io.work_chunk(shape, fill=True)
-        _assign(chunk, p.chunk_sel, src, p.out_sel)
+        _put(chunk, p, src, fields)
     else:
         chunk = io.work_chunk(shape, fill=False)
         plan.decode(old, chunk)
-        _assign(chunk, p.chunk_sel, src, p.out_sel)
+        _put(chunk, p, src, fields)
     if not io.write_empty_chunks and io.is_fill(chunk):
         return None
     return plan.encode(chunk)
+
+
+def _put(chunk: np.ndarray, p: Any, src: np.ndarray, fields: Any) -> None:
+    """The cells of ``src`` a projection writes into ``chunk``; only ``fields`` of their
+    records when given, the other fields keeping the chunk's values."""
+    if fields is None:
+        _assign(chunk, p.chunk_sel, src, p.out_sel)
+        return
+    records = chunk[p.chunk_sel]
+    records[fields] = src[p.out_sel][fields]
+    chunk[p.chunk_sel] = records
 
 
 def _gather_kept(io: ArrayIO, plan: CodecPipeline, chunk: np.ndarray,

@@ -213,8 +213,8 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
                                                   f"found {a.shape}")
             return [p.astype(np.int64) for p in np.nonzero(a)], (int(a.sum()),)
     if len(sel) != ndim:
-        raise IndexingError(f"coordinate selection: expected {ndim} index arrays (one per "
-                            f"axis), found {len(sel)}")
+        raise VindexInvalidSelectionError(f"coordinate selection: expected {ndim} index arrays "
+                                          f"(one per axis), found {len(sel)}")
     arrs = []
     for ax, s in enumerate(sel):
         if is_int(s):
@@ -278,10 +278,14 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
     points; on a 1-d array, any integer array); else ``"basic"`` (which also accepts one index
     array along one axis)."""
     ndim = len(shape)
-    if isinstance(selection, (np.ndarray, list)) and ndim >= 1:
-        a = _as_index_array(selection)
+    # a mask in a 1-tuple (``z[mask,]``) is a mask as well, as in numpy and zarr-python
+    alone = selection[0] if type(selection) is tuple and len(selection) == 1 else selection
+    if isinstance(alone, (np.ndarray, list)) and ndim >= 1:
+        a = _as_index_array(alone)
         if a is not None and a.dtype == np.bool_ and a.shape == tuple(shape):
             return "mask"
+    if isinstance(selection, (np.ndarray, list)) and ndim >= 1:
+        a = _as_index_array(selection)
         if ndim == 1 and a is not None and a.dtype.kind in "iu" and a.ndim > 1:
             return "coordinate"
     if isinstance(selection, tuple) and len(selection) == ndim and ndim >= 1:
