@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 import tracemalloc
+import warnings
 import zipfile
 import zlib
 
@@ -96,13 +97,37 @@ def test_unsafe_member_names_are_skipped_with_a_warning(tmp_path):
         assert [name for name, _ in g.members()] == ["ok"]
 
 
-def test_duplicate_member_names_keep_the_first(tmp_path):
-    path = build(tmp_path / "a.zip", [entry("k", b"first"), entry("k", b"second")])
-    with pytest.warns(UserWarning, match=re.escape("skipping zip entry 'k': a second entry of "
-                                                   "the same name")):
+def test_duplicate_member_names_keep_the_last(tmp_path):
+    # zipfile and zarr-python read the last entry of a name
+    path = build(tmp_path / "a.zip", [entry("k", b"first"), entry("j", b"j"),
+                                      entry("k", b"second")])
+    with pytest.warns(UserWarning) as caught:
         store = ZipStore(path)
+    assert [str(w.message) for w in caught] == [
+        f"ZipStore({str(path)!r}, mode='r'): skipping zip entry 'k' at offset 0: a later entry "
+        "of the same name (at offset 68) replaces it"]
     with store:
-        assert store.get("k") == b"first"
+        assert store.get("k") == b"second"
+        assert sorted(store.list_prefix("")) == ["j", "k"]
+    with zipfile.ZipFile(path) as zf:
+        assert zf.read("k") == b"second"
+
+
+def test_metadata_zarr_python_updated_in_an_archive_reads_as_zarr_python_reads_it(tmp_path):
+    # zarr-python's ZipStore writes a node's zarr.json again when its attributes change
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "a.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # zarr-python's "Duplicate name"
+        zs = zarr.storage.ZipStore(path, mode="w")
+        g = zarr.open_group(zs, mode="w", zarr_format=3)
+        g.create_array("a", shape=(4,), chunks=(2,), dtype="i4")[:] = [1, 2, 3, 4]
+        g.attrs["title"] = "t"
+        zs.close()
+    with pytest.warns(UserWarning, match="skipping zip entry 'zarr.json' at offset 0"):
+        g = zarrx.open_group(path, mode="r")
+    assert dict(g.attrs) == {"title": "t"}
+    assert g["a"][:].tolist() == [1, 2, 3, 4]
 
 
 # -- CRC-32 --------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 serves goes through here.
 
 - ``checked_entries`` keeps the entries whose names are path-safe keys (others are skipped with a
-  warning) and refuses a central directory that lies: entries that overlap each other or the
+  warning; of entries sharing a name, the last one, as zipfile and zarr-python read it) and refuses a central directory that lies: entries that overlap each other or the
   central directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
 - ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
   stored entries are read in place (ranges read only their bytes); deflated entries are inflated
@@ -66,11 +66,13 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
                 and info.compress_size != info.file_size:
             problem = (f"stored entry declares {info.file_size} bytes but holds "
                        f"{info.compress_size}")
-        if problem is None and name in out:
-            problem = "a second entry of the same name"
         if problem is not None:
             warnings.warn(f"{where}: skipping zip entry {name!r}: {problem}", stacklevel=3)
             continue
+        if name in out:                 # as zipfile and zarr-python read it: the last one
+            warnings.warn(f"{where}: skipping zip entry {name!r} at offset "
+                          f"{out[name].header_offset}: a later entry of the same name (at "
+                          f"offset {info.header_offset}) replaces it", stacklevel=3)
         out[name] = info
     return out
 
