@@ -388,3 +388,31 @@ def test_a_path_that_is_not_a_file_name_is_refused(tmp_path, monkeypatch, bad, f
     assert str(info.value) == (f"ZipStore({bad!r}): path: expected the path of a zip archive, "
                                f"found {found}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_session_in_mode_a_that_writes_nothing_leaves_the_archive_as_it_was(tmp_path):
+    """zarrx.open("x.zip") opens in mode "a": a session that only reads keeps the very file, so
+    a writer that opened the archive before it finishes can still finish."""
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zarrx.create_group(zs)
+    before = os.stat(path)
+    writer = ZipStore(path, mode="a")
+    g = zarrx.open(path)
+    assert g.store.mode == "a"
+    assert list(g.keys()) == []
+    g.store.close()
+    now = os.stat(path)
+    assert (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    writer.set("k", b"v")
+    writer.close()
+    with ZipStore(path) as zs:
+        assert zs.get("k") == b"v"
+    assert sorted(os.listdir(tmp_path)) == ["h.zip"]
+
+
+def test_a_session_in_mode_a_without_an_archive_still_creates_an_empty_one(tmp_path):
+    path = str(tmp_path / "new.zip")
+    ZipStore(path, mode="a").close()
+    with zipfile.ZipFile(path) as zf:
+        assert zf.namelist() == []

@@ -10,7 +10,8 @@ One lock serialises all access to the archive, so the store can be shared betwee
 - **The previous archive survives.** A writable store writes a temporary archive next to the
   target (``.<name>.zarrx-tmp-<pid>-<random>``; mode ``a`` starts from a copy of the existing
   archive) and moves it over the target only when :meth:`ZipStore.close` has written the central
-  directory. A write that fails (a full disk, say) leaves the previous archive untouched: the
+  directory. A store in mode ``a`` that wrote nothing leaves the existing archive as it was (the
+  same file), so opening an archive to read it in mode ``a`` never disturbs another writer. A write that fails (a full disk, say) leaves the previous archive untouched: the
   store then refuses further writes, and closing it discards the temporary archive. The writer
   holds a lock on its temporary archive; opening the archive for writing removes the
   temporaries nobody holds (left by a writer that was killed), see :mod:`zarrx.store.ziptemp`.
@@ -210,6 +211,7 @@ class ZipStore(Store):
         info.compress_type = self.compression
         info.external_attr = 0o644 << 16
         try:
+            self._pending.wrote = True
             zf.writestr(info, data)
         except (OSError, ValueError, zipfile.LargeZipFile) as exc:
             self._pending.failed = str(exc)
@@ -325,6 +327,7 @@ class _Pending:
         self.base = base            # mode "a": the archive's identity when copied (None: absent)
         self.held = held            # holds the temporary archive's lock until it is done with
         self.failed: str | None = None
+        self.wrote = False          # an entry was added through the store
         self.done = False
 
     def finish(self, quiet: bool) -> None:
@@ -339,6 +342,9 @@ class _Pending:
     def _finish(self, quiet: bool) -> None:
         tmp = self.tmp
         try:
+            if self.mode == "a" and self.base is not None and not self.wrote \
+                    and self.failed is None:
+                self.failed = "nothing written"  # the archive stays the very file it was
             if tmp is None or self.failed is not None:
                 _close_quietly(self.zf) if tmp is not None else self.zf.close()
                 if tmp is not None:
