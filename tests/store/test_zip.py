@@ -102,16 +102,44 @@ def test_read_only_refusal_message(path):
                                "the store is read-only")
 
 
-def test_compressed_entries_and_ranges(path):
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA],
+                         ids=["deflated", "bzip2", "lzma"])
+def test_compressed_entries_and_ranges(path, method):
     data = np.arange(5000, dtype="<i4").tobytes()
-    with ZipStore(path, mode="w", compression=zipfile.ZIP_DEFLATED) as s:
+    with ZipStore(path, mode="w", compression=method) as s:
         s.set("z", data)
+        s.set("empty", b"")
     with ZipStore(path) as s:
         assert s.get("z") == data
         assert s.get("z", ByteRange.slice(400, 8)) == data[400:408]
         assert s.get("z", ByteRange.last(5)) == data[-5:]
+        assert s.get("empty") == b""
+    with ZipStore(path) as s:                    # a range first: the whole entry is checked
+        assert s.get("z", ByteRange.slice(19000, 10)) == data[19000:19010]
     with zipfile.ZipFile(path) as zf:
-        assert zf.getinfo("z").compress_type == zipfile.ZIP_DEFLATED
+        assert zf.getinfo("z").compress_type == method
+        assert zf.read("z") == data
+
+
+@pytest.mark.parametrize("method, name", [(zipfile.ZIP_BZIP2, "bzip2"), (zipfile.ZIP_LZMA, "LZMA")])
+def test_bzip2_and_lzma_archives_of_zarr_python_read_alike(tmp_path, method, name):
+    """zarr-python reads (and writes) any compression zipfile knows; so does ZipStore."""
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "a.zip")
+    zs = zarr.storage.ZipStore(path, mode="w", compression=method)
+    a = zarr.create_array(zs, shape=(40,), chunks=(10,), dtype="i4", zarr_format=3)
+    a[:] = np.arange(40)
+    zs.close()
+    assert zarrx.open_array(path, mode="r")[:].tolist() == list(range(40))
+    # a damaged stream is a StoreError naming the entry
+    data = bytearray(open(path, "rb").read())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("c/1")
+    data[info.header_offset + 30 + len("c/1") + 12] ^= 0xFF
+    open(path, "wb").write(data)
+    with ZipStore(path) as s:
+        with pytest.raises(StoreError, match=re.escape(f"entry 'c/1': corrupt {name} data")):
+            s.get("c/1")
 
 
 def test_closed_store_refuses_use(path):
