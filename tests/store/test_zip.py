@@ -344,8 +344,9 @@ def test_a_killed_writers_temporary_archive_is_removed_by_the_next_writer(tmp_pa
         assert sorted(zs.list_prefix("")) == ["a"]
     assert _temps(tmp_path) == left
     with ZipStore(path, mode="a") as zs:          # the next writer removes it
-        assert _temps(tmp_path) != left
+        assert _temps(tmp_path) == left           # once it starts writing
         zs.set("c", b"3")
+        assert len(_temps(tmp_path)) == 1 and _temps(tmp_path) != left
     assert _temps(tmp_path) == []
     with ZipStore(path) as zs:
         assert sorted(zs.list_prefix("")) == ["a", "c"]
@@ -358,6 +359,7 @@ def test_a_live_writers_temporary_archive_is_kept(tmp_path):
     proc = _writer(path)
     theirs = _temps(tmp_path)
     other = ZipStore(path, mode="a")             # another writer opens meanwhile
+    other.set("x", b"x")
     assert set(theirs) < set(_temps(tmp_path))
     other.discard()
     assert _temps(tmp_path) == theirs
@@ -444,3 +446,53 @@ def test_a_session_in_mode_a_without_an_archive_still_creates_an_empty_one(tmp_p
     ZipStore(path, mode="a").close()
     with zipfile.ZipFile(path) as zf:
         assert zf.namelist() == []
+
+
+def test_mode_a_copies_the_archive_only_at_its_first_write(tmp_path, monkeypatch):
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    copies = []
+    real = zarrx.store.zip.shutil.copyfileobj
+    monkeypatch.setattr(zarrx.store.zip.shutil, "copyfileobj",
+                        lambda *a, **k: copies.append(1) or real(*a, **k))
+    with ZipStore(path, mode="a") as zs:
+        assert zs.get("a") == b"1"
+        assert os.listdir(tmp_path) == ["h.zip"] and copies == []
+        zs.set("b", b"2")
+        assert len(os.listdir(tmp_path)) == 2 and copies == [1]
+        assert zs.get("a") == b"1" and zs.get("b") == b"2"
+        zs.set("c", b"3")
+        assert copies == [1]
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "b", "c"]
+
+
+def test_mode_a_copies_the_version_it_opened(tmp_path):
+    """A store in mode "a" that writes after another writer finished copies the archive it
+    opened (and read from), not the other writer's, and refuses to close."""
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    late = ZipStore(path, mode="a")
+    with ZipStore(path, mode="a") as other:
+        other.set("o", b"o")
+    assert late.exists("o") is False
+    late.set("b", b"2")
+    assert late.exists("o") is False
+    with pytest.raises(StoreError, match="another writer finished first"):
+        late.close()
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "o"]
+
+
+def test_mode_a_refuses_a_file_that_is_not_an_archive(tmp_path):
+    # zipfile's mode "a" would append an archive to it
+    path = tmp_path / "notes.zip"
+    path.write_bytes(b"not a zip archive")
+    with pytest.raises(StoreError) as info:
+        ZipStore(path, mode="a")
+    assert str(info.value) == (f"ZipStore({str(path)!r}, mode='a'): cannot open in mode 'a': "
+                               "File is not a zip file")
+    assert path.read_bytes() == b"not a zip archive"
+    assert os.listdir(tmp_path) == ["notes.zip"]
