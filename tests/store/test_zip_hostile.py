@@ -7,6 +7,7 @@ other, a deflate stream that inflates to 1 GiB.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import struct
@@ -409,3 +410,30 @@ def test_an_empty_member_name_is_skipped(tmp_path):
         store = ZipStore(path)
     with store:
         assert list(store.list_prefix("")) == ["zarr.json"]
+
+
+def test_an_unsupported_compression_method_names_the_entry(tmp_path):
+    path = build(tmp_path / "a.zip", [entry("zarr.json", GROUP), entry("c/0", b"xx", method=93)])
+    with ZipStore(path) as store:
+        assert store.get("zarr.json") == GROUP
+        with pytest.raises(StoreError) as info:
+            store.get("c/0")
+    assert str(info.value) == (f"ZipStore({str(path)!r}, mode='r'): entry 'c/0': compression "
+                               "method 93 is not supported (stored, deflated, bzip2 and LZMA "
+                               "are)")
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA], ids=["bzip2", "lzma"])
+def test_a_bzip2_or_lzma_entry_stops_at_its_declared_size(tmp_path, method):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=method) as zf:    # 1 MiB of zeros, compressed
+        zf.writestr("k", bytes(1 << 20))
+        info = zf.getinfo("k")
+    start = info.header_offset + 30 + len("k") + len(info.extra)
+    data = buf.getvalue()[start:start + info.compress_size]
+    path = build(tmp_path / "a.zip", [entry("k", data, method=method, usize=1000,
+                                            crc=zlib.crc32(bytes(1000)))])
+    with ZipStore(path) as store:
+        with pytest.raises(StoreError, match=re.escape("entry 'k': inflates to more than its "
+                                                       "declared 1000 bytes")):
+            store.get("k")
