@@ -496,3 +496,21 @@ def test_mode_a_refuses_a_file_that_is_not_an_archive(tmp_path):
                                "File is not a zip file")
     assert path.read_bytes() == b"not a zip archive"
     assert os.listdir(tmp_path) == ["notes.zip"]
+
+
+@pytest.mark.parametrize("mode", ["w", "a"])
+def test_an_archive_opened_through_a_symbolic_link_is_written_through_it(tmp_path, mode):
+    """As zipfile (and zarr-python) write: the link stays, the archive it points to changes."""
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "a.zip"
+    with ZipStore(real, mode="w") as zs:
+        zs.set("k", b"1")
+    link = tmp_path / "link.zip"
+    link.symlink_to(real)
+    with ZipStore(link, mode=mode) as zs:
+        zs.set("k2", b"2")
+    assert link.is_symlink()
+    with ZipStore(real) as zs:
+        assert sorted(zs.list_prefix("")) == (["k", "k2"] if mode == "a" else ["k2"])
+    assert sorted(os.listdir(tmp_path)) == ["link.zip", "real"]
+    assert os.listdir(tmp_path / "real") == ["a.zip"]

@@ -74,6 +74,8 @@ class ZipStore(Store):
             raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
                              f"found {found}")
         self.path = os.path.abspath(name)
+        # a symbolic link to an archive: written through, as zipfile writes, never replaced
+        self._target = os.path.realpath(self.path)
         self.mode = mode
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
@@ -94,8 +96,8 @@ class ZipStore(Store):
             if zf is None and mode != "r":
                 if mode == "x" and os.path.lexists(self.path):
                     raise FileExistsError(f"[Errno 17] File exists: {self.path!r}")
-                remove_stale(self.path)         # temporaries of writers that are gone
-                tmp, held = make_temp(self.path)
+                remove_stale(self._target)      # temporaries of writers that are gone
+                tmp, held = make_temp(self._target)
             if zf is None:
                 zf = zipfile.ZipFile(tmp or self.path, "r" if mode == "r" else "w",
                                      compression=compression, allowZip64=allowZip64)
@@ -107,7 +109,7 @@ class ZipStore(Store):
             release(held)
             raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._zf: zipfile.ZipFile | None = zf
-        self._pending = _Pending(zf, tmp, self.path, mode, repr(self), base, held)
+        self._pending = _Pending(zf, tmp, self._target, mode, repr(self), base, held)
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
         # still gets its archive finished, when collected or at interpreter exit
         self._finalizer = weakref.finalize(self, self._pending.finish, True)
@@ -229,8 +231,8 @@ class ZipStore(Store):
         a file put at the path meanwhile is not copied) to a new temporary archive, and write
         there from now on."""
         try:
-            remove_stale(self.path)
-            tmp, held = make_temp(self.path)
+            remove_stale(self._target)
+            tmp, held = make_temp(self._target)
         except OSError as exc:
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
         try:
