@@ -514,3 +514,24 @@ def test_an_archive_opened_through_a_symbolic_link_is_written_through_it(tmp_pat
         assert sorted(zs.list_prefix("")) == (["k", "k2"] if mode == "a" else ["k2"])
     assert sorted(os.listdir(tmp_path)) == ["link.zip", "real"]
     assert os.listdir(tmp_path / "real") == ["a.zip"]
+
+
+def test_a_missing_or_existing_archive_raises_the_builtin_zarr_python_raises(tmp_path):
+    from zarrx.errors import StoreExistsError, StoreNotFoundError
+    missing = str(tmp_path / "missing.zip")
+    with pytest.raises(FileNotFoundError) as info:
+        ZipStore(missing)
+    assert isinstance(info.value, StoreNotFoundError)
+    assert str(info.value) == (f"ZipStore({missing!r}, mode='r'): cannot open in mode 'r': "
+                               f"[Errno 2] No such file or directory: {missing!r}")
+    with pytest.raises(FileNotFoundError):
+        zarrx.open(missing, mode="r")
+    with pytest.raises(StoreNotFoundError, match="mode 'r\\+' needs an existing archive"):
+        zarrx.open(missing, mode="r+")
+    path = str(tmp_path / "a.zip")
+    ZipStore(path, mode="w").close()
+    with pytest.raises(FileExistsError) as info:
+        ZipStore(path, mode="x")
+    assert isinstance(info.value, StoreExistsError)
+    assert str(info.value) == (f"ZipStore({path!r}, mode='x'): cannot open in mode 'x': "
+                               f"[Errno 17] File exists: {path!r}")

@@ -37,7 +37,7 @@ import zipfile
 from collections.abc import Hashable, Iterator, Sequence
 from typing import BinaryIO
 
-from zarrx.errors import StoreError
+from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
                               check_generation, check_path_key, conflict, is_absent)
 from zarrx.store.zipread import Reader, checked_entries
@@ -107,7 +107,10 @@ class ZipStore(Store):
             if tmp is not None:
                 _remove_quietly(tmp)
             release(held)
-            raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
+            cls = StoreNotFoundError if isinstance(exc, FileNotFoundError) and mode == "r" \
+                else StoreExistsError if isinstance(exc, FileExistsError) and mode == "x" \
+                else StoreError
+            raise cls(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._zf: zipfile.ZipFile | None = zf
         self._pending = _Pending(zf, tmp, self._target, mode, repr(self), base, held)
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
