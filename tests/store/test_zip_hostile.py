@@ -437,3 +437,18 @@ def test_a_bzip2_or_lzma_entry_stops_at_its_declared_size(tmp_path, method):
         with pytest.raises(StoreError, match=re.escape("entry 'k': inflates to more than its "
                                                        "declared 1000 bytes")):
             store.get("k")
+
+
+def test_names_not_flagged_utf8_are_read_as_utf8_when_they_are(tmp_path):
+    """Info-ZIP's zip (cd data.zarr && zip -r ../a.zip .) stores UTF-8 names without the UTF-8
+    flag; names that are not UTF-8 stay CP437, as the zip format says."""
+    path = build(tmp_path / "a.zip", [
+        entry("zarr.json", GROUP),
+        entry("donn\u00e9es/zarr.json".encode(), GROUP),
+        entry(b"caf\x82/zarr.json", GROUP),             # CP437 for "café"
+    ])
+    with ZipStore(path) as store:
+        assert sorted(store.list_prefix("")) == ["café/zarr.json", "données/zarr.json",
+                                                 "zarr.json"]
+        assert store.get("données/zarr.json") == GROUP
+        assert sorted(zarrx.open_group(store, mode="r").keys()) == ["café", "données"]

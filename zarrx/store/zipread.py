@@ -2,7 +2,8 @@
 serves goes through here.
 
 - ``checked_entries`` keeps the entries whose names are path-safe keys (others are skipped with a
-  warning; of entries sharing a name, the last one, as zipfile and zarr-python read it) and
+  warning; of entries sharing a name, the last one, as zipfile and zarr-python read it; names
+  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8) and
   refuses a central directory that lies: entries that overlap each other or the central
   directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
 - ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
@@ -49,6 +50,20 @@ def _raw_name_len(info: zipfile.ZipInfo) -> int:
         return len(info.orig_filename.encode("utf-8"))
 
 
+def _key(info: zipfile.ZipInfo) -> str:
+    """The key an entry's name stands for. A name not flagged UTF-8 is CP437 by the zip format,
+    but zip tools on Unix (Info-ZIP's ``zip`` among them) store the file system's UTF-8 bytes
+    without the flag: a name whose bytes are valid UTF-8 is read as UTF-8, as ``unzip`` shows
+    it (CP437 text of two or more non-ASCII characters is rarely valid UTF-8)."""
+    name = info.orig_filename
+    if info.flag_bits & 0x800 or name.isascii():
+        return name
+    try:
+        return name.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return name
+
+
 def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
     """``{key: info}`` of the archive's file entries whose names are path-safe keys."""
     archive_end = getattr(zf, "start_dir", None)
@@ -64,7 +79,7 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
                              f"{end}")
     out: dict[str, zipfile.ZipInfo] = {}
     for info in infos:
-        name = info.orig_filename
+        name = _key(info)
         problem = key_problem(name)
         if problem is None and info.compress_type == zipfile.ZIP_STORED \
                 and info.compress_size != info.file_size:
