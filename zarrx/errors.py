@@ -18,7 +18,7 @@ __all__ = [
     "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
-    "MissingDependencyError",
+    "MissingDependencyError", "StoreNotFoundError", "StoreExistsError",
 ]
 
 
@@ -86,6 +86,16 @@ class UnknownCodecError(CodecError):
 
 class StoreError(ZarrError, OSError):
     """A store operation failed, or a key is not acceptable to the store."""
+
+
+class StoreNotFoundError(StoreError, FileNotFoundError):
+    """The file a store opens for reading does not exist: a zip archive opened in mode ``r``
+    (a ``FileNotFoundError``, as zarr-python's ZipStore raises)."""
+
+
+class StoreExistsError(StoreError, FileExistsError):
+    """The file a store must create exists already: a zip archive opened in mode ``x`` (a
+    ``FileExistsError``, as zarr-python's ZipStore raises)."""
 
 
 class ShardError(ZarrError, ValueError):

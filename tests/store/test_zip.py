@@ -102,16 +102,44 @@ def test_read_only_refusal_message(path):
                                "the store is read-only")
 
 
-def test_compressed_entries_and_ranges(path):
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA],
+                         ids=["deflated", "bzip2", "lzma"])
+def test_compressed_entries_and_ranges(path, method):
     data = np.arange(5000, dtype="<i4").tobytes()
-    with ZipStore(path, mode="w", compression=zipfile.ZIP_DEFLATED) as s:
+    with ZipStore(path, mode="w", compression=method) as s:
         s.set("z", data)
+        s.set("empty", b"")
     with ZipStore(path) as s:
         assert s.get("z") == data
         assert s.get("z", ByteRange.slice(400, 8)) == data[400:408]
         assert s.get("z", ByteRange.last(5)) == data[-5:]
+        assert s.get("empty") == b""
+    with ZipStore(path) as s:                    # a range first: the whole entry is checked
+        assert s.get("z", ByteRange.slice(19000, 10)) == data[19000:19010]
     with zipfile.ZipFile(path) as zf:
-        assert zf.getinfo("z").compress_type == zipfile.ZIP_DEFLATED
+        assert zf.getinfo("z").compress_type == method
+        assert zf.read("z") == data
+
+
+@pytest.mark.parametrize("method, name", [(zipfile.ZIP_BZIP2, "bzip2"), (zipfile.ZIP_LZMA, "LZMA")])
+def test_bzip2_and_lzma_archives_of_zarr_python_read_alike(tmp_path, method, name):
+    """zarr-python reads (and writes) any compression zipfile knows; so does ZipStore."""
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "a.zip")
+    zs = zarr.storage.ZipStore(path, mode="w", compression=method)
+    a = zarr.create_array(zs, shape=(40,), chunks=(10,), dtype="i4", zarr_format=3)
+    a[:] = np.arange(40)
+    zs.close()
+    assert zarrx.open_array(path, mode="r")[:].tolist() == list(range(40))
+    # a damaged stream is a StoreError naming the entry
+    data = bytearray(open(path, "rb").read())
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("c/1")
+    data[info.header_offset + 30 + len("c/1") + 12] ^= 0xFF
+    open(path, "wb").write(data)
+    with ZipStore(path) as s:
+        with pytest.raises(StoreError, match=re.escape(f"entry 'c/1': corrupt {name} data")):
+            s.get("c/1")
 
 
 def test_closed_store_refuses_use(path):
@@ -316,8 +344,9 @@ def test_a_killed_writers_temporary_archive_is_removed_by_the_next_writer(tmp_pa
         assert sorted(zs.list_prefix("")) == ["a"]
     assert _temps(tmp_path) == left
     with ZipStore(path, mode="a") as zs:          # the next writer removes it
-        assert _temps(tmp_path) != left
+        assert _temps(tmp_path) == left           # once it starts writing
         zs.set("c", b"3")
+        assert len(_temps(tmp_path)) == 1 and _temps(tmp_path) != left
     assert _temps(tmp_path) == []
     with ZipStore(path) as zs:
         assert sorted(zs.list_prefix("")) == ["a", "c"]
@@ -330,6 +359,7 @@ def test_a_live_writers_temporary_archive_is_kept(tmp_path):
     proc = _writer(path)
     theirs = _temps(tmp_path)
     other = ZipStore(path, mode="a")             # another writer opens meanwhile
+    other.set("x", b"x")
     assert set(theirs) < set(_temps(tmp_path))
     other.discard()
     assert _temps(tmp_path) == theirs
@@ -388,3 +418,120 @@ def test_a_path_that_is_not_a_file_name_is_refused(tmp_path, monkeypatch, bad, f
     assert str(info.value) == (f"ZipStore({bad!r}): path: expected the path of a zip archive, "
                                f"found {found}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_session_in_mode_a_that_writes_nothing_leaves_the_archive_as_it_was(tmp_path):
+    """zarrx.open("x.zip") opens in mode "a": a session that only reads keeps the very file, so
+    a writer that opened the archive before it finishes can still finish."""
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zarrx.create_group(zs)
+    before = os.stat(path)
+    writer = ZipStore(path, mode="a")
+    g = zarrx.open(path)
+    assert g.store.mode == "a"
+    assert list(g.keys()) == []
+    g.store.close()
+    now = os.stat(path)
+    assert (now.st_ino, now.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    writer.set("k", b"v")
+    writer.close()
+    with ZipStore(path) as zs:
+        assert zs.get("k") == b"v"
+    assert sorted(os.listdir(tmp_path)) == ["h.zip"]
+
+
+def test_a_session_in_mode_a_without_an_archive_still_creates_an_empty_one(tmp_path):
+    path = str(tmp_path / "new.zip")
+    ZipStore(path, mode="a").close()
+    with zipfile.ZipFile(path) as zf:
+        assert zf.namelist() == []
+
+
+def test_mode_a_copies_the_archive_only_at_its_first_write(tmp_path, monkeypatch):
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    copies = []
+    real = zarrx.store.zip.shutil.copyfileobj
+    monkeypatch.setattr(zarrx.store.zip.shutil, "copyfileobj",
+                        lambda *a, **k: copies.append(1) or real(*a, **k))
+    with ZipStore(path, mode="a") as zs:
+        assert zs.get("a") == b"1"
+        assert os.listdir(tmp_path) == ["h.zip"] and copies == []
+        zs.set("b", b"2")
+        assert len(os.listdir(tmp_path)) == 2 and copies == [1]
+        assert zs.get("a") == b"1" and zs.get("b") == b"2"
+        zs.set("c", b"3")
+        assert copies == [1]
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "b", "c"]
+
+
+def test_mode_a_copies_the_version_it_opened(tmp_path):
+    """A store in mode "a" that writes after another writer finished copies the archive it
+    opened (and read from), not the other writer's, and refuses to close."""
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zs.set("a", b"1")
+    late = ZipStore(path, mode="a")
+    with ZipStore(path, mode="a") as other:
+        other.set("o", b"o")
+    assert late.exists("o") is False
+    late.set("b", b"2")
+    assert late.exists("o") is False
+    with pytest.raises(StoreError, match="another writer finished first"):
+        late.close()
+    with ZipStore(path) as zs:
+        assert sorted(zs.list_prefix("")) == ["a", "o"]
+
+
+def test_mode_a_refuses_a_file_that_is_not_an_archive(tmp_path):
+    # zipfile's mode "a" would append an archive to it
+    path = tmp_path / "notes.zip"
+    path.write_bytes(b"not a zip archive")
+    with pytest.raises(StoreError) as info:
+        ZipStore(path, mode="a")
+    assert str(info.value) == (f"ZipStore({str(path)!r}, mode='a'): cannot open in mode 'a': "
+                               "File is not a zip file")
+    assert path.read_bytes() == b"not a zip archive"
+    assert os.listdir(tmp_path) == ["notes.zip"]
+
+
+@pytest.mark.parametrize("mode", ["w", "a"])
+def test_an_archive_opened_through_a_symbolic_link_is_written_through_it(tmp_path, mode):
+    """As zipfile (and zarr-python) write: the link stays, the archive it points to changes."""
+    (tmp_path / "real").mkdir()
+    real = tmp_path / "real" / "a.zip"
+    with ZipStore(real, mode="w") as zs:
+        zs.set("k", b"1")
+    link = tmp_path / "link.zip"
+    link.symlink_to(real)
+    with ZipStore(link, mode=mode) as zs:
+        zs.set("k2", b"2")
+    assert link.is_symlink()
+    with ZipStore(real) as zs:
+        assert sorted(zs.list_prefix("")) == (["k", "k2"] if mode == "a" else ["k2"])
+    assert sorted(os.listdir(tmp_path)) == ["link.zip", "real"]
+    assert os.listdir(tmp_path / "real") == ["a.zip"]
+
+
+def test_a_missing_or_existing_archive_raises_the_builtin_zarr_python_raises(tmp_path):
+    from zarrx.errors import StoreExistsError, StoreNotFoundError
+    missing = str(tmp_path / "missing.zip")
+    with pytest.raises(FileNotFoundError) as info:
+        ZipStore(missing)
+    assert isinstance(info.value, StoreNotFoundError)
+    assert str(info.value) == (f"ZipStore({missing!r}, mode='r'): cannot open in mode 'r': "
+                               f"[Errno 2] No such file or directory: {missing!r}")
+    with pytest.raises(FileNotFoundError):
+        zarrx.open(missing, mode="r")
+    with pytest.raises(StoreNotFoundError, match="mode 'r\\+' needs an existing archive"):
+        zarrx.open(missing, mode="r+")
+    path = str(tmp_path / "a.zip")
+    ZipStore(path, mode="w").close()
+    with pytest.raises(FileExistsError) as info:
+        ZipStore(path, mode="x")
+    assert isinstance(info.value, StoreExistsError)
+    assert str(info.value) == (f"ZipStore({path!r}, mode='x'): cannot open in mode 'x': "
+                               f"[Errno 17] File exists: {path!r}")

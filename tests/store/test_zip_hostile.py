@@ -7,6 +7,7 @@ other, a deflate stream that inflates to 1 GiB.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import re
 import struct
@@ -15,6 +16,7 @@ import sys
 import textwrap
 import time
 import tracemalloc
+import warnings
 import zipfile
 import zlib
 
@@ -96,13 +98,37 @@ def test_unsafe_member_names_are_skipped_with_a_warning(tmp_path):
         assert [name for name, _ in g.members()] == ["ok"]
 
 
-def test_duplicate_member_names_keep_the_first(tmp_path):
-    path = build(tmp_path / "a.zip", [entry("k", b"first"), entry("k", b"second")])
-    with pytest.warns(UserWarning, match=re.escape("skipping zip entry 'k': a second entry of "
-                                                   "the same name")):
+def test_duplicate_member_names_keep_the_last(tmp_path):
+    # zipfile and zarr-python read the last entry of a name
+    path = build(tmp_path / "a.zip", [entry("k", b"first"), entry("j", b"j"),
+                                      entry("k", b"second")])
+    with pytest.warns(UserWarning) as caught:
         store = ZipStore(path)
+    assert [str(w.message) for w in caught] == [
+        f"ZipStore({str(path)!r}, mode='r'): skipping zip entry 'k' at offset 0: a later entry "
+        "of the same name (at offset 68) replaces it"]
     with store:
-        assert store.get("k") == b"first"
+        assert store.get("k") == b"second"
+        assert sorted(store.list_prefix("")) == ["j", "k"]
+    with zipfile.ZipFile(path) as zf:
+        assert zf.read("k") == b"second"
+
+
+def test_metadata_zarr_python_updated_in_an_archive_reads_as_zarr_python_reads_it(tmp_path):
+    # zarr-python's ZipStore writes a node's zarr.json again when its attributes change
+    zarr = pytest.importorskip("zarr")
+    path = str(tmp_path / "a.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # zarr-python's "Duplicate name"
+        zs = zarr.storage.ZipStore(path, mode="w")
+        g = zarr.open_group(zs, mode="w", zarr_format=3)
+        g.create_array("a", shape=(4,), chunks=(2,), dtype="i4")[:] = [1, 2, 3, 4]
+        g.attrs["title"] = "t"
+        zs.close()
+    with pytest.warns(UserWarning, match="skipping zip entry 'zarr.json' at offset 0"):
+        g = zarrx.open_group(path, mode="r")
+    assert dict(g.attrs) == {"title": "t"}
+    assert g["a"][:].tolist() == [1, 2, 3, 4]
 
 
 # -- CRC-32 --------------------------------------------------------------------------------
@@ -384,3 +410,45 @@ def test_an_empty_member_name_is_skipped(tmp_path):
         store = ZipStore(path)
     with store:
         assert list(store.list_prefix("")) == ["zarr.json"]
+
+
+def test_an_unsupported_compression_method_names_the_entry(tmp_path):
+    path = build(tmp_path / "a.zip", [entry("zarr.json", GROUP), entry("c/0", b"xx", method=93)])
+    with ZipStore(path) as store:
+        assert store.get("zarr.json") == GROUP
+        with pytest.raises(StoreError) as info:
+            store.get("c/0")
+    assert str(info.value) == (f"ZipStore({str(path)!r}, mode='r'): entry 'c/0': compression "
+                               "method 93 is not supported (stored, deflated, bzip2 and LZMA "
+                               "are)")
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA], ids=["bzip2", "lzma"])
+def test_a_bzip2_or_lzma_entry_stops_at_its_declared_size(tmp_path, method):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=method) as zf:    # 1 MiB of zeros, compressed
+        zf.writestr("k", bytes(1 << 20))
+        info = zf.getinfo("k")
+    start = info.header_offset + 30 + len("k") + len(info.extra)
+    data = buf.getvalue()[start:start + info.compress_size]
+    path = build(tmp_path / "a.zip", [entry("k", data, method=method, usize=1000,
+                                            crc=zlib.crc32(bytes(1000)))])
+    with ZipStore(path) as store:
+        with pytest.raises(StoreError, match=re.escape("entry 'k': inflates to more than its "
+                                                       "declared 1000 bytes")):
+            store.get("k")
+
+
+def test_names_not_flagged_utf8_are_read_as_utf8_when_they_are(tmp_path):
+    """Info-ZIP's zip (cd data.zarr && zip -r ../a.zip .) stores UTF-8 names without the UTF-8
+    flag; names that are not UTF-8 stay CP437, as the zip format says."""
+    path = build(tmp_path / "a.zip", [
+        entry("zarr.json", GROUP),
+        entry("donn\u00e9es/zarr.json".encode(), GROUP),
+        entry(b"caf\x82/zarr.json", GROUP),             # CP437 for "café"
+    ])
+    with ZipStore(path) as store:
+        assert sorted(store.list_prefix("")) == ["café/zarr.json", "données/zarr.json",
+                                                 "zarr.json"]
+        assert store.get("données/zarr.json") == GROUP
+        assert sorted(zarrx.open_group(store, mode="r").keys()) == ["café", "données"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from zarrx.errors import ConflictError, ReadOnlyError, StoreError
+from zarrx.errors import ConflictError, ReadOnlyError, StoreError, StoreNotFoundError
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
 from zarrx.store.local import LocalStore
@@ -83,7 +83,8 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
                              "local paths")
         if path.lower().endswith(".zip"):
             if mode == "r+" and not os.path.isfile(path):
-                raise StoreError(f"make_store: {path!r}: mode 'r+' needs an existing archive")
+                raise StoreNotFoundError(f"make_store: {path!r}: mode 'r+' needs an existing "
+                                         "archive")
             return ZipStore(path, _ZIP_MODES[mode])
         return LocalStore(path, mode=mode)
     if not isinstance(obj, (bytes, dict, int, float, list, tuple)):

@@ -8,17 +8,19 @@ One lock serialises all access to the archive, so the store can be shared betwee
   are skipped with a warning, a central directory that lies is refused, every entry's CRC-32 is
   checked once, and inflation never goes past an entry's declared size.
 - **The previous archive survives.** A writable store writes a temporary archive next to the
-  target (``.<name>.zarrx-tmp-<pid>-<random>``; mode ``a`` starts from a copy of the existing
-  archive) and moves it over the target only when :meth:`ZipStore.close` has written the central
-  directory. A write that fails (a full disk, say) leaves the previous archive untouched: the
-  store then refuses further writes, and closing it discards the temporary archive. The writer
-  holds a lock on its temporary archive; opening the archive for writing removes the
+  target (``.<name>.zarrx-tmp-<pid>-<random>``) and moves it over the target only when
+  :meth:`ZipStore.close` has written the central directory. Mode ``a`` reads an existing archive
+  in place and copies it to its temporary archive at its first write, so a store in mode ``a``
+  that writes nothing (``zarrx.open("x.zip")`` to read) copies nothing and leaves the archive
+  the very file it was. A write that fails (a full disk, say) leaves the previous archive
+  untouched: the store then refuses further writes, and closing it discards the temporary
+  archive. The writer holds a lock on its temporary archive; starting to write removes the
   temporaries nobody holds (left by a writer that was killed), see :mod:`zarrx.store.ziptemp`.
-- **One writer at a time.** A store in mode ``a`` remembers the version of the archive it copied
-  (device, inode, size, times) and puts its own in place only if the path still holds that
-  version, checked and renamed under an exclusive ``flock`` on it; otherwise ``close`` raises
-  StoreError and keeps the other writer's archive. Two sessions adding to one archive at once
-  never silently drop one's entries.
+- **One writer at a time.** A store in mode ``a`` remembers the version of the archive it opened
+  (device, inode, size, times), copies that version (from the descriptor it reads) and puts its
+  own archive in place only if the path still holds that version, checked and renamed under an
+  exclusive ``flock`` on it; otherwise ``close`` raises StoreError and keeps the other writer's
+  archive. Two sessions adding to one archive at once never silently drop one's entries.
 - **Generations** are ``(header offset, CRC-32, size)`` of an entry; entries are immutable while
   the archive is open, so snapshots never conflict. Conditional writes can create entries
   (``if_generation=ABSENT``) but, like ``set``, never replace or remove one.
@@ -33,8 +35,9 @@ import warnings
 import weakref
 import zipfile
 from collections.abc import Hashable, Iterator, Sequence
+from typing import BinaryIO
 
-from zarrx.errors import StoreError
+from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
                               check_generation, check_path_key, conflict, is_absent)
 from zarrx.store.zipread import Reader, checked_entries
@@ -71,6 +74,8 @@ class ZipStore(Store):
             raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
                              f"found {found}")
         self.path = os.path.abspath(name)
+        # a symbolic link to an archive: written through, as zipfile writes, never replaced
+        self._target = os.path.realpath(self.path)
         self.mode = mode
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
@@ -85,25 +90,29 @@ class ZipStore(Store):
         held = None                     # the descriptor holding the temporary archive's lock
         base: tuple | None = None       # mode "a": the version of the archive it started from
         try:
-            if mode != "r":
+            zf = None
+            if mode == "a":                     # read in place until the first write
+                zf, base = _open_existing(self.path)
+            if zf is None and mode != "r":
                 if mode == "x" and os.path.lexists(self.path):
                     raise FileExistsError(f"[Errno 17] File exists: {self.path!r}")
-                remove_stale(self.path)         # temporaries of writers that are gone
-                tmp, held = make_temp(self.path)
-                if mode == "a":
-                    base = _copy_archive(self.path, tmp)
-            zmode = "r" if mode == "r" else "a" if base is not None else "w"
-            zf = zipfile.ZipFile(tmp or self.path, zmode, compression=compression,
-                                 allowZip64=allowZip64)
+                remove_stale(self._target)      # temporaries of writers that are gone
+                tmp, held = make_temp(self._target)
+            if zf is None:
+                zf = zipfile.ZipFile(tmp or self.path, "r" if mode == "r" else "w",
+                                     compression=compression, allowZip64=allowZip64)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
             # NotImplementedError: a version or feature zipfile lacks; ValueError: a name flagged
             # UTF-8 that is not
             if tmp is not None:
                 _remove_quietly(tmp)
             release(held)
-            raise StoreError(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
+            cls = StoreNotFoundError if isinstance(exc, FileNotFoundError) and mode == "r" \
+                else StoreExistsError if isinstance(exc, FileExistsError) and mode == "x" \
+                else StoreError
+            raise cls(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._zf: zipfile.ZipFile | None = zf
-        self._pending = _Pending(zf, tmp, self.path, mode, repr(self), base, held)
+        self._pending = _Pending(zf, tmp, self._target, mode, repr(self), base, held)
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
         # still gets its archive finished, when collected or at interpreter exit
         self._finalizer = weakref.finalize(self, self._pending.finish, True)
@@ -206,6 +215,8 @@ class ZipStore(Store):
         if key in self._infos:
             raise StoreError(f"{self!r}: entry {key!r} already exists; zip entries cannot be "
                              "overwritten (write the archive anew to change it)")
+        if self._pending.tmp is None:           # mode "a": the first write copies the archive
+            zf = self._start_copy(zf, key)
         info = zipfile.ZipInfo(key, date_time=time.localtime()[:6])
         info.compress_type = self.compression
         info.external_attr = 0o644 << 16
@@ -217,6 +228,29 @@ class ZipStore(Store):
         self._infos[key] = info
         self._reader.verified.add(key)          # written here: its CRC is ours
         return info
+
+    def _start_copy(self, src: zipfile.ZipFile, key: str) -> zipfile.ZipFile:
+        """Copy the archive opened (the version ``base``, from the descriptor that reads it, so
+        a file put at the path meanwhile is not copied) to a new temporary archive, and write
+        there from now on."""
+        try:
+            remove_stale(self._target)
+            tmp, held = make_temp(self._target)
+        except OSError as exc:
+            raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+        try:
+            assert src.fp is not None
+            _copy_version(src.fp, tmp, self._pending.base, self.path)
+            zf = zipfile.ZipFile(tmp, "a", compression=self.compression,
+                                 allowZip64=self.allowZip64)
+        except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
+            _remove_quietly(tmp)
+            release(held)
+            raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
+        self._pending.zf, self._pending.tmp, self._pending.held = zf, tmp, held
+        self._zf = zf
+        _close_quietly(src)
+        return zf
 
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
                if_generation: Hashable | None) -> Hashable:
@@ -384,21 +418,29 @@ def _identity(st: os.stat_result) -> tuple:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def _copy_archive(path: str, tmp: str) -> tuple | None:
-    """Copy the archive at ``path`` to ``tmp`` (a new, empty file) from one open descriptor;
-    the identity of the version copied, or None when there is no archive (``tmp`` left
-    empty)."""
+def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
+    """The archive at ``path`` opened for reading and the identity of the version opened, or
+    ``(None, None)`` when there is none."""
     try:
-        src = open(path, "rb")
+        zf = zipfile.ZipFile(path, "r")
     except FileNotFoundError:
-        return None
-    with src:
-        before = _identity(os.fstat(src.fileno()))
-        with open(tmp, "r+b") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        if _identity(os.fstat(src.fileno())) != before:   # changed in place while copied
-            raise OSError(f"{path!r} changed while it was being read; try again")
-    return before
+        return None, None
+    assert zf.fp is not None
+    return zf, _identity(os.fstat(zf.fp.fileno()))
+
+
+def _copy_version(src: BinaryIO, tmp: str, base: tuple | None, path: str) -> None:
+    """Copy the open archive ``src`` (the version ``base``) to ``tmp``, a new, empty file. Its
+    size and modification time must still be those of ``base`` (its change time is not: it
+    changes when another writer renames its archive over this one)."""
+    assert base is not None
+    if _identity(os.fstat(src.fileno()))[2:4] != base[2:4]:
+        raise OSError(f"{path!r} was changed in place since it was opened; open it again")
+    src.seek(0)
+    with open(tmp, "r+b") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    if _identity(os.fstat(src.fileno()))[2:4] != base[2:4]:    # changed while copied
+        raise OSError(f"{path!r} changed while it was being read; try again")
 
 
 def _replace_if_unchanged(tmp: str, path: str, base: tuple) -> None:

@@ -2,19 +2,24 @@
 serves goes through here.
 
 - ``checked_entries`` keeps the entries whose names are path-safe keys (others are skipped with a
-  warning) and refuses a central directory that lies: entries that overlap each other or the
-  central directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
+  warning; of entries sharing a name, the last one, as zipfile and zarr-python read it; names
+  not flagged UTF-8 whose bytes are UTF-8 are read as UTF-8) and
+  refuses a central directory that lies: entries that overlap each other or the central
+  directory (the "overlapping files" zip bomb), stored entries whose sizes differ.
 - ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
-  stored entries are read in place (ranges read only their bytes); deflated entries are inflated
-  64 KiB of input at a time, never past the declared size (nor past a range's end once the entry
-  is verified), and refused when they declare more than deflate
-  can produce from their compressed size. Every entry's CRC-32 is checked the first time it is
-  served (a stored entry's whole data is streamed once, in bounded blocks), after which the
-  verified fact is remembered; the most recently inflated entries are kept in a bounded cache,
-  so ranged reads of a deflated entry do not inflate it again.
+  stored entries are read in place (ranges read only their bytes); compressed entries (deflate,
+  bzip2, LZMA: the methods zipfile writes) are inflated 64 KiB of input at a time, never past
+  the declared size (nor past a range's end once the entry is verified); deflated entries are
+  refused when they declare more than deflate can produce from their compressed size. Every
+  entry's CRC-32 is checked the first time it is served (a stored entry's whole data is
+  streamed once, in bounded blocks), after which the verified fact is remembered; the most
+  recently inflated entries are kept in a bounded cache, so ranged reads of a compressed entry
+  do not inflate it again.
 """
 from __future__ import annotations
 
+import bz2
+import lzma
 import struct
 import warnings
 import zipfile
@@ -45,6 +50,20 @@ def _raw_name_len(info: zipfile.ZipInfo) -> int:
         return len(info.orig_filename.encode("utf-8"))
 
 
+def _key(info: zipfile.ZipInfo) -> str:
+    """The key an entry's name stands for. A name not flagged UTF-8 is CP437 by the zip format,
+    but zip tools on Unix (Info-ZIP's ``zip`` among them) store the file system's UTF-8 bytes
+    without the flag: a name whose bytes are valid UTF-8 is read as UTF-8, as ``unzip`` shows
+    it (CP437 text of two or more non-ASCII characters is rarely valid UTF-8)."""
+    name = info.orig_filename
+    if info.flag_bits & 0x800 or name.isascii():
+        return name
+    try:
+        return name.encode("cp437").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return name
+
+
 def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
     """``{key: info}`` of the archive's file entries whose names are path-safe keys."""
     archive_end = getattr(zf, "start_dir", None)
@@ -60,17 +79,19 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
                              f"{end}")
     out: dict[str, zipfile.ZipInfo] = {}
     for info in infos:
-        name = info.orig_filename
+        name = _key(info)
         problem = key_problem(name)
         if problem is None and info.compress_type == zipfile.ZIP_STORED \
                 and info.compress_size != info.file_size:
             problem = (f"stored entry declares {info.file_size} bytes but holds "
                        f"{info.compress_size}")
-        if problem is None and name in out:
-            problem = "a second entry of the same name"
         if problem is not None:
             warnings.warn(f"{where}: skipping zip entry {name!r}: {problem}", stacklevel=3)
             continue
+        if name in out:                 # as zipfile and zarr-python read it: the last one
+            warnings.warn(f"{where}: skipping zip entry {name!r} at offset "
+                          f"{out[name].header_offset}: a later entry of the same name (at "
+                          f"offset {info.header_offset}) replaces it", stacklevel=3)
         out[name] = info
     return out
 
@@ -129,11 +150,12 @@ class Reader:
         begin = self.data_start(fp, info, archive_end)
         if info.compress_type == zipfile.ZIP_STORED:
             return self._read_stored(fp, info, begin, start, stop)
-        if info.compress_type != zipfile.ZIP_DEFLATED:
+        if info.compress_type not in _DECOMPRESSORS:
             raise self._fail(info, f"compression method {info.compress_type} is not supported "
-                                   "(stored and deflated are)")
+                                   "(stored, deflated, bzip2 and LZMA are)")
         declared = info.file_size
-        if declared > MAX_DEFLATE_RATIO * info.compress_size + 64:
+        if info.compress_type == zipfile.ZIP_DEFLATED \
+                and declared > MAX_DEFLATE_RATIO * info.compress_size + 64:
             raise self._fail(info, f"declares {declared} bytes from {info.compress_size} "
                                    "compressed bytes, more than deflate can produce")
         if name not in self.verified and (start, stop) != (0, declared) \
@@ -176,27 +198,28 @@ class Reader:
     def _blocks(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, limit: int,
                 step: int) -> Iterator[bytes]:
         """The entry's inflated bytes, in blocks of at most ``step``, until ``limit`` bytes,
-        the end of the deflate stream or the end of its compressed bytes: ``INFLATE_STEP``
+        the end of the compressed stream or the end of its compressed bytes: ``INFLATE_STEP``
         compressed bytes are read at a time."""
-        d = zlib.decompressobj(-15)
+        d = _DECOMPRESSORS[info.compress_type]()
         left, pos, made = info.compress_size, begin, 0
-        try:
-            while made < limit and not d.eof:
-                chunk = d.unconsumed_tail
+        while made < limit and not d.eof:
+            chunk = b""
+            if d.needs_input:
+                if not left:
+                    return
+                fp.seek(pos)
+                chunk = fp.read(min(INFLATE_STEP, left))
                 if not chunk:
-                    if not left:
-                        return
-                    fp.seek(pos)
-                    chunk = fp.read(min(INFLATE_STEP, left))
-                    if not chunk:
-                        raise self._fail(info, f"truncated: {left} compressed bytes missing")
-                    pos += len(chunk)
-                    left -= len(chunk)
+                    raise self._fail(info, f"truncated: {left} compressed bytes missing")
+                pos += len(chunk)
+                left -= len(chunk)
+            try:
                 block = d.decompress(chunk, min(step, limit - made))
-                made += len(block)
-                yield block
-        except zlib.error as exc:
-            raise self._fail(info, f"corrupt deflate data: {exc}") from None
+            except (zlib.error, OSError, EOFError, ValueError, lzma.LZMAError) as exc:
+                # bz2 says OSError, lzma LZMAError; ValueError: LZMA properties out of range
+                raise self._fail(info, f"corrupt {d.name} data: {exc}") from None
+            made += len(block)
+            yield block
 
     def _inflate(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, want: int) -> bytes:
         """The first ``want`` inflated bytes; with ``want == file_size`` the stream must end
@@ -249,6 +272,86 @@ class Reader:
         while self._cached_bytes > INFLATE_CACHE_BYTES:
             _, old = self._cache.popitem(last=False)
             self._cached_bytes -= len(old)
+
+
+class _Deflate:
+    """A raw deflate stream, fed as the bz2 and lzma decompressors are."""
+
+    name = "deflate"
+
+    def __init__(self) -> None:
+        self._d = zlib.decompressobj(-15)
+
+    @property
+    def eof(self) -> bool:
+        return self._d.eof
+
+    @property
+    def needs_input(self) -> bool:
+        return not self._d.unconsumed_tail
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        return self._d.decompress(data or self._d.unconsumed_tail, max_length)
+
+
+class _Bzip2:
+    name = "bzip2"
+
+    def __init__(self) -> None:
+        self._d = bz2.BZ2Decompressor()
+        self.decompress = self._d.decompress
+
+    @property
+    def eof(self) -> bool:
+        return self._d.eof
+
+    @property
+    def needs_input(self) -> bool:
+        return self._d.needs_input
+
+
+class _Lzma:
+    """LZMA as zip stores it (APPNOTE 5.8.8): a 2-byte version, a 2-byte size of the
+    properties, the properties (lc/lp/pb in one byte, the dictionary size in four), then a raw
+    LZMA stream."""
+
+    name = "LZMA"
+
+    def __init__(self) -> None:
+        self._head = b""
+        self._d: lzma.LZMADecompressor | None = None
+
+    @property
+    def eof(self) -> bool:
+        return self._d is not None and self._d.eof
+
+    @property
+    def needs_input(self) -> bool:
+        return self._d is None or self._d.needs_input
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        if self._d is not None:
+            return self._d.decompress(data, max_length)
+        self._head += data
+        if len(self._head) < 4:
+            return b""
+        size = int.from_bytes(self._head[2:4], "little")
+        if len(self._head) < 4 + size:
+            return b""
+        if size != 5:
+            raise ValueError(f"expected 5 bytes of LZMA properties, found {size}")
+        props = self._head[4:9]
+        pb, rest = divmod(props[0], 45)
+        lp, lc = divmod(rest, 9)
+        self._d = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[{
+            "id": lzma.FILTER_LZMA1, "dict_size": int.from_bytes(props[1:], "little"),
+            "lc": lc, "lp": lp, "pb": pb}])
+        data, self._head = self._head[9:], b""
+        return self._d.decompress(data, max_length)
+
+
+_DECOMPRESSORS = {zipfile.ZIP_DEFLATED: _Deflate, zipfile.ZIP_BZIP2: _Bzip2,
+                  zipfile.ZIP_LZMA: _Lzma}
 
 
 def _read_n(fp: BinaryIO, n: int) -> bytes:

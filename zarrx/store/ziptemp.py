@@ -4,7 +4,7 @@ and the removal of those whose writer is gone.
 A writing store builds ``.<name>.zarrx-tmp-<pid>-<random>`` in the archive's folder and holds an
 exclusive ``flock`` on it from the moment it creates it until the archive is in place (or
 discarded). A writer that was killed, or a machine that lost power, leaves its temporary archive
-behind with no lock on it. Opening an archive for writing removes the temporaries of that
+behind with no lock on it. A store starting to write removes the temporaries of that
 archive whose lock it can take, so leftovers do not pile up:
 
 - **A live writer's temporary is never removed.** Its lock is held for as long as the file

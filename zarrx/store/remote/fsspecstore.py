@@ -121,6 +121,12 @@ class FsspecStore(RemoteStore):
             root_url, _, query = self.root.partition("#")[0].partition("?")
             self.root, self._query = root_url.rstrip("/"), query
         self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
+        # a chained URL (zip::file:///a.zip) names its outer filesystem only in the URL
+        self._chain = redact(fs.partition("::")[2]) if isinstance(fs, str) and "::" in fs \
+            else None
+        if self._chain is not None:
+            self._display = f"{protocols[0]}://{self.root}::{self._chain}"
+        self._protocol = protocols[0]
         read_only = read_only or self._http
         super().__init__(read_only=read_only, options=opts)
 
@@ -148,6 +154,8 @@ class FsspecStore(RemoteStore):
         return f"{self.root}/{key}" if self.root else key
 
     def _url(self, key: str) -> str:
+        if self._chain is not None:
+            return f"{self._protocol}://{self._full(key)}::{self._chain}"
         return f"{self._display}/{key}"
 
     def _loop(self) -> asyncio.AbstractEventLoop | None:
@@ -366,6 +374,13 @@ class FsspecStore(RemoteStore):
                         "TokenRetrievalError"):
                 return Failure("access", None, f"credentials: {text}")
             return Failure("config", None, f"storage_options: {text}")
+        import zipfile
+        if getattr(self.fs, "protocol", None) in ("zip", ("zip",)) and isinstance(
+                exc, (zipfile.BadZipFile, NotImplementedError, RuntimeError)):
+            # zipfile on an entry it cannot read: a CRC-32 mismatch, a compression method it
+            # lacks, an encrypted entry
+            return Failure("bad_response", None, f"the zip entry cannot be read: "
+                           f"{type(exc).__name__}: {_first_line(exc)}")
         return None
 
     # -- plumbing -------------------------------------------------------------------------------

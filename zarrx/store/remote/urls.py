@@ -73,16 +73,19 @@ LITERAL_SCHEMES = (OBSTORE_SCHEMES - HTTP_SCHEMES) | {"gcs", "memory", "file"}
 
 def redact(url: str) -> str:
     """``url`` without user name, password, query string or fragment; a bucket URL, whose
-    path is a key taken literally (``s3://bucket/v#1``), keeps its whole path."""
+    path is a key taken literally (``s3://bucket/v#1``), keeps its whole path. Each URL of an
+    fsspec chain (``zip://k::s3://bucket/a.zip``) is redacted."""
+    if "::" in url:
+        return "::".join(redact(part) for part in url.split("::"))
     if scheme_of(url) in LITERAL_SCHEMES:
         return redact_text(url)
     try:
         parts = urlsplit(url)
-    except ValueError:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+    except ValueError:                  # a port that is not a number (fsspec chains: zip://k::)
         return "<unparsable URL>"
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
