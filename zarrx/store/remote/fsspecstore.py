@@ -313,6 +313,8 @@ class FsspecStore(RemoteStore):
         cut = len(self.root) + 1 if self.root else 0
         out = []
         for p in found:
+            if p.endswith("/"):
+                continue           # a folder marker (an empty "name/" object), not a key
             p = self.fs._strip_protocol(p).lstrip("/") if not self.root.startswith("/") \
                 else self.fs._strip_protocol(p)
             if self.root and not p.startswith(self.root + "/"):

@@ -22,7 +22,7 @@ from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta
+from zarrx.store.remote.common import OnMeta, gather_all
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import (EXTRAS, endpoint_problem, literal_path, redact,
                                      require, scheme_of)
@@ -165,11 +165,29 @@ class ObjectStore(RemoteStore):
     async def _list(self, prefix: str) -> list[str]:
         full = (self._prefix + prefix).rstrip("/")
         stream = _obstore().list(self._client, prefix=full or None)
-        out: list[str] = []
+        found: list[tuple[str, int]] = []
         cut = len(self._prefix)
         async for chunk in stream:
-            out.extend(m["path"][cut:] for m in chunk)
-        return out
+            found.extend((m["path"][cut:], m["size"]) for m in chunk)
+        names = _without_folder_markers(found, prefix.rstrip("/"))
+        empty = [name for name, size in found if size == 0 and name in names]
+        if empty:
+            # an empty object with nothing below it may be a marker "name/" as well: it is a
+            # key only when it answers to its name
+            obs, limit = _obstore(), asyncio.Semaphore(16)
+
+            async def is_key(name: str) -> bool:
+                async with limit:
+                    try:
+                        await obs.head_async(self._client, self._prefix + name)
+                    except FileNotFoundError:
+                        return False
+                    return True
+
+            gone = {n for n, ok in zip(empty, await gather_all([is_key(n) for n in empty]))
+                    if not ok}
+            names = [n for n in names if n not in gone]
+        return names
 
     def _failure(self, exc: BaseException) -> Failure | None:
         ex = _obstore().exceptions
@@ -314,6 +332,16 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
+
+
+def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
+    """The names of a listing of ``folder`` without its folder markers: the empty objects
+    named ``folder/`` or ``name/`` that the AWS console and some tools create, which obstore
+    lists without their trailing slash (as ``folder`` itself, or as an empty ``name`` that
+    other listed names lie below). A store's key is never also a folder of other keys."""
+    folders = {name[:i] for name, _ in found for i in range(len(name)) if name[i] == "/"}
+    return [name for name, size in found
+            if name != folder and not (size == 0 and name in folders)]
 
 
 def _memory_name_and_prefix(url: str) -> tuple[str, str]:
