@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import os
 import re
 import threading
 import urllib.error
@@ -304,6 +305,10 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     if endpoint and (problem := endpoint_problem(endpoint)) is not None:
         # obstore would only fail (or panic) at the first request
         raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: {problem}")
+    if scheme in ("s3", "s3a") and not endpoint:
+        # obstore reads the endpoint from the environment too, but the client options given
+        # here replace those it would read there (AWS_ALLOW_HTTP among them)
+        endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
