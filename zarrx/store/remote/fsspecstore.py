@@ -310,6 +310,13 @@ class FsspecStore(RemoteStore):
                 found = self.fs.find(base or "")
         except FileNotFoundError:
             return []
+        except Exception as exc:  # noqa: BLE001 - classified below
+            fail = self._failure(exc)
+            if self._http and fail is not None and fail.kind == "access":
+                # a web server that serves files forbids listing their folder (nginx without
+                # autoindex): the server offers no listing, as a 405 says
+                raise Failure("unsupported", fail.status) from None
+            raise
         cut = len(self.root) + 1 if self.root else 0
         out = []
         for p in found:
