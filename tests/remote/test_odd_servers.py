@@ -539,3 +539,18 @@ def test_remote_stores_upload_pooled_values_and_seal_them():
     z[...] = np.arange(512 * 512, dtype="f4").reshape(512, 512)
     assert np.array_equal(zarrx.open_array(ObjectStore("memory://zarrx-pooled/a"))[...],
                           np.arange(512 * 512, dtype="f4").reshape(512, 512))
+
+
+def test_an_unclassified_obstore_failure_says_its_cause():
+    """A failure zarrx has no class for names obstore's cause, not only the error's type
+    ('other (GenericError)' said nothing of what went wrong)."""
+    pytest.importorskip("obstore")
+    from zarrx.errors import RemoteError
+    from zarrx.store.remote import ObjectStore
+    store = ObjectStore("s3://bkt/x", retries=0, storage_options={
+        "endpoint": "http://127.0.0.1:9", "client_options": {"allow_http": False},
+        "access_key_id": "a", "secret_access_key": "b", "region": "us-east-1"})
+    with pytest.raises(RemoteError) as info:
+        store.get("k")
+    assert str(info.value) == ("ObjectStore('s3://bkt/x'): cannot read 'k' (s3://bkt/x/k): "
+                               "other (GenericError: HTTP error: builder error)")

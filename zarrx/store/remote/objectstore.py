@@ -26,7 +26,7 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, gather_all
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import (EXTRAS, endpoint_problem, literal_path, redact,
-                                     require, scheme_of)
+                                     redact_text, require, scheme_of)
 
 __all__ = ["ObjectStore"]
 
@@ -244,7 +244,11 @@ class ObjectStore(RemoteStore):
             return Failure("timeout", None, "timed out")
         if "connect" in low or "error sending request" in low or "connection" in low:
             return Failure("connection", None, "connection failed")
-        return Failure("other", None, type(exc).__name__)
+        # obstore's first line ends with the cause after the request it failed: "Error
+        # performing GET <url> in 1ms - HTTP error: builder error"
+        cause = _first_line(exc).rpartition(" - ")[2]
+        return Failure("other", None, type(exc).__name__ + (
+            f": {redact_text(cause)}" if " - " in _first_line(exc) and cause else ""))
 
     # -- plumbing ------------------------------------------------------------------------------
     def _config(self) -> dict:
