@@ -202,7 +202,9 @@ class _LyingHandler(http.server.BaseHTTPRequestHandler):
     """Serves ``BODY`` at ``/<how>/k``, answering Range requests wrongly by ``how``: ``short``
     (one byte less than its Content-Range says), ``long`` (5 bytes more), ``shifted`` (an
     honest Content-Range of the range one byte earlier), ``ignore`` (200 and the whole body, as
-    servers without Range support do), ``loop`` (a redirect to itself)."""
+    servers without Range support do), ``loop`` (a redirect to itself), ``stream`` (honest
+    answers sent chunked, without Content-Length), ``nohead`` (honest answers to GET, 405 to
+    HEAD)."""
 
     protocol_version = "HTTP/1.1"
     BODY = bytes(range(256)) * 40
@@ -211,25 +213,35 @@ class _LyingHandler(http.server.BaseHTTPRequestHandler):
         pass
 
     def _answer(self, status: int, data: bytes, **headers: str) -> None:
+        stream = self.path.startswith("/stream/")
         self.send_response(status)
-        self.send_header("Content-Length", str(len(data)))
+        if stream:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(data)))
         self.send_header("ETag", '"v1"')
         for k, v in headers.items():
             self.send_header(k.replace("_", "-"), v)
         self.end_headers()
-        if self.command == "GET":
+        if self.command == "GET" and stream:
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data) if data else b"0\r\n\r\n")
+        elif self.command == "GET":
             self.wfile.write(data)
 
     def do_GET(self) -> None:
         how = self.path.strip("/").split("/")[0]
         body, size = self.BODY, len(self.BODY)
+        if self.path.rstrip("/").rpartition("/")[2] != "k":
+            return self._answer(404, b"")
+        if how == "nohead" and self.command == "HEAD":
+            return self._answer(405, b"")
         if how == "loop":
             return self._answer(302, b"", Location=self.path)
         rng = self.headers.get("Range")
         if rng is None or how == "ignore":
             return self._answer(200, body)
         first, last = rng.removeprefix("bytes=").split("-")
-        start = size - int(last) if first == "" else int(first)
+        start = max(0, size - int(last)) if first == "" else int(first)
         stop = size if first == "" or last == "" else min(int(last) + 1, size)
         data, shown = body[start:stop], start
         if how == "short":
@@ -554,3 +566,41 @@ def test_an_unclassified_obstore_failure_says_its_cause():
         store.get("k")
     assert str(info.value) == ("ObjectStore('s3://bkt/x'): cannot read 'k' (s3://bkt/x/k): "
                                "other (GenericError: HTTP error: builder error)")
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_server_answering_head_with_405_has_its_objects(lying_http, backend):
+    """HEAD refused (405): sizes and versions come from a GET's headers; obstore takes the 405
+    for a missing object, and exists() said False."""
+    body = _LyingHandler.BODY
+    store = _http_store(backend, f"{lying_http}/nohead")
+    assert store.exists("k") and store.getsize("k") == len(body)
+    assert store.generation("k") is not None
+    assert not store.exists("other") and store.getsize("other") is None
+    assert store.get("k", ByteRange.slice(100, 50)) == body[100:150]
+    with store.snapshot("k") as snap:
+        assert [bytes(v) for v in snap.read([ByteRange.last(3), None])] == [body[-3:], body]
+
+
+def test_fsspec_reads_a_server_that_sends_no_content_length(lying_http):
+    """Answers streamed without Content-Length: fsspec's HTTP filesystem gives no size, and
+    FsspecStore raised a bare TypeError; it now reads the object to know its size."""
+    body = _LyingHandler.BODY
+    store = _http_store("fsspec", f"{lying_http}/stream")
+    assert store.get("k") == body and store.getsize("k") == len(body)
+    assert store.get("k", ByteRange.slice(100, 50)) == body[100:150]
+    assert store.get("k", ByteRange.last(7)) == body[-7:]
+    assert store.get_versioned("k")[0] == body
+    assert store.get("other") is None
+
+
+def test_obstore_says_a_server_that_sends_no_content_length_needs_fsspec(lying_http):
+    pytest.importorskip("obstore")
+    from zarrx.errors import RemoteError
+    store = _http_store("obstore", f"{lying_http}/stream")
+    with pytest.raises(RemoteError) as info:
+        store.get("k")
+    assert str(info.value) == (
+        f"ObjectStore('{lying_http}/stream', read_only=True): cannot read 'k' "
+        f"({lying_http}/stream/k): the server's answer has no Content-Length header, which "
+        "ObjectStore needs (FsspecStore reads such servers)")

@@ -18,6 +18,7 @@ Generations and conditions depend on the filesystem:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from typing import Any
 from urllib.parse import quote, unquote
@@ -222,10 +223,18 @@ class FsspecStore(RemoteStore):
         if info.get("type") == "directory":
             raise FileNotFoundError(path)
         tag = info.get("ETag") or info.get("etag")
+        stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
+        size = info.get("size")
+        if size is None:
+            # a web server that gives no size (an answer streamed without Content-Length):
+            # the object is read to know it, and its digest stands for a missing version
+            data = (await self.fs._cat_file(path)) if self._async else self.fs.cat_file(path)
+            size = len(data)
+            if tag is None and stamp is None:
+                tag = "blake2b-" + hashlib.blake2b(data, digest_size=16).hexdigest()
         if tag is None:
-            stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
-            tag = f"{info.get('size')}-{stamp}"
-        return str(tag), int(info["size"])
+            tag = f"{size}-{stamp}"
+        return str(tag), int(size)
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
         path = self._full(key)

@@ -119,7 +119,16 @@ class ObjectStore(RemoteStore):
         return Got(data, meta.get("e_tag"), meta.get("size"), res.range[0])
 
     async def _head(self, key: str) -> tuple[str | None, int]:
-        meta = await _obstore().head_async(self._client, self._prefix + key)
+        obs = _obstore()
+        try:
+            meta = await obs.head_async(self._client, self._prefix + key)
+        except FileNotFoundError as exc:
+            fail = self._failure(exc)
+            if self.kind not in ("http", "https") or fail is None or fail.kind != "unsupported":
+                raise
+            # a web server that answers HEAD with 405 (obstore takes it for a missing object):
+            # the headers of a GET say the same, and its body is not read
+            meta = (await obs.get_async(self._client, self._prefix + key)).meta
         return meta.get("e_tag"), meta["size"]
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
@@ -205,7 +214,7 @@ class ObjectStore(RemoteStore):
         status = int(m.group(1)) if m else None
         c = _CODE.search(text)
         code = c.group(1) if c else ""
-        if isinstance(exc, (ex.NotFoundError, FileNotFoundError)):
+        if isinstance(exc, (ex.NotFoundError, FileNotFoundError)) and status in (None, 404):
             return Failure("not_found" if code == "NoSuchBucket" else "missing", 404, code)
         if isinstance(exc, (ex.AlreadyExistsError, FileExistsError)):
             return Failure("exists", status or 412, code)
@@ -216,6 +225,9 @@ class ObjectStore(RemoteStore):
         low = text.splitlines()[0].lower() if text else ""
         if "non-partial response" in low or "range request not supported" in low:
             return Failure("not_partial", None, "the server ignored the range")
+        if "content-length header missing" in low:
+            return Failure("bad_response", None, "the server's answer has no Content-Length "
+                           "header, which ObjectStore needs (FsspecStore reads such servers)")
         if isinstance(exc, (ex.NotSupportedError, NotImplementedError)):
             return Failure("unsupported", status, "not supported by the backend")
         if (m := _UNEXPECTED_RANGE.search(text)) is not None:
