@@ -204,7 +204,7 @@ class _LyingHandler(http.server.BaseHTTPRequestHandler):
     honest Content-Range of the range one byte earlier), ``ignore`` (200 and the whole body, as
     servers without Range support do), ``loop`` (a redirect to itself), ``stream`` (honest
     answers sent chunked, without Content-Length), ``nohead`` (honest answers to GET, 405 to
-    HEAD)."""
+    HEAD), ``garbled`` (a Content-Range that does not parse)."""
 
     protocol_version = "HTTP/1.1"
     BODY = bytes(range(256)) * 40
@@ -251,6 +251,8 @@ class _LyingHandler(http.server.BaseHTTPRequestHandler):
         elif how == "shifted":
             shown = start - 1
             data = body[shown:stop]
+        elif how == "garbled":
+            return self._answer(206, data, Content_Range=f"bytes {start}/{size}")
         return self._answer(206, data, Content_Range=f"bytes {shown}-{stop - 1}/{size}")
 
     do_HEAD = do_GET
@@ -289,6 +291,8 @@ _LONG = "the server sent 1005 bytes for bytes 100-1099 of a 10240-byte object, e
     ("fsspec", "shifted", "the server sent 1001 bytes for bytes 100-1099 of a 10240-byte "
                           "object, expected 1000 bytes from byte 100"),
     ("obstore", "loop", "the server's redirects cannot be followed (a loop, or too many)"),
+    ("obstore", "garbled", "other (GenericError: Failed to parse value for CONTENT_RANGE "
+                           "header: \"bytes 100/10240\")"),
     ("fsspec", "loop", "the server's redirects cannot be followed (a loop, or too many)"),
 ])
 def test_answers_that_are_not_the_range_asked_for_are_store_errors(lying_http, backend, how,

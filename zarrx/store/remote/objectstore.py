@@ -256,11 +256,13 @@ class ObjectStore(RemoteStore):
             return Failure("timeout", None, "timed out")
         if "connect" in low or "error sending request" in low or "connection" in low:
             return Failure("connection", None, "connection failed")
-        # obstore's first line ends with the cause after the request it failed: "Error
-        # performing GET <url> in 1ms - HTTP error: builder error"
-        cause = _first_line(exc).rpartition(" - ")[2]
+        # obstore's first line says the cause after the request it failed ("Error performing
+        # GET <url> in 1ms - HTTP error: builder error") or after the store ("Generic HTTP
+        # error: Failed to parse value for CONTENT_RANGE header: ...")
+        first = _first_line(exc)
+        cause = first.rpartition(" - ")[2] if " - " in first else first.partition(": ")[2]
         return Failure("other", None, type(exc).__name__ + (
-            f": {redact_text(cause)}" if " - " in _first_line(exc) and cause else ""))
+            f": {redact_text(cause)}" if cause else ""))
 
     # -- plumbing ------------------------------------------------------------------------------
     def _config(self) -> dict:
