@@ -145,7 +145,8 @@ def test_fsspec_http_lists_a_directory_listing_by_the_names_it_links(tmp_path):
 
 class _BadServer:
     """Answers every request with headers and part of the body, then closes (``drop``) or
-    stalls (``stall``)."""
+    stalls (``stall``); or (``drip``) with the headers of a 40-byte body sent a byte every
+    quarter of a second."""
 
     def __init__(self, how: str) -> None:
         self.how = how
@@ -171,6 +172,16 @@ class _BadServer:
                 if not got:
                     return
                 data += got
+            if self.how == "drip":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 40\r\nETag: \"e\"\r\n\r\n")
+                for _ in range(40):
+                    if self.stop.wait(0.25):
+                        return
+                    try:
+                        conn.sendall(b"x")
+                    except OSError:                 # the client gave up
+                        return
+                return
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nETag: \"e\"\r\n\r\n"
                          + b"x" * 100)
             if self.how == "stall":
@@ -608,3 +619,31 @@ def test_obstore_says_a_server_that_sends_no_content_length_needs_fsspec(lying_h
         f"ObjectStore('{lying_http}/stream', read_only=True): cannot read 'k' "
         f"({lying_http}/stream/k): the server's answer has no Content-Length header, which "
         "ObjectStore needs (FsspecStore reads such servers)")
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("scheme", ["http", "s3"])
+def test_a_server_sending_a_byte_now_and_then_times_out(backend, scheme):
+    """``timeout`` bounds a whole request: a body trickling in (a byte every 0.25 s, 10 s in
+    all) fails after ``timeout`` seconds. aiohttp and botocore bound each read only, and
+    FsspecStore returned the body once it had all come."""
+    server = _BadServer("drip")
+    try:
+        endpoint = f"http://127.0.0.1:{server.port}"
+        if scheme == "s3":
+            pytest.importorskip("s3fs")
+            so = ({"endpoint": endpoint, "access_key_id": "a", "secret_access_key": "b",
+                   "region": "us-east-1"} if backend == "obstore"
+                  else {"endpoint_url": endpoint, "key": "a", "secret": "b"})
+            cls = "ObjectStore" if backend == "obstore" else "FsspecStore"
+            from zarrx.store import remote
+            store = getattr(remote, cls)("s3://bkt/d", storage_options=so, timeout=1,
+                                         retries=1, backoff=0.01)
+        else:
+            store = _http_store(backend, f"{endpoint}/d", timeout=1)
+        with pytest.raises(RemoteTimeoutError) as info:
+            store.get("k")
+        assert str(info.value).startswith(f"{store!r}: cannot read 'k' ({store._url('k')}): "
+                                          "timeout")
+    finally:
+        server.close()

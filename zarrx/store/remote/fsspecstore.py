@@ -20,7 +20,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
 from zarrx.errors import MissingDependencyError, StoreError
@@ -34,6 +35,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["FsspecStore"]
 
+T = TypeVar("T")
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
 
@@ -159,14 +161,22 @@ class FsspecStore(RemoteStore):
         bucket, _, k = self._full(key).partition("/")
         return bucket, k
 
+    async def _bounded(self, aw: Awaitable[T]) -> T:
+        """``await aw`` within ``options.timeout`` seconds in all: aiohttp and botocore bound
+        each read from the socket, so a server sending a byte now and then would hold a
+        request for ever."""
+        timeout = self.options.timeout
+        return await (asyncio.wait_for(aw, timeout) if timeout > 0 else aw)
+
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
                    if_match: str | None, on_meta: OnMeta | None = None) -> Got:
         if self.is_s3:
-            return await self._s3_get(key, start, stop, suffix, if_match, on_meta)
+            return await self._bounded(self._s3_get(key, start, stop, suffix, if_match,
+                                                    on_meta))
         path = self._full(key)
         a = -suffix if suffix is not None else start
         if self._async:
-            data = await self.fs._cat_file(path, start=a, end=stop)
+            data = await self._bounded(self.fs._cat_file(path, start=a, end=stop))
         else:
             data = self.fs.cat_file(path, start=a, end=stop)
         etag, size = await self._head(key)       # the version, checked after reading
@@ -214,6 +224,10 @@ class FsspecStore(RemoteStore):
         return Got(data, resp.get("ETag"), size, begin)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
+        return await self._bounded(self._head_once(key)) if self._async else \
+            await self._head_once(key)
+
+    async def _head_once(self, key: str) -> tuple[str | None, int]:
         path = self._full(key)
         if self.is_s3:
             bucket, k = self._bucket_key(key)
@@ -245,7 +259,7 @@ class FsspecStore(RemoteStore):
                 kw["IfNoneMatch"] = "*"
             elif mode is not None:
                 kw["IfMatch"] = mode
-            resp = await self.fs._call_s3("put_object", **kw)
+            resp = await self._bounded(self.fs._call_s3("put_object", **kw))
             self.fs.invalidate_cache(path)
             return resp.get("ETag")
         if mode is not None:
