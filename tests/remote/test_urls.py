@@ -141,3 +141,16 @@ def test_gcsfs_and_adlfs_only_options_need_their_filesystem(monkeypatch, url, so
     with pytest.raises(MissingDependencyError) as info:
         open_url(url, read_only=True, storage_options=so)
     assert str(info.value) == message
+
+
+def test_an_http_url_without_obstore_or_aiohttp_names_aiohttp(monkeypatch):
+    """Without obstore an http(s) URL opens an FsspecStore, which needs aiohttp: a
+    MissingDependencyError naming it, not a raw ModuleNotFoundError."""
+    pytest.importorskip("fsspec")
+    monkeypatch.setitem(sys.modules, "obstore", None)
+    monkeypatch.setitem(sys.modules, "aiohttp", None)
+    with pytest.raises(MissingDependencyError) as info:
+        zarrx.open_group("https://example.org/data.zarr", mode="r")
+    assert str(info.value) == ("FsspecStore('https://example.org/data.zarr') needs the package "
+                               "'aiohttp', which is not installed: pip install aiohttp (or pip "
+                               "install 'zarrx[http]')")

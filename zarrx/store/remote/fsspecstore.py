@@ -75,7 +75,7 @@ class FsspecStore(RemoteStore):
                 so.setdefault("skip_instance_cache", True)   # ours alone: see retries below
             elif fs.split("://", 1)[0] in ("http", "https"):
                 # aiohttp waits without limit by default: zarrx's timeouts apply
-                import aiohttp
+                aiohttp = require("aiohttp", "aiohttp", f"FsspecStore({redact(fs)!r})", "http")
                 ck = dict(so.get("client_kwargs") or {})
                 ck.setdefault("timeout", aiohttp.ClientTimeout(
                     total=None, connect=opts.connect_timeout, sock_read=opts.timeout))
