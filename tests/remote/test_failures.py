@@ -145,3 +145,15 @@ def test_pickling_carries_configuration_not_clients(make, proxy):
     assert clone.options.in_flight == 7 and clone.options.coalesce_gap == 123
     assert clone.get("k") == b"v"
     assert clone.requests["GET"] == 1                # a fresh store, not a copy of a live one
+
+
+def test_an_empty_object_whose_head_fails_is_still_listed(s3_server, proxy):
+    """Listing asks HEAD of empty objects (a folder marker 'z/' is listed by obstore as 'z');
+    a HEAD that fails otherwise than 'not found' leaves the name listed, not the listing
+    failed."""
+    so = {**s3_server.options, "endpoint": proxy.url}
+    store = ObjectStore(s3_server.url(), storage_options=so, retries=0)
+    store.set("z", b"")
+    store.set("a/b", b"1")
+    proxy.faults.append(Fault(status=403, times=99, match=lambda m, p: m == "HEAD"))
+    assert sorted(store.list_prefix("")) == ["a/b", "z"]

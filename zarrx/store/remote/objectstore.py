@@ -192,6 +192,8 @@ class ObjectStore(RemoteStore):
                         await obs.head_async(self._client, self._prefix + name)
                     except FileNotFoundError:
                         return False
+                    except Exception:  # noqa: BLE001 - unknown: listed, so taken as a key
+                        return True
                     return True
 
             gone = {n for n, ok in zip(empty, await gather_all([is_key(n) for n in empty]))
