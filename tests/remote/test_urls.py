@@ -154,3 +154,15 @@ def test_an_http_url_without_obstore_or_aiohttp_names_aiohttp(monkeypatch):
     assert str(info.value) == ("FsspecStore('https://example.org/data.zarr') needs the package "
                                "'aiohttp', which is not installed: pip install aiohttp (or pip "
                                "install 'zarrx[http]')")
+
+
+@pytest.mark.parametrize("so, cls", [({"skip_signature": True}, "ObjectStore"),
+                                     ({"profile": "p"}, "FsspecStore")])
+def test_an_upper_case_scheme_is_the_scheme(so, cls):
+    """'S3://bucket/x' is 's3://bucket/x' for both backends (fsspec refused it with 'Protocol
+    not known: S3' when s3fs options routed it there)."""
+    pytest.importorskip("obstore")
+    pytest.importorskip("s3fs")
+    from zarrx.store.remote import open_url
+    store = open_url("S3://bucket/x", read_only=True, storage_options=so)
+    assert repr(store) == f"{cls}('s3://bucket/x', read_only=True)"

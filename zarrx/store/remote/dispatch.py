@@ -127,6 +127,7 @@ def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) 
     scheme = scheme_of(url)
     if not scheme:
         raise StoreError(f"open_url: {url!r} is not a URL")
+    url = scheme + url[url.index("://"):]        # S3://: fsspec knows lower-case protocols
     if storage_options is not None and not isinstance(storage_options, dict):
         from zarrx.errors import ArgumentTypeError
         raise ArgumentTypeError(f"{redact(url)!r}: storage_options: expected a dict, found "
