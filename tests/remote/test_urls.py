@@ -166,3 +166,18 @@ def test_an_upper_case_scheme_is_the_scheme(so, cls):
     from zarrx.store.remote import open_url
     store = open_url("S3://bucket/x", read_only=True, storage_options=so)
     assert repr(store) == f"{cls}('s3://bucket/x', read_only=True)"
+
+
+@pytest.mark.parametrize("url, segment", [("s3://bkt/..", ".."), ("s3://bkt/data/../other", ".."),
+                                          ("gs://bkt/a/./b", "."), ("az://c/x/..", "..")])
+def test_dot_segments_of_a_bucket_url_are_refused_by_obstore(url, segment):
+    """obstore resolves '.' and '..' as a URL path ('s3://bkt/..' was the whole bucket, which
+    mode='w' would have emptied), where s3fs and zarr-python name such keys literally."""
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    with pytest.raises(StoreError) as info:
+        ObjectStore(url, storage_options={"skip_signature": True})
+    assert str(info.value) == (
+        f"ObjectStore({url!r}): the path segment {segment!r}: keys are named literally, but "
+        "obstore would resolve it and address other keys than the URL names; open keys with "
+        "'.' or '..' segments with FsspecStore")

@@ -25,8 +25,8 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, gather_all
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
-from zarrx.store.remote.urls import (EXTRAS, endpoint_problem, literal_path, redact,
-                                     redact_text, require, scheme_of)
+from zarrx.store.remote.urls import (EXTRAS, dot_segment, endpoint_problem, literal_path,
+                                     redact, redact_text, require, scheme_of)
 
 __all__ = ["ObjectStore"]
 
@@ -341,6 +341,11 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         # reopened memory:// store sees the same objects, and a path below the name is a prefix
         with _MEMORY_LOCK:
             return _MEMORY.setdefault(_memory_name_and_prefix(url)[0], obs.store.MemoryStore())
+    if (dots := dot_segment(url)) is not None:
+        raise StoreError(f"ObjectStore({redact(url)!r}): the path segment {dots!r}: keys are "
+                         f"named literally, but obstore would resolve it and address other "
+                         f"keys than the URL names; open keys with '.' or '..' segments with "
+                         f"FsspecStore")
     try:
         return obs.store.from_url(literal_path(url), client_options=client, retry_config=retry,
                                   **so)
