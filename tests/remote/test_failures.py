@@ -157,3 +157,28 @@ def test_an_empty_object_whose_head_fails_is_still_listed(s3_server, proxy):
     store.set("a/b", b"1")
     proxy.faults.append(Fault(status=403, times=99, match=lambda m, p: m == "HEAD"))
     assert sorted(store.list_prefix("")) == ["a/b", "z"]
+
+
+_CONDITIONAL_CONFLICT = (b"<Error><Code>ConditionalRequestConflict</Code><Message>A conflicting "
+                         b"conditional action is currently in progress against this resource."
+                         b"</Message></Error>")
+
+
+def test_s3_409_conditional_request_conflict_is_retried(make, proxy):
+    """S3 answers 409 ConditionalRequestConflict while another conditional write of the key is
+    under way, asking for the request again: it is retried (FsspecStore raised RemoteError,
+    ObjectStore a ConflictError expecting the generation it found)."""
+    store = make(retries=3)
+    gen = store.set_if("k", b"one", None)
+    proxy.reset()
+    proxy.faults.append(Fault(status=409, times=2, body=_CONDITIONAL_CONFLICT,
+                              match=lambda m, p: m == "PUT"))
+    store.set_if("k", b"two", gen)
+    assert store.get("k") == b"two"
+    assert proxy.count("PUT") == 3
+    proxy.faults.append(Fault(status=409, times=99, body=_CONDITIONAL_CONFLICT,
+                              match=lambda m, p: m == "PUT"))
+    with pytest.raises(RemoteThrottledError) as info:
+        store.set_if("new", b"x", None)
+    assert str(info.value).endswith(f"cannot write 'new' ({store._url('new')}): HTTP 409 "
+                                    "(ConditionalRequestConflict) after 4 attempts")

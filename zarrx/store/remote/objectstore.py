@@ -216,6 +216,10 @@ class ObjectStore(RemoteStore):
         status = int(m.group(1)) if m else None
         c = _CODE.search(text)
         code = c.group(1) if c else ""
+        if code == "ConditionalRequestConflict":
+            # S3's 409 while another conditional write of the key is under way: obstore takes
+            # it for a failed condition, but the server asks for the request again
+            return Failure(_status_kind(status or 409, code), status or 409, code)
         if isinstance(exc, (ex.NotFoundError, FileNotFoundError)) and status in (None, 404):
             return Failure("not_found" if code == "NoSuchBucket" else "missing", 404, code)
         if isinstance(exc, (ex.AlreadyExistsError, FileExistsError)):
@@ -294,7 +298,10 @@ def _status_kind(status: int, code: str) -> str:
         return "precondition"
     if status == 416:
         return "range"
-    if status == 429 or (status == 503 and code == "SlowDown"):
+    if status == 429 or (status == 503 and code == "SlowDown") \
+            or (status == 409 and code == "ConditionalRequestConflict"):
+        # (S3's 409 ConditionalRequestConflict: another conditional write of the key is under
+        # way, try again)
         return "throttled"
     if status in (405, 501):
         return "unsupported"
