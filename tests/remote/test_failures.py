@@ -182,3 +182,20 @@ def test_s3_409_conditional_request_conflict_is_retried(make, proxy):
         store.set_if("new", b"x", None)
     assert str(info.value).endswith(f"cannot write 'new' ({store._url('new')}): HTTP 409 "
                                     "(ConditionalRequestConflict) after 4 attempts")
+
+
+def test_a_bucket_in_another_region_says_to_set_the_region(s3_server, proxy):
+    """S3 answers 301 PermanentRedirect (no Location) to a client of the wrong region; obstore
+    does not follow it: the error says what to set (it said 'other (GenericError)')."""
+    from zarrx.errors import RemoteError
+    body = (b"<Error><Code>PermanentRedirect</Code><Message>The bucket you are attempting to "
+            b"access must be addressed using the specified endpoint.</Message></Error>")
+    so = {**s3_server.options, "endpoint": proxy.url}
+    store = ObjectStore("s3://bkt/x", storage_options=so, retries=0)
+    proxy.faults.append(Fault(status=301, times=99, body=body))
+    with pytest.raises(RemoteError) as info:
+        store.get("k")
+    assert str(info.value) == (
+        "ObjectStore('s3://bkt/x'): cannot read 'k' (s3://bkt/x/k): the server redirected the "
+        "request without saying where (S3 does so when the bucket is in another region): set "
+        "the bucket's region in storage_options (region=...)")

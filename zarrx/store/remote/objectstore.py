@@ -231,6 +231,11 @@ class ObjectStore(RemoteStore):
         low = text.splitlines()[0].lower() if text else ""
         if "non-partial response" in low or "range request not supported" in low:
             return Failure("not_partial", None, "the server ignored the range")
+        if "redirect without location" in low:
+            # S3's 301 PermanentRedirect: the bucket lives in another region than the client's
+            return Failure("config", 301, "the server redirected the request without saying "
+                           "where (S3 does so when the bucket is in another region): set the "
+                           "bucket's region in storage_options (region=...)")
         if "content-length header missing" in low:
             return Failure("bad_response", None, "the server's answer has no Content-Length "
                            "header, which ObjectStore needs (FsspecStore reads such servers)")
@@ -265,8 +270,9 @@ class ObjectStore(RemoteStore):
         # obstore's first line says the cause after the request it failed ("Error performing
         # GET <url> in 1ms - HTTP error: builder error") or after the store ("Generic HTTP
         # error: Failed to parse value for CONTENT_RANGE header: ...")
-        first = _first_line(exc)
-        cause = first.rpartition(" - ")[2] if " - " in first else first.partition(": ")[2]
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        cause = (first.rpartition(" - ")[2] if " - " in first else first.partition(": ")[2])
+        cause = cause[:200]
         return Failure("other", None, type(exc).__name__ + (
             f": {redact_text(cause)}" if cause else ""))
 
