@@ -126,3 +126,40 @@ def test_folder_markers_are_neither_keys_nor_nodes(s3_server, backend):
     assert sorted(store.list_prefix("")) == ["sub/blank", "sub/zarr.json", "zarr.json"]
     zarrx.open_group(store, mode="w")
     assert list(store.list_prefix("")) == ["zarr.json"]
+
+
+def test_a_waiting_synchronous_filesystem_holds_up_no_other_store():
+    """The calls of a synchronous filesystem (ftp, sftp, ...) ran on the event loop every
+    remote store shares: one waiting for its server held up the requests of all the others.
+    Here a read of another store completes while the filesystem's read waits for it."""
+    fsspec = pytest.importorskip("fsspec")
+    import threading
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    entered, other_done = threading.Event(), threading.Event()
+
+    class WaitingFS(MemoryFileSystem):
+        protocol = "zarrxwaitingfs"
+        store: dict = {}
+        pseudo_dirs = [""]
+
+        def cat_file(self, path, start=None, end=None, **kwargs):
+            entered.set()
+            other_done.wait(10)                # released once the other store has answered
+            return super().cat_file(path, start=start, end=end, **kwargs)
+
+    fsspec.register_implementation("zarrxwaitingfs", WaitingFS, clobber=True)
+    waiting = FsspecStore("zarrxwaitingfs://d")
+    waiting.set("k", b"v")
+    other = FsspecStore(f"memory://zarrx-{uuid.uuid4().hex}")
+    other.set("k", b"w")
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("waiting", waiting.get("k")))
+    reader.start()
+    entered.wait(10)
+    got["other"] = other.get("k")
+    answered_first = not got.get("waiting")
+    other_done.set()
+    reader.join()
+    assert answered_first and got == {"other": b"w", "waiting": b"v"}
