@@ -145,3 +145,57 @@ def test_pickling_carries_configuration_not_clients(make, proxy):
     assert clone.options.in_flight == 7 and clone.options.coalesce_gap == 123
     assert clone.get("k") == b"v"
     assert clone.requests["GET"] == 1                # a fresh store, not a copy of a live one
+
+
+def test_an_empty_object_whose_head_fails_is_still_listed(s3_server, proxy):
+    """Listing asks HEAD of empty objects (a folder marker 'z/' is listed by obstore as 'z');
+    a HEAD that fails otherwise than 'not found' leaves the name listed, not the listing
+    failed."""
+    so = {**s3_server.options, "endpoint": proxy.url}
+    store = ObjectStore(s3_server.url(), storage_options=so, retries=0)
+    store.set("z", b"")
+    store.set("a/b", b"1")
+    proxy.faults.append(Fault(status=403, times=99, match=lambda m, p: m == "HEAD"))
+    assert sorted(store.list_prefix("")) == ["a/b", "z"]
+
+
+_CONDITIONAL_CONFLICT = (b"<Error><Code>ConditionalRequestConflict</Code><Message>A conflicting "
+                         b"conditional action is currently in progress against this resource."
+                         b"</Message></Error>")
+
+
+def test_s3_409_conditional_request_conflict_is_retried(make, proxy):
+    """S3 answers 409 ConditionalRequestConflict while another conditional write of the key is
+    under way, asking for the request again: it is retried (FsspecStore raised RemoteError,
+    ObjectStore a ConflictError expecting the generation it found)."""
+    store = make(retries=3)
+    gen = store.set_if("k", b"one", None)
+    proxy.reset()
+    proxy.faults.append(Fault(status=409, times=2, body=_CONDITIONAL_CONFLICT,
+                              match=lambda m, p: m == "PUT"))
+    store.set_if("k", b"two", gen)
+    assert store.get("k") == b"two"
+    assert proxy.count("PUT") == 3
+    proxy.faults.append(Fault(status=409, times=99, body=_CONDITIONAL_CONFLICT,
+                              match=lambda m, p: m == "PUT"))
+    with pytest.raises(RemoteThrottledError) as info:
+        store.set_if("new", b"x", None)
+    assert str(info.value).endswith(f"cannot write 'new' ({store._url('new')}): HTTP 409 "
+                                    "(ConditionalRequestConflict) after 4 attempts")
+
+
+def test_a_bucket_in_another_region_says_to_set_the_region(s3_server, proxy):
+    """S3 answers 301 PermanentRedirect (no Location) to a client of the wrong region; obstore
+    does not follow it: the error says what to set (it said 'other (GenericError)')."""
+    from zarrx.errors import RemoteError
+    body = (b"<Error><Code>PermanentRedirect</Code><Message>The bucket you are attempting to "
+            b"access must be addressed using the specified endpoint.</Message></Error>")
+    so = {**s3_server.options, "endpoint": proxy.url}
+    store = ObjectStore("s3://bkt/x", storage_options=so, retries=0)
+    proxy.faults.append(Fault(status=301, times=99, body=body))
+    with pytest.raises(RemoteError) as info:
+        store.get("k")
+    assert str(info.value) == (
+        "ObjectStore('s3://bkt/x'): cannot read 'k' (s3://bkt/x/k): the server redirected the "
+        "request without saying where (S3 does so when the bucket is in another region): set "
+        "the bucket's region in storage_options (region=...)")

@@ -83,3 +83,83 @@ def test_names_with_glob_characters_delete_exactly_their_keys(s3_server, backend
     zarrx.open_group(url + "/xyz", mode="w", storage_options=s3_server.options)
     assert sorted(store.list_prefix("")) == ["b1/zarr.json", "qz/c/0", "qz/c/1", "qz/zarr.json",
                                              "xyz/zarr.json", "zarr.json"]
+
+
+def _put_raw(s3_server, key: str, body: bytes) -> None:
+    """An object put by another S3 client (keys ending in '/' included, as the AWS console's
+    'Create folder' makes them)."""
+    boto3 = pytest.importorskip("boto3", reason="boto3 is not installed")
+    from zarrx.bench.servers import S3_KEYS
+    boto3.client("s3", endpoint_url=s3_server.endpoint, region_name=S3_KEYS["region"],
+                 aws_access_key_id=S3_KEYS["access_key_id"],
+                 aws_secret_access_key=S3_KEYS["secret_access_key"]).put_object(
+        Bucket=s3_server.bucket, Key=key, Body=body)
+
+
+@pytest.mark.parametrize("backend", ["fsspec", "obstore"])
+def test_folder_markers_are_neither_keys_nor_nodes(s3_server, backend):
+    """Empty 'name/' objects (folder markers) are not listed as keys: a hierarchy written into
+    a folder made in the AWS console can be overwritten (mode='w' deleted the key '' once),
+    listed, consolidated and deleted; a real empty object is still a key."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    import zarrx
+    prefix = s3_server.fresh()
+    url = s3_server.url(prefix)
+    for marker in ("", "x/", "x/c/", "sub/", "empty/"):
+        _put_raw(s3_server, f"{prefix}/{marker}", b"")
+    if backend == "fsspec":
+        store = FsspecStore(url, storage_options=s3_server.fsspec_options)
+    else:
+        from zarrx.store.remote import ObjectStore
+        store = ObjectStore(url, storage_options=s3_server.options)
+    g = zarrx.open_group(store, mode="w")
+    g.create_array("x", shape=(4,), chunks=(2,), dtype="i1")[...] = 1
+    g.create_group("sub")
+    store.set("sub/blank", b"")
+    assert sorted(store.list_prefix("")) == ["sub/blank", "sub/zarr.json", "x/c/0", "x/c/1",
+                                             "x/zarr.json", "zarr.json"]
+    assert tuple(store.list_dir("")) == (["zarr.json"], ["sub", "x"])
+    assert sorted(name for name, _ in g.members()) == ["sub", "x"]
+    zarrx.consolidate_metadata(store)
+    assert sorted(zarrx.open_consolidated(store).keys()) == ["sub", "x"]
+    del g["x"]
+    assert sorted(store.list_prefix("")) == ["sub/blank", "sub/zarr.json", "zarr.json"]
+    zarrx.open_group(store, mode="w")
+    assert list(store.list_prefix("")) == ["zarr.json"]
+
+
+def test_a_waiting_synchronous_filesystem_holds_up_no_other_store():
+    """The calls of a synchronous filesystem (ftp, sftp, ...) ran on the event loop every
+    remote store shares: one waiting for its server held up the requests of all the others.
+    Here a read of another store completes while the filesystem's read waits for it."""
+    fsspec = pytest.importorskip("fsspec")
+    import threading
+
+    from fsspec.implementations.memory import MemoryFileSystem
+
+    entered, other_done = threading.Event(), threading.Event()
+
+    class WaitingFS(MemoryFileSystem):
+        protocol = "zarrxwaitingfs"
+        store: dict = {}
+        pseudo_dirs = [""]
+
+        def cat_file(self, path, start=None, end=None, **kwargs):
+            entered.set()
+            other_done.wait(10)                # released once the other store has answered
+            return super().cat_file(path, start=start, end=end, **kwargs)
+
+    fsspec.register_implementation("zarrxwaitingfs", WaitingFS, clobber=True)
+    waiting = FsspecStore("zarrxwaitingfs://d")
+    waiting.set("k", b"v")
+    other = FsspecStore(f"memory://zarrx-{uuid.uuid4().hex}")
+    other.set("k", b"w")
+    got = {}
+    reader = threading.Thread(target=lambda: got.setdefault("waiting", waiting.get("k")))
+    reader.start()
+    entered.wait(10)
+    got["other"] = other.get("k")
+    answered_first = not got.get("waiting")
+    other_done.set()
+    reader.join()
+    assert answered_first and got == {"other": b"w", "waiting": b"v"}

@@ -187,3 +187,25 @@ def test_zarr_python_hierarchy_and_xarray_dataset_over_http(site, zarr_format):
     assert h["empty"][...].shape == (0,) and h["scalar"][()] == 42
     got = xr.open_dataset(f"{url}/x.zarr", engine="zarrx")
     xr.testing.assert_identical(got.load(), ds)
+
+
+@pytest.mark.parametrize("backend, status", [("obstore", 405), ("fsspec", 403)])
+def test_members_of_a_hierarchy_without_consolidated_metadata_say_there_is_no_listing(
+        site, backend, status):
+    """A zarr-python v2 hierarchy served without consolidated metadata: its nodes open by
+    name, and listing them says the server offers none (fsspec's HTTP filesystem met nginx's
+    403 for a folder and raised RemoteAccessError naming the address '.../<root>')."""
+    zarr = pytest.importorskip("zarr")
+    if backend == "fsspec":
+        pytest.importorskip("aiohttp", reason="aiohttp is not installed")
+    path, url = site
+    g = zarr.open_group(str(path / "v2.zarr"), mode="w", zarr_format=2)
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="i2")[:] = [1, 2, 3, 4]
+    store = (ObjectStore if backend == "obstore" else FsspecStore)(f"{url}/v2.zarr")
+    group = zarrx.open_group(store, mode="r")
+    assert group["a"][...].tolist() == [1, 2, 3, 4]
+    with pytest.raises(StoreError) as info:
+        group.members()
+    assert type(info.value) is StoreError
+    assert str(info.value) == (f"{store!r}: cannot list '<root>': the server offers no listing "
+                               f"({status}); open hierarchies with consolidated metadata there")

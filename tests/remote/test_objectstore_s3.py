@@ -88,3 +88,34 @@ def test_a_listed_name_obstore_cannot_read_is_named(s3_server):
         f"ObjectStore('s3://{s3_server.bucket}/{prefix}'): cannot list '<root>' "
         f"(s3://{s3_server.bucket}/{prefix}/<root>): obstore cannot read an object's name: "
         f"Path \"{prefix}/x//y\" contained empty path segment")
+
+
+def test_an_http_endpoint_from_the_environment_is_allowed(s3_server, monkeypatch):
+    """AWS_ENDPOINT_URL=http://... (MinIO, a local server) with the keys in the environment:
+    the store reaches it (the client options zarrx sets used to replace obstore's own reading
+    of AWS_ALLOW_HTTP, and every request failed as 'other (GenericError)')."""
+    from zarrx.bench.servers import S3_KEYS
+    for name in ("AWS_ENDPOINT", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.endpoint)
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", S3_KEYS["access_key_id"])
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", S3_KEYS["secret_access_key"])
+    monkeypatch.setenv("AWS_REGION", S3_KEYS["region"])
+    url = s3_server.url()
+    zarrx.create_array(url, shape=(3,), dtype="i2", fill_value=7)
+    assert zarrx.open_array(url, mode="r")[...].tolist() == [7, 7, 7]
+
+
+def test_the_cli_shows_a_url_without_its_credentials(s3_server, capsys):
+    """`zarrx check` printed the location as given, user name and password included."""
+    from zarrx.cli import main
+    url = s3_server.url()
+    zarrx.create_array(url, shape=(2,), dtype="i1", fill_value=1,
+                       storage_options=s3_server.options)
+    bucket_and_prefix = url.split("://", 1)[1]
+    options = [arg for k, v in s3_server.options.items() for arg in ("-S", f"{k}={v}")]
+    assert main(["check", f"s3://USER:PASSWD@{bucket_and_prefix}", *options]) == 0
+    out = capsys.readouterr()
+    assert "PASSWD" not in out.out + out.err
+    assert out.out.startswith(f"checked {url}: 0 groups, 1 arrays, 0 stored objects in ")

@@ -104,3 +104,80 @@ def test_a_file_url_with_storage_options_is_fsspecs_local_filesystem(tmp_path):
     assert zarrx.open_array(str(tmp_path / "d" / "x.zarr"), mode="r")[...].tolist() == \
         [4, 4, 4, 1, 1]
     assert type(zarrx.open_array(url, mode="r").store).__name__ == "LocalStore"
+
+
+@pytest.mark.parametrize("url, so, expected", [
+    ("gs://b/p", {"token": "anon"}, {"skip_signature": True}),
+    ("gs://b/p", {"token": "google_default"}, {}),
+    ("az://c/p", {"account_name": "a", "anon": True},
+     {"account_name": "a", "skip_signature": True}),
+    ("abfs://c/p", {"account_name": "a", "sas_token": "sv=1&sig=2"},
+     {"account_name": "a", "sas_key": "sv=1&sig=2"})])
+def test_gcsfs_and_adlfs_style_options_are_translated(url, so, expected):
+    """zarr-python's storage options for public GCS and Azure data (gcsfs's token="anon",
+    adlfs's anon and sas_token) open an ObjectStore; obstore used to refuse the names."""
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore, open_url
+    assert _obstore_options(url.split("://")[0], so) == expected
+    store = open_url(url, read_only=True, storage_options=so)
+    assert type(store) is ObjectStore and store._storage_options == expected
+
+
+@pytest.mark.parametrize("url, so, message", [
+    ("gs://b/p", {"project": "p", "token": "/creds.json"},
+     "'gs://b/p': the storage options project, token are gcsfs options, which need the "
+     "packages 'fsspec' and 'gcsfs': pip install fsspec gcsfs"),
+    ("az://c/p", {"connection_string": "AccountName=a;AccountKey=k"},
+     "'az://c/p': the storage options connection_string are adlfs options, which need the "
+     "packages 'fsspec' and 'adlfs': pip install fsspec adlfs")])
+def test_gcsfs_and_adlfs_only_options_need_their_filesystem(monkeypatch, url, so, message):
+    """Options only gcsfs or adlfs understand go to fsspec, as s3fs-only ones do for S3: the
+    package is named when missing (obstore used to refuse the first with an unknown
+    configuration key)."""
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import open_url
+    monkeypatch.setitem(sys.modules, "gcsfs", None)
+    monkeypatch.setitem(sys.modules, "adlfs", None)
+    with pytest.raises(MissingDependencyError) as info:
+        open_url(url, read_only=True, storage_options=so)
+    assert str(info.value) == message
+
+
+def test_an_http_url_without_obstore_or_aiohttp_names_aiohttp(monkeypatch):
+    """Without obstore an http(s) URL opens an FsspecStore, which needs aiohttp: a
+    MissingDependencyError naming it, not a raw ModuleNotFoundError."""
+    pytest.importorskip("fsspec")
+    monkeypatch.setitem(sys.modules, "obstore", None)
+    monkeypatch.setitem(sys.modules, "aiohttp", None)
+    with pytest.raises(MissingDependencyError) as info:
+        zarrx.open_group("https://example.org/data.zarr", mode="r")
+    assert str(info.value) == ("FsspecStore('https://example.org/data.zarr') needs the package "
+                               "'aiohttp', which is not installed: pip install aiohttp (or pip "
+                               "install 'zarrx[http]')")
+
+
+@pytest.mark.parametrize("so, cls", [({"skip_signature": True}, "ObjectStore"),
+                                     ({"profile": "p"}, "FsspecStore")])
+def test_an_upper_case_scheme_is_the_scheme(so, cls):
+    """'S3://bucket/x' is 's3://bucket/x' for both backends (fsspec refused it with 'Protocol
+    not known: S3' when s3fs options routed it there)."""
+    pytest.importorskip("obstore")
+    pytest.importorskip("s3fs")
+    from zarrx.store.remote import open_url
+    store = open_url("S3://bucket/x", read_only=True, storage_options=so)
+    assert repr(store) == f"{cls}('s3://bucket/x', read_only=True)"
+
+
+@pytest.mark.parametrize("url, segment", [("s3://bkt/..", ".."), ("s3://bkt/data/../other", ".."),
+                                          ("gs://bkt/a/./b", "."), ("az://c/x/..", "..")])
+def test_dot_segments_of_a_bucket_url_are_refused_by_obstore(url, segment):
+    """obstore resolves '.' and '..' as a URL path ('s3://bkt/..' was the whole bucket, which
+    mode='w' would have emptied), where s3fs and zarr-python name such keys literally."""
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    with pytest.raises(StoreError) as info:
+        ObjectStore(url, storage_options={"skip_signature": True})
+    assert str(info.value) == (
+        f"ObjectStore({url!r}): the path segment {segment!r}: keys are named literally, but "
+        "obstore would resolve it and address other keys than the URL names; open keys with "
+        "'.' or '..' segments with FsspecStore")

@@ -25,6 +25,7 @@ from zarrx.array import Array
 from zarrx.errors import NodeExistsError, StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.store import Store, ZipStore, make_store
+from zarrx.store.remote.urls import redact
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
            "opened_here", "check_zip_destination", "release", "holds_node"]
@@ -39,7 +40,7 @@ class Location:
 
     store: Store
     path: str
-    text: str            # as the user wrote it, for messages
+    text: str            # as the user wrote it (a URL without credentials), for messages
 
     @property
     def name(self) -> str:
@@ -115,7 +116,8 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
     if not isinstance(text, str):
         raise ZarrError(f"expected a str path, found bytes {text!r}")
     if _is_url(text):
-        return Location(_store_for(text, mode, storage_options), "", text)
+        # shown without the user name, password or query string (a token) it may carry
+        return Location(_store_for(text, mode, storage_options), "", redact(text))
     path = text[len("file://"):] if text.startswith("file://") else text
     if not path:
         raise ZarrError("expected a path, found an empty string")

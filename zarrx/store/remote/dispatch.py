@@ -6,7 +6,10 @@ fsspec (:class:`FsspecStore`) for every other protocol (``memory://``, ``gcs://`
 ``ftp://``, ...). fsspec-style ``storage_options`` for S3 (``key``, ``secret``, ``token``,
 ``anon``, ``endpoint_url``, ``client_kwargs={"region_name": ...}``) are translated for obstore;
 an ``s3://`` URL given options only s3fs understands (``profile``, ``requester_pays``,
-``config_kwargs``, other ``client_kwargs``, ...) goes to fsspec instead, and so does an
+``config_kwargs``, other ``client_kwargs``, ...) goes to fsspec instead. gcsfs's
+``token="anon"`` and adlfs's ``anon`` and ``sas_token`` are translated too, and a ``gs://``
+or Azure URL given options only gcsfs or adlfs understands (``project``, a ``token`` file,
+``connection_string``, ...) goes to fsspec, and so does an
 ``http(s)://`` URL given any option but obstore's ``client_options`` (``headers``,
 ``client_kwargs``, ``block_size``, ... of fsspec's HTTP filesystem).
 """
@@ -43,15 +46,38 @@ _S3FS_ONLY = frozenset({
     "cache_regions", "asynchronous", "loop", "max_concurrency", "fixed_upload_size",
     "session", "username", "password"})
 _OBSTORE_CLIENT_KWARGS = frozenset({"region_name", "endpoint_url"})
+# options of the fsspec filesystems every fsspec filesystem takes (instance caching, listings)
+_FSSPEC_COMMON = frozenset({
+    "skip_instance_cache", "use_listings_cache", "listings_expiry_time", "max_paths",
+    "asynchronous", "loop", "version_aware", "default_fill_cache", "default_cache_type"})
+# gcsfs options obstore has no equivalent for (``token`` other than "anon" and
+# "google_default": a file, a dict, a credentials object, "cache", "browser", ...)
+_GCSFS_ONLY = _FSSPEC_COMMON | frozenset({
+    "project", "access", "consistency", "cache_timeout", "secure_serialize",
+    "check_connection", "requests_timeout", "requester_pays", "session_kwargs",
+    "endpoint_url", "default_location", "timeout", "block_size"})
+# adlfs options obstore has no equivalent for
+_ADLFS_ONLY = _FSSPEC_COMMON | frozenset({
+    "connection_string", "credential", "request_session", "socket_timeout", "blocksize",
+    "location_mode", "assume_container_exists", "max_concurrency", "timeout",
+    "connection_timeout", "read_timeout", "account_host"})
+_AZURE_SCHEMES = frozenset({"az", "azure", "abfs", "abfss", "adl"})
 
 
 def _s3fs_only(scheme: str, so: dict) -> list[str]:
-    """The storage options (s3fs names, or fsspec's HTTP filesystem's for an http(s) URL)
-    that only the fsspec backend understands."""
+    """The storage options (s3fs, gcsfs or adlfs names, or fsspec's HTTP filesystem's for an
+    http(s) URL) that only the fsspec backend understands."""
     if scheme in HTTP_SCHEMES:
         # obstore's HTTP store takes client_options only; ``headers``, ``client_kwargs``,
         # ``block_size``, ... are the HTTP filesystem's, as zarr-python passes them on
         return sorted(k for k, v in so.items() if k != "client_options" and v is not None)
+    if scheme == "gs":
+        token = so.get("token")
+        return sorted(k for k, v in so.items() if v is not None and (
+            k in _GCSFS_ONLY or k == "token" and not (
+                isinstance(token, str) and token in ("anon", "google_default"))))
+    if scheme in _AZURE_SCHEMES:
+        return sorted(k for k, v in so.items() if k in _ADLFS_ONLY and v is not None)
     if scheme not in ("s3", "s3a"):
         return []
     out = sorted(k for k, v in so.items() if k in _S3FS_ONLY and v is not None)
@@ -85,6 +111,15 @@ def _obstore_options(scheme: str, so: dict) -> dict:
                 out.setdefault("region", ck["region_name"])
             if ck.get("endpoint_url") is not None:
                 out.setdefault("endpoint", ck["endpoint_url"])
+    elif scheme == "gs":
+        # gcsfs: token="anon" reads public data unsigned; "google_default" is the default
+        if out.pop("token", None) == "anon":
+            out["skip_signature"] = True
+    elif scheme in _AZURE_SCHEMES:
+        if out.pop("anon", False):                      # adlfs: anonymous access
+            out["skip_signature"] = True
+        if "sas_token" in out:
+            out.setdefault("sas_key", out.pop("sas_token"))
     return out
 
 
@@ -92,6 +127,7 @@ def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) 
     scheme = scheme_of(url)
     if not scheme:
         raise StoreError(f"open_url: {url!r} is not a URL")
+    url = scheme + url[url.index("://"):]        # S3://: fsspec knows lower-case protocols
     if storage_options is not None and not isinstance(storage_options, dict):
         from zarrx.errors import ArgumentTypeError
         raise ArgumentTypeError(f"{redact(url)!r}: storage_options: expected a dict, found "
@@ -102,7 +138,7 @@ def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) 
     fsspec_only = _s3fs_only(scheme, so)
     package = _FSSPEC_PACKAGE.get(scheme, "fsspec")
     if fsspec_only and not (_has("fsspec") and _has(package)):
-        owner = "s3fs" if package == "s3fs" else "fsspec HTTP filesystem"
+        owner = "fsspec HTTP filesystem" if package == "aiohttp" else package
         raise MissingDependencyError(
             f"{redact(url)!r}: the storage options {', '.join(fsspec_only)} are {owner} "
             f"options, which need the packages 'fsspec' and {package!r}: pip install fsspec "

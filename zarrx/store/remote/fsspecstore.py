@@ -2,7 +2,8 @@
 
 Asynchronous filesystems run their requests on fsspec's own event loop, concurrently (the
 coroutines behind ``cat_ranges``: one ``_cat_file`` per coalesced range, a suffix range as a
-negative start); synchronous ones (memory, local) are called directly.
+negative start); synchronous ones (memory, local, ftp, sftp, ...) are called on a thread of
+their own, one call at a time, so that a slow server never holds up the event loop.
 
 Generations and conditions depend on the filesystem:
 
@@ -18,8 +19,15 @@ Generations and conditions depend on the filesystem:
 from __future__ import annotations
 
 import asyncio
+import functools
+import hashlib
+import os
 import re
-from typing import Any
+import threading
+import weakref
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
 from zarrx.errors import MissingDependencyError, StoreError
@@ -33,12 +41,39 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["FsspecStore"]
 
+T = TypeVar("T")
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
 
 
 def _fsspec():  # type: ignore[no-untyped-def]
     return require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
+
+
+# the thread that makes the calls of each synchronous filesystem (ftp, sftp, memory, ...): on
+# the event loop every remote store shares, a call that waits for its server would hold up all
+# of them; one thread per filesystem, as such clients (an FTP session) are not thread-safe
+_SYNC_THREADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SYNC_GUARD = threading.Lock()
+
+
+def _sync_thread(fs: Any) -> ThreadPoolExecutor:
+    with _SYNC_GUARD:
+        pool = _SYNC_THREADS.get(fs)
+        if pool is None:
+            pool = _SYNC_THREADS[fs] = ThreadPoolExecutor(
+                1, thread_name_prefix="zarrx-fsspec-sync")
+        return pool
+
+
+def _forget_sync_threads() -> None:
+    global _SYNC_GUARD
+    _SYNC_THREADS.clear()              # their threads do not exist in a forked child
+    _SYNC_GUARD = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_sync_threads)
 
 
 class FsspecStore(RemoteStore):
@@ -72,7 +107,7 @@ class FsspecStore(RemoteStore):
                 so.setdefault("skip_instance_cache", True)   # ours alone: see retries below
             elif fs.split("://", 1)[0] in ("http", "https"):
                 # aiohttp waits without limit by default: zarrx's timeouts apply
-                import aiohttp
+                aiohttp = require("aiohttp", "aiohttp", f"FsspecStore({redact(fs)!r})", "http")
                 ck = dict(so.get("client_kwargs") or {})
                 ck.setdefault("timeout", aiohttp.ClientTimeout(
                     total=None, connect=opts.connect_timeout, sock_read=opts.timeout))
@@ -166,17 +201,40 @@ class FsspecStore(RemoteStore):
         bucket, _, k = self._full(key).partition("/")
         return bucket, k
 
+    async def _blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, a call of a synchronous filesystem, on its own thread
+        (see ``_sync_thread``)."""
+        try:
+            pool = _sync_thread(self.fs)
+        except TypeError:                       # a filesystem that cannot be a weak key
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(
+            pool, functools.partial(fn, *args, **kwargs))
+
+    async def _bounded(self, aw: Awaitable[T]) -> T:
+        """``await aw`` within ``options.timeout`` seconds in all: aiohttp and botocore bound
+        each read from the socket, so a server sending a byte now and then would hold a
+        request for ever."""
+        timeout = self.options.timeout
+        return await (asyncio.wait_for(aw, timeout) if timeout > 0 else aw)
+
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
                    if_match: str | None, on_meta: OnMeta | None = None) -> Got:
         if self.is_s3:
-            return await self._s3_get(key, start, stop, suffix, if_match, on_meta)
+            return await self._bounded(self._s3_get(key, start, stop, suffix, if_match,
+                                                    on_meta))
         path = self._full(key)
         a = -suffix if suffix is not None else start
         if self._async:
-            data = await self.fs._cat_file(path, start=a, end=stop)
+            data = await self._bounded(self.fs._cat_file(path, start=a, end=stop))
+            etag, size = await self._head(key)   # the version, checked after reading
         else:
-            data = self.fs.cat_file(path, start=a, end=stop)
-        etag, size = await self._head(key)       # the version, checked after reading
+            # read and version in one call on the filesystem's thread: no write of this
+            # process comes between them
+            def read() -> tuple[bytes, tuple[str, int]]:
+                return self.fs.cat_file(path, start=a, end=stop), self._head_sync(path)
+
+            data, (etag, size) = await self._blocking(read)
         if if_match is not None and etag != if_match:
             raise Failure("precondition", 412)
         if (a or stop is not None) and len(data) == size:
@@ -222,18 +280,22 @@ class FsspecStore(RemoteStore):
 
     async def _head(self, key: str) -> tuple[str | None, int]:
         path = self._full(key)
+        if not self._async:
+            return await self._blocking(self._head_sync, path)
+        return await self._bounded(self._head_async(key, path))
+
+    async def _head_async(self, key: str, path: str) -> tuple[str | None, int]:
         if self.is_s3:
             bucket, k = self._bucket_key(key)
             resp = await self.fs._call_s3("head_object", Bucket=bucket, Key=k)
             return resp.get("ETag"), int(resp["ContentLength"])
-        info = (await self.fs._info(path)) if self._async else self.fs.info(path)
-        if info.get("type") == "directory":
-            raise FileNotFoundError(path)
-        tag = info.get("ETag") or info.get("etag")
-        if tag is None:
-            stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
-            tag = f"{info.get('size')}-{stamp}"
-        return str(tag), int(info["size"])
+        info = await self.fs._info(path)
+        whole = await self.fs._cat_file(path) if _sizeless(info) else None
+        return _version(info, whole, path)
+
+    def _head_sync(self, path: str) -> tuple[str, int]:
+        info = self.fs.info(path)
+        return _version(info, self.fs.cat_file(path) if _sizeless(info) else None, path)
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
         path = self._full(key)
@@ -244,7 +306,7 @@ class FsspecStore(RemoteStore):
                 kw["IfNoneMatch"] = "*"
             elif mode is not None:
                 kw["IfMatch"] = mode
-            resp = await self.fs._call_s3("put_object", **kw)
+            resp = await self._bounded(self.fs._call_s3("put_object", **kw))
             self.fs.invalidate_cache(path)
             return resp.get("ETag")
         if mode is not None:
@@ -257,9 +319,13 @@ class FsspecStore(RemoteStore):
             await self.fs._pipe_file(path, bytes(data), **kw2)
         else:
             parent = path.rsplit("/", 1)[0] if "/" in path else ""
-            if parent:
-                self.fs.makedirs(parent, exist_ok=True)
-            self.fs.pipe_file(path, bytes(data))
+
+            def write() -> None:
+                if parent:
+                    self.fs.makedirs(parent, exist_ok=True)
+                self.fs.pipe_file(path, bytes(data))
+
+            await self._blocking(write)
         return None
 
     async def _delete(self, keys: list[str]) -> None:
@@ -293,11 +359,14 @@ class FsspecStore(RemoteStore):
             for p in paths:
                 self.fs.invalidate_cache(p)
             return
-        for p in paths:
-            try:
-                self.fs.rm_file(p)
-            except FileNotFoundError:
-                pass
+        def remove() -> None:
+            for p in paths:
+                try:
+                    self.fs.rm_file(p)
+                except FileNotFoundError:
+                    pass
+
+        await self._blocking(remove)
 
     async def _delete_if(self, key: str, etag: str) -> None:
         if not self.is_s3:
@@ -315,12 +384,21 @@ class FsspecStore(RemoteStore):
             if self._async:
                 found = await self.fs._find(base or "")
             else:
-                found = self.fs.find(base or "")
+                found = await self._blocking(self.fs.find, base or "")
         except FileNotFoundError:
             return []
+        except Exception as exc:  # noqa: BLE001 - classified below
+            fail = self._failure(exc)
+            if self._http and fail is not None and fail.kind == "access":
+                # a web server that serves files forbids listing their folder (nginx without
+                # autoindex): the server offers no listing, as a 405 says
+                raise Failure("unsupported", fail.status) from None
+            raise
         cut = len(self.root) + 1 if self.root else 0
         out = []
         for p in found:
+            if p.endswith("/"):
+                continue           # a folder marker (an empty "name/" object), not a key
             p = self.fs._strip_protocol(p).lstrip("/") if not self.root.startswith("/") \
                 else self.fs._strip_protocol(p)
             if self.root and not p.startswith(self.root + "/"):
@@ -400,6 +478,30 @@ class FsspecStore(RemoteStore):
 
     def __repr__(self) -> str:
         return f"FsspecStore({self._display!r}{', read_only=True' if self.read_only else ''})"
+
+
+def _sizeless(info: dict) -> bool:
+    """Whether ``info`` (of a file) gives no size: a web server's answer streamed without
+    Content-Length."""
+    return info.get("size") is None and info.get("type") != "directory"
+
+
+def _version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
+    """The generation (ETag, else size and modification time) and size of the file ``info``
+    describes; ``whole``: its bytes, read when ``info`` gives no size (their digest then
+    stands for a missing version)."""
+    if info.get("type") == "directory":
+        raise FileNotFoundError(path)
+    tag = info.get("ETag") or info.get("etag")
+    stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
+    size = info.get("size")
+    if size is None:
+        size = len(whole or b"")
+        if tag is None and stamp is None:
+            tag = "blake2b-" + hashlib.blake2b(whole or b"", digest_size=16).hexdigest()
+    if tag is None:
+        tag = f"{size}-{stamp}"
+    return str(tag), int(size)
 
 
 def _check_endpoints(url: str, so: dict) -> None:

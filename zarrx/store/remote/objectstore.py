@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import os
 import re
 import threading
 import urllib.error
@@ -22,10 +23,10 @@ from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta
+from zarrx.store.remote.common import OnMeta, gather_all
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
-from zarrx.store.remote.urls import (EXTRAS, endpoint_problem, literal_path, redact,
-                                     require, scheme_of)
+from zarrx.store.remote.urls import (EXTRAS, dot_segment, endpoint_problem, literal_path,
+                                     redact, redact_text, require, scheme_of)
 
 __all__ = ["ObjectStore"]
 
@@ -118,7 +119,16 @@ class ObjectStore(RemoteStore):
         return Got(data, meta.get("e_tag"), meta.get("size"), res.range[0])
 
     async def _head(self, key: str) -> tuple[str | None, int]:
-        meta = await _obstore().head_async(self._client, self._prefix + key)
+        obs = _obstore()
+        try:
+            meta = await obs.head_async(self._client, self._prefix + key)
+        except FileNotFoundError as exc:
+            fail = self._failure(exc)
+            if self.kind not in ("http", "https") or fail is None or fail.kind != "unsupported":
+                raise
+            # a web server that answers HEAD with 405 (obstore takes it for a missing object):
+            # the headers of a GET say the same, and its body is not read
+            meta = (await obs.get_async(self._client, self._prefix + key)).meta
         return meta.get("e_tag"), meta["size"]
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
@@ -165,11 +175,31 @@ class ObjectStore(RemoteStore):
     async def _list(self, prefix: str) -> list[str]:
         full = (self._prefix + prefix).rstrip("/")
         stream = _obstore().list(self._client, prefix=full or None)
-        out: list[str] = []
+        found: list[tuple[str, int]] = []
         cut = len(self._prefix)
         async for chunk in stream:
-            out.extend(m["path"][cut:] for m in chunk)
-        return out
+            found.extend((m["path"][cut:], m["size"]) for m in chunk)
+        names = _without_folder_markers(found, prefix.rstrip("/"))
+        empty = [name for name, size in found if size == 0 and name in names]
+        if empty:
+            # an empty object with nothing below it may be a marker "name/" as well: it is a
+            # key only when it answers to its name
+            obs, limit = _obstore(), asyncio.Semaphore(16)
+
+            async def is_key(name: str) -> bool:
+                async with limit:
+                    try:
+                        await obs.head_async(self._client, self._prefix + name)
+                    except FileNotFoundError:
+                        return False
+                    except Exception:  # noqa: BLE001 - unknown: listed, so taken as a key
+                        return True
+                    return True
+
+            gone = {n for n, ok in zip(empty, await gather_all([is_key(n) for n in empty]))
+                    if not ok}
+            names = [n for n in names if n not in gone]
+        return names
 
     def _failure(self, exc: BaseException) -> Failure | None:
         ex = _obstore().exceptions
@@ -186,7 +216,11 @@ class ObjectStore(RemoteStore):
         status = int(m.group(1)) if m else None
         c = _CODE.search(text)
         code = c.group(1) if c else ""
-        if isinstance(exc, (ex.NotFoundError, FileNotFoundError)):
+        if code == "ConditionalRequestConflict":
+            # S3's 409 while another conditional write of the key is under way: obstore takes
+            # it for a failed condition, but the server asks for the request again
+            return Failure(_status_kind(status or 409, code), status or 409, code)
+        if isinstance(exc, (ex.NotFoundError, FileNotFoundError)) and status in (None, 404):
             return Failure("not_found" if code == "NoSuchBucket" else "missing", 404, code)
         if isinstance(exc, (ex.AlreadyExistsError, FileExistsError)):
             return Failure("exists", status or 412, code)
@@ -197,6 +231,14 @@ class ObjectStore(RemoteStore):
         low = text.splitlines()[0].lower() if text else ""
         if "non-partial response" in low or "range request not supported" in low:
             return Failure("not_partial", None, "the server ignored the range")
+        if "redirect without location" in low:
+            # S3's 301 PermanentRedirect: the bucket lives in another region than the client's
+            return Failure("config", 301, "the server redirected the request without saying "
+                           "where (S3 does so when the bucket is in another region): set the "
+                           "bucket's region in storage_options (region=...)")
+        if "content-length header missing" in low:
+            return Failure("bad_response", None, "the server's answer has no Content-Length "
+                           "header, which ObjectStore needs (FsspecStore reads such servers)")
         if isinstance(exc, (ex.NotSupportedError, NotImplementedError)):
             return Failure("unsupported", status, "not supported by the backend")
         if (m := _UNEXPECTED_RANGE.search(text)) is not None:
@@ -225,7 +267,14 @@ class ObjectStore(RemoteStore):
             return Failure("timeout", None, "timed out")
         if "connect" in low or "error sending request" in low or "connection" in low:
             return Failure("connection", None, "connection failed")
-        return Failure("other", None, type(exc).__name__)
+        # obstore's first line says the cause after the request it failed ("Error performing
+        # GET <url> in 1ms - HTTP error: builder error") or after the store ("Generic HTTP
+        # error: Failed to parse value for CONTENT_RANGE header: ...")
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        cause = (first.rpartition(" - ")[2] if " - " in first else first.partition(": ")[2])
+        cause = cause[:200]
+        return Failure("other", None, type(exc).__name__ + (
+            f": {redact_text(cause)}" if cause else ""))
 
     # -- plumbing ------------------------------------------------------------------------------
     def _config(self) -> dict:
@@ -255,7 +304,10 @@ def _status_kind(status: int, code: str) -> str:
         return "precondition"
     if status == 416:
         return "range"
-    if status == 429 or (status == 503 and code == "SlowDown"):
+    if status == 429 or (status == 503 and code == "SlowDown") \
+            or (status == 409 and code == "ConditionalRequestConflict"):
+        # (S3's 409 ConditionalRequestConflict: another conditional write of the key is under
+        # way, try again)
         return "throttled"
     if status in (405, 501):
         return "unsupported"
@@ -286,6 +338,10 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     if endpoint and (problem := endpoint_problem(endpoint)) is not None:
         # obstore would only fail (or panic) at the first request
         raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: {problem}")
+    if scheme in ("s3", "s3a") and not endpoint:
+        # obstore reads the endpoint from the environment too, but the client options given
+        # here replace those it would read there (AWS_ALLOW_HTTP among them)
+        endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
@@ -298,6 +354,11 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         # reopened memory:// store sees the same objects, and a path below the name is a prefix
         with _MEMORY_LOCK:
             return _MEMORY.setdefault(_memory_name_and_prefix(url)[0], obs.store.MemoryStore())
+    if (dots := dot_segment(url)) is not None:
+        raise StoreError(f"ObjectStore({redact(url)!r}): the path segment {dots!r}: keys are "
+                         f"named literally, but obstore would resolve it and address other "
+                         f"keys than the URL names; open keys with '.' or '..' segments with "
+                         f"FsspecStore")
     try:
         return obs.store.from_url(literal_path(url), client_options=client, retry_config=retry,
                                   **so)
@@ -314,6 +375,16 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
+
+
+def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
+    """The names of a listing of ``folder`` without its folder markers: the empty objects
+    named ``folder/`` or ``name/`` that the AWS console and some tools create, which obstore
+    lists without their trailing slash (as ``folder`` itself, or as an empty ``name`` that
+    other listed names lie below). A store's key is never also a folder of other keys."""
+    folders = {name[:i] for name, _ in found for i in range(len(name)) if name[i] == "/"}
+    return [name for name, size in found
+            if name != folder and not (size == 0 and name in folders)]
 
 
 def _memory_name_and_prefix(url: str) -> tuple[str, str]:

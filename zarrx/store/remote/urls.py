@@ -7,8 +7,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from zarrx.errors import MissingDependencyError
 
-__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "endpoint_problem",
-           "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require"]
+__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment",
+           "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -41,6 +41,18 @@ def literal_path(url: str) -> str:
     bucket, sep, path = rest.partition("/")
     path = path.rstrip("/").replace("%", "%25").replace("#", "%23").replace("?", "%3F")
     return f"{head}://{bucket}{sep if path else ''}{path}"
+
+
+def dot_segment(url: str) -> str | None:
+    """The first ``.`` or ``..`` segment of the key path of a bucket URL (``s3://bucket/a/..``),
+    or None. Such a key is named literally (as s3fs, gcsfs and zarr-python name it), but
+    obstore resolves it as a URL path: ``s3://bucket/a/../b`` would address ``b``, and
+    ``s3://bucket/..`` the whole bucket."""
+    scheme = scheme_of(url)
+    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES:
+        return None
+    path = url.split("://", 1)[1].partition("/")[2]
+    return next((seg for seg in path.split("/") if seg in (".", "..")), None)
 
 
 def endpoint_problem(endpoint: object) -> str | None:
