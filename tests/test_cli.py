@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -276,6 +277,23 @@ def test_chunk_describes_one_stored_object(tmp_path, capsys):
     key.write_bytes(b"garbage")
     code, out, _ = run(capsys, "chunk", p + "/a", "1")
     assert code == 1 and "ERROR" in out and "Stored size : 7 B (7 B)" in out
+
+
+def test_chunk_json_of_infinite_values_is_strict_json(tmp_path, capsys):
+    p = str(tmp_path / "inf.zarr")
+    a = zarrx.create_array(p, shape=(4,), chunks=(4,), dtype="f4", fill_value=0)
+    a[:] = [np.nan, np.inf, -np.inf, 1]
+
+    def refuse(constant):
+        raise AssertionError(f"not JSON: {constant}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no RuntimeWarning on standard error
+        code, out, err = run(capsys, "chunk", "--json", p, "0")
+    rep = json.loads(out, parse_constant=refuse)["decoded"]
+    assert code == 0 and err == ""
+    assert (rep["min"], rep["max"], rep["mean"], rep["nan"]) == ("-inf", "inf", "nan", 1)
+    assert "Mean        : nan\n" in run(capsys, "chunk", p, "0")[1]
 
 
 def test_dates_with_nat_in_info_and_chunk(tmp_path, capsys):

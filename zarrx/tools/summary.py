@@ -177,8 +177,9 @@ def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
             lo, hi = finite.min(), finite.max()
             out["min"], out["max"] = (str(lo), str(hi)) if kind in "mM" else \
                 (to_jsonable(lo), to_jsonable(hi))
-            if kind in "biuf":
-                out["mean"] = float(finite.astype(np.float64).mean())
+            if kind in "biuf":          # inf and -inf give NaN, written as JSON text
+                with np.errstate(all="ignore"):
+                    out["mean"] = to_jsonable(float(finite.astype(np.float64).mean()))
     if fill is not None and data.size:
         try:
             same = data == fill
