@@ -408,11 +408,13 @@ def test_a_failed_conversion_says_the_destination_is_incomplete(tmp_path, capsys
     (tmp_path / "src.zarr" / "b" / "c" / "2").write_bytes(b"garbage")
     code, _, err = run(capsys, "convert", src, dst)
     assert code == 3 and err.count("\n") == 1 and err.startswith("zarrx: array 'b' chunk 'b/c/2'")
-    assert err.endswith(f"; the destination {dst} is left incomplete (what was not written "
-                        "reads as the fill value): run the conversion again with --resume to "
-                        "finish it\n")
+    assert err.endswith(f"; the destination {dst} is left incomplete (it does not open until "
+                        "finished): run the conversion again with --resume to finish it\n")
     code, _, err = run(capsys, "convert", src, dst)        # refused: the destination is as it was
     assert code == 3 and "left incomplete" not in err
+    assert err == ("zarrx: convert /: the destination holds at / a node an interrupted "
+                   "conversion left unfinished; pass --resume (resume=True) to finish it, or "
+                   "--overwrite (overwrite=True) to start again\n")
     code, _, err = run(capsys, "convert", tmp_path / "missing.zarr", tmp_path / "out.zip")
     assert code == 3 and "left incomplete" not in err and not (tmp_path / "out.zip").exists()
 

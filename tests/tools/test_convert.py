@@ -254,3 +254,54 @@ def test_a_rectilinear_grid_is_kept_or_made_regular(tmp_path):
     assert zarrx.convert(src, str(tmp_path / "v2.zarr"), zarr_format=2, chunks=(4,),
                          verify=True).ok
     assert zarrx.open_array(str(tmp_path / "v2.zarr"), mode="r").chunks == (4,)
+
+
+@pytest.mark.parametrize("node", ["array", "group"])
+def test_an_interrupted_conversion_leaves_nothing_that_opens(tmp_path, node):
+    zarr = pytest.importorskip("zarr")
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    if node == "array":
+        a = zarrx.create_array(src, shape=(64, 64), dtype="i8", chunks=(8, 8))
+    else:
+        g = zarrx.open_group(src, mode="w", attributes={"title": "t"})
+        g.create_array("done", shape=(4, 4), dtype="u1", chunks=(2, 2))[...] = 7
+        a = g.create_group("sub").create_array("a", shape=(64, 64), dtype="i8", chunks=(8, 8))
+    a[...] = np.arange(64 * 64).reshape(64, 64)
+    opts = dict(chunks=(8, 8), shards=(16, 16), max_memory="12K", workers=1)
+    with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
+        zarrx.convert(src, dst, progress=_StopAfter(3), **opts)
+    inner = dst if node == "array" else os.path.join(dst, "sub", "a")
+    assert os.listdir(os.path.join(inner, "c"))           # some shards are written
+    for path in {dst, inner}:                              # nothing reads as complete
+        with pytest.raises(zarrx.NodeNotFoundError):
+            zarrx.open(path, mode="r")
+        with warnings.catch_warnings(), pytest.raises(Exception):
+            warnings.simplefilter("ignore")
+            zarr.open(path, mode="r")
+    with pytest.raises(zarrx.ZarrError, match="cannot resume into /"):
+        zarrx.convert(src, dst, resume=True, **{**opts, "shards": (32, 32), "max_memory": "1M"})
+    with zarrx.config.set(threads=2):
+        report = zarrx.convert(src, dst, resume=True, verify=True, **opts)
+    assert report.ok and report.arrays[-1].kept > 0
+    done = zarrx.open_array(inner, mode="r")
+    np.testing.assert_array_equal(done[...], a[...])
+    assert done.shards == (16, 16)
+    assert not [f for _, _, fs in os.walk(dst) for f in fs if f == ".zarrx-pending"]
+    if node == "group":
+        assert dict(zarrx.open_group(dst, mode="r").attrs) == {"title": "t"}
+        assert (zarrx.open_array(dst, path="done", mode="r")[...] == 7).all()
+
+
+def test_overwrite_starts_an_interrupted_conversion_again(tmp_path):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    a = zarrx.create_array(src, shape=(64, 64), dtype="i8", chunks=(8, 8))
+    a[...] = np.arange(64 * 64).reshape(64, 64)
+    opts = dict(chunks=(8, 8), shards=(16, 16), max_memory="12K", workers=1)
+    with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
+        zarrx.convert(src, dst, progress=_StopAfter(3), **opts)
+    with pytest.raises(zarrx.NodeExistsError, match="left unfinished; pass --resume"):
+        zarrx.convert(src, dst, **opts)
+    report = zarrx.convert(src, dst, overwrite=True, **{**opts, "shards": (32, 32),
+                                                        "max_memory": "1M"})
+    assert report.arrays[0].kept == 0
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])

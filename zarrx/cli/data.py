@@ -12,7 +12,7 @@ from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
 from zarrx.tools.copy import copy
-from zarrx.tools.location import holds_node
+from zarrx.tools.pending import interrupted_at
 from zarrx.tools.target import KEEP
 
 __all__ = ["register", "EXIT_ERROR"]
@@ -34,16 +34,16 @@ def run_convert(args: argparse.Namespace) -> int:
     dst_opts = destination_storage_options(args)
     if dst_opts is None:
         dst_opts = storage_options(args) or None
-    existed = holds_node(args.destination, dst_opts)
+    before = interrupted_at(args.destination, dst_opts)
     try:
         report = _convert(args, compressors, filters)
     except ZarrError as exc:
-        if not holds_node(args.destination, dst_opts) or \
-                (existed and not (args.overwrite or args.resume)):
+        if not interrupted_at(args.destination, dst_opts) or \
+                (before and not (args.overwrite or args.resume)):
             raise                       # the destination is as it was
         print(f"zarrx: {one_line(exc)}; the destination {args.destination} is left "
-              f"incomplete (what was not written reads as the fill value): run the conversion "
-              f"again with --resume to finish it", file=sys.stderr)
+              f"incomplete (it does not open until finished): run the conversion again with "
+              f"--resume to finish it", file=sys.stderr)
         return EXIT_ERROR
     if not args.quiet or not report.ok:
         print(report)

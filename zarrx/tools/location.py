@@ -27,7 +27,7 @@ from zarrx.group import Group
 from zarrx.store import Store, ZipStore, make_store
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
-           "opened_here", "check_zip_destination", "release", "holds_node"]
+           "opened_here", "check_zip_destination", "release"]
 
 _MAX_WALK_UP = 64
 _MAX_DOC = 64 << 20            # a group document larger than this is not looked into
@@ -131,23 +131,6 @@ def open_node(loc: Location, mode: str = "r") -> Array | Group:
     """The array or group at ``loc``."""
     from zarrx.api import open as open_any
     return open_any(loc.store, mode=mode, path=loc.path)
-
-
-def holds_node(where: Any, storage_options: dict | None = None) -> bool:
-    """Whether an array or a group is at the location ``where`` (nothing that cannot be opened
-    or read counts as one)."""
-    try:
-        loc = resolve(where, "r", storage_options)
-    except ZarrError:
-        return False
-    try:
-        open_node(loc)
-        return True
-    except ZarrError:
-        return False
-    finally:
-        if opened_here(where):
-            loc.store.close()
 
 
 def parse_storage_options(items: list[str] | None) -> dict[str, Any]:
