@@ -467,3 +467,10 @@ def test_integers_too_long_for_an_index_are_refused(tmp_path, capsys, argv, mess
     p = _tree(tmp_path)
     code, _, err = run(capsys, argv[0], p + argv[1], *argv[2:])
     assert code == 3 and err == f"zarrx: {message}\n"
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_and_status_130(capsys, monkeypatch):
+    def interrupted():
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "parser", interrupted)
+    assert run(capsys, "info", "x.zarr") == (130, "", "zarrx: interrupted\n")
