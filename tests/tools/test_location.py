@@ -17,6 +17,20 @@ def test_a_node_inside_a_directory_keeps_its_name_in_the_hierarchy(tmp_path):
     assert open_node(loc).name == "/sub/a"
 
 
+
+def test_directories_still_to_be_made_inside_a_hierarchy_are_groups_of_it(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    root = tmp_path / "data.zarr"
+    zarrx.open_group(str(root), mode="w").create_array("a", shape=(3,), dtype="u1", chunks=(3,))
+    loc = resolve(str(root / "new" / "deeper" / "b"))
+    assert loc.store.root == str(root) and loc.path == "new/deeper/b"
+    loc = resolve(str(tmp_path / "elsewhere" / "new" / "b"))     # no hierarchy above: its own
+    assert loc.store.root == str(tmp_path / "elsewhere" / "new" / "b") and loc.path == ""
+    zarrx.convert(str(root / "a"), str(root / "new" / "deeper" / "b"))
+    zarrx.copy(str(root / "a"), str(root / "other" / "c"))
+    theirs = zarr.open_group(str(root), mode="r")
+    assert theirs["new/deeper/b"].shape == (3,) and theirs["other/c"].shape == (3,)
+
 def test_a_standalone_array_is_its_own_root(tmp_path):
     zarrx.create_array(str(tmp_path / "a.zarr"), shape=(3,), dtype="u1", chunks=(3,))
     loc = resolve(str(tmp_path / "a.zarr"))

@@ -5,6 +5,7 @@ A location is written the way a user points at data:
 - a directory: ``data.zarr``, or a node inside it, ``data.zarr/group/array``. The store's root is
   the top of the hierarchy: the walk goes up from the named directory while the parent
   directory holds a Zarr group, so the node keeps its name in the hierarchy (``/group/array``);
+  directories that do not exist yet are passed over, to become groups of the hierarchy above;
 - a path inside a zip archive: ``archive.zip`` or ``archive.zip/group/array`` (the first path
   component ending in ``.zip`` that is not a directory is the archive);
 - a URL (``s3://bucket/data.zarr``, ``https://...``), configured by ``storage_options``; the URL
@@ -89,14 +90,20 @@ def _split_zip(path: str) -> tuple[str, str] | None:
 
 
 def _hierarchy_root(path: str) -> tuple[str, str]:
-    """``(root directory, node path)``: the directory of the topmost group above ``path``."""
+    """``(root directory, node path)``: the directory of the topmost group above ``path``.
+    Directories that do not exist yet between ``path`` and a group are groups to be made in
+    it (``data.zarr/new/array`` names ``/new/array`` of ``data.zarr``)."""
     root = os.path.abspath(path)
     node: list[str] = []
     for _ in range(_MAX_WALK_UP):
-        parent = os.path.dirname(root)
-        if parent == root or not _is_group_dir(parent):
+        top, names = root, [os.path.basename(root)]
+        parent = os.path.dirname(top)
+        while parent != top and not os.path.lexists(parent) and len(names) < _MAX_WALK_UP:
+            top, parent = parent, os.path.dirname(parent)       # a directory still to be made
+            names.insert(0, os.path.basename(top))
+        if parent == top or not _is_group_dir(parent):
             break
-        node.insert(0, os.path.basename(root))
+        node[:0] = names
         root = parent
     return root, "/".join(node)
 
