@@ -5,7 +5,7 @@ import pytest
 
 import zarrx
 from zarrx.store import LocalStore, ZipStore
-from zarrx.tools.location import open_node, parse_storage_options, resolve
+from zarrx.tools.location import open_node, parse_storage_options, resolve, side_options
 
 
 def test_a_node_inside_a_directory_keeps_its_name_in_the_hierarchy(tmp_path):
@@ -52,3 +52,13 @@ def test_storage_options_are_read_as_json_when_they_parse():
     assert opts == {"anon": True, "retries": 3, "region": "eu-west-1", "x": {"a": 1}}
     with pytest.raises(zarrx.ZarrError, match="expected key=value"):
         parse_storage_options(["anon"])
+
+
+
+
+def test_the_local_end_of_a_copy_to_or_from_a_url_takes_no_storage_options(tmp_path):
+    opts = {"endpoint": "http://127.0.0.1:9", "anon": True}
+    local, url = str(tmp_path / "a.zarr"), "s3://bucket/a.zarr"
+    assert side_options(local, url, opts) is None and side_options(url, local, opts) == opts
+    assert side_options(f"{tmp_path}/b.zip/g", url, opts) is None
+    assert side_options(local, str(tmp_path / "b.zarr"), opts) == opts   # refused when opened

@@ -12,6 +12,7 @@ from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
 from zarrx.tools.copy import copy
+from zarrx.tools.location import side_options
 from zarrx.tools.pending import interrupted_at
 from zarrx.tools.target import KEEP
 
@@ -33,7 +34,7 @@ def run_convert(args: argparse.Namespace) -> int:
         filters = None if args.filter == ["none"] else [parse_codec(c) for c in args.filter]
     dst_opts = destination_storage_options(args)
     if dst_opts is None:
-        dst_opts = storage_options(args) or None
+        dst_opts = side_options(args.destination, args.source, storage_options(args) or None)
     before = interrupted_at(args.destination, dst_opts)
     try:
         report = _convert(args, compressors, filters)

@@ -34,7 +34,7 @@ from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
 from zarrx.tools.location import Location, check_zip_destination, open_node, overlaps, release, \
-    resolve, writes_zip
+    resolve, side_options, writes_zip
 from zarrx.tools import pending
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
@@ -133,9 +133,9 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     budget = parse_size(max_memory)
     workers = workers_for(workers)
     bar = progress_for(progress)
-    src = resolve(source, "r", storage_options)
-    dst_opts = storage_options if destination_storage_options is None \
-        else destination_storage_options
+    src = resolve(source, "r", side_options(source, destination, storage_options))
+    dst_opts = side_options(destination, source, storage_options) \
+        if destination_storage_options is None else destination_storage_options
     # a zip archive cannot replace entries: overwriting means a new archive
     replace = overwrite and not resume and writes_zip(destination)
     dst = None

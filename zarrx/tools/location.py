@@ -28,7 +28,7 @@ from zarrx.group import Group
 from zarrx.store import Store, ZipStore, make_store
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
-           "opened_here", "check_zip_destination", "release"]
+           "opened_here", "check_zip_destination", "release", "side_options"]
 
 _MAX_WALK_UP = 64
 _MAX_DOC = 64 << 20            # a group document larger than this is not looked into
@@ -52,6 +52,17 @@ class Location:
 
 def _is_url(text: str) -> bool:
     return "://" in text and not text.startswith("file://")
+
+
+def side_options(where: Any, other: Any, storage_options: dict | None) -> dict | None:
+    """The storage options of ``where``, one end of a copy or conversion whose other end is
+    ``other``: a directory or a zip archive takes none when the other end is a URL (the
+    options are the URL's), else ``storage_options``."""
+    def url(obj: Any) -> bool:
+        return isinstance(obj, str) and _is_url(obj)
+    if storage_options and not url(where) and url(other) and isinstance(where, (str, os.PathLike)):
+        return None
+    return storage_options
 
 
 def _store_for(obj: str, mode: str, storage_options: dict | None) -> Store:
