@@ -187,3 +187,22 @@ def test_zarr_python_hierarchy_and_xarray_dataset_over_http(site, zarr_format):
     assert h["empty"][...].shape == (0,) and h["scalar"][()] == 42
     got = xr.open_dataset(f"{url}/x.zarr", engine="zarrx")
     xr.testing.assert_identical(got.load(), ds)
+
+
+def test_info_over_http_without_listings_says_what_it_cannot_count(site, capsys):
+    import json
+
+    from zarrx import cli
+    path, url = site
+    _write_tree(path, 3)
+    assert cli.main(["info", f"{url}/sharded"]) == 0
+    out = capsys.readouterr().out
+    assert "Shape         : (64, 64)\n" in out
+    assert "Shards stored : unknown (ObjectStore(" in out and "offers no listing" in out
+    assert "Stored size   : unknown\nRatio         : -" in out
+    assert cli.main(["info", "--json", f"{url}/sharded"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["stored_objects"] is None and info["nbytes_stored"] is None
+    assert "offers no listing" in info["stored_unknown"]
+    with pytest.raises(StoreError, match="offers no listing"):       # the library call says so
+        zarrx.open_array(f"{url}/sharded", mode="r").nbytes_stored()
