@@ -305,3 +305,34 @@ def test_overwrite_starts_an_interrupted_conversion_again(tmp_path):
                                                         "max_memory": "1M"})
     assert report.arrays[0].kept == 0
     np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])
+
+
+def test_only_the_blocks_holding_stored_objects_are_copied(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    a = zarrx.create_array(src, shape=(2000, 2000), dtype="f4", chunks=(100, 100),
+                           fill_value=np.nan)
+    a[150:160, 20:30] = 1.5
+    a[1990:, 1990:] = 2.5
+    opts = dict(chunks=(100, 100), max_memory="8M", workers=1, verify=True)
+    with zarrx.config.set(threads=1):
+        report = zarrx.convert(src, str(tmp_path / "b.zarr"), **opts)
+    assert report.ok and report.arrays[0].blocks == 2        # the two holding the data
+    assert report.arrays[0].nbytes < 2000 * 2000 * 4
+    b = zarrx.open_array(str(tmp_path / "b.zarr"), mode="r")
+    np.testing.assert_array_equal(b[...], a[...])
+    assert b.nchunks_initialized == 2
+    with zarrx.config.set(threads=1):       # another fill value: every block is written
+        report = zarrx.convert(src, str(tmp_path / "c.zarr"), fill_value=0, **opts)
+    c = zarrx.open_array(str(tmp_path / "c.zarr"), mode="r")
+    assert report.ok and report.arrays[0].nbytes == 2000 * 2000 * 4 and np.isnan(c[0, 0])
+    assert c[155, 25] == 1.5 and c.fill_value == 0
+
+
+def test_a_huge_sparse_array_converts_its_stored_objects_only(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    a = zarrx.create_array(src, shape=(2**31, 2**31), dtype="u1", chunks=(1000, 1000))
+    a[2**30:2**30 + 3, 5] = 7
+    report = zarrx.convert(src, str(tmp_path / "b.zarr"), zarr_format=2, verify=True)
+    assert report.ok and report.arrays[0].blocks == 1
+    b = zarrx.open_array(str(tmp_path / "b.zarr"), mode="r")
+    assert b[2**30:2**30 + 4, 5].tolist() == [7, 7, 7, 0] and b.nchunks_initialized == 1

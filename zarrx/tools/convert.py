@@ -25,7 +25,7 @@ from zarrx import config, layout
 from zarrx.api import create_group
 from zarrx.array import Array
 from zarrx.creation import create_array, prepare_node
-from zarrx.errors import NodeExistsError, ZarrError
+from zarrx.errors import NodeExistsError, RemoteError, StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
 from zarrx.metadata import nodes
@@ -283,12 +283,15 @@ class _Job:
                 done.blocks += 1
             self.bar.advance(n)
 
-        self.bar.start(math.prod(dst.shape) * itemsize, f"convert {done.path}")
-        run_parallel(copy, self._tasks(plan, present, done, itemsize), self.workers)
+        blocks = self._blocks(src, planned, plan)
+        total = math.prod(dst.shape) if blocks is None else \
+            sum(math.prod(s.stop - s.start for s in sel) for sel in blocks)
+        self.bar.start(total * itemsize, f"convert {done.path}")
+        run_parallel(copy, self._tasks(plan, blocks, present, done, itemsize), self.workers)
         if not complete:
             pending.finish(store, path, planned)
         if self.verify:
-            self._verify(src, dst, plan, done)
+            self._verify(src, dst, plan, blocks, done)
 
     def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
         meta = dst.metadata
@@ -313,9 +316,29 @@ class _Job:
                             f"set fewer threads (zarrx.config.set(threads=...))")
         return plan_blocks(dst.shape, unit, itemsize, per_worker, src_unit, where)
 
-    def _tasks(self, plan: BlockPlan, present: set, done: ArrayConversion,
-               itemsize: int) -> Iterator[tuple[slice, ...]]:
-        for sel in plan.blocks():
+    @staticmethod
+    def _blocks(src: Array, planned: ArrayMeta, plan: BlockPlan) -> list | None:
+        """The blocks holding data of ``src``: those meeting its stored objects, when what
+        it has not stored reads in the destination as it does in the source (the same fill
+        value); None for every block (the fill value changes, or the source cannot list its
+        objects or has no regular grid)."""
+        meta = src.metadata
+        grid = meta.chunk_grid
+        if not isinstance(grid, RegularGrid) or not _same_fill(meta, planned):
+            return None
+        try:
+            stored = layout.stored_objects(layout.chunk_source(src.store, src.path, meta))
+            unit = grid.chunk_shape
+            return plan.meeting(tuple(slice(c * u, (c + 1) * u) for c, u in zip(coords, unit))
+                                for coords in stored)
+        except RemoteError:
+            raise
+        except StoreError:          # no listing (an HTTP server): every block is read
+            return None
+
+    def _tasks(self, plan: BlockPlan, blocks: list | None, present: set,
+               done: ArrayConversion, itemsize: int) -> Iterator[tuple[slice, ...]]:
+        for sel in plan.blocks() if blocks is None else blocks:
             if not present:
                 yield sel
                 continue
@@ -332,7 +355,8 @@ class _Job:
                 else:
                     yield osel
 
-    def _verify(self, src: Array, dst: Array, plan: BlockPlan, done: ArrayConversion) -> None:
+    def _verify(self, src: Array, dst: Array, plan: BlockPlan, blocks: list | None,
+                done: ArrayConversion) -> None:
         itemsize = itemsize_estimate(dst.dtype)
 
         def compare(sel: tuple[slice, ...]) -> None:
@@ -343,8 +367,10 @@ class _Job:
                         done.mismatches.append(_mismatch(done.path, sel, a, b))
             self.bar.advance(math.prod(s.stop - s.start for s in sel) * itemsize)
 
-        self.bar.start(math.prod(dst.shape) * itemsize, f"verify {done.path}")
-        run_parallel(compare, plan.blocks(), self.workers)
+        total = math.prod(dst.shape) if blocks is None else \
+            sum(math.prod(s.stop - s.start for s in sel) for sel in blocks)
+        self.bar.start(total * itemsize, f"verify {done.path}")
+        run_parallel(compare, plan.blocks() if blocks is None else blocks, self.workers)
         done.verified = True
 
 
@@ -353,6 +379,16 @@ def _summary(meta: ArrayMeta) -> str:
     shape = grid.chunk_shape if isinstance(grid, RegularGrid) else "rectilinear"
     return (f"v{meta.zarr_format} {meta.data_type.name} shape {meta.shape} grid {shape} "
             f"codecs {[c.name for c in meta.codecs]}")
+
+
+def _same_fill(a: ArrayMeta, b: ArrayMeta) -> bool:
+    """Whether the fill values of ``a`` and ``b`` are the same value (NaN the same as NaN)."""
+    try:
+        return a.data_type.numpy == b.data_type.numpy and same_values(
+            np.array([a.fill_value], dtype=a.data_type.numpy),
+            np.array([b.fill_value], dtype=b.data_type.numpy))
+    except (TypeError, ValueError):
+        return False
 
 
 def same_values(a: np.ndarray, b: np.ndarray) -> bool:
