@@ -336,3 +336,18 @@ def test_a_huge_sparse_array_converts_its_stored_objects_only(tmp_path):
     assert report.ok and report.arrays[0].blocks == 1
     b = zarrx.open_array(str(tmp_path / "b.zarr"), mode="r")
     assert b[2**30:2**30 + 4, 5].tolist() == [7, 7, 7, 0] and b.nchunks_initialized == 1
+
+
+def test_a_codec_zarrx_does_not_know_is_named_before_anything_is_written(tmp_path):
+    import json
+    src, dst = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    zarrx.create_array(str(src), shape=(4,), dtype="i2", chunks=(2,))[:] = 1
+    doc = json.loads((src / "zarr.json").read_text())
+    doc["codecs"].append({"name": "mystery", "configuration": {}})
+    (src / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(str(src), str(dst))
+    assert str(info.value) == ("convert /: the codec 'mystery' is unknown to zarrx, which cannot "
+                               "read the chunks to convert them (zarrx copy copies them as "
+                               "stored)")
+    assert not dst.exists()

@@ -59,6 +59,10 @@ class Changes:
 def _split(specs: tuple[CodecSpec, ...], where: str) -> tuple[list, CodecSpec, list]:
     """``(filters, serializer, compressors)`` of a chunk's codec chain."""
     kinds = [codec_kind(s.name) for s in specs]
+    if None in kinds:
+        raise ZarrError(f"{where}: the codec {specs[kinds.index(None)].name!r} is unknown to "
+                        f"zarrx, which cannot read the chunks to convert them (zarrx copy "
+                        f"copies them as stored)")
     if kinds.count(A2B) != 1:
         raise ZarrError(f"{where}: cannot read the codec chain {[s.name for s in specs]}: "
                         f"expected one array->bytes codec")
