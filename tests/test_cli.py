@@ -474,3 +474,27 @@ def test_ctrl_c_while_the_commands_load_is_one_line_and_status_130(capsys, monke
         raise KeyboardInterrupt
     monkeypatch.setattr(cli, "parser", interrupted)
     assert run(capsys, "info", "x.zarr") == (130, "", "zarrx: interrupted\n")
+
+
+def test_a_file_where_a_directory_is_expected_is_named(tmp_path, capsys):
+    f = tmp_path / "afile"
+    f.write_text("hi")
+    p = _tree(tmp_path)
+    assert run(capsys, "info", f) == (3, "", f"zarrx: {str(f)!r} is a file, not a directory: "
+                                             f"Zarr data is a directory or a zip archive named "
+                                             f"*.zip\n")
+    code, _, err = run(capsys, "convert", p + "/a", f / "x.zarr")
+    assert code == 3 and err == (f"zarrx: {str(f / 'x.zarr')!r} ({str(f)!r}) is a file, not a "
+                                 f"directory: Zarr data is a directory or a zip archive named "
+                                 f"*.zip\n")
+    code, _, err = run(capsys, "copy", p + "/a", f)
+    assert code == 3 and "is a file, not a directory" in err and f.read_text() == "hi"
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_names_an_output_file_it_cannot_write(tmp_path, capsys, npy):
+    p = _tree(tmp_path)
+    out = tmp_path / "missing" / "x.out"
+    assert run(capsys, "cat", p + "/a", "-o", out, *npy) == \
+        (3, "", f"zarrx: cat: cannot write the output file {str(out)!r}: No such file or "
+                f"directory\n")

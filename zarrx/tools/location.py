@@ -119,6 +119,18 @@ def _hierarchy_root(path: str) -> tuple[str, str]:
     return root, "/".join(node)
 
 
+def _refuse_file(path: str, text: str) -> None:
+    """A StoreError when ``path``, or the nearest of its parents that exists, is a file: a
+    store there is a directory (a file is one only as a ``*.zip`` archive)."""
+    at = os.path.abspath(path)
+    while not os.path.exists(at) and os.path.dirname(at) != at:
+        at = os.path.dirname(at)
+    if os.path.exists(at) and not os.path.isdir(at):
+        where = "" if at == os.path.abspath(path) else f" ({at!r})"
+        raise StoreError(f"{text!r}{where} is a file, not a directory: Zarr data is a directory "
+                         f"or a zip archive named *.zip")
+
+
 def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) -> Location:
     """The :class:`Location` that ``where`` names (see the module docstring), its store opened
     for ``mode`` (``r``, ``r+``, ``a``, ``w``, ``w-``)."""
@@ -141,6 +153,7 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
     if zipped is not None:
         archive, inner = zipped
         return Location(_store_for(archive, mode, storage_options), inner, text)
+    _refuse_file(path, text)
     root, node = _hierarchy_root(path)
     return Location(_store_for(root, mode, storage_options), node, text)
 
