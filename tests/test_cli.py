@@ -423,7 +423,12 @@ def test_a_failed_conversion_says_the_destination_is_incomplete(tmp_path, capsys
                                   ["convert", "a.zarr", "b.zarr", "--chunks", "abc"],
                                   ["convert", "a.zarr", "b.zarr", "--shards", "0,1"],
                                   ["convert", "a.zarr", "b.zarr", "--max-memory", "lots"],
-                                  ["info", "a.zarr", "-S", "novalue"]])
+                                  ["info", "a.zarr", "-S", "novalue"],
+                                  ["check", "x.zarr", "--workers", "0"],
+                                  ["convert", "a.zarr", "b.zarr", "--workers", "-2"],
+                                  ["copy", "a.zarr", "b.zarr", "--workers", "many"],
+                                  ["check", "x.zarr", "--temp-age", "nan"],
+                                  ["check", "x.zarr", "--temp-age", "-5"]])
 def test_command_line_mistakes_exit_2_before_anything_is_opened(argv, tmp_path, capsys,
                                                                  monkeypatch):
     monkeypatch.chdir(tmp_path)

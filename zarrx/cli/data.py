@@ -7,7 +7,8 @@ from typing import Any
 
 from zarrx.cli.common import (add_progress, add_storage, destination_storage_options, one_line,
                               parse_codec, parse_shape, parse_value, progress_of,
-                              shards_argument, size_argument, storage_options)
+                              shards_argument, size_argument, storage_options,
+                              workers_argument)
 from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
@@ -101,7 +102,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-memory", default=DEFAULT_MAX_MEMORY, metavar="SIZE",
                    type=size_argument,
                    help="bound on the memory the copy holds, e.g. 512M, 4GiB (default: 1GiB)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=workers_argument, default=None, metavar="N",
                    help="blocks converted at a time (default: up to 4)")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted conversion: keep the stored objects already "
@@ -125,7 +126,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing destination (in a zip archive, which is written "
                         "anew, only when it holds nothing else)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=workers_argument, default=None, metavar="N",
                    help="batches of objects copied at a time (default: up to 4)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")
     add_progress(p)
