@@ -48,10 +48,10 @@ def stored_bytes(array: Array) -> int:
                for coords in array._initialized_objects())
 
 
-def stored_summary(array: Array) -> tuple[int, int] | str:
-    """``(stored objects, their bytes)`` of the array's grid, or why the store cannot tell (a
-    store that cannot list its objects, as an HTTP server without listings): the summaries show
-    the rest of what they know."""
+def stored_summary(array: Array) -> tuple[int, int] | Exception:
+    """``(stored objects, their bytes)`` of the array's grid, or the StoreError saying why the
+    store cannot tell (a store that cannot list its objects, as an HTTP server without
+    listings): the summaries show the rest of what they know."""
     from zarrx.errors import RemoteError, StoreError
     try:
         objects = layout.chunk_source(array.store, array.path, array.metadata).objects
@@ -63,14 +63,14 @@ def stored_summary(array: Array) -> tuple[int, int] | str:
     except RemoteError:                 # a failure to report, not a missing ability
         raise
     except StoreError as exc:
-        return " ".join(str(exc).split())
+        return exc
 
 
 def array_info(array: Array) -> str:
     meta = array.metadata
     summary = stored_summary(array)
     raw = array.nbytes
-    if isinstance(summary, str):
+    if isinstance(summary, Exception):
         count_text, stored_text = f"unknown ({summary})", "unknown"
         ratio = "-"
     else:

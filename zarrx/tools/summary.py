@@ -51,7 +51,7 @@ def node_info(node: Array | Group) -> dict[str, Any]:
         out["attributes"] = to_jsonable(meta.attributes)
         return out
     summary = stored_summary(node)
-    count, stored = (None, None) if isinstance(summary, str) else summary
+    count, stored = (None, None) if isinstance(summary, Exception) else summary
     grid = meta.chunk_grid
     out.update({
         "shape": list(node.shape), "dtype": str(node.dtype),
@@ -68,7 +68,7 @@ def node_info(node: Array | Group) -> dict[str, Any]:
         "grid_objects": math.prod(node._shard_grid_shape),
         "nbytes": node.nbytes, "nbytes_stored": stored,
         # why stored_objects and nbytes_stored are None: the store cannot list its objects
-        "stored_unknown": summary if isinstance(summary, str) else None,
+        "stored_unknown": str(summary) if isinstance(summary, Exception) else None,
     })
     return out
 
