@@ -503,3 +503,23 @@ def test_cat_names_an_output_file_it_cannot_write(tmp_path, capsys, npy):
     assert run(capsys, "cat", p + "/a", "-o", out, *npy) == \
         (3, "", f"zarrx: cat: cannot write the output file {str(out)!r}: No such file or "
                 f"directory\n")
+
+
+def test_commands_name_a_node_an_interrupted_conversion_left_unfinished(tmp_path, capsys):
+    from zarrx.tools.progress import Progress
+
+    class StopAfterOne(Progress):
+        def advance(self, n):
+            raise KeyboardInterrupt
+
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    zarrx.create_array(src, shape=(64,), dtype="i8", chunks=(8,))[:] = np.arange(64)
+    with pytest.raises(KeyboardInterrupt):
+        zarrx.convert(src, dst, max_memory="1K", workers=1, progress=StopAfterOne())
+    for command in ("info", "check", "cat"):
+        assert run(capsys, command, dst) == (
+            3, "", f"zarrx: {dst}: no array or group yet: a conversion into it was interrupted "
+                   f"(.zarrx-pending records what it is to be); run it again with --resume to "
+                   f"finish it\n")
+    assert run(capsys, "convert", src, dst, "--resume", "-q")[0] == 0
+    assert run(capsys, "cat", dst, "60:")[1] == "60\n61\n62\n63\n"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.errors import NodeExistsError, StoreError, ZarrError
+from zarrx.errors import NodeExistsError, NodeNotFoundError, StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.store import Store, ZipStore, make_store
 
@@ -159,9 +159,18 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
 
 
 def open_node(loc: Location, mode: str = "r") -> Array | Group:
-    """The array or group at ``loc``."""
+    """The array or group at ``loc`` (NodeNotFoundError naming an interrupted conversion when
+    that is why there is none)."""
     from zarrx.api import open as open_any
-    return open_any(loc.store, mode=mode, path=loc.path)
+    from zarrx.tools.pending import RECORD, recorded
+    try:
+        return open_any(loc.store, mode=mode, path=loc.path)
+    except NodeNotFoundError:
+        if not recorded(loc.store, loc.path):
+            raise
+    raise NodeNotFoundError(f"{loc}: no array or group yet: a conversion into it was "
+                            f"interrupted ({loc.path + '/' if loc.path else ''}{RECORD} records "
+                            f"what it is to be); run it again with --resume to finish it")
 
 
 def parse_storage_options(items: list[str] | None) -> dict[str, Any]:
