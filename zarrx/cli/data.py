@@ -13,8 +13,7 @@ from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
 from zarrx.tools.copy import copy
-from zarrx.tools.location import side_options
-from zarrx.tools.pending import interrupted_at
+from zarrx.tools.location import interrupted_at, side_options
 from zarrx.tools.target import KEEP
 
 __all__ = ["register", "EXIT_ERROR"]

@@ -26,9 +26,11 @@ from zarrx.array import Array
 from zarrx.errors import NodeExistsError, NodeNotFoundError, StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.store import Store, ZipStore, make_store
+from zarrx.tools.pending import RECORD, recorded
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
-           "opened_here", "check_zip_destination", "release", "side_options"]
+           "opened_here", "check_zip_destination", "release", "side_options",
+           "interrupted_at"]
 
 _MAX_WALK_UP = 64
 _MAX_DOC = 64 << 20            # a group document larger than this is not looked into
@@ -162,7 +164,6 @@ def open_node(loc: Location, mode: str = "r") -> Array | Group:
     """The array or group at ``loc`` (NodeNotFoundError naming an interrupted conversion when
     that is why there is none)."""
     from zarrx.api import open as open_any
-    from zarrx.tools.pending import RECORD, recorded
     try:
         return open_any(loc.store, mode=mode, path=loc.path)
     except NodeNotFoundError:
@@ -171,6 +172,22 @@ def open_node(loc: Location, mode: str = "r") -> Array | Group:
     raise NodeNotFoundError(f"{loc}: no array or group yet: a conversion into it was "
                             f"interrupted ({loc.path + '/' if loc.path else ''}{RECORD} records "
                             f"what it is to be); run it again with --resume to finish it")
+
+
+def interrupted_at(where: Any, storage_options: dict | None = None) -> bool:
+    """Whether the location ``where`` holds a node a conversion left unfinished (nothing that
+    cannot be opened or read counts)."""
+    try:
+        loc = resolve(where, "r", storage_options)
+    except ZarrError:
+        return False
+    try:
+        return recorded(loc.store, loc.path)
+    except ZarrError:
+        return False
+    finally:
+        if opened_here(where):
+            loc.store.close()
 
 
 def parse_storage_options(items: list[str] | None) -> dict[str, Any]:

@@ -11,15 +11,13 @@ as it was.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from zarrx.errors import ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import MemoryStore, Store, ZipStore
-from zarrx.tools.location import opened_here, resolve
 
-__all__ = ["RECORD", "recorded", "read_record", "record", "finish", "interrupted_at"]
+__all__ = ["RECORD", "recorded", "read_record", "record", "finish"]
 
 RECORD = ".zarrx-pending"
 
@@ -72,18 +70,3 @@ def finish(store: Store, path: str, meta: ArrayMeta | GroupMeta) -> None:
     if _keeps_records(store):
         store.delete(_key(path))
 
-
-def interrupted_at(where: Any, storage_options: dict | None = None) -> bool:
-    """Whether the location ``where`` (as :func:`~zarrx.tools.location.resolve` takes it) holds
-    a node a conversion left unfinished (nothing that cannot be opened or read counts)."""
-    try:
-        loc = resolve(where, "r", storage_options)
-    except ZarrError:
-        return False
-    try:
-        return recorded(loc.store, loc.path)
-    except ZarrError:
-        return False
-    finally:
-        if opened_here(where):
-            loc.store.close()
