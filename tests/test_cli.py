@@ -523,3 +523,14 @@ def test_commands_name_a_node_an_interrupted_conversion_left_unfinished(tmp_path
                    f"finish it\n")
     assert run(capsys, "convert", src, dst, "--resume", "-q")[0] == 0
     assert run(capsys, "cat", dst, "60:")[1] == "60\n61\n62\n63\n"
+
+
+def test_cat_quotes_strings_that_would_not_read_as_one_value(tmp_path, capsys):
+    p = str(tmp_path / "s.zarr")
+    zarrx.create_array(p, shape=(5,), chunks=(2,), dtype=str)[:] = \
+        ["a\nb", "two words", "", "plain", "é"]
+    assert run(capsys, "cat", p)[1] == "'a\\nb'\n'two words'\n''\nplain\né\n"
+    p = str(tmp_path / "s2.zarr")
+    zarrx.create_array(p, shape=(2, 2), chunks=(2, 2), dtype=str)[...] = \
+        [["a b", "c"], ["", "'q'"]]
+    assert run(capsys, "cat", p)[1] == "'a b' c\n'' \"'q'\"\n"
