@@ -351,3 +351,19 @@ def test_a_codec_zarrx_does_not_know_is_named_before_anything_is_written(tmp_pat
                                "read the chunks to convert them (zarrx copy copies them as "
                                "stored)")
     assert not dst.exists()
+
+
+def test_an_array_into_a_zip_archive_with_consolidated_metadata(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    g = zarrx.open_group(src, mode="w")
+    g.create_array("a", shape=(4,), dtype="i2", chunks=(2,))[:] = [1, 2, 3, 4]
+    zarrx.consolidate_metadata(src)
+    archive = str(tmp_path / "x.zip")
+    zarrx.copy(src, archive)
+    zarrx.convert(f"{src}/a", f"{archive}/b", chunks=(4,))          # the archive's root has
+    b = zarrx.open_array(archive, path="b", mode="r")                # consolidated metadata
+    assert b.chunks == (4,) and b[:].tolist() == [1, 2, 3, 4]
+    with pytest.raises(zarrx.ZarrError, match=r"^convert: --resume \(resume=True\) does not "
+                                              r"apply to the zip archive .*out.zip: a conversion"):
+        zarrx.convert(src, str(tmp_path / "out.zip"), resume=True)
+    assert not (tmp_path / "out.zip").exists()

@@ -136,8 +136,12 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     src = resolve(source, "r", side_options(source, destination, storage_options))
     dst_opts = side_options(destination, source, storage_options) \
         if destination_storage_options is None else destination_storage_options
+    if resume and writes_zip(destination):
+        raise ZarrError(f"convert: --resume (resume=True) does not apply to the zip archive "
+                        f"{destination}: a conversion into one that fails leaves it as it was, "
+                        f"so there is nothing to finish; convert again without it")
     # a zip archive cannot replace entries: overwriting means a new archive
-    replace = overwrite and not resume and writes_zip(destination)
+    replace = overwrite and writes_zip(destination)
     dst = None
     failed = True
     try:

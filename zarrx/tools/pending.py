@@ -52,21 +52,28 @@ def read_record(store: Store, path: str) -> ArrayMeta | GroupMeta | None:
     return nodes.load_node(held, "")
 
 
+def _documents(meta: ArrayMeta | GroupMeta) -> dict[str, bytes]:
+    """The metadata documents of a node holding ``meta``, by name, checked to parse back."""
+    held = MemoryStore()
+    nodes.save_node(held, "", meta)
+    return {key: held.get(key) for key in sorted(held.list_prefix(""))}  # type: ignore[misc]
+
+
 def record(store: Store, path: str, meta: ArrayMeta | GroupMeta) -> None:
     """Keep ``meta`` as what the node at ``path``, about to be written, is to have."""
     if not _keeps_records(store):
         return
-    held = MemoryStore()
-    nodes.save_node(held, "", meta)             # the documents, checked to parse back
-    docs = {key: held.get(key).decode("utf-8")  # type: ignore[union-attr]
-            for key in sorted(held.list_prefix(""))}
+    docs = {name: doc.decode("utf-8") for name, doc in _documents(meta).items()}
     store.set(_key(path), json.dumps(docs).encode("utf-8"))
 
 
 def finish(store: Store, path: str, meta: ArrayMeta | GroupMeta) -> None:
     """Write the documents of the node at ``path``, whose data is all written, then drop its
-    record."""
+    record. A zip archive gets the documents alone: it cannot replace the consolidated
+    metadata of the groups above (as for ``zarrx copy``, run ``zarrx consolidate`` on a copy)."""
+    if not _keeps_records(store):
+        store.set_many([(nodes.join(path, name), doc) for name, doc in _documents(meta).items()])
+        return
     nodes.save_node(store, path, meta)
-    if _keeps_records(store):
-        store.delete(_key(path))
+    store.delete(_key(path))
 
