@@ -367,3 +367,24 @@ def test_an_array_into_a_zip_archive_with_consolidated_metadata(tmp_path):
                                               r"apply to the zip archive .*out.zip: a conversion"):
         zarrx.convert(src, str(tmp_path / "out.zip"), resume=True)
     assert not (tmp_path / "out.zip").exists()
+
+
+@pytest.mark.parametrize("zarr_format, encoding, key", [
+    (2, {"name": "v2", "separator": "/"}, "1/0"),
+    (3, {"name": "v2", "separator": "."}, "1.0"),
+    (3, {"name": "default", "separator": "."}, "c.1.0"),
+])
+def test_the_chunk_key_encoding_is_kept_within_a_format(tmp_path, zarr_format, encoding, key):
+    src, dst = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    a = zarrx.create_array(str(src), shape=(4, 4), chunks=(2, 2), dtype="i4",
+                           zarr_format=zarr_format, chunk_key_encoding=encoding)
+    a[...] = np.arange(16).reshape(4, 4)
+    zarrx.convert(str(src), str(dst), chunks=(2, 4))
+    b = zarrx.open_array(str(dst), mode="r")
+    assert b.metadata.key_encoding == a.metadata.key_encoding and (dst / key).is_file()
+    np.testing.assert_array_equal(b[...], a[...])
+    other = 5 - zarr_format                              # another format: its default keys
+    zarrx.convert(str(src), str(tmp_path / "c.zarr"), zarr_format=other)
+    c = zarrx.open_array(str(tmp_path / "c.zarr"), mode="r")
+    assert (c.metadata.key_encoding.name, c.metadata.key_encoding.separator) == \
+        (("v2", ".") if other == 2 else ("default", "/"))

@@ -2,7 +2,8 @@
 changes asked for (format, chunks, shards, codecs, fill value).
 
 Whatever is not changed is kept: the data type and its byte order, the codec chain of a chunk
-(filters, serializer, compressors), the fill value, the attributes and the dimension names.
+(filters, serializer, compressors), the fill value, the attributes, the dimension names and,
+within a format, the chunk key encoding (v2's ``dimension_separator``).
 Between formats:
 
 - numcodecs codecs that a core v3 codec expresses exactly become that codec in v3 (numcodecs
@@ -124,6 +125,8 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
         "serializer": serializer if changes.serializer is KEEP else changes.serializer,
         "fill_value": meta.fill_value if changes.fill_value is KEEP else changes.fill_value,
     }
+    if fmt == meta.zarr_format:         # another format takes its own default chunk keys
+        kw["chunk_key_encoding"] = meta.key_encoding
     kw.update(_grid(src, changes, fmt, where))
     attrs = dict(meta.attributes)
     dims = meta.dimension_names
