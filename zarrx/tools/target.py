@@ -92,6 +92,15 @@ def _to_core(spec: CodecSpec, itemsize: int) -> CodecSpec:
     return spec
 
 
+def _codec_name(codec: Any) -> str:
+    """The name of a codec as a conversion is given it (a CodecSpec, a dict, a codec)."""
+    if isinstance(codec, CodecSpec):
+        return codec.name
+    if isinstance(codec, dict):
+        return str(codec.get("name", codec.get("id", codec)))
+    return str(getattr(codec, "codec_id", None) or type(codec).__name__)
+
+
 def _is_reversal(spec: CodecSpec, ndim: int) -> bool:
     return spec.name == "transpose" and \
         list(spec.configuration.get("order", ())) == list(range(ndim))[::-1]
@@ -125,6 +134,12 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
         "serializer": serializer if changes.serializer is KEEP else changes.serializer,
         "fill_value": meta.fill_value if changes.fill_value is KEEP else changes.fill_value,
     }
+    chosen = kw["compressors"]
+    if fmt == 2 and isinstance(chosen, (list, tuple)) and len(chosen) > 1:
+        origin = " in the source's chain" if changes.compressors is KEEP else " given"
+        raise ZarrError(f"{where}: Zarr v2 takes at most one compressor, found {len(chosen)}"
+                        f"{origin} ({', '.join(_codec_name(c) for c in chosen)}); pass one "
+                        f"with --compressor (compressors=), or --compressor none")
     if fmt == meta.zarr_format:         # another format takes its own default chunk keys
         kw["chunk_key_encoding"] = meta.key_encoding
     kw.update(_grid(src, changes, fmt, where))
@@ -165,7 +180,7 @@ def _grid(src: Array, changes: Changes, fmt: int, where: str) -> dict[str, Any]:
         shards = _shape(changes.shards, meta.ndim, "shards", where)
         if fmt == 2:
             raise ZarrError(f"{where}: Zarr v2 has no sharding; drop the shard shape "
-                            f"(--shards none)")
+                            f"(--shards none), or write Zarr v3 (--zarr-format 3)")
     if chunks is None:
         chunks = meta.chunk_grid.chunk_sizes     # type: ignore[union-attr]
     return {"chunks": chunks, "shards": shards}
