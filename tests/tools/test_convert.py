@@ -400,3 +400,15 @@ def test_the_chunk_key_encoding_is_kept_within_a_format(tmp_path, zarr_format, e
     c = zarrx.open_array(str(tmp_path / "c.zarr"), mode="r")
     assert (c.metadata.key_encoding.name, c.metadata.key_encoding.separator) == \
         (("v2", ".") if other == 2 else ("default", "/"))
+
+
+@pytest.mark.parametrize("tool", ["convert", "copy", "check"])
+def test_a_progress_that_is_not_one_is_an_argument_error(tmp_path, tool):
+    src = str(tmp_path / "a.zarr")
+    zarrx.create_array(src, shape=(2,), dtype="u1", chunks=(2,))
+    args = (src,) if tool == "check" else (src, str(tmp_path / "b.zarr"))
+    with pytest.raises(zarrx.ArgumentTypeError, match="^progress: expected a bool or a "
+                                                      "zarrx.tools.progress.Progress, found "
+                                                      "str 'yes'$"):
+        getattr(zarrx, tool)(*args, progress="yes")
+    assert not (tmp_path / "b.zarr").exists()
