@@ -518,9 +518,9 @@ def test_commands_name_a_node_an_interrupted_conversion_left_unfinished(tmp_path
         zarrx.convert(src, dst, max_memory="1K", workers=1, progress=StopAfterOne())
     for command in ("info", "check", "cat"):
         assert run(capsys, command, dst) == (
-            3, "", f"zarrx: {dst}: no array or group yet: a conversion into it was interrupted "
-                   f"(.zarrx-pending records what it is to be); run it again with --resume to "
-                   f"finish it\n")
+            3, "", f"zarrx: {dst}: no array or group yet: a conversion into it has not "
+                   f"finished (.zarrx-pending records what it is to be); if it was interrupted, "
+                   f"run it again with --resume to finish it\n")
     assert run(capsys, "convert", src, dst, "--resume", "-q")[0] == 0
     assert run(capsys, "cat", dst, "60:")[1] == "60\n61\n62\n63\n"
 

@@ -169,9 +169,10 @@ def open_node(loc: Location, mode: str = "r") -> Array | Group:
     except NodeNotFoundError:
         if not recorded(loc.store, loc.path):
             raise
-    raise NodeNotFoundError(f"{loc}: no array or group yet: a conversion into it was "
-                            f"interrupted ({loc.path + '/' if loc.path else ''}{RECORD} records "
-                            f"what it is to be); run it again with --resume to finish it")
+    raise NodeNotFoundError(f"{loc}: no array or group yet: a conversion into it has not "
+                            f"finished ({loc.path + '/' if loc.path else ''}{RECORD} records "
+                            f"what it is to be); if it was interrupted, run it again with "
+                            f"--resume to finish it")
 
 
 def interrupted_at(where: Any, storage_options: dict | None = None) -> bool:
