@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -278,6 +279,23 @@ def test_chunk_describes_one_stored_object(tmp_path, capsys):
     assert code == 1 and "ERROR" in out and "Stored size : 7 B (7 B)" in out
 
 
+def test_chunk_json_of_infinite_values_is_strict_json(tmp_path, capsys):
+    p = str(tmp_path / "inf.zarr")
+    a = zarrx.create_array(p, shape=(4,), chunks=(4,), dtype="f4", fill_value=0)
+    a[:] = [np.nan, np.inf, -np.inf, 1]
+
+    def refuse(constant):
+        raise AssertionError(f"not JSON: {constant}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no RuntimeWarning on standard error
+        code, out, err = run(capsys, "chunk", "--json", p, "0")
+    rep = json.loads(out, parse_constant=refuse)["decoded"]
+    assert code == 0 and err == ""
+    assert (rep["min"], rep["max"], rep["mean"], rep["nan"]) == ("-inf", "inf", "nan", 1)
+    assert "Mean        : nan\n" in run(capsys, "chunk", p, "0")[1]
+
+
 def test_dates_with_nat_in_info_and_chunk(tmp_path, capsys):
     p = str(tmp_path / "nat.zarr")
     a = zarrx.create_array(p, shape=(4,), chunks=(4,), dtype="M8[s]",
@@ -390,11 +408,13 @@ def test_a_failed_conversion_says_the_destination_is_incomplete(tmp_path, capsys
     (tmp_path / "src.zarr" / "b" / "c" / "2").write_bytes(b"garbage")
     code, _, err = run(capsys, "convert", src, dst)
     assert code == 3 and err.count("\n") == 1 and err.startswith("zarrx: array 'b' chunk 'b/c/2'")
-    assert err.endswith(f"; the destination {dst} is left incomplete (what was not written "
-                        "reads as the fill value): run the conversion again with --resume to "
-                        "finish it\n")
+    assert err.endswith(f"; the destination {dst} is left incomplete (it does not open until "
+                        "finished): run the conversion again with --resume to finish it\n")
     code, _, err = run(capsys, "convert", src, dst)        # refused: the destination is as it was
     assert code == 3 and "left incomplete" not in err
+    assert err == ("zarrx: convert /: the destination holds at / a node an interrupted "
+                   "conversion left unfinished; pass --resume (resume=True) to finish it, or "
+                   "--overwrite (overwrite=True) to start again\n")
     code, _, err = run(capsys, "convert", tmp_path / "missing.zarr", tmp_path / "out.zip")
     assert code == 3 and "left incomplete" not in err and not (tmp_path / "out.zip").exists()
 
@@ -403,7 +423,12 @@ def test_a_failed_conversion_says_the_destination_is_incomplete(tmp_path, capsys
                                   ["convert", "a.zarr", "b.zarr", "--chunks", "abc"],
                                   ["convert", "a.zarr", "b.zarr", "--shards", "0,1"],
                                   ["convert", "a.zarr", "b.zarr", "--max-memory", "lots"],
-                                  ["info", "a.zarr", "-S", "novalue"]])
+                                  ["info", "a.zarr", "-S", "novalue"],
+                                  ["check", "x.zarr", "--workers", "0"],
+                                  ["convert", "a.zarr", "b.zarr", "--workers", "-2"],
+                                  ["copy", "a.zarr", "b.zarr", "--workers", "many"],
+                                  ["check", "x.zarr", "--temp-age", "nan"],
+                                  ["check", "x.zarr", "--temp-age", "-5"]])
 def test_command_line_mistakes_exit_2_before_anything_is_opened(argv, tmp_path, capsys,
                                                                  monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -447,3 +472,65 @@ def test_integers_too_long_for_an_index_are_refused(tmp_path, capsys, argv, mess
     p = _tree(tmp_path)
     code, _, err = run(capsys, argv[0], p + argv[1], *argv[2:])
     assert code == 3 and err == f"zarrx: {message}\n"
+
+
+def test_ctrl_c_while_the_commands_load_is_one_line_and_status_130(capsys, monkeypatch):
+    def interrupted():
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "parser", interrupted)
+    assert run(capsys, "info", "x.zarr") == (130, "", "zarrx: interrupted\n")
+
+
+def test_a_file_where_a_directory_is_expected_is_named(tmp_path, capsys):
+    f = tmp_path / "afile"
+    f.write_text("hi")
+    p = _tree(tmp_path)
+    assert run(capsys, "info", f) == (3, "", f"zarrx: {str(f)!r} is a file, not a directory: "
+                                             f"Zarr data is a directory or a zip archive named "
+                                             f"*.zip\n")
+    code, _, err = run(capsys, "convert", p + "/a", f / "x.zarr")
+    assert code == 3 and err == (f"zarrx: {str(f / 'x.zarr')!r} ({str(f)!r}) is a file, not a "
+                                 f"directory: Zarr data is a directory or a zip archive named "
+                                 f"*.zip\n")
+    code, _, err = run(capsys, "copy", p + "/a", f)
+    assert code == 3 and "is a file, not a directory" in err and f.read_text() == "hi"
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_names_an_output_file_it_cannot_write(tmp_path, capsys, npy):
+    p = _tree(tmp_path)
+    out = tmp_path / "missing" / "x.out"
+    assert run(capsys, "cat", p + "/a", "-o", out, *npy) == \
+        (3, "", f"zarrx: cat: cannot write the output file {str(out)!r}: No such file or "
+                f"directory\n")
+
+
+def test_commands_name_a_node_an_interrupted_conversion_left_unfinished(tmp_path, capsys):
+    from zarrx.tools.progress import Progress
+
+    class StopAfterOne(Progress):
+        def advance(self, n):
+            raise KeyboardInterrupt
+
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    zarrx.create_array(src, shape=(64,), dtype="i8", chunks=(8,))[:] = np.arange(64)
+    with pytest.raises(KeyboardInterrupt):
+        zarrx.convert(src, dst, max_memory="1K", workers=1, progress=StopAfterOne())
+    for command in ("info", "check", "cat"):
+        assert run(capsys, command, dst) == (
+            3, "", f"zarrx: {dst}: no array or group yet: a conversion into it has not "
+                   f"finished (.zarrx-pending records what it is to be); if it was interrupted, "
+                   f"run it again with --resume to finish it\n")
+    assert run(capsys, "convert", src, dst, "--resume", "-q")[0] == 0
+    assert run(capsys, "cat", dst, "60:")[1] == "60\n61\n62\n63\n"
+
+
+def test_cat_quotes_strings_that_would_not_read_as_one_value(tmp_path, capsys):
+    p = str(tmp_path / "s.zarr")
+    zarrx.create_array(p, shape=(5,), chunks=(2,), dtype=str)[:] = \
+        ["a\nb", "two words", "", "plain", "é"]
+    assert run(capsys, "cat", p)[1] == "'a\\nb'\n'two words'\n''\nplain\né\n"
+    p = str(tmp_path / "s2.zarr")
+    zarrx.create_array(p, shape=(2, 2), chunks=(2, 2), dtype=str)[...] = \
+        [["a b", "c"], ["", "'q'"]]
+    assert run(capsys, "cat", p)[1] == "'a b' c\n'' \"'q'\"\n"

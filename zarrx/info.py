@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from zarrx.array import Array
     from zarrx.group import Group
 
-__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes", "value_text"]
+__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes", "value_text",
+           "stored_summary"]
 
 
 def human_bytes(n: float) -> str:
@@ -47,10 +48,36 @@ def stored_bytes(array: Array) -> int:
                for coords in array._initialized_objects())
 
 
+def stored_summary(array: Array) -> tuple[int, int] | Exception:
+    """``(stored objects, their bytes)`` of the array's grid, or the StoreError saying why the
+    store cannot tell (a store that cannot list its objects, as an HTTP server without
+    listings): the summaries show the rest of what they know."""
+    from zarrx.errors import RemoteError, StoreError
+    try:
+        objects = layout.chunk_source(array.store, array.path, array.metadata).objects
+        count = total = 0
+        for coords in array._initialized_objects():
+            count += 1
+            total += array.store.getsize(objects.key(coords)) or 0
+        return count, total
+    except RemoteError:                 # a failure to report, not a missing ability
+        raise
+    except StoreError as exc:
+        return exc
+
+
 def array_info(array: Array) -> str:
     meta = array.metadata
-    stored = stored_bytes(array)
+    summary = stored_summary(array)
     raw = array.nbytes
+    if isinstance(summary, Exception):
+        count_text, stored_text = f"unknown ({summary})", "unknown"
+        ratio = "-"
+    else:
+        count, stored = summary
+        count_text = f"{count} of {math.prod(array._shard_grid_shape)}"
+        stored_text = f"{human_bytes(stored)} ({stored} B)"
+        ratio = f"{raw / stored:.2f}" if stored else "-"
     rows = [
         ("Name", array.name),
         ("Type", "zarrx.Array"),
@@ -68,11 +95,10 @@ def array_info(array: Array) -> str:
          + ("; each shard encoded whole by " + ", ".join(
              _codec_str(c) for c in meta.shard_levels[0].object_codecs)
             if meta.shard_levels and meta.shard_levels[0].object_codecs else "")),
-        ("Shards stored" if array.shards else "Chunks stored",
-         f"{array.nshards_initialized} of {math.prod(array._shard_grid_shape)}"),
+        ("Shards stored" if array.shards else "Chunks stored", count_text),
         ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
-        ("Stored size", f"{human_bytes(stored)} ({stored} B)"),
-        ("Ratio", f"{raw / stored:.2f}" if stored else "-"),
+        ("Stored size", stored_text),
+        ("Ratio", ratio),
     ]
     if meta.dimension_names:
         rows.insert(5, ("Dimensions", str(meta.dimension_names)))

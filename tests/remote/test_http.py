@@ -209,3 +209,22 @@ def test_members_of_a_hierarchy_without_consolidated_metadata_say_there_is_no_li
     assert type(info.value) is StoreError
     assert str(info.value) == (f"{store!r}: cannot list '<root>': the server offers no listing "
                                f"({status}); open hierarchies with consolidated metadata there")
+
+
+def test_info_over_http_without_listings_says_what_it_cannot_count(site, capsys):
+    import json
+
+    from zarrx import cli
+    path, url = site
+    _write_tree(path, 3)
+    assert cli.main(["info", f"{url}/sharded"]) == 0
+    out = capsys.readouterr().out
+    assert "Shape         : (64, 64)\n" in out
+    assert "Shards stored : unknown (ObjectStore(" in out and "offers no listing" in out
+    assert "Stored size   : unknown\nRatio         : -" in out
+    assert cli.main(["info", "--json", f"{url}/sharded"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["stored_objects"] is None and info["nbytes_stored"] is None
+    assert "offers no listing" in info["stored_unknown"]
+    with pytest.raises(StoreError, match="offers no listing"):       # the library call says so
+        zarrx.open_array(f"{url}/sharded", mode="r").nbytes_stored()

@@ -259,3 +259,12 @@ def test_a_shard_index_entry_overlapping_its_index_is_corrupt(tmp_path):
         ("corrupt", "sharded/c/0/0",
          f"index entry 0 (inner chunk (0, 0)): bytes [{index - 8}, {index + 8}) overlap the "
          f"index at bytes [{index}, {n}) of the {n}-byte shard")]
+
+
+@pytest.mark.parametrize("age", ["x", -1, float("nan"), True])
+def test_temp_age_must_be_a_number_of_seconds(tmp_path, age):
+    p = str(tmp_path / "a.zarr")
+    zarrx.create_array(p, shape=(2,), dtype="u1", chunks=(2,))
+    with pytest.raises(zarrx.ArgumentError, match="^check: temp_age: expected a number of "
+                                                  "seconds, 0 or more, found "):
+        zarrx.check(p, temp_age=age)

@@ -65,8 +65,20 @@ def test_a_chain_v2_cannot_hold_is_refused_before_anything_is_written(tmp_path):
     src, dst = str(tmp_path / "v3.zarr"), str(tmp_path / "v2.zarr")
     zarrx.create_array(src, shape=(4,), dtype="u2", chunks=(2,),
                        compressors=[{"name": "zstd"}, {"name": "crc32c"}])
-    with pytest.raises(zarrx.ZarrError, match="at most one compressor"):
+    with pytest.raises(zarrx.ZarrError) as info:
         zarrx.convert(src, dst, zarr_format=2)
+    assert str(info.value) == ("convert /: Zarr v2 takes at most one compressor, found 2 in "
+                               "the source's chain (zstd, crc32c); pass one with --compressor "
+                               "(compressors=), or --compressor none")
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, dst, zarr_format=2, compressors=[{"name": "zstd"}, {"id": "gzip"}])
+    assert str(info.value) == ("convert /: Zarr v2 takes at most one compressor, found 2 "
+                               "given (zstd, gzip); pass one with --compressor (compressors=), "
+                               "or --compressor none")
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, dst, shards=(4,), zarr_format=2, compressors=None)
+    assert str(info.value) == ("convert /: Zarr v2 has no sharding; drop the shard shape "
+                               "(--shards none), or write Zarr v3 (--zarr-format 3)")
     assert not os.path.exists(dst)
     zarrx.convert(src, dst, zarr_format=2, compressors={"name": "zstd"})
     assert zarrx.open_array(dst, mode="r").zarr_format == 2
@@ -254,3 +266,149 @@ def test_a_rectilinear_grid_is_kept_or_made_regular(tmp_path):
     assert zarrx.convert(src, str(tmp_path / "v2.zarr"), zarr_format=2, chunks=(4,),
                          verify=True).ok
     assert zarrx.open_array(str(tmp_path / "v2.zarr"), mode="r").chunks == (4,)
+
+
+@pytest.mark.parametrize("node", ["array", "group"])
+def test_an_interrupted_conversion_leaves_nothing_that_opens(tmp_path, node):
+    zarr = pytest.importorskip("zarr")
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    if node == "array":
+        a = zarrx.create_array(src, shape=(64, 64), dtype="i8", chunks=(8, 8))
+    else:
+        g = zarrx.open_group(src, mode="w", attributes={"title": "t"})
+        g.create_array("done", shape=(4, 4), dtype="u1", chunks=(2, 2))[...] = 7
+        a = g.create_group("sub").create_array("a", shape=(64, 64), dtype="i8", chunks=(8, 8))
+    a[...] = np.arange(64 * 64).reshape(64, 64)
+    opts = dict(chunks=(8, 8), shards=(16, 16), max_memory="12K", workers=1)
+    with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
+        zarrx.convert(src, dst, progress=_StopAfter(3), **opts)
+    inner = dst if node == "array" else os.path.join(dst, "sub", "a")
+    assert os.listdir(os.path.join(inner, "c"))           # some shards are written
+    for path in {dst, inner}:                              # nothing reads as complete
+        with pytest.raises(zarrx.NodeNotFoundError):
+            zarrx.open(path, mode="r")
+        with warnings.catch_warnings(), pytest.raises(Exception):
+            warnings.simplefilter("ignore")
+            zarr.open(path, mode="r")
+    with pytest.raises(zarrx.ZarrError, match="cannot resume into /"):
+        zarrx.convert(src, dst, resume=True, **{**opts, "shards": (32, 32), "max_memory": "1M"})
+    with zarrx.config.set(threads=2):
+        report = zarrx.convert(src, dst, resume=True, verify=True, **opts)
+    assert report.ok and report.arrays[-1].kept > 0
+    done = zarrx.open_array(inner, mode="r")
+    np.testing.assert_array_equal(done[...], a[...])
+    assert done.shards == (16, 16)
+    assert not [f for _, _, fs in os.walk(dst) for f in fs if f == ".zarrx-pending"]
+    if node == "group":
+        assert dict(zarrx.open_group(dst, mode="r").attrs) == {"title": "t"}
+        assert (zarrx.open_array(dst, path="done", mode="r")[...] == 7).all()
+
+
+def test_overwrite_starts_an_interrupted_conversion_again(tmp_path):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    a = zarrx.create_array(src, shape=(64, 64), dtype="i8", chunks=(8, 8))
+    a[...] = np.arange(64 * 64).reshape(64, 64)
+    opts = dict(chunks=(8, 8), shards=(16, 16), max_memory="12K", workers=1)
+    with zarrx.config.set(threads=2), pytest.raises(KeyboardInterrupt):
+        zarrx.convert(src, dst, progress=_StopAfter(3), **opts)
+    with pytest.raises(zarrx.NodeExistsError, match="left unfinished; pass --resume"):
+        zarrx.convert(src, dst, **opts)
+    report = zarrx.convert(src, dst, overwrite=True, **{**opts, "shards": (32, 32),
+                                                        "max_memory": "1M"})
+    assert report.arrays[0].kept == 0
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])
+
+
+def test_only_the_blocks_holding_stored_objects_are_copied(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    a = zarrx.create_array(src, shape=(2000, 2000), dtype="f4", chunks=(100, 100),
+                           fill_value=np.nan)
+    a[150:160, 20:30] = 1.5
+    a[1990:, 1990:] = 2.5
+    opts = dict(chunks=(100, 100), max_memory="8M", workers=1, verify=True)
+    with zarrx.config.set(threads=1):
+        report = zarrx.convert(src, str(tmp_path / "b.zarr"), **opts)
+    assert report.ok and report.arrays[0].blocks == 2        # the two holding the data
+    assert report.arrays[0].nbytes < 2000 * 2000 * 4
+    b = zarrx.open_array(str(tmp_path / "b.zarr"), mode="r")
+    np.testing.assert_array_equal(b[...], a[...])
+    assert b.nchunks_initialized == 2
+    with zarrx.config.set(threads=1):       # another fill value: every block is written
+        report = zarrx.convert(src, str(tmp_path / "c.zarr"), fill_value=0, **opts)
+    c = zarrx.open_array(str(tmp_path / "c.zarr"), mode="r")
+    assert report.ok and report.arrays[0].nbytes == 2000 * 2000 * 4 and np.isnan(c[0, 0])
+    assert c[155, 25] == 1.5 and c.fill_value == 0
+
+
+def test_a_huge_sparse_array_converts_its_stored_objects_only(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    a = zarrx.create_array(src, shape=(2**31, 2**31), dtype="u1", chunks=(1000, 1000))
+    a[2**30:2**30 + 3, 5] = 7
+    report = zarrx.convert(src, str(tmp_path / "b.zarr"), zarr_format=2, verify=True)
+    assert report.ok and report.arrays[0].blocks == 1
+    b = zarrx.open_array(str(tmp_path / "b.zarr"), mode="r")
+    assert b[2**30:2**30 + 4, 5].tolist() == [7, 7, 7, 0] and b.nchunks_initialized == 1
+
+
+def test_a_codec_zarrx_does_not_know_is_named_before_anything_is_written(tmp_path):
+    import json
+    src, dst = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    zarrx.create_array(str(src), shape=(4,), dtype="i2", chunks=(2,))[:] = 1
+    doc = json.loads((src / "zarr.json").read_text())
+    doc["codecs"].append({"name": "mystery", "configuration": {}})
+    (src / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(str(src), str(dst))
+    assert str(info.value) == ("convert /: the codec 'mystery' is unknown to zarrx, which cannot "
+                               "read the chunks to convert them (zarrx copy copies them as "
+                               "stored)")
+    assert not dst.exists()
+
+
+def test_an_array_into_a_zip_archive_with_consolidated_metadata(tmp_path):
+    src = str(tmp_path / "a.zarr")
+    g = zarrx.open_group(src, mode="w")
+    g.create_array("a", shape=(4,), dtype="i2", chunks=(2,))[:] = [1, 2, 3, 4]
+    zarrx.consolidate_metadata(src)
+    archive = str(tmp_path / "x.zip")
+    zarrx.copy(src, archive)
+    zarrx.convert(f"{src}/a", f"{archive}/b", chunks=(4,))          # the archive's root has
+    b = zarrx.open_array(archive, path="b", mode="r")                # consolidated metadata
+    assert b.chunks == (4,) and b[:].tolist() == [1, 2, 3, 4]
+    with pytest.raises(zarrx.ZarrError, match=r"^convert: --resume \(resume=True\) does not "
+                                              r"apply to the zip archive .*out.zip: a conversion"):
+        zarrx.convert(src, str(tmp_path / "out.zip"), resume=True)
+    assert not (tmp_path / "out.zip").exists()
+
+
+@pytest.mark.parametrize("zarr_format, encoding, key", [
+    (2, {"name": "v2", "separator": "/"}, "1/0"),
+    (3, {"name": "v2", "separator": "."}, "1.0"),
+    (3, {"name": "default", "separator": "."}, "c.1.0"),
+])
+def test_the_chunk_key_encoding_is_kept_within_a_format(tmp_path, zarr_format, encoding, key):
+    src, dst = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    a = zarrx.create_array(str(src), shape=(4, 4), chunks=(2, 2), dtype="i4",
+                           zarr_format=zarr_format, chunk_key_encoding=encoding)
+    a[...] = np.arange(16).reshape(4, 4)
+    zarrx.convert(str(src), str(dst), chunks=(2, 4))
+    b = zarrx.open_array(str(dst), mode="r")
+    assert b.metadata.key_encoding == a.metadata.key_encoding and (dst / key).is_file()
+    np.testing.assert_array_equal(b[...], a[...])
+    other = 5 - zarr_format                              # another format: its default keys
+    zarrx.convert(str(src), str(tmp_path / "c.zarr"), zarr_format=other)
+    c = zarrx.open_array(str(tmp_path / "c.zarr"), mode="r")
+    assert (c.metadata.key_encoding.name, c.metadata.key_encoding.separator) == \
+        (("v2", ".") if other == 2 else ("default", "/"))
+
+
+@pytest.mark.parametrize("tool", ["convert", "copy", "check"])
+def test_a_progress_that_is_not_one_is_an_argument_error(tmp_path, tool):
+    src = str(tmp_path / "a.zarr")
+    zarrx.create_array(src, shape=(2,), dtype="u1", chunks=(2,))
+    args = (src,) if tool == "check" else (src, str(tmp_path / "b.zarr"))
+    with pytest.raises(zarrx.ArgumentTypeError, match="^progress: expected a bool or a "
+                                                      "zarrx.tools.progress.Progress, found "
+                                                      "str 'yes'$"):
+        getattr(zarrx, tool)(*args, progress="yes")
+    assert not (tmp_path / "b.zarr").exists()

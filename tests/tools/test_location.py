@@ -5,7 +5,7 @@ import pytest
 
 import zarrx
 from zarrx.store import LocalStore, ZipStore
-from zarrx.tools.location import open_node, parse_storage_options, resolve
+from zarrx.tools.location import open_node, parse_storage_options, resolve, side_options
 
 
 def test_a_node_inside_a_directory_keeps_its_name_in_the_hierarchy(tmp_path):
@@ -16,6 +16,20 @@ def test_a_node_inside_a_directory_keeps_its_name_in_the_hierarchy(tmp_path):
     assert loc.store.root == str(tmp_path / "data.zarr") and loc.path == "sub/a"
     assert open_node(loc).name == "/sub/a"
 
+
+
+def test_directories_still_to_be_made_inside_a_hierarchy_are_groups_of_it(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    root = tmp_path / "data.zarr"
+    zarrx.open_group(str(root), mode="w").create_array("a", shape=(3,), dtype="u1", chunks=(3,))
+    loc = resolve(str(root / "new" / "deeper" / "b"))
+    assert loc.store.root == str(root) and loc.path == "new/deeper/b"
+    loc = resolve(str(tmp_path / "elsewhere" / "new" / "b"))     # no hierarchy above: its own
+    assert loc.store.root == str(tmp_path / "elsewhere" / "new" / "b") and loc.path == ""
+    zarrx.convert(str(root / "a"), str(root / "new" / "deeper" / "b"))
+    zarrx.copy(str(root / "a"), str(root / "other" / "c"))
+    theirs = zarr.open_group(str(root), mode="r")
+    assert theirs["new/deeper/b"].shape == (3,) and theirs["other/c"].shape == (3,)
 
 def test_a_standalone_array_is_its_own_root(tmp_path):
     zarrx.create_array(str(tmp_path / "a.zarr"), shape=(3,), dtype="u1", chunks=(3,))
@@ -38,3 +52,13 @@ def test_storage_options_are_read_as_json_when_they_parse():
     assert opts == {"anon": True, "retries": 3, "region": "eu-west-1", "x": {"a": 1}}
     with pytest.raises(zarrx.ZarrError, match="expected key=value"):
         parse_storage_options(["anon"])
+
+
+
+
+def test_the_local_end_of_a_copy_to_or_from_a_url_takes_no_storage_options(tmp_path):
+    opts = {"endpoint": "http://127.0.0.1:9", "anon": True}
+    local, url = str(tmp_path / "a.zarr"), "s3://bucket/a.zarr"
+    assert side_options(local, url, opts) is None and side_options(url, local, opts) == opts
+    assert side_options(f"{tmp_path}/b.zip/g", url, opts) is None
+    assert side_options(local, str(tmp_path / "b.zarr"), opts) == opts   # refused when opened

@@ -82,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser().parse_args(argv)
     except SystemExit as exc:          # --help, --version (0) or a usage error (2)
         return int(exc.code or 0)
+    except KeyboardInterrupt:          # while the commands' modules load
+        print("zarrx: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     from zarrx.cli.common import one_line
     from zarrx.errors import ZarrError
     try:

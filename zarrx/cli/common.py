@@ -13,7 +13,8 @@ from zarrx.tools.progress import BarProgress, Progress
 
 __all__ = ["one_line", "add_storage", "add_progress", "add_json", "locate", "storage_options",
            "destination_storage_options", "progress_of", "print_json", "parse_shape",
-           "shards_argument", "size_argument", "parse_codec", "parse_value"]
+           "shards_argument", "size_argument", "parse_codec", "parse_value", "workers_argument",
+           "seconds_argument"]
 
 
 def one_line(exc: BaseException) -> str:
@@ -94,6 +95,30 @@ def parse_shape(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected positive integers separated by commas "
                                          f"(64,64), found {text!r}")
     return out
+
+
+def workers_argument(text: str) -> int:
+    """``--workers``: a positive number (a usage error otherwise)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number of workers, found "
+                                         f"{text!r}")
+    return n
+
+
+def seconds_argument(text: str) -> float:
+    """``--temp-age``: a number of seconds, zero or more (a usage error otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, found "
+                                         f"{text!r}")
+    return value
 
 
 def shards_argument(text: str) -> tuple[int, ...] | None:

@@ -7,12 +7,13 @@ from typing import Any
 
 from zarrx.cli.common import (add_progress, add_storage, destination_storage_options, one_line,
                               parse_codec, parse_shape, parse_value, progress_of,
-                              shards_argument, size_argument, storage_options)
+                              shards_argument, size_argument, storage_options,
+                              workers_argument)
 from zarrx.errors import ZarrError
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY
 from zarrx.tools.convert import convert
 from zarrx.tools.copy import copy
-from zarrx.tools.location import holds_node
+from zarrx.tools.location import interrupted_at, side_options
 from zarrx.tools.target import KEEP
 
 __all__ = ["register", "EXIT_ERROR"]
@@ -33,17 +34,17 @@ def run_convert(args: argparse.Namespace) -> int:
         filters = None if args.filter == ["none"] else [parse_codec(c) for c in args.filter]
     dst_opts = destination_storage_options(args)
     if dst_opts is None:
-        dst_opts = storage_options(args) or None
-    existed = holds_node(args.destination, dst_opts)
+        dst_opts = side_options(args.destination, args.source, storage_options(args) or None)
+    before = interrupted_at(args.destination, dst_opts)
     try:
         report = _convert(args, compressors, filters)
     except ZarrError as exc:
-        if not holds_node(args.destination, dst_opts) or \
-                (existed and not (args.overwrite or args.resume)):
+        if not interrupted_at(args.destination, dst_opts) or \
+                (before and not (args.overwrite or args.resume)):
             raise                       # the destination is as it was
         print(f"zarrx: {one_line(exc)}; the destination {args.destination} is left "
-              f"incomplete (what was not written reads as the fill value): run the conversion "
-              f"again with --resume to finish it", file=sys.stderr)
+              f"incomplete (it does not open until finished): run the conversion again with "
+              f"--resume to finish it", file=sys.stderr)
         return EXIT_ERROR
     if not args.quiet or not report.ok:
         print(report)
@@ -100,7 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-memory", default=DEFAULT_MAX_MEMORY, metavar="SIZE",
                    type=size_argument,
                    help="bound on the memory the copy holds, e.g. 512M, 4GiB (default: 1GiB)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=workers_argument, default=None, metavar="N",
                    help="blocks converted at a time (default: up to 4)")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted conversion: keep the stored objects already "
@@ -124,7 +125,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing destination (in a zip archive, which is written "
                         "anew, only when it holds nothing else)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=workers_argument, default=None, metavar="N",
                    help="batches of objects copied at a time (default: up to 4)")
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")
     add_progress(p)

@@ -5,7 +5,7 @@ import argparse
 import dataclasses
 
 from zarrx.cli.common import add_json, add_progress, add_storage, locate, print_json, \
-    progress_of, storage_options
+    progress_of, seconds_argument, storage_options, workers_argument
 from zarrx.store.local import SWEEP_AGE
 from zarrx.tools.check import check
 
@@ -63,10 +63,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fill-corrupt", action="store_true",
                    help="with --repair, also rewrite corrupt and torn chunks as the fill value "
                         "(their data is lost)")
-    p.add_argument("--temp-age", type=float, default=SWEEP_AGE, metavar="SECONDS",
+    p.add_argument("--temp-age", type=seconds_argument, default=SWEEP_AGE, metavar="SECONDS",
                    help="temporary files younger than this may belong to a running writer "
                         "and are left alone (default: %(default)s)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
+    p.add_argument("--workers", type=workers_argument, default=None, metavar="N",
                    help="stored objects read at a time (default: up to 4)")
     add_json(p)
     add_progress(p)

@@ -7,7 +7,7 @@ from typing import Any
 
 
 from zarrx.array import Array
-from zarrx.errors import ZarrError
+from zarrx.errors import StoreError, ZarrError
 from zarrx.info import array_info, array_line, tree
 from zarrx.cli.common import add_json, add_storage, locate, print_json
 from zarrx.tools.location import open_node
@@ -84,7 +84,7 @@ def cat(args: argparse.Namespace) -> int:
         if args.npy:
             _write_npy(node, selection, args.output)
         elif args.output:
-            with open(args.output, "w", encoding="utf-8") as f:
+            with _output(args.output, "w", encoding="utf-8") as f:
                 f.writelines(text_pieces(node, selection))
         else:
             sys.stdout.writelines(text_pieces(node, selection))
@@ -94,10 +94,19 @@ def cat(args: argparse.Namespace) -> int:
     return 0
 
 
+def _output(path: str, mode: str, **kw: Any) -> Any:
+    """The file ``-o`` names, opened for writing (StoreError naming it when it cannot be)."""
+    try:
+        return open(path, mode, **kw)
+    except OSError as exc:
+        raise StoreError(f"cat: cannot write the output file {path!r}: "
+                         f"{exc.strerror or exc}") from None
+
+
 def _write_npy(node: Array, selection: Any, output: str | None) -> None:
     pieces = npy_pieces(node, selection)
     if output:
-        with open(output, "wb") as f:
+        with _output(output, "wb") as f:
             f.writelines(pieces)
     else:
         sys.stdout.flush()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -82,6 +82,18 @@ class BlockPlan:
                 index[ax] = 0
             else:
                 return
+
+    def meeting(self, boxes: Iterable[tuple[slice, ...]]) -> list[tuple[slice, ...]]:
+        """The blocks that meet any of ``boxes`` (regions of the array), each once, in C order
+        (a sparse array's few stored objects name the few blocks worth copying)."""
+        found: set[tuple[int, ...]] = set()
+        for box in boxes:
+            ranges = [range(min(s.start, n) // b, -(-min(s.stop, n) // b))
+                      for s, b, n in zip(box, self.block, self.shape)]
+            found.update(itertools.product(*ranges))
+        return [tuple(slice(i * b, min((i + 1) * b, n))
+                      for i, b, n in zip(index, self.block, self.shape))
+                for index in sorted(found)]
 
     def objects(self, sel: tuple[slice, ...]) -> list[tuple[int, ...]]:
         """Grid coordinates of the destination objects in block ``sel``."""

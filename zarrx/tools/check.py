@@ -25,6 +25,7 @@ version (``delete_if``), so what a writer replaced since the check is left alone
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -35,7 +36,7 @@ from typing import Any
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import ConflictError, MetadataError, StoreError, ZarrError
+from zarrx.errors import ArgumentError, ConflictError, MetadataError, StoreError, ZarrError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
@@ -134,6 +135,10 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
     """
     if fill_corrupt and not repair:
         raise ZarrError("check: fill_corrupt needs repair=True (--fill-corrupt needs --repair)")
+    if isinstance(temp_age, bool) or not isinstance(temp_age, (int, float)) or \
+            not 0 <= temp_age < math.inf:
+        raise ArgumentError(f"check: temp_age: expected a number of seconds, 0 or more, found "
+                            f"{temp_age!r:.40}")
     t0 = time.perf_counter()
     loc = resolve(location, "r+" if repair else "r", storage_options)
     bar = progress_for(progress)

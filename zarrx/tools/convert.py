@@ -5,8 +5,10 @@ How it works: the destination's metadata is planned first (:mod:`zarrx.tools.tar
 checked by creating it in memory, then the data is copied in blocks (:mod:`zarrx.tools.blocks`)
 of whole destination objects, several blocks at a time. Every stored object is written once,
 whole and atomically by the store, so after an interruption the objects that exist are complete:
-``resume=True`` keeps them and writes only the others. ``verify=True`` then reads every block
-back from both sides and compares the values.
+``resume=True`` keeps them and writes only the others. A node's metadata documents are written
+after its data (the groups' deepest first, the top node's last), so an interrupted conversion
+leaves nothing that opens; meanwhile :mod:`zarrx.tools.pending` keeps what each unfinished node
+is to be. ``verify=True`` then reads every block back from both sides and compares the values.
 """
 from __future__ import annotations
 
@@ -20,18 +22,20 @@ from typing import Any
 import numpy as np
 
 from zarrx import config, layout
-from zarrx.api import create_group, open_array, open_group
+from zarrx.api import create_group
 from zarrx.array import Array
-from zarrx.creation import create_array
-from zarrx.errors import NodeExistsError, ZarrError
+from zarrx.creation import create_array, prepare_node
+from zarrx.errors import NodeExistsError, RemoteError, StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
-from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
 from zarrx.tools.location import Location, check_zip_destination, open_node, overlaps, release, \
-    resolve, writes_zip
+    resolve, side_options, writes_zip
+from zarrx.tools import pending
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
 from zarrx.tools.target import KEEP, Changes, target_arguments
@@ -129,11 +133,15 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     budget = parse_size(max_memory)
     workers = workers_for(workers)
     bar = progress_for(progress)
-    src = resolve(source, "r", storage_options)
-    dst_opts = storage_options if destination_storage_options is None \
-        else destination_storage_options
+    src = resolve(source, "r", side_options(source, destination, storage_options))
+    dst_opts = side_options(destination, source, storage_options) \
+        if destination_storage_options is None else destination_storage_options
+    if resume and writes_zip(destination):
+        raise ZarrError(f"convert: --resume (resume=True) does not apply to the zip archive "
+                        f"{destination}: a conversion into one that fails leaves it as it was, "
+                        f"so there is nothing to finish; convert again without it")
     # a zip archive cannot replace entries: overwriting means a new archive
-    replace = overwrite and not resume and writes_zip(destination)
+    replace = overwrite and writes_zip(destination)
     dst = None
     failed = True
     try:
@@ -171,13 +179,22 @@ class _Job:
         members = list(root.members(max_depth=None))
         ready = {rel: self.prepare(node) for rel, node in members    # all checked first
                  if isinstance(node, Array)}
-        self.group(root, dst.store, dst.path, fmt, self.overwrite)
+        groups = {rel: self._group_meta(node, fmt) for rel, node in members
+                  if not isinstance(node, Array)}
+        top = self._group_meta(root, fmt)
+        self.begin(dst.store, dst.path, top, f"convert {root.name}")
         for rel, node in members:
-            path = f"{dst.path}/{rel}" if dst.path else rel
             if isinstance(node, Array):
+                path = f"{dst.path}/{rel}" if dst.path else rel
                 self.array(node, dst.store, path, ready[rel])
-            else:
-                self.group(node, dst.store, path, fmt, False)
+        # the groups' documents last, the deepest first and the top one at the very end: an
+        # interrupted conversion leaves no hierarchy that opens
+        for rel in sorted(groups, key=lambda r: -r.count("/")):
+            path = f"{dst.path}/{rel}" if dst.path else rel
+            pending.finish(dst.store, path, groups[rel])
+            self.report.groups.append("/" + path)
+        pending.finish(dst.store, dst.path, top)
+        self.report.groups.insert(0, "/" + dst.path)
         if root.metadata.consolidated is not None:
             if isinstance(dst.store, ZipStore):
                 self.report.notes.append("the source's consolidated metadata was not written: "
@@ -187,17 +204,49 @@ class _Job:
                 from zarrx.api import consolidate_metadata
                 consolidate_metadata(dst.store, dst.path)
 
-    def group(self, src: Group, store: Any, path: str, fmt: int, overwrite: bool) -> None:
-        attrs = dict(src.attrs)
+    @staticmethod
+    def _group_meta(src: Group, fmt: int) -> GroupMeta:
+        return create_group(MemoryStore(), zarr_format=fmt, attributes=dict(src.attrs)).metadata
+
+    def begin(self, store: Any, path: str, meta: ArrayMeta | GroupMeta, where: str) -> None:
+        """Before anything of the destination node at ``path`` is written: refuse a node there
+        (unless ``overwrite``, which removes it, or ``resume``) and an interrupted conversion
+        (unless ``overwrite`` or ``resume``); make the groups above it; record ``meta`` as
+        what the node is to have (its documents are written last)."""
         if self.resume:
-            try:
-                open_group(store, mode="r", path=path)
-                self.report.groups.append("/" + path)
+            found = nodes.load_node(store, path)
+            if found is not None:
+                self._same(found, meta, path, where)
                 return
-            except ZarrError:
-                pass
-        create_group(store, path=path, zarr_format=fmt, attributes=attrs, overwrite=overwrite)
-        self.report.groups.append("/" + path)
+            self._same(pending.read_record(store, path), meta, path, where)
+        else:
+            if nodes.load_node(store, path) is not None and not self.overwrite:
+                raise NodeExistsError(f"{where}: a node exists at /{path} in the destination; "
+                                      f"pass --overwrite (overwrite=True) to replace it")
+            if pending.recorded(store, path) and not self.overwrite:
+                raise NodeExistsError(f"{where}: the destination holds at /{path} a node an "
+                                      f"interrupted conversion left unfinished; pass --resume "
+                                      f"(resume=True) to finish it, or --overwrite "
+                                      f"(overwrite=True) to start again")
+        prepare_node(store, path, self.overwrite and not self.resume, "a", where,
+                     meta.zarr_format)
+        pending.record(store, path, meta)
+
+    @staticmethod
+    def _same(found: ArrayMeta | GroupMeta | None, meta: ArrayMeta | GroupMeta, path: str,
+              where: str) -> None:
+        """Refuse to resume into a node that is (or is recorded to be) another one."""
+        if found is None or found == meta:
+            return
+        if isinstance(found, GroupMeta) and isinstance(meta, GroupMeta) and \
+                found.zarr_format == meta.zarr_format:
+            return                          # a group's attributes are written again
+        what = _summary(found) if isinstance(found, ArrayMeta) else \
+            f"a v{found.zarr_format} group"
+        planned = _summary(meta) if isinstance(meta, ArrayMeta) else \
+            f"a v{meta.zarr_format} group"
+        raise ZarrError(f"{where}: cannot resume into /{path}: the node there differs from what "
+                        f"this conversion writes (expected {planned}, found {what})")
 
     def prepare(self, src: Array) -> tuple[dict, ArrayMeta, BlockPlan]:
         """The destination's ``create_array`` arguments, metadata and blocks, all checked
@@ -209,8 +258,20 @@ class _Job:
 
     def array(self, src: Array, store: Any, path: str,
               ready: tuple[dict, ArrayMeta, BlockPlan] | None = None) -> None:
+        """Convert ``src`` into the array at ``path``: its chunks, then its documents (a node
+        alone, ``ready`` not given, is checked first by :meth:`begin`)."""
         kw, planned, plan = ready or self.prepare(src)
-        dst = self._destination(store, path, kw, planned, f"convert {src.name}")
+        where = f"convert {src.name}"
+        if ready is None:
+            self.begin(store, path, planned, where)
+        found = nodes.load_node(store, path) if self.resume else None
+        complete = found is not None            # finished by an earlier run
+        if ready is not None:                   # in a hierarchy, whose top begin() checked
+            if self.resume:
+                self._same(found or pending.read_record(store, path), planned, path, where)
+            if not complete:
+                pending.record(store, path, planned)
+        dst = Array(store, path, planned)
         done = ArrayConversion("/" + path, dst.shape, str(dst.dtype))
         self.report.arrays.append(done)
         present = set(layout.stored_objects(layout.chunk_source(store, path, dst.metadata))) \
@@ -226,31 +287,15 @@ class _Job:
                 done.blocks += 1
             self.bar.advance(n)
 
-        self.bar.start(math.prod(dst.shape) * itemsize, f"convert {done.path}")
-        run_parallel(copy, self._tasks(plan, present, done, itemsize), self.workers)
+        blocks = self._blocks(src, planned, plan)
+        total = math.prod(dst.shape) if blocks is None else \
+            sum(math.prod(s.stop - s.start for s in sel) for sel in blocks)
+        self.bar.start(total * itemsize, f"convert {done.path}")
+        run_parallel(copy, self._tasks(plan, blocks, present, done, itemsize), self.workers)
+        if not complete:
+            pending.finish(store, path, planned)
         if self.verify:
-            self._verify(src, dst, plan, done)
-
-    def _destination(self, store: Any, path: str, kw: dict, planned: ArrayMeta,
-                     where: str) -> Array:
-        if self.resume:
-            try:
-                existing = open_array(store, mode="r+", path=path)
-            except ZarrError:
-                existing = None
-            if existing is not None:
-                if existing.metadata != planned:
-                    raise ZarrError(f"{where}: cannot resume into {existing.name}: the array "
-                                    f"there differs from what this conversion writes (expected "
-                                    f"{_summary(planned)}, found {_summary(existing.metadata)})")
-                return existing
-        try:
-            return create_array(store, name=path, overwrite=self.overwrite, **kw)
-        except NodeExistsError:
-            raise NodeExistsError(f"{where}: a node exists at {path!r} in the destination; "
-                                  f"pass --overwrite "
-                                  f"(overwrite=True) to replace it, or --resume (resume=True) "
-                                  f"to finish an interrupted conversion") from None
+            self._verify(src, dst, plan, blocks, done)
 
     def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
         meta = dst.metadata
@@ -275,9 +320,29 @@ class _Job:
                             f"set fewer threads (zarrx.config.set(threads=...))")
         return plan_blocks(dst.shape, unit, itemsize, per_worker, src_unit, where)
 
-    def _tasks(self, plan: BlockPlan, present: set, done: ArrayConversion,
-               itemsize: int) -> Iterator[tuple[slice, ...]]:
-        for sel in plan.blocks():
+    @staticmethod
+    def _blocks(src: Array, planned: ArrayMeta, plan: BlockPlan) -> list | None:
+        """The blocks holding data of ``src``: those meeting its stored objects, when what
+        it has not stored reads in the destination as it does in the source (the same fill
+        value); None for every block (the fill value changes, or the source cannot list its
+        objects or has no regular grid)."""
+        meta = src.metadata
+        grid = meta.chunk_grid
+        if not isinstance(grid, RegularGrid) or not _same_fill(meta, planned):
+            return None
+        try:
+            stored = layout.stored_objects(layout.chunk_source(src.store, src.path, meta))
+            unit = grid.chunk_shape
+            return plan.meeting(tuple(slice(c * u, (c + 1) * u) for c, u in zip(coords, unit))
+                                for coords in stored)
+        except RemoteError:
+            raise
+        except StoreError:          # no listing (an HTTP server): every block is read
+            return None
+
+    def _tasks(self, plan: BlockPlan, blocks: list | None, present: set,
+               done: ArrayConversion, itemsize: int) -> Iterator[tuple[slice, ...]]:
+        for sel in plan.blocks() if blocks is None else blocks:
             if not present:
                 yield sel
                 continue
@@ -294,7 +359,8 @@ class _Job:
                 else:
                     yield osel
 
-    def _verify(self, src: Array, dst: Array, plan: BlockPlan, done: ArrayConversion) -> None:
+    def _verify(self, src: Array, dst: Array, plan: BlockPlan, blocks: list | None,
+                done: ArrayConversion) -> None:
         itemsize = itemsize_estimate(dst.dtype)
 
         def compare(sel: tuple[slice, ...]) -> None:
@@ -305,8 +371,10 @@ class _Job:
                         done.mismatches.append(_mismatch(done.path, sel, a, b))
             self.bar.advance(math.prod(s.stop - s.start for s in sel) * itemsize)
 
-        self.bar.start(math.prod(dst.shape) * itemsize, f"verify {done.path}")
-        run_parallel(compare, plan.blocks(), self.workers)
+        total = math.prod(dst.shape) if blocks is None else \
+            sum(math.prod(s.stop - s.start for s in sel) for sel in blocks)
+        self.bar.start(total * itemsize, f"verify {done.path}")
+        run_parallel(compare, plan.blocks() if blocks is None else blocks, self.workers)
         done.verified = True
 
 
@@ -315,6 +383,16 @@ def _summary(meta: ArrayMeta) -> str:
     shape = grid.chunk_shape if isinstance(grid, RegularGrid) else "rectilinear"
     return (f"v{meta.zarr_format} {meta.data_type.name} shape {meta.shape} grid {shape} "
             f"codecs {[c.name for c in meta.codecs]}")
+
+
+def _same_fill(a: ArrayMeta, b: ArrayMeta) -> bool:
+    """Whether the fill values of ``a`` and ``b`` are the same value (NaN the same as NaN)."""
+    try:
+        return a.data_type.numpy == b.data_type.numpy and same_values(
+            np.array([a.fill_value], dtype=a.data_type.numpy),
+            np.array([b.fill_value], dtype=b.data_type.numpy))
+    except (TypeError, ValueError):
+        return False
 
 
 def same_values(a: np.ndarray, b: np.ndarray) -> bool:

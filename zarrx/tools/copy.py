@@ -21,7 +21,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
 from zarrx.store import ZipStore
 from zarrx.tools.location import check_zip_destination, open_node, overlaps, release, resolve, \
-    writes_zip
+    side_options, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
 
@@ -56,9 +56,9 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
     ``workers`` batches of objects are copied at a time; ``progress=True`` draws a bar."""
     t0 = time.perf_counter()
     bar = progress_for(progress)
-    src = resolve(source, "r", storage_options)
-    dst_opts = storage_options if destination_storage_options is None \
-        else destination_storage_options
+    src = resolve(source, "r", side_options(source, destination, storage_options))
+    dst_opts = side_options(destination, source, storage_options) \
+        if destination_storage_options is None else destination_storage_options
     # a zip archive cannot replace entries: overwriting means a new archive
     replace = overwrite and writes_zip(destination)
     dst = None

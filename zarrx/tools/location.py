@@ -5,6 +5,7 @@ A location is written the way a user points at data:
 - a directory: ``data.zarr``, or a node inside it, ``data.zarr/group/array``. The store's root is
   the top of the hierarchy: the walk goes up from the named directory while the parent
   directory holds a Zarr group, so the node keeps its name in the hierarchy (``/group/array``);
+  directories that do not exist yet are passed over, to become groups of the hierarchy above;
 - a path inside a zip archive: ``archive.zip`` or ``archive.zip/group/array`` (the first path
   component ending in ``.zip`` that is not a directory is the archive);
 - a URL (``s3://bucket/data.zarr``, ``https://...``), configured by ``storage_options``; the URL
@@ -22,13 +23,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.errors import NodeExistsError, StoreError, ZarrError
+from zarrx.errors import NodeExistsError, NodeNotFoundError, StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.remote.urls import redact
+from zarrx.tools.pending import RECORD, recorded
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
-           "opened_here", "check_zip_destination", "release", "holds_node"]
+           "opened_here", "check_zip_destination", "release", "side_options",
+           "interrupted_at"]
 
 _MAX_WALK_UP = 64
 _MAX_DOC = 64 << 20            # a group document larger than this is not looked into
@@ -52,6 +55,17 @@ class Location:
 
 def _is_url(text: str) -> bool:
     return "://" in text and not text.startswith("file://")
+
+
+def side_options(where: Any, other: Any, storage_options: dict | None) -> dict | None:
+    """The storage options of ``where``, one end of a copy or conversion whose other end is
+    ``other``: a directory or a zip archive takes none when the other end is a URL (the
+    options are the URL's), else ``storage_options``."""
+    def url(obj: Any) -> bool:
+        return isinstance(obj, str) and _is_url(obj)
+    if storage_options and not url(where) and url(other) and isinstance(where, (str, os.PathLike)):
+        return None
+    return storage_options
 
 
 def _store_for(obj: str, mode: str, storage_options: dict | None) -> Store:
@@ -90,16 +104,34 @@ def _split_zip(path: str) -> tuple[str, str] | None:
 
 
 def _hierarchy_root(path: str) -> tuple[str, str]:
-    """``(root directory, node path)``: the directory of the topmost group above ``path``."""
+    """``(root directory, node path)``: the directory of the topmost group above ``path``.
+    Directories that do not exist yet between ``path`` and a group are groups to be made in
+    it (``data.zarr/new/array`` names ``/new/array`` of ``data.zarr``)."""
     root = os.path.abspath(path)
     node: list[str] = []
     for _ in range(_MAX_WALK_UP):
-        parent = os.path.dirname(root)
-        if parent == root or not _is_group_dir(parent):
+        top, names = root, [os.path.basename(root)]
+        parent = os.path.dirname(top)
+        while parent != top and not os.path.lexists(parent) and len(names) < _MAX_WALK_UP:
+            top, parent = parent, os.path.dirname(parent)       # a directory still to be made
+            names.insert(0, os.path.basename(top))
+        if parent == top or not _is_group_dir(parent):
             break
-        node.insert(0, os.path.basename(root))
+        node[:0] = names
         root = parent
     return root, "/".join(node)
+
+
+def _refuse_file(path: str, text: str) -> None:
+    """A StoreError when ``path``, or the nearest of its parents that exists, is a file: a
+    store there is a directory (a file is one only as a ``*.zip`` archive)."""
+    at = os.path.abspath(path)
+    while not os.path.exists(at) and os.path.dirname(at) != at:
+        at = os.path.dirname(at)
+    if os.path.exists(at) and not os.path.isdir(at):
+        where = "" if at == os.path.abspath(path) else f" ({at!r})"
+        raise StoreError(f"{text!r}{where} is a file, not a directory: Zarr data is a directory "
+                         f"or a zip archive named *.zip")
 
 
 def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) -> Location:
@@ -125,26 +157,35 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
     if zipped is not None:
         archive, inner = zipped
         return Location(_store_for(archive, mode, storage_options), inner, text)
+    _refuse_file(path, text)
     root, node = _hierarchy_root(path)
     return Location(_store_for(root, mode, storage_options), node, text)
 
 
 def open_node(loc: Location, mode: str = "r") -> Array | Group:
-    """The array or group at ``loc``."""
+    """The array or group at ``loc`` (NodeNotFoundError naming an interrupted conversion when
+    that is why there is none)."""
     from zarrx.api import open as open_any
-    return open_any(loc.store, mode=mode, path=loc.path)
+    try:
+        return open_any(loc.store, mode=mode, path=loc.path)
+    except NodeNotFoundError:
+        if not recorded(loc.store, loc.path):
+            raise
+    raise NodeNotFoundError(f"{loc}: no array or group yet: a conversion into it has not "
+                            f"finished ({loc.path + '/' if loc.path else ''}{RECORD} records "
+                            f"what it is to be); if it was interrupted, run it again with "
+                            f"--resume to finish it")
 
 
-def holds_node(where: Any, storage_options: dict | None = None) -> bool:
-    """Whether an array or a group is at the location ``where`` (nothing that cannot be opened
-    or read counts as one)."""
+def interrupted_at(where: Any, storage_options: dict | None = None) -> bool:
+    """Whether the location ``where`` holds a node a conversion left unfinished (nothing that
+    cannot be opened or read counts)."""
     try:
         loc = resolve(where, "r", storage_options)
     except ZarrError:
         return False
     try:
-        open_node(loc)
-        return True
+        return recorded(loc.store, loc.path)
     except ZarrError:
         return False
     finally:

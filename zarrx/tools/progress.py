@@ -70,5 +70,6 @@ def progress_for(progress: Any) -> Progress:
         return BarProgress()
     if isinstance(progress, Progress):
         return progress
-    raise TypeError(f"progress: expected a bool or a zarrx.tools.progress.Progress, found "
-                    f"{type(progress).__name__}")
+    from zarrx.errors import ArgumentTypeError
+    raise ArgumentTypeError(f"progress: expected a bool or a zarrx.tools.progress.Progress, "
+                            f"found {type(progress).__name__} {progress!r:.40}")

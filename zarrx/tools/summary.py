@@ -12,7 +12,7 @@ from zarrx import layout
 from zarrx.array import Array
 from zarrx.errors import IndexingError, ZarrError
 from zarrx.group import Group
-from zarrx.info import human_bytes, stored_bytes
+from zarrx.info import human_bytes, stored_summary
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.fill import fill_json
 from zarrx.metadata.model import RegularGrid
@@ -50,7 +50,8 @@ def node_info(node: Array | Group) -> dict[str, Any]:
         out["consolidated"] = meta.consolidated is not None
         out["attributes"] = to_jsonable(meta.attributes)
         return out
-    stored = stored_bytes(node)
+    summary = stored_summary(node)
+    count, stored = (None, None) if isinstance(summary, Exception) else summary
     grid = meta.chunk_grid
     out.update({
         "shape": list(node.shape), "dtype": str(node.dtype),
@@ -63,9 +64,11 @@ def node_info(node: Array | Group) -> dict[str, Any]:
         "codecs": to_jsonable([codec_json(c) for c in meta.codecs]),
         "dimension_names": list(meta.dimension_names) if meta.dimension_names else None,
         "attributes": to_jsonable(meta.attributes),
-        "stored_objects": node.nshards_initialized,
+        "stored_objects": count,
         "grid_objects": math.prod(node._shard_grid_shape),
         "nbytes": node.nbytes, "nbytes_stored": stored,
+        # why stored_objects and nbytes_stored are None: the store cannot list its objects
+        "stored_unknown": str(summary) if isinstance(summary, Exception) else None,
     })
     return out
 
@@ -177,8 +180,9 @@ def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
             lo, hi = finite.min(), finite.max()
             out["min"], out["max"] = (str(lo), str(hi)) if kind in "mM" else \
                 (to_jsonable(lo), to_jsonable(hi))
-            if kind in "biuf":
-                out["mean"] = float(finite.astype(np.float64).mean())
+            if kind in "biuf":          # inf and -inf give NaN, written as JSON text
+                with np.errstate(all="ignore"):
+                    out["mean"] = to_jsonable(float(finite.astype(np.float64).mean()))
     if fill is not None and data.size:
         try:
             same = data == fill

@@ -2,7 +2,8 @@
 changes asked for (format, chunks, shards, codecs, fill value).
 
 Whatever is not changed is kept: the data type and its byte order, the codec chain of a chunk
-(filters, serializer, compressors), the fill value, the attributes and the dimension names.
+(filters, serializer, compressors), the fill value, the attributes, the dimension names and,
+within a format, the chunk key encoding (v2's ``dimension_separator``).
 Between formats:
 
 - numcodecs codecs that a core v3 codec expresses exactly become that codec in v3 (numcodecs
@@ -59,6 +60,10 @@ class Changes:
 def _split(specs: tuple[CodecSpec, ...], where: str) -> tuple[list, CodecSpec, list]:
     """``(filters, serializer, compressors)`` of a chunk's codec chain."""
     kinds = [codec_kind(s.name) for s in specs]
+    if None in kinds:
+        raise ZarrError(f"{where}: the codec {specs[kinds.index(None)].name!r} is unknown to "
+                        f"zarrx, which cannot read the chunks to convert them (zarrx copy "
+                        f"copies them as stored)")
     if kinds.count(A2B) != 1:
         raise ZarrError(f"{where}: cannot read the codec chain {[s.name for s in specs]}: "
                         f"expected one array->bytes codec")
@@ -85,6 +90,15 @@ def _to_core(spec: CodecSpec, itemsize: int) -> CodecSpec:
     if spec.name in ("numcodecs.zstd", "numcodecs.gzip"):
         return CodecSpec(spec.name[len("numcodecs."):], conf)
     return spec
+
+
+def _codec_name(codec: Any) -> str:
+    """The name of a codec as a conversion is given it (a CodecSpec, a dict, a codec)."""
+    if isinstance(codec, CodecSpec):
+        return codec.name
+    if isinstance(codec, dict):
+        return str(codec.get("name", codec.get("id", codec)))
+    return str(getattr(codec, "codec_id", None) or type(codec).__name__)
 
 
 def _is_reversal(spec: CodecSpec, ndim: int) -> bool:
@@ -120,6 +134,14 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
         "serializer": serializer if changes.serializer is KEEP else changes.serializer,
         "fill_value": meta.fill_value if changes.fill_value is KEEP else changes.fill_value,
     }
+    chosen = kw["compressors"]
+    if fmt == 2 and isinstance(chosen, (list, tuple)) and len(chosen) > 1:
+        origin = " in the source's chain" if changes.compressors is KEEP else " given"
+        raise ZarrError(f"{where}: Zarr v2 takes at most one compressor, found {len(chosen)}"
+                        f"{origin} ({', '.join(_codec_name(c) for c in chosen)}); pass one "
+                        f"with --compressor (compressors=), or --compressor none")
+    if fmt == meta.zarr_format:         # another format takes its own default chunk keys
+        kw["chunk_key_encoding"] = meta.key_encoding
     kw.update(_grid(src, changes, fmt, where))
     attrs = dict(meta.attributes)
     dims = meta.dimension_names
@@ -158,7 +180,7 @@ def _grid(src: Array, changes: Changes, fmt: int, where: str) -> dict[str, Any]:
         shards = _shape(changes.shards, meta.ndim, "shards", where)
         if fmt == 2:
             raise ZarrError(f"{where}: Zarr v2 has no sharding; drop the shard shape "
-                            f"(--shards none)")
+                            f"(--shards none), or write Zarr v3 (--zarr-format 3)")
     if chunks is None:
         chunks = meta.chunk_grid.chunk_sizes     # type: ignore[union-attr]
     return {"chunks": chunks, "shards": shards}

@@ -58,7 +58,19 @@ def _cells(block: np.ndarray) -> Any:
     """``block`` as (nested lists of) values whose ``str`` is numpy's text of each."""
     if block.dtype.kind in "biufcmM":       # numpy's casts: the shortest round-trip text
         return block.astype(str).tolist()
-    return block.tolist()
+    cells = block.tolist()
+    return _quoted(cells) if block.dtype.kind in "UTO" else cells
+
+
+def _quoted(cells: Any) -> Any:
+    """Strings that would not read as one item of a line (empty, or holding a space, a
+    control character or a leading quote) as Python writes them, quoted and escaped."""
+    if isinstance(cells, list):
+        return [_quoted(c) for c in cells]
+    if isinstance(cells, str) and not (cells and cells.isprintable() and cells[0] not in "'\""
+                                       and not any(c.isspace() for c in cells)):
+        return repr(cells)
+    return cells
 
 
 def _nested(block: np.ndarray, depth: int) -> str:

@@ -1,0 +1,31 @@
+"""The ``zarrx`` command between a directory and S3: one set of ``-S`` options names the
+bucket's store, and the local side takes none."""
+from __future__ import annotations
+
+import numpy as np
+
+import zarrx
+from zarrx import cli
+
+
+def _options(s3_server):
+    return [f"-S{k}={v}" for k, v in s3_server.options.items()]
+
+
+def test_copy_and_convert_between_a_directory_and_s3_with_one_set_of_options(
+        tmp_path, s3_server, capsys):
+    src = tmp_path / "src.zarr"
+    g = zarrx.open_group(str(src), mode="w", attributes={"title": "t"})
+    g.create_array("a", shape=(6, 4), dtype="i4", chunks=(2, 2))[...] = \
+        np.arange(24).reshape(6, 4)
+    url = s3_server.url()
+    opts = _options(s3_server)
+    assert cli.main(["copy", str(src), url, "-q", *opts]) == 0
+    assert cli.main(["convert", url, str(tmp_path / "back.zarr"), "--zarr-format", "2", "-q",
+                     *opts]) == 0
+    assert capsys.readouterr().err == ""
+    back = zarrx.open_group(str(tmp_path / "back.zarr"), mode="r")
+    assert back.zarr_format == 2 and dict(back.attrs) == {"title": "t"}
+    np.testing.assert_array_equal(back["a"][...], np.arange(24).reshape(6, 4))
+    assert cli.main(["info", "--json", f"{url}/a", *opts]) == 0
+    assert '"shape": [\n    6,\n    4\n  ]' in capsys.readouterr().out
