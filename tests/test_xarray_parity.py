@@ -1,0 +1,184 @@
+"""``to_zarrx`` against ``Dataset.to_zarr`` (engine "zarr", the oracle) on encodings and
+arguments the round-trip tests leave out: text stored as encoded bytes (``dtype: "S1"``),
+encoding keys no coder uses, encodings xarray's coders refuse, nested attribute values, and a
+``zarr_format=`` other than the stored group's.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+zarr = pytest.importorskip("zarr")
+
+import zarrx  # noqa: E402
+import zarrx.xarray as zx  # noqa: E402
+from zarrx.xarray import ZarrxBackendEntrypoint  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+WRITERS = {"zarr": lambda ds, path, **kw: ds.to_zarr(path, **kw),
+           "zarrx": lambda ds, path, **kw: zx.to_zarrx(ds, path, **kw)}
+
+
+def read(path, engine, **kw):
+    if engine == "zarr":
+        return xr.open_zarr(path, **kw).load()
+    return xr.open_dataset(path, engine=ZarrxBackendEntrypoint, **kw).load()
+
+
+def stored(path):
+    """Shape and values of every array of the group at ``path``, read by zarr-python."""
+    return {name: (a.shape, a[...].tolist()) for name, a in zarr.open_group(path).arrays()}
+
+
+def text(kind):
+    values = ["a", "bcd", "é"]
+    if kind == "U":
+        return np.array(values)
+    if kind == "object":
+        return np.array(values, dtype=object)
+    if kind == "object-missing":
+        return np.array(["a", None, "é"], dtype=object)
+    return np.array(values, dtype=np.dtypes.StringDType())
+
+
+@pytest.mark.parametrize("fmt, kind", [(2, "U"), (3, "U"), (2, "object"), (3, "object"),
+                                       (2, "object-missing"), (3, "object-missing"),
+                                       (2, "StringDType")])
+def test_text_with_encoding_dtype_s1_is_stored_as_utf8_bytes(tmp_path, fmt, kind):
+    ds = xr.Dataset({"s": ("x", text(kind))})
+    enc = {"s": {"dtype": "S1"}}
+    ds.to_zarr(tmp_path / "x.zarr", zarr_format=fmt, encoding=enc)
+    zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt, encoding=enc)
+    if fmt == 2:
+        assert json.loads((tmp_path / "z.zarr" / "s" / ".zattrs").read_text()) == \
+            json.loads((tmp_path / "x.zarr" / "s" / ".zattrs").read_text())
+        assert json.loads((tmp_path / "z.zarr" / "s" / ".zarray").read_text())["dtype"] == \
+            json.loads((tmp_path / "x.zarr" / "s" / ".zarray").read_text())["dtype"]
+    else:
+        mine, ref = (json.loads((tmp_path / p / "s" / "zarr.json").read_text())
+                     for p in ("z.zarr", "x.zarr"))
+        for key in ("data_type", "shape", "dimension_names", "attributes"):
+            assert mine[key] == ref[key], key
+    for kw in ({}, {"decode_cf": False}):
+        ref = read(tmp_path / "x.zarr", "zarr", **kw)
+        assert ref.s.attrs.get("_Encoding", ref.s.encoding.get("_Encoding")) == "utf-8"
+        for engine in ("zarr", "zarrx"):
+            got = read(tmp_path / "z.zarr", engine, **kw)
+            xr.testing.assert_identical(got, ref)
+            assert got.s.encoding["dtype"] == ref.s.encoding["dtype"]
+            assert ref.s.encoding["dtype"].kind == "S"
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_appending_text_to_text_stored_as_bytes_encodes_it_with_its_encoding(tmp_path, fmt):
+    path = tmp_path / "z.zarr"
+    first = xr.Dataset({"s": ("t", np.array(["abc", "d"], dtype=object))}, coords={"t": [0, 1]})
+    zx.to_zarrx(first, path, zarr_format=fmt, encoding={"s": {"dtype": "S1"}})
+    more = xr.Dataset({"s": ("t", np.array(["é", "x"], dtype=object))}, coords={"t": [2, 3]})
+    assert zarr.open_group(path)["s"].dtype == np.dtype("S3")
+    zx.to_zarrx(more, path, append_dim="t")     # engine "zarr" fails: it encodes as ASCII
+    for engine in ("zarr", "zarrx"):
+        assert read(path, engine).s.values.tolist() == ["abc", "d", "é", "x"]
+    # read back and written again, non-ASCII text survives as well
+    zx.to_zarrx(read(path, "zarrx"), tmp_path / "again.zarr", zarr_format=fmt)
+    assert read(tmp_path / "again.zarr", "zarr").s.values.tolist() == ["abc", "d", "é", "x"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_text_too_long_for_the_stored_bytes_is_refused_not_cut(tmp_path, fmt):
+    path = tmp_path / "z.zarr"
+    first = xr.Dataset({"s": ("t", np.array(["abc", "d"], dtype=object))}, coords={"t": [0, 1]})
+    zx.to_zarrx(first, path, zarr_format=fmt, encoding={"s": {"dtype": "S1"}})
+    before = stored(path)
+    longer = xr.Dataset({"s": ("t", np.array(["toolong", "x"], dtype=object))},
+                        coords={"t": [2, 3]})
+    # engine "zarr" stores "too"
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: variable 's': values of dtype |S7 do not fit the stored array's |S3; "
+            "they would be cut")):
+        zx.to_zarrx(longer, path, append_dim="t")
+    assert stored(path) == before
+
+
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+@pytest.mark.parametrize("var, enc, unused", [
+    ("a", {"units": "days since 2000-01-01"}, ["units"]),
+    ("a", {"calendar": "noleap", "dtype": "f4"}, ["calendar"]),
+    ("s", {"_Encoding": "utf-8"}, ["_Encoding"]),
+])
+def test_encoding_keys_no_coder_uses_are_refused(tmp_path, writer, var, enc, unused):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0]), "s": ("x", np.array(["p", "q"]))})
+    with pytest.raises(ValueError) as info:
+        WRITERS[writer](ds, tmp_path / "d.zarr", encoding={var: enc})
+    if writer == "zarrx":
+        assert isinstance(info.value, zarrx.ArgumentError)
+        assert str(info.value) == (f"to_zarrx: encoding of {var!r}: unexpected keys {unused} "
+                                   f"(they apply to no data of dtype {ds[var].dtype})")
+        assert not (tmp_path / "d.zarr").exists()
+
+
+@pytest.mark.parametrize("enc, error, message, oracle", [
+    ({"a": {"dtype": "nope"}}, zarrx.ArgumentTypeError,
+     "to_zarrx: variable 'a': cannot be encoded as its encoding asks (TypeError: data type "
+     "'nope' not understood)", TypeError),
+    ({"a": {"_FillValue": "x"}}, zarrx.ArgumentError,
+     "to_zarrx: variable 'a': cannot be encoded as its encoding asks (ValueError: could not "
+     "convert string to float: 'x')", ValueError),
+    ({"s": {"dtype": "S3"}}, zarrx.ArgumentError,
+     "to_zarrx: variable 's': cannot be encoded as its encoding asks (UnicodeEncodeError: "
+     "'ascii' codec can't encode character '\\xe9' in position 0: ordinal not in range(128))", ValueError),
+])
+def test_an_encoding_xarrays_coders_refuse_names_the_variable(tmp_path, enc, error, message,
+                                                              oracle):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0]), "s": ("x", np.array(["é", "q"], dtype=object))})
+    zx.to_zarrx(ds, tmp_path / "d.zarr")
+    before = stored(tmp_path / "d.zarr")
+    with pytest.raises(error) as info:
+        zx.to_zarrx(ds, tmp_path / "d.zarr", mode="w", encoding=enc)
+    assert str(info.value) == message
+    assert stored(tmp_path / "d.zarr") == before
+    assert issubclass(error, oracle)
+    with pytest.raises(oracle):
+        ds.to_zarr(tmp_path / "x.zarr", encoding=enc)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_numpy_values_nested_in_attributes_are_stored_as_json(tmp_path, fmt):
+    attrs = {"d": {"k": np.int64(1), "l": [np.float32(0.5), np.bool_(True)]}}
+    ds = xr.Dataset({"a": ("x", [1.0], attrs)}, attrs=attrs)
+    path = tmp_path / "d.zarr"
+    zx.to_zarrx(xr.Dataset({"b": ("y", [2.0])}), path, zarr_format=fmt)
+    zx.to_zarrx(ds, path, mode="w", zarr_format=fmt)
+    plain = {"d": {"k": 1, "l": [0.5, True]}}
+    for engine in ("zarr", "zarrx"):
+        back = read(path, engine)
+        assert back.attrs == plain
+        assert back.a.attrs == plain
+        assert list(back.variables) == ["a"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("kw", [{"mode": "a"}, {"mode": "r+"}, {"append_dim": "x"}])
+def test_a_zarr_format_other_than_the_stored_groups_is_refused(tmp_path, fmt, kw):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0])})
+    path = tmp_path / "d.zarr"
+    zx.to_zarrx(ds, path, zarr_format=fmt)
+    before = stored(path)
+    other = 5 - fmt
+    with pytest.raises(zarrx.ArgumentError) as info:
+        zx.to_zarrx(ds, path, zarr_format=other, **kw)
+    mode = kw.get("mode", "a")
+    assert str(info.value) == (f"to_zarrx: zarr_format={other}, but the node at '/' is Zarr "
+                               f"v{fmt} (mode {mode!r} writes into it; leave zarr_format out "
+                               f"or use mode='w' to replace it)")
+    assert stored(path) == before
+    # no metadata document of the other format was added
+    assert not (path / ("zarr.json" if fmt == 2 else ".zgroup")).exists()
+    zx.to_zarrx(ds * 2, path, zarr_format=fmt, **kw)     # the stored format is taken
