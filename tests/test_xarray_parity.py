@@ -182,3 +182,21 @@ def test_a_zarr_format_other_than_the_stored_groups_is_refused(tmp_path, fmt, kw
     # no metadata document of the other format was added
     assert not (path / ("zarr.json" if fmt == 2 else ".zgroup")).exists()
     zx.to_zarrx(ds * 2, path, zarr_format=fmt, **kw)     # the stored format is taken
+
+
+@pytest.mark.parametrize("dtype, fill, message", [
+    ("f4", "NaN", "/a attributes: _FillValue: expected base64 text, found 'NaN'"),
+    ("f8", "AAAA", "/a attributes: _FillValue: expected 8 bytes of a float64, found 3"),
+    ("c8", "AAAAAAAA+H8=", "/a attributes: _FillValue: expected [real, imag], found "
+                           "'AAAAAAAA+H8='"),
+])
+def test_a_malformed_fill_value_attribute_of_zarr_v3_is_a_metadata_error(tmp_path, dtype, fill,
+                                                                         message):
+    grp = zarr.open_group(tmp_path / "g.zarr", mode="w", zarr_format=3)
+    grp.create_array("a", shape=(2,), dtype=dtype, dimension_names=["x"],
+                     attributes={"_FillValue": fill})
+    with pytest.raises(Exception):      # engine "zarr": binascii, struct or TypeError
+        xr.open_dataset(tmp_path / "g.zarr", engine="zarr")
+    with pytest.raises(zarrx.MetadataError) as info:
+        xr.open_dataset(tmp_path / "g.zarr", engine=ZarrxBackendEntrypoint)
+    assert str(info.value) == message

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError
 
 __all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr", "check_attrs",
            "vlen_dtype", "storage_dtype", "cf_encode"]
@@ -38,7 +38,8 @@ def _unb64(text: Any, where: str) -> bytes:
     try:
         return base64.standard_b64decode(text)
     except (TypeError, ValueError) as exc:
-        raise ZarrError(f"{where}: _FillValue: expected base64 text, found {text!r}") from exc
+        raise MetadataError(f"{where}: _FillValue: expected base64 text, found {text!r}") \
+            from exc
 
 
 def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
@@ -46,8 +47,8 @@ def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
     kind = dtype.kind
     if kind == "S":
         if not isinstance(value, (bytes, np.bytes_)):
-            raise ZarrError(f"{where}: _FillValue: expected bytes for dtype {dtype}, found "
-                            f"{type(value).__name__}")
+            raise ArgumentTypeError(f"{where}: _FillValue: expected bytes for dtype {dtype}, "
+                                    f"found {type(value).__name__}")
         return _b64(bytes(value))
     if kind == "b":
         return bool(value)
@@ -60,7 +61,8 @@ def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
         return [_b64(struct.pack("<d", c.real)), _b64(struct.pack("<d", c.imag))]
     if kind in "UOT":
         return str(value)
-    raise ZarrError(f"{where}: _FillValue: cannot encode a fill value for dtype {dtype}")
+    raise ArgumentTypeError(f"{where}: _FillValue: cannot encode a fill value for dtype "
+                            f"{dtype}")
 
 
 def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
@@ -76,12 +78,13 @@ def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
             return float(value)
         raw = _unb64(value, where)
         if len(raw) != 8:
-            raise ZarrError(f"{where}: _FillValue: expected 8 bytes of a float64, found "
+            raise MetadataError(f"{where}: _FillValue: expected 8 bytes of a float64, found "
                             f"{len(raw)}")
         return struct.unpack("<d", raw)[0]
     if kind == "c":
         if not (isinstance(value, (list, tuple)) and len(value) == 2):
-            raise ZarrError(f"{where}: _FillValue: expected [real, imag], found {value!r}")
+            raise MetadataError(f"{where}: _FillValue: expected [real, imag], found "
+                                f"{value!r}")
         re_, im = (decode_fill_attr(v, np.dtype("f8"), where) for v in value)
         return complex(re_, im)
     if kind == "b":
