@@ -126,13 +126,13 @@ def test_encoding_keys_no_coder_uses_are_refused(tmp_path, writer, var, enc, unu
 
 @pytest.mark.parametrize("enc, error, message, oracle", [
     ({"a": {"dtype": "nope"}}, zarrx.ArgumentTypeError,
-     "to_zarrx: variable 'a': cannot be encoded as its encoding asks (TypeError: data type "
+     "to_zarrx: variable 'a': xarray's CF encoding refused it (TypeError: data type "
      "'nope' not understood)", TypeError),
     ({"a": {"_FillValue": "x"}}, zarrx.ArgumentError,
-     "to_zarrx: variable 'a': cannot be encoded as its encoding asks (ValueError: could not "
+     "to_zarrx: variable 'a': xarray's CF encoding refused it (ValueError: could not "
      "convert string to float: 'x')", ValueError),
     ({"s": {"dtype": "S3"}}, zarrx.ArgumentError,
-     "to_zarrx: variable 's': cannot be encoded as its encoding asks (UnicodeEncodeError: "
+     "to_zarrx: variable 's': xarray's CF encoding refused it (UnicodeEncodeError: "
      "'ascii' codec can't encode character '\\xe9' in position 0: ordinal not in range(128))", ValueError),
 ])
 def test_an_encoding_xarrays_coders_refuse_names_the_variable(tmp_path, enc, error, message,
@@ -200,3 +200,19 @@ def test_a_malformed_fill_value_attribute_of_zarr_v3_is_a_metadata_error(tmp_pat
     with pytest.raises(zarrx.MetadataError) as info:
         xr.open_dataset(tmp_path / "g.zarr", engine=ZarrxBackendEntrypoint)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("region, message", [
+    ({"x": 1}, "to_zarrx: region['x']: expected a slice or 'auto', found int 1"),
+    ({"x": [0, 1]}, "to_zarrx: region['x']: expected a slice or 'auto', found list [0, 1]"),
+])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_a_region_that_is_not_a_slice_is_a_type_error_as_with_xarray(tmp_path, writer, region,
+                                                                    message):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0, 3.0])})
+    WRITERS[writer](ds, tmp_path / "d.zarr")
+    with pytest.raises(TypeError) as info:
+        WRITERS[writer](ds.isel(x=[1]), tmp_path / "d.zarr", region=region)
+    if writer == "zarrx":
+        assert isinstance(info.value, zarrx.ArgumentTypeError)
+        assert str(info.value) == message

@@ -52,9 +52,12 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict
         n = ds.sizes[dim]
         if isinstance(sel, str) and sel == "auto":
             sel = _locate(ds, grp, str(dim), existing)
-        if not isinstance(sel, slice) or sel.step not in (None, 1):
-            raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1 or "
-                                f"'auto', found {sel!r}")
+        if not isinstance(sel, slice):     # a TypeError, as xarray raises
+            raise ArgumentTypeError(f"to_zarrx: region[{dim!r}]: expected a slice or 'auto', "
+                                    f"found {type(sel).__name__} {sel!r}")
+        if sel.step not in (None, 1):
+            raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1, "
+                                f"found {sel!r}")
         start, stop, _ = sel.indices(sizes[str(dim)])
         if stop - start != n:
             raise ArgumentError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {max(stop - start, 0)}"

@@ -339,10 +339,10 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     except ZarrError:
         raise
     except TypeError as exc:
-        raise ArgumentTypeError(f"{where}: cannot be encoded as its encoding asks "
+        raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
     except ValueError as exc:
-        raise ArgumentError(f"{where}: cannot be encoded as its encoding asks "
+        raise ArgumentError(f"{where}: xarray's CF encoding refused it "
                             f"({type(exc).__name__}: {exc})") from exc
     # (a _FillValue of None stays there: it asks for no fill value)
     unused = sorted(set(encoded.encoding) & CF_KEYS - {"_FillValue"})
