@@ -216,3 +216,33 @@ def test_a_region_that_is_not_a_slice_is_a_type_error_as_with_xarray(tmp_path, w
     if writer == "zarrx":
         assert isinstance(info.value, zarrx.ArgumentTypeError)
         assert str(info.value) == message
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("case", ["append", "mode-a", "region"])
+def test_a_new_variable_of_another_length_than_the_stored_dimension_is_refused(tmp_path, fmt,
+                                                                               case):
+    """xarray's writer stores it, and the group no longer opens (two lengths for one
+    dimension)."""
+    path = tmp_path / "d.zarr"
+    ds = xr.Dataset({"a": (("t", "y"), np.zeros((4, 3)))}, coords={"t": [0, 1, 2, 3]})
+    zx.to_zarrx(ds, path, zarr_format=fmt)
+    before = stored(path)
+    if case == "append":
+        more = xr.Dataset({"a": (("t", "y"), np.ones((2, 3))), "n": ("t", [1.0, 2.0])},
+                          coords={"t": [4, 5]})
+        kw, dim, n, want = {"append_dim": "t"}, "t", 2, 6
+    elif case == "mode-a":
+        more = xr.Dataset({"n": ("y", [1.0, 2.0])})
+        kw, dim, n, want = {"mode": "a"}, "y", 2, 3
+    else:
+        more = xr.Dataset({"a": (("t", "y"), np.ones((2, 3))), "n": ("t", [1.0, 2.0])})
+        kw, dim, n, want = {"mode": "a", "region": {"t": slice(1, 3)}}, "t", 2, 4
+    with pytest.raises(zarrx.ArgumentError) as info:
+        zx.to_zarrx(more, path, **kw)
+    assert str(info.value) == (
+        f"to_zarrx: variable 'n' is not stored yet and has {n} elements along {dim!r}, but the "
+        f"stored group's {dim!r} has {want} once written; write the whole variable with "
+        f"mode='a' (no append_dim or region)")
+    assert stored(path) == before
+    xr.testing.assert_identical(read(path, "zarr"), ds)

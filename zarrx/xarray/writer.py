@@ -25,7 +25,7 @@ from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, variable_element
 from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, check_attrs, encode_attr,
                                    encode_fill_attr, storage_dtype)
-from zarrx.xarray.region import existing_variable, resolve_region
+from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 
 __all__ = ["to_zarrx"]
 
@@ -113,6 +113,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # Everything is checked and encoded before the store changes, so a refused write (a size
     # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
     plans = []
+    lengths = None if grp is None or mode == "w" else _lengths_after(grp, ds, append_dim)
     for name, var in variables.items():
         key = str(name)
         is_new = mode == "w" or key not in existing
@@ -123,7 +124,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             continue
         if not is_new:
             var = existing_variable(grp, key, var, append_dim, slices)
-        elif key in encoding:
+        elif lengths is not None:
+            _check_new_variable(key, var, lengths)
+        if is_new and key in encoding:
             var = var.copy(deep=False)
             var.encoding = dict(encoding[key])
         plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
@@ -212,13 +215,34 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
 
 
 def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
-    from zarrx.xarray.region import stored_sizes
     known = set(stored_sizes(grp, str(dim)))
     if dim not in known:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
                             f"(found {sorted(known)})")
     if dim not in ds.dims:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
+
+
+def _lengths_after(grp: Group, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
+    """The length of each dimension of the stored group once the write is done: as stored,
+    and along ``append_dim`` with the appended rows."""
+    lengths = stored_sizes(grp, None if append_dim is None else str(append_dim))
+    if append_dim is not None and str(append_dim) in lengths:
+        lengths[str(append_dim)] += ds.sizes[append_dim]
+    return lengths
+
+
+def _check_new_variable(name: str, var: Any, lengths: dict[str, int]) -> None:
+    """A variable added to a stored group (modes ``a``, ``a-``) has the group's length along
+    each stored dimension: another length would make the group unreadable (xarray takes one
+    length per dimension), as a new variable given only the appended rows or a region would."""
+    for dim, n in zip(var.dims, var.shape):
+        want = lengths.get(str(dim))
+        if want is not None and n != want:
+            raise ArgumentError(f"to_zarrx: variable {name!r} is not stored yet and has {n} "
+                                f"elements along {dim!r}, but the stored group's {dim!r} has "
+                                f"{want} once written; write the whole variable with mode='a' "
+                                f"(no append_dim or region)")
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
