@@ -246,3 +246,18 @@ def test_a_new_variable_of_another_length_than_the_stored_dimension_is_refused(t
         f"mode='a' (no append_dim or region)")
     assert stored(path) == before
     xr.testing.assert_identical(read(path, "zarr"), ds)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_new_variable_is_added_beside_growing_arrays_and_arrays_without_dimensions(tmp_path,
+                                                                                    fmt):
+    path = tmp_path / "d.zarr"
+    ds = xr.Dataset({"a": (("t", "y"), np.zeros((4, 3)))}, coords={"t": [0, 1, 2, 3]})
+    zx.to_zarrx(ds, path, zarr_format=fmt)
+    grp = zarrx.open_group(path)
+    grp["a"].resize((6, 3))                 # rows claimed by an append under way
+    grp.create_array("raw", shape=(5,), dtype="f8")     # no dimension names
+    zx.to_zarrx(xr.Dataset({"n": ("y", [1.0, 2.0, 3.0])}), path, mode="a")
+    zx.to_zarrx(xr.Dataset({"m": ("t", np.arange(6.0))}), path, mode="a")
+    assert zarrx.open_group(path)["n"][...].tolist() == [1.0, 2.0, 3.0]
+    assert zarrx.open_group(path)["m"].shape == (6,)

@@ -79,7 +79,7 @@ def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
         raw = _unb64(value, where)
         if len(raw) != 8:
             raise MetadataError(f"{where}: _FillValue: expected 8 bytes of a float64, found "
-                            f"{len(raw)}")
+                                f"{len(raw)}")
         return struct.unpack("<d", raw)[0]
     if kind == "c":
         if not (isinstance(value, (list, tuple)) and len(value) == 2):

@@ -19,10 +19,11 @@ from zarrx.array import Array
 from zarrx.chunk_io import check_value
 from zarrx.creation import check_format, create_array, node_path
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
+                          ZarrError)
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
-from zarrx.xarray.backend import array_metas, variable_element
+from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
 from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, check_attrs, encode_attr,
                                    encode_fill_attr, storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
@@ -224,9 +225,17 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
 
 
 def _lengths_after(grp: Group, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
-    """The length of each dimension of the stored group once the write is done: as stored,
-    and along ``append_dim`` with the appended rows."""
-    lengths = stored_sizes(grp, None if append_dim is None else str(append_dim))
+    """The length of each dimension of the stored group once the write is done: the longest
+    stored array's (arrays still growing under another writer's append are shorter), and
+    along ``append_dim`` with the appended rows. Arrays naming no dimensions are left out."""
+    lengths: dict[str, int] = {}
+    for name, meta in array_metas(grp):
+        try:
+            dims, _ = dims_and_attrs(meta, name)
+        except MetadataError:
+            continue                        # not an xarray variable: it has no say
+        for dim, n in zip(dims, meta.shape):
+            lengths[dim] = max(n, lengths.get(dim, 0))
     if append_dim is not None and str(append_dim) in lengths:
         lengths[str(append_dim)] += ds.sizes[append_dim]
     return lengths
