@@ -261,3 +261,22 @@ def test_a_new_variable_is_added_beside_growing_arrays_and_arrays_without_dimens
     zx.to_zarrx(xr.Dataset({"m": ("t", np.arange(6.0))}), path, mode="a")
     assert zarrx.open_group(path)["n"][...].tolist() == [1.0, 2.0, 3.0]
     assert zarrx.open_group(path)["m"].shape == (6,)
+
+
+@pytest.mark.parametrize("kind", ["zarr-python", "dict", "fsspec"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_engine_zarrx_opens_the_stores_engine_zarr_opens(kind, fmt):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0])}, attrs={"k": 1})
+    if kind == "zarr-python":
+        store = zarr.storage.MemoryStore()
+    elif kind == "dict":
+        store = {}
+    else:
+        fsspec = pytest.importorskip("fsspec")
+        store = fsspec.get_mapper(f"memory://parity-{fmt}.zarr")
+        store.clear()
+    ds.to_zarr(store, zarr_format=fmt)
+    xr.testing.assert_identical(xr.open_dataset(store, engine=ZarrxBackendEntrypoint).load(),
+                                xr.open_dataset(store, engine="zarr").load())
+    xr.testing.assert_identical(xr.open_datatree(store, engine=ZarrxBackendEntrypoint).load(),
+                                xr.open_datatree(store, engine="zarr").load())
