@@ -280,3 +280,20 @@ def test_engine_zarrx_opens_the_stores_engine_zarr_opens(kind, fmt):
                                 xr.open_dataset(store, engine="zarr").load())
     xr.testing.assert_identical(xr.open_datatree(store, engine=ZarrxBackendEntrypoint).load(),
                                 xr.open_datatree(store, engine="zarr").load())
+
+
+@pytest.mark.parametrize("mask", [None, True])
+@pytest.mark.parametrize("dtype", [[("a", "<i4"), ("b", "<f8")], "V3"])
+def test_records_and_raw_bytes_open_unmasked(tmp_path, dtype, mask):
+    """Engine "zarr" masks them with the Zarr v2 fill value and fails (a TypeError from CF
+    decoding: a record cannot be compared with it)."""
+    values = np.array([(1, 2.0), (3, 4.0)], dtype=dtype) if isinstance(dtype, list) \
+        else np.array([b"abc", b"def"], dtype=dtype)
+    grp = zarr.open_group(tmp_path / "g.zarr", mode="w", zarr_format=2)
+    arr = grp.create_array("a", shape=(2,), dtype=dtype, attributes={"_ARRAY_DIMENSIONS": ["x"]})
+    arr[:] = values
+    got = xr.open_dataset(tmp_path / "g.zarr", engine=ZarrxBackendEntrypoint,
+                          use_zarr_fill_value_as_mask=mask).load()
+    assert got.a.dtype == values.dtype
+    assert got.a.values.tolist() == values.tolist()
+    assert "_FillValue" not in got.a.encoding

@@ -207,7 +207,9 @@ class ZarrxDataStore(AbstractDataStore):
         if wrapper.dtype.kind == "T":       # xarray's decoding keeps StringDType so marked
             encoding["dtype"] = wrapper.dtype
         if self.mask:
-            if meta.fill_value is not None:
+            # (records and raw bytes are never masked: CF masking compares elements with the
+            # fill value, which xarray cannot do for them)
+            if meta.fill_value is not None and wrapper.dtype.kind != "V":
                 attrs["_FillValue"] = meta.fill_value
         else:
             if meta.zarr_format == 3:
