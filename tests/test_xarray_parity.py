@@ -297,3 +297,18 @@ def test_records_and_raw_bytes_open_unmasked(tmp_path, dtype, mask):
     assert got.a.dtype == values.dtype
     assert got.a.values.tolist() == values.tolist()
     assert "_FillValue" not in got.a.encoding
+
+
+@pytest.mark.parametrize("fmt, enc, error, message", [
+    (2, {"shards": (2,)}, zarrx.ArgumentError,
+     "array 'b': create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)"),
+    (3, {"compressors": [{"name": "nope"}]}, zarrx.UnknownCodecError,
+     "array 'b': create_array compressors[0]: unknown codec 'nope'; known codecs: "),
+])
+def test_a_setting_create_array_refuses_names_the_variable(tmp_path, fmt, enc, error, message):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0]), "b": ("x", [1.0, 2.0])})
+    with pytest.raises(error) as info:
+        zx.to_zarrx(ds, tmp_path / "d.zarr", zarr_format=fmt, encoding={"b": enc})
+    assert str(info.value).startswith(message)
+    assert info.value.array == "b"
+    assert not (tmp_path / "d.zarr").exists()

@@ -420,7 +420,11 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                   fill_value=fill, attributes=attrs,
                   dimension_names=dims if fmt == 3 and dims else None, zarr_format=fmt, **kw)
     # the same arguments, tried on an empty memory store: every codec and setting is checked
-    scratch = create_array(MemoryStore(), **create)
+    # (a refusal names the variable's array)
+    try:
+        scratch = create_array(MemoryStore(), **create)
+    except ZarrError as exc:
+        raise exc.at(array=name)
     return _Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
                  create=create)
 
