@@ -302,7 +302,7 @@ def test_records_and_raw_bytes_open_unmasked(tmp_path, dtype, mask):
 @pytest.mark.parametrize("fmt, enc, error, message", [
     (2, {"shards": (2,)}, zarrx.ArgumentError,
      "array 'b': create_array: shards= needs zarr_format=3 (Zarr v2 has no sharding)"),
-    (3, {"compressors": [{"name": "nope"}]}, zarrx.UnknownCodecError,
+    (3, {"compressors": [{"name": "nope"}]}, zarrx.errors.UnknownCodecError,
      "array 'b': create_array compressors[0]: unknown codec 'nope'; known codecs: "),
 ])
 def test_a_setting_create_array_refuses_names_the_variable(tmp_path, fmt, enc, error, message):
