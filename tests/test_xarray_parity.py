@@ -312,3 +312,35 @@ def test_a_setting_create_array_refuses_names_the_variable(tmp_path, fmt, enc, e
     assert str(info.value).startswith(message)
     assert info.value.array == "b"
     assert not (tmp_path / "d.zarr").exists()
+
+
+@pytest.mark.parametrize("group, message", [
+    ("a/./b", "expected a node path without '.' or '..' segments, found 'a/./b'"),
+    ("..", "expected a node path without '.' or '..' segments, found '..'"),
+])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_a_group_with_a_dot_segment_is_a_value_error_as_with_xarray(tmp_path, writer, group,
+                                                                    message):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0])})
+    with pytest.raises(ValueError) as info:
+        WRITERS[writer](ds, tmp_path / "d.zarr", group=group)
+    if writer == "zarrx":
+        assert isinstance(info.value, zarrx.ArgumentError)
+        assert str(info.value) == f"to_zarrx: group: {message}"
+        with pytest.raises(zarrx.ArgumentError) as info:
+            xr.open_dataset(tmp_path / "d.zarr", engine=ZarrxBackendEntrypoint, group=group)
+        assert str(info.value) == f"engine 'zarrx': group: {message}"
+        with pytest.raises(zarrx.ArgumentError) as info:
+            zarrx.open_group(zarrx.store.MemoryStore(), path=group, mode="w")
+        assert str(info.value) == f"open_group: path: {message}"
+
+
+def test_repeated_slashes_of_a_group_are_one_as_with_xarray(tmp_path):
+    ds = xr.Dataset({"a": ("x", [1.0, 2.0])})
+    ds.to_zarr(tmp_path / "x.zarr", group="a//b")
+    zx.to_zarrx(ds, tmp_path / "z.zarr", group="a//b")
+    for path in ("x.zarr", "z.zarr"):
+        for engine in ("zarr", ZarrxBackendEntrypoint):
+            xr.testing.assert_identical(
+                xr.open_dataset(tmp_path / path, engine=engine, group="a/b").load(), ds)
+        assert zarrx.open_group(tmp_path / path, path="a//b").path == "a/b"
