@@ -344,3 +344,19 @@ def test_repeated_slashes_of_a_group_are_one_as_with_xarray(tmp_path):
             xr.testing.assert_identical(
                 xr.open_dataset(tmp_path / path, engine=engine, group="a/b").load(), ds)
         assert zarrx.open_group(tmp_path / path, path="a//b").path == "a/b"
+
+
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_region_auto_with_labels_not_stored_is_a_key_error_as_with_xarray(tmp_path, writer):
+    ds = xr.Dataset({"a": ("t", np.arange(4.0))}, coords={"t": [10, 20, 30, 40]})
+    WRITERS[writer](ds, tmp_path / "d.zarr")
+    before = stored(tmp_path / "d.zarr")
+    other = xr.Dataset({"a": ("t", [1.0, 2.0])}, coords={"t": [40, 50]})
+    with pytest.raises(KeyError) as info:
+        WRITERS[writer](other, tmp_path / "d.zarr", region="auto")
+    if writer == "zarrx":
+        assert isinstance(info.value, zarrx.ArgumentKeyError)
+        assert isinstance(info.value, ValueError)
+        assert str(info.value) == ("to_zarrx: region['t'] = 'auto': 1 of the dataset's 't' values "
+                                   "are not in the stored coordinate (the first: 50)")
+    assert stored(tmp_path / "d.zarr") == before

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentKeyError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
 
@@ -81,7 +81,12 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     pos = stored.get_indexer(want)
     if len(pos) == 0:
         return slice(0, 0)
-    if (pos < 0).any() or not np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
+    if (pos < 0).any():     # a KeyError, as xarray raises
+        missing = [v for v, p in zip(want, pos) if p < 0]
+        raise ArgumentKeyError(f"to_zarrx: region[{dim!r}] = 'auto': {len(missing)} of the "
+                               f"dataset's {dim!r} values are not in the stored coordinate "
+                               f"(the first: {missing[0]!r})")
+    if not np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
         raise ArgumentError(f"to_zarrx: region[{dim!r}] = 'auto': the dataset's {dim!r} values are "
                             f"not one contiguous, ordered run of the stored ones")
     return slice(int(pos[0]), int(pos[0]) + len(pos))
