@@ -507,8 +507,12 @@ def test_open_errors_name_the_problem_with_the_builtin_engine_zarr_raises(tmp_pa
     with pytest.raises(TypeError):                              # engine "zarr" too
         xr.open_dataset(5, engine="zarr")
     with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
-            "engine 'zarrx': expected a path, URL, zarrx Store or Group, found int")):
+            "store: expected a path or URL, a zarrx Store, a dict, an fsspec mapper, an obstore "
+            "store or a zarr-python store, found int 5")):
         xr.open_dataset(5, engine=ENGINE)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            "engine 'zarrx': expected a path, URL, store or Group, found None")):
+        xr.open_dataset(None, engine=ENGINE)
     with pytest.raises(ValueError):
         xr.open_dataset(tmp_path / "g.zarr", engine="zarr", zarr_format=4)
     with pytest.raises(zarrx.ArgumentError, match=re.escape(

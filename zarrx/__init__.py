@@ -12,7 +12,8 @@ from zarrx.api import (consolidate_metadata, create, create_array, create_group,
 from zarrx.array import Array
 from zarrx.convenience import (array, create_hierarchy, from_array, load, save, save_array,
                                save_group)
-from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
+from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentOverflowError,
+                          ArgumentTypeError, CodecError,
                           DataTypeError,
                           IndexingError, IndexingValueError, MetadataError, NodeExistsError, NodeMismatchError,
                           NodeNotFoundError, ReadOnlyError, SelectionSizeError, ShardError, StoreError,
@@ -27,7 +28,8 @@ __all__ = [
     "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated",
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "IndexingValueError", "SelectionSizeError", "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
-    "ArgumentError", "ArgumentTypeError", "ArgumentOverflowError", "DataTypeError",
+    "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "ArgumentOverflowError",
+    "DataTypeError",
     "convert", "copy", "check",
 ]
 _TOOLS = ("convert", "copy", "check")

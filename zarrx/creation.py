@@ -44,14 +44,20 @@ def _ancestors(base: str, path: str) -> list[str]:
 
 
 def node_path(path: Any, what: str, arg: str = "path") -> str:
-    """The node path argument ``path`` of ``what`` without its outer slashes ("" for None);
-    ArgumentTypeError when it is not a ``str``."""
+    """The node path argument ``path`` of ``what`` without its outer slashes and with repeated
+    slashes as one, as zarr-python normalises it ("" for None); ArgumentTypeError when it is
+    not a ``str``, ArgumentError (a ValueError, as zarr-python raises) for a ``.`` or ``..``
+    segment, which would name a node outside the path."""
     if path is None:
         return ""
     if not isinstance(path, str):
         raise ArgumentTypeError(f"{what}: {arg}: expected a str, found {type(path).__name__} "
                                 f"{path!r}")
-    return path.strip("/")
+    parts = [p for p in path.split("/") if p]
+    if any(p in (".", "..") for p in parts):
+        raise ArgumentError(f"{what}: {arg}: expected a node path without '.' or '..' segments, "
+                            f"found {path!r}")
+    return "/".join(parts)
 
 
 def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:

@@ -14,7 +14,7 @@ __all__ = [
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
     "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
     "ReadOnlyError", "ConflictError",
-    "ArgumentError", "ArgumentTypeError", "DataTypeError", "FillValueError",
+    "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "DataTypeError", "FillValueError",
     "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
@@ -183,6 +183,12 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """An argument of the wrong kind: an unknown keyword, attributes that are not JSON,
     ``out=`` that is not a numpy array, a codec in the wrong argument (a ``TypeError``, as
     zarr-python raises there)."""
+
+
+class ArgumentKeyError(ArgumentError, KeyError):
+    """An argument looks for a label that is not there: a coordinate value of
+    ``to_zarrx(region="auto")`` missing from the stored coordinate (a ``KeyError``, as xarray
+    raises there)."""
 
 
 class ArgumentOverflowError(ArgumentError, OverflowError):

@@ -207,7 +207,9 @@ class ZarrxDataStore(AbstractDataStore):
         if wrapper.dtype.kind == "T":       # xarray's decoding keeps StringDType so marked
             encoding["dtype"] = wrapper.dtype
         if self.mask:
-            if meta.fill_value is not None:
+            # (records and raw bytes are never masked: CF masking compares elements with the
+            # fill value, which xarray cannot do for them)
+            if meta.fill_value is not None and wrapper.dtype.kind != "V":
                 attrs["_FillValue"] = meta.fill_value
         else:
             if meta.zarr_format == 3:
@@ -256,16 +258,17 @@ class ZarrxDataStore(AbstractDataStore):
 def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: str = "r",
                      consolidated: bool | None = None, storage_options: dict | None = None,
                      zarr_format: int | None = None) -> Group:
-    """The zarrx group to read: from a path, URL, zarrx Store or Group."""
+    """The zarrx group to read: from a path, URL, zarrx Store or Group, or any store zarrx
+    opens (a dict, an fsspec mapper, an obstore or zarr-python store)."""
     if isinstance(filename_or_obj, Group):
         root = filename_or_obj
         path = node_path(group, "engine 'zarrx'", "group")
         return root[path] if path else root  # type: ignore[return-value]
     if isinstance(filename_or_obj, os.PathLike):
         filename_or_obj = os.fspath(filename_or_obj)
-    if not isinstance(filename_or_obj, (str, Store)):
-        raise ArgumentTypeError(f"engine 'zarrx': expected a path, URL, zarrx Store or Group, "
-                                f"found {type(filename_or_obj).__name__}")
+    if filename_or_obj is None:         # (which zarrx would take for a new memory store)
+        raise ArgumentTypeError("engine 'zarrx': expected a path, URL, store or Group, found "
+                                "None")
     if zarr_format is not None:
         check_format(zarr_format)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
@@ -380,7 +383,7 @@ def _refuse_store(store: Any) -> None:
     if store is not None:
         raise ArgumentTypeError(f"engine 'zarrx': store= (an opened xarray ZarrStore) is "
                                 f"not supported, found {type(store).__name__}; pass the "
-                                f"path, URL, zarrx Store or Group as filename_or_obj")
+                                f"path, URL, store or zarrx Group as filename_or_obj")
 
 
 def _tree_key(rel: str, relative: bool) -> str:

@@ -6,8 +6,10 @@
   attribute, base64-encoded for floating-point, complex and byte-string types so that every
   NaN payload survives JSON.
 - Strings: variable-length unicode as the ``vlen-utf8`` / ``string`` type, fixed-width unicode
-  and byte strings as fixed-width types; Python objects of other kinds are refused.
-- Attributes: numpy arrays and scalars become JSON lists and numbers.
+  and byte strings as fixed-width types, text asked to be ``S1`` as encoded bytes; Python
+  objects of other kinds are refused.
+- Attributes: numpy arrays and scalars become JSON lists and numbers (inside lists and dicts
+  too).
 
 CF conventions (times, scale/offset, masks) are xarray's own coders; this module only adds what
 is specific to Zarr.
@@ -20,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentTypeError, MetadataError, ZarrError
+from zarrx.errors import ArgumentTypeError, MetadataError
 
 __all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr", "check_attrs",
            "vlen_dtype", "storage_dtype", "cf_encode"]
@@ -36,7 +38,8 @@ def _unb64(text: Any, where: str) -> bytes:
     try:
         return base64.standard_b64decode(text)
     except (TypeError, ValueError) as exc:
-        raise ZarrError(f"{where}: _FillValue: expected base64 text, found {text!r}") from exc
+        raise MetadataError(f"{where}: _FillValue: expected base64 text, found {text!r}") \
+            from exc
 
 
 def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
@@ -44,8 +47,8 @@ def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
     kind = dtype.kind
     if kind == "S":
         if not isinstance(value, (bytes, np.bytes_)):
-            raise ZarrError(f"{where}: _FillValue: expected bytes for dtype {dtype}, found "
-                            f"{type(value).__name__}")
+            raise ArgumentTypeError(f"{where}: _FillValue: expected bytes for dtype {dtype}, "
+                                    f"found {type(value).__name__}")
         return _b64(bytes(value))
     if kind == "b":
         return bool(value)
@@ -58,7 +61,8 @@ def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
         return [_b64(struct.pack("<d", c.real)), _b64(struct.pack("<d", c.imag))]
     if kind in "UOT":
         return str(value)
-    raise ZarrError(f"{where}: _FillValue: cannot encode a fill value for dtype {dtype}")
+    raise ArgumentTypeError(f"{where}: _FillValue: cannot encode a fill value for dtype "
+                            f"{dtype}")
 
 
 def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
@@ -74,12 +78,13 @@ def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
             return float(value)
         raw = _unb64(value, where)
         if len(raw) != 8:
-            raise ZarrError(f"{where}: _FillValue: expected 8 bytes of a float64, found "
-                            f"{len(raw)}")
+            raise MetadataError(f"{where}: _FillValue: expected 8 bytes of a float64, found "
+                                f"{len(raw)}")
         return struct.unpack("<d", raw)[0]
     if kind == "c":
         if not (isinstance(value, (list, tuple)) and len(value) == 2):
-            raise ZarrError(f"{where}: _FillValue: expected [real, imag], found {value!r}")
+            raise MetadataError(f"{where}: _FillValue: expected [real, imag], found "
+                                f"{value!r}")
         re_, im = (decode_fill_attr(v, np.dtype("f8"), where) for v in value)
         return complex(re_, im)
     if kind == "b":
@@ -94,13 +99,16 @@ def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
 
 
 def encode_attr(value: Any) -> Any:
-    """An attribute value as JSON-ready Python data (numpy arrays become lists)."""
+    """An attribute value as JSON-ready Python data (numpy arrays become lists, numpy scalars
+    numbers, also inside lists and dicts)."""
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, (list, tuple)):
         return [encode_attr(v) for v in value]
+    if isinstance(value, dict):
+        return {k: encode_attr(v) for k, v in value.items()}
     return value
 
 
@@ -179,12 +187,51 @@ def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarra
                             f"str or bytes (or cast the variable with astype())")
 
 
-def cf_encode(var: Any, name: Any) -> Any:
+def cf_encode(var: Any, name: Any, zarr_format: int) -> Any:
     """``var`` encoded by xarray's CF coders as its Zarr backend does (booleans stay booleans
-    where this xarray knows the Zarr coder list)."""
+    where this xarray knows the Zarr coder list); text whose encoding asks for ``dtype: "S1"``
+    (or has an ``_Encoding`` and a bytes dtype, as read from such a variable) becomes bytes in
+    that encoding (UTF-8 by default) with an ``_Encoding`` attribute, except numpy
+    ``StringDType`` text in Zarr v3, which engine "zarr" stores as variable-length strings
+    whatever the encoding."""
     from xarray import conventions
 
+    as_bytes = _as_bytes(var.encoding) and not (zarr_format == 3 and var.dtype.kind == "T")
+    if as_bytes:                # the coders then leave the text to _utf8_bytes
+        var = var.copy(deep=False)
+        var.encoding = {**var.encoding, "dtype": "S1"}
     coders = getattr(conventions, "ZARR_CODERS", None)
     if coders is not None:
-        return conventions.encode_cf_variable(var, name=name, coders=coders)
-    return conventions.encode_cf_variable(var, name=name)
+        encoded = conventions.encode_cf_variable(var, name=name, coders=coders)
+    else:
+        encoded = conventions.encode_cf_variable(var, name=name)
+    return _utf8_bytes(encoded, name) if as_bytes else encoded
+
+
+def _as_bytes(encoding: dict) -> bool:
+    """Whether text is to be stored as encoded bytes: its encoding asks for ``dtype: "S1"``, or
+    names an ``_Encoding`` with a bytes dtype (as reading such a variable sets them: appending
+    to it, or writing it again, encodes with its ``_Encoding``, not as ASCII)."""
+    dtype = encoding.get("dtype")
+    if isinstance(dtype, str) and dtype == "S1":
+        return True
+    if "_Encoding" not in encoding or dtype is None:
+        return False
+    try:
+        return np.dtype(dtype).kind == "S"
+    except TypeError:
+        return False
+
+
+def _utf8_bytes(var: Any, name: Any) -> Any:
+    """Text ``var`` (fixed-width unicode, Python strings, ``StringDType``) as UTF-8 bytes with an
+    ``_Encoding`` attribute, by xarray's string coder; other data as it is."""
+    from xarray import Variable
+    from xarray.coding.strings import EncodedStringCoder
+
+    if var.dtype.kind == "O" and vlen_element(var.dtype) is None:
+        element, data = _infer_objects(np.asarray(var.data), f"to_zarrx: variable {name!r}")
+        if element is str:
+            var = Variable(var.dims, np.asarray(data, dtype=vlen_dtype(str)), var.attrs,
+                           var.encoding)
+    return EncodedStringCoder(allows_unicode=True).encode(var, name=name)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentKeyError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
 
@@ -52,9 +52,12 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict
         n = ds.sizes[dim]
         if isinstance(sel, str) and sel == "auto":
             sel = _locate(ds, grp, str(dim), existing)
-        if not isinstance(sel, slice) or sel.step not in (None, 1):
-            raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1 or "
-                                f"'auto', found {sel!r}")
+        if not isinstance(sel, slice):     # a TypeError, as xarray raises
+            raise ArgumentTypeError(f"to_zarrx: region[{dim!r}]: expected a slice or 'auto', "
+                                    f"found {type(sel).__name__} {sel!r}")
+        if sel.step not in (None, 1):
+            raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1, "
+                                f"found {sel!r}")
         start, stop, _ = sel.indices(sizes[str(dim)])
         if stop - start != n:
             raise ArgumentError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {max(stop - start, 0)}"
@@ -78,7 +81,12 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     pos = stored.get_indexer(want)
     if len(pos) == 0:
         return slice(0, 0)
-    if (pos < 0).any() or not np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
+    if (pos < 0).any():     # a KeyError, as xarray raises
+        missing = [v for v, p in zip(want, pos) if p < 0]
+        raise ArgumentKeyError(f"to_zarrx: region[{dim!r}] = 'auto': {len(missing)} of the "
+                               f"dataset's {dim!r} values are not in the stored coordinate "
+                               f"(the first: {missing[0]!r})")
+    if not np.array_equal(pos, np.arange(pos[0], pos[0] + len(pos))):
         raise ArgumentError(f"to_zarrx: region[{dim!r}] = 'auto': the dataset's {dim!r} values are "
                             f"not one contiguous, ordered run of the stored ones")
     return slice(int(pos[0]), int(pos[0]) + len(pos))

@@ -19,13 +19,14 @@ from zarrx.array import Array
 from zarrx.chunk_io import check_value
 from zarrx.creation import check_format, create_array, node_path
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import ArgumentError, ArgumentTypeError, NodeExistsError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
+                          ZarrError)
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
-from zarrx.xarray.backend import array_metas, variable_element
+from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
 from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, check_attrs, encode_attr,
                                    encode_fill_attr, storage_dtype)
-from zarrx.xarray.region import existing_variable, resolve_region
+from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 
 __all__ = ["to_zarrx"]
 
@@ -113,6 +114,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # Everything is checked and encoded before the store changes, so a refused write (a size
     # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
     plans = []
+    lengths = None if grp is None or mode == "w" else _lengths_after(grp, ds, append_dim)
     for name, var in variables.items():
         key = str(name)
         is_new = mode == "w" or key not in existing
@@ -123,11 +125,13 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             continue
         if not is_new:
             var = existing_variable(grp, key, var, append_dim, slices)
-        elif key in encoding:
+        elif lengths is not None:
+            _check_new_variable(key, var, lengths)
+        if is_new and key in encoding:
             var = var.copy(deep=False)
             var.encoding = dict(encoding[key])
         plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
-                                    write_empty_chunks))
+                                    write_empty_chunks, given=is_new and key in encoding))
     if grp is None:
         grp = _open(store, mode, group, zarr_format, storage_options)
     if mode in ("w", "w-", "a", "a-"):
@@ -170,14 +174,14 @@ def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
     return mode
 
 
-def _exists(store: Any, path: str, kw: dict) -> bool:
+def _stored_node(store: Any, path: str, kw: dict) -> Any:
+    """The array or group at ``path`` (of either Zarr format), or None."""
     from zarrx.api import open as open_node
     from zarrx.errors import NodeNotFoundError
     try:
-        open_node(store, mode="r", path=path, **kw)
+        return open_node(store, mode="r", path=path, **kw)
     except NodeNotFoundError:
-        return False
-    return True
+        return None
 
 
 def _refuse_existing(store: Any, group: str | None, storage_options: dict | None) -> None:
@@ -186,7 +190,7 @@ def _refuse_existing(store: Any, group: str | None, storage_options: dict | None
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     path = node_path(group, "to_zarrx", "group")
-    if _exists(store, path, kw):
+    if _stored_node(store, path, kw) is not None:
         raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
                               f"use mode='w' to replace or mode='a' to add)")
 
@@ -201,22 +205,53 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
         _refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
         return open_group(store, mode=mode, path=path, zarr_format=fmt or 3, **kw)
-    grp = open_group(store, mode="r+" if mode == "r+" else "a", path=path,
-                     zarr_format=fmt, use_consolidated=False, **kw)
-    if fmt is not None and grp.zarr_format != fmt:
-        raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the group {grp.name!r} is Zarr "
-                            f"v{grp.zarr_format}")
-    return grp
+    if fmt is not None:     # a node of the other format: opening it as this one would miss it
+        node = _stored_node(store, path, kw)
+        if node is not None and node.zarr_format != fmt:
+            raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the node at {path or '/'!r} "
+                                f"is Zarr v{node.zarr_format} (mode {mode!r} writes into it; "
+                                f"leave zarr_format out or use mode='w' to replace it)")
+    return open_group(store, mode="r+" if mode == "r+" else "a", path=path,
+                      zarr_format=fmt, use_consolidated=False, **kw)
 
 
 def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
-    from zarrx.xarray.region import stored_sizes
     known = set(stored_sizes(grp, str(dim)))
     if dim not in known:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of {grp.name!r} "
                             f"(found {sorted(known)})")
     if dim not in ds.dims:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
+
+
+def _lengths_after(grp: Group, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
+    """The length of each dimension of the stored group once the write is done: the longest
+    stored array's (arrays still growing under another writer's append are shorter), and
+    along ``append_dim`` with the appended rows. Arrays naming no dimensions are left out."""
+    lengths: dict[str, int] = {}
+    for name, meta in array_metas(grp):
+        try:
+            dims, _ = dims_and_attrs(meta, name)
+        except MetadataError:
+            continue                        # not an xarray variable: it has no say
+        for dim, n in zip(dims, meta.shape):
+            lengths[dim] = max(n, lengths.get(dim, 0))
+    if append_dim is not None and str(append_dim) in lengths:
+        lengths[str(append_dim)] += ds.sizes[append_dim]
+    return lengths
+
+
+def _check_new_variable(name: str, var: Any, lengths: dict[str, int]) -> None:
+    """A variable added to a stored group (modes ``a``, ``a-``) has the group's length along
+    each stored dimension: another length would make the group unreadable (xarray takes one
+    length per dimension), as a new variable given only the appended rows or a region would."""
+    for dim, n in zip(var.dims, var.shape):
+        want = lengths.get(str(dim))
+        if want is not None and n != want:
+            raise ArgumentError(f"to_zarrx: variable {name!r} is not stored yet and has {n} "
+                                f"elements along {dim!r}, but the stored group's {dim!r} has "
+                                f"{want} once written; write the whole variable with mode='a' "
+                                f"(no append_dim or region)")
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
@@ -326,11 +361,35 @@ class _Plan:
     target: Array | None = None
 
 
+def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
+    """``var`` CF-encoded by xarray's coders. What they refuse (an encoding the data cannot
+    take: ``dtype="nope"``, a ``_FillValue`` of another type, text ASCII cannot hold) is an
+    ArgumentTypeError or ArgumentError naming the variable. Keys of an encoding the user
+    ``given`` that no coder used (``units`` for numbers) are refused, as xarray refuses them."""
+    where = f"to_zarrx: variable {name!r}"
+    try:
+        encoded = cf_encode(var, name, fmt)
+    except ZarrError:
+        raise
+    except TypeError as exc:
+        raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
+                                f"({type(exc).__name__}: {exc})") from exc
+    except ValueError as exc:
+        raise ArgumentError(f"{where}: xarray's CF encoding refused it "
+                            f"({type(exc).__name__}: {exc})") from exc
+    # (a _FillValue of None stays there: it asks for no fill value)
+    unused = sorted(set(encoded.encoding) & CF_KEYS - {"_FillValue"})
+    if given and unused:
+        raise ArgumentError(f"to_zarrx: encoding of {name!r}: unexpected keys {unused} (they "
+                            f"apply to no data of dtype {var.dtype})")
+    return encoded
+
+
 def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    append_dim: Hashable | None, slices: dict,
-                   write_empty: bool | None) -> _Plan:
+                   write_empty: bool | None, given: bool = False) -> _Plan:
     where = f"to_zarrx: variable {name!r}"
-    encoded = cf_encode(var, name)
+    encoded = _encode(var, name, fmt, given)
     dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
                                 variable_text=is_new and _asks_vlen_utf8(encoded.encoding))
     attrs = dict(encoded.attrs)
@@ -361,7 +420,11 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                   fill_value=fill, attributes=attrs,
                   dimension_names=dims if fmt == 3 and dims else None, zarr_format=fmt, **kw)
     # the same arguments, tried on an empty memory store: every codec and setting is checked
-    scratch = create_array(MemoryStore(), **create)
+    # (a refusal names the variable's array)
+    try:
+        scratch = create_array(MemoryStore(), **create)
+    except ZarrError as exc:
+        raise exc.at(array=name)
     return _Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
                  create=create)
 
@@ -376,6 +439,10 @@ def _storable(arr: Array, data: Any, where: str) -> Any:
         kind = "strings" if text else f"{stored.numpy} values"
         raise ArgumentTypeError(f"{where}: the stored array holds {kind}; cannot store values "
                                 f"of dtype {given}")
+    if stored.numpy.kind in "SU" and given.kind == stored.numpy.kind \
+            and given.itemsize > stored.numpy.itemsize:
+        raise ArgumentError(f"{where}: values of dtype {given} do not fit the stored "
+                            f"array's {stored.numpy}; they would be cut")
     if _is_dask(data):
         return data
     values = check_value(data, np.shape(data), stored.numpy, where)
