@@ -113,6 +113,8 @@ def test_metadata_that_does_not_parse_is_reported(tmp_path):
     (root / "plain" / "zarr.json").write_text('{"zarr_format": 3, "node_type": "array"}')
     report = zarrx.check(str(root))
     assert [(f.kind, f.key) for f in report.findings] == [("metadata", "plain/zarr.json")]
+    assert str(report.findings[0]) == ("metadata: plain/zarr.json: missing required field "
+                                       "'shape'")                  # the key named once
 
 
 def test_chunks_of_a_codec_zarrx_lacks_are_neither_corrupt_nor_repaired(tmp_path):
@@ -235,7 +237,7 @@ def test_a_checked_node_whose_own_metadata_is_broken_is_a_finding(tmp_path, caps
     assert [(f.kind, f.key, f.node) for f in report.findings] == [("metadata", key, node or "/")]
     assert cli.main(["check", str(root) + node]) == 1
     out = capsys.readouterr().out
-    assert f"  metadata: {key}: {key}: expected a JSON object at the top level, found [1, 2]\n" \
+    assert f"  metadata: {key}: expected a JSON object at the top level, found [1, 2]\n" \
         in out
     with pytest.raises(zarrx.errors.NodeNotFoundError):
         zarrx.check(str(root / "missing"))
@@ -268,3 +270,29 @@ def test_temp_age_must_be_a_number_of_seconds(tmp_path, age):
     with pytest.raises(zarrx.ArgumentError, match="^check: temp_age: expected a number of "
                                                   "seconds, 0 or more, found "):
         zarrx.check(p, temp_age=age)
+
+
+def test_the_progress_of_a_check_counts_stored_objects(tmp_path):
+    """check reads stored objects, not bytes: its progress says so, and its bar shows objects
+    (a bar in bytes showed '8.00B' for 8 chunks)."""
+    import io
+
+    from zarrx.tools.progress import BarProgress
+
+    class Seen(Progress):
+        def __init__(self):
+            self.calls = []
+
+        def start(self, total, label, unit="B"):
+            self.calls.append((total, label, unit))
+
+    root = tmp_path / "a.zarr"
+    zarrx.create_array(str(root), shape=(16,), chunks=(2,), dtype="i1")[:] = 1
+    seen = Seen()
+    zarrx.check(str(root), progress=seen)
+    assert seen.calls == [(8, "check", "object")]
+    pytest.importorskip("tqdm")
+    out = io.StringIO()
+    zarrx.check(str(root), progress=BarProgress(out))
+    assert "8/8 [" in out.getvalue() and "object/s" in out.getvalue()
+    assert "B/s" not in out.getvalue()

@@ -195,8 +195,9 @@ class _Check:
             meta = nodes.load_node(self.store, path)
         except ZarrError as exc:
             self.bad_nodes.add(path)
-            self.add(Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
-                             exc.detail))
+            key = nodes.broken_document(self.store, path)
+            self.add(Finding("metadata", key, "/" + path,         # the finding names the key
+                             exc.detail.removeprefix(f"{key}: ")))
             return
         if isinstance(meta, ArrayMeta):
             self.report.arrays += 1
@@ -246,7 +247,7 @@ class _Check:
     # -- the chunks --------------------------------------------------------------------------
     def _chunks(self) -> None:
         total = sum(len(v) for v in self.chunk_keys.values())
-        self.bar.start(total, "check")
+        self.bar.start(total, "check", unit="object")
         for path, items in self.chunk_keys.items():
             if not items:
                 continue

@@ -1,9 +1,10 @@
 """Progress of a long tool run (convert, copy, check): a bar with throughput and ETA.
 
-The tools report through a :class:`Progress`: ``start(total, label)`` once per unit of work (an
-array, a copy), ``advance(n)`` as bytes are done, ``close()`` at the end. :class:`NoProgress`
-reports nothing; :class:`BarProgress` draws a tqdm bar on standard error (bytes per second and
-the time left).
+The tools report through a :class:`Progress`: ``start(total, label, unit)`` once per unit of
+work (an array, a copy), ``advance(n)`` as bytes (or, for check, stored objects) are done,
+``close()`` at the end. :class:`NoProgress`
+reports nothing; :class:`BarProgress` draws a tqdm bar on standard error (bytes or objects per
+second and the time left).
 """
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ __all__ = ["Progress", "NoProgress", "BarProgress", "progress_for"]
 class Progress:
     """What a tool calls as it works; every method may be called from any thread."""
 
-    def start(self, total: int, label: str) -> None:
-        """A new unit of work of ``total`` bytes (0: unknown) begins."""
+    def start(self, total: int, label: str, unit: str = "B") -> None:
+        """A new unit of work of ``total`` ``unit`` (0: unknown) begins: bytes (``"B"``), or
+        stored objects (``"object"``) for check."""
 
     def advance(self, n: int) -> None:
-        """``n`` more bytes of the current unit are done."""
+        """``n`` more bytes (objects) of the current unit are done."""
 
     def close(self) -> None:
         """The run is over (finished, failed or interrupted)."""
@@ -40,14 +42,14 @@ class BarProgress(Progress):
         self._bar: Any = None
         self._lock = threading.Lock()
 
-    def start(self, total: int, label: str) -> None:
+    def start(self, total: int, label: str, unit: str = "B") -> None:
         from tqdm import tqdm
         with self._lock:
             if self._bar is not None:
                 self._bar.close()
-            self._bar = tqdm(total=total or None, desc=label, unit="B", unit_scale=True,
-                             unit_divisor=1024, file=self._file, leave=True,
-                             dynamic_ncols=True, smoothing=0.1)
+            self._bar = tqdm(total=total or None, desc=label, unit=unit,
+                             unit_scale=unit == "B", unit_divisor=1024, file=self._file,
+                             leave=True, dynamic_ncols=True, smoothing=0.1)
 
     def advance(self, n: int) -> None:
         with self._lock:
