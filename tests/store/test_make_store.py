@@ -92,3 +92,19 @@ def test_an_empty_path_is_refused_not_taken_as_the_current_directory(tmp_path, m
     assert str(info.value) == (f"LocalStore({root!r}): root: expected the path of a directory, "
                                f"found {found}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep"]
+
+
+@pytest.mark.parametrize("url", ["file://{}", "FILE://{}"])
+def test_a_local_store_takes_a_file_url_as_its_path(tmp_path, monkeypatch, url):
+    """LocalStore("file:///data/a.zarr") is /data/a.zarr, as zarrx.open takes the URL; it is not
+    a folder 'file:' below the current directory."""
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "a.zarr"
+    store = LocalStore(url.format(root))
+    assert store.root == str(root) and store == LocalStore(root)
+    import zarrx
+    zarrx.create_array(store, shape=(2,), dtype="i1")[:] = 7
+    assert zarrx.open_array(str(root), mode="r")[:].tolist() == [7, 7]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.zarr"]
+    with pytest.raises(StoreError, match=r"found an empty path"):
+        LocalStore("file://")

@@ -62,7 +62,7 @@ class LocalStore(ConditionalFiles):
     ``read_only=True`` (or ``mode="r"``) refuses writes; the other modes only make the store
     writable (clearing for ``"w"`` is the caller's job). ``fsync=True`` makes every write durable
     before it returns. The root directory is created on the first write; the root itself may be a
-    symbolic link, but no link below it is followed.
+    symbolic link, but no link below it is followed. A ``file://`` URL is taken as its path.
     """
 
     copies_values = True                 # a write copies the value into a new file
@@ -73,6 +73,8 @@ class LocalStore(ConditionalFiles):
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
         path = os.fspath(root) if isinstance(root, os.PathLike) else root
+        if isinstance(path, str) and path[:7].lower() == "file://":
+            path = path[7:]                 # not a folder 'file:' below the current one
         if mode is not None and mode not in MODES:
             raise StoreError(f"LocalStore({path!r}): mode: expected one of "
                              f"{', '.join(MODES)}, found {mode!r}")
