@@ -438,6 +438,21 @@ def test_command_line_mistakes_exit_2_before_anything_is_opened(argv, tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("option, value, expected", [
+    ("--workers", "0", "a positive number of workers"),
+    ("--workers", "2x", "a positive number of workers"),
+    ("--temp-age", "nan", "a number of seconds, 0 or more"),
+    ("--temp-age", "inf", "a number of seconds, 0 or more"),
+    ("--temp-age", "-5", "a number of seconds, 0 or more")])
+def test_a_number_option_out_of_range_says_what_it_takes(option, value, expected, tmp_path,
+                                                         capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "check", "x.zarr", option, value)
+    assert code == 2
+    assert err == (f"zarrx check: argument {option}: expected {expected}, found {value!r} "
+                   f"(see zarrx check --help)\n")
+
+
 @pytest.mark.parametrize("npy", [[], ["--npy"]])
 def test_cat_to_a_closed_standard_output_is_an_error(npy, tmp_path, capsys, monkeypatch):
     import sys

@@ -97,28 +97,26 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return out
 
 
+def _number(text: str, kind: type, ok: Any, expected: str) -> Any:
+    """``text`` as a ``kind`` that passes ``ok`` (an argparse usage error otherwise)."""
+    try:
+        value = kind(text)
+    except ValueError:
+        value = None
+    if value is None or not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, found {text!r}")
+    return value
+
+
 def workers_argument(text: str) -> int:
     """``--workers``: a positive number (a usage error otherwise)."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive number of workers, found "
-                                         f"{text!r}")
-    return n
+    return _number(text, int, lambda n: n >= 1, "a positive number of workers")
 
 
 def seconds_argument(text: str) -> float:
     """``--temp-age``: a number of seconds, zero or more (a usage error otherwise)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, found "
-                                         f"{text!r}")
-    return value
+    return _number(text, float, lambda v: 0 <= v < float("inf"),
+                   "a number of seconds, 0 or more")
 
 
 def shards_argument(text: str) -> tuple[int, ...] | None:
