@@ -338,7 +338,7 @@ def test_a_failed_close_keeps_the_previous_archive(tmp_path):
 
 def test_a_file_size_limit_keeps_the_previous_archive(tmp_path):
     """A real write failure: the writer runs under RLIMIT_FSIZE and gets EFBIG."""
-    resource = pytest.importorskip("resource")
+    pytest.importorskip("resource")
     path = tmp_path / "data.zip"
     before = previous(path)
     code = textwrap.dedent(f"""
