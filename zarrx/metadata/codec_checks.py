@@ -231,18 +231,73 @@ def check_lz4(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return {"acceleration": _int(conf, "acceleration", loc, 1)}
 
 
+#: lzma integrity checks: -1 (the format's default), none, CRC-32, CRC-64, SHA-256
+LZMA_CHECKS = (-1, 0, 1, 4, 10)
+LZMA_PRESET_EXTREME = 0x80000000
+_LZMA_OPTIONS = ("preset", "dict_size", "lc", "lp", "pb", "mode", "nice_len", "mf", "depth")
+#: the filters of Python's lzma module by id (``lzma.FILTER_*``), with the options each takes
+LZMA_FILTERS: dict[int, tuple[str, tuple[str, ...]]] = {
+    0x4000000000000001: ("LZMA1", _LZMA_OPTIONS), 0x21: ("LZMA2", _LZMA_OPTIONS),
+    0x03: ("DELTA", ("dist",)),
+    **{i: (n, ("start_offset",)) for i, n in ((0x04, "X86"), (0x05, "POWERPC"), (0x06, "IA64"),
+                                              (0x07, "ARM"), (0x08, "ARMTHUMB"), (0x09, "SPARC"))},
+}
+
+
+def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
+    """One filter specifier of an lzma chain: a known ``id`` and the options of that filter."""
+    loc.obj(f)
+    if "id" not in f:
+        raise loc.fail("missing required field 'id'")
+    fid = f["id"]
+    if not isinstance(fid, int) or isinstance(fid, bool) or fid not in LZMA_FILTERS:
+        known = ", ".join(f"{n} ({i})" for i, (n, _) in LZMA_FILTERS.items())
+        raise (loc / "id").error(f"an lzma filter id: {known}", fid)
+    loc.keys(f, ("id",), LZMA_FILTERS[fid][1])
+    for k, v in f.items():
+        if k != "id":
+            (loc / k).int(v, 0, 2**32 - 1)
+    return dict(f)
+
+
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``format`` 1 (xz), 2 (alone) or 3 (raw); ``check`` (xz only); ``preset`` 0..9 (optionally
+    with ``PRESET_EXTREME``) or ``filters`` (a filter chain, raw only: numcodecs decodes xz and
+    alone streams without one), as Python's lzma module takes them."""
     loc.keys(conf, (), ("format", "check", "preset", "filters"))
+    fmt = _int(conf, "format", loc, 1, 1, 3)
+    check = (loc / "check").choice(conf.get("check", -1), LZMA_CHECKS,
+                                   "-1 (the default) or an lzma.CHECK_* value: 0 (none), 1 "
+                                   "(CRC-32), 4 (CRC-64) or 10 (SHA-256)")
+    if fmt != 1 and check not in (-1, 0):
+        raise (loc / "check").error(f"-1 or 0 (none) for format {fmt} (only format 1, xz, "
+                                    f"has integrity checks)", check)
+    preset = _int(conf, "preset", loc, None, 0, 2**32 - 1, nullable=True)
+    if preset is not None and preset & ~LZMA_PRESET_EXTREME > 9:
+        raise (loc / "preset").error("0..9, optionally with lzma.PRESET_EXTREME", preset)
     filters = conf.get("filters")
     if filters is not None:
-        for i, f in enumerate((loc / "filters").list(filters, "a list of objects or null")):
-            (loc / "filters" / i).obj(f)
-    fmt = _int(conf, "format", loc, 1, 1, 3)
+        fl = loc / "filters"
+        filters = [_lzma_filter(f, fl / i) for i, f in enumerate(fl.list(filters,
+                                                                      "a list of objects or null"))]
+        lz = (0x4000000000000001, 0x21)
+        for i, f in enumerate(filters):
+            last = i == len(filters) - 1
+            if (f["id"] in lz) != last:
+                want = "LZMA1 or LZMA2 (the last filter of a chain compresses)" if last else \
+                    "a DELTA or BCJ filter before the last one"
+                raise (fl / i / "id").error(want, f["id"])
+        if len(filters) > 4:
+            raise fl.error("at most 4 filters", conf["filters"])
+        if fmt != 3:
+            raise fl.error(f"null for format {fmt} (a filter chain is for format 3, raw)",
+                           conf["filters"])
+        if preset is not None:
+            raise (loc / "preset").error("null when filters are given (each filter takes its "
+                                         "own preset)", preset)
     if fmt == 3 and not filters:
-        raise (loc / "filters").error("a list of filters for format 3 (raw)", filters)
-    return {"format": fmt, "check": _int(conf, "check", loc, -1, -1, 15),
-            "preset": _int(conf, "preset", loc, None, 0, 2**32 - 1, nullable=True),
-            "filters": None if filters is None else [dict(f) for f in filters]}
+        raise (loc / "filters").error("a list of filters for format 3 (raw)", conf.get("filters"))
+    return {"format": fmt, "check": check, "preset": preset, "filters": filters}
 
 
 def check_shuffle(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
