@@ -34,7 +34,7 @@ from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, resolve_dtype
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
-from zarrx.metadata.v2 import filtered_endian
+from zarrx.metadata.v2 import bytes_filters_at, filtered_endian
 
 __all__ = ["build_codecs", "as_codec", "split_codecs", "array_codecs"]
 
@@ -411,7 +411,8 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
                             f"v2 array stores its byte order in the data type: pass dtype="
                             f"'{'>' if wanted == 'big' else '<'}{dt.numpy.str[1:]}'")
     # v2 filters that work on bytes run after serialisation (see zarrx.metadata.v2)
-    at = next((i for i, f in enumerate(flt) if _kind(f) == B2B), len(flt))
+    at = bytes_filters_at([f.to_spec() if isinstance(f, Codec) else f for f in flt],
+                          Loc(WHERE, error=ArgumentError), [_kind(f) for f in flt])
     if ser.name == "bytes":      # the byte order of what the filters hand on, as v2 reads it
         declared = filtered_endian([f.to_spec() if isinstance(f, Codec) else f
                                     for f in flt[:at]], None)
