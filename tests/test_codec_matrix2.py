@@ -207,3 +207,54 @@ def test_v2_checksums_are_written_as_numcodecs_writes_them(tmp_path, codec, want
     assert doc["filters"] == [want] and doc["compressor"] == want
     np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], data)
     np.testing.assert_array_equal(zarrx.open_array(path, mode="r")[...], data)
+
+
+# -- numcodecs levels numcodecs takes, outside the v3 codecs' ranges ---------------------------
+NUMCODECS_LEVELS = {   # id: (numcodecs codec, zarr.codecs.numcodecs class name, its config)
+    "gzip-minus-1": (lambda: numcodecs.GZip(level=-1), "GZip", {"level": -1}),
+    "zstd-23": (lambda: numcodecs.Zstd(level=23), "Zstd", {"level": 23}),
+    "zstd-100-checksum": (lambda: numcodecs.Zstd(level=100, checksum=True), "Zstd",
+                          {"level": 100, "checksum": True}),
+    "zstd-below-minimum": (lambda: numcodecs.Zstd(level=-200000), "Zstd", {"level": -200000}),
+}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("make,cls,conf", list(NUMCODECS_LEVELS.values()),
+                         ids=list(NUMCODECS_LEVELS))
+def test_numcodecs_levels_zarr_python_writes_are_read_and_written(tmp_path, make, cls, conf,
+                                                                  fmt) -> None:
+    """numcodecs hands gzip level -1 (zlib's default, 6) and any zstd level (libzstd takes one
+    outside -131072..22 as the nearest end) to its libraries: such arrays open, read, take
+    writes and keep their document's level."""
+    import warnings
+    import zarr.codecs.numcodecs as zn
+    path = str(tmp_path / "a.zarr")
+    data = np.arange(50, dtype="<i4")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        codec = make() if fmt == 2 else getattr(zn, cls)(**conf)
+        zarr.create_array(path, shape=(50,), chunks=(20,), dtype="<i4", zarr_format=fmt,
+                          compressors=codec)[...] = data
+    key = f"{path}/{'.zarray' if fmt == 2 else 'zarr.json'}"
+    with open(key) as f:
+        before = f.read()
+    z = zarrx.open_array(path, mode="r+")
+    np.testing.assert_array_equal(z[...], data)
+    z[...] = data[::-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], data[::-1])
+    with open(key) as f:
+        assert f.read() == before
+
+
+def test_v3_core_gzip_and_zstd_keep_their_ranges() -> None:
+    """The v3 codecs' ranges stand: only the numcodecs forms read as numcodecs does."""
+    with pytest.raises(CodecError, match=r"level: expected an integer in \[0, 9\], found -1"):
+        zarrx.create_array(MemoryStore(), shape=(4,), compressors={"name": "gzip",
+                                                                   "configuration": {"level": -1}})
+    with pytest.raises(CodecError, match=r"level: expected an integer in \[-131072, 22\], "
+                                         r"found 23"):
+        zarrx.create_array(MemoryStore(), shape=(4,), compressors={"name": "zstd",
+                                                                   "configuration": {"level": 23}})

@@ -163,7 +163,20 @@ def check_categorize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
 
 # -- bytes->bytes ------------------------------------------------------------------------------
 check_gzip = _level(0, 9, REQUIRED)                   # v3 core: level required
-check_numcodecs_gzip = _level(0, 9, 1)                # numcodecs GZip(level=1)
+_check_gzip_level = _level(-1, 9, 1)                  # numcodecs GZip(level=1); -1: zlib's
+
+
+def numcodecs_gzip(conf: dict[str, Any]) -> dict[str, Any]:
+    """numcodecs ``gzip``'s level as the v3 ``gzip`` codec spells it: -1 (zlib's default, which
+    numcodecs hands on to the gzip module) is level 6."""
+    return {**conf, "level": 6} if conf.get("level") == -1 and type(conf["level"]) is int \
+        else conf
+
+
+def check_numcodecs_gzip(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """numcodecs ``GZip``: ``level`` -1..9 (default 1; -1 is read as 6, what it means)."""
+    _check_gzip_level(conf, loc)
+    return _check_gzip_level(numcodecs_gzip(conf), loc)
 check_zlib = _level(-1, 9, 1)                         # numcodecs Zlib(level=1); -1: zlib default
 check_bz2 = _level(1, 9, 1)
 
@@ -176,6 +189,20 @@ def check_zstd(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     if not isinstance(checksum, bool):
         (loc / "checksum").bool(checksum)               # raises
     return {"level": level, "checksum": checksum}
+
+
+def numcodecs_zstd(conf: dict[str, Any]) -> dict[str, Any]:
+    """numcodecs ``zstd``'s level as the v3 ``zstd`` codec spells it: numcodecs hands any level
+    on to libzstd, which takes one outside its range as the nearest end of it."""
+    level = conf.get("level")
+    if type(level) is not int:
+        return conf
+    return {**conf, "level": min(max(level, ZSTD_LEVELS[0]), ZSTD_LEVELS[1])}
+
+
+def check_numcodecs_zstd(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """numcodecs ``Zstd``: as ``zstd``, any integer level taken as libzstd takes it."""
+    return check_zstd(numcodecs_zstd(conf), loc)
 
 
 def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: bool

@@ -83,7 +83,7 @@ _BUILTIN: dict[str, CodecInfo] = {c.name: c for c in (
     # numcodecs codecs, as zarr-python names them in v3 metadata
     CodecInfo("numcodecs.gzip", B2B, _m("deflate", "Gzip"), ck.check_numcodecs_gzip, "gzip"),
     CodecInfo("numcodecs.zlib", B2B, _m("deflate", "Zlib"), ck.check_zlib, "zlib"),
-    CodecInfo("numcodecs.zstd", B2B, _m("zstd", "Zstd"), ck.check_zstd, "zstd"),
+    CodecInfo("numcodecs.zstd", B2B, _m("zstd", "Zstd"), ck.check_numcodecs_zstd, "zstd"),
     CodecInfo("numcodecs.blosc", B2B, _m("blosc", "Blosc"), ck.check_numcodecs_blosc, "blosc"),
     CodecInfo("numcodecs.crc32c", B2B, _m("crc32c", "Crc32c"), ck.check_numcodecs_crc32c,
               "crc32c"),
@@ -114,8 +114,9 @@ _BUILTIN: dict[str, CodecInfo] = {c.name: c for c in (
 
 # numcodecs id -> (v3 core name, when the configuration means the same there, that config)
 _CORE: dict[str, tuple[str, Callable[[dict], bool], Callable[[dict], dict]]] = {
-    "zstd": ("zstd", lambda c: set(c) <= {"level", "checksum"}, dict),
-    "gzip": ("gzip", lambda c: set(c) <= {"level"}, lambda c: {"level": c.get("level", 1)}),
+    "zstd": ("zstd", lambda c: set(c) <= {"level", "checksum"}, ck.numcodecs_zstd),
+    "gzip": ("gzip", lambda c: set(c) <= {"level"},
+             lambda c: ck.numcodecs_gzip({"level": c.get("level", 1)})),
     "crc32c": ("crc32c", lambda c: c in ({}, {"location": "end"}), lambda c: {}),
     "vlen-utf8": ("vlen-utf8", lambda c: not c, dict),
     "vlen-bytes": ("vlen-bytes", lambda c: not c, dict),
