@@ -258,3 +258,28 @@ def test_v3_core_gzip_and_zstd_keep_their_ranges() -> None:
                                          r"found 23"):
         zarrx.create_array(MemoryStore(), shape=(4,), compressors={"name": "zstd",
                                                                    "configuration": {"level": 23}})
+
+
+# -- blosc typesize of wide items ----------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["S300", "U80", [("a", "<f8"), ("b", "S300")]],
+                         ids=["bytes-300", "utf32-80", "structured-308"])
+def test_blosc_typesize_of_items_wider_than_255_bytes(tmp_path, dtype) -> None:
+    """zarr-python writes blosc's typesize as the item size (300, 320, 308); blosc compresses
+    such items unshuffled. zarrx opens, reads and writes such arrays."""
+    from zarr.codecs import BloscCodec
+    path = str(tmp_path / "a.zarr")
+    data = np.zeros(5, dtype=dtype)
+    data.view("u1").reshape(5, -1)[:, ::4] = np.arange(1, 6, dtype="u1")[:, None]
+    zarr.create_array(path, shape=(5,), chunks=(2,), dtype=dtype, zarr_format=3,
+                      compressors=BloscCodec(cname="lz4", shuffle="shuffle"))[...] = data
+    with open(f"{path}/zarr.json") as f:
+        assert json.load(f)["codecs"][1]["configuration"]["typesize"] == np.dtype(dtype).itemsize
+    z = zarrx.open_array(path, mode="r+")
+    np.testing.assert_array_equal(z[...], data)
+    z[1:3] = data[3:5]
+    data[1:3] = data[3:5]
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], data)
+    assert zc.Blosc(typesize=300).typesize == 300
+    with pytest.raises(CodecError, match=r"typesize: expected an integer in \[1, 2147483647\], "
+                                         r"found 0"):
+        zc.Blosc(typesize=0)

@@ -216,7 +216,9 @@ def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: 
     return {"cname": cname, "clevel": _int(conf, "clevel", loc, 5 if defaults else d, 0, 9),
             "shuffle": (loc / "shuffle").choice(_get(conf, "shuffle", loc, 1 if defaults else d),
                                                 shuffles),
-            "typesize": _int(conf, "typesize", loc, None, 1, 255),
+            # blosc shuffles items of up to 255 bytes and compresses wider ones unshuffled;
+            # zarr-python writes the item size, however wide
+            "typesize": _int(conf, "typesize", loc, None, 1, 2**31 - 1),
             "blocksize": _int(conf, "blocksize", loc, 0, 0, INT64_MAX)}
 
 
