@@ -11,7 +11,7 @@ import pytest
 
 import zarrx
 from zarrx import codecs as zc
-from zarrx.errors import ArgumentError, CodecError, MetadataError
+from zarrx.errors import ArgumentError, CodecError, MetadataError, ZarrError
 from zarrx.store import MemoryStore
 
 numcodecs = pytest.importorskip("numcodecs")
@@ -283,3 +283,47 @@ def test_blosc_typesize_of_items_wider_than_255_bytes(tmp_path, dtype) -> None:
     with pytest.raises(CodecError, match=r"typesize: expected an integer in \[1, 2147483647\], "
                                          r"found 0"):
         zc.Blosc(typesize=0)
+
+
+# -- errors in a shard's inner codecs name their place in the document --------------------------
+_LE = {"name": "bytes", "configuration": {"endian": "little"}}
+_DELTA_F8 = {"name": "numcodecs.delta", "configuration": {"dtype": "<f8"}}
+
+
+def _sharding(codecs: list, chunk_shape: list) -> dict:
+    return {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": chunk_shape, "codecs": codecs, "index_codecs": [_LE, {"name": "crc32c"}],
+        "index_location": "end"}}
+
+
+@pytest.mark.parametrize("codecs,want", [
+    ([_sharding([_DELTA_F8, _LE], [2, 2])],
+     "a codecs[0].configuration.codecs[0].configuration.dtype: the codec receives <i4 data, "
+     "found <f8"),
+    ([_sharding([{"name": "bytes"}], [2, 2])],
+     "a codecs[0].configuration.codecs[0].configuration.endian: required for data type int32 "
+     "(expected 'little' or 'big'), found none"),
+    ([{"name": "transpose", "configuration": {"order": [1, 0]}},
+      _sharding([_DELTA_F8, _LE], [2, 2])],
+     "a codecs[1].configuration.codecs[0].configuration.dtype: the codec receives <i4 data, "
+     "found <f8"),
+    ([_sharding([_sharding([_DELTA_F8, _LE], [1, 1])], [2, 2])],
+     "a codecs[0].configuration.codecs[0].configuration.codecs[0].configuration.dtype: the "
+     "codec receives <i4 data, found <f8"),
+    ([_DELTA_F8, _LE],
+     "a codecs[0].configuration.dtype: the codec receives <i4 data, found <f8"),
+], ids=["inner", "inner-bytes", "transpose-then-sharding", "nested", "unsharded"])
+def test_inner_codec_errors_name_their_place_in_the_document(codecs, want) -> None:
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(4, 4), chunks=(4, 4), dtype="<i4")
+    doc = json.loads(store.get("a/zarr.json"))
+    doc["codecs"] = codecs
+    store.set("a/zarr.json", json.dumps(doc).encode())
+    try:
+        z = zarrx.open_array(store, path="a", mode="r")
+    except MetadataError as exc:             # refused when the document is read
+        assert str(exc) == want
+        return
+    with pytest.raises(ZarrError) as info:
+        z[...]
+    assert str(info.value) == want
