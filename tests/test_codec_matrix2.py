@@ -327,3 +327,22 @@ def test_inner_codec_errors_name_their_place_in_the_document(codecs, want) -> No
     with pytest.raises(ZarrError) as info:
         z[...]
     assert str(info.value) == want
+
+
+# -- zarr-python's BloscCodec with its shuffle left to the array --------------------------------
+@pytest.mark.parametrize("dtype", ["u1", "bool", "i4", "f8", "S3"])
+@pytest.mark.parametrize("make", [lambda c: c(), lambda c: c(cname="lz4", clevel=3),
+                                  lambda c: c(shuffle="noshuffle")],
+                         ids=["default", "shuffle-open", "shuffle-given"])
+def test_zarr_python_blosc_codec_object_written_as_zarr_python_writes_it(tmp_path, dtype,
+                                                                         make) -> None:
+    """zarr-python picks bit shuffle for 1-byte items when a BloscCodec leaves shuffle open."""
+    from zarr.codecs import BloscCodec
+    confs = []
+    for lib in (zarr, zarrx):
+        path = str(tmp_path / f"{lib.__name__}.zarr")
+        lib.create_array(path, shape=(4,), chunks=(2,), dtype=dtype, zarr_format=3,
+                         compressors=make(BloscCodec))
+        with open(f"{path}/zarr.json") as f:
+            confs.append(json.load(f)["codecs"][1]["configuration"])
+    assert confs[1] == confs[0]
