@@ -11,7 +11,7 @@ import pytest
 
 import zarrx
 from zarrx import codecs as zc
-from zarrx.errors import ArgumentError, CodecError, MetadataError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError, MetadataError, ZarrError
 from zarrx.store import MemoryStore
 
 numcodecs = pytest.importorskip("numcodecs")
@@ -346,3 +346,32 @@ def test_zarr_python_blosc_codec_object_written_as_zarr_python_writes_it(tmp_pat
         with open(f"{path}/zarr.json") as f:
             confs.append(json.load(f)["codecs"][1]["configuration"])
     assert confs[1] == confs[0]
+
+
+# -- create(codecs=...): a codec out of order is named by its place in the list -----------------
+_ORDER = "expected array->array codecs, then one array->bytes codec, then bytes->bytes codecs"
+
+
+@pytest.mark.parametrize("codecs,cls,builtin,want", [
+    ([zc.Zstd(), zc.Bytes()], ArgumentTypeError, TypeError,
+     f"create codecs[0]: Zstd is a bytes->bytes codec, before the array->bytes codec "
+     f"codecs[1]; {_ORDER}"),
+    ([{"name": "gzip", "configuration": {"level": 1}}, {"name": "bytes"}], ArgumentTypeError,
+     TypeError, f"create codecs[0]: 'gzip' is a bytes->bytes codec, before the array->bytes "
+                f"codec codecs[1]; {_ORDER}"),
+    ([zc.Bytes(), zc.Zstd(), zc.Transpose((1, 0))], ArgumentTypeError, TypeError,
+     f"create codecs[2]: Transpose is an array->array codec, after the array->bytes codec "
+     f"codecs[0]; {_ORDER}"),
+    ([zc.Bytes(), zc.Bytes()], ArgumentError, ValueError,
+     "create codecs[1]: expected one array->bytes codec only, found a second one, Bytes "
+     "(after codecs[0])"),
+], ids=["compressor-first", "compressor-first-dicts", "filter-last", "two-serializers"])
+def test_create_codecs_out_of_order_named_by_their_place(codecs, cls, builtin, want) -> None:
+    """zarr-python's ``create`` raises TypeError for a codec out of order and ValueError for a
+    second array->bytes codec; the message names the place in ``codecs=``."""
+    store = MemoryStore()
+    with pytest.raises(cls) as info:
+        zarrx.create(shape=(4, 4), chunks=(2, 2), dtype="i4", codecs=codecs, store=store,
+                     zarr_format=3)
+    assert isinstance(info.value, builtin) and str(info.value) == want
+    assert list(store.list_prefix("")) == []

@@ -138,23 +138,44 @@ def _placed(c: Arg, arg: str, where: str) -> Arg:
     compressors: bytes->bytes), else an error saying which argument takes it."""
     kind = _kind(c)
     if kind is not None and _ARG_OF[kind] != arg:
-        what = type(c).__name__ if isinstance(c, Codec) else repr(c.name)
+        what = _what(c)
         article = "a" if kind == B2B else "an"
         raise ArgumentTypeError(f"{WHERE} {where}: {what} is {article} {kind} codec; pass it "
                                 f"in {_ARG_OF[kind]}=, not {arg}=")
     return c
 
 
-def split_codecs(codecs: Any) -> dict[str, Any]:
+def split_codecs(codecs: Any, where: str = WHERE) -> dict[str, Any]:
     """A v3 codec list (zarr-python's ``codecs=``) as ``filters``, ``serializer`` and
-    ``compressors`` arguments, by each codec's kind."""
+    ``compressors`` arguments, by each codec's kind; a codec out of the order array->array*,
+    one array->bytes, bytes->bytes* is refused naming its place in the list (``where``: the
+    function taking it)."""
     items = [as_codec(c, f"codecs[{i}]") for i, c in enumerate(_listify(codecs))]
     kinds = [_kind(c) for c in items]
     if A2B not in kinds:
-        raise ArgumentError(f"{WHERE} codecs: expected exactly one array->bytes codec (such as "
+        raise ArgumentError(f"{where} codecs: expected exactly one array->bytes codec (such as "
                             f"'bytes'), found none in {items!r}")
     at = kinds.index(A2B)
+    rank = {A2A: 0, A2B: 1, B2B: 2}
+    for i, kind in enumerate(kinds):
+        if kind is None or i == at:
+            continue
+        if kind == A2B:
+            raise ArgumentError(f"{where} codecs[{i}]: expected one array->bytes codec only, "
+                                f"found a second one, {_what(items[i])} (after codecs[{at}])")
+        if (rank[kind] < 1) != (i < at):
+            article = "a" if kind == B2B else "an"
+            raise ArgumentTypeError(f"{where} codecs[{i}]: {_what(items[i])} is {article} "
+                                    f"{kind} codec, {'after' if i > at else 'before'} the "
+                                    f"array->bytes codec codecs[{at}]; expected array->array "
+                                    f"codecs, then one array->bytes codec, then bytes->bytes "
+                                    f"codecs")
     return {"filters": items[:at], "serializer": items[at], "compressors": items[at + 1:]}
+
+
+def _what(c: Arg) -> str:
+    """A codec as messages name it: its class, or its spec name."""
+    return type(c).__name__ if isinstance(c, Codec) else repr(c.name)
 
 
 def array_codecs(meta: ArrayMeta) -> dict[str, Any]:
