@@ -17,9 +17,10 @@ should hold it: checked against the chunks it will see, every chunk-dependent fi
 
 Errors: resolving names its place in the metadata (``<array path> codecs[1].configuration``,
 ``/`` for the root array; a shard's inner codecs as ``<array path>
-codecs[0].configuration.codecs[1]``, given by the caller). Decoding and encoding know nothing of where a chunk is stored: their
-CodecErrors carry no location unless the caller passes the chunk's ``key`` (then it is set as
-the error's ``key`` field); chunk I/O sets the array, key and inner chunk itself.
+codecs[0].configuration.codecs[1]``, given by the caller). Decoding and encoding know nothing
+of where a chunk is stored: their CodecErrors carry no location unless the caller passes the
+chunk's ``key`` (then it is set as the error's ``key`` field); chunk I/O sets the array, key
+and inner chunk itself.
 """
 from __future__ import annotations
 
