@@ -280,6 +280,12 @@ def test_blosc_typesize_of_items_wider_than_255_bytes(tmp_path, dtype) -> None:
     data[1:3] = data[3:5]
     np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], data)
     assert zc.Blosc(typesize=300).typesize == 300
+    ours = str(tmp_path / "ours.zarr")
+    zarrx.create_array(ours, shape=(5,), chunks=(2,), dtype=dtype, zarr_format=3,
+                       compressors=zc.Blosc("lz4"))[...] = data
+    with open(f"{ours}/zarr.json") as f:         # the item size, as zarr-python writes it
+        assert json.load(f)["codecs"][1]["configuration"]["typesize"] == np.dtype(dtype).itemsize
+    np.testing.assert_array_equal(zarr.open_array(ours, mode="r")[...], data)
     with pytest.raises(CodecError, match=r"typesize: expected an integer in \[1, 2147483647\], "
                                          r"found 0"):
         zc.Blosc(typesize=0)

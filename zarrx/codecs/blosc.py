@@ -152,7 +152,7 @@ class Blosc(BytesToBytesCodec):
             return self
         bound = copy.copy(self)
         size = dtype.itemsize if not dtype.hasobject else 1
-        bound.typesize = size if 1 <= size <= 255 else 1
+        bound.typesize = size if 1 <= size <= 2**31 - 1 else 1   # as zarr-python: the item size
         return bound
 
     def max_encoded_size(self, n: int | None) -> int | None:
