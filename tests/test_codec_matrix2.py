@@ -381,3 +381,15 @@ def test_create_codecs_out_of_order_named_by_their_place(codecs, cls, builtin, w
                      zarr_format=3)
     assert isinstance(info.value, builtin) and str(info.value) == want
     assert list(store.list_prefix("")) == []
+
+
+@pytest.mark.parametrize("dtype,shuffle", [("u1", "bitshuffle"), ("bool", "bitshuffle"),
+                                           ("i2", "shuffle"), ("f8", "shuffle")])
+def test_blosc_default_shuffle_is_zarr_pythons(dtype, shuffle) -> None:
+    """``zarrx.codecs.BloscCodec()`` (``Blosc``) picks the shuffle as zarr-python's does."""
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(4,), chunks=(2,), dtype=dtype,
+                       compressors=zc.BloscCodec())
+    conf = json.loads(store.get("a/zarr.json"))["codecs"][1]["configuration"]
+    assert conf["shuffle"] == shuffle
+    assert zc.Blosc(shuffle="noshuffle").bind(np.dtype(dtype)).shuffle == "noshuffle"

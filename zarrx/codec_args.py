@@ -114,8 +114,6 @@ def _from_zarr_python(obj: Any, where: str) -> Arg:
     conf = doc.get("configuration") if isinstance(doc, dict) else None
     if open_fields and isinstance(conf, dict):
         conf = {k: v for k, v in conf.items() if k not in open_fields}
-        if doc.get("name") == "blosc" and "shuffle" in open_fields:
-            conf["shuffle"] = -1     # zarr-python's choice: bit shuffle for 1-byte items
         cls = lookup(doc.get("name", ""))
         if cls is not None:
             try:
