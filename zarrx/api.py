@@ -391,7 +391,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
                 {"serializer", "compressors"} & set(kwargs):
             raise ArgumentError("create: pass codecs= or filters=/serializer=/compressors=, "
                                 "not both")
-        parts = split_codecs(codecs)
+        parts = split_codecs(codecs, "create")
         filters, compressor = parts["filters"], parts["compressors"]
         kwargs["serializer"] = parts["serializer"]
     mode = kwargs.pop("mode", "a")

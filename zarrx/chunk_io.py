@@ -34,6 +34,7 @@ from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
                           ZarrError)
 from zarrx.indexing import check_chunk_count, is_view
+from zarrx.metadata.codecs import read_codec_places
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store._values import Value, gather_kept
 from zarrx.store.base import ByteRange
@@ -125,9 +126,13 @@ class ArrayIO:
                 plan = self._plans.get(shape)
                 if plan is None:
                     v2 = self.meta.v2_codecs
-                    plan = CodecPipeline.resolve(self.codecs, self.meta.data_type,
-                                                 shape, key=self.key,
-                                                 where=None if v2 is None else v2.where)
+                    places = None if v2 is not None else \
+                        read_codec_places(self.meta.codecs, len(self.codecs))
+                    plan = CodecPipeline.resolve(
+                        self.codecs, self.meta.data_type, shape, key=self.key,
+                        where=None if v2 is None else v2.where,
+                        names=None if places is None else
+                        [f"{self.key or '/'} {p}" for p in places])
                     self._plans[shape] = plan
         return plan
 

@@ -34,7 +34,7 @@ from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, resolve_dtype
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
-from zarrx.metadata.v2 import filtered_endian
+from zarrx.metadata.v2 import bytes_filters_at, filtered_endian
 
 __all__ = ["build_codecs", "as_codec", "split_codecs", "array_codecs"]
 
@@ -136,23 +136,44 @@ def _placed(c: Arg, arg: str, where: str) -> Arg:
     compressors: bytes->bytes), else an error saying which argument takes it."""
     kind = _kind(c)
     if kind is not None and _ARG_OF[kind] != arg:
-        what = type(c).__name__ if isinstance(c, Codec) else repr(c.name)
+        what = _what(c)
         article = "a" if kind == B2B else "an"
         raise ArgumentTypeError(f"{WHERE} {where}: {what} is {article} {kind} codec; pass it "
                                 f"in {_ARG_OF[kind]}=, not {arg}=")
     return c
 
 
-def split_codecs(codecs: Any) -> dict[str, Any]:
+def split_codecs(codecs: Any, where: str = WHERE) -> dict[str, Any]:
     """A v3 codec list (zarr-python's ``codecs=``) as ``filters``, ``serializer`` and
-    ``compressors`` arguments, by each codec's kind."""
+    ``compressors`` arguments, by each codec's kind; a codec out of the order array->array*,
+    one array->bytes, bytes->bytes* is refused naming its place in the list (``where``: the
+    function taking it)."""
     items = [as_codec(c, f"codecs[{i}]") for i, c in enumerate(_listify(codecs))]
     kinds = [_kind(c) for c in items]
     if A2B not in kinds:
-        raise ArgumentError(f"{WHERE} codecs: expected exactly one array->bytes codec (such as "
+        raise ArgumentError(f"{where} codecs: expected exactly one array->bytes codec (such as "
                             f"'bytes'), found none in {items!r}")
     at = kinds.index(A2B)
+    rank = {A2A: 0, A2B: 1, B2B: 2}
+    for i, kind in enumerate(kinds):
+        if kind is None or i == at:
+            continue
+        if kind == A2B:
+            raise ArgumentError(f"{where} codecs[{i}]: expected one array->bytes codec only, "
+                                f"found a second one, {_what(items[i])} (after codecs[{at}])")
+        if (rank[kind] < 1) != (i < at):
+            article = "a" if kind == B2B else "an"
+            raise ArgumentTypeError(f"{where} codecs[{i}]: {_what(items[i])} is {article} "
+                                    f"{kind} codec, {'after' if i > at else 'before'} the "
+                                    f"array->bytes codec codecs[{at}]; expected array->array "
+                                    f"codecs, then one array->bytes codec, then bytes->bytes "
+                                    f"codecs")
     return {"filters": items[:at], "serializer": items[at], "compressors": items[at + 1:]}
+
+
+def _what(c: Arg) -> str:
+    """A codec as messages name it: its class, or its spec name."""
+    return type(c).__name__ if isinstance(c, Codec) else repr(c.name)
 
 
 def array_codecs(meta: ArrayMeta) -> dict[str, Any]:
@@ -411,7 +432,8 @@ def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
                             f"v2 array stores its byte order in the data type: pass dtype="
                             f"'{'>' if wanted == 'big' else '<'}{dt.numpy.str[1:]}'")
     # v2 filters that work on bytes run after serialisation (see zarrx.metadata.v2)
-    at = next((i for i, f in enumerate(flt) if _kind(f) == B2B), len(flt))
+    at = bytes_filters_at([f.to_spec() if isinstance(f, Codec) else f for f in flt],
+                          Loc(WHERE, error=ArgumentError), [_kind(f) for f in flt])
     if ser.name == "bytes":      # the byte order of what the filters hand on, as v2 reads it
         declared = filtered_endian([f.to_spec() if isinstance(f, Codec) else f
                                     for f in flt[:at]], None)

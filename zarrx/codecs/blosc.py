@@ -102,7 +102,8 @@ def header(src: Buffer) -> dict[str, Any]:
 
 class Blosc(BytesToBytesCodec):
     """``blosc``: ``cname`` (blosclz, lz4, lz4hc, zlib, zstd), ``clevel`` 0..9, ``shuffle``
-    ("noshuffle", "shuffle", "bitshuffle"; numcodecs: 0, 1, 2 or -1 for automatic),
+    ("noshuffle", "shuffle", "bitshuffle"; numcodecs: 0, 1, 2 or -1 for automatic; None, as
+    zarr-python's ``BloscCodec``: "bitshuffle" for 1-byte items, else "shuffle"),
     ``typesize`` (None: the chunk's item size), ``blocksize`` (0: automatic).
 
     Read as ``numcodecs.blosc`` (numcodecs' configuration: an integer shuffle, no typesize), it
@@ -113,22 +114,25 @@ class Blosc(BytesToBytesCodec):
     max_input = MAX_BUFFERSIZE
     cname: str
     clevel: int
-    shuffle: str | int
+    shuffle: str | int | None
     typesize: int | None
     blocksize: int
 
-    def __init__(self, cname: str = "zstd", clevel: int = 5, shuffle: str | int = "shuffle",
+    def __init__(self, cname: str = "zstd", clevel: int = 5, shuffle: str | int | None = None,
                  typesize: int | None = None, blocksize: int = 0) -> None:
         numcodecs = isinstance(shuffle, int) and not isinstance(shuffle, bool)
         self._configure("numcodecs.blosc" if numcodecs else "blosc", cname=cname,
-                        clevel=clevel, shuffle=shuffle, typesize=typesize, blocksize=blocksize)
+                        clevel=clevel, shuffle="shuffle" if shuffle is None else shuffle,
+                        typesize=typesize, blocksize=blocksize)
+        if shuffle is None:
+            self.shuffle = None                         # chosen from the item size by ``bind``
         self._typesize_given = typesize is not None     # numcodecs writes only a given one
 
     def configuration(self) -> dict[str, Any]:
         if self._as == "numcodecs.blosc":
             cfg: dict[str, Any] = {"cname": self.cname, "clevel": self.clevel,
                                    "shuffle": self.shuffle_code(self.typesize or 1)
-                                   if isinstance(self.shuffle, str) else self.shuffle}
+                                   if not isinstance(self.shuffle, int) else self.shuffle}
             if self.typesize is not None and self._typesize_given:
                 cfg["typesize"] = self.typesize
             cfg["blocksize"] = self.blocksize
@@ -143,16 +147,19 @@ class Blosc(BytesToBytesCodec):
     def shuffle_code(self, typesize: int) -> int:
         if isinstance(self.shuffle, str):
             return SHUFFLES[self.shuffle]
-        if self.shuffle == -1:                                 # numcodecs AUTOSHUFFLE
+        if self.shuffle is None or self.shuffle == -1:         # numcodecs AUTOSHUFFLE
             return 2 if typesize == 1 else 1
         return self.shuffle
 
     def bind(self, dtype: np.dtype) -> "Blosc":
-        if self.typesize is not None:
+        if self.typesize is not None and self.shuffle is not None:
             return self
         bound = copy.copy(self)
         size = dtype.itemsize if not dtype.hasobject else 1
-        bound.typesize = size if 1 <= size <= 255 else 1
+        if self.shuffle is None:                    # zarr-python's choice, by the item size
+            bound.shuffle = "bitshuffle" if size == 1 else "shuffle"
+        if self.typesize is None:
+            bound.typesize = size if 1 <= size <= 2**31 - 1 else 1  # as zarr-python: the item size
         return bound
 
     def max_encoded_size(self, n: int | None) -> int | None:

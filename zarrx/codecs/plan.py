@@ -16,9 +16,11 @@ copy into ``out``.
 should hold it: checked against the chunks it will see, every chunk-dependent field filled in.
 
 Errors: resolving names its place in the metadata (``<array path> codecs[1].configuration``,
-``/`` for the root array). Decoding and encoding know nothing of where a chunk is stored: their
-CodecErrors carry no location unless the caller passes the chunk's ``key`` (then it is set as
-the error's ``key`` field); chunk I/O sets the array, key and inner chunk itself.
+``/`` for the root array; a shard's inner codecs as ``<array path>
+codecs[0].configuration.codecs[1]``, given by the caller). Decoding and encoding know nothing
+of where a chunk is stored: their CodecErrors carry no location unless the caller passes the
+chunk's ``key`` (then it is set as the error's ``key`` field); chunk I/O sets the array, key
+and inner chunk itself.
 """
 from __future__ import annotations
 
@@ -77,12 +79,14 @@ def _as_spec(c: Any, i: int, where: str) -> CodecSpec:
     raise CodecError(f"{where} codecs[{i}]: expected a CodecSpec or codec object, found {c!r}")
 
 
-def _check_order(specs: list[CodecSpec], classes: list[type], key: str) -> None:
-    """array->array*, exactly one array->bytes, bytes->bytes*."""
+def _check_order(specs: list[CodecSpec], classes: list[type], key: str,
+                 names: Sequence[str] | None = None) -> None:
+    """array->array*, exactly one array->bytes, bytes->bytes*; ``names`` (as messages name each
+    codec) takes the place of ``<key> codecs[i]``."""
     kinds = [_kind(c) for c in classes]
     seen_a2b: int | None = None
     for i in range(len(specs)):
-        kind, where = kinds[i], f"{key} codecs[{i}]"
+        kind, where = kinds[i], names[i] if names is not None else f"{key} codecs[{i}]"
         if kind == "array->array" and seen_a2b is not None:
             raise MetadataError(f"{where}: expected a bytes->bytes codec after "
                                 f"{specs[seen_a2b].name!r}, found array->array codec "
@@ -134,7 +138,7 @@ def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str
             raise unknown_codec(spec.name[len("numcodecs."):], f"{_where(key, i, where)}.id: ",
                                 numcodecs=True)
         classes.append(type(given[i]) if i in given else get_codec_class(spec.name, key=name))
-    _check_order(specs, classes, name)
+    _check_order(specs, classes, name, names)
     out: list[tuple[Codec, np.dtype, tuple[int, ...]]] = []
     a2b_dtype = dt
     for i, spec in enumerate(specs):
@@ -198,11 +202,15 @@ class CodecPipeline:
     def resolve(cls, codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
                 chunk_shape: Sequence[int], *, key: str = "",
                 variable_limit: int = MAX_VARIABLE_CHUNK,
-                where: Sequence[str] | None = None) -> "CodecPipeline":
+                where: Sequence[str] | None = None,
+                names: Sequence[str] | None = None) -> "CodecPipeline":
         """Build the plan for chunks of ``chunk_shape`` and ``dtype``; ``key`` (the array path)
         locates errors, or ``where`` (each codec's place in the v2 ``.zarray`` read, such as
-        ``a/.zarray filters[0]``, where a codec's configuration fields sit beside its ``id``). ``variable_limit`` bounds the decoded size of stages whose
-        size depends on the values (variable-length chunks)."""
+        ``a/.zarray filters[0]``, where a codec's configuration fields sit beside its ``id``),
+        or ``names`` (each codec's place in a v3 document, such as
+        ``a codecs[0].configuration.codecs[1]`` for the inner chunks of a shard).
+        ``variable_limit`` bounds the decoded size of stages whose size depends on the values
+        (variable-length chunks)."""
         base = native(as_numpy_dtype(dtype))      # chunks in memory are native byte order
         chunk = tuple(int(s) for s in chunk_shape)
         a2a: list[_ArrayStage] = []
@@ -211,8 +219,8 @@ class CodecPipeline:
         a2b_dtype, a2b_shape = base, chunk
         size: int | None = None
         bound: int | None = None
-        for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key, where)):
-            at = _where(key, i, where)
+        for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key, where, names)):
+            at = names[i] if names is not None else _where(key, i, where)
             if isinstance(codec, ArrayToArrayCodec):
                 if not codec.is_identity(dt, shape):
                     a2a.append(_ArrayStage(codec, dt, shape))

@@ -163,7 +163,20 @@ def check_categorize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
 
 # -- bytes->bytes ------------------------------------------------------------------------------
 check_gzip = _level(0, 9, REQUIRED)                   # v3 core: level required
-check_numcodecs_gzip = _level(0, 9, 1)                # numcodecs GZip(level=1)
+_check_gzip_level = _level(-1, 9, 1)                  # numcodecs GZip(level=1); -1: zlib's
+
+
+def numcodecs_gzip(conf: dict[str, Any]) -> dict[str, Any]:
+    """numcodecs ``gzip``'s level as the v3 ``gzip`` codec spells it: -1 (zlib's default, which
+    numcodecs hands on to the gzip module) is level 6."""
+    return {**conf, "level": 6} if conf.get("level") == -1 and type(conf["level"]) is int \
+        else conf
+
+
+def check_numcodecs_gzip(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """numcodecs ``GZip``: ``level`` -1..9 (default 1; -1 is read as 6, what it means)."""
+    _check_gzip_level(conf, loc)
+    return _check_gzip_level(numcodecs_gzip(conf), loc)
 check_zlib = _level(-1, 9, 1)                         # numcodecs Zlib(level=1); -1: zlib default
 check_bz2 = _level(1, 9, 1)
 
@@ -178,6 +191,20 @@ def check_zstd(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return {"level": level, "checksum": checksum}
 
 
+def numcodecs_zstd(conf: dict[str, Any]) -> dict[str, Any]:
+    """numcodecs ``zstd``'s level as the v3 ``zstd`` codec spells it: numcodecs hands any level
+    on to libzstd, which takes one outside its range as the nearest end of it."""
+    level = conf.get("level")
+    if type(level) is not int:
+        return conf
+    return {**conf, "level": min(max(level, ZSTD_LEVELS[0]), ZSTD_LEVELS[1])}
+
+
+def check_numcodecs_zstd(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """numcodecs ``Zstd``: as ``zstd``, any integer level taken as libzstd takes it."""
+    return check_zstd(numcodecs_zstd(conf), loc)
+
+
 def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: bool
            ) -> dict[str, Any]:
     d = None if defaults else REQUIRED
@@ -189,7 +216,9 @@ def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: 
     return {"cname": cname, "clevel": _int(conf, "clevel", loc, 5 if defaults else d, 0, 9),
             "shuffle": (loc / "shuffle").choice(_get(conf, "shuffle", loc, 1 if defaults else d),
                                                 shuffles),
-            "typesize": _int(conf, "typesize", loc, None, 1, 255),
+            # blosc shuffles items of up to 255 bytes and compresses wider ones unshuffled;
+            # zarr-python writes the item size, however wide
+            "typesize": _int(conf, "typesize", loc, None, 1, 2**31 - 1),
             "blocksize": _int(conf, "blocksize", loc, 0, 0, INT64_MAX)}
 
 
@@ -231,18 +260,73 @@ def check_lz4(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return {"acceleration": _int(conf, "acceleration", loc, 1)}
 
 
+#: lzma integrity checks: -1 (the format's default), none, CRC-32, CRC-64, SHA-256
+LZMA_CHECKS = (-1, 0, 1, 4, 10)
+LZMA_PRESET_EXTREME = 0x80000000
+_LZMA_OPTIONS = ("preset", "dict_size", "lc", "lp", "pb", "mode", "nice_len", "mf", "depth")
+#: the filters of Python's lzma module by id (``lzma.FILTER_*``), with the options each takes
+LZMA_FILTERS: dict[int, tuple[str, tuple[str, ...]]] = {
+    0x4000000000000001: ("LZMA1", _LZMA_OPTIONS), 0x21: ("LZMA2", _LZMA_OPTIONS),
+    0x03: ("DELTA", ("dist",)),
+    **{i: (n, ("start_offset",)) for i, n in ((0x04, "X86"), (0x05, "POWERPC"), (0x06, "IA64"),
+                                              (0x07, "ARM"), (0x08, "ARMTHUMB"), (0x09, "SPARC"))},
+}
+
+
+def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
+    """One filter specifier of an lzma chain: a known ``id`` and the options of that filter."""
+    loc.obj(f)
+    if "id" not in f:
+        raise loc.fail("missing required field 'id'")
+    fid = f["id"]
+    if not isinstance(fid, int) or isinstance(fid, bool) or fid not in LZMA_FILTERS:
+        known = ", ".join(f"{n} ({i})" for i, (n, _) in LZMA_FILTERS.items())
+        raise (loc / "id").error(f"an lzma filter id: {known}", fid)
+    loc.keys(f, ("id",), LZMA_FILTERS[fid][1])
+    for k, v in f.items():
+        if k != "id":
+            (loc / k).int(v, 0, 2**32 - 1)
+    return dict(f)
+
+
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``format`` 1 (xz), 2 (alone) or 3 (raw); ``check`` (xz only); ``preset`` 0..9 (optionally
+    with ``PRESET_EXTREME``) or ``filters`` (a filter chain, raw only: numcodecs decodes xz and
+    alone streams without one), as Python's lzma module takes them."""
     loc.keys(conf, (), ("format", "check", "preset", "filters"))
+    fmt = _int(conf, "format", loc, 1, 1, 3)
+    check = (loc / "check").choice(conf.get("check", -1), LZMA_CHECKS,
+                                   "-1 (the default) or an lzma.CHECK_* value: 0 (none), 1 "
+                                   "(CRC-32), 4 (CRC-64) or 10 (SHA-256)")
+    if fmt != 1 and check not in (-1, 0):
+        raise (loc / "check").error(f"-1 or 0 (none) for format {fmt} (only format 1, xz, "
+                                    f"has integrity checks)", check)
+    preset = _int(conf, "preset", loc, None, 0, 2**32 - 1, nullable=True)
+    if preset is not None and preset & ~LZMA_PRESET_EXTREME > 9:
+        raise (loc / "preset").error("0..9, optionally with lzma.PRESET_EXTREME", preset)
     filters = conf.get("filters")
     if filters is not None:
-        for i, f in enumerate((loc / "filters").list(filters, "a list of objects or null")):
-            (loc / "filters" / i).obj(f)
-    fmt = _int(conf, "format", loc, 1, 1, 3)
+        fl = loc / "filters"
+        filters = [_lzma_filter(f, fl / i) for i, f in enumerate(fl.list(filters,
+                                                                      "a list of objects or null"))]
+        lz = (0x4000000000000001, 0x21)
+        for i, f in enumerate(filters):
+            last = i == len(filters) - 1
+            if (f["id"] in lz) != last:
+                want = "LZMA1 or LZMA2 (the last filter of a chain compresses)" if last else \
+                    "a DELTA or BCJ filter before the last one"
+                raise (fl / i / "id").error(want, f["id"])
+        if len(filters) > 4:
+            raise fl.error("at most 4 filters", conf["filters"])
+        if fmt != 3:
+            raise fl.error(f"null for format {fmt} (a filter chain is for format 3, raw)",
+                           conf["filters"])
+        if preset is not None:
+            raise (loc / "preset").error("null when filters are given (each filter takes its "
+                                         "own preset)", preset)
     if fmt == 3 and not filters:
-        raise (loc / "filters").error("a list of filters for format 3 (raw)", filters)
-    return {"format": fmt, "check": _int(conf, "check", loc, -1, -1, 15),
-            "preset": _int(conf, "preset", loc, None, 0, 2**32 - 1, nullable=True),
-            "filters": None if filters is None else [dict(f) for f in filters]}
+        raise (loc / "filters").error("a list of filters for format 3 (raw)", conf.get("filters"))
+    return {"format": fmt, "check": check, "preset": preset, "filters": filters}
 
 
 def check_shuffle(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:

@@ -59,6 +59,12 @@ def _blosc_v2(conf: dict[str, Any]) -> dict[str, Any]:
             else shuffle, "blocksize": conf.get("blocksize", 0)}
 
 
+def _checksum_v2(conf: dict[str, Any]) -> dict[str, Any]:
+    # numcodecs' default location, "start", is left out as numcodecs leaves it out: numcodecs
+    # before the location parameter refuses the field
+    return {k: v for k, v in conf.items() if (k, v) != ("location", "start")}
+
+
 def _m(module: str, cls: str) -> str:
     return f"zarrx.codecs.{module}:{cls}"
 
@@ -77,12 +83,14 @@ _BUILTIN: dict[str, CodecInfo] = {c.name: c for c in (
     # numcodecs codecs, as zarr-python names them in v3 metadata
     CodecInfo("numcodecs.gzip", B2B, _m("deflate", "Gzip"), ck.check_numcodecs_gzip, "gzip"),
     CodecInfo("numcodecs.zlib", B2B, _m("deflate", "Zlib"), ck.check_zlib, "zlib"),
-    CodecInfo("numcodecs.zstd", B2B, _m("zstd", "Zstd"), ck.check_zstd, "zstd"),
+    CodecInfo("numcodecs.zstd", B2B, _m("zstd", "Zstd"), ck.check_numcodecs_zstd, "zstd"),
     CodecInfo("numcodecs.blosc", B2B, _m("blosc", "Blosc"), ck.check_numcodecs_blosc, "blosc"),
     CodecInfo("numcodecs.crc32c", B2B, _m("crc32c", "Crc32c"), ck.check_numcodecs_crc32c,
               "crc32c"),
-    CodecInfo("numcodecs.crc32", B2B, _m("checksum", "CRC32"), ck.check_crc32, "crc32"),
-    CodecInfo("numcodecs.adler32", B2B, _m("checksum", "Adler32"), ck.check_crc32, "adler32"),
+    CodecInfo("numcodecs.crc32", B2B, _m("checksum", "CRC32"), ck.check_crc32, "crc32",
+              _checksum_v2),
+    CodecInfo("numcodecs.adler32", B2B, _m("checksum", "Adler32"), ck.check_crc32, "adler32",
+              _checksum_v2),
     CodecInfo("numcodecs.fletcher32", B2B, _m("checksum", "Fletcher32"), ck.check_none,
               "fletcher32"),
     CodecInfo("numcodecs.jenkins_lookup3", B2B, _m("checksum", "JenkinsLookup3"),
@@ -106,8 +114,9 @@ _BUILTIN: dict[str, CodecInfo] = {c.name: c for c in (
 
 # numcodecs id -> (v3 core name, when the configuration means the same there, that config)
 _CORE: dict[str, tuple[str, Callable[[dict], bool], Callable[[dict], dict]]] = {
-    "zstd": ("zstd", lambda c: set(c) <= {"level", "checksum"}, dict),
-    "gzip": ("gzip", lambda c: set(c) <= {"level"}, lambda c: {"level": c.get("level", 1)}),
+    "zstd": ("zstd", lambda c: set(c) <= {"level", "checksum"}, ck.numcodecs_zstd),
+    "gzip": ("gzip", lambda c: set(c) <= {"level"},
+             lambda c: ck.numcodecs_gzip({"level": c.get("level", 1)})),
     "crc32c": ("crc32c", lambda c: c in ({}, {"location": "end"}), lambda c: {}),
     "vlen-utf8": ("vlen-utf8", lambda c: not c, dict),
     "vlen-bytes": ("vlen-bytes", lambda c: not c, dict),
@@ -212,10 +221,12 @@ def lower_numcodecs(value: Any, loc: Loc, *, known_only: bool = False) -> CodecS
 
 def numcodecs_json(spec: CodecSpec, loc: Loc) -> dict[str, Any]:
     """The numcodecs form (``{"id": ..., ...}``, as Zarr v2 metadata holds it) of a codec."""
-    if spec.name.startswith("numcodecs."):
-        return {"id": spec.name[len("numcodecs."):], **spec.configuration}
     info = codec_info(spec.name)
+    conf = dict(spec.configuration)
+    if info is not None and info.to_numcodecs is not None:
+        conf = info.to_numcodecs(conf)
+    if spec.name.startswith("numcodecs."):
+        return {"id": spec.name[len("numcodecs."):], **conf}
     if info is None or info.numcodecs_id is None:
         raise loc.error("a codec with a Zarr v2 (numcodecs) form", spec.name)
-    conf = dict(spec.configuration)
-    return {"id": info.numcodecs_id, **(info.to_numcodecs(conf) if info.to_numcodecs else conf)}
+    return {"id": info.numcodecs_id, **conf}

@@ -15,7 +15,7 @@ from zarrx.metadata._util import INT64_MAX, Loc, name_and_configuration
 from zarrx.metadata.codec_table import A2A, A2B, B2B, check_codec, codec_kind
 from zarrx.metadata.model import CodecSpec, DataType, ShardLevel, index_size
 
-__all__ = ["parse_codec", "parse_codecs_v3", "codec_json", "permutation"]
+__all__ = ["parse_codec", "parse_codecs_v3", "codec_json", "permutation", "read_codec_places"]
 
 MAX_CODECS = 64
 
@@ -193,6 +193,28 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
     level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer,
                        index_endian=endian, object_codecs=after)
     return (level, *sub), chunk
+
+
+def read_codec_places(codecs: tuple[CodecSpec, ...], read_codecs: int
+                      ) -> tuple[str, ...] | None:
+    """Where the codecs a sharded array's inner chunks are read with (``read_codecs`` of them:
+    a transpose pushed down from before the outermost ``sharding_indexed``, then the innermost
+    codec list) sit in its parsed v3 ``codecs``: ``codecs[0]``, then
+    ``codecs[1].configuration.codecs[0]``... None when the array is not sharded."""
+    path, items = "codecs", list(codecs)
+    names = [s.name for s in codecs]
+    pushed = next((f"codecs[{i}]" for i, n in enumerate(names) if n == "transpose"), None)
+    while "sharding_indexed" in names:
+        at = names.index("sharding_indexed")
+        conf = items[at].configuration if isinstance(items[at], CodecSpec) else \
+            items[at].get("configuration", {})
+        path, items = f"{path}[{at}].configuration.codecs", list(conf["codecs"])
+        names = [c if isinstance(c, str) else c.get("name") for c in items]
+    if path == "codecs":
+        return None
+    places = tuple(f"{path}[{i}]" for i in range(len(items)))
+    extra = read_codecs - len(places)
+    return (pushed or "codecs",) * extra + places if extra >= 0 else None
 
 
 def codec_json(spec: CodecSpec) -> Any:

@@ -30,7 +30,7 @@ import numpy as np
 
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
-from zarrx.metadata.codec_table import B2B, codec_kind, lower_numcodecs, numcodecs_json
+from zarrx.metadata.codec_table import A2A, B2B, codec_kind, lower_numcodecs, numcodecs_json
 from zarrx.metadata.codecs import permutation
 from zarrx.metadata.dtypes import dtype_v2_json, parse_dtype_v2
 from zarrx.metadata.fill import fill_json, parse_fill, same_fill
@@ -39,7 +39,7 @@ from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, Key
                                   RegularGrid, V2Codecs)
 
 __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJECT_CODECS",
-           "attrs_key", "v2_codecs_of", "filtered_endian"]
+           "attrs_key", "v2_codecs_of", "filtered_endian", "bytes_filters_at"]
 
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle", "msgpack2")
 ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
@@ -95,7 +95,7 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         if objects:
             raise (loc / "filters" / objects[0]).error(
                 "no object codec for a fixed-size dtype", filters[objects[0]].name)
-        at = next((i for i, f in enumerate(filters) if codec_kind(f.name) == B2B), len(filters))
+        at = bytes_filters_at(filters, loc)
         out.extend(filters[:at])
         endian = filtered_endian(filters[:at], endian, loc)
         out.append(CodecSpec("bytes", {"endian": endian} if endian else {}))
@@ -105,6 +105,30 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         out.append(compressor)
         where.append(str(loc / "compressor"))
     return tuple(out), tuple(where)
+
+
+def bytes_filters_at(filters: list[CodecSpec], loc: Loc,
+                     kinds: list[str | None] | None = None) -> int:
+    """Where the filters that work on bytes begin (``shuffle``, ``zlib`` used as a filter...):
+    the index of the first, ``len(filters)`` if none. An array filter (``delta``...) after one
+    is refused through ``loc`` (the document or argument holding ``filters``): numcodecs would
+    view those bytes as the filter's declared type, which a chunk's codec chain cannot do.
+    ``kinds`` gives each filter's kind when its name alone may not tell (codec objects)."""
+    kinds = kinds or [codec_kind(f.name) for f in filters]
+    at = next((i for i, k in enumerate(kinds) if k == B2B), len(filters))
+    for i in range(at + 1, len(filters)):
+        if kinds[i] == A2A:
+            raise (loc / "filters" / i).fail(
+                f"array filter {_id(filters[i])!r} after filters[{at}] {_id(filters[at])!r}, "
+                f"which works on bytes; expected the filters that work on arrays (delta, "
+                f"fixedscaleoffset, quantize, ...) before those that work on bytes (shuffle, "
+                f"checksums, compressors)")
+    return at
+
+
+def _id(spec: CodecSpec) -> str:
+    """The numcodecs id of a lowered codec."""
+    return spec.name[len("numcodecs."):] if spec.name.startswith("numcodecs.") else spec.name
 
 
 def _byte_order(declared: Any) -> str | None:
