@@ -195,9 +195,8 @@ class _Check:
             meta = nodes.load_node(self.store, path)
         except ZarrError as exc:
             self.bad_nodes.add(path)
-            key = nodes.broken_document(self.store, path)
-            self.add(Finding("metadata", key, "/" + path,         # the finding names the key
-                             exc.detail.removeprefix(f"{key}: ")))
+            self.add(Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
+                             exc.detail))
             return
         if isinstance(meta, ArrayMeta):
             self.report.arrays += 1
