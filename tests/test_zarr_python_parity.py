@@ -328,8 +328,9 @@ def test_mixed_index_arrays_with_slices_are_refused_as_in_zarr_python():
             a[[0, 1], [1, 2], :]
 
 
-@pytest.mark.parametrize("sel", [[1, 2], (slice(None), [1, 2]), np.array([1, 2]), N > 50],
-                         ids=["list", "list-in-tuple", "int-array", "mask"])
+@pytest.mark.parametrize("sel", [[1, 2], (slice(None), [1, 2]), np.array([1, 2]), N > 50,
+                                 ((1, 2),)],
+                         ids=["list", "list-in-tuple", "int-array", "mask", "tuple-in-tuple"])
 @pytest.mark.parametrize("method", ["get", "set"])
 def test_basic_selection_methods_refuse_index_arrays_as_zarr_python(sel, method):
     """``z[[1, 2]]`` reads rows, as in numpy; ``get_basic_selection`` / ``set_basic_selection``
@@ -1478,3 +1479,133 @@ def test_create_and_open_refuse_name_as_zarr_python_does(call):
     assert type(got["zarr"]) is TypeError
     assert isinstance(got["zarrx"], zarrx.errors.ArgumentTypeError)
     assert "unexpected keyword argument 'name'" in str(got["zarrx"])
+
+
+# -- what is done with a node once opened ---------------------------------------------------
+@pytest.mark.parametrize("kind", ["oindex", "vindex", "blocks"])
+def test_field_names_in_oindex_vindex_and_blocks_select_fields(kind):
+    """``z.oindex[[0, 2], "x"]`` (and vindex, blocks) reads and writes one field, as ``z[...]``
+    and the ``fields=`` argument do (zarr-python's indexers take field names too)."""
+    dt = np.dtype([("x", "<i4"), ("y", "<f8")])
+    expected = np.array([(1, 2.0), (3, 4.0), (5, 6.0), (7, 8.0)], dtype=dt)
+    z = zarrx.create_array({}, shape=(4,), dtype=dt, chunks=(2,))
+    z[...] = expected
+    indexer = getattr(z, kind)
+    sel, rows = {"oindex": ([0, 2], [0, 2]), "vindex": ([0, 2], [0, 2]),
+                 "blocks": (1, [2, 3])}[kind]
+    np.testing.assert_array_equal(indexer[sel, "x"], expected["x"][rows])
+    np.testing.assert_array_equal(indexer["y", sel], expected["y"][rows])
+    assert indexer[sel, "y", "x"].dtype.names == ("y", "x")
+    indexer[sel, "y"] = -1.5
+    expected["y"][rows] = -1.5
+    np.testing.assert_array_equal(z[...], expected)           # the other field is kept
+    with pytest.raises(zarrx.IndexingError, match="no field 'q'; the fields are 'x', 'y'"):
+        indexer[sel, "q"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a[1.5:3], lambda a: a[:"b"], lambda a: a.oindex[0:2:1.0],
+    lambda a: a.get_basic_selection(slice(1.5, 3)), lambda a: a.blocks[slice(0.0, 1)],
+    lambda a: a.__setitem__(slice(1.5, 3), 0)],
+    ids=["getitem", "stop-str", "oindex-step", "basic", "blocks", "setitem"])
+def test_a_slice_bound_that_is_not_an_integer_is_a_type_error(call):
+    got = both(lambda lib: call(arr(lib)))
+    assert isinstance(got["zarr"], TypeError)
+    assert isinstance(got["zarrx"], zarrx.errors.IndexingTypeError)
+    assert isinstance(got["zarrx"], (TypeError, IndexError))
+    with pytest.raises(TypeError):                    # numpy's class there too
+        N[1.5:3]
+    assert str(arr(zarrx).__class__)                  # the array is still usable
+    with pytest.raises(TypeError) as info:
+        arr(zarrx)[1.5:3]
+    assert str(info.value) == "slice start on axis 0: expected an integer or None, found 1.5"
+
+
+@pytest.mark.parametrize("node", ["array", "group"])
+def test_a_missing_attribute_is_a_key_error_naming_the_node(node):
+    got = both(lambda lib: (lib.create_array({}, shape=(1,), dtype="i4") if node == "array"
+                            else lib.create_group({})).attrs["nope"])
+    assert isinstance(got["zarr"], KeyError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentKeyError) and isinstance(got["zarrx"], KeyError)
+    g = zarrx.create_group({})
+    n = g.create_array("a/b", shape=(1,), dtype="i4") if node == "array" else \
+        g.create_group("a/b")
+    for call in (lambda: n.attrs["nope"], lambda: n.attrs.__delitem__("nope"),
+                 lambda: n.attrs.pop("nope")):
+        with pytest.raises(KeyError) as info:
+            call()
+        assert str(info.value) == f"attributes of {node} '/a/b': no attribute 'nope'"
+    assert n.attrs.get("nope", 5) == 5 and "nope" not in n.attrs
+    assert n.attrs.pop("nope", 6) == 6 and n.attrs.setdefault("k", 1) == 1
+    assert dict(n.attrs) == {"k": 1}
+    with pytest.raises(TypeError) as info:            # an unhashable key, as in a dict
+        n.attrs[["k"]]
+    assert isinstance(info.value, zarrx.ZarrError)
+    assert str(info.value) == f"attributes of {node} '/a/b': a key is a str, found list ['k']"
+
+
+@pytest.mark.parametrize("data", [[[1, 2], [3]], [["x", "y"]], np.array([["x", "y"]])],
+                         ids=["ragged", "text", "text-array"])
+def test_append_of_data_numpy_cannot_convert_is_an_argument_error(data):
+    """Refused before the shape grows (zarr-python 3.1 grows the array, then fails)."""
+    got = both(lambda lib: arr(lib, shape=(2, 2), chunks=(1, 1)).append(data))
+    assert isinstance(got["zarr"], ValueError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]).startswith(f"/: cannot convert value of type {type(data).__name__} "
+                                        f"to dtype int32: ")
+    z = arr(zarrx, shape=(2, 2), chunks=(1, 1))
+    with pytest.raises(zarrx.ArgumentError):
+        z.append(data)
+    assert z.shape == (2, 2) and zarrx.open_array(z.store, mode="r").shape == (2, 2)
+
+
+def test_append_converts_data_to_the_array_dtype_as_a_write_does():
+    rec = zarrx.create_array({}, shape=(1,), dtype=[("x", "i4"), ("y", "f8")])
+    assert rec.append([(1, 2.0)]) == (2,)
+    assert rec[1].tolist() == (1, 2.0)
+    z = arr(zarrx, shape=(2,), chunks=(1,))
+    z.append([1.5, 2.5])                              # as z[...] = [1.5, 2.5] converts it
+    assert z[...].tolist() == [0, 1, 1, 2]
+
+
+def test_group_create_is_create_array():
+    got = both(lambda lib: (lambda a: (type(a).__name__, a.path, a.shape, a.dtype))(
+        lib.create_group({}).create("x", shape=(3,), dtype="i2")))
+    assert got["zarrx"] == got["zarr"] == ("Array", "x", (3,), np.dtype("i2"))
+
+
+@pytest.mark.parametrize("depth, cls", [("a", TypeError), (-1, ValueError)])
+def test_members_max_depth_of_another_type_is_a_type_error(depth, cls):
+    got = both(lambda lib: tree_of(lib).members(max_depth=depth))
+    assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == f"members: max_depth: expected None or an int >= 0, found " \
+                                f"{depth!r}"
+
+
+RAGGED = [[1, 2], [3]]
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda g: g.__setitem__("s", RAGGED), "group '/': setting member 's'"),
+    (lambda g: g.create_dataset("s", data=RAGGED), "group '/': create_dataset('s')"),
+    (lambda g: g.array("s", RAGGED), "group '/': create_dataset('s')"),
+    (lambda g: zarrx.create_array({}, data=RAGGED), "create_array"),
+    (lambda g: g.zeros_like(name="s", data=RAGGED), "*_like")],
+    ids=["setitem", "create_dataset", "array", "create_array", "zeros_like"])
+def test_data_numpy_cannot_make_an_array_of_is_an_argument_error(call, what):
+    g = zarrx.create_group({})
+    with pytest.raises(zarrx.ArgumentError) as info:
+        call(g)
+    assert str(info.value).startswith(f"{what}: data is not an array: setting an array element "
+                                      f"with a sequence")
+    assert list(g.keys()) == []
+
+
+def test_block_slices_past_the_grid_are_clipped_as_numpy_slices():
+    """A documented difference: zarr-python 3.1 raises BoundsCheckError there."""
+    z = arr(zarrx, chunks=(3, 3))                     # 4 x 4 chunks
+    assert z.blocks[5:10].shape == (0, 10)
+    assert z.blocks[-10:1, 3:9].tolist() == N[0:3, 9:10].tolist()
+    with pytest.raises(zarrx.errors.BoundsCheckError):
+        z.blocks[4]

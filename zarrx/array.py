@@ -482,7 +482,9 @@ class Array(Node):
         The extent is claimed atomically from the shape as stored (a conditional read-modify-
         write of the metadata, retried on conflict), so appends from several handles, threads
         or processes each get their own region; the data is written into it afterwards."""
-        data = np.asarray(data)
+        # converted as a write converts it, before the shape grows: data that cannot be
+        # written is refused with the array unchanged
+        data = chunk_io.check_value(data, None, self.dtype, self.name)
         if data.ndim != self.ndim:
             raise ArgumentError(f"{self.name}: append expected data with {self.ndim} dimensions, "
                                 f"found {data.ndim}")
@@ -554,16 +556,23 @@ class Array(Node):
 
 
 class _Indexer:
+    """``z.oindex``, ``z.vindex`` and ``z.blocks``: field names among the items select fields
+    of a structured array (``z.oindex[[0, 2], "x"]``), as in ``z[...]`` and zarr-python."""
+
     __slots__ = ("_array", "_kind")
 
     def __init__(self, array: Array, kind: str) -> None:
         self._array, self._kind = array, kind
 
     def __getitem__(self, selection: Any) -> Any:
-        return self._array._get(selection, self._kind, None)
+        a = self._array
+        fields, selection = pop_fields(selection) if a._structured else (None, selection)
+        return a._get(selection, self._kind, None, fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._array._write(selection, value, self._kind)
+        a = self._array
+        fields, selection = pop_fields(selection) if a._structured else (None, selection)
+        a._write(selection, value, self._kind, fields)
 
 
 def _string_dtype(meta: ArrayMeta) -> np.dtype | None:

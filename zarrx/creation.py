@@ -205,7 +205,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     if data is not None:
-        data = np.asarray(data)
+        data = data_array(data, "create_array")
         if shape is None:
             shape = data.shape
         elif _shape(shape) != data.shape:      # checked before anything is created
@@ -239,6 +239,15 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if data is not None and write_data:
         arr[...] = data
     return arr
+
+
+def data_array(data: Any, what: str) -> np.ndarray:
+    """``np.asarray(data)``, or an :class:`~zarrx.errors.ArgumentError` naming ``what`` when
+    numpy cannot make an array of it (a ragged nested list)."""
+    try:
+        return np.asarray(data)
+    except ValueError as exc:
+        raise ArgumentError(f"{what}: data is not an array: {exc}") from None
 
 
 def data_dtype(data: Any, what: str) -> Any:
@@ -414,10 +423,7 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
         if a is None or not isinstance(a, (list, tuple)):
             raise ArgumentTypeError(f"*_like: expected an array (anything with a shape and a "
                                     f"dtype) or a list, found {type(a).__name__} {a!r:.60}")
-        try:
-            a = np.asarray(a)             # a nested list, as numpy's *_like take it
-        except ValueError as exc:
-            raise ArgumentError(f"*_like: the list is not an array: {exc}") from None
+        a = data_array(a, "*_like")       # a nested list, as numpy's *_like take it
     kwargs.setdefault("shape", a.shape)
     kwargs.setdefault("dtype", a.dtype)
     if isinstance(a, Array):

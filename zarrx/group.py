@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.creation import create_array, like_arguments, make_parents
+from zarrx.creation import create_array, data_array, like_arguments, make_parents
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
@@ -130,8 +130,10 @@ class Group(Node):
         whole subtree from it either way."""
         if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or
                                       isinstance(max_depth, bool) or max_depth < 0):
-            raise ArgumentError(f"members: max_depth: expected None or an int >= 0, found "
-                                f"{max_depth!r}")
+            # another type: a TypeError, as in zarr-python (a negative int: a ValueError)
+            cls = ArgumentError if isinstance(max_depth, (int, np.integer)) else \
+                ArgumentTypeError
+            raise cls(f"members: max_depth: expected None or an int >= 0, found {max_depth!r}")
         return tuple(self._members(max_depth))
 
     def _members(self, max_depth: int | None) -> Iterator[tuple[str, Array | Group]]:
@@ -282,6 +284,10 @@ class Group(Node):
         self._forget_consolidated()
         return arr
 
+    def create(self, name: str, **kwargs: Any) -> Array:
+        """zarr-python's other name of :meth:`create_array` (kept from zarr-python 2)."""
+        return self.create_array(name, **kwargs)
+
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
                       **kwargs: Any) -> Array:
         """The array ``name``, created (with ``create_array``'s arguments) when missing. An
@@ -345,7 +351,7 @@ class Group(Node):
                        **kwargs: Any) -> Array:
         """The Zarr v2-era name of :meth:`create_array`; ``data`` alone gives the shape."""
         if data is not None and not isinstance(data, np.ndarray):
-            data = np.asarray(data)
+            data = data_array(data, f"group {self.name!r}: create_dataset({name!r})")
         if shape is None:
             if data is None:
                 raise ArgumentError(f"group {self.name!r}: create_dataset({name!r}) needs "
@@ -360,7 +366,8 @@ class Group(Node):
 
     def __setitem__(self, name: str, value: Any) -> None:
         """``g[name] = data``: an array holding ``data``, replacing whatever is at ``name``."""
-        data = value[...] if isinstance(value, Array) else np.asarray(value)
+        data = value[...] if isinstance(value, Array) else \
+            data_array(value, f"group {self.name!r}: setting member {name!r}")
         self.create_array(name, shape=data.shape, data=data, overwrite=True)
 
     def move(self, source: str, dest: str) -> None:
