@@ -1175,8 +1175,8 @@ def test_attribute_keys_that_are_not_str_are_type_errors():
     for value, key in [({1: 2}, "int 1"), ({"a": [{"b": {None: 1}}]}, "NoneType None")]:
         with pytest.raises(zarrx.ArgumentTypeError) as info:
             a.attrs.update(value)
-        assert str(info.value) == f"attributes must be JSON-serialisable: keys must be str, " \
-                                  f"found {key}"
+        assert str(info.value) == f"attributes of array '/' must be JSON-serialisable: keys " \
+                                  f"must be str, found {key}"
     assert a.attrs.asdict() == {}
 
 
@@ -1609,3 +1609,54 @@ def test_block_slices_past_the_grid_are_clipped_as_numpy_slices():
     assert z.blocks[-10:1, 3:9].tolist() == N[0:3, 9:10].tolist()
     with pytest.raises(zarrx.errors.BoundsCheckError):
         z.blocks[4]
+
+
+@pytest.mark.parametrize("value, found", [
+    (np.int64(1), "Object of type int64 is not JSON serializable"),
+    (b"x", "Object of type bytes is not JSON serializable"),
+    ({"a": {1, 2}}, "Object of type set is not JSON serializable")])
+def test_attribute_values_that_are_not_json_are_type_errors_naming_the_key(value, found):
+    got = both(lambda lib: lib.create_group({}).create_group("g").attrs.__setitem__("v", value))
+    assert isinstance(got["zarr"], TypeError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]) == f"attributes of group '/g' must be JSON-serialisable: 'v': {found}"
+
+
+@pytest.mark.parametrize("value, found", [(b"x", "'bytes'"), ({"a": {1, 2}}, "'set'"),
+                                          ({3: 1}, "3")])
+def test_creation_attributes_that_are_not_json_are_type_errors_naming_the_key(value, found):
+    """As zarr-python raises (a TypeError; it stores a nested key 3 as "3", zarrx refuses it as
+    it refuses one set through attrs); they were MetadataErrors (ValueErrors) naming no key."""
+    for call, where in [(lambda lib: lib.create_group({}, attributes={"v": value}), "create_group"),
+                        (lambda lib: lib.create_group({}).create_group("g", attributes={"v": value}),
+                         "create_group"),
+                        (lambda lib: lib.create_array({}, shape=(1,), dtype="i4",
+                                                      attributes={"v": value}), "array metadata")]:
+        got = both(call)
+        assert isinstance(got["zarr"], TypeError) or found == "3"
+        assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+        want = "JSON object keys that are strings" if found == "3" else \
+            "JSON values (object, array, string, number, bool, null)"
+        assert str(got["zarrx"]) == f"{where}: attributes.v: expected {want}, found {found}"
+
+
+@pytest.mark.parametrize("shape, chunks", [((7, 3), (3, 2)), ((5,), (2,)), ((0, 2), (1, 1))])
+def test_iteration_yields_what_indexing_gives(shape, chunks):
+    z = arr(zarrx, shape=shape, chunks=chunks)
+    items = list(z)
+    assert len(items) == shape[0]
+    for i, item in enumerate(items):
+        assert type(item) is type(z[i]) and np.array_equal(item, z[i])
+    got = both(lambda lib: [np.asarray(v).tolist() for v in arr(lib, shape=shape, chunks=chunks)])
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_iterating_over_a_0d_array_is_a_type_error_as_in_numpy():
+    """A documented difference: zarr-python 3.1 yields nothing."""
+    z = zarrx.create_array({}, shape=(), dtype="i4")
+    with pytest.raises(TypeError) as info:
+        iter(z)
+    assert isinstance(info.value, zarrx.ArgumentTypeError)
+    assert str(info.value) == "/: iteration over a 0-d array"
+    with pytest.raises(TypeError):
+        iter(np.zeros(()))

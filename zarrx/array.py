@@ -223,6 +223,18 @@ class Array(Node):
             raise ArgumentTypeError("len() of unsized object (a 0-d array)")
         return self._meta.shape[0]
 
+    def __iter__(self) -> Iterator[Any]:
+        """The items along the first axis, as ``z[i]`` gives them, read a row of chunks at a
+        time (not one read per item). A 0-d array cannot be iterated, as in numpy."""
+        if not self._meta.shape:
+            raise ArgumentTypeError(f"{self.name}: iteration over a 0-d array")
+        return self._rows()
+
+    def _rows(self) -> Iterator[Any]:
+        bounds = self._grid.axes[0].boundaries().tolist()
+        for start, stop in zip(bounds, bounds[1:]):
+            yield from self[start:stop]
+
     def __repr__(self) -> str:
         return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
 

@@ -35,18 +35,21 @@ class Attributes(MutableMapping[str, Any]):
         """Write ``edit(the stored attributes)``, ``changed`` (the values it sets) checked
         first."""
         if self._read_only:
-            raise ReadOnlyError("cannot change attributes: the node is open read-only")
-        try:
-            json.dumps(changed, allow_nan=True)
-        except RecursionError:
-            pass                                # far too deep: check_tree words it below
-        except (TypeError, ValueError) as exc:
-            raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
+            raise ReadOnlyError(f"attributes of {self._owner}: cannot change them: the node is "
+                                f"open read-only")
+        what = f"attributes of {self._owner} must be JSON-serialisable"
+        for key, value in changed.items():
+            try:
+                json.dumps(value, allow_nan=True)
+            except RecursionError:
+                pass                            # far too deep: check_tree words it below
+            except (TypeError, ValueError) as exc:
+                raise ArgumentTypeError(f"{what}: {key!r}: {exc}") from exc
         bad = _keys_not_str(changed)            # json.dumps would turn 1 into "1"
         if bad:
             key = bad[0]
-            raise ArgumentTypeError(f"attributes must be JSON-serialisable: keys must be str, "
-                                    f"found {type(key).__name__} {key!r}")
+            raise ArgumentTypeError(f"{what}: keys must be str, found {type(key).__name__} "
+                                    f"{key!r}")
         check_tree(changed, Loc("attributes"))  # the depth a reader takes
         self._data = dict(self._save(edit))
 
