@@ -1660,3 +1660,25 @@ def test_iterating_over_a_0d_array_is_a_type_error_as_in_numpy():
     assert str(info.value) == "/: iteration over a 0-d array"
     with pytest.raises(TypeError):
         iter(np.zeros(()))
+
+
+def test_selection_methods_take_zarr_pythons_prototype_and_ndbuffer_out():
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.buffer.cpu import NDBuffer
+
+    def case(lib):
+        a = arr(lib)
+        proto = default_buffer_prototype()
+        out = NDBuffer.from_numpy_array(np.zeros((2, 10), "i4"))
+        a.get_basic_selection(slice(0, 2), out=out, prototype=proto)
+        a.set_orthogonal_selection(([0], [0]), -1, prototype=proto)
+        return (out.as_numpy_array().tolist(), a.get_orthogonal_selection(([0], [0, 1]),
+                                                                          prototype=proto).tolist(),
+                a.get_block_selection((1, 1), prototype=None).shape)
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == (N[:2].tolist(), [[-1, 1]], (5, 5))
+    with pytest.raises(TypeError) as info:
+        arr(zarrx).get_basic_selection(0, prototype="gpu")
+    assert isinstance(info.value, zarrx.ArgumentTypeError)
+    assert str(info.value) == "/: prototype: expected None or zarr-python's CPU buffer " \
+                              "prototype (zarrx uses numpy arrays), found str 'gpu'"

@@ -297,25 +297,30 @@ class Array(Node):
             return np.asfortranarray(value)
         return value
 
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None,
-                            fields: Any = None) -> Any:
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None,
+                            fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         check_basic(selection, "get_basic_selection")
         return self._get(selection, "basic", out, fields)
 
-    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None,
-                                 fields: Any = None) -> Any:
+    def get_orthogonal_selection(self, selection: Any, *, out: Any = None,
+                                 fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(selection, "orthogonal", out, fields)
 
-    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None,
-                                 fields: Any = None) -> Any:
+    def get_coordinate_selection(self, selection: Any, *, out: Any = None,
+                                 fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(selection, "coordinate", out, fields)
 
-    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None,
-                           fields: Any = None) -> Any:
+    def get_mask_selection(self, mask: Any, *, out: Any = None,
+                           fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(mask, "mask", out, fields)
 
-    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None,
-                            fields: Any = None) -> Any:
+    def get_block_selection(self, selection: Any, *, out: Any = None,
+                            fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(selection, "block", out, fields)
 
     def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
@@ -356,20 +361,30 @@ class Array(Node):
         if not box_write.write_box(self._io, plan, arr):
             chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
-    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         check_basic(selection, "set_basic_selection")
         self._write(selection, value, "basic", fields)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                                 prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(selection, value, "orthogonal", fields)
 
-    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                                 prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(selection, value, "coordinate", fields)
 
-    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None) -> None:
+    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None,
+                           prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(mask, value, "mask", fields)
 
-    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(selection, value, "block", fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -596,6 +611,21 @@ def _string_dtype(meta: ArrayMeta) -> np.dtype | None:
         return None
     dt = numpy_string_dtype()
     return None if dt.kind == "O" else dt
+
+
+def _numpy_out(out: Any, prototype: Any, name: str) -> Any:
+    """``out`` as a numpy array (a zarr-python ``NDBuffer`` given as ``out=`` is unwrapped to
+    the numpy array it holds), after checking zarr-python's ``prototype=``: None or its CPU
+    buffer prototype, since zarrx reads into and writes from numpy arrays only."""
+    if prototype is not None and getattr(getattr(prototype, "nd_buffer", None), "__module__",
+                                         None) != "zarr.core.buffer.cpu":
+        raise ArgumentTypeError(f"{name}: prototype: expected None or zarr-python's CPU buffer "
+                                f"prototype (zarrx uses numpy arrays), found "
+                                f"{type(prototype).__name__} {prototype!r:.60}")
+    if out is not None and not isinstance(out, np.ndarray) and \
+            type(out).__module__ == "zarr.core.buffer.cpu" and hasattr(out, "as_ndarray_like"):
+        return out.as_ndarray_like()
+    return out
 
 
 def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:
