@@ -1627,8 +1627,9 @@ def test_attribute_values_that_are_not_json_are_type_errors_naming_the_key(value
 def test_creation_attributes_that_are_not_json_are_type_errors_naming_the_key(value, found):
     """As zarr-python raises (a TypeError; it stores a nested key 3 as "3", zarrx refuses it as
     it refuses one set through attrs); they were MetadataErrors (ValueErrors) naming no key."""
-    for call, where in [(lambda lib: lib.create_group({}, attributes={"v": value}), "create_group"),
-                        (lambda lib: lib.create_group({}).create_group("g", attributes={"v": value}),
+    attributes = {"v": value}
+    for call, where in [(lambda lib: lib.create_group({}, attributes=attributes), "create_group"),
+                        (lambda lib: lib.create_group({}).create_group("g", attributes=attributes),
                          "create_group"),
                         (lambda lib: lib.create_array({}, shape=(1,), dtype="i4",
                                                       attributes={"v": value}), "array metadata")]:
@@ -1682,3 +1683,17 @@ def test_selection_methods_take_zarr_pythons_prototype_and_ndbuffer_out():
     assert isinstance(info.value, zarrx.ArgumentTypeError)
     assert str(info.value) == "/: prototype: expected None or zarr-python's CPU buffer " \
                               "prototype (zarrx uses numpy arrays), found str 'gpu'"
+
+
+@pytest.mark.parametrize("shape, cls", [("x", TypeError), (None, TypeError), ((4.0,), TypeError),
+                                        ((4, "a"), TypeError), (4.5, TypeError),
+                                        ((-1,), ValueError)])
+def test_require_array_of_an_existing_array_checks_the_shape_argument(shape, cls):
+    def case(lib):
+        g = lib.create_group({})
+        g.create_array("a", shape=(4,), dtype="i4")
+        return g.require_array("a", shape=shape, dtype="i4")
+    got = both(case)
+    assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == f"shape: expected a tuple of non-negative ints, found {shape!r}"

@@ -18,7 +18,8 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
-           "check_parents", "save_parent", "exists_error", "check_format", "like_arguments"]
+           "check_parents", "save_parent", "exists_error", "check_format", "like_arguments",
+           "shape_arg", "data_array"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -208,14 +209,14 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         data = data_array(data, "create_array")
         if shape is None:
             shape = data.shape
-        elif _shape(shape) != data.shape:      # checked before anything is created
-            raise ArgumentError(f"create_array: shape= {_shape(shape)} differs from the shape "
+        elif shape_arg(shape) != data.shape:    # checked before anything is created
+            raise ArgumentError(f"create_array: shape= {shape_arg(shape)} differs from the shape "
                                 f"{data.shape} of data= (give one of them)")
         if dtype is None:
             dtype = data_dtype(data, "create_array")
     if dtype is None:
         dtype = "float64"
-    shape = _shape(shape)
+    shape = shape_arg(shape)
     chunks = _chunks(chunks, shape, dtype, sharded=shards is not None)
     if compressor != "auto":
         if compressors != "auto":
@@ -277,7 +278,9 @@ def object_data_dtype(data: np.ndarray, what: str) -> str:
     return "bytes" if kinds == {bytes} else "string"
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
+def shape_arg(shape: Any) -> tuple[int, ...]:
+    """The ``shape`` argument of a call as a tuple of ints (an int is one axis), or an
+    ArgumentError (ArgumentTypeError for values that are not ints, as zarr-python raises)."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
@@ -339,7 +342,7 @@ def create_chunks(chunks: Any, shape: Any) -> Any:
     regular dask-style edge lengths (``((2, 2, 1), (3, 3))``) for their first edge."""
     if chunks is True or chunks is None:
         return "auto"
-    shape = _shape(shape)
+    shape = shape_arg(shape)
     if chunks is False:
         return (-1,) * len(shape)
     if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Sequence):

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.creation import create_array, data_array, like_arguments, make_parents
+from zarrx.creation import create_array, data_array, like_arguments, make_parents, shape_arg
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
@@ -303,10 +303,10 @@ class Group(Node):
                     raise
         if not isinstance(node, Array):
             raise NodeMismatchError(f"group {self.name!r}: {name!r} is a group, not an array")
-        want = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        if tuple(int(s) for s in want) != node.shape:
+        want = shape_arg(shape)
+        if want != node.shape:
             raise NodeMismatchError(f"group {self.name!r}: array {name!r} has shape "
-                                    f"{node.shape}, not the required {tuple(want)}")
+                                    f"{node.shape}, not the required {want}")
         if dtype is not None:
             from zarrx.metadata.dtypes import resolve_dtype
             dt = resolve_dtype(dtype, node.zarr_format)[0].numpy
