@@ -1697,3 +1697,18 @@ def test_require_array_of_an_existing_array_checks_the_shape_argument(shape, cls
     assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
     assert isinstance(got["zarrx"], zarrx.ArgumentError)
     assert str(got["zarrx"]) == f"shape: expected a tuple of non-negative ints, found {shape!r}"
+
+
+def test_numpy_conversion_to_a_dtype_the_values_cannot_take_is_an_argument_error():
+    def convert(lib):
+        s = lib.create_array({}, shape=(2,), dtype=str)
+        s[...] = ["ab", "c"]
+        return np.asarray(s, dtype="i4")
+    got = both(convert)
+    assert isinstance(got["zarr"], ValueError) and isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == "/: cannot convert value of type ndarray to dtype int32: " \
+                                "invalid literal for int() with base 10: 'ab'"
+    z = zarrx.create_array({}, shape=(2,), dtype="i4")
+    with pytest.raises(TypeError) as info:                  # numpy's class for an unknown dtype
+        z.__array__("foo")
+    assert isinstance(info.value, zarrx.ArgumentTypeError)

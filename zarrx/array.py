@@ -245,7 +245,8 @@ class Array(Node):
             raise ArgumentError(f"{self.name}: np.array(..., copy=False) cannot be "
                                 f"honoured: reading a Zarr array always makes a copy")
         a = np.asarray(self[...])
-        return a if dtype is None else a.astype(dtype, copy=False)
+        # another dtype: converted as numpy converts (an ArgumentError naming it when it cannot)
+        return a if dtype is None else chunk_io.check_value(a, None, dtype, self.name)
 
     # -- reading ------------------------------------------------------------------------------
     def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
