@@ -1712,3 +1712,40 @@ def test_numpy_conversion_to_a_dtype_the_values_cannot_take_is_an_argument_error
     with pytest.raises(TypeError) as info:                  # numpy's class for an unknown dtype
         z.__array__("foo")
     assert isinstance(info.value, zarrx.ArgumentTypeError)
+
+
+PROPERTIES = ("shape", "chunks", "shards", "dtype", "fill_value", "order", "ndim", "size",
+              "nbytes", "nchunks", "nchunks_initialized", "cdata_shape", "read_only", "path",
+              "name", "basename")
+
+
+@pytest.mark.parametrize("fmt, shards", [(2, None), (3, None), (3, (6, 4))],
+                         ids=["v2", "v3", "v3-sharded"])
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_array_properties_and_shape_changes_as_in_zarr_python(tmp_path, kind, fmt, shards):
+    """The same properties, before and after a write, a shrink, a grow and an append on each
+    axis, over a memory and a local store; each library reads the other's result."""
+    def make(lib):
+        store = {} if kind == "memory" else str(tmp_path / lib.__name__)
+        a = lib.create_array(store, name="g/a", shape=(10, 7), chunks=(3, 2), shards=shards,
+                             dtype="i4", zarr_format=fmt, fill_value=-1)
+        states = [{p: getattr(a, p) for p in PROPERTIES}]
+        a[2:9, 1:6] = np.arange(35, dtype="i4").reshape(7, 5)
+        for change in (lambda: a.resize((8, 5)), lambda: a.resize((12, 8)),
+                       lambda: a.append(np.full((2, 8), 5, "i4")),
+                       lambda: a.append(np.full((14, 1), 6, "i4"), axis=1)):
+            change()
+            states.append({p: getattr(a, p) for p in PROPERTIES})
+        return states, a
+    (x, ax), (z, az) = make(zarrx), make(zarr)
+    for got, want in zip(x, z):
+        assert got == want
+    expected = np.full((14, 9), -1, "i4")     # as numpy cuts and pads (see migrating.md)
+    expected[2:8, 1:5] = np.arange(35, dtype="i4").reshape(7, 5)[:6, :4]
+    expected[12:, :8] = 5
+    expected[:, 8] = 6
+    assert np.array_equal(ax[...], expected)
+    if kind == "local":             # each library reads what the other wrote
+        for lib, other, data in ((zarr, "zarrx", expected), (zarrx, "zarr", az[...])):
+            back = lib.open_array(str(tmp_path / other), path="g/a", mode="r")
+            assert back.shape == data.shape and np.array_equal(np.asarray(back[...]), data)
