@@ -1749,3 +1749,27 @@ def test_array_properties_and_shape_changes_as_in_zarr_python(tmp_path, kind, fm
         for lib, other, data in ((zarr, "zarrx", expected), (zarrx, "zarr", az[...])):
             back = lib.open_array(str(tmp_path / other), path="g/a", mode="r")
             assert back.shape == data.shape and np.array_equal(np.asarray(back[...]), data)
+
+
+@pytest.mark.parametrize("name", [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"])
+@pytest.mark.parametrize("call, what", [
+    (lambda g, n: g.create_group(n), "group '/': create_group"),
+    (lambda g, n: g.require_group(f"sub/{n}"), "group '/': create_group"),
+    (lambda g, n: g.create_array(n, shape=(1,), dtype="i4"), "create_array: name"),
+    (lambda g, n: g.__setitem__(n, [1]), "create_array: name"),
+    (lambda g, n: zarrx.create_group(g.store, path=f"a/{n}"), "create_group: path")],
+    ids=["create_group", "require_group", "create_array", "setitem", "top-level"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_node_named_as_a_metadata_document_is_refused(tmp_path, fmt, call, what, name):
+    """Its documents would be keys below its parent's document: on a local store a directory
+    where the parent's file is (zarr-python 3.1 fails there with FileExistsError, or writes a
+    node it does not list); in memory a node other readers do not see."""
+    g = zarrx.create_group(str(tmp_path / "s"), zarr_format=fmt)
+    g.attrs["k"] = 1
+    with pytest.raises(zarrx.ArgumentError) as info:
+        call(g, name)
+    assert str(info.value).startswith(f"{what}: expected a node path without metadata document "
+                                      f"names, found {name!r} in ")
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == \
+        ([".zattrs", ".zgroup"] if fmt == 2 else ["zarr.json"])
+    assert g.get(name) is None and name not in g and dict(g.attrs) == {"k": 1}

@@ -19,7 +19,7 @@ from zarrx.store import Store, make_store
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
            "check_parents", "save_parent", "exists_error", "check_format", "like_arguments",
-           "shape_arg", "data_array"]
+           "shape_arg", "data_array", "check_node_names"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -44,11 +44,12 @@ def _ancestors(base: str, path: str) -> list[str]:
                                          for i in range(len(parts))]
 
 
-def node_path(path: Any, what: str, arg: str = "path") -> str:
+def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> str:
     """The node path argument ``path`` of ``what`` without its outer slashes and with repeated
     slashes as one, as zarr-python normalises it ("" for None); ArgumentTypeError when it is
     not a ``str``, ArgumentError (a ValueError, as zarr-python raises) for a ``.`` or ``..``
-    segment, which would name a node outside the path."""
+    segment, which would name a node outside the path. ``new``: the path of a node to create,
+    which no segment may name as a metadata document is named (:func:`check_node_names`)."""
     if path is None:
         return ""
     if not isinstance(path, str):
@@ -58,7 +59,18 @@ def node_path(path: Any, what: str, arg: str = "path") -> str:
     if any(p in (".", "..") for p in parts):
         raise ArgumentError(f"{what}: {arg}: expected a node path without '.' or '..' segments, "
                             f"found {path!r}")
+    if new:
+        check_node_names(parts, path, f"{what}: {arg}")
     return "/".join(parts)
+
+
+def check_node_names(parts: list[str], path: str, where: str) -> None:
+    """ArgumentError for a segment of a node path that is a metadata document's name
+    (``zarr.json``, ``.zarray``, ...): the node would sit where its parent's documents are."""
+    for p in parts:
+        if p in nodes.DOCUMENT_NAMES:
+            raise ArgumentError(f"{where}: expected a node path without metadata document "
+                                f"names, found {p!r} in {path!r}")
 
 
 def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:
@@ -200,9 +212,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")
 
     st = _store(store, "w", storage_options)
-    path = node_path(path, "create_array")
+    path = node_path(path, "create_array", new=True)
     if name is not None:
-        path = node_path(name, "create_array", "name")
+        path = node_path(name, "create_array", "name", new=True)
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     if data is not None:

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.creation import create_array, data_array, like_arguments, make_parents, shape_arg
+from zarrx.creation import (check_node_names, create_array, data_array, like_arguments,
+                             make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
@@ -228,6 +229,7 @@ class Group(Node):
                      overwrite: bool = False) -> Group:
         self._check_writable("create a group")
         path = self._child_path(name)
+        check_node_names(name.split("/"), name, f"group {self.name!r}: create_group")
         make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group")
 
         def exists(found: Any) -> ZarrError:
@@ -375,6 +377,7 @@ class Group(Node):
         groups above ``dest``; ``dest`` must not exist."""
         self._check_writable("move a member")
         src, dst = self._child_path(source), self._child_path(dest)
+        check_node_names(dest.split("/"), dest, f"group {self.name!r}: move")
         if nodes.load_node(self._store, src) is None:
             raise NodeNotFoundError(f"group {self.name!r}: no member {source!r} to move")
         in_the_way = nodes.load_node(self._store, dst)
