@@ -1773,3 +1773,29 @@ def test_a_node_named_as_a_metadata_document_is_refused(tmp_path, fmt, call, wha
     assert sorted(p.name for p in (tmp_path / "s").iterdir()) == \
         ([".zattrs", ".zgroup"] if fmt == 2 else ["zarr.json"])
     assert g.get(name) is None and name not in g and dict(g.attrs) == {"k": 1}
+
+
+@pytest.mark.parametrize("key, cls, found", [
+    ("../x", ValueError, "expected a node path without '.' or '..' segments, found '../x'"),
+    ("a/./b", ValueError, "expected a node path without '.' or '..' segments, found 'a/./b'"),
+    (1, TypeError, "expected a str, found int 1")])
+@pytest.mark.parametrize("on_group", [False, True], ids=["top-level", "group"])
+def test_create_hierarchy_checks_its_paths_as_zarr_python(key, cls, found, on_group):
+    """They were written as given: '../x' as the keys '../x/zarr.json', 1 as '1'."""
+    from zarr.core.group import GroupMetadata
+
+    def case(lib):
+        store = {} if lib is zarrx else zarr.storage.MemoryStore()
+        target = lib.create_group(store) if on_group else lib
+        kw = {} if on_group else {"store": store}
+        return list(target.create_hierarchy(nodes={key: GroupMetadata()}, **kw))
+    got = both(case)
+    assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == f"create_hierarchy: nodes key {key!r}: {found}"
+
+
+def test_create_hierarchy_normalises_repeated_slashes():
+    from zarr.core.group import GroupMetadata
+    got = [p for p, _ in zarrx.create_hierarchy(store={}, nodes={"/a//b/": GroupMetadata()})]
+    assert got == ["", "a", "a/b"]
