@@ -1799,3 +1799,12 @@ def test_create_hierarchy_normalises_repeated_slashes():
     from zarr.core.group import GroupMetadata
     got = [p for p, _ in zarrx.create_hierarchy(store={}, nodes={"/a//b/": GroupMetadata()})]
     assert got == ["", "a", "a/b"]
+
+
+@pytest.mark.parametrize("name", ["sub", "new"], ids=["existing", "missing"])
+def test_require_group_refuses_unknown_keywords_whether_the_group_exists_or_not(name):
+    got = both(lambda lib: tree_of(lib).require_group(name, foo=1))
+    assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], TypeError)
+    g = zarrx.create_group({})
+    assert dict(g.require_group("n", attributes={"a": 1}).attrs) == {"a": 1}
+    assert dict(g.require_group("n", overwrite=True).attrs) == {}

@@ -246,15 +246,18 @@ class Group(Node):
         self._forget_consolidated()
         return Group(self._store, path, meta)
 
-    def require_group(self, name: str, **kwargs: Any) -> Group:
-        """The group ``name``, created when missing (or replaced by an empty one with
-        ``overwrite=True``); a ``NodeMismatchError`` (a ``TypeError``) when an array is there."""
-        if kwargs.get("overwrite"):
-            return self.create_group(name, **kwargs)
+    def require_group(self, name: str, *, overwrite: bool = False,
+                      attributes: dict | None = None) -> Group:
+        """The group ``name``, created (with ``attributes``) when missing, or replaced by an
+        empty one with ``overwrite=True``; a ``NodeMismatchError`` (a ``TypeError``) when an
+        array is there. Another keyword is a ``TypeError`` whether the group exists or not, as
+        in zarr-python."""
+        if overwrite:
+            return self.create_group(name, overwrite=True, attributes=attributes)
         node = self._lookup(name)
         if node is None:
             try:
-                return self.create_group(name, **kwargs)
+                return self.create_group(name, attributes=attributes)
             except NodeExistsError:     # another writer created it since it was looked for
                 node = self._lookup(name)
                 if node is None:
