@@ -328,8 +328,9 @@ def test_mixed_index_arrays_with_slices_are_refused_as_in_zarr_python():
             a[[0, 1], [1, 2], :]
 
 
-@pytest.mark.parametrize("sel", [[1, 2], (slice(None), [1, 2]), np.array([1, 2]), N > 50],
-                         ids=["list", "list-in-tuple", "int-array", "mask"])
+@pytest.mark.parametrize("sel", [[1, 2], (slice(None), [1, 2]), np.array([1, 2]), N > 50,
+                                 ((1, 2),)],
+                         ids=["list", "list-in-tuple", "int-array", "mask", "tuple-in-tuple"])
 @pytest.mark.parametrize("method", ["get", "set"])
 def test_basic_selection_methods_refuse_index_arrays_as_zarr_python(sel, method):
     """``z[[1, 2]]`` reads rows, as in numpy; ``get_basic_selection`` / ``set_basic_selection``
@@ -1174,8 +1175,8 @@ def test_attribute_keys_that_are_not_str_are_type_errors():
     for value, key in [({1: 2}, "int 1"), ({"a": [{"b": {None: 1}}]}, "NoneType None")]:
         with pytest.raises(zarrx.ArgumentTypeError) as info:
             a.attrs.update(value)
-        assert str(info.value) == f"attributes must be JSON-serialisable: keys must be str, " \
-                                  f"found {key}"
+        assert str(info.value) == f"attributes of array '/' must be JSON-serialisable: keys " \
+                                  f"must be str, found {key}"
     assert a.attrs.asdict() == {}
 
 
@@ -1478,3 +1479,332 @@ def test_create_and_open_refuse_name_as_zarr_python_does(call):
     assert type(got["zarr"]) is TypeError
     assert isinstance(got["zarrx"], zarrx.errors.ArgumentTypeError)
     assert "unexpected keyword argument 'name'" in str(got["zarrx"])
+
+
+# -- what is done with a node once opened ---------------------------------------------------
+@pytest.mark.parametrize("kind", ["oindex", "vindex", "blocks"])
+def test_field_names_in_oindex_vindex_and_blocks_select_fields(kind):
+    """``z.oindex[[0, 2], "x"]`` (and vindex, blocks) reads and writes one field, as ``z[...]``
+    and the ``fields=`` argument do (zarr-python's indexers take field names too)."""
+    dt = np.dtype([("x", "<i4"), ("y", "<f8")])
+    expected = np.array([(1, 2.0), (3, 4.0), (5, 6.0), (7, 8.0)], dtype=dt)
+    z = zarrx.create_array({}, shape=(4,), dtype=dt, chunks=(2,))
+    z[...] = expected
+    indexer = getattr(z, kind)
+    sel, rows = {"oindex": ([0, 2], [0, 2]), "vindex": ([0, 2], [0, 2]),
+                 "blocks": (1, [2, 3])}[kind]
+    np.testing.assert_array_equal(indexer[sel, "x"], expected["x"][rows])
+    np.testing.assert_array_equal(indexer["y", sel], expected["y"][rows])
+    assert indexer[sel, "y", "x"].dtype.names == ("y", "x")
+    indexer[sel, "y"] = -1.5
+    expected["y"][rows] = -1.5
+    np.testing.assert_array_equal(z[...], expected)           # the other field is kept
+    with pytest.raises(zarrx.IndexingError, match="no field 'q'; the fields are 'x', 'y'"):
+        indexer[sel, "q"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a[1.5:3], lambda a: a[:"b"], lambda a: a.oindex[0:2:1.0],
+    lambda a: a.get_basic_selection(slice(1.5, 3)), lambda a: a.blocks[slice(0.0, 1)],
+    lambda a: a.__setitem__(slice(1.5, 3), 0)],
+    ids=["getitem", "stop-str", "oindex-step", "basic", "blocks", "setitem"])
+def test_a_slice_bound_that_is_not_an_integer_is_a_type_error(call):
+    got = both(lambda lib: call(arr(lib)))
+    assert isinstance(got["zarr"], TypeError)
+    assert isinstance(got["zarrx"], zarrx.errors.IndexingTypeError)
+    assert isinstance(got["zarrx"], (TypeError, IndexError))
+    with pytest.raises(TypeError):                    # numpy's class there too
+        N[1.5:3]
+    assert str(arr(zarrx).__class__)                  # the array is still usable
+    with pytest.raises(TypeError) as info:
+        arr(zarrx)[1.5:3]
+    assert str(info.value) == "slice start on axis 0: expected an integer or None, found 1.5"
+
+
+@pytest.mark.parametrize("node", ["array", "group"])
+def test_a_missing_attribute_is_a_key_error_naming_the_node(node):
+    got = both(lambda lib: (lib.create_array({}, shape=(1,), dtype="i4") if node == "array"
+                            else lib.create_group({})).attrs["nope"])
+    assert isinstance(got["zarr"], KeyError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentKeyError) and isinstance(got["zarrx"], KeyError)
+    g = zarrx.create_group({})
+    n = g.create_array("a/b", shape=(1,), dtype="i4") if node == "array" else \
+        g.create_group("a/b")
+    for call in (lambda: n.attrs["nope"], lambda: n.attrs.__delitem__("nope"),
+                 lambda: n.attrs.pop("nope")):
+        with pytest.raises(KeyError) as info:
+            call()
+        assert str(info.value) == f"attributes of {node} '/a/b': no attribute 'nope'"
+    assert n.attrs.get("nope", 5) == 5 and "nope" not in n.attrs
+    assert n.attrs.pop("nope", 6) == 6 and n.attrs.setdefault("k", 1) == 1
+    assert dict(n.attrs) == {"k": 1}
+    with pytest.raises(TypeError) as info:            # an unhashable key, as in a dict
+        n.attrs[["k"]]
+    assert isinstance(info.value, zarrx.ZarrError)
+    assert str(info.value) == f"attributes of {node} '/a/b': a key is a str, found list ['k']"
+
+
+@pytest.mark.parametrize("data", [[[1, 2], [3]], [["x", "y"]], np.array([["x", "y"]])],
+                         ids=["ragged", "text", "text-array"])
+def test_append_of_data_numpy_cannot_convert_is_an_argument_error(data):
+    """Refused before the shape grows (zarr-python 3.1 grows the array, then fails)."""
+    got = both(lambda lib: arr(lib, shape=(2, 2), chunks=(1, 1)).append(data))
+    assert isinstance(got["zarr"], ValueError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]).startswith(f"/: cannot convert value of type {type(data).__name__} "
+                                        f"to dtype int32: ")
+    z = arr(zarrx, shape=(2, 2), chunks=(1, 1))
+    with pytest.raises(zarrx.ArgumentError):
+        z.append(data)
+    assert z.shape == (2, 2) and zarrx.open_array(z.store, mode="r").shape == (2, 2)
+
+
+def test_append_converts_data_to_the_array_dtype_as_a_write_does():
+    rec = zarrx.create_array({}, shape=(1,), dtype=[("x", "i4"), ("y", "f8")])
+    assert rec.append([(1, 2.0)]) == (2,)
+    assert rec[1].tolist() == (1, 2.0)
+    z = arr(zarrx, shape=(2,), chunks=(1,))
+    z.append([1.5, 2.5])                              # as z[...] = [1.5, 2.5] converts it
+    assert z[...].tolist() == [0, 1, 1, 2]
+
+
+def test_group_create_is_create_array():
+    got = both(lambda lib: (lambda a: (type(a).__name__, a.path, a.shape, a.dtype))(
+        lib.create_group({}).create("x", shape=(3,), dtype="i2")))
+    assert got["zarrx"] == got["zarr"] == ("Array", "x", (3,), np.dtype("i2"))
+
+
+@pytest.mark.parametrize("depth, cls", [("a", TypeError), (-1, ValueError)])
+def test_members_max_depth_of_another_type_is_a_type_error(depth, cls):
+    got = both(lambda lib: tree_of(lib).members(max_depth=depth))
+    assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == f"members: max_depth: expected None or an int >= 0, found " \
+                                f"{depth!r}"
+
+
+RAGGED = [[1, 2], [3]]
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda g: g.__setitem__("s", RAGGED), "group '/': setting member 's'"),
+    (lambda g: g.create_dataset("s", data=RAGGED), "group '/': create_dataset('s')"),
+    (lambda g: g.array("s", RAGGED), "group '/': create_dataset('s')"),
+    (lambda g: zarrx.create_array({}, data=RAGGED), "create_array"),
+    (lambda g: g.zeros_like(name="s", data=RAGGED), "*_like")],
+    ids=["setitem", "create_dataset", "array", "create_array", "zeros_like"])
+def test_data_numpy_cannot_make_an_array_of_is_an_argument_error(call, what):
+    g = zarrx.create_group({})
+    with pytest.raises(zarrx.ArgumentError) as info:
+        call(g)
+    assert str(info.value).startswith(f"{what}: data is not an array: setting an array element "
+                                      f"with a sequence")
+    assert list(g.keys()) == []
+
+
+def test_block_slices_past_the_grid_are_clipped_as_numpy_slices():
+    """A documented difference: zarr-python 3.1 raises BoundsCheckError there."""
+    z = arr(zarrx, chunks=(3, 3))                     # 4 x 4 chunks
+    assert z.blocks[5:10].shape == (0, 10)
+    assert z.blocks[-10:1, 3:9].tolist() == N[0:3, 9:10].tolist()
+    with pytest.raises(zarrx.errors.BoundsCheckError):
+        z.blocks[4]
+
+
+@pytest.mark.parametrize("value, found", [
+    (np.int64(1), "Object of type int64 is not JSON serializable"),
+    (b"x", "Object of type bytes is not JSON serializable"),
+    ({"a": {1, 2}}, "Object of type set is not JSON serializable")])
+def test_attribute_values_that_are_not_json_are_type_errors_naming_the_key(value, found):
+    got = both(lambda lib: lib.create_group({}).create_group("g").attrs.__setitem__("v", value))
+    assert isinstance(got["zarr"], TypeError)
+    assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert str(got["zarrx"]) == f"attributes of group '/g' must be JSON-serialisable: 'v': {found}"
+
+
+@pytest.mark.parametrize("value, found", [(b"x", "'bytes'"), ({"a": {1, 2}}, "'set'"),
+                                          ({3: 1}, "3")])
+def test_creation_attributes_that_are_not_json_are_type_errors_naming_the_key(value, found):
+    """As zarr-python raises (a TypeError; it stores a nested key 3 as "3", zarrx refuses it as
+    it refuses one set through attrs); they were MetadataErrors (ValueErrors) naming no key."""
+    attributes = {"v": value}
+    for call, where in [(lambda lib: lib.create_group({}, attributes=attributes), "create_group"),
+                        (lambda lib: lib.create_group({}).create_group("g", attributes=attributes),
+                         "create_group"),
+                        (lambda lib: lib.create_array({}, shape=(1,), dtype="i4",
+                                                      attributes={"v": value}), "array metadata")]:
+        got = both(call)
+        assert isinstance(got["zarr"], TypeError) or found == "3"
+        assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+        want = "JSON object keys that are strings" if found == "3" else \
+            "JSON values (object, array, string, number, bool, null)"
+        assert str(got["zarrx"]) == f"{where}: attributes.v: expected {want}, found {found}"
+
+
+@pytest.mark.parametrize("shape, chunks", [((7, 3), (3, 2)), ((5,), (2,)), ((0, 2), (1, 1))])
+def test_iteration_yields_what_indexing_gives(shape, chunks):
+    z = arr(zarrx, shape=shape, chunks=chunks)
+    items = list(z)
+    assert len(items) == shape[0]
+    for i, item in enumerate(items):
+        assert type(item) is type(z[i]) and np.array_equal(item, z[i])
+    got = both(lambda lib: [np.asarray(v).tolist() for v in arr(lib, shape=shape, chunks=chunks)])
+    assert got["zarrx"] == got["zarr"]
+
+
+def test_iterating_over_a_0d_array_is_a_type_error_as_in_numpy():
+    """A documented difference: zarr-python 3.1 yields nothing."""
+    z = zarrx.create_array({}, shape=(), dtype="i4")
+    with pytest.raises(TypeError) as info:
+        iter(z)
+    assert isinstance(info.value, zarrx.ArgumentTypeError)
+    assert str(info.value) == "/: iteration over a 0-d array"
+    with pytest.raises(TypeError):
+        iter(np.zeros(()))
+
+
+def test_selection_methods_take_zarr_pythons_prototype_and_ndbuffer_out():
+    from zarr.core.buffer import default_buffer_prototype
+    from zarr.core.buffer.cpu import NDBuffer
+
+    def case(lib):
+        a = arr(lib)
+        proto = default_buffer_prototype()
+        out = NDBuffer.from_numpy_array(np.zeros((2, 10), "i4"))
+        a.get_basic_selection(slice(0, 2), out=out, prototype=proto)
+        a.set_orthogonal_selection(([0], [0]), -1, prototype=proto)
+        return (out.as_numpy_array().tolist(), a.get_orthogonal_selection(([0], [0, 1]),
+                                                                          prototype=proto).tolist(),
+                a.get_block_selection((1, 1), prototype=None).shape)
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == (N[:2].tolist(), [[-1, 1]], (5, 5))
+    with pytest.raises(TypeError) as info:
+        arr(zarrx).get_basic_selection(0, prototype="gpu")
+    assert isinstance(info.value, zarrx.ArgumentTypeError)
+    assert str(info.value) == "/: prototype: expected None or zarr-python's CPU buffer " \
+                              "prototype (zarrx uses numpy arrays), found str 'gpu'"
+
+
+@pytest.mark.parametrize("shape, cls", [("x", TypeError), (None, TypeError), ((4.0,), TypeError),
+                                        ((4, "a"), TypeError), (4.5, TypeError),
+                                        ((-1,), ValueError)])
+def test_require_array_of_an_existing_array_checks_the_shape_argument(shape, cls):
+    def case(lib):
+        g = lib.create_group({})
+        g.create_array("a", shape=(4,), dtype="i4")
+        return g.require_array("a", shape=shape, dtype="i4")
+    got = both(case)
+    assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == f"shape: expected a tuple of non-negative ints, found {shape!r}"
+
+
+def test_numpy_conversion_to_a_dtype_the_values_cannot_take_is_an_argument_error():
+    def convert(lib):
+        s = lib.create_array({}, shape=(2,), dtype=str)
+        s[...] = ["ab", "c"]
+        return np.asarray(s, dtype="i4")
+    got = both(convert)
+    assert isinstance(got["zarr"], ValueError) and isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == "/: cannot convert value of type ndarray to dtype int32: " \
+                                "invalid literal for int() with base 10: 'ab'"
+    z = zarrx.create_array({}, shape=(2,), dtype="i4")
+    with pytest.raises(TypeError) as info:                  # numpy's class for an unknown dtype
+        z.__array__("foo")
+    assert isinstance(info.value, zarrx.ArgumentTypeError)
+
+
+PROPERTIES = ("shape", "chunks", "shards", "dtype", "fill_value", "order", "ndim", "size",
+              "nbytes", "nchunks", "nchunks_initialized", "cdata_shape", "read_only", "path",
+              "name", "basename")
+
+
+@pytest.mark.parametrize("fmt, shards", [(2, None), (3, None), (3, (6, 4))],
+                         ids=["v2", "v3", "v3-sharded"])
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_array_properties_and_shape_changes_as_in_zarr_python(tmp_path, kind, fmt, shards):
+    """The same properties, before and after a write, a shrink, a grow and an append on each
+    axis, over a memory and a local store; each library reads the other's result."""
+    def make(lib):
+        store = {} if kind == "memory" else str(tmp_path / lib.__name__)
+        a = lib.create_array(store, name="g/a", shape=(10, 7), chunks=(3, 2), shards=shards,
+                             dtype="i4", zarr_format=fmt, fill_value=-1)
+        states = [{p: getattr(a, p) for p in PROPERTIES}]
+        a[2:9, 1:6] = np.arange(35, dtype="i4").reshape(7, 5)
+        for change in (lambda: a.resize((8, 5)), lambda: a.resize((12, 8)),
+                       lambda: a.append(np.full((2, 8), 5, "i4")),
+                       lambda: a.append(np.full((14, 1), 6, "i4"), axis=1)):
+            change()
+            states.append({p: getattr(a, p) for p in PROPERTIES})
+        return states, a
+    (x, ax), (z, az) = make(zarrx), make(zarr)
+    for got, want in zip(x, z):
+        assert got == want
+    expected = np.full((14, 9), -1, "i4")     # as numpy cuts and pads (see migrating.md)
+    expected[2:8, 1:5] = np.arange(35, dtype="i4").reshape(7, 5)[:6, :4]
+    expected[12:, :8] = 5
+    expected[:, 8] = 6
+    assert np.array_equal(ax[...], expected)
+    if kind == "local":             # each library reads what the other wrote
+        for lib, other, data in ((zarr, "zarrx", expected), (zarrx, "zarr", az[...])):
+            back = lib.open_array(str(tmp_path / other), path="g/a", mode="r")
+            assert back.shape == data.shape and np.array_equal(np.asarray(back[...]), data)
+
+
+@pytest.mark.parametrize("name", [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"])
+@pytest.mark.parametrize("call, what", [
+    (lambda g, n: g.create_group(n), "group '/': create_group"),
+    (lambda g, n: g.require_group(f"sub/{n}"), "group '/': create_group"),
+    (lambda g, n: g.create_array(n, shape=(1,), dtype="i4"), "create_array: name"),
+    (lambda g, n: g.__setitem__(n, [1]), "create_array: name"),
+    (lambda g, n: zarrx.create_group(g.store, path=f"a/{n}"), "create_group: path")],
+    ids=["create_group", "require_group", "create_array", "setitem", "top-level"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_node_named_as_a_metadata_document_is_refused(tmp_path, fmt, call, what, name):
+    """Its documents would be keys below its parent's document: on a local store a directory
+    where the parent's file is (zarr-python 3.1 fails there with FileExistsError, or writes a
+    node it does not list); in memory a node other readers do not see."""
+    g = zarrx.create_group(str(tmp_path / "s"), zarr_format=fmt)
+    g.attrs["k"] = 1
+    with pytest.raises(zarrx.ArgumentError) as info:
+        call(g, name)
+    assert str(info.value).startswith(f"{what}: expected a node path without metadata document "
+                                      f"names, found {name!r} in ")
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == \
+        ([".zattrs", ".zgroup"] if fmt == 2 else ["zarr.json"])
+    assert g.get(name) is None and name not in g and dict(g.attrs) == {"k": 1}
+
+
+@pytest.mark.parametrize("key, cls, found", [
+    ("../x", ValueError, "expected a node path without '.' or '..' segments, found '../x'"),
+    ("a/./b", ValueError, "expected a node path without '.' or '..' segments, found 'a/./b'"),
+    (1, TypeError, "expected a str, found int 1")])
+@pytest.mark.parametrize("on_group", [False, True], ids=["top-level", "group"])
+def test_create_hierarchy_checks_its_paths_as_zarr_python(key, cls, found, on_group):
+    """They were written as given: '../x' as the keys '../x/zarr.json', 1 as '1'."""
+    from zarr.core.group import GroupMetadata
+
+    def case(lib):
+        store = {} if lib is zarrx else zarr.storage.MemoryStore()
+        target = lib.create_group(store) if on_group else lib
+        kw = {} if on_group else {"store": store}
+        return list(target.create_hierarchy(nodes={key: GroupMetadata()}, **kw))
+    got = both(case)
+    assert isinstance(got["zarr"], cls) and isinstance(got["zarrx"], cls)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == f"create_hierarchy: nodes key {key!r}: {found}"
+
+
+def test_create_hierarchy_normalises_repeated_slashes():
+    from zarr.core.group import GroupMetadata
+    got = [p for p, _ in zarrx.create_hierarchy(store={}, nodes={"/a//b/": GroupMetadata()})]
+    assert got == ["", "a", "a/b"]
+
+
+@pytest.mark.parametrize("name", ["sub", "new"], ids=["existing", "missing"])
+def test_require_group_refuses_unknown_keywords_whether_the_group_exists_or_not(name):
+    got = both(lambda lib: tree_of(lib).require_group(name, foo=1))
+    assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], TypeError)
+    g = zarrx.create_group({})
+    assert dict(g.require_group("n", attributes={"a": 1}).attrs) == {"a": 1}
+    assert dict(g.require_group("n", overwrite=True).attrs) == {}

@@ -286,7 +286,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  _mode: str = "w-") -> Group:
     """Create a group at ``path``."""
     st = _store(store, "w", storage_options)
-    path = node_path(path, "create_group")
+    path = node_path(path, "create_group", new=True)
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)

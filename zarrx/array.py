@@ -223,6 +223,18 @@ class Array(Node):
             raise ArgumentTypeError("len() of unsized object (a 0-d array)")
         return self._meta.shape[0]
 
+    def __iter__(self) -> Iterator[Any]:
+        """The items along the first axis, as ``z[i]`` gives them, read a row of chunks at a
+        time (not one read per item). A 0-d array cannot be iterated, as in numpy."""
+        if not self._meta.shape:
+            raise ArgumentTypeError(f"{self.name}: iteration over a 0-d array")
+        return self._rows()
+
+    def _rows(self) -> Iterator[Any]:
+        bounds = self._grid.axes[0].boundaries().tolist()
+        for start, stop in zip(bounds, bounds[1:]):
+            yield from self[start:stop]
+
     def __repr__(self) -> str:
         return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"
 
@@ -233,7 +245,8 @@ class Array(Node):
             raise ArgumentError(f"{self.name}: np.array(..., copy=False) cannot be "
                                 f"honoured: reading a Zarr array always makes a copy")
         a = np.asarray(self[...])
-        return a if dtype is None else a.astype(dtype, copy=False)
+        # another dtype: converted as numpy converts (an ArgumentError naming it when it cannot)
+        return a if dtype is None else chunk_io.check_value(a, None, dtype, self.name)
 
     # -- reading ------------------------------------------------------------------------------
     def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
@@ -285,25 +298,30 @@ class Array(Node):
             return np.asfortranarray(value)
         return value
 
-    def get_basic_selection(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None,
-                            fields: Any = None) -> Any:
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None,
+                            fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         check_basic(selection, "get_basic_selection")
         return self._get(selection, "basic", out, fields)
 
-    def get_orthogonal_selection(self, selection: Any, *, out: np.ndarray | None = None,
-                                 fields: Any = None) -> Any:
+    def get_orthogonal_selection(self, selection: Any, *, out: Any = None,
+                                 fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(selection, "orthogonal", out, fields)
 
-    def get_coordinate_selection(self, selection: Any, *, out: np.ndarray | None = None,
-                                 fields: Any = None) -> Any:
+    def get_coordinate_selection(self, selection: Any, *, out: Any = None,
+                                 fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(selection, "coordinate", out, fields)
 
-    def get_mask_selection(self, mask: Any, *, out: np.ndarray | None = None,
-                           fields: Any = None) -> Any:
+    def get_mask_selection(self, mask: Any, *, out: Any = None,
+                           fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(mask, "mask", out, fields)
 
-    def get_block_selection(self, selection: Any, *, out: np.ndarray | None = None,
-                            fields: Any = None) -> Any:
+    def get_block_selection(self, selection: Any, *, out: Any = None,
+                            fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
         return self._get(selection, "block", out, fields)
 
     def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
@@ -344,20 +362,30 @@ class Array(Node):
         if not box_write.write_box(self._io, plan, arr):
             chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
-    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         check_basic(selection, "set_basic_selection")
         self._write(selection, value, "basic", fields)
 
-    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                                 prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(selection, value, "orthogonal", fields)
 
-    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                                 prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(selection, value, "coordinate", fields)
 
-    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None) -> None:
+    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None,
+                           prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(mask, value, "mask", fields)
 
-    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None) -> None:
+    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
         self._write(selection, value, "block", fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
@@ -482,7 +510,9 @@ class Array(Node):
         The extent is claimed atomically from the shape as stored (a conditional read-modify-
         write of the metadata, retried on conflict), so appends from several handles, threads
         or processes each get their own region; the data is written into it afterwards."""
-        data = np.asarray(data)
+        # converted as a write converts it, before the shape grows: data that cannot be
+        # written is refused with the array unchanged
+        data = chunk_io.check_value(data, None, self.dtype, self.name)
         if data.ndim != self.ndim:
             raise ArgumentError(f"{self.name}: append expected data with {self.ndim} dimensions, "
                                 f"found {data.ndim}")
@@ -554,16 +584,23 @@ class Array(Node):
 
 
 class _Indexer:
+    """``z.oindex``, ``z.vindex`` and ``z.blocks``: field names among the items select fields
+    of a structured array (``z.oindex[[0, 2], "x"]``), as in ``z[...]`` and zarr-python."""
+
     __slots__ = ("_array", "_kind")
 
     def __init__(self, array: Array, kind: str) -> None:
         self._array, self._kind = array, kind
 
     def __getitem__(self, selection: Any) -> Any:
-        return self._array._get(selection, self._kind, None)
+        a = self._array
+        fields, selection = pop_fields(selection) if a._structured else (None, selection)
+        return a._get(selection, self._kind, None, fields)
 
     def __setitem__(self, selection: Any, value: Any) -> None:
-        self._array._write(selection, value, self._kind)
+        a = self._array
+        fields, selection = pop_fields(selection) if a._structured else (None, selection)
+        a._write(selection, value, self._kind, fields)
 
 
 def _string_dtype(meta: ArrayMeta) -> np.dtype | None:
@@ -575,6 +612,21 @@ def _string_dtype(meta: ArrayMeta) -> np.dtype | None:
         return None
     dt = numpy_string_dtype()
     return None if dt.kind == "O" else dt
+
+
+def _numpy_out(out: Any, prototype: Any, name: str) -> Any:
+    """``out`` as a numpy array (a zarr-python ``NDBuffer`` given as ``out=`` is unwrapped to
+    the numpy array it holds), after checking zarr-python's ``prototype=``: None or its CPU
+    buffer prototype, since zarrx reads into and writes from numpy arrays only."""
+    if prototype is not None and getattr(getattr(prototype, "nd_buffer", None), "__module__",
+                                         None) != "zarr.core.buffer.cpu":
+        raise ArgumentTypeError(f"{name}: prototype: expected None or zarr-python's CPU buffer "
+                                f"prototype (zarrx uses numpy arrays), found "
+                                f"{type(prototype).__name__} {prototype!r:.60}")
+    if out is not None and not isinstance(out, np.ndarray) and \
+            type(out).__module__ == "zarr.core.buffer.cpu" and hasattr(out, "as_ndarray_like"):
+        return out.as_ndarray_like()
+    return out
 
 
 def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:

@@ -5,7 +5,7 @@ import json
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from zarrx.errors import ArgumentTypeError, ReadOnlyError
+from zarrx.errors import ArgumentKeyError, ArgumentTypeError, ReadOnlyError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.json import check_tree
 
@@ -19,37 +19,51 @@ class Attributes(MutableMapping[str, Any]):
     of the node's document, conditional on the version read: see
     :func:`zarrx.metadata.nodes.update_attributes`), so changes of other keys made meanwhile,
     by other handles, threads or processes, are kept; this mapping then shows the attributes
-    as that write left them."""
+    as that write left them. A key that is not there raises :class:`~zarrx.errors.
+    ArgumentKeyError` (a ``KeyError``) naming the node (``owner``)."""
 
     def __init__(self, data: dict[str, Any],
                  save: Callable[[Callable[[dict[str, Any]], dict[str, Any]]], dict[str, Any]], *,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, owner: str = "node") -> None:
         self._data = dict(data)
         self._save = save
         self._read_only = read_only
+        self._owner = owner
 
     def _commit(self, changed: dict[str, Any],
                 edit: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         """Write ``edit(the stored attributes)``, ``changed`` (the values it sets) checked
         first."""
         if self._read_only:
-            raise ReadOnlyError("cannot change attributes: the node is open read-only")
-        try:
-            json.dumps(changed, allow_nan=True)
-        except RecursionError:
-            pass                                # far too deep: check_tree words it below
-        except (TypeError, ValueError) as exc:
-            raise ArgumentTypeError(f"attributes must be JSON-serialisable: {exc}") from exc
+            raise ReadOnlyError(f"attributes of {self._owner}: cannot change them: the node is "
+                                f"open read-only")
+        what = f"attributes of {self._owner} must be JSON-serialisable"
+        for key, value in changed.items():
+            try:
+                json.dumps(value, allow_nan=True)
+            except RecursionError:
+                pass                            # far too deep: check_tree words it below
+            except (TypeError, ValueError) as exc:
+                raise ArgumentTypeError(f"{what}: {key!r}: {exc}") from exc
         bad = _keys_not_str(changed)            # json.dumps would turn 1 into "1"
         if bad:
             key = bad[0]
-            raise ArgumentTypeError(f"attributes must be JSON-serialisable: keys must be str, "
-                                    f"found {type(key).__name__} {key!r}")
+            raise ArgumentTypeError(f"{what}: keys must be str, found {type(key).__name__} "
+                                    f"{key!r}")
         check_tree(changed, Loc("attributes"))  # the depth a reader takes
         self._data = dict(self._save(edit))
 
     def __getitem__(self, key: str) -> Any:
-        return self._data[key]
+        try:
+            return self._data[key]
+        except KeyError:
+            raise self._missing(key) from None
+        except TypeError:                       # a key that cannot be hashed
+            raise ArgumentTypeError(f"attributes of {self._owner}: a key is a str, found "
+                                    f"{type(key).__name__} {key!r}") from None
+
+    def _missing(self, key: Any) -> ArgumentKeyError:
+        return ArgumentKeyError(f"attributes of {self._owner}: no attribute {key!r}")
 
     def __setitem__(self, key: str, value: Any) -> None:
         def edit(current: dict[str, Any]) -> dict[str, Any]:
@@ -58,8 +72,8 @@ class Attributes(MutableMapping[str, Any]):
         self._commit({key: value}, edit)
 
     def __delitem__(self, key: str) -> None:
-        if key not in self._data:
-            raise KeyError(key)
+        if key not in self:
+            raise self._missing(key)
 
         def edit(current: dict[str, Any]) -> dict[str, Any]:
             current.pop(key, None)              # gone already (another writer): nothing to do

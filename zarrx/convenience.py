@@ -16,7 +16,8 @@ import numpy as np
 
 from zarrx.api import _store, create, open, open_group
 from zarrx.array import Array
-from zarrx.creation import as_zarrx_array, check_format, create_array, data_dtype, format_of
+from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
+                             format_of)
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
@@ -166,10 +167,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     check_format(zarr_format, none=True)
     data = as_zarrx_array(data)             # a zarr-python array: kept as a zarrx one is
     if not isinstance(data, Array) and not _array_like(data):
-        try:
-            data = np.asarray(data)
-        except ValueError as exc:
-            raise ArgumentError(f"from_array: data is not an array: {exc}") from None
+        data = data_array(data, "from_array")
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
     out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
@@ -204,10 +202,7 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
     if data is None:
         raise ArgumentTypeError("array: data: expected an array or a nested sequence, found "
                                 "None")
-    try:
-        data = np.asarray(data)
-    except ValueError as exc:
-        raise ArgumentError(f"array: data is not an array: {exc}") from None
+    data = data_array(data, "array")
     if "name" in kwargs:                 # create_array's spelling of path
         if "path" in kwargs:
             raise ArgumentTypeError("array: pass path= or name=, not both")

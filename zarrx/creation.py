@@ -18,7 +18,8 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
-           "check_parents", "save_parent", "exists_error", "check_format", "like_arguments"]
+           "check_parents", "save_parent", "exists_error", "check_format", "like_arguments",
+           "shape_arg", "data_array", "check_node_names"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -43,11 +44,12 @@ def _ancestors(base: str, path: str) -> list[str]:
                                          for i in range(len(parts))]
 
 
-def node_path(path: Any, what: str, arg: str = "path") -> str:
+def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> str:
     """The node path argument ``path`` of ``what`` without its outer slashes and with repeated
     slashes as one, as zarr-python normalises it ("" for None); ArgumentTypeError when it is
     not a ``str``, ArgumentError (a ValueError, as zarr-python raises) for a ``.`` or ``..``
-    segment, which would name a node outside the path."""
+    segment, which would name a node outside the path. ``new``: the path of a node to create,
+    which no segment may name as a metadata document is named (:func:`check_node_names`)."""
     if path is None:
         return ""
     if not isinstance(path, str):
@@ -57,7 +59,18 @@ def node_path(path: Any, what: str, arg: str = "path") -> str:
     if any(p in (".", "..") for p in parts):
         raise ArgumentError(f"{what}: {arg}: expected a node path without '.' or '..' segments, "
                             f"found {path!r}")
+    if new:
+        check_node_names(parts, path, f"{what}: {arg}")
     return "/".join(parts)
+
+
+def check_node_names(parts: list[str], path: str, where: str) -> None:
+    """ArgumentError for a segment of a node path that is a metadata document's name
+    (``zarr.json``, ``.zarray``, ...): the node would sit where its parent's documents are."""
+    for p in parts:
+        if p in nodes.DOCUMENT_NAMES:
+            raise ArgumentError(f"{where}: expected a node path without metadata document "
+                                f"names, found {p!r} in {path!r}")
 
 
 def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:
@@ -199,23 +212,23 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")
 
     st = _store(store, "w", storage_options)
-    path = node_path(path, "create_array")
+    path = node_path(path, "create_array", new=True)
     if name is not None:
-        path = node_path(name, "create_array", "name")
+        path = node_path(name, "create_array", "name", new=True)
     zarr_format = 3 if zarr_format is None else zarr_format
     check_format(zarr_format)
     if data is not None:
-        data = np.asarray(data)
+        data = data_array(data, "create_array")
         if shape is None:
             shape = data.shape
-        elif _shape(shape) != data.shape:      # checked before anything is created
-            raise ArgumentError(f"create_array: shape= {_shape(shape)} differs from the shape "
+        elif shape_arg(shape) != data.shape:    # checked before anything is created
+            raise ArgumentError(f"create_array: shape= {shape_arg(shape)} differs from the shape "
                                 f"{data.shape} of data= (give one of them)")
         if dtype is None:
             dtype = data_dtype(data, "create_array")
     if dtype is None:
         dtype = "float64"
-    shape = _shape(shape)
+    shape = shape_arg(shape)
     chunks = _chunks(chunks, shape, dtype, sharded=shards is not None)
     if compressor != "auto":
         if compressors != "auto":
@@ -239,6 +252,15 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if data is not None and write_data:
         arr[...] = data
     return arr
+
+
+def data_array(data: Any, what: str) -> np.ndarray:
+    """``np.asarray(data)``, or an :class:`~zarrx.errors.ArgumentError` naming ``what`` when
+    numpy cannot make an array of it (a ragged nested list)."""
+    try:
+        return np.asarray(data)
+    except ValueError as exc:
+        raise ArgumentError(f"{what}: data is not an array: {exc}") from None
 
 
 def data_dtype(data: Any, what: str) -> Any:
@@ -268,7 +290,9 @@ def object_data_dtype(data: np.ndarray, what: str) -> str:
     return "bytes" if kinds == {bytes} else "string"
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
+def shape_arg(shape: Any) -> tuple[int, ...]:
+    """The ``shape`` argument of a call as a tuple of ints (an int is one axis), or an
+    ArgumentError (ArgumentTypeError for values that are not ints, as zarr-python raises)."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     try:
@@ -330,7 +354,7 @@ def create_chunks(chunks: Any, shape: Any) -> Any:
     regular dask-style edge lengths (``((2, 2, 1), (3, 3))``) for their first edge."""
     if chunks is True or chunks is None:
         return "auto"
-    shape = _shape(shape)
+    shape = shape_arg(shape)
     if chunks is False:
         return (-1,) * len(shape)
     if isinstance(chunks, (str, bytes)) or not isinstance(chunks, Sequence):
@@ -414,10 +438,7 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
         if a is None or not isinstance(a, (list, tuple)):
             raise ArgumentTypeError(f"*_like: expected an array (anything with a shape and a "
                                     f"dtype) or a list, found {type(a).__name__} {a!r:.60}")
-        try:
-            a = np.asarray(a)             # a nested list, as numpy's *_like take it
-        except ValueError as exc:
-            raise ArgumentError(f"*_like: the list is not an array: {exc}") from None
+        a = data_array(a, "*_like")       # a nested list, as numpy's *_like take it
     kwargs.setdefault("shape", a.shape)
     kwargs.setdefault("dtype", a.dtype)
     if isinstance(a, Array):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "UnknownCodecError", "StoreError", "ShardError",
-    "IndexingError", "IndexingValueError", "BoundsCheckError", "VindexInvalidSelectionError",
+    "IndexingError", "IndexingValueError", "IndexingTypeError", "BoundsCheckError", "VindexInvalidSelectionError",
     "SelectionSizeError",
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
     "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
@@ -124,6 +124,11 @@ class IndexingValueError(IndexingError, ValueError):
     step of zero, index arrays that cannot be broadcast together."""
 
 
+class IndexingTypeError(IndexingError, TypeError):
+    """A selection item of a kind numpy and zarr-python report as a ``TypeError``: a slice
+    bound that is not an integer or None (``z[1.5:3]``)."""
+
+
 class SelectionSizeError(IndexingError, MemoryError):
     """A selection touches more chunks than one call reads or writes
     (:data:`zarrx.indexing.MAX_CHUNKS`); the message gives the count per axis. Also a
@@ -188,7 +193,8 @@ class ArgumentTypeError(ArgumentError, TypeError):
 class ArgumentKeyError(ArgumentError, KeyError):
     """An argument looks for a label that is not there: a coordinate value of
     ``to_zarrx(region="auto")`` missing from the stored coordinate (a ``KeyError``, as xarray
-    raises there)."""
+    raises there), or a key missing from a node's attributes (``z.attrs["x"]``, ``del
+    z.attrs["x"]``: a ``KeyError``, as a dict raises)."""
 
 
 class ArgumentOverflowError(ArgumentError, OverflowError):

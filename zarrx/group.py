@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.creation import create_array, like_arguments, make_parents
+from zarrx.creation import (check_node_names, create_array, data_array, like_arguments,
+                             make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
@@ -130,8 +131,10 @@ class Group(Node):
         whole subtree from it either way."""
         if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or
                                       isinstance(max_depth, bool) or max_depth < 0):
-            raise ArgumentError(f"members: max_depth: expected None or an int >= 0, found "
-                                f"{max_depth!r}")
+            # another type: a TypeError, as in zarr-python (a negative int: a ValueError)
+            cls = ArgumentError if isinstance(max_depth, (int, np.integer)) else \
+                ArgumentTypeError
+            raise cls(f"members: max_depth: expected None or an int >= 0, found {max_depth!r}")
         return tuple(self._members(max_depth))
 
     def _members(self, max_depth: int | None) -> Iterator[tuple[str, Array | Group]]:
@@ -226,6 +229,7 @@ class Group(Node):
                      overwrite: bool = False) -> Group:
         self._check_writable("create a group")
         path = self._child_path(name)
+        check_node_names(name.split("/"), name, f"group {self.name!r}: create_group")
         make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group")
 
         def exists(found: Any) -> ZarrError:
@@ -242,15 +246,18 @@ class Group(Node):
         self._forget_consolidated()
         return Group(self._store, path, meta)
 
-    def require_group(self, name: str, **kwargs: Any) -> Group:
-        """The group ``name``, created when missing (or replaced by an empty one with
-        ``overwrite=True``); a ``NodeMismatchError`` (a ``TypeError``) when an array is there."""
-        if kwargs.get("overwrite"):
-            return self.create_group(name, **kwargs)
+    def require_group(self, name: str, *, overwrite: bool = False,
+                      attributes: dict | None = None) -> Group:
+        """The group ``name``, created (with ``attributes``) when missing, or replaced by an
+        empty one with ``overwrite=True``; a ``NodeMismatchError`` (a ``TypeError``) when an
+        array is there. Another keyword is a ``TypeError`` whether the group exists or not, as
+        in zarr-python."""
+        if overwrite:
+            return self.create_group(name, overwrite=True, attributes=attributes)
         node = self._lookup(name)
         if node is None:
             try:
-                return self.create_group(name, **kwargs)
+                return self.create_group(name, attributes=attributes)
             except NodeExistsError:     # another writer created it since it was looked for
                 node = self._lookup(name)
                 if node is None:
@@ -282,6 +289,10 @@ class Group(Node):
         self._forget_consolidated()
         return arr
 
+    def create(self, name: str, **kwargs: Any) -> Array:
+        """zarr-python's other name of :meth:`create_array` (kept from zarr-python 2)."""
+        return self.create_array(name, **kwargs)
+
     def require_array(self, name: str, *, shape: Any, dtype: Any = None, exact: bool = False,
                       **kwargs: Any) -> Array:
         """The array ``name``, created (with ``create_array``'s arguments) when missing. An
@@ -297,10 +308,10 @@ class Group(Node):
                     raise
         if not isinstance(node, Array):
             raise NodeMismatchError(f"group {self.name!r}: {name!r} is a group, not an array")
-        want = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        if tuple(int(s) for s in want) != node.shape:
+        want = shape_arg(shape)
+        if want != node.shape:
             raise NodeMismatchError(f"group {self.name!r}: array {name!r} has shape "
-                                    f"{node.shape}, not the required {tuple(want)}")
+                                    f"{node.shape}, not the required {want}")
         if dtype is not None:
             from zarrx.metadata.dtypes import resolve_dtype
             dt = resolve_dtype(dtype, node.zarr_format)[0].numpy
@@ -345,7 +356,7 @@ class Group(Node):
                        **kwargs: Any) -> Array:
         """The Zarr v2-era name of :meth:`create_array`; ``data`` alone gives the shape."""
         if data is not None and not isinstance(data, np.ndarray):
-            data = np.asarray(data)
+            data = data_array(data, f"group {self.name!r}: create_dataset({name!r})")
         if shape is None:
             if data is None:
                 raise ArgumentError(f"group {self.name!r}: create_dataset({name!r}) needs "
@@ -360,7 +371,8 @@ class Group(Node):
 
     def __setitem__(self, name: str, value: Any) -> None:
         """``g[name] = data``: an array holding ``data``, replacing whatever is at ``name``."""
-        data = value[...] if isinstance(value, Array) else np.asarray(value)
+        data = value[...] if isinstance(value, Array) else \
+            data_array(value, f"group {self.name!r}: setting member {name!r}")
         self.create_array(name, shape=data.shape, data=data, overwrite=True)
 
     def move(self, source: str, dest: str) -> None:
@@ -368,6 +380,7 @@ class Group(Node):
         groups above ``dest``; ``dest`` must not exist."""
         self._check_writable("move a member")
         src, dst = self._child_path(source), self._child_path(dest)
+        check_node_names(dest.split("/"), dest, f"group {self.name!r}: move")
         if nodes.load_node(self._store, src) is None:
             raise NodeNotFoundError(f"group {self.name!r}: no member {source!r} to move")
         in_the_way = nodes.load_node(self._store, dst)

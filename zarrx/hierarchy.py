@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from zarrx.creation import check_format, check_parents, save_parent
+from zarrx.creation import check_format, check_parents, node_path, save_parent
 from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError,
                           node_exists)
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
@@ -51,7 +51,7 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     base = group or ""
     metas: dict[str, ArrayMeta | GroupMeta] = {}
     for key, doc in nodes_in.items():
-        rel = str(key).strip("/")
+        rel = node_path(key, "create_hierarchy", f"nodes key {key!r}", new=True)
         if group is not None and not rel:
             raise ArgumentError(f"create_hierarchy: nodes[{key!r}] is the group {group or '/'!r} "
                                 f"itself, which exists; name its members relative to it")

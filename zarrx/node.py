@@ -68,7 +68,8 @@ class Node:
     @property
     def attrs(self) -> Attributes:
         """User attributes; every change is written to the store at once."""
-        return Attributes(self._meta.attributes, self._update_attrs, read_only=self._read_only)
+        return Attributes(self._meta.attributes, self._update_attrs, read_only=self._read_only,
+                          owner=f"{self._kind} {self.name!r}")
 
     def _update_attrs(self, edit: Any) -> dict:
         """Write ``edit(the attributes as stored now)``; returns the attributes written."""

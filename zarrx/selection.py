@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from zarrx import _indexing
-from zarrx.errors import (BoundsCheckError, IndexingError, IndexingValueError,
-                          VindexInvalidSelectionError)
+from zarrx.errors import (BoundsCheckError, IndexingError, IndexingTypeError,
+                          IndexingValueError, VindexInvalidSelectionError)
 
 __all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
            "parse_block", "parse_mask", "is_int", "positions"]
@@ -90,8 +90,8 @@ def _parse_slice(s: slice, size: int, axis: int) -> tuple:
             and (step is None or type(step) is int)):
         for part, v in (("start", start), ("stop", stop), ("step", step)):
             if v is not None and not is_int(v):
-                raise IndexingError(f"slice {part} on axis {axis}: expected an integer or "
-                                    f"None, found {v!r}")
+                raise IndexingTypeError(f"slice {part} on axis {axis}: expected an integer "
+                                        f"or None, found {v!r}")
     if step is not None and step == 0:
         raise IndexingValueError(f"slice step cannot be zero (axis {axis})")
     start, stop, step = s.indices(size)
@@ -188,7 +188,7 @@ def check_basic(sel: Any, what: str) -> None:
     (``get_basic_selection``, ``set_basic_selection``): only ints, slices, ``Ellipsis`` and
     ``None``, as in zarr-python (which refuses ``None`` too)."""
     for i, s in enumerate(sel if isinstance(sel, tuple) else (sel,)):
-        if isinstance(s, list) or (isinstance(s, np.ndarray) and s.ndim > 0):
+        if isinstance(s, (list, tuple)) or (isinstance(s, np.ndarray) and s.ndim > 0):
             raise IndexingError(f"{what}: selection item {i}: expected an int, a slice, "
                                 f"Ellipsis or None, found {type(s).__name__} {s!r:.40}; {_USE}")
 

@@ -59,10 +59,13 @@ from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "broken_document", "save_node", "delete_node", "move_node",
            "list_children", "walk", "consolidate", "V3_KEY", "V2_KEYS", "write_subtree",
-           "update_attributes", "update_array"]
+           "update_attributes", "update_array", "DOCUMENT_NAMES"]
 
 Meta = ArrayMeta | GroupMeta
 V2_KEYS = (".zarray", ".zgroup", ".zattrs")
+#: the names of metadata documents: no node may be named so (its documents would be keys
+#: below its parent's document, a file where a directory is needed on a local store)
+DOCUMENT_NAMES = frozenset(V2_KEYS + (ZMETADATA, V3_KEY))
 
 
 def join(path: str, name: str) -> str:
