@@ -221,3 +221,28 @@ def test_nested_raw_shards(tmp_path):
     t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": p}}).result()
     np.testing.assert_array_equal(t.read().result(), a)
     np.testing.assert_array_equal(z[5:33, 2:29], a[5:33, 2:29])
+
+
+def test_a_write_over_a_whole_inner_shard_needs_none_of_it():
+    le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    def sharding(chunk, codecs):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunk, "codecs": codecs,
+            "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}
+    store = MemoryStore()
+    _write_doc(store, (8,), "uint8", (8,), [sharding([4], [sharding([2], [le])])])
+    z = zarrx.open_array(store, mode="r+")
+    z[...] = np.arange(1, 9, dtype="u1")
+    blob = bytearray(store.get("c/0"))     # inner shards of 2 x 2 bytes + a 36-byte index
+    blob[10] ^= 1                          # in the index of the first inner shard
+    store.set("c/0", bytes(blob))
+    with pytest.raises(zarrx.ShardError, match="inner chunk 'c/0': index checksum mismatch"):
+        z[...]
+    with pytest.raises(zarrx.ShardError, match="inner chunk 'c/0': index checksum mismatch"):
+        z[0] = 9                           # keeps a part of the inner shard: decodes it
+    z[0:4] = 9                             # replaces all of it: decodes nothing of it
+    assert z[...].tolist() == [9, 9, 9, 9, 5, 6, 7, 8]
+    z[0:4] = 0                             # all fill: the inner shard is left out
+    assert z[...].tolist() == [0, 0, 0, 0, 5, 6, 7, 8]
+    assert len(store.get("c/0")) == 40 + 36
