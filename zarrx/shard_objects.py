@@ -45,17 +45,17 @@ def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
             spec, dt, (), where=f"{where} shard codecs[{i}]")
         assert isinstance(codec, BytesToBytesCodec)
         codecs.append(codec.bind(dt))
-    return EncodedObjects(store, tuple(codecs), _decoded_limit(meta), name)
+    return EncodedObjects(store, tuple(codecs), _decoded_limit(meta, name), name)
 
 
-def _decoded_limit(meta: ArrayMeta) -> int:
+def _decoded_limit(meta: ArrayMeta, name: str) -> int:
     """The largest a shard of ``meta`` can be once its whole-shard codecs are undone: its index
     and, in every slot, the largest encoded inner chunk (an inner shard, when nested, holding
     the largest encoded read units). A read unit whose encoded size depends on its values
     (variable-length data types) may take as much as a chunk of its own may."""
     layout = meta.layout
-    unit = CodecPipeline.resolve(layout.read_codecs, meta.data_type,
-                                 layout.read_shape or ()).max_encoded_size  # type: ignore[arg-type]
+    unit = CodecPipeline.resolve(layout.read_codecs, meta.data_type, layout.read_shape or (),
+                                 key=name).max_encoded_size
     size = MAX_VARIABLE_CHUNK if unit is None else unit
     for grid in reversed(layout.shards):
         size = grid.index_nbytes + grid.n_chunks * size
