@@ -35,6 +35,28 @@ def test_each_shard_written_once_for_unaligned_region():
     np.testing.assert_array_equal(z[...], a)
 
 
+
+def test_a_write_over_all_of_an_edge_shard_inside_the_array_replaces_it_unread():
+    # shards of 4 x 4 over 6 x 6: the edge shards' inner chunks at 6:8 lie wholly outside
+    inner = MemoryStore()
+    z = zarrx.create_array(inner, shape=(6, 6), dtype="i4", chunks=(2, 2), shards=(4, 4),
+                           fill_value=0, compressors=None)
+    z[...] = 1
+    blob = bytearray(inner.get("c/1/1"))
+    blob[-1] ^= 0xFF                         # the index checksum of an edge shard
+    inner.set("c/1/1", bytes(blob))
+    store = CountingStore(inner)
+    z = zarrx.open_array(store, mode="r+")
+    store.reset()
+    z[...] = 2                               # nothing of any shard is kept: none is read
+    assert dict(store.counts) == {"set": 4}
+    np.testing.assert_array_equal(z[...], np.full((6, 6), 2, "i4"))
+    index = np.frombuffer(bytes(inner.get("c/1/1"))[-68:-4], "<u8").reshape(4, 2)
+    assert (index[1:] == 2**64 - 1).all() and (index[0] != 2**64 - 1).all()
+    store.reset()
+    z[4:6, 0:3] = 3                          # part of an edge shard: merged as before
+    assert store.counts["set_if"] == 1 and store.counts["get_versioned"] == 1
+
 def test_read_one_inner_chunk_costs_two_requests_cold_one_warm():
     inner = MemoryStore()
     z = zarrx.create_array(inner, shape=(64, 64), dtype="f4", chunks=(8, 8), shards=(32, 32))

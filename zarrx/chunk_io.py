@@ -547,7 +547,10 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             except (ZarrError, MemoryError) as exc:
                 raise _located(exc, io, p.coords, shape)
 
-        source.commit(obj, [(p.coords, v) for p, v in zip(projs, values)], finish, slab)
+        items = [(p.coords, v) for p, v in zip(projs, values)]
+        if fields is None and len(projs) < io.units_per_object and all(p.full for p in projs):
+            items += [(c, None) for c in _outside_units(io, obj, len({p.coords for p in projs}))]
+        source.commit(obj, items, finish, slab)
 
     units = _by_object(io, projections)
     if len(units) == 1:
@@ -574,6 +577,25 @@ def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...]
             last = obj
         units[-1][1].append(p)
     return units
+
+
+def _outside_units(io: ArrayIO, obj: tuple[int, ...], covered: int) -> list[tuple[int, ...]]:
+    """The read units of the stored object ``obj`` lying wholly outside the array, when the
+    write covers ``covered`` units, all in full, and those are all of its units inside the
+    array (none otherwise). They hold no element of the array, so the object is then written
+    whole, without reading it, as a border chunk is (and a corrupt one is replaced)."""
+    ratio, chunk = io.object_ratio, io.chunk_shape
+    if ratio is None or chunk is None:
+        return []
+    inside = []
+    for o, r, c, n in zip(obj, ratio, chunk, io.meta.shape):
+        inside.append(min(r, max(0, -(-n // c) - o * r)))
+    if prod(inside) != covered or covered == io.units_per_object:
+        return []
+    first = [o * r for o, r in zip(obj, ratio)]
+    return [tuple(f + u for f, u in zip(first, unit))
+            for unit in np.ndindex(*ratio)
+            if any(u >= k for u, k in zip(unit, inside))]
 
 
 def gather_size(io: ArrayIO, flat: bool) -> int | None:
