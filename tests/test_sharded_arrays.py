@@ -268,3 +268,27 @@ def test_a_write_over_a_whole_inner_shard_needs_none_of_it():
     z[0:4] = 0                             # all fill: the inner shard is left out
     assert z[...].tolist() == [0, 0, 0, 0, 5, 6, 7, 8]
     assert len(store.get("c/0")) == 40 + 36
+
+
+def test_a_write_over_all_of_a_nested_edge_shard_inside_the_array_needs_none_of_it():
+    le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    def sharding(chunk, codecs):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunk, "codecs": codecs,
+            "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}
+    store = MemoryStore()
+    _write_doc(store, (7, 8), "int32", (4, 4), [sharding([2, 4], [sharding([1, 2], [le])])])
+    z = zarrx.open_array(store, mode="r+")
+    want = np.arange(1, 57, dtype="i4").reshape(7, 8)
+    z[...] = want
+    # shard c/1/1: nested shards of rows 4:6 (4 x 8 bytes + a 68-byte index) and of row 6
+    # (row 7 lies outside the array: 2 x 8 bytes + a 68-byte index), then a 36-byte index
+    blob = bytearray(store.get("c/1/1"))
+    blob[100 + 16 + 5] ^= 0xFF             # in the index of the nested shard of row 6
+    store.set("c/1/1", bytes(blob))
+    with pytest.raises(zarrx.ShardError, match="index checksum mismatch"):
+        z[6, 4] = -1                       # keeps a part of the nested shard: decodes it
+    z[6, 4:8] = -1                         # all of it inside the array: decodes nothing of it
+    want[6, 4:8] = -1
+    np.testing.assert_array_equal(z[...], want)

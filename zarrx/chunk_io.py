@@ -548,8 +548,8 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
                 raise _located(exc, io, p.coords, shape)
 
         items = [(p.coords, v) for p, v in zip(projs, values)]
-        if fields is None and len(projs) < io.units_per_object and all(p.full for p in projs):
-            items += [(c, None) for c in _outside_units(io, obj, len({p.coords for p in projs}))]
+        if fields is None and len(projs) < io.units_per_object:
+            items += [(c, None) for c in _outside_units(io, obj, projs)]
         source.commit(obj, items, finish, slab)
 
     units = _by_object(io, projections)
@@ -579,23 +579,33 @@ def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...]
     return units
 
 
-def _outside_units(io: ArrayIO, obj: tuple[int, ...], covered: int) -> list[tuple[int, ...]]:
-    """The read units of the stored object ``obj`` lying wholly outside the array, when the
-    write covers ``covered`` units, all in full, and those are all of its units inside the
-    array (none otherwise). They hold no element of the array, so the object is then written
-    whole, without reading it, as a border chunk is (and a corrupt one is replaced)."""
-    ratio, chunk = io.object_ratio, io.chunk_shape
-    if ratio is None or chunk is None:
+def _outside_units(io: ArrayIO, obj: tuple[int, ...], projs: list) -> list[tuple[int, ...]]:
+    """The read units of the stored object ``obj`` lying wholly outside the array, in each
+    shard (the object, or one nested in it) at the array's edge all of whose units inside the
+    array the write (``projs``) covers in full. They hold no element of the array, so such a
+    shard is then written whole, without reading or decoding it, as a border chunk is (and a
+    corrupt one is replaced)."""
+    spans, chunk = io.meta.layout.shard_major, io.chunk_shape
+    if not spans or chunk is None:
         return []
-    inside = []
-    for o, r, c, n in zip(obj, ratio, chunk, io.meta.shape):
-        inside.append(min(r, max(0, -(-n // c) - o * r)))
-    if prod(inside) != covered or covered == io.units_per_object:
-        return []
-    first = [o * r for o, r in zip(obj, ratio)]
-    return [tuple(f + u for f, u in zip(first, unit))
-            for unit in np.ndindex(*ratio)
-            if any(u >= k for u, k in zip(unit, inside))]
+    ends = [-(-n // c) for n, c in zip(io.meta.shape, chunk)]      # read units per axis
+    if all((o + 1) * r <= e for o, r, e in zip(obj, spans[0], ends)):
+        return []                          # the object lies inside the array
+    covered = {p.coords for p in projs if p.full}
+    out: set[tuple[int, ...]] = set()
+    for span in spans:
+        blocks: dict[tuple[int, ...], int] = {}
+        for u in covered:
+            b = tuple(c // s for c, s in zip(u, span))
+            blocks[b] = blocks.get(b, 0) + 1
+        for b, n in blocks.items():
+            first = [i * s for i, s in zip(b, span)]
+            inside = [min(s, e - f) for s, e, f in zip(span, ends, first)]
+            if n != prod(inside) or inside == list(span):
+                continue                   # partly written, or inside the array
+            out.update(tuple(f + u for f, u in zip(first, unit)) for unit in np.ndindex(*span)
+                       if any(u >= k for u, k in zip(unit, inside)))
+    return sorted(out)
 
 
 def gather_size(io: ArrayIO, flat: bool) -> int | None:
