@@ -327,6 +327,14 @@ def test_info_and_properties():
     assert "Shape" in text and "(64, 64)" in text and "Shard shape" in text and "Ratio" in text
 
 
+
+def test_info_of_a_zero_dimensional_sharded_array():
+    z = zarrx.create_array(MemoryStore(), shape=(), dtype="i4", shards=())
+    z[...] = 5
+    assert z.chunks == () and z.shards == ()
+    text = z.info_complete()
+    assert "Shard shape   : ()" in text and "Shards stored : 1 of 1" in text
+
 def test_pickle_and_threads_share_for_reads():
     store = MemoryStore()
     z = zarrx.create_array(store, shape=(64, 64), dtype="f8", chunks=(8, 8))

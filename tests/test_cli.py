@@ -102,6 +102,14 @@ def test_info_of_a_sharded_array_counts_shards_in_text_and_json(tmp_path, capsys
     assert (info["stored_objects"], info["grid_objects"]) == (2, 2)
 
 
+
+@pytest.mark.parametrize("shards", [None, ()], ids=["chunked", "sharded"])
+def test_info_json_of_a_zero_dimensional_array(tmp_path, capsys, shards):
+    p = str(tmp_path / "s.zarr")
+    zarrx.create_array(p, shape=(), dtype="i4", shards=shards)[...] = 3
+    info = json.loads(run(capsys, "info", "--json", p)[1])
+    assert (info["chunks"], info["shards"]) == ([], shards if shards is None else [])
+
 def test_tree_depth_and_attributes(tmp_path, capsys):
     p = _tree(tmp_path)
     code, out, _ = run(capsys, "tree", p, "--depth", "2", "--attrs")

@@ -146,3 +146,62 @@ def test_threads_writing_one_shard_lose_no_update(tmp_path, kind):
         t.join()
     want = [i * 100 + k for i in range(8) for k in range(8)]
     assert zarrx.open_array(store, mode="r")[...].tolist() == want
+
+
+def test_long_strings_in_shards_encoded_whole_read_back(tmp_path):
+    # each shard decodes to far more than its strings' count times 8 bytes
+    x = np.array([f"{i}" * 2500 for i in range(8)], dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.create_array(str(tmp_path / "zp"), shape=(8,), chunks=(8,), dtype=str,
+                                   serializer=ShardingCodec(
+                                       chunk_shape=(2,), codecs=[zarr.codecs.VLenUTF8Codec()]))
+    theirs[...] = x
+    z = zarrx.open_array(str(tmp_path / "zp"), mode="r+")
+    assert z[...].tolist() == x.tolist()
+    z[3] = "y" * 9000
+    x[3] = "y" * 9000
+    assert zarrx.open_array(str(tmp_path / "zp"), mode="r")[...].tolist() == x.tolist()
+    assert zarr.open_array(str(tmp_path / "zp"), mode="r")[...].tolist() == x.tolist()
+
+
+def test_nested_shards_of_small_chunks_encoded_whole_read_back(tmp_path):
+    # the inner shards' indexes (16 bytes per one-byte chunk) outweigh their data
+    b = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    def sharding(chunk, codecs):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunk, "codecs": codecs, "index_codecs": [b, {"name": "crc32c"}],
+            "index_location": "end"}}
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [32, 32], "data_type": "uint8",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [32, 32]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": [sharding([16, 32], [sharding([1, 1], [b])]),
+                      {"name": "zstd", "configuration": {"level": 1, "checksum": False}}]}
+    (tmp_path / "zarr.json").write_text(json.dumps(doc))
+    x = (np.arange(1024) % 250 + 1).astype("u1").reshape(32, 32)
+    zarrx.open_array(str(tmp_path), mode="r+")[...] = x
+    np.testing.assert_array_equal(zarrx.open_array(str(tmp_path), mode="r")[...], x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_array_equal(zarr.open_array(str(tmp_path), mode="r")[...], x)
+
+
+def test_a_shard_that_does_not_decode_names_the_array_and_the_shard():
+    store = MemoryStore()
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [8], "data_type": "int32",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": [SHARD, {"name": "zstd", "configuration": {"level": 1}}]}
+    store.set("a/zarr.json", json.dumps(doc).encode())
+    store.set("a/c/0", b"not zstd at all")
+    z = zarrx.open_array(store, path="a", mode="r+")
+    message = ("array 'a' shard 'a/c/0': zstd: input of 15 bytes is not a complete zstd "
+               "frame: Unknown frame descriptor")
+    with pytest.raises(zarrx.CodecError) as read:
+        z[...]
+    assert str(read.value) == message
+    assert (read.value.array, read.value.key) == ("a", "a/c/0")
+    with pytest.raises(zarrx.CodecError) as write:
+        z[1] = 5                                 # merging into the shard decodes it first
+    assert str(write.value) == message

@@ -35,6 +35,28 @@ def test_each_shard_written_once_for_unaligned_region():
     np.testing.assert_array_equal(z[...], a)
 
 
+
+def test_a_write_over_all_of_an_edge_shard_inside_the_array_replaces_it_unread():
+    # shards of 4 x 4 over 6 x 6: the edge shards' inner chunks at 6:8 lie wholly outside
+    inner = MemoryStore()
+    z = zarrx.create_array(inner, shape=(6, 6), dtype="i4", chunks=(2, 2), shards=(4, 4),
+                           fill_value=0, compressors=None)
+    z[...] = 1
+    blob = bytearray(inner.get("c/1/1"))
+    blob[-1] ^= 0xFF                         # the index checksum of an edge shard
+    inner.set("c/1/1", bytes(blob))
+    store = CountingStore(inner)
+    z = zarrx.open_array(store, mode="r+")
+    store.reset()
+    z[...] = 2                               # nothing of any shard is kept: none is read
+    assert dict(store.counts) == {"set": 4}
+    np.testing.assert_array_equal(z[...], np.full((6, 6), 2, "i4"))
+    index = np.frombuffer(bytes(inner.get("c/1/1"))[-68:-4], "<u8").reshape(4, 2)
+    assert (index[1:] == 2**64 - 1).all() and (index[0] != 2**64 - 1).all()
+    store.reset()
+    z[4:6, 0:3] = 3                          # part of an edge shard: merged as before
+    assert store.counts["set_if"] == 1 and store.counts["get_versioned"] == 1
+
 def test_read_one_inner_chunk_costs_two_requests_cold_one_warm():
     inner = MemoryStore()
     z = zarrx.create_array(inner, shape=(64, 64), dtype="f4", chunks=(8, 8), shards=(32, 32))
@@ -221,3 +243,52 @@ def test_nested_raw_shards(tmp_path):
     t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": p}}).result()
     np.testing.assert_array_equal(t.read().result(), a)
     np.testing.assert_array_equal(z[5:33, 2:29], a[5:33, 2:29])
+
+
+def test_a_write_over_a_whole_inner_shard_needs_none_of_it():
+    le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    def sharding(chunk, codecs):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunk, "codecs": codecs,
+            "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}
+    store = MemoryStore()
+    _write_doc(store, (8,), "uint8", (8,), [sharding([4], [sharding([2], [le])])])
+    z = zarrx.open_array(store, mode="r+")
+    z[...] = np.arange(1, 9, dtype="u1")
+    blob = bytearray(store.get("c/0"))     # inner shards of 2 x 2 bytes + a 36-byte index
+    blob[10] ^= 1                          # in the index of the first inner shard
+    store.set("c/0", bytes(blob))
+    with pytest.raises(zarrx.ShardError, match="inner chunk 'c/0': index checksum mismatch"):
+        z[...]
+    with pytest.raises(zarrx.ShardError, match="inner chunk 'c/0': index checksum mismatch"):
+        z[0] = 9                           # keeps a part of the inner shard: decodes it
+    z[0:4] = 9                             # replaces all of it: decodes nothing of it
+    assert z[...].tolist() == [9, 9, 9, 9, 5, 6, 7, 8]
+    z[0:4] = 0                             # all fill: the inner shard is left out
+    assert z[...].tolist() == [0, 0, 0, 0, 5, 6, 7, 8]
+    assert len(store.get("c/0")) == 40 + 36
+
+
+def test_a_write_over_all_of_a_nested_edge_shard_inside_the_array_needs_none_of_it():
+    le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    def sharding(chunk, codecs):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunk, "codecs": codecs,
+            "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}
+    store = MemoryStore()
+    _write_doc(store, (7, 8), "int32", (4, 4), [sharding([2, 4], [sharding([1, 2], [le])])])
+    z = zarrx.open_array(store, mode="r+")
+    want = np.arange(1, 57, dtype="i4").reshape(7, 8)
+    z[...] = want
+    # shard c/1/1: nested shards of rows 4:6 (4 x 8 bytes + a 68-byte index) and of row 6
+    # (row 7 lies outside the array: 2 x 8 bytes + a 68-byte index), then a 36-byte index
+    blob = bytearray(store.get("c/1/1"))
+    blob[100 + 16 + 5] ^= 0xFF             # in the index of the nested shard of row 6
+    store.set("c/1/1", bytes(blob))
+    with pytest.raises(zarrx.ShardError, match="index checksum mismatch"):
+        z[6, 4] = -1                       # keeps a part of the nested shard: decodes it
+    z[6, 4:8] = -1                         # all of it inside the array: decodes nothing of it
+    want[6, 4:8] = -1
+    np.testing.assert_array_equal(z[...], want)

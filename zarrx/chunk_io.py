@@ -552,7 +552,10 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             except (ZarrError, MemoryError) as exc:
                 raise _located(exc, io, p.coords, shape)
 
-        source.commit(obj, [(p.coords, v) for p, v in zip(projs, values)], finish, slab)
+        items = [(p.coords, v) for p, v in zip(projs, values)]
+        if fields is None and len(projs) < io.units_per_object:
+            items += [(c, None) for c in _outside_units(io, obj, projs)]
+        source.commit(obj, items, finish, slab)
 
     units = _by_object(io, projections)
     if len(units) == 1:
@@ -579,6 +582,35 @@ def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...]
             last = obj
         units[-1][1].append(p)
     return units
+
+
+def _outside_units(io: ArrayIO, obj: tuple[int, ...], projs: list) -> list[tuple[int, ...]]:
+    """The read units of the stored object ``obj`` lying wholly outside the array, in each
+    shard (the object, or one nested in it) at the array's edge all of whose units inside the
+    array the write (``projs``) covers in full. They hold no element of the array, so such a
+    shard is then written whole, without reading or decoding it, as a border chunk is (and a
+    corrupt one is replaced)."""
+    spans, chunk = io.meta.layout.shard_major, io.chunk_shape
+    if not spans or chunk is None:
+        return []
+    ends = [-(-n // c) for n, c in zip(io.meta.shape, chunk)]      # read units per axis
+    if all((o + 1) * r <= e for o, r, e in zip(obj, spans[0], ends)):
+        return []                          # the object lies inside the array
+    covered = {p.coords for p in projs if p.full}
+    out: set[tuple[int, ...]] = set()
+    for span in spans:
+        blocks: dict[tuple[int, ...], int] = {}
+        for u in covered:
+            b = tuple(c // s for c, s in zip(u, span))
+            blocks[b] = blocks.get(b, 0) + 1
+        for b, n in blocks.items():
+            first = [i * s for i, s in zip(b, span)]
+            inside = [min(s, e - f) for s, e, f in zip(span, ends, first)]
+            if n != prod(inside) or inside == list(span):
+                continue                   # partly written, or inside the array
+            out.update(tuple(f + u for f, u in zip(first, unit)) for unit in np.ndindex(*span)
+                       if any(u >= k for u, k in zip(unit, inside)))
+    return sorted(out)
 
 
 def gather_size(io: ArrayIO, flat: bool) -> int | None:

@@ -87,7 +87,7 @@ def array_info(array: Array) -> str:
         ("Shape", str(array.shape)),
         ("Chunk shape", str(array.chunks) if not hasattr(meta.chunk_grid, "chunk_sizes")
          else "rectilinear"),
-        ("Shard shape", str(array.shards) if array.shards else "none"),
+        ("Shard shape", "none" if array.shards is None else str(array.shards)),
         ("Fill value", value_text(meta.fill_value)),
         ("Order", array.order),
         ("Read-only", str(array.read_only)),
@@ -95,7 +95,7 @@ def array_info(array: Array) -> str:
          + ("; each shard encoded whole by " + ", ".join(
              _codec_str(c) for c in meta.shard_levels[0].object_codecs)
             if meta.shard_levels and meta.shard_levels[0].object_codecs else "")),
-        ("Shards stored" if array.shards else "Chunks stored", count_text),
+        ("Chunks stored" if array.shards is None else "Shards stored", count_text),
         ("Raw size", f"{human_bytes(raw)} ({raw} B)"),
         ("Stored size", stored_text),
         ("Ratio", ratio),

@@ -16,10 +16,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator
-from math import prod
 
 from zarrx.codecs.base import BytesToBytesCodec
+from zarrx.codecs.plan import MAX_VARIABLE_CHUNK, CodecPipeline
 from zarrx.codecs.registry import get_codec_class
+from zarrx.errors import ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store.base import ByteRange, Store, Versioned, as_buffer
 
@@ -27,6 +28,7 @@ __all__ = ["EncodedObjects", "encoded_objects"]
 
 _KEEP = 4                    # decoded shards kept per view, at most
 _KEEP_BYTES = 64 << 20       # ... and at most this many bytes of them beyond the newest
+_MAX_OBJECT = (1 << 63) - 1  # no object is larger
 
 
 def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
@@ -43,22 +45,34 @@ def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
             spec, dt, (), where=f"{where} shard codecs[{i}]")
         assert isinstance(codec, BytesToBytesCodec)
         codecs.append(codec.bind(dt))
-    grid = meta.layout.shards[0]
-    chunk_bytes = prod(grid.chunk_shape) * max(dt.itemsize, 1)
-    # a shard holds its index and at most one encoded inner chunk per slot; encoded chunks
-    # exceed their raw size by little (every codec's bound), so this is never reached honestly
-    limit = grid.index_nbytes + grid.n_chunks * (chunk_bytes + chunk_bytes // 8 + 4096)
-    return EncodedObjects(store, tuple(codecs), limit)
+    return EncodedObjects(store, tuple(codecs), _decoded_limit(meta, name), name)
+
+
+def _decoded_limit(meta: ArrayMeta, name: str) -> int:
+    """The largest a shard of ``meta`` can be once its whole-shard codecs are undone: its index
+    and, in every slot, the largest encoded inner chunk (an inner shard, when nested, holding
+    the largest encoded read units). A read unit whose encoded size depends on its values
+    (variable-length data types) may take as much as a chunk of its own may."""
+    layout = meta.layout
+    unit = CodecPipeline.resolve(layout.read_codecs, meta.data_type, layout.read_shape or (),
+                                 key=name).max_encoded_size
+    size = MAX_VARIABLE_CHUNK if unit is None else unit
+    for grid in reversed(layout.shards):
+        size = grid.index_nbytes + grid.n_chunks * size
+    return min(size, _MAX_OBJECT)
 
 
 class EncodedObjects(Store):
     """A view of ``inner`` whose objects are decoded by ``codecs`` (last applied first) when
-    read and encoded when written; decoded objects larger than ``limit`` are refused."""
+    read and encoded when written; decoded objects larger than ``limit`` are refused. Errors
+    of the codecs name the array ``name`` and the shard's key."""
 
     copies_values = True
 
-    def __init__(self, inner: Store, codecs: tuple[BytesToBytesCodec, ...], limit: int) -> None:
+    def __init__(self, inner: Store, codecs: tuple[BytesToBytesCodec, ...], limit: int,
+                 name: str = "") -> None:
         self.inner = inner
+        self.name = name
         self.codecs = codecs
         self.limit = limit
         self.read_only = inner.read_only
@@ -76,17 +90,29 @@ class EncodedObjects(Store):
         return f"{self.inner!r} (shards encoded by {names})"
 
     # -- the codecs -------------------------------------------------------------------------
-    def _decode(self, data: bytes | bytearray | memoryview) -> bytes:
+    def _decode(self, data: bytes | bytearray | memoryview, key: str) -> bytes:
         buf = data
-        for codec in reversed(self.codecs):
-            buf = codec.decode(buf, None, self.limit)
+        try:
+            for codec in reversed(self.codecs):
+                buf = codec.decode(buf, None, self.limit)
+        except ZarrError as exc:
+            raise self._located(exc, key)
         return bytes(buf) if not isinstance(buf, bytes) else buf
 
     def _encode(self, value: bytes | bytearray | memoryview, key: str) -> bytes:
         buf: object = as_buffer(value, key)
-        for codec in self.codecs:
-            buf = codec.encode(buf)          # type: ignore[arg-type]
+        try:
+            for codec in self.codecs:
+                buf = codec.encode(buf)          # type: ignore[arg-type]
+        except ZarrError as exc:
+            raise self._located(exc, key)
         return bytes(buf) if not isinstance(buf, bytes) else buf  # type: ignore[arg-type]
+
+    def _located(self, exc: ZarrError, key: str) -> ZarrError:
+        """``exc`` located at the shard ``key`` of the array (the stored object is a shard)."""
+        if exc.key is None:
+            exc.key_noun = "shard"
+        return exc.at(array=self.name, key=key)
 
     def _remember(self, key: str, gen: Hashable, data: bytes) -> None:
         with self._lock:
@@ -112,7 +138,7 @@ class EncodedObjects(Store):
         with self._lock:
             data = self._kept.get((key, gen))
         if data is None:
-            data = self._decode(raw)
+            data = self._decode(raw, key)
             self._remember(key, gen, data)
         return (data if byte_range is None else byte_range.apply(data)), gen
 

@@ -190,6 +190,13 @@ CASES: list[tuple[str, str, Any]] = [
     ("shard-missing-index-codecs", "v3", v3(chunk_grid=grid(4, 6), codecs=[
         {"name": "sharding_indexed", "configuration": {"chunk_shape": [2, 3],
                                                        "codecs": [LE]}}])),
+    ("shard-after-scale-offset", "v3", v3(chunk_grid=grid(4, 6), codecs=[
+        {"name": "scale_offset", "configuration": {"offset": 1, "scale": 2}}, shard([2, 3])])),
+    ("shard-nested-after-transpose", "v3", v3(chunk_grid=grid(4, 6), codecs=[
+        shard([2, 6], codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}},
+                              shard([3, 2])])])),
+    ("shard-rectilinear", "v3", v3(chunk_grid={"name": "rectilinear", "configuration": {
+        "kind": "inline", "chunk_shapes": [[4, 6], 6]}}, codecs=[shard([2, 3])])),
     # -- other v3 fields --
     ("dimension-names-length", "v3", v3(dimension_names=["x"])),
     ("dimension-names-type", "v3", v3(dimension_names=["x", 3])),

@@ -219,6 +219,12 @@ EXPECTED = {
         "a/zarr.json codecs[0].configuration.index_location: expected 'start' or 'end', found 'middle'",
     'shard-missing-index-codecs':
         "a/zarr.json codecs[0].configuration: missing required field 'index_codecs'",
+    'shard-after-scale-offset':
+        "a/zarr.json codecs[0]: 'scale_offset' before 'sharding_indexed' is not supported: only a transpose can be applied to a whole shard, since inner chunks must stay independently decodable",
+    'shard-nested-after-transpose':
+        "a/zarr.json codecs[0].configuration.codecs[0]: a transpose before a nested 'sharding_indexed' is not supported",
+    'shard-rectilinear':
+        "a/zarr.json chunk_grid.name: expected 'regular' (zarrx shards regular chunk grids only), found 'rectilinear'",
     'dimension-names-length':
         'a/zarr.json dimension_names: expected 2 names (one per dimension), found 1 names',
     'dimension-names-type':

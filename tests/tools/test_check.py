@@ -76,6 +76,36 @@ def test_fill_corrupt_rewrites_only_what_is_lost(tmp_path):
     np.testing.assert_array_equal(g["sharded"][...], shard)
 
 
+
+def test_fill_corrupt_rewrites_a_nested_shard_whose_index_is_unreadable(tmp_path):
+    import json
+    le = {"name": "bytes", "configuration": {"endian": "little"}}
+
+    def sharding(chunk, codecs):
+        return {"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunk, "codecs": codecs,
+            "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}
+    path = tmp_path / "n.zarr"
+    path.mkdir()
+    (path / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [8, 8], "data_type": "int32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [sharding([2, 4], [sharding([1, 2], [le, {"name": "crc32c"}])])]}))
+    want = np.arange(1, 65, dtype="i4").reshape(8, 8)
+    zarrx.open_array(str(path), mode="r+")[...] = want
+    # shard c/0/1: two nested shards of 4 x 12 bytes and a 68-byte index, then a 36-byte index
+    _flip(path / "c" / "0" / "1", 60)                       # the first nested shard's index
+    report = zarrx.check(str(path), repair=True, fill_corrupt=True)
+    assert [(f.kind, f.inner) for f in report.findings] == [
+        ("corrupt", "c/0/0"), ("corrupt", "c/0/1"), ("corrupt", "c/1/0"), ("corrupt", "c/1/1")]
+    assert not report.remaining
+    assert report.repairs[0] == ("rewrote the nested shard holding inner chunk c/0/0 of c/0/1 "
+                                 "as the fill value: its index is unreadable")
+    assert zarrx.check(str(path)).ok
+    want[0:2, 4:8] = 0                                      # only what that nested shard held
+    np.testing.assert_array_equal(zarrx.open_array(str(path), mode="r")[...], want)
+
 def test_orphans_are_found_and_removed(tmp_path):
     root = tmp_path / "d.zarr"
     _data(str(root))

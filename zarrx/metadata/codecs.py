@@ -169,9 +169,15 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
             f"expected only bytes->bytes codecs after the outermost 'sharding_indexed', found "
             f"{bad.name!r}" + ("" if top else " after a nested one"))
     seen = shape
-    for s in specs[:at]:
-        if s.name == "transpose":
-            seen = tuple(seen[o] for o in permutation(s.configuration["order"], len(seen)))
+    for i, s in enumerate(specs[:at]):
+        if s.name != "transpose":
+            raise (loc / i).fail(f"{s.name!r} before 'sharding_indexed' is not supported: only "
+                                 f"a transpose can be applied to a whole shard, since inner "
+                                 f"chunks must stay independently decodable")
+        if not top:
+            raise (loc / i).fail("a transpose before a nested 'sharding_indexed' is not "
+                                 "supported")
+        seen = tuple(seen[o] for o in permutation(s.configuration["order"], len(seen)))
     cl = loc / at / "configuration"
     conf = specs[at].configuration
     inner = tuple(conf["chunk_shape"])

@@ -89,6 +89,9 @@ def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
         assert isinstance(grid, RectilinearGrid)
         seen = tuple(axis_gcd(e) for e in grid.chunk_sizes)
     codecs, levels, inner = parse_codecs_v3(d["codecs"], dt, seen, loc / "codecs")
+    if levels and not isinstance(grid, RegularGrid):
+        raise (loc / "chunk_grid" / "name").error(
+            "'regular' (zarrx shards regular chunk grids only)", d["chunk_grid"]["name"])
     names = d.get("dimension_names")
     if names is not None:
         nl = loc / "dimension_names"

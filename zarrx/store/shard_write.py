@@ -35,7 +35,7 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
     shard at ``path`` (called only when there is one)."""
     fmt = formats[level]
     values: list = [None] * fmt.n
-    if old is not None:
+    if old is not None and not _replaces(formats, level, items_at, items, slots):
         entries = fmt.decode_whole(old, lambda: where_of(path))
         view = memoryview(old)
         for slot, (off, nb) in enumerate(entries.tolist()):
@@ -58,6 +58,20 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
     if isinstance(slab, ShardSlab) and slab.holds(values):
         return slab.finish()
     return fmt.pack(values)
+
+
+def _replaces(formats: Sequence[IndexFormat], level: int, items_at: list[int],
+              items: Sequence[tuple[Coords, object]], slots: np.ndarray) -> bool:
+    """Whether the items ``items_at`` give new bytes (or None) for every read unit of the
+    level-``level`` shard holding them, so that nothing of the stored one is kept (it is then
+    not decoded: a write over all of an inner shard needs nothing of it, even if it is
+    corrupt)."""
+    units = 1
+    for fmt in formats[level:]:
+        units *= fmt.n
+    if len(items_at) < units or any(items[j][1] is PARTIAL for j in items_at):
+        return False
+    return len({tuple(slots[j, level:].tolist()) for j in items_at}) == units
 
 
 class ShardSlab(Slab):

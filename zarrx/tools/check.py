@@ -36,7 +36,8 @@ from typing import Any
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import ArgumentError, ConflictError, MetadataError, StoreError, ZarrError
+from zarrx.errors import (ArgumentError, ConflictError, MetadataError, ShardError, StoreError,
+                          ZarrError)
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
@@ -383,12 +384,38 @@ class _Check:
             return f"removed the {f.kind} {what} {f.key}: its region reads as the fill value"
         arr = open_array(self.store, mode="r+", path=path)
         coords = self._coords(path, f.key)
+        fill = arr.fill_value if arr.fill_value is not None else 0
         for inner, sel in inner_blocks(meta, coords, arr.cdata_shape):
             if inner == f.inner:
-                arr.set_block_selection(sel, arr.fill_value if arr.fill_value is not None
-                                        else 0)
+                try:
+                    arr.set_block_selection(sel, fill)
+                except ShardError:
+                    if len(meta.layout.shards) < 2:
+                        raise
+                    return self._fill_inner_shard(arr, f, sel, fill)
                 return f"rewrote inner chunk {f.inner} of {f.key} as the fill value"
         return None
+
+    def _fill_inner_shard(self, arr: Array, f: Finding, sel: tuple[slice, ...],
+                          fill: Any) -> str:
+        """Rewrite as the fill value the innermost nested shard holding the read unit ``sel``
+        whose parent's index is sound (the read unit could not be written alone: the index
+        of a shard nested in ``f.key`` holding it is unreadable)."""
+        per_level = arr.metadata.layout.shard_major or []
+        error: ShardError | None = None
+        for level in range(len(per_level) - 1, 0, -1):
+            span = per_level[level]
+            region = tuple(slice(s.start // n * n, min(s.start // n * n + n, c))
+                           for s, n, c in zip(sel, span, arr.cdata_shape))
+            try:
+                arr.set_block_selection(region, fill)
+            except ShardError as exc:
+                error = exc
+                continue
+            return (f"rewrote the nested shard holding inner chunk {f.inner} of {f.key} as the "
+                    f"fill value: its index is unreadable")
+        assert error is not None
+        raise error
 
     def _coords(self, path: str, key: str) -> tuple[int, ...]:
         return next(c for k, c in self.chunk_keys[path] if k == key)

@@ -56,10 +56,10 @@ def node_info(node: Array | Group) -> dict[str, Any]:
     out.update({
         "shape": list(node.shape), "dtype": str(node.dtype),
         "data_type": to_jsonable(meta.data_type.name),
-        "chunks": list(meta.layout.read_shape) if meta.layout.read_shape else None,
+        "chunks": None if meta.layout.read_shape is None else list(meta.layout.read_shape),
         "chunk_sizes": None if isinstance(grid, RegularGrid) else
         [list(s) for s in getattr(grid, "chunk_sizes", ())],
-        "shards": list(node.shards) if node.shards else None,
+        "shards": None if node.shards is None else list(node.shards),
         "fill_value": to_jsonable(fill_json(meta.fill_value, meta.data_type, meta.zarr_format)),
         "codecs": to_jsonable([codec_json(c) for c in meta.codecs]),
         "dimension_names": list(meta.dimension_names) if meta.dimension_names else None,
