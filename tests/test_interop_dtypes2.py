@@ -2,12 +2,14 @@
 creation that the data type cannot hold, and the ``struct`` data type."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
 import pytest
 
 import zarrx
+from zarrx.errors import FillValueError
 
 zarr = pytest.importorskip("zarr")
 
@@ -42,3 +44,41 @@ def test_v3_unit_less_times_with_a_big_endian_bytes_codec(tmp_path, dtype) -> No
     z[...] = x
     assert (path / "c" / "0").read_bytes() == x.view("i8").astype(">i8").tobytes()
     assert zarrx.open_array(str(path), mode="r")[...].tolist() == x.tolist()
+
+
+BAD_FILLS = [
+    ("m8[s]", np.datetime64(1, "s"), "expected a timedelta64 or an integer for timedelta64[s], "
+     "found np.datetime64('1970-01-01T00:00:01')"),
+    ("M8[ns]", np.timedelta64(1, "s"), "expected a datetime64 or an integer for "
+     "datetime64[ns], found np.timedelta64(1,'s')"),
+    (str, b"\xff", "expected a str or UTF-8 encoded bytes, found b'\\xff'"),
+    (str, "a\udcff", "expected a string that UTF-8 can encode (no lone surrogates), found "
+     "'a\\udcff'"),
+]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype,fill,message", BAD_FILLS,
+                         ids=["datetime-for-timedelta", "timedelta-for-datetime",
+                              "non-utf8-bytes", "lone-surrogate"])
+def test_fill_values_the_type_cannot_hold_are_refused_at_creation(tmp_path, dtype, fill,
+                                                                   message, fmt) -> None:
+    """A datetime was taken as a duration (and the reverse), and text that is not UTF-8 was
+    kept with surrogates: the array was created, then no chunk holding the fill value could be
+    written and zarr-python could not open it."""
+    path = tmp_path / "a.zarr"
+    with pytest.raises(FillValueError, match=re.escape(f"array metadata fill_value: {message}")):
+        zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill,
+                           zarr_format=fmt)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_times_and_text_fill_values_that_fit_are_kept(tmp_path, fmt) -> None:
+    z = zarrx.create_array(str(tmp_path / "d"), shape=(2,), dtype="m8[s]", zarr_format=fmt,
+                           fill_value=np.timedelta64(1, "m"))
+    assert z.fill_value == np.timedelta64(60, "s") and z[1] == np.timedelta64(60, "s")
+    z = zarrx.create_array(str(tmp_path / "s"), shape=(2,), chunks=(1,), dtype=str,
+                           zarr_format=fmt, fill_value="é".encode())
+    z[0] = "x"
+    assert z.fill_value == "é" and list(z[...]) == ["x", "é"]

@@ -71,10 +71,19 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         return parse_fill(value, dt, loc, zarr_format)
     if cat in ("string", "object"):
         if isinstance(value, bytes):
-            value = value.decode("utf-8", "surrogateescape")
+            try:
+                value = value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise loc.error("a str or UTF-8 encoded bytes", value) from None
         elif isinstance(value, (bool, int, float, np.bool_, np.number)):
             value = str(value.item() if isinstance(value, np.generic) else value)  # as numpy
-        return loc.str(str(value) if isinstance(value, np.str_) else value)
+        text = loc.str(str(value) if isinstance(value, np.str_) else value)
+        try:
+            text.encode("utf-8")      # what vlen-utf8 stores the fill value of a chunk as
+        except UnicodeEncodeError:
+            raise loc.error("a string that UTF-8 can encode (no lone surrogates)",
+                            value) from None
+        return text
     if cat == "bytes":
         if isinstance(value, str):
             value = value.encode("utf-8")
@@ -98,6 +107,9 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             return parse_fill(v, dt, loc, 3)
         if isinstance(value, (np.datetime64, np.timedelta64)) and cat in ("datetime",
                                                                             "timedelta"):
+            want = np.datetime64 if cat == "datetime" else np.timedelta64
+            if not isinstance(value, want):     # a moment is no duration, nor the reverse
+                raise loc.error(f"a {want.__name__} or an integer for {n}", value)
             return np.array(value).astype(n)[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
