@@ -82,3 +82,20 @@ def test_times_and_text_fill_values_that_fit_are_kept(tmp_path, fmt) -> None:
                            zarr_format=fmt, fill_value="é".encode())
     z[0] = "x"
     assert z.fill_value == "é" and list(z[...]) == ["x", "é"]
+
+
+@pytest.mark.parametrize("v3_type,numpy_type", [
+    ({"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 1}}, "M8[s]"),
+    ({"name": "structured", "configuration": {"fields": [["a", "int32"], ["b", "float64"]]}},
+     [("a", "<i4"), ("b", "<f8")]),
+    ({"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}}, "U2"),
+], ids=["datetime64", "structured", "fixed_length_utf32"])
+def test_v3_data_type_objects_with_automatic_chunks(tmp_path, v3_type, numpy_type) -> None:
+    """A data type given as its Zarr v3 JSON object went through numpy to size automatic
+    chunks, which raised a bare ValueError ('entry not a 2- or 3- tuple')."""
+    z = zarrx.create_array(str(tmp_path / "zx"), shape=(100_000,), dtype=v3_type)
+    assert z.dtype == np.dtype(numpy_type)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = zarr.create_array(str(tmp_path / "zp"), shape=(100_000,), dtype=numpy_type)
+    assert z.chunks == a.chunks
