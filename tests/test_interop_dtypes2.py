@@ -2,6 +2,8 @@
 creation that the data type cannot hold, and the ``struct`` data type."""
 from __future__ import annotations
 
+import base64
+import json
 import re
 import warnings
 
@@ -99,3 +101,77 @@ def test_v3_data_type_objects_with_automatic_chunks(tmp_path, v3_type, numpy_typ
         warnings.simplefilter("ignore")
         a = zarr.create_array(str(tmp_path / "zp"), shape=(100_000,), dtype=numpy_type)
     assert z.chunks == a.chunks
+
+
+# -- struct and structured -----------------------------------------------------------------
+STRUCT_TYPE = {"name": "struct", "configuration": {"fields": [
+    {"name": "t", "data_type": {"name": "numpy.datetime64",
+                                "configuration": {"unit": "s", "scale_factor": 1}}},
+    {"name": "p", "data_type": {"name": "struct", "configuration": {"fields": [
+        {"name": "x", "data_type": "float32"}, {"name": "y", "data_type": {"name": "int16"}}]}}},
+]}}
+STRUCT_NUMPY = np.dtype([("t", "M8[s]"), ("p", [("x", "f4"), ("y", "i2")])])
+
+
+def _zarr_json(path) -> dict:
+    with open(path / "zarr.json") as f:
+        return json.load(f)
+
+
+def test_struct_data_type_is_read_and_written_back(tmp_path) -> None:
+    """The registered ``struct`` data type (fields as objects, the fill value as an object of
+    the fields' fill values, nested structs) was refused as an unknown data type."""
+    path = tmp_path / "s.zarr"
+    path.mkdir()
+    fill = {"t": "NaT", "p": {"x": "NaN", "y": -7}}
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [5], "data_type": STRUCT_TYPE,
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": fill,
+           "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}]}
+    (path / "zarr.json").write_text(json.dumps(doc))
+    z = zarrx.open_array(str(path), mode="r+")
+    assert z.dtype == STRUCT_NUMPY
+    assert z.fill_value.tobytes() == np.array((np.datetime64("NaT"), (np.nan, -7)),
+                                              STRUCT_NUMPY).tobytes()
+    item = np.array((np.datetime64(5, "s"), (1.5, 3)), STRUCT_NUMPY)
+    z[0] = item
+    z.attrs["k"] = 1
+    assert _zarr_json(path)["data_type"] == STRUCT_TYPE
+    assert _zarr_json(path)["fill_value"] == fill
+    assert (path / "c" / "0").read_bytes()[:14] == \
+        item.astype(STRUCT_NUMPY.newbyteorder(">")).tobytes()
+    got = zarrx.open_array(str(path), mode="r")[...]
+    assert got[0].tobytes() == item.tobytes()
+    assert got[4].tobytes() == z.fill_value.tobytes()
+
+
+def test_struct_data_type_created_writes_an_object_fill_value(tmp_path) -> None:
+    zarrx.create_array(str(tmp_path / "s"), shape=(3,), chunks=(2,), dtype=STRUCT_TYPE,
+                           fill_value=(np.datetime64(3, "s"), (float("-inf"), 2)))
+    assert _zarr_json(tmp_path / "s")["fill_value"] == {"t": 3, "p": {"x": "-Infinity",
+                                                                      "y": 2}}
+    assert zarrx.open_array(str(tmp_path / "s"))[2].tolist() == \
+        (np.datetime64(3, "s"), (float("-inf"), 2))
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunks", "sharded"])
+def test_v3_structured_fill_value_is_in_the_bytes_codecs_byte_order(tmp_path, sharded) -> None:
+    """A base64 ``structured`` fill value holds the item in the byte order of the ``bytes``
+    codec (little endian without one), as the data type's specification has it: zarrx wrote
+    and read it little-endian under a big-endian codec."""
+    dt = np.dtype([("a", "<i4"), ("b", "<f8")])
+    big = {"name": "bytes", "configuration": {"endian": "big"}}
+    path = tmp_path / "s.zarr"
+    kw = {"shards": (4,)} if sharded else {}
+    z = zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=dt, fill_value=(1, 2.5),
+                           serializer=big, compressors=None, **kw)
+    stored = np.array((1, 2.5), dt.newbyteorder(">")).tobytes()
+    assert base64.b64decode(_zarr_json(path)["fill_value"]) == stored
+    z[0] = (7, 8.0)
+    got = zarrx.open_array(str(path), mode="r")
+    assert got.fill_value.tolist() == (1, 2.5)
+    assert got[...].tolist() == [(7, 8.0), (1, 2.5), (1, 2.5), (1, 2.5)]
+    doc = _zarr_json(path)                          # another writer's spelling of the same
+    doc["fill_value"] = base64.b64encode(stored).decode()
+    (path / "zarr.json").write_text(json.dumps(doc))
+    assert zarrx.open_array(str(path), mode="r").fill_value.tolist() == (1, 2.5)

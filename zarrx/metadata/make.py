@@ -20,7 +20,7 @@ from zarrx.metadata.grid import grid_json, parse_shape
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
-from zarrx.metadata.v3 import parse_array_v3
+from zarrx.metadata.v3 import fill_endian, parse_array_v3
 
 __all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL", "attributes_arg"]
 
@@ -233,7 +233,12 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
             "storage_transformers": []}
         if dimension_names is not None:
             doc["dimension_names"] = list(dimension_names)
-        return parse_array_v3(doc, WHERE)
+        meta = parse_array_v3(doc, WHERE)
+        endian = fill_endian(dt, meta.chunk_codecs)
+        if endian == "big":       # a structured fill value is stored in the codec's byte order
+            doc["fill_value"] = fill_json(fill, dt, 3, endian)
+            meta = parse_array_v3(doc, WHERE)
+        return meta
     if grid is None or not isinstance(grid, RegularGrid):
         raise Loc(WHERE, "chunks").error("a regular chunk grid", chunks)
     if codecs:
