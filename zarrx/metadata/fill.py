@@ -143,6 +143,8 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
             if len(value) != n.itemsize:
                 raise loc.error(f"an array of {n.itemsize} byte values", value)
             raw = bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
+        elif fmt == 2 and value == "":       # empty: zeros, as zarr-python reads it
+            raw = bytes(n.itemsize)
         elif isinstance(value, str):         # base64, as tensorstore writes it
             raw = _b64(value, loc, n.itemsize, exact=True)
         else:
