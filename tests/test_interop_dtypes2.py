@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import FillValueError
+from zarrx.errors import DataTypeError, FillValueError
 
 zarr = pytest.importorskip("zarr")
 
@@ -175,3 +175,27 @@ def test_v3_structured_fill_value_is_in_the_bytes_codecs_byte_order(tmp_path, sh
     doc["fill_value"] = base64.b64encode(stored).decode()
     (path / "zarr.json").write_text(json.dumps(doc))
     assert zarrx.open_array(str(path), mode="r").fill_value.tolist() == (1, 2.5)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_numpy_str_dtype_is_a_variable_length_string(tmp_path, fmt) -> None:
+    """``np.dtype(str)`` (``<U0``) makes a variable-length string array, as in zarr-python;
+    zarrx refused it as a fixed-length type of length 0."""
+    z = zarrx.create_array(str(tmp_path / "zx"), shape=(2,), dtype=np.dtype(str),
+                           zarr_format=fmt)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = zarr.create_array(str(tmp_path / "zp"), shape=(2,), dtype=np.dtype(str),
+                              zarr_format=fmt)
+    assert z.dtype == a.dtype
+    assert z.metadata.data_type.name == "string" and z.fill_value == a.fill_value == ""
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype", ["U", "<U0", "|S0", np.dtype("S"), "V"])
+def test_fixed_size_types_without_a_length_are_refused(tmp_path, dtype, fmt) -> None:
+    with pytest.raises(DataTypeError, match=re.escape(
+            "dtype: expected a fixed-size type with a length ('S5', 'U3', 'V4'), or str for "
+            f"variable-length strings, found {dtype!r}")):
+        zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype=dtype, zarr_format=fmt)
+    assert not (tmp_path / "a").exists()

@@ -423,6 +423,11 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
                             "optional ml_dtypes package)", dtype)
     else:
         n = _user_dtype(dtype, loc)
+    if n.kind in "SUV" and n.itemsize == 0 and n.fields is None:
+        if isinstance(dtype, np.dtype) and n.kind == "U":
+            return resolve_dtype(str, zarr_format)     # np.dtype(str), as zarr-python takes it
+        raise loc.error("a fixed-size type with a length ('S5', 'U3', 'V4'), or str for "
+                        "variable-length strings", dtype)
     if n.subdtype is not None:
         from zarrx.errors import DataTypeError
         raise DataTypeError(f"{loc}: {short(dtype)} is a subarray type ({n.base} of shape "
