@@ -152,6 +152,16 @@ def test_struct_data_type_created_writes_an_object_fill_value(tmp_path) -> None:
                                                                       "y": 2}}
     assert zarrx.open_array(str(tmp_path / "s"))[2].tolist() == \
         (np.datetime64(3, "s"), (float("-inf"), 2))
+    fill = {"t": "NaT", "p": {"x": "0x7fc00001", "y": -1}}     # or the JSON form itself
+    z = zarrx.create_array(str(tmp_path / "j"), shape=(3,), dtype=STRUCT_TYPE, fill_value=fill)
+    assert _zarr_json(tmp_path / "j")["fill_value"] == {"t": -2**63, "p": {"x": "0x7fc00001",
+                                                                            "y": -1}}
+    assert np.isnat(z.fill_value["t"]) and z.fill_value["p"]["y"] == -1
+    with pytest.raises(FillValueError, match=re.escape(
+            "array metadata fill_value.p: missing required field 'y' (the fill value gives "
+            "every field's)")):
+        zarrx.create_array(str(tmp_path / "k"), shape=(3,), dtype=STRUCT_TYPE,
+                           fill_value={"t": 0, "p": {"x": 0}})
 
 
 @pytest.mark.parametrize("sharded", [False, True], ids=["chunks", "sharded"])

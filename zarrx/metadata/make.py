@@ -14,7 +14,8 @@ import numpy as np
 from zarrx.errors import FillValueError, FillValueOverflowError, MetadataError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json
-from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, resolve_dtype
+from zarrx.metadata.dtypes import (category, dtype_v2_json, dtype_v3_json, resolve_dtype,
+                                   struct_fields)
 from zarrx.metadata.fill import _int_range, default_fill, fill_json, parse_fill
 from zarrx.metadata.grid import grid_json, parse_shape
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
@@ -69,6 +70,8 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         value = tuple(value)              # one value per field, as numpy takes a record
     if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured"):
         return parse_fill(value, dt, loc, zarr_format)
+    if isinstance(value, Mapping) and zarr_format == 3 and struct_fields(dt) is not None:
+        return parse_fill(dict(value), dt, loc, 3)     # a struct's fill value in its JSON form
     if cat in ("string", "object"):
         if isinstance(value, bytes):
             try:
