@@ -209,3 +209,31 @@ def test_fixed_size_types_without_a_length_are_refused(tmp_path, dtype, fmt) -> 
             f"variable-length strings, found {dtype!r}")):
         zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype=dtype, zarr_format=fmt)
     assert not (tmp_path / "a").exists()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype,fill,kind", [
+    ("float8_e4m3fn", "Infinity", "infinities"), ("float8_e8m0fnu", float("-inf"), "infinities"),
+    ("float4_e2m1fn", "NaN", "NaN"), ("float6_e3m2fn", float("nan"), "NaN"),
+    ("float6_e2m3fn", float("inf"), "infinities")])
+def test_non_finite_fill_values_a_float_type_cannot_hold_are_refused(tmp_path, dtype, fill,
+                                                                      kind, fmt) -> None:
+    """numpy casts a NaN or an infinity into a type without them as another value (NaN for
+    float8_e4m3fn's infinity, -0.0 for float4_e2m1fn's NaN); the data type specifications
+    do not support those constants there."""
+    pytest.importorskip("ml_dtypes")
+    with pytest.raises(FillValueError, match=re.escape(
+            f"array metadata fill_value: expected a value {dtype} can hold (it has no {kind}), "
+            f"found {fill!r}")):
+        zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype=dtype, fill_value=fill,
+                           zarr_format=fmt)
+    z = zarrx.create_array(str(tmp_path / "b"), shape=(2,), dtype=dtype, fill_value=0.5,
+                           zarr_format=fmt)
+    assert z.fill_value == 0.5
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e8m0fnu", "float16", "bfloat16"])
+def test_nan_fill_values_of_float_types_with_nan_are_kept(tmp_path, dtype) -> None:
+    pytest.importorskip("ml_dtypes")
+    z = zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype=dtype, fill_value="NaN")
+    assert np.isnan(float(z.fill_value)) and np.isnan(float(z[0]))

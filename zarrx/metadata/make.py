@@ -58,7 +58,29 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`), as
     zarr-python 3 does: ``DEFAULT_FILL`` (unset) picks the type's default in both formats
     (zero, "", ...), except for Zarr v2 variable-length bytes, which keep ``null``; ``None``
-    is ``null`` (undefined) in Zarr v2 and the default in Zarr v3, which has no ``null``."""
+    is ``null`` (undefined) in Zarr v2 and the default in Zarr v3, which has no ``null``.
+    A NaN or an infinity for a float type that has none (``float8_e4m3fn`` has no
+    infinities, ``float4_e2m1fn`` neither NaN nor infinities) is refused: numpy would make it
+    another value."""
+    out = _coerce_fill(value, dt, zarr_format, loc)
+    if category(dt) == "float" and out is not None:
+        want = _NON_FINITE.get(value) if isinstance(value, str) else \
+            float(value) if isinstance(value, (float, np.floating)) else None
+        if want is not None and not math.isfinite(want) and not _same_special(want, out):
+            kind = "NaN" if math.isnan(want) else "infinities"
+            raise loc.error(f"a value {dt.numpy} can hold (it has no {kind})", value)
+    return out
+
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _same_special(want: float, got: Any) -> bool:
+    f = float(got)
+    return math.isnan(f) if math.isnan(want) else f == want
+
+
+def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if value is DEFAULT_FILL:
         return None if zarr_format == 2 and category(dt) == "bytes" else default_fill(dt)
     if value is None:
