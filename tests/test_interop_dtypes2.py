@@ -237,3 +237,21 @@ def test_nan_fill_values_of_float_types_with_nan_are_kept(tmp_path, dtype) -> No
     pytest.importorskip("ml_dtypes")
     z = zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype=dtype, fill_value="NaN")
     assert np.isnan(float(z.fill_value)) and np.isnan(float(z[0]))
+
+
+@pytest.mark.parametrize("dtype,fill,want", [
+    ("float32", np.float64(1e300), np.float32("inf")),
+    ("float16", np.float32(-1e6), np.float16("-inf")),
+    ("complex64", np.complex128(1e300 + 2j), np.complex64(complex(float("inf"), 2))),
+    ("complex64", complex(-1e300, 0), np.complex64(complex(float("-inf"), 0))),
+], ids=["np-float64", "np-float32", "np-complex128", "complex"])
+def test_numpy_and_complex_fill_values_past_the_range_round_to_infinity(tmp_path, dtype,
+                                                                          fill, want) -> None:
+    """A Python float past a float type's range rounds to an infinity; a numpy float or a
+    complex number was refused instead ('expected a fill value for float32'). zarr-python
+    rounds them all."""
+    z = zarrx.create_array(str(tmp_path / "a"), shape=(2,), dtype=dtype, fill_value=fill)
+    assert z.fill_value == want and z[1] == want
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert zarr.open_array(str(tmp_path / "a"), mode="r").fill_value == want

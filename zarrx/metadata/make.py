@@ -151,7 +151,10 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             if isinstance(value, (int, float, np.number)):
                 return np.bool_(value)      # zeros/ones of bools: 0 and 1, as numpy casts them
             raise loc.error("True or False", value)
-        with np.errstate(over="raise", invalid="ignore"):
+        # a number past a float type's range rounds to an infinity, as IEEE 754 rounds it
+        # (and as a Python float does above); elsewhere an overflow is an error
+        over = "ignore" if cat in ("float", "complex") else "raise"
+        with np.errstate(over=over, invalid="ignore"):
             arr = np.array(value, dtype=n)
         if arr.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
