@@ -1,14 +1,15 @@
 """Data types: v3 names and extension objects, v2 typestrs, and the numpy dtypes behind them.
 
 A :class:`DataType` holds a native-byte-order numpy dtype; the stored byte order lives in the
-``bytes`` codec (a v2 structured type whose fields differ in byte order holds them as stored). v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``,
-``complex64/128``, raw bits ``r<N>``), the registered extensions ``string``, ``bytes`` (also read as
+``bytes`` codec (a v2 structured type whose fields differ in byte order holds them as stored).
+v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``, ``complex64/128``,
+raw bits ``r<N>``), the registered extensions ``string``, ``bytes`` (also read as
 ``variable_length_bytes``), ``numpy.datetime64`` / ``numpy.timedelta64``, the fixed-size types
-``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes``, ``struct`` and its legacy alias
-``structured``, and the ML
-types (``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn``, ``int2/int4/uint2/uint4``)
-when the optional ``ml_dtypes`` package is installed. v2 types: every numpy typestr with a byte order
-(``<``, ``>``, ``|``), ``O`` for objects, structured descriptors, and the ML type names.
+``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes``, ``struct`` and its legacy
+alias ``structured``, and the ML types (``bfloat16``, ``float8_*``, ``float6_*``,
+``float4_e2m1fn``, ``int2/int4/uint2/uint4``) when the optional ``ml_dtypes`` package is
+installed. v2 types: every numpy typestr with a byte order (``<``, ``>``, ``|``), ``O`` for
+objects, structured descriptors, and the ML type names.
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from zarrx.metadata._util import Loc, freeze, short, thaw
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
-           "resolve_dtype", "is_string_dtype", "numpy_string_dtype", "v3_json_for_numpy", "v2_typestr", "struct_fields",
-           "TIME_UNITS", "ML_NAMES"]
+           "resolve_dtype", "is_string_dtype", "numpy_string_dtype", "v3_json_for_numpy",
+           "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
