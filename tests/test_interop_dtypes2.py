@@ -53,6 +53,10 @@ BAD_FILLS = [
      "found np.datetime64('1970-01-01T00:00:01')"),
     ("M8[ns]", np.timedelta64(1, "s"), "expected a datetime64 or an integer for "
      "datetime64[ns], found np.timedelta64(1,'s')"),
+    ("m8[Y]", np.timedelta64(1, "D"), "expected a timedelta64 numpy casts to timedelta64[Y] "
+     "(casting='same_kind'), found np.timedelta64(1,'D')"),
+    ("M8", np.datetime64("2020-01-01"), "expected a datetime64 numpy casts to datetime64 "
+     "(casting='same_kind'), found np.datetime64('2020-01-01')"),
     (str, b"\xff", "expected a str or UTF-8 encoded bytes, found b'\\xff'"),
     (str, "a\udcff", "expected a string that UTF-8 can encode (no lone surrogates), found "
      "'a\\udcff'"),
@@ -62,12 +66,14 @@ BAD_FILLS = [
 @pytest.mark.parametrize("fmt", [2, 3])
 @pytest.mark.parametrize("dtype,fill,message", BAD_FILLS,
                          ids=["datetime-for-timedelta", "timedelta-for-datetime",
-                              "non-utf8-bytes", "lone-surrogate"])
+                              "days-into-years", "date-into-unit-less", "non-utf8-bytes",
+                              "lone-surrogate"])
 def test_fill_values_the_type_cannot_hold_are_refused_at_creation(tmp_path, dtype, fill,
                                                                    message, fmt) -> None:
-    """A datetime was taken as a duration (and the reverse), and text that is not UTF-8 was
-    kept with surrogates: the array was created, then no chunk holding the fill value could be
-    written and zarr-python could not open it."""
+    """A datetime was taken as a duration (and the reverse), a time was cast to a unit numpy
+    does not cast it to (a day became 0 years; a date became a unit-less datetime64 that
+    numpy cannot print), and text that is not UTF-8 was kept with surrogates (no chunk
+    holding the fill value could be written, and zarr-python could not open the array)."""
     path = tmp_path / "a.zarr"
     with pytest.raises(FillValueError, match=re.escape(f"array metadata fill_value: {message}")):
         zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill,

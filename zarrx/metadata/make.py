@@ -135,6 +135,10 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             want = np.datetime64 if cat == "datetime" else np.timedelta64
             if not isinstance(value, want):     # a moment is no duration, nor the reverse
                 raise loc.error(f"a {want.__name__} or an integer for {n}", value)
+            if not np.can_cast(np.asarray(value).dtype, n, casting="same_kind"):
+                # days into years, seconds into unit-less: no value of the type means it
+                raise loc.error(f"a {want.__name__} numpy casts to {n} (casting='same_kind')",
+                                value)
             return np.array(value).astype(n)[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
