@@ -145,6 +145,16 @@ def test_attrs(tmp_path, capsys):
     assert code == 3 and err == "zarrx: /a: no attribute 'nope'; it has 'units'\n"
 
 
+def test_info_of_a_unit_less_datetime_array_with_a_fill_value(tmp_path, capsys):
+    """numpy cannot print a unit-less datetime64 other than NaT: ``info`` raised its
+    ValueError for such a fill value (an integer, as a document may give it)."""
+    p = str(tmp_path / "d.zarr")
+    zarrx.create_array(p, shape=(2,), dtype="M8", fill_value=5)
+    assert "Fill value    : 5\n" in str(zarrx.open_array(p).info)
+    code, out, _ = run(capsys, "info", p)
+    assert code == 0 and "Fill value    : 5\n" in out
+
+
 def test_cat_as_text_and_as_npy(tmp_path, capsys):
     p = _tree(tmp_path)
     assert run(capsys, "cat", p + "/sub/m", "1:3, ::2")[1] == "6.0 8.0 10.0\n12.0 14.0 16.0\n"
@@ -159,6 +169,8 @@ def test_cat_as_text_and_as_npy(tmp_path, capsys):
 @pytest.mark.parametrize("dtype, values, text", [
     ("M8[ns]", ["2020-01-01", "NaT"], "2020-01-01T00:00:00.000000000\nNaT\n"),
     ("m8[s]", [5, "NaT"], "5 seconds\nNaT\n"),
+    ("M8", np.array([5, -2**63]).view("M8"), "5\nNaT\n"),    # unit-less: numpy prints NaT only
+    ("m8", np.array([5, -2**63]).view("m8"), "5 generic time units\nNaT\n"),
 ])
 def test_cat_prints_dates_as_dates(tmp_path, capsys, dtype, values, text):
     p = str(tmp_path / "d.zarr")

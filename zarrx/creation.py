@@ -13,6 +13,7 @@ from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, MetadataError,
                           ReadOnlyError, ZarrError, node_exists)
 from zarrx.metadata import make_array_meta, nodes
+from zarrx.metadata.dtypes import resolve_dtype
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
@@ -229,7 +230,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if dtype is None:
         dtype = "float64"
     shape = shape_arg(shape)
-    chunks = _chunks(chunks, shape, dtype, sharded=shards is not None)
+    chunks = _chunks(chunks, shape, dtype, sharded=shards is not None, zarr_format=zarr_format)
     if compressor != "auto":
         if compressors != "auto":
             raise ArgumentError("create_array: pass compressors= or compressor=, not both")
@@ -306,10 +307,12 @@ def shape_arg(shape: Any) -> tuple[int, ...]:
     return out
 
 
-def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool = False) -> Any:
+def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool = False,
+            zarr_format: int = 3) -> Any:
     if chunks is None or (isinstance(chunks, str) and chunks == "auto"):
         # as zarr-python: inner chunks of about 1 MiB at most when sharded
-        return auto_chunks(shape, _item_size(dtype), max_bytes=1 << 20 if sharded else 64 << 20)
+        return auto_chunks(shape, _item_size(dtype, zarr_format),
+                           max_bytes=1 << 20 if sharded else 64 << 20)
     if isinstance(chunks, (str, bytes)):
         raise ArgumentTypeError(f"chunks: expected a tuple of positive ints or 'auto', found "
                                 f"{chunks!r}")
@@ -376,14 +379,15 @@ def _is_numpy_dtype(dtype: Any) -> bool:
         return False
 
 
-def _item_size(dtype: Any) -> int:
+def _item_size(dtype: Any, zarr_format: int) -> int:
     """Bytes per element for choosing chunk shapes: 1 for variable-length types (strings,
-    bytes, objects), as zarr-python counts them."""
+    bytes, objects), as zarr-python counts them. ``dtype`` is anything ``create_array``
+    takes: a numpy dtype, a Zarr v3 data type name or JSON object, ..."""
     try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        return 1
-    return 1 if dt.kind == "O" or dt.itemsize == 0 else dt.itemsize
+        dt, _ = resolve_dtype(dtype, zarr_format)
+    except MetadataError:
+        return 1                     # refused, naming the dtype, when the metadata is made
+    return 1 if dt.variable or dt.itemsize == 0 else dt.itemsize
 
 
 def auto_chunks(shape: tuple[int, ...], itemsize: int, *, min_bytes: int = 128 << 10,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from zarrx.group import Group
 
 __all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes", "value_text",
-           "stored_summary"]
+           "number_texts", "stored_summary"]
 
 
 def human_bytes(n: float) -> str:
@@ -36,8 +36,17 @@ def value_text(value: Any) -> str:
     """One value as the summaries print it: a numpy float, date or duration as numpy prints it
     (every digit the type needs; ``NaT``), anything else as its Python ``repr``."""
     if isinstance(value, np.generic) and value.dtype.kind in "fcmM":
-        return str(value)
+        return str(number_texts(np.asarray(value))[()])
     return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def number_texts(values: np.ndarray) -> np.ndarray:
+    """numpy's text of each bool, number, date or duration (the shortest text that reads
+    back, ``NaT``); a unit-less date, which numpy cannot print unless it is NaT, as its
+    count."""
+    if values.dtype.kind == "M" and np.datetime_data(values.dtype)[0] == "generic":
+        return np.where(np.isnat(values), "NaT", values.view(np.int64).astype(str))
+    return values.astype(str)
 
 
 def stored_bytes(array: Array) -> int:

@@ -129,6 +129,23 @@ CASES: list[tuple[str, str, Any]] = [
     ("dtype-structured-duplicate", "v3", v3(data_type={"name": "structured", "configuration": {
         "fields": [["a", "int8"], ["a", "int16"]]}})),
     ("dtype-core-configuration", "v3", v3(data_type={"name": "int8", "configuration": {"x": 1}})),
+    ("dtype-struct-pair-field", "v3", v3(data_type={"name": "struct", "configuration": {
+        "fields": [["a", "int8"]]}}, fill_value={"a": 0})),
+    ("dtype-struct-field-no-type", "v3", v3(data_type={"name": "struct", "configuration": {
+        "fields": [{"name": "a"}]}}, fill_value={"a": 0})),
+    ("dtype-struct-variable-field", "v3", v3(data_type={"name": "struct", "configuration": {
+        "fields": [{"name": "a", "data_type": "string"}]}}, fill_value={"a": ""})),
+    ("fill-struct-base64", "v3", v3(data_type={"name": "struct", "configuration": {
+        "fields": [{"name": "a", "data_type": "int8"}]}}, fill_value="AA==")),
+    ("fill-struct-missing-field", "v3", v3(data_type={"name": "struct", "configuration": {
+        "fields": [{"name": "a", "data_type": "int8"}, {"name": "b", "data_type": "float32"}]}},
+        fill_value={"a": 0})),
+    ("fill-struct-unknown-field", "v3", v3(data_type={"name": "struct", "configuration": {
+        "fields": [{"name": "a", "data_type": "int8"}]}}, fill_value={"a": 0, "c": 1})),
+    ("fill-struct-nested-field", "v3", v3(data_type={"name": "struct", "configuration": {
+        "fields": [{"name": "p", "data_type": {"name": "struct", "configuration": {
+            "fields": [{"name": "x", "data_type": "float32"}]}}}]}},
+        fill_value={"p": {"x": "nan"}})),
     # -- fill values --
     ("fill-int8-range", "v3", v3(data_type="int8", fill_value=300, codecs=[{"name": "bytes"}])),
     ("fill-uint64-negative", "v3", v3(data_type="uint64", fill_value=-1)),

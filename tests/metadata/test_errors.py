@@ -141,6 +141,20 @@ EXPECTED = {
         "a/zarr.json data_type.configuration.fields[1][0]: expected a unique non-empty field name, found 'a'",
     'dtype-core-configuration':
         "a/zarr.json data_type.configuration.x: unknown field; data type 'int8' takes no configuration",
+    'dtype-struct-pair-field':
+        "a/zarr.json data_type.configuration.fields[0]: expected a JSON object, found ['a', 'int8']",
+    'dtype-struct-field-no-type':
+        "a/zarr.json data_type.configuration.fields[0]: missing required field 'data_type'",
+    'dtype-struct-variable-field':
+        "a/zarr.json data_type.configuration.fields[0].data_type: expected a fixed-size data type, found 'string'",
+    'fill-struct-base64':
+        "a/zarr.json fill_value: expected a JSON object, found 'AA=='",
+    'fill-struct-missing-field':
+        "a/zarr.json fill_value: missing required field 'b' (the fill value gives every field's)",
+    'fill-struct-unknown-field':
+        "a/zarr.json fill_value.c: unknown field; the data type's fields are 'a'",
+    'fill-struct-nested-field':
+        'a/zarr.json fill_value.p.x: expected a number, "NaN", "Infinity", "-Infinity" or a hex bit pattern of 8 digits, found \'nan\'',
     'fill-int8-range':
         'a/zarr.json fill_value: expected an integer in [-128, 127], found 300',
     'fill-uint64-negative':

@@ -65,6 +65,15 @@ def test_v2_null_fill_is_undefined():
     assert serialize_v2(m)[".zarray"]["fill_value"] is None
 
 
+@pytest.mark.parametrize("dtype", ["|V2", "|S2"])
+def test_v2_empty_string_fill_of_fixed_bytes_is_zeros(dtype):
+    """zarr-python reads ``""`` as zero bytes for ``V`` as for ``S``; zarrx refused it for
+    ``V`` (expected exactly 2 bytes of base64 data), and writes it back as read."""
+    m = parse_array_v2(v2(dtype=dtype, fill_value=""), None, ".zarray")
+    assert np.array(m.fill_value, m.data_type.numpy).tobytes() == b"\0\0"
+    assert serialize_v2(m)[".zarray"]["fill_value"] == ""
+
+
 def test_v2_lowering_order_f_filters_compressor():
     doc = v2(dtype=">i4", order="F", fill_value=0, filters=[{"id": "delta", "dtype": ">i4"}],
              compressor={"id": "zlib", "level": 1})

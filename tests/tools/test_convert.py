@@ -412,3 +412,24 @@ def test_a_progress_that_is_not_one_is_an_argument_error(tmp_path, tool):
                                                       "str 'yes'$"):
         getattr(zarrx, tool)(*args, progress="yes")
     assert not (tmp_path / "b.zarr").exists()
+
+
+@pytest.mark.parametrize("dtype,fill", [
+    ("r16", b"ab"),
+    ({"name": "struct", "configuration": {"fields": [
+        {"name": "t", "data_type": {"name": "numpy.datetime64",
+                                    "configuration": {"unit": "s", "scale_factor": 1}}},
+        {"name": "x", "data_type": "float32"}]}}, {"t": "NaT", "x": "NaN"}),
+], ids=["raw-bits", "struct"])
+def test_a_v3_data_type_keeps_its_name(tmp_path, dtype, fill):
+    """Converted within Zarr v3, a data type was rebuilt from its numpy dtype: ``r16`` became
+    ``raw_bytes`` (which tensorstore does not read) and ``struct`` became the legacy
+    ``structured``."""
+    src, dst = str(tmp_path / "a"), str(tmp_path / "b")
+    a = zarrx.create_array(src, shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill)
+    a[0] = np.ones((), a.dtype)
+    zarrx.convert(src, dst, chunks=(4,), verify=True)
+    b = zarrx.open_array(dst, mode="r")
+    assert b.metadata.data_type.json == a.metadata.data_type.json
+    assert b[...].tobytes() == a[...].tobytes()
+    assert np.array(b.fill_value).tobytes() == np.array(a.fill_value).tobytes()

@@ -48,6 +48,12 @@ def _scalar_void(dt: np.dtype) -> bool:
     return dt.kind == "V" and dt.fields is None and dt.subdtype is None and dt.type is not np.void
 
 
+def _generic_time(dt: np.dtype) -> bool:
+    """A unit-less ``datetime64`` / ``timedelta64``: numpy casts between its byte orders
+    without swapping the bytes, so they are swapped through an integer view."""
+    return dt.kind in "Mm" and np.datetime_data(dt)[0] == "generic"
+
+
 class Bytes(ArrayToBytesCodec):
     """``bytes``: serialise a fixed-size chunk; ``endian`` is ``"little"``, ``"big"`` or None
     (only for data types without a byte order)."""
@@ -92,9 +98,9 @@ class Bytes(ArrayToBytesCodec):
         return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
 
     def _swaps_as_uint(self, dtype: np.dtype) -> bool:
-        """A byte order to change on a type ``newbyteorder`` cannot describe: swap the bytes of
-        an unsigned integer view instead."""
-        return _scalar_void(dtype) and self.swaps(dtype)
+        """A byte order to change on a type ``newbyteorder`` cannot describe, or numpy does not
+        cast: swap the bytes of an unsigned integer view instead."""
+        return (_scalar_void(dtype) or _generic_time(dtype)) and self.swaps(dtype)
 
     def encode(self, arr: np.ndarray) -> Buffer:
         if self._swaps_as_uint(arr.dtype):

@@ -1,13 +1,15 @@
 """Data types: v3 names and extension objects, v2 typestrs, and the numpy dtypes behind them.
 
 A :class:`DataType` holds a native-byte-order numpy dtype; the stored byte order lives in the
-``bytes`` codec (a v2 structured type whose fields differ in byte order holds them as stored). v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``,
-``complex64/128``, raw bits ``r<N>``), the registered extensions ``string``, ``bytes`` (also read as
+``bytes`` codec (a v2 structured type whose fields differ in byte order holds them as stored).
+v3 types: the core types (``bool``, ``int8``…``uint64``, ``float16/32/64``, ``complex64/128``,
+raw bits ``r<N>``), the registered extensions ``string``, ``bytes`` (also read as
 ``variable_length_bytes``), ``numpy.datetime64`` / ``numpy.timedelta64``, the fixed-size types
-``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes`` and ``structured``, and the ML
-types (``bfloat16``, ``float8_*``, ``float6_*``, ``float4_e2m1fn``, ``int2/int4/uint2/uint4``)
-when the optional ``ml_dtypes`` package is installed. v2 types: every numpy typestr with a byte order
-(``<``, ``>``, ``|``), ``O`` for objects, structured descriptors, and the ML type names.
+``fixed_length_utf32``, ``null_terminated_bytes``, ``raw_bytes``, ``struct`` and its legacy
+alias ``structured``, and the ML types (``bfloat16``, ``float8_*``, ``float6_*``,
+``float4_e2m1fn``, ``int2/int4/uint2/uint4``) when the optional ``ml_dtypes`` package is
+installed. v2 types: every numpy typestr with a byte order (``<``, ``>``, ``|``), ``O`` for
+objects, structured descriptors, and the ML type names.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from zarrx.metadata._util import Loc, freeze, short, thaw
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
-           "resolve_dtype", "is_string_dtype", "numpy_string_dtype", "v3_json_for_numpy", "v2_typestr", "TIME_UNITS", "ML_NAMES"]
+           "resolve_dtype", "is_string_dtype", "numpy_string_dtype", "v3_json_for_numpy",
+           "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
@@ -161,28 +164,52 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
                 raise (cl / "length_bytes").error("a multiple of 4", n)
             n //= 4
         return DataType(name, np.dtype(f"{FIXED[name]}{n}"), json=value)
-    if name == "structured":
+    if name in ("structured", "struct"):
         conf = cl.obj(conf)
         cl.keys(conf, ("fields",))
-        fl = cl / "fields"
-        fields = fl.list(conf["fields"])
-        if not fields:
-            raise fl.error("at least one field", fields)
-        out, names = [], set()
-        for i, f in enumerate(fields):
+        fields = _struct_fields(name, conf["fields"], cl / "fields")
+        return DataType(name, _safe_dtype([(f, sub.numpy) for f, sub in fields], loc),
+                        json=value)
+    raise loc.error("a known data type", value)
+
+
+def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]:
+    """The fields of a ``struct`` (``{"name", "data_type"}`` objects) or legacy ``structured``
+    (``[name, data type]`` pairs) data type, each with its data type."""
+    fields = fl.list(value)
+    if not fields:
+        raise fl.error("at least one field", fields)
+    out: list[tuple[str, DataType]] = []
+    names: set[str] = set()
+    for i, f in enumerate(fields):
+        if name == "struct":
+            f = (fl / i).obj(f)
+            (fl / i).keys(f, ("name", "data_type"))
+            at_name, at_type, fname, ftype = fl / i / "name", fl / i / "data_type", \
+                f["name"], f["data_type"]
+        else:
             f = (fl / i).list(f, "a [name, data type] pair")
             if len(f) != 2:
                 raise (fl / i).error("a [name, data type] pair", f)
-            fname = (fl / i / 0).str(f[0])
-            if not fname or fname in names:
-                raise (fl / i / 0).error("a unique non-empty field name", fname)
-            names.add(fname)
-            sub = parse_dtype_v3(f[1], fl / i / 1)
-            if sub.variable:
-                raise (fl / i / 1).error("a fixed-size data type", f[1])
-            out.append((fname, sub.numpy))
-        return DataType(name, _safe_dtype(out, loc), json=value)
-    raise loc.error("a known data type", value)
+            at_name, at_type, fname, ftype = fl / i / 0, fl / i / 1, f[0], f[1]
+        fname = at_name.str(fname)
+        if not fname or fname in names:
+            raise at_name.error("a unique non-empty field name", fname)
+        names.add(fname)
+        sub = parse_dtype_v3(ftype, at_type)
+        if sub.variable:
+            raise at_type.error("a fixed-size data type", ftype)
+        out.append((fname, sub))
+    return out
+
+
+def struct_fields(dt: DataType) -> list[tuple[str, DataType]] | None:
+    """The fields of a v3 ``struct`` data type, each with its data type (their fill values
+    are given field by field), or None for any other type."""
+    j = dt.json
+    if not (isinstance(j, dict) and j.get("name") == "struct"):
+        return None
+    return _struct_fields("struct", j["configuration"]["fields"], Loc("data_type"))
 
 
 def _safe_dtype(spec: Any, loc: Loc) -> np.dtype:
@@ -397,6 +424,11 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
                             "optional ml_dtypes package)", dtype)
     else:
         n = _user_dtype(dtype, loc)
+    if n.kind in "SUV" and n.itemsize == 0 and n.fields is None:
+        if isinstance(dtype, np.dtype) and n.kind == "U":
+            return resolve_dtype(str, zarr_format)     # np.dtype(str), as zarr-python takes it
+        raise loc.error("a fixed-size type with a length ('S5', 'U3', 'V4'), or str for "
+                        "variable-length strings", dtype)
     if n.subdtype is not None:
         from zarrx.errors import DataTypeError
         raise DataTypeError(f"{loc}: {short(dtype)} is a subarray type ({n.base} of shape "

@@ -7,7 +7,8 @@ Floats keep their bit pattern, NaN payloads included; integers never pass throug
 JSON spellings read (v3): numbers, ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, hex bit patterns
 ``"0x7fc00001"`` (exactly two digits per byte), ``[re, im]`` for complex, ``true``/``false``,
 integers for datetime/timedelta (``"NaT"`` too), ``[byte, ...]`` or base64 for raw bits, base64 for
-fixed/variable bytes and structured types, strings for strings. v2 adds ``null``, bare non-finite
+fixed/variable bytes and (legacy ``structured``) structured types, an object of the fields'
+fill values for ``struct``, strings for strings. v2 adds ``null``, bare non-finite
 numbers of old writers, and base64 for ``S``/``V``/structured (``""`` meaning empty; a structured
 item in the byte order its fields are stored in).
 """
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.metadata._util import Loc
-from zarrx.metadata.dtypes import category
+from zarrx.metadata.dtypes import category, struct_fields
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_fill", "fill_json", "default_fill", "same_fill"]
@@ -104,7 +105,8 @@ def _stored(n: np.dtype, endian: str | None) -> np.dtype:
 def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
                endian: str | None = None) -> Any:
     """The fill value ``value`` (JSON) of type ``dt`` in format ``fmt`` (2 or 3); ``endian``
-    is the stored byte order of a v2 structured type."""
+    is the byte order of a base64 structured fill value: the stored byte order of a v2
+    structured type, the ``bytes`` codec's of a v3 ``structured`` one."""
     n = dt.numpy
     cat = category(dt)
     if value is None:
@@ -141,12 +143,17 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
             if len(value) != n.itemsize:
                 raise loc.error(f"an array of {n.itemsize} byte values", value)
             raw = bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
+        elif fmt == 2 and value == "":       # empty: zeros, as zarr-python reads it
+            raw = bytes(n.itemsize)
         elif isinstance(value, str):         # base64, as tensorstore writes it
             raw = _b64(value, loc, n.itemsize, exact=True)
         else:
             raise loc.error(f"an array of {n.itemsize} byte values or a base64 string", value)
         return np.frombuffer(raw, dtype=n)[0]
     if cat == "structured":
+        fields = struct_fields(dt) if fmt == 3 else None
+        if fields is not None:
+            return _struct_fill(value, n, fields, loc)
         if fmt == 3 and isinstance(value, list):
             raise loc.error("a base64 string", value)
         raw = _b64(value, loc, n.itemsize, exact=True)
@@ -170,6 +177,24 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
             return ""      # zarr-python 2 wrote 0 for object arrays
         return loc.str(value)
     raise loc.error(f"a fill value for {_tname(dt)}", value)   # pragma: no cover
+
+
+def _struct_fill(value: Any, n: np.dtype, fields: list[tuple[str, DataType]], loc: Loc) -> Any:
+    """A ``struct`` fill value: an object giving each field's fill value."""
+    obj = loc.obj(value)
+    names = [name for name, _ in fields]
+    for name in names:
+        if name not in obj:
+            raise loc.fail(f"missing required field {name!r} (the fill value gives every "
+                           f"field's)")
+    for name in obj:
+        if name not in names:
+            raise (loc / name).fail(f"unknown field; the data type's fields are "
+                                    f"{', '.join(map(repr, names))}")
+    out = np.zeros((), dtype=n)
+    for name, sub in fields:
+        out[name] = parse_fill(obj[name], sub, loc / name, 3)
+    return out[()]
 
 
 def _tname(dt: DataType) -> str:
@@ -216,6 +241,10 @@ def fill_json(value: Any, dt: DataType, fmt: int = 3, endian: str | None = None)
             return base64.b64encode(raw).decode("ascii")
         return list(raw)
     if cat == "structured":
+        fields = struct_fields(dt) if fmt == 3 else None
+        if fields is not None:
+            item = np.array(value, dtype=dt.numpy)
+            return {name: fill_json(item[name][()], sub, 3) for name, sub in fields}
         raw = np.array(value, dtype=dt.numpy).astype(_stored(dt.numpy, endian)).tobytes()
         return base64.b64encode(raw).decode("ascii")
     if cat == "fixed_bytes":   # padded to the full item size: tensorstore requires it

@@ -14,13 +14,14 @@ import numpy as np
 from zarrx.errors import FillValueError, FillValueOverflowError, MetadataError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json
-from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, resolve_dtype
+from zarrx.metadata.dtypes import (category, dtype_v2_json, dtype_v3_json, resolve_dtype,
+                                   struct_fields)
 from zarrx.metadata.fill import _int_range, default_fill, fill_json, parse_fill
 from zarrx.metadata.grid import grid_json, parse_shape
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
-from zarrx.metadata.v3 import parse_array_v3
+from zarrx.metadata.v3 import fill_endian, parse_array_v3
 
 __all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL", "attributes_arg"]
 
@@ -62,7 +63,29 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`), as
     zarr-python 3 does: ``DEFAULT_FILL`` (unset) picks the type's default in both formats
     (zero, "", ...), except for Zarr v2 variable-length bytes, which keep ``null``; ``None``
-    is ``null`` (undefined) in Zarr v2 and the default in Zarr v3, which has no ``null``."""
+    is ``null`` (undefined) in Zarr v2 and the default in Zarr v3, which has no ``null``.
+    A NaN or an infinity for a float type that has none (``float8_e4m3fn`` has no
+    infinities, ``float4_e2m1fn`` neither NaN nor infinities) is refused: numpy would make it
+    another value."""
+    out = _coerce_fill(value, dt, zarr_format, loc)
+    if category(dt) == "float" and out is not None:
+        want = _NON_FINITE.get(value) if isinstance(value, str) else \
+            float(value) if isinstance(value, (float, np.floating)) else None
+        if want is not None and not math.isfinite(want) and not _same_special(want, out):
+            kind = "NaN" if math.isnan(want) else "infinities"
+            raise loc.error(f"a value {dt.numpy} can hold (it has no {kind})", value)
+    return out
+
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _same_special(want: float, got: Any) -> bool:
+    f = float(got)
+    return math.isnan(f) if math.isnan(want) else f == want
+
+
+def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if value is DEFAULT_FILL:
         return None if zarr_format == 2 and category(dt) == "bytes" else default_fill(dt)
     if value is None:
@@ -74,12 +97,23 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         value = tuple(value)              # one value per field, as numpy takes a record
     if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured"):
         return parse_fill(value, dt, loc, zarr_format)
+    if isinstance(value, Mapping) and zarr_format == 3 and struct_fields(dt) is not None:
+        return parse_fill(dict(value), dt, loc, 3)     # a struct's fill value in its JSON form
     if cat in ("string", "object"):
         if isinstance(value, bytes):
-            value = value.decode("utf-8", "surrogateescape")
+            try:
+                value = value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise loc.error("a str or UTF-8 encoded bytes", value) from None
         elif isinstance(value, (bool, int, float, np.bool_, np.number)):
             value = str(value.item() if isinstance(value, np.generic) else value)  # as numpy
-        return loc.str(str(value) if isinstance(value, np.str_) else value)
+        text = loc.str(str(value) if isinstance(value, np.str_) else value)
+        try:
+            text.encode("utf-8")      # what vlen-utf8 stores the fill value of a chunk as
+        except UnicodeEncodeError:
+            raise loc.error("a string that UTF-8 can encode (no lone surrogates)",
+                            value) from None
+        return text
     if cat == "bytes":
         if isinstance(value, str):
             value = value.encode("utf-8")
@@ -103,6 +137,13 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             return parse_fill(v, dt, loc, 3)
         if isinstance(value, (np.datetime64, np.timedelta64)) and cat in ("datetime",
                                                                             "timedelta"):
+            want = np.datetime64 if cat == "datetime" else np.timedelta64
+            if not isinstance(value, want):     # a moment is no duration, nor the reverse
+                raise loc.error(f"a {want.__name__} or an integer for {n}", value)
+            if not np.can_cast(np.asarray(value).dtype, n, casting="same_kind"):
+                # days into years, seconds into unit-less: no value of the type means it
+                raise loc.error(f"a {want.__name__} numpy casts to {n} (casting='same_kind')",
+                                value)
             return np.array(value).astype(n)[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
@@ -119,7 +160,10 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             if isinstance(value, (int, float, np.number)):
                 return np.bool_(value)      # zeros/ones of bools: 0 and 1, as numpy casts them
             raise loc.error("True or False", value)
-        with np.errstate(over="raise", invalid="ignore"):
+        # a number past a float type's range rounds to an infinity, as IEEE 754 rounds it
+        # (and as a Python float does above); elsewhere an overflow is an error
+        over = "ignore" if cat in ("float", "complex") else "raise"
+        with np.errstate(over=over, invalid="ignore"):
             arr = np.array(value, dtype=n)
         if arr.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
@@ -226,7 +270,12 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
             "storage_transformers": []}
         if dimension_names is not None:
             doc["dimension_names"] = list(dimension_names)
-        return parse_array_v3(doc, WHERE)
+        meta = parse_array_v3(doc, WHERE)
+        endian = fill_endian(dt, meta.chunk_codecs)
+        if endian == "big":       # a structured fill value is stored in the codec's byte order
+            doc["fill_value"] = fill_json(fill, dt, 3, endian)
+            meta = parse_array_v3(doc, WHERE)
+        return meta
     if grid is None or not isinstance(grid, RegularGrid):
         raise Loc(WHERE, "chunks").error("a regular chunk grid", chunks)
     if codecs:

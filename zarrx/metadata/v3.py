@@ -8,19 +8,21 @@ still means the same thing, so a read-write round trip gives the same JSON value
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json, parse_codecs_v3
-from zarrx.metadata.dtypes import dtype_v3_json, parse_dtype_v3
+from zarrx.metadata.dtypes import category, dtype_v3_json, parse_dtype_v3
 from zarrx.metadata.fill import fill_json, parse_fill, same_fill
 from zarrx.metadata.grid import (axis_gcd, check_grid, grid_json, key_encoding_json, parse_grid_v3,
                                  parse_key_encoding_v3, parse_shape)
-from zarrx.metadata.model import ArrayMeta, GroupMeta, RectilinearGrid, RegularGrid
+from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, RectilinearGrid,
+                                  RegularGrid)
 
 __all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3", "PENDING",
-           "pending_paths", "consolidated_parts"]
+           "pending_paths", "consolidated_parts", "fill_endian"]
 
 ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
                   "chunk_key_encoding", "fill_value", "codecs")
@@ -82,7 +84,6 @@ def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
     grid = parse_grid_v3(d["chunk_grid"], shape, loc / "chunk_grid")
     check_grid(grid, shape, dt.itemsize, loc / "chunk_grid")
     enc = parse_key_encoding_v3(d["chunk_key_encoding"], loc / "chunk_key_encoding")
-    fill = parse_fill(d["fill_value"], dt, loc / "fill_value", 3)
     if isinstance(grid, RegularGrid):
         seen = grid.chunk_shape
     else:
@@ -92,6 +93,7 @@ def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
     if levels and not isinstance(grid, RegularGrid):
         raise (loc / "chunk_grid" / "name").error(
             "'regular' (zarrx shards regular chunk grids only)", d["chunk_grid"]["name"])
+    fill = parse_fill(d["fill_value"], dt, loc / "fill_value", 3, fill_endian(dt, inner))
     names = d.get("dimension_names")
     if names is not None:
         nl = loc / "dimension_names"
@@ -115,6 +117,17 @@ def _array(d: dict[str, Any], loc: Loc) -> ArrayMeta:
                      fill_value=fill, codecs=codecs, shard_levels=levels, chunk_codecs=inner,
                      attributes=_attributes(d, loc), dimension_names=names, zarr_format=3,
                      extra=extra, json=d)
+
+
+def fill_endian(dt: DataType, chunk_codecs: Sequence[CodecSpec]) -> str | None:
+    """The byte order of a base64 ``structured`` fill value: the ``bytes`` codec's (little
+    endian without one), as the data type's specification has it; None for other types."""
+    if category(dt) != "structured":
+        return None
+    for c in chunk_codecs:
+        if c.name == "bytes":
+            return c.configuration.get("endian")
+    return None
 
 
 def _entry_loc(loc: Loc, path: str) -> Loc:
@@ -243,10 +256,11 @@ def serialize_v3(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
         enc_json = src["chunk_key_encoding"]
     else:
         enc_json = key_encoding_json(enc)
-    fv = fill_json(meta.fill_value, meta.data_type, 3)
+    endian = fill_endian(meta.data_type, meta.chunk_codecs)
+    fv = fill_json(meta.fill_value, meta.data_type, 3, endian)
     if "fill_value" in src:
         try:
-            old = parse_fill(src["fill_value"], meta.data_type, Loc("k"), 3)
+            old = parse_fill(src["fill_value"], meta.data_type, Loc("k"), 3, endian)
             if same_fill(old, meta.fill_value, meta.data_type):
                 fv = src["fill_value"]
         except ValueError:

@@ -23,6 +23,7 @@ from typing import Any
 from zarrx.array import Array
 from zarrx.errors import ZarrError
 from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind
+from zarrx.metadata.dtypes import dtype_v3_json
 from zarrx.metadata.model import CodecSpec, RectilinearGrid
 
 __all__ = ["KEEP", "Changes", "target_arguments", "DIMS_ATTR"]
@@ -121,12 +122,15 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
         filters, order = filters[1:], "F"         # v2 writes a reversed axis order as "F"
     endian = serializer.configuration.get("endian") if serializer.name == "bytes" else None
     dtype: Any = meta.data_type.numpy
+    size = dtype.itemsize
     if meta.data_type.variable:
         dtype = "bytes" if serializer.name == "vlen-bytes" else "string"
-    elif endian == "big" and dtype.itemsize > 1:
+    elif fmt == 3 and meta.zarr_format == 3:
+        dtype = dtype_v3_json(meta.data_type)   # as named: r16 stays r16, struct stays struct
+    elif endian == "big" and size > 1:
         dtype = dtype.newbyteorder(">")
     if endian is not None:
-        serializer = CodecSpec("bytes", {"endian": endian} if dtype.itemsize > 1 else {})
+        serializer = CodecSpec("bytes", {"endian": endian} if size > 1 else {})
     kw: dict[str, Any] = {
         "shape": meta.shape, "dtype": dtype, "zarr_format": fmt, "order": order,
         "filters": filters if changes.filters is KEEP else changes.filters,

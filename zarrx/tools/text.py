@@ -18,6 +18,7 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import ZarrError
+from zarrx.info import number_texts
 from zarrx.selection import parse_basic
 
 __all__ = ["text_pieces", "npy_pieces", "BLOCK_ELEMENTS"]
@@ -57,7 +58,7 @@ class _Region:
 def _cells(block: np.ndarray) -> Any:
     """``block`` as (nested lists of) values whose ``str`` is numpy's text of each."""
     if block.dtype.kind in "biufcmM":       # numpy's casts: the shortest round-trip text
-        return block.astype(str).tolist()
+        return number_texts(block).tolist()
     cells = block.tolist()
     return _quoted(cells) if block.dtype.kind in "UTO" else cells
 
