@@ -228,7 +228,7 @@ def check_jenkins_lookup3(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
 
 def check_lz4(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     loc.keys(conf, (), ("acceleration",))
-    return {"acceleration": _int(conf, "acceleration", loc, 1)}
+    return {"acceleration": _int(conf, "acceleration", loc, 1, -2**31, 2**31 - 1)}   # a C int
 
 
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
@@ -236,7 +236,13 @@ def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     filters = conf.get("filters")
     if filters is not None:
         for i, f in enumerate((loc / "filters").list(filters, "a list of objects or null")):
-            (loc / "filters" / i).obj(f)
+            fl = loc / "filters" / i
+            fl.obj(f)
+            # liblzma's filter ids are 64-bit, every option a 32-bit unsigned integer
+            _int(f, "id", fl, REQUIRED, 0, INT64_MAX)
+            for name in f:
+                if name != "id":
+                    _int(f, name, fl, None, 0, 2**32 - 1)
     fmt = _int(conf, "format", loc, 1, 1, 3)
     if fmt == 3 and not filters:
         raise (loc / "filters").error("a list of filters for format 3 (raw)", filters)

@@ -15,7 +15,7 @@ from zarrx.errors import FillValueError, FillValueOverflowError, MetadataError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, resolve_dtype
-from zarrx.metadata.fill import _int_range, default_fill, fill_json, parse_fill
+from zarrx.metadata.fill import _int_range, check_unitless_date, default_fill, fill_json, parse_fill
 from zarrx.metadata.grid import grid_json, parse_shape
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
@@ -98,10 +98,12 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             return parse_fill(v, dt, loc, 3)
         if isinstance(value, (np.datetime64, np.timedelta64)) and cat in ("datetime",
                                                                             "timedelta"):
-            return np.array(value).astype(n)[()]
+            out = np.array(value).astype(n)
+            check_unitless_date(n, value, out.view(np.int64)[()], loc)
+            return out[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
-            return np.array(int(value), np.int64).view(n)[()]
+            return parse_fill(int(value), dt, loc, 3)
         if cat == "float" and not isinstance(value, np.generic):
             if isinstance(value, bool):
                 value = float(value)            # as numpy casts it (zarr-python too)
