@@ -129,3 +129,36 @@ def test_filters_storing_numeric_types_still_round_trip(dtype, filters, value):
     a = zarrx.open_array(v2(dtype=dtype, filters=filters, fill_value=None), mode="r+")
     a[...] = np.array(value).astype(dtype)
     assert a[...].tolist() == np.array(value).astype(dtype).tolist()
+
+
+# -- unknown codec names ----------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_huge_unknown_codec_name_is_reported_short_and_without_a_quadratic_search(
+        fmt, monkeypatch):
+    # difflib's ratio() of a 600 kB name against each known name took minutes
+    import difflib
+    ratio = difflib.SequenceMatcher.ratio
+
+    def bounded(self):
+        assert len(self.a) + len(self.b) < 1000, "compared a huge name"
+        return ratio(self)
+    monkeypatch.setattr(difflib.SequenceMatcher, "ratio", bounded)
+    name = "z" * 100_000
+    if fmt == 2:
+        store = v2(compressor={"id": name})
+        prefix, what = ".zarray compressor.id: ", "numcodecs codec id"
+    else:
+        store = v3(codecs=[{"name": "bytes"}, {"name": name}])
+        prefix, what = "", "codec"
+    a = zarrx.open_array(store, mode="r")
+    with pytest.raises(CodecError) as info:
+        a[...]
+    head = f"{prefix}unknown {what} '{'z' * 76}...{'' if fmt == 2 else ' in array ' + repr('/')}; "
+    assert str(info.value).startswith(head) and len(str(info.value)) < 1000
+
+
+def test_close_codec_names_are_still_suggested():
+    a = zarrx.open_array(v3(codecs=[{"name": "bytes"}, {"name": "zstdd"}]), mode="r")
+    with pytest.raises(CodecError, match=r"^unknown codec 'zstdd' in array '/'; did you mean "
+                                         r"'zstd'\? known codecs: "):
+        a[...]
