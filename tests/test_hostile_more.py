@@ -162,3 +162,80 @@ def test_close_codec_names_are_still_suggested():
     with pytest.raises(CodecError, match=r"^unknown codec 'zstdd' in array '/'; did you mean "
                                          r"'zstd'\? known codecs: "):
         a[...]
+
+
+# -- arguments numpy or repr() choke on --------------------------------------------------------
+def deep_list(depth: int = 3000) -> list:
+    x: list = []
+    for _ in range(depth):
+        x = [x]
+    return x
+
+
+@pytest.mark.parametrize("chunks, found", [
+    (["a"], "chunks: expected a tuple of positive ints, found ['a']"),     # was ValueError
+    ([[2, "a"]], "chunks: expected a tuple of positive ints or of edge lengths per axis, found "
+                 "[[2, 'a']]"),
+    ([[1.5]], "chunks: expected a tuple of positive ints or of edge lengths per axis, found "
+              "[[1.5]]"),                                              # was truncated to 1
+    ([deep_list()], "chunks: expected a tuple of positive ints or of edge lengths per axis, "
+                    "found <deeply nested list>"),                     # was TypeError
+], ids=["str", "str-edge", "float-edge", "deep"])
+def test_chunks_that_are_not_ints_are_argument_type_errors(chunks, found):
+    from zarrx.errors import ArgumentTypeError
+    with pytest.raises(ArgumentTypeError) as info:
+        zarrx.create_array(MemoryStore(), shape=(10,), dtype="u1", chunks=chunks)
+    assert str(info.value) == found
+
+
+def test_dask_style_chunks_with_a_string_edge_are_an_argument_type_error():
+    from zarrx.errors import ArgumentTypeError
+    with pytest.raises(ArgumentTypeError) as info:                     # was TypeError
+        zarrx.zeros((10,), chunks=((2, 2, "a"),), store=MemoryStore())
+    assert str(info.value) == ("chunks: expected a tuple of positive ints or of edge lengths "
+                               "per axis, found ((2, 2, 'a'),)")
+
+
+@pytest.mark.parametrize("kwargs, found", [
+    ({"dimension_names": [deep_list()]},
+     "create_array: dimension_names: expected a sequence of str or None, found "
+     "<deeply nested list>"),
+    ({"chunks": (2,), "shards": deep_list()},
+     "create_array: shards: expected a tuple of ints, {'shape': ..., 'index_location': ...}, "
+     "'auto' or None, found <deeply nested list>"),
+], ids=["dimension_names", "shards"])
+def test_deeply_nested_arguments_are_reported_without_recursion(kwargs, found):
+    from zarrx.errors import ArgumentTypeError
+    with pytest.raises(ArgumentTypeError) as info:                     # was RecursionError
+        zarrx.create_array(MemoryStore(), shape=(10,), dtype="u1", **kwargs)
+    assert str(info.value) == found
+
+
+RAGGED = [[1, 2], [3]]
+ONE_SHAPE = "expected a list or array of integers or booleans of one shape"
+
+
+@pytest.mark.parametrize("index, error, found", [
+    (lambda a: a[RAGGED], "IndexingError", f"selection: {ONE_SHAPE}, found list [[1, 2], [3]]"),
+    (lambda a: a.oindex[RAGGED], "IndexingError",
+     f"index array on axis 0: {ONE_SHAPE}, found list [[1, 2], [3]]"),
+    (lambda a: a.vindex[RAGGED], "VindexInvalidSelectionError",
+     f"coordinate selection: {ONE_SHAPE}, found list [[1, 2], [3]]"),
+    (lambda a: a.vindex[[1, 2], RAGGED], "VindexInvalidSelectionError",
+     f"coordinate selection on axis 1: {ONE_SHAPE}, found list [[1, 2], [3]]"),
+    (lambda a: a.__setitem__(([1, 2], RAGGED), 1), "IndexingError",
+     f"index array on axis 1: {ONE_SHAPE}, found list [[1, 2], [3]]"),
+    (lambda a: a[deep_list()], "IndexingError",
+     f"selection: {ONE_SHAPE}, found list <deeply nested list>"),
+    (lambda a: a[{"k": deep_list()}, 0], "IndexingError",
+     "index <deeply nested dict> on axis 0: expected an integer, a slice, an integer or boolean "
+     "array, None or Ellipsis; found dict"),
+    (lambda a: a[slice(deep_list(), 2)], "IndexingError",
+     "slice start on axis 0: expected an integer or None, found <deeply nested list>"),
+], ids=["getitem", "oindex", "vindex", "vindex-axis", "setitem", "deep", "deep-dict", "slice"])
+def test_ragged_and_deeply_nested_indexes_are_indexing_errors(index, error, found):
+    # ragged lists raised numpy's ValueError, deeply nested ones RecursionError
+    a = zarrx.create_array(MemoryStore(), shape=(4, 5), dtype="u1", chunks=(2, 2))
+    with pytest.raises(zarrx.errors.IndexingError) as info:
+        index(a)
+    assert type(info.value).__name__ == error and str(info.value) == found

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.errors import FillValueError, FillValueOverflowError, MetadataError
-from zarrx.metadata._util import Loc
+from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, resolve_dtype
 from zarrx.metadata.fill import _int_range, check_unitless_date, default_fill, fill_json, parse_fill
@@ -33,7 +33,7 @@ def attributes_arg(attributes: Any, where: str) -> dict[str, Any]:
         return {}
     if not isinstance(attributes, Mapping) or not all(isinstance(k, str) for k in attributes):
         raise ArgumentTypeError(f"{where}: attributes: expected a mapping of str keys to JSON "
-                                f"values, found {type(attributes).__name__} {attributes!r:.80}")
+                                f"values, found {type(attributes).__name__} {short(attributes)}")
     return dict(attributes)
 
 WHERE = "array metadata"
