@@ -28,7 +28,7 @@ from zarrx.codecs.base import Codec, V2Place
 from zarrx.codecs.plan import complete_specs
 from zarrx.codecs.registry import lookup
 from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError
-from zarrx.metadata._util import Loc
+from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
                                         lower_numcodecs, unknown_codec)
 from zarrx.metadata.codecs import codec_json
@@ -325,7 +325,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     else:                                   # a TypeError, as in zarr-python
         raise ArgumentTypeError(f"create_array: shards: expected a tuple of ints, "
                                 f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
-                                f"found {shards!r}")
+                                f"found {short(shards)}")
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
         raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")

@@ -14,6 +14,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, 
                           ReadOnlyError, ZarrError, node_exists)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata.dtypes import resolve_dtype
+from zarrx.metadata._util import short
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import Store, make_store
@@ -194,12 +195,12 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
 
     if config is not None and not isinstance(config, Mapping):
         raise ArgumentTypeError(f"create_array: config: expected a mapping, found "
-                                f"{type(config).__name__} {config!r:.80}")
+                                f"{type(config).__name__} {short(config)}")
     if dimension_names is not None:          # not str: a TypeError, as in zarr-python
         names = list(dimension_names) if isinstance(dimension_names, Iterable) else [0]
         if not all(n is None or isinstance(n, str) for n in names):
             raise ArgumentTypeError(f"create_array: dimension_names: expected a sequence of "
-                                    f"str or None, found {dimension_names!r:.80}")
+                                    f"str or None, found {short(dimension_names)}")
         dimension_names = names
     if config:
         unknown = sorted(set(config) - {"write_empty_chunks", "order"})
@@ -282,8 +283,8 @@ def object_data_dtype(data: np.ndarray, what: str) -> str:
         kind = str if isinstance(value, str) else bytes if isinstance(value, bytes) else None
         if kind is None:
             raise ArgumentError(f"{what}: data of numpy's object dtype holds a value of type "
-                                f"{type(value).__name__} ({value!r:.40}); expected only str or "
-                                f"only bytes values: give dtype= to store anything else")
+                                f"{type(value).__name__} ({short(value, 40)}); expected only "
+                                f"str or only bytes values: give dtype= to store anything else")
         kinds.add(kind)
     if len(kinds) > 1:
         raise ArgumentError(f"{what}: data of numpy's object dtype holds both str and bytes "
@@ -320,14 +321,19 @@ def _chunks(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool = 
         c = int(chunks)                 # every axis; -1 is a whole axis, as in a tuple
         return _positive(tuple(max(s, 1) if c == -1 else min(c, max(s, 1)) if c > 0 else c
                                for s in shape), chunks)
-    if isinstance(chunks, Sequence) and any(isinstance(c, Sequence) for c in chunks):
-        return tuple(tuple(int(x) for x in c) if isinstance(c, Sequence) else int(c) for c in chunks)
+    if isinstance(chunks, Sequence) and any(_edges(c) for c in chunks):
+        # rectilinear: the edge lengths of each axis (an int for a regular one)
+        if not all(_is_int(x) for c in chunks for x in (c if _edges(c) else (c,))):
+            raise ArgumentTypeError(f"chunks: expected a tuple of positive ints or of edge "
+                                    f"lengths per axis, found {short(chunks)}")
+        return tuple(tuple(int(x) for x in c) if _edges(c) else int(c) for c in chunks)
     try:
         items = tuple(chunks)
     except TypeError:
         items = (chunks,)
     if any(not _is_int(c) and c is not None for c in items):       # 2.5 would not truncate
-        raise ArgumentTypeError(f"chunks: expected a tuple of positive ints, found {chunks!r}")
+        raise ArgumentTypeError(f"chunks: expected a tuple of positive ints, found "
+                                f"{short(chunks)}")
     chunks = items
     out = tuple(int(c) if c not in (None, -1) else max(s, 1) for c, s in zip(chunks, shape)) \
         if len(chunks) == len(shape) else tuple(chunks)
@@ -350,6 +356,11 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
+def _edges(c: Any) -> bool:
+    """A rectilinear axis of ``chunks=``: a sequence of edge lengths (a string is not one)."""
+    return isinstance(c, Sequence) and not isinstance(c, (str, bytes))
+
+
 def create_chunks(chunks: Any, shape: Any) -> Any:
     """``chunks=`` of ``create`` and the functions built on it (``zeros``, ``open``, ...), as
     zarr-python reads it there: ``True`` or ``None`` for automatic chunks, ``False`` for one
@@ -364,7 +375,8 @@ def create_chunks(chunks: Any, shape: Any) -> Any:
         return chunks
     chunks = tuple(chunks)
     if chunks and all(isinstance(c, Sequence) and not isinstance(c, (str, bytes)) for c in chunks):
-        if all(c and all(x == c[0] for x in c[:-1]) and c[-1] <= c[0] for c in chunks):
+        if all(c and all(_is_int(x) for x in c) and all(x == c[0] for x in c[:-1])
+               and c[-1] <= c[0] for c in chunks):
             chunks = tuple(c[0] for c in chunks)        # regular: a regular grid
     if len(chunks) < len(shape):
         chunks += (-1,) * (len(shape) - len(chunks))
@@ -441,7 +453,7 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         if a is None or not isinstance(a, (list, tuple)):
             raise ArgumentTypeError(f"*_like: expected an array (anything with a shape and a "
-                                    f"dtype) or a list, found {type(a).__name__} {a!r:.60}")
+                                    f"dtype) or a list, found {type(a).__name__} {short(a, 60)}")
         a = data_array(a, "*_like")       # a nested list, as numpy's *_like take it
     kwargs.setdefault("shape", a.shape)
     kwargs.setdefault("dtype", a.dtype)

@@ -16,6 +16,7 @@ import numpy as np
 from zarrx import _indexing
 from zarrx.errors import (BoundsCheckError, IndexingError, IndexingTypeError,
                           IndexingValueError, VindexInvalidSelectionError)
+from zarrx.metadata._util import short
 
 __all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
            "parse_block", "parse_mask", "is_int", "positions"]
@@ -91,7 +92,7 @@ def _parse_slice(s: slice, size: int, axis: int) -> tuple:
         for part, v in (("start", start), ("stop", stop), ("step", step)):
             if v is not None and not is_int(v):
                 raise IndexingTypeError(f"slice {part} on axis {axis}: expected an integer "
-                                        f"or None, found {v!r}")
+                                        f"or None, found {short(v)}")
     if step is not None and step == 0:
         raise IndexingValueError(f"slice step cannot be zero (axis {axis})")
     start, stop, step = s.indices(size)
@@ -101,9 +102,19 @@ def _parse_slice(s: slice, size: int, axis: int) -> tuple:
     return ("slice", start if n else 0, n, step)
 
 
+def _index_array(s: Any, where: str, error: type[IndexingError] = IndexingError) -> np.ndarray:
+    """``s`` (a list or array given as an index) as an array; ragged lists and lists nested
+    deeper than numpy's 64 dimensions are an ``error`` naming ``where``."""
+    try:
+        return np.asarray(s)
+    except (ValueError, TypeError):
+        raise error(f"{where}: expected a list or array of integers or booleans of one shape, "
+                    f"found {type(s).__name__} {short(s)}") from None
+
+
 def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
     """``("array", positions)`` for a 1-d integer or boolean index array along one axis."""
-    a = np.asarray(s)
+    a = _index_array(s, f"index array on axis {axis}")
     kind = a.dtype.kind
     if kind == "b":
         if a.ndim != 1 or a.shape[0] != size:
@@ -131,8 +142,8 @@ def _parse_axis(s: Any, size: int, axis: int, what: str) -> tuple:
         if isinstance(s, np.ndarray) and s.ndim == 0 and s.dtype.kind in "iu":
             return ("int", _parse_int(int(s), size, axis))
         return _parse_index_array(s, size, axis, what)
-    raise IndexingError(f"index {s!r} on axis {axis}: expected an integer, a slice, an integer or "
-                        f"boolean array, None or Ellipsis; found {type(s).__name__}")
+    raise IndexingError(f"index {short(s)} on axis {axis}: expected an integer, a slice, an "
+                        f"integer or boolean array, None or Ellipsis; found {type(s).__name__}")
 
 
 def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
@@ -150,7 +161,7 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
         else:
             return "items", items
     if isinstance(sel, (np.ndarray, list)) and ndim > 1:
-        a = np.asarray(sel)
+        a = _index_array(sel, "selection")
         if a.dtype == np.bool_ and a.ndim > 1:
             if a.shape != shape:
                 raise IndexingError(f"boolean mask: expected shape {shape}, found {a.shape}")
@@ -190,7 +201,8 @@ def check_basic(sel: Any, what: str) -> None:
     for i, s in enumerate(sel if isinstance(sel, tuple) else (sel,)):
         if isinstance(s, (list, tuple)) or (isinstance(s, np.ndarray) and s.ndim > 0):
             raise IndexingError(f"{what}: selection item {i}: expected an int, a slice, "
-                                f"Ellipsis or None, found {type(s).__name__} {s!r:.40}; {_USE}")
+                                f"Ellipsis or None, found {type(s).__name__} {short(s, 40)}; "
+                                f"{_USE}")
 
 
 def parse_orthogonal(sel: Any, shape: tuple[int, ...]) -> list[tuple]:
@@ -206,7 +218,7 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
     if not isinstance(sel, tuple):
         sel = (sel,)
     if len(sel) == 1 and isinstance(sel[0], (np.ndarray, list)):
-        a = np.asarray(sel[0])
+        a = _index_array(sel[0], "coordinate selection", VindexInvalidSelectionError)
         if a.dtype == np.bool_:
             if a.shape != shape:
                 raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
@@ -223,8 +235,8 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
         if not isinstance(s, (list, tuple, np.ndarray)):
             raise VindexInvalidSelectionError(
                 f"coordinate selection on axis {ax}: expected an integer array, found "
-                f"{type(s).__name__} {s!r}; use z.oindex for slices")
-        a = np.asarray(s)
+                f"{type(s).__name__} {short(s)}; use z.oindex for slices")
+        a = _index_array(s, f"coordinate selection on axis {ax}", VindexInvalidSelectionError)
         if a.size == 0 and a.dtype.kind == "f":
             a = a.astype(np.int64)
         if a.dtype.kind not in "iu":
@@ -256,12 +268,12 @@ def parse_block(sel: Any, shape: tuple[int, ...], axes: Sequence[Any]) -> list[t
         elif isinstance(s, slice):
             if s.step is not None and (not is_int(s.step) or s.step != 1):
                 raise IndexingError(f"block selection on axis {ax}: expected a slice with step 1, "
-                                    f"found step {s.step!r}")
+                                    f"found step {short(s.step)}")
             _, k0, kn, _ = _parse_slice(s, nch, ax)
             k1 = k0 + kn
         else:
             raise IndexingError(f"block selection on axis {ax}: expected an integer or a slice, "
-                                f"found {type(s).__name__} {s!r}")
+                                f"found {type(s).__name__} {short(s)}")
         if k1 <= k0:
             items.append(("slice", 0, 0, 1))
         else:

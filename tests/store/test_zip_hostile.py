@@ -423,20 +423,54 @@ def test_an_unsupported_compression_method_names_the_entry(tmp_path):
                                "are)")
 
 
-@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA], ids=["bzip2", "lzma"])
-def test_a_bzip2_or_lzma_entry_stops_at_its_declared_size(tmp_path, method):
+def compressed_entry(method, data):
+    """``data`` compressed as zipfile stores it with ``method``."""
     buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=method) as zf:    # 1 MiB of zeros, compressed
-        zf.writestr("k", bytes(1 << 20))
+    with zipfile.ZipFile(buf, "w", compression=method) as zf:
+        zf.writestr("k", data)
         info = zf.getinfo("k")
     start = info.header_offset + 30 + len("k") + len(info.extra)
-    data = buf.getvalue()[start:start + info.compress_size]
+    return buf.getvalue()[start:start + info.compress_size]
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA], ids=["bzip2", "lzma"])
+def test_a_bzip2_or_lzma_entry_stops_at_its_declared_size(tmp_path, method):
+    data = compressed_entry(method, bytes(1 << 20))
     path = build(tmp_path / "a.zip", [entry("k", data, method=method, usize=1000,
                                             crc=zlib.crc32(bytes(1000)))])
     with ZipStore(path) as store:
         with pytest.raises(StoreError, match=re.escape("entry 'k': inflates to more than its "
                                                        "declared 1000 bytes")):
             store.get("k")
+
+
+@pytest.mark.parametrize("method, name, ratio", [
+    (zipfile.ZIP_BZIP2, "bzip2", zipread.MAX_BZIP2_RATIO),
+    (zipfile.ZIP_LZMA, "LZMA", zipread.MAX_LZMA_RATIO)], ids=["bzip2", "lzma"])
+def test_a_declared_size_bzip2_or_lzma_cannot_produce_is_refused_unread(tmp_path, monkeypatch,
+                                                                        method, name, ratio):
+    packed = compressed_entry(method, bytes(1 << 20))
+    usize = ratio * len(packed) + 65
+    path = build(tmp_path / "a.zip", [entry("c/0", packed, method=method, usize=usize)])
+
+    def unread(*args):
+        raise AssertionError("inflated")
+    monkeypatch.setattr(zipread.Reader, "_blocks", unread)
+    with ZipStore(path) as store, pytest.raises(StoreError) as info:
+        store.get("c/0")
+    assert str(info.value) == (f"{store!r}: entry 'c/0': declares {usize} bytes from "
+                               f"{len(packed)} compressed bytes, more than {name} can produce")
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA], ids=["bzip2", "lzma"])
+def test_bzip2_and_lzma_entries_expanding_past_deflates_ratio_read(tmp_path, method):
+    data = bytes(1 << 20)
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w", compression=method) as zf:
+        zf.writestr("k", data)
+        assert zf.getinfo("k").compress_size * zipread.MAX_DEFLATE_RATIO < len(data)
+    with ZipStore(path) as store:
+        assert store.get("k") == data
 
 
 def test_names_not_flagged_utf8_are_read_as_utf8_when_they_are(tmp_path):

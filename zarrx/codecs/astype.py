@@ -37,6 +37,10 @@ class AsType(ArrayToArrayCodec):
         match_dtype(self.decode_dtype, dtype, where, "decode_dtype")
         if dtype.hasobject:
             raise CodecError(f"{where}: astype cannot convert the variable-length type {dtype}")
+        for dt in (dtype, self.encode_dtype):     # numpy converts only these kinds both ways
+            if dt.kind not in "biufcmM":
+                raise CodecError(f"{where}: astype converts between bool, numeric, datetime "
+                                 f"and timedelta types, found {dt}")
         return native(self.encode_dtype), shape
 
     def encode(self, arr: np.ndarray) -> np.ndarray:

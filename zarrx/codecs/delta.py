@@ -54,7 +54,12 @@ class Delta(ArrayToArrayCodec):
         dt = match_dtype(self.dtype, dtype, where)
         if dt.kind not in "iufc" and dt.kind != "m":
             raise CodecError(f"{where}: delta needs a numeric data type, found {dt}")
-        return native(self.astype) if self.astype is not None else dt, shape
+        astype = native(self.astype) if self.astype is not None else dt
+        if astype.kind not in ("m" if dt.kind == "m" else "biufc"):
+            want = "a timedelta" if dt.kind == "m" else "a numeric"
+            raise CodecError(f"{where}: delta needs {want} astype for the differences of "
+                             f"{dt}, found {astype}")
+        return astype, shape
 
     def encode(self, arr: np.ndarray) -> np.ndarray:
         flat = arr.reshape(-1)

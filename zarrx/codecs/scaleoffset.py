@@ -40,7 +40,10 @@ class FixedScaleOffset(ArrayToArrayCodec):
         dt = match_dtype(self.dtype, dtype, where)
         if dt.kind not in "iuf":
             raise CodecError(f"{where}: fixedscaleoffset needs a numeric data type, found {dt}")
-        return native(self.astype) if self.astype is not None else dt, shape
+        astype = native(self.astype) if self.astype is not None else dt
+        if astype.kind not in "iuf":
+            raise CodecError(f"{where}: fixedscaleoffset needs a numeric astype, found {astype}")
+        return astype, shape
 
     def encode(self, arr: np.ndarray) -> np.ndarray:
         astype = native(self.astype) if self.astype is not None else native(arr.dtype)

@@ -109,6 +109,10 @@ class LZMA(BytesToBytesCodec):
         import lzma
         fmt, filters = self.format, self._filters() if self.format == 3 else None
         memlimit = None if fmt == 3 else LZMA_MEMLIMIT     # a header may ask for a huge dictionary
+        for i, f in enumerate(filters or ()):     # raw streams: the filters name the dictionary
+            if f.get("dict_size", 0) > LZMA_MEMLIMIT:
+                raise CodecError(f"lzma: filters[{i}].dict_size: a dictionary of "
+                                 f"{f['dict_size']} bytes is over the limit of {LZMA_MEMLIMIT}")
         return _bounded(lambda: lzma.LZMADecompressor(fmt, memlimit, filters), as_u8(data),
                         expected, limit, "lzma", (lzma.LZMAError, ValueError, EOFError),
                         self.format != 3)

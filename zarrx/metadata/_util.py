@@ -21,21 +21,22 @@ UINT64_MAX = 2**64 - 1
 _MAX_REPR = 80
 
 
-def short(obj: object) -> str:
-    """``repr(obj)`` cut to about 80 characters (big containers are summarised, not repr'd)."""
+def short(obj: object, limit: int = _MAX_REPR) -> str:
+    """``repr(obj)`` cut to about ``limit`` characters (big containers are summarised, not
+    repr'd)."""
     if isinstance(obj, (list, tuple, dict)) and len(obj) > 20:
         kind = type(obj).__name__
         return f"<{kind} of {len(obj)} items>"
     if isinstance(obj, int) and not isinstance(obj, bool) and obj.bit_length() > 256:
         return f"<integer of {obj.bit_length()} bits>"
-    if isinstance(obj, (str, bytes)) and len(obj) > _MAX_REPR:
-        obj = obj[:_MAX_REPR]
-        return repr(obj)[: _MAX_REPR - 3] + "..."
+    if isinstance(obj, (str, bytes)) and len(obj) > limit:
+        obj = obj[:limit]
+        return repr(obj)[: limit - 3] + "..."
     try:
         text = repr(obj)
     except RecursionError:  # deeply nested values built in Python, not parsed from JSON
         return f"<deeply nested {type(obj).__name__}>"
-    return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def short_text(text: str) -> str:

@@ -257,7 +257,7 @@ def check_jenkins_lookup3(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
 
 def check_lz4(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     loc.keys(conf, (), ("acceleration",))
-    return {"acceleration": _int(conf, "acceleration", loc, 1)}
+    return {"acceleration": _int(conf, "acceleration", loc, 1, -2**31, 2**31 - 1)}   # a C int
 
 
 #: lzma integrity checks: -1 (the format's default), none, CRC-32, CRC-64, SHA-256

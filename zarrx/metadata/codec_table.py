@@ -21,7 +21,7 @@ from typing import Any
 
 from zarrx.errors import UnknownCodecError
 from zarrx.metadata import codec_checks as ck
-from zarrx.metadata._util import Loc
+from zarrx.metadata._util import Loc, short
 from zarrx.metadata.model import CodecSpec
 
 __all__ = ["A2A", "A2B", "B2B", "CodecInfo", "codec_info", "codec_kind", "check_codec",
@@ -168,12 +168,17 @@ def _close(name: str, names: list[str]) -> list[str]:
     """Up to three known names like ``name`` (``numcodecs.`` prefixes aside), those with the
     prefix ``name`` has (or lacks) first."""
     pre = name.startswith("numcodecs.")
-    ranked = sorted(((difflib.SequenceMatcher(None, _strip(name), _strip(n)).ratio(),
-                      n.startswith("numcodecs.") == pre, n) for n in names),
-                    key=lambda t: (-t[0], not t[1], t[2]))
+    scored = []
+    for n in names:
+        m = difflib.SequenceMatcher(None, _strip(name), _strip(n))
+        # the cheap upper bounds first: ratio() is quadratic in a long (hostile) name
+        if m.real_quick_ratio() >= 0.6 and m.quick_ratio() >= 0.6:
+            score = m.ratio()
+            if score >= 0.6:
+                scored.append((score, n.startswith("numcodecs.") == pre, n))
     out: list[str] = []
-    for score, _, n in ranked:
-        if score >= 0.6 and _strip(n) not in map(_strip, out):
+    for _, _, n in sorted(scored, key=lambda t: (-t[0], not t[1], t[2])):
+        if _strip(n) not in map(_strip, out):
             out.append(n)
     return out[:3]
 
@@ -191,7 +196,7 @@ def unknown_codec(name: str, where: str = "", *, array: str = "",
     close = _close(name, names)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
     ctx = f" in array {array!r}" if array else ""
-    return UnknownCodecError(f"{where}unknown {what} {name!r}{ctx}; {hint}known {what}s: "
+    return UnknownCodecError(f"{where}unknown {what} {short(name)}{ctx}; {hint}known {what}s: "
                       f"{', '.join(names)}")
 
 

@@ -26,7 +26,7 @@ from zarrx.metadata._util import Loc
 from zarrx.metadata.dtypes import category, struct_fields
 from zarrx.metadata.model import DataType
 
-__all__ = ["parse_fill", "fill_json", "default_fill", "same_fill"]
+__all__ = ["parse_fill", "fill_json", "default_fill", "same_fill", "check_unitless_date"]
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -102,6 +102,14 @@ def _stored(n: np.dtype, endian: str | None) -> np.dtype:
     return n.newbyteorder(">") if endian == "big" else n
 
 
+def check_unitless_date(n: np.dtype, value: Any, stored: Any, loc: Loc) -> None:
+    """A datetime64 without a unit (v2 ``<M8``, v3 unit ``generic``) holds only NaT: numpy
+    keeps other integers in it but can neither show nor convert them. ``stored`` is ``value``
+    as the integer stored."""
+    if n.kind == "M" and np.datetime_data(n)[0] == "generic" and stored != _NAT:
+        raise loc.error(f"'NaT' or {_NAT} (a datetime64 without a unit holds no date)", value)
+
+
 def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
                endian: str | None = None) -> Any:
     """The fill value ``value`` (JSON) of type ``dt`` in format ``fmt`` (2 or 3); ``endian``
@@ -137,6 +145,7 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
     if cat in ("datetime", "timedelta"):
         if value == "NaT":
             return np.array(_NAT, np.int64).view(n)[()]
+        check_unitless_date(n, value, value, loc)
         return np.array(loc.int(value, _NAT, 2**63 - 1), np.int64).view(n)[()]
     if cat == "raw":
         if isinstance(value, list):

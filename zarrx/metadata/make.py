@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 
 from zarrx.errors import FillValueError, FillValueOverflowError, MetadataError
-from zarrx.metadata._util import Loc
+from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtypes import (category, dtype_v2_json, dtype_v3_json, resolve_dtype,
                                    struct_fields)
-from zarrx.metadata.fill import _int_range, default_fill, fill_json, parse_fill
+from zarrx.metadata.fill import (_int_range, check_unitless_date, default_fill, fill_json,
+                                 parse_fill)
 from zarrx.metadata.grid import grid_json, parse_shape
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
@@ -36,7 +37,7 @@ def attributes_arg(attributes: Any, where: str) -> dict[str, Any]:
         return {}
     if not isinstance(attributes, Mapping) or not all(isinstance(k, str) for k in attributes):
         raise ArgumentTypeError(f"{where}: attributes: expected a mapping of str keys to JSON "
-                                f"values, found {type(attributes).__name__} {attributes!r:.80}")
+                                f"values, found {type(attributes).__name__} {short(attributes)}")
     loc = Loc(f"{where}:", "attributes", error=ArgumentTypeError)
     for key, value in attributes.items():
         check_tree(value, loc / key)
@@ -144,10 +145,12 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
                 # days into years, seconds into unit-less: no value of the type means it
                 raise loc.error(f"a {want.__name__} numpy casts to {n} (casting='same_kind')",
                                 value)
-            return np.array(value).astype(n)[()]
+            out = np.array(value).astype(n)
+            check_unitless_date(n, value, out.view(np.int64)[()], loc)
+            return out[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
-            return np.array(int(value), np.int64).view(n)[()]
+            return parse_fill(int(value), dt, loc, 3)
         if cat == "float" and not isinstance(value, np.generic):
             if isinstance(value, bool):
                 value = float(value)            # as numpy casts it (zarr-python too)

@@ -9,8 +9,8 @@ serves goes through here.
 - ``Reader`` reads an entry's bytes: the local header must agree with the central directory;
   stored entries are read in place (ranges read only their bytes); compressed entries (deflate,
   bzip2, LZMA: the methods zipfile writes) are inflated 64 KiB of input at a time, never past
-  the declared size (nor past a range's end once the entry is verified); deflated entries are
-  refused when they declare more than deflate can produce from their compressed size. Every
+  the declared size (nor past a range's end once the entry is verified); an entry is refused
+  unread when it declares more than its method can produce from its compressed size. Every
   entry's CRC-32 is checked the first time it is served (a stored entry's whole data is
   streamed once, in bounded blocks), after which the verified fact is remembered; the most
   recently inflated entries are kept in a bounded cache, so ranged reads of a compressed entry
@@ -31,14 +31,24 @@ from typing import BinaryIO
 from zarrx.errors import StoreError
 from zarrx.store.base import key_problem
 
-__all__ = ["checked_entries", "Reader", "MAX_DEFLATE_RATIO", "INFLATE_CACHE_BYTES"]
+__all__ = ["checked_entries", "Reader", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO", "MAX_LZMA_RATIO",
+           "INFLATE_CACHE_BYTES"]
 
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the name
 _LOCAL_MAGIC = b"PK\x03\x04"
 BLOCK = 1 << 20                         # stored data streamed for its CRC-32, per read
 INFLATE_STEP = 1 << 16                  # compressed bytes fed to the inflater per read
-#: deflate cannot expand data more than ~1032:1; an entry declaring more is lying
+#: the most each method can expand its compressed bytes; an entry declaring more is lying.
+#: deflate: a 258-byte match in 2 bits, about 1032:1
 MAX_DEFLATE_RATIO = 1032
+#: bzip2: a block holds at most 900,000 bytes after its first run-length stage, each 5 of them
+#: standing for at most 255 bytes (45,900,000 bytes), and takes at least 173 bits (headers,
+#: tables and one symbol)
+MAX_BZIP2_RATIO = 45_900_000 * 8 // 173 + 1
+#: LZMA: a 273-byte repeated match takes 14 range-coded decisions, each at least
+#: log2(2048 / 2017) = 0.022 bits (the most probable an 11-bit probability gets), about
+#: 7,100:1; rounded up
+MAX_LZMA_RATIO = 8192
 INFLATE_CACHE_BYTES = 64 << 20
 
 
@@ -154,10 +164,10 @@ class Reader:
             raise self._fail(info, f"compression method {info.compress_type} is not supported "
                                    "(stored, deflated, bzip2 and LZMA are)")
         declared = info.file_size
-        if info.compress_type == zipfile.ZIP_DEFLATED \
-                and declared > MAX_DEFLATE_RATIO * info.compress_size + 64:
+        method = _DECOMPRESSORS[info.compress_type]
+        if declared > method.max_ratio * info.compress_size + 64:
             raise self._fail(info, f"declares {declared} bytes from {info.compress_size} "
-                                   "compressed bytes, more than deflate can produce")
+                                   f"compressed bytes, more than {method.name} can produce")
         if name not in self.verified and (start, stop) != (0, declared) \
                 and declared > INFLATE_CACHE_BYTES:     # too large to keep: stream it once
             return self._inflate_range(fp, info, begin, start, stop)
@@ -278,6 +288,7 @@ class _Deflate:
     """A raw deflate stream, fed as the bz2 and lzma decompressors are."""
 
     name = "deflate"
+    max_ratio = MAX_DEFLATE_RATIO
 
     def __init__(self) -> None:
         self._d = zlib.decompressobj(-15)
@@ -296,6 +307,7 @@ class _Deflate:
 
 class _Bzip2:
     name = "bzip2"
+    max_ratio = MAX_BZIP2_RATIO
 
     def __init__(self) -> None:
         self._d = bz2.BZ2Decompressor()
@@ -316,6 +328,7 @@ class _Lzma:
     LZMA stream."""
 
     name = "LZMA"
+    max_ratio = MAX_LZMA_RATIO
 
     def __init__(self) -> None:
         self._head = b""

@@ -39,6 +39,7 @@ from zarrx.codecs.registry import get_codec_class
 from zarrx.errors import (ArgumentError, ConflictError, MetadataError, ShardError, StoreError,
                           ZarrError)
 from zarrx.metadata import nodes
+from zarrx.metadata._util import short
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
 from zarrx.store.base import key_problem
@@ -139,7 +140,7 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
     if isinstance(temp_age, bool) or not isinstance(temp_age, (int, float)) or \
             not 0 <= temp_age < math.inf:
         raise ArgumentError(f"check: temp_age: expected a number of seconds, 0 or more, found "
-                            f"{temp_age!r:.40}")
+                            f"{short(temp_age, 40)}")
     t0 = time.perf_counter()
     loc = resolve(location, "r+" if repair else "r", storage_options)
     bar = progress_for(progress)

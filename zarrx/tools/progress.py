@@ -73,5 +73,6 @@ def progress_for(progress: Any) -> Progress:
     if isinstance(progress, Progress):
         return progress
     from zarrx.errors import ArgumentTypeError
+    from zarrx.metadata._util import short
     raise ArgumentTypeError(f"progress: expected a bool or a zarrx.tools.progress.Progress, "
-                            f"found {type(progress).__name__} {progress!r:.40}")
+                            f"found {type(progress).__name__} {short(progress, 40)}")
