@@ -55,8 +55,8 @@ BAD_FILLS = [
      "datetime64[ns], found np.timedelta64(1,'s')"),
     ("m8[Y]", np.timedelta64(1, "D"), "expected a timedelta64 numpy casts to timedelta64[Y] "
      "(casting='same_kind'), found np.timedelta64(1,'D')"),
-    ("M8", np.datetime64("2020-01-01"), "expected a datetime64 numpy casts to datetime64 "
-     "(casting='same_kind'), found np.datetime64('2020-01-01')"),
+    ("M8", np.datetime64("2020-01-01"), "expected 'NaT' or -9223372036854775808 (a datetime64 "
+     "without a unit holds no date), found np.datetime64('2020-01-01')"),
     (str, b"\xff", "expected a str or UTF-8 encoded bytes, found b'\\xff'"),
     (str, "a\udcff", "expected a string that UTF-8 can encode (no lone surrogates), found "
      "'a\\udcff'"),

@@ -141,12 +141,12 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             want = np.datetime64 if cat == "datetime" else np.timedelta64
             if not isinstance(value, want):     # a moment is no duration, nor the reverse
                 raise loc.error(f"a {want.__name__} or an integer for {n}", value)
+            out = np.array(value).astype(n)
+            check_unitless_date(n, value, out.view(np.int64)[()], loc)
             if not np.can_cast(np.asarray(value).dtype, n, casting="same_kind"):
                 # days into years, seconds into unit-less: no value of the type means it
                 raise loc.error(f"a {want.__name__} numpy casts to {n} (casting='same_kind')",
                                 value)
-            out = np.array(value).astype(n)
-            check_unitless_date(n, value, out.view(np.int64)[()], loc)
             return out[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
