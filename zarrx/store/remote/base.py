@@ -14,7 +14,8 @@ Everything else is here:
   parts conditioned on the first part's ETag.
 - **Generations** are ETags. Conditioned reads send If-Match; conditional writes send
   If-None-Match ``*`` (create) or If-Match (replace); HTTP 412 becomes ConflictError.
-- **Failures.** Timeouts, dropped connections, HTTP 429 and 5xx are retried with backoff;
+- **Failures.** Timeouts, dropped connections, HTTP 429 and 5xx are retried with backoff
+  (or after the wait a ``Retry-After`` header asks for, when the backend shows it);
   everything else fails at once. Each error names the store, the key and its URL (never
   credentials). A missing key reads as None.
 """
@@ -51,6 +52,19 @@ def _upload_view(value: object, key: str) -> memoryview:
     return as_buffer(value, key)
 
 T = TypeVar("T")
+
+
+def retry_delay(opts: RemoteOptions, attempt: int, retry_after: float | None) -> float:
+    """Seconds to wait before retry number ``attempt + 1``: the server's ``Retry-After`` when
+    it sent one, else ``backoff * 2**attempt`` with jitter; at most ``max_backoff`` either way."""
+    if retry_after is not None:
+        return min(opts.max_backoff, retry_after)
+    delay = min(opts.max_backoff, opts.backoff * 2 ** attempt)
+    return delay * (0.5 + random.random() / 2)
+
+
+async def _pause(seconds: float) -> None:
+    await asyncio.sleep(seconds)
 
 
 class RemoteStore(RemoteReads, Store):
@@ -112,6 +126,10 @@ class RemoteStore(RemoteReads, Store):
         """``exc`` classified, or None when it is not the backend's (a bug: re-raised)."""
         raise NotImplementedError
 
+    async def _content_type(self, key: str) -> str | None:
+        """The object's Content-Type as the server records it (None: none)."""
+        return None
+
     # -- running requests ---------------------------------------------------------------------
     def _run(self, coro: Awaitable[T]) -> T:
         return aio.run(coro, self._loop())  # type: ignore[arg-type]
@@ -143,8 +161,7 @@ class RemoteStore(RemoteReads, Store):
                 raise fail
             if fail.kind not in TRANSIENT or attempt == opts.retries:
                 raise self._error(action, key, fail, attempt + 1) from None
-            delay = min(opts.max_backoff, opts.backoff * 2 ** attempt)
-            await asyncio.sleep(delay * (0.5 + random.random() / 2))
+            await _pause(retry_delay(opts, attempt, fail.retry_after))
         raise AssertionError("unreachable")
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
@@ -198,6 +215,18 @@ class RemoteStore(RemoteReads, Store):
 
     def exists(self, key: str) -> bool:
         return self._run(self._stat(self._key(key))) is not None
+
+    def address(self, key: str) -> str | None:
+        return self._url(key)
+
+    def content_type(self, key: str) -> str | None:
+        """The object's Content-Type (one request); None when the server sends none, or the
+        request fails (it only explains another error)."""
+        key = self._key(key)
+        try:
+            return self._run(self._call("HEAD", "read", key, lambda: self._content_type(key)))
+        except (Failure, StoreError):
+            return None
 
     # -- generations ----------------------------------------------------------------------------
     def generation(self, key: str) -> Hashable | None:

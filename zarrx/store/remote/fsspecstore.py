@@ -34,7 +34,7 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta
+from zarrx.store.remote.common import OnMeta, retry_after_seconds
 from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import endpoint_problem, redact, require
@@ -293,6 +293,19 @@ class FsspecStore(RemoteStore):
         whole = await self.fs._cat_file(path) if _sizeless(info) else None
         return _version(info, whole, path)
 
+    async def _content_type(self, key: str) -> str | None:
+        path = self._full(key)
+        if self.is_s3:
+            bucket, k = self._bucket_key(key)
+            resp = await self._bounded(self.fs._call_s3("head_object", Bucket=bucket, Key=k))
+            info = {"ContentType": resp.get("ContentType")}
+        elif self._async:
+            info = await self._bounded(self.fs._info(path))
+        else:
+            info = await self._blocking(self.fs.info, path)
+        value = info.get("ContentType") or info.get("mimetype") or info.get("content_type")
+        return value if isinstance(value, str) else None
+
     def _head_sync(self, path: str) -> tuple[str, int]:
         info = self.fs.info(path)
         return _version(info, self.fs.cat_file(path) if _sizeless(info) else None, path)
@@ -408,11 +421,12 @@ class FsspecStore(RemoteStore):
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:
-        status, code = _botocore_status(exc)
+        status, code, headers = _response_of(exc)
         if status is not None:
             if status == 412 or code == "PreconditionFailed":
                 return Failure("precondition", 412, code)
-            return Failure(_status_kind(status, code), status, code)
+            return Failure(_status_kind(status, code), status, code,
+                           retry_after_seconds(_header(headers, "retry-after")))
         if isinstance(exc, FileNotFoundError):
             return Failure("missing", 404)
         if isinstance(exc, FileExistsError):
@@ -529,21 +543,30 @@ def _secrets(so: dict) -> dict:
     return out
 
 
-def _botocore_status(exc: BaseException) -> tuple[int | None, str]:
-    """HTTP status and error code of a botocore error in ``exc`` or its causes."""
+def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
+    """HTTP status, error code and response headers (None: unknown) of a botocore or aiohttp
+    error in ``exc`` or its causes."""
     seen = 0
     cur: BaseException | None = exc
     while cur is not None and seen < 5:
         resp = getattr(cur, "response", None)
         if isinstance(resp, dict) and "Error" in resp:
-            status = resp.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            meta = resp.get("ResponseMetadata") or {}
+            status = meta.get("HTTPStatusCode")
             code = str(resp["Error"].get("Code", ""))
             if status is None and code.isdigit():
                 status = int(code)
-            return (int(status) if status else None), code
+            return (int(status) if status else None), code, meta.get("HTTPHeaders")
         st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
         if isinstance(st, int) and 100 <= st < 600:
-            return st, ""
+            return st, "", getattr(cur, "headers", None)
         cur = cur.__cause__ or cur.__context__
         seen += 1
-    return None, ""
+    return None, "", None
+
+
+def _header(headers: Any, name: str) -> str | None:
+    """The value of the header ``name`` (any case) in a mapping of headers, or None."""
+    if not hasattr(headers, "items"):
+        return None
+    return next((v for k, v in headers.items() if str(k).lower() == name), None)
