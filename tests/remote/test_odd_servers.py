@@ -647,3 +647,89 @@ def test_a_server_sending_a_byte_now_and_then_times_out(backend, scheme):
                                           "timeout")
     finally:
         server.close()
+
+
+class _PageHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every GET and HEAD with 200 and an HTML sign-in page (as a portal in front of a
+    data server does for a client without its cookie); under ``/busy/``, the first request for
+    each path gets 503 with ``Retry-After: 7``."""
+
+    PAGE = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>...</body></html>"
+    busy: set = set()
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/busy/") and self.path not in self.busy:
+            self.busy.add(self.path)
+            self.send_response(503)
+            self.send_header("Retry-After", "7")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(self.PAGE)))
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(self.PAGE)
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+
+@pytest.fixture(scope="module")
+def page_http():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("backend, ctype", [("obstore", "text/html; charset=utf-8"),
+                                            ("fsspec", "text/html")])
+@pytest.mark.parametrize("zarr_format, key", [(None, "zarr.json"), (3, "zarr.json"),
+                                              (2, ".zarray")])
+def test_an_html_page_where_metadata_should_be_names_the_url_and_what_came(
+        page_http, backend, ctype, zarr_format, key):
+    """A server answering 200 with a login page gave "zarr.json: expected valid JSON, found
+    Expecting value at line 1 column 1", naming neither the store nor the URL."""
+    from zarrx.errors import MetadataError
+    store = _http_store(backend, f"{page_http}/data.zarr")
+    with pytest.raises(MetadataError) as info:
+        zarrx.open(store, mode="r", zarr_format=zarr_format)
+    name = type(store).__name__
+    assert str(info.value) == (
+        f"{name}('{page_http}/data.zarr', read_only=True): {key} ({page_http}/data.zarr/{key}): "
+        f"expected a JSON metadata document, found an HTML page titled 'Sign in' "
+        f"(Content-Type {ctype})")
+
+
+def test_metadata_that_is_not_json_names_the_store_and_what_came(tmp_path):
+    from zarrx.errors import MetadataError
+    root = tmp_path / "a.zarr"
+    root.mkdir()
+    for doc, found in [(b"", "an empty object"), (b" \n", "only white space"),
+                       (b"\x1f\x8b\x08\x00gz", "6 bytes that are not JSON, starting "
+                                               "b'\\x1f\\x8b\\x08\\x00gz'")]:
+        (root / "zarr.json").write_bytes(doc)
+        with pytest.raises(MetadataError) as info:
+            zarrx.open(str(root), mode="r")
+        assert str(info.value) == (f"LocalStore('{root}', read_only=True): zarr.json: expected "
+                                   f"a JSON metadata document, found {found}")
+
+
+def test_fsspec_http_honours_retry_after(page_http, monkeypatch):
+    """fsspec's HTTP filesystem shows the headers of a failed answer: a 503's Retry-After sets
+    the wait before the next attempt (at most max_backoff)."""
+    from zarrx.store.remote import FsspecStore, base
+    pauses: list[float] = []
+
+    async def pause(seconds):
+        pauses.append(seconds)
+
+    monkeypatch.setattr(base, "_pause", pause)
+    store = FsspecStore(f"{page_http}/busy/x", retries=2, backoff=0.01, max_backoff=3.0)
+    assert store.get("k") == _PageHandler.PAGE
+    assert pauses == [3.0]

@@ -131,6 +131,12 @@ class ObjectStore(RemoteStore):
             meta = (await obs.get_async(self._client, self._prefix + key)).meta
         return meta.get("e_tag"), meta["size"]
 
+    async def _content_type(self, key: str) -> str | None:
+        res = await _obstore().get_async(self._client, self._prefix + key,
+                                         options={"head": True})
+        value = (res.attributes or {}).get("Content-Type")
+        return value if isinstance(value, str) else None
+
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
         opts = self.options
         kw: dict[str, Any] = {}
