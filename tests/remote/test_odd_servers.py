@@ -4,6 +4,7 @@ answers are not the range asked for or that redirects in a loop, s3fs-only stora
 endpoints without a scheme, and object names that are not file names."""
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import socket
@@ -62,17 +63,21 @@ def test_consolidated_group_over_plain_http(plain_http):
     np.testing.assert_array_equal(g["x"][5:9], a[5:9])
 
 
+_BASIC = "Basic " + base64.b64encode(b"us er:p@ss").decode()
+
+
 @pytest.fixture(scope="module")
 def token_http(plain_http, tmp_path_factory):
     """An HTTP server that serves its files only to requests carrying the header
-    ``Authorization: Bearer t0ken`` or the query ``?token=t0ken``."""
+    ``Authorization: Bearer t0ken`` (or the basic credentials of user ``us er``, password
+    ``p@ss``) or the query ``?token=t0ken``."""
     base, a = plain_http
     root = tmp_path_factory.mktemp("token")
     zarrx.save_array(str(root / "v3.zarr"), a, chunks=(7, 9))
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def do_GET(self):  # type: ignore[no-untyped-def]
-            if self.headers.get("Authorization") != "Bearer t0ken" and \
+            if self.headers.get("Authorization") not in ("Bearer t0ken", _BASIC) and \
                     not self.path.endswith("?token=t0ken"):
                 self.send_error(401)
                 return
@@ -118,6 +123,29 @@ def test_the_query_of_an_http_url_goes_with_every_request(token_http, backend):
     assert "t0ken" not in repr(z.store)
     with pytest.raises(RemoteAccessError):
         zarrx.open_array(make(f"{base}/v3.zarr?token=wrong"), mode="r")
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_the_user_and_password_of_an_http_url_are_sent_and_never_shown(token_http, backend):
+    """``https://user:password@host/...`` is HTTP basic authentication: ObjectStore dropped
+    the credentials (HTTP 401), FsspecStore sent them."""
+    from zarrx.errors import RemoteAccessError
+    base, a = token_http
+    url = base.replace("http://", "http://us%20er:p%40ss@") + "/v3.zarr"
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore as make
+    else:
+        from zarrx.store.remote import FsspecStore as make
+    z = zarrx.open_array(url, mode="r") if backend == "obstore" else \
+        zarrx.open_array(make(url), mode="r")
+    assert type(z.store).__name__ == make.__name__
+    np.testing.assert_array_equal(z[...], a)
+    assert "p%40ss" not in repr(z.store) and "us%20er" not in repr(z.store)
+    wrong = url.replace("p%40ss", "nope")
+    with pytest.raises(RemoteAccessError) as info:
+        zarrx.open_array(make(wrong), mode="r")
+    assert "nope" not in str(info.value)
 
 
 def test_fsspec_http_lists_a_directory_listing_by_the_names_it_links(tmp_path):

@@ -37,7 +37,7 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, retry_after_seconds
 from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
-from zarrx.store.remote.urls import endpoint_problem, redact, require
+from zarrx.store.remote.urls import bucket_problem, endpoint_problem, redact, require
 
 __all__ = ["FsspecStore"]
 
@@ -92,6 +92,8 @@ class FsspecStore(RemoteStore):
         self._source, self._path_arg = fs, path
         self._storage_options = dict(storage_options or {})
         if isinstance(fs, str):
+            if (problem := bucket_problem(fs)) is not None:
+                raise StoreError(f"FsspecStore: {problem}")
             so = dict(self._storage_options)
             check_dict_options(f"FsspecStore({redact(fs)!r})", so)
             if fs.split("://", 1)[0] in ("s3", "s3a"):

@@ -25,8 +25,9 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, gather_all
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
-from zarrx.store.remote.urls import (EXTRAS, dot_segment, endpoint_problem, literal_path,
-                                     redact, redact_text, require, scheme_of)
+from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
+                                     dot_segment, endpoint_problem, literal_path, redact,
+                                     redact_text, require, scheme_of, without_userinfo)
 
 __all__ = ["ObjectStore"]
 
@@ -61,6 +62,9 @@ class ObjectStore(RemoteStore):
         self._storage_options = dict(storage_options or {})
         self._prefix = ""                   # below the client's own prefix (memory:// only)
         if isinstance(store, str):
+            if (problem := bucket_problem(store)) is not None:
+                from zarrx.errors import StoreError
+                raise StoreError(f"ObjectStore: {problem}")
             check_dict_options(f"ObjectStore({redact(store)!r})", self._storage_options)
             self.kind = scheme_of(store) or "file"
             self._client = _from_url(obs, store, self._storage_options, opts)
@@ -350,6 +354,14 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
+    if scheme in HTTP_SCHEMES and (auth := basic_credentials(url)) is not None:
+        # the user name and password of an http(s) URL, sent as browsers and fsspec's HTTP
+        # filesystem send them (obstore would drop them); a header given wins
+        headers = dict(client.get("default_headers") or {})
+        if not any(str(k).lower() == "authorization" for k in headers):
+            headers["Authorization"] = auth
+        client["default_headers"] = headers
+        url = without_userinfo(url)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:
         so["conditional_put"] = "etag"
