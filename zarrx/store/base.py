@@ -294,6 +294,10 @@ class Store:
         value = self.get(key)
         return None if value is None else len(value)
 
+    def getsize_many(self, keys: Iterable[str]) -> list[int | None]:
+        """``getsize`` of each key, in order; a remote store asks for all of them at once."""
+        return [self.getsize(k) for k in keys]
+
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 

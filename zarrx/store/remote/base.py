@@ -29,8 +29,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from typing import TypeVar
 
-from zarrx.errors import (ConflictError, RemoteAccessError, RemoteError, RemoteNotFoundError,
-                          StoreError)
+from zarrx.errors import (ConflictError, ListingUnsupportedError, RemoteAccessError, RemoteError,
+                          RemoteNotFoundError, StoreError)
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
                               as_buffer, check_generation, check_path_key, conflict, is_absent,
                               key_problem, sequence_of)
@@ -213,6 +213,13 @@ class RemoteStore(RemoteReads, Store):
         head = self._run(self._stat(self._key(key)))
         return None if head is None else head[1]
 
+    def getsize_many(self, keys: Iterable[str]) -> list[int | None]:
+        keys = [self._key(k) for k in keys]
+        if not keys:
+            return []
+        heads = self._run(gather_all([self._stat(k) for k in keys]))
+        return [None if h is None else h[1] for h in heads]
+
     def exists(self, key: str) -> bool:
         return self._run(self._stat(self._key(key))) is not None
 
@@ -360,9 +367,10 @@ class RemoteStore(RemoteReads, Store):
             if fail.kind == "missing":
                 return []
             if fail.kind == "unsupported":
-                raise StoreError(f"{self!r}: cannot list {folder or '<root>'!r}: the server "
-                                 f"offers no listing ({fail.detail or fail.status}); open "
-                                 "hierarchies with consolidated metadata there") from None
+                raise ListingUnsupportedError(
+                    f"{self!r}: cannot list {folder or '<root>'!r}: the server offers no "
+                    f"listing ({fail.detail or fail.status}); open hierarchies with "
+                    "consolidated metadata there") from None
             raise self._error("list", folder or "<root>", fail) from None
 
     def delete_prefix(self, prefix: str) -> None:
