@@ -22,6 +22,7 @@ Everything else is here:
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import threading
 import time
@@ -89,6 +90,7 @@ class RemoteStore(RemoteReads, Store):
         self._known_lock = threading.Lock()
         self._tails: dict[str, asyncio.Future] = {}
         self._batches: dict[tuple[str, str | None], ReadBatch] = {}
+        self._pid = os.getpid()
 
     # -- what a backend implements ------------------------------------------------------------
     def _url(self, key: str) -> str:
@@ -132,7 +134,22 @@ class RemoteStore(RemoteReads, Store):
 
     # -- running requests ---------------------------------------------------------------------
     def _run(self, coro: Awaitable[T]) -> T:
+        if self._pid != os.getpid():
+            try:
+                self._forked()
+            except BaseException:
+                coro.close()  # type: ignore[attr-defined]
+                raise
+            self._pid = os.getpid()
         return aio.run(coro, self._loop())  # type: ignore[arg-type]
+
+    def _forked(self) -> None:
+        """In a forked child, before its first request: the parent's requests in flight, event
+        loops and locks are not the child's."""
+        self._sems.clear()
+        self._tails.clear()
+        self._batches.clear()
+        self._known_lock = threading.Lock()
 
     def _sem(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()

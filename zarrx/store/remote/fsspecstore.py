@@ -198,6 +198,16 @@ class FsspecStore(RemoteStore):
     def _loop(self) -> asyncio.AbstractEventLoop | None:
         return self.fs.loop if self._async else None
 
+    def _forked(self) -> None:
+        super()._forked()
+        if self._async:
+            # an asynchronous filesystem is bound to the parent's event loop (fsspec raises
+            # "not fork-safe"): the child makes its own, alike
+            retries = getattr(self.fs, "retries", None)
+            self.fs = type(self.fs)(**{**self.fs.storage_options, "skip_instance_cache": True})
+            if retries is not None and hasattr(self.fs, "retries"):
+                self.fs.retries = retries
+
     # -- primitives -----------------------------------------------------------------------------
     def _bucket_key(self, key: str) -> tuple[str, str]:
         bucket, _, k = self._full(key).partition("/")

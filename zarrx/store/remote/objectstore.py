@@ -91,6 +91,23 @@ class ObjectStore(RemoteStore):
         cw = self.options.conditional_writes
         return (self.kind in ("s3", "s3a")) if cw is None else cw
 
+    def _run(self, coro):  # type: ignore[no-untyped-def]
+        """Run ``coro``, unless this process was forked from one whose obstore requests ran:
+        obstore's runtime (its threads) does not survive a fork, and every request of the
+        child would wait for ever."""
+        global _RUNTIME_PID
+        pid = os.getpid()
+        if _RUNTIME_PID is not None and _RUNTIME_PID != pid:
+            coro.close()
+            from zarrx.errors import StoreError
+            raise StoreError(f"{self!r}: cannot send requests in this process: it was forked "
+                             f"from a process that had used obstore, whose runtime does not "
+                             f"survive a fork (the requests would wait for ever); start worker "
+                             f"processes with the 'spawn' or 'forkserver' method "
+                             f"(multiprocessing.get_context('spawn')), or use FsspecStore")
+        _RUNTIME_PID = pid
+        return super()._run(coro)
+
     @property
     def shared_identity(self) -> tuple:  # type: ignore[override]
         # one URL names the same objects whichever handle opened it; an obstore store given
@@ -327,6 +344,9 @@ def _status_kind(status: int, code: str) -> str:
         return "server"
     return "other"
 
+
+#: the process whose obstore requests ran (obstore's runtime is that process's)
+_RUNTIME_PID: int | None = None
 
 _MEMORY: dict[str, Any] = {}
 _MEMORY_LOCK = threading.Lock()
