@@ -761,3 +761,32 @@ def test_fsspec_http_honours_retry_after(page_http, monkeypatch):
     store = FsspecStore(f"{page_http}/busy/x", retries=2, backoff=0.01, max_backoff=3.0)
     assert store.get("k") == _PageHandler.PAGE
     assert pauses == [3.0]
+
+
+@pytest.mark.parametrize("url, backend, so, message", [
+    ("memory://typo", "url", {"gloabl_store": True},
+     "FsspecStore('memory://typo'): storage_options gloabl_store: not options of "
+     "MemoryFileSystem, which would ignore them; it takes global_store, listings_expiry_time, "
+     "max_paths, skip_instance_cache, use_listings_cache"),
+    ("file:///tmp/zarrx-never-made/x.zarr", "url", {"auto_mkdri": True},
+     "FsspecStore('file:///tmp/zarrx-never-made/x.zarr'): storage_options auto_mkdri: not "
+     "options of LocalFileSystem, which would ignore them; it takes auto_mkdir, "
+     "listings_expiry_time, max_paths, skip_instance_cache, use_listings_cache"),
+    ("memory://typo", "obstore", {"region": "eu-west-1"},
+     "ObjectStore('memory://typo'): storage_options region: a memory store takes no options"),
+    ("s3://bucket/x", "obstore", {"regoin": "eu-west-1"},
+     "ObjectStore('s3://bucket/x'): cannot configure the store: UnknownConfigurationKeyError: "
+     "Configuration key: 'regoin' is not valid for store 'S3'. (extra: zarrx[s3])"),
+])
+def test_a_storage_option_that_would_be_ignored_is_named(url, backend, so, message):
+    """memory:// and file:// stores ignored storage options they do not know (a typo went
+    unnoticed)."""
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore
+        make = lambda: ObjectStore(url, storage_options=so)  # noqa: E731
+    else:
+        make = lambda: zarrx.open(url, mode="a", storage_options=so)  # noqa: E731
+    with pytest.raises(StoreError) as info:
+        make()
+    assert str(info.value) == message

@@ -126,6 +126,7 @@ class FsspecStore(RemoteStore):
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
                                  f"{type(exc).__name__}: {exc!s:.200}") from None
+            _check_known_options(fs, type(self.fs).__name__, self._storage_options)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):
@@ -528,6 +529,25 @@ def _version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
     if tag is None:
         tag = f"{size}-{stamp}"
     return str(tag), int(size)
+
+
+#: options of the fsspec filesystems that take any keyword and ignore those they do not know
+#: (every filesystem takes fsspec's instance and listings cache options)
+_OWN_OPTIONS = {"MemoryFileSystem": {"global_store"}, "LocalFileSystem": {"auto_mkdir"}}
+_CACHE_OPTIONS = {"skip_instance_cache", "use_listings_cache", "listings_expiry_time",
+                  "max_paths"}
+
+
+def _check_known_options(url: str, fs_class: str, so: dict) -> None:
+    """A storage option of a filesystem that would ignore it (a typo, an option of another
+    filesystem) is a StoreError naming it."""
+    own = _OWN_OPTIONS.get(fs_class)
+    if own is None:
+        return
+    if unknown := sorted(set(so) - own - _CACHE_OPTIONS):
+        raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {', '.join(unknown)}: "
+                         f"not options of {fs_class}, which would ignore them; it takes "
+                         f"{', '.join(sorted(own | _CACHE_OPTIONS))}")
 
 
 def _check_endpoints(url: str, so: dict) -> None:

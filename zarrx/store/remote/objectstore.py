@@ -388,6 +388,11 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     retry = so.pop("retry_config", None) or {
         "max_retries": 0, "retry_timeout": datetime.timedelta(seconds=opts.timeout)}
     if scheme == "memory":
+        if storage_options:
+            # obstore's memory store takes no configuration: an option would go unused
+            raise StoreError(f"ObjectStore({redact(url)!r}): storage_options "
+                             f"{', '.join(sorted(storage_options))}: a memory store takes no "
+                             f"options")
         # one store per name in the process, as fsspec's memory filesystem: a pickled or
         # reopened memory:// store sees the same objects, and a path below the name is a prefix
         with _MEMORY_LOCK:
