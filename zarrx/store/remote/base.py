@@ -249,7 +249,7 @@ class RemoteStore(RemoteReads, Store):
         key = self._key(key)
         try:
             return self._run(self._call("HEAD", "read", key, lambda: self._content_type(key)))
-        except (Failure, StoreError):
+        except Exception:  # noqa: BLE001 - unknown: the error it would explain is raised
             return None
 
     # -- generations ----------------------------------------------------------------------------
