@@ -301,3 +301,21 @@ def test_a_group_without_consolidated_metadata_and_listings_says_what_is_needed(
     assert not (tmp_path / "out.zarr").exists()
     assert cli.main([command, f"{url}/t.zarr/a"] +
                     ([str(tmp_path / "a.zarr")] if command == "copy" else [])) == 0
+
+
+def test_info_of_a_group_without_listings_or_consolidated_metadata_shows_the_rest(
+        site, capsys):
+    """`zarrx info` of such a group failed with the listing error; it shows what it knows."""
+    import json
+
+    from zarrx import cli
+    path, url = site
+    _unlisted_tree(path / "t.zarr", 3, consolidated=False)
+    assert cli.main(["info", f"{url}/t.zarr"]) == 0
+    out = capsys.readouterr().out
+    reason = (f"ObjectStore('{url}/t.zarr', read_only=True): cannot list '<root>': the server "
+              f"offers no listing (405); open hierarchies with consolidated metadata there")
+    assert f"Members      : unknown ({reason})\n" in out and "Consolidated : no" in out
+    assert cli.main(["info", "--json", f"{url}/t.zarr"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["arrays"], info["groups"], info["members_unknown"]) == (None, None, reason)

@@ -46,8 +46,14 @@ def node_info(node: Array | Group) -> dict[str, Any]:
                            else "group", "zarr_format": meta.zarr_format,
                            "store": repr(node.store)}
     if isinstance(node, Group):
-        out["arrays"] = sorted(node.array_keys())
-        out["groups"] = sorted(node.group_keys())
+        try:
+            out["arrays"] = sorted(node.array_keys())
+            out["groups"] = sorted(node.group_keys())
+            out["members_unknown"] = None
+        except ListingUnsupportedError as exc:      # no listing, no consolidated metadata
+            out["arrays"] = out["groups"] = None
+            # why arrays and groups are None
+            out["members_unknown"] = str(exc)
         out["consolidated"] = meta.consolidated is not None
         out["attributes"] = to_jsonable(meta.attributes)
         return out
@@ -80,7 +86,8 @@ def group_summary(group: Group) -> str:
     attrs = ", ".join(sorted(info["attributes"])) or "none"
     rows = [("Name", group.name), ("Type", "zarrx.Group"),
             ("Zarr format", str(info["zarr_format"])), ("Store", info["store"]),
-            ("Members", f"{len(info['arrays'])} arrays, {len(info['groups'])} groups"),
+            ("Members", f"unknown ({info['members_unknown']})" if info["arrays"] is None
+             else f"{len(info['arrays'])} arrays, {len(info['groups'])} groups"),
             ("Attributes", attrs), ("Consolidated", "yes" if info["consolidated"] else "no")]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
