@@ -18,7 +18,7 @@ __all__ = [
     "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
-    "MissingDependencyError", "StoreNotFoundError", "StoreExistsError",
+    "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
 ]
 
 
@@ -216,6 +216,11 @@ class FillValueError(MetadataError, TypeError):
 class FillValueOverflowError(MetadataError, OverflowError):
     """An integer fill value given by the user outside the data type's range (``1000`` for
     ``int8``): also the ``OverflowError`` numpy and zarr-python raise there."""
+
+
+class ListingUnsupportedError(StoreError):
+    """The store cannot list its keys (a web server without directory listings): a hierarchy
+    there is found through consolidated metadata, an array's chunks through its chunk grid."""
 
 
 class ConflictError(StoreError):

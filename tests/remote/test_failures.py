@@ -199,3 +199,56 @@ def test_a_bucket_in_another_region_says_to_set_the_region(s3_server, proxy):
         "ObjectStore('s3://bkt/x'): cannot read 'k' (s3://bkt/x/k): the server redirected the "
         "request without saying where (S3 does so when the bucket is in another region): set "
         "the bucket's region in storage_options (region=...)")
+
+
+def _record_pauses(monkeypatch):
+    """The waits between attempts, recorded instead of slept."""
+    from zarrx.store.remote import base
+    pauses: list[float] = []
+
+    async def pause(seconds):
+        pauses.append(seconds)
+
+    monkeypatch.setattr(base, "_pause", pause)
+    return pauses
+
+
+@pytest.mark.parametrize("status, body", [
+    (503, b"<Error><Code>SlowDown</Code></Error>"),
+    (429, b""),
+])
+@pytest.mark.parametrize("retry_after", ["3", "http-date"])
+def test_retry_after_is_honoured_up_to_max_backoff(make, proxy, monkeypatch, status, body,
+                                                   retry_after):
+    """A throttling answer's Retry-After (seconds or an HTTP date) sets the wait before the
+    next attempt, at most max_backoff; obstore does not show the headers of a failed request,
+    so ObjectStore waits its own backoff."""
+    import email.utils
+    import time
+    store = make(retries=3, backoff=0.25, max_backoff=2.0)
+    store.set("k", b"value")
+    proxy.reset()
+    pauses = _record_pauses(monkeypatch)
+    value = "3" if retry_after == "3" else email.utils.formatdate(time.time() + 60, usegmt=True)
+    proxy.faults.append(Fault(status=status, times=1, body=body, headers={"Retry-After": value},
+                              match=lambda m, p: m == "GET"))
+    assert store.get("k") == b"value"
+    assert [r.status for r in _gets(proxy)] == [status, 206]
+    if isinstance(store, FsspecStore):
+        assert pauses == [2.0]                          # 3 s or a minute, capped
+    else:
+        assert len(pauses) == 1 and 0.125 <= pauses[0] <= 0.25
+
+
+def test_a_retry_after_shorter_than_the_backoff_is_waited_as_sent(make, proxy, monkeypatch):
+    store = make(retries=3, backoff=1.0, max_backoff=5.0)
+    store.set("k", b"value")
+    proxy.reset()
+    pauses = _record_pauses(monkeypatch)
+    proxy.faults.append(Fault(status=503, times=2, headers={"Retry-After": "0"},
+                              match=lambda m, p: m == "GET"))
+    assert store.get("k") == b"value"
+    if isinstance(store, FsspecStore):
+        assert pauses == [0.0, 0.0]
+    else:
+        assert len(pauses) == 2 and 0.5 <= pauses[0] <= 1.0 and 1.0 <= pauses[1] <= 2.0

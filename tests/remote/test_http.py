@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import ConflictError, ReadOnlyError, StoreError
+from zarrx.errors import ConflictError, ListingUnsupportedError, ReadOnlyError, StoreError
 from zarrx.store import ByteRange, LocalStore
 
 pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[http]')")
@@ -206,7 +206,7 @@ def test_members_of_a_hierarchy_without_consolidated_metadata_say_there_is_no_li
     assert group["a"][...].tolist() == [1, 2, 3, 4]
     with pytest.raises(StoreError) as info:
         group.members()
-    assert type(info.value) is StoreError
+    assert type(info.value) is ListingUnsupportedError
     assert str(info.value) == (f"{store!r}: cannot list '<root>': the server offers no listing "
                                f"({status}); open hierarchies with consolidated metadata there")
 
@@ -228,3 +228,94 @@ def test_info_over_http_without_listings_says_what_it_cannot_count(site, capsys)
     assert "offers no listing" in info["stored_unknown"]
     with pytest.raises(StoreError, match="offers no listing"):       # the library call says so
         zarrx.open_array(f"{url}/sharded", mode="r").nbytes_stored()
+
+
+def _unlisted_tree(root, zarr_format, consolidated):
+    g = zarrx.open_group(str(root), mode="w", zarr_format=zarr_format)
+    g.create_array("a", shape=(10, 10), chunks=(4, 4), dtype="i4")[...] = \
+        np.arange(100).reshape(10, 10)
+    g.create_array("empty", shape=(8,), chunks=(4,), dtype="i1")
+    sub = g.create_group("sub")
+    sub.create_array("b", shape=(5,), chunks=(2,), dtype="u1")[:4] = 7     # 2 of 3 chunks
+    if zarr_format == 3:
+        g.create_array("s", shape=(16, 16), chunks=(4, 4), shards=(8, 8), dtype="f4")[:8] = 1.5
+    if consolidated:
+        zarrx.consolidate_metadata(str(root))
+    for folder, _, _ in os.walk(root):
+        os.chmod(folder, 0o755)
+
+
+def _files(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
+                  for d, _, fs in os.walk(root) for f in fs)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_ls_check_and_copy_find_objects_without_listings(site, tmp_path, capsys, zarr_format):
+    """Over a server without listings, `zarrx ls`, `check` and `copy` of an array, and of a
+    group with consolidated metadata, find the stored objects from the metadata (they failed:
+    'cannot list <root>: the server offers no listing')."""
+    import json
+
+    from zarrx import cli
+    path, url = site
+    _unlisted_tree(path / "t.zarr", zarr_format, consolidated=True)
+    sep = "/" if zarr_format == 3 else "."
+    assert cli.main(["ls", f"{url}/t.zarr/a"]) == 0
+    local = capsys.readouterr().out
+    assert cli.main(["ls", str(path / "t.zarr" / "a")]) == 0
+    assert local == capsys.readouterr().out.replace("a/", "")      # keys relative to the URL
+    assert [line.split("\t")[0] for line in local.splitlines()] == [
+        f"{'c/' if zarr_format == 3 else ''}{i}{sep}{j}" for i in range(3) for j in range(3)]
+
+    assert cli.main(["check", "--json", f"{url}/t.zarr"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    n_shards = 2 if zarr_format == 3 else 0
+    assert (report["groups"], report["arrays"], report["objects"], report["findings"]) == \
+        (2, 3 + (zarr_format == 3), 9 + 2 + n_shards, [])
+    assert report["notes"] == [
+        "the store offers no listing: its objects were found from the metadata (the arrays' "
+        "chunk grids), so objects no metadata names were not looked for"]
+
+    for node in ("t.zarr", "t.zarr/a"):
+        out = tmp_path / node.replace("/", "_")
+        assert cli.main(["copy", "-q", f"{url}/{node}", str(out)]) == 0
+        assert _files(out) == _files(path / node)
+    copied = zarrx.open_group(str(tmp_path / "t.zarr"), mode="r")
+    assert copied["sub/b"][...].tolist() == [7, 7, 7, 7, 0]
+
+
+@pytest.mark.parametrize("command", ["ls", "check", "copy"])
+def test_a_group_without_consolidated_metadata_and_listings_says_what_is_needed(
+        site, tmp_path, capsys, command):
+    from zarrx import cli
+    path, url = site
+    _unlisted_tree(path / "t.zarr", 3, consolidated=False)
+    args = [command, f"{url}/t.zarr"] + ([str(tmp_path / "out.zarr")] if command == "copy" else [])
+    assert cli.main(args) == 3
+    assert capsys.readouterr().err == (
+        f"zarrx: {command}: ObjectStore('{url}/t.zarr', read_only=True) offers no listing, and "
+        f"the group / has no consolidated metadata to name the nodes below it: consolidate it "
+        f"where it is written (zarrx consolidate, zarrx.consolidate_metadata), or {command} "
+        f"its arrays by their paths\n")
+    assert not (tmp_path / "out.zarr").exists()
+    assert cli.main([command, f"{url}/t.zarr/a"] +
+                    ([str(tmp_path / "a.zarr")] if command == "copy" else [])) == 0
+
+
+def test_info_of_a_group_without_listings_or_consolidated_metadata_shows_the_rest(
+        site, capsys):
+    """`zarrx info` of such a group failed with the listing error; it shows what it knows."""
+    import json
+
+    from zarrx import cli
+    path, url = site
+    _unlisted_tree(path / "t.zarr", 3, consolidated=False)
+    assert cli.main(["info", f"{url}/t.zarr"]) == 0
+    out = capsys.readouterr().out
+    reason = (f"ObjectStore('{url}/t.zarr', read_only=True): cannot list '<root>': the server "
+              f"offers no listing (405); open hierarchies with consolidated metadata there")
+    assert f"Members      : unknown ({reason})\n" in out and "Consolidated : no" in out
+    assert cli.main(["info", "--json", f"{url}/t.zarr"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["arrays"], info["groups"], info["members_unknown"]) == (None, None, reason)

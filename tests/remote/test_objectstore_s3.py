@@ -108,14 +108,19 @@ def test_an_http_endpoint_from_the_environment_is_allowed(s3_server, monkeypatch
 
 
 def test_the_cli_shows_a_url_without_its_credentials(s3_server, capsys):
-    """`zarrx check` printed the location as given, user name and password included."""
+    """`zarrx check` printed the location as given, user name and password included; such a
+    URL is now refused (its credentials were never used), still without showing them."""
     from zarrx.cli import main
     url = s3_server.url()
     zarrx.create_array(url, shape=(2,), dtype="i1", fill_value=1,
                        storage_options=s3_server.options)
     bucket_and_prefix = url.split("://", 1)[1]
     options = [arg for k, v in s3_server.options.items() for arg in ("-S", f"{k}={v}")]
-    assert main(["check", f"s3://USER:PASSWD@{bucket_and_prefix}", *options]) == 0
+    assert main(["check", f"s3://USER:PASSWD@{bucket_and_prefix}", *options]) == 3
     out = capsys.readouterr()
-    assert "PASSWD" not in out.out + out.err
-    assert out.out.startswith(f"checked {url}: 0 groups, 1 arrays, 0 stored objects in ")
+    assert "PASSWD" not in out.out + out.err and "USER" not in out.out + out.err
+    assert out.err.startswith("zarrx: s3:// URL: expected a bucket name after 's3://', found "
+                              "user information or ':' (not shown: it may hold a secret); ")
+    assert main(["check", url, *options]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"checked {url}: 0 groups, 1 arrays, 0 stored objects in ")

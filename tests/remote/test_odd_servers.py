@@ -4,6 +4,7 @@ answers are not the range asked for or that redirects in a loop, s3fs-only stora
 endpoints without a scheme, and object names that are not file names."""
 from __future__ import annotations
 
+import base64
 import functools
 import http.server
 import socket
@@ -62,17 +63,21 @@ def test_consolidated_group_over_plain_http(plain_http):
     np.testing.assert_array_equal(g["x"][5:9], a[5:9])
 
 
+_BASIC = "Basic " + base64.b64encode(b"us er:p@ss").decode()
+
+
 @pytest.fixture(scope="module")
 def token_http(plain_http, tmp_path_factory):
     """An HTTP server that serves its files only to requests carrying the header
-    ``Authorization: Bearer t0ken`` or the query ``?token=t0ken``."""
+    ``Authorization: Bearer t0ken`` (or the basic credentials of user ``us er``, password
+    ``p@ss``) or the query ``?token=t0ken``."""
     base, a = plain_http
     root = tmp_path_factory.mktemp("token")
     zarrx.save_array(str(root / "v3.zarr"), a, chunks=(7, 9))
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def do_GET(self):  # type: ignore[no-untyped-def]
-            if self.headers.get("Authorization") != "Bearer t0ken" and \
+            if self.headers.get("Authorization") not in ("Bearer t0ken", _BASIC) and \
                     not self.path.endswith("?token=t0ken"):
                 self.send_error(401)
                 return
@@ -118,6 +123,29 @@ def test_the_query_of_an_http_url_goes_with_every_request(token_http, backend):
     assert "t0ken" not in repr(z.store)
     with pytest.raises(RemoteAccessError):
         zarrx.open_array(make(f"{base}/v3.zarr?token=wrong"), mode="r")
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_the_user_and_password_of_an_http_url_are_sent_and_never_shown(token_http, backend):
+    """``https://user:password@host/...`` is HTTP basic authentication: ObjectStore dropped
+    the credentials (HTTP 401), FsspecStore sent them."""
+    from zarrx.errors import RemoteAccessError
+    base, a = token_http
+    url = base.replace("http://", "http://us%20er:p%40ss@") + "/v3.zarr"
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore as make
+    else:
+        from zarrx.store.remote import FsspecStore as make
+    z = zarrx.open_array(url, mode="r") if backend == "obstore" else \
+        zarrx.open_array(make(url), mode="r")
+    assert type(z.store).__name__ == make.__name__
+    np.testing.assert_array_equal(z[...], a)
+    assert "p%40ss" not in repr(z.store) and "us%20er" not in repr(z.store)
+    wrong = url.replace("p%40ss", "nope")
+    with pytest.raises(RemoteAccessError) as info:
+        zarrx.open_array(make(wrong), mode="r")
+    assert "nope" not in str(info.value)
 
 
 def test_fsspec_http_lists_a_directory_listing_by_the_names_it_links(tmp_path):
@@ -647,3 +675,118 @@ def test_a_server_sending_a_byte_now_and_then_times_out(backend, scheme):
                                           "timeout")
     finally:
         server.close()
+
+
+class _PageHandler(http.server.BaseHTTPRequestHandler):
+    """Answers every GET and HEAD with 200 and an HTML sign-in page (as a portal in front of a
+    data server does for a client without its cookie); under ``/busy/``, the first request for
+    each path gets 503 with ``Retry-After: 7``."""
+
+    PAGE = b"<!DOCTYPE html>\n<html><head><title>Sign in</title></head><body>...</body></html>"
+    busy: set = set()
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/busy/") and self.path not in self.busy:
+            self.busy.add(self.path)
+            self.send_response(503)
+            self.send_header("Retry-After", "7")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(self.PAGE)))
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(self.PAGE)
+
+    do_HEAD = do_GET
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+
+@pytest.fixture(scope="module")
+def page_http():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("backend, ctype", [("obstore", "text/html; charset=utf-8"),
+                                            ("fsspec", "text/html")])
+@pytest.mark.parametrize("zarr_format, key", [(None, "zarr.json"), (3, "zarr.json"),
+                                              (2, ".zarray")])
+def test_an_html_page_where_metadata_should_be_names_the_url_and_what_came(
+        page_http, backend, ctype, zarr_format, key):
+    """A server answering 200 with a login page gave "zarr.json: expected valid JSON, found
+    Expecting value at line 1 column 1", naming neither the store nor the URL."""
+    from zarrx.errors import MetadataError
+    store = _http_store(backend, f"{page_http}/data.zarr")
+    with pytest.raises(MetadataError) as info:
+        zarrx.open(store, mode="r", zarr_format=zarr_format)
+    name = type(store).__name__
+    assert str(info.value) == (
+        f"{name}('{page_http}/data.zarr', read_only=True): {key} ({page_http}/data.zarr/{key}): "
+        f"expected a JSON metadata document, found an HTML page titled 'Sign in' "
+        f"(Content-Type {ctype})")
+
+
+def test_metadata_that_is_not_json_names_the_store_and_what_came(tmp_path):
+    from zarrx.errors import MetadataError
+    root = tmp_path / "a.zarr"
+    root.mkdir()
+    for doc, found in [(b"", "an empty object"), (b" \n", "only white space"),
+                       (b"\x1f\x8b\x08\x00gz", "6 bytes that are not JSON, starting "
+                                               "b'\\x1f\\x8b\\x08\\x00gz'")]:
+        (root / "zarr.json").write_bytes(doc)
+        with pytest.raises(MetadataError) as info:
+            zarrx.open(str(root), mode="r")
+        assert str(info.value) == (f"LocalStore('{root}', read_only=True): zarr.json: expected "
+                                   f"a JSON metadata document, found {found}")
+
+
+def test_fsspec_http_honours_retry_after(page_http, monkeypatch):
+    """fsspec's HTTP filesystem shows the headers of a failed answer: a 503's Retry-After sets
+    the wait before the next attempt (at most max_backoff)."""
+    from zarrx.store.remote import FsspecStore, base
+    pauses: list[float] = []
+
+    async def pause(seconds):
+        pauses.append(seconds)
+
+    monkeypatch.setattr(base, "_pause", pause)
+    store = FsspecStore(f"{page_http}/busy/x", retries=2, backoff=0.01, max_backoff=3.0)
+    assert store.get("k") == _PageHandler.PAGE
+    assert pauses == [3.0]
+
+
+@pytest.mark.parametrize("url, backend, so, message", [
+    ("memory://typo", "url", {"gloabl_store": True},
+     "FsspecStore('memory://typo'): storage_options gloabl_store: not options of "
+     "MemoryFileSystem, which would ignore them; it takes global_store, listings_expiry_time, "
+     "max_paths, skip_instance_cache, use_listings_cache"),
+    ("file:///tmp/zarrx-never-made/x.zarr", "url", {"auto_mkdri": True},
+     "FsspecStore('file:///tmp/zarrx-never-made/x.zarr'): storage_options auto_mkdri: not "
+     "options of LocalFileSystem, which would ignore them; it takes auto_mkdir, "
+     "listings_expiry_time, max_paths, skip_instance_cache, use_listings_cache"),
+    ("memory://typo", "obstore", {"region": "eu-west-1"},
+     "ObjectStore('memory://typo'): storage_options region: a memory store takes no options"),
+    ("s3://bucket/x", "obstore", {"regoin": "eu-west-1"},
+     "ObjectStore('s3://bucket/x'): cannot configure the store: UnknownConfigurationKeyError: "
+     "Configuration key: 'regoin' is not valid for store 'S3'. (extra: zarrx[s3])"),
+])
+def test_a_storage_option_that_would_be_ignored_is_named(url, backend, so, message):
+    """memory:// and file:// stores ignored storage options they do not know (a typo went
+    unnoticed)."""
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore
+        make = lambda: ObjectStore(url, storage_options=so)  # noqa: E731
+    else:
+        make = lambda: zarrx.open(url, mode="a", storage_options=so)  # noqa: E731
+    with pytest.raises(StoreError) as info:
+        make()
+    assert str(info.value) == message

@@ -181,3 +181,49 @@ def test_dot_segments_of_a_bucket_url_are_refused_by_obstore(url, segment):
         f"ObjectStore({url!r}): the path segment {segment!r}: keys are named literally, but "
         "obstore would resolve it and address other keys than the URL names; open keys with "
         "'.' or '..' segments with FsspecStore")
+
+
+_S3_HOW = ("credentials are not read from URLs: pass them in storage_options={'access_key_id': "
+           "..., 'secret_access_key': ...} (s3fs: 'key', 'secret') or set AWS_ACCESS_KEY_ID "
+           "and AWS_SECRET_ACCESS_KEY; an endpoint goes in storage_options={'endpoint': ...}")
+
+
+@pytest.mark.parametrize("url", ["s3://AKIDEXAMPLE:s3cr%2Fet@bucket/data.zarr",
+                                 "s3://AKIDEXAMPLE:s3cr/et@bucket/data.zarr",
+                                 "s3a://AKIDEXAMPLE@bucket/data.zarr",
+                                 "s3://localhost:9000/bucket"])
+def test_credentials_in_a_bucket_url_are_refused_never_dropped_or_shown(url):
+    """obstore dropped them silently (the request went out unsigned or with other
+    credentials) and s3fs took 'key:secret@bucket' for a bucket's name."""
+    pytest.importorskip("obstore")
+    pytest.importorskip("s3fs")
+    from zarrx.store.remote import FsspecStore, ObjectStore
+    scheme = url.split("://")[0]
+    expected = (f"{scheme}:// URL: expected a bucket name after '{scheme}://', found user "
+                f"information or ':' (not shown: it may hold a secret); {_S3_HOW}")
+    for owner, make in [("", lambda: zarrx.open(url, mode="r")),
+                        ("", lambda: make_store(url, "w", {"region": "eu-west-1"})),
+                        ("ObjectStore: ", lambda: ObjectStore(url)),
+                        ("FsspecStore: ", lambda: FsspecStore(url))]:
+        with pytest.raises(StoreError) as info:
+            make()
+        assert str(info.value) == owner + expected
+        assert "s3cr" not in str(info.value) and "AKIDEXAMPLE" not in str(info.value)
+
+
+def test_credentials_in_a_gs_url_are_refused():
+    pytest.importorskip("obstore")
+    with pytest.raises(StoreError) as info:
+        zarrx.open("gs://ya29.t0ken@bucket/x", mode="r")
+    assert str(info.value) == (
+        "gs:// URL: expected a bucket name after 'gs://', found user information or ':' (not "
+        "shown: it may hold a secret); credentials are not read from URLs: pass them in "
+        "storage_options={'service_account_path': ...} (gcsfs: 'token') or set "
+        "GOOGLE_APPLICATION_CREDENTIALS; an endpoint goes in storage_options={'endpoint': ...}")
+
+
+@pytest.mark.parametrize("url", ["s3://bucket/a@b:c", "abfs://container@account.dfs.core.windows.net/p"])
+def test_an_at_sign_in_a_key_or_an_azure_address_is_not_credentials(url):
+    pytest.importorskip("obstore")
+    store = make_store(url, "r")
+    assert redact(url) in repr(store)

@@ -23,14 +23,16 @@ _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
 
 @dataclass
 class Fault:
-    """Answer ``times`` matching requests with ``status`` (or stall them for ``stall``
-    seconds) instead of forwarding them. ``match(method, path_qs)`` picks the requests."""
+    """Answer ``times`` matching requests with ``status``, ``body`` and ``headers`` (or stall
+    them for ``stall`` seconds) instead of forwarding them. ``match(method, path_qs)`` picks
+    the requests."""
 
     status: int = 503
     times: int = 1
     match: Callable[[str, str], bool] = lambda method, path: True
     stall: float = 0.0
     body: bytes = b""
+    headers: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -216,7 +218,7 @@ class Proxy:
                 if fault.stall:
                     await asyncio.sleep(fault.stall)
                 entry.status = fault.status
-                return web.Response(status=fault.status, body=fault.body)
+                return web.Response(status=fault.status, body=fault.body, headers=fault.headers)
             async with self._session.request(  # type: ignore[union-attr]
                     request.method, self.upstream + request.path_qs, headers=headers,
                     data=body, allow_redirects=False) as up:

@@ -27,7 +27,7 @@ def run_check(args: argparse.Namespace) -> int:
                     "groups": report.groups, "objects": report.objects,
                     "findings": [dataclasses.asdict(f) for f in report.findings],
                     "repairs": report.repairs, "remaining": len(report.remaining),
-                    "recent_temporary": report.recent_temporary})
+                    "recent_temporary": report.recent_temporary, "notes": report.notes})
     else:
         print(report)
     if not report.findings:

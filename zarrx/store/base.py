@@ -294,8 +294,23 @@ class Store:
         value = self.get(key)
         return None if value is None else len(value)
 
+    def getsize_many(self, keys: Iterable[str]) -> list[int | None]:
+        """``getsize`` of each key, in order; a remote store asks for all of them at once."""
+        return [self.getsize(k) for k in keys]
+
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
+
+    def address(self, key: str) -> str | None:
+        """Where ``key`` lives, to show in messages (a URL without credentials), or None when
+        the store's ``repr`` and the key say it all."""
+        return None
+
+    def content_type(self, key: str) -> str | None:
+        """The media type the store records for the object at ``key`` (a web server's
+        ``Content-Type``), or None when it records none or cannot say; asked only to explain
+        a document that is not what was expected, so it may cost a request."""
+        return None
 
     def list(self) -> Iterator[str]:
         return self.list_prefix("")

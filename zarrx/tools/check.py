@@ -36,8 +36,9 @@ from typing import Any
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import (ArgumentError, ConflictError, MetadataError, ShardError, StoreError,
-                          ZarrError)
+from zarrx.errors import (ArgumentError, ConflictError, ListingUnsupportedError, MetadataError,
+                          ShardError, StoreError, ZarrError)
+from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.model import ArrayMeta, RegularGrid
@@ -51,6 +52,7 @@ from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
 from zarrx.shard_objects import encoded_objects
 from zarrx.tools.shards import classify_shard, inner_blocks, object_blocks
+from zarrx.tools.unlisted import UNLISTED_NOTE, node_documents, node_keys
 
 __all__ = ["check", "CheckReport", "Finding", "KINDS"]
 
@@ -94,6 +96,9 @@ class CheckReport:
     repaired: list[Finding] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     recent_temporary: list[str] = field(default_factory=list)
+    #: how the check went about it where that limits what it can find (a store that offers
+    #: no listing)
+    notes: list[str] = field(default_factory=list)
     elapsed: float = 0.0
 
     @property
@@ -113,6 +118,7 @@ class CheckReport:
     def __str__(self) -> str:
         lines = [f"checked {self.location}: {self.groups} groups, {self.arrays} arrays, "
                  f"{self.objects} stored objects in {self.elapsed:.1f} s"]
+        lines += [f"  note: {n}" for n in self.notes]
         lines += [f"  {f}" for f in self.findings]
         lines += [f"  left alone (recent, a writer may be running): temporary file {p}"
                   for p in self.recent_temporary]
@@ -146,11 +152,12 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
     bar = progress_for(progress)
     report = CheckReport(str(loc))
     try:
+        node = None
         try:
-            open_node(loc, "r")                     # the node itself must be there
+            node = open_node(loc, "r")              # the node itself must be there
         except MetadataError:
             pass                                    # there, broken: a finding of the scan
-        run = _Check(loc.store, loc.path, report, workers_for(workers), bar)
+        run = _Check(loc.store, loc.path, report, workers_for(workers), bar, node)
         run.scan()
         if repair:
             run.repair(fill_corrupt, temp_age)
@@ -166,8 +173,8 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
 
 class _Check:
     def __init__(self, store: Store, root: str, report: CheckReport, workers: int,
-                 bar: Any) -> None:
-        self.store, self.root, self.report = store, root, report
+                 bar: Any, node: Array | Group | None) -> None:
+        self.store, self.root, self.report, self.node = store, root, report, node
         self.workers, self.bar = workers, bar
         self.lock = threading.Lock()
         self.arrays: dict[str, ArrayMeta] = {}
@@ -181,7 +188,13 @@ class _Check:
     # -- the hierarchy -----------------------------------------------------------------------
     def scan(self) -> None:
         prefix = f"{self.root}/" if self.root else ""
-        keys = sorted(self.store.list_prefix(prefix))
+        try:
+            keys = sorted(self.store.list_prefix(prefix))
+        except ListingUnsupportedError:
+            # found from the metadata instead (a node whose metadata is broken: its documents)
+            keys = node_keys(self.store, self.root, self.node, "check")[0] \
+                if self.node is not None else node_documents(self.store, self.root)
+            self.report.notes.append(UNLISTED_NOTE)
         paths = {self.root} | {k.rpartition("/")[0] for k in keys
                                if k.rpartition("/")[2] in _NODE_DOCS}
         node_paths = sorted(p for p in paths if p == self.root or p.startswith(prefix))

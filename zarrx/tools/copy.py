@@ -24,6 +24,7 @@ from zarrx.tools.location import check_zip_destination, open_node, overlaps, rel
     side_options, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
+from zarrx.tools.unlisted import node_keys
 
 __all__ = ["copy", "CopyReport"]
 
@@ -72,7 +73,7 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
             raise ZarrError(f"copy: the destination {dst} overlaps the source")
         prepare_node(dst.store, dst.path, overwrite, "a", "copy", node.zarr_format)
         prefix = f"{src.path}/" if src.path else ""
-        keys = sorted(src.store.list_prefix(prefix))
+        keys = node_keys(src.store, src.path, node, "copy")[0]
         data = [k for k in keys if k.rpartition("/")[2] not in _DOCS]
         docs = sorted((k for k in keys if k.rpartition("/")[2] in _DOCS),
                       key=lambda k: -k.count("/"))    # deepest first: the root's last

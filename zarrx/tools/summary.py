@@ -10,7 +10,7 @@ import numpy as np
 
 from zarrx import layout
 from zarrx.array import Array
-from zarrx.errors import IndexingError, ZarrError
+from zarrx.errors import IndexingError, ListingUnsupportedError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes, stored_summary
 from zarrx.metadata.codecs import codec_json
@@ -18,6 +18,7 @@ from zarrx.metadata.fill import fill_json
 from zarrx.metadata.model import RegularGrid
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.tools.shards import MISSING, object_blocks, read_index
+from zarrx.tools.unlisted import grid_objects, unlisted_group
 
 __all__ = ["node_info", "group_summary", "members", "objects", "parse_selection",
            "chunk_report", "format_chunk_report", "to_jsonable"]
@@ -45,8 +46,14 @@ def node_info(node: Array | Group) -> dict[str, Any]:
                            else "group", "zarr_format": meta.zarr_format,
                            "store": repr(node.store)}
     if isinstance(node, Group):
-        out["arrays"] = sorted(node.array_keys())
-        out["groups"] = sorted(node.group_keys())
+        try:
+            out["arrays"] = sorted(node.array_keys())
+            out["groups"] = sorted(node.group_keys())
+            out["members_unknown"] = None
+        except ListingUnsupportedError as exc:      # no listing, no consolidated metadata
+            out["arrays"] = out["groups"] = None
+            # why arrays and groups are None
+            out["members_unknown"] = str(exc)
         out["consolidated"] = meta.consolidated is not None
         out["attributes"] = to_jsonable(meta.attributes)
         return out
@@ -79,7 +86,8 @@ def group_summary(group: Group) -> str:
     attrs = ", ".join(sorted(info["attributes"])) or "none"
     rows = [("Name", group.name), ("Type", "zarrx.Group"),
             ("Zarr format", str(info["zarr_format"])), ("Store", info["store"]),
-            ("Members", f"{len(info['arrays'])} arrays, {len(info['groups'])} groups"),
+            ("Members", f"unknown ({info['members_unknown']})" if info["arrays"] is None
+             else f"{len(info['arrays'])} arrays, {len(info['groups'])} groups"),
             ("Attributes", attrs), ("Consolidated", "yes" if info["consolidated"] else "no")]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
@@ -88,7 +96,14 @@ def group_summary(group: Group) -> str:
 def members(group: Group) -> list[dict[str, Any]]:
     """The children of a group: name, node type, and for arrays shape and dtype."""
     out = []
-    for name, node in group.members():
+    if group.metadata.consolidated is None:
+        try:
+            listed = group.members()
+        except ListingUnsupportedError:
+            raise unlisted_group(group, "ls") from None
+    else:
+        listed = group.members()
+    for name, node in listed:
         if isinstance(node, Array):
             out.append({"name": name, "node_type": "array", "shape": list(node.shape),
                         "dtype": str(node.dtype)})
@@ -101,8 +116,13 @@ def objects(array: Array) -> list[dict[str, Any]]:
     """The stored objects of an array (chunks, or shards when sharded): key, grid
     coordinates and size."""
     source = layout.chunk_source(array.store, array.path, array.metadata).objects
+    try:
+        found = sorted(layout.stored_objects(source))
+    except ListingUnsupportedError:             # every key of the grid asked for instead
+        return [{"key": key, "coords": list(coords), "size": size}
+                for coords, key, size in grid_objects(array, "ls")]
     out = []
-    for coords in sorted(layout.stored_objects(source)):
+    for coords in found:
         key = source.key(coords)
         out.append({"key": key, "coords": list(coords), "size": array.store.getsize(key)})
     return out

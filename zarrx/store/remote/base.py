@@ -14,13 +14,15 @@ Everything else is here:
   parts conditioned on the first part's ETag.
 - **Generations** are ETags. Conditioned reads send If-Match; conditional writes send
   If-None-Match ``*`` (create) or If-Match (replace); HTTP 412 becomes ConflictError.
-- **Failures.** Timeouts, dropped connections, HTTP 429 and 5xx are retried with backoff;
+- **Failures.** Timeouts, dropped connections, HTTP 429 and 5xx are retried with backoff
+  (or after the wait a ``Retry-After`` header asks for, when the backend shows it);
   everything else fails at once. Each error names the store, the key and its URL (never
   credentials). A missing key reads as None.
 """
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import threading
 import time
@@ -28,8 +30,8 @@ from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from typing import TypeVar
 
-from zarrx.errors import (ConflictError, RemoteAccessError, RemoteError, RemoteNotFoundError,
-                          StoreError)
+from zarrx.errors import (ConflictError, ListingUnsupportedError, RemoteAccessError, RemoteError,
+                          RemoteNotFoundError, StoreError)
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
                               as_buffer, check_generation, check_path_key, conflict, is_absent,
                               key_problem, sequence_of)
@@ -51,6 +53,19 @@ def _upload_view(value: object, key: str) -> memoryview:
     return as_buffer(value, key)
 
 T = TypeVar("T")
+
+
+def retry_delay(opts: RemoteOptions, attempt: int, retry_after: float | None) -> float:
+    """Seconds to wait before retry number ``attempt + 1``: the server's ``Retry-After`` when
+    it sent one, else ``backoff * 2**attempt`` with jitter; at most ``max_backoff`` either way."""
+    if retry_after is not None:
+        return min(opts.max_backoff, retry_after)
+    delay = min(opts.max_backoff, opts.backoff * 2 ** attempt)
+    return delay * (0.5 + random.random() / 2)
+
+
+async def _pause(seconds: float) -> None:
+    await asyncio.sleep(seconds)
 
 
 class RemoteStore(RemoteReads, Store):
@@ -75,6 +90,7 @@ class RemoteStore(RemoteReads, Store):
         self._known_lock = threading.Lock()
         self._tails: dict[str, asyncio.Future] = {}
         self._batches: dict[tuple[str, str | None], ReadBatch] = {}
+        self._pid = os.getpid()
 
     # -- what a backend implements ------------------------------------------------------------
     def _url(self, key: str) -> str:
@@ -112,9 +128,28 @@ class RemoteStore(RemoteReads, Store):
         """``exc`` classified, or None when it is not the backend's (a bug: re-raised)."""
         raise NotImplementedError
 
+    async def _content_type(self, key: str) -> str | None:
+        """The object's Content-Type as the server records it (None: none)."""
+        return None
+
     # -- running requests ---------------------------------------------------------------------
     def _run(self, coro: Awaitable[T]) -> T:
+        if self._pid != os.getpid():
+            try:
+                self._forked()
+            except BaseException:
+                coro.close()  # type: ignore[attr-defined]
+                raise
+            self._pid = os.getpid()
         return aio.run(coro, self._loop())  # type: ignore[arg-type]
+
+    def _forked(self) -> None:
+        """In a forked child, before its first request: the parent's requests in flight, event
+        loops and locks are not the child's."""
+        self._sems.clear()
+        self._tails.clear()
+        self._batches.clear()
+        self._known_lock = threading.Lock()
 
     def _sem(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -143,8 +178,7 @@ class RemoteStore(RemoteReads, Store):
                 raise fail
             if fail.kind not in TRANSIENT or attempt == opts.retries:
                 raise self._error(action, key, fail, attempt + 1) from None
-            delay = min(opts.max_backoff, opts.backoff * 2 ** attempt)
-            await asyncio.sleep(delay * (0.5 + random.random() / 2))
+            await _pause(retry_delay(opts, attempt, fail.retry_after))
         raise AssertionError("unreachable")
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
@@ -196,8 +230,27 @@ class RemoteStore(RemoteReads, Store):
         head = self._run(self._stat(self._key(key)))
         return None if head is None else head[1]
 
+    def getsize_many(self, keys: Iterable[str]) -> list[int | None]:
+        keys = [self._key(k) for k in keys]
+        if not keys:
+            return []
+        heads = self._run(gather_all([self._stat(k) for k in keys]))
+        return [None if h is None else h[1] for h in heads]
+
     def exists(self, key: str) -> bool:
         return self._run(self._stat(self._key(key))) is not None
+
+    def address(self, key: str) -> str | None:
+        return self._url(key)
+
+    def content_type(self, key: str) -> str | None:
+        """The object's Content-Type (one request); None when the server sends none, or the
+        request fails (it only explains another error)."""
+        key = self._key(key)
+        try:
+            return self._run(self._call("HEAD", "read", key, lambda: self._content_type(key)))
+        except Exception:  # noqa: BLE001 - unknown: the error it would explain is raised
+            return None
 
     # -- generations ----------------------------------------------------------------------------
     def generation(self, key: str) -> Hashable | None:
@@ -331,9 +384,10 @@ class RemoteStore(RemoteReads, Store):
             if fail.kind == "missing":
                 return []
             if fail.kind == "unsupported":
-                raise StoreError(f"{self!r}: cannot list {folder or '<root>'!r}: the server "
-                                 f"offers no listing ({fail.detail or fail.status}); open "
-                                 "hierarchies with consolidated metadata there") from None
+                raise ListingUnsupportedError(
+                    f"{self!r}: cannot list {folder or '<root>'!r}: the server offers no "
+                    f"listing ({fail.detail or fail.status}); open hierarchies with "
+                    "consolidated metadata there") from None
             raise self._error("list", folder or "<root>", fail) from None
 
     def delete_prefix(self, prefix: str) -> None:

@@ -3,6 +3,8 @@ GET answers, and the helpers over them that reads and writes share."""
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +13,7 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
                           RemoteTimeoutError)
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
-           "to_bytes", "gather_all", "OnMeta"]
+           "to_bytes", "gather_all", "OnMeta", "retry_after_seconds"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -25,11 +27,33 @@ class Failure(Exception):
     range (HTTP 416), access, not_found (a bucket or path, not a key), throttled, server,
     timeout, connection, unsupported, bad_response (an answer that is not what was asked
     for: ``detail`` says how), config (a storage option the backend refused: ``detail``),
-    invalid_path (a listed name the backend cannot take: ``detail``), other."""
+    invalid_path (a listed name the backend cannot take: ``detail``), other.
+    ``retry_after``: the seconds the server asked the client to wait before trying again (its
+    ``Retry-After`` header, when the backend shows it), or None."""
 
-    def __init__(self, kind: str, status: int | None = None, detail: str = "") -> None:
+    def __init__(self, kind: str, status: int | None = None, detail: str = "",
+                 retry_after: float | None = None) -> None:
         super().__init__(kind, status, detail)
         self.kind, self.status, self.detail = kind, status, detail
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: object, now: float | None = None) -> float | None:
+    """The wait a ``Retry-After`` header asks for, in seconds: a number of seconds, or an
+    HTTP date (the wait until then, 0 when it is past); None when ``value`` is neither (a
+    header a client cannot read is ignored, as HTTP says)."""
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:         # HTTP dates are GMT; other text is not one
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class ETag:

@@ -34,10 +34,10 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta
+from zarrx.store.remote.common import OnMeta, retry_after_seconds
 from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
-from zarrx.store.remote.urls import endpoint_problem, redact, require
+from zarrx.store.remote.urls import bucket_problem, endpoint_problem, redact, require
 
 __all__ = ["FsspecStore"]
 
@@ -92,6 +92,8 @@ class FsspecStore(RemoteStore):
         self._source, self._path_arg = fs, path
         self._storage_options = dict(storage_options or {})
         if isinstance(fs, str):
+            if (problem := bucket_problem(fs)) is not None:
+                raise StoreError(f"FsspecStore: {problem}")
             so = dict(self._storage_options)
             check_dict_options(f"FsspecStore({redact(fs)!r})", so)
             if fs.split("://", 1)[0] in ("s3", "s3a"):
@@ -124,6 +126,7 @@ class FsspecStore(RemoteStore):
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
                                  f"{type(exc).__name__}: {exc!s:.200}") from None
+            _check_known_options(fs, type(self.fs).__name__, self._storage_options)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):
@@ -195,6 +198,16 @@ class FsspecStore(RemoteStore):
 
     def _loop(self) -> asyncio.AbstractEventLoop | None:
         return self.fs.loop if self._async else None
+
+    def _forked(self) -> None:
+        super()._forked()
+        if self._async:
+            # an asynchronous filesystem is bound to the parent's event loop (fsspec raises
+            # "not fork-safe"): the child makes its own, alike
+            retries = getattr(self.fs, "retries", None)
+            self.fs = type(self.fs)(**{**self.fs.storage_options, "skip_instance_cache": True})
+            if retries is not None and hasattr(self.fs, "retries"):
+                self.fs.retries = retries
 
     # -- primitives -----------------------------------------------------------------------------
     def _bucket_key(self, key: str) -> tuple[str, str]:
@@ -292,6 +305,19 @@ class FsspecStore(RemoteStore):
         info = await self.fs._info(path)
         whole = await self.fs._cat_file(path) if _sizeless(info) else None
         return _version(info, whole, path)
+
+    async def _content_type(self, key: str) -> str | None:
+        path = self._full(key)
+        if self.is_s3:
+            bucket, k = self._bucket_key(key)
+            resp = await self._bounded(self.fs._call_s3("head_object", Bucket=bucket, Key=k))
+            info = {"ContentType": resp.get("ContentType")}
+        elif self._async:
+            info = await self._bounded(self.fs._info(path))
+        else:
+            info = await self._blocking(self.fs.info, path)
+        value = info.get("ContentType") or info.get("mimetype") or info.get("content_type")
+        return value if isinstance(value, str) else None
 
     def _head_sync(self, path: str) -> tuple[str, int]:
         info = self.fs.info(path)
@@ -408,11 +434,12 @@ class FsspecStore(RemoteStore):
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:
-        status, code = _botocore_status(exc)
+        status, code, headers = _response_of(exc)
         if status is not None:
             if status == 412 or code == "PreconditionFailed":
                 return Failure("precondition", 412, code)
-            return Failure(_status_kind(status, code), status, code)
+            return Failure(_status_kind(status, code), status, code,
+                           retry_after_seconds(_header(headers, "retry-after")))
         if isinstance(exc, FileNotFoundError):
             return Failure("missing", 404)
         if isinstance(exc, FileExistsError):
@@ -504,6 +531,25 @@ def _version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
     return str(tag), int(size)
 
 
+#: options of the fsspec filesystems that take any keyword and ignore those they do not know
+#: (every filesystem takes fsspec's instance and listings cache options)
+_OWN_OPTIONS = {"MemoryFileSystem": {"global_store"}, "LocalFileSystem": {"auto_mkdir"}}
+_CACHE_OPTIONS = {"skip_instance_cache", "use_listings_cache", "listings_expiry_time",
+                  "max_paths"}
+
+
+def _check_known_options(url: str, fs_class: str, so: dict) -> None:
+    """A storage option of a filesystem that would ignore it (a typo, an option of another
+    filesystem) is a StoreError naming it."""
+    own = _OWN_OPTIONS.get(fs_class)
+    if own is None:
+        return
+    if unknown := sorted(set(so) - own - _CACHE_OPTIONS):
+        raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {', '.join(unknown)}: "
+                         f"not options of {fs_class}, which would ignore them; it takes "
+                         f"{', '.join(sorted(own | _CACHE_OPTIONS))}")
+
+
 def _check_endpoints(url: str, so: dict) -> None:
     """s3fs's endpoint options are usable URLs (botocore would fail at the first request with a
     bare ValueError)."""
@@ -529,21 +575,30 @@ def _secrets(so: dict) -> dict:
     return out
 
 
-def _botocore_status(exc: BaseException) -> tuple[int | None, str]:
-    """HTTP status and error code of a botocore error in ``exc`` or its causes."""
+def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
+    """HTTP status, error code and response headers (None: unknown) of a botocore or aiohttp
+    error in ``exc`` or its causes."""
     seen = 0
     cur: BaseException | None = exc
     while cur is not None and seen < 5:
         resp = getattr(cur, "response", None)
         if isinstance(resp, dict) and "Error" in resp:
-            status = resp.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            meta = resp.get("ResponseMetadata") or {}
+            status = meta.get("HTTPStatusCode")
             code = str(resp["Error"].get("Code", ""))
             if status is None and code.isdigit():
                 status = int(code)
-            return (int(status) if status else None), code
+            return (int(status) if status else None), code, meta.get("HTTPHeaders")
         st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
         if isinstance(st, int) and 100 <= st < 600:
-            return st, ""
+            return st, "", getattr(cur, "headers", None)
         cur = cur.__cause__ or cur.__context__
         seen += 1
-    return None, ""
+    return None, "", None
+
+
+def _header(headers: Any, name: str) -> str | None:
+    """The value of the header ``name`` (any case) in a mapping of headers, or None."""
+    if not hasattr(headers, "items"):
+        return None
+    return next((v for k, v in headers.items() if str(k).lower() == name), None)

@@ -25,8 +25,9 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, gather_all
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
-from zarrx.store.remote.urls import (EXTRAS, dot_segment, endpoint_problem, literal_path,
-                                     redact, redact_text, require, scheme_of)
+from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
+                                     dot_segment, endpoint_problem, literal_path, redact,
+                                     redact_text, require, scheme_of, without_userinfo)
 
 __all__ = ["ObjectStore"]
 
@@ -61,6 +62,9 @@ class ObjectStore(RemoteStore):
         self._storage_options = dict(storage_options or {})
         self._prefix = ""                   # below the client's own prefix (memory:// only)
         if isinstance(store, str):
+            if (problem := bucket_problem(store)) is not None:
+                from zarrx.errors import StoreError
+                raise StoreError(f"ObjectStore: {problem}")
             check_dict_options(f"ObjectStore({redact(store)!r})", self._storage_options)
             self.kind = scheme_of(store) or "file"
             self._client = _from_url(obs, store, self._storage_options, opts)
@@ -86,6 +90,23 @@ class ObjectStore(RemoteStore):
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
         cw = self.options.conditional_writes
         return (self.kind in ("s3", "s3a")) if cw is None else cw
+
+    def _run(self, coro):  # type: ignore[no-untyped-def]
+        """Run ``coro``, unless this process was forked from one whose obstore requests ran:
+        obstore's runtime (its threads) does not survive a fork, and every request of the
+        child would wait for ever."""
+        global _RUNTIME_PID
+        pid = os.getpid()
+        if _RUNTIME_PID is not None and _RUNTIME_PID != pid:
+            coro.close()
+            from zarrx.errors import StoreError
+            raise StoreError(f"{self!r}: cannot send requests in this process: it was forked "
+                             f"from a process that had used obstore, whose runtime does not "
+                             f"survive a fork (the requests would wait for ever); start worker "
+                             f"processes with the 'spawn' or 'forkserver' method "
+                             f"(multiprocessing.get_context('spawn')), or use FsspecStore")
+        _RUNTIME_PID = pid
+        return super()._run(coro)
 
     @property
     def shared_identity(self) -> tuple:  # type: ignore[override]
@@ -130,6 +151,12 @@ class ObjectStore(RemoteStore):
             # the headers of a GET say the same, and its body is not read
             meta = (await obs.get_async(self._client, self._prefix + key)).meta
         return meta.get("e_tag"), meta["size"]
+
+    async def _content_type(self, key: str) -> str | None:
+        res = await _obstore().get_async(self._client, self._prefix + key,
+                                         options={"head": True})
+        value = (res.attributes or {}).get("Content-Type")
+        return value if isinstance(value, str) else None
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
         opts = self.options
@@ -318,6 +345,9 @@ def _status_kind(status: int, code: str) -> str:
     return "other"
 
 
+#: the process whose obstore requests ran (obstore's runtime is that process's)
+_RUNTIME_PID: int | None = None
+
 _MEMORY: dict[str, Any] = {}
 _MEMORY_LOCK = threading.Lock()
 
@@ -344,12 +374,25 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
+    if scheme in HTTP_SCHEMES and (auth := basic_credentials(url)) is not None:
+        # the user name and password of an http(s) URL, sent as browsers and fsspec's HTTP
+        # filesystem send them (obstore would drop them); a header given wins
+        headers = dict(client.get("default_headers") or {})
+        if not any(str(k).lower() == "authorization" for k in headers):
+            headers["Authorization"] = auth
+        client["default_headers"] = headers
+        url = without_userinfo(url)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:
         so["conditional_put"] = "etag"
     retry = so.pop("retry_config", None) or {
         "max_retries": 0, "retry_timeout": datetime.timedelta(seconds=opts.timeout)}
     if scheme == "memory":
+        if storage_options:
+            # obstore's memory store takes no configuration: an option would go unused
+            raise StoreError(f"ObjectStore({redact(url)!r}): storage_options "
+                             f"{', '.join(sorted(storage_options))}: a memory store takes no "
+                             f"options")
         # one store per name in the process, as fsspec's memory filesystem: a pickled or
         # reopened memory:// store sees the same objects, and a path below the name is a prefix
         with _MEMORY_LOCK:

@@ -41,7 +41,9 @@ class RemoteOptions:
       each shard in one call.
     - ``retries``, ``backoff``, ``max_backoff``: transient failures (timeouts, dropped
       connections, HTTP 429 and 5xx) are retried up to ``retries`` times, waiting
-      ``backoff * 2**attempt`` seconds (at most ``max_backoff``, with jitter) in between.
+      ``backoff * 2**attempt`` seconds (at most ``max_backoff``, with jitter) in between, or
+      the seconds the server's ``Retry-After`` asks for (at most ``max_backoff``) where the
+      backend shows that header (FsspecStore; obstore hides it).
     - ``timeout``, ``connect_timeout``: seconds for a whole request and for connecting.
     - ``conditional_writes``: whether the server honours conditional writes (If-Match /
       If-None-Match on PUT and DELETE). None: the backend's known default.

@@ -1,14 +1,16 @@
 """URLs of remote stores: which backend a scheme gets, and addresses safe to print."""
 from __future__ import annotations
 
+import base64
 import importlib
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from zarrx.errors import MissingDependencyError
 
 __all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment",
-           "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require"]
+           "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require", "bucket_problem",
+           "basic_credentials", "without_userinfo"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -53,6 +55,58 @@ def dot_segment(url: str) -> str | None:
         return None
     path = url.split("://", 1)[1].partition("/")[2]
     return next((seg for seg in path.split("/") if seg in (".", "..")), None)
+
+
+#: schemes whose URL names a bucket after ``://`` (Azure's ``container@account`` is an address)
+BUCKET_SCHEMES = {"s3", "s3a", "gs", "gcs"}
+#: how to give each bucket scheme's credentials instead
+_CREDENTIALS_HOW = {
+    "s3": "storage_options={'access_key_id': ..., 'secret_access_key': ...} (s3fs: 'key', "
+          "'secret') or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+    "gs": "storage_options={'service_account_path': ...} (gcsfs: 'token') or set "
+          "GOOGLE_APPLICATION_CREDENTIALS",
+}
+
+
+def bucket_problem(url: str) -> str | None:
+    """What is wrong with a bucket URL (``s3://``, ``gs://``, ...) whose part before the first
+    ``/`` is more than a bucket name: credentials (``key:secret@bucket``, which neither
+    backend reads: obstore drops them, s3fs takes them for the bucket's name) or ``host:port``.
+    Worded without quoting that part, which may hold a secret; None when the URL is fine."""
+    scheme = scheme_of(url)
+    if scheme not in BUCKET_SCHEMES:
+        return None
+    authority = url.split("://", 1)[1].partition("/")[0]
+    how = _CREDENTIALS_HOW["s3" if scheme in ("s3", "s3a") else "gs"]
+    if "@" in authority or ":" in authority:
+        return (f"{scheme}:// URL: expected a bucket name after '{scheme}://', found user "
+                f"information or ':' (not shown: it may hold a secret); credentials are not "
+                f"read from URLs: pass them in {how}; an endpoint goes in "
+                f"storage_options={{'endpoint': ...}}")
+    return None
+
+
+def basic_credentials(url: str) -> str | None:
+    """The ``Authorization: Basic`` value for the user name and password of an http(s) URL
+    (``https://user:password@host/...``, percent-decoded, as browsers and aiohttp send them),
+    or None when it has none."""
+    if scheme_of(url) not in HTTP_SCHEMES:
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.username is None:
+        return None
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    return "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without the ``user:password@`` of its authority (the rest unchanged)."""
+    head, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    return f"{head}{sep}{authority.rpartition('@')[2]}{slash}{path}"
 
 
 def endpoint_problem(endpoint: object) -> str | None:
