@@ -103,9 +103,10 @@ def _stored(n: np.dtype, endian: str | None) -> np.dtype:
 
 
 def check_unitless_date(n: np.dtype, value: Any, stored: Any, loc: Loc) -> None:
-    """A datetime64 without a unit (v2 ``<M8``, v3 unit ``generic``) holds only NaT: numpy
-    keeps other integers in it but can neither show nor convert them. ``stored`` is ``value``
-    as the integer stored."""
+    """A date given for a datetime64 without a unit (v2 ``<M8``, v3 unit ``generic``) must be
+    NaT: numpy keeps the date's integer in it but can neither show nor convert it back.
+    ``stored`` is ``value`` as the integer stored. (Integers, as a document gives them, are
+    taken.)"""
     if n.kind == "M" and np.datetime_data(n)[0] == "generic" and stored != _NAT:
         raise loc.error(f"'NaT' or {_NAT} (a datetime64 without a unit holds no date)", value)
 
@@ -145,7 +146,7 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
     if cat in ("datetime", "timedelta"):
         if value == "NaT":
             return np.array(_NAT, np.int64).view(n)[()]
-        check_unitless_date(n, value, value, loc)
+        # any integer, even in a type without a unit (numpy holds it there but cannot show it)
         return np.array(loc.int(value, _NAT, 2**63 - 1), np.int64).view(n)[()]
     if cat == "raw":
         if isinstance(value, list):
