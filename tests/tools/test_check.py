@@ -117,9 +117,36 @@ def test_orphans_are_found_and_removed(tmp_path):
     report = zarrx.check(str(root))
     assert _kinds(report) == [("orphaned", "gone/c", None), ("orphaned", "plain/c/7/0", None),
                               ("orphaned", "plain/notes.txt", None)]
-    report = zarrx.check(str(root), repair=True)
+    report = zarrx.check(str(root), repair=True)            # strays are kept: may be data
+    assert [f.key for f in report.remaining] == ["gone/c", "plain/notes.txt"]
+    assert report.repairs == ["removed the orphaned object plain/c/7/0"]
+    assert report.notes == ["2 orphaned objects kept: objects no metadata names may be data of "
+                            "a node whose metadata is lost; restore it, or repair with "
+                            "--remove-strays (remove_strays=True) to remove them"]
+    assert (root / "gone" / "c").exists() and (root / "plain" / "notes.txt").exists()
+    report = zarrx.check(str(root), repair=True, remove_strays=True)
     assert not report.remaining and zarrx.check(str(root)).ok
     assert not (root / "gone").exists()
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_a_repair_keeps_the_chunks_of_an_array_whose_metadata_is_lost(tmp_path, zarr_format):
+    """An array whose metadata document is gone (or whose chunk key encoding was edited) leaves
+    chunks no metadata names: a repair must not delete them, since restoring the document
+    brings the data back."""
+    root = tmp_path / "d.zarr"
+    g = zarrx.open_group(str(root), mode="w", zarr_format=zarr_format)
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="i1")[:] = [1, 2, 3, 4]
+    doc = root / "a" / (".zarray" if zarr_format == 2 else "zarr.json")
+    saved = doc.read_bytes()
+    doc.unlink()
+    report = zarrx.check(str(root), repair=True)
+    assert {f.kind for f in report.findings} == {"orphaned"} and len(report.remaining) == 2
+    assert report.repairs == []
+    doc.write_bytes(saved)
+    assert zarrx.open_array(str(root), path="a", mode="r")[...].tolist() == [1, 2, 3, 4]
+    with pytest.raises(zarrx.ZarrError, match="remove_strays needs repair=True"):
+        zarrx.check(str(root), remove_strays=True)
 
 
 def test_old_temporary_files_are_removed_and_recent_ones_left_alone(tmp_path):
@@ -169,7 +196,7 @@ def test_the_consolidated_metadata_of_a_subgroup_is_not_orphaned(tmp_path):
     zarrx.consolidate_metadata(f"{path}/s")
     with open(f"{path}/s/a/.zmetadata", "w") as f:     # under an array it is no document
         f.write("{}")
-    report = zarrx.check(path, repair=True)
+    report = zarrx.check(path, repair=True, remove_strays=True)
     assert _kinds(report) == [("orphaned", "s/a/.zmetadata", None)]
     assert os.path.exists(f"{path}/s/.zmetadata")
     assert zarrx.check(f"{path}/s").ok
@@ -231,7 +258,7 @@ def test_a_file_name_that_is_not_utf8_is_orphaned_and_left_alone(tmp_path, capsy
     assert sorted((f.kind, f.key, f.detail) for f in report.findings) == [
         ("orphaned", "c/\\xff", detail),
         ("orphaned", "c/stray", "not a chunk key of the array")]
-    report = zarrx.check(str(root), repair=True)
+    report = zarrx.check(str(root), repair=True, remove_strays=True)
     assert [f.key for f in report.remaining] == ["c/\\xff"]
     assert sorted(os.listdir(os.fsencode(root / "c"))) == [b"0", b"1", b"\xff"]
     assert cli.main(["check", str(root)]) == 1

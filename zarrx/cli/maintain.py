@@ -16,9 +16,12 @@ EXIT_REPAIRED = 4
 
 
 def run_check(args: argparse.Namespace) -> int:
-    if args.fill_corrupt and not args.repair:
-        args.parser.error("--fill-corrupt needs --repair")        # exit status 2
+    for flag, given in (("--fill-corrupt", args.fill_corrupt),
+                        ("--remove-strays", args.remove_strays)):
+        if given and not args.repair:
+            args.parser.error(f"{flag} needs --repair")        # exit status 2
     report = check(args.path, repair=args.repair, fill_corrupt=args.fill_corrupt,
+                   remove_strays=args.remove_strays,
                    temp_age=args.temp_age, workers=args.workers,
                    storage_options=storage_options(args) or None,
                    progress=progress_of(args))
@@ -59,10 +62,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "repaired.")
     p.add_argument("path", help="the array or group to check")
     p.add_argument("--repair", action="store_true",
-                   help="remove orphaned objects and old temporary files")
+                   help="remove chunks outside their array's grid and old temporary files")
     p.add_argument("--fill-corrupt", action="store_true",
                    help="with --repair, also rewrite corrupt and torn chunks as the fill value "
                         "(their data is lost)")
+    p.add_argument("--remove-strays", action="store_true",
+                   help="with --repair, also remove the other orphaned objects (files no "
+                        "metadata names: they may be data of a node whose metadata is lost)")
     p.add_argument("--temp-age", type=seconds_argument, default=SWEEP_AGE, metavar="SECONDS",
                    help="temporary files younger than this may belong to a running writer "
                         "and are left alone (default: %(default)s)")

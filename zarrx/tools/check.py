@@ -17,8 +17,10 @@ range). What it finds, by kind:
   ``temp_age`` seconds (younger ones may belong to a writer still running: they are listed in
   :attr:`CheckReport.recent_temporary` and left alone).
 
-``repair=True`` removes orphaned objects and old temporary files; with ``fill_corrupt=True`` it
-also rewrites corrupt and torn chunks as the fill value (an inner chunk in place; a shard whose
+``repair=True`` removes chunks outside their array's grid and old temporary files; the other
+orphaned objects (strays) may be data whose metadata is missing (a node whose document was lost,
+a chunk key encoding edited by hand), so a repair removes them only with
+``remove_strays=True``. With ``fill_corrupt=True`` it also rewrites corrupt and torn chunks as the fill value (an inner chunk in place; a shard whose
 index is unreadable as a whole). Metadata is never rewritten. Each finding keeps the generation
 (version) of the object that was read; a repair removes an object only while it is still that
 version (``delete_if``), so what a writer replaced since the check is left alone.
@@ -77,6 +79,9 @@ class Finding:
     #: False for an object the store cannot address by its name (a file name that is not
     #: UTF-8, say): ``key`` shows the name escaped, and a repair leaves it alone
     removable: bool = field(default=True, compare=False, repr=False)
+    #: True for an orphaned object that is not a chunk outside its array's grid: what no node
+    #: names may still be data (a node whose metadata was lost), removed only on request
+    stray: bool = field(default=False, compare=False, repr=False)
 
     def __str__(self) -> str:
         inner = f" inner chunk {self.inner}" if self.inner is not None else ""
@@ -134,15 +139,19 @@ class CheckReport:
 
 
 def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
-          temp_age: float = SWEEP_AGE, workers: int | None = None,
+          remove_strays: bool = False, temp_age: float = SWEEP_AGE, workers: int | None = None,
           storage_options: dict | None = None, progress: Any = None) -> CheckReport:
     """Check the array or group at ``location`` and everything below it (see the module
-    docstring for what is found). ``repair`` removes orphaned objects and temporary files older
-    than ``temp_age`` seconds; ``fill_corrupt`` (with ``repair``) rewrites corrupt and torn
-    chunks as the fill value. ``workers`` stored objects are read at a time (default: up to 4).
+    docstring for what is found). ``repair`` removes chunks outside their array's grid and
+    temporary files older than ``temp_age`` seconds, and the other orphaned objects only with
+    ``remove_strays`` (they may be data whose metadata is lost); ``fill_corrupt`` (with
+    ``repair``) rewrites corrupt and torn chunks as the fill value. ``workers`` stored objects are read at a time (default: up to 4).
     """
     if fill_corrupt and not repair:
         raise ZarrError("check: fill_corrupt needs repair=True (--fill-corrupt needs --repair)")
+    if remove_strays and not repair:
+        raise ZarrError("check: remove_strays needs repair=True (--remove-strays needs "
+                        "--repair)")
     if isinstance(temp_age, bool) or not isinstance(temp_age, (int, float)) or \
             not 0 <= temp_age < math.inf:
         raise ArgumentError(f"check: temp_age: expected a number of seconds, 0 or more, found "
@@ -160,7 +169,7 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar, node)
         run.scan()
         if repair:
-            run.repair(fill_corrupt, temp_age)
+            run.repair(fill_corrupt, temp_age, remove_strays)
         else:
             run.temporary(temp_age)
     finally:
@@ -243,11 +252,11 @@ class _Check:
         grid = _object_grid(meta)
         if grid is not None and any(c >= n for c, n in zip(coords, grid)):
             self._orphan(key, owner, f"chunk {coords} lies outside the array's grid of {grid} "
-                                     f"stored objects (shape {meta.shape})")
+                                     f"stored objects (shape {meta.shape})", stray=False)
             return
         self.chunk_keys[owner].append((key, coords))
 
-    def _orphan(self, key: str, owner: str, detail: str) -> None:
+    def _orphan(self, key: str, owner: str, detail: str, stray: bool = True) -> None:
         try:
             generation = self.store.generation(key)
         except StoreError as exc:       # a name the store cannot address (not UTF-8, say)
@@ -256,7 +265,8 @@ class _Check:
                              f"{detail}; the store cannot address its name ({why}): remove it "
                              f"by hand", removable=False))
             return
-        self.add(Finding("orphaned", key, "/" + owner, detail, generation=generation))
+        self.add(Finding("orphaned", key, "/" + owner, detail, generation=generation,
+                         stray=stray))
 
     # -- the chunks --------------------------------------------------------------------------
     def _chunks(self) -> None:
@@ -350,18 +360,25 @@ class _Check:
         return old
 
     # -- repairs -----------------------------------------------------------------------------
-    def repair(self, fill_corrupt: bool, temp_age: float) -> None:
+    def repair(self, fill_corrupt: bool, temp_age: float, remove_strays: bool = False) -> None:
         self.temporary(temp_age)
         rep = self.report
         for f in list(rep.findings):
             try:
-                action = self._fix(f, fill_corrupt)
+                action = self._fix(f, fill_corrupt, remove_strays)
             except ZarrError as exc:
                 rep.repairs.append(f"could not repair {f.key}: {exc}")
                 continue
             if action:
                 rep.repaired.append(f)
                 rep.repairs.append(action)
+        kept = sum(f.kind == "orphaned" and f.stray and f.removable and f not in rep.repaired
+                   for f in rep.findings)
+        if kept and not remove_strays:
+            rep.notes.append(f"{kept} orphaned object{'s' if kept > 1 else ''} kept: objects no "
+                             "metadata names may be data of a node whose metadata is lost; "
+                             "restore it, or repair with --remove-strays (remove_strays=True) "
+                             "to remove them")
         if any(f.kind == "temporary" for f in rep.findings):
             assert isinstance(self.store, LocalStore)
             prefix = f"{self.root}/" if self.root else ""
@@ -382,9 +399,9 @@ class _Check:
         except ConflictError:
             raise ZarrError("it changed since it was checked; left alone") from None
 
-    def _fix(self, f: Finding, fill_corrupt: bool) -> str | None:
+    def _fix(self, f: Finding, fill_corrupt: bool, remove_strays: bool) -> str | None:
         if f.kind == "orphaned":
-            if not f.removable:
+            if not f.removable or (f.stray and not remove_strays):
                 return None
             self._delete(f)
             return f"removed the orphaned object {f.key}"
