@@ -24,7 +24,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeE
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
-from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, check_attrs, encode_attr,
+from zarrx.xarray.encoding import (DIMENSION_KEY, array_name, cf_encode, check_attrs, encode_attr,
                                    encode_fill_attr, storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 
@@ -48,7 +48,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
              zarr_format: int | None = None, write_empty_chunks: bool | None = None,
              safe_chunks: bool = True, align_chunks: bool = False,
              chunkmanager_store_kwargs: dict | None = None) -> Any:
-    """Write ``ds`` (an ``xarray.Dataset``) to the Zarr group at ``store`` / ``group``.
+    """Write ``ds`` (an ``xarray.Dataset``, or a ``DataArray`` as ``DataArray.to_zarr`` writes
+    it, which ``xr.open_dataarray`` reads back) to the Zarr group at ``store`` / ``group``.
 
     The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
     (fail if it exists; the default), ``a`` add or replace variables (the default with
@@ -70,13 +71,17 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
+    if isinstance(ds, xr.DataArray):
+        ds = _as_dataset(ds)
     if not isinstance(ds, xr.Dataset):
-        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset or DataArray, found "
+                                f"{type(ds).__name__}")
     check_format(zarr_format, none=True)
     for name in ds.variables:                # before anything is opened, as xarray checks
-        if not isinstance(name, str) or not name:
+        if name is not None and (not isinstance(name, str) or not name):
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
-                                    "non-empty string, as xarray requires for zarr files")
+                                    "non-empty string or None, as xarray requires for zarr "
+                                    "files")
         check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
     check_attrs(ds.attrs, "to_zarrx: the dataset")
     mode = _mode(mode, append_dim, region)
@@ -102,7 +107,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     existing = set() if grp is None else {name for name, _ in array_metas(grp)}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
-            if str(name) in existing:
+            if array_name(name) in existing:
                 raise ArgumentError(f"to_zarrx: variable {name!r} already exists, but encoding "
                                     f"was provided")
     if append_dim is not None:
@@ -116,7 +121,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     plans = []
     lengths = None if grp is None or mode == "w" else _lengths_after(grp, ds, append_dim)
     for name, var in variables.items():
-        key = str(name)
+        key = array_name(name)
         is_new = mode == "w" or key not in existing
         if mode == "r+" and is_new:
             raise ArgumentError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
@@ -127,11 +132,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             var = existing_variable(grp, key, var, append_dim, slices)
         elif lengths is not None:
             _check_new_variable(key, var, lengths)
-        if is_new and key in encoding:
+        if is_new and name in encoding:
             var = var.copy(deep=False)
-            var.encoding = dict(encoding[key])
+            var.encoding = dict(encoding[name])
         plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
-                                    write_empty_chunks, given=is_new and key in encoding))
+                                    write_empty_chunks, given=is_new and name in encoding))
     if grp is None:
         grp = _open(store, mode, group, zarr_format, storage_options)
     if mode in ("w", "w-", "a", "a-"):
@@ -149,6 +154,22 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
         return grp
     return dask.delayed(_all_written)(*delayed)
+
+
+def _as_dataset(da: Any) -> Any:
+    """A DataArray as the one-variable Dataset ``DataArray.to_zarr`` writes, which
+    ``xr.open_dataarray`` reads back: a DataArray without a name, or named like one of its
+    coordinates or dimensions, is stored under xarray's generic variable name (and its name in
+    a group attribute)."""
+    from xarray.backends.api import DATAARRAY_NAME, DATAARRAY_VARIABLE
+
+    if da.name is None:
+        return da.to_dataset(name=DATAARRAY_VARIABLE)
+    if da.name in da.coords or da.name in da.dims:
+        ds = da.to_dataset(name=DATAARRAY_VARIABLE)
+        ds.attrs[DATAARRAY_NAME] = da.name
+        return ds
+    return da.to_dataset()
 
 
 def _all_written(*_: Any) -> None:
@@ -255,10 +276,11 @@ def _check_new_variable(name: str, var: Any, lengths: dict[str, int]) -> None:
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
-    """Region writes touch only variables that have a dimension in the region, and never the
-    index coordinates (as xarray: the stored ones locate the region and stay as they are)."""
+    """Region writes touch only variables that have a dimension in the region (an empty
+    region: every variable, whole), and never the index coordinates (as xarray: the stored ones
+    locate the region and stay as they are)."""
     outside = [n for n, v in ds.variables.items() if not set(v.dims) & set(slices)]
-    if outside:
+    if outside and slices:      # (an empty region writes every variable whole, as xarray)
         raise ArgumentError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
                             f"{sorted(map(str, outside))} have none of these dimensions; drop them "
                             f"(ds.drop_vars) before writing a region")
@@ -359,6 +381,7 @@ class _Plan:
     grow: tuple[int, ...] | None = None
     axis: int | None = None
     target: Array | None = None
+    write_empty: bool | None = None
 
 
 def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
@@ -399,7 +422,8 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         assert isinstance(arr, Array)
         selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
         axis = dims.index(str(append_dim)) if grow is not None else None
-        return _Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis)
+        return _Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
+                     write_empty=write_empty)
     kw = _creation_kwargs(encoded, name, fmt, write_empty)
     fill = kw.pop("fill_value", None)
     if fmt == 2:
@@ -470,7 +494,7 @@ def _claim_rows(grp: Group, plans: list[_Plan], dim: str) -> None:
     if not growing:
         return
     claim = min(growing, key=lambda p: (p.name != dim, p.name))
-    arr = grp[claim.name]
+    arr = _stored_array(grp, claim)
     assert isinstance(arr, Array) and claim.axis is not None
     count = claim.selection[claim.axis].stop - claim.selection[claim.axis].start
 
@@ -480,7 +504,7 @@ def _claim_rows(grp: Group, plans: list[_Plan], dim: str) -> None:
     old, _ = arr._grow(claimed)
     start = old[claim.axis]
     for plan in growing:
-        target = arr if plan is claim else grp[plan.name]
+        target = arr if plan is claim else _stored_array(grp, plan)
         assert isinstance(target, Array) and plan.axis is not None
         axis = plan.axis
         if plan is not claim:
@@ -499,11 +523,21 @@ def _apply(grp: Group, plan: _Plan) -> Any:
     elif plan.target is not None:
         arr = plan.target
     else:
-        arr = grp[plan.name]
-        assert isinstance(arr, Array)
+        arr = _stored_array(grp, plan)
         if plan.grow is not None:
             arr.resize(plan.grow)
     return _store(arr, plan.data, plan.selection)
+
+
+def _stored_array(grp: Group, plan: _Plan) -> Array:
+    """The stored array ``plan`` writes into, storing chunks that hold only the fill value as
+    the write's ``write_empty_chunks`` says (when given: it is a setting of the write, not of
+    the array)."""
+    arr = grp[plan.name]
+    assert isinstance(arr, Array)
+    if plan.write_empty is None:
+        return arr
+    return Array(arr.store, arr.path, arr.metadata, write_empty_chunks=plan.write_empty)
 
 
 def _target_selection(arr: Array, dims: tuple[str, ...], shape: tuple[int, ...],
