@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -167,3 +168,25 @@ def test_an_empty_region_writes_every_variable_whole(tmp_path, fmt):
         for engine in ("zarr", "zarrx"):
             # (the index coordinate is not written: the stored one stays)
             xr.testing.assert_identical(read(path, engine), (ds + 1))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_lazy_values_of_dtype_object_warn_that_they_are_computed(tmp_path, fmt):
+    """As xarray's writer warns: they are computed to find their type, not written lazily."""
+    pytest.importorskip("dask")
+    from xarray.coding.common import SerializationWarning
+    ds = xr.Dataset({"s": ("y", np.array(["foo", "bar"], dtype=object))}).chunk()
+    with pytest.warns(SerializationWarning, match="dask array with dtype=object"):
+        ds.to_zarr(tmp_path / "x.zarr", zarr_format=fmt)
+    with pytest.warns(SerializationWarning) as caught:
+        zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt)
+    ours = [w for w in caught if w.category is SerializationWarning]
+    assert [str(w.message) for w in ours] == [
+        "to_zarrx: variable 's' holds a dask array with dtype=object: it is computed now, to "
+        "find the type its values are stored as; cast it with astype() to keep it lazy"]
+    assert ours[0].filename == __file__         # it points at the call of to_zarrx
+    xr.testing.assert_identical(read(tmp_path / "z.zarr", "zarrx"), ds.load())
+    # values of a known type are not computed early: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SerializationWarning)
+        zx.to_zarrx(ds.astype(str), tmp_path / "u.zarr", zarr_format=fmt)

@@ -161,6 +161,8 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     if dtype.kind != "O":
         return dtype, values
     element = vlen_element(dtype)
+    if element is None and not isinstance(values, np.ndarray):
+        _warn_computed(values, where)
     data = np.asarray(values)
     if element is None:
         element, data = _infer_objects(data, where)
@@ -170,6 +172,23 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
         fixed = np.asarray(data.tolist() if data.ndim else data[()], dtype="S")
         return fixed.dtype, fixed
     return data.dtype, data
+
+
+def _warn_computed(values: Any, where: str) -> None:
+    """A ``SerializationWarning`` (xarray's) when lazy (dask) values of dtype object are
+    computed here, to find what their elements are: nothing else of the write is computed
+    before the data is stored."""
+    try:
+        import dask.array as da
+    except ImportError:
+        return
+    if isinstance(values, da.Array):
+        import warnings
+
+        from xarray.coding.common import SerializationWarning
+        warnings.warn(f"{where} holds a dask array with dtype=object: it is computed now, to "
+                      f"find the type its values are stored as; cast it with astype() to "
+                      f"keep it lazy", SerializationWarning, stacklevel=5)
 
 
 def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarray]:
