@@ -190,3 +190,39 @@ def test_lazy_values_of_dtype_object_warn_that_they_are_computed(tmp_path, fmt):
     with warnings.catch_warnings():
         warnings.simplefilter("error", SerializationWarning)
         zx.to_zarrx(ds.astype(str), tmp_path / "u.zarr", zarr_format=fmt)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("kw", [{}, {"region": {"x": slice(1, 3)}}])
+def test_mode_a_minus_without_append_dim_writes_as_mode_a(tmp_path, fmt, kw):
+    ds = xr.Dataset({"u": ("x", np.arange(5))})
+    new = ds.isel(x=slice(1, 3)) + 10 if kw else ds + 10
+    got = {}
+    for name, write in WRITERS.items():
+        path = tmp_path / f"{name}.zarr"
+        write(ds, path, zarr_format=fmt)
+        write(new, path, mode="a-", **kw)
+        got[name] = read(path, "zarrx").u.values.tolist()
+    assert got["zarrx"] == got["zarr"] == ([0, 11, 12, 3, 4] if kw else list(range(10, 15)))
+
+
+@pytest.mark.parametrize("enc, error, oracle, message", [
+    ({"x": None}, zarrx.ArgumentTypeError, TypeError,
+     "to_zarrx: encoding of 'x': expected a dict, found NoneType None"),
+    ({"x": "foo"}, zarrx.ArgumentTypeError, ValueError,
+     "to_zarrx: encoding of 'x': expected a dict, found str 'foo'"),
+    ({"nope": {}}, zarrx.ArgumentKeyError, KeyError,
+     "to_zarrx: encoding names 'nope', which is not a variable"),
+    # (xarray's writer fails there with an AttributeError from inside)
+    ("x", zarrx.ArgumentTypeError, AttributeError,
+     "to_zarrx: encoding: expected a dict of variable name -> dict, found str 'x'"),
+])
+def test_a_malformed_encoding_is_refused_naming_it(tmp_path, enc, error, oracle, message):
+    ds = xr.Dataset({"x": ("y", np.arange(3.0))})
+    with pytest.raises(oracle):
+        ds.to_zarr(tmp_path / "x.zarr", encoding=enc)
+    with pytest.raises(error) as info:
+        zx.to_zarrx(ds, tmp_path / "z.zarr", encoding=enc)
+    assert oracle is AttributeError or isinstance(info.value, oracle)
+    assert str(info.value) == message
+    assert not (tmp_path / "z.zarr").exists()

@@ -19,8 +19,8 @@ from zarrx.array import Array
 from zarrx.chunk_io import check_value
 from zarrx.creation import check_format, create_array, node_path
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
-                          ZarrError)
+from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
+                          NodeExistsError, ZarrError)
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
@@ -53,8 +53,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
 
     The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
     (fail if it exists; the default), ``a`` add or replace variables (the default with
-    ``append_dim``), ``a-`` append only the variables along ``append_dim``, ``r+`` write into
-    existing variables only (the default with ``region``). ``region``: ``{dim: slice}``, with
+    ``append_dim``), ``a-`` append only the variables along ``append_dim`` (without it, as
+    ``a``), ``r+`` write into existing variables only (the default with ``region``).
+    ``region``: ``{dim: slice}``, with
     ``"auto"`` for a dimension located by its index coordinate (or ``"auto"`` for all).
     ``encoding``: ``{name: {"chunks": ..., "shards": ..., "compressors": ..., "dtype": ...,
     "_FillValue": ..., "units": ...}}``. Consolidated metadata is written unless
@@ -92,10 +93,17 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         _refuse_existing(store, group, storage_options)
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options)
     fmt = grp.zarr_format if grp is not None else zarr_format or 3
+    if encoding is not None and not isinstance(encoding, Mapping):
+        raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
+                                f"found {type(encoding).__name__} {encoding!r}")
     encoding = dict(encoding or {})
     for name, enc in encoding.items():
-        if name not in ds.variables:
-            raise ArgumentError(f"to_zarrx: encoding names {name!r}, which is not a variable")
+        if name not in ds.variables:        # (a KeyError, as xarray raises)
+            raise ArgumentKeyError(f"to_zarrx: encoding names {name!r}, which is not a "
+                                   f"variable")
+        if not isinstance(enc, Mapping):
+            raise ArgumentTypeError(f"to_zarrx: encoding of {name!r}: expected a dict, found "
+                                    f"{type(enc).__name__} {enc!r}")
         bad = set(enc) - ZARR_KEYS - CF_KEYS - READ_ONLY_KEYS
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
@@ -126,7 +134,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         if mode == "r+" and is_new:
             raise ArgumentError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
                                 f"not in {grp!r} (use mode='a' to add it)")
-        if mode == "a-" and not is_new and (append_dim is None or append_dim not in var.dims):
+        # (without append_dim, mode "a-" writes as mode "a" does, as in xarray)
+        if mode == "a-" and not is_new and append_dim is not None \
+                and append_dim not in var.dims:
             continue
         if not is_new:
             var = existing_variable(grp, key, var, append_dim, slices)
@@ -190,8 +200,8 @@ def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
         raise ArgumentError(f"to_zarrx: mode: expected one of {', '.join(MODES)}, found {mode!r}")
     if append_dim is not None and mode not in ("a", "a-"):
         raise ArgumentError(f"to_zarrx: append_dim needs mode 'a' or 'a-', found {mode!r}")
-    if region is not None and mode not in ("a", "r+"):
-        raise ArgumentError(f"to_zarrx: region needs mode 'r+' or 'a', found {mode!r}")
+    if region is not None and mode not in ("a", "a-", "r+"):
+        raise ArgumentError(f"to_zarrx: region needs mode 'r+', 'a' or 'a-', found {mode!r}")
     return mode
 
 
