@@ -226,3 +226,23 @@ def test_a_malformed_encoding_is_refused_naming_it(tmp_path, enc, error, oracle,
     assert oracle is AttributeError or isinstance(info.value, oracle)
     assert str(info.value) == message
     assert not (tmp_path / "z.zarr").exists()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("given", [{}, (), [], (7,), None])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_empty_chunks_or_chunks_of_another_rank_in_encoding_are_as_none(tmp_path, fmt, given,
+                                                                        lazy):
+    """As xarray takes them: the dask blocks (or zarrx's own choice) give the chunks."""
+    pytest.importorskip("dask")
+    ds = xr.Dataset({"v": (("x", "y"), np.ones((40, 30)))})
+    if lazy:
+        ds = ds.chunk({"x": 10, "y": 15})
+    ds.v.encoding["chunks"] = given
+    for name, write in WRITERS.items():
+        write(ds, tmp_path / f"{name}.zarr", zarr_format=fmt)
+    stored = {name: zarr.open_array(tmp_path / f"{name}.zarr" / "v").chunks
+              for name in WRITERS}
+    if lazy:
+        assert stored["zarrx"] == stored["zarr"] == (10, 15)
+    xr.testing.assert_identical(read(tmp_path / "zarrx.zarr", "zarrx"), ds.load())

@@ -350,12 +350,17 @@ def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) ->
     enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
     kw: dict[str, Any] = {}
     shards = _shards(enc.get("shards"), var.ndim, name)
-    chunks = _int_shape(enc.get("chunks"), var.ndim, name, "chunks")
+    chunks = enc.get("chunks")
+    if isinstance(chunks, (tuple, list, dict)) and not chunks:
+        chunks = None                   # (empty: none given, as xarray takes it)
+    chunks = _int_shape(chunks, var.ndim, name, "chunks")
+    if chunks is not None and len(chunks) != var.ndim:
+        chunks = None                   # (of another rank: dropped, as xarray drops them)
     if chunks is None and var.chunks is not None:
         chunks = tuple(max(int(c[0]), 1) if c else 1 for c in var.chunks)
         if isinstance(shards, tuple):   # dask blocks as shards: chunks must divide them
             chunks = None
-    if chunks is not None and len(chunks) == var.ndim:
+    if chunks is not None:
         kw["chunks"] = tuple(int(c) for c in chunks)
     if shards is not None:
         kw["shards"] = shards
