@@ -78,7 +78,6 @@ class ZarrxBackendArray(BackendArray):
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
 
-
     async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
         """The read of ``self[key]`` for ``load_async``: it runs in a worker thread, so that
         the variables (and objects) loaded together are read at once."""

@@ -26,8 +26,8 @@ import numpy as np
 
 from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
 
-__all__ = ["DIMENSION_KEY", "NONE_NAME", "array_name", "encode_fill_attr", "decode_fill_attr", "encode_attr", "check_attrs",
-           "vlen_dtype", "storage_dtype", "cf_encode"]
+__all__ = ["DIMENSION_KEY", "NONE_NAME", "array_name", "encode_fill_attr", "decode_fill_attr",
+           "encode_attr", "check_attrs", "vlen_dtype", "storage_dtype", "cf_encode"]
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
 #: the array holding a variable named None, as xarray's backends name it

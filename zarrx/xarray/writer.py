@@ -24,8 +24,8 @@ from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, Me
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
-from zarrx.xarray.encoding import (DIMENSION_KEY, array_name, cf_encode, check_attrs, encode_attr,
-                                   encode_fill_attr, storage_dtype)
+from zarrx.xarray.encoding import (DIMENSION_KEY, array_name, cf_encode, check_attrs,
+                                   encode_attr, encode_fill_attr, storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 
 __all__ = ["to_zarrx"]
@@ -55,8 +55,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     (fail if it exists; the default), ``a`` add or replace variables (the default with
     ``append_dim``), ``a-`` append only the variables along ``append_dim`` (without it, as
     ``a``), ``r+`` write into existing variables only (the default with ``region``).
-    ``region``: ``{dim: slice}``, with
-    ``"auto"`` for a dimension located by its index coordinate (or ``"auto"`` for all).
+    ``region``: ``{dim: slice}``, with ``"auto"`` for a dimension located by its index
+    coordinate (or ``"auto"`` for all).
     ``encoding``: ``{name: {"chunks": ..., "shards": ..., "compressors": ..., "dtype": ...,
     "_FillValue": ..., "units": ...}}``. Consolidated metadata is written unless
     ``consolidated=False``. Returns the zarrx Group, or a ``Delayed`` writing the dask-backed
