@@ -185,7 +185,7 @@ def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_writ
     with pytest.raises(zarrx.ArgumentTypeError) as info:
         zx.to_zarrx(ds, tmp_path / "z.zarr")
     assert str(info.value) == (f"to_zarrx: invalid variable name {name!r}: expected a "
-                               "non-empty string, as xarray requires for zarr files")
+                               "non-empty string or None, as xarray requires for zarr files")
     assert not (tmp_path / "z.zarr").exists()
 
 

@@ -1,4 +1,5 @@
-"""``ds.zarrx``: the Dataset accessor (registered when :mod:`zarrx.xarray` is imported)."""
+"""``ds.zarrx`` and ``da.zarrx``: the Dataset and DataArray accessor (registered when
+:mod:`zarrx.xarray` is imported)."""
 from __future__ import annotations
 
 from typing import Any
@@ -11,10 +12,12 @@ __all__ = ["ZarrxAccessor"]
 
 
 @xr.register_dataset_accessor("zarrx")
+@xr.register_dataarray_accessor("zarrx")
 class ZarrxAccessor:
-    """``ds.zarrx.to_zarrx(store, ...)``, with the arguments of :func:`zarrx.xarray.to_zarrx`."""
+    """``ds.zarrx.to_zarrx(store, ...)`` (and ``da.zarrx.to_zarrx``), with the arguments of
+    :func:`zarrx.xarray.to_zarrx`."""
 
-    def __init__(self, ds: xr.Dataset) -> None:
+    def __init__(self, ds: xr.Dataset | xr.DataArray) -> None:
         self._ds = ds
 
     def to_zarrx(self, store: Any, **kwargs: Any) -> Any:

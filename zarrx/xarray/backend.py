@@ -4,8 +4,9 @@
 names from Zarr v3 ``dimension_names`` or the v2 ``_ARRAY_DIMENSIONS`` attribute, attributes
 as stored, consolidated metadata when the group has it. Data stays lazy: a
 :class:`ZarrxBackendArray` reads only what is indexed (basic, outer and vectorised indexing map
-onto zarrx's basic, ``oindex`` and ``vindex`` reads). CF decoding is xarray's. With ``chunks=``,
-the preferred dask chunks are the arrays' shards (or chunks when unsharded).
+onto zarrx's basic, ``oindex`` and ``vindex`` reads; ``load_async`` reads in worker threads).
+CF decoding is xarray's. With ``chunks=``, the preferred dask chunks are the arrays' shards (or
+chunks when unsharded).
 """
 from __future__ import annotations
 
@@ -76,6 +77,12 @@ class ZarrxBackendArray(BackendArray):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
+
+    async def async_getitem(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        """The read of ``self[key]`` for ``load_async``: it runs in a worker thread, so that
+        the variables (and objects) loaded together are read at once."""
+        import asyncio
+        return await asyncio.to_thread(self.__getitem__, key)
 
 
 def native_strings() -> bool:

@@ -1,5 +1,7 @@
 """xarray's Zarr encoding, as zarrx reads and writes it.
 
+- Variable names: a variable named ``None`` is the array ``__values__`` (read back as ``None``,
+  by xarray's data store loading).
 - Dimension names: Zarr v3 ``dimension_names``; Zarr v2 the ``_ARRAY_DIMENSIONS`` attribute.
 - Fill values: in Zarr v2 the array's ``fill_value`` is the CF ``_FillValue`` (the mask); in
   Zarr v3 the array's ``fill_value`` stays a storage detail and a CF ``_FillValue`` is an
@@ -22,12 +24,19 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentTypeError, MetadataError
+from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
 
-__all__ = ["DIMENSION_KEY", "encode_fill_attr", "decode_fill_attr", "encode_attr", "check_attrs",
-           "vlen_dtype", "storage_dtype", "cf_encode"]
+__all__ = ["DIMENSION_KEY", "NONE_NAME", "array_name", "encode_fill_attr", "decode_fill_attr",
+           "encode_attr", "check_attrs", "vlen_dtype", "storage_dtype", "cf_encode"]
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
+#: the array holding a variable named None, as xarray's backends name it
+NONE_NAME = "__values__"
+
+
+def array_name(name: Any) -> str:
+    """The name of the array storing the variable ``name`` (a string, or None)."""
+    return NONE_NAME if name is None else str(name)
 
 
 def _b64(raw: bytes) -> str:
@@ -152,6 +161,8 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     if dtype.kind != "O":
         return dtype, values
     element = vlen_element(dtype)
+    if element is None and not isinstance(values, np.ndarray):
+        _warn_computed(values, where)
     data = np.asarray(values)
     if element is None:
         element, data = _infer_objects(data, where)
@@ -161,6 +172,23 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
         fixed = np.asarray(data.tolist() if data.ndim else data[()], dtype="S")
         return fixed.dtype, fixed
     return data.dtype, data
+
+
+def _warn_computed(values: Any, where: str) -> None:
+    """A ``SerializationWarning`` (xarray's) when lazy (dask) values of dtype object are
+    computed here, to find what their elements are: nothing else of the write is computed
+    before the data is stored."""
+    try:
+        import dask.array as da
+    except ImportError:
+        return
+    if isinstance(values, da.Array):
+        import warnings
+
+        from xarray.coding.common import SerializationWarning
+        warnings.warn(f"{where} holds a dask array with dtype=object: it is computed now, to "
+                      f"find the type its values are stored as; cast it with astype() to "
+                      f"keep it lazy", SerializationWarning, stacklevel=5)
 
 
 def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarray]:
@@ -223,12 +251,27 @@ def _as_bytes(encoding: dict) -> bool:
         return False
 
 
+def _holds_text(var: Any) -> bool:
+    """Whether ``var`` holds unicode text (not only bytes)."""
+    if var.dtype.kind in "UT":
+        return True
+    if var.dtype.kind != "O":
+        return False
+    if vlen_element(var.dtype) is not None:
+        return vlen_element(var.dtype) is str
+    return any(isinstance(v, str) for v in np.asarray(var.data).reshape(-1))
+
+
 def _utf8_bytes(var: Any, name: Any) -> Any:
     """Text ``var`` (fixed-width unicode, Python strings, ``StringDType``) as UTF-8 bytes with an
     ``_Encoding`` attribute, by xarray's string coder; other data as it is."""
     from xarray import Variable
     from xarray.coding.strings import EncodedStringCoder
 
+    if "_FillValue" in var.attrs and _holds_text(var):
+        raise ArgumentError(f"to_zarrx: variable {name!r}: a _FillValue cannot be given for "
+                            f"text stored as bytes (encoding dtype 'S1'), as xarray refuses it "
+                            f"(found _FillValue {encode_attr(var.attrs['_FillValue'])!r})")
     if var.dtype.kind == "O" and vlen_element(var.dtype) is None:
         element, data = _infer_objects(np.asarray(var.data), f"to_zarrx: variable {name!r}")
         if element is str:

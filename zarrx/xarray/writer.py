@@ -19,13 +19,13 @@ from zarrx.array import Array
 from zarrx.chunk_io import check_value
 from zarrx.creation import check_format, create_array, node_path
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError, NodeExistsError,
-                          ZarrError)
+from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
+                          NodeExistsError, ZarrError)
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
-from zarrx.xarray.encoding import (DIMENSION_KEY, cf_encode, check_attrs, encode_attr,
-                                   encode_fill_attr, storage_dtype)
+from zarrx.xarray.encoding import (DIMENSION_KEY, array_name, cf_encode, check_attrs,
+                                   encode_attr, encode_fill_attr, storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 
 __all__ = ["to_zarrx"]
@@ -48,13 +48,15 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
              zarr_format: int | None = None, write_empty_chunks: bool | None = None,
              safe_chunks: bool = True, align_chunks: bool = False,
              chunkmanager_store_kwargs: dict | None = None) -> Any:
-    """Write ``ds`` (an ``xarray.Dataset``) to the Zarr group at ``store`` / ``group``.
+    """Write ``ds`` (an ``xarray.Dataset``, or a ``DataArray`` as ``DataArray.to_zarr`` writes
+    it, which ``xr.open_dataarray`` reads back) to the Zarr group at ``store`` / ``group``.
 
     The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
     (fail if it exists; the default), ``a`` add or replace variables (the default with
-    ``append_dim``), ``a-`` append only the variables along ``append_dim``, ``r+`` write into
-    existing variables only (the default with ``region``). ``region``: ``{dim: slice}``, with
-    ``"auto"`` for a dimension located by its index coordinate (or ``"auto"`` for all).
+    ``append_dim``), ``a-`` append only the variables along ``append_dim`` (without it, as
+    ``a``), ``r+`` write into existing variables only (the default with ``region``).
+    ``region``: ``{dim: slice}``, with ``"auto"`` for a dimension located by its index
+    coordinate (or ``"auto"`` for all).
     ``encoding``: ``{name: {"chunks": ..., "shards": ..., "compressors": ..., "dtype": ...,
     "_FillValue": ..., "units": ...}}``. Consolidated metadata is written unless
     ``consolidated=False``. Returns the zarrx Group, or a ``Delayed`` writing the dask-backed
@@ -70,13 +72,17 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
+    if isinstance(ds, xr.DataArray):
+        ds = _as_dataset(ds)
     if not isinstance(ds, xr.Dataset):
-        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, found {type(ds).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset or DataArray, found "
+                                f"{type(ds).__name__}")
     check_format(zarr_format, none=True)
     for name in ds.variables:                # before anything is opened, as xarray checks
-        if not isinstance(name, str) or not name:
+        if name is not None and (not isinstance(name, str) or not name):
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
-                                    "non-empty string, as xarray requires for zarr files")
+                                    "non-empty string or None, as xarray requires for zarr "
+                                    "files")
         check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
     check_attrs(ds.attrs, "to_zarrx: the dataset")
     mode = _mode(mode, append_dim, region)
@@ -87,10 +93,17 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         _refuse_existing(store, group, storage_options)
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options)
     fmt = grp.zarr_format if grp is not None else zarr_format or 3
+    if encoding is not None and not isinstance(encoding, Mapping):
+        raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
+                                f"found {type(encoding).__name__} {encoding!r}")
     encoding = dict(encoding or {})
     for name, enc in encoding.items():
-        if name not in ds.variables:
-            raise ArgumentError(f"to_zarrx: encoding names {name!r}, which is not a variable")
+        if name not in ds.variables:        # (a KeyError, as xarray raises)
+            raise ArgumentKeyError(f"to_zarrx: encoding names {name!r}, which is not a "
+                                   f"variable")
+        if not isinstance(enc, Mapping):
+            raise ArgumentTypeError(f"to_zarrx: encoding of {name!r}: expected a dict, found "
+                                    f"{type(enc).__name__} {enc!r}")
         bad = set(enc) - ZARR_KEYS - CF_KEYS - READ_ONLY_KEYS
         if fmt == 2 and "fill_value" in enc:
             bad.add("fill_value")
@@ -102,7 +115,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     existing = set() if grp is None else {name for name, _ in array_metas(grp)}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
-            if str(name) in existing:
+            if array_name(name) in existing:
                 raise ArgumentError(f"to_zarrx: variable {name!r} already exists, but encoding "
                                     f"was provided")
     if append_dim is not None:
@@ -116,22 +129,24 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     plans = []
     lengths = None if grp is None or mode == "w" else _lengths_after(grp, ds, append_dim)
     for name, var in variables.items():
-        key = str(name)
+        key = array_name(name)
         is_new = mode == "w" or key not in existing
         if mode == "r+" and is_new:
             raise ArgumentError(f"to_zarrx: mode 'r+' writes only existing variables; {key!r} is "
                                 f"not in {grp!r} (use mode='a' to add it)")
-        if mode == "a-" and not is_new and (append_dim is None or append_dim not in var.dims):
+        # (without append_dim, mode "a-" writes as mode "a" does, as in xarray)
+        if mode == "a-" and not is_new and append_dim is not None \
+                and append_dim not in var.dims:
             continue
         if not is_new:
             var = existing_variable(grp, key, var, append_dim, slices)
         elif lengths is not None:
             _check_new_variable(key, var, lengths)
-        if is_new and key in encoding:
+        if is_new and name in encoding:
             var = var.copy(deep=False)
-            var.encoding = dict(encoding[key])
+            var.encoding = dict(encoding[name])
         plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
-                                    write_empty_chunks, given=is_new and key in encoding))
+                                    write_empty_chunks, given=is_new and name in encoding))
     if grp is None:
         grp = _open(store, mode, group, zarr_format, storage_options)
     if mode in ("w", "w-", "a", "a-"):
@@ -149,6 +164,22 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
         return grp
     return dask.delayed(_all_written)(*delayed)
+
+
+def _as_dataset(da: Any) -> Any:
+    """A DataArray as the one-variable Dataset ``DataArray.to_zarr`` writes, which
+    ``xr.open_dataarray`` reads back: a DataArray without a name, or named like one of its
+    coordinates or dimensions, is stored under xarray's generic variable name (and its name in
+    a group attribute)."""
+    from xarray.backends.api import DATAARRAY_NAME, DATAARRAY_VARIABLE
+
+    if da.name is None:
+        return da.to_dataset(name=DATAARRAY_VARIABLE)
+    if da.name in da.coords or da.name in da.dims:
+        ds = da.to_dataset(name=DATAARRAY_VARIABLE)
+        ds.attrs[DATAARRAY_NAME] = da.name
+        return ds
+    return da.to_dataset()
 
 
 def _all_written(*_: Any) -> None:
@@ -169,8 +200,8 @@ def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
         raise ArgumentError(f"to_zarrx: mode: expected one of {', '.join(MODES)}, found {mode!r}")
     if append_dim is not None and mode not in ("a", "a-"):
         raise ArgumentError(f"to_zarrx: append_dim needs mode 'a' or 'a-', found {mode!r}")
-    if region is not None and mode not in ("a", "r+"):
-        raise ArgumentError(f"to_zarrx: region needs mode 'r+' or 'a', found {mode!r}")
+    if region is not None and mode not in ("a", "a-", "r+"):
+        raise ArgumentError(f"to_zarrx: region needs mode 'r+', 'a' or 'a-', found {mode!r}")
     return mode
 
 
@@ -255,10 +286,11 @@ def _check_new_variable(name: str, var: Any, lengths: dict[str, int]) -> None:
 
 
 def _drop_for_region(ds: Any, slices: dict) -> Any:
-    """Region writes touch only variables that have a dimension in the region, and never the
-    index coordinates (as xarray: the stored ones locate the region and stay as they are)."""
+    """Region writes touch only variables that have a dimension in the region (an empty
+    region: every variable, whole), and never the index coordinates (as xarray: the stored ones
+    locate the region and stay as they are)."""
     outside = [n for n, v in ds.variables.items() if not set(v.dims) & set(slices)]
-    if outside:
+    if outside and slices:      # (an empty region writes every variable whole, as xarray)
         raise ArgumentError(f"to_zarrx: region covers {sorted(map(str, slices))}, but variables "
                             f"{sorted(map(str, outside))} have none of these dimensions; drop them "
                             f"(ds.drop_vars) before writing a region")
@@ -318,12 +350,17 @@ def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) ->
     enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
     kw: dict[str, Any] = {}
     shards = _shards(enc.get("shards"), var.ndim, name)
-    chunks = _int_shape(enc.get("chunks"), var.ndim, name, "chunks")
+    chunks = enc.get("chunks")
+    if isinstance(chunks, (tuple, list, dict)) and not chunks:
+        chunks = None                   # (empty: none given, as xarray takes it)
+    chunks = _int_shape(chunks, var.ndim, name, "chunks")
+    if chunks is not None and len(chunks) != var.ndim:
+        chunks = None                   # (of another rank: dropped, as xarray drops them)
     if chunks is None and var.chunks is not None:
         chunks = tuple(max(int(c[0]), 1) if c else 1 for c in var.chunks)
         if isinstance(shards, tuple):   # dask blocks as shards: chunks must divide them
             chunks = None
-    if chunks is not None and len(chunks) == var.ndim:
+    if chunks is not None:
         kw["chunks"] = tuple(int(c) for c in chunks)
     if shards is not None:
         kw["shards"] = shards
@@ -359,6 +396,7 @@ class _Plan:
     grow: tuple[int, ...] | None = None
     axis: int | None = None
     target: Array | None = None
+    write_empty: bool | None = None
 
 
 def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
@@ -399,7 +437,8 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         assert isinstance(arr, Array)
         selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
         axis = dims.index(str(append_dim)) if grow is not None else None
-        return _Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis)
+        return _Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
+                     write_empty=write_empty)
     kw = _creation_kwargs(encoded, name, fmt, write_empty)
     fill = kw.pop("fill_value", None)
     if fmt == 2:
@@ -470,7 +509,7 @@ def _claim_rows(grp: Group, plans: list[_Plan], dim: str) -> None:
     if not growing:
         return
     claim = min(growing, key=lambda p: (p.name != dim, p.name))
-    arr = grp[claim.name]
+    arr = _stored_array(grp, claim)
     assert isinstance(arr, Array) and claim.axis is not None
     count = claim.selection[claim.axis].stop - claim.selection[claim.axis].start
 
@@ -480,7 +519,7 @@ def _claim_rows(grp: Group, plans: list[_Plan], dim: str) -> None:
     old, _ = arr._grow(claimed)
     start = old[claim.axis]
     for plan in growing:
-        target = arr if plan is claim else grp[plan.name]
+        target = arr if plan is claim else _stored_array(grp, plan)
         assert isinstance(target, Array) and plan.axis is not None
         axis = plan.axis
         if plan is not claim:
@@ -499,11 +538,21 @@ def _apply(grp: Group, plan: _Plan) -> Any:
     elif plan.target is not None:
         arr = plan.target
     else:
-        arr = grp[plan.name]
-        assert isinstance(arr, Array)
+        arr = _stored_array(grp, plan)
         if plan.grow is not None:
             arr.resize(plan.grow)
     return _store(arr, plan.data, plan.selection)
+
+
+def _stored_array(grp: Group, plan: _Plan) -> Array:
+    """The stored array ``plan`` writes into, storing chunks that hold only the fill value as
+    the write's ``write_empty_chunks`` says (when given: it is a setting of the write, not of
+    the array)."""
+    arr = grp[plan.name]
+    assert isinstance(arr, Array)
+    if plan.write_empty is None:
+        return arr
+    return Array(arr.store, arr.path, arr.metadata, write_empty_chunks=plan.write_empty)
 
 
 def _target_selection(arr: Array, dims: tuple[str, ...], shape: tuple[int, ...],
