@@ -1127,8 +1127,9 @@ def test_require_group_with_overwrite_replaces_the_group():
     assert got["zarrx"] == got["zarr"] == ([], ["a", "sub"], [])
 
 
-def test_a_member_name_that_is_not_a_str_is_a_type_error():
-    got = both(lambda lib: tree_of(lib)[0])
+@pytest.mark.parametrize("call", [lambda g: g[0], lambda g: 0 in g], ids=["getitem", "in"])
+def test_a_member_name_that_is_not_a_str_is_a_type_error(call):
+    got = both(lambda lib: call(tree_of(lib)))
     assert isinstance(got["zarr"], TypeError) and isinstance(got["zarrx"], zarrx.ArgumentTypeError)
     assert str(got["zarrx"]) == "group '/': a member name is a str, found int 0"
 

@@ -112,7 +112,7 @@ class Group(Node):
         return default if node is None else node
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._lookup(name) is not None
+        return self._lookup(name) is not None    # type: ignore[arg-type]  # not a str: raises
 
     def _children(self) -> list[tuple[str, ArrayMeta | GroupMeta]]:
         found = self._consolidated()
