@@ -1822,3 +1822,15 @@ def test_require_group_refuses_unknown_keywords_whether_the_group_exists_or_not(
     g = zarrx.create_group({})
     assert dict(g.require_group("n", attributes={"a": 1}).attrs) == {"a": 1}
     assert dict(g.require_group("n", overwrite=True).attrs) == {}
+
+
+@pytest.mark.parametrize("shape, mask, want", [
+    ((5,), np.array([True, False]), "expected shape (5,), found (2,)"),
+    ((5, 4), np.ones((2, 2), bool), "expected shape (5, 4), found (2, 2)")])
+def test_a_mask_of_the_wrong_shape_is_a_vindex_selection_error(shape, mask, want):
+    """``z[mask]`` with a mask that does not fit the array: zarr-python's class, with the
+    expected and found shapes."""
+    got = both(lambda lib: lib.create_array({}, shape=shape, dtype="i4")[mask])
+    assert type(got["zarr"]).__name__ == "VindexInvalidSelectionError"
+    assert isinstance(got["zarrx"], zarrx.errors.VindexInvalidSelectionError)
+    assert str(got["zarrx"]) == f"boolean mask: {want}"
