@@ -1834,3 +1834,10 @@ def test_a_mask_of_the_wrong_shape_is_a_vindex_selection_error(shape, mask, want
     assert type(got["zarr"]).__name__ == "VindexInvalidSelectionError"
     assert isinstance(got["zarrx"], zarrx.errors.VindexInvalidSelectionError)
     assert str(got["zarrx"]) == f"boolean mask: {want}"
+
+
+def test_group_synchronizer_is_none_and_arrays_have_none():
+    """zarr-python 3.1 keeps ``Group.synchronizer`` (always None); its arrays have none."""
+    got = both(lambda lib: [hasattr(n, "synchronizer") and n.synchronizer for n in (
+        tree_of(lib), tree_of(lib)["a"])])
+    assert got["zarrx"] == got["zarr"] == [None, False]

@@ -209,6 +209,12 @@ class Group(Node):
         return tree(self, max_depth if level is None else level + 1, max_nodes=int(max_nodes))
 
     @property
+    def synchronizer(self) -> None:
+        """Always None, as in zarr-python 3, which keeps the name from zarr-python 2 (whose
+        synchronizers neither library takes)."""
+        return None
+
+    @property
     def info(self) -> str:
         """Name, type, Zarr format, read-only, store type."""
         from zarrx.info import group_info
