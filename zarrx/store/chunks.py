@@ -199,14 +199,14 @@ class KeyedChunks(ChunkSource):
             if c is not last:       # runs of ranges into one shard share one coords object
                 key, last = p + enc(c), c
             keyed.append((key, rng))
-        if arena is None:
-            got = self.store.get_many_buffers(keyed)
-        else:
-            got = self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
-        if sizes is not None:
-            for i, ((key, rng), data) in enumerate(zip(keyed, got)):
-                if rng is not None and data is not None:
-                    sizes[i] = self.store.getsize(key)
+        if sizes is None:
+            if arena is None:
+                return self.store.get_many_buffers(keyed)
+            return self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
+        got, known = self.store.get_many_sized(keyed, arena)
+        for i, ((key, rng), data, size) in enumerate(zip(keyed, got, known)):
+            if rng is not None and data is not None:
+                sizes[i] = self.store.getsize(key) if size is None else size
         return got
 
     def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
