@@ -1650,9 +1650,11 @@ def test_creation_and_attrs_take_the_same_json_values(value, stored):
     """What zarr-python takes in both places (``numpy.float64`` is a float, a tuple a list) is
     stored alike by ``attributes=`` and by ``attrs``."""
     for lib in (zarr, zarrx):
-        a = lib.create_array({}, shape=(1,), dtype="i4", attributes={"v": value})
+        store = lib.storage.MemoryStore()
+        a = lib.create_array(store, shape=(1,), dtype="i4", attributes={"v": value})
         a.attrs["w"] = value
-        assert a.attrs.asdict() == {"v": stored, "w": stored}
+        again = lib.open_array(store, mode="r")
+        assert again.attrs.asdict() == {"v": stored, "w": stored}
 
 
 @pytest.mark.parametrize("shape, chunks", [((7, 3), (3, 2)), ((5,), (2,)), ((0, 2), (1, 1))])
