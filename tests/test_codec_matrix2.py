@@ -11,7 +11,8 @@ import pytest
 
 import zarrx
 from zarrx import codecs as zc
-from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError, MetadataError, ZarrError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, CodecError, MetadataError,
+                          UnknownCodecError, ZarrError)
 from zarrx.store import MemoryStore
 
 numcodecs = pytest.importorskip("numcodecs")
@@ -333,6 +334,26 @@ def test_inner_codec_errors_name_their_place_in_the_document(codecs, want) -> No
     with pytest.raises(ZarrError) as info:
         z[...]
     assert str(info.value) == want
+
+
+@pytest.mark.parametrize("codecs,place", [
+    ([_sharding([_LE, {"name": "nope", "configuration": {}}], [2, 2])],
+     "codecs[0].configuration.codecs[1]"),
+    ([_sharding([_sharding([{"name": "nope"}, _LE], [1, 1])], [2, 2])],
+     "codecs[0].configuration.codecs[0].configuration.codecs[0]"),
+], ids=["inner", "nested"])
+def test_an_unknown_inner_codec_names_its_place_in_the_document(codecs, place) -> None:
+    from zarrx.metadata.codec_table import known_names
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(4, 4), chunks=(4, 4), dtype="<i4")
+    doc = json.loads(store.get("a/zarr.json"))
+    doc["codecs"] = codecs
+    store.set("a/zarr.json", json.dumps(doc).encode())
+    z = zarrx.open_array(store, path="a", mode="r")
+    with pytest.raises(UnknownCodecError) as info:
+        z[...]
+    assert str(info.value) == f"a {place}: unknown codec 'nope'; known codecs: " \
+                              f"{', '.join(known_names())}"
 
 
 # -- zarr-python's BloscCodec with its shuffle left to the array --------------------------------

@@ -204,3 +204,17 @@ def test_a_zip_archive_path_is_in_place_once_written(tmp_path, compute):
     np.testing.assert_array_equal(zarrx.open_array(path, mode="r")[...], np.arange(20))
     np.testing.assert_array_equal(zd.from_zarrx(str(path)).compute(), np.arange(20))
     assert [p.name for p in tmp_path.iterdir()] == ["out.zip"]
+
+
+def test_shards_without_chunks_take_the_block_shape_as_chunks(tmp_path):
+    """``to_zarr(x, url, shards=...)`` makes the chunks ``x``'s block shape, as dask's does
+    (it sets the chunks from the blocks whatever else is given); zarrx left them to
+    ``create_array``'s default, which the shards could not hold."""
+    zarr = pytest.importorskip("zarr")
+    x = da.arange(3600, chunks=180, dtype="i4").reshape(60, 60).rechunk((3, 3))
+    x.to_zarr(str(tmp_path / "d.zarr"), shards=(18, 18))
+    zd.to_zarrx(x, str(tmp_path / "z.zarr"), shards=(18, 18))
+    theirs = zarr.open_array(str(tmp_path / "d.zarr"), mode="r")
+    ours = zarrx.open_array(str(tmp_path / "z.zarr"), mode="r")
+    assert (ours.chunks, ours.shards) == (theirs.chunks, theirs.shards) == ((3, 3), (18, 18))
+    assert np.array_equal(ours[...], x.compute())

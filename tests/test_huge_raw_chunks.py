@@ -127,3 +127,45 @@ def test_a_stored_chunk_of_the_wrong_size_is_still_an_error(tmp_path, monkeypatc
             read()
         assert str(info.value) == ("array '/' chunk 'c/0': expected 64 bytes for a chunk of "
                                    "shape (64,) and data type uint8, found 10")
+
+
+@pytest.mark.parametrize("store", ["memory", "local"])
+@pytest.mark.parametrize("extra", [-10, 10], ids=["short", "long"])
+def test_a_part_read_of_a_chunk_of_the_wrong_size_is_an_error(tmp_path, monkeypatch, store,
+                                                              extra):
+    """A chunk whose stored size is not a chunk's is refused by a read of a few of its cells
+    too, even when the range they span is all there: the read is that of the whole chunk."""
+    monkeypatch.setattr(chunk_io, "RANGED_RAW_BYTES", 1)
+    st = _stores(tmp_path)[store]
+    z = zarrx.create_array(st, shape=(64,), chunks=(64,), dtype="u1", compressors=None)
+    st.set("c/0", bytes(64 + extra))
+    for read in (lambda: z[4:6], lambda: z[(5,)], lambda: z[[4, 5]], lambda: z[5]):
+        with pytest.raises(CodecError) as info:
+            read()
+        assert str(info.value) == ("array '/' chunk 'c/0': expected 64 bytes for a chunk of "
+                                   f"shape (64,) and data type uint8, found {64 + extra}")
+
+
+@pytest.mark.parametrize("store", ["memory", "local"])
+def test_a_part_read_of_an_inner_chunk_of_the_wrong_size_is_an_error(tmp_path, monkeypatch,
+                                                                     store):
+    """The size of an inner chunk is its shard index entry's: one that is not a chunk's is
+    refused by a read of a few of its cells as by a read of all of them."""
+    from zarrx.codecs._crc32c import crc32c
+    monkeypatch.setattr(chunk_io, "RANGED_RAW_BYTES", 1)
+    st = _stores(tmp_path)[store]
+    z = zarrx.create_array(st, shape=(64,), chunks=(32,), shards=(64,), dtype="u1",
+                           compressors=None)
+    z[:] = np.arange(64, dtype="u1")
+    blob = bytearray(st.get("c/0"))
+    index = np.frombuffer(bytes(blob[-36:-4]), dtype="<u8").copy()
+    assert index.tolist() == [0, 32, 32, 32]
+    index[1] = 16                                # inner chunk 0 now says 16 bytes
+    blob[-36:] = index.tobytes() + crc32c(index.tobytes()).to_bytes(4, "little")
+    st.set("c/0", bytes(blob))
+    for read in (lambda: z[4:6], lambda: z[5], lambda: z[[4, 5]], lambda: z[:]):
+        with pytest.raises(CodecError) as info:
+            read()
+        assert str(info.value) == ("array '/' shard 'c/0' inner chunk 'c/0': expected 32 bytes "
+                                   "for a chunk of shape (32,) and data type uint8, found 16")
+    assert z[40:42].tolist() == [40, 41]

@@ -375,7 +375,7 @@ ERRORS = {
     "slice-float": ((slice(0.5, 2),), "basic", S2,
                     "slice start on axis 0: expected an integer or None, found 0.5"),
     "bool-length": ((np.ones(3, bool),), "orthogonal", S2,
-                    "boolean index on axis 0: expected a 1-d array of length 5, found shape (3,)"),
+                    "boolean index on axis 0: expected a 1-d array of length 5, found length 3"),
     "float-array": ((np.array([1.0]),), "orthogonal", S2,
                     "index array on axis 0: expected integers or booleans, found dtype float64"),
     "array-out-of-range": ((slice(None), [1, 10]), "orthogonal", S2,

@@ -175,3 +175,24 @@ def test_v2_filter_output_byte_order_both_ways(tmp_path, dtype, filters):
     same(ours[...], z[...].astype(ours.dtype))
     ours[1:4, 2:6] = a[1:4, 2:6][::-1]
     same(zarr.open_array(p, mode="r")[...].astype(ours.dtype), ours[...])
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")      # zarr-python: numcodecs in v3
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_numcodecs_blosc_with_a_negative_blocksize_reads_and_writes(tmp_path, fmt):
+    """numcodecs takes any blocksize (a non-positive one is automatic) and zarr-python writes
+    it as given: zarrx reads such an array, writes it, and keeps the document's value."""
+    import numcodecs
+    from zarr.codecs.numcodecs import Blosc as NumcodecsBlosc
+    path = str(tmp_path / "a")
+    compressor = numcodecs.Blosc(blocksize=-5) if fmt == 2 else NumcodecsBlosc(blocksize=-5)
+    z = zarr.create_array(path, shape=(100,), chunks=(10,), dtype="i4", zarr_format=fmt,
+                          compressors=compressor)
+    z[:] = np.arange(100, dtype="i4")
+    a = zarrx.open_array(path, mode="r+")
+    assert a[:].tolist() == list(range(100))
+    a[:] = np.arange(100, dtype="i4")[::-1]
+    assert zarr.open_array(path)[:].tolist() == list(range(99, -1, -1))
+    doc = a.metadata.json["compressor"] if fmt == 2 else \
+        a.metadata.json["codecs"][1]["configuration"]
+    assert doc["blocksize"] == -5

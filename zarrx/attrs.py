@@ -1,13 +1,11 @@
 """User attributes as a mutable mapping that persists every change to the node's metadata."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
 from zarrx.errors import ArgumentKeyError, ArgumentTypeError, ReadOnlyError
-from zarrx.metadata._util import Loc
-from zarrx.metadata.json import check_tree
+from zarrx.metadata.json import check_attributes
 
 __all__ = ["Attributes"]
 
@@ -37,20 +35,7 @@ class Attributes(MutableMapping[str, Any]):
         if self._read_only:
             raise ReadOnlyError(f"attributes of {self._owner}: cannot change them: the node is "
                                 f"open read-only")
-        what = f"attributes of {self._owner} must be JSON-serialisable"
-        for key, value in changed.items():
-            try:
-                json.dumps(value, allow_nan=True)
-            except RecursionError:
-                pass                            # far too deep: check_tree words it below
-            except (TypeError, ValueError) as exc:
-                raise ArgumentTypeError(f"{what}: {key!r}: {exc}") from exc
-        bad = _keys_not_str(changed)            # json.dumps would turn 1 into "1"
-        if bad:
-            key = bad[0]
-            raise ArgumentTypeError(f"{what}: keys must be str, found {type(key).__name__} "
-                                    f"{key!r}")
-        check_tree(changed, Loc("attributes"))  # the depth a reader takes
+        check_attributes(changed, f"attributes of {self._owner}")
         self._data = dict(self._save(edit))
 
     def __getitem__(self, key: str) -> Any:
@@ -104,22 +89,6 @@ class Attributes(MutableMapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"Attributes({self._data!r})"
-
-
-def _keys_not_str(value: Any) -> list:
-    """``[key]`` for the first mapping key in ``value`` (nested in mappings and lists) that is
-    not a str, else ``[]``."""
-    todo = [value]
-    while todo:
-        v = todo.pop()
-        if isinstance(v, dict):
-            for k, item in v.items():
-                if not isinstance(k, str):
-                    return [k]
-                todo.append(item)
-        elif isinstance(v, (list, tuple)):
-            todo.extend(v)
-    return []
 
 
 def _as_dict(args: tuple, kwargs: dict[str, Any], what: str) -> dict[str, Any]:

@@ -283,10 +283,12 @@ def _window(io: ArrayIO, chunk_sel: tuple) -> _Window | None:
                    tuple(b - a for a, b in zip(lo, hi)), tuple(sel))
 
 
-def _window_view(io: ArrayIO, win: _Window, data: Any) -> np.ndarray | None:
+def _window_view(io: ArrayIO, win: _Window, data: Any, size: int | None) -> np.ndarray | None:
     """The cells of ``win`` over the fetched bytes ``data`` (no copy), or None when the stored
-    chunk is shorter than the range (the whole chunk is read then, and its size checked)."""
-    if memoryview(data).nbytes != win.rng.length:
+    chunk is shorter than the range or its stored ``size`` (None: unknown) is not a chunk's
+    (the whole chunk is read then, and its size refused)."""
+    if memoryview(data).nbytes != win.rng.length or \
+            (size is not None and size != io.plan(io.chunk_shape).nbytes):  # type: ignore[arg-type]
         return None
     chunk = io.chunk_shape
     strides = [io.dtype.itemsize] * len(chunk)   # type: ignore[arg-type]
@@ -323,14 +325,14 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
             reqs.append((p, (p.coords, None if w is None else w.rng), w))
         return reqs
 
-    def decode(triples: Sequence) -> None:
-        for p, data, w in triples:
+    def decode(fetched: Sequence) -> None:
+        for p, data, w, size in fetched:
             if w is not None and data is not None:
-                part = _window_view(io, w, data)
+                part = _window_view(io, w, data, size)
                 if part is not None:
                     _assign(target, p.out_sel, part, w.sel)
                     continue
-                data = source.get_chunks([(p.coords, None)])[0]   # read whole, size checked
+                data = source.get_chunks([(p.coords, None)])[0]   # read whole, size refused
             if data is None:
                 target[p.out_sel] = io.fill
                 continue
@@ -355,7 +357,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
 
     if len(projections) == 1:        # one chunk: no windows, no pool
         ((p, req, w),) = requests(projections)
-        decode([(p, source.get_chunks([req])[0], w)])
+        sizes = [None]
+        decode([(p, source.get_chunks([req], None, sizes)[0], w, sizes[0])])
         return
 
     arenas = threading.local()     # a read buffer per thread, reused by its windows
@@ -365,8 +368,11 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         if arena is _NO_ARENA:
             arena = arenas.arena = source.new_arena()
         reqs = requests(win)
-        got = source.get_chunks([r for _, r, _ in reqs], arena)
-        return [(p, data, w) for (p, _, w), data in zip(reqs, got)]
+        sizes = [None] * len(reqs) if ranged else None
+        got = source.get_chunks([r for _, r, _ in reqs], arena, sizes)
+        if sizes is None:
+            return [(p, data, None, None) for (p, _, _), data in zip(reqs, got)]
+        return [(p, data, w, size) for (p, _, w), data, size in zip(reqs, got, sizes)]
 
     one_thread = _pool.threads() <= 1 or io.gil_bound
     bounds = _read_windows(io, projections, window if one_thread else io.read_window)
@@ -443,10 +449,11 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
     coords_t = tuple(coords)
     w = _window(io, tuple(local)) if io.ranged_raw else None    # a huge raw chunk: one item
     if w is not None:
-        data = io.source.get_chunks([(coords_t, w.rng)])[0]
+        sizes = [None]
+        data = io.source.get_chunks([(coords_t, w.rng)], None, sizes)[0]
         if data is None:
             return np.asarray(io.fill, dtype=io.dtype)[()]
-        part = _window_view(io, w, data)
+        part = _window_view(io, w, data, sizes[0])
         if part is not None:
             return part[w.sel]
     data = io.source.get_chunks([(coords_t, None)])[0]

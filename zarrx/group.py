@@ -112,7 +112,7 @@ class Group(Node):
         return default if node is None else node
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self._lookup(name) is not None
+        return self._lookup(name) is not None    # type: ignore[arg-type]  # not a str: raises
 
     def _children(self) -> list[tuple[str, ArrayMeta | GroupMeta]]:
         found = self._consolidated()
@@ -207,6 +207,12 @@ class Group(Node):
         if max_nodes < 0:
             raise ArgumentError(f"tree: max_nodes: expected an int >= 0, found {max_nodes}")
         return tree(self, max_depth if level is None else level + 1, max_nodes=int(max_nodes))
+
+    @property
+    def synchronizer(self) -> None:
+        """Always None, as in zarr-python 3, which keeps the name from zarr-python 2 (whose
+        synchronizers neither library takes)."""
+        return None
 
     @property
     def info(self) -> str:

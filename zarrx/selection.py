@@ -118,8 +118,9 @@ def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
     kind = a.dtype.kind
     if kind == "b":
         if a.ndim != 1 or a.shape[0] != size:
+            found = f"length {a.shape[0]}" if a.ndim == 1 else f"shape {a.shape}"
             raise IndexingError(f"boolean index on axis {axis}: expected a 1-d array of length "
-                                f"{size}, found shape {a.shape}")
+                                f"{size}, found {found}")
         return ("array", np.flatnonzero(a).astype(np.int64))
     if kind == "f" and a.size == 0:
         a = a.astype(np.int64)        # an empty list
@@ -164,8 +165,14 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
         a = _index_array(sel, "selection")
         if a.dtype == np.bool_ and a.ndim > 1:
             if a.shape != shape:
-                raise IndexingError(f"boolean mask: expected shape {shape}, found {a.shape}")
+                raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
+                                                  f"found {a.shape}")
             return "mask", a
+    elif ndim == 1 and isinstance(sel, np.ndarray) and sel.dtype == np.bool_ \
+            and sel.shape != shape:
+        # a mask of the wrong shape, refused as zarr-python refuses it (a vindex error)
+        raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
+                                          f"found {sel.shape}")
     items = []
     ax = 0
     for s in _expand(sel, ndim, True, "basic"):

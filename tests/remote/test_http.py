@@ -319,3 +319,28 @@ def test_info_of_a_group_without_listings_or_consolidated_metadata_shows_the_res
     assert cli.main(["info", "--json", f"{url}/t.zarr"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert (info["arrays"], info["groups"], info["members_unknown"]) == (None, None, reason)
+
+
+@pytest.mark.parametrize("extra", [-10, 10], ids=["short", "long"])
+def test_a_part_read_of_a_chunk_of_the_wrong_size_is_refused_without_a_head(site, monkeypatch,
+                                                                             extra):
+    """A read of a few cells of a huge raw chunk fetches their bytes alone; the chunk's size
+    comes from that answer (its Content-Range), and one that is not a chunk's is refused as
+    a whole read refuses it."""
+    from zarrx import chunk_io
+    from zarrx.errors import CodecError
+    monkeypatch.setattr(chunk_io, "RANGED_RAW_BYTES", 1)
+    path, url = site
+    zarrx.create_array(str(path / "a.zarr"), shape=(64,), chunks=(64,), dtype="u1",
+                       compressors=None)[...] = np.arange(64, dtype="u1")
+    store = ObjectStore(f"{url}/a.zarr")
+    z = zarrx.open_array(store, mode="r")
+    assert z[5] == 5 and z[4:6].tolist() == [4, 5]
+    assert store.requests["HEAD"] == 0
+    (path / "a.zarr" / "c" / "0").write_bytes(bytes(64 + extra))
+    for read in (lambda: z[4:6], lambda: z[5], lambda: z[[4, 5]]):
+        with pytest.raises(CodecError) as info:
+            read()
+        assert str(info.value) == ("array '/' chunk 'c/0': expected 64 bytes for a chunk of "
+                                   f"shape (64,) and data type uint8, found {64 + extra}")
+    assert store.requests["HEAD"] == 0

@@ -104,7 +104,8 @@ class Blosc(BytesToBytesCodec):
     """``blosc``: ``cname`` (blosclz, lz4, lz4hc, zlib, zstd), ``clevel`` 0..9, ``shuffle``
     ("noshuffle", "shuffle", "bitshuffle"; numcodecs: 0, 1, 2 or -1 for automatic; None, as
     zarr-python's ``BloscCodec``: "bitshuffle" for 1-byte items, else "shuffle"),
-    ``typesize`` (None: the chunk's item size), ``blocksize`` (0: automatic).
+    ``typesize`` (None: the chunk's item size), ``blocksize`` (0: automatic; numcodecs' form
+    also takes a negative one, which means automatic too).
 
     Read as ``numcodecs.blosc`` (numcodecs' configuration: an integer shuffle, no typesize), it
     is written back in that form; otherwise in the v3 form."""
@@ -172,7 +173,7 @@ class Blosc(BytesToBytesCodec):
                              f"{MAX_BUFFERSIZE} bytes; use smaller chunks or another compressor")
         typesize = self.typesize or 1
         return compress(src, typesize, self.clevel, self.shuffle_code(typesize), self.cname,
-                        self.blocksize)
+                        max(self.blocksize, 0))
 
     def _check(self, src: memoryview, expected: int | None, limit: int) -> int:
         """The decoded size the header declares, checked against the chunk's."""

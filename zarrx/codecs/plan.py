@@ -137,6 +137,8 @@ def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str
                 and spec.name.startswith("numcodecs."):         # a v2 filter or compressor
             raise unknown_codec(spec.name[len("numcodecs."):], f"{_where(key, i, where)}.id: ",
                                 numcodecs=True)
+        if i not in given and names is not None and lookup(spec.name) is None:
+            raise unknown_codec(spec.name, f"{names[i]}: ")    # its place names the array
         classes.append(type(given[i]) if i in given else get_codec_class(spec.name, key=name))
     _check_order(specs, classes, name, names)
     out: list[tuple[Codec, np.dtype, tuple[int, ...]]] = []

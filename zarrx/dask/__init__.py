@@ -189,7 +189,7 @@ def _open_target(arr: Any, url: Any, component: str | None, storage_options: dic
         return open_array(url, mode="r+", path=path, **sk)
     kwargs.setdefault("shape", arr.shape)
     kwargs.setdefault("dtype", arr.dtype)
-    if "chunks" not in kwargs and kwargs.get("shards") is None:
+    if "chunks" not in kwargs:      # the block shape, as dask's to_zarr (also with shards=)
         kwargs["chunks"] = tuple(max(int(max(c, default=0)), 1) for c in arr.chunks)
     return open_array(url, mode="w" if mode == "w" else "w-", path=path, **sk, **kwargs)
 

@@ -219,7 +219,9 @@ def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: 
             # blosc shuffles items of up to 255 bytes and compresses wider ones unshuffled;
             # zarr-python writes the item size, however wide
             "typesize": _int(conf, "typesize", loc, None, 1, 2**31 - 1),
-            "blocksize": _int(conf, "blocksize", loc, 0, 0, INT64_MAX)}
+            # numcodecs takes any blocksize, a non-positive one meaning automatic
+            "blocksize": _int(conf, "blocksize", loc, 0, -INT64_MAX - 1 if defaults else 0,
+                              INT64_MAX)}
 
 
 def check_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import MetadataError
+from zarrx.errors import ArgumentTypeError, MetadataError
 from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
 
-__all__ = ["load", "dumps", "check_tree", "MAX_DOCUMENT_BYTES", "MAX_DEPTH",
+__all__ = ["load", "dumps", "check_tree", "check_attributes", "MAX_DOCUMENT_BYTES", "MAX_DEPTH",
            "MAX_DOCUMENT_DEPTH"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
@@ -89,6 +89,44 @@ def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]
             raise loc.error("JSON values (object, array, string, number, bool, null)",
                             type(node).__name__)
     return seen, converted
+
+
+def check_attributes(values: dict[str, Any], what: str) -> None:
+    """Refuse, with an ArgumentTypeError naming ``what`` (the attributes of which node, or
+    of which call) and the key, user attributes that are not JSON as zarr-python takes them:
+    values ``json.dumps`` refuses (numpy scalars other than ``numpy.float64``, a ``float``,
+    arrays, bytes, sets), mapping keys that are not str at any depth (``json.dumps`` would
+    turn 1 into "1"), and nesting deeper than a reader takes. Tuples are lists, and NaN and
+    the infinities are stored as ``NaN`` / ``Infinity``, as zarr-python stores them."""
+    what = f"{what} must be JSON-serialisable"
+    for key, value in values.items():
+        try:
+            _json.dumps(value, allow_nan=True)
+        except RecursionError:
+            pass                            # far too deep: check_tree words it below
+        except (TypeError, ValueError) as exc:
+            raise ArgumentTypeError(f"{what}: {key!r}: {exc}") from exc
+    bad = _keys_not_str(values)
+    if bad:
+        key = bad[0]
+        raise ArgumentTypeError(f"{what}: keys must be str, found {type(key).__name__} {key!r}")
+    check_tree(values, Loc("attributes"))   # the depth a reader takes
+
+
+def _keys_not_str(value: Any) -> list:
+    """``[key]`` for the first mapping key in ``value`` (nested in mappings and lists) that is
+    not a str, else ``[]``."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, dict):
+            for k, item in v.items():
+                if not isinstance(k, str):
+                    return [k]
+                todo.append(item)
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return []
 
 
 def _float_constant(name: str) -> float:

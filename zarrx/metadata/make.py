@@ -30,18 +30,18 @@ __all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL", "attributes_arg"]
 def attributes_arg(attributes: Any, where: str) -> dict[str, Any]:
     """A copy of the ``attributes`` argument of a creation call (None: none), or an
     ArgumentTypeError (a ``TypeError``, as zarr-python raises) unless it is a mapping with
-    string keys holding JSON values, naming the key of the first value that is not."""
+    string keys holding JSON values, naming the key of the first value that is not: the
+    values ``node.attrs`` takes (:func:`zarrx.metadata.json.check_attributes`)."""
     from zarrx.errors import ArgumentTypeError
-    from zarrx.metadata.json import check_tree
+    from zarrx.metadata.json import check_attributes
     if attributes is None:
         return {}
     if not isinstance(attributes, Mapping) or not all(isinstance(k, str) for k in attributes):
         raise ArgumentTypeError(f"{where}: attributes: expected a mapping of str keys to JSON "
                                 f"values, found {type(attributes).__name__} {short(attributes)}")
-    loc = Loc(f"{where}:", "attributes", error=ArgumentTypeError)
-    for key, value in attributes.items():
-        check_tree(value, loc / key)
-    return dict(attributes)
+    attributes = dict(attributes)
+    check_attributes(attributes, f"{where}: attributes")
+    return attributes
 
 WHERE = "array metadata"
 

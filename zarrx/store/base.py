@@ -260,6 +260,17 @@ class Store:
         are then views into that arena, valid until its next use."""
         return self.get_many(requests)  # type: ignore[return-value]
 
+    def get_many_sized(self, requests: Iterable[Request], arena: object | None = None,
+                       ) -> tuple[list[bytes | memoryview | None], list[int | None]]:
+        """``get_many_buffers`` (with ``arena`` when given), and the whole size of each object
+        read where the read itself tells it (None elsewhere: the default, which knows none).
+        A caller reading parts of objects checks their sizes with it, asking ``getsize`` for
+        those it does not give."""
+        reqs = sequence_of(requests)
+        got = self.get_many_buffers(reqs) if arena is None else \
+            self.get_many_buffers(reqs, arena=arena)  # type: ignore[call-arg]
+        return got, [None] * len(reqs)
+
     def new_arena(self) -> object | None:
         """A buffer one thread reuses across its ``get_many_buffers(..., arena=)`` calls, so
         that reading many objects does not allocate (and page-fault) fresh memory for each;

@@ -35,13 +35,16 @@ class ChunkSource:
     read_only: bool = False
     objects: KeyedChunks        # the stored objects (shards, when sharded)
 
-    def get_chunks(self, requests: Sequence[ChunkRequest],
-                   arena: object | None = None) -> list[bytes | None]:
+    def get_chunks(self, requests: Sequence[ChunkRequest], arena: object | None = None,
+                   sizes: list | None = None) -> list[bytes | None]:
         """The bytes of each requested chunk (or the requested range of it), in request order;
         ``None`` for a missing chunk. A result may be a read-only ``memoryview`` into a larger
         stored object rather than ``bytes`` (no copy is made of byte ranges). ``arena``: one
         from :meth:`new_arena`, reused by this thread; results may then be views into it,
-        valid until the next call with it."""
+        valid until the next call with it. ``sizes``: a list as long as ``requests``, given
+        to learn the stored size of each chunk read by a range (its other items are left
+        alone; None where the size is unknown), so that a caller reading a part of a chunk
+        can tell a chunk of the wrong size without reading it whole."""
         raise NotImplementedError
 
     def new_arena(self) -> object | None:
@@ -186,8 +189,8 @@ class KeyedChunks(ChunkSource):
         enc = self.key_encoding
         return self.prefix + ("c" + enc.separator if enc.name == "default" else "")
 
-    def get_chunks(self, requests: Sequence[ChunkRequest],
-                   arena: object | None = None) -> list[bytes | None]:
+    def get_chunks(self, requests: Sequence[ChunkRequest], arena: object | None = None,
+                   sizes: list | None = None) -> list[bytes | None]:
         p, enc = self.prefix, self._encode
         keyed = []
         last: object = None
@@ -196,9 +199,15 @@ class KeyedChunks(ChunkSource):
             if c is not last:       # runs of ranges into one shard share one coords object
                 key, last = p + enc(c), c
             keyed.append((key, rng))
-        if arena is None:
-            return self.store.get_many_buffers(keyed)
-        return self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
+        if sizes is None:
+            if arena is None:
+                return self.store.get_many_buffers(keyed)
+            return self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
+        got, known = self.store.get_many_sized(keyed, arena)
+        for i, ((key, rng), data, size) in enumerate(zip(keyed, got, known)):
+            if rng is not None and data is not None:
+                sizes[i] = self.store.getsize(key) if size is None else size
+        return got
 
     def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
         p, enc = self.prefix, self._encode

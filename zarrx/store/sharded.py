@@ -124,8 +124,8 @@ class ShardedChunks(ChunkSource):
         return {"array": self.name, "key": self.objects.key(obj), "inner": inner}
 
     # -- reads -------------------------------------------------------------------------------
-    def get_chunks(self, requests: Sequence[ChunkRequest],
-                   arena: object | None = None) -> list[bytes | None]:
+    def get_chunks(self, requests: Sequence[ChunkRequest], arena: object | None = None,
+                   sizes: list | None = None) -> list[bytes | None]:
         m = len(requests)
         out: list = [None] * m
         if not m:
@@ -135,21 +135,23 @@ class ShardedChunks(ChunkSource):
         shards, slots, bounds = self._locate([c for c, _ in requests])
         for r in range(len(bounds) - 1):
             a, b = bounds[r], bounds[r + 1]
-            self._read_object(tuple(shards[a].tolist()), requests, slots, a, b, out, arena)
+            self._read_object(tuple(shards[a].tolist()), requests, slots, a, b, out, arena,
+                              sizes)
         return out
 
     def new_arena(self) -> object | None:
         return self.objects.new_arena()
 
     def _read_object(self, obj: Coords, requests: Sequence[ChunkRequest], slots: np.ndarray,
-                     a: int, b: int, out: list, arena: object | None = None) -> None:
+                     a: int, b: int, out: list, arena: object | None = None,
+                     sizes: list | None = None) -> None:
         for _ in range(MAX_ATTEMPTS):
             snap = self.objects.snapshot(obj)
             if snap is None:
                 return
             try:
                 with snap:
-                    self._read_snapshot(snap, obj, requests, slots, a, b, out, arena)
+                    self._read_snapshot(snap, obj, requests, slots, a, b, out, arena, sizes)
                 return
             except ConflictError:
                 self._cache.pop_where(lambda k: k[0] == obj)     # the object changed: retry
@@ -174,7 +176,7 @@ class ShardedChunks(ChunkSource):
 
     def _read_snapshot(self, snap: ObjectSnapshot, obj: Coords, requests: Sequence[ChunkRequest],
                        slots: np.ndarray, a: int, b: int, out: list,
-                       arena: object | None = None) -> None:
+                       arena: object | None = None, sizes: list | None = None) -> None:
         entries = self._index(snap, (obj,), 0, 0, snap.size)
         spans: dict[int, tuple[int, int]] = {}        # request -> (offset in object, nbytes)
         for i in range(a, b):
@@ -192,6 +194,8 @@ class ShardedChunks(ChunkSource):
             else:
                 s, e = rng.resolve(nb)
                 start, length = off + s, e - s
+                if sizes is not None:           # the index entry gives the chunk's size
+                    sizes[i] = nb
             if length == 0:
                 out[i] = b""
                 continue

@@ -226,6 +226,21 @@ class RemoteStore(RemoteReads, Store):
         raise ConflictError(f"{self!r}: a batch of {len(reqs)} reads kept finding newer "
                             "versions of its objects")
 
+    def get_many_sized(self, requests: Iterable[Request], arena: object | None = None,
+                       ) -> tuple[list[bytes | memoryview | None], list[int | None]]:
+        """``get_many_buffers``, and each object's size as the answers give it (a ranged GET's
+        ``Content-Range``), with no request of its own."""
+        reqs = sequence_of(requests)
+        for _ in range(8):
+            sizes: list[int | None] = [None] * len(reqs)
+            try:
+                got = self._run(self._read_many(reqs, None, sizes)) if reqs else []
+            except Failure:                      # a split read found a newer version: again
+                continue
+            return [v for v, _ in got], sizes
+        raise ConflictError(f"{self!r}: a batch of {len(reqs)} reads kept finding newer "
+                            "versions of its objects")
+
     def getsize(self, key: str) -> int | None:
         head = self._run(self._stat(self._key(key)))
         return None if head is None else head[1]

@@ -191,10 +191,11 @@ class RemoteReads:
         part = part_for(rng.length, self.options.in_flight, self.options)
         return await self._read_span(key, rng.offset, rng.offset + rng.length, if_match, part)
 
-    async def _read_many(self, requests: Sequence[Request], if_match: str | None = None
-                         ) -> list[tuple[Buffer | None, str | None]]:
+    async def _read_many(self, requests: Sequence[Request], if_match: str | None = None,
+                         sizes: list | None = None) -> list[tuple[Buffer | None, str | None]]:
         """``(bytes or None, etag)`` per request: slices of one object coalesced, everything
-        in flight at once."""
+        in flight at once. ``sizes`` (a list as long as ``requests``): set to each object's
+        whole size where the answer gives it."""
         out: list[tuple[Buffer | None, str | None]] = [(None, None)] * len(requests)
         slices: dict[str, list[int]] = {}
         tasks: list[Awaitable[None]] = []
@@ -202,6 +203,8 @@ class RemoteReads:
         async def single(i: int, key: str, rng: ByteRange | None) -> None:
             got = await self._read_one(key, rng, if_match)
             out[i] = (None, None) if got is None else (got.data, got.etag)
+            if sizes is not None and got is not None:
+                sizes[i] = got.size
 
         async def span(key: str, start: int, stop: int, members: list[tuple[int, int, int]],
                        part: int) -> None:
@@ -211,6 +214,8 @@ class RemoteReads:
             view = memoryview(got.data)
             for i, a, b in members:
                 out[i] = (view[a - start:b - start], got.etag)
+                if sizes is not None:
+                    sizes[i] = got.size
 
         for i, (key, rng) in enumerate(requests):
             key = self._key(key)
