@@ -139,8 +139,8 @@ def _json_document(store: Store, key: str, doc: Any) -> Any:
     store, the key, its address and what was found when it cannot be (an empty object, a web
     server's HTML login or error page, binary data), with the Content-Type when the store
     knows it. Malformed JSON is left to the parser, which says where it breaks."""
-    if isinstance(doc, (dict, str)):
-        return doc
+    if isinstance(doc, (dict, str)) or len(doc) > MAX_DOCUMENT_BYTES:
+        return doc                      # too large: the parser says so, whatever it holds
     head = bytes(memoryview(doc)[:4096]).lstrip(b" \t\r\n")
     blank = not head and len(doc) <= 4096
     if len(doc) and not blank and (not head or head[0] in _JSON_START):
