@@ -22,14 +22,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
-WRITERS = {"zarr": lambda ds, path, **kw: ds.to_zarr(path, **kw),
-           "zarrx": lambda ds, path, **kw: zx.to_zarrx(ds, path, **kw)}
-
-
-def read(path, engine, **kw):
-    if engine == "zarr":
-        return xr.open_zarr(path, **kw).load()
-    return xr.open_dataset(path, engine=ZarrxBackendEntrypoint, **kw).load()
+from xarray_checks import WRITERS, read  # noqa: E402
 
 
 def stored(path):

@@ -1,0 +1,18 @@
+"""What the xarray parity tests share: writing a Dataset with engine zarr or zarrx, and reading
+it back with either."""
+from __future__ import annotations
+
+import xarray as xr
+
+import zarrx.xarray as zx
+from zarrx.xarray import ZarrxBackendEntrypoint
+
+WRITERS = {"zarr": lambda ds, path, **kw: ds.to_zarr(path, **kw),
+           "zarrx": lambda ds, path, **kw: zx.to_zarrx(ds, path, **kw)}
+
+
+def read(path, engine, **kw):
+    """The Dataset at ``path`` read with ``engine`` ("zarr" or "zarrx"), loaded."""
+    if engine == "zarr":
+        return xr.open_zarr(path, **kw).load()
+    return xr.open_dataset(path, engine=ZarrxBackendEntrypoint, **kw).load()
