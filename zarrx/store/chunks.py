@@ -204,9 +204,15 @@ class KeyedChunks(ChunkSource):
                 return self.store.get_many_buffers(keyed)
             return self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
         got, known = self.store.get_many_sized(keyed, arena)
+        ask = []                            # ranged reads whose size the read did not tell
         for i, ((key, rng), data, size) in enumerate(zip(keyed, got, known)):
             if rng is not None and data is not None:
-                sizes[i] = self.store.getsize(key) if size is None else size
+                sizes[i] = size
+                if size is None:
+                    ask.append(i)
+        if ask:                             # one batch (a remote store asks concurrently)
+            for i, size in zip(ask, self.store.getsize_many([keyed[i][0] for i in ask])):
+                sizes[i] = size
         return got
 
     def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
