@@ -18,6 +18,7 @@ back into floats. Fill values are not affected: the metadata layer spells them a
 from __future__ import annotations
 
 import json as _json
+import re
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ from zarrx.errors import ArgumentTypeError, MetadataError
 from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
 
-__all__ = ["load", "dumps", "check_tree", "check_attributes", "MAX_DOCUMENT_BYTES", "MAX_DEPTH",
+__all__ = ["load", "dumps", "json_document", "check_tree", "check_attributes", "MAX_DOCUMENT_BYTES", "MAX_DEPTH",
            "MAX_DOCUMENT_DEPTH"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
@@ -270,3 +271,38 @@ def dumps(obj: Any, *, checked: bool = False) -> bytes:
     except (TypeError, ValueError, RecursionError) as exc:
         raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
     return text.encode("ascii")
+
+
+# the first byte (after white space) of any JSON text; 0xEF starts a UTF-8 byte order mark,
+# which the parser words itself
+_JSON_START = frozenset(b'{["-0123456789tfn\xef')
+_TITLE = re.compile(rb"<title[^>]*>([^<]{1,200})</title", re.IGNORECASE)
+
+
+def json_document(store: Any, key: str, doc: Any) -> Any:
+    """``doc`` (the bytes read at ``key``) when it may be JSON; a MetadataError naming the
+    store, the key, its address and what was found when it cannot be (an empty object, a web
+    server's HTML login or error page, binary data), with the Content-Type when the store
+    knows it. Malformed JSON is left to the parser, which says where it breaks."""
+    if isinstance(doc, (dict, str)) or len(doc) > MAX_DOCUMENT_BYTES:
+        return doc                      # too large: the parser says so, whatever it holds
+    head = bytes(memoryview(doc)[:4096]).lstrip(b" \t\r\n")
+    blank = not head and len(doc) <= 4096
+    if len(doc) and not blank and (not head or head[0] in _JSON_START):
+        return doc
+    ctype = store.content_type(key) if head else None
+    if not len(doc):
+        found = "an empty object"
+    elif blank:
+        found = "only white space"
+    elif head[:1] == b"<" or (ctype is not None and "html" in ctype.lower()):
+        title = _TITLE.search(head)
+        found = "an HTML page" + (f" titled {title.group(1).decode('utf-8', 'replace').strip()!r}"
+                                  if title else "")
+    else:
+        found = f"{len(doc)} bytes that are not JSON, starting {head[:24]!r}"
+    if ctype is not None:
+        found += f" (Content-Type {ctype})"
+    where = store.address(key)
+    raise MetadataError(f"{store!r}: {key}{f' ({where})' if where else ''}: expected a JSON "
+                        f"metadata document, found {found}")

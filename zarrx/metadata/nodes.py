@@ -45,17 +45,14 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import re
-
-from zarrx.errors import (ConflictError, GroupNotFoundError, MetadataError, NodeNotFoundError,
-                          ZarrError)
+from zarrx.errors import ConflictError, GroupNotFoundError, NodeNotFoundError, ZarrError
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES, load as load_json
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES, json_document, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.store.base import ABSENT, ByteRange, Store
 from zarrx.store.update import update_object
@@ -128,41 +125,6 @@ def _copied(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-# the first byte (after white space) of any JSON text; 0xEF starts a UTF-8 byte order mark,
-# which the parser words itself
-_JSON_START = frozenset(b'{["-0123456789tfn\xef')
-_TITLE = re.compile(rb"<title[^>]*>([^<]{1,200})</title", re.IGNORECASE)
-
-
-def _json_document(store: Store, key: str, doc: Any) -> Any:
-    """``doc`` (the bytes read at ``key``) when it may be JSON; a MetadataError naming the
-    store, the key, its address and what was found when it cannot be (an empty object, a web
-    server's HTML login or error page, binary data), with the Content-Type when the store
-    knows it. Malformed JSON is left to the parser, which says where it breaks."""
-    if isinstance(doc, (dict, str)) or len(doc) > MAX_DOCUMENT_BYTES:
-        return doc                      # too large: the parser says so, whatever it holds
-    head = bytes(memoryview(doc)[:4096]).lstrip(b" \t\r\n")
-    blank = not head and len(doc) <= 4096
-    if len(doc) and not blank and (not head or head[0] in _JSON_START):
-        return doc
-    ctype = store.content_type(key) if head else None
-    if not len(doc):
-        found = "an empty object"
-    elif blank:
-        found = "only white space"
-    elif head[:1] == b"<" or (ctype is not None and "html" in ctype.lower()):
-        title = _TITLE.search(head)
-        found = "an HTML page" + (f" titled {title.group(1).decode('utf-8', 'replace').strip()!r}"
-                                  if title else "")
-    else:
-        found = f"{len(doc)} bytes that are not JSON, starting {head[:24]!r}"
-    if ctype is not None:
-        found += f" (Content-Type {ctype})"
-    where = store.address(key)
-    raise MetadataError(f"{store!r}: {key}{f' ({where})' if where else ''}: expected a JSON "
-                        f"metadata document, found {found}")
-
-
 # a metadata document is read up to one byte past the largest the parser takes: a larger
 # object (a hostile multi-GB file at zarr.json) costs no more than that to refuse
 _DOC = ByteRange.trusted(0, MAX_DOCUMENT_BYTES + 1)
@@ -195,7 +157,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None, *,
         return _v3_node(store, path, docs[V3_KEY])
     for name, doc in docs.items():
         if doc is not None and name != V3_KEY:
-            _json_document(store, join(path, name), doc)
+            json_document(store, join(path, name), doc)
     zattrs = docs.get(".zattrs")
     if docs.get(".zarray") is not None:
         return _cached_parse(parse_array_v2, docs[".zarray"], zattrs, join(path, ".zarray"))
@@ -239,7 +201,7 @@ def broken_document(store: Store, path: str) -> str:
 def _v3_node(store: Store, path: str, doc: Any) -> Meta:
     """The node a ``zarr.json`` read at ``path`` describes; a group's consolidated entries
     with the pending nodes settled (see :func:`_settled`)."""
-    meta = _cached_parse(parse_v3, _json_document(store, join(path, V3_KEY), doc),
+    meta = _cached_parse(parse_v3, json_document(store, join(path, V3_KEY), doc),
                          join(path, V3_KEY))
     if type(meta) is GroupMeta and meta.consolidated_pending:
         entries = _settled(store, dict(meta.consolidated or {}), meta.consolidated_pending, 3,
