@@ -47,18 +47,6 @@ def test_a_variable_named_none_is_stored_as_xarray_stores_it(tmp_path, fmt):
         np.concatenate([ds[None].values] * 2).tolist()
 
 
-@pytest.mark.parametrize("name", [0, (4, 5), True])
-def test_a_variable_name_neither_a_string_nor_none_is_refused(tmp_path, name):
-    ds = xr.Dataset({name: ("x", [1.0, 2.0])})
-    with pytest.raises(TypeError, match="string or None"):
-        ds.to_zarr(tmp_path / "x.zarr")
-    with pytest.raises(zarrx.ArgumentTypeError) as info:
-        zx.to_zarrx(ds, tmp_path / "z.zarr")
-    assert str(info.value) == (f"to_zarrx: invalid variable name {name!r}: expected a "
-                               "non-empty string or None, as xarray requires for zarr files")
-    assert not (tmp_path / "z.zarr").exists()
-
-
 @pytest.mark.parametrize("fmt", [2, 3])
 @pytest.mark.parametrize("name", [None, "temp", "x"])
 def test_a_dataarray_is_written_as_to_zarr_writes_it(tmp_path, fmt, name):

@@ -174,10 +174,11 @@ def test_open_dataset_takes_the_arguments_of_engine_zarr(tmp_path):
         xr.open_dataset(tmp_path / "z.zarr", engine=zx.ZarrxBackendEntrypoint, store=object())
 
 
-@pytest.mark.parametrize("name", [1, ""])
+@pytest.mark.parametrize("name", [1, "", 0, (4, 5), True])
 def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_written(tmp_path,
                                                                                     name):
-    """xarray refuses them for zarr files (TypeError for 1, ValueError for "")."""
+    """xarray refuses them for zarr files (TypeError for 1, ValueError for ""); None is a
+    name it takes."""
     ds = xr.Dataset({name: ("x", np.arange(3.0))})
     for write in (lambda p: ds.to_zarr(p), lambda p: zx.to_zarrx(ds, p)):
         with pytest.raises((TypeError, ValueError)):
