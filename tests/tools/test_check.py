@@ -280,6 +280,34 @@ def test_a_broken_v2_document_is_reported_under_its_own_key(tmp_path, doc, text)
     assert [(f.kind, f.key) for f in report.findings] == [("metadata", doc)]
 
 
+_ARRAY_V3 = ('{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": %s, '
+             '"chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}}, '
+             '"chunk_key_encoding": {"name": "default"}, "codecs": %s, "fill_value": %s}')
+
+
+@pytest.mark.parametrize("doc, text", [
+    ("f/zarr.json", "xx"),
+    ("f/zarr.json", '{"zarr_format": 3, "node_type": "array", "shape": [4]}'),
+    ("f/zarr.json", '{"zarr_format": 3, "node_type": "group", "attributes": 5}'),
+    ("f/zarr.json", _ARRAY_V3 % ('"int9"', '[{"name": "bytes"}]', "0")),
+    ("f/zarr.json", _ARRAY_V3 % ('"int8"', '[{"name": "bytes"}]', "1000")),
+    ("f/zarr.json", _ARRAY_V3 % ('"int8"', '[{"name": "zstd"}]', "0")),
+    ("f/zarr.json", _ARRAY_V3 % ('"int8"', '[{"name": "blosc", "configuration": {}}]', "0")),
+    ("f/.zarray", '{"zarr_format": 2, "shape": [3]}'),
+    ("f/.zattrs", "[1]"),
+])
+def test_a_broken_document_is_named_once_in_the_report(tmp_path, capsys, doc, text):
+    root = tmp_path / "g.zarr"
+    fmt = 2 if doc.startswith("f/.z") else 3
+    g = zarrx.open_group(str(root), mode="w", zarr_format=fmt)
+    g.create_array("f", shape=(4,), chunks=(2,), dtype="i1")[:] = 1
+    (root / doc).write_text(text)
+    from zarrx import cli
+    assert cli.main(["check", str(root)]) == 1
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  metadata: ")]
+    assert len(lines) == 1 and lines[0].count(doc) == 1, lines
+
+
 @pytest.mark.parametrize("node", ["", "/f"])
 def test_a_checked_node_whose_own_metadata_is_broken_is_a_finding(tmp_path, capsys, node):
     from zarrx import cli
@@ -292,8 +320,7 @@ def test_a_checked_node_whose_own_metadata_is_broken_is_a_finding(tmp_path, caps
     assert [(f.kind, f.key, f.node) for f in report.findings] == [("metadata", key, node or "/")]
     assert cli.main(["check", str(root) + node]) == 1
     out = capsys.readouterr().out
-    assert f"  metadata: {key}: {key}: expected a JSON object at the top level, found [1, 2]\n" \
-        in out
+    assert f"  metadata: {key}: expected a JSON object at the top level, found [1, 2]\n" in out
     with pytest.raises(zarrx.errors.NodeNotFoundError):
         zarrx.check(str(root / "missing"))
 

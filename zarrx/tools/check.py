@@ -38,8 +38,8 @@ from typing import Any
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import (ArgumentError, ConflictError, ListingUnsupportedError, MetadataError,
-                          ShardError, StoreError, ZarrError)
+from zarrx.errors import (ArgumentError, CodecError, ConflictError, ListingUnsupportedError,
+                          MetadataError, ShardError, StoreError, ZarrError)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata._util import short
@@ -82,8 +82,13 @@ class Finding:
     #: True for an orphaned object that is not a chunk outside its array's grid: what no node
     #: names may still be data (a node whose metadata was lost), removed only on request
     stray: bool = field(default=False, compare=False, repr=False)
+    #: True when ``detail`` names the key itself (a metadata document's parse error names the
+    #: document), which the finding's text then does not repeat
+    named: bool = field(default=False, compare=False, repr=False)
 
     def __str__(self) -> str:
+        if self.named:
+            return f"{self.kind}: {self.detail}"
         inner = f" inner chunk {self.inner}" if self.inner is not None else ""
         return f"{self.kind}: {self.key}{inner}: {self.detail}"
 
@@ -220,7 +225,7 @@ class _Check:
         except ZarrError as exc:
             self.bad_nodes.add(path)
             self.add(Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
-                             exc.detail))
+                             exc.detail, named=isinstance(exc, (MetadataError, CodecError))))
             return
         if isinstance(meta, ArrayMeta):
             self.report.arrays += 1
