@@ -37,8 +37,8 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
                               key_problem, sequence_of)
 from zarrx.store._values import Value
 from zarrx.store.remote import aio
-from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, etag_generation,
-                                       gather_all, if_match_of, to_bytes)
+from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, asked,
+                                       etag_generation, gather_all, if_match_of, to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -106,6 +106,16 @@ class RemoteStore(RemoteReads, Store):
         """One GET. A backend that has the response headers before the body calls
         ``on_meta(etag, object size)`` then, before reading the body."""
         raise NotImplementedError
+
+    async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
+                             suffix: int | None, if_match: str | None) -> Got:
+        """The bytes a range asks for, from a GET without a range (for a server that answers
+        range requests with the whole object). This reads the whole body and cuts the range
+        from it; a backend that streams bodies keeps only the range."""
+        got = await self._get(key, None, None, None, if_match)
+        size = len(got.data)
+        lo, hi = asked(start, stop, suffix, size)
+        return Got(memoryview(got.data)[lo:hi], got.etag, size, lo)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
         raise NotImplementedError

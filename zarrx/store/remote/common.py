@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +13,8 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
                           RemoteTimeoutError)
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
-           "to_bytes", "gather_all", "OnMeta", "retry_after_seconds"]
+           "to_bytes", "gather_all", "OnMeta", "retry_after_seconds", "asked",
+           "window"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -95,6 +96,38 @@ class Got:
     etag: str | None
     size: int | None
     start: int
+
+
+def asked(start: int | None, stop: int | None, suffix: int | None, size: int
+          ) -> tuple[int, int]:
+    """The bytes ``[lo, hi)`` of an object of ``size`` bytes that a GET of a range (``start``
+    to ``stop``, or the last ``suffix`` bytes) asks for, clipped at its end."""
+    if suffix is not None:
+        return max(0, size - suffix), size
+    lo = min(start or 0, size)
+    return lo, size if stop is None else max(lo, min(stop, size))
+
+
+async def window(pieces: AsyncIterator[Buffer], at: int, lo: int, hi: int) -> bytearray:
+    """Bytes ``[lo, hi)`` of an object from a response body streamed as ``pieces``, whose
+    first byte is the object's byte ``at``. The body is left unread once they have passed (the
+    caller drops it, closing its connection). A body that ends before ``hi`` is a bad
+    response."""
+    out = bytearray(hi - lo)
+    filled = 0
+    async for piece in pieces:
+        view = memoryview(piece)
+        a, b = max(lo - at, 0), min(hi - at, len(view))
+        if a < b:
+            out[filled:filled + b - a] = view[a:b]
+            filled += b - a
+        at += len(view)
+        if at >= hi:
+            break
+    if filled != hi - lo:
+        raise Failure("bad_response", None, f"the answer ended after {filled} of the "
+                                            f"{hi - lo} bytes asked for")
+    return out
 
 
 def joined(first: Got, rest: Sequence[Got | None]) -> Got:

@@ -34,7 +34,7 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, retry_after_seconds
+from zarrx.store.remote.common import OnMeta, asked, retry_after_seconds, window
 from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import bucket_problem, endpoint_problem, redact, require
@@ -239,7 +239,10 @@ class FsspecStore(RemoteStore):
         path = self._full(key)
         a = -suffix if suffix is not None else start
         if self._async:
-            data = await self._bounded(self.fs._cat_file(path, start=a, end=stop))
+            ranged = self._http and (a or stop is not None) and \
+                type(self.fs).__name__ == "HTTPFileSystem"
+            data = await self._bounded(self._http_range(path, a or 0, stop) if ranged
+                                       else self.fs._cat_file(path, start=a, end=stop))
             etag, size = await self._head(key)   # the version, checked after reading
         else:
             # read and version in one call on the filesystem's thread: no write of this
@@ -259,6 +262,24 @@ class FsspecStore(RemoteStore):
             return Got(memoryview(data)[begin:end], etag, size, begin)
         begin = size - len(data) if suffix is not None else min(a or 0, size)
         return Got(data, etag, size, begin)
+
+    async def _http_range(self, path: str, start: int, stop: int | None) -> bytes | bytearray:
+        """Bytes ``start`` (negative: from the end) to ``stop`` of an HTTP object, requested
+        with the HTTP filesystem's session and options; from a server that ignores the range,
+        the range is taken from the whole body as it streams by and the rest is left unread,
+        so the answer costs no more memory than the range, whatever size the server claims."""
+        fs = self.fs
+        kw = dict(fs.kwargs)
+        headers = dict(kw.pop("headers", None) or {})
+        headers["Range"] = await fs._process_limits(path, start, stop)
+        session = await fs.set_session()
+        async with session.get(fs.encode_url(path), headers=headers, **kw) as r:
+            fs._raise_not_found_for_status(r, path)
+            if r.status != 200 or r.content_length is None:
+                return await r.read()
+            lo, hi = asked(start if start >= 0 else None, stop,
+                           -start if start < 0 else None, r.content_length)
+            return await window(r.content.iter_chunked(1 << 20), 0, lo, hi)
 
     async def _s3_get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
                       if_match: str | None, on_meta: OnMeta | None) -> Got:

@@ -67,10 +67,11 @@ class RemoteReads:
     async def _whole_then_slice(self, key: str, start: int | None, stop: int | None,
                                 suffix: int | None, if_match: str | None) -> Got | None:
         """A server that answered a range request with the whole object (as some do for an
-        empty object, or when they ignore ranges): read it whole and cut the range here."""
+        empty object, or when they ignore ranges): the range is cut from a GET of the whole
+        object (see ``_get_whole_for``)."""
         try:
-            got = await self._call("GET", "read", key,
-                                   lambda: self._get(key, None, None, None, if_match))
+            got = await self._call("GET", "read", key, lambda: self._get_whole_for(
+                key, start, stop, suffix, if_match))
         except Failure as fail:
             if fail.kind == "missing":
                 return None
@@ -78,11 +79,7 @@ class RemoteReads:
                 raise
             raise self._error("read", key, fail) from None
         self.bytes_read += len(got.data)
-        size = len(got.data)
-        rng = ByteRange(suffix=suffix) if suffix is not None else \
-            ByteRange(offset=start or 0, length=None if stop is None else stop - (start or 0))
-        a, b = rng.resolve(size)
-        return Got(memoryview(got.data)[a:b], got.etag, size, a)
+        return got
 
     async def _beyond_end(self, key: str, start: int, if_match: str | None) -> Got | None:
         """A range that starts at or past the end (HTTP 416): empty bytes of the object, whose
