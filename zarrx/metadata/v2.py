@@ -9,7 +9,8 @@ Lowering of a ``.zarray`` into ``ArrayMeta.codecs``, in order:
 2. every numcodecs codec (filters, compressor) -> its v3 spec (``codec_table.lower_numcodecs``:
    ``zstd``, ``gzip``, ``crc32c``, ``vlen-*`` keep their v3 core names, anything else becomes
    ``numcodecs.<id>``). For ``dtype: "|O"`` the object codec among the filters (``vlen-utf8``,
-   ``vlen-bytes``, ...) is the array->bytes codec.
+   ``vlen-bytes``, ...) is the array->bytes codec; filters that begin with ``categorize`` and
+   hold no object codec (strings stored as integer codes) are followed by ``bytes`` instead.
 3. ``bytes`` with ``endian`` from the dtype's byte order (no configuration for 1-byte types),
    unless an object codec took that place; after array->array filters that declare their
    output type (``delta``'s ``astype``, ``astype``'s ``encode_dtype``, ...), that type's byte
@@ -72,6 +73,14 @@ def _object_codec(spec: CodecSpec) -> bool:
     return spec.name in OBJECT_CODECS or spec.name in {f"numcodecs.{c}" for c in OBJECT_CODECS}
 
 
+def _categorized(filters: list[CodecSpec]) -> bool:
+    """Whether the filters of a ``|O`` array begin with ``categorize`` and hold no object
+    codec: zarr-python 2 writes such arrays (its strings stored as integer codes), and the
+    chunk then has the fixed size of the codes."""
+    return bool(filters) and filters[0].name == "numcodecs.categorize" and \
+        not any(_object_codec(f) for f in filters)
+
+
 def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataType,
              endian: str | None, order: str, ndim: int, loc: Loc
              ) -> tuple[tuple[CodecSpec, ...], tuple[str, ...]]:
@@ -84,7 +93,7 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         out.append(CodecSpec("transpose", {"order": list(range(ndim - 1, -1, -1))}))
         where.append(str(loc / "order"))
     objects = [i for i, f in enumerate(filters) if _object_codec(f)]
-    if dt.variable or dt.numpy.kind == "O":
+    if (dt.variable or dt.numpy.kind == "O") and not _categorized(filters):
         if not objects:
             raise (loc / "filters").error(
                 "an object codec (vlen-utf8, vlen-bytes, ...) among the filters for dtype '|O'",
