@@ -45,6 +45,10 @@ __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJE
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle", "msgpack2")
 ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
                    "order")
+#: object codecs whose items are Python objects of any kind (not only strings or bytes)
+ANY_OBJECTS = ("numcodecs.vlen-array", "numcodecs.json2", "numcodecs.msgpack2")
+#: object codecs that store a chunk as nested lists in its own axis order
+NESTED_LISTS = ("numcodecs.json2", "numcodecs.msgpack2")
 
 
 def attrs_key(key: str) -> str:
@@ -98,6 +102,11 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
             raise (loc / "filters").error(
                 "an object codec (vlen-utf8, vlen-bytes, ...) among the filters for dtype '|O'",
                 [f.name for f in filters] or None)
+        nested = [f.name for f in filters if f.name in NESTED_LISTS]
+        if order == "F" and nested:
+            raise (loc / "order").error(
+                f"'C' for an array whose object codec is {_id(CodecSpec(nested[0]))!r} (zarrx "
+                f"reads order 'F' for object codecs that store the items flat)", order)
         out.extend(filters)
         where.extend(flt)
     else:
@@ -185,10 +194,12 @@ def _numpy_name(declared: str) -> bool:
 
 
 def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
-    """``|O`` holds strings or bytes, as its object codec says."""
+    """``|O`` holds strings, bytes or any Python objects, as its object codec says."""
     if dt.numpy.kind != "O":
         return dt
-    kind = "bytes" if any(f.name == "vlen-bytes" for f in filters) else "string"
+    names = {f.name for f in filters}
+    kind = "bytes" if "vlen-bytes" in names else "object" if names & set(ANY_OBJECTS) \
+        else "string"
     return DataType(kind, dt.numpy, variable=True, json=dt.json)
 
 
