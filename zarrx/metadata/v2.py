@@ -11,6 +11,8 @@ Lowering of a ``.zarray`` into ``ArrayMeta.codecs``, in order:
    ``numcodecs.<id>``). For ``dtype: "|O"`` the object codec among the filters (``vlen-utf8``,
    ``vlen-bytes``, ...) is the array->bytes codec; filters that begin with ``categorize`` and
    hold no object codec (strings stored as integer codes) are followed by ``bytes`` instead.
+   ``json2`` and ``msgpack2`` store a chunk in the array's own axis order whatever ``order``
+   says: with ``order: "F"`` a second ``transpose`` undoes the first before them.
 3. ``bytes`` with ``endian`` from the dtype's byte order (no configuration for 1-byte types),
    unless an object codec took that place; after array->array filters that declare their
    output type (``delta``'s ``astype``, ``astype``'s ``encode_dtype``, ...), that type's byte
@@ -102,11 +104,12 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
             raise (loc / "filters").error(
                 "an object codec (vlen-utf8, vlen-bytes, ...) among the filters for dtype '|O'",
                 [f.name for f in filters] or None)
-        nested = [f.name for f in filters if f.name in NESTED_LISTS]
-        if order == "F" and nested:
-            raise (loc / "order").error(
-                f"'C' for an array whose object codec is {_id(CodecSpec(nested[0]))!r} (zarrx "
-                f"reads order 'F' for object codecs that store the items flat)", order)
+        if order == "F" and any(f.name in NESTED_LISTS for f in filters):
+            # json2 / msgpack2 store the chunk as nested lists in the array's own axis order
+            # (ndarray.tolist()), whatever its memory layout: a second transpose undoes the
+            # first and hands them the chunk so
+            out.append(out[0])
+            where.append(str(loc / "order"))
         out.extend(filters)
         where.extend(flt)
     else:
