@@ -4,6 +4,7 @@ what zarrx refuses."""
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import numpy as np
@@ -150,6 +151,20 @@ def test_corrupt_chunks_refused(cid: str, chunk: bytes, message: str) -> None:
     with pytest.raises(CodecError) as info:
         zarrx.open_array(store, mode="r")[...]
     assert str(info.value) == f"array '/' chunk '0': {message}"
+
+
+def test_numbers_past_pythons_limits_refused() -> None:
+    limit = sys.get_int_max_str_digits()
+    if not limit:
+        pytest.skip("no limit on the digits of an integer")
+    store = MemoryStore({".zarray": zarray([FILTERS["json2"]], shape=(2,), chunks=(2,)),
+                         "0": b"[" + b"1" * (limit + 1) + b', 2, "|O", [2]]'})
+    with pytest.raises(CodecError) as info:
+        zarrx.open_array(store, mode="r")[...]
+    assert str(info.value) == (
+        f"array '/' chunk '0': numcodecs.json2: the chunk's JSON cannot be read: Exceeds the "
+        f"limit ({limit} digits) for integer string conversion: value has {limit + 1} digits; "
+        f"use sys.set_int_max_str_digits() to increase the limit")
 
 
 def test_nested_lists_of_a_multidimensional_chunk_must_fit() -> None:

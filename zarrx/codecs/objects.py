@@ -172,6 +172,8 @@ class JSON(_Document):
         except json.JSONDecodeError as exc:
             raise CodecError(f"{self.name}: the chunk is not JSON: {exc.msg} at character "
                              f"{exc.pos}") from None
+        except ValueError as exc:          # a number past Python's conversion limits
+            raise CodecError(f"{self.name}: the chunk's JSON cannot be read: {exc}") from None
         except RecursionError:
             raise CodecError(f"{self.name}: the chunk's JSON nests too deeply") from None
 
