@@ -35,6 +35,7 @@ from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeErro
                           ZarrError)
 from zarrx.indexing import check_chunk_count, is_view
 from zarrx.metadata.codecs import read_codec_places
+from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store._values import Value, gather_kept
 from zarrx.store.base import ByteRange
@@ -68,6 +69,7 @@ class ArrayIO:
         self.dtype = self.meta.data_type.numpy
         self.variable = self.meta.data_type.variable
         self.object_chunks = self.variable or self.dtype.hasobject
+        self.any_objects = category(self.meta.data_type) == "object"
         self.fill = fill_scalar(self.meta)
         self.fill_is_nan = (self.dtype.kind in "fc" and bool(np.isnan(self.fill)))
         self.fill_bytes = (None if self.variable or self.dtype.hasobject
@@ -208,6 +210,9 @@ class ArrayIO:
             return bool(is_all(chunk.reshape(-1).view(np.uint8), self.fill_bytes))
         if self.fill_is_nan:
             return bool(np.isnan(chunk).all())
+        if self.any_objects:          # items of any kind: arrays, lists, dicts...
+            fill = self.fill
+            return all(type(v) is type(fill) and v == fill for v in chunk.reshape(-1).tolist())
         return bool(np.all(chunk == self.fill))
 
 
@@ -215,6 +220,8 @@ def fill_scalar(meta: ArrayMeta) -> Any:
     dt = meta.data_type
     if meta.fill_value is not None:
         return meta.fill_value
+    if category(dt) == "object":    # Zarr v2 null of an object array: None, as zarr-python 2
+        return None
     if dt.variable:
         return b"" if dt.numpy.kind == "S" or dt.name == "bytes" else ""
     if dt.numpy.kind in "mM":       # Zarr v2 null: NaT, as zarr-python reads it

@@ -10,6 +10,7 @@ it receives is decided when a plan binds it to one.
 """
 from __future__ import annotations
 
+import codecs as text_codecs
 from typing import Any
 
 import numpy as np
@@ -159,6 +160,48 @@ def check_categorize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
         raise (loc / "astype").error(f"an integer dtype that can count {len(labels)} labels",
                                      conf.get("astype", "|u1"))
     return {"labels": list(labels), "dtype": dt, "astype": astype}
+
+
+# -- numcodecs object codecs (array->bytes) -----------------------------------------------------
+def check_vlen_array(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """``dtype``: the fixed-size type of every item's elements."""
+    loc.keys(conf, ("dtype",))
+    return {"dtype": _dtype(conf, "dtype", loc, REQUIRED)}
+
+
+_JSON_FLAGS = {"skipkeys": False, "ensure_ascii": True, "check_circular": True,
+               "allow_nan": True, "sort_keys": True, "strict": True}
+
+
+def check_json2(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """numcodecs ``JSON``: ``encoding`` (a Python text codec), the ``json`` flags, ``indent``
+    (null or a count), ``separators`` (null or two strings; null: numcodecs' default for the
+    ``indent``)."""
+    loc.keys(conf, (), ("encoding", *_JSON_FLAGS, "indent", "separators"))
+    out: dict[str, Any] = {k: (loc / k).bool(conf[k]) if k in conf else v
+                           for k, v in _JSON_FLAGS.items()}
+    encoding = (loc / "encoding").str(conf.get("encoding", "utf-8"))
+    try:
+        text_codecs.lookup(encoding)
+    except LookupError:
+        raise (loc / "encoding").error("a text encoding such as 'utf-8'", encoding) from None
+    out["encoding"] = encoding
+    out["indent"] = _int(conf, "indent", loc, None, 0, 1 << 16, nullable=True)
+    seps = conf.get("separators")
+    if seps is None:
+        seps = [",", ":"] if out["indent"] is None else [", ", ": "]
+    items = (loc / "separators").list(seps, "two strings: the item and key separators")
+    if len(items) != 2:
+        raise (loc / "separators").error("two strings: the item and key separators", seps)
+    out["separators"] = [(loc / "separators" / i).str(v) for i, v in enumerate(items)]
+    return out
+
+
+def check_msgpack2(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
+    """numcodecs ``MsgPack``: the flags ``use_single_float``, ``use_bin_type``, ``raw``."""
+    flags = {"use_single_float": False, "use_bin_type": True, "raw": False}
+    loc.keys(conf, (), tuple(flags))
+    return {k: (loc / k).bool(conf[k]) if k in conf else v for k, v in flags.items()}
 
 
 # -- bytes->bytes ------------------------------------------------------------------------------

@@ -110,6 +110,12 @@ _BUILTIN: dict[str, CodecInfo] = {c.name: c for c in (
     CodecInfo("numcodecs.packbits", A2A, _m("packbits", "PackBits"), ck.check_none, "packbits"),
     CodecInfo("numcodecs.categorize", A2A, _m("categorize", "Categorize"), ck.check_categorize,
               "categorize"),
+    # numcodecs object codecs of Zarr v2 object arrays
+    CodecInfo("numcodecs.vlen-array", A2B, _m("objects", "VLenArray"), ck.check_vlen_array,
+              "vlen-array"),
+    CodecInfo("numcodecs.json2", A2B, _m("objects", "JSON"), ck.check_json2, "json2"),
+    CodecInfo("numcodecs.msgpack2", A2B, _m("objects", "MsgPack"), ck.check_msgpack2,
+              "msgpack2"),
 )}
 
 # numcodecs id -> (v3 core name, when the configuration means the same there, that config)

@@ -58,6 +58,8 @@ def category(dt: DataType) -> str:
     n = dt.numpy
     if dt.variable:
         name = dt.name if isinstance(dt.name, str) else ""
+        if name == "object":        # Zarr v2 |O of vlen-array, json2, msgpack2 items
+            return "object"
         return "bytes" if name in BYTES_NAMES else "string"
     if n.kind == "O":
         return "object"

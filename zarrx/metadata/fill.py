@@ -182,7 +182,12 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
         if isinstance(value, list):
             return bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
         return _b64(value, loc, None, exact=False)
-    if cat in ("string", "object"):
+    if cat == "object":    # Zarr v2 |O items of any kind: the JSON value, as zarr-python 2
+        if isinstance(value, (str, int, float, bool)):
+            return value
+        raise loc.error("a number, string or boolean (the fill value of an object array)",
+                        value)
+    if cat == "string":
         if isinstance(value, (int, float)) and fmt == 2 and value == 0:
             return ""      # zarr-python 2 wrote 0 for object arrays
         return loc.str(value)
@@ -257,6 +262,8 @@ def fill_json(value: Any, dt: DataType, fmt: int = 3, endian: str | None = None)
             return {name: fill_json(item[name][()], sub, 3) for name, sub in fields}
         raw = np.array(value, dtype=dt.numpy).astype(_stored(dt.numpy, endian)).tobytes()
         return base64.b64encode(raw).decode("ascii")
+    if cat == "object":
+        return value.item() if isinstance(value, np.generic) else value
     if cat == "fixed_bytes":   # padded to the full item size: tensorstore requires it
         return base64.b64encode(np.array(value, dtype=dt.numpy).tobytes()).decode("ascii")
     if cat == "fixed_str":

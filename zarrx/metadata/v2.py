@@ -9,7 +9,10 @@ Lowering of a ``.zarray`` into ``ArrayMeta.codecs``, in order:
 2. every numcodecs codec (filters, compressor) -> its v3 spec (``codec_table.lower_numcodecs``:
    ``zstd``, ``gzip``, ``crc32c``, ``vlen-*`` keep their v3 core names, anything else becomes
    ``numcodecs.<id>``). For ``dtype: "|O"`` the object codec among the filters (``vlen-utf8``,
-   ``vlen-bytes``, ...) is the array->bytes codec.
+   ``vlen-bytes``, ...) is the array->bytes codec; filters that begin with ``categorize`` and
+   hold no object codec (strings stored as integer codes) are followed by ``bytes`` instead.
+   ``json2`` and ``msgpack2`` store a chunk in the array's own axis order whatever ``order``
+   says: with ``order: "F"`` a second ``transpose`` undoes the first before them.
 3. ``bytes`` with ``endian`` from the dtype's byte order (no configuration for 1-byte types),
    unless an object codec took that place; after array->array filters that declare their
    output type (``delta``'s ``astype``, ``astype``'s ``encode_dtype``, ...), that type's byte
@@ -44,6 +47,10 @@ __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJE
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle", "msgpack2")
 ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
                    "order")
+#: object codecs whose items are Python objects of any kind (not only strings or bytes)
+ANY_OBJECTS = ("numcodecs.vlen-array", "numcodecs.json2", "numcodecs.msgpack2")
+#: object codecs that store a chunk as nested lists in its own axis order
+NESTED_LISTS = ("numcodecs.json2", "numcodecs.msgpack2")
 
 
 def attrs_key(key: str) -> str:
@@ -72,6 +79,14 @@ def _object_codec(spec: CodecSpec) -> bool:
     return spec.name in OBJECT_CODECS or spec.name in {f"numcodecs.{c}" for c in OBJECT_CODECS}
 
 
+def _categorized(filters: list[CodecSpec]) -> bool:
+    """Whether the filters of a ``|O`` array begin with ``categorize`` and hold no object
+    codec: zarr-python 2 writes such arrays (its strings stored as integer codes), and the
+    chunk then has the fixed size of the codes."""
+    return bool(filters) and filters[0].name == "numcodecs.categorize" and \
+        not any(_object_codec(f) for f in filters)
+
+
 def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataType,
              endian: str | None, order: str, ndim: int, loc: Loc
              ) -> tuple[tuple[CodecSpec, ...], tuple[str, ...]]:
@@ -84,11 +99,17 @@ def lower_v2(filters: list[CodecSpec], compressor: CodecSpec | None, dt: DataTyp
         out.append(CodecSpec("transpose", {"order": list(range(ndim - 1, -1, -1))}))
         where.append(str(loc / "order"))
     objects = [i for i, f in enumerate(filters) if _object_codec(f)]
-    if dt.variable or dt.numpy.kind == "O":
+    if (dt.variable or dt.numpy.kind == "O") and not _categorized(filters):
         if not objects:
             raise (loc / "filters").error(
                 "an object codec (vlen-utf8, vlen-bytes, ...) among the filters for dtype '|O'",
                 [f.name for f in filters] or None)
+        if order == "F" and any(f.name in NESTED_LISTS for f in filters):
+            # json2 / msgpack2 store the chunk as nested lists in the array's own axis order
+            # (ndarray.tolist()), whatever its memory layout: a second transpose undoes the
+            # first and hands them the chunk so
+            out.append(out[0])
+            where.append(str(loc / "order"))
         out.extend(filters)
         where.extend(flt)
     else:
@@ -176,10 +197,12 @@ def _numpy_name(declared: str) -> bool:
 
 
 def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
-    """``|O`` holds strings or bytes, as its object codec says."""
+    """``|O`` holds strings, bytes or any Python objects, as its object codec says."""
     if dt.numpy.kind != "O":
         return dt
-    kind = "bytes" if any(f.name == "vlen-bytes" for f in filters) else "string"
+    names = {f.name for f in filters}
+    kind = "bytes" if "vlen-bytes" in names else "object" if names & set(ANY_OBJECTS) \
+        else "string"
     return DataType(kind, dt.numpy, variable=True, json=dt.json)
 
 
