@@ -1,6 +1,6 @@
 """The Array handle: (metadata, store, chunk source, codec plans) plus numpy-style indexing.
 
-The work is done by free functions in :mod:`zarrx.chunk_read`, :mod:`zarrx.chunk_io` and
+The work is done by free functions in :mod:`zarrx.chunk_read`, :mod:`zarrx.chunk_write` and
 :mod:`zarrx.indexing`; this module only turns user calls into those and keeps the metadata
 document in step.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import box_read, box_write, chunk_io, chunk_read, indexing, layout
+from zarrx import box_read, box_write, chunk_io, chunk_read, chunk_write, indexing, layout
 from zarrx.errors import ArgumentError, ArgumentTypeError, ArrayNotFoundError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
@@ -352,7 +352,7 @@ class Array(Node):
             except (TypeError, ValueError) as exc:
                 raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
                                     f"{type(value).__name__} value: {exc}") from exc
-            chunk_io.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
+            chunk_write.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
             return
         if self._strings is not None and not (isinstance(value, np.ndarray)
                                                 and value.dtype == self._strings):
@@ -361,7 +361,7 @@ class Array(Node):
             value = chunk_io.check_value(value, None, self._strings, self.name)
         arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
         if not box_write.write_box(self._io, plan, arr):
-            chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
+            chunk_write.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
                             prototype: Any = None) -> None:
