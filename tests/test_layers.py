@@ -39,6 +39,8 @@ LAYERS = [
     ("zarrx.indexing", 4),
     ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),
+    ("zarrx.chunk_read", 4),
+    ("zarrx.chunk_write", 4),
     ("zarrx.box_read", 4),
     ("zarrx.box_write", 4),
     ("zarrx.attrs", 5),

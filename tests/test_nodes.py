@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import zarrx
-from zarrx.metadata import nodes
+from zarrx.metadata import nodes, parse_cache
 from zarrx.store import MemoryStore
 
 
@@ -41,14 +41,14 @@ def test_consolidated_metadata_of_a_large_group_is_parsed_once(monkeypatch):
 
 
 def test_the_cache_holds_a_bounded_number_of_bytes(monkeypatch):
-    monkeypatch.setattr(nodes, "_CACHE_BYTES", 4096)
+    monkeypatch.setattr(parse_cache, "_CACHE_BYTES", 4096)
     store = MemoryStore()
     for i in range(20):
         zarrx.create_array(store, name=f"a{i}", shape=(4,), dtype="i2", chunks=(2,),
                            attributes={"pad": "x" * 1000})
         nodes.load_node(store, f"a{i}")
-    assert nodes._parsed_bytes <= 4096
-    assert sum(size for _, size in nodes._parsed.values()) == nodes._parsed_bytes
+    assert parse_cache._parsed_bytes <= 4096
+    assert sum(size for _, size in parse_cache._parsed.values()) == parse_cache._parsed_bytes
 
 
 def test_a_codec_chain_parsed_before_keeps_each_document_s_own_errors():

@@ -113,6 +113,17 @@ def _write_doc(store, shape, dtype, grid, codecs, fill=0):
     store.set("zarr.json", json.dumps(doc).encode())
 
 
+_LE = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def _sharding(chunk, codecs):
+    """A sharding codec of inner chunks of ``chunk`` encoded by ``codecs``, its index at the end
+    with a checksum."""
+    return {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": chunk, "codecs": codecs,
+        "index_codecs": [_LE, {"name": "crc32c"}], "index_location": "end"}}
+
+
 @pytest.mark.parametrize("locs", [("end", "end"), ("start", "end"), ("end", "start"), ("start", "start")],
                          ids=lambda x: "-".join(x))
 def test_nested_sharding_round_trip_and_tensorstore_reads(tmp_path, locs):
@@ -246,14 +257,8 @@ def test_nested_raw_shards(tmp_path):
 
 
 def test_a_write_over_a_whole_inner_shard_needs_none_of_it():
-    le = {"name": "bytes", "configuration": {"endian": "little"}}
-
-    def sharding(chunk, codecs):
-        return {"name": "sharding_indexed", "configuration": {
-            "chunk_shape": chunk, "codecs": codecs,
-            "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}
     store = MemoryStore()
-    _write_doc(store, (8,), "uint8", (8,), [sharding([4], [sharding([2], [le])])])
+    _write_doc(store, (8,), "uint8", (8,), [_sharding([4], [_sharding([2], [_LE])])])
     z = zarrx.open_array(store, mode="r+")
     z[...] = np.arange(1, 9, dtype="u1")
     blob = bytearray(store.get("c/0"))     # inner shards of 2 x 2 bytes + a 36-byte index
@@ -271,14 +276,8 @@ def test_a_write_over_a_whole_inner_shard_needs_none_of_it():
 
 
 def test_a_write_over_all_of_a_nested_edge_shard_inside_the_array_needs_none_of_it():
-    le = {"name": "bytes", "configuration": {"endian": "little"}}
-
-    def sharding(chunk, codecs):
-        return {"name": "sharding_indexed", "configuration": {
-            "chunk_shape": chunk, "codecs": codecs,
-            "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}
     store = MemoryStore()
-    _write_doc(store, (7, 8), "int32", (4, 4), [sharding([2, 4], [sharding([1, 2], [le])])])
+    _write_doc(store, (7, 8), "int32", (4, 4), [_sharding([2, 4], [_sharding([1, 2], [_LE])])])
     z = zarrx.open_array(store, mode="r+")
     want = np.arange(1, 57, dtype="i4").reshape(7, 8)
     z[...] = want

@@ -1,7 +1,8 @@
 """The Array handle: (metadata, store, chunk source, codec plans) plus numpy-style indexing.
 
-The work is done by free functions in :mod:`zarrx.chunk_io` and :mod:`zarrx.indexing`; this
-module only turns user calls into those and keeps the metadata document in step.
+The work is done by free functions in :mod:`zarrx.chunk_read`, :mod:`zarrx.chunk_write` and
+:mod:`zarrx.indexing`; this module only turns user calls into those and keeps the metadata
+document in step.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import box_read, box_write, chunk_io, indexing, layout
+from zarrx import box_read, box_write, chunk_io, chunk_read, chunk_write, indexing, layout
 from zarrx.errors import ArgumentError, ArgumentTypeError, ArrayNotFoundError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.metadata import nodes
@@ -254,7 +255,7 @@ class Array(Node):
                                        shard_shape=self._order)
         result = self._out(plan.out_shape, out)
         if not box_read.read_box(self._io, plan, result):
-            chunk_io.read_into(self._io, plan.chunks, result, flat=plan.flat)
+            chunk_read.read_into(self._io, plan.chunks, result, flat=plan.flat)
         if out is None and result.ndim == 0:
             return result[()]
         return result
@@ -331,8 +332,8 @@ class Array(Node):
 
     def __getitem__(self, selection: Any) -> Any:
         if type(selection) is tuple and self._point_ok and len(selection) == len(self._meta.shape):
-            value = chunk_io.read_point(self._io, selection)
-            if value is not chunk_io.NOT_A_POINT:
+            value = chunk_read.read_point(self._io, selection)
+            if value is not chunk_read.NOT_A_POINT:
                 return value
         fields, selection = pop_fields(selection) if self._structured else (None, selection)
         return self._get(selection, indexing.kind_of(selection, self.shape), None, fields)
@@ -351,7 +352,7 @@ class Array(Node):
             except (TypeError, ValueError) as exc:
                 raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
                                     f"{type(value).__name__} value: {exc}") from exc
-            chunk_io.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
+            chunk_write.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
             return
         if self._strings is not None and not (isinstance(value, np.ndarray)
                                                 and value.dtype == self._strings):
@@ -360,7 +361,7 @@ class Array(Node):
             value = chunk_io.check_value(value, None, self._strings, self.name)
         arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
         if not box_write.write_box(self._io, plan, arr):
-            chunk_io.write_from(self._io, plan.chunks, arr, flat=plan.flat)
+            chunk_write.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
                             prototype: Any = None) -> None:

@@ -3,7 +3,7 @@
 When every chunk is raw and stored as an object of its own, and the store offers a reader
 (``LocalStore``'s is a Cython kernel), the chunks are read straight into the output with no
 Python object per chunk, the threads each taking a range of chunks without the GIL. Chunks the
-reader leaves (an error to word) go through :func:`zarrx.chunk_io.read_into`.
+reader leaves (an error to word) go through :func:`zarrx.chunk_read.read_into`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx.chunk_io import ArrayIO, check_count, read_into, read_scratch
+from zarrx.chunk_io import ArrayIO, check_count, read_scratch
+from zarrx.chunk_read import read_into
 
 __all__ = ["read_box"]
 

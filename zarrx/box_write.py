@@ -5,7 +5,7 @@ When every chunk is raw and stored as an object of its own, and the store offers
 (``LocalStore``'s is a Cython kernel), each chunk the box covers whole is gathered from the
 value and written with no Python object per chunk, the threads each taking a range of chunks
 without the GIL. Chunks the writer leaves (covered in part, all fill, or an error to word) go
-through :func:`zarrx.chunk_io.write_from`, which merges, deletes or reports them.
+through :func:`zarrx.chunk_write.write_from`, which merges, deletes or reports them.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx.box_read import BOX_TASK_BYTES
-from zarrx.chunk_io import ArrayIO, box_scratch, check_count, gather_size, write_from
+from zarrx.chunk_io import ArrayIO, box_scratch, check_count
+from zarrx.chunk_write import gather_size, write_from
 from zarrx.errors import StoreError
 
 __all__ = ["write_box"]

@@ -1,16 +1,10 @@
-"""Read and write a selection of an array: fetch, decode, scatter / gather, encode, store.
+"""What reading and writing a selection of an array share: :class:`ArrayIO` (what they need of
+an array: the chunk source, the codec plans, the fill value), and the helpers both use.
 
-The operations are free functions over an :class:`ArrayIO` (what they need of an array: the
-chunk source, the codec plans, the fill value). They are unaware of sharding: they read and
-write read units by coordinates through the array's chunk source (see :mod:`zarrx.layout`), and
-group a write's chunks by the stored object that holds them.
-
-Memory: a read allocates its output plus O(threads) decoded chunk buffers and holds the stored
-bytes of one window (never less than one stored object's requested chunks) per thread; a huge
-raw chunk (``RANGED_RAW_BYTES``) is fetched as the byte range the selection spans in it; a write
-holds the encoded chunks of one stored object per thread. Reads are windows of chunks, each
-fetched with one ``get_chunks`` call and decoded on one thread; writes are one task per stored
-object, committed once.
+Reads (:mod:`zarrx.chunk_read`) and writes (:mod:`zarrx.chunk_write`) are free functions over an
+ArrayIO. They are unaware of sharding: they read and write read units by coordinates through
+the array's chunk source (see :mod:`zarrx.layout`), and group a write's chunks by the stored
+object that holds them.
 
 Errors: a ZarrError raised while decoding or encoding a chunk is given its location here, in
 :func:`_located` (the array's path, and the stored key and inner chunk from the chunk source),
@@ -20,31 +14,26 @@ and re-raised as the same exception; the location is worked out only then. A Mem
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from math import prod
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from zarrx import _pool, config
-from zarrx._gather import copy_selection, copy_view, gather_into, is_all
+from zarrx import config
+from zarrx._gather import copy_selection, is_all
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
                           ZarrError)
-from zarrx.indexing import check_chunk_count, is_view
+from zarrx.indexing import check_chunk_count
 from zarrx.metadata.codecs import read_codec_places
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, RegularGrid
-from zarrx.store._values import Value, gather_kept
-from zarrx.store.base import ByteRange
-from zarrx.store.chunks import PARTIAL, ChunkSource
+from zarrx.store.chunks import ChunkSource
 
-__all__ = ["ArrayIO", "read_into", "write_from", "chunk_shape_at", "box_scratch",
-           "read_scratch", "check_count"]
+__all__ = ["ArrayIO", "chunk_shape_at", "box_scratch", "read_scratch", "check_count"]
 
-WINDOW_PER_THREAD = 8
 READ_WINDOW = 4          # chunks a thread fetches and decodes at a time, at least ...
 WINDOW_BYTES = 1 << 20   # ... and at least this many decoded bytes: small chunks cost mostly
                          # Python time under the GIL, and a task per few of them would make the
@@ -243,167 +232,6 @@ def _assign(dst: np.ndarray, dst_sel: Any, src: np.ndarray, src_sel: Any) -> Non
         copy_selection(src, src_sel, dst, dst_sel)
 
 
-_NO_ARENA = object()
-class _Window(NamedTuple):
-    """The cells a selection reads of a raw chunk, as one byte range of it: ``rng`` spans the
-    selection's first cell to its last, ``shape`` is the box of cells between them and
-    ``sel`` the selection relative to that box."""
-    rng: ByteRange
-    shape: tuple[int, ...]
-    sel: tuple
-
-
-def _window(io: ArrayIO, chunk_sel: tuple) -> _Window | None:
-    """The byte range of a raw chunk (regular shape, C order) that ``chunk_sel`` (ints,
-    slices with a positive step, or integer arrays per axis) reads, when it is less than half
-    the chunk; None otherwise (the whole chunk is fetched)."""
-    chunk = io.chunk_shape
-    itemsize = io.dtype.itemsize
-    if len(chunk_sel) != len(chunk):             # type: ignore[arg-type]
-        return None
-    lo: list[int] = []
-    hi: list[int] = []
-    sel: list[Any] = []
-    for s, n in zip(chunk_sel, chunk):           # type: ignore[arg-type]
-        if isinstance(s, (int, np.integer)):
-            a = int(s)
-            lo.append(a), hi.append(a + 1), sel.append(0)
-        elif isinstance(s, slice):
-            start, stop, step = s.indices(n)
-            if step <= 0 or start >= stop:
-                return None
-            last = start + (stop - 1 - start) // step * step
-            lo.append(start), hi.append(last + 1), sel.append(slice(0, last + 1 - start, step))
-        elif isinstance(s, np.ndarray) and s.dtype.kind in "iu" and s.size:
-            a = int(s.min())
-            lo.append(a), hi.append(int(s.max()) + 1), sel.append(s - a)
-        else:
-            return None
-    strides = [itemsize] * len(chunk)
-    for d in range(len(chunk) - 2, -1, -1):
-        strides[d] = strides[d + 1] * chunk[d + 1]   # type: ignore[index]
-    first = sum(a * st for a, st in zip(lo, strides))
-    length = sum((b - 1) * st for b, st in zip(hi, strides)) + itemsize - first
-    if 2 * length > io.plan(chunk).nbytes:       # type: ignore[arg-type]
-        return None
-    return _Window(ByteRange.trusted(first, length),
-                   tuple(b - a for a, b in zip(lo, hi)), tuple(sel))
-
-
-def _window_view(io: ArrayIO, win: _Window, data: Any, size: int | None) -> np.ndarray | None:
-    """The cells of ``win`` over the fetched bytes ``data`` (no copy), or None when the stored
-    chunk is shorter than the range or its stored ``size`` (None: unknown) is not a chunk's
-    (the whole chunk is read then, and its size refused)."""
-    if memoryview(data).nbytes != win.rng.length or \
-            (size is not None and size != io.plan(io.chunk_shape).nbytes):  # type: ignore[arg-type]
-        return None
-    chunk = io.chunk_shape
-    strides = [io.dtype.itemsize] * len(chunk)   # type: ignore[arg-type]
-    for d in range(len(strides) - 2, -1, -1):
-        strides[d] = strides[d + 1] * chunk[d + 1]   # type: ignore[index]
-    return np.ndarray(win.shape, dtype=io.dtype, buffer=data, strides=tuple(strides))
-
-
-def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
-    """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
-    ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
-    mask selections)."""
-    check_count(io, len(projections))
-    if flat and out.ndim > 1 and not out.flags.c_contiguous:
-        # flattening such an ``out`` (Fortran order, strided) would copy it: fill a C-ordered
-        # array, then ``out`` from it
-        whole = np.empty(out.shape, dtype=out.dtype)
-        read_into(io, projections, whole, flat=True)
-        out[...] = whole
-        return
-    target = out.reshape(-1) if flat else out
-    window = max(16, WINDOW_PER_THREAD * _pool.threads())
-    source = io.source
-    ranged = io.ranged_raw
-
-    def requests(win: Sequence) -> list:
-        """What to fetch for each projection: the chunk, or (a huge raw chunk read in part)
-        the bytes its selection spans."""
-        if not ranged:
-            return [(p, (p.coords, None), None) for p in win]
-        reqs = []
-        for p in win:
-            w = None if p.full else _window(io, p.chunk_sel)
-            reqs.append((p, (p.coords, None if w is None else w.rng), w))
-        return reqs
-
-    def decode(fetched: Sequence) -> None:
-        for p, data, w, size in fetched:
-            if w is not None and data is not None:
-                part = _window_view(io, w, data, size)
-                if part is not None:
-                    _assign(target, p.out_sel, part, w.sel)
-                    continue
-                data = source.get_chunks([(p.coords, None)])[0]   # read whole, size refused
-            if data is None:
-                target[p.out_sel] = io.fill
-                continue
-            shape = io.shape_of(p.coords)
-            plan = io.plan(shape)
-            try:
-                # decoded in place when the chunk is the region: an index array in chunk_sel
-                # (duplicates covering a border chunk) may give the region the chunk's shape
-                if p.full and not flat and is_view(p.out_sel) and is_view(p.chunk_sel):
-                    region = target[p.out_sel]
-                    if region.shape == shape and region.flags.c_contiguous:
-                        plan.decode(data, region)
-                        continue
-                if plan.raw:        # scatter straight from the stored bytes
-                    _assign(target, p.out_sel, plan.view(data), p.chunk_sel)
-                    continue
-                buf = io.scratch(shape)
-                plan.decode(data, buf)
-            except (ZarrError, MemoryError) as exc:
-                raise _located(exc, io, p.coords, shape)
-            _assign(target, p.out_sel, buf, p.chunk_sel)
-
-    if len(projections) == 1:        # one chunk: no windows, no pool
-        ((p, req, w),) = requests(projections)
-        sizes = [None]
-        decode([(p, source.get_chunks([req], None, sizes)[0], w, sizes[0])])
-        return
-
-    arenas = threading.local()     # a read buffer per thread, reused by its windows
-
-    def fetch(win: Sequence) -> list:
-        arena = getattr(arenas, "arena", _NO_ARENA)
-        if arena is _NO_ARENA:
-            arena = arenas.arena = source.new_arena()
-        reqs = requests(win)
-        sizes = [None] * len(reqs) if ranged else None
-        got = source.get_chunks([r for _, r, _ in reqs], arena, sizes)
-        if sizes is None:
-            return [(p, data, None, None) for (p, _, _), data in zip(reqs, got)]
-        return [(p, data, w, size) for (p, _, w), data, size in zip(reqs, got, sizes)]
-
-    one_thread = _pool.threads() <= 1 or io.gil_bound
-    bounds = _read_windows(io, projections, window if one_thread else io.read_window)
-    if one_thread:
-        for a, b in bounds:
-            decode(fetch(projections[a:b]))
-        return
-    if len(bounds) == 1:             # one stored object: fetch it once, decode in parallel
-        _pool.run_batches(decode, fetch(projections[0:len(projections)]), min_batch=2)
-        return
-    # several threads: each takes the next window, fetches and decodes it. Windows are taken
-    # under a lock, in order: the lazy projection list is walked once, by one thread at a time.
-    windows = iter(bounds)
-    lock = threading.Lock()
-
-    def task(_: int) -> None:
-        with lock:
-            a, b = next(windows)
-            win = projections[a:b]
-        decode(fetch(win))
-
-    _pool.run_shared(task, len(bounds))
-
-
 def check_count(io: ArrayIO, n: int) -> None:
     """:func:`~zarrx.indexing.check_chunk_count`, the error naming the array."""
     try:
@@ -411,70 +239,6 @@ def check_count(io: ArrayIO, n: int) -> None:
     except ZarrError as exc:
         exc.at(array=io.key)
         raise
-
-
-def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:
-    """``(start, stop)`` windows of about ``size`` projections that never split the chunks of
-    one stored object: a window's fetch reads each shard through one snapshot, so a read sees
-    every shard as of one version."""
-    n = len(projections)
-    if io.units_per_object == 1 or io.object_ratio is None:
-        return [(a, min(a + size, n)) for a in range(0, n, size)]
-    coords = projections.coords() if hasattr(projections, "coords") \
-        else np.array([p.coords for p in projections], dtype=np.int64).reshape(n, -1)
-    objs = coords // np.asarray(io.object_ratio, dtype=np.int64)
-    starts = [0, *(np.flatnonzero(np.any(objs[1:] != objs[:-1], axis=1)) + 1).tolist(), n]
-    out: list[tuple[int, int]] = []
-    a = 0
-    for b in starts[1:]:
-        if b - a >= size or b == n:
-            out.append((a, b))
-            a = b
-    return out
-
-
-NOT_A_POINT = object()
-
-
-def read_point(io: ArrayIO, index: tuple) -> Any:
-    """``z[i, j, ...]`` for one in-bounds element given by plain ints: one chunk fetch, and for
-    raw chunks no decode at all. Returns ``NOT_A_POINT`` for anything else (the general path
-    then handles it, errors included)."""
-    shape = io.meta.shape
-    chunk = io.chunk_shape
-    coords = []
-    local = []
-    for i, n, c in zip(index, shape, chunk):
-        if type(i) is not int:
-            return NOT_A_POINT
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            return NOT_A_POINT
-        coords.append(i // c)
-        local.append(i % c)
-    coords_t = tuple(coords)
-    w = _window(io, tuple(local)) if io.ranged_raw else None    # a huge raw chunk: one item
-    if w is not None:
-        sizes = [None]
-        data = io.source.get_chunks([(coords_t, w.rng)], None, sizes)[0]
-        if data is None:
-            return np.asarray(io.fill, dtype=io.dtype)[()]
-        part = _window_view(io, w, data, sizes[0])
-        if part is not None:
-            return part[w.sel]
-    data = io.source.get_chunks([(coords_t, None)])[0]
-    if data is None:
-        return np.asarray(io.fill, dtype=io.dtype)[()]
-    plan = io.plan(chunk)
-    try:
-        if plan.raw:
-            return plan.view(data)[tuple(local)]
-        buf = io.scratch(chunk)
-        plan.decode(data, buf)
-    except (ZarrError, MemoryError) as exc:
-        raise _located(exc, io, coords_t, chunk)
-    return buf[tuple(local)]
 
 
 def box_scratch(io: ArrayIO, plan: Any, i: int) -> np.ndarray:
@@ -510,201 +274,6 @@ def _located(exc: ZarrError | MemoryError, io: ArrayIO, coords: tuple[int, ...],
         err.__cause__ = exc
         exc = err
     return exc.at(array=io.key, **io.source.location(coords))
-
-
-def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False,
-               fields: Any = None) -> None:
-    """Store ``value`` (already broadcast to the selection's shape) into the chunks of
-    ``projections``, one stored object (chunk, or shard) at a time. Full chunks are encoded
-    without reading anything; partial ones are merged into the stored chunk inside the object's
-    update (:meth:`ChunkSource.commit`), so concurrent writers never lose each other's updates.
-    ``fields`` (a field name or a list of them): only those fields of ``value``'s records are
-    stored, merged into the stored records the same way. Every bit of state of the write lives
-    in this call. Projections come shard-major for sharded arrays (each shard is updated
-    once)."""
-    check_count(io, len(projections))
-    src = value.reshape(-1) if flat else value
-    source = io.source
-    write_empty = io.write_empty_chunks
-    # raw chunks test for fill while gathering (unless NaN fill: NaNs differ in their bits)
-    raw_fill = None if write_empty or io.fill_is_nan else io.fill_bytes
-    gather = gather_size(io, flat)
-
-    def full(p: Any, slab: Any) -> Any:
-        """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
-        if not p.full or fields is not None:
-            return PARTIAL
-        shape = io.shape_of(p.coords)
-        plan = io.plan(shape)
-        try:
-            if slab is not None:            # encode in place, into the shard being assembled
-                view = src[p.out_sel]
-                if view.shape == shape:
-                    dest = slab.view(p.coords)
-                    return None if plan.encode_into(view, dest, fill=raw_fill) else dest
-            return _encode_one(io, plan, p, shape, None, src, flat, raw_fill)
-        except (ZarrError, MemoryError) as exc:
-            raise _located(exc, io, p.coords, shape)
-
-    def commit(obj: tuple[int, ...], projs: list, parallel: bool) -> None:
-        slab = None
-        if gather is not None and len(projs) == io.units_per_object \
-                and all(p.full and not _is_border(io, p.coords, io.chunk_shape) for p in projs):
-            slab = source.slab(obj, gather)
-        if parallel and len(projs) > 1:
-            values = [v for batch in _pool.run_batches(
-                lambda ps: [full(p, slab) for p in ps], projs, min_batch=2) for v in batch]
-        else:
-            values = [full(p, slab) for p in projs]
-
-        def finish(j: int, old: Any) -> Any:
-            p = projs[j]
-            shape = io.shape_of(p.coords)
-            try:
-                return _encode_one(io, io.plan(shape), p, shape, old, src, flat, raw_fill,
-                                   fields)
-            except (ZarrError, MemoryError) as exc:
-                raise _located(exc, io, p.coords, shape)
-
-        items = [(p.coords, v) for p, v in zip(projs, values)]
-        if fields is None and len(projs) < io.units_per_object:
-            items += [(c, None) for c in _outside_units(io, obj, projs)]
-        source.commit(obj, items, finish, slab)
-
-    units = _by_object(io, projections)
-    if len(units) == 1:
-        commit(*units[0], True)
-    elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.parallel_writes:
-        for obj, projs in units:            # small raw chunks of a memory or zip store:
-            commit(obj, projs, False)       # threads would only take turns on the GIL
-    else:
-        _pool.run_shared(lambda i: commit(*units[i], False), len(units))
-
-
-def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...], list]]:
-    """The projections grouped by the stored object holding their chunk, in order (they come
-    shard-major, so each object's chunks are consecutive)."""
-    ratio = io.object_ratio
-    if ratio is None or io.units_per_object == 1:
-        return [(p.coords, [p]) for p in projections]
-    units: list[tuple[tuple[int, ...], list]] = []
-    last = None
-    for p in projections:
-        obj = tuple(c // r for c, r in zip(p.coords, ratio))
-        if obj != last:
-            units.append((obj, []))
-            last = obj
-        units[-1][1].append(p)
-    return units
-
-
-def _outside_units(io: ArrayIO, obj: tuple[int, ...], projs: list) -> list[tuple[int, ...]]:
-    """The read units of the stored object ``obj`` lying wholly outside the array, in each
-    shard (the object, or one nested in it) at the array's edge all of whose units inside the
-    array the write (``projs``) covers in full. They hold no element of the array, so such a
-    shard is then written whole, without reading or decoding it, as a border chunk is (and a
-    corrupt one is replaced)."""
-    spans, chunk = io.meta.layout.shard_major, io.chunk_shape
-    if not spans or chunk is None:
-        return []
-    ends = [-(-n // c) for n, c in zip(io.meta.shape, chunk)]      # read units per axis
-    if all((o + 1) * r <= e for o, r, e in zip(obj, spans[0], ends)):
-        return []                          # the object lies inside the array
-    covered = {p.coords for p in projs if p.full}
-    out: set[tuple[int, ...]] = set()
-    for span in spans:
-        blocks: dict[tuple[int, ...], int] = {}
-        for u in covered:
-            b = tuple(c // s for c, s in zip(u, span))
-            blocks[b] = blocks.get(b, 0) + 1
-        for b, n in blocks.items():
-            first = [i * s for i, s in zip(b, span)]
-            inside = [min(s, e - f) for s, e, f in zip(span, ends, first)]
-            if n != prod(inside) or inside == list(span):
-                continue                   # partly written, or inside the array
-            out.update(tuple(f + u for f, u in zip(first, unit)) for unit in np.ndindex(*span)
-                       if any(u >= k for u, k in zip(unit, inside)))
-    return sorted(out)
-
-
-def gather_size(io: ArrayIO, flat: bool) -> int | None:
-    """The encoded size of a full, interior chunk when the plan encodes it by one gather
-    (raw chunks, optionally a crc32c) and the write may place it in a shard slab; else None."""
-    if flat or not io.regular or io.object_chunks or io.fill_is_nan:
-        return None
-    if io.units_per_object == 1:
-        return None
-    return io.plan(io.chunk_shape).gather_size       # type: ignore[arg-type]
-
-
-def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...], old: Any,
-                src: np.ndarray, flat: bool, raw_fill: bytes | None,
-                fields: Any = None) -> bytes | None:
-    """The bytes to store for one chunk of a write, or None when the chunk is all fill."""
-    if p.full and not flat and fields is None and not _is_border(io, p.coords, shape):
-        chunk = src[p.out_sel]
-        if chunk.shape != shape:
-            chunk = io.work_chunk(shape, fill=False)
-            _assign(chunk, p.chunk_sel, src, p.out_sel)
-        elif plan.raw and any(chunk.strides):
-            if io.keeps_values and plan.gather_size is not None:
-                return _gather_kept(io, plan, chunk, raw_fill)
-            if raw_fill is not None or io.write_empty_chunks:
-                return plan.encode_gathered(chunk, fill=raw_fill)     # one copy in all
-            data = plan.encode_gathered(chunk)
-            return None if io.is_fill(plan.view(data)) else data
-        elif any(chunk.strides) and not io.object_chunks:
-            # gather once into a contiguous buffer, testing for the fill value in the same pass;
-            # the encoder then reads it there
-            view, chunk = chunk, io.work_chunk(shape, fill=False)
-            if raw_fill is None:
-                copy_view(view, chunk)
-            elif gather_into(view, chunk.reshape(-1).view(np.uint8), False, raw_fill):
-                return None
-            else:
-                return plan.encode(chunk)
-    elif old is None:
-        chunk = io.work_chunk(shape, fill=True)
-        _put(chunk, p, src, fields)
-    else:
-        chunk = io.work_chunk(shape, fill=False)
-        plan.decode(old, chunk)
-        _put(chunk, p, src, fields)
-    if not io.write_empty_chunks and io.is_fill(chunk):
-        return None
-    return plan.encode(chunk)
-
-
-def _put(chunk: np.ndarray, p: Any, src: np.ndarray, fields: Any) -> None:
-    """The cells of ``src`` a projection writes into ``chunk``; only ``fields`` of their
-    records when given, the other fields keeping the chunk's values."""
-    if fields is None:
-        _assign(chunk, p.chunk_sel, src, p.out_sel)
-        return
-    records = chunk[p.chunk_sel]
-    records[fields] = src[p.out_sel][fields]
-    chunk[p.chunk_sel] = records
-
-
-def _gather_kept(io: ArrayIO, plan: CodecPipeline, chunk: np.ndarray,
-                 raw_fill: bytes | None) -> bytes | Value | None:
-    """A raw chunk gathered straight into what the store keeps as it is (see
-    :func:`~zarrx.store._values.gather_kept`: one copy, into reused memory), or None when it is
-    all fill."""
-    value = gather_kept(chunk, plan.gather_crc32c(), raw_fill)
-    if value is not None and raw_fill is None and not io.write_empty_chunks \
-            and io.is_fill(plan.view(value)):
-        return None
-    return value
-
-
-def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> bool:
-    if not io.regular:
-        return False
-    for c, n, size in zip(coords, shape, io.meta.shape):
-        if (c + 1) * n > size:
-            return True
-    return False
 
 
 def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,

@@ -6,7 +6,7 @@ import dataclasses
 
 from zarrx.cli.common import add_json, add_progress, add_storage, locate, print_json, \
     progress_of, seconds_argument, storage_options, workers_argument
-from zarrx.store.local import SWEEP_AGE
+from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check import check
 
 __all__ = ["register", "EXIT_FOUND", "EXIT_REPAIRED"]

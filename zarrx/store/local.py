@@ -16,33 +16,33 @@
   never changed in place, so snapshot reads never conflict.
 - **Conditional writes**: :mod:`zarrx.store.localcond` (the protocol is described there and in
   docs/RELIABILITY.md).
+- **Listing and sweeping**: :mod:`zarrx.store.locallist`.
 """
 from __future__ import annotations
 
 import errno
 import os
 import stat
-import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
-                              check_generation, check_path_key, key_problem, sequence_of)
+                              check_generation, check_path_key, sequence_of)
 from zarrx.store.localcond import ConditionalFiles, rename_ordered, unlink_ordered
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
-                                 scan, stamp, temp_owner, write_all)
+                                 stamp, write_all)
 from zarrx.store._localread import Arena, plain_key, read_whole
 from zarrx.store._localwrite import flock_orders_threads, put
 from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
+from zarrx.store.locallist import FileListing
 from zarrx.store.localsnap import FileSnapshot
 
 __all__ = ["LocalStore", "TMP_MARK"]
 
 MODES = ("r", "r+", "a", "w", "w-")
 POOL_MIN = 32       # get_many reads fewer requests on the calling thread
-SWEEP_AGE = 3600.0
 _SLOW = object()            # read_whole's answer for a key the Python path must handle
 
 
@@ -56,7 +56,7 @@ def _head_limit(rng: ByteRange | None) -> int | None:
     return None
 
 
-class LocalStore(ConditionalFiles):
+class LocalStore(ConditionalFiles, FileListing):
     """Keys are ``/``-separated paths of files below ``root``.
 
     ``read_only=True`` (or ``mode="r"``) refuses writes; the other modes only make the store
@@ -412,144 +412,6 @@ class LocalStore(ConditionalFiles):
         self.delete_many(list(self.list_prefix(prefix)))
         self.sweep(prefix, older_than=None)
 
-    # -- listing -----------------------------------------------------------------------------
-    def _folder(self, folder: str) -> Dir | None:
-        try:
-            return self._tree.dir(folder.split("/") if folder else [])
-        except (FileNotFoundError, NotADirectoryError, LinkError):
-            return None
-        except OSError as exc:
-            raise StoreError(f"{self!r}: cannot list {folder + '/'!r}: "
-                             f"{exc.strerror or exc}") from exc
-
-    def list_prefix(self, prefix: str) -> Iterator[str]:
-        """Every key starting with ``prefix``; walks only the directory the prefix reaches."""
-        folder, _, _ = prefix.rpartition("/")
-        if folder and _prefix_dir_invalid(folder):
-            return iter(())                     # no valid key can start with this prefix
-        return (key for key in self._keys_below(folder) if key.startswith(prefix))
-
-    def _keys_below(self, folder: str) -> Iterator[str]:
-        d = self._folder(folder)
-        if d is not None:
-            yield from self._walk(d, folder + "/" if folder else "")
-
-    def _walk(self, d: Dir, key_prefix: str) -> Iterator[str]:
-        """The keys below ``d`` (closing it), depth first with a stack of its own, so that
-        folders nested deeper than Python's recursion limit are walked too."""
-        frames = [_Frame(d, key_prefix)]
-        try:
-            while frames:
-                top = frames[-1]
-                if top.entries is None:
-                    top.entries = iter(self._scan(top.d))
-                for kind, name in top.entries:
-                    if kind == "key":
-                        yield top.rel + name
-                    elif kind == "dir":
-                        try:
-                            sub = top.d.child(name)
-                        except (OSError, LinkError):  # vanished, or replaced by a link meanwhile
-                            continue
-                        frames.append(_Frame(sub, top.rel + name + "/"))
-                        break
-                else:
-                    frames.pop().d.close()
-        finally:
-            for frame in frames:
-                frame.d.close()
-
-    def _scan(self, d: Dir) -> list[tuple[str, str]]:
-        try:
-            return list(scan(d))
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise StoreError(f"{self!r}: cannot list {d.rel + '/'!r}: "
-                             f"{exc.strerror or exc}") from exc
-
-    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
-        folder = prefix[:-1] if prefix.endswith("/") else prefix
-        if prefix and (not folder or _prefix_dir_invalid(folder)):
-            return [], []
-        d = self._folder(folder)
-        if d is None:
-            return [], []
-        keys: list[str] = []
-        dirs: list[str] = []
-        with d:
-            for kind, name in self._scan(d):
-                if kind != "temp":
-                    (dirs if kind == "dir" else keys).append(name)
-        return sorted(keys), sorted(dirs)
-
-    # -- crash hygiene -----------------------------------------------------------------------
-    def sweep(self, prefix: str = "", older_than: float | None = SWEEP_AGE) -> list[str]:
-        """Remove the temporary files of writers that died, below ``prefix`` (a key prefix, as
-        for ``list_prefix``), unmodified for at least ``older_than`` seconds (None: all of them,
-        including those of writers still running). Directories left empty are removed. Returns
-        the removed files' paths relative to the root, sorted."""
-        self._check_writable(prefix or "<root>")
-        folder, _, _ = prefix.rpartition("/")
-        if folder and _prefix_dir_invalid(folder):
-            return []
-        d = self._folder(folder)
-        if d is None:
-            return []
-        cutoff = None if older_than is None else time.time() - older_than
-        removed: list[str] = []
-        if self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed) and removed:
-            self._prune(folder.split("/") + [""])   # the folder itself, if left empty
-        return sorted(removed)
-
-    def _sweep(self, d: Dir, rel: str, prefix: str, cutoff: float | None,
-               removed: list[str]) -> bool:
-        """Sweep ``d`` and the folders below it (closing them), removing those left empty;
-        True when ``d`` is left empty. Depth first with a stack of its own, as :meth:`_walk`."""
-        frames = [_Frame(d, rel)]
-        emptied = False                         # whether the folder swept last was left empty
-        try:
-            while frames:
-                top = frames[-1]
-                if top.entries is None:
-                    entries = self._scan(top.d)
-                    top.entries, top.left = iter(entries), len(entries)
-                if top.child is not None:       # back from sweeping the folder ``child``
-                    if emptied:
-                        try:
-                            top.d.rmdir(top.child)
-                            top.left -= 1
-                        except OSError:
-                            pass
-                    top.child = None
-                for kind, name in top.entries:
-                    if kind == "temp" and (top.rel + temp_owner(name)).startswith(prefix):
-                        try:
-                            if cutoff is None or top.d.lstat(name).st_mtime <= cutoff:
-                                top.d.unlink(name)
-                                removed.append(top.rel + name)
-                                top.left -= 1
-                        except FileNotFoundError:   # finished or removed meanwhile
-                            top.left -= 1
-                    elif kind == "dir":
-                        sub_rel = f"{top.rel}{name}/"
-                        if not (sub_rel.startswith(prefix) or prefix.startswith(sub_rel)):
-                            continue
-                        try:
-                            sub = top.d.child(name)
-                        except (OSError, LinkError):
-                            continue
-                        top.child = name
-                        frames.append(_Frame(sub, sub_rel))
-                        break
-                else:
-                    frames.pop().d.close()
-                    emptied = top.left == 0 and bool(top.rel)
-            return emptied
-        finally:
-            for frame in frames:
-                frame.d.close()
-
     # -- plumbing ----------------------------------------------------------------------------
     def __getstate__(self) -> dict:
         return {"root": self.root, "read_only": self.read_only, "fsync": self.fsync}
@@ -572,26 +434,8 @@ class LocalStore(ConditionalFiles):
         return f"LocalStore({self.root!r}{', read_only=True' if self.read_only else ''})"
 
 
-class _Frame:
-    """A folder being walked or swept: its :class:`Dir`, its path relative to the root (ending
-    in ``/``, or empty), the entries not seen yet (None until scanned), the entries left in it
-    (sweep) and the sub-folder being swept."""
-
-    __slots__ = ("d", "rel", "entries", "left", "child")
-
-    def __init__(self, d: Dir, rel: str) -> None:
-        self.d, self.rel = d, rel
-        self.entries: Iterator[tuple[str, str]] | None = None
-        self.left = 0
-        self.child: str | None = None
-
-
 def _is_dir(d: Dir, name: str) -> bool:
     try:
         return stat.S_ISDIR(d.lstat(name).st_mode)
     except OSError:
         return False
-
-
-def _prefix_dir_invalid(folder: str) -> bool:
-    return key_problem(folder) is not None or any(is_temp_name(s) for s in folder.split("/"))

@@ -47,8 +47,8 @@ from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
 from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
-from zarrx.store.local import SWEEP_AGE
 from zarrx.store.localfs import is_temp_name, temp_owner
+from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for

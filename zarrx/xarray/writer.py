@@ -24,6 +24,8 @@ from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, Me
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
+from zarrx.xarray.create_args import (ZARR_KEYS, asks_vlen_utf8 as _asks_vlen_utf8,
+                                      creation_kwargs as _creation_kwargs)
 from zarrx.xarray.encoding import (DIMENSION_KEY, array_name, cf_encode, check_attrs,
                                    encode_attr, encode_fill_attr, storage_dtype)
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
@@ -31,9 +33,6 @@ from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 __all__ = ["to_zarrx"]
 
 MODES = ("w", "w-", "a", "a-", "r+")
-#: as engine "zarr" with zarr-python 3 takes them (no ``compressor``, in either format)
-ZARR_KEYS = {"chunks", "shards", "compressors", "filters", "serializer",
-             "fill_value", "write_empty_chunks", "chunk_key_encoding"}
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding"}
 #: what reading puts in a variable's encoding that says nothing about how to write it (xarray
@@ -295,93 +294,6 @@ def _drop_for_region(ds: Any, slices: dict) -> Any:
                             f"{sorted(map(str, outside))} have none of these dimensions; drop them "
                             f"(ds.drop_vars) before writing a region")
     return ds.drop_vars(list(ds.indexes))
-
-
-def _codec_arg(value: Any) -> Any:
-    """A codec setting from a variable's encoding: zarrx codecs and metadata dicts as given,
-    zarr-python or numcodecs codec objects by their metadata."""
-    if value is None or isinstance(value, (str, dict)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [_codec_arg(v) for v in value]
-    for method in ("to_dict", "get_config"):
-        fn = getattr(value, method, None)
-        if callable(fn) and not type(value).__module__.startswith("zarrx"):
-            return fn()
-    return value
-
-
-def _asks_vlen_utf8(encoding: Mapping) -> bool:
-    """Whether a variable's encoding names the ``vlen-utf8`` codec (as reading a Zarr v2 array
-    of variable-length strings puts in its ``filters``): its strings stay variable-length."""
-    for key in ("filters", "serializer"):
-        codecs = _codec_arg(encoding.get(key))
-        for codec in codecs if isinstance(codecs, list) else [codecs]:
-            if isinstance(codec, dict) and "vlen-utf8" in (codec.get("id"), codec.get("name")):
-                return True
-    return False
-
-
-def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | None:
-    """``encoding[key]`` (chunks, shards): an int for every dimension or a tuple of ints."""
-    if value is None:
-        return None
-    where = f"to_zarrx: encoding of {name!r}: {key}"
-    if isinstance(value, (int, np.integer)):
-        value = (value,) * ndim
-    if not isinstance(value, (tuple, list)) \
-            or not all(isinstance(c, (int, np.integer)) for c in value):
-        raise ArgumentTypeError(f"{where}: expected an int or a tuple of ints, found {value!r}")
-    if any(c <= 0 for c in value):
-        raise ArgumentError(f"{where}: expected positive sizes, found {value!r}")
-    return tuple(int(c) for c in value)
-
-
-def _shards(value: Any, ndim: int, name: str) -> Any:
-    """``encoding["shards"]`` as ``create_array`` takes it: a shape (an int for every dimension
-    or a tuple of ints), or as given when it is ``"auto"`` or a ``{"shape", "index_location"}``
-    dict, which engine "zarr" hands to zarr-python as they are."""
-    if (isinstance(value, str) and value == "auto") or isinstance(value, Mapping):
-        return value
-    return _int_shape(value, ndim, name, "shards")
-
-
-def _creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> dict:
-    enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
-    kw: dict[str, Any] = {}
-    shards = _shards(enc.get("shards"), var.ndim, name)
-    chunks = enc.get("chunks")
-    if isinstance(chunks, (tuple, list, dict)) and not chunks:
-        chunks = None                   # (empty: none given, as xarray takes it)
-    chunks = _int_shape(chunks, var.ndim, name, "chunks")
-    if chunks is not None and len(chunks) != var.ndim:
-        chunks = None                   # (of another rank: dropped, as xarray drops them)
-    if chunks is None and var.chunks is not None:
-        chunks = tuple(max(int(c[0]), 1) if c else 1 for c in var.chunks)
-        if isinstance(shards, tuple):   # dask blocks as shards: chunks must divide them
-            chunks = None
-    if chunks is not None:
-        kw["chunks"] = tuple(int(c) for c in chunks)
-    if shards is not None:
-        kw["shards"] = shards
-    if "serializer" in enc and enc["serializer"] is None:
-        # engine "zarr" hands None to zarr-python, which refuses it (a TypeError): there is
-        # always a serializer; "auto" picks the one the data type needs
-        raise ArgumentTypeError(f"to_zarrx: encoding of {name!r}: serializer: expected an "
-                                f"array->bytes codec or 'auto', found None")
-    for key in ("compressors", "filters", "serializer"):
-        if key in enc and enc[key] is not None:
-            kw[key] = _codec_arg(enc[key])
-    if "compressors" in enc and enc["compressors"] is None:
-        kw["compressors"] = None            # no compressor, as engine "zarr" reads it
-    if "chunk_key_encoding" in enc:
-        kw["chunk_key_encoding"] = enc["chunk_key_encoding"]
-    we = enc.get("write_empty_chunks", write_empty)
-    if we is not None:
-        kw["write_empty_chunks"] = bool(we)
-    if fmt == 3 and enc.get("fill_value") is not None:
-        kw["fill_value"] = enc["fill_value"]
-    return kw
 
 
 @dataclass

@@ -34,8 +34,9 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, asked, retry_after_seconds, window
-from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
+from zarrx.store.remote.common import OnMeta, asked, window
+from zarrx.store.remote.fsspec_failures import failure_of
+from zarrx.store.remote.objectstore import _first_line
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import bucket_problem, endpoint_problem, redact, require
 
@@ -455,59 +456,7 @@ class FsspecStore(RemoteStore):
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:
-        status, code, headers = _response_of(exc)
-        if status is not None:
-            if status == 412 or code == "PreconditionFailed":
-                return Failure("precondition", 412, code)
-            return Failure(_status_kind(status, code), status, code,
-                           retry_after_seconds(_header(headers, "retry-after")))
-        if isinstance(exc, FileNotFoundError):
-            return Failure("missing", 404)
-        if isinstance(exc, FileExistsError):
-            return Failure("exists", 412)
-        if isinstance(exc, PermissionError):
-            return Failure("access", 403)
-        if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-            return Failure("timeout")
-        if isinstance(exc, ConnectionError) or type(exc).__name__ in (
-                "EndpointConnectionError", "ConnectionClosedError", "ClientConnectorError",
-                "ServerDisconnectedError", "ClientOSError", "ClientPayloadError",
-                "ResponseStreamingError", "IncompleteReadError"):
-            return Failure("connection", None, type(exc).__name__)
-        if type(exc).__name__ in ("ReadTimeoutError", "ConnectTimeoutError", "ServerTimeoutError",
-                                  "SocketTimeoutError", "ConnectionTimeoutError"):
-            return Failure("timeout", None, type(exc).__name__)
-        if type(exc).__name__ == "TooManyRedirects":       # aiohttp's, status 0
-            return Failure("bad_response", None, "the server's redirects cannot be "
-                           "followed (a loop, or too many)")
-        if isinstance(exc, OSError) or type(exc).__module__.startswith("aiohttp."):
-            return Failure("other", None, type(exc).__name__)
-        if isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
-            # a storage option the filesystem's client does not take (s3fs hands them on
-            # when its first request opens a session)
-            return Failure("config", None, f"storage_options: {exc}")
-        if type(exc).__module__.startswith("botocore."):
-            # what botocore finds wrong with the configuration when s3fs opens its session
-            # (no or partial credentials, an unknown profile, an invalid region, ...)
-            from botocore import exceptions as bex
-            name = type(exc).__name__
-            if isinstance(exc, (bex.ConnectionError, bex.HTTPClientError)):
-                return Failure("connection", None, name)
-            text = _without_values(f"{name}: {_first_line(exc)}",
-                                   _secrets(self._storage_options))
-            if name in ("NoCredentialsError", "PartialCredentialsError",
-                        "CredentialRetrievalError", "UnauthorizedSSOTokenError",
-                        "TokenRetrievalError"):
-                return Failure("access", None, f"credentials: {text}")
-            return Failure("config", None, f"storage_options: {text}")
-        import zipfile
-        if getattr(self.fs, "protocol", None) in ("zip", ("zip",)) and isinstance(
-                exc, (zipfile.BadZipFile, NotImplementedError, RuntimeError)):
-            # zipfile on an entry it cannot read: a CRC-32 mismatch, a compression method it
-            # lacks, an encrypted entry
-            return Failure("bad_response", None, f"the zip entry cannot be read: "
-                           f"{type(exc).__name__}: {_first_line(exc)}")
-        return None
+        return failure_of(exc, self.fs, self._storage_options)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _config(self) -> dict:
@@ -580,46 +529,3 @@ def _check_endpoints(url: str, so: dict) -> None:
                          ck.get("endpoint_url") if isinstance(ck, dict) else None)):
         if value is not None and (problem := endpoint_problem(value)) is not None:
             raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {name}: {problem}")
-
-
-_SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
-
-
-def _secrets(so: dict) -> dict:
-    """The storage options (nested dicts included) whose names say they may hold a secret."""
-    out: dict = {}
-    for name, value in so.items():
-        if isinstance(value, dict):
-            out.update({f"{name}.{k}": v for k, v in _secrets(value).items()})
-        elif _SECRET_NAME.search(str(name)):
-            out[name] = value
-    return out
-
-
-def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
-    """HTTP status, error code and response headers (None: unknown) of a botocore or aiohttp
-    error in ``exc`` or its causes."""
-    seen = 0
-    cur: BaseException | None = exc
-    while cur is not None and seen < 5:
-        resp = getattr(cur, "response", None)
-        if isinstance(resp, dict) and "Error" in resp:
-            meta = resp.get("ResponseMetadata") or {}
-            status = meta.get("HTTPStatusCode")
-            code = str(resp["Error"].get("Code", ""))
-            if status is None and code.isdigit():
-                status = int(code)
-            return (int(status) if status else None), code, meta.get("HTTPHeaders")
-        st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
-        if isinstance(st, int) and 100 <= st < 600:
-            return st, "", getattr(cur, "headers", None)
-        cur = cur.__cause__ or cur.__context__
-        seen += 1
-    return None, "", None
-
-
-def _header(headers: Any, name: str) -> str | None:
-    """The value of the header ``name`` (any case) in a mapping of headers, or None."""
-    if not hasattr(headers, "items"):
-        return None
-    return next((v for k, v in headers.items() if str(k).lower() == name), None)

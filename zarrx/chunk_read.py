@@ -1,0 +1,252 @@
+"""Read a selection of an array: fetch windows of chunks, decode them, scatter them into the
+output; and one element alone (:func:`read_point`).
+
+Reads are windows of chunks, each fetched with one ``get_chunks`` call and decoded on one
+thread; a window never splits the chunks of one stored object. Memory: a read allocates its
+output plus O(threads) decoded chunk buffers and holds the stored bytes of one window (never
+less than one stored object's requested chunks) per thread; a huge raw chunk
+(``RANGED_RAW_BYTES`` in :mod:`zarrx.chunk_io`) is fetched as the byte range the selection
+spans in it.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from zarrx import _pool
+from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
+from zarrx.errors import ZarrError
+from zarrx.indexing import is_view
+from zarrx.store.base import ByteRange
+
+__all__ = ["read_into", "read_point", "NOT_A_POINT"]
+
+WINDOW_PER_THREAD = 8
+
+
+_NO_ARENA = object()
+class _Window(NamedTuple):
+    """The cells a selection reads of a raw chunk, as one byte range of it: ``rng`` spans the
+    selection's first cell to its last, ``shape`` is the box of cells between them and
+    ``sel`` the selection relative to that box."""
+    rng: ByteRange
+    shape: tuple[int, ...]
+    sel: tuple
+
+
+def _window(io: ArrayIO, chunk_sel: tuple) -> _Window | None:
+    """The byte range of a raw chunk (regular shape, C order) that ``chunk_sel`` (ints,
+    slices with a positive step, or integer arrays per axis) reads, when it is less than half
+    the chunk; None otherwise (the whole chunk is fetched)."""
+    chunk = io.chunk_shape
+    itemsize = io.dtype.itemsize
+    if len(chunk_sel) != len(chunk):             # type: ignore[arg-type]
+        return None
+    lo: list[int] = []
+    hi: list[int] = []
+    sel: list[Any] = []
+    for s, n in zip(chunk_sel, chunk):           # type: ignore[arg-type]
+        if isinstance(s, (int, np.integer)):
+            a = int(s)
+            lo.append(a), hi.append(a + 1), sel.append(0)
+        elif isinstance(s, slice):
+            start, stop, step = s.indices(n)
+            if step <= 0 or start >= stop:
+                return None
+            last = start + (stop - 1 - start) // step * step
+            lo.append(start), hi.append(last + 1), sel.append(slice(0, last + 1 - start, step))
+        elif isinstance(s, np.ndarray) and s.dtype.kind in "iu" and s.size:
+            a = int(s.min())
+            lo.append(a), hi.append(int(s.max()) + 1), sel.append(s - a)
+        else:
+            return None
+    strides = [itemsize] * len(chunk)
+    for d in range(len(chunk) - 2, -1, -1):
+        strides[d] = strides[d + 1] * chunk[d + 1]   # type: ignore[index]
+    first = sum(a * st for a, st in zip(lo, strides))
+    length = sum((b - 1) * st for b, st in zip(hi, strides)) + itemsize - first
+    if 2 * length > io.plan(chunk).nbytes:       # type: ignore[arg-type]
+        return None
+    return _Window(ByteRange.trusted(first, length),
+                   tuple(b - a for a, b in zip(lo, hi)), tuple(sel))
+
+
+def _window_view(io: ArrayIO, win: _Window, data: Any, size: int | None) -> np.ndarray | None:
+    """The cells of ``win`` over the fetched bytes ``data`` (no copy), or None when the stored
+    chunk is shorter than the range or its stored ``size`` (None: unknown) is not a chunk's
+    (the whole chunk is read then, and its size refused)."""
+    if memoryview(data).nbytes != win.rng.length or \
+            (size is not None and size != io.plan(io.chunk_shape).nbytes):  # type: ignore[arg-type]
+        return None
+    chunk = io.chunk_shape
+    strides = [io.dtype.itemsize] * len(chunk)   # type: ignore[arg-type]
+    for d in range(len(strides) - 2, -1, -1):
+        strides[d] = strides[d + 1] * chunk[d + 1]   # type: ignore[index]
+    return np.ndarray(win.shape, dtype=io.dtype, buffer=data, strides=tuple(strides))
+
+
+def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
+    """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
+    ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
+    mask selections)."""
+    check_count(io, len(projections))
+    if flat and out.ndim > 1 and not out.flags.c_contiguous:
+        # flattening such an ``out`` (Fortran order, strided) would copy it: fill a C-ordered
+        # array, then ``out`` from it
+        whole = np.empty(out.shape, dtype=out.dtype)
+        read_into(io, projections, whole, flat=True)
+        out[...] = whole
+        return
+    target = out.reshape(-1) if flat else out
+    window = max(16, WINDOW_PER_THREAD * _pool.threads())
+    source = io.source
+    ranged = io.ranged_raw
+
+    def requests(win: Sequence) -> list:
+        """What to fetch for each projection: the chunk, or (a huge raw chunk read in part)
+        the bytes its selection spans."""
+        if not ranged:
+            return [(p, (p.coords, None), None) for p in win]
+        reqs = []
+        for p in win:
+            w = None if p.full else _window(io, p.chunk_sel)
+            reqs.append((p, (p.coords, None if w is None else w.rng), w))
+        return reqs
+
+    def decode(fetched: Sequence) -> None:
+        for p, data, w, size in fetched:
+            if w is not None and data is not None:
+                part = _window_view(io, w, data, size)
+                if part is not None:
+                    _assign(target, p.out_sel, part, w.sel)
+                    continue
+                data = source.get_chunks([(p.coords, None)])[0]   # read whole, size refused
+            if data is None:
+                target[p.out_sel] = io.fill
+                continue
+            shape = io.shape_of(p.coords)
+            plan = io.plan(shape)
+            try:
+                # decoded in place when the chunk is the region: an index array in chunk_sel
+                # (duplicates covering a border chunk) may give the region the chunk's shape
+                if p.full and not flat and is_view(p.out_sel) and is_view(p.chunk_sel):
+                    region = target[p.out_sel]
+                    if region.shape == shape and region.flags.c_contiguous:
+                        plan.decode(data, region)
+                        continue
+                if plan.raw:        # scatter straight from the stored bytes
+                    _assign(target, p.out_sel, plan.view(data), p.chunk_sel)
+                    continue
+                buf = io.scratch(shape)
+                plan.decode(data, buf)
+            except (ZarrError, MemoryError) as exc:
+                raise _located(exc, io, p.coords, shape)
+            _assign(target, p.out_sel, buf, p.chunk_sel)
+
+    if len(projections) == 1:        # one chunk: no windows, no pool
+        ((p, req, w),) = requests(projections)
+        sizes = [None]
+        decode([(p, source.get_chunks([req], None, sizes)[0], w, sizes[0])])
+        return
+
+    arenas = threading.local()     # a read buffer per thread, reused by its windows
+
+    def fetch(win: Sequence) -> list:
+        arena = getattr(arenas, "arena", _NO_ARENA)
+        if arena is _NO_ARENA:
+            arena = arenas.arena = source.new_arena()
+        reqs = requests(win)
+        sizes = [None] * len(reqs) if ranged else None
+        got = source.get_chunks([r for _, r, _ in reqs], arena, sizes)
+        if sizes is None:
+            return [(p, data, None, None) for (p, _, _), data in zip(reqs, got)]
+        return [(p, data, w, size) for (p, _, w), data, size in zip(reqs, got, sizes)]
+
+    one_thread = _pool.threads() <= 1 or io.gil_bound
+    bounds = _read_windows(io, projections, window if one_thread else io.read_window)
+    if one_thread:
+        for a, b in bounds:
+            decode(fetch(projections[a:b]))
+        return
+    if len(bounds) == 1:             # one stored object: fetch it once, decode in parallel
+        _pool.run_batches(decode, fetch(projections[0:len(projections)]), min_batch=2)
+        return
+    # several threads: each takes the next window, fetches and decodes it. Windows are taken
+    # under a lock, in order: the lazy projection list is walked once, by one thread at a time.
+    windows = iter(bounds)
+    lock = threading.Lock()
+
+    def task(_: int) -> None:
+        with lock:
+            a, b = next(windows)
+            win = projections[a:b]
+        decode(fetch(win))
+
+    _pool.run_shared(task, len(bounds))
+
+
+def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` windows of about ``size`` projections that never split the chunks of
+    one stored object: a window's fetch reads each shard through one snapshot, so a read sees
+    every shard as of one version."""
+    n = len(projections)
+    if io.units_per_object == 1 or io.object_ratio is None:
+        return [(a, min(a + size, n)) for a in range(0, n, size)]
+    coords = projections.coords() if hasattr(projections, "coords") \
+        else np.array([p.coords for p in projections], dtype=np.int64).reshape(n, -1)
+    objs = coords // np.asarray(io.object_ratio, dtype=np.int64)
+    starts = [0, *(np.flatnonzero(np.any(objs[1:] != objs[:-1], axis=1)) + 1).tolist(), n]
+    out: list[tuple[int, int]] = []
+    a = 0
+    for b in starts[1:]:
+        if b - a >= size or b == n:
+            out.append((a, b))
+            a = b
+    return out
+
+
+NOT_A_POINT = object()
+
+
+def read_point(io: ArrayIO, index: tuple) -> Any:
+    """``z[i, j, ...]`` for one in-bounds element given by plain ints: one chunk fetch, and for
+    raw chunks no decode at all. Returns ``NOT_A_POINT`` for anything else (the general path
+    then handles it, errors included)."""
+    shape = io.meta.shape
+    chunk = io.chunk_shape
+    coords = []
+    local = []
+    for i, n, c in zip(index, shape, chunk):
+        if type(i) is not int:
+            return NOT_A_POINT
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            return NOT_A_POINT
+        coords.append(i // c)
+        local.append(i % c)
+    coords_t = tuple(coords)
+    w = _window(io, tuple(local)) if io.ranged_raw else None    # a huge raw chunk: one item
+    if w is not None:
+        sizes = [None]
+        data = io.source.get_chunks([(coords_t, w.rng)], None, sizes)[0]
+        if data is None:
+            return np.asarray(io.fill, dtype=io.dtype)[()]
+        part = _window_view(io, w, data, sizes[0])
+        if part is not None:
+            return part[w.sel]
+    data = io.source.get_chunks([(coords_t, None)])[0]
+    if data is None:
+        return np.asarray(io.fill, dtype=io.dtype)[()]
+    plan = io.plan(chunk)
+    try:
+        if plan.raw:
+            return plan.view(data)[tuple(local)]
+        buf = io.scratch(chunk)
+        plan.decode(data, buf)
+    except (ZarrError, MemoryError) as exc:
+        raise _located(exc, io, coords_t, chunk)
+    return buf[tuple(local)]

@@ -1,0 +1,220 @@
+"""Write a selection of an array: gather, encode, store, one stored object at a time.
+
+A write's chunks are grouped by the stored object (chunk, or shard) that holds them, and each
+object is updated once (:meth:`~zarrx.store.chunks.ChunkSource.commit`): full chunks are
+encoded without reading anything, partial ones merged into the stored chunk inside the
+object's update. Memory: a write holds the encoded chunks of one stored object per thread;
+writes are one task per stored object, committed once.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import prod
+from typing import Any
+
+import numpy as np
+
+from zarrx import _pool
+from zarrx._gather import copy_view, gather_into
+from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
+from zarrx.codecs.plan import CodecPipeline
+from zarrx.errors import ZarrError
+from zarrx.store._values import Value, gather_kept
+from zarrx.store.chunks import PARTIAL
+
+__all__ = ["write_from", "gather_size"]
+
+
+def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False,
+               fields: Any = None) -> None:
+    """Store ``value`` (already broadcast to the selection's shape) into the chunks of
+    ``projections``, one stored object (chunk, or shard) at a time. Full chunks are encoded
+    without reading anything; partial ones are merged into the stored chunk inside the object's
+    update (:meth:`ChunkSource.commit`), so concurrent writers never lose each other's updates.
+    ``fields`` (a field name or a list of them): only those fields of ``value``'s records are
+    stored, merged into the stored records the same way. Every bit of state of the write lives
+    in this call. Projections come shard-major for sharded arrays (each shard is updated
+    once)."""
+    check_count(io, len(projections))
+    src = value.reshape(-1) if flat else value
+    source = io.source
+    write_empty = io.write_empty_chunks
+    # raw chunks test for fill while gathering (unless NaN fill: NaNs differ in their bits)
+    raw_fill = None if write_empty or io.fill_is_nan else io.fill_bytes
+    gather = gather_size(io, flat)
+
+    def full(p: Any, slab: Any) -> Any:
+        """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
+        if not p.full or fields is not None:
+            return PARTIAL
+        shape = io.shape_of(p.coords)
+        plan = io.plan(shape)
+        try:
+            if slab is not None:            # encode in place, into the shard being assembled
+                view = src[p.out_sel]
+                if view.shape == shape:
+                    dest = slab.view(p.coords)
+                    return None if plan.encode_into(view, dest, fill=raw_fill) else dest
+            return _encode_one(io, plan, p, shape, None, src, flat, raw_fill)
+        except (ZarrError, MemoryError) as exc:
+            raise _located(exc, io, p.coords, shape)
+
+    def commit(obj: tuple[int, ...], projs: list, parallel: bool) -> None:
+        slab = None
+        if gather is not None and len(projs) == io.units_per_object \
+                and all(p.full and not _is_border(io, p.coords, io.chunk_shape) for p in projs):
+            slab = source.slab(obj, gather)
+        if parallel and len(projs) > 1:
+            values = [v for batch in _pool.run_batches(
+                lambda ps: [full(p, slab) for p in ps], projs, min_batch=2) for v in batch]
+        else:
+            values = [full(p, slab) for p in projs]
+
+        def finish(j: int, old: Any) -> Any:
+            p = projs[j]
+            shape = io.shape_of(p.coords)
+            try:
+                return _encode_one(io, io.plan(shape), p, shape, old, src, flat, raw_fill,
+                                   fields)
+            except (ZarrError, MemoryError) as exc:
+                raise _located(exc, io, p.coords, shape)
+
+        items = [(p.coords, v) for p, v in zip(projs, values)]
+        if fields is None and len(projs) < io.units_per_object:
+            items += [(c, None) for c in _outside_units(io, obj, projs)]
+        source.commit(obj, items, finish, slab)
+
+    units = _by_object(io, projections)
+    if len(units) == 1:
+        commit(*units[0], True)
+    elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.parallel_writes:
+        for obj, projs in units:            # small raw chunks of a memory or zip store:
+            commit(obj, projs, False)       # threads would only take turns on the GIL
+    else:
+        _pool.run_shared(lambda i: commit(*units[i], False), len(units))
+
+
+def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...], list]]:
+    """The projections grouped by the stored object holding their chunk, in order (they come
+    shard-major, so each object's chunks are consecutive)."""
+    ratio = io.object_ratio
+    if ratio is None or io.units_per_object == 1:
+        return [(p.coords, [p]) for p in projections]
+    units: list[tuple[tuple[int, ...], list]] = []
+    last = None
+    for p in projections:
+        obj = tuple(c // r for c, r in zip(p.coords, ratio))
+        if obj != last:
+            units.append((obj, []))
+            last = obj
+        units[-1][1].append(p)
+    return units
+
+
+def _outside_units(io: ArrayIO, obj: tuple[int, ...], projs: list) -> list[tuple[int, ...]]:
+    """The read units of the stored object ``obj`` lying wholly outside the array, in each
+    shard (the object, or one nested in it) at the array's edge all of whose units inside the
+    array the write (``projs``) covers in full. They hold no element of the array, so such a
+    shard is then written whole, without reading or decoding it, as a border chunk is (and a
+    corrupt one is replaced)."""
+    spans, chunk = io.meta.layout.shard_major, io.chunk_shape
+    if not spans or chunk is None:
+        return []
+    ends = [-(-n // c) for n, c in zip(io.meta.shape, chunk)]      # read units per axis
+    if all((o + 1) * r <= e for o, r, e in zip(obj, spans[0], ends)):
+        return []                          # the object lies inside the array
+    covered = {p.coords for p in projs if p.full}
+    out: set[tuple[int, ...]] = set()
+    for span in spans:
+        blocks: dict[tuple[int, ...], int] = {}
+        for u in covered:
+            b = tuple(c // s for c, s in zip(u, span))
+            blocks[b] = blocks.get(b, 0) + 1
+        for b, n in blocks.items():
+            first = [i * s for i, s in zip(b, span)]
+            inside = [min(s, e - f) for s, e, f in zip(span, ends, first)]
+            if n != prod(inside) or inside == list(span):
+                continue                   # partly written, or inside the array
+            out.update(tuple(f + u for f, u in zip(first, unit)) for unit in np.ndindex(*span)
+                       if any(u >= k for u, k in zip(unit, inside)))
+    return sorted(out)
+
+
+def gather_size(io: ArrayIO, flat: bool) -> int | None:
+    """The encoded size of a full, interior chunk when the plan encodes it by one gather
+    (raw chunks, optionally a crc32c) and the write may place it in a shard slab; else None."""
+    if flat or not io.regular or io.object_chunks or io.fill_is_nan:
+        return None
+    if io.units_per_object == 1:
+        return None
+    return io.plan(io.chunk_shape).gather_size       # type: ignore[arg-type]
+
+
+def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...], old: Any,
+                src: np.ndarray, flat: bool, raw_fill: bytes | None,
+                fields: Any = None) -> bytes | None:
+    """The bytes to store for one chunk of a write, or None when the chunk is all fill."""
+    if p.full and not flat and fields is None and not _is_border(io, p.coords, shape):
+        chunk = src[p.out_sel]
+        if chunk.shape != shape:
+            chunk = io.work_chunk(shape, fill=False)
+            _assign(chunk, p.chunk_sel, src, p.out_sel)
+        elif plan.raw and any(chunk.strides):
+            if io.keeps_values and plan.gather_size is not None:
+                return _gather_kept(io, plan, chunk, raw_fill)
+            if raw_fill is not None or io.write_empty_chunks:
+                return plan.encode_gathered(chunk, fill=raw_fill)     # one copy in all
+            data = plan.encode_gathered(chunk)
+            return None if io.is_fill(plan.view(data)) else data
+        elif any(chunk.strides) and not io.object_chunks:
+            # gather once into a contiguous buffer, testing for the fill value in the same pass;
+            # the encoder then reads it there
+            view, chunk = chunk, io.work_chunk(shape, fill=False)
+            if raw_fill is None:
+                copy_view(view, chunk)
+            elif gather_into(view, chunk.reshape(-1).view(np.uint8), False, raw_fill):
+                return None
+            else:
+                return plan.encode(chunk)
+    elif old is None:
+        chunk = io.work_chunk(shape, fill=True)
+        _put(chunk, p, src, fields)
+    else:
+        chunk = io.work_chunk(shape, fill=False)
+        plan.decode(old, chunk)
+        _put(chunk, p, src, fields)
+    if not io.write_empty_chunks and io.is_fill(chunk):
+        return None
+    return plan.encode(chunk)
+
+
+def _put(chunk: np.ndarray, p: Any, src: np.ndarray, fields: Any) -> None:
+    """The cells of ``src`` a projection writes into ``chunk``; only ``fields`` of their
+    records when given, the other fields keeping the chunk's values."""
+    if fields is None:
+        _assign(chunk, p.chunk_sel, src, p.out_sel)
+        return
+    records = chunk[p.chunk_sel]
+    records[fields] = src[p.out_sel][fields]
+    chunk[p.chunk_sel] = records
+
+
+def _gather_kept(io: ArrayIO, plan: CodecPipeline, chunk: np.ndarray,
+                 raw_fill: bytes | None) -> bytes | Value | None:
+    """A raw chunk gathered straight into what the store keeps as it is (see
+    :func:`~zarrx.store._values.gather_kept`: one copy, into reused memory), or None when it is
+    all fill."""
+    value = gather_kept(chunk, plan.gather_crc32c(), raw_fill)
+    if value is not None and raw_fill is None and not io.write_empty_chunks \
+            and io.is_fill(plan.view(value)):
+        return None
+    return value
+
+
+def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    if not io.regular:
+        return False
+    for c, n, size in zip(coords, shape, io.meta.shape):
+        if (c + 1) * n > size:
+            return True
+    return False

@@ -1,0 +1,117 @@
+"""The failures of the filesystems behind an :class:`~zarrx.store.remote.fsspecstore.FsspecStore`
+classified: botocore's (s3fs) and aiohttp's errors by the HTTP status, error code and
+``Retry-After`` header of their response, fsspec's by their exception class, botocore's
+configuration errors without the values of secret storage options, and the entries zipfile
+cannot read.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from zarrx.store.remote.common import Failure, retry_after_seconds
+from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
+
+__all__ = ["failure_of"]
+
+
+def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | None:
+    """``exc``, raised by the filesystem ``fs`` (opened with ``storage_options``), classified;
+    None when it is not the filesystem's (a bug: re-raised)."""
+    status, code, headers = _response_of(exc)
+    if status is not None:
+        if status == 412 or code == "PreconditionFailed":
+            return Failure("precondition", 412, code)
+        return Failure(_status_kind(status, code), status, code,
+                       retry_after_seconds(_header(headers, "retry-after")))
+    if isinstance(exc, FileNotFoundError):
+        return Failure("missing", 404)
+    if isinstance(exc, FileExistsError):
+        return Failure("exists", 412)
+    if isinstance(exc, PermissionError):
+        return Failure("access", 403)
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return Failure("timeout")
+    if isinstance(exc, ConnectionError) or type(exc).__name__ in (
+            "EndpointConnectionError", "ConnectionClosedError", "ClientConnectorError",
+            "ServerDisconnectedError", "ClientOSError", "ClientPayloadError",
+            "ResponseStreamingError", "IncompleteReadError"):
+        return Failure("connection", None, type(exc).__name__)
+    if type(exc).__name__ in ("ReadTimeoutError", "ConnectTimeoutError", "ServerTimeoutError",
+                              "SocketTimeoutError", "ConnectionTimeoutError"):
+        return Failure("timeout", None, type(exc).__name__)
+    if type(exc).__name__ == "TooManyRedirects":       # aiohttp's, status 0
+        return Failure("bad_response", None, "the server's redirects cannot be "
+                       "followed (a loop, or too many)")
+    if isinstance(exc, OSError) or type(exc).__module__.startswith("aiohttp."):
+        return Failure("other", None, type(exc).__name__)
+    if isinstance(exc, TypeError) and "unexpected keyword argument" in str(exc):
+        # a storage option the filesystem's client does not take (s3fs hands them on
+        # when its first request opens a session)
+        return Failure("config", None, f"storage_options: {exc}")
+    if type(exc).__module__.startswith("botocore."):
+        # what botocore finds wrong with the configuration when s3fs opens its session
+        # (no or partial credentials, an unknown profile, an invalid region, ...)
+        from botocore import exceptions as bex
+        name = type(exc).__name__
+        if isinstance(exc, (bex.ConnectionError, bex.HTTPClientError)):
+            return Failure("connection", None, name)
+        text = _without_values(f"{name}: {_first_line(exc)}",
+                               _secrets(storage_options))
+        if name in ("NoCredentialsError", "PartialCredentialsError",
+                    "CredentialRetrievalError", "UnauthorizedSSOTokenError",
+                    "TokenRetrievalError"):
+            return Failure("access", None, f"credentials: {text}")
+        return Failure("config", None, f"storage_options: {text}")
+    import zipfile
+    if getattr(fs, "protocol", None) in ("zip", ("zip",)) and isinstance(
+            exc, (zipfile.BadZipFile, NotImplementedError, RuntimeError)):
+        # zipfile on an entry it cannot read: a CRC-32 mismatch, a compression method it
+        # lacks, an encrypted entry
+        return Failure("bad_response", None, f"the zip entry cannot be read: "
+                       f"{type(exc).__name__}: {_first_line(exc)}")
+    return None
+
+
+_SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
+
+
+def _secrets(so: dict) -> dict:
+    """The storage options (nested dicts included) whose names say they may hold a secret."""
+    out: dict = {}
+    for name, value in so.items():
+        if isinstance(value, dict):
+            out.update({f"{name}.{k}": v for k, v in _secrets(value).items()})
+        elif _SECRET_NAME.search(str(name)):
+            out[name] = value
+    return out
+
+
+def _response_of(exc: BaseException) -> tuple[int | None, str, Any]:
+    """HTTP status, error code and response headers (None: unknown) of a botocore or aiohttp
+    error in ``exc`` or its causes."""
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 5:
+        resp = getattr(cur, "response", None)
+        if isinstance(resp, dict) and "Error" in resp:
+            meta = resp.get("ResponseMetadata") or {}
+            status = meta.get("HTTPStatusCode")
+            code = str(resp["Error"].get("Code", ""))
+            if status is None and code.isdigit():
+                status = int(code)
+            return (int(status) if status else None), code, meta.get("HTTPHeaders")
+        st = getattr(cur, "status", None)             # aiohttp's ClientResponseError
+        if isinstance(st, int) and 100 <= st < 600:
+            return st, "", getattr(cur, "headers", None)
+        cur = cur.__cause__ or cur.__context__
+        seen += 1
+    return None, "", None
+
+
+def _header(headers: Any, name: str) -> str | None:
+    """The value of the header ``name`` (any case) in a mapping of headers, or None."""
+    if not hasattr(headers, "items"):
+        return None
+    return next((v for k, v in headers.items() if str(k).lower() == name), None)
