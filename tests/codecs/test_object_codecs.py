@@ -107,6 +107,10 @@ def test_fill_values_as_stored() -> None:
 @pytest.mark.parametrize("zarray_doc, message", [
     (zarray([{"id": "json2", "encoding": "nope"}]),
      ".zarray filters[0].encoding: expected a text encoding such as 'utf-8', found 'nope'"),
+    (zarray([{"id": "json2", "encoding": "rot13"}]),
+     ".zarray filters[0].encoding: expected a text encoding such as 'utf-8', found 'rot13'"),
+    (zarray([{"id": "json2", "encoding": "base64"}]),
+     ".zarray filters[0].encoding: expected a text encoding such as 'utf-8', found 'base64'"),
     (zarray([{"id": "json2", "separators": [","]}]),
      ".zarray filters[0].separators: expected two strings: the item and key separators, "
      "found [',']"),

@@ -183,7 +183,9 @@ def check_json2(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     encoding = (loc / "encoding").str(conf.get("encoding", "utf-8"))
     try:
         text_codecs.lookup(encoding)
-    except LookupError:
+        "".encode(encoding)         # a codec that is not a text encoding (rot13, base64)
+        b"".decode(encoding)
+    except (LookupError, ValueError):
         raise (loc / "encoding").error("a text encoding such as 'utf-8'", encoding) from None
     out["encoding"] = encoding
     out["indent"] = _int(conf, "indent", loc, None, 0, 1 << 16, nullable=True)
