@@ -1,7 +1,8 @@
 """The xarray backend ``engine="zarrx"``: a zarrx group read as a Dataset (or a DataTree).
 
 ``xr.open_dataset(path, engine="zarrx")`` reads the group's arrays as variables: dimension
-names from Zarr v3 ``dimension_names`` or the v2 ``_ARRAY_DIMENSIONS`` attribute, attributes
+names from Zarr v3 ``dimension_names`` or the v2 ``_ARRAY_DIMENSIONS`` attribute (netCDF-C's
+NCZarr ``dimrefs`` when it is missing), attributes
 as stored, consolidated metadata when the group has it. Data stays lazy: a
 :class:`ZarrxBackendArray` reads only what is indexed (basic, outer and vectorised indexing map
 onto zarrx's basic, ``oindex`` and ``vindex`` reads; ``load_async`` reads in worker threads).
@@ -122,7 +123,8 @@ def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
 
 def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
     """An array's dimension names and its user attributes. As engine "zarr" does, Zarr v2 hides
-    the ``_ARRAY_DIMENSIONS`` and netCDF-Zarr ``_nc*`` attributes; Zarr v3 names dimensions in
+    the ``_ARRAY_DIMENSIONS`` and netCDF-Zarr ``_nc*`` attributes (an array without
+    ``_ARRAY_DIMENSIONS`` takes its names from NCZarr's ``dimrefs``); Zarr v3 names dimensions in
     ``dimension_names`` and shows every attribute as stored (an ``_ARRAY_DIMENSIONS`` attribute
     that older writers put in v3 arrays included, which names no dimension there)."""
     attrs = meta.attributes
@@ -136,6 +138,8 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
                                 f"{ndim} dimensions (xarray needs them), found {dims!r}")
     else:
         dims = attrs.get(DIMENSION_KEY)
+        if dims is None:
+            dims = nczarr_dims(meta)
         if dims is None and ndim == 0:
             dims = []
         if not isinstance(dims, list) or len(dims) != ndim \
@@ -145,6 +149,18 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
         attrs = {k: v for k, v in attrs.items()
                  if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
     return tuple(dims), dict(attrs)
+
+
+def nczarr_dims(meta: ArrayMeta) -> list | None:
+    """The dimension names netCDF-C's NCZarr format gives a Zarr v2 array without the
+    ``_ARRAY_DIMENSIONS`` attribute: the last component of each fully qualified name in the
+    ``.zarray`` field ``_NCZARR_ARRAY.dimrefs`` (``"/grp/n"`` names ``n``), as engine "zarr"
+    reads them; None when the array has no such field (or it is not a list of names)."""
+    refs = meta.extra.get("_NCZARR_ARRAY")
+    refs = refs.get("dimrefs") if isinstance(refs, dict) else None
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        return None
+    return [r.rsplit("/", 1)[-1] for r in refs]
 
 
 def codec_encoding(meta: ArrayMeta) -> dict[str, Any]:
