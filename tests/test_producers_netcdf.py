@@ -127,6 +127,20 @@ def test_pure_zarr_subgroup_variables_without_dimensions_are_refused_by_name(sam
                                "dimension names, found None")
 
 
+@pytest.mark.parametrize("mode,source", [
+    ("nczarr", "the attribute _ARRAY_DIMENSIONS"), ("zarr", "the attribute _ARRAY_DIMENSIONS"),
+    ("noxarray", "the .zarray field _NCZARR_ARRAY.dimrefs")])
+def test_a_netcdf_scalar_stored_with_one_element_is_refused_naming_where_its_dims_came_from(
+        mode, source):
+    # netCDF-C stores a scalar variable as an array of shape [1] naming no dimension
+    path = DATA / f"scalar.{mode}"
+    arr = zarrx.open_group(str(path), mode="r")["answer"]
+    assert arr.shape == (1,) and arr[...].tolist() == [42]
+    with pytest.raises(zarrx.MetadataError) as info:
+        _open(path, "zarrx")
+    assert str(info.value) == f"/answer: expected {source} to list the 1 dimension names, found []"
+
+
 @pytest.mark.parametrize("mode", ["nczarr", "zarr"])
 def test_char_variables_of_netcdf_c_4_9_0_are_a_codec_error_naming_the_chunk(mode):
     # netCDF-C 4.9.0 declares char variables "<U1" (4 bytes an element) but stores one byte an

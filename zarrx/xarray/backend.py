@@ -137,15 +137,15 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
             raise MetadataError(f"{where}: expected dimension_names naming each of the "
                                 f"{ndim} dimensions (xarray needs them), found {dims!r}")
     else:
-        dims = attrs.get(DIMENSION_KEY)
-        if dims is None:
-            dims = nczarr_dims(meta)
+        dims, source = attrs.get(DIMENSION_KEY), f"the attribute {DIMENSION_KEY}"
+        if dims is None and nczarr_dims(meta) is not None:
+            dims, source = nczarr_dims(meta), "the .zarray field _NCZARR_ARRAY.dimrefs"
         if dims is None and ndim == 0:
             dims = []
         if not isinstance(dims, list) or len(dims) != ndim \
                 or not all(isinstance(d, str) for d in dims):
-            raise MetadataError(f"{where}: expected the attribute {DIMENSION_KEY} to list the "
-                                f"{ndim} dimension names, found {dims!r}")
+            raise MetadataError(f"{where}: expected {source} to list the {ndim} dimension "
+                                f"names, found {dims!r}")
         attrs = {k: v for k, v in attrs.items()
                  if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
     return tuple(dims), dict(attrs)
