@@ -118,6 +118,21 @@ def test_nczarr_dimensions_without_array_dimensions_come_from_dimrefs(sample):
     np.testing.assert_array_equal(ds["y"].values, [7, 8, 9])
 
 
+@pytest.mark.parametrize("kw", [{"zarr_format": 3}, {"zarr_format": 2}])
+def test_converting_nczarr_keeps_the_dimension_names_its_zarray_holds(sample, tmp_path, kw):
+    # the converted copy has no _NCZARR_ARRAY field: the names go where its format keeps them
+    out = tmp_path / "converted.zarr"
+    zarrx.convert(str(sample["nczarr"]), str(out), **kw)
+    x = zarrx.open_group(str(out), mode="r")["sub/x"]
+    if kw["zarr_format"] == 3:
+        assert x.metadata.dimension_names == ("n",)
+    else:
+        assert x.attrs["_ARRAY_DIMENSIONS"] == ["n"]
+    ds = _open(out, "zarrx", "sub")
+    assert ds["x"].dims == ("n",) and ds["y"].dims == ("lat",)
+    np.testing.assert_array_equal(ds["x"].values, [1.0, 2.0])
+
+
 def test_pure_zarr_subgroup_variables_without_dimensions_are_refused_by_name(sample):
     # in pure Zarr mode netCDF-C writes no dimension names for them at all: as engine "zarr",
     # engine "zarrx" cannot make them variables

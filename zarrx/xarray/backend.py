@@ -28,6 +28,7 @@ from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
 from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
+from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
@@ -138,8 +139,9 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
                                 f"{ndim} dimensions (xarray needs them), found {dims!r}")
     else:
         dims, source = attrs.get(DIMENSION_KEY), f"the attribute {DIMENSION_KEY}"
-        if dims is None and nczarr_dims(meta) is not None:
-            dims, source = nczarr_dims(meta), "the .zarray field _NCZARR_ARRAY.dimrefs"
+        if dims is None and nczarr_dimension_names(meta) is not None:
+            dims = nczarr_dimension_names(meta)
+            source = "the .zarray field _NCZARR_ARRAY.dimrefs"
         if dims is None and ndim == 0:
             dims = []
         if not isinstance(dims, list) or len(dims) != ndim \
@@ -149,18 +151,6 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
         attrs = {k: v for k, v in attrs.items()
                  if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
     return tuple(dims), dict(attrs)
-
-
-def nczarr_dims(meta: ArrayMeta) -> list | None:
-    """The dimension names netCDF-C's NCZarr format gives a Zarr v2 array without the
-    ``_ARRAY_DIMENSIONS`` attribute: the last component of each fully qualified name in the
-    ``.zarray`` field ``_NCZARR_ARRAY.dimrefs`` (``"/grp/n"`` names ``n``), as engine "zarr"
-    reads them; None when the array has no such field (or it is not a list of names)."""
-    refs = meta.extra.get("_NCZARR_ARRAY")
-    refs = refs.get("dimrefs") if isinstance(refs, dict) else None
-    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
-        return None
-    return [r.rsplit("/", 1)[-1] for r in refs]
 
 
 def codec_encoding(meta: ArrayMeta) -> dict[str, Any]:
