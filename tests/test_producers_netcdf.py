@@ -115,6 +115,16 @@ def test_nczarr_dimensions_without_array_dimensions_come_from_dimrefs():
     np.testing.assert_array_equal(ds["y"].values, [7, 8, 9])
 
 
+def test_the_lower_case_nczarr_field_of_later_netcdf_c_names_dimensions_too(tmp_path):
+    # netCDF-C 4.9.1 and later write the field as "_nczarr_array"
+    path = tmp_path / "lower.zarr"
+    shutil.copytree(DATA / "sample.nczarr", path)
+    zarray = path / "sub" / "x" / ".zarray"
+    zarray.write_text(zarray.read_text().replace("_NCZARR_ARRAY", "_nczarr_array"))
+    ds = _open(path, "zarrx", "sub")
+    assert ds["x"].dims == ("n",) and dict(ds.sizes) == {"n": 2, "lat": 3}
+
+
 @pytest.mark.parametrize("kw", [{"zarr_format": 3}, {"zarr_format": 2}])
 def test_converting_nczarr_keeps_the_dimension_names_its_zarray_holds(tmp_path, kw):
     # the converted copy has no _NCZARR_ARRAY field: the names go where its format keeps them

@@ -50,9 +50,10 @@ ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fil
 def nczarr_dimension_names(meta: ArrayMeta) -> list[str] | None:
     """The dimension names netCDF-C's NCZarr format records in a Zarr v2 array's ``.zarray``:
     the last component of each fully qualified name in ``_NCZARR_ARRAY.dimrefs`` (``"/sub/n"``
-    names ``n``), as xarray reads them when the ``_ARRAY_DIMENSIONS`` attribute is missing;
-    None when there is no such field (or it is not a list of names)."""
-    refs = meta.extra.get("_NCZARR_ARRAY")
+    names ``n``), as xarray reads them when the ``_ARRAY_DIMENSIONS`` attribute is missing
+    (netCDF-C 4.9.1 and later spell the field ``_nczarr_array``); None when there is no such
+    field (or it is not a list of names)."""
+    refs = meta.extra.get("_NCZARR_ARRAY", meta.extra.get("_nczarr_array"))
     refs = refs.get("dimrefs") if isinstance(refs, dict) else None
     if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
         return None
