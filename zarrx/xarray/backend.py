@@ -141,7 +141,8 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
         dims, source = attrs.get(DIMENSION_KEY), f"the attribute {DIMENSION_KEY}"
         if dims is None and nczarr_dimension_names(meta) is not None:
             dims = nczarr_dimension_names(meta)
-            source = "the .zarray field _NCZARR_ARRAY.dimrefs"
+            field = "_NCZARR_ARRAY" if "_NCZARR_ARRAY" in meta.extra else "_nczarr_array"
+            source = f"the .zarray field {field}.dimrefs"
         if dims is None and ndim == 0:
             dims = []
         if not isinstance(dims, list) or len(dims) != ndim \
