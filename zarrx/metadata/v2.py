@@ -42,7 +42,8 @@ from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, Key
                                   RegularGrid, V2Codecs)
 
 __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJECT_CODECS",
-           "attrs_key", "v2_codecs_of", "filtered_endian", "bytes_filters_at"]
+           "attrs_key", "v2_codecs_of", "filtered_endian", "bytes_filters_at",
+           "nczarr_dimension_names"]
 
 OBJECT_CODECS = ("vlen-utf8", "vlen-bytes", "vlen-array", "json2", "pickle", "msgpack2")
 ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fill_value",
@@ -51,6 +52,19 @@ ZARRAY_REQUIRED = ("zarr_format", "shape", "chunks", "dtype", "compressor", "fil
 ANY_OBJECTS = ("numcodecs.vlen-array", "numcodecs.json2", "numcodecs.msgpack2")
 #: object codecs that store a chunk as nested lists in its own axis order
 NESTED_LISTS = ("numcodecs.json2", "numcodecs.msgpack2")
+
+
+def nczarr_dimension_names(meta: ArrayMeta) -> list[str] | None:
+    """The dimension names netCDF-C's NCZarr format records in a Zarr v2 array's ``.zarray``:
+    the last component of each fully qualified name in ``_NCZARR_ARRAY.dimrefs`` (``"/sub/n"``
+    names ``n``), as xarray reads them when the ``_ARRAY_DIMENSIONS`` attribute is missing
+    (netCDF-C 4.9.1 and later spell the field ``_nczarr_array``); None when there is no such
+    field (or it is not a list of names)."""
+    refs = meta.extra.get("_NCZARR_ARRAY", meta.extra.get("_nczarr_array"))
+    refs = refs.get("dimrefs") if isinstance(refs, dict) else None
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        return None
+    return [r.rsplit("/", 1)[-1] for r in refs]
 
 
 def attrs_key(key: str) -> str:

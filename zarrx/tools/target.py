@@ -10,7 +10,9 @@ Between formats:
   ``blosc`` becomes ``blosc`` with its shuffle named and its ``typesize`` set), and core codecs
   become their numcodecs form in v2;
 - v3 ``dimension_names`` become the ``_ARRAY_DIMENSIONS`` attribute in v2 (the convention of
-  xarray), and the other way round;
+  xarray), and the other way round; a v2 array without that attribute whose ``.zarray`` names
+  its dimensions as netCDF-C's NCZarr does (``_NCZARR_ARRAY.dimrefs``, a field not kept) gets
+  those names as ``dimension_names`` in v3 and as ``_ARRAY_DIMENSIONS`` in v2;
 - v2 has no sharding: a sharded array's inner chunks become the chunks, unless other chunks are
   asked for; a chain v2 cannot hold (two compressors, say) is an error that names the codec
   options to pass instead.
@@ -25,6 +27,7 @@ from zarrx.errors import ZarrError
 from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind
 from zarrx.metadata.dtypes import dtype_v3_json
 from zarrx.metadata.model import CodecSpec, RectilinearGrid
+from zarrx.metadata.v2 import nczarr_dimension_names
 
 __all__ = ["KEEP", "Changes", "target_arguments", "DIMS_ATTR"]
 
@@ -149,6 +152,9 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
     kw.update(_grid(src, changes, fmt, where))
     attrs = dict(meta.attributes)
     dims = meta.dimension_names
+    if meta.zarr_format == 2 and DIMS_ATTR not in attrs:
+        nczarr = nczarr_dimension_names(meta)           # the .zarray field is not kept
+        dims = tuple(nczarr) if nczarr is not None and len(nczarr) == meta.ndim else None
     if fmt == 3:
         stored = attrs.pop(DIMS_ATTR, None) if meta.zarr_format == 2 else None
         if dims is None and isinstance(stored, list) and len(stored) == meta.ndim \

@@ -1,7 +1,8 @@
 """The xarray backend ``engine="zarrx"``: a zarrx group read as a Dataset (or a DataTree).
 
 ``xr.open_dataset(path, engine="zarrx")`` reads the group's arrays as variables: dimension
-names from Zarr v3 ``dimension_names`` or the v2 ``_ARRAY_DIMENSIONS`` attribute, attributes
+names from Zarr v3 ``dimension_names`` or the v2 ``_ARRAY_DIMENSIONS`` attribute (netCDF-C's
+NCZarr ``dimrefs`` when it is missing), attributes
 as stored, consolidated metadata when the group has it. Data stays lazy: a
 :class:`ZarrxBackendArray` reads only what is indexed (basic, outer and vectorised indexing map
 onto zarrx's basic, ``oindex`` and ``vindex`` reads; ``load_async`` reads in worker threads).
@@ -27,6 +28,7 @@ from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
 from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
+from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
@@ -122,7 +124,8 @@ def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
 
 def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
     """An array's dimension names and its user attributes. As engine "zarr" does, Zarr v2 hides
-    the ``_ARRAY_DIMENSIONS`` and netCDF-Zarr ``_nc*`` attributes; Zarr v3 names dimensions in
+    the ``_ARRAY_DIMENSIONS`` and netCDF-Zarr ``_nc*`` attributes (an array without
+    ``_ARRAY_DIMENSIONS`` takes its names from NCZarr's ``dimrefs``); Zarr v3 names dimensions in
     ``dimension_names`` and shows every attribute as stored (an ``_ARRAY_DIMENSIONS`` attribute
     that older writers put in v3 arrays included, which names no dimension there)."""
     attrs = meta.attributes
@@ -135,13 +138,17 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
             raise MetadataError(f"{where}: expected dimension_names naming each of the "
                                 f"{ndim} dimensions (xarray needs them), found {dims!r}")
     else:
-        dims = attrs.get(DIMENSION_KEY)
+        dims, source = attrs.get(DIMENSION_KEY), f"the attribute {DIMENSION_KEY}"
+        if dims is None and nczarr_dimension_names(meta) is not None:
+            dims = nczarr_dimension_names(meta)
+            field = "_NCZARR_ARRAY" if "_NCZARR_ARRAY" in meta.extra else "_nczarr_array"
+            source = f"the .zarray field {field}.dimrefs"
         if dims is None and ndim == 0:
             dims = []
         if not isinstance(dims, list) or len(dims) != ndim \
                 or not all(isinstance(d, str) for d in dims):
-            raise MetadataError(f"{where}: expected the attribute {DIMENSION_KEY} to list the "
-                                f"{ndim} dimension names, found {dims!r}")
+            raise MetadataError(f"{where}: expected {source} to list the {ndim} dimension "
+                                f"names, found {dims!r}")
         attrs = {k: v for k, v in attrs.items()
                  if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
     return tuple(dims), dict(attrs)
