@@ -4,7 +4,7 @@ In memory a fill value is a numpy scalar of the array's (native) dtype, a Python
 ``bytes`` for variable-length strings / bytes, or ``None`` for a v2 ``null`` ("undefined").
 Floats keep their bit pattern, NaN payloads included; integers never pass through a float.
 
-JSON spellings read (v3): numbers, ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, hex bit patterns
+JSON spellings read (v3): numbers (one past a double's range, ``1e400``, an infinity), ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, hex bit patterns
 ``"0x7fc00001"`` (exactly two digits per byte), ``[re, im]`` for complex, ``true``/``false``,
 integers for datetime/timedelta (``"NaT"`` too), ``[byte, ...]`` or base64 for raw bits, base64 for
 fixed/variable bytes and (legacy ``structured``) structured types, an object of the fields'
@@ -24,9 +24,11 @@ import numpy as np
 
 from zarrx.metadata._util import Loc
 from zarrx.metadata.dtypes import category, struct_fields
+from zarrx.metadata.json import OutOfRange
 from zarrx.metadata.model import DataType
 
-__all__ = ["parse_fill", "fill_json", "default_fill", "same_fill", "check_unitless_date"]
+__all__ = ["parse_fill", "fill_json", "default_fill", "same_fill", "check_unitless_date",
+           "finite_json"]
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -76,10 +78,11 @@ def _float(value: Any, n: np.dtype, loc: Loc, fmt: int) -> Any:
     except OverflowError:                        # an integer beyond every float
         f = math.inf if value > 0 else -math.inf
     else:
-        if not math.isfinite(f):
+        if not math.isfinite(f) and not isinstance(value, OutOfRange):  # bare NaN / Infinity
             raise loc.error(want, value)
     # rounded to the nearest value of the type, as IEEE 754 rounds: a number past the largest
-    # finite one is an infinity (zarr-python and tensorstore read it so)
+    # finite one (``1e400`` included, read as an ``OutOfRange`` infinity) is an infinity
+    # (zarr-python and tensorstore read it so)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.array(f).astype(n)[()]
 
@@ -283,6 +286,18 @@ def default_fill(dt: DataType) -> Any:
     if cat in ("datetime", "timedelta"):
         return np.array(_NAT, np.int64).view(dt.numpy)[()]
     return np.zeros((), dtype=dt.numpy)[()]
+
+
+def finite_json(value: Any) -> bool:
+    """Whether a fill value as read holds no non-finite float (a number read past a double's
+    range, or a bare ``NaN``): ``dumps`` would write those bare, which is not JSON."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(finite_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(finite_json(v) for v in value.values())
+    return True
 
 
 def same_fill(a: Any, b: Any, dt: DataType | None = None) -> bool:

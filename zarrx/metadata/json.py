@@ -14,6 +14,10 @@ write them (in attributes and consolidated metadata), so ``load`` reads them any
 floats, and ``dumps`` writes non-finite floats the same way, which is what those readers turn
 back into floats. Fill values are not affected: the metadata layer spells them as the strings
 ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` before they reach ``dumps``, as the spec says.
+
+A JSON number past the range of a double (``1e400``) is read as an infinity of the class
+:class:`OutOfRange`, a ``float``, so that a fill value can tell it (a number, which the spec
+rounds to an infinity) from a bare ``Infinity`` (not a JSON number).
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
 
 __all__ = ["load", "dumps", "json_document", "check_tree", "check_attributes", "MAX_DOCUMENT_BYTES", "MAX_DEPTH",
-           "MAX_DOCUMENT_DEPTH"]
+           "MAX_DOCUMENT_DEPTH", "OutOfRange"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
 MAX_DEPTH = 64                          # nesting of the attributes zarrx writes
@@ -134,9 +138,23 @@ def _float_constant(name: str) -> float:
     return float(name)
 
 
+class OutOfRange(float):
+    """The infinity a JSON number past the range of a double (``1e400``) is read as."""
+
+    __slots__ = ()
+
+
+_INF = float("inf")
+
+
+def _number(text: str) -> float:
+    """A JSON number with a fraction or exponent (integers stay ``int``)."""
+    f = float(text)
+    return OutOfRange(f) if f == _INF or f == -_INF else f
+
 # plain decoders, made once (``json.loads`` with keywords builds a decoder per call)
-_DECODERS = {True: _json.JSONDecoder(parse_constant=_float_constant),
-             False: _json.JSONDecoder(parse_constant=_reject_constant)}
+_DECODERS = {True: _json.JSONDecoder(parse_constant=_float_constant, parse_float=_number),
+             False: _json.JSONDecoder(parse_constant=_reject_constant, parse_float=_number)}
 _UNSURE = object()
 
 
@@ -155,7 +173,8 @@ def _parse_checked(text: str, loc: Loc, allow_nonfinite: bool) -> Any:
     """The document parsed object by object, a ``MetadataError`` for the first problem."""
     hook = _float_constant if allow_nonfinite else _reject_constant
     try:
-        value = _json.loads(text, object_pairs_hook=_pairs, parse_constant=hook)
+        value = _json.loads(text, object_pairs_hook=_pairs, parse_constant=hook,
+                            parse_float=_number)
     except _Duplicate as exc:
         raise loc.found("unique keys in every JSON object", f"key {exc.args[0]!r} twice") from None
     except _NonFinite as exc:

@@ -15,7 +15,7 @@ from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json, parse_codecs_v3
 from zarrx.metadata.dtypes import category, dtype_v3_json, parse_dtype_v3
-from zarrx.metadata.fill import fill_json, parse_fill, same_fill
+from zarrx.metadata.fill import fill_json, finite_json, parse_fill, same_fill
 from zarrx.metadata.grid import (axis_gcd, check_grid, grid_json, key_encoding_json, parse_grid_v3,
                                  parse_key_encoding_v3, parse_shape)
 from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, RectilinearGrid,
@@ -258,7 +258,7 @@ def serialize_v3(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
         enc_json = key_encoding_json(enc)
     endian = fill_endian(meta.data_type, meta.chunk_codecs)
     fv = fill_json(meta.fill_value, meta.data_type, 3, endian)
-    if "fill_value" in src:
+    if "fill_value" in src and finite_json(src["fill_value"]):
         try:
             old = parse_fill(src["fill_value"], meta.data_type, Loc("k"), 3, endian)
             if same_fill(old, meta.fill_value, meta.data_type):

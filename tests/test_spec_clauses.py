@@ -1,0 +1,98 @@
+"""Clauses of the Zarr specifications, one test (or table) per clause, organised by section:
+what a conforming document or store must read as, and what zarrx must refuse or write."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import ArgumentError, MetadataError
+from zarrx.store import MemoryStore
+
+LE = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def v3_doc(**fields) -> dict:
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float64",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+           "fill_value": 0, "codecs": [LE]}
+    doc.update(fields)
+    return doc
+
+
+def stored(text: str | bytes, key: str = "zarr.json") -> MemoryStore:
+    store = MemoryStore()
+    store.set(key, text.encode() if isinstance(text, str) else text)
+    return store
+
+
+def keys(store: MemoryStore) -> list[str]:
+    return sorted(store.list_prefix(""))
+
+
+# -- v3 core, "Permitted fill values": a JSON number is rounded to the nearest value ------------
+@pytest.mark.parametrize("dtype, literal, expected", [
+    ("float64", "1e400", math.inf),
+    ("float64", "-1e400", -math.inf),
+    ("float32", "1e400", math.inf),
+    ("float16", "-2e308", -math.inf),
+    ("complex128", "[1e400, -1E+999]", complex(math.inf, -math.inf)),
+])
+def test_a_number_past_a_doubles_range_is_an_infinity(dtype, literal, expected):
+    """JSON numbers too large for a double (Python reads them as infinities) round to an
+    infinity like any number past the type's range; rewritten, the fill value is the spec's
+    string, never a bare ``Infinity``."""
+    text = json.dumps(v3_doc(data_type=dtype)).replace('"fill_value": 0',
+                                                       f'"fill_value": {literal}')
+    store = stored(text)
+    a = zarrx.open_array(store, mode="r+")
+    assert a.fill_value == expected
+    assert np.all(a[...] == expected)
+    a.attrs["x"] = 1                                  # rewrites zarr.json
+    doc = json.loads(store.get("zarr.json"))
+    want = (["Infinity" if x > 0 else "-Infinity" for x in (expected.real, expected.imag)]
+            if dtype.startswith("complex") else "Infinity" if expected > 0 else "-Infinity")
+    assert doc["fill_value"] == want
+    assert zarrx.open_array(store, mode="r").fill_value == expected
+
+
+def test_a_bare_infinity_fill_value_is_still_not_a_json_number():
+    text = json.dumps(v3_doc()).replace('"fill_value": 0', '"fill_value": Infinity')
+    with pytest.raises(MetadataError) as info:
+        zarrx.open_array(stored(text), mode="r")
+    assert str(info.value) == ('zarr.json fill_value: expected a number, "NaN", "Infinity", '
+                               '"-Infinity" or a hex bit pattern of 16 digits, found inf')
+
+
+def test_a_huge_number_in_attributes_reads_as_an_infinity():
+    text = json.dumps(v3_doc(attributes={"big": 0})).replace('"big": 0', '"big": 1e400')
+    assert zarrx.open_array(stored(text), mode="r").attrs["big"] == math.inf
+
+
+# -- chunk key encodings ---------------------------------------------------------------------
+@pytest.mark.parametrize("encoding, shape, chunks, expected", [
+    ({"name": "default"}, [4, 4], [2, 4], ["c/0/0", "c/1/0"]),
+    ({"name": "default", "configuration": {"separator": "."}}, [4], [2], ["c.0", "c.1"]),
+    ({"name": "default"}, [], [], ["c"]),
+    ({"name": "v2"}, [4, 4], [2, 4], ["0.0", "1.0"]),
+    ({"name": "v2", "configuration": {"separator": "/"}}, [4, 4], [2, 4], ["0/0", "1/0"]),
+    ({"name": "v2"}, [], [], ["0"]),
+])
+def test_chunk_keys(encoding, shape, chunks, expected):
+    store = stored(json.dumps(v3_doc(
+        shape=shape, chunk_key_encoding=encoding,
+        chunk_grid={"name": "regular", "configuration": {"chunk_shape": chunks}})))
+    zarrx.open_array(store, mode="r+")[...] = 1
+    assert [k for k in keys(store) if k != "zarr.json"] == expected
+
+
+def test_v2_dimension_separator_absent_is_a_period():
+    zarray = {"zarr_format": 2, "shape": [4, 4], "chunks": [2, 4], "dtype": "<i2",
+              "compressor": None, "fill_value": 0, "order": "C", "filters": None}
+    store = stored(json.dumps(zarray), ".zarray")
+    zarrx.open_array(store, mode="r+")[...] = 1
+    assert keys(store) == [".zarray", "0.0", "1.0"]
