@@ -73,6 +73,63 @@ def test_a_huge_number_in_attributes_reads_as_an_infinity():
     assert zarrx.open_array(stored(text), mode="r").attrs["big"] == math.inf
 
 
+# -- v3 core, "Node names" -------------------------------------------------------------------
+def v3_name_message(what: str, path: str, name: str) -> str:
+    return (f"{what}: cannot create {path!r}: expected Zarr v3 node names not made only of "
+            f"periods and not starting with '__zarr' (reserved by the Zarr v3 specification), "
+            f"found {name!r}")
+
+
+@pytest.mark.parametrize("name", ["...", "....", "__zarr", "__zarr_x"])
+def test_v3_node_names_the_spec_forbids_are_refused_before_anything_is_written(name):
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w")
+    before = keys(store)
+    with pytest.raises(ArgumentError) as info:
+        g.create_group(name)
+    assert str(info.value) == v3_name_message("create_group", name, name)
+    with pytest.raises(ArgumentError) as info:
+        g.create_array(name, shape=(2,), dtype="i1")
+    assert str(info.value) == v3_name_message("create_array", name, name)
+    with pytest.raises(ArgumentError) as info:        # an implicit parent is named too
+        zarrx.create_array(store, name=f"{name}/a", shape=(2,), dtype="i1")
+    assert str(info.value) == v3_name_message("create_array", f"{name}/a", name)
+    with pytest.raises(ArgumentError) as info:
+        zarrx.create_group(store, path=f"g/{name}")
+    assert str(info.value) == v3_name_message("create_group", f"g/{name}", name)
+    g.create_group("sub")
+    with pytest.raises(ArgumentError) as info:
+        g.move("sub", name)
+    assert str(info.value) == v3_name_message("move", name, name)
+    assert keys(store) == sorted([*before, "sub/zarr.json"])
+
+
+@pytest.mark.parametrize("name", [".x", "a..b", "_x", "x__", "é", "a b",
+                                  "__xarray_dataarray_variable__", "__x"])
+def test_other_v3_node_names_are_created(name):
+    """Names starting with '__' other than '__zarr' too (the spec reserves them; see
+    docs/SPEC.md): xarray stores an unnamed DataArray under such a name."""
+    g = zarrx.open_group(MemoryStore(), mode="w")
+    g.create_group(name)
+    assert name in g
+
+
+def test_v2_node_names_follow_the_v2_rules_only():
+    """The v2 specification refuses only '.' and '..' segments."""
+    g = zarrx.open_group(MemoryStore(), mode="w", zarr_format=2)
+    g.create_group("__zarr")
+    g.create_array("...", shape=(2,), dtype="i1")
+    assert sorted(g) == ["...", "__zarr"]
+
+
+def test_nodes_named_so_by_other_writers_are_still_read():
+    store = MemoryStore()
+    store.set("zarr.json", json.dumps({"zarr_format": 3, "node_type": "group"}).encode())
+    store.set("__zarr_x/zarr.json", json.dumps(v3_doc()).encode())
+    g = zarrx.open_group(store, mode="r")
+    assert list(g) == ["__zarr_x"] and g["__zarr_x"].shape == (4,)
+
+
 # -- chunk key encodings ---------------------------------------------------------------------
 @pytest.mark.parametrize("encoding, shape, chunks, expected", [
     ({"name": "default"}, [4, 4], [2, 4], ["c/0/0", "c/1/0"]),

@@ -75,10 +75,26 @@ def check_node_names(parts: list[str], path: str, where: str) -> None:
                                 f"names, found {p!r} in {path!r}")
 
 
+def check_v3_names(paths: list[str], path: str, what: str) -> None:
+    """ArgumentError when the last segment of one of ``paths`` (Zarr v3 nodes about to be
+    created for ``path``) is a name the Zarr v3 specification forbids: one made only of
+    periods (``"..."``), or one starting with ``"__zarr"``, which it reserves for core Zarr
+    data. Other names starting with ``"__"`` (which it reserves too) are created: xarray
+    stores an unnamed DataArray as ``__xarray_dataarray_variable__``, and zarr-python writes
+    it (see docs/SPEC.md)."""
+    for p in paths:
+        name = p.rpartition("/")[2]
+        if name and (name.strip(".") == "" or name.startswith("__zarr")):
+            raise ArgumentError(f"{what}: cannot create {path!r}: expected Zarr v3 node names "
+                                f"not made only of periods and not starting with '__zarr' "
+                                f"(reserved by the Zarr v3 specification), found {name!r}")
+
+
 def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:
     """The groups to create between ``base`` and ``path``, after checking that no array is in
     the way and that the nearest existing group has ``zarr_format``: zarr-python lists only
-    children of their parent's format, so a hierarchy never mixes the two."""
+    children of their parent's format, so a hierarchy never mixes the two. The names of the
+    Zarr v3 nodes to create (``path`` and those groups) are checked (``check_v3_names``)."""
     missing, parent = [], None
     for cur in _ancestors(base, path):
         meta = nodes.load_node(store, cur)
@@ -95,6 +111,8 @@ def check_parents(store: Store, base: str, path: str, zarr_format: int, what: st
             f"v{parent[1].zarr_format} group {parent[0] or '/'!r} in {store!r}: a hierarchy "
             f"holds one Zarr format (readers do not list children of another format); use "
             f"zarr_format={parent[1].zarr_format} or a separate store")
+    if zarr_format == 3:
+        check_v3_names([*missing, path], path, what)
     return missing
 
 
