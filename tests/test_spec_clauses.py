@@ -130,6 +130,20 @@ def test_nodes_named_so_by_other_writers_are_still_read():
     assert list(g) == ["__zarr_x"] and g["__zarr_x"].shape == (4,)
 
 
+# -- v2, "Logical paths": backslashes are slashes -------------------------------------------
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_backslashes_in_node_paths_are_slashes(fmt):
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    g.create_group("a\\b")
+    g.create_array("c\\d", shape=(2,), dtype="i1")
+    zarrx.create_array(store, name="\\e\\f\\", shape=(2,), dtype="i1", zarr_format=fmt)
+    assert [p for p, _ in g.members(max_depth=None)] == ["a", "a/b", "c", "c/d", "e", "e/f"]
+    assert g["a\\b"].path == "a/b" and g["c\\d"].path == "c/d"
+    with pytest.raises(ArgumentError):
+        g.create_group("x\\..\\y")
+
+
 # -- chunk key encodings ---------------------------------------------------------------------
 @pytest.mark.parametrize("encoding, shape, chunks, expected", [
     ({"name": "default"}, [4, 4], [2, 4], ["c/0/0", "c/1/0"]),

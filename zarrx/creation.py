@@ -47,8 +47,9 @@ def _ancestors(base: str, path: str) -> list[str]:
 
 
 def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> str:
-    """The node path argument ``path`` of ``what`` without its outer slashes and with repeated
-    slashes as one, as zarr-python normalises it ("" for None); ArgumentTypeError when it is
+    """The node path argument ``path`` of ``what`` with backslashes as slashes, without its outer
+    slashes and with repeated slashes as one, as the Zarr v2 specification and zarr-python
+    normalise it ("" for None); ArgumentTypeError when it is
     not a ``str``, ArgumentError (a ValueError, as zarr-python raises) for a ``.`` or ``..``
     segment, which would name a node outside the path. ``new``: the path of a node to create,
     which no segment may name as a metadata document is named (:func:`check_node_names`)."""
@@ -57,7 +58,7 @@ def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> 
     if not isinstance(path, str):
         raise ArgumentTypeError(f"{what}: {arg}: expected a str, found {type(path).__name__} "
                                 f"{path!r}")
-    parts = [p for p in path.split("/") if p]
+    parts = [p for p in path.replace("\\", "/").split("/") if p]
     if any(p in (".", "..") for p in parts):
         raise ArgumentError(f"{what}: {arg}: expected a node path without '.' or '..' segments, "
                             f"found {path!r}")

@@ -56,7 +56,7 @@ class Group(Node):
         if not isinstance(name, str):
             raise ArgumentTypeError(f"group {self.name!r}: a member name is a str, found "
                                     f"{type(name).__name__} {name!r}")
-        parts = [p for p in name.split("/") if p]
+        parts = [p for p in name.replace("\\", "/").split("/") if p]   # as node paths
         if not parts or any(p in (".", "..") for p in parts):
             raise ArgumentError(f"group {self.name!r}: invalid member name {name!r}")
         return nodes.join(self._path, "/".join(parts))
@@ -235,7 +235,8 @@ class Group(Node):
                      overwrite: bool = False) -> Group:
         self._check_writable("create a group")
         path = self._child_path(name)
-        check_node_names(name.split("/"), name, f"group {self.name!r}: create_group")
+        check_node_names(name.replace("\\", "/").split("/"), name,
+                         f"group {self.name!r}: create_group")
         make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group")
 
         def exists(found: Any) -> ZarrError:
@@ -386,7 +387,7 @@ class Group(Node):
         groups above ``dest``; ``dest`` must not exist."""
         self._check_writable("move a member")
         src, dst = self._child_path(source), self._child_path(dest)
-        check_node_names(dest.split("/"), dest, f"group {self.name!r}: move")
+        check_node_names(dest.replace("\\", "/").split("/"), dest, f"group {self.name!r}: move")
         if nodes.load_node(self._store, src) is None:
             raise NodeNotFoundError(f"group {self.name!r}: no member {source!r} to move")
         in_the_way = nodes.load_node(self._store, dst)
