@@ -144,6 +144,27 @@ def test_backslashes_in_node_paths_are_slashes(fmt):
         g.create_group("x\\..\\y")
 
 
+# -- blosc codec: typesize is ignored with "noshuffle" ---------------------------------------
+def test_blosc_noshuffle_takes_any_typesize():
+    blosc = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                                                "shuffle": "noshuffle", "typesize": 0,
+                                                "blocksize": 0}}
+    store = stored(json.dumps(v3_doc(data_type="int16", codecs=[LE, blosc])))
+    a = zarrx.open_array(store, mode="r+")
+    a[...] = [1, 2, 3, 4]
+    assert a[...].tolist() == [1, 2, 3, 4]
+    assert json.loads(store.get("zarr.json"))["codecs"][1] == blosc
+
+
+def test_blosc_shuffle_still_needs_a_positive_typesize():
+    blosc = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
+                                                "shuffle": "shuffle", "typesize": 0}}
+    with pytest.raises(MetadataError) as info:
+        zarrx.open_array(stored(json.dumps(v3_doc(codecs=[LE, blosc]))), mode="r")
+    assert str(info.value) == ("zarr.json codecs[1].configuration.typesize: expected an integer "
+                               "in [1, 2147483647], found 0")
+
+
 # -- chunk key encodings ---------------------------------------------------------------------
 @pytest.mark.parametrize("encoding, shape, chunks, expected", [
     ({"name": "default"}, [4, 4], [2, 4], ["c/0/0", "c/1/0"]),

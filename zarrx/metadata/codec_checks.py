@@ -258,12 +258,15 @@ def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: 
     cname = (loc / "cname").choice(
         _get(conf, "cname", loc, "lz4" if defaults else d), BLOSC_CNAMES,
         f"one of the compressors this c-blosc is built with ({', '.join(BLOSC_CNAMES)})")
+    shuffle = (loc / "shuffle").choice(_get(conf, "shuffle", loc, 1 if defaults else d),
+                                       shuffles)
     return {"cname": cname, "clevel": _int(conf, "clevel", loc, 5 if defaults else d, 0, 9),
-            "shuffle": (loc / "shuffle").choice(_get(conf, "shuffle", loc, 1 if defaults else d),
-                                                shuffles),
+            "shuffle": shuffle,
             # blosc shuffles items of up to 255 bytes and compresses wider ones unshuffled;
-            # zarr-python writes the item size, however wide
-            "typesize": _int(conf, "typesize", loc, None, 1, 2**31 - 1),
+            # zarr-python writes the item size, however wide. The v3 spec ignores the typesize
+            # of "noshuffle", so 0 is taken there too (blosc is then given 1)
+            "typesize": _int(conf, "typesize", loc, None, 0 if shuffle == "noshuffle" else 1,
+                             2**31 - 1),
             # numcodecs takes any blocksize, a non-positive one meaning automatic
             "blocksize": _int(conf, "blocksize", loc, 0, -INT64_MAX - 1 if defaults else 0,
                               INT64_MAX)}
