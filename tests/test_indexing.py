@@ -336,6 +336,29 @@ def test_a_run_of_chunks_is_counted_not_listed() -> None:
     assert last.out_sel == (slice(7_999_991, 7_999_992),) and not last.full
 
 
+def test_a_point_read_of_a_million_points_holds_few_arrays_of_their_length() -> None:
+    """z.vindex over 2**20 unsorted points: besides the 1 MiB result, the read holds the two
+    int64 position arrays and at most three more of the points' length at once (the chunk of
+    each point, its order, the sorted chunks); it held eight."""
+    import tracemalloc
+
+    import zarrx
+    from zarrx.store import MemoryStore
+    z = zarrx.create_array(MemoryStore(), shape=(4096, 4096), chunks=(64, 64), dtype="u1",
+                           fill_value=7)
+    n = 1 << 20
+    rng = np.random.default_rng(0)
+    i, j = rng.integers(0, 4096, n), rng.integers(0, 4096, n)
+    tracemalloc.start()
+    try:
+        got = z.vindex[i, j]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert got.shape == (n,) and bool((got == 7).all())
+    assert peak < 6 * 8 * n, f"{peak / (8 * n):.1f} int64 arrays of the points' length"
+
+
 def test_a_plan_listed_by_many_threads_at_once() -> None:
     """The first listing projects the runs once, whichever thread gets there first."""
     import threading

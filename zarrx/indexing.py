@@ -432,11 +432,15 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
                             f"dimensions (numpy indexes with at most {MAX_POINT_NDIM} index "
                             f"arrays), found {g.ndim}")
     npts = int(points[0].shape[0])
+    # each temporary is as long as the points: dropped as soon as it has served, so planning
+    # millions of points holds the points, the order and two more arrays at most
     ids = [_indexing.chunk_ids(p, a.chunk, a.offsets)[0] for p, a in zip(points, g.axes)]
     lin = _ravel(ids, g.nchunks)
+    del ids
     perm = None if npts < 2 or bool(np.all(lin[1:] >= lin[:-1])) else \
         _indexing.stable_order(lin, math.prod(g.nchunks))
     slin = lin if perm is None else lin[perm]
+    del lin
     bounds = _indexing.group_bounds(slin)
     nchunks = len(bounds) - 1
     first = slin[bounds[:-1]]

@@ -1,6 +1,12 @@
 """``zarrx.copy``: a node and everything below it, byte for byte, between stores."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -168,3 +174,38 @@ def test_a_node_copied_into_a_consolidated_hierarchy_is_listed(tmp_path, zarr_fo
         assert not doc.get("zarrx_pending")
         zarrx.consolidate_metadata(dst)         # the entries as it writes them
         assert json.load(open(f"{dst}/zarr.json"))["consolidated_metadata"] == doc
+
+
+# the peak resident memory of one copy, in a fresh process (VmHWM, reset just before it)
+_COPY_PEAK = textwrap.dedent("""
+    import sys
+    import zarrx
+
+    def status(field):
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) << 10 for line in f if line.startswith(field))
+
+    before = status("VmRSS:")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    zarrx.copy(sys.argv[1], sys.argv[2], workers=1)
+    print((status("VmHWM:") - before) >> 20)
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/status")
+def test_a_copy_of_big_objects_holds_a_few_of_them_not_a_batch_of_16(tmp_path):
+    src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
+    a = zarrx.create_array(src, shape=(8, 2048, 2048), dtype="f4", chunks=(1, 256, 2048),
+                           shards=(1, 2048, 2048), compressors=None)   # 8 shards of 16 MiB
+    a[...] = np.arange(8 * 2048 * 2048, dtype="f4").reshape(8, 2048, 2048)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _COPY_PEAK, src, dst], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    # all 8 shards (128 MiB) were held at once before; now two at a time (32 MiB)
+    assert int(proc.stdout) < 80, f"copying 8 shards of 16 MiB peaked at {proc.stdout} MiB"
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[:, ::64, ::64],
+                                  a[:, ::64, ::64])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +20,7 @@ from zarrx.errors import ZarrError
 from zarrx.info import human_bytes
 from zarrx.metadata import nodes
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
-from zarrx.store import ZipStore
+from zarrx.store import Store, ZipStore
 from zarrx.tools.location import check_zip_destination, open_node, overlaps, release, resolve, \
     side_options, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
@@ -29,6 +30,10 @@ from zarrx.tools.unlisted import node_keys
 __all__ = ["copy", "CopyReport"]
 
 BATCH = 16
+#: the most bytes the objects of one batch add up to (an object larger is a batch of its own)
+BATCH_BYTES = 32 << 20
+#: keys whose sizes are asked for at once (one ``getsize_many``)
+SIZED = 256
 _DOCS = frozenset((V3_KEY, *V2_KEYS, ".zmetadata"))
 
 
@@ -54,7 +59,8 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
     """Copy the array or group at ``source``, with everything below it, to ``destination``
     (locations as :func:`zarrx.convert` takes them). The destination node must not exist
     unless ``overwrite`` (then it is replaced); the groups above it are created as needed.
-    ``workers`` batches of objects are copied at a time; ``progress=True`` draws a bar."""
+    ``workers`` batches of objects are copied at a time (a batch: up to 16 objects of up to 32
+    MiB in all, or one larger object); ``progress=True`` draws a bar."""
     t0 = time.perf_counter()
     bar = progress_for(progress)
     src = resolve(source, "r", side_options(source, destination, storage_options))
@@ -99,8 +105,7 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
             bar.advance(n)
 
         def write() -> None:
-            batches = [data[i:i + BATCH] for i in range(0, len(data), BATCH)]
-            run_parallel(move, batches, workers_for(workers))
+            run_parallel(move, _batches(src.store, data), workers_for(workers))
             for doc in docs:
                 move([doc])
 
@@ -115,3 +120,27 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         release(src, source, False)
     report.elapsed = time.perf_counter() - t0
     return report
+
+
+def _batches(store: Store, keys: list[str]) -> Iterator[list[str]]:
+    """``keys`` in batches of at most ``BATCH`` objects adding up to at most ``BATCH_BYTES``
+    (an object larger is a batch of its own), drawn lazily, so the copy holds a few batches'
+    bytes whatever the size of the objects. A store that tells a size only by reading the
+    object (the base ``Store.getsize``) gets batches of ``BATCH`` keys."""
+    if type(store).getsize is Store.getsize:
+        for i in range(0, len(keys), BATCH):
+            yield keys[i:i + BATCH]
+        return
+    batch: list[str] = []
+    held = 0
+    for i in range(0, len(keys), SIZED):
+        part = keys[i:i + SIZED]
+        for key, size in zip(part, store.getsize_many(part)):
+            size = size or 0
+            if batch and (len(batch) == BATCH or held + size > BATCH_BYTES):
+                yield batch
+                batch, held = [], 0
+            batch.append(key)
+            held += size
+    if batch:
+        yield batch
