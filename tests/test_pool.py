@@ -191,3 +191,22 @@ def test_assigning_a_setting_changes_it():
         assert zarrx.config.get("threads") == 1
     finally:
         zarrx.config.set(threads=before)
+
+
+def test_a_pool_taken_before_the_thread_count_changes_still_takes_work():
+    """A read on one thread takes the pool, then submits to it; another thread changing
+    ``zarrx.config.threads`` in between must not make that read fail (before: the replaced
+    pool was shut down and the read raised ``RuntimeError: cannot schedule new futures after
+    shutdown``). The replaced pool's threads end once nothing uses it."""
+    import gc
+    with zarrx.config.set(threads=2):
+        taken = _pool._get_pool()
+        assert taken.submit(lambda: 1).result() == 1
+        with zarrx.config.set(threads=3 * _pool.IO_THREADS):
+            assert _pool._get_pool() is not taken
+        assert taken.submit(lambda: 2).result() == 2
+        workers = list(taken._threads)
+    del taken
+    gc.collect()
+    for t in workers:
+        t.join()                      # would hang if the replaced pool's threads stayed

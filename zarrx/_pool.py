@@ -87,16 +87,17 @@ def threads() -> int:
 
 
 def _get_pool() -> ThreadPoolExecutor:
+    """The pool, made again when ``zarrx.config.threads`` asks for another size. The pool it
+    replaces is not shut down: a read or write on another thread may hold it between taking it
+    and submitting its work (a shut-down pool refuses work). Its threads end once it is no
+    longer referenced (``ThreadPoolExecutor`` wakes them when it is collected)."""
     global _pool, _pool_size
     n = max(threads(), IO_THREADS)
     with _lock:
         if _pool is None or _pool_size != n:
-            old = _pool
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="zarrx",
                                        initializer=_mark_worker)
             _pool_size = n
-            if old is not None:
-                old.shutdown(wait=False)
         return _pool
 
 
