@@ -64,6 +64,49 @@ def test_threads_with_their_own_array_handles_keep_every_attribute(tmp_path, kin
     assert len(zarrx.open_array(store, mode="r").attrs) == 200
 
 
+def _set_attribute_and_append(group, array) -> None:
+    group.attrs["child"] = 1
+    array.append(np.array([7]))
+
+
+def test_a_forked_child_changes_metadata_through_a_handle_a_parent_thread_was_changing(
+        tmp_path):
+    """A handle's metadata changes take turns on a lock of the handle; a process forked while
+    another of its threads held that lock (in the middle of an attribute write, a resize or
+    an append) has no thread to release it, so the child must not inherit it held (before:
+    the child hung at its first attribute write through the handle)."""
+    import multiprocessing
+    import threading
+    root = str(tmp_path / "g.zarr")
+    group = zarrx.open_group(root, mode="w")
+    group.create_array("a", shape=(2,), chunks=(2,), dtype="i4")
+    group = zarrx.open_group(root, mode="r+")
+    array = group["a"]
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with group._meta_lock, array._meta_lock:
+            held.set()
+            release.wait()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait()
+    try:
+        child = multiprocessing.get_context("fork").Process(target=_set_attribute_and_append,
+                                                            args=(group, array))
+        child.start()
+        child.join(60)
+        if child.exitcode is None:
+            child.kill()
+        assert child.exitcode == 0
+    finally:
+        release.set()
+        thread.join()
+    reopened = zarrx.open_group(root, mode="r")
+    assert reopened.attrs["child"] == 1 and reopened["a"][:].tolist() == [0, 0, 7]
+
+
 @pytest.mark.parametrize("zarr_format", [2, 3])
 def test_an_attribute_write_keeps_a_shape_changed_through_another_handle(zarr_format):
     store = MemoryStore()

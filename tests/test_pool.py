@@ -191,3 +191,64 @@ def test_assigning_a_setting_changes_it():
         assert zarrx.config.get("threads") == 1
     finally:
         zarrx.config.set(threads=before)
+
+
+def test_a_pool_taken_before_the_thread_count_changes_still_takes_work():
+    """A read on one thread takes the pool, then submits to it; another thread changing
+    ``zarrx.config.threads`` in between must not make that read fail (before: the replaced
+    pool was shut down and the read raised ``RuntimeError: cannot schedule new futures after
+    shutdown``). The replaced pool's threads end once nothing uses it."""
+    import gc
+    with zarrx.config.set(threads=2):
+        taken = _pool._get_pool()
+        assert taken.submit(lambda: 1).result() == 1
+        with zarrx.config.set(threads=3 * _pool.IO_THREADS):
+            assert _pool._get_pool() is not taken
+        assert taken.submit(lambda: 2).result() == 2
+        workers = list(taken._threads)
+    del taken
+    gc.collect()
+    for t in workers:
+        t.join()                      # would hang if the replaced pool's threads stayed
+
+
+def test_a_call_interrupted_while_waiting_returns_only_after_its_running_items():
+    """Ctrl-C while a call waits for an item another thread runs: the call raises
+    ``KeyboardInterrupt`` only once that item has finished, so none of its work goes on after
+    it (before: the call returned at once and the item kept going; a write interrupted so
+    went on writing chunks over the values written after it)."""
+    import signal
+    started, caller_done, release = threading.Event(), threading.Event(), threading.Event()
+    finished: list[int] = []
+
+    def fetch(i: int) -> int:
+        if i == 0:                      # the caller's own item
+            started.wait()
+            caller_done.set()
+        else:                           # a worker's
+            started.set()
+            release.wait()
+            time.sleep(0.05)            # a call that does not wait for it returns first
+            finished.append(i)
+        return i
+
+    def interrupt(signum, frame):
+        release.set()
+        raise KeyboardInterrupt
+
+    def press_ctrl_c() -> None:
+        caller_done.wait()
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    old = signal.signal(signal.SIGINT, interrupt)
+    try:
+        with zarrx.config.set(threads=2):
+            presser = threading.Thread(target=press_ctrl_c)
+            presser.start()
+            with pytest.raises(KeyboardInterrupt):
+                _pool.map_io(fetch, [0, 1])
+            presser.join()
+            assert finished == [1]
+            assert _pool.map_io(lambda i: -i, [1, 2, 3]) == [-1, -2, -3]     # still usable
+    finally:
+        signal.signal(signal.SIGINT, old)

@@ -788,6 +788,30 @@ def test_config_aliases_and_refusals():
     assert zarrx.config.get("nope", 5) == 5
 
 
+def test_leaving_a_config_block_restores_only_the_settings_it_changed():
+    """A setting changed inside a ``with config.set(...)`` block by a plain ``set`` of another
+    key, or by a block that another thread leaves later, keeps its value when the block ends
+    (before, leaving a block put back every setting as it was when the block began)."""
+    def case(lib):
+        out = []
+        with lib.config.set({"threading.max_workers": 1}):
+            lib.config.set({"array.write_empty_chunks": True})
+        out.append(lib.config.get("array.write_empty_chunks"))
+        lib.config.set({"array.write_empty_chunks": False})
+        first = lib.config.set({"threading.max_workers": 1})
+        first.__enter__()
+        second = lib.config.set({"array.write_empty_chunks": True})
+        second.__enter__()
+        first.__exit__(None, None, None)                # left first, as by another thread
+        out.append(lib.config.get("array.write_empty_chunks"))
+        second.__exit__(None, None, None)
+        out.append(lib.config.get("array.write_empty_chunks"))
+        out.append(lib.config.get("threading.max_workers") != 1)
+        return out
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == [True, True, False, True]
+
+
 # -- codecs and dtypes -----------------------------------------------------------------------
 def test_codec_aliases():
     c = zarrx.codecs

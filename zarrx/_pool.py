@@ -87,47 +87,77 @@ def threads() -> int:
 
 
 def _get_pool() -> ThreadPoolExecutor:
+    """The pool, made again when ``zarrx.config.threads`` asks for another size. The pool it
+    replaces is not shut down: a read or write on another thread may hold it between taking it
+    and submitting its work (a shut-down pool refuses work). Its threads end once it is no
+    longer referenced (``ThreadPoolExecutor`` wakes them when it is collected)."""
     global _pool, _pool_size
     n = max(threads(), IO_THREADS)
     with _lock:
         if _pool is None or _pool_size != n:
-            old = _pool
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="zarrx",
                                        initializer=_mark_worker)
             _pool_size = n
-            if old is not None:
-                old.shutdown(wait=False)
         return _pool
+
+
+class _Call:
+    """The pool work of one call. Once the call has ended (:meth:`end`), a task of it that has
+    not started does nothing, and ``end`` waits for those running: no work of a call goes on
+    after the call returns or raises, even when it is interrupted (``KeyboardInterrupt``) while
+    it hands out its tasks or waits for them, and a task submitted but never waited for (its
+    future lost to the interrupt) cannot start later."""
+
+    __slots__ = ("_cond", "_running", "_ended", "futures")
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._running = 0
+        self._ended = False
+        self.futures: list[Future] = []
+
+    def start(self, fn: Callable[..., R], args: Sequence[tuple]) -> None:
+        """Submit ``fn(*a)`` for each ``a`` of ``args`` to the pool (futures in :attr:`futures`)."""
+        pool = _get_pool()
+        for a in args:
+            self.futures.append(pool.submit(self._run, fn, *a))
+
+    def _run(self, fn: Callable[..., R], *args: object) -> R | None:
+        with self._cond:
+            if self._ended:
+                return None                  # the call is over: nothing is left to do
+            self._running += 1
+        try:
+            return fn(*args)
+        finally:
+            with self._cond:
+                self._running -= 1
+                if not self._running:
+                    self._cond.notify_all()
+
+    def end(self) -> BaseException | None:
+        """Cancel the tasks still queued and wait for the running ones (their errors are the
+        caller's to collect). An interrupt while waiting does not cut the wait short: it is
+        returned, for a caller that is not raising already to raise."""
+        for f in self.futures:
+            f.cancel()
+        interrupt: BaseException | None = None
+        while True:
+            try:
+                with self._cond:
+                    self._ended = True
+                    while self._running:
+                        self._cond.wait()
+                return interrupt
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                interrupt = interrupt or exc
 
 
 def _join(futures: list[Future], run: Callable[[int], R]) -> list[R]:
     """The results of ``futures`` in order; an item still queued is cancelled and run here
-    (``run(i)``), so the caller waits only for items that other threads are running. The
-    first error is raised once every item has finished or been cancelled."""
-    out: list[R] = []
-    error: BaseException | None = None
-    for i, f in enumerate(futures):
-        if error is not None:
-            _abandon([f])
-            continue
-        try:
-            out.append(run(i) if f.cancel() else f.result())
-        except BaseException as exc:  # noqa: BLE001 - re-raised below
-            error = exc
-    if error is not None:
-        raise error
-    return out
-
-
-def _abandon(futures: list[Future]) -> None:
-    """Cancel the items of ``futures`` still queued and wait for the running ones, ignoring
-    their errors (the caller is already raising one)."""
-    for f in futures:
-        if not f.cancel():
-            try:
-                f.result()
-            except BaseException:  # noqa: BLE001 - the caller's error wins
-                pass
+    (``run(i)``), so the caller waits only for items that other threads are running. On an
+    error the caller ends its :class:`_Call`, which waits for the items still running."""
+    return [run(i) if f.cancel() else f.result() for i, f in enumerate(futures)]
 
 
 def _split(items: Sequence[T], nb: int) -> list[Sequence[T]]:
@@ -142,14 +172,15 @@ def run_batches(fn: Callable[[Sequence[T]], R], items: Sequence[T], *, min_batch
     if n <= 1 or len(items) < 2 * min_batch or in_worker():
         return [fn(items)]
     batches = _split(items, min(n, max(1, len(items) // min_batch)))
-    pool = _get_pool()
-    futures = [pool.submit(fn, b) for b in batches[1:]]
+    call = _Call()
     try:
+        call.start(fn, [(b,) for b in batches[1:]])
         first = fn(batches[0])                   # the caller works too
+        rest = _join(call.futures, lambda i: fn(batches[i + 1]))
     except BaseException:
-        _abandon(futures)                        # nothing keeps running after we return
+        call.end()                               # nothing keeps running after we return
         raise
-    return [first] + _join(futures, lambda i: fn(batches[i + 1]))
+    return [first, *rest]
 
 
 def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
@@ -175,14 +206,19 @@ def run_shared(fn: Callable[[int], None], n_tasks: int) -> None:
                 failed.append(exc)
                 raise
 
-    pool = _get_pool()
-    futures = [pool.submit(work) for _ in range(min(n, n_tasks) - 1)]
+    call = _Call()
     try:
+        call.start(work, [()] * (min(n, n_tasks) - 1))
         work()
-    finally:
-        _abandon(futures)                     # a task not yet started has nothing left to do
+    except BaseException as exc:
+        failed.append(exc)                    # the others take no more tasks
+        call.end()
+        raise
+    interrupt = call.end()                    # a task not yet started has nothing left to do
     if failed:
         raise failed[0]
+    if interrupt is not None:
+        raise interrupt
 
 
 def run_ranges(fn: Callable[[int, int], list[int]], n: int, per_task: int) -> list[int]:
@@ -217,13 +253,13 @@ def map_io(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     def run(batch: Sequence[T]) -> list[R]:
         return [fn(x) for x in batch]
 
-    pool = _get_pool()
-    futures = [pool.submit(run, b) for b in batches[1:]]
+    call = _Call()
     try:
+        call.start(run, [(b,) for b in batches[1:]])
         out = run(batches[0])
+        for part in _join(call.futures, lambda i: run(batches[i + 1])):
+            out.extend(part)
     except BaseException:
-        _abandon(futures)
+        call.end()
         raise
-    for part in _join(futures, lambda i: run(batches[i + 1])):
-        out.extend(part)
     return out

@@ -117,14 +117,15 @@ def _restore(old: dict) -> Iterator[None]:
         yield
     finally:
         with _lock:
-            _values.clear()
             _values.update(old)
 
 
 def set(mapping: Mapping[str, object] | None = None,  # noqa: A001
         **settings: object) -> contextlib.AbstractContextManager[None]:
-    """Change settings now; the returned context manager restores the previous ones on exit.
-    Every setting is checked before any is changed."""
+    """Change settings now; the returned context manager gives the settings this call changed
+    back the values they had before it, on exit (as zarr-python's does): a setting changed
+    meanwhile by another call, on this thread or another, keeps its value. Every setting is
+    checked before any is changed."""
     from zarrx.errors import ArgumentError, ArgumentTypeError
 
     if mapping is not None and not isinstance(mapping, Mapping):
@@ -141,7 +142,7 @@ def set(mapping: Mapping[str, object] | None = None,  # noqa: A001
                                 f"{name!r}, to {checked[name]!r} and {value!r}")
         checked[name], keys[name] = value, key
     with _lock:
-        old = dict(_values)
+        old = {name: _values[name] for name in checked}
         _values.update(checked)
     return _restore(old)
 

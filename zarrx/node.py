@@ -1,14 +1,18 @@
 """What arrays and groups share: a store, a path, metadata, attributes and read-only state."""
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from zarrx.attrs import Attributes
 from zarrx.errors import ReadOnlyError
 from zarrx.store.base import Store
+from zarrx.store.locks import KeyedLocks
 
 __all__ = ["Node"]
+
+#: each handle's lock, by the handle's id. A forked child starts with none held: a handle's
+#: lock held by a thread of the parent when it forked would never be released in the child.
+_HANDLE_LOCKS = KeyedLocks()
 
 
 class Node:
@@ -21,9 +25,6 @@ class Node:
         self._path = path.strip("/")
         self._meta = meta
         self._read_only = read_only or store.read_only
-        # metadata changes through this handle take turns (each is also a conditional
-        # read-modify-write of the stored document, see zarrx.metadata.nodes)
-        self._meta_lock = threading.Lock()
 
     def __eq__(self, other: object) -> bool:
         """Equal when of the same kind, at the same path of equal stores, with equal metadata
@@ -36,6 +37,13 @@ class Node:
     def __hash__(self) -> int:
         # what equal nodes share (the metadata can change)
         return hash((type(self), self._path))
+
+    @property
+    def _meta_lock(self) -> Any:
+        """``with self._meta_lock:`` metadata changes through this handle take turns (each is
+        also a conditional read-modify-write of the stored document, see
+        zarrx.metadata.nodes)."""
+        return _HANDLE_LOCKS(id(self))
 
     @property
     def store(self) -> Store:
