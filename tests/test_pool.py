@@ -223,11 +223,11 @@ def test_a_call_interrupted_while_waiting_returns_only_after_its_running_items()
 
     def fetch(i: int) -> int:
         if i == 0:                      # the caller's own item
-            started.wait()
+            assert started.wait(30)
             caller_done.set()
         else:                           # a worker's
             started.set()
-            release.wait()
+            assert release.wait(30)
             time.sleep(0.05)            # a call that does not wait for it returns first
             finished.append(i)
         return i
@@ -237,7 +237,9 @@ def test_a_call_interrupted_while_waiting_returns_only_after_its_running_items()
         raise KeyboardInterrupt
 
     def press_ctrl_c() -> None:
-        caller_done.wait()
+        if not caller_done.wait(30):
+            release.set()
+            return
         signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
     old = signal.signal(signal.SIGINT, interrupt)
