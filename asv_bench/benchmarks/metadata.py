@@ -48,3 +48,23 @@ class Hierarchy:
 
     def time_open_member(self, zarr_format: int, consolidated: bool) -> None:
         zarrx.open_group(self.store, mode="r")["a050"]
+
+
+class Check:
+    """``zarrx.check`` of a hierarchy of groups holding arrays with a chunk each: each stored
+    object is attributed to its node, so the time grows with the number of objects."""
+
+    params = ([1_000, 10_000],)
+    param_names = ["nodes"]
+    timeout = 300
+
+    def setup(self, nodes: int) -> None:
+        self.store = MemoryStore()
+        g = zarrx.open_group(self.store, mode="w")
+        for i in range(nodes // 10):
+            sub = g.create_group(f"g{i}")
+            for j in range(9):
+                sub.create_array(f"a{j}", shape=(2,), chunks=(2,), dtype="int8")[:] = 1
+
+    def time_check(self, nodes: int) -> None:
+        zarrx.check(self.store)

@@ -378,3 +378,29 @@ def test_the_progress_of_a_check_counts_stored_objects(tmp_path):
     zarrx.check(str(root), progress=BarProgress(out))
     assert "8/8 [" in out.getvalue() and "object/s" in out.getvalue()
     assert "B/s" not in out.getvalue()
+
+
+def test_each_object_belongs_to_the_nearest_node_above_it(tmp_path):
+    """Objects are told apart by the nearest node above them, among names that share a prefix
+    (``a``, ``ab``, ``a/b``) and in a hierarchy of many nodes checked with one set of
+    threads."""
+    root = tmp_path / "n.zarr"
+    g = zarrx.open_group(str(root), mode="w")
+    for name in ("a", "ab", "a/b", "a/b/c"):
+        g.create_group(name)
+    arrays = {}
+    for path in ("a/x", "ab/x", "a/b/x", "a/b/c/x", "a/bx"):
+        arrays[path] = g.create_array(path, shape=(4,), chunks=(2,), dtype="i1")
+        arrays[path][:] = 1
+    for i in range(30):
+        g.create_array(f"many/m{i}", shape=(2,), chunks=(2,), dtype="i1")[:] = 1
+    (root / "ab" / "x" / "c" / "9").write_bytes(b"\0\0")          # outside ab/x's grid
+    (root / "a" / "b" / "stray").write_bytes(b"?")                # in group a/b
+    (root / "a" / "bx" / "c" / "1").write_bytes(b"\1")            # a/bx's, rewritten: corrupt
+    report = zarrx.check(str(root), workers=3)
+    assert sorted((f.kind, f.key, f.node) for f in report.findings) == [
+        ("corrupt", "a/bx/c/1", "/a/bx"),
+        ("orphaned", "a/b/stray", "/a/b"),
+        ("orphaned", "ab/x/c/9", "/ab/x"),
+    ]
+    assert report.arrays == 35 and report.objects == 2 * 5 + 30

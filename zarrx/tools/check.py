@@ -50,7 +50,7 @@ from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.localfs import is_temp_name, temp_owner
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.location import opened_here, open_node, resolve
-from zarrx.tools.parallel import run_parallel, workers_for
+from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
 from zarrx.tools.progress import progress_for
 from zarrx.shard_objects import encoded_objects
 from zarrx.tools.shards import classify_shard, inner_blocks, object_blocks
@@ -214,7 +214,7 @@ class _Check:
         node_paths = sorted(p for p in paths if p == self.root or p.startswith(prefix))
         for path in node_paths:
             self._node(path)
-        owners = sorted(node_paths, key=len, reverse=True)
+        owners = set(node_paths)
         for key in keys:
             self._own(key, owners)
         self._chunks()
@@ -241,8 +241,12 @@ class _Check:
                 return key
         return nodes.join(path, ".zattrs")
 
-    def _own(self, key: str, owners: list[str]) -> None:
-        owner = next(p for p in owners if not p or key.startswith(p + "/"))
+    def _own(self, key: str, owners: set[str]) -> None:
+        owner = key
+        while owner:                # the nearest node above the key (the checked node at last)
+            owner = owner.rpartition("/")[0]
+            if owner in owners:
+                break
         rest = key[len(owner) + 1:] if owner else key
         meta = self.arrays.get(owner)
         if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and meta is None):
@@ -277,20 +281,25 @@ class _Check:
     def _chunks(self) -> None:
         total = sum(len(v) for v in self.chunk_keys.values())
         self.bar.start(total, "check", unit="object")
-        for path, items in self.chunk_keys.items():
-            if not items:
-                continue
-            if not self._supported(path, len(items)):
-                self.bar.advance(len(items))
-                continue
-            arr = open_array(self.store, mode="r", path=path)
+        pool = tools_pool(self.workers)         # one set of threads for every array
+        try:
+            for path, items in self.chunk_keys.items():
+                if not items:
+                    continue
+                if not self._supported(path, len(items)):
+                    self.bar.advance(len(items))
+                    continue
+                arr = open_array(self.store, mode="r", path=path)
 
-            def one(item: tuple[str, tuple[int, ...]], arr: Array = arr) -> None:
-                self._object(arr, *item)
-                self.bar.advance(1)
+                def one(item: tuple[str, tuple[int, ...]], arr: Array = arr) -> None:
+                    self._object(arr, *item)
+                    self.bar.advance(1)
 
-            run_parallel(one, items, self.workers)
-            self.report.objects += len(items)
+                run_parallel(one, items, self.workers, pool)
+                self.report.objects += len(items)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
 
     def _supported(self, path: str, n: int) -> bool:
         """Whether zarrx has every codec of the array at ``path``; if not, one finding: its
