@@ -1,0 +1,158 @@
+"""Servers whose answers claim what they do not send: a read costs the bytes that come and
+ends in a StoreError naming the key, never a process that aborts on the size a header claims.
+
+Each case runs in a child process whose address space is limited (RLIMIT_AS), so that an
+allocation of a claimed size fails there, as it would on a machine without that much memory,
+instead of being granted untouched by the kernel."""
+from __future__ import annotations
+
+import http.server
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import zarrx
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp")
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                reason="RLIMIT_AS and /proc")
+
+TIB = 1 << 40
+
+
+class _ClaimHandler(http.server.BaseHTTPRequestHandler):
+    """Answers a GET of ``/k`` with 206 for the range asked, its Content-Range saying the
+    object is 1 TiB long (a range from an offset: up to that end), and a body of at most 20000
+    bytes of it (bytes 0-255 over and over), sent in two pieces; below ``/ignore/``, 200 (the
+    range ignored) with a Content-Length of 1 TiB and 20000 bytes of body, then the connection
+    closed; 404 for anything else."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        rng = self.headers.get("Range", "")
+        named = self.path.rstrip("/").rpartition("/")[2] == "k"
+        if named and self.path.startswith("/ignore/"):
+            self.send_response(200)
+            self.send_header("Content-Length", str(TIB))
+            self.send_header("ETag", '"v1"')
+            self.end_headers()
+            self.wfile.write(bytes(range(256)) * 78 + bytes(32))
+            self.close_connection = True
+            return
+        if not named or not rng.startswith("bytes="):
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        first, last = rng.removeprefix("bytes=").split("-")
+        start = TIB - int(last) if first == "" else int(first)
+        stop = TIB if first == "" or last == "" else int(last) + 1
+        body = bytes((start + i) % 256 for i in range(min(stop - start, 20000)))
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{TIB}")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", '"v1"')
+        self.end_headers()
+        try:
+            self.wfile.write(body[:10000])
+            self.wfile.flush()
+            time.sleep(0.01)
+            self.wfile.write(body[10000:])
+        except OSError:
+            pass
+
+    do_HEAD = do_GET
+
+
+CHILD = """
+import resource, sys
+from zarrx.errors import StoreError
+from zarrx.store import ByteRange
+from zarrx.store.remote import FsspecStore, ObjectStore
+cls = ObjectStore if sys.argv[1] == "obstore" else FsspecStore
+store = cls(sys.argv[2], retries=0, part_size=1000, min_part_size=1000)
+assert store.get("missing") is None
+with open("/proc/self/status") as f:
+    vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+rng = None if sys.argv[3] == "whole" else ByteRange(offset=100)
+try:
+    store.get("k", rng)
+except StoreError as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+@pytest.fixture(scope="module")
+def claiming_http():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ClaimHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _in_child(backend: str, url: str, read: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", CHILD, backend, url, read], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.strip()
+
+
+def test_a_range_to_the_end_of_an_object_claimed_huge_costs_what_comes(claiming_http):
+    """A range from an offset, answered with a Content-Range to the end of a 1 TiB object and
+    a 20000-byte body: obstore allocated the claimed length before the body came, and the
+    process aborted."""
+    pytest.importorskip("obstore")
+    url = f"{claiming_http}/d"
+    assert _in_child("obstore", url, "offset") == (
+        f"RemoteError ObjectStore('{url}', read_only=True): cannot read 'k' ({url}/k): the "
+        f"server sent 20000 bytes for bytes 100- of a {TIB}-byte object, expected "
+        f"{TIB - 100} bytes from byte 100")
+
+
+def test_the_parts_of_an_object_claimed_huge_cost_what_comes(claiming_http):
+    """A whole object read in parts: the lead's Content-Range says 1 TiB, so the other parts
+    are about 1 GiB each (at most 1024 of them); obstore allocated each part's length before
+    its body came, and the process aborted. Each part costs what comes, and the first short
+    one is the error."""
+    pytest.importorskip("obstore")
+    url = f"{claiming_http}/d"
+    out = _in_child("obstore", url, "whole")
+    m = re.fullmatch(
+        rf"RemoteError ObjectStore\('{re.escape(url)}', read_only=True\): cannot read 'k' "
+        rf"\({re.escape(url)}/k\): the server sent 20000 bytes for bytes (\d+)-(\d+) of a "
+        rf"{TIB}-byte object, expected (\d+) bytes from byte (\d+)", out)
+    assert m is not None, out
+    a, b, n, at = (int(g) for g in m.groups())
+    assert a == at and n == b - a + 1 and n > 1 << 29
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_range_to_the_end_from_a_server_ignoring_ranges_costs_what_comes(claiming_http,
+                                                                           backend):
+    """A range from an offset, answered with the whole object (200), said to be 1 TiB long,
+    whose body ends after 20000 bytes: the range was allocated at the claimed length before
+    the body came (a MemoryError, or memory the process does not have)."""
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+    url = f"{claiming_http}/ignore"
+    name = "ObjectStore" if backend == "obstore" else "FsspecStore"
+    cause = "interrupted error" if backend == "obstore" else "ClientPayloadError"
+    assert _in_child(backend, url, "offset") == (
+        f"RemoteConnectionError {name}('{url}', read_only=True): cannot read 'k' ({url}/k): "
+        f"connection ({cause})")
