@@ -156,3 +156,97 @@ def test_a_range_to_the_end_from_a_server_ignoring_ranges_costs_what_comes(claim
     assert _in_child(backend, url, "offset") == (
         f"RemoteConnectionError {name}('{url}', read_only=True): cannot read 'k' ({url}/k): "
         f"connection ({cause})")
+
+
+class _VersionsHandler(http.server.BaseHTTPRequestHandler):
+    """Serves a 5000-byte object ``/<name>/k`` ignoring If-Match, as many web servers do.
+    Below ``/once-<n>/`` it is replaced after the first GET (version 1: 5000 bytes of 1,
+    then version 2: of 2); below ``/always-<n>/`` every request finds a new version."""
+
+    protocol_version = "HTTP/1.1"
+    gets: dict = {}
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        folder, _, name = self.path.strip("/").partition("/")
+        if name != "k":
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        seen = self.gets[folder] = self.gets.get(folder, 0) + (
+            self.command == "GET" or folder.startswith("always"))
+        version = (1 if seen <= 1 else 2) if folder.startswith("once") else seen
+        body = bytes([version % 256]) * 5000
+        rng = self.headers.get("Range")
+        if rng is None:
+            self.send_response(200)
+        else:
+            first, last = rng.removeprefix("bytes=").split("-")
+            start = 5000 - int(last) if first == "" else int(first)
+            stop = 5000 if first == "" or last == "" else min(int(last) + 1, 5000)
+            body = body[start:stop]
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{stop - 1}/5000")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", f'"v{version}"')
+        self.end_headers()
+        if self.command == "GET":
+            try:
+                self.wfile.write(body)
+            except OSError:
+                pass
+
+    do_HEAD = do_GET
+
+
+@pytest.fixture(scope="module")
+def versions_http():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _VersionsHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _store(backend: str, url: str):
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        from zarrx.store.remote import ObjectStore
+        return ObjectStore(url, retries=0, part_size=1000, min_part_size=1000)
+    from zarrx.store.remote import FsspecStore
+    return FsspecStore(url, retries=0, part_size=1000, min_part_size=1000)
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("call", ["get", "get_versioned"])
+def test_a_read_in_parts_never_joins_versions_a_server_sent_despite_if_match(
+        versions_http, backend, call):
+    """A whole object read in 5 parts from a server that ignores If-Match, replaced after the
+    first part: ObjectStore joined the first part of version 1 to four parts of version 2 (and
+    get_versioned called it version 1); a part of another version is now a failed condition,
+    and the read starts again."""
+    _VersionsHandler.gets.clear()
+    store = _store(backend, f"{versions_http}/once-{backend}-{call}")
+    if call == "get":
+        assert store.get("k") == bytes([2]) * 5000
+    else:
+        from zarrx.store.remote.common import ETag
+        assert store.get_versioned("k") == (bytes([2]) * 5000, ETag('"v2"'))
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("call", ["get", "get_versioned"])
+def test_an_object_changing_on_every_request_is_a_conflict(versions_http, backend, call):
+    """A server whose every answer is a new version: the read in parts is tried 8 times, then
+    is a ConflictError saying so (get_versioned said "expected no object", though none was
+    expected; ObjectStore's get joined the parts of 5 versions)."""
+    from zarrx.errors import ConflictError
+    url = f"{versions_http}/always-{backend}-{call}"
+    store = _store(backend, url)
+    with pytest.raises(ConflictError) as info:
+        getattr(store, call)("k")
+    assert str(info.value) == (f"{store!r}: cannot read 'k' ({url}/k): it changed during each "
+                               f"of 8 reads")
