@@ -250,3 +250,86 @@ def test_an_object_changing_on_every_request_is_a_conflict(versions_http, backen
         getattr(store, call)("k")
     assert str(info.value) == (f"{store!r}: cannot read 'k' ({url}/k): it changed during each "
                                f"of 8 reads")
+
+
+_BOMB = __import__("gzip").compress(bytes(16 << 20), 9)     # 16 MiB of zeros in about 16 KiB
+
+
+class _GzipHandler(http.server.BaseHTTPRequestHandler):
+    """``/bomb/zarr.json``: ``_BOMB`` with ``Content-Encoding: gzip`` whatever the client
+    accepts, ranges being of those compressed bytes, as HTTP has them; ``/polite/zarr.json``: a
+    group's document, gzip-compressed only for a client that accepts gzip."""
+
+    protocol_version = "HTTP/1.1"
+    DOC = b'{"zarr_format": 3, "node_type": "group", "attributes": {"a": 1}}'
+    accepted: list = []
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        folder, _, name = self.path.strip("/").partition("/")
+        if name != "zarr.json":
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        accept = self.headers.get("Accept-Encoding") or ""
+        self.accepted.append(accept)
+        body, gz = (_BOMB, True) if folder == "bomb" else \
+            (__import__("gzip").compress(self.DOC), True) if "gzip" in accept else \
+            (self.DOC, False)
+        size, rng = len(body), self.headers.get("Range")
+        if rng is None:
+            self.send_response(200)
+        else:
+            first, last = rng.removeprefix("bytes=").split("-")
+            start = size - int(last) if first == "" else int(first)
+            stop = size if first == "" or last == "" else min(int(last) + 1, size)
+            body = body[start:stop]
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{size}")
+        if gz:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", '"g1"')
+        self.end_headers()
+        if self.command == "GET":
+            self.wfile.write(body)
+
+    do_HEAD = do_GET
+
+
+@pytest.fixture(scope="module")
+def gzip_http():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _GzipHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_compressed_answer_is_read_as_stored(gzip_http, backend):
+    """An answer with Content-Encoding gzip is its bytes as sent: FsspecStore (aiohttp)
+    inflated it, 16 KiB to 16 MiB here and a few MiB of a range to GiB at a thousand to one,
+    where ObjectStore gives the bytes as sent; the document that is no JSON says so."""
+    from zarrx.errors import MetadataError
+    store = _store(backend, f"{gzip_http}/bomb")
+    assert store.get("zarr.json") == _BOMB
+    with pytest.raises(MetadataError) as info:
+        zarrx.open_group(store, mode="r", zarr_format=3)
+    assert str(info.value) == (
+        f"{store!r}: zarr.json ({gzip_http}/bomb/zarr.json): expected a JSON metadata "
+        f"document, found {len(_BOMB)} bytes that are not JSON, starting "
+        f"{_BOMB[:24]!r}")
+
+
+def test_fsspec_http_asks_for_answers_as_stored(gzip_http):
+    """FsspecStore asks for uncompressed answers (aiohttp asked for gzip), so that a server
+    compressing on the fly sends the document itself."""
+    from zarrx.store.remote import FsspecStore
+    _GzipHandler.accepted.clear()
+    g = zarrx.open_group(FsspecStore(f"{gzip_http}/polite"), mode="r", zarr_format=3)
+    assert g.attrs["a"] == 1
+    assert _GzipHandler.accepted and set(_GzipHandler.accepted) == {"identity"}

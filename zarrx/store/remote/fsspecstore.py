@@ -114,6 +114,14 @@ class FsspecStore(RemoteStore):
                 ck = dict(so.get("client_kwargs") or {})
                 ck.setdefault("timeout", aiohttp.ClientTimeout(
                     total=None, connect=opts.connect_timeout, sock_read=opts.timeout))
+                # objects are read as stored, as ObjectStore reads them: aiohttp would ask for
+                # compressed answers and inflate them, a range of a compressed answer (which
+                # names compressed bytes) to as much as a thousand times its size
+                ck.setdefault("auto_decompress", False)
+                headers = dict(ck.get("headers") or {})
+                if not any(str(k).lower() == "accept-encoding" for k in headers):
+                    headers["Accept-Encoding"] = "identity"
+                ck["headers"] = headers
                 so["client_kwargs"] = ck
                 so.setdefault("skip_instance_cache", True)
             try:
