@@ -333,3 +333,72 @@ def test_fsspec_http_asks_for_answers_as_stored(gzip_http):
     g = zarrx.open_group(FsspecStore(f"{gzip_http}/polite"), mode="r", zarr_format=3)
     assert g.attrs["a"] == 1
     assert _GzipHandler.accepted and set(_GzipHandler.accepted) == {"identity"}
+
+
+class _RepeatingListHandler(http.server.BaseHTTPRequestHandler):
+    """An S3 endpoint whose ListObjectsV2 ignores the continuation token: every page is the
+    first one again (keys ``a`` and ``b`` below the prefix asked for), truncated, naming a
+    token for the next; the 50th page of a listing is its last, so that a client that never
+    notices still finishes."""
+
+    protocol_version = "HTTP/1.1"
+    pages = 0
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        from urllib.parse import parse_qs, urlparse
+        query = parse_qs(urlparse(self.path).query)
+        if "list-type" not in query:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        first = "continuation-token" not in query
+        type(self).pages = 1 if first else type(self).pages + 1
+        more = "true" if type(self).pages < 50 else "false"
+        prefix = query.get("prefix", [""])[0]
+        items = "".join(f"<Contents><Key>{prefix}{k}</Key><LastModified>2024-01-01T00:00:00.000Z"
+                        f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
+                        for k in "ab")
+        body = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
+                '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
+                f"<Prefix>{prefix}</Prefix><KeyCount>2</KeyCount><MaxKeys>1000</MaxKeys>"
+                f"<IsTruncated>{more}</IsTruncated>{items}"
+                + ("<NextContinuationToken>t1</NextContinuationToken>" if more == "true" else "")
+                + "</ListBucketResult>").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_listing_that_repeats_its_pages_is_an_error(backend):
+    """An S3 server repeating the first page of a listing for ever: both backends asked for
+    the next page for ever (the listing never returned); a key listed twice now ends it."""
+    from zarrx.errors import RemoteError
+    from zarrx.store import remote
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RepeatingListHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        store = remote.ObjectStore("s3://bkt/d", retries=0, storage_options={
+            "endpoint": endpoint, "access_key_id": "a", "secret_access_key": "b",
+            "region": "us-east-1"})
+    else:
+        pytest.importorskip("s3fs")
+        store = remote.FsspecStore("s3://bkt/d", retries=0, storage_options={
+            "endpoint_url": endpoint, "key": "a", "secret": "b"})
+    try:
+        with pytest.raises(RemoteError) as info:
+            list(store.list_prefix(""))
+    finally:
+        server.shutdown()
+    assert str(info.value) == (f"{store!r}: cannot list '<root>' (s3://bkt/d/<root>): the "
+                               f"server listed 'a' twice (a listing that repeats itself would "
+                               f"never end)")

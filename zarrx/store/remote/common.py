@@ -14,7 +14,7 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "streamed"]
+           "window", "streamed", "listed_once"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -140,6 +140,16 @@ async def streamed(pieces: AsyncIterator[Buffer], limit: int) -> bytearray:
         if len(out) >= limit:
             break
     return out
+
+
+def listed_once(seen: set[str], name: str) -> None:
+    """Record ``name``, a key a listing gave; a key given twice is a bad response: a server
+    that repeats its pages (one that ignores the continuation token it sent) would make the
+    listing go on for ever."""
+    if name in seen:
+        raise Failure("bad_response", None, f"the server listed {name!r} twice (a listing "
+                      "that repeats itself would never end)")
+    seen.add(name)
 
 
 def joined(first: Got, rest: Sequence[Got | None]) -> Got:

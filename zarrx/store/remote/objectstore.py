@@ -23,7 +23,8 @@ from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, asked, gather_all, streamed, window
+from zarrx.store.remote.common import (OnMeta, asked, gather_all, listed_once, streamed,
+                                       window)
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
                                      dot_segment, endpoint_problem, literal_path, redact,
@@ -224,9 +225,12 @@ class ObjectStore(RemoteStore):
         full = (self._prefix + prefix).rstrip("/")
         stream = _obstore().list(self._client, prefix=full or None)
         found: list[tuple[str, int]] = []
+        seen: set[str] = set()
         cut = len(self._prefix)
         async for chunk in stream:
-            found.extend((m["path"][cut:], m["size"]) for m in chunk)
+            for m in chunk:
+                listed_once(seen, m["path"])
+                found.append((m["path"][cut:], m["size"]))
         names = _without_folder_markers(found, prefix.rstrip("/"))
         empty = [name for name, size in found if size == 0 and name in names]
         if empty:
