@@ -287,7 +287,9 @@ class RemoteStore(RemoteReads, Store):
         key = self._key(key)
         cond = if_match_of(if_generation)
         try:
-            got = self._run(self._read_one(key, byte_range, cond))
+            # unconditioned, a read in parts that finds a newer version is read again
+            got = self._run(self._read_one(key, byte_range, cond) if cond is not None
+                            else self._retry_whole(key, byte_range))
         except Failure:                                   # If-Match failed: report the state
             raise conflict(self, key, "read", if_generation, self.generation(key)) from None
         if got is None:

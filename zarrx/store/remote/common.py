@@ -14,7 +14,7 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window"]
+           "window", "streamed", "listed_once"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -112,22 +112,44 @@ async def window(pieces: AsyncIterator[Buffer], at: int, lo: int, hi: int) -> by
     """Bytes ``[lo, hi)`` of an object from a response body streamed as ``pieces``, whose
     first byte is the object's byte ``at``. The body is left unread once they have passed (the
     caller drops it, closing its connection). A body that ends before ``hi`` is a bad
-    response."""
-    out = bytearray(hi - lo)
-    filled = 0
+    response. The buffer grows with the bytes that come: ``hi`` may be a size the server
+    claims, which is never allocated up front."""
+    out = bytearray()
     async for piece in pieces:
         view = memoryview(piece)
         a, b = max(lo - at, 0), min(hi - at, len(view))
         if a < b:
-            out[filled:filled + b - a] = view[a:b]
-            filled += b - a
+            out += view[a:b]
         at += len(view)
         if at >= hi:
             break
+    filled = len(out)
     if filled != hi - lo:
         raise Failure("bad_response", None, f"the answer ended after {filled} of the "
                                             f"{hi - lo} bytes asked for")
     return out
+
+
+async def streamed(pieces: AsyncIterator[Buffer], limit: int) -> bytearray:
+    """A response body streamed as ``pieces``, up to ``limit`` bytes (the rest is left
+    unread). The buffer grows with the bytes that come: ``limit`` may be a length the server's
+    headers claim, which is never allocated up front."""
+    out = bytearray()
+    async for piece in pieces:
+        out += memoryview(piece)[:limit - len(out)]
+        if len(out) >= limit:
+            break
+    return out
+
+
+def listed_once(seen: set[str], name: str) -> None:
+    """Record ``name``, a key a listing gave; a key given twice is a bad response: a server
+    that repeats its pages (one that ignores the continuation token it sent) would make the
+    listing go on for ever."""
+    if name in seen:
+        raise Failure("bad_response", None, f"the server listed {name!r} twice (a listing "
+                      "that repeats itself would never end)")
+    seen.add(name)
 
 
 def joined(first: Got, rest: Sequence[Got | None]) -> Got:

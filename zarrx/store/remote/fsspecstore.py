@@ -34,7 +34,7 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, asked, window
+from zarrx.store.remote.common import OnMeta, asked, listed_once, window
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.objectstore import _first_line
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
@@ -114,6 +114,14 @@ class FsspecStore(RemoteStore):
                 ck = dict(so.get("client_kwargs") or {})
                 ck.setdefault("timeout", aiohttp.ClientTimeout(
                     total=None, connect=opts.connect_timeout, sock_read=opts.timeout))
+                # objects are read as stored, as ObjectStore reads them: aiohttp would ask for
+                # compressed answers and inflate them, a range of a compressed answer (which
+                # names compressed bytes) to as much as a thousand times its size
+                ck.setdefault("auto_decompress", False)
+                headers = dict(ck.get("headers") or {})
+                if not any(str(k).lower() == "accept-encoding" for k in headers):
+                    headers["Accept-Encoding"] = "identity"
+                ck["headers"] = headers
                 so["client_kwargs"] = ck
                 so.setdefault("skip_instance_cache", True)
             try:
@@ -429,7 +437,9 @@ class FsspecStore(RemoteStore):
         else:
             base = self._full(prefix.rstrip("/")) if prefix else self.root
         try:
-            if self._async:
+            if self.is_s3 and self._async and hasattr(self.fs, "_iterdir"):
+                found = await self._s3_find(base)
+            elif self._async:
                 found = await self.fs._find(base or "")
             else:
                 found = await self._blocking(self.fs.find, base or "")
@@ -453,6 +463,18 @@ class FsspecStore(RemoteStore):
                 continue
             # a server's directory listing links to names percent-encoded, as URLs
             out.append(unquote(p[cut:].partition("?")[0]) if self._http else p[cut:])
+        return out
+
+    async def _s3_find(self, base: str) -> list[str]:
+        """The paths below ``base`` (``bucket/key``), as ``fs._find`` gives them, read page by
+        page: a server that repeats its pages is an error, not a listing that never ends."""
+        bucket, _, key = base.partition("/")
+        seen: set[str] = set()
+        out = []
+        async for info in self.fs._iterdir(bucket, delimiter="",
+                                           prefix=f"{key}/" if key else ""):
+            listed_once(seen, info["name"].removeprefix(f"{self.root}/"))
+            out.append(info["name"])
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:

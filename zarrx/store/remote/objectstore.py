@@ -23,7 +23,8 @@ from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, asked, gather_all, window
+from zarrx.store.remote.common import (OnMeta, asked, gather_all, listed_once, streamed,
+                                       window)
 from zarrx.store.remote.options import RemoteOptions, check_dict_options
 from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
                                      dot_segment, endpoint_problem, literal_path, redact,
@@ -35,6 +36,9 @@ _STATUS = re.compile(r"status(?: code)?:? (\d{3})")
 _CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
 _HTTP_KIND = re.compile(r"HttpError \{\s*kind: (\w+)")
 _UNEXPECTED_RANGE = re.compile(r"Requested (\d+)\.\.(\d+), got (\d+)\.\.(\d+)")
+#: the longest body obstore collects itself, in a buffer of the length the response's headers
+#: claim; a longer one is read as it streams, in a buffer that grows with the bytes that come
+_COLLECT_WHOLE = 64 << 20
 _KINDS = {"S3Store": "s3", "GCSStore": "gs", "AzureStore": "az", "HTTPStore": "https",
           "MemoryStore": "memory", "LocalStore": "file"}
 
@@ -136,8 +140,14 @@ class ObjectStore(RemoteStore):
         meta = res.meta
         if on_meta is not None:
             on_meta(meta.get("e_tag"), meta.get("size"))
-        data = await res.bytes_async()
-        return Got(data, meta.get("e_tag"), meta.get("size"), res.range[0])
+        begin, end = res.range
+        if end - begin <= _COLLECT_WHOLE:
+            data = await res.bytes_async()
+        else:
+            # obstore would allocate the length the headers claim before the body comes (a
+            # length it cannot allocate aborts the process): the body is kept as it arrives
+            data = await streamed(res.stream(min_chunk_size=1 << 20), end - begin)
+        return Got(data, meta.get("e_tag"), meta.get("size"), begin)
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
                              suffix: int | None, if_match: str | None) -> Got:
@@ -215,9 +225,12 @@ class ObjectStore(RemoteStore):
         full = (self._prefix + prefix).rstrip("/")
         stream = _obstore().list(self._client, prefix=full or None)
         found: list[tuple[str, int]] = []
+        seen: set[str] = set()
         cut = len(self._prefix)
         async for chunk in stream:
-            found.extend((m["path"][cut:], m["size"]) for m in chunk)
+            for m in chunk:
+                listed_once(seen, m["path"])
+                found.append((m["path"][cut:], m["size"]))
         names = _without_folder_markers(found, prefix.rstrip("/"))
         empty = [name for name, size in found if size == 0 and name in names]
         if empty:

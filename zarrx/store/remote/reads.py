@@ -62,7 +62,7 @@ class RemoteReads:
         if problem is not None:
             raise self._error("read", key, Failure("bad_response", None, problem))
         self.bytes_read += len(got.data)
-        return got
+        return _of_version(got, if_match)
 
     async def _whole_then_slice(self, key: str, start: int | None, stop: int | None,
                                 suffix: int | None, if_match: str | None) -> Got | None:
@@ -79,7 +79,7 @@ class RemoteReads:
                 raise
             raise self._error("read", key, fail) from None
         self.bytes_read += len(got.data)
-        return got
+        return _of_version(got, if_match)
 
     async def _beyond_end(self, key: str, start: int, if_match: str | None) -> Got | None:
         """A range that starts at or past the end (HTTP 416): empty bytes of the object, whose
@@ -304,6 +304,15 @@ class RemoteReads:
                 return None
             got.size, got.start = head[1], head[1] - len(got.data)
         return got
+
+
+def _of_version(got: Got, if_match: str | None) -> Got:
+    """``got``, the answer to a GET sent with ``If-Match``: a server that ignores that header
+    answers with another version's bytes and ETag, which must not be joined to the parts of
+    the version asked for (a failed condition, as HTTP 412 is)."""
+    if if_match is not None and got.etag is not None and got.etag != if_match:
+        raise Failure("precondition", 412)
+    return got
 
 
 def answer_problem(start: int | None, stop: int | None, suffix: int | None, got: Got
