@@ -7,16 +7,13 @@ from __future__ import annotations
 import base64
 import functools
 import http.server
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from loopback import serving
 
 import zarrx
 from zarrx.errors import (ArgumentTypeError, RemoteConnectionError, RemoteTimeoutError,
@@ -39,10 +36,8 @@ def plain_http(tmp_path_factory):
     zarrx.consolidate_metadata(str(root / "g.zarr"))
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
     handler.log_message = lambda *args: None          # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", a
-    server.shutdown()
+    with serving(handler) as url:
+        yield url, a
 
 
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
@@ -92,11 +87,8 @@ def token_http(plain_http, tmp_path_factory):
         def log_message(self, *args):  # type: ignore[no-untyped-def]
             pass
 
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", a
-    server.shutdown()
+    with serving(functools.partial(Handler, directory=str(root))) as url:
+        yield url, a
 
 
 @pytest.mark.parametrize("so", [{"headers": {"Authorization": "Bearer t0ken"}},
@@ -162,17 +154,13 @@ def test_fsspec_http_lists_a_directory_listing_by_the_names_it_links(tmp_path):
         g.create_array(name, shape=(2,), chunks=(1,), dtype="i1", fill_value=-1)[...] = i
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
     handler.log_message = lambda *args: None          # type: ignore[attr-defined]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        store = FsspecStore(f"http://127.0.0.1:{server.server_address[1]}/g.zarr")
+    with serving(handler) as url:
+        store = FsspecStore(f"{url}/g.zarr")
         assert sorted(store.list_prefix("a b/")) == ["a b/c/0", "a b/c/1", "a b/zarr.json"]
         h = zarrx.open_group(store, mode="r")
         assert sorted(h.keys()) == sorted(names)
         for i, name in enumerate(names):
             assert h[name][...].tolist() == [i, i], name
-    finally:
-        server.shutdown()
 
 
 class _BadServer:
@@ -303,11 +291,8 @@ class _LyingHandler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def lying_http():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _LyingHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serving(_LyingHandler) as url:
+        yield url
 
 
 def _http_store(backend: str, url: str, **options):
@@ -712,11 +697,8 @@ class _PageHandler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def page_http():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PageHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serving(_PageHandler) as url:
+        yield url
 
 
 @pytest.mark.parametrize("backend, ctype", [("obstore", "text/html; charset=utf-8"),
@@ -795,75 +777,3 @@ def test_a_storage_option_that_would_be_ignored_is_named(url, backend, so, messa
         make()
     assert str(info.value) == message
 
-
-class _HugeHandler(http.server.BaseHTTPRequestHandler):
-    """Answers every GET of ``/k`` with 200 and a body it says is 1 TiB long (bytes 0-255 over
-    and over), ignoring Range, until the client hangs up; 404 for anything else."""
-
-    protocol_version = "HTTP/1.1"
-    BLOCK = bytes(range(256)) * 4096
-
-    def log_message(self, *args):  # noqa: ANN002 - quiet
-        pass
-
-    def do_GET(self) -> None:
-        if self.path.rstrip("/").rpartition("/")[2] != "k":
-            self.send_response(404)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(1 << 40))
-        self.send_header("ETag", '"v1"')
-        self.end_headers()
-        if self.command == "GET":
-            try:
-                while True:
-                    self.wfile.write(self.BLOCK)
-            except OSError:
-                pass
-
-    do_HEAD = do_GET
-
-
-HUGE_CHILD = """
-import resource, sys
-from zarrx.store import ByteRange
-from tests_odd_child import make
-store = make(sys.argv[1], sys.argv[2])
-assert store.get("missing") is None
-with open("/proc/self/status") as f:
-    vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
-got = store.get("k", ByteRange.slice(1000, 3000))
-assert got == (bytes(range(256)) * 20)[1000:4000], got[:20]
-print("ok")
-"""
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
-@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
-def test_a_range_of_a_server_ignoring_ranges_costs_the_range_not_the_object(backend, tmp_path):
-    """A server that answers a range request with the whole object (and says it is 1 TiB)
-    gives the range, read as the body streams by: the process neither allocates the size the
-    server claims nor reads the rest of the body."""
-    if backend == "obstore":
-        pytest.importorskip("obstore")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HugeHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    (tmp_path / "tests_odd_child.py").write_text(
-        "def make(backend, url):\n"
-        "    from zarrx.store.remote import FsspecStore, ObjectStore\n"
-        "    cls = ObjectStore if backend == 'obstore' else FsspecStore\n"
-        "    return cls(url, retries=0)\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(tmp_path), str(Path(zarrx.__file__).parent.parent),
-         os.environ.get("PYTHONPATH", "")])}
-    try:
-        proc = subprocess.run([sys.executable, "-c", HUGE_CHILD, backend,
-                               f"http://127.0.0.1:{server.server_address[1]}"],
-                              env=env, capture_output=True, text=True, timeout=120)
-    finally:
-        server.shutdown()
-    assert proc.returncode == 0 and proc.stdout == "ok\n", proc.stderr[-2000:]

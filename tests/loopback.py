@@ -1,0 +1,32 @@
+"""HTTP servers on loopback for tests: a handler class served on a free port, with a thread per
+request, for as long as a ``with`` block runs."""
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["serving", "not_found"]
+
+
+@contextmanager
+def serving(handler: Any) -> Iterator[str]:
+    """``handler`` (a request handler class, or a partial of one) served on loopback; the
+    server's base URL (``http://127.0.0.1:<port>``). The server stops when the block ends."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def not_found(handler: http.server.BaseHTTPRequestHandler) -> None:
+    """Answer the request ``handler`` serves with an empty 404."""
+    handler.send_response(404)
+    handler.send_header("Content-Length", "0")
+    handler.end_headers()
