@@ -47,8 +47,13 @@ class _ClaimHandler(http.server.BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Length", str(TIB))
             self.send_header("ETag", '"v1"')
+            self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(bytes(range(256)) * 78 + bytes(32))
+            if self.command == "GET":
+                try:
+                    self.wfile.write(bytes(range(256)) * 78 + bytes(32))
+                except OSError:
+                    pass
             self.close_connection = True
             return
         if not named or not rng.startswith("bytes="):
