@@ -22,21 +22,14 @@ HAVE_ZARRS = importlib.util.find_spec("zarrs") is not None \
     and importlib.util.find_spec("zarr") is not None
 needs_zarrs = pytest.mark.skipif(not HAVE_ZARRS, reason="zarrs not installed (pip install zarrs)")
 
-# as tests/data/zarrs/make_corpus.py writes them
-DATA = (np.arange(10 * 12, dtype="i4").reshape(10, 12) * 7) % 1000 + 1
-PARTIAL = DATA.copy()
-PARTIAL[1:3, 2:7] = -1
-PARTIAL[6:10, 8:12] = 0
-EMPTY = np.zeros((10, 12), "i4")
-EMPTY[0:3, 0:3] = 5
+# what the corpus holds and how it was written, as tests/data/zarrs/make_corpus.py uses it
+_spec = importlib.util.spec_from_file_location("zarrs_corpus_pattern", DATA_DIR / "pattern.py")
+pattern = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(pattern)
 NAMES = ["shard_end", "shard_start", "shard_start_zstd", "shard_index_no_crc", "shard_nested",
          "shard_nested_start", "blosc", "crc32c_transpose_big", "partial_end", "partial_start",
          "empty_written", "empty_skipped"]
 SELECTIONS = [Ellipsis, (slice(1, 9), slice(2, 11)), (5, slice(None)), (slice(None, None, 3), 7)]
-
-
-def expected(name):
-    return PARTIAL if name.startswith("partial") else EMPTY if name.startswith("empty") else DATA
 
 
 def zarrs_config():
@@ -50,7 +43,7 @@ def zarrs_config():
 def test_arrays_written_by_zarrs_read_back(name):
     arr = zarrx.open_group(str(CORPUS), mode="r")[name]
     for sel in SELECTIONS:
-        np.testing.assert_array_equal(arr[sel], expected(name)[sel], err_msg=str(sel))
+        np.testing.assert_array_equal(arr[sel], pattern.expected(name)[sel], err_msg=str(sel))
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n != "shard_nested_start"])
@@ -62,14 +55,7 @@ def test_zarrx_writes_the_bytes_zarrs_writes(tmp_path, name):
     shutil.copytree(CORPUS, dst, ignore=lambda d, names: [n for n in names if n == "c"])
     config = {"write_empty_chunks": name != "empty_skipped"} if name.startswith("empty") else {}
     arr = zarrx.open_array(str(dst / name), mode="r+", config=config)
-    if name.startswith("partial"):
-        arr[...] = DATA
-        arr[1:3, 2:7] = -1
-        arr[6:10, 8:12] = 0
-    elif name.startswith("empty"):
-        arr[0:3, 0:3] = 5
-    else:
-        arr[...] = DATA
+    pattern.write(arr, name)
     ours = {p.relative_to(dst / name): p.read_bytes() for p in (dst / name).rglob("*")
             if p.is_file() and p.name != "zarr.json"}
     theirs = {p.relative_to(CORPUS / name): p.read_bytes() for p in (CORPUS / name).rglob("*")
@@ -87,13 +73,13 @@ def test_zarrs_and_zarrx_read_what_the_other_writes(tmp_path, name):
     shutil.copytree(meta_only, src)
     with zarrs_config():
         arr = zarr.open_array(src / name, mode="r+")
-        arr[...] = expected(name)
+        arr[...] = pattern.expected(name)
         arr[2:4, 3:5] = 9
-    want = expected(name).copy()
+    want = pattern.expected(name).copy()
     want[2:4, 3:5] = 9
     np.testing.assert_array_equal(zarrx.open_array(str(src / name), mode="r")[...], want)
     ours = zarrx.open_array(str(meta_only / name), mode="r+")
-    ours[...] = expected(name)
+    ours[...] = pattern.expected(name)
     ours[2:4, 3:5] = 9
     with zarrs_config():
         np.testing.assert_array_equal(zarr.open_array(meta_only / name, mode="r")[...], want)

@@ -4,6 +4,7 @@ and xarray read from them."""
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -39,17 +40,11 @@ def _byte_orders(dt: np.dtype) -> list[str]:
     return [dt.base.byteorder]
 
 
-def jsonable(v: Any) -> Any:
-    """An object array's item as the corpus records it (make_corpus.py's ``jsonable``)."""
-    if isinstance(v, bytes):
-        return {"bytes": base64.b64encode(v).decode()}
-    if isinstance(v, np.ndarray):
-        return {"array": v.tolist(), "dtype": v.dtype.str}
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {k: jsonable(x) for k, x in v.items()}
-    return v
+# an object array's item as the corpus records it, as make_corpus.py records it
+_spec = importlib.util.spec_from_file_location("zarr2_corpus_json", DATA / "corpus_json.py")
+_corpus_json = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_corpus_json)
+jsonable = _corpus_json.jsonable
 
 
 def zero_as_empty(values: Any, empty: Any) -> Any:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 import zarr
+from corpus_json import jsonable
 
 HERE = Path(__file__).resolve().parent
 STORES = HERE / "stores"
@@ -250,19 +251,6 @@ def data_of(kw):
     if np.dtype(kw["dtype"]) == object:
         return object_values(object_kind(kw), kw["shape"])
     return values(kw["shape"], kw["dtype"])
-
-
-def jsonable(v):
-    """An object array's item as JSON (bytes and arrays tagged)."""
-    if isinstance(v, bytes):
-        return {"bytes": base64.b64encode(v).decode()}
-    if isinstance(v, np.ndarray):
-        return {"array": v.tolist(), "dtype": v.dtype.str}
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {k: jsonable(x) for k, x in v.items()}
-    return v
 
 
 def fill_json(z):

@@ -1,23 +1,16 @@
 """Regenerates corpus.zarr beside this script (run by hand): Zarr v3 arrays written by zarrs
 through its zarr-python codec pipeline (pip install zarrs), strict (no fallback to
-zarr-python's own codecs). Every array holds ``DATA`` (written whole), except "partial_*",
-which hold ``PARTIAL`` (written whole, then in parts), and "empty_*", which hold ``EMPTY``.
+zarr-python's own codecs). What each array holds and how it is written: pattern.py.
 """
 import importlib
 import shutil
 from pathlib import Path
 
-import numpy as np
 import zarr
+from pattern import DATA, write
 from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec,
                          TransposeCodec, ZstdCodec)
 
-DATA = (np.arange(10 * 12, dtype="i4").reshape(10, 12) * 7) % 1000 + 1
-PARTIAL = DATA.copy()
-PARTIAL[1:3, 2:7] = -1
-PARTIAL[6:10, 8:12] = 0         # back to the fill value: those inner chunks are dropped
-EMPTY = np.zeros((10, 12), "i4")
-EMPTY[0:3, 0:3] = 5
 
 
 def shard(inner, location="end", codecs=None, index_codecs=None):
@@ -61,14 +54,7 @@ def main() -> None:
     for name, kw in ARRAYS.items():
         arr = zarr.create(store=out, path=name, shape=DATA.shape, dtype="i4", fill_value=0,
                           zarr_format=3, **kw)
-        if name.startswith("partial"):
-            arr[...] = DATA
-            arr[1:3, 2:7] = -1
-            arr[6:10, 8:12] = 0
-        elif name.startswith("empty"):
-            arr[0:3, 0:3] = 5
-        else:
-            arr[...] = DATA
+        write(arr, name)
 
 
 if __name__ == "__main__":
