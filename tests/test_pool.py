@@ -232,7 +232,12 @@ def test_a_call_interrupted_while_waiting_returns_only_after_its_running_items()
             finished.append(i)
         return i
 
+    interrupted = threading.Event()
+
     def interrupt(signum, frame):
+        if interrupted.is_set():
+            return                      # a repeated press: the first one is on its way
+        interrupted.set()
         release.set()
         raise KeyboardInterrupt
 
@@ -240,7 +245,13 @@ def test_a_call_interrupted_while_waiting_returns_only_after_its_running_items()
         if not caller_done.wait(30):
             release.set()
             return
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        # pressed again until handled: a signal that arrives after the main thread gave up the
+        # GIL but before it blocks on a lock is only handled once that lock is released
+        for _ in range(600):
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            if interrupted.wait(0.05):
+                return
+        release.set()
 
     old = signal.signal(signal.SIGINT, interrupt)
     try:

@@ -11,6 +11,13 @@ Settings:
   (64 KiB and larger) the process keeps for reuse (default ``None``: an eighth of the machine's
   memory, at most 1 GiB; ``0``: none). See :mod:`zarrx.store.memory`.
 
+Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when
+zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRITE_EMPTY_CHUNKS=true``
+(``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``), ``ZARRX_CONSISTENCY=none``,
+``ZARRX_MEMORY_POOL=0``; ``none`` (or an empty value) gives ``threads`` and ``memory_pool``
+their defaults. A value that does not parse is an :class:`~zarrx.errors.ArgumentError` naming
+the variable.
+
 ``set`` takes keywords or, as zarr-python's ``zarr.config.set`` does, a mapping with dotted keys
 (nested mappings too). zarr-python's keys for the settings zarrx has are accepted as aliases:
 ``array.write_empty_chunks`` is ``write_empty_chunks``; ``threading.max_workers`` and
@@ -31,7 +38,7 @@ import threading
 import types
 from collections.abc import Iterator, Mapping
 
-__all__ = ["set", "get", "ALIASES"]
+__all__ = ["set", "get", "refresh", "reset", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict", "memory_pool": None}
@@ -43,8 +50,9 @@ ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
 # zarr-python settings zarrx has no counterpart for (named in the error)
 _FOREIGN = ("default_zarr_format", "array.order", "array.target_shard_size_bytes",
             "async.timeout", "json_indent", "codec_pipeline", "codecs", "buffer", "ndbuffer")
+ENV_PREFIX = "ZARRX_"
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _lock = threading.Lock()
-_values = dict(_DEFAULTS)
 
 
 def _name(key: object) -> str:
@@ -82,24 +90,64 @@ def get(name: str, default: object = _NO_DEFAULT) -> object:
     return _values[_name(name)]         # raises, naming the key
 
 
-def _check(name: str, value: object, key: str) -> object:
+def _check(name: str, value: object, key: str, env: bool = False) -> object:
     from zarrx.errors import ArgumentError
 
+    key = f"environment variable {key}" if env else f"zarrx.config.{key}"
     if name == "threads":
         if value is None:
             return os.cpu_count() or 1
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ArgumentError(f"zarrx.config.{key}: expected an int >= 1, found {value!r}")
+            raise ArgumentError(f"{key}: expected an int >= 1, found {value!r}")
     if name == "write_empty_chunks" and not isinstance(value, bool):
-        raise ArgumentError(f"zarrx.config.{key}: expected a bool, found {value!r}")
+        expected = f"one of {', '.join(_TRUE + _FALSE)}" if env else "a bool"
+        raise ArgumentError(f"{key}: expected {expected}, found {value!r}")
     if name == "consistency" and value not in CONSISTENCY:
-        raise ArgumentError(f"zarrx.config.{key}: expected one of {', '.join(CONSISTENCY)}, "
+        raise ArgumentError(f"{key}: expected one of {', '.join(CONSISTENCY)}, "
                             f"found {value!r}")
     if name == "memory_pool" and value is not None and (
             not isinstance(value, int) or isinstance(value, bool) or value < 0):
-        raise ArgumentError(f"zarrx.config.{key}: expected None or an int >= 0 (bytes), "
+        raise ArgumentError(f"{key}: expected None or an int >= 0 (bytes), "
                             f"found {value!r}")
     return value
+
+
+def _from_env(name: str, text: str) -> object:
+    """The value the environment variable for setting ``name`` gives it, before checking."""
+    word = text.strip().lower()
+    if name in ("threads", "memory_pool"):
+        if word in ("", "none", "null"):
+            return None
+        try:
+            return int(word, 10)
+        except ValueError:
+            return text
+    if name == "write_empty_chunks":
+        return True if word in _TRUE else False if word in _FALSE else text
+    return text.strip()
+
+
+def _environment(environ: Mapping[str, str]) -> dict[str, object]:
+    """The defaults, with every setting that has an environment variable taken from it."""
+    values = dict(_DEFAULTS)
+    for name in _DEFAULTS:
+        var = ENV_PREFIX + name.upper()
+        if var in environ:
+            values[name] = _check(name, _from_env(name, environ[var]), var, env=True)
+    return values
+
+
+def refresh() -> None:
+    """Give every setting its default again, or the value of its environment variable
+    (``ZARRX_THREADS``...) where that is set, as zarr-python's ``zarr.config.refresh()`` does
+    with its own variables. Contexts of ``set`` that are still open restore their old values
+    when they end."""
+    values = _environment(os.environ)
+    with _lock:
+        _values.update(values)
+
+
+reset = refresh
 
 
 def _flatten(mapping: Mapping, prefix: str = "") -> Iterator[tuple[str, object]]:
@@ -166,4 +214,5 @@ class _Settings(types.ModuleType):
         super().__setattr__(name, value)
 
 
+_values = _environment(os.environ)
 sys.modules[__name__].__class__ = _Settings
