@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pytest
 
+import zarrx
+
 from zarrx.bench import main, parse_args
 from zarrx.bench.ceilings import CEILING_KEYS, case_ceiling, measure_ceilings
 from zarrx.bench.report import render, summarise
@@ -102,7 +104,11 @@ def test_worker_protocol_in_process() -> None:
             {"op": "case", "case": "zstd-0"}, {"op": "case", "case": "sharded raw"},
             {"op": "latency", "iters": 2}, {"op": "bogus"}, {"op": "quit"}]
     out = io.StringIO()
-    serve("zarrx", "single", io.StringIO("\n".join(json.dumps(r) for r in reqs) + "\n"), out)
+    # a worker process configures zarrx for its whole life ("single": one thread); here it
+    # shares this process, whose settings the block gives back
+    with zarrx.config.set(threads=zarrx.config.threads):
+        serve("zarrx", "single", io.StringIO("\n".join(json.dumps(r) for r in reqs) + "\n"),
+              out)
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [r["ok"] for r in replies] == [True, True, True, True, False, True], replies
     assert replies[1]["verified"] and replies[1]["raw"] == 128 * 128 * 4
@@ -198,7 +204,11 @@ def test_local_store_in_process(tmp_path, monkeypatch: pytest.MonkeyPatch) -> No
     reqs = [{"op": "init", "params": params.to_json()}, {"op": "case", "case": "raw"},
             {"op": "case", "case": "sharded zstd-0"}, {"op": "quit"}]
     out = io.StringIO()
-    serve("zarrx", "single", io.StringIO("\n".join(json.dumps(r) for r in reqs) + "\n"), out)
+    # a worker process configures zarrx for its whole life ("single": one thread); here it
+    # shares this process, whose settings the block gives back
+    with zarrx.config.set(threads=zarrx.config.threads):
+        serve("zarrx", "single", io.StringIO("\n".join(json.dumps(r) for r in reqs) + "\n"),
+              out)
     replies = [json.loads(line) for line in out.getvalue().splitlines()]
     assert all(r["ok"] for r in replies), replies
     assert replies[1]["verified"] and replies[1]["stored"] > replies[1]["raw"] == 128 * 128 * 4
