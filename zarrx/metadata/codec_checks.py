@@ -277,8 +277,18 @@ def check_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return _blosc(conf, loc, BLOSC_SHUFFLES, False)
 
 
+#: the shuffle of a numcodecs ``Blosc`` as GDAL writes it when given its BLOSC_SHUFFLE creation
+#: option (the option's text, compared without case as GDAL does): its numcodecs value
+GDAL_BLOSC_SHUFFLES = {"none": 0, "0": 0, "byte": 1, "1": 1, "bit": 2, "2": 2}
+
+
 def check_numcodecs_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
-    """numcodecs ``Blosc``: integer shuffle (-1 automatic), numcodecs' defaults."""
+    """numcodecs ``Blosc``: integer shuffle (-1 automatic), numcodecs' defaults. A shuffle
+    written as GDAL writes it ("NONE", "BYTE", "BIT", or the number as text) is taken as its
+    number."""
+    shuffle = conf.get("shuffle")
+    if isinstance(shuffle, str) and shuffle.lower() in GDAL_BLOSC_SHUFFLES:
+        conf = {**conf, "shuffle": GDAL_BLOSC_SHUFFLES[shuffle.lower()]}
     return _blosc(conf, loc, (-1, 0, 1, 2), True)
 
 
@@ -342,7 +352,13 @@ def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     """``format`` 1 (xz), 2 (alone) or 3 (raw); ``check`` (xz only); ``preset`` 0..9 (optionally
     with ``PRESET_EXTREME``) or ``filters`` (a filter chain, raw only: numcodecs decodes xz and
-    alone streams without one), as Python's lzma module takes them."""
+    alone streams without one), as Python's lzma module takes them. ``delta``, which GDAL writes
+    (the distance of the delta filter it puts before LZMA2 in each xz stream, where the stream
+    records it), is checked and left out: xz streams decode without it, and are written
+    without a delta filter."""
+    if "delta" in conf:
+        (loc / "delta").int(conf["delta"], 1, 256)
+        conf = {k: v for k, v in conf.items() if k != "delta"}
     loc.keys(conf, (), ("format", "check", "preset", "filters"))
     fmt = _int(conf, "format", loc, 1, 1, 3)
     check = (loc / "check").choice(conf.get("check", -1), LZMA_CHECKS,
