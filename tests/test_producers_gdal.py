@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from zarrx.codecs import _blosc
 
 xr = pytest.importorskip("xarray")
 zarr = pytest.importorskip("zarr")
@@ -211,15 +212,26 @@ def test_the_v3_draft_gdal_writes_is_refused_naming_what_it_found():
 # -- what GDAL writes outside what numcodecs takes (quirks.zarr) --------------------------------
 
 def _quirk(source, name):
-    """An array of quirks.zarr opened by its own path (the group's consolidated metadata also
-    holds a blosc compressor this build may lack: see test_blosc_snappy...)."""
-    return zarrx.open_array(str(source / "quirks.zarr" / name), mode="r")
+    """The array ``name`` of quirks.zarr."""
+    return zarrx.open_group(str(source / "quirks.zarr"), mode="r")[name]
 
 
-@pytest.mark.parametrize("name", ["blosc_bit", "blosc_noshuffle", "lzma", "lzma_delta"])
+def test_every_array_of_the_gdal_quirks_opens(source):
+    root = zarrx.open_group(str(source / "quirks.zarr"), mode="r")
+    report = json.loads((source / "quirks.json").read_text())
+    assert sorted(root.array_keys()) == sorted(report["arrays"])
+    assert root["blosc_snappy"].shape == (9, 11)
+
+
+SNAPPY = pytest.mark.skipif(not _blosc.built("snappy"), reason="this c-blosc lacks snappy")
+
+
+@pytest.mark.parametrize("name", ["blosc_bit", "blosc_noshuffle", "lzma", "lzma_delta",
+                                  pytest.param("blosc_snappy", marks=SNAPPY)])
 def test_gdal_compressor_fields_numcodecs_does_not_take_are_read(source, name):
-    # GDAL writes blosc's shuffle as its creation option's text ("BIT", "NONE"), and lzma with
-    # the distance ("delta") of the delta filter its xz streams start with
+    # GDAL writes blosc's shuffle as its creation option's text ("BIT", "NONE"), lzma with
+    # the distance ("delta") of the delta filter its xz streams start with, and blosc with
+    # snappy, which c-blosc may lack
     arr = _quirk(source, name)
     report = json.loads((source / "quirks.json").read_text())["arrays"][name]
     np.testing.assert_array_equal(arr[...], _report_values(report["values"], arr.dtype))
@@ -249,7 +261,8 @@ def test_a_gdal_delta_filter_of_another_type_is_refused_naming_it():
     arr = _quirk(DATA, "delta_i4")
     with pytest.raises(zarrx.CodecError) as info:
         arr[...]
-    assert str(info.value) == ".zarray filters[0].dtype: the codec receives <i2 data, found <i4"
+    assert str(info.value) == ('.zmetadata metadata["delta_i4/.zarray"] filters[0].dtype: the '
+                               'codec receives <i2 data, found <i4')
 
 
 # -- GDAL reads what zarrx writes -----------------------------------------------------------------

@@ -19,9 +19,10 @@ from zarrx.metadata._util import INT64_MAX, Loc
 
 __all__ = ["BLOSC_CNAMES", "BLOSC_SHUFFLES", "ZSTD_LEVELS", "REQUIRED"]
 
-#: the compressors of the c-blosc zarrx is built with (``zarrx.codecs._blosc.CNAMES``; blosc's
-#: optional snappy support is not built)
-BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+#: the compressors a blosc codec may name (the v3 blosc codec's list; ``zarrx.codecs._blosc.CNAMES``);
+#: whether the c-blosc zarrx is linked with has each (snappy is optional) is checked when a
+#: codec is made (``zarrx.codecs.blosc.Blosc``)
+BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
 BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
 ZSTD_LEVELS = (-131072, 22)
 REQUIRED = object()     # a field without a default
@@ -257,7 +258,7 @@ def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: 
              ("cname", "clevel", "shuffle", "typesize", "blocksize"))
     cname = (loc / "cname").choice(
         _get(conf, "cname", loc, "lz4" if defaults else d), BLOSC_CNAMES,
-        f"one of the compressors this c-blosc is built with ({', '.join(BLOSC_CNAMES)})")
+        f"one of the blosc compressors ({', '.join(BLOSC_CNAMES)})")
     shuffle = (loc / "shuffle").choice(_get(conf, "shuffle", loc, 1 if defaults else d),
                                        shuffles)
     return {"cname": cname, "clevel": _int(conf, "clevel", loc, 5 if defaults else d, 0, 9),
