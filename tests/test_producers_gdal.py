@@ -249,6 +249,21 @@ def test_gdal_compressor_fields_numcodecs_does_not_take_are_read(source, name):
     np.testing.assert_array_equal(arr[...], corpus.compress_values())
 
 
+def test_converting_gdal_blosc_arrays_to_v3_gives_the_core_blosc_codec(tmp_path):
+    src = tmp_path / "quirks.zarr"
+    shutil.copytree(DATA / "quirks.zarr", src)
+    for name in ("delta_i4", "blosc_snappy"):      # one zarrx refuses, one it may lack
+        shutil.rmtree(src / name)
+    (src / ".zmetadata").unlink()
+    zarrx.convert(str(src), str(tmp_path / "v3.zarr"), zarr_format=3)
+    root = zarrx.open_group(str(tmp_path / "v3.zarr"), mode="r")
+    for name, shuffle in (("blosc_bit", "bitshuffle"), ("blosc_noshuffle", "noshuffle")):
+        doc = json.loads((tmp_path / "v3.zarr" / name / "zarr.json").read_text())
+        assert doc["codecs"][1]["name"] == "blosc", name
+        assert doc["codecs"][1]["configuration"]["shuffle"] == shuffle, name
+        np.testing.assert_array_equal(root[name][...], corpus.compress_values())
+
+
 @pytest.mark.parametrize("name", ["blosc_bit", "blosc_noshuffle", "lzma_delta"])
 def test_writing_into_gdal_compressed_arrays_keeps_their_metadata(tmp_path, name):
     path = tmp_path / name
