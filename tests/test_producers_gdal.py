@@ -443,3 +443,25 @@ def test_create_array_takes_gdal_compressor_fields_and_writes_numcodecs_forms(tm
                            compressors={"id": "lzma", "delta": 0}, overwrite=True)
     assert str(info.value) == ("create_array compressors[0].delta: expected an integer in "
                                "[1, 256], found 0")
+
+
+@needs_gdal
+def test_gdal_reads_the_fill_values_zarrx_writes(tmp_path):
+    # (not uint64's 2**64 - 1: GDAL 3.6 reads it as 2**63 - 1, see tests/data/gdal/README.md)
+    path = tmp_path / "w.zarr"
+    root = zarrx.open_group(str(path), mode="w", zarr_format=2)
+    root.attrs.update({"nan": float("nan"), "inf": [float("inf"), -1.0]})
+    fills = {"nan": ("f4", float("nan"), "NaN"), "ninf": (">f8", -float("inf"), "-Infinity"),
+             "i8min": ("i8", -2**63, -2**63), "u4max": ("u4", 2**32 - 1, 2**32 - 1),
+             "true": ("b1", True, 1)}
+    for name, (dtype, fill, _) in fills.items():
+        arr = root.create_array(name, shape=(3,), chunks=(2,), dtype=dtype, fill_value=fill,
+                                compressors=None)
+        arr[:1] = np.ones(1, dtype)             # chunk 1 is never written: fill value
+        arr.attrs["_ARRAY_DIMENSIONS"] = ["n"]
+    report = _gdal_report(path)
+    assert {k: a["value"] for k, a in report["attributes"].items()} == \
+        {"nan": "NaN", "inf": ["Infinity", -1]}
+    for name, (dtype, fill, reported) in fills.items():
+        assert report["arrays"][name]["nodata_value"] == reported, name
+        assert report["arrays"][name]["values"] == [1, reported, reported], name
