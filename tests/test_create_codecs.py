@@ -10,6 +10,7 @@ import pytest
 
 import zarrx
 from zarrx import codecs as zc
+from zarrx.codecs import _blosc
 from zarrx.errors import ArgumentTypeError, CodecError, MetadataError
 from zarrx.metadata import parse_v3
 from zarrx.store import MemoryStore
@@ -44,15 +45,15 @@ BAD = {   # id: (create_array arguments, message)
         dict(compressors={"name": "zstd", "configuration": {"level": 99}}),
         "create_array compressors[0].configuration.level: expected an integer in "
         "[-131072, 22], found 99"),
-    "blosc-snappy": (
-        dict(compressors={"name": "blosc", "configuration": {"cname": "snappy", "clevel": 5,
+    "blosc-lzo": (
+        dict(compressors={"name": "blosc", "configuration": {"cname": "lzo", "clevel": 5,
                                                              "shuffle": "shuffle"}}),
-        "create_array compressors[0].configuration.cname: expected one of the compressors "
-        "this c-blosc is built with (blosclz, lz4, lz4hc, zlib, zstd), found 'snappy'"),
-    "v2-blosc-snappy": (
-        dict(compressors={"id": "blosc", "cname": "snappy"}, zarr_format=2),
-        "create_array compressors[0].cname: expected one of the compressors this c-blosc is "
-        "built with (blosclz, lz4, lz4hc, zlib, zstd), found 'snappy'"),
+        "create_array compressors[0].configuration.cname: expected one of the blosc "
+        "compressors (blosclz, lz4, lz4hc, snappy, zlib, zstd), found 'lzo'"),
+    "v2-blosc-lzo": (
+        dict(compressors={"id": "blosc", "cname": "lzo"}, zarr_format=2),
+        "create_array compressors[0].cname: expected one of the blosc compressors (blosclz, "
+        "lz4, lz4hc, snappy, zlib, zstd), found 'lzo'"),
     "gzip-level": (
         dict(compressors={"name": "gzip", "configuration": {"level": 10}}),
         "create_array compressors[0].configuration.level: expected an integer in [0, 9], "
@@ -317,3 +318,50 @@ def test_a_v2_serializer_agreeing_with_the_data_type_is_taken():
                            serializer={"name": "bytes", "configuration": {"endian": "big"}})
     z[...] = [1, 2]
     assert store.get("0") == b"\x00\x00\x00\x01\x00\x00\x00\x02"
+
+
+
+@pytest.mark.skipif(not _blosc.built("snappy"), reason="this c-blosc is built without snappy")
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_blosc_snappy_when_this_c_blosc_has_it(tmp_path, fmt) -> None:
+    """snappy, a blosc compressor the specs name, is written and read when the linked c-blosc
+    has it, and zarr-python reads it."""
+    comp = {"id": "blosc", "cname": "snappy"} if fmt == 2 else \
+        {"name": "blosc", "configuration": {"cname": "snappy", "clevel": 5,
+                                            "shuffle": "shuffle"}}
+    path = str(tmp_path / "a.zarr")
+    a = zarrx.create_array(path, shape=(50,), chunks=(20,), dtype="i4", zarr_format=fmt,
+                           compressors=comp)
+    a[:] = np.arange(50)
+    assert zarrx.open_array(path, mode="r")[:].tolist() == list(range(50))
+    zarr = pytest.importorskip("zarr")
+    assert zarr.open_array(path, mode="r")[:].tolist() == list(range(50))
+
+
+def test_a_blosc_compressor_this_c_blosc_lacks_opens_and_fails_on_read(monkeypatch) -> None:
+    """snappy is optional in c-blosc: without it an array naming it opens and its chunks are
+    refused naming the field; create_array and Blosc refuse it before anything is written."""
+    store = MemoryStore()
+    a = zarrx.create_array(store, name="a", shape=(4,), chunks=(4,), dtype="<i4",
+                           zarr_format=2, attributes={"k": 1})
+    a[:] = [1, 2, 3, 4]
+    z = doc(store, "a/.zarray")
+    z["compressor"] = {"id": "blosc", "cname": "snappy", "clevel": 5, "shuffle": 1}
+    store.set("a/.zarray", json.dumps(z).encode())
+    built = _blosc.built
+    monkeypatch.setattr(_blosc, "built", lambda cname: cname != "snappy" and built(cname))
+    b = zarrx.open_array(store, path="a", mode="r")
+    assert b.attrs["k"] == 1 and b.shape == (4,)
+    lacks = (f"compressor 'snappy' is not built into this c-blosc {_blosc.version()} (it has "
+             "blosclz, lz4, lz4hc, zlib, zstd)")
+    with pytest.raises(CodecError) as info:
+        b[:]
+    assert str(info.value) == f"a/.zarray compressor.cname: {lacks}"
+    with pytest.raises(CodecError) as info:
+        zarrx.create_array(MemoryStore(), shape=(4,), dtype="i4",
+                           compressors={"name": "blosc", "configuration": {
+                               "cname": "snappy", "clevel": 5, "shuffle": "shuffle"}})
+    assert str(info.value) == f"create_array compressors[0].configuration.cname: {lacks}"
+    with pytest.raises(CodecError) as info:
+        zc.Blosc(cname="snappy")
+    assert str(info.value) == f"zarrx.codecs.Blosc cname: {lacks}"

@@ -32,7 +32,7 @@ from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.chunks import ChunkSource
 
-__all__ = ["ArrayIO", "chunk_shape_at", "box_scratch", "read_scratch", "check_count"]
+__all__ = ["ArrayIO", "codec_plan", "chunk_shape_at", "box_scratch", "read_scratch", "check_count"]
 
 READ_WINDOW = 4          # chunks a thread fetches and decodes at a time, at least ...
 WINDOW_BYTES = 1 << 20   # ... and at least this many decoded bytes: small chunks cost mostly
@@ -116,15 +116,7 @@ class ArrayIO:
             with self._lock:
                 plan = self._plans.get(shape)
                 if plan is None:
-                    v2 = self.meta.v2_codecs
-                    places = None if v2 is not None else \
-                        read_codec_places(self.meta.codecs, len(self.codecs))
-                    plan = CodecPipeline.resolve(
-                        self.codecs, self.meta.data_type, shape, key=self.key,
-                        where=None if v2 is None else v2.where,
-                        names=None if places is None else
-                        [f"{self.key or '/'} {p}" for p in places])
-                    self._plans[shape] = plan
+                    plan = self._plans[shape] = codec_plan(self.meta, shape, self.key)
         return plan
 
     def shape_of(self, coords: tuple[int, ...]) -> tuple[int, ...]:
@@ -216,6 +208,19 @@ def fill_scalar(meta: ArrayMeta) -> Any:
     if dt.numpy.kind in "mM":       # Zarr v2 null: NaT, as zarr-python reads it
         return np.array(np.iinfo(np.int64).min, np.int64).view(dt.numpy)[()]
     return np.zeros((), dtype=dt.numpy)[()]
+
+
+def codec_plan(meta: ArrayMeta, shape: tuple[int, ...], key: str) -> CodecPipeline:
+    """The codec plan of the read units of ``shape`` of the array ``meta`` at ``key`` (named
+    in messages): raises when zarrx cannot read them (a codec it lacks, a configuration it
+    refuses for these chunks)."""
+    v2 = meta.v2_codecs
+    codecs = meta.layout.read_codecs
+    places = None if v2 is not None else read_codec_places(meta.codecs, len(codecs))
+    return CodecPipeline.resolve(codecs, meta.data_type, shape, key=key,
+                                 where=None if v2 is None else v2.where,
+                                 names=None if places is None else
+                                 [f"{key or '/'} {p}" for p in places])
 
 
 def chunk_shape_at(grid: Any, coords: tuple[int, ...]) -> tuple[int, ...]:

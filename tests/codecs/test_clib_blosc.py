@@ -88,9 +88,9 @@ def test_numcodecs_encoded(cname: str, shuffle: int, dtype: str) -> None:
 
 
 def test_bad_arguments() -> None:
-    with pytest.raises(CodecError, match=r"blosc: unknown compressor 'snappy', expected one of "
-                                         r"'lz4', 'lz4hc', 'blosclz', 'zstd', 'zlib'"):
-        blosc.compress(b"x", 1, cname="snappy")
+    with pytest.raises(CodecError, match=r"blosc: unknown compressor 'lzo', expected one of "
+                                         r"'lz4', 'lz4hc', 'blosclz', 'snappy', 'zstd', 'zlib'"):
+        blosc.compress(b"x", 1, cname="lzo")
     with pytest.raises(CodecError, match="blosc: typesize must be >= 1, found 0"):
         blosc.compress(b"x", 0)
     with pytest.raises(CodecError, match="blosc: clevel 10 is out of range"):
@@ -237,3 +237,16 @@ def test_two_threads_decompress_concurrently(big_buffer) -> None:
     for t in threads:
         t.join()
     assert results == [raw, raw]
+
+
+def test_snappy_is_used_when_this_c_blosc_has_it() -> None:
+    from zarrx.codecs import _blosc
+    raw = b"snappy " * 100
+    if not _blosc.built("snappy"):
+        with pytest.raises(CodecError, match=r"^blosc: compressor 'snappy' is not built into"):
+            blosc.compress(raw, 1, cname="snappy")
+        return
+    enc = blosc.compress(raw, 1, cname="snappy")
+    assert blosc.header(enc)["cname"] == "snappy"
+    assert blosc.decompress(enc, len(raw)) == raw
+    assert numcodecs.Blosc(cname="snappy").decode(enc) == raw

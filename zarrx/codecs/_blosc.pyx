@@ -71,11 +71,16 @@ MEMCPY_SIZE = ZX_MEMCPY_SIZE
 GEOMETRY = ZX_GEOMETRY
 CORRUPT = ZX_CORRUPT
 
-CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "zlib")
+CNAMES = ("lz4", "lz4hc", "blosclz", "snappy", "zstd", "zlib")
 SHUFFLES = {-1: "auto", 0: "none", 1: "byte", 2: "bit"}
 # Compressor format codes stored in bits 5-7 of the header flags (lz4 and lz4hc share one).
 cdef tuple _FORMATS = ("blosclz", "lz4", "snappy", "zlib", "zstd")
 cdef uint8_t _EMPTY[1]
+
+
+def built(str cname):
+    """Whether this c-blosc has the compressor ``cname`` (one of CNAMES; snappy is optional)."""
+    return cname in CNAMES and blosc_compname_to_compcode(cname.encode("ascii")) >= 0
 
 
 def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,

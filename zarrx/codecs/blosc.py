@@ -9,14 +9,15 @@ The kernel (:mod:`zarrx.codecs._blosc`) reports a failure as a status code and n
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size, config_field
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
+from zarrx.metadata.model import CodecSpec
 
 __all__ = ["Blosc", "compress", "decompress", "decompress_into", "header"]
 
@@ -100,10 +101,22 @@ def header(src: Buffer) -> dict[str, Any]:
     return call(_message, _lib().header, src)
 
 
+def _require_built(cname: str, where: str) -> None:
+    """Refuses a compressor the linked c-blosc lacks (its snappy support is optional): a codec
+    naming one is not made, so an array of it opens and its chunks are refused. ``where``
+    names the field."""
+    k = _lib()
+    if not k.built(cname):
+        have = ", ".join(c for c in sorted(k.CNAMES) if k.built(c))
+        raise CodecError(f"{where}: compressor {cname!r} is not built into this c-blosc "
+                         f"{k.version()} (it has {have})")
+
+
 class Blosc(BytesToBytesCodec):
-    """``blosc``: ``cname`` (blosclz, lz4, lz4hc, zlib, zstd), ``clevel`` 0..9, ``shuffle``
-    ("noshuffle", "shuffle", "bitshuffle"; numcodecs: 0, 1, 2 or -1 for automatic; None, as
-    zarr-python's ``BloscCodec``: "bitshuffle" for 1-byte items, else "shuffle"),
+    """``blosc``: ``cname`` (blosclz, lz4, lz4hc, snappy, zlib, zstd: one this c-blosc has),
+    ``clevel`` 0..9, ``shuffle`` ("noshuffle", "shuffle", "bitshuffle"; numcodecs: 0, 1, 2 or
+    -1 for automatic; None, as zarr-python's ``BloscCodec``: "bitshuffle" for 1-byte items,
+    else "shuffle"),
     ``typesize`` (None: the chunk's item size), ``blocksize`` (0: automatic; numcodecs' form
     also takes a negative one, which means automatic too).
 
@@ -125,9 +138,18 @@ class Blosc(BytesToBytesCodec):
         self._configure("numcodecs.blosc" if numcodecs else "blosc", cname=cname,
                         clevel=clevel, shuffle="shuffle" if shuffle is None else shuffle,
                         typesize=typesize, blocksize=blocksize)
+        _require_built(self.cname, "zarrx.codecs.Blosc cname")
         if shuffle is None:
             self.shuffle = None                         # chosen from the item size by ``bind``
         self._typesize_given = typesize is not None     # numcodecs writes only a given one
+
+    @classmethod
+    def from_spec(cls, spec: CodecSpec, dtype: Any = None, shape: Sequence[int] = (),
+                  *, where: str = "codec") -> "Blosc":
+        cname = (spec.configuration or {}).get("cname")
+        if isinstance(cname, str) and cname in _lib().CNAMES:
+            _require_built(cname, config_field(where, "cname"))
+        return super().from_spec(spec, dtype, shape, where=where)  # type: ignore[return-value]
 
     def configuration(self) -> dict[str, Any]:
         if self._as == "numcodecs.blosc":

@@ -19,9 +19,10 @@ from zarrx.metadata._util import INT64_MAX, Loc
 
 __all__ = ["BLOSC_CNAMES", "BLOSC_SHUFFLES", "ZSTD_LEVELS", "REQUIRED"]
 
-#: the compressors of the c-blosc zarrx is built with (``zarrx.codecs._blosc.CNAMES``; blosc's
-#: optional snappy support is not built)
-BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
+#: the compressors a blosc codec may name (the v3 blosc codec's list; ``zarrx.codecs._blosc.CNAMES``);
+#: whether the c-blosc zarrx is linked with has each (snappy is optional) is checked when a
+#: codec is made (``zarrx.codecs.blosc.Blosc``)
+BLOSC_CNAMES = ("blosclz", "lz4", "lz4hc", "snappy", "zlib", "zstd")
 BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
 ZSTD_LEVELS = (-131072, 22)
 REQUIRED = object()     # a field without a default
@@ -257,7 +258,7 @@ def _blosc(conf: dict[str, Any], loc: Loc, shuffles: tuple[Any, ...], defaults: 
              ("cname", "clevel", "shuffle", "typesize", "blocksize"))
     cname = (loc / "cname").choice(
         _get(conf, "cname", loc, "lz4" if defaults else d), BLOSC_CNAMES,
-        f"one of the compressors this c-blosc is built with ({', '.join(BLOSC_CNAMES)})")
+        f"one of the blosc compressors ({', '.join(BLOSC_CNAMES)})")
     shuffle = (loc / "shuffle").choice(_get(conf, "shuffle", loc, 1 if defaults else d),
                                        shuffles)
     return {"cname": cname, "clevel": _int(conf, "clevel", loc, 5 if defaults else d, 0, 9),
@@ -277,8 +278,18 @@ def check_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return _blosc(conf, loc, BLOSC_SHUFFLES, False)
 
 
+#: the shuffle of a numcodecs ``Blosc`` as GDAL writes it when given its BLOSC_SHUFFLE creation
+#: option (the option's text, compared without case as GDAL does): its numcodecs value
+GDAL_BLOSC_SHUFFLES = {"none": 0, "0": 0, "byte": 1, "1": 1, "bit": 2, "2": 2}
+
+
 def check_numcodecs_blosc(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
-    """numcodecs ``Blosc``: integer shuffle (-1 automatic), numcodecs' defaults."""
+    """numcodecs ``Blosc``: integer shuffle (-1 automatic), numcodecs' defaults. A shuffle
+    written as GDAL writes it ("NONE", "BYTE", "BIT", or the number as text) is taken as its
+    number."""
+    shuffle = conf.get("shuffle")
+    if isinstance(shuffle, str) and shuffle.lower() in GDAL_BLOSC_SHUFFLES:
+        conf = {**conf, "shuffle": GDAL_BLOSC_SHUFFLES[shuffle.lower()]}
     return _blosc(conf, loc, (-1, 0, 1, 2), True)
 
 
@@ -342,7 +353,13 @@ def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     """``format`` 1 (xz), 2 (alone) or 3 (raw); ``check`` (xz only); ``preset`` 0..9 (optionally
     with ``PRESET_EXTREME``) or ``filters`` (a filter chain, raw only: numcodecs decodes xz and
-    alone streams without one), as Python's lzma module takes them."""
+    alone streams without one), as Python's lzma module takes them. ``delta``, which GDAL writes
+    (the distance of the delta filter it puts before LZMA2 in each xz stream, where the stream
+    records it), is checked and left out: xz streams decode without it, and are written
+    without a delta filter."""
+    if "delta" in conf:
+        (loc / "delta").int(conf["delta"], 1, 256)
+        conf = {k: v for k, v in conf.items() if k != "delta"}
     loc.keys(conf, (), ("format", "check", "preset", "filters"))
     fmt = _int(conf, "format", loc, 1, 1, 3)
     check = (loc / "check").choice(conf.get("check", -1), LZMA_CHECKS,

@@ -55,10 +55,20 @@ def _extensions(d: dict[str, Any], known: frozenset[str], loc: Loc) -> dict[str,
     return extra
 
 
+#: how the entry point of drafts of Zarr v3 that predate the spec (GDAL 3.6 writes one)
+#: names its protocol in ``zarr_format``
+DRAFT_PROTOCOL = "https://purl.org/zarr/spec/protocol/core/3."
+
+
 def _header(d: dict[str, Any], loc: Loc, node_type: str | None) -> str:
     if "zarr_format" not in d:
         raise loc.fail("missing required field 'zarr_format'")
     if d["zarr_format"] != 3 or isinstance(d["zarr_format"], bool):
+        if isinstance(d["zarr_format"], str) and d["zarr_format"].startswith(DRAFT_PROTOCOL):
+            raise (loc / "zarr_format").error(
+                "3 (the final Zarr v3 spec; this zarr.json is the entry point of a draft of v3 "
+                "that keeps metadata under meta/ and chunks under data/, which zarrx does not "
+                "read)", d["zarr_format"])
         raise (loc / "zarr_format").error("3", d["zarr_format"])
     if "node_type" not in d:
         raise loc.fail("missing required field 'node_type'")

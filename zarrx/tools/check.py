@@ -6,7 +6,8 @@ range). What it finds, by kind:
 
 - ``metadata``: a node's metadata document that does not parse;
 - ``unsupported``: an array whose codecs zarrx does not implement (or whose implementation
-  cannot be loaded): its chunks are not read, and never repaired;
+  cannot be loaded), or whose codec configuration it refuses for the array's chunks: its
+  chunks are not read, and never repaired;
 - ``corrupt``: a chunk, inner chunk or shard index that does not decode or whose checksum
   does not match;
 - ``torn``: a shard shorter than its own index says (a write cut short);
@@ -37,6 +38,7 @@ from typing import Any
 
 from zarrx.api import open_array
 from zarrx.array import Array
+from zarrx.chunk_io import codec_plan
 from zarrx.codecs.registry import get_codec_class
 from zarrx.errors import (ArgumentError, CodecError, ConflictError, ListingUnsupportedError,
                           MetadataError, ShardError, StoreError, ZarrError)
@@ -302,20 +304,23 @@ class _Check:
                 pool.shutdown(wait=True, cancel_futures=True)
 
     def _supported(self, path: str, n: int) -> bool:
-        """Whether zarrx has every codec of the array at ``path``; if not, one finding: its
-        ``n`` stored objects are not read (they would all fail to decode, and are not corrupt).
+        """Whether zarrx has every codec of the array at ``path`` and takes their configuration
+        for its chunks; if not, one finding: its ``n`` stored objects are not read (they would
+        all fail to decode, and are not corrupt: a repair must not remove them).
         """
         meta = self.arrays[path]
         specs = list(meta.layout.read_codecs)
         for level in meta.shard_levels:
             specs += [*level.outer_codecs, *level.object_codecs]
-        for spec in specs:
-            try:
+        try:
+            for spec in specs:
                 get_codec_class(spec.name, key=path)
-            except ZarrError as exc:
-                self.add(Finding("unsupported", self._doc_key(path), "/" + path,
-                                 f"{exc.detail}; its {n} stored objects were not checked"))
-                return False
+            if meta.layout.read_shape is not None:
+                codec_plan(meta, meta.layout.read_shape, path)
+        except ZarrError as exc:
+            self.add(Finding("unsupported", self._doc_key(path), "/" + path,
+                             f"{exc.detail}; its {n} stored objects were not checked"))
+            return False
         return True
 
     def _object(self, arr: Array, key: str, coords: tuple[int, ...]) -> None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from zarrx.array import Array
 from zarrx.errors import ZarrError
+from zarrx.metadata.codec_checks import GDAL_BLOSC_SHUFFLES
 from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind
 from zarrx.metadata.dtypes import dtype_v3_json
 from zarrx.metadata.model import CodecSpec, RectilinearGrid
@@ -83,6 +84,8 @@ def _to_core(spec: CodecSpec, itemsize: int) -> CodecSpec:
     conf = dict(spec.configuration)
     if spec.name == "numcodecs.blosc":
         shuffle = conf.get("shuffle", 1)
+        if isinstance(shuffle, str):                  # as GDAL writes it
+            shuffle = GDAL_BLOSC_SHUFFLES.get(shuffle.lower(), shuffle)
         if shuffle == -1:
             shuffle = 2 if itemsize == 1 else 1
         if shuffle not in (0, 1, 2):
