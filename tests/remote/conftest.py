@@ -1,18 +1,32 @@
 """Servers for the remote-store tests, started once per session on loopback: an S3 server
-(moto in server mode) and an HTTP server (nginx). A test that needs a server that cannot start
-here is skipped with the reason."""
+(moto in server mode), a GCS server (gcp-storage-emulator) and an HTTP server (nginx). A test
+that needs a server that cannot start here is skipped with the reason."""
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import os
+import subprocess
+import sys
+import tempfile
 import uuid
 
 import pytest
 
-from zarrx.bench.servers import S3_KEYS, ServerUnavailable, create_bucket, start_moto, start_nginx
+from zarrx.bench.servers import (S3_KEYS, Server, ServerUnavailable, _wait, create_bucket,
+                                 free_port, start_moto, start_nginx)
+
+# recent gcsfs releases ask a gRPC service for each bucket's layout before its requests; an
+# emulator has none, and every request would wait a minute for it. Read at gcsfs's import.
+os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 BUCKET = "zarrx-test"
 _counter = itertools.count()
+
+
+def fresh_prefix() -> str:
+    """A key prefix no other test uses."""
+    return f"t{next(_counter)}-{uuid.uuid4().hex[:8]}"
 
 
 class S3:
@@ -29,7 +43,7 @@ class S3:
 
     def fresh(self) -> str:
         """A prefix no other test uses."""
-        return f"t{next(_counter)}-{uuid.uuid4().hex[:8]}"
+        return fresh_prefix()
 
     def url(self, prefix: str | None = None) -> str:
         return f"s3://{self.bucket}/{prefix or self.fresh()}"
@@ -43,6 +57,87 @@ def s3_server():
         pytest.skip(f"no S3 test server: {exc}")
     create_bucket(server.url, BUCKET)
     yield S3(server.url)
+    server.stop()
+
+
+class GCS:
+    """The running GCS server: ``url(prefix)`` gives a fresh location, ``fsspec_options`` the
+    storage_options gcsfs needs."""
+
+    def __init__(self, endpoint: str) -> None:
+        self.endpoint = endpoint
+        self.bucket = BUCKET
+        self.fsspec_options = {"endpoint_url": endpoint, "token": "anon"}
+
+    def url(self, prefix: str | None = None) -> str:
+        return f"gs://{self.bucket}/{prefix or fresh_prefix()}"
+
+
+# the emulator, answering suffix ranges (``bytes=-N``: the last N bytes) as GCS does; it
+# would answer them with the whole object
+_GCS_EMULATOR = """\
+import sys
+from gcp_storage_emulator import __main__ as main
+from gcp_storage_emulator.handlers import objects
+
+stock = objects.download
+
+
+def download(request, response, storage, *args, **kwargs):
+    rng = (request.get_header("range", None) or "").strip()
+    if rng.startswith("bytes=-") and rng[7:].isdigit():
+        try:
+            size = len(storage.get_file(request.params["bucket_name"],
+                                        request.params["object_id"]))
+        except Exception:
+            size = 0
+        if size:
+            start = max(size - int(rng[7:]), 0)
+            headers = request._request_handler.headers
+            del headers["Range"]
+            headers["Range"] = f"bytes={start}-{size - 1}"
+    return stock(request, response, storage, *args, **kwargs)
+
+
+objects.download = download
+from gcp_storage_emulator import server
+server.HANDLERS = tuple((p, {m: download if f is stock else f for m, f in h.items()})
+                        for p, h in server.HANDLERS)
+sys.exit(main.main())
+"""
+
+
+def start_gcs() -> Server:
+    """gcp-storage-emulator (its JSON API, which gcsfs speaks) in its own process, keeping
+    objects in memory, with the test bucket."""
+    if importlib.util.find_spec("gcp_storage_emulator") is None:
+        raise ServerUnavailable("gcp-storage-emulator is not installed "
+                                "(pip install gcp-storage-emulator)")
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="zarrx-gcs-")
+    log = os.path.join(workdir, "server.log")
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _GCS_EMULATOR, "start", "--host", "127.0.0.1",
+             "--port", str(port), "--in-memory", "--default-bucket", BUCKET, "-q"],
+            stdout=out, stderr=subprocess.STDOUT, cwd=workdir)
+    server = Server(f"http://127.0.0.1:{port}", proc, workdir, log)
+    try:
+        _wait(server.url + "/", proc, log, "gcp-storage-emulator")
+    except ServerUnavailable:
+        server.stop()
+        raise
+    return server
+
+
+@pytest.fixture(scope="session")
+def gcs_server():
+    pytest.importorskip("gcsfs", reason="gcsfs is not installed (pip install gcsfs)")
+    try:
+        server = start_gcs()
+    except ServerUnavailable as exc:
+        pytest.skip(f"no GCS test server: {exc}")
+    yield GCS(server.url)
     server.stop()
 
 

@@ -11,8 +11,8 @@ import pytest
 from zarrx.bench.proxy import Fault
 from zarrx.bench.servers import free_port
 from zarrx.errors import (ConflictError, RemoteAccessError, RemoteConnectionError,
-                          RemoteNotFoundError, RemoteServerError, RemoteThrottledError,
-                          RemoteTimeoutError, StoreError)
+                          RemoteError, RemoteNotFoundError, RemoteServerError,
+                          RemoteThrottledError, RemoteTimeoutError, StoreError)
 from zarrx.store import ByteRange
 
 pytest.importorskip("obstore", reason="obstore is not installed (pip install 'zarrx[remote]')")
@@ -252,3 +252,13 @@ def test_a_retry_after_shorter_than_the_backoff_is_waited_as_sent(make, proxy, m
         assert pauses == [0.0, 0.0]
     else:
         assert len(pauses) == 2 and 0.5 <= pauses[0] <= 1.0 and 1.0 <= pauses[1] <= 2.0
+
+
+def test_unconditional_write_refused_is_not_called_conditional(make, proxy):
+    """A server that does not implement an upload (HTTP 501 to a plain PUT, or to the requests
+    of a multipart upload) is a failed write, not a missing conditional write."""
+    store = make(conditional_writes=False)
+    proxy.faults.append(Fault(status=501, times=99, match=lambda m, p: m in ("PUT", "POST")))
+    with pytest.raises(RemoteError) as info:
+        store.set("k", b"value")
+    assert str(info.value) == f"{store!r}: cannot write 'k' ({store._url('k')}): HTTP 501"

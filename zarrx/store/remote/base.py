@@ -195,8 +195,8 @@ class RemoteStore(RemoteReads, Store):
         what = f"HTTP {fail.status}" if fail.status else fail.kind
         if fail.kind in ("bad_response", "config", "invalid_path"):   # the detail says it all
             what = fail.detail
-        elif fail.detail:
-            what += f" ({fail.detail})"
+        elif fail.detail and fail.detail != str(fail.status):
+            what += f" ({fail.detail})"     # botocore names an error without a code by status
         if attempts > 1:
             what += f" after {attempts} attempts"
         msg = f"{self!r}: cannot {action} {key!r} ({self._url(key)}): {what}"
@@ -349,8 +349,10 @@ class RemoteStore(RemoteReads, Store):
             self._forget(key)
             if fail.kind in ("precondition", "exists", "missing"):
                 raise
-            if fail.kind == "unsupported":
+            if fail.kind == "unsupported" and mode is not None:
                 raise self._unsupported("conditionally write", key, fail) from None
+            # a server that does not implement a plain upload (HTTP 501 to a PUT, or to the
+            # requests of a multipart upload) failed the write: no condition was sent
             raise self._error("write", key, fail) from None
         self.bytes_written += len(data)
         if etag is None:

@@ -12,7 +12,8 @@ Generations and conditions depend on the filesystem:
 - **any other filesystem**: the ETag from ``info()`` when it has one, else its size and
   modification time, asked after every read (one more request on a remote filesystem: prefer
   ObjectStore there). A conditioned read compares it after reading (it detects a replace that
-  finished before the check, not one undone in between), and conditional writes
+  finished before the check, not one undone in between; bytes whose length does not fit the
+  version asked after them were raced by a replace, and are read again), and conditional writes
   are not offered (``supports_conditional_writes`` is False: ``set_if`` raises StoreError and
   read-modify-write falls back to in-process locking, as for every such store).
 """
@@ -45,6 +46,7 @@ __all__ = ["FsspecStore"]
 T = TypeVar("T")
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
+_REREADS = 8             # reads of an object that keeps changing before a failed condition
 
 
 def _fsspec():  # type: ignore[no-untyped-def]
@@ -247,27 +249,38 @@ class FsspecStore(RemoteStore):
                                                     on_meta))
         path = self._full(key)
         a = -suffix if suffix is not None else start
-        if self._async:
-            ranged = self._http and (a or stop is not None) and \
-                type(self.fs).__name__ == "HTTPFileSystem"
-            data = await self._bounded(self._http_range(path, a or 0, stop) if ranged
-                                       else self.fs._cat_file(path, start=a, end=stop))
-            etag, size = await self._head(key)   # the version, checked after reading
-        else:
-            # read and version in one call on the filesystem's thread: no write of this
-            # process comes between them
-            def read() -> tuple[bytes, tuple[str, int]]:
-                return self.fs.cat_file(path, start=a, end=stop), self._head_sync(path)
+        rng = ByteRange(suffix=suffix) if suffix is not None else \
+            ByteRange(offset=a or 0, length=None if stop is None else stop - (a or 0))
+        seen = None
+        for _ in range(_REREADS):
+            if self._async:
+                ranged = self._http and (a or stop is not None) and \
+                    type(self.fs).__name__ == "HTTPFileSystem"
+                data = await self._bounded(self._http_range(path, a or 0, stop) if ranged
+                                           else self.fs._cat_file(path, start=a, end=stop))
+                etag, size = await self._head(key)   # the version, checked after reading
+            else:
+                # read and version in one call on the filesystem's thread: no write of this
+                # process comes between them
+                def read() -> tuple[bytes, tuple[str, int]]:
+                    return self.fs.cat_file(path, start=a, end=stop), self._head_sync(path)
 
-            data, (etag, size) = await self._blocking(read)
-        if if_match is not None and etag != if_match:
-            raise Failure("precondition", 412)
+                data, (etag, size) = await self._blocking(read)
+            if if_match is not None and etag != if_match:
+                raise Failure("precondition", 412)
+            begin, end = rng.resolve(size)
+            if len(data) == end - begin or (a or stop is not None) and len(data) == size \
+                    or seen == (etag, size):
+                break          # the bytes fit the version, or a server that sends others
+            # bytes of another length than the version asked after them says: the object was
+            # replaced in between, and that version is not the bytes'; read again
+            seen = (etag, size)
+        else:
+            raise Failure("precondition", None,
+                          f"the object changed during each of {_REREADS} reads")
         if (a or stop is not None) and len(data) == size:
             # the whole object for a range: a server that ignores ranges (fsspec's HTTP
             # filesystem passes its answer on as it came); cut the range here
-            rng = ByteRange(suffix=suffix) if suffix is not None else \
-                ByteRange(offset=a or 0, length=None if stop is None else stop - (a or 0))
-            begin, end = rng.resolve(size)
             return Got(memoryview(data)[begin:end], etag, size, begin)
         begin = size - len(data) if suffix is not None else min(a or 0, size)
         return Got(data, etag, size, begin)

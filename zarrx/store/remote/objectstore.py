@@ -389,12 +389,12 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     client.setdefault("timeout", f"{opts.timeout}s")
     client.setdefault("connect_timeout", f"{opts.connect_timeout}s")
     scheme = scheme_of(url)
-    endpoint = so.get("endpoint") or so.get("aws_endpoint") or so.get("endpoint_url") or ""
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
+    named, endpoint = _endpoint_option(so)
     if endpoint and (problem := endpoint_problem(endpoint)) is not None:
         # obstore would only fail (or panic) at the first request
-        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options endpoint: {problem}")
+        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {named}: {problem}")
     if scheme in ("s3", "s3a") and not endpoint:
         # obstore reads the endpoint from the environment too, but the client options given
         # here replace those it would read there (AWS_ALLOW_HTTP among them)
@@ -445,6 +445,21 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
+
+
+#: obstore's keys for the address of the server (S3's endpoint, GCS's base URL, Azure's
+#: endpoint), any case
+_ENDPOINT_KEYS = ("endpoint", "aws_endpoint", "aws_endpoint_url", "base_url", "google_base_url",
+                  "azure_storage_endpoint", "azure_endpoint")
+
+
+def _endpoint_option(so: dict) -> tuple[str, Any]:
+    """The storage option that names the server's address, and its value (``""`` for none):
+    an ``http://`` one is allowed without TLS, and each is checked when the store is made."""
+    for k, v in so.items():
+        if isinstance(k, str) and k.lower() in _ENDPOINT_KEYS and v:
+            return ("endpoint" if k.lower().startswith(("endpoint", "aws_")) else k), v
+    return "endpoint", ""
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
