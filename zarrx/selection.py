@@ -17,6 +17,7 @@ from zarrx import _indexing
 from zarrx.errors import (BoundsCheckError, IndexingError, IndexingTypeError,
                           IndexingValueError, VindexInvalidSelectionError)
 from zarrx.metadata._util import short
+from zarrx.metadata.grid import MAX_NDIM
 
 __all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
            "parse_block", "parse_mask", "is_int", "positions"]
@@ -184,6 +185,10 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
                                 f"have the array's full shape {shape} and stand alone")
         items.append(_parse_axis(s, shape[ax], ax, "basic"))
         ax += 1
+    out_ndim = sum(1 for it in items if it[0] != "int")
+    if out_ndim > MAX_NDIM:
+        raise IndexingError(f"basic selection: the result would have {out_ndim} dimensions, "
+                            f"more than numpy's {MAX_NDIM}")
     arrays = [i for i, it in enumerate(items) if it[0] == "array"]
     if len(arrays) > 1:
         raise IndexingError(f"basic selection with {len(arrays)} index arrays is ambiguous; {_USE}")
