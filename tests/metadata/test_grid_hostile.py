@@ -81,3 +81,24 @@ def _expand(items: list) -> list[int]:
     for item in items:
         out += [item[0]] * item[1] if isinstance(item, list) else [item]
     return out
+
+
+@pytest.mark.parametrize("runs, shape, found", [
+    ([[1 << 61, 2]], [1 << 62], 1 << 64),              # was accepted: chunks of 2**64 bytes
+    ([4, [1 << 61, 1]], [5], 1 << 64),                 # the longest edge holding elements
+], ids=["run", "edge"])
+def test_a_rectilinear_chunk_of_more_than_2_to_the_63_bytes_is_refused_as_a_regular_one(
+        runs, shape, found):
+    doc = json.loads(rectilinear_doc(1, runs, shape))
+    doc["data_type"] = "int64"
+    with pytest.raises(zarrx.errors.MetadataError) as info:
+        zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
+    assert str(info.value) == ("zarr.json chunk_grid: expected a chunk of at most 2**63-1 bytes, "
+                               f"found {found} bytes")
+
+
+def test_rectilinear_edges_beyond_the_array_do_not_count_towards_its_largest_chunk():
+    doc = json.loads(rectilinear_doc(1, [4, [1 << 61, 1]], [4]))
+    doc["data_type"] = "int64"
+    a = zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
+    assert a[...].tolist() == [7, 7, 7, 7]
