@@ -2,10 +2,11 @@
 each is refused with a ZarrError naming what was found and what was expected."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import IndexingError
+from zarrx.errors import ArgumentError, IndexingError
 from zarrx.storage import MemoryStore
 
 
@@ -28,3 +29,49 @@ def test_a_basic_selection_of_64_dimensions_still_reads_and_writes():
     assert a[(None,) * 62].shape == (1,) * 62 + (6, 4)
     a[(0,) + (None,) * 63] = 5              # an integer takes away the axis it indexes
     assert a[0].tolist() == [5, 5, 5, 5] and a[1].tolist() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_resizing_to_more_than_2_to_the_63_elements_is_an_argument_error(fmt):
+    # the shape was written into the metadata, whose check blamed the document: "zarr.json
+    # shape: expected a shape whose product fits in 64 bits"
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(4, 4), chunks=(2, 2), dtype="u1", zarr_format=fmt)
+    with pytest.raises(ArgumentError) as info:
+        a.resize((2**62, 2))
+    assert str(info.value) == ("/: resize expected a shape of at most 2**63-1 elements, found "
+                               f"({2**62}, 2)")
+    assert a.shape == zarrx.open_array(store, mode="r").shape == (4, 4)
+    a.resize((2**63 - 1, 1))
+    assert a.shape == (2**63 - 1, 1)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_appending_past_2_to_the_63_elements_is_an_argument_error(fmt):
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(2**63 - 2,), chunks=(1000,), dtype="u1",
+                           zarr_format=fmt)
+    with pytest.raises(ArgumentError) as info:
+        a.append(np.zeros(5, "u1"))
+    assert str(info.value) == (f"/: append: the array would grow to shape ({2**63 + 3},), "
+                               "expected at most 2**63-1 along each axis and in all")
+    assert a.shape == zarrx.open_array(store, mode="r").shape == (2**63 - 2,)
+    a.append(np.full(1, 9, "u1"))
+    assert a[-1] == 9 and a.shape == (2**63 - 1,)
+
+
+@pytest.mark.parametrize("fmt, shards", [(2, None), (3, None), (3, (2000,))],
+                         ids=["v2", "v3", "v3-sharded"])
+def test_growing_and_shrinking_within_a_chunk_of_the_2_to_the_63_limit(fmt, shards):
+    # the last chunk reaches past 2**63-1: the views writing it (and clearing what a shrink
+    # leaves outside) raised OverflowError
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(2**63 - 3,), chunks=(1000,), shards=shards,
+                           dtype="u1", zarr_format=fmt)
+    a[-2] = 4
+    assert a.append(np.array([5, 6], "u1")) == (2**63 - 1,)
+    assert a[-4:].tolist() == [4, 0, 5, 6]
+    a.resize((2**63 - 2,))
+    assert zarrx.open_array(store, mode="r").shape == (2**63 - 2,)
+    a.resize((2**63 - 1,))
+    assert a[-4:].tolist() == [4, 0, 5, 0]
