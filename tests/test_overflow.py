@@ -75,3 +75,31 @@ def test_growing_and_shrinking_within_a_chunk_of_the_2_to_the_63_limit(fmt, shar
     assert zarrx.open_array(store, mode="r").shape == (2**63 - 2,)
     a.resize((2**63 - 1,))
     assert a[-4:].tolist() == [4, 0, 5, 0]
+
+
+HUGE_OBJECTS = ("array '/': axis 0 has 4611686018427388 stored objects; at most 4194304 are "
+                "listed per axis to lay out dask blocks")
+
+
+def test_a_dask_array_over_more_stored_objects_than_can_be_listed_is_refused():
+    pytest.importorskip("dask.array")
+    from zarrx.errors import SelectionSizeError
+    a = zarrx.create_array(MemoryStore(), shape=(2**62,), chunks=(1000,), dtype="u1",
+                           fill_value=1)
+    with pytest.raises(SelectionSizeError) as info:        # was a bare MemoryError
+        a.to_dask()
+    assert str(info.value) == HUGE_OBJECTS and isinstance(info.value, MemoryError)
+    # given blocks, the stored objects are not listed
+    x = a.to_dask(chunks=(2**61,))
+    assert x.numblocks == (2,) and a[-3:].tolist() == [1, 1, 1]
+
+
+def test_xarray_opens_an_array_of_more_stored_objects_than_can_be_listed(tmp_path):
+    xr = pytest.importorskip("xarray")
+    from zarrx.store import LocalStore
+    g = zarrx.open_group(LocalStore(str(tmp_path / "x.zarr")), mode="w")
+    g.create_array("v", shape=(2**62,), chunks=(1000,), dtype="u1", fill_value=1,
+                   dimension_names=["x"])
+    ds = xr.open_dataset(tmp_path / "x.zarr", engine="zarrx", chunks=None)   # was MemoryError
+    assert ds["v"].encoding["preferred_chunks"] == {"x": 1000}
+    assert ds["v"][-3:].values.tolist() == [1, 1, 1]
