@@ -103,3 +103,13 @@ def test_xarray_opens_an_array_of_more_stored_objects_than_can_be_listed(tmp_pat
     ds = xr.open_dataset(tmp_path / "x.zarr", engine="zarrx", chunks=None)   # was MemoryError
     assert ds["v"].encoding["preferred_chunks"] == {"x": 1000}
     assert ds["v"][-3:].values.tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("shape", [(2**63,), (2**21, 2**21, 2**21), (2**63, 0)])
+def test_a_shape_argument_past_2_to_the_63_is_an_argument_error(shape):
+    # was a MetadataError about "array metadata shape"
+    with pytest.raises(ArgumentError) as info:
+        zarrx.create_array(MemoryStore(), shape=shape, dtype="u1")
+    assert str(info.value) == ("shape: expected at most 2**63-1 elements and along each axis, "
+                               f"found {shape!r}")
+    assert zarrx.create_array(MemoryStore(), shape=(2**63 - 1, 0), dtype="u1").size == 0
