@@ -2,12 +2,20 @@
 each is refused with a ZarrError naming what was found and what was expected."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import zarrx
 from zarrx.errors import ArgumentError, IndexingError
 from zarrx.storage import MemoryStore
+
+ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 
 
 @pytest.mark.parametrize("nones, ndim", [(63, 65), (100, 102)])
@@ -113,3 +121,42 @@ def test_a_shape_argument_past_2_to_the_63_is_an_argument_error(shape):
     assert str(info.value) == ("shape: expected at most 2**63-1 elements and along each axis, "
                                f"found {shape!r}")
     assert zarrx.create_array(MemoryStore(), shape=(2**63 - 1, 0), dtype="u1").size == 0
+
+
+# run under an address-space limit of what the interpreter has mapped plus 512 MiB, so that an
+# index array converted whole (8 TiB here) fails to allocate instead of exhausting the machine
+HUGE_INDEX_CHILD = textwrap.dedent("""
+    import resource
+    import numpy as np
+    import zarrx
+    from zarrx.errors import SelectionSizeError
+    from zarrx.storage import MemoryStore
+
+    a = zarrx.create_array(MemoryStore(), shape=(10, 10), chunks=(5, 5), dtype="u1")
+    big = np.broadcast_to(np.int64(0), (2**40,))
+    row, col = np.arange(2**20)[:, None], np.arange(2**20) % 10
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    for select in (lambda: a.vindex[big, big], lambda: a.oindex[big, 0], lambda: a[big],
+                   lambda: a.vindex[row % 10, col],
+                   lambda: a.vindex.__setitem__((big, big), 1)):
+        try:
+            select()
+        except SelectionSizeError as exc:       # was numpy's MemoryError
+            print(exc)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_index_arrays_of_more_positions_than_memory_holds_are_selection_size_errors():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", HUGE_INDEX_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    message = ("index array on axis 0: 1099511627776 positions (8796093022208 bytes as int64) "
+               "do not fit in memory; select less at a time")
+    assert proc.stdout.splitlines() == [message] * 5

@@ -15,7 +15,7 @@ import numpy as np
 
 from zarrx import _indexing
 from zarrx.errors import (BoundsCheckError, IndexingError, IndexingTypeError,
-                          IndexingValueError, VindexInvalidSelectionError)
+                          IndexingValueError, SelectionSizeError, VindexInvalidSelectionError)
 from zarrx.metadata._util import short
 from zarrx.metadata.grid import MAX_NDIM
 
@@ -68,7 +68,12 @@ def positions(arr: Any, size: int, axis: int) -> np.ndarray:
             and (big := src.reshape(-1) > _INT64_MAX).any():    # would wrap to negatives
         raise BoundsCheckError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
                                f"axis {axis} with size {size}")
-    a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
+    try:
+        a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
+    except (MemoryError, ValueError):      # numpy: ValueError when past 2**63-1 bytes
+        raise SelectionSizeError(f"index array on axis {axis}: {src.size} positions "
+                                 f"({src.size * 8} bytes as int64) do not fit in memory; "
+                                 f"select less at a time") from None
     bad = _indexing.wrap_positions(a, size)
     if bad >= 0:
         raise BoundsCheckError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
