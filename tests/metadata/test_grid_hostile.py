@@ -102,3 +102,16 @@ def test_rectilinear_edges_beyond_the_array_do_not_count_towards_its_largest_chu
     doc["data_type"] = "int64"
     a = zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
     assert a[...].tolist() == [7, 7, 7, 7]
+
+
+@pytest.mark.parametrize("runs", [[4, [1 << 62, 2]], [4, (1 << 63) - 5]], ids=["past", "at"])
+def test_rectilinear_edges_summing_past_2_to_the_63_read_and_write(runs):
+    # the chunk boundaries were summed in int64: the last wrapped negative and every read,
+    # write or nchunks raised "expected lengths summing to at least the axis size ..., found
+    # sum -9223372036854775804"
+    store = MemoryStore({"zarr.json": rectilinear_doc(1, runs, [(1 << 63) - 1])})
+    a = zarrx.open_array(store, mode="r+")
+    assert a.nchunks == len(_expand(runs))
+    a[1:3] = [5, 6]
+    assert a[:5].tolist() == [7, 5, 6, 7, 7] and a[-1] == 7 and a[-3:].tolist() == [7, 7, 7]
+    assert a.vindex[[2, -1]].tolist() == [6, 7] and a[:: 1 << 62].tolist() == [7, 7]
