@@ -169,3 +169,44 @@ def test_a_part_read_of_an_inner_chunk_of_the_wrong_size_is_an_error(tmp_path, m
         assert str(info.value) == ("array '/' shard 'c/0' inner chunk 'c/0': expected 32 bytes "
                                    "for a chunk of shape (32,) and data type uint8, found 16")
     assert z[40:42].tolist() == [40, 41]
+
+
+# a stored 4 GiB chunk one byte short, read under the same address-space limit
+SHORT_CHILD = textwrap.dedent("""
+    import os, resource, sys
+    import zarrx
+    from zarrx.errors import CodecError
+    from zarrx.store import LocalStore
+
+    root = sys.argv[1]
+    z = zarrx.create_array(LocalStore(root), shape=(1 << 32,), chunks=(1 << 32,), dtype="u1",
+                           compressors=None)
+    os.makedirs(os.path.join(root, "c"), exist_ok=True)
+    with open(os.path.join(root, "c", "0"), "wb") as f:
+        f.truncate((1 << 32) - 1)
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    for read in (lambda: z[5], lambda: z[3:8], lambda: z[-2:], lambda: z.oindex[[4, 5]]):
+        try:
+            read()
+        except CodecError as exc:
+            print(exc)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_a_part_read_of_a_huge_chunk_of_a_known_wrong_size_refuses_it_without_reading_it(
+        tmp_path) -> None:
+    # the chunk was read whole to have its size refused: a StoreError that 4 GiB do not fit
+    # in memory instead of the chunk's size
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", SHORT_CHILD, str(tmp_path / "a")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "array '/' chunk 'c/0': expected 4294967296 bytes for a chunk of shape (4294967296,) "
+        "and data type uint8, found 4294967295"] * 4

@@ -26,6 +26,12 @@ from zarrx.store.base import Store
 __all__ = ["Array"]
 
 
+def _chunk_end(n: int, step: int) -> int:
+    """The end of the last chunk of an axis of length ``n`` and chunks of ``step``, at most
+    2**63-1: no shape reaches further, so nothing is stored beyond it."""
+    return min(-(-n // step) * step, 2**63 - 1) if step else n
+
+
 class Array(Node):
     """An N-dimensional chunked array in a store. Index it like numpy."""
 
@@ -461,7 +467,7 @@ class Array(Node):
         outside are removed from it, and a chunk left all fill is deleted (the clearing never
         stores a chunk of only fill values)."""
         step = meta.chunk_grid.chunk_shape            # type: ignore[attr-defined]
-        whole = tuple(-(-n // s) * s if s else n for n, s in zip(meta.shape, step))
+        whole = tuple(_chunk_end(n, s) for n, s in zip(meta.shape, step))
         view = Array(self._store, self._path, dataclasses.replace(meta, shape=whole),
                      read_only=self._read_only, write_empty_chunks=False)
         fill = chunk_io.fill_scalar(meta)
@@ -502,6 +508,9 @@ class Array(Node):
             raise ArgumentError(f"{self.name}: resize of a rectilinear chunk grid is not "
                                 f"supported")
         new = tuple(int(n) for n in new)
+        if math.prod(new) >= 2**63:
+            raise ArgumentError(f"{self.name}: resize expected a shape of at most 2**63-1 "
+                                f"elements, found {new!r}")
         with self._meta_lock:
             self._change_shape(lambda current: new)
 
@@ -531,7 +540,12 @@ class Array(Node):
                 if i != axis and a != b:
                     raise ArgumentError(f"{self.name}: append: data shape {data.shape} does "
                                         f"not match array shape {shape} on axis {i}")
-            return tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+            new = tuple(s + data.shape[axis] if i == axis else s for i, s in enumerate(shape))
+            if new[axis] >= 2**63 or math.prod(new) >= 2**63:
+                raise ArgumentError(f"{self.name}: append: the array would grow to shape "
+                                    f"{new}, expected at most 2**63-1 along each axis and in "
+                                    f"all")
+            return new
 
         with self._meta_lock:
             old, new = self._change_shape(grown)
@@ -555,7 +569,7 @@ class Array(Node):
         claimed after them."""
         meta = self._meta
         step = meta.chunk_grid.chunk_shape[axis]      # type: ignore[attr-defined]
-        end = -(-meta.shape[axis] // step) * step if step else meta.shape[axis]
+        end = _chunk_end(meta.shape[axis], step)
         shape = tuple(end if i == axis else n for i, n in enumerate(meta.shape))
         return Array(self._store, self._path, dataclasses.replace(meta, shape=shape),
                      read_only=self._read_only, write_empty_chunks=self._write_empty,

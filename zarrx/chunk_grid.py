@@ -16,6 +16,8 @@ from zarrx.errors import IndexingError
 
 __all__ = ["AxisGrid", "ChunkGridIndex", "Grid"]
 
+INT64_MAX = 2**63 - 1
+
 #: a regular chunk shape, or the explicit chunk edge lengths of every axis (rectilinear)
 Grid = Sequence[int] | Sequence[Sequence[int]]
 
@@ -24,7 +26,7 @@ class AxisGrid:
     """Chunk boundaries along one axis of length ``size``: regular (``chunk`` > 0) or explicit
     edge lengths (``edges``, rectilinear)."""
 
-    __slots__ = ("chunk", "nchunks", "offsets", "size")
+    __slots__ = ("chunk", "lens", "nchunks", "offsets", "size")
 
     def __init__(self, size: int, chunk: int | None = None, edges: Sequence[int] | None = None,
                  axis: int = 0) -> None:
@@ -33,7 +35,7 @@ class AxisGrid:
             if not isinstance(chunk, (int, np.integer)) or isinstance(chunk, bool) or chunk < 1:
                 raise IndexingError(f"chunk shape[{axis}]: expected an integer >= 1, found {chunk!r}")
             self.chunk = int(chunk)
-            self.offsets = None
+            self.offsets = self.lens = None
             self.nchunks = -(-size // self.chunk)
         else:
             if hasattr(edges, "covering"):        # run-length edges: only those the axis touches
@@ -41,20 +43,28 @@ class AxisGrid:
             lens = [int(e) for e in edges]
             if any(e < 1 for e in lens):
                 raise IndexingError(f"chunk edges of axis {axis}: expected lengths >= 1, found {edges!r}")
-            offs = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).astype(np.int64)
-            if offs[-1] < size:
+            total = sum(lens)
+            if total < size:
                 raise IndexingError(f"chunk edges of axis {axis}: expected lengths summing to at "
-                                    f"least the axis size {size}, found sum {int(offs[-1])}")
+                                    f"least the axis size {size}, found sum {total}")
+            if total <= INT64_MAX:
+                offs = np.concatenate([[0], np.cumsum(lens, dtype=np.int64)]).astype(np.int64)
+            else:   # the last boundary passes 2**63-1 (the others lie below the axis size):
+                # held at that limit, below which every position lies; lengths are ``lens``
+                offs = np.array([min(o, INT64_MAX) for o in itertools.accumulate([0, *lens])],
+                                dtype=np.int64)
             self.chunk = 0
             self.nchunks = int(np.searchsorted(offs, size, side="left")) if size else 0
-            self.offsets = offs[: max(self.nchunks, 1) + 1].copy()
+            kept = max(self.nchunks, 1)
+            self.lens = lens[:kept]
+            self.offsets = offs[: kept + 1].copy()
 
     def start(self, k: int) -> int:
         return k * self.chunk if self.chunk else int(self.offsets[k])
 
     def stored_len(self, k: int) -> int:
         """Length of chunk ``k``'s array along this axis."""
-        return self.chunk if self.chunk else int(self.offsets[k + 1] - self.offsets[k])
+        return self.chunk if self.chunk else self.lens[k]
 
     def inbound_len(self, k: int) -> int:
         """Cells of chunk ``k`` inside the array along this axis."""
@@ -75,7 +85,7 @@ class AxisGrid:
         """Stored chunk lengths along this axis (a regular grid's border chunk is full size)."""
         if self.chunk:
             return np.full(self.nchunks, self.chunk, dtype=np.int64)
-        return np.diff(self.offsets)[: self.nchunks]  # type: ignore[arg-type]
+        return np.array(self.lens[: self.nchunks], dtype=np.int64)  # type: ignore[index]
 
     def chunk_of(self, pos: int) -> int:
         if self.chunk:

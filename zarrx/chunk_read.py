@@ -43,6 +43,12 @@ def _window(io: ArrayIO, chunk_sel: tuple) -> _Window | None:
     the chunk; None otherwise (the whole chunk is fetched)."""
     chunk = io.chunk_shape
     itemsize = io.dtype.itemsize
+    at = next((i for i, s in enumerate(chunk_sel) if s is Ellipsis), None)
+    if at is not None:              # (box reads select ``(i, ...)``): full slices in its place
+        rest = len(chunk) - len(chunk_sel) + 1   # type: ignore[arg-type]
+        if rest < 0:
+            return None
+        chunk_sel = chunk_sel[:at] + (slice(None),) * rest + chunk_sel[at + 1:]
     if len(chunk_sel) != len(chunk):             # type: ignore[arg-type]
         return None
     lo: list[int] = []
@@ -88,6 +94,15 @@ def _window_view(io: ArrayIO, win: _Window, data: Any, size: int | None) -> np.n
     return np.ndarray(win.shape, dtype=io.dtype, buffer=data, strides=tuple(strides))
 
 
+def _refuse_size(io: ArrayIO, coords: tuple[int, ...], size: int | None) -> None:
+    """Raise the error about the raw chunk at ``coords`` when its stored ``size`` (None:
+    unknown) is known not to be a chunk's: reading it whole to find that out may not fit in
+    memory."""
+    plan = io.plan(io.chunk_shape)                   # type: ignore[arg-type]
+    if size is not None and size != plan.nbytes:
+        raise _located(plan.wrong_size(size), io, coords, io.chunk_shape)  # type: ignore[arg-type]
+
+
 def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool = False) -> None:
     """Fill ``out`` from the chunks of ``projections`` (ChunkProjection objects from
     ``zarrx.indexing``). ``flat``: ``out_sel`` indexes the flattened output (coordinate and
@@ -123,6 +138,7 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 if part is not None:
                     _assign(target, p.out_sel, part, w.sel)
                     continue
+                _refuse_size(io, p.coords, size)
                 data = source.get_chunks([(p.coords, None)])[0]   # read whole, size refused
             if data is None:
                 target[p.out_sel] = io.fill
@@ -238,6 +254,7 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
         part = _window_view(io, w, data, sizes[0])
         if part is not None:
             return part[w.sel]
+        _refuse_size(io, coords_t, sizes[0])
     data = io.source.get_chunks([(coords_t, None)])[0]
     if data is None:
         return np.asarray(io.fill, dtype=io.dtype)[()]

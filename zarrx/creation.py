@@ -324,6 +324,9 @@ def shape_arg(shape: Any) -> tuple[int, ...]:
     if not ints or any(s < 0 for s in out):   # not ints: a TypeError, as in zarr-python
         raise (ArgumentError if ints else ArgumentTypeError)(
             f"shape: expected a tuple of non-negative ints, found {shape!r}")
+    if math.prod(out) >= 2**63 or any(s >= 2**63 for s in out):
+        raise ArgumentError(f"shape: expected at most 2**63-1 elements and along each axis, "
+                            f"found {shape!r}")
     return out
 
 

@@ -132,7 +132,8 @@ class IndexingTypeError(IndexingError, TypeError):
 class SelectionSizeError(IndexingError, MemoryError):
     """A selection touches more chunks than one call reads or writes
     (:data:`zarrx.indexing.MAX_CHUNKS`); the message gives the count per axis. Also a
-    ``MemoryError``, what listing that many chunks would raise."""
+    ``MemoryError``, what listing that many chunks would raise. Also raised for index arrays
+    (as given, or broadcast together) of more positions than memory holds."""
 
 
 class NodeNotFoundError(ZarrError, KeyError, ValueError, FileNotFoundError):

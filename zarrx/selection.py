@@ -15,8 +15,9 @@ import numpy as np
 
 from zarrx import _indexing
 from zarrx.errors import (BoundsCheckError, IndexingError, IndexingTypeError,
-                          IndexingValueError, VindexInvalidSelectionError)
+                          IndexingValueError, SelectionSizeError, VindexInvalidSelectionError)
 from zarrx.metadata._util import short
+from zarrx.metadata.grid import MAX_NDIM
 
 __all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
            "parse_block", "parse_mask", "is_int", "positions"]
@@ -67,7 +68,12 @@ def positions(arr: Any, size: int, axis: int) -> np.ndarray:
             and (big := src.reshape(-1) > _INT64_MAX).any():    # would wrap to negatives
         raise BoundsCheckError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
                                f"axis {axis} with size {size}")
-    a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
+    try:
+        a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
+    except (MemoryError, ValueError):      # numpy: ValueError when past 2**63-1 bytes
+        raise SelectionSizeError(f"index array on axis {axis}: {src.size} positions "
+                                 f"({src.size * 8} bytes as int64) do not fit in memory; "
+                                 f"select less at a time") from None
     bad = _indexing.wrap_positions(a, size)
     if bad >= 0:
         raise BoundsCheckError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
@@ -184,6 +190,10 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
                                 f"have the array's full shape {shape} and stand alone")
         items.append(_parse_axis(s, shape[ax], ax, "basic"))
         ax += 1
+    out_ndim = sum(1 for it in items if it[0] != "int")
+    if out_ndim > MAX_NDIM:
+        raise IndexingError(f"basic selection: the result would have {out_ndim} dimensions, "
+                            f"more than numpy's {MAX_NDIM}")
     arrays = [i for i, it in enumerate(items) if it[0] == "array"]
     if len(arrays) > 1:
         raise IndexingError(f"basic selection with {len(arrays)} index arrays is ambiguous; {_USE}")

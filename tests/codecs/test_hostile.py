@@ -165,6 +165,15 @@ CASES = {
                        f"found {len(valid('blosc')) + 3}"),
     "blosc-short-header": ("blosc", lambda: valid("blosc")[:10],
                            f"{AT}blosc: input of 10 bytes is shorter than the 16-byte header"),
+    # sizes of 2**31 and up were sign-extended to 64 bits in the message (c-blosc's reading)
+    "blosc-header-nbytes-2^32-1": ("blosc", lambda: patch(valid("blosc"), 4,
+                                                          struct.pack("<I", 2**32 - 1)),
+                                   f"{AT}blosc header claims 4294967295 decoded bytes, "
+                                   "expected 512"),
+    "blosc-header-cbytes-2^31": ("blosc", lambda: patch(valid("blosc"), 12,
+                                                        struct.pack("<I", 2**31)),
+                                 f"{AT}blosc header claims 2147483648 compressed bytes, "
+                                 f"found {len(valid('blosc'))}"),
     "blosc-bomb-header": ("blosc", lambda: blosc_header(2**31 - 17, 16),
                           f"{AT}blosc header claims 2147483631 decoded bytes, expected 512"),
     # regression (fuzz/corpus/fuzz_codecs/regression-blosc-unknown-format): a compressor format

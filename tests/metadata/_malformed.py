@@ -236,6 +236,8 @@ CASES: list[tuple[str, str, Any]] = [
     ("v2-dtype-no-byte-order", "v2", v2(dtype="f4")),
     ("v2-dtype-zero-length", "v2", v2(dtype="|S0")),
     ("v2-dtype-time-unit", "v2", v2(dtype="<M8[fortnight]")),
+    ("v2-dtype-time-multiplier-zero", "v2", v2(dtype="<M8[0s]")),
+    ("v2-dtype-time-multiplier-huge", "v2", v2(dtype="<m8[2147483648s]")),
     ("v2-structured-object-field", "v2", v2(dtype=[["a", "<i4"], ["b", "|O"]], fill_value=None)),
     ("v2-structured-bad-field", "v2", v2(dtype=[["a"]], fill_value=None)),
     ("v2-order", "v2", v2(order="K")),

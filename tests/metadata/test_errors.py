@@ -267,6 +267,10 @@ EXPECTED = {
         "a/.zarray dtype: expected a positive length, found '|S0'",
     'v2-dtype-time-unit':
         "a/.zarray dtype: expected a time unit among Y, M, W, D, h, m, s, ms, us, μs, ns, ps, fs, as, found '<M8[fortnight]'",
+    'v2-dtype-time-multiplier-zero':      # numpy's datetime64[0s] fails to print or convert
+        "a/.zarray dtype: expected a time unit multiplier in [1, 2147483647], found '<M8[0s]'",
+    'v2-dtype-time-multiplier-huge':
+        "a/.zarray dtype: expected a time unit multiplier in [1, 2147483647], found '<m8[2147483648s]'",
     'v2-structured-object-field':
         "a/.zarray dtype[1][1]: expected a fixed-size field type, found '|O'",
     'v2-structured-bad-field':

@@ -81,3 +81,37 @@ def _expand(items: list) -> list[int]:
     for item in items:
         out += [item[0]] * item[1] if isinstance(item, list) else [item]
     return out
+
+
+@pytest.mark.parametrize("runs, shape, found", [
+    ([[1 << 61, 2]], [1 << 62], 1 << 64),              # was accepted: chunks of 2**64 bytes
+    ([4, [1 << 61, 1]], [5], 1 << 64),                 # the longest edge holding elements
+], ids=["run", "edge"])
+def test_a_rectilinear_chunk_of_more_than_2_to_the_63_bytes_is_refused_as_a_regular_one(
+        runs, shape, found):
+    doc = json.loads(rectilinear_doc(1, runs, shape))
+    doc["data_type"] = "int64"
+    with pytest.raises(zarrx.errors.MetadataError) as info:
+        zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
+    assert str(info.value) == ("zarr.json chunk_grid: expected a chunk of at most 2**63-1 bytes, "
+                               f"found {found} bytes")
+
+
+def test_rectilinear_edges_beyond_the_array_do_not_count_towards_its_largest_chunk():
+    doc = json.loads(rectilinear_doc(1, [4, [1 << 61, 1]], [4]))
+    doc["data_type"] = "int64"
+    a = zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
+    assert a[...].tolist() == [7, 7, 7, 7]
+
+
+@pytest.mark.parametrize("runs", [[4, [1 << 62, 2]], [4, (1 << 63) - 5]], ids=["past", "at"])
+def test_rectilinear_edges_summing_past_2_to_the_63_read_and_write(runs):
+    # the chunk boundaries were summed in int64: the last wrapped negative and every read,
+    # write or nchunks raised "expected lengths summing to at least the axis size ..., found
+    # sum -9223372036854775804"
+    store = MemoryStore({"zarr.json": rectilinear_doc(1, runs, [(1 << 63) - 1])})
+    a = zarrx.open_array(store, mode="r+")
+    assert a.nchunks == len(_expand(runs))
+    a[1:3] = [5, 6]
+    assert a[:5].tolist() == [7, 5, 6, 7, 7] and a[-1] == 7 and a[-3:].tolist() == [7, 7, 7]
+    assert a.vindex[[2, -1]].tolist() == [6, 7] and a[:: 1 << 62].tolist() == [7, 7]

@@ -19,7 +19,7 @@ from zarrx._clib.blosc cimport (
     BLOSC_DOBITSHUFFLE, BLOSC_DOSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD,
     BLOSC_MEMCPYED, BLOSC_MIN_HEADER_LENGTH, BLOSC_VERSION_FORMAT, BLOSC_VERSION_STRING,
     blosc_compname_to_compcode,
-    blosc_compress_ctx, blosc_cbuffer_complib, blosc_cbuffer_metainfo, blosc_cbuffer_sizes,
+    blosc_compress_ctx, blosc_cbuffer_complib, blosc_cbuffer_metainfo,
     blosc_cbuffer_validate, blosc_cbuffer_versions, blosc_decompress_ctx,
 )
 
@@ -202,9 +202,10 @@ def header(const uint8_t[::1] src):
     if n < <size_t>BLOSC_MIN_HEADER_LENGTH:
         raise KernelStatus(ZX_SHORT, n, BLOSC_MIN_HEADER_LENGTH)
     cdef const uint8_t* sp = &src[0]
-    cdef size_t nbytes = 0, cbytes = 0, blocksize = 0, typesize = 0
+    cdef size_t typesize = 0
     cdef int flags = 0, version = 0, versionlz = 0
-    blosc_cbuffer_sizes(sp, &nbytes, &cbytes, &blocksize)
+    # the sizes as stored, as _check_header reads them (blosc_cbuffer_sizes sign-extends)
+    cdef size_t nbytes = _le32(sp + 4), blocksize = _le32(sp + 8), cbytes = _le32(sp + 12)
     blosc_cbuffer_metainfo(sp, &typesize, &flags)
     blosc_cbuffer_versions(sp, &version, &versionlz)
     cdef int fmt = (sp[2] >> 5) & 0x7

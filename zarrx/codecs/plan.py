@@ -302,9 +302,7 @@ class CodecPipeline:
                 st = self.b2b[0]
                 buf = as_u8(st.codec.decode(buf, st.size, self._limit(st)))
             if buf.nbytes != self.nbytes:
-                raise CodecError(f"expected {self.nbytes} bytes for a chunk of shape "
-                                 f"{self.chunk_shape} and data type {self.dtype}, "
-                                 f"found {buf.nbytes}")
+                raise self.wrong_size(buf.nbytes)
             dst[:] = np.frombuffer(buf, dtype=np.uint8)
         if self.swap:
             out.byteswap(inplace=True)
@@ -315,6 +313,11 @@ class CodecPipeline:
         return self.direct and not self.swap and all(s.codec.view_only for s in self.b2b) \
             and not self.dtype.hasobject
 
+    def wrong_size(self, found: int) -> CodecError:
+        """The error for decoded (raw: stored) bytes of ``found`` bytes, not the chunk's."""
+        return CodecError(f"expected {self.nbytes} bytes for a chunk of shape "
+                          f"{self.chunk_shape} and data type {self.dtype}, found {found}")
+
     def view(self, data: Any, *, key: str = "") -> np.ndarray:
         """A read-only array over a raw plan's stored bytes (checksums verified), no copy;
         ``key``, when given, is set as the ``key`` of any error."""
@@ -323,9 +326,7 @@ class CodecPipeline:
             for st in reversed(self.b2b):
                 buf = st.codec.decode(buf, st.size, self._limit(st))
             if buf.nbytes != self.nbytes:
-                raise CodecError(f"expected {self.nbytes} bytes for a chunk of shape "
-                                 f"{self.chunk_shape} and data type {self.dtype}, found "
-                                 f"{buf.nbytes}")
+                raise self.wrong_size(buf.nbytes)
         except ZarrError as exc:
             exc.at(key=key or None)
             raise

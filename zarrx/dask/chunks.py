@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentError, ZarrError
+from zarrx.errors import ArgumentError, SelectionSizeError, ZarrError
+from zarrx.indexing import MAX_CHUNKS
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid
 
-__all__ = ["TARGET_BYTES", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
+__all__ = ["TARGET_BYTES", "object_shape", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
            "region_offset"]
 
 #: default size of one dask block
@@ -24,12 +25,30 @@ TARGET_BYTES = 128 * 2**20
 Chunks = tuple[tuple[int, ...], ...]
 
 
+def object_shape(meta: ArrayMeta) -> tuple[int, ...]:
+    """The largest stored object (shard, or chunk when unsharded) inside the array along each
+    axis, 1 for an axis of length 0; found without listing the objects of a regular grid."""
+    grid = meta.chunk_grid
+    if isinstance(grid, RectilinearGrid):
+        return tuple(max((b - a for a, b in zip(e, e[1:])), default=0) or 1
+                     for e in object_edges(meta))
+    return tuple(min(int(c), n) or 1 for c, n in zip(grid.chunk_shape,  # type: ignore[attr-defined]
+                                                    meta.shape))
+
+
 def object_edges(meta: ArrayMeta) -> list[list[int]]:
     """Per axis, the boundaries of the stored objects (shards, or chunks when unsharded) that
-    lie inside the array, from 0 to the axis length (both included)."""
+    lie inside the array, from 0 to the axis length (both included). More than
+    :data:`zarrx.indexing.MAX_CHUNKS` objects along an axis are a SelectionSizeError."""
     grid = meta.chunk_grid
     out = []
     for axis, n in enumerate(meta.shape):
+        if not isinstance(grid, RectilinearGrid):    # a rectilinear axis is listed in the metadata
+            count = -(-n // max(int(grid.chunk_shape[axis]), 1))   # type: ignore[attr-defined]
+            if count > MAX_CHUNKS:
+                raise SelectionSizeError(f"axis {axis} has {count} stored objects; at most "
+                                         f"{MAX_CHUNKS} are listed per axis to lay out dask "
+                                         f"blocks")
         if isinstance(grid, RectilinearGrid):
             edges = [0]
             for size in grid.chunk_sizes[axis]:

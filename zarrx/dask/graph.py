@@ -22,7 +22,7 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx.dask.chunks import (aligned_chunks, default_chunks, is_aligned, object_edges,
-                               region_offset)
+                               object_shape, region_offset)
 from zarrx.errors import ArgumentError, ReadOnlyError, ZarrError
 from zarrx.store.memory import MemoryStore
 
@@ -103,10 +103,12 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
 
     meta = arr.metadata
     if chunks is None:
-        blocks = default_chunks(meta)
+        try:
+            blocks = default_chunks(meta)
+        except ZarrError as exc:
+            raise exc.at(array=arr.path) from None
     else:
-        unit = tuple(max(b - a for a, b in zip(e, e[1:])) if len(e) > 1 else 1
-                     for e in object_edges(meta))
+        unit = object_shape(meta)
         try:
             blocks = normalize_chunks(chunks, arr.shape, dtype=arr.dtype, previous_chunks=unit)
         except (ValueError, TypeError, ArithmeticError) as exc:
@@ -219,7 +221,10 @@ def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
     if x.ndim != arr.ndim or tuple(x.shape) != extent:
         raise ArgumentError(f"{where}: the dask array's shape {tuple(x.shape)} does not match the "
                             f"region's shape {extent}")
-    edges = object_edges(arr.metadata)
+    try:
+        edges = object_edges(arr.metadata)
+    except ZarrError as exc:
+        raise exc.at(array=arr.path) from None
     if not is_aligned(x.chunks, edges, offset):
         x = x.rechunk(aligned_chunks(x.chunks, edges, offset))
     token = _tokenize(x.name, store_token(arr.store), arr.path, offset)

@@ -289,6 +289,8 @@ def _parse_typestr(s: str, loc: Loc) -> tuple[np.dtype, str | None]:
         raise loc.error("a positive length", s)
     if m.group(4) is not None and m.group(4) not in TIME_UNITS:
         raise loc.error(f"a time unit among {', '.join(TIME_UNITS)}", s)
+    if m.group(3) and not 1 <= int(m.group(3)) <= 2**31 - 1:   # v3's scale_factor range
+        raise loc.error("a time unit multiplier in [1, 2147483647]", s)
     n = _safe_dtype(code.replace("μs", "us"), loc)
     if n.itemsize > MAX_ITEM_BYTES:
         raise loc.error(f"an item of at most {MAX_ITEM_BYTES} bytes", s)

@@ -194,7 +194,7 @@ def parse_chunk_shape(value: Any, shape: tuple[int, ...], loc: Loc) -> tuple[int
 
 
 def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc) -> None:
-    """The number of chunks and the bytes of one chunk fit in 64 bits."""
+    """The number of chunks and the bytes of the largest chunk fit in 64 bits."""
     if isinstance(grid, RegularGrid):
         n = 1
         for length, c in zip(shape, grid.chunk_shape):
@@ -204,9 +204,13 @@ def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc)
     if n > UINT64_MAX:
         raise loc.found("at most 2**64-1 chunks", f"{n} chunks")
     if isinstance(grid, RegularGrid):
-        nbytes = math.prod(grid.chunk_shape) * max(itemsize, 1)
-        if nbytes > INT64_MAX:
-            raise loc.found("a chunk of at most 2**63-1 bytes", f"{nbytes} bytes")
+        largest = grid.chunk_shape
+    else:           # the longest edge along each axis among the chunks holding elements
+        largest = tuple(max((size for size, _ in chunk_edges(grid, shape, axis).runs()),
+                            default=0) for axis in range(len(shape)))
+    nbytes = math.prod(largest) * max(itemsize, 1)
+    if nbytes > INT64_MAX:
+        raise loc.found("a chunk of at most 2**63-1 bytes", f"{nbytes} bytes")
 
 
 def _axis_edges(value: Any, length: int, loc: Loc) -> AxisEdges:

@@ -21,7 +21,7 @@ from xarray.core import indexing
 
 from zarrx.api import open_group
 from zarrx.array import Array
-from zarrx.dask.chunks import object_edges
+from zarrx.dask.chunks import object_shape
 from zarrx.errors import ArgumentTypeError, MetadataError, NodeMismatchError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
@@ -188,12 +188,6 @@ def _codec_dict(codec: Any) -> dict:
         return {"name": codec.name, "configuration": dict(codec.configuration)} \
             if codec.configuration else {"name": codec.name}
     return codec.to_dict()
-
-
-def object_shape(meta: ArrayMeta) -> tuple[int, ...]:
-    """The shape of one stored object (shard, or chunk when unsharded)."""
-    return tuple(max((b - a for a, b in zip(e, e[1:])), default=0) or 1
-                 for e in object_edges(meta))
 
 
 class ZarrxDataStore(AbstractDataStore):

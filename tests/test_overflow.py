@@ -1,0 +1,162 @@
+"""Sizes, counts and indices at and past the 64-bit limits, from metadata and from arguments:
+each is refused with a ZarrError naming what was found and what was expected."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import ArgumentError, IndexingError
+from zarrx.storage import MemoryStore
+
+ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
+
+
+@pytest.mark.parametrize("nones, ndim", [(63, 65), (100, 102)])
+def test_a_basic_selection_of_more_dimensions_than_numpy_holds_is_an_indexing_error(nones, ndim):
+    # reads said the result "does not fit in memory", writes that a scalar "cannot be
+    # broadcast" to it
+    a = zarrx.create_array(MemoryStore(), shape=(6, 4), chunks=(2, 2), dtype="i4")
+    message = f"basic selection: the result would have {ndim} dimensions, more than numpy's 64"
+    with pytest.raises(IndexingError) as info:
+        a[(None,) * nones]
+    assert str(info.value) == message and isinstance(info.value, IndexError)
+    with pytest.raises(IndexingError) as info:
+        a[(None,) * nones] = 1
+    assert str(info.value) == message
+
+
+def test_a_basic_selection_of_64_dimensions_still_reads_and_writes():
+    a = zarrx.create_array(MemoryStore(), shape=(6, 4), chunks=(2, 2), dtype="i4", fill_value=1)
+    assert a[(None,) * 62].shape == (1,) * 62 + (6, 4)
+    a[(0,) + (None,) * 63] = 5              # an integer takes away the axis it indexes
+    assert a[0].tolist() == [5, 5, 5, 5] and a[1].tolist() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_resizing_to_more_than_2_to_the_63_elements_is_an_argument_error(fmt):
+    # the shape was written into the metadata, whose check blamed the document: "zarr.json
+    # shape: expected a shape whose product fits in 64 bits"
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(4, 4), chunks=(2, 2), dtype="u1", zarr_format=fmt)
+    with pytest.raises(ArgumentError) as info:
+        a.resize((2**62, 2))
+    assert str(info.value) == ("/: resize expected a shape of at most 2**63-1 elements, found "
+                               f"({2**62}, 2)")
+    assert a.shape == zarrx.open_array(store, mode="r").shape == (4, 4)
+    a.resize((2**63 - 1, 1))
+    assert a.shape == (2**63 - 1, 1)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_appending_past_2_to_the_63_elements_is_an_argument_error(fmt):
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(2**63 - 2,), chunks=(1000,), dtype="u1",
+                           zarr_format=fmt)
+    with pytest.raises(ArgumentError) as info:
+        a.append(np.zeros(5, "u1"))
+    assert str(info.value) == (f"/: append: the array would grow to shape ({2**63 + 3},), "
+                               "expected at most 2**63-1 along each axis and in all")
+    assert a.shape == zarrx.open_array(store, mode="r").shape == (2**63 - 2,)
+    a.append(np.full(1, 9, "u1"))
+    assert a[-1] == 9 and a.shape == (2**63 - 1,)
+
+
+@pytest.mark.parametrize("fmt, shards", [(2, None), (3, None), (3, (2000,))],
+                         ids=["v2", "v3", "v3-sharded"])
+def test_growing_and_shrinking_within_a_chunk_of_the_2_to_the_63_limit(fmt, shards):
+    # the last chunk reaches past 2**63-1: the views writing it (and clearing what a shrink
+    # leaves outside) raised OverflowError
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(2**63 - 3,), chunks=(1000,), shards=shards,
+                           dtype="u1", zarr_format=fmt)
+    a[-2] = 4
+    assert a.append(np.array([5, 6], "u1")) == (2**63 - 1,)
+    assert a[-4:].tolist() == [4, 0, 5, 6]
+    a.resize((2**63 - 2,))
+    assert zarrx.open_array(store, mode="r").shape == (2**63 - 2,)
+    a.resize((2**63 - 1,))
+    assert a[-4:].tolist() == [4, 0, 5, 0]
+
+
+HUGE_OBJECTS = ("array '/': axis 0 has 4611686018427388 stored objects; at most 4194304 are "
+                "listed per axis to lay out dask blocks")
+
+
+def test_a_dask_array_over_more_stored_objects_than_can_be_listed_is_refused():
+    pytest.importorskip("dask.array")
+    from zarrx.errors import SelectionSizeError
+    a = zarrx.create_array(MemoryStore(), shape=(2**62,), chunks=(1000,), dtype="u1",
+                           fill_value=1)
+    with pytest.raises(SelectionSizeError) as info:        # was a bare MemoryError
+        a.to_dask()
+    assert str(info.value) == HUGE_OBJECTS and isinstance(info.value, MemoryError)
+    # given blocks, the stored objects are not listed
+    x = a.to_dask(chunks=(2**61,))
+    assert x.numblocks == (2,) and a[-3:].tolist() == [1, 1, 1]
+
+
+def test_xarray_opens_an_array_of_more_stored_objects_than_can_be_listed(tmp_path):
+    xr = pytest.importorskip("xarray")
+    from zarrx.store import LocalStore
+    g = zarrx.open_group(LocalStore(str(tmp_path / "x.zarr")), mode="w")
+    g.create_array("v", shape=(2**62,), chunks=(1000,), dtype="u1", fill_value=1,
+                   dimension_names=["x"])
+    ds = xr.open_dataset(tmp_path / "x.zarr", engine="zarrx", chunks=None)   # was MemoryError
+    assert ds["v"].encoding["preferred_chunks"] == {"x": 1000}
+    assert ds["v"][-3:].values.tolist() == [1, 1, 1]
+
+
+@pytest.mark.parametrize("shape", [(2**63,), (2**21, 2**21, 2**21), (2**63, 0)])
+def test_a_shape_argument_past_2_to_the_63_is_an_argument_error(shape):
+    # was a MetadataError about "array metadata shape"
+    with pytest.raises(ArgumentError) as info:
+        zarrx.create_array(MemoryStore(), shape=shape, dtype="u1")
+    assert str(info.value) == ("shape: expected at most 2**63-1 elements and along each axis, "
+                               f"found {shape!r}")
+    assert zarrx.create_array(MemoryStore(), shape=(2**63 - 1, 0), dtype="u1").size == 0
+
+
+# run under an address-space limit of what the interpreter has mapped plus 512 MiB, so that an
+# index array converted whole (8 TiB here) fails to allocate instead of exhausting the machine
+HUGE_INDEX_CHILD = textwrap.dedent("""
+    import resource
+    import numpy as np
+    import zarrx
+    from zarrx.errors import SelectionSizeError
+    from zarrx.storage import MemoryStore
+
+    a = zarrx.create_array(MemoryStore(), shape=(10, 10), chunks=(5, 5), dtype="u1")
+    big = np.broadcast_to(np.int64(0), (2**40,))
+    row, col = np.arange(2**20)[:, None], np.arange(2**20) % 10
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    for select in (lambda: a.vindex[big, big], lambda: a.oindex[big, 0], lambda: a[big],
+                   lambda: a.vindex[row % 10, col],
+                   lambda: a.vindex.__setitem__((big, big), 1)):
+        try:
+            select()
+        except SelectionSizeError as exc:       # was numpy's MemoryError
+            print(exc)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_index_arrays_of_more_positions_than_memory_holds_are_selection_size_errors():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", HUGE_INDEX_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    message = ("index array on axis 0: 1099511627776 positions (8796093022208 bytes as int64) "
+               "do not fit in memory; select less at a time")
+    assert proc.stdout.splitlines() == [message] * 5
