@@ -79,3 +79,21 @@ def test_rewriting_one_inner_chunk_holds_the_old_shard_and_one_new_copy_at_most(
     assert resident < 100, resident
     assert traced < 100, traced
 
+
+def test_iterating_an_array_holds_one_row_of_chunks_at_a_time(tmp_path):
+    """``for row in z`` reads a row of chunks (16 MiB here) at a time; the row the caller
+    still holds while the next one is read is a copy, so the previous row of chunks is freed
+    (it was held until the next one was read: 32 MiB)."""
+    resident, traced = _peaks(tmp_path, """
+        z = zarrx.create_array(MemoryStore(), shape=(2048, 4096), dtype="f8",
+                               chunks=(512, 512), compressors=None)
+        z[...] = np.arange(2048 * 4096, dtype="f8").reshape(2048, 4096)
+    """, """
+        n = 0
+        for row in z:
+            assert row[1] == n * 4096 + 1
+            n += 1
+        assert n == 2048
+    """)
+    assert traced < 24, traced
+    assert resident < 24, resident
