@@ -232,7 +232,9 @@ class Array(Node):
 
     def __iter__(self) -> Iterator[Any]:
         """The items along the first axis, as ``z[i]`` gives them, read a row of chunks at a
-        time (not one read per item). A 0-d array cannot be iterated, as in numpy."""
+        time (not one read per item) and holding one such row at a time: the last item of
+        each row of chunks is a copy, not a view of it. A 0-d array cannot be iterated, as in
+        numpy."""
         if not self._meta.shape:
             raise ArgumentTypeError(f"{self.name}: iteration over a 0-d array")
         return self._rows()
@@ -240,7 +242,16 @@ class Array(Node):
     def _rows(self) -> Iterator[Any]:
         bounds = self._grid.axes[0].boundaries().tolist()
         for start, stop in zip(bounds, bounds[1:]):
-            yield from self[start:stop]
+            band = self[start:stop]
+            if band.ndim == 1:                # items are scalars: none holds the band
+                yield from band
+                continue
+            yield from band[:-1]
+            # the band's last row is handed out as a copy, so that the caller holding it
+            # while the next band is read does not keep this one alive (one band at a time)
+            last = band[-1].copy()
+            del band
+            yield last
 
     def __repr__(self) -> str:
         return f"<zarrx.Array {self.name!r} shape={self.shape} dtype={self.dtype}>"

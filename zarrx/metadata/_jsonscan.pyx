@@ -1,6 +1,7 @@
 """One pass over a JSON text for ``zarrx.metadata.json``: how deep its brackets nest and how
-many object keys it writes; the keys held by the value parsed from it; and whether a value is
-made of the plain types JSON parses into.
+many object keys it writes; the keys held by the value parsed from it; whether a value is
+made of the plain types JSON parses into; and the memory such a value holds (an estimate, for
+the parse cache).
 
 ``scan`` masks string literals (an unclosed one runs to the end of the text; a backslash
 escapes the character after it) and, outside them, counts bracket nesting and the object keys
@@ -9,6 +10,9 @@ keys of every object in a parsed value. For a text that parses, the two key coun
 exactly when some object repeats a key, since parsing keeps only the last of them. Errors are
 worded by the caller.
 """
+
+from cpython.object cimport Py_SIZE
+from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND
 
 
 def scan(const unsigned char[::1] data):
@@ -85,3 +89,45 @@ def plain(value):
     None, exactly those types (no subclasses), nested at most 64 levels: what JSON parses into.
     The ``repr`` of such values tells any two of them apart."""
     return _plain(value, 0)
+
+
+cdef inline Py_ssize_t _dict_size(Py_ssize_t n) noexcept:
+    # CPython's dict of n keys, roughly (184 bytes up to 5 keys, about 37 per key beyond)
+    return 184 if n <= 5 else 40 * n
+
+
+cdef Py_ssize_t _footprint(object value) except -1:
+    cdef type t = type(value)
+    cdef Py_ssize_t size
+    if t is str:
+        return 49 + PyUnicode_GET_LENGTH(value) * PyUnicode_KIND(value)
+    if t is int:                                # 30-bit digits after a 24-byte header
+        size = Py_SIZE(value)
+        return 28 if -1 <= size <= 1 else 24 + 4 * (size if size > 0 else -size)
+    if t is float:
+        return 24
+    if t is list:
+        size = 56 + 8 * len(<list>value)
+        for v in <list>value:
+            size += _footprint(v)
+        return size
+    if t is dict:
+        size = _dict_size(len(<dict>value))
+        for k, v in (<dict>value).items():
+            size += _footprint(k) + _footprint(v)
+        return size
+    return 0                                    # True, False, None: shared singletons
+
+
+def footprint(value, skip=None):
+    """An estimate of the memory held by ``value`` (a parsed JSON value), in bytes: what its
+    dicts, lists, strings and numbers take in CPython, counted as if none were shared. The
+    entry of the top-level key ``skip`` (when ``value`` is a dict holding it) is left out."""
+    cdef Py_ssize_t size
+    if type(value) is dict and skip is not None and skip in <dict>value:
+        size = _dict_size(len(<dict>value))
+        for k, v in (<dict>value).items():
+            if k != skip:
+                size += _footprint(k) + _footprint(v)
+        return size
+    return _footprint(value)

@@ -1,6 +1,7 @@
 """Parsed metadata documents remembered by their bytes: reopening a node whose documents have
-not changed skips the parse. The cache is bounded (``_CACHE_SIZE`` documents, ``_CACHE_BYTES``
-of their bytes, none larger than ``_CACHE_MAX_DOC``) and hands out attributes as copies.
+not changed skips the parse. The cache is bounded (``_CACHE_SIZE`` documents, none larger than
+``_CACHE_MAX_DOC``, and ``_CACHE_BYTES`` of memory: the documents' bytes and an estimate of
+what their parse holds, :func:`_held`) and hands out attributes as copies.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from zarrx.metadata._jsonscan import footprint
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 
 __all__ = ["cached_parse"]
@@ -18,18 +20,18 @@ Meta = ArrayMeta | GroupMeta
 
 _CACHE_SIZE = 256                # parsed documents remembered
 _CACHE_MAX_DOC = 16 << 20        # the largest document remembered (consolidated metadata)
-_CACHE_BYTES = 64 << 20          # the documents' bytes the cache holds at most
-_parsed: OrderedDict[tuple, tuple[tuple[Meta, dict], int]] = OrderedDict()
+_CACHE_BYTES = 64 << 20          # the memory the cache holds at most (estimated)
+_NODE_BYTES = 4096               # the parsed model of a node (codecs, layout), beyond its JSON
+_parsed: OrderedDict[tuple, tuple[Meta, int]] = OrderedDict()
 _parsed_bytes = 0
 _parsed_lock = threading.Lock()
 
 
 def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
     """``parse(*docs)``, remembered by the documents' bytes: reopening a node whose metadata
-    has not changed skips the parse. The cache keeps the first result with a copy of its
-    attributes, as parsed: every later result is that one with a new copy of them, so no
-    change a caller makes to the attributes it was handed reaches another (the rest of a
-    result is never modified)."""
+    has not changed skips the parse. The cache keeps the result as parsed, and every result
+    handed out (the first one too) is that one with a new copy of its attributes, so no change
+    a caller makes to the attributes it was handed reaches another."""
     global _parsed_bytes
     raw = docs[:-1]            # the last argument is the document key, for messages
     if not all(d is None or (type(d) is bytes and len(d) <= _CACHE_MAX_DOC) for d in raw):
@@ -39,21 +41,35 @@ def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
         hit = _parsed.get(ck)
         if hit is not None:
             _parsed.move_to_end(ck)
-    if hit is not None:
-        meta, attributes = hit[0]
-        if attributes or meta.attributes:
-            meta = with_attributes(meta, _copied(attributes))
-        return meta
-    meta = parse(*docs)
-    size = sum(len(d) for d in raw if d is not None)
-    entry = ((meta, _copied(meta.attributes)), size)
-    with _parsed_lock:
-        if ck not in _parsed:
-            _parsed[ck] = entry
-            _parsed_bytes += size
-        while len(_parsed) > _CACHE_SIZE or _parsed_bytes > _CACHE_BYTES:
-            _parsed_bytes -= _parsed.popitem(last=False)[1][1]
+    if hit is None:
+        meta = parse(*docs)
+        size = sum(len(d) for d in raw if d is not None) + _held(meta)
+        with _parsed_lock:
+            if ck not in _parsed and size <= _CACHE_BYTES:
+                _parsed[ck] = (meta, size)
+                _parsed_bytes += size
+            while len(_parsed) > _CACHE_SIZE or _parsed_bytes > _CACHE_BYTES:
+                _parsed_bytes -= _parsed.popitem(last=False)[1][1]
+    else:
+        meta = hit[0]
+    # the cache keeps the parse as it is; every caller, the first one too, gets a copy of its
+    # attributes (the rest of a result is never modified)
+    if meta.attributes:
+        meta = with_attributes(meta, _copied(meta.attributes))
     return meta
+
+
+def _held(meta: Meta) -> int:
+    """An estimate of the memory ``meta`` holds: the JSON it was parsed from and its
+    attributes (those of a v3 node hold the values of the JSON's: counted once), and the
+    parsed model of it and of each node its consolidated metadata holds."""
+    doc = meta.json
+    v3 = type(doc) is dict and "attributes" in doc
+    size = footprint(doc, "attributes" if v3 else None) + footprint(meta.attributes)
+    nodes = 1
+    if type(meta) is GroupMeta and meta.consolidated:     # their JSON is part of ``doc``
+        nodes += len(meta.consolidated)
+    return size + nodes * _NODE_BYTES
 
 
 def _copied(value: Any) -> Any:

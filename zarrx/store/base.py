@@ -219,6 +219,9 @@ class Store:
     #: True when ``set``/``set_if`` keep a :class:`~zarrx.store._values.Value` as it is given
     #: (sealed, not copied): a writer may assemble a large value in ``Value.empty(n)``
     keeps_values: bool = False
+    #: True when ``set``/``set_if`` also take a :class:`~zarrx.store.pieces.Pieces` (a value
+    #: given as consecutive buffers) and write it without joining it into one buffer first
+    writes_pieces: bool = False
     #: False when a request costs work on this machine rather than a wait (a file, memory):
     #: callers then issue small requests one after another instead of spreading them over
     #: threads or asking for several keys in case one is there

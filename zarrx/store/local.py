@@ -38,6 +38,7 @@ from zarrx.store._localwrite import flock_orders_threads, put
 from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
 from zarrx.store.locallist import FileListing
 from zarrx.store.localsnap import FileSnapshot
+from zarrx.store.pieces import Pieces
 
 __all__ = ["LocalStore", "TMP_MARK"]
 
@@ -66,6 +67,7 @@ class LocalStore(ConditionalFiles, FileListing):
     """
 
     copies_values = True                 # a write copies the value into a new file
+    writes_pieces = True                 # ... piece by piece
     _flock_local: bool | None = None     # see _flock_orders_threads
     _put = staticmethod(put)             # the write kernel (None: every write in Python)
     latency_bound = False                # a request is a few system calls
@@ -285,7 +287,7 @@ class LocalStore(ConditionalFiles, FileListing):
         return None if opened is None else FileSnapshot(self, key, *opened)
 
     # -- writes ------------------------------------------------------------------------------
-    def _stage(self, d: Dir, name: str, data: memoryview, after: int = 0) -> tuple[str, int]:
+    def _stage(self, d: Dir, name: str, data: memoryview | Pieces, after: int = 0) -> tuple[str, int]:
         """A temporary file in ``d`` holding ``data`` (stamped later than ``after``)."""
         tmp, fd = create_temp(d, name)
         try:
@@ -299,7 +301,7 @@ class LocalStore(ConditionalFiles, FileListing):
             raise
         return tmp, fd
 
-    def _staged(self, parts: list[str], data: memoryview) -> tuple[Dir, str, int]:
+    def _staged(self, parts: list[str], data: memoryview | Pieces) -> tuple[Dir, str, int]:
         """The key's directory (made as needed) and a temporary file in it holding ``data``."""
         for _ in range(8):
             try:                                # a folder on the way (or the key's own) may be
@@ -326,7 +328,7 @@ class LocalStore(ConditionalFiles, FileListing):
                     return
         parts = self._parts(key)
         self._check_writable(key)
-        data = as_buffer(value, key)
+        data = value if type(value) is Pieces else as_buffer(value, key)
         for attempt in range(8):
             try:
                 d, tmp, fd = self._staged(parts, data)

@@ -33,6 +33,7 @@ from zarrx.errors import StoreError
 from zarrx.store.base import ABSENT, Store, as_buffer, conflict, is_absent
 from zarrx.store.localfs import (DIRFD, FILE_FLAGS, Dir, LinkError, generation_of, quietly,
                                  stamp, thread_lock)
+from zarrx.store.pieces import Pieces
 
 try:
     import fcntl
@@ -60,7 +61,7 @@ class ConditionalFiles(Store):
                if_generation: Hashable | None) -> Hashable:
         parts = self._parts(key)
         self._check_writable(key)
-        data = as_buffer(value, key)
+        data = value if type(value) is Pieces else as_buffer(value, key)
         if not self.supports_conditional_writes:
             return super().set_if(key, value, if_generation)
         with thread_lock(self.root, key):
@@ -75,7 +76,7 @@ class ConditionalFiles(Store):
             except OSError as exc:
                 raise self._fail("conditionally write", key, exc) from exc
 
-    def _create(self, key: str, parts: list[str], data: memoryview) -> Hashable:
+    def _create(self, key: str, parts: list[str], data: memoryview | Pieces) -> Hashable:
         for _ in range(7):
             try:
                 return self._create_once(key, parts, data)
@@ -83,7 +84,7 @@ class ConditionalFiles(Store):
                 pass                    # the node (or its folder pruned): create it after that
         return self._create_once(key, parts, data)
 
-    def _create_once(self, key: str, parts: list[str], data: memoryview) -> Hashable:
+    def _create_once(self, key: str, parts: list[str], data: memoryview | Pieces) -> Hashable:
         d, tmp, fd = self._staged(parts, data)
         try:
             try:
@@ -108,7 +109,7 @@ class ConditionalFiles(Store):
             os.close(fd)
             d.close()
 
-    def _replace_if(self, key: str, parts: list[str], data: memoryview,
+    def _replace_if(self, key: str, parts: list[str], data: memoryview | Pieces,
                     expected: Hashable) -> Hashable:
         action = "conditionally write"
         try:

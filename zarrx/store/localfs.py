@@ -28,6 +28,7 @@ from contextlib import AbstractContextManager
 
 from zarrx.errors import StoreError
 from zarrx.store.locks import KeyedLocks
+from zarrx.store.pieces import Pieces
 
 __all__ = ["TMP_MARK", "LinkError", "Dir", "Tree", "open_dir", "temp_name", "is_temp_name",
            "temp_owner", "create_temp", "generation_of", "stamp", "write_all", "read_exact",
@@ -345,11 +346,46 @@ def quietly(fn, *args) -> None:  # type: ignore[no-untyped-def]
 WRITE_PIECE = 1 << 20     # bytes per write call, as in _localwrite.pyx (see there why)
 
 
-def write_all(fd: int, data: memoryview) -> None:
-    view = data
+def write_all(fd: int, data: memoryview | Pieces) -> None:
+    """Write ``data`` at the file's position, at most :data:`WRITE_PIECE` bytes per call;
+    the small parts of :class:`Pieces` are gathered into one ``writev`` call each."""
+    if type(data) is not Pieces:
+        _write_view(fd, data)
+        return
+    batch: list[memoryview] = []
+    size = 0
+    for part in data.parts:
+        if len(batch) == _IOV_MAX or (batch and size + part.nbytes > WRITE_PIECE):
+            _writev_all(fd, batch, size)
+            batch, size = [], 0
+        if part.nbytes >= WRITE_PIECE:
+            _write_view(fd, part)
+        elif part.nbytes:
+            batch.append(part)
+            size += part.nbytes
+    if batch:
+        _writev_all(fd, batch, size)
+
+
+_IOV_MAX = 1024
+
+
+def _write_view(fd: int, view: memoryview) -> None:
     while len(view):
         n = os.write(fd, view[:WRITE_PIECE])
         view = view[n:]
+
+
+def _writev_all(fd: int, batch: list[memoryview], size: int) -> None:
+    n = os.writev(fd, batch)
+    if n == size:
+        return
+    for part in batch:                  # a short write: the rest, part by part
+        if n >= part.nbytes:
+            n -= part.nbytes
+            continue
+        _write_view(fd, part[n:])
+        n = 0
 
 
 def read_exact(fd: int, start: int, n: int) -> bytes | bytearray:

@@ -23,6 +23,7 @@ from zarrx.errors import ShardError
 from zarrx.metadata.model import ShardGeometry
 from zarrx.store import _shard_index as _k
 from zarrx.store.base import ByteRange
+from zarrx.store.pieces import Pieces
 
 __all__ = ["IndexFormat", "IndexCache", "MISSING", "INDEX_CACHE_SIZE", "Where"]
 
@@ -132,9 +133,9 @@ class IndexFormat:
     def encode(self, entries: np.ndarray) -> bytes:
         return _k.encode_index(entries, self.crc, self.big)
 
-    def pack(self, values: list) -> tuple[bytes, np.ndarray]:
-        """The shard of ``values`` (one per slot; None: missing), packed in slot order, and its
-        index entries."""
+    def pack(self, values: list) -> tuple[Pieces, np.ndarray]:
+        """The shard of ``values`` (one per slot; None: missing, a :class:`Pieces`: a nested
+        shard), packed in slot order, and its index entries."""
         n = self.n
         sizes = np.fromiter((0 if v is None else len(v) for v in values), np.uint64, n)
         present = np.fromiter((v is not None for v in values), bool, n)
@@ -145,8 +146,8 @@ class IndexFormat:
         entries[~present] = np.uint64(MISSING)
         index = self.encode(entries)
         parts = [v for v in values if v is not None]
-        blob = b"".join([*parts, index] if self.at_end else [index, *parts])
-        return blob, entries
+        # views of the parts, not a copy: the store writes them, or joins them once
+        return Pieces([*parts, index] if self.at_end else [index, *parts]), entries
 
     def fixed_entries(self, stride: int) -> np.ndarray:
         """Entries of a shard whose every inner chunk is ``stride`` bytes, in slot order."""

@@ -13,6 +13,7 @@ import numpy as np
 from zarrx.metadata.model import ShardGeometry
 from zarrx.store import _shard_index as _k
 from zarrx.store.chunks import Coords, Slab
+from zarrx.store.pieces import Pieces
 from zarrx.store.shard_index import MISSING, IndexFormat
 from zarrx.store.update import PARTIAL
 
@@ -25,8 +26,9 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
                 items_at: list[int], items: Sequence[tuple[Coords, object]], slots: np.ndarray,
                 finish: Finish, where_of: Callable[[tuple[int, ...]], Mapping[str, str | None]],
                 path: tuple[int, ...] = (), slab: Slab | None = None
-                ) -> tuple[bytes | None, np.ndarray | None]:
-    """The new bytes (None: nothing left) and index entries of the level-``level`` shard
+                ) -> tuple[bytes | Pieces | None, np.ndarray | None]:
+    """The new bytes (None: nothing left; :class:`Pieces`: views of the parts, in order) and
+    index entries of the level-``level`` shard
     ``old`` (None: missing) with the items ``items_at`` (indexes into ``items``) merged in.
 
     ``slots[j, level]`` is item j's index slot at each level; an item's value is its new bytes,

@@ -28,6 +28,7 @@ from zarrx.store._values import MIN_SIZE, Value
 from zarrx.store.base import ByteRange, ObjectSnapshot
 from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks
 from zarrx.store.chunks import Slab as SlabBase
+from zarrx.store.pieces import for_store
 from zarrx.store.shard_index import MISSING, IndexCache, IndexFormat
 from zarrx.store.shard_write import ShardSlab, merge_shard
 from zarrx.store.update import MAX_ATTEMPTS, PARTIAL, update_object
@@ -269,12 +270,12 @@ class ShardedChunks(ChunkSource):
         whole = len(items) == self.units_per_object and all(v is not PARTIAL for _, v in items)
         done: dict[str, object] = {}
 
-        def modify(old: bytes | memoryview | None) -> bytes | None:
+        def modify(old: bytes | memoryview | None) -> object:
             blob, entries = merge_shard(self.formats, 0, old, list(range(len(items))), items,
                                         slots, finish, lambda path: self._level_loc(obj, path),
                                         (), slab)
             done["entries"], done["size"] = entries, None if blob is None else len(blob)
-            return blob
+            return for_store(blob, self.store)
 
         key = self.objects.key(obj)
         try:

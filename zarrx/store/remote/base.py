@@ -38,7 +38,8 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
 from zarrx.store._values import Value
 from zarrx.store.remote import aio
 from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, asked,
-                                       etag_generation, gather_all, if_match_of, to_bytes)
+                                       as_view, etag_generation, gather_all, if_match_of,
+                                       to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -297,7 +298,7 @@ class RemoteStore(RemoteReads, Store):
             return None
         gen = etag_generation(got.etag)
         check_generation(self, key, if_generation, gen, "read")
-        return to_bytes(got.data), gen
+        return as_view(got.data), gen          # no copy: a shard rewritten holds it throughout
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         """A snapshot whose first request reads the object's last ``tail_prefetch`` bytes (a

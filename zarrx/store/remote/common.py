@@ -13,7 +13,7 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
                           RemoteTimeoutError)
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
-           "to_bytes", "gather_all", "OnMeta", "retry_after_seconds", "asked",
+           "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "streamed", "listed_once"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
@@ -169,6 +169,11 @@ def joined(first: Got, rest: Sequence[Got | None]) -> Got:
 
 def to_bytes(data: Buffer) -> bytes:
     return data if type(data) is bytes else bytes(data)
+
+
+def as_view(data: Buffer) -> bytes | memoryview:
+    """``data`` without a copy: as it is when ``bytes``, else a read-only view of it."""
+    return data if type(data) is bytes else memoryview(data).toreadonly()
 
 
 async def gather_all(aws: Sequence[Awaitable[Any]]) -> list[Any]:

@@ -79,6 +79,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_sync_threads)
 
 
+def _body(data: memoryview) -> bytes:
+    """The ``bytes`` to upload for ``data``: the object it views when that is a whole
+    ``bytes`` (no copy), else a copy."""
+    obj = data.obj
+    if type(obj) is bytes and data.nbytes == len(obj):
+        return obj
+    return bytes(data)
+
+
 class FsspecStore(RemoteStore):
     """A store below ``path`` of an fsspec filesystem.
 
@@ -86,6 +95,10 @@ class FsspecStore(RemoteStore):
     filesystem) or an ``AbstractFileSystem`` (then ``path`` is the root inside it).
     ``options``/keyword overrides: :class:`RemoteOptions`.
     """
+
+    #: fsspec uploads ``bytes``: a pooled Value would be copied into one, so values come as
+    #: ``bytes`` (uploaded as they are, see :func:`_body`)
+    keeps_values = False
 
     def __init__(self, fs: Any, path: str = "", *, storage_options: dict | None = None,
                  read_only: bool = False, options: RemoteOptions | dict | None = None,
@@ -370,7 +383,7 @@ class FsspecStore(RemoteStore):
         path = self._full(key)
         if self.is_s3 and (mode is not None or len(data) < self.options.multipart_threshold):
             bucket, k = self._bucket_key(key)
-            kw: dict[str, Any] = {"Bucket": bucket, "Key": k, "Body": bytes(data)}
+            kw: dict[str, Any] = {"Bucket": bucket, "Key": k, "Body": _body(data)}
             if mode == "create":
                 kw["IfNoneMatch"] = "*"
             elif mode is not None:
@@ -385,14 +398,14 @@ class FsspecStore(RemoteStore):
             kw2 = {"chunksize": upload_part_for(len(data), opts),
                    "max_concurrency": min(opts.in_flight, UPLOAD_PARTS_IN_FLIGHT)} \
                 if self.is_s3 else {}
-            await self.fs._pipe_file(path, bytes(data), **kw2)
+            await self.fs._pipe_file(path, _body(data), **kw2)
         else:
             parent = path.rsplit("/", 1)[0] if "/" in path else ""
 
             def write() -> None:
                 if parent:
                     self.fs.makedirs(parent, exist_ok=True)
-                self.fs.pipe_file(path, bytes(data))
+                self.fs.pipe_file(path, _body(data))
 
             await self._blocking(write)
         return None
