@@ -6,6 +6,8 @@ import gc
 import pickle
 import struct
 import threading
+import time
+import weakref
 
 import numpy as np
 import pytest
@@ -206,7 +208,15 @@ def test_arrays_written_into_memory_stores_again_and_again_read_back(chunks, sha
         np.testing.assert_array_equal(z[...], src + i)
         # a 64 KiB chunk is gathered, and a shard assembled, in the Value the store keeps
         assert type(store._data["c/0/0"]) is Value
+        freed = weakref.ref(store)
         del z, store
+        # a pool worker that has handed back its result may still hold its task's arguments
+        # (and through them the store) for a moment, until it takes its next task
+        for _ in range(1000):
+            if freed() is None:
+                break
+            time.sleep(0.01)
+        assert freed() is None
     assert _values.pooled() > 0
 
 
