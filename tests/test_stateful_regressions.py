@@ -2,7 +2,9 @@
 tests/test_stateful.py, each reduced to its few steps."""
 from __future__ import annotations
 
+import json
 import os
+import warnings
 
 import pytest
 
@@ -34,3 +36,33 @@ def test_stores_say_whether_they_can_delete(tmp_path):
         assert CountingStore(zip_store).supports_deletes is False
     assert MemoryStore().supports_deletes is True
     assert CountingStore(MemoryStore()).supports_deletes is True
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_consolidated_metadata_kept_in_step_lists_each_groups_entries_together(fmt):
+    """Entries added as nodes are created go next to their group's, so zarr-python (which looks
+    for a group's children among neighbouring entries) lists every member."""
+    zarr = pytest.importorskip("zarr")
+    from zarr.core.buffer import default_buffer_prototype
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    g.create_group("a")
+    g.create_group("b")
+    zarrx.consolidate_metadata(store)
+    g = zarrx.open_group(store, mode="r+")
+    g["a"].create_group("x")
+    g["b"].create_group("y")
+    g["a"].create_group("z")
+    doc = json.loads(store.get(".zmetadata" if fmt == 2 else "zarr.json"))
+    entries = list(doc["metadata"] if fmt == 2 else doc["consolidated_metadata"]["metadata"])
+    paths = [k.rpartition("/")[0] for k in entries] if fmt == 2 else entries
+    assert [p for i, p in enumerate(paths) if p not in paths[:i]] == \
+        (["", "a", "a/x", "a/z", "b", "b/y"] if fmt == 2 else ["a", "a/x", "a/z", "b", "b/y"])
+    buffers = {k: default_buffer_prototype().buffer.from_bytes(store.get(k))
+               for k in store.list_prefix("")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # zarr-python's warning on v3 consolidated metadata
+        found = zarr.open_group(zarr.storage.MemoryStore(buffers), mode="r",
+                                use_consolidated=True)
+        assert sorted(n for n, _ in found.members(max_depth=None)) == \
+            ["a", "a/x", "a/z", "b", "b/y"]
