@@ -66,3 +66,16 @@ def test_consolidated_metadata_kept_in_step_lists_each_groups_entries_together(f
                                 use_consolidated=True)
         assert sorted(n for n, _ in found.members(max_depth=None)) == \
             ["a", "a/x", "a/z", "b", "b/y"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_deleting_an_attribute_another_handle_set_deletes_it_as_stored(fmt):
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(2,), dtype="i2", zarr_format=fmt)
+    b = zarrx.open_array(store, mode="r+")          # opened before the attribute was set
+    a.attrs["c"] = 1
+    del b.attrs["c"]
+    assert dict(zarrx.open_array(store).attrs) == {} == dict(b.attrs)
+    with pytest.raises(zarrx.ArgumentKeyError) as info:      # a KeyError, as in zarr-python
+        del b.attrs["c"]
+    assert str(info.value) == "attributes of array '/': no attribute 'c'"
