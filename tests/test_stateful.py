@@ -102,6 +102,12 @@ def quiet():
 
 
 # -- arrays ----------------------------------------------------------------------------------
+def zarr_python_reads(machine: ArrayMachine) -> bool:
+    """zarr-python 3.1 fails reading and writing shards of structured dtypes (it hashes the
+    fill value, a numpy void scalar)."""
+    return not (machine.dtype.names and machine.z.shards)
+
+
 class ArrayMachine(RuleBasedStateMachine):
     stores = ("memory", "local")
 
@@ -330,7 +336,8 @@ class ArrayMachine(RuleBasedStateMachine):
             zs = zarr_python_store(self.store, self.path)
             za = zarr.open_array(zs, mode="r", zarr_format=self.fmt)
             assert za.shape == self.ref.shape
-            same(za[...], self.ref)
+            if zarr_python_reads(self):
+                same(za[...], self.ref)
             assert dict(za.attrs) == self.attrs
             zs.close()
         if self.kind == "zip":
@@ -347,6 +354,7 @@ class LocalArrayMachine(ArrayMachine):
         return zarr.open_array(zarr.storage.LocalStore(self.path), mode="r+",
                                zarr_format=self.fmt)
 
+    @precondition(zarr_python_reads)
     @rule(data=st.data())
     def zarr_python_writes(self, data: Any) -> None:
         sel = data.draw(zst.basic_selections(self.ref.shape).filter(   # what zarr-python takes
@@ -358,6 +366,7 @@ class LocalArrayMachine(ArrayMachine):
             self.zarr_python_array()[sel] = value
         self.put(np.asarray(ids), value)
 
+    @precondition(zarr_python_reads)
     @rule(data=st.data())
     def zarr_python_grows(self, data: Any) -> None:
         # grown only: zarr-python's shrink keeps the data beyond the edge of boundary chunks
@@ -511,8 +520,10 @@ class TreeMachine(RuleBasedStateMachine):
             root = zarrx.open_group(self.store, mode="r+")
         else:
             root = self.root
-        if how != "held" and self.root_consolidated:
-            self.root_stale = True       # a root opened from consolidated metadata is a snapshot
+        if self.root_consolidated and (how != "held" or path):
+            # a root opened from consolidated metadata is a snapshot: it reads its own again
+            # after changes made through itself only (as in zarr-python)
+            self.root_stale = True
         return root[path] if path else root
 
     def forget(self, path: str) -> None:
