@@ -36,6 +36,12 @@ def test_stores_say_whether_they_can_delete(tmp_path):
         assert CountingStore(zip_store).supports_deletes is False
     assert MemoryStore().supports_deletes is True
     assert CountingStore(MemoryStore()).supports_deletes is True
+    zarr = pytest.importorskip("zarr")
+    from zarrx.store.zarrpy import ZarrPythonStore
+    archive = zarr.storage.ZipStore(os.path.join(tmp_path, "b.zip"), mode="w")
+    assert ZarrPythonStore(archive).supports_deletes is False
+    archive.close()
+    assert ZarrPythonStore(zarr.storage.MemoryStore()).supports_deletes is True
 
 
 @pytest.mark.parametrize("fmt", [2, 3])
