@@ -57,11 +57,14 @@ class Attributes(MutableMapping[str, Any]):
         self._commit({key: value}, edit)
 
     def __delitem__(self, key: str) -> None:
-        if key not in self:
-            raise self._missing(key)
+        seen = key in self
 
         def edit(current: dict[str, Any]) -> dict[str, Any]:
-            current.pop(key, None)              # gone already (another writer): nothing to do
+            # a key this mapping shows but gone already (another writer): nothing to do; one
+            # it does not show is looked up as stored (another handle may have set it)
+            if key not in current and not seen:
+                raise self._missing(key)
+            current.pop(key, None)
             return current
         self._commit({}, edit)
 

@@ -19,7 +19,7 @@ from zarrx.array import Array
 from zarrx.creation import (check_node_names, create_array, data_array, like_arguments,
                              make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
-                          NodeExistsError, NodeNotFoundError, ZarrError, node_exists)
+                          NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
@@ -398,6 +398,10 @@ class Group(Node):
         if dst.startswith(src + "/"):
             raise ArgumentError(f"group {self.name!r}: cannot move {source!r} into itself "
                                 f"({dest!r})")
+        if not self._store.supports_deletes:
+            # a move copies, then deletes the source: refused before anything is copied
+            raise StoreError(f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
+                             f"{self._store!r} cannot delete objects, so the source would stay")
         make_parents(self._store, self._path, dst, self._meta.zarr_format, "move")
         nodes.move_node(self._store, src, dst)
         self._forget_consolidated()

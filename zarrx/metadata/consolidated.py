@@ -31,7 +31,7 @@ from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
 from zarrx.metadata.v3 import PENDING, check_path, pending_paths
 
 __all__ = ["parse_zmetadata", "parse_zmetadata_pending", "zmetadata_nodes",
-           "serialize_zmetadata", "node_keys",
+           "serialize_zmetadata", "node_keys", "entry_order",
            "with_consolidated", "ConsolidatedIndex", "ConsolidatedView", "PENDING"]
 
 _NAMES = (".zarray", ".zgroup", ".zattrs")
@@ -96,6 +96,17 @@ def node_keys(path: str) -> list[str]:
     """The keys a ``.zmetadata`` document may hold for the node at ``path``."""
     prefix = f"{path.strip('/')}/" if path.strip("/") else ""
     return [prefix + name for name in _NAMES]
+
+
+def entry_order(key: str, zarr_format: int) -> tuple[str, str]:
+    """Where the entry ``key`` goes in a consolidated document: by node path (v2: then by
+    document name), as zarr-python writes them. zarr-python looks for a group's children only
+    among the neighbouring entries of one depth, so it misses some when entries of one group
+    are not together (as when they are appended as nodes are created)."""
+    if zarr_format == 3:
+        return key, ""
+    path, _, name = key.rpartition("/")
+    return path, name
 
 
 def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta],

@@ -17,7 +17,7 @@ from typing import Any
 
 from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
 from zarrx.metadata._util import Loc
-from zarrx.metadata.consolidated import PENDING, node_keys, zmetadata_nodes
+from zarrx.metadata.consolidated import PENDING, entry_order, node_keys, zmetadata_nodes
 from zarrx.metadata.json import MAX_DOCUMENT_BYTES, checked as checked_json, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v3 import consolidated_parts
@@ -112,7 +112,8 @@ def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],
             entries: dict[str, Any], pending: set[str]) -> dict[str, Any]:
     """The consolidated document ``doc`` (as loaded; not modified) whose entries were
     ``originals`` (as stored) and are now ``entries``: the entries an edit replaced (with a
-    node's metadata) or removed are written anew, the others kept as stored."""
+    node's metadata) or removed are written anew, the others kept as stored; all in
+    :func:`~zarrx.metadata.consolidated.entry_order`."""
     out = dict(doc)
     holder = out
     if zarr_format == 3:
@@ -128,6 +129,8 @@ def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],
                 stored[path] = checked_json(serialize_v3(without_consolidated(meta)), 3)
             else:
                 stored.update(checked_json(serialize_zmetadata({path: meta})["metadata"], 1))
+    holder["metadata"] = dict(sorted(stored.items(), key=lambda kv: entry_order(kv[0],
+                                                                                zarr_format)))
     if pending:
         holder[PENDING] = sorted(pending)
     else:

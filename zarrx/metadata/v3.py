@@ -302,7 +302,7 @@ def _serialize_group(meta: GroupMeta) -> dict[str, Any]:
     if meta.consolidated is not None:
         cm_src = src.get("consolidated_metadata")
         cm: dict[str, Any] = {"kind": "inline", "must_understand": False, "metadata": {
-            p: serialize_v3(m) for p, m in meta.consolidated.items()}}
+            p: serialize_v3(meta.consolidated[p]) for p in sorted(meta.consolidated)}}
         if meta.consolidated_pending:
             cm[PENDING] = sorted(set(meta.consolidated_pending))
         if isinstance(cm_src, dict):

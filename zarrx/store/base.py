@@ -213,6 +213,9 @@ class Store:
     #: True when ``set_if``/``delete_if`` are implemented (atomically, for every caller of the
     #: same store in any thread or process)
     supports_conditional_writes: bool = False
+    #: False when the store cannot remove an object it holds (a zip archive): operations that
+    #: must delete what they copied (moving a node) are then refused before writing anything
+    supports_deletes: bool = True
     #: True when ``set``/``set_if`` copy the value out (into a file, say) before they return
     #: and keep no reference to it: a writer may then reuse the value's buffer afterwards
     copies_values: bool = False

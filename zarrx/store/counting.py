@@ -63,6 +63,10 @@ class CountingStore(Store):
         return self.inner.supports_conditional_writes
 
     @property
+    def supports_deletes(self) -> bool:  # type: ignore[override]
+        return self.inner.supports_deletes
+
+    @property
     def latency_bound(self) -> bool:  # type: ignore[override]
         return self.inner.latency_bound
 

@@ -76,6 +76,10 @@ class ZarrPythonStore(Store):
             self._run(store._open(), "open the store")
 
     @property
+    def supports_deletes(self) -> bool:  # type: ignore[override]
+        return bool(getattr(self.store, "supports_deletes", True))
+
+    @property
     def shared_identity(self) -> tuple:  # type: ignore[override]
         return (type(self).__name__, id(self.store))
 

@@ -60,6 +60,7 @@ class ZipStore(Store):
     directory and puts the archive in place."""
 
     supports_conditional_writes = True
+    supports_deletes = False             # zip entries cannot be removed
     latency_bound = False                # a request reads a local file
     parallel_writes = False              # one archive takes one write at a time
 

@@ -1,0 +1,761 @@
+"""Model-based tests: random sequences of user operations on zarrx arrays and hierarchies,
+checked step by step against a model (a numpy array; a dict of node paths), and every few
+steps against zarr-python reading the same store.
+
+- Arrays (Zarr v2 and v3; chunked, or sharded with one or several inner chunks per shard and
+  partial shards at the edge; raw or compressed; empty chunks kept or not; C or F order; both
+  chunk key encodings and separators): writes of every selection kind (scalars, arrays and
+  values broadcast to the selection), reads, resizes that grow and shrink, appends, new
+  handles, attribute changes, a second handle whose metadata is stale (attributes, appends,
+  resizes through it), and on a local directory writes and grows made by zarr-python.
+  Invariants: the whole array equals the model; no stored object lies outside the grid; with
+  empty chunks not written, no stored object holds only the fill value.
+- Hierarchies: groups and arrays created (also with ``overwrite``, ``g[name] = data``,
+  ``require_group``), deleted, moved, their attributes changed, arrays resized, metadata
+  consolidated at the root or below it and opened with or without it, through fresh handles,
+  through a held root and through groups opened from consolidated metadata. Invariants: the
+  members, attributes, shapes and values seen every way equal the model.
+- In a zip archive, which cannot replace or remove an entry, each operation either does what
+  it does elsewhere or raises the documented StoreError leaving the archive as it was.
+
+``ZARRX_SLOW=1`` runs many more examples (``ZARRX_STATEFUL_EXAMPLES`` sets how many).
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import itertools
+import os
+import shutil
+import tempfile
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+import strategies as zst
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
+                                 rule, run_state_machine_as_test)
+from test_indexing_fuzz import all_fill, blocks, outer, values
+
+import zarrx
+from zarrx.store import LocalStore, MemoryStore, ZipStore
+
+zarr = pytest.importorskip("zarr")
+from zarr.core.buffer import default_buffer_prototype  # noqa: E402
+
+FAST = settings(max_examples=20, stateful_step_count=20, deadline=None, derandomize=True,
+                suppress_health_check=list(HealthCheck))
+SLOW = settings(FAST, max_examples=int(os.environ.get("ZARRX_STATEFUL_EXAMPLES", "300")),
+                stateful_step_count=30, derandomize=False)
+
+# dtype -> fill values (None: the default)
+FILLS: dict[str, list[Any]] = {
+    "i2": [0, -3], "u1": [0, 2], "f4": [0.0, 2.5, float("nan")], "S2": [b"", b"ab"],
+    "bool": [False, True], "T": ["", "xy"], "U3": ["", "ab"],
+    "M8[s]": [None, np.datetime64(3, "s")], "c8": [0, 1 + 2j], "a:S2,b:f4": [None]}
+ZIP_REFUSALS = ("zip entries cannot be", "cannot delete objects")
+
+
+def dtype_of(name: str) -> np.dtype:
+    if ":" in name:
+        return np.dtype([tuple(f.split(":")) for f in name.split(",")])
+    return np.dtype(name)
+
+
+def same(got: Any, expected: Any, dtype: np.dtype | None = None) -> None:
+    """Equal shapes and values (NaN and NaT equal to themselves); one cell of variable-length
+    strings comes as a str, as numpy gives it."""
+    expected = np.asarray(expected, dtype=dtype)
+    got = np.asarray(got, dtype=expected.dtype)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert np.array_equal(got, expected, equal_nan=expected.dtype.kind in "fcmM"), \
+        (got, expected)
+
+
+def only_fill(part: np.ndarray, fill: np.ndarray) -> bool:
+    if part.dtype.kind == "T":          # variable-length strings: no fixed bytes to compare
+        return bool(np.all(part == fill))
+    return all_fill(part, fill)
+
+
+def zarr_python_store(store: Any, path: str | None) -> Any:
+    """What zarr-python opens to read ``store``: a copy of a MemoryStore's objects, else the
+    directory or archive at ``path``."""
+    if isinstance(store, MemoryStore):
+        make = default_buffer_prototype().buffer.from_bytes
+        return zarr.storage.MemoryStore({k: make(store.get(k)) for k in store.list_prefix("")})
+    if path.endswith(".zip"):
+        return zarr.storage.ZipStore(path, mode="r")
+    return zarr.storage.LocalStore(path, read_only=True)
+
+
+@contextlib.contextmanager
+def quiet():
+    """zarr-python warns about v3 consolidated metadata and other things it reads."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+# -- arrays ----------------------------------------------------------------------------------
+def zarr_python_reads(machine: ArrayMachine) -> bool:
+    """zarr-python 3.1 fails reading and writing shards of structured dtypes (it hashes the
+    fill value, a numpy void scalar)."""
+    return not (machine.dtype.names and machine.z.shards)
+
+
+class ArrayMachine(RuleBasedStateMachine):
+    stores = ("memory", "local")
+
+    @initialize(data=st.data())
+    def create(self, data: Any) -> None:
+        draw = data.draw
+        self.tmp = tempfile.mkdtemp(prefix="zarrx-stateful-")
+        self.fmt = draw(st.sampled_from([2, 3]), label="format")
+        name = draw(st.sampled_from(sorted(FILLS)), label="dtype")
+        self.dtype = dtype_of(name)
+        shape = draw(zst.shapes(min_dims=1, max_dims=3, max_side=9), label="shape")
+        chunks = tuple(draw(st.integers(1, max(1, n + 1))) for n in shape)
+        kw: dict[str, Any] = {"write_empty_chunks": draw(st.booleans(), label="write empty"),
+                              "compressors": draw(st.sampled_from([None, "auto"]))}
+        fill = draw(st.sampled_from(FILLS[name]), label="fill")
+        if fill is not None:
+            kw["fill_value"] = fill
+        if self.fmt == 3 and draw(st.booleans(), label="sharded"):
+            kw["shards"] = {"shape": tuple(c * draw(st.integers(1, 3)) for c in chunks),
+                            "index_location": draw(st.sampled_from(["start", "end"]))}
+        self.sep = draw(st.sampled_from(["/", "."]), label="separator")
+        self.v2_keys = self.fmt == 2 or draw(st.booleans(), label="v2 chunk keys")
+        kw["chunk_key_encoding"] = {"name": "v2" if self.v2_keys else "default",
+                                    "separator": self.sep}
+        order = draw(st.sampled_from("CF"), label="order")
+        kw.update({"order": order} if self.fmt == 2 else {"config": {"order": order}})
+        self.kind = draw(st.sampled_from(self.stores), label="store")
+        self.path = os.path.join(self.tmp, "a.zip" if self.kind == "zip" else "a.zarr")
+        if self.kind == "memory":
+            self.store = MemoryStore()
+        else:
+            self.store = LocalStore(self.path) if self.kind == "local" else \
+                ZipStore(self.path, mode="w")
+        self.write_empty = kw["write_empty_chunks"]
+        self.z = zarrx.create_array(self.store, shape=shape, chunks=chunks, dtype=self.dtype,
+                                    zarr_format=self.fmt, **kw)
+        default = np.zeros((), self.dtype)
+        self.fill = np.array(default if self.z.fill_value is None else self.z.fill_value,
+                             self.dtype)
+        self.ref = np.full(shape, self.fill, self.dtype)
+        self.attrs: dict[str, Any] = {}
+        self.other: Any = None
+        self.steps = 0
+
+    def teardown(self) -> None:
+        if hasattr(self, "z"):
+            self.check_zarr_python()
+            if self.kind == "zip":
+                self.store.close()
+        shutil.rmtree(getattr(self, "tmp", ""), ignore_errors=True)
+
+    # -- helpers
+    def per(self) -> tuple[int, ...]:
+        return self.z.shards or self.z.chunks
+
+    def target(self, draw: Any, for_write: bool) -> tuple[Any, Any, np.ndarray]:
+        """(accessor, selection, the flat indices of the selected cells, in numpy's shape)."""
+        shape, z = self.ref.shape, self.z
+        ids = np.arange(self.ref.size).reshape(shape)
+        kind = draw(st.sampled_from(["basic", "orthogonal", "coordinate", "mask", "block"]))
+        if kind == "basic":
+            sel = draw(zst.basic_selections(shape))
+            return z, sel, ids[sel]
+        if kind == "orthogonal":
+            sel = draw(zst.orthogonal_selections(shape))
+            if for_write:           # numpy and zarrx agree on duplicates, but leave order aside
+                sel = tuple(np.unique(s % n) if isinstance(s, np.ndarray) and s.dtype != bool
+                            else s for s, n in zip(sel, shape))
+            return z.oindex, sel, outer(ids, sel)
+        if kind == "coordinate":    # duplicates: the last value written stays, as in numpy
+            sel = draw(zst.coordinate_selections(shape))
+            return z.vindex, sel, ids[sel]
+        if kind == "mask":
+            sel = draw(zst.mask_selections(shape))
+            return z, sel, ids[sel]
+        sel = draw(zst.block_selections(shape, z.chunks))
+        return z.blocks, sel, ids[blocks(sel, shape, z.chunks)]
+
+    def value_for(self, draw: Any, ids: np.ndarray) -> Any:
+        how = draw(st.sampled_from(["array", "fill", "scalar", "broadcast"]))
+        if how == "fill":
+            return self.fill
+        if how == "scalar":
+            return values(draw, self.dtype, ())
+        if how == "broadcast" and ids.ndim:
+            return values(draw, self.dtype, ids.shape[-1:])
+        return values(draw, self.dtype, ids.shape)
+
+    def put(self, ids: np.ndarray, value: Any) -> None:
+        self.ref.reshape(-1)[ids.reshape(-1)] = np.broadcast_to(value, ids.shape).reshape(-1)
+
+    def reshaped(self, new: tuple[int, ...]) -> None:
+        grown = np.full(new, self.fill, self.dtype)
+        common = tuple(slice(0, min(a, b)) for a, b in zip(self.ref.shape, new))
+        grown[common] = self.ref[common]
+        self.ref = grown
+
+    def stored(self) -> set[tuple[int, ...]]:
+        """Grid coordinates of the chunks (shards) stored, from the store's keys."""
+        out = set()
+        for key in self.store.list_prefix(""):
+            if key.rsplit("/", 1)[-1] in (".zarray", ".zattrs", "zarr.json"):
+                continue
+            if not self.v2_keys:
+                assert key == "c" or key.startswith("c" + self.sep), key
+                key = key[2:]
+            out.add(tuple(int(p) for p in key.split(self.sep)) if key else ())
+        return out
+
+    # -- rules
+    @rule(data=st.data())
+    def write(self, data: Any) -> None:
+        acc, sel, ids = self.target(data.draw, True)
+        value = self.value_for(data.draw, ids)
+        acc[sel] = value
+        self.put(ids, value)
+
+    @rule(data=st.data())
+    def read(self, data: Any) -> None:
+        acc, sel, ids = self.target(data.draw, False)
+        same(acc[sel], self.ref.reshape(-1)[ids], self.dtype)
+
+    @rule(data=st.data())
+    def resize(self, data: Any) -> None:
+        new = tuple(data.draw(st.integers(0, n + 5)) for n in self.ref.shape)
+        self.z.resize(new)
+        self.reshaped(new)
+
+    @rule(data=st.data())
+    def append(self, data: Any) -> None:
+        shape = self.ref.shape
+        axis = data.draw(st.integers(0, len(shape) - 1))
+        more = values(data.draw, self.dtype,
+                      shape[:axis] + (data.draw(st.integers(0, 4)),) + shape[axis + 1:])
+        self.z.append(more, axis=axis)
+        self.ref = np.concatenate([self.ref, more], axis=axis)
+
+    @rule(how=st.sampled_from(["open_array", "open", "new store"]))
+    def reopen(self, how: str) -> None:
+        if how == "new store" and self.kind == "local":
+            self.store = LocalStore(self.path)
+        elif how == "new store" and self.kind == "zip":
+            self.store.close()
+            self.store = ZipStore(self.path, mode="a")
+        self.z = zarrx.open(self.store, mode="a") if how == "open" else \
+            zarrx.open_array(self.store, mode="r+")
+        assert dict(self.z.attrs) == self.attrs
+
+    @rule(key=st.sampled_from(["a", "b", "c"]),
+          value=st.one_of(st.integers(-5, 5), st.text(max_size=3), st.none(),
+                          st.lists(st.integers(0, 3), max_size=2)),
+          how=st.sampled_from(["set", "update", "delete", "put"]))
+    def attributes(self, key: str, value: Any, how: str) -> None:
+        if how == "set":
+            self.z.attrs[key] = value
+            self.attrs[key] = value
+        elif how == "update":
+            self.z.update_attributes({key: value})
+            self.attrs[key] = value
+        elif how == "put":
+            self.z.attrs.put({key: value})
+            self.attrs = {key: value}
+        elif key in self.attrs:
+            del self.z.attrs[key]
+            del self.attrs[key]
+        assert dict(self.z.attrs) == self.attrs
+
+    @rule()
+    def open_second_handle(self) -> None:
+        self.other = zarrx.open_array(self.store, mode="r+")
+
+    @precondition(lambda self: self.other is not None)
+    @rule(data=st.data(), how=st.sampled_from(["attrs", "delattr", "append", "grow", "shrink"]))
+    def through_second_handle(self, data: Any, how: str) -> None:
+        """Metadata changes start from what is stored, not from the handle's stale copy."""
+        other, shape = self.other, self.ref.shape
+        if how == "attrs":
+            key, value = data.draw(st.sampled_from(["a", "d"])), data.draw(st.integers(0, 9))
+            other.attrs[key] = value
+            self.attrs[key] = value
+        elif how == "delattr":
+            key = data.draw(st.sampled_from(["a", "b", "c", "d"]))
+            if key not in self.attrs:
+                return
+            del other.attrs[key]
+            del self.attrs[key]
+        elif how == "append":
+            axis = data.draw(st.integers(0, len(shape) - 1))
+            more = values(data.draw, self.dtype,
+                          shape[:axis] + (data.draw(st.integers(0, 3)),) + shape[axis + 1:])
+            other.append(more, axis=axis)
+            self.ref = np.concatenate([self.ref, more], axis=axis)
+            assert other.shape == self.ref.shape
+        else:
+            new = tuple(data.draw(st.integers(max(0, n - 3), n) if how == "shrink" else
+                                  st.integers(n, n + 5)) for n in shape)
+            other.resize(new)
+            self.reshaped(new)
+            assert other.shape == self.ref.shape
+        self.z = zarrx.open_array(self.store, mode="r+")
+        assert dict(self.z.attrs) == self.attrs
+
+    # -- invariants
+    @invariant()
+    def matches_the_model(self) -> None:
+        if not hasattr(self, "z"):
+            return
+        assert self.z.shape == self.ref.shape
+        same(self.z[...], self.ref)
+        per = self.per()
+        grid = tuple(-(-n // p) for n, p in zip(self.ref.shape, per))
+        for coords in self.stored():
+            assert len(coords) == len(grid) and all(0 <= c < n for c, n in zip(coords, grid)), \
+                f"object {coords} stored outside the grid {grid}"
+            if not self.write_empty:
+                part = self.ref[tuple(slice(c * p, c * p + p) for c, p in zip(coords, per))]
+                assert not only_fill(part, self.fill), f"object {coords} holds only fill"
+        self.steps += 1
+        if self.steps % 6 == 0:
+            self.check_zarr_python()
+
+    def check_zarr_python(self) -> None:
+        if self.kind == "zip":          # an archive is read once closed
+            self.store.close()
+        with quiet():
+            zs = zarr_python_store(self.store, self.path)
+            za = zarr.open_array(zs, mode="r", zarr_format=self.fmt)
+            assert za.shape == self.ref.shape
+            if zarr_python_reads(self):
+                same(za[...], self.ref)
+            assert dict(za.attrs) == self.attrs
+            zs.close()
+        if self.kind == "zip":
+            self.store = ZipStore(self.path, mode="a")
+            self.z = zarrx.open_array(self.store, mode="r+")
+            self.other = None
+
+
+class LocalArrayMachine(ArrayMachine):
+    """A local directory, with zarr-python writing to it too."""
+    stores = ("local",)
+
+    def zarr_python_array(self) -> Any:
+        return zarr.open_array(zarr.storage.LocalStore(self.path), mode="r+",
+                               zarr_format=self.fmt)
+
+    @precondition(zarr_python_reads)
+    @rule(data=st.data())
+    def zarr_python_writes(self, data: Any) -> None:
+        sel = data.draw(zst.basic_selections(self.ref.shape).filter(   # what zarr-python takes
+            lambda s: not any(x is None or (isinstance(x, slice) and (x.step or 1) < 0)
+                              for x in (s if isinstance(s, tuple) else (s,)))))
+        ids = np.arange(self.ref.size).reshape(self.ref.shape)[sel]
+        value = values(data.draw, self.dtype, np.shape(ids))
+        with quiet():
+            self.zarr_python_array()[sel] = value
+        self.put(np.asarray(ids), value)
+
+    @precondition(zarr_python_reads)
+    @rule(data=st.data())
+    def zarr_python_grows(self, data: Any) -> None:
+        # grown only: zarr-python's shrink keeps the data beyond the edge of boundary chunks
+        new = tuple(data.draw(st.integers(n, n + 5)) for n in self.ref.shape)
+        with quiet():
+            self.zarr_python_array().resize(new)
+        self.reshaped(new)
+        self.z = zarrx.open_array(self.store, mode="r+")
+
+
+class ZipArrayMachine(ArrayMachine):
+    """Writes reaching only chunks not stored yet succeed; anything replacing a stored object
+    or the metadata raises StoreError and leaves every stored object as it was."""
+    stores = ("zip",)
+
+    def objects(self) -> dict[str, bytes]:
+        return {k: bytes(self.store.get(k)) for k in self.store.list_prefix("")}
+
+    def refused(self, op: Any) -> None:
+        before = self.objects()
+        with pytest.raises(zarrx.StoreError, match="zip entries cannot be"):
+            op()
+        assert self.objects() == before
+        self.z = zarrx.open_array(self.store, mode="r+")
+
+    @rule(data=st.data())
+    def write(self, data: Any) -> None:
+        acc, sel, ids = self.target(data.draw, True)
+        value = self.value_for(data.draw, ids)
+        per, stored, before = self.per(), self.stored(), self.objects()
+        cells = np.unravel_index(ids.reshape(-1), self.ref.shape)
+        touched = {tuple(int(c[i]) // p for c, p in zip(cells, per)) for i in range(ids.size)}
+        old = self.ref.copy()
+        self.put(ids, value)
+        try:
+            acc[sel] = value
+        except zarrx.StoreError as exc:
+            assert touched & stored, exc
+            assert all(self.objects()[k] == v for k, v in before.items())
+            # the objects stored before keep their values; new ones may hold the write
+            got = np.ascontiguousarray(self.z[...])
+            for coords in itertools.product(*[range(-(-n // p)) for n, p in
+                                              zip(old.shape, per)]):
+                box = tuple(slice(c * p, c * p + p) for c, p in zip(coords, per))
+                if coords in stored:
+                    same(got[box], old[box])
+                else:
+                    with contextlib.suppress(AssertionError):
+                        same(got[box], old[box])
+                        continue
+                    same(got[box], self.ref[box])
+            self.ref = got
+
+    @rule(data=st.data())
+    def resize(self, data: Any) -> None:
+        new = tuple(data.draw(st.integers(0, n + 5)) for n in self.ref.shape)
+        self.refused(lambda: self.z.resize(new))
+
+    @rule(data=st.data())
+    def append(self, data: Any) -> None:
+        shape = self.ref.shape
+        axis = data.draw(st.integers(0, len(shape) - 1))
+        more = values(data.draw, self.dtype,
+                      shape[:axis] + (data.draw(st.integers(0, 4)),) + shape[axis + 1:])
+        self.refused(lambda: self.z.append(more, axis=axis))
+
+    @rule(key=st.sampled_from(["a", "b"]), value=st.integers(0, 3))
+    def attributes(self, key: str, value: int) -> None:
+        if self.fmt == 2 and not self.store.exists(".zattrs"):     # a new entry
+            self.z.attrs[key] = value
+            self.attrs[key] = value
+        else:
+            self.refused(lambda: self.z.attrs.__setitem__(key, value))
+
+    def open_second_handle(self) -> None:
+        """Not a rule here: a second handle could change nothing in an archive."""
+
+
+# -- hierarchies -----------------------------------------------------------------------------
+NAMES = st.sampled_from(["a", "b", "c"])
+ATTRS = st.dictionaries(st.sampled_from(["x", "y"]),
+                        st.one_of(st.integers(-3, 3), st.text(max_size=2)), max_size=2)
+HOW = st.sampled_from(["plain", "consolidated", "held"])
+
+
+def join(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent else name
+
+
+def guarded(rule_body: Any) -> Any:
+    """In a zip archive an operation that would replace or remove an entry raises StoreError
+    and changes nothing; elsewhere it must succeed."""
+    @functools.wraps(rule_body)
+    def run(self: TreeMachine, *args: Any, **kwargs: Any) -> None:
+        if self.kind != "zip":
+            rule_body(self, *args, **kwargs)
+            return
+        model, consolidated, before = copy.deepcopy(self.model), set(self.consolidated), \
+            self.objects()
+        try:
+            rule_body(self, *args, **kwargs)
+        except zarrx.StoreError as exc:
+            assert any(s in str(exc) for s in ZIP_REFUSALS), exc
+            assert self.objects() == before
+            self.model, self.consolidated = model, consolidated
+    return run
+
+
+class TreeMachine(RuleBasedStateMachine):
+    kind = "memory"
+
+    @initialize(fmt=st.sampled_from([2, 3]), local=st.booleans())
+    def create(self, fmt: int, local: bool) -> None:
+        self.fmt = fmt
+        self.tmp = tempfile.mkdtemp(prefix="zarrx-stateful-")
+        if self.kind == "zip":
+            self.path = os.path.join(self.tmp, "t.zip")
+            self.store = ZipStore(self.path, mode="w")
+        else:
+            self.kind = "local" if local else "memory"
+            self.path = os.path.join(self.tmp, "t.zarr")
+            self.store = LocalStore(self.path) if local else MemoryStore()
+        self.root = zarrx.open_group(self.store, mode="w", zarr_format=fmt)
+        # path -> {"kind", "attrs", and for arrays "data" and "fill"}
+        self.model: dict[str, dict[str, Any]] = {"": {"kind": "group", "attrs": {}}}
+        self.consolidated: set[str] = set()     # groups holding consolidated metadata
+        self.root_consolidated = False          # the held root answers from it
+        self.root_stale = False                 # ... and others changed the hierarchy since
+        self.n = self.steps = 0
+
+    def teardown(self) -> None:
+        if hasattr(self, "root"):
+            self.check_zarr_python()
+            if self.kind == "zip":
+                self.store.close()
+        shutil.rmtree(getattr(self, "tmp", ""), ignore_errors=True)
+
+    # -- helpers
+    def objects(self) -> dict[str, bytes]:
+        return {k: bytes(self.store.get(k)) for k in self.store.list_prefix("")}
+
+    def groups(self) -> list[str]:
+        return sorted(p for p, m in self.model.items() if m["kind"] == "group")
+
+    def node(self, path: str, how: str) -> Any:
+        """The node at ``path`` reached from a root opened without consolidated metadata,
+        with it (when there is some), or from the root held since the last reopen."""
+        if how == "plain":
+            root = zarrx.open_group(self.store, mode="r+", use_consolidated=False)
+        elif how == "consolidated":
+            root = zarrx.open_group(self.store, mode="r+")
+        else:
+            root = self.root
+        if self.root_consolidated and (how != "held" or path):
+            # a root opened from consolidated metadata is a snapshot: it reads its own again
+            # after changes made through itself only (as in zarr-python)
+            self.root_stale = True
+        return root[path] if path else root
+
+    def forget(self, path: str) -> None:
+        for p in list(self.model):
+            if p == path or p.startswith(path + "/"):
+                del self.model[p]
+        self.consolidated &= set(self.model)
+
+    def new_array(self, path: str, data: np.ndarray, fill: int, attrs: dict[str, Any]) -> None:
+        self.model[path] = {"kind": "array", "attrs": dict(attrs), "data": data, "fill": fill}
+
+    def parent(self, data: Any) -> str:
+        return data.draw(st.sampled_from(self.groups()))
+
+    # -- rules
+    @rule(data=st.data(), name=NAMES, attrs=ATTRS, how=HOW)
+    @guarded
+    def create_group(self, data: Any, name: str, attrs: dict[str, Any], how: str) -> None:
+        parent = self.parent(data)
+        g, path = self.node(parent, how), join(parent, name)
+        if path in self.model:
+            cls = zarrx.errors.ContainsGroupError if self.model[path]["kind"] == "group" else \
+                zarrx.errors.ContainsArrayError
+            with pytest.raises(cls):
+                g.create_group(name, attributes=attrs)
+            return
+        g.create_group(name, attributes=attrs)
+        self.model[path] = {"kind": "group", "attrs": dict(attrs)}
+
+    @rule(data=st.data(), name=NAMES, attrs=ATTRS, how=HOW,
+          shape=st.lists(st.integers(0, 4), min_size=1, max_size=2).map(tuple))
+    @guarded
+    def create_array(self, data: Any, name: str, attrs: dict[str, Any], how: str,
+                     shape: tuple[int, ...]) -> None:
+        parent = self.parent(data)
+        g, path = self.node(parent, how), join(parent, name)
+        self.n += 1
+        kw = {"shape": shape, "dtype": "i2", "chunks": (2,) * len(shape), "attributes": attrs,
+              "fill_value": -self.n}
+        if path in self.model:
+            with pytest.raises(zarrx.NodeExistsError):
+                g.create_array(name, **kw)
+            return
+        data = np.arange(int(np.prod(shape)), dtype="i2").reshape(shape) + self.n
+        g.create_array(name, **kw)[...] = data
+        self.new_array(path, data, -self.n, attrs)
+
+    @rule(data=st.data(), name=NAMES, how=HOW,
+          kind=st.sampled_from(["setitem", "overwrite group", "overwrite array",
+                                "require group"]))
+    @guarded
+    def replace(self, data: Any, name: str, how: str, kind: str) -> None:
+        parent = self.parent(data)
+        g, path = self.node(parent, how), join(parent, name)
+        if kind == "require group":
+            if self.model.get(path, {}).get("kind") == "array":
+                with pytest.raises(zarrx.NodeMismatchError):
+                    g.require_group(name)
+                return
+            g.require_group(name)
+            self.model.setdefault(path, {"kind": "group", "attrs": {}})
+        elif kind == "overwrite group":
+            g.create_group(name, overwrite=True)
+            self.forget(path)
+            self.model[path] = {"kind": "group", "attrs": {}}
+        else:
+            self.n += 1
+            data = np.full((3,), self.n, "i2")
+            if kind == "setitem":
+                g[name] = data
+                fill = 0
+            else:
+                g.create_array(name, shape=(3,), dtype="i2", overwrite=True, fill_value=self.n)
+                fill = self.n
+            self.forget(path)
+            self.new_array(path, data, fill, {})
+
+    @rule(data=st.data(), name=NAMES, how=HOW)
+    @guarded
+    def delete(self, data: Any, name: str, how: str) -> None:
+        parent = self.parent(data)
+        g, path = self.node(parent, how), join(parent, name)
+        if path not in self.model:
+            with pytest.raises(zarrx.NodeNotFoundError):
+                del g[name]
+            return
+        del g[name]
+        self.forget(path)
+
+    @rule(data=st.data(), name=NAMES, how=HOW)
+    @guarded
+    def move(self, data: Any, name: str, how: str) -> None:
+        if len(self.model) == 1:
+            return
+        src = data.draw(st.sampled_from(sorted(p for p in self.model if p)))
+        dst = join(self.parent(data), name)
+        g = self.node("", how)
+        if dst in self.model or dst == src or dst.startswith(src + "/"):
+            with pytest.raises(zarrx.ZarrError):
+                g.move(src, dst)
+            return
+        g.move(src, dst)
+        for p in sorted(self.model):
+            if p == src or p.startswith(src + "/"):
+                self.model[dst + p[len(src):]] = self.model.pop(p)
+        self.consolidated &= set(self.model)
+
+    @rule(data=st.data(), attrs=ATTRS, how=HOW)
+    @guarded
+    def set_attributes(self, data: Any, attrs: dict[str, Any], how: str) -> None:
+        path = data.draw(st.sampled_from(sorted(self.model)))
+        self.node(path, how).attrs.update(attrs)
+        self.model[path]["attrs"].update(attrs)
+
+    @rule(data=st.data(), how=HOW)
+    @guarded
+    def resize(self, data: Any, how: str) -> None:
+        arrays = sorted(p for p, m in self.model.items() if m["kind"] == "array")
+        if not arrays:
+            return
+        path = data.draw(st.sampled_from(arrays))
+        m = self.model[path]
+        new = tuple(data.draw(st.integers(0, 5)) for _ in m["data"].shape)
+        self.node(path, how).resize(new)
+        grown = np.full(new, m["fill"], "i2")
+        common = tuple(slice(0, min(a, b)) for a, b in zip(m["data"].shape, new))
+        grown[common] = m["data"][common]
+        m["data"] = grown
+
+    @rule(data=st.data(), below=st.booleans())
+    @guarded
+    def consolidate(self, data: Any, below: bool) -> None:
+        path = self.parent(data) if below else ""
+        if path:
+            zarrx.consolidate_metadata(self.store, path=path)
+        else:
+            zarrx.consolidate_metadata(self.store)
+        self.consolidated.add(path)
+
+    @rule(how=st.sampled_from(["plain", "use_consolidated", "open_consolidated", "open"]))
+    def reopen(self, how: str) -> None:
+        with_it = "" in self.consolidated and how != "plain"
+        if how == "plain" or not with_it:
+            self.root = zarrx.open_group(self.store, mode="r+", use_consolidated=False)
+        elif how == "use_consolidated":
+            self.root = zarrx.open_group(self.store, mode="r+", use_consolidated=True)
+        elif how == "open_consolidated":
+            self.root = zarrx.open_consolidated(self.store, mode="r+")
+        else:
+            self.root = zarrx.open(self.store, mode="r+")
+        self.root_consolidated, self.root_stale = with_it, False
+
+    # -- invariants
+    def expected(self, below: str = "") -> dict[str, dict[str, Any]]:
+        out = {}
+        for p, m in self.model.items():
+            if below and not p.startswith(below + "/") or p == below:
+                continue
+            e = {"kind": m["kind"], "attrs": m["attrs"]}
+            if m["kind"] == "array":
+                e["shape"] = m["data"].shape
+            out[p[len(below) + 1:] if below else p] = e
+        return out
+
+    @staticmethod
+    def tree(group: Any, lib: Any) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, node in group.members(max_depth=None):
+            e: dict[str, Any] = {"kind": "group" if isinstance(node, lib.Group) else "array",
+                                 "attrs": dict(node.attrs)}
+            if e["kind"] == "array":
+                e["shape"] = node.shape
+            out[name] = e
+        return out
+
+    @invariant()
+    def matches_the_model(self) -> None:
+        if not hasattr(self, "root"):
+            return
+        exp = self.expected()
+        assert self.tree(zarrx.open_group(self.store, mode="r", use_consolidated=False),
+                         zarrx) == exp
+        assert self.tree(zarrx.open_group(self.store, mode="r"), zarrx) == exp
+        if not self.root_stale:
+            assert self.tree(self.root, zarrx) == exp
+            assert sorted(self.root.keys()) == sorted(p for p in exp if "/" not in p)
+        if "" in self.consolidated:
+            assert self.tree(zarrx.open_consolidated(self.store, mode="r"), zarrx) == exp
+        for p in self.consolidated - {""}:
+            found = zarrx.open_group(self.store, path=p, mode="r", use_consolidated=True)
+            assert self.tree(found, zarrx) == self.expected(p), p
+        for p, m in self.model.items():
+            if m["kind"] == "array":
+                a = zarrx.open_array(self.store, path=p, mode="r")
+                same(a[...], m["data"])
+        self.steps += 1
+        if self.steps % 5 == 0:
+            self.check_zarr_python()
+
+    def check_zarr_python(self) -> None:
+        if self.kind == "zip":
+            self.store.close()
+        with quiet():
+            zs = zarr_python_store(self.store, self.path)
+            exp = self.expected()
+            for use in [False, True] if "" in self.consolidated else [False]:
+                g = zarr.open_group(zs, mode="r", use_consolidated=use, zarr_format=self.fmt)
+                assert self.tree(g, zarr) == exp, f"zarr-python, use_consolidated={use}"
+            for p, m in self.model.items():
+                if m["kind"] == "array":
+                    a = zarr.open_array(zs, path=p, mode="r", zarr_format=self.fmt)
+                    same(a[...], m["data"])
+            zs.close()
+        if self.kind == "zip":
+            self.store = ZipStore(self.path, mode="a")
+            self.reopen("plain")
+
+
+class ZipTreeMachine(TreeMachine):
+    kind = "zip"
+
+
+MACHINES = [ArrayMachine, LocalArrayMachine, ZipArrayMachine, TreeMachine, ZipTreeMachine]
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=lambda m: m.__name__)
+def test_operations_match_the_model(machine):
+    run_state_machine_as_test(machine, settings=FAST)
+
+
+@pytest.mark.parametrize("machine", MACHINES, ids=lambda m: m.__name__)
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("ZARRX_SLOW"), reason="set ZARRX_SLOW=1 to run")
+def test_many_operations_match_the_model(machine):
+    run_state_machine_as_test(machine, settings=SLOW)
