@@ -62,8 +62,11 @@ def values(draw: Any, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     return v.astype(dtype)
 
 
-def target(draw: Any, z: Any, shape: tuple[int, ...], for_write: bool) -> tuple:
-    """(accessor, selection, the ids of the selected cells in numpy's result shape)."""
+def target(draw: Any, z: Any, shape: tuple[int, ...], for_write: bool,
+           repeated_points: bool = False) -> tuple:
+    """(accessor, selection, the ids of the selected cells in numpy's result shape). A
+    coordinate selection to write names a cell twice only with ``repeated_points`` (the last
+    value written stays, as in numpy)."""
     ids = np.arange(int(np.prod(shape))).reshape(shape)
     kind = draw(st.sampled_from(["basic", "orthogonal", "coordinate", "mask", "block"]
                                 if shape else ["basic"]))
@@ -79,7 +82,7 @@ def target(draw: Any, z: Any, shape: tuple[int, ...], for_write: bool) -> tuple:
     if kind == "coordinate":
         sel = draw(zst.coordinate_selections(shape))
         picked = ids[sel]
-        assume(not for_write or len(np.unique(picked)) == picked.size)
+        assume(not for_write or repeated_points or len(np.unique(picked)) == picked.size)
         return z.vindex, sel, picked
     if kind == "mask":
         sel = draw(zst.mask_selections(shape))

@@ -39,7 +39,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
                                  rule, run_state_machine_as_test)
-from test_indexing_fuzz import all_fill, blocks, outer, values
+from test_indexing_fuzz import all_fill, target, values
 
 import zarrx
 from zarrx.store import LocalStore, MemoryStore, ZipStore
@@ -108,6 +108,16 @@ def zarr_python_reads(machine: ArrayMachine) -> bool:
     return not (machine.dtype.names and machine.z.shards)
 
 
+def _finish(machine: Any, handle: str) -> None:
+    """A machine's last check (zarr-python reads what it holds), then its store closed and its
+    directory removed."""
+    if hasattr(machine, handle):
+        machine.check_zarr_python()
+        if machine.kind == "zip":
+            machine.store.close()
+    shutil.rmtree(getattr(machine, "tmp", ""), ignore_errors=True)
+
+
 class ArrayMachine(RuleBasedStateMachine):
     stores = ("memory", "local")
 
@@ -153,11 +163,7 @@ class ArrayMachine(RuleBasedStateMachine):
         self.steps = 0
 
     def teardown(self) -> None:
-        if hasattr(self, "z"):
-            self.check_zarr_python()
-            if self.kind == "zip":
-                self.store.close()
-        shutil.rmtree(getattr(self, "tmp", ""), ignore_errors=True)
+        _finish(self, "z")
 
     # -- helpers
     def per(self) -> tuple[int, ...]:
@@ -165,26 +171,7 @@ class ArrayMachine(RuleBasedStateMachine):
 
     def target(self, draw: Any, for_write: bool) -> tuple[Any, Any, np.ndarray]:
         """(accessor, selection, the flat indices of the selected cells, in numpy's shape)."""
-        shape, z = self.ref.shape, self.z
-        ids = np.arange(self.ref.size).reshape(shape)
-        kind = draw(st.sampled_from(["basic", "orthogonal", "coordinate", "mask", "block"]))
-        if kind == "basic":
-            sel = draw(zst.basic_selections(shape))
-            return z, sel, ids[sel]
-        if kind == "orthogonal":
-            sel = draw(zst.orthogonal_selections(shape))
-            if for_write:           # numpy and zarrx agree on duplicates, but leave order aside
-                sel = tuple(np.unique(s % n) if isinstance(s, np.ndarray) and s.dtype != bool
-                            else s for s, n in zip(sel, shape))
-            return z.oindex, sel, outer(ids, sel)
-        if kind == "coordinate":    # duplicates: the last value written stays, as in numpy
-            sel = draw(zst.coordinate_selections(shape))
-            return z.vindex, sel, ids[sel]
-        if kind == "mask":
-            sel = draw(zst.mask_selections(shape))
-            return z, sel, ids[sel]
-        sel = draw(zst.block_selections(shape, z.chunks))
-        return z.blocks, sel, ids[blocks(sel, shape, z.chunks)]
+        return target(draw, self.z, self.ref.shape, for_write, repeated_points=True)
 
     def value_for(self, draw: Any, ids: np.ndarray) -> Any:
         how = draw(st.sampled_from(["array", "fill", "scalar", "broadcast"]))
@@ -498,11 +485,7 @@ class TreeMachine(RuleBasedStateMachine):
         self.n = self.steps = 0
 
     def teardown(self) -> None:
-        if hasattr(self, "root"):
-            self.check_zarr_python()
-            if self.kind == "zip":
-                self.store.close()
-        shutil.rmtree(getattr(self, "tmp", ""), ignore_errors=True)
+        _finish(self, "root")
 
     # -- helpers
     def objects(self) -> dict[str, bytes]:
