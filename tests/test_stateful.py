@@ -223,12 +223,16 @@ class ArrayMachine(RuleBasedStateMachine):
         self.z.resize(new)
         self.reshaped(new)
 
-    @rule(data=st.data())
-    def append(self, data: Any) -> None:
+    def appendix(self, data: Any) -> tuple[int, np.ndarray]:
+        """An axis and the values to append along it."""
         shape = self.ref.shape
         axis = data.draw(st.integers(0, len(shape) - 1))
-        more = values(data.draw, self.dtype,
-                      shape[:axis] + (data.draw(st.integers(0, 4)),) + shape[axis + 1:])
+        return axis, values(data.draw, self.dtype,
+                            shape[:axis] + (data.draw(st.integers(0, 4)),) + shape[axis + 1:])
+
+    @rule(data=st.data())
+    def append(self, data: Any) -> None:
+        axis, more = self.appendix(data)
         self.z.append(more, axis=axis)
         self.ref = np.concatenate([self.ref, more], axis=axis)
 
@@ -414,10 +418,7 @@ class ZipArrayMachine(ArrayMachine):
 
     @rule(data=st.data())
     def append(self, data: Any) -> None:
-        shape = self.ref.shape
-        axis = data.draw(st.integers(0, len(shape) - 1))
-        more = values(data.draw, self.dtype,
-                      shape[:axis] + (data.draw(st.integers(0, 4)),) + shape[axis + 1:])
+        axis, more = self.appendix(data)
         self.refused(lambda: self.z.append(more, axis=axis))
 
     @rule(key=st.sampled_from(["a", "b"]), value=st.integers(0, 3))
