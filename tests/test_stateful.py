@@ -49,8 +49,10 @@ from zarr.core.buffer import default_buffer_prototype  # noqa: E402
 
 FAST = settings(max_examples=20, stateful_step_count=20, deadline=None, derandomize=True,
                 suppress_health_check=list(HealthCheck))
-SLOW = settings(FAST, max_examples=int(os.environ.get("ZARRX_STATEFUL_EXAMPLES", "300")),
-                stateful_step_count=30, derandomize=False)
+# the slow run is derandomized too, so that a run passes or fails for the code alone;
+# a larger ZARRX_STATEFUL_EXAMPLES explores further
+SLOW = settings(FAST, max_examples=int(os.environ.get("ZARRX_STATEFUL_EXAMPLES", "120")),
+                stateful_step_count=30)
 
 # dtype -> fill values (None: the default)
 FILLS: dict[str, list[Any]] = {
