@@ -294,7 +294,8 @@ def test_blosc_typesize_of_items_wider_than_255_bytes(tmp_path, dtype) -> None:
 
 # -- errors in a shard's inner codecs name their place in the document --------------------------
 _LE = {"name": "bytes", "configuration": {"endian": "little"}}
-_DELTA_F8 = {"name": "numcodecs.delta", "configuration": {"dtype": "<f8"}}
+_FSO_F8 = {"name": "numcodecs.fixedscaleoffset",
+           "configuration": {"offset": 0, "scale": 1, "dtype": "<f8"}}
 
 
 def _sharding(codecs: list, chunk_shape: list) -> dict:
@@ -304,20 +305,20 @@ def _sharding(codecs: list, chunk_shape: list) -> dict:
 
 
 @pytest.mark.parametrize("codecs,want", [
-    ([_sharding([_DELTA_F8, _LE], [2, 2])],
+    ([_sharding([_FSO_F8, _LE], [2, 2])],
      "a codecs[0].configuration.codecs[0].configuration.dtype: the codec receives <i4 data, "
      "found <f8"),
     ([_sharding([{"name": "bytes"}], [2, 2])],
      "a codecs[0].configuration.codecs[0].configuration.endian: required for data type int32 "
      "(expected 'little' or 'big'), found none"),
     ([{"name": "transpose", "configuration": {"order": [1, 0]}},
-      _sharding([_DELTA_F8, _LE], [2, 2])],
+      _sharding([_FSO_F8, _LE], [2, 2])],
      "a codecs[1].configuration.codecs[0].configuration.dtype: the codec receives <i4 data, "
      "found <f8"),
-    ([_sharding([_sharding([_DELTA_F8, _LE], [1, 1])], [2, 2])],
+    ([_sharding([_sharding([_FSO_F8, _LE], [1, 1])], [2, 2])],
      "a codecs[0].configuration.codecs[0].configuration.codecs[0].configuration.dtype: the "
      "codec receives <i4 data, found <f8"),
-    ([_DELTA_F8, _LE],
+    ([_FSO_F8, _LE],
      "a codecs[0].configuration.dtype: the codec receives <i4 data, found <f8"),
 ], ids=["inner", "inner-bytes", "transpose-then-sharding", "nested", "unsharded"])
 def test_inner_codec_errors_name_their_place_in_the_document(codecs, want) -> None:

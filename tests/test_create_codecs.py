@@ -262,10 +262,14 @@ _V3_BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
 
 @pytest.mark.parametrize("fmt,codecs,dtype,want", [
-    (2, [{"id": "delta", "dtype": "<i2"}], "<i4",
-     "a/.zarray filters[0].dtype: the codec receives <i4 data, found <i2"),
-    (3, [{"name": "numcodecs.delta", "configuration": {"dtype": "<i2"}}, _V3_BYTES], "<i4",
-     "a codecs[0].configuration.dtype: the codec receives <i4 data, found <i2"),
+    (2, [{"id": "delta", "dtype": "<c16"}], "<i2",
+     "a/.zarray filters[0].dtype: delta reads the bytes of a chunk as this type; expected a "
+     "type whose item size divides a chunk's bytes (8 bytes of shape (4,) and type int16), "
+     "found <c16"),
+    (3, [{"name": "numcodecs.delta", "configuration": {"dtype": "<c16"}}, _V3_BYTES], "<i2",
+     "a codecs[0].configuration.dtype: delta reads the bytes of a chunk as this type; expected "
+     "a type whose item size divides a chunk's bytes (8 bytes of shape (4,) and type int16), "
+     "found <c16"),
     (2, [{"id": "fixedscaleoffset", "offset": 0, "scale": 1, "dtype": "<f8"}], "<f4",
      "a/.zarray filters[0].dtype: the codec receives <f4 data, found <f8"),
     (3, [{"name": "numcodecs.fixedscaleoffset",

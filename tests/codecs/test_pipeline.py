@@ -78,9 +78,10 @@ CONFIG_ERRORS = {
     "numcodecs-blosc-shuffle": ([LE, S("numcodecs.blosc", {"shuffle": "shuffle"})],
                                 "grp/arr codecs[1].configuration.shuffle: expected one of -1, 0, "
                                 "1, 2, found 'shuffle'"),
-    "delta-dtype": ([S("numcodecs.delta", {"dtype": "<i8"}), LE],
-                    "grp/arr codecs[0].configuration.dtype: the codec receives <f4 data, "
-                    "found <i8"),
+    "delta-dtype": ([S("numcodecs.delta", {"dtype": "|V3"}), LE],
+                    "grp/arr codecs[0].configuration.dtype: delta reads the bytes of a chunk as "
+                    "this type; expected a type whose item size divides a chunk's bytes (16 "
+                    "bytes of shape (4,) and type float32), found |V3"),
     "packbits-dtype": ([S("numcodecs.packbits"), LE],
                        "grp/arr codecs[0]: packbits needs a bool data type, found float32"),
     "vlen-on-numbers": ([S("vlen-utf8")],

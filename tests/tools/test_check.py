@@ -191,23 +191,24 @@ def test_chunks_of_a_codec_zarrx_lacks_are_neither_corrupt_nor_repaired(tmp_path
 
 def test_chunks_of_a_codec_configuration_zarrx_refuses_are_neither_corrupt_nor_repaired(
         tmp_path):
-    # GDAL's DELTA_DTYPE declares the delta filter's type apart from the array's (numcodecs
-    # reinterprets the bytes); zarrx refuses it: the data is not corrupt, and a repair must not
-    # replace it with the fill value
+    # a delta filter whose declared type's item size does not divide a chunk's bytes (numcodecs
+    # cannot read them as that type); zarrx refuses it: the data is not corrupt, and a repair
+    # must not replace it with the fill value
     import json
     path = str(tmp_path / "d.zarr")
-    zarrx.create_array(path, shape=(8,), dtype="i2", chunks=(4,), zarr_format=2,
+    zarrx.create_array(path, shape=(6,), dtype="i2", chunks=(3,), zarr_format=2,
                        compressors=None, filters=[{"id": "delta", "dtype": "<i2"}]
-                       )[:] = np.arange(8)
+                       )[:] = np.arange(6)
     doc = json.load(open(f"{path}/.zarray"))
     doc["filters"] = [{"id": "delta", "dtype": "<i4"}]
     json.dump(doc, open(f"{path}/.zarray", "w"))
     chunks = {name: open(f"{path}/{name}", "rb").read() for name in ("0", "1")}
     report = zarrx.check(path, repair=True, fill_corrupt=True)
     assert [(f.kind, f.key) for f in report.findings] == [("unsupported", ".zarray")]
-    assert report.findings[0].detail == (".zarray filters[0].dtype: the codec receives <i2 "
-                                         "data, found <i4; its 2 stored objects were not "
-                                         "checked")
+    assert report.findings[0].detail == (
+        ".zarray filters[0].dtype: delta reads the bytes of a chunk as this type; expected a "
+        "type whose item size divides a chunk's bytes (6 bytes of shape (3,) and type int16), "
+        "found <i4; its 2 stored objects were not checked")
     assert report.remaining == report.findings and report.objects == 0
     assert {name: open(f"{path}/{name}", "rb").read() for name in ("0", "1")} == chunks
 

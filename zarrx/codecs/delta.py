@@ -32,8 +32,12 @@ def match_dtype(declared: np.dtype | None, actual: np.dtype, where: str, field: 
 
 
 class Delta(ArrayToArrayCodec):
-    """numcodecs ``delta``: ``dtype`` (the input type; None: the chunk's), ``astype`` (the
-    stored type of the differences; None: ``dtype``)."""
+    """numcodecs ``delta``: ``dtype`` (the type the chunk's bytes are read as; None: the
+    chunk's), ``astype`` (the stored type of the differences; None: ``dtype``).
+
+    A ``dtype`` other than the chunk's (GDAL's ``DELTA_DTYPE``, or the component type it
+    declares for complex data) is what numcodecs does with it: the chunk's bytes, in ``dtype``'s
+    byte order, are read as a flat run of ``dtype`` items, and decoding gives those bytes back."""
 
     name = "numcodecs.delta"
     dtype: np.dtype | None
@@ -49,9 +53,22 @@ class Delta(ArrayToArrayCodec):
         return _drop_none({"dtype": dtype_str(self.dtype),
                            "astype": dtype_str(self.astype or self.dtype)})
 
+    def _views(self, dtype: np.dtype) -> bool:
+        """Whether the chunk's bytes are read as another type (``dtype``: the chunk's)."""
+        return self.dtype is not None and native(self.dtype) != native(dtype)
+
     def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
                 ) -> tuple[np.dtype, tuple[int, ...]]:
-        dt = match_dtype(self.dtype, dtype, where)
+        dt = native(self.dtype) if self.dtype is not None else dtype
+        if self._views(dtype):
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            if dtype.hasobject or nbytes % dt.itemsize:
+                have = "an object" if dtype.hasobject else f"{nbytes} bytes of"
+                raise CodecError(f"{config_field(where, 'dtype')}: delta reads the bytes of a "
+                                 f"chunk as this type; expected a type whose item size divides "
+                                 f"a chunk's bytes ({have} shape {shape} and type {dtype}), "
+                                 f"found {self.dtype.str}")
+            shape = (nbytes // dt.itemsize,)
         if dt.kind not in "iufc" and dt.kind != "m":
             raise CodecError(f"{where}: delta needs a numeric data type, found {dt}")
         astype = native(self.astype) if self.astype is not None else dt
@@ -61,17 +78,40 @@ class Delta(ArrayToArrayCodec):
                              f"{dt}, found {astype}")
         return astype, shape
 
+    def _order(self) -> str:
+        """The byte order numcodecs reads the chunk's bytes in: ``dtype``'s."""
+        assert self.dtype is not None
+        return self.dtype.byteorder if self.dtype.byteorder in "<>" else "="
+
     def encode(self, arr: np.ndarray) -> np.ndarray:
-        flat = arr.reshape(-1)
-        astype = native(self.astype) if self.astype is not None else native(arr.dtype)
+        views = self._views(arr.dtype)
+        if views:
+            order = self._order()
+            raw = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder(order)).reshape(-1)
+            if raw.nbytes % self.dtype.itemsize:            # what resolve refuses
+                raise CodecError(f"{self.name}: expected a chunk whose bytes are a whole "
+                                 f"number of {self.dtype.str} items, found {raw.nbytes} bytes")
+            flat = raw.view(self.dtype.newbyteorder(order)).astype(native(self.dtype))
+        else:
+            flat = arr.reshape(-1)
+        astype = native(self.astype) if self.astype is not None else native(flat.dtype)
         enc = np.empty(flat.shape, dtype=astype)
         if flat.size:
             enc[0] = flat[0]
             enc[1:] = np.diff(flat)
-        return enc.reshape(arr.shape)
+        return enc if views else enc.reshape(arr.shape)
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        dec = np.empty(arr.size, dtype=dtype)
+        views = self._views(dtype)
+        dec = np.empty(arr.size, dtype=native(self.dtype) if views else dtype)
         if arr.size:
             np.cumsum(arr.reshape(-1), out=dec)
+        if views:
+            order = self._order()
+            want = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            if dec.nbytes != want:                          # what resolve refuses
+                raise CodecError(f"{self.name}: expected {want} bytes of {dtype} for a chunk "
+                                 f"of shape {shape}, found {dec.nbytes}")
+            dec = dec.astype(self.dtype.newbyteorder(order)).view(dtype.newbyteorder(order))
+            dec = dec.astype(dtype)
         return dec.reshape(shape)

@@ -195,6 +195,11 @@ def filtered_endian(filters: list[CodecSpec], endian: str | None, loc: Loc | Non
             want = np.dtype(conf[key]).newbyteorder("<" if endian == "little" else ">").str
             raise (loc / "filters" / i / key).error(
                 f"{want!r}, the byte order of the data the filter receives", conf[key])
+        one_byte = key is not None and _numpy_name(conf[key]) and np.dtype(conf[key]).itemsize == 1
+        if loc is not None and endian == "big" and f.name == "numcodecs.delta" and one_byte:
+            raise (loc / "filters" / i / key).error(
+                "a type of more than one byte: delta would read the big-endian bytes of the data "
+                "it receives one by one, which zarrx does not reproduce", conf[key])
         out = next((conf[k] for k in ("astype", "encode_dtype", "dtype")
                     if isinstance(conf.get(k), str)), None)
         if out is not None and _numpy_name(out):

@@ -48,7 +48,7 @@ QUIRKS = {
     "lzma": ["COMPRESS=LZMA"], "lzma_delta": ["COMPRESS=LZMA", "LZMA_DELTA=2"],
     "delta_i4": ["FILTER=DELTA", "DELTA_DTYPE=<i4"],
 }
-NAMES = ["raster", "compress", "quirks", "mdim", "strings", "unicode", "draft_v3"]
+NAMES = ["raster", "compress", "quirks", "mdim", "mdim_delta", "strings", "unicode", "draft_v3"]
 
 
 def raster_values(code: str) -> np.ndarray:
@@ -123,9 +123,9 @@ def _write_compressed(work: Path, out: Path, arrays: dict[str, list[str]]) -> No
         _translate(vrt, out, name, ["BLOCKSIZE=4,5", *options])
 
 
-def write_mdim(work: Path, out: Path) -> None:
+def write_mdim(work: Path, out: Path, *options: str) -> None:
     _run("gdalmdimtranslate", "-q", "-of", "Zarr", "-co", "ARRAY:COMPRESS=ZLIB",
-         str(HERE / "mdim.vrt"), str(out))
+         *[a for o in options for a in ("-co", o)], str(HERE / "mdim.vrt"), str(out))
 
 
 def _write_strings(work: Path, out: Path, string_format: str) -> None:
@@ -145,6 +145,7 @@ WRITERS = {
     "compress": lambda work, out: _write_compressed(work, out, COMPRESS),
     "quirks": lambda work, out: _write_compressed(work, out, QUIRKS),
     "mdim": write_mdim,
+    "mdim_delta": lambda work, out: write_mdim(work, out, "ARRAY:FILTER=DELTA"),
     "strings": lambda work, out: _write_strings(work, out, "STRING"),
     "unicode": lambda work, out: _write_strings(work, out, "UNICODE"),
     "draft_v3": write_draft_v3,
