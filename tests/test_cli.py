@@ -512,6 +512,27 @@ def test_integers_too_long_for_an_index_are_refused(tmp_path, capsys, argv, mess
     assert code == 3 and err == f"zarrx: {message}\n"
 
 
+_CUT = "'" + "x" * 76 + "..."          # a long key, cut as every message cuts long values
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("chunk", "/a", "x" * 10_000), f"array '/a': {_CUT} is neither a chunk key of the array "
+                                    f"('c/0', say) nor grid coordinates (0,1)"),
+    (("chunk", "/a", "a/" + "x" * 10_000), "array '/a': 'a/" + "x" * 74 + "... is neither a "
+                                           "chunk key of the array ('c/0', say) nor grid "
+                                           "coordinates (0,1)"),
+    (("chunk", "/a", ",".join("1" * 5000)), "array '/a': chunk '" + "1," * 38 + "...: "
+                                            "expected 1 coordinates, found 5000"),
+    (("cat", "/a", "x" * 10_000), f"selection {_CUT}: expected comma-separated integers, "
+                                  f"slices (start:stop:step) or '...', found {_CUT}"),
+    (("attrs", "/a", "x" * 10_000), f"/a: no attribute {_CUT}; it has 'units'"),
+])
+def test_a_long_key_is_cut_in_messages(tmp_path, capsys, argv, message):
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, argv[0], p + argv[1], *argv[2:])
+    assert code == 3 and err == f"zarrx: {message}\n"
+
+
 def test_ctrl_c_while_the_commands_load_is_one_line_and_status_130(capsys, monkeypatch):
     def interrupted():
         raise KeyboardInterrupt

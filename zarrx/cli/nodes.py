@@ -9,6 +9,7 @@ from typing import Any
 from zarrx.array import Array
 from zarrx.errors import StoreError, ZarrError
 from zarrx.info import array_info, array_line, tree
+from zarrx.metadata._util import short
 from zarrx.cli.common import add_json, add_storage, locate, print_json
 from zarrx.tools.location import open_node
 from zarrx.tools.text import npy_pieces, text_pieces
@@ -66,7 +67,7 @@ def attrs(args: argparse.Namespace) -> int:
         print_json(to_jsonable(values))
         return 0
     if args.key not in values:
-        raise ZarrError(f"{node.name}: no attribute {args.key!r}; it has "
+        raise ZarrError(f"{node.name}: no attribute {short(args.key)}; it has "
                         f"{', '.join(map(repr, sorted(values))) or 'none'}")
     print_json(to_jsonable(values[args.key]))
     return 0

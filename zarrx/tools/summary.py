@@ -14,6 +14,7 @@ from zarrx.errors import IndexingError, ListingUnsupportedError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes, stored_summary
 from zarrx.metadata.codecs import codec_json
+from zarrx.metadata._util import short
 from zarrx.metadata.fill import fill_json
 from zarrx.metadata.model import RegularGrid
 from zarrx.store.chunks import parse_chunk_key
@@ -150,8 +151,9 @@ def parse_selection(text: str | None) -> Any:
     for part in text.split(","):
         m = _ITEM.fullmatch(part)
         if m is None or not part.strip():
-            raise IndexingError(f"selection {text!r}: expected comma-separated integers, "
-                                f"slices (start:stop:step) or '...', found {part.strip()!r}")
+            raise IndexingError(f"selection {short(text)}: expected comma-separated "
+                                f"integers, slices (start:stop:step) or '...', found "
+                                f"{short(part.strip())}")
         ell, index, start, stop, step = m.groups()
         if ell:
             out.append(Ellipsis)
@@ -176,11 +178,11 @@ def _object_coords(array: Array, which: str) -> tuple[int, ...]:
             rest = key[len(array.path) + 1:]
             coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)  # type: ignore[assignment]
         if coords is None:
-            raise ZarrError(f"array {array.name!r}: {which!r} is neither a chunk key of the "
-                            f"array ({meta.key_encoding.encode((0,) * meta.ndim)!r}, say) nor "
+            raise ZarrError(f"array {array.name!r}: {short(which)} is neither a chunk key of "
+                            f"the array ({meta.key_encoding.encode((0,) * meta.ndim)!r}, say) nor "
                             f"grid coordinates (0,1)")
     if len(coords) != meta.ndim:
-        raise ZarrError(f"array {array.name!r}: chunk {which!r}: expected {meta.ndim} "
+        raise ZarrError(f"array {array.name!r}: chunk {short(which)}: expected {meta.ndim} "
                         f"coordinates, found {len(coords)}")
     return coords
 
