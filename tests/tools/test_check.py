@@ -428,3 +428,43 @@ def test_each_object_belongs_to_the_nearest_node_above_it(tmp_path):
         ("orphaned", "ab/x/c/9", "/ab/x"),
     ]
     assert report.arrays == 35 and report.objects == 2 * 5 + 30
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_shard_of_many_inner_chunks_is_checked_by_the_ones_it_stores(tmp_path, monkeypatch,
+                                                                       transposed):
+    # a shard is checked over its index: a sound one without reading the array, a corrupt one
+    # by reading each inner chunk it stores (named in the order of the array's axes); the
+    # report is what reading every inner chunk of the shard gave
+    import json
+    le = {"name": "bytes", "configuration": {"endian": "little"}}
+    path = tmp_path / "s.zarr"
+    path.mkdir()
+    (path / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [20, 24], "data_type": "int16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [16, 16]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [*([{"name": "transpose", "configuration": {"order": [1, 0]}}]
+                     if transposed else []),
+                   {"name": "sharding_indexed", "configuration": {
+                       "chunk_shape": [1, 1], "codecs": [le, {"name": "crc32c"}],
+                       "index_codecs": [le, {"name": "crc32c"}], "index_location": "end"}}]}))
+    arr = zarrx.open_array(str(path), mode="r+")
+    for at, value in (((0, 2), 1), ((1, 0), 2), ((5, 7), 3), ((17, 20), 4)):
+        arr[at] = value
+    calls = []
+    read = zarrx.Array.get_block_selection
+    monkeypatch.setattr(zarrx.Array, "get_block_selection",
+                        lambda self, sel, **kw: calls.append(sel) or read(self, sel, **kw))
+    assert zarrx.check(str(path)).findings == [] and calls == []
+    shard = path / "c" / "0" / "0"
+    blob = shard.read_bytes()
+    entries = np.frombuffer(blob[-(256 * 16 + 4):-4], "<u8").reshape(256, 2)
+    for i, j in ((1, 0), (0, 2)):
+        _flip(shard, int(entries[j * 16 + i if transposed else i * 16 + j, 0]))
+    report = zarrx.check(str(path))
+    assert [(f.kind, f.key, f.inner, f.detail) for f in report.findings] == [
+        ("corrupt", "c/0/0", inner, detail) for inner, detail in (
+            ("c/0/2", "crc32c checksum mismatch: stored 0xe2c3efa5, computed 0x4120cb26"),
+            ("c/1/0", "crc32c checksum mismatch: stored 0xd624473c, computed 0x75c763bf"))]
+    assert len(calls) == 3          # each inner chunk the corrupt shard stores

@@ -1,5 +1,6 @@
-"""Stored objects as the tools see them: the chunks (read units) a stored object holds, and
-what is wrong with a shard whose index cannot be used."""
+"""Stored objects as the tools see them: the chunks (read units) a stored object holds (those a
+shard stores, from its index), whether a shard reads whole, and what is wrong with a shard whose
+index cannot be used."""
 from __future__ import annotations
 
 import itertools
@@ -7,12 +8,16 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from zarrx.chunk_io import codec_plan
 from zarrx.codecs._crc32c import crc32c
-from zarrx.errors import ShardError
+from zarrx.errors import ShardError, ZarrError
 from zarrx.metadata.model import ArrayMeta, KeyEncoding
+from zarrx.shard_objects import encoded_objects
+from zarrx.store import Store
 from zarrx.store.shard_index import IndexFormat
 
-__all__ = ["object_blocks", "inner_blocks", "classify_shard", "read_index"]
+__all__ = ["object_blocks", "inner_blocks", "stored_inner_blocks", "classify_shard",
+           "read_index", "one_level", "shard_reads_whole"]
 
 MISSING = 2**64 - 1
 _INNER = KeyEncoding("default", "/")
@@ -49,6 +54,62 @@ def inner_blocks(meta: ArrayMeta, coords: tuple[int, ...],
         yield _INNER.encode(local), tuple(slice(u, u + 1) for u in unit)
 
 
+def _stored_units(meta: ArrayMeta, entries: np.ndarray) -> np.ndarray:
+    """The ``(m, ndim)`` coordinates inside the shard (array axes) of the inner chunks that the
+    index ``entries`` of one level of sharding holds, in the order of :func:`inner_blocks`."""
+    geom = meta.layout.shards[0]
+    slots = np.flatnonzero(entries[:, 0] != MISSING)
+    local = np.unravel_index(slots, geom.per_shard) if geom.per_shard else ()
+    inv = range(meta.ndim) if geom.perm is None else np.argsort(geom.perm)
+    units = np.stack([local[int(i)] for i in inv], axis=-1) if meta.ndim else \
+        np.zeros((slots.size, 0), dtype=np.int64)
+    if geom.perm is not None and units.size:            # slots run in the codec's axis order
+        units = units[np.lexsort(units.T[::-1])]
+    return units.reshape(slots.size, meta.ndim)
+
+
+def stored_inner_blocks(meta: ArrayMeta, coords: tuple[int, ...], cdata: tuple[int, ...],
+                        entries: np.ndarray) -> Iterator[tuple[str, tuple[slice, ...]]]:
+    """:func:`inner_blocks` of the inner chunks the shard at ``coords`` (one level of sharding,
+    index ``entries``) holds: the others read as the fill value."""
+    units = _stored_units(meta, entries) + np.asarray(coords, dtype=np.int64) * \
+        np.asarray(_ratio(meta), dtype=np.int64)
+    inside = np.all(units < np.asarray(cdata, dtype=np.int64), axis=1)
+    origin = [c * r for c, r in zip(coords, _ratio(meta))]
+    for unit in units[inside].tolist():
+        local = tuple(u - o for u, o in zip(unit, origin))
+        yield _INNER.encode(local), tuple(slice(u, u + 1) for u in unit)
+
+
+def one_level(meta: ArrayMeta) -> bool:
+    """Whether the array's stored objects are shards of one level of regular inner chunks."""
+    return len(meta.layout.shards) == 1 and meta.layout.read_shape is not None
+
+
+def shard_reads_whole(store: Store, meta: ArrayMeta, path: str, key: str) -> bool:
+    """Whether the shard ``key`` of the array at ``path`` (one level of sharding) is sound: its
+    index as readers check it, and every inner chunk it holds decodes. The work is done over the
+    decoded index (an inner chunk not stored costs nothing), and is no laxer than reading the
+    shard: False when anything fails (or the shard is not of one level)."""
+    if not one_level(meta):
+        return False
+    try:
+        got = encoded_objects(store, meta, path).get_versioned(key)
+        if got is None:
+            return True
+        blob = memoryview(got[0])
+        entries = IndexFormat(meta.layout.shards[0]).decode_whole(blob, lambda: {"key": key})
+        stored = entries[entries[:, 0] != MISSING]
+        plan = codec_plan(meta, meta.layout.read_shape, path)
+        if plan.raw and not plan.b2b:                   # the stored bytes are the values
+            return bool(np.all(stored[:, 1] == plan.nbytes))
+        for off, nb in stored.tolist():
+            plan.decode_new(blob[off:off + nb])
+    except ZarrError:
+        return False
+    return True
+
+
 def read_index(blob: bytes | memoryview, meta: ArrayMeta) -> tuple[np.ndarray | None, str | None,
                                                                     str | None]:
     """``(entries, kind, detail)`` of the outermost index of a shard: the ``(n, 2)`` entries
@@ -83,12 +144,15 @@ def classify_shard(blob: bytes | None, meta: ArrayMeta, key: str) -> tuple[str |
     if entries is None:
         return kind, detail
     size = len(blob)
-    for slot, (off, nb) in enumerate(entries.tolist()):
-        if off == MISSING and nb == MISSING:
-            continue
-        if off > size or nb > size - off:
-            return "torn", (f"index entry {slot}: bytes [{off}, {off + nb}) extend past the end "
-                            f"of the {size}-byte shard")
+    offs, sizes = entries[:, 0], entries[:, 1]
+    with np.errstate(over="ignore"):                # size - off wraps only where off > size
+        past = ~((offs == MISSING) & (sizes == MISSING)) & \
+            ((offs > size) | (sizes > np.uint64(size) - offs))
+    if past.any():
+        slot = int(np.argmax(past))
+        off, nb = int(offs[slot]), int(sizes[slot])
+        return "torn", (f"index entry {slot}: bytes [{off}, {off + nb}) extend past the end "
+                        f"of the {size}-byte shard")
     try:                                # every other rule of the index, as readers apply them
         IndexFormat(meta.layout.shards[0]).decode_whole(blob, lambda: {"key": key})
     except ShardError as exc:
