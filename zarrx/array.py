@@ -294,7 +294,8 @@ def _string_dtype(meta: ArrayMeta) -> np.dtype | None:
     """``StringDType`` for variable-length strings with numpy 2, else None (object arrays)."""
     if not meta.data_type.variable:
         return None
-    from zarrx.metadata.dtypes import category, numpy_string_dtype
+    from zarrx.metadata.dtype_input import numpy_string_dtype
+    from zarrx.metadata.dtypes import category
     if category(meta.data_type) != "string":
         return None
     dt = numpy_string_dtype()

@@ -14,8 +14,8 @@ import numpy as np
 from zarrx.errors import FillValueError, FillValueOverflowError, MetadataError
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codecs import codec_json
-from zarrx.metadata.dtypes import (category, dtype_v2_json, dtype_v3_json, resolve_dtype,
-                                   struct_fields)
+from zarrx.metadata.dtype_input import resolve_dtype
+from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, struct_fields
 from zarrx.metadata.fill import (_int_range, check_unitless_date, default_fill, fill_json,
                                  parse_fill)
 from zarrx.metadata.grid import grid_json, parse_shape
