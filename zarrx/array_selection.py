@@ -27,7 +27,7 @@ class Selecting:
 
     __slots__ = ()
 
-
+    # -- reading ------------------------------------------------------------------------------
     def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)

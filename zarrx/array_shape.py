@@ -29,7 +29,6 @@ class Reshaping:
 
     __slots__ = ()
 
-
     def _took(self, meta: ArrayMeta) -> None:
         self._meta = meta
         self._setup()

@@ -150,7 +150,6 @@ def walked_entries(store: Store, path: str, rel: str, zarr_format: int
             for sub, m in walk(store, path, zarr_format))
 
 
-
 def list_children(store: Store, path: str, zarr_format: int | None = None
                   ) -> list[tuple[str, Meta]]:
     """``(name, meta)`` of each child node of the group at ``path``, sorted by name; one batched
