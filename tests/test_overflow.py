@@ -212,3 +212,35 @@ def test_the_largest_item_of_a_new_array_is_1_mib(fmt):
         zarrx.create_array(MemoryStore(), shape=(1,), dtype="S1048577", zarr_format=fmt)
     z = zarrx.create_array(MemoryStore(), shape=(1,), dtype="S1048576", zarr_format=fmt)
     assert zarrx.open_array(z.store, mode="r").dtype == np.dtype("S1048576")
+
+
+# a Zarr v2 raw type's fill value "" means zeros, one item: no document bounds its size
+HUGE_V2_FILL_CHILD = textwrap.dedent("""
+    import json, resource
+    import zarrx
+    from zarrx.errors import MetadataError
+
+    zarray = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|V2147483647",
+              "fill_value": "", "order": "C", "filters": None, "compressor": None}
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    try:
+        zarrx.open_array({".zarray": json.dumps(zarray).encode()}, mode="r")
+    except MetadataError as exc:            # was a MemoryError
+        print(exc)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_a_v2_raw_fill_value_larger_than_memory_is_a_metadata_error():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", HUGE_V2_FILL_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        ".zarray fill_value: expected a fill value that fits in memory, found '' (zeros of "
+        "2147483647 bytes, one item of |V2147483647)"]
