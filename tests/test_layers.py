@@ -47,6 +47,8 @@ LAYERS = [
     ("zarrx.node", 5),
     ("zarrx.info", 5),
     ("zarrx.array", 5),
+    ("zarrx.array_selection", 5),   # the Array's indexing front-ends
+    ("zarrx.array_shape", 5),       # the Array's resize and append
     ("zarrx.group", 5),
     ("zarrx.creation", 5),
     ("zarrx.hierarchy", 5),

@@ -14,7 +14,7 @@ import pytest
 
 import zarrx
 from zarrx import layout
-from zarrx.metadata import nodes
+from zarrx.metadata import node_read, nodes
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.store import LocalStore, MemoryStore
 
@@ -372,7 +372,7 @@ def test_consolidation_racing_a_metadata_write_never_leaves_it_stale(tmp_path, m
     g = zarrx.create_group(LocalStore(root), zarr_format=zarr_format)
     g.create_array("a", shape=(10,), chunks=(5,), dtype="i4")
     zarrx.consolidate_metadata(LocalStore(root))
-    real = nodes.walk
+    real = node_read.walk
     done = []
 
     def walk_then_race(store, path, *args):
@@ -382,9 +382,9 @@ def test_consolidation_racing_a_metadata_write_never_leaves_it_stale(tmp_path, m
             subprocess.run([sys.executable, "-c", _RESIZE, root, "11"], check=True)
         yield from listed
 
-    monkeypatch.setattr(nodes, "walk", walk_then_race)
+    monkeypatch.setattr(node_read, "walk", walk_then_race)
     zarrx.consolidate_metadata(LocalStore(root))
-    monkeypatch.setattr(nodes, "walk", real)
+    monkeypatch.setattr(node_read, "walk", real)
     with open(tmp_path / "g.zarr" / "a" / (".zarray" if zarr_format == 2 else "zarr.json")) as f:
         assert json.load(f)["shape"] == [11]
     assert zarrx.open_group(LocalStore(root), mode="r")["a"].shape == (11,)

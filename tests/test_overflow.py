@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import ArgumentError, IndexingError
+from zarrx.errors import ArgumentError, DataTypeError, IndexingError
 from zarrx.storage import MemoryStore
 
 ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
@@ -160,3 +160,87 @@ def test_index_arrays_of_more_positions_than_memory_holds_are_selection_size_err
     message = ("index array on axis 0: 1099511627776 positions (8796093022208 bytes as int64) "
                "do not fit in memory; select less at a time")
     assert proc.stdout.splitlines() == [message] * 5
+
+
+# a new array's items are at most 1 MiB (its fill value, one item, is written in full into its
+# metadata document); past that the dtype is refused before anything item-sized is made: run
+# under an address-space limit of what the interpreter has mapped plus 512 MiB, where an item
+# of 2 GiB cannot be allocated (it was, for the default fill value: a MemoryError)
+HUGE_ITEM_CHILD = textwrap.dedent("""
+    import resource
+    import zarrx
+    from zarrx.errors import DataTypeError
+
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    for fmt in (3, 2):
+        for dtype in ("S2147483647", "U536870911", "V2147483647", [("a", "S2000000000")]):
+            try:
+                zarrx.create_array(store={}, shape=(1,), dtype=dtype, zarr_format=fmt)
+            except DataTypeError as exc:
+                print(exc)
+    z = zarrx.create_array(store={}, shape=(2,), dtype="S1048576", fill_value=b"ab")
+    z[1] = b"xyz"
+    print(z[...].tolist())
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_a_new_array_of_items_past_1_mib_is_a_data_type_error_without_allocating_one():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", HUGE_ITEM_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    want = "dtype: expected a data type of at most 1048576 bytes an item (a new array's fill " \
+        "value, one item, is written in full into its metadata document), found {}"
+    found = ["'S2147483647' of 2147483647 bytes an item",
+             "'U536870911' of 2147483644 bytes an item",
+             "'V2147483647' of 2147483647 bytes an item",
+             "[('a', 'S2000000000')] of 2000000000 bytes an item"]
+    assert proc.stdout.splitlines() == [want.format(f) for f in found] * 2 + [
+        "[b'ab', b'xyz']"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_the_largest_item_of_a_new_array_is_1_mib(fmt):
+    with pytest.raises(DataTypeError, match=r"^dtype: expected a data type of at most 1048576 "
+                       r"bytes an item .*, found 'S1048577' of 1048577 bytes an item$"):
+        zarrx.create_array(MemoryStore(), shape=(1,), dtype="S1048577", zarr_format=fmt)
+    z = zarrx.create_array(MemoryStore(), shape=(1,), dtype="S1048576", zarr_format=fmt)
+    assert zarrx.open_array(z.store, mode="r").dtype == np.dtype("S1048576")
+
+
+# a Zarr v2 raw type's fill value "" means zeros, one item: no document bounds its size
+HUGE_V2_FILL_CHILD = textwrap.dedent("""
+    import json, resource
+    import zarrx
+    from zarrx.errors import MetadataError
+
+    zarray = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|V2147483647",
+              "fill_value": "", "order": "C", "filters": None, "compressor": None}
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    try:
+        zarrx.open_array({".zarray": json.dumps(zarray).encode()}, mode="r")
+    except MetadataError as exc:            # was a MemoryError
+        print(exc)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_a_v2_raw_fill_value_larger_than_memory_is_a_metadata_error():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", HUGE_V2_FILL_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        ".zarray fill_value: expected a fill value that fits in memory, found '' (zeros of "
+        "2147483647 bytes, one item of |V2147483647)"]

@@ -32,7 +32,8 @@ from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
                                         lower_numcodecs, unknown_codec)
 from zarrx.metadata.codecs import codec_json
-from zarrx.metadata.dtypes import category, resolve_dtype
+from zarrx.metadata.dtype_input import resolve_dtype
+from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
 from zarrx.metadata.v2 import bytes_filters_at, filtered_endian
 

@@ -13,7 +13,7 @@ from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, MetadataError,
                           ReadOnlyError, ZarrError, node_exists)
 from zarrx.metadata import make_array_meta, nodes
-from zarrx.metadata.dtypes import resolve_dtype
+from zarrx.metadata.dtype_input import resolve_dtype
 from zarrx.metadata._util import short
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta

@@ -320,7 +320,7 @@ class Group(Node):
             raise NodeMismatchError(f"group {self.name!r}: array {name!r} has shape "
                                     f"{node.shape}, not the required {want}")
         if dtype is not None:
-            from zarrx.metadata.dtypes import resolve_dtype
+            from zarrx.metadata.dtype_input import resolve_dtype
             dt = resolve_dtype(dtype, node.zarr_format)[0].numpy
             have = node.metadata.data_type.numpy
             if (have != dt) if exact else not np.can_cast(have, dt):

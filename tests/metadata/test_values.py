@@ -254,7 +254,7 @@ def test_make_array_meta_validates():
 
 
 def test_missing_ml_dtypes_is_a_metadata_error(monkeypatch):
-    monkeypatch.setattr(mdtypes, "_ml_dtype", lambda name: None)
+    monkeypatch.setattr(mdtypes, "ml_dtype", lambda name: None)
     with pytest.raises(MetadataError, match="needs the optional ml_dtypes package"):
         parse_v3(v3(data_type="bfloat16"), "zarr.json")
 

@@ -7,7 +7,8 @@ the field, what was found and what was expected.
 from __future__ import annotations
 
 from zarrx.metadata.consolidated import parse_zmetadata, serialize_zmetadata, with_consolidated
-from zarrx.metadata.dtypes import category, parse_dtype_v2, parse_dtype_v3, resolve_dtype
+from zarrx.metadata.dtype_input import resolve_dtype
+from zarrx.metadata.dtypes import category, parse_dtype_v2, parse_dtype_v3
 from zarrx.metadata.fill import default_fill, fill_json, parse_fill, same_fill
 from zarrx.metadata.grid import chunk_edges, grid_shape
 from zarrx.metadata.json import dumps, load

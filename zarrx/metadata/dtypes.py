@@ -10,6 +10,9 @@ alias ``structured``, and the ML types (``bfloat16``, ``float8_*``, ``float6_*``
 ``float4_e2m1fn``, ``int2/int4/uint2/uint4``) when the optional ``ml_dtypes`` package is
 installed. v2 types: every numpy typestr with a byte order (``<``, ``>``, ``|``), ``O`` for
 objects, structured descriptors, and the ML type names.
+
+The data types a user asks for when creating an array (numpy dtypes, names, zarr-python
+data type objects) are resolved into these by :mod:`zarrx.metadata.dtype_input`.
 """
 from __future__ import annotations
 
@@ -19,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.metadata._util import Loc, freeze, short, thaw
+from zarrx.metadata._util import Loc, freeze, thaw
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
-           "resolve_dtype", "is_string_dtype", "numpy_string_dtype", "v3_json_for_numpy",
-           "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES"]
+           "v3_json_for_numpy", "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES", "CORE",
+           "RAW_NAME", "ml_dtype", "big_endian"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
@@ -38,12 +41,12 @@ FIXED = {"fixed_length_utf32": "U", "null_terminated_bytes": "S", "raw_bytes": "
 STRING_NAMES = ("string",)
 BYTES_NAMES = ("bytes", "variable_length_bytes")
 MAX_ITEM_BYTES = 2**31 - 1
-_RAW = re.compile(r"r([0-9]{1,10})\Z")
+RAW_NAME = re.compile(r"r([0-9]{1,10})\Z")
 _V2 = re.compile(r"([<>|=]?)(b1|[iu][1248]|f[248]|c8|c16|[SUV][0-9]{1,10}"
                  r"|[Mm]8(?:\[([0-9]*)(\w+)\])?|O)\Z")
 
 
-def _ml_dtype(name: str) -> np.dtype | None:
+def ml_dtype(name: str) -> np.dtype | None:
     try:
         import ml_dtypes
     except ImportError:
@@ -87,7 +90,7 @@ def _maybe_ml(n: np.dtype) -> bool:
 
 def _ml_name(n: np.dtype) -> str | None:
     for name in ML_NAMES:
-        if _ml_dtype(name) == n:
+        if ml_dtype(name) == n:
             return name
     return None
 
@@ -123,7 +126,7 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     else:
         raise loc.error("a data type name or object", value)
     cl = loc / "configuration"
-    if name in CORE or name in STRING_NAMES or name in BYTES_NAMES or _RAW.match(name) \
+    if name in CORE or name in STRING_NAMES or name in BYTES_NAMES or RAW_NAME.match(name) \
             or name in ML_NAMES:
         if conf:
             raise (cl / next(iter(conf))).fail(f"unknown field; data type {name!r} takes no "
@@ -132,14 +135,14 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
         return DataType(name, np.dtype(CORE[name]), json=value)
     if name in STRING_NAMES or name in BYTES_NAMES:
         return DataType(name, np.dtype("O"), variable=True, json=value)
-    m = _RAW.match(name)
+    m = RAW_NAME.match(name)
     if m:
         bits = int(m.group(1))
         if bits == 0 or bits % 8 or bits // 8 > MAX_ITEM_BYTES:
             raise loc.error("raw bits r<N> with N a positive multiple of 8", name)
         return DataType(name, np.dtype(f"V{bits // 8}"), json=value)
     if name in ML_NAMES:
-        nd = _ml_dtype(name)
+        nd = ml_dtype(name)
         if nd is None:
             raise loc.error(f"a data type this installation supports ({name!r} needs the "
                             "optional ml_dtypes package)", name)
@@ -276,7 +279,7 @@ def parse_dtype_v2(value: Any, loc: Loc) -> tuple[DataType, str | None]:
 
 def _parse_typestr(s: str, loc: Loc) -> tuple[np.dtype, str | None]:
     if s in ML_NAMES:
-        nd = _ml_dtype(s)
+        nd = ml_dtype(s)
         if nd is None:
             raise loc.error(f"a data type this installation supports ({s!r} needs the "
                             "optional ml_dtypes package)", s)
@@ -353,7 +356,8 @@ def v2_typestr(n: np.dtype, endian: str | None = None, own: bool = False) -> Any
         for name in n.names:
             sub, _off = n.fields[name][:2]
             base, shape = (sub.subdtype if sub.subdtype else (sub, ()))
-            order = ("big" if _big(base) else "little") if own and base.fields is None else endian
+            order = ("big" if big_endian(base) else "little") if own and base.fields is None \
+                else endian
             entry = [name, v2_typestr(base, order, own)]
             if shape:
                 entry.append(list(shape))
@@ -378,149 +382,6 @@ def dtype_v2_json(dt: DataType, endian: str | None) -> Any:
     return v2_typestr(dt.numpy, endian)
 
 
-# -- user input (create) ---------------------------------------------------------------------
-def is_string_dtype(dtype: Any) -> bool:
-    """A numpy 2 ``StringDType`` (variable-length UTF-8 strings in memory)."""
-    return isinstance(dtype, np.dtype) and dtype.kind == "T"
-
-
-def numpy_string_dtype() -> np.dtype:
-    """What variable-length strings read as: numpy 2's ``StringDType``, else ``object``."""
-    t = getattr(np.dtypes, "StringDType", None)
-    return np.dtype("O") if t is None else t()
-
-
-_WANT = ("a numpy dtype, a Zarr v3 data type name (int32, float64, string, ...) or an "
-         "ml_dtypes name (bfloat16, float8_e4m3fn, ...)")
-
-
-def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
-    """A data type from user input: a v3 name, numpy dtype (or its string), ``str``/``bytes``,
-    a numpy ``StringDType`` or a zarr-python data type object (``zarr.dtype.Int8()``). Returns the type and the byte order requested by the numpy
-    dtype (None: little / 1-byte). Anything else raises ``DataTypeError`` (a ``MetadataError``
-    and a ``TypeError``, as numpy raises) naming it."""
-    from zarrx.errors import DataTypeError
-
-    loc = Loc("dtype", error=DataTypeError)
-    if isinstance(dtype, DataType):
-        return dtype, None
-    zdtype = _zarr_python_dtype(dtype, zarr_format)
-    if zdtype is not None:
-        return resolve_dtype(zdtype, zarr_format)
-    variable: str | None = None
-    if isinstance(dtype, str) and not dtype:
-        raise loc.error(_WANT, dtype)
-    if dtype is str or dtype is object or (isinstance(dtype, np.dtype) and dtype.kind in "OT") \
-            or (isinstance(dtype, str) and dtype in ("str", "string", "|O", "O", "T")):
-        variable = "string"
-    elif dtype is bytes or (isinstance(dtype, str) and dtype in ("bytes", "variable_length_bytes")):
-        variable = "bytes"
-    if variable:       # v2 stores both as "|O"; the object codec tells them apart
-        return DataType(variable, np.dtype("O"), variable=True,
-                        json=variable if zarr_format == 3 else "|O"), None
-    if isinstance(dtype, (str, dict)) and zarr_format == 3 and (
-            isinstance(dtype, dict) or dtype in CORE or dtype in ML_NAMES or _RAW.match(dtype)):
-        return parse_dtype_v3(dtype, loc), None
-    if isinstance(dtype, str) and dtype in ML_NAMES:
-        n = _ml_dtype(dtype)
-        if n is None:
-            raise loc.error(f"a data type this installation supports ({dtype!r} needs the "
-                            "optional ml_dtypes package)", dtype)
-    else:
-        n = _user_dtype(dtype, loc)
-    if n.kind in "SUV" and n.itemsize == 0 and n.fields is None:
-        if isinstance(dtype, np.dtype) and n.kind == "U":
-            return resolve_dtype(str, zarr_format)     # np.dtype(str), as zarr-python takes it
-        raise loc.error("a fixed-size type with a length ('S5', 'U3', 'V4'), or str for "
-                        "variable-length strings", dtype)
-    if n.subdtype is not None:
-        from zarrx.errors import DataTypeError
-        raise DataTypeError(f"{loc}: {short(dtype)} is a subarray type ({n.base} of shape "
-                            f"{n.shape}); give the array {len(n.shape)} more dimension(s) "
-                            f"instead")
-    endian = None
-    if n.fields is None and _big(n):
-        endian = "big"
-    elif n.fields is not None and zarr_format == 2 and _field_orders(n) == {True}:
-        endian = "big"          # a v2 structured type keeps its fields' one byte order
-    elif n.fields is not None and zarr_format == 2 and len(_field_orders(n)) > 1:
-        return parse_dtype_v2(v2_typestr(n, own=True), loc)     # or their own byte orders
-    native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
-    if n.kind in "OT":
-        return resolve_dtype(str, zarr_format)
-    if zarr_format == 3:
-        if native.fields is not None and (field := _subarray_field(native)) is not None:
-            from zarrx.errors import DataTypeError
-            raise DataTypeError(f"{loc}: field {field!r} of {short(dtype)} is a subarray; Zarr v3 "
-                                f"structured types have scalar fields only (Zarr v2 stores "
-                                f"subarray fields: zarr_format=2)")
-        j = v3_json_for_numpy(native)
-        name = j if isinstance(j, str) else j["name"]
-        return DataType(name, native, json=j), endian
-    j = v2_typestr(native, endian)
-    return DataType(freeze(j), native, json=j), endian
-
-
-def _zarr_python_dtype(dtype: Any, zarr_format: int) -> Any:
-    """A zarr-python 3 data type object (``zarr.dtype.Int32()``, ``VariableLengthBytes()``...)
-    as the data type it names, or None for anything else: its Zarr v3 JSON form in Zarr v3; in
-    Zarr v2 the numpy dtype of a fixed-size type (its byte order kept) or ``str`` / ``bytes``
-    by its object codec."""
-    to_json, to_native = getattr(dtype, "to_json", None), getattr(dtype, "to_native_dtype", None)
-    if isinstance(dtype, (np.dtype, type, str)) or not (callable(to_json) and callable(to_native)):
-        return None
-    import warnings
-    with warnings.catch_warnings():      # zarr-python's notes on types it calls unstable
-        warnings.simplefilter("ignore")
-        if zarr_format == 3:
-            return to_json(zarr_format=3)
-        native = to_native()
-        if isinstance(native, np.dtype) and native.kind not in "OT":
-            return native
-        codec = to_json(zarr_format=2).get("object_codec_id")
-        return bytes if codec == "vlen-bytes" else str
-
-
-def _user_dtype(dtype: Any, loc: Loc) -> np.dtype:
-    try:
-        return np.dtype(dtype)
-    except (TypeError, ValueError, OverflowError, MemoryError) as exc:
-        raise loc.found(_WANT, f"{short(dtype)} ({exc})") from None
-
-
-def _big(n: np.dtype) -> bool:
+def big_endian(n: np.dtype) -> bool:
+    """Whether ``n`` (not structured) is big-endian."""
     return n.byteorder == ">" or (n.byteorder == "=" and not np.little_endian)
-
-
-def _field_orders(n: np.dtype) -> set[bool]:
-    """Whether each field of ``n`` that has a byte order (at any depth) is big-endian."""
-    out: set[bool] = set()
-    for f in n.names:
-        base = n.fields[f][0].base
-        if base.fields is not None:
-            out |= _field_orders(base)
-        elif base.byteorder != "|":
-            out.add(_big(base))
-    return out
-
-
-def _native_struct(n: np.dtype) -> np.dtype:
-    out = []
-    for f in n.names:
-        sub = n.fields[f][0]
-        if sub.subdtype is not None:          # a subarray field: its base, in native order
-            out.append((f, sub.base.newbyteorder("="), sub.shape))
-        else:
-            out.append((f, sub.newbyteorder("=")))
-    return np.dtype(out)
-
-
-def _subarray_field(n: np.dtype) -> str | None:
-    """The name of the first field of ``n`` (at any depth) that is a subarray, or None."""
-    for f in n.names or ():
-        sub = n.fields[f][0]
-        if sub.subdtype is not None:
-            return f
-        if sub.fields is not None and (inner := _subarray_field(sub)) is not None:
-            return f"{f}.{inner}"
-    return None

@@ -157,7 +157,11 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
                 raise loc.error(f"an array of {n.itemsize} byte values", value)
             raw = bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
         elif fmt == 2 and value == "":       # empty: zeros, as zarr-python reads it
-            raw = bytes(n.itemsize)
+            try:        # (as large as the item: no document bounds it)
+                return np.zeros((), dtype=n)[()]
+            except MemoryError:
+                raise loc.found("a fill value that fits in memory",
+                                f"'' (zeros of {n.itemsize} bytes, one item of {n})") from None
         elif isinstance(value, str):         # base64, as tensorstore writes it
             raw = _b64(value, loc, n.itemsize, exact=True)
         else:

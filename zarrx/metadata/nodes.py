@@ -1,12 +1,13 @@
-"""Reading and writing node metadata documents in a store (the only place, with ``api``, that
-knows which Zarr version a node is stored in).
+"""Writing node metadata documents to a store (with :mod:`zarrx.metadata.node_read`, which
+reads them and whose names are importable from here too, and ``api``: the only places that know
+which Zarr version a node is stored in).
 
-* ``load_node`` reads every candidate document of a node in one batched ``get_many`` (on a
-  store whose requests are local work, ``zarr.json`` first);
 * ``save_node`` writes a node's documents and keeps the consolidated metadata that lists the
   node in step (see "Keeping consolidated metadata in step" below);
-* ``list_children`` / ``walk`` enumerate a hierarchy; ``consolidate`` writes consolidated metadata
-  (v2 ``.zmetadata``; v3 inline ``consolidated_metadata`` in the group's ``zarr.json``).
+* ``update_attributes`` / ``update_array`` change a node, ``delete_node`` / ``move_node`` /
+  ``write_subtree`` remove or rewrite a subtree;
+* ``consolidate`` writes consolidated metadata (v2 ``.zmetadata``; v3 inline
+  ``consolidated_metadata`` in the group's ``zarr.json``).
 
 Keeping consolidated metadata in step. A node is listed by the consolidated metadata of the
 store root and of any group above it that carries its own (a v2 ``.zmetadata``; a v3 group's
@@ -39,7 +40,7 @@ meanwhile.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from zarrx.errors import ConflictError, GroupNotFoundError, NodeNotFoundError, ZarrError
@@ -49,137 +50,16 @@ from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES, json_document, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
+from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, broken_document, join,
+                                      list_children, load_node, walk, walked_entries)
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
-from zarrx.store.base import ABSENT, ByteRange, Store
+from zarrx.store.base import ABSENT, Store
 from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "broken_document", "save_node", "delete_node", "move_node",
            "list_children", "walk", "consolidate", "V3_KEY", "V2_KEYS", "write_subtree",
            "update_attributes", "update_array", "DOCUMENT_NAMES"]
-
-Meta = ArrayMeta | GroupMeta
-V2_KEYS = (".zarray", ".zgroup", ".zattrs")
-#: the names of metadata documents: no node may be named so (its documents would be keys
-#: below its parent's document, a file where a directory is needed on a local store)
-DOCUMENT_NAMES = frozenset(V2_KEYS + (ZMETADATA, V3_KEY))
-
-
-def join(path: str, name: str) -> str:
-    return f"{path}/{name}" if path else name
-
-
-# a metadata document is read up to one byte past the largest the parser takes: a larger
-# object (a hostile multi-GB file at zarr.json) costs no more than that to refuse
-_DOC = ByteRange.trusted(0, MAX_DOCUMENT_BYTES + 1)
-
-
-def load_node(store: Store, path: str, zarr_format: int | None = None, *,
-              consolidated: bool | None = None) -> Meta | None:
-    """The metadata of the node at ``path``, or None when there is none. v3 wins over v2.
-    ``consolidated``: whether a v2 group's ``.zmetadata`` is read (default: at the store root
-    only; opening a group by its path reads it there too, as zarr-python does); a v3 group's
-    inline consolidated metadata is part of its ``zarr.json``.
-
-    A store whose requests wait on a network gets every candidate document in one batch; one
-    whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
-    and for the v2 documents only when there is none."""
-    if zarr_format is None and not store.latency_bound:
-        doc = store.get(join(path, V3_KEY), _DOC)
-        if doc is not None:
-            return _v3_node(store, path, doc)
-        zarr_format = 2
-    names: list[str] = []
-    if zarr_format in (None, 3):
-        names.append(V3_KEY)
-    if zarr_format in (None, 2):
-        names += V2_KEYS
-        if consolidated or (consolidated is None and not path):
-            names.append(ZMETADATA)
-    docs = dict(zip(names, store.get_many([(join(path, n), _DOC) for n in names])))
-    if docs.get(V3_KEY) is not None:
-        return _v3_node(store, path, docs[V3_KEY])
-    for name, doc in docs.items():
-        if doc is not None and name != V3_KEY:
-            json_document(store, join(path, name), doc)
-    zattrs = docs.get(".zattrs")
-    if docs.get(".zarray") is not None:
-        return _cached_parse(parse_array_v2, docs[".zarray"], zattrs, join(path, ".zarray"))
-    if docs.get(".zgroup") is not None:
-        meta = parse_group_v2(docs[".zgroup"], zattrs, join(path, ".zgroup"))
-        if docs.get(ZMETADATA) is not None:
-            key = join(path, ZMETADATA)
-            entries, pending = parse_zmetadata_pending(docs[ZMETADATA], key)
-            if pending:
-                entries = _settled(store, entries, pending, 2, path)
-            meta = dataclasses.replace(meta, consolidated={k: v for k, v in entries.items() if k})
-        return meta
-    return None
-
-
-def broken_document(store: Store, path: str) -> str:
-    """The key of the document that makes :func:`load_node` fail for the node at ``path``:
-    ``zarr.json`` when there is one; else the first of ``.zarray`` / ``.zgroup`` (parsed
-    without its attributes), ``.zattrs`` and (the root's) ``.zmetadata`` that does not parse."""
-    if store.get(join(path, V3_KEY), _DOC) is not None:
-        return join(path, V3_KEY)
-    zattrs = join(path, ".zattrs")
-    checks: list[tuple[str, Callable[[Any, str], Any]]] = [
-        (join(path, ".zarray"), lambda doc, key: parse_array_v2(doc, None, key)),
-        (join(path, ".zgroup"), lambda doc, key: parse_group_v2(doc, None, key)),
-        (zattrs, load_json),
-    ]
-    if not path:
-        checks.append((ZMETADATA, parse_zmetadata_pending))
-    for key, parse in checks:
-        doc = store.get(key, _DOC)
-        if doc is None:
-            continue
-        try:
-            parse(doc, key)
-        except ZarrError:
-            return key
-    return zattrs
-
-
-def _v3_node(store: Store, path: str, doc: Any) -> Meta:
-    """The node a ``zarr.json`` read at ``path`` describes; a group's consolidated entries
-    with the pending nodes settled (see :func:`_settled`)."""
-    meta = _cached_parse(parse_v3, json_document(store, join(path, V3_KEY), doc),
-                         join(path, V3_KEY))
-    if type(meta) is GroupMeta and meta.consolidated_pending:
-        entries = _settled(store, dict(meta.consolidated or {}), meta.consolidated_pending, 3,
-                           path)
-        meta = dataclasses.replace(meta, consolidated=entries, consolidated_pending=())
-    return meta
-
-
-def _settled(store: Store, entries: dict[str, Meta], pending: Iterable[str], zarr_format: int,
-             at: str = "") -> dict[str, Meta]:
-    """``entries`` (paths relative to the group at ``at``) with the pending nodes (and
-    subtrees) taken from their own documents."""
-    for p in pending:
-        base = p.rstrip("/")
-        if not base:
-            continue                            # the group: read from its own documents anyway
-        meta = load_node(store, join(at, base), zarr_format, consolidated=False)
-        if meta is None or p.endswith("/"):
-            entries = {k: v for k, v in entries.items()
-                       if k != base and not k.startswith(base + "/")}
-        if meta is not None:
-            entries[base] = _without_consolidated(meta)
-            if p.endswith("/"):
-                entries.update(_walked(store, join(at, base), base, zarr_format))
-    return entries
-
-
-def _walked(store: Store, path: str, rel: str, zarr_format: int
-            ) -> Iterator[tuple[str, Meta]]:
-    """The consolidated entries of the nodes of ``zarr_format`` below ``path``, keyed
-    ``rel/...``."""
-    return ((join(rel, sub), _without_consolidated(m))
-            for sub, m in walk(store, path, zarr_format))
 
 
 def save_node(store: Store, path: str, meta: Meta,
@@ -455,57 +335,9 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
             _drop_subtree(entries, rel)
             if meta is not None:
                 entries[rel] = _without_consolidated(meta)
-                entries.update(_walked(store, path, rel, fmt))
+                entries.update(walked_entries(store, path, rel, fmt))
             pending.discard(rel + "/")
         _edit_consolidated(store, fmt, finish, at=group)
-
-
-def list_children(store: Store, path: str, zarr_format: int | None = None
-                  ) -> list[tuple[str, Meta]]:
-    """``(name, meta)`` of each child node of the group at ``path``, sorted by name; one batched
-    read for all candidate documents. With ``zarr_format`` (the group's), only children of that
-    format: a v3 group's children have a ``zarr.json``, a v2 group's a ``.zarray`` or
-    ``.zgroup``, as zarr-python lists them."""
-    _, dirs = store.list_dir(f"{path}/" if path else "")
-    # a key with an empty, "." or ".." segment (a store that does not refuse them: an object
-    # store's "a//zarr.json", a mapping's "/x") names no child: "" would be the group itself,
-    # and walking it again would never end
-    dirs = [d for d in dirs if d not in ("", ".", "..")]
-    if not dirs:
-        return []
-    names = [V3_KEY] if zarr_format == 3 else list(V2_KEYS) if zarr_format == 2 \
-        else [V3_KEY, *V2_KEYS]
-    reqs = [(join(join(path, d), n), None) for d in dirs for n in names]
-    vals = store.get_many(reqs)
-    out = []
-    for i, d in enumerate(dirs):
-        docs = dict(zip(names, vals[i * len(names):(i + 1) * len(names)]))
-        child = join(path, d)
-        if docs.get(V3_KEY) is not None:
-            out.append((d, parse_v3(docs[V3_KEY], join(child, V3_KEY))))
-        elif docs.get(".zarray") is not None:
-            out.append((d, parse_array_v2(docs[".zarray"], docs[".zattrs"], join(child, ".zarray"))))
-        elif docs.get(".zgroup") is not None:
-            out.append((d, parse_group_v2(docs[".zgroup"], docs[".zattrs"], join(child, ".zgroup"))))
-    return out
-
-
-def walk(store: Store, path: str, zarr_format: int | None = None
-         ) -> Iterator[tuple[str, Meta]]:
-    """Every node below ``path`` as ``(path relative to it, meta)``, parents before children
-    (with ``zarr_format``, only the nodes of that format, see :func:`list_children`). Depth
-    first with a stack of its own, so that a hierarchy of any depth is walked."""
-    stack = [("", iter(list_children(store, path, zarr_format)))]
-    while stack:
-        rel, children = stack[-1]
-        for name, meta in children:
-            sub = f"{rel}/{name}" if rel else name
-            yield sub, meta
-            if isinstance(meta, GroupMeta):
-                stack.append((sub, iter(list_children(store, join(path, sub), zarr_format))))
-                break
-        else:
-            stack.pop()
 
 
 def consolidate(store: Store, path: str = "", zarr_format: int | None = None) -> GroupMeta:
@@ -530,7 +362,7 @@ def consolidate(store: Store, path: str = "", zarr_format: int | None = None) ->
             if not isinstance(current, GroupMeta):
                 raise GroupNotFoundError(f"consolidate_metadata: the group at {path or '/'!r} "
                                         f"in {store!r} was deleted or replaced by an array")
-        entries = dict(_walked(store, path, "", root.zarr_format))
+        entries = dict(walked_entries(store, path, "", root.zarr_format))
         if v3:
             new = dataclasses.replace(current, consolidated=entries)
             done[:] = [new]

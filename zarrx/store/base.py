@@ -16,35 +16,30 @@ expected generation (:data:`ABSENT`: only when it does not exist), raising
 read-modify-write are built on these operations alone. The defaults here are correct for any
 store but slow (a generation is a digest of the whole object, and there are no conditional
 writes); stores override them with stat calls, counters or object versions.
+
+Beside the contract: :data:`ABSENT` and the conflict errors are :mod:`zarrx.store.generations`,
+the snapshot classes :mod:`zarrx.store.snapshots`, the checks of keys and values stores share
+:mod:`zarrx.store.inputs` (all importable from here too).
 """
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zarrx.errors import ConflictError, ReadOnlyError, StoreError
+from zarrx.errors import ReadOnlyError, StoreError
+# the generation vocabulary, the key and value checks and the snapshots, importable from here
+# too, with the contract they serve
+from zarrx.store.generations import ABSENT, check_generation, conflict, is_absent
+from zarrx.store.inputs import (MAX_SEGMENT_BYTES, as_buffer, as_bytes, check_key,
+                                check_path_key, key_problem)
+from zarrx.store.snapshots import HeldSnapshot, ObjectSnapshot, VersionedSnapshot
 
 __all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "HeldSnapshot",
-           "Versioned"]
-
-
-class _Absent:
-    """The type of :data:`ABSENT` (one instance; it pickles as itself)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __reduce__(self) -> str:
-        return "ABSENT"
-
-
-#: ``if_generation`` of a conditional write meaning "the object must not exist"
-ABSENT = _Absent()
+           "VersionedSnapshot", "Versioned", "sequence_of", "is_absent", "conflict",
+           "check_generation", "check_key", "key_problem", "check_path_key",
+           "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,90 +116,6 @@ _FULL = ByteRange()
 Request = tuple[str, "ByteRange | None"]
 #: what :meth:`Store.get_versioned` returns for an existing object: ``(value, generation)``
 Versioned = tuple["bytes | bytearray | memoryview", Hashable]
-
-
-class ObjectSnapshot:
-    """A consistent view of one stored object for several ranged reads (a context manager).
-
-    ``generation`` is the version every read comes from (``None`` until the first read for
-    stores that learn it lazily); ``size`` is the object's size when known without another
-    request. :meth:`read` returns the bytes of each range (clipped as by ``Store.get``), all from
-    that one version, or raises :class:`~zarrx.errors.ConflictError` when the object has changed
-    since (stores whose snapshots pin the version, like a file held open, never raise it).
-    """
-
-    key: str = ""
-    generation: Hashable | None = None
-    size: int | None = None
-
-    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> ObjectSnapshot:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class HeldSnapshot(ObjectSnapshot):
-    """A snapshot holding the bytes of one version of the object (immutable: never written
-    after they are handed over), so it never conflicts."""
-
-    def __init__(self, key: str, value: bytes | bytearray | memoryview, generation: Hashable | None) -> None:
-        self.key = key
-        self.generation = generation
-        self.size = len(value)
-        self._view = memoryview(value)
-        self._value: bytes | memoryview | None = value if type(value) is bytes else self._view
-
-    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
-        """Ranges are zero-copy views of the immutable value."""
-        value = self._value
-        if value is None:
-            raise StoreError(f"snapshot of {self.key!r}: read after close")
-        view, size, out = self._view, len(value), []
-        for r in ranges:
-            if r is None or r.is_full:
-                out.append(value)
-            else:
-                start, stop = r.resolve(size)
-                out.append(view[start:stop])
-        return out
-
-    def close(self) -> None:
-        self._value = None
-
-
-class VersionedSnapshot(ObjectSnapshot):
-    """The generic snapshot: every read is a ``get_versioned`` conditioned on the generation the
-    snapshot was opened at (or, when opened without one, on the generation of its first read)."""
-
-    def __init__(self, store: Store, key: str, generation: Hashable | None = None,
-                 size: int | None = None) -> None:
-        self.store = store
-        self.key = key
-        self.generation = generation
-        self.size = size
-
-    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
-        out: list[bytes | bytearray | memoryview] = []
-        for rng in ranges:
-            got = self.store.get_versioned(self.key, rng, if_generation=self.generation)
-            if got is None:                 # opened lazily, and the object is gone
-                raise conflict(self.store, self.key, "read a snapshot of", "an object", None)
-            value, self.generation = got
-            if rng is None or rng.is_full:
-                self.size = len(value)
-            out.append(value)
-        return out
-
-    def __repr__(self) -> str:
-        return f"<snapshot of {self.key!r} in {self.store!r} at {self.generation!r}>"
-
 
 class Store:
     """Abstract key -> bytes store. Keys are ``/``-separated strings without a leading ``/``."""
@@ -426,114 +337,6 @@ class Store:
     def _check_writable(self, key: str) -> None:
         if self.read_only:
             raise ReadOnlyError(f"{self!r}: cannot write {key!r}: the store is read-only")
-
-
-def is_absent(generation: object) -> bool:
-    """True for the ``if_generation`` values that mean "no object": :data:`ABSENT` and None."""
-    return generation is None or generation is ABSENT
-
-
-def _state(generation: object) -> str:
-    return "no object" if is_absent(generation) else f"generation {generation!r}"
-
-
-def conflict(store: object, key: str, action: str, expected: object,
-             found: Hashable | None) -> ConflictError:
-    """``ConflictError("<store>: cannot <action> 'key': expected <state>, found <state>")``;
-    ``expected`` is a generation, ABSENT, or a description such as ``"an object"``."""
-    want = expected if isinstance(expected, str) else _state(expected)
-    return ConflictError(f"{store!r}: cannot {action} {key!r}: expected {want}, "
-                         f"found {_state(found)}")
-
-
-def check_generation(store: object, key: str, expected: Hashable | None, found: Hashable | None,
-                     action: str) -> None:
-    """Raise :func:`conflict` unless ``found`` satisfies ``expected`` (None: anything)."""
-    if expected is None:
-        return
-    if expected is ABSENT:
-        if found is not None:
-            raise conflict(store, key, action, ABSENT, found)
-    elif found is None or found != expected:
-        raise conflict(store, key, action, expected, found)
-
-
-def check_key(key: object) -> str:
-    """The key itself if it is a ``str``, else a StoreError (shape rules are per store)."""
-    if not isinstance(key, str):
-        raise StoreError(f"store key: expected str, found {type(key).__name__} {key!r}")
-    return key
-
-
-MAX_SEGMENT_BYTES = 255
-_DRIVE = re.compile(r"^[A-Za-z]:")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def key_problem(key: str, *, files: bool = True) -> str | None:
-    """Why ``key`` cannot name a file (or zip entry) safely below a root, or None if it can.
-
-    A path-safe key is ``/``-separated names: no leading ``/``, no empty, ``.`` or ``..`` segment,
-    no backslash, NUL or other control character, no drive letter, UTF-8 encodable, and no name
-    longer than 255 bytes.
-    """
-    if not key:
-        return "expected a non-empty key"
-    if "\x00" in key:
-        return "found a NUL character"
-    if "\\" in key:
-        return "found a backslash; '/' is the only separator"
-    if m := _CONTROL.search(key):
-        return f"found the control character {m.group()!r}"
-    if key.startswith("/"):
-        return "found a leading '/'; keys are relative to the store root"
-    try:
-        key.encode("utf-8")
-    except UnicodeEncodeError:
-        return "found characters that are not encodable as UTF-8"
-    for seg in key.split("/"):
-        if not seg:
-            return "found an empty segment ('//' or a trailing '/')"
-        if seg in (".", ".."):
-            return f"found a {seg!r} segment; keys may not step outside their directory"
-        if not files:
-            continue                # object names: a ':' or a long name is an ordinary name
-        if _DRIVE.match(seg):
-            return f"found a drive letter in segment {seg!r}"
-        if (n := len(seg.encode("utf-8"))) > MAX_SEGMENT_BYTES:
-            return f"found a segment of {n} bytes; at most {MAX_SEGMENT_BYTES} bytes are allowed"
-    return None
-
-
-def check_path_key(key: object, store: str, *, files: bool = True) -> str:
-    """``key`` if it is path-safe (see :func:`key_problem`; ``files=False``: as an object
-    name, where drive letters and names over 255 bytes are ordinary), else a StoreError."""
-    if not isinstance(key, str):
-        raise StoreError(f"{store}: key {key!r}: expected str, found {type(key).__name__}")
-    if (problem := key_problem(key, files=files)) is not None:
-        raise StoreError(f"{store}: key {key!r}: {problem}")
-    return key
-
-
-def as_buffer(value: object, key: str) -> memoryview:
-    """A flat byte view of a bytes-like ``value`` (no copy when it is contiguous)."""
-    try:
-        view = memoryview(value)  # type: ignore[arg-type]
-    except TypeError as exc:
-        raise StoreError(f"store value for {key!r}: expected bytes-like, "
-                         f"found {type(value).__name__}") from exc
-    if view.ndim == 1 and view.format == "B" and view.contiguous:
-        return view
-    if not view.c_contiguous:
-        view = memoryview(view.tobytes())
-    return view.cast("B")
-
-
-def as_bytes(value: object, key: str) -> bytes:
-    """``bytes`` of a bytes-like value, or a StoreError naming ``key``."""
-    if isinstance(value, bytes):
-        return value
-    return bytes(as_buffer(value, key))
 
 
 def sequence_of(requests: Iterable[Request]) -> Sequence[Request]:

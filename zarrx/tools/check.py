@@ -18,13 +18,14 @@ range). What it finds, by kind:
   ``temp_age`` seconds (younger ones may belong to a writer still running: they are listed in
   :attr:`CheckReport.recent_temporary` and left alone).
 
-``repair=True`` removes chunks outside their array's grid and old temporary files; the other
-orphaned objects (strays) may be data whose metadata is missing (a node whose document was lost,
-a chunk key encoding edited by hand), so a repair removes them only with
-``remove_strays=True``. With ``fill_corrupt=True`` it also rewrites corrupt and torn chunks as the fill value (an inner chunk in place; a shard whose
-index is unreadable as a whole). Metadata is never rewritten. Each finding keeps the generation
-(version) of the object that was read; a repair removes an object only while it is still that
-version (``delete_if``), so what a writer replaced since the check is left alone.
+``repair=True`` (the repair step is :mod:`zarrx.tools.repair`) removes chunks outside their
+array's grid and old temporary files; the other orphaned objects (strays) may be data whose
+metadata is missing (a node whose document was lost, a chunk key encoding edited by hand), so a
+repair removes them only with ``remove_strays=True``. With ``fill_corrupt=True`` it also rewrites
+corrupt and torn chunks as the fill value (an inner chunk in place; a shard whose index is
+unreadable as a whole). Metadata is never rewritten. Each finding keeps the generation (version)
+of the object that was read; a repair removes an object only while it is still that version
+(``delete_if``), so what a writer replaced since the check is left alone.
 """
 from __future__ import annotations
 
@@ -33,15 +34,14 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from zarrx.api import open_array
 from zarrx.array import Array
 from zarrx.chunk_io import codec_plan
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import (ArgumentError, CodecError, ConflictError, ListingUnsupportedError,
-                          MetadataError, ShardError, StoreError, ZarrError)
+from zarrx.errors import (ArgumentError, CodecError, ListingUnsupportedError, MetadataError,
+                          StoreError, ZarrError)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata._util import short
@@ -51,9 +51,11 @@ from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.localfs import is_temp_name, temp_owner
 from zarrx.store.locallist import SWEEP_AGE
+from zarrx.tools.check_report import KINDS, CheckReport, Finding
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
 from zarrx.tools.progress import progress_for
+from zarrx.tools.repair import repair as repair_findings
 from zarrx.shard_objects import encoded_objects
 from zarrx.tools.shards import (classify_shard, inner_blocks, object_blocks, one_level,
                                 read_index, shard_reads_whole, stored_inner_blocks)
@@ -61,89 +63,8 @@ from zarrx.tools.unlisted import UNLISTED_NOTE, node_documents, node_keys
 
 __all__ = ["check", "CheckReport", "Finding", "KINDS"]
 
-KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "temporary")
 _DOCS = frozenset(("zarr.json", ".zarray", ".zgroup", ".zattrs"))
 _NODE_DOCS = frozenset(("zarr.json", ".zarray", ".zgroup"))
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem: its ``kind`` (see :data:`KINDS`), the store ``key`` (for a temporary file,
-    its path below the store's root), the ``node`` it belongs to, the inner chunk (``inner``,
-    for a problem inside a shard) and what is wrong (``detail``)."""
-
-    kind: str
-    key: str
-    node: str
-    detail: str
-    inner: str | None = None
-    #: the object's generation when it was found (a repair touches only that version)
-    generation: Any = field(default=None, compare=False, repr=False)
-    #: False for an object the store cannot address by its name (a file name that is not
-    #: UTF-8, say): ``key`` shows the name escaped, and a repair leaves it alone
-    removable: bool = field(default=True, compare=False, repr=False)
-    #: True for an orphaned object that is not a chunk outside its array's grid: what no node
-    #: names may still be data (a node whose metadata was lost), removed only on request
-    stray: bool = field(default=False, compare=False, repr=False)
-    #: True when ``detail`` names the key itself (a metadata document's parse error names the
-    #: document), which the finding's text then does not repeat
-    named: bool = field(default=False, compare=False, repr=False)
-
-    def __str__(self) -> str:
-        if self.named:
-            return f"{self.kind}: {self.detail}"
-        inner = f" inner chunk {self.inner}" if self.inner is not None else ""
-        return f"{self.kind}: {self.key}{inner}: {self.detail}"
-
-
-@dataclass
-class CheckReport:
-    """What :func:`check` found (``findings``) and, with ``repair``, did (``repairs``: one line
-    per action; ``repaired``: the findings dealt with)."""
-
-    location: str
-    arrays: int = 0
-    groups: int = 0
-    objects: int = 0
-    findings: list[Finding] = field(default_factory=list)
-    repaired: list[Finding] = field(default_factory=list)
-    repairs: list[str] = field(default_factory=list)
-    recent_temporary: list[str] = field(default_factory=list)
-    #: how the check went about it where that limits what it can find (a store that offers
-    #: no listing)
-    notes: list[str] = field(default_factory=list)
-    elapsed: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing was found."""
-        return not self.findings
-
-    @property
-    def remaining(self) -> list[Finding]:
-        """The findings not repaired."""
-        done = set(map(id, self.repaired))
-        return [f for f in self.findings if id(f) not in done]
-
-    def counts(self) -> dict[str, int]:
-        return {k: sum(f.kind == k for f in self.findings) for k in KINDS}
-
-    def __str__(self) -> str:
-        lines = [f"checked {self.location}: {self.groups} groups, {self.arrays} arrays, "
-                 f"{self.objects} stored objects in {self.elapsed:.1f} s"]
-        lines += [f"  note: {n}" for n in self.notes]
-        lines += [f"  {f}" for f in self.findings]
-        lines += [f"  left alone (recent, a writer may be running): temporary file {p}"
-                  for p in self.recent_temporary]
-        lines += [f"  repaired: {r}" for r in self.repairs]
-        counts = ", ".join(f"{n} {k}" for k, n in self.counts().items() if n)
-        if not self.findings:
-            lines.append("no problems found")
-        else:
-            left = len(self.remaining)
-            lines.append(f"found {counts}; " + (f"{left} not repaired" if left else
-                                                 "all repaired"))
-        return "\n".join(lines)
 
 
 def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
@@ -176,10 +97,11 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
             pass                                    # there, broken: a finding of the scan
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar, node)
         run.scan()
+        run.temporary(temp_age)
         if repair:
-            run.repair(fill_corrupt, temp_age, remove_strays)
-        else:
-            run.temporary(temp_age)
+            repair_findings(loc.store, loc.path, report, run.arrays, run.chunk_keys,
+                            fill_corrupt=fill_corrupt, temp_age=temp_age,
+                            remove_strays=remove_strays)
     finally:
         bar.close()
         if opened_here(location):
@@ -385,98 +307,6 @@ class _Check:
             else:
                 self.report.recent_temporary.append(rel)
         return old
-
-    # -- repairs -----------------------------------------------------------------------------
-    def repair(self, fill_corrupt: bool, temp_age: float, remove_strays: bool = False) -> None:
-        self.temporary(temp_age)
-        rep = self.report
-        for f in list(rep.findings):
-            try:
-                action = self._fix(f, fill_corrupt, remove_strays)
-            except ZarrError as exc:
-                rep.repairs.append(f"could not repair {f.key}: {exc}")
-                continue
-            if action:
-                rep.repaired.append(f)
-                rep.repairs.append(action)
-        kept = sum(f.kind == "orphaned" and f.stray and f.removable and f not in rep.repaired
-                   for f in rep.findings)
-        if kept and not remove_strays:
-            rep.notes.append(f"{kept} orphaned object{'s' if kept > 1 else ''} kept: objects no "
-                             "metadata names may be data of a node whose metadata is lost; "
-                             "restore it, or repair with --remove-strays (remove_strays=True) "
-                             "to remove them")
-        if any(f.kind == "temporary" for f in rep.findings):
-            assert isinstance(self.store, LocalStore)
-            prefix = f"{self.root}/" if self.root else ""
-            removed = set(self.store.sweep(prefix, older_than=temp_age))
-            for f in rep.findings:
-                if f.kind == "temporary" and f.key in removed:
-                    rep.repaired.append(f)
-                    rep.repairs.append(f"removed the temporary file {f.key}")
-
-    def _delete(self, f: Finding) -> None:
-        """Delete the object of ``f``, only in the version that was found (another writer may
-        have replaced it since)."""
-        if f.generation is None or not self.store.supports_conditional_writes:
-            self.store.delete(f.key)
-            return
-        try:
-            self.store.delete_if(f.key, f.generation)
-        except ConflictError:
-            raise ZarrError("it changed since it was checked; left alone") from None
-
-    def _fix(self, f: Finding, fill_corrupt: bool, remove_strays: bool) -> str | None:
-        if f.kind == "orphaned":
-            if not f.removable or (f.stray and not remove_strays):
-                return None
-            self._delete(f)
-            return f"removed the orphaned object {f.key}"
-        if f.kind not in ("corrupt", "torn") or not fill_corrupt:
-            return None
-        path = f.node.lstrip("/")
-        meta = self.arrays[path]
-        if f.inner is None:
-            self._delete(f)
-            what = "shard" if meta.layout.sharded else "chunk"
-            return f"removed the {f.kind} {what} {f.key}: its region reads as the fill value"
-        arr = open_array(self.store, mode="r+", path=path)
-        coords = self._coords(path, f.key)
-        fill = arr.fill_value if arr.fill_value is not None else 0
-        for inner, sel in inner_blocks(meta, coords, arr.cdata_shape):
-            if inner == f.inner:
-                try:
-                    arr.set_block_selection(sel, fill)
-                except ShardError:
-                    if len(meta.layout.shards) < 2:
-                        raise
-                    return self._fill_inner_shard(arr, f, sel, fill)
-                return f"rewrote inner chunk {f.inner} of {f.key} as the fill value"
-        return None
-
-    def _fill_inner_shard(self, arr: Array, f: Finding, sel: tuple[slice, ...],
-                          fill: Any) -> str:
-        """Rewrite as the fill value the innermost nested shard holding the read unit ``sel``
-        whose parent's index is sound (the read unit could not be written alone: the index
-        of a shard nested in ``f.key`` holding it is unreadable)."""
-        per_level = arr.metadata.layout.shard_major or []
-        error: ShardError | None = None
-        for level in range(len(per_level) - 1, 0, -1):
-            span = per_level[level]
-            region = tuple(slice(s.start // n * n, min(s.start // n * n + n, c))
-                           for s, n, c in zip(sel, span, arr.cdata_shape))
-            try:
-                arr.set_block_selection(region, fill)
-            except ShardError as exc:
-                error = exc
-                continue
-            return (f"rewrote the nested shard holding inner chunk {f.inner} of {f.key} as the "
-                    f"fill value: its index is unreadable")
-        assert error is not None
-        raise error
-
-    def _coords(self, path: str, key: str) -> tuple[int, ...]:
-        return next(c for k, c in self.chunk_keys[path] if k == key)
 
 
 def _shown(key: str) -> str:

@@ -4,37 +4,30 @@ The result reads back identically with ``xr.open_zarr`` (engine "zarr") and with
 ``engine="zarrx"``. Variables are CF-encoded by xarray's coders; arrays are created and written
 by zarrx. Dask-backed variables are written block by block with :func:`zarrx.dask.to_zarrx`
 (blocks regrouped at shard boundaries: no lock, no shard written by two tasks).
+
+This module checks the arguments and the stored group; the write of each variable, planned
+before the store changes and then applied, is :mod:`zarrx.xarray.write_plan`.
 """
 from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from zarrx.api import consolidate_metadata, open_group
-from zarrx.array import Array
-from zarrx.chunk_io import check_value
-from zarrx.creation import check_format, create_array, node_path
-from zarrx.dask.graph import store_blocks
+from zarrx.creation import check_format, node_path
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
-                          NodeExistsError, ZarrError)
+                          NodeExistsError)
 from zarrx.group import Group
-from zarrx.store.memory import MemoryStore
-from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
-from zarrx.xarray.create_args import (ZARR_KEYS, asks_vlen_utf8 as _asks_vlen_utf8,
-                                      creation_kwargs as _creation_kwargs)
-from zarrx.xarray.encoding import (DIMENSION_KEY, array_name, cf_encode, check_attrs,
-                                   encode_attr, encode_fill_attr, storage_dtype)
+from zarrx.xarray.backend import array_metas, dims_and_attrs
+from zarrx.xarray.create_args import ZARR_KEYS
+from zarrx.xarray.encoding import array_name, check_attrs, encode_attr
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
+from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
 
 __all__ = ["to_zarrx"]
 
 MODES = ("w", "w-", "a", "a-", "r+")
-CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
-           "calendar", "_Encoding"}
 #: what reading puts in a variable's encoding that says nothing about how to write it (xarray
 #: drops these too, so an opened dataset's encoding can be passed back)
 READ_ONLY_KEYS = {"preferred_chunks", "source", "original_shape"}
@@ -144,15 +137,15 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         if is_new and name in encoding:
             var = var.copy(deep=False)
             var.encoding = dict(encoding[name])
-        plans.append(_plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
+        plans.append(plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks, given=is_new and name in encoding))
     if grp is None:
         grp = _open(store, mode, group, zarr_format, storage_options)
     if mode in ("w", "w-", "a", "a-"):
         grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
     if append_dim is not None:
-        _claim_rows(grp, plans, str(append_dim))
-    writes = [_apply(grp, plan) for plan in plans]
+        claim_rows(grp, plans, str(append_dim))
+    writes = [apply_plan(grp, plan) for plan in plans]
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(grp.store)
@@ -294,213 +287,3 @@ def _drop_for_region(ds: Any, slices: dict) -> Any:
                             f"{sorted(map(str, outside))} have none of these dimensions; drop them "
                             f"(ds.drop_vars) before writing a region")
     return ds.drop_vars(list(ds.indexes))
-
-
-@dataclass
-class _Plan:
-    """One variable's write, checked and encoded: the array to create (``create``, the
-    arguments of ``create_array``) or the stored array's new shape (``grow``, on append), and
-    the values for ``selection``."""
-    name: str
-    data: Any
-    selection: tuple
-    create: dict | None = None
-    grow: tuple[int, ...] | None = None
-    axis: int | None = None
-    target: Array | None = None
-    write_empty: bool | None = None
-
-
-def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
-    """``var`` CF-encoded by xarray's coders. What they refuse (an encoding the data cannot
-    take: ``dtype="nope"``, a ``_FillValue`` of another type, text ASCII cannot hold) is an
-    ArgumentTypeError or ArgumentError naming the variable. Keys of an encoding the user
-    ``given`` that no coder used (``units`` for numbers) are refused, as xarray refuses them."""
-    where = f"to_zarrx: variable {name!r}"
-    try:
-        encoded = cf_encode(var, name, fmt)
-    except ZarrError:
-        raise
-    except TypeError as exc:
-        raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
-                                f"({type(exc).__name__}: {exc})") from exc
-    except ValueError as exc:
-        raise ArgumentError(f"{where}: xarray's CF encoding refused it "
-                            f"({type(exc).__name__}: {exc})") from exc
-    # (a _FillValue of None stays there: it asks for no fill value)
-    unused = sorted(set(encoded.encoding) & CF_KEYS - {"_FillValue"})
-    if given and unused:
-        raise ArgumentError(f"to_zarrx: encoding of {name!r}: unexpected keys {unused} (they "
-                            f"apply to no data of dtype {var.dtype})")
-    return encoded
-
-
-def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
-                   append_dim: Hashable | None, slices: dict,
-                   write_empty: bool | None, given: bool = False) -> _Plan:
-    where = f"to_zarrx: variable {name!r}"
-    encoded = _encode(var, name, fmt, given)
-    dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
-                                variable_text=is_new and _asks_vlen_utf8(encoded.encoding))
-    attrs = dict(encoded.attrs)
-    dims = tuple(str(d) for d in encoded.dims)
-    if not is_new:
-        arr = grp[name]
-        assert isinstance(arr, Array)
-        selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
-        axis = dims.index(str(append_dim)) if grow is not None else None
-        return _Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
-                     write_empty=write_empty)
-    kw = _creation_kwargs(encoded, name, fmt, write_empty)
-    fill = kw.pop("fill_value", None)
-    if fmt == 2:
-        fill = attrs.pop("_FillValue", None)
-    else:
-        np_dtype = np.dtype(dtype) if dtype is not str else np.dtype(object)
-        if fill is None and np_dtype.kind == "f":
-            fill = np.nan
-        if attrs.get("_FillValue") is not None:
-            attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
-        else:
-            attrs.pop("_FillValue", None)
-    attrs = {k: encode_attr(v) for k, v in attrs.items()}
-    if fmt == 2:
-        attrs[DIMENSION_KEY] = list(dims)
-    # a scalar has no dimension_names, as xarray's writer (zarr-python) leaves them out
-    create = dict(shape=encoded.shape, dtype=dtype if dtype is not None else data.dtype,
-                  fill_value=fill, attributes=attrs,
-                  dimension_names=dims if fmt == 3 and dims else None, zarr_format=fmt, **kw)
-    # the same arguments, tried on an empty memory store: every codec and setting is checked
-    # (a refusal names the variable's array)
-    try:
-        scratch = create_array(MemoryStore(), **create)
-    except ZarrError as exc:
-        raise exc.at(array=name)
-    return _Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
-                 create=create)
-
-
-def _storable(arr: Array, data: Any, where: str) -> Any:
-    """``data`` checked against the array's type: numpy values converted (so that a value the
-    type cannot hold is refused now), dask values by their dtype."""
-    stored = arr.metadata.data_type
-    text = stored.variable or stored.numpy.kind in "SU"
-    given = np.dtype(getattr(data, "dtype", np.asarray(data).dtype))
-    if text != (given.kind in "OSUT"):
-        kind = "strings" if text else f"{stored.numpy} values"
-        raise ArgumentTypeError(f"{where}: the stored array holds {kind}; cannot store values "
-                                f"of dtype {given}")
-    if stored.numpy.kind in "SU" and given.kind == stored.numpy.kind \
-            and given.itemsize > stored.numpy.itemsize:
-        raise ArgumentError(f"{where}: values of dtype {given} do not fit the stored "
-                            f"array's {stored.numpy}; they would be cut")
-    if _is_dask(data):
-        return data
-    values = check_value(data, np.shape(data), stored.numpy, where)
-    if stored.variable and values.size:
-        flat = values.reshape(-1)
-        element = variable_element(stored)
-        bad = next((v for v in flat if not isinstance(v, element)), None)
-        if bad is not None:
-            raise ArgumentTypeError(f"{where}: the stored array holds {element.__name__} "
-                                    f"values; cannot store {type(bad).__name__} {bad!r}")
-    return values
-
-
-def _claim_rows(grp: Group, plans: list[_Plan], dim: str) -> None:
-    """Place the appended rows so that concurrent appends to the dataset never share rows.
-
-    The rows are claimed on one variable: the append dimension's coordinate when it is
-    written, else the first appended variable by name (the same one for every writer of
-    these variables). Its shape grows atomically from the shape as stored (as
-    ``Array.append``), and the claimed rows are where every appended variable is written: the
-    others grow to at least their end (never shrinking what another writer claimed further),
-    and all are written through views reaching the end of the stored object holding their
-    last row, so an object shared with another writer's rows is merged, never replaced."""
-    growing = [p for p in plans if p.grow is not None]
-    if not growing:
-        return
-    claim = min(growing, key=lambda p: (p.name != dim, p.name))
-    arr = _stored_array(grp, claim)
-    assert isinstance(arr, Array) and claim.axis is not None
-    count = claim.selection[claim.axis].stop - claim.selection[claim.axis].start
-
-    def claimed(shape: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(n + count if i == claim.axis else n for i, n in enumerate(shape))
-
-    old, _ = arr._grow(claimed)
-    start = old[claim.axis]
-    for plan in growing:
-        target = arr if plan is claim else _stored_array(grp, plan)
-        assert isinstance(target, Array) and plan.axis is not None
-        axis = plan.axis
-        if plan is not claim:
-            target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
-                max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
-        plan.selection = tuple(slice(start, start + count) if i == axis else s
-                               for i, s in enumerate(plan.selection))
-        plan.grow = None
-        plan.target = target._growing_view(axis)
-
-
-def _apply(grp: Group, plan: _Plan) -> Any:
-    """Create or grow the array, then write (or return a ``Delayed`` writing) its values."""
-    if plan.create is not None:
-        arr = grp.create_array(plan.name, overwrite=True, **plan.create)
-    elif plan.target is not None:
-        arr = plan.target
-    else:
-        arr = _stored_array(grp, plan)
-        if plan.grow is not None:
-            arr.resize(plan.grow)
-    return _store(arr, plan.data, plan.selection)
-
-
-def _stored_array(grp: Group, plan: _Plan) -> Array:
-    """The stored array ``plan`` writes into, storing chunks that hold only the fill value as
-    the write's ``write_empty_chunks`` says (when given: it is a setting of the write, not of
-    the array)."""
-    arr = grp[plan.name]
-    assert isinstance(arr, Array)
-    if plan.write_empty is None:
-        return arr
-    return Array(arr.store, arr.path, arr.metadata, write_empty_chunks=plan.write_empty)
-
-
-def _target_selection(arr: Array, dims: tuple[str, ...], shape: tuple[int, ...],
-                      append_dim: Hashable | None,
-                      slices: dict) -> tuple[tuple, tuple[int, ...] | None]:
-    """Where the values go in the stored array, and its new shape when they are appended."""
-    sel = []
-    grow = None
-    for axis, d in enumerate(dims):
-        if d in slices:
-            sel.append(slices[d])
-        elif append_dim is not None and d == append_dim:
-            start = arr.shape[axis]
-            grow = tuple(start + shape[axis] if i == axis else n
-                         for i, n in enumerate(arr.shape))
-            sel.append(slice(start, start + shape[axis]))
-        else:
-            sel.append(slice(0, arr.shape[axis]))
-    want = tuple(s.stop - s.start for s in sel)
-    if want != tuple(shape):
-        raise ArgumentError(f"to_zarrx: variable {arr.basename!r} has shape {tuple(shape)}, but "
-                            f"its place in the stored array {arr.shape if grow is None else grow}"
-                            f" has shape {want}")
-    return tuple(sel), grow
-
-
-def _is_dask(data: Any) -> bool:
-    try:
-        import dask.array as da
-    except ImportError:
-        return False
-    return isinstance(data, da.Array)
-
-
-def _store(arr: Array, data: Any, selection: tuple) -> Any:
-    if _is_dask(data):
-        return store_blocks(data, arr, selection, compute=False)
-    arr[selection] = data
-    return None

@@ -1,0 +1,231 @@
+"""An Array's selection front-ends: ``z[...]``, the ``get_*_selection``/``set_*_selection``
+methods, ``oindex``/``vindex``/``blocks`` and the checks of ``out=`` and ``prototype=``.
+
+Each turns a user call into a plan of :mod:`zarrx.indexing` run by :mod:`zarrx.box_read` /
+:mod:`zarrx.chunk_read` (reads) or :mod:`zarrx.box_write` / :mod:`zarrx.chunk_write` (writes).
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zarrx import box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
+from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.fields import check_fields, pop_fields, take_fields
+from zarrx.selection import check_basic
+
+if TYPE_CHECKING:
+    from zarrx.array import Array
+
+__all__ = ["Selecting"]
+
+
+class Selecting:
+    """Reading and writing selections of an :class:`zarrx.Array` (mixed into it)."""
+
+    __slots__ = ()
+
+    # -- reading ------------------------------------------------------------------------------
+    def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
+        plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
+                                       shard_shape=self._order)
+        result = self._out(plan.out_shape, out)
+        if not box_read.read_box(self._io, plan, result):
+            chunk_read.read_into(self._io, plan.chunks, result, flat=plan.flat)
+        if out is None and result.ndim == 0:
+            return result[()]
+        return result
+
+    def _out(self, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
+        if out is None:
+            dt = self._meta.data_type.numpy
+            try:
+                return np.empty(shape, dtype=dt)
+            except (MemoryError, ValueError):
+                n = math.prod(shape) * dt.itemsize
+                raise ArgumentError(f"{self.name}: the selection of shape {shape} ({n} bytes of "
+                                    f"{dt}) does not fit in memory; read it in parts, or into "
+                                    f"out=") from None
+        return _check_out(out, shape, self.dtype, self.name)
+
+    def _get(self, selection: Any, kind: str, out: np.ndarray | None,
+             fields: Any = None) -> Any:
+        """``_read``, then the fields taken and variable-length strings handed out as
+        ``StringDType``."""
+        if fields is None and self._strings is None:
+            return self._laid_out(self._read(selection, kind, out), out)
+        if fields is not None:
+            fields = check_fields(fields, self._meta.data_type.numpy, self.name)
+        value = self._read(selection, kind, None)
+        if fields is not None:
+            value = take_fields(value, fields)
+        if self._strings is not None and isinstance(value, np.ndarray):
+            value = value.astype(self._strings)
+        if out is None:
+            return self._laid_out(value, None)
+        value = np.asarray(value)
+        _check_out(out, value.shape, value.dtype, self.name)[...] = value
+        return out
+
+    def _laid_out(self, value: Any, out: np.ndarray | None) -> Any:
+        """``value`` in Fortran layout when :attr:`order` is ``"F"`` (zarr-python hands reads
+        out in the array's order); ``out`` keeps the layout its caller gave it."""
+        if out is None and isinstance(value, np.ndarray) and value.ndim > 1 \
+                and not value.flags.f_contiguous and self.order == "F":
+            return np.asfortranarray(value)
+        return value
+
+    def get_basic_selection(self, selection: Any = Ellipsis, *, out: Any = None,
+                            fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
+        check_basic(selection, "get_basic_selection")
+        return self._get(selection, "basic", out, fields)
+
+    def get_orthogonal_selection(self, selection: Any, *, out: Any = None,
+                                 fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
+        return self._get(selection, "orthogonal", out, fields)
+
+    def get_coordinate_selection(self, selection: Any, *, out: Any = None,
+                                 fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
+        return self._get(selection, "coordinate", out, fields)
+
+    def get_mask_selection(self, mask: Any, *, out: Any = None,
+                           fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
+        return self._get(mask, "mask", out, fields)
+
+    def get_block_selection(self, selection: Any, *, out: Any = None,
+                            fields: Any = None, prototype: Any = None) -> Any:
+        out = _numpy_out(out, prototype, self.name)
+        return self._get(selection, "block", out, fields)
+
+    def read(self, selection: Any = Ellipsis, *, out: np.ndarray | None = None) -> Any:
+        """``self[selection]``, decoded straight into ``out`` when given."""
+        fields, selection = pop_fields(selection) if self._structured else (None, selection)
+        return self._get(selection, indexing.kind_of(selection, self.shape), out, fields)
+
+    def __getitem__(self, selection: Any) -> Any:
+        if type(selection) is tuple and self._point_ok and len(selection) == len(self._meta.shape):
+            value = chunk_read.read_point(self._io, selection)
+            if value is not chunk_read.NOT_A_POINT:
+                return value
+        fields, selection = pop_fields(selection) if self._structured else (None, selection)
+        return self._get(selection, indexing.kind_of(selection, self.shape), None, fields)
+
+    # -- writing ------------------------------------------------------------------------------
+    def _write(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
+        self._check_writable("write")
+        plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
+                                       shard_shape=self._order)
+        dtype = self._meta.data_type.numpy
+        if fields is not None:       # the fields set in each stored chunk as it is updated
+            fields = check_fields(fields, dtype, self.name)
+            records = np.zeros(plan.out_shape, dtype=dtype)
+            try:
+                records[fields] = value
+            except (TypeError, ValueError) as exc:
+                raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
+                                    f"{type(value).__name__} value: {exc}") from exc
+            chunk_write.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
+            return
+        if self._strings is not None and not (isinstance(value, np.ndarray)
+                                                and value.dtype == self._strings):
+            # numpy's conversion to strings, as zarr-python's (5 -> "5", b"x" -> "x"); the
+            # chunks hold them as objects
+            value = chunk_io.check_value(value, None, self._strings, self.name)
+        arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
+        if not box_write.write_box(self._io, plan, arr):
+            chunk_write.write_from(self._io, plan.chunks, arr, flat=plan.flat)
+
+    def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
+        check_basic(selection, "set_basic_selection")
+        self._write(selection, value, "basic", fields)
+
+    def set_orthogonal_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                                 prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
+        self._write(selection, value, "orthogonal", fields)
+
+    def set_coordinate_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                                 prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
+        self._write(selection, value, "coordinate", fields)
+
+    def set_mask_selection(self, mask: Any, value: Any, *, fields: Any = None,
+                           prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
+        self._write(mask, value, "mask", fields)
+
+    def set_block_selection(self, selection: Any, value: Any, *, fields: Any = None,
+                            prototype: Any = None) -> None:
+        _numpy_out(None, prototype, self.name)
+        self._write(selection, value, "block", fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        fields, selection = pop_fields(selection) if self._structured else (None, selection)
+        self._write(selection, value, indexing.kind_of(selection, self.shape), fields)
+
+    @property
+    def oindex(self) -> _Indexer:
+        return _Indexer(self, "orthogonal")
+
+    @property
+    def vindex(self) -> _Indexer:
+        return _Indexer(self, "coordinate")
+
+    @property
+    def blocks(self) -> _Indexer:
+        return _Indexer(self, "block")
+
+
+class _Indexer:
+    """``z.oindex``, ``z.vindex`` and ``z.blocks``: field names among the items select fields
+    of a structured array (``z.oindex[[0, 2], "x"]``), as in ``z[...]`` and zarr-python."""
+
+    __slots__ = ("_array", "_kind")
+
+    def __init__(self, array: Array, kind: str) -> None:
+        self._array, self._kind = array, kind
+
+    def __getitem__(self, selection: Any) -> Any:
+        a = self._array
+        fields, selection = pop_fields(selection) if a._structured else (None, selection)
+        return a._get(selection, self._kind, None, fields)
+
+    def __setitem__(self, selection: Any, value: Any) -> None:
+        a = self._array
+        fields, selection = pop_fields(selection) if a._structured else (None, selection)
+        a._write(selection, value, self._kind, fields)
+
+
+def _numpy_out(out: Any, prototype: Any, name: str) -> Any:
+    """``out`` as a numpy array (a zarr-python ``NDBuffer`` given as ``out=`` is unwrapped to
+    the numpy array it holds), after checking zarr-python's ``prototype=``: None or its CPU
+    buffer prototype, since zarrx reads into and writes from numpy arrays only."""
+    if prototype is not None and getattr(getattr(prototype, "nd_buffer", None), "__module__",
+                                         None) != "zarr.core.buffer.cpu":
+        raise ArgumentTypeError(f"{name}: prototype: expected None or zarr-python's CPU buffer "
+                                f"prototype (zarrx uses numpy arrays), found "
+                                f"{type(prototype).__name__} {prototype!r:.60}")
+    if out is not None and not isinstance(out, np.ndarray) and \
+            type(out).__module__ == "zarr.core.buffer.cpu" and hasattr(out, "as_ndarray_like"):
+        return out.as_ndarray_like()
+    return out
+
+
+def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> np.ndarray:
+    if not isinstance(out, np.ndarray):
+        raise ArgumentTypeError(f"{name}: out= expected a numpy array, found "
+                                f"{type(out).__name__}")
+    if out.shape != tuple(shape) or out.dtype != dtype:
+        raise ArgumentError(f"{name}: out= expected shape {tuple(shape)} and dtype {dtype}, "
+                            f"found shape {out.shape} and dtype {out.dtype}")
+    if not out.flags.writeable:
+        raise ArgumentError(f"{name}: out= array is read-only")
+    return out

@@ -1,0 +1,89 @@
+"""Checks stores make of what they are handed: keys (a ``str``; for a store of files or zip
+entries, a path-safe name below its root) and values (any bytes-like object, viewed without a
+copy where it can be)."""
+from __future__ import annotations
+
+import re
+
+from zarrx.errors import StoreError
+
+__all__ = ["check_key", "key_problem", "check_path_key", "MAX_SEGMENT_BYTES", "as_buffer",
+           "as_bytes"]
+
+
+def check_key(key: object) -> str:
+    """The key itself if it is a ``str``, else a StoreError (shape rules are per store)."""
+    if not isinstance(key, str):
+        raise StoreError(f"store key: expected str, found {type(key).__name__} {key!r}")
+    return key
+
+
+MAX_SEGMENT_BYTES = 255
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def key_problem(key: str, *, files: bool = True) -> str | None:
+    """Why ``key`` cannot name a file (or zip entry) safely below a root, or None if it can.
+
+    A path-safe key is ``/``-separated names: no leading ``/``, no empty, ``.`` or ``..`` segment,
+    no backslash, NUL or other control character, no drive letter, UTF-8 encodable, and no name
+    longer than 255 bytes.
+    """
+    if not key:
+        return "expected a non-empty key"
+    if "\x00" in key:
+        return "found a NUL character"
+    if "\\" in key:
+        return "found a backslash; '/' is the only separator"
+    if m := _CONTROL.search(key):
+        return f"found the control character {m.group()!r}"
+    if key.startswith("/"):
+        return "found a leading '/'; keys are relative to the store root"
+    try:
+        key.encode("utf-8")
+    except UnicodeEncodeError:
+        return "found characters that are not encodable as UTF-8"
+    for seg in key.split("/"):
+        if not seg:
+            return "found an empty segment ('//' or a trailing '/')"
+        if seg in (".", ".."):
+            return f"found a {seg!r} segment; keys may not step outside their directory"
+        if not files:
+            continue                # object names: a ':' or a long name is an ordinary name
+        if _DRIVE.match(seg):
+            return f"found a drive letter in segment {seg!r}"
+        if (n := len(seg.encode("utf-8"))) > MAX_SEGMENT_BYTES:
+            return f"found a segment of {n} bytes; at most {MAX_SEGMENT_BYTES} bytes are allowed"
+    return None
+
+
+def check_path_key(key: object, store: str, *, files: bool = True) -> str:
+    """``key`` if it is path-safe (see :func:`key_problem`; ``files=False``: as an object
+    name, where drive letters and names over 255 bytes are ordinary), else a StoreError."""
+    if not isinstance(key, str):
+        raise StoreError(f"{store}: key {key!r}: expected str, found {type(key).__name__}")
+    if (problem := key_problem(key, files=files)) is not None:
+        raise StoreError(f"{store}: key {key!r}: {problem}")
+    return key
+
+
+def as_buffer(value: object, key: str) -> memoryview:
+    """A flat byte view of a bytes-like ``value`` (no copy when it is contiguous)."""
+    try:
+        view = memoryview(value)  # type: ignore[arg-type]
+    except TypeError as exc:
+        raise StoreError(f"store value for {key!r}: expected bytes-like, "
+                         f"found {type(value).__name__}") from exc
+    if view.ndim == 1 and view.format == "B" and view.contiguous:
+        return view
+    if not view.c_contiguous:
+        view = memoryview(view.tobytes())
+    return view.cast("B")
+
+
+def as_bytes(value: object, key: str) -> bytes:
+    """``bytes`` of a bytes-like value, or a StoreError naming ``key``."""
+    if isinstance(value, bytes):
+        return value
+    return bytes(as_buffer(value, key))
