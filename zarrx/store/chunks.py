@@ -14,7 +14,7 @@ from typing import Any
 
 from zarrx.errors import StoreError
 from zarrx.metadata.model import KeyEncoding
-from zarrx.store.base import ByteRange, ObjectSnapshot, Store, as_bytes
+from zarrx.store.base import ObjectSnapshot, Store, as_bytes
 from zarrx.store.locks import object_lock
 from zarrx.store.update import PARTIAL, update_object
 

@@ -26,7 +26,6 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
-from zarrx.errors import StoreError
 from zarrx.store.locks import KeyedLocks
 from zarrx.store.pieces import Pieces
 
