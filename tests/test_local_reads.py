@@ -92,3 +92,43 @@ def test_a_snapshot_reads_dense_ranges_once_and_sparse_ones_apart(tmp_path):
         sparse = snap.read([ByteRange(0, 10), ByteRange(16000, 10)], arena=arena)
         assert [bytes(v) for v in sparse] == [blob[0:10], blob[16000:16010]]
         assert bytes(dense[1]) == blob[120:170]       # the sparse read left the arena alone
+
+
+def _count_preads(monkeypatch) -> list:
+    """Count the reads LocalStore snapshots make (one ``preadv`` each, for files this small)."""
+    from zarrx.store import localsnap
+    calls: list = []
+    real = localsnap._pread_into
+
+    def counted(fd, buf, offset):
+        calls.append((offset, len(buf)))
+        return real(fd, buf, offset)
+
+    monkeypatch.setattr(localsnap, "_pread_into", counted)
+    return calls
+
+
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_a_shard_mostly_wanted_is_read_with_one_read(tmp_path, threads, monkeypatch, location):
+    """A read wanting at least half of a shard's inner chunks reads the shard's file whole, once,
+    and takes the index and the chunks from those bytes; a read wanting less reads the index,
+    then the chunks."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 1000, size=(512, 512)).astype("f4")
+    z = zarrx.create_array(tmp_path / "s.zarr", shape=a.shape, dtype="f4", chunks=(64, 64),
+                           shards={"shape": (256, 256), "index_location": location},
+                           compressors=None, fill_value=0)
+    z[...] = a
+    z = zarrx.open_array(tmp_path / "s.zarr", mode="r")
+    calls = _count_preads(monkeypatch)
+    np.testing.assert_array_equal(z[...], a)
+    whole = 256 * 256 * 4 + 16 * 16 + 4                  # the inner chunks and the index
+    assert calls == [(0, whole)] * 4                        # the 4 files, each read whole
+    z = zarrx.open_array(tmp_path / "s.zarr", mode="r")
+    calls.clear()
+    np.testing.assert_array_equal(z[0:128, 256:512], a[0:128, 256:512])  # 8 of 16 chunks
+    assert calls == [(0, whole)]
+    z = zarrx.open_array(tmp_path / "s.zarr", mode="r")
+    calls.clear()
+    np.testing.assert_array_equal(z[0:64, 0:256], a[0:64, 0:256])      # 4 of 16 chunks
+    assert len(calls) == 2 and whole not in [n for _, n in calls]     # the index, the chunks
