@@ -301,3 +301,19 @@ def test_valid_shards_read_whole_from_a_file(tmp_path):
                 [b"0123", b"4567", b"89ab", b"cdef"]
             assert [bytes(v) for v in s.get_chunks([(c, None) for c in ALL[1:3]])] == \
                 [b"4567", b"89ab"]
+
+
+def test_nested_level_read_whole_from_a_file_validates_against_the_known_size(tmp_path):
+    from zarrx.store import LocalStore
+    local = LocalStore(str(tmp_path / "s"))
+    outer = ShardStore(KeyedChunks(local, "n/", KeyEncoding()), ShardLevel((4, 4)), (8, 8),
+                       key="n")
+    outer.set_chunks([((0, 0), with_entry(1, (80, 20)))])       # an 84-byte inner-level shard
+    outer.flush()
+    inner = ShardStore(ShardStore(KeyedChunks(local, "n/", KeyEncoding()), ShardLevel((4, 4)),
+                                  (8, 8), key="n"), ShardLevel((2, 2)), (4, 4), key="n")
+    with pytest.raises(ShardError) as info:       # every read unit of the stored shard
+        inner.get_chunks([((i, j), None) for i in range(4) for j in range(4)])
+    assert str(info.value) == ("array 'n' shard 'n/c/0/0' inner chunk 'c/0/0': index entry 1 "
+                               "(inner chunk (0, 1)): bytes [80, 100) extend past the end of the "
+                               "84-byte shard")
