@@ -92,3 +92,45 @@ def test_a_snapshot_reads_dense_ranges_once_and_sparse_ones_apart(tmp_path):
         sparse = snap.read([ByteRange(0, 10), ByteRange(16000, 10)], arena=arena)
         assert [bytes(v) for v in sparse] == [blob[0:10], blob[16000:16010]]
         assert bytes(dense[1]) == blob[120:170]       # the sparse read left the arena alone
+
+
+def _count_preads(monkeypatch) -> list:
+    """Count the reads LocalStore snapshots make (one ``preadv`` each, for files this small)."""
+    from zarrx.store import localsnap
+    calls: list = []
+    real = localsnap._pread_into
+
+    def counted(fd, buf, offset):
+        calls.append((offset, len(buf)))
+        return real(fd, buf, offset)
+
+    monkeypatch.setattr(localsnap, "_pread_into", counted)
+    return calls
+
+
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_a_shard_nearly_all_wanted_is_read_with_one_read(tmp_path, threads, monkeypatch, location):
+    """A read wanting nearly all of a shard (at least half its inner chunks, and at most a
+    sixteenth of them left out before the first wanted one and after the last) reads the shard's
+    file whole, once, and takes the index and the chunks from those bytes; any other read reads
+    the index, then the chunks."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(0, 1000, size=(512, 512)).astype("f4")
+    z = zarrx.create_array(tmp_path / "s.zarr", shape=a.shape, dtype="f4", chunks=(64, 64),
+                           shards={"shape": (256, 256), "index_location": location},
+                           compressors=None, fill_value=0)
+    z[...] = a
+    whole = 256 * 256 * 4 + 16 * 16 + 4                  # the inner chunks and the index
+
+    def reads(sel) -> list:
+        r = zarrx.open_array(tmp_path / "s.zarr", mode="r")       # no index cached
+        calls.clear()
+        np.testing.assert_array_equal(r[sel], a[sel])
+        return list(calls)
+
+    calls = _count_preads(monkeypatch)
+    assert reads(np.s_[...]) == [(0, whole)] * 4                # the 4 files, each read whole
+    assert reads(np.s_[0:256, 320:512]) == [(0, whole)]         # 12 of 16 chunks, from slot 1
+    top = reads(np.s_[0:128, 256:512])                          # 8 of 16: slots 0 to 7
+    assert len(top) == 2 and top[1][1] == 8 * 64 * 64 * 4       # the index, then the chunks
+    assert len(reads(np.s_[0:64, 0:256])) == 2                  # 4 of 16

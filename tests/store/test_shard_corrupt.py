@@ -263,3 +263,57 @@ def test_zero_dimensional_shard_errors_name_the_entry():
     assert str(info.value) == ("array 's' shard 's/c': index entry 0 (inner chunk ()): offset "
                                "18446744073709551615, nbytes 3: expected both words 2^64-1 "
                                "(missing chunk) or neither")
+
+
+READS = [case for case, (_, _, _, action, _) in CASES.items() if action == "read"]
+
+
+@pytest.mark.parametrize("case", READS)
+def test_corrupt_shard_read_whole_from_a_file(tmp_path, monkeypatch, case):
+    """A local shard wanted whole is read with one read of its file; its index is checked
+    against the file's size as when the index is read first."""
+    from zarrx.store import LocalStore, localsnap
+    loc, crc, blob, _, message = CASES[case]
+    local = LocalStore(str(tmp_path / "s"))
+    local.set("a/c/0/0", blob)
+    reads: list = []
+    real = localsnap._pread_into
+    monkeypatch.setattr(localsnap, "_pread_into",
+                        lambda fd, buf, off: reads.append((off, len(buf))) or real(fd, buf, off))
+    s = ShardStore(KeyedChunks(local, "a/", KeyEncoding()), ShardLevel((2, 2), loc, crc), (4, 4),
+                   key="a")
+    with pytest.raises(ShardError) as info:
+        s.get_chunks([(c, None) for c in ALL])
+    assert str(info.value) == message
+    assert (info.value.array, info.value.key, info.value.inner) == ("a", "a/c/0/0", None)
+    assert reads == [(0, len(blob))]
+
+
+def test_valid_shards_read_whole_from_a_file(tmp_path):
+    from zarrx.store import LocalStore
+    local = LocalStore(str(tmp_path / "s"))
+    for loc in ("end", "start"):
+        for crc in (True, False):
+            local.set("a/c/0/0", shard(loc=loc, crc=crc))
+            s = ShardStore(KeyedChunks(local, "a/", KeyEncoding()), ShardLevel((2, 2), loc, crc),
+                           (4, 4), key="a")
+            assert [bytes(v) for v in s.get_chunks([(c, None) for c in ALL])] == \
+                [b"0123", b"4567", b"89ab", b"cdef"]
+            assert [bytes(v) for v in s.get_chunks([(c, None) for c in ALL[1:3]])] == \
+                [b"4567", b"89ab"]
+
+
+def test_nested_level_read_whole_from_a_file_validates_against_the_known_size(tmp_path):
+    from zarrx.store import LocalStore
+    local = LocalStore(str(tmp_path / "s"))
+    outer = ShardStore(KeyedChunks(local, "n/", KeyEncoding()), ShardLevel((4, 4)), (8, 8),
+                       key="n")
+    outer.set_chunks([((0, 0), with_entry(1, (80, 20)))])       # an 84-byte inner-level shard
+    outer.flush()
+    inner = ShardStore(ShardStore(KeyedChunks(local, "n/", KeyEncoding()), ShardLevel((4, 4)),
+                                  (8, 8), key="n"), ShardLevel((2, 2)), (4, 4), key="n")
+    with pytest.raises(ShardError) as info:       # every read unit of the stored shard
+        inner.get_chunks([((i, j), None) for i in range(4) for j in range(4)])
+    assert str(info.value) == ("array 'n' shard 'n/c/0/0' inner chunk 'c/0/0': index entry 1 "
+                               "(inner chunk (0, 1)): bytes [80, 100) extend past the end of the "
+                               "84-byte shard")

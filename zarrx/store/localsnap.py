@@ -20,6 +20,8 @@ __all__ = ["FileSnapshot"]
 class FileSnapshot(ObjectSnapshot):
     """One open file descriptor of a LocalStore object: every read comes from that version."""
 
+    whole_reads = True
+
     def __init__(self, store: object, key: str, fd: int, st: os.stat_result) -> None:
         self.key = key
         self.generation = generation_of(st)
@@ -30,11 +32,12 @@ class FileSnapshot(ObjectSnapshot):
     def read(self, ranges: Sequence[ByteRange | None],
              arena: object | None = None) -> list[bytes | bytearray | memoryview]:
         """The bytes of each range; with ``arena`` (a LocalStore's, see ``new_arena``), ranges
-        lying close together are read with one ``pread`` into it and returned as views."""
+        lying close together (or one range alone) are read with one ``pread`` into it and
+        returned as views."""
         if self._fd < 0:
             raise StoreError(f"{self._where}: read after close")
         spans = [(0, self.size) if r is None else r.resolve(self.size) for r in ranges]
-        if arena is not None and len(spans) > 1:
+        if arena is not None and spans:
             lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
             if hi - lo <= 2 * sum(b - a for a, b in spans):      # dense: one read
                 view = arena.take_view(hi - lo)  # type: ignore[attr-defined]

@@ -6,7 +6,10 @@ byte ranges of the outermost shard objects (held by a :class:`KeyedChunks`).
 
 Reads: one snapshot of the shard object serves the index (or indexes, when nested) and the
 inner chunks, so they come from one version of the object even while another writer replaces
-it; a cached index is used only for the generation it was read from.
+it; a cached index is used only for the generation it was read from. When nearly all of a
+shard is wanted, its index is not cached and the snapshot reads a whole object as cheaply as a
+range (a local file), the whole object is read at once and the index and the chunks are taken
+from those bytes (:meth:`ShardedChunks._whole`).
 
 Writes: :meth:`ShardedChunks.commit` merges the new inner chunks of one shard into the stored
 shard (read-modify-write, unless the write covers the whole shard) and stores it conditionally
@@ -25,7 +28,7 @@ from zarrx.metadata.model import ChunkLayout
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store import _shard_index as _k
 from zarrx.store._values import MIN_SIZE, Value
-from zarrx.store.base import ByteRange, ObjectSnapshot
+from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot
 from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks
 from zarrx.store.chunks import Slab as SlabBase
 from zarrx.store.pieces import for_store
@@ -178,6 +181,9 @@ class ShardedChunks(ChunkSource):
     def _read_snapshot(self, snap: ObjectSnapshot, obj: Coords, requests: Sequence[ChunkRequest],
                        slots: np.ndarray, a: int, b: int, out: list,
                        arena: object | None = None, sizes: list | None = None) -> None:
+        held = self._whole(snap, obj, requests, slots, a, b, arena)
+        if held is not None:
+            snap, arena = held, None
         entries = self._index(snap, (obj,), 0, 0, snap.size)
         spans: dict[int, tuple[int, int]] = {}        # request -> (offset in object, nbytes)
         for i in range(a, b):
@@ -213,6 +219,35 @@ class ShardedChunks(ChunkSource):
                     slot, off, nb, 0, None, read=(start, start + length, len(data))
                 ).at(**self._level_loc(obj, tuple(slots[i, :-1].tolist())))
             out[i] = data
+
+    def _whole(self, snap: ObjectSnapshot, obj: Coords, requests: Sequence[ChunkRequest],
+               slots: np.ndarray, a: int, b: int, arena: object | None) -> HeldSnapshot | None:
+        """The whole object of ``snap`` read at once (into ``arena`` when given), as a snapshot
+        of those bytes at the same generation, when that costs about what reading the index
+        and then the chunks would (on a local file, one ``pread`` where those take two); None
+        otherwise. That is: ``snap`` reads a whole object as cheaply as a range, its size is
+        known, its index is not cached, requests ``a`` to ``b`` want at least half of its read
+        units, all whole, and (inner chunks lying in slot order, as writers store them) what
+        they leave out before the first wanted slot and after the last is at most a sixteenth
+        of the slots: the chunks' coalesced read would span nearly all of the object anyway.
+        The index and the chunks are then taken from the bytes read, with the same checks
+        against the object's size."""
+        units = self.units_per_object
+        if not snap.whole_reads or snap.size is None or 2 * (b - a) < units:
+            return None
+        if any(requests[i][1] is not None for i in range(a, b)):
+            return None
+        top = slots[a:b, 0]
+        n = self.formats[0].n
+        if int(top.min()) + (n - 1 - int(top.max())) > n // 16:
+            return None
+        if 2 * len(set(map(tuple, slots[a:b].tolist()))) < units:
+            return None
+        if self._cache.get((obj,), snap.generation) is not None:
+            return None
+        data = snap.read([None]) if arena is None else \
+            snap.read([None], arena=arena)  # type: ignore[call-arg]
+        return HeldSnapshot(snap.key, data[0], snap.generation)
 
     def _descend(self, snap: ObjectSnapshot, obj: Coords, level: int, slots: np.ndarray,
                  spans: dict[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:

@@ -27,6 +27,10 @@ class ObjectSnapshot:
     key: str = ""
     generation: Hashable | None = None
     size: int | None = None
+    #: whether reading the whole object costs no more requests than reading one range of it
+    #: (a file held open: one ``pread``); a reader that wants most of the object then reads it
+    #: in one go rather than its parts one after the other
+    whole_reads: bool = False
 
     def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
         raise NotImplementedError
