@@ -14,7 +14,7 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "streamed", "listed_once"]
+           "window", "streamed", "listed_once", "status_kind", "first_line"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -37,6 +37,35 @@ class Failure(Exception):
         super().__init__(kind, status, detail)
         self.kind, self.status, self.detail = kind, status, detail
         self.retry_after = retry_after
+
+
+def status_kind(status: int, code: str) -> str:
+    """The :class:`Failure` kind of an HTTP status (and the server's error code)."""
+    if status in (401, 403):
+        return "access"
+    if status == 404:
+        return "not_found" if code == "NoSuchBucket" else "missing"
+    if status == 412:
+        return "precondition"
+    if status == 416:
+        return "range"
+    if status == 429 or (status == 503 and code == "SlowDown") \
+            or (status == 409 and code == "ConditionalRequestConflict"):
+        # (S3's 409 ConditionalRequestConflict: another conditional write of the key is under
+        # way, try again)
+        return "throttled"
+    if status in (405, 501):
+        return "unsupported"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server"
+    return "other"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, at most 200 characters."""
+    return str(exc).splitlines()[0][:200] if str(exc) else ""
 
 
 def retry_after_seconds(value: object, now: float | None = None) -> float | None:

@@ -23,11 +23,13 @@ from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import (OnMeta, asked, gather_all, listed_once, streamed,
-                                       window)
-from zarrx.store.remote.options import RemoteOptions, check_dict_options
+from zarrx.store.remote.common import (OnMeta, asked, first_line, gather_all, listed_once,
+                                       status_kind, streamed, window)
+from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
+                                                without_values)
 from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
-                                     dot_segment, endpoint_problem, literal_path, redact,
+                                     dot_segment, literal_path, redact,
                                      redact_text, require, scheme_of, without_userinfo)
 
 __all__ = ["ObjectStore"]
@@ -221,7 +223,7 @@ class ObjectStore(RemoteStore):
         status = await asyncio.to_thread(send)
         if status in (200, 202, 204):
             return
-        raise Failure(_status_kind(status, ""), status)
+        raise Failure(status_kind(status, ""), status)
 
     async def _list(self, prefix: str) -> list[str]:
         full = (self._prefix + prefix).rstrip("/")
@@ -273,7 +275,7 @@ class ObjectStore(RemoteStore):
         if code == "ConditionalRequestConflict":
             # S3's 409 while another conditional write of the key is under way: obstore takes
             # it for a failed condition, but the server asks for the request again
-            return Failure(_status_kind(status or 409, code), status or 409, code)
+            return Failure(status_kind(status or 409, code), status or 409, code)
         if isinstance(exc, (ex.NotFoundError, FileNotFoundError)) and status in (None, 404):
             return Failure("not_found" if code == "NoSuchBucket" else "missing", 404, code)
         if isinstance(exc, (ex.AlreadyExistsError, FileExistsError)):
@@ -306,10 +308,10 @@ class ObjectStore(RemoteStore):
             # a listed object whose name obstore cannot take as a path ("a//b", "a/./b", a
             # control character): the message quotes the name and says what is wrong with it
             return Failure("invalid_path", None, "obstore cannot read an object's name: "
-                           + _first_line(exc).replace("Encountered object with invalid path: ",
+                           + first_line(exc).replace("Encountered object with invalid path: ",
                                                       ""))
         if status is not None:
-            return Failure(_status_kind(status, code), status, code)
+            return Failure(status_kind(status, code), status, code)
         kind = _HTTP_KIND.search(text)
         if kind is not None:
             k = kind.group(1)
@@ -349,29 +351,6 @@ class ObjectStore(RemoteStore):
         return f"ObjectStore({self._display!r}{', read_only=True' if self.read_only else ''})"
 
 
-def _status_kind(status: int, code: str) -> str:
-    if status in (401, 403):
-        return "access"
-    if status == 404:
-        return "not_found" if code == "NoSuchBucket" else "missing"
-    if status == 412:
-        return "precondition"
-    if status == 416:
-        return "range"
-    if status == 429 or (status == 503 and code == "SlowDown") \
-            or (status == 409 and code == "ConditionalRequestConflict"):
-        # (S3's 409 ConditionalRequestConflict: another conditional write of the key is under
-        # way, try again)
-        return "throttled"
-    if status in (405, 501):
-        return "unsupported"
-    if status == 408:
-        return "timeout"
-    if status >= 500:
-        return "server"
-    return "other"
-
-
 #: the process whose obstore requests ran (obstore's runtime is that process's)
 _RUNTIME_PID: int | None = None
 
@@ -391,10 +370,7 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     scheme = scheme_of(url)
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
-    named, endpoint = _endpoint_option(so)
-    if endpoint and (problem := endpoint_problem(endpoint)) is not None:
-        # obstore would only fail (or panic) at the first request
-        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {named}: {problem}")
+    endpoint = checked_endpoint(f"ObjectStore({redact(url)!r})", so)
     if scheme in ("s3", "s3a") and not endpoint:
         # obstore reads the endpoint from the environment too, but the client options given
         # here replace those it would read there (AWS_ALLOW_HTTP among them)
@@ -443,23 +419,8 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
             raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {wrong[0]}: "
                              f"expected a str, found {type(so[wrong[0]]).__name__}") from None
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
-                         f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
+                         f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
-
-
-#: obstore's keys for the address of the server (S3's endpoint, GCS's base URL, Azure's
-#: endpoint), any case
-_ENDPOINT_KEYS = ("endpoint", "aws_endpoint", "aws_endpoint_url", "base_url", "google_base_url",
-                  "azure_storage_endpoint", "azure_endpoint")
-
-
-def _endpoint_option(so: dict) -> tuple[str, Any]:
-    """The storage option that names the server's address, and its value (``""`` for none):
-    an ``http://`` one is allowed without TLS, and each is checked when the store is made."""
-    for k, v in so.items():
-        if isinstance(k, str) and k.lower() in _ENDPOINT_KEYS and v:
-            return ("endpoint" if k.lower().startswith(("endpoint", "aws_")) else k), v
-    return "endpoint", ""
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
@@ -478,20 +439,6 @@ def _memory_name_and_prefix(url: str) -> tuple[str, str]:
     name, _, rest = url.split("://", 1)[1].strip("/").partition("/")
     rest = rest.strip("/")
     return name, rest + "/" if rest else ""
-
-
-def _without_values(text: str, *configs: dict) -> str:
-    """``text`` with every configuration value of 4 characters or more masked: a secret
-    given under the wrong key must not reach a message or a log."""
-    for conf in configs:
-        for v in conf.values():
-            if isinstance(v, str) and len(v) >= 4:
-                text = text.replace(v, "***")
-    return text
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).splitlines()[0][:200] if str(exc) else ""
 
 
 def _describe(store: Any, kind: str) -> str:
