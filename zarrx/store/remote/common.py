@@ -14,7 +14,7 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "streamed", "listed_once", "status_kind", "first_line"]
+           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -119,12 +119,14 @@ def if_match_of(generation: object) -> str | None:
 @dataclass(slots=True)
 class Got:
     """A GET's answer: ``data`` starts at byte ``start`` of an object of ``size`` bytes (None:
-    unknown) at ``etag`` (None: the backend gives none)."""
+    unknown) at ``etag`` (None: the backend gives none); ``more``: the body went on past
+    ``data``, which holds all the bytes the request could ask for (the rest was left unread)."""
 
     data: Buffer
     etag: str | None
     size: int | None
     start: int
+    more: bool = False
 
 
 def asked(start: int | None, stop: int | None, suffix: int | None, size: int
@@ -159,16 +161,39 @@ async def window(pieces: AsyncIterator[Buffer], at: int, lo: int, hi: int) -> by
     return out
 
 
-async def streamed(pieces: AsyncIterator[Buffer], limit: int) -> bytearray:
-    """A response body streamed as ``pieces``, up to ``limit`` bytes (the rest is left
-    unread). The buffer grows with the bytes that come: ``limit`` may be a length the server's
-    headers claim, which is never allocated up front."""
-    out = bytearray()
+def body_limit(start: int | None, stop: int | None, suffix: int | None,
+               claimed: int | None) -> int | None:
+    """The most bytes the body of an answer to a GET of ``[start, stop)`` (or of the last
+    ``suffix`` bytes; neither: the whole object) may hold: the length asked for, or less when
+    the answer's headers (``claimed``, None: none) say the range ends earlier."""
+    want = suffix if suffix is not None else None if stop is None else max(0, stop - (start or 0))
+    if want is None:
+        return claimed
+    return want if claimed is None else min(want, claimed)
+
+
+async def collected(pieces: AsyncIterator[Buffer], limit: int | None,
+                    into: memoryview | None = None) -> tuple[Buffer, bool]:
+    """A response body streamed as ``pieces`` that should hold at most ``limit`` bytes (None:
+    no bound), and whether it went on past them. The bytes go into ``into`` (a writable view of
+    at least ``limit`` bytes) when given, else into a buffer that grows with the bytes that
+    come (``limit`` may be a length the server's headers claim, which is never allocated up
+    front). Reading stops at the first piece past ``limit``: the rest of the body is left
+    unread (the caller drops it, closing its connection), so a server sending more than it
+    was asked for costs the bytes asked for and a piece."""
+    out = bytearray() if into is None else into
+    n = 0
     async for piece in pieces:
-        out += memoryview(piece)[:limit - len(out)]
-        if len(out) >= limit:
-            break
-    return out
+        view = memoryview(piece).cast("B")
+        room = len(view) if limit is None else min(len(view), limit - n)
+        if into is None:
+            out += view[:room]
+        else:
+            into[n:n + room] = view[:room]
+        n += room
+        if room < len(view):
+            return (out if into is None else into[:n]), True
+    return (out if into is None else into[:n]), False
 
 
 def listed_once(seen: set[str], name: str) -> None:

@@ -29,7 +29,8 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, asked, first_line, listed_once, window
+from zarrx.store.remote.common import (Buffer, OnMeta, asked, body_limit, collected,
+                                       first_line, listed_once, window)
 from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.options import RemoteOptions
@@ -55,6 +56,8 @@ class FsspecStore(RemoteStore):
     filesystem) or an ``AbstractFileSystem`` (then ``path`` is the root inside it).
     ``options``/keyword overrides: :class:`RemoteOptions`.
     """
+
+    _reads_into = True
 
     #: fsspec uploads ``bytes``: a pooled Value would be copied into one, so values come as
     #: ``bytes`` (uploaded as they are, see :func:`upload_body`)
@@ -182,10 +185,11 @@ class FsspecStore(RemoteStore):
         return await (asyncio.wait_for(aw, timeout) if timeout > 0 else aw)
 
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                   if_match: str | None, on_meta: OnMeta | None = None) -> Got:
+                   if_match: str | None, on_meta: OnMeta | None = None,
+                   into: memoryview | None = None) -> Got:
         if self.is_s3:
             return await self._bounded(self._s3_get(key, start, stop, suffix, if_match,
-                                                    on_meta))
+                                                    on_meta, into))
         path = self._full(key)
         a = -suffix if suffix is not None else start
         rng = ByteRange(suffix=suffix) if suffix is not None else \
@@ -195,8 +199,15 @@ class FsspecStore(RemoteStore):
             if self._async:
                 ranged = self._http and (a or stop is not None) and \
                     type(self.fs).__name__ == "HTTPFileSystem"
-                data = await self._bounded(self._http_range(path, a or 0, stop) if ranged
-                                           else self.fs._cat_file(path, start=a, end=stop))
+                data, more = await self._bounded(self._http_range(path, a or 0, stop, into)) \
+                    if ranged else (await self._bounded(self.fs._cat_file(path, start=a,
+                                                                          end=stop)), False)
+                if more:
+                    # longer than the range: a bad response (not a race), whose object size
+                    # comes from its Content-Range (a HEAD could read a whole object)
+                    size = more if more is not True else None
+                    return Got(data, None, size, a if size is None else rng.resolve(size)[0],
+                               True)
                 etag, size = await self._head(key)   # the version, checked after reading
             else:
                 # read and version in one call on the filesystem's thread: no write of this
@@ -224,11 +235,15 @@ class FsspecStore(RemoteStore):
         begin = size - len(data) if suffix is not None else min(a or 0, size)
         return Got(data, etag, size, begin)
 
-    async def _http_range(self, path: str, start: int, stop: int | None) -> bytes | bytearray:
+    async def _http_range(self, path: str, start: int, stop: int | None,
+                          into: memoryview | None = None) -> tuple[Buffer, bool | int]:
         """Bytes ``start`` (negative: from the end) to ``stop`` of an HTTP object, requested
-        with the HTTP filesystem's session and options; from a server that ignores the range,
-        the range is taken from the whole body as it streams by and the rest is left unread,
-        so the answer costs no more memory than the range, whatever size the server claims."""
+        with the HTTP filesystem's session and options, and whether the body went on past the
+        range (then it is left unread: the object's size as its Content-Range says, or True);
+        from a server that ignores the range, the range is
+        taken from the whole body as it streams by and the rest is left unread, so the answer
+        costs no more memory than the range, whatever size the server claims. The bytes go
+        into ``into`` when given and the answer is partial."""
         fs = self.fs
         kw = dict(fs.kwargs)
         headers = dict(kw.pop("headers", None) or {})
@@ -236,14 +251,24 @@ class FsspecStore(RemoteStore):
         session = await fs.set_session()
         async with session.get(fs.encode_url(path), headers=headers, **kw) as r:
             fs._raise_not_found_for_status(r, path)
-            if r.status != 200 or r.content_length is None:
-                return await r.read()
-            lo, hi = asked(start if start >= 0 else None, stop,
-                           -start if start < 0 else None, r.content_length)
-            return await window(r.content.iter_chunked(1 << 20), 0, lo, hi)
+            a, b = (start, stop) if start >= 0 else (None, None)
+            suffix = -start if start < 0 else None
+            if r.status == 200 and r.content_length is None:
+                return await r.read(), False
+            if r.status == 200:
+                lo, hi = asked(a, b, suffix, r.content_length)
+                return await window(r.content.iter_chunked(1 << 20), 0, lo, hi), False
+            m = _CONTENT_RANGE.match(r.headers.get("Content-Range") or "")
+            claimed = int(m.group(2)) + 1 - int(m.group(1)) if m else r.content_length
+            data, more = await collected(r.content.iter_chunked(1 << 20),
+                                         body_limit(a, b, suffix, claimed), into)
+            if more and m and m.group(3) != "*":
+                return data, int(m.group(3))
+            return data, more
 
     async def _s3_get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                      if_match: str | None, on_meta: OnMeta | None) -> Got:
+                      if_match: str | None, on_meta: OnMeta | None,
+                      into: memoryview | None) -> Got:
         bucket, k = self._bucket_key(key)
         kw: dict[str, Any] = {"Bucket": bucket, "Key": k}
         if suffix is not None:
@@ -260,7 +285,11 @@ class FsspecStore(RemoteStore):
         try:
             if m and on_meta is not None:
                 on_meta(resp.get("ETag"), None if m.group(3) == "*" else int(m.group(3)))
-            data = await body.read()
+            # read up to the length asked for, whatever the server sends (botocore would
+            # read all of it)
+            claimed = int(m.group(2)) + 1 - int(m.group(1)) if m else resp.get("ContentLength")
+            data, more = await collected(body.iter_chunks(1 << 20),
+                                         body_limit(start, stop, suffix, claimed), into)
         finally:
             body.close()
         if m:
@@ -269,9 +298,9 @@ class FsspecStore(RemoteStore):
         else:
             size, begin = len(data), 0
             if "Range" in kw and (start or suffix is not None
-                                  or stop is not None and len(data) > stop):
+                                  or stop is not None and (more or len(data) > stop)):
                 raise Failure("not_partial")
-        return Got(data, resp.get("ETag"), size, begin)
+        return Got(data, resp.get("ETag"), size, begin, more)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
         path = self._full(key)

@@ -23,8 +23,8 @@ from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import (OnMeta, asked, first_line, gather_all, listed_once,
-                                       status_kind, streamed, window)
+from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
+                                       gather_all, listed_once, status_kind, window)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
                                                 without_values)
@@ -38,9 +38,6 @@ _STATUS = re.compile(r"status(?: code)?:? (\d{3})")
 _CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
 _HTTP_KIND = re.compile(r"HttpError \{\s*kind: (\w+)")
 _UNEXPECTED_RANGE = re.compile(r"Requested (\d+)\.\.(\d+), got (\d+)\.\.(\d+)")
-#: the longest body obstore collects itself, in a buffer of the length the response's headers
-#: claim; a longer one is read as it streams, in a buffer that grows with the bytes that come
-_COLLECT_WHOLE = 64 << 20
 _KINDS = {"S3Store": "s3", "GCSStore": "gs", "AzureStore": "az", "HTTPStore": "https",
           "MemoryStore": "memory", "LocalStore": "file"}
 
@@ -58,6 +55,8 @@ class ObjectStore(RemoteStore):
     store object (used as it is). ``options``/keyword overrides: :class:`RemoteOptions`.
     HTTP(S) stores are read-only.
     """
+
+    _reads_into = True
 
     def __init__(self, store: Any, *, storage_options: dict | None = None,
                  read_only: bool = False, options: RemoteOptions | dict | None = None,
@@ -127,7 +126,8 @@ class ObjectStore(RemoteStore):
 
     # -- primitives ----------------------------------------------------------------------------
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                   if_match: str | None, on_meta: OnMeta | None = None) -> Got:
+                   if_match: str | None, on_meta: OnMeta | None = None,
+                   into: memoryview | None = None) -> Got:
         obs = _obstore()
         opts: dict[str, Any] = {}
         if suffix is not None:
@@ -143,13 +143,13 @@ class ObjectStore(RemoteStore):
         if on_meta is not None:
             on_meta(meta.get("e_tag"), meta.get("size"))
         begin, end = res.range
-        if end - begin <= _COLLECT_WHOLE:
-            data = await res.bytes_async()
-        else:
-            # obstore would allocate the length the headers claim before the body comes (a
-            # length it cannot allocate aborts the process): the body is kept as it arrives
-            data = await streamed(res.stream(min_chunk_size=1 << 20), end - begin)
-        return Got(data, meta.get("e_tag"), meta.get("size"), begin)
+        # the body is read as it streams, up to the length asked for (obstore would read all
+        # of it, up to the Content-Length the server claims, and allocate that length before
+        # the body comes: a length it cannot allocate aborts the process)
+        limit = body_limit(start, stop, suffix, end - begin)
+        data, more = await collected(res.stream(min_chunk_size=max(1, min(limit, 1 << 20))),
+                                     limit, into)
+        return Got(data, meta.get("e_tag"), meta.get("size"), begin, more)
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
                              suffix: int | None, if_match: str | None) -> Got:
