@@ -86,7 +86,8 @@ def without_values(text: str, *configs: dict) -> str:
 
 def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict:
     """The keyword arguments of the fsspec filesystem for ``url``, checked: for s3fs, zarrx's
-    timeouts, one attempt per request (zarrx retries) and a connection per request in flight;
+    timeouts, one attempt per request (zarrx retries), a connection per request in flight and
+    error answers read no further than their first few KiB;
     for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed)."""
     so = dict(storage_options)
     check_dict_options(f"FsspecStore({redact(url)!r})", so)
@@ -100,6 +101,9 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
         cfg.setdefault("read_timeout", opts.timeout)
         # botocore keeps 10 connections by default: in_flight requests need as many
         cfg.setdefault("max_pool_connections", max(10, opts.in_flight))
+        # an error answer's body is read up to a few KiB, not to its end
+        from zarrx.store.remote.s3fs_session import session_class
+        cfg.setdefault("http_session_cls", session_class())
         so["config_kwargs"] = cfg
         so.setdefault("skip_instance_cache", True)   # our own: FsspecStore sets its retries
     elif scheme in ("http", "https"):
