@@ -176,24 +176,31 @@ async def collected(pieces: AsyncIterator[Buffer], limit: int | None,
                     into: memoryview | None = None) -> tuple[Buffer, bool]:
     """A response body streamed as ``pieces`` that should hold at most ``limit`` bytes (None:
     no bound), and whether it went on past them. The bytes go into ``into`` (a writable view of
-    at least ``limit`` bytes) when given, else into a buffer that grows with the bytes that
-    come (``limit`` may be a length the server's headers claim, which is never allocated up
-    front). Reading stops at the first piece past ``limit``: the rest of the body is left
+    at least ``limit`` bytes) when given, else a body of one piece is kept as it came, and a
+    longer one goes into a buffer that grows with the bytes that come (``limit`` may be a
+    length the server's headers claim, which is never allocated up front). Reading stops at the first piece past ``limit``: the rest of the body is left
     unread (the caller drops it, closing its connection), so a server sending more than it
     was asked for costs the bytes asked for and a piece."""
-    out = bytearray() if into is None else into
+    out: Any = None                  # the pieces read so far (not into), once there are two
+    first: Any = b""                 # the one piece read so far (not into): kept as it came
     n = 0
+    more = False
     async for piece in pieces:
         view = memoryview(piece).cast("B")
         room = len(view) if limit is None else min(len(view), limit - n)
-        if into is None:
-            out += view[:room]
-        else:
+        if into is not None:
             into[n:n + room] = view[:room]
+        elif n == 0:
+            first = view[:room]
+        else:
+            if out is None:
+                out = bytearray(first)
+            out += view[:room]
         n += room
         if room < len(view):
-            return (out if into is None else into[:n]), True
-    return (out if into is None else into[:n]), False
+            more = True
+            break
+    return (into[:n] if into is not None else out if out is not None else first), more
 
 
 def listed_once(seen: set[str], name: str) -> None:
