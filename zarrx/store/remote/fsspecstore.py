@@ -29,10 +29,10 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import (Buffer, OnMeta, asked, body_limit, collected,
-                                       first_line, listed_once, window)
+from zarrx.store.remote.common import OnMeta, first_line, listed_once
 from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
+from zarrx.store.remote.fsspec_reads import http_range, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
 from zarrx.store.remote.urls import bucket_problem, redact, require
@@ -40,7 +40,6 @@ from zarrx.store.remote.urls import bucket_problem, redact, require
 __all__ = ["FsspecStore"]
 
 T = TypeVar("T")
-_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
 _REREADS = 8             # reads of an object that keeps changing before a failed condition
 
@@ -188,8 +187,8 @@ class FsspecStore(RemoteStore):
                    if_match: str | None, on_meta: OnMeta | None = None,
                    into: memoryview | None = None) -> Got:
         if self.is_s3:
-            return await self._bounded(self._s3_get(key, start, stop, suffix, if_match,
-                                                    on_meta, into))
+            return await self._bounded(s3_get(self.fs, *self._bucket_key(key), start, stop,
+                                              suffix, if_match, on_meta, into))
         path = self._full(key)
         a = -suffix if suffix is not None else start
         rng = ByteRange(suffix=suffix) if suffix is not None else \
@@ -199,7 +198,7 @@ class FsspecStore(RemoteStore):
             if self._async:
                 ranged = self._http and (a or stop is not None) and \
                     type(self.fs).__name__ == "HTTPFileSystem"
-                data, more = await self._bounded(self._http_range(path, a or 0, stop, into)) \
+                data, more = await self._bounded(http_range(self.fs, path, a or 0, stop, into)) \
                     if ranged else (await self._bounded(self.fs._cat_file(path, start=a,
                                                                           end=stop)), False)
                 if more:
@@ -234,73 +233,6 @@ class FsspecStore(RemoteStore):
             return Got(memoryview(data)[begin:end], etag, size, begin)
         begin = size - len(data) if suffix is not None else min(a or 0, size)
         return Got(data, etag, size, begin)
-
-    async def _http_range(self, path: str, start: int, stop: int | None,
-                          into: memoryview | None = None) -> tuple[Buffer, bool | int]:
-        """Bytes ``start`` (negative: from the end) to ``stop`` of an HTTP object, requested
-        with the HTTP filesystem's session and options, and whether the body went on past the
-        range (then it is left unread: the object's size as its Content-Range says, or True);
-        from a server that ignores the range, the range is
-        taken from the whole body as it streams by and the rest is left unread, so the answer
-        costs no more memory than the range, whatever size the server claims. The bytes go
-        into ``into`` when given and the answer is partial."""
-        fs = self.fs
-        kw = dict(fs.kwargs)
-        headers = dict(kw.pop("headers", None) or {})
-        headers["Range"] = await fs._process_limits(path, start, stop)
-        session = await fs.set_session()
-        async with session.get(fs.encode_url(path), headers=headers, **kw) as r:
-            fs._raise_not_found_for_status(r, path)
-            a, b = (start, stop) if start >= 0 else (None, None)
-            suffix = -start if start < 0 else None
-            if r.status == 200 and r.content_length is None:
-                return await r.read(), False
-            if r.status == 200:
-                lo, hi = asked(a, b, suffix, r.content_length)
-                return await window(r.content.iter_chunked(1 << 20), 0, lo, hi), False
-            m = _CONTENT_RANGE.match(r.headers.get("Content-Range") or "")
-            claimed = int(m.group(2)) + 1 - int(m.group(1)) if m else r.content_length
-            data, more = await collected(r.content.iter_chunked(1 << 20),
-                                         body_limit(a, b, suffix, claimed), into)
-            if more and m and m.group(3) != "*":
-                return data, int(m.group(3))
-            return data, more
-
-    async def _s3_get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                      if_match: str | None, on_meta: OnMeta | None,
-                      into: memoryview | None) -> Got:
-        bucket, k = self._bucket_key(key)
-        kw: dict[str, Any] = {"Bucket": bucket, "Key": k}
-        if suffix is not None:
-            kw["Range"] = f"bytes=-{suffix}"
-        elif stop is not None:
-            kw["Range"] = f"bytes={start or 0}-{stop - 1}"
-        elif start:
-            kw["Range"] = f"bytes={start}-"
-        if if_match is not None:
-            kw["IfMatch"] = if_match
-        resp = await self.fs._call_s3("get_object", **kw)
-        body = resp["Body"]
-        m = _CONTENT_RANGE.match(resp.get("ContentRange") or "")
-        try:
-            if m and on_meta is not None:
-                on_meta(resp.get("ETag"), None if m.group(3) == "*" else int(m.group(3)))
-            # read up to the length asked for, whatever the server sends (botocore would
-            # read all of it)
-            claimed = int(m.group(2)) + 1 - int(m.group(1)) if m else resp.get("ContentLength")
-            data, more = await collected(body.iter_chunks(1 << 20),
-                                         body_limit(start, stop, suffix, claimed), into)
-        finally:
-            body.close()
-        if m:
-            size = None if m.group(3) == "*" else int(m.group(3))
-            begin = int(m.group(1))
-        else:
-            size, begin = len(data), 0
-            if "Range" in kw and (start or suffix is not None
-                                  or stop is not None and (more or len(data) > stop)):
-                raise Failure("not_partial")
-        return Got(data, resp.get("ETag"), size, begin, more)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
         path = self._full(key)
