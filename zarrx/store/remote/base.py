@@ -105,7 +105,9 @@ class RemoteStore(RemoteReads, Store):
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
                    if_match: str | None, on_meta: OnMeta | None = None) -> Got:
         """One GET. A backend that has the response headers before the body calls
-        ``on_meta(etag, object size)`` then, before reading the body."""
+        ``on_meta(etag, object size)`` then, before reading the body. One whose
+        ``_reads_into`` is True takes ``into`` too: a writable view of the bytes asked for,
+        which it reads the body into (the answer's data then views it)."""
         raise NotImplementedError
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,

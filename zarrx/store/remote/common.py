@@ -14,7 +14,7 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "streamed", "listed_once"]
+           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -37,6 +37,35 @@ class Failure(Exception):
         super().__init__(kind, status, detail)
         self.kind, self.status, self.detail = kind, status, detail
         self.retry_after = retry_after
+
+
+def status_kind(status: int, code: str) -> str:
+    """The :class:`Failure` kind of an HTTP status (and the server's error code)."""
+    if status in (401, 403):
+        return "access"
+    if status == 404:
+        return "not_found" if code == "NoSuchBucket" else "missing"
+    if status == 412:
+        return "precondition"
+    if status == 416:
+        return "range"
+    if status == 429 or (status == 503 and code == "SlowDown") \
+            or (status == 409 and code == "ConditionalRequestConflict"):
+        # (S3's 409 ConditionalRequestConflict: another conditional write of the key is under
+        # way, try again)
+        return "throttled"
+    if status in (405, 501):
+        return "unsupported"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server"
+    return "other"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message, at most 200 characters."""
+    return str(exc).splitlines()[0][:200] if str(exc) else ""
 
 
 def retry_after_seconds(value: object, now: float | None = None) -> float | None:
@@ -90,12 +119,14 @@ def if_match_of(generation: object) -> str | None:
 @dataclass(slots=True)
 class Got:
     """A GET's answer: ``data`` starts at byte ``start`` of an object of ``size`` bytes (None:
-    unknown) at ``etag`` (None: the backend gives none)."""
+    unknown) at ``etag`` (None: the backend gives none); ``more``: the body went on past
+    ``data``, which holds all the bytes the request could ask for (the rest was left unread)."""
 
     data: Buffer
     etag: str | None
     size: int | None
     start: int
+    more: bool = False
 
 
 def asked(start: int | None, stop: int | None, suffix: int | None, size: int
@@ -130,16 +161,46 @@ async def window(pieces: AsyncIterator[Buffer], at: int, lo: int, hi: int) -> by
     return out
 
 
-async def streamed(pieces: AsyncIterator[Buffer], limit: int) -> bytearray:
-    """A response body streamed as ``pieces``, up to ``limit`` bytes (the rest is left
-    unread). The buffer grows with the bytes that come: ``limit`` may be a length the server's
-    headers claim, which is never allocated up front."""
-    out = bytearray()
+def body_limit(start: int | None, stop: int | None, suffix: int | None,
+               claimed: int | None) -> int | None:
+    """The most bytes the body of an answer to a GET of ``[start, stop)`` (or of the last
+    ``suffix`` bytes; neither: the whole object) may hold: the length asked for, or less when
+    the answer's headers (``claimed``, None: none) say the range ends earlier."""
+    want = suffix if suffix is not None else None if stop is None else max(0, stop - (start or 0))
+    if want is None:
+        return claimed
+    return want if claimed is None else min(want, claimed)
+
+
+async def collected(pieces: AsyncIterator[Buffer], limit: int | None,
+                    into: memoryview | None = None) -> tuple[Buffer, bool]:
+    """A response body streamed as ``pieces`` that should hold at most ``limit`` bytes (None:
+    no bound), and whether it went on past them. The bytes go into ``into`` (a writable view of
+    at least ``limit`` bytes) when given, else a body of one piece is kept as it came, and a
+    longer one goes into a buffer that grows with the bytes that come (``limit`` may be a
+    length the server's headers claim, which is never allocated up front). Reading stops at the first piece past ``limit``: the rest of the body is left
+    unread (the caller drops it, closing its connection), so a server sending more than it
+    was asked for costs the bytes asked for and a piece."""
+    out: Any = None                  # the pieces read so far (not into), once there are two
+    first: Any = b""                 # the one piece read so far (not into): kept as it came
+    n = 0
+    more = False
     async for piece in pieces:
-        out += memoryview(piece)[:limit - len(out)]
-        if len(out) >= limit:
+        view = memoryview(piece).cast("B")
+        room = len(view) if limit is None else min(len(view), limit - n)
+        if into is not None:
+            into[n:n + room] = view[:room]
+        elif n == 0:
+            first = view[:room]
+        else:
+            if out is None:
+                out = bytearray(first)
+            out += view[:room]
+        n += room
+        if room < len(view):
+            more = True
             break
-    return out
+    return (into[:n] if into is not None else out if out is not None else first), more
 
 
 def listed_once(seen: set[str], name: str) -> None:

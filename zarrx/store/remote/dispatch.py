@@ -20,7 +20,7 @@ import sys
 from typing import Any
 
 from zarrx.errors import MissingDependencyError, StoreError
-from zarrx.store.remote.options import check_dict_options
+from zarrx.store.remote.storage_options import check_dict_options
 from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, OBSTORE_SCHEMES, bucket_problem,
                                      redact, scheme_of)
 

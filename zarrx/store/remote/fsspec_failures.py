@@ -10,8 +10,8 @@ import asyncio
 import re
 from typing import Any
 
-from zarrx.store.remote.common import Failure, retry_after_seconds
-from zarrx.store.remote.objectstore import _first_line, _status_kind, _without_values
+from zarrx.store.remote.common import Failure, first_line, retry_after_seconds, status_kind
+from zarrx.store.remote.storage_options import without_values
 
 __all__ = ["failure_of"]
 
@@ -23,7 +23,7 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
     if status is not None:
         if status == 412 or code == "PreconditionFailed":
             return Failure("precondition", 412, code)
-        return Failure(_status_kind(status, code), status, code,
+        return Failure(status_kind(status, code), status, code,
                        retry_after_seconds(_header(headers, "retry-after")))
     if isinstance(exc, FileNotFoundError):
         return Failure("missing", 404)
@@ -57,7 +57,7 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
         name = type(exc).__name__
         if isinstance(exc, (bex.ConnectionError, bex.HTTPClientError)):
             return Failure("connection", None, name)
-        text = _without_values(f"{name}: {_first_line(exc)}",
+        text = without_values(f"{name}: {first_line(exc)}",
                                _secrets(storage_options))
         if name in ("NoCredentialsError", "PartialCredentialsError",
                     "CredentialRetrievalError", "UnauthorizedSSOTokenError",
@@ -70,7 +70,7 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
         # zipfile on an entry it cannot read: a CRC-32 mismatch, a compression method it
         # lacks, an encrypted entry
         return Failure("bad_response", None, f"the zip entry cannot be read: "
-                       f"{type(exc).__name__}: {_first_line(exc)}")
+                       f"{type(exc).__name__}: {first_line(exc)}")
     return None
 
 

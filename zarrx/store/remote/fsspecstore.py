@@ -20,14 +20,8 @@ Generations and conditions depend on the filesystem:
 from __future__ import annotations
 
 import asyncio
-import functools
-import hashlib
-import os
 import re
-import threading
-import weakref
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
@@ -35,57 +29,23 @@ from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, asked, listed_once, window
+from zarrx.store.remote.common import OnMeta, first_line, listed_once
+from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
-from zarrx.store.remote.objectstore import _first_line
-from zarrx.store.remote.options import RemoteOptions, check_dict_options
-from zarrx.store.remote.urls import bucket_problem, endpoint_problem, redact, require
+from zarrx.store.remote.fsspec_reads import http_range, s3_get
+from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.storage_options import check_known_options, fsspec_options
+from zarrx.store.remote.urls import bucket_problem, redact, require
 
 __all__ = ["FsspecStore"]
 
 T = TypeVar("T")
-_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _GLOB = re.compile(r"[*?[]")          # what fsspec's rm and expand_path take for a pattern
 _REREADS = 8             # reads of an object that keeps changing before a failed condition
 
 
 def _fsspec():  # type: ignore[no-untyped-def]
     return require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
-
-
-# the thread that makes the calls of each synchronous filesystem (ftp, sftp, memory, ...): on
-# the event loop every remote store shares, a call that waits for its server would hold up all
-# of them; one thread per filesystem, as such clients (an FTP session) are not thread-safe
-_SYNC_THREADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_SYNC_GUARD = threading.Lock()
-
-
-def _sync_thread(fs: Any) -> ThreadPoolExecutor:
-    with _SYNC_GUARD:
-        pool = _SYNC_THREADS.get(fs)
-        if pool is None:
-            pool = _SYNC_THREADS[fs] = ThreadPoolExecutor(
-                1, thread_name_prefix="zarrx-fsspec-sync")
-        return pool
-
-
-def _forget_sync_threads() -> None:
-    global _SYNC_GUARD
-    _SYNC_THREADS.clear()              # their threads do not exist in a forked child
-    _SYNC_GUARD = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_sync_threads)
-
-
-def _body(data: memoryview) -> bytes:
-    """The ``bytes`` to upload for ``data``: the object it views when that is a whole
-    ``bytes`` (no copy), else a copy."""
-    obj = data.obj
-    if type(obj) is bytes and data.nbytes == len(obj):
-        return obj
-    return bytes(data)
 
 
 class FsspecStore(RemoteStore):
@@ -96,8 +56,10 @@ class FsspecStore(RemoteStore):
     ``options``/keyword overrides: :class:`RemoteOptions`.
     """
 
+    _reads_into = True
+
     #: fsspec uploads ``bytes``: a pooled Value would be copied into one, so values come as
-    #: ``bytes`` (uploaded as they are, see :func:`_body`)
+    #: ``bytes`` (uploaded as they are, see :func:`upload_body`)
     keeps_values = False
 
     def __init__(self, fs: Any, path: str = "", *, storage_options: dict | None = None,
@@ -110,47 +72,19 @@ class FsspecStore(RemoteStore):
         if isinstance(fs, str):
             if (problem := bucket_problem(fs)) is not None:
                 raise StoreError(f"FsspecStore: {problem}")
-            so = dict(self._storage_options)
-            check_dict_options(f"FsspecStore({redact(fs)!r})", so)
-            if fs.split("://", 1)[0] in ("s3", "s3a"):
-                require("s3fs", "s3fs", f"FsspecStore({redact(fs)!r})", "s3")
-                _check_endpoints(fs, so)
-                cfg = dict(so.pop("config_kwargs", None) or {})
-                cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
-                cfg.setdefault("connect_timeout", opts.connect_timeout)
-                cfg.setdefault("read_timeout", opts.timeout)
-                # botocore keeps 10 connections by default: in_flight requests need as many
-                cfg.setdefault("max_pool_connections", max(10, opts.in_flight))
-                so["config_kwargs"] = cfg
-                so.setdefault("skip_instance_cache", True)   # ours alone: see retries below
-            elif fs.split("://", 1)[0] in ("http", "https"):
-                # aiohttp waits without limit by default: zarrx's timeouts apply
-                aiohttp = require("aiohttp", "aiohttp", f"FsspecStore({redact(fs)!r})", "http")
-                ck = dict(so.get("client_kwargs") or {})
-                ck.setdefault("timeout", aiohttp.ClientTimeout(
-                    total=None, connect=opts.connect_timeout, sock_read=opts.timeout))
-                # objects are read as stored, as ObjectStore reads them: aiohttp would ask for
-                # compressed answers and inflate them, a range of a compressed answer (which
-                # names compressed bytes) to as much as a thousand times its size
-                ck.setdefault("auto_decompress", False)
-                headers = dict(ck.get("headers") or {})
-                if not any(str(k).lower() == "accept-encoding" for k in headers):
-                    headers["Accept-Encoding"] = "identity"
-                ck["headers"] = headers
-                so["client_kwargs"] = ck
-                so.setdefault("skip_instance_cache", True)
+            so = fsspec_options(fs, self._storage_options, opts)
             try:
                 self.fs, root = fsspec.core.url_to_fs(fs, **so)
             except ImportError as exc:
                 # fsspec names the package its filesystem needs ("Install gcsfs to ...")
-                what = f"the package {exc.name!r}" if exc.name else _first_line(exc)
+                what = f"the package {exc.name!r}" if exc.name else first_line(exc)
                 raise MissingDependencyError(f"FsspecStore({redact(fs)!r}): a package this "
                                              f"filesystem needs is not installed: {what}"
                                              ) from None
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
                                  f"{type(exc).__name__}: {exc!s:.200}") from None
-            _check_known_options(fs, type(self.fs).__name__, self._storage_options)
+            check_known_options(fs, type(self.fs).__name__, self._storage_options)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
         elif isinstance(fs, fsspec.AbstractFileSystem):
@@ -239,14 +173,8 @@ class FsspecStore(RemoteStore):
         return bucket, k
 
     async def _blocking(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)``, a call of a synchronous filesystem, on its own thread
-        (see ``_sync_thread``)."""
-        try:
-            pool = _sync_thread(self.fs)
-        except TypeError:                       # a filesystem that cannot be a weak key
-            return await asyncio.to_thread(fn, *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(
-            pool, functools.partial(fn, *args, **kwargs))
+        """``fn(*args, **kwargs)``, a call of a synchronous filesystem, on its own thread."""
+        return await blocking(self.fs, fn, *args, **kwargs)
 
     async def _bounded(self, aw: Awaitable[T]) -> T:
         """``await aw`` within ``options.timeout`` seconds in all: aiohttp and botocore bound
@@ -256,10 +184,11 @@ class FsspecStore(RemoteStore):
         return await (asyncio.wait_for(aw, timeout) if timeout > 0 else aw)
 
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                   if_match: str | None, on_meta: OnMeta | None = None) -> Got:
+                   if_match: str | None, on_meta: OnMeta | None = None,
+                   into: memoryview | None = None) -> Got:
         if self.is_s3:
-            return await self._bounded(self._s3_get(key, start, stop, suffix, if_match,
-                                                    on_meta))
+            return await self._bounded(s3_get(self.fs, *self._bucket_key(key), start, stop,
+                                              suffix, if_match, on_meta, into))
         path = self._full(key)
         a = -suffix if suffix is not None else start
         rng = ByteRange(suffix=suffix) if suffix is not None else \
@@ -269,8 +198,15 @@ class FsspecStore(RemoteStore):
             if self._async:
                 ranged = self._http and (a or stop is not None) and \
                     type(self.fs).__name__ == "HTTPFileSystem"
-                data = await self._bounded(self._http_range(path, a or 0, stop) if ranged
-                                           else self.fs._cat_file(path, start=a, end=stop))
+                data, more = await self._bounded(http_range(self.fs, path, a or 0, stop, into)) \
+                    if ranged else (await self._bounded(self.fs._cat_file(path, start=a,
+                                                                          end=stop)), False)
+                if more:
+                    # longer than the range: a bad response (not a race), whose object size
+                    # comes from its Content-Range (a HEAD could read a whole object)
+                    size = more if more is not True else None
+                    return Got(data, None, size, a if size is None else rng.resolve(size)[0],
+                               True)
                 etag, size = await self._head(key)   # the version, checked after reading
             else:
                 # read and version in one call on the filesystem's thread: no write of this
@@ -298,55 +234,6 @@ class FsspecStore(RemoteStore):
         begin = size - len(data) if suffix is not None else min(a or 0, size)
         return Got(data, etag, size, begin)
 
-    async def _http_range(self, path: str, start: int, stop: int | None) -> bytes | bytearray:
-        """Bytes ``start`` (negative: from the end) to ``stop`` of an HTTP object, requested
-        with the HTTP filesystem's session and options; from a server that ignores the range,
-        the range is taken from the whole body as it streams by and the rest is left unread,
-        so the answer costs no more memory than the range, whatever size the server claims."""
-        fs = self.fs
-        kw = dict(fs.kwargs)
-        headers = dict(kw.pop("headers", None) or {})
-        headers["Range"] = await fs._process_limits(path, start, stop)
-        session = await fs.set_session()
-        async with session.get(fs.encode_url(path), headers=headers, **kw) as r:
-            fs._raise_not_found_for_status(r, path)
-            if r.status != 200 or r.content_length is None:
-                return await r.read()
-            lo, hi = asked(start if start >= 0 else None, stop,
-                           -start if start < 0 else None, r.content_length)
-            return await window(r.content.iter_chunked(1 << 20), 0, lo, hi)
-
-    async def _s3_get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                      if_match: str | None, on_meta: OnMeta | None) -> Got:
-        bucket, k = self._bucket_key(key)
-        kw: dict[str, Any] = {"Bucket": bucket, "Key": k}
-        if suffix is not None:
-            kw["Range"] = f"bytes=-{suffix}"
-        elif stop is not None:
-            kw["Range"] = f"bytes={start or 0}-{stop - 1}"
-        elif start:
-            kw["Range"] = f"bytes={start}-"
-        if if_match is not None:
-            kw["IfMatch"] = if_match
-        resp = await self.fs._call_s3("get_object", **kw)
-        body = resp["Body"]
-        m = _CONTENT_RANGE.match(resp.get("ContentRange") or "")
-        try:
-            if m and on_meta is not None:
-                on_meta(resp.get("ETag"), None if m.group(3) == "*" else int(m.group(3)))
-            data = await body.read()
-        finally:
-            body.close()
-        if m:
-            size = None if m.group(3) == "*" else int(m.group(3))
-            begin = int(m.group(1))
-        else:
-            size, begin = len(data), 0
-            if "Range" in kw and (start or suffix is not None
-                                  or stop is not None and len(data) > stop):
-                raise Failure("not_partial")
-        return Got(data, resp.get("ETag"), size, begin)
-
     async def _head(self, key: str) -> tuple[str | None, int]:
         path = self._full(key)
         if not self._async:
@@ -359,8 +246,8 @@ class FsspecStore(RemoteStore):
             resp = await self.fs._call_s3("head_object", Bucket=bucket, Key=k)
             return resp.get("ETag"), int(resp["ContentLength"])
         info = await self.fs._info(path)
-        whole = await self.fs._cat_file(path) if _sizeless(info) else None
-        return _version(info, whole, path)
+        whole = await self.fs._cat_file(path) if sizeless(info) else None
+        return file_version(info, whole, path)
 
     async def _content_type(self, key: str) -> str | None:
         path = self._full(key)
@@ -377,13 +264,13 @@ class FsspecStore(RemoteStore):
 
     def _head_sync(self, path: str) -> tuple[str, int]:
         info = self.fs.info(path)
-        return _version(info, self.fs.cat_file(path) if _sizeless(info) else None, path)
+        return file_version(info, self.fs.cat_file(path) if sizeless(info) else None, path)
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
         path = self._full(key)
         if self.is_s3 and (mode is not None or len(data) < self.options.multipart_threshold):
             bucket, k = self._bucket_key(key)
-            kw: dict[str, Any] = {"Bucket": bucket, "Key": k, "Body": _body(data)}
+            kw: dict[str, Any] = {"Bucket": bucket, "Key": k, "Body": upload_body(data)}
             if mode == "create":
                 kw["IfNoneMatch"] = "*"
             elif mode is not None:
@@ -398,14 +285,14 @@ class FsspecStore(RemoteStore):
             kw2 = {"chunksize": upload_part_for(len(data), opts),
                    "max_concurrency": min(opts.in_flight, UPLOAD_PARTS_IN_FLIGHT)} \
                 if self.is_s3 else {}
-            await self.fs._pipe_file(path, _body(data), **kw2)
+            await self.fs._pipe_file(path, upload_body(data), **kw2)
         else:
             parent = path.rsplit("/", 1)[0] if "/" in path else ""
 
             def write() -> None:
                 if parent:
                     self.fs.makedirs(parent, exist_ok=True)
-                self.fs.pipe_file(path, _body(data))
+                self.fs.pipe_file(path, upload_body(data))
 
             await self._blocking(write)
         return None
@@ -523,57 +410,3 @@ class FsspecStore(RemoteStore):
 
     def __repr__(self) -> str:
         return f"FsspecStore({self._display!r}{', read_only=True' if self.read_only else ''})"
-
-
-def _sizeless(info: dict) -> bool:
-    """Whether ``info`` (of a file) gives no size: a web server's answer streamed without
-    Content-Length."""
-    return info.get("size") is None and info.get("type") != "directory"
-
-
-def _version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
-    """The generation (ETag, else size and modification time) and size of the file ``info``
-    describes; ``whole``: its bytes, read when ``info`` gives no size (their digest then
-    stands for a missing version)."""
-    if info.get("type") == "directory":
-        raise FileNotFoundError(path)
-    tag = info.get("ETag") or info.get("etag")
-    stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
-    size = info.get("size")
-    if size is None:
-        size = len(whole or b"")
-        if tag is None and stamp is None:
-            tag = "blake2b-" + hashlib.blake2b(whole or b"", digest_size=16).hexdigest()
-    if tag is None:
-        tag = f"{size}-{stamp}"
-    return str(tag), int(size)
-
-
-#: options of the fsspec filesystems that take any keyword and ignore those they do not know
-#: (every filesystem takes fsspec's instance and listings cache options)
-_OWN_OPTIONS = {"MemoryFileSystem": {"global_store"}, "LocalFileSystem": {"auto_mkdir"}}
-_CACHE_OPTIONS = {"skip_instance_cache", "use_listings_cache", "listings_expiry_time",
-                  "max_paths"}
-
-
-def _check_known_options(url: str, fs_class: str, so: dict) -> None:
-    """A storage option of a filesystem that would ignore it (a typo, an option of another
-    filesystem) is a StoreError naming it."""
-    own = _OWN_OPTIONS.get(fs_class)
-    if own is None:
-        return
-    if unknown := sorted(set(so) - own - _CACHE_OPTIONS):
-        raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {', '.join(unknown)}: "
-                         f"not options of {fs_class}, which would ignore them; it takes "
-                         f"{', '.join(sorted(own | _CACHE_OPTIONS))}")
-
-
-def _check_endpoints(url: str, so: dict) -> None:
-    """s3fs's endpoint options are usable URLs (botocore would fail at the first request with a
-    bare ValueError)."""
-    ck = so.get("client_kwargs")
-    for name, value in (("endpoint_url", so.get("endpoint_url")),
-                        ("client_kwargs['endpoint_url']",
-                         ck.get("endpoint_url") if isinstance(ck, dict) else None)):
-        if value is not None and (problem := endpoint_problem(value)) is not None:
-            raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {name}: {problem}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
-import re
 import threading
 import urllib.error
 import urllib.request
@@ -23,22 +22,18 @@ from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import (OnMeta, asked, gather_all, listed_once, streamed,
-                                       window)
-from zarrx.store.remote.options import RemoteOptions, check_dict_options
+from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
+                                       gather_all, listed_once, status_kind, window)
+from zarrx.store.remote.obstore_failures import failure_of
+from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
+                                                without_values)
 from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
-                                     dot_segment, endpoint_problem, literal_path, redact,
-                                     redact_text, require, scheme_of, without_userinfo)
+                                     dot_segment, literal_path, redact, require, scheme_of,
+                                     without_userinfo)
 
 __all__ = ["ObjectStore"]
 
-_STATUS = re.compile(r"status(?: code)?:? (\d{3})")
-_CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
-_HTTP_KIND = re.compile(r"HttpError \{\s*kind: (\w+)")
-_UNEXPECTED_RANGE = re.compile(r"Requested (\d+)\.\.(\d+), got (\d+)\.\.(\d+)")
-#: the longest body obstore collects itself, in a buffer of the length the response's headers
-#: claim; a longer one is read as it streams, in a buffer that grows with the bytes that come
-_COLLECT_WHOLE = 64 << 20
 _KINDS = {"S3Store": "s3", "GCSStore": "gs", "AzureStore": "az", "HTTPStore": "https",
           "MemoryStore": "memory", "LocalStore": "file"}
 
@@ -56,6 +51,8 @@ class ObjectStore(RemoteStore):
     store object (used as it is). ``options``/keyword overrides: :class:`RemoteOptions`.
     HTTP(S) stores are read-only.
     """
+
+    _reads_into = True
 
     def __init__(self, store: Any, *, storage_options: dict | None = None,
                  read_only: bool = False, options: RemoteOptions | dict | None = None,
@@ -125,7 +122,8 @@ class ObjectStore(RemoteStore):
 
     # -- primitives ----------------------------------------------------------------------------
     async def _get(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                   if_match: str | None, on_meta: OnMeta | None = None) -> Got:
+                   if_match: str | None, on_meta: OnMeta | None = None,
+                   into: memoryview | None = None) -> Got:
         obs = _obstore()
         opts: dict[str, Any] = {}
         if suffix is not None:
@@ -141,13 +139,13 @@ class ObjectStore(RemoteStore):
         if on_meta is not None:
             on_meta(meta.get("e_tag"), meta.get("size"))
         begin, end = res.range
-        if end - begin <= _COLLECT_WHOLE:
-            data = await res.bytes_async()
-        else:
-            # obstore would allocate the length the headers claim before the body comes (a
-            # length it cannot allocate aborts the process): the body is kept as it arrives
-            data = await streamed(res.stream(min_chunk_size=1 << 20), end - begin)
-        return Got(data, meta.get("e_tag"), meta.get("size"), begin)
+        # the body is read as it streams, up to the length asked for (obstore would read all
+        # of it, up to the Content-Length the server claims, and allocate that length before
+        # the body comes: a length it cannot allocate aborts the process)
+        limit = body_limit(start, stop, suffix, end - begin)
+        data, more = await collected(res.stream(min_chunk_size=max(1, min(limit, 1 << 20))),
+                                     limit, into)
+        return Got(data, meta.get("e_tag"), meta.get("size"), begin, more)
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
                              suffix: int | None, if_match: str | None) -> Got:
@@ -221,7 +219,7 @@ class ObjectStore(RemoteStore):
         status = await asyncio.to_thread(send)
         if status in (200, 202, 204):
             return
-        raise Failure(_status_kind(status, ""), status)
+        raise Failure(status_kind(status, ""), status)
 
     async def _list(self, prefix: str) -> list[str]:
         full = (self._prefix + prefix).rstrip("/")
@@ -256,79 +254,7 @@ class ObjectStore(RemoteStore):
         return names
 
     def _failure(self, exc: BaseException) -> Failure | None:
-        ex = _obstore().exceptions
-        known = (ex.BaseError, FileNotFoundError, FileExistsError, PermissionError,
-                 NotImplementedError)
-        if not isinstance(exc, known):
-            if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
-                return Failure("timeout")
-            if isinstance(exc, ConnectionError):
-                return Failure("connection", None, type(exc).__name__)
-            return None
-        text = str(exc)
-        m = _STATUS.search(text)
-        status = int(m.group(1)) if m else None
-        c = _CODE.search(text)
-        code = c.group(1) if c else ""
-        if code == "ConditionalRequestConflict":
-            # S3's 409 while another conditional write of the key is under way: obstore takes
-            # it for a failed condition, but the server asks for the request again
-            return Failure(_status_kind(status or 409, code), status or 409, code)
-        if isinstance(exc, (ex.NotFoundError, FileNotFoundError)) and status in (None, 404):
-            return Failure("not_found" if code == "NoSuchBucket" else "missing", 404, code)
-        if isinstance(exc, (ex.AlreadyExistsError, FileExistsError)):
-            return Failure("exists", status or 412, code)
-        if isinstance(exc, (ex.PreconditionError, ex.NotModifiedError)):
-            return Failure("precondition", status or 412, code)
-        if isinstance(exc, (ex.PermissionDeniedError, ex.UnauthenticatedError, PermissionError)):
-            return Failure("access", status or 403, code)
-        low = text.splitlines()[0].lower() if text else ""
-        if "non-partial response" in low or "range request not supported" in low:
-            return Failure("not_partial", None, "the server ignored the range")
-        if "redirect without location" in low:
-            # S3's 301 PermanentRedirect: the bucket lives in another region than the client's
-            return Failure("config", 301, "the server redirected the request without saying "
-                           "where (S3 does so when the bucket is in another region): set the "
-                           "bucket's region in storage_options (region=...)")
-        if "content-length header missing" in low:
-            return Failure("bad_response", None, "the server's answer has no Content-Length "
-                           "header, which ObjectStore needs (FsspecStore reads such servers)")
-        if isinstance(exc, (ex.NotSupportedError, NotImplementedError)):
-            return Failure("unsupported", status, "not supported by the backend")
-        if (m := _UNEXPECTED_RANGE.search(text)) is not None:
-            a, b, c, d = (int(g) for g in m.groups())
-            return Failure("bad_response", None, f"the server sent bytes {c}-{d - 1} for "
-                           f"bytes {a}-{b - 1}")
-        if "error following redirect" in low:
-            return Failure("bad_response", None, "the server's redirects cannot be "
-                           "followed (a loop, or too many)")
-        if isinstance(exc, ex.InvalidPathError):
-            # a listed object whose name obstore cannot take as a path ("a//b", "a/./b", a
-            # control character): the message quotes the name and says what is wrong with it
-            return Failure("invalid_path", None, "obstore cannot read an object's name: "
-                           + _first_line(exc).replace("Encountered object with invalid path: ",
-                                                      ""))
-        if status is not None:
-            return Failure(_status_kind(status, code), status, code)
-        kind = _HTTP_KIND.search(text)
-        if kind is not None:
-            k = kind.group(1)
-            if k == "Timeout":
-                return Failure("timeout", None, "timed out")
-            if k in ("Connect", "Request", "Interrupted"):
-                return Failure("connection", None, f"{k.lower()} error")
-        if "timed out" in low or "timeout" in low:
-            return Failure("timeout", None, "timed out")
-        if "connect" in low or "error sending request" in low or "connection" in low:
-            return Failure("connection", None, "connection failed")
-        # obstore's first line says the cause after the request it failed ("Error performing
-        # GET <url> in 1ms - HTTP error: builder error") or after the store ("Generic HTTP
-        # error: Failed to parse value for CONTENT_RANGE header: ...")
-        first = str(exc).splitlines()[0] if str(exc) else ""
-        cause = (first.rpartition(" - ")[2] if " - " in first else first.partition(": ")[2])
-        cause = cause[:200]
-        return Failure("other", None, type(exc).__name__ + (
-            f": {redact_text(cause)}" if cause else ""))
+        return failure_of(exc, _obstore().exceptions)
 
     # -- plumbing ------------------------------------------------------------------------------
     def _config(self) -> dict:
@@ -347,29 +273,6 @@ class ObjectStore(RemoteStore):
 
     def __repr__(self) -> str:
         return f"ObjectStore({self._display!r}{', read_only=True' if self.read_only else ''})"
-
-
-def _status_kind(status: int, code: str) -> str:
-    if status in (401, 403):
-        return "access"
-    if status == 404:
-        return "not_found" if code == "NoSuchBucket" else "missing"
-    if status == 412:
-        return "precondition"
-    if status == 416:
-        return "range"
-    if status == 429 or (status == 503 and code == "SlowDown") \
-            or (status == 409 and code == "ConditionalRequestConflict"):
-        # (S3's 409 ConditionalRequestConflict: another conditional write of the key is under
-        # way, try again)
-        return "throttled"
-    if status in (405, 501):
-        return "unsupported"
-    if status == 408:
-        return "timeout"
-    if status >= 500:
-        return "server"
-    return "other"
 
 
 #: the process whose obstore requests ran (obstore's runtime is that process's)
@@ -391,10 +294,7 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     scheme = scheme_of(url)
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
-    named, endpoint = _endpoint_option(so)
-    if endpoint and (problem := endpoint_problem(endpoint)) is not None:
-        # obstore would only fail (or panic) at the first request
-        raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {named}: {problem}")
+    endpoint = checked_endpoint(f"ObjectStore({redact(url)!r})", so)
     if scheme in ("s3", "s3a") and not endpoint:
         # obstore reads the endpoint from the environment too, but the client options given
         # here replace those it would read there (AWS_ALLOW_HTTP among them)
@@ -443,23 +343,8 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
             raise StoreError(f"ObjectStore({redact(url)!r}): storage_options {wrong[0]}: "
                              f"expected a str, found {type(so[wrong[0]]).__name__}") from None
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
-                         f"{type(exc).__name__}: {_without_values(_first_line(exc), so, client)}"
+                         f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
                          + (f" (extra: zarrx[{extra}])" if extra else "")) from None
-
-
-#: obstore's keys for the address of the server (S3's endpoint, GCS's base URL, Azure's
-#: endpoint), any case
-_ENDPOINT_KEYS = ("endpoint", "aws_endpoint", "aws_endpoint_url", "base_url", "google_base_url",
-                  "azure_storage_endpoint", "azure_endpoint")
-
-
-def _endpoint_option(so: dict) -> tuple[str, Any]:
-    """The storage option that names the server's address, and its value (``""`` for none):
-    an ``http://`` one is allowed without TLS, and each is checked when the store is made."""
-    for k, v in so.items():
-        if isinstance(k, str) and k.lower() in _ENDPOINT_KEYS and v:
-            return ("endpoint" if k.lower().startswith(("endpoint", "aws_")) else k), v
-    return "endpoint", ""
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
@@ -478,20 +363,6 @@ def _memory_name_and_prefix(url: str) -> tuple[str, str]:
     name, _, rest = url.split("://", 1)[1].strip("/").partition("/")
     rest = rest.strip("/")
     return name, rest + "/" if rest else ""
-
-
-def _without_values(text: str, *configs: dict) -> str:
-    """``text`` with every configuration value of 4 characters or more masked: a secret
-    given under the wrong key must not reach a message or a log."""
-    for conf in configs:
-        for v in conf.values():
-            if isinstance(v, str) and len(v) >= 4:
-                text = text.replace(v, "***")
-    return text
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).splitlines()[0][:200] if str(exc) else ""
 
 
 def _describe(store: Any, kind: str) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from zarrx.errors import StoreError
 
-__all__ = ["RemoteOptions", "check_dict_options"]
+__all__ = ["RemoteOptions"]
 
 KiB, MiB = 1 << 10, 1 << 20
 
@@ -105,18 +105,3 @@ class RemoteOptions:
                              f"{', '.join(sorted(known))}")
         return cls(**base)  # type: ignore[arg-type]
 
-
-#: storage options that s3fs and obstore take as dicts of settings
-DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
-                "retry_config")
-
-
-def check_dict_options(owner: str, storage_options: dict) -> None:
-    """The storage options that hold settings are dicts (an ArgumentTypeError naming the first
-    that is not: the backend would fail later with a bare error, or ignore it)."""
-    from zarrx.errors import ArgumentTypeError
-    for name in DICT_OPTIONS:
-        value = storage_options.get(name)
-        if value is not None and not isinstance(value, dict):
-            raise ArgumentTypeError(f"{owner}: storage_options {name}: expected a dict, found "
-                                    f"{type(value).__name__}")

@@ -22,6 +22,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from zarrx.errors import ConflictError, StoreError
 from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
 from zarrx.store.remote.common import (Buffer, Failure, Got, OnMeta, etag_generation,
@@ -38,23 +40,33 @@ class RemoteReads:
     bytes_read: int
     _batches: dict
     _tails: dict
+    #: whether the backend's ``_get`` reads a body into a buffer it is given (``into``)
+    _reads_into = False
 
     # -- requests for reads --------------------------------------------------------------------
     async def _fetch(self, key: str, start: int | None, stop: int | None, suffix: int | None,
-                     if_match: str | None, on_meta: OnMeta | None = None) -> Got | None:
+                     if_match: str | None, on_meta: OnMeta | None = None,
+                     into: memoryview | None = None) -> Got | None:
         """One GET (None: missing). A range past the end reads as empty data. ``on_meta``
         hears the ETag and size as soon as the response headers give them (backends that
-        stream the body)."""
+        stream the body). ``into``: a writable view of the bytes asked for, which the answer's
+        data then views (read into it as it streams, where the backend can)."""
+        if into is not None and self._reads_into:
+            def get() -> Awaitable[Got]:
+                return self._get(key, start, stop, suffix, if_match, on_meta, into)
+        else:
+            def get() -> Awaitable[Got]:
+                return self._get(key, start, stop, suffix, if_match, on_meta)
         try:
-            got = await self._call("GET", "read", key,
-                                   lambda: self._get(key, start, stop, suffix, if_match, on_meta))
+            got = await self._call("GET", "read", key, get)
         except Failure as fail:
             if fail.kind == "missing":
                 return None
             if fail.kind == "range":
-                return await self._beyond_end(key, start or 0, if_match)
+                return _placed(await self._beyond_end(key, start or 0, if_match), into)
             if fail.kind == "not_partial":
-                return await self._whole_then_slice(key, start, stop, suffix, if_match)
+                return _placed(await self._whole_then_slice(key, start, stop, suffix,
+                                                            if_match), into)
             if fail.kind == "precondition":
                 raise
             raise self._error("read", key, fail) from None
@@ -62,7 +74,7 @@ class RemoteReads:
         if problem is not None:
             raise self._error("read", key, Failure("bad_response", None, problem))
         self.bytes_read += len(got.data)
-        return _of_version(got, if_match)
+        return _placed(_of_version(got, if_match), into)
 
     async def _whole_then_slice(self, key: str, start: int | None, stop: int | None,
                                 suffix: int | None, if_match: str | None) -> Got | None:
@@ -118,11 +130,14 @@ class RemoteReads:
         if len(parts) == 1:
             return await self._fetch(key, start, stop, None, if_match)
         if if_match is not None:
-            got = await gather_all([self._fetch(key, a, b, None, if_match) for a, b in parts])
+            buf = _buffer(stop - start)
+            got = await gather_all([self._fetch(
+                key, a, b, None, if_match, into=None if buf is None else buf[a - start:b - start])
+                for a, b in parts])
             first, rest = got[0], got[1:]
             if first is None or len(first.data) < parts[0][1] - parts[0][0]:
                 return first                     # missing, or the object ends in part one
-            return joined(first, rest)
+            return _assembled(first, rest, buf, parts)
 
         def rest_of(size: int | None) -> list[tuple[int, int]]:
             if size is None:
@@ -149,27 +164,30 @@ class RemoteReads:
         lead's headers arrive (or, for backends that give them only with the body, once it is
         read); a lead whose retry found another version than the one the spans were
         conditioned on is a conflict (412)."""
-        launched: list[tuple[str | None, list[asyncio.Future]]] = []
+        launched: list[tuple[str | None, list, memoryview | None, list[asyncio.Future]]] = []
 
         def on_meta(etag: str | None, size: int | None) -> None:
             if not launched:
-                cond = if_match or etag
-                launched.append((cond, [asyncio.ensure_future(self._fetch(key, a, b, None, cond))
-                                        for a, b in rest_of(size)]))
+                cond, spans = if_match or etag, [(start, stop), *rest_of(size)]
+                # the spans are read into one buffer, where the lead is copied once it is read
+                buf = _buffer(spans[-1][1] - start) if len(spans) > 1 else None
+                launched.append((cond, spans, buf, [asyncio.ensure_future(self._fetch(
+                    key, a, b, None, cond, into=None if buf is None else buf[a - start:b - start]))
+                    for a, b in spans[1:]]))
         try:
             first = await self._fetch(key, start, stop, None, if_match, on_meta)
             if first is None or len(first.data) < stop - start:
                 return first                     # missing, or the object ends in the lead
             on_meta(first.etag, first.size)
-            cond, tasks = launched[0]
+            cond, spans, buf, tasks = launched[0]
             if not tasks:
                 return first
             rest = await asyncio.gather(*tasks)
             if if_match is None and first.etag != cond:
                 raise Failure("precondition", 412)
-            return joined(first, rest)
+            return _assembled(first, rest, buf, spans)
         finally:
-            for _, tasks in launched:        # after a failure, spans still in flight are dropped
+            for *_, tasks in launched:       # after a failure, spans still in flight are dropped
                 for t in tasks:
                     t.cancel()
                 if tasks:
@@ -313,6 +331,44 @@ class RemoteReads:
         return got
 
 
+def _buffer(n: int) -> memoryview | None:
+    """A writable buffer of ``n`` bytes whose pages are taken as they are written (``n`` may
+    be a size a server claims), or None when the address space has no room for it."""
+    try:
+        return memoryview(np.empty(n, dtype=np.uint8))
+    except MemoryError:
+        return None
+
+
+def _placed(got: Got | None, into: memoryview | None) -> Got | None:
+    """``got``, its data in ``into`` (copied there unless the backend read it into it)."""
+    if got is None or into is None:
+        return got
+    data = got.data
+    if not (isinstance(data, memoryview) and data.obj is into.obj):
+        n = len(data)
+        into[:n] = memoryview(data).cast("B")
+        got.data = into[:n]
+    return got
+
+
+def _assembled(first: Got, rest: Sequence[Got | None], buf: memoryview | None,
+               spans: Sequence[tuple[int, int]]) -> Got:
+    """Consecutive parts, read at ``spans`` (the first ``first``'s), as one buffer: ``buf``,
+    which the later parts were read into (the first is copied in), or a join of the parts when
+    there is no ``buf`` or a part before the last came short (a conflict when a part is
+    gone)."""
+    if any(r is None for r in rest):
+        raise Failure("precondition", 412)
+    parts = [first, *rest]
+    if buf is None or any(len(p.data) != b - a for p, (a, b) in zip(parts[:-1], spans)):
+        return joined(first, rest)
+    n = len(first.data)
+    buf[:n] = memoryview(first.data).cast("B")
+    end = spans[-1][0] - spans[0][0] + len(parts[-1].data)  # type: ignore[union-attr]
+    return Got(buf[:end], first.etag, first.size, first.start)
+
+
 def _of_version(got: Got, if_match: str | None) -> Got:
     """``got``, the answer to a GET sent with ``If-Match``: a server that ignores that header
     answers with another version's bytes and ETag, which must not be joined to the parts of
@@ -330,10 +386,11 @@ def answer_problem(start: int | None, stop: int | None, suffix: int | None, got:
     fewer or more bytes, or other ones, must not shift the bytes of the parts and slices cut
     from the answer."""
     n = len(got.data)
+    sent = f"more than {n}" if got.more else f"{n}"
     if got.size is None:                 # the end is unknown: only a longer body is wrong
         want = suffix if suffix is not None else None if stop is None else stop - (start or 0)
-        if want is not None and n > want:
-            return f"the server sent {n} bytes for a range of {want} bytes"
+        if want is not None and (n > want or got.more):
+            return f"the server sent {sent} bytes for a range of {want} bytes"
         return None
     size = got.size
     if suffix is not None:
@@ -343,10 +400,10 @@ def answer_problem(start: int | None, stop: int | None, suffix: int | None, got:
         b = size if stop is None else max(min(stop, size), a)
         asked = "the object" if not start and stop is None else \
             f"bytes {start or 0}-{'' if stop is None else stop - 1}"
-    if n == b - a and got.start == a:
+    if n == b - a and got.start == a and not got.more:
         return None
     at = "" if got.start == a else f" from byte {got.start}"
-    return (f"the server sent {n} bytes{at} for {asked} of a {size}-byte object, "
+    return (f"the server sent {sent} bytes{at} for {asked} of a {size}-byte object, "
             f"expected {b - a} bytes from byte {a}")
 
 

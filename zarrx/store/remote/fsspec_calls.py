@@ -1,0 +1,88 @@
+"""How :class:`~zarrx.store.remote.fsspecstore.FsspecStore` calls a filesystem: a synchronous
+one on a thread of its own, uploads as ``bytes``, and a file's version from its ``info()``."""
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import os
+import threading
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+__all__ = ["blocking", "upload_body", "sizeless", "file_version"]
+
+T = TypeVar("T")
+
+
+# the thread that makes the calls of each synchronous filesystem (ftp, sftp, memory, ...): on
+# the event loop every remote store shares, a call that waits for its server would hold up all
+# of them; one thread per filesystem, as such clients (an FTP session) are not thread-safe
+_SYNC_THREADS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SYNC_GUARD = threading.Lock()
+
+
+def _sync_thread(fs: Any) -> ThreadPoolExecutor:
+    with _SYNC_GUARD:
+        pool = _SYNC_THREADS.get(fs)
+        if pool is None:
+            pool = _SYNC_THREADS[fs] = ThreadPoolExecutor(
+                1, thread_name_prefix="zarrx-fsspec-sync")
+        return pool
+
+
+def _forget_sync_threads() -> None:
+    global _SYNC_GUARD
+    _SYNC_THREADS.clear()              # their threads do not exist in a forked child
+    _SYNC_GUARD = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_sync_threads)
+
+
+def upload_body(data: memoryview) -> bytes:
+    """The ``bytes`` to upload for ``data``: the object it views when that is a whole
+    ``bytes`` (no copy), else a copy."""
+    obj = data.obj
+    if type(obj) is bytes and data.nbytes == len(obj):
+        return obj
+    return bytes(data)
+
+
+async def blocking(fs: Any, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, a call of the synchronous filesystem ``fs``, on its own thread
+    (see ``_sync_thread``)."""
+    try:
+        pool = _sync_thread(fs)
+    except TypeError:                       # a filesystem that cannot be a weak key
+        return await asyncio.to_thread(fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(
+        pool, functools.partial(fn, *args, **kwargs))
+
+
+def sizeless(info: dict) -> bool:
+    """Whether ``info`` (of a file) gives no size: a web server's answer streamed without
+    Content-Length."""
+    return info.get("size") is None and info.get("type") != "directory"
+
+
+def file_version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
+    """The generation (ETag, else size and modification time) and size of the file ``info``
+    describes; ``whole``: its bytes, read when ``info`` gives no size (their digest then
+    stands for a missing version)."""
+    if info.get("type") == "directory":
+        raise FileNotFoundError(path)
+    tag = info.get("ETag") or info.get("etag")
+    stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
+    size = info.get("size")
+    if size is None:
+        size = len(whole or b"")
+        if tag is None and stamp is None:
+            tag = "blake2b-" + hashlib.blake2b(whole or b"", digest_size=16).hexdigest()
+    if tag is None:
+        tag = f"{size}-{stamp}"
+    return str(tag), int(size)
+

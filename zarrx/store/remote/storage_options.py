@@ -1,0 +1,134 @@
+"""Checks of the storage options a remote store is opened with, made when the store is made:
+settings that must be dicts, endpoint URLs, options a filesystem would silently ignore; and
+configuration values masked in messages (a secret given under a wrong key stays secret)."""
+from __future__ import annotations
+
+from typing import Any
+
+from zarrx.errors import ArgumentTypeError, StoreError
+from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.urls import endpoint_problem, redact, require
+
+__all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
+           "check_known_options", "without_values", "fsspec_options",
+           "checked_endpoint"]
+
+#: storage options that s3fs and obstore take as dicts of settings
+DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
+                "retry_config")
+
+
+def check_dict_options(owner: str, storage_options: dict) -> None:
+    """The storage options that hold settings are dicts (an ArgumentTypeError naming the first
+    that is not: the backend would fail later with a bare error, or ignore it)."""
+    for name in DICT_OPTIONS:
+        value = storage_options.get(name)
+        if value is not None and not isinstance(value, dict):
+            raise ArgumentTypeError(f"{owner}: storage_options {name}: expected a dict, found "
+                                    f"{type(value).__name__}")
+
+
+#: obstore's keys for the address of the server (S3's endpoint, GCS's base URL, Azure's
+#: endpoint), any case
+ENDPOINT_KEYS = ("endpoint", "aws_endpoint", "aws_endpoint_url", "base_url", "google_base_url",
+                 "azure_storage_endpoint", "azure_endpoint")
+
+
+def endpoint_option(so: dict) -> tuple[str, Any]:
+    """The obstore storage option that names the server's address, and its value (``""`` for
+    none): an ``http://`` one is allowed without TLS, and each is checked when the store is
+    made."""
+    for k, v in so.items():
+        if isinstance(k, str) and k.lower() in ENDPOINT_KEYS and v:
+            return ("endpoint" if k.lower().startswith(("endpoint", "aws_")) else k), v
+    return "endpoint", ""
+
+
+def check_s3fs_endpoints(url: str, so: dict) -> None:
+    """s3fs's endpoint options are usable URLs (botocore would fail at the first request with a
+    bare ValueError)."""
+    ck = so.get("client_kwargs")
+    for name, value in (("endpoint_url", so.get("endpoint_url")),
+                        ("client_kwargs['endpoint_url']",
+                         ck.get("endpoint_url") if isinstance(ck, dict) else None)):
+        if value is not None and (problem := endpoint_problem(value)) is not None:
+            raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {name}: {problem}")
+
+
+#: options of the fsspec filesystems that take any keyword and ignore those they do not know
+#: (every filesystem takes fsspec's instance and listings cache options)
+_OWN_OPTIONS = {"MemoryFileSystem": {"global_store"}, "LocalFileSystem": {"auto_mkdir"}}
+_CACHE_OPTIONS = {"skip_instance_cache", "use_listings_cache", "listings_expiry_time",
+                  "max_paths"}
+
+
+def check_known_options(url: str, fs_class: str, so: dict) -> None:
+    """A storage option of a filesystem that would ignore it (a typo, an option of another
+    filesystem) is a StoreError naming it."""
+    own = _OWN_OPTIONS.get(fs_class)
+    if own is None:
+        return
+    if unknown := sorted(set(so) - own - _CACHE_OPTIONS):
+        raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {', '.join(unknown)}: "
+                         f"not options of {fs_class}, which would ignore them; it takes "
+                         f"{', '.join(sorted(own | _CACHE_OPTIONS))}")
+
+
+def without_values(text: str, *configs: dict) -> str:
+    """``text`` with every configuration value of 4 characters or more masked: a secret
+    given under the wrong key must not reach a message or a log."""
+    for conf in configs:
+        for v in conf.values():
+            if isinstance(v, str) and len(v) >= 4:
+                text = text.replace(v, "***")
+    return text
+
+
+def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict:
+    """The keyword arguments of the fsspec filesystem for ``url``, checked: for s3fs, zarrx's
+    timeouts, one attempt per request (zarrx retries), a connection per request in flight and
+    error answers read no further than their first few KiB;
+    for fsspec's HTTP filesystem, zarrx's timeouts and answers as stored (not compressed)."""
+    so = dict(storage_options)
+    check_dict_options(f"FsspecStore({redact(url)!r})", so)
+    scheme = url.split("://", 1)[0]
+    if scheme in ("s3", "s3a"):
+        require("s3fs", "s3fs", f"FsspecStore({redact(url)!r})", "s3")
+        check_s3fs_endpoints(url, so)
+        cfg = dict(so.pop("config_kwargs", None) or {})
+        cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
+        cfg.setdefault("connect_timeout", opts.connect_timeout)
+        cfg.setdefault("read_timeout", opts.timeout)
+        # botocore keeps 10 connections by default: in_flight requests need as many
+        cfg.setdefault("max_pool_connections", max(10, opts.in_flight))
+        # an error answer's body is read up to a few KiB, not to its end
+        from zarrx.store.remote.s3fs_session import session_class
+        cfg.setdefault("http_session_cls", session_class())
+        so["config_kwargs"] = cfg
+        so.setdefault("skip_instance_cache", True)   # our own: FsspecStore sets its retries
+    elif scheme in ("http", "https"):
+        # aiohttp waits without limit by default: zarrx's timeouts apply
+        aiohttp = require("aiohttp", "aiohttp", f"FsspecStore({redact(url)!r})", "http")
+        ck = dict(so.get("client_kwargs") or {})
+        ck.setdefault("timeout", aiohttp.ClientTimeout(
+            total=None, connect=opts.connect_timeout, sock_read=opts.timeout))
+        # objects are read as stored, as ObjectStore reads them: aiohttp would ask for
+        # compressed answers and inflate them, a range of a compressed answer (which
+        # names compressed bytes) to as much as a thousand times its size
+        ck.setdefault("auto_decompress", False)
+        headers = dict(ck.get("headers") or {})
+        if not any(str(k).lower() == "accept-encoding" for k in headers):
+            headers["Accept-Encoding"] = "identity"
+        ck["headers"] = headers
+        so["client_kwargs"] = ck
+        so.setdefault("skip_instance_cache", True)
+    return so
+
+
+def checked_endpoint(owner: str, so: dict) -> Any:
+    """The obstore storage option that names the server's address, checked (``""``: none);
+    obstore would only fail (or panic) at the first request."""
+    named, endpoint = endpoint_option(so)
+    if endpoint and (problem := endpoint_problem(endpoint)) is not None:
+        raise StoreError(f"{owner}: storage_options {named}: {problem}")
+    return endpoint
