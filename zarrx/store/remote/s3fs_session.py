@@ -15,14 +15,23 @@ ERROR_BODY = 64 << 10
 _CLASS: Any = None
 
 
-def session_class() -> type:
+def session_class() -> type | None:
     """aiobotocore's HTTP session class, reading at most ``ERROR_BODY`` bytes of an error
-    answer's body (the rest is left unread and its connection closed)."""
+    answer's body (the rest is left unread and its connection closed); ``None`` with an
+    aiobotocore whose configuration takes no session class (its own one is then used)."""
     global _CLASS
     if _CLASS is not None:
         return _CLASS
+    import inspect
+
     import aiohttp
-    from aiobotocore.httpsession import AIOHTTPSession
+    try:
+        from aiobotocore.config import AioConfig
+        from aiobotocore.httpsession import AIOHTTPSession
+    except ImportError:
+        return None
+    if "http_session_cls" not in inspect.signature(AioConfig.__init__).parameters:
+        return None
 
     class BoundedErrorBodies(AIOHTTPSession):
         async def send(self, request: Any) -> Any:

@@ -103,7 +103,9 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
         cfg.setdefault("max_pool_connections", max(10, opts.in_flight))
         # an error answer's body is read up to a few KiB, not to its end
         from zarrx.store.remote.s3fs_session import session_class
-        cfg.setdefault("http_session_cls", session_class())
+        bounded = session_class()
+        if bounded is not None:
+            cfg.setdefault("http_session_cls", bounded)
         so["config_kwargs"] = cfg
         so.setdefault("skip_instance_cache", True)   # our own: FsspecStore sets its retries
     elif scheme in ("http", "https"):
