@@ -502,6 +502,38 @@ def test_codecs_are_in_the_encoding_and_survive_a_read_then_write(tmp_path, fmt)
         xr.testing.assert_identical(load(tmp_path / out, "zarr"), ds)
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_variable_length_text_and_bytes_of_a_zarr_v2_dataset_are_written_back(tmp_path, fmt):
+    # Zarr v2 names the vlen-utf8 / vlen-bytes codec among an array's filters, so the encoding
+    # read holds it there: writing back to v2 keeps the type variable-length; to v3, text
+    # takes the codec as its serializer and bytes are fixed-width, as engine "zarr" stores
+    # bytes. (engine "zarr" refuses to write either back, in both formats.)
+    g = zarr.open_group(tmp_path / "src.zarr", mode="w", zarr_format=2)
+    for name, dtype, values in (("s", str, ["a", "bb", ""]), ("b", zarr.dtype.VariableLengthBytes(),
+                                                              [b"a", b"bb", b""])):
+        a = g.create_array(name, shape=(3,), dtype=dtype, chunks=(2,))
+        a.attrs["_ARRAY_DIMENSIONS"] = ["x"]
+        a[:] = np.array(values, dtype=object)
+    ours = xr.open_dataset(tmp_path / "src.zarr", engine=ENGINE)
+    assert [type(f).__name__ for f in ours.b.encoding["filters"]] == ["VLenBytes"]
+    zx.to_zarrx(ours, tmp_path / "out.zarr", zarr_format=fmt)
+    out = zarr.open_group(tmp_path / "out.zarr")
+    if fmt == 2:
+        assert [a.metadata.dtype for a in (out["s"], out["b"])] == \
+            [g["s"].metadata.dtype, g["b"].metadata.dtype]
+    else:
+        assert type(out["s"].serializer).__name__ == "VLenUTF8Codec"
+        assert out["s"].filters == ()
+        assert out["b"].dtype == np.dtype("S2")
+    back = load(tmp_path / "out.zarr", "zarrx")
+    for name in ("s", "b"):     # ("" and b"" are the fill values, read as missing)
+        assert [v if v == v else "missing" for v in back[name].values.tolist()] == \
+            [v if v == v else "missing" for v in ours[name].values.tolist()]
+    if fmt == 2:
+        xr.testing.assert_identical(load(tmp_path / "out.zarr", "zarr"),
+                                    load(tmp_path / "src.zarr", "zarr"))
+
+
 def test_open_errors_name_the_problem_with_the_builtin_engine_zarr_raises(tmp_path):
     xr.Dataset({"a": ("x", [1.0, 2.0])}).to_zarr(tmp_path / "g.zarr", group="sub")
     with pytest.raises(TypeError):                              # engine "zarr" too

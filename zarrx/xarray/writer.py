@@ -24,7 +24,8 @@ from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, Me
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs, variable_element
-from zarrx.xarray.create_args import (ZARR_KEYS, asks_vlen_utf8 as _asks_vlen_utf8,
+from zarrx.xarray.create_args import (ZARR_KEYS, asks_vlen_bytes as _asks_vlen_bytes,
+                                      asks_vlen_utf8 as _asks_vlen_utf8,
                                       creation_kwargs as _creation_kwargs)
 from zarrx.xarray.encoding import (DIMENSION_KEY, array_name, cf_encode, check_attrs,
                                    encode_attr, encode_fill_attr, storage_dtype)
@@ -341,7 +342,8 @@ def _plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     where = f"to_zarrx: variable {name!r}"
     encoded = _encode(var, name, fmt, given)
     dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
-                                variable_text=is_new and _asks_vlen_utf8(encoded.encoding))
+                                variable_text=is_new and _asks_vlen_utf8(encoded.encoding),
+                                variable_bytes=is_new and _asks_vlen_bytes(encoded.encoding))
     attrs = dict(encoded.attrs)
     dims = tuple(str(d) for d in encoded.dims)
     if not is_new:
