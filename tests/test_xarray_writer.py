@@ -190,6 +190,18 @@ def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_writ
     assert not (tmp_path / "z.zarr").exists()
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_region_ending_before_its_start_covers_nothing(tmp_path, lazy):
+    # as ds.isel(time=slice(3, 1)) selects nothing, the region slice(3, 1) holds nothing
+    # (engine "zarr" takes its length as -1 and refuses it)
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(4.0))})
+    zx.to_zarrx(ds, path)
+    empty = ds.isel(time=slice(3, 1)) + 10
+    zx.to_zarrx(empty.chunk() if lazy else empty, path, region={"time": slice(3, 1)})
+    xr.testing.assert_identical(xr.open_zarr(path).load(), ds)
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_a_refused_write_in_mode_w_or_w_minus_leaves_the_store_as_it_was(tmp_path, fmt):
     """Mode "w" replaces the group only once every variable is checked (xarray's writer has
@@ -233,6 +245,9 @@ def test_a_refused_write_in_mode_w_or_w_minus_leaves_the_store_as_it_was(tmp_pat
     ({"region": {"time": slice(0, 4, 2)}}, "to_zarrx: region['time']: expected a slice with "
                                            "step 1, found slice(0, 4, 2)"),
     ({"region": {"time": slice(3, 5)}}, "to_zarrx: region['time'] = slice(3, 5, None) covers 1 "
+                                        "elements of the stored 4, but the dataset has 2 along "
+                                        "'time'"),
+    ({"region": {"time": slice(3, 1)}}, "to_zarrx: region['time'] = slice(3, 1, None) covers 0 "
                                         "elements of the stored 4, but the dataset has 2 along "
                                         "'time'"),
     ({"region": {"nope": slice(0, 2)}}, "to_zarrx: region names 'nope', which is not a "

@@ -59,8 +59,9 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict
             raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1, "
                                 f"found {sel!r}")
         start, stop, _ = sel.indices(sizes[str(dim)])
+        stop = max(stop, start)         # (a slice ending before its start covers nothing)
         if stop - start != n:
-            raise ArgumentError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {max(stop - start, 0)}"
+            raise ArgumentError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {stop - start}"
                                 f" elements of the stored {sizes[str(dim)]}, but the dataset has "
                                 f"{n} along {dim!r}")
         out[str(dim)] = slice(start, stop)
