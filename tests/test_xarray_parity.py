@@ -100,6 +100,30 @@ def test_text_too_long_for_the_stored_bytes_is_refused_not_cut(tmp_path, fmt):
     assert stored(path) == before
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype", ["U", "S"])
+def test_shorter_fixed_width_strings_are_appended_longer_or_other_ones_refused(tmp_path, fmt,
+                                                                              dtype):
+    path = tmp_path / "z.zarr"
+    first = xr.Dataset({"s": ("t", np.array(["abc", "d"], dtype=f"{dtype}3"))})
+    zx.to_zarrx(first, path, zarr_format=fmt)
+    before = stored(path)
+    other = "S" if dtype == "U" else "U"
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: variable 's' has dtype {np.dtype(dtype + '4').str}, but the stored one "
+            f"has {np.dtype(dtype + '3').str}: fixed-width strings would be cut")):
+        zx.to_zarrx(first.astype(f"{dtype}4"), path, append_dim="t")
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            f"to_zarrx: variable 's' has dtype {np.dtype(other + '1').str}, but the stored one "
+            f"has {np.dtype(dtype + '3').str}: expected {'text' if dtype == 'U' else 'bytes'}")):
+        zx.to_zarrx(first.astype(f"{other}1"), path, append_dim="t")
+    assert stored(path) == before
+    # engine "zarr" refuses the shorter ones too ("Mismatched dtypes"), which fit
+    zx.to_zarrx(first.astype(f"{dtype}1"), path, append_dim="t")
+    assert read(path, "zarr").s.values.tolist() == \
+        first.s.values.tolist() + first.astype(f"{dtype}1").s.values.tolist()
+
+
 @pytest.mark.parametrize("writer", ["zarr", "zarrx"])
 @pytest.mark.parametrize("var, enc, unused", [
     ("a", {"units": "days since 2000-01-01"}, ["units"]),

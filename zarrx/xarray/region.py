@@ -103,9 +103,15 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
-    if var.dtype.kind in "SU" and stored.dtype.kind in "SU" and var.dtype != stored.dtype:
-        raise ArgumentError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the "
-                            f"stored one has {stored.dtype}: fixed-width strings would be cut")
+    if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
+        if var.dtype.kind != stored.dtype.kind:
+            raise ArgumentTypeError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but "
+                                    f"the stored one has {stored.dtype}: expected "
+                                    f"{'bytes' if stored.dtype.kind == 'S' else 'text'}")
+        if var.dtype.itemsize > stored.dtype.itemsize:     # (shorter ones fit)
+            raise ArgumentError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the "
+                                f"stored one has {stored.dtype}: fixed-width strings would be "
+                                f"cut")
     for dim, n_new, n_old in zip(var.dims, var.shape, stored.shape):
         if dim == append_dim or str(dim) in slices:
             continue
