@@ -47,9 +47,12 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
              region: Mapping | str | None = None, storage_options: dict | None = None,
              zarr_format: int | None = None, write_empty_chunks: bool | None = None,
              safe_chunks: bool = True, align_chunks: bool = False,
-             chunkmanager_store_kwargs: dict | None = None) -> Any:
+             chunkmanager_store_kwargs: dict | None = None,
+             write_inherited_coords: bool = False) -> Any:
     """Write ``ds`` (an ``xarray.Dataset``, or a ``DataArray`` as ``DataArray.to_zarr`` writes
     it, which ``xr.open_dataarray`` reads back) to the Zarr group at ``store`` / ``group``.
+    A ``DataTree`` is written as ``DataTree.to_zarr`` writes it, one group per node (see
+    :func:`zarrx.xarray.tree.tree_to_zarrx`; ``write_inherited_coords`` applies to it only).
 
     The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
     (fail if it exists; the default), ``a`` add or replace variables (the default with
@@ -72,11 +75,21 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
+    tree_type = getattr(xr, "DataTree", None)      # (in xarray 2024.10 and later)
+    if tree_type is not None and isinstance(ds, tree_type):
+        from zarrx.xarray.tree import tree_to_zarrx
+        return tree_to_zarrx(to_zarrx, ds, store, mode, group, encoding,
+                             write_inherited_coords=write_inherited_coords, compute=compute,
+                             consolidated=consolidated, append_dim=append_dim, region=region,
+                             storage_options=storage_options, zarr_format=zarr_format,
+                             write_empty_chunks=write_empty_chunks, safe_chunks=safe_chunks,
+                             align_chunks=align_chunks,
+                             chunkmanager_store_kwargs=chunkmanager_store_kwargs)
     if isinstance(ds, xr.DataArray):
         ds = _as_dataset(ds)
     if not isinstance(ds, xr.Dataset):
-        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset or DataArray, found "
-                                f"{type(ds).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, DataArray or DataTree, "
+                                f"found {type(ds).__name__}")
     check_format(zarr_format, none=True)
     for name in ds.variables:                # before anything is opened, as xarray checks
         if name is not None and (not isinstance(name, str) or not name):
