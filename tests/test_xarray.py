@@ -598,6 +598,31 @@ def test_variable_length_text_and_bytes_of_a_zarr_v2_dataset_are_written_back(tm
                                     load(tmp_path / "src.zarr", "zarr"))
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_drop_variables_leaves_out_arrays_xarray_cannot_read(tmp_path, fmt):
+    # engine "zarr" looks up the dimensions of every array first, and refuses both reads
+    g = zarr.open_group(tmp_path / "g.zarr", mode="w", zarr_format=fmt)
+    for name, n in (("good", 3), ("bad", 3), ("longer", 4)):
+        a = g.create_array(name, shape=(n,), dtype="f8",
+                           dimension_names=["x"] if fmt == 3 and name != "bad" else None)
+        if fmt == 2 and name != "bad":
+            a.attrs["_ARRAY_DIMENSIONS"] = ["x"]
+    where = "the attribute _ARRAY_DIMENSIONS to list" if fmt == 2 else \
+        "dimension_names naming each of"
+    with pytest.raises(zarrx.MetadataError, match=re.escape(f"/bad: expected {where}")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, drop_variables="longer")
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "/: dimension 'x' has length 3 in array 'good' and 4 in array 'longer'; expected "
+            "one length per dimension name")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, drop_variables="bad")
+    for opened in (xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE,
+                                   drop_variables=["bad", "longer"]),
+                   xr.open_datatree(tmp_path / "g.zarr", engine=ENGINE,
+                                    drop_variables=("longer", "bad")).to_dataset()):
+        assert list(opened.variables) == ["good"]
+        assert opened.sizes == {"x": 3}
+
+
 def test_open_errors_name_the_problem_with_the_builtin_engine_zarr_raises(tmp_path):
     xr.Dataset({"a": ("x", [1.0, 2.0])}).to_zarr(tmp_path / "g.zarr", group="sub")
     with pytest.raises(TypeError):                              # engine "zarr" too
