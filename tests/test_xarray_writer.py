@@ -190,6 +190,26 @@ def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_writ
     assert not (tmp_path / "z.zarr").exists()
 
 
+@pytest.mark.parametrize("kw", [{"append_dim": "time"}, {"mode": "a-", "append_dim": "time"},
+                                {"mode": "a", "region": {"time": slice(0, 2)}},
+                                {"region": "auto"}])
+@pytest.mark.parametrize("group", [None, "sub"])
+def test_an_append_or_region_write_without_a_stored_group_creates_none(tmp_path, kw, group):
+    # (engine "zarr" leaves an empty group behind when it refuses an append)
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(2.0))})
+    if group is not None:
+        zx.to_zarrx(xr.Dataset(), path)
+    with pytest.raises(zarrx.errors.GroupNotFoundError, match=re.escape(
+            f"open_group: no group at '{group or '/'}' in LocalStore('{path}')")) as info:
+        zx.to_zarrx(ds, path, group=group, **kw)
+    assert isinstance(info.value, ValueError)       # as engine "zarr" raises for an append
+    if group is None:
+        assert not path.exists()
+    else:
+        assert list(zarrx.open_group(path, mode="r").members()) == []
+
+
 @pytest.mark.parametrize("lazy", [False, True])
 def test_a_region_ending_before_its_start_covers_nothing(tmp_path, lazy):
     # as ds.isel(time=slice(3, 1)) selects nothing, the region slice(3, 1) holds nothing

@@ -104,7 +104,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     creating = mode in ("w", "w-")
     if mode == "w-":
         _refuse_existing(store, group, storage_options)
-    grp = None if creating else _open(store, mode, group, zarr_format, storage_options)
+    # an append or a region write needs the stored group: opened without creating it, so that
+    # one refused for a missing group leaves nothing behind
+    existing_only = append_dim is not None or region is not None
+    grp = None if creating else _open(store, "r+" if existing_only else mode, group, zarr_format,
+                                      storage_options)
     fmt = grp.zarr_format if grp is not None else zarr_format or 3
     if encoding is not None and not isinstance(encoding, Mapping):
         raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
