@@ -106,9 +106,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         _refuse_existing(store, group, storage_options)
     # an append or a region write needs the stored group: opened without creating it, so that
     # one refused for a missing group leaves nothing behind
-    existing_only = append_dim is not None or region is not None
-    grp = None if creating else _open(store, "r+" if existing_only else mode, group, zarr_format,
-                                      storage_options)
+    grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
+                                      existing=append_dim is not None or region is not None)
     fmt = grp.zarr_format if grp is not None else zarr_format or 3
     if encoding is not None and not isinstance(encoding, Mapping):
         raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
@@ -244,7 +243,9 @@ def _refuse_existing(store: Any, group: str | None, storage_options: dict | None
 
 
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
-          storage_options: dict | None) -> Group:
+          storage_options: dict | None, *, existing: bool = False) -> Group:
+    """The group to write: created or replaced (modes ``w-``, ``w``), else opened, and created
+    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group)."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
@@ -259,7 +260,7 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
             raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the node at {path or '/'!r} "
                                 f"is Zarr v{node.zarr_format} (mode {mode!r} writes into it; "
                                 f"leave zarr_format out or use mode='w' to replace it)")
-    return open_group(store, mode="r+" if mode == "r+" else "a", path=path,
+    return open_group(store, mode="r+" if mode == "r+" or existing else "a", path=path,
                       zarr_format=fmt, use_consolidated=False, **kw)
 
 
