@@ -124,6 +124,45 @@ def test_shorter_fixed_width_strings_are_appended_longer_or_other_ones_refused(t
         first.s.values.tolist() + first.astype(f"{dtype}1").s.values.tolist()
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype", ["U", "S"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_python_strings_written_into_fixed_width_text_are_checked_not_cut(tmp_path, fmt, dtype,
+                                                                         lazy):
+    # engine "zarr" (and zarrx before) cast them to the stored width: "toolong" became "too",
+    # 1 became "1" and None "nan"
+    path = tmp_path / "z.zarr"
+    kind = (lambda v: v) if dtype == "U" else (lambda v: v.encode())
+    zx.to_zarrx(xr.Dataset({"s": ("t", np.array(["abc", "d"], dtype=f"{dtype}3"))}), path,
+                zarr_format=fmt)
+    before = stored(path)
+
+    def more(values, as_strings=False):
+        data = np.array(values, dtype=np.dtypes.StringDType() if as_strings else object)
+        ds = xr.Dataset({"s": ("t", data)})
+        return ds.chunk() if lazy else ds
+
+    width = np.dtype(f"{dtype}7").str
+    for values in ([kind("toolong"), kind("y")],) + ((["toolong", "y"], True),) * (dtype == "U"):
+        data = more(*values) if isinstance(values, tuple) else more(values)
+        with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                f"to_zarrx: variable 's' has dtype {width}, but the stored one has "
+                f"{np.dtype(dtype + '3').str}: fixed-width strings would be cut")):
+            zx.to_zarrx(data, path, append_dim="t")
+    element, other = ("str", b"x") if dtype == "U" else ("bytes", "x")
+    for bad in (other, 1):
+        with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+                f"to_zarrx: variable 's': the stored array holds {element} values; cannot store "
+                f"{type(bad).__name__} {bad!r}")):
+            zx.to_zarrx(more([kind("x"), bad]), path, append_dim="t")
+    assert stored(path) == before
+    zx.to_zarrx(more([kind("xy"), None]), path, append_dim="t")
+    zx.to_zarrx(more([kind("é") if dtype == "U" else b"z", np.nan]), path,
+                region={"t": slice(0, 2)})
+    assert read(path, "zarrx").s.values.tolist() == \
+        [kind("é") if dtype == "U" else b"z", kind(""), kind("xy"), kind("")]
+
+
 @pytest.mark.parametrize("writer", ["zarr", "zarrx"])
 @pytest.mark.parametrize("var, enc, unused", [
     ("a", {"units": "days since 2000-01-01"}, ["units"]),

@@ -93,6 +93,25 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     return slice(int(pos[0]), int(pos[0]) + len(pos))
 
 
+def _fixed_text(var: Any, kind: str, name: str) -> Any:
+    """``var``'s strings (Python objects or ``StringDType``; ``kind`` "U") or bytes ("S") as a
+    fixed-width array of the width they need, missing values (None, NaN) as empty ones, so that
+    they are checked against the stored width (xarray's coders would cut them to it) and other
+    values are refused."""
+    element = str if kind == "U" else bytes
+    values = np.asarray(var.values, dtype=object)
+    flat = values.reshape(-1).tolist()
+    missing = [v is None or (isinstance(v, float) and v != v) for v in flat]
+    bad = next((v for v, m in zip(flat, missing) if not m and not isinstance(v, element)), None)
+    if bad is not None:
+        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                                f"{element.__name__} values; cannot store {type(bad).__name__} "
+                                f"{bad!r}")
+    fixed = np.array([element() if m else v for v, m in zip(flat, missing)] or [element()],
+                     dtype=kind)
+    return var.copy(data=fixed[:len(flat)].reshape(values.shape))
+
+
 def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | None,
                       slices: dict) -> Any:
     """``var`` made ready to write into the stored variable ``name``: same dimension order,
@@ -103,6 +122,8 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
+    if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
+        var = _fixed_text(var, stored.dtype.kind, name)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
         if var.dtype.kind != stored.dtype.kind:
             raise ArgumentTypeError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but "
