@@ -163,6 +163,34 @@ def test_python_strings_written_into_fixed_width_text_are_checked_not_cut(tmp_pa
         [kind("é") if dtype == "U" else b"z", kind(""), kind("xy"), kind("")]
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("enc, values, message", [
+    ({}, [70000.0, 1.0], "70000.0 does not fit the stored int16 values (-32768 to 32767)"),
+    ({}, [np.nan, 1.0], "NaN cannot be stored in the stored int16 values, which have no "
+                        "_FillValue"),
+    ({"dtype": "u1", "scale_factor": 2.0, "_FillValue": 255}, [600.0, np.nan],
+     "a value packed by scale_factor/add_offset to 300.0 does not fit the stored uint8 values "
+     "(0 to 255)"),
+    ({"dtype": "i4", "_FillValue": -1}, [np.inf, 1.0],
+     "inf does not fit the stored int32 values (-2147483648 to 2147483647)"),
+])
+def test_numbers_the_stored_integers_cannot_hold_are_refused_not_wrapped(tmp_path, fmt, enc,
+                                                                        values, message):
+    # engine "zarr" (and zarrx before) cast them: 70000 became 4464 and NaN 0
+    path = tmp_path / "z.zarr"
+    first = xr.Dataset({"v": ("t", np.array([2, 4], dtype="i2" if not enc else "f8"))})
+    zx.to_zarrx(first, path, zarr_format=fmt, encoding={"v": enc} if enc else None)
+    before = stored(path)
+    for kw in ({"append_dim": "t"}, {"region": {"t": slice(0, 2)}}):
+        with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                f"to_zarrx: variable 'v': {message}")):
+            zx.to_zarrx(xr.Dataset({"v": ("t", np.array(values))}), path, **kw)
+    assert stored(path) == before
+    fits = [2.0, np.nan] if enc else [6.0, -8.0]
+    zx.to_zarrx(xr.Dataset({"v": ("t", np.array(fits))}), path, append_dim="t")
+    np.testing.assert_array_equal(read(path, "zarrx").v.values, [2, 4] + fits)
+
+
 @pytest.mark.parametrize("writer", ["zarr", "zarrx"])
 @pytest.mark.parametrize("var, enc, unused", [
     ("a", {"units": "days since 2000-01-01"}, ["units"]),

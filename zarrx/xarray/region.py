@@ -144,4 +144,39 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
     # (a StringDType "dtype" marks how the strings were read, not a conversion to make)
     var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS
                     and not (k == "dtype" and np.dtype(v).kind == "T")}
+    _check_packed(var, name)
     return var
+
+
+def _check_packed(var: Any, name: str) -> None:
+    """Numbers (held in memory) written into a variable stored as integers fit them once packed
+    by its ``scale_factor`` / ``add_offset`` (xarray's coders cast them: 70000 would wrap to
+    4464 in int16), and NaN needs a ``_FillValue`` (or ``missing_value``) to stand for it (it
+    would become 0). Dask-backed values are written as the coders make them."""
+    enc = var.encoding
+    dtype = np.dtype(enc.get("dtype", var.dtype))
+    if dtype.kind not in "iu" or var.dtype.kind not in "biuf" or _is_lazy(var):
+        return
+    packed = "scale_factor" in enc or "add_offset" in enc
+    values = np.asarray(var.values, dtype="f8" if var.dtype.kind == "f" or packed else None)
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+        if missing.any() and enc.get("_FillValue", enc.get("missing_value")) is None:
+            raise ArgumentError(f"to_zarrx: variable {name!r}: NaN cannot be stored in the "
+                                f"stored {dtype} values, which have no _FillValue")
+        values = values[~missing]
+        values = np.around((values - float(enc.get("add_offset", 0.0)))
+                           / float(enc.get("scale_factor", 1.0)))
+    if not values.size:
+        return
+    info = np.iinfo(dtype)
+    low, high = values.min(), values.max()
+    if low < info.min or high > info.max or not np.isfinite([low, high]).all():
+        bad = (low if low < info.min or not np.isfinite(low) else high).item()
+        what = f"a value packed by scale_factor/add_offset to {bad!r}" if packed else repr(bad)
+        raise ArgumentError(f"to_zarrx: variable {name!r}: {what} does not fit the stored "
+                            f"{dtype} values ({info.min} to {info.max})")
+
+
+def _is_lazy(var: Any) -> bool:
+    return type(var.data).__module__.split(".")[0] == "dask"
