@@ -48,6 +48,28 @@ def test_store_objects_dask_takes_are_read_and_written(tmp_path, foreign_stores,
                                   np.arange(60).reshape(6, 10) + 1)
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_zarr_python_array_is_read_and_written_as_dask_takes_it(tmp_path, fmt):
+    """``da.from_zarr`` and ``to_zarr`` take a ``zarr.Array``; so do ``from_zarrx`` and
+    ``to_zarrx``, through zarrx at the array's path in its store."""
+    zarr = pytest.importorskip("zarr")
+    group = zarr.open_group(tmp_path / "z.zarr", mode="w", zarr_format=fmt)
+    z = group.create_array("sub/a", shape=(6, 10), dtype="i4", chunks=(3, 5))
+    x = da.from_array(np.arange(60, dtype="i4").reshape(6, 10), chunks=(3, 5))
+    zd.to_zarr(x, z)
+    np.testing.assert_array_equal(z[...], np.arange(60).reshape(6, 10))
+    np.testing.assert_array_equal(zd.from_zarr(z).compute(), da.from_zarr(z).compute())
+    zd.to_zarr(x[:2] * 0, z, region=(slice(2, 4),))
+    expect = np.arange(60).reshape(6, 10)
+    expect[2:4] = 0
+    np.testing.assert_array_equal(zd.from_zarr(z, chunks=(2, 10)).compute(), expect)
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "from_zarrx: component= applies to a location, not to an Array")):
+        zd.from_zarr(z, component="a")
+    with pytest.raises(zarrx.ReadOnlyError):
+        zd.to_zarr(x, zarr.open_array(tmp_path / "z.zarr", path="sub/a", mode="r"))
+
+
 def test_a_dict_is_a_store_and_non_stores_are_refused():
     d: dict = {}
     zd.to_zarrx(da.arange(10, chunks=4), d, chunks=(5,))

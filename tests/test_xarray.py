@@ -275,6 +275,70 @@ def test_open_datatree(tmp_path):
         xr.testing.assert_identical(tree[path].to_dataset().load(), ref[path].to_dataset().load())
 
 
+def sample_tree():
+    ds = sample()
+    return xr.DataTree.from_dict({"/": ds[["temp"]], "/child": ds[["label"]].assign_attrs(n=1),
+                                  "/child/leaf": xr.Dataset({"c": ("z", [1.0, 2.0])}),
+                                  "/empty": xr.Dataset()})
+
+
+@pytest.mark.skipif(not hasattr(xr, "DataTree"), reason="this xarray has no DataTree")
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("inherited", [False, True])
+def test_a_datatree_is_written_as_datatree_to_zarr_writes_it(tmp_path, fmt, inherited):
+    tree = sample_tree()
+    tree.to_zarr(tmp_path / "ref.zarr", zarr_format=fmt, write_inherited_coords=inherited)
+    got = zx.to_zarrx(tree, tmp_path / "z.zarr", zarr_format=fmt,
+                      write_inherited_coords=inherited)
+    assert got.path == "" and got.zarr_format == fmt
+    ref, ours = zarr.open_group(tmp_path / "ref.zarr"), zarr.open_group(tmp_path / "z.zarr")
+    members = sorted(k for k, _ in ref.members(max_depth=None))
+    assert sorted(k for k, _ in ours.members(max_depth=None)) == members
+    for key in members:
+        assert dict(ours[key].attrs) == dict(ref[key].attrs), key
+    for engine in ("zarr", ENGINE):
+        xr.testing.assert_identical(xr.open_datatree(tmp_path / "z.zarr", engine=engine).load(),
+                                    tree)
+        xr.testing.assert_identical(xr.open_datatree(tmp_path / "z.zarr", engine=engine,
+                                                     consolidated=True).load(), tree)
+
+
+@pytest.mark.skipif(not hasattr(xr, "DataTree"), reason="this xarray has no DataTree")
+def test_datatree_writes_take_encoding_by_node_modes_groups_and_compute(tmp_path):
+    tree = sample_tree()
+    lazy = tree.zarrx.to_zarrx(tmp_path / "t.zarr", compute=False, group="in/here",
+                               encoding={"/child": {"label": {"chunks": (2,)}}})
+    lazy.compute()
+    stored = zarrx.open_group(tmp_path / "t.zarr", mode="r")
+    assert stored["in/here/child/label"].chunks == (2,)
+    xr.testing.assert_identical(xr.open_datatree(tmp_path / "t.zarr", engine="zarr",
+                                                 group="in/here").load(), tree)
+    with pytest.raises(zarrx.NodeExistsError):
+        zx.to_zarrx(tree, tmp_path / "t.zarr", group="in/here")
+    more = tree.copy()
+    more["/child/extra"] = xr.DataArray([5.0, 6.0], dims="z")
+    zx.to_zarrx(more, tmp_path / "t.zarr", group="in/here", mode="a")
+    xr.testing.assert_identical(xr.open_datatree(tmp_path / "t.zarr", engine=ENGINE,
+                                                 group="in/here").load(), more)
+    # a v2 hierarchy: the nodes added below its root are v2 groups too
+    zx.to_zarrx(tree["/"].to_dataset(), tmp_path / "v2.zarr", zarr_format=2)
+    zx.to_zarrx(tree, tmp_path / "v2.zarr", mode="a")
+    assert zarrx.open_group(tmp_path / "v2.zarr", mode="r")["child/leaf"].zarr_format == 2
+    xr.testing.assert_identical(xr.open_datatree(tmp_path / "v2.zarr", engine="zarr").load(),
+                                tree)
+    with pytest.raises(ValueError, match="unexpected encoding group name"):   # engine "zarr"
+        tree.to_zarr(tmp_path / "bad.zarr", encoding={"/nope": {}})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: encoding names groups ['/nope'], which are not in the DataTree "
+            "(expected node paths such as '/' or '/a/b')")):
+        zx.to_zarrx(tree, tmp_path / "bad.zarr", encoding={"/nope": {}})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: append_dim is not supported for a DataTree; append to each node's "
+            "group with group=")):
+        zx.to_zarrx(tree, tmp_path / "t.zarr", group="in/here", append_dim="time")
+    assert not (tmp_path / "bad.zarr").exists()
+
+
 @pytest.mark.skipif(not hasattr(xr, "open_datatree"), reason="this xarray has no DataTree")
 def test_open_datatree_and_open_groups_take_the_arguments_of_open_dataset(tmp_path):
     ds = sample()
@@ -500,6 +564,63 @@ def test_codecs_are_in_the_encoding_and_survive_a_read_then_write(tmp_path, fmt)
     for out in outs:
         assert codecs(tmp_path / out) == codecs(tmp_path / "src.zarr")
         xr.testing.assert_identical(load(tmp_path / out, "zarr"), ds)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_variable_length_text_and_bytes_of_a_zarr_v2_dataset_are_written_back(tmp_path, fmt):
+    # Zarr v2 names the vlen-utf8 / vlen-bytes codec among an array's filters, so the encoding
+    # read holds it there: writing back to v2 keeps the type variable-length; to v3, text
+    # takes the codec as its serializer and bytes are fixed-width, as engine "zarr" stores
+    # bytes. (engine "zarr" refuses to write either back, in both formats.)
+    g = zarr.open_group(tmp_path / "src.zarr", mode="w", zarr_format=2)
+    for name, dtype, values in (("s", str, ["a", "bb", ""]), ("b", zarr.dtype.VariableLengthBytes(),
+                                                              [b"a", b"bb", b""])):
+        a = g.create_array(name, shape=(3,), dtype=dtype, chunks=(2,))
+        a.attrs["_ARRAY_DIMENSIONS"] = ["x"]
+        a[:] = np.array(values, dtype=object)
+    ours = xr.open_dataset(tmp_path / "src.zarr", engine=ENGINE)
+    assert [type(f).__name__ for f in ours.b.encoding["filters"]] == ["VLenBytes"]
+    zx.to_zarrx(ours, tmp_path / "out.zarr", zarr_format=fmt)
+    out = zarr.open_group(tmp_path / "out.zarr")
+    if fmt == 2:
+        assert [a.metadata.dtype for a in (out["s"], out["b"])] == \
+            [g["s"].metadata.dtype, g["b"].metadata.dtype]
+    else:
+        assert type(out["s"].serializer).__name__ == "VLenUTF8Codec"
+        assert out["s"].filters == ()
+        assert out["b"].dtype == np.dtype("S2")
+    back = load(tmp_path / "out.zarr", "zarrx")
+    for name in ("s", "b"):     # ("" and b"" are the fill values, read as missing)
+        assert [v if v == v else "missing" for v in back[name].values.tolist()] == \
+            [v if v == v else "missing" for v in ours[name].values.tolist()]
+    if fmt == 2:
+        xr.testing.assert_identical(load(tmp_path / "out.zarr", "zarr"),
+                                    load(tmp_path / "src.zarr", "zarr"))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_drop_variables_leaves_out_arrays_xarray_cannot_read(tmp_path, fmt):
+    # engine "zarr" looks up the dimensions of every array first, and refuses both reads
+    g = zarr.open_group(tmp_path / "g.zarr", mode="w", zarr_format=fmt)
+    for name, n in (("good", 3), ("bad", 3), ("longer", 4)):
+        a = g.create_array(name, shape=(n,), dtype="f8",
+                           dimension_names=["x"] if fmt == 3 and name != "bad" else None)
+        if fmt == 2 and name != "bad":
+            a.attrs["_ARRAY_DIMENSIONS"] = ["x"]
+    where = "the attribute _ARRAY_DIMENSIONS to list" if fmt == 2 else \
+        "dimension_names naming each of"
+    with pytest.raises(zarrx.MetadataError, match=re.escape(f"/bad: expected {where}")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, drop_variables="longer")
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "/: dimension 'x' has length 3 in array 'good' and 4 in array 'longer'; expected "
+            "one length per dimension name")):
+        xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE, drop_variables="bad")
+    for opened in (xr.open_dataset(tmp_path / "g.zarr", engine=ENGINE,
+                                   drop_variables=["bad", "longer"]),
+                   xr.open_datatree(tmp_path / "g.zarr", engine=ENGINE,
+                                    drop_variables=("longer", "bad")).to_dataset()):
+        assert list(opened.variables) == ["good"]
+        assert opened.sizes == {"x": 3}
 
 
 def test_open_errors_name_the_problem_with_the_builtin_engine_zarr_raises(tmp_path):

@@ -100,6 +100,97 @@ def test_text_too_long_for_the_stored_bytes_is_refused_not_cut(tmp_path, fmt):
     assert stored(path) == before
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype", ["U", "S"])
+def test_shorter_fixed_width_strings_are_appended_longer_or_other_ones_refused(tmp_path, fmt,
+                                                                              dtype):
+    path = tmp_path / "z.zarr"
+    first = xr.Dataset({"s": ("t", np.array(["abc", "d"], dtype=f"{dtype}3"))})
+    zx.to_zarrx(first, path, zarr_format=fmt)
+    before = stored(path)
+    other = "S" if dtype == "U" else "U"
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: variable 's' has dtype {np.dtype(dtype + '4').str}, but the stored one "
+            f"has {np.dtype(dtype + '3').str}: fixed-width strings would be cut")):
+        zx.to_zarrx(first.astype(f"{dtype}4"), path, append_dim="t")
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            f"to_zarrx: variable 's' has dtype {np.dtype(other + '1').str}, but the stored one "
+            f"has {np.dtype(dtype + '3').str}: expected {'text' if dtype == 'U' else 'bytes'}")):
+        zx.to_zarrx(first.astype(f"{other}1"), path, append_dim="t")
+    assert stored(path) == before
+    # engine "zarr" refuses the shorter ones too ("Mismatched dtypes"), which fit
+    zx.to_zarrx(first.astype(f"{dtype}1"), path, append_dim="t")
+    assert read(path, "zarr").s.values.tolist() == \
+        first.s.values.tolist() + first.astype(f"{dtype}1").s.values.tolist()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype", ["U", "S"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_python_strings_written_into_fixed_width_text_are_checked_not_cut(tmp_path, fmt, dtype,
+                                                                         lazy):
+    # engine "zarr" (and zarrx before) cast them to the stored width: "toolong" became "too",
+    # 1 became "1" and None "nan"
+    path = tmp_path / "z.zarr"
+    kind = (lambda v: v) if dtype == "U" else (lambda v: v.encode())
+    zx.to_zarrx(xr.Dataset({"s": ("t", np.array(["abc", "d"], dtype=f"{dtype}3"))}), path,
+                zarr_format=fmt)
+    before = stored(path)
+
+    def more(values, as_strings=False):
+        data = np.array(values, dtype=np.dtypes.StringDType() if as_strings else object)
+        ds = xr.Dataset({"s": ("t", data)})
+        return ds.chunk() if lazy else ds
+
+    width = np.dtype(f"{dtype}7").str
+    for values in ([kind("toolong"), kind("y")],) + ((["toolong", "y"], True),) * (dtype == "U"):
+        data = more(*values) if isinstance(values, tuple) else more(values)
+        with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                f"to_zarrx: variable 's' has dtype {width}, but the stored one has "
+                f"{np.dtype(dtype + '3').str}: fixed-width strings would be cut")):
+            zx.to_zarrx(data, path, append_dim="t")
+    element, other = ("str", b"x") if dtype == "U" else ("bytes", "x")
+    for bad in (other, 1):
+        with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+                f"to_zarrx: variable 's': the stored array holds {element} values; cannot store "
+                f"{type(bad).__name__} {bad!r}")):
+            zx.to_zarrx(more([kind("x"), bad]), path, append_dim="t")
+    assert stored(path) == before
+    zx.to_zarrx(more([kind("xy"), None]), path, append_dim="t")
+    zx.to_zarrx(more([kind("é") if dtype == "U" else b"z", np.nan]), path,
+                region={"t": slice(0, 2)})
+    assert read(path, "zarrx").s.values.tolist() == \
+        [kind("é") if dtype == "U" else b"z", kind(""), kind("xy"), kind("")]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("enc, values, message", [
+    ({}, [70000.0, 1.0], "70000.0 does not fit the stored int16 values (-32768 to 32767)"),
+    ({}, [np.nan, 1.0], "NaN cannot be stored in the stored int16 values, which have no "
+                        "_FillValue"),
+    ({"dtype": "u1", "scale_factor": 2.0, "_FillValue": 255}, [600.0, np.nan],
+     "a value packed by scale_factor/add_offset to 300.0 does not fit the stored uint8 values "
+     "(0 to 255)"),
+    ({"dtype": "i4", "_FillValue": -1}, [np.inf, 1.0],
+     "inf does not fit the stored int32 values (-2147483648 to 2147483647)"),
+])
+def test_numbers_the_stored_integers_cannot_hold_are_refused_not_wrapped(tmp_path, fmt, enc,
+                                                                        values, message):
+    # engine "zarr" (and zarrx before) cast them: 70000 became 4464 and NaN 0
+    path = tmp_path / "z.zarr"
+    first = xr.Dataset({"v": ("t", np.array([2, 4], dtype="i2" if not enc else "f8"))})
+    zx.to_zarrx(first, path, zarr_format=fmt, encoding={"v": enc} if enc else None)
+    before = stored(path)
+    for kw in ({"append_dim": "t"}, {"region": {"t": slice(0, 2)}}):
+        with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                f"to_zarrx: variable 'v': {message}")):
+            zx.to_zarrx(xr.Dataset({"v": ("t", np.array(values))}), path, **kw)
+    assert stored(path) == before
+    fits = [2.0, np.nan] if enc else [6.0, -8.0]
+    zx.to_zarrx(xr.Dataset({"v": ("t", np.array(fits))}), path, append_dim="t")
+    np.testing.assert_array_equal(read(path, "zarrx").v.values, [2, 4] + fits)
+
+
 @pytest.mark.parametrize("writer", ["zarr", "zarrx"])
 @pytest.mark.parametrize("var, enc, unused", [
     ("a", {"units": "days since 2000-01-01"}, ["units"]),

@@ -68,7 +68,7 @@ def test_a_dataarray_is_written_as_to_zarr_writes_it(tmp_path, fmt, name):
 
 def test_what_to_zarrx_writes_is_a_dataset_or_a_dataarray(tmp_path):
     with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
-            "to_zarrx: expected an xarray.Dataset or DataArray, found Variable")):
+            "to_zarrx: expected an xarray.Dataset, DataArray or DataTree, found Variable")):
         zx.to_zarrx(xr.Variable("x", [1.0]), tmp_path / "z.zarr")
     assert not (tmp_path / "z.zarr").exists()
 

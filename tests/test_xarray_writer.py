@@ -190,6 +190,38 @@ def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_writ
     assert not (tmp_path / "z.zarr").exists()
 
 
+@pytest.mark.parametrize("kw", [{"append_dim": "time"}, {"mode": "a-", "append_dim": "time"},
+                                {"mode": "a", "region": {"time": slice(0, 2)}},
+                                {"region": "auto"}])
+@pytest.mark.parametrize("group", [None, "sub"])
+def test_an_append_or_region_write_without_a_stored_group_creates_none(tmp_path, kw, group):
+    # (engine "zarr" leaves an empty group behind when it refuses an append)
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(2.0))})
+    if group is not None:
+        zx.to_zarrx(xr.Dataset(), path)
+    with pytest.raises(zarrx.errors.GroupNotFoundError, match=re.escape(
+            f"open_group: no group at '{group or '/'}' in LocalStore('{path}')")) as info:
+        zx.to_zarrx(ds, path, group=group, **kw)
+    assert isinstance(info.value, ValueError)       # as engine "zarr" raises for an append
+    if group is None:
+        assert not path.exists()
+    else:
+        assert list(zarrx.open_group(path, mode="r").members()) == []
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_region_ending_before_its_start_covers_nothing(tmp_path, lazy):
+    # as ds.isel(time=slice(3, 1)) selects nothing, the region slice(3, 1) holds nothing
+    # (engine "zarr" takes its length as -1 and refuses it)
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("time", np.arange(4.0))})
+    zx.to_zarrx(ds, path)
+    empty = ds.isel(time=slice(3, 1)) + 10
+    zx.to_zarrx(empty.chunk() if lazy else empty, path, region={"time": slice(3, 1)})
+    xr.testing.assert_identical(xr.open_zarr(path).load(), ds)
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_a_refused_write_in_mode_w_or_w_minus_leaves_the_store_as_it_was(tmp_path, fmt):
     """Mode "w" replaces the group only once every variable is checked (xarray's writer has
@@ -233,6 +265,9 @@ def test_a_refused_write_in_mode_w_or_w_minus_leaves_the_store_as_it_was(tmp_pat
     ({"region": {"time": slice(0, 4, 2)}}, "to_zarrx: region['time']: expected a slice with "
                                            "step 1, found slice(0, 4, 2)"),
     ({"region": {"time": slice(3, 5)}}, "to_zarrx: region['time'] = slice(3, 5, None) covers 1 "
+                                        "elements of the stored 4, but the dataset has 2 along "
+                                        "'time'"),
+    ({"region": {"time": slice(3, 1)}}, "to_zarrx: region['time'] = slice(3, 1, None) covers 0 "
                                         "elements of the stored 4, but the dataset has 2 along "
                                         "'time'"),
     ({"region": {"nope": slice(0, 2)}}, "to_zarrx: region names 'nope', which is not a "

@@ -45,13 +45,21 @@ def _check_location(url: Any, where: str) -> None:
                                 f"found {type(url).__name__}")
 
 
+def _zarr_python_array(url: Any) -> bool:
+    """Whether ``url`` is a zarr-python ``Array`` (which ``dask.array.from_zarr`` and
+    ``to_zarr`` take): zarrx opens the array at its path in its store."""
+    cls = type(url)
+    return cls.__name__ == "Array" and cls.__module__.split(".")[0] == "zarr" \
+        and hasattr(url, "store") and isinstance(getattr(url, "path", None), str)
+
+
 def from_zarrx(url: Any, component: str | None = None, storage_options: dict | None = None,
                chunks: Any = None, name: str | None = None, inline_array: bool = False,
                **kwargs: Any) -> Any:
     """A dask array reading the zarrx array at ``url`` (a path or URL, a zarrx ``Store``,
     anything else :func:`zarrx.open_array` opens, such as a dict, an fsspec mapper or a
-    zarr-python store, or a :class:`zarrx.Array`); ``component`` is the array's path inside a
-    group.
+    zarr-python store, a :class:`zarrx.Array`, or a zarr-python ``Array``, read through zarrx
+    at its path in its store); ``component`` is the array's path inside a group.
 
     ``chunks=None`` makes blocks of whole shards (or chunks when unsharded), merged up to about
     128 MiB; other values are what ``dask.array.from_array`` takes. ``kwargs`` go to
@@ -61,6 +69,11 @@ def from_zarrx(url: Any, component: str | None = None, storage_options: dict | N
         if component is not None:
             raise ArgumentError("from_zarrx: component= applies to a location, not to an Array")
         arr = url
+    elif _zarr_python_array(url):
+        if component is not None:
+            raise ArgumentError("from_zarrx: component= applies to a location, not to an Array")
+        kwargs.setdefault("mode", "r")
+        arr = open_array(url.store, path=url.path, **kwargs)
     else:
         _check_location(url, "from_zarrx")
         kwargs.setdefault("mode", "r")
@@ -74,8 +87,8 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
              return_stored: bool = False, mode: str = "a", **create_array_kwargs: Any) -> Any:
     """Write the dask array ``arr`` to a zarrx array.
 
-    ``url`` is a :class:`zarrx.Array` (written in place, optionally into ``region``, a tuple of
-    slices), or a path, URL or store (anything :func:`zarrx.open_array` opens) where an
+    ``url`` is a :class:`zarrx.Array` or a zarr-python ``Array`` (written in place through
+    zarrx, optionally into ``region``, a tuple of slices), or a path, URL or store (anything :func:`zarrx.open_array` opens) where an
     array is created from ``arr``'s shape and dtype with ``create_array_kwargs``
     (``chunks``, ``shards``, ``compressors``,
     ``fill_value``, ``zarr_format``, ``dimension_names``...; by default the chunks are
@@ -95,11 +108,12 @@ def to_zarrx(arr: Any, url: Any, component: str | None = None,
     if any(np.isnan(s) for s in arr.shape):
         raise ArgumentError("to_zarrx: the dask array has unknown chunk sizes; call "
                             "compute_chunk_sizes() first")
-    if isinstance(url, Array):
+    if isinstance(url, Array) or _zarr_python_array(url):
         if component is not None or create_array_kwargs:
             raise ArgumentError("to_zarrx: component= and array-creation arguments apply to a "
                                 "location, not to an existing Array")
-        target = url
+        target = url if isinstance(url, Array) else \
+            open_array(url.store, mode="r" if url.read_only else "r+", path=url.path)
     else:
         _check_location(url, "to_zarrx")
         target = _open_target(arr, url, component, storage_options, region, mode,

@@ -191,12 +191,20 @@ def _codec_dict(codec: Any) -> dict:
 
 
 class ZarrxDataStore(AbstractDataStore):
-    """A zarrx group as an xarray data store (read side)."""
+    """A zarrx group as an xarray data store (read side). The arrays named in ``skip`` (the
+    ``drop_variables`` of a read) are left out: their dimensions are neither looked up nor
+    checked, so an array xarray cannot read (no dimension names, a conflicting length) can be
+    dropped."""
 
-    def __init__(self, group: Group, *, mask_with_fill_value: bool | None = None) -> None:
+    def __init__(self, group: Group, *, mask_with_fill_value: bool | None = None,
+                 skip: Iterable[str] = ()) -> None:
         self.group = group
         self.mask = (group.zarr_format == 2) if mask_with_fill_value is None \
             else bool(mask_with_fill_value)
+        self.skip = frozenset(skip)
+
+    def _metas(self) -> list[tuple[str, ArrayMeta]]:
+        return [(k, m) for k, m in array_metas(self.group) if k not in self.skip]
 
     def open_variable(self, name: str, meta: ArrayMeta) -> Any:
         from xarray import Variable
@@ -229,7 +237,7 @@ class ZarrxDataStore(AbstractDataStore):
 
     def get_variables(self) -> dict:
         from xarray.core.utils import FrozenDict
-        metas = array_metas(self.group)
+        metas = self._metas()
         self._sizes(metas)                  # a Dataset needs one length per dimension
         return FrozenDict((name, self.open_variable(name, meta)) for name, meta in metas)
 
@@ -237,7 +245,7 @@ class ZarrxDataStore(AbstractDataStore):
         return {k: v for k, v in self.group.attrs.items() if not k.lower().startswith("_nc")}
 
     def get_dimensions(self, growing: str | None = None) -> dict:
-        return self._sizes(array_metas(self.group), growing)
+        return self._sizes(self._metas(), growing)
 
     def _sizes(self, metas: list[tuple[str, ArrayMeta]], growing: str | None = None
                ) -> dict[str, int]:
@@ -328,7 +336,8 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
         grp = open_store_group(filename_or_obj, group=group, mode=mode,
                                consolidated=consolidated, storage_options=storage_options,
                                zarr_format=zarr_format)
-        store = ZarrxDataStore(grp, mask_with_fill_value=use_zarr_fill_value_as_mask)
+        store = ZarrxDataStore(grp, mask_with_fill_value=use_zarr_fill_value_as_mask,
+                               skip=_dropped(drop_variables))
         return _decode(store, mask_and_scale=mask_and_scale, decode_times=decode_times,
                        concat_characters=concat_characters, decode_coords=decode_coords,
                        drop_variables=drop_variables, use_cftime=use_cftime,
@@ -360,8 +369,8 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
         nodes_ = [("", top)] + [(rel, node) for rel, node in top.members(max_depth=None)
                                 if isinstance(node, Group)]
         return {_tree_key(rel, bool(group)):
-                _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask),
-                        **decode)
+                _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask,
+                                       skip=_dropped(drop_variables)), **decode)
                 for rel, node in nodes_}
 
     def open_datatree(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
@@ -385,6 +394,19 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
             consolidated=consolidated, storage_options=storage_options,
             zarr_format=zarr_format, use_zarr_fill_value_as_mask=use_zarr_fill_value_as_mask,
             store=store, cache_members=cache_members))
+
+
+def _dropped(drop_variables: Any) -> frozenset[str]:
+    """The array names of ``drop_variables`` (a name or an iterable of names; what is not a
+    string is left to xarray, which names no array by it)."""
+    if drop_variables is None:
+        return frozenset()
+    if isinstance(drop_variables, str):
+        return frozenset([drop_variables])
+    try:
+        return frozenset(v for v in drop_variables if isinstance(v, str))
+    except TypeError:
+        return frozenset()
 
 
 def _refuse_store(store: Any) -> None:

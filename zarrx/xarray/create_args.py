@@ -12,7 +12,7 @@ import numpy as np
 
 from zarrx.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["ZARR_KEYS", "asks_vlen_utf8", "creation_kwargs"]
+__all__ = ["ZARR_KEYS", "asks_vlen_utf8", "asks_vlen_bytes", "creation_kwargs"]
 
 #: as engine "zarr" with zarr-python 3 takes them (no ``compressor``, in either format)
 ZARR_KEYS = {"chunks", "shards", "compressors", "filters", "serializer",
@@ -33,15 +33,54 @@ def _codec_arg(value: Any) -> Any:
     return value
 
 
-def asks_vlen_utf8(encoding: Mapping) -> bool:
-    """Whether a variable's encoding names the ``vlen-utf8`` codec (as reading a Zarr v2 array
-    of variable-length strings puts in its ``filters``): its strings stay variable-length."""
+VLEN_CODECS = ("vlen-utf8", "vlen-bytes")
+
+
+def _vlen_codecs(encoding: Mapping) -> list[str]:
+    """The variable-length codecs (``vlen-utf8``, ``vlen-bytes``) a variable's encoding names
+    in its ``filters`` or ``serializer``."""
+    found = []
     for key in ("filters", "serializer"):
         codecs = _codec_arg(encoding.get(key))
         for codec in codecs if isinstance(codecs, list) else [codecs]:
-            if isinstance(codec, dict) and "vlen-utf8" in (codec.get("id"), codec.get("name")):
-                return True
-    return False
+            if isinstance(codec, dict):
+                name = codec.get("id", codec.get("name"))
+                if name in VLEN_CODECS:
+                    found.append(name)
+    return found
+
+
+def asks_vlen_utf8(encoding: Mapping) -> bool:
+    """Whether a variable's encoding names the ``vlen-utf8`` codec (as reading a Zarr v2 array
+    of variable-length strings puts in its ``filters``): its strings stay variable-length."""
+    return "vlen-utf8" in _vlen_codecs(encoding)
+
+
+def asks_vlen_bytes(encoding: Mapping) -> bool:
+    """Whether a variable's encoding names the ``vlen-bytes`` codec (as reading a Zarr v2 array
+    of variable-length bytes puts in its ``filters``): its bytes stay variable-length in Zarr
+    v2."""
+    return "vlen-bytes" in _vlen_codecs(encoding)
+
+
+def _vlen_name(codec: Any) -> str | None:
+    name = codec.get("id", codec.get("name")) if isinstance(codec, dict) else None
+    return name if name in VLEN_CODECS else None
+
+
+def _v3_vlen(kw: dict) -> None:
+    """The variable-length codecs of a Zarr v3 array's arguments put in place: a Zarr v2 array
+    lists its codec among its filters (so reading one puts it there), where Zarr v3 has it as
+    the serializer. ``vlen-utf8`` becomes the serializer; ``vlen-bytes`` is dropped, as bytes
+    are stored fixed-width in Zarr v3 (as engine "zarr" stores them)."""
+    filters = kw.get("filters")
+    if isinstance(filters, list) and any(_vlen_name(f) for f in filters):
+        kw["filters"] = [f for f in filters if not _vlen_name(f)]
+        text = [f for f in filters if _vlen_name(f) == "vlen-utf8"]
+        if text:
+            kw.setdefault("serializer", text[0])
+    if _vlen_name(kw.get("serializer")) == "vlen-bytes":
+        del kw["serializer"]
 
 
 def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | None:
@@ -94,6 +133,8 @@ def creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> 
     for key in ("compressors", "filters", "serializer"):
         if key in enc and enc[key] is not None:
             kw[key] = _codec_arg(enc[key])
+    if fmt == 3:
+        _v3_vlen(kw)
     if "compressors" in enc and enc["compressors"] is None:
         kw["compressors"] = None            # no compressor, as engine "zarr" reads it
     if "chunk_key_encoding" in enc:

@@ -147,11 +147,14 @@ def vlen_element(dtype: np.dtype) -> type | None:
 
 
 def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
-                  variable_text: bool = False) -> tuple[Any, Any]:
+                  variable_text: bool = False, variable_bytes: bool = False
+                  ) -> tuple[Any, Any]:
     """``(zarrx dtype, values)`` for a CF-encoded variable's data: variable-length unicode
-    becomes zarrx's ``str`` type, variable-length bytes fixed-width bytes, numpy ``StringDType``
-    variable-length (v3, or v2 with ``variable_text``: its encoding asks for the ``vlen-utf8``
-    codec) or fixed-width (v2) unicode. Other object arrays are inspected."""
+    becomes zarrx's ``str`` type, variable-length bytes fixed-width bytes (in v2 with
+    ``variable_bytes``, zarrx's ``bytes`` type: its encoding asks for the ``vlen-bytes``
+    codec), numpy ``StringDType`` variable-length (v3, or v2 with ``variable_text``: its
+    encoding asks for the ``vlen-utf8`` codec) or fixed-width (v2) unicode. Other object arrays
+    are inspected."""
     if dtype.kind == "T":
         data = np.asarray(values, dtype=object)
         data[data == None] = ""   # noqa: E711 - elementwise
@@ -169,6 +172,8 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     if element is str:
         return str, data
     if element is bytes:
+        if variable_bytes and zarr_format == 2:
+            return bytes, data
         fixed = np.asarray(data.tolist() if data.ndim else data[()], dtype="S")
         return fixed.dtype, fixed
     return data.dtype, data

@@ -59,8 +59,9 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict
             raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1, "
                                 f"found {sel!r}")
         start, stop, _ = sel.indices(sizes[str(dim)])
+        stop = max(stop, start)         # (a slice ending before its start covers nothing)
         if stop - start != n:
-            raise ArgumentError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {max(stop - start, 0)}"
+            raise ArgumentError(f"to_zarrx: region[{dim!r}] = {sel!r} covers {stop - start}"
                                 f" elements of the stored {sizes[str(dim)]}, but the dataset has "
                                 f"{n} along {dim!r}")
         out[str(dim)] = slice(start, stop)
@@ -92,6 +93,25 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     return slice(int(pos[0]), int(pos[0]) + len(pos))
 
 
+def _fixed_text(var: Any, kind: str, name: str) -> Any:
+    """``var``'s strings (Python objects or ``StringDType``; ``kind`` "U") or bytes ("S") as a
+    fixed-width array of the width they need, missing values (None, NaN) as empty ones, so that
+    they are checked against the stored width (xarray's coders would cut them to it) and other
+    values are refused."""
+    element = str if kind == "U" else bytes
+    values = np.asarray(var.values, dtype=object)
+    flat = values.reshape(-1).tolist()
+    missing = [v is None or (isinstance(v, float) and v != v) for v in flat]
+    bad = next((v for v, m in zip(flat, missing) if not m and not isinstance(v, element)), None)
+    if bad is not None:
+        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                                f"{element.__name__} values; cannot store {type(bad).__name__} "
+                                f"{bad!r}")
+    fixed = np.array([element() if m else v for v, m in zip(flat, missing)] or [element()],
+                     dtype=kind)
+    return var.copy(data=fixed[:len(flat)].reshape(values.shape))
+
+
 def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | None,
                       slices: dict) -> Any:
     """``var`` made ready to write into the stored variable ``name``: same dimension order,
@@ -102,9 +122,17 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
-    if var.dtype.kind in "SU" and stored.dtype.kind in "SU" and var.dtype != stored.dtype:
-        raise ArgumentError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the "
-                            f"stored one has {stored.dtype}: fixed-width strings would be cut")
+    if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
+        var = _fixed_text(var, stored.dtype.kind, name)
+    if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
+        if var.dtype.kind != stored.dtype.kind:
+            raise ArgumentTypeError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but "
+                                    f"the stored one has {stored.dtype}: expected "
+                                    f"{'bytes' if stored.dtype.kind == 'S' else 'text'}")
+        if var.dtype.itemsize > stored.dtype.itemsize:     # (shorter ones fit)
+            raise ArgumentError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the "
+                                f"stored one has {stored.dtype}: fixed-width strings would be "
+                                f"cut")
     for dim, n_new, n_old in zip(var.dims, var.shape, stored.shape):
         if dim == append_dim or str(dim) in slices:
             continue
@@ -116,4 +144,39 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
     # (a StringDType "dtype" marks how the strings were read, not a conversion to make)
     var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS
                     and not (k == "dtype" and np.dtype(v).kind == "T")}
+    _check_packed(var, name)
     return var
+
+
+def _check_packed(var: Any, name: str) -> None:
+    """Numbers (held in memory) written into a variable stored as integers fit them once packed
+    by its ``scale_factor`` / ``add_offset`` (xarray's coders cast them: 70000 would wrap to
+    4464 in int16), and NaN needs a ``_FillValue`` (or ``missing_value``) to stand for it (it
+    would become 0). Dask-backed values are written as the coders make them."""
+    enc = var.encoding
+    dtype = np.dtype(enc.get("dtype", var.dtype))
+    if dtype.kind not in "iu" or var.dtype.kind not in "biuf" or _is_lazy(var):
+        return
+    packed = "scale_factor" in enc or "add_offset" in enc
+    values = np.asarray(var.values, dtype="f8" if var.dtype.kind == "f" or packed else None)
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+        if missing.any() and enc.get("_FillValue", enc.get("missing_value")) is None:
+            raise ArgumentError(f"to_zarrx: variable {name!r}: NaN cannot be stored in the "
+                                f"stored {dtype} values, which have no _FillValue")
+        values = values[~missing]
+        values = np.around((values - float(enc.get("add_offset", 0.0)))
+                           / float(enc.get("scale_factor", 1.0)))
+    if not values.size:
+        return
+    info = np.iinfo(dtype)
+    low, high = values.min(), values.max()
+    if low < info.min or high > info.max or not np.isfinite([low, high]).all():
+        bad = (low if low < info.min or not np.isfinite(low) else high).item()
+        what = f"a value packed by scale_factor/add_offset to {bad!r}" if packed else repr(bad)
+        raise ArgumentError(f"to_zarrx: variable {name!r}: {what} does not fit the stored "
+                            f"{dtype} values ({info.min} to {info.max})")
+
+
+def _is_lazy(var: Any) -> bool:
+    return type(var.data).__module__.split(".")[0] == "dask"

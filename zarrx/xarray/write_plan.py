@@ -18,7 +18,8 @@ from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import variable_element
-from zarrx.xarray.create_args import (asks_vlen_utf8 as _asks_vlen_utf8,
+from zarrx.xarray.create_args import (asks_vlen_bytes as _asks_vlen_bytes,
+                                      asks_vlen_utf8 as _asks_vlen_utf8,
                                       creation_kwargs as _creation_kwargs)
 from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr, \
     storage_dtype
@@ -75,7 +76,8 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     where = f"to_zarrx: variable {name!r}"
     encoded = _encode(var, name, fmt, given)
     dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
-                                variable_text=is_new and _asks_vlen_utf8(encoded.encoding))
+                                variable_text=is_new and _asks_vlen_utf8(encoded.encoding),
+                                variable_bytes=is_new and _asks_vlen_bytes(encoded.encoding))
     attrs = dict(encoded.attrs)
     dims = tuple(str(d) for d in encoded.dims)
     if not is_new:

@@ -39,9 +39,12 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
              region: Mapping | str | None = None, storage_options: dict | None = None,
              zarr_format: int | None = None, write_empty_chunks: bool | None = None,
              safe_chunks: bool = True, align_chunks: bool = False,
-             chunkmanager_store_kwargs: dict | None = None) -> Any:
+             chunkmanager_store_kwargs: dict | None = None,
+             write_inherited_coords: bool = False) -> Any:
     """Write ``ds`` (an ``xarray.Dataset``, or a ``DataArray`` as ``DataArray.to_zarr`` writes
     it, which ``xr.open_dataarray`` reads back) to the Zarr group at ``store`` / ``group``.
+    A ``DataTree`` is written as ``DataTree.to_zarr`` writes it, one group per node (see
+    :func:`zarrx.xarray.tree.tree_to_zarrx`; ``write_inherited_coords`` applies to it only).
 
     The arguments are those of ``Dataset.to_zarr``. ``mode``: ``w`` replace, ``w-`` create
     (fail if it exists; the default), ``a`` add or replace variables (the default with
@@ -64,11 +67,21 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
+    tree_type = getattr(xr, "DataTree", None)      # (in xarray 2024.10 and later)
+    if tree_type is not None and isinstance(ds, tree_type):
+        from zarrx.xarray.tree import tree_to_zarrx
+        return tree_to_zarrx(to_zarrx, ds, store, mode, group, encoding,
+                             write_inherited_coords=write_inherited_coords, compute=compute,
+                             consolidated=consolidated, append_dim=append_dim, region=region,
+                             storage_options=storage_options, zarr_format=zarr_format,
+                             write_empty_chunks=write_empty_chunks, safe_chunks=safe_chunks,
+                             align_chunks=align_chunks,
+                             chunkmanager_store_kwargs=chunkmanager_store_kwargs)
     if isinstance(ds, xr.DataArray):
         ds = _as_dataset(ds)
     if not isinstance(ds, xr.Dataset):
-        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset or DataArray, found "
-                                f"{type(ds).__name__}")
+        raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, DataArray or DataTree, "
+                                f"found {type(ds).__name__}")
     check_format(zarr_format, none=True)
     for name in ds.variables:                # before anything is opened, as xarray checks
         if name is not None and (not isinstance(name, str) or not name):
@@ -83,7 +96,10 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     creating = mode in ("w", "w-")
     if mode == "w-":
         _refuse_existing(store, group, storage_options)
-    grp = None if creating else _open(store, mode, group, zarr_format, storage_options)
+    # an append or a region write needs the stored group: opened without creating it, so that
+    # one refused for a missing group leaves nothing behind
+    grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
+                                      existing=append_dim is not None or region is not None)
     fmt = grp.zarr_format if grp is not None else zarr_format or 3
     if encoding is not None and not isinstance(encoding, Mapping):
         raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
@@ -219,7 +235,9 @@ def _refuse_existing(store: Any, group: str | None, storage_options: dict | None
 
 
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
-          storage_options: dict | None) -> Group:
+          storage_options: dict | None, *, existing: bool = False) -> Group:
+    """The group to write: created or replaced (modes ``w-``, ``w``), else opened, and created
+    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group)."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
@@ -234,7 +252,7 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
             raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the node at {path or '/'!r} "
                                 f"is Zarr v{node.zarr_format} (mode {mode!r} writes into it; "
                                 f"leave zarr_format out or use mode='w' to replace it)")
-    return open_group(store, mode="r+" if mode == "r+" else "a", path=path,
+    return open_group(store, mode="r+" if mode == "r+" or existing else "a", path=path,
                       zarr_format=fmt, use_consolidated=False, **kw)
 
 

@@ -1,0 +1,67 @@
+"""``to_zarrx`` of an ``xarray.DataTree``: each node of the tree is written as a group of the
+hierarchy (its variables as arrays), as ``DataTree.to_zarr`` writes it, and read back by
+``xr.open_datatree(..., engine="zarrx")`` or engine "zarr".
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from zarrx.api import consolidate_metadata, open_group
+from zarrx.creation import node_path
+from zarrx.errors import ArgumentError, ArgumentTypeError
+
+__all__ = ["tree_to_zarrx"]
+
+
+def tree_to_zarrx(write: Callable[..., Any], tree: Any, store: Any, mode: str | None,
+                  group: str | None, encoding: Mapping | None, *, write_inherited_coords: bool,
+                  compute: bool, consolidated: bool | None, append_dim: Any,
+                  storage_options: dict | None, zarr_format: int | None,
+                  **kwargs: Any) -> Any:
+    """Write every node of ``tree`` with ``write`` (:func:`zarrx.xarray.to_zarrx`, which calls
+    this for a DataTree): the root at ``group`` (with its inherited coordinates, which are its
+    own), each other node at its path below it (with the coordinates it inherits only when
+    ``write_inherited_coords``). ``encoding`` is
+    keyed by node path (``"/"``, ``"/a/b"``), then by variable. ``mode`` applies to every
+    node (``w`` replaces the root group, and so the whole tree below it). ``kwargs`` are the
+    other arguments of ``to_zarrx`` (``region``, ``write_empty_chunks``...), given to each
+    node."""
+    if append_dim is not None:      # (a NotImplementedError in xarray)
+        raise ArgumentError("to_zarrx: append_dim is not supported for a DataTree; append to "
+                            "each node's group with group=")
+    if encoding is not None and not isinstance(encoding, Mapping):
+        raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of node path -> dict of "
+                                f"variable name -> dict, found {type(encoding).__name__}")
+    encoding = dict(encoding or {})
+    unknown = sorted(map(str, set(encoding) - set(tree.groups)))
+    if unknown:
+        raise ArgumentError(f"to_zarrx: encoding names groups {unknown}, which are not in the "
+                            f"DataTree (expected node paths such as '/' or '/a/b')")
+    top = node_path(group, "to_zarrx", "group")
+    kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
+    fmt = zarr_format
+    writes = []
+    for rel, node in tree.subtree_with_keys:
+        at_root = node is tree
+        path = top if at_root else "/".join(p for p in (top, rel) if p)
+        written = write(node.to_dataset(inherit=write_inherited_coords or at_root), store,
+                        mode=mode, group=path or None, encoding=encoding.get(node.path),
+                        compute=compute, consolidated=False, zarr_format=fmt,
+                        storage_options=storage_options, **kwargs)
+        if not compute:
+            writes.append(written)
+        if at_root and fmt is None:     # the nodes below are of the root's format
+            fmt = open_group(store, mode="r", path=top, use_consolidated=False,
+                             **kw).zarr_format
+    root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
+    if consolidated is not False:       # the whole hierarchy, from the store's root
+        consolidate_metadata(root.store)
+    if compute:
+        return root
+    import dask
+    return dask.delayed(_all_written)(*writes)
+
+
+def _all_written(*_: Any) -> None:
+    return None
