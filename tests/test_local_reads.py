@@ -134,3 +134,34 @@ def test_a_shard_nearly_all_wanted_is_read_with_one_read(tmp_path, threads, monk
     top = reads(np.s_[0:128, 256:512])                          # 8 of 16: slots 0 to 7
     assert len(top) == 2 and top[1][1] == 8 * 64 * 64 * 4       # the index, then the chunks
     assert len(reads(np.s_[0:64, 0:256])) == 2                  # 4 of 16
+
+
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_a_shard_file_much_longer_than_its_chunks_is_not_read_whole(tmp_path, monkeypatch,
+                                                                    location):
+    """Bytes no index entry points at (left by a writer, or appended after the index at the
+    start) are not read: a shard file larger than ``WHOLE_READ_MAX`` is read as its index,
+    then its chunks, however much of it is wanted."""
+    from zarrx.store.sharded import WHOLE_READ_MAX
+    a = np.arange(64 * 64, dtype="u1").reshape(64, 64)
+    z = zarrx.create_array(tmp_path / "s.zarr", shape=a.shape, dtype="u1", chunks=(16, 16),
+                           shards={"shape": (64, 64), "index_location": location},
+                           compressors=None, fill_value=0)
+    z[...] = a
+    path = tmp_path / "s.zarr" / "c" / "0" / "0"
+    blob = path.read_bytes()
+    index = 16 * 16 + 4
+    chunks, idx = (blob[index:], blob[:index]) if location == "start" else \
+        (blob[:-index], blob[-index:])
+    gap = bytes(WHOLE_READ_MAX)                # a run of bytes no entry points at
+    if location == "start":                    # after the chunks
+        path.write_bytes(idx + chunks + gap)
+    else:                                      # before them, the entries moved past it
+        entries = np.frombuffer(idx[:-4], "<u8").reshape(-1, 2).copy()
+        entries[:, 0] += len(gap)
+        from zarrx.codecs._crc32c import crc32c
+        body = entries.astype("<u8").tobytes()
+        path.write_bytes(gap + chunks + body + crc32c(body).to_bytes(4, "little"))
+    calls = _count_preads(monkeypatch)
+    np.testing.assert_array_equal(zarrx.open_array(tmp_path / "s.zarr", mode="r")[...], a)
+    assert max(n for _, n in calls) <= len(chunks)

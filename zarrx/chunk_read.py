@@ -4,8 +4,8 @@ output; and one element alone (:func:`read_point`).
 Reads are windows of chunks, each fetched with one ``get_chunks`` call and decoded on one
 thread; a window never splits the chunks of one stored object. Memory: a read allocates its
 output plus O(threads) decoded chunk buffers and holds the stored bytes of one window (never
-less than one stored object's requested chunks; a local shard nearly all wanted is read
-whole) per thread; a huge raw chunk
+less than one stored object's requested chunks; a local shard of at most 16 MiB nearly all
+wanted is read whole) per thread; a huge raw chunk
 (``RANGED_RAW_BYTES`` in :mod:`zarrx.chunk_io`) is fetched as the byte range the selection
 spans in it.
 """

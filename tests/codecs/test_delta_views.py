@@ -194,3 +194,17 @@ def test_a_one_byte_delta_type_over_big_endian_data_is_refused(tmp_path) -> None
                                "byte: delta would read the big-endian bytes of the data it "
                                "receives one by one, which zarrx does not reproduce, found "
                                "'|u1'")
+
+
+@pytest.mark.parametrize("fmt,at", [(2, "filters[0].dtype"),
+                                    (3, "filters[0].configuration.dtype")])
+def test_a_delta_type_over_python_objects_is_refused_naming_them(tmp_path, fmt, at) -> None:
+    # a chunk of Python objects has no bytes for delta to read as its type
+    flt = _filter("<i8", None) if fmt == 2 else \
+        {"name": "numcodecs.delta", "configuration": {"dtype": "<i8"}}
+    with pytest.raises(CodecError) as info:
+        zarrx.create_array(str(tmp_path / "s"), shape=(4,), dtype=str, zarr_format=fmt,
+                           filters=[flt])
+    assert str(info.value) == (f"create_array {at}: delta reads the bytes of a chunk as this "
+                               "type, <i8; expected a chunk of fixed-size items, found one of "
+                               "Python objects (shape (4,), type object)")

@@ -61,13 +61,17 @@ class Delta(ArrayToArrayCodec):
                 ) -> tuple[np.dtype, tuple[int, ...]]:
         dt = native(self.dtype) if self.dtype is not None else dtype
         if self._views(dtype):
+            if dtype.hasobject:
+                raise CodecError(f"{config_field(where, 'dtype')}: delta reads the bytes of a "
+                                 f"chunk as this type, {self.dtype.str}; expected a chunk of "
+                                 f"fixed-size items, found one of Python objects (shape "
+                                 f"{shape}, type {dtype})")
             nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-            if dtype.hasobject or nbytes % dt.itemsize:
-                have = "an object" if dtype.hasobject else f"{nbytes} bytes of"
+            if nbytes % dt.itemsize:
                 raise CodecError(f"{config_field(where, 'dtype')}: delta reads the bytes of a "
                                  f"chunk as this type; expected a type whose item size divides "
-                                 f"a chunk's bytes ({have} shape {shape} and type {dtype}), "
-                                 f"found {self.dtype.str}")
+                                 f"a chunk's bytes ({nbytes} bytes of shape {shape} and type "
+                                 f"{dtype}), found {self.dtype.str}")
             shape = (nbytes // dt.itemsize,)
         if dt.kind not in "iufc" and dt.kind != "m":
             raise CodecError(f"{where}: delta needs a numeric data type, found {dt}")

@@ -7,8 +7,8 @@ byte ranges of the outermost shard objects (held by a :class:`KeyedChunks`).
 Reads: one snapshot of the shard object serves the index (or indexes, when nested) and the
 inner chunks, so they come from one version of the object even while another writer replaces
 it; a cached index is used only for the generation it was read from. When nearly all of a
-shard is wanted, its index is not cached and the snapshot reads a whole object as cheaply as a
-range (a local file), the whole object is read at once and the index and the chunks are taken
+shard is wanted, its index is not cached, the snapshot reads a whole object as cheaply as a
+range (a local file) and the object is at most ``WHOLE_READ_MAX`` bytes, it is read at once and the index and the chunks are taken
 from those bytes (:meth:`ShardedChunks._whole`).
 
 Writes: :meth:`ShardedChunks.commit` merges the new inner chunks of one shard into the stored
@@ -41,6 +41,11 @@ __all__ = ["ShardedChunks"]
 _INNER_KEYS = KeyEncoding("default", "/")
 _LIST_BATCH = 64
 REUSED_SLAB_MAX = 64 << 20   # a writing thread keeps its shard slab up to this size
+#: the largest shard object read whole (``ShardedChunks._whole``): its size is all a reader knows
+#: before the index, and bytes no index entry points at (a gap a writer left, bytes after an
+#: index at the start) are read too, so a larger object is read as its index, then its chunks
+#: (for such an object the read of the index costs little beside that of its chunks)
+WHOLE_READ_MAX = 16 << 20
 
 
 class ShardedChunks(ChunkSource):
@@ -226,14 +231,16 @@ class ShardedChunks(ChunkSource):
         of those bytes at the same generation, when that costs about what reading the index
         and then the chunks would (on a local file, one ``pread`` where those take two); None
         otherwise. That is: ``snap`` reads a whole object as cheaply as a range, its size is
-        known, its index is not cached, requests ``a`` to ``b`` want at least half of its read
-        units, all whole, and (inner chunks lying in slot order, as writers store them) what
-        they leave out before the first wanted slot and after the last is at most a sixteenth
-        of the slots: the chunks' coalesced read would span nearly all of the object anyway.
+        known and at most ``WHOLE_READ_MAX``, its index is not cached, requests ``a`` to ``b``
+        want at least half of its read units, all whole, and (inner chunks lying in slot order,
+        as writers store them) what they leave out before the first wanted slot and after the
+        last is at most a sixteenth of the slots: the chunks' coalesced read would span nearly
+        all of the object anyway.
         The index and the chunks are then taken from the bytes read, with the same checks
         against the object's size."""
         units = self.units_per_object
-        if not snap.whole_reads or snap.size is None or 2 * (b - a) < units:
+        if not snap.whole_reads or snap.size is None or snap.size > WHOLE_READ_MAX or \
+                2 * (b - a) < units:
             return None
         if any(requests[i][1] is not None for i in range(a, b)):
             return None
