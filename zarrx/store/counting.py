@@ -241,6 +241,10 @@ class _CountingSnapshot(ObjectSnapshot):
     def size(self) -> int | None:  # type: ignore[override]
         return self._inner.size
 
+    @property
+    def whole_reads(self) -> bool:  # type: ignore[override]
+        return self._inner.whole_reads
+
     def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
         ranges = list(ranges)
         try:

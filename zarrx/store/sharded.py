@@ -8,8 +8,8 @@ Reads: one snapshot of the shard object serves the index (or indexes, when neste
 inner chunks, so they come from one version of the object even while another writer replaces
 it; a cached index is used only for the generation it was read from. When nearly all of a
 shard is wanted, its index is not cached, the snapshot reads a whole object as cheaply as a
-range (a local file) and the object is at most ``WHOLE_READ_MAX`` bytes, it is read at once and the index and the chunks are taken
-from those bytes (:meth:`ShardedChunks._whole`).
+range (a local file) and the object is at most ``WHOLE_READ_MAX`` bytes, it is read at once
+and the index and the chunks are taken from those bytes (:meth:`ShardedChunks._whole`).
 
 Writes: :meth:`ShardedChunks.commit` merges the new inner chunks of one shard into the stored
 shard (read-modify-write, unless the write covers the whole shard) and stores it conditionally
