@@ -359,7 +359,8 @@ def test_bad_arguments_raise_the_builtin_dask_raises(tmp_path):
     with pytest.raises(ValueError):
         da.from_zarr(str(tmp_path / "z.zarr"), chunks=((3, 6),))
     with pytest.raises(zarrx.ArgumentError, match=re.escape(
-            "/: chunks=((3, 6),): Chunks do not add up to shape")):
+            "from_zarrx: chunks=((3, 6),): axis 0: block sizes (3, 6) add up to 9, but the axis "
+            "has 20 elements")):
         zd.from_zarrx(z, chunks=((3, 6),))
     for call in (lambda: zd.to_zarrx(np.arange(3), z), lambda: zd.to_zarrx(x, 3),
                  lambda: zd.from_zarrx(3)):
@@ -381,3 +382,45 @@ def test_to_zarrx_return_stored_into_a_region_reads_the_region(tmp_path, compute
     assert stored.shape == ref.shape == (6,) and stored.chunks == x.chunks
     np.testing.assert_array_equal(stored.compute(), ref.compute())
     np.testing.assert_array_equal(z[...], [-1, -1, 0, 1, 2, 3, 4, 5, -1, -1])
+
+
+WHOLE = "a block size of at least 1, -1 or None (the whole axis), 'auto' or a byte size"
+
+
+@pytest.mark.parametrize("chunks, error, message", [
+    ((0, 5), zarrx.ArgumentError, f"axis 0: expected {WHOLE}, found 0"),
+    (0, zarrx.ArgumentError, f"axis 0: expected {WHOLE}, found 0"),
+    ({1: 0}, zarrx.ArgumentError, f"axis 1: expected {WHOLE}, found 0"),
+    ((5, -2), zarrx.ArgumentError, f"axis 1: expected {WHOLE}, found -2"),
+    (-3, zarrx.ArgumentError, f"axis 0: expected {WHOLE}, found -3"),
+    ((5,), zarrx.ArgumentError,
+     "expected 2 entries, one per axis of the array of shape (10, 20), found 1"),
+    ((5, 5, 5), zarrx.ArgumentError,
+     "expected 2 entries, one per axis of the array of shape (10, 20), found 3"),
+    ((2.5, 5), zarrx.ArgumentTypeError,
+     f"axis 0: expected {WHOLE}, or a tuple of block sizes, found float 2.5"),
+    ((5, True), zarrx.ArgumentTypeError,
+     f"axis 1: expected {WHOLE}, or a tuple of block sizes, found bool True"),
+    (((5, 5), (10, -1)), zarrx.ArgumentError,
+     "axis 1: expected block sizes of at least 0, found (10, -1)"),
+    (((4, 4), (20,)), zarrx.ArgumentError,
+     "axis 0: block sizes (4, 4) add up to 8, but the axis has 10 elements"),
+    ({2: 5}, zarrx.ArgumentError, "names axis 2, but the array of shape (10, 20) has axes 0 to 1"),
+    ({-1: 5}, zarrx.ArgumentError,
+     "names axis -1, but the array of shape (10, 20) has axes 0 to 1"),
+    (2.0, zarrx.ArgumentTypeError, "expected an int, a tuple of one entry per axis, a dict of "
+                                   "axis -> entry, 'auto' or a byte size such as '100MiB', found "
+                                   "float"),
+])
+def test_invalid_chunks_are_refused_with_a_message_naming_them(tmp_path, chunks, error, message):
+    # chunks=(0, 5) gave dask's "integer division or modulo by zero", -3 a raw ValueError, and
+    # a dict naming a missing axis was ignored
+    path = tmp_path / "z.zarr"
+    z = zarrx.create_array(path, shape=(10, 20), dtype="i4", chunks=(5, 5))
+    for call, where in ((lambda: zd.from_zarr(path, chunks=chunks), "from_zarrx"),
+                        (lambda: z.to_dask(chunks), "to_dask")):
+        with pytest.raises(error) as info:
+            call()
+        assert str(info.value) == f"{where}: chunks={chunks!r}: {message}"
+    for fine in ((-1, 5), (None, 5), {0: 5}, ((0, 10), (20,)), "auto", "1KiB", 5):
+        assert zd.from_zarr(path, chunks=fine).compute().shape == (10, 20)

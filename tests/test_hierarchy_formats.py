@@ -133,3 +133,43 @@ def test_a_group_lists_and_consolidates_only_children_of_its_format(tmp_path, pa
         theirs = zarr.open_consolidated(str(root), zarr_format=parent_fmt)
         assert sorted(k for k, _ in theirs.members(max_depth=None)) == want
     assert zarrx.open_array(str(root / "other"), mode="r").metadata.zarr_format == other
+
+
+@pytest.mark.parametrize("parent_fmt", [2, 3])
+@pytest.mark.parametrize("how", ["create_group", "open_group-a", "open_group-w", "group",
+                                 "open-a", "create_array", "create", "open_array-a",
+                                 "save_array"])
+def test_a_node_created_without_zarr_format_takes_its_hierarchys_format(tmp_path, how,
+                                                                         parent_fmt):
+    # zarr-python makes Zarr v3 there (a node its v2 parent does not list); zarrx refused it
+    root = str(tmp_path / "h.zarr")
+    zarrx.open_group(root, mode="w", zarr_format=parent_fmt).create_group("sub")
+    path = "sub/a/new"                              # through a missing group
+    kw = {"shape": (2,), "dtype": "i4"}
+    make = {
+        "create_group": lambda: zarrx.create_group(root, path=path),
+        "open_group-a": lambda: zarrx.open_group(root, path=path, mode="a"),
+        "open_group-w": lambda: zarrx.open_group(root, path=path, mode="w"),
+        "group": lambda: zarrx.group(root, path=path),
+        "open-a": lambda: zarrx.open(root, path=path, mode="a"),
+        "create_array": lambda: zarrx.create_array(root, name=path, **kw),
+        "create": lambda: zarrx.create(store=root, path=path, **kw),
+        "open_array-a": lambda: zarrx.open_array(root, path=path, mode="a", **kw),
+        "save_array": lambda: zarrx.save_array(root, np.arange(2), path=path),
+    }[how]
+    make()
+    node = zarrx.open(root, path=path, mode="r")
+    assert node.metadata.zarr_format == parent_fmt
+    assert zarrx.open_group(root, path="sub/a", mode="r").metadata.zarr_format == parent_fmt
+    assert [k for k, _ in zarrx.open_group(root, mode="r").members(max_depth=None)] == \
+        ["sub", "sub/a", "sub/a/new"]
+
+
+def test_a_node_created_without_zarr_format_and_no_group_above_is_zarr_v3(tmp_path):
+    root = str(tmp_path / "h.zarr")
+    assert zarrx.create_group(root, path="g").metadata.zarr_format == 3
+    assert zarrx.create_array(str(tmp_path / "a.zarr"), shape=(1,), dtype="i4"
+                              ).metadata.zarr_format == 3
+    zarrx.open_group(str(tmp_path / "v2.zarr"), mode="w", zarr_format=2)
+    # the root replaced by mode "w" has nothing above it
+    assert zarrx.open_group(str(tmp_path / "v2.zarr"), mode="w").metadata.zarr_format == 3

@@ -191,6 +191,33 @@ def test_numbers_the_stored_integers_cannot_hold_are_refused_not_wrapped(tmp_pat
     np.testing.assert_array_equal(read(path, "zarrx").v.values, [2, 4] + fits)
 
 
+@pytest.mark.parametrize("compute", [True, False])
+@pytest.mark.parametrize("dtype, values, message", [
+    ("i2", [1.0, 70000.0], "70000.0 does not fit the stored int16 values (-32768 to 32767)"),
+    ("u1", [1, -1], "-1 does not fit the stored uint8 values (0 to 255)"),
+    ("i2", [1.0, np.nan], "NaN cannot be stored in the stored int16 values, which have no "
+                          "_FillValue"),
+])
+def test_dask_numbers_the_stored_integers_cannot_hold_are_refused_not_wrapped(
+        tmp_path, compute, dtype, values, message):
+    # dask values were cast lazily by the coders: 70000 became 4464, -1 255 and NaN 0; they
+    # are checked block by block as the graph computes (with compute=False, not before)
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(xr.Dataset({"v": ("t", np.array([2, 4], dtype=dtype))}), path,
+                encoding={"v": {"chunks": (1,)}})
+    for kw, bad_row, kept in (({"append_dim": "t"}, 3, 0), ({"region": {"t": slice(0, 2)}}, 1, 4)):
+        ds = xr.Dataset({"v": ("t", np.array(values))}).chunk(t=1)
+        written = None if compute else zx.to_zarrx(ds, path, compute=False, **kw)
+        with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                f"to_zarrx: variable 'v': {message}")):
+            zx.to_zarrx(ds, path, **kw) if compute else written.compute()
+        # (the block before may be written; the refused one is not)
+        assert zarrx.open_array(path, path="v")[bad_row] == kept
+    fits = xr.Dataset({"v": ("t", np.array([6, 8], dtype=dtype))}).chunk(t=1)
+    zx.to_zarrx(fits, path, region={"t": slice(0, 2)})
+    assert zarrx.open_array(path, path="v")[:2].tolist() == [6, 8]
+
+
 @pytest.mark.parametrize("writer", ["zarr", "zarrx"])
 @pytest.mark.parametrize("var, enc, unused", [
     ("a", {"units": "days since 2000-01-01"}, ["units"]),

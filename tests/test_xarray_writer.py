@@ -367,3 +367,16 @@ def test_serializer_none_is_refused_as_engine_zarr_refuses_it(tmp_path, writer, 
     if writer == "zarrx":
         assert str(info.value) == ("to_zarrx: encoding of 'v': serializer: expected an "
                                    "array->bytes codec or 'auto', found None")
+
+
+@pytest.mark.parametrize("parent_fmt", [2, 3])
+@pytest.mark.parametrize("mode", ["w", "w-", "a"])
+def test_a_group_written_into_a_hierarchy_takes_its_format(tmp_path, mode, parent_fmt):
+    # a new group inside a Zarr v2 hierarchy was made Zarr v3 and refused (MetadataError)
+    path = str(tmp_path / "h.zarr")
+    zarrx.open_group(path, mode="w", zarr_format=parent_fmt).create_group("sub")
+    ds = xr.Dataset({"v": ("t", np.arange(3))}, attrs={"title": "x"})
+    zx.to_zarrx(ds, path, mode=mode, group="sub/g")
+    assert zarrx.open_group(path, path="sub/g", mode="r").metadata.zarr_format == parent_fmt
+    assert zarrx.open_array(path, path="sub/g/v", mode="r").metadata.zarr_format == parent_fmt
+    xr.testing.assert_identical(xr.open_zarr(path, group="sub/g").load(), ds)

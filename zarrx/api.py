@@ -22,8 +22,8 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
                           node_exists)
 from zarrx.creation import (_store, _where, check_format, config_order, create_array,
-                            create_chunks, exists_error, format_of, like_arguments, node_path,
-                            prepare_node)
+                            create_chunks, exists_error, format_of, inherited_format,
+                            like_arguments, node_path, prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -123,14 +123,14 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     creating = dict(kwargs)
     try:
         if "shape" in creating:
-            return create(store=st, path=path, zarr_format=zarr_format or 3,
+            return create(store=st, path=path, zarr_format=zarr_format,
                           overwrite=(mode == "w"), _mode=mode, **creating)
         attributes = creating.pop("attributes", None)
         if creating:
             raise ArgumentTypeError(f"open: {next(iter(creating))}= is an array argument, but "
                                     f"no shape= was given, so open would create a group at "
                                     f"{_where(st, path)}")
-        return create_group(st, path=path, zarr_format=zarr_format or 3,
+        return create_group(st, path=path, zarr_format=zarr_format,
                             overwrite=(mode == "w"), attributes=attributes, _mode=mode)
     except NodeExistsError as exc:
         if mode != "a":
@@ -167,7 +167,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     if mode == "w-":
         _check_unused(st, path, _what)
     try:
-        return create_group(st, path=path, zarr_format=zarr_format or 3, attributes=attributes,
+        return create_group(st, path=path, zarr_format=zarr_format, attributes=attributes,
                             overwrite=(mode == "w"), _mode=mode)
     except NodeExistsError as exc:
         if mode != "a":
@@ -270,7 +270,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
                               f"open_array: a node already exists at {_where(st, path)}")
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
     try:
-        return create(store=st, path=path, zarr_format=zarr_format or 3,
+        return create(store=st, path=path, zarr_format=zarr_format,
                       overwrite=(mode == "w"), _mode=mode, **kwargs)
     except NodeExistsError as exc:
         if mode != "a":
@@ -281,13 +281,14 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
 
 
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
-                 zarr_format: int | None = 3, attributes: dict | None = None,
+                 zarr_format: int | None = None, attributes: dict | None = None,
                  overwrite: bool = False, storage_options: dict | None = None,
                  _mode: str = "w-") -> Group:
-    """Create a group at ``path``."""
+    """Create a group at ``path``; without ``zarr_format``, of the format of the group it goes
+    into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3)."""
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_group", new=True)
-    zarr_format = 3 if zarr_format is None else zarr_format
+    zarr_format = inherited_format(st, path, zarr_format)
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
     meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
@@ -372,12 +373,15 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
            zarr_version: int | None = None, **kwargs: Any) -> Array:
     """The older ``zarr.create`` signature (one ``compressor``, ``chunks=True`` for automatic
     chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``), mapped onto
-    :func:`create_array`, whose keywords it also takes."""
+    :func:`create_array`, whose keywords it also takes. Without ``zarr_format``, the array
+    takes the format of the group it goes into, as with :func:`create_array`."""
     from zarrx.codec_args import split_codecs
 
     zarr_format = format_of(zarr_format, zarr_version, "create")
     check_format(zarr_format, none=True)
-    fmt = zarr_format or 3
+    store = _store(store, "w", kwargs.pop("storage_options", None))
+    fmt = inherited_format(store, node_path(path, "create_array", "name", new=True),
+                           zarr_format)
     if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
         kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
                                         "separator": dimension_separator}

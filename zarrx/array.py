@@ -277,7 +277,7 @@ class Array(Selecting, Reshaping, Node):
         """This array as a dask array; by default its blocks are whole shards (or chunks),
         merged up to about 128 MiB. See :func:`zarrx.dask.from_zarrx`."""
         from zarrx.dask.graph import array_to_dask
-        return array_to_dask(self, chunks)
+        return array_to_dask(self, chunks, where="to_dask")
 
     @property
     def info(self) -> str:

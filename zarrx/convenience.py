@@ -56,7 +56,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     create_array(_store(store, "w", storage_options), name=path, shape=arr.shape,
                  dtype=data_dtype(np.asarray(arr), "save_array"),
                  chunks=chunks, overwrite=overwrite,
-                 zarr_format=zarr_format or 3, data=np.asarray(arr), **kwargs)
+                 zarr_format=zarr_format, data=np.asarray(arr), **kwargs)
 
 
 def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
@@ -76,7 +76,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                                     f"found {type(arr).__name__}")
     if not args and not kwargs:
         raise ArgumentError("save_group: at least one array must be provided")
-    g = open_group(store, mode="w", path=path, zarr_format=zarr_format or 3,
+    g = open_group(store, mode="w", path=path, zarr_format=zarr_format,
                    storage_options=storage_options)
     items = [(f"arr_{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
     for name, arr in items:

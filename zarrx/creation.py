@@ -91,6 +91,18 @@ def check_v3_names(paths: list[str], path: str, what: str) -> None:
                                 f"(reserved by the Zarr v3 specification), found {name!r}")
 
 
+def inherited_format(store: Store, path: str, zarr_format: int | None) -> int:
+    """``zarr_format``, or when it is None the format of the nearest existing node above
+    ``path`` (a node created inside a Zarr v2 hierarchy is Zarr v2), else 3."""
+    if zarr_format is not None:
+        return zarr_format
+    for cur in reversed(_ancestors("", path)) if path else ():
+        meta = nodes.load_node(store, cur)
+        if meta is not None:
+            return meta.zarr_format
+    return 3
+
+
 def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:
     """The groups to create between ``base`` and ``path``, after checking that no array is in
     the way and that the nearest existing group has ``zarr_format``: zarr-python lists only
@@ -197,7 +209,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  dtype: Any = None, chunks: Any = "auto", shards: Any = None,
                  filters: Any = "auto", compressors: Any = "auto", compressor: Any = "auto",
                  serializer: Any = "auto", fill_value: Any = DEFAULT_FILL,
-                 order: str | None = None, zarr_format: int | None = 3,
+                 order: str | None = None, zarr_format: int | None = None,
                  attributes: dict | None = None,
                  dimension_names: Sequence[str | None] | None = None,
                  chunk_key_encoding: Any = None, overwrite: bool = False,
@@ -209,7 +221,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
     layout reads from the returned handle hand out for a Zarr v3 array (nothing is stored),
     while ``order=`` is the order a Zarr v2 array stores. ``storage_options`` configure the
-    backend of a store URL (``s3://...``)."""
+    backend of a store URL (``s3://...``). Without ``zarr_format``, the array takes the format
+    of the group it goes into (:func:`inherited_format`; zarr-python makes Zarr v3)."""
     from zarrx.codec_args import build_codecs
 
     if config is not None and not isinstance(config, Mapping):
@@ -236,7 +249,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     path = node_path(path, "create_array", new=True)
     if name is not None:
         path = node_path(name, "create_array", "name", new=True)
-    zarr_format = 3 if zarr_format is None else zarr_format
+    zarr_format = inherited_format(st, path, zarr_format)
     check_format(zarr_format)
     if data is not None:
         data = data_array(data, "create_array")

@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentError, SelectionSizeError, ZarrError
+from zarrx.errors import ArgumentError, ArgumentTypeError, SelectionSizeError, ZarrError
 from zarrx.indexing import MAX_CHUNKS
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid
 
 __all__ = ["TARGET_BYTES", "object_shape", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
-           "region_offset"]
+           "region_offset", "check_chunks"]
 
 #: default size of one dask block
 TARGET_BYTES = 128 * 2**20
@@ -177,3 +177,71 @@ def region_offset(region: Any, shape: tuple[int, ...], where: str) -> tuple[tupl
         starts.append(start)
         slices.append(slice(start, stop))
     return tuple(starts), tuple(slices)
+
+
+_WHOLE = "a block size of at least 1, -1 or None (the whole axis), 'auto' or a byte size"
+
+
+def check_chunks(chunks: Any, shape: tuple[int, ...], where: str) -> None:
+    """Refuse a ``chunks`` argument of a dask array reading an array of ``shape`` that
+    ``dask.array.from_array`` would refuse with a message saying nothing of the argument (or
+    silently ignore: a dict naming an axis the array does not have): an ArgumentError (an
+    ArgumentTypeError for a value of the wrong kind) naming ``chunks``, what is wrong and what
+    is expected. Text (``"auto"``, ``"100MiB"``) is left to dask."""
+    head = f"{where}: chunks={chunks!r}"
+    ndim = len(shape)
+    if chunks is None or isinstance(chunks, str):
+        return
+    if isinstance(chunks, dict):
+        for axis in chunks:
+            if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) \
+                    or not 0 <= axis < ndim:
+                axes = f"axes 0 to {ndim - 1}" if ndim else "no axes"
+                raise ArgumentError(f"{head}: names axis {axis!r}, but the array of shape "
+                                    f"{shape} has {axes}")
+        for axis, entry in chunks.items():
+            _check_axis(entry, int(axis), shape[int(axis)], head)
+        return
+    if isinstance(chunks, (tuple, list)):
+        if len(chunks) != ndim:
+            raise ArgumentError(f"{head}: expected {ndim} entries, one per axis of the array of "
+                                f"shape {shape}, found {len(chunks)}")
+        for axis, (entry, n) in enumerate(zip(chunks, shape)):
+            _check_axis(entry, axis, n, head)
+        return
+    if _is_int(chunks):
+        for axis, n in enumerate(shape):
+            _check_size(chunks, n, f"{head}: axis {axis}")
+        return
+    raise ArgumentTypeError(f"{head}: expected an int, a tuple of one entry per axis, a dict of "
+                            f"axis -> entry, 'auto' or a byte size such as '100MiB', found "
+                            f"{type(chunks).__name__}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_axis(entry: Any, axis: int, n: int, head: str) -> None:
+    """One axis's entry: a block size (or None, -1, text), or the tuple of its block sizes."""
+    where = f"{head}: axis {axis}"
+    if entry is None or isinstance(entry, str):
+        return
+    if isinstance(entry, (tuple, list)):
+        if not all(_is_int(c) and c >= 0 for c in entry):
+            raise ArgumentError(f"{where}: expected block sizes of at least 0, found "
+                                f"{entry!r}")
+        if sum(entry) != n:
+            raise ArgumentError(f"{where}: block sizes {entry!r} add up to {sum(entry)}, but the "
+                                f"axis has {n} elements")
+        return
+    if not _is_int(entry):
+        raise ArgumentTypeError(f"{where}: expected {_WHOLE}, or a tuple of block sizes, found "
+                                f"{type(entry).__name__} {entry!r}")
+    _check_size(entry, n, where)
+
+
+def _check_size(size: Any, n: int, where: str) -> None:
+    if size >= 1 or size == -1 or (size == 0 and n == 0):
+        return
+    raise ArgumentError(f"{where}: expected {_WHOLE}, found {size!r}")

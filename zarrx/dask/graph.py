@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx.dask.chunks import (aligned_chunks, default_chunks, is_aligned, object_edges,
+from zarrx.dask.chunks import (aligned_chunks, check_chunks, default_chunks, is_aligned, object_edges,
                                object_shape, region_offset)
 from zarrx.errors import ArgumentError, ReadOnlyError, ZarrError
 from zarrx.store.memory import MemoryStore
@@ -91,7 +91,7 @@ class BlockReader:
 
 
 def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
-                  inline_array: bool = False) -> Any:
+                  inline_array: bool = False, where: str = "from_zarrx") -> Any:
     """A dask array reading ``arr`` (a :class:`zarrx.Array`) block by block.
 
     ``chunks=None`` aligns blocks with the stored objects, merged up to about 128 MiB
@@ -108,11 +108,12 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
         except ZarrError as exc:
             raise exc.at(array=arr.path) from None
     else:
+        check_chunks(chunks, arr.shape, where)
         unit = object_shape(meta)
         try:
             blocks = normalize_chunks(chunks, arr.shape, dtype=arr.dtype, previous_chunks=unit)
         except (ValueError, TypeError, ArithmeticError) as exc:
-            raise ArgumentError(f"{arr.name}: chunks={chunks!r}: {exc}") from exc
+            raise ArgumentError(f"{where}: chunks={chunks!r}: {exc}") from exc
     if name is None:
         name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
     empty = np.empty((0,) * arr.ndim, dtype=arr.dtype)

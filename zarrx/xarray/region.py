@@ -144,21 +144,39 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
     # (a StringDType "dtype" marks how the strings were read, not a conversion to make)
     var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS
                     and not (k == "dtype" and np.dtype(v).kind == "T")}
-    _check_packed(var, name)
-    return var
+    return _check_packed(var, name)
 
 
-def _check_packed(var: Any, name: str) -> None:
-    """Numbers (held in memory) written into a variable stored as integers fit them once packed
-    by its ``scale_factor`` / ``add_offset`` (xarray's coders cast them: 70000 would wrap to
-    4464 in int16), and NaN needs a ``_FillValue`` (or ``missing_value``) to stand for it (it
-    would become 0). Dask-backed values are written as the coders make them."""
+def _check_packed(var: Any, name: str) -> Any:
+    """``var`` with its numbers checked to fit the variable stored as integers once packed by
+    its ``scale_factor`` / ``add_offset`` (xarray's coders cast them: 70000 would wrap to 4464
+    in int16), NaN needing a ``_FillValue`` (or ``missing_value``) to stand for it (it would
+    become 0). Values held in memory are checked now; dask-backed values block by block as the
+    graph computes, each before the coders cast it (blocks written before a refused one stay
+    written)."""
     enc = var.encoding
     dtype = np.dtype(enc.get("dtype", var.dtype))
-    if dtype.kind not in "iu" or var.dtype.kind not in "biuf" or _is_lazy(var):
-        return
+    if dtype.kind not in "iu" or var.dtype.kind not in "biuf":
+        return var
+    if not _is_lazy(var):
+        _check_numbers(var.values, var.dtype, enc, dtype, name)
+        return var
+    checked = var.data.map_blocks(_checked_block, var.dtype, enc, dtype, name,
+                                  dtype=var.dtype, meta=np.empty((0,) * var.ndim, var.dtype))
+    return var.copy(deep=False, data=checked)
+
+
+def _checked_block(block: np.ndarray, given: np.dtype, enc: dict, dtype: np.dtype,
+                   name: str) -> np.ndarray:
+    _check_numbers(block, given, enc, dtype, name)
+    return block
+
+
+def _check_numbers(data: Any, given: np.dtype, enc: dict, dtype: np.dtype, name: str) -> None:
+    """An ArgumentError naming the variable, the first value out of range and the stored type
+    when ``data`` (of dtype ``given``) does not fit the integer ``dtype`` once packed."""
     packed = "scale_factor" in enc or "add_offset" in enc
-    values = np.asarray(var.values, dtype="f8" if var.dtype.kind == "f" or packed else None)
+    values = np.asarray(data, dtype="f8" if given.kind == "f" or packed else None)
     if values.dtype.kind == "f":
         missing = np.isnan(values)
         if missing.any() and enc.get("_FillValue", enc.get("missing_value")) is None:

@@ -121,7 +121,8 @@ def _storable(arr: Array, data: Any, where: str) -> Any:
     type cannot hold is refused now), dask values by their dtype."""
     stored = arr.metadata.data_type
     text = stored.variable or stored.numpy.kind in "SU"
-    given = np.dtype(getattr(data, "dtype", np.asarray(data).dtype))
+    # (not getattr with a default: that would compute dask values here)
+    given = np.dtype(data.dtype if hasattr(data, "dtype") else np.asarray(data).dtype)
     if text != (given.kind in "OSUT"):
         kind = "strings" if text else f"{stored.numpy} values"
         raise ArgumentTypeError(f"{where}: the stored array holds {kind}; cannot store values "

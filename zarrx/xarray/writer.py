@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from zarrx.api import consolidate_metadata, open_group
-from zarrx.creation import check_format, node_path
+from zarrx.creation import _store, check_format, inherited_format, node_path
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
                           NodeExistsError)
 from zarrx.group import Group
@@ -100,7 +100,8 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # one refused for a missing group leaves nothing behind
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
                                       existing=append_dim is not None or region is not None)
-    fmt = grp.zarr_format if grp is not None else zarr_format or 3
+    fmt = grp.zarr_format if grp is not None else _new_format(store, group, zarr_format,
+                                                              storage_options)
     if encoding is not None and not isinstance(encoding, Mapping):
         raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
                                 f"found {type(encoding).__name__} {encoding!r}")
@@ -156,7 +157,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         plans.append(plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks, given=is_new and name in encoding))
     if grp is None:
-        grp = _open(store, mode, group, zarr_format, storage_options)
+        grp = _open(store, mode, group, fmt, storage_options)
     if mode in ("w", "w-", "a", "a-"):
         grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
     if append_dim is not None:
@@ -232,6 +233,18 @@ def _refuse_existing(store: Any, group: str | None, storage_options: dict | None
     if _stored_node(store, path, kw) is not None:
         raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
                               f"use mode='w' to replace or mode='a' to add)")
+
+
+def _new_format(store: Any, group: str | None, zarr_format: int | None,
+                storage_options: dict | None) -> int:
+    """The format of the group modes ``w`` and ``w-`` create: ``zarr_format``, else that of the
+    hierarchy it goes into (:func:`~zarrx.creation.inherited_format`), else 3."""
+    if zarr_format is not None:
+        return zarr_format
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    st = _store(store, "a", storage_options)
+    return inherited_format(st, node_path(group, "to_zarrx", "group"), None)
 
 
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
