@@ -148,14 +148,19 @@ HUGE_INDEX_CHILD = textwrap.dedent("""
 """)
 
 
+def _run_child(source: str) -> subprocess.CompletedProcess:
+    """``source`` run by a fresh interpreter importing this zarrx (it sets its own limits)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-c", source], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
 @pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
                     "allows")
 def test_index_arrays_of_more_positions_than_memory_holds_are_selection_size_errors():
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", HUGE_INDEX_CHILD], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = _run_child(HUGE_INDEX_CHILD)
     assert proc.returncode == 0, proc.stderr
     message = ("index array on axis 0: 1099511627776 positions (8796093022208 bytes as int64) "
                "do not fit in memory; select less at a time")
@@ -190,10 +195,7 @@ HUGE_ITEM_CHILD = textwrap.dedent("""
 @pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
                     "allows")
 def test_a_new_array_of_items_past_1_mib_is_a_data_type_error_without_allocating_one():
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", HUGE_ITEM_CHILD], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = _run_child(HUGE_ITEM_CHILD)
     assert proc.returncode == 0, proc.stderr
     want = "dtype: expected a data type of at most 1048576 bytes an item (a new array's fill " \
         "value, one item, is written in full into its metadata document), found {}"
@@ -236,10 +238,7 @@ HUGE_V2_FILL_CHILD = textwrap.dedent("""
 @pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
                     "allows")
 def test_a_v2_raw_fill_value_larger_than_memory_is_a_metadata_error():
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-c", HUGE_V2_FILL_CHILD], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = _run_child(HUGE_V2_FILL_CHILD)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
         ".zarray fill_value: expected a fill value that fits in memory, found '' (zeros of "
