@@ -408,6 +408,10 @@ WHOLE = "a block size of at least 1, -1 or None (the whole axis), 'auto' or a by
     ({2: 5}, zarrx.ArgumentError, "names axis 2, but the array of shape (10, 20) has axes 0 to 1"),
     ({-1: 5}, zarrx.ArgumentError,
      "names axis -1, but the array of shape (10, 20) has axes 0 to 1"),
+    ("nonsense", zarrx.ArgumentError,
+     "expected 'auto' or a byte size such as '100MiB', found 'nonsense'"),
+    (("x", 5), zarrx.ArgumentError,
+     "axis 0: expected 'auto' or a byte size such as '100MiB', found 'x'"),
     (2.0, zarrx.ArgumentTypeError, "expected an int, a tuple of one entry per axis, a dict of "
                                    "axis -> entry, 'auto' or a byte size such as '100MiB', found "
                                    "float"),
@@ -422,5 +426,6 @@ def test_invalid_chunks_are_refused_with_a_message_naming_them(tmp_path, chunks,
         with pytest.raises(error) as info:
             call()
         assert str(info.value) == f"{where}: chunks={chunks!r}: {message}"
-    for fine in ((-1, 5), (None, 5), {0: 5}, ((0, 10), (20,)), "auto", "1KiB", 5):
+    for fine in ((-1, 5), (None, 5), {0: 5}, ((0, 10), (20,)), "auto", "1KiB", 5, ("auto", 5),
+                 ("40B", 5)):
         assert zd.from_zarr(path, chunks=fine).compute().shape == (10, 20)

@@ -187,10 +187,13 @@ def check_chunks(chunks: Any, shape: tuple[int, ...], where: str) -> None:
     ``dask.array.from_array`` would refuse with a message saying nothing of the argument (or
     silently ignore: a dict naming an axis the array does not have): an ArgumentError (an
     ArgumentTypeError for a value of the wrong kind) naming ``chunks``, what is wrong and what
-    is expected. Text (``"auto"``, ``"100MiB"``) is left to dask."""
+    is expected. Text is ``"auto"`` or a byte size (``"100MiB"``), as dask reads it."""
     head = f"{where}: chunks={chunks!r}"
     ndim = len(shape)
-    if chunks is None or isinstance(chunks, str):
+    if chunks is None:
+        return
+    if isinstance(chunks, str):
+        _check_text(chunks, head)
         return
     if isinstance(chunks, dict):
         for axis in chunks:
@@ -218,6 +221,19 @@ def check_chunks(chunks: Any, shape: tuple[int, ...], where: str) -> None:
                             f"{type(chunks).__name__}")
 
 
+def _check_text(text: str, where: str) -> None:
+    """Text dask takes for a block size: ``"auto"`` or a byte size such as ``"100MiB"``."""
+    from dask.utils import parse_bytes
+
+    if text == "auto":
+        return
+    try:
+        parse_bytes(text)
+    except (ValueError, TypeError, KeyError, IndexError):
+        raise ArgumentError(f"{where}: expected 'auto' or a byte size such as '100MiB', found "
+                            f"{text!r}") from None
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -225,7 +241,10 @@ def _is_int(value: Any) -> bool:
 def _check_axis(entry: Any, axis: int, n: int, head: str) -> None:
     """One axis's entry: a block size (or None, -1, text), or the tuple of its block sizes."""
     where = f"{head}: axis {axis}"
-    if entry is None or isinstance(entry, str):
+    if entry is None:
+        return
+    if isinstance(entry, str):
+        _check_text(entry, where)
         return
     if isinstance(entry, (tuple, list)):
         if not all(_is_int(c) and c >= 0 for c in entry):
