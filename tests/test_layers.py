@@ -50,6 +50,7 @@ LAYERS = [
     ("zarrx.array_selection", 5),   # the Array's indexing front-ends
     ("zarrx.array_shape", 5),       # the Array's resize and append
     ("zarrx.group", 5),
+    ("zarrx.shape_args", 5),    # shape= and chunks= of array creation
     ("zarrx.creation", 5),
     ("zarrx.hierarchy", 5),
     ("zarrx.codec_args", 5),
