@@ -11,7 +11,7 @@ from zarrx.api import (consolidate_metadata, create, create_array, create_group,
                        open_consolidated, open_group, zeros, zeros_like)
 from zarrx.array import Array
 from zarrx.convenience import (array, create_hierarchy, from_array, load, save, save_array,
-                               save_group)
+                               save_group, tree)
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentOverflowError,
                           ArgumentTypeError, CodecError,
                           DataTypeError,
@@ -25,7 +25,7 @@ __all__ = [
     "Array", "Group", "config", "open", "open_array", "open_group", "create_array",
     "create_group", "group", "array", "create", "zeros", "ones", "full", "empty", "zeros_like",
     "ones_like", "full_like", "empty_like", "save", "save_array", "save_group", "load",
-    "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated",
+    "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated", "tree",
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "IndexingValueError", "SelectionSizeError", "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "ArgumentOverflowError",

@@ -11,7 +11,6 @@ An unknown keyword argument raises :class:`~zarrx.errors.ArgumentTypeError` (a `
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +27,7 @@ from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.storage import StoreLike
 from zarrx.store import Store
 
 __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "group",
@@ -35,7 +35,6 @@ __all__ = ["open", "open_group", "open_array", "create_group", "create_array", "
            "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like"]
 
 MODES = ("r", "r+", "a", "w", "w-")
-StoreLike = Store | str | os.PathLike | dict
 
 # what create_array takes besides the store, and the older spellings of create (open and
 # open_array create arrays with create, as zarr-python does)
@@ -236,7 +235,7 @@ def _group(st: Store, path: str, meta: GroupMeta, mode: str,
 
 
 def open_array(store: StoreLike | None = None, *, mode: str | None = None,
-               path: str | None = None, zarr_format: int | None = None,
+               path: str | None = "", zarr_format: int | None = None,
                zarr_version: int | None = None, **kwargs: Any) -> Array:
     """Open (or, given ``shape`` in modes a/w/w-, create) the array at ``path``; other keywords
     are those of :func:`create`, which creates it. ``mode`` defaults to ``r`` for a read-only
@@ -366,15 +365,15 @@ _CREATE_ARRAY_KEYWORDS = frozenset(inspect.signature(create_array).parameters) -
 
 
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
-           chunks: Any = True, dtype: Any = None, compressor: Any = "auto",
+           chunks: Any = None, dtype: Any = None, compressor: Any = "auto",
            filters: Any = None, fill_value: Any = DEFAULT_FILL, order: str | None = None,
            dimension_separator: str | None = None, zarr_format: int | None = None,
            overwrite: bool = False, codecs: Any = None, chunk_shape: Any = None,
            zarr_version: int | None = None, **kwargs: Any) -> Array:
-    """The older ``zarr.create`` signature (one ``compressor``, ``chunks=True`` for automatic
-    chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``), mapped onto
-    :func:`create_array`, whose keywords it also takes. Without ``zarr_format``, the array
-    takes the format of the group it goes into, as with :func:`create_array`."""
+    """The older ``zarr.create`` signature (one ``compressor``, ``chunks=None`` or ``True``
+    for automatic chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``),
+    mapped onto :func:`create_array`, whose keywords it also takes. Without ``zarr_format``,
+    the array takes the format of the group it goes into, as with :func:`create_array`."""
     from zarrx.codec_args import split_codecs
 
     zarr_format = format_of(zarr_format, zarr_version, "create")

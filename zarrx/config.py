@@ -56,7 +56,7 @@ _lock = threading.Lock()
 
 
 def _name(key: object) -> str:
-    from zarrx.errors import ArgumentError
+    from zarrx.errors import ArgumentKeyError as ArgumentError   # a KeyError, as zarr-python's
 
     if isinstance(key, str):
         if key in _DEFAULTS:
@@ -73,12 +73,14 @@ def _known() -> str:
     return ", ".join([*sorted(_DEFAULTS), *sorted(ALIASES)])
 
 
-_NO_DEFAULT = object()
+_NO_DEFAULT = "__no_default__"       # zarr-python's (donfig's) marker of no default
 
 
-def get(name: str, default: object = _NO_DEFAULT) -> object:
-    """The value of setting ``name`` (a zarrx name or a zarr-python alias). An unknown name
-    returns ``default`` when one is given, else raises :class:`~zarrx.errors.ArgumentError`."""
+def get(key: str, default: object = _NO_DEFAULT) -> object:
+    """The value of setting ``key`` (a zarrx name or a zarr-python alias). An unknown key
+    returns ``default`` when one is given, else raises :class:`~zarrx.errors.ArgumentKeyError`
+    (a ``KeyError``, as zarr-python raises, and a ``ValueError``)."""
+    name = key
     try:
         return _values[name]
     except KeyError:
@@ -168,7 +170,7 @@ def _restore(old: dict) -> Iterator[None]:
             _values.update(old)
 
 
-def set(mapping: Mapping[str, object] | None = None,  # noqa: A001
+def set(arg: Mapping[str, object] | None = None,  # noqa: A001
         **settings: object) -> contextlib.AbstractContextManager[None]:
     """Change settings now; the returned context manager gives the settings this call changed
     back the values they had before it, on exit (as zarr-python's does): a setting changed
@@ -176,6 +178,7 @@ def set(mapping: Mapping[str, object] | None = None,  # noqa: A001
     checked before any is changed."""
     from zarrx.errors import ArgumentError, ArgumentTypeError
 
+    mapping = arg
     if mapping is not None and not isinstance(mapping, Mapping):
         raise ArgumentTypeError(f"zarrx.config.set: expected a mapping of settings, found "
                                 f"{type(mapping).__name__} {mapping!r}")

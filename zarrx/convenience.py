@@ -1,5 +1,5 @@
 """Whole-array conveniences with zarr-python's names and signatures: ``save``, ``save_array``,
-``save_group``, ``load``, ``from_array`` and ``create_hierarchy``.
+``save_group``, ``load``, ``from_array``, ``create_hierarchy`` and ``tree``.
 
     zarrx.save("data.zarr", np.arange(10))              # one array
     zarrx.save("data.zarr", a, b, temperature=t)        # a group: arr_0, arr_1, temperature
@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,13 +19,14 @@ from zarrx.api import _store, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
                              format_of)
-from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta
 
-__all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy"]
+__all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy",
+           "tree"]
 
 _KEEP = "keep"
 #: bytes of source data copied per read by from_array (whole stored objects, at least one)
@@ -100,8 +102,8 @@ def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | Non
                    storage_options=storage_options, **kwargs)
 
 
-def load(store: Any, path: str | None = None, zarr_format: int | None = None, *,
-         storage_options: dict | None = None, zarr_version: int | None = None) -> Any:
+def load(store: Any, path: str | None = None, zarr_format: int | None = None,
+         zarr_version: int | None = None, *, storage_options: dict | None = None) -> Any:
     """The array at ``path`` as a numpy array, or the arrays of the group there as a dict of
     numpy arrays by name (its direct children)."""
     zarr_format = format_of(zarr_format, zarr_version, "load")
@@ -223,3 +225,14 @@ def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = Fal
                   else Group(st, path, meta))
                  for path, meta in write_hierarchy(st, nodes, overwrite=overwrite)])
 
+
+
+def tree(grp: Group, expand: bool | None = None, level: int | None = None) -> str:
+    """``grp.tree(expand=expand, level=level)``: the hierarchy below ``grp`` as text.
+    Deprecated in favour of :meth:`Group.tree`, as in zarr-python (a
+    ``ZarrDeprecationWarning``)."""
+    warnings.warn("zarrx.tree is deprecated, use Group.tree", ZarrDeprecationWarning,
+                  stacklevel=2)
+    if not isinstance(grp, Group):
+        raise ArgumentTypeError(f"tree: expected a zarrx.Group, found {type(grp).__name__}")
+    return grp.tree(expand=expand, level=level)

@@ -10,7 +10,7 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, MetadataError,
-                          ReadOnlyError, ZarrError, node_exists)
+                          ReadOnlyError, ZarrDeprecationWarning, ZarrError, node_exists)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.make import DEFAULT_FILL
@@ -192,14 +192,14 @@ def check_format(zarr_format: Any, *, none: bool = False) -> None:
 
 def format_of(zarr_format: Any, zarr_version: Any, what: str) -> Any:
     """``zarr_format``, or zarr-python's deprecated spelling ``zarr_version`` of it (with a
-    ``DeprecationWarning``, as zarr-python gives); both, when they differ, raise
-    :class:`~zarrx.errors.ArgumentError`."""
+    ``ZarrDeprecationWarning``, a ``DeprecationWarning``, as zarr-python gives); both, when
+    they differ, raise :class:`~zarrx.errors.ArgumentError`."""
     if zarr_version is None:
         return zarr_format
     if zarr_format is not None and zarr_format != zarr_version:
         raise ArgumentError(f"{what}: zarr_format {zarr_format!r} and zarr_version "
                             f"{zarr_version!r} differ; pass zarr_format only")
-    warnings.warn(f"{what}: zarr_version is deprecated, use zarr_format", DeprecationWarning,
+    warnings.warn(f"{what}: zarr_version is deprecated, use zarr_format", ZarrDeprecationWarning,
                   stacklevel=3)
     return zarr_version
 

@@ -19,6 +19,8 @@ __all__ = [
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
+    "BaseZarrError", "MetadataValidationError", "NodeTypeValidationError",
+    "ZarrDeprecationWarning", "ZarrUserWarning", "ZarrRuntimeWarning",
 ]
 
 
@@ -74,6 +76,22 @@ class ZarrError(Exception):
 
 class MetadataError(ZarrError, ValueError):
     """A metadata document (zarr.json, .zarray, .zgroup, .zattrs, .zmetadata) is malformed."""
+
+
+class MetadataValidationError(MetadataError):
+    """A metadata document's ``zarr_format`` is not the format of the document (``2`` in a
+    ``zarr.json``); zarr-python's name."""
+
+
+class NodeTypeValidationError(MetadataValidationError):
+    """A ``zarr.json`` whose ``node_type`` is neither ``"array"`` nor ``"group"``, or is not
+    the kind the document is read as; zarr-python's name."""
+
+
+#: zarr-python's name of the base of its errors. Every zarrx error is a :class:`ZarrError`, so
+#: ``except zarrx.errors.BaseZarrError`` catches them all (zarr-python's is a ``ValueError``;
+#: zarrx's store errors are ``OSError`` instead).
+BaseZarrError = ZarrError
 
 
 class CodecError(ZarrError, ValueError):
@@ -275,3 +293,17 @@ class MissingDependencyError(ZarrError, ImportError):
 def expected(where: str, want: str, got: object) -> MetadataError:
     """``MetadataError("<where>: expected <want>, found <got!r>")``."""
     return MetadataError(f"{where}: expected {want}, found {got!r}")
+
+
+class ZarrDeprecationWarning(DeprecationWarning):
+    """A spelling that will go: ``zarr_version=`` for ``zarr_format=``; zarr-python's name."""
+
+
+class ZarrUserWarning(UserWarning):
+    """Something in the input was skipped: a zip archive's entry that cannot be a key, or one
+    a later entry of the same name replaces; zarr-python's name."""
+
+
+class ZarrRuntimeWarning(RuntimeWarning):
+    """A failure that could not be raised: a zip archive finished while the interpreter exits
+    (or a store is collected) that another writer finished first; zarr-python's name."""

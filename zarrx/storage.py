@@ -1,9 +1,10 @@
 """zarr-python's name for the store module: ``zarrx.storage.LocalStore`` is
 :class:`zarrx.store.LocalStore`, and so on (``FsspecStore`` and ``ObjectStore`` are the remote
 stores, with zarr-python's ``FsspecStore.from_url``); plus :class:`DictStore`, what a ``dict``
-passed as a store becomes."""
+passed as a store becomes, and ``StoreLike``, the type of a store argument."""
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from collections.abc import Iterable, Iterator
@@ -15,7 +16,10 @@ from zarrx.store import (ByteRange, CountingStore, LocalStore, MemoryStore, Stor
 from zarrx.store.memory import _COUNTER
 
 __all__ = ["ByteRange", "CountingStore", "LocalStore", "MemoryStore", "Store", "ZipStore",
-           "make_store", "DictStore", "FsspecStore", "ObjectStore"]
+           "make_store", "DictStore", "FsspecStore", "ObjectStore", "StoreLike"]
+
+#: what the functions taking a store take (a zarr-python store object is taken too)
+StoreLike = Store | str | os.PathLike | dict
 
 if TYPE_CHECKING:
     from zarrx.store.remote.fsspecstore import FsspecStore

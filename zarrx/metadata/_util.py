@@ -79,15 +79,16 @@ class Loc:
     def __str__(self) -> str:
         return f"{self.key} {self.path}" if self.path else self.key
 
-    def error(self, want: str, got: object) -> ZarrError:
-        return self._err(f"{self}: expected {want}, found {short(got)}")
+    def error(self, want: str, got: object, cls: type[ZarrError] | None = None) -> ZarrError:
+        """``cls`` (default: this location's error class): expected ``want``, found ``got``."""
+        return (cls or self._err)(f"{self}: expected {want}, found {short(got)}")
 
     def found(self, want: str, text: str) -> ZarrError:
         """Like :meth:`error`, with ``text`` a description written as is (no repr)."""
         return self._err(f"{self}: expected {want}, found {short_text(text)}")
 
-    def fail(self, message: str) -> ZarrError:
-        return self._err(f"{self}: {message}")
+    def fail(self, message: str, cls: type[ZarrError] | None = None) -> ZarrError:
+        return (cls or self._err)(f"{self}: {message}")
 
     # -- typed field readers ----------------------------------------------------------------
     def obj(self, value: Any) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.errors import MetadataValidationError
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import A2A, B2B, codec_kind, lower_numcodecs, numcodecs_json
@@ -86,7 +87,7 @@ def _format2(d: dict[str, Any], loc: Loc) -> None:
     if "zarr_format" not in d:
         raise loc.fail("missing required field 'zarr_format'")
     if d["zarr_format"] != 2 or isinstance(d["zarr_format"], bool):
-        raise (loc / "zarr_format").error("2", d["zarr_format"])
+        raise (loc / "zarr_format").error("2", d["zarr_format"], MetadataValidationError)
 
 
 def _object_codec(spec: CodecSpec) -> bool:

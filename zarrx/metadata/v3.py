@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from zarrx.errors import MetadataValidationError, NodeTypeValidationError
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json, parse_codecs_v3
@@ -62,20 +63,20 @@ DRAFT_PROTOCOL = "https://purl.org/zarr/spec/protocol/core/3."
 
 def _header(d: dict[str, Any], loc: Loc, node_type: str | None) -> str:
     if "zarr_format" not in d:
-        raise loc.fail("missing required field 'zarr_format'")
+        raise loc.fail("missing required field 'zarr_format'", MetadataValidationError)
     if d["zarr_format"] != 3 or isinstance(d["zarr_format"], bool):
         if isinstance(d["zarr_format"], str) and d["zarr_format"].startswith(DRAFT_PROTOCOL):
             raise (loc / "zarr_format").error(
                 "3 (the final Zarr v3 spec; this zarr.json is the entry point of a draft of v3 "
                 "that keeps metadata under meta/ and chunks under data/, which zarrx does not "
-                "read)", d["zarr_format"])
-        raise (loc / "zarr_format").error("3", d["zarr_format"])
+                "read)", d["zarr_format"], MetadataValidationError)
+        raise (loc / "zarr_format").error("3", d["zarr_format"], MetadataValidationError)
     if "node_type" not in d:
-        raise loc.fail("missing required field 'node_type'")
+        raise loc.fail("missing required field 'node_type'", MetadataValidationError)
     nt = d["node_type"]
     if nt not in ("array", "group") or (node_type is not None and nt != node_type):
         raise (loc / "node_type").error(repr(node_type) if node_type else "'array' or 'group'",
-                                        nt)
+                                        nt, NodeTypeValidationError)
     return nt
 
 

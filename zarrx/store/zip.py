@@ -37,7 +37,7 @@ import zipfile
 from collections.abc import Hashable, Iterator, Sequence
 from typing import BinaryIO
 
-from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError
+from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
                               check_generation, check_path_key, conflict, is_absent)
 from zarrx.store.zipread import Reader, checked_entries
@@ -403,7 +403,7 @@ class _Pending:
                        f"through this store are not in it, and the archive is as that writer "
                        f"left it: open it again and write them again")
                 if quiet:
-                    warnings.warn(msg, RuntimeWarning, stacklevel=2)
+                    warnings.warn(msg, ZarrRuntimeWarning, stacklevel=2)
                     return
                 raise StoreError(msg) from None
             if not quiet:

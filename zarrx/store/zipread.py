@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from zarrx.errors import StoreError
+from zarrx.errors import StoreError, ZarrUserWarning
 from zarrx.store.base import key_problem
 
 __all__ = ["checked_entries", "Reader", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO", "MAX_LZMA_RATIO",
@@ -96,12 +96,14 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
             problem = (f"stored entry declares {info.file_size} bytes but holds "
                        f"{info.compress_size}")
         if problem is not None:
-            warnings.warn(f"{where}: skipping zip entry {name!r}: {problem}", stacklevel=3)
+            warnings.warn(f"{where}: skipping zip entry {name!r}: {problem}", ZarrUserWarning,
+                          stacklevel=3)
             continue
         if name in out:                 # as zipfile and zarr-python read it: the last one
             warnings.warn(f"{where}: skipping zip entry {name!r} at offset "
                           f"{out[name].header_offset}: a later entry of the same name (at "
-                          f"offset {info.header_offset}) replaces it", stacklevel=3)
+                          f"offset {info.header_offset}) replaces it", ZarrUserWarning,
+                          stacklevel=3)
         out[name] = info
     return out
 
