@@ -273,6 +273,35 @@ def test_config_get_and_set_take_zarr_pythons_names():
             lib.config.get("no.such.setting")
 
 
+def test_with_config_gives_a_handle_with_another_runtime_configuration():
+    seen = {}
+    for name, lib in (("zarr", zarr), ("zarrx", zarrx)):
+        a = lib.create_array({}, shape=(4,), dtype="i4", chunks=(2,), fill_value=0)
+        b = a.with_config({"write_empty_chunks": True})
+        b[...] = 0                        # only the fill value: stored all the same
+        f = b.with_config({"order": "F"})
+        seen[name] = (a.config.to_dict(), b.config.to_dict(), f.config.to_dict(),
+                      b.nchunks_initialized, f.order)
+        with pytest.raises(TypeError):
+            a.with_config({"nope": 1})
+        with pytest.raises(ValueError):
+            a.with_config({"order": "K"})
+    assert seen["zarrx"] == seen["zarr"] == (
+        {"order": "C", "write_empty_chunks": False}, {"order": "C", "write_empty_chunks": True},
+        {"order": "F", "write_empty_chunks": True}, 2, "F")
+
+
+def test_with_config_takes_zarr_pythons_array_config():
+    from zarr.core.array_spec import ArrayConfig
+    a = zarrx.create_array({}, shape=(2, 2), dtype="i4", chunks=(1, 2))
+    a[...] = [[1, 2], [3, 4]]
+    f = a.with_config(ArrayConfig(order="F", write_empty_chunks=True))
+    assert f.config.to_dict() == {"order": "F", "write_empty_chunks": True}
+    assert f[...].flags.f_contiguous and f[...].tolist() == [[1, 2], [3, 4]]
+    with zarrx.config.set(write_empty_chunks=True):  # a handle without its own follows it
+        assert a.config.write_empty_chunks is True
+
+
 def test_base_zarr_error_catches_every_zarrx_error():
     with pytest.raises(zarrx.errors.BaseZarrError):
         zarrx.open_group({}, mode="r")

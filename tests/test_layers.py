@@ -49,6 +49,7 @@ LAYERS = [
     ("zarrx.array", 5),
     ("zarrx.array_selection", 5),   # the Array's indexing front-ends
     ("zarrx.array_shape", 5),       # the Array's resize and append
+    ("zarrx.array_config", 5),      # the Array's runtime configuration (order, empty chunks)
     ("zarrx.group", 5),
     ("zarrx.shape_args", 5),    # shape= and chunks= of array creation
     ("zarrx.creation", 5),

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import chunk_io, indexing, layout
+from zarrx.array_config import ArrayConfig, merged_config
 from zarrx.array_selection import Selecting
 from zarrx.array_shape import Reshaping
 from zarrx.errors import ArgumentError, ArgumentTypeError, ArrayNotFoundError
@@ -283,6 +284,25 @@ class Array(Selecting, Reshaping, Node):
     def info(self) -> str:
         from zarrx.info import array_info
         return array_info(self)
+
+    @property
+    def config(self) -> ArrayConfig:
+        """zarr-python's runtime configuration of this handle: ``order`` (as :attr:`order`)
+        and ``write_empty_chunks`` (the handle's, else the ``write_empty_chunks`` setting)."""
+        from zarrx import config as settings
+        write_empty = self._write_empty
+        if write_empty is None:
+            write_empty = bool(settings.get("write_empty_chunks"))
+        return ArrayConfig(order=self.order, write_empty_chunks=write_empty)
+
+    def with_config(self, config: Any) -> Array:
+        """Another handle on this array, with ``config`` (an :class:`ArrayConfig`,
+        zarr-python's, or a mapping of ``order`` and/or ``write_empty_chunks``; what it does
+        not give keeps this handle's value). A Zarr v2 array reads in the order it stores."""
+        new = merged_config(self.config, config, f"array {self.name!r}: with_config")
+        order = new.order if self._meta.zarr_format == 3 else None
+        return Array(self._store, self._path, self._meta, read_only=self._read_only,
+                     write_empty_chunks=new.write_empty_chunks, order=order)
 
     def info_complete(self) -> str:
         """``info`` (which already counts the stored chunks and bytes), as a method, as
