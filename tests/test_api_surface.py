@@ -302,6 +302,16 @@ def test_with_config_takes_zarr_pythons_array_config():
         assert a.config.write_empty_chunks is True
 
 
+def test_print_debug_info_names_the_versions_for_a_bug_report(capsys):
+    zarr.print_debug_info()
+    theirs = capsys.readouterr().out.splitlines()
+    zarrx.print_debug_info()
+    ours = capsys.readouterr().out.splitlines()
+    assert ours[:2] == theirs[:2]          # platform and python, as zarr-python prints them
+    assert f"zarrx: {zarrx.__version__}" in ours and f"numpy: {np.__version__}" in ours
+    assert f"zarr: {zarr.__version__}" in ours      # an optional package that is installed
+
+
 def test_base_zarr_error_catches_every_zarrx_error():
     with pytest.raises(zarrx.errors.BaseZarrError):
         zarrx.open_group({}, mode="r")

@@ -19,6 +19,7 @@ from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentOverflowError
                           NodeNotFoundError, ReadOnlyError, SelectionSizeError, ShardError, StoreError,
                           ZarrError)
 from zarrx.group import Group
+from zarrx.info import print_debug_info
 
 __version__ = "0.1.0"
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "create_group", "group", "array", "create", "zeros", "ones", "full", "empty", "zeros_like",
     "ones_like", "full_like", "empty_like", "save", "save_array", "save_group", "load",
     "from_array", "create_hierarchy", "consolidate_metadata", "open_consolidated", "tree",
+    "print_debug_info",
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "IndexingValueError", "SelectionSizeError", "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "ArgumentOverflowError",

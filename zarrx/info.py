@@ -1,4 +1,5 @@
-"""Readable summaries: ``Array.info``, ``Group.info`` and ``Group.tree()``."""
+"""Readable summaries: ``Array.info``, ``Group.info``, ``Group.tree()`` and
+``zarrx.print_debug_info()``."""
 from __future__ import annotations
 
 import json
@@ -16,7 +17,37 @@ if TYPE_CHECKING:
     from zarrx.group import Group
 
 __all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes", "value_text",
-           "number_texts", "stored_summary"]
+           "number_texts", "stored_summary", "print_debug_info"]
+
+#: the packages zarrx needs, and those parts of it use (codecs, stores, integrations)
+REQUIRED = ("numpy", "tqdm")
+OPTIONAL = ("numcodecs", "crc32c", "ml_dtypes", "msgpack", "obstore", "fsspec", "s3fs", "gcsfs",
+            "dask", "distributed", "xarray", "pandas", "zarr")
+
+
+def print_debug_info() -> None:
+    """Print the platform, Python and zarrx versions and those of the packages zarrx uses,
+    for a bug report (as zarr-python's ``print_debug_info``)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    from zarrx import __version__
+
+    print(f"platform: {platform.platform()}")
+    print(f"python: {platform.python_version()}")
+    print(f"zarrx: {__version__}")
+    missing = []
+    for title, names in (("Required dependencies", REQUIRED),
+                         ("Optional dependencies", OPTIONAL)):
+        print(f"\n**{title}:**")
+        for name in names:
+            try:
+                print(f"{name}: {version(name)}")
+            except PackageNotFoundError:
+                missing.append(name)
+    if missing:
+        print("\n**Not installed:**")
+        print("\n".join(missing))
 
 
 def human_bytes(n: float) -> str:
