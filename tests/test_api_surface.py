@@ -2,7 +2,8 @@
 
 The names are enumerated from zarr-python itself: ``zarr.__all__``, the public attributes of
 ``zarr.Array`` and ``zarr.Group``, the exception and warning classes of ``zarr.errors``,
-``zarr.storage.__all__`` and the public attributes of ``zarr.config``. Each is either in zarrx
+``zarr.storage.__all__`` (and its store classes' constructors) and the public attributes of
+``zarr.config``. Each is either in zarrx
 at the same place with a compatible signature (every parameter zarr-python takes is taken, with
 the same default, and positional where zarr-python's is), or listed with its reason in the table
 of docs/guide/migrating.md ("Names and signatures zarrx takes differently"). A name zarr-python
@@ -116,6 +117,16 @@ def _error_classes() -> dict[str, type]:
             and (obj.__module__ == "zarr.errors" or name in zarr.errors.__all__)}
 
 
+def _store_class_methods(cls: object) -> list[str]:
+    """The constructors of a store class besides ``__init__`` (``FsspecStore.from_url``); its
+    other methods are zarr-python's asynchronous store protocol, which zarrx's stores do not
+    follow (zarrx takes zarr-python's store objects as they are)."""
+    if not isinstance(cls, type):
+        return []
+    return [name for name, attr in vars(cls).items() if isinstance(attr, classmethod)
+            and not name.startswith("_") and not inspect.iscoroutinefunction(attr.__func__)]
+
+
 def survey() -> tuple[dict[str, str], set[str]]:
     """``({zarr-python name: "present" or "absent"}, keys of every difference)``."""
     names: dict[str, str] = {}
@@ -148,7 +159,12 @@ def survey() -> tuple[dict[str, str], set[str]]:
             for b in theirs.__mro__ if b.__module__ == "zarr.errors")
         check(f"errors.{name}", ok)
     for name in zarr.storage.__all__:
-        check(f"storage.{name}", hasattr(zarrx.storage, name))
+        theirs, ours = getattr(zarr.storage, name), getattr(zarrx.storage, name, None)
+        check(f"storage.{name}", ours is not None, theirs, ours)   # a class: its constructor
+        for method in _store_class_methods(theirs):
+            if ours is not None:
+                check(f"storage.{name}.{method}", hasattr(ours, method),
+                      getattr(theirs, method), getattr(ours, method, None))
     for name in dir(zarr.config):
         if not name.startswith("_"):
             ours = getattr(zarrx.config, name, None)
