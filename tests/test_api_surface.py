@@ -67,7 +67,10 @@ def _same_default(theirs: object, ours: object) -> bool:
         return True                      # required there: any default here takes the same calls
     if type(theirs).__name__ == "DefaultFillValue":
         return ours is DEFAULT_FILL
-    return type(theirs) is type(ours) and bool(np.all(theirs == ours))
+    try:
+        return type(theirs) is type(ours) and bool(np.all(theirs == ours))
+    except (TypeError, ValueError):     # defaults that do not compare: different
+        return False
 
 
 def _signature(func: object) -> inspect.Signature | None:
