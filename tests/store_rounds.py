@@ -78,8 +78,10 @@ class Rounds(CountingStore):
         return [c for c in self.calls if c[0] in _READS]
 
     def node_reads(self, *paths: str) -> list[list[str]]:
-        """The keys of each call that read a candidate document of a node at ``paths`` other
-        than ``zarr.json`` (reads that load nodes ask for them; the reads that keep
-        consolidated metadata in step ask only for ``zarr.json`` and ``.zmetadata``)."""
+        """The keys of each ``get_many`` that read a candidate document of a node at ``paths``
+        other than ``zarr.json``: the reads that load nodes (they ask for these in a
+        ``get_many``; the reads that keep consolidated metadata in step ask only for
+        ``zarr.json`` and ``.zmetadata``, a v2 attribute update for one ``.zattrs``)."""
         wanted = {f"{p}/{n}" if p else n for p in paths for n in NODE_DOCS[1:]}
-        return [keys for method, keys in self.reads() if wanted & set(keys)]
+        return [keys for method, keys in self.reads()
+                if method == "get_many" and wanted & set(keys)]

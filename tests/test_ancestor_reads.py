@@ -111,6 +111,21 @@ def test_group_create_group_and_move_read_once():
     assert store.node_reads("a/b/x", "a/n", "a/n/m") == [store.reads()[0][1]]
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_to_zarrx_reads_the_line_once_for_the_format_and_the_group(fmt):
+    xr = pytest.importorskip("xarray")
+    import numpy as np
+    from zarrx.xarray import to_zarrx
+
+    store = Rounds(_hierarchy(fmt))
+    to_zarrx(xr.Dataset({"v": (("t",), np.arange(4))}), store, mode="w", group="a/b/x",
+             consolidated=False)
+    assert zarrx.open_group(store.inner, path="a/b/x", mode="r").metadata.zarr_format == fmt
+    # the group's line once (its format, then its creation); then the variable's own line
+    assert store.node_reads(*LINE) == [store.reads()[0][1],
+                                       next(k for m, k in store.reads() if "a/b/x/v/.zgroup" in k)]
+
+
 # -- the checks answer as before -----------------------------------------------------------
 
 @pytest.mark.parametrize("fmt", [2, 3])

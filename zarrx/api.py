@@ -145,11 +145,12 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
                zarr_format: int | None = None, attributes: dict | None = None,
                use_consolidated: bool | None = None,
                storage_options: dict | None = None, zarr_version: int | None = None,
-               _what: str = "open_group") -> Group:
+               _what: str = "open_group", _found: Ancestors | None = None) -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
     requires consolidated metadata in an existing group, ``False`` ignores it.
     ``storage_options`` configure the backend of a store URL (``s3://...``). (``_what``: the
-    function errors name, for the functions built on this one.)"""
+    function errors name, for the functions built on this one; ``_found``: the node and those
+    above it as such a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
     check_format(zarr_format, none=True)
     _check_mode(mode)
@@ -169,7 +170,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
         _check_unused(st, path, _what)
     try:
         return create_group(st, path=path, zarr_format=zarr_format, attributes=attributes,
-                            overwrite=(mode == "w"), _mode=mode)
+                            overwrite=(mode == "w"), _mode=mode, _found=_found)
     except NodeExistsError as exc:
         if mode != "a":
             raise
@@ -284,12 +285,13 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = None, attributes: dict | None = None,
                  overwrite: bool = False, storage_options: dict | None = None,
-                 _mode: str = "w-") -> Group:
+                 _mode: str = "w-", _found: Ancestors | None = None) -> Group:
     """Create a group at ``path``; without ``zarr_format``, of the format of the group it goes
-    into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3)."""
+    into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3). (``_found``:
+    the node and those above it, when a caller read them to decide the format.)"""
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_group", new=True)
-    found = Ancestors(st, path)          # read once, for the format and the checks
+    found = _found if _found is not None and _found.store is st else Ancestors(st, path)
     zarr_format = inherited_format(st, path, zarr_format, found)
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)

@@ -292,7 +292,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     path = node_path(path, "create_array", new=True)
     if name is not None:
         path = node_path(name, "create_array", "name", new=True)
-    if _found is None or _found.store is not st:
+    if _found is None or _found.store is not st:     # (read once, for every check below)
         _found = Ancestors(st, path)
     zarr_format = inherited_format(st, path, zarr_format, _found)
     check_format(zarr_format)
