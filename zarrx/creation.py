@@ -19,8 +19,8 @@ from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
 from zarrx.store import Store, make_store
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
-           "check_parents", "Ancestors", "save_parent", "exists_error", "check_format", "like_arguments",
-           "shape_arg", "create_chunks", "data_array", "check_node_names"]
+           "check_parents", "Ancestors", "save_parent", "exists_error", "check_format",
+           "like_arguments", "shape_arg", "create_chunks", "data_array", "check_node_names"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -60,11 +60,11 @@ class Ancestors:
     def __init__(self, store: Store, *paths: str, base: str = "",
                  also: Iterable[str] = ()) -> None:
         self.store = store
-        wanted = [p for path in paths for p in (*_ancestors(base, path), path)] if paths else []
+        wanted = [p for path in paths for p in (*_ancestors(base, path), path)]
         self._paths = list(dict.fromkeys([*wanted, *also]))
         self._batch: nodes.NodeBatch | None = None
 
-    def __call__(self, path: str) -> Any:
+    def __call__(self, path: str) -> ArrayMeta | GroupMeta | None:
         if self._batch is None:
             self._batch = nodes.load_nodes(self.store, self._paths)
         if path not in self._batch:

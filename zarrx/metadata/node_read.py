@@ -25,8 +25,8 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ByteRange, Store
 
-__all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "list_children", "walk", "V3_KEY",
-           "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries"]
+__all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "list_children",
+           "walk", "V3_KEY", "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries"]
 
 
 Meta = ArrayMeta | GroupMeta

@@ -58,9 +58,9 @@ from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ABSENT, Store
 from zarrx.store.update import update_object
 
-__all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node", "delete_node", "move_node",
-           "list_children", "walk", "consolidate", "V3_KEY", "V2_KEYS", "write_subtree",
-           "update_attributes", "update_array", "DOCUMENT_NAMES"]
+__all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
+           "delete_node", "move_node", "list_children", "walk", "consolidate", "V3_KEY",
+           "V2_KEYS", "write_subtree", "update_attributes", "update_array", "DOCUMENT_NAMES"]
 
 
 def save_node(store: Store, path: str, meta: Meta,
