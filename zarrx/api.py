@@ -20,7 +20,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
                           node_exists)
-from zarrx.creation import (_store, _where, check_format, config_order, create_array,
+from zarrx.creation import (Ancestors, _store, _where, check_format, config_order, create_array,
                             create_chunks, exists_error, format_of, inherited_format,
                             like_arguments, node_path, prepare_node)
 from zarrx.group import Group
@@ -38,7 +38,8 @@ MODES = ("r", "r+", "a", "w", "w-")
 
 # what create_array takes besides the store, and the older spellings of create (open and
 # open_array create arrays with create, as zarr-python does)
-_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters) - {"store", "_mode", "name"}
+_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)
+             - {"store", "_mode", "_found", "name"}
              | {"chunk_shape", "codecs", "dimension_separator"})
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
@@ -143,11 +144,12 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
                zarr_format: int | None = None, attributes: dict | None = None,
                use_consolidated: bool | None = None,
                storage_options: dict | None = None, zarr_version: int | None = None,
-               _what: str = "open_group") -> Group:
+               _what: str = "open_group", _found: Ancestors | None = None) -> Group:
     """Open (or, in modes a/w/w-, create) the group at ``path``. ``use_consolidated=True``
     requires consolidated metadata in an existing group, ``False`` ignores it.
     ``storage_options`` configure the backend of a store URL (``s3://...``). (``_what``: the
-    function errors name, for the functions built on this one.)"""
+    function errors name, for the functions built on this one; ``_found``: the node and those
+    above it as such a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
     check_format(zarr_format, none=True)
     _check_mode(mode)
@@ -167,7 +169,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
         _check_unused(st, path, _what)
     try:
         return create_group(st, path=path, zarr_format=zarr_format, attributes=attributes,
-                            overwrite=(mode == "w"), _mode=mode)
+                            overwrite=(mode == "w"), _mode=mode, _found=_found)
     except NodeExistsError as exc:
         if mode != "a":
             raise
@@ -282,14 +284,16 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
 def create_group(store: StoreLike | None = None, *, path: str | None = None,
                  zarr_format: int | None = None, attributes: dict | None = None,
                  overwrite: bool = False, storage_options: dict | None = None,
-                 _mode: str = "w-") -> Group:
+                 _mode: str = "w-", _found: Ancestors | None = None) -> Group:
     """Create a group at ``path``; without ``zarr_format``, of the format of the group it goes
-    into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3)."""
+    into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3). (``_found``:
+    the node and those above it, when a caller read them to decide the format.)"""
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_group", new=True)
-    zarr_format = inherited_format(st, path, zarr_format)
+    found = _found if _found is not None and _found.store is st else Ancestors(st, path)
+    zarr_format = inherited_format(st, path, zarr_format, found)
     check_format(zarr_format)
-    prepare_node(st, path, overwrite, _mode, "create_group", zarr_format)
+    prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)
     meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
     nodes.save_node(st, path, meta, exists=None if overwrite
                     else exists_error(st, path, _mode, "create_group"))
@@ -361,7 +365,8 @@ def empty_like(a: Any, **kwargs: Any) -> Array:
 
 
 # create's own ``path`` names the array (``name=`` is refused, as zarr-python refuses it)
-_CREATE_ARRAY_KEYWORDS = frozenset(inspect.signature(create_array).parameters) - {"store", "name"}
+_CREATE_ARRAY_KEYWORDS = (frozenset(inspect.signature(create_array).parameters)
+                          - {"store", "name", "_found"})
 
 
 def create(shape: Any, *, store: StoreLike | None = None, path: str | None = None,
@@ -379,8 +384,9 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     zarr_format = format_of(zarr_format, zarr_version, "create")
     check_format(zarr_format, none=True)
     store = _store(store, "w", kwargs.pop("storage_options", None))
-    fmt = inherited_format(store, node_path(path, "create_array", "name", new=True),
-                           zarr_format)
+    new_path = node_path(path, "create_array", "name", new=True)
+    found = Ancestors(store, new_path)   # read once, for the format and create_array's checks
+    fmt = inherited_format(store, new_path, zarr_format, found)
     if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
         kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
                                         "separator": dimension_separator}
@@ -414,7 +420,8 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
                         chunks=create_chunks(chunks, shape),
                         compressors=compressors if compressors != "default" else "auto",
                         filters="auto" if filters is None else filters, fill_value=fill_value,
-                        order=order, zarr_format=fmt, overwrite=overwrite, **kwargs)
+                        order=order, zarr_format=fmt, overwrite=overwrite, _found=found,
+                        **kwargs)
 
 
 def open_consolidated(store: StoreLike | None = None, *, mode: str = "a",

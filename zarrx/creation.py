@@ -19,8 +19,8 @@ from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
 from zarrx.store import Store, make_store
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
-           "check_parents", "save_parent", "exists_error", "check_format", "like_arguments",
-           "shape_arg", "create_chunks", "data_array", "check_node_names"]
+           "check_parents", "Ancestors", "save_parent", "exists_error", "check_format",
+           "like_arguments", "shape_arg", "create_chunks", "data_array", "check_node_names"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -43,6 +43,33 @@ def _ancestors(base: str, path: str) -> list[str]:
     parts = path[len(base):].strip("/").split("/")[:-1]
     return ([""] if not base else []) + [nodes.join(base, "/".join(parts[:i + 1]))
                                          for i in range(len(parts))]
+
+
+class Ancestors:
+    """The nodes at ``paths`` (those a call creates) and every node above them, below ``base``
+    (from the store root when ``base`` is ""): what creating them checks (the format a new
+    node inherits, an array in the way, a node already there). Their documents are read in
+    one batch (:func:`~zarrx.metadata.nodes.load_nodes`: one round trip on a remote store)
+    when one of them is first asked for, and each node is parsed when it is first asked for,
+    so errors come where the checks look, in their order. ``also``: other paths read in that
+    batch. ``found(path)`` is the node at ``path`` (None when there is none), as
+    :func:`~zarrx.metadata.nodes.load_node` gives it; a path outside the set is read alone."""
+
+    __slots__ = ("store", "_paths", "_batch")
+
+    def __init__(self, store: Store, *paths: str, base: str = "",
+                 also: Iterable[str] = ()) -> None:
+        self.store = store
+        wanted = [p for path in paths for p in (*_ancestors(base, path), path)]
+        self._paths = list(dict.fromkeys([*wanted, *also]))
+        self._batch: nodes.NodeBatch | None = None
+
+    def __call__(self, path: str) -> ArrayMeta | GroupMeta | None:
+        if self._batch is None:
+            self._batch = nodes.load_nodes(self.store, self._paths)
+        if path not in self._batch:
+            return nodes.load_node(self.store, path)
+        return self._batch[path]
 
 
 def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> str:
@@ -90,26 +117,34 @@ def check_v3_names(paths: list[str], path: str, what: str) -> None:
                                 f"(reserved by the Zarr v3 specification), found {name!r}")
 
 
-def inherited_format(store: Store, path: str, zarr_format: int | None) -> int:
+def inherited_format(store: Store, path: str, zarr_format: int | None,
+                     found: Ancestors | None = None) -> int:
     """``zarr_format``, or when it is None the format of the nearest existing node above
-    ``path`` (a node created inside a Zarr v2 hierarchy is Zarr v2), else 3."""
+    ``path`` (a node created inside a Zarr v2 hierarchy is Zarr v2), else 3. ``found``: the
+    nodes above ``path`` as the caller's other checks read them (see :class:`Ancestors`)."""
     if zarr_format is not None:
         return zarr_format
+    if found is None:
+        found = Ancestors(store, path)
     for cur in reversed(_ancestors("", path)) if path else ():
-        meta = nodes.load_node(store, cur)
+        meta = found(cur)
         if meta is not None:
             return meta.zarr_format
     return 3
 
 
-def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str) -> list[str]:
+def check_parents(store: Store, base: str, path: str, zarr_format: int, what: str,
+                  found: Ancestors | None = None) -> list[str]:
     """The groups to create between ``base`` and ``path``, after checking that no array is in
     the way and that the nearest existing group has ``zarr_format``: zarr-python lists only
     children of their parent's format, so a hierarchy never mixes the two. The names of the
-    Zarr v3 nodes to create (``path`` and those groups) are checked (``check_v3_names``)."""
+    Zarr v3 nodes to create (``path`` and those groups) are checked (``check_v3_names``).
+    ``found``: the nodes above ``path``, read once for all the checks (:class:`Ancestors`)."""
+    if found is None:
+        found = Ancestors(store, path, base=base)
     missing, parent = [], None
     for cur in _ancestors(base, path):
-        meta = nodes.load_node(store, cur)
+        meta = found(cur)
         if meta is None:
             missing.append(cur)
         elif isinstance(meta, ArrayMeta):
@@ -129,11 +164,11 @@ def check_parents(store: Store, base: str, path: str, zarr_format: int, what: st
 
 
 def make_parents(store: Store, base: str, path: str, zarr_format: int,
-                 what: str = "create") -> None:
+                 what: str = "create", found: Ancestors | None = None) -> None:
     """Create the implicit groups between ``base`` and ``path`` (``g.create_group("a/b/c")``);
     from the store root (``base == ""``), the root group too, as zarr-python does. Checked
     first (see ``check_parents``), so nothing is written when the node cannot be created."""
-    for cur in check_parents(store, base, path, zarr_format, what):
+    for cur in check_parents(store, base, path, zarr_format, what, found):
         save_parent(store, cur, path, zarr_format, what)
 
 
@@ -159,13 +194,20 @@ def exists_error(st: Store, path: str, mode: str, what: str) -> Callable[[Any], 
     return error
 
 
-def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int) -> None:
+def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int,
+                 found: Ancestors | None = None) -> None:
+    """Check that a node can be created at ``path`` (nothing there, unless ``overwrite``;
+    its parents, see :func:`check_parents`), then clear the place and create the missing
+    parents. ``found``: the node and those above it, when the caller has read them already
+    (:class:`Ancestors`); otherwise they are read here, in one batch."""
     if st.read_only:
         raise ReadOnlyError(f"{what}: the store {st!r} is read-only")
-    existing = nodes.load_node(st, path)
+    if found is None:
+        found = Ancestors(st, path)
+    existing = found(path)
     if existing is not None and not overwrite:
         raise exists_error(st, path, mode, what)(existing)
-    missing = check_parents(st, "", path, zarr_format, what) if path else []
+    missing = check_parents(st, "", path, zarr_format, what, found) if path else []
     if existing is not None or overwrite:   # objects left without a node document go too
         nodes.delete_node(st, path)
     for cur in missing:
@@ -214,14 +256,16 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  chunk_key_encoding: Any = None, overwrite: bool = False,
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
                  config: dict | None = None, write_data: bool = True,
-                 storage_options: dict | None = None, _mode: str = "w-") -> Array:
+                 storage_options: dict | None = None, _mode: str = "w-",
+                 _found: Ancestors | None = None) -> Array:
     """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once
     (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
     ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
     layout reads from the returned handle hand out for a Zarr v3 array (nothing is stored),
     while ``order=`` is the order a Zarr v2 array stores. ``storage_options`` configure the
     backend of a store URL (``s3://...``). Without ``zarr_format``, the array takes the format
-    of the group it goes into (:func:`inherited_format`; zarr-python makes Zarr v3)."""
+    of the group it goes into (:func:`inherited_format`; zarr-python makes Zarr v3).
+    (``_found``: the node and those above it as a caller that checked them read them.)"""
     from zarrx.codec_args import build_codecs
 
     if config is not None and not isinstance(config, Mapping):
@@ -248,7 +292,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     path = node_path(path, "create_array", new=True)
     if name is not None:
         path = node_path(name, "create_array", "name", new=True)
-    zarr_format = inherited_format(st, path, zarr_format)
+    if _found is None or _found.store is not st:     # (read once, for every check below)
+        _found = Ancestors(st, path)
+    zarr_format = inherited_format(st, path, zarr_format, _found)
     check_format(zarr_format)
     if data is not None:
         data = data_array(data, "create_array")
@@ -275,7 +321,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                            zarr_format=zarr_format, chunk_key_encoding=chunk_key_encoding,
                            dimension_names=dimension_names, attributes=attributes,
                            order=order or "C")
-    prepare_node(st, path, overwrite, _mode, "create_array", zarr_format)
+    prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found)
     nodes.save_node(st, path, meta, exists=None if overwrite
                     else exists_error(st, path, _mode, "create_array"))
     # zarr-python: config's order is the layout reads hand out from this handle, on Zarr v3

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.creation import (check_node_names, create_array, data_array, like_arguments,
-                             make_parents, shape_arg)
+from zarrx.creation import (Ancestors, check_node_names, create_array, data_array,
+                             like_arguments, make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
@@ -237,12 +237,15 @@ class Group(Node):
         path = self._child_path(name)
         check_node_names(name.replace("\\", "/").split("/"), name,
                          f"group {self.name!r}: create_group")
-        make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group")
+        # the new group and the nodes between: one batched read for the checks
+        above = Ancestors(self._store, path, base=self._path)
+        make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group",
+                     above)
 
         def exists(found: Any) -> ZarrError:
             return node_exists(isinstance(found, ArrayMeta),
                                f"group {self.name!r}: a node already exists at {name!r}")
-        existing = nodes.load_node(self._store, path)
+        existing = above(path)
         if existing is not None and not overwrite:
             raise exists(existing)
         if existing is not None or overwrite:
@@ -388,9 +391,10 @@ class Group(Node):
         self._check_writable("move a member")
         src, dst = self._child_path(source), self._child_path(dest)
         check_node_names(dest.replace("\\", "/").split("/"), dest, f"group {self.name!r}: move")
-        if nodes.load_node(self._store, src) is None:
+        above = Ancestors(self._store, dst, base=self._path, also=(src,))   # one batched read
+        if above(src) is None:
             raise NodeNotFoundError(f"group {self.name!r}: no member {source!r} to move")
-        in_the_way = nodes.load_node(self._store, dst)
+        in_the_way = above(dst)
         if in_the_way is not None:
             raise node_exists(isinstance(in_the_way, ArrayMeta),
                               f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
@@ -402,7 +406,7 @@ class Group(Node):
             # a move copies, then deletes the source: refused before anything is copied
             raise StoreError(f"group {self.name!r}: cannot move {source!r} to {dest!r}: "
                              f"{self._store!r} cannot delete objects, so the source would stay")
-        make_parents(self._store, self._path, dst, self._meta.zarr_format, "move")
+        make_parents(self._store, self._path, dst, self._meta.zarr_format, "move", above)
         nodes.move_node(self._store, src, dst)
         self._forget_consolidated()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from zarrx.creation import check_format, check_parents, node_path, save_parent
+from zarrx.creation import Ancestors, check_format, check_parents, node_path, save_parent
 from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError,
                           node_exists)
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
@@ -77,11 +77,14 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
                                          f"overwrite=True to replace it")
         return error
 
+    # every node and every node above them (below ``group``): one batched read for all checks
+    found = Ancestors(st, *metas, base=base)
     for path in sorted(metas, key=lambda p: (p.count("/"), p)):
-        existing = nodes.load_node(st, path)
+        existing = found(path)
         if existing is not None and not overwrite:
             raise exists(path)(existing)
-        for parent in (check_parents(st, base, path, fmt, "create_hierarchy") if path else []):
+        for parent in (check_parents(st, base, path, fmt, "create_hierarchy", found)
+                       if path else []):
             if isinstance(metas.get(parent), ArrayMeta):
                 raise NodeExistsError(f"create_hierarchy: {path!r} is inside {parent!r}, which "
                                       f"nodes makes an array")

@@ -98,6 +98,24 @@ def test_consolidated_open_costs_one_round_trip(s3_server, zarr_format):
         assert dict(store.requests) == {"GET": 4}      # in flight together: one round trip
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_creating_a_nested_array_reads_its_parents_in_one_round_trip(s3_server, zarr_format):
+    from store_rounds import Rounds
+
+    url, so = s3_server.url(), s3_server.options
+    zarrx.create_group(url, path="a/b", zarr_format=zarr_format, storage_options=so)
+    store = ObjectStore(url, storage_options=so)
+    rounds = Rounds(store)
+    z = zarrx.create_array(rounds, name="a/b/x", shape=(4,), dtype="i4")
+    assert z.metadata.zarr_format == zarr_format          # inherited from a/b
+    first = rounds.reads()[0]
+    assert first[0] == "get_many"
+    assert rounds.node_reads("", "a", "a/b", "a/b/x") == [first[1]]
+    assert len(first[1]) == 17          # 4 candidate documents of each node, the root's .zmetadata
+    with pytest.raises(zarrx.errors.ContainsArrayError):
+        zarrx.create_array(url, name="a/b/x/y", shape=(1,), dtype="i1", storage_options=so)
+
+
 def test_sharded_region_costs_one_index_request_and_coalesced_data(s3_server):
     url, so = s3_server.url(), s3_server.options
     data = _data((512, 512))

@@ -4,6 +4,8 @@ writes them, and ``api``, the only place that knows which Zarr version a node is
 * ``load_node`` reads every candidate document of a node in one batched ``get_many`` (on a
   store whose requests are local work, ``zarr.json`` first); a group's consolidated entries
   that are pending (see :mod:`zarrx.metadata.nodes`) are taken from the nodes' own documents;
+  ``load_nodes`` does the same for several nodes at once (a new node and the nodes above it),
+  still in one batch, and parses each as ``load_node`` does;
 * ``broken_document`` names the document that makes ``load_node`` fail;
 * ``list_children`` / ``walk`` enumerate a hierarchy.
 """
@@ -23,8 +25,8 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ByteRange, Store
 
-__all__ = ["join", "load_node", "broken_document", "list_children", "walk", "V3_KEY",
-           "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries"]
+__all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "list_children",
+           "walk", "V3_KEY", "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries"]
 
 
 Meta = ArrayMeta | GroupMeta
@@ -52,12 +54,45 @@ def load_node(store: Store, path: str, zarr_format: int | None = None, *,
 
     A store whose requests wait on a network gets every candidate document in one batch; one
     whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
-    and for the v2 documents only when there is none."""
+    and for the v2 documents only when there is none (see :func:`load_nodes`)."""
+    return load_nodes(store, [path], zarr_format, consolidated=consolidated)[path]
+
+
+def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = None, *,
+               consolidated: bool | None = None) -> NodeBatch:
+    """The metadata of the nodes at ``paths`` (a node's and its parents', say), their
+    documents read together: on a store whose requests wait on a network, every candidate
+    document of every path in one ``get_many``; on one whose requests are local work, the
+    ``zarr.json`` of each path first, then the v2 documents of the paths without one (one
+    request each, batched). ``batch[path]`` is what :func:`load_node` gives for that path
+    (``consolidated`` and ``zarr_format`` as there); each path's documents are parsed when
+    it is first asked for, so a broken document raises where a caller looks, as it would
+    with one :func:`load_node` per node."""
+    paths = list(dict.fromkeys(paths))
+    docs: dict[str, dict[str, Any]] = {p: {} for p in paths}
+    first = paths
     if zarr_format is None and not store.latency_bound:
-        doc = store.get(join(path, V3_KEY), _DOC)
-        if doc is not None:
-            return _v3_node(store, path, doc)
+        keys = [join(p, V3_KEY) for p in paths]
+        got = [store.get(keys[0], _DOC)] if len(keys) == 1 else \
+            store.get_many([(k, _DOC) for k in keys])
+        first = []
+        for p, doc in zip(paths, got):
+            if doc is not None:
+                docs[p][V3_KEY] = doc
+            else:
+                first.append(p)
         zarr_format = 2
+    wanted = [(p, n) for p in first for n in _names(p, zarr_format, consolidated)]
+    if wanted:
+        got = store.get_many([(join(p, n), _DOC) for p, n in wanted])
+        for (p, n), doc in zip(wanted, got):
+            docs[p][n] = doc
+    return NodeBatch(store, docs)
+
+
+def _names(path: str, zarr_format: int | None, consolidated: bool | None) -> list[str]:
+    """The documents of ``zarr_format`` (None: both) that may describe the node at ``path``:
+    ``.zmetadata`` only where ``consolidated`` asks for it (default: at the store root)."""
     names: list[str] = []
     if zarr_format in (None, 3):
         names.append(V3_KEY)
@@ -65,7 +100,36 @@ def load_node(store: Store, path: str, zarr_format: int | None = None, *,
         names += V2_KEYS
         if consolidated or (consolidated is None and not path):
             names.append(ZMETADATA)
-    docs = dict(zip(names, store.get_many([(join(path, n), _DOC) for n in names])))
+    return names
+
+
+class NodeBatch:
+    """The documents :func:`load_nodes` read; ``batch[path]`` the metadata of the node at
+    ``path`` (one of the paths read), parsed on first use and kept."""
+
+    __slots__ = ("_store", "_docs", "_metas")
+
+    def __init__(self, store: Store, docs: dict[str, dict[str, Any]]) -> None:
+        self._store = store
+        self._docs = docs
+        self._metas: dict[str, Meta | None] = {}
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._docs
+
+    def __getitem__(self, path: str) -> Meta | None:
+        if path in self._metas:
+            return self._metas[path]
+        meta = _parse_node(self._store, path, self._docs[path])
+        self._metas[path] = meta
+        return meta
+
+
+def _parse_node(store: Store, path: str, docs: dict[str, Any]) -> Meta | None:
+    """The node the documents ``docs`` (name -> bytes or None) read at ``path`` describe, or
+    None: ``zarr.json`` when there is one; else each v2 document read must be JSON, and a
+    ``.zarray`` (with ``.zattrs``) is an array, a ``.zgroup`` a group (with its
+    ``.zmetadata`` entries when that was read)."""
     if docs.get(V3_KEY) is not None:
         return _v3_node(store, path, docs[V3_KEY])
     for name, doc in docs.items():

@@ -51,15 +51,16 @@ from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolida
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
-from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, broken_document, join,
-                                      list_children, load_node, walk, walked_entries)
+from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
+                                      broken_document, join, list_children, load_node,
+                                      load_nodes, walk, walked_entries)
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ABSENT, Store
 from zarrx.store.update import update_object
 
-__all__ = ["join", "load_node", "broken_document", "save_node", "delete_node", "move_node",
-           "list_children", "walk", "consolidate", "V3_KEY", "V2_KEYS", "write_subtree",
-           "update_attributes", "update_array", "DOCUMENT_NAMES"]
+__all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
+           "delete_node", "move_node", "list_children", "walk", "consolidate", "V3_KEY",
+           "V2_KEYS", "write_subtree", "update_attributes", "update_array", "DOCUMENT_NAMES"]
 
 
 def save_node(store: Store, path: str, meta: Meta,

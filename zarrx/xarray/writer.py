@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 from zarrx.api import consolidate_metadata, open_group
-from zarrx.creation import _store, check_format, inherited_format, node_path
+from zarrx.creation import Ancestors, _store, check_format, inherited_format, node_path
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
                           NodeExistsError)
 from zarrx.group import Group
@@ -100,8 +100,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # one refused for a missing group leaves nothing behind
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
                                       existing=append_dim is not None or region is not None)
-    fmt = grp.zarr_format if grp is not None else _new_format(store, group, zarr_format,
-                                                              storage_options)
+    # (the nodes read to decide the format are those the group's creation checks)
+    fmt, found = (grp.zarr_format, None) if grp is not None else \
+        _new_format(store, group, zarr_format, storage_options)
     if encoding is not None and not isinstance(encoding, Mapping):
         raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
                                 f"found {type(encoding).__name__} {encoding!r}")
@@ -157,7 +158,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         plans.append(plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks, given=is_new and name in encoding))
     if grp is None:
-        grp = _open(store, mode, group, fmt, storage_options)
+        grp = _open(store, mode, group, fmt, storage_options, found=found)
     if mode in ("w", "w-", "a", "a-"):
         grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
     if append_dim is not None:
@@ -236,21 +237,26 @@ def _refuse_existing(store: Any, group: str | None, storage_options: dict | None
 
 
 def _new_format(store: Any, group: str | None, zarr_format: int | None,
-                storage_options: dict | None) -> int:
+                storage_options: dict | None) -> tuple[int, Ancestors | None]:
     """The format of the group modes ``w`` and ``w-`` create: ``zarr_format``, else that of the
-    hierarchy it goes into (:func:`~zarrx.creation.inherited_format`), else 3."""
+    hierarchy it goes into (:func:`~zarrx.creation.inherited_format`), else 3; and the nodes
+    read to find it (the group's and those above it), which its creation checks."""
     if zarr_format is not None:
-        return zarr_format
+        return zarr_format, None
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     st = _store(store, "a", storage_options)
-    return inherited_format(st, node_path(group, "to_zarrx", "group"), None)
+    path = node_path(group, "to_zarrx", "group")
+    found = Ancestors(st, path)
+    return inherited_format(st, path, None, found), found
 
 
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
-          storage_options: dict | None, *, existing: bool = False) -> Group:
+          storage_options: dict | None, *, existing: bool = False,
+          found: Ancestors | None = None) -> Group:
     """The group to write: created or replaced (modes ``w-``, ``w``), else opened, and created
-    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group)."""
+    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group). ``found``:
+    the nodes :func:`_new_format` read, with the store it opened (used again: not read again)."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
@@ -258,6 +264,9 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
     if mode == "w-":
         _refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
+        if found is not None:           # the store _new_format opened (storage_options applied)
+            return open_group(found.store, mode=mode, path=path, zarr_format=fmt or 3,
+                              _found=found)
         return open_group(store, mode=mode, path=path, zarr_format=fmt or 3, **kw)
     if fmt is not None:     # a node of the other format: opening it as this one would miss it
         node = _stored_node(store, path, kw)
