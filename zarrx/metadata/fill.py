@@ -233,10 +233,12 @@ def _struct_fill(value: Any, n: np.dtype, fields: list[tuple[str, DataType]], lo
         if name not in obj:
             raise loc.fail(f"missing required field {name!r} (the fill value gives every "
                            f"field's)")
-    for name in obj:
-        if name not in names:
-            raise (loc / name).fail(f"unknown field; the data type's fields are "
-                                    f"{', '.join(map(repr, names))}")
+    if len(obj) > len(names):               # every field given: some name is not a field's
+        known = set(names)
+        name = next(name for name in obj if name not in known)
+        listed = ", ".join(map(repr, names)) if len(names) <= 20 else \
+            f"{', '.join(map(repr, names[:20]))}, ... ({len(names)} fields)"
+        raise (loc / name).fail(f"unknown field; the data type's fields are {listed}")
     out = np.zeros((), dtype=n)
     for name, sub in fields:
         out[name] = parse_fill(obj[name], sub, loc / name, 3)
