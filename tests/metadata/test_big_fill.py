@@ -153,3 +153,37 @@ def test_an_unknown_field_in_the_fill_value_of_a_struct_of_30000_fields_is_named
                        r"data type's fields are 'f0', 'f1'$"):
         zarrx.open_array(MemoryStore({"zarr.json": struct_doc(2, {"f0": 0, "nope": 1,
                                                                   "f1": 2})}), mode="r")
+
+
+def test_a_document_whose_indented_form_is_too_large_to_read_is_written_compact(monkeypatch):
+    """A long array, a value a line, may take several times the bytes of the document read
+    (9 million zeros: 17 MiB read, 81 MiB indented, past the 64 MiB load takes); such a
+    document is written without spaces, so that the node stays writable and readable. Shown
+    with the limit lowered to 1 MiB."""
+    monkeypatch.setattr(mjson, "MAX_DOCUMENT_BYTES", 1 << 20)
+    doc = json.loads(raw_doc(0, "uint8"))
+    doc["attributes"] = {"zeros": [0] * 200_000}
+    text = json.dumps(doc, separators=(",", ":")).encode()
+    assert len(text) < 1 << 19
+    store = MemoryStore({"zarr.json": text})
+    z = zarrx.open_array(store, mode="r+")
+    z.attrs["note"] = "x"                       # was refused: 1.8 MB once indented
+    written = store.get("zarr.json")
+    assert len(written) < 1 << 20 and b"\n" not in written
+    again = zarrx.open_array(store, mode="r")
+    assert again.attrs["note"] == "x" and again.attrs["zeros"] == [0] * 200_000
+    small = dict(doc, attributes={"zeros": [0] * 2_000})    # still indented
+    assert mjson.dumps(small).count(b"\n") > 2_000
+
+
+@pytest.mark.slow
+def test_a_document_of_more_than_10_million_values_read_can_be_written_back():
+    # a 21 MB document of 10.5 million zeros opened, but writing it back was refused: the
+    # writer took at most 10 million values, fewer than a document load takes can hold
+    doc = json.loads(raw_doc(0, "uint8"))
+    doc["attributes"] = {"zeros": [0] * 10_500_000}
+    store = MemoryStore({"zarr.json": json.dumps(doc, separators=(",", ":")).encode()})
+    z = zarrx.open_array(store, mode="r+")
+    z.attrs["note"] = "x"
+    again = zarrx.open_array(store, mode="r")
+    assert again.attrs["note"] == "x" and len(again.attrs["zeros"]) == 10_500_000

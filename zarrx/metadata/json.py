@@ -66,7 +66,9 @@ def _reject_constant(name: str) -> float:
 # the types of JSON values with nothing inside them (a subclass, such as OutOfRange, is looked at
 # one value at a time)
 _PLAIN = frozenset((str, int, float, bool, type(None)))
-_MAX_VALUES = 10_000_000
+# as many values as a document load takes can hold (a value and its comma take 2 bytes), so that
+# every document read can be written back
+_MAX_VALUES = MAX_DOCUMENT_BYTES // 2 + 1
 
 
 def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]:
@@ -255,6 +257,7 @@ _ONE_LINE = _json.JSONEncoder(allow_nan=True, separators=(", ", ": "))
 # the types whose JSON text holds no ", " (a str may): an array of them is split on it
 _NUMBERS = frozenset((int, float, bool, type(None)))
 _quote = _json.encoder.encode_basestring_ascii
+_COMPACT = _json.JSONEncoder(allow_nan=True, separators=(",", ":"))
 
 
 def _count(value: Any, limit: int) -> int:
@@ -310,6 +313,8 @@ def dumps(obj: Any, *, checked: bool = False) -> bytes:
         obj = _clean(obj) if converted else obj
         text = _json.dumps(obj, indent=2, allow_nan=True) if count <= INDENT_MAX_VALUES \
             else _shallow(obj, 0)
+        if len(text) > MAX_DOCUMENT_BYTES:  # indenting a long array, a value a line, made it
+            text = _COMPACT.encode(obj)     # larger than load takes: written without spaces
     except (TypeError, ValueError, RecursionError) as exc:
         raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
     return text.encode("ascii")
