@@ -97,6 +97,8 @@ def _check_chain(specs: list[CodecSpec], dt: DataType, loc: Loc) -> None:
 
 def parse_codec_list(value: Any, dt: DataType, loc: Loc) -> list[CodecSpec]:
     items = loc.list(value)
+    if len(items) > MAX_CODECS:     # before checking each: a hostile list may hold millions
+        raise loc.found(f"at most {MAX_CODECS} codecs", f"{len(items)} codecs")
     specs = [parse_codec(v, loc / i) for i, v in enumerate(items)]
     _check_chain(specs, dt, loc)
     return specs
@@ -105,13 +107,15 @@ def parse_codec_list(value: Any, dt: DataType, loc: Loc) -> list[CodecSpec]:
 def _index_codecs(value: Any, loc: Loc) -> tuple[bool, str]:
     """``(crc32c, endian)`` of a shard index encoding. The spec allows any fixed-size encoding;
     zarrx reads and writes ``bytes`` (either byte order) optionally followed by ``crc32c``."""
+    want = "[bytes] or [bytes, crc32c] (either byte order): the shard index must be fixed-size"
     items = loc.list(value)
+    if len(items) > 2:              # not one of those, before checking each
+        raise loc.error(want, value)
     specs = [parse_codec(v, loc / i) for i, v in enumerate(items)]
     names = [s.name for s in specs]
     endian = specs[0].configuration.get("endian", "little") if specs else None
     if names not in (["bytes"], ["bytes", "crc32c"]) or endian not in ("little", "big"):
-        raise loc.error("[bytes] or [bytes, crc32c] (either byte order): the shard index must "
-                        "be fixed-size", value)
+        raise loc.error(want, value)
     return len(names) == 2, endian
 
 

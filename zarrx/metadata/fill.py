@@ -100,6 +100,30 @@ def _b64(value: Any, loc: Loc, size: int | None, exact: bool) -> bytes:
     return raw
 
 
+def _byte_values(value: list[Any], loc: Loc) -> bytes:
+    """A JSON array of byte values (0 to 255) as bytes, in time linear in its length and at
+    array speed (a raw type's fill value may hold a million). The first bad item is named."""
+    end = len(value)
+    if set(map(type, value)) <= {int}:
+        try:
+            return bytes(value)
+        except ValueError:              # an item out of [0, 255]: found below
+            pass
+    else:
+        end = next(i for i, t in enumerate(map(type, value)) if t is not int)
+    head = value[:end]                  # the Python ints before the first other item
+    try:
+        ints = np.array(head, dtype=np.int64)
+    except OverflowError:               # an integer beyond int64: compared as Python ints
+        ints = np.array(head, dtype=object)
+    bad = np.flatnonzero((ints < 0) | (ints > 255))
+    if len(bad):
+        i = int(bad[0])
+        raise (loc / i).error("an integer in [0, 255]", value[i])
+    (loc / end).int(value[end], 0, 255)     # raises unless a numpy integer (a Python caller's)
+    return bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
+
+
 def _stored(n: np.dtype, endian: str | None) -> np.dtype:
     """A structured type as a v2 base64 fill value holds it: in the byte order of its fields."""
     return n.newbyteorder(">") if endian == "big" else n
@@ -155,7 +179,7 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
         if isinstance(value, list):
             if len(value) != n.itemsize:
                 raise loc.error(f"an array of {n.itemsize} byte values", value)
-            raw = bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
+            raw = _byte_values(value, loc)
         elif fmt == 2 and value == "":       # empty: zeros, as zarr-python reads it
             try:        # (as large as the item: no document bounds it)
                 return np.zeros((), dtype=n)[()]
@@ -187,7 +211,7 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
         if type(value) in (int, float) and fmt == 2 and value == 0:
             return b""     # zarr-python 2 wrote 0 for object arrays
         if isinstance(value, list):
-            return bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
+            return _byte_values(value, loc)
         return _b64(value, loc, None, exact=False)
     if cat == "object":    # Zarr v2 |O items of any kind: the JSON value, as zarr-python 2
         if isinstance(value, (str, int, float, bool)):
@@ -209,10 +233,12 @@ def _struct_fill(value: Any, n: np.dtype, fields: list[tuple[str, DataType]], lo
         if name not in obj:
             raise loc.fail(f"missing required field {name!r} (the fill value gives every "
                            f"field's)")
-    for name in obj:
-        if name not in names:
-            raise (loc / name).fail(f"unknown field; the data type's fields are "
-                                    f"{', '.join(map(repr, names))}")
+    if len(obj) > len(names):               # every field given: some name is not a field's
+        known = set(names)
+        name = next(name for name in obj if name not in known)
+        listed = ", ".join(map(repr, names)) if len(names) <= 20 else \
+            f"{', '.join(map(repr, names[:20]))}, ... ({len(names)} fields)"
+        raise (loc / name).fail(f"unknown field; the data type's fields are {listed}")
     out = np.zeros((), dtype=n)
     for name, sub in fields:
         out[name] = parse_fill(obj[name], sub, loc / name, 3)
@@ -298,6 +324,8 @@ def finite_json(value: Any) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     if isinstance(value, list):
+        if set(map(type, value)) <= {int, str, bool}:    # a raw type's million byte values
+            return True
         return all(finite_json(v) for v in value)
     if isinstance(value, dict):
         return all(finite_json(v) for v in value.values())

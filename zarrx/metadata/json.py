@@ -63,6 +63,14 @@ def _reject_constant(name: str) -> float:
     raise _NonFinite(name)
 
 
+# the types of JSON values with nothing inside them (a subclass, such as OutOfRange, is looked at
+# one value at a time)
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+# as many values as a document load takes can hold (a value and its comma take 2 bytes), so that
+# every document read can be written back
+_MAX_VALUES = MAX_DOCUMENT_BYTES // 2 + 1
+
+
 def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]:
     """Depth (at most ``limit`` levels), key types and value types of an already-built
     document (dict input). Returns the number of values in it, and whether any of them is a
@@ -73,11 +81,14 @@ def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]
     while stack:
         node, depth = stack.pop()
         seen += 1
-        if seen > 10_000_000:
-            raise loc.found("a document of at most 10000000 JSON values", "more")
+        if seen > _MAX_VALUES:
+            raise loc.found(f"a document of at most {_MAX_VALUES} JSON values", "more")
         if isinstance(node, dict):
             if depth > limit:
                 raise loc.found(f"JSON nested at most {limit} levels deep", "deeper nesting")
+            if set(map(type, node)) == {str} and set(map(type, node.values())) <= _PLAIN:
+                seen += len(node)           # str keys, plain values: counted, not walked
+                continue
             for k, v in node.items():
                 if not isinstance(k, str):
                     raise loc.error("JSON object keys that are strings", k)
@@ -85,6 +96,9 @@ def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]
         elif isinstance(node, (list, tuple)):
             if depth > limit:
                 raise loc.found(f"JSON nested at most {limit} levels deep", "deeper nesting")
+            if set(map(type, node)) <= _PLAIN:
+                seen += len(node)           # a long array of numbers (a raw fill value)
+                continue
             stack.extend((v, depth + 1) for v in node)
         elif node is None or isinstance(node, (str, bool, int, float)):
             continue
@@ -93,6 +107,8 @@ def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]
         else:
             raise loc.error("JSON values (object, array, string, number, bool, null)",
                             type(node).__name__)
+    if seen > _MAX_VALUES:                  # counted in bulk at the end
+        raise loc.found(f"a document of at most {_MAX_VALUES} JSON values", "more")
     return seen, converted
 
 
@@ -238,6 +254,10 @@ def _clean(value: Any) -> Any:
 INDENT_MAX_VALUES = 1024
 INDENT_LEVELS = 3
 _ONE_LINE = _json.JSONEncoder(allow_nan=True, separators=(", ", ": "))
+# the types whose JSON text holds no ", " (a str may): an array of them is split on it
+_NUMBERS = frozenset((int, float, bool, type(None)))
+_quote = _json.encoder.encode_basestring_ascii
+_COMPACT = _json.JSONEncoder(allow_nan=True, separators=(",", ":"))
 
 
 def _count(value: Any, limit: int) -> int:
@@ -259,11 +279,17 @@ def _shallow(value: Any, level: int) -> str:
         return _ONE_LINE.encode(value)
     pad = "\n" + "  " * (level + 1)
     if isinstance(value, dict):
-        items = [pad + _ONE_LINE.encode(k) + ": " + _shallow(v, level + 1)
+        items = [pad + _quote(k) + ": " + _shallow(v, level + 1)
                  for k, v in value.items()]
         return "{" + ",".join(items) + "\n" + "  " * level + "}"
-    items = [pad + _shallow(v, level + 1) for v in value]
-    return "[" + ",".join(items) + "\n" + "  " * level + "]"
+    types = set(map(type, value))
+    if types <= _NUMBERS:       # each item on its own line, the array encoded in one call
+        inner = _ONE_LINE.encode(value)[1:-1].replace(", ", "," + pad)
+    elif types == {str}:
+        inner = ("," + pad).join(map(_quote, value))
+    else:
+        inner = ",".join(pad + _shallow(v, level + 1) for v in value)[len(pad):]
+    return "[" + pad + inner + "\n" + "  " * level + "]"
 
 
 def checked(value: Any, levels_above: int) -> Any:
@@ -287,6 +313,8 @@ def dumps(obj: Any, *, checked: bool = False) -> bytes:
         obj = _clean(obj) if converted else obj
         text = _json.dumps(obj, indent=2, allow_nan=True) if count <= INDENT_MAX_VALUES \
             else _shallow(obj, 0)
+        if len(text) > MAX_DOCUMENT_BYTES:  # indenting a long array, a value a line, made it
+            text = _COMPACT.encode(obj)     # larger than load takes: written without spaces
     except (TypeError, ValueError, RecursionError) as exc:
         raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
     return text.encode("ascii")

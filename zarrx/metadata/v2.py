@@ -35,7 +35,7 @@ from zarrx.errors import MetadataValidationError
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import A2A, B2B, codec_kind, lower_numcodecs, numcodecs_json
-from zarrx.metadata.codecs import permutation
+from zarrx.metadata.codecs import MAX_CODECS, permutation
 from zarrx.metadata.dtypes import dtype_v2_json, parse_dtype_v2
 from zarrx.metadata.fill import fill_json, parse_fill, same_fill
 from zarrx.metadata.grid import check_grid, parse_chunk_shape, parse_shape
@@ -246,6 +246,8 @@ def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None
     raw_filters = d.get("filters")
     fl = loc / "filters"
     raw_filters = None if raw_filters is None else fl.list(raw_filters, "an array or null")
+    if raw_filters is not None and len(raw_filters) > MAX_CODECS:   # before checking each
+        raise fl.found(f"at most {MAX_CODECS} filters", f"{len(raw_filters)} filters")
     filters = [lower_numcodecs(f, fl / i) for i, f in enumerate(raw_filters or ())]
     comp = None if d["compressor"] is None else lower_numcodecs(d["compressor"],
                                                                   loc / "compressor")
