@@ -37,6 +37,9 @@ zarr = pytest.importorskip("zarr")
 ts = pytest.importorskip("tensorstore")
 numcodecs = pytest.importorskip("numcodecs")
 
+# zarr-python warns that its v3 fixed-length string and datetime types have no spec yet
+pytestmark = pytest.mark.filterwarnings("ignore:The data type .* does not have a Zarr V3")
+
 EXAMPLES = int(os.environ.get("ZARRX_RANDOM_INTEROP_EXAMPLES", "60"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
