@@ -111,14 +111,14 @@ def _fill_item(spec: dict) -> np.ndarray:
 
 def nan_bits_fill(spec: dict) -> bool:
     """A Zarr v3 fill value that is a NaN other than the plain one, which zarr-python 3.1.6
-    reads as a Python float: a float16 payload or a signalling NaN is lost (the spec's
+    reads as a Python float: a payload, a sign or a signalling NaN may be lost (the spec's
     "0x..." form holds the bits; zarrx and tensorstore keep them)."""
     fill = _fill_item(spec)
     if fill.dtype.kind not in "fc" or spec["fmt"] == 2:
         return False
     parts = fill.reshape(1).view(f"f{fill.dtype.itemsize // (1 + (fill.dtype.kind == 'c'))}")
-    through_float = np.array([float(v) for v in parts], parts.dtype)
-    return through_float.tobytes() != parts.tobytes()
+    plain = np.full(parts.shape, np.nan, parts.dtype)
+    return any(np.isnan(v) and v.tobytes() != plain[0].tobytes() for v in parts)
 
 
 # ---------------------------------------------------------------- the libraries
