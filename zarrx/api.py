@@ -99,8 +99,9 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     st = _store(store, mode, storage_options)
     path = node_path(path, "open")
     use_consolidated = kwargs.pop("use_consolidated", None)
+    found = None
     if mode in ("r", "r+", "a"):
-        meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
+        meta, found = _opened(st, path, zarr_format, use_consolidated, mode)
         if isinstance(meta, GroupMeta):
             extra = [k for k in kwargs if k != "attributes"]
             if extra:                        # zarr-python: open_group refuses them (TypeError)
@@ -112,7 +113,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
                          write_empty_chunks=_write_empty_chunks(kwargs),
                          order=_memory_order(kwargs, meta, "open"))
         _other_format(st, path, zarr_format, "open", mode,
-                      ArrayNotFoundError if "shape" in kwargs else GroupNotFoundError)
+                      ArrayNotFoundError if "shape" in kwargs else GroupNotFoundError, found)
         if mode != "a" and "shape" in kwargs:   # zarr-python: open_array's error
             raise ArrayNotFoundError(f"open: no array at {_where(st, path)}")
         if mode != "a":
@@ -124,14 +125,14 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     try:
         if "shape" in creating:
             return create(store=st, path=path, zarr_format=zarr_format,
-                          overwrite=(mode == "w"), _mode=mode, **creating)
+                          overwrite=(mode == "w"), _mode=mode, _found=found, **creating)
         attributes = creating.pop("attributes", None)
         if creating:
             raise ArgumentTypeError(f"open: {next(iter(creating))}= is an array argument, but "
                                     f"no shape= was given, so open would create a group at "
                                     f"{_where(st, path)}")
-        return create_group(st, path=path, zarr_format=zarr_format,
-                            overwrite=(mode == "w"), attributes=attributes, _mode=mode)
+        return create_group(st, path=path, zarr_format=zarr_format, overwrite=(mode == "w"),
+                            attributes=attributes, _mode=mode, _found=found)
     except NodeExistsError as exc:
         if mode != "a":
             raise
@@ -156,12 +157,13 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     st = _store(store, mode, storage_options)
     path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
-        meta = nodes.load_node(st, path, zarr_format, consolidated=use_consolidated is not False)
+        meta, found = _opened(st, path, zarr_format, use_consolidated, mode)
+        _found = _found if _found is not None else found
         if isinstance(meta, GroupMeta):
             return _group(st, path, meta, mode, use_consolidated, _what)
         if meta is not None:
             raise ContainsArrayError(f"{_what}: the node at {_where(st, path)} is an array")
-        _other_format(st, path, zarr_format, _what, mode, GroupNotFoundError)
+        _other_format(st, path, zarr_format, _what, mode, GroupNotFoundError, found)
         if mode != "a":
             raise GroupNotFoundError(f"{_what}: no group at {_where(st, path)}")
         _cannot_create(st, path, _what, "a group")
@@ -178,14 +180,27 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
                                                use_consolidated=use_consolidated, _what=_what))
 
 
+def _opened(st: Store, path: str, zarr_format: int | None, use_consolidated: bool | None,
+            mode: str) -> tuple[ArrayMeta | GroupMeta | None, Ancestors | None]:
+    """The node at ``path`` that ``open`` finds, and in mode ``a`` on a store whose requests
+    wait on a network the nodes above it, read in the same batch for the creation that
+    follows when there is none (one round trip, not two); elsewhere the node alone."""
+    consolidated = use_consolidated is not False
+    if mode != "a" or not st.latency_bound or st.read_only:
+        return nodes.load_node(st, path, zarr_format, consolidated=consolidated), None
+    found = Ancestors(st, path, consolidated_at=[path] if consolidated else ())
+    return found.node(path, zarr_format, consolidated), found
+
+
 def _other_format(st: Store, path: str, zarr_format: int | None, what: str, mode: str,
-                  missing: type[NodeNotFoundError]) -> None:
+                  missing: type[NodeNotFoundError], found: Ancestors | None = None) -> None:
     """No node of ``zarr_format`` is at ``path``: when one of the other Zarr format is there,
     say so: mode ``a`` cannot create over it, and the others find nothing of that format
     (``missing``, the error of finding no node)."""
     if zarr_format is None:
         return
-    meta = nodes.load_node(st, path, 5 - zarr_format, consolidated=False)
+    meta = nodes.load_node(st, path, 5 - zarr_format, consolidated=False) if found is None \
+        else found.node(path, 5 - zarr_format, False)
     if meta is None:
         return
     is_array = isinstance(meta, ArrayMeta)
@@ -290,7 +305,8 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     the node and those above it, when a caller read them to decide the format.)"""
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_group", new=True)
-    found = _found if _found is not None and _found.store is st else Ancestors(st, path)
+    found = _found if _found is not None and _found.store is st else \
+        Ancestors(st, path, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, found)
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)
@@ -374,7 +390,8 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
            filters: Any = None, fill_value: Any = DEFAULT_FILL, order: str | None = None,
            dimension_separator: str | None = None, zarr_format: int | None = None,
            overwrite: bool = False, codecs: Any = None, chunk_shape: Any = None,
-           zarr_version: int | None = None, **kwargs: Any) -> Array:
+           zarr_version: int | None = None, _found: Ancestors | None = None,
+           **kwargs: Any) -> Array:
     """The older ``zarr.create`` signature (one ``compressor``, ``chunks=None`` or ``True``
     for automatic chunks, ``dimension_separator``; Zarr v3 ``codecs`` and ``chunk_shape``),
     mapped onto :func:`create_array`, whose keywords it also takes. Without ``zarr_format``,
@@ -385,7 +402,9 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     check_format(zarr_format, none=True)
     store = _store(store, "w", kwargs.pop("storage_options", None))
     new_path = node_path(path, "create_array", "name", new=True)
-    found = Ancestors(store, new_path)   # read once, for the format and create_array's checks
+    # read once, for the format and create_array's checks
+    found = _found if _found is not None and _found.store is store else Ancestors(
+        store, new_path, replacing=overwrite or kwargs.get("mode") == "w")
     fmt = inherited_format(store, new_path, zarr_format, found)
     if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
         kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",

@@ -17,6 +17,7 @@ from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
 from zarrx.store import Store, make_store
+from zarrx.store.base import ByteRange
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
            "check_parents", "Ancestors", "save_parent", "exists_error", "check_format",
@@ -39,6 +40,9 @@ def _where(store: Store, path: str) -> str:
     return f"{path or '/'!r} in {store!r}"
 
 
+_FIRST_BYTE = ByteRange.trusted(0, 1)
+
+
 def _ancestors(base: str, path: str) -> list[str]:
     parts = path[len(base):].strip("/").split("/")[:-1]
     return ([""] if not base else []) + [nodes.join(base, "/".join(parts[:i + 1]))
@@ -53,23 +57,49 @@ class Ancestors:
     when one of them is first asked for, and each node is parsed when it is first asked for,
     so errors come where the checks look, in their order. ``also``: other paths read in that
     batch. ``found(path)`` is the node at ``path`` (None when there is none), as
-    :func:`~zarrx.metadata.nodes.load_node` gives it; a path outside the set is read alone."""
+    :func:`~zarrx.metadata.nodes.load_node` gives it; a path outside the set is read alone.
+    ``consolidated_at``: paths whose v2 ``.zmetadata`` the batch reads too, so that
+    ``found.node(path, zarr_format, consolidated)`` answers as ``load_node`` with those
+    arguments (opening a node that mode ``a`` creates when it is missing). ``replacing``:
+    the nodes at ``paths`` may be replaced (``overwrite``), which keeps the consolidated
+    metadata above them in step: whether the groups between the root and each holds a v2
+    ``.zmetadata`` is read in the batch too (its first byte; see :meth:`documents`)."""
 
-    __slots__ = ("store", "_paths", "_batch")
+    __slots__ = ("store", "_paths", "_batch", "_consolidated_at", "_raw")
 
     def __init__(self, store: Store, *paths: str, base: str = "",
-                 also: Iterable[str] = ()) -> None:
+                 also: Iterable[str] = (), consolidated_at: Iterable[str] = (),
+                 replacing: bool = False) -> None:
         self.store = store
         wanted = [p for path in paths for p in (*_ancestors(base, path), path)]
         self._paths = list(dict.fromkeys([*wanted, *also]))
+        self._consolidated_at = tuple(consolidated_at)
+        groups = dict.fromkeys(p for path in paths if replacing
+                               for p in _ancestors("", path) if p)
+        self._raw = [(nodes.join(g, ".zmetadata"), _FIRST_BYTE) for g in groups]
         self._batch: nodes.NodeBatch | None = None
 
-    def __call__(self, path: str) -> ArrayMeta | GroupMeta | None:
+    def _read(self) -> nodes.NodeBatch:
         if self._batch is None:
-            self._batch = nodes.load_nodes(self.store, self._paths)
-        if path not in self._batch:
+            self._batch = nodes.load_nodes(self.store, self._paths,
+                                           consolidated_at=self._consolidated_at, raw=self._raw)
+        return self._batch
+
+    def __call__(self, path: str) -> ArrayMeta | GroupMeta | None:
+        batch = self._read()
+        if path not in batch:
             return nodes.load_node(self.store, path)
-        return self._batch[path]
+        return batch[path]
+
+    def documents(self) -> dict[str, Any]:
+        """The documents the batch read, by key (None when absent)."""
+        return self._read().documents()
+
+    def node(self, path: str, zarr_format: int | None = None,
+             consolidated: bool | None = None) -> ArrayMeta | GroupMeta | None:
+        """The node at ``path`` as ``load_node(store, path, zarr_format,
+        consolidated=consolidated)`` gives it, from the batch."""
+        return self._read().node(path, zarr_format, consolidated)
 
 
 def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> str:
@@ -209,7 +239,7 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
         raise exists_error(st, path, mode, what)(existing)
     missing = check_parents(st, "", path, zarr_format, what, found) if path else []
     if existing is not None or overwrite:   # objects left without a node document go too
-        nodes.delete_node(st, path)
+        nodes.delete_node(st, path, found.documents())   # consolidated documents read: known
     for cur in missing:
         save_parent(st, cur, path, zarr_format, what)
 
@@ -293,7 +323,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if name is not None:
         path = node_path(name, "create_array", "name", new=True)
     if _found is None or _found.store is not st:     # (read once, for every check below)
-        _found = Ancestors(st, path)
+        _found = Ancestors(st, path, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, _found)
     check_format(zarr_format)
     if data is not None:

@@ -12,7 +12,7 @@ costs the size of the document, not a parse and serialization of every node in i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
@@ -24,7 +24,8 @@ from zarrx.metadata.v3 import consolidated_parts
 from zarrx.store.base import ByteRange, Store
 from zarrx.store.update import update_object
 
-__all__ = ["edit_consolidated", "consolidated_groups", "without_consolidated", "Edit", "V3_KEY",
+__all__ = ["edit_consolidated", "consolidated_groups", "may_be_consolidated",
+           "without_consolidated", "Edit", "V3_KEY",
            "ZMETADATA"]
 
 Meta = ArrayMeta | GroupMeta
@@ -87,19 +88,26 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
     return found[0]
 
 
-def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]]
-                        ) -> list[tuple[int, str]]:
+def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]],
+                        known: Mapping[str, Any] | None = None) -> list[tuple[int, str]]:
     """Of the ``(zarr_format, group path)`` pairs, those whose group may carry consolidated
     metadata of that format (v2: there is a ``.zmetadata``; v3: its ``zarr.json`` has a
     ``consolidated_metadata`` field), in the order given: one batched read, of a ``.zmetadata``
-    its first byte only. :func:`edit_consolidated` then reads each of them for good."""
+    its first byte only, of the documents not in ``known`` (key -> the document just read,
+    None when absent). :func:`edit_consolidated` then reads each of them for good."""
     pairs = list(candidates)
-    if not pairs:
-        return []
-    got = store.get_many([(_key(at, fmt), _WHOLE if fmt == 3 else _FIRST_BYTE)
-                          for fmt, at in pairs])
-    return [pair for pair, raw in zip(pairs, got)
-            if raw is not None and (pair[0] == 2 or _names_consolidated(bytes(raw)))]
+    known = known or {}
+    unread = [(fmt, at) for fmt, at in pairs if _key(at, fmt) not in known]
+    got = dict(zip(unread, store.get_many([(_key(at, fmt), _WHOLE if fmt == 3 else _FIRST_BYTE)
+                                           for fmt, at in unread]))) if unread else {}
+    return [pair for pair in pairs if may_be_consolidated(
+        pair[0], got[pair] if pair in got else known[_key(pair[1], pair[0])])]
+
+
+def may_be_consolidated(zarr_format: int, raw: Any) -> bool:
+    """Whether the document ``raw`` read at a group's consolidated key (None: absent) may
+    hold consolidated metadata of ``zarr_format``."""
+    return raw is not None and (zarr_format == 2 or _names_consolidated(bytes(raw)))
 
 
 def _names_consolidated(doc: bytes) -> bool:

@@ -59,7 +59,8 @@ def load_node(store: Store, path: str, zarr_format: int | None = None, *,
 
 
 def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = None, *,
-               consolidated: bool | None = None) -> NodeBatch:
+               consolidated: bool | None = None, consolidated_at: Iterable[str] = (),
+               raw: Iterable[tuple[str, ByteRange]] = ()) -> NodeBatch:
     """The metadata of the nodes at ``paths`` (a node's and its parents', say), their
     documents read together: on a store whose requests wait on a network, every candidate
     document of every path in one ``get_many``; on one whose requests are local work, the
@@ -67,8 +68,11 @@ def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = Non
     request each, batched). ``batch[path]`` is what :func:`load_node` gives for that path
     (``consolidated`` and ``zarr_format`` as there); each path's documents are parsed when
     it is first asked for, so a broken document raises where a caller looks, as it would
-    with one :func:`load_node` per node."""
+    with one :func:`load_node` per node. ``consolidated_at``: paths whose v2 ``.zmetadata``
+    is read too (see :meth:`NodeBatch.node`); ``raw``: other ``(key, byte range)`` read in
+    the same batch, unparsed (see :meth:`NodeBatch.documents`)."""
     paths = list(dict.fromkeys(paths))
+    also = set(consolidated_at)
     docs: dict[str, dict[str, Any]] = {p: {} for p in paths}
     first = paths
     if zarr_format is None and not store.latency_bound:
@@ -82,12 +86,16 @@ def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = Non
             else:
                 first.append(p)
         zarr_format = 2
-    wanted = [(p, n) for p in first for n in _names(p, zarr_format, consolidated)]
-    if wanted:
-        got = store.get_many([(join(p, n), _DOC) for p, n in wanted])
+    wanted = [(p, n) for p in first
+              for n in _names(p, zarr_format, True if p in also else consolidated)]
+    extra = list(raw)
+    got_raw: dict[str, Any] = {}
+    if wanted or extra:
+        got = store.get_many([(join(p, n), _DOC) for p, n in wanted] + extra)
         for (p, n), doc in zip(wanted, got):
             docs[p][n] = doc
-    return NodeBatch(store, docs)
+        got_raw = {k: doc for (k, _), doc in zip(extra, got[len(wanted):])}
+    return NodeBatch(store, docs, got_raw)
 
 
 def _names(path: str, zarr_format: int | None, consolidated: bool | None) -> list[str]:
@@ -107,11 +115,13 @@ class NodeBatch:
     """The documents :func:`load_nodes` read; ``batch[path]`` the metadata of the node at
     ``path`` (one of the paths read), parsed on first use and kept."""
 
-    __slots__ = ("_store", "_docs", "_metas")
+    __slots__ = ("_store", "_docs", "_metas", "_raw")
 
-    def __init__(self, store: Store, docs: dict[str, dict[str, Any]]) -> None:
+    def __init__(self, store: Store, docs: dict[str, dict[str, Any]],
+                 raw: dict[str, Any] | None = None) -> None:
         self._store = store
         self._docs = docs
+        self._raw = raw or {}
         self._metas: dict[str, Meta | None] = {}
 
     def __contains__(self, path: str) -> bool:
@@ -123,6 +133,22 @@ class NodeBatch:
         meta = _parse_node(self._store, path, self._docs[path])
         self._metas[path] = meta
         return meta
+
+    def documents(self) -> dict[str, Any]:
+        """Every document the batch read, by key (None when there was none); the ``raw``
+        keys as read (a byte range of them)."""
+        return {**{join(p, n): doc for p, docs in self._docs.items() for n, doc in docs.items()},
+                **self._raw}
+
+    def node(self, path: str, zarr_format: int | None = None,
+             consolidated: bool | None = None) -> Meta | None:
+        """What :func:`load_node` gives for ``path`` with these arguments, parsed from the
+        documents of the batch it reads (read alone when the batch lacks one of them)."""
+        names = _names(path, zarr_format, consolidated)
+        docs = self._docs.get(path, {})
+        if any(n not in docs for n in names):
+            return load_node(self._store, path, zarr_format, consolidated=consolidated)
+        return _parse_node(self._store, path, {n: docs[n] for n in names})
 
 
 def _parse_node(store: Store, path: str, docs: dict[str, Any]) -> Meta | None:

@@ -40,7 +40,7 @@ meanwhile.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from zarrx.errors import ConflictError, GroupNotFoundError, NodeNotFoundError, ZarrError
@@ -48,6 +48,7 @@ from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, ser
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
+                                              may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
@@ -122,17 +123,21 @@ def _relative(path: str, group: str) -> str:
     return path[len(group) + 1:] if group else path
 
 
-def _covering(store: Store, path: str, formats: tuple[int, ...], own: bool = False
-              ) -> list[Doc]:
+def _covering(store: Store, path: str, formats: tuple[int, ...], own: bool = False,
+              known: Mapping[str, Any] | None = None) -> list[Doc]:
     """The consolidated documents that may list the node at ``path``: the store root's of each
     of ``formats`` (each edit reads it anyway, and leaves it alone when it has none), then
     those of the groups between the root and ``path`` (and of ``path`` itself with ``own``: a
     v2 group's ``.zmetadata`` lists the group) that carry one, found with one batched read,
-    made only when there are such groups."""
+    made only when there are such groups. ``known``: documents just read (key -> document,
+    None when absent); those that hold no consolidated metadata are not read again."""
     parts = path.split("/") if path else []
     groups = ["/".join(parts[:i]) for i in range(1, len(parts) + (1 if own else 0))]
-    return [(f, "") for f in formats] + consolidated_groups(
-        store, [(f, g) for g in groups for f in formats])
+    known = known or {}
+    roots = [(f, "") for f in formats
+             if (V3_KEY if f == 3 else ZMETADATA) not in known
+             or may_be_consolidated(f, known[V3_KEY if f == 3 else ZMETADATA])]
+    return roots + consolidated_groups(store, [(f, g) for g in groups for f in formats], known)
 
 
 def _edit_all(store: Store, docs: Iterable[Doc], edit: Callable[[str], Edit]) -> list[Doc]:
@@ -274,13 +279,14 @@ def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
     return dict(mjson.load(raw, key, allow_nonfinite=True))
 
 
-def delete_node(store: Store, path: str) -> None:
-    """Remove the node at ``path`` and everything below it."""
+def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None) -> None:
+    """Remove the node at ``path`` and everything below it. ``known``: documents the caller
+    has just read (key -> document, None when absent; see :func:`_covering`)."""
     if not path:
         store.delete_prefix("")
         return
     subtree = path + "/"
-    marked = _edit_all(store, _covering(store, path, (3, 2)),
+    marked = _edit_all(store, _covering(store, path, (3, 2), known=known),
                        lambda group: _marking(_relative(subtree, group)))
     store.delete_prefix(subtree)
 

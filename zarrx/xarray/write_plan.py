@@ -12,7 +12,7 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.chunk_io import check_value
-from zarrx.creation import create_array
+from zarrx.creation import Ancestors, create_array
 from zarrx.dask.graph import store_blocks
 from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
@@ -180,10 +180,12 @@ def claim_rows(grp: Group, plans: list[Plan], dim: str) -> None:
         plan.target = target._growing_view(axis)
 
 
-def apply_plan(grp: Group, plan: Plan) -> Any:
-    """Create or grow the array, then write (or return a ``Delayed`` writing) its values."""
+def apply_plan(grp: Group, plan: Plan, found: Ancestors | None = None) -> Any:
+    """Create or grow the array, then write (or return a ``Delayed`` writing) its values.
+    ``found``: the new arrays' places and the nodes above them, read once for all of them
+    (:class:`~zarrx.creation.Ancestors`)."""
     if plan.create is not None:
-        arr = grp.create_array(plan.name, overwrite=True, **plan.create)
+        arr = grp.create_array(plan.name, overwrite=True, _found=found, **plan.create)
     elif plan.target is not None:
         arr = plan.target
     else:

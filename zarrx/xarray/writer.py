@@ -19,6 +19,7 @@ from zarrx.creation import Ancestors, _store, check_format, inherited_format, no
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
                           NodeExistsError)
 from zarrx.group import Group
+from zarrx.metadata.nodes import join
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, encode_attr
@@ -94,15 +95,14 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # modes "w" and "w-" create (or replace) the group only once every variable is checked and
     # encoded (below), so a refused write leaves the store as it was
     creating = mode in ("w", "w-")
-    if mode == "w-":
-        _refuse_existing(store, group, storage_options)
     # an append or a region write needs the stored group: opened without creating it, so that
     # one refused for a missing group leaves nothing behind
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
                                       existing=append_dim is not None or region is not None)
-    # (the nodes read to decide the format are those the group's creation checks)
+    # (the nodes read to refuse an existing group and to decide the format are those the
+    # group's creation checks: one batch)
     fmt, found = (grp.zarr_format, None) if grp is not None else \
-        _new_format(store, group, zarr_format, storage_options)
+        _new_format(store, mode, group, zarr_format, storage_options)
     if encoding is not None and not isinstance(encoding, Mapping):
         raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
                                 f"found {type(encoding).__name__} {encoding!r}")
@@ -163,7 +163,13 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
     if append_dim is not None:
         claim_rows(grp, plans, str(append_dim))
-    writes = [apply_plan(grp, plan) for plan in plans]
+    # the new variables' places and the nodes above them, read in one batch when the first
+    # is created (a variable whose name has a "/" is read alone: a variable created before
+    # it may be above it)
+    placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in plans
+                                    if p.create is not None and "/" not in p.name],
+                       replacing=True)
+    writes = [apply_plan(grp, plan, placed) for plan in plans]
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(grp.store)
@@ -225,30 +231,36 @@ def _stored_node(store: Any, path: str, kw: dict) -> Any:
         return None
 
 
-def _refuse_existing(store: Any, group: str | None, storage_options: dict | None) -> None:
-    """Mode ``w-``: a node already at ``group`` is a ``NodeExistsError``."""
+def _refuse_existing(store: Any, group: str | None, storage_options: dict | None,
+                     found: Ancestors | None = None) -> None:
+    """Mode ``w-``: a node already at ``group`` is a ``NodeExistsError``. ``found``: the
+    node and those above it, read (one batch) with ``consolidated_at`` the node: nothing
+    there is known without another read."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     path = node_path(group, "to_zarrx", "group")
+    if found is not None and found.node(path, None, True) is None:
+        return
     if _stored_node(store, path, kw) is not None:
         raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
                               f"use mode='w' to replace or mode='a' to add)")
 
 
-def _new_format(store: Any, group: str | None, zarr_format: int | None,
-                storage_options: dict | None) -> tuple[int, Ancestors | None]:
+def _new_format(store: Any, mode: str, group: str | None, zarr_format: int | None,
+                storage_options: dict | None) -> tuple[int, Ancestors]:
     """The format of the group modes ``w`` and ``w-`` create: ``zarr_format``, else that of the
     hierarchy it goes into (:func:`~zarrx.creation.inherited_format`), else 3; and the nodes
-    read to find it (the group's and those above it), which its creation checks."""
-    if zarr_format is not None:
-        return zarr_format, None
+    read to find it (the group's and those above it, in one batch), which the refusal of an
+    existing group (mode ``w-``, checked here first) and its creation check."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     st = _store(store, "a", storage_options)
     path = node_path(group, "to_zarrx", "group")
-    found = Ancestors(st, path)
-    return inherited_format(st, path, None, found), found
+    found = Ancestors(st, path, consolidated_at=[path], replacing=mode == "w")
+    if mode == "w-":
+        _refuse_existing(store, group, storage_options, found)
+    return inherited_format(st, path, zarr_format, found), found
 
 
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
@@ -261,7 +273,7 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     path = node_path(group, "to_zarrx", "group")
-    if mode == "w-":
+    if mode == "w-" and found is None:
         _refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
         if found is not None:           # the store _new_format opened (storage_options applied)
