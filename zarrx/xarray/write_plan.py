@@ -87,6 +87,10 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         axis = dims.index(str(append_dim)) if grow is not None else None
         return Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
                      write_empty=write_empty)
+    if encoded.dtype.kind == "O" and _is_dask(encoded.data) and not _is_dask(data):
+        # dask values of Python objects were computed to find their type (as xarray's writer
+        # computes them): their blocks no longer give the chunks, as with engine "zarr"
+        encoded = encoded.copy(deep=False, data=data)
     kw = _creation_kwargs(encoded, name, fmt, write_empty)
     fill = kw.pop("fill_value", None)
     if fmt == 2:
