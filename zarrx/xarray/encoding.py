@@ -156,11 +156,12 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     encoding asks for the ``vlen-utf8`` codec) or fixed-width (v2) unicode. Other object arrays
     are inspected."""
     if dtype.kind == "T":
-        data = np.asarray(values, dtype=object)
-        data[data == None] = ""   # noqa: E711 - elementwise
         if zarr_format == 3 or variable_text:
-            return str, data
-        return None, data.astype("U")
+            if type(values).__module__.split(".")[0] == "dask":     # (kept lazy)
+                return str, values.map_blocks(_text_objects, dtype=object,
+                                              meta=np.empty((0,) * values.ndim, object))
+            return str, _text_objects(values)
+        return None, _text_objects(values).astype("U")
     if dtype.kind != "O":
         return dtype, values
     element = vlen_element(dtype)
@@ -177,6 +178,13 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
         fixed = np.asarray(data.tolist() if data.ndim else data[()], dtype="S")
         return fixed.dtype, fixed
     return data.dtype, data
+
+
+def _text_objects(values: Any) -> np.ndarray:
+    """``StringDType`` text as Python strings, missing values as empty ones."""
+    data = np.asarray(values, dtype=object)
+    data[data == None] = ""   # noqa: E711 - elementwise
+    return data
 
 
 def _warn_computed(values: Any, where: str) -> None:
