@@ -161,7 +161,8 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
                 return str, values.map_blocks(_text_objects, dtype=object,
                                               meta=np.empty((0,) * values.ndim, object))
             return str, _text_objects(values)
-        return None, _text_objects(values).astype("U")
+        # (as xarray converts it: np.asarray gives all-empty text width 2, astype width 1)
+        return None, np.asarray(_text_objects(values), dtype="U")
     if dtype.kind != "O":
         return dtype, values
     element = vlen_element(dtype)
