@@ -372,3 +372,17 @@ def test_empty_stringdtype_text_in_v2_takes_the_width_engine_zarr_gives_it(tmp_p
     for writer in WRITERS:
         _write(writer, ds, tmp_path / f"{writer}.zarr", zarr_format=2)
     assert _documents(tmp_path / "zarrx.zarr") == _documents(tmp_path / "zarr.zarr")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("values", [np.array(b"", dtype=object),
+                                    np.array([b"", b""], dtype=object)])
+def test_empty_python_bytes_take_the_width_engine_zarr_gives_them(tmp_path, fmt, values):
+    # engine "zarr" stores |S8 (numpy's width for all-empty bytes converted by np.asarray);
+    # to_zarrx stored |S1
+    ds = xr.Dataset({"s": (("x",)[:values.ndim], values)})
+    for writer in WRITERS:
+        _write(writer, ds, tmp_path / f"{writer}.zarr", zarr_format=fmt)
+    assert _documents(tmp_path / "zarrx.zarr") == _documents(tmp_path / "zarr.zarr")
+    xr.testing.assert_identical(_read(tmp_path / "zarrx.zarr", "zarr"),
+                                _read(tmp_path / "zarr.zarr", "zarr"))

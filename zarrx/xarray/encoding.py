@@ -176,7 +176,8 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     if element is bytes:
         if variable_bytes and zarr_format == 2:
             return bytes, data
-        fixed = np.asarray(data.tolist() if data.ndim else data[()], dtype="S")
+        # (as xarray converts them: all-empty bytes take width 8, as numpy gives them)
+        fixed = np.asarray(data, dtype=np.bytes_)
         return fixed.dtype, fixed
     return data.dtype, data
 
