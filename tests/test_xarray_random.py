@@ -345,12 +345,12 @@ def test_dask_stringdtype_text_stays_lazy_until_written(tmp_path, fmt):
     # it was computed whole when the write was planned; engine "zarr" keeps it lazy
     import dask.array as da
 
-    text = np.dtypes.StringDType(na_object=None)
+    text = np.dtypes.StringDType()
     computed = []
 
     def block(b, block_info=None):
         computed.append(block_info[None]["array-location"][0][0])
-        return np.array(["a", "bé", None, ""][:len(b)], dtype=text)
+        return np.array(["a", "bé", "c", ""][:len(b)], dtype=text)
 
     values = da.zeros(8, chunks=4).map_blocks(block, dtype=text, meta=np.empty((0,), text))
     ds = xr.Dataset({"s": ("t", values)})
@@ -359,6 +359,9 @@ def test_dask_stringdtype_text_stays_lazy_until_written(tmp_path, fmt):
     assert computed == [] or fmt == 2
     written.compute()
     WRITERS["zarr"](ds, tmp_path / "zarr.zarr", zarr_format=fmt)
+    # (in v2 both writers compute it, and chunk it as values in memory; to_zarrx kept the
+    # dask blocks as chunks)
+    assert _documents(tmp_path / "zarrx.zarr") == _documents(tmp_path / "zarr.zarr")
     xr.testing.assert_identical(_read(tmp_path / "zarrx.zarr", "zarr"),
                                 _read(tmp_path / "zarr.zarr", "zarr"))
 
@@ -383,6 +386,20 @@ def test_empty_python_bytes_take_the_width_engine_zarr_gives_them(tmp_path, fmt,
     ds = xr.Dataset({"s": (("x",)[:values.ndim], values)})
     for writer in WRITERS:
         _write(writer, ds, tmp_path / f"{writer}.zarr", zarr_format=fmt)
+    assert _documents(tmp_path / "zarrx.zarr") == _documents(tmp_path / "zarr.zarr")
+    xr.testing.assert_identical(_read(tmp_path / "zarrx.zarr", "zarr"),
+                                _read(tmp_path / "zarr.zarr", "zarr"))
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_stringdtype_with_a_missing_value_marker_is_stored_fixed_width_in_v3(tmp_path, lazy):
+    # engine "zarr" stores only the plain StringDType() as variable-length strings in v3 (the
+    # others as fixed-width text, None as ""); to_zarrx stored them all variable-length
+    values = np.array([["a", None], ["bcd", ""]], dtype=np.dtypes.StringDType(na_object=None))
+    ds = xr.Dataset({"s": (("x", "y"), values)})
+    ds = ds.chunk(x=1) if lazy else ds
+    for writer in WRITERS:
+        _write(writer, ds, tmp_path / f"{writer}.zarr", zarr_format=3)
     assert _documents(tmp_path / "zarrx.zarr") == _documents(tmp_path / "zarr.zarr")
     xr.testing.assert_identical(_read(tmp_path / "zarrx.zarr", "zarr"),
                                 _read(tmp_path / "zarr.zarr", "zarr"))
