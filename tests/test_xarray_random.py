@@ -118,8 +118,12 @@ def _encoding(draw, kind, values, dims, sizes, fmt):
         enc["units"] = draw(st.sampled_from(["seconds", "days", "microseconds", "hours"]))
         if draw(st.booleans()):
             enc["dtype"] = draw(st.sampled_from(["i8", "f8"]))
-    if kind in ("str", "fixed-str") and draw(st.integers(0, 3)) == 0:
-        enc["dtype"] = "S1"         # (text as UTF-8 bytes with an _Encoding)
+    # (text as UTF-8 bytes with an _Encoding; when no string is longer than one byte, both
+    # engines read the stored S1 values as the characters of one string, see
+    # docs/guide/xarray.md)
+    if kind in ("str", "fixed-str") and draw(st.integers(0, 3)) == 0 and \
+            all(len(v.encode()) > 1 for v in values.reshape(-1).tolist()):
+        enc["dtype"] = "S1"
     return enc
 
 
@@ -259,6 +263,24 @@ def _first(writer, ds, path, label, **kw):
         reject()
 
 
+# Writes into stored variables where to_zarrx deliberately differs (docs/guide/xarray.md,
+# "Differences from engine zarr"): it stores text of another fixed width (or StringDType
+# text) that fits and non-ASCII text into a variable of encoded bytes, which xarray's writer
+# refuses, and refuses values xarray's writer would cut, wrap or convert.
+MISMATCHED = "Mismatched dtypes for variable"
+REFUSED = ("fixed-width strings would be cut", "they would be cut", "cannot store",
+           "does not fit the stored", "NaN cannot be stored")
+
+
+def _deliberate(refused, mine_refused):
+    if refused is not None and mine_refused is None:     # (text into stored bytes: ASCII)
+        return MISMATCHED in str(refused) or isinstance(refused, UnicodeEncodeError) and \
+            refused.encoding == "ascii"
+    if refused is None and mine_refused is not None:
+        return any(text in str(mine_refused) for text in REFUSED)
+    return False
+
+
 def _along(ds):
     """A dimension of ``ds`` used by at least one variable."""
     return next(d for name in ds.data_vars for d in ds[name].dims)
@@ -282,6 +304,9 @@ def test_appends_by_one_writer_after_the_other_match_engine_zarr(tmp_path_factor
         _first(a, _chunked(head, chunks), path, label, zarr_format=fmt, encoding=encoding)
         results[label] = (_outcome(b, _chunked(tail, chunks), path, append_dim=dim), path)
     (refused, oracle), (mine_refused, mixed) = results["oracle"], results["mixed"]
+    if then == "zarrx" and _deliberate(refused, mine_refused):
+        event("a deliberate difference")
+        return
     assert (refused is None) == (mine_refused is None), (refused, mine_refused)
     if refused is not None:
         event(f"refused by both: {type(refused).__name__}")
@@ -316,6 +341,9 @@ def test_region_writes_by_one_writer_after_the_other_match_engine_zarr(tmp_path_
         # (region writes are aligned with no stored chunk, so written in memory)
         results[label] = (_outcome(b, part, path, region={dim: slice(start, stop)}), path)
     (refused, oracle), (mine_refused, mixed) = results["oracle"], results["mixed"]
+    if then == "zarrx" and _deliberate(refused, mine_refused):
+        event("a deliberate difference")
+        return
     assert (refused is None) == (mine_refused is None), (refused, mine_refused)
     if refused is not None:
         event(f"refused by both: {type(refused).__name__}")
