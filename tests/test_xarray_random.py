@@ -265,17 +265,19 @@ def _first(writer, ds, path, label, **kw):
 
 # Writes into stored variables where to_zarrx deliberately differs (docs/guide/xarray.md,
 # "Differences from engine zarr"): it stores text of another fixed width (or StringDType
-# text) that fits and non-ASCII text into a variable of encoded bytes, which xarray's writer
-# refuses, and refuses values xarray's writer would cut, wrap or convert.
+# text) that fits, non-ASCII text into a variable of encoded bytes, and dask blocks across
+# stored chunks (regrouped), which xarray's writer refuses; and it refuses values xarray's
+# writer would cut, wrap or convert.
 MISMATCHED = "Mismatched dtypes for variable"
+OVERLAP = "would overlap multiple Dask chunks"     # (to_zarrx regroups dask blocks)
 REFUSED = ("fixed-width strings would be cut", "they would be cut", "cannot store",
            "does not fit the stored", "NaN cannot be stored")
 
 
 def _deliberate(refused, mine_refused):
     if refused is not None and mine_refused is None:     # (text into stored bytes: ASCII)
-        return MISMATCHED in str(refused) or isinstance(refused, UnicodeEncodeError) and \
-            refused.encoding == "ascii"
+        return MISMATCHED in str(refused) or OVERLAP in str(refused) or \
+            isinstance(refused, UnicodeEncodeError) and refused.encoding == "ascii"
     if refused is None and mine_refused is not None:
         return any(text in str(mine_refused) for text in REFUSED)
     return False

@@ -156,7 +156,7 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     encoding asks for the ``vlen-utf8`` codec) or fixed-width (v2) unicode. Other object arrays
     are inspected."""
     if dtype.kind == "T":
-        if native_text(dtype, zarr_format) or variable_text:
+        if _native_text(dtype, zarr_format) or variable_text:
             if type(values).__module__.split(".")[0] == "dask":     # (kept lazy)
                 return str, values.map_blocks(_text_objects, dtype=object,
                                               meta=np.empty((0,) * values.ndim, object))
@@ -182,7 +182,7 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     return data.dtype, data
 
 
-def native_text(dtype: np.dtype, zarr_format: int) -> bool:
+def _native_text(dtype: np.dtype, zarr_format: int) -> bool:
     """Whether ``dtype`` is text engine "zarr" stores as variable-length strings whatever the
     encoding: numpy's plain ``StringDType()`` in Zarr v3. Other ``StringDType``s (with an
     ``na_object``) it stores as other text is stored (fixed-width)."""
@@ -246,7 +246,7 @@ def cf_encode(var: Any, name: Any, zarr_format: int) -> Any:
     whatever the encoding."""
     from xarray import conventions
 
-    as_bytes = _as_bytes(var.encoding) and not native_text(var.dtype, zarr_format)
+    as_bytes = _as_bytes(var.encoding) and not _native_text(var.dtype, zarr_format)
     if as_bytes:                # the coders then leave the text to _utf8_bytes
         var = var.copy(deep=False)
         var.encoding = {**var.encoding, "dtype": "S1"}
