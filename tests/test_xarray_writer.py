@@ -380,3 +380,48 @@ def test_a_group_written_into_a_hierarchy_takes_its_format(tmp_path, mode, paren
     assert zarrx.open_group(path, path="sub/g", mode="r").metadata.zarr_format == parent_fmt
     assert zarrx.open_array(path, path="sub/g/v", mode="r").metadata.zarr_format == parent_fmt
     xr.testing.assert_identical(xr.open_zarr(path, group="sub/g").load(), ds)
+
+
+@pytest.mark.parametrize("kind", ["U", "S"])
+@pytest.mark.parametrize("kw", [{"append_dim": "t"}, {"region": {"t": slice(0, 8)}}])
+def test_dask_strings_into_fixed_width_text_are_checked_one_block_at_a_time(tmp_path, kind, kw):
+    # the strings were computed all at once, before the write, to check they fit
+    import weakref
+
+    import dask.array as da
+
+    path = tmp_path / "z.zarr"
+    element = (lambda v: v) if kind == "U" else (lambda v: v.encode())
+    zx.to_zarrx(xr.Dataset({"s": ("t", np.array(["abc"] * 8, dtype=f"{kind}3"))}), path,
+                encoding={"s": {"chunks": (2,)}})
+    computed, made = [], []     # (block start, blocks made before and still held); references
+    def strings(block, too_long=False, block_info=None):
+        start = block_info[None]["array-location"][0][0]
+        computed.append((start, sum(ref() is not None for ref in made)))
+        out = np.array([element("toolong" if too_long and start == 6 else f"v{start + i}")
+                        for i in range(len(block))], dtype=object)
+        made.append(weakref.ref(out))
+        return out
+
+    for too_long in (False, True):
+        computed.clear()
+        values = da.zeros(8, chunks=2).map_blocks(strings, too_long, dtype=object,
+                                                  meta=np.empty((0,), object))
+        written = zx.to_zarrx(xr.Dataset({"s": ("t", values)}), path, compute=False, **kw)
+        assert computed == []           # nothing computed before the write
+        if too_long:
+            with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                    f"to_zarrx: variable 's' has dtype {np.dtype(kind + '7').str}, but the "
+                    f"stored one has {np.dtype(kind + '3').str}: fixed-width strings would be "
+                    f"cut")):
+                written.compute(scheduler="sync")
+        else:
+            written.compute(scheduler="sync")
+        # each block computed once (all of them unless one is refused), none held meanwhile
+        starts = [start for start, _ in computed]
+        assert sorted(starts) == sorted(set(starts)) and set(starts) <= {0, 2, 4, 6}
+        assert len(starts) == 4 or too_long
+        assert max(n for _, n in computed) == 0
+    first = 8 if "append_dim" in kw else 0
+    got = zarr.open_array(path, path="s")[first:first + 8].tolist()
+    assert got == [element(f"v{i}") for i in range(8)]

@@ -152,15 +152,17 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     """``(zarrx dtype, values)`` for a CF-encoded variable's data: variable-length unicode
     becomes zarrx's ``str`` type, variable-length bytes fixed-width bytes (in v2 with
     ``variable_bytes``, zarrx's ``bytes`` type: its encoding asks for the ``vlen-bytes``
-    codec), numpy ``StringDType`` variable-length (v3, or v2 with ``variable_text``: its
+    codec), numpy ``StringDType()`` variable-length (v3, or v2 with ``variable_text``: its
     encoding asks for the ``vlen-utf8`` codec) or fixed-width (v2) unicode. Other object arrays
     are inspected."""
     if dtype.kind == "T":
-        data = np.asarray(values, dtype=object)
-        data[data == None] = ""   # noqa: E711 - elementwise
-        if zarr_format == 3 or variable_text:
-            return str, data
-        return None, data.astype("U")
+        if _native_text(dtype, zarr_format) or variable_text:
+            if type(values).__module__.split(".")[0] == "dask":     # (kept lazy)
+                return str, values.map_blocks(_text_objects, dtype=object,
+                                              meta=np.empty((0,) * values.ndim, object))
+            return str, _text_objects(values)
+        # (as xarray converts it: np.asarray gives all-empty text width 2, astype width 1)
+        return None, np.asarray(_text_objects(values), dtype="U")
     if dtype.kind != "O":
         return dtype, values
     element = vlen_element(dtype)
@@ -174,9 +176,24 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     if element is bytes:
         if variable_bytes and zarr_format == 2:
             return bytes, data
-        fixed = np.asarray(data.tolist() if data.ndim else data[()], dtype="S")
+        # (as xarray converts them: all-empty bytes take width 8, as numpy gives them)
+        fixed = np.asarray(data, dtype=np.bytes_)
         return fixed.dtype, fixed
     return data.dtype, data
+
+
+def _native_text(dtype: np.dtype, zarr_format: int) -> bool:
+    """Whether ``dtype`` is text engine "zarr" stores as variable-length strings whatever the
+    encoding: numpy's plain ``StringDType()`` in Zarr v3. Other ``StringDType``s (with an
+    ``na_object``) it stores as other text is stored (fixed-width)."""
+    return zarr_format == 3 and dtype.kind == "T" and dtype == np.dtypes.StringDType()
+
+
+def _text_objects(values: Any) -> np.ndarray:
+    """``StringDType`` text as Python strings, missing values as empty ones."""
+    data = np.asarray(values, dtype=object)
+    data[data == None] = ""   # noqa: E711 - elementwise
+    return data
 
 
 def _warn_computed(values: Any, where: str) -> None:
@@ -225,11 +242,11 @@ def cf_encode(var: Any, name: Any, zarr_format: int) -> Any:
     where this xarray knows the Zarr coder list); text whose encoding asks for ``dtype: "S1"``
     (or has an ``_Encoding`` and a bytes dtype, as read from such a variable) becomes bytes in
     that encoding (UTF-8 by default) with an ``_Encoding`` attribute, except numpy
-    ``StringDType`` text in Zarr v3, which engine "zarr" stores as variable-length strings
+    ``StringDType()`` text in Zarr v3, which engine "zarr" stores as variable-length strings
     whatever the encoding."""
     from xarray import conventions
 
-    as_bytes = _as_bytes(var.encoding) and not (zarr_format == 3 and var.dtype.kind == "T")
+    as_bytes = _as_bytes(var.encoding) and not _native_text(var.dtype, zarr_format)
     if as_bytes:                # the coders then leave the text to _utf8_bytes
         var = var.copy(deep=False)
         var.encoding = {**var.encoding, "dtype": "S1"}

@@ -93,13 +93,24 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     return slice(int(pos[0]), int(pos[0]) + len(pos))
 
 
-def _fixed_text(var: Any, kind: str, name: str) -> Any:
-    """``var``'s strings (Python objects or ``StringDType``; ``kind`` "U") or bytes ("S") as a
-    fixed-width array of the width they need, missing values (None, NaN) as empty ones, so that
-    they are checked against the stored width (xarray's coders would cut them to it) and other
-    values are refused."""
+def _fixed_text(var: Any, stored: np.dtype, name: str) -> Any:
+    """``var``'s strings (Python objects or ``StringDType``; ``stored`` of kind "U") or bytes
+    ("S") as fixed-width values of the ``stored`` width, missing values (None, NaN) as empty
+    ones; strings too long for it (xarray's coders would cut them) and other values are
+    refused. Values held in memory are checked now; dask-backed values block by block as the
+    graph computes (one block in memory at a time per task; blocks written before a refused one
+    stay written)."""
+    if not _is_lazy(var):
+        return var.copy(data=_fixed_block(var.values, stored, name))
+    fixed = var.data.map_blocks(_fixed_block, stored, name, dtype=stored,
+                                meta=np.empty((0,) * var.ndim, stored))
+    return var.copy(deep=False, data=fixed)
+
+
+def _fixed_block(block: Any, stored: np.dtype, name: str) -> np.ndarray:
+    kind = stored.kind
     element = str if kind == "U" else bytes
-    values = np.asarray(var.values, dtype=object)
+    values = np.asarray(block, dtype=object)
     flat = values.reshape(-1).tolist()
     missing = [v is None or (isinstance(v, float) and v != v) for v in flat]
     bad = next((v for v, m in zip(flat, missing) if not m and not isinstance(v, element)), None)
@@ -109,7 +120,14 @@ def _fixed_text(var: Any, kind: str, name: str) -> Any:
                                 f"{bad!r}")
     fixed = np.array([element() if m else v for v, m in zip(flat, missing)] or [element()],
                      dtype=kind)
-    return var.copy(data=fixed[:len(flat)].reshape(values.shape))
+    if fixed.dtype.itemsize > stored.itemsize:
+        raise _cut(name, fixed.dtype, stored)
+    return fixed[:len(flat)].reshape(values.shape).astype(stored)
+
+
+def _cut(name: str, given: np.dtype, stored: np.dtype) -> ArgumentError:
+    return ArgumentError(f"to_zarrx: variable {name!r} has dtype {given}, but the stored one "
+                         f"has {stored}: fixed-width strings would be cut")
 
 
 def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | None,
@@ -123,16 +141,14 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
     if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
-        var = _fixed_text(var, stored.dtype.kind, name)
+        var = _fixed_text(var, stored.dtype, name)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
         if var.dtype.kind != stored.dtype.kind:
             raise ArgumentTypeError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but "
                                     f"the stored one has {stored.dtype}: expected "
                                     f"{'bytes' if stored.dtype.kind == 'S' else 'text'}")
         if var.dtype.itemsize > stored.dtype.itemsize:     # (shorter ones fit)
-            raise ArgumentError(f"to_zarrx: variable {name!r} has dtype {var.dtype}, but the "
-                                f"stored one has {stored.dtype}: fixed-width strings would be "
-                                f"cut")
+            raise _cut(name, var.dtype, stored.dtype)
     for dim, n_new, n_old in zip(var.dims, var.shape, stored.shape):
         if dim == append_dim or str(dim) in slices:
             continue

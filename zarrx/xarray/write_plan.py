@@ -87,12 +87,18 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         axis = dims.index(str(append_dim)) if grow is not None else None
         return Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
                      write_empty=write_empty)
+    if encoded.dtype.kind in "OT" and _is_dask(encoded.data) and not _is_dask(data):
+        # dask values of Python objects (or StringDType text stored fixed-width) were computed
+        # to find their type or width, as xarray's writer computes them: their blocks no longer
+        # give the chunks, as with engine "zarr"
+        encoded = encoded.copy(deep=False, data=data)
     kw = _creation_kwargs(encoded, name, fmt, write_empty)
     fill = kw.pop("fill_value", None)
     if fmt == 2:
         fill = attrs.pop("_FillValue", None)
     else:
-        np_dtype = np.dtype(dtype) if dtype is not str else np.dtype(object)
+        np_dtype = np.dtype(object) if dtype is str else np.dtype(data.dtype) if dtype is None \
+            else np.dtype(dtype)
         if fill is None and np_dtype.kind == "f":
             fill = np.nan
         if attrs.get("_FillValue") is not None:
