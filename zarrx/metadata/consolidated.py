@@ -28,7 +28,7 @@ from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
-from zarrx.metadata.v3 import PENDING, check_path, pending_paths
+from zarrx.metadata.v3 import PENDING, check_path, path_ok, pending_paths
 
 __all__ = ["parse_zmetadata", "parse_zmetadata_pending", "zmetadata_nodes",
            "serialize_zmetadata", "node_keys", "entry_order",
@@ -44,26 +44,33 @@ def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | 
 
 def parse_zmetadata_pending(doc: bytes | str | dict, key: str
                             ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
-    """``parse_zmetadata`` plus the paths listed as pending (whose entries may be stale)."""
-    return parse_zmetadata_loaded(mjson.load(doc, key), key)
+    """``parse_zmetadata`` plus the paths listed as pending (whose entries may be stale).
+
+    The document is loaded (and, a dict, its tree checked) once: its entries are handed to the
+    node parsers as :class:`~zarrx.metadata.json.Loaded`, which they take without walking
+    them again."""
+    with mjson.gc_paused():
+        return _parse_zmetadata(doc, key)
 
 
-def parse_zmetadata_loaded(d: dict[str, Any], key: str
-                           ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
-    """:func:`parse_zmetadata_pending` of a document already loaded by
-    :func:`zarrx.metadata.json.load`."""
-    nodes, pending = zmetadata_nodes(d, key)
+def _parse_zmetadata(doc: bytes | str | dict, key: str
+                     ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
+    nodes, pending = zmetadata_nodes(mjson.load(doc, key), key)
     out: dict[str, ArrayMeta | GroupMeta] = {}
+    loaded = mjson.Loaded
     for path, docs in nodes.items():
         prefix = f"{path}/" if path else ""
-        where = f'{key} metadata["{prefix}'
-        if ".zarray" in docs and ".zgroup" in docs:
-            raise Loc(key, f'metadata["{prefix}.zgroup"]').fail(
-                "a node cannot be both an array and a group (.zarray is present too)")
+        attrs = docs.get(".zattrs")
+        attrs = None if attrs is None else loaded(attrs)
         if ".zarray" in docs:
-            out[path] = parse_array_v2(docs[".zarray"], docs.get(".zattrs"), f'{where}.zarray"]')
+            if ".zgroup" in docs:
+                raise Loc(key, f'metadata["{prefix}.zgroup"]').fail(
+                    "a node cannot be both an array and a group (.zarray is present too)")
+            out[path] = parse_array_v2(loaded(docs[".zarray"]), attrs,
+                                       f'{key} metadata["{prefix}.zarray"]')
         elif ".zgroup" in docs:
-            out[path] = parse_group_v2(docs[".zgroup"], docs.get(".zattrs"), f'{where}.zgroup"]')
+            out[path] = parse_group_v2(loaded(docs[".zgroup"]), attrs,
+                                       f'{key} metadata["{prefix}.zgroup"]')
         else:
             raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
                 "attributes without a .zarray or .zgroup for the same node")
@@ -79,16 +86,18 @@ def zmetadata_nodes(d: dict[str, Any], key: str) -> tuple[dict[str, dict[str, An
     fmt = d.get("zarr_consolidated_format", 1)
     if fmt != 1 or isinstance(fmt, bool):
         raise (loc / "zarr_consolidated_format").error("1", fmt)
-    ml = loc / "metadata"
     nodes: dict[str, dict[str, Any]] = {}
-    for name, value in ml.obj(d["metadata"]).items():
+    for name, value in (loc / "metadata").obj(d["metadata"]).items():
         path, _, base = name.rpartition("/")
-        el = Loc(key, f'metadata["{name}"]')
         if base not in _NAMES:
-            raise el.error("a key ending in .zarray, .zgroup or .zattrs", name)
-        if path:
-            check_path(path, el)
-        nodes.setdefault(path, {})[base] = value
+            raise Loc(key, f'metadata["{name}"]').error(
+                "a key ending in .zarray, .zgroup or .zattrs", name)
+        docs = nodes.get(path)
+        if docs is None:
+            if path and not path_ok(path):
+                check_path(path, Loc(key, f'metadata["{name}"]'))
+            docs = nodes[path] = {}
+        docs[base] = value
     return nodes, list(pending)
 
 
