@@ -55,22 +55,21 @@ def parse_zmetadata_pending(doc: bytes | str | dict, key: str
 
 def _parse_zmetadata(doc: bytes | str | dict, key: str
                      ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
-    nodes, pending = zmetadata_nodes(mjson.load(doc, key), key)
+    md, paths, pending = _node_paths(mjson.load(doc, key), key)
     out: dict[str, ArrayMeta | GroupMeta] = {}
     loaded = mjson.Loaded
-    for path, docs in nodes.items():
+    for path in paths:
         prefix = f"{path}/" if path else ""
-        attrs = docs.get(".zattrs")
+        zarray, zgroup = prefix + ".zarray", prefix + ".zgroup"
+        attrs = md.get(prefix + ".zattrs")
         attrs = None if attrs is None else loaded(attrs)
-        if ".zarray" in docs:
-            if ".zgroup" in docs:
-                raise Loc(key, f'metadata["{prefix}.zgroup"]').fail(
+        if zarray in md:
+            if zgroup in md:
+                raise Loc(key, f'metadata["{zgroup}"]').fail(
                     "a node cannot be both an array and a group (.zarray is present too)")
-            out[path] = parse_array_v2(loaded(docs[".zarray"]), attrs,
-                                       f'{key} metadata["{prefix}.zarray"]')
-        elif ".zgroup" in docs:
-            out[path] = parse_group_v2(loaded(docs[".zgroup"]), attrs,
-                                       f'{key} metadata["{prefix}.zgroup"]')
+            out[path] = parse_array_v2(loaded(md[zarray]), attrs, f'{key} metadata["{zarray}"]')
+        elif zgroup in md:
+            out[path] = parse_group_v2(loaded(md[zgroup]), attrs, f'{key} metadata["{zgroup}"]')
         else:
             raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
                 "attributes without a .zarray or .zgroup for the same node")
@@ -80,25 +79,38 @@ def _parse_zmetadata(doc: bytes | str | dict, key: str
 def zmetadata_nodes(d: dict[str, Any], key: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The documents of a loaded ``.zmetadata`` by node path (``{path: {".zarray": ...}}``,
     not parsed), and its pending paths; the layout of the document checked."""
+    md, paths, pending = _node_paths(d, key)
+    nodes: dict[str, dict[str, Any]] = {p: {} for p in paths}
+    for name, value in md.items():
+        path, _, base = name.rpartition("/")
+        nodes[path][base] = value
+    return nodes, pending
+
+
+def _node_paths(d: dict[str, Any], key: str
+                ) -> tuple[dict[str, Any], dict[str, None], list[str]]:
+    """The ``metadata`` object of a loaded ``.zmetadata``, the paths of its nodes (in the
+    order of their first key; a dict of paths, not one dict of documents per node, which
+    took a fifth of the memory of parsing a document of 1,000,000 groups) and its pending
+    paths; the layout of the document checked."""
     loc = Loc(key)
     loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING))
     pending = pending_paths(d.get(PENDING, []), loc / PENDING)
     fmt = d.get("zarr_consolidated_format", 1)
     if fmt != 1 or isinstance(fmt, bool):
         raise (loc / "zarr_consolidated_format").error("1", fmt)
-    nodes: dict[str, dict[str, Any]] = {}
-    for name, value in (loc / "metadata").obj(d["metadata"]).items():
+    md = (loc / "metadata").obj(d["metadata"])
+    paths: dict[str, None] = {}
+    for name in md:
         path, _, base = name.rpartition("/")
         if base not in _NAMES:
             raise Loc(key, f'metadata["{name}"]').error(
                 "a key ending in .zarray, .zgroup or .zattrs", name)
-        docs = nodes.get(path)
-        if docs is None:
+        if path not in paths:
             if path and not path_ok(path):
                 check_path(path, Loc(key, f'metadata["{name}"]'))
-            docs = nodes[path] = {}
-        docs[base] = value
-    return nodes, list(pending)
+            paths[path] = None
+    return md, paths, list(pending)
 
 
 def node_keys(path: str) -> list[str]:
