@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.errors import IndexingError, IndexingValueError
+from zarrx.metadata._util import few_names
 
 __all__ = ["pop_fields", "check_fields", "take_fields"]
 
@@ -45,14 +46,16 @@ def check_fields(fields: Fields, dtype: np.dtype, where: str) -> list[str] | str
     if not names or not all(isinstance(n, str) for n in names):
         raise IndexingError(f"{where}: fields: expected a field name or a list of field names, "
                             f"found {fields!r}")
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:                           # numpy's ValueError there
+    if len(set(names)) < len(names):    # numpy's ValueError there
+        seen: set[str] = set()
+        twice = sorted({n for n in names if n in seen or seen.add(n)})
         raise IndexingValueError(f"{where}: fields: expected each field once, found "
-                                 f"{', '.join(map(repr, twice))} more than once")
+                                 f"{few_names(twice, 'names')} more than once")
+    known = set(dtype.names)
     for n in names:
-        if n not in dtype.names:
+        if n not in known:
             raise IndexingError(f"{where}: no field {n!r}; the fields are "
-                                f"{', '.join(map(repr, dtype.names))}")
+                                f"{few_names(dtype.names)}")
     return fields if isinstance(fields, str) else names
 
 

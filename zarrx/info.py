@@ -10,6 +10,7 @@ import numpy as np
 from typing import TYPE_CHECKING, Any
 
 from zarrx import layout
+from zarrx.metadata._util import short
 from zarrx.metadata.model import ArrayMeta
 
 if TYPE_CHECKING:
@@ -63,12 +64,27 @@ def _codec_str(spec: Any) -> str:
     return f"{spec.name}({conf})"
 
 
+#: the longest value a row of :func:`array_info` shows (a fill value may be a string of 60 MB,
+#: a dimension name one of 2 MB): longer ones are cut, ending in ``...``
+CELL_WIDTH = 200
+
+
 def value_text(value: Any) -> str:
     """One value as the summaries print it: a numpy float, date or duration as numpy prints it
-    (every digit the type needs; ``NaT``), anything else as its Python ``repr``."""
+    (every digit the type needs; ``NaT``), anything else as its Python ``repr`` (a long string
+    or bytes value cut to about :data:`CELL_WIDTH` characters)."""
     if isinstance(value, np.generic) and value.dtype.kind in "fcmM":
         return str(number_texts(np.asarray(value))[()])
-    return repr(value.item() if isinstance(value, np.generic) else value)
+    return short(value.item() if isinstance(value, np.generic) else value, CELL_WIDTH)
+
+
+def names_text(names: Any) -> str:
+    """Dimension names as a tuple's text, each name (and the whole) cut to about
+    :data:`CELL_WIDTH` characters."""
+    parts = [short(n, CELL_WIDTH) for n in names[:CELL_WIDTH]]
+    if len(names) > CELL_WIDTH:
+        parts.append("...")
+    return f"({', '.join(parts)}{',' if len(names) == 1 else ''})"
 
 
 def number_texts(values: np.ndarray) -> np.ndarray:
@@ -141,13 +157,17 @@ def array_info(array: Array) -> str:
         ("Ratio", ratio),
     ]
     if meta.dimension_names:
-        rows.insert(5, ("Dimensions", str(meta.dimension_names)))
+        rows.insert(5, ("Dimensions", names_text(meta.dimension_names)))
     return _table(rows)
 
 
 def _table(rows: list[tuple[str, str]]) -> str:
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}} : {v}" for k, v in rows)
+    return "\n".join(f"{k:<{width}} : {_cut(v)}" for k, v in rows)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= CELL_WIDTH else text[:CELL_WIDTH - 3] + "..."
 
 
 def group_info(group: Group, complete: bool = False) -> str:

@@ -8,13 +8,14 @@ found (its repr cut to about 80 characters so huge inputs give short messages). 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from zarrx.errors import MetadataError, ZarrError
 
-__all__ = ["Loc", "short", "INT64_MAX", "UINT64_MAX"]
+__all__ = ["Loc", "short", "few_names", "INT64_MAX", "UINT64_MAX"]
 
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
@@ -37,6 +38,13 @@ def short(obj: object, limit: int = _MAX_REPR) -> str:
     except RecursionError:  # deeply nested values built in Python, not parsed from JSON
         return f"<deeply nested {type(obj).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def few_names(names: Sequence[str], what: str = "fields", limit: int = 20) -> str:
+    """``names`` as a list for an error message: the first ``limit`` and their count when there
+    are more (a struct may have 100,000 fields)."""
+    listed = ", ".join(map(repr, names[:limit]))
+    return listed if len(names) <= limit else f"{listed}, ... ({len(names)} {what})"
 
 
 def short_text(text: str) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.metadata._util import Loc
+from zarrx.metadata._util import Loc, few_names
 from zarrx.metadata.dtypes import category, struct_fields
 from zarrx.metadata.json import OutOfRange
 from zarrx.metadata.model import DataType
@@ -236,9 +236,8 @@ def _struct_fill(value: Any, n: np.dtype, fields: list[tuple[str, DataType]], lo
     if len(obj) > len(names):               # every field given: some name is not a field's
         known = set(names)
         name = next(name for name in obj if name not in known)
-        listed = ", ".join(map(repr, names)) if len(names) <= 20 else \
-            f"{', '.join(map(repr, names[:20]))}, ... ({len(names)} fields)"
-        raise (loc / name).fail(f"unknown field; the data type's fields are {listed}")
+        raise (loc / name).fail(f"unknown field; the data type's fields are "
+                                f"{few_names(names)}")
     out = np.zeros((), dtype=n)
     for name, sub in fields:
         out[name] = parse_fill(obj[name], sub, loc / name, 3)

@@ -171,7 +171,8 @@ def _parse_node(store: Store, path: str, docs: dict[str, Any]) -> Meta | None:
             entries, pending = parse_zmetadata_pending(docs[ZMETADATA], key)
             if pending:
                 entries = _settled(store, entries, pending, 2, path)
-            meta = dataclasses.replace(meta, consolidated={k: v for k, v in entries.items() if k})
+            entries.pop("", None)               # the group itself: ``meta``
+            meta = dataclasses.replace(meta, consolidated=entries)
         return meta
     return None
 

@@ -182,7 +182,8 @@ def consolidated_parts(d: dict[str, Any], loc: Loc) -> tuple[dict[str, Any], lis
     ml = cl / "metadata"
     entries = ml.obj(cm["metadata"])
     for path in entries:
-        check_path(path, _entry_loc(ml, path))
+        if not path_ok(path):
+            check_path(path, _entry_loc(ml, path))
     return entries, pending_paths(cm.get(PENDING, []), cl / PENDING)
 
 
@@ -199,9 +200,14 @@ def pending_paths(value: Any, loc: Loc) -> list[str]:
     return pending
 
 
+def path_ok(path: str) -> bool:
+    """Whether ``path`` is a node path: not empty, no empty, ``.`` or ``..`` segment."""
+    s = f"/{path}/"
+    return "//" not in s and "/./" not in s and "/../" not in s
+
+
 def check_path(path: str, loc: Loc) -> None:
-    parts = path.split("/")
-    if not path or any(p in ("", ".", "..") for p in parts):
+    if not path_ok(path):
         raise loc.error("a node path such as 'a/b' (no empty, '.' or '..' segments)", path)
 
 
@@ -216,12 +222,14 @@ def parse_array_v3(doc: bytes | str | dict, key: str) -> ArrayMeta:
 
 
 def parse_group_v3(doc: bytes | str | dict, key: str) -> GroupMeta:
-    return _group(_load(doc, key), Loc(key))
+    with mjson.gc_paused():         # a group may hold consolidated metadata: many objects
+        return _group(_load(doc, key), Loc(key))
 
 
 def parse_v3(doc: bytes | str | dict, key: str) -> ArrayMeta | GroupMeta:
     """An array or group ``zarr.json``, by its ``node_type``."""
-    return _node(_load(doc, key), Loc(key))
+    with mjson.gc_paused():
+        return _node(_load(doc, key), Loc(key))
 
 
 # -- serialise ---------------------------------------------------------------------------------
