@@ -194,3 +194,17 @@ def test_parsing_a_zmetadata_document_holds_little_beyond_its_result():
         tracemalloc.stop()
     assert len(out) == n + 1
     assert (peak - kept) / n < 320
+
+
+def test_parses_in_several_threads_keep_the_collector_paused_until_the_last_ends():
+    """Two threads parsing at once: the collector stays paused while either parses, and runs
+    again once both are done, whichever ends first."""
+    from zarrx.metadata.json import gc_paused
+    assert gc.isenabled()
+    first, second = gc_paused(), gc_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()          # the second parse is still running
+    second.__exit__(None, None, None)
+    assert gc.isenabled()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import json as _json
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -207,18 +208,29 @@ def _parse_checked(text: str, loc: Loc, allow_nonfinite: bool) -> Any:
     return value
 
 
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = True
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused for the block: parsing consolidated metadata
     allocates millions of objects (none of them in a cycle), and the collections that many
     allocations set off took about 40 % of the time of reading a large ``.zmetadata``."""
-    was = gc.isenabled()
-    gc.disable()
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:                      # threads parsing at once: the first pauses, the last
+        if _gc_pauses == 0:             # puts back what it found
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
     try:
         yield
     finally:
-        if was:
-            gc.enable()
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 class Loaded:
