@@ -144,12 +144,12 @@ def test_to_zarrx_reads_the_line_once_and_not_again_per_variable(mode):
     store = Rounds(_hierarchy(3))
     to_zarrx(_dataset(3), store, mode=mode, group="a/b/x", consolidated=False)
     # the group's line once (its absence, its format, its creation), where mode "w-" read
-    # the group twice more; then one batch for the variables (their places and the line),
-    # not one each
+    # the group twice more (mode "w" reads it again to replace the group: see below); then
+    # one batch for the variables (their places and the line), not one each
     line = store.node_reads("a/b/x")
-    assert len(line) == 2
-    assert {"a/b/x/v0/zarr.json", "a/b/x/v2/.zarray"} <= set(line[1])
-    assert not [c for c in store.reads() if "a/b/x/v1/zarr.json" in c[1] and c[1] != line[1]]
+    assert len(line) == (3 if mode == "w" else 2)
+    assert {"a/b/x/v0/zarr.json", "a/b/x/v2/.zarray"} <= set(line[-1])
+    assert not [c for c in store.reads() if "a/b/x/v1/zarr.json" in c[1] and c[1] != line[-1]]
     xr = pytest.importorskip("xarray")
     back = xr.open_dataset(store.inner, engine="zarrx", group="a/b/x")
     assert back.equals(_dataset(3))
@@ -168,3 +168,33 @@ def test_to_zarrx_mode_w_minus_refuses_as_before():
     zarrx.create_array(inner, name="a/arr", shape=(1,), dtype="i1")
     with pytest.raises(ContainsArrayError):
         to_zarrx(_dataset(1), inner, mode="w-", group="a/arr/x")
+
+
+class _ConsolidatedMeanwhile:
+    """A store under which another writer consolidates the whole hierarchy right after
+    ``to_zarrx`` first read the line of the group it writes (``g``)."""
+
+    armed = False
+
+    def get_many(self, requests, *args, **kwargs):
+        out = super().get_many(requests, *args, **kwargs)
+        if self.armed and "g/.zmetadata" in [k for k, _ in requests]:
+            self.armed = False
+            zarrx.consolidate_metadata(self)
+        return out
+
+
+@pytest.mark.parametrize("base", [MemoryStore, RemoteMemoryStore])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_to_zarrx_mode_w_keeps_consolidated_metadata_made_meanwhile_in_step(base, fmt):
+    # (before: the replacement trusted that first read, which found no consolidated metadata
+    # at the root, so the replaced group's old variable stayed listed there)
+    store = type("Store", (_ConsolidatedMeanwhile, base), {})()
+    zarrx.create_array(store, name="g/old", shape=(2,), dtype="i1", zarr_format=fmt)
+    store.armed = True
+    from zarrx.xarray import to_zarrx
+    to_zarrx(_dataset(1), store, mode="w", group="g", zarr_format=fmt, consolidated=False)
+    assert not store.armed
+    root = load_node(store, "", fmt, consolidated=True)
+    assert sorted(root.consolidated) == ["g", "g/v0"]
+    assert "old" not in zarrx.open_consolidated(store, zarr_format=fmt)["g"]

@@ -425,3 +425,19 @@ def test_dask_strings_into_fixed_width_text_are_checked_one_block_at_a_time(tmp_
     first = 8 if "append_dim" in kw else 0
     got = zarr.open_array(path, path="s")[first:first + 8].tolist()
     assert got == [element(f"v{i}") for i in range(8)]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("na", [None, np.nan])
+def test_missing_stringdtype_values_stored_as_vlen_utf8_in_v2_are_empty_strings(tmp_path, lazy,
+                                                                              na):
+    # (before: NaN refused as "cannot store float nan" from memory, stored as "nan" from dask)
+    import dask.array as da
+    from numcodecs import VLenUTF8
+
+    values = np.array(["a", na, "ccc"], dtype=np.dtypes.StringDType(na_object=na))
+    data = da.from_array(values, chunks=2) if lazy else values
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(xr.Dataset({"s": ("t", data)}), path, zarr_format=2,
+                encoding={"s": {"filters": [VLenUTF8()]}})
+    assert zarrx.open_array(path, path="s")[:].tolist() == ["a", "", "ccc"]

@@ -158,9 +158,9 @@ def storage_dtype(values: Any, dtype: np.dtype, zarr_format: int, where: str, *,
     if dtype.kind == "T":
         if _native_text(dtype, zarr_format) or variable_text:
             if type(values).__module__.split(".")[0] == "dask":     # (kept lazy)
-                return str, values.map_blocks(_text_objects, dtype=object,
+                return str, values.map_blocks(_text_objects, True, dtype=object,
                                               meta=np.empty((0,) * values.ndim, object))
-            return str, _text_objects(values)
+            return str, _text_objects(values, True)
         # (as xarray converts it: np.asarray gives all-empty text width 2, astype width 1)
         return None, np.asarray(_text_objects(values), dtype="U")
     if dtype.kind != "O":
@@ -189,10 +189,16 @@ def _native_text(dtype: np.dtype, zarr_format: int) -> bool:
     return zarr_format == 3 and dtype.kind == "T" and dtype == np.dtypes.StringDType()
 
 
-def _text_objects(values: Any) -> np.ndarray:
-    """``StringDType`` text as Python strings, missing values as empty ones."""
+def _text_objects(values: Any, variable: bool = False) -> np.ndarray:
+    """``StringDType`` text as Python strings, missing values (None) as empty ones; for
+    ``variable``-length strings a NaN ``na_object`` too (fixed-width text stores it as
+    ``"nan"``, as engine "zarr" does)."""
     data = np.asarray(values, dtype=object)
-    data[data == None] = ""   # noqa: E711 - elementwise
+    if variable:
+        data[np.array([v is None or (isinstance(v, float) and v != v) for v in data.flat],
+                      dtype=bool).reshape(data.shape)] = ""
+    else:
+        data[data == None] = ""   # noqa: E711 - elementwise
     return data
 
 

@@ -100,7 +100,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
                                       existing=append_dim is not None or region is not None)
     # (the nodes read to refuse an existing group and to decide the format are those the
-    # group's creation checks: one batch)
+    # group's creation checks in mode "w-": one batch; mode "w" reads them again to replace it)
     fmt, found = (grp.zarr_format, None) if grp is not None else \
         _new_format(store, mode, group, zarr_format, storage_options)
     if encoding is not None and not isinstance(encoding, Mapping):
@@ -252,12 +252,13 @@ def _new_format(store: Any, mode: str, group: str | None, zarr_format: int | Non
     """The format of the group modes ``w`` and ``w-`` create: ``zarr_format``, else that of the
     hierarchy it goes into (:func:`~zarrx.creation.inherited_format`), else 3; and the nodes
     read to find it (the group's and those above it, in one batch), which the refusal of an
-    existing group (mode ``w-``, checked here first) and its creation check."""
+    existing group (mode ``w-``, checked here first) and its creation check (mode ``w`` reads
+    them again when it replaces the group, see :func:`_open`)."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     st = _store(store, "a", storage_options)
     path = node_path(group, "to_zarrx", "group")
-    found = Ancestors(st, path, consolidated_at=[path], replacing=mode == "w")
+    found = Ancestors(st, path, consolidated_at=[path])
     if mode == "w-":
         _refuse_existing(store, group, storage_options, found)
     return inherited_format(st, path, zarr_format, found), found
@@ -268,7 +269,9 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
           found: Ancestors | None = None) -> Group:
     """The group to write: created or replaced (modes ``w-``, ``w``), else opened, and created
     in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group). ``found``:
-    the nodes :func:`_new_format` read, with the store it opened (used again: not read again)."""
+    the nodes :func:`_new_format` read, with the store it opened (mode ``w-``: used again, not
+    read again; mode ``w``: read again, as the consolidated documents it keeps in step may
+    have appeared since)."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
@@ -277,6 +280,11 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
         _refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
         if found is not None:           # the store _new_format opened (storage_options applied)
+            if mode == "w":
+                # what the batch found before the variables were encoded may have changed
+                # meanwhile (another writer's consolidation): the replacement reads the line
+                # again, with the consolidated documents it keeps in step
+                found = Ancestors(found.store, path, replacing=True)
             return open_group(found.store, mode=mode, path=path, zarr_format=fmt or 3,
                               _found=found)
         return open_group(store, mode=mode, path=path, zarr_format=fmt or 3, **kw)
