@@ -16,6 +16,8 @@ from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.store import MemoryStore
 
+from . import counted_calls
+
 N = 1 << 20                                         # bytes an item
 PATTERN = bytes(i % 251 for i in range(N))
 
@@ -31,14 +33,7 @@ def raw_doc(fill: object, data_type: object = f"r{8 * N}") -> bytes:
 @pytest.fixture
 def loc_count(monkeypatch):
     """The number of JSON locations made (one per item: the per-byte checks)."""
-    made = [0]
-    divide = Loc.__truediv__
-
-    def counting(self, part):
-        made[0] += 1
-        return divide(self, part)
-    monkeypatch.setattr(Loc, "__truediv__", counting)
-    return made
+    return counted_calls(monkeypatch, Loc, "__truediv__")
 
 
 def test_a_raw_fill_value_of_a_million_bytes_is_read_without_checking_byte_by_byte(loc_count):
@@ -49,13 +44,7 @@ def test_a_raw_fill_value_of_a_million_bytes_is_read_without_checking_byte_by_by
 
 
 def test_an_array_of_a_million_byte_raw_type_is_created_written_and_reopened(monkeypatch):
-    shallow_calls = [0]
-    shallow = mjson._shallow
-
-    def counting(value, level):
-        shallow_calls[0] += 1
-        return shallow(value, level)
-    monkeypatch.setattr(mjson, "_shallow", counting)
+    shallow_calls = counted_calls(monkeypatch, mjson, "_shallow")
     store = MemoryStore()
     z = zarrx.create_array(store, shape=(3,), chunks=(1,), dtype=f"r{8 * N}",
                            fill_value=PATTERN)

@@ -13,6 +13,8 @@ from zarrx.errors import MetadataError
 from zarrx.metadata import codecs as mcodecs
 from zarrx.store import MemoryStore
 
+from . import counted_calls
+
 TRANSPOSE = {"name": "transpose", "configuration": {"order": [0]}}
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
@@ -35,14 +37,7 @@ def opened(doc: dict, key: str = "zarr.json") -> zarrx.Array:
 @pytest.fixture
 def checked(monkeypatch):
     """The number of codecs checked one by one."""
-    calls = [0]
-    parse = mcodecs.parse_codec
-
-    def counting(value, loc):
-        calls[0] += 1
-        return parse(value, loc)
-    monkeypatch.setattr(mcodecs, "parse_codec", counting)
-    return calls
+    return counted_calls(monkeypatch, mcodecs, "parse_codec")
 
 
 def test_a_list_of_100000_codecs_is_refused_by_its_length_before_any_is_checked(checked):
