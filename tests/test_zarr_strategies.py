@@ -14,6 +14,7 @@ array that zarr-python reads back as numpy's model.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -84,29 +85,55 @@ def _open_zarrx(zarr_array: Any, mode: str = "r") -> zarrx.Array:
     return zarrx.open_array(store, path=path, mode=mode)
 
 
+def _pair(a: Any, mode: str = "r") -> tuple[zarrx.Array, Any]:
+    """zarrx's handle on the bytes of ``a`` and zarr-python's, both opened from them (the
+    handle that wrote them keeps its own fill value in memory; see the NaN case below)."""
+    z = _open_zarrx(a, mode)
+    return z, zarr.open_array(_to_zarr_python(z.store), path=a.path, mode="r")
+
+
+def _written(got: np.ndarray, model: np.ndarray, fill: Any) -> np.ndarray:
+    """``got`` with, for a float type whose fill value is NaN, each NaN the model holds read
+    as the model's bits: a chunk written as NaNs of any payload equals such a fill value and
+    is not stored, so it reads back as the fill value (docs/SPEC.md, "Where zarr-python 3.1.6
+    and tensorstore deviate": chunks left out)."""
+    got = np.array(got)
+    if got.dtype.kind == "f" and _is_nan(fill):
+        both = np.isnan(got) & np.isnan(model)
+        got[both] = model[both]
+    return got
+
+
+def _is_nan(value: Any) -> bool:
+    return np.asarray(value).dtype.kind in "fc" and bool(np.isnan(value))
+
+
 @SETTINGS
 @given(ARRAYS)
 def test_arrays_zarr_python_draws_read_the_same_in_zarrx(a):
-    z = _open_zarrx(a)
+    z, b = _pair(a)
     note(f"zarr_format={a.metadata.zarr_format} dtype={a.dtype} shape={a.shape} "
          f"chunks={a.chunks} shards={a.shards} fill={a.fill_value!r}")
-    assert z.shape == a.shape
-    assert z.dtype == a.dtype
-    assert z.chunks == a.chunks
-    assert z.shards == a.shards
+    assert (z.shape, z.dtype, z.chunks, z.shards) == (b.shape, b.dtype, b.chunks, b.shards)
+    assert (z.shape, z.dtype, z.chunks, z.shards) == (a.shape, a.dtype, a.chunks, a.shards)
     assert z.metadata.zarr_format == a.metadata.zarr_format
-    assert dict(z.attrs) == dict(a.attrs)
+    assert dict(z.attrs) == dict(b.attrs) == dict(a.attrs)
     if a.metadata.zarr_format == 3:
+        assert z.metadata.dimension_names == b.metadata.dimension_names
         assert z.metadata.dimension_names == a.metadata.dimension_names
-    _same_fill(z.fill_value, a.fill_value, a.dtype)
-    _same_items(z[...], a[...], "whole array")
+    _same_fill(z.fill_value, b.fill_value, a.dtype)
+    if not _is_nan(a.fill_value):
+        # zarr-python writes any NaN fill value as "NaN", so a drawn NaN with another sign
+        # or payload is not what it stored (docs/SPEC.md, "Where zarr-python 3.1.6 and
+        # tensorstore deviate": v3 fill_value of a float type)
+        _same_fill(z.fill_value, a.fill_value, a.dtype)
+    _same_items(z[...], b[...], "whole array")
 
 
 @SETTINGS
 @given(st.data())
 def test_basic_indices_drawn_by_zarr_python_read_and_write_as_numpy(data):
-    a = data.draw(ARRAYS)
-    z = _open_zarrx(a, mode="r+")
+    z, a = _pair(data.draw(ARRAYS), mode="r+")
     model = a[...]
     idx = data.draw(zs.basic_indices(shape=a.shape), label="basic index")
     _same_items(z[idx], model[idx], f"z[{idx!r}]")
@@ -116,16 +143,16 @@ def test_basic_indices_drawn_by_zarr_python_read_and_write_as_numpy(data):
                       label="value")
     z[idx] = value
     model[idx] = value
-    _same_items(z[...], model, f"after z[{idx!r}] = value")
+    _same_items(_written(z[...], model, a.fill_value), model, f"after z[{idx!r}] = value")
     back = zarr.open_array(_to_zarr_python(z.store), path=a.path, mode="r")
-    _same_items(back[...], model, f"zarr-python after z[{idx!r}] = value")
+    _same_items(_written(back[...], model, a.fill_value), model,
+                f"zarr-python after z[{idx!r}] = value")
 
 
 @SETTINGS
 @given(st.data())
 def test_orthogonal_indices_drawn_by_zarr_python_read_and_write_as_numpy(data):
-    a = data.draw(ARRAYS)
-    z = _open_zarrx(a, mode="r+")
+    z, a = _pair(data.draw(ARRAYS), mode="r+")
     model = a[...]
     zidx, npidx = data.draw(zs.orthogonal_indices(shape=a.shape), label="orthogonal index")
     _same_items(z.oindex[zidx], model[npidx], f"z.oindex[{zidx!r}]")
@@ -134,7 +161,11 @@ def test_orthogonal_indices_drawn_by_zarr_python_read_and_write_as_numpy(data):
                       label="value")
     z.oindex[zidx] = value
     model[npidx] = value
-    _same_items(z[...], model, f"after z.oindex[{zidx!r}] = value")
+    _same_items(_written(z[...], model, a.fill_value), model,
+                f"after z.oindex[{zidx!r}] = value")
+    back = zarr.open_array(_to_zarr_python(z.store), path=a.path, mode="r")
+    _same_items(_written(back[...], model, a.fill_value), model,
+                f"zarr-python after z.oindex[{zidx!r}] = value")
 
 
 def _buffer(raw: bytes) -> Any:
@@ -149,17 +180,40 @@ def _to_zarr_python(store: MemoryStore) -> Any:
 
 @SETTINGS
 @given(zs.array_metadata(array_shapes=lambda **kw: zs.npst.array_shapes(
-    **{"max_dims": 3, "max_side": 6, **kw})))
+    **{"max_dims": 3, "min_side": 0, "max_side": 6, **kw})))
 def test_array_metadata_documents_open_in_zarrx_as_in_zarr_python(meta):
     docs = meta.to_buffer_dict(default_buffer_prototype())
     store = {key: buf.to_bytes() for key, buf in docs.items()}
     note(repr(store))
     a = zarr.open_array(_to_zarr_python(MemoryStore(dict(store))), mode="r")
+    if 0 in a.chunks:
+        # zarr-python serializes and reads a chunk length of 0; the spec gives it no grid
+        # (see _open_zarrx), and zarrx refuses it naming the field
+        field = "chunk_shape" if a.metadata.zarr_format == 3 else "chunks"
+        with pytest.raises(zarrx.MetadataError, match=rf"{field}\[\d\]: expected a positive"):
+            zarrx.open_array(MemoryStore(dict(store)), mode="r")
+        return
     z = zarrx.open_array(MemoryStore(dict(store)), mode="r")
     assert z.shape == a.shape
     assert z.dtype == a.dtype
     assert z.chunks == a.chunks
     assert dict(z.attrs) == dict(a.attrs)
+    assert z.metadata.zarr_format == a.metadata.zarr_format
+    if a.metadata.zarr_format == 3:
+        assert z.metadata.dimension_names == a.metadata.dimension_names
+    else:
+        assert z.order == a.order
     _same_fill(z.fill_value, a.fill_value, a.dtype)
     if a.size and a.size <= 10_000:
         _same_items(z[...], a[...], "fill-only array")
+
+
+@pytest.mark.parametrize("zarr_format, field", [(3, "chunk_grid.configuration.chunk_shape[0]"),
+                                                (2, "chunks[0]")])
+def test_a_chunk_length_of_0_zarr_python_stores_is_refused_naming_the_field(zarr_format, field):
+    a = zarr.create_array(zarr.storage.MemoryStore(), shape=(0, 3), dtype="i4", chunks=(0, 3),
+                          zarr_format=zarr_format)
+    doc = "zarr.json" if zarr_format == 3 else ".zarray"
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            f"{doc} {field}: expected a positive integer below 2**63, found 0")):
+        zarrx.open_array(_copy(a), mode="r")
