@@ -9,7 +9,7 @@ chunks, shards and every item bit for bit (NaN payloads and signed zeros count).
 drawn for the array must read as numpy reads them, and writes through zarrx must leave an
 array that zarr-python reads back as numpy's model.
 
-``ZARRX_ZARR_STRATEGY_EXAMPLES`` sets the number of examples per test (default 25).
+``ZARRX_ZARR_STRATEGY_EXAMPLES`` sets the number of examples per test (default 60).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from zarr.core.buffer import default_buffer_prototype  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore:The data type .* does not have a Zarr V3",
                                         "ignore::zarr.errors.ZarrUserWarning")
 
-EXAMPLES = int(os.environ.get("ZARRX_ZARR_STRATEGY_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("ZARRX_ZARR_STRATEGY_EXAMPLES", "60"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])
