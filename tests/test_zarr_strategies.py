@@ -38,7 +38,8 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])
 
-# small arrays and short names keep an example quick; the strategy's own shapes otherwise
+# at most 3 axes of up to 6 items and short names keep an example quick (the default shapes
+# reach 4 axes and longer ones, and take several times as long)
 ARRAYS = zs.arrays(shapes=zs.npst.array_shapes(max_dims=3, min_side=0, max_side=6),
                    paths=zs.paths(max_num_nodes=2), array_names=zs.short_node_names)
 
@@ -54,7 +55,8 @@ def _same_items(got: np.ndarray, want: np.ndarray, what: str) -> None:
     got, want = np.asarray(got), np.asarray(want)
     if got.ndim == 0 and got.dtype.kind in "SU" and want.dtype.kind == got.dtype.kind:
         # a single item is a numpy scalar (np.bytes_, np.str_), whose width is its own
-        # length, as numpy's own indexing gives; zarr-python returns it in the array's width
+        # length, as numpy gives; zarr-python returns a 0-d array in the array's width
+        # (docs/guide/migrating.md)
         got = got.astype(want.dtype)
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
