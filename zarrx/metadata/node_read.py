@@ -55,6 +55,11 @@ def load_node(store: Store, path: str, zarr_format: int | None = None, *,
     A store whose requests wait on a network gets every candidate document in one batch; one
     whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
     and for the v2 documents only when there is none (see :func:`load_nodes`)."""
+    if zarr_format is None and not store.latency_bound:     # (the common case, kept short)
+        doc = store.get(join(path, V3_KEY), _DOC)
+        if doc is not None:
+            return _v3_node(store, path, doc)
+        zarr_format = 2
     return load_nodes(store, [path], zarr_format, consolidated=consolidated)[path]
 
 
