@@ -20,9 +20,9 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
                           node_exists)
-from zarrx.creation import (Ancestors, _store, _where, check_format, config_order, create_array,
-                            create_chunks, exists_error, format_of, inherited_format,
-                            like_arguments, node_path, prepare_node)
+from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
+                            config_order, create_array, create_chunks, exists_error, format_of,
+                            inherited_format, like_arguments, node_path, prepare_node)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
@@ -305,8 +305,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     the node and those above it, when a caller read them to decide the format.)"""
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_group", new=True)
-    found = _found if _found is not None and _found.store is st else \
-        Ancestors(st, path, replacing=overwrite)
+    found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, found)
     check_format(zarr_format)
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)
@@ -403,8 +402,8 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     store = _store(store, "w", kwargs.pop("storage_options", None))
     new_path = node_path(path, "create_array", "name", new=True)
     # read once, for the format and create_array's checks
-    found = _found if _found is not None and _found.store is store else Ancestors(
-        store, new_path, replacing=overwrite or kwargs.get("mode") == "w")
+    found = ancestors_for(store, new_path, _found,
+                          replacing=overwrite or kwargs.get("mode") == "w")
     fmt = inherited_format(store, new_path, zarr_format, found)
     if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
         kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",

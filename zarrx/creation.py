@@ -20,8 +20,8 @@ from zarrx.store import Store, make_store
 from zarrx.store.base import ByteRange
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
-           "check_parents", "Ancestors", "save_parent", "exists_error", "check_format",
-           "like_arguments", "shape_arg", "create_chunks", "data_array", "check_node_names"]
+           "check_parents", "Ancestors", "ancestors_for", "save_parent", "exists_error",
+           "check_format", "like_arguments", "shape_arg", "create_chunks", "data_array", "check_node_names"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
@@ -100,6 +100,15 @@ class Ancestors:
         """The node at ``path`` as ``load_node(store, path, zarr_format,
         consolidated=consolidated)`` gives it, from the batch."""
         return self._read().node(path, zarr_format, consolidated)
+
+
+def ancestors_for(store: Store, path: str, found: Ancestors | None,
+                  replacing: bool = False) -> Ancestors:
+    """``found`` when a caller read it from ``store``, else the node at ``path`` and those
+    above it, to be read (once, for every check of a creation)."""
+    if found is not None and found.store is store:
+        return found
+    return Ancestors(store, path, replacing=replacing)
 
 
 def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> str:
@@ -322,8 +331,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     path = node_path(path, "create_array", new=True)
     if name is not None:
         path = node_path(name, "create_array", "name", new=True)
-    if _found is None or _found.store is not st:     # (read once, for every check below)
-        _found = Ancestors(st, path, replacing=overwrite)
+    _found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, _found)
     check_format(zarr_format)
     if data is not None:
