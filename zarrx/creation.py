@@ -21,7 +21,8 @@ from zarrx.store.base import ByteRange
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
            "check_parents", "Ancestors", "ancestors_for", "save_parent", "exists_error",
-           "check_format", "like_arguments", "shape_arg", "create_chunks", "data_array", "check_node_names"]
+           "check_format", "like_arguments", "shape_arg", "create_chunks", "data_array",
+           "check_node_names"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
