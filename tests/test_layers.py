@@ -18,6 +18,9 @@ LAYERS = [
     ("zarrx._clib.zx_hugepage", 0),
     ("zarrx._clib.zx_crc32c", 0),
     ("zarrx._clib.zx_endian", 0),
+    ("zarrx._clib.zx_outpool", 0),
+    # the memory of the arrays reads return (a numpy memory handler over freed blocks)
+    ("zarrx._outputs", 0),
     # a leaf kernel over those helpers: the codec plan and the memory store gather raw chunks
     ("zarrx._gather", 0),
     ("zarrx.metadata", 1),

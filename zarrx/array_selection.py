@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarrx import box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
+from zarrx import _outputs, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.selection import check_basic
@@ -42,7 +42,7 @@ class Selecting:
         if out is None:
             dt = self._meta.data_type.numpy
             try:
-                return np.empty(shape, dtype=dt)
+                return _outputs.empty(shape, dt)
             except (MemoryError, ValueError):
                 n = math.prod(shape) * dt.itemsize
                 raise ArgumentError(f"{self.name}: the selection of shape {shape} ({n} bytes of "

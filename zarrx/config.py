@@ -7,9 +7,11 @@ Settings:
 - ``write_empty_chunks``: store chunks that hold only the fill value (default False).
 - ``consistency``: ``"strict"`` (conditional writes keep updates from other processes) or
   ``"none"``.
-- ``memory_pool``: how many bytes of freed memory-store values and remote-store upload buffers
-  (64 KiB and larger) the process keeps for reuse (default ``None``: an eighth of the machine's
-  memory, at most 1 GiB; ``0``: none). See :mod:`zarrx.store.memory`.
+- ``memory_pool``: how many bytes of freed memory the process keeps for reuse, in each of two
+  pools: memory-store values and remote-store upload buffers (64 KiB and larger; see
+  :mod:`zarrx.store.memory`), and the arrays reads return (1 MiB and larger; see
+  :mod:`zarrx._outputs`). Default ``None``: an eighth of the machine's memory, at most 1 GiB;
+  ``0``: none.
 
 Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when
 zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRITE_EMPTY_CHUNKS=true``
@@ -38,7 +40,7 @@ import threading
 import types
 from collections.abc import Iterator, Mapping
 
-__all__ = ["set", "get", "refresh", "reset", "ALIASES"]
+__all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict", "memory_pool": None}
@@ -137,6 +139,25 @@ def _environment(environ: Mapping[str, str]) -> dict[str, object]:
         if var in environ:
             values[name] = _check(name, _from_env(name, environ[var]), var, env=True)
     return values
+
+
+_machine_pool: int | None = None
+
+
+def pool_limit() -> int:
+    """``memory_pool`` in bytes: its value, or by default an eighth of the machine's memory, at
+    most 1 GiB (256 MiB when the memory cannot be told)."""
+    global _machine_pool
+    value = get("memory_pool")
+    if value is not None:
+        return value
+    if _machine_pool is None:
+        try:
+            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            total = 2 << 30
+        _machine_pool = min(1 << 30, max(0, total // 8))
+    return _machine_pool
 
 
 def refresh() -> None:

@@ -36,26 +36,11 @@ cdef dict _free = {}          # pages -> list of block addresses
 cdef object _order = OrderedDict()   # address -> pages, oldest freed first
 cdef Py_ssize_t _cached = 0   # bytes in pooled blocks
 cdef bint _busy = False       # the pool is being changed (with the GIL held throughout)
-cdef object _default_limit = None
-
-
-def default_limit() -> int:
-    """An eighth of the machine's memory, at most 1 GiB (256 MiB when it cannot be told)."""
-    global _default_limit
-    if _default_limit is None:
-        import os
-        try:
-            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            total = 2 << 30
-        _default_limit = min(1 << 30, max(0, total // 8))
-    return _default_limit
 
 
 cdef Py_ssize_t _limit():
     from zarrx import config
-    value = config.get("memory_pool")
-    return default_limit() if value is None else value
+    return config.pool_limit()
 
 
 cdef inline Py_ssize_t _pages_for(Py_ssize_t size):

@@ -1,0 +1,181 @@
+"""The arrays large reads return live in reused memory: ordinary numpy arrays that own their
+data, whose memory goes back to a pool when they are freed and serves the next read of that
+size, never while anything can still reach it and never beyond ``memory_pool``."""
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx import _outputs
+from zarrx.store import MemoryStore
+
+MiB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def _empty_pool():
+    gc.collect()
+    _outputs.trim()
+    with zarrx.config.set(memory_pool=64 * MiB):
+        yield
+    gc.collect()
+    _outputs.trim()
+
+
+def _addr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+try:
+    from numpy._core.multiarray import get_handler_name
+except ImportError:                                 # numpy 1
+    from numpy.core.multiarray import get_handler_name
+
+
+def _handler(a: np.ndarray) -> str:
+    return get_handler_name(a)
+
+
+@pytest.fixture(scope="module")
+def big():
+    """A 2 MiB float64 array in 4 chunks, and its values."""
+    data = np.arange(512 * 512, dtype="f8").reshape(512, 512)
+    a = zarrx.create_array(MemoryStore(), shape=data.shape, chunks=(256, 256), dtype="f8")
+    a[...] = data
+    return a, data
+
+
+def test_a_large_read_reuses_the_memory_of_a_freed_one(big):
+    a, data = big
+    x = a[...]
+    assert _handler(x) == "zarrx_outpool" and x.flags.owndata and x.base is None
+    where = _addr(x)
+    assert _outputs.live() == 1 and _outputs.pooled() == (0, 0)
+    del x
+    assert _outputs.live() == 0 and _outputs.pooled() == (2 * MiB, 1)
+    y = a[...]
+    assert _addr(y) == where and _outputs.pooled() == (0, 0)
+    np.testing.assert_array_equal(y, data)
+    z = a[...]                                # y still holds the block: z gets another
+    assert _addr(z) != where
+    np.testing.assert_array_equal(z, data)
+    y[...] = -1                               # each owns its memory
+    np.testing.assert_array_equal(z, data)
+
+
+def test_a_block_serves_a_slightly_smaller_read_but_not_a_much_smaller_one(big):
+    a, data = big
+    x = a[...]
+    where = _addr(x)
+    del x
+    y = a[:500]                               # 500/512 of the pages: fits
+    assert _addr(y) == where
+    np.testing.assert_array_equal(y, data[:500])
+    del y
+    z = a[:300]                               # 300/512: a block of its own
+    assert _addr(z) != where and _outputs.pooled()[1] == 1
+    np.testing.assert_array_equal(z, data[:300])
+
+
+def test_small_and_object_reads_use_numpys_memory(big):
+    a, _ = big
+    assert _handler(a[:10]) != "zarrx_outpool"
+    s = zarrx.create_array(MemoryStore(), shape=(300_000,), chunks=(100_000,), dtype=str)
+    s[...] = np.array(["x" * (i % 7) for i in range(300_000)], dtype=object)
+    got = s[...]
+    assert _handler(got) != "zarrx_outpool"
+    assert got[8] == "x" and got[14] == ""
+    assert _outputs.live() == 0
+
+
+def test_the_pool_keeps_at_most_memory_pool_bytes_oldest_released_first(big):
+    a, _ = big
+    with zarrx.config.set(memory_pool=5 * MiB):
+        held = [a[...] for _ in range(4)]
+        first = _addr(held[0])
+        for i in range(4):                                   # freed first to last
+            held[i] = None
+        assert _outputs.pooled() == (4 * MiB, 2)          # two of 2 MiB fit in 5 MiB
+        assert _outputs.live() == 0
+        assert _addr(a[...]) != first                        # the oldest went first
+    with zarrx.config.set(memory_pool=0):
+        x = a[...]
+        assert _handler(x) != "zarrx_outpool"
+        assert _outputs.pooled() == (0, 0)                   # set to 0: released at once
+
+
+def test_the_returned_array_behaves_as_numpy_arrays_do(big):
+    a, data = big
+    x = a[...]
+    assert pickle.loads(pickle.dumps(x)).tobytes() == data.tobytes()
+    x.resize((600, 512), refcheck=False)                   # numpy's realloc, through the pool
+    np.testing.assert_array_equal(x[:512], data)
+    assert not x[512:].any()
+    x.resize((4, 4), refcheck=False)
+    np.testing.assert_array_equal(x, data.reshape(-1)[:16].reshape(4, 4))
+    del x
+    assert _outputs.live() == 0
+    y = a.get_basic_selection(Ellipsis)
+    view = y[100:200]
+    del y                                                  # the view keeps the block alive
+    assert _outputs.live() == 1
+    np.testing.assert_array_equal(view, data[100:200])
+    del view
+    assert _outputs.live() == 0
+
+
+def test_threads_reading_and_freeing_at_once_keep_every_value(big):
+    a, data = big
+    errors: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            for _ in range(25):
+                x = a[...]
+                if not np.array_equal(x, data):
+                    raise AssertionError("a read saw another array's values")
+                x[rng.integers(0, 512)] = seed          # a write into one's own array only
+                if rng.random() < 0.5:
+                    del x
+        except BaseException as e:                     # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    gc.collect()
+    assert _outputs.live() == 0
+    nbytes, blocks = _outputs.pooled()
+    assert nbytes <= 64 * MiB and blocks <= 32
+
+
+def _child_reads(a, data, q) -> None:
+    before = _outputs.live()                  # the parent's live array, copied into the child
+    x = a[...]
+    del x
+    q.put((bool(np.array_equal(a[...], data)), before, _outputs.live()))
+
+
+def test_a_forked_child_reads_with_the_pool_it_inherited(big):
+    a, data = big
+    keep = a[...]                                          # parent: one block live, one pooled
+    del keep
+    keep = a[...]
+    ctx = multiprocessing.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_child_reads, args=(a, data, q))
+    p.start()
+    got = q.get(timeout=60)
+    p.join(60)
+    assert got == (True, 1, 1) and p.exitcode == 0
+    np.testing.assert_array_equal(keep, data)
