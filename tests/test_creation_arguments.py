@@ -159,8 +159,8 @@ def test_minus_one_chunks_are_whole_axes(chunks, expected):
 def test_chunks_that_are_not_positive_are_argument_errors(chunks):
     with pytest.raises(ArgumentError) as info:
         zarrx.create_array({}, shape=(60, 40), dtype="i4", chunks=chunks)
-    assert str(info.value) == (f"chunks: expected positive ints (-1 or None for a whole axis), "
-                               f"found {chunks!r}")
+    assert str(info.value) == (f"chunks: expected positive ints (-1 or None for a whole axis, "
+                               f"0 on an axis of length 0), found {chunks!r} for shape (60, 40)")
 
 
 def test_like_takes_a_nested_list():

@@ -449,7 +449,7 @@ def test_errors(sel: Any, kind: str, shape: tuple[int, ...], message: str) -> No
 
 
 @pytest.mark.parametrize("grid, message", [
-    ((0, 3), "chunk shape[0]: expected an integer >= 1, found 0"),
+    ((0, 3), "chunk shape[0]: expected an integer >= 1 (or 0 on an axis of length 0), found 0"),
     (((2, 2), (3, 3, 3, 1)), "chunk edges of axis 0: expected lengths summing to at least the "
                              "axis size 5, found sum 4"),
     ((2,), "chunk grid has 1 axes but the array shape (5, 10) has 2"),

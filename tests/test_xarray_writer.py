@@ -130,8 +130,10 @@ def test_encoding_read_from_a_dataset_can_be_passed_back(tmp_path, writer):
                                         "(2, 2.5)"),
     ((2, "a"), zarrx.ArgumentTypeError, "chunks: expected an int or a tuple of ints, found "
                                         "(2, 'a')"),
-    ((2, 0), zarrx.ArgumentError, "chunks: expected positive sizes, found (2, 0)"),
-    ((2, -1), zarrx.ArgumentError, "chunks: expected positive sizes, found (2, -1)")])
+    ((2, 0), zarrx.ArgumentError, "chunks: expected positive sizes (0 along a dimension of "
+                                  "length 0), found (2, 0)"),
+    ((2, -1), zarrx.ArgumentError, "chunks: expected positive sizes (0 along a dimension of "
+                                   "length 0), found (2, -1)")])
 def test_encoding_chunks_must_be_positive_ints(tmp_path, chunks, error, message):
     ds = xr.Dataset({"f": (("y", "x"), np.arange(20.0).reshape(4, 5))})
     with pytest.raises(Exception):                 # xarray refuses each of them too

@@ -24,6 +24,19 @@ def _chunk_end(n: int, step: int) -> int:
     return min(-(-n // step) * step, 2**63 - 1) if step else n
 
 
+def _check_zero_chunks(meta: ArrayMeta, new: tuple[int, ...], name: str) -> None:
+    """An ArgumentError when ``new`` gives a length to an axis whose chunk length is 0 (as
+    zarr-python writes for an axis of length 0): no chunk could hold its elements. zarr-python
+    writes such a shape and cannot read the array afterwards."""
+    grid = meta.chunk_grid
+    for i, (c, n) in enumerate(zip(getattr(grid, "chunk_shape", ()), new)):
+        if c == 0 and n > 0:
+            unit = "shard" if meta.layout.sharded else "chunk"
+            raise ArgumentError(f"{name}: cannot grow axis {i} to length {n}: its {unit} "
+                                f"length is 0, which holds an axis of length 0 only (create "
+                                f"the array with a positive chunk length there to grow it)")
+
+
 class Reshaping:
     """Changing the shape of an :class:`zarrx.Array` (mixed into it)."""
 
@@ -55,6 +68,7 @@ class Reshaping:
 
         def change(current: ArrayMeta) -> ArrayMeta:
             new = tuple(shape_of(current.shape))
+            _check_zero_chunks(current, new, self.name)
             meta = dataclasses.replace(current, shape=new)
             if any(n < o for n, o in zip(new, current.shape)):
                 self._empty_outside(meta)

@@ -23,8 +23,8 @@ Grid = Sequence[int] | Sequence[Sequence[int]]
 
 
 class AxisGrid:
-    """Chunk boundaries along one axis of length ``size``: regular (``chunk`` > 0) or explicit
-    edge lengths (``edges``, rectilinear)."""
+    """Chunk boundaries along one axis of length ``size``: regular (``chunk`` > 0, or 0 when
+    ``size`` is 0) or explicit edge lengths (``edges``, rectilinear)."""
 
     __slots__ = ("chunk", "lens", "nchunks", "offsets", "size")
 
@@ -32,9 +32,13 @@ class AxisGrid:
                  axis: int = 0) -> None:
         self.size = size
         if edges is None:
-            if not isinstance(chunk, (int, np.integer)) or isinstance(chunk, bool) or chunk < 1:
-                raise IndexingError(f"chunk shape[{axis}]: expected an integer >= 1, found {chunk!r}")
-            self.chunk = int(chunk)
+            if not isinstance(chunk, (int, np.integer)) or isinstance(chunk, bool) or \
+                    chunk < (0 if size == 0 else 1):
+                raise IndexingError(f"chunk shape[{axis}]: expected an integer >= 1 (or 0 on an "
+                                    f"axis of length 0), found {chunk!r}")
+            # an axis of length 0 has no chunks, whatever their length: a length of 0 there
+            # (as zarr-python writes for shape=(0, n)) is stepped as 1, so nothing divides by 0
+            self.chunk = int(chunk) or 1
             self.offsets = self.lens = None
             self.nchunks = -(-size // self.chunk)
         else:

@@ -331,9 +331,12 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")
     for ax, (s, c) in enumerate(zip(shard_shape, chunks)):
-        if c <= 0 or s <= 0 or s % c:
+        # a shard length of 0 (no shards) only along an axis of length 0, as zarr-python
+        # creates it; the inner chunks are positive, being what a shard is cut into
+        if c <= 0 or s < (shape[ax] > 0) or s % c:
             raise ArgumentError(f"create_array: shards[{ax}]={s} must be a positive multiple "
-                                f"of chunks[{ax}]={c}")
+                                f"of chunks[{ax}]={c} (or 0 on an axis of length 0, with "
+                                f"positive chunks)")
     sharding = CodecSpec("sharding_indexed", {
         "chunk_shape": list(chunks),
         "codecs": [codec_json(s) for s in inner],

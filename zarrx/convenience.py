@@ -188,7 +188,7 @@ def _copy(src: Array, dst: Array) -> None:
     if dst.ndim == 0:
         dst[...] = src[...]
         return
-    unit = (dst.shards or dst.chunks)[0]
+    unit = (dst.shards or dst.chunks)[0] or 1     # 0 along an axis of length 0
     row_bytes = math.prod(dst.shape[1:]) * max(dst.dtype.itemsize, 1) * unit
     step = unit * max(1, COPY_BYTES // max(row_bytes, 1))
     for start in range(0, dst.shape[0], step):

@@ -49,7 +49,7 @@ def chunks_arg(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
         c = int(chunks)                 # every axis; -1 is a whole axis, as in a tuple
         return _positive(tuple(max(s, 1) if c == -1 else min(c, max(s, 1)) if c > 0 else c
-                               for s in shape), chunks)
+                               for s in shape), chunks, shape)
     if isinstance(chunks, Sequence) and any(_edges(c) for c in chunks):
         # rectilinear: the edge lengths of each axis (an int for a regular one)
         if not all(_is_int(x) for c in chunks for x in (c if _edges(c) else (c,))):
@@ -69,15 +69,17 @@ def chunks_arg(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool
     if any(isinstance(c, int) and c >= 2**63 for c in out):
         raise ArgumentError(f"chunks: expected a tuple of positive ints below 2**63, found "
                             f"{chunks!r}")
-    return _positive(out, chunks)
+    return _positive(out, chunks, shape)
 
 
-def _positive(out: tuple, given: Any) -> tuple:
+def _positive(out: tuple, given: Any, shape: tuple[int, ...]) -> tuple:
     """``out`` (the chunk shape ``given`` resolves to), refused when an entry is not positive
-    (-1 and None, a whole axis, are resolved before)."""
-    if any(isinstance(c, int) and c <= 0 for c in out):
-        raise ArgumentError(f"chunks: expected positive ints (-1 or None for a whole axis), "
-                            f"found {given!r}")
+    (-1 and None, a whole axis, are resolved before), but for a 0 along an axis of length 0,
+    which zarr-python creates (``shape=(0, 5), chunks=(0, 5)``) and which holds no chunks."""
+    if any(isinstance(c, int) and c <= 0 and not (c == 0 and i < len(shape) and shape[i] == 0)
+           for i, c in enumerate(out)):
+        raise ArgumentError(f"chunks: expected positive ints (-1 or None for a whole axis, 0 "
+                            f"on an axis of length 0), found {given!r} for shape {shape}")
     return out
 
 

@@ -100,9 +100,9 @@ EXPECTED = {
     'grid-rank-mismatch':
         'a/zarr.json chunk_grid.configuration.chunk_shape: expected 2 chunk sizes (one per dimension of shape [10, 6]), found [4]',
     'grid-zero-chunk':
-        'a/zarr.json chunk_grid.configuration.chunk_shape[0]: expected a positive integer below 2**63, found 0',
+        'a/zarr.json chunk_grid.configuration.chunk_shape[0]: expected a positive integer below 2**63, or 0 on an axis of length 0 (this one has length 10), found 0',
     'grid-negative-chunk':
-        'a/zarr.json chunk_grid.configuration.chunk_shape[1]: expected a positive integer below 2**63, found -3',
+        'a/zarr.json chunk_grid.configuration.chunk_shape[1]: expected a positive integer below 2**63, or 0 on an axis of length 0 (this one has length 6), found -3',
     'grid-no-configuration':
         "a/zarr.json chunk_grid: missing required field 'configuration'",
     'grid-chunk-bytes-overflow':
@@ -288,7 +288,7 @@ EXPECTED = {
     'v2-chunks-rank':
         'a/.zarray chunks: expected 2 chunk sizes (one per dimension of shape [10, 6]), found [4]',
     'v2-chunks-zero':
-        'a/.zarray chunks[1]: expected a positive integer below 2**63, found 0',
+        'a/.zarray chunks[1]: expected a positive integer below 2**63, or 0 on an axis of length 0 (this one has length 6), found 0',
     'v2-fill-uint8-range':
         'a/.zarray fill_value: expected an integer in [0, 255], found 256',
     'v2-fill-base64':

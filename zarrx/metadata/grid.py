@@ -183,14 +183,22 @@ def parse_shape(value: Any, loc: Loc) -> tuple[int, ...]:
     return shape
 
 
+#: what a regular chunk length must be (0 is kept as written where the axis has length 0)
+CHUNK_LENGTH = "a positive integer below 2**63, or 0 on an axis of length 0"
+
+
 def parse_chunk_shape(value: Any, shape: tuple[int, ...], loc: Loc) -> tuple[int, ...]:
+    """A regular chunk shape: positive lengths, or 0 along an axis of length 0 (zarr-python
+    writes ``chunks=(0, 5)`` for ``shape=(0, 5)``; such an axis has no chunks)."""
     dims = loc.list(value, "an array of positive integers")
     if len(dims) != len(shape):
         raise loc.error(f"{len(shape)} chunk sizes (one per dimension of shape "
                         f"{list(shape)})", list(dims) if len(dims) <= 20 else dims)
     if _ints(dims, 1):
         return tuple(dims)
-    return tuple((loc / i).int(d, 1, INT64_MAX) for i, d in enumerate(dims))
+    return tuple((loc / i).int(d, 0 if n == 0 else 1, INT64_MAX,
+                               CHUNK_LENGTH + ("" if n == 0 else f" (this one has length {n})"))
+                 for i, (d, n) in enumerate(zip(dims, shape)))
 
 
 def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc) -> None:
@@ -198,7 +206,7 @@ def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc)
     if isinstance(grid, RegularGrid):
         n = 1
         for length, c in zip(shape, grid.chunk_shape):
-            n *= -(-length // c)
+            n *= -(-length // c) if c else 0
     else:
         n = math.prod(grid_shape(grid, shape))
     if n > UINT64_MAX:
@@ -300,7 +308,7 @@ def grid_json(grid: ChunkGrid, shape: tuple[int, ...]) -> dict[str, Any]:
 def grid_shape(grid: ChunkGrid, shape: tuple[int, ...]) -> tuple[int, ...]:
     """Number of chunks along each axis that hold array elements."""
     if isinstance(grid, RegularGrid):
-        return tuple(-(-n // c) for n, c in zip(shape, grid.chunk_shape))
+        return tuple(-(-n // c) if c else 0 for n, c in zip(shape, grid.chunk_shape))
     assert isinstance(grid, RectilinearGrid)
     return tuple(AxisEdges.of(e).count_below(n) for e, n in zip(grid.chunk_sizes, shape))
 
@@ -310,7 +318,7 @@ def chunk_edges(grid: ChunkGrid, shape: tuple[int, ...], axis: int) -> AxisEdges
     n = shape[axis]
     if isinstance(grid, RegularGrid):
         c = grid.chunk_shape[axis]
-        return AxisEdges([(c, -(-n // c))])
+        return AxisEdges([(c, -(-n // c) if c else 0)])
     assert isinstance(grid, RectilinearGrid)
     edges = AxisEdges.of(grid.chunk_sizes[axis])
     return edges.head(edges.count_below(n))

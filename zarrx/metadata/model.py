@@ -350,5 +350,7 @@ def lower_layout(meta: ArrayMeta) -> ChunkLayout:
     codecs = tuple(meta.chunk_codecs)
     if perm is not None:
         codecs = (CodecSpec("transpose", {"order": list(perm)}),) + codecs
-    object_ratio = tuple(s // r for s, r in zip(grid.chunk_shape, read))
+    # a shard length of 0 (zarr-python's, along an axis of length 0, which has no shards)
+    # counts as one read unit per shard there, so that nothing divides by it
+    object_ratio = tuple(s // r or 1 for s, r in zip(grid.chunk_shape, read))
     return ChunkLayout(read, codecs, tuple(geoms), object_ratio)

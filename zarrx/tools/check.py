@@ -320,7 +320,7 @@ def _shown(key: str) -> str:
 def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:
     grid = meta.chunk_grid
     if isinstance(grid, RegularGrid):
-        return tuple(-(-s // c) for s, c in zip(meta.shape, grid.chunk_shape))
+        return tuple(-(-s // c) if c else 0 for s, c in zip(meta.shape, grid.chunk_shape))
     sizes = getattr(grid, "chunk_sizes", None)
     return None if sizes is None else tuple(len(s) for s in sizes)
 

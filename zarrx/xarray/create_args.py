@@ -83,8 +83,10 @@ def _v3_vlen(kw: dict) -> None:
         del kw["serializer"]
 
 
-def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | None:
-    """``encoding[key]`` (chunks, shards): an int for every dimension or a tuple of ints."""
+def _int_shape(value: Any, ndim: int, name: str, key: str,
+               shape: tuple[int, ...] = ()) -> tuple[int, ...] | None:
+    """``encoding[key]`` (chunks, shards): an int for every dimension or a tuple of ints;
+    positive, or 0 along a dimension of length 0 in ``shape`` (as zarr-python creates it)."""
     if value is None:
         return None
     where = f"to_zarrx: encoding of {name!r}: {key}"
@@ -93,28 +95,30 @@ def _int_shape(value: Any, ndim: int, name: str, key: str) -> tuple[int, ...] | 
     if not isinstance(value, (tuple, list)) \
             or not all(isinstance(c, (int, np.integer)) for c in value):
         raise ArgumentTypeError(f"{where}: expected an int or a tuple of ints, found {value!r}")
-    if any(c <= 0 for c in value):
-        raise ArgumentError(f"{where}: expected positive sizes, found {value!r}")
+    if any(c < 0 or (c == 0 and not (i < len(shape) and shape[i] == 0))
+           for i, c in enumerate(value)):
+        raise ArgumentError(f"{where}: expected positive sizes (0 along a dimension of "
+                            f"length 0), found {value!r}")
     return tuple(int(c) for c in value)
 
 
-def _shards(value: Any, ndim: int, name: str) -> Any:
+def _shards(value: Any, ndim: int, name: str, shape: tuple[int, ...]) -> Any:
     """``encoding["shards"]`` as ``create_array`` takes it: a shape (an int for every dimension
     or a tuple of ints), or as given when it is ``"auto"`` or a ``{"shape", "index_location"}``
     dict, which engine "zarr" hands to zarr-python as they are."""
     if (isinstance(value, str) and value == "auto") or isinstance(value, Mapping):
         return value
-    return _int_shape(value, ndim, name, "shards")
+    return _int_shape(value, ndim, name, "shards", shape)
 
 
 def creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> dict:
     enc = {k: v for k, v in var.encoding.items() if k in ZARR_KEYS}
     kw: dict[str, Any] = {}
-    shards = _shards(enc.get("shards"), var.ndim, name)
+    shards = _shards(enc.get("shards"), var.ndim, name, tuple(var.shape))
     chunks = enc.get("chunks")
     if isinstance(chunks, (tuple, list, dict)) and not chunks:
         chunks = None                   # (empty: none given, as xarray takes it)
-    chunks = _int_shape(chunks, var.ndim, name, "chunks")
+    chunks = _int_shape(chunks, var.ndim, name, "chunks", tuple(var.shape))
     if chunks is not None and len(chunks) != var.ndim:
         chunks = None                   # (of another rank: dropped, as xarray drops them)
     if chunks is None and var.chunks is not None:
