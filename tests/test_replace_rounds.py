@@ -61,6 +61,26 @@ def test_overwrite_still_removes_objects_left_without_a_node_document(fmt):
 
 
 @pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("kind", ["array", "group"])
+def test_create_hierarchy_overwrite_removes_objects_left_without_a_node_document(fmt, kind):
+    # before, only a node found there was deleted: the new array read the old chunks
+    inner = _hierarchy(fmt)
+    old = zarrx.create_array(inner, name="a/b/x", shape=(4,), chunks=(2,), dtype="i4",
+                             fill_value=0, zarr_format=fmt)
+    old[...] = 7
+    for name in ("zarr.json", ".zarray", ".zattrs"):
+        inner.delete(f"a/b/x/{name}")
+    meta = (zarrx.create_array(MemoryStore(), shape=(4,), chunks=(2,), dtype="i4", fill_value=0,
+                               zarr_format=fmt).metadata if kind == "array"
+            else GroupMeta(zarr_format=fmt))
+    zarrx.create_hierarchy(store=inner, nodes={"a/b/x": meta}, overwrite=True)
+    doc = ("zarr.json" if fmt == 3 else ".zarray" if kind == "array" else ".zgroup")
+    assert sorted(inner.list_prefix("a/b/x/")) == [f"a/b/x/{doc}"]
+    if kind == "array":
+        np.testing.assert_array_equal(zarrx.open_array(inner, path="a/b/x")[...], 0)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
 @pytest.mark.parametrize("where", ["", "a"])
 def test_overwrite_keeps_consolidated_metadata_that_lists_an_orphan_in_step(fmt, where):
     inner = _hierarchy(fmt)

@@ -99,7 +99,7 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
             save_parent(st, path, below, fmt, "create_hierarchy")
             written.append((path, meta))
             continue
-        if overwrite and nodes.load_node(st, path) is not None:
+        if overwrite:       # the node there, and objects left below without a node document
             nodes.delete_node(st, path)
         nodes.save_node(st, path, meta, exists=None if overwrite else exists(path))
         written.append((path, meta))
