@@ -179,3 +179,13 @@ def test_a_forked_child_reads_with_the_pool_it_inherited(big):
     p.join(60)
     assert got == (True, 1, 1) and p.exitcode == 0
     np.testing.assert_array_equal(keep, data)
+
+
+def test_a_memory_pool_larger_than_any_machine_is_taken(big):
+    a, data = big
+    with zarrx.config.set(memory_pool=2**80):
+        x = a[...]
+        del x
+        y = a[...]
+        assert _outputs.pooled() == (0, 0)          # the freed block served the second read
+        np.testing.assert_array_equal(y, data)

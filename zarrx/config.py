@@ -150,7 +150,7 @@ def pool_limit() -> int:
     global _machine_pool
     value = get("memory_pool")
     if value is not None:
-        return value
+        return min(value, 1 << 62)          # any more is more than a machine has
     if _machine_pool is None:
         try:
             total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
