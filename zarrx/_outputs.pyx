@@ -53,9 +53,7 @@ def empty(shape, dtype) -> np.ndarray:
     dt = np.dtype(dtype)
     if dt.itemsize * math.prod(shape) < MIN_SIZE or dt.hasobject or dt.kind == "T":
         return np.empty(shape, dtype=dt)
-    keep = config.pool_limit()
-    zx_outpool_set_limit(<size_t>keep)
-    if keep == 0:
+    if config.pool_limit() == 0:     # (the pool has the limit already: see _apply_limit)
         return np.empty(shape, dtype=dt)
     old = PyDataMem_SetHandler(_handler)
     try:
