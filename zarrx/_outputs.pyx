@@ -10,8 +10,8 @@ otherwise pay for fresh pages on every read, often more than the copy into them 
 arrays are ordinary numpy arrays that own their data; numpy calls the handler to free them.
 
 Freed blocks are kept up to ``zarrx.config.memory_pool`` bytes (by default an eighth of the
-machine's memory, at most 1 GiB; 0 keeps none), the oldest released first. :func:`trim`
-releases them all.
+machine's memory, at most 1 GiB; 0 keeps none), the oldest released first; a change of the
+setting applies at once, to the blocks pooled already too. :func:`trim` releases them all.
 """
 import math
 
@@ -37,15 +37,23 @@ MIN_SIZE = 1 << 20
 cdef object _handler = PyCapsule_New(zx_outpool_handler(), "mem_handler", NULL)
 
 
+def _apply_limit() -> None:
+    """Give the pool the limit ``memory_pool`` sets now: blocks freed from now on are kept up
+    to it, and those pooled over it are released at once."""
+    zx_outpool_set_limit(<size_t>config.pool_limit())
+
+
+_apply_limit()
+config.watch_pool(_apply_limit)
+
+
 def empty(shape, dtype) -> np.ndarray:
     """``np.empty(shape, dtype)`` (C order), in pooled memory when it is large enough and its
     items hold no Python objects."""
     dt = np.dtype(dtype)
     if dt.itemsize * math.prod(shape) < MIN_SIZE or dt.hasobject or dt.kind == "T":
         return np.empty(shape, dtype=dt)
-    keep = config.pool_limit()
-    zx_outpool_set_limit(<size_t>keep)
-    if keep == 0:
+    if config.pool_limit() == 0:     # (the pool has the limit already: see _apply_limit)
         return np.empty(shape, dtype=dt)
     old = PyDataMem_SetHandler(_handler)
     try:

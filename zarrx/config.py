@@ -11,7 +11,8 @@ Settings:
   pools: memory-store values and remote-store upload buffers (64 KiB and larger; see
   :mod:`zarrx.store.memory`), and the arrays reads return (1 MiB and larger; see
   :mod:`zarrx._outputs`). Default ``None``: an eighth of the machine's memory, at most 1 GiB;
-  ``0``: none.
+  ``0``: none. A change applies at once: the oldest blocks pooled over the new limit are
+  released.
 
 Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when
 zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRITE_EMPTY_CHUNKS=true``
@@ -38,7 +39,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 __all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 
@@ -142,15 +143,30 @@ def _environment(environ: Mapping[str, str]) -> dict[str, object]:
 
 
 _machine_pool: int | None = None
+#: called, without arguments, after ``memory_pool`` may have changed (the pools apply it)
+_pool_watchers: list[Callable[[], None]] = []
+
+
+def watch_pool(apply: Callable[[], None]) -> None:
+    """Call ``apply()`` whenever ``memory_pool`` may have changed (``set``, the end of its
+    context, ``refresh``), so that a pool gives back what it holds over the new limit at once
+    rather than at its next use."""
+    _pool_watchers.append(apply)
+
+
+def _pool_changed() -> None:
+    for apply in tuple(_pool_watchers):
+        apply()
 
 
 def pool_limit() -> int:
-    """``memory_pool`` in bytes: its value, or by default an eighth of the machine's memory, at
-    most 1 GiB (256 MiB when the memory cannot be told)."""
+    """``memory_pool`` in bytes: its value (at most ``sys.maxsize``: more than any process can
+    hold), or by default an eighth of the machine's memory, at most 1 GiB (256 MiB when the
+    memory cannot be told)."""
     global _machine_pool
     value = get("memory_pool")
     if value is not None:
-        return min(value, 1 << 62)          # any more is more than a machine has
+        return min(value, sys.maxsize)          # any more is more than a machine has
     if _machine_pool is None:
         try:
             total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -168,6 +184,7 @@ def refresh() -> None:
     values = _environment(os.environ)
     with _lock:
         _values.update(values)
+    _pool_changed()
 
 
 reset = refresh
@@ -189,6 +206,8 @@ def _restore(old: dict) -> Iterator[None]:
     finally:
         with _lock:
             _values.update(old)
+        if "memory_pool" in old:
+            _pool_changed()
 
 
 def set(arg: Mapping[str, object] | None = None,  # noqa: A001
@@ -216,6 +235,8 @@ def set(arg: Mapping[str, object] | None = None,  # noqa: A001
     with _lock:
         old = {name: _values[name] for name in checked}
         _values.update(checked)
+    if "memory_pool" in checked:
+        _pool_changed()
     return _restore(old)
 
 

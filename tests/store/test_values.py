@@ -114,6 +114,28 @@ def test_the_pool_keeps_the_newest_blocks_up_to_its_limit():
         assert _values.pooled() == 0
 
 
+def test_changing_memory_pool_releases_pooled_blocks_at_once():
+    size = 256 << 10
+    values = [Value(_payload(size, i)) for i in range(3)]
+    newest = _addr(values[-1])
+    for _ in range(3):                                      # freed first to last
+        values.pop(0)
+    assert _values.pooled() == 3 * size
+    with zarrx.config.set(memory_pool=size):                # the oldest released first
+        assert _values.pooled() == size
+        assert _addr(Value(_payload(size))) == newest
+    with zarrx.config.set(memory_pool=0):
+        assert _values.pooled() == 0
+
+
+def test_a_memory_pool_beyond_the_address_space_keeps_every_freed_block():
+    size = 256 << 10
+    with zarrx.config.set(memory_pool=1 << 70):
+        v = Value(_payload(size))
+        del v
+        assert _values.pooled() == size
+
+
 def test_trim_releases_every_pooled_block():
     values = [Value(_payload(MIN_SIZE, i)) for i in range(4)]
     del values

@@ -9,7 +9,8 @@ chunks. Blocks are whole pages; a block serves a value of up to 1/8 fewer pages 
 
 The pool holds at most ``zarrx.config.memory_pool`` bytes (by default an eighth of the
 machine's memory, at most 1 GiB): when a freed block would take it over, the oldest blocks are
-released to the system first. :func:`trim` releases every pooled block. Every pool operation
+released to the system first, as they are when the setting changes. :func:`trim` releases
+every pooled block. Every pool operation
 runs with the GIL held (the pool's lists are only changed here).
 """
 from collections import OrderedDict
@@ -41,6 +42,11 @@ cdef bint _busy = False       # the pool is being changed (with the GIL held thr
 cdef Py_ssize_t _limit():
     from zarrx import config
     return config.pool_limit()
+
+
+def _watch_limit() -> None:
+    from zarrx import config
+    config.watch_pool(_apply_limit)
 
 
 cdef inline Py_ssize_t _pages_for(Py_ssize_t size):
@@ -89,6 +95,36 @@ cdef char* _take(Py_ssize_t size, Py_ssize_t* pages_out):
     return p
 
 
+cdef void _release_oldest(Py_ssize_t keep) except *:
+    """With ``_busy`` set: release the oldest pooled blocks until at most ``keep`` bytes are
+    pooled."""
+    global _cached
+    while _cached > keep and _order:
+        old, k = _order.popitem(last=False)
+        _cached -= k * PAGE
+        blocks = _free.get(k)
+        if blocks is not None:
+            if old in blocks:
+                blocks.remove(old)
+            if not blocks:
+                del _free[k]
+        free(<char*><size_t>old)
+
+
+def _apply_limit() -> None:
+    """Release the oldest pooled blocks until the pool holds at most ``memory_pool`` bytes:
+    a change of the setting applies at once, not at the next freed value."""
+    global _busy
+    if _free is None or _order is None or _busy:
+        return
+    cdef Py_ssize_t limit = _limit()
+    _busy = True
+    try:
+        _release_oldest(limit)
+    finally:
+        _busy = False
+
+
 cdef void _give_back(char* p, Py_ssize_t pages) noexcept:
     """Pool a freed block, releasing the oldest pooled ones when over the limit. A block is
     released instead when the pool is being changed already (a value freed by a collection
@@ -109,16 +145,7 @@ cdef void _give_back(char* p, Py_ssize_t pages) noexcept:
         return
     _busy = True
     try:
-        while _cached + nbytes > limit and _order:
-            old, k = _order.popitem(last=False)
-            _cached -= k * PAGE
-            blocks = _free.get(k)
-            if blocks is not None:
-                if old in blocks:
-                    blocks.remove(old)
-                if not blocks:
-                    del _free[k]
-            free(<char*><size_t>old)
+        _release_oldest(limit - nbytes)
         blocks = _free.get(pages)
         if blocks is None:
             blocks = _free[pages] = []
@@ -255,3 +282,6 @@ def gather_kept(src, bint crc32c=False, fill=None):
         return gather_bytes(src, crc32c, fill)
     value = Value.empty(nbytes)
     return None if gather_into(src, value, crc32c, fill) else value
+
+
+_watch_limit()
