@@ -9,12 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "zx_hugepage.h"
 #include "zx_outpool.h"
 
 #define ZX_PAGE ((size_t)4096)
 #define ZX_SLOTS 512                  /* pooled blocks at most */
-#define ZX_HUGE_MIN ((size_t)4 << 20) /* fresh blocks this large ask for huge pages */
 
 /* The page before a block's data records it. */
 typedef struct {
@@ -32,7 +30,10 @@ static size_t live = 0;
 
 static void lock_for_fork(void) { pthread_mutex_lock(&mu); }
 static void unlock_after_fork(void) { pthread_mutex_unlock(&mu); }
-static void register_fork(void) { (void)pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork); }
+static void register_fork(void)
+{
+    (void)pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+}
 
 static void lock(void)
 {
@@ -99,8 +100,6 @@ static void *take(size_t size)
         return NULL;
     data = (char *)base + ZX_PAGE;
     head_of(data)->pages = n;
-    if (n * ZX_PAGE >= ZX_HUGE_MIN)
-        zx_advise_huge(data, n * ZX_PAGE);
     lock();
     live++;
     pthread_mutex_unlock(&mu);

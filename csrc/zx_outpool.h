@@ -2,11 +2,14 @@
  *
  * A large array a read returns is allocated through this handler: its data is a block of
  * whole pages taken from a pool of blocks freed before when one of a fitting size is there
- * (n to n + n/7 pages for n pages needed), else fresh memory (which asks for transparent huge
- * pages, as numpy's own allocator does). When numpy frees the array, the block goes back to
- * the pool; when the pool would then hold more than its limit, the oldest blocks are released
- * to the system first. Reused memory is already faulted in: a read into it copies at memory
- * speed instead of paying one page fault per page of a fresh output.
+ * (n to n + n/7 pages for n pages needed), else fresh memory. Unlike numpy's own allocator,
+ * a fresh block does not ask for transparent huge pages: where they are slow to fault in (a
+ * virtual machine's first touch of a huge page), the first read into it paid 1.5-5x for
+ * them, and a block in reuse is faulted in already either way. When numpy frees the array,
+ * the block goes back to the pool; when the pool would then hold more than its limit, the
+ * oldest blocks are released to the system first. Reused memory is already faulted in: a
+ * read into it copies at memory speed instead of paying one page fault per page of a fresh
+ * output.
  *
  * Every function may be called from any thread, with or without the GIL: the pool is guarded
  * by a mutex (taken again in a child process after fork). */
