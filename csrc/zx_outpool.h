@@ -4,7 +4,7 @@
  * whole pages taken from a pool of blocks freed before when one of a fitting size is there
  * (n to n + n/7 pages for n pages needed), else fresh memory. Unlike numpy's own allocator,
  * a fresh block does not ask for transparent huge pages: where they are slow to fault in (a
- * virtual machine's first touch of a huge page), the first read into it paid 1.5-5x for
+ * virtual machine's first touch of a huge page), the first read into it paid 1.3-5x for
  * them, and a block in reuse is faulted in already either way. When numpy frees the array,
  * the block goes back to the pool; when the pool would then hold more than its limit, the
  * oldest blocks are released to the system first. Reused memory is already faulted in: a
