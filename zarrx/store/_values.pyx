@@ -21,12 +21,10 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
 
-from zarrx._clib.zx_hugepage cimport zx_advise_huge
 from zarrx._gather import gather_bytes, gather_into
 
 cdef enum:
     PAGE = 4096
-    HUGE_MIN = 4 << 20       # blocks this large ask for transparent huge pages
     COPY_NOGIL = 1 << 16     # copies this large release the GIL
 
 #: values smaller than this are better kept as ``bytes`` (the interpreter's allocator reuses
@@ -89,8 +87,6 @@ cdef char* _take(Py_ssize_t size, Py_ssize_t* pages_out):
     p = <char*>malloc(<size_t>(n * PAGE))
     if p == NULL:
         raise MemoryError(f"stored value: cannot allocate {size} bytes")
-    if n * PAGE >= HUGE_MIN:
-        zx_advise_huge(p, <size_t>(n * PAGE))
     pages_out[0] = n
     return p
 
