@@ -216,3 +216,29 @@ def test_a_forked_child_reads_with_the_pool_it_inherited(big):
     assert got == (True, 1, 1) and p.exitcode == 0
     np.testing.assert_array_equal(keep, data)
 
+
+
+@pytest.mark.parametrize("where", ["memory", "local"])
+@pytest.mark.parametrize("kw", [{}, {"compressors": None}, {"shards": (256, 256)},
+                                {"compressors": None, "shards": (256, 256)},
+                                {"zarr_format": 2, "compressors": None}],
+                         ids=["zstd", "raw", "sharded", "sharded-raw", "v2-raw"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_missing_chunks_read_as_the_fill_value_into_reused_memory(tmp_path, where, kw, threads):
+    # a reused block holds what the array freed before it held: every cell must be written
+    # (a fresh page reads 0, which hid any path that left the fill value 0 to the memory)
+    st = MemoryStore() if where == "memory" else str(tmp_path / "a")
+    other = zarrx.create_array(MemoryStore(), shape=(512, 512), chunks=(128, 128), dtype="f8")
+    other[...] = 7.0
+    arr = zarrx.create_array(st, shape=(512, 512), chunks=(128, 128), dtype="f8", fill_value=0,
+                             **kw)
+    arr[:100, :300] = 1
+    want = np.zeros((512, 512))
+    want[:100, :300] = 1
+    with zarrx.config.set(threads=threads):
+        for sel in (Ellipsis, np.s_[0:500, 1:511], np.s_[60:400]):
+            x = other[...]
+            del x                                  # its block, full of 7.0, is pooled
+            got = arr[sel]
+            assert _handler(got) == "zarrx_outpool"
+            np.testing.assert_array_equal(got, want[sel])
