@@ -143,8 +143,13 @@ class ObjectStore(RemoteStore):
         # of it, up to the Content-Length the server claims, and allocate that length before
         # the body comes: a length it cannot allocate aborts the process)
         limit = body_limit(start, stop, suffix, end - begin)
-        data, more = await collected(res.stream(min_chunk_size=max(1, min(limit, 1 << 20))),
-                                     limit, into)
+        # a range asked for bounds the body: read into no buffer of ours, it comes as one
+        # piece (gathered by obstore without the GIL) that is kept as it came; else, and into
+        # a buffer, in pieces of at most 1 MiB (a bytearray growing piece by piece copied each
+        # byte two or three times, more than the decoding that follows)
+        whole = into is None and (suffix is not None or stop is not None)
+        piece = limit if whole else min(limit, 1 << 20)
+        data, more = await collected(res.stream(min_chunk_size=max(1, piece)), limit, into)
         return Got(data, meta.get("e_tag"), meta.get("size"), begin, more)
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
