@@ -203,12 +203,7 @@ def parse_chunk_shape(value: Any, shape: tuple[int, ...], loc: Loc) -> tuple[int
 
 def check_grid(grid: ChunkGrid, shape: tuple[int, ...], itemsize: int, loc: Loc) -> None:
     """The number of chunks and the bytes of the largest chunk fit in 64 bits."""
-    if isinstance(grid, RegularGrid):
-        n = 1
-        for length, c in zip(shape, grid.chunk_shape):
-            n *= -(-length // c) if c else 0
-    else:
-        n = math.prod(grid_shape(grid, shape))
+    n = math.prod(grid_shape(grid, shape))
     if n > UINT64_MAX:
         raise loc.found("at most 2**64-1 chunks", f"{n} chunks")
     if isinstance(grid, RegularGrid):
@@ -305,10 +300,16 @@ def grid_json(grid: ChunkGrid, shape: tuple[int, ...]) -> dict[str, Any]:
         "kind": "inline", "chunk_shapes": [_compress(e) for e in grid.chunk_sizes]}}
 
 
+def _regular_count(length: int, chunk: int) -> int:
+    """Chunks of ``chunk`` elements holding an axis of ``length`` (a chunk length of 0, which
+    only an axis of length 0 has, holds none)."""
+    return -(-length // chunk) if chunk else 0
+
+
 def grid_shape(grid: ChunkGrid, shape: tuple[int, ...]) -> tuple[int, ...]:
     """Number of chunks along each axis that hold array elements."""
     if isinstance(grid, RegularGrid):
-        return tuple(-(-n // c) if c else 0 for n, c in zip(shape, grid.chunk_shape))
+        return tuple(_regular_count(n, c) for n, c in zip(shape, grid.chunk_shape))
     assert isinstance(grid, RectilinearGrid)
     return tuple(AxisEdges.of(e).count_below(n) for e, n in zip(grid.chunk_sizes, shape))
 
@@ -318,7 +319,7 @@ def chunk_edges(grid: ChunkGrid, shape: tuple[int, ...], axis: int) -> AxisEdges
     n = shape[axis]
     if isinstance(grid, RegularGrid):
         c = grid.chunk_shape[axis]
-        return AxisEdges([(c, -(-n // c) if c else 0)])
+        return AxisEdges([(c, _regular_count(n, c))])
     assert isinstance(grid, RectilinearGrid)
     edges = AxisEdges.of(grid.chunk_sizes[axis])
     return edges.head(edges.count_below(n))

@@ -45,6 +45,7 @@ from zarrx.errors import (ArgumentError, CodecError, ListingUnsupportedError, Me
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata._util import short
+from zarrx.metadata.grid import grid_shape
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
 from zarrx.store.base import key_problem
@@ -320,7 +321,7 @@ def _shown(key: str) -> str:
 def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:
     grid = meta.chunk_grid
     if isinstance(grid, RegularGrid):
-        return tuple(-(-s // c) if c else 0 for s, c in zip(meta.shape, grid.chunk_shape))
+        return grid_shape(grid, meta.shape)
     sizes = getattr(grid, "chunk_sizes", None)
     return None if sizes is None else tuple(len(s) for s in sizes)
 
