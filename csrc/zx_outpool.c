@@ -91,18 +91,18 @@ static void *take(size_t size)
         cached -= slot_pages[best] * ZX_PAGE;
         drop_slot(best);
     }
-    if (data != NULL)
-        live++;
+    live++; /* counted now; taken back below if no memory can be had */
     pthread_mutex_unlock(&mu);
     if (data != NULL)
         return data;
-    if (posix_memalign(&base, ZX_PAGE, (n + 1) * ZX_PAGE) != 0)
+    if (posix_memalign(&base, ZX_PAGE, (n + 1) * ZX_PAGE) != 0) {
+        lock();
+        live--;
+        pthread_mutex_unlock(&mu);
         return NULL;
+    }
     data = (char *)base + ZX_PAGE;
     head_of(data)->pages = n;
-    lock();
-    live++;
-    pthread_mutex_unlock(&mu);
     return data;
 }
 

@@ -21,6 +21,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcmp, memcpy
 
+from zarrx import config
 from zarrx._gather import gather_bytes, gather_into
 
 cdef enum:
@@ -38,13 +39,7 @@ cdef bint _busy = False       # the pool is being changed (with the GIL held thr
 
 
 cdef Py_ssize_t _limit():
-    from zarrx import config
     return config.pool_limit()
-
-
-def _watch_limit() -> None:
-    from zarrx import config
-    config.watch_pool(_apply_limit)
 
 
 cdef inline Py_ssize_t _pages_for(Py_ssize_t size):
@@ -280,4 +275,4 @@ def gather_kept(src, bint crc32c=False, fill=None):
     return None if gather_into(src, value, crc32c, fill) else value
 
 
-_watch_limit()
+config.watch_pool(_apply_limit)
