@@ -36,10 +36,15 @@ def test_workers_are_marked_by_a_flag_not_a_name():
         assert _pool._get_pool().submit(_pool.in_worker).result() is True
         # a user thread whose name looks like a worker's still fans out
         seen: set[int] = set()
+        lock = threading.Lock()
+        both = threading.Event()
 
         def batch(items):
-            seen.add(threading.get_ident())
-            time.sleep(0.05)
+            with lock:
+                seen.add(threading.get_ident())
+                if len(seen) == 2:
+                    both.set()
+            both.wait(10)       # a second thread takes a batch however loaded the machine is
             return list(items)
 
         out = _in_thread(lambda: _pool.run_batches(batch, list(range(8))), name="zarrx_7")

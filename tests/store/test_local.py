@@ -282,10 +282,21 @@ def test_pickle_round_trip(tmp_path):
 # -- concurrency -------------------------------------------------------------------------------
 def test_get_many_runs_concurrently_in_order(tmp_path):
     names = []
+    lock = threading.Lock()
+    second = threading.Event()
 
     class Recording(LocalStore):
         def _get_batch(self, reqs):
-            names.append(threading.current_thread().name)
+            me = threading.current_thread().name
+            with lock:
+                names.append(me)
+                if len(set(names)) > 1:
+                    second.set()
+            if len(names) == 1:
+                # the first batch waits for a second thread to take one: a pool that runs
+                # batches concurrently gets there however loaded the machine is, a serial
+                # one never does (and fails below after the timeout)
+                second.wait(10)
             return super()._get_batch(reqs)
 
     s = Recording(tmp_path / "root")
@@ -297,6 +308,7 @@ def test_get_many_runs_concurrently_in_order(tmp_path):
     assert s.get_many(reqs) == expected
     assert len(set(names)) > 1 and any(n.startswith("zarrx") for n in names)
     names.clear()
+    second.set()
     assert s.get_many([("c/1", None)]) == [b"1"] and names == [threading.current_thread().name]
 
 
