@@ -60,6 +60,7 @@ class ArrayIO:
         self.object_chunks = self.variable or self.dtype.hasobject
         self.any_objects = category(self.meta.data_type) == "object"
         self.fill = fill_scalar(self.meta)
+        self.fill_agreed = fill_agreed(self.meta)
         self.fill_is_nan = (self.dtype.kind in "fc" and bool(np.isnan(self.fill)))
         self.fill_bytes = (None if self.variable or self.dtype.hasobject
                            else np.asarray(self.fill, dtype=self.dtype).tobytes())
@@ -105,7 +106,10 @@ class ArrayIO:
     @property
     def write_empty_chunks(self) -> bool:
         """Whether chunks equal to the fill value everywhere are stored (the array's setting,
-        else ``zarrx.config.write_empty_chunks`` at the time of the write)."""
+        else ``zarrx.config.write_empty_chunks`` at the time of the write); always, when
+        readers differ on what a chunk not stored holds (see :func:`fill_agreed`)."""
+        if not self.fill_agreed:
+            return True
         if self.write_empty is not None:
             return self.write_empty
         return bool(config.get("write_empty_chunks"))
@@ -208,6 +212,22 @@ def fill_scalar(meta: ArrayMeta) -> Any:
     if dt.numpy.kind in "mM":       # Zarr v2 null: NaT, as zarr-python reads it
         return np.array(np.iinfo(np.int64).min, np.int64).view(dt.numpy)[()]
     return np.zeros((), dtype=dt.numpy)[()]
+
+
+def fill_agreed(meta: ArrayMeta) -> bool:
+    """Whether every reader reads a chunk not stored as :func:`fill_scalar`. Not so for a Zarr
+    v2 ``null`` fill value (the spec leaves those cells undefined: zarr-python 2 hands out
+    uninitialised memory there, or None in object arrays, and it and tensorstore store every
+    chunk written), but for arrays of any Python objects (None everywhere); nor for the ``0``
+    zarr-python 2 wrote as the fill value of string and bytes arrays (read as ``""`` / ``b""``
+    here, as the integer 0 by zarr-python 2, as ``"0"`` by zarr-python 3). Chunks of those
+    arrays are stored even when they hold only what zarrx reads where none is."""
+    if meta.fill_value is None:
+        return category(meta.data_type) == "object"
+    if meta.zarr_format == 2 and category(meta.data_type) in ("string", "bytes") \
+            and isinstance(meta.json, dict):
+        return isinstance(meta.json.get("fill_value", ""), str)
+    return True
 
 
 def codec_plan(meta: ArrayMeta, shape: tuple[int, ...], key: str) -> CodecPipeline:
