@@ -195,3 +195,32 @@ def test_writing_a_value_over_more_bytes_than_numpy_can_view_says_so():
         z[:3, :3] = np.ones(4)
     assert str(info.value) == "/: value of shape (4,) cannot be broadcast to the selection " \
                               "shape (3, 3)"
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("names", [["x"], [], ["x", "y", "z"]])
+def test_dimension_names_need_one_per_axis_in_both_formats(zarr_format, names):
+    store: dict = {}
+    with pytest.raises(zarrx.MetadataError) as info:
+        zarrx.create_array(store, shape=(2, 2), dtype="i4", zarr_format=zarr_format,
+                           dimension_names=names)
+    assert str(info.value) == ("array metadata dimension_names: expected 2 names (one per "
+                               f"dimension), found {len(names)} names")
+    assert store == {}                                   # nothing written
+
+
+def test_a_v2_dimension_name_of_none_is_refused_as_xarray_could_not_read_it():
+    store: dict = {}
+    with pytest.raises(zarrx.MetadataError) as info:
+        zarrx.create_array(store, shape=(2, 2), dtype="i4", zarr_format=2,
+                           dimension_names=["x", None])
+    assert str(info.value) == (
+        "array metadata dimension_names: expected a name for every axis of a Zarr v2 array "
+        "(stored as the _ARRAY_DIMENSIONS attribute, which holds strings only), found "
+        "['x', None]")
+    assert store == {}
+    z = zarrx.create_array(store, shape=(2, 2), dtype="i4", zarr_format=2,
+                           dimension_names=["x", "y"])
+    assert z.attrs["_ARRAY_DIMENSIONS"] == ["x", "y"]
+    assert zarrx.create_array({}, shape=(2, 2), dtype="i4", zarr_format=3,
+                              dimension_names=["x", None]).metadata.dimension_names == ("x", None)

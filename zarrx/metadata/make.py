@@ -310,5 +310,14 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
               "dimension_separator": enc.separator, "compressor": v2.compressor,
               "zarr_format": 2}
     if dimension_names is not None:
+        if len(dimension_names) != len(shape_t):
+            raise Loc(WHERE, "dimension_names").found(
+                f"{len(shape_t)} names (one per dimension)", f"{len(dimension_names)} names")
+        if any(n is None for n in dimension_names):
+            # xarray's convention holds a name for every axis: a null makes the array
+            # unreadable to xarray (zarr-python's backend and zarrx's alike)
+            raise Loc(WHERE, "dimension_names").error(
+                "a name for every axis of a Zarr v2 array (stored as the _ARRAY_DIMENSIONS "
+                "attribute, which holds strings only)", list(dimension_names))
         attrs["_ARRAY_DIMENSIONS"] = list(dimension_names)
     return parse_array_v2(zarray, attrs, WHERE)
