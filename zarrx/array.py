@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import chunk_io, indexing, layout
+from zarrx import chunk_io, indexing, layout, text_items
 from zarrx.array_config import ArrayConfig, merged_config
 from zarrx.array_selection import Selecting
 from zarrx.array_shape import Reshaping
@@ -70,8 +70,14 @@ class Array(Selecting, Reshaping, Node):
     @functools.cached_property
     def _point_ok(self) -> bool:
         """Whether z[i, j, ...] of one element takes the short path (regular grid, plain
-        dtype)."""
-        return self._io.regular and not self._io.object_chunks and not self._structured
+        dtype; not text, whose code units a read checks before numpy makes them a str)."""
+        return self._io.regular and not self._io.object_chunks and not self._structured \
+            and not self._text
+
+    @functools.cached_property
+    def _text(self) -> bool:
+        """Whether items hold fixed-length text (``U``), checked as it is read."""
+        return text_items.holds_text(self._meta.data_type.numpy)
 
     @functools.cached_property
     def _strings(self) -> Any:
