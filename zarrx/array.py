@@ -242,9 +242,10 @@ class Array(Selecting, Reshaping, Node):
         return self._rows()
 
     def _rows(self) -> Iterator[Any]:
-        bounds = self._grid.axes[0].boundaries().tolist()
-        for start, stop in zip(bounds, bounds[1:]):
-            band = self[start:stop]
+        axis = self._grid.axes[0]
+        for k in range(axis.nchunks):     # bounds made as they are reached: there may be 2**62
+            start = axis.start(k)
+            band = self[start:start + axis.inbound_len(k)]
             if band.ndim == 1:                # items are scalars: none holds the band
                 yield from band
                 continue
