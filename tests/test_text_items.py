@@ -80,3 +80,62 @@ def test_text_of_every_code_point_and_byte_order_still_reads(tmp_path):
         z = text_array(MemoryStore(), fmt, dtype)
         z[...] = values
         assert z[...].tolist() == values and z[0] == values[0]
+
+
+def _string_array(codec: dict, chunk: bytes, shards: bool = False) -> zarrx.Array:
+    """A v3 ``string`` array of 4 items in chunks of 2 whose object codec is ``codec``, its
+    second chunk (or inner chunk) stored as ``chunk``."""
+    import json
+    store = MemoryStore()
+    inner = [codec]
+    codecs = [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [2], "codecs": inner,
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}}] \
+        if shards else inner
+    store.set("zarr.json", json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "string",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4 if shards else 2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "", "codecs": codecs}).encode())
+    if shards:          # inner chunk 1 at offset 0; inner chunk 0 missing
+        index = np.array([2**64 - 1, 2**64 - 1, 0, len(chunk)], "<u8").tobytes()
+        store.set("c/0", chunk + index)
+    else:
+        store.set("c/1", chunk)
+    return zarrx.open_array(store, mode="r")
+
+
+def vlen(*items: bytes) -> bytes:
+    return b"".join([np.uint32(len(items)).tobytes(),
+                     *(np.uint32(len(v)).tobytes() + v for v in items)])
+
+
+JSON2 = {"name": "numcodecs.json2", "configuration": {"encoding": "utf-8"}}
+
+
+@pytest.mark.parametrize("codec, chunk, found", [
+    ({"name": "vlen-bytes"}, vlen(b"ok", b"\xff"),
+     "an item of 1 bytes that are not UTF-8 (invalid start byte at byte 0)"),
+    (JSON2, b'["a", null, "|O", [2]]', "an item of type NoneType (None)"),
+    (JSON2, b'["b", {"k": 1}, "|O", [2]]', "an item of type dict ({'k': 1})"),
+    ({"name": "numcodecs.msgpack2"}, b"\x94\xa1a\x07\xa2|O\x91\x02", "an item of type int (7)"),
+], ids=["vlen-bytes-not-utf8", "json2-null", "json2-object", "msgpack2-int"])
+@pytest.mark.parametrize("shards", [False, True])
+def test_string_items_that_are_not_text_are_a_codec_error_naming_the_chunk(codec, chunk, found,
+                                                                           shards):
+    # they were a UnicodeDecodeError, or turned into the text 'None', "{'k': 1}", '7'
+    z = _string_array(codec, chunk, shards)
+    where = "shard 'c/0' inner chunk 'c/1'" if shards else "chunk 'c/1'"
+    want = (f"array '/' {where}: expected text (str, or UTF-8 bytes) for the data type "
+            f"'string', found {found}")
+    for read in (lambda: z[...], lambda: z[3], lambda: z.vindex[[0, 3]], lambda: list(z)):
+        with pytest.raises(zarrx.CodecError) as info:
+            read()
+        assert str(info.value) == want
+    assert z[:2].tolist() == ["", ""]
+
+
+def test_string_items_of_other_object_codecs_that_are_text_still_read():
+    z = _string_array({"name": "vlen-bytes"}, vlen(b"\xc3\xa9", b""))
+    assert z[...].tolist() == ["", "", "\u00e9", ""] and z[2] == "\u00e9"
+    z = _string_array(JSON2, b'["x", "y", "|O", [2]]')
+    assert z[2:].tolist() == ["x", "y"]

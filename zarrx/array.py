@@ -80,6 +80,11 @@ class Array(Selecting, Reshaping, Node):
         return text_items.holds_text(self._meta.data_type.numpy)
 
     @functools.cached_property
+    def _utf8_only(self) -> bool:
+        """Whether the chunks' object codec is ``vlen-utf8``, which decodes ``str`` only."""
+        return any(c.name == "vlen-utf8" for c in self._meta.layout.read_codecs)
+
+    @functools.cached_property
     def _strings(self) -> Any:
         """numpy 2's StringDType for variable-length strings (decoded into object arrays and
         handed out as that, as zarr-python does), else None."""

@@ -41,6 +41,9 @@ class Selecting:
             result = take_fields(result, fields)
         if self._text:              # the text handed out only: another field may hold any bytes
             text_items.check_text(self._io, plan, result)
+        if self._strings is not None:
+            result = text_items.as_strings(self._io, plan, result, self._strings,
+                                           self._utf8_only)
         if out is None and result.ndim == 0:
             return result[()]
         return result
@@ -66,8 +69,6 @@ class Selecting:
         if fields is not None:
             fields = check_fields(fields, self._meta.data_type.numpy, self.name)
         value = self._read(selection, kind, None, fields)
-        if self._strings is not None and isinstance(value, np.ndarray):
-            value = value.astype(self._strings)
         if out is None:
             return self._laid_out(value, None)
         value = np.asarray(value)
