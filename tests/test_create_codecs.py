@@ -296,6 +296,38 @@ def test_codec_field_errors_name_the_field_where_the_document_has_it(fmt, codecs
     assert str(info.value) == want
 
 
+@pytest.mark.parametrize("doc, want", [
+    ({"dtype": "|O", "fill_value": None,
+      "filters": [{"id": "shuffle", "elementsize": 8}, {"id": "vlen-bytes"}]},
+     "a/.zarray filters[0]: expected an array->array or array->bytes codec, found "
+     "bytes->bytes codec 'shuffle' before any array->bytes codec"),
+    ({"dtype": "|O", "fill_value": None, "filters": [{"id": "vlen-utf8"}, {"id": "vlen-bytes"}]},
+     "a/.zarray filters[1]: expected a bytes->bytes codec after 'vlen-utf8', found a second "
+     "array->bytes codec 'vlen-bytes'"),
+    ({"dtype": "|O", "fill_value": None,
+      "filters": [{"id": "vlen-utf8"}, {"id": "delta", "dtype": "<i4"}]},
+     "a/.zarray filters[1]: expected a bytes->bytes codec after 'vlen-utf8', found "
+     "array->array codec 'delta'"),
+    ({"compressor": {"id": "delta", "dtype": "<i4"}},
+     "a/.zarray compressor: expected a bytes->bytes codec after 'bytes', found array->array "
+     "codec 'delta'"),
+], ids=["bytes-filter-first", "two-object-codecs", "array-filter-after-object-codec",
+        "array-codec-as-compressor"])
+def test_codecs_out_of_order_in_a_v2_document_are_named_by_their_field(doc, want) -> None:
+    """They were named as the v3 codec list zarrx lowers the document to (``a codecs[1]``,
+    ``{"name": "numcodecs.delta", ...}``), which the document does not hold."""
+    store = MemoryStore()
+    zarrx.create_array(store, name="a", shape=(4,), chunks=(4,), dtype="i4", zarr_format=2)
+    z = json.loads(store.get("a/.zarray"))
+    z.update(doc)
+    store.set("a/.zarray", json.dumps(z).encode())
+    store.set("a/0", bytes(16))                  # a chunk to decode
+    b = zarrx.open_array(store, path="a", mode="r")
+    with pytest.raises(zarrx.MetadataError) as info:
+        b[:]
+    assert str(info.value) == want
+
+
 @pytest.mark.parametrize("dtype, endian, expected", [
     ("<i4", "big", "the bytes codec's endian 'big' differs from the byte order of the data type "
                    "(little); a Zarr v2 array stores its byte order in the data type: pass "

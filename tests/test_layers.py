@@ -46,6 +46,7 @@ LAYERS = [
     ("zarrx.chunk_write", 4),
     ("zarrx.box_read", 4),
     ("zarrx.box_write", 4),
+    ("zarrx.text_items", 4),     # the code units of fixed-length text read from chunks
     ("zarrx.attrs", 5),
     ("zarrx.node", 5),
     ("zarrx.info", 5),

@@ -195,3 +195,26 @@ def test_functions_built_on_open_group_name_themselves(call, message, tmp_path):
         call(root)
     where = "LocalStore({!r}{})".format(root, "" if "group:" in message else ", read_only=True")
     assert str(info.value) == message.format(store=where)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("call, message", [
+    (lambda s, f: zarrx.consolidate_metadata(s, path="x"),
+     "consolidate_metadata: the node at 'x' in {store} is an array, not a group"),
+    (lambda s, f: zarrx.consolidate_metadata(s, path="x", zarr_format=f),
+     "consolidate_metadata: the node at 'x' in {store} is a Zarr v{fmt} array, not a group"),
+    (lambda s, f: zarrx.consolidate_metadata(s, path="y", zarr_format=f),
+     "consolidate_metadata: no Zarr v{fmt} group at 'y' in {store}"),
+])
+def test_consolidate_metadata_of_an_array_says_the_array_is_in_the_way(fmt, call, message,
+                                                                        tmp_path):
+    # it said "no group at 'x'" (a GroupNotFoundError), where open_consolidated and zarr-python
+    # 3.1 (Zarr v3) raise ContainsArrayError
+    root = make(f"array{fmt}", str(tmp_path / "s"))
+    cls = zarrx.errors.GroupNotFoundError if "no " in message else zarrx.errors.ContainsArrayError
+    with pytest.raises(cls) as info:
+        call(root, fmt)
+    assert str(info.value) == message.format(store=f"LocalStore({root!r})", fmt=fmt)
+    if fmt == 3 and cls is zarrx.errors.ContainsArrayError:
+        with pytest.raises(zarr.errors.ContainsArrayError):
+            zarr.consolidate_metadata(root, path="x")

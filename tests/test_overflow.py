@@ -243,3 +243,15 @@ def test_a_v2_raw_fill_value_larger_than_memory_is_a_metadata_error():
     assert proc.stdout.splitlines() == [
         ".zarray fill_value: expected a fill value that fits in memory, found '' (zeros of "
         "2147483647 bytes, one item of |V2147483647)"]
+
+
+@pytest.mark.parametrize("shards", [None, (2**20,)])
+def test_iterating_over_an_axis_of_2_to_the_62_chunks_reads_row_by_row(shards):
+    # iteration made every chunk boundary of the first axis at once: a ValueError from numpy
+    # ("array is too big") here, 16 GiB for 2**31 chunks
+    z = zarrx.create_array({}, shape=(2**62,), chunks=(1,), shards=shards, dtype="u1",
+                           fill_value=0)
+    z[1] = 7
+    z[-1] = 9
+    rows = iter(z)
+    assert [next(rows) for _ in range(3)] == [0, 7, 0]

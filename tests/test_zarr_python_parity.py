@@ -1629,6 +1629,29 @@ def test_data_numpy_cannot_make_an_array_of_is_an_argument_error(call, what):
     assert list(g.keys()) == []
 
 
+@pytest.mark.parametrize("call, what", [
+    (lambda g, d: g.__setitem__("s", d), "group '/': setting member 's'"),
+    (lambda g, d: g.create_dataset("s", data=d), "group '/': create_dataset('s')"),
+    (lambda g, d: g.create_array("s", data=d), "create_array"),
+    (lambda g, d: zarrx.array(d, store={}), "array"),
+    (lambda g, d: zarrx.from_array({}, data=d), "from_array")],
+    ids=["setitem", "create_dataset", "create_array", "array", "from_array"])
+@pytest.mark.parametrize("lib", ["zarrx", "zarr"])
+def test_a_group_given_as_data_is_a_type_error(call, what, lib):
+    # numpy made an array of the group's member names (['a']), stored without a word;
+    # zarr-python refuses a group there (TypeError, AttributeError or ValueError by the call)
+    g = zarrx.create_group({})
+    data = (zarrx if lib == "zarrx" else zarr).create_group({})
+    data.create_group("a")
+    with pytest.raises(zarrx.ArgumentTypeError) as info:
+        call(g, data)
+    assert isinstance(info.value, TypeError)
+    assert str(info.value) == (f"{what}: expected array data, found Group {data!r}: a group "
+                               f"holds no data of its own (create groups with create_group, "
+                               f"copy them with zarrx.copy)")
+    assert list(g.keys()) == []
+
+
 def test_block_slices_past_the_grid_are_clipped_as_numpy_slices():
     """A documented difference: zarr-python 3.1 raises BoundsCheckError there."""
     z = arr(zarrx, chunks=(3, 3))                     # 4 x 4 chunks

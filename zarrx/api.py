@@ -469,8 +469,11 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
     path = node_path(path, "consolidate_metadata")
     check_format(zarr_format, none=True)
     if zarr_format is not None:
-        if not isinstance(nodes.load_node(st, path, zarr_format, consolidated=False),
-                          GroupMeta):
+        node = nodes.load_node(st, path, zarr_format, consolidated=False)
+        if isinstance(node, ArrayMeta):
+            raise ContainsArrayError(f"consolidate_metadata: the node at {_where(st, path)} is "
+                                     f"a Zarr v{zarr_format} array, not a group")
+        if not isinstance(node, GroupMeta):
             raise GroupNotFoundError(f"consolidate_metadata: no Zarr v{zarr_format} group at "
                                     f"{_where(st, path)}")
     meta = nodes.consolidate(st, path, zarr_format)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import chunk_io, indexing, layout
+from zarrx import chunk_io, indexing, layout, text_items
 from zarrx.array_config import ArrayConfig, merged_config
 from zarrx.array_selection import Selecting
 from zarrx.array_shape import Reshaping
@@ -70,8 +70,19 @@ class Array(Selecting, Reshaping, Node):
     @functools.cached_property
     def _point_ok(self) -> bool:
         """Whether z[i, j, ...] of one element takes the short path (regular grid, plain
-        dtype)."""
-        return self._io.regular and not self._io.object_chunks and not self._structured
+        dtype; not text, whose code units a read checks before numpy makes them a str)."""
+        return self._io.regular and not self._io.object_chunks and not self._structured \
+            and not self._text
+
+    @functools.cached_property
+    def _text(self) -> bool:
+        """Whether items hold fixed-length text (``U``), checked as it is read."""
+        return text_items.holds_text(self._meta.data_type.numpy)
+
+    @functools.cached_property
+    def _utf8_only(self) -> bool:
+        """Whether the chunks' object codec is ``vlen-utf8``, which decodes ``str`` only."""
+        return any(c.name == "vlen-utf8" for c in self._meta.layout.read_codecs)
 
     @functools.cached_property
     def _strings(self) -> Any:
@@ -236,9 +247,10 @@ class Array(Selecting, Reshaping, Node):
         return self._rows()
 
     def _rows(self) -> Iterator[Any]:
-        bounds = self._grid.axes[0].boundaries().tolist()
-        for start, stop in zip(bounds, bounds[1:]):
-            band = self[start:stop]
+        axis = self._grid.axes[0]
+        for k in range(axis.nchunks):     # bounds made as they are reached: there may be 2**62
+            start = axis.start(k)
+            band = self[start:start + axis.inbound_len(k)]
             if band.ndim == 1:                # items are scalars: none holds the band
                 yield from band
                 continue

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrx import _outputs, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
+from zarrx import text_items
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.fields import check_fields, pop_fields, take_fields
 from zarrx.selection import check_basic
@@ -28,12 +29,21 @@ class Selecting:
     __slots__ = ()
 
     # -- reading ------------------------------------------------------------------------------
-    def _read(self, selection: Any, kind: str, out: np.ndarray | None) -> Any:
+    def _read(self, selection: Any, kind: str, out: np.ndarray | None,
+              fields: Any = None) -> Any:
+        """The selection read (into ``out``), or ``fields`` of it taken (with ``out`` None)."""
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
         result = self._out(plan.out_shape, out)
         if not box_read.read_box(self._io, plan, result):
             chunk_read.read_into(self._io, plan.chunks, result, flat=plan.flat)
+        if fields is not None:
+            result = take_fields(result, fields)
+        if self._text:              # the text handed out only: another field may hold any bytes
+            text_items.check_text(self._io, plan, result)
+        if self._strings is not None:
+            result = text_items.as_strings(self._io, plan, result, self._strings,
+                                           self._utf8_only)
         if out is None and result.ndim == 0:
             return result[()]
         return result
@@ -58,11 +68,7 @@ class Selecting:
             return self._laid_out(self._read(selection, kind, out), out)
         if fields is not None:
             fields = check_fields(fields, self._meta.data_type.numpy, self.name)
-        value = self._read(selection, kind, None)
-        if fields is not None:
-            value = take_fields(value, fields)
-        if self._strings is not None and isinstance(value, np.ndarray):
-            value = value.astype(self._strings)
+        value = self._read(selection, kind, None, fields)
         if out is None:
             return self._laid_out(value, None)
         value = np.asarray(value)

@@ -15,6 +15,7 @@ from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.node import Node
 from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
 from zarrx.store import Store, make_store
 from zarrx.store.base import ByteRange
@@ -374,11 +375,25 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
 
 def data_array(data: Any, what: str) -> np.ndarray:
     """``np.asarray(data)``, or an :class:`~zarrx.errors.ArgumentError` naming ``what`` when
-    numpy cannot make an array of it (a ragged nested list)."""
+    numpy cannot make an array of it (a ragged nested list). A group is refused with an
+    :class:`~zarrx.errors.ArgumentTypeError` (a ``TypeError``): numpy would make an array of
+    its member names."""
+    if _is_group(data):
+        raise ArgumentTypeError(f"{what}: expected array data, found {type(data).__name__} "
+                                f"{short(data, 60)}: a group holds no data of its own (create "
+                                f"groups with create_group, copy them with zarrx.copy)")
     try:
         return np.asarray(data)
     except ValueError as exc:
         raise ArgumentError(f"{what}: data is not an array: {exc}") from None
+
+
+def _is_group(data: Any) -> bool:
+    """Whether ``data`` is a group: zarrx's, or zarr-python's (``Group``, ``AsyncGroup``)."""
+    if isinstance(data, Node):
+        return not isinstance(data, Array)
+    cls = type(data)
+    return cls.__name__ in ("Group", "AsyncGroup") and cls.__module__.startswith("zarr.")
 
 
 def data_dtype(data: Any, what: str) -> Any:

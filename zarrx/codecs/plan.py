@@ -82,24 +82,37 @@ def _as_spec(c: Any, i: int, where: str) -> CodecSpec:
 def _check_order(specs: list[CodecSpec], classes: list[type], key: str,
                  names: Sequence[str] | None = None) -> None:
     """array->array*, exactly one array->bytes, bytes->bytes*; ``names`` (as messages name each
-    codec) takes the place of ``<key> codecs[i]``."""
+    codec: its place in a v3 document, or a :class:`V2Place` in a v2 one) takes the place of
+    ``<key> codecs[i]``."""
     kinds = [_kind(c) for c in classes]
     seen_a2b: int | None = None
+
+    def v2_id(j: int) -> str | None:
+        """The numcodecs id of codec ``j`` when it comes from a v2 document."""
+        if names is not None and isinstance(names[j], V2Place):
+            return repr(specs[j].name.removeprefix("numcodecs."))
+        return None
+
+    def shown(j: int) -> str:          # codec ``j`` as the document holds it
+        return v2_id(j) or spec_json(specs[j])
+
+    def name(j: int) -> str:
+        return v2_id(j) or repr(specs[j].name)
+
     for i in range(len(specs)):
         kind, where = kinds[i], names[i] if names is not None else f"{key} codecs[{i}]"
         if kind == "array->array" and seen_a2b is not None:
             raise MetadataError(f"{where}: expected a bytes->bytes codec after "
-                                f"{specs[seen_a2b].name!r}, found array->array codec "
-                                f"{spec_json(specs[i])}")
+                                f"{name(seen_a2b)}, found array->array codec {shown(i)}")
         if kind == "array->bytes":
             if seen_a2b is not None:
                 raise MetadataError(f"{where}: expected a bytes->bytes codec after "
-                                    f"{specs[seen_a2b].name!r}, found a second array->bytes "
-                                    f"codec {spec_json(specs[i])}")
+                                    f"{name(seen_a2b)}, found a second array->bytes "
+                                    f"codec {shown(i)}")
             seen_a2b = i
         if kind == "bytes->bytes" and seen_a2b is None:
             raise MetadataError(f"{where}: expected an array->array or array->bytes codec, "
-                                f"found bytes->bytes codec {spec_json(specs[i])} before any "
+                                f"found bytes->bytes codec {shown(i)} before any "
                                 f"array->bytes codec")
     if seen_a2b is None:
         listed = json.dumps([json.loads(spec_json(s)) for s in specs])
@@ -140,7 +153,8 @@ def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str
         if i not in given and names is not None and lookup(spec.name) is None:
             raise unknown_codec(spec.name, f"{names[i]}: ")    # its place names the array
         classes.append(type(given[i]) if i in given else get_codec_class(spec.name, key=name))
-    _check_order(specs, classes, name, names)
+    _check_order(specs, classes, name, names if names is not None or where is None else
+                 [_where(key, i, where) for i in range(len(specs))])
     out: list[tuple[Codec, np.dtype, tuple[int, ...]]] = []
     a2b_dtype = dt
     for i, spec in enumerate(specs):

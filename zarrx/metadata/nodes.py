@@ -43,7 +43,8 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from zarrx.errors import ConflictError, GroupNotFoundError, NodeNotFoundError, ZarrError
+from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError, NodeNotFoundError,
+                          ZarrError)
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
@@ -351,6 +352,9 @@ def consolidate(store: Store, path: str = "", zarr_format: int | None = None) ->
     """Consolidate the hierarchy under the group at ``path`` (of ``zarr_format`` when given:
     a store may hold a Zarr v2 and a v3 group there); returns its new metadata."""
     root = load_node(store, path, zarr_format, consolidated=False)   # (what it replaces)
+    if isinstance(root, ArrayMeta):       # the node in the way, as open_consolidated says
+        raise ContainsArrayError(f"consolidate_metadata: the node at {path or '/'!r} in "
+                                 f"{store!r} is an array, not a group")
     if not isinstance(root, GroupMeta):
         raise GroupNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
     root = dataclasses.replace(root, consolidated=None)
