@@ -63,6 +63,7 @@ CASES: list[tuple[str, str, Any]] = [
     ("top-level-array", "v3", raw("[1, 2]")),
     ("top-level-string", "v2", raw('"zarr"')),
     ("empty-document", "v3", b""),
+    ("control-character", "v3", raw('{"zarr_format": 3, "node_type": "gr\x01oup"}')),
     ("duplicate-key", "v3", raw('{"zarr_format": 3, "zarr_format": 3}')),
     ("duplicate-nested-key", "v2", raw('{"zarr_format": 2, "compressor": {"id": "a", "id": "b"}}')),
     ("nesting-bomb", "v3", b"[" * 100_000),

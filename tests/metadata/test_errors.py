@@ -30,7 +30,7 @@ def run(kind, doc):
 
 EXPECTED = {
     'bad-json':
-        'a/zarr.json: expected valid JSON, found Expecting property name enclosed in double quotes at line 1 column 19',
+        'a/zarr.json: expected valid JSON, found Expecting property name enclosed in double quotes: line 1 column 19',
     'not-utf8':
         'a/zarr.json: expected UTF-8 encoded JSON, found invalid byte at offset 7',
     'top-level-array':
@@ -38,7 +38,9 @@ EXPECTED = {
     'top-level-string':
         "a/.zarray: expected a JSON object at the top level, found 'zarr'",
     'empty-document':
-        'a/zarr.json: expected valid JSON, found Expecting value at line 1 column 1',
+        'a/zarr.json: expected valid JSON, found Expecting value: line 1 column 1',
+    'control-character':
+        'a/zarr.json: expected valid JSON, found Invalid control character at: line 1 column 36',
     'duplicate-key':
         "a/zarr.json: expected unique keys in every JSON object, found key 'zarr_format' twice",
     'duplicate-nested-key':
@@ -306,7 +308,7 @@ EXPECTED = {
     'v2-attrs-not-object':
         'a/.zattrs: expected a JSON object at the top level, found [1, 2]',
     'v2-attrs-bad-json':
-        'a/.zattrs: expected valid JSON, found Expecting value at line 1 column 7',
+        'a/.zattrs: expected valid JSON, found Expecting value: line 1 column 7',
     'v2-group-format':
         "a/.zgroup zarr_format: expected 2, found '2'",
     'zmetadata-key':

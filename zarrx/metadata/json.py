@@ -201,7 +201,7 @@ def _parse_checked(text: str, loc: Loc, allow_nonfinite: bool) -> Any:
         raise loc.found('JSON numbers (non-finite values are the strings "NaN", "Infinity", '
                         '"-Infinity")', f"bare {exc.args[0]}") from None
     except _json.JSONDecodeError as exc:
-        raise loc.found("valid JSON", f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise loc.found("valid JSON", f"{exc.msg}: line {exc.lineno} column {exc.colno}"
                         ) from None
     except (ValueError, RecursionError) as exc:   # e.g. integers with too many digits
         raise loc.found("valid JSON", short(str(exc))) from None
