@@ -3,6 +3,7 @@ entries, a path-safe name below its root) and values (any bytes-like object, vie
 copy where it can be)."""
 from __future__ import annotations
 
+import os
 import re
 
 from zarrx.errors import StoreError
@@ -20,6 +21,9 @@ def check_key(key: object) -> str:
 
 MAX_SEGMENT_BYTES = 255
 _DRIVE = re.compile(r"^[A-Za-z]:")
+#: whether a segment such as ``C:`` would name a drive (on POSIX systems, ``x:1`` is a name
+#: like any other, and zarr-python writes such children)
+DRIVES = os.name == "nt"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -27,8 +31,8 @@ def key_problem(key: str, *, files: bool = True) -> str | None:
     """Why ``key`` cannot name a file (or zip entry) safely below a root, or None if it can.
 
     A path-safe key is ``/``-separated names: no leading ``/``, no empty, ``.`` or ``..`` segment,
-    no backslash, NUL or other control character, no drive letter, UTF-8 encodable, and no name
-    longer than 255 bytes.
+    no backslash, NUL or other control character, no drive letter (on Windows), UTF-8
+    encodable, and no name longer than 255 bytes.
     """
     if not key:
         return "expected a non-empty key"
@@ -51,7 +55,7 @@ def key_problem(key: str, *, files: bool = True) -> str | None:
             return f"found a {seg!r} segment; keys may not step outside their directory"
         if not files:
             continue                # object names: a ':' or a long name is an ordinary name
-        if _DRIVE.match(seg):
+        if DRIVES and _DRIVE.match(seg):
             return f"found a drive letter in segment {seg!r}"
         if (n := len(seg.encode("utf-8"))) > MAX_SEGMENT_BYTES:
             return f"found a segment of {n} bytes; at most {MAX_SEGMENT_BYTES} bytes are allowed"
