@@ -12,10 +12,11 @@ writes them, and ``api``, the only place that knows which Zarr version a node is
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from zarrx.errors import ZarrError
+from zarrx.errors import ZarrError, ZarrUserWarning
 from zarrx.metadata import parse_array_v2, parse_group_v2, parse_v3
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA,
@@ -256,7 +257,7 @@ def list_children(store: Store, path: str, zarr_format: int | None = None
     # a key with an empty, "." or ".." segment (a store that does not refuse them: an object
     # store's "a//zarr.json", a mapping's "/x") names no child: "" would be the group itself,
     # and walking it again would never end
-    dirs = [d for d in dirs if d not in ("", ".", "..")]
+    dirs = [d for d in dirs if d not in ("", ".", "..") and _usable(store, join(path, d))]
     if not dirs:
         return []
     names = [V3_KEY] if zarr_format == 3 else list(V2_KEYS) if zarr_format == 2 \
@@ -274,6 +275,18 @@ def list_children(store: Store, path: str, zarr_format: int | None = None
         elif docs.get(".zgroup") is not None:
             out.append((d, parse_group_v2(docs[".zgroup"], docs[".zattrs"], join(child, ".zgroup"))))
     return out
+
+
+def _usable(store: Store, child: str) -> bool:
+    """Whether ``store`` takes the key of the child ``child`` a listing gave; one it refuses
+    (named by another tool against the store's key rules: a control character in a local
+    folder's name, ...) is left out with a warning, so that its siblings are still listed."""
+    problem = store.key_problem(child)
+    if problem is None:
+        return True
+    warnings.warn(f"{store!r}: skipping the child {child!r}: {problem}", ZarrUserWarning,
+                  stacklevel=4)
+    return False
 
 
 def walk(store: Store, path: str, zarr_format: int | None = None

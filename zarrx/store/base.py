@@ -229,6 +229,12 @@ class Store:
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 
+    def key_problem(self, key: str) -> str | None:
+        """Why this store refuses ``key`` (the StoreError it raises for it would say so), or
+        None when it takes it: asked of names a listing gave, which another tool may have
+        made against the store's key rules."""
+        return None
+
     def address(self, key: str) -> str | None:
         """Where ``key`` lives, to show in messages (a URL without credentials), or None when
         the store's ``repr`` and the key say it all."""

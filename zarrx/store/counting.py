@@ -118,6 +118,9 @@ class CountingStore(Store):
             self.counts["exists"] += 1
         return self.inner.exists(key)
 
+    def key_problem(self, key: str) -> str | None:
+        return self.inner.key_problem(key)
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
         with self._lock:
             self.counts["list"] += 1

@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
-                              check_generation, check_path_key, sequence_of)
+                              check_generation, check_path_key, key_problem, sequence_of)
 from zarrx.store.localcond import ConditionalFiles, rename_ordered, unlink_ordered
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
@@ -262,6 +262,9 @@ class LocalStore(ConditionalFiles, FileListing):
 
     def exists(self, key: str) -> bool:
         return self._stat(key, self._parts(key)) is not None
+
+    def key_problem(self, key: str) -> str | None:
+        return key_problem(key)
 
     # -- generations -------------------------------------------------------------------------
     def generation(self, key: str) -> Hashable | None:

@@ -8,10 +8,9 @@ followed (:mod:`zarrx.store.localfs`).
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterator
 
-from zarrx.errors import StoreError, ZarrUserWarning
+from zarrx.errors import StoreError
 from zarrx.store.base import Store, key_problem
 from zarrx.store.localfs import Dir, LinkError, is_temp_name, scan, temp_owner
 
@@ -56,8 +55,6 @@ class FileListing(Store):
                 if top.entries is None:
                     top.entries = iter(self._scan(top.d))
                 for kind, name in top.entries:
-                    if kind != "temp" and not self._usable(top.rel, name):
-                        continue
                     if kind == "key":
                         yield top.rel + name
                     elif kind == "dir":
@@ -82,18 +79,6 @@ class FileListing(Store):
             raise StoreError(f"{self!r}: cannot list {d.rel + '/'!r}: "
                              f"{exc.strerror or exc}") from exc
 
-    def _usable(self, rel: str, name: str) -> bool:
-        """Whether the file or folder ``name`` (in the folder of keys ``rel``) names keys this
-        store reads; one it refuses (a control character in its name, ...) is left out of
-        listings with a warning, so that the rest of its folder is listed (a group whose
-        other children are listed and read)."""
-        problem = key_problem(name)
-        if problem is None:
-            return True
-        warnings.warn(f"{self!r}: skipping {rel + name!r}: {problem}", ZarrUserWarning,
-                      stacklevel=4)
-        return False
-
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         folder = prefix[:-1] if prefix.endswith("/") else prefix
         if prefix and (not folder or _prefix_dir_invalid(folder)):
@@ -105,7 +90,7 @@ class FileListing(Store):
         dirs: list[str] = []
         with d:
             for kind, name in self._scan(d):
-                if kind != "temp" and self._usable(prefix, name):
+                if kind != "temp":
                     (dirs if kind == "dir" else keys).append(name)
         return sorted(keys), sorted(dirs)
 

@@ -39,7 +39,8 @@ from typing import BinaryIO
 
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
-                              check_generation, check_path_key, conflict, is_absent)
+                              check_generation, check_path_key, conflict, is_absent,
+                              key_problem)
 from zarrx.store.zipread import Reader, checked_entries
 from zarrx.store.ziptemp import make_temp, release, remove_stale
 
@@ -163,6 +164,9 @@ class ZipStore(Store):
             self._archive()
             info = self._infos.get(key)
         return None if info is None else info.file_size
+
+    def key_problem(self, key: str) -> str | None:
+        return key_problem(key)
 
     def exists(self, key: str) -> bool:
         check_path_key(key, repr(self))

@@ -271,6 +271,9 @@ class RemoteStore(RemoteReads, Store):
     def address(self, key: str) -> str | None:
         return self._url(key)
 
+    def key_problem(self, key: str) -> str | None:
+        return key_problem(key, files=False)
+
     def content_type(self, key: str) -> str | None:
         """The object's Content-Type (one request); None when the server sends none, or the
         request fails (it only explains another error)."""
