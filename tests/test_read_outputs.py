@@ -242,3 +242,37 @@ def test_missing_chunks_read_as_the_fill_value_into_reused_memory(tmp_path, wher
             got = arr[sel]
             assert _handler(got) == "zarrx_outpool"
             np.testing.assert_array_equal(got, want[sel])
+
+
+def test_two_threads_changing_memory_pool_leave_the_pool_with_the_last_value(monkeypatch):
+    # thread A reads memory_pool (0) for the pool and is paused before handing it over; thread
+    # C sets 64 MiB meanwhile. The pool must end with 64 MiB, the setting's value: before, C
+    # handed 64 MiB over first and A's 0 after it, and the pool kept nothing while the setting
+    # said 64 MiB (or, the other way round, kept blocks while it said 0)
+    zarrx.config.memory_pool = 0
+    orig = zarrx.config.pool_limit
+    a_read, go = threading.Event(), threading.Event()
+
+    def paused() -> int:
+        value = orig()
+        if threading.current_thread().name == "A":
+            a_read.set()
+            go.wait(20)
+        return value
+
+    monkeypatch.setattr(zarrx.config, "pool_limit", paused)
+    a = threading.Thread(target=_outputs._apply_limit, name="A")
+    a.start()
+    assert a_read.wait(20)
+    c = threading.Thread(target=lambda: setattr(zarrx.config, "memory_pool", 64 * MiB))
+    c.start()
+    c.join(1.0)                       # done (before the fix) or waiting for A (after it)
+    go.set()
+    a.join(20)
+    c.join(20)
+    monkeypatch.undo()
+    assert zarrx.config.pool_limit() == 64 * MiB
+    x = _outputs.empty((2 * MiB,), "u1")
+    assert _handler(x) == "zarrx_outpool"
+    del x
+    assert _outputs.pooled() == (2 * MiB, 1)

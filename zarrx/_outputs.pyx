@@ -14,6 +14,7 @@ machine's memory, at most 1 GiB; 0 keeps none), the oldest released first; a cha
 setting applies at once, to the blocks pooled already too. :func:`trim` releases them all.
 """
 import math
+import threading
 
 cimport numpy as cnp
 import numpy as np
@@ -37,10 +38,18 @@ MIN_SIZE = 1 << 20
 cdef object _handler = PyCapsule_New(zx_outpool_handler(), "mem_handler", NULL)
 
 
+#: held from reading ``memory_pool`` to handing it to the pool (re-entrant: a collection in
+#: between may change the setting on this thread)
+_limit_lock = threading.RLock()
+
+
 def _apply_limit() -> None:
     """Give the pool the limit ``memory_pool`` sets now: blocks freed from now on are kept up
-    to it, and those pooled over it are released at once."""
-    zx_outpool_set_limit(<size_t>config.pool_limit())
+    to it, and those pooled over it are released at once. Reading the setting and handing it
+    over is one step: two threads changing it at once could otherwise hand them over in the
+    other order, leaving the pool with the limit that was replaced."""
+    with _limit_lock:
+        zx_outpool_set_limit(<size_t>config.pool_limit())
 
 
 _apply_limit()
