@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,9 +15,14 @@
 #define ZX_PAGE ((size_t)4096)
 #define ZX_SLOTS 512                  /* pooled blocks at most */
 
-/* The page before a block's data records it. */
+#define ZX_MAGIC ((uintptr_t)0x7a78b10c4b5e7d21ULL)
+
+/* The page before a block's data records it; `check` ties the record to the block, so that a
+ * header written over (by code writing before an array's data) is caught before its size is
+ * trusted, instead of pooling the block with a size it does not have. */
 typedef struct {
-    size_t pages; /* of data, after this header page */
+    size_t pages;    /* of data, after this header page */
+    uintptr_t check; /* pages ^ the data's address ^ ZX_MAGIC */
 } zx_head;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -44,6 +50,26 @@ static void lock(void)
 static zx_head *head_of(char *data) { return (zx_head *)(data - ZX_PAGE); }
 
 static void release(char *data) { free(data - ZX_PAGE); }
+
+static void set_pages(char *data, size_t pages)
+{
+    head_of(data)->pages = pages;
+    head_of(data)->check = pages ^ (uintptr_t)data ^ ZX_MAGIC;
+}
+
+/* the pages of a block handed out; aborts (as the C library does on a corrupted heap) when
+ * its header is not intact: going on would pool or copy a size the block does not have */
+static size_t pages_of(char *data)
+{
+    const zx_head *h = head_of(data);
+    if ((h->pages ^ (uintptr_t)data ^ ZX_MAGIC) != h->check || h->pages == 0 ||
+        h->pages > SIZE_MAX / 2 / ZX_PAGE) {
+        fprintf(stderr, "zarrx: the header of read-output block %p was overwritten (memory "
+                        "corruption before an array's data); aborting\n", (void *)data);
+        abort();
+    }
+    return h->pages;
+}
 
 /* pages for `size` bytes (at least one); 0 when the size cannot be a block */
 static size_t pages_for(size_t size)
@@ -102,14 +128,14 @@ static void *take(size_t size)
         return NULL;
     }
     data = (char *)base + ZX_PAGE;
-    head_of(data)->pages = n;
+    set_pages(data, n);
     return data;
 }
 
 static void give_back(char *data)
 {
     char *gone[ZX_SLOTS + 1];
-    size_t ngone = 0, i, bytes = head_of(data)->pages * ZX_PAGE;
+    size_t pages = pages_of(data), ngone = 0, i, bytes = pages * ZX_PAGE;
     lock();
     live--;
     if (bytes > limit) {
@@ -117,7 +143,7 @@ static void give_back(char *data)
     } else {
         shrink_to(bytes, gone, &ngone);
         slot_data[nslots] = data;
-        slot_pages[nslots] = head_of(data)->pages;
+        slot_pages[nslots] = pages;
         nslots++;
         cached += bytes;
     }
@@ -158,7 +184,7 @@ static void *h_realloc(void *ctx, void *ptr, size_t new_size)
     void *p;
     if (ptr == NULL)
         return h_malloc(ctx, new_size);
-    have = head_of((char *)ptr)->pages * ZX_PAGE;
+    have = pages_of((char *)ptr) * ZX_PAGE;
     if (new_size <= have && pages_for(new_size) != 0 && have - new_size <= have / 2)
         return ptr;
     p = take(new_size);

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import pickle
+import signal
+import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -276,3 +280,29 @@ def test_two_threads_changing_memory_pool_leave_the_pool_with_the_last_value(mon
     assert _handler(x) == "zarrx_outpool"
     del x
     assert _outputs.pooled() == (2 * MiB, 1)
+
+
+_OVERWRITTEN = """
+import ctypes, struct
+from zarrx import _outputs
+import zarrx
+zarrx.config.memory_pool = 64 << 20
+x = _outputs.empty((2 << 20,), "u1")
+addr = x.__array_interface__["data"][0]
+ctypes.memmove(addr - 4096, struct.pack("Q", 1024), 8)   # the header: 4 MiB instead of 2
+del x
+y = _outputs.empty((4 << 20,), "u1")                      # a 4 MiB read into the 2 MiB block
+y[...] = 1
+print("not caught")
+"""
+
+
+def test_a_block_whose_header_was_overwritten_is_caught_before_its_size_is_trusted():
+    # code writing before an array's data (a bug elsewhere) must not make the pool hand the
+    # block out as larger than it is, as it did (a 4 MiB read went into a 2 MiB block)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _OVERWRITTEN], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stdout, proc.stderr[-500:])
+    assert "header of read-output block" in proc.stderr and "not caught" not in proc.stdout
