@@ -14,7 +14,6 @@ machine's memory, at most 1 GiB; 0 keeps none), the oldest released first; a cha
 setting applies at once, to the blocks pooled already too. :func:`trim` releases them all.
 """
 import math
-import threading
 
 cimport numpy as cnp
 import numpy as np
@@ -38,18 +37,20 @@ MIN_SIZE = 1 << 20
 cdef object _handler = PyCapsule_New(zx_outpool_handler(), "mem_handler", NULL)
 
 
-#: held from reading ``memory_pool`` to handing it to the pool (re-entrant: a collection in
-#: between may change the setting on this thread)
-_limit_lock = threading.RLock()
-
-
 def _apply_limit() -> None:
     """Give the pool the limit ``memory_pool`` sets now: blocks freed from now on are kept up
-    to it, and those pooled over it are released at once. Reading the setting and handing it
-    over is one step: two threads changing it at once could otherwise hand them over in the
-    other order, leaving the pool with the limit that was replaced."""
-    with _limit_lock:
-        zx_outpool_set_limit(<size_t>config.pool_limit())
+    to it, and those pooled over it are released at once. Another thread may change the
+    setting and hand its value over between this one's read and its handing over, which would
+    leave the pool with the replaced value: the setting is read again after each handing over,
+    until it holds what was handed over (no lock, which a fork could leave taken)."""
+    cdef size_t limit = <size_t>config.pool_limit()
+    cdef size_t now
+    while True:
+        zx_outpool_set_limit(limit)
+        now = <size_t>config.pool_limit()
+        if now == limit:
+            return
+        limit = now
 
 
 _apply_limit()
