@@ -11,6 +11,8 @@ import signal
 import subprocess
 import sys
 import threading
+import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -270,7 +272,7 @@ def test_two_threads_changing_memory_pool_leave_the_pool_with_the_last_value(mon
     assert a_read.wait(20)
     c = threading.Thread(target=lambda: setattr(zarrx.config, "memory_pool", 64 * MiB))
     c.start()
-    c.join(1.0)                       # done (before the fix) or waiting for A (after it)
+    c.join(1.0)                       # C has set and handed over 64 MiB
     go.set()
     a.join(20)
     c.join(20)
@@ -306,3 +308,77 @@ def test_a_block_whose_header_was_overwritten_is_caught_before_its_size_is_trust
                           text=True, timeout=120)
     assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stdout, proc.stderr[-500:])
     assert "header of read-output block" in proc.stderr and "not caught" not in proc.stdout
+
+
+def test_eight_threads_reading_and_freeing_while_a_process_forks_keep_every_value():
+    # 8 threads x 200 reads of 1-4 MiB, each array kept a while, then freed on its thread or
+    # on another (a shared list); a ninth thread forks meanwhile: each child (its pool's mutex
+    # possibly taken by another thread at the fork) reads and frees, and exits 0 only when
+    # the values are right and the pool's mutex was free to take
+    arrays = []
+    for k in (1, 2, 3, 4):
+        n = k * MiB // 8
+        a = zarrx.create_array(MemoryStore(), shape=(n,), chunks=(n // 4,), dtype="f8",
+                               compressors=None)
+        a[...] = data = np.arange(n, dtype="f8") * (k + 1)
+        arrays.append((a, data))
+    shared: list[np.ndarray] = []
+    lock = threading.Lock()
+    errors: list[str] = []
+
+    def work(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        mine: list[np.ndarray] = []
+        try:
+            for _ in range(200):
+                a, data = arrays[rng.integers(4)]
+                x = a[...]
+                if not np.array_equal(x, data):
+                    errors.append("a read saw another array's values")
+                    return
+                x[:] = -seed                              # only its own array changes
+                if rng.random() < 0.3:
+                    with lock:                            # freed by whichever thread pops it
+                        shared.append(x)
+                        if len(shared) > 3:
+                            shared.pop(int(rng.integers(len(shared))))
+                else:
+                    mine.append(x)
+                    if len(mine) > 3:
+                        mine.pop(int(rng.integers(len(mine))))
+                del x
+        except BaseException as e:                         # noqa: BLE001 (reported below)
+            errors.append(repr(e))
+
+    def forks() -> None:
+        for _ in range(10):
+            pid = os.fork()
+            if pid == 0:                                   # the child: read, free, leave
+                try:
+                    a, data = arrays[1]
+                    ok = all(np.array_equal(a[...], data) for _ in range(3))
+                    os._exit(0 if ok and _outputs.pooled()[0] >= 0 else 3)
+                except BaseException:                      # noqa: BLE001
+                    os._exit(4)
+            done, status = os.waitpid(pid, 0)
+            if status != 0:
+                errors.append(f"child exit status {status}")
+
+    with zarrx.config.set(threads=2), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)   # fork with threads running
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        threads.append(threading.Thread(target=forks))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not any(t.is_alive() for t in threads), "a thread or a child hung"
+    assert not errors, errors[:3]
+    shared.clear()
+    gc.collect()
+    for _ in range(100):                  # the decoding threads drop theirs a moment later
+        if _outputs.live() == 0:
+            break
+        time.sleep(0.05)
+    assert _outputs.live() == 0
+    assert _outputs.pooled()[0] <= 64 * MiB
