@@ -382,3 +382,34 @@ def test_eight_threads_reading_and_freeing_while_a_process_forks_keep_every_valu
         time.sleep(0.05)
     assert _outputs.live() == 0
     assert _outputs.pooled()[0] <= 64 * MiB
+
+
+@pytest.mark.parametrize("kw", [{"zarr_format": 2, "fill_value": None, "dtype": "f8"},
+                                {"zarr_format": 2, "fill_value": None,
+                                 "dtype": [("a", "i4"), ("b", "f8")]},
+                                {"fill_value": 0, "dtype": "c16"},
+                                {"fill_value": 5, "dtype": "f8", "shards": (400, 400)}],
+                         ids=["v2-null-f8", "v2-null-structured", "c16", "sharded"])
+def test_every_kind_of_selection_writes_every_cell_of_reused_memory(kw):
+    # read twice, into a reused block full of 0xAB and then full of 0x00: equal results
+    # mean the read wrote every byte (a cell left alone would show the block's old bytes)
+    arr = zarrx.create_array(MemoryStore(), shape=(1000, 700), chunks=(200, 200), **kw)
+    arr[10:150, 20:300] = np.ones((140, 280), dtype=arr.dtype)
+    idx = np.arange(700 * 1000)
+    reads = {"basic": lambda: arr[1:999, 3:], "oindex": lambda: arr.oindex[:, np.arange(700)],
+             "vindex": lambda: arr.vindex[idx % 1000, idx % 700],
+             "mask": lambda: arr.vindex[np.ones((1000, 700), bool)],
+             "blocks": lambda: arr.blocks[1:, 1:]}
+    for name, read in reads.items():
+        nbytes, got = read().nbytes, []
+        for byte in (0xAB, 0):
+            gc.collect()
+            _outputs.trim()
+            x = _outputs.empty((nbytes,), "u1")          # a block of the read's size
+            x[...] = byte
+            where = _addr(x)
+            del x
+            value = read()
+            assert _addr(value) == where and _handler(value) == "zarrx_outpool", name
+            got.append(value.tobytes())
+        assert got[0] == got[1], name
