@@ -31,7 +31,7 @@ static char *slot_data[ZX_SLOTS]; /* pooled blocks (their data), oldest freed fi
 static size_t slot_pages[ZX_SLOTS];
 static size_t nslots = 0;
 static size_t cached = 0; /* bytes of data in pooled blocks */
-static size_t limit = 0;
+static size_t limit = 0;   /* on the memory pooled blocks hold: data and header pages */
 static size_t live = 0;
 
 static void lock_for_fork(void) { pthread_mutex_lock(&mu); }
@@ -86,10 +86,11 @@ static void drop_slot(size_t i)
     nslots--;
 }
 
-/* with the lock held: release the oldest blocks until `extra` more bytes fit in the limit */
+/* with the lock held: release the oldest blocks until `extra` more bytes fit in the limit
+ * (the memory pooled blocks hold counts their header pages) */
 static void shrink_to(size_t extra, char **out, size_t *nout)
 {
-    while (nslots && (cached + extra > limit || nslots == ZX_SLOTS)) {
+    while (nslots && (cached + nslots * ZX_PAGE + extra > limit || nslots == ZX_SLOTS)) {
         out[(*nout)++] = slot_data[0];
         cached -= slot_pages[0] * ZX_PAGE;
         drop_slot(0);
@@ -138,10 +139,10 @@ static void give_back(char *data)
     size_t pages = pages_of(data), ngone = 0, i, bytes = pages * ZX_PAGE;
     lock();
     live--;
-    if (bytes > limit) {
+    if (bytes + ZX_PAGE > limit) { /* with its header page */
         gone[ngone++] = data;
     } else {
-        shrink_to(bytes, gone, &ngone);
+        shrink_to(bytes + ZX_PAGE, gone, &ngone);
         slot_data[nslots] = data;
         slot_pages[nslots] = pages;
         nslots++;

@@ -116,3 +116,18 @@ def test_arrays_of_the_handler_resize_through_it():
     x.resize((0,), refcheck=False)
     del x
     assert _outputs.live() == 0
+
+
+def test_the_limit_bounds_the_memory_pooled_blocks_hold_header_pages_included():
+    # a block holds its data and the page before it: at memory_pool=2 MiB a freed 2 MiB block
+    # (2 MiB + 4 KiB) is released, where it was pooled and the pool held more than its limit
+    with zarrx.config.set(memory_pool=2 * MiB):
+        A.free(None, A.malloc(None, 2 * MiB), 2 * MiB)
+        assert _outputs.pooled() == (0, 0)
+    with zarrx.config.set(memory_pool=2 * MiB + PAGE):
+        A.free(None, A.malloc(None, 2 * MiB), 2 * MiB)
+        assert _outputs.pooled() == (2 * MiB, 1)
+    with zarrx.config.set(memory_pool=10 * PAGE):             # 5 blocks of 1 page: 10 pages
+        for p in [A.malloc(None, PAGE) for _ in range(8)]:
+            A.free(None, p, PAGE)
+        assert _outputs.pooled() == (5 * PAGE, 5)

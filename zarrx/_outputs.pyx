@@ -73,7 +73,8 @@ def empty(shape, dtype) -> np.ndarray:
 
 
 def pooled() -> tuple:
-    """``(bytes, blocks)`` held in freed blocks kept for reuse."""
+    """``(bytes, blocks)`` of data held in freed blocks kept for reuse (each block holds one
+    page more, before its data, which ``memory_pool`` counts too)."""
     cdef size_t blocks = 0
     cdef size_t nbytes = zx_outpool_cached(&blocks)
     return nbytes, blocks
