@@ -413,3 +413,34 @@ def test_every_kind_of_selection_writes_every_cell_of_reused_memory(kw):
             assert _addr(value) == where and _handler(value) == "zarrx_outpool", name
             got.append(value.tobytes())
         assert got[0] == got[1], name
+
+
+_SHUTDOWN = """
+import threading, time
+import numpy as np, zarrx
+from zarrx.store import MemoryStore
+zarrx.config.memory_pool = 64 << 20
+a = zarrx.create_array(MemoryStore(), shape=(1 << 18,), chunks=(1 << 16,), dtype="f8")
+a[...] = 1.0
+kept = [a[...] for _ in range(3)]                   # freed as the interpreter finalizes
+class Cycle:
+    def __init__(self):
+        self.me, self.x = self, a[...]
+Cycle()                                             # freed by the last collections
+def reads():
+    while True:
+        x = a[...]
+threading.Thread(target=reads, daemon=True).start()  # still reading as the process ends
+time.sleep(0.3)
+print("end", float(kept[0].sum()))
+"""
+
+
+def test_arrays_freed_while_the_interpreter_shuts_down():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", _SHUTDOWN], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert proc.stdout.split() == ["end", str(float(1 << 18))]
