@@ -49,7 +49,8 @@ SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tes
 	tests/codecs/test_bounded_decode.py tests/codecs/test_kernel_status.py tests/test_gather.py \
 	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py \
 	tests/test_concurrent_writes.py tests/store/test_shard_store.py \
-	tests/store/test_local_fast_read.py tests/test_local_reads.py
+	tests/store/test_local_fast_read.py tests/test_local_reads.py tests/test_read_outputs.py \
+	tests/store/test_values.py tests/test_outpool_handler.py
 sanitize: build
 	ZARRX_SANITIZE=1 ZARRX_BUILD_JOBS=2 $(PY) setup.py -q build_ext --inplace --force -j 2
 	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,9 +15,14 @@
 #define ZX_PAGE ((size_t)4096)
 #define ZX_SLOTS 512                  /* pooled blocks at most */
 
-/* The page before a block's data records it. */
+#define ZX_MAGIC ((uintptr_t)0x7a78b10c4b5e7d21ULL)
+
+/* The page before a block's data records it; `check` ties the record to the block, so that a
+ * header written over (by code writing before an array's data) is caught before its size is
+ * trusted, instead of pooling the block with a size it does not have. */
 typedef struct {
-    size_t pages; /* of data, after this header page */
+    size_t pages;    /* of data, after this header page */
+    uintptr_t check; /* pages ^ the data's address ^ ZX_MAGIC */
 } zx_head;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -25,7 +31,7 @@ static char *slot_data[ZX_SLOTS]; /* pooled blocks (their data), oldest freed fi
 static size_t slot_pages[ZX_SLOTS];
 static size_t nslots = 0;
 static size_t cached = 0; /* bytes of data in pooled blocks */
-static size_t limit = 0;
+static size_t limit = 0;   /* on the memory pooled blocks hold: data and header pages */
 static size_t live = 0;
 
 static void lock_for_fork(void) { pthread_mutex_lock(&mu); }
@@ -45,6 +51,26 @@ static zx_head *head_of(char *data) { return (zx_head *)(data - ZX_PAGE); }
 
 static void release(char *data) { free(data - ZX_PAGE); }
 
+static void set_pages(char *data, size_t pages)
+{
+    head_of(data)->pages = pages;
+    head_of(data)->check = pages ^ (uintptr_t)data ^ ZX_MAGIC;
+}
+
+/* the pages of a block handed out; aborts (as the C library does on a corrupted heap) when
+ * its header is not intact: going on would pool or copy a size the block does not have */
+static size_t pages_of(char *data)
+{
+    const zx_head *h = head_of(data);
+    if ((h->pages ^ (uintptr_t)data ^ ZX_MAGIC) != h->check || h->pages == 0 ||
+        h->pages > SIZE_MAX / 2 / ZX_PAGE) {
+        fprintf(stderr, "zarrx: the header of read-output block %p was overwritten (memory "
+                        "corruption before an array's data); aborting\n", (void *)data);
+        abort();
+    }
+    return h->pages;
+}
+
 /* pages for `size` bytes (at least one); 0 when the size cannot be a block */
 static size_t pages_for(size_t size)
 {
@@ -60,10 +86,11 @@ static void drop_slot(size_t i)
     nslots--;
 }
 
-/* with the lock held: release the oldest blocks until `extra` more bytes fit in the limit */
+/* with the lock held: release the oldest blocks until `extra` more bytes fit in the limit
+ * (the memory pooled blocks hold counts their header pages) */
 static void shrink_to(size_t extra, char **out, size_t *nout)
 {
-    while (nslots && (cached + extra > limit || nslots == ZX_SLOTS)) {
+    while (nslots && (cached + nslots * ZX_PAGE + extra > limit || nslots == ZX_SLOTS)) {
         out[(*nout)++] = slot_data[0];
         cached -= slot_pages[0] * ZX_PAGE;
         drop_slot(0);
@@ -102,22 +129,22 @@ static void *take(size_t size)
         return NULL;
     }
     data = (char *)base + ZX_PAGE;
-    head_of(data)->pages = n;
+    set_pages(data, n);
     return data;
 }
 
 static void give_back(char *data)
 {
     char *gone[ZX_SLOTS + 1];
-    size_t ngone = 0, i, bytes = head_of(data)->pages * ZX_PAGE;
+    size_t pages = pages_of(data), ngone = 0, i, bytes = pages * ZX_PAGE;
     lock();
     live--;
-    if (bytes > limit) {
+    if (bytes + ZX_PAGE > limit) { /* with its header page */
         gone[ngone++] = data;
     } else {
-        shrink_to(bytes, gone, &ngone);
+        shrink_to(bytes + ZX_PAGE, gone, &ngone);
         slot_data[nslots] = data;
-        slot_pages[nslots] = head_of(data)->pages;
+        slot_pages[nslots] = pages;
         nslots++;
         cached += bytes;
     }
@@ -158,7 +185,7 @@ static void *h_realloc(void *ctx, void *ptr, size_t new_size)
     void *p;
     if (ptr == NULL)
         return h_malloc(ctx, new_size);
-    have = head_of((char *)ptr)->pages * ZX_PAGE;
+    have = pages_of((char *)ptr) * ZX_PAGE;
     if (new_size <= have && pages_for(new_size) != 0 && have - new_size <= have / 2)
         return ptr;
     p = take(new_size);

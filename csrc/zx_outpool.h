@@ -20,7 +20,8 @@
 
 /* the handler: a PyDataMem_Handler (numpy/ndarraytypes.h), to put in a "mem_handler" capsule */
 void *zx_outpool_handler(void);
-/* the most bytes the pool keeps; blocks over it are released, oldest first */
+/* the most bytes the pool keeps (data and header pages); blocks over it are released, oldest
+ * first */
 void zx_outpool_set_limit(size_t limit);
 /* bytes held in pooled blocks, and how many blocks */
 size_t zx_outpool_cached(size_t *blocks);

@@ -39,8 +39,18 @@ cdef object _handler = PyCapsule_New(zx_outpool_handler(), "mem_handler", NULL)
 
 def _apply_limit() -> None:
     """Give the pool the limit ``memory_pool`` sets now: blocks freed from now on are kept up
-    to it, and those pooled over it are released at once."""
-    zx_outpool_set_limit(<size_t>config.pool_limit())
+    to it, and those pooled over it are released at once. Another thread may change the
+    setting and hand its value over between this one's read and its handing over, which would
+    leave the pool with the replaced value: the setting is read again after each handing over,
+    until it holds what was handed over (no lock, which a fork could leave taken)."""
+    cdef size_t limit = <size_t>config.pool_limit()
+    cdef size_t now
+    while True:
+        zx_outpool_set_limit(limit)
+        now = <size_t>config.pool_limit()
+        if now == limit:
+            return
+        limit = now
 
 
 _apply_limit()
@@ -63,7 +73,8 @@ def empty(shape, dtype) -> np.ndarray:
 
 
 def pooled() -> tuple:
-    """``(bytes, blocks)`` held in freed blocks kept for reuse."""
+    """``(bytes, blocks)`` of data held in freed blocks kept for reuse (each block holds one
+    page more, before its data, which ``memory_pool`` counts too)."""
     cdef size_t blocks = 0
     cdef size_t nbytes = zx_outpool_cached(&blocks)
     return nbytes, blocks

@@ -3,11 +3,15 @@ they are freed, never while anyone can still read them, and never beyond the poo
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import struct
+import subprocess
+import sys
 import threading
 import time
 import weakref
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -269,3 +273,80 @@ def test_values_freed_by_collections_inside_pool_changes_are_never_lost_or_freed
     assert 0 < held <= 40 * MIN_SIZE
     assert _values.trim() == held and _values.pooled() == 0
     assert Value(b"\2" * MIN_SIZE) == b"\2" * MIN_SIZE
+
+
+# Thread B frees a value: its pool change reads the setting (Python code, paused here by
+# the patched pool_limit until the main thread's own change is under way). The main thread's
+# change (_apply_limit to 0) has taken the oldest block X out of the pool's order when the
+# collector runs inside it (gc.set_threshold(1): at the tuple popitem makes); from the
+# collector's callback, B goes on, and then takes a value of X's size.
+_RACE = """
+import gc, sys, threading
+from zarrx import config
+from zarrx.store import _values
+from zarrx.store._values import Value
+S = 40 << 20                               # above glibc's mmap threshold: freed = unmapped
+config.memory_pool = 1 << 30
+src = b"\\x01" * S
+x = Value(src)
+del x                                      # X: the oldest pooled block
+y = Value(b"\\x02" * (S + (1 << 20)))       # B's value
+orig = config.pool_limit
+b_waits, go_b, b_done = threading.Event(), threading.Event(), threading.Event()
+st = {"b": False, "a": False, "armed": False}
+got = {}
+
+def patched():
+    if threading.current_thread().name == "B" and st["b"]:
+        st["b"] = False
+        b_waits.set()
+        go_b.wait(20)
+    elif threading.current_thread() is threading.main_thread() and st["a"]:
+        st["a"] = False
+        gc.collect()
+        gc.set_threshold(1)
+        st["armed"] = True
+        return 0
+    return orig()
+
+def on_collect(phase, info):
+    if phase == "start" and st["armed"] and threading.current_thread() is threading.main_thread():
+        st["armed"] = False
+        go_b.set()
+        b_done.wait(20)
+
+def b():
+    global y
+    st["b"] = True
+    y = None
+    got["z"] = Value(src)
+    b_done.set()
+
+config.pool_limit = patched
+t = threading.Thread(target=b, name="B")
+t.start()
+b_waits.wait(20)
+gc.callbacks.append(on_collect)
+st["a"] = True
+_values._apply_limit()
+gc.set_threshold(700)
+gc.callbacks.remove(on_collect)
+t.join()
+config.pool_limit = orig
+print(bytes(got["z"]) == src, _values.pooled() >= 0)
+"""
+
+
+def test_a_pool_change_paused_by_a_collection_is_not_overlapped_by_another_thread():
+    """A value freed on another thread while this thread's change of the pool is paused (by the
+    collector, which runs finalizers and lets other threads take the GIL) is released to the
+    system, not pooled; before, that thread's change ran too and marked the pool idle when it
+    ended, so a third step took the block the paused change was about to free: the new value's
+    memory was unmapped under it (a crash) and the pool's byte count went negative. On Python
+    3.12 and later the collector no longer runs inside allocations and the race cannot arise."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _RACE], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["True", "True"]

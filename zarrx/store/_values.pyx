@@ -106,9 +106,11 @@ def _apply_limit() -> None:
     """Release the oldest pooled blocks until the pool holds at most ``memory_pool`` bytes:
     a change of the setting applies at once, not at the next freed value."""
     global _busy
-    if _free is None or _order is None or _busy:
+    if _free is None or _order is None:
         return
     cdef Py_ssize_t limit = _limit()
+    if _busy:             # checked after _limit(), which runs Python code: see _give_back
+        return
     _busy = True
     try:
         _release_oldest(limit)
@@ -119,11 +121,18 @@ def _apply_limit() -> None:
 cdef void _give_back(char* p, Py_ssize_t pages) noexcept:
     """Pool a freed block, releasing the oldest pooled ones when over the limit. A block is
     released instead when the pool is being changed already (a value freed by a collection
-    that the change itself set off) or anything fails: it is never left recorded and freed."""
+    that the change itself set off) or anything fails: it is never left recorded and freed.
+
+    ``_busy`` is tested after ``_limit()`` and set with no Python code in between: the
+    setting is read by Python code, during which another thread may run and start a change
+    (one that a collection inside it can pause, letting this thread on): a test made before
+    would let two changes run at once, and the first to end would mark the pool idle while the
+    other still held a block it was releasing, for a third thread to take and use after it
+    is freed."""
     global _cached, _busy
     cdef Py_ssize_t nbytes = pages * PAGE, limit
     cdef size_t addr = <size_t>p
-    if _free is None or _order is None or _busy:     # shutdown, or called from within
+    if _free is None or _order is None:              # shutdown
         free(p)
         return
     try:
@@ -131,7 +140,7 @@ cdef void _give_back(char* p, Py_ssize_t pages) noexcept:
     except BaseException:
         free(p)
         return
-    if nbytes > limit:
+    if _busy or nbytes > limit:                      # called from within a change, or too big
         free(p)
         return
     _busy = True
@@ -154,9 +163,12 @@ cdef void _give_back(char* p, Py_ssize_t pages) noexcept:
 
 
 def trim() -> int:
-    """Release every pooled block to the system; returns how many bytes they held."""
+    """Release every pooled block to the system; returns how many bytes they held (0, and
+    nothing released, when called while the pool is being changed)."""
     global _cached, _busy
     cdef Py_ssize_t was = _cached
+    if _busy:
+        return 0
     _busy = True
     try:
         while _order:
