@@ -318,7 +318,8 @@ class _Job:
                             f"cover the decoding buffers of {threads} threads "
                             f"({human_bytes(overhead)}); raise --max-memory (max_memory=) or "
                             f"set fewer threads (zarrx.config.set(threads=...))")
-        return plan_blocks(dst.shape, unit, itemsize, per_worker, src_unit, where)
+        grids = [g for g in (src_unit, dst.metadata.layout.read_shape) if g]
+        return plan_blocks(dst.shape, unit, itemsize, per_worker, src_unit, where, grids)
 
     @staticmethod
     def _blocks(src: Array, planned: ArrayMeta, plan: BlockPlan) -> list | None:
