@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -593,3 +595,42 @@ def test_cat_quotes_strings_that_would_not_read_as_one_value(tmp_path, capsys):
     zarrx.create_array(p, shape=(2, 2), chunks=(2, 2), dtype=str)[...] = \
         [["a b", "c"], ["", "'q'"]]
     assert run(capsys, "cat", p)[1] == "'a b' c\n'' \"'q'\"\n"
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_an_interrupted_or_failed_cat_leaves_no_partial_output_file(tmp_path, capsys,
+                                                                    monkeypatch, npy):
+    from zarrx.cli import nodes
+    p = _tree(tmp_path)
+    out = tmp_path / "out" / "a.txt"
+    out.parent.mkdir()
+
+    def pieces(*args, **kw):
+        yield b"1\n" if npy else "1\n"
+        raise KeyboardInterrupt
+    monkeypatch.setattr(nodes, "npy_pieces" if npy else "text_pieces", pieces)
+    assert run(capsys, "cat", p + "/a", "-o", out, *npy) == (130, "", "zarrx: interrupted\n")
+    assert os.listdir(out.parent) == []
+    monkeypatch.undo()
+    out.write_text("kept")                  # an existing file is replaced only when complete
+    assert run(capsys, "cat", p + "/a", "0:2", "-o", out, *npy)[0] == 0
+    assert out.read_bytes() != b"kept" and os.listdir(out.parent) == ["a.txt"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_onto_a_full_disk_names_where_it_writes(tmp_path, capsys, monkeypatch, npy):
+    p = _tree(tmp_path)
+    assert run(capsys, "cat", p + "/a", "-o", "/dev/full", *npy) == \
+        (3, "", "zarrx: cat: cannot write the output file '/dev/full': No space left on "
+                "device\n")
+    full = open("/dev/full", "w", buffering=1)    # line-buffered, as a terminal
+    monkeypatch.setattr(sys, "stdout", full)
+    code, _, err = run(capsys, "cat", p + "/a", *npy)
+    monkeypatch.undo()
+    try:
+        full.close()
+    except OSError:                         # what is left in its buffer cannot be written
+        pass
+    assert (code, err) == (3, "zarrx: cat: cannot write to standard output: No space left "
+                              "on device\n")
