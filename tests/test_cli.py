@@ -634,3 +634,11 @@ def test_cat_onto_a_full_disk_names_where_it_writes(tmp_path, capsys, monkeypatc
         pass
     assert (code, err) == (3, "zarrx: cat: cannot write to standard output: No space left "
                               "on device\n")
+
+
+def test_copy_onto_an_existing_node_names_the_option_to_pass(tmp_path, capsys):
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, "copy", p + "/a", p + "/sub/m")
+    assert (code, err) == (3, f"zarrx: copy: a node exists at /sub/m in the destination "
+                              f"{p}/sub/m; pass --overwrite (overwrite=True) to replace it\n")
+    assert zarrx.open_array(p + "/sub/m", mode="r").shape == (4, 6)
