@@ -642,3 +642,15 @@ def test_copy_onto_an_existing_node_names_the_option_to_pass(tmp_path, capsys):
     assert (code, err) == (3, f"zarrx: copy: a node exists at /sub/m in the destination "
                               f"{p}/sub/m; pass --overwrite (overwrite=True) to replace it\n")
     assert zarrx.open_array(p + "/sub/m", mode="r").shape == (4, 6)
+
+
+def test_chunk_outside_the_grid_is_an_error_unless_something_is_stored_there(tmp_path, capsys):
+    # a mistyped coordinate is not a problem of the data (exit status 3, not 1)
+    p = _tree(tmp_path)
+    assert run(capsys, "chunk", p + "/sub/m", "1,0") == \
+        (3, "", "zarrx: array '/sub/m': chunk (1, 0) lies outside the array's grid of (1, 1) "
+                "stored objects, and nothing is stored at 'sub/m/c/1/0'\n")
+    with open(p + "/a/c/7", "wb") as f:     # a chunk left outside the grid: reported
+        f.write(b"x")
+    code, out, _ = run(capsys, "chunk", p + "/a", "7")
+    assert code == 1 and "lies outside the array's grid" in out
