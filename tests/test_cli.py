@@ -654,3 +654,18 @@ def test_chunk_outside_the_grid_is_an_error_unless_something_is_stored_there(tmp
         f.write(b"x")
     code, out, _ = run(capsys, "chunk", p + "/a", "7")
     assert code == 1 and "lies outside the array's grid" in out
+
+
+@pytest.mark.parametrize("cmd", ["copy", "convert"])
+def test_ctrl_c_while_a_zip_archive_is_finished_leaves_no_file(tmp_path, capsys, monkeypatch,
+                                                                cmd):
+    # the archive is written to a temporary file moved in place at the end; interrupted
+    # there, the temporary was left behind. A zip archive is not resumed: no --resume hint.
+    from zarrx.store import zip as zipstore
+    p = _tree(tmp_path)
+
+    def interrupted(path):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(zipstore, "_fsync_file", interrupted)
+    assert run(capsys, cmd, p, tmp_path / "out.zip") == (130, "", "zarrx: interrupted\n")
+    assert os.listdir(tmp_path) == ["t.zarr"]
