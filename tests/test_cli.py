@@ -669,3 +669,11 @@ def test_ctrl_c_while_a_zip_archive_is_finished_leaves_no_file(tmp_path, capsys,
     monkeypatch.setattr(zipstore, "_fsync_file", interrupted)
     assert run(capsys, cmd, p, tmp_path / "out.zip") == (130, "", "zarrx: interrupted\n")
     assert os.listdir(tmp_path) == ["t.zarr"]
+
+
+def test_a_change_one_array_of_a_hierarchy_cannot_take_names_that_array(tmp_path, capsys):
+    p = _tree(tmp_path)                     # /a is int16: 99999 does not fit
+    code, _, err = run(capsys, "convert", p, tmp_path / "out.zarr", "--fill-value", "99999")
+    assert (code, err) == (3, "zarrx: array '/a': array metadata fill_value: expected an "
+                              "integer in [-32768, 32767], found 99999\n")
+    assert not (tmp_path / "out.zarr").exists()

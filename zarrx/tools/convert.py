@@ -253,7 +253,10 @@ class _Job:
         (the array is made in memory): nothing is written when a change is not possible."""
         where = f"convert {src.name}"
         kw = target_arguments(src, self.changes, where)
-        planned = create_array(MemoryStore(), **kw)
+        try:
+            planned = create_array(MemoryStore(), **kw)
+        except ZarrError as exc:                # a change the array cannot take: say which
+            raise exc.at(array=src.name)
         return kw, planned.metadata, self._plan(src, planned, where)
 
     def array(self, src: Array, store: Any, path: str,
