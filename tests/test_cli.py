@@ -677,3 +677,10 @@ def test_a_change_one_array_of_a_hierarchy_cannot_take_names_that_array(tmp_path
     assert (code, err) == (3, "zarrx: array '/a': array metadata fill_value: expected an "
                               "integer in [-32768, 32767], found 99999\n")
     assert not (tmp_path / "out.zarr").exists()
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_out_of_bounds_names_the_array(tmp_path, capsys, npy):
+    p = _tree(tmp_path)
+    assert run(capsys, "cat", p + "/sub/m", "9", *npy) == \
+        (3, "", "zarrx: array '/sub/m': index 9 is out of bounds for axis 0 with size 4\n")

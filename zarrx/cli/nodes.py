@@ -11,7 +11,7 @@ from typing import Any
 
 
 from zarrx.array import Array
-from zarrx.errors import StoreError, ZarrError
+from zarrx.errors import IndexingError, StoreError, ZarrError
 from zarrx.info import array_info, array_line, tree
 from zarrx.metadata._util import short
 from zarrx.cli.common import add_json, add_storage, locate, print_json
@@ -96,6 +96,8 @@ def cat(args: argparse.Namespace) -> int:
     except MemoryError:
         raise ZarrError(f"cat: {node.name}: not enough memory for the values "
                         f"selected") from None
+    except IndexingError as exc:                # out of bounds: say of which array
+        raise exc.at(array=node.name)
     except (ZarrError, BrokenPipeError):        # (zarrx cat ... | head: not an error)
         raise
     except OSError as exc:                      # a full disk below > out.txt, say
