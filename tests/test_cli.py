@@ -684,3 +684,15 @@ def test_cat_out_of_bounds_names_the_array(tmp_path, capsys, npy):
     p = _tree(tmp_path)
     assert run(capsys, "cat", p + "/sub/m", "9", *npy) == \
         (3, "", "zarrx: array '/sub/m': index 9 is out of bounds for axis 0 with size 4\n")
+
+
+@pytest.mark.parametrize("cmd", ["copy", "convert"])
+@pytest.mark.parametrize("below", ["x", "new/x"])
+def test_a_destination_inside_an_array_is_refused(tmp_path, capsys, cmd, below):
+    # the walk up to the hierarchy stops at an array, which made the destination a store of
+    # its own inside the array's directory
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, cmd, p + "/a", f"{p}/sub/m/{below}")
+    assert (code, err) == (3, f"zarrx: '{p}/sub/m/{below}': cannot write a node inside the "
+                              f"array at '{p}/sub/m' (an array has no children)\n")
+    assert sorted(os.listdir(f"{p}/sub/m")) == ["c", "zarr.json"]
