@@ -482,3 +482,15 @@ def test_a_repair_that_fails_is_not_printed_as_repaired(tmp_path):
     lines = str(report).splitlines()
     assert not [ln for ln in lines if ln.startswith("  repaired:")]
     assert [ln for ln in lines if ln.startswith("  not repaired: c/9: ")]
+
+
+def test_a_node_inside_an_array_directory_is_a_stray_of_the_array(tmp_path):
+    # no reader lists a node below an array; check counted it as an array of the hierarchy
+    g = zarrx.open_group(str(tmp_path / "h.zarr"), mode="w")
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="u1")[:] = 1
+    zarrx.create_array(str(tmp_path / "h.zarr" / "a" / "x"), shape=(2,), chunks=(2,),
+                       dtype="u1")[:] = 2
+    report = zarrx.check(str(tmp_path / "h.zarr"))
+    assert report.arrays == 1
+    assert sorted((f.kind, f.key, f.node, f.stray) for f in report.findings) == \
+        [("orphaned", k, "/a", True) for k in ("a/x/c/0", "a/x/zarr.json")]
