@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -593,3 +595,104 @@ def test_cat_quotes_strings_that_would_not_read_as_one_value(tmp_path, capsys):
     zarrx.create_array(p, shape=(2, 2), chunks=(2, 2), dtype=str)[...] = \
         [["a b", "c"], ["", "'q'"]]
     assert run(capsys, "cat", p)[1] == "'a b' c\n'' \"'q'\"\n"
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_an_interrupted_or_failed_cat_leaves_no_partial_output_file(tmp_path, capsys,
+                                                                    monkeypatch, npy):
+    from zarrx.cli import nodes
+    p = _tree(tmp_path)
+    out = tmp_path / "out" / "a.txt"
+    out.parent.mkdir()
+
+    def pieces(*args, **kw):
+        yield b"1\n" if npy else "1\n"
+        raise KeyboardInterrupt
+    monkeypatch.setattr(nodes, "npy_pieces" if npy else "text_pieces", pieces)
+    assert run(capsys, "cat", p + "/a", "-o", out, *npy) == (130, "", "zarrx: interrupted\n")
+    assert os.listdir(out.parent) == []
+    monkeypatch.undo()
+    out.write_text("kept")                  # an existing file is replaced only when complete
+    assert run(capsys, "cat", p + "/a", "0:2", "-o", out, *npy)[0] == 0
+    assert out.read_bytes() != b"kept" and os.listdir(out.parent) == ["a.txt"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_onto_a_full_disk_names_where_it_writes(tmp_path, capsys, monkeypatch, npy):
+    p = _tree(tmp_path)
+    assert run(capsys, "cat", p + "/a", "-o", "/dev/full", *npy) == \
+        (3, "", "zarrx: cat: cannot write the output file '/dev/full': No space left on "
+                "device\n")
+    full = open("/dev/full", "w", buffering=1)    # line-buffered, as a terminal
+    monkeypatch.setattr(sys, "stdout", full)
+    code, _, err = run(capsys, "cat", p + "/a", *npy)
+    monkeypatch.undo()
+    try:
+        full.close()
+    except OSError:                         # what is left in its buffer cannot be written
+        pass
+    assert (code, err) == (3, "zarrx: cat: cannot write to standard output: No space left "
+                              "on device\n")
+
+
+def test_copy_onto_an_existing_node_names_the_option_to_pass(tmp_path, capsys):
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, "copy", p + "/a", p + "/sub/m")
+    assert (code, err) == (3, f"zarrx: copy: a node exists at /sub/m in the destination "
+                              f"{p}/sub/m; pass --overwrite (overwrite=True) to replace it\n")
+    assert zarrx.open_array(p + "/sub/m", mode="r").shape == (4, 6)
+
+
+def test_chunk_outside_the_grid_is_an_error_unless_something_is_stored_there(tmp_path, capsys):
+    # a mistyped coordinate is not a problem of the data (exit status 3, not 1)
+    p = _tree(tmp_path)
+    assert run(capsys, "chunk", p + "/sub/m", "1,0") == \
+        (3, "", "zarrx: array '/sub/m': chunk (1, 0) lies outside the array's grid of (1, 1) "
+                "stored objects, and nothing is stored at 'sub/m/c/1/0'\n")
+    with open(p + "/a/c/7", "wb") as f:     # a chunk left outside the grid: reported
+        f.write(b"x")
+    code, out, _ = run(capsys, "chunk", p + "/a", "7")
+    assert code == 1 and "lies outside the array's grid" in out
+
+
+@pytest.mark.parametrize("cmd", ["copy", "convert"])
+def test_ctrl_c_while_a_zip_archive_is_finished_leaves_no_file(tmp_path, capsys, monkeypatch,
+                                                                cmd):
+    # the archive is written to a temporary file moved in place at the end; interrupted
+    # there, the temporary was left behind. A zip archive is not resumed: no --resume hint.
+    from zarrx.store import zip as zipstore
+    p = _tree(tmp_path)
+
+    def interrupted(path):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(zipstore, "_fsync_file", interrupted)
+    assert run(capsys, cmd, p, tmp_path / "out.zip") == (130, "", "zarrx: interrupted\n")
+    assert os.listdir(tmp_path) == ["t.zarr"]
+
+
+def test_a_change_one_array_of_a_hierarchy_cannot_take_names_that_array(tmp_path, capsys):
+    p = _tree(tmp_path)                     # /a is int16: 99999 does not fit
+    code, _, err = run(capsys, "convert", p, tmp_path / "out.zarr", "--fill-value", "99999")
+    assert (code, err) == (3, "zarrx: array '/a': array metadata fill_value: expected an "
+                              "integer in [-32768, 32767], found 99999\n")
+    assert not (tmp_path / "out.zarr").exists()
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+def test_cat_out_of_bounds_names_the_array(tmp_path, capsys, npy):
+    p = _tree(tmp_path)
+    assert run(capsys, "cat", p + "/sub/m", "9", *npy) == \
+        (3, "", "zarrx: array '/sub/m': index 9 is out of bounds for axis 0 with size 4\n")
+
+
+@pytest.mark.parametrize("cmd", ["copy", "convert"])
+@pytest.mark.parametrize("below", ["x", "new/x"])
+def test_a_destination_inside_an_array_is_refused(tmp_path, capsys, cmd, below):
+    # the walk up to the hierarchy stops at an array, which made the destination a store of
+    # its own inside the array's directory
+    p = _tree(tmp_path)
+    code, _, err = run(capsys, cmd, p + "/a", f"{p}/sub/m/{below}")
+    assert (code, err) == (3, f"zarrx: '{p}/sub/m/{below}': cannot write a node inside the "
+                              f"array at '{p}/sub/m' (an array has no children)\n")
+    assert sorted(os.listdir(f"{p}/sub/m")) == ["c", "zarr.json"]

@@ -468,3 +468,29 @@ def test_a_shard_of_many_inner_chunks_is_checked_by_the_ones_it_stores(tmp_path,
             ("c/0/2", "crc32c checksum mismatch: stored 0xe2c3efa5, computed 0x4120cb26"),
             ("c/1/0", "crc32c checksum mismatch: stored 0xd624473c, computed 0x75c763bf"))]
     assert len(calls) == 3          # each inner chunk the corrupt shard stores
+
+
+def test_a_repair_that_fails_is_not_printed_as_repaired(tmp_path):
+    # a zip archive cannot remove entries: its line read 'repaired: could not repair ...'
+    src = tmp_path / "a.zarr"
+    z = zarrx.create_array(str(src), shape=(4,), chunks=(2,), dtype="u1", fill_value=0)
+    z[:] = 1
+    (src / "c" / "9").write_bytes(b"x")     # a chunk outside the grid
+    zarrx.copy(str(src), str(tmp_path / "a.zip"))
+    report = zarrx.check(str(tmp_path / "a.zip"), repair=True)
+    assert report.remaining and not report.repaired
+    lines = str(report).splitlines()
+    assert not [ln for ln in lines if ln.startswith("  repaired:")]
+    assert [ln for ln in lines if ln.startswith("  not repaired: c/9: ")]
+
+
+def test_a_node_inside_an_array_directory_is_a_stray_of_the_array(tmp_path):
+    # no reader lists a node below an array; check counted it as an array of the hierarchy
+    g = zarrx.open_group(str(tmp_path / "h.zarr"), mode="w")
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="u1")[:] = 1
+    zarrx.create_array(str(tmp_path / "h.zarr" / "a" / "x"), shape=(2,), chunks=(2,),
+                       dtype="u1")[:] = 2
+    report = zarrx.check(str(tmp_path / "h.zarr"))
+    assert report.arrays == 1
+    assert sorted((f.kind, f.key, f.node, f.stray) for f in report.findings) == \
+        [("orphaned", k, "/a", True) for k in ("a/x/c/0", "a/x/zarr.json")]

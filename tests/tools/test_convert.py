@@ -433,3 +433,22 @@ def test_a_v3_data_type_keeps_its_name(tmp_path, dtype, fill):
     assert b.metadata.data_type.json == a.metadata.data_type.json
     assert b[...].tobytes() == a[...].tobytes()
     assert np.array(b.fill_value).tobytes() == np.array(a.fill_value).tobytes()
+
+
+def test_blocks_meet_no_more_chunks_than_one_read_or_write_takes(tmp_path, monkeypatch):
+    # tiny chunks: a block the memory budget allows would touch more chunks than one read or
+    # write takes (indexing.MAX_CHUNKS), which failed the conversion
+    from zarrx import indexing
+    monkeypatch.setattr(indexing, "MAX_CHUNKS", 64)
+    src = zarrx.create_array(str(tmp_path / "fine.zarr"), shape=(10_000,), chunks=(2,),
+                             dtype="u1", fill_value=0)
+    src[:10] = 7
+    src[-3:] = 9
+    report = zarrx.convert(str(tmp_path / "fine.zarr"), str(tmp_path / "out.zarr"),
+                           chunks=(4,), verify=True)
+    assert report.ok
+    plan = plan_blocks((10_000,), (4,), 1, 1 << 30, (2,), "", [(2,), (4,)])
+    assert -(-plan.block[0] // 2) + 1 <= 64
+    monkeypatch.undo()
+    out = zarrx.open_array(str(tmp_path / "out.zarr"), mode="r")
+    assert (out[...] == src[...]).all()

@@ -95,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        from zarrx.tools.location import writes_zip
         hint = "; run it again with --resume to keep what is done" \
-            if args.cmd == "convert" else ""
+            if args.cmd == "convert" and not writes_zip(args.destination) else ""
         print(f"zarrx: interrupted{hint}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:            # zarrx cat ... | head

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import secrets
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 
 from zarrx.array import Array
-from zarrx.errors import StoreError, ZarrError
+from zarrx.errors import IndexingError, StoreError, ZarrError
 from zarrx.info import array_info, array_line, tree
 from zarrx.metadata._util import short
 from zarrx.cli.common import add_json, add_storage, locate, print_json
@@ -92,16 +96,42 @@ def cat(args: argparse.Namespace) -> int:
     except MemoryError:
         raise ZarrError(f"cat: {node.name}: not enough memory for the values "
                         f"selected") from None
+    except IndexingError as exc:                # out of bounds: say of which array
+        raise exc.at(array=node.name)
+    except (ZarrError, BrokenPipeError):        # (zarrx cat ... | head: not an error)
+        raise
+    except OSError as exc:                      # a full disk below > out.txt, say
+        raise StoreError(f"cat: cannot write to standard output: "
+                         f"{exc.strerror or exc}") from None
     return 0
 
 
-def _output(path: str, mode: str, **kw: Any) -> Any:
-    """The file ``-o`` names, opened for writing (StoreError naming it when it cannot be)."""
+@contextlib.contextmanager
+def _output(path: str, mode: str, **kw: Any) -> Iterator[Any]:
+    """The file ``-o`` names, opened for writing: a temporary file beside it that takes its
+    name once every value is written, so a failed or interrupted ``cat`` leaves no partial
+    file (a device or pipe, such as /dev/stdout, is written directly). StoreError naming
+    the file when it cannot be written."""
+    target, tmp = path, None
+    if not os.path.exists(path) or os.path.isfile(path):
+        target = os.path.realpath(path)         # a link's file: replaced, the link kept
+        folder, name = os.path.split(target)
+        tmp = os.path.join(folder, f".{name}.zarrx-tmp-{os.getpid()}-{secrets.token_hex(4)}")
     try:
-        return open(path, mode, **kw)
+        with open(tmp or target, mode if tmp is None else mode.replace("w", "x"), **kw) as f:
+            yield f
+        if tmp is not None:
+            os.replace(tmp, target)
+            tmp = None
+    except ZarrError:
+        raise
     except OSError as exc:
         raise StoreError(f"cat: cannot write the output file {path!r}: "
                          f"{exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def _write_npy(node: Array, selection: Any, output: str | None) -> None:

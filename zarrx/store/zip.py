@@ -27,6 +27,7 @@ One lock serialises all access to the archive, so the store can be shared betwee
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -413,6 +414,11 @@ class _Pending:
             if not quiet:
                 kept = "; the previous archive is unchanged" if tmp is not None else ""
                 raise StoreError(f"{self.where}: cannot finish the archive: {exc}{kept}") from exc
+        except BaseException:                   # Ctrl-C while finishing: no temporary left
+            _close_quietly(self.zf)
+            if tmp is not None:
+                _remove_quietly(tmp)            # (gone once moved in place)
+            raise
 
 
 class _Changed(Exception):
@@ -484,14 +490,10 @@ def _fsync_file(path: str) -> None:
 
 
 def _close_quietly(zf: zipfile.ZipFile) -> None:
-    try:
+    with contextlib.suppress(OSError, ValueError):
         zf.close()
-    except (OSError, ValueError):
-        pass
 
 
 def _remove_quietly(path: str) -> None:
-    try:
+    with contextlib.suppress(OSError):
         os.unlink(path)
-    except OSError:
-        pass

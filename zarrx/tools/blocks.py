@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from zarrx.errors import ZarrError
+from zarrx import indexing
 
 __all__ = ["BlockPlan", "plan_blocks", "parse_size", "itemsize_estimate", "DEFAULT_MAX_MEMORY"]
 
@@ -106,10 +107,14 @@ class BlockPlan:
 
 
 def plan_blocks(shape: tuple[int, ...], unit: tuple[int, ...], itemsize: int, budget: int,
-                align: tuple[int, ...] | None = None, what: str = "") -> BlockPlan:
+                align: tuple[int, ...] | None = None, what: str = "",
+                grids: Iterable[tuple[int, ...]] = ()) -> BlockPlan:
     """Blocks of at most ``budget`` bytes (at ``itemsize`` bytes an element) made of whole
     ``unit`` shapes; ``align`` (the source's chunk shape), when the budget allows, makes each
-    block a whole number of source chunks too. ZarrError when one unit does not fit."""
+    block a whole number of source chunks too. A block grows past one unit only while it
+    meets at most :data:`~zarrx.indexing.MAX_CHUNKS` chunks of each of ``grids`` (the chunk
+    shapes it is read and written in: a read or write of more is refused), however small the
+    chunks. ZarrError when one unit does not fit."""
     ndim = len(shape)
     unit = tuple(max(1, u) for u in unit)
     one = math.prod(min(u, max(s, 1)) for u, s in zip(unit, shape)) * itemsize
@@ -129,10 +134,24 @@ def plan_blocks(shape: tuple[int, ...], unit: tuple[int, ...], itemsize: int, bu
         whole = -(-max(shape[ax], 1) // base[ax])       # base units covering the axis
         rest = math.prod(block[:ax] + block[ax + 1:]) * itemsize
         fit = max(1, budget // max(rest * base[ax], 1))
+        for grid in grids:
+            fit = min(fit, _chunk_fit(block, base[ax], ax, grid))
         block[ax] = base[ax] * min(whole, fit)
     nblocks = math.prod(-(-s // b) for s, b in zip(shape, block)) if all(shape) else 0
     block_bytes = math.prod(min(b, max(s, 1)) for b, s in zip(block, shape)) * itemsize
     return BlockPlan(tuple(shape), tuple(block), unit, nblocks, block_bytes)
+
+
+def _chunk_fit(block: list[int], base: int, ax: int, grid: tuple[int, ...]) -> int:
+    """How many ``base`` lengths axis ``ax`` of ``block`` may take so that the block meets at
+    most ``MAX_CHUNKS`` chunks of ``grid`` (counting a chunk more per axis, for blocks that do
+    not start on a chunk boundary); at least 1."""
+    if len(grid) != len(block):
+        return 1 << 62
+    g = [max(1, c) for c in grid]
+    others = math.prod(-(-b // c) + 1 for i, (b, c) in enumerate(zip(block, g)) if i != ax)
+    cells = indexing.MAX_CHUNKS // others - 1     # chunks this axis may meet, less one
+    return max(1, cells * g[ax] // base)
 
 
 def _human(n: float) -> str:

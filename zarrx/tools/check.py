@@ -138,12 +138,22 @@ class _Check:
         paths = {self.root} | {k.rpartition("/")[0] for k in keys
                                if k.rpartition("/")[2] in _NODE_DOCS}
         node_paths = sorted(p for p in paths if p == self.root or p.startswith(prefix))
-        for path in node_paths:
-            self._node(path)
-        owners = set(node_paths)
+        owners = set()
+        for path in node_paths:             # parents first: a "node" inside an array is none,
+            if not self._in_array(path):    # its objects are the array's strays
+                self._node(path)
+                owners.add(path)
         for key in keys:
             self._own(key, owners)
         self._chunks()
+
+    def _in_array(self, path: str) -> bool:
+        """Whether a directory above ``path`` is an array's (found already: parents first)."""
+        while path:
+            path = path.rpartition("/")[0]
+            if path in self.arrays:
+                return True
+        return False
 
     def _node(self, path: str) -> None:
         try:

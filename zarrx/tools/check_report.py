@@ -40,6 +40,10 @@ class Finding:
         return f"{self.kind}: {self.key}{inner}: {self.detail}"
 
 
+#: how a repair that failed begins its line of ``CheckReport.repairs``
+FAILED = "could not repair "
+
+
 @dataclass
 class CheckReport:
     """What :func:`check` found (``findings``) and, with ``repair``, did (``repairs``: one line
@@ -79,7 +83,8 @@ class CheckReport:
         lines += [f"  {f}" for f in self.findings]
         lines += [f"  left alone (recent, a writer may be running): temporary file {p}"
                   for p in self.recent_temporary]
-        lines += [f"  repaired: {r}" for r in self.repairs]
+        lines += [f"  not repaired: {r[len(FAILED):]}" if r.startswith(FAILED) else
+                  f"  repaired: {r}" for r in self.repairs]
         counts = ", ".join(f"{n} {k}" for k, n in self.counts().items() if n)
         if not self.findings:
             lines.append("no problems found")

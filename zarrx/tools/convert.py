@@ -253,7 +253,10 @@ class _Job:
         (the array is made in memory): nothing is written when a change is not possible."""
         where = f"convert {src.name}"
         kw = target_arguments(src, self.changes, where)
-        planned = create_array(MemoryStore(), **kw)
+        try:
+            planned = create_array(MemoryStore(), **kw)
+        except ZarrError as exc:                # a change the array cannot take: say which
+            raise exc.at(array=src.name)
         return kw, planned.metadata, self._plan(src, planned, where)
 
     def array(self, src: Array, store: Any, path: str,
@@ -318,7 +321,8 @@ class _Job:
                             f"cover the decoding buffers of {threads} threads "
                             f"({human_bytes(overhead)}); raise --max-memory (max_memory=) or "
                             f"set fewer threads (zarrx.config.set(threads=...))")
-        return plan_blocks(dst.shape, unit, itemsize, per_worker, src_unit, where)
+        grids = [g for g in (src_unit, dst.metadata.layout.read_shape) if g]
+        return plan_blocks(dst.shape, unit, itemsize, per_worker, src_unit, where, grids)
 
     @staticmethod
     def _blocks(src: Array, planned: ArrayMeta, plan: BlockPlan) -> list | None:

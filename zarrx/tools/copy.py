@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.creation import prepare_node
-from zarrx.errors import ZarrError
+from zarrx.errors import NodeExistsError, ZarrError
 from zarrx.info import human_bytes
 from zarrx.metadata import nodes
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
@@ -77,6 +77,9 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         report = CopyReport(str(src), str(dst))
         if overlaps(src, dst):
             raise ZarrError(f"copy: the destination {dst} overlaps the source")
+        if not overwrite and nodes.load_node(dst.store, dst.path) is not None:
+            raise NodeExistsError(f"copy: a node exists at /{dst.path} in the destination "
+                                  f"{dst}; pass --overwrite (overwrite=True) to replace it")
         prepare_node(dst.store, dst.path, overwrite, "a", "copy", node.zarr_format)
         prefix = f"{src.path}/" if src.path else ""
         keys = node_keys(src.store, src.path, node, "copy")[0]

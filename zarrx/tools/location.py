@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.errors import NodeExistsError, NodeNotFoundError, StoreError, ZarrError
+from zarrx.errors import ContainsArrayError, NodeExistsError, NodeNotFoundError, \
+    StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.remote.urls import redact
@@ -79,17 +80,37 @@ def _store_for(obj: str, mode: str, storage_options: dict | None) -> Store:
 
 def _is_group_dir(path: str) -> bool:
     """Whether the directory ``path`` holds a Zarr group document (v3 or v2)."""
-    if os.path.isfile(os.path.join(path, ".zgroup")):
-        return True
+    return _node_type(path) == "group"
+
+
+def _node_type(path: str) -> str | None:
+    """``"group"`` or ``"array"`` when the directory ``path`` holds a node's document."""
+    for name, kind in ((".zgroup", "group"), (".zarray", "array")):
+        if os.path.isfile(os.path.join(path, name)):
+            return kind
     doc = os.path.join(path, "zarr.json")
     try:
         if os.path.getsize(doc) > _MAX_DOC:
-            return False
+            return None
         with open(doc, "rb") as f:
             head = json.loads(f.read())
     except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(head, dict) and head.get("node_type") == "group"
+        return None
+    kind = head.get("node_type") if isinstance(head, dict) else None
+    return kind if kind in ("group", "array") else None
+
+
+def _refuse_inside_array(root: str, text: str) -> None:
+    """ContainsArrayError when a directory above ``root`` holds an array: a node written
+    there would lie inside the array (an array has no children)."""
+    at = os.path.dirname(root)
+    for _ in range(_MAX_WALK_UP):
+        if _node_type(at) == "array":
+            raise ContainsArrayError(f"{text!r}: cannot write a node inside the array at "
+                                     f"{at!r} (an array has no children)")
+        if os.path.dirname(at) == at:
+            return
+        at = os.path.dirname(at)
 
 
 def _split_zip(path: str) -> tuple[str, str] | None:
@@ -159,6 +180,8 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
         return Location(_store_for(archive, mode, storage_options), inner, text)
     _refuse_file(path, text)
     root, node = _hierarchy_root(path)
+    if mode in ("a", "w", "w-"):
+        _refuse_inside_array(root, text)
     return Location(_store_for(root, mode, storage_options), node, text)
 
 

@@ -11,7 +11,7 @@ from zarrx.array import Array
 from zarrx.errors import ConflictError, ShardError, ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store import LocalStore, Store
-from zarrx.tools.check_report import CheckReport, Finding
+from zarrx.tools.check_report import FAILED, CheckReport, Finding
 from zarrx.tools.shards import inner_blocks
 
 __all__ = ["repair"]
@@ -41,7 +41,7 @@ class _Repair:
             try:
                 action = self._fix(f, fill_corrupt, remove_strays)
             except ZarrError as exc:
-                rep.repairs.append(f"could not repair {f.key}: {exc}")
+                rep.repairs.append(f"{FAILED}{f.key}: {exc}")
                 continue
             if action:
                 rep.repaired.append(f)
