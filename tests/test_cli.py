@@ -314,8 +314,8 @@ def test_chunk_json_of_infinite_values_is_strict_json(tmp_path, capsys):
         code, out, err = run(capsys, "chunk", "--json", p, "0")
     rep = json.loads(out, parse_constant=refuse)["decoded"]
     assert code == 0 and err == ""
-    assert (rep["min"], rep["max"], rep["mean"], rep["nan"]) == ("-inf", "inf", "nan", 1)
-    assert "Mean        : nan\n" in run(capsys, "chunk", p, "0")[1]
+    assert (rep["min"], rep["max"], rep["mean"], rep["nan"]) == ("-Infinity", "Infinity", "NaN", 1)
+    assert "Mean        : NaN\n" in run(capsys, "chunk", p, "0")[1]
 
 
 def test_dates_with_nat_in_info_and_chunk(tmp_path, capsys):
@@ -696,3 +696,19 @@ def test_a_destination_inside_an_array_is_refused(tmp_path, capsys, cmd, below):
     assert (code, err) == (3, f"zarrx: '{p}/sub/m/{below}': cannot write a node inside the "
                               f"array at '{p}/sub/m' (an array has no children)\n")
     assert sorted(os.listdir(f"{p}/sub/m")) == ["c", "zarr.json"]
+
+
+def test_non_finite_attributes_print_as_zarr_spells_them_in_strict_json(tmp_path, capsys):
+    p = str(tmp_path / "na.zarr")
+    zarrx.create_array(p, shape=(2,), dtype="f4",
+                       attributes={"a": float("nan"), "b": [1.5, float("inf"), float("-inf")]})
+
+    def refuse(constant):
+        raise AssertionError(f"not JSON: {constant}")
+
+    code, out, err = run(capsys, "attrs", p)
+    assert code == 0 and err == ""
+    assert json.loads(out, parse_constant=refuse) == {"a": "NaN",
+                                                      "b": [1.5, "Infinity", "-Infinity"]}
+    code, out, _ = run(capsys, "info", "--json", p)
+    assert json.loads(out, parse_constant=refuse)["attributes"]["a"] == "NaN"

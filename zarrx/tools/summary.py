@@ -26,7 +26,7 @@ __all__ = ["node_info", "group_summary", "members", "objects", "parse_selection"
 
 
 def to_jsonable(value: Any) -> Any:
-    """``value`` with numpy scalars, tuples and bytes made JSON-ready."""
+    """``value`` with numpy scalars, tuples, bytes and non-finite floats made JSON-ready."""
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -36,7 +36,8 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "backslashreplace")
     if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+        # strict JSON has no such number: the string Zarr writes for it in a fill value
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
     return value
 
 
