@@ -712,3 +712,14 @@ def test_non_finite_attributes_print_as_zarr_spells_them_in_strict_json(tmp_path
                                                       "b": [1.5, "Infinity", "-Infinity"]}
     code, out, _ = run(capsys, "info", "--json", p)
     assert json.loads(out, parse_constant=refuse)["attributes"]["a"] == "NaN"
+
+
+def test_cat_prints_each_record_as_one_item_of_its_line(tmp_path, capsys):
+    p = str(tmp_path / "rec.zarr")
+    z = zarrx.create_array(p, shape=(2, 2), dtype=[("a", "i4"), ("b", "f4"), ("c", "U4")])
+    z[...] = np.array([[(1, 0.7, "x"), (2, 2.5, "y z")], [(3, -1, ""), (4, 4.5, "w")]],
+                      dtype=z.dtype)
+    code, out, err = run(capsys, "cat", p)
+    assert code == 0 and err == ""
+    assert out == "(1,0.7,x) (2,2.5,'y z')\n(3,-1.0,'') (4,4.5,w)\n"
+    assert run(capsys, "cat", p, "1")[1] == "(3,-1.0,'')\n(4,4.5,w)\n"

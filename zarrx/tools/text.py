@@ -59,8 +59,19 @@ def _cells(block: np.ndarray) -> Any:
     """``block`` as (nested lists of) values whose ``str`` is numpy's text of each."""
     if block.dtype.kind in "biufcmM":       # numpy's casts: the shortest round-trip text
         return number_texts(block).tolist()
+    names = block.dtype.names
+    if names and all(block.dtype.fields[n][0].shape == () for n in names):
+        # a record as its fields' texts in parentheses, with no space: one item of its line
+        return _records([_cells(block[n]) for n in names])
     cells = block.tolist()
     return _quoted(cells) if block.dtype.kind in "UTO" else cells
+
+
+def _records(fields: list[Any]) -> Any:
+    """Per-field (nested lists of) texts zipped into ``(a,b,...)`` texts, one per record."""
+    if isinstance(fields[0], list):
+        return [_records([f[i] for f in fields]) for i in range(len(fields[0]))]
+    return "(" + ",".join(map(str, fields)) + ")"
 
 
 def _quoted(cells: Any) -> Any:
