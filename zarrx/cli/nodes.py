@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import secrets
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +13,7 @@ from zarrx.array import Array
 from zarrx.errors import IndexingError, StoreError, ZarrError
 from zarrx.info import array_info, array_line, tree
 from zarrx.metadata._util import short
+from zarrx.store.localfs import temp_name
 from zarrx.cli.common import add_json, add_storage, locate, print_json
 from zarrx.tools.location import open_node
 from zarrx.tools.text import npy_pieces, text_pieces
@@ -116,7 +116,7 @@ def _output(path: str, mode: str, **kw: Any) -> Iterator[Any]:
     if not os.path.exists(path) or os.path.isfile(path):
         target = os.path.realpath(path)         # a link's file: replaced, the link kept
         folder, name = os.path.split(target)
-        tmp = os.path.join(folder, f".{name}.zarrx-tmp-{os.getpid()}-{secrets.token_hex(4)}")
+        tmp = os.path.join(folder, temp_name(name))
     try:
         with open(tmp or target, mode if tmp is None else mode.replace("w", "x"), **kw) as f:
             yield f

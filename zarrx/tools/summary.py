@@ -236,10 +236,9 @@ def chunk_report(array: Array, which: str) -> dict[str, Any]:
                            "codecs": to_jsonable([codec_json(c) for c in meta.codecs])}
     if sel is None:
         if size is None:                        # a mistyped key, not a problem of the data
-            ratio = meta.layout.object_ratio or (1,) * meta.ndim
-            grid = tuple(-(-n // r) for n, r in zip(array.cdata_shape, ratio))
             raise ZarrError(f"array {array.name!r}: chunk {coords} lies outside the array's "
-                            f"grid of {grid} stored objects, and nothing is stored at {key!r}")
+                            f"grid of {array._shard_grid_shape} stored objects, and nothing "
+                            f"is stored at {key!r}")
         out["error"] = f"chunk {coords} lies outside the array's grid"
         return out
     read = meta.layout.read_shape or (1,) * meta.ndim
