@@ -29,3 +29,29 @@ def test_copy_and_convert_between_a_directory_and_s3_with_one_set_of_options(
     np.testing.assert_array_equal(back["a"][...], np.arange(24).reshape(6, 4))
     assert cli.main(["info", "--json", f"{url}/a", *opts]) == 0
     assert '"shape": [\n    6,\n    4\n  ]' in capsys.readouterr().out
+
+
+def test_a_destination_inside_an_array_on_s3_is_refused(tmp_path, s3_server, capsys):
+    # a URL is its store's root: without a look at the prefixes above it, the node was
+    # written as a hierarchy of its own among the array's chunks
+    src = tmp_path / "src.zarr"
+    zarrx.open_group(str(src), mode="w").create_array("a", shape=(4,), dtype="i4")
+    url = s3_server.url()
+    opts = _options(s3_server)
+    assert cli.main(["copy", str(src), url, "-q", *opts]) == 0
+    for v2 in (False, True):
+        if v2:
+            assert cli.main(["convert", str(src), url + "/v2", "--zarr-format", "2", "-q",
+                             *opts]) == 0
+        array = f"{url}/v2/a" if v2 else f"{url}/a"
+        for cmd in ("copy", "convert"):
+            assert cli.main([cmd, str(src), f"{array}/new/x", "-q", *opts]) == 3
+            assert capsys.readouterr().err == (
+                f"zarrx: '{array}/new/x': cannot write a node inside the array at "
+                f"'{array}' (an array has no children)\n")
+    store = zarrx.store.make_store(url, "r", storage_options=s3_server.options)
+    assert not [k for k in store.list() if "/new/" in k]
+    # beside the array, in a group, a new node is written
+    assert cli.main(["copy", str(src), f"{url}/b", "-q", *opts]) == 0
+    assert zarrx.open_group(f"{url}/b", mode="r", storage_options=s3_server.options)["a"].shape \
+        == (4,)

@@ -93,8 +93,16 @@ def _node_type(path: str) -> str | None:
         if os.path.getsize(doc) > _MAX_DOC:
             return None
         with open(doc, "rb") as f:
-            head = json.loads(f.read())
-    except (OSError, ValueError, RecursionError):
+            return _v3_kind(f.read())
+    except OSError:
+        return None
+
+
+def _v3_kind(raw: bytes) -> str | None:
+    """``"group"`` or ``"array"`` as the ``zarr.json`` bytes ``raw`` say (None: neither)."""
+    try:
+        head = json.loads(raw)
+    except (ValueError, RecursionError):
         return None
     kind = head.get("node_type") if isinstance(head, dict) else None
     return kind if kind in ("group", "array") else None
@@ -111,6 +119,40 @@ def _refuse_inside_array(root: str, text: str) -> None:
         if os.path.dirname(at) == at:
             return
         at = os.path.dirname(at)
+
+
+def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
+    """The same for a URL (``s3://bucket/data.zarr/array/x``): each prefix above it, up to the
+    bucket, is asked for an array's document. A URL the walk cannot take apart (a chain of
+    protocols, a query) is not checked, and neither is a prefix the store refuses to read (a
+    key outside the user's permissions): the write itself then says what is wrong."""
+    scheme, _, rest = url.partition("://")
+    if "::" in url or "?" in rest or "#" in rest or scheme.lower() in ("http", "https"):
+        return                                          # (HTTP(S) stores are read-only)
+    bucket, *names = rest.rstrip("/").split("/")
+    names = [n for n in names if n][:_MAX_WALK_UP]
+    if not bucket or not names:
+        return
+    keys = []
+    for depth in range(len(names) - 1, -1, -1):
+        above = "".join(n + "/" for n in names[:depth])
+        keys += [above + ".zarray", above + "zarr.json"]
+    try:
+        store = _store_for(f"{scheme}://{bucket}", "r", storage_options)
+    except ZarrError:
+        return
+    try:
+        try:
+            found = store.get_many([(key, None) for key in keys])   # nearest prefix first
+        except ZarrError:
+            return
+        for key, raw in zip(keys, found):
+            if raw is not None and (key.endswith(".zarray") or _v3_kind(raw) == "array"):
+                at = f"{scheme}://{bucket}/{key.rpartition('/')[0]}".rstrip("/")
+                raise ContainsArrayError(f"{redact(url)!r}: cannot write a node inside the "
+                                         f"array at {redact(at)!r} (an array has no children)")
+    finally:
+        store.close()
 
 
 def _split_zip(path: str) -> tuple[str, str] | None:
@@ -169,6 +211,8 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
     if not isinstance(text, str):
         raise ZarrError(f"expected a str path, found bytes {text!r}")
     if _is_url(text):
+        if mode in ("a", "w", "w-"):
+            _refuse_inside_array_url(text, storage_options)
         # shown without the user name, password or query string (a token) it may carry
         return Location(_store_for(text, mode, storage_options), "", redact(text))
     path = text[len("file://"):] if text.startswith("file://") else text
