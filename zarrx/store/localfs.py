@@ -331,6 +331,9 @@ def create_temp(d: Dir, name: str) -> tuple[str, int]:
             return tmp, d.open(tmp, _CREATE_FLAGS, 0o666)
         except FileExistsError:
             continue
+        except BaseException:       # Ctrl-C as the file was made: it is not left behind
+            quietly(d.unlink, tmp)
+            raise
     raise FileExistsError(errno.EEXIST, "cannot make a unique temporary name", name)
 
 

@@ -42,7 +42,7 @@ from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrR
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
                               check_generation, check_path_key, conflict, is_absent,
                               key_problem)
-from zarrx.store.zipread import Reader, checked_entries
+from zarrx.store.zipread import Reader, checked_entries, positional
 from zarrx.store.ziptemp import make_temp, release, remove_stale
 
 try:
@@ -143,7 +143,7 @@ class ZipStore(Store):
         if end is None:
             end = os.fstat(zf.fp.fileno()).st_size
         try:
-            return self._reader.read(zf.fp, info, start, stop, end)
+            return self._reader.read(positional(zf.fp), info, start, stop, end)
         except MemoryError:
             raise StoreError(f"{self!r}: entry {info.orig_filename!r}: {stop - start} bytes do "
                              "not fit in memory") from None

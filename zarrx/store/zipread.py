@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bz2
 import lzma
+import os
 import struct
 import warnings
 import zipfile
@@ -31,7 +32,7 @@ from typing import BinaryIO
 from zarrx.errors import StoreError, ZarrUserWarning
 from zarrx.store.base import key_problem
 
-__all__ = ["checked_entries", "Reader", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO", "MAX_LZMA_RATIO",
+__all__ = ["checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO", "MAX_LZMA_RATIO",
            "INFLATE_CACHE_BYTES"]
 
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the name
@@ -106,6 +107,35 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
                           stacklevel=3)
         out[name] = info
     return out
+
+
+def positional(fp: BinaryIO) -> BinaryIO:
+    """``fp`` read at explicit offsets (``pread``) where the system has them: the descriptor's
+    file offset, which processes forked with the archive open share, is neither used nor moved,
+    so what one process reads never disturbs another's read. Bytes ``fp`` buffered for writing
+    are flushed first."""
+    if not hasattr(os, "pread"):
+        return fp
+    fp.flush()
+    return _Positional(fp.fileno())  # type: ignore[return-value]
+
+
+class _Positional:
+    """The ``seek``/``read`` a :class:`Reader` uses, over ``pread`` at a position of its own."""
+
+    __slots__ = ("_fd", "_pos")
+
+    def __init__(self, fd: int) -> None:
+        self._fd, self._pos = fd, 0
+
+    def seek(self, pos: int) -> int:
+        self._pos = pos
+        return pos
+
+    def read(self, n: int) -> bytes:
+        data = os.pread(self._fd, n, self._pos)
+        self._pos += len(data)
+        return data
 
 
 class Reader:
