@@ -118,10 +118,28 @@ def test_subarray_fields():
      "consolidate_metadata: path: expected a str, found int 5"),
     (lambda: zarrx.create_hierarchy(store={}, nodes=[1]), ArgumentTypeError,
      "create_hierarchy: nodes: expected a mapping of paths to metadata, found list"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,), shards={"shape": None},
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: shards['shape']: expected a tuple of ints, found None"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,), shards={"shape": "10"},
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: shards['shape']: expected a tuple of ints, found '10'"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,), shards={"shape": (7.5,)},
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: shards['shape']: expected a tuple of ints, found (7.5,)"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,),
+                                shards={"shape": (10,), "index_location": None}, dtype="i4"),
+     ArgumentError, "create_array: shards['index_location']: expected 'start' or 'end', found "
+     "None"),
+    (lambda: zarrx.create_array({}, shape=(10, 8), chunks=((4, 6), 4), shards=(10, 8),
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: chunks: the inner chunks of a sharded array have one "
+     "length per axis (a tuple of ints), found ((4, 6), 4)"),
 ], ids=["shards-str", "shape-str", "chunks-str", "name-int", "like-int", "like-none",
         "array-ragged", "array-none", "tree-level", "create-unknown-keyword", "zeros-mode-r",
         "open-path-int", "open-array-path-bytes", "open-group-path-tuple", "create-group-path-float",
-        "consolidate-path-int", "hierarchy-nodes-list"])
+        "consolidate-path-int", "hierarchy-nodes-list", "shard-shape-none", "shard-shape-str",
+        "shard-shape-float", "shard-index-location-none", "rectilinear-inner-chunks"])
 def test_bad_arguments_raise_zarr_errors(call, error, message):
     with pytest.raises(error) as info:
         call()

@@ -324,14 +324,24 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         shard_shape = tuple(c * 2 if s // max(c, 1) > 8 else c for s, c in zip(shape, chunks))
         index_location = "end"
     elif isinstance(shards, Mapping) and "shape" in shards:
-        shard_shape = tuple(shards["shape"])
+        shard_shape = _int_tuple(shards["shape"])       # type: ignore[assignment]
+        if shard_shape is None:             # a TypeError, as for shards= itself
+            raise ArgumentTypeError(f"create_array: shards['shape']: expected a tuple of ints, "
+                                    f"found {short(shards['shape'])}")
         index_location = shards.get("index_location", "end")
+        if index_location not in ("start", "end"):
+            raise ArgumentError(f"create_array: shards['index_location']: expected 'start' or "
+                                f"'end', found {short(index_location)}")
     elif _int_tuple(shards) is not None:
         shard_shape, index_location = _int_tuple(shards), "end"
     else:                                   # a TypeError, as in zarr-python
         raise ArgumentTypeError(f"create_array: shards: expected a tuple of ints, "
                                 f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
                                 f"found {short(shards)}")
+    if _int_tuple(chunks) is None:          # chunks of several lengths along an axis
+        raise ArgumentTypeError(f"create_array: chunks: the inner chunks of a sharded array "
+                                f"have one length per axis (a tuple of ints), found "
+                                f"{short(chunks)}")
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
         raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")
