@@ -13,6 +13,7 @@ import zarrx
 from zarrx.codecs import ShardingCodec
 from zarrx.errors import (ArgumentError, ArgumentTypeError, DataTypeError, ReadOnlyError,
                           ZarrError)
+from zarrx.store import MemoryStore
 
 zarr = pytest.importorskip("zarr")
 
@@ -242,3 +243,22 @@ def test_a_v2_dimension_name_of_none_is_refused_as_xarray_could_not_read_it():
     assert z.attrs["_ARRAY_DIMENSIONS"] == ["x", "y"]
     assert zarrx.create_array({}, shape=(2, 2), dtype="i4", zarr_format=3,
                               dimension_names=["x", None]).metadata.dimension_names == ("x", None)
+
+
+@pytest.mark.parametrize("kw", [dict(write_empty_chunks="yes"),
+                                dict(write_empty_chunks=np.array([True, False])),
+                                dict(config={"write_empty_chunks": "yes"})],
+                         ids=["str", "array", "config-str"])
+def test_a_write_empty_chunks_that_is_not_a_bool_is_refused_before_anything_is_written(kw):
+    store = MemoryStore()
+    with pytest.raises(ArgumentTypeError) as info:
+        zarrx.create_array(store, shape=(4,), dtype="u2", **kw)
+    assert str(info.value).startswith("create_array: write_empty_chunks: expected True or "
+                                      "False, found ")
+    assert list(store.list_prefix("")) == []
+
+
+def test_a_mode_that_is_not_a_str_is_an_argument_error():
+    with pytest.raises(ArgumentError, match=r"^mode: expected one of r, r\+, a, w, w-, found "
+                                            r"array\(\[1, 2\]\)$"):
+        zarrx.open_array(MemoryStore(), mode=np.array([1, 2]))
