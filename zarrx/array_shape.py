@@ -177,7 +177,8 @@ class Reshaping:
                                     f"all")
             return new
 
-        with self._meta_lock, self._reshaping:     # the rows written before other writes
+        # writes through this handle wait until the claimed rows are written
+        with self._meta_lock, self._reshaping:
             old, new = self._change_shape(grown)
             sel = tuple(slice(old[axis], new[axis]) if i == axis else slice(None)
                         for i in range(self.ndim))
