@@ -84,6 +84,22 @@ def test_a_chain_v2_cannot_hold_is_refused_before_anything_is_written(tmp_path):
     assert zarrx.open_array(dst, mode="r").zarr_format == 2
 
 
+def test_a_transpose_v2_cannot_hold_is_refused_naming_the_option_to_pass(tmp_path):
+    src, dst = str(tmp_path / "v3.zarr"), str(tmp_path / "v2.zarr")
+    a = zarrx.create_array(src, shape=(2, 3, 4), dtype="u2", chunks=(1, 3, 2),
+                           filters=[{"name": "transpose", "configuration": {"order": [0, 2, 1]}}])
+    a[...] = np.arange(24, dtype="u2").reshape(2, 3, 4)
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, dst, zarr_format=2)
+    assert str(info.value) == ("convert /: Zarr v2 has no transpose filter (it stores chunks in "
+                               "C or F order only), found 1 in the source's chain; drop the "
+                               "filters with --filter none (filters=[]), which changes no "
+                               "value, or write Zarr v3 (--zarr-format 3)")
+    assert not os.path.exists(dst)
+    zarrx.convert(src, dst, zarr_format=2, filters=[], verify=True)
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])
+
+
 def test_rechunk_reshard_recompress_and_new_fill_value(tmp_path):
     src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
     a = zarrx.create_array(src, shape=(100, 90), dtype="u2", chunks=(10, 9), fill_value=7)

@@ -150,6 +150,13 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
         raise ZarrError(f"{where}: Zarr v2 takes at most one compressor, found {len(chosen)}"
                         f"{origin} ({', '.join(_codec_name(c) for c in chosen)}); pass one "
                         f"with --compressor (compressors=), or --compressor none")
+    moved = [f for f in (kw["filters"] or ()) if _codec_name(f).lower() == "transpose"]
+    if fmt == 2 and moved:
+        origin = " in the source's chain" if changes.filters is KEEP else " given"
+        raise ZarrError(f"{where}: Zarr v2 has no transpose filter (it stores chunks in C or F "
+                        f"order only), found {len(moved)}{origin}; drop the filters with "
+                        f"--filter none (filters=[]), which changes no value, or write Zarr v3 "
+                        f"(--zarr-format 3)")
     if fmt == meta.zarr_format:         # another format takes its own default chunk keys
         kw["chunk_key_encoding"] = meta.key_encoding
     kw.update(_grid(src, changes, fmt, where))
