@@ -468,3 +468,14 @@ def test_blocks_meet_no_more_chunks_than_one_read_or_write_takes(tmp_path, monke
     monkeypatch.undo()
     out = zarrx.open_array(str(tmp_path / "out.zarr"), mode="r")
     assert (out[...] == src[...]).all()
+
+
+@pytest.mark.parametrize("value", [np.array([2, 3]), 3.0, "3", True], ids=repr)
+def test_a_zarr_format_that_is_not_2_or_3_is_refused(tmp_path, value):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    zarrx.create_array(src, shape=(4,), dtype="u1")
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, dst, zarr_format=value)
+    assert str(info.value) == f"convert /: zarr_format: expected 2 or 3, found {value!r}"
+    assert not os.path.exists(dst)
+    assert zarrx.convert(src, dst, zarr_format=np.int64(2)).zarr_format == 2

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from zarrx.array import Array
 from zarrx.errors import ZarrError
 from zarrx.metadata.codec_checks import GDAL_BLOSC_SHUFFLES
@@ -117,8 +119,10 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
     """Keyword arguments of :func:`zarrx.create_array` for the converted ``src``."""
     meta = src.metadata
     fmt = meta.zarr_format if changes.zarr_format is KEEP else changes.zarr_format
-    if fmt not in (2, 3):
+    if isinstance(fmt, (bool, np.bool_)) or not isinstance(fmt, (int, np.integer)) \
+            or fmt not in (2, 3):           # an array would compare element by element
         raise ZarrError(f"{where}: zarr_format: expected 2 or 3, found {fmt!r}")
+    fmt = int(fmt)
     filters, serializer, compressors = _split(meta.layout.read_codecs, where)
     itemsize = meta.data_type.itemsize
     order = "C"
