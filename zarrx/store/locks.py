@@ -84,16 +84,19 @@ class _Holding:
 
 class _Modes:
     """The shared/exclusive lock of one name: the threads holding it shared (and how often), the
-    thread holding it exclusively (and how often), the exclusive waiters and the users."""
+    thread holding it exclusively (and how often), the threads waiting for it exclusively and
+    shared, and the users. ``mutex`` guards the fields; ``cond`` (over it) wakes waiters."""
 
-    __slots__ = ("cond", "shared", "owner", "depth", "waiting", "users")
+    __slots__ = ("mutex", "cond", "shared", "owner", "depth", "waiting", "blocked", "users")
 
     def __init__(self) -> None:
-        self.cond = threading.Condition(threading.Lock())
+        self.mutex = threading.Lock()
+        self.cond = threading.Condition(self.mutex)
         self.shared: dict[int, int] = {}
         self.owner: int | None = None
         self.depth = 0
         self.waiting = 0
+        self.blocked = 0
         self.users = 0
 
 
@@ -140,22 +143,29 @@ class _ModeHolding:
         self._held = held
         me = threading.get_ident()
         try:
-            with held.cond:
+            with held.mutex:
                 if self._exclusive:
                     if held.owner != me:
-                        held.waiting += 1
-                        try:
-                            while held.owner is not None or held.shared:
-                                held.cond.wait()
-                        finally:
-                            held.waiting -= 1
-                            held.cond.notify_all()
+                        if held.owner is not None or held.shared:
+                            held.waiting += 1
+                            try:
+                                while held.owner is not None or held.shared:
+                                    held.cond.wait()
+                            finally:
+                                held.waiting -= 1
+                                if held.blocked:    # given up (interrupted): they may go on
+                                    held.cond.notify_all()
                         held.owner = me
                     held.depth += 1
                 else:
-                    if held.owner != me and me not in held.shared:
-                        while held.owner is not None or held.waiting:
-                            held.cond.wait()
+                    if held.owner != me and me not in held.shared \
+                            and (held.owner is not None or held.waiting):
+                        held.blocked += 1
+                        try:
+                            while held.owner is not None or held.waiting:
+                                held.cond.wait()
+                        finally:
+                            held.blocked -= 1
                     held.shared[me] = held.shared.get(me, 0) + 1
         except BaseException:                # interrupted while waiting: not a user any more
             self._leave()
@@ -163,7 +173,7 @@ class _ModeHolding:
 
     def __exit__(self, *exc: object) -> None:
         held = self._held
-        with held.cond:
+        with held.mutex:
             if self._exclusive:
                 held.depth -= 1
                 if not held.depth:
@@ -173,7 +183,8 @@ class _ModeHolding:
                 held.shared[me] -= 1
                 if not held.shared[me]:
                     del held.shared[me]
-            held.cond.notify_all()
+            if held.waiting or held.blocked:
+                held.cond.notify_all()
         self._leave()
 
     def _leave(self) -> None:
