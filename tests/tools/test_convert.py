@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 import os
 import tracemalloc
 import warnings
@@ -479,3 +480,18 @@ def test_a_zarr_format_that_is_not_2_or_3_is_refused(tmp_path, value):
     assert str(info.value) == f"convert /: zarr_format: expected 2 or 3, found {value!r}"
     assert not os.path.exists(dst)
     assert zarrx.convert(src, dst, zarr_format=np.int64(2)).zarr_format == 2
+
+
+@pytest.mark.parametrize("changes", [{}, {"compressors": None}, {"shards": (4, 8)}],
+                         ids=["nothing", "compressors", "shards"])
+def test_a_shard_index_at_the_start_stays_there(tmp_path, changes):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    a = zarrx.create_array(src, shape=(6, 10), dtype="u2", chunks=(2, 2),
+                           shards={"shape": (4, 4), "index_location": "start"}, fill_value=7)
+    a[1:5, 2:9] = np.arange(28, dtype="u2").reshape(4, 7)
+    zarrx.convert(src, dst, verify=True, **changes)
+    with open(os.path.join(dst, "zarr.json")) as f:
+        sharding = json.load(f)["codecs"][0]
+    assert sharding["name"] == "sharding_indexed"
+    assert sharding["configuration"]["index_location"] == "start"
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])

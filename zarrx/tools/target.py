@@ -164,6 +164,12 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
     if fmt == meta.zarr_format:         # another format takes its own default chunk keys
         kw["chunk_key_encoding"] = meta.key_encoding
     kw.update(_grid(src, changes, fmt, where))
+    levels = meta.layout.shards
+    if fmt == 3 and kw["shards"] is not None and levels:
+        # the shard index stays where the source keeps it (at the start suits readers that
+        # stream a shard); its own codecs become the default ones
+        kw["shards"] = {"shape": tuple(kw["shards"]),
+                        "index_location": levels[0].level.index_location}
     attrs = dict(meta.attributes)
     dims = meta.dimension_names
     if meta.zarr_format == 2 and DIMS_ATTR not in attrs:
