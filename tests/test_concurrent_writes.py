@@ -272,3 +272,36 @@ def test_threads_with_their_own_handles_on_one_backend_lose_nothing(backend):
     run_threads(work)
     got = zarrx.open_array(make_store(), mode="r")[...]
     assert [int(got[t, t]) for t in range(THREADS)] == [30] * THREADS
+
+
+@pytest.mark.parametrize("shards", [(4, 64), None], ids=["sharded", "chunked"])
+def test_a_write_running_while_an_append_through_the_same_handle_keeps_the_appended_values(
+        monkeypatch, shards):
+    """A write through a handle runs with the shape it started with: an append through the
+    same handle waits for it, so the write never takes the object at the old edge for all of
+    it and replaces the appended values beyond that edge with the fill value."""
+    from zarrx import box_write
+    z = zarrx.create_array(MemoryStore(), shape=(4, 100), dtype="u2", chunks=(4, 16),
+                           shards=shards, fill_value=0)
+    appended = threading.Event()
+    real = box_write.write_box
+
+    def append():
+        z.append(np.full((4, 3), 9, "u2"), axis=1)
+        appended.set()
+
+    appender = threading.Thread(target=append)
+
+    def write_box(io, plan, value):
+        # the write has its plan: the append now runs, then the write goes on
+        if not appender.is_alive() and not appended.is_set():
+            appender.start()
+            appended.wait(1)          # it waits for this write (and never sets this) when fixed
+        return real(io, plan, value)
+
+    monkeypatch.setattr(box_write, "write_box", write_box)
+    z[:, 64:] = 1                     # all of the object at the edge of the 100 columns
+    appender.join()
+    assert z.shape == (4, 103)
+    np.testing.assert_array_equal(z[:, 64:100], 1)
+    np.testing.assert_array_equal(z[:, 100:], 9)

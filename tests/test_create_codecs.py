@@ -401,3 +401,44 @@ def test_a_blosc_compressor_this_c_blosc_lacks_opens_and_fails_on_read(monkeypat
     with pytest.raises(CodecError) as info:
         zc.Blosc(cname="snappy")
     assert str(info.value) == f"zarrx.codecs.Blosc cname: {lacks}"
+
+
+_LE = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+def _sharding(chunk_shape: list[int], codecs: list) -> dict:
+    return {"name": "sharding_indexed",
+            "configuration": {"chunk_shape": chunk_shape, "codecs": codecs}}
+
+
+@pytest.mark.parametrize("serializer, want", [
+    (_sharding([2, 2], [{"name": "bytes"}]),
+     "create_array serializer.configuration.codecs[0].configuration.endian: required for data "
+     "type uint16 (expected 'little' or 'big'), found none"),
+    (_sharding([2, 2], [_LE, {"name": "zstd", "configuration": {"level": "x"}}]),
+     "create_array serializer.configuration.codecs[1].configuration.level: expected an "
+     "integer in [-131072, 22], found 'x'"),
+    (_sharding([3, 4], [_LE]),
+     "create_array serializer.configuration.chunk_shape[0]: expected a divisor of the shard "
+     "size 8 along axis 0 (shard shape (8, 8)), found 3"),
+    (_sharding([4, 4], [_sharding([2, 2], [_LE, {"name": "zstd",
+                                                 "configuration": {"level": "x"}}])]),
+     "create_array serializer.configuration.codecs[0].configuration.codecs[1].configuration."
+     "level: expected an integer in [-131072, 22], found 'x'"),
+    (_sharding([4, 4], [_sharding([3, 2], [_LE])]),
+     "create_array serializer.configuration.codecs[0].configuration.chunk_shape[0]: expected "
+     "a divisor of the shard size 4 along axis 0 (shard shape (4, 4)), found 3"),
+    (_sharding([4, 4], [_sharding([2, 2], [_LE]), {"name": "zstd"}]),
+     "create_array serializer.configuration.codecs: an inner sharding codec must be the only "
+     "codec of the outer one (found 0 array->array and 1 bytes->bytes codecs beside it)"),
+], ids=["endian", "level", "chunk-shape", "nested-level", "nested-chunk-shape", "nested-beside"])
+def test_errors_inside_a_sharding_serializer_name_the_field_where_it_has_it(serializer,
+                                                                            want) -> None:
+    """The codecs of a sharding serializer sit in its ``configuration`` (and, nested, in the
+    configuration of the sharding codec inside it), as they do in the stored document."""
+    store = MemoryStore()
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.create_array(store, shape=(8, 8), chunks=(8, 8), dtype="uint16",
+                           serializer=serializer, compressors=None)
+    assert str(info.value) == want
+    assert keys(store) == []

@@ -13,6 +13,7 @@ import zarrx
 from zarrx.codecs import ShardingCodec
 from zarrx.errors import (ArgumentError, ArgumentTypeError, DataTypeError, ReadOnlyError,
                           ZarrError)
+from zarrx.store import MemoryStore
 
 zarr = pytest.importorskip("zarr")
 
@@ -118,10 +119,28 @@ def test_subarray_fields():
      "consolidate_metadata: path: expected a str, found int 5"),
     (lambda: zarrx.create_hierarchy(store={}, nodes=[1]), ArgumentTypeError,
      "create_hierarchy: nodes: expected a mapping of paths to metadata, found list"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,), shards={"shape": None},
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: shards['shape']: expected a tuple of ints, found None"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,), shards={"shape": "10"},
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: shards['shape']: expected a tuple of ints, found '10'"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,), shards={"shape": (7.5,)},
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: shards['shape']: expected a tuple of ints, found (7.5,)"),
+    (lambda: zarrx.create_array({}, shape=(10,), chunks=(5,),
+                                shards={"shape": (10,), "index_location": None}, dtype="i4"),
+     ArgumentError, "create_array: shards['index_location']: expected 'start' or 'end', found "
+     "None"),
+    (lambda: zarrx.create_array({}, shape=(10, 8), chunks=((4, 6), 4), shards=(10, 8),
+                                dtype="i4"),
+     ArgumentTypeError, "create_array: chunks: the inner chunks of a sharded array have one "
+     "length per axis (a tuple of ints), found ((4, 6), 4)"),
 ], ids=["shards-str", "shape-str", "chunks-str", "name-int", "like-int", "like-none",
         "array-ragged", "array-none", "tree-level", "create-unknown-keyword", "zeros-mode-r",
         "open-path-int", "open-array-path-bytes", "open-group-path-tuple", "create-group-path-float",
-        "consolidate-path-int", "hierarchy-nodes-list"])
+        "consolidate-path-int", "hierarchy-nodes-list", "shard-shape-none", "shard-shape-str",
+        "shard-shape-float", "shard-index-location-none", "rectilinear-inner-chunks"])
 def test_bad_arguments_raise_zarr_errors(call, error, message):
     with pytest.raises(error) as info:
         call()
@@ -224,3 +243,22 @@ def test_a_v2_dimension_name_of_none_is_refused_as_xarray_could_not_read_it():
     assert z.attrs["_ARRAY_DIMENSIONS"] == ["x", "y"]
     assert zarrx.create_array({}, shape=(2, 2), dtype="i4", zarr_format=3,
                               dimension_names=["x", None]).metadata.dimension_names == ("x", None)
+
+
+@pytest.mark.parametrize("kw", [dict(write_empty_chunks="yes"),
+                                dict(write_empty_chunks=np.array([True, False])),
+                                dict(config={"write_empty_chunks": "yes"})],
+                         ids=["str", "array", "config-str"])
+def test_a_write_empty_chunks_that_is_not_a_bool_is_refused_before_anything_is_written(kw):
+    store = MemoryStore()
+    with pytest.raises(ArgumentTypeError) as info:
+        zarrx.create_array(store, shape=(4,), dtype="u2", **kw)
+    assert str(info.value).startswith("create_array: write_empty_chunks: expected True or "
+                                      "False, found ")
+    assert list(store.list_prefix("")) == []
+
+
+def test_a_mode_that_is_not_a_str_is_an_argument_error():
+    with pytest.raises(ArgumentError, match=r"^mode: expected one of r, r\+, a, w, w-, found "
+                                            r"array\(\[1, 2\]\)$"):
+        zarrx.open_array(MemoryStore(), mode=np.array([1, 2]))

@@ -1565,10 +1565,12 @@ def test_a_missing_attribute_is_a_key_error_naming_the_node(node):
     assert n.attrs.get("nope", 5) == 5 and "nope" not in n.attrs
     assert n.attrs.pop("nope", 6) == 6 and n.attrs.setdefault("k", 1) == 1
     assert dict(n.attrs) == {"k": 1}
-    with pytest.raises(TypeError) as info:            # an unhashable key, as in a dict
-        n.attrs[["k"]]
-    assert isinstance(info.value, zarrx.ZarrError)
-    assert str(info.value) == f"attributes of {node} '/a/b': a key is a str, found list ['k']"
+    for call in (lambda: n.attrs[["k"]], lambda: n.attrs.__setitem__(["k"], 1)):
+        with pytest.raises(TypeError) as info:        # an unhashable key, as in a dict
+            call()
+        assert isinstance(info.value, zarrx.ZarrError)
+        assert str(info.value) == f"attributes of {node} '/a/b': a key is a str, found list ['k']"
+    assert dict(n.attrs) == {"k": 1}
 
 
 @pytest.mark.parametrize("data", [[[1, 2], [3]], [["x", "y"]], np.array([["x", "y"]])],

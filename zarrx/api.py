@@ -45,7 +45,7 @@ _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
 
 def _check_mode(mode: str) -> None:
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise ArgumentError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
 
 

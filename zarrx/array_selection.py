@@ -125,6 +125,13 @@ class Selecting:
     # -- writing ------------------------------------------------------------------------------
     def _write(self, selection: Any, value: Any, kind: str, fields: Any = None) -> None:
         self._check_writable("write")
+        # planned and written with one shape: a write planned with the shape before an append
+        # through this handle would take the object at the old edge for all of it, and replace
+        # the appended values beyond that edge with the fill value
+        with self._writing:
+            self._write_planned(selection, value, kind, fields)
+
+    def _write_planned(self, selection: Any, value: Any, kind: str, fields: Any) -> None:
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
         dtype = self._meta.data_type.numpy

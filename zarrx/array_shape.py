@@ -64,6 +64,10 @@ class Reshaping:
         handle grew the array again: the grown part is that handle's), and not at all when the
         node is no longer this array (deleted, or replaced by another)."""
         self._check_writable("change metadata")
+        with self._reshaping:
+            return self._change_shape_now(shape_of)
+
+    def _change_shape_now(self, shape_of: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
         shapes: list[tuple[int, ...]] = []
 
         def change(current: ArrayMeta) -> ArrayMeta:
@@ -173,7 +177,8 @@ class Reshaping:
                                     f"all")
             return new
 
-        with self._meta_lock:
+        # writes through this handle wait until the claimed rows are written
+        with self._meta_lock, self._reshaping:
             old, new = self._change_shape(grown)
             sel = tuple(slice(old[axis], new[axis]) if i == axis else slice(None)
                         for i in range(self.ndim))

@@ -44,17 +44,25 @@ class Attributes(MutableMapping[str, Any]):
         except KeyError:
             raise self._missing(key) from None
         except TypeError:                       # a key that cannot be hashed
-            raise ArgumentTypeError(f"attributes of {self._owner}: a key is a str, found "
-                                    f"{type(key).__name__} {key!r}") from None
+            raise self._not_a_key(key) from None
+
+    def _not_a_key(self, key: Any) -> ArgumentTypeError:
+        return ArgumentTypeError(f"attributes of {self._owner}: a key is a str, found "
+                                 f"{type(key).__name__} {key!r}")
 
     def _missing(self, key: Any) -> ArgumentKeyError:
         return ArgumentKeyError(f"attributes of {self._owner}: no attribute {key!r}")
 
     def __setitem__(self, key: str, value: Any) -> None:
+        try:
+            changed = {key: value}
+        except TypeError:                       # a key that cannot be hashed
+            raise self._not_a_key(key) from None
+
         def edit(current: dict[str, Any]) -> dict[str, Any]:
             current[key] = value
             return current
-        self._commit({key: value}, edit)
+        self._commit(changed, edit)
 
     def __delitem__(self, key: str) -> None:
         seen = key in self

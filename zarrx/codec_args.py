@@ -274,10 +274,11 @@ def _probe_shape(chunks: Any, ndim: int) -> tuple[int, ...]:
 
 def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any, filters: Any,
                  serializer: Any, compressors: Any, zarr_format: int,
-                 order: str = "C") -> tuple[dict[str, Any], Any]:
+                 order: str = "C", at: str = "serializer") -> tuple[dict[str, Any], Any]:
     """``(codec arguments of make_array_meta, grid chunks)``: v3 ``{"codecs": [...]}``, v2
     ``{"filters": [...], "compressor": ...}``; the grid's chunks are the shard shape when
-    ``shards`` is given."""
+    ``shards`` is given. Messages name a sharding ``serializer`` and what is inside it by
+    their place ``at`` (``serializer``, or inside it when nested)."""
     dt, endian = resolve_dtype(dtype, zarr_format)
     if zarr_format == 2:
         endian = endian or "little"
@@ -289,11 +290,13 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     ser = None if _auto(serializer) else _placed(as_codec(serializer, "serializer"),
                                                  "serializer", "serializer")
     index_codecs = None
+    inside = None           # where the codecs are, when they come from a sharding serializer
     if ser is not None and ser.name == "sharding_indexed":
         chunks, shards, flt, ser, comp, index_codecs = _unshard(
-            ser, chunks, shards, flt, compressors, zarr_format)
+            ser, chunks, shards, flt, compressors, zarr_format, at)
         if ser.name == "sharding_indexed":
-            return _nested(dtype, chunks, shards, flt, ser, comp, index_codecs, order)
+            return _nested(dtype, chunks, shards, flt, ser, comp, index_codecs, order, at)
+        inside = f"{at}.configuration"
     elif _auto(compressors):
         comp = [CodecSpec("zstd", {"level": 0, "checksum": False})]
     else:
@@ -308,8 +311,10 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     probe = _probe_shape(chunks, len(shape))
     if zarr_format == 2:
         return _v2(dt, flt, ser, comp, shards, probe, order, endian), chunks
+    names = _names(len(flt), 0, len(comp)) if inside is None else \
+        [f"{WHERE} {inside}.codecs[{i}]" for i in range(len(flt) + 1 + len(comp))]
     inner = _stored_order(list(complete_specs([*flt, ser, *comp], dt, probe, key=WHERE,
-                                              names=_names(len(flt), 0, len(comp)))),
+                                              names=names)),
                           len(flt), ser)
     if shards is None:
         return {"codecs": inner}, chunks
@@ -319,20 +324,34 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         shard_shape = tuple(c * 2 if s // max(c, 1) > 8 else c for s, c in zip(shape, chunks))
         index_location = "end"
     elif isinstance(shards, Mapping) and "shape" in shards:
-        shard_shape = tuple(shards["shape"])
+        shard_shape = _int_tuple(shards["shape"])       # type: ignore[assignment]
+        if shard_shape is None:             # a TypeError, as for shards= itself
+            raise ArgumentTypeError(f"create_array: shards['shape']: expected a tuple of ints, "
+                                    f"found {short(shards['shape'])}")
         index_location = shards.get("index_location", "end")
+        if index_location not in ("start", "end"):
+            raise ArgumentError(f"create_array: shards['index_location']: expected 'start' or "
+                                f"'end', found {short(index_location)}")
     elif _int_tuple(shards) is not None:
         shard_shape, index_location = _int_tuple(shards), "end"
     else:                                   # a TypeError, as in zarr-python
         raise ArgumentTypeError(f"create_array: shards: expected a tuple of ints, "
                                 f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
                                 f"found {short(shards)}")
+    if _int_tuple(chunks) is None:          # chunks of several lengths along an axis
+        raise ArgumentTypeError(f"create_array: chunks: the inner chunks of a sharded array "
+                                f"have one length per axis (a tuple of ints), found "
+                                f"{short(chunks)}")
     if len(shard_shape) != len(shape) or len(chunks) != len(shape):
         raise ArgumentError(f"create_array: shards {shard_shape} and chunks {tuple(chunks)} "
                             f"must have one entry per dimension of shape {shape}")
     for ax, (s, c) in enumerate(zip(shard_shape, chunks)):
         # a shard length of 0 (no shards) only along an axis of length 0, as zarr-python
         # creates it; the inner chunks are positive, being what a shard is cut into
+        if inside is not None and s % c:
+            raise ArgumentError(f"{WHERE} {inside}.chunk_shape[{ax}]: expected a divisor of "
+                                f"the shard size {s} along axis {ax} (shard shape "
+                                f"{tuple(shard_shape)}), found {c}")
         if c <= 0 or s < (shape[ax] > 0) or s % c:
             raise ArgumentError(f"create_array: shards[{ax}]={s} must be a positive multiple "
                                 f"of chunks[{ax}]={c} (or 0 on an axis of length 0, with "
@@ -361,16 +380,18 @@ def _int_tuple(value: Any) -> tuple[int, ...] | None:
 
 
 def _nested(dtype: Any, chunks: Any, shards: Any, flt: list, ser: Any, comp: list,
-            index_codecs: list, order: str) -> tuple[dict[str, Any], Any]:
-    """Nested sharding: the inner ``sharding_indexed`` serializer built as ``create_array``
-    builds one for chunks of the outer shard's inner chunk shape, then wrapped in the outer."""
+            index_codecs: list, order: str, at: str) -> tuple[dict[str, Any], Any]:
+    """Nested sharding: the inner ``sharding_indexed`` serializer (the only codec of the outer
+    one, at ``at``) built as ``create_array`` builds one for chunks of the outer shard's inner
+    chunk shape, then wrapped in the outer."""
     if flt or comp:
-        raise ArgumentError(f"{WHERE} serializer.codecs: an inner sharding codec must be the "
-                            f"only codec of the outer one (found {len(flt)} array->array and "
-                            f"{len(comp)} bytes->bytes codecs beside it)")
+        raise ArgumentError(f"{WHERE} {at}.configuration.codecs: an inner sharding codec must "
+                            f"be the only codec of the outer one (found {len(flt)} array->array "
+                            f"and {len(comp)} bytes->bytes codecs beside it)")
     inner, inner_chunks = build_codecs(dtype=dtype, shape=tuple(chunks), chunks=chunks,
                                        shards=None, filters="auto", serializer=ser,
-                                       compressors="auto", zarr_format=3, order=order)
+                                       compressors="auto", zarr_format=3, order=order,
+                                       at=f"{at}.configuration.codecs[0]")
     sharding = CodecSpec("sharding_indexed", {
         "chunk_shape": list(inner_chunks),
         "codecs": [codec_json(s) for s in inner["codecs"]],
@@ -381,10 +402,11 @@ def _nested(dtype: Any, chunks: Any, shards: Any, flt: list, ser: Any, comp: lis
 
 
 def _unshard(sharding: Any, chunks: Any, shards: Any, flt: list, compressors: Any,
-             zarr_format: int) -> tuple[Any, Any, list, Arg, list, list]:
-    """A ``sharding_indexed`` serializer as the arguments ``shards=`` takes: ``(inner chunks,
-    shard shape, filters, serializer, compressors, index codecs)`` from its configuration."""
-    where = f"{WHERE} serializer"
+             zarr_format: int, at: str) -> tuple[Any, Any, list, Arg, list, list]:
+    """A ``sharding_indexed`` serializer (named ``at`` in messages) as the arguments
+    ``shards=`` takes: ``(inner chunks, shard shape, filters, serializer, compressors, index
+    codecs)`` from its configuration."""
+    where = f"{WHERE} {at}"
     if zarr_format != 3:
         raise ArgumentError(f"{where}: sharding needs zarr_format=3 (Zarr v2 has no sharding)")
     if shards is not None:
@@ -397,14 +419,15 @@ def _unshard(sharding: Any, chunks: Any, shards: Any, flt: list, compressors: An
                             f"into it must map onto stored bytes); put the compressors in the "
                             f"sharding codec's codecs=")
     conf = sharding.configuration()
-    inner = [as_codec(c, f"serializer.codecs[{i}]") for i, c in enumerate(conf["codecs"])]
+    inner = [as_codec(c, f"{at}.configuration.codecs[{i}]")
+             for i, c in enumerate(conf["codecs"])]
     kinds = [_kind(c) for c in inner]
     if A2B not in kinds:
-        raise ArgumentError(f"{where}.codecs: expected exactly one array->bytes codec (such "
+        raise ArgumentError(f"{where}.configuration.codecs: expected exactly one array->bytes codec (such "
                             f"as 'bytes'), found none in {inner!r}")
     at = kinds.index(A2B)
     index = [codec_json(c.to_spec() if isinstance(c, Codec) else c)
-             for c in (as_codec(c, f"serializer.index_codecs[{i}]")
+             for c in (as_codec(c, f"{at}.configuration.index_codecs[{i}]")
                        for i, c in enumerate(conf["index_codecs"]))]
     shard_shape = {"shape": tuple(chunks), "index_location": conf["index_location"]}
     return (tuple(conf["chunk_shape"]), shard_shape, inner[:at], inner[at], inner[at + 1:],

@@ -325,6 +325,10 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                                 f"expected write_empty_chunks, order")
         if write_empty_chunks is None:
             write_empty_chunks = config.get("write_empty_chunks")
+    if write_empty_chunks is not None and not isinstance(write_empty_chunks, (bool, np.bool_)):
+        # refused before anything is written, as Array.with_config refuses it
+        raise ArgumentTypeError(f"create_array: write_empty_chunks: expected True or False, "
+                                f"found {short(write_empty_chunks)}")
     memory_order = config_order(config, "create_array")
     if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
         raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")

@@ -6,13 +6,16 @@ from typing import Any
 from zarrx.attrs import Attributes
 from zarrx.errors import ReadOnlyError
 from zarrx.store.base import Store
-from zarrx.store.locks import KeyedLocks
+from zarrx.store.locks import KeyedLocks, KeyedSharedLocks
 
 __all__ = ["Node"]
 
 #: each handle's lock, by the handle's id. A forked child starts with none held: a handle's
 #: lock held by a thread of the parent when it forked would never be released in the child.
 _HANDLE_LOCKS = KeyedLocks()
+#: each handle's shape lock, by the handle's id: its writes hold it shared, its shape changes
+#: exclusively, so no write through the handle plans with a shape that changes under it
+_SHAPE_LOCKS = KeyedSharedLocks()
 
 
 class Node:
@@ -44,6 +47,19 @@ class Node:
         also a conditional read-modify-write of the stored document, see
         zarrx.metadata.nodes)."""
         return _HANDLE_LOCKS(id(self))
+
+    @property
+    def _writing(self) -> Any:
+        """``with self._writing:`` a data write through this handle: it runs with the shape it
+        started with, which no shape change through the handle replaces meanwhile (writes
+        run at once with each other)."""
+        return _SHAPE_LOCKS.shared(id(self))
+
+    @property
+    def _reshaping(self) -> Any:
+        """``with self._reshaping:`` a shape change through this handle: it waits for the
+        handle's writes in progress, and writes wait for it."""
+        return _SHAPE_LOCKS.exclusive(id(self))
 
     @property
     def store(self) -> Store:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 import os
 import tracemalloc
 import warnings
@@ -82,6 +83,22 @@ def test_a_chain_v2_cannot_hold_is_refused_before_anything_is_written(tmp_path):
     assert not os.path.exists(dst)
     zarrx.convert(src, dst, zarr_format=2, compressors={"name": "zstd"})
     assert zarrx.open_array(dst, mode="r").zarr_format == 2
+
+
+def test_a_transpose_v2_cannot_hold_is_refused_naming_the_option_to_pass(tmp_path):
+    src, dst = str(tmp_path / "v3.zarr"), str(tmp_path / "v2.zarr")
+    a = zarrx.create_array(src, shape=(2, 3, 4), dtype="u2", chunks=(1, 3, 2),
+                           filters=[{"name": "transpose", "configuration": {"order": [0, 2, 1]}}])
+    a[...] = np.arange(24, dtype="u2").reshape(2, 3, 4)
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, dst, zarr_format=2)
+    assert str(info.value) == ("convert /: Zarr v2 has no transpose filter (it stores chunks in "
+                               "C or F order only), found 1 in the source's chain; drop the "
+                               "filters with --filter none (filters=[]), which changes no "
+                               "value, or write Zarr v3 (--zarr-format 3)")
+    assert not os.path.exists(dst)
+    zarrx.convert(src, dst, zarr_format=2, filters=[], verify=True)
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])
 
 
 def test_rechunk_reshard_recompress_and_new_fill_value(tmp_path):
@@ -452,3 +469,29 @@ def test_blocks_meet_no_more_chunks_than_one_read_or_write_takes(tmp_path, monke
     monkeypatch.undo()
     out = zarrx.open_array(str(tmp_path / "out.zarr"), mode="r")
     assert (out[...] == src[...]).all()
+
+
+@pytest.mark.parametrize("value", [np.array([2, 3]), 3.0, "3", True], ids=repr)
+def test_a_zarr_format_that_is_not_2_or_3_is_refused(tmp_path, value):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    zarrx.create_array(src, shape=(4,), dtype="u1")
+    with pytest.raises(zarrx.ZarrError) as info:
+        zarrx.convert(src, dst, zarr_format=value)
+    assert str(info.value) == f"convert /: zarr_format: expected 2 or 3, found {value!r}"
+    assert not os.path.exists(dst)
+    assert zarrx.convert(src, dst, zarr_format=np.int64(2)).zarr_format == 2
+
+
+@pytest.mark.parametrize("changes", [{}, {"compressors": None}, {"shards": (4, 8)}],
+                         ids=["nothing", "compressors", "shards"])
+def test_a_shard_index_at_the_start_stays_there(tmp_path, changes):
+    src, dst = str(tmp_path / "a.zarr"), str(tmp_path / "b.zarr")
+    a = zarrx.create_array(src, shape=(6, 10), dtype="u2", chunks=(2, 2),
+                           shards={"shape": (4, 4), "index_location": "start"}, fill_value=7)
+    a[1:5, 2:9] = np.arange(28, dtype="u2").reshape(4, 7)
+    zarrx.convert(src, dst, verify=True, **changes)
+    with open(os.path.join(dst, "zarr.json")) as f:
+        sharding = json.load(f)["codecs"][0]
+    assert sharding["name"] == "sharding_indexed"
+    assert sharding["configuration"]["index_location"] == "start"
+    np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[...], a[...])

@@ -15,7 +15,7 @@ from collections.abc import Hashable
 
 from zarrx.store.base import Store
 
-__all__ = ["KeyedLocks", "object_lock"]
+__all__ = ["KeyedLocks", "KeyedSharedLocks", "object_lock"]
 
 
 class _Held:
@@ -72,6 +72,119 @@ class _Holding:
 
     def __exit__(self, *exc: object) -> None:
         self._held.lock.release()
+        self._leave()
+
+    def _leave(self) -> None:
+        locks, held = self._locks, self._held
+        with locks._guard:
+            held.users -= 1
+            if not held.users:
+                del locks._table[self._name]
+
+
+class _Modes:
+    """The shared/exclusive lock of one name: the threads holding it shared (and how often), the
+    thread holding it exclusively (and how often), the threads waiting for it exclusively and
+    shared, and the users. ``mutex`` guards the fields; ``cond`` (over it) wakes waiters."""
+
+    __slots__ = ("mutex", "cond", "shared", "owner", "depth", "waiting", "blocked", "users")
+
+    def __init__(self) -> None:
+        self.mutex = threading.Lock()
+        self.cond = threading.Condition(self.mutex)
+        self.shared: dict[int, int] = {}
+        self.owner: int | None = None
+        self.depth = 0
+        self.waiting = 0
+        self.blocked = 0
+        self.users = 0
+
+
+class KeyedSharedLocks:
+    """``with locks.shared(name):`` and ``with locks.exclusive(name):``: many threads may hold
+    the lock of ``name`` shared at once, one thread exclusively, and no one shared then. A
+    thread waiting for it exclusively goes before threads arriving for it shared, so a stream
+    of shared holders never keeps it waiting; a thread already holding the lock (either way)
+    takes it again shared at once, and exclusively again if it holds it exclusively. One lock
+    per name in use, dropped when its last user leaves; a forked child starts with none held."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._table: dict[Hashable, _Modes] = {}
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._guard, self._table = threading.Lock(), {}
+
+    def shared(self, name: Hashable) -> _ModeHolding:
+        return _ModeHolding(self, name, False)
+
+    def exclusive(self, name: Hashable) -> _ModeHolding:
+        return _ModeHolding(self, name, True)
+
+    def __len__(self) -> int:
+        with self._guard:
+            return len(self._table)
+
+
+class _ModeHolding:
+    __slots__ = ("_locks", "_name", "_exclusive", "_held")
+
+    def __init__(self, locks: KeyedSharedLocks, name: Hashable, exclusive: bool) -> None:
+        self._locks, self._name, self._exclusive = locks, name, exclusive
+
+    def __enter__(self) -> None:
+        locks = self._locks
+        with locks._guard:
+            held = locks._table.get(self._name)
+            if held is None:
+                held = locks._table[self._name] = _Modes()
+            held.users += 1
+        self._held = held
+        me = threading.get_ident()
+        try:
+            with held.mutex:
+                if self._exclusive:
+                    if held.owner != me:
+                        if held.owner is not None or held.shared:
+                            held.waiting += 1
+                            try:
+                                while held.owner is not None or held.shared:
+                                    held.cond.wait()
+                            finally:
+                                held.waiting -= 1
+                                if held.blocked:    # given up (interrupted): they may go on
+                                    held.cond.notify_all()
+                        held.owner = me
+                    held.depth += 1
+                else:
+                    if held.owner != me and me not in held.shared \
+                            and (held.owner is not None or held.waiting):
+                        held.blocked += 1
+                        try:
+                            while held.owner is not None or held.waiting:
+                                held.cond.wait()
+                        finally:
+                            held.blocked -= 1
+                    held.shared[me] = held.shared.get(me, 0) + 1
+        except BaseException:                # interrupted while waiting: not a user any more
+            self._leave()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        held = self._held
+        with held.mutex:
+            if self._exclusive:
+                held.depth -= 1
+                if not held.depth:
+                    held.owner = None
+            else:
+                me = threading.get_ident()
+                held.shared[me] -= 1
+                if not held.shared[me]:
+                    del held.shared[me]
+            if held.waiting or held.blocked:
+                held.cond.notify_all()
         self._leave()
 
     def _leave(self) -> None:

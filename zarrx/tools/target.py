@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from zarrx.array import Array
 from zarrx.errors import ZarrError
 from zarrx.metadata.codec_checks import GDAL_BLOSC_SHUFFLES
@@ -117,8 +119,10 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
     """Keyword arguments of :func:`zarrx.create_array` for the converted ``src``."""
     meta = src.metadata
     fmt = meta.zarr_format if changes.zarr_format is KEEP else changes.zarr_format
-    if fmt not in (2, 3):
+    if isinstance(fmt, (bool, np.bool_)) or not isinstance(fmt, (int, np.integer)) \
+            or fmt not in (2, 3):           # an array would compare element by element
         raise ZarrError(f"{where}: zarr_format: expected 2 or 3, found {fmt!r}")
+    fmt = int(fmt)
     filters, serializer, compressors = _split(meta.layout.read_codecs, where)
     itemsize = meta.data_type.itemsize
     order = "C"
@@ -150,9 +154,22 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
         raise ZarrError(f"{where}: Zarr v2 takes at most one compressor, found {len(chosen)}"
                         f"{origin} ({', '.join(_codec_name(c) for c in chosen)}); pass one "
                         f"with --compressor (compressors=), or --compressor none")
+    moved = [f for f in (kw["filters"] or ()) if _codec_name(f).lower() == "transpose"]
+    if fmt == 2 and moved:
+        origin = " in the source's chain" if changes.filters is KEEP else " given"
+        raise ZarrError(f"{where}: Zarr v2 has no transpose filter (it stores chunks in C or F "
+                        f"order only), found {len(moved)}{origin}; drop the filters with "
+                        f"--filter none (filters=[]), which changes no value, or write Zarr v3 "
+                        f"(--zarr-format 3)")
     if fmt == meta.zarr_format:         # another format takes its own default chunk keys
         kw["chunk_key_encoding"] = meta.key_encoding
     kw.update(_grid(src, changes, fmt, where))
+    levels = meta.layout.shards
+    if fmt == 3 and kw["shards"] is not None and levels:
+        # the shard index stays where the source keeps it (at the start suits readers that
+        # stream a shard); its own codecs become the default ones
+        kw["shards"] = {"shape": tuple(kw["shards"]),
+                        "index_location": levels[0].level.index_location}
     attrs = dict(meta.attributes)
     dims = meta.dimension_names
     if meta.zarr_format == 2 and DIMS_ATTR not in attrs:
