@@ -339,6 +339,10 @@ BYTES_BIG = {"name": "bytes", "configuration": {"endian": "big"}}
     (3, {"shards": 20, "chunks": (5,)}),
     (3, {"shards": "auto", "chunks": (2,)}),
     (3, {"shards": {"shape": (20,), "index_location": "start"}, "chunks": (5,)}),
+    # zarr-python codecs leave blosc's typesize and shuffle to the array (4, "shuffle")
+    (3, {"compressors": [zarr.codecs.BloscCodec(cname="zstd", clevel=3)]}),
+    (3, {"compressors": zarr.codecs.BloscCodec(cname="lz4"), "shards": (20,), "chunks": (5,)}),
+    (3, {"compressors": [zarr.codecs.BloscCodec(typesize=2, shuffle="noshuffle")]}),
     (2, {"serializer": "auto"}),
     (2, {"filters": None}),
     (2, {"compressors": None}),
