@@ -140,6 +140,11 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
+    if var.dtype.kind in "SUT" and stored.dtype.kind not in "OSUT":
+        # (refused before xarray's coders try to cast the text to the stored numbers)
+        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                                f"{stored.dtype} values; cannot store values of dtype "
+                                f"{var.dtype}")
     if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
         var = _fixed_text(var, stored.dtype, name)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
