@@ -65,3 +65,17 @@ def test_a_datatree_is_written_in_a_zip_archive_and_a_refused_write_leaves_it(tm
     assert (tmp_path / "tree.zip").read_bytes() == before
     xr.testing.assert_identical(
         xr.open_datatree(path, engine=ZarrxBackendEntrypoint).load(), tree)
+
+
+def test_a_zipstore_is_written_when_it_holds_no_entry_yet(tmp_path):
+    path = str(tmp_path / "data.zip")
+    ds = dataset()
+    with zarrx.store.ZipStore(path, mode="w") as store:
+        zx.to_zarrx(ds.chunk({"time": 1}), store)
+    for got in read_both(path):
+        xr.testing.assert_identical(got, ds)
+    before = (tmp_path / "data.zip").read_bytes()
+    with zarrx.store.ZipStore(path, mode="a") as store:
+        with pytest.raises(zarrx.ArgumentError, match="holds entries .* pass the archive's path"):
+            zx.to_zarrx(ds, store, mode="w")
+    assert (tmp_path / "data.zip").read_bytes() == before
