@@ -1,0 +1,82 @@
+"""Times and time deltas appended (or written in a region) to a variable stored as integers in
+given units: refused when the stored integers cannot hold them exactly, where xarray's writer
+(and zarrx before) stored them wrapped, in other units than the stored ones, or NaT as 0."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+xr = pytest.importorskip("xarray")
+
+import zarrx  # noqa: E402
+import zarrx.xarray as zx  # noqa: E402
+
+from xarray_checks import read  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+def stored(path):
+    return {name: zarrx.open_array(path, path=name)[...].tolist() for name in ("o", "lag")}
+
+
+def first(tenc):
+    ds = xr.Dataset({"o": ("n", pd.to_datetime(["2000-01-01", "2000-01-02"])),
+                     "lag": ("n", np.array([1, 2], dtype="timedelta64[s]"))})
+    ds.o.encoding = {"units": "seconds since 2000-01-01", "dtype": "int32", **tenc}
+    ds.lag.encoding = {"units": "seconds", "dtype": "int16"}
+    return ds
+
+
+def more(when, lag=3):
+    return xr.Dataset({"o": ("n", np.array([when, "2000-01-04"], dtype="datetime64[ns]")),
+                       "lag": ("n", np.array([lag, 4], dtype="timedelta64[s]"))})
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("tenc, values, message", [
+    # 2100 wrapped to 1963 in int32 seconds
+    ({}, more("2100-01-01"), "'o': a value encoded as 3155760000 'seconds since 2000-01-01' "
+                             "does not fit the stored int32 values (-2147483648 to 2147483647)"),
+    # stored in milliseconds under the stored "seconds" units: read back in 2005
+    ({}, more("2000-01-03T00:00:00.5"), "'o': its values cannot be stored exactly as int32 "
+                                        "'seconds since 2000-01-01', the stored variable's "
+                                        "units (they would need 'milliseconds since "
+                                        "2000-01-01')"),
+    # NaT stored as 0: read back as 2000-01-01
+    ({}, more("NaT"), "'o': NaT cannot be stored in the stored int32 values, which have no "
+                      "_FillValue"),
+    ({"_FillValue": -1}, more("2000-01-03", 40000), "'lag': a value encoded as 40000 'seconds' "
+                                                    "does not fit the stored int16 values "
+                                                    "(-32768 to 32767)"),
+])
+def test_times_the_stored_integers_cannot_hold_exactly_are_refused(tmp_path, fmt, lazy, tenc,
+                                                                   values, message):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(first(tenc), path, zarr_format=fmt)
+    before = stored(path)
+    for kw in ({"append_dim": "n"}, {"region": {"n": slice(0, 2)}}):
+        with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                f"to_zarrx: variable {message}")):
+            zx.to_zarrx(values.chunk(n=1) if lazy else values, path, **kw)
+        if not lazy:        # (dask values: blocks before a refused one may be written)
+            assert stored(path) == before
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_times_the_stored_integers_hold_are_appended(tmp_path, fmt):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(first({"_FillValue": -1}), path, zarr_format=fmt)
+    zx.to_zarrx(more("NaT").chunk(n=1), path, append_dim="n")
+    zx.to_zarrx(more("2001-01-01"), path, append_dim="n")
+    got = read(path, "zarrx")
+    np.testing.assert_array_equal(got.o.values, np.array(
+        ["2000-01-01", "2000-01-02", "NaT", "2000-01-04", "2001-01-01", "2000-01-04"],
+        dtype="datetime64[ns]"))
+    assert (got.lag.values / np.timedelta64(1, "s")).tolist() == [1, 2, 3, 4, 3, 4]
