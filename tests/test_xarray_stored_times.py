@@ -80,3 +80,38 @@ def test_times_the_stored_integers_hold_are_appended(tmp_path, fmt):
         ["2000-01-01", "2000-01-02", "NaT", "2000-01-04", "2001-01-01", "2000-01-04"],
         dtype="datetime64[ns]"))
     assert (got.lag.values / np.timedelta64(1, "s")).tolist() == [1, 2, 3, 4, 3, 4]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("values, enc, message", [
+    (["2000-01-01", "2100-01-01"], {}, "a value encoded as 3155760000 'seconds since "
+                                       "2000-01-01' does not fit the stored int32 values "
+                                       "(-2147483648 to 2147483647)"),
+    (["2000-01-01", "NaT"], {}, "NaT cannot be stored in the stored int32 values, which have "
+                                "no _FillValue"),
+])
+def test_new_times_the_integers_of_their_encoding_cannot_hold_are_refused(tmp_path, lazy,
+                                                                          values, enc, message):
+    # engine "zarr" (and zarrx before) stored 2100 as 1963 and NaT as 2000-01-01
+    ds = xr.Dataset({"o": ("n", np.array(values, dtype="datetime64[ns]"))})
+    ds.o.encoding = {"units": "seconds since 2000-01-01", "dtype": "int32", **enc}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(f"to_zarrx: variable 'o': {message}")):
+        zx.to_zarrx(ds.chunk(n=1) if lazy else ds, tmp_path / "z.zarr")
+    ds.o.encoding["_FillValue"] = -1
+    if "NaT" in values:
+        zx.to_zarrx(ds.chunk(n=1) if lazy else ds, tmp_path / "z.zarr", mode="w")
+        xr.testing.assert_identical(read(tmp_path / "z.zarr", "zarrx"), ds)
+
+
+def test_new_dask_times_needing_finer_units_than_their_encoding_are_an_argument_error(tmp_path):
+    # (values in memory are stored in the finer units, as xarray's coders store them)
+    ds = xr.Dataset({"o": ("n", np.array(["2000-01-01", "2000-01-01T00:00:00.5"],
+                                         dtype="datetime64[ns]"))})
+    ds.o.encoding = {"units": "seconds since 2000-01-01", "dtype": "int32"}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: variable 'o': its values cannot be stored exactly as int32 'seconds "
+            "since 2000-01-01', its encoding's units (they would need 'milliseconds since "
+            "2000-01-01')")):
+        zx.to_zarrx(ds.chunk(n=1), tmp_path / "z.zarr")
+    zx.to_zarrx(ds, tmp_path / "z.zarr", mode="w")
+    xr.testing.assert_identical(read(tmp_path / "z.zarr", "zarrx"), ds)

@@ -11,6 +11,7 @@ from zarrx.array import Array
 from zarrx.errors import ArgumentError, ArgumentKeyError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
+from zarrx.xarray.time_values import check_times
 
 __all__ = ["resolve_region", "existing_variable", "stored_sizes"]
 
@@ -165,7 +166,7 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
     # (a StringDType "dtype" marks how the strings were read, not a conversion to make)
     var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS
                     and not (k == "dtype" and np.dtype(v).kind == "T")}
-    return _check_times(_check_packed(var, name), name)
+    return check_times(_check_packed(var, name), name)
 
 
 def _check_packed(var: Any, name: str) -> Any:
@@ -215,57 +216,6 @@ def _check_numbers(data: Any, given: np.dtype, enc: dict, dtype: np.dtype, name:
         what = f"a value packed by scale_factor/add_offset to {bad!r}" if packed else repr(bad)
         raise ArgumentError(f"to_zarrx: variable {name!r}: {what} does not fit the stored "
                             f"{dtype} values ({info.min} to {info.max})")
-
-
-def _check_times(var: Any, name: str) -> Any:
-    """``var`` with its times (or time deltas) checked to be stored exactly by the stored
-    variable's integers in its units: xarray's coders would encode them in finer units the
-    stored attributes do not name (2000-01-03T00:00:00.5 in "seconds since 2000-01-01" read
-    back as 2005), or let them wrap (2100 in int32 seconds since 2000 read back as 1963).
-    Checked as :func:`_check_packed` checks numbers: now, or block by block for dask values."""
-    enc = var.encoding
-    dtype = np.dtype(enc.get("dtype", "i8"))
-    if var.dtype.kind not in "mM" or dtype.kind not in "iu" or "units" not in enc:
-        return var
-    if not _is_lazy(var):
-        _check_time_block(var.values, enc, dtype, name)
-        return var
-    checked = var.data.map_blocks(_check_time_block, enc, dtype, name, dtype=var.dtype,
-                                  meta=np.empty((0,) * var.ndim, var.dtype))
-    return var.copy(deep=False, data=checked)
-
-
-def _check_time_block(block: np.ndarray, enc: dict, dtype: np.dtype,
-                      name: str) -> np.ndarray:
-    import warnings
-
-    from xarray.coding.times import encode_cf_datetime, encode_cf_timedelta
-
-    values = np.asarray(block)
-    units = enc["units"]
-    with warnings.catch_warnings():     # (the units it would change to are refused below)
-        warnings.simplefilter("ignore")
-        if values.dtype.kind == "M":
-            num, used, _ = encode_cf_datetime(values, units, enc.get("calendar"), dtype)
-        else:
-            num, used = encode_cf_timedelta(values, units, dtype)
-    where = f"to_zarrx: variable {name!r}"
-    if used.split()[:1] != units.split()[:1]:    # (the reference date may be respelled)
-        raise ArgumentError(f"{where}: its values cannot be stored exactly as {dtype} "
-                            f"{units!r}, the stored variable's units (they would need "
-                            f"{used!r})")
-    missing = np.isnat(values)
-    if missing.any() and enc.get("_FillValue", enc.get("missing_value")) is None \
-            and dtype != np.dtype("i8"):    # (NaT is int64's least value, which reads as NaT)
-        raise ArgumentError(f"{where}: NaT cannot be stored in the stored {dtype} values, "
-                            f"which have no _FillValue")
-    num = np.asarray(num)[~missing]
-    info = np.iinfo(dtype)
-    if num.size and (num.min() < info.min or num.max() > info.max):
-        bad = (num.min() if num.min() < info.min else num.max()).item()
-        raise ArgumentError(f"{where}: a value encoded as {bad!r} {units!r} does not fit the "
-                            f"stored {dtype} values ({info.min} to {info.max})")
-    return block
 
 
 def _is_lazy(var: Any) -> bool:
