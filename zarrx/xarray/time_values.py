@@ -22,8 +22,13 @@ def check_times(var: Any, name: str, whose: str = "the stored variable's") -> An
     since 2000-01-01" read back as 2005), or let them wrap (2100 in int32 seconds since 2000
     read back as 1963). Checked now, or block by block for dask values (as numbers are)."""
     enc = var.encoding
-    dtype = np.dtype(enc.get("dtype", "i8"))
-    if var.dtype.kind not in "mM" or dtype.kind not in "iu" or "units" not in enc:
+    if var.dtype.kind not in "mM" or "units" not in enc:
+        return var
+    try:
+        dtype = np.dtype(enc.get("dtype", "i8"))
+    except TypeError:                   # (a dtype xarray's coders refuse, naming it)
+        return var
+    if dtype.kind not in "iu":
         return var
     if not _lazy(var.data):
         _check_time_block(var.values, enc, dtype, name, whose)

@@ -23,6 +23,7 @@ from zarrx.xarray.create_args import (asks_vlen_bytes as _asks_vlen_bytes,
                                       creation_kwargs as _creation_kwargs)
 from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr, \
     storage_dtype
+from zarrx.xarray.region import check_packed
 from zarrx.xarray.time_values import check_encoded_times, check_times
 
 __all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS"]
@@ -75,8 +76,10 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    append_dim: Hashable | None, slices: dict,
                    write_empty: bool | None, given: bool = False) -> Plan:
     where = f"to_zarrx: variable {name!r}"
-    if is_new and _is_dask(var.data):   # (times: checked block by block before xarray's coders)
-        var = check_times(var, name, "its encoding's")
+    if is_new:      # (before xarray's coders cast them; dask values block by block)
+        var = check_packed(var, name)
+        if _is_dask(var.data):
+            var = check_times(var, name, "its encoding's")
     encoded = _encode(var, name, fmt, given)
     dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
                                 variable_text=is_new and _asks_vlen_utf8(encoded.encoding),
