@@ -79,3 +79,15 @@ def test_a_zipstore_is_written_when_it_holds_no_entry_yet(tmp_path):
         with pytest.raises(zarrx.ArgumentError, match="holds entries .* pass the archive's path"):
             zx.to_zarrx(ds, store, mode="w")
     assert (tmp_path / "data.zip").read_bytes() == before
+
+
+def test_dask_values_are_written_to_the_archive_whatever_the_default_scheduler(tmp_path):
+    # the copy in memory lives in this process: its writes run on the threaded scheduler
+    # (a distributed Client, or processes, set as the default would write to copies of it)
+    import dask
+    path = str(tmp_path / "data.zip")
+    ds = dataset()
+    with dask.config.set(scheduler="processes"):
+        zx.to_zarrx(ds.chunk({"time": 1}), path)
+    for got in read_both(path):
+        xr.testing.assert_identical(got, ds)

@@ -54,6 +54,9 @@ def write_zip(write: Callable[..., Any], ds: Any, archive: str | ZipStore, group
     elif os.path.isfile(archive):
         with ZipStore(archive, "r") as stored:
             _copy(stored, staged)
+    if compute:     # (the copy lives in this process: a distributed Client's workers miss it)
+        kwargs["chunkmanager_store_kwargs"] = {"scheduler": "threads",
+                                               **(kwargs.get("chunkmanager_store_kwargs") or {})}
     written = write(ds, staged, group=group, compute=compute, **kwargs)
     if not compute:
         import dask
