@@ -115,3 +115,27 @@ def test_new_dask_times_needing_finer_units_than_their_encoding_are_an_argument_
         zx.to_zarrx(ds.chunk(n=1), tmp_path / "z.zarr")
     zx.to_zarrx(ds, tmp_path / "z.zarr", mode="w")
     xr.testing.assert_identical(read(tmp_path / "z.zarr", "zarrx"), ds)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_time_units_the_coders_cannot_parse_are_an_argument_error(tmp_path, lazy):
+    # (xarray's coders raise a KeyError: 'ds')
+    ds = xr.Dataset({"o": ("n", np.array(["2000-01-01", "2000-01-03"], dtype="datetime64[ns]"))})
+    ds.o.encoding = {"units": "d since 2000-01-01", "dtype": "int32"}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: variable 'o': xarray's CF encoding refused it (KeyError: 'ds')")):
+        zx.to_zarrx(ds.chunk(n=1) if lazy else ds, tmp_path / "z.zarr")
+
+
+@pytest.mark.parametrize("units", ["day since 2000-01-01", "Days since 2000-1-1"])
+def test_times_are_appended_in_units_spelled_otherwise(tmp_path, units):
+    # (as another writer may spell them; xarray's coders spell them "days since 2000-01-01")
+    ds = xr.Dataset({"v": ("time", [1.0, 2.0])},
+                    coords={"time": np.array(["2000-01-01", "2000-01-02"], "M8[ns]")})
+    ds.time.encoding = {"dtype": "int32"}
+    zx.to_zarrx(ds, tmp_path / "z.zarr", consolidated=False)
+    zarrx.open_array(tmp_path / "z.zarr", path="time", mode="r+").attrs["units"] = units
+    more = xr.Dataset({"v": ("time", [3.0])}, coords={"time": np.array(["2000-01-03"], "M8[ns]")})
+    for values in (more, more.chunk()):
+        zx.to_zarrx(values, tmp_path / "z.zarr", append_dim="time")
+    assert zarrx.open_array(tmp_path / "z.zarr", path="time")[...].tolist() == [0, 1, 2, 2]

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentError
+from zarrx.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["check_times", "check_encoded_times"]
 
@@ -46,14 +46,21 @@ def _check_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,
 
     values = np.asarray(block)
     units = enc["units"]
-    with warnings.catch_warnings():     # (the units it would change to are refused below)
-        warnings.simplefilter("ignore")
-        if values.dtype.kind == "M":
-            num, used, _ = encode_cf_datetime(values, units, enc.get("calendar"), dtype)
-        else:
-            num, used = encode_cf_timedelta(values, units, dtype)
+    try:
+        with warnings.catch_warnings():     # (the units it would change to are refused below)
+            warnings.simplefilter("ignore")
+            if values.dtype.kind == "M":
+                num, used, _ = encode_cf_datetime(values, units, enc.get("calendar"), dtype)
+            else:
+                num, used = encode_cf_timedelta(values, units, dtype)
+    except (TypeError, ValueError, KeyError) as exc:   # (KeyError: units it cannot parse)
+        # refused as the eager encoding of the variable names it (dask values would raise
+        # xarray's own error as the graph computes)
+        error = ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError
+        raise error(f"to_zarrx: variable {name!r}: xarray's CF encoding refused it "
+                    f"({type(exc).__name__}: {exc})") from exc
     where = f"to_zarrx: variable {name!r}"
-    if used.split()[:1] != units.split()[:1]:    # (the reference date may be respelled)
+    if _unit(used) != _unit(units):     # (the units and reference date may be respelled)
         raise ArgumentError(f"{where}: its values cannot be stored exactly as {dtype} "
                             f"{units!r}, {whose} units (they would need {used!r})")
     missing = np.isnat(values)
@@ -93,6 +100,13 @@ def _check_range(num: np.ndarray, missing: np.ndarray, nat_unfilled: bool, dtype
         bad = (num.min() if num.min() < info.min else num.max()).item()
         raise ArgumentError(f"{where}: a value encoded as {bad!r} {units!r} does not fit the "
                             f"stored {dtype} values ({info.min} to {info.max})")
+
+
+def _unit(units: str) -> str:
+    """The time unit of CF ``units`` as xarray's coders spell it either way: "days since
+    2000-01-01", "Day since 2000-1-1" -> "day"."""
+    words = units.split()
+    return words[0].lower().rstrip("s") if words else ""
 
 
 def _lazy(data: Any) -> bool:

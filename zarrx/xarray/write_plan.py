@@ -61,7 +61,7 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     except TypeError as exc:
         raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
-    except ValueError as exc:
+    except (ValueError, KeyError) as exc:     # (KeyError: time units it cannot parse)
         raise ArgumentError(f"{where}: xarray's CF encoding refused it "
                             f"({type(exc).__name__}: {exc})") from exc
     # (a _FillValue of None stays there: it asks for no fill value)
