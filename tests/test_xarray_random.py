@@ -271,7 +271,8 @@ def _first(writer, ds, path, label, **kw):
 MISMATCHED = "Mismatched dtypes for variable"
 OVERLAP = "would overlap multiple Dask chunks"     # (to_zarrx regroups dask blocks)
 REFUSED = ("fixed-width strings would be cut", "they would be cut", "cannot store",
-           "does not fit the stored", "NaN cannot be stored")
+           "does not fit the stored", "NaN cannot be stored", "NaT cannot be stored",
+           "cannot be stored exactly")
 
 
 def _deliberate(refused, mine_refused):

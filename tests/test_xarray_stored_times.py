@@ -139,3 +139,17 @@ def test_times_are_appended_in_units_spelled_otherwise(tmp_path, units):
     for values in (more, more.chunk()):
         zx.to_zarrx(values, tmp_path / "z.zarr", append_dim="time")
     assert zarrx.open_array(tmp_path / "z.zarr", path="time")[...].tolist() == [0, 1, 2, 2]
+
+
+@pytest.mark.parametrize("first_writer", ["zarr", "zarrx"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_nat_alone_is_appended_to_times_stored_as_int64(tmp_path, first_writer, lazy):
+    # (NaT needs no unit: a block of NaT alone asked xarray's coders for seconds, refused)
+    ds = xr.Dataset({"v": ("t", np.array([0, 0], dtype="i1"))},
+                    coords={"t": np.array(["2001-09-09T01:46:40", "NaT"], dtype="M8[ns]")})
+    path = tmp_path / "z.zarr"
+    head, tail = ds.isel(t=[0]), ds.isel(t=[1])
+    head.to_zarr(path) if first_writer == "zarr" else zx.to_zarrx(head, path)
+    zx.to_zarrx(tail.chunk() if lazy else tail, path, append_dim="t")
+    for engine in ("zarr", "zarrx"):
+        xr.testing.assert_identical(read(path, engine), ds)

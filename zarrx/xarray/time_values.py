@@ -46,27 +46,32 @@ def _check_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,
 
     values = np.asarray(block)
     units = enc["units"]
-    try:
-        with warnings.catch_warnings():     # (the units it would change to are refused below)
-            warnings.simplefilter("ignore")
-            if values.dtype.kind == "M":
-                num, used, _ = encode_cf_datetime(values, units, enc.get("calendar"), dtype)
-            else:
-                num, used = encode_cf_timedelta(values, units, dtype)
-    except (TypeError, ValueError, KeyError) as exc:   # (KeyError: units it cannot parse)
-        # refused as the eager encoding of the variable names it (dask values would raise
-        # xarray's own error as the graph computes)
-        error = ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError
-        raise error(f"to_zarrx: variable {name!r}: xarray's CF encoding refused it "
-                    f"({type(exc).__name__}: {exc})") from exc
-    where = f"to_zarrx: variable {name!r}"
-    if _unit(used) != _unit(units):     # (the units and reference date may be respelled)
-        raise ArgumentError(f"{where}: its values cannot be stored exactly as {dtype} "
-                            f"{units!r}, {whose} units (they would need {used!r})")
     missing = np.isnat(values)
+    present = values[~missing]          # (NaT needs no unit: it is encoded apart)
+    where = f"to_zarrx: variable {name!r}"
+    if present.size:
+        try:
+            with warnings.catch_warnings():     # (the units it would change to: refused below)
+                warnings.simplefilter("ignore")
+                if values.dtype.kind == "M":
+                    num, used, _ = encode_cf_datetime(present, units, enc.get("calendar"),
+                                                      dtype)
+                else:
+                    num, used = encode_cf_timedelta(present, units, dtype)
+        except (TypeError, ValueError, KeyError) as exc:   # (KeyError: units it cannot parse)
+            # refused as the eager encoding of the variable names it (dask values would raise
+            # xarray's own error as the graph computes)
+            error = ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError
+            raise error(f"{where}: xarray's CF encoding refused it "
+                        f"({type(exc).__name__}: {exc})") from exc
+        if _unit(used) != _unit(units):     # (the units and reference date may be respelled)
+            raise ArgumentError(f"{where}: its values cannot be stored exactly as {dtype} "
+                                f"{units!r}, {whose} units (they would need {used!r})")
+    else:
+        num = np.zeros(0, dtype)
     fill = enc.get("_FillValue", enc.get("missing_value"))
-    _check_range(np.asarray(num), missing, bool(missing.any()) and fill is None, dtype, units,
-                 name)
+    _check_range(np.asarray(num), np.zeros(np.shape(num), bool),
+                 bool(missing.any()) and fill is None, dtype, units, name)
     return block
 
 
