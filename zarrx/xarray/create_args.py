@@ -20,17 +20,33 @@ ZARR_KEYS = {"chunks", "shards", "compressors", "filters", "serializer",
 
 
 def _codec_arg(value: Any) -> Any:
-    """A codec setting from a variable's encoding: zarrx codecs and metadata dicts as given,
-    zarr-python or numcodecs codec objects by their metadata."""
+    """A codec setting from a variable's encoding: zarrx codecs, metadata dicts and zarr-python
+    codec objects as given (``create_array`` fills in what a zarr-python codec leaves to the
+    array, as blosc's ``typesize`` and ``shuffle``, which its ``to_dict()`` would spell as
+    ``1`` and ``"bitshuffle"``), numcodecs codec objects by their configuration."""
     if value is None or isinstance(value, (str, dict)):
         return value
     if isinstance(value, (list, tuple)):
         return [_codec_arg(v) for v in value]
-    for method in ("to_dict", "get_config"):
-        fn = getattr(value, method, None)
-        if callable(fn) and not type(value).__module__.startswith("zarrx"):
-            return fn()
+    fn = getattr(value, "get_config", None)
+    if callable(fn) and not type(value).__module__.startswith("zarrx"):
+        return fn()
     return value
+
+
+def _codec_name(codec: Any) -> str | None:
+    """The name of a codec setting: a metadata dict's ``id`` or ``name``, a zarrx codec's
+    name, a zarr-python codec's by its ``to_dict()``."""
+    if isinstance(codec, dict):
+        return codec.get("id", codec.get("name"))
+    name = getattr(codec, "name", None)
+    if isinstance(name, str):
+        return name
+    to_dict = getattr(codec, "to_dict", None)
+    if callable(to_dict):
+        doc = to_dict()
+        return doc.get("name") if isinstance(doc, dict) else None
+    return None
 
 
 VLEN_CODECS = ("vlen-utf8", "vlen-bytes")
@@ -43,10 +59,9 @@ def _vlen_codecs(encoding: Mapping) -> list[str]:
     for key in ("filters", "serializer"):
         codecs = _codec_arg(encoding.get(key))
         for codec in codecs if isinstance(codecs, list) else [codecs]:
-            if isinstance(codec, dict):
-                name = codec.get("id", codec.get("name"))
-                if name in VLEN_CODECS:
-                    found.append(name)
+            name = _codec_name(codec)
+            if name in VLEN_CODECS:
+                found.append(name)
     return found
 
 
@@ -64,7 +79,7 @@ def asks_vlen_bytes(encoding: Mapping) -> bool:
 
 
 def _vlen_name(codec: Any) -> str | None:
-    name = codec.get("id", codec.get("name")) if isinstance(codec, dict) else None
+    name = _codec_name(codec)
     return name if name in VLEN_CODECS else None
 
 

@@ -11,8 +11,9 @@ from zarrx.array import Array
 from zarrx.errors import ArgumentError, ArgumentKeyError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
+from zarrx.xarray.time_values import check_times
 
-__all__ = ["resolve_region", "existing_variable", "stored_sizes"]
+__all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed"]
 
 CF_KEYS = ("dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding")
@@ -140,6 +141,11 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
+    if var.dtype.kind in "SUT" and stored.dtype.kind not in "OSUT":
+        # (refused before xarray's coders try to cast the text to the stored numbers)
+        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                                f"{stored.dtype} values; cannot store values of dtype "
+                                f"{var.dtype}")
     if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
         var = _fixed_text(var, stored.dtype, name)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
@@ -160,19 +166,23 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
     # (a StringDType "dtype" marks how the strings were read, not a conversion to make)
     var.encoding = {k: v for k, v in stored.encoding.items() if k in CF_KEYS
                     and not (k == "dtype" and np.dtype(v).kind == "T")}
-    return _check_packed(var, name)
+    return check_times(check_packed(var, name), name)
 
 
-def _check_packed(var: Any, name: str) -> Any:
-    """``var`` with its numbers checked to fit the variable stored as integers once packed by
-    its ``scale_factor`` / ``add_offset`` (xarray's coders cast them: 70000 would wrap to 4464
-    in int16), NaN needing a ``_FillValue`` (or ``missing_value``) to stand for it (it would
-    become 0). Values held in memory are checked now; dask-backed values block by block as the
-    graph computes, each before the coders cast it (blocks written before a refused one stay
-    written)."""
+def check_packed(var: Any, name: str) -> Any:
+    """``var`` with its numbers checked to fit the integers its encoding stores them as (a
+    stored variable's, or a new one's ``dtype``) once packed by its ``scale_factor`` /
+    ``add_offset`` (xarray's coders cast them: 70000 would wrap to 4464 in int16), NaN needing
+    a ``_FillValue`` (or ``missing_value``) to stand for it (it would become 0). Values held
+    in memory are checked now; dask-backed values block by block as the graph computes, each
+    before the coders cast it (blocks written before a refused one stay written)."""
     enc = var.encoding
-    dtype = np.dtype(enc.get("dtype", var.dtype))
-    if dtype.kind not in "iu" or var.dtype.kind not in "biuf":
+    try:
+        dtype = np.dtype(enc.get("dtype", var.dtype))
+    except TypeError:                   # (a dtype xarray's coders refuse, naming it)
+        return var
+    if dtype.kind not in "iu" or var.dtype.kind not in "biuf" or (
+            dtype == var.dtype and "scale_factor" not in enc and "add_offset" not in enc):
         return var
     if not _is_lazy(var):
         _check_numbers(var.values, var.dtype, enc, dtype, name)

@@ -23,6 +23,8 @@ from zarrx.xarray.create_args import (asks_vlen_bytes as _asks_vlen_bytes,
                                       creation_kwargs as _creation_kwargs)
 from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr, \
     storage_dtype
+from zarrx.xarray.region import check_packed
+from zarrx.xarray.time_values import check_encoded_times, check_times
 
 __all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS"]
 
@@ -59,7 +61,7 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     except TypeError as exc:
         raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
-    except ValueError as exc:
+    except (ValueError, KeyError) as exc:     # (KeyError: time units it cannot parse)
         raise ArgumentError(f"{where}: xarray's CF encoding refused it "
                             f"({type(exc).__name__}: {exc})") from exc
     # (a _FillValue of None stays there: it asks for no fill value)
@@ -74,6 +76,10 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    append_dim: Hashable | None, slices: dict,
                    write_empty: bool | None, given: bool = False) -> Plan:
     where = f"to_zarrx: variable {name!r}"
+    if is_new:      # (before xarray's coders cast them; dask values block by block)
+        var = check_packed(var, name)
+        if _is_dask(var.data):
+            var = check_times(var, name, "its encoding's")
     encoded = _encode(var, name, fmt, given)
     dtype, data = storage_dtype(encoded.data, encoded.dtype, fmt, where,
                                 variable_text=is_new and _asks_vlen_utf8(encoded.encoding),
@@ -87,6 +93,7 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         axis = dims.index(str(append_dim)) if grow is not None else None
         return Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
                      write_empty=write_empty)
+    check_encoded_times(var, encoded, name)
     if encoded.dtype.kind in "OT" and _is_dask(encoded.data) and not _is_dask(data):
         # dask values of Python objects (or StringDType text stored fixed-width) were computed
         # to find their type or width, as xarray's writer computes them: their blocks no longer

@@ -25,6 +25,7 @@ from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, encode_attr
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
+from zarrx.xarray.zip_target import write_zip, zip_archive
 
 __all__ = ["to_zarrx"]
 
@@ -68,6 +69,15 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
 
+    archive = zip_archive(store, storage_options)
+    if archive is not None:     # entries cannot be replaced: written anew once written
+        return write_zip(to_zarrx, ds, archive, group, compute, mode=mode,
+                         encoding=encoding, consolidated=consolidated, append_dim=append_dim,
+                         region=region, zarr_format=zarr_format,
+                         write_empty_chunks=write_empty_chunks, safe_chunks=safe_chunks,
+                         align_chunks=align_chunks,
+                         chunkmanager_store_kwargs=chunkmanager_store_kwargs,
+                         write_inherited_coords=write_inherited_coords)
     tree_type = getattr(xr, "DataTree", None)      # (in xarray 2024.10 and later)
     if tree_type is not None and isinstance(ds, tree_type):
         from zarrx.xarray.tree import tree_to_zarrx

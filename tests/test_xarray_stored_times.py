@@ -1,0 +1,155 @@
+"""Times and time deltas appended (or written in a region) to a variable stored as integers in
+given units: refused when the stored integers cannot hold them exactly, where xarray's writer
+(and zarrx before) stored them wrapped, in other units than the stored ones, or NaT as 0."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+xr = pytest.importorskip("xarray")
+
+import zarrx  # noqa: E402
+import zarrx.xarray as zx  # noqa: E402
+
+from xarray_checks import read  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+def stored(path):
+    return {name: zarrx.open_array(path, path=name)[...].tolist() for name in ("o", "lag")}
+
+
+def first(tenc):
+    ds = xr.Dataset({"o": ("n", pd.to_datetime(["2000-01-01", "2000-01-02"])),
+                     "lag": ("n", np.array([1, 2], dtype="timedelta64[s]"))})
+    ds.o.encoding = {"units": "seconds since 2000-01-01", "dtype": "int32", **tenc}
+    ds.lag.encoding = {"units": "seconds", "dtype": "int16"}
+    return ds
+
+
+def more(when, lag=3):
+    return xr.Dataset({"o": ("n", np.array([when, "2000-01-04"], dtype="datetime64[ns]")),
+                       "lag": ("n", np.array([lag, 4], dtype="timedelta64[s]"))})
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("tenc, values, message", [
+    # 2100 wrapped to 1963 in int32 seconds
+    ({}, more("2100-01-01"), "'o': a value encoded as 3155760000 'seconds since 2000-01-01' "
+                             "does not fit the stored int32 values (-2147483648 to 2147483647)"),
+    # stored in milliseconds under the stored "seconds" units: read back in 2005
+    ({}, more("2000-01-03T00:00:00.5"), "'o': its values cannot be stored exactly as int32 "
+                                        "'seconds since 2000-01-01', the stored variable's "
+                                        "units (they would need 'milliseconds since "
+                                        "2000-01-01')"),
+    # NaT stored as 0: read back as 2000-01-01
+    ({}, more("NaT"), "'o': NaT cannot be stored in the stored int32 values, which have no "
+                      "_FillValue"),
+    ({"_FillValue": -1}, more("2000-01-03", 40000), "'lag': a value encoded as 40000 'seconds' "
+                                                    "does not fit the stored int16 values "
+                                                    "(-32768 to 32767)"),
+])
+def test_times_the_stored_integers_cannot_hold_exactly_are_refused(tmp_path, fmt, lazy, tenc,
+                                                                   values, message):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(first(tenc), path, zarr_format=fmt)
+    before = stored(path)
+    for kw in ({"append_dim": "n"}, {"region": {"n": slice(0, 2)}}):
+        with pytest.raises(zarrx.ArgumentError, match=re.escape(
+                f"to_zarrx: variable {message}")):
+            zx.to_zarrx(values.chunk(n=1) if lazy else values, path, **kw)
+        if not lazy:        # (dask values: blocks before a refused one may be written)
+            assert stored(path) == before
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_times_the_stored_integers_hold_are_appended(tmp_path, fmt):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(first({"_FillValue": -1}), path, zarr_format=fmt)
+    zx.to_zarrx(more("NaT").chunk(n=1), path, append_dim="n")
+    zx.to_zarrx(more("2001-01-01"), path, append_dim="n")
+    got = read(path, "zarrx")
+    np.testing.assert_array_equal(got.o.values, np.array(
+        ["2000-01-01", "2000-01-02", "NaT", "2000-01-04", "2001-01-01", "2000-01-04"],
+        dtype="datetime64[ns]"))
+    assert (got.lag.values / np.timedelta64(1, "s")).tolist() == [1, 2, 3, 4, 3, 4]
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("values, enc, message", [
+    (["2000-01-01", "2100-01-01"], {}, "a value encoded as 3155760000 'seconds since "
+                                       "2000-01-01' does not fit the stored int32 values "
+                                       "(-2147483648 to 2147483647)"),
+    (["2000-01-01", "NaT"], {}, "NaT cannot be stored in the stored int32 values, which have "
+                                "no _FillValue"),
+])
+def test_new_times_the_integers_of_their_encoding_cannot_hold_are_refused(tmp_path, lazy,
+                                                                          values, enc, message):
+    # engine "zarr" (and zarrx before) stored 2100 as 1963 and NaT as 2000-01-01
+    ds = xr.Dataset({"o": ("n", np.array(values, dtype="datetime64[ns]"))})
+    ds.o.encoding = {"units": "seconds since 2000-01-01", "dtype": "int32", **enc}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(f"to_zarrx: variable 'o': {message}")):
+        zx.to_zarrx(ds.chunk(n=1) if lazy else ds, tmp_path / "z.zarr")
+    ds.o.encoding["_FillValue"] = -1
+    if "NaT" in values:
+        zx.to_zarrx(ds.chunk(n=1) if lazy else ds, tmp_path / "z.zarr", mode="w")
+        xr.testing.assert_identical(read(tmp_path / "z.zarr", "zarrx"), ds)
+
+
+def test_new_dask_times_needing_finer_units_than_their_encoding_are_an_argument_error(tmp_path):
+    # (values in memory are stored in the finer units, as xarray's coders store them)
+    ds = xr.Dataset({"o": ("n", np.array(["2000-01-01", "2000-01-01T00:00:00.5"],
+                                         dtype="datetime64[ns]"))})
+    ds.o.encoding = {"units": "seconds since 2000-01-01", "dtype": "int32"}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: variable 'o': its values cannot be stored exactly as int32 'seconds "
+            "since 2000-01-01', its encoding's units (they would need 'milliseconds since "
+            "2000-01-01')")):
+        zx.to_zarrx(ds.chunk(n=1), tmp_path / "z.zarr")
+    zx.to_zarrx(ds, tmp_path / "z.zarr", mode="w")
+    xr.testing.assert_identical(read(tmp_path / "z.zarr", "zarrx"), ds)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_time_units_the_coders_cannot_parse_are_an_argument_error(tmp_path, lazy):
+    # (xarray's coders raise a KeyError: 'ds')
+    ds = xr.Dataset({"o": ("n", np.array(["2000-01-01", "2000-01-03"], dtype="datetime64[ns]"))})
+    ds.o.encoding = {"units": "d since 2000-01-01", "dtype": "int32"}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: variable 'o': xarray's CF encoding refused it (KeyError: 'ds')")):
+        zx.to_zarrx(ds.chunk(n=1) if lazy else ds, tmp_path / "z.zarr")
+
+
+@pytest.mark.parametrize("units", ["day since 2000-01-01", "Days since 2000-1-1"])
+def test_times_are_appended_in_units_spelled_otherwise(tmp_path, units):
+    # (as another writer may spell them; xarray's coders spell them "days since 2000-01-01")
+    ds = xr.Dataset({"v": ("time", [1.0, 2.0])},
+                    coords={"time": np.array(["2000-01-01", "2000-01-02"], "M8[ns]")})
+    ds.time.encoding = {"dtype": "int32"}
+    zx.to_zarrx(ds, tmp_path / "z.zarr", consolidated=False)
+    zarrx.open_array(tmp_path / "z.zarr", path="time", mode="r+").attrs["units"] = units
+    more = xr.Dataset({"v": ("time", [3.0])}, coords={"time": np.array(["2000-01-03"], "M8[ns]")})
+    for values in (more, more.chunk()):
+        zx.to_zarrx(values, tmp_path / "z.zarr", append_dim="time")
+    assert zarrx.open_array(tmp_path / "z.zarr", path="time")[...].tolist() == [0, 1, 2, 2]
+
+
+@pytest.mark.parametrize("first_writer", ["zarr", "zarrx"])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_nat_alone_is_appended_to_times_stored_as_int64(tmp_path, first_writer, lazy):
+    # (NaT needs no unit: a block of NaT alone asked xarray's coders for seconds, refused)
+    ds = xr.Dataset({"v": ("t", np.array([0, 0], dtype="i1"))},
+                    coords={"t": np.array(["2001-09-09T01:46:40", "NaT"], dtype="M8[ns]")})
+    path = tmp_path / "z.zarr"
+    head, tail = ds.isel(t=[0]), ds.isel(t=[1])
+    head.to_zarr(path) if first_writer == "zarr" else zx.to_zarrx(head, path)
+    zx.to_zarrx(tail.chunk() if lazy else tail, path, append_dim="t")
+    for engine in ("zarr", "zarrx"):
+        xr.testing.assert_identical(read(path, engine), ds)
