@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Hashable
+from typing import Any
 
 from zarrx.store.base import Store
 
@@ -28,26 +29,31 @@ class _Held:
         self.users = 0
 
 
-class KeyedLocks:
-    """``with locks(name):`` holds the lock of ``name`` (any hashable): one lock per name in
-    use, made on first use and dropped when its last user leaves, so different names never
-    wait for each other."""
+class _KeyedTable:
+    """The table of a keyed lock: one entry per name in use, behind ``_guard``; a forked child
+    starts with an empty table (a lock held by another thread at the fork stays held)."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
-        self._table: dict[Hashable, _Held] = {}
+        self._table: dict[Hashable, Any] = {}
         os.register_at_fork(after_in_child=self._reset)
 
     def _reset(self) -> None:
         self._guard, self._table = threading.Lock(), {}
 
-    def __call__(self, name: Hashable) -> _Holding:
-        return _Holding(self, name)
-
     def __len__(self) -> int:
         """How many names have a lock now (none once every holder has left)."""
         with self._guard:
             return len(self._table)
+
+
+class KeyedLocks(_KeyedTable):
+    """``with locks(name):`` holds the lock of ``name`` (any hashable): one lock per name in
+    use, made on first use and dropped when its last user leaves, so different names never
+    wait for each other."""
+
+    def __call__(self, name: Hashable) -> _Holding:
+        return _Holding(self, name)
 
 
 class _Holding:
@@ -100,7 +106,7 @@ class _Modes:
         self.users = 0
 
 
-class KeyedSharedLocks:
+class KeyedSharedLocks(_KeyedTable):
     """``with locks.shared(name):`` and ``with locks.exclusive(name):``: many threads may hold
     the lock of ``name`` shared at once, one thread exclusively, and no one shared then. A
     thread waiting for it exclusively goes before threads arriving for it shared, so a stream
@@ -108,23 +114,11 @@ class KeyedSharedLocks:
     takes it again shared at once, and exclusively again if it holds it exclusively. One lock
     per name in use, dropped when its last user leaves; a forked child starts with none held."""
 
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._table: dict[Hashable, _Modes] = {}
-        os.register_at_fork(after_in_child=self._reset)
-
-    def _reset(self) -> None:
-        self._guard, self._table = threading.Lock(), {}
-
     def shared(self, name: Hashable) -> _ModeHolding:
         return _ModeHolding(self, name, False)
 
     def exclusive(self, name: Hashable) -> _ModeHolding:
         return _ModeHolding(self, name, True)
-
-    def __len__(self) -> int:
-        with self._guard:
-            return len(self._table)
 
 
 class _ModeHolding:
