@@ -32,8 +32,8 @@ from typing import BinaryIO
 from zarrx.errors import StoreError, ZarrUserWarning
 from zarrx.store.base import key_problem
 
-__all__ = ["checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO", "MAX_LZMA_RATIO",
-           "INFLATE_CACHE_BYTES"]
+__all__ = ["checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
+           "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
 
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the name
 _LOCAL_MAGIC = b"PK\x03\x04"
