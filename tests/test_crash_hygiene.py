@@ -16,6 +16,7 @@ import pytest
 
 import zarrx
 from zarrx.store import LocalStore
+from zarrx.store._localwrite import set_link_method
 from zarrx.store.localfs import TMP_MARK
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork and SIGKILL")
@@ -38,23 +39,44 @@ def killed_while_writing(store: LocalStore, key: str) -> int:
     return pid
 
 
-def killed_in_the_write_kernel(store: LocalStore, key: str, folder: Path) -> int:
+def killed_in_the_write_kernel(store: LocalStore, key: str, folder: Path, how: str) -> int:
     """Fork a child that writes a large value of ``key`` (a plain key: the C write kernel
-    takes it) and kill it once its temporary file is in ``folder``; its pid."""
+    takes it, naming unnamed files ``how``: see ``_localwrite.link_method``) and kill it while
+    its file in ``folder`` is being written; its pid."""
     pid = os.fork()
     if pid == 0:
         try:
+            set_link_method(how)
             store.set(key, b"x" * (768 << 20))
         finally:
             os._exit(1)
     deadline = time.monotonic() + 60
-    while not any(TMP_MARK in n for n in os.listdir(folder)):
-        assert time.monotonic() < deadline, "the child's temporary file never appeared"
+    while not writing_in(pid, folder):
+        assert time.monotonic() < deadline, "the child's file never appeared"
         assert os.waitpid(pid, os.WNOHANG) == (0, 0), "the child finished before the kill"
     os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
     return pid
+
+
+def writing_in(pid: int, folder: Path) -> bool:
+    """Whether process ``pid`` has a file open in ``folder``: a temporary file, or an unnamed
+    one (``O_TMPFILE``, which /proc shows as ``#<inode> (deleted)``)."""
+    if any(TMP_MARK in n for n in os.listdir(folder)):
+        return True
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(f"{folder}/#"):
+            return True
+    return False
 
 
 def temp_files(root: Path) -> list[str]:
@@ -74,15 +96,32 @@ def test_a_killed_writer_leaves_an_invisible_recognisable_temp_file(tmp_path):
 
 
 def test_a_writer_killed_in_the_write_kernel_leaves_the_old_value(tmp_path):
+    """Named temporary files (where unnamed ones cannot be linked): a recognisable one is left,
+    which ``sweep`` removes."""
     root = tmp_path / "data.zarr"
     a = zarrx.create_array(str(root), shape=(4,), dtype="i2", chunks=(2,))
     a[:] = np.arange(4)
-    pid = killed_in_the_write_kernel(a.store, "c/0", root / "c")
+    pid = killed_in_the_write_kernel(a.store, "c/0", root / "c", "none")
     [left] = temp_files(root)
     assert re.fullmatch(rf"c/\.0\.zarrx-tmp-{pid}-[0-9a-f]{{16}}", left)
     assert sorted(a.store.list_prefix("")) == ["c/0", "c/1", "zarr.json"]
     np.testing.assert_array_equal(zarrx.open_array(str(root), mode="r")[:], np.arange(4))
     assert a.store.sweep(older_than=None) == [left] and temp_files(root) == []
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+@pytest.mark.parametrize("how", ["fd", "proc"])
+@pytest.mark.parametrize("key", ["c/0", "c/3"])
+def test_a_writer_killed_writing_an_unnamed_file_leaves_nothing(tmp_path, how, key):
+    """An existing key (c/0) and a new one (c/3): the file being written has no name yet, so
+    the kill leaves nothing behind, not even a temporary file."""
+    root = tmp_path / "data.zarr"
+    a = zarrx.create_array(str(root), shape=(8,), dtype="i2", chunks=(2,))
+    a[:4] = np.arange(4)
+    killed_in_the_write_kernel(a.store, key, root / "c", how)
+    assert temp_files(root) == []
+    assert sorted(os.listdir(root / "c")) == ["0", "1"]
+    np.testing.assert_array_equal(zarrx.open_array(str(root), mode="r")[:4], np.arange(4))
 
 
 @pytest.mark.parametrize("how", ["overwrite", "del", "delete_prefix"])

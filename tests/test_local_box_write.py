@@ -19,7 +19,8 @@ from zarrx.store import LocalStore
 
 from box_arrays import (box_write_case, draw_box, raw_array, stored_both_ways,
                         whole_and_cell_writers)
-from zarrx.store._localwrite import write_box
+from link_methods import linking  # noqa: F401  (a fixture)
+from zarrx.store._localboxwrite import write_box
 
 
 @pytest.fixture
@@ -214,7 +215,8 @@ def test_every_split_into_tasks_covers_each_chunk_once(tmp_path, kernel_chunks, 
     np.testing.assert_array_equal(zarrx.open_array(LocalStore(tmp_path), path="g/a")[...], a)
 
 
-def test_whole_chunk_writes_and_partial_writes_of_one_chunk_lose_nothing(tmp_path, kernel_chunks):
+def test_whole_chunk_writes_and_partial_writes_of_one_chunk_lose_nothing(tmp_path, kernel_chunks,
+                                                                          linking):
     """Whole replaces through the kernel (no object lock) against single-cell writes (see
     :func:`box_arrays.whole_and_cell_writers`) lose no update."""
     z = _array(tmp_path, (64,), (64,), "i4", fill=0)
@@ -240,7 +242,7 @@ def test_a_file_system_whose_locks_may_not_order_threads_takes_the_general_path(
 
 
 def test_a_replaced_chunk_gets_a_later_generation_than_the_one_it_replaces(tmp_path,
-                                                                          kernel_chunks):
+                                                                          kernel_chunks, linking):
     """Generations of a LocalStore are stamped with the clock; a chunk whose stored stamp is
     ahead of the clock (another machine's, a coarse one) still gets a later one."""
     z = _array(tmp_path, (8,), (4,), "i2")

@@ -1,19 +1,22 @@
-"""LocalStore's write kernel (zarrx.store._localwrite): a plain key is written in C through a
-temporary file and a rename, exactly as the Python path writes it; any failing system call
-leaves nothing behind and hands the write to the Python path, which words the error."""
+"""LocalStore's write kernel (zarrx.store._localwrite): a plain key is written in C through an
+unnamed file linked in (or a temporary file renamed, where unnamed files cannot be linked),
+with the same result as the Python path; any failing system call leaves nothing behind and
+hands the write to the Python path, which words the error."""
 from __future__ import annotations
 
 import errno
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from link_methods import linking  # noqa: F401  (a fixture)
 
 from zarrx.errors import StoreError
 from zarrx.store import LocalStore
-from zarrx.store._localwrite import put, temp_name
+from zarrx.store._localwrite import link_method, put, set_link_method, temp_name
 from zarrx.store.localfs import is_temp_name, open_how, temp_owner
 
 pytestmark = pytest.mark.skipif(LocalStore("/")._tree.real_root() is None,
@@ -127,3 +130,50 @@ def test_a_bad_key_is_reported_before_a_bad_value(store):
 def test_bytes_like_values_are_written_whole(store, value):
     store.set("k", value)
     assert store.get("k") == bytes(value)
+
+
+@pytest.mark.parametrize("key", ["k", "c/0.1"])
+@pytest.mark.parametrize("sync", [False, True])
+def test_each_way_of_naming_writes_new_and_existing_keys(store, tmp_path, linking, key, sync):
+    root = tmp_path / "root"
+    os.makedirs((root / key).parent, exist_ok=True)
+    before = set(files(root))
+    assert kernel(store, key, b"first", sync) == 0
+    first = os.stat(root / key).st_mtime_ns
+    assert kernel(store, key, b"second value", sync) == 0     # replaced under the lock
+    assert store.get(key) == b"second value"
+    assert os.stat(root / key).st_mtime_ns > first
+    assert set(files(root)) - before == {key}                  # no temporary file left
+    assert link_method() == linking
+
+
+def test_set_link_method_names_the_ways():
+    with pytest.raises(ValueError, match=r"expected one of \['fd', 'proc', 'none'\], "
+                                         r"found 'path'"):
+        set_link_method("path")
+
+
+@pytest.mark.skipif(not (shutil.which("unshare") and os.geteuid() == 0),
+                    reason="needs root and unshare(1) to hide /proc")
+def test_a_process_that_cannot_link_unnamed_files_writes_temporary_ones(tmp_path):
+    """Linking through /proc fails when /proc is not there: the write is made through a
+    temporary file instead, and the process writes temporary files from then on."""
+    root = tmp_path / "root"
+    code = textwrap.dedent(f"""
+        from zarrx.store import LocalStore
+        from zarrx.store._localwrite import link_method, set_link_method
+        s = LocalStore({str(root)!r})
+        s.set("a/k", b"old")
+        set_link_method("proc")
+        s.set("a/k", b"new")
+        s.set("a/n", b"fresh")
+        print(link_method(), s.get("a/k"), s.get("a/n"))
+    """)
+    run = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                          'mount -t tmpfs none /proc && exec "$0" -c "$1"', sys.executable,
+                          code], capture_output=True, text=True)
+    if "mount" in run.stderr or "unshare" in run.stderr:
+        pytest.skip(f"cannot hide /proc here: {run.stderr.strip()}")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["none", "b'new'", "b'fresh'"]
+    assert sorted(os.listdir(root / "a")) == ["k", "n"]

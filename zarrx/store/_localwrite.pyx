@@ -1,44 +1,42 @@
-# zarrx-sources: csrc/zx_copy.c
 """Whole-file writes of keys below a :class:`~zarrx.store.local.LocalStore` root, without
 the GIL: ``openat2`` of the key's directory (``RESOLVE_NO_SYMLINKS``, as every local-store
-open), a new temporary file in it (``O_CREAT | O_EXCL | O_NOFOLLOW``, named as
-:func:`zarrx.store.localfs.temp_name` names them), the data, a nanosecond mtime stamp, an
-optional ``fsync``, then the rename: ``renameat2(RENAME_NOREPLACE)`` for a new key, else a
-``renameat`` over the key while holding an exclusive ``flock`` on the file it replaces (as
-conditional writers do, so that a concurrent read-modify-write never writes back over it), and
-an optional ``fsync`` of the directory.
+open), then the data in a file of its own, a nanosecond mtime stamp and an optional ``fsync``,
+before the file gets the key's name:
 
-- :func:`put` is the fast path of :meth:`LocalStore.set`. A key it is not sure about (see
-  :func:`zarrx.store._localread.plain_key`) is not attempted, and any failing system call (a
-  missing directory, a link, a full disk, ...) removes the temporary file and reports the
-  errno: the caller then takes the Python path, which makes directories, validates the key
-  fully and words the error. Nothing is visible at the key until the rename.
-- :func:`write_box` writes the raw chunks a box of an array covers whole, each gathered
-  from the value into a scratch buffer and written as above, with no Python object per chunk
-  (the mirror of :mod:`zarrx.store._localbox`). The directory of a run of chunks is opened
-  once. Each replace holds an exclusive ``flock`` on the file it replaces, as conditional
-  writers do, so that a read-modify-write of the same chunk by another thread or process never
-  writes back over it. Chunks it does not write (covered in part, all fill, or failing) are
-  handed back.
+- **an unnamed file** (``O_TMPFILE``) where the file system makes them, linked in with
+  ``linkat``, which fails when the name exists. A new key is then written with one change to
+  the directory, and a writer killed before the link leaves nothing behind;
+- else **a temporary file** (``O_CREAT | O_EXCL | O_NOFOLLOW``, named as
+  :func:`zarrx.store.localfs.temp_name` names them) renamed with
+  ``renameat2(RENAME_NOREPLACE)``;
+- **a key that exists** is replaced by a ``renameat`` of a temporary file (an unnamed one gets
+  a temporary name first) while holding an exclusive ``flock`` on the file it replaces, as
+  conditional writers do, so that a concurrent read-modify-write never writes back over it.
+
+Then an optional ``fsync`` of the directory. Nothing is visible at the key until the link or
+the rename. ``linkat`` names an unnamed file by its descriptor (``AT_EMPTY_PATH``) when the
+process may (``CAP_DAC_READ_SEARCH``), else by its ``/proc/self/fd`` path; a process where
+neither works writes temporary files.
+
+:func:`put` is the fast path of :meth:`LocalStore.set`. A key it is not sure about (see
+:func:`zarrx.store._localread.plain_key`) is not attempted, and any failing system call (a
+missing directory, a link, a full disk, ...) removes the temporary file and reports the errno:
+the caller then takes the Python path, which makes directories, validates the key fully and
+words the error. The box writer (:mod:`zarrx.store._localboxwrite`) writes chunks through
+:func:`_commit`.
 """
 from libc.stdint cimport uint64_t, int64_t
 from libc.string cimport memcpy
-from libc.errno cimport errno, EEXIST, EINTR, EINVAL, ENOENT, EAGAIN, ENOSYS
+from libc.errno cimport errno, EEXIST, EINTR, EINVAL, ENOENT, EAGAIN, ENOSYS, EPERM
+from libc.stdio cimport snprintf
 from posix.unistd cimport close, write, fsync, getpid
 from posix.fcntl cimport openat, O_WRONLY, O_CREAT, O_EXCL, O_RDONLY
 from posix.stat cimport futimens, fstat, fstatat, struct_stat
 from posix.time cimport timespec, clock_gettime, CLOCK_REALTIME
-from libc.stdlib cimport malloc, free
-from libc.stddef cimport ptrdiff_t
 from cpython.bytes cimport PyBytes_AS_STRING
-cimport numpy as cnp
 
-from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box, zx_is_all
 from zarrx._clib.zx_openat2 cimport zx_openat2
-from zarrx.store._localbox cimport HeldDir, _chunk_at, _hold_folder, _key_path, _release_folder
 from zarrx.store._localread cimport _plain_key
-
-cnp.import_array()
 
 cdef extern from "<fcntl.h>" nogil:
     int O_DIRECTORY, O_NOFOLLOW, O_CLOEXEC
@@ -53,6 +51,10 @@ cdef extern from "<sys/stat.h>" nogil:
 
 cdef extern from "<unistd.h>" nogil:
     int unlinkat(int dirfd, const char* path, int flags)
+    int linkat(int olddirfd, const char* oldpath, int newdirfd, const char* newpath, int flags)
+
+cdef extern from "<fcntl.h>" nogil:
+    int O_TMPFILE, AT_EMPTY_PATH, AT_SYMLINK_FOLLOW, AT_FDCWD
 
 cdef extern from "<sys/file.h>" nogil:
     int flock(int fd, int op)
@@ -140,6 +142,30 @@ cdef int _write_all(int fd, const unsigned char* p, Py_ssize_t n) noexcept nogil
     return 0
 
 
+cdef int _fill(int fd, const unsigned char* data, Py_ssize_t size, bint sync, int64_t after,
+               int64_t* stamped) noexcept nogil:
+    """Write ``data`` into the new file ``fd``, stamp it later than ``after`` (the stamp into
+    ``stamped``) and, with ``sync``, ``fsync`` it: 0, or an errno."""
+    cdef timespec now
+    cdef timespec stamp[2]
+    cdef int64_t ns
+    cdef int err = _write_all(fd, data, size)
+    if err != 0:
+        return err
+    clock_gettime(CLOCK_REALTIME, &now)
+    ns = <int64_t>now.tv_sec * 1000000000 + now.tv_nsec
+    if ns <= after:
+        ns = after + 1
+    stamped[0] = ns
+    stamp[0].tv_sec = ns // 1000000000
+    stamp[0].tv_nsec = ns % 1000000000
+    stamp[1] = stamp[0]
+    futimens(fd, stamp)                  # a file system without it keeps its own stamp
+    if sync and fsync(fd) != 0:
+        return errno
+    return 0
+
+
 cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
                 const unsigned char* data, Py_ssize_t size, bint sync, int64_t after,
                 int64_t* stamped) noexcept nogil:
@@ -147,9 +173,6 @@ cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
     stamped later than ``after`` (the stamp into ``stamped``): 0, or an errno with nothing
     left behind."""
     cdef int fd = -1, err = 0, tries
-    cdef timespec now
-    cdef timespec stamp[2]
-    cdef int64_t ns
     cdef long pid = getpid()
     for tries in range(TRIES):
         if _temp_name(tmp, name, name_len, pid) < 0:
@@ -160,19 +183,7 @@ cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
             break
     if fd < 0:
         return err or errno
-    err = _write_all(fd, data, size)
-    if err == 0:
-        clock_gettime(CLOCK_REALTIME, &now)
-        ns = <int64_t>now.tv_sec * 1000000000 + now.tv_nsec
-        if ns <= after:
-            ns = after + 1
-        stamped[0] = ns
-        stamp[0].tv_sec = ns // 1000000000
-        stamp[0].tv_nsec = ns % 1000000000
-        stamp[1] = stamp[0]
-        futimens(fd, stamp)              # a file system without it keeps its own stamp
-    if err == 0 and sync and fsync(fd) != 0:
-        err = errno
+    err = _fill(fd, data, size, sync, after, stamped)
     if close(fd) != 0 and err == 0:
         err = errno
     if err != 0:
@@ -180,29 +191,112 @@ cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
     return err
 
 
-cdef int _put_at(int dfd, const char* name, Py_ssize_t name_len, const unsigned char* data,
-                 Py_ssize_t size, bint sync, int64_t after) noexcept nogil:
-    """Write ``data`` as ``name`` in the directory ``dfd`` through a temporary file, ordered
-    with conditional writers (``zarrx.store.localcond``): a new file is linked in only if the
-    name is free (``RENAME_NOREPLACE``), an existing one is replaced only while holding an
-    exclusive ``flock`` on it (see :func:`_locked_rename`). 0, or an errno: where
-    ``RENAME_NOREPLACE`` is not supported (EINVAL, ENOSYS) or a lock cannot be taken, the
-    caller takes the Python path, which orders itself the same way."""
-    cdef char tmp[TMP_MAX]
-    cdef int64_t stamped
-    cdef int err = _stage(dfd, tmp, name, name_len, data, size, sync, after, &stamped)
-    if err != 0:
-        return err
-    if renameat2(dfd, tmp, dfd, name, ZX_RENAME_NOREPLACE) != 0:
+# How an unnamed file gets its name: by its descriptor (``AT_EMPTY_PATH``, which needs
+# CAP_DAC_READ_SEARCH), by its /proc/self/fd path, or not at all (temporary files only). A way
+# is given up only when the next one then works in the same directory.
+cdef enum:
+    LINK_BY_FD = 0
+    LINK_BY_PROC = 1
+    LINK_NONE = 2
+cdef int _link_how = LINK_BY_FD
+cdef const char* LINK_NAMES[3]
+LINK_NAMES[:] = [b"fd", b"proc", b"none"]
+
+
+cdef int _link(int fd, int dfd, const char* name) noexcept nogil:
+    """Link the unnamed file ``fd`` in as ``name`` in ``dfd``: 0, or an errno (EEXIST: the
+    name is taken)."""
+    global _link_how
+    cdef char proc[40]
+    cdef int err
+    if _link_how == LINK_BY_FD:
+        if linkat(fd, b"", dfd, name, AT_EMPTY_PATH) == 0:
+            return 0
         err = errno
-        if err == EEXIST:               # replace the current version under its lock
-            err = _locked_rename(dfd, tmp, name, stamped)
-        if err != 0:                    # EINVAL/ENOSYS (no RENAME_NOREPLACE): the Python path
-            unlinkat(dfd, tmp, 0)
+        if err != ENOENT and err != EPERM:
             return err
+    snprintf(proc, sizeof(proc), b"/proc/self/fd/%d", fd)
+    if linkat(AT_FDCWD, proc, dfd, name, AT_SYMLINK_FOLLOW) != 0:
+        return errno
+    if _link_how == LINK_BY_FD:
+        _link_how = LINK_BY_PROC
+    return 0
+
+
+cdef int _link_temp(int fd, int dfd, char* tmp, const char* name,
+                    Py_ssize_t name_len) noexcept nogil:
+    """Give the unnamed file ``fd`` a temporary name for ``name`` (into ``tmp``): 0, or an
+    errno."""
+    cdef int err = EEXIST, tries
+    cdef long pid = getpid()
+    for tries in range(TRIES):
+        if _temp_name(tmp, name, name_len, pid) < 0:
+            return errno
+        err = _link(fd, dfd, tmp)
+        if err != EEXIST:
+            break
+    return err
+
+
+cdef inline int _sync_dir(int dfd, bint sync) noexcept nogil:
     if sync and fsync(dfd) != 0:
         return errno
     return 0
+
+
+cdef int _swap(int dfd, const char* tmp, const char* name, int64_t stamped,
+               bint sync) noexcept nogil:
+    """Rename the temporary file ``tmp`` over ``name`` under the lock (see
+    :func:`_locked_rename`): 0, or an errno with ``tmp`` removed."""
+    cdef int err = _locked_rename(dfd, tmp, name, stamped)
+    if err != 0:
+        unlinkat(dfd, tmp, 0)
+        return err
+    return _sync_dir(dfd, sync)
+
+
+cdef int _commit(int dfd, const char* name, Py_ssize_t name_len, const unsigned char* data,
+                 Py_ssize_t size, bint sync, int64_t after, bint lock_always) noexcept nogil:
+    """Write ``data`` as ``name`` in the directory ``dfd``, stamped later than ``after``, as
+    the module's docstring describes: 0, or an errno with nothing left behind. Where
+    ``RENAME_NOREPLACE`` is not supported (EINVAL, ENOSYS), a temporary file replaces the key
+    under the lock with ``lock_always``, else the errno goes back (the caller's Python path
+    orders itself the same way). So does a lock that cannot be taken."""
+    global _link_how
+    cdef char tmp[TMP_MAX]
+    cdef int64_t stamped = 0
+    cdef int fd = -1, err, link_err = 0
+    if _link_how != LINK_NONE:
+        fd = openat(dfd, b".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0o666)
+    if fd >= 0:                          # else no unnamed files here: a temporary file
+        err = _fill(fd, data, size, sync, after, &stamped)
+        if err == 0:
+            err = _link(fd, dfd, name)
+            if err == EEXIST:            # the key exists: name the file, replace under lock
+                err = _link_temp(fd, dfd, tmp, name, name_len)
+                close(fd)
+                if err == 0:
+                    return _swap(dfd, tmp, name, stamped, sync)
+            else:
+                close(fd)
+                if err == 0:
+                    return _sync_dir(dfd, sync)
+        else:
+            close(fd)                    # the write failed: the file goes with its descriptor
+            return err
+        link_err = err
+    err = _stage(dfd, tmp, name, name_len, data, size, sync, after, &stamped)
+    if err != 0:
+        return err
+    if link_err == ENOENT or link_err == EPERM:
+        _link_how = LINK_NONE            # no way to link unnamed files where names work
+    if renameat2(dfd, tmp, dfd, name, ZX_RENAME_NOREPLACE) != 0:
+        err = errno
+        if err == EEXIST or (lock_always and (err == EINVAL or err == ENOSYS)):
+            return _swap(dfd, tmp, name, stamped, sync)
+        unlinkat(dfd, tmp, 0)
+        return err
+    return _sync_dir(dfd, sync)
 
 
 cdef int _put(const char* dirpath, const char* name, Py_ssize_t name_len,
@@ -213,7 +307,7 @@ cdef int _put(const char* dirpath, const char* name, Py_ssize_t name_len,
     dfd = zx_openat2(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, resolve)
     if dfd < 0:
         return errno
-    err = _put_at(dfd, name, name_len, data, size, sync, after)
+    err = _commit(dfd, name, name_len, data, size, sync, after, False)
     close(dfd)
     return err
 
@@ -251,6 +345,21 @@ def put(bytes root, str key, const unsigned char[::1] data, uint64_t resolve, bi
         err = _put(path, name, name_len, &data[0] if data.shape[0] else NULL, data.shape[0],
                    resolve, sync, after)
     return err
+
+
+def link_method():
+    """How this process names unnamed files: ``"fd"``, ``"proc"`` or ``"none"`` (see the
+    module's docstring)."""
+    return LINK_NAMES[_link_how].decode()
+
+
+def set_link_method(str how):
+    """Use ``how`` (as :func:`link_method` names them) from now on: for tests of each way."""
+    global _link_how
+    names = [LINK_NAMES[i].decode() for i in range(3)]
+    if how not in names:
+        raise ValueError(f"set_link_method: expected one of {names}, found {how!r}")
+    _link_how = names.index(how)
 
 
 def temp_name(str name):
@@ -307,29 +416,6 @@ cdef int _locked_rename(int dfd, const char* tmp, const char* name,
     return EAGAIN
 
 
-cdef int _replace_locked(int dfd, const char* name, Py_ssize_t name_len,
-                         const unsigned char* data, Py_ssize_t size, bint sync) noexcept nogil:
-    """As :func:`_put_at`, but ordered with conditional writers (``zarrx.store.localcond``):
-    a new file is linked in only if the name is free (``RENAME_NOREPLACE``: no other version to
-    order with); else the rename happens while holding an exclusive ``flock`` on the file it
-    replaces, stamped later than it. 0, or an errno."""
-    cdef char tmp[TMP_MAX]
-    cdef int64_t stamped = 0
-    cdef int err = _stage(dfd, tmp, name, name_len, data, size, sync, 0, &stamped)
-    if err != 0:
-        return err
-    if renameat2(dfd, tmp, dfd, name, ZX_RENAME_NOREPLACE) != 0:
-        err = errno
-        if err == EEXIST or err == EINVAL or err == ENOSYS:
-            err = _locked_rename(dfd, tmp, name, stamped)
-        if err != 0:
-            unlinkat(dfd, tmp, 0)
-            return err
-    if sync and fsync(dfd) != 0:
-        return errno
-    return 0
-
-
 #: file systems whose ``flock`` excludes every other open file description, threads of one
 #: process included (network file systems may emulate it with per-process locks)
 cdef long LOCAL_FS[12]
@@ -349,143 +435,3 @@ def flock_orders_threads(bytes path):
         if <unsigned long>st.f_type & 0xFFFFFFFF == <unsigned long>LOCAL_FS[i]:
             return True
     return False
-
-
-cdef struct Geometry:
-    int ndim
-    size_t itemsize
-    int64_t start[ZX_MAX_NDIM]      # the box's first cell
-    int64_t extent[ZX_MAX_NDIM]     # the box's shape (= the value's)
-    int64_t chunk[ZX_MAX_NDIM]      # the chunk shape
-    int64_t first[ZX_MAX_NDIM]      # the first chunk the box touches, per axis
-    int64_t count[ZX_MAX_NDIM]      # chunks the box touches, per axis
-    size_t nbytes                   # a chunk file's size
-
-
-cdef bint _gather(const Geometry* g, const char* src, const ptrdiff_t* sstride,
-                  const int64_t* k, char* buf) noexcept nogil:
-    """Copy chunk ``k`` (grid coordinates) from the value into ``buf`` (C order); False, having
-    copied nothing, when the box covers the chunk only in part."""
-    cdef int d
-    cdef int64_t lo
-    cdef ptrdiff_t off = 0, step = <ptrdiff_t>g.itemsize
-    cdef zx_box box
-    box.ndim = g.ndim
-    box.itemsize = g.itemsize
-    for d in range(g.ndim):
-        lo = k[d] * g.chunk[d]
-        if lo < g.start[d] or lo + g.chunk[d] > g.start[d] + g.extent[d]:
-            return False
-        off += <ptrdiff_t>(lo - g.start[d]) * sstride[d]
-        box.count[d] = <ptrdiff_t>g.chunk[d]
-        box.stride[0][d] = sstride[d]
-    for d in range(g.ndim - 1, -1, -1):
-        box.stride[1][d] = step
-        step *= <ptrdiff_t>g.chunk[d]
-    zx_copy_box(&box, src + off, buf)
-    return True
-
-
-def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, object fill,
-              cnp.ndarray scratch, uint64_t resolve, bint sync, Py_ssize_t lo, Py_ssize_t hi):
-    """Write chunks ``lo`` to ``hi`` (C order over the chunks the box touches) from ``src``;
-    return the indices (in that order) of the chunks the caller must write itself: those the
-    box covers only in part, those all of ``fill`` (when it is given: they are deleted, not
-    written, by the general path) and those whose write failed (the general path words it).
-
-    ``base``: the absolute path of the array's chunk keys up to the first coordinate (for
-    example ``b"/data/a/c/"``), whose directories exist; ``sep``: the separator between
-    coordinates; ``src``: the box's cells, of fixed-size items, any strides (0 for a broadcast
-    value); ``start``: the box's first cell; ``chunk``: the chunk shape (a file holds a whole
-    chunk, C order); ``fill``: one item, or None to write chunks of fill too; ``scratch``: a
-    writable C-contiguous array of at least a chunk's bytes that the call may overwrite."""
-    cdef Geometry g
-    cdef int d, ndim = cnp.PyArray_NDIM(src)
-    cdef Py_ssize_t bn = len(base), i, cut, end
-    cdef HeldDir folder
-    cdef int64_t k[ZX_MAX_NDIM]
-    cdef ptrdiff_t sstride[ZX_MAX_NDIM]
-    cdef char path[PATH_MAX]
-    cdef char* buf
-    cdef const char* srcp = <const char*>cnp.PyArray_DATA(src)
-    cdef const char* fillp = NULL
-    cdef char csep
-    cdef list left = []
-    cdef unsigned char* marks
-    if ndim < 1 or ndim > ZX_MAX_NDIM:
-        raise ValueError(f"write_box: expected 1 to {ZX_MAX_NDIM} dimensions, found {ndim}")
-    if src.dtype.hasobject:
-        raise ValueError("write_box: expected a value of fixed-size items")
-    if not (cnp.PyArray_IS_C_CONTIGUOUS(scratch) and cnp.PyArray_ISWRITEABLE(scratch)):
-        raise ValueError("write_box: expected a writable C-contiguous scratch array")
-    if len(start) != ndim or len(chunk) != ndim:
-        raise ValueError(f"write_box: expected {ndim} start and chunk entries, found "
-                         f"{len(start)} and {len(chunk)}")
-    if len(sep) != 1 or sep not in "/.":
-        raise ValueError(f"write_box: expected separator '/' or '.', found {sep!r}")
-    if bn == 0 or PyBytes_AS_STRING(base)[0] != 47:
-        raise ValueError("write_box: expected an absolute base path")
-    g.itemsize = <size_t>cnp.PyArray_ITEMSIZE(src)
-    if g.itemsize == 0:
-        raise ValueError("write_box: expected items of at least one byte")
-    if fill is not None:
-        if not isinstance(fill, bytes) or len(fill) != <Py_ssize_t>g.itemsize:
-            raise ValueError(f"write_box: expected a fill value of {g.itemsize} bytes or None")
-        fillp = PyBytes_AS_STRING(fill)
-    # the longest path: base, then per axis up to DIGITS digits and a separator, then a NUL
-    if bn + ndim * (DIGITS + 1) + 1 > PATH_MAX:
-        raise ValueError(f"write_box: a chunk path would exceed {PATH_MAX} bytes")
-    g.ndim = ndim
-    g.nbytes = g.itemsize
-    cdef Py_ssize_t nchunks = 1
-    for d in range(ndim):
-        g.start[d] = start[d]
-        g.extent[d] = cnp.PyArray_DIMS(src)[d]
-        g.chunk[d] = chunk[d]
-        sstride[d] = cnp.PyArray_STRIDES(src)[d]
-        if g.chunk[d] <= 0 or g.extent[d] <= 0 or g.start[d] < 0:
-            raise ValueError(f"write_box: expected chunk > 0, extent > 0 and start >= 0 on "
-                             f"axis {d}, found {g.chunk[d]}, {g.extent[d]} and {g.start[d]}")
-        if g.chunk[d] > (<int64_t>1 << 62) // <int64_t>g.nbytes \
-                or g.start[d] > (<int64_t>1 << 62) - g.extent[d]:
-            raise ValueError("write_box: the chunk size or the box overflows")
-        g.nbytes *= <size_t>g.chunk[d]
-        g.first[d] = g.start[d] // g.chunk[d]
-        g.count[d] = (g.start[d] + g.extent[d] - 1) // g.chunk[d] - g.first[d] + 1
-        nchunks *= g.count[d]
-    if <size_t>cnp.PyArray_NBYTES(scratch) < g.nbytes:
-        raise ValueError(f"write_box: expected a scratch array of at least {g.nbytes} bytes, "
-                         f"found {cnp.PyArray_NBYTES(scratch)}")
-    buf = <char*>cnp.PyArray_DATA(scratch)
-    if lo < 0 or hi > nchunks or lo > hi:
-        raise ValueError(f"write_box: chunk range {lo}..{hi} is outside 0..{nchunks}")
-    marks = <unsigned char*>malloc(<size_t>(hi - lo) + 1)
-    if marks == NULL:
-        raise MemoryError()
-    memcpy(path, PyBytes_AS_STRING(base), bn)
-    csep = ord(sep)
-    cdef char held[PATH_MAX]
-    folder.fd, folder.len, folder.path = -1, -1, held
-    try:
-        with nogil:
-            for i in range(lo, hi):
-                marks[i - lo] = 1
-                _chunk_at(i, ndim, g.first, g.count, k)
-                if not _gather(&g, srcp, sstride, k, buf):
-                    continue
-                if fillp != NULL and zx_is_all(buf, g.nbytes, fillp, g.itemsize):
-                    continue
-                end = _key_path(path + bn, ndim, k, csep) - path
-                cut = _hold_folder(&folder, path, end, resolve)
-                if folder.fd < 0:
-                    continue
-                marks[i - lo] = _replace_locked(folder.fd, path + cut + 1, end - cut - 1,
-                                                <const unsigned char*>buf,
-                                                <Py_ssize_t>g.nbytes, sync) != 0
-            _release_folder(&folder)
-        for i in range(lo, hi):
-            if marks[i - lo]:
-                left.append(i)
-    finally:
-        free(marks)
-    return left

@@ -225,7 +225,7 @@ class LocalStore(ConditionalFiles, FileListing):
 
     def box_writer(self, head: str, sep: str) -> BoxWriter | None:
         """A writer of the raw chunks a box covers whole, as files ``head`` + coordinates joined
-        by ``sep``, straight from the value by the kernel (:func:`_localwrite.write_box`),
+        by ``sep``, straight from the value by the kernel (:func:`_localboxwrite.write_box`),
         without the GIL (see :class:`BoxWriter`). None for a read-only store, where the kernel
         cannot open paths or write (no ``openat2``, or writes in Python), or when the keys are
         not plain."""

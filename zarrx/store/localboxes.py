@@ -1,6 +1,6 @@
 """The adapters between a :class:`~zarrx.store.local.LocalStore` and its box kernels: reading
 the raw chunks of a box straight into an output (:mod:`zarrx.store._localbox`) and writing them
-straight from a value (:func:`zarrx.store._localwrite.write_box`), with no Python object per
+straight from a value (:func:`zarrx.store._localboxwrite.write_box`), with no Python object per
 chunk. The store hands them out (``box_reader``, ``box_writer``) once it has checked that the
 kernels may serve its keys."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from zarrx.store._localbox import read_box
-from zarrx.store._localwrite import write_box
+from zarrx.store._localboxwrite import write_box
 from zarrx.store.localfs import FILE_FLAGS, LinkError, open_how
 
 __all__ = ["BoxReader", "BoxWriter", "READ_FLAGS", "RESOLVE"]
@@ -52,7 +52,7 @@ class BoxReader:
 class BoxWriter:
     """Writes the raw chunks of a box of an array to a :class:`LocalStore`: :meth:`prepare`
     makes the folders the box's chunk files go in; a call writes a range of its chunks (see
-    :func:`zarrx.store._localwrite.write_box`) and returns those left to the general path."""
+    :func:`zarrx.store._localboxwrite.write_box`) and returns those left to the general path."""
 
     __slots__ = ("store", "base", "head", "sep")
 

@@ -1,0 +1,5 @@
+# Shared with the box writer (zarrx.store._localboxwrite).
+from libc.stdint cimport int64_t
+
+cdef int _commit(int dfd, const char* name, Py_ssize_t name_len, const unsigned char* data,
+                 Py_ssize_t size, bint sync, int64_t after, bint lock_always) noexcept nogil
