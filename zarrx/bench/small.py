@@ -12,7 +12,6 @@ The worker side is ``SmallChunks`` (one ``measure`` per repetition); the parent 
 """
 from __future__ import annotations
 
-import gc
 import time
 from typing import Any
 
@@ -56,7 +55,7 @@ class SmallChunks:
         store = s.new_store()
         arr = s.create(store, CASES_BY_NAME["raw"], (total,), (CHUNK_ELEMS,), (total,))
         slabs = self._slabs()
-        gc.collect()
+        self.worker.before_write()
         c0, t0 = time.process_time(), time.perf_counter()
         for sl in slabs:
             s.write(arr, sl, self.slab[:sl.stop - sl.start])

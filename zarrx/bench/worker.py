@@ -71,6 +71,14 @@ class Worker:
             drop_caches()
         gc.collect()
 
+    def before_write(self) -> None:
+        """Untimed, just before a timed write: a collection, and on a local store the dirty
+        pages of earlier writes (this system's or another's) written back, so that their
+        writeback does not land in this write's time."""
+        if self.sys.local:
+            os.sync()
+        gc.collect()
+
     def _create(self, store: Any, case: Case) -> Any:
         p = self.params
         return self.sys.create(store, case, (p.size, p.size), (p.chunk, p.chunk),
@@ -88,7 +96,7 @@ class Worker:
         assert data is not None
         store = s.new_store()
         arr = self._create(store, case)
-        gc.collect()
+        self.before_write()
         c0, t0 = time.process_time(), time.perf_counter()
         s.write(arr, Ellipsis, data)
         t1, c1 = time.perf_counter(), time.process_time()
