@@ -14,9 +14,10 @@ before the file gets the key's name:
   conditional writers do, so that a concurrent read-modify-write never writes back over it.
 
 Then an optional ``fsync`` of the directory. Nothing is visible at the key until the link or
-the rename. ``linkat`` names an unnamed file by its descriptor (``AT_EMPTY_PATH``) when the
-process may (``CAP_DAC_READ_SEARCH``), else by its ``/proc/self/fd`` path; a process where
-neither works writes temporary files.
+the rename. ``linkat`` names an unnamed file by its descriptor (``AT_EMPTY_PATH``: Linux 6.10
+and later allow it for a file the process opened itself, earlier ones only with
+``CAP_DAC_READ_SEARCH``), else by its ``/proc/self/fd`` path; a process where neither works
+writes temporary files.
 
 :func:`put` is the fast path of :meth:`LocalStore.set`. A key it is not sure about (see
 :func:`zarrx.store._localread.plain_key`) is not attempted, and any failing system call (a
@@ -191,9 +192,9 @@ cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
     return err
 
 
-# How an unnamed file gets its name: by its descriptor (``AT_EMPTY_PATH``, which needs
-# CAP_DAC_READ_SEARCH), by its /proc/self/fd path, or not at all (temporary files only). A way
-# is given up only when the next one then works in the same directory.
+# How an unnamed file gets its name: by its descriptor (``AT_EMPTY_PATH``), by its
+# /proc/self/fd path, or not at all (temporary files only). A way is given up only when the
+# next one then works in the same directory.
 cdef enum:
     LINK_BY_FD = 0
     LINK_BY_PROC = 1
