@@ -101,16 +101,22 @@ class Reshaping:
         writers store inside the shape meanwhile is kept; inner chunks of a shard wholly
         outside are removed from it, and a chunk left all fill is deleted (the clearing never
         stores a chunk of only fill values)."""
-        step = meta.chunk_grid.chunk_shape            # type: ignore[attr-defined]
-        whole = tuple(_chunk_end(n, s) for n, s in zip(meta.shape, step))
-        view = type(self)(self._store, self._path, dataclasses.replace(meta, shape=whole),
-                     read_only=self._read_only, write_empty_chunks=False)
+        view = self._reaching_object_ends(meta)
         fill = chunk_io.fill_scalar(meta)
 
         def clear(box: tuple[slice, ...]) -> None:
             view[box] = fill
 
         layout.empty_outside(view._io.source, meta, clear)
+
+    def _reaching_object_ends(self, meta: ArrayMeta) -> Any:
+        """This array with ``meta``, its shape reaching the end of the stored objects holding
+        its last elements on every axis: the parts of those objects outside ``meta.shape`` are
+        read and written through it (a chunk it leaves all fill is deleted)."""
+        step = meta.chunk_grid.chunk_shape            # type: ignore[attr-defined]
+        whole = tuple(_chunk_end(n, s) for n, s in zip(meta.shape, step))
+        return type(self)(self._store, self._path, dataclasses.replace(meta, shape=whole),
+                          read_only=self._read_only, write_empty_chunks=False)
 
     def resize(self, *shape: Any, new_shape: Any = None) -> None:
         """Change the shape: ``resize((8, 4))`` or ``resize(new_shape=(8, 4))`` (zarr-python's

@@ -14,7 +14,8 @@ from zarrx.store.base import Store
 from zarrx.store.chunks import ChunkSource, Coords, KeyedChunks
 from zarrx.store.sharded import ShardedChunks
 
-__all__ = ["chunk_source", "visit_order", "stored_objects", "empty_outside"]
+__all__ = ["chunk_source", "visit_order", "stored_objects", "empty_outside",
+           "outside_boxes"]
 
 
 def chunk_source(store: Store, path: str, meta: ArrayMeta) -> ChunkSource:
@@ -58,7 +59,8 @@ def empty_outside(source: ChunkSource, meta: ArrayMeta,
     across.sort()
 
     def clear_one(i: int) -> None:          # the objects in parallel, the boxes of one in turn
-        for box in _outside(tuple(ci * cs for ci, cs in zip(across[i], grid)), grid, shape):
+        start = tuple(ci * cs for ci, cs in zip(across[i], grid))
+        for box in outside_boxes(start, grid, shape):
             clear(box)
 
     _pool.run_shared(clear_one, len(across))
@@ -67,7 +69,7 @@ def empty_outside(source: ChunkSource, meta: ArrayMeta,
     return len(dead)
 
 
-def _outside(start: tuple[int, ...], size: tuple[int, ...],
+def outside_boxes(start: tuple[int, ...], size: tuple[int, ...],
              shape: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
     """The part outside ``shape`` of the box at ``start`` of ``size`` (which starts inside it),
     as disjoint boxes: for each axis it crosses, the part beyond ``shape`` on that axis and
