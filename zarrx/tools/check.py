@@ -14,12 +14,17 @@ range). What it finds, by kind:
 - ``orphaned``: an object no node owns: a chunk outside its array's grid (left by a shrink),
   an object under an array that is not one of its chunk keys, an object under a group that is
   not a node's document;
+- ``stale``: data stored outside an array's shape inside an object straddling its edge (left
+  by a shrink that did not clear it: zarr-python 3's, tensorstore's), which a grow would read
+  back instead of the fill value: an inner chunk of a shard stored wholly outside the shape, or
+  cells outside the shape that are not the fill value (:mod:`zarrx.tools.outside`);
 - ``temporary``: a temporary file a writer left behind (local directories), older than
   ``temp_age`` seconds (younger ones may belong to a writer still running: they are listed in
   :attr:`CheckReport.recent_temporary` and left alone).
 
 ``repair=True`` (the repair step is :mod:`zarrx.tools.repair`) removes chunks outside their
-array's grid and old temporary files; the other orphaned objects (strays) may be data whose
+array's grid, clears the stale data outside each array's shape (as zarrx's shrinking ``resize``
+does) and removes old temporary files; the other orphaned objects (strays) may be data whose
 metadata is missing (a node whose document was lost, a chunk key encoding edited by hand), so a
 repair removes them only with ``remove_strays=True``. With ``fill_corrupt=True`` it also rewrites
 corrupt and torn chunks as the fill value (an inner chunk in place; a shard whose index is
@@ -54,6 +59,7 @@ from zarrx.store.localfs import is_temp_name, temp_owner
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_report import KINDS, CheckReport, Finding
 from zarrx.tools.location import opened_here, open_node, resolve
+from zarrx.tools.outside import stored_outside, straddles
 from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
 from zarrx.tools.progress import progress_for
 from zarrx.tools.repair import repair as repair_findings
@@ -72,10 +78,11 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
           remove_strays: bool = False, temp_age: float = SWEEP_AGE, workers: int | None = None,
           storage_options: dict | None = None, progress: Any = None) -> CheckReport:
     """Check the array or group at ``location`` and everything below it (see the module
-    docstring for what is found). ``repair`` removes chunks outside their array's grid and
-    temporary files older than ``temp_age`` seconds, and the other orphaned objects only with
-    ``remove_strays`` (they may be data whose metadata is lost); ``fill_corrupt`` (with
-    ``repair``) rewrites corrupt and torn chunks as the fill value. ``workers`` stored objects are read at a time (default: up to 4).
+    docstring for what is found). ``repair`` removes chunks outside their array's grid, clears
+    stale data outside an array's shape and removes temporary files older than ``temp_age``
+    seconds, and the other orphaned objects only with ``remove_strays`` (they may be data whose
+    metadata is lost); ``fill_corrupt`` (with ``repair``) rewrites corrupt and torn chunks as
+    the fill value. ``workers`` stored objects are read at a time (default: up to 4).
     """
     if fill_corrupt and not repair:
         raise ZarrError("check: fill_corrupt needs repair=True (--fill-corrupt needs --repair)")
@@ -262,6 +269,12 @@ class _Check:
         blocks = object_blocks(meta, coords, arr.cdata_shape)
         if blocks is None:                  # an object wholly outside the array: nothing to read
             return
+        if straddles(meta, coords):         # what it stores outside the shape, decoded
+            found, whole = stored_outside(arr, key, coords)
+            for inner, detail in found:
+                self.add(Finding("stale", key, arr.name, detail, inner))
+            if whole:                       # a chunk, decoded from start to end
+                return
         one = one_level(meta)               # then its inner chunks are checked over its index
         if one and shard_reads_whole(self.store, meta, arr.path, key):
             return

@@ -7,7 +7,7 @@ from typing import Any
 
 __all__ = ["CheckReport", "Finding", "KINDS"]
 
-KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "temporary")
+KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "stale", "temporary")
 
 
 @dataclass(frozen=True)

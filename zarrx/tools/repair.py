@@ -1,7 +1,8 @@
 """The repair step of :func:`zarrx.tools.check.check`: what it may do with each finding of
-the scan (remove an orphaned object, a chunk outside its array's grid, a temporary file; with
-``fill_corrupt``, rewrite a corrupt or torn chunk as the fill value), each removal only of the
-version of the object that was found."""
+the scan (remove an orphaned object, a chunk outside its array's grid, a temporary file; clear
+the stale data stored outside an array's shape; with ``fill_corrupt``, rewrite a corrupt or
+torn chunk as the fill value), each removal only of the version of the object that was
+found."""
 from __future__ import annotations
 
 from typing import Any
@@ -23,7 +24,8 @@ def repair(store: Store, root: str, report: CheckReport, arrays: dict[str, Array
     """Repair what the check of the node at ``root`` found (``report.findings``; the arrays it
     read and their chunk keys), recording each action in ``report``: orphaned chunks outside
     their array's grid are removed, the other orphaned objects only with ``remove_strays``,
-    temporary files older than ``temp_age`` seconds are swept, and with ``fill_corrupt``
+    what is stored outside an array's shape is cleared (as a shrinking ``resize`` clears it:
+    the shape stored when the repair runs), temporary files older than ``temp_age`` seconds are swept, and with ``fill_corrupt``
     corrupt and torn chunks are rewritten as the fill value."""
     _Repair(store, root, report, arrays, chunk_keys).run(fill_corrupt, temp_age, remove_strays)
 
@@ -34,6 +36,7 @@ class _Repair:
                  chunk_keys: dict[str, list[tuple[str, tuple[int, ...]]]]) -> None:
         self.store, self.root, self.report = store, root, report
         self.arrays, self.chunk_keys = arrays, chunk_keys
+        self.cleared: dict[str, ZarrError | None] = {}
 
     def run(self, fill_corrupt: bool, temp_age: float, remove_strays: bool) -> None:
         rep = self.report
@@ -79,6 +82,8 @@ class _Repair:
                 return None
             self._delete(f)
             return f"removed the orphaned object {f.key}"
+        if f.kind == "stale":
+            return self._clear_outside(f)
         if f.kind not in ("corrupt", "torn") or not fill_corrupt:
             return None
         path = f.node.lstrip("/")
@@ -100,6 +105,27 @@ class _Repair:
                     return self._fill_inner_shard(arr, f, sel, fill)
                 return f"rewrote inner chunk {f.inner} of {f.key} as the fill value"
         return None
+
+    def _clear_outside(self, f: Finding) -> str:
+        """Clear what the array of ``f`` stores outside its shape (once per array, for all its
+        stale findings), as its shrinking ``resize`` would: the parts outside the shape of the
+        objects straddling its edge set to the fill value by the ordinary partial write (each
+        object read, merged and written conditionally, so a value written inside the shape
+        meanwhile is kept), the objects wholly outside deleted."""
+        path = f.node.lstrip("/")
+        if path not in self.cleared:
+            try:
+                arr = open_array(self.store, mode="r+", path=path)
+                arr._empty_outside(arr.metadata)
+                self.cleared[path] = None
+            except ZarrError as exc:
+                self.cleared[path] = exc
+        error = self.cleared[path]
+        if error is not None:
+            raise error
+        inner = f" inner chunk {f.inner} of" if f.inner is not None else ""
+        return (f"set what{inner} {f.key} stored outside the array's shape to the fill "
+                f"value")
 
     def _fill_inner_shard(self, arr: Array, f: Finding, sel: tuple[slice, ...],
                           fill: Any) -> str:
