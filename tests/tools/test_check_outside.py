@@ -136,3 +136,22 @@ def test_nested_shards_and_the_command_line(tmp_path, capsys):
     capsys.readouterr()
     zarrx.open_array(path, mode="r+").resize((16,))
     assert zarrx.open_array(path, mode="r")[...].tolist() == [1, 2, 3, 4, 5] + [0] * 11
+
+
+def test_a_corrupt_boundary_chunk_is_corrupt_and_not_stale(tmp_path):
+    path = str(tmp_path / "c.zarr")
+    z = zarrx.create_array(path, shape=(10,), chunks=(4,), dtype="u2", fill_value=0,
+                           compressors=[{"name": "zstd"}, {"name": "crc32c"}])
+    z[...] = np.arange(10)
+    chunk = os.path.join(path, "c", "2")
+    data = bytearray(open(chunk, "rb").read())
+    data[3] ^= 0xFF
+    open(chunk, "wb").write(bytes(data))
+    assert _kinds(zarrx.check(path)) == [("corrupt", "c/2", None)]
+
+
+def test_a_rectilinear_grid_has_nothing_outside_its_shape(tmp_path):
+    path = str(tmp_path / "r.zarr")
+    z = zarrx.create_array(path, shape=(10,), chunks=[[4, 6]], dtype="u1", fill_value=0)
+    z[...] = 1
+    assert zarrx.check(path).ok

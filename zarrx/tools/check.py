@@ -59,7 +59,7 @@ from zarrx.store.localfs import is_temp_name, temp_owner
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_report import KINDS, CheckReport, Finding
 from zarrx.tools.location import opened_here, open_node, resolve
-from zarrx.tools.outside import stored_outside, straddles
+from zarrx.tools.outside import edge_view, stored_outside, straddles
 from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
 from zarrx.tools.progress import progress_for
 from zarrx.tools.repair import repair as repair_findings
@@ -233,9 +233,11 @@ class _Check:
                     self.bar.advance(len(items))
                     continue
                 arr = open_array(self.store, mode="r", path=path)
+                view = edge_view(arr)
 
-                def one(item: tuple[str, tuple[int, ...]], arr: Array = arr) -> None:
-                    self._object(arr, *item)
+                def one(item: tuple[str, tuple[int, ...]], arr: Array = arr,
+                        view: Array | None = view) -> None:
+                    self._object(arr, view, *item)
                     self.bar.advance(1)
 
                 run_parallel(one, items, self.workers, pool)
@@ -264,13 +266,14 @@ class _Check:
             return False
         return True
 
-    def _object(self, arr: Array, key: str, coords: tuple[int, ...]) -> None:
+    def _object(self, arr: Array, view: Array | None, key: str,
+                coords: tuple[int, ...]) -> None:
         meta = arr.metadata
         blocks = object_blocks(meta, coords, arr.cdata_shape)
         if blocks is None:                  # an object wholly outside the array: nothing to read
             return
-        if straddles(meta, coords):         # what it stores outside the shape, decoded
-            found, whole = stored_outside(arr, key, coords)
+        if view is not None and straddles(meta, coords):    # what it stores outside the shape
+            found, whole = stored_outside(arr, view, key, coords)
             for inner, detail in found:
                 self.add(Finding("stale", key, arr.name, detail, inner))
             if whole:                       # a chunk, decoded from start to end

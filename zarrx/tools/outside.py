@@ -24,31 +24,37 @@ from zarrx.shard_objects import encoded_objects
 from zarrx.tools.shards import inner_blocks, object_blocks, one_level, read_index, \
     stored_inner_blocks
 
-__all__ = ["straddles", "stored_outside"]
+__all__ = ["edge_view", "straddles", "stored_outside"]
 
 _GROW = "a grow would read {} back instead of the fill value"
 
 
+def edge_view(arr: Array) -> Array | None:
+    """``arr`` with its shape reaching the end of the stored objects at its edge, through which
+    what they store outside the shape is read; None for an array whose stored objects end
+    where its shape does (a rectilinear grid, which cannot be resized)."""
+    meta = arr.metadata
+    if not isinstance(meta.chunk_grid, RegularGrid) or meta.layout.read_shape is None:
+        return None
+    return arr._reaching_object_ends(meta)
+
+
 def straddles(meta: ArrayMeta, coords: tuple[int, ...]) -> bool:
-    """Whether the stored object at ``coords`` (in the grid of stored objects) starts inside the
-    array's shape and ends outside it on some axis (regular grids only: a rectilinear grid
-    cannot be resized, its objects end where its shape does)."""
-    grid = meta.chunk_grid
-    if not isinstance(grid, RegularGrid) or meta.layout.read_shape is None:
-        return False
-    step = grid.chunk_shape
+    """Whether the stored object at ``coords`` (in the grid of stored objects, a regular grid)
+    starts inside the array's shape and ends outside it on some axis."""
+    step = meta.chunk_grid.chunk_shape            # type: ignore[attr-defined]
     return all(c * s < n for c, s, n in zip(coords, step, meta.shape)) and \
         any((c + 1) * s > n for c, s, n in zip(coords, step, meta.shape))
 
 
-def stored_outside(arr: Array, key: str, coords: tuple[int, ...]
+def stored_outside(arr: Array, view: Array, key: str, coords: tuple[int, ...]
                    ) -> tuple[list[tuple[str | None, str]], bool]:
     """``(inner chunk or None, what was found)`` for each read unit of the stored object
-    ``key`` at ``coords`` (which :func:`straddles` the edge of ``arr``'s shape) holding data
-    outside the shape, and whether the object (a chunk, not a shard) was decoded whole without
-    error. A read unit that does not decode is left to the check of the object."""
+    ``key`` at ``coords`` (which :func:`straddles` the edge of ``arr``'s shape; ``view`` is
+    its :func:`edge_view`) holding data outside the shape, and whether the object (a chunk,
+    not a shard) was decoded whole without error. A read unit that does not decode is left to
+    the check of the object."""
     meta = arr.metadata
-    view = arr._reaching_object_ends(meta)
     cdata = view.cdata_shape
     sharded = meta.layout.sharded
     if not sharded:
