@@ -25,8 +25,9 @@ def repair(store: Store, root: str, report: CheckReport, arrays: dict[str, Array
     read and their chunk keys), recording each action in ``report``: orphaned chunks outside
     their array's grid are removed, the other orphaned objects only with ``remove_strays``,
     what is stored outside an array's shape is cleared (as a shrinking ``resize`` clears it:
-    the shape stored when the repair runs), temporary files older than ``temp_age`` seconds are swept, and with ``fill_corrupt``
-    corrupt and torn chunks are rewritten as the fill value."""
+    the shape stored when the repair runs), temporary files older than ``temp_age`` seconds
+    are swept, and with ``fill_corrupt`` corrupt and torn chunks are rewritten as the fill
+    value."""
     _Repair(store, root, report, arrays, chunk_keys).run(fill_corrupt, temp_age, remove_strays)
 
 
