@@ -357,8 +357,9 @@ def test_paths_inside_zip_archives(tmp_path, capsys):
 def test_convert_and_check_from_the_command_line(tmp_path, capsys):
     p = _tree(tmp_path)
     out = str(tmp_path / "v2.zarr")
-    code, _, err = run(capsys, "convert", p, out, "--chunks", "2,2")
-    assert code == 3 and "chunks: expected 1 positive ints, found (2, 2)" in err
+    code, _, err = run(capsys, "convert", p, out, "--chunks", "2,2,2")
+    assert code == 3 and "chunks: expected a shape of 1 or 2 dimensions (those of the " \
+        "arrays in the hierarchy), found (2, 2, 2)" in err
     code, text, _ = run(capsys, "convert", p, out, "--zarr-format", "2",
                         "--compressor", "zstd:level=5", "--verify", "--no-progress")
     assert code == 0 and "converted" in text and "verified" in text

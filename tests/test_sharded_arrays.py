@@ -291,3 +291,20 @@ def test_a_write_over_all_of_a_nested_edge_shard_inside_the_array_needs_none_of_
     z[6, 4:8] = -1                         # all of it inside the array: decodes nothing of it
     want[6, 4:8] = -1
     np.testing.assert_array_equal(z[...], want)
+
+
+def test_nested_sharding_counts_the_innermost_chunks(tmp_path):
+    """``chunks``, ``cdata_shape``, ``nchunks`` and ``blocks`` of nested sharding are those of
+    the innermost chunks (zarr-python 3 gives the middle level's: a deliberate difference);
+    ``shards`` is the outer shard shape, as in zarr-python."""
+    a = np.arange(144, dtype="i4").reshape(12, 12)
+    z = zarrx.create_array(str(tmp_path), shape=a.shape, dtype="i4", chunks=(6, 6),
+                           serializer=ShardingCodec(chunk_shape=(3, 3),
+                                                    codecs=[ShardingCodec(chunk_shape=(1, 3))]))
+    z[...] = a
+    assert z.shards == (6, 6) and z.chunks == (1, 3) and z.cdata_shape == (12, 4)
+    assert z.nchunks == z.nchunks_initialized == 48 and z.nshards_initialized == 4
+    np.testing.assert_array_equal(z.blocks[5, 1], a[5:6, 3:6])
+    theirs = zarr.open_array(str(tmp_path), mode="r")
+    assert theirs.shards == z.shards
+    np.testing.assert_array_equal(theirs[...], a)

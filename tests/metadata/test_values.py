@@ -130,7 +130,7 @@ def test_v2_codecs_derived_from_the_codec_list():
              compressor={"id": "zstd", "level": 2})
     m = dataclasses.replace(parse_array_v2(doc, None, ".zarray"), v2_codecs=None, json=None)
     z = serialize_v2(m)[".zarray"]
-    assert z["filters"] == [{"id": "delta", "dtype": "<i2"}]
+    assert z["filters"] == [{"id": "delta", "dtype": "<i2", "astype": "<i2"}]   # as numcodecs
     assert z["compressor"] == {"id": "zstd", "level": 2}
     m = dataclasses.replace(m, codecs=(*m.codecs[:-1], CodecSpec("blosc", {
         "cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 2,
@@ -236,7 +236,7 @@ def test_make_array_meta_v2_codecs_and_order():
                         compressor=CodecSpec("zstd", {"level": 1}))
     z = serialize_v2(m)[".zarray"]
     assert z["order"] == "F" and z["dtype"] == ">f8" and z["fill_value"] == 1.5
-    assert z["filters"] == [{"id": "delta", "dtype": ">f8"}]
+    assert z["filters"] == [{"id": "delta", "dtype": ">f8", "astype": ">f8"}]
     assert z["compressor"] == {"id": "zstd", "level": 1}
 
 

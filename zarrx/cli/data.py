@@ -87,9 +87,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--zarr-format", type=int, choices=(2, 3), default=None,
                    help="the destination's Zarr format (default: the source's)")
     p.add_argument("--chunks", default=KEEP, metavar="64,64", type=parse_shape,
-                   help="chunk shape (the inner chunks when sharded)")
+                   help="chunk shape (the inner chunks when sharded); in a hierarchy, of "
+                        "the arrays with as many dimensions")
     p.add_argument("--shards", default=KEEP, metavar="256,256|none", type=shards_argument,
-                   help="shard shape, or 'none' for no sharding")
+                   help="shard shape (in a hierarchy, of the arrays with as many "
+                        "dimensions), or 'none' for no sharding")
     p.add_argument("--compressor", action="append", default=None, metavar="CODEC",
                    help="compressor, e.g. zstd:level=5, blosc:cname=lz4,shuffle=bitshuffle, "
                         "gzip, 'none' (repeatable, in order)")

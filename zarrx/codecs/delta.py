@@ -33,7 +33,9 @@ def match_dtype(declared: np.dtype | None, actual: np.dtype, where: str, field: 
 
 class Delta(ArrayToArrayCodec):
     """numcodecs ``delta``: ``dtype`` (the type the chunk's bytes are read as; None: the
-    chunk's), ``astype`` (the stored type of the differences; None: ``dtype``).
+    chunk's), ``astype`` (the stored type of the differences; None: ``dtype``, and left out of
+    the v3 configuration as zarr-python leaves it out; the v2 one, as numcodecs writes it,
+    names it).
 
     A ``dtype`` other than the chunk's (GDAL's ``DELTA_DTYPE``, or the component type it
     declares for complex data) is what numcodecs does with it: the chunk's bytes, in ``dtype``'s
@@ -51,7 +53,7 @@ class Delta(ArrayToArrayCodec):
 
     def configuration(self) -> dict[str, Any]:
         return _drop_none({"dtype": dtype_str(self.dtype),
-                           "astype": dtype_str(self.astype or self.dtype)})
+                           "astype": dtype_str(self.astype)})
 
     def _views(self, dtype: np.dtype) -> bool:
         """Whether the chunk's bytes are read as another type (``dtype``: the chunk's)."""

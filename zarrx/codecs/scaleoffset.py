@@ -33,7 +33,7 @@ class FixedScaleOffset(ArrayToArrayCodec):
     def configuration(self) -> dict[str, Any]:
         return _drop_none({"offset": self.offset, "scale": self.scale,
                            "dtype": dtype_str(self.dtype),
-                           "astype": dtype_str(self.astype or self.dtype)})
+                           "astype": dtype_str(self.astype)})
 
     def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
                 ) -> tuple[np.dtype, tuple[int, ...]]:
@@ -71,7 +71,7 @@ class Quantize(ArrayToArrayCodec):
 
     def configuration(self) -> dict[str, Any]:
         return _drop_none({"digits": self.digits, "dtype": dtype_str(self.dtype),
-                           "astype": dtype_str(self.astype or self.dtype)})
+                           "astype": dtype_str(self.astype)})
 
     def resolve(self, dtype: np.dtype, shape: tuple[int, ...], where: str
                 ) -> tuple[np.dtype, tuple[int, ...]]:

@@ -65,6 +65,13 @@ def _checksum_v2(conf: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in conf.items() if (k, v) != ("location", "start")}
 
 
+def _astype_v2(conf: dict[str, Any]) -> dict[str, Any]:
+    # numcodecs' configuration names the stored type always, zarr-python's v3 one only when
+    # given: a v2 document has it, equal to the input type when not given
+    astype = conf.get("astype", conf.get("dtype"))
+    return {**conf, "astype": astype} if astype is not None else conf
+
+
 def _m(module: str, cls: str) -> str:
     return f"zarrx.codecs.{module}:{cls}"
 
@@ -99,11 +106,12 @@ _BUILTIN: dict[str, CodecInfo] = {c.name: c for c in (
     CodecInfo("numcodecs.bz2", B2B, _m("stdlib", "BZ2"), ck.check_bz2, "bz2"),
     CodecInfo("numcodecs.lzma", B2B, _m("stdlib", "LZMA"), ck.check_lzma, "lzma"),
     CodecInfo("numcodecs.shuffle", B2B, _m("shuffle", "Shuffle"), ck.check_shuffle, "shuffle"),
-    CodecInfo("numcodecs.delta", A2A, _m("delta", "Delta"), ck.check_delta, "delta"),
+    CodecInfo("numcodecs.delta", A2A, _m("delta", "Delta"), ck.check_delta, "delta",
+              _astype_v2),
     CodecInfo("numcodecs.fixedscaleoffset", A2A, _m("scaleoffset", "FixedScaleOffset"),
-              ck.check_fixedscaleoffset, "fixedscaleoffset"),
+              ck.check_fixedscaleoffset, "fixedscaleoffset", _astype_v2),
     CodecInfo("numcodecs.quantize", A2A, _m("scaleoffset", "Quantize"), ck.check_quantize,
-              "quantize"),
+              "quantize", _astype_v2),
     CodecInfo("numcodecs.bitround", A2A, _m("scaleoffset", "BitRound"), ck.check_bitround,
               "bitround"),
     CodecInfo("numcodecs.astype", A2A, _m("astype", "AsType"), ck.check_astype, "astype"),

@@ -38,7 +38,8 @@ from zarrx.tools.location import Location, check_zip_destination, open_node, ove
 from zarrx.tools import pending
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
-from zarrx.tools.target import KEEP, Changes, target_arguments
+from zarrx.tools.target import KEEP, SHAPES, Changes, for_rank, shape_rank, \
+    target_arguments
 
 __all__ = ["convert", "ConvertReport", "ArrayConversion", "same_values"]
 
@@ -119,7 +120,9 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     the source has: ``zarr_format`` (2 or 3), ``chunks`` (the chunk shape; the inner chunk
     shape when sharded), ``shards`` (the shard shape; None: no sharding), ``compressors``,
     ``filters``, ``serializer`` (as :func:`zarrx.create_array` takes them; ``compressors=None``
-    stores chunks uncompressed) and ``fill_value``. Changes apply to every array of a group.
+    stores chunks uncompressed) and ``fill_value``. Changes apply to every array of a group;
+    a chunk or shard shape to those with its number of dimensions (the others keep theirs, and
+    a note of the report names them; a shape no array has as many dimensions as is refused).
 
     ``max_memory`` bounds the memory the copy holds (bytes, or ``"512M"``, ``"2GiB"``);
     ``workers`` blocks are copied at a time (default: up to 4). ``resume`` continues an
@@ -177,8 +180,9 @@ class _Job:
     # -- the nodes -----------------------------------------------------------------------------
     def hierarchy(self, root: Group, dst: Location, fmt: int) -> None:
         members = list(root.members(max_depth=None))
-        ready = {rel: self.prepare(node) for rel, node in members    # all checked first
-                 if isinstance(node, Array)}
+        self._check_ranks(root, [node for _, node in members if isinstance(node, Array)])
+        ready = {rel: self.prepare(node, self._for_rank(node))       # all checked first
+                 for rel, node in members if isinstance(node, Array)}
         groups = {rel: self._group_meta(node, fmt) for rel, node in members
                   if not isinstance(node, Array)}
         top = self._group_meta(root, fmt)
@@ -203,6 +207,32 @@ class _Job:
             else:
                 from zarrx.api import consolidate_metadata
                 consolidate_metadata(dst.store, dst.path)
+
+    def _check_ranks(self, root: Group, arrays: list[Array]) -> None:
+        """Refuse a chunk or shard shape that no array of the hierarchy has as many dimensions
+        as (it would change nothing), before anything is written."""
+        ranks = sorted({a.ndim for a in arrays})
+        for name in SHAPES:
+            value = getattr(self.changes, name)
+            n = shape_rank(value)
+            if ranks and n is not None and n not in ranks:
+                some = ", ".join(map(str, ranks[:-1]))
+                raise ZarrError(f"convert {root.name}: {name}: expected a shape of "
+                                f"{some + ' or ' if some else ''}{ranks[-1]} dimensions (those "
+                                f"of the arrays in the hierarchy), found {tuple(value)!r}")
+
+    def _for_rank(self, src: Array) -> Changes:
+        """The changes for ``src`` in a hierarchy: a chunk or shard shape of another number of
+        dimensions is not applied (a note says so)."""
+        changes, other = for_rank(self.changes, src.ndim)
+        if other:
+            shapes = " or ".join(f"the {len(getattr(self.changes, name))} of {name} "
+                                 f"{tuple(getattr(self.changes, name))!r}" for name in other)
+            self.report.notes.append(
+                f"{src.name} keeps its own {' and '.join(other)}: it has {src.ndim} "
+                f"dimension{'s' if src.ndim != 1 else ''}, not {shapes}; convert it on its "
+                f"own to change them")
+        return changes
 
     @staticmethod
     def _group_meta(src: Group, fmt: int) -> GroupMeta:
@@ -248,11 +278,13 @@ class _Job:
         raise ZarrError(f"{where}: cannot resume into /{path}: the node there differs from what "
                         f"this conversion writes (expected {planned}, found {what})")
 
-    def prepare(self, src: Array) -> tuple[dict, ArrayMeta, BlockPlan]:
+    def prepare(self, src: Array, changes: Changes | None = None
+                ) -> tuple[dict, ArrayMeta, BlockPlan]:
         """The destination's ``create_array`` arguments, metadata and blocks, all checked
-        (the array is made in memory): nothing is written when a change is not possible."""
+        (the array is made in memory): nothing is written when a change is not possible.
+        ``changes``: those of this array (default: the conversion's)."""
         where = f"convert {src.name}"
-        kw = target_arguments(src, self.changes, where)
+        kw = target_arguments(src, self.changes if changes is None else changes, where)
         try:
             planned = create_array(MemoryStore(), **kw)
         except ZarrError as exc:                # a change the array cannot take: say which

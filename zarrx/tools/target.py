@@ -16,10 +16,13 @@ Between formats:
 - v2 has no sharding: a sharded array's inner chunks become the chunks, unless other chunks are
   asked for; a chain v2 cannot hold (two compressors, say) is an error that names the codec
   options to pass instead.
+
+In a hierarchy, a chunk or shard shape applies to the arrays of its number of dimensions; the
+others keep theirs (:func:`for_rank`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +35,8 @@ from zarrx.metadata.dtypes import dtype_v3_json
 from zarrx.metadata.model import CodecSpec, RectilinearGrid
 from zarrx.metadata.v2 import nczarr_dimension_names
 
-__all__ = ["KEEP", "Changes", "target_arguments", "DIMS_ATTR"]
+__all__ = ["KEEP", "Changes", "target_arguments", "DIMS_ATTR", "SHAPES", "shape_rank",
+           "for_rank"]
 
 DIMS_ATTR = "_ARRAY_DIMENSIONS"
 _BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
@@ -62,6 +66,25 @@ class Changes:
     filters: Any = KEEP
     serializer: Any = KEEP
     fill_value: Any = KEEP
+
+
+#: the changes that are a shape, one length per dimension
+SHAPES = ("chunks", "shards")
+
+
+def shape_rank(value: Any) -> int | None:
+    """The number of dimensions of a chunk or shard shape asked for; None for :data:`KEEP`,
+    None (no sharding) and what is not a list or tuple (refused with the array's rank)."""
+    return len(value) if isinstance(value, (list, tuple)) else None
+
+
+def for_rank(changes: Changes, ndim: int) -> tuple[Changes, list[str]]:
+    """``changes`` for an array of ``ndim`` dimensions in a hierarchy, and the names of the
+    shapes left out: a chunk or shard shape with another number of dimensions does not apply
+    to it, so the array keeps its own (as :data:`KEEP` does)."""
+    other = [name for name in SHAPES
+             if shape_rank(getattr(changes, name)) not in (None, ndim)]
+    return replace(changes, **{name: KEEP for name in other}), other
 
 
 def _split(specs: tuple[CodecSpec, ...], where: str) -> tuple[list, CodecSpec, list]:
