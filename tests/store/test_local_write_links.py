@@ -1,15 +1,22 @@
 """How LocalStore's write kernel (zarrx.store._localwrite) names the unnamed files it writes:
-the file a thread links in is the one that thread wrote, whatever its table of descriptors."""
+the file a thread links in is the one that thread wrote, whatever its table of descriptors, and
+a file system without unnamed files is written through named temporary files without changing
+how the rest of the process writes."""
 from __future__ import annotations
 
 import ctypes
 import os
+import shutil
+import subprocess
 import threading
 
+import numpy as np
 import pytest
 
+import zarrx
 from zarrx.store import LocalStore
 from zarrx.store._localwrite import link_method, set_link_method
+from zarrx.store.localfs import TMP_MARK
 
 pytestmark = pytest.mark.skipif(LocalStore("/")._tree.real_root() is None,
                                 reason="no openat2 here: every write takes the Python path")
@@ -68,3 +75,58 @@ def test_a_thread_with_its_own_descriptors_links_the_file_it_wrote(tmp_path, how
     assert (store.get("a/new"), store.get("a/old")) == (b"the value", b"replaced")
     assert os.stat(other).st_nlink == 1
     assert sorted(os.listdir(tmp_path / "root" / "a")) == ["new", "old"]
+
+
+@pytest.fixture
+def fuse_folder(tmp_path):
+    """A folder of a FUSE file system without unnamed files (bindfs over a folder of
+    ``tmp_path``): (the mount point, the folder behind it)."""
+    if os.geteuid() != 0 or not os.path.exists("/dev/fuse") or not shutil.which("bindfs"):
+        pytest.skip("needs root, /dev/fuse and bindfs")
+    src, mnt = tmp_path / "src", tmp_path / "mnt"
+    src.mkdir()
+    mnt.mkdir()
+    run = subprocess.run(["bindfs", str(src), str(mnt)], capture_output=True, text=True)
+    if run.returncode != 0:
+        pytest.skip(f"bindfs cannot mount here: {run.stderr.strip()}")
+    try:
+        try:
+            os.close(os.open(mnt, os.O_TMPFILE | os.O_WRONLY, 0o600))
+        except OSError:
+            pass
+        else:
+            pytest.skip("this FUSE file system makes unnamed files")
+        yield mnt, src
+    finally:
+        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+@pytest.mark.parametrize("how", ["fd", "proc"])
+def test_a_file_system_without_unnamed_files_takes_temporary_files_for_itself_only(
+        tmp_path, fuse_folder, how):
+    mnt, src = fuse_folder
+    before = link_method()
+    set_link_method(how)
+    try:
+        s = LocalStore(mnt / "root")
+        s.set("a/k", b"first")
+        s.set("a/k", b"second")                          # replaced under the lock
+        s.set("a/n", b"fresh")
+        z = zarrx.create_array(s, path="arr", shape=(8, 8), dtype="i4", chunks=(2, 2),
+                               fill_value=0)
+        v = np.arange(64, dtype="i4").reshape(8, 8)
+        z[:] = v
+        z[:4] = 7
+        v[:4] = 7
+        assert link_method() == how                      # the rest of the process unchanged
+        local = LocalStore(tmp_path / "local")           # a file system with unnamed files
+        local.set("a/k", b"x")
+        local.set("a/k", b"y")
+        assert link_method() == how
+    finally:
+        set_link_method(before)
+    assert (s.get("a/k"), s.get("a/n"), local.get("a/k")) == (b"second", b"fresh", b"y")
+    np.testing.assert_array_equal(zarrx.open_array(s, path="arr", mode="r")[...], v)
+    assert [p for p in src.rglob("*") if TMP_MARK in p.name] == []
+    assert [p for p in (tmp_path / "local").rglob("*") if TMP_MARK in p.name] == []
