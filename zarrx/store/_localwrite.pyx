@@ -304,7 +304,7 @@ cdef int _commit(int dfd, const char* name, Py_ssize_t name_len, const unsigned 
 cdef int _put(const char* dirpath, const char* name, Py_ssize_t name_len,
               const unsigned char* data, Py_ssize_t size, uint64_t resolve, bint sync,
               int64_t after) noexcept nogil:
-    """Write ``data`` as ``<dirpath>/<name>`` through a temporary file: 0, or an errno."""
+    """Write ``data`` as ``<dirpath>/<name>`` (see :func:`_commit`): 0, or an errno."""
     cdef int dfd, err
     dfd = zx_openat2(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, resolve)
     if dfd < 0:
