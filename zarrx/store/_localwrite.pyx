@@ -16,8 +16,9 @@ before the file gets the key's name:
 Then an optional ``fsync`` of the directory. Nothing is visible at the key until the link or
 the rename. ``linkat`` names an unnamed file by its descriptor (``AT_EMPTY_PATH``: Linux 6.10
 and later allow it for a file the process opened itself, earlier ones only with
-``CAP_DAC_READ_SEARCH``), else by its ``/proc/self/fd`` path; a process where neither works
-writes temporary files.
+``CAP_DAC_READ_SEARCH``), else by its ``/proc/thread-self/fd`` path (the calling thread's
+table of descriptors: ``/proc/self`` shows the main thread's, another file where a thread has
+a table of its own); a process where neither works writes temporary files.
 
 :func:`put` is the fast path of :meth:`LocalStore.set`. A key it is not sure about (see
 :func:`zarrx.store._localread.plain_key`) is not attempted, and any failing system call (a
@@ -193,8 +194,8 @@ cdef int _stage(int dfd, char* tmp, const char* name, Py_ssize_t name_len,
 
 
 # How an unnamed file gets its name: by its descriptor (``AT_EMPTY_PATH``), by its
-# /proc/self/fd path, or not at all (temporary files only). A way is given up only when the
-# next one then works in the same directory.
+# /proc/thread-self/fd path, or not at all (temporary files only). A way is given up only when
+# the next one then works in the same directory.
 cdef enum:
     LINK_BY_FD = 0
     LINK_BY_PROC = 1
@@ -208,7 +209,7 @@ cdef int _link(int fd, int dfd, const char* name) noexcept nogil:
     """Link the unnamed file ``fd`` in as ``name`` in ``dfd``: 0, or an errno (EEXIST: the
     name is taken)."""
     global _link_how
-    cdef char proc[40]
+    cdef char proc[48]
     cdef int err
     if _link_how == LINK_BY_FD:
         if linkat(fd, b"", dfd, name, AT_EMPTY_PATH) == 0:
@@ -216,7 +217,7 @@ cdef int _link(int fd, int dfd, const char* name) noexcept nogil:
         err = errno
         if err != ENOENT and err != EPERM:
             return err
-    snprintf(proc, sizeof(proc), b"/proc/self/fd/%d", fd)
+    snprintf(proc, sizeof(proc), b"/proc/thread-self/fd/%d", fd)
     if linkat(AT_FDCWD, proc, dfd, name, AT_SYMLINK_FOLLOW) != 0:
         return errno
     if _link_how == LINK_BY_FD:
@@ -303,7 +304,7 @@ cdef int _commit(int dfd, const char* name, Py_ssize_t name_len, const unsigned 
 cdef int _put(const char* dirpath, const char* name, Py_ssize_t name_len,
               const unsigned char* data, Py_ssize_t size, uint64_t resolve, bint sync,
               int64_t after) noexcept nogil:
-    """Write ``data`` as ``<dirpath>/<name>`` through a temporary file: 0, or an errno."""
+    """Write ``data`` as ``<dirpath>/<name>`` (see :func:`_commit`): 0, or an errno."""
     cdef int dfd, err
     dfd = zx_openat2(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC, resolve)
     if dfd < 0:
