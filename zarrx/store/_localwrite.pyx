@@ -60,7 +60,7 @@ cdef extern from "<fcntl.h>" nogil:
 
 cdef extern from "<sys/file.h>" nogil:
     int flock(int fd, int op)
-    int LOCK_EX
+    int LOCK_EX, LOCK_UN
 
 cdef extern from "<sys/vfs.h>" nogil:
     struct statfs_t "statfs":
@@ -375,6 +375,13 @@ def temp_name(str name):
     return out.decode("ascii")
 
 
+cdef inline void _unlock(int fd) noexcept nogil:
+    """Release the ``flock`` on ``fd`` and close it. Closing alone would keep the lock for as
+    long as a process forked meanwhile holds its copy of the descriptor."""
+    flock(fd, LOCK_UN)
+    close(fd)
+
+
 cdef int _locked_rename(int dfd, const char* tmp, const char* name,
                         int64_t stamped) noexcept nogil:
     """Rename ``tmp`` over ``name`` while holding an exclusive ``flock`` on the file ``name``
@@ -396,11 +403,11 @@ cdef int _locked_rename(int dfd, const char* tmp, const char* name,
             return errno
         if flock(fd, LOCK_EX) != 0 or fstat(fd, &held) != 0:
             err = errno
-            close(fd)
+            _unlock(fd)
             return err
         if fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0:
             err = errno
-            close(fd)
+            _unlock(fd)
             if err == ENOENT:           # removed while we waited: start again
                 continue
             return err
@@ -412,9 +419,9 @@ cdef int _locked_rename(int dfd, const char* tmp, const char* name,
                 stamp[1] = stamp[0]
                 utimensat(dfd, tmp, stamp, AT_SYMLINK_NOFOLLOW)
             err = 0 if renameat(dfd, tmp, dfd, name) == 0 else errno
-            close(fd)                   # releases the lock, after the rename
+            _unlock(fd)                 # after the rename
             return err
-        close(fd)                       # replaced while we waited: lock the new version
+        _unlock(fd)                     # replaced while we waited: lock the new version
     return EAGAIN
 
 
