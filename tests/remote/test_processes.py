@@ -3,10 +3,14 @@ and used in a forked child (obstore's runtime does not survive a fork: a clear e
 request that waits for ever; fsspec's filesystems are remade in the child)."""
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import pickle
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -80,6 +84,42 @@ def test_obstore_in_a_forked_child_says_to_spawn_instead_of_waiting_for_ever(s3_
     fresh = _store(s3_server, "obstore", url)
     assert _in_fork(lambda: fresh.get("k")) == expected
     assert store.get("k") == b"v"                     # the parent's store still works
+
+
+_FORK_POOL = """
+import json, multiprocessing, sys
+from zarrx.errors import StoreError
+from zarrx.store.remote import ObjectStore
+
+
+def read(store):
+    return store.get("k")
+
+
+store = ObjectStore(sys.argv[1], storage_options=json.loads(sys.argv[2]))
+store.set("k", b"v")
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    try:
+        print(pool.map(read, [store, store]))
+    except StoreError as exc:
+        print(type(exc).__name__, exc)
+"""
+
+
+def test_a_fork_pool_over_obstore_stores_raises_in_the_parent(s3_server):
+    """The workers' first requests refuse, and pool.map raises that error in the parent
+    instead of waiting for ever (in a process of its own, which ends within a minute)."""
+    url = s3_server.url()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _FORK_POOL, url, json.dumps(s3_server.options)],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == (
+        f"StoreError ObjectStore({url!r}): cannot send requests in this process: it was forked "
+        "from a process that had used obstore, whose runtime does not survive a fork (the "
+        "requests would wait for ever); start worker processes with the 'spawn' or "
+        "'forkserver' method (multiprocessing.get_context('spawn')), or use FsspecStore")
 
 
 def test_fsspec_store_inherited_by_a_forked_child_works_there(s3_server):
