@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import re
+import shutil
 import threading
 
 import numpy as np
@@ -334,6 +335,23 @@ def test_info_of_a_zero_dimensional_sharded_array():
     assert z.chunks == () and z.shards == ()
     text = z.info_complete()
     assert "Shard shape   : ()" in text and "Shards stored : 1 of 1" in text
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_unpickling_sends_no_request_and_keeps_what_the_handle_saw(tmp_path, fmt):
+    """Arrays and groups pickle with their metadata, as zarr-python's do: a copy is made with
+    no read (a worker whose store cannot be read fails in its first read, where a process
+    pool can report it) and sees the node as the handle did."""
+    root = tmp_path / "g.zarr"
+    g = zarrx.open_group(str(root), mode="w", zarr_format=fmt)
+    z = g.create_array("a", shape=(4,), chunks=(2,), dtype="i2", attributes={"u": "K"})
+    z[...] = 7
+    blobs = pickle.dumps(z), pickle.dumps(g)
+    shutil.rmtree(root)                               # nothing left to read
+    z2, g2 = map(pickle.loads, blobs)
+    assert (z2.shape, z2.chunks, z2.dtype, z2.attrs.asdict()) == ((4,), (2,), "i2", {"u": "K"})
+    assert z2.metadata == z.metadata and g2.metadata == g.metadata and z2.read_only is False
+    np.testing.assert_array_equal(z2[...], [0, 0, 0, 0])     # the chunks are gone: fill
+
 
 def test_pickle_and_threads_share_for_reads():
     store = MemoryStore()

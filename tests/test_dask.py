@@ -107,9 +107,9 @@ def test_from_zarrx_of_groups_v2_and_stores(tmp_path):
                                                component="temp/t", chunks=5).compute(), a)
 
 
-def test_graph_pickles_as_a_store_spec_and_a_path(tmp_path):
+def test_graph_pickles_as_a_store_spec_a_path_and_metadata(tmp_path):
     """Each task is a getter over the array key and slices; the array key pickles as the
-    store's root and the array path: no data (the array holds 4 MiB)."""
+    store's root, the array path and its metadata: no data (the array holds 4 MiB)."""
     import cloudpickle
 
     a = data((1024, 1024))
@@ -121,10 +121,10 @@ def test_graph_pickles_as_a_store_spec_and_a_path(tmp_path):
         graph = dict(arr.__dask_graph__())
         assert len(graph) == arr.npartitions + 1
         sizes = {k: len(cloudpickle.dumps(v)) for k, v in graph.items()}
-        assert max(sizes.values()) < 1024, sizes
-        originals = [v for k, v in graph.items() if isinstance(k, str)]
-        assert len(originals) == 1
-        blob = cloudpickle.dumps(originals[0])
+        assert max(n for k, n in sizes.items() if not isinstance(k, str)) < 1024, sizes
+        [key] = [k for k in graph if isinstance(k, str)]          # the array, once
+        assert sizes[key] < 4096, sizes
+        blob = cloudpickle.dumps(graph[key])
         assert str(tmp_path).encode() in blob and b"a.zarr" in blob
         clone = pickle.loads(blob)
         clone = getattr(clone, "value", clone)          # a bare value or a DataNode

@@ -90,10 +90,15 @@ class Array(Selecting, Reshaping, Node):
         handed out as that, as zarr-python does), else None."""
         return _string_dtype(self._meta)
 
-    # -- pickling: store + path ---------------------------------------------------------------
+    # -- pickling: store + path + metadata ----------------------------------------------------
     def __reduce__(self):
-        return (_reopen, (self._store, self._path, self._read_only, self._write_empty,
-                          self._memory_order, self._meta.zarr_format))
+        # the metadata goes along, as zarr-python's handles carry theirs: unpickling sends no
+        # request, so a copy in a worker behaves as this handle does, and a store that cannot
+        # be read there fails in the worker's first read (a multiprocessing pool then raises
+        # it in the parent) rather than while the pool unpickles the task (the pool takes that
+        # error for its pipe closing and loses the task)
+        return (_rebuild, (self._store, self._path, self._meta, self._read_only,
+                           self._write_empty, self._memory_order))
 
     def __dask_tokenize__(self) -> tuple:
         """What dask names this handle by (``dask.array.from_array(z)``...): its store and
@@ -347,8 +352,15 @@ def _grid_of(meta: ArrayMeta) -> Any:
     return indexing.ChunkGridIndex(meta.shape, meta.layout.read_shape)
 
 
+def _rebuild(store: Store, path: str, meta: ArrayMeta, read_only: bool,
+             write_empty: bool | None, order: str | None) -> Array:
+    return Array(store, path, meta, read_only=read_only, write_empty_chunks=write_empty,
+                 order=order)
+
+
 def _reopen(store: Store, path: str, read_only: bool, write_empty: bool | None,
             order: str | None = None, zarr_format: int | None = None) -> Array:
+    """What arrays pickled by zarrx 0.1 unpickle through: the metadata is read again."""
     # the format the handle was opened with: a node holding both zarr.json and .zarray
     # reopens as the array it was
     meta = nodes.load_node(store, path, zarr_format)

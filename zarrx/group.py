@@ -49,7 +49,8 @@ class Group(Node):
         return f"<zarrx.Group {self.name!r}>"
 
     def __reduce__(self):
-        return (_reopen, (self._store, self._path, self._read_only, self._meta.zarr_format))
+        # with its metadata, as arrays pickle (see Array.__reduce__)
+        return (_rebuild, (self._store, self._path, self._meta, self._read_only))
 
     # -- children -----------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:
@@ -428,7 +429,12 @@ class Group(Node):
                 dataclasses.replace(self._meta, consolidated=None)
 
 
+def _rebuild(store: Store, path: str, meta: GroupMeta, read_only: bool) -> Group:
+    return Group(store, path, meta, read_only=read_only)
+
+
 def _reopen(store: Store, path: str, read_only: bool, zarr_format: int | None = None) -> Group:
+    """What groups pickled by zarrx 0.1 unpickle through: the metadata is read again."""
     meta = nodes.load_node(store, path, zarr_format)
     if not isinstance(meta, GroupMeta):
         raise GroupNotFoundError(f"no group at {path!r} in {store!r}")

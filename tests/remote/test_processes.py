@@ -136,3 +136,42 @@ def test_fsspec_store_inherited_by_a_forked_child_works_there(s3_server):
     assert _in_fork(child) == ("ok", repr((b"v", [3, 3, 3, 3])))
     assert store.get("c") == b"child"
     assert np.array_equal(zarrx.open_array(store, mode="r")[...], [3, 3, 3, 3])
+
+
+_FORK_POOL_ARRAYS = """
+import json, multiprocessing, sys
+import zarrx
+from zarrx.errors import StoreError
+from zarrx.store.remote import ObjectStore
+
+
+def total(node):
+    return int((node["a"] if isinstance(node, zarrx.Group) else node)[...].sum())
+
+
+store = ObjectStore(sys.argv[1], storage_options=json.loads(sys.argv[2]))
+g = zarrx.open_group(store, mode="w")
+a = g.create_array("a", shape=(8,), chunks=(4,), dtype="i4")
+a[...] = 1
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    for job in ([a, a], [g, g]):
+        try:
+            print(pool.map(total, job))
+        except StoreError as exc:
+            print(type(exc).__name__, str(exc).split(": ")[1])
+"""
+
+
+def test_a_fork_pool_over_obstore_arrays_raises_in_the_parent(s3_server):
+    """Arrays and groups unpickle without a request (they carry their metadata), so the
+    refusal comes in the workers' first read and pool.map raises it in the parent. Before, the
+    refusal came while the pool unpickled the task, which the pool took for its pipe closing:
+    the task was lost and map waited for ever."""
+    url = s3_server.url()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _FORK_POOL_ARRAYS, url,
+                           json.dumps(s3_server.options)],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["StoreError cannot send requests in this process"] * 2

@@ -62,7 +62,8 @@ class ZarrxBackendArray(BackendArray):
         return self._array
 
     def __reduce__(self) -> tuple:
-        return (_reopen, (self.store, self.path))
+        # with its metadata, as arrays pickle (see zarrx.Array.__reduce__)
+        return (ZarrxBackendArray, (self.store, self.path, self.meta))
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
         arr = self.array
@@ -105,6 +106,7 @@ def variable_element(dt: DataType) -> type:
 
 
 def _reopen(store: Store, path: str) -> ZarrxBackendArray:
+    """What backend arrays pickled by zarrx 0.1 unpickle through: the metadata is read again."""
     meta = nodes.load_node(store, path)
     if not isinstance(meta, ArrayMeta):
         raise ZarrError(f"engine 'zarrx': no array at {path!r} in {store!r}")
