@@ -1,5 +1,6 @@
 # Shared with the other local-store kernels.
 from libc.stdint cimport int64_t, uint64_t
+cimport numpy as cnp
 
 cdef void _chunk_at(Py_ssize_t i, int ndim, const int64_t* first, const int64_t* count,
                     int64_t* k) noexcept nogil
@@ -14,3 +15,5 @@ cdef struct HeldDir:
 cdef Py_ssize_t _hold_folder(HeldDir* h, char* path, Py_ssize_t end,
                              uint64_t resolve) noexcept nogil
 cdef void _release_folder(HeldDir* h) noexcept nogil
+cdef int _check_box_call(str what, int ndim, cnp.ndarray scratch, tuple start, tuple chunk,
+                         str sep, bytes base) except -1

@@ -254,6 +254,29 @@ cdef void _fill_chunk(const Geometry* g, const char* fill, char* out,
     zx_copy_box(&box, fill, out + dst_off)
 
 
+cdef int _check_box_call(str what, int ndim, cnp.ndarray scratch, tuple start, tuple chunk,
+                         str sep, bytes base) except -1:
+    """The checks the box kernels (:func:`read_box`, and ``write_box`` of
+    :mod:`zarrx.store._localboxwrite`) share: a ``ValueError`` naming ``what`` and the first
+    bad argument."""
+    cdef Py_ssize_t bn = len(base)
+    if ndim < 1 or ndim > ZX_MAX_NDIM:
+        raise ValueError(f"{what}: expected 1 to {ZX_MAX_NDIM} dimensions, found {ndim}")
+    if not (cnp.PyArray_IS_C_CONTIGUOUS(scratch) and cnp.PyArray_ISWRITEABLE(scratch)):
+        raise ValueError(f"{what}: expected a writable C-contiguous scratch array")
+    if len(start) != ndim or len(chunk) != ndim:
+        raise ValueError(f"{what}: expected {ndim} start and chunk entries, found "
+                         f"{len(start)} and {len(chunk)}")
+    if len(sep) != 1 or sep not in "/.":
+        raise ValueError(f"{what}: expected separator '/' or '.', found {sep!r}")
+    if bn == 0 or PyBytes_AS_STRING(base)[0] != 47:
+        raise ValueError(f"{what}: expected an absolute base path")
+    # the longest path: base, then per axis up to DIGITS digits and a separator, then a NUL
+    if bn + ndim * (DIGITS + 1) + 1 > PATH_MAX:
+        raise ValueError(f"{what}: a chunk path would exceed {PATH_MAX} bytes")
+    return 0
+
+
 def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, bytes fill,
              cnp.ndarray scratch, uint64_t flags, uint64_t resolve, Py_ssize_t lo,
              Py_ssize_t hi):
@@ -282,28 +305,15 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     cdef Outcome res
     cdef list fallback = []
     cdef unsigned char* marks
-    if ndim < 1 or ndim > ZX_MAX_NDIM:
-        raise ValueError(f"read_box: expected 1 to {ZX_MAX_NDIM} dimensions, found {ndim}")
     if not (cnp.PyArray_IS_C_CONTIGUOUS(out) and cnp.PyArray_ISWRITEABLE(out)) \
             or out.dtype.hasobject:
         raise ValueError("read_box: expected a writable C-contiguous output of fixed-size items")
-    if not (cnp.PyArray_IS_C_CONTIGUOUS(scratch) and cnp.PyArray_ISWRITEABLE(scratch)):
-        raise ValueError("read_box: expected a writable C-contiguous scratch array")
-    if len(start) != ndim or len(chunk) != ndim:
-        raise ValueError(f"read_box: expected {ndim} start and chunk entries, found "
-                         f"{len(start)} and {len(chunk)}")
-    if len(sep) != 1 or sep not in "/.":
-        raise ValueError(f"read_box: expected separator '/' or '.', found {sep!r}")
-    if bn == 0 or PyBytes_AS_STRING(base)[0] != 47:
-        raise ValueError("read_box: expected an absolute base path")
+    _check_box_call("read_box", ndim, scratch, start, chunk, sep, base)
     folder.fd, folder.len, folder.path = -1, -1, held
     g.itemsize = <size_t>cnp.PyArray_ITEMSIZE(out)
     if g.itemsize == 0 or len(fill) != <Py_ssize_t>g.itemsize:
         raise ValueError(f"read_box: expected a fill value of {g.itemsize} bytes, found "
                          f"{len(fill)}")
-    # the longest path: base, then per axis up to DIGITS digits and a separator, then a NUL
-    if bn + ndim * (DIGITS + 1) + 1 > PATH_MAX:
-        raise ValueError(f"read_box: a chunk path would exceed {PATH_MAX} bytes")
     g.ndim = ndim
     g.nbytes = g.itemsize
     cdef Py_ssize_t nchunks = 1

@@ -13,14 +13,14 @@ from cpython.bytes cimport PyBytes_AS_STRING
 cimport numpy as cnp
 
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box, zx_is_all
-from zarrx.store._localbox cimport HeldDir, _chunk_at, _hold_folder, _key_path, _release_folder
+from zarrx.store._localbox cimport (HeldDir, _check_box_call, _chunk_at, _hold_folder, _key_path,
+                                    _release_folder)
 from zarrx.store._localwrite cimport _commit
 
 cnp.import_array()
 
 cdef enum:
     PATH_MAX = 4096
-    DIGITS = 20              # an int64 in decimal
 
 
 cdef struct Geometry:
@@ -84,19 +84,9 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
     cdef char csep
     cdef list left = []
     cdef unsigned char* marks
-    if ndim < 1 or ndim > ZX_MAX_NDIM:
-        raise ValueError(f"write_box: expected 1 to {ZX_MAX_NDIM} dimensions, found {ndim}")
     if src.dtype.hasobject:
         raise ValueError("write_box: expected a value of fixed-size items")
-    if not (cnp.PyArray_IS_C_CONTIGUOUS(scratch) and cnp.PyArray_ISWRITEABLE(scratch)):
-        raise ValueError("write_box: expected a writable C-contiguous scratch array")
-    if len(start) != ndim or len(chunk) != ndim:
-        raise ValueError(f"write_box: expected {ndim} start and chunk entries, found "
-                         f"{len(start)} and {len(chunk)}")
-    if len(sep) != 1 or sep not in "/.":
-        raise ValueError(f"write_box: expected separator '/' or '.', found {sep!r}")
-    if bn == 0 or PyBytes_AS_STRING(base)[0] != 47:
-        raise ValueError("write_box: expected an absolute base path")
+    _check_box_call("write_box", ndim, scratch, start, chunk, sep, base)
     g.itemsize = <size_t>cnp.PyArray_ITEMSIZE(src)
     if g.itemsize == 0:
         raise ValueError("write_box: expected items of at least one byte")
@@ -104,9 +94,6 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
         if not isinstance(fill, bytes) or len(fill) != <Py_ssize_t>g.itemsize:
             raise ValueError(f"write_box: expected a fill value of {g.itemsize} bytes or None")
         fillp = PyBytes_AS_STRING(fill)
-    # the longest path: base, then per axis up to DIGITS digits and a separator, then a NUL
-    if bn + ndim * (DIGITS + 1) + 1 > PATH_MAX:
-        raise ValueError(f"write_box: a chunk path would exceed {PATH_MAX} bytes")
     g.ndim = ndim
     g.nbytes = g.itemsize
     cdef Py_ssize_t nchunks = 1
