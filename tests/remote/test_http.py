@@ -344,3 +344,15 @@ def test_a_part_read_of_a_chunk_of_the_wrong_size_is_refused_without_a_head(site
         assert str(info.value) == ("array '/' chunk 'c/0': expected 64 bytes for a chunk of "
                                    f"shape (64,) and data type uint8, found {64 + extra}")
     assert store.requests["HEAD"] == 0
+
+
+@pytest.mark.parametrize("backend", [ObjectStore, FsspecStore])
+def test_trailing_slashes_of_an_http_url_name_the_same_node(site, backend):
+    """``https://host/data.zarr//`` is ``https://host/data.zarr`` for both backends (obstore
+    refused the empty path segment)."""
+    path, url = site
+    arrays = _write_tree(path / "data.zarr", 3)
+    g = zarrx.open_group(backend(f"{url}/data.zarr//", read_only=True), mode="r")
+    np.testing.assert_array_equal(g["plain"][2:5, 7], arrays["plain"][2:5, 7])
+    a = zarrx.open_array(f"{url}/data.zarr/sharded//", mode="r")
+    np.testing.assert_array_equal(a[40:50, 3], arrays["sharded"][40:50, 3])
