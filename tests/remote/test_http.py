@@ -111,6 +111,29 @@ def test_mode_a_on_a_missing_node_over_http_says_it_cannot_create_it(site):
         zarrx.open(f"{url}/none.zarr", mode="a")
 
 
+@pytest.mark.parametrize("backend", ["ObjectStore", "FsspecStore"])
+def test_writes_to_a_node_opened_with_mode_a_over_http_name_the_store(site, backend):
+    """Mode a opens an existing node over HTTP read-only; a write to it is refused naming the
+    store it was read from (the message named the node alone, so a URL opened with mode 'a'
+    left the reader guessing why)."""
+    path, url = site
+    _write_tree(path / "data.zarr", 3)
+    so = {} if backend == "ObjectStore" else {"storage_options": {"headers": {"X-Test": "1"}}}
+    g = zarrx.open(f"{url}/data.zarr", mode="a", **so)
+    where = f"in {backend}('{url}/data.zarr', read_only=True)"
+    with pytest.raises(ReadOnlyError) as info:
+        g["plain"][0, 0] = 5
+    assert str(info.value) == f"array '/plain': cannot write: the array is open read-only, {where}"
+    with pytest.raises(ReadOnlyError) as info:
+        g.attrs["history"] = "edited"
+    assert str(info.value) == ("attributes of group '/': cannot change them: the node is open "
+                               f"read-only, {where}")
+    with pytest.raises(ReadOnlyError) as info:
+        g.create_group("new")
+    assert str(info.value) == ("group '/': cannot create a group: the group is open "
+                               f"read-only, {where}")
+
+
 def test_fsspec_http_reads_the_same_data(site):
     pytest.importorskip("aiohttp", reason="aiohttp is not installed")
     path, url = site
