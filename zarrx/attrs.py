@@ -22,11 +22,12 @@ class Attributes(MutableMapping[str, Any]):
 
     def __init__(self, data: dict[str, Any],
                  save: Callable[[Callable[[dict[str, Any]], dict[str, Any]]], dict[str, Any]], *,
-                 read_only: bool = False, owner: str = "node") -> None:
+                 read_only: bool = False, owner: str = "node", where: str = "") -> None:
         self._data = dict(data)
         self._save = save
         self._read_only = read_only
         self._owner = owner
+        self._where = where        # appended to the read-only error: ", in <store>"
 
     def _commit(self, changed: dict[str, Any],
                 edit: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
@@ -34,7 +35,7 @@ class Attributes(MutableMapping[str, Any]):
         first."""
         if self._read_only:
             raise ReadOnlyError(f"attributes of {self._owner}: cannot change them: the node is "
-                                f"open read-only")
+                                f"open read-only{self._where}")
         check_attributes(changed, f"attributes of {self._owner}")
         self._data = dict(self._save(edit))
 

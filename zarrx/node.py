@@ -93,7 +93,7 @@ class Node:
     def attrs(self) -> Attributes:
         """User attributes; every change is written to the store at once."""
         return Attributes(self._meta.attributes, self._update_attrs, read_only=self._read_only,
-                          owner=f"{self._kind} {self.name!r}")
+                          owner=f"{self._kind} {self.name!r}", where=self._read_only_store())
 
     def _update_attrs(self, edit: Any) -> dict:
         """Write ``edit(the attributes as stored now)``; returns the attributes written."""
@@ -111,4 +111,9 @@ class Node:
     def _check_writable(self, what: str) -> None:
         if self._read_only:
             raise ReadOnlyError(f"{self._kind} {self.name!r}: cannot {what}: the {self._kind} "
-                                f"is open read-only")
+                                f"is open read-only{self._read_only_store()}")
+
+    def _read_only_store(self) -> str:
+        """``, in <store>`` when the store itself is read-only (an http(s) URL, mode 'r'), so
+        that the message names where the node is; empty otherwise."""
+        return f", in {self._store!r}" if self._store.read_only else ""

@@ -111,6 +111,29 @@ def test_mode_a_on_a_missing_node_over_http_says_it_cannot_create_it(site):
         zarrx.open(f"{url}/none.zarr", mode="a")
 
 
+@pytest.mark.parametrize("backend", ["ObjectStore", "FsspecStore"])
+def test_writes_to_a_node_opened_with_mode_a_over_http_name_the_store(site, backend):
+    """Mode a opens an existing node over HTTP read-only; a write to it is refused naming the
+    store it was read from (the message named the node alone, so a URL opened with mode 'a'
+    left the reader guessing why)."""
+    path, url = site
+    _write_tree(path / "data.zarr", 3)
+    so = {} if backend == "ObjectStore" else {"storage_options": {"headers": {"X-Test": "1"}}}
+    g = zarrx.open(f"{url}/data.zarr", mode="a", **so)
+    where = f"in {backend}('{url}/data.zarr', read_only=True)"
+    with pytest.raises(ReadOnlyError) as info:
+        g["plain"][0, 0] = 5
+    assert str(info.value) == f"array '/plain': cannot write: the array is open read-only, {where}"
+    with pytest.raises(ReadOnlyError) as info:
+        g.attrs["history"] = "edited"
+    assert str(info.value) == ("attributes of group '/': cannot change them: the node is open "
+                               f"read-only, {where}")
+    with pytest.raises(ReadOnlyError) as info:
+        g.create_group("new")
+    assert str(info.value) == ("group '/': cannot create a group: the group is open "
+                               f"read-only, {where}")
+
+
 def test_fsspec_http_reads_the_same_data(site):
     pytest.importorskip("aiohttp", reason="aiohttp is not installed")
     path, url = site
@@ -344,3 +367,15 @@ def test_a_part_read_of_a_chunk_of_the_wrong_size_is_refused_without_a_head(site
         assert str(info.value) == ("array '/' chunk 'c/0': expected 64 bytes for a chunk of "
                                    f"shape (64,) and data type uint8, found {64 + extra}")
     assert store.requests["HEAD"] == 0
+
+
+@pytest.mark.parametrize("backend", [ObjectStore, FsspecStore])
+def test_trailing_slashes_of_an_http_url_name_the_same_node(site, backend):
+    """``https://host/data.zarr//`` is ``https://host/data.zarr`` for both backends (obstore
+    refused the empty path segment)."""
+    path, url = site
+    arrays = _write_tree(path / "data.zarr", 3)
+    g = zarrx.open_group(backend(f"{url}/data.zarr//", read_only=True), mode="r")
+    np.testing.assert_array_equal(g["plain"][2:5, 7], arrays["plain"][2:5, 7])
+    a = zarrx.open_array(f"{url}/data.zarr/sharded//", mode="r")
+    np.testing.assert_array_equal(a[40:50, 3], arrays["sharded"][40:50, 3])

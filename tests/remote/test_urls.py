@@ -183,6 +183,24 @@ def test_dot_segments_of_a_bucket_url_are_refused_by_obstore(url, segment):
         "'.' or '..' segments with FsspecStore")
 
 
+@pytest.mark.parametrize("url, path", [("s3://bkt/a//b", "a//b"), ("s3://bkt//a", "/a"),
+                                       ("gs://bkt/x//y/", "x//y"),
+                                       ("https://h.example//data.zarr", "//data.zarr"),
+                                       ("https://h.example/a//b//", "/a//b")])
+def test_empty_segments_obstore_cannot_address_are_refused_naming_the_path(url, path):
+    """A path with an empty segment ('//' before its trailing slashes) is refused saying so
+    (obstore's 'Generic URL error', with an install hint for an installed extra, said neither
+    what to change nor that FsspecStore reads such keys)."""
+    pytest.importorskip("obstore")
+    from zarrx.store.remote import ObjectStore
+    with pytest.raises(StoreError) as info:
+        ObjectStore(url, storage_options={"skip_signature": True} if "://bkt" in url else None)
+    assert str(info.value) == (
+        f"ObjectStore({url!r}): the path {path!r} holds an empty segment ('//'), which obstore "
+        "cannot address; write the URL with single slashes, or open keys with empty segments "
+        "with FsspecStore")
+
+
 _S3_HOW = ("credentials are not read from URLs: pass them in storage_options={'access_key_id': "
            "..., 'secret_access_key': ...} (s3fs: 'key', 'secret') or set AWS_ACCESS_KEY_ID "
            "and AWS_SECRET_ACCESS_KEY; an endpoint goes in storage_options={'endpoint': ...}")

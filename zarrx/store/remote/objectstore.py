@@ -29,8 +29,8 @@ from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
                                                 without_values)
 from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
-                                     dot_segment, literal_path, redact, require, scheme_of,
-                                     without_userinfo)
+                                     dot_segment, empty_segment, literal_path, redact, require,
+                                     scheme_of, without_userinfo)
 
 __all__ = ["ObjectStore"]
 
@@ -334,6 +334,10 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
                          f"named literally, but obstore would resolve it and address other "
                          f"keys than the URL names; open keys with '.' or '..' segments with "
                          f"FsspecStore")
+    if (path := empty_segment(url)) is not None:
+        raise StoreError(f"ObjectStore({redact(url)!r}): the path {path!r} holds an empty "
+                         f"segment ('//'), which obstore cannot address; write the URL with "
+                         f"single slashes, or open keys with empty segments with FsspecStore")
     try:
         return obs.store.from_url(literal_path(url), client_options=client, retry_config=retry,
                                   **so)

@@ -8,7 +8,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from zarrx.errors import MissingDependencyError
 
-__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment",
+__all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment", "empty_segment",
            "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require", "bucket_problem",
            "basic_credentials", "without_userinfo"]
 
@@ -35,9 +35,14 @@ def literal_path(url: str) -> str:
     (``s3://bucket/a%20b``, ``s3://bucket/v#1``, ``s3://bucket/q?r``) names the object key
     ``a%20b``, ``v#1``, ``q?r``, as s3fs, gcsfs and zarr-python read it, where obstore would
     percent-decode the path and drop a fragment or query; trailing slashes name no key (as
-    in s3fs: ``s3://bucket/p//`` is ``s3://bucket/p``). HTTP(S) URLs are URLs: unchanged."""
+    in s3fs: ``s3://bucket/p//`` is ``s3://bucket/p``). HTTP(S) URLs are URLs, unchanged but
+    for trailing slashes of their path (``https://host/p//`` is ``https://host/p``, as
+    fsspec's HTTP filesystem reads it)."""
     scheme = scheme_of(url)
-    if scheme in HTTP_SCHEMES or scheme not in OBSTORE_SCHEMES:
+    if scheme in HTTP_SCHEMES:
+        parts = urlsplit(url)
+        return urlunsplit(parts._replace(path=parts.path.rstrip("/"))) if parts.path else url
+    if scheme not in OBSTORE_SCHEMES:
         return url
     head, rest = url.split("://", 1)
     bucket, sep, path = rest.partition("/")
@@ -55,6 +60,20 @@ def dot_segment(url: str) -> str | None:
         return None
     path = url.split("://", 1)[1].partition("/")[2]
     return next((seg for seg in path.split("/") if seg in (".", "..")), None)
+
+
+def empty_segment(url: str) -> str | None:
+    """The path of an obstore URL when it holds an empty segment before its trailing slashes
+    (``s3://bucket/a//b``, ``s3://bucket//a``, ``https://host/a//b``), or None: obstore cannot
+    address such a path (s3fs and fsspec's HTTP filesystem name it literally)."""
+    scheme = scheme_of(url)
+    if scheme in HTTP_SCHEMES:
+        path = urlsplit(url).path.rstrip("/")
+        return path if "//" in path else None
+    if scheme not in OBSTORE_SCHEMES:
+        return None
+    path = url.split("://", 1)[1].partition("/")[2].rstrip("/")
+    return path if path.startswith("/") or "//" in path else None
 
 
 #: schemes whose URL names a bucket after ``://`` (Azure's ``container@account`` is an address)
