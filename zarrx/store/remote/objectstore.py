@@ -28,7 +28,7 @@ from zarrx.store.remote.obstore_failures import failure_of
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
                                                 without_values)
-from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, basic_credentials, bucket_problem,
+from zarrx.store.remote.urls import (HTTP_SCHEMES, basic_credentials, bucket_problem,
                                      dot_segment, empty_segment, literal_path, redact, require,
                                      scheme_of, without_userinfo)
 
@@ -344,7 +344,6 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
-        extra = EXTRAS.get(scheme)
         wrong = [k for k, v in so.items()
                  if not isinstance(v, (str, bool)) and k != "credential_provider"]
         if isinstance(exc, TypeError) and wrong:
@@ -353,7 +352,7 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
                              f"expected a str, found {type(so[wrong[0]]).__name__}") from None
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
-                         + (f" (extra: zarrx[{extra}])" if extra else "")) from None
+                         ) from None
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
