@@ -7,7 +7,9 @@ length of what a whole read returns, and ranged reads return the matching bytes.
 """
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 from _common import expected, exercise_node, fuzz, instrumented, quiet
@@ -15,10 +17,12 @@ from _common import expected, exercise_node, fuzz, instrumented, quiet
 with instrumented(__name__ == "__main__", "zipfile"):
     from zarrx.store import ByteRange, ZipStore
 
-#: one file per process, rewritten for every input (ZipStore opens a path)
-_PATH = os.path.join(tempfile.mkdtemp(prefix="zarrx-fuzz-zip-",
-                                      dir="/dev/shm" if os.path.isdir("/dev/shm") else None),
-                     "input.zip")
+#: one file per process, rewritten for every input (ZipStore opens a path); its folder goes
+#: when the process ends
+_DIR = tempfile.mkdtemp(prefix="zarrx-fuzz-zip-",
+                        dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+atexit.register(shutil.rmtree, _DIR, ignore_errors=True)
+_PATH = os.path.join(_DIR, "input.zip")
 MAX_ENTRIES = 16
 
 

@@ -77,3 +77,13 @@ def test_harnesses_expect_only_zarr_errors(monkeypatch) -> None:
     monkeypatch.setattr(type(p), "decode_new", raise_(MemoryError()))
     with pytest.raises(MemoryError):
         codecs.test_one_input(bytes([codecs.NAMES.index("zstd")]) + b"junk")
+
+
+def test_the_zip_harness_leaves_no_folder_behind(tmp_path) -> None:
+    """It writes each input to a file of its own folder, which goes when the process ends."""
+    import subprocess
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import fuzz_zip; "
+            "fuzz_zip.test_one_input(b'PK'); print(fuzz_zip._DIR)")
+    out = subprocess.run([sys.executable, "-c", code, str(FUZZ)], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert Path(out).name.startswith("zarrx-fuzz-zip-") and not Path(out).exists()
