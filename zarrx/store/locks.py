@@ -46,6 +46,22 @@ class _KeyedTable:
         with self._guard:
             return len(self._table)
 
+    def _join(self, name: Hashable, make: Any) -> Any:
+        """The entry of ``name`` (made by ``make()`` if there is none), counting one more user."""
+        with self._guard:
+            held = self._table.get(name)
+            if held is None:
+                held = self._table[name] = make()
+            held.users += 1
+        return held
+
+    def _leave(self, name: Hashable, held: Any) -> None:
+        """One user of ``held``, the entry of ``name``, fewer; the entry goes with the last."""
+        with self._guard:
+            held.users -= 1
+            if not held.users:
+                del self._table[name]
+
 
 class KeyedLocks(_KeyedTable):
     """``with locks(name):`` holds the lock of ``name`` (any hashable): one lock per name in
@@ -63,29 +79,16 @@ class _Holding:
         self._locks, self._name = locks, name
 
     def __enter__(self) -> None:
-        locks = self._locks
-        with locks._guard:
-            held = locks._table.get(self._name)
-            if held is None:
-                held = locks._table[self._name] = _Held()
-            held.users += 1
-        self._held = held
+        self._held = held = self._locks._join(self._name, _Held)
         try:
             held.lock.acquire()
         except BaseException:                # interrupted while waiting: not a user any more
-            self._leave()
+            self._locks._leave(self._name, held)
             raise
 
     def __exit__(self, *exc: object) -> None:
         self._held.lock.release()
-        self._leave()
-
-    def _leave(self) -> None:
-        locks, held = self._locks, self._held
-        with locks._guard:
-            held.users -= 1
-            if not held.users:
-                del locks._table[self._name]
+        self._locks._leave(self._name, self._held)
 
 
 class _Modes:
@@ -128,13 +131,7 @@ class _ModeHolding:
         self._locks, self._name, self._exclusive = locks, name, exclusive
 
     def __enter__(self) -> None:
-        locks = self._locks
-        with locks._guard:
-            held = locks._table.get(self._name)
-            if held is None:
-                held = locks._table[self._name] = _Modes()
-            held.users += 1
-        self._held = held
+        self._held = held = self._locks._join(self._name, _Modes)
         me = threading.get_ident()
         try:
             with held.mutex:
@@ -162,7 +159,7 @@ class _ModeHolding:
                             held.blocked -= 1
                     held.shared[me] = held.shared.get(me, 0) + 1
         except BaseException:                # interrupted while waiting: not a user any more
-            self._leave()
+            self._locks._leave(self._name, held)
             raise
 
     def __exit__(self, *exc: object) -> None:
@@ -179,14 +176,7 @@ class _ModeHolding:
                     del held.shared[me]
             if held.waiting or held.blocked:
                 held.cond.notify_all()
-        self._leave()
-
-    def _leave(self) -> None:
-        locks, held = self._locks, self._held
-        with locks._guard:
-            held.users -= 1
-            if not held.users:
-                del locks._table[self._name]
+        self._locks._leave(self._name, held)
 
 
 _objects = KeyedLocks()
