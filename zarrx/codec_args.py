@@ -423,8 +423,8 @@ def _unshard(sharding: Any, chunks: Any, shards: Any, flt: list, compressors: An
              for i, c in enumerate(conf["codecs"])]
     kinds = [_kind(c) for c in inner]
     if A2B not in kinds:
-        raise ArgumentError(f"{where}.configuration.codecs: expected exactly one array->bytes codec (such "
-                            f"as 'bytes'), found none in {inner!r}")
+        raise ArgumentError(f"{where}.configuration.codecs: expected exactly one array->bytes "
+                            f"codec (such as 'bytes'), found none in {inner!r}")
     at = kinds.index(A2B)
     index = [codec_json(c.to_spec() if isinstance(c, Codec) else c)
              for c in (as_codec(c, f"{at}.configuration.index_codecs[{i}]")
