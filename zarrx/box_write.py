@@ -93,14 +93,15 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
         if slab is None:
             return                                      # no slab: the general path's
         base = [o * r for o, r in zip(obj, ratio)]
-        items = []
+        items, parts = [], []
         for offs in inner:
             coords = tuple([b + o for b, o in zip(base, offs)])
             sel = tuple([slice(k * c - a, k * c - a + c) for k, c, a in zip(coords, chunk, start)])
-            dst = slab.view(coords)
-            if enc.encode_into(src[sel], dst, fill=fill):
-                return                                  # a chunk of fill: the general path's
-            items.append((coords, dst))
+            items.append((coords, slab.view(coords)))
+            parts.append(src[sel])
+        # the shard's chunks gathered in one GIL-free section (see zarrx._gather.gather_many)
+        if any(enc.encode_many(parts, [dst for _, dst in items], fill=fill)):
+            return                                      # a chunk of fill: the general path's
         io.source.commit(obj, items, unused, slab)
         done[i] = True
 

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from zarrx._gather import gather_bytes, gather_into
+from zarrx._gather import gather_bytes, gather_into, gather_many
 from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
                                V2Place, as_numpy_dtype, as_u8, native, spec_json)
 from zarrx.codecs.registry import get_codec_class, lookup
@@ -367,6 +367,11 @@ class CodecPipeline:
         """Encode ``chunk`` (any strides) straight into ``dst`` (``gather_size`` writable
         bytes); True when ``fill`` is given and the chunk is nothing but that item."""
         return gather_into(chunk, dst, self.gather_crc32c(), fill)
+
+    def encode_many(self, chunks: list[np.ndarray], dsts: list[Any], *,
+                    fill: bytes | None = None) -> list[bool]:
+        """:meth:`encode_into` for each pair, every gather in one GIL-free section."""
+        return gather_many(chunks, dsts, self.gather_crc32c(), fill)
 
     def encode_gathered(self, chunk: np.ndarray, *, fill: bytes | None = None) -> bytes | None:
         """``encode(chunk)`` for a raw plan, gathering ``chunk`` (any strides) straight into the

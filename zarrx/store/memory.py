@@ -14,7 +14,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from zarrx.store._values import MIN_SIZE, Value, gather_kept
+from zarrx.store._values import MIN_SIZE, Value, gather_kept_many
 from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
                               Versioned, as_buffer, check_generation, check_key, conflict,
                               is_absent)
@@ -246,7 +246,7 @@ class MemoryStore(Store):
 class MemoryBoxWriter:
     """Writes chunks ``lo`` to ``hi`` of a box (C order over the chunks it touches; see
     :meth:`zarrx.store.chunks.ChunkSource.box_writer`) into a :class:`MemoryStore`: each chunk
-    the box covers whole is gathered from the value (any strides) by :func:`gather_kept`, and
+    the box covers whole is gathered from the value (any strides) by :func:`gather_kept_many`, and
     stored with ``set`` (which a subclass may extend). Returns the indices it left to the general path: chunks covered in
     part, and chunks all of ``fill`` (which the general path deletes)."""
 
@@ -264,7 +264,8 @@ class MemoryBoxWriter:
         count = [(a + n - 1) // c - f + 1 for a, n, c, f in zip(start, src.shape, chunk, first)]
         ndim = len(chunk)
         left: list[int] = []
-        store, head, sep = self.store, self.head, self.sep
+        whole: list[tuple[int, list[int]]] = []
+        parts: list[np.ndarray] = []
         for i in range(lo, hi):
             coords, sel, rest = [0] * ndim, [], i
             for d in range(ndim - 1, -1, -1):
@@ -273,12 +274,18 @@ class MemoryBoxWriter:
             for d in range(ndim):
                 a = coords[d] * chunk[d] - start[d]
                 if a < 0 or a + chunk[d] > src.shape[d]:
+                    left.append(i)
                     break
                 sel.append(slice(a, a + chunk[d]))
             else:
-                value = gather_kept(src[tuple(sel)], False, fill)
-                if value is not None:
-                    store.set(head + sep.join(map(str, coords)), value)
-                    continue
-            left.append(i)
+                whole.append((i, coords))
+                parts.append(src[tuple(sel)])
+        store, head, sep = self.store, self.head, self.sep
+        # every chunk of the range gathered in one GIL-free section
+        for (i, coords), value in zip(whole, gather_kept_many(parts, False, fill)):
+            if value is None:
+                left.append(i)
+            else:
+                store.set(head + sep.join(map(str, coords)), value)
+        left.sort()
         return left
