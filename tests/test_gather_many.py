@@ -1,5 +1,5 @@
-"""The batch kernels: many gathers, or many copies between views, in one GIL-free section.
-Each must give what the one-at-a-time kernels give."""
+"""The batch gather: many chunks gathered in one GIL-free section, each exactly as the
+one-at-a-time kernel gathers it."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from zarrx._gather import copy_views, gather_bytes, gather_many
+from zarrx._gather import gather_bytes, gather_many
 from zarrx.errors import IndexingError
 
 SETTINGS = settings(max_examples=int(os.environ.get("ZARRX_EXAMPLES", "150")), deadline=None,
@@ -69,8 +69,6 @@ ERRORS = {
              "gather_many: fill value of 2 bytes for items of 4 bytes"),
     "objects": (lambda: gather_many([np.zeros(2, object)], [bytearray(16)]),
                 "gather_many: dtype object holds Python objects"),
-    "copy lengths": (lambda: copy_views([np.zeros(2)], []),
-                     "copy_views: 1 sources for 0 destinations"),
 }
 
 
@@ -83,39 +81,3 @@ def test_errors(call: Any, message: str) -> None:
 def test_gather_many_wants_writable_destinations() -> None:
     with pytest.raises(BufferError):
         gather_many([np.zeros(2, "<f4")], [bytes(8)])
-
-
-@SETTINGS
-@given(st.lists(st.tuples(st.integers(0, 14), st.integers(0, 14), st.integers(0, 3),
-                          st.sampled_from([1, -1, 2, -2])), max_size=6))
-def test_copy_views_match_numpy(boxes: list) -> None:
-    """Each pair copies a strided view of one array into the same place of another, as
-    ``dst[...] = src`` does one at a time."""
-    src = np.arange(400, dtype="<i4").reshape(20, 20)
-    got, want = np.zeros_like(src), np.zeros_like(src)
-    srcs, dsts = [], []
-    for r, c, n, step in boxes:
-        sel = (slice(r, r + n), slice(c, c + 5))
-        srcs.append(src[sel][:, ::step])
-        dsts.append(got[sel][:, ::abs(step)])
-        want[sel][:, ::abs(step)] = src[sel][:, ::step]
-    copy_views(srcs, dsts)
-    np.testing.assert_array_equal(got, want)
-
-
-def test_copy_views_stage_a_source_that_overlaps_its_destination() -> None:
-    a = np.arange(36, dtype="<f4").reshape(6, 6)
-    want = a.copy()
-    want[1:, :] = want[:-1, :].copy()
-    copy_views([a[:-1, :]], [a[1:, :]])
-    np.testing.assert_array_equal(a, want)
-
-
-def test_copy_views_fall_back_to_numpy_for_pairs_the_kernel_cannot_take() -> None:
-    cast, plain = np.zeros(3, dtype="<f8"), np.zeros((2, 3), dtype="<i4")
-    ragged = np.zeros((2, 3), dtype="<i4")
-    copy_views([np.arange(3, dtype="<i4"), np.arange(6, dtype="<i4").reshape(2, 3),
-                np.arange(3, dtype="<i4")], [cast, plain, ragged])
-    np.testing.assert_array_equal(cast, [0.0, 1.0, 2.0])
-    np.testing.assert_array_equal(plain, [[0, 1, 2], [3, 4, 5]])
-    np.testing.assert_array_equal(ragged, [[0, 1, 2], [0, 1, 2]])      # broadcast by numpy

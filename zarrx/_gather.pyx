@@ -325,37 +325,36 @@ def copy_view(cnp.ndarray src, cnp.ndarray dst) -> None:
         zx_copy_box(&box, sp, dp)
 
 
-# -- many copies in one GIL-free section -------------------------------------------------------
+# -- many gathers in one GIL-free section ------------------------------------------------------
 #
-# A thread that copies chunk after chunk, taking the GIL between the copies, hands the GIL to
-# and from the other threads doing the same at every chunk. A thread waiting for the GIL sleeps;
-# on a virtual machine whose idle CPU halts, waking it takes long enough that the holder has
-# dropped and taken the GIL again meanwhile, and the waiter sleeps on: right after an idle
-# spell, two threads copying 256 KiB chunks kept 1.0 core busy. The calls below check every
-# operand with the GIL held, then copy all of them in one GIL-free section.
+# Threads that gather chunk after chunk, taking the GIL between the gathers, wake each other at
+# every GIL turn, and the kernel wakes a thread on the CPU of the one that woke it: right after
+# an idle spell, two such threads were seen sharing one CPU for a whole write (1.0 core busy;
+# see docs/performance.md, *Scaling*). The call below checks every operand with the GIL held,
+# then gathers all of them in one GIL-free section.
 
-cdef struct _Copy:
+cdef struct _Gather:
     zx_box box
     const char *sp
     char *dp
-    Py_ssize_t n              # bytes of data (gathers: without the checksum)
+    Py_ssize_t n              # bytes of data, without the checksum
     int uniform
 
 
-cdef class _Copies:
-    """The copies of one batch call: their geometry, and the destination buffers held until
+cdef class _Gathers:
+    """The gathers of one batch call: their geometry, and the destination buffers held until
     the copies are done."""
-    cdef _Copy *jobs
+    cdef _Gather *jobs
     cdef Py_buffer *bufs
     cdef Py_ssize_t n, held
 
     def __cinit__(self, Py_ssize_t n):
         self.n, self.held = n, 0
-        self.jobs = <_Copy *>malloc(max(n, 1) * sizeof(_Copy))
+        self.jobs = <_Gather *>malloc(max(n, 1) * sizeof(_Gather))
         self.bufs = <Py_buffer *>malloc(max(n, 1) * sizeof(Py_buffer))
         if self.jobs == NULL or self.bufs == NULL:
             raise MemoryError()
-        memset(self.jobs, 0, max(n, 1) * sizeof(_Copy))
+        memset(self.jobs, 0, max(n, 1) * sizeof(_Gather))
 
     def __dealloc__(self):
         cdef Py_ssize_t i
@@ -380,8 +379,8 @@ def gather_many(list srcs, list dsts, bint crc32c=False, fill=None) -> list:
         fv = _value_view(fill, "gather_many")
         fsize = fv.shape[0]
         fp = <const char *>&fv[0]
-    cdef _Copies c = _Copies(n)
-    cdef _Copy *job
+    cdef _Gathers c = _Gathers(n)
+    cdef _Gather *job
     cdef cnp.ndarray src
     for i in range(n):
         src = srcs[i]
@@ -416,33 +415,3 @@ def gather_many(list srcs, list dsts, bint crc32c=False, fill=None) -> list:
                 zx_store_le32(job.dp + job.n, zx_crc32c(0, job.dp, <size_t>job.n))
     return [c.jobs[i].uniform != 0 for i in range(n)]
 
-
-def copy_views(list srcs, list dsts) -> None:
-    """``copy_view(s, d)`` for each pair, the copies through the C kernel in one GIL-free
-    section (see above); a pair the kernel cannot take is copied by numpy first."""
-    cdef Py_ssize_t i, n = len(srcs), k = 0
-    if len(dsts) != n:
-        raise IndexingError(f"copy_views: {n} sources for {len(dsts)} destinations")
-    cdef _Copies c = _Copies(n)
-    cdef _Copy *job
-    cdef cnp.ndarray s, d
-    keep = []
-    for i in range(n):
-        s, d = srcs[i], dsts[i]
-        if cnp.PyArray_NDIM(d) != cnp.PyArray_NDIM(s) or s.shape != d.shape \
-                or s.dtype != d.dtype or s.dtype.hasobject \
-                or cnp.PyArray_NDIM(s) > ZX_MAX_NDIM or not d.flags.writeable:
-            d[...] = s
-            continue
-        if np.may_share_memory(s, d):
-            s = s.copy()
-            keep.append(s)
-        job = &c.jobs[k]
-        _array_box(&job.box, s, 0)               # a broadcast source (strides 0) is a fill
-        zx_box_strides(&job.box, 1, <const ptrdiff_t*>cnp.PyArray_STRIDES(d), NULL)
-        job.sp = <const char *>cnp.PyArray_DATA(s)
-        job.dp = <char *>cnp.PyArray_DATA(d)
-        k += 1
-    with nogil:
-        for i in range(k):
-            zx_copy_box(&c.jobs[i].box, c.jobs[i].sp, c.jobs[i].dp)

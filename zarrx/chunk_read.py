@@ -18,7 +18,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zarrx import _pool
-from zarrx._gather import copy_views
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.errors import ZarrError
 from zarrx.indexing import is_view
@@ -134,9 +133,6 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         return reqs
 
     def decode(fetched: Sequence) -> None:
-        # raw chunks are scattered together at the end, in one GIL-free section
-        srcs: list[np.ndarray] = []
-        dsts: list[np.ndarray] = []
         for p, data, w, size in fetched:
             if w is not None and data is not None:
                 part = _window_view(io, w, data, size)
@@ -159,20 +155,13 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                         plan.decode(data, region)
                         continue
                 if plan.raw:        # scatter straight from the stored bytes
-                    if not flat and is_view(p.out_sel) and is_view(p.chunk_sel) \
-                            and not target.dtype.hasobject:
-                        srcs.append(plan.view(data)[p.chunk_sel])
-                        dsts.append(target[p.out_sel])
-                    else:
-                        _assign(target, p.out_sel, plan.view(data), p.chunk_sel)
+                    _assign(target, p.out_sel, plan.view(data), p.chunk_sel)
                     continue
                 buf = io.scratch(shape)
                 plan.decode(data, buf)
             except (ZarrError, MemoryError) as exc:
                 raise _located(exc, io, p.coords, shape)
             _assign(target, p.out_sel, buf, p.chunk_sel)
-        if srcs:
-            copy_views(srcs, dsts)
 
     if len(projections) == 1:        # one chunk: no windows, no pool
         ((p, req, w),) = requests(projections)
