@@ -81,6 +81,25 @@ def test_rewriting_one_inner_chunk_holds_the_old_shard_and_one_new_copy_at_most(
     assert traced < 100, traced
 
 
+def test_overwriting_an_array_in_memory_holds_a_batch_of_new_chunks_above_the_old_ones(
+        tmp_path):
+    """A whole-array write over stored chunks frees each old chunk as its new one is stored:
+    the box writer gathers at most ``GATHER_BATCH`` (8 MiB) of chunks before storing them, so
+    one thread never holds the new array beside the old one (256 MiB more here)."""
+    resident, traced, _ = _peaks(tmp_path, """
+        zarrx.config.set(threads=1, memory_pool=0)
+        z = zarrx.create_array(MemoryStore(), shape=(8192, 8192), dtype="f4",
+                               chunks=(256, 256), compressors=None, fill_value=0)
+        z[...] = 1.0
+        new = np.full((8192, 8192), 2.0, dtype="f4")
+    """, """
+        z[...] = new
+        assert z[8191, 8191] == 2.0
+    """)
+    assert resident < 48, resident
+    assert traced < 48, traced
+
+
 def test_iterating_an_array_holds_one_row_of_chunks_at_a_time(tmp_path):
     """``for row in z`` reads a row of chunks (16 MiB here) at a time; the row the caller
     still holds while the next one is read is a copy, so the previous row of chunks is freed

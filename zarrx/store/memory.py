@@ -243,11 +243,16 @@ class MemoryStore(Store):
         return f"MemoryStore(<{len(self._data)} keys>)"
 
 
+#: the most bytes of chunks a box write into a memory store gathers in one GIL-free section
+GATHER_BATCH = 8 << 20
+
+
 class MemoryBoxWriter:
     """Writes chunks ``lo`` to ``hi`` of a box (C order over the chunks it touches; see
     :meth:`zarrx.store.chunks.ChunkSource.box_writer`) into a :class:`MemoryStore`: each chunk
-    the box covers whole is gathered from the value (any strides) by :func:`gather_kept_many`, and
-    stored with ``set`` (which a subclass may extend). Returns the indices it left to the general path: chunks covered in
+    the box covers whole is gathered from the value (any strides) by :func:`gather_kept_many`,
+    up to :data:`GATHER_BATCH` bytes in one GIL-free section, and stored with ``set`` (which a
+    subclass may extend). Returns the indices it left to the general path: chunks covered in
     part, and chunks all of ``fill`` (which the general path deletes)."""
 
     __slots__ = ("store", "head", "sep")
@@ -266,6 +271,18 @@ class MemoryBoxWriter:
         left: list[int] = []
         whole: list[tuple[int, list[int]]] = []
         parts: list[np.ndarray] = []
+        store, head, sep = self.store, self.head, self.sep
+
+        def flush() -> None:
+            for (i, coords), value in zip(whole, gather_kept_many(parts, False, fill)):
+                if value is None:
+                    left.append(i)
+                else:
+                    store.set(head + sep.join(map(str, coords)), value)
+            whole.clear()
+            parts.clear()
+
+        held = 0
         for i in range(lo, hi):
             coords, sel, rest = [0] * ndim, [], i
             for d in range(ndim - 1, -1, -1):
@@ -280,12 +297,10 @@ class MemoryBoxWriter:
             else:
                 whole.append((i, coords))
                 parts.append(src[tuple(sel)])
-        store, head, sep = self.store, self.head, self.sep
-        # every chunk of the range gathered in one GIL-free section
-        for (i, coords), value in zip(whole, gather_kept_many(parts, False, fill)):
-            if value is None:
-                left.append(i)
-            else:
-                store.set(head + sep.join(map(str, coords)), value)
+                held += parts[-1].nbytes
+                if held >= GATHER_BATCH:     # an overwrite frees the old values as it goes
+                    flush()
+                    held = 0
+        flush()
         left.sort()
         return left
