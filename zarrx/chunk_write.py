@@ -19,11 +19,10 @@ from zarrx._gather import copy_view, gather_into
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
-from zarrx.store._values import Value, gather_kept
+from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept, gather_kept_many
 from zarrx.store.chunks import PARTIAL
 
 __all__ = ["write_from", "gather_size"]
-
 
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False,
                fields: Any = None) -> None:
@@ -59,12 +58,15 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
         except (ZarrError, MemoryError) as exc:
             raise _located(exc, io, p.coords, shape)
 
-    def commit(obj: tuple[int, ...], projs: list, parallel: bool) -> None:
+    def commit(obj: tuple[int, ...], projs: list, parallel: bool, made: Any = PARTIAL) -> None:
+        """``made``: the new bytes of the object's one chunk, gathered beforehand."""
         slab = None
         if gather is not None and len(projs) == io.units_per_object \
                 and all(p.full and not _is_border(io, p.coords, io.chunk_shape) for p in projs):
             slab = source.slab(obj, gather)
-        if parallel and len(projs) > 1:
+        if made is not PARTIAL:
+            values = [made]
+        elif parallel and len(projs) > 1:
             values = [v for batch in _pool.run_batches(
                 lambda ps: [full(p, slab) for p in ps], projs, min_batch=2) for v in batch]
         else:
@@ -90,8 +92,53 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.parallel_writes:
         for obj, projs in units:            # small raw chunks of a memory or zip store:
             commit(obj, projs, False)       # threads would only take turns on the GIL
+    elif (kept := _kept_batches(io, units, flat or fields is not None)) is not None:
+        def batch(k: int) -> None:
+            lo, hi = kept[k]
+            made = _gather_batch(io, units[lo:hi], src, raw_fill)
+            for j in range(lo, hi):
+                commit(*units[j], False, made.get(j - lo, PARTIAL))
+        _pool.run_shared(batch, len(kept))
     else:
         _pool.run_shared(lambda i: commit(*units[i], False), len(units))
+
+
+def _kept_batches(io: ArrayIO, units: list, partial: bool) -> list[tuple[int, int]] | None:
+    """Ranges of ``units`` (chunks stored on their own) of at most ``GATHER_BATCH`` bytes, at
+    least one per thread, when the store keeps values and the chunks are gathered rather than
+    encoded (raw, maybe with a CRC-32C) into values of ``MIN_SIZE`` or more: the full ones of
+    each range are then gathered in one GIL-free section (see
+    :func:`zarrx._gather.gather_many`). None otherwise."""
+    if partial or io.units_per_object != 1 or not io.keeps_values or not io.regular \
+            or io.fill_is_nan or io.object_chunks:
+        return None
+    plan = io.plan(io.chunk_shape)                   # type: ignore[arg-type]
+    if not plan.raw or plan.gather_size is None or plan.gather_size < MIN_SIZE:
+        return None                     # small chunks are kept as bytes, gathered one by one
+    n = len(units)
+    step = max(1, min(GATHER_BATCH // plan.gather_size, -(-n // _pool.threads())))
+    return [(a, min(a + step, n)) for a in range(0, n, step)]
+
+
+def _gather_batch(io: ArrayIO, units: list, src: np.ndarray,
+                  raw_fill: bytes | None) -> dict[int, Any]:
+    """The new bytes (None: all fill) of the interior chunks ``units`` cover in full, by their
+    index in ``units``, gathered together; :func:`_encode_one` makes the others."""
+    shape = io.chunk_shape
+    plan = io.plan(shape)                            # type: ignore[arg-type]
+    parts, at = [], []
+    for j, (_, (p,)) in enumerate(units):
+        if p.full and not _is_border(io, p.coords, shape):    # type: ignore[arg-type]
+            chunk = src[p.out_sel]
+            if chunk.shape == shape and any(chunk.strides):
+                parts.append(chunk)
+                at.append(j)
+    try:
+        # ``raw_fill`` is the fill value's bytes unless every chunk is stored (no NaN fill here)
+        values = gather_kept_many(parts, plan.gather_crc32c(), raw_fill)
+    except (ZarrError, MemoryError) as exc:
+        raise _located(exc, io, units[at[0]][1][0].coords, shape)  # type: ignore[arg-type]
+    return dict(zip(at, values))
 
 
 def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...], list]]:

@@ -32,6 +32,10 @@ cdef enum:
 #: small blocks on its own)
 MIN_SIZE = 64 << 10
 
+#: the most bytes of chunks a writing thread gathers in one GIL-free section
+#: (:func:`gather_kept_many`): bounded, so that an overwrite frees old values as it goes
+GATHER_BATCH = 8 << 20
+
 cdef dict _free = {}          # pages -> list of block addresses
 cdef object _order = OrderedDict()   # address -> pages, oldest freed first
 cdef Py_ssize_t _cached = 0   # bytes in pooled blocks

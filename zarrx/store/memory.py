@@ -14,7 +14,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from zarrx.store._values import MIN_SIZE, Value, gather_kept_many
+from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept_many
 from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
                               Versioned, as_buffer, check_generation, check_key, conflict,
                               is_absent)
@@ -243,15 +243,11 @@ class MemoryStore(Store):
         return f"MemoryStore(<{len(self._data)} keys>)"
 
 
-#: the most bytes of chunks a box write into a memory store gathers in one GIL-free section
-GATHER_BATCH = 8 << 20
-
-
 class MemoryBoxWriter:
     """Writes chunks ``lo`` to ``hi`` of a box (C order over the chunks it touches; see
     :meth:`zarrx.store.chunks.ChunkSource.box_writer`) into a :class:`MemoryStore`: each chunk
     the box covers whole is gathered from the value (any strides) by :func:`gather_kept_many`,
-    up to :data:`GATHER_BATCH` bytes in one GIL-free section, and stored with ``set`` (which a
+    up to ``GATHER_BATCH`` bytes in one GIL-free section, and stored with ``set`` (which a
     subclass may extend). Returns the indices it left to the general path: chunks covered in
     part, and chunks all of ``fill`` (which the general path deletes)."""
 
