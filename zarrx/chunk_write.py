@@ -24,6 +24,7 @@ from zarrx.store.chunks import PARTIAL
 
 __all__ = ["write_from", "gather_size"]
 
+
 def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: bool = False,
                fields: Any = None) -> None:
     """Store ``value`` (already broadcast to the selection's shape) into the chunks of
