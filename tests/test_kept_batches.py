@@ -1,8 +1,8 @@
-"""Writes into a store that keeps values (memory, zip) of chunks stored on their own and
-gathered rather than encoded (raw, with or without a CRC-32C): each thread gathers the full
-chunks of a range of about 8 MiB in one GIL-free section, then commits them one by one. What
-it stores must be what the chunk-by-chunk path stores: same keys, same bytes, for full, border,
-partial and all-fill chunks, on every thread count."""
+"""Writes into a store that keeps the values it is given (memory) of chunks stored on their own
+and gathered rather than encoded (raw, with or without a CRC-32C): each thread gathers the
+full chunks of a range of about 8 MiB in one GIL-free section, then commits them one by one.
+What it stores must be what the chunk-by-chunk path stores: same keys, same bytes, for full,
+border, partial and all-fill chunks, on every thread count."""
 from __future__ import annotations
 
 import numpy as np
