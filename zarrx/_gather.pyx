@@ -21,7 +21,6 @@ from zarrx._clib.zx_copy cimport (
 )
 from zarrx._clib.zx_crc32c cimport zx_crc32c
 from zarrx._clib.zx_endian cimport zx_store_le32
-from libc.stdint cimport uint32_t
 from zarrx.errors import IndexingError
 
 cnp.import_array()
@@ -241,6 +240,23 @@ def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
     dst[dst_sel] = src[src_sel]
 
 
+cdef int _gather_box(const zx_box *box, const char *sp, char *dp, size_t n, const char *fp,
+                     size_t fsize, bint crc32c) noexcept nogil:
+    """Copy the ``n`` bytes of ``box`` at ``sp`` packed to ``dp``; with ``fp``, whether every
+    item equals it (the checksum is then not computed); with ``crc32c``, the CRC-32C of the
+    bytes after them, as 4 little-endian bytes."""
+    cdef int uniform = 0
+    if n == 0:
+        uniform = fp != NULL
+    else:
+        zx_copy_box(box, sp, dp)
+        if fp != NULL:
+            uniform = zx_is_all(dp, n, fp, fsize)
+    if crc32c and not uniform:
+        zx_store_le32(dp + n, zx_crc32c(0, dp, n) if n else 0)   # no bytes: 0
+    return uniform
+
+
 cdef int _gather_packed(cnp.ndarray src, char *dp, bint crc32c, object fill, str who) except -1:
     """Copy ``src`` (any strides) packed in C order to ``dp`` (``src.nbytes`` bytes, plus 4 for
     the CRC-32C when ``crc32c``). Returns 1 when ``fill`` (one item's bytes) is given and every
@@ -262,22 +278,12 @@ cdef int _gather_packed(cnp.ndarray src, char *dp, bint crc32c, object fill, str
             raise IndexingError(f"{who}: fill value of {fsize} bytes for items of "
                                 f"{itemsize} bytes")
         fp = <const char *>&fv[0]
-    cdef Py_ssize_t n = src.nbytes
-    cdef int uniform = 0
-    cdef uint32_t crc
-    if n == 0:
-        if crc32c:
-            zx_store_le32(dp, 0)                   # the CRC-32C of no bytes is 0
-        return 1 if fp != NULL else 0
+    cdef size_t n = <size_t>src.nbytes
+    cdef int uniform
     _array_box(&box, src, 0)                       # operand 1 stays packed: a gather
     cdef const char *sp = <const char *>cnp.PyArray_DATA(src)
     with nogil:
-        zx_copy_box(&box, sp, dp)
-        if fp != NULL:
-            uniform = zx_is_all(dp, <size_t>n, fp, fsize)
-        if crc32c and not uniform:
-            crc = zx_crc32c(0, dp, <size_t>n)
-            zx_store_le32(dp + n, crc)
+        uniform = _gather_box(&box, sp, dp, n, fp, fsize, crc32c)
     return uniform
 
 
@@ -403,15 +409,6 @@ def gather_many(list srcs, list dsts, bint crc32c=False, fill=None) -> list:
     with nogil:
         for i in range(n):
             job = &c.jobs[i]
-            if job.n == 0:
-                job.uniform = fp != NULL
-                if crc32c:
-                    zx_store_le32(job.dp, 0)      # the CRC-32C of no bytes is 0
-                continue
-            zx_copy_box(&job.box, job.sp, job.dp)
-            if fp != NULL:
-                job.uniform = zx_is_all(job.dp, <size_t>job.n, fp, fsize)
-            if crc32c and not job.uniform:
-                zx_store_le32(job.dp + job.n, zx_crc32c(0, job.dp, <size_t>job.n))
+            job.uniform = _gather_box(&job.box, job.sp, job.dp, <size_t>job.n, fp, fsize, crc32c)
     return [c.jobs[i].uniform != 0 for i in range(n)]
 
