@@ -425,13 +425,12 @@ def _unshard(sharding: Any, chunks: Any, shards: Any, flt: list, compressors: An
     if A2B not in kinds:
         raise ArgumentError(f"{where}.configuration.codecs: expected exactly one array->bytes "
                             f"codec (such as 'bytes'), found none in {inner!r}")
-    at = kinds.index(A2B)
+    k = kinds.index(A2B)
     index = [codec_json(c.to_spec() if isinstance(c, Codec) else c)
              for c in (as_codec(c, f"{at}.configuration.index_codecs[{i}]")
                        for i, c in enumerate(conf["index_codecs"]))]
     shard_shape = {"shape": tuple(chunks), "index_location": conf["index_location"]}
-    return (tuple(conf["chunk_shape"]), shard_shape, inner[:at], inner[at], inner[at + 1:],
-            index)
+    return (tuple(conf["chunk_shape"]), shard_shape, inner[:k], inner[k], inner[k + 1:], index)
 
 
 def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,
