@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import gc
 
 import numpy as np
@@ -131,3 +132,18 @@ def test_the_limit_bounds_the_memory_pooled_blocks_hold_header_pages_included():
         for p in [A.malloc(None, PAGE) for _ in range(8)]:
             A.free(None, p, PAGE)
         assert _outputs.pooled() == (5 * PAGE, 5)
+
+
+def test_the_default_limit_keeps_an_output_of_the_whole_default_size():
+    # by default the pool keeps an eighth of the machine's memory, at most 1 GiB, of data: a
+    # freed output of that size is kept with its header page, so that reading it again reuses it
+    with zarrx.config.set(memory_pool=None):
+        data = zarrx.config.pool_limit() - zarrx.config._POOL_HEADERS
+        assert data == min(1 << 30, (os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+                           // 8)
+        size = data // PAGE * PAGE
+        A.free(None, A.malloc(None, size), size)
+        assert _outputs.pooled() == (size, 1)
+        out = _outputs.empty((size // 4,), np.float32)       # the pooled block, reused
+        assert _outputs.pooled() == (0, 0)
+        del out

@@ -10,8 +10,9 @@ Settings:
 - ``memory_pool``: how many bytes of freed memory the process keeps for reuse, in each of two
   pools: memory-store values and remote-store upload buffers (64 KiB and larger; see
   :mod:`zarrx.store.memory`), and the arrays reads return (1 MiB and larger; see
-  :mod:`zarrx._outputs`). Default ``None``: an eighth of the machine's memory, at most 1 GiB;
-  ``0``: none. A change applies at once: the oldest blocks pooled over the new limit are
+  :mod:`zarrx._outputs`). Default ``None``: an eighth of the machine's memory, at most 1 GiB,
+  plus 2 MiB (room for the page each pooled read output keeps before its data, so that an
+  output of the whole size is kept); ``0``: none. A change applies at once: the oldest blocks pooled over the new limit are
   released. Those arrays come from zarrx's own numpy memory handler (NEP 49), not from one
   the program set for itself; with ``0`` numpy's current handler allocates them.
 
@@ -144,6 +145,7 @@ def _environment(environ: Mapping[str, str]) -> dict[str, object]:
 
 
 _machine_pool: int | None = None
+_POOL_HEADERS = 512 * 4096      # the header pages of the most blocks zarrx._outputs pools
 #: called, without arguments, after ``memory_pool`` may have changed (the pools apply it)
 _pool_watchers: list[Callable[[], None]] = []
 
@@ -163,7 +165,8 @@ def _pool_changed() -> None:
 def pool_limit() -> int:
     """``memory_pool`` in bytes: its value (at most ``sys.maxsize``: more than any process can
     hold), or by default an eighth of the machine's memory, at most 1 GiB (256 MiB when the
-    memory cannot be told)."""
+    memory cannot be told), plus 2 MiB for the pages the read-output pool keeps before its
+    blocks' data."""
     global _machine_pool
     value = get("memory_pool")
     if value is not None:
@@ -173,7 +176,9 @@ def pool_limit() -> int:
             total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
         except (ValueError, OSError, AttributeError):
             total = 2 << 30
-        _machine_pool = min(1 << 30, max(0, total // 8))
+        # with room for the page each pooled read output keeps before its data (at most
+        # _POOL_HEADERS of them), so that an output of the whole default size is kept
+        _machine_pool = min(1 << 30, max(0, total // 8)) + _POOL_HEADERS
     return _machine_pool
 
 
