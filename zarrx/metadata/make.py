@@ -179,6 +179,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             arr = np.array(value, dtype=n)
         if arr.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
+        if cat == "fixed_str" and unencodable_text(str(arr[()])):   # written as JSON text
+            raise loc.error("a string that UTF-8 can encode (no lone surrogates)", value)
         return arr[()]
     except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
         if isinstance(exc, MetadataError):
