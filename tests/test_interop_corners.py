@@ -84,3 +84,72 @@ def test_chunks_equal_to_a_fill_value_all_read_alike_are_still_deleted(tmp_path,
     z = zarrx.open_array(str(path), mode="r+")
     z[...] = value
     assert _chunks(path) == []
+
+
+LONE = "a\udcff"          # a lone surrogate: Python text UTF-8 cannot encode
+
+
+def _attrs_of_array(path, fmt, attrs):
+    zarrx.create_array(str(path), shape=(2,), dtype="i4", zarr_format=fmt, attributes=attrs)
+
+
+def _attrs_set_later(path, fmt, attrs):
+    z = zarrx.create_array(str(path), shape=(2,), dtype="i4", zarr_format=fmt)
+    z.attrs.update(attrs)
+
+
+def _attrs_of_group(path, fmt, attrs):
+    zarrx.open_group(str(path), mode="w", zarr_format=fmt, attributes=attrs)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("make,where", [
+    (_attrs_of_array, "array metadata: attributes"),
+    (_attrs_set_later, "attributes of array '/'"),
+    (_attrs_of_group, "create_group: attributes")], ids=["create_array", "attrs", "group"])
+@pytest.mark.parametrize("attrs,key", [
+    ({"k": LONE}, "k"), ({LONE: 1}, LONE), ({"k": [1, {"n": LONE}]}, "k"),
+    ({"k": {LONE: "v"}}, "k")], ids=["value", "key", "nested-value", "nested-key"])
+def test_attributes_with_lone_surrogates_are_refused(tmp_path, make, where, attrs, key,
+                                                     fmt) -> None:
+    """Text holding a lone surrogate was written as an escape ("\\udcff") that tensorstore
+    refuses to parse, so it could not open the array at all (zarr-python writes the same)."""
+    path = tmp_path / "a.zarr"
+    with pytest.raises(zarrx.ArgumentError) as info:
+        make(path, fmt, attrs)
+    assert str(info.value) == (f"{where}: {key!r}: expected text that UTF-8 can encode (no "
+                               f"lone surrogates), found {LONE!r}")
+    if make is _attrs_set_later:
+        assert dict(zarrx.open_array(str(path), mode="r").attrs) == {}
+
+
+def test_dimension_names_with_lone_surrogates_are_refused(tmp_path) -> None:
+    with pytest.raises(zarrx.MetadataError) as info:
+        zarrx.create_array(str(tmp_path / "a"), shape=(2, 2), dtype="i4",
+                           dimension_names=["x", LONE])
+    assert str(info.value) == ("array metadata dimension_names: expected names that UTF-8 can "
+                               f"encode (no lone surrogates), found {LONE!r}")
+    assert not (tmp_path / "a").exists()
+
+
+def test_non_ascii_text_in_metadata_reads_in_tensorstore(tmp_path) -> None:
+    path = tmp_path / "a.zarr"
+    z = zarrx.create_array(str(path), shape=(2,), dtype="i4", dimension_names=["é"],
+                           attributes={"日本": ["ü", {"\U0001f600": "\u2028"}]})
+    z[...] = [1, 2]
+    t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)}}).result()
+    assert t.domain.labels == ("é",) and t.read().result().tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_lone_surrogates_another_writer_stored_are_read_and_kept(tmp_path, fmt) -> None:
+    """zarr-python 3.1.6 stores them (as escapes): zarrx reads them and keeps them when it
+    rewrites the document."""
+    path = str(tmp_path / "a.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.create_array(path, shape=(2,), dtype="i4", zarr_format=fmt,
+                          attributes={"k": LONE})
+    z = zarrx.open_array(path, mode="r+")
+    z.attrs["n"] = 1
+    assert dict(zarrx.open_array(path, mode="r").attrs) == {"k": LONE, "n": 1}

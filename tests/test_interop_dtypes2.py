@@ -60,6 +60,8 @@ BAD_FILLS = [
     (str, b"\xff", "expected a str or UTF-8 encoded bytes, found b'\\xff'"),
     (str, "a\udcff", "expected a string that UTF-8 can encode (no lone surrogates), found "
      "'a\\udcff'"),
+    ("U3", "a\udcff", "expected a string that UTF-8 can encode (no lone surrogates), found "
+     "'a\\udcff'"),
 ]
 
 
@@ -67,13 +69,14 @@ BAD_FILLS = [
 @pytest.mark.parametrize("dtype,fill,message", BAD_FILLS,
                          ids=["datetime-for-timedelta", "timedelta-for-datetime",
                               "days-into-years", "date-into-unit-less", "non-utf8-bytes",
-                              "lone-surrogate"])
+                              "lone-surrogate", "lone-surrogate-fixed-length"])
 def test_fill_values_the_type_cannot_hold_are_refused_at_creation(tmp_path, dtype, fill,
                                                                    message, fmt) -> None:
     """A datetime was taken as a duration (and the reverse), a time was cast to a unit numpy
     does not cast it to (a day became 0 years; a date became a unit-less datetime64 that
     numpy cannot print), and text that is not UTF-8 was kept with surrogates (no chunk
-    holding the fill value could be written, and zarr-python could not open the array)."""
+    holding the fill value could be written, and zarr-python could not open the array; a
+    fixed-length one was written as an escape, "\\udcff", that no UTF-8 text holds)."""
     path = tmp_path / "a.zarr"
     with pytest.raises(FillValueError, match=re.escape(f"array metadata fill_value: {message}")):
         zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill,

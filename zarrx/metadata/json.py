@@ -31,12 +31,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentTypeError, MetadataError
+from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
 from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
 
-__all__ = ["load", "Loaded", "gc_paused", "dumps", "json_document", "check_tree", "check_attributes", "MAX_DOCUMENT_BYTES", "MAX_DEPTH",
-           "MAX_DOCUMENT_DEPTH", "OutOfRange"]
+__all__ = ["load", "Loaded", "gc_paused", "dumps", "json_document", "check_tree", "check_attributes",
+           "unencodable_text", "MAX_DOCUMENT_BYTES", "MAX_DEPTH", "MAX_DOCUMENT_DEPTH", "OutOfRange"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
 MAX_DEPTH = 64                          # nesting of the attributes zarrx writes
@@ -122,20 +122,47 @@ def check_attributes(values: dict[str, Any], what: str) -> None:
     values ``json.dumps`` refuses (numpy scalars other than ``numpy.float64``, a ``float``,
     arrays, bytes, sets), mapping keys that are not str at any depth (``json.dumps`` would
     turn 1 into "1"), and nesting deeper than a reader takes. Tuples are lists, and NaN and
-    the infinities are stored as ``NaN`` / ``Infinity``, as zarr-python stores them."""
+    the infinities are stored as ``NaN`` / ``Infinity``, as zarr-python stores them. Text
+    holding a lone surrogate (a key or a value, at any depth) is an ArgumentError: a metadata
+    document is UTF-8, which cannot hold one (an escaped one, ``"\\udcff"``, is JSON that
+    tensorstore refuses to open)."""
+    node = what
     what = f"{what} must be JSON-serialisable"
     for key, value in values.items():
         try:
-            _json.dumps(value, allow_nan=True)
+            text = _json.dumps(value, allow_nan=True, ensure_ascii=False)
         except RecursionError:
-            pass                            # far too deep: check_tree words it below
+            continue                        # far too deep: check_tree words it below
         except (TypeError, ValueError) as exc:
             raise ArgumentTypeError(f"{what}: {key!r}: {exc}") from exc
+        bad_text = unencodable_text(key) or (not text.isascii() and unencodable_text(value))
+        if bad_text:
+            raise ArgumentError(f"{node}: {key!r}: expected text that UTF-8 can encode (no "
+                                f"lone surrogates), found {short(bad_text)}")
     bad = _keys_not_str(values)
     if bad:
         key = bad[0]
         raise ArgumentTypeError(f"{what}: keys must be str, found {type(key).__name__} {key!r}")
     check_tree(values, Loc("attributes"))   # the depth a reader takes
+
+
+def unencodable_text(value: Any) -> str | None:
+    """The first str (a mapping key or a value, nested in mappings and lists) in ``value``
+    that UTF-8 cannot encode (one holding a lone surrogate), else None."""
+    todo = [value]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return v
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+            todo.extend(v.keys())
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
+    return None
 
 
 def _keys_not_str(value: Any) -> list:

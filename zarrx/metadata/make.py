@@ -19,7 +19,7 @@ from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, struct
 from zarrx.metadata.fill import (_int_range, check_unitless_date, default_fill, fill_json,
                                  parse_fill)
 from zarrx.metadata.grid import grid_json, parse_shape
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES, unencodable_text
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
@@ -179,6 +179,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             arr = np.array(value, dtype=n)
         if arr.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
+        if cat == "fixed_str" and unencodable_text(str(arr[()])):   # written as JSON text
+            raise loc.error("a string that UTF-8 can encode (no lone surrogates)", value)
         return arr[()]
     except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
         if isinstance(exc, MetadataError):
@@ -267,6 +269,10 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
     fill = coerce_fill(fill_value, dt, zarr_format, Loc(WHERE, "fill_value", FillValueError))
     enc = _key_encoding(chunk_key_encoding, zarr_format)
     attrs = attributes_arg(attributes, WHERE)
+    if dimension_names is not None and (bad := unencodable_text(list(dimension_names))):
+        # a metadata document is UTF-8 (an escaped lone surrogate is refused by tensorstore)
+        raise Loc(WHERE, "dimension_names").error(
+            "names that UTF-8 can encode (no lone surrogates)", bad)
     codecs = list(codecs) if codecs is not None else []
     if zarr_format == 3:
         if filters or compressor is not None:
