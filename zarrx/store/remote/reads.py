@@ -63,6 +63,8 @@ class RemoteReads:
             if fail.kind == "missing":
                 return None
             if fail.kind == "range":
+                if suffix is not None:
+                    return _placed(await self._suffix_refused(key, suffix, if_match), into)
                 return _placed(await self._beyond_end(key, start or 0, if_match), into)
             if fail.kind == "not_partial":
                 return _placed(await self._whole_then_slice(key, start, stop, suffix,
@@ -105,6 +107,25 @@ class RemoteReads:
         if size == 0 and start == 0:
             return Got(b"", etag, 0, 0)
         return Got(b"", etag, size, min(start, size))
+
+    async def _suffix_refused(self, key: str, suffix: int, if_match: str | None) -> Got | None:
+        """The last ``suffix`` bytes of ``key`` from a server that answered their suffix range
+        (``bytes=-N``) with HTTP 416. That range fits every object but an empty one, so such a
+        server has no suffix ranges: the size comes from a HEAD, and the bytes from a range
+        that names them, conditioned on the HEAD's version (an object replaced in between is a
+        failed condition, as for the later parts of a split read)."""
+        head = await self._stat(key)
+        if head is None:
+            return None
+        etag, size = head
+        if if_match is not None and etag != if_match:
+            raise Failure("precondition", 412)
+        if size == 0:
+            return Got(b"", etag, 0, 0)
+        got = await self._fetch(key, max(size - suffix, 0), size, None, if_match or etag)
+        if got is not None and got.size is not None and got.size != size:
+            raise Failure("precondition", 412)   # no ETag, but another length: replaced
+        return got
 
     async def _stat(self, key: str) -> tuple[str | None, int] | None:
         try:
