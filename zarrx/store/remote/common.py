@@ -14,7 +14,8 @@ from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrott
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line"]
+           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
+           "sent_if_match"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -109,6 +110,13 @@ class ETag:
 
 def etag_generation(etag: str | None) -> ETag | None:
     return None if etag is None else ETag(etag)
+
+
+def sent_if_match(etag: str | None) -> str | None:
+    """The If-Match header to send for a read of the version ``etag``: None for a weak ETag
+    (``W/"..."``), which If-Match never matches (a server that follows HTTP answers 412
+    whatever the object's state); the answer's ETag is compared with it instead."""
+    return None if etag is None or etag.startswith("W/") else etag
 
 
 def if_match_of(generation: object) -> str | None:

@@ -23,7 +23,8 @@ from typing import Any
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
-                                       gather_all, listed_once, status_kind, window)
+                                       gather_all, listed_once, sent_if_match, status_kind,
+                                       window)
 from zarrx.store.remote.obstore_failures import failure_of
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
@@ -132,8 +133,8 @@ class ObjectStore(RemoteStore):
             opts["range"] = (start or 0, stop)
         elif start:
             opts["range"] = {"offset": start}
-        if if_match is not None:
-            opts["if_match"] = if_match
+        if (cond := sent_if_match(if_match)) is not None:
+            opts["if_match"] = cond
         res = await obs.get_async(self._client, self._prefix + key, options=opts)
         meta = res.meta
         if on_meta is not None:
@@ -156,9 +157,9 @@ class ObjectStore(RemoteStore):
                              suffix: int | None, if_match: str | None) -> Got:
         # the range is taken from the body as it streams by and the rest is left unread: a
         # server ignoring ranges costs no more memory than the range, whatever size it claims
+        cond = sent_if_match(if_match)
         res = await _obstore().get_async(self._client, self._prefix + key,
-                                         options={} if if_match is None
-                                         else {"if_match": if_match})
+                                         options={} if cond is None else {"if_match": cond})
         begin, end = res.range
         lo, hi = asked(start, stop, suffix, end)
         # pieces no larger than what is needed: a body cut short after the range still gives it
