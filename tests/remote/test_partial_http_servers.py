@@ -1,7 +1,8 @@
 """Web servers that support only part of what ranged, conditioned reads use: one without
-suffix ranges (``bytes=-N`` answered with 416), and one that sends weak ETags (``W/"..."``)
-and, as HTTP says, never lets If-Match match one. Arrays written by zarrx read right through
-both backends: sharded and not, missing chunks as the fill value."""
+suffix ranges (``bytes=-N`` answered with 416), one that sends weak ETags (``W/"..."``) and,
+as HTTP says, never lets If-Match match one, and one that answers 403 where a key is missing.
+Arrays written by zarrx read right through both backends: sharded and not, missing chunks as
+the fill value."""
 from __future__ import annotations
 
 import hashlib
@@ -13,8 +14,9 @@ import pytest
 from loopback import not_found, serving
 
 import zarrx
-from zarrx.errors import ConflictError
+from zarrx.errors import ConflictError, RemoteAccessError, StoreError
 from zarrx.store.base import ByteRange
+from zarrx.store.remote import RemoteOptions
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
@@ -25,8 +27,9 @@ BACKENDS = ["obstore", "fsspec"]
 class _PartialHandler(http.server.BaseHTTPRequestHandler):
     """Serves ``objects`` (path below the mode -> bytes) below ``/<mode>/``: ``nosuffix``
     answers a suffix range with 416, ``weak`` sends weak ETags and answers every If-Match with
-    412 (a weak ETag never matches it), as nginx does; both serve other ranges, and honour
-    If-Match otherwise. ``requests`` records each request's method, mode and Range."""
+    412 (a weak ETag never matches it), as nginx does, and ``forbidden`` answers 403 for a
+    missing object; all serve other ranges, and honour If-Match otherwise. ``requests``
+    records each request's method, mode and Range."""
 
     protocol_version = "HTTP/1.1"
     objects: dict[str, bytes] = {}
@@ -40,7 +43,9 @@ class _PartialHandler(http.server.BaseHTTPRequestHandler):
         rng = self.headers.get("Range")
         self.requests.append((self.command, mode, rng))
         body = self.objects.get(name)
-        if body is None or mode not in ("nosuffix", "weak"):
+        if mode == "forbidden" and body is None:
+            return self._answer(403, b"", [])
+        if body is None or mode not in ("nosuffix", "weak", "forbidden"):
             return not_found(self)
         etag = f'"{hashlib.md5(body).hexdigest()}"'
         if mode == "weak":
@@ -159,3 +164,30 @@ def test_an_object_with_weak_etags_replaced_during_a_snapshot_is_a_conflict(part
     assert str(info.value) == (f"{store!r}: cannot read a snapshot of 'v3/sharded/c/0/0': "
                                f"expected generation {snap.generation!r}, found generation "
                                f"ETag('W/\"{new}\"')")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_server_answering_403_for_missing_keys(partial_http, backend):
+    """A 403 is a RemoteAccessError, as it also means wrong or missing credentials; with
+    ``forbidden_is_missing=True`` it reads as a missing key, so arrays open (the format is
+    found by asking for the documents of both) and missing chunks read as the fill value."""
+    url = f"{partial_http}/forbidden"
+    store = _store(backend, url)
+    with pytest.raises(RemoteAccessError) as info:
+        store.get("v2/missing")
+    assert str(info.value) == f"{store!r}: cannot read 'v2/missing' ({url}/v2/missing): HTTP 403"
+    with pytest.raises(RemoteAccessError):
+        zarrx.open_array(store, path="v3/sharded", mode="r")
+    store = _store(backend, url, forbidden_is_missing=True)
+    assert store.get("v2/missing") is None
+    assert store.get("v2/missing", ByteRange.last(10)) is None
+    assert not store.exists("v2/missing") and store.exists("v2/.zarray")
+    for path in ("v3/sharded", "v2"):
+        assert np.array_equal(zarrx.open_array(store, path=path, mode="r")[...], EXPECTED)
+
+
+def test_forbidden_is_missing_takes_a_bool():
+    with pytest.raises(StoreError) as info:
+        RemoteOptions.make(forbidden_is_missing="yes")
+    assert str(info.value) == ("RemoteOptions.forbidden_is_missing: expected True or False, "
+                               "found 'yes'")

@@ -186,6 +186,9 @@ class RemoteStore(RemoteReads, Store):
                     fail = exc if isinstance(exc, Failure) else self._failure(exc)
                     if fail is None:
                         raise
+            if fail.kind == "access" and fail.status == 403 and opts.forbidden_is_missing \
+                    and method in ("GET", "HEAD"):
+                fail = Failure("missing", 403)      # a server hiding which keys exist
             if fail.kind in ("missing", "precondition", "exists", "range", "unsupported",
                              "not_partial"):
                 raise fail
