@@ -27,9 +27,11 @@ BACKENDS = ["obstore", "fsspec"]
 class _PartialHandler(http.server.BaseHTTPRequestHandler):
     """Serves ``objects`` (path below the mode -> bytes) below ``/<mode>/``: ``nosuffix``
     answers a suffix range with 416, ``weak`` sends weak ETags and answers every If-Match with
-    412 (a weak ETag never matches it), as nginx does, and ``forbidden`` answers 403 for a
-    missing object; all serve other ranges, and honour If-Match otherwise. ``requests``
-    records each request's method, mode and Range."""
+    412 (a weak ETag never matches it), as nginx does, ``forbidden`` answers 403 for a
+    missing object, and ``balanced`` sends another ETag with every answer (as servers behind a
+    balancer, each with ETags of its own, do) and ignores If-Match; all serve other ranges,
+    and honour If-Match otherwise. ``requests`` records each request's method, mode and
+    Range."""
 
     protocol_version = "HTTP/1.1"
     objects: dict[str, bytes] = {}
@@ -45,9 +47,11 @@ class _PartialHandler(http.server.BaseHTTPRequestHandler):
         body = self.objects.get(name)
         if mode == "forbidden" and body is None:
             return self._answer(403, b"", [])
-        if body is None or mode not in ("nosuffix", "weak", "forbidden"):
+        if body is None or mode not in ("nosuffix", "weak", "forbidden", "balanced"):
             return not_found(self)
         etag = f'"{hashlib.md5(body).hexdigest()}"'
+        if mode == "balanced":
+            etag = f'"{len(self.requests)}"'
         if mode == "weak":
             etag = "W/" + etag
         if self.headers.get("If-Match") not in (None, etag) or \
@@ -191,3 +195,23 @@ def test_forbidden_is_missing_takes_a_bool():
         RemoteOptions.make(forbidden_is_missing="yes")
     assert str(info.value) == ("RemoteOptions.forbidden_is_missing: expected True or False, "
                                "found 'yes'")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_etags_that_differ_on_every_answer_name_what_kept_changing(partial_http, backend):
+    """Every answer looks like another version, so reads that need two requests of one
+    version end in a ConflictError; it named neither the store nor the address ("shard
+    'sharded/c/0/0': changed during each of 64 reads", "a batch of 1 reads kept finding newer
+    versions of its objects")."""
+    url = f"{partial_http}/balanced"
+    store = _store(backend, url, tail_prefetch=100, revalidate_after=0, part_size=50,
+                   min_part_size=50)
+    assert len(_PartialHandler.objects["v2/0.0"]) > 50       # read in parts
+    with pytest.raises(ConflictError) as info:
+        store.get_many([("v2/0.0", None)])
+    assert str(info.value) == (f"{store!r}: cannot read 'v2/0.0' ({url}/v2/0.0): it changed "
+                               f"during each of 8 reads")
+    with pytest.raises(ConflictError) as info:
+        zarrx.open_array(store, path="v3/sharded", mode="r")[:5, :5]
+    assert str(info.value) == (f"{store!r}: cannot read shard 'v3/sharded/c/0/0' "
+                               f"({url}/v3/sharded/c/0/0): it changed during each of 64 reads")

@@ -39,7 +39,7 @@ from zarrx.store._values import Value
 from zarrx.store.remote import aio
 from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, asked,
                                        as_view, etag_generation, gather_all, if_match_of,
-                                       to_bytes)
+                                       kept_changing, to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -237,10 +237,9 @@ class RemoteStore(RemoteReads, Store):
         for _ in range(8):
             try:
                 return [v for v, _ in self._run(self._read_many(reqs))]
-            except Failure:                      # a split read found a newer version: again
-                continue
-        raise ConflictError(f"{self!r}: a batch of {len(reqs)} reads kept finding newer "
-                            "versions of its objects")
+            except Failure as fail:              # a split read found a newer version: again
+                last = fail
+        raise kept_changing(self, last, len(reqs))
 
     def get_many_sized(self, requests: Iterable[Request], arena: object | None = None,
                        ) -> tuple[list[bytes | memoryview | None], list[int | None]]:
@@ -251,11 +250,11 @@ class RemoteStore(RemoteReads, Store):
             sizes: list[int | None] = [None] * len(reqs)
             try:
                 got = self._run(self._read_many(reqs, None, sizes)) if reqs else []
-            except Failure:                      # a split read found a newer version: again
+            except Failure as fail:              # a split read found a newer version: again
+                last = fail
                 continue
             return [v for v, _ in got], sizes
-        raise ConflictError(f"{self!r}: a batch of {len(reqs)} reads kept finding newer "
-                            "versions of its objects")
+        raise kept_changing(self, last, len(reqs))
 
     def getsize(self, key: str) -> int | None:
         head = self._run(self._stat(self._key(key)))

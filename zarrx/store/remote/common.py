@@ -9,13 +9,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrottledError,
-                          RemoteTimeoutError)
+from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerError,
+                          RemoteThrottledError, RemoteTimeoutError)
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
-           "sent_if_match"]
+           "sent_if_match", "kept_changing"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -31,13 +31,25 @@ class Failure(Exception):
     for: ``detail`` says how), config (a storage option the backend refused: ``detail``),
     invalid_path (a listed name the backend cannot take: ``detail``), other.
     ``retry_after``: the seconds the server asked the client to wait before trying again (its
-    ``Retry-After`` header, when the backend shows it), or None."""
+    ``Retry-After`` header, when the backend shows it), or None. ``key``: the key read when a
+    batch's read of it failed (None: not known)."""
 
     def __init__(self, kind: str, status: int | None = None, detail: str = "",
                  retry_after: float | None = None) -> None:
         super().__init__(kind, status, detail)
         self.kind, self.status, self.detail = kind, status, detail
         self.retry_after = retry_after
+        self.key: str | None = None
+
+
+def kept_changing(store: Any, fail: Failure, n: int) -> ConflictError:
+    """The error of ``store``'s batch of ``n`` reads that found a newer version of an object
+    8 times, the last time ``fail`` (reading ``fail.key``, when known)."""
+    if fail.key is None:
+        return ConflictError(f"{store!r}: a batch of {n} reads kept finding newer versions "
+                             "of its objects")
+    return ConflictError(f"{store!r}: cannot read {fail.key!r} ({store._url(fail.key)}): it "
+                         "changed during each of 8 reads")
 
 
 def status_kind(status: int, code: str) -> str:

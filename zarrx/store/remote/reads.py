@@ -258,7 +258,7 @@ class RemoteReads:
             if rng is not None and rng.suffix is None and rng.length and not rng.is_full:
                 slices.setdefault(key, []).append(i)
             else:
-                tasks.append(single(i, key, rng))
+                tasks.append(self._naming(key, single(i, key, rng)))
         opts = self.options
         spans: list[tuple[str, int, int, list[tuple[int, int, int]]]] = []
         for key, idx in slices.items():
@@ -267,10 +267,19 @@ class RemoteReads:
             for sp in coalesce(ranges, opts.coalesce_gap, opts.max_request):
                 spans.append((key, sp.start, sp.stop, [(idx[m], *ranges[m]) for m in sp.members]))
         part = part_for(sum(b - a for _, a, b, _ in spans), opts.in_flight - len(tasks), opts)
-        tasks.extend(span(*sp, part) for sp in spans)
+        tasks.extend(self._naming(sp[0], span(*sp, part)) for sp in spans)
         if tasks:
             await gather_all(tasks)
         return out
+
+    @staticmethod
+    async def _naming(key: str, read: Awaitable[None]) -> None:
+        """``await read``, a read of ``key``; a failed condition it raises names the key."""
+        try:
+            await read
+        except Failure as fail:
+            fail.key = fail.key or key
+            raise
 
     async def _retry_whole(self, key: str, rng: ByteRange | None) -> Got | None:
         """An unconditioned read whose later parts found a newer version: read again."""
