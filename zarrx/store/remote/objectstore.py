@@ -171,12 +171,14 @@ class ObjectStore(RemoteStore):
         obs = _obstore()
         try:
             meta = await obs.head_async(self._client, self._prefix + key)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, obs.exceptions.PermissionDeniedError) as exc:
             fail = self._failure(exc)
-            if self.kind not in ("http", "https") or fail is None or fail.kind != "unsupported":
+            if self.kind not in ("http", "https") or fail is None \
+                    or fail.kind not in ("unsupported", "access"):
                 raise
-            # a web server that answers HEAD with 405 (obstore takes it for a missing object):
-            # the headers of a GET say the same, and its body is not read
+            # a web server that answers HEAD with 405 (obstore takes it for a missing object)
+            # or forbids it (403, as servers of GET-only links do): the headers of a GET say
+            # the same, and its body is not read
             meta = (await obs.get_async(self._client, self._prefix + key)).meta
         return meta.get("e_tag"), meta["size"]
 
