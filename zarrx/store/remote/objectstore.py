@@ -309,14 +309,20 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
-    if scheme in HTTP_SCHEMES and (auth := basic_credentials(url)) is not None:
-        # the user name and password of an http(s) URL, sent as browsers and fsspec's HTTP
-        # filesystem send them (obstore would drop them); a header given wins
+    if scheme in HTTP_SCHEMES:
         headers = dict(client.get("default_headers") or {})
-        if not any(str(k).lower() == "authorization" for k in headers):
-            headers["Authorization"] = auth
+        given = {str(k).lower() for k in headers}
+        if "accept-encoding" not in given:
+            # objects as stored: without the header, HTTP lets a server compress its answer,
+            # which obstore would pass on compressed (as FsspecStore asks too)
+            headers["Accept-Encoding"] = "identity"
+        if (auth := basic_credentials(url)) is not None:
+            # the user name and password of an http(s) URL, sent as browsers and fsspec's
+            # HTTP filesystem send them (obstore would drop them); a header given wins
+            if "authorization" not in given:
+                headers["Authorization"] = auth
+            url = without_userinfo(url)
         client["default_headers"] = headers
-        url = without_userinfo(url)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:
         so["conditional_put"] = "etag"
