@@ -186,7 +186,10 @@ def test_a_server_answering_403_for_missing_keys(partial_http, backend):
     store = _store(backend, url)
     with pytest.raises(RemoteAccessError) as info:
         store.get("v2/missing")
-    assert str(info.value) == f"{store!r}: cannot read 'v2/missing' ({url}/v2/missing): HTTP 403"
+    assert str(info.value) == (f"{store!r}: cannot read 'v2/missing' ({url}/v2/missing): "
+                               f"HTTP 403; a server that answers 403 where a key is missing "
+                               f"(S3 without list permission, some web hosts) reads as "
+                               f"missing keys with forbidden_is_missing=True")
     with pytest.raises(RemoteAccessError):
         zarrx.open_array(store, path="v3/sharded", mode="r")
     store = _store(backend, url, forbidden_is_missing=True)

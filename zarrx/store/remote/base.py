@@ -37,9 +37,9 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
                               key_problem, sequence_of)
 from zarrx.store._values import Value
 from zarrx.store.remote import aio
-from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, asked,
-                                       as_view, etag_generation, gather_all, if_match_of,
-                                       kept_changing, to_bytes)
+from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
+                                       asked, as_view, etag_generation, gather_all,
+                                       if_match_of, kept_changing, to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -205,6 +205,8 @@ class RemoteStore(RemoteReads, Store):
             what += f" ({fail.detail})"     # botocore names an error without a code by status
         if attempts > 1:
             what += f" after {attempts} attempts"
+        if fail.kind == "access" and fail.status == 403 and action == "read":
+            what += FORBIDDEN_HINT
         msg = f"{self!r}: cannot {action} {key!r} ({self._url(key)}): {what}"
         cls = {"access": RemoteAccessError, "not_found": RemoteNotFoundError,
                "precondition": ConflictError, "exists": ConflictError,

@@ -15,10 +15,15 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
-           "sent_if_match", "kept_changing"]
+           "sent_if_match", "kept_changing", "FORBIDDEN_HINT"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
+
+#: said after a 403 to a read: it may be how the server says a key is missing
+FORBIDDEN_HINT = ("; a server that answers 403 where a key is missing (S3 without list "
+                  "permission, some web hosts) reads as missing keys with "
+                  "forbidden_is_missing=True")
 
 TRANSIENT = {"throttled": RemoteThrottledError, "server": RemoteServerError,
              "timeout": RemoteTimeoutError, "connection": RemoteConnectionError}
