@@ -11,12 +11,18 @@ from typing import Any
 __all__ = ["serving", "not_found"]
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    # a store keeps many requests in flight: with the default backlog of 5, the connections
+    # past it are dropped and their clients try again a second later
+    request_queue_size = 128
+
+
 @contextmanager
 def serving(handler: Any) -> Iterator[str]:
     """``handler`` (a request handler class, or a partial of one) served on loopback; the
     server's base URL (``http://127.0.0.1:<port>``). The server stops when the block ends."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

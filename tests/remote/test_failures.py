@@ -262,3 +262,20 @@ def test_unconditional_write_refused_is_not_called_conditional(make, proxy):
     with pytest.raises(RemoteError) as info:
         store.set("k", b"value")
     assert str(info.value) == f"{store!r}: cannot write 'k' ({store._url('k')}): HTTP 501"
+
+
+def test_403_for_a_missing_key_reads_as_missing_when_asked(make, proxy):
+    """S3 answers 403 AccessDenied where a key is missing to a client without list permission:
+    a RemoteAccessError, unless the store is told 403 means missing (``forbidden_is_missing``)."""
+    denied = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+    store = make(forbidden_is_missing=True)
+    store.set("k", b"value")
+    proxy.faults.append(Fault(status=403, times=99, body=denied,
+                              match=lambda m, p: p.endswith("/gone")))
+    assert store.get("gone") is None
+    assert store.get("gone", ByteRange.last(4)) is None
+    assert not store.exists("gone")
+    assert store.get("k") == b"value"
+    with pytest.raises(RemoteAccessError, match=re.escape(
+            f"cannot read 'gone' ({store._url('gone')}): HTTP 403")):
+        make().get("gone")

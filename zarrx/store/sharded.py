@@ -164,7 +164,10 @@ class ShardedChunks(ChunkSource):
                 return
             except ConflictError:
                 self._cache.pop_where(lambda k: k[0] == obj)     # the object changed: retry
-        raise ConflictError(f"shard {self.objects.chunk_name(obj)}: changed during each of "
+        key = self.objects.key(obj)
+        at = self.store.address(key)
+        raise ConflictError(f"{self.store!r}: cannot read shard {key!r}"
+                            f"{f' ({at})' if at else ''}: it changed during each of "
                             f"{MAX_ATTEMPTS} reads")
 
     def _index(self, snap: ObjectSnapshot, cache_key: tuple, level: int, start: int,

@@ -37,9 +37,9 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
                               key_problem, sequence_of)
 from zarrx.store._values import Value
 from zarrx.store.remote import aio
-from zarrx.store.remote.common import (TRANSIENT, ETag, Failure, Got, OnMeta, asked,
-                                       as_view, etag_generation, gather_all, if_match_of,
-                                       to_bytes)
+from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
+                                       asked, as_view, etag_generation, gather_all,
+                                       if_match_of, kept_changing, to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -186,6 +186,9 @@ class RemoteStore(RemoteReads, Store):
                     fail = exc if isinstance(exc, Failure) else self._failure(exc)
                     if fail is None:
                         raise
+            if fail.kind == "access" and fail.status == 403 and opts.forbidden_is_missing \
+                    and method in ("GET", "HEAD"):
+                fail = Failure("missing", 403)      # a server hiding which keys exist
             if fail.kind in ("missing", "precondition", "exists", "range", "unsupported",
                              "not_partial"):
                 raise fail
@@ -202,6 +205,8 @@ class RemoteStore(RemoteReads, Store):
             what += f" ({fail.detail})"     # botocore names an error without a code by status
         if attempts > 1:
             what += f" after {attempts} attempts"
+        if fail.kind == "access" and fail.status == 403 and action == "read":
+            what += FORBIDDEN_HINT
         msg = f"{self!r}: cannot {action} {key!r} ({self._url(key)}): {what}"
         cls = {"access": RemoteAccessError, "not_found": RemoteNotFoundError,
                "precondition": ConflictError, "exists": ConflictError,
@@ -234,10 +239,9 @@ class RemoteStore(RemoteReads, Store):
         for _ in range(8):
             try:
                 return [v for v, _ in self._run(self._read_many(reqs))]
-            except Failure:                      # a split read found a newer version: again
-                continue
-        raise ConflictError(f"{self!r}: a batch of {len(reqs)} reads kept finding newer "
-                            "versions of its objects")
+            except Failure as fail:              # a split read found a newer version: again
+                last = fail
+        raise kept_changing(self, last, len(reqs))
 
     def get_many_sized(self, requests: Iterable[Request], arena: object | None = None,
                        ) -> tuple[list[bytes | memoryview | None], list[int | None]]:
@@ -248,11 +252,11 @@ class RemoteStore(RemoteReads, Store):
             sizes: list[int | None] = [None] * len(reqs)
             try:
                 got = self._run(self._read_many(reqs, None, sizes)) if reqs else []
-            except Failure:                      # a split read found a newer version: again
+            except Failure as fail:              # a split read found a newer version: again
+                last = fail
                 continue
             return [v for v, _ in got], sizes
-        raise ConflictError(f"{self!r}: a batch of {len(reqs)} reads kept finding newer "
-                            "versions of its objects")
+        raise kept_changing(self, last, len(reqs))
 
     def getsize(self, key: str) -> int | None:
         head = self._run(self._stat(self._key(key)))

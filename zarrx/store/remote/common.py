@@ -9,15 +9,21 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from zarrx.errors import (RemoteConnectionError, RemoteServerError, RemoteThrottledError,
-                          RemoteTimeoutError)
+from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerError,
+                          RemoteThrottledError, RemoteTimeoutError)
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line"]
+           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
+           "sent_if_match", "kept_changing", "FORBIDDEN_HINT"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
+
+#: said after a 403 to a read: it may be how the server says a key is missing
+FORBIDDEN_HINT = ("; a server that answers 403 where a key is missing (S3 without list "
+                  "permission, some web hosts) reads as missing keys with "
+                  "forbidden_is_missing=True")
 
 TRANSIENT = {"throttled": RemoteThrottledError, "server": RemoteServerError,
              "timeout": RemoteTimeoutError, "connection": RemoteConnectionError}
@@ -30,13 +36,25 @@ class Failure(Exception):
     for: ``detail`` says how), config (a storage option the backend refused: ``detail``),
     invalid_path (a listed name the backend cannot take: ``detail``), other.
     ``retry_after``: the seconds the server asked the client to wait before trying again (its
-    ``Retry-After`` header, when the backend shows it), or None."""
+    ``Retry-After`` header, when the backend shows it), or None. ``key``: the key read when a
+    batch's read of it failed (None: not known)."""
 
     def __init__(self, kind: str, status: int | None = None, detail: str = "",
                  retry_after: float | None = None) -> None:
         super().__init__(kind, status, detail)
         self.kind, self.status, self.detail = kind, status, detail
         self.retry_after = retry_after
+        self.key: str | None = None
+
+
+def kept_changing(store: Any, fail: Failure, n: int) -> ConflictError:
+    """The error of ``store``'s batch of ``n`` reads that found a newer version of an object
+    8 times, the last time ``fail`` (reading ``fail.key``, when known)."""
+    if fail.key is None:
+        return ConflictError(f"{store!r}: a batch of {n} reads kept finding newer versions "
+                             "of its objects")
+    return ConflictError(f"{store!r}: cannot read {fail.key!r} ({store._url(fail.key)}): it "
+                         "changed during each of 8 reads")
 
 
 def status_kind(status: int, code: str) -> str:
@@ -109,6 +127,13 @@ class ETag:
 
 def etag_generation(etag: str | None) -> ETag | None:
     return None if etag is None else ETag(etag)
+
+
+def sent_if_match(etag: str | None) -> str | None:
+    """The If-Match header to send for a read of the version ``etag``: None for a weak ETag
+    (``W/"..."``), which If-Match never matches (a server that follows HTTP answers 412
+    whatever the object's state); the answer's ETag is compared with it instead."""
+    return None if etag is None or etag.startswith("W/") else etag
 
 
 def if_match_of(generation: object) -> str | None:

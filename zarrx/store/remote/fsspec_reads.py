@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from zarrx.store.remote.common import (Buffer, Failure, Got, OnMeta, asked, body_limit,
-                                       collected, window)
+                                       collected, sent_if_match, window)
 
 __all__ = ["http_range", "s3_get"]
 
@@ -58,8 +58,8 @@ async def s3_get(fs: Any, bucket: str, k: str, start: int | None, stop: int | No
         kw["Range"] = f"bytes={start or 0}-{stop - 1}"
     elif start:
         kw["Range"] = f"bytes={start}-"
-    if if_match is not None:
-        kw["IfMatch"] = if_match
+    if (cond := sent_if_match(if_match)) is not None:
+        kw["IfMatch"] = cond
     resp = await fs._call_s3("get_object", **kw)
     body = resp["Body"]
     m = _CONTENT_RANGE.match(resp.get("ContentRange") or "")

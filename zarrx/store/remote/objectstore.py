@@ -23,7 +23,8 @@ from typing import Any
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
-                                       gather_all, listed_once, status_kind, window)
+                                       gather_all, listed_once, sent_if_match, status_kind,
+                                       window)
 from zarrx.store.remote.obstore_failures import failure_of
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
@@ -132,8 +133,8 @@ class ObjectStore(RemoteStore):
             opts["range"] = (start or 0, stop)
         elif start:
             opts["range"] = {"offset": start}
-        if if_match is not None:
-            opts["if_match"] = if_match
+        if (cond := sent_if_match(if_match)) is not None:
+            opts["if_match"] = cond
         res = await obs.get_async(self._client, self._prefix + key, options=opts)
         meta = res.meta
         if on_meta is not None:
@@ -156,9 +157,9 @@ class ObjectStore(RemoteStore):
                              suffix: int | None, if_match: str | None) -> Got:
         # the range is taken from the body as it streams by and the rest is left unread: a
         # server ignoring ranges costs no more memory than the range, whatever size it claims
+        cond = sent_if_match(if_match)
         res = await _obstore().get_async(self._client, self._prefix + key,
-                                         options={} if if_match is None
-                                         else {"if_match": if_match})
+                                         options={} if cond is None else {"if_match": cond})
         begin, end = res.range
         lo, hi = asked(start, stop, suffix, end)
         # pieces no larger than what is needed: a body cut short after the range still gives it
@@ -170,12 +171,14 @@ class ObjectStore(RemoteStore):
         obs = _obstore()
         try:
             meta = await obs.head_async(self._client, self._prefix + key)
-        except FileNotFoundError as exc:
+        except (FileNotFoundError, obs.exceptions.PermissionDeniedError) as exc:
             fail = self._failure(exc)
-            if self.kind not in ("http", "https") or fail is None or fail.kind != "unsupported":
+            if self.kind not in ("http", "https") or fail is None \
+                    or fail.kind not in ("unsupported", "access"):
                 raise
-            # a web server that answers HEAD with 405 (obstore takes it for a missing object):
-            # the headers of a GET say the same, and its body is not read
+            # a web server that answers HEAD with 405 (obstore takes it for a missing object)
+            # or forbids it (403, as servers of GET-only links do): the headers of a GET say
+            # the same, and its body is not read
             meta = (await obs.get_async(self._client, self._prefix + key)).meta
         return meta.get("e_tag"), meta["size"]
 
@@ -306,14 +309,20 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
     if scheme == "http" or scheme_of(str(endpoint)) == "http":
         client.setdefault("allow_http", True)
-    if scheme in HTTP_SCHEMES and (auth := basic_credentials(url)) is not None:
-        # the user name and password of an http(s) URL, sent as browsers and fsspec's HTTP
-        # filesystem send them (obstore would drop them); a header given wins
+    if scheme in HTTP_SCHEMES:
         headers = dict(client.get("default_headers") or {})
-        if not any(str(k).lower() == "authorization" for k in headers):
-            headers["Authorization"] = auth
+        given = {str(k).lower() for k in headers}
+        if "accept-encoding" not in given:
+            # objects as stored: without the header, HTTP lets a server compress its answer,
+            # which obstore would pass on compressed (as FsspecStore asks too)
+            headers["Accept-Encoding"] = "identity"
+        if (auth := basic_credentials(url)) is not None:
+            # the user name and password of an http(s) URL, sent as browsers and fsspec's
+            # HTTP filesystem send them (obstore would drop them); a header given wins
+            if "authorization" not in given:
+                headers["Authorization"] = auth
+            url = without_userinfo(url)
         client["default_headers"] = headers
-        url = without_userinfo(url)
     if scheme in ("s3", "s3a") and "conditional_put" not in so \
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:
         so["conditional_put"] = "etag"

@@ -47,6 +47,10 @@ class RemoteOptions:
     - ``timeout``, ``connect_timeout``: seconds for a whole request and for connecting.
     - ``conditional_writes``: whether the server honours conditional writes (If-Match /
       If-None-Match on PUT and DELETE). None: the backend's known default.
+    - ``forbidden_is_missing``: a read answered with HTTP 403 reads as a missing key, for
+      servers that answer 403 where a key is missing (S3 to a client without list
+      permission, many static web hosts). Off by default: a 403 also means credentials that
+      are wrong or missing, which would then read as fill values.
     """
 
     in_flight: int = 64
@@ -64,6 +68,7 @@ class RemoteOptions:
     timeout: float = 60.0
     connect_timeout: float = 10.0
     conditional_writes: bool | None = None
+    forbidden_is_missing: bool = False
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -72,6 +77,11 @@ class RemoteOptions:
                 if v is not None and not isinstance(v, bool):
                     raise StoreError(f"RemoteOptions.conditional_writes: expected True, False "
                                      f"or None, found {v!r}")
+                continue
+            if f.name == "forbidden_is_missing":
+                if not isinstance(v, bool):
+                    raise StoreError(f"RemoteOptions.forbidden_is_missing: expected True or "
+                                     f"False, found {v!r}")
                 continue
             ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
             if f.type == "int" and not isinstance(v, int):

@@ -63,6 +63,8 @@ class RemoteReads:
             if fail.kind == "missing":
                 return None
             if fail.kind == "range":
+                if suffix is not None:
+                    return _placed(await self._suffix_refused(key, suffix, if_match), into)
                 return _placed(await self._beyond_end(key, start or 0, if_match), into)
             if fail.kind == "not_partial":
                 return _placed(await self._whole_then_slice(key, start, stop, suffix,
@@ -105,6 +107,25 @@ class RemoteReads:
         if size == 0 and start == 0:
             return Got(b"", etag, 0, 0)
         return Got(b"", etag, size, min(start, size))
+
+    async def _suffix_refused(self, key: str, suffix: int, if_match: str | None) -> Got | None:
+        """The last ``suffix`` bytes of ``key`` from a server that answered their suffix range
+        (``bytes=-N``) with HTTP 416. That range fits every object but an empty one, so such a
+        server has no suffix ranges: the size comes from a HEAD, and the bytes from a range
+        that names them, conditioned on the HEAD's version (an object replaced in between is a
+        failed condition, as for the later parts of a split read)."""
+        head = await self._stat(key)
+        if head is None:
+            return None
+        etag, size = head
+        if if_match is not None and etag != if_match:
+            raise Failure("precondition", 412)
+        if size == 0:
+            return Got(b"", etag, 0, 0)
+        got = await self._fetch(key, max(size - suffix, 0), size, None, if_match or etag)
+        if got is not None and got.size is not None and got.size != size:
+            raise Failure("precondition", 412)   # no ETag, but another length: replaced
+        return got
 
     async def _stat(self, key: str) -> tuple[str | None, int] | None:
         try:
@@ -237,7 +258,7 @@ class RemoteReads:
             if rng is not None and rng.suffix is None and rng.length and not rng.is_full:
                 slices.setdefault(key, []).append(i)
             else:
-                tasks.append(single(i, key, rng))
+                tasks.append(self._naming(key, single(i, key, rng)))
         opts = self.options
         spans: list[tuple[str, int, int, list[tuple[int, int, int]]]] = []
         for key, idx in slices.items():
@@ -246,10 +267,19 @@ class RemoteReads:
             for sp in coalesce(ranges, opts.coalesce_gap, opts.max_request):
                 spans.append((key, sp.start, sp.stop, [(idx[m], *ranges[m]) for m in sp.members]))
         part = part_for(sum(b - a for _, a, b, _ in spans), opts.in_flight - len(tasks), opts)
-        tasks.extend(span(*sp, part) for sp in spans)
+        tasks.extend(self._naming(sp[0], span(*sp, part)) for sp in spans)
         if tasks:
             await gather_all(tasks)
         return out
+
+    @staticmethod
+    async def _naming(key: str, read: Awaitable[None]) -> None:
+        """``await read``, a read of ``key``; a failed condition it raises names the key."""
+        try:
+            await read
+        except Failure as fail:
+            fail.key = fail.key or key
+            raise
 
     async def _retry_whole(self, key: str, rng: ByteRange | None) -> Got | None:
         """An unconditioned read whose later parts found a newer version: read again."""
