@@ -13,6 +13,7 @@ from loopback import not_found, serving
 
 from zarrx.errors import RemoteAccessError, RemoteError, RemoteServerError
 from zarrx.store import ByteRange
+from zarrx.store.remote.common import FORBIDDEN_HINT
 
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
@@ -122,8 +123,9 @@ def test_the_body_of_an_error_answer_is_read_no_further_than_its_start(endless, 
     parse the error). (obstore reads such bodies whole: see the remote guide.)"""
     how = f"error-{status}"
     store, url = _store(backend, endless, how)
+    hint = FORBIDDEN_HINT if status == 403 else ""
     assert _read(store, how, exc_type, ByteRange.slice(0, 1000)) == (
-        f"{store!r}: cannot read 'k' ({url}/k): HTTP {status}")
+        f"{store!r}: cannot read 'k' ({url}/k): HTTP {status}{hint}")
 
 
 BIG = os.urandom(48 * MiB)
