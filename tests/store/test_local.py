@@ -402,6 +402,29 @@ def test_snapshot_is_one_open_file(store, tmp_path):
         snap.read([None])
 
 
+def test_a_shard_the_disk_cannot_read_is_a_store_error_naming_it(tmp_path, monkeypatch):
+    import errno
+
+    import zarrx
+    z = zarrx.create_array(str(tmp_path), shape=(8,), chunks=(2,), shards=(4,), dtype="i4",
+                           compressors=None)
+    z[...] = 1
+
+    def failing(fd, buffers, offset):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "preadv", failing)
+    z = zarrx.open_array(str(tmp_path), mode="r")
+    store = f"LocalStore({str(tmp_path)!r}, read_only=True)"
+    with pytest.raises(StoreError) as info:         # the index: 2 entries + crc32c at the end
+        z[5]
+    assert str(info.value) == (f"{store}: snapshot of 'c/1': cannot read 36 bytes at offset "
+                               f"16: Input/output error")
+    with pytest.raises(StoreError) as info:
+        z[...]
+    assert str(info.value).startswith(f"{store}: snapshot of 'c/0': cannot read ")
+
+
 def test_an_object_too_large_for_memory_is_a_store_error(store, tmp_path):
     store.set("big", b"")
     try:
