@@ -456,6 +456,31 @@ def test_a_non_file_at_a_chunk_key_is_a_store_error_at_once(tmp_path, make):
     assert zarrx.open_array(str(tmp_path), mode="r")[4:].tolist() == [1, 1, 1, 1]
 
 
+@pytest.mark.parametrize("make", [os.mkdir, os.mkfifo, "socket"],
+                         ids=["directory", "fifo", "socket"])
+def test_a_non_file_at_a_chunk_key_reads_as_missing(tmp_path, make):
+    """Whatever is not a regular file at a chunk key is no stored chunk: it reads as the fill
+    value (a socket, which cannot be opened, as a named pipe or a directory does)."""
+    import socket
+
+    import zarrx
+    z = zarrx.create_array(str(tmp_path), shape=(8,), chunks=(4,), dtype="i4", fill_value=7)
+    z[...] = 1
+    os.remove(tmp_path / "c" / "0")
+    if make == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(tmp_path / "c" / "0"))
+        sock.close()
+    else:
+        make(tmp_path / "c" / "0")
+    for threads in (1, 4):
+        with zarrx.config.set(threads=threads):
+            z = zarrx.open_array(str(tmp_path), mode="r")
+            assert z[...].tolist() == [7, 7, 7, 7, 1, 1, 1, 1]
+            assert z[2] == 7 and z[3:5].tolist() == [7, 1]
+    assert LocalStore(str(tmp_path)).get("c/0") is None
+
+
 class _SweptOnce(PythonWrites):
     """The first temporary file staged for a key below ``x/`` is swept right after it is
     written, as a delete of node ``x`` in another process sweeps every temporary file below it
