@@ -71,7 +71,8 @@ class Selecting:
         value = self._read(selection, kind, None, fields)
         if out is None:
             return self._laid_out(value, None)
-        value = np.asarray(value)
+        # a 0-d read hands out a str: as StringDType, not numpy's fixed-length text
+        value = np.asarray(value, dtype=self.dtype if fields is None else None)
         _check_out(out, value.shape, value.dtype, self.name)[...] = value
         return out
 

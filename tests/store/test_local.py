@@ -402,6 +402,29 @@ def test_snapshot_is_one_open_file(store, tmp_path):
         snap.read([None])
 
 
+def test_a_shard_the_disk_cannot_read_is_a_store_error_naming_it(tmp_path, monkeypatch):
+    import errno
+
+    import zarrx
+    z = zarrx.create_array(str(tmp_path), shape=(8,), chunks=(2,), shards=(4,), dtype="i4",
+                           compressors=None)
+    z[...] = 1
+
+    def failing(fd, buffers, offset):
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "preadv", failing)
+    z = zarrx.open_array(str(tmp_path), mode="r")
+    store = f"LocalStore({str(tmp_path)!r}, read_only=True)"
+    with pytest.raises(StoreError) as info:         # the index: 2 entries + crc32c at the end
+        z[5]
+    assert str(info.value) == (f"{store}: snapshot of 'c/1': cannot read 36 bytes at offset "
+                               f"16: Input/output error")
+    with pytest.raises(StoreError) as info:
+        z[...]
+    assert str(info.value).startswith(f"{store}: snapshot of 'c/0': cannot read ")
+
+
 def test_an_object_too_large_for_memory_is_a_store_error(store, tmp_path):
     store.set("big", b"")
     try:
@@ -431,6 +454,31 @@ def test_a_non_file_at_a_chunk_key_is_a_store_error_at_once(tmp_path, make):
         zarrx.open_array(str(tmp_path), mode="r+")[0] = 5
     assert time.monotonic() - t0 < 2          # no retries against something never replaced
     assert zarrx.open_array(str(tmp_path), mode="r")[4:].tolist() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("make", [os.mkdir, os.mkfifo, "socket"],
+                         ids=["directory", "fifo", "socket"])
+def test_a_non_file_at_a_chunk_key_reads_as_missing(tmp_path, make):
+    """Whatever is not a regular file at a chunk key is no stored chunk: it reads as the fill
+    value (a socket, which cannot be opened, as a named pipe or a directory does)."""
+    import socket
+
+    import zarrx
+    z = zarrx.create_array(str(tmp_path), shape=(8,), chunks=(4,), dtype="i4", fill_value=7)
+    z[...] = 1
+    os.remove(tmp_path / "c" / "0")
+    if make == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(tmp_path / "c" / "0"))
+        sock.close()
+    else:
+        make(tmp_path / "c" / "0")
+    for threads in (1, 4):
+        with zarrx.config.set(threads=threads):
+            z = zarrx.open_array(str(tmp_path), mode="r")
+            assert z[...].tolist() == [7, 7, 7, 7, 1, 1, 1, 1]
+            assert z[2] == 7 and z[3:5].tolist() == [7, 1]
+    assert LocalStore(str(tmp_path)).get("c/0") is None
 
 
 class _SweptOnce(PythonWrites):

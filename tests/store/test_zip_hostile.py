@@ -486,3 +486,19 @@ def test_names_not_flagged_utf8_are_read_as_utf8_when_they_are(tmp_path):
                                                  "zarr.json"]
         assert store.get("données/zarr.json") == GROUP
         assert sorted(zarrx.open_group(store, mode="r").keys()) == ["café", "données"]
+
+
+@pytest.mark.parametrize("mode", ["r", "a"])
+@pytest.mark.parametrize("what", ["a named pipe", "a character device", "a directory"])
+def test_an_archive_path_that_is_no_file_is_refused_at_once(tmp_path, mode, what):
+    """A named pipe at the archive's path made opening it wait forever, and a link to
+    /dev/zero made it read without end: anything but a file is refused before zipfile reads."""
+    path = str(tmp_path / "a.zip")
+    {"a named pipe": os.mkfifo, "a character device": lambda p: os.symlink("/dev/zero", p),
+     "a directory": os.mkdir}[what](path)
+    with pytest.raises(StoreError) as info:
+        ZipStore(path, mode=mode)
+    assert str(info.value) == (f"ZipStore({path!r}, mode={mode!r}): cannot open in mode "
+                               f"{mode!r}: {path!r} is {what}, not a zip archive")
+    with pytest.raises(StoreError, match=re.escape(f"{path!r} is {what}, not a zip archive")):
+        zarrx.open(path, mode="r")

@@ -122,6 +122,8 @@ class LocalStore(ConditionalFiles, FileListing):
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise self._link_error(key, LinkError(key)) from None
+            if exc.errno == errno.ENXIO:    # a socket (or a device gone): not a regular file
+                return None
             raise self._fail("read", key, exc) from exc
         try:
             st = os.fstat(fd)

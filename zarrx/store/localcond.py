@@ -40,7 +40,7 @@ try:
 except ImportError:                             # Windows: no conditional writes
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ConditionalFiles", "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered",
+__all__ = ["ConditionalFiles", "kind_of", "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered",
            "unlink_ordered"]
 
 #: whether this platform can write conditionally (flock and dir_fd support)
@@ -95,7 +95,7 @@ class ConditionalFiles(Store):
                     raise LinkError(key) from None
                 if not stat.S_ISREG(found.st_mode):     # no writer can ever replace it
                     raise StoreError(f"{self!r}: cannot write {key!r}: "
-                                     f"{_kind_of(found.st_mode)} is there, not a file; "
+                                     f"{kind_of(found.st_mode)} is there, not a file; "
                                      f"remove it") from None
                 raise conflict(self, key, "conditionally write", ABSENT,
                                generation_of(found)) from None
@@ -241,7 +241,7 @@ def _open_for_lock(d: Dir, name: str) -> int:
         return d.open(name, _LOCK_RO)
 
 
-def _kind_of(mode: int) -> str:
+def kind_of(mode: int) -> str:
     """What a non-regular directory entry is, in words."""
     for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),

@@ -57,7 +57,11 @@ class FileSnapshot(ObjectSnapshot):
     def _fill(self, buf: bytearray | memoryview, start: int) -> None:
         """``buf`` filled from ``start``; a StoreError when the file ends first."""
         n = len(buf)
-        got = _pread_into(self._fd, buf, start)
+        try:
+            got = _pread_into(self._fd, buf, start)
+        except OSError as exc:      # an I/O error of the disk, named with the store and key
+            raise StoreError(f"{self._where}: cannot read {n} bytes at offset {start}: "
+                             f"{exc.strerror or exc}") from exc
         if got != n:
             raise StoreError(f"{self._where}: expected {n} bytes at offset {start}, found {got}: "
                              "the file was truncated in place")
@@ -78,19 +82,17 @@ class FileSnapshot(ObjectSnapshot):
 
 
 def _pread_into(fd: int, buf: bytearray | memoryview, offset: int) -> int:
-    """Fill ``buf`` from ``offset``; the number of bytes read (short only at end of file)."""
+    """Fill ``buf`` from ``offset``; the number of bytes read (short only at end of file).
+    OSError when the file cannot be read."""
     view = memoryview(buf)
     got = 0
     while got < len(buf):
-        try:
-            if hasattr(os, "preadv"):
-                n = os.preadv(fd, [view[got:]], offset + got)
-            else:
-                part = os.pread(fd, len(buf) - got, offset + got)
-                n = len(part)
-                view[got:got + n] = part
-        except OSError as exc:
-            raise StoreError(f"cannot read at offset {offset + got}: {exc.strerror or exc}") from exc
+        if hasattr(os, "preadv"):
+            n = os.preadv(fd, [view[got:]], offset + got)
+        else:
+            part = os.pread(fd, len(buf) - got, offset + got)
+            n = len(part)
+            view[got:got + n] = part
         if n == 0:
             break
         got += n

@@ -42,7 +42,7 @@ from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrR
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
                               check_generation, check_path_key, conflict, is_absent,
                               key_problem)
-from zarrx.store.zipread import Reader, checked_entries, positional
+from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import make_temp, release, remove_stale
 
 try:
@@ -102,8 +102,8 @@ class ZipStore(Store):
                 remove_stale(self._target)      # temporaries of writers that are gone
                 tmp, held = make_temp(self._target)
             if zf is None:
-                zf = zipfile.ZipFile(tmp or self.path, "r" if mode == "r" else "w",
-                                     compression=compression, allowZip64=allowZip64)
+                zf = open_archive(self.path) if mode == "r" else zipfile.ZipFile(
+                    tmp, "w", compression=compression, allowZip64=allowZip64)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
             # NotImplementedError: a version or feature zipfile lacks; ValueError: a name flagged
             # UTF-8 that is not
@@ -433,7 +433,7 @@ def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
     """The archive at ``path`` opened for reading and the identity of the version opened, or
     ``(None, None)`` when there is none."""
     try:
-        zf = zipfile.ZipFile(path, "r")
+        zf = open_archive(path)
     except FileNotFoundError:
         return None, None
     assert zf.fp is not None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bz2
 import lzma
 import os
+import stat
 import struct
 import warnings
 import zipfile
@@ -31,8 +32,9 @@ from typing import BinaryIO
 
 from zarrx.errors import StoreError, ZarrUserWarning
 from zarrx.store.base import key_problem
+from zarrx.store.localcond import kind_of
 
-__all__ = ["checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
+__all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
 
 _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the name
@@ -51,6 +53,20 @@ MAX_BZIP2_RATIO = 45_900_000 * 8 // 173 + 1
 #: 7,100:1; rounded up
 MAX_LZMA_RATIO = 8192
 INFLATE_CACHE_BYTES = 64 << 20
+
+
+def open_archive(path: str) -> zipfile.ZipFile:
+    """The existing archive at ``path`` opened for reading, once it is known to be a file:
+    zipfile's own open would wait forever on a named pipe, and read a device (``/dev/zero``)
+    without end. OSError naming what is there otherwise."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(mode):
+        raise OSError(f"{path!r} is {kind_of(mode)}, not a zip archive")
+    return zipfile.ZipFile(path, "r")
 
 
 def _raw_name_len(info: zipfile.ZipInfo) -> int:
