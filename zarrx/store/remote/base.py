@@ -233,15 +233,7 @@ class RemoteStore(RemoteReads, Store):
         return [None if v is None else to_bytes(v) for v in self.get_many_buffers(requests)]
 
     def get_many_buffers(self, requests: Iterable[Request]) -> list[bytes | memoryview | None]:
-        reqs = sequence_of(requests)
-        if not reqs:
-            return []
-        for _ in range(8):
-            try:
-                return [v for v, _ in self._run(self._read_many(reqs))]
-            except Failure as fail:              # a split read found a newer version: again
-                last = fail
-        raise kept_changing(self, last, len(reqs))
+        return self.get_many_sized(requests)[0]
 
     def get_many_sized(self, requests: Iterable[Request], arena: object | None = None,
                        ) -> tuple[list[bytes | memoryview | None], list[int | None]]:

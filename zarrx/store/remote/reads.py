@@ -98,12 +98,10 @@ class RemoteReads:
     async def _beyond_end(self, key: str, start: int, if_match: str | None) -> Got | None:
         """A range that starts at or past the end (HTTP 416): empty bytes of the object, whose
         state comes from a HEAD; an empty object read with a range is read whole."""
-        head = await self._stat(key)
+        head = await self._stat_as_of(key, if_match)
         if head is None:
             return None
         etag, size = head
-        if if_match is not None and etag != if_match:
-            raise Failure("precondition", 412)
         if size == 0 and start == 0:
             return Got(b"", etag, 0, 0)
         return Got(b"", etag, size, min(start, size))
@@ -114,18 +112,24 @@ class RemoteReads:
         server has no suffix ranges: the size comes from a HEAD, and the bytes from a range
         that names them, conditioned on the HEAD's version (an object replaced in between is a
         failed condition, as for the later parts of a split read)."""
-        head = await self._stat(key)
+        head = await self._stat_as_of(key, if_match)
         if head is None:
             return None
         etag, size = head
-        if if_match is not None and etag != if_match:
-            raise Failure("precondition", 412)
         if size == 0:
             return Got(b"", etag, 0, 0)
         got = await self._fetch(key, max(size - suffix, 0), size, None, if_match or etag)
         if got is not None and got.size is not None and got.size != size:
             raise Failure("precondition", 412)   # no ETag, but another length: replaced
         return got
+
+    async def _stat_as_of(self, key: str, if_match: str | None
+                          ) -> tuple[str | None, int] | None:
+        """``_stat(key)``; a failed condition when ``if_match`` names another version."""
+        head = await self._stat(key)
+        if head is not None and if_match is not None and head[0] != if_match:
+            raise Failure("precondition", 412)
+        return head
 
     async def _stat(self, key: str) -> tuple[str | None, int] | None:
         try:
