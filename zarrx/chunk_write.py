@@ -62,16 +62,17 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     def commit(obj: tuple[int, ...], projs: list, parallel: bool, made: Any = PARTIAL) -> None:
         """``made``: the new bytes of the object's one chunk, gathered beforehand."""
         slab = None
-        if gather is not None and len(projs) == io.units_per_object \
-                and all(p.full and not _is_border(io, p.coords, io.chunk_shape) for p in projs):
-            slab = source.slab(obj, gather)
-        if made is not PARTIAL:
+        if made is not PARTIAL:             # gathered beforehand (a chunk stored on its own)
             values = [made]
-        elif parallel and len(projs) > 1:
-            values = [v for batch in _pool.run_batches(
-                lambda ps: [full(p, slab) for p in ps], projs, min_batch=2) for v in batch]
         else:
-            values = [full(p, slab) for p in projs]
+            if gather is not None and len(projs) == io.units_per_object and all(
+                    p.full and not _is_border(io, p.coords, io.chunk_shape) for p in projs):
+                slab = source.slab(obj, gather)
+            if parallel and len(projs) > 1:
+                values = [v for batch in _pool.run_batches(
+                    lambda ps: [full(p, slab) for p in ps], projs, min_batch=2) for v in batch]
+            else:
+                values = [full(p, slab) for p in projs]
 
         def finish(j: int, old: Any) -> Any:
             p = projs[j]

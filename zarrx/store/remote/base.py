@@ -39,7 +39,8 @@ from zarrx.store._values import Value
 from zarrx.store.remote import aio
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
-                                       if_match_of, kept_changing, to_bytes)
+                                       if_match_of, kept_changing, READ_ATTEMPTS,
+                                       to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -240,7 +241,7 @@ class RemoteStore(RemoteReads, Store):
         """``get_many_buffers``, and each object's size as the answers give it (a ranged GET's
         ``Content-Range``), with no request of its own."""
         reqs = sequence_of(requests)
-        for _ in range(8):
+        for _ in range(READ_ATTEMPTS):
             sizes: list[int | None] = [None] * len(reqs)
             try:
                 got = self._run(self._read_many(reqs, None, sizes)) if reqs else []
@@ -248,7 +249,7 @@ class RemoteStore(RemoteReads, Store):
                 last = fail
                 continue
             return [v for v, _ in got], sizes
-        raise kept_changing(self, last, len(reqs))
+        raise kept_changing(self, last.key, len(reqs))
 
     def getsize(self, key: str) -> int | None:
         head = self._run(self._stat(self._key(key)))

@@ -15,7 +15,7 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
-           "sent_if_match", "kept_changing", "FORBIDDEN_HINT"]
+           "sent_if_match", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -47,14 +47,18 @@ class Failure(Exception):
         self.key: str | None = None
 
 
-def kept_changing(store: Any, fail: Failure, n: int) -> ConflictError:
-    """The error of ``store``'s batch of ``n`` reads that found a newer version of an object
-    8 times, the last time ``fail`` (reading ``fail.key``, when known)."""
-    if fail.key is None:
+#: how many times a read whose later parts found a newer version of an object is made
+READ_ATTEMPTS = 8
+
+
+def kept_changing(store: Any, key: str | None, n: int) -> ConflictError:
+    """The error of ``store``'s reads (``n`` of them, in a batch) that found a newer version of
+    an object ``READ_ATTEMPTS`` times, the last time reading ``key`` (None: not known)."""
+    if key is None:
         return ConflictError(f"{store!r}: a batch of {n} reads kept finding newer versions "
                              "of its objects")
-    return ConflictError(f"{store!r}: cannot read {fail.key!r} ({store._url(fail.key)}): it "
-                         "changed during each of 8 reads")
+    return ConflictError(f"{store!r}: cannot read {key!r} ({store.address(key)}): it changed "
+                         f"during each of {READ_ATTEMPTS} reads")
 
 
 def status_kind(status: int, code: str) -> str:

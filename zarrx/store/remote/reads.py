@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ConflictError, StoreError
+from zarrx.errors import StoreError
 from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
-from zarrx.store.remote.common import (Buffer, Failure, Got, OnMeta, etag_generation,
-                                       gather_all, if_match_of, joined)
+from zarrx.store.remote.common import (READ_ATTEMPTS, Buffer, Failure, Got, OnMeta,
+                                       etag_generation, gather_all, if_match_of, joined,
+                                       kept_changing)
 from zarrx.store.remote.coalesce import coalesce, part_for, split
 
 __all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch", "answer_problem"]
@@ -287,13 +288,12 @@ class RemoteReads:
 
     async def _retry_whole(self, key: str, rng: ByteRange | None) -> Got | None:
         """An unconditioned read whose later parts found a newer version: read again."""
-        for _ in range(8):
+        for _ in range(READ_ATTEMPTS):
             try:
                 return await self._read_one(key, rng, None)
             except Failure:
                 continue
-        raise ConflictError(f"{self!r}: cannot read {key!r} ({self._url(key)}): it changed "
-                            "during each of 8 reads")
+        raise kept_changing(self, key, 1)
 
     async def _combined(self, key: str, etag: str | None, reqs: list[Request]
                         ) -> list[tuple[Buffer | None, str | None]]:
