@@ -13,6 +13,7 @@ LAYERS = [
     ("zarrx.errors", 0),
     ("zarrx.config", 0),
     ("zarrx._pool", 0),
+    ("zarrx._behind", 0),             # write-behind: one I/O thread per write (over _pool)
     ("zarrx._clib.zx_copy", 0),       # declarations of leaf C helpers of our own (csrc/), which
     ("zarrx._clib.zx_openat2", 0),    # any kernel may use: no Python behind them
     ("zarrx._clib.zx_hugepage", 0),

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _pool
+from zarrx import _behind, _pool
 from zarrx.box_read import BOX_TASK_BYTES
 from zarrx.chunk_io import ArrayIO, box_scratch, check_count
 from zarrx.chunk_write import gather_size, write_from
@@ -87,11 +87,13 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     def unused(j: int, old: Any) -> Any:                # every chunk's bytes are given
         raise StoreError("a whole shard write asked for an old chunk")
 
-    def one(i: int) -> None:
+    def assemble(i: int) -> tuple | None:
+        """The commit of shard ``objs[i]`` assembled in a slab, or None when it is the
+        general path's."""
         obj = objs[i]
         slab = io.source.slab(obj, nbytes)
         if slab is None:
-            return                                      # no slab: the general path's
+            return None                                 # no slab: the general path's
         base = [o * r for o, r in zip(obj, ratio)]
         items, parts = [], []
         for offs in inner:
@@ -101,11 +103,22 @@ def _write_shards(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
             parts.append(src[sel])
         # the shard's chunks gathered in one GIL-free section (see zarrx._gather.gather_many)
         if any(enc.encode_many(parts, [dst for _, dst in items], fill=fill)):
-            return                                      # a chunk of fill: the general path's
+            return None                                 # a chunk of fill: the general path's
+        return i, obj, items, slab
+
+    def commit(made: tuple) -> None:
+        i, obj, items, slab = made
         io.source.commit(obj, items, unused, slab)
         done[i] = True
 
-    _pool.run_shared(one, len(objs))
+    if _behind.enabled(io.source.objects.store, len(objs), io.object_nbytes):
+        _behind.run(assemble, commit, len(objs))     # stored on an I/O thread meanwhile
+    else:
+        def one(i: int) -> None:
+            made = assemble(i)
+            if made is not None:
+                commit(made)
+        _pool.run_shared(one, len(objs))
     touched = prod(-(-b // s) - a // s for (a, b), s in zip(box, shard))
     if touched > len(objs) or not all(done):
         kept = {o for o, d in zip(objs, done) if d}

@@ -80,6 +80,14 @@ class ArrayIO:
         return nbytes < GIL_FREE_BYTES and self.plan(self.chunk_shape).raw
 
     @cached_property
+    def object_nbytes(self) -> int | None:
+        """The decoded bytes of one stored object (chunk, or shard) of a regular grid, else
+        None."""
+        if self.chunk_shape is None:
+            return None
+        return prod(self.chunk_shape) * self.dtype.itemsize * self.units_per_object
+
+    @cached_property
     def keeps_values(self) -> bool:
         """Whether the store keeps a written :class:`Value` as it is (a memory store): a raw
         chunk is then gathered straight into the pooled memory it is kept in."""

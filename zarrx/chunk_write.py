@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _pool
+from zarrx import _behind, _pool
 from zarrx._gather import copy_view, gather_into
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CodecPipeline
@@ -59,8 +59,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
         except (ZarrError, MemoryError) as exc:
             raise _located(exc, io, p.coords, shape)
 
-    def commit(obj: tuple[int, ...], projs: list, parallel: bool, made: Any = PARTIAL) -> None:
-        """``made``: the new bytes of the object's one chunk, gathered beforehand."""
+    def prepare(obj: tuple[int, ...], projs: list, parallel: bool, made: Any = PARTIAL) -> tuple:
+        """The arguments of ``source.commit`` for one stored object, its full chunks encoded.
+        ``made``: the new bytes of the object's one chunk, gathered beforehand."""
         slab = None
         if made is not PARTIAL:             # gathered beforehand (a chunk stored on its own)
             values = [made]
@@ -86,7 +87,20 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
         items = [(p.coords, v) for p, v in zip(projs, values)]
         if fields is None and len(projs) < io.units_per_object:
             items += [(c, None) for c in _outside_units(io, obj, projs)]
-        source.commit(obj, items, finish, slab)
+        return obj, items, finish, slab
+
+    def commit(obj: tuple[int, ...], projs: list, parallel: bool, got: Any = PARTIAL) -> None:
+        source.commit(*prepare(obj, projs, parallel, got))
+
+    def hand_on(i: int) -> tuple | None:
+        """The commit of ``units[i]`` for the I/O thread, or None once done here: an object
+        with chunks to merge with what is stored (decoding and encoding stay on this
+        thread)."""
+        args = prepare(*units[i], False)
+        if any(v is PARTIAL for _, v in args[1]):
+            source.commit(*args)
+            return None
+        return args
 
     units = _by_object(io, projections)
     if len(units) == 1:
@@ -101,6 +115,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             for j in range(lo, hi):
                 commit(*units[j], False, made.get(j - lo, PARTIAL))
         _pool.run_shared(batch, len(kept))
+    elif _behind.enabled(source.objects.store, len(units), io.object_nbytes):
+        # one thread: each object is stored by an I/O thread while the next one is encoded
+        _behind.run(hand_on, lambda a: source.commit(*a), len(units))
     else:
         _pool.run_shared(lambda i: commit(*units[i], False), len(units))
 

@@ -3,7 +3,12 @@
 Settings:
 
 - ``threads``: how many threads decode/encode the chunks of one read or write (default: the
-  CPU count). ``threads=1`` is strictly single-threaded: no pool is used at all.
+  CPU count). ``threads=1`` keeps the decoding and encoding on the calling thread: no pool is
+  used at all.
+- ``write_behind``: with ``threads=1``, a write of several stored objects to a store that
+  writes in parallel (local files, remote objects) hands each encoded object to one I/O thread
+  and encodes the next meanwhile (default True; see :mod:`zarrx._behind`). False keeps store
+  calls on the calling thread too.
 - ``write_empty_chunks``: store chunks that hold only the fill value (default False).
 - ``consistency``: ``"strict"`` (conditional writes keep updates from other processes) or
   ``"none"``.
@@ -18,7 +23,8 @@ Settings:
 
 Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when
 zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRITE_EMPTY_CHUNKS=true``
-(``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``), ``ZARRX_CONSISTENCY=none``,
+(``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``; the same for
+``ZARRX_WRITE_BEHIND``), ``ZARRX_CONSISTENCY=none``,
 ``ZARRX_MEMORY_POOL=0``; ``none`` (or an empty value) gives ``threads`` and ``memory_pool``
 their defaults. A value that does not parse is an :class:`~zarrx.errors.ArgumentError` naming
 the variable.
@@ -46,7 +52,7 @@ from collections.abc import Callable, Iterator, Mapping
 __all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
-             "consistency": "strict", "memory_pool": None}
+             "consistency": "strict", "memory_pool": None, "write_behind": True}
 CONSISTENCY = ("strict", "none")
 #: zarr-python's dotted keys -> zarrx settings
 ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
@@ -57,6 +63,7 @@ _FOREIGN = ("default_zarr_format", "array.order", "array.target_shard_size_bytes
             "async.timeout", "json_indent", "codec_pipeline", "codecs", "buffer", "ndbuffer")
 ENV_PREFIX = "ZARRX_"
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+_BOOLS = ("write_empty_chunks", "write_behind")
 _lock = threading.Lock()
 
 
@@ -106,7 +113,7 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
             return os.cpu_count() or 1
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ArgumentError(f"{key}: expected an int >= 1, found {value!r}")
-    if name == "write_empty_chunks" and not isinstance(value, bool):
+    if name in _BOOLS and not isinstance(value, bool):
         expected = f"one of {', '.join(_TRUE + _FALSE)}" if env else "a bool"
         raise ArgumentError(f"{key}: expected {expected}, found {value!r}")
     if name == "consistency" and value not in CONSISTENCY:
@@ -129,7 +136,7 @@ def _from_env(name: str, text: str) -> object:
             return int(word, 10)
         except ValueError:
             return text
-    if name == "write_empty_chunks":
+    if name in _BOOLS:
         return True if word in _TRUE else False if word in _FALSE else text
     return text.strip()
 

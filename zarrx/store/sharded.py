@@ -23,6 +23,7 @@ from math import prod
 
 import numpy as np
 
+from zarrx import _behind
 from zarrx.errors import ConflictError, StoreError
 from zarrx.metadata.model import ChunkLayout
 from zarrx.metadata.model import KeyEncoding
@@ -71,7 +72,7 @@ class ShardedChunks(ChunkSource):
         # inner chunks per shard along each array axis, per level
         self._per_a = [p if self._inv is None else p[self._inv] for p in self._per]
         self._cache = IndexCache()
-        self._thread = threading.local()      # per writing thread: a reused shard slab
+        self._thread = threading.local()      # per writing thread: reused shard slabs
 
     @property
     def read_only(self) -> bool:  # type: ignore[override]
@@ -300,9 +301,13 @@ class ShardedChunks(ChunkSource):
         if self.store.copies_values and size <= REUSED_SLAB_MAX:
             # the store copies each shard out before commit returns: this thread assembles
             # every shard it writes in one slab, whose pages are faulted in once
-            kept = getattr(self._thread, "slab", None)
+            # (one per lane when the write hands shards on to an I/O thread: zarrx._behind)
+            slabs = getattr(self._thread, "slabs", None)
+            if slabs is None:
+                slabs = self._thread.slabs = {}
+            kept = slabs.get(at := _behind.lane())
             if kept is None or kept[0] != size:
-                kept = self._thread.slab = (size, _k.Slab(size))
+                kept = slabs[at] = (size, _k.Slab(size))
             buf = kept[1]
         elif self.store.keeps_values and size >= MIN_SIZE:
             buf = Value.empty(size)     # the store keeps this very memory (pooled, reused)
