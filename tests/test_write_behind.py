@@ -50,6 +50,11 @@ def _source(shape=(512, 512)) -> np.ndarray:
     return (rng.standard_normal(shape) * 100).round().astype("float32")
 
 
+def _stamps(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_mtime_ns, p.stat().st_ino) for p in root.rglob("*")
+            if p.is_file()}
+
+
 def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file()}
@@ -235,3 +240,52 @@ def test_a_write_at_interpreter_exit_stores_on_the_calling_thread(tmp_path):
                           timeout=120)
     assert done.returncode == 0 and not done.stderr, done.stderr
     assert (zarrx.open_array(LocalStore(tmp_path / "a"))[...] == 3.0).all()
+
+
+def test_an_interrupted_write_stores_nothing_after_it_raised(tmp_path):
+    """Ctrl-C at random points of writes whose chunks an I/O thread stores, each followed at
+    once by a write of other values: every value reads back as the second write put it."""
+    import random
+    import signal
+    armed = threading.Event()
+
+    def interrupt(signum, frame):
+        if armed.is_set():
+            armed.clear()
+            raise KeyboardInterrupt
+
+    src = np.arange(1024 * 1024, dtype="float32").reshape(1024, 1024)
+    store = LocalStore(tmp_path / "a")
+    old = signal.signal(signal.SIGINT, interrupt)
+    interrupted = 0
+    try:
+        with zarrx.config.set(threads=1, write_behind=True):
+            z = zarrx.create_array(store, shape=src.shape, dtype="float32", chunks=(128, 128),
+                                   compressors=[{"name": "zstd"}])
+            t0 = time.perf_counter()
+            z[...] = src
+            took = time.perf_counter() - t0
+            rng = random.Random(3)
+            for n in range(20):
+                timer = threading.Timer(
+                    rng.uniform(0, took),
+                    lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
+                armed.set()
+                try:
+                    timer.start()
+                    z[...] = src + n
+                    timer.join()
+                except KeyboardInterrupt:
+                    interrupted += 1
+                    seen = _stamps(tmp_path / "a")
+                    time.sleep(0.05)
+                    assert _stamps(tmp_path / "a") == seen, f"round {n}: a chunk was stored " \
+                                                            f"after the write raised"
+                finally:
+                    timer.cancel()
+                    armed.clear()
+                z[...] = -1.0 - n
+                assert (z[...] == -1.0 - n).all(), f"round {n}: the interrupted write went on"
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert interrupted >= 5
