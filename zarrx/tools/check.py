@@ -18,6 +18,9 @@ range). What it finds, by kind:
   by a shrink that did not clear it: zarr-python 3's, tensorstore's), which a grow would read
   back instead of the fill value: an inner chunk of a shard stored wholly outside the shape, or
   cells outside the shape that are not the fill value (:mod:`zarrx.tools.outside`);
+- ``unreadable``: an entry below the node (local directories) that is a symbolic link, a
+  named pipe, a socket or a device: never listed, and read as an error (a link) or as a
+  missing key (the others), so data there is not what it seems; never repaired;
 - ``temporary``: a temporary file a writer left behind (local directories), older than
   ``temp_age`` seconds (younger ones may belong to a writer still running: they are listed in
   :attr:`CheckReport.recent_temporary` and left alone).
@@ -55,9 +58,9 @@ from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store import LocalStore, Store
 from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
-from zarrx.store.localfs import is_temp_name, temp_owner
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_report import KINDS, CheckReport, Finding
+from zarrx.tools.local_entries import odd_entries, temp_files
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.outside import edge_view, stored_outside, straddles
 from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
@@ -105,6 +108,7 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
             pass                                    # there, broken: a finding of the scan
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar, node)
         run.scan()
+        run.odd()
         run.temporary(temp_age)
         if repair:
             repair_findings(loc.store, loc.path, report, run.arrays, run.chunk_keys,
@@ -318,6 +322,15 @@ class _Check:
             except ZarrError as exc:
                 self.add(Finding("corrupt", key, node, exc.detail, inner))
 
+    # -- entries a LocalStore does not read as keys -------------------------------------------
+    def odd(self) -> None:
+        """Links and entries that are neither files nor folders, below the node, become
+        findings: the store lists none of them, and reads a link as an error and a pipe, socket
+        or device as a missing key, so a chunk there would otherwise go unnoticed."""
+        if isinstance(self.store, LocalStore):
+            for rel, detail in odd_entries(self.store.root, self.root):
+                self.add(Finding("unreadable", rel, "/" + self.root, detail, removable=False))
+
     # -- temporary files ---------------------------------------------------------------------
     def temporary(self, temp_age: float) -> list[str]:
         """Old temporary files become findings, recent ones are listed; returns the old."""
@@ -325,7 +338,7 @@ class _Check:
             return []
         now = time.time()
         old = []
-        for rel, mtime in _temp_files(self.store.root, self.root):
+        for rel, mtime in temp_files(self.store.root, self.root):
             if now - mtime >= temp_age:
                 old.append(rel)
                 self.add(Finding("temporary", rel, "/" + self.root,
@@ -350,51 +363,6 @@ def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:
         return grid_shape(grid, meta.shape)
     sizes = getattr(grid, "chunk_sizes", None)
     return None if sizes is None else tuple(len(s) for s in sizes)
-
-
-def _folders(start: str) -> Iterator[tuple[str, list[str], list[str]]]:
-    """``os.walk(start)`` top down, never into links, with a stack of its own: ``os.walk``
-    recurses (up to Python 3.11), so folders nested past the recursion limit would raise
-    RecursionError. Pruning ``dirs`` prunes the walk, as there."""
-    stack = [start]
-    while stack:
-        folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        dirs, files, links = [], [], set()
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            (dirs if is_dir else files).append(entry.name)
-            if is_dir and entry.is_symlink():
-                links.add(entry.name)
-        yield folder, dirs, files
-        stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
-
-
-def _temp_files(root: str, node: str) -> list[tuple[str, float]]:
-    """``(path relative to root, mtime)`` of the temporary files of keys below ``node``."""
-    prefix = f"{node}/" if node else ""
-    start = os.path.join(root, *node.split("/")) if node else root
-    out = []
-    for folder, dirs, files in _folders(start):
-        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        for name in files + [d for d in dirs if is_temp_name(d)]:
-            if not is_temp_name(name) or not (rel_dir + temp_owner(name)).startswith(prefix):
-                continue
-            try:
-                mtime = os.lstat(os.path.join(folder, name)).st_mtime
-            except OSError:
-                continue
-            out.append((rel_dir + name, mtime))
-        dirs[:] = [d for d in dirs if not is_temp_name(d)]
-    return sorted(out)
 
 
 def _age(seconds: float) -> str:

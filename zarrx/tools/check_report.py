@@ -7,7 +7,8 @@ from typing import Any
 
 __all__ = ["CheckReport", "Finding", "KINDS"]
 
-KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "stale", "temporary")
+KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "stale", "unreadable",
+         "temporary")
 
 
 @dataclass(frozen=True)

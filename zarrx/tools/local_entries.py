@@ -1,0 +1,94 @@
+"""The entries of a local directory tree that ``check`` looks at beside the store's listing:
+temporary files left by writers, and links and special files (which ``LocalStore`` never lists
+or follows). Walked without following links, with a stack of its own."""
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+
+from zarrx.store.localfs import is_temp_name, temp_owner
+
+__all__ = ["folders", "odd_entries", "temp_files"]
+
+_TYPES = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def folders(start: str) -> Iterator[tuple[str, list[str], list[str], list[str]]]:
+    """``os.walk(start)`` top down, never into links, with a stack of its own: ``os.walk``
+    recurses (up to Python 3.11), so folders nested past the recursion limit would raise
+    RecursionError. Pruning ``dirs`` prunes the walk, as there. The fourth item names the
+    entries that are links or neither files nor folders (from the entries' types: no system
+    call per entry)."""
+    stack = [start]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        dirs, files, links, odd = [], [], set(), []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+                if entry.is_symlink() or not (entry.is_file(follow_symlinks=False) or
+                                              entry.is_dir(follow_symlinks=False)):
+                    odd.append(entry.name)
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+            if is_dir and entry.is_symlink():
+                links.add(entry.name)
+        yield folder, dirs, files, odd
+        stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
+
+
+def temp_files(root: str, node: str) -> list[tuple[str, float]]:
+    """``(path relative to root, mtime)`` of the temporary files of keys below ``node``."""
+    prefix = f"{node}/" if node else ""
+    start = os.path.join(root, *node.split("/")) if node else root
+    out = []
+    for folder, dirs, files, _ in folders(start):
+        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        for name in files + [d for d in dirs if is_temp_name(d)]:
+            if not is_temp_name(name) or not (rel_dir + temp_owner(name)).startswith(prefix):
+                continue
+            try:
+                mtime = os.lstat(os.path.join(folder, name)).st_mtime
+            except OSError:
+                continue
+            out.append((rel_dir + name, mtime))
+        dirs[:] = [d for d in dirs if not is_temp_name(d)]
+    return sorted(out)
+
+
+def odd_entries(root: str, node: str) -> list[tuple[str, str]]:
+    """``(path relative to root, what is wrong)`` of the links and of the entries that are
+    neither regular files nor folders below ``node``, sorted."""
+    start = os.path.join(root, *node.split("/")) if node else root
+    out = []
+    for folder, dirs, _, names in folders(start):
+        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        dirs[:] = [d for d in dirs if not is_temp_name(d)]
+        for name in names:
+            if is_temp_name(name):
+                continue
+            try:
+                mode = os.lstat(os.path.join(folder, name)).st_mode
+            except OSError:
+                continue                        # removed meanwhile
+            if stat.S_ISLNK(mode):
+                what = ("a symbolic link: LocalStore follows no link below its root, so reading "
+                        "it fails (put the file or folder it points to in its place)")
+            elif stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+                continue
+            else:
+                kind = next((w for test, w in _TYPES if test(mode)), "not a regular file")
+                what = (f"{kind}, not a regular file: LocalStore reads it as a missing key "
+                        f"(a chunk there reads as the fill value)")
+            out.append((rel_dir + name, what))
+    return sorted(out)
