@@ -1,11 +1,15 @@
 """Threads: decoding scales with threads because the codecs release the GIL.
 
 ``ArrayThreads`` reads a compressed array with ``zarrx.config.threads`` = 1 and 2.
+``LocalWriteBehind`` writes into a local directory with ``threads=1``, storing on the calling
+thread or on an I/O thread while the next chunk or shard is encoded (``write_behind``).
 ``ReleaseGIL`` follows pandas' gil.py: the same bare zstd decodes run on one Python thread or
 split across two; if the GIL is held, two threads take as long as one.
 """
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 
@@ -35,6 +39,34 @@ class ArrayThreads:
 
     def time_write(self, threads: int, codec: str) -> None:
         self.z[...] = self.values
+
+
+class LocalWriteBehind:
+    """Whole-array write of 2048×2048 float32 (16 MiB) into a fresh local directory with
+    ``threads=1``: chunks 256×256, unsharded or in 1024×1024 shards."""
+
+    params = ([False, True], ["zstd-0", "sharded zstd-0", "sharded raw"])
+    param_names = ["write_behind", "case"]
+
+    def setup(self, write_behind: bool, case: str) -> None:
+        self.values = _common.data(2048)
+        self.codec = case.replace("sharded ", "")
+        self.shards = (1024, 1024) if case.startswith("sharded") else None
+        self.dir = tempfile.mkdtemp(prefix="zarrx-asv-")
+        self.n = 0
+        self._old = {k: zarrx.config.get(k) for k in ("threads", "write_behind")}
+        zarrx.config.set(threads=1, write_behind=write_behind)
+
+    def teardown(self, write_behind: bool, case: str) -> None:
+        zarrx.config.set(**self._old)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def time_write(self, write_behind: bool, case: str) -> None:
+        self.n += 1
+        z = zarrx.create_array(f"{self.dir}/{self.n}", shape=(2048, 2048), dtype="float32",
+                               chunks=(256, 256), shards=self.shards,
+                               compressors=_common.compressors(self.codec))
+        z[...] = self.values
 
 
 def _run_threads(n: int, work: list[Callable[[], None]]) -> None:
