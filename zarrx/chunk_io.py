@@ -30,6 +30,7 @@ from zarrx.indexing import check_chunk_count
 from zarrx.metadata.codecs import read_codec_places
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.store.base import address_fields
 from zarrx.store.chunks import ChunkSource
 
 __all__ = ["ArrayIO", "codec_plan", "chunk_shape_at", "box_scratch", "read_scratch", "check_count"]
@@ -306,7 +307,11 @@ def _located(exc: ZarrError | MemoryError, io: ArrayIO, coords: tuple[int, ...],
         err = io.no_memory(shape)
         err.__cause__ = exc
         exc = err
-    return exc.at(array=io.key, **io.source.location(coords))
+    where = io.source.location(coords)
+    if isinstance(exc, CodecError) and exc.address is None and "key" in where:
+        # a chunk that does not decode: on a remote store, its URL and whether it is a web page
+        exc.at(**address_fields(io.source.objects.store, where["key"]))
+    return exc.at(array=io.key, **where)
 
 
 def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,

@@ -29,8 +29,9 @@ class ZarrError(Exception):
 
     Where it happened is carried as fields, set once by the layer that knows them (chunk I/O
     for chunk errors): ``array`` (the array's path), ``key`` (the stored object) and ``inner``
-    (the inner chunk's key inside a shard). The message is the detail; ``str()`` puts the
-    location in front of it: ``array 'a' chunk 'a/c/0': <detail>``, ``array 'a' shard 'a/c/0'
+    (the inner chunk's key inside a shard), and for a chunk that does not decode on a remote
+    store, ``address`` (its URL; and ``served_as``, an HTML page's media type). The message is the detail;
+    ``str()`` puts the location in front of it: ``array 'a' chunk 'a/c/0': <detail>``, ``array 'a' shard 'a/c/0'
     inner chunk 'c/1': <detail>`` (the root array reads ``array '/'``). Nothing rewrites a
     message: a layer that knows more of the location calls :meth:`at` and re-raises the same
     exception.
@@ -41,9 +42,14 @@ class ZarrError(Exception):
     array: str | None = None
     key: str | None = None
     inner: str | None = None
+    #: where a remote store keeps ``key`` (a URL without credentials), and the media type the
+    #: server gave it when that explains the error (an HTML page where a chunk was expected)
+    address: str | None = None
+    served_as: str | None = None
 
     def at(self, *, array: str | None = None, key: str | None = None,
-           inner: str | None = None) -> ZarrError:
+           inner: str | None = None, address: str | None = None,
+           served_as: str | None = None) -> ZarrError:
         """Set the location fields not set yet; returns ``self``."""
         if self.array is None and array is not None:
             self.array = array
@@ -51,6 +57,9 @@ class ZarrError(Exception):
             self.key = key
         if self.inner is None and inner is not None:
             self.inner = inner
+        if self.address is None and address is not None:
+            self.address = address
+            self.served_as = served_as
         return self
 
     @property
@@ -63,6 +72,9 @@ class ZarrError(Exception):
             parts.append(f"{noun} {self.key!r}")
         if self.inner is not None:
             parts.append(f"inner chunk {self.inner!r}")
+        if self.address is not None:
+            served = f", served as {self.served_as}" if self.served_as else ""
+            parts.append(f"(at {self.address}{served})")
         return " ".join(parts)
 
     @property

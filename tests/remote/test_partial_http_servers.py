@@ -29,7 +29,8 @@ class _PartialHandler(http.server.BaseHTTPRequestHandler):
     answers a suffix range with 416, ``weak`` sends weak ETags and answers every If-Match with
     412 (a weak ETag never matches it), as nginx does (``nosuffix-nohead``: and answers HEAD
     with 403), ``forbidden`` answers 403 for a
-    missing object, and ``balanced`` sends another ETag with every answer (as servers behind a
+    missing object, ``html`` answers 200 with an HTML page for a missing object (as some web
+    hosts do), and ``balanced`` sends another ETag with every answer (as servers behind a
     balancer, each with ETags of its own, do) and ignores If-Match; all serve other ranges,
     and honour If-Match otherwise. ``requests`` records each request's method, mode and
     Range."""
@@ -52,7 +53,9 @@ class _PartialHandler(http.server.BaseHTTPRequestHandler):
             mode = "nosuffix"
         if mode == "forbidden" and body is None:
             return self._answer(403, b"", [])
-        if body is None or mode not in ("nosuffix", "weak", "forbidden", "balanced"):
+        if mode == "html" and body is None:         # a host's page for any missing path
+            return self._answer(200, HTML_PAGE, [("Content-Type", "text/html")])
+        if body is None or mode not in ("nosuffix", "weak", "forbidden", "balanced", "html"):
             return not_found(self)
         etag = f'"{hashlib.md5(body).hexdigest()}"'
         if mode == "balanced":
@@ -91,19 +94,22 @@ class _PartialHandler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
+HTML_PAGE = b"<!doctype html><html><head><title>Not here</title></head></html>"
 EXPECTED = np.full((40, 30), -1, dtype="i4")
 EXPECTED[:20] = np.arange(600, dtype="i4").reshape(20, 30)
 
 
 @pytest.fixture(scope="module")
 def partial_http(tmp_path_factory):
-    """The server, serving a v3 sharded array ``sharded`` and a v2 array ``plain`` whose
-    lower half is not written, and an empty object ``empty``."""
+    """The server, serving v3 arrays ``sharded`` and ``plain`` and a v2 array whose lower
+    halves are not written, and an empty object ``empty``."""
     root = tmp_path_factory.mktemp("partial")
     g = zarrx.open_group(root / "v3", mode="w", zarr_format=3)
     s = g.create_array("sharded", shape=(40, 30), dtype="i4", chunks=(5, 5), shards=(20, 10),
                        fill_value=-1)
     s[:20] = EXPECTED[:20]
+    u = g.create_array("plain", shape=(40, 30), dtype="i4", chunks=(10, 10), fill_value=-1)
+    u[:20] = EXPECTED[:20]
     p = zarrx.create_array(root / "v2", shape=(40, 30), dtype="i4", chunks=(10, 10),
                            fill_value=-1, zarr_format=2)
     p[:20] = EXPECTED[:20]
@@ -225,3 +231,20 @@ def test_etags_that_differ_on_every_answer_name_what_kept_changing(partial_http,
         zarrx.open_array(store, path="v3/sharded", mode="r")[:5, :5]
     assert str(info.value) == (f"{store!r}: cannot read shard 'v3/sharded/c/0/0' "
                                f"({url}/v3/sharded/c/0/0): it changed during each of 64 reads")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("path,key", [("v3/plain", "v3/plain/c/2/0"),
+                                      ("v3/sharded", "v3/sharded/c/1/0")])
+def test_a_chunk_answered_with_a_web_page_names_its_url(partial_http, backend, path, key):
+    """A host that answers 200 with an HTML page for a missing key: the chunk cannot decode,
+    and the error names the object's URL and that the server labels it a web page (before:
+    the store's key alone, with nothing to say why its bytes were wrong)."""
+    url = f"{partial_http}/html"
+    # (a format given: such a host answers the other format's documents with a page too)
+    z = zarrx.open_array(_store(backend, url), path=path, mode="r", zarr_format=3)
+    np.testing.assert_array_equal(z[:20], EXPECTED[:20])
+    with pytest.raises((zarrx.CodecError, zarrx.errors.ShardError)) as info:
+        z[...]
+    assert info.value.address == f"{url}/{key}" and info.value.served_as == "text/html"
+    assert f"(at {url}/{key}, served as text/html): " in str(info.value)

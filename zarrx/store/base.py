@@ -37,6 +37,7 @@ from zarrx.store.inputs import (MAX_SEGMENT_BYTES, as_buffer, as_bytes, check_ke
 from zarrx.store.snapshots import HeldSnapshot, ObjectSnapshot, VersionedSnapshot
 
 __all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "HeldSnapshot",
+           "address_fields",
            "VersionedSnapshot", "Versioned", "sequence_of", "is_absent", "conflict",
            "check_generation", "check_key", "key_problem", "check_path_key",
            "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
@@ -347,3 +348,16 @@ class Store:
 
 def sequence_of(requests: Iterable[Request]) -> Sequence[Request]:
     return requests if isinstance(requests, Sequence) else list(requests)
+
+
+def address_fields(store: Store, key: str) -> dict[str, str | None]:
+    """The ``address`` and ``served_as`` location fields (:meth:`zarrx.errors.ZarrError.at`) of an
+    error about what is stored at ``key``: its address on a remote store, and the media type
+    the server gives it when that is a web page (a host answering 200 with an HTML page for a
+    missing key); one request, made only once something went wrong. ``{}`` on a store whose
+    ``repr`` and keys say it all."""
+    url = store.address(key)
+    if url is None:
+        return {}
+    ctype = store.content_type(key)
+    return {"address": url, "served_as": ctype if ctype and "html" in ctype.lower() else None}

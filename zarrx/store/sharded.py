@@ -29,7 +29,7 @@ from zarrx.metadata.model import ChunkLayout
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store import _shard_index as _k
 from zarrx.store._values import MIN_SIZE, Value
-from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot
+from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot, address_fields
 from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks
 from zarrx.store.chunks import Slab as SlabBase
 from zarrx.store.pieces import for_store
@@ -131,7 +131,9 @@ class ShardedChunks(ChunkSource):
                 local = self.formats[level].slot_coords(slot)
                 coords = [c * int(p) + loc for c, p, loc in zip(coords, self._per_a[level], local)]
             inner = _INNER_KEYS.encode(tuple(coords))
-        return {"array": self.name, "key": self.objects.key(obj), "inner": inner}
+        key = self.objects.key(obj)
+        return {"array": self.name, "key": key, "inner": inner,
+                **address_fields(self.store, key)}
 
     # -- reads -------------------------------------------------------------------------------
     def get_chunks(self, requests: Sequence[ChunkRequest], arena: object | None = None,
