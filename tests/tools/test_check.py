@@ -164,49 +164,6 @@ def test_old_temporary_files_are_removed_and_recent_ones_left_alone(tmp_path):
     assert not report.remaining and not old.exists() and new.exists()
 
 
-def test_links_pipes_and_sockets_are_found_and_left_alone(tmp_path):
-    # LocalStore lists none of them: a read of a linked chunk fails, one of a pipe or a socket
-    # reads the fill value, so a check that reported nothing would hide the data there
-    import socket
-    root = tmp_path / "d.zarr"
-    _data(str(root))
-    chunk = root / "plain" / "c" / "0" / "1"
-    os.rename(chunk, tmp_path / "elsewhere")
-    os.symlink(tmp_path / "elsewhere", chunk)
-    os.replace(root / "sharded" / "c" / "1", tmp_path / "row")
-    os.symlink(tmp_path / "row", root / "sharded" / "c" / "1")          # a linked folder
-    os.remove(root / "plain" / "c" / "1" / "1")
-    os.mkfifo(root / "plain" / "c" / "1" / "1")
-    os.remove(root / "plain" / "c" / "1" / "0")
-    sock, cwd = socket.socket(socket.AF_UNIX), os.getcwd()
-    os.chdir(root / "plain" / "c" / "1")                # a socket's path is short
-    try:
-        sock.bind("0")
-    finally:
-        os.chdir(cwd)
-    (root / "plain" / "c" / "0" / ".2.zarrx-tmp-1-aa").symlink_to(tmp_path / "elsewhere")
-    try:
-        with pytest.raises(zarrx.StoreError, match="is a symbolic link"):
-            zarrx.open_array(str(root / "plain"))[...]
-        report = zarrx.check(str(root))
-        assert _kinds(report) == [("unreadable", "plain/c/0/1", None),
-                                  ("unreadable", "plain/c/1/0", None),
-                                  ("unreadable", "plain/c/1/1", None),
-                                  ("unreadable", "sharded/c/1", None)]
-        detail = {f.key: f.detail for f in report.findings}
-        assert detail["plain/c/0/1"].startswith("a symbolic link: LocalStore follows no link")
-        assert detail["plain/c/1/1"] == ("a named pipe, not a regular file: LocalStore reads "
-                                         "it as a missing key (a chunk there reads as the fill "
-                                         "value)")
-        assert detail["plain/c/1/0"].startswith("a socket, not a regular file")
-        assert {f.node for f in report.findings} == {"/"}
-        report = zarrx.check(str(root), repair=True)
-        assert len(report.remaining) == 4 and not report.repaired
-        assert os.path.islink(chunk) and os.path.islink(root / "sharded" / "c" / "1")
-    finally:
-        sock.close()
-
-
 def test_metadata_that_does_not_parse_is_reported(tmp_path):
     root = tmp_path / "d.zarr"
     _data(str(root))
