@@ -277,7 +277,8 @@ def test_os_errors_become_store_errors(tmp_path, store):
     assert isinstance(info.value.__cause__, OSError)
     with pytest.raises(StoreError) as info:
         store.set("c", b"x")                                # a folder where the file should go
-    assert str(info.value) == f"{store!r}: cannot write 'c': Is a directory"
+    assert str(info.value) == (f"{store!r}: cannot write 'c': a directory is there, not a file; "
+                               f"remove it")
     assert sorted(store.list_prefix("")) == ["c/0", "file"]
     assert os.listdir(tmp_path / "root" / "c") == ["0"]    # no temp file left behind
 

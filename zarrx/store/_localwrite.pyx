@@ -12,6 +12,8 @@ before the file gets the key's name:
 - **a key that exists** is replaced by a ``renameat`` of a temporary file (an unnamed one gets
   a temporary name first) while holding an exclusive ``flock`` on the file it replaces, as
   conditional writers do, so that a concurrent read-modify-write never writes back over it.
+  Something other than a regular file there (a named pipe, a device, a directory) is never
+  replaced: the call fails, and the Python path words the refusal.
 
 Then an optional ``fsync`` of the directory. Nothing is visible at the key until the link or
 the rename. ``linkat`` names an unnamed file by its descriptor (``AT_EMPTY_PATH``: Linux 6.10
@@ -33,7 +35,7 @@ from libc.errno cimport errno, EEXIST, EINTR, EINVAL, ENOENT, EAGAIN, ENOSYS, EP
 from libc.stdio cimport snprintf
 from posix.unistd cimport close, write, fsync, getpid
 from posix.fcntl cimport openat, O_WRONLY, O_CREAT, O_EXCL, O_RDONLY
-from posix.stat cimport futimens, fstat, fstatat, struct_stat
+from posix.stat cimport S_ISREG, futimens, fstat, fstatat, struct_stat
 from posix.time cimport timespec, clock_gettime, CLOCK_REALTIME
 from cpython.bytes cimport PyBytes_AS_STRING
 
@@ -405,6 +407,9 @@ cdef int _locked_rename(int dfd, const char* tmp, const char* name,
             err = errno
             _unlock(fd)
             return err
+        if not S_ISREG(held.st_mode):
+            _unlock(fd)                 # not a file (a pipe, a device, a directory): never
+            return EEXIST               # replaced; the Python path words the refusal
         if fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0:
             err = errno
             _unlock(fd)

@@ -29,7 +29,8 @@ from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
                               check_generation, check_path_key, key_problem, sequence_of)
-from zarrx.store.localcond import ConditionalFiles, rename_ordered, unlink_ordered
+from zarrx.store.localcond import (ConditionalFiles, NotAFile, not_a_file, refuse_non_file,
+                                   rename_ordered, unlink_ordered)
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
                                  stamp, write_all)
@@ -356,6 +357,8 @@ class LocalStore(ConditionalFiles, FileListing):
                 quietly(d.unlink, tmp)
                 if isinstance(exc, LinkError):
                     raise self._link_error(key, exc) from None
+                if isinstance(exc, NotAFile):
+                    raise not_a_file(self, key, exc.mode) from None
                 if isinstance(exc, OSError):
                     raise self._fail("write", key, exc) from exc
                 raise
@@ -367,6 +370,7 @@ class LocalStore(ConditionalFiles, FileListing):
         """Move ``tmp`` to ``name`` ordered with conditional writers (see
         :func:`~zarrx.store.localcond.rename_ordered`); a plain rename without them."""
         if not self.supports_conditional_writes:
+            refuse_non_file(d, name)
             d.replace(tmp, name)
         else:
             rename_ordered(d, tmp, fd, name)

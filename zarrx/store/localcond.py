@@ -40,7 +40,7 @@ try:
 except ImportError:                             # Windows: no conditional writes
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ConditionalFiles", "kind_of", "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered",
+__all__ = ["ConditionalFiles", "NotAFile", "kind_of", "not_a_file", "refuse_non_file", "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered",
            "unlink_ordered"]
 
 #: whether this platform can write conditionally (flock and dir_fd support)
@@ -94,9 +94,7 @@ class ConditionalFiles(Store):
                 if stat.S_ISLNK(found.st_mode):
                     raise LinkError(key) from None
                 if not stat.S_ISREG(found.st_mode):     # no writer can ever replace it
-                    raise StoreError(f"{self!r}: cannot write {key!r}: "
-                                     f"{kind_of(found.st_mode)} is there, not a file; "
-                                     f"remove it") from None
+                    raise not_a_file(self, key, found.st_mode) from None
                 raise conflict(self, key, "conditionally write", ABSENT,
                                generation_of(found)) from None
             finally:
@@ -241,6 +239,33 @@ def _open_for_lock(d: Dir, name: str) -> int:
         return d.open(name, _LOCK_RO)
 
 
+class NotAFile(OSError):
+    """A write found something other than a regular file at its key (``mode``: its type)."""
+
+    def __init__(self, mode: int) -> None:
+        super().__init__(errno.EEXIST, f"{kind_of(mode)} is there, not a file")
+        self.mode = mode
+
+
+def not_a_file(store: Store, key: str, mode: int) -> StoreError:
+    """The error of a write of ``key`` where an entry of type ``mode`` that is not a file (a
+    directory, a named pipe, a socket, a device) is: no write replaces one, as no read sees
+    one (reads take it for a missing key, listings leave it out)."""
+    return StoreError(f"{store!r}: cannot write {key!r}: {kind_of(mode)} is there, not a "
+                      f"file; remove it")
+
+
+def refuse_non_file(d: Dir, name: str) -> None:
+    """Raise :class:`NotAFile` when ``name`` in ``d`` is there and is neither a regular file
+    nor a link (a link is the caller's to refuse or replace)."""
+    try:
+        mode = d.lstat(name).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise NotAFile(mode)
+
+
 def kind_of(mode: int) -> str:
     """What a non-regular directory entry is, in words."""
     for test, what in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"),
@@ -273,11 +298,14 @@ def rename_ordered(d: Dir, tmp: str, fd: int, name: str) -> None:
                 return
             quietly(d.unlink, tmp)
             return
-        if held is False:                   # not lockable (a directory, ...): as before
+        if held is False:                   # not lockable (a link, a socket, ...): as before
+            refuse_non_file(d, name)        # unless it is no file at all
             d.replace(tmp, name)
             return
         try:
             old = os.fstat(held)
+            if not stat.S_ISREG(old.st_mode):
+                raise NotAFile(old.st_mode)
             try:
                 now = d.lstat(name)
             except FileNotFoundError:
@@ -296,16 +324,24 @@ def unlink_ordered(d: Dir, name: str) -> bool:
     """Remove ``name``, ordered with conditional writers as :func:`rename_ordered` is: an
     existing file is unlinked only while holding an exclusive ``flock`` on it, so that a
     read-modify-write that checked its generation under that lock never writes a merge of
-    the removed version back. False when there was nothing to remove."""
+    the removed version back. False when there was nothing to remove: something that is not
+    a file (a named pipe, a socket, a device) is no key, as reads and listings have it, and
+    stays."""
     for _ in range(100):
         held = lock_file(d, name)
         if held is None:
             return False
         if held is False:                   # not lockable (a link, a directory, ...)
+            try:
+                refuse_non_file(d, name)
+            except NotAFile:
+                return False
             d.unlink(name)
             return True
         try:
             old = os.fstat(held)
+            if not stat.S_ISREG(old.st_mode):
+                return False
             try:
                 now = d.lstat(name)
             except FileNotFoundError:

@@ -7,13 +7,10 @@ import os
 import stat
 from collections.abc import Iterator
 
+from zarrx.store.localcond import kind_of
 from zarrx.store.localfs import is_temp_name, temp_owner
 
 __all__ = ["folders", "odd_entries", "temp_files"]
-
-_TYPES = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-
 
 def folders(start: str) -> Iterator[tuple[str, list[str], list[str], list[str]]]:
     """``os.walk(start)`` top down, never into links, with a stack of its own: ``os.walk``
@@ -87,8 +84,7 @@ def odd_entries(root: str, node: str) -> list[tuple[str, str]]:
             elif stat.S_ISREG(mode) or stat.S_ISDIR(mode):
                 continue
             else:
-                kind = next((w for test, w in _TYPES if test(mode)), "not a regular file")
-                what = (f"{kind}, not a regular file: LocalStore reads it as a missing key "
-                        f"(a chunk there reads as the fill value)")
+                what = (f"{kind_of(mode)}, not a regular file: LocalStore reads it as a missing "
+                        f"key (a chunk there reads as the fill value)")
             out.append((rel_dir + name, what))
     return sorted(out)
