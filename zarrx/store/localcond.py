@@ -40,8 +40,8 @@ try:
 except ImportError:                             # Windows: no conditional writes
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ConditionalFiles", "NotAFile", "kind_of", "not_a_file", "refuse_non_file", "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered",
-           "unlink_ordered"]
+__all__ = ["ConditionalFiles", "NotAFile", "kind_of", "not_a_file", "refuse_non_file",
+           "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered", "unlink_ordered"]
 
 #: whether this platform can write conditionally (flock and dir_fd support)
 CONDITIONAL = fcntl is not None and DIRFD

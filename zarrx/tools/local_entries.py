@@ -12,6 +12,7 @@ from zarrx.store.localfs import is_temp_name, temp_owner
 
 __all__ = ["folders", "odd_entries", "temp_files"]
 
+
 def folders(start: str) -> Iterator[tuple[str, list[str], list[str], list[str]]]:
     """``os.walk(start)`` top down, never into links, with a stack of its own: ``os.walk``
     recurses (up to Python 3.11), so folders nested past the recursion limit would raise
