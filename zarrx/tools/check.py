@@ -60,7 +60,7 @@ from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_report import KINDS, CheckReport, Finding
-from zarrx.tools.local_entries import odd_entries, temp_files
+from zarrx.tools.local_entries import walk
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.outside import edge_view, stored_outside, straddles
 from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
@@ -108,8 +108,7 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
             pass                                    # there, broken: a finding of the scan
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar, node)
         run.scan()
-        run.odd()
-        run.temporary(temp_age)
+        run.local_entries(temp_age)
         if repair:
             repair_findings(loc.store, loc.path, report, run.arrays, run.chunk_keys,
                             fill_corrupt=fill_corrupt, temp_age=temp_age,
@@ -322,31 +321,26 @@ class _Check:
             except ZarrError as exc:
                 self.add(Finding("corrupt", key, node, exc.detail, inner))
 
-    # -- entries a LocalStore does not read as keys -------------------------------------------
-    def odd(self) -> None:
-        """Links and entries that are neither files nor folders, below the node, become
-        findings: the store lists none of them, and reads a link as an error and a pipe, socket
-        or device as a missing key, so a chunk there would otherwise go unnoticed."""
-        if isinstance(self.store, LocalStore):
-            for rel, detail in odd_entries(self.store.root, self.root):
-                self.add(Finding("unreadable", rel, "/" + self.root, detail, removable=False))
-
-    # -- temporary files ---------------------------------------------------------------------
-    def temporary(self, temp_age: float) -> list[str]:
-        """Old temporary files become findings, recent ones are listed; returns the old."""
+    # -- entries of a local directory beside the listing --------------------------------------
+    def local_entries(self, temp_age: float) -> None:
+        """On a LocalStore, one walk of the node's folders: old temporary files become
+        findings (recent ones are listed), and so do links and entries that are neither files
+        nor folders (``unreadable``): the store lists none of them, and reads a link as an
+        error and a pipe, socket or device as a missing key, so a chunk there would otherwise
+        go unnoticed."""
         if not isinstance(self.store, LocalStore):
-            return []
+            return
+        temps, odd = walk(self.store.root, self.root)
+        for rel, detail in odd:
+            self.add(Finding("unreadable", rel, "/" + self.root, detail, removable=False))
         now = time.time()
-        old = []
-        for rel, mtime in temp_files(self.store.root, self.root):
+        for rel, mtime in temps:
             if now - mtime >= temp_age:
-                old.append(rel)
                 self.add(Finding("temporary", rel, "/" + self.root,
                                  f"a temporary file left by a writer "
                                  f"{_age(now - mtime)} ago"))
             else:
                 self.report.recent_temporary.append(rel)
-        return old
 
 
 def _shown(key: str) -> str:

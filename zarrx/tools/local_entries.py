@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from zarrx.store.localcond import kind_of
 from zarrx.store.localfs import is_temp_name, temp_owner
 
-__all__ = ["folders", "odd_entries", "temp_files"]
+__all__ = ["folders", "walk"]
 
 
 def folders(start: str) -> Iterator[tuple[str, list[str], list[str], list[str]]]:
@@ -43,12 +43,15 @@ def folders(start: str) -> Iterator[tuple[str, list[str], list[str], list[str]]]
         stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
 
 
-def temp_files(root: str, node: str) -> list[tuple[str, float]]:
-    """``(path relative to root, mtime)`` of the temporary files of keys below ``node``."""
+def walk(root: str, node: str) -> tuple[list[tuple[str, float]], list[tuple[str, str]]]:
+    """What one walk below ``node`` finds, each sorted by path relative to root: the
+    temporary files of its keys, with their mtimes, and the links and entries that are
+    neither regular files nor folders, with what is wrong with each."""
     prefix = f"{node}/" if node else ""
     start = os.path.join(root, *node.split("/")) if node else root
-    out = []
-    for folder, dirs, files, _ in folders(start):
+    temps: list[tuple[str, float]] = []
+    odd: list[tuple[str, str]] = []
+    for folder, dirs, files, names in folders(start):
         rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
         rel_dir = "" if rel_dir == "." else rel_dir + "/"
         for name in files + [d for d in dirs if is_temp_name(d)]:
@@ -58,34 +61,28 @@ def temp_files(root: str, node: str) -> list[tuple[str, float]]:
                 mtime = os.lstat(os.path.join(folder, name)).st_mtime
             except OSError:
                 continue
-            out.append((rel_dir + name, mtime))
-        dirs[:] = [d for d in dirs if not is_temp_name(d)]
-    return sorted(out)
-
-
-def odd_entries(root: str, node: str) -> list[tuple[str, str]]:
-    """``(path relative to root, what is wrong)`` of the links and of the entries that are
-    neither regular files nor folders below ``node``, sorted."""
-    start = os.path.join(root, *node.split("/")) if node else root
-    out = []
-    for folder, dirs, _, names in folders(start):
-        rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+            temps.append((rel_dir + name, mtime))
         dirs[:] = [d for d in dirs if not is_temp_name(d)]
         for name in names:
             if is_temp_name(name):
                 continue
-            try:
-                mode = os.lstat(os.path.join(folder, name)).st_mode
-            except OSError:
-                continue                        # removed meanwhile
-            if stat.S_ISLNK(mode):
-                what = ("a symbolic link: LocalStore follows no link below its root, so reading "
-                        "it fails (put the file or folder it points to in its place)")
-            elif stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-                continue
-            else:
-                what = (f"{kind_of(mode)}, not a regular file: LocalStore reads it as a missing "
-                        f"key (a chunk there reads as the fill value)")
-            out.append((rel_dir + name, what))
-    return sorted(out)
+            what = _odd(os.path.join(folder, name))
+            if what is not None:
+                odd.append((rel_dir + name, what))
+    return sorted(temps), sorted(odd)
+
+
+def _odd(path: str) -> str | None:
+    """What is wrong with the entry at ``path`` (a link, a pipe, ...); None for a file or a
+    folder, or an entry removed meanwhile."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        return ("a symbolic link: LocalStore follows no link below its root, so reading it "
+                "fails (put the file or folder it points to in its place)")
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return (f"{kind_of(mode)}, not a regular file: LocalStore reads it as a missing key (a "
+            f"chunk there reads as the fill value)")
