@@ -17,8 +17,8 @@ Settings:
   :mod:`zarrx.store.memory`), and the arrays reads return (1 MiB and larger; see
   :mod:`zarrx._outputs`). Default ``None``: an eighth of the machine's memory, at most 1 GiB,
   plus 2 MiB (room for the page each pooled read output keeps before its data, so that an
-  output of the whole size is kept); ``0``: none. A change applies at once: the oldest blocks pooled over the new limit are
-  released. Those arrays come from zarrx's own numpy memory handler (NEP 49), not from one
+  output of the whole size is kept); ``0``: none. A change applies at once: the oldest blocks
+  pooled over the new limit are released. Those arrays come from zarrx's own numpy memory handler (NEP 49), not from one
   the program set for itself; with ``0`` numpy's current handler allocates them.
 
 Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when

@@ -29,7 +29,7 @@ from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
                               check_generation, check_path_key, key_problem, sequence_of)
-from zarrx.store.localcond import (ConditionalFiles, NotAFile, not_a_file, refuse_non_file,
+from zarrx.store.localcond import (ConditionalFiles, NotAFile, non_file, not_a_file,
                                    rename_ordered, unlink_ordered)
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
@@ -370,7 +370,8 @@ class LocalStore(ConditionalFiles, FileListing):
         """Move ``tmp`` to ``name`` ordered with conditional writers (see
         :func:`~zarrx.store.localcond.rename_ordered`); a plain rename without them."""
         if not self.supports_conditional_writes:
-            refuse_non_file(d, name)
+            if (mode := non_file(d, name)) is not None:
+                raise NotAFile(mode)
             d.replace(tmp, name)
         else:
             rename_ordered(d, tmp, fd, name)

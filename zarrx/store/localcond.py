@@ -40,7 +40,7 @@ try:
 except ImportError:                             # Windows: no conditional writes
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["ConditionalFiles", "NotAFile", "kind_of", "not_a_file", "refuse_non_file",
+__all__ = ["ConditionalFiles", "NotAFile", "kind_of", "not_a_file", "non_file",
            "CONDITIONAL", "lock_file", "NO_LINKS", "rename_ordered", "unlink_ordered"]
 
 #: whether this platform can write conditionally (flock and dir_fd support)
@@ -255,15 +255,14 @@ def not_a_file(store: Store, key: str, mode: int) -> StoreError:
                       f"file; remove it")
 
 
-def refuse_non_file(d: Dir, name: str) -> None:
-    """Raise :class:`NotAFile` when ``name`` in ``d`` is there and is neither a regular file
-    nor a link (a link is the caller's to refuse or replace)."""
+def non_file(d: Dir, name: str) -> int | None:
+    """The type (``st_mode``) of ``name`` in ``d`` when it is there and is neither a regular
+    file nor a link (a link is the caller's to refuse or replace); else None."""
     try:
         mode = d.lstat(name).st_mode
     except FileNotFoundError:
-        return
-    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-        raise NotAFile(mode)
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISLNK(mode) else mode
 
 
 def kind_of(mode: int) -> str:
@@ -298,8 +297,9 @@ def rename_ordered(d: Dir, tmp: str, fd: int, name: str) -> None:
                 return
             quietly(d.unlink, tmp)
             return
-        if held is False:                   # not lockable (a link, a socket, ...): as before
-            refuse_non_file(d, name)        # unless it is no file at all
+        if held is False:                   # not lockable (a link, a socket, ...): as before,
+            if (mode := non_file(d, name)) is not None:    # unless it is no file at all
+                raise NotAFile(mode)
             d.replace(tmp, name)
             return
         try:
@@ -332,9 +332,7 @@ def unlink_ordered(d: Dir, name: str) -> bool:
         if held is None:
             return False
         if held is False:                   # not lockable (a link, a directory, ...)
-            try:
-                refuse_non_file(d, name)
-            except NotAFile:
+            if non_file(d, name) is not None:
                 return False
             d.unlink(name)
             return True
