@@ -23,6 +23,7 @@ from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarnin
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
+from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta
 
 __all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy",
@@ -144,7 +145,8 @@ def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters:
         if compressors == _KEEP else compressors,
         "serializer": (codecs["serializer"] if fmt == 3 and same else "auto")
         if serializer == _KEEP else serializer,
-        "fill_value": data.fill_value if fill_value is None else fill_value,
+        "fill_value": data.fill_value if fill_value is None or fill_value is DEFAULT_FILL
+        else fill_value,
         "order": order,
         "chunk_key_encoding": src.key_encoding if chunk_key_encoding is None and same
         else chunk_key_encoding,
@@ -154,7 +156,7 @@ def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters:
 
 def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: str | None = None,
                chunks: Any = _KEEP, shards: Any = _KEEP, filters: Any = _KEEP,
-               compressors: Any = _KEEP, serializer: Any = _KEEP, fill_value: Any = None,
+               compressors: Any = _KEEP, serializer: Any = _KEEP, fill_value: Any = DEFAULT_FILL,
                order: str | None = None, zarr_format: int | None = None,
                attributes: dict | None = None, chunk_key_encoding: Any = None,
                dimension_names: Any = None, overwrite: bool = False, config: dict | None = None,
@@ -162,8 +164,10 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     """A new array holding a copy of ``data`` (a zarrx :class:`Array` or anything numpy
     takes). ``"keep"`` (the default for chunks, shards and codecs) takes them from a zarrx
     source, or picks the defaults for other data; the fill value, chunk key encoding and
-    dimension names of a zarrx source are kept unless given. A zarrx source is copied a block
-    of whole stored objects at a time."""
+    dimension names of a zarrx source are kept unless given (``fill_value=None`` keeps the
+    source's too). Other data gets the type's default fill value, as ``create_array`` picks
+    it; ``None`` is ``null`` in Zarr v2. A zarrx source is copied a block of whole stored
+    objects at a time."""
     if data is None:
         raise ArgumentTypeError("from_array: data: expected an array, found None")
     check_format(zarr_format, none=True)

@@ -1,0 +1,49 @@
+"""More of the same calls on zarr-python and on zarrx (see test_zarr_python_parity.py): the
+fill value of copies of plain data, the path types of the local and zip stores, and the
+numcodecs interface of a Zarr v2 array's codecs."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+
+zarr = pytest.importorskip("zarr")
+LIBS = {"zarr": zarr, "zarrx": zarrx}
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # zarr-python's Zarr v2 and v3 warnings
+        yield
+
+
+def both(case):
+    """``{"zarr": result, "zarrx": result}``."""
+    return {name: case(lib) for name, lib in LIBS.items()}
+
+
+@pytest.mark.parametrize("data", [np.arange(3), [1.5, 2.5], np.array(["a", "bb"])],
+                         ids=["ints", "list-of-floats", "text"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_from_array_of_plain_data_takes_the_default_fill_value(data, fmt):
+    """Plain data has no fill value to keep: the copy gets the type's default, which a Zarr v2
+    array stores (not null)."""
+    got = both(lambda lib: lib.from_array({}, data=data, zarr_format=fmt).fill_value)
+    assert got["zarrx"] == got["zarr"]
+    assert got["zarrx"] is not None
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_from_array_fill_value_none(fmt):
+    """``None`` is ``null`` for plain data in Zarr v2 (the default in Zarr v3), and keeps the
+    fill value of an array source, in both libraries."""
+    def case(lib):
+        src = lib.create_array({}, shape=(3,), dtype="i4", zarr_format=fmt, fill_value=5)
+        return (lib.from_array({}, data=np.arange(3), zarr_format=fmt, fill_value=None).fill_value,
+                lib.from_array({}, data=src, fill_value=None).fill_value)
+    got = both(case)
+    assert got["zarrx"] == got["zarr"] == ((None if fmt == 2 else 0), 5)
