@@ -667,7 +667,7 @@ def test_ctrl_c_while_a_zip_archive_is_finished_leaves_no_file(tmp_path, capsys,
 
     def interrupted(path):
         raise KeyboardInterrupt
-    monkeypatch.setattr(zipstore, "_fsync_file", interrupted)
+    monkeypatch.setattr(zipstore, "fsync_temp", interrupted)
     assert run(capsys, cmd, p, tmp_path / "out.zip") == (130, "", "zarrx: interrupted\n")
     assert os.listdir(tmp_path) == ["t.zarr"]
 

@@ -47,3 +47,23 @@ def test_from_array_fill_value_none(fmt):
                 lib.from_array({}, data=src, fill_value=None).fill_value)
     got = both(case)
     assert got["zarrx"] == got["zarr"] == ((None if fmt == 2 else 0), 5)
+
+
+def test_local_store_root_and_zip_store_path_are_paths(tmp_path):
+    """``LocalStore.root`` and ``ZipStore.path`` are absolute :class:`pathlib.Path` objects in
+    both libraries (``store.root / "x"`` works); the stores still work with them."""
+    def case(lib):
+        (tmp_path / lib.__name__).mkdir()
+        local = lib.storage.LocalStore(str(tmp_path / lib.__name__ / "data.zarr"))
+        zipped = lib.storage.ZipStore(tmp_path / lib.__name__ / "data.zip", mode="w")
+        lib.create_array(local, shape=(2,), dtype="i1")[...] = 1
+        lib.create_array(zipped, shape=(2,), dtype="i1")[...] = 1
+        zipped.close()
+        out = (type(local.root), local.root.relative_to(tmp_path / lib.__name__),
+               (local.root / "zarr.json").exists(), type(zipped.path),
+               zipped.path.relative_to(tmp_path / lib.__name__),
+               local.with_read_only(True).root == local.root)
+        return out
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+    assert got["zarrx"][0] is got["zarrx"][3] is type(tmp_path)

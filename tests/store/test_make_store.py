@@ -13,7 +13,7 @@ def test_paths_are_local_stores(tmp_path, mode, read_only):
     for obj in (str(tmp_path / "d"), tmp_path / "d"):
         s = make_store(obj, mode)
         assert isinstance(s, LocalStore) and s.read_only == read_only
-        assert s.root == str(tmp_path / "d")
+        assert s.root == tmp_path / "d"
 
 
 def test_file_url_is_a_local_path(tmp_path):
@@ -101,7 +101,7 @@ def test_a_local_store_takes_a_file_url_as_its_path(tmp_path, monkeypatch, url):
     monkeypatch.chdir(tmp_path)
     root = tmp_path / "a.zarr"
     store = LocalStore(url.format(root))
-    assert store.root == str(root) and store == LocalStore(root)
+    assert store.root == root and store == LocalStore(root)
     import zarrx
     zarrx.create_array(store, shape=(2,), dtype="i1")[:] = 7
     assert zarrx.open_array(str(root), mode="r")[:].tolist() == [7, 7]

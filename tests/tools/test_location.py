@@ -13,7 +13,7 @@ def test_a_node_inside_a_directory_keeps_its_name_in_the_hierarchy(tmp_path):
     g.create_group("sub").create_array("a", shape=(4,), dtype="i1", chunks=(2,))
     loc = resolve(str(tmp_path / "data.zarr" / "sub" / "a"))
     assert isinstance(loc.store, LocalStore)
-    assert loc.store.root == str(tmp_path / "data.zarr") and loc.path == "sub/a"
+    assert loc.store.root == tmp_path / "data.zarr" and loc.path == "sub/a"
     assert open_node(loc).name == "/sub/a"
 
 
@@ -23,9 +23,9 @@ def test_directories_still_to_be_made_inside_a_hierarchy_are_groups_of_it(tmp_pa
     root = tmp_path / "data.zarr"
     zarrx.open_group(str(root), mode="w").create_array("a", shape=(3,), dtype="u1", chunks=(3,))
     loc = resolve(str(root / "new" / "deeper" / "b"))
-    assert loc.store.root == str(root) and loc.path == "new/deeper/b"
+    assert loc.store.root == root and loc.path == "new/deeper/b"
     loc = resolve(str(tmp_path / "elsewhere" / "new" / "b"))     # no hierarchy above: its own
-    assert loc.store.root == str(tmp_path / "elsewhere" / "new" / "b") and loc.path == ""
+    assert loc.store.root == tmp_path / "elsewhere" / "new" / "b" and loc.path == ""
     zarrx.convert(str(root / "a"), str(root / "new" / "deeper" / "b"))
     zarrx.copy(str(root / "a"), str(root / "other" / "c"))
     theirs = zarr.open_group(str(root), mode="r")
@@ -34,7 +34,7 @@ def test_directories_still_to_be_made_inside_a_hierarchy_are_groups_of_it(tmp_pa
 def test_a_standalone_array_is_its_own_root(tmp_path):
     zarrx.create_array(str(tmp_path / "a.zarr"), shape=(3,), dtype="u1", chunks=(3,))
     loc = resolve(str(tmp_path / "a.zarr"))
-    assert loc.store.root == str(tmp_path / "a.zarr") and loc.path == ""
+    assert loc.store.root == tmp_path / "a.zarr" and loc.path == ""
 
 
 def test_a_path_inside_a_zip_archive(tmp_path):

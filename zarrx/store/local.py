@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pathlib
 import stat
 from collections.abc import Callable, Hashable, Iterable, Sequence
 
@@ -87,10 +88,15 @@ class LocalStore(ConditionalFiles, FileListing):
                 "a path holding a NUL character"
             raise StoreError(f"LocalStore({path!r}): root: expected the path of a directory, "
                              f"found {found}")
-        self.root = os.path.abspath(path)
+        self._root = os.path.abspath(path)     # the absolute path as a str, for the system calls
         self.read_only = bool(read_only) or mode == "r"
         self.fsync = bool(fsync)
-        self._tree = Tree(self.root)
+        self._tree = Tree(self._root)
+
+    @property
+    def root(self) -> pathlib.Path:
+        """The directory, absolute, as a :class:`pathlib.Path` (zarr-python's type)."""
+        return pathlib.Path(self._root)
 
     # -- keys --------------------------------------------------------------------------------
     def _parts(self, key: object) -> list[str]:
@@ -103,7 +109,7 @@ class LocalStore(ConditionalFiles, FileListing):
 
     def _path(self, key: object) -> str:
         """The file path of ``key`` (for messages and tools; operations walk with dir fds)."""
-        return os.path.join(self.root, *self._parts(key))
+        return os.path.join(self._root, *self._parts(key))
 
     def _fail(self, action: str, key: str, exc: OSError) -> StoreError:
         return StoreError(f"{self!r}: cannot {action} {key!r}: {exc.strerror or exc}")
@@ -426,24 +432,24 @@ class LocalStore(ConditionalFiles, FileListing):
 
     # -- plumbing ----------------------------------------------------------------------------
     def __getstate__(self) -> dict:
-        return {"root": self.root, "read_only": self.read_only, "fsync": self.fsync}
+        return {"root": self._root, "read_only": self.read_only, "fsync": self.fsync}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["root"], read_only=state["read_only"], fsync=state["fsync"])
 
     def with_read_only(self, read_only: bool = False) -> LocalStore:
         """The same directory, read-only or not."""
-        return LocalStore(self.root, read_only=read_only, fsync=self.fsync)
+        return LocalStore(self._root, read_only=read_only, fsync=self.fsync)
 
     def __eq__(self, other: object) -> bool:
         """As zarr-python's: local stores of the same root are equal, read-only or not."""
-        return isinstance(other, type(self)) and self.root == other.root
+        return isinstance(other, type(self)) and self._root == other._root
 
     def __hash__(self) -> int:
-        return hash((LocalStore, self.root))
+        return hash((LocalStore, self._root))
 
     def __repr__(self) -> str:
-        return f"LocalStore({self.root!r}{', read_only=True' if self.read_only else ''})"
+        return f"LocalStore({self._root!r}{', read_only=True' if self.read_only else ''})"
 
 
 def _is_dir(d: Dir, name: str) -> bool:

@@ -51,9 +51,9 @@ _LOCK_RO = FILE_FLAGS | _NONBLOCK
 
 
 class ConditionalFiles(Store):
-    """The conditional-write half of LocalStore (it relies on LocalStore's key, staging and
-    pruning helpers: ``_parts``, ``_tree``, ``_stage``, ``_staged``, ``_stat``, ``_prune``,
-    ``_fail``, ``_link_error``)."""
+    """The conditional-write half of LocalStore (it relies on LocalStore's root, key, staging
+    and pruning helpers: ``_root``, ``_parts``, ``_tree``, ``_stage``, ``_staged``, ``_stat``,
+    ``_prune``, ``_fail``, ``_link_error``)."""
 
     supports_conditional_writes = CONDITIONAL
 
@@ -64,7 +64,7 @@ class ConditionalFiles(Store):
         data = value if type(value) is Pieces else as_buffer(value, key)
         if not self.supports_conditional_writes:
             return super().set_if(key, value, if_generation)
-        with thread_lock(self.root, key):
+        with thread_lock(self._root, key):
             try:
                 if is_absent(if_generation):
                     return self._create(key, parts, data)
@@ -178,7 +178,7 @@ class ConditionalFiles(Store):
         if not self.supports_conditional_writes:
             return super().delete_if(key, if_generation)
         action = "conditionally delete"
-        with thread_lock(self.root, key):
+        with thread_lock(self._root, key):
             if is_absent(if_generation):
                 st = self._stat(key, parts)
                 if st is not None:

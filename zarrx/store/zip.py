@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pathlib
 import shutil
 import threading
 import time
@@ -43,7 +44,7 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versione
                               check_generation, check_path_key, conflict, is_absent,
                               key_problem)
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
-from zarrx.store.ziptemp import make_temp, release, remove_stale
+from zarrx.store.ziptemp import fsync_temp, make_temp, release, remove_stale, remove_temp
 
 try:
     import fcntl
@@ -76,9 +77,9 @@ class ZipStore(Store):
             found = "an empty path" if isinstance(name, str) else f"a {type(name).__name__}"
             raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
                              f"found {found}")
-        self.path = os.path.abspath(name)
+        self._path = os.path.abspath(name)     # as a str, for the system calls
         # a symbolic link to an archive: written through, as zipfile writes, never replaced
-        self._target = os.path.realpath(self.path)
+        self._target = os.path.realpath(self._path)
         self.mode = mode
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
@@ -95,20 +96,20 @@ class ZipStore(Store):
         try:
             zf = None
             if mode == "a":                     # read in place until the first write
-                zf, base = _open_existing(self.path)
+                zf, base = _open_existing(self._path)
             if zf is None and mode != "r":
-                if mode == "x" and os.path.lexists(self.path):
-                    raise FileExistsError(f"[Errno 17] File exists: {self.path!r}")
+                if mode == "x" and os.path.lexists(self._path):
+                    raise FileExistsError(f"[Errno 17] File exists: {self._path!r}")
                 remove_stale(self._target)      # temporaries of writers that are gone
                 tmp, held = make_temp(self._target)
             if zf is None:
-                zf = open_archive(self.path) if mode == "r" else zipfile.ZipFile(
+                zf = open_archive(self._path) if mode == "r" else zipfile.ZipFile(
                     tmp, "w", compression=compression, allowZip64=allowZip64)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
             # NotImplementedError: a version or feature zipfile lacks; ValueError: a name flagged
             # UTF-8 that is not
             if tmp is not None:
-                _remove_quietly(tmp)
+                remove_temp(tmp)
             release(held)
             cls = StoreNotFoundError if isinstance(exc, FileNotFoundError) and mode == "r" \
                 else StoreExistsError if isinstance(exc, FileExistsError) and mode == "x" \
@@ -246,11 +247,11 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
         try:
             assert src.fp is not None
-            _copy_version(src.fp, tmp, self._pending.base, self.path)
+            _copy_version(src.fp, tmp, self._pending.base, self._path)
             zf = zipfile.ZipFile(tmp, "a", compression=self.compression,
                                  allowZip64=self.allowZip64)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
-            _remove_quietly(tmp)
+            remove_temp(tmp)
             release(held)
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
         self._pending.zf, self._pending.tmp, self._pending.held = zf, tmp, held
@@ -312,21 +313,26 @@ class ZipStore(Store):
                     self._pending.failed = "discarded"
                 self._pending.finish(True)
 
+    @property
+    def path(self) -> pathlib.Path:
+        """The archive's path, absolute, as a :class:`pathlib.Path` (zarr-python's type)."""
+        return pathlib.Path(self._path)
+
     def __reduce__(self) -> tuple:
         if not self.read_only:
             raise StoreError(f"{self!r}: only a ZipStore opened in mode 'r' can be pickled")
-        return (ZipStore, (self.path, "r"))
+        return (ZipStore, (self._path, "r"))
 
     def __eq__(self, other: object) -> bool:
         """As zarr-python's: zip stores of the same archive path are equal, whatever their
         mode."""
-        return isinstance(other, type(self)) and self.path == other.path
+        return isinstance(other, type(self)) and self._path == other._path
 
     def __hash__(self) -> int:
-        return hash((ZipStore, self.path))
+        return hash((ZipStore, self._path))
 
     def __repr__(self) -> str:
-        return f"ZipStore({self.path!r}, mode={self.mode!r})"
+        return f"ZipStore({self._path!r}, mode={self.mode!r})"
 
 
 def _generation(info: zipfile.ZipInfo | None) -> Hashable | None:
@@ -382,10 +388,10 @@ class _Pending:
             if tmp is None or self.failed is not None:
                 _close_quietly(self.zf) if tmp is not None else self.zf.close()
                 if tmp is not None:
-                    _remove_quietly(tmp)
+                    remove_temp(tmp)
                 return
             self.zf.close()                     # writes the central directory
-            _fsync_file(tmp)
+            fsync_temp(tmp)
             if self.mode == "x" or (self.mode == "a" and self.base is None):
                 try:
                     os.link(tmp, self.path)     # fails if the target appeared meanwhile
@@ -401,7 +407,7 @@ class _Pending:
         except (OSError, ValueError, _Changed) as exc:
             _close_quietly(self.zf)
             if tmp is not None:
-                _remove_quietly(tmp)
+                remove_temp(tmp)
             if isinstance(exc, _Changed):
                 msg = (f"{self.where}: cannot finish the archive: another writer finished "
                        f"first ({exc} since this store opened it); the entries written "
@@ -417,7 +423,7 @@ class _Pending:
         except BaseException:                   # Ctrl-C while finishing: no temporary left
             _close_quietly(self.zf)
             if tmp is not None:
-                _remove_quietly(tmp)            # (gone once moved in place)
+                remove_temp(tmp)            # (gone once moved in place)
             raise
 
 
@@ -481,19 +487,6 @@ def _replace_if_unchanged(tmp: str, path: str, base: tuple) -> None:
         os.close(fd)                            # releases the lock, after the rename
 
 
-def _fsync_file(path: str) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _close_quietly(zf: zipfile.ZipFile) -> None:
     with contextlib.suppress(OSError, ValueError):
         zf.close()
-
-
-def _remove_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)

@@ -19,6 +19,7 @@ archive whose lock it can take, so leftovers do not pile up:
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 from zarrx.store.localfs import TMP_MARK, temp_name
@@ -28,7 +29,7 @@ try:
 except ImportError:                             # Windows: no locks, so nothing is removed
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["make_temp", "release", "remove_stale"]
+__all__ = ["make_temp", "release", "remove_stale", "fsync_temp", "remove_temp"]
 
 _OPEN = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
 _PROBE = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -89,6 +90,21 @@ def remove_stale(path: str) -> list[str]:
         finally:
             os.close(fd)                        # releases the lock, after the removal
     return removed
+
+
+def fsync_temp(path: str) -> None:
+    """Make the finished temporary archive at ``path`` durable before it is moved in place."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_temp(path: str) -> None:
+    """Remove a temporary archive this store made, if it is still there."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def _lock(fd: int, *, wait: bool) -> bool:

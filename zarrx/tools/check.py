@@ -330,7 +330,7 @@ class _Check:
         go unnoticed."""
         if not isinstance(self.store, LocalStore):
             return
-        temps, odd = walk(self.store.root, self.root)
+        temps, odd = walk(os.fspath(self.store.root), self.root)
         for rel, detail in odd:
             self.add(Finding("unreadable", rel, "/" + self.root, detail, removable=False))
         now = time.time()
