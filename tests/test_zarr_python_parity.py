@@ -356,7 +356,7 @@ def codec_ids(codecs) -> list:
     """What each codec is, across zarr-python, numcodecs and zarrx objects."""
     out = []
     for c in codecs:
-        if hasattr(c, "codec_id"):                                   # numcodecs
+        if hasattr(c, "codec_id") and not hasattr(c, "to_dict"):     # numcodecs
             out.append((c.codec_id, {k: v for k, v in c.get_config().items() if k != "id"}))
         else:
             d = json.loads(json.dumps(c.to_dict(), default=str))

@@ -67,3 +67,44 @@ def test_local_store_root_and_zip_store_path_are_paths(tmp_path):
     got = both(case)
     assert got["zarrx"] == got["zarr"]
     assert got["zarrx"][0] is got["zarrx"][3] is type(tmp_path)
+
+
+V2_CODECS = {
+    "default": {},
+    "blosc": {"compressors": "blosc"},
+    "zstd-3": {"compressors": "zstd-3"},
+    "gzip-delta": {"compressors": "gzip", "filters": "delta"},
+}
+
+
+def _numcodecs(name: str):
+    numcodecs = pytest.importorskip("numcodecs")
+    return {"blosc": numcodecs.Blosc(cname="zstd", clevel=3, shuffle=2),
+            "zstd-3": numcodecs.Zstd(level=3), "gzip": numcodecs.GZip(level=2),
+            "delta": [numcodecs.Delta(dtype="<i4")]}[name]
+
+
+@pytest.mark.parametrize("kw", list(V2_CODECS.values()), ids=list(V2_CODECS))
+def test_zarr_v2_codecs_have_the_numcodecs_interface(kw):
+    """zarr-python hands out numcodecs codecs for a Zarr v2 array: ``codec_id`` and
+    ``get_config()`` give the same there, and the codecs compare equal to numcodecs ones."""
+    args = {k: _numcodecs(v) for k, v in kw.items()}
+
+    def case(lib):
+        a = lib.create_array({}, shape=(4,), dtype="i4", zarr_format=2, **args)
+        return [(c.codec_id, c.get_config()) for c in (*a.filters, a.compressor)]
+    got = both(case)
+    assert got["zarrx"] == got["zarr"]
+    theirs = zarr.create_array({}, shape=(4,), dtype="i4", zarr_format=2, **args)
+    ours = zarrx.create_array({}, shape=(4,), dtype="i4", zarr_format=2, **args)
+    assert ours.compressor == theirs.compressor and theirs.compressor == ours.compressor
+    assert ours.filters == theirs.filters
+
+
+def test_codecs_without_a_zarr_v2_form_have_no_codec_id():
+    a = zarrx.create_array({}, shape=(4,), dtype="i4")
+    assert not hasattr(a.serializer, "codec_id")
+    with pytest.raises(zarrx.CodecError, match=r"^zarrx.codecs.Bytes: expected a codec with a "
+                                               r"Zarr v2 \(numcodecs\) form, found 'bytes'$"):
+        a.serializer.get_config()
+    assert a.compressors[0].get_config() == {"id": "zstd", "level": 0, "checksum": False}

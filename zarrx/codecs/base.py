@@ -28,7 +28,7 @@ import numpy as np
 
 from zarrx.errors import CodecError
 from zarrx.metadata._util import Loc
-from zarrx.metadata.codec_table import check_codec
+from zarrx.metadata.codec_table import check_codec, codec_info, numcodecs_json
 from zarrx.metadata.model import CodecSpec, DataType
 
 __all__ = ["Codec", "ArrayToArrayCodec", "ArrayToBytesCodec", "BytesToBytesCodec",
@@ -141,11 +141,33 @@ class Codec:
         from zarrx.metadata.codecs import codec_json
         return codec_json(self.to_spec())
 
+    def get_config(self) -> dict[str, Any]:
+        """The numcodecs form, ``{"id": ..., ...}``, as a Zarr v2 ``.zarray`` holds it
+        (numcodecs' ``Codec.get_config``: zarr-python hands out numcodecs codecs for Zarr v2
+        arrays); a CodecError for a codec Zarr v2 has no form of (``bytes``, sharding)."""
+        return numcodecs_json(self.to_spec(), Loc(f"zarrx.codecs.{type(self).__name__}",
+                                                  error=CodecError))
+
+    @property
+    def codec_id(self) -> str:
+        """The numcodecs id (``"zstd"``, ``"blosc"``, ...); no such attribute for a codec Zarr
+        v2 has no form of, so ``hasattr(codec, "codec_id")`` tells numcodecs-like codecs."""
+        name = self._as or self.name
+        if name.startswith("numcodecs."):
+            return name[len("numcodecs."):]
+        info = codec_info(name)
+        if info is None or info.numcodecs_id is None:
+            raise AttributeError(f"{type(self).__name__} codec {name!r} has no numcodecs id "
+                                 f"(Zarr v2 has no form of it)")
+        return info.numcodecs_id
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.configuration().items())
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Codec):
+            return NotImplemented       # a numcodecs codec compares get_config() with ours
         return type(other) is type(self) and other.configuration() == self.configuration()
 
     def __hash__(self) -> int:
