@@ -108,3 +108,16 @@ def test_codecs_without_a_zarr_v2_form_have_no_codec_id():
                                                r"Zarr v2 \(numcodecs\) form, found 'bytes'$"):
         a.serializer.get_config()
     assert a.compressors[0].get_config() == {"id": "zstd", "level": 0, "checksum": False}
+
+
+@pytest.mark.parametrize("store", ["path", "dict", "store", "none"])
+def test_storage_options_without_a_url_are_a_type_error(tmp_path, store):
+    def case(lib):
+        target = {"path": str(tmp_path / lib.__name__), "dict": {},
+                  "store": lib.storage.MemoryStore(), "none": None}[store]
+        with pytest.raises(TypeError) as info:
+            lib.create_array(target, shape=(2,), dtype="i1", storage_options={"anon": True})
+        return info.value
+    got = both(case)
+    assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
+    assert "storage_options" in str(got["zarrx"])

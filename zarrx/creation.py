@@ -28,11 +28,14 @@ __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_par
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
     if store is None:
-        if storage_options:
-            raise ArgumentError("storage_options: given without a store URL")
+        if storage_options:               # a TypeError, as zarr-python raises
+            raise ArgumentTypeError("storage_options: given without a store URL")
         from zarrx.store import MemoryStore
         return MemoryStore()
     if isinstance(store, dict):           # zarr-python's zarr.open({}): the dict holds the keys
+        if storage_options:
+            raise ArgumentTypeError("storage_options: given with a dict as the store; they "
+                                    "apply to store URLs only")
         from zarrx.storage import DictStore
         return DictStore(store, read_only=mode == "r")
     return make_store(store, mode, storage_options)

@@ -55,7 +55,7 @@ def test_fsspec_is_used_when_obstore_is_missing(monkeypatch):
 
 
 def test_storage_options_need_a_url(tmp_path):
-    with pytest.raises(StoreError, match="storage_options apply to URLs"):
+    with pytest.raises(zarrx.ArgumentTypeError, match="storage_options apply to URLs"):
         zarrx.open_group(str(tmp_path), mode="w", storage_options={"anon": True})
     with pytest.raises(ZarrError, match="storage_options: given without a store URL"):
         zarrx.create_array(shape=(2,), dtype="i1", storage_options={"anon": True})
