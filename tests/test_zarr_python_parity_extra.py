@@ -121,3 +121,24 @@ def test_storage_options_without_a_url_are_a_type_error(tmp_path, store):
     got = both(case)
     assert isinstance(got["zarrx"], zarrx.ArgumentTypeError)
     assert "storage_options" in str(got["zarrx"])
+
+
+@pytest.mark.parametrize("mode", ["w", "x", "a"])
+def test_a_zip_archive_in_a_missing_folder_is_a_file_not_found_error(tmp_path, mode):
+    """zarr-python's ZipStore raises FileNotFoundError when it first writes there; zarrx's when
+    it opens the archive, naming the folder, and leaves nothing behind."""
+    def case(lib):
+        path = tmp_path / lib.__name__ / "nowhere" / "a.zip"
+        (tmp_path / lib.__name__).mkdir()
+        with pytest.raises(FileNotFoundError) as info:
+            store = lib.storage.ZipStore(path, mode=mode)
+            lib.create_group(store)
+            store.close()
+        return info.value, path
+    got = both(case)
+    exc, path = got["zarrx"]
+    assert isinstance(exc, zarrx.errors.StoreNotFoundError)
+    assert str(exc) == (f"ZipStore({str(path)!r}, mode={mode!r}): cannot open in mode {mode!r}: "
+                        f"the folder {str(path.parent)!r} does not exist (No such file or "
+                        f"directory)")
+    assert not path.parent.exists()

@@ -119,8 +119,9 @@ class StoreError(ZarrError, OSError):
 
 
 class StoreNotFoundError(StoreError, FileNotFoundError):
-    """The file a store opens for reading does not exist: a zip archive opened in mode ``r``
-    (a ``FileNotFoundError``, as zarr-python's ZipStore raises)."""
+    """The file a store opens for reading does not exist: a zip archive opened in mode ``r``;
+    or the folder a zip archive is to be written in (a ``FileNotFoundError``, as
+    zarr-python's ZipStore raises)."""
 
 
 class StoreExistsError(StoreError, FileExistsError):

@@ -111,7 +111,11 @@ class ZipStore(Store):
             if tmp is not None:
                 remove_temp(tmp)
             release(held)
-            cls = StoreNotFoundError if isinstance(exc, FileNotFoundError) and mode == "r" \
+            if isinstance(exc, FileNotFoundError) and mode != "r":   # as zarr-python raises
+                raise StoreNotFoundError(f"{self!r}: cannot open in mode {mode!r}: the folder "
+                                         f"{os.path.dirname(self._target)!r} does not exist "
+                                         f"({exc.strerror})") from exc
+            cls = StoreNotFoundError if isinstance(exc, FileNotFoundError) \
                 else StoreExistsError if isinstance(exc, FileExistsError) and mode == "x" \
                 else StoreError
             raise cls(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
