@@ -142,3 +142,18 @@ def test_a_zip_archive_in_a_missing_folder_is_a_file_not_found_error(tmp_path, m
                         f"the folder {str(path.parent)!r} does not exist (No such file or "
                         f"directory)")
     assert not path.parent.exists()
+
+
+@pytest.mark.parametrize("call", [lambda lib, g: g.tree(level=-1),
+                                  lambda lib, g: lib.tree(g, level=-1)],
+                         ids=["Group.tree", "tree"])
+def test_a_negative_tree_level_is_a_value_error(call):
+    def case(lib):
+        g = lib.group({})
+        g.create_group("a").create_group("b")
+        with pytest.raises(ValueError) as info:
+            call(lib, g)
+        return info.value
+    got = both(case)
+    assert isinstance(got["zarrx"], zarrx.ArgumentError)
+    assert str(got["zarrx"]) == "tree: level: expected an int >= 0, found -1"

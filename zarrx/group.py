@@ -205,8 +205,9 @@ class Group(Node):
                 raise ArgumentTypeError(f"tree: {arg}: expected an int"
                                         f"{'' if arg == 'max_nodes' else ' or None'}, found "
                                         f"{type(v).__name__} {v!r}")
-        if max_nodes < 0:
-            raise ArgumentError(f"tree: max_nodes: expected an int >= 0, found {max_nodes}")
+        for arg, v in (("level", level), ("max_depth", max_depth), ("max_nodes", max_nodes)):
+            if v is not None and v < 0:     # a ValueError, as zarr-python raises for level
+                raise ArgumentError(f"tree: {arg}: expected an int >= 0, found {v}")
         return tree(self, max_depth if level is None else level + 1, max_nodes=int(max_nodes))
 
     @property
