@@ -1,6 +1,7 @@
 """More of the same calls on zarr-python and on zarrx (see test_zarr_python_parity.py): the
-fill value of copies of plain data, the path types of the local and zip stores, and the
-numcodecs interface of a Zarr v2 array's codecs."""
+fill value of copies of plain data, the path types of the local and zip stores, the numcodecs
+interface of a Zarr v2 array's codecs, and the exception classes of storage_options without a
+URL, of a zip archive in a missing folder and of a negative tree level."""
 from __future__ import annotations
 
 import warnings
@@ -59,11 +60,10 @@ def test_local_store_root_and_zip_store_path_are_paths(tmp_path):
         lib.create_array(local, shape=(2,), dtype="i1")[...] = 1
         lib.create_array(zipped, shape=(2,), dtype="i1")[...] = 1
         zipped.close()
-        out = (type(local.root), local.root.relative_to(tmp_path / lib.__name__),
-               (local.root / "zarr.json").exists(), type(zipped.path),
-               zipped.path.relative_to(tmp_path / lib.__name__),
-               local.with_read_only(True).root == local.root)
-        return out
+        return (type(local.root), local.root.relative_to(tmp_path / lib.__name__),
+                (local.root / "zarr.json").exists(), type(zipped.path),
+                zipped.path.relative_to(tmp_path / lib.__name__),
+                local.with_read_only(True).root == local.root)
     got = both(case)
     assert got["zarrx"] == got["zarr"]
     assert got["zarrx"][0] is got["zarrx"][3] is type(tmp_path)
