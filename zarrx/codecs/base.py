@@ -21,6 +21,7 @@ object, ``<where>.<field>`` in a v2 one, whose :class:`V2Place` says so).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import Enum
 from typing import Any, ClassVar, Sequence
 
@@ -141,17 +142,11 @@ class Codec:
         from zarrx.metadata.codecs import codec_json
         return codec_json(self.to_spec())
 
-    def get_config(self) -> dict[str, Any]:
-        """The numcodecs form, ``{"id": ..., ...}``, as a Zarr v2 ``.zarray`` holds it
-        (numcodecs' ``Codec.get_config``: zarr-python hands out numcodecs codecs for Zarr v2
-        arrays); a CodecError for a codec Zarr v2 has no form of (``bytes``, sharding)."""
-        return numcodecs_json(self.to_spec(), Loc(f"zarrx.codecs.{type(self).__name__}",
-                                                  error=CodecError))
-
     @property
     def codec_id(self) -> str:
-        """The numcodecs id (``"zstd"``, ``"blosc"``, ...); no such attribute for a codec Zarr
-        v2 has no form of, so ``hasattr(codec, "codec_id")`` tells numcodecs-like codecs."""
+        """The numcodecs id (``"zstd"``, ``"blosc"``, ...): zarr-python hands out numcodecs
+        codecs for Zarr v2 arrays. No such attribute for a codec Zarr v2 has no form of
+        (``bytes``, sharding), so ``hasattr(codec, "codec_id")`` tells numcodecs-like codecs."""
         name = self._as or self.name
         if name.startswith("numcodecs."):
             return name[len("numcodecs."):]
@@ -160,6 +155,18 @@ class Codec:
             raise AttributeError(f"{type(self).__name__} codec {name!r} has no numcodecs id "
                                  f"(Zarr v2 has no form of it)")
         return info.numcodecs_id
+
+    @property
+    def get_config(self) -> Callable[[], dict[str, Any]]:
+        """numcodecs' ``Codec.get_config()``: the numcodecs form, ``{"id": ..., ...}``, as a
+        Zarr v2 ``.zarray`` holds it. Like ``codec_id``, no such attribute for a codec Zarr v2
+        has no form of (so a numcodecs codec compares unequal to it, rather than failing)."""
+        self.codec_id                   # noqa: B018 - AttributeError when there is none
+        return self._numcodecs_config
+
+    def _numcodecs_config(self) -> dict[str, Any]:
+        return numcodecs_json(self.to_spec(), Loc(f"zarrx.codecs.{type(self).__name__}",
+                                                  error=CodecError))
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.configuration().items())

@@ -124,9 +124,9 @@ class Zstd(BytesToBytesCodec):
     def configuration(self) -> dict[str, Any]:
         return {"level": self.level, "checksum": self.checksum}
 
-    def get_config(self) -> dict[str, Any]:
+    def _numcodecs_config(self) -> dict[str, Any]:
         """numcodecs' form, which always gives ``checksum`` (a ``.zarray`` omits a false one)."""
-        return {**super().get_config(), "checksum": self.checksum}
+        return {**super()._numcodecs_config(), "checksum": self.checksum}
 
     def max_encoded_size(self, n: int | None) -> int | None:
         if n is None:
