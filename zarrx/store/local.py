@@ -98,6 +98,11 @@ class LocalStore(ConditionalFiles, FileListing):
         """The directory, absolute, as a :class:`pathlib.Path` (zarr-python's type)."""
         return pathlib.Path(self._root)
 
+    @property
+    def shared_identity(self) -> tuple:  # type: ignore[override]
+        """Local stores of one root name the same objects (and share their locks)."""
+        return (type(self).__name__, self._root)
+
     # -- keys --------------------------------------------------------------------------------
     def _parts(self, key: object) -> list[str]:
         check_path_key(key, repr(self))

@@ -189,7 +189,7 @@ def _identity(store: Store) -> object:
     if shared is not None:
         return shared
     root = getattr(store, "root", None)
-    if isinstance(root, (str, os.PathLike)):          # a LocalStore's root is a Path
+    if isinstance(root, (str, os.PathLike)):
         return (type(store).__name__, os.fspath(root))
     inner = getattr(store, "inner", None)
     if isinstance(inner, Store):
