@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size, config_field
+from zarrx.codecs.base import (Buffer, BytesToBytesCodec, as_u8, check_size, config_field,
+                               out_u8)
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
@@ -212,7 +213,7 @@ class Blosc(BytesToBytesCodec):
         return decompress(src, n)       # allocates only a size the buffer's length can decode to
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
-        src = as_u8(data)
+        src, dst = as_u8(data), out_u8("blosc", dst)
         self._check(src, dst.shape[0], dst.shape[0])
         if dst.shape[0]:
             decompress_into(src, dst)
