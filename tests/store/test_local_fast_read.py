@@ -157,3 +157,14 @@ def test_a_file_longer_than_a_bytes_object_holds_is_worded(huge_file_store):
     assert got[1] is SLOW and [bytes(got[0]), bytes(got[2])] == [b"s" * 10] * 2
     with pytest.raises(StoreError, match=message):
         store.get_many_buffers([("small", None), ("huge", None)], arena=store.new_arena())
+
+
+@pytest.mark.parametrize("length", [2**63 - 1, 2**63, 2**70])
+def test_a_head_range_longer_than_any_file_reads_the_whole_file(store, length):
+    """A range from 0 longer than 2**63 - 1 bytes made the kernel raise an OverflowError."""
+    store.set("a", b"0123456789")
+    rng = ByteRange(0, length)
+    assert store.get("a", rng) == b"0123456789"
+    assert store.get_many([("a", rng)]) == [b"0123456789"]
+    got = store.get_many_buffers([("a", rng)], arena=store.new_arena())
+    assert [bytes(v) for v in got] == [b"0123456789"]

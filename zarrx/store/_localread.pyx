@@ -192,7 +192,9 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
             out.append(fallback)
             continue
         if limits is not None:
-            limit = <Py_ssize_t>limits[i]
+            lim = limits[i]
+            # past the largest file there is (2**63 - 1 bytes), a limit is the whole file
+            limit = -1 if lim < 0 or lim > PY_SSIZE_T_MAX else <Py_ssize_t>lim
         kb = (<str>key).encode("utf-8", "surrogatepass")
         kn = len(kb)
         kp = <const unsigned char*>PyBytes_AS_STRING(kb)
