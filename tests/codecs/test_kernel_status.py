@@ -146,3 +146,26 @@ def test_bounded_decoders_fuzz(data, limit) -> None:
             except CodecError:
                 continue
             assert len(out) <= limit
+
+
+BIG = 2**70
+
+
+@pytest.mark.parametrize("name", ["zstd", "zlib", "blosc", "lz4"])
+def test_sizes_past_a_c_size_are_statuses(name) -> None:
+    """An expected size or a limit past 2**63 - 1 (or below -2**63) made the kernels' argument
+    conversion raise an OverflowError."""
+    from zarrx.codecs import blosc, lz4
+    mod = {"zstd": zstd, "zlib": deflate, "blosc": blosc, "lz4": lz4}[name]
+    kernel = {"zstd": _zstd, "zlib": _zlib, "blosc": _blosc, "lz4": _lz4}[name]
+    blob = mod.compress(b"abc" * 10) if name != "blosc" else mod.compress(b"abc" * 10, 1)
+    assert status(kernel.decompress, blob, BIG) == (kernel.NOMEM_DECODED, (BIG,))
+    assert status(kernel.decompress, blob, -BIG) == (kernel.NEGATIVE_SIZE, (-BIG,))
+    with pytest.raises(CodecError, match=rf"^{name}: cannot allocate {BIG} bytes for the "
+                                         r"decoded data$"):
+        mod.decompress(blob, BIG)
+    if hasattr(kernel, "decompress_bounded"):       # a limit past any size: no limit
+        assert mod.decompress_bounded(blob, BIG) == b"abc" * 10
+        with pytest.raises(CodecError, match=rf"^{name}: expected decoded size must be >= 0, "
+                                             rf"found {-BIG}$"):
+            mod.decompress_bounded(blob, -BIG)
