@@ -53,10 +53,11 @@ cdef size_t _HEADER = 4
 cdef int _ACCELERATION_MAX = 65537     # liblz4 clamps anything larger to this
 
 
-def compress(const uint8_t[::1] src, int acceleration=1):
+def compress(const uint8_t[::1] src, acceleration=1):
     """Header + LZ4 block of ``src``; larger ``acceleration`` is faster and compresses less."""
-    if acceleration < 1 or acceleration > _ACCELERATION_MAX:
+    if acceleration < 1 or acceleration > _ACCELERATION_MAX:    # any int, before a C int
         raise KernelStatus(ZX_ACCELERATION, acceleration, _ACCELERATION_MAX)
+    cdef int acc = acceleration
     cdef size_t n = <size_t>src.shape[0]
     if n > <size_t>LZ4_MAX_INPUT_SIZE:
         raise KernelStatus(ZX_TOO_LARGE, n, LZ4_MAX_INPUT_SIZE)
@@ -69,8 +70,7 @@ def compress(const uint8_t[::1] src, int acceleration=1):
     try:
         zx_store_le32(buf, <uint32_t>n)
         with nogil:
-            rc = LZ4_compress_fast(<const char*>sp, <char*>(buf + _HEADER), <int>n, bound,
-                                   acceleration)
+            rc = LZ4_compress_fast(<const char*>sp, <char*>(buf + _HEADER), <int>n, bound, acc)
         if rc <= 0:
             raise KernelStatus(ZX_COMPRESS_FAILED, n, rc)
         return finish_bytes(&out, <Py_ssize_t>(_HEADER + <size_t>rc))

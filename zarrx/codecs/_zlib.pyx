@@ -158,11 +158,12 @@ cdef inline int _libdeflate_level(int level) noexcept nogil:
     return 2 if level == 1 else level
 
 
-def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backend="auto"):
+def compress(const uint8_t[::1] src, level=-1, str wrapper="zlib", str backend="auto"):
     """Compress ``src`` at ``level`` (-1 default, 0 stored .. 9 best) into one stream."""
     cdef int w = _wrapper(wrapper)
-    if level < -1 or level > 9:
+    if level < -1 or level > 9:             # any int: checked before it becomes a C int
         raise KernelStatus(ZX_LEVEL, level)
+    cdef int lvl = level
     cdef bint fast = _use_libdeflate(backend)
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
@@ -173,8 +174,8 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
         cap = zx_deflate_bound(n)
     else:
         memset(&probe, 0, sizeof(probe))
-        if deflateInit2(&probe, level, Z_DEFLATED, _wbits(w), 8, Z_DEFAULT_STRATEGY) != Z_OK:
-            raise KernelStatus(ZX_SETUP, level)
+        if deflateInit2(&probe, lvl, Z_DEFLATED, _wbits(w), 8, Z_DEFAULT_STRATEGY) != Z_OK:
+            raise KernelStatus(ZX_SETUP, lvl)
         cap = deflateBound(&probe, n) + 32
         deflateEnd(&probe)
     cdef PyObject* out = NULL
@@ -182,14 +183,14 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
     try:
         if fast:
             with nogil:
-                rc = zx_deflate_compress(w, _libdeflate_level(level), sp, n, buf, cap, &got)
+                rc = zx_deflate_compress(w, _libdeflate_level(lvl), sp, n, buf, cap, &got)
             if rc == ZX_DEFLATE_NOMEM:
                 raise KernelStatus(ZX_NO_COMPRESSOR)
             if rc != ZX_DEFLATE_OK:
                 raise KernelStatus(ZX_BOUND, n, cap)
         else:
             with nogil:
-                rc = _deflate_zlib(level, _wbits(w), sp, n, buf, cap, &got)
+                rc = _deflate_zlib(lvl, _wbits(w), sp, n, buf, cap, &got)
             if rc != Z_STREAM_END:
                 raise KernelStatus(ZX_COMPRESS_FAILED, n, rc)
         return finish_bytes(&out, <Py_ssize_t>got)

@@ -130,14 +130,15 @@ def error_name(size_t rc):
     return ZSTD_getErrorName(rc).decode("utf-8", "replace")
 
 
-def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
+def compress(const uint8_t[::1] src, level=0, bint checksum=False):
     """One zstd frame holding ``src``; it always records the content size.
 
     ``level`` 0 is zstd's default; negative levels trade ratio for speed.
     """
     cdef int lo = ZSTD_minCLevel(), hi = ZSTD_maxCLevel()
-    if level < lo or level > hi:
+    if level < lo or level > hi:            # any int: checked before it becomes a C int
         raise KernelStatus(ZX_LEVEL, level, lo, hi, ZSTD_CLEVEL_DEFAULT)
+    cdef int lvl = level
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef size_t bound = ZSTD_compressBound(n)
@@ -152,7 +153,7 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
         with nogil:
             rc = ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
             if not ZSTD_isError(rc):
-                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)
+                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, lvl)
             if not ZSTD_isError(rc):
                 rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1 if checksum else 0)
             if not ZSTD_isError(rc):
@@ -160,7 +161,7 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
             if not ZSTD_isError(rc):
                 rc = ZSTD_compress2(cctx, buf, bound, sp, n)
         if ZSTD_isError(rc):
-            raise KernelStatus(ZX_COMPRESS_FAILED, n, level, rc)
+            raise KernelStatus(ZX_COMPRESS_FAILED, n, lvl, rc)
         return finish_bytes(&out, <Py_ssize_t>rc)
     finally:
         Py_XDECREF(out)

@@ -46,12 +46,16 @@ def _message(st: KernelStatus) -> str:
     if c == k.NOT_BUILT:
         return f"blosc: compressor {v[0]!r} is not built into this c-blosc {k.version()}"
     if c == k.TYPESIZE:
+        if v[0] >= 1:
+            return f"blosc: typesize must be at most {2**31 - 1}, found {v[0]}"
         return f"blosc: typesize must be >= 1, found {v[0]}"
     if c == k.CLEVEL:
         return f"blosc: clevel {v[0]} is out of range, expected 0..9"
     if c == k.SHUFFLE:
         return f"blosc: shuffle {v[0]} is not one of -1 (auto), 0 (none), 1 (byte), 2 (bit)"
     if c == k.BLOCKSIZE:
+        if v[0] >= 0:
+            return f"blosc: blocksize must be below 2**63, found {v[0]}"
         return f"blosc: blocksize must be >= 0 (0 = automatic), found {v[0]}"
     if c == k.TOO_LARGE:
         return (f"blosc: input of {v[0]} bytes is larger than blosc's limit of {v[1]} bytes; "
