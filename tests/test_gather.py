@@ -278,3 +278,24 @@ def test_gather_bytes_fill_test(crc):
     assert got is not None and got[:96] == a[:, ::2].tobytes()
     with pytest.raises(IndexingError, match="fill value of 2 bytes for items of 4 bytes"):
         gather_bytes(a, crc, b"ab")
+
+
+def test_a_step_on_an_axis_of_one_element_is_never_taken():
+    """Whatever its size: a step past 2**63 - 1 there made an OverflowError (and, with the two
+    arrays overlapping, numpy's refusal of the staging slice)."""
+    a = np.arange(20, dtype="u1").reshape(4, 5)
+    b = np.zeros((2, 5), "u1")
+    copy_box(a, (3, 0), b, (1, 0), (1, 5), (2**70, 1), (-2**70, 1))
+    np.testing.assert_array_equal(b, [[0] * 5, a[3]])
+    copy_box(a, (3, 0), a, (0, 0), (1, 5), (2**64, 1), (2**70, 1))      # overlapping: staged
+    np.testing.assert_array_equal(a[0], a[3])
+
+
+def test_items_of_no_bytes_with_a_fill_value_of_no_bytes():
+    """An IndexError came out of the kernels' taking the fill value's first byte."""
+    from zarrx._gather import gather_bytes, gather_many
+    e = np.zeros((3, 2), dtype=[])
+    assert gather_bytes(e, fill=b"") is None and gather_bytes(e) == b""
+    assert gather_many([e], [bytearray(0)], False, b"") == [True]
+    with pytest.raises(IndexingError, match="fill value of 0 bytes for items of 4 bytes"):
+        gather_bytes(np.zeros(2, "f4"), fill=b"")

@@ -207,3 +207,31 @@ def test_every_split_into_tasks_covers_each_chunk_once(tmp_path, nchunks, thread
     z[...] = a
     with zarrx.config.set(threads=threads):
         np.testing.assert_array_equal(_reopen(tmp_path)[...], a)
+
+
+def test_the_last_chunk_of_an_axis_of_2_63_minus_1_cells_is_clipped_to_the_box(tmp_path):
+    """That chunk ends past 2**63 - 1: its end wrapped, so its part inside the box was taken
+    whole and its file read over the end of the output (the heap was corrupted)."""
+    n, c = 2**63 - 1, 1000
+    last = (n - 1) // c * c                         # the last chunk holds n - last = 807 cells
+    z = _array(tmp_path, (n,), (c,), "u1")
+    z[last:] = np.arange(n - last, dtype="u1")
+    assert os.path.getsize(_chunk_file(tmp_path, last // c)) == c
+    r = _reopen(tmp_path)
+    np.testing.assert_array_equal(r[last:], np.arange(n - last, dtype="u1"))
+    np.testing.assert_array_equal(r[-5:], np.arange(n - last, dtype="u1")[-5:])
+    guard = np.full(n - last + 64, 0xEE, np.uint8)  # the kernel writes the output, not past it
+    left = read_box(os.fsencode(_chunk_file(tmp_path, "")), "/", guard[:n - last], (last,),
+                    (c,), b"\0", np.zeros(c, np.uint8), 0, 0, 0, 1)
+    assert left == []
+    np.testing.assert_array_equal(guard[:n - last], np.arange(n - last, dtype="u1"))
+    assert (guard[n - last:] == 0xEE).all()
+
+
+def test_chunks_of_more_than_2_62_bytes_read_through_the_kernel(tmp_path):
+    """The kernel refused them with a ValueError, which reached the caller."""
+    z = _array(tmp_path, (2**63 - 1,), (2**62 + 8,), "u1")
+    np.testing.assert_array_equal(_reopen(tmp_path)[:5], np.full(5, 7, "u1"))
+    with pytest.raises(ValueError, match="the box on axis 0 .* ends past 2"):
+        read_box(b"/x/", "/", np.zeros(4, "u1"), (2**63 - 3,), (8,), b"\0", np.zeros(8, "u1"),
+                 0, 0, 0, 1)

@@ -254,3 +254,18 @@ def test_a_replaced_chunk_gets_a_later_generation_than_the_one_it_replaces(tmp_p
     assert kernel_chunks[-1] == (0, 2, [])
     assert os.stat(f).st_mtime_ns > ahead
     np.testing.assert_array_equal(z[...], np.full(8, 2, "i2"))
+
+
+def test_whole_chunks_past_2_62_on_an_axis_of_2_63_minus_1_cells(tmp_path, kernel_chunks):
+    """The kernel refused a box starting past 2**62 with a ValueError, which reached the
+    caller; the last chunk of such an axis (which ends past 2**63 - 1) is covered in part."""
+    n, c = 2**63 - 1, 1000
+    z = _array(tmp_path, (n,), (c,), "u1")
+    start = (2**62 // c + 5) * c
+    last = (n - 1) // c * c
+    z[start:start + 2 * c] = 3
+    z[last - c:] = 4
+    assert [left for _, _, left in kernel_chunks] == [[], [1]]
+    r = zarrx.open_array(LocalStore(tmp_path), path="g/a", mode="r")
+    np.testing.assert_array_equal(r[start - 1:start + 2 * c + 1], [7] + [3] * 2 * c + [7])
+    np.testing.assert_array_equal(r[last - c - 1:], [7] + [4] * (n - last + c))

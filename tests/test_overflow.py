@@ -255,3 +255,25 @@ def test_iterating_over_an_axis_of_2_to_the_62_chunks_reads_row_by_row(shards):
     z[-1] = 9
     rows = iter(z)
     assert [next(rows) for _ in range(3)] == [0, 7, 0]
+
+
+def test_slices_in_the_last_chunk_of_an_axis_of_2_to_the_63_minus_1_cells():
+    """That chunk's end passes 2**63 - 1: the projection of a slice onto it took an end that
+    wrapped (never seeing that the slice covers the chunk's cells), and a position outside
+    the axis or its chunks sent the projection into a loop that never ended."""
+    from zarrx import _indexing
+    n = 2**63 - 1
+    last = (n - 1) // 1000 * 1000                  # the last chunk holds 807 cells
+    a = zarrx.create_array(MemoryStore(), shape=(n,), chunks=(1000,), dtype="u1",
+                           compressors=zarrx.codecs.Zstd())
+    a[last:] = np.arange(n - last, dtype="u1")
+    tail = np.concatenate([np.zeros(10, "u1"), np.arange(n - last, dtype="u1")])
+    np.testing.assert_array_equal(a[last - 10:], tail)              # from last - 10 to the end
+    np.testing.assert_array_equal(a[last + 1::3], tail[11::3])
+    np.testing.assert_array_equal(a[:last - 3:-2], tail[:6:-2])
+    assert _indexing.project_slice(last, n - last, 1, n, 1000, None) == [
+        (last // 1000, slice(0, n - last, None), slice(0, n - last), True)]
+    with pytest.raises(IndexingError, match="position 12 lies outside the axis of size 10"):
+        _indexing.project_slice(12, 1, 1, 10, 4, None)
+    with pytest.raises(IndexingError, match=r"position 5 .* \(chunk 0 ends at 3\)"):
+        _indexing.project_slice(5, 1, 1, 10, 0, np.array([0, 3], np.int64))

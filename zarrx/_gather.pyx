@@ -30,6 +30,8 @@ if sizeof(cnp.npy_intp) != sizeof(ptrdiff_t):      # numpy's dims and strides ar
 
 MAX_NDIM = ZX_MAX_NDIM
 
+cdef char _NO_BYTES[1]      # the item of a 0-byte fill value (where a pointer must be given)
+
 
 cdef inline int _array_box(zx_box* box, cnp.ndarray a, int k) except -1:
     """Marshal ``a``'s rank, item size, shape and strides into ``box`` (as operand ``k``)."""
@@ -111,6 +113,9 @@ def copy_box(src, src_start, dst, dst_start, count,
     _check_box(dst.shape, d0, cnt, ds, "dst")
     if any(c == 0 for c in cnt) or src.itemsize == 0:
         return
+    # an axis of one element never steps: its step (any size) does not go to C
+    ss = tuple([1 if c == 1 else s for s, c in zip(ss, cnt)])
+    ds = tuple([1 if c == 1 else s for s, c in zip(ds, cnt)])
     if np.may_share_memory(src, dst):
         # the kernel needs disjoint boxes: stage the source box through a private copy
         src = np.array(src[tuple(map(_box_slice, s0, cnt, ss))], order="C", copy=True)
@@ -277,7 +282,7 @@ cdef int _gather_packed(cnp.ndarray src, char *dp, bint crc32c, object fill, str
         if fsize != itemsize:
             raise IndexingError(f"{who}: fill value of {fsize} bytes for items of "
                                 f"{itemsize} bytes")
-        fp = <const char *>&fv[0]
+        fp = <const char *>&fv[0] if fsize else _NO_BYTES
     cdef size_t n = <size_t>src.nbytes
     cdef int uniform
     _array_box(&box, src, 0)                       # operand 1 stays packed: a gather
@@ -384,7 +389,7 @@ def gather_many(list srcs, list dsts, bint crc32c=False, fill=None) -> list:
     if fill is not None:
         fv = _value_view(fill, "gather_many")
         fsize = fv.shape[0]
-        fp = <const char *>&fv[0]
+        fp = <const char *>&fv[0] if fsize else _NO_BYTES
     cdef _Gathers c = _Gathers(n)
     cdef _Gather *job
     cdef cnp.ndarray src

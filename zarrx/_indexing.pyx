@@ -52,13 +52,18 @@ def project_slice(int64_t start, int64_t n, int64_t step, int64_t size,
         if chunk > 0:
             k = p // chunk
             cstart = k * chunk
-            cend = cstart + chunk
+            # the chunk's end within the axis; never cstart + chunk past the axis, which
+            # passes 2**63 - 1 for the last chunk of an axis that long
+            cend = cstart + chunk if chunk < size - cstart else size
         else:
             k = _bisect(offsets, p)
             cstart = offsets[k]
             cend = offsets[k + 1]
-        if cend > size:
-            cend = size
+            if cend > size:
+                cend = size
+        if p >= cend:       # a position outside the axis or its chunks: the loop would not end
+            raise IndexingError(f"position {p} lies outside the axis of size {size} or its "
+                                f"chunks (chunk {k} ends at {cend})")
         m = (cend - 1 - p) // s + 1
         if m > n - j:
             m = n - j

@@ -315,3 +315,43 @@ def test_vlen_kernel_fuzz(blob, count, utf8) -> None:
             p.decode_new(data)
         except CodecError:
             pass
+
+
+def _decoders() -> dict:
+    import zarrx.codecs as C
+    return {"zstd": C.Zstd(), "blosc": C.Blosc(), "lz4": C.LZ4(), "zlib": C.Zlib(),
+            "gzip": C.Gzip(), "crc32c": C.Crc32c(), "shuffle": C.Shuffle(elementsize=4),
+            "bz2": C.BZ2()}
+
+
+DESTINATIONS = {
+    "strided": (lambda: np.zeros(80, np.uint8)[::2], "writable C-contiguous", "a strided ndarray"),
+    "read-only": (lambda: np.frombuffer(bytes(40), np.uint8), "writable C-contiguous",
+                  "a read-only ndarray"),
+    "bytes": (lambda: bytes(40), "writable C-contiguous", "a read-only bytes"),
+    "no-buffer": (lambda: 40, "writable", "int"),
+}
+
+
+@pytest.mark.parametrize("dst", list(DESTINATIONS))
+@pytest.mark.parametrize("name", list(_decoders()))
+def test_decode_into_refuses_a_destination_it_cannot_write(name, dst) -> None:
+    """The kernels refused these with a bare ValueError (or BufferError, TypeError)."""
+    codec = _decoders()[name]
+    make, want, found = DESTINATIONS[dst]
+    frame = codec.encode(np.arange(10, dtype="<f4").tobytes())
+    with pytest.raises(CodecError) as err:
+        codec.decode_into(frame, make())
+    assert str(err.value) == (f"{name}: expected a {want} buffer for the decoded data, "
+                              f"found {found}")
+
+
+@pytest.mark.parametrize("name", list(_decoders()))
+def test_decode_into_fills_the_bytes_of_any_writable_contiguous_destination(name) -> None:
+    codec = _decoders()[name]
+    x = np.arange(10, dtype="<f4")
+    frame = codec.encode(x.tobytes())
+    for dst in (np.zeros(10, "<f4"), np.zeros((2, 5), "<f4"), bytearray(40),
+                memoryview(bytearray(40)).cast("B", (4, 10))):
+        codec.decode_into(frame, dst)
+        np.testing.assert_array_equal(np.frombuffer(dst, "<f4"), x)

@@ -146,3 +146,67 @@ def test_bounded_decoders_fuzz(data, limit) -> None:
             except CodecError:
                 continue
             assert len(out) <= limit
+
+
+BIG = 2**70
+
+
+@pytest.mark.parametrize("name", ["zstd", "zlib", "blosc", "lz4"])
+def test_sizes_past_a_c_size_are_statuses(name) -> None:
+    """An expected size or a limit past 2**63 - 1 (or below -2**63) made the kernels' argument
+    conversion raise an OverflowError."""
+    from zarrx.codecs import blosc, lz4
+    mod = {"zstd": zstd, "zlib": deflate, "blosc": blosc, "lz4": lz4}[name]
+    kernel = {"zstd": _zstd, "zlib": _zlib, "blosc": _blosc, "lz4": _lz4}[name]
+    blob = mod.compress(b"abc" * 10) if name != "blosc" else mod.compress(b"abc" * 10, 1)
+    assert status(kernel.decompress, blob, BIG) == (kernel.NOMEM_DECODED, (BIG,))
+    assert status(kernel.decompress, blob, -BIG) == (kernel.NEGATIVE_SIZE, (-BIG,))
+    with pytest.raises(CodecError, match=rf"^{name}: cannot allocate {BIG} bytes for the "
+                                         r"decoded data$"):
+        mod.decompress(blob, BIG)
+    if hasattr(kernel, "decompress_bounded"):       # a limit past any size: no limit
+        assert mod.decompress_bounded(blob, BIG) == b"abc" * 10
+        with pytest.raises(CodecError, match=rf"^{name}: expected decoded size must be >= 0, "
+                                             rf"found {-BIG}$"):
+            mod.decompress_bounded(blob, -BIG)
+
+
+COMPRESS_SETTINGS = {
+    "zstd-level": (lambda: zstd.compress(b"ab", -BIG),
+                   "zstd: compression level -1180591620717411303424 is out of range"),
+    "zlib-level": (lambda: deflate.compress(b"ab", BIG),
+                   "zlib: compression level 1180591620717411303424 is out of range, expected "
+                   "-1..9"),
+    "lz4-acceleration": (lambda: _lz4_compress(BIG),
+                         "lz4: acceleration 1180591620717411303424 is out of range, expected "
+                         "1..65537"),
+    "blosc-typesize": (lambda: _blosc_compress(2**31), "blosc: typesize must be at most "
+                       "2147483647, found 2147483648"),
+    "blosc-clevel": (lambda: _blosc_compress(1, BIG),
+                     "blosc: clevel 1180591620717411303424 is out of range, expected 0..9"),
+    "blosc-shuffle": (lambda: _blosc_compress(1, 5, -BIG), "blosc: shuffle "
+                      "-1180591620717411303424 is not one of -1 (auto), 0 (none), 1 (byte), 2 "
+                      "(bit)"),
+    "blosc-blocksize": (lambda: _blosc_compress(1, 5, 1, "lz4", 2**63),
+                        "blosc: blocksize must be below 2**63, found 9223372036854775808"),
+}
+
+
+def _lz4_compress(*args):
+    from zarrx.codecs import lz4
+    return lz4.compress(b"ab", *args)
+
+
+def _blosc_compress(*args):
+    from zarrx.codecs import blosc
+    return blosc.compress(b"ab", *args)
+
+
+@pytest.mark.parametrize("case", list(COMPRESS_SETTINGS))
+def test_compress_settings_past_a_c_int_are_codec_errors(case) -> None:
+    """The kernels took levels, type and block sizes as C ints and sizes: a Python int past
+    them raised an OverflowError before the kernel's own range check."""
+    call, message = COMPRESS_SETTINGS[case]
+    with pytest.raises(CodecError) as err:
+        call()
+    assert str(err.value).startswith(message)

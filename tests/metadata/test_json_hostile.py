@@ -147,3 +147,23 @@ def test_large_documents_are_indented_down_to_a_few_levels_and_read_back_the_sam
     assert lines[6] == '      "a0": {"shape": [4], "codecs": [{"name": "bytes", "configuration": ' \
                        '{"endian": "little"}}], "fill_value": "NaN", "attributes": {"x": ' \
                        '[0.5, 3]}},'
+
+
+@pytest.mark.parametrize("name", ["tree_keys", "footprint"])
+def test_the_tree_walks_stop_at_the_recursion_limit(name):
+    """Both walk a parsed value recursively in C, where nothing stopped a deep value before the
+    stack overflowed (the process died); callers only hand them values checked for depth."""
+    from zarrx.metadata import _jsonscan
+    walk = getattr(_jsonscan, name)
+    deep: list = []
+    for _ in range(200_000):
+        deep = [deep]
+    with pytest.raises(RecursionError):
+        walk(deep)
+    with pytest.raises(RecursionError):
+        walk({"a": [{"b": deep}]})
+    nested: dict = {"x": [1.5, "ab", None]}      # 100 levels: well inside the limit
+    for _ in range(100):
+        nested = {"k": [nested, True]}
+    assert _jsonscan.tree_keys(nested) == 101
+    assert _jsonscan.footprint(nested) == 184 + 50 + 80 + 24 + 51 + 100 * (184 + 50 + 72)

@@ -3,6 +3,8 @@ path does: same bytes, same None, and every key it is unsure of handed back to t
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -117,3 +119,52 @@ def test_arena_reads_hand_other_keys_to_the_python_path(store):
     arena = store.new_arena()
     got = store.get_many_buffers([("é", None), ("r", ByteRange(2, 3))], arena=arena)
     assert [bytes(v) for v in got] == [b"1", b"234"]
+
+
+@pytest.fixture
+def huge_file_store():
+    """A store holding ``small`` (10 bytes) and ``huge``, a sparse file of 2**63 - 1 bytes: on
+    tmpfs, which allows files that long (skipped where there is none)."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.skip("no tmpfs at /dev/shm")
+    d = tempfile.mkdtemp(dir="/dev/shm")
+    try:
+        store = LocalStore(os.path.join(d, "root"))
+        store.set("small", b"s" * 10)
+        store.set("huge", b"")
+        try:
+            os.truncate(os.path.join(d, "root", "huge"), 2**63 - 1)
+        except OSError as exc:
+            pytest.skip(f"no file of 2**63 - 1 bytes on /dev/shm: {exc}")
+        yield store
+    finally:
+        shutil.rmtree(d)
+
+
+def test_a_file_longer_than_a_bytes_object_holds_is_worded(huge_file_store):
+    """The kernel and the Python path let an OverflowError out of a read of such a file, and
+    in an arena its size wrapped the arena's offset, which later reads then wrote through."""
+    store = huge_file_store
+    message = "cannot read 'huge': 9223372036854775807 bytes do not fit in memory"
+    with pytest.raises(StoreError, match=message):
+        store.get("huge")
+    with pytest.raises(StoreError, match=message):
+        store.get_many([("small", None), ("huge", None)])
+    assert kernel(store, ["huge", "small"]) == [SLOW, b"s" * 10]
+    arena = store.new_arena()
+    got = read_whole(store._tree.real_root(), ["small", "huge", "small"], local_mod.READ_FLAGS,
+                     open_how(), SLOW, arena)
+    assert got[1] is SLOW and [bytes(got[0]), bytes(got[2])] == [b"s" * 10] * 2
+    with pytest.raises(StoreError, match=message):
+        store.get_many_buffers([("small", None), ("huge", None)], arena=store.new_arena())
+
+
+@pytest.mark.parametrize("length", [2**63 - 1, 2**63, 2**70])
+def test_a_head_range_longer_than_any_file_reads_the_whole_file(store, length):
+    """A range from 0 longer than 2**63 - 1 bytes made the kernel raise an OverflowError."""
+    store.set("a", b"0123456789")
+    rng = ByteRange(0, length)
+    assert store.get("a", rng) == b"0123456789"
+    assert store.get_many([("a", rng)]) == [b"0123456789"]
+    got = store.get_many_buffers([("a", rng)], arena=store.new_arena())
+    assert [bytes(v) for v in got] == [b"0123456789"]

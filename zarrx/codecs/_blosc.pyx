@@ -24,7 +24,7 @@ from zarrx._clib.blosc cimport (
 )
 
 from zarrx.codecs._common cimport (
-    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, ZX_NEGATIVE_SIZE, check_ratio, export_common,
+    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, check_ratio, decoded_size, export_common,
     finish_bytes, new_bytes,
 )
 from zarrx.codecs.status import KernelStatus
@@ -38,10 +38,10 @@ MAX_RATIO = _MAX_RATIO
 cdef enum:
     ZX_CNAME = 16            # (cname): not one of CNAMES
     ZX_NOT_BUILT = 17        # (cname): a compressor this c-blosc was built without
-    ZX_TYPESIZE = 18         # (typesize): below 1
+    ZX_TYPESIZE = 18         # (typesize): below 1 or past 2**31 - 1
     ZX_CLEVEL = 19           # (clevel): not in 0..9
     ZX_SHUFFLE = 20          # (shuffle): not in -1..2
-    ZX_BLOCKSIZE = 21        # (blocksize): negative
+    ZX_BLOCKSIZE = 21        # (blocksize): negative or past 2**63 - 1
     ZX_TOO_LARGE = 22        # (n, limit): input beyond blosc's buffer limit
     ZX_COMPRESS_FAILED = 23  # (n, cname, blosc status)
     ZX_SHORT = 24            # (n, header length): input shorter than the header
@@ -76,6 +76,8 @@ SHUFFLES = {-1: "auto", 0: "none", 1: "byte", 2: "bit"}
 # Compressor format codes stored in bits 5-7 of the header flags (lz4 and lz4hc share one).
 cdef tuple _FORMATS = ("blosclz", "lz4", "snappy", "zlib", "zstd")
 cdef uint8_t _EMPTY[1]
+cdef object _INT_MAX = 2**31 - 1
+cdef object _SSIZE_MAX = 2**63 - 1
 
 
 def built(str cname):
@@ -83,8 +85,8 @@ def built(str cname):
     return cname in CNAMES and blosc_compname_to_compcode(cname.encode("ascii")) >= 0
 
 
-def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
-             str cname="lz4", Py_ssize_t blocksize=0):
+def compress(const uint8_t[::1] src, typesize, clevel=5, shuffle=1, str cname="lz4",
+             blocksize=0):
     """One blosc buffer holding ``src``.
 
     ``shuffle``: 0 none, 1 byte, 2 bit, -1 auto (bit for 1-byte items, else byte).
@@ -95,7 +97,8 @@ def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
     cdef bytes cname_b = cname.encode("ascii")
     if blosc_compname_to_compcode(cname_b) < 0:
         raise KernelStatus(ZX_NOT_BUILT, cname)
-    if typesize < 1:
+    # any ints: checked before they become C ints and sizes
+    if typesize < 1 or typesize > _INT_MAX:
         raise KernelStatus(ZX_TYPESIZE, typesize)
     if clevel < 0 or clevel > 9:
         raise KernelStatus(ZX_CLEVEL, clevel)
@@ -103,8 +106,10 @@ def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
         raise KernelStatus(ZX_SHUFFLE, shuffle)
     if shuffle == -1:
         shuffle = 2 if typesize == 1 else 1
-    if blocksize < 0:
+    if blocksize < 0 or blocksize > _SSIZE_MAX:
         raise KernelStatus(ZX_BLOCKSIZE, blocksize)
+    cdef int ts = typesize, level = clevel, doshuffle = shuffle
+    cdef Py_ssize_t bs = blocksize
     cdef size_t n = <size_t>src.shape[0]
     if n > <size_t>BLOSC_MAX_BUFFERSIZE:
         raise KernelStatus(ZX_TOO_LARGE, n, BLOSC_MAX_BUFFERSIZE)
@@ -116,8 +121,8 @@ def compress(const uint8_t[::1] src, int typesize, int clevel=5, int shuffle=1,
     cdef char* buf = new_bytes(&out, <Py_ssize_t>cap, ZX_NOMEM_ENCODED)
     try:
         with nogil:
-            rc = blosc_compress_ctx(clevel, shuffle, <size_t>typesize, n, sp, buf, cap, cn,
-                                    <size_t>blocksize, 1)
+            rc = blosc_compress_ctx(level, doshuffle, <size_t>ts, n, sp, buf, cap, cn,
+                                    <size_t>bs, 1)
         if rc <= 0:
             raise KernelStatus(ZX_COMPRESS_FAILED, n, cname, rc)
         return finish_bytes(&out, rc)
@@ -177,18 +182,17 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     _decode(&src[0] if n else _EMPTY, n, &dst[0] if m else _EMPTY, m)
 
 
-def decompress(const uint8_t[::1] src, Py_ssize_t expected):
+def decompress(const uint8_t[::1] src, expected):
     """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once the
     header has been checked."""
-    if expected < 0:
-        raise KernelStatus(ZX_NEGATIVE_SIZE, expected)
+    cdef Py_ssize_t m = decoded_size(expected)
     cdef size_t n = <size_t>src.shape[0]
-    _check_header(&src[0] if n else _EMPTY, n, <size_t>expected)
+    _check_header(&src[0] if n else _EMPTY, n, <size_t>m)
     cdef PyObject* out = NULL
-    cdef char* dp = new_bytes(&out, expected, ZX_NOMEM_DECODED)
+    cdef char* dp = new_bytes(&out, m, ZX_NOMEM_DECODED)
     try:
-        _decode(&src[0], n, <uint8_t*>dp, <size_t>expected)
-        return finish_bytes(&out, expected)
+        _decode(&src[0], n, <uint8_t*>dp, <size_t>m)
+        return finish_bytes(&out, m)
     finally:
         Py_XDECREF(out)
 

@@ -17,8 +17,10 @@
 #     finally:
 #         Py_XDECREF(out)
 #
-# Decoded sizes: ``check_ratio`` refuses, before anything is allocated, a decoded size that no
-# input of the given length can produce at the format's largest expansion ratio.
+# Decoded sizes: ``decoded_size`` and ``size_limit`` take the expected size or the limit a caller
+# gives (any Python int) as a C size; ``check_ratio`` refuses, before anything is allocated, a
+# decoded size that no input of the given length can produce at the format's largest expansion
+# ratio.
 from cpython.ref cimport PyObject, Py_DECREF
 
 
@@ -27,6 +29,7 @@ cdef extern from "Python.h":
     char* _zx_bytes_data "PyBytes_AS_STRING"(PyObject* o)
     int _zx_bytes_resize "_PyBytes_Resize"(PyObject** o, Py_ssize_t n) except -1
     void _zx_err_clear "PyErr_Clear"()
+    const Py_ssize_t _ZX_SSIZE_MAX "PY_SSIZE_T_MAX"
 
 
 cdef enum:
@@ -90,3 +93,21 @@ cdef inline int check_ratio(size_t m, size_t n, size_t ratio) except -1:
     if exceeds_ratio(m, n, ratio):
         raise status(ZX_RATIO, (n, m, ratio))
     return 0
+
+
+cdef inline Py_ssize_t decoded_size(object n) except -1:
+    """An expected decoded size (a Python int) as a C size: ZX_NEGATIVE_SIZE below 0, and
+    ZX_NOMEM_DECODED past 2**63 - 1 (no object is that large), not an OverflowError."""
+    if n < 0:
+        raise status(ZX_NEGATIVE_SIZE, (n,))
+    if n > _ZX_SSIZE_MAX:
+        raise status(ZX_NOMEM_DECODED, (n,))
+    return n
+
+
+cdef inline Py_ssize_t size_limit(object n) except -1:
+    """A limit on a decoded size (a Python int) as a C size: ZX_NEGATIVE_SIZE below 0; past
+    2**63 - 1, 2**63 - 1 (nothing decodes to more)."""
+    if n < 0:
+        raise status(ZX_NEGATIVE_SIZE, (n,))
+    return n if n <= _ZX_SSIZE_MAX else _ZX_SSIZE_MAX

@@ -17,7 +17,7 @@ from zarrx._clib.lz4 cimport (
 
 from zarrx._clib.zx_endian cimport zx_load_le32, zx_store_le32
 from zarrx.codecs._common cimport (
-    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, ZX_NEGATIVE_SIZE, check_ratio, export_common,
+    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, check_ratio, decoded_size, export_common,
     finish_bytes, new_bytes,
 )
 from zarrx.codecs.status import KernelStatus
@@ -53,10 +53,11 @@ cdef size_t _HEADER = 4
 cdef int _ACCELERATION_MAX = 65537     # liblz4 clamps anything larger to this
 
 
-def compress(const uint8_t[::1] src, int acceleration=1):
+def compress(const uint8_t[::1] src, acceleration=1):
     """Header + LZ4 block of ``src``; larger ``acceleration`` is faster and compresses less."""
-    if acceleration < 1 or acceleration > _ACCELERATION_MAX:
+    if acceleration < 1 or acceleration > _ACCELERATION_MAX:    # any int, before a C int
         raise KernelStatus(ZX_ACCELERATION, acceleration, _ACCELERATION_MAX)
+    cdef int acc = acceleration
     cdef size_t n = <size_t>src.shape[0]
     if n > <size_t>LZ4_MAX_INPUT_SIZE:
         raise KernelStatus(ZX_TOO_LARGE, n, LZ4_MAX_INPUT_SIZE)
@@ -69,8 +70,7 @@ def compress(const uint8_t[::1] src, int acceleration=1):
     try:
         zx_store_le32(buf, <uint32_t>n)
         with nogil:
-            rc = LZ4_compress_fast(<const char*>sp, <char*>(buf + _HEADER), <int>n, bound,
-                                   acceleration)
+            rc = LZ4_compress_fast(<const char*>sp, <char*>(buf + _HEADER), <int>n, bound, acc)
         if rc <= 0:
             raise KernelStatus(ZX_COMPRESS_FAILED, n, rc)
         return finish_bytes(&out, <Py_ssize_t>(_HEADER + <size_t>rc))
@@ -109,18 +109,17 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     _decode(&src[0] if n else _EMPTY, n, &dst[0] if m else _EMPTY, m)
 
 
-def decompress(const uint8_t[::1] src, Py_ssize_t expected):
+def decompress(const uint8_t[::1] src, expected):
     """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once the
     header and :data:`MAX_RATIO` allow that size."""
-    if expected < 0:
-        raise KernelStatus(ZX_NEGATIVE_SIZE, expected)
+    cdef Py_ssize_t m = decoded_size(expected)
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
-    _check(sp, n, <size_t>expected)
+    _check(sp, n, <size_t>m)
     cdef PyObject* out = NULL
-    cdef char* dp = new_bytes(&out, expected, ZX_NOMEM_DECODED)
+    cdef char* dp = new_bytes(&out, m, ZX_NOMEM_DECODED)
     try:
-        _decode(sp, n, <uint8_t*>dp, <size_t>expected)
-        return finish_bytes(&out, expected)
+        _decode(sp, n, <uint8_t*>dp, <size_t>m)
+        return finish_bytes(&out, m)
     finally:
         Py_XDECREF(out)

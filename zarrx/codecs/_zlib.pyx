@@ -32,8 +32,8 @@ from zarrx._clib.zx_deflate cimport (
 )
 
 from zarrx.codecs._common cimport (
-    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, ZX_NEGATIVE_SIZE, check_ratio, export_common,
-    finish_bytes, new_bytes, resize_bytes,
+    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, check_ratio, decoded_size, export_common,
+    finish_bytes, new_bytes, resize_bytes, size_limit,
 )
 from zarrx.codecs.status import KernelStatus
 
@@ -158,11 +158,12 @@ cdef inline int _libdeflate_level(int level) noexcept nogil:
     return 2 if level == 1 else level
 
 
-def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backend="auto"):
+def compress(const uint8_t[::1] src, level=-1, str wrapper="zlib", str backend="auto"):
     """Compress ``src`` at ``level`` (-1 default, 0 stored .. 9 best) into one stream."""
     cdef int w = _wrapper(wrapper)
-    if level < -1 or level > 9:
+    if level < -1 or level > 9:             # any int: checked before it becomes a C int
         raise KernelStatus(ZX_LEVEL, level)
+    cdef int lvl = level
     cdef bint fast = _use_libdeflate(backend)
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
@@ -173,8 +174,8 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
         cap = zx_deflate_bound(n)
     else:
         memset(&probe, 0, sizeof(probe))
-        if deflateInit2(&probe, level, Z_DEFLATED, _wbits(w), 8, Z_DEFAULT_STRATEGY) != Z_OK:
-            raise KernelStatus(ZX_SETUP, level)
+        if deflateInit2(&probe, lvl, Z_DEFLATED, _wbits(w), 8, Z_DEFAULT_STRATEGY) != Z_OK:
+            raise KernelStatus(ZX_SETUP, lvl)
         cap = deflateBound(&probe, n) + 32
         deflateEnd(&probe)
     cdef PyObject* out = NULL
@@ -182,14 +183,14 @@ def compress(const uint8_t[::1] src, int level=-1, str wrapper="zlib", str backe
     try:
         if fast:
             with nogil:
-                rc = zx_deflate_compress(w, _libdeflate_level(level), sp, n, buf, cap, &got)
+                rc = zx_deflate_compress(w, _libdeflate_level(lvl), sp, n, buf, cap, &got)
             if rc == ZX_DEFLATE_NOMEM:
                 raise KernelStatus(ZX_NO_COMPRESSOR)
             if rc != ZX_DEFLATE_OK:
                 raise KernelStatus(ZX_BOUND, n, cap)
         else:
             with nogil:
-                rc = _deflate_zlib(level, _wbits(w), sp, n, buf, cap, &got)
+                rc = _deflate_zlib(lvl, _wbits(w), sp, n, buf, cap, &got)
             if rc != Z_STREAM_END:
                 raise KernelStatus(ZX_COMPRESS_FAILED, n, rc)
         return finish_bytes(&out, <Py_ssize_t>got)
@@ -343,35 +344,33 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst, str wrapper="zlib"
     _decode(&src[0] if n else _EMPTY, n, &dst[0] if m else _EMPTY, m, wrapper, backend)
 
 
-def decompress(const uint8_t[::1] src, Py_ssize_t expected, str wrapper="zlib",
+def decompress(const uint8_t[::1] src, expected, str wrapper="zlib",
                str backend="auto"):
     """Inflate ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once
     :data:`MAX_RATIO` allows that size."""
-    if expected < 0:
-        raise KernelStatus(ZX_NEGATIVE_SIZE, expected)
+    cdef Py_ssize_t m = decoded_size(expected)
     _wrapper(wrapper)
     cdef size_t n = <size_t>src.shape[0]
-    _check(n, <size_t>expected)
+    _check(n, <size_t>m)
     cdef PyObject* out = NULL
-    cdef char* dp = new_bytes(&out, expected, ZX_NOMEM_DECODED)
+    cdef char* dp = new_bytes(&out, m, ZX_NOMEM_DECODED)
     try:
-        _decode(&src[0], n, <uint8_t*>dp, <size_t>expected, wrapper, backend)
-        return finish_bytes(&out, expected)
+        _decode(&src[0], n, <uint8_t*>dp, <size_t>m, wrapper, backend)
+        return finish_bytes(&out, m)
     finally:
         Py_XDECREF(out)
 
 
-def decompress_bounded(const uint8_t[::1] src, Py_ssize_t limit, str wrapper="zlib"):
+def decompress_bounded(const uint8_t[::1] src, limit, str wrapper="zlib"):
     """Inflate ``src``, whose decoded size is not known in advance, into a new ``bytes`` of at
     most ``limit`` bytes. The output starts small and grows fourfold, never beyond ``limit`` nor
     what ``len(src)`` bytes can decode to (:data:`MAX_RATIO`)."""
     cdef int w = _wrapper(wrapper)
-    if limit < 0:
-        raise KernelStatus(ZX_NEGATIVE_SIZE, limit)
+    cdef Py_ssize_t lim = size_limit(limit)
     cdef size_t n = <size_t>src.shape[0]
     if n == 0:
         raise KernelStatus(ZX_EMPTY, None)
-    cdef size_t cap = <size_t>limit
+    cdef size_t cap = <size_t>lim
     if n <= cap / _MAX_RATIO:
         cap = n * _MAX_RATIO                    # no input decodes to more
     cdef size_t size = n * 4 if n <= cap / 4 else cap

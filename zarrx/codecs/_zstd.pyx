@@ -28,8 +28,8 @@ from zarrx._clib.zstd cimport (
 )
 
 from zarrx.codecs._common cimport (
-    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, ZX_NEGATIVE_SIZE, check_ratio, export_common,
-    finish_bytes, new_bytes, resize_bytes,
+    ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, check_ratio, decoded_size, export_common,
+    finish_bytes, new_bytes, resize_bytes, size_limit,
 )
 from zarrx.codecs.status import KernelStatus
 
@@ -130,14 +130,15 @@ def error_name(size_t rc):
     return ZSTD_getErrorName(rc).decode("utf-8", "replace")
 
 
-def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
+def compress(const uint8_t[::1] src, level=0, bint checksum=False):
     """One zstd frame holding ``src``; it always records the content size.
 
     ``level`` 0 is zstd's default; negative levels trade ratio for speed.
     """
     cdef int lo = ZSTD_minCLevel(), hi = ZSTD_maxCLevel()
-    if level < lo or level > hi:
+    if level < lo or level > hi:            # any int: checked before it becomes a C int
         raise KernelStatus(ZX_LEVEL, level, lo, hi, ZSTD_CLEVEL_DEFAULT)
+    cdef int lvl = level
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef size_t bound = ZSTD_compressBound(n)
@@ -152,7 +153,7 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
         with nogil:
             rc = ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
             if not ZSTD_isError(rc):
-                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level)
+                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, lvl)
             if not ZSTD_isError(rc):
                 rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1 if checksum else 0)
             if not ZSTD_isError(rc):
@@ -160,7 +161,7 @@ def compress(const uint8_t[::1] src, int level=0, bint checksum=False):
             if not ZSTD_isError(rc):
                 rc = ZSTD_compress2(cctx, buf, bound, sp, n)
         if ZSTD_isError(rc):
-            raise KernelStatus(ZX_COMPRESS_FAILED, n, level, rc)
+            raise KernelStatus(ZX_COMPRESS_FAILED, n, lvl, rc)
         return finish_bytes(&out, <Py_ssize_t>rc)
     finally:
         Py_XDECREF(out)
@@ -314,36 +315,34 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     _decode(sp, n, &dst[0] if m else _EMPTY, m, unknown)
 
 
-def decompress(const uint8_t[::1] src, Py_ssize_t expected):
+def decompress(const uint8_t[::1] src, expected):
     """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once
     the frame headers and :data:`MAX_RATIO` allow that size."""
-    if expected < 0:
-        raise KernelStatus(ZX_NEGATIVE_SIZE, expected)
+    cdef Py_ssize_t m = decoded_size(expected)
     cdef size_t n = <size_t>src.shape[0]
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef bint unknown
-    _check(sp, n, <size_t>expected, &unknown)
+    _check(sp, n, <size_t>m, &unknown)
     cdef PyObject* out = NULL
-    cdef char* dp = new_bytes(&out, expected, ZX_NOMEM_DECODED)
+    cdef char* dp = new_bytes(&out, m, ZX_NOMEM_DECODED)
     try:
-        _decode(sp, n, <uint8_t*>dp, <size_t>expected, unknown)
-        return finish_bytes(&out, expected)
+        _decode(sp, n, <uint8_t*>dp, <size_t>m, unknown)
+        return finish_bytes(&out, m)
     finally:
         Py_XDECREF(out)
 
 
-def decompress_bounded(const uint8_t[::1] src, Py_ssize_t limit):
+def decompress_bounded(const uint8_t[::1] src, limit):
     """Decode every frame of ``src`` into a new ``bytes`` of at most ``limit`` bytes, for data
     whose decoded size is not known in advance. Frames that all declare their size are decoded
     at that size (refused before anything is allocated when it exceeds ``limit``); otherwise the
     output starts small and grows fourfold, never beyond ``limit`` nor what ``len(src)`` bytes
     can decode to (:data:`MAX_RATIO`)."""
-    if limit < 0:
-        raise KernelStatus(ZX_NEGATIVE_SIZE, limit)
+    cdef Py_ssize_t lim = size_limit(limit)
     cdef size_t n = <size_t>src.shape[0], total = 0, rc = 0
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef bint unknown
-    _scan_frames(sp, n, <size_t>limit, &total, &unknown)
+    _scan_frames(sp, n, <size_t>lim, &total, &unknown)
     cdef PyObject* out = NULL
     cdef char* dp
     if not unknown:
@@ -354,7 +353,7 @@ def decompress_bounded(const uint8_t[::1] src, Py_ssize_t limit):
             return finish_bytes(&out, <Py_ssize_t>total)
         finally:
             Py_XDECREF(out)
-    cdef size_t cap = <size_t>limit
+    cdef size_t cap = <size_t>lim
     if n <= cap / _MAX_RATIO:
         cap = n * _MAX_RATIO                    # no input decodes to more
     cdef size_t size = n * 4 if n <= cap / 4 else cap

@@ -255,7 +255,9 @@ class BytesToBytesCodec(Codec):
         raise NotImplementedError
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
-        """Decode into the writable uint8 buffer ``dst`` whose length is the exact size."""
+        """Decode into the writable C-contiguous buffer ``dst`` (its bytes: see
+        :func:`out_u8`) whose length is the exact size."""
+        dst = out_u8(self.name.rpartition(".")[2], dst)
         out = self.decode(data, dst.shape[0], dst.shape[0])
         dst[:] = np.frombuffer(out, dtype=np.uint8)
 
@@ -268,6 +270,30 @@ def as_u8(data: Buffer) -> memoryview:
     if not mv.c_contiguous:
         raise CodecError(f"expected a C-contiguous buffer, found a strided {type(data).__name__}")
     return mv.cast("B") if mv.ndim <= 1 or mv.nbytes else memoryview(b"")
+
+
+_U8 = np.dtype(np.uint8)
+
+
+def out_u8(codec: str, dst: Any) -> Any:
+    """The bytes of ``dst``, where ``decode_into`` writes, as a flat writable uint8 array (a
+    view, no copy); a CodecError naming ``codec`` when ``dst`` is not a writable C-contiguous
+    buffer, which the kernels would refuse with a bare ValueError or BufferError."""
+    if type(dst) is np.ndarray and dst.dtype is _U8 and dst.ndim == 1 \
+            and dst.flags.c_contiguous and dst.flags.writeable:
+        return dst                                  # as the codec pipeline hands it over
+    try:
+        mv = memoryview(dst)
+    except TypeError:
+        raise CodecError(f"{codec}: expected a writable buffer for the decoded data, found "
+                         f"{type(dst).__name__}") from None
+    if mv.readonly or not mv.c_contiguous:
+        raise CodecError(f"{codec}: expected a writable C-contiguous buffer for the decoded "
+                         f"data, found a {'read-only' if mv.readonly else 'strided'} "
+                         f"{type(dst).__name__}")
+    if isinstance(dst, np.ndarray):
+        return dst.reshape(-1).view(np.uint8)       # a view: dst is C-contiguous
+    return np.frombuffer(dst, dtype=np.uint8)       # writable, as dst is
 
 
 def check_size(codec: str, got: int, expected: int | None, limit: int) -> None:

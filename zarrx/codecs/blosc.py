@@ -13,7 +13,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size, config_field
+from zarrx.codecs.base import (Buffer, BytesToBytesCodec, as_u8, check_size, config_field,
+                               out_u8)
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
@@ -45,12 +46,16 @@ def _message(st: KernelStatus) -> str:
     if c == k.NOT_BUILT:
         return f"blosc: compressor {v[0]!r} is not built into this c-blosc {k.version()}"
     if c == k.TYPESIZE:
+        if v[0] >= 1:
+            return f"blosc: typesize must be at most {2**31 - 1}, found {v[0]}"
         return f"blosc: typesize must be >= 1, found {v[0]}"
     if c == k.CLEVEL:
         return f"blosc: clevel {v[0]} is out of range, expected 0..9"
     if c == k.SHUFFLE:
         return f"blosc: shuffle {v[0]} is not one of -1 (auto), 0 (none), 1 (byte), 2 (bit)"
     if c == k.BLOCKSIZE:
+        if v[0] >= 0:
+            return f"blosc: blocksize must be below 2**63, found {v[0]}"
         return f"blosc: blocksize must be >= 0 (0 = automatic), found {v[0]}"
     if c == k.TOO_LARGE:
         return (f"blosc: input of {v[0]} bytes is larger than blosc's limit of {v[1]} bytes; "
@@ -212,7 +217,7 @@ class Blosc(BytesToBytesCodec):
         return decompress(src, n)       # allocates only a size the buffer's length can decode to
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
-        src = as_u8(data)
+        src, dst = as_u8(data), out_u8("blosc", dst)
         self._check(src, dst.shape[0], dst.shape[0])
         if dst.shape[0]:
             decompress_into(src, dst)

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, out_u8
 from zarrx.codecs.status import KernelStatus, call, common_message
 
 __all__ = ["Gzip", "Zlib", "compress", "decompress", "decompress_into", "decompress_bounded"]
@@ -128,7 +128,7 @@ class _Deflate(BytesToBytesCodec):
         return decompress(as_u8(data), expected, self.wrapper)
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
-        decompress_into(as_u8(data), dst, self.wrapper)
+        decompress_into(as_u8(data), out_u8(self.wrapper, dst), self.wrapper)
 
 
 class Gzip(_Deflate):

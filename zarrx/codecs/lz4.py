@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size, out_u8
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 
@@ -99,6 +99,6 @@ class LZ4(BytesToBytesCodec):
         return decompress(src, n)       # allocates only a size the block's length can decode to
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
-        src = as_u8(data)
+        src, dst = as_u8(data), out_u8("lz4", dst)
         self._header(src, dst.shape[0], dst.shape[0])
         decompress_into(src, dst)

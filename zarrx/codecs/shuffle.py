@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, out_u8
 from zarrx.errors import CodecError
 
 __all__ = ["Shuffle"]
@@ -56,7 +56,7 @@ class Shuffle(BytesToBytesCodec):
 
     def decode_into(self, data: Buffer, dst: np.ndarray,  # type: ignore[override]
                     expected: int | None = -1) -> None:
-        src = np.frombuffer(as_u8(data), dtype=np.uint8)
+        src, dst = np.frombuffer(as_u8(data), dtype=np.uint8), out_u8("shuffle", dst)
         n = src.shape[0]
         want = dst.shape[0] if expected == -1 else expected
         if want is not None and n != want:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, out_u8
 from zarrx.codecs.status import KernelStatus, call, common_message
 
 __all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_bounded"]
@@ -142,4 +142,4 @@ class Zstd(BytesToBytesCodec):
         return decompress_bounded(as_u8(data), limit)   # variable-length chunks
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
-        decompress_into(as_u8(data), dst)
+        decompress_into(as_u8(data), out_u8("zstd", dst))

@@ -8,11 +8,19 @@ escapes the character after it) and, outside them, counts bracket nesting and th
 written (string literals followed, after JSON whitespace, by a colon). ``tree_keys`` counts the
 keys of every object in a parsed value. For a text that parses, the two key counts differ
 exactly when some object repeats a key, since parsing keeps only the last of them. Errors are
-worded by the caller.
+worded by the caller. ``tree_keys`` and ``footprint`` recurse as a Python function would: a
+value nested past the interpreter's recursion limit raises RecursionError.
 """
 
 from cpython.object cimport Py_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND
+
+
+cdef extern from "Python.h":
+    # the interpreter's recursion limit, as a recursive Python function has it: a value nested
+    # deeper raises RecursionError instead of overflowing the C stack (non-zero: it is set)
+    int Py_EnterRecursiveCall(const char* where)
+    void Py_LeaveRecursiveCall()
 
 
 def scan(const unsigned char[::1] data):
@@ -48,15 +56,20 @@ def scan(const unsigned char[::1] data):
 
 cdef Py_ssize_t _tree(object value) except -1:
     cdef Py_ssize_t count = 0
-    if type(value) is dict:
-        count = len(<dict>value)
-        for v in (<dict>value).values():
-            if type(v) is dict or type(v) is list:
-                count += _tree(v)
-    elif type(value) is list:
-        for v in <list>value:
-            if type(v) is dict or type(v) is list:
-                count += _tree(v)
+    if Py_EnterRecursiveCall(" in tree_keys"):
+        return -1
+    try:
+        if type(value) is dict:
+            count = len(<dict>value)
+            for v in (<dict>value).values():
+                if type(v) is dict or type(v) is list:
+                    count += _tree(v)
+        elif type(value) is list:
+            for v in <list>value:
+                if type(v) is dict or type(v) is list:
+                    count += _tree(v)
+    finally:
+        Py_LeaveRecursiveCall()
     return count
 
 
@@ -106,17 +119,22 @@ cdef Py_ssize_t _footprint(object value) except -1:
         return 28 if -1 <= size <= 1 else 24 + 4 * (size if size > 0 else -size)
     if t is float:
         return 24
-    if t is list:
-        size = 56 + 8 * len(<list>value)
-        for v in <list>value:
-            size += _footprint(v)
-        return size
-    if t is dict:
-        size = _dict_size(len(<dict>value))
-        for k, v in (<dict>value).items():
-            size += _footprint(k) + _footprint(v)
-        return size
-    return 0                                    # True, False, None: shared singletons
+    if t is not list and t is not dict:
+        return 0                                # True, False, None: shared singletons
+    if Py_EnterRecursiveCall(" in footprint"):
+        return -1
+    try:
+        if t is list:
+            size = 56 + 8 * len(<list>value)
+            for v in <list>value:
+                size += _footprint(v)
+        else:
+            size = _dict_size(len(<dict>value))
+            for k, v in (<dict>value).items():
+                size += _footprint(k) + _footprint(v)
+    finally:
+        Py_LeaveRecursiveCall()
+    return size
 
 
 def footprint(value, skip=None):

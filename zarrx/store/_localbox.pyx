@@ -50,6 +50,8 @@ cdef enum:
     PATH_MAX = 4096
     DIGITS = 20                 # an int64 in decimal
 
+cdef int64_t INT64_MAX = 0x7FFFFFFFFFFFFFFF    # no axis, box or chunk reaches further
+
 cdef enum Outcome:
     DONE = 0
     FILL = 1
@@ -141,17 +143,18 @@ cdef void _part(const Geometry* g, const int64_t* k, zx_box* box, ptrdiff_t* src
     strides, operand 1 the output's) and the byte offsets of its first cell in the file
     (``src_off``) and in the output (``dst_off``)."""
     cdef int d
-    cdef int64_t lo, hi
+    cdef int64_t lo, hi, end
     box.ndim = g.ndim
     box.itemsize = g.itemsize
     src_off[0] = dst_off[0] = 0
     for d in range(g.ndim):
-        lo = k[d] * g.chunk[d]
-        hi = lo + g.chunk[d]
+        lo = k[d] * g.chunk[d]                  # the chunk starts inside the box: lo < end
+        end = g.start[d] + g.extent[d]          # fits: read_box checked it
+        # the chunk's end, clipped to the box's; never lo + chunk, which passes 2**63 - 1 for
+        # the last chunk of an axis that long
+        hi = lo + g.chunk[d] if g.chunk[d] < end - lo else end
         if lo < g.start[d]:
             lo = g.start[d]
-        if hi > g.start[d] + g.extent[d]:
-            hi = g.start[d] + g.extent[d]
         box.count[d] = hi - lo
         src_off[0] += (lo - k[d] * g.chunk[d]) * g.cstride[d]
         dst_off[0] += (lo - g.start[d]) * g.ostride[d]
@@ -324,8 +327,11 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
         if g.chunk[d] <= 0 or g.extent[d] <= 0 or g.start[d] < 0:
             raise ValueError(f"read_box: expected chunk > 0, extent > 0 and start >= 0 on axis "
                              f"{d}, found {g.chunk[d]}, {g.extent[d]} and {g.start[d]}")
-        if g.chunk[d] > (<int64_t>1 << 62) // <int64_t>g.nbytes:
+        if g.chunk[d] > INT64_MAX // <int64_t>g.nbytes:
             raise ValueError("read_box: the chunk size overflows")
+        if g.start[d] > INT64_MAX - g.extent[d]:
+            raise ValueError(f"read_box: the box on axis {d} (start {g.start[d]}, extent "
+                             f"{g.extent[d]}) ends past 2**63 - 1")
         g.nbytes *= <size_t>g.chunk[d]
         g.first[d] = g.start[d] // g.chunk[d]
         g.count[d] = (g.start[d] + g.extent[d] - 1) // g.chunk[d] - g.first[d] + 1

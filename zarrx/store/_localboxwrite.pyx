@@ -22,6 +22,8 @@ cnp.import_array()
 cdef enum:
     PATH_MAX = 4096
 
+cdef int64_t INT64_MAX = 0x7FFFFFFFFFFFFFFF    # no axis or box reaches further
+
 
 cdef struct Geometry:
     int ndim
@@ -45,8 +47,10 @@ cdef bint _gather(const Geometry* g, const char* src, const ptrdiff_t* sstride,
     box.ndim = g.ndim
     box.itemsize = g.itemsize
     for d in range(g.ndim):
-        lo = k[d] * g.chunk[d]
-        if lo < g.start[d] or lo + g.chunk[d] > g.start[d] + g.extent[d]:
+        lo = k[d] * g.chunk[d]                  # the chunk starts before the box's end
+        # lo + chunk could pass 2**63 - 1 (the last chunk of an axis that long): compare the
+        # chunk with what is left of the box instead
+        if lo < g.start[d] or g.chunk[d] > g.start[d] + g.extent[d] - lo:
             return False
         off += <ptrdiff_t>(lo - g.start[d]) * sstride[d]
         box.count[d] = <ptrdiff_t>g.chunk[d]
@@ -106,7 +110,7 @@ def write_box(bytes base, str sep, cnp.ndarray src, tuple start, tuple chunk, ob
             raise ValueError(f"write_box: expected chunk > 0, extent > 0 and start >= 0 on "
                              f"axis {d}, found {g.chunk[d]}, {g.extent[d]} and {g.start[d]}")
         if g.chunk[d] > (<int64_t>1 << 62) // <int64_t>g.nbytes \
-                or g.start[d] > (<int64_t>1 << 62) - g.extent[d]:
+                or g.start[d] > INT64_MAX - g.extent[d]:
             raise ValueError("write_box: the chunk size or the box overflows")
         g.nbytes *= <size_t>g.chunk[d]
         g.first[d] = g.start[d] // g.chunk[d]

@@ -17,6 +17,7 @@ from libc.errno cimport errno, ENOENT, EINTR
 from posix.unistd cimport close, pread
 from posix.stat cimport struct_stat, fstat, S_ISREG
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.pyport cimport PY_SSIZE_T_MAX
 import numpy as np
 cimport numpy as cnp
 
@@ -91,10 +92,13 @@ cdef class Arena:
         return memoryview(self.buf[self.used - size:self.used])
 
     cdef char* take(self, Py_ssize_t size) except NULL:
-        """``size`` bytes of ``buf`` after those taken since the last reset."""
+        """``size`` bytes of ``buf`` after those taken since the last reset (a MemoryError
+        when they cannot be had)."""
         cdef Py_ssize_t cap = self.buf.shape[0]
         cdef cnp.ndarray arr
-        if self.used + size > cap:
+        if size > cap - self.used:          # never used + size: a file's size may be 2**63 - 1
+            if size > PY_SSIZE_T_MAX - self.used:
+                raise MemoryError(f"arena: cannot hold {size} more bytes")
             self.buf = np.empty(max(2 * cap, self.used + size, 1 << 20), np.uint8)
             self.used = 0
         arr = self.buf
@@ -136,7 +140,7 @@ cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object
             dst = arena.take(size)
             out = arena.buf
             start = arena.used - size
-    except MemoryError:
+    except (MemoryError, OverflowError):   # OverflowError: more than a bytes object holds
         close(fd)
         return fallback                     # the Python path words it
     if size >= NOGIL_MIN:
@@ -188,7 +192,9 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
             out.append(fallback)
             continue
         if limits is not None:
-            limit = <Py_ssize_t>limits[i]
+            lim = limits[i]
+            # past the largest file there is (2**63 - 1 bytes), a limit is the whole file
+            limit = -1 if lim < 0 or lim > PY_SSIZE_T_MAX else <Py_ssize_t>lim
         kb = (<str>key).encode("utf-8", "surrogatepass")
         kn = len(kb)
         kp = <const unsigned char*>PyBytes_AS_STRING(kb)

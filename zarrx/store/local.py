@@ -164,7 +164,7 @@ class LocalStore(ConditionalFiles, FileListing):
         start, stop = (0, st.st_size) if rng is None else rng.resolve(st.st_size)
         try:
             data = read_exact(fd, start, stop - start)
-        except MemoryError:
+        except (MemoryError, OverflowError):    # OverflowError: more than a bytes object holds
             raise StoreError(f"{self!r}: cannot read {key!r}: {stop - start} bytes do not fit "
                              "in memory") from None
         except OSError as exc:
