@@ -199,3 +199,19 @@ def test_non_finite_attributes_are_written_bare_which_tensorstore_cannot_open(tm
     zarrx.create_array(str(path2), shape=(2,), dtype="f4", fill_value=np.nan,
                        attributes={"k": "NaN"})
     assert np.isnan(_ts_open(path2).fill_value)
+
+
+def test_raw_bits_fill_values_in_both_spellings(tmp_path) -> None:
+    """The v3 core spec spells the fill value of a raw type ``r<N>`` as an array of byte values;
+    tensorstore 0.1.86 takes only a base64 string ("Expected base64-encoded string for
+    raw_bytes fill_value"), so it cannot open the raw arrays zarrx writes. zarrx writes the
+    spec's array and reads tensorstore's base64 as the same bytes."""
+    path = tmp_path / "a.zarr"
+    zarrx.create_array(str(path), shape=(3,), chunks=(2,), dtype="r16", fill_value=b"\x01\x02")
+    assert json.loads((path / "zarr.json").read_text())["fill_value"] == [1, 2]
+    with pytest.raises(ValueError, match="Expected base64-encoded string"):
+        _ts_open(path)
+    doc = json.loads((path / "zarr.json").read_text())
+    doc["fill_value"] = "AQI="
+    (path / "zarr.json").write_text(json.dumps(doc))
+    assert zarrx.open_array(str(path), mode="r")[...].tolist() == [b"\x01\x02"] * 3
