@@ -67,6 +67,33 @@ def test_nested_sharding_serializer_creates_a_nested_array(tmp_path):
     np.testing.assert_array_equal(zarrx.open_array(tmp_path, mode="r")[3:9, 2:11], a[3:9, 2:11])
 
 
+@pytest.mark.parametrize("kind", ["object", "dict"])
+def test_a_sharding_serializer_of_a_0d_array_has_an_empty_chunk_shape(tmp_path, kind):
+    """The inner chunks of a 0-d array's shards have the shape (), as tensorstore creates them;
+    ShardingCodec(chunk_shape=()) was refused ("expected a tuple of positive integers")."""
+    ts = pytest.importorskip("tensorstore", reason="tensorstore reads the array back")
+    serializer = ShardingCodec(chunk_shape=(), index_location="start") if kind == "object" \
+        else {"name": "sharding_indexed", "configuration": {"chunk_shape": [],
+                                                           "index_location": "start"}}
+    z = zarrx.create_array(tmp_path, shape=(), dtype="f8", fill_value=np.nan,
+                           serializer=serializer)
+    z[...] = 2.5
+    doc = json.loads((tmp_path / "zarr.json").read_text())
+    assert doc["codecs"][0]["configuration"]["chunk_shape"] == []
+    assert (z.chunks, z.shards) == ((), ())
+    t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path)}}).result()
+    assert t.read().result() == 2.5 and zarr.open_array(tmp_path, mode="r")[...] == 2.5
+
+
+@pytest.mark.parametrize("chunk_shape", ["12", 5, (True,), (0,)])
+def test_a_sharding_codec_chunk_shape_that_is_not_a_tuple_of_positive_ints_is_refused(
+        chunk_shape):
+    with pytest.raises(ZarrError, match=re.escape(
+            "zarrx.codecs.ShardingCodec chunk_shape: expected a tuple of positive integers, "
+            f"found {chunk_shape!r}")):
+        ShardingCodec(chunk_shape=chunk_shape)
+
+
 def test_nested_sharding_with_codecs_beside_the_inner_one_is_refused():
     with pytest.raises(ArgumentError, match="an inner sharding codec must be the only codec"):
         zarrx.create_array({}, shape=(12,), dtype="i4", chunks=(6,),

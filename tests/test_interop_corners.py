@@ -153,3 +153,65 @@ def test_lone_surrogates_another_writer_stored_are_read_and_kept(tmp_path, fmt) 
     z = zarrx.open_array(path, mode="r+")
     z.attrs["n"] = 1
     assert dict(zarrx.open_array(path, mode="r").attrs) == {"k": LONE, "n": 1}
+
+
+def _ts_open(path):
+    return ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)}}).result()
+
+
+@pytest.mark.parametrize("names", [["x", "x", None], ["", "", "t"], [None, None, "t"]])
+def test_repeated_dimension_names_are_written_and_read(tmp_path, names) -> None:
+    """The v3 core spec recommends, but does not require, distinct non-null dimension names.
+    zarrx and zarr-python write and read repeated ones; tensorstore 0.1.86 refuses to open an
+    array whose non-empty names repeat ("Dimension label(s) ... not unique")."""
+    path = tmp_path / "a.zarr"
+    z = zarrx.create_array(str(path), shape=(2, 3, 1), dtype="i2", dimension_names=names)
+    z[...] = np.arange(6).reshape(2, 3, 1)
+    assert zarrx.open_array(str(path), mode="r").dimension_names == tuple(names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert zarr.open_array(str(path), mode="r").metadata.dimension_names == tuple(names)
+    if names[0]:
+        with pytest.raises(ValueError, match="not unique"):
+            _ts_open(path)
+    else:
+        t = _ts_open(path)
+        assert t.domain.labels == ("", "", "t") and t.read().result().ravel().tolist() == \
+            list(range(6))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), [1.5, -float("inf")]])
+def test_non_finite_attributes_are_written_bare_which_tensorstore_cannot_open(tmp_path,
+                                                                               value) -> None:
+    """JSON has no NaN or infinity; zarrx writes them in attributes as zarr-python 3 does, as
+    the bare tokens NaN / Infinity / -Infinity, which zarr-python and zarrx read back as floats
+    but tensorstore 0.1.86 refuses as "Invalid JSON", so it cannot open the array at all
+    (docs/SPEC.md). Fill values are the spec's strings and do not have this problem."""
+    path = tmp_path / "a.zarr"
+    zarrx.create_array(str(path), shape=(2,), dtype="f4", fill_value=np.nan,
+                       attributes={"k": value})
+    assert b'"fill_value": "NaN"' in (path / "zarr.json").read_bytes()
+    got = zarrx.open_array(str(path), mode="r").attrs["k"]
+    assert np.array_equal(got, value, equal_nan=True)
+    with pytest.raises(ValueError, match="Invalid JSON"):
+        _ts_open(path)
+    path2 = tmp_path / "b.zarr"
+    zarrx.create_array(str(path2), shape=(2,), dtype="f4", fill_value=np.nan,
+                       attributes={"k": "NaN"})
+    assert np.isnan(_ts_open(path2).fill_value)
+
+
+def test_raw_bits_fill_values_in_both_spellings(tmp_path) -> None:
+    """The v3 core spec spells the fill value of a raw type ``r<N>`` as an array of byte values;
+    tensorstore 0.1.86 takes only a base64 string ("Expected base64-encoded string for
+    raw_bytes fill_value"), so it cannot open the raw arrays zarrx writes. zarrx writes the
+    spec's array and reads tensorstore's base64 as the same bytes."""
+    path = tmp_path / "a.zarr"
+    zarrx.create_array(str(path), shape=(3,), chunks=(2,), dtype="r16", fill_value=b"\x01\x02")
+    assert json.loads((path / "zarr.json").read_text())["fill_value"] == [1, 2]
+    with pytest.raises(ValueError, match="Expected base64-encoded string"):
+        _ts_open(path)
+    doc = json.loads((path / "zarr.json").read_text())
+    doc["fill_value"] = "AQI="
+    (path / "zarr.json").write_text(json.dumps(doc))
+    assert zarrx.open_array(str(path), mode="r")[...].tolist() == [b"\x01\x02"] * 3

@@ -50,12 +50,12 @@ class ShardingIndexed(ArrayToBytesCodec):
 
     def __init__(self, chunk_shape: Sequence[int], codecs: Any = None, index_codecs: Any = None,
                  index_location: str = "end") -> None:
-        try:
-            shape = tuple(int(c) for c in chunk_shape)
+        try:           # () is the inner chunk shape of a 0-d array's shards
+            shape: tuple[int, ...] | None = tuple(int(c) for c in chunk_shape)
         except (TypeError, ValueError):
-            shape = ()
-        if not shape or any(c < 1 for c in shape) or \
-                any(isinstance(c, bool) for c in chunk_shape):
+            shape = None
+        if shape is None or isinstance(chunk_shape, (str, bytes)) or any(c < 1 for c in shape) \
+                or any(isinstance(c, bool) for c in chunk_shape):
             raise CodecError(f"zarrx.codecs.ShardingCodec chunk_shape: expected a tuple of "
                              f"positive integers, found {chunk_shape!r}")
         if isinstance(index_location, Enum):     # zarr-python's ShardingCodecIndexLocation
