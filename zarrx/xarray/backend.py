@@ -33,7 +33,7 @@ from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
-           "array_metas", "dims_and_attrs", "variable_element"]
+           "array_metas", "dims_and_attrs", "stored_dtype", "variable_element"]
 
 
 class ZarrxBackendArray(BackendArray):
@@ -48,7 +48,7 @@ class ZarrxBackendArray(BackendArray):
         self.shape = meta.shape
         dt = meta.data_type
         if not dt.variable:
-            self.dtype = dt.numpy
+            self.dtype = stored_dtype(meta)
         elif variable_element(dt) is str and native_strings():
             self.dtype = np.dtypes.StringDType()
         else:
@@ -75,8 +75,9 @@ class ZarrxBackendArray(BackendArray):
             read = arr.__getitem__
         # Variable-length strings read as numpy's StringDType, which is what xarray gets (a
         # 0-d read included) where it keeps that dtype; older versions get objects.
-        want = object if self.dtype.kind == "O" else self.dtype if self.dtype.kind == "T" \
-            else None
+        # A Zarr v2 big-endian array reads in its stored byte order, as with engine "zarr".
+        want = object if self.dtype.kind == "O" else self.dtype \
+            if self.dtype.kind == "T" or not self.dtype.isnative else None
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
@@ -98,6 +99,22 @@ def native_strings() -> bool:
     from xarray.coding import strings
     check = getattr(strings, "is_unicode_dtype", None)
     return bool(check is not None and check(string_dtype()))
+
+
+def stored_dtype(meta: ArrayMeta) -> np.dtype:
+    """The numpy dtype of a fixed-size array as engine "zarr" gives it: a Zarr v2 data type in
+    its stored byte order (``">i2"``, as netCDF-3 data copied into Zarr keeps it), so that
+    xarray's decoding keeps it in ``encoding["dtype"]`` and a later write stores it so; other
+    types as zarrx reads them (native)."""
+    dt = meta.data_type
+    if meta.zarr_format == 2 and isinstance(dt.json, str) and dt.json[:1] == ">":
+        try:
+            stored = np.dtype(dt.json)
+        except TypeError:
+            return dt.numpy
+        if stored.newbyteorder("=") == dt.numpy:
+            return stored
+    return dt.numpy
 
 
 def variable_element(dt: DataType) -> type:
@@ -219,7 +236,10 @@ class ZarrxDataStore(AbstractDataStore):
         shards = None
         if layout.sharded and isinstance(meta.chunk_grid, RegularGrid):
             shards = meta.chunk_grid.chunk_shape
-        encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
+        # (the stored objects' shape, as engine "zarr" gives it: not cut to the array's shape)
+        preferred = meta.chunk_grid.chunk_shape if isinstance(meta.chunk_grid, RegularGrid) \
+            else object_shape(meta)
+        encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, preferred)),
                                     "chunks": layout.read_shape, "shards": shards,
                                     **codec_encoding(meta)}
         if wrapper.dtype.kind == "T":       # xarray's decoding keeps StringDType so marked
