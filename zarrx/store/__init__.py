@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 
-from zarrx.errors import ConflictError, ReadOnlyError, StoreError, StoreNotFoundError
+from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, StoreError,
+                          StoreNotFoundError)
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
 from zarrx.store.local import LocalStore
@@ -60,8 +61,8 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
                          f"found {mode!r}")
     if isinstance(obj, Store):
         if storage_options:
-            raise StoreError(f"make_store: storage_options apply to URLs, not to the store "
-                             f"{obj!r}")
+            raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
+                                     f"store {obj!r}")
         if obj.read_only and mode != "r":
             raise ReadOnlyError(f"make_store: {obj!r} is read-only, cannot open it with mode "
                                 f"{mode!r}")
@@ -79,14 +80,17 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
             return _writable(open_url(path, read_only=mode == "r",
                                       storage_options=storage_options), mode)
         if storage_options:
-            raise StoreError(f"make_store: {path!r}: storage_options apply to URLs, not to "
-                             "local paths")
+            raise StoreArgumentError(f"make_store: {path!r}: storage_options apply to URLs, "
+                                     "not to local paths")
         if path.lower().endswith(".zip"):
             if mode == "r+" and not os.path.isfile(path):
                 raise StoreNotFoundError(f"make_store: {path!r}: mode 'r+' needs an existing "
                                          "archive")
             return ZipStore(path, _ZIP_MODES[mode])
         return LocalStore(path, mode=mode)
+    if storage_options and not isinstance(obj, (bytes, int, float, list, tuple)):
+        raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
+                                 f"store {type(obj).__name__} {obj!r}")
     if not isinstance(obj, (bytes, dict, int, float, list, tuple)):
         from zarrx.store.remote import wrap_foreign
         wrapped = wrap_foreign(obj, read_only=mode == "r")
