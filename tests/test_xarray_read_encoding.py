@@ -1,6 +1,7 @@
-"""Engine "zarrx" against engine "zarr" (the oracle) on what a read puts in a variable beyond its
-values: the dtype of Zarr v2 big-endian arrays (in ``encoding["dtype"]``, which a later write
-keeps) and ``encoding["preferred_chunks"]`` of arrays whose chunks are larger than they are.
+"""Engine "zarrx" against engine "zarr" (the oracle) on what a read gives beyond the values: the
+dtype of Zarr v2 big-endian arrays (in ``encoding["dtype"]``, which a later write keeps),
+``encoding["preferred_chunks"]`` of arrays whose chunks are larger than they are, and the order
+of the variables (also of what ``to_zarrx`` writes, read by engine "zarr").
 """
 from __future__ import annotations
 
@@ -81,3 +82,31 @@ def test_preferred_chunks_are_the_stored_chunks_as_with_engine_zarr(tmp_path, fm
         assert got.v.encoding["preferred_chunks"] == want.v.encoding["preferred_chunks"]
         assert got.v.encoding["chunks"] == want.v.encoding["chunks"]
         assert got.v.chunks == want.v.chunks
+
+
+MIXED_CASE = xr.Dataset({"zeta": ("x", np.arange(3)), "alpha": ("x", np.arange(3.0)),
+                         "Mid": ((), 1), "ß": ((), 2.0)},
+                        coords={"x": [1, 2, 3], "Lon": ("x", [1.0, 2, 3]), "aaa": ((), 0)})
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("writer", ["zarr", "zarrx"])
+def test_variables_come_in_the_order_engine_zarr_gives_them(tmp_path, fmt, writer):
+    # engine "zarr" lists a consolidated group's arrays as zarr-python sorts them (by name,
+    # case-insensitively: alpha, Mid, zeta); engine "zarrx" sorted "Mid" first, and to_zarrx
+    # stored its Zarr v3 consolidated metadata so, which engine "zarr" then followed
+    import zarrx.xarray as zx
+
+    def order(ds):
+        return list(ds.variables), list(ds.data_vars), list(ds.coords)
+
+    MIXED_CASE.to_zarr(tmp_path / "zarr.zarr", zarr_format=fmt)
+    want = order(opened(tmp_path / "zarr.zarr", "zarr"))
+    assert want[1] == ["alpha", "Mid", "ß", "zeta"]
+    path = tmp_path / "zarr.zarr"
+    if writer == "zarrx":
+        path = tmp_path / "zarrx.zarr"
+        zx.to_zarrx(MIXED_CASE, path, zarr_format=fmt)
+        assert order(opened(path, "zarr")) == want
+    assert order(opened(path, "zarrx")) == want
+    assert order(opened(path, "zarrx", consolidated=False)) == want

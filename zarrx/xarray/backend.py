@@ -29,6 +29,7 @@ from zarrx.codec_args import array_codecs
 from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.metadata.v2 import nczarr_dimension_names
+from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
@@ -132,13 +133,16 @@ def _reopen(store: Store, path: str) -> ZarrxBackendArray:
 
 def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
     """``(name, metadata)`` of the arrays in ``group``, from its consolidated metadata when it
-    has some (no handle is made, nothing else is read)."""
+    has some (no handle is made, nothing else is read), by name ignoring case."""
     entries = group.metadata.consolidated
     if entries is not None:
         children = [(k, m) for k, m in entries.items() if k and "/" not in k]
     else:
         children = nodes.list_children(group.store, group.path, group.metadata.zarr_format)
-    return sorted((k, m) for k, m in children if isinstance(m, ArrayMeta))
+    # (in the order engine "zarr" lists them: by name, ignoring case, as zarr-python sorts
+    # consolidated metadata)
+    return sorted(((k, m) for k, m in children if isinstance(m, ArrayMeta)),
+                  key=lambda km: name_key(km[0]))
 
 
 def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
