@@ -1,7 +1,7 @@
 """Engine "zarrx" against engine "zarr" (the oracle) on what a read gives beyond the values: the
 dtype of Zarr v2 big-endian arrays (in ``encoding["dtype"]``, which a later write keeps),
-``encoding["preferred_chunks"]`` of arrays whose chunks are larger than they are, and the order
-of the variables (also of what ``to_zarrx`` writes, read by engine "zarr").
+``encoding["preferred_chunks"]`` of arrays whose chunks are larger than they are, the order of
+the variables (also of what ``to_zarrx`` writes, read by engine "zarr") and of encoding keys.
 """
 from __future__ import annotations
 
@@ -110,3 +110,18 @@ def test_variables_come_in_the_order_engine_zarr_gives_them(tmp_path, fmt, write
         assert order(opened(path, "zarr")) == want
     assert order(opened(path, "zarrx")) == want
     assert order(opened(path, "zarrx", consolidated=False)) == want
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("kw", [{}, {"mask_and_scale": False}, {"decode_cf": False}],
+                         ids=["decoded", "unmasked", "raw"])
+def test_encoding_keys_come_in_the_order_engine_zarr_gives_them(tmp_path, fmt, kw):
+    # engine "zarrx" gave preferred_chunks first and shards before compressors
+    ds = xr.Dataset({"f": ("t", [1.0, np.nan, 2.0]), "s": ("t", np.array(["a", "", "b"], object)),
+                     "i": ("t", np.array([1, 2, 3], "i2"))},
+                    coords={"t": np.array(["2000-01-01", "NaT", "2001-01-01"], "M8[ns]")})
+    ds.to_zarr(tmp_path / "e.zarr", zarr_format=fmt, encoding={"i": {"_FillValue": -1}})
+    path = tmp_path / "e.zarr"
+    want, got = opened(path, "zarr", **kw), opened(path, "zarrx", **kw)
+    assert {n: list(got[n].encoding) for n in got.variables} == \
+        {n: list(want[n].encoding) for n in want.variables}

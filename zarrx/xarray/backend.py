@@ -243,11 +243,14 @@ class ZarrxDataStore(AbstractDataStore):
         # (the stored objects' shape, as engine "zarr" gives it: not cut to the array's shape)
         preferred = meta.chunk_grid.chunk_shape if isinstance(meta.chunk_grid, RegularGrid) \
             else object_shape(meta)
-        encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, preferred)),
-                                    "chunks": layout.read_shape, "shards": shards,
-                                    **codec_encoding(meta)}
+        codecs = codec_encoding(meta)
+        # (the keys in engine "zarr"'s order)
+        encoding: dict[str, Any] = {"chunks": layout.read_shape,
+                                    "preferred_chunks": dict(zip(dims, preferred))}
         if wrapper.dtype.kind == "T":       # xarray's decoding keeps StringDType so marked
             encoding["dtype"] = wrapper.dtype
+        encoding.update(compressors=codecs.pop("compressors"), filters=codecs.pop("filters"),
+                        shards=shards, **codecs)
         if self.mask:
             # (records and raw bytes are never masked: CF masking compares elements with the
             # fill value, which xarray cannot do for them)
