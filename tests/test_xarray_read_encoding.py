@@ -125,3 +125,20 @@ def test_encoding_keys_come_in_the_order_engine_zarr_gives_them(tmp_path, fmt, k
     want, got = opened(path, "zarr", **kw), opened(path, "zarrx", **kw)
     assert {n: list(got[n].encoding) for n in got.variables} == \
         {n: list(want[n].encoding) for n in want.variables}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_groups_come_in_the_order_engine_zarr_gives_them(tmp_path, fmt):
+    # engine "zarr" walks a consolidated hierarchy group by group, each group's children by
+    # name ignoring case; engine "zarrx" put "/B2" before "/a"
+    tree = xr.DataTree.from_dict({"/": xr.Dataset(), "/b": xr.Dataset(), "/a/z": xr.Dataset(),
+                                  "/B2": xr.Dataset(), "/a/Y": xr.Dataset()})
+    tree.to_zarr(tmp_path / "t.zarr", zarr_format=fmt)
+    for kw in [{}, {"group": "a"}]:
+        want = list(xr.open_groups(tmp_path / "t.zarr", engine="zarr", **kw))
+        assert list(xr.open_groups(tmp_path / "t.zarr", engine=ZarrxBackendEntrypoint,
+                                   **kw)) == want
+    assert want == [".", "Y", "z"]
+    want = [n.path for n in xr.open_datatree(tmp_path / "t.zarr", engine="zarr").subtree]
+    got = xr.open_datatree(tmp_path / "t.zarr", engine=ZarrxBackendEntrypoint)
+    assert [n.path for n in got.subtree] == want == ["/", "/a", "/b", "/B2", "/a/Y", "/a/z"]

@@ -395,8 +395,11 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                       concat_characters=concat_characters, decode_coords=decode_coords,
                       drop_variables=drop_variables, use_cftime=use_cftime,
                       decode_timedelta=decode_timedelta)
-        nodes_ = [("", top)] + [(rel, node) for rel, node in top.members(max_depth=None)
-                                if isinstance(node, Group)]
+        # (group by group, each group's children by name ignoring case, as engine "zarr" walks
+        # a consolidated hierarchy)
+        nodes_ = [("", top)] + sorted(((rel, node) for rel, node in top.members(max_depth=None)
+                                       if isinstance(node, Group)),
+                                      key=lambda rn: [name_key(p) for p in rn[0].split("/")])
         return {_tree_key(rel, bool(group)):
                 _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask,
                                        skip=_dropped(drop_variables)), **decode)
