@@ -227,3 +227,26 @@ def test_empty_chunks_or_chunks_of_another_rank_in_encoding_are_as_none(tmp_path
     if lazy:
         assert stored["zarrx"] == stored["zarr"] == (10, 15)
     xr.testing.assert_identical(read(tmp_path / "zarrx.zarr", "zarrx"), ds.load())
+
+
+
+@pytest.mark.parametrize("where, write_error", [("path", TypeError), ("store", ValueError)])
+@pytest.mark.parametrize("engine", ["zarr", "zarrx"])
+def test_storage_options_for_a_local_path_or_a_store_are_refused_as_by_xarray(
+        tmp_path, where, write_error, engine):
+    """engine "zarr" refuses them with a TypeError (a ValueError when writing to a store
+    object); zarrx raised a StoreError, an OSError, which neither ``except`` caught."""
+    path = tmp_path / "z.zarr"
+    ds = xr.Dataset({"v": ("x", np.arange(3.0))})
+    WRITERS[engine](ds, path)
+    target = path if where == "path" else zarr.storage.LocalStore(str(path))
+    options = {"anon": True}
+    with pytest.raises(write_error) as info:
+        WRITERS[engine](ds + 1, target, mode="w", storage_options=options)
+    if engine == "zarrx":
+        assert isinstance(info.value, zarrx.StoreError)
+    with pytest.raises(TypeError) as info:
+        read(target, engine, storage_options=options)
+    if engine == "zarrx":
+        assert isinstance(info.value, zarrx.StoreError)
+    xr.testing.assert_identical(read(path, engine), ds)        # nothing was changed

@@ -226,7 +226,8 @@ def _serializer(dt: DataType, endian: str | None) -> CodecSpec:
     kind = category(dt)
     if kind in ("string", "bytes"):
         return CodecSpec("vlen-utf8" if kind == "string" else "vlen-bytes", {})
-    if dt.itemsize <= 1 and dt.numpy.fields is None:
+    if dt.itemsize <= 1 and dt.numpy.fields is None or kind in ("fixed_bytes", "raw"):
+        # (bytes and raw bytes have no byte order: no endian, as zarr-python writes them)
         return CodecSpec("bytes", {})
     return CodecSpec("bytes", {"endian": endian or "little"})
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, MetadataError,
-                          ReadOnlyError, ZarrDeprecationWarning, ZarrError, node_exists)
+                          ReadOnlyError, StoreArgumentError, ZarrDeprecationWarning, ZarrError,
+                          node_exists)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.make import DEFAULT_FILL
@@ -34,8 +35,8 @@ def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
         return MemoryStore()
     if isinstance(store, dict):           # zarr-python's zarr.open({}): the dict holds the keys
         if storage_options:
-            raise ArgumentTypeError("storage_options: given with a dict as the store; they "
-                                    "apply to store URLs only")
+            raise StoreArgumentError(f"store: storage_options apply to URLs, not to a dict "
+                                     f"(found {sorted(storage_options)!r})")
         from zarrx.storage import DictStore
         return DictStore(store, read_only=mode == "r")
     return make_store(store, mode, storage_options)

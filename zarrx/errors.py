@@ -14,8 +14,8 @@ __all__ = [
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
     "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
     "ReadOnlyError", "ConflictError",
-    "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "DataTypeError", "FillValueError",
-    "FillValueOverflowError", "expected",
+    "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "StoreArgumentError",
+    "DataTypeError", "FillValueError", "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
@@ -220,6 +220,12 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """An argument of the wrong kind: an unknown keyword, attributes that are not JSON,
     ``out=`` that is not a numpy array, a codec in the wrong argument (a ``TypeError``, as
     zarr-python raises there)."""
+
+
+class StoreArgumentError(StoreError, ArgumentTypeError):
+    """``storage_options`` given with a local path or a store object, which takes none (a
+    ``TypeError``, as zarr-python raises there, and a ``ValueError``, as xarray's writer raises
+    for a store object)."""
 
 
 class ArgumentKeyError(ArgumentError, KeyError):

@@ -28,7 +28,7 @@ from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
-from zarrx.metadata.v3 import PENDING, check_path, path_ok, pending_paths
+from zarrx.metadata.v3 import PENDING, check_path, entry_key, path_ok, pending_paths
 
 __all__ = ["parse_zmetadata", "parse_zmetadata_pending", "zmetadata_nodes",
            "serialize_zmetadata", "node_keys", "entry_order",
@@ -119,15 +119,17 @@ def node_keys(path: str) -> list[str]:
     return [prefix + name for name in _NAMES]
 
 
-def entry_order(key: str, zarr_format: int) -> tuple[str, str]:
-    """Where the entry ``key`` goes in a consolidated document: by node path (v2: then by
-    document name), as zarr-python writes them. zarr-python looks for a group's children only
-    among the neighbouring entries of one depth, so it misses some when entries of one group
-    are not together (as when they are appended as nodes are created)."""
+def entry_order(key: str, zarr_format: int) -> tuple[Any, ...]:
+    """Where the entry ``key`` goes in a consolidated document: by node depth, then by node
+    path ignoring case (:func:`~zarrx.metadata.v3.entry_key`; v2: then by document name), as
+    zarr-python 3 writes them, and as engine "zarr" then lists a group's arrays. zarr-python
+    looks for a group's children only among the neighbouring entries of one depth, so it
+    misses some when entries of one group are not together (as when they are appended as
+    nodes are created)."""
     if zarr_format == 3:
-        return key, ""
+        return entry_key(key)
     path, _, name = key.rpartition("/")
-    return path, name
+    return entry_key(path) + (name,)
 
 
 def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta],
@@ -135,7 +137,7 @@ def serialize_zmetadata(entries: dict[str, ArrayMeta | GroupMeta],
     """The ``.zmetadata`` object for ``{path: meta}`` (every node gets a ``.zattrs`` entry, as
     zarr-python writes it), listing ``pending`` paths when there are any."""
     meta_out: dict[str, Any] = {}
-    for path in sorted(entries, key=lambda p: (p != "", p)):
+    for path in sorted(entries, key=lambda p: entry_key(p.strip("/"))):
         prefix = f"{path.strip('/')}/" if path.strip("/") else ""
         docs = serialize_v2(entries[path])
         for name, doc in docs.items():

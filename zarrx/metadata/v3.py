@@ -8,6 +8,7 @@ still means the same thing, so a read-write round trip gives the same JSON value
 """
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +24,7 @@ from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, Rec
                                   RegularGrid)
 
 __all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3", "PENDING",
-           "pending_paths", "consolidated_parts", "fill_endian"]
+           "pending_paths", "consolidated_parts", "fill_endian", "name_key", "entry_key"]
 
 ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
                   "chunk_key_encoding", "fill_value", "codecs")
@@ -35,6 +36,22 @@ GROUP_KNOWN = frozenset(("zarr_format", "node_type") + GROUP_OPTIONAL)
 # kept in a v2 ``.zmetadata`` and in a v3 group's ``consolidated_metadata`` object, where other
 # readers ignore it (see ``zarrx.metadata.nodes``)
 PENDING = "zarrx_pending"
+
+
+def name_key(name: str) -> tuple[str, str]:
+    """The order of node names as zarr-python 3 sorts them: ignoring case (NFKC, casefolded;
+    ``alpha``, ``Mid``, ``zeta``), then by the name itself."""
+    return unicodedata.normalize("NFKC", name).casefold(), name
+
+
+def entry_key(path: str) -> tuple[int, str, str, str, str]:
+    """Where the entry ``path`` goes in a group's consolidated metadata: by depth, then by
+    path ignoring case, as zarr-python 3 writes them (engine "zarr" lists a group's arrays in
+    that order). The entries of one group stay together even where two groups' paths differ
+    only in case: zarr-python's reader looks for a group's children only among neighbouring
+    entries of one depth."""
+    parent, _, name = path.rpartition("/")
+    return (path.count("/"), name_key(parent)[0] + "/", parent) + name_key(name)
 
 
 def _load(doc: Any, key: str) -> dict[str, Any]:
@@ -311,7 +328,8 @@ def _serialize_group(meta: GroupMeta) -> dict[str, Any]:
     if meta.consolidated is not None:
         cm_src = src.get("consolidated_metadata")
         cm: dict[str, Any] = {"kind": "inline", "must_understand": False, "metadata": {
-            p: serialize_v3(meta.consolidated[p]) for p in sorted(meta.consolidated)}}
+            p: serialize_v3(meta.consolidated[p])
+            for p in sorted(meta.consolidated, key=entry_key)}}
         if meta.consolidated_pending:
             cm[PENDING] = sorted(set(meta.consolidated_pending))
         if isinstance(cm_src, dict):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from zarrx.errors import (ArgumentTypeError, ConflictError, ReadOnlyError, StoreError,
+from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, StoreError,
                           StoreNotFoundError)
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
@@ -60,9 +60,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         raise StoreError(f"make_store: mode: expected one of {', '.join(OPEN_MODES)}, "
                          f"found {mode!r}")
     if isinstance(obj, Store):
-        if storage_options:             # a TypeError, as zarr-python raises
-            raise ArgumentTypeError(f"make_store: storage_options apply to URLs, not to the "
-                                    f"store {obj!r}")
+        if storage_options:
+            raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
+                                     f"store {obj!r}")
         if obj.read_only and mode != "r":
             raise ReadOnlyError(f"make_store: {obj!r} is read-only, cannot open it with mode "
                                 f"{mode!r}")
@@ -80,14 +80,17 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
             return _writable(open_url(path, read_only=mode == "r",
                                       storage_options=storage_options), mode)
         if storage_options:
-            raise ArgumentTypeError(f"make_store: {path!r}: storage_options apply to URLs, "
-                                    "not to local paths")
+            raise StoreArgumentError(f"make_store: {path!r}: storage_options apply to URLs, "
+                                     "not to local paths")
         if path.lower().endswith(".zip"):
             if mode == "r+" and not os.path.isfile(path):
                 raise StoreNotFoundError(f"make_store: {path!r}: mode 'r+' needs an existing "
                                          "archive")
             return ZipStore(path, _ZIP_MODES[mode])
         return LocalStore(path, mode=mode)
+    if storage_options and not isinstance(obj, (bytes, int, float, list, tuple)):
+        raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
+                                 f"store {type(obj).__name__} {obj!r}")
     if not isinstance(obj, (bytes, dict, int, float, list, tuple)):
         from zarrx.store.remote import wrap_foreign
         wrapped = wrap_foreign(obj, read_only=mode == "r")
@@ -99,6 +102,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
                 raise ReadOnlyError(f"make_store: {wrapped!r} is read-only, cannot open it "
                                     f"with mode {mode!r}")
             return _writable(wrapped, mode)
+    from zarrx.errors import ArgumentTypeError
     raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "
                             f"mapper, an obstore store or a zarr-python store, found "
                             f"{type(obj).__name__} {obj!r}")

@@ -29,11 +29,12 @@ from zarrx.codec_args import array_codecs
 from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.metadata.v2 import nczarr_dimension_names
+from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
-           "array_metas", "dims_and_attrs", "variable_element"]
+           "array_metas", "dims_and_attrs", "stored_dtype", "variable_element"]
 
 
 class ZarrxBackendArray(BackendArray):
@@ -48,7 +49,7 @@ class ZarrxBackendArray(BackendArray):
         self.shape = meta.shape
         dt = meta.data_type
         if not dt.variable:
-            self.dtype = dt.numpy
+            self.dtype = stored_dtype(meta)
         elif variable_element(dt) is str and native_strings():
             self.dtype = np.dtypes.StringDType()
         else:
@@ -75,8 +76,9 @@ class ZarrxBackendArray(BackendArray):
             read = arr.__getitem__
         # Variable-length strings read as numpy's StringDType, which is what xarray gets (a
         # 0-d read included) where it keeps that dtype; older versions get objects.
-        want = object if self.dtype.kind == "O" else self.dtype if self.dtype.kind == "T" \
-            else None
+        # A Zarr v2 big-endian array reads in its stored byte order, as with engine "zarr".
+        want = object if self.dtype.kind == "O" else self.dtype \
+            if self.dtype.kind == "T" or not self.dtype.isnative else None
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
@@ -100,6 +102,22 @@ def native_strings() -> bool:
     return bool(check is not None and check(string_dtype()))
 
 
+def stored_dtype(meta: ArrayMeta) -> np.dtype:
+    """The numpy dtype of a fixed-size array as engine "zarr" gives it: a Zarr v2 data type in
+    its stored byte order (``">i2"``, as netCDF-3 data copied into Zarr keeps it), so that
+    xarray's decoding keeps it in ``encoding["dtype"]`` and a later write stores it so; other
+    types as zarrx reads them (native)."""
+    dt = meta.data_type
+    if meta.zarr_format == 2 and isinstance(dt.json, str) and dt.json[:1] == ">":
+        try:
+            stored = np.dtype(dt.json)
+        except TypeError:
+            return dt.numpy
+        if stored.newbyteorder("=") == dt.numpy:
+            return stored
+    return dt.numpy
+
+
 def variable_element(dt: DataType) -> type:
     """The Python type of a variable-length data type's elements: ``str`` or ``bytes``."""
     return bytes if dt.numpy.kind == "S" or dt.name == "bytes" else str
@@ -115,13 +133,16 @@ def _reopen(store: Store, path: str) -> ZarrxBackendArray:
 
 def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
     """``(name, metadata)`` of the arrays in ``group``, from its consolidated metadata when it
-    has some (no handle is made, nothing else is read)."""
+    has some (no handle is made, nothing else is read), by name ignoring case."""
     entries = group.metadata.consolidated
     if entries is not None:
         children = [(k, m) for k, m in entries.items() if k and "/" not in k]
     else:
         children = nodes.list_children(group.store, group.path, group.metadata.zarr_format)
-    return sorted((k, m) for k, m in children if isinstance(m, ArrayMeta))
+    # (in the order engine "zarr" lists them: by name, ignoring case, as zarr-python sorts
+    # consolidated metadata)
+    return sorted(((k, m) for k, m in children if isinstance(m, ArrayMeta)),
+                  key=lambda km: name_key(km[0]))
 
 
 def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
@@ -219,11 +240,17 @@ class ZarrxDataStore(AbstractDataStore):
         shards = None
         if layout.sharded and isinstance(meta.chunk_grid, RegularGrid):
             shards = meta.chunk_grid.chunk_shape
-        encoding: dict[str, Any] = {"preferred_chunks": dict(zip(dims, object_shape(meta))),
-                                    "chunks": layout.read_shape, "shards": shards,
-                                    **codec_encoding(meta)}
+        # (the stored objects' shape, as engine "zarr" gives it: not cut to the array's shape)
+        preferred = meta.chunk_grid.chunk_shape if isinstance(meta.chunk_grid, RegularGrid) \
+            else object_shape(meta)
+        codecs = codec_encoding(meta)
+        # (the keys in engine "zarr"'s order)
+        encoding: dict[str, Any] = {"chunks": layout.read_shape,
+                                    "preferred_chunks": dict(zip(dims, preferred))}
         if wrapper.dtype.kind == "T":       # xarray's decoding keeps StringDType so marked
             encoding["dtype"] = wrapper.dtype
+        encoding.update(compressors=codecs.pop("compressors"), filters=codecs.pop("filters"),
+                        shards=shards, **codecs)
         if self.mask:
             # (records and raw bytes are never masked: CF masking compares elements with the
             # fill value, which xarray cannot do for them)
@@ -368,8 +395,11 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                       concat_characters=concat_characters, decode_coords=decode_coords,
                       drop_variables=drop_variables, use_cftime=use_cftime,
                       decode_timedelta=decode_timedelta)
-        nodes_ = [("", top)] + [(rel, node) for rel, node in top.members(max_depth=None)
-                                if isinstance(node, Group)]
+        # (group by group, each group's children by name ignoring case, as engine "zarr" walks
+        # a consolidated hierarchy)
+        nodes_ = [("", top)] + sorted(((rel, node) for rel, node in top.members(max_depth=None)
+                                       if isinstance(node, Group)),
+                                      key=lambda rn: [name_key(p) for p in rn[0].split("/")])
         return {_tree_key(rel, bool(group)):
                 _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask,
                                        skip=_dropped(drop_variables)), **decode)

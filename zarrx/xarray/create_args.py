@@ -17,6 +17,9 @@ __all__ = ["ZARR_KEYS", "asks_vlen_utf8", "asks_vlen_bytes", "creation_kwargs"]
 #: as engine "zarr" with zarr-python 3 takes them (no ``compressor``, in either format)
 ZARR_KEYS = {"chunks", "shards", "compressors", "filters", "serializer",
              "fill_value", "write_empty_chunks", "chunk_key_encoding"}
+#: the compressor of a Zarr v2 array whose encoding names none: what xarray's writer stores
+#: (zarr-python's ``Group.create`` default; its ``create_array`` function takes zstd)
+V2_COMPRESSOR = {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}
 
 
 def _codec_arg(value: Any) -> Any:
@@ -156,6 +159,8 @@ def creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> 
         _v3_vlen(kw)
     if "compressors" in enc and enc["compressors"] is None:
         kw["compressors"] = None            # no compressor, as engine "zarr" reads it
+    elif fmt == 2 and "compressors" not in kw and "shards" not in kw:
+        kw["compressors"] = [V2_COMPRESSOR]
     if "chunk_key_encoding" in enc:
         kw["chunk_key_encoding"] = enc["chunk_key_encoding"]
     we = enc.get("write_empty_chunks", write_empty)

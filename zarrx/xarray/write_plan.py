@@ -116,7 +116,12 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     if fmt == 2:
         attrs[DIMENSION_KEY] = list(dims)
     # a scalar has no dimension_names, as xarray's writer (zarr-python) leaves them out
-    create = dict(shape=encoded.shape, dtype=dtype if dtype is not None else data.dtype,
+    dtype = dtype if dtype is not None else data.dtype
+    if fmt == 3 and isinstance(dtype, np.dtype) and dtype.byteorder == ">":
+        # (xarray's writer, through zarr-python, stores Zarr v3 numbers little-endian
+        # whatever their byte order; Zarr v2 keeps it in the data type)
+        dtype = dtype.newbyteorder("<")
+    create = dict(shape=encoded.shape, dtype=dtype,
                   fill_value=fill, attributes=attrs,
                   dimension_names=dims if fmt == 3 and dims else None, zarr_format=fmt, **kw)
     # the same arguments, tried on an empty memory store: every codec and setting is checked
