@@ -4,7 +4,9 @@ Every chunk is decoded (each inner chunk of each shard), so the codecs verify th
 (``crc32c``, zstd's) and every shard index is read and checked (its checksum, every entry's
 range). What it finds, by kind:
 
-- ``metadata``: a node's metadata document that does not parse;
+- ``metadata``: a node's metadata document that does not parse, or that is missing: a node
+  the consolidated metadata of a group names, or a group above a node found (readers listing
+  the hierarchy stop there, and do not find the nodes below it);
 - ``unsupported``: an array whose codecs zarrx does not implement (or whose implementation
   cannot be loaded), or whose codec configuration it refuses for the array's chunks: its
   chunks are not read, and never repaired;
@@ -130,6 +132,11 @@ class _Check:
         self.arrays: dict[str, ArrayMeta] = {}
         self.bad_nodes: set[str] = set()
         self.chunk_keys: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
+        #: the nodes the consolidated metadata of a group names:
+        #: path -> (zarr_format, whether an array, the group's path)
+        self.listed: dict[str, tuple[int, bool, str]] = {}
+        #: the nodes whose metadata document is missing
+        self.missing: set[str] = set()
 
     def add(self, finding: Finding) -> None:
         with self.lock:
@@ -153,6 +160,7 @@ class _Check:
             if not self._in_array(path):    # its objects are the array's strays
                 self._node(path)
                 owners.add(path)
+        self._missing_documents(set(paths), owners)
         for key in keys:
             self._own(key, owners)
         self._chunks()
@@ -179,6 +187,48 @@ class _Check:
             self.chunk_keys[path] = []
         elif meta is not None:
             self.report.groups += 1
+            pending = set(meta.consolidated_pending)
+            for rel, entry in (meta.consolidated or {}).items():
+                if rel not in pending:
+                    self.listed.setdefault(nodes.join(path, rel),
+                                          (entry.zarr_format, isinstance(entry, ArrayMeta), path))
+
+    def _missing_documents(self, documented: set[str], found: set[str]) -> None:
+        """A finding for each node whose metadata document is missing (``documented``: the
+        paths holding one): a node the consolidated metadata of a group names, and a group
+        above a node ``found`` below the checked node (readers listing the hierarchy stop
+        there). Metadata is never repaired."""
+        missing: dict[str, tuple[str, str]] = {}
+        prefix = f"{self.root}/" if self.root else ""
+        for path, (fmt, is_array, group) in sorted(self.listed.items()):
+            if path in documented or not path.startswith(prefix) or self._in_array(path):
+                continue
+            what = "an array" if is_array else "a group"
+            missing[path] = (_document(fmt, is_array),
+                             f"missing: the consolidated metadata of /{group} names {what} "
+                             f"here, but no metadata document is stored (the node opens only "
+                             f"through the consolidated metadata)")
+        for path in sorted(found):
+            fmt = self._format(path)
+            above = path
+            while above != self.root:
+                above = above.rpartition("/")[0]
+                if above == self.root or above in documented or above in missing:
+                    continue
+                missing[above] = (_document(fmt, False),
+                                  f"missing: the node /{path} below has a metadata document, "
+                                  f"but no group document is stored here, so readers listing "
+                                  f"the hierarchy do not find what is below /{above}")
+        for path, (name, detail) in sorted(missing.items()):
+            self.missing.add(path)
+            self.add(Finding("metadata", nodes.join(path, name), "/" + path, detail))
+
+    def _format(self, path: str) -> int:
+        """The Zarr format of the documents of the node at ``path`` (3 unless only v2 ones)."""
+        meta = self.arrays.get(path)
+        if meta is not None:
+            return meta.zarr_format
+        return 3 if self.store.exists(nodes.join(path, "zarr.json")) else 2
 
     def _doc_key(self, path: str) -> str:
         for name in ("zarr.json", ".zarray", ".zgroup"):
@@ -198,7 +248,9 @@ class _Check:
         if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and meta is None):
             return                  # a group's consolidated metadata (any group's, v2)
         if meta is None:
-            self._orphan(key, owner, "not a document of a node of the hierarchy")
+            lost = next((p for p in self.missing if key.startswith(f"{p}/")), None)
+            self._orphan(key, owner, "not a document of a node of the hierarchy" if lost is None
+                         else f"below /{lost}, whose metadata document is missing")
             return
         coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)
         if coords is None:
@@ -341,6 +393,13 @@ class _Check:
                                  f"{_age(now - mtime)} ago"))
             else:
                 self.report.recent_temporary.append(rel)
+
+
+def _document(zarr_format: int, is_array: bool) -> str:
+    """The name of the metadata document of a node of this format and type."""
+    if zarr_format == 3:
+        return "zarr.json"
+    return ".zarray" if is_array else ".zgroup"
 
 
 def _shown(key: str) -> str:
