@@ -10,7 +10,8 @@ Between formats:
   ``blosc`` becomes ``blosc`` with its shuffle named and its ``typesize`` set), and core codecs
   become their numcodecs form in v2;
 - v3 ``dimension_names`` become the ``_ARRAY_DIMENSIONS`` attribute in v2 (the convention of
-  xarray), and the other way round; a v2 array without that attribute whose ``.zarray`` names
+  xarray), and the other way round (names given to some dimensions only, which that attribute
+  cannot hold, are refused); a v2 array without that attribute whose ``.zarray`` names
   its dimensions as netCDF-C's NCZarr does (``_NCZARR_ARRAY.dimrefs``, a field not kept) gets
   those names as ``dimension_names`` in v3 and as ``_ARRAY_DIMENSIONS`` in v2;
 - v2 has no sharding: a sharded array's inner chunks become the chunks, unless other chunks are
@@ -208,6 +209,13 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
         kw["dimension_names"] = dims
     elif dims is not None and DIMS_ATTR not in attrs and all(isinstance(d, str) for d in dims):
         attrs[DIMS_ATTR] = list(dims)
+    elif dims is not None and DIMS_ATTR not in attrs and any(isinstance(d, str) for d in dims):
+        unnamed = [i for i, d in enumerate(dims) if not isinstance(d, str)]
+        raise ZarrError(f"{where}: Zarr v2 cannot hold the dimension names {dims!r}: its "
+                        f"{DIMS_ATTR} attribute names every dimension, and dimension"
+                        f"{'s' if len(unnamed) > 1 else ''} {', '.join(map(str, unnamed))} "
+                        f"{'have' if len(unnamed) > 1 else 'has'} no name; write Zarr v3 "
+                        f"(--zarr-format 3), which keeps them")
     kw["attributes"] = attrs
     return kw
 
