@@ -23,9 +23,10 @@ range). What it finds, by kind:
 - ``unreadable``: an entry below the node (local directories) that is a symbolic link, a
   named pipe, a socket or a device: never listed, and read as an error (a link) or as a
   missing key (the others), so data there is not what it seems; never repaired;
-- ``temporary``: a temporary file a writer left behind (local directories), older than
-  ``temp_age`` seconds (younger ones may belong to a writer still running: they are listed in
-  :attr:`CheckReport.recent_temporary` and left alone).
+- ``temporary``: a temporary file a writer left behind (local directories: zarrx's, and
+  zarr-python's ``<name>.<32 hex digits>.partial``, which an interrupted write of its
+  ``LocalStore`` leaves), older than ``temp_age`` seconds (younger ones may belong to a writer
+  still running: they are listed in :attr:`CheckReport.recent_temporary` and left alone).
 
 ``repair=True`` (the repair step is :mod:`zarrx.tools.repair`) removes chunks outside their
 array's grid, clears the stale data outside each array's shape (as zarrx's shrinking ``resize``
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -77,6 +79,9 @@ __all__ = ["check", "CheckReport", "Finding", "KINDS"]
 
 _DOCS = frozenset(("zarr.json", ".zarray", ".zgroup", ".zattrs"))
 _NODE_DOCS = frozenset(("zarr.json", ".zarray", ".zgroup"))
+#: the temporary file zarr-python's LocalStore writes a value to before renaming it (the key's
+#: name with its last suffix replaced): an interrupted write leaves it
+_ZARR_PYTHON_TEMP = re.compile(r"\.[0-9a-f]{32}\.partial\Z")
 
 
 def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
@@ -137,6 +142,8 @@ class _Check:
         self.listed: dict[str, tuple[int, bool, str]] = {}
         #: the nodes whose metadata document is missing
         self.missing: set[str] = set()
+        #: zarr-python's temporary files, listed as keys: key -> node
+        self.partial: dict[str, str] = {}
 
     def add(self, finding: Finding) -> None:
         with self.lock:
@@ -245,6 +252,10 @@ class _Check:
                 break
         rest = key[len(owner) + 1:] if owner else key
         meta = self.arrays.get(owner)
+        if isinstance(self.store, LocalStore) and \
+                _ZARR_PYTHON_TEMP.search(key.rpartition("/")[2]):
+            self.partial[key] = owner
+            return
         if owner in self.bad_nodes or rest in _DOCS or (rest == ".zmetadata" and meta is None):
             return                  # a group's consolidated metadata (any group's, v2)
         if meta is None:
@@ -386,6 +397,18 @@ class _Check:
         for rel, detail in odd:
             self.add(Finding("unreadable", rel, "/" + self.root, detail, removable=False))
         now = time.time()
+        for key, owner in sorted(self.partial.items()):
+            try:
+                mtime = os.lstat(os.path.join(self.store.root, *key.split("/"))).st_mtime
+                generation = self.store.generation(key)
+            except (OSError, StoreError):
+                continue                    # gone meanwhile: its writer finished
+            if now - mtime >= temp_age:
+                self.add(Finding("temporary", key, "/" + owner,
+                                 f"a temporary file left by a zarr-python writer "
+                                 f"{_age(now - mtime)} ago", generation=generation))
+            else:
+                self.report.recent_temporary.append(key)
         for rel, mtime in temps:
             if now - mtime >= temp_age:
                 self.add(Finding("temporary", rel, "/" + self.root,

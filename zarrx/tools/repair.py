@@ -62,9 +62,16 @@ class _Repair:
             prefix = f"{self.root}/" if self.root else ""
             removed = set(self.store.sweep(prefix, older_than=temp_age))
             for f in rep.findings:
-                if f.kind == "temporary" and f.key in removed:
-                    rep.repaired.append(f)
-                    rep.repairs.append(f"removed the temporary file {f.key}")
+                if f.kind != "temporary" or (f.key not in removed and f.generation is None):
+                    continue
+                if f.key not in removed:    # zarr-python's, listed as a key: that version
+                    try:
+                        self._delete(f)
+                    except ZarrError as exc:
+                        rep.repairs.append(f"{FAILED}{f.key}: {exc}")
+                        continue
+                rep.repaired.append(f)
+                rep.repairs.append(f"removed the temporary file {f.key}")
 
     def _delete(self, f: Finding) -> None:
         """Delete the object of ``f``, only in the version that was found (another writer may
