@@ -198,11 +198,18 @@ def check_parents(store: Store, base: str, path: str, zarr_format: int, what: st
         else:
             parent = (cur, meta)
     if parent is not None and parent[1].zarr_format != zarr_format:
+        fmt = parent[1].zarr_format
+        hint = f"use zarr_format={fmt} or a separate store"
+        if what == "copy":                  # a copy keeps the format: say what changes it
+            hint = (f"convert it instead (zarrx convert --zarr-format {fmt}, "
+                    f"zarrx.convert(zarr_format={fmt})), or copy it into a separate store")
+        elif what.startswith("convert"):
+            hint = (f"pass --zarr-format {fmt} (zarr_format={fmt}), or convert into a "
+                    f"separate store")
         raise MetadataError(
             f"{what}: cannot create a Zarr v{zarr_format} node at {path!r} inside the Zarr "
-            f"v{parent[1].zarr_format} group {parent[0] or '/'!r} in {store!r}: a hierarchy "
-            f"holds one Zarr format (readers do not list children of another format); use "
-            f"zarr_format={parent[1].zarr_format} or a separate store")
+            f"v{fmt} group {parent[0] or '/'!r} in {store!r}: a hierarchy holds one Zarr "
+            f"format (readers do not list children of another format); {hint}")
     if zarr_format == 3:
         check_v3_names([*missing, path], path, what)
     return missing

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from zarrx import cli
 from zarrx.store import LocalStore, MemoryStore, ZipStore
 
 
@@ -209,3 +210,23 @@ def test_a_copy_of_big_objects_holds_a_few_of_them_not_a_batch_of_16(tmp_path):
     assert int(proc.stdout) < 80, f"copying 8 shards of 16 MiB peaked at {proc.stdout} MiB"
     np.testing.assert_array_equal(zarrx.open_array(dst, mode="r")[:, ::64, ::64],
                                   a[:, ::64, ::64])
+
+
+def test_a_node_of_the_other_format_names_the_conversion_to_run(tmp_path, capsys):
+    # the message said "use zarr_format=3", an argument copy does not take
+    zarrx.create_array(str(tmp_path / "v2.zarr"), shape=(2,), chunks=(2,), dtype="u1",
+                       zarr_format=2)[:] = 1
+    zarrx.open_group(str(tmp_path / "v3.zarr"), mode="w", zarr_format=3)
+    assert cli.main(["copy", str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr" / "a")]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("zarrx: copy: cannot create a Zarr v2 node at 'a' inside the Zarr v3 "
+                          "group '/'") and \
+        err.endswith("; convert it instead (zarrx convert --zarr-format 3, "
+                      "zarrx.convert(zarr_format=3)), or copy it into a separate store\n")
+    assert not (tmp_path / "v3.zarr" / "a").exists()
+    assert cli.main(["convert", str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr" / "a"),
+                     "-q"]) == 3
+    assert capsys.readouterr().err.endswith(
+        "; pass --zarr-format 3 (zarr_format=3), or convert into a separate store\n")
+    assert cli.main(["convert", str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr" / "a"),
+                     "--zarr-format", "3", "-q"]) == 0
