@@ -520,10 +520,10 @@ _CUT = "'" + "x" * 76 + "..."          # a long key, cut as every message cuts l
 
 @pytest.mark.parametrize("argv, message", [
     (("chunk", "/a", "x" * 10_000), f"array '/a': {_CUT} is neither a chunk key of the array "
-                                    f"('c/0', say) nor grid coordinates (0,1)"),
+                                    f"('c/0', say) nor grid coordinates such as 0"),
     (("chunk", "/a", "a/" + "x" * 10_000), "array '/a': 'a/" + "x" * 74 + "... is neither a "
                                            "chunk key of the array ('c/0', say) nor grid "
-                                           "coordinates (0,1)"),
+                                           "coordinates such as 0"),
     (("chunk", "/a", ",".join("1" * 5000)), "array '/a': chunk '" + "1," * 38 + "...: "
                                             "expected 1 coordinates, found 5000"),
     (("cat", "/a", "x" * 10_000), f"selection {_CUT}: expected comma-separated integers, "

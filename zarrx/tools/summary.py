@@ -179,9 +179,13 @@ def _object_coords(array: Array, which: str) -> tuple[int, ...]:
             rest = key[len(array.path) + 1:]
             coords = parse_chunk_key(rest, meta.key_encoding, meta.ndim)  # type: ignore[assignment]
         if coords is None:
+            example = meta.key_encoding.encode((0,) * meta.ndim)
+            if not meta.ndim:
+                raise ZarrError(f"array {array.name!r}: {short(which)} is not the key of the "
+                                f"one chunk of the 0-dimensional array, {example!r}")
             raise ZarrError(f"array {array.name!r}: {short(which)} is neither a chunk key of "
-                            f"the array ({meta.key_encoding.encode((0,) * meta.ndim)!r}, say) nor "
-                            f"grid coordinates (0,1)")
+                            f"the array ({example!r}, say) nor grid coordinates such as "
+                            f"{','.join(['0'] * meta.ndim)}")
     if len(coords) != meta.ndim:
         raise ZarrError(f"array {array.name!r}: chunk {short(which)}: expected {meta.ndim} "
                         f"coordinates, found {len(coords)}")

@@ -1,0 +1,23 @@
+"""``zarrx chunk`` names what it takes when a key is neither a chunk key nor coordinates."""
+from __future__ import annotations
+
+import pytest
+
+import zarrx
+from zarrx import cli
+
+
+@pytest.mark.parametrize("zarr_format, shape, chunks, key, message", [
+    # a 0-d array has no coordinates: the message offered "grid coordinates (0,1)"
+    (3, (), (), "0", "'0' is not the key of the one chunk of the 0-dimensional array, 'c'"),
+    (2, (), (), "c", "'c' is not the key of the one chunk of the 0-dimensional array, '0'"),
+    (3, (4, 4, 4), (2, 2, 2), "x", "'x' is neither a chunk key of the array ('c/0/0/0', say) "
+                                   "nor grid coordinates such as 0,0,0"),
+])
+def test_a_key_that_names_no_chunk_says_what_the_array_takes(tmp_path, capsys, zarr_format,
+                                                            shape, chunks, key, message):
+    path = str(tmp_path / "a.zarr")
+    zarrx.create_array(path, shape=shape, chunks=chunks, dtype="u1", fill_value=0,
+                       zarr_format=zarr_format)[...] = 1
+    assert cli.main(["chunk", path, key]) == 3
+    assert capsys.readouterr().err == f"zarrx: array '/': {message}\n"
