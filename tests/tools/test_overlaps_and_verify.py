@@ -30,6 +30,22 @@ def test_a_destination_inside_the_source_is_refused(tmp_path, command, src, dst)
     assert sorted(p.name for p in (tmp_path / "data.zarr").rglob("*")) == before
 
 
+@pytest.mark.parametrize("command", ["copy", "convert"])
+@pytest.mark.parametrize("src, dst, how", [
+    ("data.zarr/sub", "data.zarr/sub", "is the source"),
+    ("data.zarr/sub/b", "data.zarr", "holds the source"),       # convert said "is the source"
+    ("data.zarr", "data.zarr/sub/x", "lies inside the source"),
+])
+def test_the_refusal_says_how_the_destination_meets_the_source(tmp_path, command, src, dst,
+                                                                how):
+    g = zarrx.open_group(str(tmp_path / "data.zarr"), mode="w")
+    g.create_group("sub").create_array("b", shape=(2,), dtype="i4")[...] = [1, 2]
+    out = _run(command, src, dst, "--overwrite", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == \
+        (3, f"zarrx: {command}: the destination {dst} {how} {src}\n")
+    assert zarrx.open_array(str(tmp_path / "data.zarr"), path="sub/b", mode="r")[1] == 2
+
+
 def test_a_sibling_with_a_common_prefix_is_not_inside(tmp_path):
     g = zarrx.open_group(str(tmp_path / "data.zarr"), mode="w")
     g.create_group("sub").create_array("b", shape=(2,), dtype="i4")[...] = [1, 2]

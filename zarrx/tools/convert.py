@@ -33,7 +33,7 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
-from zarrx.tools.location import Location, check_zip_destination, open_node, overlaps, release, \
+from zarrx.tools.location import Location, check_zip_destination, open_node, overlap, release, \
     resolve, side_options, writes_zip
 from zarrx.tools import pending
 from zarrx.tools.parallel import run_parallel, workers_for
@@ -151,8 +151,9 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
         node = open_node(src)               # the source is there before the destination opens
         check_zip_destination(destination, src, replace, "convert")
         dst = resolve(destination, "w" if replace else "a", dst_opts)
-        if overlaps(src, dst):
-            raise ZarrError(f"convert: the destination {dst} is the source")
+        how = overlap(src, dst)
+        if how is not None:
+            raise ZarrError(f"convert: the destination {dst} {how} {src}")
         fmt = node.zarr_format if zarr_format is KEEP else zarr_format
         report = ConvertReport(str(src), str(dst), fmt)
         job = _Job(changes, budget, workers, resume, verify, overwrite, bar, report)

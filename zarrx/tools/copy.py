@@ -21,7 +21,7 @@ from zarrx.info import human_bytes
 from zarrx.metadata import nodes
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
 from zarrx.store import Store, ZipStore
-from zarrx.tools.location import check_zip_destination, open_node, overlaps, release, resolve, \
+from zarrx.tools.location import check_zip_destination, open_node, overlap, release, resolve, \
     side_options, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
@@ -75,8 +75,9 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         check_zip_destination(destination, src, replace, "copy")
         dst = resolve(destination, "w" if replace else "a", dst_opts)
         report = CopyReport(str(src), str(dst))
-        if overlaps(src, dst):
-            raise ZarrError(f"copy: the destination {dst} overlaps the source")
+        how = overlap(src, dst)
+        if how is not None:
+            raise ZarrError(f"copy: the destination {dst} {how} {src}")
         if not overwrite and nodes.load_node(dst.store, dst.path) is not None:
             raise NodeExistsError(f"copy: a node exists at /{dst.path} in the destination "
                                   f"{dst}; pass --overwrite (overwrite=True) to replace it")

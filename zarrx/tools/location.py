@@ -30,7 +30,8 @@ from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
-__all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "writes_zip",
+__all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "overlap",
+           "writes_zip",
            "opened_here", "check_zip_destination", "release", "side_options",
            "interrupted_at"]
 
@@ -342,17 +343,31 @@ def opened_here(obj: Any) -> bool:
 
 def overlaps(a: Location, b: Location) -> bool:
     """Whether one location lies inside the other (in the same store)."""
+    return overlap(a, b) is not None
+
+
+def overlap(src: Location, dst: Location) -> str | None:
+    """How the destination ``dst`` overlaps the source ``src`` (in the same store): ``"is
+    the source"``, ``"holds the source"`` or ``"lies inside the source"``; None when apart."""
     def where(store: Any) -> Any:
         return getattr(store, "root", None) or getattr(store, "path", None) or id(store)
-    ra, rb = where(a.store), where(b.store)
-    if a.store is not b.store and ra != rb:
-        if isinstance(ra, (str, bytes, os.PathLike)) and isinstance(rb, (str, bytes, os.PathLike)):
-            # two directories (or archives): one node inside the other on the file system
-            fa = os.path.realpath(os.path.join(os.fsdecode(ra), a.path))
-            fb = os.path.realpath(os.path.join(os.fsdecode(rb), b.path))
-            return os.path.commonpath([fa, fb]) in (fa, fb)
-        return False
-    pa, pb = a.path.strip("/"), b.path.strip("/")
-    if not pa or not pb:                      # the root holds every node of its store
-        return True
-    return (pa + "/").startswith(pb + "/") or (pb + "/").startswith(pa + "/")
+    ra, rb = where(src.store), where(dst.store)
+    if src.store is not dst.store and ra != rb:
+        if not (isinstance(ra, (str, bytes, os.PathLike)) and
+                isinstance(rb, (str, bytes, os.PathLike))):
+            return None
+        # two directories (or archives): one node inside the other on the file system
+        pa = os.path.realpath(os.path.join(os.fsdecode(ra), src.path))
+        pb = os.path.realpath(os.path.join(os.fsdecode(rb), dst.path))
+        if os.path.commonpath([pa, pb]) not in (pa, pb):
+            return None
+        sep = os.sep
+    else:
+        pa, pb, sep = src.path.strip("/"), dst.path.strip("/"), "/"
+    if pa == pb:
+        return "is the source"
+    if not pb or (pa + sep).startswith(pb + sep):   # the root holds every node of its store
+        return "holds the source"
+    if not pa or (pb + sep).startswith(pa + sep):
+        return "lies inside the source"
+    return None
