@@ -6,7 +6,8 @@ range). What it finds, by kind:
 
 - ``metadata``: a node's metadata document that does not parse, or that is missing: a node
   the consolidated metadata of a group names, or a group above a node found (readers listing
-  the hierarchy stop there, and do not find the nodes below it);
+  the hierarchy stop there, and do not find the nodes below it); or a group's consolidated
+  metadata out of step with the documents of the nodes below it (:mod:`.check_consolidated`);
 - ``unsupported``: an array whose codecs zarrx does not implement (or whose implementation
   cannot be loaded), or whose codec configuration it refuses for the array's chunks: its
   chunks are not read, and never repaired;
@@ -58,11 +59,12 @@ from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.grid import grid_shape
-from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
 from zarrx.store import LocalStore, Store
 from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
+from zarrx.tools.check_consolidated import stale_nodes
 from zarrx.tools.check_report import KINDS, CheckReport, Finding
 from zarrx.tools.local_entries import walk
 from zarrx.tools.location import opened_here, open_node, resolve
@@ -144,6 +146,10 @@ class _Check:
         self.missing: set[str] = set()
         #: zarr-python's temporary files, listed as keys: key -> node
         self.partial: dict[str, str] = {}
+        #: every node read (by path), and the consolidated metadata of each group holding one:
+        #: path -> (its entries, the entries marked pending, the group's format)
+        self.metas: dict[str, ArrayMeta | GroupMeta] = {}
+        self.consolidated: dict[str, tuple[dict[str, Any], set[str], int]] = {}
 
     def add(self, finding: Finding) -> None:
         with self.lock:
@@ -168,6 +174,7 @@ class _Check:
                 self._node(path)
                 owners.add(path)
         self._missing_documents(set(paths), owners)
+        self._stale_consolidated(owners)
         for key in keys:
             self._own(key, owners)
         self._chunks()
@@ -192,9 +199,13 @@ class _Check:
             self.report.arrays += 1
             self.arrays[path] = meta
             self.chunk_keys[path] = []
-        elif meta is not None:
+        if meta is not None:
+            self.metas[path] = meta
+        if isinstance(meta, GroupMeta):
             self.report.groups += 1
             pending = set(meta.consolidated_pending)
+            if meta.consolidated is not None:
+                self.consolidated[path] = (meta.consolidated, pending, meta.zarr_format)
             for rel, entry in (meta.consolidated or {}).items():
                 if rel not in pending:
                     self.listed.setdefault(nodes.join(path, rel),
@@ -229,6 +240,18 @@ class _Check:
         for path, (name, detail) in sorted(missing.items()):
             self.missing.add(path)
             self.add(Finding("metadata", nodes.join(path, name), "/" + path, detail))
+
+    def _stale_consolidated(self, found: set[str]) -> None:
+        """A finding for each consolidated document out of step with the documents of the
+        nodes ``found`` below its group (an entry another than the node's document, a node it
+        does not list)."""
+        for group, (listed, pending, fmt) in sorted(self.consolidated.items()):
+            below = sorted(p for p in found if p != group and p not in self.bad_nodes and
+                           (not group or p.startswith(f"{group}/")))
+            detail = stale_nodes(group, listed, pending, self.metas, below)
+            if detail is not None:
+                key = nodes.join(group, "zarr.json" if fmt == 3 else ".zmetadata")
+                self.add(Finding("metadata", key, "/" + group, detail))
 
     def _format(self, path: str) -> int:
         """The Zarr format of the documents of the node at ``path`` (3 unless only v2 ones)."""

@@ -1,0 +1,61 @@
+"""``zarrx check`` finds consolidated metadata out of step with the nodes' own documents, as
+zarr-python leaves it when it writes without consolidating again: readers using it (zarr-python
+opening a group) see an old shape, old attributes, no node added since."""
+from __future__ import annotations
+
+import pytest
+
+import zarrx
+from zarrx import cli
+
+zarr = pytest.importorskip("zarr")
+
+
+def _consolidated(path, zarr_format):
+    g = zarr.open_group(path, mode="w", zarr_format=zarr_format)
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="i2", fill_value=0)[:] = 1
+    g.create_group("s").create_array("b", shape=(2,), chunks=(2,), dtype="u1",
+                                     fill_value=0)[:] = 2
+    zarr.consolidate_metadata(path)
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_consolidated_metadata_a_later_write_left_behind_is_found(tmp_path, capsys,
+                                                                   zarr_format):
+    # check said "no problems found" while zarr-python read /a with its old shape
+    path = str(tmp_path / "d.zarr")
+    _consolidated(path, zarr_format)
+    g = zarr.open_group(path, mode="r+", use_consolidated=False)
+    g["a"].resize((6,))
+    g["s"].create_array("new", shape=(1,), dtype="u1", fill_value=0)
+    assert zarr.open_group(path, mode="r")["a"].shape == (4,)       # what readers see
+    doc = "zarr.json" if zarr_format == 3 else ".zmetadata"
+    own = "zarr.json" if zarr_format == 3 else ".zarray"
+    report = zarrx.check(path)
+    assert [(f.kind, f.key, f.node) for f in report.findings] == [("metadata", doc, "/")]
+    assert report.findings[0].detail == (
+        f"stale: readers using it see another hierarchy than the nodes' documents: /a: listed "
+        f"with shape (4,), its {own} has (6,); /s/new is not listed; run zarrx consolidate on "
+        f"the group / to write it again")
+    assert cli.main(["check", path, "--repair"]) == 1               # metadata is not repaired
+    assert f"metadata: {doc}: stale: " in capsys.readouterr().out
+    assert cli.main(["consolidate", path]) == 0
+    assert zarrx.check(path).ok
+
+
+def test_attributes_changed_since_and_many_nodes_are_named_briefly(tmp_path):
+    path = str(tmp_path / "d.zarr")
+    _consolidated(path, 3)
+    g = zarr.open_group(path, mode="r+", use_consolidated=False)
+    for name in "cdef":
+        g["s"].create_array(name, shape=(1,), dtype="u1", fill_value=0)
+    zarr.open_array(f"{path}/s/b", mode="r+").attrs["units"] = "m"
+    detail = zarrx.check(path).findings[0].detail
+    assert "/s/b: listed with attributes {}, its zarr.json has {'units': 'm'}; /s/c is not " \
+           "listed; /s/d is not listed (and 2 more);" in detail
+
+
+def test_a_consolidated_hierarchy_in_step_has_no_findings(tmp_path):
+    for fmt in (2, 3):
+        _consolidated(str(tmp_path / f"{fmt}.zarr"), fmt)
+        assert zarrx.check(str(tmp_path / f"{fmt}.zarr")).ok
