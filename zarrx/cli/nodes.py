@@ -80,8 +80,11 @@ def attrs(args: argparse.Namespace) -> int:
 def cat(args: argparse.Namespace) -> int:
     node = _node(args)
     if not isinstance(node, Array):
-        raise ZarrError(f"cat: {node.name} is a group; name an array in it "
-                        f"({', '.join(sorted(node.array_keys())) or 'it has none'})")
+        arrays, groups = sorted(node.array_keys()), sorted(node.group_keys())
+        within = ", ".join(arrays) if arrays else \
+            f"it holds none directly; its groups: {', '.join(groups)}" if groups else \
+            "it holds none"
+        raise ZarrError(f"cat: {node.name} is a group; name an array in it ({within})")
     if not args.output and sys.stdout is None:
         raise ZarrError("cat: standard output is closed; write to a file with -o FILE")
     selection = parse_selection(args.selection)

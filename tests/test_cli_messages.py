@@ -1,4 +1,5 @@
-"""``zarrx chunk`` names what it takes when a key is neither a chunk key nor coordinates."""
+"""The commands' messages name what they take: ``chunk`` when a key is neither a chunk key nor
+coordinates, ``cat`` when given a group."""
 from __future__ import annotations
 
 import pytest
@@ -21,3 +22,16 @@ def test_a_key_that_names_no_chunk_says_what_the_array_takes(tmp_path, capsys, z
                        zarr_format=zarr_format)[...] = 1
     assert cli.main(["chunk", path, key]) == 3
     assert capsys.readouterr().err == f"zarrx: array '/': {message}\n"
+
+
+def test_cat_of_a_group_of_groups_names_them(tmp_path, capsys):
+    # "(it has none)" read as an empty group
+    g = zarrx.open_group(str(tmp_path / "h.zarr"), mode="w")
+    g.create_group("a/b").create_array("x", shape=(1,), dtype="u1")
+    g.create_group("a/c")
+    g.create_group("e")
+    for node, text in [("a", "it holds none directly; its groups: b, c"), ("a/b", "x"),
+                       ("e", "it holds none")]:
+        assert cli.main(["cat", str(tmp_path / "h.zarr" / node)]) == 3
+        assert capsys.readouterr().err == \
+            f"zarrx: cat: /{node} is a group; name an array in it ({text})\n"
