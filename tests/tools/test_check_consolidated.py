@@ -59,3 +59,21 @@ def test_a_consolidated_hierarchy_in_step_has_no_findings(tmp_path):
     for fmt in (2, 3):
         _consolidated(str(tmp_path / f"{fmt}.zarr"), fmt)
         assert zarrx.check(str(tmp_path / f"{fmt}.zarr")).ok
+
+
+def test_in_a_zip_archive_the_remedy_is_a_copy_consolidated_again(tmp_path):
+    path = str(tmp_path / "d.zip")
+    store = zarr.storage.ZipStore(path, mode="w")
+    g = zarr.open_group(store, mode="w", zarr_format=2)
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="i2", fill_value=0)[:] = 1
+    zarr.consolidate_metadata(store)
+    zarr.open_group(store, mode="r+", use_consolidated=False).create_array(
+        "b", shape=(2,), chunks=(2,), dtype="i2", fill_value=0)
+    store.close()
+    detail = zarrx.check(path).findings[0].detail
+    assert detail.endswith("/b is not listed; a zip archive cannot replace it: copy the archive "
+                           "into a directory (zarrx copy) and run zarrx consolidate on the group "
+                           "/ to write it again there")
+    zarrx.copy(path, str(tmp_path / "d.zarr"))
+    zarrx.consolidate_metadata(str(tmp_path / "d.zarr"))
+    assert zarrx.check(str(tmp_path / "d.zarr")).ok

@@ -60,7 +60,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.grid import grid_shape
 from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
-from zarrx.store import LocalStore, Store
+from zarrx.store import LocalStore, Store, ZipStore
 from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
@@ -248,7 +248,8 @@ class _Check:
         for group, (listed, pending, fmt) in sorted(self.consolidated.items()):
             below = sorted(p for p in found if p != group and p not in self.bad_nodes and
                            (not group or p.startswith(f"{group}/")))
-            detail = stale_nodes(group, listed, pending, self.metas, below)
+            detail = stale_nodes(group, listed, pending, self.metas, below,
+                                 isinstance(self.store, ZipStore))
             if detail is not None:
                 key = nodes.join(group, "zarr.json" if fmt == 3 else ".zmetadata")
                 self.add(Finding("metadata", key, "/" + group, detail))

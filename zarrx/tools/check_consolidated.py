@@ -49,11 +49,13 @@ def _difference(listed: ArrayMeta | GroupMeta, meta: ArrayMeta | GroupMeta,
 
 
 def stale_nodes(group: str, listed: dict[str, ArrayMeta | GroupMeta], pending: set[str],
-                metas: dict[str, ArrayMeta | GroupMeta], below: list[str]) -> str | None:
+                metas: dict[str, ArrayMeta | GroupMeta], below: list[str],
+                in_zip: bool = False) -> str | None:
     """What is out of step in the consolidated metadata of the group at ``group``:
     ``listed`` its entries (paths relative to the group), ``pending`` those a writer marked
     as being written, ``metas`` the nodes read from their own documents (by path) and
-    ``below`` the paths of the nodes found below the group. None when it is in step."""
+    ``below`` the paths of the nodes found below the group (``in_zip``: in a zip archive,
+    which cannot replace a document). None when it is in step."""
     problems = []
     for path in below:
         rel = path[len(group) + 1:] if group else path
@@ -74,6 +76,9 @@ def stale_nodes(group: str, listed: dict[str, ArrayMeta | GroupMeta], pending: s
     if not problems:
         return None
     more = f" (and {len(problems) - _SHOWN} more)" if len(problems) > _SHOWN else ""
+    remedy = f"run zarrx consolidate on the group /{group} to write it again"
+    if in_zip:
+        remedy = (f"a zip archive cannot replace it: copy the archive into a directory "
+                  f"(zarrx copy) and {remedy} there")
     return (f"stale: readers using it see another hierarchy than the nodes' documents: "
-            f"{'; '.join(problems[:_SHOWN])}{more}; run zarrx consolidate on the group /{group} "
-            f"to write it again")
+            f"{'; '.join(problems[:_SHOWN])}{more}; {remedy}")
