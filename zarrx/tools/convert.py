@@ -22,10 +22,11 @@ from typing import Any
 import numpy as np
 
 from zarrx import config, layout
-from zarrx.api import create_group
+from zarrx.api import create_group, open_group
 from zarrx.array import Array
 from zarrx.creation import create_array, prepare_node
-from zarrx.errors import NodeExistsError, RemoteError, StoreError, ZarrError
+from zarrx.errors import ListingUnsupportedError, NodeExistsError, RemoteError, StoreError, \
+    ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
 from zarrx.metadata import nodes
@@ -170,6 +171,19 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
     return report
 
 
+def _members_as_stored(root: Group) -> list[tuple[str, Array | Group]]:
+    """The nodes below ``root`` as their own documents describe them. Consolidated metadata
+    another writer left out of step (an array resized, a node added since) would convert an
+    old shape or leave a node out, so it is walked only where the store cannot be listed."""
+    if root.metadata.consolidated is not None:
+        try:
+            plain = open_group(root.store, path=root.path, mode="r", use_consolidated=False)
+            return list(plain.members(max_depth=None))
+        except ListingUnsupportedError:
+            pass
+    return list(root.members(max_depth=None))
+
+
 class _Job:
     def __init__(self, changes: Changes, budget: int, workers: int, resume: bool, verify: bool,
                  overwrite: bool, bar: Progress, report: ConvertReport) -> None:
@@ -180,7 +194,7 @@ class _Job:
 
     # -- the nodes -----------------------------------------------------------------------------
     def hierarchy(self, root: Group, dst: Location, fmt: int) -> None:
-        members = list(root.members(max_depth=None))
+        members = _members_as_stored(root)
         self._check_ranks(root, [node for _, node in members if isinstance(node, Array)])
         ready = {rel: self.prepare(node, self._for_rank(node))       # all checked first
                  for rel, node in members if isinstance(node, Array)}
