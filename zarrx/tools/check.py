@@ -256,10 +256,10 @@ class _Check:
 
     def _format(self, path: str) -> int:
         """The Zarr format of the documents of the node at ``path`` (3 unless only v2 ones)."""
-        meta = self.arrays.get(path)
+        meta = self.metas.get(path)
         if meta is not None:
             return meta.zarr_format
-        return 3 if self.store.exists(nodes.join(path, "zarr.json")) else 2
+        return 3 if self.store.exists(nodes.join(path, "zarr.json")) else 2     # broken
 
     def _doc_key(self, path: str) -> str:
         for name in ("zarr.json", ".zarray", ".zgroup"):
