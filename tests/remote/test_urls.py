@@ -245,3 +245,26 @@ def test_an_at_sign_in_a_key_or_an_azure_address_is_not_credentials(url):
     pytest.importorskip("obstore")
     store = make_store(url, "r")
     assert redact(url) in repr(store)
+
+
+@pytest.mark.parametrize("url, report", [
+    ("s3://bucket name/x", 'Invalid bucket name "bucket name": Bucket name must match the '
+                           'regex "^[a-zA-Z0-9.\\-_]{1,255}$"'),
+    ("s3://b/x{y", None)])
+def test_a_bucket_name_botocore_refuses_is_named(url, report):
+    """s3fs's request for a bucket name botocore refuses said only 'storage_options:
+    ParamValidationError: Parameter validation failed:', the first line of botocore's message,
+    blaming the options for the URL."""
+    pytest.importorskip("s3fs")
+    from zarrx.errors import RemoteError
+    from zarrx.store.remote import FsspecStore
+    store = FsspecStore(url, storage_options={"endpoint_url": "http://127.0.0.1:9", "key": "k",
+                                             "secret": "s"})
+    if report is None:                    # a valid name: the request goes out (and fails)
+        with pytest.raises(RemoteError, match="connection"):
+            store.get("zarr.json")
+        return
+    with pytest.raises(RemoteError) as info:
+        store.get("zarr.json")
+    assert str(info.value) == (f"{store!r}: cannot read 'zarr.json' ({url}/zarr.json): "
+                               f"botocore refused the request: {report}")

@@ -57,6 +57,14 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
         name = type(exc).__name__
         if isinstance(exc, (bex.ConnectionError, bex.HTTPClientError)):
             return Failure("connection", None, name)
+        if name == "ParamValidationError":
+            # a request botocore will not send (a bucket name it refuses): its report, not
+            # its first line ("Parameter validation failed:"), and not the options' fault;
+            # a bucket name's pattern is given without its long ARN alternative
+            report = str(getattr(exc, "kwargs", {}).get("report") or exc).strip()
+            report = report.splitlines()[0].split(" or be an ARN", 1)[0]
+            return Failure("config", None, "botocore refused the request: "
+                           + without_values(report, _secrets(storage_options)))
         text = without_values(f"{name}: {first_line(exc)}",
                                _secrets(storage_options))
         if name in ("NoCredentialsError", "PartialCredentialsError",

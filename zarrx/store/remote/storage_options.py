@@ -11,7 +11,7 @@ from zarrx.store.remote.urls import endpoint_problem, redact, require
 
 __all__ = ["DICT_OPTIONS", "check_dict_options", "endpoint_option", "check_s3fs_endpoints",
            "check_known_options", "without_values", "fsspec_options",
-           "checked_endpoint"]
+           "checked_endpoint", "check_s3fs_strings"]
 
 #: storage options that s3fs and obstore take as dicts of settings
 DICT_OPTIONS = ("client_kwargs", "config_kwargs", "s3_additional_kwargs", "client_options",
@@ -55,6 +55,27 @@ def check_s3fs_endpoints(url: str, so: dict) -> None:
             raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {name}: {problem}")
 
 
+#: s3fs options (and botocore client arguments in ``client_kwargs``) that botocore takes as
+#: strings only: another type failed deep inside its first request (while signing it) with a
+#: bare TypeError or AttributeError
+_S3FS_STRINGS = ("key", "secret", "token", "username", "password", "profile")
+_BOTOCORE_STRINGS = ("region_name", "aws_access_key_id", "aws_secret_access_key",
+                     "aws_session_token")
+
+
+def check_s3fs_strings(url: str, so: dict) -> None:
+    """s3fs's credentials, profile and region are strings (or None, not given): a StoreError
+    naming the first that is not, without its value (it may be a secret)."""
+    ck = so.get("client_kwargs")
+    named = [(name, so.get(name)) for name in _S3FS_STRINGS]
+    if isinstance(ck, dict):
+        named += [(f"client_kwargs[{name!r}]", ck.get(name)) for name in _BOTOCORE_STRINGS]
+    for name, value in named:
+        if value is not None and not isinstance(value, str):
+            raise StoreError(f"FsspecStore({redact(url)!r}): storage_options {name}: expected "
+                             f"a str, found {type(value).__name__}")
+
+
 #: options of the fsspec filesystems that take any keyword and ignore those they do not know
 #: (every filesystem takes fsspec's instance and listings cache options)
 _OWN_OPTIONS = {"MemoryFileSystem": {"global_store"}, "LocalFileSystem": {"auto_mkdir"}}
@@ -95,6 +116,7 @@ def fsspec_options(url: str, storage_options: dict, opts: RemoteOptions) -> dict
     if scheme in ("s3", "s3a"):
         require("s3fs", "s3fs", f"FsspecStore({redact(url)!r})", "s3")
         check_s3fs_endpoints(url, so)
+        check_s3fs_strings(url, so)
         cfg = dict(so.pop("config_kwargs", None) or {})
         cfg.setdefault("retries", {"total_max_attempts": 1, "mode": "standard"})
         cfg.setdefault("connect_timeout", opts.connect_timeout)

@@ -136,6 +136,10 @@ def endpoint_problem(endpoint: object) -> str | None:
     if not isinstance(endpoint, str):
         return f"{expected}, found {type(endpoint).__name__} {endpoint!r}"
     if scheme_of(endpoint) not in HTTP_SCHEMES:
+        if "://" not in endpoint and "@" in endpoint:
+            # ``user:password@host``, written without a scheme: never shown
+            return (f"{expected}, found '…@{endpoint.rpartition('@')[2]}' (the part before "
+                    f"'@' not shown)")
         return f"{expected}, found {redact(endpoint)!r}"
     shown = redact_text(endpoint).split("?", 1)[0].split("#", 1)[0]
     if any(c.isspace() or ord(c) < 32 for c in endpoint):
