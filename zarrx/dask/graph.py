@@ -71,8 +71,10 @@ def _tokenize(*parts: Any) -> str:
 
 
 class BlockReader:
-    """What ``dask.array.from_array`` holds: the array handle, read by basic selections. (The
-    handle itself is not passed: dask asks it for ``chunks``, which a rectilinear grid lacks.)"""
+    """What ``dask.array.from_array`` holds: the array handle, read by the selections dask's
+    getter makes (a block's slices, with any later slicing of the block folded in, as for
+    ``dask.array.from_zarr``, so a slice reads only the chunks it covers). (The handle itself
+    is not passed: dask asks it for ``chunks``, which a rectilinear grid lacks.)"""
 
     __slots__ = ("array", "shape", "dtype", "ndim")
 
@@ -117,7 +119,7 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
     if name is None:
         name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
     empty = np.empty((0,) * arr.ndim, dtype=arr.dtype)
-    return da.from_array(BlockReader(arr), chunks=blocks, name=name, lock=False, asarray=True, fancy=False,
+    return da.from_array(BlockReader(arr), chunks=blocks, name=name, lock=False, asarray=True,
                          inline_array=inline_array, meta=empty)
 
 
