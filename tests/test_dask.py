@@ -95,6 +95,25 @@ def test_from_zarrx_reads_every_value(tmp_path, scheduler):
     assert float(total) == pytest.approx(float(a.sum(dtype="f8")), rel=1e-9)
 
 
+
+def test_a_slice_of_a_block_reads_only_the_chunks_it_covers():
+    """Slicing a dask array read from zarrx is folded into the block's read, as
+    ``dask.array.from_zarr`` folds it: a few elements of a one-block array read the chunks
+    (and shard indexes) they lie in, not the 1,200 chunks of the block."""
+    counted = CountingStore(MemoryStore())
+    z = sharded(counted)
+    a = data(z.shape)
+    z[...] = a
+    for x in (zd.from_zarrx(z), z.to_dask(), zd.from_zarrx(z, inline_array=True)):
+        assert x.numblocks == (1, 1)
+        counted.reset()
+        np.testing.assert_array_equal(x[3:7, 5:9].compute(), a[3:7, 5:9])
+        assert counted.counts["get"] <= 2                 # chunk (0, 0) and its shard's index
+        counted.reset()
+        np.testing.assert_array_equal(x[::50, 16:31].compute(), a[::50, 16:31])
+        assert counted.counts["get"] <= 16                # 8 chunks in 8 shards
+
+
 def test_from_zarrx_of_groups_v2_and_stores(tmp_path):
     g = zarrx.open_group(tmp_path / "g.zarr", mode="w", zarr_format=2)
     arr = g.create_array("temp/t", shape=(30, 20), dtype="<i8", chunks=(7, 6), fill_value=0)

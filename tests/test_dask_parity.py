@@ -240,3 +240,20 @@ def test_shards_without_chunks_take_the_block_shape_as_chunks(tmp_path):
     ours = zarrx.open_array(str(tmp_path / "z.zarr"), mode="r")
     assert (ours.chunks, ours.shards) == (theirs.chunks, theirs.shards) == ((3, 3), (18, 18))
     assert np.array_equal(ours[...], x.compute())
+
+
+@pytest.mark.parametrize("url", ["memory://zarrx-dask-read-obstore", "memory://zarrx-dask-read-fsspec"])
+def test_memory_url_reads_are_refused_in_worker_processes(url):
+    """A ``memory://`` store reopened in another process is that process's own, empty one: its
+    blocks read as the fill value there (with dask and zarr-python too, without an error)."""
+    from zarrx.store.remote import FsspecStore, ObjectStore
+    kind = ObjectStore if "obstore" in url else FsspecStore
+    pytest.importorskip("obstore" if kind is ObjectStore else "fsspec")
+    z = zarrx.create_array(kind(url), shape=(20, 20), dtype="i4", chunks=(10, 10),
+                           fill_value=0, overwrite=True)
+    z[...] = 7
+    x = zd.from_zarrx(z)
+    with pytest.raises(zarrx.ZarrError, match=re.escape(
+            "from_zarrx(/): cannot read an in-memory array (memory://) in another process")):
+        x.sum().compute(scheduler="processes", num_workers=2)
+    assert int(pickle.loads(pickle.dumps(x)).sum().compute(scheduler="threads")) == 2800

@@ -13,6 +13,7 @@ a conditional write, as every zarrx write does.
 from __future__ import annotations
 
 import itertools
+import os
 import pickle
 import uuid
 import weakref
@@ -26,7 +27,8 @@ from zarrx.dask.chunks import (aligned_chunks, check_chunks, default_chunks, is_
 from zarrx.errors import ArgumentError, ReadOnlyError, ZarrError
 from zarrx.store.memory import MemoryStore
 
-__all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "scheduler_kind"]
+__all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "memory_url",
+           "scheduler_kind"]
 
 
 #: id of an in-memory store -> its token, dropped when the store is collected
@@ -71,20 +73,33 @@ def _tokenize(*parts: Any) -> str:
 
 
 class BlockReader:
-    """What ``dask.array.from_array`` holds: the array handle, read by basic selections. (The
-    handle itself is not passed: dask asks it for ``chunks``, which a rectilinear grid lacks.)"""
+    """What ``dask.array.from_array`` holds: the array handle, read by the selections dask's
+    getter makes (a block's slices, with any later slicing of the block folded in, as for
+    ``dask.array.from_zarr``, so a slice reads only the chunks it covers). (The handle itself
+    is not passed: dask asks it for ``chunks``, which a rectilinear grid lacks.)
 
-    __slots__ = ("array", "shape", "dtype", "ndim")
+    A reader of a ``memory://`` store refuses to read in another process, where the store is
+    that process's own, empty one (a ``MemoryStore`` pickles its data and reads anywhere)."""
 
-    def __init__(self, array: Any) -> None:
+    __slots__ = ("array", "shape", "dtype", "ndim", "origin")
+
+    def __init__(self, array: Any, origin: int | None = None) -> None:
         self.array = array
         self.shape, self.dtype, self.ndim = array.shape, array.dtype, array.ndim
+        self.origin = origin
 
     def __getitem__(self, selection: Any) -> Any:
+        if self.origin is not None and self.origin != os.getpid():
+            raise ZarrError(f"from_zarrx({self.array.name}): cannot read an in-memory array "
+                            f"(memory://) in another process: there its store is empty; use "
+                            f"the threaded or synchronous scheduler, or a store on disk")
         return self.array[selection]
 
     def __reduce__(self) -> tuple:
-        return (BlockReader, (self.array,))
+        origin = self.origin
+        if origin is None and memory_url(self.array.store):
+            origin = os.getpid()
+        return (BlockReader, (self.array, origin))
 
     def __repr__(self) -> str:
         return f"BlockReader({self.array!r})"
@@ -117,7 +132,7 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
     if name is None:
         name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
     empty = np.empty((0,) * arr.ndim, dtype=arr.dtype)
-    return da.from_array(BlockReader(arr), chunks=blocks, name=name, lock=False, asarray=True, fancy=False,
+    return da.from_array(BlockReader(arr), chunks=blocks, name=name, lock=False, asarray=True,
                          inline_array=inline_array, meta=empty)
 
 
@@ -127,11 +142,21 @@ def in_memory(store: Any) -> bool:
     fsspec's memory, one per process), whose pickled copy in another process does not share
     the data. Wrappers are looked through: zarrx's (``inner``, ``store``) and zarr-python's
     (``LoggingStore``, any ``WrapperStore``: ``_store``)."""
+    return _find_memory(store, urls_only=False)
+
+
+def memory_url(store: Any) -> bool:
+    """Whether ``store`` (or the store it wraps) is a ``memory://`` remote store (obstore's or
+    fsspec's): unlike a ``MemoryStore``, its pickled copy holds no data, so another process
+    reopens an empty store of its own."""
+    return _find_memory(store, urls_only=True)
+
+
+def _find_memory(store: Any, urls_only: bool) -> bool:
     for _ in range(8):
-        if isinstance(store, MemoryStore):
-            return True
-        if any(c.__name__ == "MemoryStore" and c.__module__.split(".")[0] == "zarr"
-               for c in type(store).__mro__):
+        if not urls_only and (isinstance(store, MemoryStore) or any(
+                c.__name__ == "MemoryStore" and c.__module__.split(".")[0] == "zarr"
+                for c in type(store).__mro__)):
             return True
         if getattr(store, "kind", None) == "memory" or \
                 type(getattr(store, "fs", None)).__name__ == "MemoryFileSystem":
