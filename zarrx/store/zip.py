@@ -44,7 +44,8 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versione
                               check_generation, check_path_key, conflict, is_absent,
                               key_problem)
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
-from zarrx.store.ziptemp import fsync_temp, make_temp, release, remove_stale, remove_temp
+from zarrx.store.ziptemp import (fsync_temp, keep_owner_and_mode, make_temp, release,
+                                 remove_stale, remove_temp)
 
 try:
     import fcntl
@@ -395,6 +396,7 @@ class _Pending:
                     remove_temp(tmp)
                 return
             self.zf.close()                     # writes the central directory
+            keep_owner_and_mode(tmp, self.path)
             fsync_temp(tmp)
             if self.mode == "x" or (self.mode == "a" and self.base is None):
                 try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 
 from zarrx.store.localfs import TMP_MARK, temp_name
 
@@ -29,7 +30,8 @@ try:
 except ImportError:                             # Windows: no locks, so nothing is removed
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["make_temp", "release", "remove_stale", "fsync_temp", "remove_temp"]
+__all__ = ["make_temp", "release", "remove_stale", "keep_owner_and_mode", "fsync_temp",
+           "remove_temp"]
 
 _OPEN = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
 _PROBE = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -90,6 +92,25 @@ def remove_stale(path: str) -> list[str]:
         finally:
             os.close(fd)                        # releases the lock, after the removal
     return removed
+
+
+def keep_owner_and_mode(tmp: str, path: str) -> None:
+    """Give the temporary archive ``tmp`` the owner, group and permission bits of the archive at
+    ``path`` it is about to replace, as ``zipfile`` writing in place keeps them: a private
+    archive (``0o600``) stays private. Nothing to keep when there is no archive at ``path``;
+    an owner or group this process may not give is left as it is."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return
+    for uid in (st.st_uid, -1):                 # the owner only for root; the group if ours
+        try:
+            os.chown(tmp, uid, st.st_gid)
+            break
+        except (OSError, AttributeError):       # (no chown on Windows)
+            continue
+    with contextlib.suppress(OSError):          # after chown, which clears set-id bits
+        os.chmod(tmp, stat.S_IMODE(st.st_mode))
 
 
 def fsync_temp(path: str) -> None:

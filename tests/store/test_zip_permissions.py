@@ -1,0 +1,71 @@
+"""A writing ZipStore replaces the archive with a new file: the new archive keeps the
+permission bits of the one it replaces, as ``zipfile`` writing in place keeps them."""
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+import pytest
+
+from zarrx.store import ZipStore
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
+
+GROUP = b'{"zarr_format": 3, "node_type": "group"}'
+
+
+def _bits(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.parametrize("mode", ["a", "w"])
+@pytest.mark.parametrize("bits", [0o600, 0o640, 0o444])
+def test_a_replaced_archive_keeps_its_permissions(tmp_path, mode, bits):
+    path = tmp_path / "private.zip"
+    with ZipStore(path, mode="w") as z:
+        z.set("zarr.json", GROUP)
+    os.chmod(path, bits)
+    with ZipStore(path, mode=mode) as z:
+        z.set("a/zarr.json", GROUP)
+    assert _bits(path) == bits
+    with ZipStore(path, mode="r") as z:
+        assert z.get("a/zarr.json") == GROUP
+
+
+def test_a_new_archive_follows_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        with ZipStore(tmp_path / "new.zip", mode="w") as z:
+            z.set("zarr.json", GROUP)
+        with ZipStore(tmp_path / "x.zip", mode="x") as z:
+            z.set("zarr.json", GROUP)
+    finally:
+        os.umask(old)
+    assert _bits(tmp_path / "new.zip") == 0o640
+    assert _bits(tmp_path / "x.zip") == 0o640
+
+
+def test_an_archive_written_through_a_symbolic_link_keeps_its_target_permissions(tmp_path):
+    target = tmp_path / "real.zip"
+    with ZipStore(target, mode="w") as z:
+        z.set("zarr.json", GROUP)
+    os.chmod(target, 0o600)
+    link = tmp_path / "link.zip"
+    link.symlink_to(target)
+    with ZipStore(link, mode="a") as z:
+        z.set("a/zarr.json", GROUP)
+    assert link.is_symlink()
+    assert _bits(target) == 0o600
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="chown needs root")
+def test_an_archive_replaced_by_root_keeps_its_owner(tmp_path):
+    path = tmp_path / "theirs.zip"
+    with ZipStore(path, mode="w") as z:
+        z.set("zarr.json", GROUP)
+    os.chown(path, 65534, 65534)
+    with ZipStore(path, mode="a") as z:
+        z.set("a/zarr.json", GROUP)
+    st = os.stat(path)
+    assert (st.st_uid, st.st_gid) == (65534, 65534)
