@@ -27,7 +27,7 @@ import warnings
 import zipfile
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from zarrx.errors import StoreError, ZarrUserWarning
@@ -105,6 +105,8 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
                              f"({n} bytes or more at offset {start}) overlaps {other} at offset "
                              f"{end}")
     out: dict[str, zipfile.ZipInfo] = {}
+    unsafe = _Skipped(where, "unsafe or damaged")
+    replaced = _Skipped(where, "replaced by a later entry of their name")
     for info in infos:
         name = _key(info)
         problem = key_problem(name)
@@ -113,16 +115,37 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
             problem = (f"stored entry declares {info.file_size} bytes but holds "
                        f"{info.compress_size}")
         if problem is not None:
-            warnings.warn(f"{where}: skipping zip entry {name!r}: {problem}", ZarrUserWarning,
-                          stacklevel=3)
+            unsafe.add(lambda: f"{where}: skipping zip entry {name!r}: {problem}")
             continue
         if name in out:                 # as zipfile and zarr-python read it: the last one
-            warnings.warn(f"{where}: skipping zip entry {name!r} at offset "
-                          f"{out[name].header_offset}: a later entry of the same name (at "
-                          f"offset {info.header_offset}) replaces it", ZarrUserWarning,
-                          stacklevel=3)
+            first, later = out[name].header_offset, info.header_offset
+            replaced.add(lambda: f"{where}: skipping zip entry {name!r} at offset {first}: a "
+                                 f"later entry of the same name (at offset {later}) replaces it")
         out[name] = info
+    unsafe.finish()
+    replaced.finish()
     return out
+
+
+class _Skipped:
+    """The warnings for entries skipped for one reason: the first few each name their entry,
+    and one more counts the rest, so an archive zarr-python updated many times (each rewritten
+    chunk a new entry) warns in a few lines, not one line per entry."""
+
+    SHOWN = 10
+
+    def __init__(self, where: str, why: str) -> None:
+        self.where, self.why, self.count = where, why, 0
+
+    def add(self, message: Callable[[], str]) -> None:
+        self.count += 1
+        if self.count <= self.SHOWN:
+            warnings.warn(message(), ZarrUserWarning, stacklevel=4)
+
+    def finish(self) -> None:
+        if self.count > self.SHOWN:
+            warnings.warn(f"{self.where}: skipping {self.count - self.SHOWN} more zip entries "
+                          f"{self.why}", ZarrUserWarning, stacklevel=4)
 
 
 def positional(fp: BinaryIO) -> BinaryIO:
