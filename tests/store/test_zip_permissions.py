@@ -3,11 +3,13 @@ permission bits of the one it replaces, as ``zipfile`` writing in place keeps th
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 
 import pytest
 
+from zarrx.errors import StoreError
 from zarrx.store import ZipStore
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX permission bits")
@@ -20,7 +22,7 @@ def _bits(path):
 
 
 @pytest.mark.parametrize("mode", ["a", "w"])
-@pytest.mark.parametrize("bits", [0o600, 0o640, 0o444])
+@pytest.mark.parametrize("bits", [0o600, 0o640, 0o604])
 def test_a_replaced_archive_keeps_its_permissions(tmp_path, mode, bits):
     path = tmp_path / "private.zip"
     with ZipStore(path, mode="w") as z:
@@ -69,3 +71,31 @@ def test_an_archive_replaced_by_root_keeps_its_owner(tmp_path):
         z.set("a/zarr.json", GROUP)
     st = os.stat(path)
     assert (st.st_uid, st.st_gid) == (65534, 65534)
+
+
+@pytest.mark.parametrize("mode", ["a", "w"])
+def test_an_archive_the_process_may_not_write_is_refused_and_kept(tmp_path, monkeypatch, mode):
+    # as zipfile refuses to open it for writing; the folder alone would let zarrx replace it
+    # (checked with os.access faked, since root may write any file)
+    path = tmp_path / "ro.zip"
+    with ZipStore(path, mode="w") as z:
+        z.set("zarr.json", GROUP)
+    os.chmod(path, 0o444)
+    before = path.read_bytes()
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda p, how, **kw: False if (
+        os.fspath(p) == str(path) and how == os.W_OK) else access(p, how, **kw))
+    where = f"ZipStore({str(path)!r}, mode={mode!r})"
+    if mode == "w":
+        with pytest.raises(StoreError, match=re.escape(
+                f"{where}: cannot open in mode 'w': [Errno 13] the archive is read-only: ")):
+            ZipStore(path, mode="w")
+    else:
+        with ZipStore(path, mode="a") as z:
+            assert z.get("zarr.json") == GROUP          # reading needs no write permission
+            with pytest.raises(StoreError, match=re.escape(
+                    f"{where}: cannot write entry 'a/zarr.json': [Errno 13] the archive is "
+                    f"read-only: ")):
+                z.set("a/zarr.json", GROUP)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["ro.zip"]

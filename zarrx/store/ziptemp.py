@@ -20,6 +20,7 @@ archive whose lock it can take, so leftovers do not pile up:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 
@@ -41,7 +42,11 @@ _PROBE = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 
 def make_temp(path: str) -> tuple[str, int]:
     """A new, empty temporary archive for the archive at ``path``: its path and a descriptor
     holding the lock on it (close it with :func:`release` once the temporary is moved in place
-    or removed)."""
+    or removed). An archive at ``path`` this process may not write is refused
+    (``PermissionError``), as ``zipfile`` refuses to open it for writing, though the folder would
+    let a new file replace it."""
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, "the archive is read-only", path)
     folder, name = os.path.split(path)
     for _ in range(8):
         tmp = os.path.join(folder, temp_name(name))
