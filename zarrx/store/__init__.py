@@ -87,6 +87,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
                 raise StoreNotFoundError(f"make_store: {path!r}: mode 'r+' needs an existing "
                                          "archive")
             return ZipStore(path, _ZIP_MODES[mode])
+        _refuse_inside_archive(path)
         return LocalStore(path, mode=mode)
     if storage_options and not isinstance(obj, (bytes, int, float, list, tuple)):
         raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
@@ -106,3 +107,17 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
     raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "
                             f"mapper, an obstore store or a zarr-python store, found "
                             f"{type(obj).__name__} {obj!r}")
+
+
+def _refuse_inside_archive(path: str) -> None:
+    """Refuse a path that names something inside a zip archive (``data.zip/group/array``): it
+    is no directory, and the archive's nodes open through the archive and ``path=``."""
+    parts = path.replace(os.sep, "/").split("/")
+    for i, part in enumerate(parts[:-1]):
+        if part.lower().endswith(".zip"):
+            archive = "/".join(parts[:i + 1])
+            if os.path.isfile(archive):
+                inner = "/".join(p for p in parts[i + 1:] if p)
+                raise StoreError(f"make_store: {path!r} is inside the zip archive {archive!r}: "
+                                 f"open the archive and the node in it, as "
+                                 f"zarrx.open({archive!r}, path={inner!r})")
