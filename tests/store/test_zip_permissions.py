@@ -35,6 +35,21 @@ def test_a_replaced_archive_keeps_its_permissions(tmp_path, mode, bits):
         assert z.get("a/zarr.json") == GROUP
 
 
+@pytest.mark.parametrize("mode", ["a", "w"])
+def test_the_archive_being_written_is_as_private_as_the_one_it_replaces(tmp_path, mode):
+    """The temporary archive has the bits before any data is in it, not only once moved in
+    place."""
+    path = tmp_path / "private.zip"
+    with ZipStore(path, mode="w") as z:
+        z.set("zarr.json", GROUP)
+    os.chmod(path, 0o600)
+    with ZipStore(path, mode=mode) as z:
+        z.set("a/zarr.json", GROUP)
+        temps = [p for p in tmp_path.iterdir() if p.name != "private.zip"]
+        assert temps and all(_bits(p) == 0o600 for p in temps), \
+            [(p.name, oct(_bits(p))) for p in temps]
+
+
 def test_a_new_archive_follows_the_umask(tmp_path):
     old = os.umask(0o027)
     try:

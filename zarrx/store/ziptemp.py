@@ -56,6 +56,7 @@ def make_temp(path: str) -> tuple[str, int]:
             continue
         _lock(fd, wait=True)
         if _names(tmp, fd):
+            keep_owner_and_mode(tmp, path)      # before a byte of a private archive is in it
             return tmp, fd
         os.close(fd)                            # a remover took it first: make another
     raise FileExistsError(f"cannot make a temporary archive beside {path!r}")
