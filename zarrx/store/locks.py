@@ -189,8 +189,8 @@ def _identity(store: Store) -> object:
     if shared is not None:
         return shared
     root = getattr(store, "root", None)
-    if isinstance(root, (str, os.PathLike)):
-        return (type(store).__name__, os.fspath(root))
+    if isinstance(root, str):
+        return (type(store).__name__, root)
     inner = getattr(store, "inner", None)
     if isinstance(inner, Store):
         return _identity(inner)
