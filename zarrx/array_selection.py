@@ -15,7 +15,7 @@ from zarrx import _outputs, box_read, box_write, chunk_io, chunk_read, chunk_wri
 from zarrx import text_items
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.fields import check_fields, pop_fields, take_fields
-from zarrx.selection import check_basic
+from zarrx.selection import check_basic, numpy_layout, plan_layout
 
 if TYPE_CHECKING:
     from zarrx.array import Array
@@ -34,6 +34,10 @@ class Selecting:
         """The selection read (into ``out``), or ``fields`` of it taken (with ``out`` None)."""
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
+        if plan.view is not None and out is not None:    # read as planned, then laid out
+            _check_out(out, plan.shape, self.dtype, self.name)[...] = \
+                self._read(selection, kind, None, fields)
+            return out
         result = self._out(plan.out_shape, out)
         if not box_read.read_box(self._io, plan, result):
             chunk_read.read_into(self._io, plan.chunks, result, flat=plan.flat)
@@ -44,6 +48,8 @@ class Selecting:
         if self._strings is not None:
             result = text_items.as_strings(self._io, plan, result, self._strings,
                                            self._utf8_only)
+        if plan.view is not None:
+            result = numpy_layout(result, plan.view)
         if out is None and result.ndim == 0:
             return result[()]
         return result
@@ -138,12 +144,14 @@ class Selecting:
         dtype = self._meta.data_type.numpy
         if fields is not None:       # the fields set in each stored chunk as it is updated
             fields = check_fields(fields, dtype, self.name)
-            records = np.zeros(plan.out_shape, dtype=dtype)
+            records = np.zeros(plan.shape, dtype=dtype)
             try:
                 records[fields] = value
             except (TypeError, ValueError) as exc:
                 raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
                                     f"{type(value).__name__} value: {exc}") from exc
+            if plan.view is not None:
+                records = plan_layout(records, plan.view)
             chunk_write.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
             return
         if self._strings is not None and not (isinstance(value, np.ndarray)
@@ -151,7 +159,9 @@ class Selecting:
             # numpy's conversion to strings, as zarr-python's (5 -> "5", b"x" -> "x"); the
             # chunks hold them as objects
             value = chunk_io.check_value(value, None, self._strings, self.name)
-        arr = chunk_io.check_value(value, plan.out_shape, dtype, self.name)
+        arr = chunk_io.check_value(value, plan.shape, dtype, self.name)
+        if plan.view is not None:
+            arr = plan_layout(arr, plan.view)
         if not box_write.write_box(self._io, plan, arr):
             chunk_write.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 

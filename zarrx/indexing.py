@@ -146,7 +146,7 @@ class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
     __slots__ = ("_at", "_coords", "_iter", "_order", "box", "kind", "nchunks", "out_shape",
-                 "region")
+                 "region", "view")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
                  coords: Any, box: tuple[tuple[int, int], ...] | None = None) -> None:
@@ -162,6 +162,18 @@ class SelectionPlan:
         self._at = at              # callable(C-order index) -> ChunkProjection
         self._coords = coords      # callable() -> (nchunks, ndim) int64 array, C order
         self._order: np.ndarray | None = None
+        # (output axis, index shape) when a basic selection's index array has several axes:
+        # ``out_shape`` holds its positions flattened on that axis, and
+        # :func:`~zarrx.selection.numpy_layout` lays a result out as numpy does
+        self.view: tuple[int, tuple[int, ...]] | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """numpy's shape of the result (``out_shape`` unless ``view`` is set)."""
+        if self.view is None:
+            return self.out_shape
+        at, ishape = self.view
+        return self.out_shape[:at] + ishape + self.out_shape[at + 1:]
 
     @property
     def flat(self) -> bool:
@@ -299,6 +311,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
     out_shape: list[int] = []
     outmap: list[int] = []       # per output axis: array axis feeding it, -1 for newaxis
     n_int = n_new = n_arr = 0
+    view = None
     for it in items:
         tag = it[0]
         if tag == "new":
@@ -340,6 +353,8 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         else:
             lists.append(_project_array(it[1], a))
             lens.append(len(lists[-1]))
+            if len(it) > 2:
+                view = (len(out_shape), it[2])
             out_shape.append(it[1].shape[0])
             n_arr += 1
         outmap.append(ax)
@@ -413,8 +428,10 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         return np.stack([np.tile(np.repeat(k, math.prod(lens[ax + 1:])), math.prod(lens[:ax]))
                          for ax, k in enumerate(ks)], axis=1)
 
-    return SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords,
+    plan = SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords,
                          tuple(box) if box else None)
+    plan.view = view
+    return plan
 
 
 # ------------------------------------------------------------------- coordinate / mask plans

@@ -1,13 +1,16 @@
 """User selections (numpy semantics) parsed into per-axis items, before any chunk is involved.
 
 Parsed per-axis items: ``("new",)`` newaxis, ``("int", pos)``, ``("slice", start, n, step)``
-with every selected position inside the axis, ``("array", int64 positions)``. Coordinate and
+with every selected position inside the axis, ``("array", int64 positions)`` (in a basic
+selection, with an index array of several axes: ``("array", flat positions, its shape)``).
+Coordinate and
 mask selections parse into flat int64 positions per axis and the result shape. Every problem
 is an :class:`~zarrx.errors.IndexingError` that names the axis and what was found.
 :mod:`zarrx.indexing` projects the parsed items onto a chunk grid.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +23,7 @@ from zarrx.metadata._util import short
 from zarrx.metadata.grid import MAX_NDIM
 
 __all__ = ["kind_of", "parse_basic", "check_basic", "parse_orthogonal", "parse_coordinate",
-           "parse_block", "parse_mask", "is_int", "positions"]
+           "parse_block", "parse_mask", "is_int", "positions", "numpy_layout", "plan_layout"]
 
 _USE = ("use z.oindex[...] for orthogonal (outer) selection or z.vindex[...] for coordinate "
         "(point-wise) selection")
@@ -135,6 +138,8 @@ def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
         raise IndexingError(f"index array on axis {axis}: expected integers or booleans, "
                             f"found dtype {a.dtype}")
     if a.ndim != 1:
+        if what == "basic":         # numpy: the axis becomes the index array's axes
+            return ("array", positions(a, size, axis), a.shape)
         raise IndexingError(f"{what} index array on axis {axis}: expected 1 dimension, "
                             f"found shape {a.shape}")
     return ("array", positions(a, size, axis))
@@ -190,7 +195,8 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
                                 f"have the array's full shape {shape} and stand alone")
         items.append(_parse_axis(s, shape[ax], ax, "basic"))
         ax += 1
-    out_ndim = sum(1 for it in items if it[0] != "int")
+    out_ndim = sum(len(it[2]) if it[0] == "array" and len(it) > 2 else 1
+                   for it in items if it[0] != "int")
     if out_ndim > MAX_NDIM:
         raise IndexingError(f"basic selection: the result would have {out_ndim} dimensions, "
                             f"more than numpy's {MAX_NDIM}")
@@ -200,7 +206,8 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
     if arrays:
         # numpy moves the array's axis to the front when integers and the array are not
         # adjacent; the orthogonal result agrees only when that axis comes first anyway
-        # (adjacency as written: an Ellipsis separates them even where it stands for no axis)
+        # (adjacency as written: an Ellipsis separates them even where it stands for no axis).
+        # zarr-python gives the orthogonal result there: refused, rather than differ silently
         written = sel if isinstance(sel, tuple) else (sel,)
         adv = [i for i, s in enumerate(written)
                if s is not None and s is not Ellipsis and not isinstance(s, slice)]
@@ -209,6 +216,21 @@ def parse_basic(sel: Any, shape: tuple[int, ...]) -> tuple[str, Any]:
             raise IndexingError("basic selection mixes an index array with integers that are "
                                 f"not adjacent (numpy would move the array's axis first); {_USE}")
     return "items", items
+
+
+def numpy_layout(arr: np.ndarray, view: tuple[int, tuple[int, ...]]) -> np.ndarray:
+    """``arr`` as numpy lays out a basic selection with an index array of several axes:
+    the plan's axis ``view[0]``, holding the array's positions flattened, split into the
+    array's shape ``view[1]`` (a view of a C-contiguous ``arr``)."""
+    at, ishape = view
+    return arr.reshape(arr.shape[:at] + ishape + arr.shape[at + 1:])
+
+
+def plan_layout(arr: np.ndarray, view: tuple[int, tuple[int, ...]]) -> np.ndarray:
+    """The inverse of :func:`numpy_layout`: ``arr`` in numpy's layout as the plan lays it out
+    (a view where numpy can make one, else a copy)."""
+    at, ishape = view
+    return arr.reshape(arr.shape[:at] + (math.prod(ishape),) + arr.shape[at + len(ishape):])
 
 
 def check_basic(sel: Any, what: str) -> None:
