@@ -221,7 +221,7 @@ def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = 
     elif kind == "orthogonal":
         plan = _plan_outer(parse_orthogonal(selection, g.shape), g, kind)
     elif kind == "coordinate":
-        if g.ndim == 0:
+        if g.ndim == 0 and kind_of(selection, ()) != "mask":
             parse_orthogonal(selection, g.shape)     # () or ...: the one cell
             plan = _plan_points([], (), g, kind)
         else:

@@ -262,7 +262,7 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
             if a.shape != shape:
                 raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
                                                   f"found {a.shape}")
-            return [p.astype(np.int64) for p in np.nonzero(a)], (int(a.sum()),)
+            return parse_mask(a, shape)
     if len(sel) != ndim:
         raise VindexInvalidSelectionError(f"coordinate selection: expected {ndim} index arrays "
                                           f"(one per axis), found {len(sel)}")
@@ -329,9 +329,10 @@ def kind_of(selection: Any, shape: Sequence[int]) -> str:
     points; on a 1-d array, any integer array); else ``"basic"`` (which also accepts one index
     array along one axis)."""
     ndim = len(shape)
-    # a mask in a 1-tuple (``z[mask,]``) is a mask as well, as in numpy and zarr-python
+    # a mask in a 1-tuple (``z[mask,]``) is a mask as well, as in numpy and zarr-python; so is
+    # a 0-d boolean array of a 0-d array (numpy's ``a[np.array(True)]``)
     alone = selection[0] if type(selection) is tuple and len(selection) == 1 else selection
-    if isinstance(alone, (np.ndarray, list)) and ndim >= 1:
+    if isinstance(alone, np.ndarray) if ndim == 0 else isinstance(alone, (np.ndarray, list)):
         a = _as_index_array(alone)
         if a is not None and a.dtype == np.bool_ and a.shape == tuple(shape):
             return "mask"
