@@ -3,9 +3,8 @@
 Parsed per-axis items: ``("new",)`` newaxis, ``("int", pos)``, ``("slice", start, n, step)``
 with every selected position inside the axis, ``("array", int64 positions)`` (in a basic
 selection, with an index array of several axes: ``("array", flat positions, its shape)``).
-Coordinate and
-mask selections parse into flat int64 positions per axis and the result shape. Every problem
-is an :class:`~zarrx.errors.IndexingError` that names the axis and what was found.
+Coordinate and mask selections parse into flat int64 positions per axis and the result shape.
+Every problem is an :class:`~zarrx.errors.IndexingError` that names the axis and what was found.
 :mod:`zarrx.indexing` projects the parsed items onto a chunk grid.
 """
 from __future__ import annotations
