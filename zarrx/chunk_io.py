@@ -317,7 +317,9 @@ def _located(exc: ZarrError | MemoryError, io: ArrayIO, coords: tuple[int, ...],
 def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
                 where: str) -> np.ndarray:
     """``value`` as an array of ``dtype`` broadcast to ``shape`` (no copy; ``None``: its own
-    shape), or an ArgumentError saying why not, also of the builtin class numpy raised
+    shape) after dropping leading axes of length 1 beyond ``shape``'s (of one axis or more), as
+    numpy's assignment does, or an ArgumentError saying why not, also of the builtin class numpy
+    raised
     (``TypeError``, ``OverflowError``), as zarr-python passes those on. numpy's
     ``RuntimeError`` (dates printed into strings too short for them) is an ArgumentError."""
     try:
@@ -330,6 +332,11 @@ def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
                   f"to dtype {dtype}: {exc}") from exc
     if shape is None:
         return arr
+    extra = arr.ndim - len(shape)
+    if extra > 0 and shape and all(n == 1 for n in arr.shape[:extra]):
+        # numpy drops a value's leading axes of length 1 (not for one element: numpy's
+        # ``a[i, j] = [[1]]`` is refused, as in zarr-python)
+        arr = arr.reshape(arr.shape[extra:])
     try:
         return np.broadcast_to(arr, shape)
     except ValueError as exc:
