@@ -129,3 +129,40 @@ def test_save_group_saves_every_array_in_the_format_of_the_group_above(fmt):
     g = zarrx.open_group(store, path="s", mode="r")
     assert g.zarr_format == fmt and sorted(g.keys()) == ["arr_0", "words"]
     assert g["words"][...].tolist() == ["a", "bc"] and g["arr_0"][...].tolist() == [0, 1, 2]
+
+
+def _array_document(fmt: int, codec: dict) -> dict:
+    if fmt == 3:
+        return {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+                "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+                "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, codec]}
+    return {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i4", "fill_value": 0,
+            "order": "C", "filters": None, "compressor": codec}
+
+
+@pytest.mark.parametrize("on_group", [False, True], ids=["create_hierarchy", "Group"])
+def test_create_hierarchy_refuses_an_unknown_codec_before_writing(fmt, on_group):
+    """As create_array and zarr-python refuse it: written, the array could never be read or
+    written."""
+    store = hierarchy(fmt)
+    before = dict(store)
+    codec = {"name": "nope"} if fmt == 3 else {"id": "nope"}
+    nodes = {"new/g": {"zarr_format": fmt, "node_type": "group"} if fmt == 3 else
+             {"zarr_format": 2}, "new/x": _array_document(fmt, codec)}
+    with pytest.raises(zarrx.errors.UnknownCodecError, match="unknown (codec|numcodecs codec id)"
+                                                             " 'nope'"):
+        if on_group:
+            zarrx.open_group(store, mode="r+").create_hierarchy(nodes)
+        else:
+            zarrx.create_hierarchy(store=store, nodes=nodes)
+    assert store == before
+
+
+def test_create_hierarchy_writes_arrays_of_known_codecs(fmt):
+    codec = {"name": "zstd", "configuration": {"level": 1, "checksum": False}} if fmt == 3 \
+        else {"id": "zstd", "level": 1}
+    store: dict = {}
+    made = dict(zarrx.create_hierarchy(store=store, nodes={"x": _array_document(fmt, codec)}))
+    made["x"][...] = [1, 2, 3, 4]
+    assert zarrx.open_array(store, path="x", mode="r")[...].tolist() == [1, 2, 3, 4]
