@@ -43,11 +43,12 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError, NodeNotFoundError,
-                          ZarrError)
+from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError, MetadataError,
+                          NodeNotFoundError, ZarrError)
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
@@ -234,7 +235,11 @@ def update_attributes(store: Store, path: str, meta: Meta,
         current = {} if raw is None else _attrs_v2(bytes(raw), key)
         new = edit(current)
         attrs[:] = [new]
-        return dumps(new) if new else None      # no attributes: no .zattrs
+        if not new:                             # no attributes: no .zattrs
+            return None
+        out = dumps(new)
+        _attrs_v2(out, key)     # parses back as a reader parses it (its size limit), or raises
+        return out
 
     def write() -> Meta:
         update_object(store, key, modify2, key)
@@ -377,13 +382,26 @@ def consolidate(store: Store, path: str = "", zarr_format: int | None = None) ->
         if v3:
             new = dataclasses.replace(current, consolidated=entries)
             done[:] = [new]
-            return dumps(serialize_v3(new))
+            return _fits(dumps(serialize_v3(new)), path, key)
         pending = [] if raw is None else _pending_of(bytes(raw), key)
         done[:] = [dataclasses.replace(root, consolidated=entries)]
-        return dumps(serialize_zmetadata({"": root, **entries}, pending))
+        return _fits(dumps(serialize_zmetadata({"": root, **entries}, pending)), path, key)
 
     update_object(store, key, modify, key)
     return done[0]
+
+
+def _fits(doc: bytes, path: str, key: str) -> bytes:
+    """``doc``, the consolidated document of the group at ``path`` to be written at ``key``,
+    unless it is larger than a reader takes (then no reader, zarrx included, could open the
+    group, a v3 one even without its consolidated metadata): a MetadataError, before anything
+    is written."""
+    if len(doc) > MAX_DOCUMENT_BYTES:
+        raise MetadataError(f"consolidate_metadata: the consolidated metadata of the group at "
+                            f"{path or '/'!r} would take {len(doc)} bytes at {key!r}, more "
+                            f"than the {MAX_DOCUMENT_BYTES} bytes a reader takes; nothing was "
+                            f"written (consolidate the groups below it, path=..., instead)")
+    return doc
 
 
 def _pending_of(raw: bytes, key: str) -> list[str]:
