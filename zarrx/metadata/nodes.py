@@ -175,6 +175,7 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
             stored = load_node(store, path, zarr_format, consolidated=False)
             if stored is not None:
                 entries[rel] = _without_consolidated(stored)
+                _list_parents(store, group, rel, zarr_format, entries)
             else:
                 entries.pop(rel, None)
             pending.discard(rel)
@@ -187,6 +188,21 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
         raise
     _edit_all(store, marked, finishing)
     return new
+
+
+def _list_parents(store: Store, group: str, rel: str, zarr_format: int,
+                  entries: dict[str, Any]) -> None:
+    """Add to ``entries`` (of the consolidated document of the group at ``group``) the groups
+    between that group and its node ``rel`` which it does not list: groups made after it was
+    written by a writer that does not keep it in step (zarr-python). A document listing a node
+    but not its parent is broken for zarr-python, which then cannot open the group at all."""
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        above = "/".join(parts[:i])
+        if above not in entries:
+            meta = load_node(store, join(group, above), zarr_format, consolidated=False)
+            if meta is not None:
+                entries[above] = _without_consolidated(meta)
 
 
 def _gone(store: Store, path: str) -> NodeNotFoundError:
@@ -349,6 +365,7 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
             if meta is not None:
                 entries[rel] = _without_consolidated(meta)
                 entries.update(walked_entries(store, path, rel, fmt))
+                _list_parents(store, group, rel, fmt, entries)
             pending.discard(rel + "/")
         _edit_consolidated(store, fmt, finish, at=group)
 
