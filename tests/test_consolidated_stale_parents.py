@@ -59,3 +59,17 @@ def test_a_write_below_a_group_stale_consolidated_metadata_lacks_lists_the_group
     assert _members(path, below) == want
     assert sorted(n for n, _ in zarrx.open_consolidated(path, mode="r", path=below)
                   .members(max_depth=None)) == want
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_a_write_below_a_group_stale_consolidated_metadata_lists_as_an_array(tmp_path, fmt):
+    """zarr-python replaced the array ``a`` by a group after consolidating."""
+    path = str(tmp_path / "h.zarr")
+    st = zarr.storage.LocalStore(path)
+    zarr.open_group(st, mode="w", zarr_format=fmt).create_array("a", shape=(2,), dtype="i4")
+    zarr.consolidate_metadata(st)
+    zarr.open_group(st, mode="r+", use_consolidated=False).create_group("a", overwrite=True)
+    zarrx.open_group(path, mode="r+").create_array("a/x", shape=(2,), dtype="i4")
+    assert _members(path, "") == ["a", "a/x"]
+    theirs = zarr.open_group(zarr.storage.LocalStore(path, read_only=True), mode="r")
+    assert isinstance(theirs["a"], zarr.Group) and theirs["a/x"].shape == (2,)

@@ -193,16 +193,26 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
 def _list_parents(store: Store, group: str, rel: str, zarr_format: int,
                   entries: dict[str, Any]) -> None:
     """Add to ``entries`` (of the consolidated document of the group at ``group``) the groups
-    between that group and its node ``rel`` which it does not list: groups made after it was
-    written by a writer that does not keep it in step (zarr-python). A document listing a node
-    but not its parent is broken for zarr-python, which then cannot open the group at all."""
+    between that group and its node ``rel`` which it does not list as groups: groups made
+    (over an array, maybe) after it was written by a writer that does not keep it in step
+    (zarr-python). A document listing a node without a group above it is broken for
+    zarr-python, which then cannot open the group at all."""
     parts = rel.split("/")[:-1]
     for i in range(1, len(parts) + 1):
         above = "/".join(parts[:i])
-        if above not in entries:
+        if not _group_entry(entries.get(above)):
             meta = load_node(store, join(group, above), zarr_format, consolidated=False)
-            if meta is not None:
+            if isinstance(meta, GroupMeta):
                 entries[above] = _without_consolidated(meta)
+
+
+def _group_entry(entry: Any) -> bool:
+    """Whether a consolidated entry (metadata, or a document as stored: a v3 ``zarr.json``,
+    the v2 documents of a node by name) is a group's."""
+    if isinstance(entry, dict):
+        return entry.get("node_type") == "group" or (".zgroup" in entry
+                                                     and ".zarray" not in entry)
+    return isinstance(entry, GroupMeta)
 
 
 def _gone(store: Store, path: str) -> NodeNotFoundError:
