@@ -73,3 +73,20 @@ def test_a_write_below_a_group_stale_consolidated_metadata_lists_as_an_array(tmp
     assert _members(path, "") == ["a", "a/x"]
     theirs = zarr.open_group(zarr.storage.LocalStore(path, read_only=True), mode="r")
     assert isinstance(theirs["a"], zarr.Group) and theirs["a/x"].shape == (2,)
+
+
+@pytest.mark.parametrize("fmt", [2, 3], ids=["v2", "v3"])
+def test_an_array_written_where_stale_consolidated_metadata_lists_a_group_drops_its_children(
+        tmp_path, fmt):
+    """zarr-python replaced the group ``a`` (with ``a/b``) by an array after consolidating:
+    the array's entry comes without the stale entries below it."""
+    path = str(tmp_path / "h.zarr")
+    st = zarr.storage.LocalStore(path)
+    zarr.open_group(st, mode="w", zarr_format=fmt).create_group("a").create_group("b")
+    zarr.consolidate_metadata(st)
+    zarr.open_group(st, mode="r+", use_consolidated=False).create_array(
+        "a", shape=(2,), dtype="i4", overwrite=True)
+    zarrx.open_group(path, mode="r+", use_consolidated=False)["a"].attrs["k"] = 1
+    assert _members(path, "") == ["a"]
+    theirs = zarr.open_group(zarr.storage.LocalStore(path, read_only=True), mode="r")
+    assert theirs["a"].attrs["k"] == 1

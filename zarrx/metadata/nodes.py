@@ -174,6 +174,8 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
             stored = load_node(store, path, zarr_format, consolidated=False)
             if stored is not None:
+                if isinstance(stored, ArrayMeta):    # an array has no children: entries
+                    _drop_subtree(entries, rel)      # below it are stale (zarr-python's)
                 entries[rel] = _without_consolidated(stored)
                 _list_parents(store, group, rel, zarr_format, entries)
             else:
