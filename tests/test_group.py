@@ -64,6 +64,26 @@ def test_attrs_persist(fmt):
         g2.attrs["x"] = 1
 
 
+@pytest.mark.parametrize("node", ["group", "array"])
+def test_an_attrs_mapping_taken_earlier_sees_later_changes(fmt, node):
+    """As in zarr-python: ``node.attrs`` shows the node's attributes as they are now, whichever
+    of its mappings (or ``update_attributes``) changed them."""
+    g = build(MemoryStore(), fmt)
+    n = g if node == "group" else g["temperature"]
+    first = n.attrs
+    n.attrs["a"] = 1
+    second = n.attrs
+    first["b"] = 2
+    n.update_attributes({"c": 3})
+    want = {**({"title": "t"} if node == "group" else {}), "a": 1, "b": 2, "c": 3}
+    assert dict(first) == dict(second) == dict(n.attrs) == want
+    del second["a"]
+    assert "a" not in first and len(first) == len(want) - 1
+    if node == "array":
+        n.resize((7,))                   # a shape change keeps what the mapping shows
+        assert first.asdict() == {"b": 2, "c": 3}
+
+
 def test_require_group_and_nested_create(fmt):
     g = build(MemoryStore(), fmt)
     a = g.require_group("measurements")

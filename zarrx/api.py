@@ -308,8 +308,9 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, found)
     check_format(zarr_format)
-    prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)
+    # checked before anything is written: the groups above or the node replaced
     meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
+    prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)
     nodes.save_node(st, path, meta, exists=None if overwrite
                     else exists_error(st, path, _mode, "create_group"))
     return Group(st, path, meta)

@@ -154,16 +154,28 @@ class Selecting:
                 records = plan_layout(records, plan.view)
             chunk_write.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
             return
-        if self._strings is not None and not (isinstance(value, np.ndarray)
-                                                and value.dtype == self._strings):
-            # numpy's conversion to strings, as zarr-python's (5 -> "5", b"x" -> "x"); the
-            # chunks hold them as objects
-            value = chunk_io.check_value(value, None, self._strings, self.name)
-        arr = chunk_io.check_value(value, plan.shape, dtype, self.name)
+        arr = chunk_io.check_value(self._as_strings(value), plan.shape, dtype, self.name)
         if plan.view is not None:
             arr = plan_layout(arr, plan.view)
         if not box_write.write_box(self._io, plan, arr):
             chunk_write.write_from(self._io, plan.chunks, arr, flat=plan.flat)
+
+    def _as_strings(self, value: Any) -> Any:
+        """``value`` of a variable-length string array converted by numpy to strings, as
+        zarr-python converts it (5 -> "5", b"x" -> "x"; the chunks hold them as objects);
+        other values as they are."""
+        if self._strings is not None and not (isinstance(value, np.ndarray)
+                                              and value.dtype == self._strings):
+            return chunk_io.check_value(value, None, self._strings, self.name)
+        return value
+
+    def _as_stored(self, value: Any) -> np.ndarray:
+        """``value`` converted as a write of all cells converts it (an ``ArgumentError`` when
+        it cannot be), so that a caller can refuse it before it stores anything."""
+        value = self._as_strings(value)
+        if self._strings is not None:       # strings: stored as the objects they convert to
+            return value
+        return chunk_io.check_value(value, None, self._meta.data_type.numpy, self.name)
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
                             prototype: Any = None) -> None:

@@ -11,19 +11,21 @@ __all__ = ["Attributes"]
 
 
 class Attributes(MutableMapping[str, Any]):
-    """``node.attrs``: reads come from the node's metadata; each change is written at once.
+    """``node.attrs``: reads come from the node's metadata as the node holds it now
+    (``current()``), so a mapping taken earlier sees the changes made since through the node
+    or another of its mappings, as in zarr-python; each change is written at once.
 
     A change is applied to the attributes as stored when it is written (a read-modify-write
     of the node's document, conditional on the version read: see
     :func:`zarrx.metadata.nodes.update_attributes`), so changes of other keys made meanwhile,
-    by other handles, threads or processes, are kept; this mapping then shows the attributes
-    as that write left them. A key that is not there raises :class:`~zarrx.errors.
-    ArgumentKeyError` (a ``KeyError``) naming the node (``owner``)."""
+    by other handles, threads or processes, are kept; the node then holds (and this mapping
+    shows) the attributes as that write left them. A key that is not there raises
+    :class:`~zarrx.errors.ArgumentKeyError` (a ``KeyError``) naming the node (``owner``)."""
 
-    def __init__(self, data: dict[str, Any],
+    def __init__(self, current: Callable[[], dict[str, Any]],
                  save: Callable[[Callable[[dict[str, Any]], dict[str, Any]]], dict[str, Any]], *,
                  read_only: bool = False, owner: str = "node", where: str = "") -> None:
-        self._data = dict(data)
+        self._current = current
         self._save = save
         self._read_only = read_only
         self._owner = owner
@@ -37,7 +39,11 @@ class Attributes(MutableMapping[str, Any]):
             raise ReadOnlyError(f"attributes of {self._owner}: cannot change them: the node is "
                                 f"open read-only{self._where}")
         check_attributes(changed, f"attributes of {self._owner}")
-        self._data = dict(self._save(edit))
+        self._save(edit)
+
+    @property
+    def _data(self) -> dict[str, Any]:
+        return self._current()
 
     def __getitem__(self, key: str) -> Any:
         try:

@@ -18,13 +18,14 @@ import numpy as np
 from zarrx.api import _store, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
-                             format_of)
+                             format_of, inherited_format, node_path)
 from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta
+from zarrx.store import MemoryStore
 
 __all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy",
            "tree"]
@@ -79,13 +80,21 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                                     f"found {type(arr).__name__}")
     if not args and not kwargs:
         raise ArgumentError("save_group: at least one array must be provided")
-    g = open_group(store, mode="w", path=path, zarr_format=zarr_format,
-                   storage_options=storage_options)
-    items = [(f"arr_{i}", a) for i, a in enumerate(args)] + list(kwargs.items())
-    for name, arr in items:
-        create_array(g.store, name=nodes.join(g.path, name), shape=arr.shape,
-                     dtype=data_dtype(np.asarray(arr), "save_group"),
-                     zarr_format=g.zarr_format, data=np.asarray(arr))
+    st = _store(store, "w", storage_options)
+    at = node_path(path, "save_group", new=True)
+    fmt = inherited_format(st, at, zarr_format)
+    named = [(f"arr_{i}", np.asarray(a)) for i, a in enumerate(args)] + \
+        [(k, np.asarray(a)) for k, a in kwargs.items()]
+    items = [(nodes.join(at, k), a, data_dtype(a, "save_group")) for k, a in named]
+    # mode "w" replaces what is at path: every array is made first where nothing is lost (a
+    # memory store, without its data), so one that cannot be saved replaces nothing
+    scratch = MemoryStore()
+    for name, arr, dtype in items:
+        create_array(scratch, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt,
+                     data=arr, write_data=False)
+    open_group(st, mode="w", path=at, zarr_format=fmt)
+    for name, arr, dtype in items:
+        create_array(st, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt, data=arr)
 
 
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,

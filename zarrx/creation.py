@@ -376,13 +376,15 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                            zarr_format=zarr_format, chunk_key_encoding=chunk_key_encoding,
                            dimension_names=dimension_names, attributes=attributes,
                            order=order or "C")
-    prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found)
-    nodes.save_node(st, path, meta, exists=None if overwrite
-                    else exists_error(st, path, _mode, "create_array"))
     # zarr-python: config's order is the layout reads hand out from this handle, on Zarr v3
     # (which stores no order); a Zarr v2 array keeps the order it stores
     arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks,
                 order=memory_order if zarr_format == 3 else None)
+    if data is not None and write_data:     # data the dtype cannot take: nothing is written
+        data = arr._as_stored(data)
+    prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found)
+    nodes.save_node(st, path, meta, exists=None if overwrite
+                    else exists_error(st, path, _mode, "create_array"))
     if data is not None and write_data:
         arr[...] = data
     return arr

@@ -239,10 +239,11 @@ class Group(Node):
         path = self._child_path(name)
         check_node_names(name.replace("\\", "/").split("/"), name,
                          f"group {self.name!r}: create_group")
+        # checked before anything is written: the groups above or the node replaced
+        meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"),
+                         zarr_format=self._meta.zarr_format)
         # the new group and the nodes between: one batched read for the checks
         above = Ancestors(self._store, path, base=self._path)
-        make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group",
-                     above)
 
         def exists(found: Any) -> ZarrError:
             return node_exists(isinstance(found, ArrayMeta),
@@ -250,10 +251,10 @@ class Group(Node):
         existing = above(path)
         if existing is not None and not overwrite:
             raise exists(existing)
+        make_parents(self._store, self._path, path, self._meta.zarr_format, "create_group",
+                     above)
         if existing is not None or overwrite:
             nodes.delete_node(self._store, path)
-        meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"),
-                         zarr_format=self._meta.zarr_format)
         nodes.save_node(self._store, path, meta, exists=None if overwrite else exists)
         self._forget_consolidated()
         return Group(self._store, path, meta)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zarrx.chunk_io import chunk_shape_at, codec_plan
 from zarrx.creation import Ancestors, check_format, check_parents, node_path, save_parent
 from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError,
                           node_exists)
@@ -37,6 +38,14 @@ def _as_meta(doc: Any, path: str) -> ArrayMeta | GroupMeta:
     return parse_v3(doc, where)
 
 
+def _check_codecs(meta: ArrayMeta, path: str) -> None:
+    """Refuse the array to be created at ``path`` when zarrx could neither read nor write its
+    chunks (an unknown codec, a configuration its chunks cannot take), as ``create_array``
+    refuses it, before anything is written."""
+    shape = meta.layout.read_shape or chunk_shape_at(meta.chunk_grid, (0,) * len(meta.shape))
+    codec_plan(meta, shape, path)
+
+
 def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool = False,
                     group: str | None = None, zarr_format: int | None = None
                     ) -> list[tuple[str, ArrayMeta | GroupMeta]]:
@@ -55,7 +64,10 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
         if group is not None and not rel:
             raise ArgumentError(f"create_hierarchy: nodes[{key!r}] is the group {group or '/'!r} "
                                 f"itself, which exists; name its members relative to it")
-        metas[nodes.join(base, rel) if base else rel] = _as_meta(doc, key)
+        path = nodes.join(base, rel) if base else rel
+        meta = metas[path] = _as_meta(doc, key)
+        if isinstance(meta, ArrayMeta):
+            _check_codecs(meta, path)
     formats = {m.zarr_format for m in metas.values()}
     if len(formats) > 1:
         v2 = sorted(p for p, m in metas.items() if m.zarr_format == 2)

@@ -92,7 +92,8 @@ class Node:
     @property
     def attrs(self) -> Attributes:
         """User attributes; every change is written to the store at once."""
-        return Attributes(self._meta.attributes, self._update_attrs, read_only=self._read_only,
+        return Attributes(lambda: self._meta.attributes, self._update_attrs,
+                          read_only=self._read_only,
                           owner=f"{self._kind} {self.name!r}", where=self._read_only_store())
 
     def _update_attrs(self, edit: Any) -> dict:

@@ -12,9 +12,11 @@ costs the size of the document, not a parse and serialization of every node in i
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from zarrx.errors import ZarrUserWarning
 from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
 from zarrx.metadata._util import Loc
 from zarrx.metadata.consolidated import PENDING, entry_order, node_keys, zmetadata_nodes
@@ -79,12 +81,25 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
         found[0] = True
         entries = dict(originals)
         edit(entries, pending)
-        return dumps(_edited(zarr_format, doc, originals, entries, pending), checked=True)
+        out = dumps(_edited(zarr_format, doc, originals, entries, pending), checked=True)
+        dropped[0] = len(out) if len(out) > MAX_DOCUMENT_BYTES else 0
+        if dropped[0]:      # no reader would take it: readers list the hierarchy instead
+            return None if zarr_format == 2 else dumps(
+                {k: v for k, v in doc.items() if k != "consolidated_metadata"}, checked=True)
+        return out
 
+    dropped = [0]
     try:
         update_object(store, key, modify, key)
     except _NotConsolidated:
         pass
+    if dropped[0]:
+        warnings.warn(f"{store!r}: the consolidated metadata of the group at {at or '/'!r} "
+                      f"would have taken {dropped[0]} bytes at {key!r}, more than the "
+                      f"{MAX_DOCUMENT_BYTES} bytes a reader takes: it was removed, and readers "
+                      f"list the hierarchy instead (consolidate the groups below it, "
+                      f"consolidate_metadata(store, path=...), to have it again)",
+                      ZarrUserWarning, stacklevel=2)
     return found[0]
 
 

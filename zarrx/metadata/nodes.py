@@ -43,11 +43,12 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError, NodeNotFoundError,
-                          ZarrError)
+from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError, MetadataError,
+                          NodeNotFoundError, ZarrError)
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
+from zarrx.metadata.json import MAX_DOCUMENT_BYTES
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
@@ -173,7 +174,10 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
             stored = load_node(store, path, zarr_format, consolidated=False)
             if stored is not None:
+                if isinstance(stored, ArrayMeta):    # an array has no children: entries
+                    _drop_subtree(entries, rel)      # below it are stale (zarr-python's)
                 entries[rel] = _without_consolidated(stored)
+                _list_parents(store, group, rel, zarr_format, entries)
             else:
                 entries.pop(rel, None)
             pending.discard(rel)
@@ -186,6 +190,31 @@ def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta
         raise
     _edit_all(store, marked, finishing)
     return new
+
+
+def _list_parents(store: Store, group: str, rel: str, zarr_format: int,
+                  entries: dict[str, Any]) -> None:
+    """Add to ``entries`` (of the consolidated document of the group at ``group``) the groups
+    between that group and its node ``rel`` which it does not list as groups: groups made
+    (over an array, maybe) after it was written by a writer that does not keep it in step
+    (zarr-python). A document listing a node without a group above it is broken for
+    zarr-python, which then cannot open the group at all."""
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        above = "/".join(parts[:i])
+        if not _group_entry(entries.get(above)):
+            meta = load_node(store, join(group, above), zarr_format, consolidated=False)
+            if isinstance(meta, GroupMeta):
+                entries[above] = _without_consolidated(meta)
+
+
+def _group_entry(entry: Any) -> bool:
+    """Whether a consolidated entry (metadata, or a document as stored: a v3 ``zarr.json``,
+    the v2 documents of a node by name) is a group's."""
+    if isinstance(entry, dict):
+        return entry.get("node_type") == "group" or (".zgroup" in entry
+                                                     and ".zarray" not in entry)
+    return isinstance(entry, GroupMeta)
 
 
 def _gone(store: Store, path: str) -> NodeNotFoundError:
@@ -234,7 +263,11 @@ def update_attributes(store: Store, path: str, meta: Meta,
         current = {} if raw is None else _attrs_v2(bytes(raw), key)
         new = edit(current)
         attrs[:] = [new]
-        return dumps(new) if new else None      # no attributes: no .zattrs
+        if not new:                             # no attributes: no .zattrs
+            return None
+        out = dumps(new)
+        _attrs_v2(out, key)     # parses back as a reader parses it (its size limit), or raises
+        return out
 
     def write() -> Meta:
         update_object(store, key, modify2, key)
@@ -344,6 +377,7 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
             if meta is not None:
                 entries[rel] = _without_consolidated(meta)
                 entries.update(walked_entries(store, path, rel, fmt))
+                _list_parents(store, group, rel, fmt, entries)
             pending.discard(rel + "/")
         _edit_consolidated(store, fmt, finish, at=group)
 
@@ -377,13 +411,26 @@ def consolidate(store: Store, path: str = "", zarr_format: int | None = None) ->
         if v3:
             new = dataclasses.replace(current, consolidated=entries)
             done[:] = [new]
-            return dumps(serialize_v3(new))
+            return _fits(dumps(serialize_v3(new)), path, key)
         pending = [] if raw is None else _pending_of(bytes(raw), key)
         done[:] = [dataclasses.replace(root, consolidated=entries)]
-        return dumps(serialize_zmetadata({"": root, **entries}, pending))
+        return _fits(dumps(serialize_zmetadata({"": root, **entries}, pending)), path, key)
 
     update_object(store, key, modify, key)
     return done[0]
+
+
+def _fits(doc: bytes, path: str, key: str) -> bytes:
+    """``doc``, the consolidated document of the group at ``path`` to be written at ``key``,
+    unless it is larger than a reader takes (then no reader, zarrx included, could open the
+    group, a v3 one even without its consolidated metadata): a MetadataError, before anything
+    is written."""
+    if len(doc) > MAX_DOCUMENT_BYTES:
+        raise MetadataError(f"consolidate_metadata: the consolidated metadata of the group at "
+                            f"{path or '/'!r} would take {len(doc)} bytes at {key!r}, more "
+                            f"than the {MAX_DOCUMENT_BYTES} bytes a reader takes; nothing was "
+                            f"written (consolidate the groups below it, path=..., instead)")
+    return doc
 
 
 def _pending_of(raw: bytes, key: str) -> list[str]:
