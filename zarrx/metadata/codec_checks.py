@@ -11,6 +11,7 @@ it receives is decided when a plan binds it to one.
 from __future__ import annotations
 
 import codecs as text_codecs
+import math
 from typing import Any
 
 import numpy as np
@@ -113,12 +114,24 @@ def check_delta(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return {"dtype": _dtype(conf, "dtype", loc), "astype": _dtype(conf, "astype", loc)}
 
 
+def _finite(value: Any, loc: Loc, what: str = "a finite number") -> float | int:
+    """A number a float64 holds (an integer of any size within its range), not NaN or an
+    infinity: numcodecs computes with it as one."""
+    number = loc.number(value)
+    try:
+        if math.isfinite(float(number)):
+            return number
+    except OverflowError:
+        pass
+    raise loc.error(what, value)
+
+
 def check_fixedscaleoffset(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     loc.keys(conf, ("offset", "scale"), ("dtype", "astype"))
-    scale = (loc / "scale").number(conf["scale"])
+    scale = _finite(conf["scale"], loc / "scale", "a finite non-zero number")
     if scale == 0:
-        raise (loc / "scale").error("a non-zero number", scale)
-    return {"offset": (loc / "offset").number(conf["offset"]), "scale": scale,
+        raise (loc / "scale").error("a finite non-zero number", scale)
+    return {"offset": _finite(conf["offset"], loc / "offset"), "scale": scale,
             "dtype": _dtype(conf, "dtype", loc), "astype": _dtype(conf, "astype", loc)}
 
 
