@@ -33,9 +33,13 @@ BAD_LZMA = {   # id: (configuration, field, what the message says after the fiel
     "check-raw": ({"format": 3, "check": 1, "filters": [{"id": 33}]}, "check",
                   "expected -1 or 0 (none) for format 3 (only format 1, xz, has integrity "
                   "checks), found 1"),
-    "filters-xz": ({"format": 1, "filters": [{"id": 33, "preset": 1}]}, "filters",
-                   "expected null for format 1 (a filter chain is for format 3, raw), found "
-                   "[{'id': 33, 'preset': 1}]"),
+    "filters-xz-lzma1": ({"format": 1, "filters": [{"id": 4611686018427387905}]},
+                         "filters[0].id", "expected LZMA2 (33) as the last filter for format 1 "
+                                          "(xz), found 4611686018427387905"),
+    "filters-alone-chain": ({"format": 2, "filters": [{"id": 3, "dist": 4},
+                                                      {"id": 4611686018427387905}]}, "filters",
+                            "expected a single LZMA1 filter for format 2 (alone), found "
+                            "[{'id': 3, 'dist': 4}, {'id': 4611686018427387905}]"),
     "filter-id": ({"format": 3, "filters": [{"id": 999}]}, "filters[0].id",
                   "expected an lzma filter id: LZMA1 (4611686018427387905), LZMA2 (33), DELTA "
                   "(3), X86 (4), POWERPC (5), IA64 (6), ARM (7), ARMTHUMB (8), SPARC (9), "

@@ -31,6 +31,32 @@ def match_dtype(declared: np.dtype | None, actual: np.dtype, where: str, field: 
     return native(actual)
 
 
+def _may_lose(dt: np.dtype, astype: np.dtype) -> bool:
+    """Whether casting ``dt``'s differences to ``astype`` can lose them: a narrower integer,
+    or a float type, for integer data (integers of the same width or wider keep them, modulo
+    the width, which decoding undoes); an integer type for float data."""
+    if dt.kind in "iu":
+        return astype.kind not in "iu" or astype.itemsize < dt.itemsize
+    return dt.kind == "f" and astype.kind in "iu"
+
+
+def _check_lossless(flat: np.ndarray, enc: np.ndarray) -> None:
+    """Refuse differences that do not decode back to ``flat``: numcodecs casts them, and the
+    chunk would decode to other values without a word."""
+    dec = np.empty(flat.shape, dtype=flat.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.cumsum(enc, out=dec)
+    same = (dec == flat) | (np.isnan(flat) & np.isnan(dec) if flat.dtype.kind == "f" else False)
+    if not same.all():
+        i = int(np.argmin(same))            # the differences before item i decode back
+        what = f"the first value, {flat[0].item()!r}," if i == 0 else \
+            (f"the difference between items {i - 1} and {i}, "
+             f"{flat[i].item() - flat[i - 1].item()!r},")
+        raise CodecError(f"numcodecs.delta: {what} is not held exactly by astype "
+                         f"{enc.dtype.str} (data type {flat.dtype.str}): the chunk would decode "
+                         f"to other values; use a wider astype")
+
+
 class Delta(ArrayToArrayCodec):
     """numcodecs ``delta``: ``dtype`` (the type the chunk's bytes are read as; None: the
     chunk's), ``astype`` (the stored type of the differences; None: ``dtype``, and left out of
@@ -103,8 +129,11 @@ class Delta(ArrayToArrayCodec):
         astype = native(self.astype) if self.astype is not None else native(flat.dtype)
         enc = np.empty(flat.shape, dtype=astype)
         if flat.size:
-            enc[0] = flat[0]
-            enc[1:] = np.diff(flat)
+            with np.errstate(invalid="ignore", over="ignore"):
+                enc[:1] = flat[:1]                    # a cast as the differences' (no raise)
+                enc[1:] = np.diff(flat)
+            if _may_lose(flat.dtype, astype):
+                _check_lossless(flat, enc)
         return enc if views else enc.reshape(arr.shape)
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:

@@ -47,11 +47,45 @@ class FixedScaleOffset(ArrayToArrayCodec):
 
     def encode(self, arr: np.ndarray) -> np.ndarray:
         astype = native(self.astype) if self.astype is not None else native(arr.dtype)
-        enc = np.around((arr - self.offset) * self.scale)
-        return enc.astype(astype, copy=False)
+        if arr.dtype.kind in "iu":
+            enc = _shift_scale(arr, self.offset, self.scale)
+        else:                       # as numcodecs: in the chunk's own float type
+            enc = (arr - self.offset) * self.scale
+        return np.around(enc).astype(astype, copy=False)
 
     def decode(self, arr: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        return ((arr / self.scale) + self.offset).astype(dtype, copy=False)
+        # as numcodecs computes it; the checked configuration holds finite floats' values
+        return ((arr / float(self.scale)) + float(self.offset)).astype(dtype, copy=False)
+
+
+def _fits(t: type, *values: int) -> bool:
+    info = np.iinfo(t)
+    return all(int(info.min) <= v <= int(info.max) for v in values)
+
+
+def _shift_scale(arr: np.ndarray, offset: float, scale: float) -> np.ndarray:
+    """``(arr - offset) * scale`` for integer ``arr``, without the wrap-around of numcodecs'
+    arithmetic in ``arr``'s own type (which corrupts values silently: int16 data with offset
+    1000 and scale 100). The result is numcodecs' wherever numcodecs does not wrap: exact
+    integers (int64 or uint64) while the bounds of the chunk's values allow, float64 when a
+    float takes part (as in numcodecs), float64 beyond the 64-bit integers."""
+    lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+    if type(offset) is not int:
+        diff: np.ndarray = arr.astype(np.float64) - offset
+    else:
+        d = (lo - offset, hi - offset)
+        t = next((t for t in (np.int64, np.uint64) if _fits(t, lo, hi, offset, *d)), None)
+        if t is None:
+            return (arr.astype(np.float64) - float(offset)) * float(scale)
+        diff = arr.astype(t) - t(offset)
+        if type(scale) is int:
+            p = (d[0] * scale, d[1] * scale)
+            t2 = next((t2 for t2 in (np.int64, np.uint64)
+                       if _fits(t2, *d, scale, *p)), None)
+            if t2 is not None:
+                return diff.astype(t2) * t2(scale)
+            return diff.astype(np.float64) * float(scale)
+    return diff * scale
 
 
 class Quantize(ArrayToArrayCodec):

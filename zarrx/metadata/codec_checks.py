@@ -11,6 +11,7 @@ it receives is decided when a plan binds it to one.
 from __future__ import annotations
 
 import codecs as text_codecs
+import math
 from typing import Any
 
 import numpy as np
@@ -113,12 +114,24 @@ def check_delta(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     return {"dtype": _dtype(conf, "dtype", loc), "astype": _dtype(conf, "astype", loc)}
 
 
+def _finite(value: Any, loc: Loc, what: str = "a finite number") -> float | int:
+    """A number a float64 holds (an integer of any size within its range), not NaN or an
+    infinity: numcodecs computes with it as one."""
+    number = loc.number(value)
+    try:
+        if math.isfinite(float(number)):
+            return number
+    except OverflowError:
+        pass
+    raise loc.error(what, value)
+
+
 def check_fixedscaleoffset(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     loc.keys(conf, ("offset", "scale"), ("dtype", "astype"))
-    scale = (loc / "scale").number(conf["scale"])
+    scale = _finite(conf["scale"], loc / "scale", "a finite non-zero number")
     if scale == 0:
-        raise (loc / "scale").error("a non-zero number", scale)
-    return {"offset": (loc / "offset").number(conf["offset"]), "scale": scale,
+        raise (loc / "scale").error("a finite non-zero number", scale)
+    return {"offset": _finite(conf["offset"], loc / "offset"), "scale": scale,
             "dtype": _dtype(conf, "dtype", loc), "astype": _dtype(conf, "astype", loc)}
 
 
@@ -352,8 +365,9 @@ def _lzma_filter(f: Any, loc: Loc) -> dict[str, Any]:
 
 def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
     """``format`` 1 (xz), 2 (alone) or 3 (raw); ``check`` (xz only); ``preset`` 0..9 (optionally
-    with ``PRESET_EXTREME``) or ``filters`` (a filter chain, raw only: numcodecs decodes xz and
-    alone streams without one), as Python's lzma module takes them. ``delta``, which GDAL writes
+    with ``PRESET_EXTREME``) or ``filters`` (a filter chain: required for raw streams; for xz and
+    alone ones, the chain they are written with, which the stream records), as Python's lzma
+    module takes them. ``delta``, which GDAL writes
     (the distance of the delta filter it puts before LZMA2 in each xz stream, where the stream
     records it), is checked and left out: xz streams decode without it, and are written
     without a delta filter."""
@@ -385,9 +399,13 @@ def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
                 raise (fl / i / "id").error(want, f["id"])
         if len(filters) > 4:
             raise fl.error("at most 4 filters", conf["filters"])
-        if fmt != 3:
-            raise fl.error(f"null for format {fmt} (a filter chain is for format 3, raw)",
-                           conf["filters"])
+        # the chains the lzma module writes in each container: an xz stream ends in LZMA2, an
+        # alone stream is LZMA1 alone (both record it, so they decode without the chain)
+        if fmt == 1 and filters[-1]["id"] != 0x21:
+            raise (fl / (len(filters) - 1) / "id").error(
+                "LZMA2 (33) as the last filter for format 1 (xz)", filters[-1]["id"])
+        if fmt == 2 and (len(filters) != 1 or filters[0]["id"] != lz[0]):
+            raise fl.error("a single LZMA1 filter for format 2 (alone)", conf["filters"])
         if preset is not None:
             raise (loc / "preset").error("null when filters are given (each filter takes its "
                                          "own preset)", preset)

@@ -1,0 +1,58 @@
+"""numcodecs ``lzma`` with a filter chain on xz and alone streams (zarr-python 2's tutorial
+compresses with ``LZMA(filters=[DELTA, LZMA2])``): the streams record their chain, so zarrx reads
+them without it (numcodecs hands the chain to the decoder, which refuses it for those formats,
+so zarr-python cannot read them back) and writes them as numcodecs does."""
+from __future__ import annotations
+
+import lzma
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+
+numcodecs = pytest.importorskip("numcodecs")
+zarr = pytest.importorskip("zarr")
+import zarr.codecs.numcodecs  # noqa: E402
+
+CHAINS = {
+    "xz-delta-lzma2": (1, [{"id": lzma.FILTER_DELTA, "dist": 4},
+                           {"id": lzma.FILTER_LZMA2, "preset": 1}]),
+    "xz-x86-lzma2": (1, [{"id": lzma.FILTER_X86}, {"id": lzma.FILTER_LZMA2, "preset": 6}]),
+    "alone-lzma1": (2, [{"id": lzma.FILTER_LZMA1, "preset": 3}]),
+}
+
+
+def _values() -> np.ndarray:
+    return (np.arange(12 * 9, dtype="<i4").reshape(12, 9) * 7) % 1000
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("case", list(CHAINS))
+def test_zarrx_reads_the_chained_streams_zarr_python_writes(tmp_path, case, zarr_format) -> None:
+    fmt, chain = CHAINS[case]
+    a = _values()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        codec = numcodecs.LZMA(format=fmt, filters=chain) if zarr_format == 2 else \
+            zarr.codecs.numcodecs.LZMA(format=fmt, filters=chain)
+        z = zarr.create_array(str(tmp_path / "a"), shape=a.shape, chunks=(5, 4), dtype=a.dtype,
+                              compressors=[codec], zarr_format=zarr_format)
+        z[...] = a
+    np.testing.assert_array_equal(zarrx.open_array(str(tmp_path / "a"), mode="r")[...], a)
+
+
+@pytest.mark.parametrize("case", list(CHAINS))
+def test_zarrx_writes_chained_streams_as_numcodecs_does(case) -> None:
+    fmt, chain = CHAINS[case]
+    a = _values()
+    z = zarrx.create_array(zarrx.store.MemoryStore(), shape=a.shape, chunks=a.shape,
+                           dtype=a.dtype, compressors=[{"id": "lzma", "format": fmt,
+                                                        "filters": chain}], zarr_format=2)
+    z[...] = a
+    stored = z.store.get("0.0")
+    assert stored == numcodecs.LZMA(format=fmt, filters=chain).encode(a)
+    # the stream records its chain: it decodes without one
+    assert lzma.decompress(stored, format=fmt) == a.tobytes()
+    np.testing.assert_array_equal(z[...], a)
