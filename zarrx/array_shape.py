@@ -104,8 +104,11 @@ class Reshaping:
         view = self._reaching_object_ends(meta)
         fill = chunk_io.fill_scalar(meta)
 
-        def clear(box: tuple[slice, ...]) -> None:
-            view[box] = fill
+        def clear(box: tuple) -> None:      # slices, or index arrays of the cells to clear
+            if any(isinstance(b, np.ndarray) for b in box):
+                view.oindex[box] = fill
+            else:
+                view[box] = fill
 
         layout.empty_outside(view._io.source, meta, clear)
 

@@ -41,6 +41,9 @@ WINDOW_BYTES = 1 << 20   # ... and at least this many decoded bytes: small chunk
                          # threads take turns on the GIL more often than they work
 GIL_FREE_BYTES = 1 << 16 # stores read objects this large without the GIL (LocalStore does)
 RANGED_RAW_BYTES = 1 << 24   # raw chunks this large are read by the bytes a selection spans
+MAX_WINDOW = 1 << 14     # most chunks a read or write holds the requests and values of at a
+                         # time (each costs several hundred bytes: a million 1-byte chunks
+                         # in one window held about 800 MiB)
 
 
 @dataclass(eq=False)
@@ -106,11 +109,12 @@ class ArrayIO:
 
     @property
     def read_window(self) -> int:
-        """Chunks a thread reads per task: ``READ_WINDOW``, or enough for ``WINDOW_BYTES``."""
+        """Chunks a thread reads per task: ``READ_WINDOW``, or enough for ``WINDOW_BYTES``,
+        but at most ``MAX_WINDOW``."""
         if self.chunk_shape is None:
             return READ_WINDOW
         nbytes = max(1, prod(self.chunk_shape) * self.dtype.itemsize)
-        return max(READ_WINDOW, -(-WINDOW_BYTES // nbytes))
+        return min(MAX_WINDOW, max(READ_WINDOW, -(-WINDOW_BYTES // nbytes)))
 
     @property
     def write_empty_chunks(self) -> bool:

@@ -8,7 +8,7 @@ writes are one task per stored object, committed once.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from math import prod
 from typing import Any
 
@@ -16,6 +16,7 @@ import numpy as np
 
 from zarrx import _behind, _pool
 from zarrx._gather import copy_view, gather_into
+from zarrx import chunk_io
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import ZarrError
@@ -92,34 +93,40 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     def commit(obj: tuple[int, ...], projs: list, parallel: bool, got: Any = PARTIAL) -> None:
         source.commit(*prepare(obj, projs, parallel, got))
 
-    def hand_on(i: int) -> tuple | None:
-        """The commit of ``units[i]`` for the I/O thread, or None once done here: an object
-        with chunks to merge with what is stored (decoding and encoding stay on this
-        thread)."""
-        args = prepare(*units[i], False)
-        if any(v is PARTIAL for _, v in args[1]):
-            source.commit(*args)
-            return None
-        return args
+    def store_units(units: list) -> None:
+        """Update the stored objects of ``units``, each once."""
+        def hand_on(i: int) -> tuple | None:
+            """The commit of ``units[i]`` for the I/O thread, or None once done here: an object
+            with chunks to merge with what is stored (decoding and encoding stay on this
+            thread)."""
+            args = prepare(*units[i], False)
+            if any(v is PARTIAL for _, v in args[1]):
+                source.commit(*args)
+                return None
+            return args
 
-    units = _by_object(io, projections)
-    if len(units) == 1:
-        commit(*units[0], True)
-    elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.parallel_writes:
-        for obj, projs in units:            # small raw chunks of a memory or zip store:
-            commit(obj, projs, False)       # threads would only take turns on the GIL
-    elif (kept := _kept_batches(io, units, flat or fields is not None)) is not None:
-        def batch(k: int) -> None:
-            lo, hi = kept[k]
-            made = _gather_batch(io, units[lo:hi], src, raw_fill)
-            for j in range(lo, hi):
-                commit(*units[j], False, made.get(j - lo, PARTIAL))
-        _pool.run_shared(batch, len(kept))
-    elif _behind.enabled(source.objects.store, len(units), io.object_nbytes):
-        # one thread: each object is stored by an I/O thread while the next one is encoded
-        _behind.run(hand_on, lambda a: source.commit(*a), len(units))
-    else:
-        _pool.run_shared(lambda i: commit(*units[i], False), len(units))
+        if len(units) == 1:
+            commit(*units[0], True)
+        elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.parallel_writes:
+            for obj, projs in units:            # small raw chunks of a memory or zip store:
+                commit(obj, projs, False)       # threads would only take turns on the GIL
+        elif (kept := _kept_batches(io, units, flat or fields is not None)) is not None:
+            def batch(k: int) -> None:
+                lo, hi = kept[k]
+                made = _gather_batch(io, units[lo:hi], src, raw_fill)
+                for j in range(lo, hi):
+                    commit(*units[j], False, made.get(j - lo, PARTIAL))
+            _pool.run_shared(batch, len(kept))
+        elif _behind.enabled(source.objects.store, len(units), io.object_nbytes):
+            # one thread: each object is stored by an I/O thread while the next one is encoded
+            _behind.run(hand_on, lambda a: source.commit(*a), len(units))
+        else:
+            _pool.run_shared(lambda i: commit(*units[i], False), len(units))
+
+    # a batch of objects at a time, of at most MAX_WINDOW chunks (or one object): the
+    # projections and encoded chunks of the whole write are never held at once
+    for batch in _by_object(io, projections, chunk_io.MAX_WINDOW):
+        store_units(batch)
 
 
 def _kept_batches(io: ArrayIO, units: list, partial: bool) -> list[tuple[int, int]] | None:
@@ -160,21 +167,28 @@ def _gather_batch(io: ArrayIO, units: list, src: np.ndarray,
     return dict(zip(at, values))
 
 
-def _by_object(io: ArrayIO, projections: Sequence) -> list[tuple[tuple[int, ...], list]]:
+def _by_object(io: ArrayIO, projections: Sequence, limit: int
+               ) -> Iterator[list[tuple[tuple[int, ...], list]]]:
     """The projections grouped by the stored object holding their chunk, in order (they come
-    shard-major, so each object's chunks are consecutive)."""
+    shard-major, so each object's chunks are consecutive), in batches of whole objects of at
+    most ``limit`` projections (or one object holding more)."""
     ratio = io.object_ratio
-    if ratio is None or io.units_per_object == 1:
-        return [(p.coords, [p]) for p in projections]
+    whole = ratio is None or io.units_per_object == 1
     units: list[tuple[tuple[int, ...], list]] = []
+    count = 0
     last = None
     for p in projections:
-        obj = tuple(c // r for c, r in zip(p.coords, ratio))
-        if obj != last:
+        obj = p.coords if whole else tuple(c // r for c, r in zip(p.coords, ratio))
+        if whole or obj != last:
+            if count >= limit:
+                yield units
+                units, count = [], 0
             units.append((obj, []))
             last = obj
         units[-1][1].append(p)
-    return units
+        count += 1
+    if units:
+        yield units
 
 
 def _outside_units(io: ArrayIO, obj: tuple[int, ...], projs: list) -> list[tuple[int, ...]]:

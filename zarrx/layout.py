@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import numpy as np
+
 from zarrx import _pool
 from zarrx.metadata.model import ArrayMeta
 from zarrx.shard_objects import encoded_objects
@@ -46,8 +48,10 @@ def empty_outside(source: ChunkSource, meta: ArrayMeta,
                   clear: Callable[[tuple[slice, ...]], None]) -> int:
     """Leave no data stored outside ``meta.shape`` (after a shrink): ``clear(box)`` for each
     part outside it of every stored object straddling its edge, then delete the objects wholly
-    outside it. ``clear`` sets ``box`` (array coordinates, within one object) to the fill value;
-    an object's boxes are disjoint. Returns how many objects were deleted."""
+    outside it. ``clear`` sets ``box`` (array coordinates, within one object: slices, or for a
+    shard per-axis index arrays of the cells of its stored read units there, an orthogonal
+    selection) to the fill value; an object's boxes are disjoint. Returns how many objects were
+    deleted."""
     grid = meta.chunk_grid.chunk_shape            # type: ignore[attr-defined]
     shape = meta.shape
     dead, across = [], []
@@ -60,13 +64,40 @@ def empty_outside(source: ChunkSource, meta: ArrayMeta,
 
     def clear_one(i: int) -> None:          # the objects in parallel, the boxes of one in turn
         start = tuple(ci * cs for ci, cs in zip(across[i], grid))
+        held = _stored_units(source, across[i], meta)
         for box in outside_boxes(start, grid, shape):
-            clear(box)
+            if held is None:
+                clear(box)
+                continue
+            # only the cells of the read units stored there: per axis, those units' cells
+            # in the box (their outer product meets no more read units than the box does)
+            unit = meta.layout.read_shape
+            picks = [np.concatenate([np.arange(max(c * u, b.start), min((c + 1) * u, b.stop),
+                                               dtype=np.int64) for c in cs]
+                                    or [np.zeros(0, dtype=np.int64)])
+                     for cs, u, b in zip(held, unit, box)]
+            if all(len(p) for p in picks):
+                clear(tuple(picks))
 
     _pool.run_shared(clear_one, len(across))
     if dead:
         source.objects.set_chunks([(c, None) for c in dead])
     return len(dead)
+
+
+def _stored_units(source: ChunkSource, obj: Coords, meta: ArrayMeta
+                  ) -> list[list[int]] | None:
+    """Per axis, the coordinates of the read units stored in the shard ``obj`` that reach
+    outside ``meta.shape``, found from its index; None when ``source`` is not sharded.
+    Clearing outside the shape needs nothing else: a shard of millions of inner chunks holding
+    a few is cleared at the cost of those few."""
+    present_in = getattr(source, "present_in", None)
+    unit = meta.layout.read_shape
+    if present_in is None or not unit:
+        return None
+    outside = [u for u in present_in(obj)
+               if any((c + 1) * s > n for c, s, n in zip(u, unit, meta.shape))]
+    return [sorted({u[a] for u in outside}) for a in range(len(unit))]
 
 
 def outside_boxes(start: tuple[int, ...], size: tuple[int, ...],

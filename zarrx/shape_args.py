@@ -11,6 +11,7 @@ import numpy as np
 
 from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
 from zarrx.metadata._util import short
+from zarrx.metadata.grid import AxisEdges
 from zarrx.metadata.dtype_input import resolve_dtype
 
 __all__ = ["shape_arg", "chunks_arg", "create_chunks", "auto_chunks"]
@@ -52,10 +53,14 @@ def chunks_arg(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool
                                for s in shape), chunks, shape)
     if isinstance(chunks, Sequence) and any(_edges(c) for c in chunks):
         # rectilinear: the edge lengths of each axis (an int for a regular one)
-        if not all(_is_int(x) for c in chunks for x in (c if _edges(c) else (c,))):
+        # an axis's edges as a grid holds them (AxisEdges: positive ints in run-length form)
+        # stay so: listing them would cost a step per chunk, millions for a tiny document
+        if not all(_is_int(x) for c in chunks if not isinstance(c, AxisEdges)
+                   for x in (c if _edges(c) else (c,))):
             raise ArgumentTypeError(f"chunks: expected a tuple of positive ints or of edge "
                                     f"lengths per axis, found {short(chunks)}")
-        return tuple(tuple(int(x) for x in c) if _edges(c) else int(c) for c in chunks)
+        return tuple(c if isinstance(c, AxisEdges) else tuple(int(x) for x in c) if _edges(c)
+                     else int(c) for c in chunks)
     try:
         items = tuple(chunks)
     except TypeError:

@@ -115,3 +115,34 @@ def test_rectilinear_edges_summing_past_2_to_the_63_read_and_write(runs):
     a[1:3] = [5, 6]
     assert a[:5].tolist() == [7, 5, 6, 7, 7] and a[-1] == 7 and a[-3:].tolist() == [7, 7, 7]
     assert a.vindex[[2, -1]].tolist() == [6, 7] and a[:: 1 << 62].tolist() == [7, 7]
+
+
+def test_explicit_edges_are_written_in_run_length_form_and_created_cheaply():
+    # 2^20 edges of 1 per axis, as lists and as another array's grid holds them (zarrx
+    # convert passes those): before, the document listed every edge (6 MB) and creating the
+    # array parsed it three times, in about 40 s
+    ones = [1] * (1 << 20)
+    store = MemoryStore()
+    t = time.process_time()
+    a = zarrx.create_array(store, shape=(1 << 20, 1 << 20), dtype="u1", chunks=(ones, ones))
+    b = zarrx.create_array(MemoryStore(), shape=a.shape, dtype="u1",
+                           chunks=a.metadata.chunk_grid.chunk_sizes)
+    assert time.process_time() - t < 4
+    doc = json.loads(store.get("zarr.json"))
+    assert doc["chunk_grid"]["configuration"]["chunk_shapes"] == [[[1, 1 << 20]]] * 2
+    assert a.metadata.chunk_grid == b.metadata.chunk_grid
+    a[-1, -2:] = 5
+    assert a[-1, -3:].tolist() == [0, 5, 5] and a.nchunks == 1 << 40
+
+
+def test_explicit_edges_keep_their_order_and_bad_ones_their_error():
+    store = MemoryStore()
+    zarrx.create_array(store, shape=(9, 4), dtype="u1", chunks=([2, 2, 3, 1, 1], 4))
+    doc = json.loads(store.get("zarr.json"))
+    assert doc["chunk_grid"]["configuration"]["chunk_shapes"] == [[[2, 2], 3, [1, 2]], 4]
+    a = zarrx.open_array(store, mode="r")
+    assert chunk_edges(a.metadata.chunk_grid, a.shape, 0) == (2, 2, 3, 1, 1)
+    with pytest.raises(zarrx.ZarrError, match=r"chunks: expected a tuple of positive ints"):
+        zarrx.create_array(MemoryStore(), shape=(4,), dtype="u1", chunks=([2, 2.5],))
+    with pytest.raises(zarrx.ZarrError, match=r"chunk_shapes\[0\]\[1\]"):
+        zarrx.create_array(MemoryStore(), shape=(4,), dtype="u1", chunks=([2, 0, 2],))

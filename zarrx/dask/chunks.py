@@ -17,10 +17,14 @@ from zarrx.indexing import MAX_CHUNKS
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid
 
 __all__ = ["TARGET_BYTES", "object_shape", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
-           "region_offset", "check_chunks"]
+           "region_offset", "check_chunks", "least_blocks", "check_blocks", "MAX_BLOCKS"]
 
 #: default size of one dask block
 TARGET_BYTES = 128 * 2**20
+#: most blocks of a dask array reading a zarrx array: dask lists the key of every block of it
+#: whenever it computes anything from it (one element of an array of 2^22 blocks took 8 s and
+#: 1.2 GiB; of 2^40 blocks, it never finished)
+MAX_BLOCKS = 1 << 20
 
 Chunks = tuple[tuple[int, ...], ...]
 
@@ -219,6 +223,34 @@ def check_chunks(chunks: Any, shape: tuple[int, ...], where: str) -> None:
     raise ArgumentTypeError(f"{head}: expected an int, a tuple of one entry per axis, a dict of "
                             f"axis -> entry, 'auto' or a byte size such as '100MiB', found "
                             f"{type(chunks).__name__}")
+
+
+def least_blocks(chunks: Any, shape: tuple[int, ...]) -> int:
+    """The fewest blocks ``chunks`` (as :func:`check_chunks` accepts it) can give an array of
+    ``shape``, counted without listing them: the block sizes given as numbers count; an axis
+    given as text (``"auto"``, a byte size) or none counts one block."""
+    def count(entry: Any, n: int) -> int:
+        if isinstance(entry, (tuple, list)):
+            return max(len(entry), 1)
+        if _is_int(entry) and entry > 0:
+            return max(-(-n // int(entry)), 1)
+        return 1
+
+    if isinstance(chunks, dict):
+        return math.prod(count(chunks.get(axis), n) for axis, n in enumerate(shape))
+    if isinstance(chunks, (tuple, list)):
+        return math.prod(count(e, n) for e, n in zip(chunks, shape))
+    return math.prod(count(chunks, n) for n in shape)
+
+
+def check_blocks(n: int, where: str) -> None:
+    """Refuse a dask array of ``n`` blocks, more than :data:`MAX_BLOCKS`, with a
+    SelectionSizeError saying why."""
+    if n > MAX_BLOCKS:
+        raise SelectionSizeError(f"{where}: the dask array would have {n} blocks; at most "
+                                 f"{MAX_BLOCKS} are made, since dask lists every block whenever "
+                                 f"it computes from the array: ask for larger blocks (chunks=), "
+                                 f"or read a part of the array")
 
 
 def _check_text(text: str, where: str) -> None:

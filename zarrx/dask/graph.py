@@ -13,6 +13,7 @@ a conditional write, as every zarrx write does.
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import pickle
 import uuid
@@ -22,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
-from zarrx.dask.chunks import (aligned_chunks, check_chunks, default_chunks, is_aligned, object_edges,
+from zarrx.dask.chunks import (MAX_BLOCKS, aligned_chunks, check_blocks, check_chunks,
+                               default_chunks, is_aligned, least_blocks, object_edges,
                                object_shape, region_offset)
-from zarrx.errors import ArgumentError, ReadOnlyError, ZarrError
+from zarrx.errors import ArgumentError, ReadOnlyError, SelectionSizeError, ZarrError
 from zarrx.store.memory import MemoryStore
 
 __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "memory_url",
@@ -117,6 +119,7 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
     from dask.array.core import normalize_chunks
 
     meta = arr.metadata
+    head = f"{where}: array {arr.path or '/'!r}"
     if chunks is None:
         try:
             blocks = default_chunks(meta)
@@ -124,11 +127,19 @@ def array_to_dask(arr: Any, chunks: Any = None, *, name: str | None = None,
             raise exc.at(array=arr.path) from None
     else:
         check_chunks(chunks, arr.shape, where)
+        # before dask lists them: 2^40 block sizes would not fit in memory
+        check_blocks(least_blocks(chunks, arr.shape), f"{head}, chunks={chunks!r}")
         unit = object_shape(meta)
         try:
             blocks = normalize_chunks(chunks, arr.shape, dtype=arr.dtype, previous_chunks=unit)
         except (ValueError, TypeError, ArithmeticError) as exc:
             raise ArgumentError(f"{where}: chunks={chunks!r}: {exc}") from exc
+        except MemoryError:         # dask's text sizes: their blocks are listed to count them
+            raise SelectionSizeError(f"{head}, chunks={chunks!r}: the dask array would have "
+                                     f"more blocks than fit in memory; at most {MAX_BLOCKS} "
+                                     f"are made: ask for larger blocks") from None
+    check_blocks(math.prod(len(b) for b in blocks),
+                 head if chunks is None else f"{head}, chunks={chunks!r}")
     if name is None:
         name = "from-zarrx-" + _tokenize(store_token(arr.store), arr.path, repr(meta), blocks)
     empty = np.empty((0,) * arr.ndim, dtype=arr.dtype)

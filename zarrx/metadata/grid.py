@@ -22,7 +22,7 @@ from zarrx.metadata.model import ChunkGrid, KeyEncoding, RectilinearGrid, Regula
 
 __all__ = ["parse_shape", "parse_grid_v3", "grid_json", "chunk_edges", "grid_shape", "axis_gcd",
            "AxisEdges", "parse_key_encoding_v3", "key_encoding_json", "check_grid",
-           "MAX_RECTILINEAR_CHUNKS"]
+           "MAX_RECTILINEAR_CHUNKS", "compress_edges"]
 
 MAX_RECTILINEAR_CHUNKS = 1 << 20
 MAX_NDIM = 64
@@ -279,7 +279,9 @@ def parse_grid_v3(value: Any, shape: tuple[int, ...], loc: Loc) -> ChunkGrid:
     raise (loc / "name").error("a known chunk grid ('regular' or 'rectilinear')", name)
 
 
-def _compress(edges: Sequence[int]) -> list[Any]:
+def compress_edges(edges: Sequence[int]) -> list[Any]:
+    """Edge lengths in the run-length form of ``chunk_shapes`` (``[length, count]`` for a run
+    of more than one)."""
     return [[size, count] if count > 1 else size for size, count in AxisEdges.of(edges).runs()]
 
 
@@ -297,7 +299,7 @@ def grid_json(grid: ChunkGrid, shape: tuple[int, ...]) -> dict[str, Any]:
         except ValueError:
             pass
     return {"name": "rectilinear", "configuration": {
-        "kind": "inline", "chunk_shapes": [_compress(e) for e in grid.chunk_sizes]}}
+        "kind": "inline", "chunk_shapes": [compress_edges(e) for e in grid.chunk_sizes]}}
 
 
 def _regular_count(length: int, chunk: int) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -133,19 +134,23 @@ class IndexFormat:
     def encode(self, entries: np.ndarray) -> bytes:
         return _k.encode_index(entries, self.crc, self.big)
 
-    def pack(self, values: list) -> tuple[Pieces, np.ndarray]:
-        """The shard of ``values`` (one per slot; None: missing, a :class:`Pieces`: a nested
-        shard), packed in slot order, and its index entries."""
+    def pack(self, values: Mapping[int, Any]) -> tuple[Pieces, np.ndarray]:
+        """The shard of ``values`` (slot -> bytes of the inner chunks present; a
+        :class:`Pieces`: a nested shard), packed in slot order, and its index entries."""
         n = self.n
-        sizes = np.fromiter((0 if v is None else len(v) for v in values), np.uint64, n)
-        present = np.fromiter((v is not None for v in values), bool, n)
+        order = sorted(values)
+        at = np.fromiter(order, np.int64, len(order))
+        sizes = np.zeros(n, dtype=np.uint64)
+        sizes[at] = np.fromiter((len(values[k]) for k in order), np.uint64, len(order))
+        present = np.zeros(n, dtype=bool)
+        present[at] = True
         base = 0 if self.at_end else self.nbytes
         entries = np.empty((n, 2), dtype=np.uint64)
         entries[:, 1] = sizes
         entries[:, 0] = np.cumsum(sizes) - sizes + np.uint64(base)
         entries[~present] = np.uint64(MISSING)
         index = self.encode(entries)
-        parts = [v for v in values if v is not None]
+        parts = [values[k] for k in order]
         # views of the parts, not a copy: the store writes them, or joins them once
         return Pieces([*parts, index] if self.at_end else [index, *parts]), entries
 

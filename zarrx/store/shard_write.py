@@ -36,13 +36,16 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
     levels merge recursively; ``where_of(path)`` gives the location fields of errors about the
     shard at ``path`` (called only when there is one)."""
     fmt = formats[level]
-    values: list = [None] * fmt.n
+    # the stored inner chunks by slot: as many as are stored, never one per slot (a shard of
+    # millions of slots holding a few chunks took seconds and GiBs for a one-chunk write)
+    values: dict[int, object] = {}
     if old is not None and not _replaces(formats, level, items_at, items, slots):
         entries = fmt.decode_whole(old, lambda: where_of(path))
         view = memoryview(old)
-        for slot, (off, nb) in enumerate(entries.tolist()):
-            if off != MISSING:
-                values[slot] = view[off:off + nb]
+        stored = np.flatnonzero(entries[:, 0] != np.uint64(MISSING))
+        for slot, off, nb in zip(stored.tolist(), entries[stored, 0].tolist(),
+                                 entries[stored, 1].tolist()):
+            values[slot] = view[off:off + nb]
     groups: dict[int, list[int]] = {}
     for j in items_at:
         groups.setdefault(int(slots[j, level]), []).append(j)
@@ -51,11 +54,15 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
         if last:
             j = js[-1]
             value = items[j][1]
-            values[slot] = finish(j, values[slot]) if value is PARTIAL else value
+            new = finish(j, values.get(slot)) if value is PARTIAL else value
         else:
-            values[slot] = merge_shard(formats, level + 1, values[slot], js, items, slots,
-                                       finish, where_of, (*path, slot))[0]
-    if all(v is None for v in values):
+            new = merge_shard(formats, level + 1, values.get(slot), js, items, slots,
+                              finish, where_of, (*path, slot))[0]
+        if new is None:
+            values.pop(slot, None)
+        else:
+            values[slot] = new
+    if not values:
         return None, None
     if isinstance(slab, ShardSlab) and slab.holds(values):
         return slab.finish()
@@ -106,10 +113,11 @@ class ShardSlab(Slab):
         off = self.base + slot * self.stride
         return self._view[off:off + self.stride]
 
-    def holds(self, values: list) -> bool:
-        """Whether every value is a view of this slab (every chunk was encoded in place)."""
+    def holds(self, values: Mapping[int, object]) -> bool:
+        """Whether every slot holds a view of this slab (every chunk was encoded in place)."""
         buf = self.buf
-        return all(type(v) is memoryview and v.obj is buf for v in values)
+        return len(values) == self.fmt.n and all(
+            type(v) is memoryview and v.obj is buf for v in values.values())
 
     def finish(self) -> tuple[bytes, np.ndarray]:
         """The slab as the shard, its index written in; and the index entries."""

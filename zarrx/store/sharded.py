@@ -347,6 +347,15 @@ class ShardedChunks(ChunkSource):
             with snap:
                 yield from self._present(snap, obj)
 
+    def present_in(self, obj: Coords) -> list[Coords]:
+        """Read units present in the stored shard ``obj`` (none when it is not stored), found
+        from its index alone."""
+        snap = self.objects.snapshot(obj)
+        if snap is None:
+            return []
+        with snap:
+            return list(self._present(snap, obj))
+
     def _present(self, snap: ObjectSnapshot, obj: Coords) -> Iterator[Coords]:
         entries = self._index(snap, (obj,), 0, 0, snap.size)
         base = np.asarray(obj, dtype=np.int64) * np.asarray(self.object_ratio, dtype=np.int64)

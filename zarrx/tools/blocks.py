@@ -85,15 +85,30 @@ class BlockPlan:
                 return
 
     def meeting(self, boxes: Iterable[tuple[slice, ...]]) -> list[tuple[slice, ...]]:
-        """The blocks that meet any of ``boxes`` (regions of the array), each once, in C order
-        (a sparse array's few stored objects name the few blocks worth copying)."""
-        found: set[tuple[int, ...]] = set()
+        """The parts of the blocks that meet any of ``boxes`` (regions of the array) worth
+        copying, each once, in C order of their blocks: in each block, the smallest box of
+        whole destination objects (``unit``) holding every part of ``boxes`` in it. A sparse
+        array's few stored objects name the few objects worth copying, not their whole blocks
+        (a block of 1-byte chunks holds up to millions of them)."""
+        found: dict[tuple[int, ...], list[list[int]]] = {}
         for box in boxes:
             ranges = [range(min(s.start, n) // b, -(-min(s.stop, n) // b))
                       for s, b, n in zip(box, self.block, self.shape)]
-            found.update(itertools.product(*ranges))
-        return [tuple(slice(i * b, min((i + 1) * b, n))
-                      for i, b, n in zip(index, self.block, self.shape))
+            for index in itertools.product(*ranges):
+                lo = [max(s.start, i * b) for s, i, b in zip(box, index, self.block)]
+                hi = [min(s.stop, (i + 1) * b, n)
+                      for s, i, b, n in zip(box, index, self.block, self.shape)]
+                if any(a >= z for a, z in zip(lo, hi)):
+                    continue                    # past the array's edge: nothing to copy
+                seen = found.get(index)
+                if seen is None:
+                    found[index] = [lo, hi]
+                else:
+                    seen[0] = [min(a, c) for a, c in zip(seen[0], lo)]
+                    seen[1] = [max(a, c) for a, c in zip(seen[1], hi)]
+        # widened to whole objects: each destination object is written whole, by one part
+        return [tuple(slice(a // u * u, min(-(-z // u) * u, n))
+                      for a, z, u, n in zip(*found[index], self.unit, self.shape))
                 for index in sorted(found)]
 
     def objects(self, sel: tuple[slice, ...]) -> list[tuple[int, ...]]:
