@@ -22,9 +22,9 @@ __all__ = ["TARGET_BYTES", "object_shape", "object_edges", "default_chunks", "al
 #: default size of one dask block
 TARGET_BYTES = 128 * 2**20
 #: most blocks of a dask array reading a zarrx array: dask lists the key of every block of it
-#: whenever it computes anything from it (one element of an array of 2^22 blocks took 8 s and
-#: 1.2 GiB; of 2^40 blocks, it never finished)
-MAX_BLOCKS = 1 << 20
+#: whenever it computes anything from it (one element of an array of 2^22 blocks, the most
+#: made, took 8 s and 1.2 GiB; of 2^40 blocks, it never finished)
+MAX_BLOCKS = 1 << 22
 
 Chunks = tuple[tuple[int, ...], ...]
 
