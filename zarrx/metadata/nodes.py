@@ -48,7 +48,7 @@ from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError,
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES
+from zarrx.metadata.json import max_document_bytes
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
@@ -425,11 +425,14 @@ def _fits(doc: bytes, path: str, key: str) -> bytes:
     unless it is larger than a reader takes (then no reader, zarrx included, could open the
     group, a v3 one even without its consolidated metadata): a MetadataError, before anything
     is written."""
-    if len(doc) > MAX_DOCUMENT_BYTES:
+    limit = max_document_bytes()
+    if len(doc) > limit:
         raise MetadataError(f"consolidate_metadata: the consolidated metadata of the group at "
                             f"{path or '/'!r} would take {len(doc)} bytes at {key!r}, more "
-                            f"than the {MAX_DOCUMENT_BYTES} bytes a reader takes; nothing was "
-                            f"written (consolidate the groups below it, path=..., instead)")
+                            f"than the {limit} bytes a reader takes "
+                            f"(zarrx.config max_metadata_bytes); nothing was written "
+                            f"(consolidate the groups below it, path=..., instead, or raise "
+                            f"the setting here and for every reader)")
     return doc
 
 
