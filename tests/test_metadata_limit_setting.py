@@ -205,3 +205,23 @@ def test_a_limit_past_any_size_reads_documents_whole(tmp_path):
         zarrx.create_array(store, shape=(2,), dtype="i4", attributes={"a": 1})
         with zarrx.config.set(max_metadata_bytes=1 << 70):
             assert zarrx.open_array(store, mode="r").attrs["a"] == 1
+
+
+def test_a_folder_whose_zarr_json_is_past_the_limit_is_not_looked_into(tmp_path):
+    from zarrx.tools.location import _node_type
+    zarrx.create_array(LocalStore(tmp_path), shape=(2,), dtype="i4",
+                       attributes={"text": "x" * 4096})
+    assert _node_type(str(tmp_path)) == "array"
+    with zarrx.config.set(max_metadata_bytes=4096):
+        assert _node_type(str(tmp_path)) is None
+
+
+def test_a_remote_prefix_whose_zarr_json_is_past_the_limit_is_not_looked_into():
+    from zarrx.store import make_store
+    from zarrx.tools.location import _refuse_inside_array_url
+    store = make_store("memory://limit-setting/arr", "w")
+    zarrx.create_array(store, shape=(2,), dtype="i4", attributes={"text": "x" * 4096})
+    with pytest.raises(zarrx.errors.ContainsArrayError, match="inside the array"):
+        _refuse_inside_array_url("memory://limit-setting/arr/x", None)
+    with zarrx.config.set(max_metadata_bytes=4096):
+        _refuse_inside_array_url("memory://limit-setting/arr/x", None)

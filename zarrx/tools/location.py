@@ -26,7 +26,7 @@ from zarrx.array import Array
 from zarrx.errors import ContainsArrayError, NodeExistsError, NodeNotFoundError, \
     StoreError, ZarrError
 from zarrx.group import Group
-from zarrx.metadata.json import max_document_bytes
+from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
@@ -144,11 +144,12 @@ def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
         return
     try:
         try:
-            found = store.get_many([(key, None) for key in keys])   # nearest prefix first
+            found = store.get_many([(key, document_range()) for key in keys])  # nearest first
         except ZarrError:
             return
         for key, raw in zip(keys, found):
-            if raw is not None and (key.endswith(".zarray") or _v3_kind(raw) == "array"):
+            if raw is not None and (key.endswith(".zarray") or (
+                    len(raw) <= max_document_bytes() and _v3_kind(raw) == "array")):
                 at = f"{scheme}://{bucket}/{key.rpartition('/')[0]}".rstrip("/")
                 raise ContainsArrayError(f"{redact(url)!r}: cannot write a node inside the "
                                          f"array at {redact(at)!r} (an array has no children)")
