@@ -225,3 +225,31 @@ def test_a_remote_prefix_whose_zarr_json_is_past_the_limit_is_not_looked_into():
         _refuse_inside_array_url("memory://limit-setting/arr/x", None)
     with zarrx.config.set(max_metadata_bytes=4096):
         _refuse_inside_array_url("memory://limit-setting/arr/x", None)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_read_modify_writes_read_documents_up_to_the_limit(tmp_path, fmt):
+    """Changing attributes reads the node's document again, up to one byte past the limit
+    (before: whole), and refuses one past it, naming its size."""
+    reads: list = []
+
+    class Recording(LocalStore):
+        def get(self, key, byte_range=None):
+            reads.append((key, byte_range))
+            return super().get(key, byte_range)
+
+        def get_versioned(self, key, byte_range=None, **kw):
+            reads.append((key, byte_range))
+            return super().get_versioned(key, byte_range, **kw)
+
+    z = zarrx.create_array(Recording(tmp_path), shape=(2,), dtype="i4", zarr_format=fmt,
+                           attributes={"text": "x" * 4096})
+    key = "zarr.json" if fmt == 3 else ".zattrs"
+    size = (tmp_path / key).stat().st_size
+    reads.clear()
+    with zarrx.config.set(max_metadata_bytes=2048):
+        with pytest.raises(MetadataError) as info:
+            z.attrs["more"] = 1
+    assert str(info.value) == _message(key, size, 2048)
+    assert [r for k, r in reads if k == key] and \
+        all(r is not None and r.length == 2049 for k, r in reads if k == key)

@@ -20,8 +20,8 @@ from zarrx.errors import ZarrUserWarning
 from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
 from zarrx.metadata._util import Loc
 from zarrx.metadata.consolidated import PENDING, entry_order, node_keys, zmetadata_nodes
-from zarrx.metadata.json import (checked as checked_json, document_range, load as load_json,
-                                 max_document_bytes)
+from zarrx.metadata.json import (checked as checked_json, document_range, json_document,
+                                 load as load_json, max_document_bytes)
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v3 import consolidated_parts
 from zarrx.store.base import ByteRange, Store
@@ -69,7 +69,7 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
         found[0] = False
         if raw is None:
             return None                         # nothing there: nothing written
-        doc = load_json(bytes(raw), key)
+        doc = load_json(json_document(store, key, raw), key)
         if zarr_format == 3:
             parts = consolidated_parts(doc, Loc(key)) if doc.get("node_type") == "group" \
                 else None
@@ -91,7 +91,7 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
 
     dropped = [0]
     try:
-        update_object(store, key, modify, key)
+        update_object(store, key, modify, key, byte_range=document_range())
     except _NotConsolidated:
         pass
     if dropped[0]:
