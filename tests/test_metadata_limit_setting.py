@@ -253,3 +253,14 @@ def test_read_modify_writes_read_documents_up_to_the_limit(tmp_path, fmt):
     assert str(info.value) == _message(key, size, 2048)
     assert [r for k, r in reads if k == key] and \
         all(r is not None and r.length == 2049 for k, r in reads if k == key)
+
+
+def test_a_zarr_python_store_tells_the_size_of_a_document_it_refuses(written):
+    fmt, path, key = written
+    mine = _memory(path)
+    theirs = zarr.storage.MemoryStore({k: zarr.core.buffer.cpu.Buffer.from_bytes(mine.get(k))
+                                       for k in mine.list()})
+    with zarrx.config.set(max_metadata_bytes=LIMIT):
+        with pytest.raises(MetadataError) as info:
+            zarrx.open_group(theirs, mode="r")
+    assert str(info.value) == _message(key, (path / key).stat().st_size, LIMIT)
