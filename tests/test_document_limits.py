@@ -1,4 +1,4 @@
-"""No metadata write makes a document larger than a reader takes (``MAX_DOCUMENT_BYTES``):
+"""No metadata write makes a document larger than a reader takes (``max_metadata_bytes``):
 such a document would leave the node, or with consolidated metadata the whole hierarchy,
 impossible to open. The limit is lowered here so that the documents stay small."""
 from __future__ import annotations
@@ -10,15 +10,14 @@ import zarr
 
 import zarrx
 from zarrx.errors import MetadataError, ZarrUserWarning
-from zarrx.metadata import consolidated_edit, json as mjson, nodes
 
 LIMIT = 4096
 
 
 @pytest.fixture(autouse=True)
-def _small_limit(monkeypatch):
-    for module in (mjson, nodes, consolidated_edit):
-        monkeypatch.setattr(module, "MAX_DOCUMENT_BYTES", LIMIT, raising=False)
+def _small_limit():
+    with zarrx.config.set(max_metadata_bytes=LIMIT):
+        yield
 
 
 @pytest.fixture(params=[2, 3], ids=["v2", "v3"])
@@ -52,7 +51,8 @@ def test_consolidate_metadata_refuses_a_document_past_the_limit(fmt):
     key = "zarr.json" if fmt == 3 else ".zmetadata"
     with pytest.raises(MetadataError, match=f"the consolidated metadata of the group at '/' "
                                             f"would take [0-9]+ bytes at '{key}', more than the "
-                                            f"{LIMIT} bytes a reader takes; nothing was written"):
+                                            f"{LIMIT} bytes a reader takes \\(zarrx.config "
+                                            f"max_metadata_bytes\\); nothing was written"):
         zarrx.consolidate_metadata(store)
     assert store == before
     assert sorted(zarrx.open_group(store, mode="r").keys()) == ["a", "b", "c"]

@@ -20,12 +20,18 @@ Settings:
   output of the whole size is kept); ``0``: none. A change applies at once: the oldest blocks
   pooled over the new limit are released. Those arrays come from zarrx's own numpy memory handler (NEP 49), not from one
   the program set for itself; with ``0`` numpy's current handler allocates them.
+- ``max_metadata_bytes``: the largest metadata document (``zarr.json``, ``.zarray``,
+  ``.zmetadata``...) zarrx reads or writes, in bytes (default 64 MiB). A larger one is refused
+  unread (at most this many bytes of it are fetched), with a ``MetadataError`` naming its key,
+  its size and this setting. It bounds what a hostile store can cost; raise it to open the
+  consolidated metadata of a very large hierarchy (tens of thousands of arrays), which
+  zarr-python writes without a limit. Read at each use.
 
 Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when
 zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRITE_EMPTY_CHUNKS=true``
 (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``; the same for
 ``ZARRX_WRITE_BEHIND``), ``ZARRX_CONSISTENCY=none``,
-``ZARRX_MEMORY_POOL=0``; ``none`` (or an empty value) gives ``threads`` and ``memory_pool``
+``ZARRX_MEMORY_POOL=0``, ``ZARRX_MAX_METADATA_BYTES=268435456``; ``none`` (or an empty value) gives ``threads`` and ``memory_pool``
 their defaults. A value that does not parse is an :class:`~zarrx.errors.ArgumentError` naming
 the variable.
 
@@ -52,7 +58,8 @@ from collections.abc import Callable, Iterator, Mapping
 __all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
-             "consistency": "strict", "memory_pool": None, "write_behind": True}
+             "consistency": "strict", "memory_pool": None, "write_behind": True,
+             "max_metadata_bytes": 64 << 20}
 CONSISTENCY = ("strict", "none")
 #: zarr-python's dotted keys -> zarrx settings
 ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
@@ -123,14 +130,17 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
             not isinstance(value, int) or isinstance(value, bool) or value < 0):
         raise ArgumentError(f"{key}: expected None or an int >= 0 (bytes), "
                             f"found {value!r}")
+    if name == "max_metadata_bytes" and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ArgumentError(f"{key}: expected an int >= 1 (bytes), found {value!r}")
     return value
 
 
 def _from_env(name: str, text: str) -> object:
     """The value the environment variable for setting ``name`` gives it, before checking."""
     word = text.strip().lower()
-    if name in ("threads", "memory_pool"):
-        if word in ("", "none", "null"):
+    if name in ("threads", "memory_pool", "max_metadata_bytes"):
+        if word in ("", "none", "null") and name != "max_metadata_bytes":
             return None
         try:
             return int(word, 10)

@@ -69,7 +69,7 @@ CASES: list[tuple[str, str, Any]] = [
     ("nesting-bomb", "v3", b"[" * 100_000),
     ("nesting-bomb-objects", "v2", b'{"a":' * 50_000),
     ("deep-attributes", "v3", nested(128)),
-    ("huge-document", "v3", None),   # built in the test (MAX_DOCUMENT_BYTES + 1)
+    ("huge-document", "v3", None),   # built in the test (max_document_bytes() + 1)
     ("bare-nan-v3", "v3", raw(json.dumps(v3(fill_value=float("nan"))))),
     ("huge-integer-literal", "v3", raw('{"shape": [' + "9" * 5000 + "]}")),
     ("dict-with-int-keys", "v3", {"zarr_format": 3, 1: 2}),

@@ -144,12 +144,16 @@ def test_an_unknown_field_in_the_fill_value_of_a_struct_of_30000_fields_is_named
                                                                   "f1": 2})}), mode="r")
 
 
-def test_a_document_whose_indented_form_is_too_large_to_read_is_written_compact(monkeypatch):
+def test_a_document_whose_indented_form_is_too_large_to_read_is_written_compact():
     """A long array, a value a line, may take several times the bytes of the document read
     (9 million zeros: 17 MiB read, 81 MiB indented, past the 64 MiB load takes); such a
     document is written without spaces, so that the node stays writable and readable. Shown
     with the limit lowered to 1 MiB."""
-    monkeypatch.setattr(mjson, "MAX_DOCUMENT_BYTES", 1 << 20)
+    with zarrx.config.set(max_metadata_bytes=1 << 20):
+        _written_compact()
+
+
+def _written_compact():
     doc = json.loads(raw_doc(0, "uint8"))
     doc["attributes"] = {"zeros": [0] * 200_000}
     text = json.dumps(doc, separators=(",", ":")).encode()

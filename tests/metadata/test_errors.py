@@ -15,7 +15,7 @@ from ._malformed import CASES, GOOD_V2
 
 def run(kind, doc):
     if doc is None:                      # the huge document is built here, not at import
-        doc = b" " * (mjson.MAX_DOCUMENT_BYTES + 1)
+        doc = b" " * (mjson.max_document_bytes() + 1)
     if kind == "v3":
         return parse_v3(doc, "a/zarr.json")
     if kind == "v2":
@@ -52,7 +52,9 @@ EXPECTED = {
     'deep-attributes':
         'a/zarr.json: expected JSON nested at most 128 levels deep, found 130 levels',
     'huge-document':
-        'a/zarr.json: expected a document of at most 67108864 bytes, found 67108865 bytes',
+        'a/zarr.json: expected a document of at most 67108864 bytes, found 67108865 bytes '
+        '(the setting zarrx.config max_metadata_bytes, or the environment variable '
+        'ZARRX_MAX_METADATA_BYTES, raises the limit)',
     'bare-nan-v3':
         'a/zarr.json fill_value: expected a number, "NaN", "Infinity", "-Infinity" or a hex bit pattern of 8 digits, found nan',
     'huge-integer-literal':

@@ -20,7 +20,8 @@ from zarrx.errors import ZarrUserWarning
 from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
 from zarrx.metadata._util import Loc
 from zarrx.metadata.consolidated import PENDING, entry_order, node_keys, zmetadata_nodes
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES, checked as checked_json, load as load_json
+from zarrx.metadata.json import (checked as checked_json, document_range, json_document,
+                                 load as load_json, max_document_bytes)
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v3 import consolidated_parts
 from zarrx.store.base import ByteRange, Store
@@ -43,9 +44,8 @@ class _NotConsolidated(Exception):
 #: or removed, not read)
 Edit = Callable[[dict[str, Any], set[str]], None]
 
-# a group's zarr.json is read whole (up to the largest document a reader takes); of a
-# .zmetadata, whether there is one is enough
-_WHOLE = ByteRange.trusted(0, MAX_DOCUMENT_BYTES + 1)
+# a group's zarr.json is read whole (up to the largest document a reader takes:
+# json.document_range()); of a .zmetadata, whether there is one is enough
 _FIRST_BYTE = ByteRange.trusted(0, 1)
 
 
@@ -63,12 +63,13 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
     process take turns)."""
     key = _key(at, zarr_format)
     found = [False]
+    limit = max_document_bytes()
 
     def modify(raw: bytes | memoryview | None) -> bytes | None:
         found[0] = False
         if raw is None:
             return None                         # nothing there: nothing written
-        doc = load_json(bytes(raw), key)
+        doc = load_json(json_document(store, key, raw), key)
         if zarr_format == 3:
             parts = consolidated_parts(doc, Loc(key)) if doc.get("node_type") == "group" \
                 else None
@@ -82,7 +83,7 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
         entries = dict(originals)
         edit(entries, pending)
         out = dumps(_edited(zarr_format, doc, originals, entries, pending), checked=True)
-        dropped[0] = len(out) if len(out) > MAX_DOCUMENT_BYTES else 0
+        dropped[0] = len(out) if len(out) > limit else 0
         if dropped[0]:      # no reader would take it: readers list the hierarchy instead
             return None if zarr_format == 2 else dumps(
                 {k: v for k, v in doc.items() if k != "consolidated_metadata"}, checked=True)
@@ -90,13 +91,13 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
 
     dropped = [0]
     try:
-        update_object(store, key, modify, key)
+        update_object(store, key, modify, key, byte_range=document_range())
     except _NotConsolidated:
         pass
     if dropped[0]:
         warnings.warn(f"{store!r}: the consolidated metadata of the group at {at or '/'!r} "
                       f"would have taken {dropped[0]} bytes at {key!r}, more than the "
-                      f"{MAX_DOCUMENT_BYTES} bytes a reader takes: it was removed, and readers "
+                      f"{limit} bytes a reader takes (zarrx.config max_metadata_bytes): it was removed, and readers "
                       f"list the hierarchy instead (consolidate the groups below it, "
                       f"consolidate_metadata(store, path=...), to have it again)",
                       ZarrUserWarning, stacklevel=2)
@@ -113,7 +114,8 @@ def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]],
     pairs = list(candidates)
     known = known or {}
     unread = [(fmt, at) for fmt, at in pairs if _key(at, fmt) not in known]
-    got = dict(zip(unread, store.get_many([(_key(at, fmt), _WHOLE if fmt == 3 else _FIRST_BYTE)
+    whole = document_range()
+    got = dict(zip(unread, store.get_many([(_key(at, fmt), whole if fmt == 3 else _FIRST_BYTE)
                                            for fmt, at in unread]))) if unread else {}
     return [pair for pair in pairs if may_be_consolidated(
         pair[0], got[pair] if pair in got else known[_key(pair[1], pair[0])])]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import json as _json
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,14 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
+from zarrx import config
+from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError, ZarrError
 from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, short
+from zarrx.store.base import ByteRange, Store
 
 __all__ = ["load", "Loaded", "gc_paused", "dumps", "json_document", "check_tree", "check_attributes",
-           "unencodable_text", "MAX_DOCUMENT_BYTES", "MAX_DEPTH", "MAX_DOCUMENT_DEPTH", "OutOfRange"]
+           "unencodable_text", "max_document_bytes", "document_range", "too_large",
+           "MAX_DEPTH", "MAX_DOCUMENT_DEPTH", "OutOfRange"]
 
-MAX_DOCUMENT_BYTES = 64 * 1024 * 1024   # larger metadata documents are refused unread
 MAX_DEPTH = 64                          # nesting of the attributes zarrx writes
 # nesting of a document read: a node document's attributes (up to MAX_DEPTH) plus the levels a
 # consolidated document wraps node documents in (3 in Zarr v3, 2 in .zmetadata), with room to
@@ -70,9 +73,44 @@ def _reject_constant(name: str) -> float:
 # the types of JSON values with nothing inside them (a subclass, such as OutOfRange, is looked at
 # one value at a time)
 _PLAIN = frozenset((str, int, float, bool, type(None)))
-# as many values as a document load takes can hold (a value and its comma take 2 bytes), so that
-# every document read can be written back
-_MAX_VALUES = MAX_DOCUMENT_BYTES // 2 + 1
+
+
+def max_document_bytes() -> int:
+    """The largest metadata document read or written, in bytes: the setting
+    ``zarrx.config.max_metadata_bytes`` (read at each use), at most ``sys.maxsize - 1`` so that
+    one byte past it is still a size."""
+    return min(config.get("max_metadata_bytes"), sys.maxsize - 1)   # type: ignore[type-var]
+
+
+_ranges: dict[int, ByteRange] = {}
+
+
+def document_range() -> ByteRange:
+    """The byte range a metadata document is read with: up to one byte past the largest the
+    parser takes, so that a larger object (a hostile multi-GB file at ``zarr.json``) costs no
+    more than that to refuse."""
+    limit = max_document_bytes()
+    got = _ranges.get(limit)
+    if got is None:
+        if len(_ranges) > 16:
+            _ranges.clear()
+        got = _ranges[limit] = ByteRange.trusted(0, limit + 1)
+    return got
+
+
+def too_large(key: str, size: int | None, limit: int) -> MetadataError:
+    """The error refusing the document at ``key`` of ``size`` bytes (None: more than ``limit``,
+    the store cannot tell how much)."""
+    found = f"{size} bytes" if size is not None else f"more than {limit} bytes"
+    return MetadataError(f"{key}: expected a document of at most {limit} bytes, found {found} "
+                         f"(the setting zarrx.config max_metadata_bytes, or the environment "
+                         f"variable ZARRX_MAX_METADATA_BYTES, raises the limit)")
+
+
+def _max_values() -> int:
+    """As many values as a document load takes can hold (a value and its comma take 2 bytes),
+    so that every document read can be written back."""
+    return max_document_bytes() // 2 + 1
 
 
 def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]:
@@ -81,12 +119,13 @@ def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]
     numpy scalar (which :func:`dumps` converts first)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     seen = 0
+    most = _max_values()
     converted = False
     while stack:
         node, depth = stack.pop()
         seen += 1
-        if seen > _MAX_VALUES:
-            raise loc.found(f"a document of at most {_MAX_VALUES} JSON values", "more")
+        if seen > most:
+            raise loc.found(f"a document of at most {most} JSON values", "more")
         if isinstance(node, dict):
             if depth > limit:
                 raise loc.found(f"JSON nested at most {limit} levels deep", "deeper nesting")
@@ -111,8 +150,8 @@ def check_tree(value: Any, loc: Loc, limit: int = MAX_DEPTH) -> tuple[int, bool]
         else:
             raise loc.error("JSON values (object, array, string, number, bool, null)",
                             type(node).__name__)
-    if seen > _MAX_VALUES:                  # counted in bulk at the end
-        raise loc.found(f"a document of at most {_MAX_VALUES} JSON values", "more")
+    if seen > most:                         # counted in bulk at the end
+        raise loc.found(f"a document of at most {most} JSON values", "more")
     return seen, converted
 
 
@@ -288,8 +327,9 @@ def load(doc: bytes | bytearray | memoryview | str | dict | Loaded, key: str, *,
         data = bytes(doc)
     else:
         raise loc.found("a JSON document (bytes, str or dict)", type(doc).__name__)
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise loc.found(f"a document of at most {MAX_DOCUMENT_BYTES} bytes", f"{len(data)} bytes")
+    limit = max_document_bytes()
+    if len(data) > limit:
+        raise too_large(key, len(data), limit)
     depth, keys = scan(data)
     if depth > MAX_DOCUMENT_DEPTH:
         raise loc.found(f"JSON nested at most {MAX_DOCUMENT_DEPTH} levels deep",
@@ -383,7 +423,7 @@ def dumps(obj: Any, *, checked: bool = False) -> bytes:
         obj = _clean(obj) if converted else obj
         text = _json.dumps(obj, indent=2, allow_nan=True) if count <= INDENT_MAX_VALUES \
             else _shallow(obj, 0)
-        if len(text) > MAX_DOCUMENT_BYTES:  # indenting a long array, a value a line, made it
+        if len(text) > max_document_bytes():  # indenting a long array, a value a line, made it
             text = _COMPACT.encode(obj)     # larger than load takes: written without spaces
     except (TypeError, ValueError, RecursionError) as exc:
         raise MetadataError(f"cannot write metadata as JSON: {short(str(exc))}") from None
@@ -401,8 +441,11 @@ def json_document(store: Any, key: str, doc: Any) -> Any:
     store, the key, its address and what was found when it cannot be (an empty object, a web
     server's HTML login or error page, binary data), with the Content-Type when the store
     knows it. Malformed JSON is left to the parser, which says where it breaks."""
-    if isinstance(doc, (dict, str)) or len(doc) > MAX_DOCUMENT_BYTES:
-        return doc                      # too large: the parser says so, whatever it holds
+    if isinstance(doc, (dict, str)):
+        return doc
+    limit = max_document_bytes()
+    if len(doc) > limit:                # read up to one byte past the limit: its whole size
+        raise too_large(key, _whole_size(store, key, len(doc)), limit)
     head = bytes(memoryview(doc)[:4096]).lstrip(b" \t\r\n")
     blank = not head and len(doc) <= 4096
     if len(doc) and not blank and (not head or head[0] in _JSON_START):
@@ -423,3 +466,17 @@ def json_document(store: Any, key: str, doc: Any) -> Any:
     where = store.address(key)
     raise MetadataError(f"{store!r}: {key}{f' ({where})' if where else ''}: expected a JSON "
                         f"metadata document, found {found}")
+
+
+def _whole_size(store: Any, key: str, read: int) -> int | None:
+    """The size of the object at ``key``, of which ``read`` bytes were read (the most a read
+    of a document fetches), where the store tells it without reading the object; else None
+    (or ``read`` when that was the whole object)."""
+    if read != max_document_bytes() + 1:
+        return read                     # read whole, not up to the limit
+    if type(store).getsize is Store.getsize:
+        return None                     # the default reads the whole object
+    try:
+        return store.getsize(key)
+    except ZarrError:
+        return None

@@ -19,7 +19,7 @@ from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, struct
 from zarrx.metadata.fill import (_int_range, check_unitless_date, default_fill, fill_json,
                                  parse_fill)
 from zarrx.metadata.grid import AxisEdges, compress_edges, grid_json, parse_shape
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES, unencodable_text
+from zarrx.metadata.json import max_document_bytes, unencodable_text
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
                                   RegularGrid)
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
@@ -45,14 +45,17 @@ def attributes_arg(attributes: Any, where: str) -> dict[str, Any]:
     return attributes
 
 WHERE = "array metadata"
-#: the largest item (in bytes) of a new array's data type: 1 MiB. Its fill value, one item,
-#: is written in full into the metadata document (base64, 4 bytes for 3; raw bits as a list
-#: of byte values, up to 9 bytes a byte as written), which readers take up to
-#: MAX_DOCUMENT_BYTES, and is made, written and parsed back when the array is created: items
-#: up to this size keep the document well inside that and cost little memory. (Documents
-#: read may state items up to ``dtypes.MAX_ITEM_BYTES``, numpy's limit: zarr-python writes
-#: them.)
-MAX_NEW_ITEM_BYTES = MAX_DOCUMENT_BYTES // 64
+
+
+def max_new_item_bytes() -> int:
+    """The largest item (in bytes) of a new array's data type: 1/64 of the largest metadata
+    document (``zarrx.config.max_metadata_bytes``; 1 MiB by default). Its fill value, one
+    item, is written in full into the metadata document (base64, 4 bytes for 3; raw bits as a
+    list of byte values, up to 9 bytes a byte as written), and is made, written and parsed back
+    when the array is created: items up to this size keep the document well inside the limit
+    and cost little memory. (Documents read may state items up to ``dtypes.MAX_ITEM_BYTES``,
+    numpy's limit: zarr-python writes them.)"""
+    return max_document_bytes() // 64
 
 
 class _DefaultFill:
@@ -274,9 +277,10 @@ def make_array_meta(shape: Sequence[int], dtype: Any, chunks: Any, *,
     shape_t = parse_shape([int(s) if isinstance(s, np.integer) else s for s in shape],
                           Loc(WHERE, "shape"))
     dt, endian = resolve_dtype(dtype, zarr_format)
-    if dt.itemsize > MAX_NEW_ITEM_BYTES:
+    most = max_new_item_bytes()
+    if dt.itemsize > most:
         raise Loc("dtype", error=DataTypeError).found(
-            f"a data type of at most {MAX_NEW_ITEM_BYTES} bytes an item (a new array's fill "
+            f"a data type of at most {most} bytes an item (a new array's fill "
             f"value, one item, is written in full into its metadata document)",
             f"{short(dtype)} of {dt.itemsize} bytes an item")
     grid, grid_doc = _grid(chunks, shape_t, zarr_format)

@@ -21,7 +21,7 @@ from zarrx.metadata import parse_array_v2, parse_group_v2, parse_v3
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA,
                                               without_consolidated as _without_consolidated)
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES, json_document, load as load_json
+from zarrx.metadata.json import document_range, json_document, load as load_json
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ByteRange, Store
@@ -41,11 +41,6 @@ def join(path: str, name: str) -> str:
     return f"{path}/{name}" if path else name
 
 
-# a metadata document is read up to one byte past the largest the parser takes: a larger
-# object (a hostile multi-GB file at zarr.json) costs no more than that to refuse
-_DOC = ByteRange.trusted(0, MAX_DOCUMENT_BYTES + 1)
-
-
 def load_node(store: Store, path: str, zarr_format: int | None = None, *,
               consolidated: bool | None = None) -> Meta | None:
     """The metadata of the node at ``path``, or None when there is none. v3 wins over v2.
@@ -57,7 +52,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None, *,
     whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
     and for the v2 documents only when there is none (see :func:`load_nodes`)."""
     if zarr_format is None and not store.latency_bound:     # (the common case, kept short)
-        doc = store.get(join(path, V3_KEY), _DOC)
+        doc = store.get(join(path, V3_KEY), document_range())
         if doc is not None:
             return _v3_node(store, path, doc)
         zarr_format = 2
@@ -81,10 +76,11 @@ def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = Non
     also = set(consolidated_at)
     docs: dict[str, dict[str, Any]] = {p: {} for p in paths}
     first = paths
+    rng = document_range()      # up to one byte past the largest document the parser takes
     if zarr_format is None and not store.latency_bound:
         keys = [join(p, V3_KEY) for p in paths]
-        got = [store.get(keys[0], _DOC)] if len(keys) == 1 else \
-            store.get_many([(k, _DOC) for k in keys])
+        got = [store.get(keys[0], rng)] if len(keys) == 1 else \
+            store.get_many([(k, rng) for k in keys])
         first = []
         for p, doc in zip(paths, got):
             if doc is not None:
@@ -97,7 +93,7 @@ def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = Non
     extra = list(raw)
     got_raw: dict[str, Any] = {}
     if wanted or extra:
-        got = store.get_many([(join(p, n), _DOC) for p, n in wanted] + extra)
+        got = store.get_many([(join(p, n), rng) for p, n in wanted] + extra)
         for (p, n), doc in zip(wanted, got):
             docs[p][n] = doc
         got_raw = {k: doc for (k, _), doc in zip(extra, got[len(wanted):])}
@@ -187,7 +183,8 @@ def broken_document(store: Store, path: str) -> str:
     """The key of the document that makes :func:`load_node` fail for the node at ``path``:
     ``zarr.json`` when there is one; else the first of ``.zarray`` / ``.zgroup`` (parsed
     without its attributes), ``.zattrs`` and (the root's) ``.zmetadata`` that does not parse."""
-    if store.get(join(path, V3_KEY), _DOC) is not None:
+    rng = document_range()
+    if store.get(join(path, V3_KEY), rng) is not None:
         return join(path, V3_KEY)
     zattrs = join(path, ".zattrs")
     checks: list[tuple[str, Callable[[Any, str], Any]]] = [
@@ -198,7 +195,7 @@ def broken_document(store: Store, path: str) -> str:
     if not path:
         checks.append((ZMETADATA, parse_zmetadata_pending))
     for key, parse in checks:
-        doc = store.get(key, _DOC)
+        doc = store.get(key, rng)
         if doc is None:
             continue
         try:
@@ -262,12 +259,16 @@ def list_children(store: Store, path: str, zarr_format: int | None = None
         return []
     names = [V3_KEY] if zarr_format == 3 else list(V2_KEYS) if zarr_format == 2 \
         else [V3_KEY, *V2_KEYS]
-    reqs = [(join(join(path, d), n), None) for d in dirs for n in names]
+    rng = document_range()      # up to one byte past the largest document the parser takes
+    reqs = [(join(join(path, d), n), rng) for d in dirs for n in names]
     vals = store.get_many(reqs)
     out = []
     for i, d in enumerate(dirs):
         docs = dict(zip(names, vals[i * len(names):(i + 1) * len(names)]))
         child = join(path, d)
+        for n, doc in docs.items():
+            if doc is not None:
+                json_document(store, join(child, n), doc)
         if docs.get(V3_KEY) is not None:
             out.append((d, parse_v3(docs[V3_KEY], join(child, V3_KEY))))
         elif docs.get(".zarray") is not None:

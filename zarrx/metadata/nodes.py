@@ -48,7 +48,7 @@ from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError,
 from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
                             serialize_v3, serialize_zmetadata)
 from zarrx.metadata.consolidated import parse_zmetadata_pending
-from zarrx.metadata.json import MAX_DOCUMENT_BYTES
+from zarrx.metadata.json import document_range, json_document, max_document_bytes
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
@@ -241,7 +241,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
             if raw is None:
                 raise _gone(store, path)
             # the rest of the document as stored (a root group's consolidated metadata too)
-            current = _cached_parse(parse_v3, bytes(raw), key)
+            current = _cached_parse(parse_v3, _doc(store, key, raw), key)
             if isinstance(current, ArrayMeta) != isinstance(meta, ArrayMeta):
                 raise _gone(store, path)        # replaced by a node of the other kind
             new = with_attributes(current, edit(dict(current.attributes)))
@@ -249,7 +249,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
             return _readable(path, {V3_KEY: serialize_v3(new)})[V3_KEY]
 
         def write3() -> Meta:
-            update_object(store, key, modify3, key)
+            update_object(store, key, modify3, key, byte_range=document_range())
             return out[0]
 
         return _in_step(store, path, 3, write3)   # (a v3 group's zarr.json is its own document)
@@ -260,7 +260,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
     def modify2(raw: bytes | memoryview | None) -> bytes | None:
         if not store.exists(node_key):          # never a .zattrs without its node
             raise _gone(store, path)
-        current = {} if raw is None else _attrs_v2(bytes(raw), key)
+        current = {} if raw is None else _attrs_v2(_doc(store, key, raw), key)
         new = edit(current)
         attrs[:] = [new]
         if not new:                             # no attributes: no .zattrs
@@ -270,7 +270,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
         return out
 
     def write() -> Meta:
-        update_object(store, key, modify2, key)
+        update_object(store, key, modify2, key, byte_range=document_range())
         return with_attributes(meta, attrs[0])
 
     return _in_step(store, path, 2, write, own=isinstance(meta, GroupMeta))
@@ -290,9 +290,9 @@ def update_array(store: Store, path: str, meta: ArrayMeta,
         if raw is None:
             raise _gone(store, path)
         if v3:
-            current = _cached_parse(parse_v3, bytes(raw), key)
+            current = _cached_parse(parse_v3, _doc(store, key, raw), key)
         else:
-            current = _cached_parse(parse_array_v2, bytes(raw), None, key)
+            current = _cached_parse(parse_array_v2, _doc(store, key, raw), None, key)
         if not isinstance(current, ArrayMeta):
             raise _gone(store, path)
         new = change(current)
@@ -302,10 +302,16 @@ def update_array(store: Store, path: str, meta: ArrayMeta,
         return _readable(path, {".zarray": serialize_v2(new)[".zarray"]})[".zarray"]
 
     def write() -> ArrayMeta:
-        update_object(store, key, modify, key)
+        update_object(store, key, modify, key, byte_range=document_range())
         return out[0] if v3 else with_attributes(out[0], meta.attributes)
 
     return _in_step(store, path, meta.zarr_format, write)
+
+
+def _doc(store: Store, key: str, raw: bytes | memoryview) -> bytes:
+    """A document a read-modify-write read at ``key`` (up to one byte past the largest a
+    reader takes): a MetadataError naming its size when it is larger, or not JSON."""
+    return bytes(json_document(store, key, raw))
 
 
 def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
@@ -403,7 +409,7 @@ def consolidate(store: Store, path: str = "", zarr_format: int | None = None) ->
     def modify(raw: bytes | memoryview | None) -> bytes:
         if v3:
             # the group's document as stored now (its attributes, its pending paths)
-            current = None if raw is None else _cached_parse(parse_v3, bytes(raw), key)
+            current = None if raw is None else _cached_parse(parse_v3, _doc(store, key, raw), key)
             if not isinstance(current, GroupMeta):
                 raise GroupNotFoundError(f"consolidate_metadata: the group at {path or '/'!r} "
                                         f"in {store!r} was deleted or replaced by an array")
@@ -416,7 +422,7 @@ def consolidate(store: Store, path: str = "", zarr_format: int | None = None) ->
         done[:] = [dataclasses.replace(root, consolidated=entries)]
         return _fits(dumps(serialize_zmetadata({"": root, **entries}, pending)), path, key)
 
-    update_object(store, key, modify, key)
+    update_object(store, key, modify, key, byte_range=document_range())
     return done[0]
 
 
@@ -425,11 +431,14 @@ def _fits(doc: bytes, path: str, key: str) -> bytes:
     unless it is larger than a reader takes (then no reader, zarrx included, could open the
     group, a v3 one even without its consolidated metadata): a MetadataError, before anything
     is written."""
-    if len(doc) > MAX_DOCUMENT_BYTES:
+    limit = max_document_bytes()
+    if len(doc) > limit:
         raise MetadataError(f"consolidate_metadata: the consolidated metadata of the group at "
                             f"{path or '/'!r} would take {len(doc)} bytes at {key!r}, more "
-                            f"than the {MAX_DOCUMENT_BYTES} bytes a reader takes; nothing was "
-                            f"written (consolidate the groups below it, path=..., instead)")
+                            f"than the {limit} bytes a reader takes "
+                            f"(zarrx.config max_metadata_bytes); nothing was written "
+                            f"(consolidate the groups below it, path=..., instead, or raise "
+                            f"the setting here and for every reader)")
     return doc
 
 

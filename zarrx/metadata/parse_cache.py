@@ -1,7 +1,8 @@
 """Parsed metadata documents remembered by their bytes: reopening a node whose documents have
 not changed skips the parse. The cache is bounded (``_CACHE_SIZE`` documents, none larger than
-``_CACHE_MAX_DOC``, and ``_CACHE_BYTES`` of memory: the documents' bytes and an estimate of
-what their parse holds, :func:`_held`) and hands out attributes as copies.
+``_CACHE_MAX_DOC`` or than the parser takes now, and ``_CACHE_BYTES`` of memory: the documents'
+bytes and an estimate of what their parse holds, :func:`_held`) and hands out attributes as
+copies.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zarrx.metadata._jsonscan import footprint
+from zarrx.metadata.json import max_document_bytes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 
 __all__ = ["cached_parse"]
@@ -34,7 +36,10 @@ def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
     a caller makes to the attributes it was handed reaches another."""
     global _parsed_bytes
     raw = docs[:-1]            # the last argument is the document key, for messages
-    if not all(d is None or (type(d) is bytes and len(d) <= _CACHE_MAX_DOC) for d in raw):
+    # a document larger than the parser takes now (max_metadata_bytes lowered since it was
+    # remembered) is parsed, to be refused
+    most = min(_CACHE_MAX_DOC, max_document_bytes())
+    if not all(d is None or (type(d) is bytes and len(d) <= most) for d in raw):
         return parse(*docs)
     ck = (parse, *raw)
     with _parsed_lock:

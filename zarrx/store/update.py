@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable
 
 from zarrx import config
 from zarrx.errors import ConflictError
-from zarrx.store.base import ABSENT, Store
+from zarrx.store.base import ABSENT, ByteRange, Store
 from zarrx.store.locks import object_lock
 
 __all__ = ["PARTIAL", "update_object", "MAX_ATTEMPTS"]
@@ -46,11 +46,14 @@ def conditional(store: Store) -> bool:
 
 def update_object(store: Store, key: str,
                   modify: Callable[[bytes | memoryview | None], bytes | memoryview | None],
-                  name: str, *, read: bool = True) -> Hashable | None:
+                  name: str, *, read: bool = True,
+                  byte_range: ByteRange | None = None) -> Hashable | None:
     """Replace the object at ``key`` by ``modify(current bytes or None)`` (None: delete it).
     ``read=False``: the new value does not depend on the old one (``modify(None)`` is called
     once and written unconditionally). Returns the new generation when the store reported
-    one. ``name`` names the object in a ConflictError."""
+    one. ``name`` names the object in a ConflictError. ``byte_range``: the bytes of the
+    object ``modify`` is given (a metadata document is read up to one byte past the largest
+    a reader takes; ``modify`` refuses a longer one rather than write it back)."""
     with object_lock(store, key):
         if not read:
             new = modify(None)
@@ -63,7 +66,7 @@ def update_object(store: Store, key: str,
             store.set(key, new)
             return None
         if not conditional(store):
-            old = store.get(key)
+            old = store.get(key, byte_range)
             new = modify(old)
             if new is None:
                 if old is not None:
@@ -73,7 +76,7 @@ def update_object(store: Store, key: str,
             return None
         delay = _BACKOFF_START
         for _ in range(MAX_ATTEMPTS):
-            got = store.get_versioned(key)
+            got = store.get_versioned(key, byte_range)
             old, gen = (None, ABSENT) if got is None else got
             new = modify(old)
             try:

@@ -129,6 +129,12 @@ class ZarrPythonStore(Store):
         data = bytes(as_buffer(value, key))
         await self.store.set(key, default_buffer_prototype().buffer.from_bytes(data))
 
+    async def _getsize(self, key: str) -> int | None:
+        try:
+            return int(await self.store.getsize(key))
+        except FileNotFoundError:
+            return None
+
     # -- the store interface ---------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         return self._run(self._get(check_key(key), byte_range), f"get {key!r}")
@@ -173,6 +179,11 @@ class ZarrPythonStore(Store):
 
     def exists(self, key: str) -> bool:
         return bool(self._run(self.store.exists(check_key(key)), f"exists {key!r}"))
+
+    def getsize(self, key: str) -> int | None:
+        """zarr-python's ``getsize`` (its file, memory and object stores tell it without
+        reading the value); None for a missing key."""
+        return self._run(self._getsize(check_key(key)), f"getsize {key!r}")
 
     def close(self) -> None:
         self.store.close()

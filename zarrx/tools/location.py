@@ -26,6 +26,7 @@ from zarrx.array import Array
 from zarrx.errors import ContainsArrayError, NodeExistsError, NodeNotFoundError, \
     StoreError, ZarrError
 from zarrx.group import Group
+from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
@@ -36,7 +37,6 @@ __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlap
            "interrupted_at"]
 
 _MAX_WALK_UP = 64
-_MAX_DOC = 64 << 20            # a group document larger than this is not looked into
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def _node_type(path: str) -> str | None:
             return kind
     doc = os.path.join(path, "zarr.json")
     try:
-        if os.path.getsize(doc) > _MAX_DOC:
+        if os.path.getsize(doc) > max_document_bytes():     # not looked into
             return None
         with open(doc, "rb") as f:
             return _v3_kind(f.read())
@@ -144,11 +144,12 @@ def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
         return
     try:
         try:
-            found = store.get_many([(key, None) for key in keys])   # nearest prefix first
+            found = store.get_many([(key, document_range()) for key in keys])  # nearest first
         except ZarrError:
             return
         for key, raw in zip(keys, found):
-            if raw is not None and (key.endswith(".zarray") or _v3_kind(raw) == "array"):
+            if raw is not None and (key.endswith(".zarray") or (
+                    len(raw) <= max_document_bytes() and _v3_kind(raw) == "array")):
                 at = f"{scheme}://{bucket}/{key.rpartition('/')[0]}".rstrip("/")
                 raise ContainsArrayError(f"{redact(url)!r}: cannot write a node inside the "
                                          f"array at {redact(at)!r} (an array has no children)")
