@@ -19,6 +19,8 @@ from zarrx.store.sharded import ShardedChunks
 __all__ = ["chunk_source", "visit_order", "stored_objects", "empty_outside",
            "outside_boxes"]
 
+_LAST = 2**63 - 1       # no axis is longer: the end of every cell position
+
 
 def chunk_source(store: Store, path: str, meta: ArrayMeta) -> ChunkSource:
     """The chunk source of the array at ``path`` (``""`` for the root): its read units, over
@@ -72,7 +74,9 @@ def empty_outside(source: ChunkSource, meta: ArrayMeta,
             # only the cells of the read units stored there: per axis, those units' cells
             # in the box (their outer product meets no more read units than the box does)
             unit = meta.layout.read_shape
-            picks = [np.concatenate([np.arange(max(c * u, b.start), min((c + 1) * u, b.stop),
+            # (ends past 2**63 - 1, where an axis' last object reaches, end there)
+            picks = [np.concatenate([np.arange(max(c * u, b.start),
+                                               min((c + 1) * u, b.stop, _LAST),
                                                dtype=np.int64) for c in cs]
                                     or [np.zeros(0, dtype=np.int64)])
                      for cs, u, b in zip(held, unit, box)]
