@@ -377,6 +377,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                            dimension_names=dimension_names, attributes=attributes,
                            order=order or "C")
     prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found)
+    if not overwrite:
+        nodes.clear_leftovers(st, path)     # objects of a deleted array, read as its own
     nodes.save_node(st, path, meta, exists=None if overwrite
                     else exists_error(st, path, _mode, "create_array"))
     # zarr-python: config's order is the layout reads hand out from this handle, on Zarr v3
