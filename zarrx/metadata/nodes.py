@@ -313,14 +313,14 @@ _NODE_KEYS = (V3_KEY, ".zarray", ".zgroup")    # the documents whose presence ma
 def clear_leftovers(store: Store, path: str) -> None:
     """Remove the objects stored below ``path``, where no node is, before an array is created
     there: what a delete stopped part way left (see :func:`delete_node`), which the new array
-    would otherwise read as its own chunks. Nothing is removed when a node's document is among
-    them (a group's children, say). On a store with conditional writes each object is removed
+    would otherwise read as its own chunks (and a v2 ``.zattrs``). Nothing is removed when the
+    document making a node is among them (a group's children, say). On a store with conditional writes each object is removed
     only at the generation listed, so what a concurrent creator of the array writes meanwhile
     stays."""
     if not path:
         return
     keys = sorted(store.list_prefix(path + "/"))
-    if not keys or any(k.rpartition("/")[2] in DOCUMENT_NAMES for k in keys):
+    if not keys or any(k.rpartition("/")[2] in _NODE_KEYS for k in keys):
         return
     if not store.supports_conditional_writes:
         store.delete_many(keys)
