@@ -383,6 +383,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if data is not None and write_data:     # data the dtype cannot take: nothing is written
         data = arr._as_stored(data)
     prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found)
+    if not overwrite:
+        nodes.clear_leftovers(st, path)     # objects of a deleted array, read as its own
     nodes.save_node(st, path, meta, exists=None if overwrite
                     else exists_error(st, path, _mode, "create_array"))
     if data is not None and write_data:

@@ -113,6 +113,8 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
             continue
         if overwrite:       # the node there, and objects left below without a node document
             nodes.delete_node(st, path)
+        elif isinstance(meta, ArrayMeta):
+            nodes.clear_leftovers(st, path)
         nodes.save_node(st, path, meta, exists=None if overwrite else exists(path))
         written.append((path, meta))
     return written

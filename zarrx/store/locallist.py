@@ -58,9 +58,8 @@ class FileListing(Store):
                     if kind == "key":
                         yield top.rel + name
                     elif kind == "dir":
-                        try:
-                            sub = top.d.child(name)
-                        except (OSError, LinkError):  # vanished, or replaced by a link meanwhile
+                        sub = self._child(top.d, name, top.rel)
+                        if sub is None:
                             continue
                         frames.append(_Frame(sub, top.rel + name + "/"))
                         break
@@ -69,6 +68,19 @@ class FileListing(Store):
         finally:
             for frame in frames:
                 frame.d.close()
+
+    def _child(self, d: Dir, name: str, rel: str) -> Dir | None:
+        """The sub-folder ``name`` of ``d``; None when it vanished or was replaced by a file or
+        a link meanwhile. Any other failure (a folder it may not open, no file descriptor left)
+        is a ``StoreError``: skipping the folder would leave its keys out of the listing, and
+        a delete or a shrink would report success leaving them stored."""
+        try:
+            return d.child(name)
+        except (FileNotFoundError, NotADirectoryError, LinkError):
+            return None
+        except OSError as exc:
+            raise StoreError(f"{self!r}: cannot list {rel + name + '/'!r}: "
+                             f"{exc.strerror or exc}") from exc
 
     def _scan(self, d: Dir) -> list[tuple[str, str]]:
         try:
@@ -146,9 +158,8 @@ class FileListing(Store):
                         sub_rel = f"{top.rel}{name}/"
                         if not (sub_rel.startswith(prefix) or prefix.startswith(sub_rel)):
                             continue
-                        try:
-                            sub = top.d.child(name)
-                        except (OSError, LinkError):
+                        sub = self._child(top.d, name, top.rel)
+                        if sub is None:
                             continue
                         top.child = name
                         frames.append(_Frame(sub, sub_rel))

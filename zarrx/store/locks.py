@@ -94,9 +94,12 @@ class _Holding:
 class _Modes:
     """The shared/exclusive lock of one name: the threads holding it shared (and how often), the
     thread holding it exclusively (and how often), the threads waiting for it exclusively and
-    shared, and the users. ``mutex`` guards the fields; ``cond`` (over it) wakes waiters."""
+    shared, the exclusive releases so far (``era``), the shared waiters a release let in that
+    have not gone in yet (``admitted``), and the users. ``mutex`` guards the fields; ``cond``
+    (over it) wakes waiters."""
 
-    __slots__ = ("mutex", "cond", "shared", "owner", "depth", "waiting", "blocked", "users")
+    __slots__ = ("mutex", "cond", "shared", "owner", "depth", "waiting", "blocked", "era",
+                 "admitted", "users")
 
     def __init__(self) -> None:
         self.mutex = threading.Lock()
@@ -106,6 +109,8 @@ class _Modes:
         self.depth = 0
         self.waiting = 0
         self.blocked = 0
+        self.era = 0
+        self.admitted = 0
         self.users = 0
 
 
@@ -113,7 +118,9 @@ class KeyedSharedLocks(_KeyedTable):
     """``with locks.shared(name):`` and ``with locks.exclusive(name):``: many threads may hold
     the lock of ``name`` shared at once, one thread exclusively, and no one shared then. A
     thread waiting for it exclusively goes before threads arriving for it shared, so a stream
-    of shared holders never keeps it waiting; a thread already holding the lock (either way)
+    of shared holders never keeps it waiting; and the threads waiting for it shared when an
+    exclusive holder lets it go go before the next exclusive holder, so a stream of exclusive
+    holders never keeps them waiting either; a thread already holding the lock (either way)
     takes it again shared at once, and exclusively again if it holds it exclusively. One lock
     per name in use, dropped when its last user leaves; a forked child starts with none held."""
 
@@ -137,10 +144,10 @@ class _ModeHolding:
             with held.mutex:
                 if self._exclusive:
                     if held.owner != me:
-                        if held.owner is not None or held.shared:
+                        if held.owner is not None or held.shared or held.admitted:
                             held.waiting += 1
                             try:
-                                while held.owner is not None or held.shared:
+                                while held.owner is not None or held.shared or held.admitted:
                                     held.cond.wait()
                             finally:
                                 held.waiting -= 1
@@ -152,11 +159,16 @@ class _ModeHolding:
                     if held.owner != me and me not in held.shared \
                             and (held.owner is not None or held.waiting):
                         held.blocked += 1
-                        try:
-                            while held.owner is not None or held.waiting:
+                        era = held.era
+                        try:        # until free, or let in by an exclusive holder's release
+                            while held.owner is not None or (held.waiting and held.era == era):
                                 held.cond.wait()
                         finally:
                             held.blocked -= 1
+                            if held.era != era:
+                                held.admitted -= 1
+                                if not held.admitted:
+                                    held.cond.notify_all()
                     held.shared[me] = held.shared.get(me, 0) + 1
         except BaseException:                # interrupted while waiting: not a user any more
             self._locks._leave(self._name, held)
@@ -169,6 +181,8 @@ class _ModeHolding:
                 held.depth -= 1
                 if not held.depth:
                     held.owner = None
+                    held.era += 1
+                    held.admitted = held.blocked    # they go in before the next exclusive
             else:
                 me = threading.get_ident()
                 held.shared[me] -= 1
