@@ -181,3 +181,27 @@ def test_a_move_stopped_part_way_leaves_no_node_missing_data_at_its_destination(
     np.testing.assert_array_equal(g["a"][:], 7)
     # before, for v2: "b" opened with its .zarray copied and reading 0s for chunks not yet
     assert "b" not in g
+
+
+def test_files_of_other_programs_below_a_new_array_are_not_leftovers(tmp_path):
+    # only chunk keys and a v2 .zattrs are what a deleted array leaves: with anything else
+    # there, nothing below the path is removed
+    store = LocalStore(str(tmp_path))
+    zarrx.open_group(store, mode="w")
+    for key in ("notes/c/0", "notes/readme.txt"):
+        store.set(key, b"keep")
+    zarrx.create_array(store, name="notes", shape=(4,), chunks=(2,), dtype="u1")
+    assert sorted(store.list_prefix("notes/")) == ["notes/c/0", "notes/readme.txt",
+                                                  "notes/zarr.json"]
+
+
+@pytest.mark.parametrize("keys", [["a/c/0/1", "a/c/1/1"], ["a/0.1", "a/1.1"],
+                                  ["a/0/1"], ["a/c.0.1"]], ids=["v3", "v2", "v2-slash", "v3-dot"])
+def test_chunks_of_any_key_encoding_are_leftovers(tmp_path, keys):
+    store = LocalStore(str(tmp_path))
+    zarrx.open_group(store, mode="w")
+    for key in keys:
+        store.set(key, b"\x07" * 4)
+    a = zarrx.create_array(store, name="a", shape=(4, 4), chunks=(2, 2), dtype="u1")
+    assert sorted(store.list_prefix("a/")) == ["a/zarr.json"]
+    assert a[:].sum() == 0

@@ -14,6 +14,7 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ContainsArrayError, 
                           node_exists)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata._util import short
+from zarrx.metadata.leftovers import clear_leftovers
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.node import Node
@@ -384,7 +385,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         data = arr._as_stored(data)
     prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found)
     if not overwrite:
-        nodes.clear_leftovers(st, path)     # objects of a deleted array, read as its own
+        clear_leftovers(st, path)     # objects of a deleted array, read as its own
     nodes.save_node(st, path, meta, exists=None if overwrite
                     else exists_error(st, path, _mode, "create_array"))
     if data is not None and write_data:

@@ -11,6 +11,7 @@ from zarrx.creation import Ancestors, check_format, check_parents, node_path, sa
 from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError,
                           node_exists)
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
+from zarrx.metadata.leftovers import clear_leftovers
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store.base import Store
 
@@ -114,7 +115,7 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
         if overwrite:       # the node there, and objects left below without a node document
             nodes.delete_node(st, path)
         elif isinstance(meta, ArrayMeta):
-            nodes.clear_leftovers(st, path)
+            clear_leftovers(st, path)
         nodes.save_node(st, path, meta, exists=None if overwrite else exists(path))
         written.append((path, meta))
     return written

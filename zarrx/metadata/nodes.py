@@ -64,7 +64,7 @@ from zarrx.store.update import update_object
 __all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
            "delete_node", "move_node", "list_children", "walk", "consolidate", "V3_KEY",
            "V2_KEYS", "write_subtree", "update_attributes", "update_array", "DOCUMENT_NAMES",
-           "clear_leftovers"]
+           "NODE_KEYS"]
 
 
 def save_node(store: Store, path: str, meta: Meta,
@@ -330,9 +330,9 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     marked = _edit_all(store, _covering(store, path, (3, 2), known=known),
                        lambda group: _marking(_relative(subtree, group)))
     # the node's documents first (those the caller did not find absent): a delete stopped
-    # part way then leaves objects no node claims (removed by the next array created there,
-    # see clear_leftovers), never a node that reads the objects already removed as the fill
-    store.delete_many([k for k in (f"{path}/{name}" for name in _NODE_KEYS)
+    # part way then leaves objects no node claims (removed by the next array created there:
+    # see zarrx.metadata.leftovers), never a node reading the objects removed as the fill
+    store.delete_many([k for k in (f"{path}/{name}" for name in NODE_KEYS)
                        if known is None or known.get(k, True) is not None])
     store.delete_prefix(subtree)
 
@@ -346,41 +346,13 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     _edit_all(store, marked, finishing)
 
 
-_NODE_KEYS = (V3_KEY, ".zarray", ".zgroup")    # the documents whose presence makes a node
-
-
-def clear_leftovers(store: Store, path: str) -> None:
-    """Remove the objects stored below ``path``, where no node is, before an array is created
-    there: what a delete stopped part way left (see :func:`delete_node`), which the new array
-    would otherwise read as its own chunks (and a v2 ``.zattrs``). Nothing is removed when the
-    document making a node is among them (a group's children, say). On a store with conditional writes each object is removed
-    only at the generation listed, so what a concurrent creator of the array writes meanwhile
-    stays."""
-    if not path:
-        return
-    keys = sorted(store.list_prefix(path + "/"))
-    if not keys or any(k.rpartition("/")[2] in _NODE_KEYS for k in keys):
-        return
-    if not store.supports_conditional_writes:
-        store.delete_many(keys)
-        return
-    found = [(key, store.generation(key)) for key in keys]
-    # a creator writes its document before its chunks: with no document yet, every version
-    # read above is a leftover, and a chunk written later has another generation
-    if any(store.exists(f"{path}/{name}") for name in _NODE_KEYS):
-        return
-    for key, generation in found:
-        if generation is not None:
-            try:
-                store.delete_if(key, generation)
-            except ConflictError:
-                pass                            # written meanwhile: not a leftover
+NODE_KEYS = (V3_KEY, ".zarray", ".zgroup")    # the documents whose presence makes a node
 
 
 def _documents_last(key: str) -> tuple[bool, int, bool, str]:
     name = key.rpartition("/")[2]
     doc = name in DOCUMENT_NAMES
-    return doc, -key.count("/") if doc else 0, name in _NODE_KEYS, key
+    return doc, -key.count("/") if doc else 0, name in NODE_KEYS, key
 
 
 def _drop_subtree(entries: dict[str, Any], rel: str) -> None:
