@@ -37,11 +37,14 @@ END = "end of central directory record (at offset 212)"
      "4294967040 (the archive is 234 bytes)"),
     (12, "<I", 0xFFFFFF00, f"{END}: size of the central directory: expected at most 212 (the "
      "bytes before the end record), found 4294967040 (the archive is 234 bytes)"),
+    (12, "<I", 10, f"{END}: size of the central directory: expected the size of the entries "
+     "before the end record, the first starting with b'PK\\x01\\x02' (offset 202 holds "
+     "b'\\x00\\x00\\x00\\x80'), found 10 (the archive is 234 bytes)"),
     (10, "<H", 7, f"{END}: total number of entries: expected 2 (the entries the central "
      "directory's 102 bytes hold), found 7"),
     (8, "<H", 0, f"{END}: number of entries on this disk: expected 2 (the entries the central "
      "directory's 102 bytes hold), found 0"),
-], ids=["cd-offset", "cd-size", "total", "this-disk"])
+], ids=["cd-offset", "cd-size", "cd-size-short", "total", "this-disk"])
 def test_end_record_field(archive, offset, fmt, value, message):
     corrupt(archive, b"PK\x05\x06", offset, fmt, value)
     with pytest.raises(StoreError, match=re.escape(message)):

@@ -43,6 +43,13 @@ def check_end_record(fp: BinaryIO, path: str) -> None:
     if size > located:
         raise bad("size of the central directory", size,
                   f"at most {located} (the bytes before the end record)")
+    if size:
+        fp.seek(located - size)
+        head = fp.read(4)
+        if head != b"PK\x01\x02":
+            raise bad("size of the central directory", size,
+                      f"the size of the entries before the end record, the first starting "
+                      f"with b'PK\\x01\\x02' (offset {located - size} holds {head!r})")
     if offset > located - size:
         raise bad("offset of the central directory", offset,
                   f"at most {located - size} (the central directory's {size} bytes end where "
