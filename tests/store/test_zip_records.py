@@ -76,3 +76,14 @@ def test_prepended_bytes_still_read(archive):
     archive.write_bytes(b"#!stub\n" * 10 + archive.read_bytes())
     with ZipStore(archive, mode="r") as store:
         assert store.get("x") == b"abc"
+
+
+def test_central_directory_entry_lengths(archive):
+    """A name, extra field and comment running past the central directory, which zipfile
+    reports without naming the entry."""
+    corrupt(archive, b"PK\x01\x02", 30, "<H", 0xFFF0)
+    message = ("central directory entry 0 (at offset 110) named b'zarr.json': its name, extra "
+               "field and comment lengths (9, 65520, 0) run 65473 bytes past the central "
+               "directory's end at offset 212")
+    with pytest.raises(StoreError, match=re.escape(message)):
+        ZipStore(archive, mode="r")

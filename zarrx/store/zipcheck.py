@@ -5,12 +5,13 @@ wrong raises StoreError naming the record and the field, the value found and wha
 from __future__ import annotations
 
 import os
+import struct
 import zipfile
 from typing import BinaryIO
 
 from zarrx.errors import StoreError
 
-__all__ = ["check_end_record", "check_counts", "check_entry"]
+__all__ = ["check_end_record", "check_entries", "check_counts", "check_entry"]
 
 _LOCAL_SIZE = 30                # local file header, up to the name
 
@@ -54,6 +55,38 @@ def check_end_record(fp: BinaryIO, path: str) -> None:
         raise bad("offset of the central directory", offset,
                   f"at most {located - size} (the central directory's {size} bytes end where "
                   f"the end record starts, at offset {located})")
+
+
+_CENTRAL = struct.Struct("<4s24xHHH12x")   # central directory entry: its lengths, at 28..33
+
+
+def check_entries(fp: BinaryIO) -> None:
+    """The central directory of the archive open as ``fp`` (whose end record
+    :func:`check_end_record` accepted) walked entry by entry: each starts with its signature
+    and its name, extra field and comment end within the central directory; BadZipFile naming
+    the first entry that does not. Called once zipfile has refused the archive, to say where."""
+    _, located, end = _end_record(fp)
+    start = located - end[zipfile._ECD_SIZE]   # type: ignore[attr-defined]
+    fp.seek(start)
+    data = fp.read(located - start)
+    pos, index = 0, 0
+    while pos < len(data):
+        where = f"central directory entry {index} (at offset {start + pos})"
+        if len(data) - pos < _CENTRAL.size:
+            raise zipfile.BadZipFile(f"{where}: expected a {_CENTRAL.size}-byte entry header, "
+                                     f"found {len(data) - pos} bytes before the end record")
+        sig, name_len, extra_len, comment_len = _CENTRAL.unpack_from(data, pos)
+        if sig != b"PK\x01\x02":
+            raise zipfile.BadZipFile(f"{where}: expected the signature b'PK\\x01\\x02', "
+                                     f"found {sig!r}")
+        name = data[pos + _CENTRAL.size:pos + _CENTRAL.size + min(name_len, 80)]
+        stop = pos + _CENTRAL.size + name_len + extra_len + comment_len
+        if stop > len(data):
+            raise zipfile.BadZipFile(
+                f"{where} named {name!r}: its name, extra field and comment lengths ({name_len}, "
+                f"{extra_len}, {comment_len}) run {stop - len(data)} bytes past the central "
+                f"directory's end at offset {located}")
+        pos, index = stop, index + 1
 
 
 def check_counts(zf: zipfile.ZipFile, where: str) -> None:

@@ -33,7 +33,7 @@ from typing import BinaryIO
 from zarrx.errors import StoreError, ZarrUserWarning
 from zarrx.store.base import key_problem
 from zarrx.store.localcond import kind_of
-from zarrx.store.zipcheck import check_counts, check_end_record, check_entry
+from zarrx.store.zipcheck import check_counts, check_end_record, check_entries, check_entry
 
 __all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
@@ -69,7 +69,11 @@ def open_archive(path: str) -> zipfile.ZipFile:
         raise OSError(f"{path!r} is {kind_of(mode)}, not a zip archive")
     with open(path, "rb") as fp:
         check_end_record(fp, path)
-    return zipfile.ZipFile(path, "r")
+        try:
+            return zipfile.ZipFile(path, "r")
+        except zipfile.BadZipFile:
+            check_entries(fp)           # names the entry zipfile could not read, if it can
+            raise
 
 
 def _raw_name_len(info: zipfile.ZipInfo) -> int:
