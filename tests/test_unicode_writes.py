@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -54,3 +55,25 @@ def test_bytes_that_cannot_be_decoded(dtype, shown, codec):
     assert (exc.encoding, exc.object, exc.start) == (codec, b"\xff", 0)
     copy = pickle.loads(pickle.dumps(exc))
     assert type(copy) is ArgumentDecodeError and str(copy) == str(exc)
+
+
+def _write(lib, dtype, value):
+    a = lib.create_array(lib.storage.MemoryStore(), shape=(2,), dtype=dtype)
+    try:
+        a[:] = value
+    except Exception as exc:            # noqa: BLE001 - the class is what is compared
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("dtype,value", [(str, "a\ud800"), ("S4", "a\ud800"), (str, b"\xff"),
+                                         ("<U4", b"\xff")],
+                         ids=["string-surrogate", "bytes-surrogate", "string-bytes", "fixed-bytes"])
+def test_the_class_zarr_python_raises(dtype, value):
+    zarr = pytest.importorskip("zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # zarr-python's unstable data type warnings
+        theirs = _write(zarr, dtype, value)
+    ours = _write(zarrx, dtype, value)
+    assert isinstance(theirs, UnicodeError)
+    assert isinstance(ours, type(theirs)) and isinstance(ours, zarrx.ZarrError)
