@@ -12,7 +12,8 @@ from zarrx.api import (consolidate_metadata, create, create_array, create_group,
 from zarrx.array import Array
 from zarrx.convenience import (array, create_hierarchy, from_array, load, save, save_array,
                                save_group, tree)
-from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentOverflowError,
+from zarrx.errors import (ArgumentDecodeError, ArgumentEncodeError, ArgumentError,
+                          ArgumentKeyError, ArgumentOverflowError,
                           ArgumentTypeError, CodecError,
                           DataTypeError,
                           IndexingError, IndexingValueError, MetadataError, NodeExistsError, NodeMismatchError,
@@ -31,6 +32,7 @@ __all__ = [
     "ZarrError", "MetadataError", "CodecError", "StoreError", "ShardError", "IndexingError",
     "IndexingValueError", "SelectionSizeError", "NodeNotFoundError", "NodeExistsError", "NodeMismatchError", "ReadOnlyError",
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "ArgumentOverflowError",
+    "ArgumentEncodeError", "ArgumentDecodeError",
     "DataTypeError",
     "convert", "copy", "check",
 ]

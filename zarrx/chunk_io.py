@@ -24,8 +24,8 @@ import numpy as np
 from zarrx import config
 from zarrx._gather import copy_selection, is_all
 from zarrx.codecs.plan import CodecPipeline
-from zarrx.errors import (ArgumentError, ArgumentOverflowError, ArgumentTypeError, CodecError,
-                          ZarrError)
+from zarrx.errors import (ArgumentDecodeError, ArgumentEncodeError, ArgumentError,
+                          ArgumentOverflowError, ArgumentTypeError, CodecError, ZarrError)
 from zarrx.indexing import check_chunk_count
 from zarrx.metadata.codecs import read_codec_places
 from zarrx.metadata.dtypes import category
@@ -323,17 +323,22 @@ def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
     """``value`` as an array of ``dtype`` broadcast to ``shape`` (no copy; ``None``: its own
     shape) after dropping leading axes of length 1 beyond ``shape``'s (of one axis or more), as
     numpy's assignment does, or an ArgumentError saying why not, also of the builtin class numpy
-    raised
-    (``TypeError``, ``OverflowError``), as zarr-python passes those on. numpy's
+    raised (``TypeError``, ``OverflowError``, ``UnicodeEncodeError``, ``UnicodeDecodeError``),
+    as zarr-python passes those on. numpy's
     ``RuntimeError`` (dates printed into strings too short for them) is an ArgumentError."""
     try:
         arr = value if isinstance(value, np.ndarray) and value.dtype == dtype \
             else np.asarray(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
+        message = f"{where}: cannot convert value of type {type(value).__name__} to dtype " \
+                  f"{dtype}: {exc}"
+        if isinstance(exc, UnicodeEncodeError):
+            raise ArgumentEncodeError(message, exc) from exc
+        if isinstance(exc, UnicodeDecodeError):
+            raise ArgumentDecodeError(message, exc) from exc
         cls = (ArgumentOverflowError if isinstance(exc, OverflowError) else
                ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError)
-        raise cls(f"{where}: cannot convert value of type {type(value).__name__} "
-                  f"to dtype {dtype}: {exc}") from exc
+        raise cls(message) from exc
     if shape is None:
         return arr
     extra = arr.ndim - len(shape)

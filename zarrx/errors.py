@@ -15,6 +15,7 @@ __all__ = [
     "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
     "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "StoreArgumentError",
+    "ArgumentEncodeError", "ArgumentDecodeError",
     "DataTypeError", "FillValueError", "FillValueOverflowError", "expected",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
@@ -238,6 +239,37 @@ class ArgumentKeyError(ArgumentError, KeyError):
 class ArgumentOverflowError(ArgumentError, OverflowError):
     """A value outside the range of the array's data type, such as ``2**40`` written to an
     ``int32`` array (an ``OverflowError``, as numpy and zarr-python raise there)."""
+
+
+class ArgumentEncodeError(ArgumentError, UnicodeEncodeError):
+    """Text written to an array that the array's encoding cannot hold: a ``str`` with a lone
+    surrogate written to a string array (UTF-8), non-ASCII text written to a bytes array. Also
+    the ``UnicodeEncodeError`` zarr-python lets through there, with its fields (``encoding``,
+    ``object``, ``start``, ``end``, ``reason``) taken from ``cause``."""
+
+    def __init__(self, message: str, cause: UnicodeEncodeError) -> None:
+        UnicodeEncodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end,
+                                    cause.reason)
+        self.args = (message,)
+
+    def __reduce__(self) -> tuple:
+        cause = UnicodeEncodeError(self.encoding, self.object, self.start, self.end, self.reason)
+        return type(self), (self.args[0], cause), self.__dict__
+
+
+class ArgumentDecodeError(ArgumentError, UnicodeDecodeError):
+    """Bytes written to a text array that do not decode as its text (``b"\\xff"`` written to a
+    string or fixed-length text array). Also the ``UnicodeDecodeError`` zarr-python lets
+    through there, with its fields taken from ``cause``."""
+
+    def __init__(self, message: str, cause: UnicodeDecodeError) -> None:
+        UnicodeDecodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end,
+                                    cause.reason)
+        self.args = (message,)
+
+    def __reduce__(self) -> tuple:
+        cause = UnicodeDecodeError(self.encoding, self.object, self.start, self.end, self.reason)
+        return type(self), (self.args[0], cause), self.__dict__
 
 
 class DataTypeError(MetadataError, TypeError):

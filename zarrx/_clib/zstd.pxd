@@ -54,3 +54,10 @@ cdef extern from "zstd.h" nogil:
     size_t ZSTD_findFrameCompressedSize(const void* src, size_t srcSize)
     unsigned ZSTD_isFrame(const void* buffer, size_t size)
     unsigned ZSTD_versionNumber()
+
+
+cdef extern from "zstd_errors.h" nogil:
+    ctypedef enum ZSTD_ErrorCode:
+        ZSTD_error_frameParameter_windowTooLarge
+
+    ZSTD_ErrorCode ZSTD_getErrorCode(size_t functionResult)

@@ -1,6 +1,7 @@
 from typing_extensions import Buffer
 
 MAX_RATIO: int
+MAX_WINDOW: int
 
 # Status codes of KernelStatus (zarrx.codecs.status): shared by every kernel
 NOMEM_ENCODED: int
@@ -27,6 +28,7 @@ NO_HEADER: int
 BAD_FIRST_HEADER: int
 LIMIT_DECLARED: int
 LIMIT_EXCEEDED: int
+WINDOW: int
 
 def compress(src: Buffer, level: int = 0, checksum: bool = False) -> bytes: ...
 def decompress_into(src: Buffer, dst: Buffer) -> None: ...

@@ -24,7 +24,7 @@ from zarrx._clib.zstd cimport (
     ZSTD_decompressStream, ZSTD_findFrameCompressedSize, ZSTD_freeCCtx, ZSTD_freeDCtx,
     ZSTD_getErrorName, ZSTD_getFrameContentSize, ZSTD_inBuffer, ZSTD_isError, ZSTD_maxCLevel,
     ZSTD_minCLevel, ZSTD_outBuffer, ZSTD_reset_session_and_parameters, ZSTD_reset_session_only,
-    ZSTD_versionNumber,
+    ZSTD_error_frameParameter_windowTooLarge, ZSTD_getErrorCode, ZSTD_versionNumber,
 )
 
 from zarrx.codecs._common cimport (
@@ -37,6 +37,10 @@ from zarrx.codecs.status import KernelStatus
 # at most 128 KiB (Block_Maximum_Size): no input expands more than 32768-fold.
 cdef size_t _MAX_RATIO = 32768
 MAX_RATIO = _MAX_RATIO
+# The largest window a frame may need: libzstd's default for its decoder
+# (ZSTD_WINDOWLOG_LIMIT_DEFAULT, 2**27), which zarrx keeps.
+cdef unsigned long long _MAX_WINDOW = 1 << 27
+MAX_WINDOW = _MAX_WINDOW
 
 # Status codes (exported below); the values each carries are listed with it.
 cdef enum:
@@ -58,6 +62,7 @@ cdef enum:
     ZX_BAD_FIRST_HEADER = 31 # (n): the input does not start with a valid frame header
     ZX_LIMIT_DECLARED = 32   # (size, limit): frame headers declare more than the limit
     ZX_LIMIT_EXCEEDED = 33   # (limit): the frames decode to more than the limit
+    ZX_WINDOW = 34           # (offset, window, limit): a frame needs a window over the limit
 
 export_common(globals())
 NO_DCTX = ZX_NO_DCTX
@@ -78,6 +83,7 @@ NO_HEADER = ZX_NO_HEADER
 BAD_FIRST_HEADER = ZX_BAD_FIRST_HEADER
 LIMIT_DECLARED = ZX_LIMIT_DECLARED
 LIMIT_EXCEEDED = ZX_LIMIT_EXCEEDED
+WINDOW = ZX_WINDOW
 
 cdef uint8_t _EMPTY[1]
 cdef object _local = threading.local()   # one ZSTD_CCtx and one ZSTD_DCtx per thread
@@ -228,6 +234,38 @@ cdef int _scan_frames(const uint8_t* sp, size_t n, size_t limit, size_t* total,
     return 0
 
 
+cdef unsigned long long _window(const uint8_t* p, size_t n):
+    """The window size a zstd frame's header declares (its content size when the frame is a
+    single segment); 0 for a skippable frame or a header too short to say."""
+    if n < 6 or p[0] != 0x28 or p[1] != 0xB5 or p[2] != 0x2F or p[3] != 0xFD:
+        return 0
+    cdef unsigned long long cs
+    if p[4] & 0x20:                             # single segment: the window is the content
+        cs = ZSTD_getFrameContentSize(p, n)
+        if cs == ZSTD_CONTENTSIZE_UNKNOWN or cs == ZSTD_CONTENTSIZE_ERROR:
+            return 0
+        return cs
+    cdef unsigned long long base = 1ULL << (10 + (p[5] >> 3))
+    return base + (base >> 3) * (p[5] & 7)
+
+
+cdef object _refused(const uint8_t* sp, size_t n, object m, size_t rc):
+    """The status for libzstd refusing the frames of ``sp``: a frame whose window is over
+    :data:`MAX_WINDOW` is refused for memory, anything else as corrupt."""
+    cdef size_t off = 0, fsize
+    cdef unsigned long long window
+    if ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge:
+        while off < n:
+            fsize = ZSTD_findFrameCompressedSize(sp + off, n - off)
+            window = _window(sp + off, n - off)
+            if window > _MAX_WINDOW:
+                return KernelStatus(ZX_WINDOW, off, window, _MAX_WINDOW)
+            if ZSTD_isError(fsize) or fsize == 0:
+                break
+            off += fsize
+    return KernelStatus(ZX_CORRUPT, n, m, rc)
+
+
 # Outcomes of the streaming decode.
 cdef enum:
     _DONE = 0
@@ -286,7 +324,7 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, bint unknow
             ZSTD_DCtx_reset(ctx.ptr, ZSTD_reset_session_only)
             rc = ZSTD_decompressDCtx(ctx.ptr, dp, m, sp, n)
         if ZSTD_isError(rc):
-            raise KernelStatus(ZX_CORRUPT, n, m, rc)
+            raise _refused(sp, n, m, rc)
         if rc != m:
             raise KernelStatus(ZX_SIZE, rc, m, 1)
         return 0
@@ -296,7 +334,7 @@ cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, bint unknow
         ZSTD_DCtx_reset(ctx.ptr, ZSTD_reset_session_only)
         status = _stream(ctx.ptr, &inb, &outb, True, &rc)
     if status == _FAILED:
-        raise KernelStatus(ZX_CORRUPT, n, m, rc)
+        raise _refused(sp, n, m, rc)
     if status == _EXCESS:
         raise KernelStatus(ZX_EXCESS, m)
     if status == _TRUNCATED:
@@ -378,7 +416,7 @@ def decompress_bounded(const uint8_t[::1] src, limit):
             outb.dst = resize_bytes(&out, <Py_ssize_t>size, ZX_NOMEM_DECODED)
             outb.size = size
         if status == _FAILED:
-            raise KernelStatus(ZX_CORRUPT, n, None, rc)
+            raise _refused(sp, n, None, rc)
         if status == _EXCESS:
             raise KernelStatus(ZX_LIMIT_EXCEEDED, cap)
         if status == _TRUNCATED:

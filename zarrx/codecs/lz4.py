@@ -90,6 +90,7 @@ class LZ4(BytesToBytesCodec):
         n = int.from_bytes(src[:4], "little", signed=True)
         if n < 0:
             raise CodecError(f"lz4: header claims a negative decoded size {n}")
+        _check_not_a_frame(src, n, expected)
         check_size("lz4", n, expected, limit)
         return n
 
@@ -102,3 +103,22 @@ class LZ4(BytesToBytesCodec):
         src, dst = as_u8(data), out_u8("lz4", dst)
         self._header(src, dst.shape[0], dst.shape[0])
         decompress_into(src, dst)
+
+
+#: the magic number starting an lz4 frame (0x184D2204, little-endian)
+FRAME_MAGIC = b"\x04\x22\x4d\x18"
+
+
+def _check_not_a_frame(src: memoryview, n: int, expected: int | None) -> None:
+    """Refuse an lz4 frame, which numcodecs' block format reads as a size header of
+    407,708,164 bytes: when those bytes are not the expected size, or more than a block of
+    ``src``'s length can decode to."""
+    if bytes(src[:4]) != FRAME_MAGIC:
+        return
+    if expected is None and n <= src.nbytes * _lib().MAX_RATIO or expected == n:
+        return
+    want = "" if expected is None else f", expected {expected}"
+    raise CodecError(f"lz4: the bytes start with the lz4 frame magic number 0x184D2204 (read as "
+                     f"the size header: {n} decoded bytes{want}): they are an lz4 frame (as the "
+                     "lz4 command line tool and lz4.frame write), not the size-prefixed lz4 "
+                     "block numcodecs' LZ4 codec reads")

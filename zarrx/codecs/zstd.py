@@ -63,6 +63,11 @@ def _message(st: KernelStatus) -> str:
         n, m, rc = v
         to = "" if m is None else f", expected to decode to {m}"
         return f"zstd: corrupt frame ({n} bytes{to}): {k.error_name(rc)}"
+    if c == k.WINDOW:
+        off, window, limit = v
+        return (f"zstd: frame at offset {off} needs a window of {window} bytes, more than the "
+                f"{limit} bytes ({limit >> 20} MiB) zarrx allows: refused for the memory "
+                f"decoding it would take (the data is not known to be corrupt)")
     if c == k.EXCESS:
         return f"zstd: frame decodes to more than {v[0]} bytes, expected {v[0]}"
     if c == k.TRUNCATED:

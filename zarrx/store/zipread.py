@@ -33,6 +33,7 @@ from typing import BinaryIO
 from zarrx.errors import StoreError, ZarrUserWarning
 from zarrx.store.base import key_problem
 from zarrx.store.localcond import kind_of
+from zarrx.store.zipcheck import check_counts, check_end_record, check_entries, check_entry
 
 __all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
@@ -66,7 +67,13 @@ def open_archive(path: str) -> zipfile.ZipFile:
         os.close(fd)
     if not stat.S_ISREG(mode):
         raise OSError(f"{path!r} is {kind_of(mode)}, not a zip archive")
-    return zipfile.ZipFile(path, "r")
+    with open(path, "rb") as fp:
+        check_end_record(fp, path)
+        try:
+            return zipfile.ZipFile(path, "r")
+        except zipfile.BadZipFile:
+            check_entries(fp)           # names the entry zipfile could not read, if it can
+            raise
 
 
 def _raw_name_len(info: zipfile.ZipInfo) -> int:
@@ -94,6 +101,11 @@ def _key(info: zipfile.ZipInfo) -> str:
 def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInfo]:
     """``{key: info}`` of the archive's file entries whose names are path-safe keys."""
     archive_end = getattr(zf, "start_dir", None)
+    if zf.mode == "r":
+        check_counts(zf, where)
+        if archive_end is not None:
+            for info in zf.infolist():
+                check_entry(info, archive_end, info.orig_filename, where)
     infos = [i for i in zf.infolist() if not i.filename.endswith("/")]   # is_dir() fails on ""
     spans = sorted((i.header_offset, _LOCAL.size + _raw_name_len(i) + i.compress_size, i.orig_filename)
                    for i in zf.infolist())

@@ -353,8 +353,6 @@ class _Job:
             unit = meta.chunk_grid.chunk_shape
         else:               # a rectilinear grid: its chunks do not tile blocks, so one block
             unit = tuple(max(1, s) for s in dst.shape)
-            where += " (a rectilinear destination grid is written in one block; pass chunks " \
-                     "for a regular one)"
         itemsize = itemsize_estimate(dst.dtype)
         src_unit = src.metadata.layout.read_shape
         src_bytes = math.prod(src_unit or (1,)) * itemsize
@@ -363,6 +361,16 @@ class _Job:
         per_worker = (self.budget - overhead) // self.workers
         if self.verify:
             per_worker //= 2                                # both sides of a block at once
+        whole = math.prod(unit) * itemsize
+        if not isinstance(meta.chunk_grid, RegularGrid) \
+                and (per_worker <= 0 or whole > per_worker):
+            need = overhead + whole * self.workers * (2 if self.verify else 1)
+            raise ZarrError(f"{where}: a rectilinear chunk grid is converted in one block, the "
+                            f"whole array {dst.shape} ({human_bytes(whole)} in memory, "
+                            f"{human_bytes(need)} with the buffers of {threads} threads), more "
+                            f"than the memory budget of {human_bytes(self.budget)}; pass --chunks "
+                            f"(chunks=) to convert it to a regular grid block by block, or raise "
+                            f"--max-memory (max_memory=)")
         if per_worker <= 0:
             raise ZarrError(f"{where}: a memory budget of {human_bytes(self.budget)} does not "
                             f"cover the decoding buffers of {threads} threads "

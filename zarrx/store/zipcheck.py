@@ -1,0 +1,121 @@
+"""The end records of a zip archive checked against the file before any entry is read:
+zipfile takes the central directory's offset, size and entry counts as they are, so a corrupt
+field would surface later as a failed read at a negative or absurd offset. Each field found
+wrong raises StoreError naming the record and the field, the value found and what fits."""
+from __future__ import annotations
+
+import os
+import struct
+import zipfile
+from typing import BinaryIO
+
+from zarrx.errors import StoreError
+
+__all__ = ["check_end_record", "check_entries", "check_counts", "check_entry"]
+
+_LOCAL_SIZE = 30                # local file header, up to the name
+
+
+def _end_record(fp: BinaryIO) -> tuple[str, int, list]:
+    """The name of the end record zipfile reads (its zip64 form if present), its offset and
+    its fields."""
+    end = zipfile._EndRecData(fp)   # type: ignore[attr-defined]  # what ZipFile itself reads
+    if end is None:
+        raise zipfile.BadZipFile("File is not a zip file")
+    located = end[zipfile._ECD_LOCATION]        # type: ignore[attr-defined]
+    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:   # type: ignore
+        located -= zipfile.sizeEndCentDir64 + zipfile.sizeEndCentDir64Locator  # type: ignore
+        return "zip64 end of central directory record", located, end
+    return "end of central directory record", located, end
+
+
+def check_end_record(fp: BinaryIO, path: str) -> None:
+    """The end record of the archive open as ``fp`` places the central directory within the
+    file, before the end record; BadZipFile naming the field otherwise."""
+    file_size = os.fstat(fp.fileno()).st_size
+    record, located, end = _end_record(fp)
+    size = end[zipfile._ECD_SIZE]               # type: ignore[attr-defined]
+    offset = end[zipfile._ECD_OFFSET]           # type: ignore[attr-defined]
+
+    def bad(field: str, found: int, want: str) -> zipfile.BadZipFile:
+        return zipfile.BadZipFile(f"{record} (at offset {located}): {field}: expected {want}, "
+                                  f"found {found} (the archive is {file_size} bytes)")
+
+    if size > located:
+        raise bad("size of the central directory", size,
+                  f"at most {located} (the bytes before the end record)")
+    if size:
+        fp.seek(located - size)
+        head = fp.read(4)
+        if head != b"PK\x01\x02":
+            raise bad("size of the central directory", size,
+                      f"the size of the entries before the end record, the first starting "
+                      f"with b'PK\\x01\\x02' (offset {located - size} holds {head!r})")
+    if offset > located - size:
+        raise bad("offset of the central directory", offset,
+                  f"at most {located - size} (the central directory's {size} bytes end where "
+                  f"the end record starts, at offset {located})")
+
+
+_CENTRAL = struct.Struct("<4s24xHHH12x")   # central directory entry: its lengths, at 28..33
+
+
+def check_entries(fp: BinaryIO) -> None:
+    """The central directory of the archive open as ``fp`` (whose end record
+    :func:`check_end_record` accepted) walked entry by entry: each starts with its signature
+    and its name, extra field and comment end within the central directory; BadZipFile naming
+    the first entry that does not. Called once zipfile has refused the archive, to say where."""
+    _, located, end = _end_record(fp)
+    start = located - end[zipfile._ECD_SIZE]   # type: ignore[attr-defined]
+    fp.seek(start)
+    data = fp.read(located - start)
+    pos, index = 0, 0
+    while pos < len(data):
+        where = f"central directory entry {index} (at offset {start + pos})"
+        if len(data) - pos < _CENTRAL.size:
+            raise zipfile.BadZipFile(f"{where}: expected a {_CENTRAL.size}-byte entry header, "
+                                     f"found {len(data) - pos} bytes before the end record")
+        sig, name_len, extra_len, comment_len = _CENTRAL.unpack_from(data, pos)
+        if sig != b"PK\x01\x02":
+            raise zipfile.BadZipFile(f"{where}: expected the signature b'PK\\x01\\x02', "
+                                     f"found {sig!r}")
+        name = data[pos + _CENTRAL.size:pos + _CENTRAL.size + min(name_len, 80)]
+        stop = pos + _CENTRAL.size + name_len + extra_len + comment_len
+        if stop > len(data):
+            raise zipfile.BadZipFile(
+                f"{where} named {name!r}: its name, extra field and comment lengths ({name_len}, "
+                f"{extra_len}, {comment_len}) run {stop - len(data)} bytes past the central "
+                f"directory's end at offset {located}")
+        pos, index = stop, index + 1
+
+
+def check_counts(zf: zipfile.ZipFile, where: str) -> None:
+    """The entry counts of the end record of ``zf`` (open for reading) match the entries its
+    central directory holds."""
+    assert zf.fp is not None
+    record, located, end = _end_record(zf.fp)
+    count = len(zf.infolist())
+    want = f"{count} (the entries the central directory's {end[zipfile._ECD_SIZE]} bytes hold)"  # type: ignore
+    for field, index in (("total number of entries", zipfile._ECD_ENTRIES_TOTAL),  # type: ignore
+                         ("number of entries on this disk", zipfile._ECD_ENTRIES_THIS_DISK)):  # type: ignore
+        if end[index] != count:
+            raise StoreError(f"{where}: {record} (at offset {located}): {field}: expected "
+                             f"{want}, found {end[index]}")
+
+
+def check_entry(info: zipfile.ZipInfo, start_dir: int, name: str, where: str) -> None:
+    """The offset and compressed size a central directory entry gives fit before the central
+    directory (at ``start_dir``); ``name`` is the entry's name as shown."""
+    def bad(field: str, found: int, want: str) -> StoreError:
+        return StoreError(f"{where}: central directory entry {name!r}: {field}: expected "
+                          f"{want}, found {found}")
+
+    if not 0 <= info.header_offset <= start_dir - _LOCAL_SIZE:
+        raise bad("offset of the local header", info.header_offset,
+                  f"0 to {start_dir - _LOCAL_SIZE} (a {_LOCAL_SIZE}-byte local header before "
+                  f"the central directory at offset {start_dir})")
+    room = start_dir - info.header_offset - _LOCAL_SIZE
+    if info.compress_size > room:
+        raise bad("compressed size", info.compress_size,
+                  f"at most {room} (the bytes between the entry's local header at offset "
+                  f"{info.header_offset} and the central directory at offset {start_dir})")
