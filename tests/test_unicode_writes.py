@@ -3,8 +3,10 @@ naming the array, the value and the data type, and also the UnicodeEncodeError o
 UnicodeDecodeError zarr-python lets through, so ``except UnicodeError`` keeps working."""
 from __future__ import annotations
 
+import io
 import pickle
 import re
+import types
 import warnings
 
 import numpy as np
@@ -77,3 +79,26 @@ def test_the_class_zarr_python_raises(dtype, value):
     ours = _write(zarrx, dtype, value)
     assert isinstance(theirs, UnicodeError)
     assert isinstance(ours, type(theirs)) and isinstance(ours, zarrx.ZarrError)
+
+
+@pytest.mark.parametrize("dtype,value", [(str, "a\ud800"), ("S4", "a\ud800"), (str, b"\xff")],
+                         ids=["encode-string", "encode-bytes", "decode-string"])
+def test_the_errors_travel_as_tblib_pickles_them(dtype, value):
+    # dask.distributed sends a task's error to the client through tblib's reducer, which
+    # rebuilds an exception from what its __reduce__ gives (before: the Unicode error given
+    # there came back with its fields None, and rebuilding failed with a TypeError)
+    support = pytest.importorskip("tblib.pickling_support")
+    a = zarrx.create_array(MemoryStore(), shape=(2,), dtype=dtype)
+    with pytest.raises(UnicodeError) as info:
+        a[:] = value
+    exc = info.value
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf)
+    pickler.dispatch_table = {t: support.pickle_exception for t in
+                              (type(exc), UnicodeEncodeError, UnicodeDecodeError)}
+    pickler.dispatch_table[types.TracebackType] = support.pickle_traceback
+    pickler.dump(exc)                       # as tblib's install() makes every pickle do it
+    copy = pickle.loads(buf.getvalue())
+    assert type(copy) is type(exc) and str(copy) == str(exc)
+    assert (copy.encoding, copy.object, copy.start, copy.end, copy.reason) == \
+        (exc.encoding, exc.object, exc.start, exc.end, exc.reason)

@@ -241,20 +241,26 @@ class ArgumentOverflowError(ArgumentError, OverflowError):
     ``int32`` array (an ``OverflowError``, as numpy and zarr-python raise there)."""
 
 
+def _unicode_fields(error: UnicodeError | tuple) -> tuple:
+    """``(encoding, object, start, end, reason)`` of a Unicode error (or such a tuple)."""
+    if isinstance(error, tuple):
+        return error
+    return (error.encoding, error.object, error.start,        # type: ignore[attr-defined]
+            error.end, error.reason)                           # type: ignore[attr-defined]
+
+
 class ArgumentEncodeError(ArgumentError, UnicodeEncodeError):
     """Text written to an array that the array's encoding cannot hold: a ``str`` with a lone
     surrogate written to a string array (UTF-8), non-ASCII text written to a bytes array. Also
     the ``UnicodeEncodeError`` zarr-python lets through there, with its fields (``encoding``,
     ``object``, ``start``, ``end``, ``reason``) taken from ``cause``."""
 
-    def __init__(self, message: str, cause: UnicodeEncodeError) -> None:
-        UnicodeEncodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end,
-                                    cause.reason)
+    def __init__(self, message: str, cause: UnicodeEncodeError | tuple) -> None:
+        UnicodeEncodeError.__init__(self, *_unicode_fields(cause))
         self.args = (message,)
 
-    def __reduce__(self) -> tuple:
-        cause = UnicodeEncodeError(self.encoding, self.object, self.start, self.end, self.reason)
-        return type(self), (self.args[0], cause), self.__dict__
+    def __reduce__(self) -> tuple:     # plain fields: pickled as they are by any pickler
+        return type(self), (self.args[0], _unicode_fields(self)), self.__dict__
 
 
 class ArgumentDecodeError(ArgumentError, UnicodeDecodeError):
@@ -262,14 +268,12 @@ class ArgumentDecodeError(ArgumentError, UnicodeDecodeError):
     string or fixed-length text array). Also the ``UnicodeDecodeError`` zarr-python lets
     through there, with its fields taken from ``cause``."""
 
-    def __init__(self, message: str, cause: UnicodeDecodeError) -> None:
-        UnicodeDecodeError.__init__(self, cause.encoding, cause.object, cause.start, cause.end,
-                                    cause.reason)
+    def __init__(self, message: str, cause: UnicodeDecodeError | tuple) -> None:
+        UnicodeDecodeError.__init__(self, *_unicode_fields(cause))
         self.args = (message,)
 
-    def __reduce__(self) -> tuple:
-        cause = UnicodeDecodeError(self.encoding, self.object, self.start, self.end, self.reason)
-        return type(self), (self.args[0], cause), self.__dict__
+    def __reduce__(self) -> tuple:     # plain fields: pickled as they are by any pickler
+        return type(self), (self.args[0], _unicode_fields(self)), self.__dict__
 
 
 class DataTypeError(MetadataError, TypeError):
