@@ -230,3 +230,18 @@ def test_a_node_of_the_other_format_names_the_conversion_to_run(tmp_path, capsys
         "; pass --zarr-format 3 (zarr_format=3), or convert into a separate store\n")
     assert cli.main(["convert", str(tmp_path / "v2.zarr"), str(tmp_path / "v3.zarr" / "a"),
                      "--zarr-format", "3", "-q"]) == 0
+
+
+def test_a_copy_clears_what_a_stopped_delete_left_at_its_destination(tmp_path):
+    # chunks of a deleted array whose delete stopped after its document: the copied array,
+    # with fewer chunks stored, read them as its own (where the source reads the fill value)
+    src = zarrx.create_array(str(tmp_path / "src.zarr"), shape=(4, 4), chunks=(2, 2),
+                             dtype="i4", fill_value=0)
+    src[:2, :2] = 5
+    dst = LocalStore(str(tmp_path / "dst.zarr"))
+    zarrx.open_group(dst, mode="w")
+    for key in ("a/c/1/1", "a/c/0/1"):
+        dst.set(key, np.full(4, 9, "<i4").tobytes())
+    zarrx.copy(str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr" / "a"))
+    np.testing.assert_array_equal(zarrx.open_array(dst, path="a", mode="r")[:], src[:])
+    assert sorted(dst.list_prefix("a/")) == ["a/c/0/0", "a/zarr.json"]

@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from zarrx.array import Array
 from zarrx.creation import prepare_node
 from zarrx.errors import NodeExistsError, ZarrError
 from zarrx.info import human_bytes
 from zarrx.metadata import nodes
+from zarrx.metadata.leftovers import clear_leftovers
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
 from zarrx.store import Store, ZipStore
 from zarrx.tools.location import check_zip_destination, open_node, overlap, release, resolve, \
@@ -82,6 +84,9 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
             raise NodeExistsError(f"copy: a node exists at /{dst.path} in the destination "
                                   f"{dst}; pass --overwrite (overwrite=True) to replace it")
         prepare_node(dst.store, dst.path, overwrite, "a", "copy", node.zarr_format)
+        if not overwrite and isinstance(node, Array):
+            # what a stopped delete left there, which the copy would read as its own chunks
+            clear_leftovers(dst.store, dst.path)
         prefix = f"{src.path}/" if src.path else ""
         keys = node_keys(src.store, src.path, node, "copy")[0]
         data = [k for k in keys if k.rpartition("/")[2] not in _DOCS]
