@@ -249,31 +249,35 @@ def _unicode_fields(error: UnicodeError | tuple) -> tuple:
             error.end, error.reason)                           # type: ignore[attr-defined]
 
 
-class ArgumentEncodeError(ArgumentError, UnicodeEncodeError):
+class _UnicodeArgument(ArgumentError):
+    """An ArgumentError that is also the builtin Unicode error (``_unicode``) of the conversion
+    that failed, with its fields (``encoding``, ``object``, ``start``, ``end``, ``reason``)
+    taken from ``cause`` (that error, or the tuple of its fields)."""
+
+    _unicode: type[UnicodeError]
+
+    def __init__(self, message: str, cause: UnicodeError | tuple) -> None:
+        self._unicode.__init__(self, *_unicode_fields(cause))
+        self.args = (message,)
+
+    def __reduce__(self) -> tuple:     # plain fields: pickled as they are by any pickler
+        return type(self), (self.args[0], _unicode_fields(self)), self.__dict__
+
+
+class ArgumentEncodeError(_UnicodeArgument, UnicodeEncodeError):
     """Text written to an array that the array's encoding cannot hold: a ``str`` with a lone
     surrogate written to a string array (UTF-8), non-ASCII text written to a bytes array. Also
-    the ``UnicodeEncodeError`` zarr-python lets through there, with its fields (``encoding``,
-    ``object``, ``start``, ``end``, ``reason``) taken from ``cause``."""
+    the ``UnicodeEncodeError`` zarr-python lets through there."""
 
-    def __init__(self, message: str, cause: UnicodeEncodeError | tuple) -> None:
-        UnicodeEncodeError.__init__(self, *_unicode_fields(cause))
-        self.args = (message,)
-
-    def __reduce__(self) -> tuple:     # plain fields: pickled as they are by any pickler
-        return type(self), (self.args[0], _unicode_fields(self)), self.__dict__
+    _unicode = UnicodeEncodeError
 
 
-class ArgumentDecodeError(ArgumentError, UnicodeDecodeError):
+class ArgumentDecodeError(_UnicodeArgument, UnicodeDecodeError):
     """Bytes written to a text array that do not decode as its text (``b"\\xff"`` written to a
     string or fixed-length text array). Also the ``UnicodeDecodeError`` zarr-python lets
-    through there, with its fields taken from ``cause``."""
+    through there."""
 
-    def __init__(self, message: str, cause: UnicodeDecodeError | tuple) -> None:
-        UnicodeDecodeError.__init__(self, *_unicode_fields(cause))
-        self.args = (message,)
-
-    def __reduce__(self) -> tuple:     # plain fields: pickled as they are by any pickler
-        return type(self), (self.args[0], _unicode_fields(self)), self.__dict__
+    _unicode = UnicodeDecodeError
 
 
 class DataTypeError(MetadataError, TypeError):

@@ -82,20 +82,11 @@ def max_document_bytes() -> int:
     return min(config.get("max_metadata_bytes"), sys.maxsize - 1)   # type: ignore[type-var]
 
 
-_ranges: dict[int, ByteRange] = {}
-
-
 def document_range() -> ByteRange:
     """The byte range a metadata document is read with: up to one byte past the largest the
     parser takes, so that a larger object (a hostile multi-GB file at ``zarr.json``) costs no
     more than that to refuse."""
-    limit = max_document_bytes()
-    got = _ranges.get(limit)
-    if got is None:
-        if len(_ranges) > 16:
-            _ranges.clear()
-        got = _ranges[limit] = ByteRange.trusted(0, limit + 1)
-    return got
+    return ByteRange.trusted(0, max_document_bytes() + 1)
 
 
 def too_large(key: str, size: int | None, limit: int) -> MetadataError:
