@@ -201,7 +201,7 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
         return np.frombuffer(raw, dtype=_stored(n, endian)).astype(n)[0]
     if cat == "fixed_bytes":
         raw = _b64(value, loc, n.itemsize, exact=False)
-        return np.bytes_(raw)
+        return np.bytes_(raw.rstrip(b"\0"))    # as numpy reads an item: no trailing NULs
     if cat == "fixed_str":
         s = loc.str(value)
         if len(s) > n.itemsize // 4:
