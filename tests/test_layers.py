@@ -58,6 +58,7 @@ LAYERS = [
     ("zarrx.group", 5),
     ("zarrx.shape_args", 5),    # shape= and chunks= of array creation
     ("zarrx.creation", 5),
+    ("zarrx.like", 5),          # the arguments of the *_like functions
     ("zarrx.hierarchy", 5),
     ("zarrx.codec_args", 5),
     ("zarrx.dask.chunks", 5),   # dask block layout and graphs over an Array handle

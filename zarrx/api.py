@@ -22,8 +22,9 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           node_exists)
 from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
                             config_order, create_array, create_chunks, exists_error, format_of,
-                            inherited_format, like_arguments, node_path, prepare_node)
+                            inherited_format, node_path, prepare_node)
 from zarrx.group import Group
+from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta

@@ -24,7 +24,7 @@ from zarrx.store.base import ByteRange
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
            "check_parents", "Ancestors", "ancestors_for", "save_parent", "exists_error",
-           "check_format", "like_arguments", "shape_arg", "create_chunks", "data_array",
+           "check_format", "shape_arg", "create_chunks", "data_array",
            "check_node_names"]
 
 
@@ -457,30 +457,3 @@ def as_zarrx_array(a: Any) -> Any:
     st = make_store(store, "r")
     meta = nodes.load_node(st, path)
     return Array(st, path, meta, read_only=True) if isinstance(meta, ArrayMeta) else a
-
-
-def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
-    """``kwargs`` completed from ``a``: shape and dtype; for a zarrx :class:`Array` also its
-    chunks, shards, codecs and Zarr format, and (``fill``) its fill value."""
-    a = as_zarrx_array(a)
-    if not (hasattr(a, "shape") and hasattr(a, "dtype")):
-        if a is None or not isinstance(a, (list, tuple)):
-            raise ArgumentTypeError(f"*_like: expected an array (anything with a shape and a "
-                                    f"dtype) or a list, found {type(a).__name__} {short(a, 60)}")
-        a = data_array(a, "*_like")       # a nested list, as numpy's *_like take it
-    kwargs.setdefault("shape", a.shape)
-    kwargs.setdefault("dtype", a.dtype)
-    if isinstance(a, Array):
-        from zarrx.codec_args import array_codecs
-        kwargs.setdefault("chunks", a.chunks)
-        kwargs.setdefault("shards", a.shards)
-        kwargs.setdefault("zarr_format", a.zarr_format)
-        if kwargs["zarr_format"] == a.zarr_format and not {"compressor", "codecs"} & set(kwargs):
-            codecs = array_codecs(a.metadata)
-            kwargs.setdefault("filters", codecs["filters"])
-            kwargs.setdefault("compressors", codecs["compressors"])
-            if codecs["serializer"] is not None:
-                kwargs.setdefault("serializer", codecs["serializer"])
-        if fill:
-            kwargs.setdefault("fill_value", a.fill_value)
-    return kwargs

@@ -17,10 +17,11 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.creation import (Ancestors, check_node_names, create_array, data_array,
-                             like_arguments, make_parents, shape_arg)
+                             make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists)
 from zarrx.hierarchy import write_hierarchy
+from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.make import attributes_arg
