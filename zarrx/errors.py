@@ -292,8 +292,9 @@ class FillValueError(MetadataError, TypeError):
 
 
 class FillValueOverflowError(MetadataError, OverflowError):
-    """An integer fill value given by the user outside the data type's range (``1000`` for
-    ``int8``): also the ``OverflowError`` numpy and zarr-python raise there."""
+    """A fill value given by the user outside the range of an integer type (``1000`` or
+    infinity for ``int8``) or of the int64 count of a date or duration type: also the
+    ``OverflowError`` numpy and zarr-python raise there."""
 
 
 class ListingUnsupportedError(StoreError):

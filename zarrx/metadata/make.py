@@ -144,7 +144,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
             lo, hi = _int_range(n)
-            if isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi:
+            if (isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi) or (
+                    isinstance(v, float) and math.isinf(v)):     # OverflowError, as int(inf)
                 raise Loc(loc.key, loc.path, FillValueOverflowError).error(
                     f"an integer in [{lo}, {hi}]", v)
             return parse_fill(v, dt, loc, 3)
@@ -162,6 +163,9 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             return out[()]
         if cat in ("datetime", "timedelta") and isinstance(value, (int, np.integer)) \
                 and not isinstance(value, bool):
+            if not -2**63 <= int(value) < 2**63:     # the int64 count of units it is stored as
+                raise Loc(loc.key, loc.path, FillValueOverflowError).error(
+                    f"an integer in [{-2**63}, {2**63 - 1}]", int(value))
             return parse_fill(int(value), dt, loc, 3)
         if cat == "float" and not isinstance(value, np.generic):
             if isinstance(value, bool):
