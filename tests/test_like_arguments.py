@@ -123,3 +123,13 @@ def test_group_like_methods_take_another_dtype():
     assert g.zeros_like(name="z", data=src, dtype="i4")[...].tolist() == [0, 0, 0]
     assert g.full_like(name="f", data=src, dtype="f8").fill_value == 2.0
 
+
+
+@pytest.mark.parametrize("fn", ["zeros_like", "full_like"])
+def test_a_sharded_array_like_in_zarr_v2_takes_its_inner_chunks(fn):
+    src = _source(zarrx, dtype="i4", shards=(4,), fill_value=3)
+    b = getattr(zarrx, fn)(src, zarr_format=2)
+    assert (b.zarr_format, b.chunks, b.shards) == (2, (2,), None)
+    b[...] = [1, 2, 3, 4]
+    assert b[...].tolist() == [1, 2, 3, 4]
+    assert zarrx.zeros_like(src).shards == (4,)

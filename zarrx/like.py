@@ -18,10 +18,10 @@ __all__ = ["like_arguments"]
 
 def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     """``kwargs`` completed from ``a``: shape and dtype; for a zarrx :class:`Array` also its
-    chunks, shards, codecs and Zarr format, and (``fill``) its fill value. A ``dtype=`` other
-    than the source's takes the default filters and serializer of that type (the source's
-    compressors are kept) and the source's fill value converted to it, as a write converts a
-    value."""
+    chunks, Zarr format, shards and codecs (those two in its own format only), and (``fill``)
+    its fill value. A ``dtype=`` other than the source's takes the default filters and
+    serializer of that type (the source's compressors are kept) and the source's fill value
+    converted to it, as a write converts a value."""
     a = as_zarrx_array(a)
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         if a is None or not isinstance(a, (list, tuple)):
@@ -36,8 +36,9 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     new_type = _new_type(a, kwargs)
     kwargs.setdefault("dtype", a.dtype)
     kwargs.setdefault("chunks", a.chunks)
-    kwargs.setdefault("shards", a.shards)
     kwargs.setdefault("zarr_format", a.zarr_format)
+    if kwargs["zarr_format"] == a.zarr_format:      # Zarr v2 has no shards
+        kwargs.setdefault("shards", a.shards)
     if kwargs["zarr_format"] == a.zarr_format and not {"compressor", "codecs"} & set(kwargs):
         codecs = array_codecs(a.metadata)
         kwargs.setdefault("compressors", codecs["compressors"])
