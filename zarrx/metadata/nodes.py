@@ -323,18 +323,24 @@ def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
 def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None) -> None:
     """Remove the node at ``path`` and everything below it. ``known``: documents the caller
     has just read (key -> document, None when absent; see :func:`_covering`)."""
-    if not path:
-        store.delete_prefix("")
-        return
-    subtree = path + "/"
+    subtree = path + "/" if path else ""
     marked = _edit_all(store, _covering(store, path, (3, 2), known=known),
-                       lambda group: _marking(_relative(subtree, group)))
-    # the node's documents first (those the caller did not find absent): a delete stopped
-    # part way then leaves objects no node claims (removed by the next array created there:
-    # see zarrx.metadata.leftovers), never a node reading the objects removed as the fill
-    store.delete_many([k for k in (f"{path}/{name}" for name in NODE_KEYS)
-                       if known is None or known.get(k, True) is not None])
-    store.delete_prefix(subtree)
+                       lambda group: _marking(_relative(subtree, group))) if path else []
+    keys = list(store.list_prefix(subtree))
+    docs = sorted((k for k in keys if k.rpartition("/")[2] in NODE_KEYS),
+                  key=lambda k: (-k.count("/"), k))
+    # every node document goes before any other object, deepest first (the node's own
+    # last): a delete stopped part way (a kill, a failing store) leaves whole nodes under
+    # their groups, so deleting again finishes it, and objects no node claims (removed by
+    # the next array created there: see zarrx.metadata.leftovers), never a node reading
+    # removed objects as the fill value. The groups of the subtree that consolidate nodes
+    # below them list those as pending first, so none lists a node whose document is gone
+    inner = {g for d in docs for g in _groups_above(d.rpartition("/")[0], path)}
+    _edit_all(store, consolidated_groups(store, [(f, g) for g in sorted(inner) for f in (3, 2)]),
+              lambda group: _marking_children)
+    store.delete_many(docs)
+    store.delete_many([k for k in keys if k.rpartition("/")[2] not in NODE_KEYS])
+    store.delete_prefix(subtree)       # what was written meanwhile (and temporary files)
 
     def finishing(group: str) -> Edit:
         rel = _relative(path, group)
@@ -347,6 +353,19 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
 
 
 NODE_KEYS = (V3_KEY, ".zarray", ".zgroup")    # the documents whose presence makes a node
+
+
+def _groups_above(node: str, top: str) -> list[str]:
+    """The paths from ``top`` down to the parent of ``node`` (``top`` or a node below it)."""
+    if node == top:
+        return []
+    parts = node.split("/")
+    return ["/".join(parts[:i]) for i in range(len(top.split("/")) if top else 0, len(parts))]
+
+
+def _marking_children(entries: dict[str, Any], pending: set[str]) -> None:
+    """The edit that lists every child a group consolidates as pending, with its subtree."""
+    pending.update(k.partition("/")[0] + "/" for k in entries if k)
 
 
 def _documents_last(key: str) -> tuple[bool, int, bool, str]:
