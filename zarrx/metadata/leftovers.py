@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from zarrx.errors import ConflictError
-from zarrx.metadata.nodes import NODE_KEYS
+from zarrx.metadata.node_copy import NODE_KEYS
 from zarrx.store.base import Store
 
 __all__ = ["clear_leftovers"]

@@ -54,6 +54,7 @@ from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolida
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
+from zarrx.metadata.node_copy import NODE_KEYS, copy_below
 from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
                                       broken_document, join, list_children, load_node,
                                       load_nodes, walk, walked_entries)
@@ -352,9 +353,6 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     _edit_all(store, marked, finishing)
 
 
-NODE_KEYS = (V3_KEY, ".zarray", ".zgroup")    # the documents whose presence makes a node
-
-
 def _groups_above(node: str, top: str) -> list[str]:
     """The paths from ``top`` down to the parent of ``node`` (``top`` or a node below it)."""
     if node == top:
@@ -368,12 +366,6 @@ def _marking_children(entries: dict[str, Any], pending: set[str]) -> None:
     pending.update(k.partition("/")[0] + "/" for k in entries if k)
 
 
-def _documents_last(key: str) -> tuple[bool, int, bool, str]:
-    name = key.rpartition("/")[2]
-    doc = name in DOCUMENT_NAMES
-    return doc, -key.count("/") if doc else 0, name in NODE_KEYS, key
-
-
 def _drop_subtree(entries: dict[str, Any], rel: str) -> None:
     """Remove the entries of the node at ``rel`` and of every node below it."""
     below = rel + "/"
@@ -383,19 +375,11 @@ def _drop_subtree(entries: dict[str, Any], rel: str) -> None:
 
 def move_node(store: Store, src: str, dst: str) -> None:
     """Move the node at ``src`` and everything below it to ``dst`` (which must be free, its
-    parents made): every object is copied, then the source deleted. The consolidated metadata
-    that lists ``dst`` lists it as pending while it is copied, then its new entries."""
-    prefix = src + "/"
-
-    def copy_objects() -> None:
-        # the data first, then the documents, deepest first and the one making each node
-        # last: a move stopped part way leaves no node at ``dst`` missing data it has
-        for key in sorted(store.list_prefix(prefix), key=_documents_last):
-            value = store.get(key)
-            if value is not None:
-                store.set(dst + "/" + key[len(prefix):], value)
-
-    write_subtree(store, dst, copy_objects)
+    parents made): every object is copied (see :func:`zarrx.metadata.node_copy.copy_below`:
+    created only while absent where the store can, so two moves into one place never mix),
+    then the source deleted. The consolidated metadata that lists ``dst`` lists it as pending
+    while it is copied, then its new entries."""
+    write_subtree(store, dst, lambda: copy_below(store, src, dst))
     delete_node(store, src)
 
 
