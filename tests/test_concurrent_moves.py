@@ -126,3 +126,16 @@ def test_a_move_whose_copied_chunks_a_creator_took_for_leftovers_raises(tmp_path
     # without the check: "dst" opened reading the 5 removed chunks as 0s
     assert list(LocalStore(str(tmp_path)).list_prefix("dst/")) == []
     np.testing.assert_array_equal(zarrx.open_group(str(tmp_path), mode="r")["a"][:], 1)
+
+
+def test_a_move_into_a_place_holding_objects_refuses_and_they_can_be_removed(tmp_path):
+    import zarrx.tools
+    g = zarrx.open_group(str(tmp_path), mode="w")
+    g.create_array("s", shape=(10,), chunks=(5,), dtype="i4", fill_value=0)[5:] = 3
+    store = LocalStore(str(tmp_path))
+    store.set("d/c/0", store.get("s/c/1"))        # what a stopped delete of another "d" left
+    with pytest.raises(NodeExistsError, match="an object is stored at 'd/c/0' already"):
+        g.move("s", "d")        # before: "d" read the 3s of d/c/0 where "s" has the fill
+    zarrx.tools.check(str(tmp_path), repair=True, remove_strays=True)
+    g.move("s", "d")
+    np.testing.assert_array_equal(g["d"][:], [0] * 5 + [3] * 5)

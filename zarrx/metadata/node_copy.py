@@ -32,10 +32,14 @@ def documents_last(key: str) -> tuple[bool, int, bool, str]:
 
 
 def copy_below(store: Store, src: str, dst: str) -> None:
-    """Copy every object below ``src`` to the same name below ``dst`` (see the module)."""
+    """Copy every object below ``src`` to the same name below ``dst``, where nothing may be
+    stored yet (see the module)."""
     prefix, to = src + "/", dst + "/"
     exclusive = store.supports_conditional_writes
     written: list[tuple[str, Hashable]] = []
+    taken = next(iter(store.list_prefix(to)), None)
+    if taken is not None:           # (it would otherwise read as part of the node moved)
+        raise _taken(store, src, dst, taken)
     checked = False
     try:
         for key in sorted(store.list_prefix(prefix), key=documents_last):
@@ -57,13 +61,18 @@ def copy_below(store: Store, src: str, dst: str) -> None:
             try:
                 written.append((target, store.set_if(target, value, ABSENT)))
             except ConflictError:
-                raise NodeExistsError(
-                    f"{store!r}: cannot move {src!r} to {dst!r}: an object is stored at "
-                    f"{target!r} already (another writer made or moved a node there meanwhile, "
-                    f"or a delete stopped part way left it); nothing was moved") from None
+                raise _taken(store, src, dst, target) from None
     except BaseException:
         _undo(store, written)
         raise
+
+
+def _taken(store: Store, src: str, dst: str, key: str) -> NodeExistsError:
+    return NodeExistsError(
+        f"{store!r}: cannot move {src!r} to {dst!r}: an object is stored at {key!r} already "
+        f"(another writer made or moved a node there meanwhile, or a delete or a move stopped "
+        f"part way left it: `zarrx check --repair --remove-strays` removes such objects); "
+        f"nothing was moved")
 
 
 def _check_kept(store: Store, src: str, dst: str, written: list[tuple[str, Hashable]]) -> None:
