@@ -9,7 +9,6 @@ import random
 import signal
 import time
 
-import numpy as np
 import pytest
 
 import zarrx
