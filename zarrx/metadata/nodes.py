@@ -334,14 +334,19 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     # last): a delete stopped part way (a kill, a failing store) leaves whole nodes under
     # their groups, so deleting again finishes it, and objects no node claims (removed by
     # the next array created there: see zarrx.metadata.leftovers), never a node reading
-    # removed objects as the fill value. The groups of the subtree that consolidate nodes
-    # below them list those as pending first, so none lists a node whose document is gone
+    # removed objects as the fill value. The consolidated metadata of the groups of the
+    # subtree goes before them (v2 .zmetadata), or lists their nodes as pending (v3,
+    # inline), so none lists a node whose document is gone
     inner = {g for d in docs for g in _groups_above(d.rpartition("/")[0], path)}
-    _edit_all(store, consolidated_groups(store, [(f, g) for g in sorted(inner) for f in (3, 2)]),
+    zmetadata = [k for k in keys if k.rpartition("/")[2] == ZMETADATA]
+    _edit_all(store, consolidated_groups(store, [(3, g) for g in sorted(inner)
+                                                 if join(g, V3_KEY) in docs], known),
               lambda group: _marking_children)
-    store.delete_many(docs)
-    store.delete_many([k for k in keys if k.rpartition("/")[2] not in NODE_KEYS])
-    store.delete_prefix(subtree)       # what was written meanwhile (and temporary files)
+    store.delete_many(zmetadata + docs)
+    store.delete_many([k for k in keys if k.rpartition("/")[2] not in NODE_KEYS
+                       and k.rpartition("/")[2] != ZMETADATA])
+    if keys:                            # what was written meanwhile (and temporary files)
+        store.delete_prefix(subtree)
 
     def finishing(group: str) -> Edit:
         rel = _relative(path, group)
