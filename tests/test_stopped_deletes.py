@@ -153,16 +153,23 @@ def test_objects_below_a_node_document_are_not_leftovers(tmp_path):
 
 
 class StopsWriting(LocalStore):
-    """A LocalStore whose ``set`` stops for good after ``budget`` writes."""
+    """A LocalStore whose ``set`` and ``set_if`` stop for good after ``budget`` writes."""
 
     budget: int | None = None
 
-    def set(self, key, value):
+    def _spend(self, key):
         if self.budget is not None:
             if self.budget == 0:
                 raise Stopped(key)
             self.budget -= 1
+
+    def set(self, key, value):
+        self._spend(key)
         return super().set(key, value)
+
+    def set_if(self, key, value, if_generation):
+        self._spend(key)
+        return super().set_if(key, value, if_generation)
 
 
 @pytest.mark.parametrize("zarr_format", [2, 3])

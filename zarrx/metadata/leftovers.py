@@ -1,9 +1,9 @@
 """Objects a stopped delete left below a path where no node is, cleared before an array is
 created there.
 
-A delete removes the node's documents first and its objects after them (see
-:func:`zarrx.metadata.nodes.delete_node`), so a delete stopped part way (a killed process, a
-failing store) leaves chunks no node claims. An array created later at that path would read
+A delete removes the documents of the node and of every node below it first and the other
+objects after them (see :func:`zarrx.metadata.nodes.delete_node`), so a delete stopped part
+way (a killed process, a failing store) leaves chunks no node claims. An array created later at that path would read
 them as its own; :func:`clear_leftovers` removes them first. Only what a deleted array leaves
 is removed: chunk keys of any of the Zarr key encodings and a v2 ``.zattrs``. Below a path
 holding anything else (a node's document, a file of some other program) nothing is touched,
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from zarrx.errors import ConflictError
-from zarrx.metadata.nodes import NODE_KEYS
+from zarrx.metadata.node_copy import NODE_KEYS
 from zarrx.store.base import Store
 
 __all__ = ["clear_leftovers"]

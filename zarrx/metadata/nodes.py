@@ -54,6 +54,7 @@ from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolida
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
+from zarrx.metadata.node_copy import NODE_KEYS, copy_below
 from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
                                       broken_document, join, list_children, load_node,
                                       load_nodes, walk, walked_entries)
@@ -323,18 +324,29 @@ def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
 def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None) -> None:
     """Remove the node at ``path`` and everything below it. ``known``: documents the caller
     has just read (key -> document, None when absent; see :func:`_covering`)."""
-    if not path:
-        store.delete_prefix("")
-        return
-    subtree = path + "/"
+    subtree = path + "/" if path else ""
     marked = _edit_all(store, _covering(store, path, (3, 2), known=known),
-                       lambda group: _marking(_relative(subtree, group)))
-    # the node's documents first (those the caller did not find absent): a delete stopped
-    # part way then leaves objects no node claims (removed by the next array created there:
-    # see zarrx.metadata.leftovers), never a node reading the objects removed as the fill
-    store.delete_many([k for k in (f"{path}/{name}" for name in NODE_KEYS)
-                       if known is None or known.get(k, True) is not None])
-    store.delete_prefix(subtree)
+                       lambda group: _marking(_relative(subtree, group))) if path else []
+    keys = list(store.list_prefix(subtree))
+    docs = sorted((k for k in keys if k.rpartition("/")[2] in NODE_KEYS),
+                  key=lambda k: (-k.count("/"), k))
+    # every node document goes before any other object, deepest first (the node's own
+    # last): a delete stopped part way (a kill, a failing store) leaves whole nodes under
+    # their groups, so deleting again finishes it, and objects no node claims (removed by
+    # the next array created there: see zarrx.metadata.leftovers), never a node reading
+    # removed objects as the fill value. The consolidated metadata of the groups of the
+    # subtree goes before them (v2 .zmetadata), or lists their nodes as pending (v3,
+    # inline), so none lists a node whose document is gone
+    inner = {g for d in docs for g in _groups_above(d.rpartition("/")[0], path)}
+    zmetadata = [k for k in keys if k.rpartition("/")[2] == ZMETADATA]
+    _edit_all(store, consolidated_groups(store, [(3, g) for g in sorted(inner)
+                                                 if join(g, V3_KEY) in docs], known),
+              lambda group: _marking_children)
+    store.delete_many(zmetadata + docs)
+    store.delete_many([k for k in keys if k.rpartition("/")[2] not in NODE_KEYS
+                       and k.rpartition("/")[2] != ZMETADATA])
+    if keys:                            # what was written meanwhile (and temporary files)
+        store.delete_prefix(subtree)
 
     def finishing(group: str) -> Edit:
         rel = _relative(path, group)
@@ -346,13 +358,17 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     _edit_all(store, marked, finishing)
 
 
-NODE_KEYS = (V3_KEY, ".zarray", ".zgroup")    # the documents whose presence makes a node
+def _groups_above(node: str, top: str) -> list[str]:
+    """The paths from ``top`` down to the parent of ``node`` (``top`` or a node below it)."""
+    if node == top:
+        return []
+    parts = node.split("/")
+    return ["/".join(parts[:i]) for i in range(len(top.split("/")) if top else 0, len(parts))]
 
 
-def _documents_last(key: str) -> tuple[bool, int, bool, str]:
-    name = key.rpartition("/")[2]
-    doc = name in DOCUMENT_NAMES
-    return doc, -key.count("/") if doc else 0, name in NODE_KEYS, key
+def _marking_children(entries: dict[str, Any], pending: set[str]) -> None:
+    """The edit that lists every child a group consolidates as pending, with its subtree."""
+    pending.update(k.partition("/")[0] + "/" for k in entries if k)
 
 
 def _drop_subtree(entries: dict[str, Any], rel: str) -> None:
@@ -364,19 +380,11 @@ def _drop_subtree(entries: dict[str, Any], rel: str) -> None:
 
 def move_node(store: Store, src: str, dst: str) -> None:
     """Move the node at ``src`` and everything below it to ``dst`` (which must be free, its
-    parents made): every object is copied, then the source deleted. The consolidated metadata
-    that lists ``dst`` lists it as pending while it is copied, then its new entries."""
-    prefix = src + "/"
-
-    def copy_objects() -> None:
-        # the data first, then the documents, deepest first and the one making each node
-        # last: a move stopped part way leaves no node at ``dst`` missing data it has
-        for key in sorted(store.list_prefix(prefix), key=_documents_last):
-            value = store.get(key)
-            if value is not None:
-                store.set(dst + "/" + key[len(prefix):], value)
-
-    write_subtree(store, dst, copy_objects)
+    parents made): every object is copied (see :func:`zarrx.metadata.node_copy.copy_below`:
+    created only while absent where the store can, so two moves into one place never mix),
+    then the source deleted. The consolidated metadata that lists ``dst`` lists it as pending
+    while it is copied, then its new entries."""
+    write_subtree(store, dst, lambda: copy_below(store, src, dst))
     delete_node(store, src)
 
 
