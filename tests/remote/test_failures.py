@@ -279,3 +279,20 @@ def test_403_for_a_missing_key_reads_as_missing_when_asked(make, proxy):
     with pytest.raises(RemoteAccessError, match=re.escape(
             f"cannot read 'gone' ({store._url('gone')}): HTTP 403")):
         make().get("gone")
+
+
+@pytest.mark.parametrize("status", [404, 409])
+def test_a_plain_write_refused_with_404_or_409_is_a_remote_error(make, proxy, status):
+    """A plain upload sends no condition: a 404 (a proxy, a server without the path) or a 409
+    answering it fails the write with a RemoteError naming the key, never an internal
+    exception or a ConflictError; set_many and multipart uploads alike."""
+    store = make(retries=0, multipart_threshold=5 << 20, part_size=5 << 20)
+    proxy.faults.append(Fault(status=status, times=99, match=lambda m, p: m in ("PUT", "POST")))
+    for key, write in [("k", lambda: store.set("k", b"value")),
+                       ("a", lambda: store.set_many([("a", b"1")])),
+                       ("big", lambda: store.set("big", bytes(6 << 20)))]:
+        with pytest.raises(RemoteError) as info:
+            write()
+        assert type(info.value) is RemoteError
+        assert str(info.value) == f"{store!r}: cannot write {key!r} ({store._url(key)}): " \
+                                  f"HTTP {status}"

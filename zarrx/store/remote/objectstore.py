@@ -347,9 +347,20 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): the path {path!r} holds an empty "
                          f"segment ('//'), which obstore cannot address; write the URL with "
                          f"single slashes, or open keys with empty segments with FsspecStore")
+    if scheme in HTTP_SCHEMES:
+        if so:
+            raise StoreError(f"ObjectStore({redact(url)!r}): storage_options "
+                             f"{', '.join(sorted(map(str, so)))}: an HTTP(S) store takes only "
+                             f"client_options")
+        # a web address read with plain GETs, whatever its host: obstore's from_url would make
+        # an https:// URL of an S3 or Azure host a store signing its requests, with
+        # credentials it looks for (an instance metadata service), so public data read by
+        # its web address (as zarr-python and fsspec read it) could not be read
+        factory = obs.store.HTTPStore.from_url
+    else:
+        factory = obs.store.from_url
     try:
-        return obs.store.from_url(literal_path(url), client_options=client, retry_config=retry,
-                                  **so)
+        return factory(literal_path(url), client_options=client, retry_config=retry, **so)
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
