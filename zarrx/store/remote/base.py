@@ -62,7 +62,7 @@ def retry_delay(opts: RemoteOptions, attempt: int, retry_after: float | None) ->
     it sent one, else ``backoff * 2**attempt`` with jitter; at most ``max_backoff`` either way."""
     if retry_after is not None:
         return min(opts.max_backoff, retry_after)
-    delay = min(opts.max_backoff, opts.backoff * 2 ** attempt)
+    delay = min(opts.max_backoff, opts.backoff * 2 ** min(attempt, 64))   # no float overflow
     return delay * (0.5 + random.random() / 2)
 
 

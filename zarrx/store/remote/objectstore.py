@@ -26,7 +26,7 @@ from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, fir
                                        gather_all, listed_once, sent_if_match, status_kind,
                                        window)
 from zarrx.store.remote.obstore_failures import failure_of
-from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
                                                 without_values)
 from zarrx.store.remote.urls import (HTTP_SCHEMES, basic_credentials, bucket_problem,
@@ -212,7 +212,7 @@ class ObjectStore(RemoteStore):
             raise Failure("unsupported", None, f"{self.kind} stores cannot sign requests")
         url = await _obstore().sign_async(self._client, "DELETE", self._prefix + key,
                                           datetime.timedelta(minutes=5))
-        timeout = self.options.timeout
+        timeout = duration_ms(self.options.timeout) / 1000     # 0: no limit, as for obstore
 
         def send() -> int:
             req = urllib.request.Request(url, method="DELETE", headers={"If-Match": etag})
@@ -297,8 +297,10 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
 
     so = dict(storage_options)
     client = dict(so.pop("client_options", None) or {})
-    client.setdefault("timeout", f"{opts.timeout}s")
-    client.setdefault("connect_timeout", f"{opts.connect_timeout}s")
+    # whole milliseconds: obstore reads neither "1e-09s" nor "1e+30s", and a duration of 0
+    # would time every request out at once (0 is "no limit", as for FsspecStore)
+    client.setdefault("timeout", f"{duration_ms(opts.timeout)}ms")
+    client.setdefault("connect_timeout", f"{duration_ms(opts.connect_timeout)}ms")
     scheme = scheme_of(url)
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
@@ -327,7 +329,8 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:
         so["conditional_put"] = "etag"
     retry = so.pop("retry_config", None) or {
-        "max_retries": 0, "retry_timeout": datetime.timedelta(seconds=opts.timeout)}
+        "max_retries": 0,
+        "retry_timeout": datetime.timedelta(milliseconds=duration_ms(opts.timeout))}
     if scheme == "memory":
         if storage_options:
             # obstore's memory store takes no configuration: an option would go unused
