@@ -85,3 +85,66 @@ def test_a_404_from_the_credentials_service_is_not_a_missing_key(monkeypatch):
                 "(a request other than the key's own failed: Error performing PUT "
                 "http://169.254.169.254/latest/api/token")
     assert seen and all(target.startswith("http://169.254.169.254/") for _, target in seen)
+
+
+def _forwarder(upstream: str, seen: list) -> type:
+    """A forward proxy (plain HTTP) passing every request on to ``upstream``, whatever host
+    its target names, after noting its method in ``seen``."""
+    import urllib.error
+    import urllib.request
+
+    class Forward(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def relay(self) -> None:
+            seen.append(self.command)
+            path = "/" + self.path.split("://", 1)[-1].partition("/")[2]
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+            headers = {k: v for k, v in self.headers.items()
+                       if k.lower() not in ("host", "connection", "proxy-connection")}
+            headers.setdefault("Content-Type", "application/octet-stream")
+            req = urllib.request.Request(upstream + path, data=body, method=self.command,
+                                         headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=30) as resp:
+                    status, data, answer = resp.status, resp.read(), resp.headers
+            except urllib.error.HTTPError as exc:
+                status, data, answer = exc.code, exc.read(), exc.headers
+            self.send_response(status)
+            for k, v in answer.items():
+                if k.lower() not in ("content-length", "transfer-encoding", "connection",
+                                     "server", "date"):
+                    self.send_header(k, v)
+            length = answer.get("Content-Length") if self.command == "HEAD" else None
+            self.send_header("Content-Length", length or str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+        do_GET = do_HEAD = do_PUT = do_POST = do_DELETE = relay
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Forward
+
+
+def test_a_conditional_delete_goes_through_the_stores_proxy(s3_server):
+    """The conditional DELETE (made through a signed URL, outside obstore) goes through the
+    ``proxy_url`` of the store's client_options as its other requests do (before, it went
+    straight to the endpoint: with a server reached only through the proxy, writing the fill
+    value over a shard's last values raised RemoteConnectionError)."""
+    import numpy as np
+
+    import zarrx
+
+    seen: list = []
+    with serving(_forwarder(s3_server.endpoint, seen)) as proxy:
+        store = ObjectStore(s3_server.url(), retries=0, storage_options={
+            **s3_server.options, "endpoint": "http://s3.example.invalid",
+            "client_options": {"proxy_url": proxy}})
+        a = zarrx.create_array(store, shape=(8,), chunks=(2,), shards=(8,), dtype="i4")
+        a[0:2] = 5
+        a[0:2] = 0                  # the shard is left all fill: deleted at its generation
+        assert store.get("c/0") is None and a[...].tolist() == [0] * 8
+    assert "DELETE" in seen

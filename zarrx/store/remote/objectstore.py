@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
+import ssl
 import threading
 import urllib.error
 import urllib.request
@@ -213,11 +214,12 @@ class ObjectStore(RemoteStore):
         url = await _obstore().sign_async(self._client, "DELETE", self._prefix + key,
                                           datetime.timedelta(minutes=5))
         timeout = duration_ms(self.options.timeout) / 1000     # 0: no limit, as for obstore
+        opener = _opener_like(self._client)
 
         def send() -> int:
             req = urllib.request.Request(url, method="DELETE", headers={"If-Match": etag})
             try:
-                with urllib.request.urlopen(req, timeout=timeout) as resp:
+                with opener.open(req, timeout=timeout) as resp:
                     return resp.status
             except urllib.error.HTTPError as exc:
                 return exc.code
@@ -376,6 +378,42 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
                          ) from None
+
+
+def _opener_like(client: Any) -> urllib.request.OpenerDirector:
+    """A urllib opener sending requests as the obstore store ``client`` sends its own: through
+    its ``proxy_url`` (unless the host is in ``proxy_excludes``), and without checking
+    certificates when it is told so (``allow_invalid_certificates``, for a server with a
+    self-signed certificate)."""
+    try:
+        options = dict(getattr(client, "client_options", None) or {})
+    except Exception:  # noqa: BLE001 - a store without readable options: urllib's defaults
+        options = {}
+    handlers: list[urllib.request.BaseHandler] = []
+    if proxy := options.get("proxy_url"):
+        excludes = [h.strip() for h in str(options.get("proxy_excludes") or "").split(",")
+                    if h.strip()]
+        handlers.append(_ProxyHandler({"http": proxy, "https": proxy}, excludes))
+    if str(options.get("allow_invalid_certificates", "")).lower() in ("true", "1"):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        handlers.append(urllib.request.HTTPSHandler(context=context))
+    return urllib.request.build_opener(*handlers)
+
+
+class _ProxyHandler(urllib.request.ProxyHandler):
+    """urllib's proxy handler with obstore's ``proxy_excludes``: hosts reached directly."""
+
+    def __init__(self, proxies: dict, excludes: list[str]) -> None:
+        super().__init__(proxies)
+        self.excludes = excludes
+
+    def proxy_open(self, req, proxy, type):  # type: ignore[no-untyped-def]  # noqa: A002
+        host = (req.host or "").rpartition("@")[2].split(":")[0]
+        if any(host == e or host.endswith("." + e.lstrip(".")) for e in self.excludes):
+            return None                                 # the next handler: direct
+        return super().proxy_open(req, proxy, type)
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
