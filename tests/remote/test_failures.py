@@ -296,3 +296,17 @@ def test_a_plain_write_refused_with_404_or_409_is_a_remote_error(make, proxy, st
         assert type(info.value) is RemoteError
         assert str(info.value) == f"{store!r}: cannot write {key!r} ({store._url(key)}): " \
                                   f"HTTP {status}"
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_listing_a_missing_bucket_is_an_error_not_an_empty_listing(s3_server, backend):
+    """(before, through s3fs: an empty listing, so ``members()`` and ``zarrx ls`` showed an
+    empty hierarchy where the bucket's name was wrong.)"""
+    url = "s3://no-such-bucket-zarrx/x"
+    store = ObjectStore(url, storage_options=s3_server.options) if backend == "obstore" \
+        else FsspecStore(url, storage_options=s3_server.fsspec_options)
+    with pytest.raises(RemoteNotFoundError, match=re.escape(
+            f"{store!r}: cannot list '<root>' ({url}/<root>): HTTP 404 (NoSuchBucket)")):
+        list(store.list_prefix(""))
+    with pytest.raises(RemoteNotFoundError, match="NoSuchBucket"):
+        list(store.list_prefix("a/b"))

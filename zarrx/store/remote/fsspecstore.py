@@ -364,7 +364,10 @@ class FsspecStore(RemoteStore):
                 found = await self.fs._find(base or "")
             else:
                 found = await self._blocking(self.fs.find, base or "")
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
+            fail = self._failure(exc)
+            if fail is not None and fail.kind == "not_found":
+                raise                  # s3fs's answer to a missing bucket: not an empty one
             return []
         except Exception as exc:  # noqa: BLE001 - classified below
             fail = self._failure(exc)
