@@ -279,3 +279,34 @@ def test_403_for_a_missing_key_reads_as_missing_when_asked(make, proxy):
     with pytest.raises(RemoteAccessError, match=re.escape(
             f"cannot read 'gone' ({store._url('gone')}): HTTP 403")):
         make().get("gone")
+
+
+@pytest.mark.parametrize("status", [404, 409])
+def test_a_plain_write_refused_with_404_or_409_is_a_remote_error(make, proxy, status):
+    """A plain upload sends no condition: a 404 (a proxy, a server without the path) or a 409
+    answering it fails the write with a RemoteError naming the key, never an internal
+    exception or a ConflictError; set_many and multipart uploads alike."""
+    store = make(retries=0, multipart_threshold=5 << 20, part_size=5 << 20)
+    proxy.faults.append(Fault(status=status, times=99, match=lambda m, p: m in ("PUT", "POST")))
+    for key, write in [("k", lambda: store.set("k", b"value")),
+                       ("a", lambda: store.set_many([("a", b"1")])),
+                       ("big", lambda: store.set("big", bytes(6 << 20)))]:
+        with pytest.raises(RemoteError) as info:
+            write()
+        assert type(info.value) is RemoteError
+        assert str(info.value) == f"{store!r}: cannot write {key!r} ({store._url(key)}): " \
+                                  f"HTTP {status}"
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_listing_a_missing_bucket_is_an_error_not_an_empty_listing(s3_server, backend):
+    """(before, through s3fs: an empty listing, so ``members()`` and ``zarrx ls`` showed an
+    empty hierarchy where the bucket's name was wrong.)"""
+    url = "s3://no-such-bucket-zarrx/x"
+    store = ObjectStore(url, storage_options=s3_server.options) if backend == "obstore" \
+        else FsspecStore(url, storage_options=s3_server.fsspec_options)
+    with pytest.raises(RemoteNotFoundError, match=re.escape(
+            f"{store!r}: cannot list '<root>' ({url}/<root>): HTTP 404 (NoSuchBucket)")):
+        list(store.list_prefix(""))
+    with pytest.raises(RemoteNotFoundError, match="NoSuchBucket"):
+        list(store.list_prefix("a/b"))

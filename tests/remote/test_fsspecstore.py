@@ -206,3 +206,27 @@ def test_an_object_replaced_between_its_read_and_its_version_is_read_again():
         assert snap.generation == store.generation("k")
         with pytest.raises(ConflictError):
             snap.read([None])
+
+
+@pytest.mark.parametrize("kind", ["file", "memory"])
+def test_a_key_below_a_file_is_missing_and_a_write_there_names_the_error(tmp_path, kind):
+    """On fsspec's local and memory filesystems a key below a file reads as missing, as
+    LocalStore reads it (before, over local files: a RemoteError for every read, exists and
+    delete), and a write there is a RemoteError naming the filesystem's error (before: "HTTP
+    412", a status no request was answered with)."""
+    import zarrx
+    from zarrx.errors import RemoteError
+
+    url = f"file://{tmp_path}" if kind == "file" else f"memory://below-{uuid.uuid4().hex}"
+    store = FsspecStore(url, storage_options={"auto_mkdir": True} if kind == "file" else None)
+    store.set("a", b"1")
+    assert store.get("a/b") is None and store.get("a/b", ByteRange.last(2)) is None
+    assert store.get_many([("a/b", None), ("a", None)]) == [None, b"1"]
+    assert not store.exists("a/b") and store.getsize("a/b") is None
+    store.delete("a/b")
+    with pytest.raises(zarrx.errors.NodeNotFoundError):
+        zarrx.open_group(store, path="a/b", mode="r")
+    with pytest.raises(RemoteError) as info:
+        store.set("a/b", b"2")
+    assert str(info.value) == f"{store!r}: cannot write 'a/b' ({store.address('a/b')}): " \
+                              "other (FileExistsError)"

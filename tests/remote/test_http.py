@@ -166,6 +166,38 @@ def test_names_with_url_special_characters_are_percent_encoded(site, backend, za
         assert h[name][...].tolist() == [10 * i, 10 * i + 1, 10 * i + 2, 10 * i + 3], name
 
 
+@pytest.mark.parametrize("cache", ["simplecache", "blockcache"])
+def test_a_cached_web_address_reads_special_names_and_never_shows_its_credentials(site, cache):
+    """Behind a caching filesystem (``simplecache::https://...``) paths are still web
+    addresses: names with '%', '#' and '?' are percent-encoded and the root's query goes after
+    the key (before: their chunks read as the fill value, and with a query every key named the
+    root), and the store's repr and messages show no user name, password or query."""
+    pytest.importorskip("aiohttp", reason="aiohttp is not installed")
+    path, url = site
+    names = ["p%20q", "h#1", "q?r", "a b"]
+    g = zarrx.open_group(str(path / "d.zarr"), mode="w")
+    for i, name in enumerate(names):
+        g.create_array(name, shape=(4,), chunks=(2,), dtype="i2", fill_value=-1)[...] = \
+            np.arange(4) + 10 * i
+    zarrx.consolidate_metadata(str(path / "d.zarr"))
+    host = url.removeprefix("http://")
+    secret = f"{cache}::http://user:pa55word@{host}/d.zarr?token=s3cr3t"
+    for address in (f"{cache}::{url}/d.zarr", secret):
+        store = FsspecStore(address)
+        assert store.read_only
+        h = zarrx.open_consolidated(store, mode="r")
+        for i, name in enumerate(names):
+            assert h[name][...].tolist() == [10 * i, 10 * i + 1, 10 * i + 2, 10 * i + 3], name
+    store = FsspecStore(secret)
+    shown = f"{cache}://{url}/d.zarr"
+    assert repr(store) == f"FsspecStore('{shown}::{url}/d.zarr', read_only=True)"
+    with pytest.raises(ReadOnlyError) as info:
+        store.set("k", b"1")
+    assert store.address("h#1/zarr.json") == f"{shown}/h#1/zarr.json::{url}/d.zarr"
+    for text in (repr(store), str(info.value), store.address("k")):
+        assert "pa55word" not in text and "s3cr3t" not in text and "user" not in text
+
+
 def test_local_and_http_generations_differ_but_both_change(site):
     path, url = site
     local = LocalStore(str(path))

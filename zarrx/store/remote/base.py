@@ -62,7 +62,7 @@ def retry_delay(opts: RemoteOptions, attempt: int, retry_after: float | None) ->
     it sent one, else ``backoff * 2**attempt`` with jitter; at most ``max_backoff`` either way."""
     if retry_after is not None:
         return min(opts.max_backoff, retry_after)
-    delay = min(opts.max_backoff, opts.backoff * 2 ** attempt)
+    delay = min(opts.max_backoff, opts.backoff * 2 ** min(attempt, 64))   # no float overflow
     return delay * (0.5 + random.random() / 2)
 
 
@@ -350,12 +350,15 @@ class RemoteStore(RemoteReads, Store):
             etag = await self._call("PUT", "write", key, lambda: self._put(key, data, mode))
         except Failure as fail:
             self._forget(key)
-            if fail.kind in ("precondition", "exists", "missing"):
-                raise
+            if mode is not None and fail.kind in ("precondition", "exists", "missing"):
+                raise                                   # a condition failed: set_if says so
             if fail.kind == "unsupported" and mode is not None:
                 raise self._unsupported("conditionally write", key, fail) from None
-            # a server that does not implement a plain upload (HTTP 501 to a PUT, or to the
-            # requests of a multipart upload) failed the write: no condition was sent
+            # a plain upload sent no condition: a server that does not implement it (HTTP 501
+            # to a PUT, or to the requests of a multipart upload) or refuses it (a 404 from a
+            # proxy, a 409) failed the write, never a condition (not a ConflictError)
+            if fail.kind in ("precondition", "exists", "missing"):
+                fail = Failure("other", fail.status, fail.detail)
             raise self._error("write", key, fail) from None
         self.bytes_written += len(data)
         if etag is None:

@@ -27,8 +27,12 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
                        retry_after_seconds(_header(headers, "retry-after")))
     if isinstance(exc, FileNotFoundError):
         return Failure("missing", 404)
+    if isinstance(exc, NotADirectoryError):
+        # a key below a file (a local filesystem): no such key, as LocalStore reads it
+        return Failure("missing", None, type(exc).__name__)
     if isinstance(exc, FileExistsError):
-        return Failure("exists", 412)
+        # a filesystem's error, not an HTTP answer: no status to show
+        return Failure("exists", None, type(exc).__name__)
     if isinstance(exc, PermissionError):
         return Failure("access", 403)
     if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):

@@ -35,7 +35,7 @@ from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_reads import http_range, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
-from zarrx.store.remote.urls import bucket_problem, redact, require
+from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, require, scheme_of
 
 __all__ = ["FsspecStore"]
 
@@ -110,8 +110,11 @@ class FsspecStore(RemoteStore):
         self.is_s3 = type(self.fs).__name__ == "S3FileSystem" or "s3" in protocols
         self._async = bool(getattr(self.fs, "async_impl", False))
         self._http = any(p in ("http", "https") for p in protocols)
+        # paths are web addresses: over fsspec's HTTP filesystem, or a filesystem in front of
+        # it (simplecache::https://...), which hands them on as they are
+        self._web = self._http or scheme_of(self.root) in HTTP_SCHEMES
         self._query = ""
-        if self._http:
+        if self._web:
             # the query of a root URL (an access token, a signature) goes with every request,
             # after the key; a fragment is never sent
             root_url, _, query = self.root.partition("#")[0].partition("?")
@@ -121,9 +124,9 @@ class FsspecStore(RemoteStore):
         self._chain = redact(fs.partition("::")[2]) if isinstance(fs, str) and "::" in fs \
             else None
         if self._chain is not None:
-            self._display = f"{protocols[0]}://{self.root}::{self._chain}"
+            self._display = f"{protocols[0]}://{self._shown_root()}::{self._chain}"
         self._protocol = protocols[0]
-        read_only = read_only or self._http
+        read_only = read_only or self._web
         super().__init__(read_only=read_only, options=opts)
 
     @classmethod
@@ -142,8 +145,12 @@ class FsspecStore(RemoteStore):
         cw = self.options.conditional_writes
         return self.is_s3 if cw is None else (cw and self.is_s3)
 
+    def _shown_root(self) -> str:
+        """The root as messages show it: a web address without user name or password."""
+        return redact(self.root) if "://" in self.root else self.root
+
     def _full(self, key: str) -> str:
-        if self._http:
+        if self._web:
             # a key is a path below the root URL: percent-encoded, so that '%', '#', '?' and
             # the like name the object rather than an escape, a fragment or a query
             key = quote(key, safe="/") + (f"?{self._query}" if self._query else "")
@@ -151,7 +158,8 @@ class FsspecStore(RemoteStore):
 
     def _url(self, key: str) -> str:
         if self._chain is not None:
-            return f"{self._protocol}://{self._full(key)}::{self._chain}"
+            root = self._shown_root()
+            return f"{self._protocol}://{root + '/' if root else ''}{key}::{self._chain}"
         return f"{self._display}/{key}"
 
     def _loop(self) -> asyncio.AbstractEventLoop | None:
@@ -345,7 +353,7 @@ class FsspecStore(RemoteStore):
         self.fs.invalidate_cache(self._full(key))
 
     async def _list(self, prefix: str) -> list[str]:
-        if self._http:
+        if self._web:
             base = f"{self.root}/{quote(prefix.rstrip('/'), safe='/')}" if prefix else self.root
         else:
             base = self._full(prefix.rstrip("/")) if prefix else self.root
@@ -356,11 +364,14 @@ class FsspecStore(RemoteStore):
                 found = await self.fs._find(base or "")
             else:
                 found = await self._blocking(self.fs.find, base or "")
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
+            fail = self._failure(exc)
+            if fail is not None and fail.kind == "not_found":
+                raise                  # s3fs's answer to a missing bucket: not an empty one
             return []
         except Exception as exc:  # noqa: BLE001 - classified below
             fail = self._failure(exc)
-            if self._http and fail is not None and fail.kind == "access":
+            if self._web and fail is not None and fail.kind == "access":
                 # a web server that serves files forbids listing their folder (nginx without
                 # autoindex): the server offers no listing, as a 405 says
                 raise Failure("unsupported", fail.status) from None
@@ -375,7 +386,7 @@ class FsspecStore(RemoteStore):
             if self.root and not p.startswith(self.root + "/"):
                 continue
             # a server's directory listing links to names percent-encoded, as URLs
-            out.append(unquote(p[cut:].partition("?")[0]) if self._http else p[cut:])
+            out.append(unquote(p[cut:].partition("?")[0]) if self._web else p[cut:])
         return out
 
     async def _s3_find(self, base: str) -> list[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
+import ssl
 import threading
 import urllib.error
 import urllib.request
@@ -26,7 +27,7 @@ from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, fir
                                        gather_all, listed_once, sent_if_match, status_kind,
                                        window)
 from zarrx.store.remote.obstore_failures import failure_of
-from zarrx.store.remote.options import RemoteOptions
+from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
                                                 without_values)
 from zarrx.store.remote.urls import (HTTP_SCHEMES, basic_credentials, bucket_problem,
@@ -212,12 +213,13 @@ class ObjectStore(RemoteStore):
             raise Failure("unsupported", None, f"{self.kind} stores cannot sign requests")
         url = await _obstore().sign_async(self._client, "DELETE", self._prefix + key,
                                           datetime.timedelta(minutes=5))
-        timeout = self.options.timeout
+        timeout = duration_ms(self.options.timeout) / 1000     # 0: no limit, as for obstore
+        opener = _opener_like(self._client)
 
         def send() -> int:
             req = urllib.request.Request(url, method="DELETE", headers={"If-Match": etag})
             try:
-                with urllib.request.urlopen(req, timeout=timeout) as resp:
+                with opener.open(req, timeout=timeout) as resp:
                     return resp.status
             except urllib.error.HTTPError as exc:
                 return exc.code
@@ -297,8 +299,10 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
 
     so = dict(storage_options)
     client = dict(so.pop("client_options", None) or {})
-    client.setdefault("timeout", f"{opts.timeout}s")
-    client.setdefault("connect_timeout", f"{opts.connect_timeout}s")
+    # whole milliseconds: obstore reads neither "1e-09s" nor "1e+30s", and a duration of 0
+    # would time every request out at once (0 is "no limit", as for FsspecStore)
+    client.setdefault("timeout", f"{duration_ms(opts.timeout)}ms")
+    client.setdefault("connect_timeout", f"{duration_ms(opts.connect_timeout)}ms")
     scheme = scheme_of(url)
     if "endpoint_url" in so:
         so["endpoint"] = so.pop("endpoint_url")
@@ -327,7 +331,8 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
             and "aws_conditional_put" not in so and opts.conditional_writes is not False:
         so["conditional_put"] = "etag"
     retry = so.pop("retry_config", None) or {
-        "max_retries": 0, "retry_timeout": datetime.timedelta(seconds=opts.timeout)}
+        "max_retries": 0,
+        "retry_timeout": datetime.timedelta(milliseconds=duration_ms(opts.timeout))}
     if scheme == "memory":
         if storage_options:
             # obstore's memory store takes no configuration: an option would go unused
@@ -347,9 +352,20 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): the path {path!r} holds an empty "
                          f"segment ('//'), which obstore cannot address; write the URL with "
                          f"single slashes, or open keys with empty segments with FsspecStore")
+    if scheme in HTTP_SCHEMES:
+        if so:
+            raise StoreError(f"ObjectStore({redact(url)!r}): storage_options "
+                             f"{', '.join(sorted(map(str, so)))}: an HTTP(S) store takes only "
+                             f"client_options")
+        # a web address read with plain GETs, whatever its host: obstore's from_url would make
+        # an https:// URL of an S3 or Azure host a store signing its requests, with
+        # credentials it looks for (an instance metadata service), so public data read by
+        # its web address (as zarr-python and fsspec read it) could not be read
+        factory = obs.store.HTTPStore.from_url
+    else:
+        factory = obs.store.from_url
     try:
-        return obs.store.from_url(literal_path(url), client_options=client, retry_config=retry,
-                                  **so)
+        return factory(literal_path(url), client_options=client, retry_config=retry, **so)
     except ImportError:
         raise
     except Exception as exc:  # noqa: BLE001 - obstore raises several types for bad config
@@ -362,6 +378,42 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
                          ) from None
+
+
+def _opener_like(client: Any) -> urllib.request.OpenerDirector:
+    """A urllib opener sending requests as the obstore store ``client`` sends its own: through
+    its ``proxy_url`` (unless the host is in ``proxy_excludes``), and without checking
+    certificates when it is told so (``allow_invalid_certificates``, for a server with a
+    self-signed certificate)."""
+    try:
+        options = dict(getattr(client, "client_options", None) or {})
+    except Exception:  # noqa: BLE001 - a store without readable options: urllib's defaults
+        options = {}
+    handlers: list[urllib.request.BaseHandler] = []
+    if proxy := options.get("proxy_url"):
+        excludes = [h.strip() for h in str(options.get("proxy_excludes") or "").split(",")
+                    if h.strip()]
+        handlers.append(_ProxyHandler({"http": proxy, "https": proxy}, excludes))
+    if str(options.get("allow_invalid_certificates", "")).lower() in ("true", "1"):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        handlers.append(urllib.request.HTTPSHandler(context=context))
+    return urllib.request.build_opener(*handlers)
+
+
+class _ProxyHandler(urllib.request.ProxyHandler):
+    """urllib's proxy handler with obstore's ``proxy_excludes``: hosts reached directly."""
+
+    def __init__(self, proxies: dict, excludes: list[str]) -> None:
+        super().__init__(proxies)
+        self.excludes = excludes
+
+    def proxy_open(self, req, proxy, type):  # type: ignore[no-untyped-def]  # noqa: A002
+        host = (req.host or "").rpartition("@")[2].split(":")[0]
+        if any(host == e or host.endswith("." + e.lstrip(".")) for e in self.excludes):
+            return None                                 # the next handler: direct
+        return super().proxy_open(req, proxy, type)
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:

@@ -15,6 +15,10 @@ _STATUS = re.compile(r"status(?: code)?:? (\d{3})")
 _CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
 _HTTP_KIND = re.compile(r"HttpError \{\s*kind: (\w+)")
 _UNEXPECTED_RANGE = re.compile(r"Requested (\d+)\.\.(\d+), got (\d+)\.\.(\d+)")
+#: the store's own requests that obstore reports as generic errors (a listing: S3's list
+#: request, WebDAV's PROPFIND); a 404 to any of its other requests is a NotFoundError
+_OWN_GENERIC = re.compile(r"list request|PROPFIND")
+_QUERY = re.compile(r"\?\S*")
 
 
 def failure_of(exc: BaseException, ex: Any) -> Failure | None:
@@ -71,6 +75,14 @@ def failure_of(exc: BaseException, ex: Any) -> Failure | None:
         return Failure("invalid_path", None, "obstore cannot read an object's name: "
                        + first_line(exc).replace("Encountered object with invalid path: ",
                                                   ""))
+    if status == 404 and code != "NoSuchBucket" and not _OWN_GENERIC.search(text):
+        # a 404 obstore does not raise as a NotFoundError answered a request other than the
+        # store's own: one for its credentials (an instance metadata service without a role
+        # answers 404), made before the request of the key. The key is not known missing;
+        # taking it so would read every chunk as the fill value
+        request = first_line(exc).partition(" error: ")[2] or first_line(exc)
+        return Failure("other", 404, "a request other than the key's own failed: "
+                       + redact_text(_QUERY.sub("", request)).rstrip(": "))
     if status is not None:
         return Failure(status_kind(status, code), status, code)
     kind = _HTTP_KIND.search(text)

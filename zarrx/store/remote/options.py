@@ -2,13 +2,25 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from zarrx.errors import StoreError
 
-__all__ = ["RemoteOptions"]
+__all__ = ["RemoteOptions", "duration_ms"]
 
 KiB, MiB = 1 << 10, 1 << 20
+#: the longest wait a backend is given, in seconds (about 31 years): a timeout of 0 ("no
+#: limit") or longer is this
+LONGEST = 10 ** 9
+
+
+def duration_ms(seconds: float) -> int:
+    """``seconds`` of a timeout as whole milliseconds (at least 1), for backends that take
+    durations; 0 (no limit) and anything longer than :data:`LONGEST` is ``LONGEST``."""
+    if seconds <= 0 or seconds > LONGEST:
+        seconds = LONGEST
+    return max(1, round(seconds * 1000))
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +56,8 @@ class RemoteOptions:
       ``backoff * 2**attempt`` seconds (at most ``max_backoff``, with jitter) in between, or
       the seconds the server's ``Retry-After`` asks for (at most ``max_backoff``) where the
       backend shows that header (FsspecStore; obstore hides it).
-    - ``timeout``, ``connect_timeout``: seconds for a whole request and for connecting.
+    - ``timeout``, ``connect_timeout``: seconds for a whole request and for connecting (0: no
+      limit).
     - ``conditional_writes``: whether the server honours conditional writes (If-Match /
       If-None-Match on PUT and DELETE). None: the backend's known default.
     - ``forbidden_is_missing``: a read answered with HTTP 403 reads as a missing key, for
@@ -89,6 +102,10 @@ class RemoteOptions:
             if not ok:
                 raise StoreError(f"RemoteOptions.{f.name}: expected a non-negative "
                                  f"{f.type}, found {v!r}")
+            if f.type == "float" and not math.isfinite(v):
+                # (a backend's duration cannot hold it; 0 is "no limit" for the timeouts)
+                raise StoreError(f"RemoteOptions.{f.name}: expected a finite number of "
+                                 f"seconds, found {v!r}")
         for name in ("in_flight", "part_size", "min_part_size", "max_request"):
             if getattr(self, name) < 1:
                 raise StoreError(f"RemoteOptions.{name}: expected at least 1, found "
