@@ -63,6 +63,42 @@ def test_a_unitless_datetime_array_with_nat_fill_describes_itself(fill):
     assert np.isnat(a[...]).all()
 
 
+
+# a date in one (an integer other than NaT), as zarr-python writes it for fill_value=5: the
+# array's metadata text, a copy of it and its chunk statistics raised numpy's ValueError
+UNITLESS_DATE = np.array(5, "i8").view("M8")[()]
+
+
+@pytest.mark.parametrize("store", [
+    lambda: v2(dtype="<M8", fill_value=5),
+    lambda: v3(data_type={"name": "numpy.datetime64",
+                         "configuration": {"unit": "generic", "scale_factor": 1}}, fill_value=5)],
+    ids=["v2", "v3"])
+def test_a_unitless_datetime_array_holding_a_date_describes_and_copies_itself(store):
+    a = zarrx.open_array(store(), mode="r")
+    assert "fill_value=np.datetime64(5) (no unit)," in repr(a.metadata)
+    for copy in (zarrx.full_like(a, store=MemoryStore()),
+                 zarrx.from_array(MemoryStore(), data=a),
+                 zarrx.create_array(MemoryStore(), shape=(2,), dtype=a.dtype,
+                                    fill_value=a.fill_value,
+                                    zarr_format=a.metadata.zarr_format)):
+        assert copy.fill_value.view("i8") == 5
+        assert copy[...].view("i8").tolist() == [5] * copy.shape[0]
+    from zarrx.tools.summary import chunk_report
+    stats = chunk_report(a, "0" if a.metadata.zarr_format == 2 else "c/0")["decoded"]
+    assert (stats["min"], stats["max"], stats["nat"], stats["fill"]) == ("5", "5", 0, 4)
+
+
+@pytest.mark.parametrize("dtype, want", [
+    ("m8", "a timedelta64 or an integer for timedelta64"), ("U3", "a fill value for <U3"),
+    ("i4", "an integer for int32")])
+def test_a_unitless_date_given_for_another_type_is_named_in_the_error(dtype, want):
+    with pytest.raises(FillValueError) as info:
+        zarrx.create_array(MemoryStore(), shape=(3,), dtype=dtype, fill_value=UNITLESS_DATE)
+    assert str(info.value) == (f"array metadata fill_value: expected {want}, found "
+                               "np.datetime64(5) (no unit)")
+
+
 # -- numcodecs options beyond what the libraries take -------------------------------------------
 @pytest.mark.parametrize("compressor, message", [
     ({"id": "lz4", "acceleration": 2**40},

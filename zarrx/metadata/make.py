@@ -140,6 +140,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         value = value[()]                     # a 0-d array is its element, as numpy takes it
     try:
         if cat == "int":
+            if isinstance(value, (np.datetime64, np.timedelta64)):   # .item() may be None
+                raise loc.error(f"an integer for {n}", value)
             v = value.item() if isinstance(value, np.generic) else value
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
@@ -154,7 +156,10 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             if not isinstance(value, want):     # a moment is no duration, nor the reverse
                 raise loc.error(f"a {want.__name__} or an integer for {n}", value)
             out = np.array(value).astype(n)
-            check_unitless_date(n, value, out.view(np.int64)[()], loc)
+            if np.datetime_data(np.asarray(value).dtype)[0] != "generic":
+                # a unit-less value is an integer already, taken as one (the fill value of
+                # an array opened, such as one zarr-python wrote, copied into a new one)
+                check_unitless_date(n, value, out.view(np.int64)[()], loc)
             if not np.can_cast(np.asarray(value).dtype, n, casting="same_kind"):
                 # days into years, seconds into unit-less: no value of the type means it
                 raise loc.error(f"a {want.__name__} numpy casts to {n} (casting='same_kind')",
