@@ -207,6 +207,47 @@ def test_a_new_array_of_items_past_1_mib_is_a_data_type_error_without_allocating
         "[b'ab', b'xyz']"]
 
 
+# a document read may state items of up to 2**31-1 bytes: the fill value of such an array is
+# one item, which memory may not hold (it was numpy's MemoryError at the first read)
+HUGE_FILL_CHILD = textwrap.dedent("""
+    import json, resource
+    import zarrx
+    from zarrx.errors import CodecError
+    from zarrx.storage import MemoryStore
+
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    # room for the output (2 GiB, never touched) but not for a second item
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (3 << 30), resource.RLIM_INFINITY))
+    for name, n, fill in (("fixed_length_utf32", 2147483644, "a"),
+                          ("null_terminated_bytes", 2147483647, "")):
+        doc = {"zarr_format": 3, "node_type": "array", "shape": [1], "fill_value": fill,
+               "data_type": {"name": name, "configuration": {"length_bytes": n}},
+               "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1]}},
+               "chunk_key_encoding": {"name": "default"},
+               "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}
+        a = zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
+        print(a[:0].shape)      # nothing read: no fill value made
+        try:
+            a[...]      # the output fits; the chunk's fill value does not
+        except CodecError as exc:
+            print(exc)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_a_fill_value_item_memory_cannot_hold_is_a_codec_error():
+    proc = _run_child(HUGE_FILL_CHILD)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "(0,)", "array '/': cannot allocate 2147483644 bytes for the fill value of data type "
+        "<U536870911",
+        "(0,)", "array '/': cannot allocate 2147483647 bytes for the fill value of data type "
+        "|S2147483647"]
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_the_largest_item_of_a_new_array_is_1_mib(fmt):
     with pytest.raises(DataTypeError, match=r"^dtype: expected a data type of at most 1048576 "

@@ -66,13 +66,23 @@ class ArrayIO:
         self.fill = fill_scalar(self.meta)
         self.fill_agreed = fill_agreed(self.meta)
         self.fill_is_nan = (self.dtype.kind in "fc" and bool(np.isnan(self.fill)))
-        self.fill_bytes = (None if self.variable or self.dtype.hasobject
-                           else np.asarray(self.fill, dtype=self.dtype).tobytes())
         layout = self.meta.layout
         self.regular = layout.read_shape is not None
         self.chunk_shape, self.codecs = layout.read_shape, layout.read_codecs
         self.object_ratio = layout.object_ratio
         self.units_per_object = 1 if layout.object_ratio is None else prod(layout.object_ratio)
+
+    @cached_property
+    def fill_bytes(self) -> bytes | None:
+        """The fill value's bytes (None for object items). One item: a document may state
+        items of up to 2**31-1 bytes, so memory may not hold it (a CodecError then)."""
+        if self.variable or self.dtype.hasobject:
+            return None
+        try:
+            return np.asarray(self.fill, dtype=self.dtype).tobytes()
+        except MemoryError as exc:
+            raise CodecError(f"cannot allocate {self.dtype.itemsize} bytes for the fill value "
+                             f"of data type {self.dtype}").at(array=self.key) from exc
 
     @property
     def gil_bound(self) -> bool:
