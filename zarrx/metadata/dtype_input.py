@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from zarrx.metadata._util import Loc, freeze, short
-from zarrx.metadata.dtypes import (CORE, ML_NAMES, RAW_NAME, big_endian, ml_dtype,
-                                   parse_dtype_v2, parse_dtype_v3, v2_typestr, v3_json_for_numpy)
+from zarrx.metadata.dtypes import (COMPLEX_ALIASES, CORE, ML_NAMES, RAW_NAME, big_endian,
+                                   ml_dtype, parse_dtype_v2, parse_dtype_v3, v2_typestr,
+                                   v3_json_for_numpy)
 from zarrx.metadata.model import DataType
 
 __all__ = ["resolve_dtype", "is_string_dtype", "numpy_string_dtype"]
@@ -56,13 +57,16 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
         return DataType(variable, np.dtype("O"), variable=True,
                         json=variable if zarr_format == 3 else "|O"), None
     if isinstance(dtype, (str, dict)) and zarr_format == 3 and (
-            isinstance(dtype, dict) or dtype in CORE or dtype in ML_NAMES or RAW_NAME.match(dtype)):
+            isinstance(dtype, dict) or dtype in CORE or dtype in COMPLEX_ALIASES
+            or dtype in ML_NAMES or RAW_NAME.match(dtype)):
         return parse_dtype_v3(dtype, loc), None
     if isinstance(dtype, str) and dtype in ML_NAMES:
         n = ml_dtype(dtype)
         if n is None:
             raise loc.error(f"a data type this installation supports ({dtype!r} needs the "
                             "optional ml_dtypes package)", dtype)
+    elif isinstance(dtype, str) and dtype in COMPLEX_ALIASES:
+        n = np.dtype(COMPLEX_ALIASES[dtype])
     else:
         n = _user_dtype(dtype, loc)
     if n.kind in "SUV" and n.itemsize == 0 and n.fields is None:

@@ -27,11 +27,13 @@ from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
            "v3_json_for_numpy", "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES", "CORE",
-           "RAW_NAME", "ml_dtype", "big_endian"]
+           "RAW_NAME", "ml_dtype", "big_endian", "COMPLEX_ALIASES"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
         "float64": "f8", "complex64": "c8", "complex128": "c16"}
+#: zarr-extensions' names of the core complex types (zarrs writes them), read and written back
+COMPLEX_ALIASES = {"complex_float32": "c8", "complex_float64": "c16"}
 ML_NAMES = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
             "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
             "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "int2", "int4", "uint2", "uint4")
@@ -126,13 +128,13 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     else:
         raise loc.error("a data type name or object", value)
     cl = loc / "configuration"
-    if name in CORE or name in STRING_NAMES or name in BYTES_NAMES or RAW_NAME.match(name) \
-            or name in ML_NAMES:
+    if name in CORE or name in COMPLEX_ALIASES or name in STRING_NAMES or name in BYTES_NAMES \
+            or RAW_NAME.match(name) or name in ML_NAMES:
         if conf:
             raise (cl / next(iter(conf))).fail(f"unknown field; data type {name!r} takes no "
                                                 "configuration")
-    if name in CORE:
-        return DataType(name, np.dtype(CORE[name]), json=value)
+    if name in CORE or name in COMPLEX_ALIASES:
+        return DataType(name, np.dtype(CORE.get(name) or COMPLEX_ALIASES[name]), json=value)
     if name in STRING_NAMES or name in BYTES_NAMES:
         return DataType(name, np.dtype("O"), variable=True, json=value)
     m = RAW_NAME.match(name)
