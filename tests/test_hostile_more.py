@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import lzma
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,6 +101,62 @@ def test_a_unitless_date_given_for_another_type_is_named_in_the_error(dtype, wan
         zarrx.create_array(MemoryStore(), shape=(3,), dtype=dtype, fill_value=UNITLESS_DATE)
     assert str(info.value) == (f"array metadata fill_value: expected {want}, found "
                                "np.datetime64(5) (no unit)")
+
+
+
+# -- structured types whose item passes 2**31-1 bytes --------------------------------------------
+# numpy adds the field sizes in a C int, which wraps: fields of 2**31-1, 2**31-1 and 6 bytes made
+# an item of 4 bytes with a field at offset -2, and reading the array crashed the interpreter
+HUGE = "|S2147483647"
+NTB = {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2147483647}}
+
+
+@pytest.mark.parametrize("store, where, total", [
+    (lambda: v2(dtype=[["a", HUGE], ["b", HUGE], ["c", "|S6"]], fill_value=None),
+     ".zarray dtype", 4294967300),
+    (lambda: v2(dtype=[["n", [["a", HUGE], ["b", HUGE]]]], fill_value=None),
+     ".zarray dtype[0][1]", 4294967294),
+    (lambda: v2(dtype=[["a", HUGE], ["b", "<i4", [2, 2]]], fill_value=None),
+     ".zarray dtype", 2147483663),
+    (lambda: v3(data_type={"name": "struct", "configuration": {"fields": [
+        {"name": "a", "data_type": NTB}, {"name": "b", "data_type": NTB}]}},
+                fill_value={"a": "", "b": ""}), "zarr.json data_type", 4294967294),
+    (lambda: v3(data_type={"name": "structured", "configuration": {"fields": [
+        ["a", NTB], ["b", "int8"]]}}, fill_value=""), "zarr.json data_type", 2147483648)],
+    ids=["v2", "v2-nested", "v2-subarray", "v3-struct", "v3-structured"])
+def test_a_structured_item_past_2_gib_is_refused_at_open(store, where, total):
+    with pytest.raises(MetadataError) as info:
+        zarrx.open_array(store(), mode="r")
+    assert str(info.value) == (f"{where}: expected a structured type of at most 2147483647 "
+                               f"bytes an item, found fields of {total} bytes")
+
+
+WRAPPED_CHILD = """
+import numpy as np
+import zarrx
+from zarrx.errors import DataTypeError
+
+dtype = np.dtype([("a", "S2147483647"), ("b", "S2147483647"), ("c", "S6")])
+print(dtype.itemsize)                   # numpy's own arithmetic wrapped
+for fmt in (2, 3):
+    try:
+        zarrx.create_array(zarrx.storage.MemoryStore(), shape=(1,), dtype=dtype,
+                           zarr_format=fmt)
+    except DataTypeError as exc:
+        print(exc)
+"""
+
+
+def test_a_numpy_structured_type_whose_size_wrapped_is_refused_at_creation():
+    # in a child: before, making the array's fill value crashed the interpreter
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", WRAPPED_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    message = ("dtype: expected a structured type of at most 2147483647 bytes an item, found "
+               "fields of 4294967300 bytes")
+    assert proc.stdout.splitlines() == ["4", message, message]
 
 
 # -- numcodecs options beyond what the libraries take -------------------------------------------
