@@ -290,3 +290,21 @@ def test_complex_float_names_are_the_core_complex_types(name, code, endian) -> N
     assert b.metadata.data_type.json == name and b[...].tolist() == [1j, 1j]
     c = zarrx.create_array(MemoryStore(), shape=(2,), dtype=name, zarr_format=2)
     assert c.metadata.data_type.json == "<" + code
+
+
+def test_v3_big_endian_fields_are_stored_in_the_codecs_byte_order(tmp_path) -> None:
+    """zarr-python 3.1.6 stores such fields unswapped under a little-endian bytes codec (and
+    reads them back byte-swapped); zarrx swaps them, so zarr-python reads what was written."""
+    dtype = np.dtype([("a", ">i2"), ("b", "<f8")])
+    x = np.array([(1, 1.5), (-2, -0.0)], dtype)
+    path = str(tmp_path / "s.zarr")
+    a = zarrx.create_array(path, shape=(2,), chunks=(2,), dtype=dtype, compressors=None)
+    a[...] = x
+    doc = json.loads((tmp_path / "s.zarr" / "zarr.json").read_text())
+    assert doc["codecs"] == [{"name": "bytes", "configuration": {"endian": "little"}}]
+    assert (tmp_path / "s.zarr" / "c" / "0").read_bytes() == x.astype(
+        [("a", "<i2"), ("b", "<f8")]).tobytes()
+    assert a[...].tolist() == x.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert zarr.open_array(path, mode="r")[...].tolist() == x.tolist()
