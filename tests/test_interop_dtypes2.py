@@ -63,6 +63,12 @@ BAD_FILLS = [
      "'a\\udcff'"),
     ("U3", "a\udcff", "expected a string that UTF-8 can encode (no lone surrogates), found "
      "'a\\udcff'"),
+    (bytes, "a\udcff", "expected bytes, or a str that UTF-8 can encode (no lone surrogates), "
+     "found 'a\\udcff'"),
+    ("S3", "a\udcff", "expected bytes, or a str that UTF-8 can encode (no lone surrogates), "
+     "found 'a\\udcff'"),
+    ([("a", "<i4"), ("b", "S2")], np.datetime64("2020-01-01"), "expected a fill value for "
+     "[('a', '<i4'), ('b', 'S2')], found np.datetime64('2020-01-01')"),
 ]
 
 
@@ -70,17 +76,22 @@ BAD_FILLS = [
 @pytest.mark.parametrize("dtype,fill,message", BAD_FILLS,
                          ids=["datetime-for-timedelta", "timedelta-for-datetime",
                               "days-into-years", "date-into-unit-less", "non-utf8-bytes",
-                              "lone-surrogate", "lone-surrogate-fixed-length"])
+                              "lone-surrogate", "lone-surrogate-fixed-length",
+                              "lone-surrogate-bytes", "lone-surrogate-fixed-bytes",
+                              "date-into-short-bytes-field"])
 def test_fill_values_the_type_cannot_hold_are_refused_at_creation(tmp_path, dtype, fill,
                                                                    message, fmt) -> None:
     """A datetime was taken as a duration (and the reverse), a time was cast to a unit numpy
     does not cast it to (a day became 0 years; a date became a unit-less datetime64 that
     numpy cannot print), and text that is not UTF-8 was kept with surrogates (no chunk
     holding the fill value could be written, and zarr-python could not open the array; a
-    fixed-length one was written as an escape, "\\udcff", that no UTF-8 text holds)."""
+    fixed-length one was written as an escape, "\\udcff", that no UTF-8 text holds); text
+    for bytes that UTF-8 cannot encode, and a date numpy cannot write into a bytes field,
+    raised UnicodeEncodeError and RuntimeError."""
     path = tmp_path / "a.zarr"
     with pytest.raises(FillValueError, match=re.escape(f"array metadata fill_value: {message}")):
-        zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill,
+        zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=np.dtype(dtype)
+                           if isinstance(dtype, list) else dtype, fill_value=fill,
                            zarr_format=fmt)
     assert not path.exists()
 

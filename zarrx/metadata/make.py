@@ -104,8 +104,12 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if value is None:
         return None if zarr_format == 2 else default_fill(dt)
     cat = category(dt)
-    if cat == "fixed_bytes" and isinstance(value, str):
-        value = value.encode("utf-8")     # the user's text, not the JSON (base64) form of bytes
+    if cat in ("fixed_bytes", "bytes") and isinstance(value, str):
+        try:        # the user's text, not the JSON (base64) form of bytes
+            value = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise loc.error("bytes, or a str that UTF-8 can encode (no lone surrogates)",
+                            value) from None
     if cat == "structured" and isinstance(value, list):
         value = tuple(value)              # one value per field, as numpy takes a record
     if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured"):
@@ -128,8 +132,6 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
                             value) from None
         return text
     if cat == "bytes":
-        if isinstance(value, str):
-            value = value.encode("utf-8")
         if not isinstance(value, (bytes, bytearray)):
             raise loc.error("bytes", value)
         return bytes(value)
@@ -190,7 +192,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if cat == "fixed_str" and unencodable_text(str(arr[()])):   # written as JSON text
             raise loc.error("a string that UTF-8 can encode (no lone surrogates)", value)
         return arr[()]
-    except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
+    except (TypeError, ValueError, OverflowError, FloatingPointError, RuntimeError) as exc:
+        # (RuntimeError: numpy's, making text of a datetime64 for a too short bytes field)
         if isinstance(exc, MetadataError):
             raise
         raise loc.error(f"a fill value for {n}", value) from None
