@@ -104,6 +104,15 @@ def test_a_unitless_date_given_for_another_type_is_named_in_the_error(dtype, wan
 
 
 
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_unitless_date_written_into_a_bytes_array_is_named_in_the_error(fmt):
+    a = zarrx.create_array(MemoryStore(), shape=(2,), dtype=bytes, zarr_format=fmt)
+    with pytest.raises(CodecError) as info:
+        a[...] = UNITLESS_DATE            # an object item the vlen-bytes codec cannot store
+    assert str(info.value).endswith("vlen-bytes: item 0 is datetime64 np.datetime64(5) "
+                                    "(no unit), expected bytes")
+
+
 # -- structured types whose item passes 2**31-1 bytes --------------------------------------------
 # numpy adds the field sizes in a C int, which wraps: fields of 2**31-1, 2**31-1 and 6 bytes made
 # an item of 4 bytes with a field at offset -2, and reading the array crashed the interpreter
