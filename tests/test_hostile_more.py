@@ -2,6 +2,7 @@
 each is refused with a ZarrError naming the field, what was found and what was expected."""
 from __future__ import annotations
 
+import base64
 import json
 import lzma
 import os
@@ -103,6 +104,18 @@ def test_a_unitless_date_given_for_another_type_is_named_in_the_error(dtype, wan
                                "np.datetime64(5) (no unit)")
 
 
+
+@pytest.mark.parametrize("field, fill, text", [
+    (["b", "<M8"], [1, 5], "(1, np.datetime64(5) (no unit))"),            # was (1, None)
+    (["b", "<M8", [2]], [1, 5, NAT], "(1, array([5, NaT], dtype=datetime64) (no unit))")],
+    ids=["field", "subarray-field"])                                      # was a ValueError
+def test_a_structured_fill_value_holding_a_unitless_date_describes_itself(field, fill, text):
+    fields = [("a", "<i4"), ("b", "<i8", (len(fill) - 1,))]
+    raw = np.array([(fill[0], fill[1:])], fields).tobytes()
+    store = v2(dtype=[["a", "<i4"], field], fill_value=base64.b64encode(raw).decode())
+    a = zarrx.open_array(store, mode="r")
+    assert f"Fill value    : {text}\n" in str(a.info)
+    assert f"fill_value=np.void((np.int32(1), {text[4:-1]}), dtype=" in repr(a.metadata)
 
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_a_unitless_date_written_into_a_bytes_array_is_named_in_the_error(fmt):

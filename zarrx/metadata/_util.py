@@ -43,12 +43,21 @@ def short(obj: object, limit: int = _MAX_REPR) -> str:
 def safe_repr(obj: object) -> str:
     """``repr(obj)``, or for a unit-less numpy datetime64 holding an integer other than NaT,
     whose repr numpy refuses (``ValueError``), the integers it holds:
-    ``np.datetime64(5) (no unit)`` (a structured value holding one: its type and bytes)."""
+    ``np.datetime64(5) (no unit)``, also as a field of a structured value or an item of a
+    tuple (another numpy value numpy cannot show: its type and bytes)."""
     try:
         return repr(obj)
     except ValueError:
+        if isinstance(obj, (tuple, list)):     # a structured item's fields (a subarray)
+            inner = ", ".join(safe_repr(v) for v in obj)
+            if isinstance(obj, list):
+                return f"[{inner}]"
+            return f"({inner}{',' if len(obj) == 1 else ''})"
         if not isinstance(obj, (np.ndarray, np.generic)):
             raise
+    if isinstance(obj, np.void) and obj.dtype.names is not None:
+        fields = safe_repr(tuple(obj[name] for name in obj.dtype.names))
+        return f"np.void({fields}, dtype={obj.dtype})"
     if obj.dtype.kind != "M":
         return f"<{type(obj).__name__} of {obj.dtype} holding {np.asarray(obj).tobytes()!r}>"
     ints = np.asarray(obj).view(np.int64)
