@@ -82,7 +82,8 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     another value."""
     out = _coerce_fill(value, dt, zarr_format, loc)
     if category(dt) == "float" and out is not None:
-        want = _NON_FINITE.get(value) if isinstance(value, str) else \
+        want = (_NON_FINITE.get(value) or _number_text(value, "float")) \
+            if isinstance(value, str) else \
             float(value) if isinstance(value, (float, np.floating)) else None
         if want is not None and not math.isfinite(want) and not _same_special(want, out):
             kind = "NaN" if math.isnan(want) else "infinities"
@@ -113,7 +114,13 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if cat == "structured" and isinstance(value, list):
         value = tuple(value)              # one value per field, as numpy takes a record
     if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured"):
-        return parse_fill(value, dt, loc, zarr_format)
+        try:
+            return parse_fill(value, dt, loc, zarr_format)     # the JSON spellings
+        except MetadataError:
+            number = _number_text(value, cat)
+            if number is None:
+                raise
+        value = number
     if isinstance(value, Mapping) and zarr_format == 3 and struct_fields(dt) is not None:
         return parse_fill(dict(value), dt, loc, 3)     # a struct's fill value in its JSON form
     if cat in ("string", "object"):
@@ -145,8 +152,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             if isinstance(value, (np.datetime64, np.timedelta64)):   # .item() may be None
                 raise loc.error(f"an integer for {n}", value)
             v = value.item() if isinstance(value, np.generic) else value
-            if isinstance(v, float) and v.is_integer():
-                v = int(v)
+            if isinstance(v, float) and v.is_integer() or isinstance(v, bool):
+                v = int(v)                      # True is 1, as numpy casts it
             lo, hi = _int_range(n)
             if isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi:
                 raise Loc(loc.key, loc.path, FillValueOverflowError).error(
@@ -197,6 +204,17 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if isinstance(exc, MetadataError):
             raise
         raise loc.error(f"a fill value for {n}", value) from None
+
+
+def _number_text(text: str, cat: str) -> Any:
+    """A number given as text other than a JSON spelling ("1.5", "nan", "-0.0", "1+2j", "5"),
+    read as numpy reads it for a float, complex or integer type (zarr-python takes them so),
+    or None."""
+    parse = {"float": float, "complex": complex, "int": int}.get(cat)
+    try:
+        return None if parse is None else parse(text)
+    except ValueError:
+        return None
 
 
 def _key_encoding(value: Any, zarr_format: int) -> KeyEncoding:
