@@ -212,7 +212,7 @@ def test_a_new_array_of_items_past_1_mib_is_a_data_type_error_without_allocating
 HUGE_FILL_CHILD = textwrap.dedent("""
     import json, resource
     import zarrx
-    from zarrx.errors import CodecError
+    from zarrx.errors import CodecError, MetadataError
     from zarrx.storage import MemoryStore
 
     with open("/proc/self/status") as f:
@@ -237,6 +237,15 @@ HUGE_FILL_CHILD = textwrap.dedent("""
                 print(read())
             except CodecError as exc:
                 print(exc)
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    ntb = {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2147483640}}
+    doc = {**docs[0], "data_type": {"name": "struct", "configuration": {"fields": [
+        {"name": "a", "data_type": ntb}, {"name": "b", "data_type": "int8"}]}},
+        "fill_value": {"a": "", "b": 1}}       # made field by field into an item of zeros
+    try:
+        zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
+    except MetadataError as exc:
+        print(exc)
 """)
 
 
@@ -251,7 +260,9 @@ def test_a_fill_value_item_memory_cannot_hold_is_a_codec_error():
                message.format(2147483647, "|S2147483647"),
                message.format(2147483647, "|V2147483647"))
     # nothing read, no fill value made: only raw items need their zeros made first
-    assert proc.stdout.splitlines() == ["(0,)", u, "(0,)", s, "(0,)", u, v, v]
+    struct = ("zarr.json fill_value: expected a fill value that fits in memory, found an item "
+              "of 2147483641 bytes (fields 'a', 'b')")
+    assert proc.stdout.splitlines() == ["(0,)", u, "(0,)", s, "(0,)", u, v, v, struct]
 
 
 @pytest.mark.parametrize("fmt", [2, 3])
