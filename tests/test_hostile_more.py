@@ -2,8 +2,13 @@
 each is refused with a ZarrError naming the field, what was found and what was expected."""
 from __future__ import annotations
 
+import base64
 import json
 import lzma
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,6 +66,119 @@ def test_a_unitless_datetime_array_with_nat_fill_describes_itself(fill):
     assert np.isnat(a.fill_value)
     assert "Fill value    : NaT" in str(a.info)
     assert np.isnat(a[...]).all()
+
+
+
+# a date in one (an integer other than NaT), as zarr-python writes it for fill_value=5: the
+# array's metadata text, a copy of it and its chunk statistics raised numpy's ValueError
+UNITLESS_DATE = np.array(5, "i8").view("M8")[()]
+
+
+@pytest.mark.parametrize("store", [
+    lambda: v2(dtype="<M8", fill_value=5),
+    lambda: v3(data_type={"name": "numpy.datetime64",
+                         "configuration": {"unit": "generic", "scale_factor": 1}}, fill_value=5)],
+    ids=["v2", "v3"])
+def test_a_unitless_datetime_array_holding_a_date_describes_and_copies_itself(store):
+    a = zarrx.open_array(store(), mode="r")
+    assert "fill_value=np.datetime64(5) (no unit)," in repr(a.metadata)
+    for copy in (zarrx.full_like(a, store=MemoryStore()),
+                 zarrx.from_array(MemoryStore(), data=a),
+                 zarrx.create_array(MemoryStore(), shape=(2,), dtype=a.dtype,
+                                    fill_value=a.fill_value,
+                                    zarr_format=a.metadata.zarr_format)):
+        assert copy.fill_value.view("i8") == 5
+        assert copy[...].view("i8").tolist() == [5] * copy.shape[0]
+    from zarrx.tools.summary import chunk_report
+    stats = chunk_report(a, "0" if a.metadata.zarr_format == 2 else "c/0")["decoded"]
+    assert (stats["min"], stats["max"], stats["nat"], stats["fill"]) == ("5", "5", 0, 4)
+
+
+@pytest.mark.parametrize("dtype, want", [
+    ("m8", "a timedelta64 or an integer for timedelta64"), ("U3", "a fill value for <U3"),
+    ("i4", "an integer for int32")])
+def test_a_unitless_date_given_for_another_type_is_named_in_the_error(dtype, want):
+    with pytest.raises(FillValueError) as info:
+        zarrx.create_array(MemoryStore(), shape=(3,), dtype=dtype, fill_value=UNITLESS_DATE)
+    assert str(info.value) == (f"array metadata fill_value: expected {want}, found "
+                               "np.datetime64(5) (no unit)")
+
+
+
+@pytest.mark.parametrize("field, fill, text", [
+    (["b", "<M8"], [1, 5], "(1, np.datetime64(5) (no unit))"),            # was (1, None)
+    (["b", "<M8", [2]], [1, 5, NAT], "(1, array([5, NaT], dtype=datetime64) (no unit))")],
+    ids=["field", "subarray-field"])                                      # was a ValueError
+def test_a_structured_fill_value_holding_a_unitless_date_describes_itself(field, fill, text):
+    fields = [("a", "<i4"), ("b", "<i8", (len(fill) - 1,))]
+    raw = np.array([(fill[0], fill[1:])], fields).tobytes()
+    store = v2(dtype=[["a", "<i4"], field], fill_value=base64.b64encode(raw).decode())
+    a = zarrx.open_array(store, mode="r")
+    assert f"Fill value    : {text}\n" in str(a.info)
+    assert f"fill_value=np.void((np.int32(1), {text[4:-1]}), dtype=" in repr(a.metadata)
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_unitless_date_written_into_a_bytes_array_is_named_in_the_error(fmt):
+    a = zarrx.create_array(MemoryStore(), shape=(2,), dtype=bytes, zarr_format=fmt)
+    with pytest.raises(CodecError) as info:
+        a[...] = UNITLESS_DATE            # an object item the vlen-bytes codec cannot store
+    assert str(info.value).endswith("vlen-bytes: item 0 is datetime64 np.datetime64(5) "
+                                    "(no unit), expected bytes")
+
+
+# -- structured types whose item passes 2**31-1 bytes --------------------------------------------
+# numpy adds the field sizes in a C int, which wraps: fields of 2**31-1, 2**31-1 and 6 bytes made
+# an item of 4 bytes with a field at offset -2, and reading the array crashed the interpreter
+HUGE = "|S2147483647"
+NTB = {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2147483647}}
+
+
+@pytest.mark.parametrize("store, where, total", [
+    (lambda: v2(dtype=[["a", HUGE], ["b", HUGE], ["c", "|S6"]], fill_value=None),
+     ".zarray dtype", 4294967300),
+    (lambda: v2(dtype=[["n", [["a", HUGE], ["b", HUGE]]]], fill_value=None),
+     ".zarray dtype[0][1]", 4294967294),
+    (lambda: v2(dtype=[["a", HUGE], ["b", "<i4", [2, 2]]], fill_value=None),
+     ".zarray dtype", 2147483663),
+    (lambda: v3(data_type={"name": "struct", "configuration": {"fields": [
+        {"name": "a", "data_type": NTB}, {"name": "b", "data_type": NTB}]}},
+                fill_value={"a": "", "b": ""}), "zarr.json data_type", 4294967294),
+    (lambda: v3(data_type={"name": "structured", "configuration": {"fields": [
+        ["a", NTB], ["b", "int8"]]}}, fill_value=""), "zarr.json data_type", 2147483648)],
+    ids=["v2", "v2-nested", "v2-subarray", "v3-struct", "v3-structured"])
+def test_a_structured_item_past_2_gib_is_refused_at_open(store, where, total):
+    with pytest.raises(MetadataError) as info:
+        zarrx.open_array(store(), mode="r")
+    assert str(info.value) == (f"{where}: expected a structured type of at most 2147483647 "
+                               f"bytes an item, found fields of {total} bytes")
+
+
+WRAPPED_CHILD = """
+import numpy as np
+import zarrx
+from zarrx.errors import DataTypeError
+
+dtype = np.dtype([("a", "S2147483647"), ("b", "S2147483647"), ("c", "S6")])
+print(dtype.itemsize)                   # numpy's own arithmetic wrapped
+for fmt in (2, 3):
+    try:
+        zarrx.create_array(zarrx.storage.MemoryStore(), shape=(1,), dtype=dtype,
+                           zarr_format=fmt)
+    except DataTypeError as exc:
+        print(exc)
+"""
+
+
+def test_a_numpy_structured_type_whose_size_wrapped_is_refused_at_creation():
+    # in a child: before, making the array's fill value crashed the interpreter
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", WRAPPED_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    message = ("dtype: expected a structured type of at most 2147483647 bytes an item, found "
+               "fields of 4294967300 bytes")
+    assert proc.stdout.splitlines() == ["4", message, message]
 
 
 # -- numcodecs options beyond what the libraries take -------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 
 import zarrx
 from zarrx.errors import DataTypeError, FillValueError
+from zarrx.storage import MemoryStore
 
 zarr = pytest.importorskip("zarr")
 
@@ -62,6 +63,12 @@ BAD_FILLS = [
      "'a\\udcff'"),
     ("U3", "a\udcff", "expected a string that UTF-8 can encode (no lone surrogates), found "
      "'a\\udcff'"),
+    (bytes, "a\udcff", "expected bytes, or a str that UTF-8 can encode (no lone surrogates), "
+     "found 'a\\udcff'"),
+    ("S3", "a\udcff", "expected bytes, or a str that UTF-8 can encode (no lone surrogates), "
+     "found 'a\\udcff'"),
+    ([("a", "<i4"), ("b", "S2")], np.datetime64("2020-01-01"), "expected a fill value for "
+     "[('a', '<i4'), ('b', 'S2')], found np.datetime64('2020-01-01')"),
 ]
 
 
@@ -69,17 +76,22 @@ BAD_FILLS = [
 @pytest.mark.parametrize("dtype,fill,message", BAD_FILLS,
                          ids=["datetime-for-timedelta", "timedelta-for-datetime",
                               "days-into-years", "date-into-unit-less", "non-utf8-bytes",
-                              "lone-surrogate", "lone-surrogate-fixed-length"])
+                              "lone-surrogate", "lone-surrogate-fixed-length",
+                              "lone-surrogate-bytes", "lone-surrogate-fixed-bytes",
+                              "date-into-short-bytes-field"])
 def test_fill_values_the_type_cannot_hold_are_refused_at_creation(tmp_path, dtype, fill,
                                                                    message, fmt) -> None:
     """A datetime was taken as a duration (and the reverse), a time was cast to a unit numpy
     does not cast it to (a day became 0 years; a date became a unit-less datetime64 that
     numpy cannot print), and text that is not UTF-8 was kept with surrogates (no chunk
     holding the fill value could be written, and zarr-python could not open the array; a
-    fixed-length one was written as an escape, "\\udcff", that no UTF-8 text holds)."""
+    fixed-length one was written as an escape, "\\udcff", that no UTF-8 text holds); text
+    for bytes that UTF-8 cannot encode, and a date numpy cannot write into a bytes field,
+    raised UnicodeEncodeError and RuntimeError."""
     path = tmp_path / "a.zarr"
     with pytest.raises(FillValueError, match=re.escape(f"array metadata fill_value: {message}")):
-        zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=dtype, fill_value=fill,
+        zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype=np.dtype(dtype)
+                           if isinstance(dtype, list) else dtype, fill_value=fill,
                            zarr_format=fmt)
     assert not path.exists()
 
@@ -264,3 +276,46 @@ def test_numpy_and_complex_fill_values_past_the_range_round_to_infinity(tmp_path
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert zarr.open_array(str(tmp_path / "a"), mode="r").fill_value == want
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("name, code", [("complex_float32", "c8"), ("complex_float64", "c16")])
+def test_complex_float_names_are_the_core_complex_types(name, code, endian) -> None:
+    """zarr-extensions registers ``complex_float32`` / ``complex_float64`` (zarrs writes them)
+    as the layouts of ``complex64`` / ``complex128``: they were refused as unknown."""
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": name,
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": ["NaN", -0.0],
+           "codecs": [{"name": "bytes", "configuration": {"endian": endian}}]}
+    store = MemoryStore({"zarr.json": json.dumps(doc).encode()})
+    a = zarrx.open_array(store, mode="r+")
+    assert a.dtype == np.dtype(code)
+    a[0] = 1 + 2j
+    order = "<" if endian == "little" else ">"
+    want = np.array([1 + 2j, complex(np.nan, -0.0)], order + code)
+    assert bytes(store.get("c/0")) == want.tobytes()
+    assert a[...].tobytes() == np.concatenate([want, want[1:]]).astype(code).tobytes()
+    a.attrs["k"] = 1                  # the document written back keeps the name
+    assert json.loads(bytes(store.get("zarr.json")))["data_type"] == name
+    b = zarrx.create_array(MemoryStore(), shape=(2,), dtype=name, fill_value=1j)
+    assert b.metadata.data_type.json == name and b[...].tolist() == [1j, 1j]
+    c = zarrx.create_array(MemoryStore(), shape=(2,), dtype=name, zarr_format=2)
+    assert c.metadata.data_type.json == "<" + code
+
+
+def test_v3_big_endian_fields_are_stored_in_the_codecs_byte_order(tmp_path) -> None:
+    """zarr-python 3.1.6 stores such fields unswapped under a little-endian bytes codec (and
+    reads them back byte-swapped); zarrx swaps them, so zarr-python reads what was written."""
+    dtype = np.dtype([("a", ">i2"), ("b", "<f8")])
+    x = np.array([(1, 1.5), (-2, -0.0)], dtype)
+    path = str(tmp_path / "s.zarr")
+    a = zarrx.create_array(path, shape=(2,), chunks=(2,), dtype=dtype, compressors=None)
+    a[...] = x
+    doc = json.loads((tmp_path / "s.zarr" / "zarr.json").read_text())
+    assert doc["codecs"] == [{"name": "bytes", "configuration": {"endian": "little"}}]
+    assert (tmp_path / "s.zarr" / "c" / "0").read_bytes() == x.astype(
+        [("a", "<i2"), ("b", "<f8")]).tobytes()
+    assert a[...].tolist() == x.tolist()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert zarr.open_array(path, mode="r")[...].tolist() == x.tolist()

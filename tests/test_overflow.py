@@ -207,6 +207,64 @@ def test_a_new_array_of_items_past_1_mib_is_a_data_type_error_without_allocating
         "[b'ab', b'xyz']"]
 
 
+# a document read may state items of up to 2**31-1 bytes: the fill value of such an array is
+# one item, which memory may not hold (it was numpy's MemoryError at the first read)
+HUGE_FILL_CHILD = textwrap.dedent("""
+    import json, resource
+    import zarrx
+    from zarrx.errors import CodecError, MetadataError
+    from zarrx.storage import MemoryStore
+
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    # room for the output (2 GiB, never touched) but not for a second item
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (3 << 30), resource.RLIM_INFINITY))
+    docs = [{"zarr_format": 3, "node_type": "array", "shape": [1], "fill_value": fill,
+             "data_type": {"name": name, "configuration": {"length_bytes": n}},
+             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1]}},
+             "chunk_key_encoding": {"name": "default"},
+             "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}
+            for name, n, fill in (("fixed_length_utf32", 2147483644, "a"),
+                                  ("null_terminated_bytes", 2147483647, ""))]
+    docs += [{"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": dtype, "fill_value": None,
+              "order": "C", "filters": None, "compressor": None}     # null: zeros of the type
+             for dtype in ("<U536870911", "|V2147483647")]
+    for doc in docs:
+        key = "zarr.json" if doc["zarr_format"] == 3 else ".zarray"
+        a = zarrx.open_array(MemoryStore({key: json.dumps(doc).encode()}), mode="r")
+        for read in (lambda: a[:0].shape, lambda: a[...]):  # the output fits; the fill may not
+            try:
+                print(read())
+            except CodecError as exc:
+                print(exc)
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    ntb = {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2147483640}}
+    doc = {**docs[0], "data_type": {"name": "struct", "configuration": {"fields": [
+        {"name": "a", "data_type": ntb}, {"name": "b", "data_type": "int8"}]}},
+        "fill_value": {"a": "", "b": 1}}       # made field by field into an item of zeros
+    try:
+        zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r")
+    except MetadataError as exc:
+        print(exc)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
+@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
+                    "allows")
+def test_a_fill_value_item_memory_cannot_hold_is_a_codec_error():
+    proc = _run_child(HUGE_FILL_CHILD)
+    assert proc.returncode == 0, proc.stderr
+    message = "array '/': cannot allocate {} bytes for the fill value of data type {}"
+    u, s, v = (message.format(2147483644, "<U536870911"),
+               message.format(2147483647, "|S2147483647"),
+               message.format(2147483647, "|V2147483647"))
+    # nothing read, no fill value made: only raw items need their zeros made first
+    struct = ("zarr.json fill_value: expected a fill value that fits in memory, found an item "
+              "of 2147483641 bytes (fields 'a', 'b')")
+    assert proc.stdout.splitlines() == ["(0,)", u, "(0,)", s, "(0,)", u, v, v, struct]
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_the_largest_item_of_a_new_array_is_1_mib(fmt):
     with pytest.raises(DataTypeError, match=r"^dtype: expected a data type of at most 1048576 "

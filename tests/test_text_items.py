@@ -3,6 +3,8 @@ CodecError naming the stored object, where numpy would raise ``SystemError`` at 
 made a ``str``."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -139,3 +141,33 @@ def test_string_items_of_other_object_codecs_that_are_text_still_read():
     assert z[...].tolist() == ["", "", "\u00e9", ""] and z[2] == "\u00e9"
     z = _string_array(JSON2, b'["x", "y", "|O", [2]]')
     assert z[2:].tolist() == ["x", "y"]
+
+
+@pytest.mark.parametrize("shards", [False, True])
+def test_string_items_no_utf8_holds_are_a_codec_error_naming_the_chunk(shards):
+    # a lone surrogate decoded by numcodecs.json2: numpy's StringDType refused it with
+    # UnicodeEncodeError
+    z = _string_array(JSON2, b'["a", "\\udc80", "|O", [2]]', shards)
+    where = "shard 'c/0' inner chunk 'c/1'" if shards else "chunk 'c/1'"
+    with pytest.raises(zarrx.CodecError) as info:
+        z[...]
+    assert str(info.value) == (f"array '/' {where}: expected text UTF-8 can encode (no lone "
+                               f"surrogates) for the data type 'string', found '\\udc80'")
+
+
+def test_a_string_fill_value_no_utf8_holds_is_a_codec_error_where_it_is_read():
+    # another writer stored it as an escape; reading cells of it raised UnicodeEncodeError
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "string",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": "\udcff",
+           "codecs": [{"name": "vlen-utf8"}]}
+    z = zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode()}), mode="r+")
+    assert z.fill_value == "\udcff"
+    z[:2] = ["a", "b"]
+    assert z[:2].tolist() == ["a", "b"]
+    for read in (lambda: z[...], lambda: z[3]):
+        with pytest.raises(zarrx.CodecError) as info:
+            read()
+        assert str(info.value) == ("array '/' chunk 'c/1': expected text UTF-8 can encode (no "
+                                   "lone surrogates) for the data type 'string', found "
+                                   "'\\udcff' (the array's fill value)")

@@ -161,3 +161,27 @@ def test_a_negative_tree_level_is_a_value_error(call):
     got = both(case)
     assert isinstance(got["zarrx"], zarrx.ArgumentError)
     assert str(got["zarrx"]) == "tree: level: expected an int >= 0, found -1"
+
+
+@pytest.mark.parametrize("dtype, fill", [
+    ("f4", "1.5"), ("f4", "nan"), ("f4", "inf"), ("f8", "-0.0"), ("f2", "1e400"),
+    ("c8", "1+2j"), ("c16", "nan"), ("i4", "5"), ("u8", " 18446744073709551615 "),
+    ("i4", True), ("u1", np.True_)],
+    ids=["f4-text", "f4-nan-text", "f4-inf-text", "f8-minus-zero-text", "f2-past-range-text",
+         "c8-text", "c16-nan-text", "i4-text", "u8-text-max", "i4-true", "u1-numpy-true"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_numbers_given_as_text_or_booleans_are_fill_values_as_in_zarr_python(dtype, fill, fmt):
+    """zarr-python reads a number given as text (other than the JSON spellings "NaN",
+    "Infinity", "-Infinity", which both take) as numpy reads it, and True as 1: zarrx refused
+    them with FillValueError."""
+    got = both(lambda lib: lib.create_array({}, shape=(2,), dtype=dtype, fill_value=fill,
+                                            zarr_format=fmt))
+    want, mine = got["zarr"], got["zarrx"]
+    assert np.asarray(mine.fill_value).tobytes() == np.asarray(want.fill_value).tobytes()
+    assert mine[...].tobytes() == want[...].tobytes()
+
+
+@pytest.mark.parametrize("dtype, fill", [("i4", "1.5"), ("f4", "one"), ("c8", "1+")])
+def test_text_that_is_no_number_of_the_type_is_refused(dtype, fill):
+    with pytest.raises(zarrx.errors.FillValueError):
+        zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)

@@ -63,16 +63,32 @@ class ArrayIO:
         self.variable = self.meta.data_type.variable
         self.object_chunks = self.variable or self.dtype.hasobject
         self.any_objects = category(self.meta.data_type) == "object"
-        self.fill = fill_scalar(self.meta)
+        try:        # one item: a document may state items of up to 2**31-1 bytes
+            self.fill = fill_scalar(self.meta)
+        except MemoryError as exc:
+            raise self._no_fill_memory() from exc
         self.fill_agreed = fill_agreed(self.meta)
         self.fill_is_nan = (self.dtype.kind in "fc" and bool(np.isnan(self.fill)))
-        self.fill_bytes = (None if self.variable or self.dtype.hasobject
-                           else np.asarray(self.fill, dtype=self.dtype).tobytes())
         layout = self.meta.layout
         self.regular = layout.read_shape is not None
         self.chunk_shape, self.codecs = layout.read_shape, layout.read_codecs
         self.object_ratio = layout.object_ratio
         self.units_per_object = 1 if layout.object_ratio is None else prod(layout.object_ratio)
+
+    @cached_property
+    def fill_bytes(self) -> bytes | None:
+        """The fill value's bytes (None for object items). One item: a document may state
+        items of up to 2**31-1 bytes, so memory may not hold it (a CodecError then)."""
+        if self.variable or self.dtype.hasobject:
+            return None
+        try:
+            return np.asarray(self.fill, dtype=self.dtype).tobytes()
+        except MemoryError as exc:
+            raise self._no_fill_memory() from exc
+
+    def _no_fill_memory(self) -> CodecError:
+        return CodecError(f"cannot allocate {self.dtype.itemsize} bytes for the fill value of "
+                          f"data type {self.dtype}").at(array=self.key)
 
     @property
     def gil_bound(self) -> bool:
@@ -224,6 +240,8 @@ def fill_scalar(meta: ArrayMeta) -> Any:
         return b"" if dt.numpy.kind == "S" or dt.name == "bytes" else ""
     if dt.numpy.kind in "mM":       # Zarr v2 null: NaT, as zarr-python reads it
         return np.array(np.iinfo(np.int64).min, np.int64).view(dt.numpy)[()]
+    if dt.numpy.kind in "SU":       # empty, made without an item of zeros (up to 2 GiB)
+        return np.bytes_(b"") if dt.numpy.kind == "S" else np.str_("")
     return np.zeros((), dtype=dt.numpy)[()]
 
 

@@ -75,7 +75,17 @@ def value_text(value: Any) -> str:
     or bytes value cut to about :data:`CELL_WIDTH` characters)."""
     if isinstance(value, np.generic) and value.dtype.kind in "fcmM":
         return str(number_texts(np.asarray(value))[()])
-    return short(value.item() if isinstance(value, np.generic) else value, CELL_WIDTH)
+    return short(_plain(value) if isinstance(value, np.generic) else value, CELL_WIDTH)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy value as Python's (a structured item as the tuple of its fields), with a
+    unit-less date as numpy holds it (``.item()`` makes None of it)."""
+    if isinstance(value, np.void) and value.dtype.names is not None:
+        return tuple(_plain(value[name]) for name in value.dtype.names)
+    if isinstance(value, np.datetime64) and np.datetime_data(value.dtype)[0] == "generic":
+        return value
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def names_text(names: Any) -> str:

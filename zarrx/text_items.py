@@ -20,6 +20,7 @@ import numpy as np
 
 from zarrx.chunk_io import ArrayIO, _located
 from zarrx.errors import CodecError
+from zarrx.metadata._util import short
 
 __all__ = ["holds_text", "check_text", "as_strings"]
 
@@ -108,4 +109,28 @@ def as_strings(io: ArrayIO, plan: Any, values: np.ndarray, dtype: np.dtype,
         _locate(io, plan, values, _not_text,
                 lambda found: CodecError(f"expected text (str, or UTF-8 bytes) for the data "
                                          f"type 'string', found {found}"))
-    return values.astype(dtype)
+    try:
+        return values.astype(dtype)
+    except UnicodeEncodeError:
+        # text no UTF-8 holds (a lone surrogate: from the fill value of a document, or an item
+        # numcodecs.json2 decoded), which numpy's StringDType refuses
+        fill = io.fill
+
+        def problem(part: np.ndarray) -> str | None:
+            for v in part.reshape(-1):
+                if type(v) is str and _unencodable(v):
+                    where = " (the array's fill value)" if v == fill else ""
+                    return f"{short(v)}{where}"
+            return None
+        _locate(io, plan, values, problem,
+                lambda found: CodecError(f"expected text UTF-8 can encode (no lone surrogates) "
+                                         f"for the data type 'string', found {found}"))
+        raise           # pragma: no cover   (_locate raises)
+
+
+def _unencodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

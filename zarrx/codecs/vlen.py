@@ -16,6 +16,7 @@ import numpy as np
 from zarrx.codecs.base import ArrayToBytesCodec, Buffer, as_u8
 from zarrx.codecs.status import KernelStatus
 from zarrx.errors import CodecError
+from zarrx.metadata._util import short
 
 __all__ = ["VLenUTF8", "VLenBytes"]
 
@@ -51,12 +52,14 @@ class _VLen(ArrayToBytesCodec):
                     raise CodecError(f"{self.name}: item {i} cannot be encoded as UTF-8: "
                                      f"{exc.reason} (character {exc.start}, "
                                      f"U+{ord(v[exc.start]):04X})") from None
-            raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {v!r}, expected str")
+            raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {short(v)}, "
+                             "expected str")
         if isinstance(v, (bytes, bytearray, memoryview)):
             return bytes(v)
         if isinstance(v, np.bytes_):
             return bytes(v)
-        raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {v!r}, expected bytes")
+        raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {short(v)}, "
+                         "expected bytes")
 
     def encode(self, arr: np.ndarray) -> Buffer:
         flat = arr.reshape(-1) if arr.flags.c_contiguous else np.ravel(arr, order="C")

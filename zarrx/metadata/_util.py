@@ -15,7 +15,7 @@ import numpy as np
 
 from zarrx.errors import MetadataError, ZarrError
 
-__all__ = ["Loc", "short", "few_names", "INT64_MAX", "UINT64_MAX"]
+__all__ = ["Loc", "short", "safe_repr", "few_names", "INT64_MAX", "UINT64_MAX"]
 
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
@@ -34,10 +34,37 @@ def short(obj: object, limit: int = _MAX_REPR) -> str:
         obj = obj[:limit]
         return repr(obj)[: limit - 3] + "..."
     try:
-        text = repr(obj)
+        text = safe_repr(obj)
     except RecursionError:  # deeply nested values built in Python, not parsed from JSON
         return f"<deeply nested {type(obj).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def safe_repr(obj: object) -> str:
+    """``repr(obj)``, or for a unit-less numpy datetime64 holding an integer other than NaT,
+    whose repr numpy refuses (``ValueError``), the integers it holds:
+    ``np.datetime64(5) (no unit)``, also as a field of a structured value or an item of a
+    tuple (another numpy value numpy cannot show: its type and bytes)."""
+    try:
+        return repr(obj)
+    except ValueError:
+        if isinstance(obj, (tuple, list)):     # a structured item's fields (a subarray)
+            inner = ", ".join(safe_repr(v) for v in obj)
+            if isinstance(obj, list):
+                return f"[{inner}]"
+            return f"({inner}{',' if len(obj) == 1 else ''})"
+        if not isinstance(obj, (np.ndarray, np.generic)):
+            raise
+    if isinstance(obj, np.void) and obj.dtype.names is not None:
+        fields = safe_repr(tuple(obj[name] for name in obj.dtype.names))
+        return f"np.void({fields}, dtype={obj.dtype})"
+    if obj.dtype.kind != "M":
+        return f"<{type(obj).__name__} of {obj.dtype} holding {np.asarray(obj).tobytes()!r}>"
+    ints = np.asarray(obj).view(np.int64)
+    text = np.where(np.isnat(obj), "NaT", ints.astype(str))
+    if isinstance(obj, np.generic):
+        return f"np.datetime64({text[()]}) (no unit)"
+    return f"array({text.tolist()}, dtype=datetime64) (no unit)".replace("'", "")
 
 
 def few_names(names: Sequence[str], what: str = "fields", limit: int = 20) -> str:

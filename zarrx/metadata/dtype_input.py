@@ -9,8 +9,9 @@ from typing import Any
 import numpy as np
 
 from zarrx.metadata._util import Loc, freeze, short
-from zarrx.metadata.dtypes import (CORE, ML_NAMES, RAW_NAME, big_endian, ml_dtype,
-                                   parse_dtype_v2, parse_dtype_v3, v2_typestr, v3_json_for_numpy)
+from zarrx.metadata.dtypes import (COMPLEX_ALIASES, CORE, ML_NAMES, RAW_NAME, big_endian,
+                                   ml_dtype, parse_dtype_v2, parse_dtype_v3, struct_dtype,
+                                   v2_typestr, v3_json_for_numpy)
 from zarrx.metadata.model import DataType
 
 __all__ = ["resolve_dtype", "is_string_dtype", "numpy_string_dtype"]
@@ -56,13 +57,16 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
         return DataType(variable, np.dtype("O"), variable=True,
                         json=variable if zarr_format == 3 else "|O"), None
     if isinstance(dtype, (str, dict)) and zarr_format == 3 and (
-            isinstance(dtype, dict) or dtype in CORE or dtype in ML_NAMES or RAW_NAME.match(dtype)):
+            isinstance(dtype, dict) or dtype in CORE or dtype in COMPLEX_ALIASES
+            or dtype in ML_NAMES or RAW_NAME.match(dtype)):
         return parse_dtype_v3(dtype, loc), None
     if isinstance(dtype, str) and dtype in ML_NAMES:
         n = ml_dtype(dtype)
         if n is None:
             raise loc.error(f"a data type this installation supports ({dtype!r} needs the "
                             "optional ml_dtypes package)", dtype)
+    elif isinstance(dtype, str) and dtype in COMPLEX_ALIASES:
+        n = np.dtype(COMPLEX_ALIASES[dtype])
     else:
         n = _user_dtype(dtype, loc)
     if n.kind in "SUV" and n.itemsize == 0 and n.fields is None:
@@ -82,7 +86,7 @@ def resolve_dtype(dtype: Any, zarr_format: int) -> tuple[DataType, str | None]:
         endian = "big"          # a v2 structured type keeps its fields' one byte order
     elif n.fields is not None and zarr_format == 2 and len(_field_orders(n)) > 1:
         return parse_dtype_v2(v2_typestr(n, own=True), loc)     # or their own byte orders
-    native = n.newbyteorder("=") if n.fields is None else _native_struct(n)
+    native = n.newbyteorder("=") if n.fields is None else _native_struct(n, loc)
     if n.kind in "OT":
         return resolve_dtype(str, zarr_format)
     if zarr_format == 3:
@@ -137,15 +141,15 @@ def _field_orders(n: np.dtype) -> set[bool]:
     return out
 
 
-def _native_struct(n: np.dtype) -> np.dtype:
-    out = []
+def _native_struct(n: np.dtype, loc: Loc) -> np.dtype:
+    out: list[tuple] = []
     for f in n.names:
         sub = n.fields[f][0]
         if sub.subdtype is not None:          # a subarray field: its base, in native order
             out.append((f, sub.base.newbyteorder("="), sub.shape))
         else:
             out.append((f, sub.newbyteorder("=")))
-    return np.dtype(out)
+    return struct_dtype(out, loc)
 
 
 def _subarray_field(n: np.dtype) -> str | None:

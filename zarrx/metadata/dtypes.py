@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import sys
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -27,11 +28,14 @@ from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
            "v3_json_for_numpy", "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES", "CORE",
-           "RAW_NAME", "ml_dtype", "big_endian"]
+           "RAW_NAME", "ml_dtype", "big_endian", "COMPLEX_ALIASES", "struct_dtype",
+           "MAX_ITEM_BYTES"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
         "float64": "f8", "complex64": "c8", "complex128": "c16"}
+#: zarr-extensions' names of the core complex types (zarrs writes them), read and written back
+COMPLEX_ALIASES = {"complex_float32": "c8", "complex_float64": "c16"}
 ML_NAMES = ("bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
             "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
             "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "int2", "int4", "uint2", "uint4")
@@ -126,13 +130,13 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     else:
         raise loc.error("a data type name or object", value)
     cl = loc / "configuration"
-    if name in CORE or name in STRING_NAMES or name in BYTES_NAMES or RAW_NAME.match(name) \
-            or name in ML_NAMES:
+    if name in CORE or name in COMPLEX_ALIASES or name in STRING_NAMES or name in BYTES_NAMES \
+            or RAW_NAME.match(name) or name in ML_NAMES:
         if conf:
             raise (cl / next(iter(conf))).fail(f"unknown field; data type {name!r} takes no "
                                                 "configuration")
-    if name in CORE:
-        return DataType(name, np.dtype(CORE[name]), json=value)
+    if name in CORE or name in COMPLEX_ALIASES:
+        return DataType(name, np.dtype(CORE.get(name) or COMPLEX_ALIASES[name]), json=value)
     if name in STRING_NAMES or name in BYTES_NAMES:
         return DataType(name, np.dtype("O"), variable=True, json=value)
     m = RAW_NAME.match(name)
@@ -173,7 +177,7 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
         conf = cl.obj(conf)
         cl.keys(conf, ("fields",))
         fields = _struct_fields(name, conf["fields"], cl / "fields")
-        return DataType(name, _safe_dtype([(f, sub.numpy) for f, sub in fields], loc),
+        return DataType(name, struct_dtype([(f, sub.numpy) for f, sub in fields], loc),
                         json=value)
     raise loc.error("a known data type", value)
 
@@ -215,6 +219,29 @@ def struct_fields(dt: DataType) -> list[tuple[str, DataType]] | None:
     if not (isinstance(j, dict) and j.get("name") == "struct"):
         return None
     return _struct_fields("struct", j["configuration"]["fields"], Loc("data_type"))
+
+
+def item_bytes(n: np.dtype) -> int:
+    """The bytes of one item of ``n``, its fields' sizes added up in Python integers (numpy
+    adds them in a C int, which wraps)."""
+    if n.subdtype is not None:
+        base, shape = n.subdtype
+        return item_bytes(base) * prod(shape)
+    if n.fields is None:
+        return n.itemsize
+    return max(n.itemsize, sum(item_bytes(n.fields[f][0]) for f in n.names))
+
+
+def struct_dtype(fields: list[tuple], loc: Loc) -> np.dtype:
+    """The packed structured dtype of ``fields`` (``(name, dtype)`` or ``(name, dtype,
+    shape)``), refused when an item would be larger than numpy's limit: numpy adds the field
+    sizes in a C int, which wraps (fields of 2**31-1, 2**31-1 and 6 bytes made an item of 4
+    bytes with a field at offset -2, whose reads ran outside the chunk's memory)."""
+    total = sum(item_bytes(f[1]) * (prod(f[2]) if len(f) == 3 else 1) for f in fields)
+    if total > MAX_ITEM_BYTES:
+        raise loc.found(f"a structured type of at most {MAX_ITEM_BYTES} bytes an item",
+                        f"fields of {total} bytes")
+    return _safe_dtype(fields, loc)
 
 
 def _safe_dtype(spec: Any, loc: Loc) -> np.dtype:
@@ -345,7 +372,7 @@ def _parse_struct(value: list, loc: Loc, depth: int) -> tuple[np.dtype, np.dtype
         else:
             fields.append((name, sub))
             stored.append((name, own))
-    return _safe_dtype(fields, loc), _safe_dtype(stored, loc), endians
+    return struct_dtype(fields, loc), struct_dtype(stored, loc), endians
 
 
 def v2_typestr(n: np.dtype, endian: str | None = None, own: bool = False) -> Any:

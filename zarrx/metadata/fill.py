@@ -238,7 +238,11 @@ def _struct_fill(value: Any, n: np.dtype, fields: list[tuple[str, DataType]], lo
         name = next(name for name in obj if name not in known)
         raise (loc / name).fail(f"unknown field; the data type's fields are "
                                 f"{few_names(names)}")
-    out = np.zeros((), dtype=n)
+    try:        # one item (a document may state items of up to 2**31-1 bytes)
+        out = np.zeros((), dtype=n)
+    except MemoryError:
+        raise loc.found("a fill value that fits in memory",
+                        f"an item of {n.itemsize} bytes (fields {few_names(names)})") from None
     for name, sub in fields:
         out[name] = parse_fill(obj[name], sub, loc / name, 3)
     return out[()]

@@ -82,7 +82,8 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     another value."""
     out = _coerce_fill(value, dt, zarr_format, loc)
     if category(dt) == "float" and out is not None:
-        want = _NON_FINITE.get(value) if isinstance(value, str) else \
+        want = (_NON_FINITE.get(value) or _number_text(value, "float")) \
+            if isinstance(value, str) else \
             float(value) if isinstance(value, (float, np.floating)) else None
         if want is not None and not math.isfinite(want) and not _same_special(want, out):
             kind = "NaN" if math.isnan(want) else "infinities"
@@ -104,12 +105,22 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if value is None:
         return None if zarr_format == 2 else default_fill(dt)
     cat = category(dt)
-    if cat == "fixed_bytes" and isinstance(value, str):
-        value = value.encode("utf-8")     # the user's text, not the JSON (base64) form of bytes
+    if cat in ("fixed_bytes", "bytes") and isinstance(value, str):
+        try:        # the user's text, not the JSON (base64) form of bytes
+            value = value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise loc.error("bytes, or a str that UTF-8 can encode (no lone surrogates)",
+                            value) from None
     if cat == "structured" and isinstance(value, list):
         value = tuple(value)              # one value per field, as numpy takes a record
     if isinstance(value, str) and cat in ("float", "complex", "int", "raw", "structured"):
-        return parse_fill(value, dt, loc, zarr_format)
+        try:
+            return parse_fill(value, dt, loc, zarr_format)     # the JSON spellings
+        except MetadataError:
+            number = _number_text(value, cat)
+            if number is None:
+                raise
+        value = number
     if isinstance(value, Mapping) and zarr_format == 3 and struct_fields(dt) is not None:
         return parse_fill(dict(value), dt, loc, 3)     # a struct's fill value in its JSON form
     if cat in ("string", "object"):
@@ -128,8 +139,6 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
                             value) from None
         return text
     if cat == "bytes":
-        if isinstance(value, str):
-            value = value.encode("utf-8")
         if not isinstance(value, (bytes, bytearray)):
             raise loc.error("bytes", value)
         return bytes(value)
@@ -140,9 +149,11 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         value = value[()]                     # a 0-d array is its element, as numpy takes it
     try:
         if cat == "int":
+            if isinstance(value, (np.datetime64, np.timedelta64)):   # .item() may be None
+                raise loc.error(f"an integer for {n}", value)
             v = value.item() if isinstance(value, np.generic) else value
-            if isinstance(v, float) and v.is_integer():
-                v = int(v)
+            if isinstance(v, float) and v.is_integer() or isinstance(v, bool):
+                v = int(v)                      # True is 1, as numpy casts it
             lo, hi = _int_range(n)
             if (isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi) or (
                     isinstance(v, float) and math.isinf(v)):     # OverflowError, as int(inf)
@@ -155,7 +166,10 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             if not isinstance(value, want):     # a moment is no duration, nor the reverse
                 raise loc.error(f"a {want.__name__} or an integer for {n}", value)
             out = np.array(value).astype(n)
-            check_unitless_date(n, value, out.view(np.int64)[()], loc)
+            if np.datetime_data(np.asarray(value).dtype)[0] != "generic":
+                # a unit-less value is an integer already, taken as one (the fill value of
+                # an array opened, such as one zarr-python wrote, copied into a new one)
+                check_unitless_date(n, value, out.view(np.int64)[()], loc)
             if not np.can_cast(np.asarray(value).dtype, n, casting="same_kind"):
                 # days into years, seconds into unit-less: no value of the type means it
                 raise loc.error(f"a {want.__name__} numpy casts to {n} (casting='same_kind')",
@@ -189,10 +203,22 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if cat == "fixed_str" and unencodable_text(str(arr[()])):   # written as JSON text
             raise loc.error("a string that UTF-8 can encode (no lone surrogates)", value)
         return arr[()]
-    except (TypeError, ValueError, OverflowError, FloatingPointError) as exc:
+    except (TypeError, ValueError, OverflowError, FloatingPointError, RuntimeError) as exc:
+        # (RuntimeError: numpy's, making text of a datetime64 for a too short bytes field)
         if isinstance(exc, MetadataError):
             raise
         raise loc.error(f"a fill value for {n}", value) from None
+
+
+def _number_text(text: str, cat: str) -> Any:
+    """A number given as text other than a JSON spelling ("1.5", "nan", "-0.0", "1+2j", "5"),
+    read as numpy reads it for a float, complex or integer type (zarr-python takes them so),
+    or None."""
+    parse = {"float": float, "complex": complex, "int": int}.get(cat)
+    try:
+        return None if parse is None else parse(text)
+    except ValueError:
+        return None
 
 
 def _key_encoding(value: Any, zarr_format: int) -> KeyEncoding:

@@ -5,11 +5,13 @@ Only ``zarrx.metadata`` (and ``zarrx.api``) know which Zarr version a document c
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from math import prod
 from typing import Any, Literal
 
 import numpy as np
+
+from zarrx.metadata._util import safe_repr
 
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
@@ -163,6 +165,13 @@ class ArrayMeta:
             _fill_key(self.fill_value) == _fill_key(other.fill_value)
 
     __hash__ = None  # type: ignore[assignment]   # holds dicts
+
+    def __repr__(self) -> str:
+        """The dataclass's text, with a fill value numpy cannot show (a unit-less datetime64
+        holding an integer other than NaT, as zarr-python writes it) as that integer."""
+        parts = ", ".join(f"{f.name}={safe_repr(getattr(self, f.name))}" for f in fields(self)
+                          if f.repr)
+        return f"ArrayMeta({parts})"
 
     @property
     def ndim(self) -> int:

@@ -12,7 +12,7 @@ from zarrx import layout
 from zarrx.array import Array
 from zarrx.errors import IndexingError, ListingUnsupportedError, ZarrError
 from zarrx.group import Group
-from zarrx.info import human_bytes, stored_summary
+from zarrx.info import human_bytes, number_texts, stored_summary
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata._util import short
 from zarrx.metadata.fill import fill_json
@@ -205,8 +205,8 @@ def _stats(data: np.ndarray, fill: Any) -> dict[str, Any]:
             out["nan" if kind in "fc" else "nat"] = int(flat.size - finite.size)
         if finite.size and kind != "c":
             lo, hi = finite.min(), finite.max()
-            out["min"], out["max"] = (str(lo), str(hi)) if kind in "mM" else \
-                (to_jsonable(lo), to_jsonable(hi))
+            out["min"], out["max"] = number_texts(np.array([lo, hi])).tolist() \
+                if kind in "mM" else (to_jsonable(lo), to_jsonable(hi))
             if kind in "biuf":          # inf and -inf give NaN, written as JSON text
                 with np.errstate(all="ignore"):
                     out["mean"] = to_jsonable(float(finite.astype(np.float64).mean()))
