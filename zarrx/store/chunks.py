@@ -10,7 +10,7 @@ or parsing a key.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from zarrx.errors import StoreError, ZarrError
 from zarrx.metadata.model import KeyEncoding
@@ -25,19 +25,18 @@ Coords = tuple[int, ...]
 ChunkRequest = tuple[Coords, "ByteRange | None"]
 
 
-class SizeLimit(NamedTuple):
+class SizeLimit:
     """The most bytes a stored object may hold (any encoding of what it holds fits), and
     ``error(found)``: the error for one of ``found`` bytes (None: more than ``nbytes``, its
-    size unknown). Whole objects are read as their first ``nbytes + 1`` bytes, so a longer
-    one costs no more than that to refuse."""
+    size unknown). Whole objects are read as ``head``, their first ``nbytes + 1`` bytes, so a
+    longer one costs no more than that to refuse."""
 
-    nbytes: int
-    error: Callable[[int | None], ZarrError]
+    __slots__ = ("nbytes", "error", "head")
 
-    @property
-    def head(self) -> ByteRange:
-        """The range a whole object is read as."""
-        return ByteRange.trusted(0, self.nbytes + 1)
+    def __init__(self, nbytes: int, error: Callable[[int | None], ZarrError]) -> None:
+        self.nbytes = nbytes
+        self.error = error
+        self.head = ByteRange.trusted(0, nbytes + 1)
 
 
 class ChunkSource:
@@ -231,7 +230,8 @@ class KeyedChunks(ChunkSource):
         last: object = None
         key = ""
         lim = self.size_limit()
-        head = None if lim is None else lim.head
+        # (a store handing out views reads a whole object as cheaply as a range of it)
+        head = None if lim is None or self.store.reads_are_views else lim.head
         for c, rng in requests:
             if c is not last:       # runs of ranges into one shard share one coords object
                 key, last = p + enc(c), c
