@@ -194,3 +194,31 @@ def test_gzip_members_with_header_fields_still_read(tmp_path):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "0").write_bytes(member)
     np.testing.assert_array_equal(zarrx.open_array(tmp_path, mode="r")[:], np.arange(256))
+
+
+def test_an_oversized_metadata_entry_of_a_zip_archive_is_refused_without_inflating_it(
+        tmp_path, monkeypatch):
+    """A deflated ``zarr.json`` of 1 GiB (1 MB of archive) is refused by the size the zip
+    directory gives (before: inflated whole for its CRC-32 at each open, about 8 s)."""
+    from zarrx.errors import MetadataError
+    from zarrx.metadata.json import max_document_bytes
+    from zarrx.store import zipread
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        with zout.open("zarr.json", "w", force_zip64=True) as w:
+            w.write(b'{"zarr_format": 3, "node_type": "group", "attributes": {"a": "')
+            for _ in range(HUGE // (1 << 24)):
+                w.write(b" " * (1 << 24))
+            w.write(b'"}}')
+    size = zipfile.ZipFile(path).getinfo("zarr.json").file_size
+    inflated = []
+    real = zipread.Reader._blocks
+    monkeypatch.setattr(zipread.Reader, "_blocks",
+                        lambda self, fp, info, *a: inflated.append(info.filename)
+                        or real(self, fp, info, *a))
+    want = re.escape(f"zarr.json: expected a document of at most {max_document_bytes()} bytes, "
+                     f"found {size} bytes")
+    for opening in (zarrx.open, zarrx.open_group):
+        with pytest.raises(MetadataError, match=want):
+            opening(ZipStore(path, mode="r"), mode="r")
+    assert inflated == []
