@@ -222,3 +222,39 @@ def test_an_oversized_metadata_entry_of_a_zip_archive_is_refused_without_inflati
         with pytest.raises(MetadataError, match=want):
             opening(ZipStore(path, mode="r"), mode="r")
     assert inflated == []
+
+
+def test_an_oversized_shard_entry_of_a_zip_archive_is_refused_without_inflating_it(
+        tmp_path, monkeypatch):
+    """A shard's index is read by a range, which costs a deflated entry's inflating whole for
+    its CRC-32: a shard entry declaring more than any shard takes is refused by that size."""
+    path = tmp_path / "a.zip"
+    store = ZipStore(path, mode="w")
+    zarrx.create_array(store, shape=(64,), chunks=(8,), shards=(32,), dtype="i4",
+                       compressors=None)[:] = np.arange(64)
+    store.close()
+    with zipfile.ZipFile(path) as zin:
+        items = {name: zin.read(name) for name in zin.namelist()}
+    path.unlink()
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        for name, value in items.items():
+            if name != "c/0":
+                zout.writestr(name, value)
+                continue
+            with zout.open(name, "w", force_zip64=True) as w:    # 1 GiB of zeros, then it
+                for _ in range(HUGE // (1 << 24)):
+                    w.write(bytes(1 << 24))
+                w.write(value)
+    from zarrx.store import zipread
+    inflated = []
+    real = zipread.Reader._blocks
+    monkeypatch.setattr(zipread.Reader, "_blocks",
+                        lambda self, fp, info, *a: inflated.append(info.filename)
+                        or real(self, fp, info, *a))
+    z = zarrx.open_array(ZipStore(path, mode="r"), mode="r")
+    with pytest.raises(CodecError, match=re.escape(
+            f"array '/' shard 'c/0': {HUGE + 196} bytes stored, more than the 196 bytes a shard "
+            f"can take: its 68-byte index and 4 inner chunks of at most 32 bytes each")):
+        z[:8]                           # before: 4 s, and zeros read from the wrong place
+    assert "c/0" not in inflated
+    np.testing.assert_array_equal(z[32:], np.arange(32, 64))

@@ -290,8 +290,13 @@ class KeyedChunks(ChunkSource):
             self.store.delete_many(deletes)
 
     def snapshot(self, coords: Coords) -> ObjectSnapshot | None:
-        """A consistent view of the object at ``coords`` (None when it is missing)."""
-        return self.store.snapshot(self.prefix + self._encode(coords))
+        """A consistent view of the object at ``coords`` (None when it is missing); one longer
+        than the limit is refused first where reading any of it may cost reading all of it."""
+        key = self.prefix + self._encode(coords)
+        lim = self.size_limit() if self.store.ranges_read_whole else None
+        if lim is not None:
+            self._check_sizes([(key, lim.head)], lim.head, lim)
+        return self.store.snapshot(key)
 
     @property
     def objects(self) -> KeyedChunks:      # type: ignore[override]
