@@ -32,6 +32,7 @@ LAYERS = [
     ("zarrx.store._shard_index", 3),
     ("zarrx.layout", 3),
     ("zarrx.shard_objects", 3),     # whole-shard codecs: a store view built from codecs
+    ("zarrx.size_limits", 3),     # the most bytes a stored chunk or shard may hold
     ("zarrx.store.remote", 1),
     ("zarrx.store", 1),
     ("zarrx.storage", 1),

@@ -38,6 +38,9 @@ class Selecting:
             _check_out(out, plan.shape, self.dtype, self.name)[...] = \
                 self._read(selection, kind, None, fields)
             return out
+        # refused before the output is made: numpy fills an array of objects as it allocates
+        # it (16 GiB, and minutes, for 2**31 items the read would refuse)
+        chunk_io.check_count(self._io, plan.nchunks)
         result = self._out(plan.out_shape, out)
         if not box_read.read_box(self._io, plan, result):
             chunk_read.read_into(self._io, plan.chunks, result, flat=plan.flat)

@@ -27,10 +27,10 @@ from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import (ArgumentDecodeError, ArgumentEncodeError, ArgumentError,
                           ArgumentOverflowError, ArgumentTypeError, CodecError, ZarrError)
 from zarrx.indexing import check_chunk_count
-from zarrx.metadata.codecs import read_codec_places
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.base import address_fields
+from zarrx.size_limits import read_plan
 from zarrx.store.chunks import ChunkSource
 
 __all__ = ["ArrayIO", "codec_plan", "chunk_shape_at", "box_scratch", "read_scratch", "check_count"]
@@ -265,13 +265,7 @@ def codec_plan(meta: ArrayMeta, shape: tuple[int, ...], key: str) -> CodecPipeli
     """The codec plan of the read units of ``shape`` of the array ``meta`` at ``key`` (named
     in messages): raises when zarrx cannot read them (a codec it lacks, a configuration it
     refuses for these chunks)."""
-    v2 = meta.v2_codecs
-    codecs = meta.layout.read_codecs
-    places = None if v2 is not None else read_codec_places(meta.codecs, len(codecs))
-    return CodecPipeline.resolve(codecs, meta.data_type, shape, key=key,
-                                 where=None if v2 is None else v2.where,
-                                 names=None if places is None else
-                                 [f"{key or '/'} {p}" for p in places])
+    return read_plan(meta, shape, key)
 
 
 def chunk_shape_at(grid: Any, coords: tuple[int, ...]) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ microseconds, and a large plan holds no Python object per chunk until it is iter
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import operator
@@ -239,13 +240,23 @@ def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = 
 
 # ----------------------------------------------------------- basic / orthogonal / block plans
 
-def _project_array(pos: np.ndarray, a: AxisGrid) -> list[tuple[int, Any, Any, bool]]:
-    """Group the positions of an index array by chunk: ``(k, chunk-local positions or slice,
-    output positions or slice, full)`` per chunk, chunks ascending."""
+def _array_groups(pos: np.ndarray, a: AxisGrid) -> tuple:
+    """The positions of an index array grouped by chunk, without a step per chunk:
+    ``(order flag, permutation or None, sorted chunk ids, group bounds)``; the chunks it
+    touches are ``len(bounds) - 1``."""
     ids, order_flag = _indexing.chunk_ids(pos, a.chunk, a.offsets)
     perm = None if order_flag else _indexing.stable_order(ids, a.nchunks)
     sids = ids if perm is None else ids[perm]
-    bounds = _indexing.group_bounds(sids).tolist()
+    return order_flag, perm, sids, _indexing.group_bounds(sids)
+
+
+def _project_array(pos: np.ndarray, a: AxisGrid, groups: tuple | None = None
+                   ) -> list[tuple[int, Any, Any, bool]]:
+    """Group the positions of an index array by chunk: ``(k, chunk-local positions or slice,
+    output positions or slice, full)`` per chunk, chunks ascending (``groups``: its
+    :func:`_array_groups`, when already made)."""
+    order_flag, perm, sids, bounds = groups if groups is not None else _array_groups(pos, a)
+    bounds = bounds.tolist()
     entries = []
     for b0, b1 in itertools.pairwise(bounds):
         k = int(sids[b0])
@@ -342,7 +353,8 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             lo = start if step > 0 else start + (count - 1) * step
             hi = start + (count - 1) * step if step > 0 else start
             lists.append(None)
-            lazy.append((ax, start, count, step, a))
+            lazy.append((ax, functools.partial(_indexing.project_slice, start, count, step,
+                                               a.size, a.chunk, a.offsets)))
             # a step of at least a chunk hits one chunk per cell; a shorter one skips no chunk
             lens.append(count if abs(step) >= a.chunk > 0 else a.chunk_of(hi) - a.chunk_of(lo) + 1)
             out_shape.append(count)
@@ -350,9 +362,11 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             lists.append(_indexing.project_slice(it[1], it[2], it[3], a.size, a.chunk, a.offsets))
             lens.append(len(lists[-1]))
             out_shape.append(it[2])
-        else:
-            lists.append(_project_array(it[1], a))
-            lens.append(len(lists[-1]))
+        else:           # counted now, projected (a step per chunk) only when listed
+            groups = _array_groups(it[1], a)
+            lists.append(None)
+            lazy.append((ax, functools.partial(_project_array, it[1], a, groups)))
+            lens.append(len(groups[3]) - 1)
             if len(it) > 2:
                 view = (len(out_shape), it[2])
             out_shape.append(it[1].shape[0])
@@ -360,34 +374,35 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         outmap.append(ax)
 
     nchunks = math.prod(lens)
-    guard = threading.Lock() if lazy else None
+    # numpy would broadcast several arrays (or an array and ints) together: every output
+    # axis is then made an np.ix_-shaped array, so that the selection stays an outer product
+    ix = n_arr > 1 or (n_arr and (n_int or n_new))
+    guard = threading.Lock() if lazy or ix else None
 
     def project() -> list[list]:
-        """The per-axis lists, the runs projected on first use (by one thread: a run leaves
-        ``lazy`` only once its list is in place)."""
-        if lazy:
+        """The per-axis lists, the runs and index arrays projected on first use (by one
+        thread: an axis leaves ``lazy`` only once its list is in place). A selection too large
+        to read is refused by its count before this step per chunk."""
+        nonlocal ix
+        if lazy or ix:
             with guard:  # type: ignore[union-attr]
                 while lazy:
-                    ax, start, count, step, a = lazy[-1]
-                    if lens[ax] > MAX_CHUNKS:
+                    ax, make = lazy[-1]
+                    if nchunks and lens[ax] > MAX_CHUNKS:
                         raise SelectionSizeError(
                             f"{kind} selection: touches {lens[ax]} chunks along axis {ax}; at "
                             f"most {MAX_CHUNKS} are listed per axis: select less at a time")
-                    lists[ax] = _indexing.project_slice(start, count, step, a.size, a.chunk,
-                                                        a.offsets)
+                    lists[ax] = make() if nchunks else []
                     lazy.pop()
+                if ix:
+                    real = [ax for ax in outmap if ax >= 0]
+                    for j, ax in enumerate(real):
+                        n_chunk = g.axes[ax]
+                        lists[ax] = [(k, _as_ix(cs, n_chunk.stored_len(k), j, len(real)),
+                                      _as_ix(os, out_shape[outmap.index(ax)], j, len(real)), f)
+                                     for k, cs, os, f in lists[ax]]
+                    ix = False
         return lists
-
-    if n_arr > 1 or (n_arr and (n_int or n_new)):
-        project()
-        # numpy would broadcast several arrays (or an array and ints) together: make every
-        # output axis an np.ix_-shaped array so the selection stays an outer product
-        real = [ax for ax in outmap if ax >= 0]
-        for j, ax in enumerate(real):
-            n_chunk = g.axes[ax]
-            lists[ax] = [(k, _as_ix(cs, n_chunk.stored_len(k), j, len(real)),
-                          _as_ix(os, out_shape[outmap.index(ax)], j, len(real)), f)
-                         for k, cs, os, f in lists[ax]]
     simple_out = not n_int and not n_new
 
     def combos(order: np.ndarray | None) -> Iterator[tuple]:

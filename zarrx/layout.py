@@ -10,11 +10,13 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from zarrx import _pool
+from zarrx.errors import ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.shard_objects import encoded_objects
 from zarrx.store.base import Store
-from zarrx.store.chunks import ChunkSource, Coords, KeyedChunks
+from zarrx.store.chunks import ChunkSource, Coords, KeyedChunks, SizeLimit
 from zarrx.store.sharded import ShardedChunks
+from zarrx.size_limits import shard_limit, unit_limit
 
 __all__ = ["chunk_source", "visit_order", "stored_objects", "empty_outside",
            "outside_boxes"]
@@ -24,13 +26,28 @@ _LAST = 2**63 - 1       # no axis is longer: the end of every cell position
 
 def chunk_source(store: Store, path: str, meta: ArrayMeta) -> ChunkSource:
     """The chunk source of the array at ``path`` (``""`` for the root): its read units, over
-    its stored objects."""
+    its stored objects. A stored object longer than any encoding of what it holds is refused
+    without being read whole (:mod:`zarrx.size_limits`)."""
     prefix = f"{path}/" if path else ""
+    units = _limit(unit_limit, meta, path)
     if not meta.layout.sharded:
-        return KeyedChunks(store, prefix, meta.key_encoding, ndim=meta.ndim)
+        return KeyedChunks(store, prefix, meta.key_encoding, ndim=meta.ndim, name=path,
+                           limit=units)
     objects = KeyedChunks(encoded_objects(store, meta, path), prefix, meta.key_encoding,
-                          ndim=meta.ndim)
-    return ShardedChunks(objects, meta.layout, name=path)
+                          ndim=meta.ndim, name=path, limit=_limit(shard_limit, meta, path))
+    return ShardedChunks(objects, meta.layout, name=path, unit_limit=units)
+
+
+def _limit(limit: Callable[[ArrayMeta, str], SizeLimit], meta: ArrayMeta, path: str
+           ) -> Callable[[], SizeLimit | None]:
+    """``limit(meta, path)`` when first asked for; None when the array's codecs cannot be
+    resolved (decoding a chunk then says what is wrong with them, as it always has)."""
+    def get() -> SizeLimit | None:
+        try:
+            return limit(meta, path)
+        except ZarrError:
+            return None
+    return get
 
 
 def visit_order(meta: ArrayMeta) -> list[tuple[int, ...]] | None:

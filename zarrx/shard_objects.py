@@ -18,17 +18,16 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator
 
 from zarrx.codecs.base import BytesToBytesCodec
-from zarrx.codecs.plan import MAX_VARIABLE_CHUNK, CodecPipeline
 from zarrx.codecs.registry import get_codec_class
 from zarrx.errors import ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store.base import ByteRange, Store, Versioned, as_buffer
+from zarrx.size_limits import encoded_limit, shard_limit
 
 __all__ = ["EncodedObjects", "encoded_objects"]
 
 _KEEP = 4                    # decoded shards kept per view, at most
 _KEEP_BYTES = 64 << 20       # ... and at most this many bytes of them beyond the newest
-_MAX_OBJECT = (1 << 63) - 1  # no object is larger
 
 
 def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
@@ -45,27 +44,14 @@ def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
             spec, dt, (), where=f"{where} shard codecs[{i}]")
         assert isinstance(codec, BytesToBytesCodec)
         codecs.append(codec.bind(dt))
-    return EncodedObjects(store, tuple(codecs), _decoded_limit(meta, name), name)
-
-
-def _decoded_limit(meta: ArrayMeta, name: str) -> int:
-    """The largest a shard of ``meta`` can be once its whole-shard codecs are undone: its index
-    and, in every slot, the largest encoded inner chunk (an inner shard, when nested, holding
-    the largest encoded read units). A read unit whose encoded size depends on its values
-    (variable-length data types) may take as much as a chunk of its own may."""
-    layout = meta.layout
-    unit = CodecPipeline.resolve(layout.read_codecs, meta.data_type, layout.read_shape or (),
-                                 key=name).max_encoded_size
-    size = MAX_VARIABLE_CHUNK if unit is None else unit
-    for grid in reversed(layout.shards):
-        size = grid.index_nbytes + grid.n_chunks * size
-    return min(size, _MAX_OBJECT)
+    return EncodedObjects(store, tuple(codecs), shard_limit(meta, name).nbytes, name)
 
 
 class EncodedObjects(Store):
     """A view of ``inner`` whose objects are decoded by ``codecs`` (last applied first) when
     read and encoded when written; decoded objects larger than ``limit`` are refused. Errors
-    of the codecs name the array ``name`` and the shard's key."""
+    of the codecs name the array ``name`` and the shard's key. A stored object longer than the
+    codecs' bound of ``limit`` is refused unread."""
 
     copies_values = True
 
@@ -75,6 +61,7 @@ class EncodedObjects(Store):
         self.name = name
         self.codecs = codecs
         self.limit = limit
+        self.stored = encoded_limit(codecs, limit)
         self.read_only = inner.read_only
         self.latency_bound = inner.latency_bound
         self.parallel_writes = inner.parallel_writes
@@ -131,10 +118,14 @@ class EncodedObjects(Store):
     # -- reads ------------------------------------------------------------------------------
     def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
                       if_generation: Hashable | None = None) -> Versioned | None:
-        got = self.inner.get_versioned(key, None, if_generation=if_generation)
+        got = self.inner.get_versioned(key, self.stored.head, if_generation=if_generation)
         if got is None:
             return None
         raw, gen = got
+        if len(raw) > self.stored.nbytes:
+            size = self.inner.getsize(key)
+            raise self.stored.error(size if size is not None and size > self.stored.nbytes
+                                    else None).at(array=self.name, key=key)
         with self._lock:
             data = self._kept.get((key, gen))
         if data is None:

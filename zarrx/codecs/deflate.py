@@ -101,6 +101,12 @@ def decompress_bounded(src: Buffer, limit: int, wrapper: str = "zlib") -> bytes:
     return call(_worded(wrapper), _lib().decompress_bounded, src, limit, wrapper)
 
 
+#: the most bytes a wrapper adds: zlib's header, preset dictionary id and Adler-32; gzip's
+#: header, CRC-32 and size, with its optional fields (an extra field of up to 64 KiB, and a
+#: name and a comment taken to be at most 4 KiB each)
+_WRAPPER_BYTES = {"zlib": 2 + 4 + 4, "gzip": 10 + 8 + 2 + 65535 + 2 * 4096 + 2, "raw": 0}
+
+
 class _Deflate(BytesToBytesCodec):
     wrapper: ClassVar[str] = "zlib"
     direct_into = True
@@ -115,8 +121,10 @@ class _Deflate(BytesToBytesCodec):
         return {"level": self.level}
 
     def max_encoded_size(self, n: int | None) -> int | None:
-        # deflateBound: stored blocks cost 5 bytes per 16 KiB at worst, plus wrapper bytes
-        return None if n is None else n + (n >> 12) + (n >> 14) + (n >> 25) + 13 + 18
+        # zlib's deflateBound for any settings (a writer using fixed Huffman codes, as
+        # zlib-ng's fastest level does, spends up to 9 bits on a byte), plus the wrapper
+        return None if n is None else \
+            n + ((n + 7) >> 3) + ((n + 63) >> 6) + 5 + _WRAPPER_BYTES[self.wrapper]
 
     def encode(self, data: Buffer) -> Buffer:
         return compress(as_u8(data), self.level, self.wrapper)

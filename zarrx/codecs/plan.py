@@ -38,10 +38,23 @@ from zarrx.errors import CodecError, MetadataError, ZarrError
 from zarrx.metadata.model import CodecSpec, DataType
 from zarrx.metadata.codec_table import unknown_codec
 
-__all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK", "complete_specs"]
+__all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK", "complete_specs", "stored_bound"]
 
 #: Largest decoded size accepted for a chunk whose size depends on its values (vlen strings)
 MAX_VARIABLE_CHUNK = 1 << 30
+#: What a bytes->bytes codec that declares no bound of its output (a registered codec that does
+#: not override ``max_encoded_size``) is taken to add at most to an input of n bytes: n, plus this
+UNDECLARED_OVERHEAD = 1 << 16
+
+
+def stored_bound(codecs: Sequence[BytesToBytesCodec], n: int) -> int:
+    """The most bytes ``codecs`` (bytes->bytes, in encode order) turn ``n`` bytes into: each
+    codec's declared worst case, ``2 * n + UNDECLARED_OVERHEAD`` for one that declares none.
+    Readers refuse a stored object longer than this before reading it whole."""
+    for codec in codecs:
+        bound = codec.max_encoded_size(n)
+        n = 2 * n + UNDECLARED_OVERHEAD if bound is None else bound
+    return n
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +217,10 @@ class CodecPipeline:
     nbytes: int                           # decoded chunk size in memory (0 for object chunks)
     direct: bool                          # decode writes straight into ``out``, no scratch
     max_encoded_size: int | None          # bound of ``len(encode(chunk))``, None if unbounded
+    #: the most bytes a stored chunk may hold: ``max_encoded_size``, or (chunks whose size
+    #: depends on their values, codecs that declare no bound) :func:`stored_bound` over
+    #: ``variable_limit``; a longer stored object is refused unread
+    stored_limit: int
     key: str
     a2a: tuple[_ArrayStage, ...]
     a2b: ArrayToBytesCodec
@@ -235,6 +252,7 @@ class CodecPipeline:
         a2b_dtype, a2b_shape = base, chunk
         size: int | None = None
         bound: int | None = None
+        serialised: int | None = None
         for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key, where, names)):
             at = names[i] if names is not None else _where(key, i, where)
             if isinstance(codec, ArrayToArrayCodec):
@@ -242,7 +260,7 @@ class CodecPipeline:
                     a2a.append(_ArrayStage(codec, dt, shape))
             elif isinstance(codec, ArrayToBytesCodec):
                 a2b, a2b_dtype, a2b_shape = codec, dt, shape
-                size = bound = codec.resolve(dt, shape, at)
+                size = bound = serialised = codec.resolve(dt, shape, at)
             else:
                 assert isinstance(codec, BytesToBytesCodec)
                 b2b.append(_BytesStage(codec, size, bound))
@@ -253,7 +271,9 @@ class CodecPipeline:
         direct = (not a2a and is_bytes and all(s.codec.view_only for s in b2b[1:])
                   and (not b2b or b2b[0].codec.direct_into or b2b[0].codec.view_only))
         nbytes = 0 if base.hasobject else int(np.prod(chunk, dtype=np.int64)) * base.itemsize
-        plan = cls(dtype=base, chunk_shape=chunk, nbytes=nbytes,
+        stored = stored_bound([s.codec for s in b2b],
+                              variable_limit if serialised is None else serialised)
+        plan = cls(dtype=base, chunk_shape=chunk, nbytes=nbytes, stored_limit=stored,
                    direct=direct, max_encoded_size=bound, key=key, a2a=tuple(a2a), a2b=a2b,
                    a2b_dtype=a2b_dtype, a2b_shape=a2b_shape, b2b=tuple(b2b),
                    swap=is_bytes and a2b.swaps(a2b_dtype),  # type: ignore[attr-defined]

@@ -26,7 +26,7 @@ import json as _json
 import re
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -87,6 +87,19 @@ def document_range() -> ByteRange:
     parser takes, so that a larger object (a hostile multi-GB file at ``zarr.json``) costs no
     more than that to refuse."""
     return ByteRange.trusted(0, max_document_bytes() + 1)
+
+
+def refuse_oversized(store: Any, keys: Iterable[str]) -> None:
+    """On a store whose ranged reads may cost a whole object while its sizes cost nothing (a
+    zip archive inflates an entry whole to check its CRC-32), refuse a document at ``keys``
+    larger than the limit before reading any of it; elsewhere a ranged read costs the limit."""
+    if not getattr(store, "ranges_read_whole", False):
+        return
+    keys = list(keys)
+    limit = max_document_bytes()
+    for key, size in zip(keys, store.getsize_many(keys)):
+        if size is not None and size > limit:
+            raise too_large(key, size, limit)
 
 
 def too_large(key: str, size: int | None, limit: int) -> MetadataError:

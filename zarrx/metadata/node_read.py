@@ -21,7 +21,8 @@ from zarrx.metadata import parse_array_v2, parse_group_v2, parse_v3
 from zarrx.metadata.consolidated import parse_zmetadata_pending
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA,
                                               without_consolidated as _without_consolidated)
-from zarrx.metadata.json import document_range, json_document, load as load_json
+from zarrx.metadata.json import document_range, json_document, load as load_json, \
+    refuse_oversized
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ByteRange, Store
@@ -52,6 +53,7 @@ def load_node(store: Store, path: str, zarr_format: int | None = None, *,
     whose requests are local work (``latency_bound`` False) is asked for ``zarr.json`` first
     and for the v2 documents only when there is none (see :func:`load_nodes`)."""
     if zarr_format is None and not store.latency_bound:     # (the common case, kept short)
+        refuse_oversized(store, [join(path, V3_KEY)])
         doc = store.get(join(path, V3_KEY), document_range())
         if doc is not None:
             return _v3_node(store, path, doc)
@@ -79,6 +81,7 @@ def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = Non
     rng = document_range()      # up to one byte past the largest document the parser takes
     if zarr_format is None and not store.latency_bound:
         keys = [join(p, V3_KEY) for p in paths]
+        refuse_oversized(store, keys)
         got = [store.get(keys[0], rng)] if len(keys) == 1 else \
             store.get_many([(k, rng) for k in keys])
         first = []
@@ -93,6 +96,7 @@ def load_nodes(store: Store, paths: Iterable[str], zarr_format: int | None = Non
     extra = list(raw)
     got_raw: dict[str, Any] = {}
     if wanted or extra:
+        refuse_oversized(store, [join(p, n) for p, n in wanted])
         got = store.get_many([(join(p, n), rng) for p, n in wanted] + extra)
         for (p, n), doc in zip(wanted, got):
             docs[p][n] = doc
@@ -184,7 +188,7 @@ def broken_document(store: Store, path: str) -> str:
     ``zarr.json`` when there is one; else the first of ``.zarray`` / ``.zgroup`` (parsed
     without its attributes), ``.zattrs`` and (the root's) ``.zmetadata`` that does not parse."""
     rng = document_range()
-    if store.get(join(path, V3_KEY), rng) is not None:
+    if store.exists(join(path, V3_KEY)):
         return join(path, V3_KEY)
     zattrs = join(path, ".zattrs")
     checks: list[tuple[str, Callable[[Any, str], Any]]] = [
@@ -195,6 +199,10 @@ def broken_document(store: Store, path: str) -> str:
     if not path:
         checks.append((ZMETADATA, parse_zmetadata_pending))
     for key, parse in checks:
+        try:
+            refuse_oversized(store, [key])
+        except ZarrError:
+            return key
         doc = store.get(key, rng)
         if doc is None:
             continue
@@ -261,6 +269,7 @@ def list_children(store: Store, path: str, zarr_format: int | None = None
         else [V3_KEY, *V2_KEYS]
     rng = document_range()      # up to one byte past the largest document the parser takes
     reqs = [(join(join(path, d), n), rng) for d in dirs for n in names]
+    refuse_oversized(store, [k for k, _ in reqs])
     vals = store.get_many(reqs)
     out = []
     for i, d in enumerate(dirs):

@@ -144,6 +144,14 @@ class Store:
     #: False when writing a small object is work under the GIL (a dict, an archive): a write
     #: then stores small objects one after another instead of spreading them over threads
     parallel_writes: bool = True
+    #: True when reading a range of an object may cost reading all of it (a zip entry stored
+    #: compressed is inflated whole, once, to check its CRC-32) while ``getsize`` costs no I/O:
+    #: a reader that refuses objects past some size then asks their sizes before reading
+    ranges_read_whole: bool = False
+    #: True when reading an object whole costs no more than reading a range of it (a view of
+    #: memory the store holds): a reader that refuses objects past some size then reads them
+    #: whole and checks their length, rather than asking for a range
+    reads_are_views: bool = False
     #: What stores naming the same objects as this one have in common (two handles over one
     #: backend object, say), for the in-process locks of :mod:`zarrx.store.locks`; None: the
     #: store's ``root`` or ``inner`` store, else the instance itself

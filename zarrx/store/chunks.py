@@ -12,16 +12,31 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from zarrx.errors import StoreError
+from zarrx.errors import StoreError, ZarrError
 from zarrx.metadata.model import KeyEncoding
-from zarrx.store.base import ObjectSnapshot, Store, as_bytes
+from zarrx.store.base import ByteRange, ObjectSnapshot, Store, address_fields, as_bytes
 from zarrx.store.locks import object_lock
 from zarrx.store.update import PARTIAL, update_object
 
-__all__ = ["ChunkSource", "KeyedChunks", "ChunkRequest", "Slab", "parse_chunk_key", "PARTIAL"]
+__all__ = ["ChunkSource", "KeyedChunks", "ChunkRequest", "Slab", "parse_chunk_key", "PARTIAL",
+           "SizeLimit"]
 
 Coords = tuple[int, ...]
 ChunkRequest = tuple[Coords, "ByteRange | None"]
+
+
+class SizeLimit:
+    """The most bytes a stored object may hold (any encoding of what it holds fits), and
+    ``error(found)``: the error for one of ``found`` bytes (None: more than ``nbytes``, its
+    size unknown). Whole objects are read as ``head``, their first ``nbytes + 1`` bytes, so a
+    longer one costs no more than that to refuse."""
+
+    __slots__ = ("nbytes", "error", "head")
+
+    def __init__(self, nbytes: int, error: Callable[[int | None], ZarrError]) -> None:
+        self.nbytes = nbytes
+        self.error = error
+        self.head = ByteRange.trusted(0, nbytes + 1)
 
 
 class ChunkSource:
@@ -148,14 +163,33 @@ class KeyedChunks(ChunkSource):
     """
 
     def __init__(self, store: Store, prefix: str, key_encoding: KeyEncoding, *,
-                 ndim: int | None = None) -> None:
+                 ndim: int | None = None, limit: Callable[[], SizeLimit | None] | None = None,
+                 name: str | None = None) -> None:
         if prefix and not prefix.endswith("/"):
             raise StoreError(f"KeyedChunks prefix {prefix!r}: expected '' or a path ending in '/'")
         self.store = store
         self.prefix = prefix
         self.key_encoding = key_encoding
         self.ndim = ndim
+        self.name = name                # the array's path, for messages
         self._encode = key_encoding.encode
+        self._limit_of = limit
+        self._limit: SizeLimit | None = None
+
+    def size_limit(self) -> SizeLimit | None:
+        """The limit of one stored object (worked out on first use by ``limit``, given to the
+        constructor), or None when there is none: whole objects are read as its
+        :attr:`~SizeLimit.head` and refused when longer."""
+        make = self._limit_of
+        if make is not None:            # threads racing here each work out the same limit
+            self._limit, self._limit_of = make(), None
+        return self._limit
+
+    def too_large(self, key: str, lim: SizeLimit) -> ZarrError:
+        """The error for the object at ``key``, read as ``lim.head`` and found longer."""
+        size = self.store.getsize(key)
+        return lim.error(size if size is not None and size > lim.nbytes else None).at(
+            array=self.name, key=key, **address_fields(self.store, key))
 
     @property
     def read_only(self) -> bool:  # type: ignore[override]
@@ -195,15 +229,26 @@ class KeyedChunks(ChunkSource):
         keyed = []
         last: object = None
         key = ""
+        lim = self.size_limit()
+        # (a store handing out views reads a whole object as cheaply as a range of it)
+        head = None if lim is None or self.store.reads_are_views else lim.head
         for c, rng in requests:
             if c is not last:       # runs of ranges into one shard share one coords object
                 key, last = p + enc(c), c
-            keyed.append((key, rng))
+            keyed.append((key, head if rng is None else rng))
+        if lim is not None and self.store.ranges_read_whole:
+            self._check_sizes(keyed, head, lim)
         if sizes is None:
             if arena is None:
-                return self.store.get_many_buffers(keyed)
-            return self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
+                got = self.store.get_many_buffers(keyed)
+            else:
+                got = self.store.get_many_buffers(keyed, arena=arena)  # type: ignore[call-arg]
+            if lim is not None:
+                self._check_heads(keyed, got, head, lim)
+            return got
         got, known = self.store.get_many_sized(keyed, arena)
+        if lim is not None:
+            self._check_heads(keyed, got, head, lim)
         ask = []                            # ranged reads whose size the read did not tell
         for i, ((key, rng), data, size) in enumerate(zip(keyed, got, known)):
             if rng is not None and data is not None:
@@ -214,6 +259,22 @@ class KeyedChunks(ChunkSource):
             for i, size in zip(ask, self.store.getsize_many([keyed[i][0] for i in ask])):
                 sizes[i] = size
         return got
+
+    def _check_sizes(self, keyed: list, head: ByteRange, lim: SizeLimit) -> None:
+        """Refuse, before reading it, an object to be read as ``head`` whose size the store
+        gives as longer than the limit (where reading any of it may cost reading all of it)."""
+        keys = [key for key, rng in keyed if rng is head]
+        for key, size in zip(keys, self.store.getsize_many(keys)):
+            if size is not None and size > lim.nbytes:
+                raise lim.error(size).at(array=self.name, key=key,
+                                         **address_fields(self.store, key))
+
+    def _check_heads(self, keyed: list, got: list, head: ByteRange, lim: SizeLimit) -> None:
+        """Refuse an object read as ``head`` (``lim.head``) that is longer than the limit."""
+        n = lim.nbytes
+        for (key, rng), data in zip(keyed, got):
+            if rng is head and data is not None and len(data) > n:
+                raise self.too_large(key, lim)
 
     def set_chunks(self, items: Sequence[tuple[Coords, bytes | None]]) -> None:
         p, enc = self.prefix, self._encode
@@ -229,8 +290,13 @@ class KeyedChunks(ChunkSource):
             self.store.delete_many(deletes)
 
     def snapshot(self, coords: Coords) -> ObjectSnapshot | None:
-        """A consistent view of the object at ``coords`` (None when it is missing)."""
-        return self.store.snapshot(self.prefix + self._encode(coords))
+        """A consistent view of the object at ``coords`` (None when it is missing); one longer
+        than the limit is refused first where reading any of it may cost reading all of it."""
+        key = self.prefix + self._encode(coords)
+        lim = self.size_limit() if self.store.ranges_read_whole else None
+        if lim is not None:
+            self._check_sizes([(key, lim.head)], lim.head, lim)
+        return self.store.snapshot(key)
 
     @property
     def objects(self) -> KeyedChunks:      # type: ignore[override]
@@ -251,7 +317,15 @@ class KeyedChunks(ChunkSource):
                 else:
                     self.store.set(key, value)      # type: ignore[arg-type]
             return
-        update_object(self.store, key, lambda old: finish(0, old), self.chunk_name(obj))
+        lim = self.size_limit()
+
+        def modify(old: bytes | memoryview | None) -> bytes | None:
+            if old is not None and lim is not None and len(old) > lim.nbytes:
+                raise self.too_large(key, lim)
+            return finish(0, old)
+
+        update_object(self.store, key, modify, self.chunk_name(obj),
+                      byte_range=None if lim is None else lim.head)
 
     def list_chunks(self) -> Iterator[Coords]:
         enc, ndim, n = self.key_encoding, self.ndim, len(self.prefix)

@@ -59,6 +59,7 @@ class MemoryStore(Store):
 
     supports_conditional_writes = True
     latency_bound = False                # a request is a dict lookup
+    reads_are_views = True               # get_many_buffers hands out views of the values
     parallel_writes = False              # a write is a dict update under the GIL
     keeps_values = True                  # a Value written is kept, not copied
 

@@ -30,7 +30,7 @@ from zarrx.metadata.model import KeyEncoding
 from zarrx.store import _shard_index as _k
 from zarrx.store._values import MIN_SIZE, Value
 from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot, address_fields
-from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks
+from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks, SizeLimit
 from zarrx.store.chunks import Slab as SlabBase
 from zarrx.store.pieces import for_store
 from zarrx.store.shard_index import MISSING, IndexCache, IndexFormat
@@ -52,7 +52,8 @@ WHOLE_READ_MAX = 16 << 20
 class ShardedChunks(ChunkSource):
     """The read units of a sharded array, inside the shard objects of ``objects``."""
 
-    def __init__(self, objects: KeyedChunks, layout: ChunkLayout, name: str = "") -> None:
+    def __init__(self, objects: KeyedChunks, layout: ChunkLayout, name: str = "",
+                 unit_limit: Callable[[], SizeLimit | None] | None = None) -> None:
         if not layout.shards or layout.read_shape is None or layout.object_ratio is None:
             raise StoreError("ShardedChunks needs a sharded layout").at(array=name)
         self.objects = objects
@@ -72,6 +73,8 @@ class ShardedChunks(ChunkSource):
         # inner chunks per shard along each array axis, per level
         self._per_a = [p if self._inv is None else p[self._inv] for p in self._per]
         self._cache = IndexCache()
+        self._unit_limit_of = unit_limit
+        self._unit_limit: SizeLimit | None = None
         self._thread = threading.local()      # per writing thread: reused shard slabs
 
     @property
@@ -205,9 +208,16 @@ class ShardedChunks(ChunkSource):
             spans = self._descend(snap, obj, level, slots, spans)
         data_reqs: list[ByteRange] = []
         pending: list[tuple[int, int, int, int, int]] = []
+        make = self._unit_limit_of
+        if make is not None:            # threads racing here each work out the same limit
+            self._unit_limit, self._unit_limit_of = make(), None
+        lim = self._unit_limit
         for i, (off, nb) in spans.items():
             rng = requests[i][1]
             if rng is None:
+                if lim is not None and nb > lim.nbytes:     # refused unread
+                    raise lim.error(nb).at(array=self.name, **self.location(requests[i][0]),
+                                           **address_fields(self.store, self.objects.key(obj)))
                 start, length = off, nb
             else:
                 s, e = rng.resolve(nb)
@@ -330,8 +340,16 @@ class ShardedChunks(ChunkSource):
             return for_store(blob, self.store)
 
         key = self.objects.key(obj)
+        lim = self.objects.size_limit()
+
+        def bounded(old: bytes | memoryview | None) -> object:
+            if old is not None and lim is not None and len(old) > lim.nbytes:
+                raise self.objects.too_large(key, lim)
+            return modify(old)
+
         try:
-            gen = update_object(self.store, key, modify, f"shard {key!r}", read=not whole)
+            gen = update_object(self.store, key, bounded, f"shard {key!r}", read=not whole,
+                                byte_range=None if lim is None else lim.head)
         finally:
             self._cache.pop_where(lambda k: k[0] == obj)
         if gen is not None and done.get("entries") is not None and len(self.levels) == 1:

@@ -66,6 +66,7 @@ class ZipStore(Store):
     supports_conditional_writes = True
     supports_deletes = False             # zip entries cannot be removed
     latency_bound = False                # a request reads a local file
+    ranges_read_whole = True             # a compressed entry is inflated whole for its CRC
     parallel_writes = False              # one archive takes one write at a time
 
     def __init__(self, path: str | os.PathLike[str], mode: str = "r", *,

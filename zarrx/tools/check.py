@@ -72,9 +72,8 @@ from zarrx.tools.outside import edge_view, stored_outside, straddles
 from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
 from zarrx.tools.progress import progress_for
 from zarrx.tools.repair import repair as repair_findings
-from zarrx.shard_objects import encoded_objects
-from zarrx.tools.shards import (classify_shard, inner_blocks, object_blocks, one_level,
-                                read_index, shard_reads_whole, stored_inner_blocks)
+from zarrx.tools.shards import (classify_shard, get_shard, inner_blocks, object_blocks,
+                                one_level, read_index, shard_reads_whole, stored_inner_blocks)
 from zarrx.tools.unlisted import UNLISTED_NOTE, node_documents, node_keys
 
 __all__ = ["check", "CheckReport", "Finding", "KINDS"]
@@ -386,10 +385,9 @@ class _Check:
             assert error is not None
             self.add(Finding("corrupt", key, node, error.detail, generation=before))
             return
-        shards = encoded_objects(self.store, meta, arr.path)   # decoded when encoded whole
         try:
-            got = shards.get_versioned(key)
-        except ZarrError as exc:                # a shard encoded whole that does not decode
+            got = get_shard(self.store, meta, arr.path, key)    # decoded when encoded whole
+        except ZarrError as exc:    # too long, or a shard encoded whole that does not decode
             self.add(Finding("corrupt", key, node, exc.detail,
                              generation=self.store.generation(key)))
             return

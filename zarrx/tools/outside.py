@@ -20,8 +20,7 @@ from zarrx.errors import ZarrError
 from zarrx.layout import outside_boxes
 from zarrx.metadata._util import short
 from zarrx.metadata.model import ArrayMeta, RegularGrid
-from zarrx.shard_objects import encoded_objects
-from zarrx.tools.shards import inner_blocks, object_blocks, one_level, read_index, \
+from zarrx.tools.shards import get_shard, inner_blocks, object_blocks, one_level, read_index, \
     stored_inner_blocks
 
 __all__ = ["edge_view", "straddles", "stored_outside"]
@@ -63,7 +62,7 @@ def stored_outside(arr: Array, view: Array, key: str, coords: tuple[int, ...]
         units: Any = [(None, sel)]
     elif one_level(meta):
         try:
-            got = encoded_objects(arr.store, meta, arr.path).get_versioned(key)
+            got = get_shard(arr.store, meta, arr.path, key)
         except ZarrError:
             return [], False
         entries = None if got is None else read_index(got[0], meta)[0]

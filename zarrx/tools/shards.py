@@ -13,11 +13,13 @@ from zarrx.codecs._crc32c import crc32c
 from zarrx.errors import ShardError, ZarrError
 from zarrx.metadata.model import ArrayMeta, KeyEncoding
 from zarrx.shard_objects import encoded_objects
+from zarrx.size_limits import shard_limit
 from zarrx.store import Store
+from zarrx.store.base import Versioned
 from zarrx.store.shard_index import IndexFormat
 
 __all__ = ["object_blocks", "inner_blocks", "stored_inner_blocks", "classify_shard",
-           "read_index", "one_level", "shard_reads_whole"]
+           "read_index", "one_level", "shard_reads_whole", "get_shard"]
 
 MISSING = 2**64 - 1
 _INNER = KeyEncoding("default", "/")
@@ -86,6 +88,21 @@ def one_level(meta: ArrayMeta) -> bool:
     return len(meta.layout.shards) == 1 and meta.layout.read_shape is not None
 
 
+def get_shard(store: Store, meta: ArrayMeta, path: str, key: str) -> Versioned | None:
+    """The shard ``key`` of the array at ``path`` as readers see it (decoded when encoded
+    whole) and its generation, or None when it is not stored. A shard longer than any shard of
+    the array can be is read only up to one byte past that and refused with a CodecError
+    naming its size and the limit (as readers refuse it), never read whole."""
+    objects = encoded_objects(store, meta, path)
+    lim = shard_limit(meta, path)
+    got = objects.get_versioned(key, lim.head)
+    if got is not None and len(got[0]) > lim.nbytes:
+        size = store.getsize(key) if objects is store else None
+        raise lim.error(size if size is not None and size > lim.nbytes else None).at(
+            array=path, key=key)
+    return got
+
+
 def shard_reads_whole(store: Store, meta: ArrayMeta, path: str, key: str) -> bool:
     """Whether the shard ``key`` of the array at ``path`` (one level of sharding) is sound: its
     index as readers check it, and every inner chunk it holds decodes. The work is done over the
@@ -94,7 +111,7 @@ def shard_reads_whole(store: Store, meta: ArrayMeta, path: str, key: str) -> boo
     if not one_level(meta):
         return False
     try:
-        got = encoded_objects(store, meta, path).get_versioned(key)
+        got = get_shard(store, meta, path, key)
         if got is None:
             return True
         blob = memoryview(got[0])

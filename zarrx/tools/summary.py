@@ -18,7 +18,7 @@ from zarrx.metadata._util import short
 from zarrx.metadata.fill import fill_json
 from zarrx.metadata.model import RegularGrid
 from zarrx.store.chunks import parse_chunk_key
-from zarrx.tools.shards import MISSING, object_blocks, read_index
+from zarrx.tools.shards import MISSING, get_shard, object_blocks, read_index
 from zarrx.tools.unlisted import grid_objects, unlisted_group
 
 __all__ = ["node_info", "group_summary", "members", "objects", "parse_selection",
@@ -249,8 +249,9 @@ def chunk_report(array: Array, which: str) -> dict[str, Any]:
     out["region"] = [[s.start * r, min(s.stop * r, n)] for s, r, n in zip(sel, read, meta.shape)]
     if meta.layout.sharded and size is not None:
         try:
-            blob = source.store.get(key)        # the shard, decoded when encoded whole
-        except ZarrError as exc:                # a shard encoded whole that does not decode
+            got = get_shard(array.store, meta, array.path, key)  # decoded when encoded whole
+            blob = None if got is None else got[0]
+        except ZarrError as exc:    # too long, or a shard encoded whole that does not decode
             blob, exc_detail = None, exc.detail
         else:
             exc_detail = None

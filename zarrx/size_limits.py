@@ -1,0 +1,106 @@
+"""How many bytes a stored chunk or shard of an array may hold, worked out from its metadata.
+
+A stored object longer than any encoding of what it holds is corrupt (or not a chunk at all),
+and reading it whole to find that out costs what the object is long: a 2 GiB file where a
+1 KiB chunk belongs. Readers therefore fetch at most one byte more than the limit and refuse
+a longer object unread, naming its key, its size and the limit.
+
+The limit of a read unit (a chunk, or an inner chunk of a shard) is its codec chain's worst
+case (:attr:`~zarrx.codecs.plan.CodecPipeline.stored_limit`): exactly the chunk's bytes for
+``bytes``, 4 more per checksum, each compressor's own bound (``ZSTD_compressBound``, blosc's
+16-byte header, zlib's ``deflateBound``...). Chunks whose size depends on their values are
+bounded by the largest such chunk decoded (``MAX_VARIABLE_CHUNK``). A shard holds its index
+and at most one read unit's limit per slot (an inner shard's, when nested), and a shard
+encoded as a whole takes at most its codecs' bound of that.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from zarrx.codecs.base import BytesToBytesCodec
+from zarrx.codecs.plan import CodecPipeline, stored_bound
+from zarrx.errors import CodecError, ZarrError
+from zarrx.metadata.codecs import read_codec_places
+from zarrx.metadata.model import ArrayMeta, RegularGrid
+from zarrx.store.chunks import SizeLimit
+
+__all__ = ["read_plan", "unit_limit", "shard_limit", "encoded_limit", "MAX_OBJECT"]
+
+MAX_OBJECT = (1 << 63) - 1  # no object is larger
+
+
+def read_plan(meta: ArrayMeta, shape: tuple[int, ...], key: str) -> CodecPipeline:
+    """The codec plan of the read units of ``shape`` of the array ``meta`` at ``key`` (named
+    in messages): raises when zarrx cannot read them (a codec it lacks, a configuration it
+    refuses for these chunks)."""
+    v2 = meta.v2_codecs
+    codecs = meta.layout.read_codecs
+    places = None if v2 is not None else read_codec_places(meta.codecs, len(codecs))
+    return CodecPipeline.resolve(codecs, meta.data_type, shape, key=key,
+                                 where=None if v2 is None else v2.where,
+                                 names=None if places is None else
+                                 [f"{key or '/'} {p}" for p in places])
+
+
+def _largest_unit(meta: ArrayMeta) -> tuple[int, ...]:
+    """The read unit's shape; for a rectilinear grid, the longest chunk along each axis."""
+    shape = meta.layout.read_shape
+    if shape is not None:
+        return shape
+    grid = meta.chunk_grid
+    assert not isinstance(grid, RegularGrid)
+    return tuple(max((s for s, _ in sizes.runs()), default=0) if hasattr(sizes, "runs")
+                 else max(sizes, default=0) for sizes in grid.chunk_sizes)  # type: ignore[attr-defined]
+
+
+def _chain(meta: ArrayMeta) -> str:
+    return " -> ".join(c.name for c in meta.layout.read_codecs)
+
+
+def _error(found: int | None, limit: int, what: str, noun: str = "chunk") -> ZarrError:
+    stored = f"{found} bytes stored" if found is not None else "more bytes stored"
+    err = CodecError(f"{stored}, more than the {limit} bytes {what}")
+    err.key_noun = noun
+    return err
+
+
+def unit_limit(meta: ArrayMeta, key: str) -> SizeLimit:
+    """The limit of one stored read unit of ``meta`` (the array at ``key``)."""
+    shape = _largest_unit(meta)
+    plan = read_plan(meta, shape, key)
+    limit = plan.stored_limit
+    if plan.raw and not plan.b2b:   # stored as its bytes alone: any other size is wrong
+        return SizeLimit(limit, lambda found: plan.wrong_size(
+            found if found is not None else f"more than {limit}"))  # type: ignore[arg-type]
+    dtype = meta.data_type.numpy
+    kind = "an inner chunk" if meta.layout.sharded else "a chunk"
+    what = (f"{kind} of shape {shape} and data type {dtype} encoded by {_chain(meta)} can take"
+            + (f" (its size depends on its values: at most {plan.variable_limit} bytes "
+               f"serialised)" if plan.max_encoded_size is None else ""))
+    return SizeLimit(limit, lambda found: _error(found, limit, what))
+
+
+def shard_limit(meta: ArrayMeta, key: str) -> SizeLimit:
+    """The limit of one shard object of ``meta`` as its whole-shard codecs decode it (as it is
+    stored when there are none): its index and, in every slot, the largest stored inner chunk
+    (an inner shard, when nested)."""
+    layout = meta.layout
+    unit = unit_limit(meta, key).nbytes
+    size = slot = unit
+    for grid in reversed(layout.shards):
+        slot = size
+        size = min(grid.index_nbytes + grid.n_chunks * size, MAX_OBJECT)
+    outer = layout.shards[0]
+    inner = "inner shards" if len(layout.shards) > 1 else "inner chunks"
+    what = (f"a shard can take: its {outer.index_nbytes}-byte index and {outer.n_chunks} "
+            f"{inner} of at most {slot} bytes each")
+    return SizeLimit(size, lambda found: _error(found, size, what, "shard"))
+
+
+def encoded_limit(codecs: Sequence[BytesToBytesCodec], decoded: int) -> SizeLimit:
+    """The limit of a shard stored encoded by ``codecs`` (whole-shard codecs, in encode order)
+    that decodes to at most ``decoded`` bytes."""
+    size = min(stored_bound(codecs, decoded), MAX_OBJECT)
+    names = " -> ".join(c.name for c in codecs)
+    what = f"a shard of at most {decoded} bytes encoded by {names} can take"
+    return SizeLimit(size, lambda found: _error(found, size, what, "shard"))
