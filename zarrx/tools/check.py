@@ -12,7 +12,7 @@ range). What it finds, by kind:
   cannot be loaded), or whose codec configuration it refuses for the array's chunks: its
   chunks are not read, and never repaired;
 - ``corrupt``: a chunk, inner chunk or shard index that does not decode or whose checksum
-  does not match;
+  does not match (a zip entry failing its CRC-32 too);
 - ``torn``: a shard shorter than its own index says (a write cut short);
 - ``orphaned``: an object no node owns: a chunk outside its array's grid (left by a shrink),
   an object under an array that is not one of its chunk keys, an object under a group that is
@@ -21,9 +21,11 @@ range). What it finds, by kind:
   by a shrink that did not clear it: zarr-python 3's, tensorstore's), which a grow would read
   back instead of the fill value: an inner chunk of a shard stored wholly outside the shape, or
   cells outside the shape that are not the fill value (:mod:`zarrx.tools.outside`);
-- ``unreadable``: an entry below the node (local directories) that is a symbolic link, a
-  named pipe, a socket or a device: never listed, and read as an error (a link) or as a
-  missing key (the others), so data there is not what it seems; never repaired;
+- ``unreadable``: a stored object the store cannot hand over (no read permission, an I/O
+  error, a failed request): its data may be sound, so unlike a ``corrupt`` one it is never
+  repaired; or an entry below the node (local directories) that is a symbolic link, a named
+  pipe, a socket or a device: never listed, and read as an error (a link) or as a missing key
+  (the others), so data there is not what it seems; never repaired;
 - ``temporary``: a temporary file a writer left behind (local directories: zarrx's, and
   zarr-python's ``<name>.<32 hex digits>.partial``, which an interrupted write of its
   ``LocalStore`` leaves), older than ``temp_age`` seconds (younger ones may belong to a writer
@@ -384,14 +386,14 @@ class _Check:
         node = arr.name
         if not meta.layout.sharded:
             assert error is not None
-            self.add(Finding("corrupt", key, node, error.detail, generation=before))
+            self.add(_failed(self.store, error, key, node, generation=before))
             return
         shards = encoded_objects(self.store, meta, arr.path)   # decoded when encoded whole
         try:
             got = shards.get_versioned(key)
         except ZarrError as exc:                # a shard encoded whole that does not decode
-            self.add(Finding("corrupt", key, node, exc.detail,
-                             generation=self.store.generation(key)))
+            self.add(_failed(self.store, exc, key, node,
+                              generation=self.store.generation(key)))
             return
         if got is None:
             return
@@ -406,7 +408,7 @@ class _Check:
             try:
                 arr.get_block_selection(sel)
             except ZarrError as exc:
-                self.add(Finding("corrupt", key, node, exc.detail, inner))
+                self.add(_failed(self.store, exc, key, node, inner))
 
     # -- entries of a local directory beside the listing --------------------------------------
     def local_entries(self, temp_age: float) -> None:
@@ -440,6 +442,21 @@ class _Check:
                                  f"{_age(now - mtime)} ago"))
             else:
                 self.report.recent_temporary.append(rel)
+
+
+def _failed(store: Store, exc: ZarrError, key: str, node: str, inner: str | None = None,
+            generation: Any = None) -> Finding:
+    """The finding for the stored object ``key`` (its inner chunk ``inner``) that did not read:
+    ``unreadable`` when the store could not hand over its bytes (a permission, an I/O error, a
+    request that failed: the data may be sound, so no repair touches it), else ``corrupt``
+    (bytes that do not decode or whose checksum does not match, a zip entry failing the
+    archive's own checks: its CRC-32, its headers)."""
+    damaged = isinstance(store, ZipStore) and not isinstance(exc.__cause__, OSError)
+    if isinstance(exc, StoreError) and not damaged:
+        return Finding("unreadable", key, node, f"the store cannot read it: {exc.detail} (its "
+                       f"data was not checked, and no repair touches it)", inner,
+                       generation=generation, removable=False)
+    return Finding("corrupt", key, node, exc.detail, inner, generation=generation)
 
 
 def _document(zarr_format: int, is_array: bool) -> str:
