@@ -109,22 +109,37 @@ def _v3_kind(raw: bytes) -> str | None:
     return kind if kind in ("group", "array") else None
 
 
+def _chunk_folder_name(name: str) -> bool:
+    """Whether a folder named ``name`` can hold chunks of an array above it: the ``c`` of the
+    default chunk key encoding, or a chunk index (``c/0/1``, v2's ``0/1``)."""
+    return name == "c" or (name.isascii() and name.isdigit())
+
+
 def _refuse_inside_array(root: str, text: str) -> None:
-    """ContainsArrayError when a directory above ``root`` holds an array: a node written
-    there would lie inside the array (an array has no children)."""
+    """ContainsArrayError when ``root`` lies inside an array's directory: in it, in its chunk
+    folders (``a/c/0``) or in folders still to be made there (``a/new``); a node written there
+    would lie inside the array (an array has no children). The walk up stops at a group and at
+    an existing folder that is no node and cannot be a chunk folder (``data``): the folders
+    above it hold no array this node could lie in, so a stray metadata document far above
+    (``/zarr.json``) refuses nothing below it. A ``root`` that is a group is written into as
+    it is."""
+    if _is_group_dir(root):
+        return
     at = os.path.dirname(root)
     for _ in range(_MAX_WALK_UP):
-        if _node_type(at) == "array":
+        kind = _node_type(at)
+        if kind == "array":
             raise ContainsArrayError(f"{text!r}: cannot write a node inside the array at "
                                      f"{at!r} (an array has no children)")
-        if os.path.dirname(at) == at:
+        if kind == "group" or os.path.dirname(at) == at or (
+                os.path.lexists(at) and not _chunk_folder_name(os.path.basename(at))):
             return
         at = os.path.dirname(at)
 
 
 def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
     """The same for a URL (``s3://bucket/data.zarr/array/x``): each prefix above it, up to the
-    bucket, is asked for an array's document. A URL the walk cannot take apart (a chain of
+    bucket or the nearest group, is asked for an array's document. A URL the walk cannot take apart (a chain of
     protocols, a query) is not checked, and neither is a prefix the store refuses to read (a
     key outside the user's permissions): the write itself then says what is wrong."""
     scheme, _, rest = url.partition("://")
@@ -137,7 +152,7 @@ def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
     keys = []
     for depth in range(len(names) - 1, -1, -1):
         above = "".join(n + "/" for n in names[:depth])
-        keys += [above + ".zarray", above + "zarr.json"]
+        keys += [above + ".zarray", above + "zarr.json", above + ".zgroup"]
     try:
         store = _store_for(f"{scheme}://{bucket}", "r", storage_options)
     except ZarrError:
@@ -148,8 +163,14 @@ def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
         except ZarrError:
             return
         for key, raw in zip(keys, found):
-            if raw is not None and (key.endswith(".zarray") or (
-                    len(raw) <= max_document_bytes() and _v3_kind(raw) == "array")):
+            if raw is None:
+                continue
+            kind = "group" if key.endswith(".zgroup") else "array" if \
+                key.endswith(".zarray") else \
+                _v3_kind(raw) if len(raw) <= max_document_bytes() else None
+            if kind == "group":         # what lies above a group is no array's
+                return
+            if kind == "array":
                 at = f"{scheme}://{bucket}/{key.rpartition('/')[0]}".rstrip("/")
                 raise ContainsArrayError(f"{redact(url)!r}: cannot write a node inside the "
                                          f"array at {redact(at)!r} (an array has no children)")
