@@ -3,6 +3,8 @@ that failed) is ``unreadable``, not ``corrupt``: its data may be sound, so no re
 it, not even ``fill_corrupt``."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -77,3 +79,18 @@ def test_a_zip_entry_failing_its_crc_is_corrupt(tmp_path):
     report = zarrx.check(str(path))
     assert [(f.kind, f.key) for f in report.findings] == [("corrupt", "c/1")]
     assert "CRC-32 mismatch" in report.findings[0].detail
+
+
+@pytest.mark.parametrize("shards", [None, (4,)], ids=["chunk", "shard"])
+def test_chunk_says_an_object_it_cannot_read_is_an_error_not_undecodable(shards):
+    # (before: reported as an object that does not decode, exit status 1; a shard's index
+    # as corrupt)
+    from zarrx.tools.summary import chunk_report
+    inner = MemoryStore()
+    _array(inner, 3, shards)
+    arr = zarrx.open_array(_Refusing(inner, ["c/1"]), mode="r")
+    with pytest.raises(StoreError, match=re.escape("cannot read 'c/1': Permission denied")):
+        chunk_report(arr, "c/1")
+    assert "error" not in chunk_report(arr, "c/0")
+    inner.set("c/1", b"\x00" * 5)
+    assert "error" in chunk_report(zarrx.open_array(inner, mode="r"), "c/1")

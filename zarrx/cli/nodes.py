@@ -223,7 +223,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="One stored object of an array (a chunk, or a shard when "
                                    "sharded): its size, codec chain, shard index, and "
                                    "statistics of its decoded values. Exit status 1 when it "
-                                   "does not decode.")
+                                   "does not decode, 3 when the store cannot read it.")
     p.add_argument("path", help="the array (" + PATH_HELP + ")")
     p.add_argument("key", help="the object's key relative to the array (c/0/1, 0.1), its key "
                                "in the store as ls and check print it (group/array/c/0/1), "

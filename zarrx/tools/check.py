@@ -67,7 +67,7 @@ from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_consolidated import stale_nodes
-from zarrx.tools.check_report import KINDS, CheckReport, Finding
+from zarrx.tools.check_report import KINDS, CheckReport, Finding, not_handed_over
 from zarrx.tools.local_entries import walk
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.outside import edge_view, stored_outside, straddles
@@ -448,11 +448,8 @@ def _failed(store: Store, exc: ZarrError, key: str, node: str, inner: str | None
             generation: Any = None) -> Finding:
     """The finding for the stored object ``key`` (its inner chunk ``inner``) that did not read:
     ``unreadable`` when the store could not hand over its bytes (a permission, an I/O error, a
-    request that failed: the data may be sound, so no repair touches it), else ``corrupt``
-    (bytes that do not decode or whose checksum does not match, a zip entry failing the
-    archive's own checks: its CRC-32, its headers)."""
-    damaged = isinstance(store, ZipStore) and not isinstance(exc.__cause__, OSError)
-    if isinstance(exc, StoreError) and not damaged:
+    request that failed: the data may be sound, so no repair touches it), else ``corrupt``."""
+    if not_handed_over(store, exc):
         return Finding("unreadable", key, node, f"the store cannot read it: {exc.detail} (its "
                        f"data was not checked, and no repair touches it)", inner,
                        generation=generation, removable=False)

@@ -5,10 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CheckReport", "Finding", "KINDS"]
+from zarrx.errors import StoreError
+from zarrx.store import ZipStore
+
+__all__ = ["CheckReport", "Finding", "KINDS", "not_handed_over"]
 
 KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "stale", "unreadable",
          "temporary")
+
+
+def not_handed_over(store: Any, exc: BaseException) -> bool:
+    """Whether the failed read ``exc`` of an object of ``store`` is the store's failing to hand
+    its bytes over (no read permission, an I/O error, a request that failed): its data may be
+    sound. The rest are damaged bytes: those that do not decode or whose checksum does not
+    match, and a zip entry failing the archive's own checks (its CRC-32, its headers)."""
+    if not isinstance(exc, StoreError):
+        return False
+    return not isinstance(store, ZipStore) or isinstance(exc.__cause__, OSError)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from zarrx.metadata._util import short
 from zarrx.metadata.fill import fill_json
 from zarrx.metadata.model import RegularGrid
 from zarrx.store.chunks import parse_chunk_key
+from zarrx.tools.check_report import not_handed_over
 from zarrx.tools.shards import MISSING, object_blocks, read_index
 from zarrx.tools.unlisted import grid_objects, unlisted_group
 
@@ -251,6 +252,8 @@ def chunk_report(array: Array, which: str) -> dict[str, Any]:
         try:
             blob = source.store.get(key)        # the shard, decoded when encoded whole
         except ZarrError as exc:                # a shard encoded whole that does not decode
+            if not_handed_over(array.store, exc):
+                raise                           # not read: nothing to say about the data
             blob, exc_detail = None, exc.detail
         else:
             exc_detail = None
@@ -273,6 +276,8 @@ def chunk_report(array: Array, which: str) -> dict[str, Any]:
     try:
         data = array.get_block_selection(sel)
     except ZarrError as exc:
+        if not_handed_over(array.store, exc):
+            raise
         out["error"] = str(exc)
         return out
     out["decoded"] = _stats(np.asarray(data), meta.fill_value)
