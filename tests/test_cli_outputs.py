@@ -1,0 +1,50 @@
+"""``zarrx cat -o``: the output file is never written into the Zarr data it reads."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx import cli
+from zarrx.store import ZipStore
+
+
+def _files(folder):
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+@pytest.mark.parametrize("output", ["zarr.json", "a/c/0", "a.npy", "sub/new/x.txt"])
+def test_cat_refuses_an_output_file_inside_the_hierarchy_it_reads(tmp_path, capsys, npy,
+                                                                   output):
+    # (before: -o data.zarr/zarr.json replaced the group's document with the values as text,
+    # and -o data.zarr/a/c/0 a chunk, with exit status 0)
+    root = tmp_path / "data.zarr"
+    g = zarrx.open_group(str(root), mode="w")
+    g.create_array("a", shape=(4,), dtype="i2", chunks=(2,))[:] = np.arange(4)
+    g.create_group("sub")
+    before = _files(root)
+    assert cli.main(["cat", str(root / "a"), "-o", str(root / output), *npy]) == 3
+    assert capsys.readouterr().err == (
+        f"zarrx: cat: the output file {str(root / output)!r} lies in the Zarr data it reads "
+        f"(LocalStore({str(root)!r}, read_only=True)): it would replace or add an object "
+        f"there; write it elsewhere\n")
+    assert _files(root) == before
+    assert zarrx.open_array(str(root / "a"))[:].tolist() == [0, 1, 2, 3]
+    assert cli.main(["cat", str(root / "a"), "-o", str(tmp_path / output.replace("/", "_")),
+                     *npy]) == 0
+
+
+def test_cat_refuses_to_write_over_the_zip_archive_it_reads(tmp_path, capsys):
+    archive = tmp_path / "a.zip"
+    with ZipStore(archive, "w") as store:
+        zarrx.create_array(store, name="g/a", shape=(2,), dtype="f4", data=[1, 2])
+    before = archive.read_bytes()
+    link = tmp_path / "link.zip"
+    os.symlink(archive, link)
+    for output in (archive, link):
+        assert cli.main(["cat", f"{archive}/g/a", "-o", str(output)]) == 3
+        assert "lies in the Zarr data it reads" in capsys.readouterr().err
+    assert archive.read_bytes() == before
