@@ -48,3 +48,15 @@ def test_cat_refuses_to_write_over_the_zip_archive_it_reads(tmp_path, capsys):
         assert cli.main(["cat", f"{archive}/g/a", "-o", str(output)]) == 3
         assert "lies in the Zarr data it reads" in capsys.readouterr().err
     assert archive.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["example.zarr", "legacy_v2.zarr"])
+def test_the_demo_leaves_existing_data_where_it_would_write_alone(tmp_path, capsys, name):
+    # (before: demo --dir replaced an existing example.zarr, data and all, without a word)
+    mine = tmp_path / name
+    zarrx.create_array(str(mine), shape=(3,), dtype="i1", chunks=(3,))[:] = 7
+    before = _files(tmp_path)
+    assert cli.main(["demo", "--dir", str(tmp_path)]) == 3
+    assert capsys.readouterr() == ("", f"zarrx: demo: {str(mine)!r} exists; it is left "
+                                       f"alone: name another --dir, or remove it\n")
+    assert _files(tmp_path) == before
