@@ -94,3 +94,18 @@ def test_chunk_says_an_object_it_cannot_read_is_an_error_not_undecodable(shards)
     assert "error" not in chunk_report(arr, "c/0")
     inner.set("c/1", b"\x00" * 5)
     assert "error" in chunk_report(zarrx.open_array(inner, mode="r"), "c/1")
+
+
+@pytest.mark.parametrize("fmt, doc", [(3, "a/zarr.json"), (2, "a/.zarray"), (3, "zarr.json")])
+def test_a_metadata_document_the_store_cannot_read_is_unreadable_and_its_chunks_kept(fmt, doc):
+    # (before: the check stopped at it with the store's error, exit status 3)
+    inner = MemoryStore()
+    g = zarrx.open_group(inner, mode="w", zarr_format=fmt)
+    g.create_array("a", shape=(4,), dtype="i4", chunks=(2,))[:] = [1, 2, 3, 4]
+    g.create_array("b", shape=(2,), dtype="i4", chunks=(2,))[:] = [5, 6]
+    keys = sorted(inner.list())
+    store = _Refusing(inner, [doc])
+    report = zarrx.check(store, repair=True, fill_corrupt=True, remove_strays=True)
+    assert [(f.kind, f.key) for f in report.findings] == [("unreadable", doc)]
+    assert report.findings[0].detail.startswith(f"the store cannot read it: cannot read {doc!r}")
+    assert not report.repaired and sorted(inner.list()) == keys

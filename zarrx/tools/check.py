@@ -115,8 +115,9 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
         node = None
         try:
             node = open_node(loc, "r")              # the node itself must be there
-        except MetadataError:
-            pass                                    # there, broken: a finding of the scan
+        except (MetadataError, StoreError) as exc:  # there, broken or unreadable: a finding
+            if isinstance(exc, StoreError) and not not_handed_over(loc.store, exc):
+                raise                               # (of the scan)
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar, node)
         run.scan()
         run.local_entries(temp_age)
@@ -193,8 +194,10 @@ class _Check:
         try:
             meta = nodes.load_node(self.store, path)
         except ZarrError as exc:
-            self.bad_nodes.add(path)
-            self.add(Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
+            self.bad_nodes.add(path)        # (its objects are not strays: no repair takes them)
+            self.add(_failed(self.store, exc, self._doc_key(path), "/" + path)
+                     if not_handed_over(self.store, exc) else
+                     Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
                              exc.detail, named=isinstance(exc, (MetadataError, CodecError))))
             return
         if isinstance(meta, ArrayMeta):
