@@ -23,16 +23,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.errors import ContainsArrayError, NodeExistsError, NodeNotFoundError, \
-    StoreError, ZarrError
+from zarrx.errors import ContainsArrayError, ListingUnsupportedError, NodeExistsError, \
+    NodeNotFoundError, StoreError, ZarrError
 from zarrx.group import Group
+from zarrx.metadata import nodes
 from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "overlap",
-           "writes_zip",
+           "writes_zip", "check_overwrite_destination",
            "opened_here", "check_zip_destination", "release", "side_options",
            "interrupted_at"]
 
@@ -343,6 +344,26 @@ def check_zip_destination(destination: Any, source: Location, replace: bool,
                               f"and it holds {len(others)} objects outside /{inner}, such as "
                               f"{others[0]!r}; name the archive itself to replace all of it, or "
                               f"write to another archive")
+
+
+def check_overwrite_destination(dst: Location, what: str) -> None:
+    """Refuse to overwrite a destination that holds no node (no metadata document, no
+    unfinished conversion) but other objects, such as a directory of other files named by
+    mistake: replacing a node would remove them all. A store that cannot list is not asked."""
+    try:
+        if nodes.load_node(dst.store, dst.path) is not None or recorded(dst.store, dst.path):
+            return
+    except ZarrError:
+        return                                  # a broken node: one to replace
+    try:
+        first = next(iter(dst.store.list_prefix(f"{dst.path}/" if dst.path else "")), None)
+    except ListingUnsupportedError:
+        return
+    if first is not None:
+        raise NodeExistsError(f"{what}: the destination {dst} holds no Zarr node, but other "
+                              f"objects, such as {first!r}: --overwrite (overwrite=True) "
+                              f"replaces a node, and would remove them; name another "
+                              f"destination, or remove them first")
 
 
 def release(loc: Location | None, obj: Any, failed: bool) -> None:
