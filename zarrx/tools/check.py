@@ -86,6 +86,7 @@ _NODE_DOCS = frozenset(("zarr.json", ".zarray", ".zgroup"))
 #: the temporary file zarr-python's LocalStore writes a value to before renaming it (the key's
 #: name with its last suffix replaced): an interrupted write leaves it
 _ZARR_PYTHON_TEMP = re.compile(r"\.[0-9a-f]{32}\.partial\Z")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
@@ -173,8 +174,10 @@ class _Check:
         node_paths = sorted(p for p in paths if p == self.root or p.startswith(prefix))
         owners = set()
         for path in node_paths:             # parents first: a "node" inside an array is none,
-            if not self._in_array(path):    # its objects are the array's strays
-                self._node(path)
+            if not self._in_array(path) and \
+                    self.store.key_problem(nodes.join(path, "zarr.json")) is None:
+                self._node(path)            # (its objects are the array's strays; a name the
+                                            # store cannot address makes its objects strays)
                 owners.add(path)
         self._missing_documents(set(paths), owners)
         self._stale_consolidated(owners)
@@ -467,11 +470,13 @@ def _document(zarr_format: int, is_array: bool) -> str:
 
 
 def _shown(key: str) -> str:
-    """A key listed from file names that are not UTF-8, printable: the bytes escaped."""
+    """A key listed from file names that are not UTF-8 or hold control characters, printable:
+    the bytes and the control characters escaped (``\\xff``, ``\\x1b``)."""
     try:
-        return key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        text = key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:
-        return key.encode("utf-8", "backslashreplace").decode("utf-8")
+        text = key.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:
