@@ -60,3 +60,12 @@ def test_the_demo_leaves_existing_data_where_it_would_write_alone(tmp_path, caps
     assert capsys.readouterr() == ("", f"zarrx: demo: {str(mine)!r} exists; it is left "
                                        f"alone: name another --dir, or remove it\n")
     assert _files(tmp_path) == before
+
+
+def test_info_of_a_group_escapes_attribute_names_with_control_characters(tmp_path, capsys):
+    # (before: printed raw, so a stored name could send escape sequences to the terminal)
+    root = str(tmp_path / "g.zarr")
+    zarrx.open_group(root, mode="w", attributes={"t\x1b[2Jk": 1, "plain": 2})
+    assert cli.main(["info", root]) == 0
+    out = capsys.readouterr().out
+    assert "Attributes   : plain, 't\\x1b[2Jk'\n" in out and "\x1b" not in out

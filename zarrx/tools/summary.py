@@ -86,7 +86,9 @@ def node_info(node: Array | Group) -> dict[str, Any]:
 def group_summary(group: Group) -> str:
     """``zarrx info`` of a group."""
     info = node_info(group)
-    attrs = ", ".join(sorted(info["attributes"])) or "none"
+    # names holding control characters are quoted and escaped, never printed raw
+    attrs = ", ".join(n if n.isprintable() else repr(n)
+                      for n in sorted(info["attributes"])) or "none"
     rows = [("Name", group.name), ("Type", "zarrx.Group"),
             ("Zarr format", str(info["zarr_format"])), ("Store", info["store"]),
             ("Members", f"unknown ({info['members_unknown']})" if info["arrays"] is None
