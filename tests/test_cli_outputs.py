@@ -69,3 +69,24 @@ def test_info_of_a_group_escapes_attribute_names_with_control_characters(tmp_pat
     assert cli.main(["info", root]) == 0
     out = capsys.readouterr().out
     assert "Attributes   : plain, 't\\x1b[2Jk'\n" in out and "\x1b" not in out
+
+
+def test_member_names_with_control_characters_are_printed_escaped(tmp_path, capsys):
+    # a consolidated document may name members no store would take; tree, ls and check
+    # printed them raw (escape sequences to the terminal)
+    import json
+    root = tmp_path / "g.zarr"
+    zarrx.open_group(str(root), mode="w", zarr_format=2).create_array("a", shape=(2,),
+                                                                      dtype="i1")
+    zarrx.consolidate_metadata(str(root))
+    doc = json.loads((root / ".zmetadata").read_text())
+    doc["metadata"]["b\x1b[31mX/.zarray"] = doc["metadata"]["a/.zarray"]
+    (root / ".zmetadata").write_text(json.dumps(doc))
+    outputs = {}
+    for cmd in ("tree", "ls", "check"):
+        assert cli.main([cmd, str(root)]) == (1 if cmd == "check" else 0)
+        outputs[cmd] = capsys.readouterr().out
+    assert all("\x1b" not in out for out in outputs.values())
+    assert "└── 'b\\x1b[31mX' (2,) int8" in outputs["tree"]
+    assert "'b\\x1b[31mX'\t(2,)\tint8" in outputs["ls"]
+    assert "  metadata: b\\x1b[31mX/.zarray: missing:" in outputs["check"]

@@ -12,7 +12,7 @@ from typing import Any
 from zarrx.array import Array
 from zarrx.errors import IndexingError, StoreError, ZarrError
 from zarrx.info import array_info, array_line, tree
-from zarrx.metadata._util import short
+from zarrx.metadata._util import printable, short
 from zarrx.store import LocalStore, ZipStore
 from zarrx.store.localfs import temp_name
 from zarrx.cli.common import add_json, add_storage, locate, print_json
@@ -59,9 +59,9 @@ def ls(args: argparse.Namespace) -> int:
         if "key" in row:
             print(f"{row['key']}\t{row['size']}")
         elif row["node_type"] == "array":
-            print(f"{row['name']}\t{tuple(row['shape'])}\t{row['dtype']}")
+            print(f"{printable(row['name'])}\t{tuple(row['shape'])}\t{row['dtype']}")
         else:
-            print(f"{row['name']}/")
+            print(f"{printable(row['name'])}/")
     return 0
 
 

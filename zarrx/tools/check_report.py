@@ -2,6 +2,7 @@
 the :data:`KINDS`) and the report of a check and its repairs (:class:`CheckReport`)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,14 @@ class Finding:
         return f"{self.kind}: {self.key}{inner}: {self.detail}"
 
 
+#: control characters of stored names, escaped in the report's text (never printed raw)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _escaped(match: re.Match) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
 #: how a repair that failed begins its line of ``CheckReport.repairs``
 FAILED = "could not repair "
 
@@ -94,7 +103,7 @@ class CheckReport:
         lines = [f"checked {self.location}: {self.groups} groups, {self.arrays} arrays, "
                  f"{self.objects} stored objects in {self.elapsed:.1f} s"]
         lines += [f"  note: {n}" for n in self.notes]
-        lines += [f"  {f}" for f in self.findings]
+        lines += [f"  {_CONTROL.sub(_escaped, str(f))}" for f in self.findings]
         lines += [f"  left alone (recent, a writer may be running): temporary file {p}"
                   for p in self.recent_temporary]
         lines += [f"  not repaired: {r[len(FAILED):]}" if r.startswith(FAILED) else

@@ -14,7 +14,7 @@ from zarrx.errors import IndexingError, ListingUnsupportedError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes, stored_summary
 from zarrx.metadata.codecs import codec_json
-from zarrx.metadata._util import short
+from zarrx.metadata._util import printable, short
 from zarrx.metadata.fill import fill_json
 from zarrx.metadata.model import RegularGrid
 from zarrx.store.chunks import parse_chunk_key
@@ -87,8 +87,7 @@ def group_summary(group: Group) -> str:
     """``zarrx info`` of a group."""
     info = node_info(group)
     # names holding control characters are quoted and escaped, never printed raw
-    attrs = ", ".join(n if n.isprintable() else repr(n)
-                      for n in sorted(info["attributes"])) or "none"
+    attrs = ", ".join(map(printable, sorted(info["attributes"]))) or "none"
     rows = [("Name", group.name), ("Type", "zarrx.Group"),
             ("Zarr format", str(info["zarr_format"])), ("Store", info["store"]),
             ("Members", f"unknown ({info['members_unknown']})" if info["arrays"] is None
