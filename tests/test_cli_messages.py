@@ -35,3 +35,12 @@ def test_cat_of_a_group_of_groups_names_them(tmp_path, capsys):
         assert cli.main(["cat", str(tmp_path / "h.zarr" / node)]) == 3
         assert capsys.readouterr().err == \
             f"zarrx: cat: /{node} is a group; name an array in it ({text})\n"
+
+
+def test_a_codec_option_given_twice_is_refused():
+    # (before: the last one was taken without a word)
+    from zarrx.cli.common import parse_codec
+    with pytest.raises(zarrx.ZarrError, match=r"^codec 'gzip:level=9, level=1': 'level' is "
+                                              r"given twice$"):
+        parse_codec("gzip:level=9, level=1")
+    assert parse_codec("gzip:level=9") == {"name": "gzip", "configuration": {"level": 9}}

@@ -10,7 +10,7 @@ import numpy as np
 from typing import TYPE_CHECKING, Any
 
 from zarrx import layout
-from zarrx.metadata._util import short
+from zarrx.metadata._util import printable, short
 from zarrx.metadata.model import ArrayMeta
 
 if TYPE_CHECKING:
@@ -221,6 +221,7 @@ def tree(group: Group, max_depth: int | None = None, attrs: bool = False,
         branch = "└── " if last else "├── "
         sub = indent + ("    " if last else "│   ")
         is_array = isinstance(node.metadata, ArrayMeta)
+        name = printable(name)
         lines.append(f"{indent}{branch}{name} {node.shape} {node.dtype}" if is_array
                      else f"{indent}{branch}{name}")
         if attrs:

@@ -51,3 +51,22 @@ def test_links_pipes_and_sockets_are_found_and_left_alone(tmp_path):
         assert os.path.islink(chunk) and os.path.islink(root / "sharded" / "c" / "1")
     finally:
         sock.close()
+
+
+def test_a_node_folder_whose_name_the_store_cannot_address_is_a_stray_shown_escaped(tmp_path):
+    # a folder another tool made, with a zarr.json, named with control characters (before:
+    # the check stopped at it with the store's error, exit status 3); the name is printed
+    # escaped, never raw to a terminal
+    root = tmp_path / "g.zarr"
+    g = zarrx.open_group(str(root), mode="w")
+    g.create_array("ok", shape=(2,), dtype="i1")[:] = [1, 2]
+    odd = root / "b\x1b[31mX\nY"
+    odd.mkdir()
+    (odd / "zarr.json").write_bytes((root / "ok" / "zarr.json").read_bytes())
+    (root / "ok" / "c" / "\x07").write_bytes(b"x")
+    report = zarrx.check(str(root), repair=True, remove_strays=True)
+    assert sorted((f.kind, f.key) for f in report.findings) == [
+        ("orphaned", "b\\x1b[31mX\\x0aY/zarr.json"), ("orphaned", "ok/c/\\x07")]
+    assert all("the store cannot address its name" in f.detail for f in report.findings)
+    assert not report.repaired and (odd / "zarr.json").exists()
+    assert all(line.isprintable() for line in str(report).split("\n"))

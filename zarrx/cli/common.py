@@ -176,6 +176,8 @@ def parse_codec(text: str) -> dict[str, Any]:
         if not sep:
             raise ZarrError(f"codec {text!r}: expected name:key=value,key=value, found "
                             f"{item!r}")
+        if key.strip() in conf:
+            raise ZarrError(f"codec {text!r}: {key.strip()!r} is given twice")
         conf[key.strip()] = parse_value(value.strip())
     name = name.strip()
     if codec_info(name) is None and codec_info(f"numcodecs.{name}") is not None:

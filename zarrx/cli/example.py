@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from zarrx.errors import ZarrError
 
 __all__ = ["demo", "register"]
 
@@ -26,6 +29,10 @@ def demo(root: str | None = None, out=sys.stdout) -> int:
         root = tmp.name
     path = Path(root) / "example.zarr"
     legacy_path = Path(root) / "legacy_v2.zarr"
+    for there in (path, legacy_path):
+        if os.path.lexists(there):
+            raise ZarrError(f"demo: {str(there)!r} exists; it is left alone: name another "
+                            f"--dir, or remove it")
     say(f"writing an example hierarchy to {path} and a Zarr v2 one to {legacy_path}")
     g = zarrx.open_group(str(path), mode="w", attributes={"title": "zarrx demo"})
     rng = np.random.default_rng(42)
@@ -84,6 +91,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "arrays) and a Zarr v2 one, read slices back and verify "
                                    "them. Exit status 1 when a read differs.")
     p.add_argument("--dir", default=None,
-                   help="where to write, kept afterwards (default: a temporary directory, "
-                        "removed at the end)")
+                   help="where to write example.zarr and legacy_v2.zarr (neither may exist), "
+                        "kept afterwards (default: a temporary directory, removed at the end)")
     p.set_defaults(run=lambda args: demo(args.dir))

@@ -56,8 +56,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Read and decode every stored object below a node (each inner chunk of "
                     "each shard), verifying checksums and shard indexes, and list what is "
                     "wrong: metadata that does not parse, codecs zarrx lacks, corrupt chunks, "
-                    "torn shards, orphaned objects, data stored outside an array's shape "
-                    "(which a grow would read back) and temporary files left by writers. "
+                    "torn shards, objects the store cannot read (unreadable: never repaired), "
+                    "orphaned objects, data stored outside an array's shape (which a grow "
+                    "would read back) and temporary files left by writers. "
                     "Exit status: 0 nothing found, 1 problems found (and not all repaired), 4 "
                     "problems found and all repaired.")
     p.add_argument("path", help="the array or group to check")

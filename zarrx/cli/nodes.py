@@ -12,7 +12,8 @@ from typing import Any
 from zarrx.array import Array
 from zarrx.errors import IndexingError, StoreError, ZarrError
 from zarrx.info import array_info, array_line, tree
-from zarrx.metadata._util import short
+from zarrx.metadata._util import printable, short
+from zarrx.store import LocalStore, ZipStore
 from zarrx.store.localfs import temp_name
 from zarrx.cli.common import add_json, add_storage, locate, print_json
 from zarrx.tools.location import open_node
@@ -58,9 +59,9 @@ def ls(args: argparse.Namespace) -> int:
         if "key" in row:
             print(f"{row['key']}\t{row['size']}")
         elif row["node_type"] == "array":
-            print(f"{row['name']}\t{tuple(row['shape'])}\t{row['dtype']}")
+            print(f"{printable(row['name'])}\t{tuple(row['shape'])}\t{row['dtype']}")
         else:
-            print(f"{row['name']}/")
+            print(f"{printable(row['name'])}/")
     return 0
 
 
@@ -87,6 +88,8 @@ def cat(args: argparse.Namespace) -> int:
         raise ZarrError(f"cat: {node.name} is a group; name an array in it ({within})")
     if not args.output and sys.stdout is None:
         raise ZarrError("cat: standard output is closed; write to a file with -o FILE")
+    if args.output:
+        _refuse_output_in_store(node, args.output)
     selection = parse_selection(args.selection)
     try:
         if args.npy:
@@ -107,6 +110,22 @@ def cat(args: argparse.Namespace) -> int:
         raise StoreError(f"cat: cannot write to standard output: "
                          f"{exc.strerror or exc}") from None
     return 0
+
+
+def _refuse_output_in_store(node: Array, output: str) -> None:
+    """ZarrError when the file ``output`` lies in the directory of the store ``node`` is read
+    from, or is its zip archive: written there, it would replace an object of the hierarchy
+    (a metadata document, a chunk, the archive) or add a stray one."""
+    store = node.store
+    where = store.root if isinstance(store, LocalStore) else \
+        store.path if isinstance(store, ZipStore) else None
+    if where is None:
+        return
+    base, out = os.path.realpath(where), os.path.realpath(output)
+    if os.path.commonpath([base, out]) == base:
+        raise ZarrError(f"cat: the output file {output!r} lies in the Zarr data it reads "
+                        f"({store!r}): it would replace or add an object there; write it "
+                        f"elsewhere")
 
 
 @contextlib.contextmanager
@@ -223,7 +242,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="One stored object of an array (a chunk, or a shard when "
                                    "sharded): its size, codec chain, shard index, and "
                                    "statistics of its decoded values. Exit status 1 when it "
-                                   "does not decode.")
+                                   "does not decode, 3 when the store cannot read it.")
     p.add_argument("path", help="the array (" + PATH_HELP + ")")
     p.add_argument("key", help="the object's key relative to the array (c/0/1, 0.1), its key "
                                "in the store as ls and check print it (group/array/c/0/1), "

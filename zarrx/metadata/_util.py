@@ -74,6 +74,13 @@ def few_names(names: Sequence[str], what: str = "fields", limit: int = 20) -> st
     return listed if len(names) <= limit else f"{listed}, ... ({len(names)} {what})"
 
 
+def printable(name: str) -> str:
+    """``name`` as printed to a terminal: itself, or quoted with its control characters
+    escaped (``'b\\x1b[31m'``) when it holds any, so stored names never send escape
+    sequences."""
+    return name if name.isprintable() else repr(name)
+
+
 def short_text(text: str) -> str:
     return text if len(text) <= _MAX_REPR else text[: _MAX_REPR - 3] + "..."
 

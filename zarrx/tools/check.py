@@ -12,7 +12,7 @@ range). What it finds, by kind:
   cannot be loaded), or whose codec configuration it refuses for the array's chunks: its
   chunks are not read, and never repaired;
 - ``corrupt``: a chunk, inner chunk or shard index that does not decode or whose checksum
-  does not match;
+  does not match (a zip entry failing its CRC-32 too);
 - ``torn``: a shard shorter than its own index says (a write cut short);
 - ``orphaned``: an object no node owns: a chunk outside its array's grid (left by a shrink),
   an object under an array that is not one of its chunk keys, an object under a group that is
@@ -21,9 +21,11 @@ range). What it finds, by kind:
   by a shrink that did not clear it: zarr-python 3's, tensorstore's), which a grow would read
   back instead of the fill value: an inner chunk of a shard stored wholly outside the shape, or
   cells outside the shape that are not the fill value (:mod:`zarrx.tools.outside`);
-- ``unreadable``: an entry below the node (local directories) that is a symbolic link, a
-  named pipe, a socket or a device: never listed, and read as an error (a link) or as a
-  missing key (the others), so data there is not what it seems; never repaired;
+- ``unreadable``: a stored object the store cannot hand over (no read permission, an I/O
+  error, a failed request): its data may be sound, so unlike a ``corrupt`` one it is never
+  repaired; or an entry below the node (local directories) that is a symbolic link, a named
+  pipe, a socket or a device: never listed, and read as an error (a link) or as a missing key
+  (the others), so data there is not what it seems; never repaired;
 - ``temporary``: a temporary file a writer left behind (local directories: zarrx's, and
   zarr-python's ``<name>.<32 hex digits>.partial``, which an interrupted write of its
   ``LocalStore`` leaves), older than ``temp_age`` seconds (younger ones may belong to a writer
@@ -65,7 +67,7 @@ from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_consolidated import stale_nodes
-from zarrx.tools.check_report import KINDS, CheckReport, Finding
+from zarrx.tools.check_report import KINDS, CheckReport, Finding, not_handed_over
 from zarrx.tools.local_entries import walk
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.outside import edge_view, stored_outside, straddles
@@ -83,6 +85,7 @@ _NODE_DOCS = frozenset(("zarr.json", ".zarray", ".zgroup"))
 #: the temporary file zarr-python's LocalStore writes a value to before renaming it (the key's
 #: name with its last suffix replaced): an interrupted write leaves it
 _ZARR_PYTHON_TEMP = re.compile(r"\.[0-9a-f]{32}\.partial\Z")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
@@ -112,8 +115,9 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
         node = None
         try:
             node = open_node(loc, "r")              # the node itself must be there
-        except MetadataError:
-            pass                                    # there, broken: a finding of the scan
+        except (MetadataError, StoreError) as exc:  # there, broken or unreadable: a finding
+            if isinstance(exc, StoreError) and not not_handed_over(loc.store, exc):
+                raise                               # (of the scan)
         run = _Check(loc.store, loc.path, report, workers_for(workers), bar, node)
         run.scan()
         run.local_entries(temp_age)
@@ -169,8 +173,10 @@ class _Check:
         node_paths = sorted(p for p in paths if p == self.root or p.startswith(prefix))
         owners = set()
         for path in node_paths:             # parents first: a "node" inside an array is none,
-            if not self._in_array(path):    # its objects are the array's strays
-                self._node(path)
+            if not self._in_array(path) and \
+                    self.store.key_problem(nodes.join(path, "zarr.json")) is None:
+                self._node(path)            # (its objects are the array's strays; a name the
+                                            # store cannot address makes its objects strays)
                 owners.add(path)
         self._missing_documents(set(paths), owners)
         self._stale_consolidated(owners)
@@ -190,8 +196,10 @@ class _Check:
         try:
             meta = nodes.load_node(self.store, path)
         except ZarrError as exc:
-            self.bad_nodes.add(path)
-            self.add(Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
+            self.bad_nodes.add(path)        # (its objects are not strays: no repair takes them)
+            self.add(_failed(self.store, exc, self._doc_key(path), "/" + path)
+                     if not_handed_over(self.store, exc) else
+                     Finding("metadata", nodes.broken_document(self.store, path), "/" + path,
                              exc.detail, named=isinstance(exc, (MetadataError, CodecError))))
             return
         if isinstance(meta, ArrayMeta):
@@ -383,13 +391,13 @@ class _Check:
         node = arr.name
         if not meta.layout.sharded:
             assert error is not None
-            self.add(Finding("corrupt", key, node, error.detail, generation=before))
+            self.add(_failed(self.store, error, key, node, generation=before))
             return
         try:
             got = get_shard(self.store, meta, arr.path, key)    # decoded when encoded whole
         except ZarrError as exc:    # too long, or a shard encoded whole that does not decode
-            self.add(Finding("corrupt", key, node, exc.detail,
-                             generation=self.store.generation(key)))
+            self.add(_failed(self.store, exc, key, node,
+                              generation=self.store.generation(key)))
             return
         if got is None:
             return
@@ -404,7 +412,7 @@ class _Check:
             try:
                 arr.get_block_selection(sel)
             except ZarrError as exc:
-                self.add(Finding("corrupt", key, node, exc.detail, inner))
+                self.add(_failed(self.store, exc, key, node, inner))
 
     # -- entries of a local directory beside the listing --------------------------------------
     def local_entries(self, temp_age: float) -> None:
@@ -440,6 +448,18 @@ class _Check:
                 self.report.recent_temporary.append(rel)
 
 
+def _failed(store: Store, exc: ZarrError, key: str, node: str, inner: str | None = None,
+            generation: Any = None) -> Finding:
+    """The finding for the stored object ``key`` (its inner chunk ``inner``) that did not read:
+    ``unreadable`` when the store could not hand over its bytes (a permission, an I/O error, a
+    request that failed: the data may be sound, so no repair touches it), else ``corrupt``."""
+    if not_handed_over(store, exc):
+        return Finding("unreadable", key, node, f"the store cannot read it: {exc.detail} (its "
+                       f"data was not checked, and no repair touches it)", inner,
+                       generation=generation, removable=False)
+    return Finding("corrupt", key, node, exc.detail, inner, generation=generation)
+
+
 def _document(zarr_format: int, is_array: bool) -> str:
     """The name of the metadata document of a node of this format and type."""
     if zarr_format == 3:
@@ -448,11 +468,13 @@ def _document(zarr_format: int, is_array: bool) -> str:
 
 
 def _shown(key: str) -> str:
-    """A key listed from file names that are not UTF-8, printable: the bytes escaped."""
+    """A key listed from file names that are not UTF-8 or hold control characters, printable:
+    the bytes and the control characters escaped (``\\xff``, ``\\x1b``)."""
     try:
-        return key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        text = key.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:
-        return key.encode("utf-8", "backslashreplace").decode("utf-8")
+        text = key.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:

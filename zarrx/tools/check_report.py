@@ -2,13 +2,27 @@
 the :data:`KINDS`) and the report of a check and its repairs (:class:`CheckReport`)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["CheckReport", "Finding", "KINDS"]
+from zarrx.errors import StoreError
+from zarrx.store import ZipStore
+
+__all__ = ["CheckReport", "Finding", "KINDS", "not_handed_over"]
 
 KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "stale", "unreadable",
          "temporary")
+
+
+def not_handed_over(store: Any, exc: BaseException) -> bool:
+    """Whether the failed read ``exc`` of an object of ``store`` is the store's failing to hand
+    its bytes over (no read permission, an I/O error, a request that failed): its data may be
+    sound. The rest are damaged bytes: those that do not decode or whose checksum does not
+    match, and a zip entry failing the archive's own checks (its CRC-32, its headers)."""
+    if not isinstance(exc, StoreError):
+        return False
+    return not isinstance(store, ZipStore) or isinstance(exc.__cause__, OSError)
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,14 @@ class Finding:
             return f"{self.kind}: {self.detail}"
         inner = f" inner chunk {self.inner}" if self.inner is not None else ""
         return f"{self.kind}: {self.key}{inner}: {self.detail}"
+
+
+#: control characters of stored names, escaped in the report's text (never printed raw)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _escaped(match: re.Match) -> str:
+    return f"\\x{ord(match.group()):02x}"
 
 
 #: how a repair that failed begins its line of ``CheckReport.repairs``
@@ -81,7 +103,7 @@ class CheckReport:
         lines = [f"checked {self.location}: {self.groups} groups, {self.arrays} arrays, "
                  f"{self.objects} stored objects in {self.elapsed:.1f} s"]
         lines += [f"  note: {n}" for n in self.notes]
-        lines += [f"  {f}" for f in self.findings]
+        lines += [f"  {_CONTROL.sub(_escaped, str(f))}" for f in self.findings]
         lines += [f"  left alone (recent, a writer may be running): temporary file {p}"
                   for p in self.recent_temporary]
         lines += [f"  not repaired: {r[len(FAILED):]}" if r.startswith(FAILED) else

@@ -34,8 +34,8 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
-from zarrx.tools.location import Location, check_zip_destination, open_node, overlap, release, \
-    resolve, side_options, writes_zip
+from zarrx.tools.location import Location, check_overwrite_destination, \
+    check_zip_destination, open_node, overlap, release, resolve, side_options, writes_zip
 from zarrx.tools import pending
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
@@ -155,6 +155,8 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
         how = overlap(src, dst)
         if how is not None:
             raise ZarrError(f"convert: the destination {dst} {how} {src}")
+        if overwrite and not resume and not replace:
+            check_overwrite_destination(dst, "convert")
         fmt = node.zarr_format if zarr_format is KEEP else zarr_format
         report = ConvertReport(str(src), str(dst), fmt)
         job = _Job(changes, budget, workers, resume, verify, overwrite, bar, report)

@@ -23,8 +23,8 @@ from zarrx.metadata import nodes
 from zarrx.metadata.leftovers import clear_leftovers
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY
 from zarrx.store import Store, ZipStore
-from zarrx.tools.location import check_zip_destination, open_node, overlap, release, resolve, \
-    side_options, writes_zip
+from zarrx.tools.location import check_overwrite_destination, check_zip_destination, \
+    open_node, overlap, release, resolve, side_options, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
 from zarrx.tools.unlisted import node_keys
@@ -80,6 +80,8 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         how = overlap(src, dst)
         if how is not None:
             raise ZarrError(f"copy: the destination {dst} {how} {src}")
+        if overwrite and not replace:
+            check_overwrite_destination(dst, "copy")
         if not overwrite and nodes.load_node(dst.store, dst.path) is not None:
             raise NodeExistsError(f"copy: a node exists at /{dst.path} in the destination "
                                   f"{dst}; pass --overwrite (overwrite=True) to replace it")

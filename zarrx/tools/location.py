@@ -23,16 +23,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.array import Array
-from zarrx.errors import ContainsArrayError, NodeExistsError, NodeNotFoundError, \
-    StoreError, ZarrError
+from zarrx.errors import ContainsArrayError, ListingUnsupportedError, NodeExistsError, \
+    NodeNotFoundError, StoreError, ZarrError
 from zarrx.group import Group
+from zarrx.metadata import nodes
 from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "overlap",
-           "writes_zip",
+           "writes_zip", "check_overwrite_destination",
            "opened_here", "check_zip_destination", "release", "side_options",
            "interrupted_at"]
 
@@ -109,22 +110,37 @@ def _v3_kind(raw: bytes) -> str | None:
     return kind if kind in ("group", "array") else None
 
 
+def _chunk_folder_name(name: str) -> bool:
+    """Whether a folder named ``name`` can hold chunks of an array above it: the ``c`` of the
+    default chunk key encoding, or a chunk index (``c/0/1``, v2's ``0/1``)."""
+    return name == "c" or (name.isascii() and name.isdigit())
+
+
 def _refuse_inside_array(root: str, text: str) -> None:
-    """ContainsArrayError when a directory above ``root`` holds an array: a node written
-    there would lie inside the array (an array has no children)."""
+    """ContainsArrayError when ``root`` lies inside an array's directory: in it, in its chunk
+    folders (``a/c/0``) or in folders still to be made there (``a/new``); a node written there
+    would lie inside the array (an array has no children). The walk up stops at a group and at
+    an existing folder that is no node and cannot be a chunk folder (``data``): the folders
+    above it hold no array this node could lie in, so a stray metadata document far above
+    (``/zarr.json``) refuses nothing below it. A ``root`` that is a group is written into as
+    it is."""
+    if _is_group_dir(root):
+        return
     at = os.path.dirname(root)
     for _ in range(_MAX_WALK_UP):
-        if _node_type(at) == "array":
+        kind = _node_type(at)
+        if kind == "array":
             raise ContainsArrayError(f"{text!r}: cannot write a node inside the array at "
                                      f"{at!r} (an array has no children)")
-        if os.path.dirname(at) == at:
+        if kind == "group" or os.path.dirname(at) == at or (
+                os.path.lexists(at) and not _chunk_folder_name(os.path.basename(at))):
             return
         at = os.path.dirname(at)
 
 
 def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
     """The same for a URL (``s3://bucket/data.zarr/array/x``): each prefix above it, up to the
-    bucket, is asked for an array's document. A URL the walk cannot take apart (a chain of
+    bucket or the nearest group, is asked for an array's document. A URL the walk cannot take apart (a chain of
     protocols, a query) is not checked, and neither is a prefix the store refuses to read (a
     key outside the user's permissions): the write itself then says what is wrong."""
     scheme, _, rest = url.partition("://")
@@ -137,7 +153,7 @@ def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
     keys = []
     for depth in range(len(names) - 1, -1, -1):
         above = "".join(n + "/" for n in names[:depth])
-        keys += [above + ".zarray", above + "zarr.json"]
+        keys += [above + ".zarray", above + "zarr.json", above + ".zgroup"]
     try:
         store = _store_for(f"{scheme}://{bucket}", "r", storage_options)
     except ZarrError:
@@ -148,8 +164,14 @@ def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:
         except ZarrError:
             return
         for key, raw in zip(keys, found):
-            if raw is not None and (key.endswith(".zarray") or (
-                    len(raw) <= max_document_bytes() and _v3_kind(raw) == "array")):
+            if raw is None:
+                continue
+            kind = "group" if key.endswith(".zgroup") else "array" if \
+                key.endswith(".zarray") else \
+                _v3_kind(raw) if len(raw) <= max_document_bytes() else None
+            if kind == "group":         # what lies above a group is no array's
+                return
+            if kind == "array":
                 at = f"{scheme}://{bucket}/{key.rpartition('/')[0]}".rstrip("/")
                 raise ContainsArrayError(f"{redact(url)!r}: cannot write a node inside the "
                                          f"array at {redact(at)!r} (an array has no children)")
@@ -322,6 +344,26 @@ def check_zip_destination(destination: Any, source: Location, replace: bool,
                               f"and it holds {len(others)} objects outside /{inner}, such as "
                               f"{others[0]!r}; name the archive itself to replace all of it, or "
                               f"write to another archive")
+
+
+def check_overwrite_destination(dst: Location, what: str) -> None:
+    """Refuse to overwrite a destination that holds no node (no metadata document, no
+    unfinished conversion) but other objects, such as a directory of other files named by
+    mistake: replacing a node would remove them all. A store that cannot list is not asked."""
+    try:
+        if nodes.load_node(dst.store, dst.path) is not None or recorded(dst.store, dst.path):
+            return
+    except ZarrError:
+        return                                  # a broken node: one to replace
+    try:
+        first = next(iter(dst.store.list_prefix(f"{dst.path}/" if dst.path else "")), None)
+    except ListingUnsupportedError:
+        return
+    if first is not None:
+        raise NodeExistsError(f"{what}: the destination {dst} holds no Zarr node, but other "
+                              f"objects, such as {first!r}: --overwrite (overwrite=True) "
+                              f"replaces a node, and would remove them; name another "
+                              f"destination, or remove them first")
 
 
 def release(loc: Location | None, obj: Any, failed: bool) -> None:

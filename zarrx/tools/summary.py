@@ -14,10 +14,11 @@ from zarrx.errors import IndexingError, ListingUnsupportedError, ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes, number_texts, stored_summary
 from zarrx.metadata.codecs import codec_json
-from zarrx.metadata._util import short
+from zarrx.metadata._util import printable, short
 from zarrx.metadata.fill import fill_json
 from zarrx.metadata.model import RegularGrid
 from zarrx.store.chunks import parse_chunk_key
+from zarrx.tools.check_report import not_handed_over
 from zarrx.tools.shards import MISSING, get_shard, object_blocks, read_index
 from zarrx.tools.unlisted import grid_objects, unlisted_group
 
@@ -85,7 +86,8 @@ def node_info(node: Array | Group) -> dict[str, Any]:
 def group_summary(group: Group) -> str:
     """``zarrx info`` of a group."""
     info = node_info(group)
-    attrs = ", ".join(sorted(info["attributes"])) or "none"
+    # names holding control characters are quoted and escaped, never printed raw
+    attrs = ", ".join(map(printable, sorted(info["attributes"]))) or "none"
     rows = [("Name", group.name), ("Type", "zarrx.Group"),
             ("Zarr format", str(info["zarr_format"])), ("Store", info["store"]),
             ("Members", f"unknown ({info['members_unknown']})" if info["arrays"] is None
@@ -252,6 +254,8 @@ def chunk_report(array: Array, which: str) -> dict[str, Any]:
             got = get_shard(array.store, meta, array.path, key)  # decoded when encoded whole
             blob = None if got is None else got[0]
         except ZarrError as exc:    # too long, or a shard encoded whole that does not decode
+            if not_handed_over(array.store, exc):
+                raise                           # not read: nothing to say about the data
             blob, exc_detail = None, exc.detail
         else:
             exc_detail = None
@@ -274,6 +278,8 @@ def chunk_report(array: Array, which: str) -> dict[str, Any]:
     try:
         data = array.get_block_selection(sel)
     except ZarrError as exc:
+        if not_handed_over(array.store, exc):
+            raise
         out["error"] = str(exc)
         return out
     out["decoded"] = _stats(np.asarray(data), meta.fill_value)

@@ -22,7 +22,7 @@ from typing import Any
 from zarrx.errors import MissingDependencyError, StoreError
 from zarrx.store.remote.storage_options import check_dict_options
 from zarrx.store.remote.urls import (EXTRAS, HTTP_SCHEMES, OBSTORE_SCHEMES, bucket_problem,
-                                     redact, scheme_of)
+                                     host_problem, redact, scheme_of)
 
 __all__ = ["open_url", "wrap_foreign", "default_backend"]
 
@@ -129,7 +129,7 @@ def open_url(url: str, *, read_only: bool, storage_options: dict | None = None) 
     if not scheme:
         raise StoreError(f"open_url: {url!r} is not a URL")
     url = scheme + url[url.index("://"):]        # S3://: fsspec knows lower-case protocols
-    if (problem := bucket_problem(url)) is not None:
+    if (problem := bucket_problem(url) or host_problem(url)) is not None:
         raise StoreError(problem)
     if storage_options is not None and not isinstance(storage_options, dict):
         from zarrx.errors import ArgumentTypeError

@@ -10,7 +10,7 @@ from zarrx.errors import MissingDependencyError
 
 __all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment", "empty_segment",
            "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require", "bucket_problem",
-           "basic_credentials", "without_userinfo"]
+           "basic_credentials", "without_userinfo", "host_problem"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -105,6 +105,21 @@ def bucket_problem(url: str) -> str | None:
     return None
 
 
+def host_problem(url: str) -> str | None:
+    """What is wrong with the host and port of an http(s) URL that no client could connect to
+    (``https://[::1``, ``http://[zz]/x``, ``http://host:port/``), said as "expected ...,
+    found ..."; None when they parse (or the URL is not http(s))."""
+    if scheme_of(url) not in HTTP_SCHEMES:
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port                                      # noqa: B018 (parsed when read)
+    except ValueError as exc:
+        return (f"{scheme_of(url)}:// URL: expected a host name or address and an optional "
+                f"port from 0 to 65535, found {redact_text(url).split('?', 1)[0]!r} ({exc})")
+    return None
+
+
 def basic_credentials(url: str) -> str | None:
     """The ``Authorization: Basic`` value for the user name and password of an http(s) URL
     (``https://user:password@host/...``, percent-decoded, as browsers and aiohttp send them),
@@ -160,17 +175,25 @@ def endpoint_problem(endpoint: object) -> str | None:
 LITERAL_SCHEMES = (OBSTORE_SCHEMES - HTTP_SCHEMES) | {"gcs", "memory", "file"}
 
 
+#: where an fsspec chain (``zip://k::s3://bucket/a.zip``) joins two URLs: a ``::`` followed by
+#: a scheme, not one inside an IPv6 address (``http://[::1]:8080/a``)
+_CHAIN = re.compile(r"::(?=[a-zA-Z][\w+.-]*://)")
+
+
 def redact(url: str) -> str:
     """``url`` without user name, password, query string or fragment; a bucket URL, whose
     path is a key taken literally (``s3://bucket/v#1``), keeps its whole path. Each URL of an
     fsspec chain (``zip://k::s3://bucket/a.zip``) is redacted."""
-    if "::" in url:
-        return "::".join(redact(part) for part in url.split("::"))
+    links = _CHAIN.split(url)
+    if len(links) > 1:
+        return "::".join(redact(part) for part in links)
     if scheme_of(url) in LITERAL_SCHEMES:
         return redact_text(url)
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
+        if ":" in host:                 # an IPv6 address keeps its brackets
+            host = f"[{host}]"
         if parts.port:
             host += f":{parts.port}"
     except ValueError:                  # a port that is not a number (fsspec chains: zip://k::)

@@ -1,0 +1,92 @@
+"""``zarrx cat -o``: the output file is never written into the Zarr data it reads."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx import cli
+from zarrx.store import ZipStore
+
+
+def _files(folder):
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("npy", [[], ["--npy"]])
+@pytest.mark.parametrize("output", ["zarr.json", "a/c/0", "a.npy", "sub/new/x.txt"])
+def test_cat_refuses_an_output_file_inside_the_hierarchy_it_reads(tmp_path, capsys, npy,
+                                                                   output):
+    # (before: -o data.zarr/zarr.json replaced the group's document with the values as text,
+    # and -o data.zarr/a/c/0 a chunk, with exit status 0)
+    root = tmp_path / "data.zarr"
+    g = zarrx.open_group(str(root), mode="w")
+    g.create_array("a", shape=(4,), dtype="i2", chunks=(2,))[:] = np.arange(4)
+    g.create_group("sub")
+    before = _files(root)
+    assert cli.main(["cat", str(root / "a"), "-o", str(root / output), *npy]) == 3
+    assert capsys.readouterr().err == (
+        f"zarrx: cat: the output file {str(root / output)!r} lies in the Zarr data it reads "
+        f"(LocalStore({str(root)!r}, read_only=True)): it would replace or add an object "
+        f"there; write it elsewhere\n")
+    assert _files(root) == before
+    assert zarrx.open_array(str(root / "a"))[:].tolist() == [0, 1, 2, 3]
+    assert cli.main(["cat", str(root / "a"), "-o", str(tmp_path / output.replace("/", "_")),
+                     *npy]) == 0
+
+
+def test_cat_refuses_to_write_over_the_zip_archive_it_reads(tmp_path, capsys):
+    archive = tmp_path / "a.zip"
+    with ZipStore(archive, "w") as store:
+        zarrx.create_array(store, name="g/a", shape=(2,), dtype="f4", data=[1, 2])
+    before = archive.read_bytes()
+    link = tmp_path / "link.zip"
+    os.symlink(archive, link)
+    for output in (archive, link):
+        assert cli.main(["cat", f"{archive}/g/a", "-o", str(output)]) == 3
+        assert "lies in the Zarr data it reads" in capsys.readouterr().err
+    assert archive.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["example.zarr", "legacy_v2.zarr"])
+def test_the_demo_leaves_existing_data_where_it_would_write_alone(tmp_path, capsys, name):
+    # (before: demo --dir replaced an existing example.zarr, data and all, without a word)
+    mine = tmp_path / name
+    zarrx.create_array(str(mine), shape=(3,), dtype="i1", chunks=(3,))[:] = 7
+    before = _files(tmp_path)
+    assert cli.main(["demo", "--dir", str(tmp_path)]) == 3
+    assert capsys.readouterr() == ("", f"zarrx: demo: {str(mine)!r} exists; it is left "
+                                       f"alone: name another --dir, or remove it\n")
+    assert _files(tmp_path) == before
+
+
+def test_info_of_a_group_escapes_attribute_names_with_control_characters(tmp_path, capsys):
+    # (before: printed raw, so a stored name could send escape sequences to the terminal)
+    root = str(tmp_path / "g.zarr")
+    zarrx.open_group(root, mode="w", attributes={"t\x1b[2Jk": 1, "plain": 2})
+    assert cli.main(["info", root]) == 0
+    out = capsys.readouterr().out
+    assert "Attributes   : plain, 't\\x1b[2Jk'\n" in out and "\x1b" not in out
+
+
+def test_member_names_with_control_characters_are_printed_escaped(tmp_path, capsys):
+    # a consolidated document may name members no store would take; tree, ls and check
+    # printed them raw (escape sequences to the terminal)
+    import json
+    root = tmp_path / "g.zarr"
+    zarrx.open_group(str(root), mode="w", zarr_format=2).create_array("a", shape=(2,),
+                                                                      dtype="i1")
+    zarrx.consolidate_metadata(str(root))
+    doc = json.loads((root / ".zmetadata").read_text())
+    doc["metadata"]["b\x1b[31mX/.zarray"] = doc["metadata"]["a/.zarray"]
+    (root / ".zmetadata").write_text(json.dumps(doc))
+    outputs = {}
+    for cmd in ("tree", "ls", "check"):
+        assert cli.main([cmd, str(root)]) == (1 if cmd == "check" else 0)
+        outputs[cmd] = capsys.readouterr().out
+    assert all("\x1b" not in out for out in outputs.values())
+    assert "└── 'b\\x1b[31mX' (2,) int8" in outputs["tree"]
+    assert "'b\\x1b[31mX'\t(2,)\tint8" in outputs["ls"]
+    assert "  metadata: b\\x1b[31mX/.zarray: missing:" in outputs["check"]
