@@ -94,6 +94,50 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     return slice(int(pos[0]), int(pos[0]) + len(pos))
 
 
+#: the kinds of values, by numpy kind: a stored variable of one kind takes values of its own kind
+#: only (numbers also take booleans, complex numbers also take numbers); xarray's coders would
+#: cast the others (a time into integers is stored as 0, 7 into booleans as True, 300 into text
+#: of width 1 as "3"). Python objects are checked by their elements; text stored as
+#: variable-length strings by the stored array's type.
+KINDS = {"b": "booleans", "i": "numbers", "u": "numbers", "f": "numbers",
+         "c": "complex numbers", "M": "times", "m": "time deltas", "U": "text", "T": "text",
+         "S": "bytes"}
+TAKES = {"numbers": ("booleans", "numbers"),
+         "complex numbers": ("booleans", "numbers", "complex numbers")}
+
+
+def _check_kind(var: Any, stored: np.dtype, name: str) -> Any:
+    """``var`` checked to hold values of the stored variable's kind (:data:`KINDS`); Python
+    objects written into booleans, numbers, times or time deltas are checked to hold no text
+    (as dask values are, block by block as the graph computes)."""
+    want, given = KINDS.get(stored.kind), KINDS.get(var.dtype.kind)
+    if want is None or stored.kind == "T":
+        return var
+    if given is None:
+        if var.dtype.kind != "O" or want in ("text", "bytes"):
+            return var      # (elements checked with the stored width, see _fixed_text)
+        if not _is_lazy(var):
+            _no_text(var.values, stored, name)
+            return var
+        checked = var.data.map_blocks(_no_text, stored, name, dtype=var.dtype,
+                                      meta=np.empty((0,) * var.ndim, var.dtype))
+        return var.copy(deep=False, data=checked)
+    if given in TAKES.get(want, (want,)) or {want, given} == {"text", "bytes"}:
+        return var          # (text and bytes: refused with the stored width, below)
+    raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                            f"{stored} values; cannot store values of dtype {var.dtype} "
+                            f"({given} into {want})")
+
+
+def _no_text(block: Any, stored: np.dtype, name: str) -> Any:
+    flat = np.asarray(block, dtype=object).reshape(-1).tolist()
+    bad = next((v for v in flat if isinstance(v, (str, bytes))), None)
+    if bad is not None:
+        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                                f"{stored} values; cannot store {type(bad).__name__} {bad!r}")
+    return block
+
+
 def _fixed_text(var: Any, stored: np.dtype, name: str) -> Any:
     """``var``'s strings (Python objects or ``StringDType``; ``stored`` of kind "U") or bytes
     ("S") as fixed-width values of the ``stored`` width, missing values (None, NaN) as empty
@@ -141,11 +185,7 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
-    if var.dtype.kind in "SUT" and stored.dtype.kind not in "OSUT":
-        # (refused before xarray's coders try to cast the text to the stored numbers)
-        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
-                                f"{stored.dtype} values; cannot store values of dtype "
-                                f"{var.dtype}")
+    var = _check_kind(var, stored.dtype, name)
     if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
         var = _fixed_text(var, stored.dtype, name)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
