@@ -315,6 +315,23 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
                             f"(found {sorted(known)})")
     if dim not in ds.dims:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
+    if not ds.sizes[dim]:
+        return
+    # a stored variable along dim left out would stay shorter than the appended ones: the
+    # group would no longer open (xarray's writer appends without it)
+    given = {array_name(name) for name in ds.variables}
+    left = []
+    for name, meta in array_metas(grp):
+        try:
+            dims, _ = dims_and_attrs(meta, name)
+        except MetadataError:
+            continue                        # not an xarray variable: it has no say
+        if name not in given and str(dim) in dims:
+            left.append(name)
+    if left:
+        raise ArgumentError(f"to_zarrx: append_dim={dim!r}: the stored variables {left} along "
+                            f"{dim!r} are not in the dataset; appending without them would "
+                            f"leave them shorter and the group unreadable (append them too)")
 
 
 def _lengths_after(grp: Group, ds: Any, append_dim: Hashable | None) -> dict[str, int]:
