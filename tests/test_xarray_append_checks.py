@@ -1,6 +1,7 @@
-"""An append (``append_dim``) that leaves out a stored variable along the appended dimension is
-refused before the store changes: the variable would stay shorter than the appended ones and
-the group would no longer open, which is what xarray's writer leaves."""
+"""Writes ``to_zarrx`` refuses before the store changes: an append (``append_dim``) that leaves
+out a stored variable along the appended dimension (it would stay shorter than the appended
+ones and the group would no longer open, which is what xarray's writer leaves), and dask values
+in blocks of unknown sizes."""
 from __future__ import annotations
 
 import re
@@ -59,3 +60,26 @@ def test_variables_not_along_the_appended_dimension_may_be_left_out(tmp_path):
     # (no row appended: nothing grows, so nothing needs to be there)
     zx.to_zarrx(dataset(0).drop_vars(["b", "c"]), path, append_dim="t")
     xr.testing.assert_identical(xr.open_zarr(path).load(), dataset(5))
+
+
+@pytest.mark.parametrize("how", ["new", "append", "region"])
+def test_dask_blocks_of_unknown_sizes_are_refused_before_the_store_changes(tmp_path, how):
+    # (a new variable failed with numpy's ValueError "cannot convert float NaN to integer")
+    import dask.array as da
+
+    path = tmp_path / "z.zarr"
+    if how != "new":
+        zx.to_zarrx(dataset(3), path)
+    before = stored(path) if how != "new" else None
+    values = da.arange(10, chunks=3)
+    values = values[values > 7]                 # 2 elements, in blocks of unknown sizes
+    more = xr.Dataset({"b": ("t", values)})
+    kw = {"new": {}, "append": {"append_dim": "t"}, "region": {"region": {"t": slice(0, 2)}}}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: variable 'b' has dask blocks of unknown sizes (shape (nan,)); call "
+            "compute_chunk_sizes() on its dask array first")):
+        zx.to_zarrx(more, path, **kw[how])
+    if how == "new":
+        assert not path.exists()
+    else:
+        assert stored(path) == before

@@ -100,6 +100,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
                                     "non-empty string or None, as xarray requires for zarr "
                                     "files")
         check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
+        shape = ds.variables[name].shape
+        if any(n != n for n in shape):          # (NaN: dask blocks of unknown sizes)
+            raise ArgumentError(f"to_zarrx: variable {name!r} has dask blocks of unknown "
+                                f"sizes (shape {shape}); call compute_chunk_sizes() on its "
+                                f"dask array first")
     check_attrs(ds.attrs, "to_zarrx: the dataset")
     mode = _mode(mode, append_dim, region)
     # modes "w" and "w-" create (or replace) the group only once every variable is checked and
