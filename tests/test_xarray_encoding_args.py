@@ -1,5 +1,5 @@
-"""Encoding values ``to_zarrx`` takes as xarray's writer takes them, compared with what engine
-"zarr" stores for the same encoding."""
+"""Encoding values and names ``to_zarrx`` takes as xarray's writer takes them (compared with
+what engine "zarr" stores), and names it refuses rather than store them changed."""
 from __future__ import annotations
 
 import numpy as np
@@ -31,3 +31,32 @@ def test_chunks_auto_is_the_default_chunking(tmp_path, fmt, lazy):
         chunks[writer] = zarr.open_array(tmp_path / f"{writer}.zarr" / "v").chunks
         xr.testing.assert_identical(xr.open_zarr(tmp_path / f"{writer}.zarr").load(), ds)
     assert chunks["zarrx"] == chunks["zarr"] == ((100, 300) if lazy else (250, 150))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dim", [0, np.int64(1), ("x", 1)], ids=["int", "numpy-int", "tuple"])
+def test_dimension_names_that_are_not_strings_are_refused(tmp_path, fmt, dim):
+    # (to_zarrx stored str() of them: dimension 0 read back as "0", and a variable named "0"
+    # along it as its index coordinate)
+    import re
+
+    import zarrx
+
+    ds = xr.Dataset({"0": ((dim,), [1.0, 2.0])})
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            f"to_zarrx: variable '0': invalid dimension name {dim!r} ({type(dim).__name__}): "
+            f"expected a string (what else is stored reads back as another name)")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt)
+    assert not (tmp_path / "z.zarr").exists()
+
+
+def test_integer_dimension_names_xarrays_writer_stores_in_v2_are_read_as_integers(tmp_path):
+    # (engine zarrx refused them: "expected the attribute _ARRAY_DIMENSIONS to list the 1
+    # dimension names, found [0]")
+    from zarrx.xarray import ZarrxBackendEntrypoint
+
+    ds = xr.Dataset({"c": ((0,), [1.0, 2.0])})
+    ds.to_zarr(tmp_path / "z.zarr", zarr_format=2)
+    back = xr.open_dataset(tmp_path / "z.zarr", engine=ZarrxBackendEntrypoint).load()
+    xr.testing.assert_identical(back, xr.open_zarr(tmp_path / "z.zarr").load())
+    xr.testing.assert_identical(back, ds)

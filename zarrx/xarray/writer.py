@@ -100,6 +100,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
                                     "non-empty string or None, as xarray requires for zarr "
                                     "files")
         check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
+        for dim in ds.variables[name].dims:
+            if not isinstance(dim, str):    # (str() of it would come back: another name)
+                raise ArgumentTypeError(f"to_zarrx: variable {name!r}: invalid dimension name "
+                                        f"{dim!r} ({type(dim).__name__}): expected a string "
+                                        f"(what else is stored reads back as another name)")
         shape = ds.variables[name].shape
         if any(n != n for n in shape):          # (NaN: dask blocks of unknown sizes)
             raise ArgumentError(f"to_zarrx: variable {name!r} has dask blocks of unknown "
