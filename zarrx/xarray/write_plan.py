@@ -72,6 +72,16 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     return encoded
 
 
+def _nat_as_integer(fill: Any, dtype: np.dtype) -> Any:
+    """A NaT fill value (of times read from a Zarr array of datetime64 or timedelta64, which
+    xarray's coders store as integers) as the integer NaT is (the smallest int64), as
+    zarr-python casts it for xarray's writer; other fill values as given."""
+    if isinstance(fill, (np.datetime64, np.timedelta64)) and np.isnat(fill) \
+            and dtype.kind in "iu":
+        return int(np.iinfo(np.int64).min)
+    return fill
+
+
 def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    append_dim: Hashable | None, slices: dict,
                    write_empty: bool | None, given: bool = False) -> Plan:
@@ -101,11 +111,12 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         encoded = encoded.copy(deep=False, data=data)
     kw = _creation_kwargs(encoded, name, fmt, write_empty)
     fill = kw.pop("fill_value", None)
+    np_dtype = np.dtype(object) if dtype is str else np.dtype(data.dtype) if dtype is None \
+        else np.dtype(dtype)
     if fmt == 2:
         fill = attrs.pop("_FillValue", None)
-    else:
-        np_dtype = np.dtype(object) if dtype is str else np.dtype(data.dtype) if dtype is None \
-            else np.dtype(dtype)
+    fill = _nat_as_integer(fill, np_dtype)
+    if fmt == 3:
         if fill is None and np_dtype.kind == "f":
             fill = np.nan
         if attrs.get("_FillValue") is not None:
