@@ -60,3 +60,25 @@ def test_integer_dimension_names_xarrays_writer_stores_in_v2_are_read_as_integer
     back = xr.open_dataset(tmp_path / "z.zarr", engine=ZarrxBackendEntrypoint).load()
     xr.testing.assert_identical(back, xr.open_zarr(tmp_path / "z.zarr").load())
     xr.testing.assert_identical(back, ds)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("values, dtype", [
+    (np.array(["2000-01-01", "2000-01-02"], dtype="datetime64[ns]"), "datetime64[ns]"),
+    (np.array([3600, 7200], dtype="timedelta64[s]"), "timedelta64[ns]"),
+    (np.array([1.5, 3.0]), "datetime64[s]")], ids=["times", "deltas", "numbers"])
+def test_an_encoding_dtype_of_times_is_refused(tmp_path, fmt, values, dtype):
+    # (xarray's coders store times as numbers in their units, then cast them to it: both
+    # writers stored 2000-01-02 so that it read back as 1970-01-01T00:00:00.000000001)
+    import re
+
+    import zarrx
+
+    ds = xr.Dataset({"v": ("t", values)})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: encoding of 'v': dtype {np.dtype(dtype)}: expected the integer or "
+            f"float type to store its values as")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt, encoding={"v": {"dtype": dtype}})
+    assert not (tmp_path / "z.zarr").exists()
+    ds.to_zarr(tmp_path / "oracle.zarr", zarr_format=fmt, encoding={"v": {"dtype": dtype}})
+    assert not np.array_equal(xr.open_zarr(tmp_path / "oracle.zarr").v.values, values)

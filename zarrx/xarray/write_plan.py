@@ -72,6 +72,22 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     return encoded
 
 
+def _check_time_dtype(var: Any, name: str) -> None:
+    """An encoding ``dtype`` of times or time deltas is refused: xarray's coders store times as
+    numbers in their ``units``, which they would then cast to it (2000-01-02 stored as 1 day
+    since 2000-01-01 read back as 1970-01-01T00:00:00.000000001)."""
+    dtype = var.encoding.get("dtype")
+    try:
+        kind = np.dtype(dtype).kind if dtype is not None else None
+    except TypeError:                   # (a dtype xarray's coders refuse, naming it)
+        return
+    if kind in ("M", "m"):
+        raise ArgumentError(f"to_zarrx: encoding of {name!r}: dtype {np.dtype(dtype)}: expected "
+                            f"the integer or float type to store its values as (xarray's "
+                            f"coders store times as numbers in their units, which this "
+                            f"dtype would read back as other times)")
+
+
 def _nat_as_integer(fill: Any, dtype: np.dtype) -> Any:
     """A NaT fill value (of times read from a Zarr array of datetime64 or timedelta64, which
     xarray's coders store as integers) as the integer NaT is (the smallest int64), as
@@ -87,6 +103,7 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    write_empty: bool | None, given: bool = False) -> Plan:
     where = f"to_zarrx: variable {name!r}"
     if is_new:      # (before xarray's coders cast them; dask values block by block)
+        _check_time_dtype(var, name)
         var = check_packed(var, name)
         if _is_dask(var.data):
             var = check_times(var, name, "its encoding's")
