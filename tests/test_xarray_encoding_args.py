@@ -82,3 +82,30 @@ def test_an_encoding_dtype_of_times_is_refused(tmp_path, fmt, values, dtype):
     assert not (tmp_path / "z.zarr").exists()
     ds.to_zarr(tmp_path / "oracle.zarr", zarr_format=fmt, encoding={"v": {"dtype": dtype}})
     assert not np.array_equal(xr.open_zarr(tmp_path / "oracle.zarr").v.values, values)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("values, dtype, unit", [
+    (np.array(["abc", "d"], dtype=object), "U2", "characters"),
+    (np.array(["abc", "d"]), "U2", "characters"),
+    (np.array(["abc", "d"], dtype=np.dtypes.StringDType()), "U2", "characters"),
+    (np.array([b"abc", b"d"]), "S2", "bytes"),
+    (np.array([b"abc", b"d"], dtype=object), "S2", "bytes")],
+    ids=["objects", "fixed", "stringdtype", "bytes", "object-bytes"])
+def test_text_longer_than_the_width_its_encoding_names_is_refused(tmp_path, lazy, values,
+                                                                  dtype, unit):
+    # (both writers cut it: "abc" was stored as "ab")
+    import re
+
+    import zarrx
+
+    ds = xr.Dataset({"s": ("t", values)})
+    ds = ds.chunk(t=1) if lazy else ds
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: variable 's': {values.tolist()[0]!r} is longer than the 2 {unit} of "
+            f"{np.dtype(dtype)}, the dtype its encoding names; it would be cut")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={"s": {"dtype": dtype}})
+    fits = ds.isel(t=[1])
+    zx.to_zarrx(fits, tmp_path / "z.zarr", mode="w", encoding={"s": {"dtype": dtype}})
+    assert zarr.open_array(tmp_path / "z.zarr" / "s").dtype == np.dtype(dtype)
+    assert xr.open_zarr(tmp_path / "z.zarr").s.values.tolist() == fits.s.values.tolist()

@@ -13,7 +13,7 @@ from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
 from zarrx.xarray.time_values import check_times
 
-__all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed"]
+__all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed", "check_width"]
 
 CF_KEYS = ("dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding")
@@ -230,6 +230,40 @@ def check_packed(var: Any, name: str) -> Any:
     checked = var.data.map_blocks(_checked_block, var.dtype, enc, dtype, name,
                                   dtype=var.dtype, meta=np.empty((0,) * var.ndim, var.dtype))
     return var.copy(deep=False, data=checked)
+
+
+def check_width(var: Any, name: str) -> Any:
+    """A new variable's strings (or bytes) checked to fit the fixed width of the text (or
+    bytes) ``dtype`` its encoding names, which xarray's coders cast them to, cutting longer
+    ones ("abc" as "ab" in "U2"). Not ``"S1"``, text stored as characters, nor bytes
+    holding text in an ``_Encoding`` (sized by its encoded length). Values held in memory are
+    checked now, dask values block by block as the graph computes (as numbers are)."""
+    enc = var.encoding
+    dtype = enc.get("dtype")
+    try:
+        want = np.dtype(dtype) if dtype is not None else None
+    except TypeError:                   # (a dtype xarray's coders refuse, naming it)
+        return var
+    if want is None or want.kind not in "SU" or not want.itemsize or \
+            (want.kind == "S" and ("_Encoding" in enc or want.itemsize == 1)):
+        return var
+    if not _is_lazy(var):
+        _width_block(var.values, want, name)
+        return var
+    checked = var.data.map_blocks(_width_block, want, name, dtype=var.dtype,
+                                  meta=np.empty((0,) * var.ndim, var.dtype))
+    return var.copy(deep=False, data=checked)
+
+
+def _width_block(block: Any, want: np.dtype, name: str) -> Any:
+    width, unit = (want.itemsize // 4, "characters") if want.kind == "U" else \
+        (want.itemsize, "bytes")
+    for value in np.asarray(block).reshape(-1).tolist():
+        if isinstance(value, (str, bytes)) and len(value) > width:
+            raise ArgumentError(f"to_zarrx: variable {name!r}: {value!r} is longer than the "
+                                f"{width} {unit} of {want}, the dtype its encoding names; it "
+                                f"would be cut")
+    return block
 
 
 def _checked_block(block: np.ndarray, given: np.dtype, enc: dict, dtype: np.dtype,

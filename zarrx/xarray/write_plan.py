@@ -23,7 +23,7 @@ from zarrx.xarray.create_args import (asks_vlen_bytes as _asks_vlen_bytes,
                                       creation_kwargs as _creation_kwargs)
 from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr, \
     storage_dtype
-from zarrx.xarray.region import check_packed
+from zarrx.xarray.region import check_packed, check_width
 from zarrx.xarray.time_values import check_encoded_times, check_times
 
 __all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS"]
@@ -104,7 +104,7 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     where = f"to_zarrx: variable {name!r}"
     if is_new:      # (before xarray's coders cast them; dask values block by block)
         _check_time_dtype(var, name)
-        var = check_packed(var, name)
+        var = check_width(check_packed(var, name), name)
         if _is_dask(var.data):
             var = check_times(var, name, "its encoding's")
     encoded = _encode(var, name, fmt, given)
