@@ -99,3 +99,19 @@ def test_python_objects_of_the_stored_kind_are_taken(tmp_path):
     more = xr.Dataset({"v": ("t", np.array([False], dtype=object))})
     zx.to_zarrx(more.chunk(), path, append_dim="t")
     assert xr.open_zarr(path).v.values.tolist() == [True, False, True, False]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_numbers_in_the_stored_time_units_are_taken(tmp_path, fmt):
+    # times read with decode_times=False are numbers in the stored units: appended as they are
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(xr.Dataset({"a": ("t", [1.0, 2.0])},
+                           coords={"t": STORED["datetime64[ns]"][:2]}), path, zarr_format=fmt)
+    raw = xr.open_zarr(path, decode_times=False).load()
+    more = raw.isel(t=[-1]).assign_coords(t=raw.t[-1:] + 1)
+    zx.to_zarrx(more, path, append_dim="t")
+    assert xr.open_zarr(path).t.values.tolist() == STORED["datetime64[ns]"].tolist()
+    # (numbers in other units, or none, are another kind)
+    other = more.assign_coords(t=more.t.assign_attrs(units="hours since 2000-01-01") + 1)
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape("(numbers into times)")):
+        zx.to_zarrx(other, path, append_dim="t")

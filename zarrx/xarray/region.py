@@ -106,11 +106,17 @@ TAKES = {"numbers": ("booleans", "numbers"),
          "complex numbers": ("booleans", "numbers", "complex numbers")}
 
 
-def _check_kind(var: Any, stored: np.dtype, name: str) -> Any:
+def _check_kind(var: Any, stored_var: Any, name: str) -> Any:
     """``var`` checked to hold values of the stored variable's kind (:data:`KINDS`); Python
     objects written into booleans, numbers, times or time deltas are checked to hold no text
-    (as dask values are, block by block as the graph computes)."""
+    (as dask values are, block by block as the graph computes). Numbers whose ``units``
+    attribute is the stored times' (read with ``decode_times=False``) are times encoded
+    already, and taken."""
+    stored = stored_var.dtype
     want, given = KINDS.get(stored.kind), KINDS.get(var.dtype.kind)
+    if want in ("times", "time deltas") and given == "numbers" and \
+            var.attrs.get("units") == stored_var.encoding.get("units") is not None:
+        return var
     if want is None or stored.kind == "T":
         return var
     if given is None:
@@ -185,7 +191,7 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
-    var = _check_kind(var, stored.dtype, name)
+    var = _check_kind(var, stored, name)
     if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
         var = _fixed_text(var, stored.dtype, name)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
