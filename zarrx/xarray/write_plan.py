@@ -58,10 +58,11 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
         encoded = cf_encode(var, name, fmt)
     except ZarrError:
         raise
-    except TypeError as exc:
+    except (TypeError, AttributeError) as exc:     # (AttributeError: a calendar of 5)
         raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
-    except (ValueError, KeyError) as exc:     # (KeyError: time units it cannot parse)
+    except (ValueError, LookupError) as exc:
+        # (KeyError: time units it cannot parse; LookupError: an unknown _Encoding)
         raise ArgumentError(f"{where}: xarray's CF encoding refused it "
                             f"({type(exc).__name__}: {exc})") from exc
     # (a _FillValue of None stays there: it asks for no fill value)
@@ -136,6 +137,11 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     if fmt == 3:
         if fill is None and np_dtype.kind == "f":
             fill = np.nan
+        if attrs.get("_FillValue") is not None and np_dtype.kind in "OT":
+            # (engine "zarr" cannot read one back, and xarray's writer refuses it)
+            raise ArgumentError(f"{where}: a _FillValue cannot be given for variable-length "
+                                f"strings in Zarr v3 (found {attrs['_FillValue']!r}); drop "
+                                f"it from the variable's encoding, or write Zarr v2")
         if attrs.get("_FillValue") is not None:
             attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
         else:
