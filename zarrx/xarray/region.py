@@ -264,7 +264,12 @@ def check_width(var: Any, name: str) -> Any:
 def _width_block(block: Any, want: np.dtype, name: str) -> Any:
     width, unit = (want.itemsize // 4, "characters") if want.kind == "U" else \
         (want.itemsize, "bytes")
-    for value in np.asarray(block).reshape(-1).tolist():
+    values = np.asarray(block)
+    if values.dtype.kind in "SU":       # (numpy's width says how long they can be)
+        if values.dtype.itemsize // (4 if values.dtype.kind == "U" else 1) <= width:
+            return block
+        values = values[np.char.str_len(values) > width]
+    for value in values.reshape(-1).tolist():
         if isinstance(value, (str, bytes)) and len(value) > width:
             raise ArgumentError(f"to_zarrx: variable {name!r}: {value!r} is longer than the "
                                 f"{width} {unit} of {want}, the dtype its encoding names; it "
