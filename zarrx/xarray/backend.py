@@ -168,8 +168,11 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
             source = f"the .zarray field {field}.dimrefs"
         if dims is None and ndim == 0:
             dims = []
-        if not isinstance(dims, list) or len(dims) != ndim \
-                or not all(isinstance(d, str) for d in dims):
+        # (xarray's writer stores an integer dimension name as a number, which its engine
+        # reads back as that integer)
+        if not isinstance(dims, list) or len(dims) != ndim or not all(
+                isinstance(d, str) or isinstance(d, int) and not isinstance(d, bool)
+                for d in dims):
             raise MetadataError(f"{where}: expected {source} to list the {ndim} dimension "
                                 f"names, found {dims!r}")
         attrs = {k: v for k, v in attrs.items()

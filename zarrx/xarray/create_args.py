@@ -134,8 +134,9 @@ def creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> 
     kw: dict[str, Any] = {}
     shards = _shards(enc.get("shards"), var.ndim, name, tuple(var.shape))
     chunks = enc.get("chunks")
-    if isinstance(chunks, (tuple, list, dict)) and not chunks:
-        chunks = None                   # (empty: none given, as xarray takes it)
+    if isinstance(chunks, (tuple, list, dict)) and not chunks or \
+            isinstance(chunks, str) and chunks == "auto":
+        chunks = None                   # (empty or "auto": none given, as xarray takes them)
     chunks = _int_shape(chunks, var.ndim, name, "chunks", tuple(var.shape))
     if chunks is not None and len(chunks) != var.ndim:
         chunks = None                   # (of another rank: dropped, as xarray drops them)

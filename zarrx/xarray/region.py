@@ -13,7 +13,7 @@ from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
 from zarrx.xarray.time_values import check_times
 
-__all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed"]
+__all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed", "check_width"]
 
 CF_KEYS = ("dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
            "calendar", "_Encoding")
@@ -94,6 +94,56 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
     return slice(int(pos[0]), int(pos[0]) + len(pos))
 
 
+#: the kinds of values, by numpy kind: a stored variable of one kind takes values of its own kind
+#: only (numbers also take booleans, complex numbers also take numbers); xarray's coders would
+#: cast the others (a time into integers is stored as 0, 7 into booleans as True, 300 into text
+#: of width 1 as "3"). Python objects are checked by their elements; text stored as
+#: variable-length strings by the stored array's type.
+KINDS = {"b": "booleans", "i": "numbers", "u": "numbers", "f": "numbers",
+         "c": "complex numbers", "M": "times", "m": "time deltas", "U": "text", "T": "text",
+         "S": "bytes"}
+TAKES = {"numbers": ("booleans", "numbers"),
+         "complex numbers": ("booleans", "numbers", "complex numbers")}
+
+
+def _check_kind(var: Any, stored_var: Any, name: str) -> Any:
+    """``var`` checked to hold values of the stored variable's kind (:data:`KINDS`); Python
+    objects written into booleans, numbers, times or time deltas are checked to hold no text
+    (as dask values are, block by block as the graph computes). Numbers whose ``units``
+    attribute is the stored times' (read with ``decode_times=False``) are times encoded
+    already, and taken."""
+    stored = stored_var.dtype
+    want, given = KINDS.get(stored.kind), KINDS.get(var.dtype.kind)
+    if want in ("times", "time deltas") and given == "numbers" and \
+            var.attrs.get("units") == stored_var.encoding.get("units") is not None:
+        return var
+    if want is None or stored.kind == "T":
+        return var
+    if given is None:
+        if var.dtype.kind != "O" or want in ("text", "bytes"):
+            return var      # (elements checked with the stored width, see _fixed_text)
+        if not _is_lazy(var):
+            _no_text(var.values, stored, name)
+            return var
+        checked = var.data.map_blocks(_no_text, stored, name, dtype=var.dtype,
+                                      meta=np.empty((0,) * var.ndim, var.dtype))
+        return var.copy(deep=False, data=checked)
+    if given in TAKES.get(want, (want,)) or {want, given} == {"text", "bytes"}:
+        return var          # (text and bytes: refused with the stored width, below)
+    raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                            f"{stored} values; cannot store values of dtype {var.dtype} "
+                            f"({given} into {want})")
+
+
+def _no_text(block: Any, stored: np.dtype, name: str) -> Any:
+    flat = np.asarray(block, dtype=object).reshape(-1).tolist()
+    bad = next((v for v in flat if isinstance(v, (str, bytes))), None)
+    if bad is not None:
+        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
+                                f"{stored} values; cannot store {type(bad).__name__} {bad!r}")
+    return block
+
+
 def _fixed_text(var: Any, stored: np.dtype, name: str) -> Any:
     """``var``'s strings (Python objects or ``StringDType``; ``stored`` of kind "U") or bytes
     ("S") as fixed-width values of the ``stored`` width, missing values (None, NaN) as empty
@@ -141,11 +191,7 @@ def existing_variable(grp: Group, name: str, var: Any, append_dim: Hashable | No
                             f"stored one has {stored.dims}")
     if var.dims != stored.dims:
         var = var.transpose(*stored.dims)
-    if var.dtype.kind in "SUT" and stored.dtype.kind not in "OSUT":
-        # (refused before xarray's coders try to cast the text to the stored numbers)
-        raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
-                                f"{stored.dtype} values; cannot store values of dtype "
-                                f"{var.dtype}")
+    var = _check_kind(var, stored, name)
     if var.dtype.kind in "OT" and stored.dtype.kind in "SU":
         var = _fixed_text(var, stored.dtype, name)
     if var.dtype.kind in "SU" and stored.dtype.kind in "SU":
@@ -190,6 +236,45 @@ def check_packed(var: Any, name: str) -> Any:
     checked = var.data.map_blocks(_checked_block, var.dtype, enc, dtype, name,
                                   dtype=var.dtype, meta=np.empty((0,) * var.ndim, var.dtype))
     return var.copy(deep=False, data=checked)
+
+
+def check_width(var: Any, name: str) -> Any:
+    """A new variable's strings (or bytes) checked to fit the fixed width of the text (or
+    bytes) ``dtype`` its encoding names, which xarray's coders cast them to, cutting longer
+    ones ("abc" as "ab" in "U2"). Not ``"S1"``, text stored as characters, nor bytes
+    holding text in an ``_Encoding`` (sized by its encoded length). Values held in memory are
+    checked now, dask values block by block as the graph computes (as numbers are)."""
+    enc = var.encoding
+    dtype = enc.get("dtype")
+    try:
+        want = np.dtype(dtype) if dtype is not None else None
+    except TypeError:                   # (a dtype xarray's coders refuse, naming it)
+        return var
+    if want is None or want.kind not in "SU" or not want.itemsize or \
+            (want.kind == "S" and ("_Encoding" in enc or want.itemsize == 1)):
+        return var
+    if not _is_lazy(var):
+        _width_block(var.values, want, name)
+        return var
+    checked = var.data.map_blocks(_width_block, want, name, dtype=var.dtype,
+                                  meta=np.empty((0,) * var.ndim, var.dtype))
+    return var.copy(deep=False, data=checked)
+
+
+def _width_block(block: Any, want: np.dtype, name: str) -> Any:
+    width, unit = (want.itemsize // 4, "characters") if want.kind == "U" else \
+        (want.itemsize, "bytes")
+    values = np.asarray(block)
+    if values.dtype.kind in "SU":       # (numpy's width says how long they can be)
+        if values.dtype.itemsize // (4 if values.dtype.kind == "U" else 1) <= width:
+            return block
+        values = values[np.char.str_len(values) > width]
+    for value in values.reshape(-1).tolist():
+        if isinstance(value, (str, bytes)) and len(value) > width:
+            raise ArgumentError(f"to_zarrx: variable {name!r}: {value!r} is longer than the "
+                                f"{width} {unit} of {want}, the dtype its encoding names; it "
+                                f"would be cut")
+    return block
 
 
 def _checked_block(block: np.ndarray, given: np.dtype, enc: dict, dtype: np.dtype,

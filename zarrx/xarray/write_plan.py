@@ -23,7 +23,7 @@ from zarrx.xarray.create_args import (asks_vlen_bytes as _asks_vlen_bytes,
                                       creation_kwargs as _creation_kwargs)
 from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr, \
     storage_dtype
-from zarrx.xarray.region import check_packed
+from zarrx.xarray.region import check_packed, check_width
 from zarrx.xarray.time_values import check_encoded_times, check_times
 
 __all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS"]
@@ -58,10 +58,11 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
         encoded = cf_encode(var, name, fmt)
     except ZarrError:
         raise
-    except TypeError as exc:
+    except (TypeError, AttributeError) as exc:     # (AttributeError: a calendar of 5)
         raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
-    except (ValueError, KeyError) as exc:     # (KeyError: time units it cannot parse)
+    except (ValueError, LookupError) as exc:
+        # (KeyError: time units it cannot parse; LookupError: an unknown _Encoding)
         raise ArgumentError(f"{where}: xarray's CF encoding refused it "
                             f"({type(exc).__name__}: {exc})") from exc
     # (a _FillValue of None stays there: it asks for no fill value)
@@ -72,12 +73,39 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     return encoded
 
 
+def _check_time_dtype(var: Any, name: str) -> None:
+    """An encoding ``dtype`` of times or time deltas is refused: xarray's coders store times as
+    numbers in their ``units``, which they would then cast to it (2000-01-02 stored as 1 day
+    since 2000-01-01 read back as 1970-01-01T00:00:00.000000001)."""
+    dtype = var.encoding.get("dtype")
+    try:
+        kind = np.dtype(dtype).kind if dtype is not None else None
+    except TypeError:                   # (a dtype xarray's coders refuse, naming it)
+        return
+    if kind in ("M", "m"):
+        raise ArgumentError(f"to_zarrx: encoding of {name!r}: dtype {np.dtype(dtype)}: expected "
+                            f"the integer or float type to store its values as (xarray's "
+                            f"coders store times as numbers in their units, which this "
+                            f"dtype would read back as other times)")
+
+
+def _nat_as_integer(fill: Any, dtype: np.dtype) -> Any:
+    """A NaT fill value (of times read from a Zarr array of datetime64 or timedelta64, which
+    xarray's coders store as integers) as the integer NaT is (the smallest int64), as
+    zarr-python casts it for xarray's writer; other fill values as given."""
+    if isinstance(fill, (np.datetime64, np.timedelta64)) and np.isnat(fill) \
+            and dtype.kind in "iu":
+        return int(np.iinfo(np.int64).min)
+    return fill
+
+
 def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    append_dim: Hashable | None, slices: dict,
                    write_empty: bool | None, given: bool = False) -> Plan:
     where = f"to_zarrx: variable {name!r}"
     if is_new:      # (before xarray's coders cast them; dask values block by block)
-        var = check_packed(var, name)
+        _check_time_dtype(var, name)
+        var = check_width(check_packed(var, name), name)
         if _is_dask(var.data):
             var = check_times(var, name, "its encoding's")
     encoded = _encode(var, name, fmt, given)
@@ -101,13 +129,19 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         encoded = encoded.copy(deep=False, data=data)
     kw = _creation_kwargs(encoded, name, fmt, write_empty)
     fill = kw.pop("fill_value", None)
+    np_dtype = np.dtype(object) if dtype is str else np.dtype(data.dtype) if dtype is None \
+        else np.dtype(dtype)
     if fmt == 2:
         fill = attrs.pop("_FillValue", None)
-    else:
-        np_dtype = np.dtype(object) if dtype is str else np.dtype(data.dtype) if dtype is None \
-            else np.dtype(dtype)
+    fill = _nat_as_integer(fill, np_dtype)
+    if fmt == 3:
         if fill is None and np_dtype.kind == "f":
             fill = np.nan
+        if attrs.get("_FillValue") is not None and np_dtype.kind in "OT":
+            # (engine "zarr" cannot read one back, and xarray's writer refuses it)
+            raise ArgumentError(f"{where}: a _FillValue cannot be given for variable-length "
+                                f"strings in Zarr v3 (found {attrs['_FillValue']!r}); drop "
+                                f"it from the variable's encoding, or write Zarr v2")
         if attrs.get("_FillValue") is not None:
             attrs["_FillValue"] = encode_fill_attr(attrs["_FillValue"], np_dtype, where)
         else:

@@ -100,6 +100,16 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
                                     "non-empty string or None, as xarray requires for zarr "
                                     "files")
         check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
+        for dim in ds.variables[name].dims:
+            if not isinstance(dim, str):    # (str() of it would come back: another name)
+                raise ArgumentTypeError(f"to_zarrx: variable {name!r}: invalid dimension name "
+                                        f"{dim!r} ({type(dim).__name__}): expected a string "
+                                        f"(what else is stored reads back as another name)")
+        shape = ds.variables[name].shape
+        if any(n != n for n in shape):          # (NaN: dask blocks of unknown sizes)
+            raise ArgumentError(f"to_zarrx: variable {name!r} has dask blocks of unknown "
+                                f"sizes (shape {shape}); call compute_chunk_sizes() on its "
+                                f"dask array first")
     check_attrs(ds.attrs, "to_zarrx: the dataset")
     mode = _mode(mode, append_dim, region)
     # modes "w" and "w-" create (or replace) the group only once every variable is checked and
@@ -315,6 +325,23 @@ def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) ->
                             f"(found {sorted(known)})")
     if dim not in ds.dims:
         raise ArgumentError(f"to_zarrx: append_dim={dim!r} is not a dimension of the dataset")
+    if not ds.sizes[dim]:
+        return
+    # a stored variable along dim left out would stay shorter than the appended ones: the
+    # group would no longer open (xarray's writer appends without it)
+    given = {array_name(name) for name in ds.variables}
+    left = []
+    for name, meta in array_metas(grp):
+        try:
+            dims, _ = dims_and_attrs(meta, name)
+        except MetadataError:
+            continue                        # not an xarray variable: it has no say
+        if name not in given and str(dim) in dims:
+            left.append(name)
+    if left:
+        raise ArgumentError(f"to_zarrx: append_dim={dim!r}: the stored variables {left} along "
+                            f"{dim!r} are not in the dataset; appending without them would "
+                            f"leave them shorter and the group unreadable (append them too)")
 
 
 def _lengths_after(grp: Group, ds: Any, append_dim: Hashable | None) -> dict[str, int]:

@@ -1,0 +1,85 @@
+"""Writes ``to_zarrx`` refuses before the store changes: an append (``append_dim``) that leaves
+out a stored variable along the appended dimension (it would stay shorter than the appended
+ones and the group would no longer open, which is what xarray's writer leaves), and dask values
+in blocks of unknown sizes."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+zarr = pytest.importorskip("zarr")
+
+import zarrx  # noqa: E402
+import zarrx.xarray as zx  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning"),
+              pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+def stored(path):
+    """Shape and values of every array of the group at ``path``, read by zarr-python."""
+    return {name: (a.shape, a[...].tolist()) for name, a in zarr.open_group(path).arrays()}
+
+
+def dataset(n, start=0):
+    values = np.arange(2 * start, 2 * (start + n), dtype="f8").reshape(n, 2)
+    return xr.Dataset({"a": (("t", "y"), values),
+                       "b": ("t", np.arange(start, start + n)), "c": ("y", [1.0, 2.0])},
+                      coords={"t": np.arange(start, start + n)})
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("left_out", [["b"], ["t"], ["a", "b"]])
+def test_an_append_leaving_out_a_stored_variable_along_it_is_refused(tmp_path, fmt, left_out):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(dataset(3), path, zarr_format=fmt)
+    before = stored(path)
+    more = dataset(2, start=3).drop_vars(left_out)
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: append_dim='t': the stored variables {sorted(left_out)} along 't' are "
+            f"not in the dataset; appending without them would leave them shorter and the "
+            f"group unreadable (append them too)")):
+        zx.to_zarrx(more, path, append_dim="t")
+    assert stored(path) == before
+    xr.testing.assert_identical(xr.open_zarr(path).load(), dataset(3))
+    # (xarray's writer appends without them, and its engine can no longer open the group)
+    more.to_zarr(path, append_dim="t")
+    with pytest.raises(ValueError, match="conflicting sizes for dimension 't'"):
+        xr.open_zarr(path)
+
+
+def test_variables_not_along_the_appended_dimension_may_be_left_out(tmp_path):
+    path = tmp_path / "z.zarr"
+    zx.to_zarrx(dataset(3), path)
+    zx.to_zarrx(dataset(2, start=3).drop_vars("c"), path, append_dim="t")
+    xr.testing.assert_identical(xr.open_zarr(path).load(), dataset(5))
+    # (no row appended: nothing grows, so nothing needs to be there)
+    zx.to_zarrx(dataset(0).drop_vars(["b", "c"]), path, append_dim="t")
+    xr.testing.assert_identical(xr.open_zarr(path).load(), dataset(5))
+
+
+@pytest.mark.parametrize("how", ["new", "append", "region"])
+def test_dask_blocks_of_unknown_sizes_are_refused_before_the_store_changes(tmp_path, how):
+    # (a new variable failed with numpy's ValueError "cannot convert float NaN to integer")
+    import dask.array as da
+
+    path = tmp_path / "z.zarr"
+    if how != "new":
+        zx.to_zarrx(dataset(3), path)
+    before = stored(path) if how != "new" else None
+    values = da.arange(10, chunks=3)
+    values = values[values > 7]                 # 2 elements, in blocks of unknown sizes
+    more = xr.Dataset({"b": ("t", values)})
+    kw = {"new": {}, "append": {"append_dim": "t"}, "region": {"region": {"t": slice(0, 2)}}}
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "to_zarrx: variable 'b' has dask blocks of unknown sizes (shape (nan,)); call "
+            "compute_chunk_sizes() on its dask array first")):
+        zx.to_zarrx(more, path, **kw[how])
+    if how == "new":
+        assert not path.exists()
+    else:
+        assert stored(path) == before

@@ -1,0 +1,156 @@
+"""Encoding values and names ``to_zarrx`` takes as xarray's writer takes them (compared with
+what engine "zarr" stores), and names it refuses rather than store them changed."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+zarr = pytest.importorskip("zarr")
+pytest.importorskip("dask.array")
+
+import zarrx.xarray as zx  # noqa: E402
+
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
+              pytest.mark.filterwarnings("ignore::FutureWarning")]
+
+WRITERS = {"zarr": lambda ds, path, **kw: ds.to_zarr(path, **kw),
+           "zarrx": lambda ds, path, **kw: zx.to_zarrx(ds, path, **kw)}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_chunks_auto_is_the_default_chunking(tmp_path, fmt, lazy):
+    # (to_zarrx refused it: "expected an int or a tuple of ints")
+    ds = xr.Dataset({"v": (("t", "y"), np.arange(300_000.0).reshape(1000, 300))})
+    ds = ds.chunk(t=100) if lazy else ds
+    chunks = {}
+    for writer, write in WRITERS.items():
+        write(ds, tmp_path / f"{writer}.zarr", zarr_format=fmt,
+              encoding={"v": {"chunks": "auto"}})
+        chunks[writer] = zarr.open_array(tmp_path / f"{writer}.zarr" / "v").chunks
+        xr.testing.assert_identical(xr.open_zarr(tmp_path / f"{writer}.zarr").load(), ds)
+    assert chunks["zarrx"] == chunks["zarr"] == ((100, 300) if lazy else (250, 150))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dim", [0, np.int64(1), ("x", 1)], ids=["int", "numpy-int", "tuple"])
+def test_dimension_names_that_are_not_strings_are_refused(tmp_path, fmt, dim):
+    # (to_zarrx stored str() of them: dimension 0 read back as "0", and a variable named "0"
+    # along it as its index coordinate)
+    import re
+
+    import zarrx
+
+    ds = xr.Dataset({"0": ((dim,), [1.0, 2.0])})
+    with pytest.raises(zarrx.ArgumentTypeError, match=re.escape(
+            f"to_zarrx: variable '0': invalid dimension name {dim!r} ({type(dim).__name__}): "
+            f"expected a string (what else is stored reads back as another name)")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt)
+    assert not (tmp_path / "z.zarr").exists()
+
+
+def test_integer_dimension_names_xarrays_writer_stores_in_v2_are_read_as_integers(tmp_path):
+    # (engine zarrx refused them: "expected the attribute _ARRAY_DIMENSIONS to list the 1
+    # dimension names, found [0]")
+    from zarrx.xarray import ZarrxBackendEntrypoint
+
+    ds = xr.Dataset({"c": ((0,), [1.0, 2.0])})
+    ds.to_zarr(tmp_path / "z.zarr", zarr_format=2)
+    back = xr.open_dataset(tmp_path / "z.zarr", engine=ZarrxBackendEntrypoint).load()
+    xr.testing.assert_identical(back, xr.open_zarr(tmp_path / "z.zarr").load())
+    xr.testing.assert_identical(back, ds)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("values, dtype", [
+    (np.array(["2000-01-01", "2000-01-02"], dtype="datetime64[ns]"), "datetime64[ns]"),
+    (np.array([3600, 7200], dtype="timedelta64[s]"), "timedelta64[ns]"),
+    (np.array([1.5, 3.0]), "datetime64[s]")], ids=["times", "deltas", "numbers"])
+def test_an_encoding_dtype_of_times_is_refused(tmp_path, fmt, values, dtype):
+    # (xarray's coders store times as numbers in their units, then cast them to it: both
+    # writers stored 2000-01-02 so that it read back as 1970-01-01T00:00:00.000000001)
+    import re
+
+    import zarrx
+
+    ds = xr.Dataset({"v": ("t", values)})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: encoding of 'v': dtype {np.dtype(dtype)}: expected the integer or "
+            f"float type to store its values as")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=fmt, encoding={"v": {"dtype": dtype}})
+    assert not (tmp_path / "z.zarr").exists()
+    ds.to_zarr(tmp_path / "oracle.zarr", zarr_format=fmt, encoding={"v": {"dtype": dtype}})
+    assert not np.array_equal(xr.open_zarr(tmp_path / "oracle.zarr").v.values, values)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("values, dtype, unit", [
+    (np.array(["abc", "d"], dtype=object), "U2", "characters"),
+    (np.array(["abc", "d"]), "U2", "characters"),
+    (np.array(["abc", "d"], dtype=np.dtypes.StringDType()), "U2", "characters"),
+    (np.array([b"abc", b"d"]), "S2", "bytes"),
+    (np.array([b"abc", b"d"], dtype=object), "S2", "bytes")],
+    ids=["objects", "fixed", "stringdtype", "bytes", "object-bytes"])
+def test_text_longer_than_the_width_its_encoding_names_is_refused(tmp_path, lazy, values,
+                                                                  dtype, unit):
+    # (both writers cut it: "abc" was stored as "ab")
+    import re
+
+    import zarrx
+
+    ds = xr.Dataset({"s": ("t", values)})
+    ds = ds.chunk(t=1) if lazy else ds
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: variable 's': {values.tolist()[0]!r} is longer than the 2 {unit} of "
+            f"{np.dtype(dtype)}, the dtype its encoding names; it would be cut")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={"s": {"dtype": dtype}})
+    fits = ds.isel(t=[1])
+    zx.to_zarrx(fits, tmp_path / "z.zarr", mode="w", encoding={"s": {"dtype": dtype}})
+    assert zarr.open_array(tmp_path / "z.zarr" / "s").dtype == np.dtype(dtype)
+    assert xr.open_zarr(tmp_path / "z.zarr").s.values.tolist() == fits.s.values.tolist()
+
+
+@pytest.mark.parametrize("values", [np.array(["ab", "zz"], dtype=object),
+                                    np.array(["ab", "zz"], dtype=np.dtypes.StringDType())],
+                         ids=["objects", "stringdtype"])
+@pytest.mark.parametrize("fill", ["zz", 5])
+def test_a_fill_value_for_variable_length_strings_in_v3_is_refused(tmp_path, values, fill):
+    # (to_zarrx stored it as an attribute engine zarr cannot read back: "Failed to decode
+    # fill_value"; xarray's writer refuses it)
+    import re
+
+    import zarrx
+
+    ds = xr.Dataset({"s": ("t", values)})
+    found = repr(fill if values.dtype.kind == "O" else str(fill))   # (cast by the coders)
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: variable 's': a _FillValue cannot be given for variable-length strings "
+            f"in Zarr v3 (found {found}); drop it from the variable's encoding, or write Zarr "
+            f"v2")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=3, encoding={"s": {"_FillValue": fill}})
+    assert not (tmp_path / "z.zarr").exists()
+    with pytest.raises(ValueError):
+        ds.to_zarr(tmp_path / "oracle.zarr", zarr_format=3, encoding={"s": {"_FillValue": fill}})
+    zx.to_zarrx(ds, tmp_path / "z.zarr", zarr_format=2, encoding={"s": {"_FillValue": fill}})
+    back = xr.open_zarr(tmp_path / "z.zarr").load()
+    assert back.s.values.tolist()[0] == "ab"
+
+
+@pytest.mark.parametrize("var, enc, error", [
+    ("m", {"calendar": 5}, "AttributeError: 'int' object has no attribute 'lower'"),
+    ("s", {"dtype": "S1", "_Encoding": "nope"}, "LookupError: unknown encoding: nope")])
+def test_encodings_xarrays_coders_fail_on_are_zarr_errors(tmp_path, var, enc, error):
+    # (the coders' AttributeError and LookupError came through as they were)
+    import re
+
+    import pandas as pd
+
+    import zarrx
+
+    ds = xr.Dataset({"m": ("t", pd.date_range("2000", periods=2)),
+                     "s": ("t", np.array(["a", "b"], dtype=object))})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            f"to_zarrx: variable {var!r}: xarray's CF encoding refused it ({error})")):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={var: enc})
+    assert not (tmp_path / "z.zarr").exists()
