@@ -6,7 +6,6 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.codecs.transpose import Transpose
 from zarrx.creation import as_zarrx_array, data_array
 from zarrx.errors import ArgumentTypeError, FillValueError, FillValueOverflowError, ZarrError
 from zarrx.metadata._util import short
@@ -49,6 +48,7 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
             if codecs["serializer"] is not None:
                 kwargs.setdefault("serializer", codecs["serializer"])
         else:                         # a transpose is the layout, whatever the type
+            from zarrx.codecs.transpose import Transpose    # codecs load on first use
             kwargs.setdefault("filters", tuple(f for f in codecs["filters"]
                                                if isinstance(f, Transpose)))
     if fill and "fill_value" not in kwargs:
