@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from typing import Any
 
 from zarrx.cli.example import demo
 
@@ -44,7 +46,14 @@ storage options."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on standard error (exit status 2)."""
+    """Usage errors as one line on standard error (exit status 2). An argument that starts
+    with a minus and then a number (``-1,4``, ``-5:``, ``-1.5e3``, ``-inf``) is a value, not an
+    option (argparse takes only ``-1`` and ``-1.5`` as values), so that it reaches the option's
+    own check and message; no option of zarrx is named so."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|infinity|nan)", re.IGNORECASE)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
