@@ -67,6 +67,7 @@ from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_consolidated import stale_nodes
+from zarrx.tools.check_formats import ambiguous_nodes
 from zarrx.tools.check_report import KINDS, CheckReport, Finding, not_handed_over
 from zarrx.tools.local_entries import walk
 from zarrx.tools.location import opened_here, open_node, resolve
@@ -179,6 +180,8 @@ class _Check:
                                             # store cannot address makes its objects strays)
                 owners.add(path)
         self._missing_documents(set(paths), owners)
+        for finding in ambiguous_nodes(keys, owners - self.missing):
+            self.add(finding)
         self._stale_consolidated(owners)
         for key in keys:
             self._own(key, owners)
