@@ -2,6 +2,7 @@
 only once complete: a run that fails or is killed part way leaves the old node as it was."""
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import signal
@@ -137,3 +138,28 @@ def test_a_killed_overwrite_keeps_the_old_node(tmp_path, how):
         for name in left:
             shutil.rmtree(tmp_path / (os.path.dirname(dst) or ".") / name)
         assert _files(tmp_path) == before, dst
+
+
+@pytest.mark.parametrize("how", ["copy", "convert"])
+def test_an_interrupted_overwrite_says_the_destination_is_as_it_was(tmp_path, capsys,
+                                                                     monkeypatch, how):
+    # (before: the old node was removed, and convert said to resume the new one)
+    from zarrx import cli
+    copy_module = importlib.import_module("zarrx.tools.copy")
+    from zarrx.tools.convert import _Job
+    source = str(tmp_path / "src.zarr")
+    zarrx.create_array(source, shape=(40,), chunks=(10,), dtype="i4")[:] = np.arange(40)
+    _destinations(tmp_path)
+    before = _files(tmp_path / "old.zarr")
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(copy_module, "run_parallel", ctrl_c)
+    monkeypatch.setattr(_Job, "array", ctrl_c)
+    dst = str(tmp_path / "old.zarr")
+    assert cli.main([how, source, dst, "--overwrite", "-q"]) == 130
+    assert capsys.readouterr().err == \
+        f"zarrx: interrupted; the destination {dst} is as it was\n"
+    assert _files(tmp_path / "old.zarr") == before
+    assert not [n for n in os.listdir(tmp_path) if "zarrx-tmp" in n]

@@ -104,10 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        from zarrx.tools.location import writes_zip
-        hint = "; run it again with --resume to keep what is done" \
-            if args.cmd == "convert" and not writes_zip(args.destination) else ""
-        print(f"zarrx: interrupted{hint}", file=sys.stderr)
+        print(f"zarrx: interrupted{_resume_hint(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:            # zarrx cat ... | head
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -116,6 +113,20 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """What an interrupted command adds to its message: a conversion left unfinished can be
+    resumed; one replacing a node in a local folder (written beside it) left that node as
+    it was."""
+    from zarrx.tools.location import interrupted_at, writes_zip
+    if args.cmd not in ("convert", "copy") or writes_zip(args.destination):
+        return ""
+    kept = args.overwrite and not getattr(args, "resume", False) and \
+        os.path.isdir(os.fspath(args.destination)) and not interrupted_at(args.destination)
+    if kept:
+        return f"; the destination {args.destination} is as it was"
+    return "; run it again with --resume to keep what is done" if args.cmd == "convert" else ""
 
 
 if __name__ == "__main__":
