@@ -71,8 +71,10 @@ def test_a_successful_overwrite_holds_exactly_the_new_node(tmp_path, how):
     source = str(tmp_path / "src.zarr")
     zarrx.create_array(source, shape=(40,), chunks=(10,), dtype="i4")[:] = np.arange(40)
     for dst in _destinations(tmp_path):
-        getattr(zarrx, how)(source, str(tmp_path / dst), overwrite=True)
         folder = tmp_path / dst
+        folder.chmod(0o750)
+        getattr(zarrx, how)(source, str(tmp_path / dst), overwrite=True)
+        assert folder.stat().st_mode & 0o777 == 0o750      # the old folder's access
         assert zarrx.open_array(str(folder))[:].tolist() == list(range(40))
         if how == "copy":
             assert _files(folder) == _files(tmp_path / "src.zarr")

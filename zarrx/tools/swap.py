@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -47,6 +48,7 @@ def replace_folder(dst: Location, folder: str, write: Callable[[LocalStore], T])
     staged = os.path.join(parent, temp_name(name))
     try:
         os.mkdir(staged)
+        os.chmod(staged, stat.S_IMODE(os.stat(folder).st_mode))     # the old folder's access
         with LocalStore(staged) as store:
             result = write(store)
     except BaseException:
