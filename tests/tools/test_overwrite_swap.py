@@ -165,3 +165,28 @@ def test_an_interrupted_overwrite_says_the_destination_is_as_it_was(tmp_path, ca
         f"zarrx: interrupted; the destination {dst} is as it was\n"
     assert _files(tmp_path / "old.zarr") == before
     assert not [n for n in os.listdir(tmp_path) if "zarrx-tmp" in n]
+
+
+def test_check_repair_removes_an_old_folder_a_killed_overwrite_left(tmp_path):
+    from zarrx.store.localfs import temp_name
+    from zarrx.tools.check import check
+    _destinations(tmp_path)
+    h = tmp_path / "h.zarr"
+    left = h / temp_name("a")
+    shutil.copytree(h / "a", left)                  # as a killed run leaves it
+    report = check(str(h), repair=True)             # recent: left alone
+    assert report.findings == [] and report.recent_temporary == [left.name] and left.exists()
+    old = time.time() - 7200
+    for p in [left, *left.rglob("*")]:
+        os.utime(p, (old, old), follow_symlinks=False)
+    (left / "c" / "0").touch()                      # a writer still at work below it
+    assert check(str(h), repair=True).findings == [] and left.exists()
+    os.utime(left / "c" / "0", (old, old))
+    report = check(str(h))
+    assert [(f.kind, f.key, f.detail) for f in report.findings] == [
+        ("temporary", left.name, "a temporary folder (a node that copy or convert --overwrite "
+                                 "was writing) left by a writer 2.0 h ago")]
+    report = check(str(h), repair=True)
+    assert report.repairs == [f"removed the temporary folder {left.name}"]
+    assert not left.exists()
+    assert zarrx.open_array(str(h / "a"))[:].tolist() == [3] * 4

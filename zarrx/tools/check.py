@@ -443,10 +443,11 @@ class _Check:
             else:
                 self.report.recent_temporary.append(key)
         for rel, mtime in temps:
+            what = "folder (a node that copy or convert --overwrite was writing)" if \
+                os.path.isdir(os.path.join(self.store.root, *rel.split("/"))) else "file"
             if now - mtime >= temp_age:
                 self.add(Finding("temporary", rel, "/" + self.root,
-                                 f"a temporary file left by a writer "
-                                 f"{_age(now - mtime)} ago"))
+                                 f"a temporary {what} left by a writer {_age(now - mtime)} ago"))
             else:
                 self.report.recent_temporary.append(rel)
 
