@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -190,3 +191,21 @@ def test_check_repair_removes_an_old_folder_a_killed_overwrite_left(tmp_path):
     assert report.repairs == [f"removed the temporary folder {left.name}"]
     assert not left.exists()
     assert zarrx.open_array(str(h / "a"))[:].tolist() == [3] * 4
+
+
+def test_a_parent_folder_that_takes_no_new_folder_leaves_the_old_node(tmp_path, monkeypatch):
+    source = str(tmp_path / "src.zarr")
+    zarrx.create_array(source, shape=(4,), chunks=(2,), dtype="i4")[:] = [1, 2, 3, 4]
+    _destinations(tmp_path)
+    before = _files(tmp_path)
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(os, "mkdir", refused)
+    dst = str(tmp_path / "old.zarr")
+    with pytest.raises(StoreError, match=re.escape(
+            f"cannot make a folder in {str(tmp_path)!r} to write the new node in before it "
+            f"replaces {dst!r}: Permission denied; {dst!r} is left as it was")):
+        zarrx.copy(source, dst, overwrite=True)
+    assert _files(tmp_path) == before

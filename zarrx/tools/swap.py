@@ -48,6 +48,11 @@ def replace_folder(dst: Location, folder: str, write: Callable[[LocalStore], T])
     staged = os.path.join(parent, temp_name(name))
     try:
         os.mkdir(staged)
+    except OSError as exc:
+        raise StoreError(f"cannot make a folder in {parent!r} to write the new node in before "
+                         f"it replaces {folder!r}: {exc.strerror}; {folder!r} is left as it "
+                         f"was (remove it first, or write elsewhere)") from exc
+    try:
         os.chmod(staged, stat.S_IMODE(os.stat(folder).st_mode))     # the old folder's access
         with LocalStore(staged) as store:
             result = write(store)
