@@ -3,6 +3,7 @@ request, for as long as a ``with`` block runs."""
 from __future__ import annotations
 
 import http.server
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,14 +19,19 @@ class _Server(http.server.ThreadingHTTPServer):
     request_queue_size = 128
 
 
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
 @contextmanager
-def serving(handler: Any) -> Iterator[str]:
-    """``handler`` (a request handler class, or a partial of one) served on loopback; the
-    server's base URL (``http://127.0.0.1:<port>``). The server stops when the block ends."""
-    server = _Server(("127.0.0.1", 0), handler)
+def serving(handler: Any, host: str = "127.0.0.1") -> Iterator[str]:
+    """``handler`` (a request handler class, or a partial of one) served on loopback (``host``:
+    ``"::1"`` for IPv6); the server's base URL (``http://127.0.0.1:<port>``,
+    ``http://[::1]:<port>``). The server stops when the block ends."""
+    server = (_Server6 if ":" in host else _Server)((host, 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"http://{f'[{host}]' if ':' in host else host}:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

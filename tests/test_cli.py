@@ -465,8 +465,10 @@ def test_command_line_mistakes_exit_2_before_anything_is_opened(argv, tmp_path, 
 
 
 @pytest.mark.parametrize("option, value, expected", [
-    ("--workers", "0", "a positive number of workers"),
-    ("--workers", "2x", "a positive number of workers"),
+    ("--workers", "0", "a number of workers from 1 to 1024"),
+    ("--workers", "2x", "a number of workers from 1 to 1024"),
+    ("--workers", "99999999999999999999", "a number of workers from 1 to 1024"),
+    ("--workers", "-2", "a number of workers from 1 to 1024"),
     ("--temp-age", "nan", "a number of seconds, 0 or more"),
     ("--temp-age", "inf", "a number of seconds, 0 or more"),
     ("--temp-age", "-5", "a number of seconds, 0 or more")])

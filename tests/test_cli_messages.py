@@ -44,3 +44,40 @@ def test_a_codec_option_given_twice_is_refused():
                                               r"given twice$"):
         parse_codec("gzip:level=9, level=1")
     assert parse_codec("gzip:level=9") == {"name": "gzip", "configuration": {"level": 9}}
+
+
+_SHAPES = "positive integers below 2**63 separated by commas (64,64)"
+
+
+@pytest.mark.parametrize("option, value", [
+    # (before: "expected one argument", as argparse took -1,4 for an option)
+    ("--chunks", "-1,4"), ("--shards", "-5,5"), ("--chunks", "-1"), ("--chunks", "4,-1"),
+    # (before: exit status 3, from the array created with it)
+    ("--chunks", "99999999999999999999,4"), ("--shards", "4,99999999999999999999"),
+    ("--chunks", "9223372036854775808,1")])
+def test_a_bad_shape_value_exits_2_naming_the_option(tmp_path, capsys, monkeypatch, option,
+                                                    value):
+    monkeypatch.chdir(tmp_path)
+    zarrx.create_array("a.zarr", shape=(10, 10), chunks=(5, 5), dtype="i4")[:] = 1
+    assert cli.main(["convert", "a.zarr", "b.zarr", option, value]) == 2
+    assert capsys.readouterr().err == (f"zarrx convert: argument {option}: expected {_SHAPES}, "
+                                       f"found {value!r} (see zarrx convert --help)\n")
+    assert not (tmp_path / "b.zarr").exists()
+
+
+def test_values_starting_with_a_minus_reach_the_commands(tmp_path, capsys, monkeypatch):
+    # (before: "the following arguments are required: key", "unrecognized arguments: -2:",
+    # "expected one argument")
+    monkeypatch.chdir(tmp_path)
+    zarrx.create_array("a.zarr", shape=(4,), chunks=(2,), dtype="f8")[:] = [1, 2, 3, 4]
+    for key in ("-1", "-1,0"):
+        assert cli.main(["chunk", "a.zarr", key]) == 3
+        assert capsys.readouterr().err == (f"zarrx: array '/': {key!r} is neither a chunk key "
+                                           f"of the array ('c/0', say) nor grid coordinates "
+                                           f"such as 0\n")
+    assert cli.main(["cat", "a.zarr", "-2:"]) == 0
+    assert capsys.readouterr().out == "3.0\n4.0\n"
+    for value, stored in [("-1.5e3", -1500.0), ("-Infinity", float("-inf"))]:
+        assert cli.main(["convert", "a.zarr", "b.zarr", "--fill-value", value,
+                         "--overwrite", "-q"]) == 0
+        assert zarrx.open_array("b.zarr").fill_value == stored

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+from typing import Any
 
 from zarrx.cli.example import demo
 
@@ -44,7 +46,14 @@ storage options."""
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on standard error (exit status 2)."""
+    """Usage errors as one line on standard error (exit status 2). An argument that starts
+    with a minus and then a number (``-1,4``, ``-5:``, ``-1.5e3``, ``-inf``) is a value, not an
+    option (argparse takes only ``-1`` and ``-1.5`` as values), so that it reaches the option's
+    own check and message; no option of zarrx is named so."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|infinity|nan)", re.IGNORECASE)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
@@ -95,10 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        from zarrx.tools.location import writes_zip
-        hint = "; run it again with --resume to keep what is done" \
-            if args.cmd == "convert" and not writes_zip(args.destination) else ""
-        print(f"zarrx: interrupted{hint}", file=sys.stderr)
+        print(f"zarrx: interrupted{_resume_hint(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:            # zarrx cat ... | head
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -107,6 +113,20 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """What an interrupted command adds to its message: a conversion left unfinished can be
+    resumed; one replacing a node in a local folder (written beside it) left that node as
+    it was."""
+    from zarrx.tools.location import interrupted_at, writes_zip
+    if args.cmd not in ("convert", "copy") or writes_zip(args.destination):
+        return ""
+    kept = args.overwrite and not getattr(args, "resume", False) and \
+        os.path.isdir(os.fspath(args.destination)) and not interrupted_at(args.destination)
+    if kept:
+        return f"; the destination {args.destination} is as it was"
+    return "; run it again with --resume to keep what is done" if args.cmd == "convert" else ""
 
 
 if __name__ == "__main__":

@@ -91,10 +91,14 @@ def parse_shape(text: str) -> tuple[int, ...]:
         out = tuple(int(v) for v in text.replace("x", ",").split(","))
     except ValueError:
         out = ()
-    if not out or any(v <= 0 for v in out):
-        raise argparse.ArgumentTypeError(f"expected positive integers separated by commas "
-                                         f"(64,64), found {text!r}")
+    if not out or any(v <= 0 or v >= 2**63 for v in out):
+        raise argparse.ArgumentTypeError(f"expected positive integers below 2**63 separated "
+                                         f"by commas (64,64), found {text!r}")
     return out
+
+
+#: the most ``--workers`` (each holds up to a block or a batch of objects at a time)
+MAX_WORKERS = 1024
 
 
 def _number(text: str, kind: type, ok: Any, expected: str) -> Any:
@@ -109,8 +113,9 @@ def _number(text: str, kind: type, ok: Any, expected: str) -> Any:
 
 
 def workers_argument(text: str) -> int:
-    """``--workers``: a positive number (a usage error otherwise)."""
-    return _number(text, int, lambda n: n >= 1, "a positive number of workers")
+    """``--workers``: a number from 1 to :data:`MAX_WORKERS` (a usage error otherwise)."""
+    return _number(text, int, lambda n: 1 <= n <= MAX_WORKERS,
+                   f"a number of workers from 1 to {MAX_WORKERS}")
 
 
 def seconds_argument(text: str) -> float:

@@ -230,8 +230,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "a .npy file with --npy (strings as fixed-width 'U').")
     p.add_argument("path", help=PATH_HELP)
     p.add_argument("selection", nargs="?", default=None,
-                   help="numpy-style basic selection, e.g. '0:10, ::2' or '5, ...' (after -- "
-                        "when it starts with a minus: -- -3:) "
+                   help="numpy-style basic selection, e.g. '0:10, ::2', '5, ...' or -3: "
                         "(default: everything)")
     p.add_argument("--npy", action="store_true", help="write a .npy file instead of text")
     p.add_argument("-o", "--output", default=None, help="write to this file, not stdout")

@@ -67,6 +67,7 @@ from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_consolidated import stale_nodes
+from zarrx.tools.check_formats import ambiguous_nodes
 from zarrx.tools.check_report import KINDS, CheckReport, Finding, not_handed_over
 from zarrx.tools.local_entries import walk
 from zarrx.tools.location import opened_here, open_node, resolve
@@ -179,6 +180,8 @@ class _Check:
                                             # store cannot address makes its objects strays)
                 owners.add(path)
         self._missing_documents(set(paths), owners)
+        for finding in ambiguous_nodes(keys, owners - self.missing):
+            self.add(finding)
         self._stale_consolidated(owners)
         for key in keys:
             self._own(key, owners)
@@ -440,10 +443,11 @@ class _Check:
             else:
                 self.report.recent_temporary.append(key)
         for rel, mtime in temps:
+            what = "folder (a node that copy or convert --overwrite was writing)" if \
+                os.path.isdir(os.path.join(self.store.root, *rel.split("/"))) else "file"
             if now - mtime >= temp_age:
                 self.add(Finding("temporary", rel, "/" + self.root,
-                                 f"a temporary file left by a writer "
-                                 f"{_age(now - mtime)} ago"))
+                                 f"a temporary {what} left by a writer {_age(now - mtime)} ago"))
             else:
                 self.report.recent_temporary.append(rel)
 

@@ -39,6 +39,7 @@ from zarrx.tools.location import Location, check_overwrite_destination, \
 from zarrx.tools import pending
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
+from zarrx.tools.swap import existing_folder, rebased, replace_folder
 from zarrx.tools.target import KEEP, SHAPES, Changes, for_rank, shape_rank, \
     target_arguments
 
@@ -158,6 +159,15 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
         if overwrite and not resume and not replace:
             check_overwrite_destination(dst, "convert")
         fmt = node.zarr_format if zarr_format is KEEP else zarr_format
+        folder = None if resume or replace or not overwrite else \
+            existing_folder(dst, destination)
+        if folder is not None:              # written beside it, then swapped in
+            report = replace_folder(dst, folder, lambda store: convert(
+                node, store, zarr_format=zarr_format, chunks=chunks, shards=shards,
+                compressors=compressors, filters=filters, serializer=serializer,
+                fill_value=fill_value, max_memory=max_memory, workers=workers,
+                verify=verify, progress=progress))
+            return rebased(report, str(src), dst)
         report = ConvertReport(str(src), str(dst), fmt)
         job = _Job(changes, budget, workers, resume, verify, overwrite, bar, report)
         if isinstance(node, Array):

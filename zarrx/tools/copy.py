@@ -27,6 +27,7 @@ from zarrx.tools.location import check_overwrite_destination, check_zip_destinat
     open_node, overlap, release, resolve, side_options, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
+from zarrx.tools.swap import existing_folder, replace_folder
 from zarrx.tools.unlisted import node_keys
 
 __all__ = ["copy", "CopyReport"]
@@ -82,6 +83,13 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
             raise ZarrError(f"copy: the destination {dst} {how} {src}")
         if overwrite and not replace:
             check_overwrite_destination(dst, "copy")
+            folder = existing_folder(dst, destination)
+            if folder is not None:          # written beside it, then swapped in
+                inner = replace_folder(dst, folder, lambda store: copy(
+                    node, store, workers=workers, progress=progress))
+                report.objects, report.nbytes = inner.objects, inner.nbytes
+                failed = False
+                return _done(report, t0)
         if not overwrite and nodes.load_node(dst.store, dst.path) is not None:
             raise NodeExistsError(f"copy: a node exists at /{dst.path} in the destination "
                                   f"{dst}; pass --overwrite (overwrite=True) to replace it")
@@ -129,6 +137,10 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         bar.close()
         release(dst, destination, failed)
         release(src, source, False)
+    return _done(report, t0)
+
+
+def _done(report: CopyReport, t0: float) -> CopyReport:
     report.elapsed = time.perf_counter() - t0
     return report
 

@@ -3,6 +3,7 @@ temporary files left by writers, and links and special files (which ``LocalStore
 or follows). Walked without following links, with a stack of its own."""
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterator
@@ -43,6 +44,19 @@ def folders(start: str) -> Iterator[tuple[str, list[str], list[str], list[str]]]
         stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
 
 
+def newest(path: str) -> float:
+    """The mtime of ``path``; for a folder (the new node ``copy`` or ``convert --overwrite``
+    writes beside the one it replaces), the newest mtime of the entries below it, so that a
+    folder still being written is never taken for an old one."""
+    latest = os.lstat(path).st_mtime
+    if os.path.isdir(path) and not os.path.islink(path):
+        for folder, dirs, files in os.walk(path):
+            for name in dirs + files:
+                with contextlib.suppress(OSError):
+                    latest = max(latest, os.lstat(os.path.join(folder, name)).st_mtime)
+    return latest
+
+
 def walk(root: str, node: str) -> tuple[list[tuple[str, float]], list[tuple[str, str]]]:
     """What one walk below ``node`` finds, each sorted by path relative to root: the
     temporary files of its keys, with their mtimes, and the links and entries that are
@@ -58,7 +72,7 @@ def walk(root: str, node: str) -> tuple[list[tuple[str, float]], list[tuple[str,
             if not is_temp_name(name) or not (rel_dir + temp_owner(name)).startswith(prefix):
                 continue
             try:
-                mtime = os.lstat(os.path.join(folder, name)).st_mtime
+                mtime = newest(os.path.join(folder, name))
             except OSError:
                 continue
             temps.append((rel_dir + name, mtime))

@@ -5,6 +5,9 @@ torn chunk as the fill value), each removal only of the version of the object th
 found."""
 from __future__ import annotations
 
+import os
+import shutil
+import time
 from typing import Any
 
 from zarrx.api import open_array
@@ -13,6 +16,7 @@ from zarrx.errors import ConflictError, ShardError, ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store import LocalStore, Store
 from zarrx.tools.check_report import FAILED, CheckReport, Finding
+from zarrx.tools.local_entries import newest
 from zarrx.tools.shards import inner_blocks
 
 __all__ = ["repair"]
@@ -62,6 +66,8 @@ class _Repair:
             prefix = f"{self.root}/" if self.root else ""
             removed = set(self.store.sweep(prefix, older_than=temp_age))
             for f in rep.findings:
+                if f.kind == "temporary" and f.key not in removed and f.generation is None:
+                    self._remove_folder(f, temp_age)
                 if f.kind != "temporary" or (f.key not in removed and f.generation is None):
                     continue
                 if f.key not in removed:    # zarr-python's, listed as a key: that version
@@ -72,6 +78,21 @@ class _Repair:
                         continue
                 rep.repaired.append(f)
                 rep.repairs.append(f"removed the temporary file {f.key}")
+
+    def _remove_folder(self, f: Finding, temp_age: float) -> None:
+        """Remove the temporary folder of ``f`` (a node ``copy`` or ``convert --overwrite``
+        was writing when it was killed) if nothing below it is newer than ``temp_age``."""
+        path = os.path.join(os.fspath(self.store.root), *f.key.split("/"))  # type: ignore[attr-defined]
+        try:
+            if os.path.islink(path) or not os.path.isdir(path) or \
+                    time.time() - newest(path) < temp_age:
+                return
+            shutil.rmtree(path)
+        except OSError as exc:
+            self.report.repairs.append(f"{FAILED}{f.key}: {exc.strerror or exc}")
+            return
+        self.report.repaired.append(f)
+        self.report.repairs.append(f"removed the temporary folder {f.key}")
 
     def _delete(self, f: Finding) -> None:
         """Delete the object of ``f``, only in the version that was found (another writer may

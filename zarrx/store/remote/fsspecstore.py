@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import quote, unquote
 
-from zarrx.errors import MissingDependencyError, StoreError
+from zarrx.errors import MissingDependencyError, StoreError, ZarrError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
@@ -35,7 +35,8 @@ from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_reads import http_range, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
-from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, require, scheme_of
+from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, require, scheme_of, \
+    split_chain
 
 __all__ = ["FsspecStore"]
 
@@ -46,6 +47,20 @@ _REREADS = 8             # reads of an object that keeps changing before a faile
 
 def _fsspec():  # type: ignore[no-untyped-def]
     return require("fsspec", "fsspec", "zarrx.store.FsspecStore", "remote")
+
+
+def _url_to_fs(fsspec: Any, url: str, options: dict[str, Any]) -> tuple[Any, str]:
+    """fsspec's ``url_to_fs``, except that a URL whose ``::`` are all inside an IPv6 address
+    (``http://[::1]:8080/a``), which fsspec would take for a chain, opens its own filesystem."""
+    links = split_chain(url)
+    if len(links) > 1 and any("::" in link for link in links):
+        raise StoreError(f"FsspecStore({redact(url)!r}): cannot open a chain of URLs one of "
+                         f"which has an IPv6 address: fsspec splits a chain at every '::'; "
+                         f"open that URL on its own, or name its host")
+    if "::" not in url or len(links) > 1:
+        return fsspec.core.url_to_fs(url, **options)
+    cls = fsspec.get_filesystem_class(fsspec.core.split_protocol(url)[0] or "file")
+    return cls(**{**cls._get_kwargs_from_urls(url), **options}), cls._strip_protocol(url)
 
 
 class FsspecStore(RemoteStore):
@@ -74,13 +89,15 @@ class FsspecStore(RemoteStore):
                 raise StoreError(f"FsspecStore: {problem}")
             so = fsspec_options(fs, self._storage_options, opts)
             try:
-                self.fs, root = fsspec.core.url_to_fs(fs, **so)
+                self.fs, root = _url_to_fs(fsspec, fs, so)
             except ImportError as exc:
                 # fsspec names the package its filesystem needs ("Install gcsfs to ...")
                 what = f"the package {exc.name!r}" if exc.name else first_line(exc)
                 raise MissingDependencyError(f"FsspecStore({redact(fs)!r}): a package this "
                                              f"filesystem needs is not installed: {what}"
                                              ) from None
+            except ZarrError:
+                raise
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
                                  f"{type(exc).__name__}: {exc!s:.200}") from None
@@ -121,8 +138,8 @@ class FsspecStore(RemoteStore):
             self.root, self._query = root_url.rstrip("/"), query
         self._display = redact(self.fs.unstrip_protocol(self.root or "/")).rstrip("/")
         # a chained URL (zip::file:///a.zip) names its outer filesystem only in the URL
-        self._chain = redact(fs.partition("::")[2]) if isinstance(fs, str) and "::" in fs \
-            else None
+        links = split_chain(fs) if isinstance(fs, str) else [fs]
+        self._chain = redact("::".join(links[1:])) if len(links) > 1 else None
         if self._chain is not None:
             self._display = f"{protocols[0]}://{self._shown_root()}::{self._chain}"
         self._protocol = protocols[0]

@@ -10,7 +10,7 @@ from zarrx.errors import MissingDependencyError
 
 __all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment", "empty_segment",
            "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require", "bucket_problem",
-           "basic_credentials", "without_userinfo", "host_problem"]
+           "basic_credentials", "without_userinfo", "host_problem", "split_chain"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -178,6 +178,26 @@ LITERAL_SCHEMES = (OBSTORE_SCHEMES - HTTP_SCHEMES) | {"gcs", "memory", "file"}
 #: where an fsspec chain (``zip://k::s3://bucket/a.zip``) joins two URLs: a ``::`` followed by
 #: a scheme, not one inside an IPv6 address (``http://[::1]:8080/a``)
 _CHAIN = re.compile(r"::(?=[a-zA-Z][\w+.-]*://)")
+
+
+def split_chain(url: str) -> list[str]:
+    """The links of an fsspec chain (``simplecache::zip://k::s3://bucket/a.zip``): ``url`` split
+    at each ``::`` outside square brackets, so an IPv6 address (``http://[::1]:8080/a``) is
+    one link; a URL that is no chain is one link."""
+    links, depth, start, i = [], 0, 0, 0
+    while i < len(url):
+        ch = url[i]
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth = max(depth - 1, 0)
+        elif ch == ":" and depth == 0 and url.startswith("::", i):
+            links.append(url[start:i])
+            start = i = i + 2
+            continue
+        i += 1
+    links.append(url[start:])
+    return links
 
 
 def redact(url: str) -> str:
