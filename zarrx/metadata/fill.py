@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.errors import MetadataError
 from zarrx.metadata._util import Loc, few_names
 from zarrx.metadata.dtypes import category, struct_fields
 from zarrx.metadata.json import OutOfRange
@@ -258,10 +259,17 @@ def _float_json(x: Any, fmt: int) -> Any:
     if math.isnan(f):
         canonical = np.array(math.nan).astype(n)
         mine = np.asarray(x)
-        if fmt == 2 or mine.tobytes() == canonical.tobytes():
+        if mine.tobytes() == canonical.tobytes():
             return "NaN"
         bits = int(np.frombuffer(mine.tobytes(), _bits_dtype(n))[0])
-        return f"0x{bits:0{2 * n.itemsize}x}"
+        spelled = f"0x{bits:0{2 * n.itemsize}x}"
+        if fmt == 2:        # "NaN" would read back as another NaN: refused, never lost
+            plain = int(np.frombuffer(canonical.tobytes(), _bits_dtype(n))[0])
+            raise MetadataError(
+                f".zarray fill_value: Zarr v2 can write only the NaN {plain:#0{2 + 2 * n.itemsize}x}"
+                f' ("NaN"), found the {n.name} NaN {spelled}, which it would lose; give another '
+                f"fill value (fill_value=np.nan, or --fill-value nan) or keep Zarr v3")
+        return spelled
     if math.isinf(f):
         return "Infinity" if f > 0 else "-Infinity"
     return f
