@@ -118,3 +118,15 @@ def test_verify_tells_minus_zero_from_zero_and_any_nan_from_nan(dtype):
     other.real = -other.real                    # a NaN of another sign; imaginary parts kept
     assert same_values(nan, other)              # a NaN chunk is not stored under a NaN fill
     assert same_values(np.array([PAYLOAD]), np.array([np.nan], "f4"))
+
+
+@pytest.mark.parametrize("dtype", ["f2", "f4", "f8"])
+def test_a_plain_nan_of_either_sign_is_a_v2_fill_value(tmp_path, dtype):
+    """0.0 / 0.0 makes the plain NaN with its sign set: written as "NaN", as zarr-python writes
+    it (only a payload is refused)."""
+    minus = -np.array(np.nan, dtype)
+    assert np.signbit(minus)
+    z = zarrx.create_array(str(tmp_path / "a.zarr"), shape=(2,), dtype=dtype, fill_value=minus,
+                           zarr_format=2)
+    assert json.loads((tmp_path / "a.zarr" / ".zarray").read_text())["fill_value"] == "NaN"
+    assert np.isnan(z[:]).all()

@@ -277,6 +277,8 @@ def _float_json(x: Any, fmt: int) -> Any:
         spelled = f"0x{bits:0{2 * n.itemsize}x}"
         if fmt == 2:        # "NaN" would read back as another NaN: refused, never lost
             plain = int(np.frombuffer(canonical.tobytes(), _bits_dtype(n))[0])
+            if bits & ~(1 << (8 * n.itemsize - 1)) == plain:
+                return "NaN"    # the plain NaN but for its sign, as arithmetic makes it (0/0)
             raise MetadataError(
                 f".zarray fill_value: Zarr v2 can write only the NaN {plain:#0{2 + 2 * n.itemsize}x}"
                 f' ("NaN"), found the {n.name} NaN {spelled}, which it would lose; give another '
