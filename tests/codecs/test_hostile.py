@@ -192,7 +192,9 @@ CASES = {
                       f"{AT}lz4: corrupt block ({len(valid('lz4')) - 9} bytes, expected to "
                       "decode to 512 bytes; liblz4 status -396)"),
     "bz2-trailing-garbage": ("bz2", lambda: valid("bz2") + b"garbage",
-                             f"{AT}bz2: corrupt stream (Invalid data stream)"),
+                             f"{AT}bz2: 7 bytes after the stream ending at offset "
+                             f"{len(valid('bz2'))} do not decode as a bz2 stream (Invalid data "
+                             "stream)"),
     "bz2-bomb": ("bz2", lambda: bz2.compress(bytes(8 << 20), 1),
                  f"{AT}bz2: decoded data exceeds the expected 512 bytes"),
     "lzma-truncated": ("lzma", lambda: valid("lzma")[:-10],

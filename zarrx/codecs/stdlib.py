@@ -15,33 +15,73 @@ __all__ = ["BZ2", "LZMA"]
 LZMA_MEMLIMIT = 1 << 28       # decoder memory (dictionary) an lzma stream may ask for
 
 
+def _zeros(src: memoryview, pos: int) -> int:
+    """The number of zero bytes in ``src`` from ``pos`` (read in growing windows: a short run
+    costs little)."""
+    end, step = pos, 64
+    while end < src.nbytes:
+        window = bytes(src[end:end + step])
+        rest = window.lstrip(b"\0")
+        end += len(window) - len(rest)
+        if rest:
+            break
+        step = min(step * 2, 1 << 16)
+    return end - pos
+
+
 def _bounded(make: Any, src: memoryview, expected: int | None, limit: int, what: str,
-             errors: tuple[type[BaseException], ...], multistream: bool) -> bytes:
+             errors: tuple[type[BaseException], ...], multistream: bool,
+             padding: bool = False) -> bytes:
     """Run decompressor objects from ``make()`` over ``src`` (concatenated streams allowed when
-    ``multistream``), never producing more than ``expected`` (or ``limit``) bytes."""
+    ``multistream``; with ``padding``, xz stream padding too: zero bytes, a multiple of 4, after
+    a stream), never producing more than ``expected`` (or ``limit``) bytes.
+
+    The input is handed over in pieces that start small for each stream and grow: a
+    decompressor copies what follows its stream's end, so handing it all that is left would cost
+    time quadratic in the number of streams (a chunk of a million empty streams)."""
     cap = limit if expected is None else expected
     out = bytearray()
-    data = bytes(src)
+    n, pos = src.nbytes, 0
+    start = 0                   # where the stream being decoded starts
+
+    def after() -> str:
+        return f"{what}: {n - start} bytes after the stream ending at offset {start}"
     try:
         while True:
-            d = make()
-            out += d.decompress(data, cap + 1 - len(out))
-            if len(out) > cap:
-                raise CodecError(f"{what}: decoded data exceeds "
-                                 f"{'the limit of ' if expected is None else 'the expected '}"
-                                 f"{cap} bytes")
-            if not d.eof:
-                raise CodecError(f"{what}: truncated stream (no end of stream after "
-                                 f"{src.nbytes} bytes)")
-            data = d.unused_data
-            if not data:
+            d, piece, start = make(), 256, pos
+            while not d.eof:
+                if d.needs_input:
+                    if pos >= n and start:
+                        raise CodecError(f"{after()} are not a complete {what} stream")
+                    if pos >= n:
+                        raise CodecError(f"{what}: truncated stream (no end of stream after "
+                                         f"{n} bytes)")
+                    out += d.decompress(src[pos:pos + piece], cap + 1 - len(out))
+                    pos = min(pos + piece, n)
+                    piece = min(piece * 2, 1 << 16)
+                else:
+                    out += d.decompress(b"", cap + 1 - len(out))
+                if len(out) > cap:
+                    raise CodecError(f"{what}: decoded data exceeds "
+                                     f"{'the limit of ' if expected is None else 'the expected '}"
+                                     f"{cap} bytes")
+            pos -= len(d.unused_data)
+            if padding and pos < n:
+                zeros = _zeros(src, pos)
+                if zeros % 4:
+                    raise CodecError(f"{what}: {zeros} zero bytes after the stream ending at "
+                                     f"offset {pos}: stream padding is a multiple of 4 bytes")
+                pos += zeros
+            if pos >= n:
                 break
             if not multistream:
-                raise CodecError(f"{what}: {len(data)} bytes of trailing data after the end of "
+                raise CodecError(f"{what}: {n - pos} bytes of trailing data after the end of "
                                  f"stream")
     except CodecError:
         raise
     except errors as exc:
+        if start:
+            raise CodecError(f"{after()} do not decode as a {what} stream ({exc})") from None
         raise CodecError(f"{what}: corrupt stream ({exc})") from None
     if expected is not None and len(out) != expected:
         raise CodecError(f"{what}: stream decodes to {len(out)} bytes, expected {expected}")
@@ -115,4 +155,4 @@ class LZMA(BytesToBytesCodec):
                                  f"{f['dict_size']} bytes is over the limit of {LZMA_MEMLIMIT}")
         return _bounded(lambda: lzma.LZMADecompressor(fmt, memlimit, filters), as_u8(data),
                         expected, limit, "lzma", (lzma.LZMAError, ValueError, EOFError),
-                        self.format != 3)
+                        self.format != 3, padding=self.format == 1)

@@ -177,8 +177,11 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
         conf = cl.obj(conf)
         cl.keys(conf, ("fields",))
         fields = _struct_fields(name, conf["fields"], cl / "fields")
-        return DataType(name, struct_dtype([(f, sub.numpy) for f, sub in fields], loc),
-                        json=value)
+        dt = DataType(name, struct_dtype([(f, sub.numpy) for f, sub in fields], loc),
+                      json=value)
+        if name == "struct":
+            _remember(value, fields)
+        return dt
     raise loc.error("a known data type", value)
 
 
@@ -191,6 +194,13 @@ def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]
     out: list[tuple[str, DataType]] = []
     names: set[str] = set()
     for i, f in enumerate(fields):
+        if name == "struct" and type(f) is dict and len(f) == 2:    # the common case, no Loc
+            fname, ftype = f.get("name"), f.get("data_type")
+            sub = _CORE_TYPES.get(ftype) if type(ftype) is str else None
+            if sub is not None and type(fname) is str and fname and fname not in names:
+                names.add(fname)
+                out.append((fname, sub))
+                continue
         if name == "struct":
             f = (fl / i).obj(f)
             (fl / i).keys(f, ("name", "data_type"))
@@ -218,7 +228,22 @@ def struct_fields(dt: DataType) -> list[tuple[str, DataType]] | None:
     j = dt.json
     if not (isinstance(j, dict) and j.get("name") == "struct"):
         return None
-    return _struct_fields("struct", j["configuration"]["fields"], Loc("data_type"))
+    known = _FIELDS.get(id(j))
+    if known is not None and known[0] is j:       # parsed already (a type of 10**5 fields)
+        return known[1]
+    return _remember(j, _struct_fields("struct", j["configuration"]["fields"],
+                                       Loc("data_type")))
+
+
+_FIELDS: dict[int, tuple[Any, list[tuple[str, DataType]]]] = {}
+
+
+def _remember(j: Any, fields: list[tuple[str, DataType]]) -> list[tuple[str, DataType]]:
+    """Keep the parsed fields of the ``struct`` data type ``j`` for :func:`struct_fields`."""
+    if len(_FIELDS) >= 16:
+        _FIELDS.clear()
+    _FIELDS[id(j)] = (j, fields)                  # holds j: its id is not reused meanwhile
+    return fields
 
 
 def item_bytes(n: np.dtype) -> int:

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.errors import MetadataError
 from zarrx.metadata._util import Loc, few_names
 from zarrx.metadata.dtypes import category, struct_fields
 from zarrx.metadata.json import OutOfRange
@@ -40,13 +41,19 @@ def _bits_dtype(n: np.dtype) -> np.dtype:
 
 
 def _int_range(n: np.dtype) -> tuple[int, int]:
+    known = _INT_RANGES.get(n)
+    if known is not None:
+        return known
     try:
         info = np.iinfo(n)
-        return int(info.min), int(info.max)
     except ValueError:
         import ml_dtypes  # sub-byte ints are ml_dtypes types
         info = ml_dtypes.iinfo(n)
-        return int(info.min), int(info.max)
+    _INT_RANGES[n] = known = int(info.min), int(info.max)
+    return known
+
+
+_INT_RANGES: dict[np.dtype, tuple[int, int]] = {}
 
 
 # the largest finite value of each numpy float type: a number no larger than that converts
@@ -244,7 +251,13 @@ def _struct_fill(value: Any, n: np.dtype, fields: list[tuple[str, DataType]], lo
         raise loc.found("a fill value that fits in memory",
                         f"an item of {n.itemsize} bytes (fields {few_names(names)})") from None
     for name, sub in fields:
-        out[name] = parse_fill(obj[name], sub, loc / name, 3)
+        value = obj[name]
+        if type(value) is int and sub.numpy.kind in "iu":     # the common case, no Loc
+            lo, hi = _int_range(sub.numpy)
+            if lo <= value <= hi:
+                out[name] = value
+                continue
+        out[name] = parse_fill(value, sub, loc / name, 3)
     return out[()]
 
 
@@ -258,10 +271,19 @@ def _float_json(x: Any, fmt: int) -> Any:
     if math.isnan(f):
         canonical = np.array(math.nan).astype(n)
         mine = np.asarray(x)
-        if fmt == 2 or mine.tobytes() == canonical.tobytes():
+        if mine.tobytes() == canonical.tobytes():
             return "NaN"
         bits = int(np.frombuffer(mine.tobytes(), _bits_dtype(n))[0])
-        return f"0x{bits:0{2 * n.itemsize}x}"
+        spelled = f"0x{bits:0{2 * n.itemsize}x}"
+        if fmt == 2:        # "NaN" would read back as another NaN: refused, never lost
+            plain = int(np.frombuffer(canonical.tobytes(), _bits_dtype(n))[0])
+            if bits & ~(1 << (8 * n.itemsize - 1)) == plain:
+                return "NaN"    # the plain NaN but for its sign, as arithmetic makes it (0/0)
+            raise MetadataError(
+                f".zarray fill_value: Zarr v2 can write only the NaN {plain:#0{2 + 2 * n.itemsize}x}"
+                f' ("NaN"), found the {n.name} NaN {spelled}, which it would lose; give another '
+                f"fill value (fill_value=np.nan, or --fill-value nan) or keep Zarr v3")
+        return spelled
     if math.isinf(f):
         return "Infinity" if f > 0 else "-Infinity"
     return f
@@ -295,7 +317,8 @@ def fill_json(value: Any, dt: DataType, fmt: int = 3, endian: str | None = None)
         fields = struct_fields(dt) if fmt == 3 else None
         if fields is not None:
             item = np.array(value, dtype=dt.numpy)
-            return {name: fill_json(item[name][()], sub, 3) for name, sub in fields}
+            return {name: int(item[name]) if sub.numpy.kind in "iu" and sub.json == sub.name
+                    else fill_json(item[name][()], sub, 3) for name, sub in fields}
         raw = np.array(value, dtype=dt.numpy).astype(_stored(dt.numpy, endian)).tobytes()
         return base64.b64encode(raw).decode("ascii")
     if cat == "object":

@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from zarrx import config, layout
 from zarrx.api import create_group, open_group
 from zarrx.array import Array
@@ -29,7 +27,7 @@ from zarrx.errors import ListingUnsupportedError, NodeExistsError, RemoteError, 
     ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
-from zarrx.metadata import nodes
+from zarrx.metadata import fill_json, nodes, same_fill
 from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
@@ -37,6 +35,7 @@ from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate,
 from zarrx.tools.location import Location, check_overwrite_destination, \
     check_zip_destination, open_node, overlap, release, resolve, side_options, writes_zip
 from zarrx.tools import pending
+from zarrx.tools.compare import mismatch as _mismatch, same_fill_of as _same_fill, same_values
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
 from zarrx.tools.swap import existing_folder, rebased, replace_folder
@@ -357,6 +356,9 @@ class _Job:
         if not complete:
             pending.finish(store, path, planned)
         if self.verify:
+            fill = src.metadata.fill_value if kw["fill_value"] is src.metadata.fill_value \
+                else planned.fill_value
+            self._verify_fill(store, path, fill, done)
             self._verify(src, dst, plan, blocks, done)
 
     def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
@@ -430,6 +432,19 @@ class _Job:
                 else:
                     yield osel
 
+    @staticmethod
+    def _verify_fill(store: Any, path: str, fill: Any, done: ArrayConversion) -> None:
+        """Compare the fill value the destination's stored document reads as with ``fill``
+        (the source's, or the one asked for), bit for bit: a cell never stored reads as it."""
+        meta = nodes.load_node(store, path, consolidated=False)
+        if not isinstance(meta, ArrayMeta):
+            done.mismatches.append(f"{done.path}: no array document was read back")
+        elif not same_fill(fill, meta.fill_value, meta.data_type):
+            dt = meta.data_type
+            done.mismatches.append(
+                f"{done.path}: fill values differ: expected {fill_json(fill, dt)!r}, the "
+                f"destination reads {fill_json(meta.fill_value, dt)!r}")
+
     def _verify(self, src: Array, dst: Array, plan: BlockPlan, blocks: list | None,
                 done: ArrayConversion) -> None:
         itemsize = itemsize_estimate(dst.dtype)
@@ -454,40 +469,3 @@ def _summary(meta: ArrayMeta) -> str:
     shape = grid.chunk_shape if isinstance(grid, RegularGrid) else "rectilinear"
     return (f"v{meta.zarr_format} {meta.data_type.name} shape {meta.shape} grid {shape} "
             f"codecs {[c.name for c in meta.codecs]}")
-
-
-def _same_fill(a: ArrayMeta, b: ArrayMeta) -> bool:
-    """Whether the fill values of ``a`` and ``b`` are the same value (NaN the same as NaN)."""
-    try:
-        return a.data_type.numpy == b.data_type.numpy and same_values(
-            np.array([a.fill_value], dtype=a.data_type.numpy),
-            np.array([b.fill_value], dtype=b.data_type.numpy))
-    except (TypeError, ValueError):
-        return False
-
-
-def same_values(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two blocks hold the same values (NaN equal to NaN)."""
-    if a.shape != b.shape:
-        return False
-    if a.dtype.kind in "fcmM" and b.dtype.kind in "fcmM":       # NaN and NaT equal themselves
-        return bool(np.array_equal(a, b, equal_nan=True))
-    if a.dtype.hasobject or b.dtype.hasobject:
-        return all(x == y or (x != x and y != y) for x, y in zip(a.ravel(), b.ravel()))
-    if a.dtype.fields is not None and a.dtype == b.dtype:         # field by field, as above
-        return all(same_values(a[f], b[f]) for f in a.dtype.names)
-    return bool(np.array_equal(a, b))
-
-
-def _mismatch(path: str, sel: tuple[slice, ...], a: np.ndarray, b: np.ndarray) -> str:
-    where = ", ".join(f"{s.start}:{s.stop}" for s in sel)
-    if a.shape != b.shape:
-        return f"{path}[{where}]: shapes differ: source {a.shape}, destination {b.shape}"
-    same = np.vectorize(lambda x, y: x == y or (x != x and y != y), otypes=[bool])(a, b) \
-        if a.dtype.hasobject or b.dtype.hasobject else \
-        ((a == b) | ((a != a) & (b != b)) if a.dtype.kind in "fc" else a == b)
-    bad = np.argwhere(~np.asarray(same))
-    first = tuple(int(i) + s.start for i, s in zip(bad[0], sel)) if len(bad) else ()
-    at = tuple(int(i) for i in bad[0]) if len(bad) else ()
-    return (f"{path}[{where}]: {len(bad)} values differ; first at {first}: source "
-            f"{a[at]!r}, destination {b[at]!r}")

@@ -1,0 +1,66 @@
+"""How ``convert --verify`` compares a source with its destination: fill values bit for bit,
+blocks value by value (floats bit for bit, a NaN equal to any NaN), and what it says of a block
+that differs."""
+from __future__ import annotations
+
+import numpy as np
+
+from zarrx.metadata import same_fill
+from zarrx.metadata.model import ArrayMeta
+
+__all__ = ["same_fill_of", "same_values", "mismatch"]
+
+
+def same_fill_of(a: ArrayMeta, b: ArrayMeta) -> bool:
+    """Whether the fill values of ``a`` and ``b`` are the same bits (a NaN's payload and the
+    sign of zero count: a cell never stored reads as them)."""
+    return a.data_type.numpy == b.data_type.numpy and \
+        same_fill(a.fill_value, b.fill_value, a.data_type)
+
+
+def _same_items(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Item by item, whether two float or complex blocks of one item size hold the same
+    values: each number bit for bit (-0.0 differs from 0.0), a NaN equal to any NaN (a chunk
+    of NaNs is not stored under a NaN fill value, whatever their payloads)."""
+    def parts(x: np.ndarray) -> np.ndarray:
+        x = x.astype(x.dtype.newbyteorder("="), copy=False)
+        return np.stack([x.real, x.imag], axis=-1) if x.dtype.kind == "c" else x[..., None]
+    pa, pb = parts(a), parts(b)
+    unit = np.dtype(f"u{pa.dtype.itemsize}")
+    same = (pa.view(unit) == pb.view(unit)) | (np.isnan(pa) & np.isnan(pb))
+    return same.all(axis=-1)
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two blocks hold the same values: floats bit for bit but a NaN equal to any NaN
+    (-0.0 differs from 0.0), NaT equal to NaT."""
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind in "fc" and b.dtype.kind == a.dtype.kind and \
+            a.dtype.itemsize == b.dtype.itemsize:
+        return bool(_same_items(a, b).all())
+    if a.dtype.kind in "fcmM" and b.dtype.kind in "fcmM":       # NaN and NaT equal themselves
+        return bool(np.array_equal(a, b, equal_nan=True))
+    if a.dtype.hasobject or b.dtype.hasobject:
+        return all(x == y or (x != x and y != y) for x, y in zip(a.ravel(), b.ravel()))
+    if a.dtype.fields is not None and a.dtype == b.dtype:         # field by field, as above
+        return all(same_values(a[f], b[f]) for f in a.dtype.names)
+    return bool(np.array_equal(a, b))
+
+
+def mismatch(path: str, sel: tuple[slice, ...], a: np.ndarray, b: np.ndarray) -> str:
+    where = ", ".join(f"{s.start}:{s.stop}" for s in sel)
+    if a.shape != b.shape:
+        return f"{path}[{where}]: shapes differ: source {a.shape}, destination {b.shape}"
+    if a.dtype.kind in "fc" and b.dtype.kind == a.dtype.kind and \
+            a.dtype.itemsize == b.dtype.itemsize:
+        same = _same_items(a, b)
+    elif a.dtype.hasobject or b.dtype.hasobject:
+        same = np.vectorize(lambda x, y: x == y or (x != x and y != y), otypes=[bool])(a, b)
+    else:
+        same = (a == b) | ((a != a) & (b != b)) if a.dtype.kind in "fc" else a == b
+    bad = np.argwhere(~np.asarray(same))
+    first = tuple(int(i) + s.start for i, s in zip(bad[0], sel)) if len(bad) else ()
+    at = tuple(int(i) for i in bad[0]) if len(bad) else ()
+    return (f"{path}[{where}]: {len(bad)} values differ; first at {first}: source "
+            f"{a[at]!r}, destination {b[at]!r}")
