@@ -36,3 +36,50 @@ def test_a_dask_array_dask_could_not_compute_from_is_refused():
     with pytest.raises(SelectionSizeError, match="would have 536870912 blocks"):
         big.to_dask()
     assert big.to_dask(chunks=(16,) + (-1,) * 7).numblocks == (8,) + (1,) * 7
+
+
+def _nearest_by_scan(edges, pos):
+    return min(edges, key=lambda b: (abs(b - pos), b))
+
+
+def test_blocks_not_aligned_with_many_objects_are_regrouped_quickly():
+    # 13,334 blocks of 3 over 10,000 chunks of 4: each moved boundary was found by scanning
+    # every chunk boundary (about 3 * 10^8 steps here; a write of 10^5 blocks never ended)
+    from zarrx.dask.chunks import aligned_chunks, object_edges
+    z = zarrx.create_array(MemoryStore(), shape=(40_000,), chunks=(4,), dtype="u1")
+    edges = object_edges(z.metadata)
+    blocks = ((3,) * 13_333 + (1,),)
+    t0 = time.perf_counter()
+    out = aligned_chunks(blocks, edges, (0,))
+    assert time.perf_counter() - t0 < 2
+    inner = edges[0][1:-1]
+    cuts, pos = [], 0
+    for size in blocks[0][:-1]:
+        pos += size
+        near = _nearest_by_scan(inner, pos)
+        if near > (cuts[-1] if cuts else 0):
+            cuts.append(near)
+    expected = tuple(b - a for a, b in zip([0] + cuts, cuts + [40_000]))
+    assert out == (expected,)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_regrouped_blocks_write_what_numpy_writes(seed, tmp_path):
+    import random
+
+    import dask.array as da
+    import numpy as np
+    rng = random.Random(seed)
+    shape = tuple(rng.randint(1, 30) for _ in range(rng.randint(1, 2)))
+    chunks = tuple(rng.randint(1, 6) for _ in shape)
+    shards = tuple(c * rng.randint(1, 3) for c in chunks)
+    z = zarrx.create_array(tmp_path / "a.zarr", shape=shape, chunks=chunks, shards=shards,
+                           dtype="i4", fill_value=-1)
+    region = tuple(slice(a, rng.randint(a + 1, n)) for n in shape for a in [rng.randint(0, n - 1)])
+    extent = tuple(s.stop - s.start for s in region)
+    source = np.arange(int(np.prod(extent)), dtype="i4").reshape(extent)
+    blocks = tuple(rng.randint(1, n) for n in extent)
+    zarrx.dask.to_zarrx(da.from_array(source, chunks=blocks), z, region=region)
+    expected = np.full(shape, -1, dtype="i4")
+    expected[region] = source
+    np.testing.assert_array_equal(z[...], expected)
