@@ -134,6 +134,17 @@ def test_a_shard_encoded_whole_past_its_limit_is_refused_unread(tmp_path):
     assert got["grew_mib"] < 64
 
 
+def _inflations(monkeypatch) -> list[str]:
+    """The names of the zip entries inflated from now on (listed as they are)."""
+    from zarrx.store import zipread
+    inflated: list[str] = []
+    real = zipread.Reader._blocks
+    monkeypatch.setattr(zipread.Reader, "_blocks",
+                        lambda self, fp, info, *a: inflated.append(info.filename)
+                        or real(self, fp, info, *a))
+    return inflated
+
+
 def test_an_oversized_zip_entry_is_refused_without_inflating_it(tmp_path, monkeypatch):
     """A deflated entry of 1 GiB of zeros is 1 MB of archive; its size is in the central
     directory, so it is refused without inflating it (before: inflated whole for its CRC-32,
@@ -151,12 +162,7 @@ def test_an_oversized_zip_entry_is_refused_without_inflating_it(tmp_path, monkey
             block = bytes(1 << 24)
             for _ in range(HUGE // len(block)):
                 w.write(block)
-    from zarrx.store import zipread
-    inflated = []
-    real = zipread.Reader._blocks
-    monkeypatch.setattr(zipread.Reader, "_blocks",
-                        lambda self, fp, info, *a: inflated.append(info.filename)
-                        or real(self, fp, info, *a))
+    inflated = _inflations(monkeypatch)
     z = zarrx.open_array(ZipStore(path, mode="r"), mode="r")
     with pytest.raises(CodecError, match=re.escape(
             f"array '/' chunk 'c/0': expected 1024 bytes for a chunk of shape (256,) and data "
@@ -202,7 +208,6 @@ def test_an_oversized_metadata_entry_of_a_zip_archive_is_refused_without_inflati
     directory gives (before: inflated whole for its CRC-32 at each open, about 8 s)."""
     from zarrx.errors import MetadataError
     from zarrx.metadata.json import max_document_bytes
-    from zarrx.store import zipread
     path = tmp_path / "a.zip"
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zout:
         with zout.open("zarr.json", "w", force_zip64=True) as w:
@@ -211,11 +216,7 @@ def test_an_oversized_metadata_entry_of_a_zip_archive_is_refused_without_inflati
                 w.write(b" " * (1 << 24))
             w.write(b'"}}')
     size = zipfile.ZipFile(path).getinfo("zarr.json").file_size
-    inflated = []
-    real = zipread.Reader._blocks
-    monkeypatch.setattr(zipread.Reader, "_blocks",
-                        lambda self, fp, info, *a: inflated.append(info.filename)
-                        or real(self, fp, info, *a))
+    inflated = _inflations(monkeypatch)
     want = re.escape(f"zarr.json: expected a document of at most {max_document_bytes()} bytes, "
                      f"found {size} bytes")
     for opening in (zarrx.open, zarrx.open_group):
@@ -245,12 +246,7 @@ def test_an_oversized_shard_entry_of_a_zip_archive_is_refused_without_inflating_
                 for _ in range(HUGE // (1 << 24)):
                     w.write(bytes(1 << 24))
                 w.write(value)
-    from zarrx.store import zipread
-    inflated = []
-    real = zipread.Reader._blocks
-    monkeypatch.setattr(zipread.Reader, "_blocks",
-                        lambda self, fp, info, *a: inflated.append(info.filename)
-                        or real(self, fp, info, *a))
+    inflated = _inflations(monkeypatch)
     z = zarrx.open_array(ZipStore(path, mode="r"), mode="r")
     with pytest.raises(CodecError, match=re.escape(
             f"array '/' shard 'c/0': {HUGE + 196} bytes stored, more than the 196 bytes a shard "

@@ -14,15 +14,11 @@ zarr = pytest.importorskip("zarr")
 
 import zarrx  # noqa: E402
 import zarrx.xarray as zx  # noqa: E402
+from xarray_checks import stored  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]
-
-
-def stored(path):
-    """Shape and values of every array of the group at ``path``, read by zarr-python."""
-    return {name: (a.shape, a[...].tolist()) for name, a in zarr.open_group(path).arrays()}
 
 
 def dataset(n, start=0):

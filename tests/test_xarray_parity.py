@@ -22,12 +22,7 @@ pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::FutureWarning"),
               pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
-from xarray_checks import WRITERS, read  # noqa: E402
-
-
-def stored(path):
-    """Shape and values of every array of the group at ``path``, read by zarr-python."""
-    return {name: (a.shape, a[...].tolist()) for name, a in zarr.open_group(path).arrays()}
+from xarray_checks import WRITERS, read, stored  # noqa: E402
 
 
 def text(kind):

@@ -3,6 +3,7 @@ it back with either."""
 from __future__ import annotations
 
 import xarray as xr
+import zarr
 
 import zarrx.xarray as zx
 from zarrx.xarray import ZarrxBackendEntrypoint
@@ -16,3 +17,8 @@ def read(path, engine, **kw):
     if engine == "zarr":
         return xr.open_zarr(path, **kw).load()
     return xr.open_dataset(path, engine=ZarrxBackendEntrypoint, **kw).load()
+
+
+def stored(path):
+    """Shape and values of every array of the group at ``path``, read by zarr-python."""
+    return {name: (a.shape, a[...].tolist()) for name, a in zarr.open_group(path).arrays()}
