@@ -126,7 +126,6 @@ def test_a_shape_argument_past_2_to_the_63_is_an_argument_error(shape):
 # run under an address-space limit of what the interpreter has mapped plus 512 MiB, so that an
 # index array converted whole (8 TiB here) fails to allocate instead of exhausting the machine
 HUGE_INDEX_CHILD = textwrap.dedent("""
-    import resource
     import numpy as np
     import zarrx
     from zarrx.errors import SelectionSizeError
@@ -135,9 +134,7 @@ HUGE_INDEX_CHILD = textwrap.dedent("""
     a = zarrx.create_array(MemoryStore(), shape=(10, 10), chunks=(5, 5), dtype="u1")
     big = np.broadcast_to(np.int64(0), (2**40,))
     row, col = np.arange(2**20)[:, None], np.arange(2**20) % 10
-    with open("/proc/self/status") as f:
-        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    vm = limit_address_space(512 << 20)
     for select in (lambda: a.vindex[big, big], lambda: a.oindex[big, 0], lambda: a[big],
                    lambda: a.vindex[row % 10, col],
                    lambda: a.vindex.__setitem__((big, big), 1)):
@@ -148,17 +145,40 @@ HUGE_INDEX_CHILD = textwrap.dedent("""
 """)
 
 
+#: what every child below starts with: ``limit_address_space(extra)`` caps the address space
+#: at what the process has mapped (``vm``, measured then unless given) plus ``extra`` bytes
+_LIMITS = textwrap.dedent("""
+    import resource
+
+    def limit_address_space(extra, vm=None):
+        if vm is None:
+            with open("/proc/self/status") as f:
+                vm = next(int(line.split()[1]) * 1024 for line in f
+                          if line.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (vm + extra, resource.RLIM_INFINITY))
+        return vm
+""")
+
+
+def _under_limits(test):
+    """Skip ``test`` where its child cannot limit its address space."""
+    test = pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space "
+                              "than the limit allows")(test)
+    return pytest.mark.skipif(not sys.platform.startswith("linux"),
+                              reason="RLIMIT_AS and /proc")(test)
+
+
 def _run_child(source: str) -> subprocess.CompletedProcess:
-    """``source`` run by a fresh interpreter importing this zarrx (it sets its own limits)."""
+    """``source`` run by a fresh interpreter importing this zarrx (it sets its own limits with
+    ``limit_address_space``, see :data:`_LIMITS`)."""
+    source = _LIMITS + source
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-c", source], env=env,
                           capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
-@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
-                    "allows")
+@_under_limits
 def test_index_arrays_of_more_positions_than_memory_holds_are_selection_size_errors():
     proc = _run_child(HUGE_INDEX_CHILD)
     assert proc.returncode == 0, proc.stderr
@@ -172,13 +192,10 @@ def test_index_arrays_of_more_positions_than_memory_holds_are_selection_size_err
 # under an address-space limit of what the interpreter has mapped plus 512 MiB, where an item
 # of 2 GiB cannot be allocated (it was, for the default fill value: a MemoryError)
 HUGE_ITEM_CHILD = textwrap.dedent("""
-    import resource
     import zarrx
     from zarrx.errors import DataTypeError
 
-    with open("/proc/self/status") as f:
-        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    vm = limit_address_space(512 << 20)
     for fmt in (3, 2):
         for dtype in ("S2147483647", "U536870911", "V2147483647", [("a", "S2000000000")]):
             try:
@@ -191,9 +208,7 @@ HUGE_ITEM_CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
-@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
-                    "allows")
+@_under_limits
 def test_a_new_array_of_items_past_1_mib_is_a_data_type_error_without_allocating_one():
     proc = _run_child(HUGE_ITEM_CHILD)
     assert proc.returncode == 0, proc.stderr
@@ -210,15 +225,13 @@ def test_a_new_array_of_items_past_1_mib_is_a_data_type_error_without_allocating
 # a document read may state items of up to 2**31-1 bytes: the fill value of such an array is
 # one item, which memory may not hold (it was numpy's MemoryError at the first read)
 HUGE_FILL_CHILD = textwrap.dedent("""
-    import json, resource
+    import json
     import zarrx
     from zarrx.errors import CodecError, MetadataError
     from zarrx.storage import MemoryStore
 
-    with open("/proc/self/status") as f:
-        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
     # room for the output (2 GiB, never touched) but not for a second item
-    resource.setrlimit(resource.RLIMIT_AS, (vm + (3 << 30), resource.RLIM_INFINITY))
+    vm = limit_address_space(3 << 30)
     docs = [{"zarr_format": 3, "node_type": "array", "shape": [1], "fill_value": fill,
              "data_type": {"name": name, "configuration": {"length_bytes": n}},
              "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1]}},
@@ -237,7 +250,7 @@ HUGE_FILL_CHILD = textwrap.dedent("""
                 print(read())
             except CodecError as exc:
                 print(exc)
-    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    limit_address_space(512 << 20, vm)
     ntb = {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2147483640}}
     doc = {**docs[0], "data_type": {"name": "struct", "configuration": {"fields": [
         {"name": "a", "data_type": ntb}, {"name": "b", "data_type": "int8"}]}},
@@ -249,9 +262,7 @@ HUGE_FILL_CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
-@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
-                    "allows")
+@_under_limits
 def test_a_fill_value_item_memory_cannot_hold_is_a_codec_error():
     proc = _run_child(HUGE_FILL_CHILD)
     assert proc.returncode == 0, proc.stderr
@@ -276,15 +287,13 @@ def test_the_largest_item_of_a_new_array_is_1_mib(fmt):
 
 # a Zarr v2 raw type's fill value "" means zeros, one item: no document bounds its size
 HUGE_V2_FILL_CHILD = textwrap.dedent("""
-    import json, resource
+    import json
     import zarrx
     from zarrx.errors import MetadataError
 
     zarray = {"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|V2147483647",
               "fill_value": "", "order": "C", "filters": None, "compressor": None}
-    with open("/proc/self/status") as f:
-        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+    vm = limit_address_space(512 << 20)
     try:
         zarrx.open_array({".zarray": json.dumps(zarray).encode()}, mode="r")
     except MetadataError as exc:            # was a MemoryError
@@ -292,9 +301,7 @@ HUGE_V2_FILL_CHILD = textwrap.dedent("""
 """)
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc")
-@pytest.mark.skipif(ASAN, reason="AddressSanitizer reserves more address space than the limit "
-                    "allows")
+@_under_limits
 def test_a_v2_raw_fill_value_larger_than_memory_is_a_metadata_error():
     proc = _run_child(HUGE_V2_FILL_CHILD)
     assert proc.returncode == 0, proc.stderr

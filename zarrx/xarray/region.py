@@ -122,12 +122,7 @@ def _check_kind(var: Any, stored_var: Any, name: str) -> Any:
     if given is None:
         if var.dtype.kind != "O" or want in ("text", "bytes"):
             return var      # (elements checked with the stored width, see _fixed_text)
-        if not _is_lazy(var):
-            _no_text(var.values, stored, name)
-            return var
-        checked = var.data.map_blocks(_no_text, stored, name, dtype=var.dtype,
-                                      meta=np.empty((0,) * var.ndim, var.dtype))
-        return var.copy(deep=False, data=checked)
+        return _each_block(var, _no_text, stored, name)
     if given in TAKES.get(want, (want,)) or {want, given} == {"text", "bytes"}:
         return var          # (text and bytes: refused with the stored width, below)
     raise ArgumentTypeError(f"to_zarrx: variable {name!r}: the stored array holds "
@@ -253,12 +248,7 @@ def check_width(var: Any, name: str) -> Any:
     if want is None or want.kind not in "SU" or not want.itemsize or \
             (want.kind == "S" and ("_Encoding" in enc or want.itemsize == 1)):
         return var
-    if not _is_lazy(var):
-        _width_block(var.values, want, name)
-        return var
-    checked = var.data.map_blocks(_width_block, want, name, dtype=var.dtype,
-                                  meta=np.empty((0,) * var.ndim, var.dtype))
-    return var.copy(deep=False, data=checked)
+    return _each_block(var, _width_block, want, name)
 
 
 def _width_block(block: Any, want: np.dtype, name: str) -> Any:
@@ -309,3 +299,14 @@ def _check_numbers(data: Any, given: np.dtype, enc: dict, dtype: np.dtype, name:
 
 def _is_lazy(var: Any) -> bool:
     return type(var.data).__module__.split(".")[0] == "dask"
+
+
+def _each_block(var: Any, check: Any, *args: Any) -> Any:
+    """``var``, with ``check(values, *args)`` run over its values now, or over each dask block
+    as it is computed (the check raises, or returns the block)."""
+    if not _is_lazy(var):
+        check(var.values, *args)
+        return var
+    checked = var.data.map_blocks(check, *args, dtype=var.dtype,
+                                  meta=np.empty((0,) * var.ndim, var.dtype))
+    return var.copy(deep=False, data=checked)
