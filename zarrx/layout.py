@@ -5,6 +5,7 @@ store-level objects. The array and chunk I/O ask it and never look at sharding t
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -42,6 +43,7 @@ def _limit(limit: Callable[[ArrayMeta, str], SizeLimit], meta: ArrayMeta, path: 
            ) -> Callable[[], SizeLimit | None]:
     """``limit(meta, path)`` when first asked for; None when the array's codecs cannot be
     resolved (decoding a chunk then says what is wrong with them, as it always has)."""
+    @functools.cache            # worked out once (threads racing at first use agree)
     def get() -> SizeLimit | None:
         try:
             return limit(meta, path)

@@ -174,16 +174,12 @@ class KeyedChunks(ChunkSource):
         self.name = name                # the array's path, for messages
         self._encode = key_encoding.encode
         self._limit_of = limit
-        self._limit: SizeLimit | None = None
 
     def size_limit(self) -> SizeLimit | None:
         """The limit of one stored object (worked out on first use by ``limit``, given to the
-        constructor), or None when there is none: whole objects are read as its
+        constructor, which keeps it), or None when there is none: whole objects are read as its
         :attr:`~SizeLimit.head` and refused when longer."""
-        make = self._limit_of
-        if make is not None:            # threads racing here each work out the same limit
-            self._limit, self._limit_of = make(), None
-        return self._limit
+        return None if self._limit_of is None else self._limit_of()
 
     def too_large(self, key: str, lim: SizeLimit) -> ZarrError:
         """The error for the object at ``key``, read as ``lim.head`` and found longer."""

@@ -73,8 +73,7 @@ class ShardedChunks(ChunkSource):
         # inner chunks per shard along each array axis, per level
         self._per_a = [p if self._inv is None else p[self._inv] for p in self._per]
         self._cache = IndexCache()
-        self._unit_limit_of = unit_limit
-        self._unit_limit: SizeLimit | None = None
+        self._unit_limit = unit_limit       # the limit of one inner chunk, when asked (kept)
         self._thread = threading.local()      # per writing thread: reused shard slabs
 
     @property
@@ -208,10 +207,7 @@ class ShardedChunks(ChunkSource):
             spans = self._descend(snap, obj, level, slots, spans)
         data_reqs: list[ByteRange] = []
         pending: list[tuple[int, int, int, int, int]] = []
-        make = self._unit_limit_of
-        if make is not None:            # threads racing here each work out the same limit
-            self._unit_limit, self._unit_limit_of = make(), None
-        lim = self._unit_limit
+        lim = None if self._unit_limit is None else self._unit_limit()
         for i, (off, nb) in spans.items():
             rng = requests[i][1]
             if rng is None:
