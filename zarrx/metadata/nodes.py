@@ -338,9 +338,10 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     # subtree goes before them (v2 .zmetadata), or lists their nodes as pending (v3,
     # inline), so none lists a node whose document is gone
     inner = {g for d in docs for g in _groups_above(d.rpartition("/")[0], path)}
+    doc_set = set(docs)
     zmetadata = [k for k in keys if k.rpartition("/")[2] == ZMETADATA]
     _edit_all(store, consolidated_groups(store, [(3, g) for g in sorted(inner)
-                                                 if join(g, V3_KEY) in docs], known),
+                                                 if join(g, V3_KEY) in doc_set], known),
               lambda group: _marking_children)
     store.delete_many(zmetadata + docs)
     store.delete_many([k for k in keys if k.rpartition("/")[2] not in NODE_KEYS

@@ -31,35 +31,34 @@ def _same_items(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return same.all(axis=-1)
 
 
-def same_values(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two blocks hold the same values: floats bit for bit but a NaN equal to any NaN
-    (-0.0 differs from 0.0), NaT equal to NaT."""
-    if a.shape != b.shape:
-        return False
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Item by item, whether two blocks of one shape hold the same values: floats bit for bit
+    but a NaN equal to any NaN (-0.0 differs from 0.0), NaT equal to NaT."""
     if a.dtype.kind in "fc" and b.dtype.kind == a.dtype.kind and \
             a.dtype.itemsize == b.dtype.itemsize:
-        return bool(_same_items(a, b).all())
-    if a.dtype.kind in "fcmM" and b.dtype.kind in "fcmM":       # NaN and NaT equal themselves
-        return bool(np.array_equal(a, b, equal_nan=True))
+        return _same_items(a, b)
     if a.dtype.hasobject or b.dtype.hasobject:
-        return all(x == y or (x != x and y != y) for x, y in zip(a.ravel(), b.ravel()))
-    if a.dtype.fields is not None and a.dtype == b.dtype:         # field by field, as above
+        return np.vectorize(lambda x, y: x == y or (x != x and y != y), otypes=[bool])(a, b)
+    if a.dtype.kind in "fcmM" and b.dtype.kind in "fcmM":       # NaN and NaT equal themselves
+        return (a == b) | (np.isnan(a) & np.isnan(b))
+    return np.asarray(a == b)
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two blocks hold the same values (see :func:`_same`; structured ones field by
+    field)."""
+    if a.shape != b.shape:
+        return False
+    if a.dtype.fields is not None and a.dtype == b.dtype and not a.dtype.hasobject:
         return all(same_values(a[f], b[f]) for f in a.dtype.names)
-    return bool(np.array_equal(a, b))
+    return bool(_same(a, b).all())
 
 
 def mismatch(path: str, sel: tuple[slice, ...], a: np.ndarray, b: np.ndarray) -> str:
     where = ", ".join(f"{s.start}:{s.stop}" for s in sel)
     if a.shape != b.shape:
         return f"{path}[{where}]: shapes differ: source {a.shape}, destination {b.shape}"
-    if a.dtype.kind in "fc" and b.dtype.kind == a.dtype.kind and \
-            a.dtype.itemsize == b.dtype.itemsize:
-        same = _same_items(a, b)
-    elif a.dtype.hasobject or b.dtype.hasobject:
-        same = np.vectorize(lambda x, y: x == y or (x != x and y != y), otypes=[bool])(a, b)
-    else:
-        same = (a == b) | ((a != a) & (b != b)) if a.dtype.kind in "fc" else a == b
-    bad = np.argwhere(~np.asarray(same))
+    bad = np.argwhere(~_same(a, b))
     first = tuple(int(i) + s.start for i, s in zip(bad[0], sel)) if len(bad) else ()
     at = tuple(int(i) for i in bad[0]) if len(bad) else ()
     return (f"{path}[{where}]: {len(bad)} values differ; first at {first}: source "
