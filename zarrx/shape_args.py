@@ -49,8 +49,11 @@ def chunks_arg(chunks: Any, shape: tuple[int, ...], dtype: Any, *, sharded: bool
                                 f"{chunks!r}")
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
         c = int(chunks)                 # every axis; -1 is a whole axis, as in a tuple
-        return _positive(tuple(max(s, 1) if c == -1 else min(c, max(s, 1)) if c > 0 else c
-                               for s in shape), chunks, shape)
+        if c >= 2**63:
+            raise ArgumentError(f"chunks: expected a positive int below 2**63, found {chunks!r}")
+        # kept when longer than an axis, as in zarr-python: an array made empty to be grown
+        # by append (shape=(0,), chunks=1000) keeps the chunk length it asked for
+        return _positive(tuple(max(s, 1) if c == -1 else c for s in shape), chunks, shape)
     if isinstance(chunks, Sequence) and any(_edges(c) for c in chunks):
         # rectilinear: the edge lengths of each axis (an int for a regular one)
         # an axis's edges as a grid holds them (AxisEdges: positive ints in run-length form)
