@@ -21,7 +21,9 @@ __all__ = [
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
     "BaseZarrError", "MetadataValidationError", "NodeTypeValidationError",
-    "ZarrDeprecationWarning", "ZarrUserWarning", "ZarrRuntimeWarning",
+    "ContainsArrayAndGroupError", "ArrayIndexError", "NegativeStepError",
+    "ZarrDeprecationWarning", "ZarrUserWarning", "ZarrRuntimeWarning", "ZarrFutureWarning",
+    "UnstableSpecificationWarning",
 ]
 
 
@@ -101,6 +103,11 @@ class NodeTypeValidationError(MetadataValidationError):
     the kind the document is read as; zarr-python's name."""
 
 
+class ContainsArrayAndGroupError(MetadataError):
+    """Consolidated Zarr v2 metadata that lists both a ``.zarray`` and a ``.zgroup`` for one
+    node; zarr-python's name (a ``ValueError`` there too)."""
+
+
 #: zarr-python's name of the base of its errors. Every zarrx error is a :class:`ZarrError`, so
 #: ``except zarrx.errors.BaseZarrError`` catches them all (zarr-python's is a ``ValueError``;
 #: zarrx's store errors are ``OSError`` instead).
@@ -149,6 +156,16 @@ class BoundsCheckError(IndexingError):
 class VindexInvalidSelectionError(IndexingError):
     """A coordinate selection (``vindex``) with something other than integer arrays, or a
     boolean mask of another shape than the array's; zarr-python's name."""
+
+
+class ArrayIndexError(IndexingError):
+    """zarr-python's name, kept so that ``except`` clauses naming it work; zarrx raises the
+    other :class:`IndexingError` classes (zarr-python 3.1 raises it nowhere either)."""
+
+
+class NegativeStepError(IndexingError):
+    """zarr-python's error for a negative slice step, kept so that ``except`` clauses naming
+    it work; zarrx never raises it: negative steps select as in numpy."""
 
 
 class IndexingValueError(IndexingError, ValueError):
@@ -362,6 +379,15 @@ class ZarrDeprecationWarning(DeprecationWarning):
 class ZarrUserWarning(UserWarning):
     """Something in the input was skipped: a zip archive's entry that cannot be a key, or one
     a later entry of the same name replaces; zarr-python's name."""
+
+
+class ZarrFutureWarning(FutureWarning):
+    """zarr-python's name, kept for warning filters that name it; zarrx gives none."""
+
+
+class UnstableSpecificationWarning(ZarrFutureWarning):
+    """zarr-python's warning for data types without a Zarr v3 specification of their own,
+    kept for warning filters that name it; zarrx gives none (see docs/guide/migrating.md)."""
 
 
 class ZarrRuntimeWarning(RuntimeWarning):

@@ -24,6 +24,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from zarrx.errors import ContainsArrayAndGroupError
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -66,7 +67,8 @@ def _parse_zmetadata(doc: bytes | str | dict, key: str
         if zarray in md:
             if zgroup in md:
                 raise Loc(key, f'metadata["{zgroup}"]').fail(
-                    "a node cannot be both an array and a group (.zarray is present too)")
+                    "a node cannot be both an array and a group (.zarray is present too)",
+                    ContainsArrayAndGroupError)
             out[path] = parse_array_v2(loaded(md[zarray]), attrs, f'{key} metadata["{zarray}"]')
         elif zgroup in md:
             out[path] = parse_group_v2(loaded(md[zgroup]), attrs, f'{key} metadata["{zgroup}"]')
