@@ -177,30 +177,3 @@ def test_consolidated_metadata_listing_an_array_and_a_group_is_contains_array_an
     assert isinstance(info.value, zarrx.MetadataError) and isinstance(info.value, ValueError)
     assert str(info.value) == ('.zmetadata metadata["x/.zgroup"]: a node cannot be both an '
                                'array and a group (.zarray is present too)')
-
-
-@pytest.mark.parametrize("fn", ["create_array", "zeros", "create", "open"])
-@pytest.mark.parametrize("shape, chunks, want", [
-    ((0,), 1000, (1000,)), ((0, 3), 5, (5, 5)), ((4, 3), 5, (5, 5)), ((4,), 5, (5,)),
-    ((4, 3), -1, (4, 3)), ((4, 3), 2, (2, 2))])
-def test_an_int_chunks_is_every_axis_chunk_length_as_in_zarr_python(fn, shape, chunks, want):
-    """An int ``chunks=`` longer than an axis is kept, as zarr-python keeps it: an array made
-    empty (``shape=(0,)``) to be grown by ``append`` gets the chunk length it asked for, not 1."""
-    kw = {"mode": "w"} if fn == "open" else {}
-    z = getattr(zarrx, fn)(store={}, shape=shape, chunks=chunks, dtype="i4", **kw)
-    assert z.chunks == want
-    if fn == "zeros" or (fn == "create_array" and len(shape) == 1):
-        assert getattr(zarr, fn)(store={}, shape=shape, chunks=chunks, dtype="i4").chunks == want
-
-
-def test_an_empty_array_grown_by_append_keeps_its_chunk_length():
-    z = zarrx.zeros(store={}, shape=(0,), chunks=1000, dtype="i4")
-    z.append(np.arange(2500, dtype="i4"))
-    assert z.chunks == (1000,) and z.nchunks == 3 and z.nchunks_initialized == 3
-    assert z[...].tolist() == list(range(2500))
-
-
-def test_an_int_chunks_too_long_for_a_chunk_is_refused():
-    with pytest.raises(zarrx.ArgumentError, match=r"chunks: expected a positive int below "
-                                                  r"2\*\*63, found 18446744073709551616"):
-        zarrx.create_array({}, shape=(4,), chunks=2**64, dtype="i4")

@@ -85,6 +85,11 @@ class Array(Selecting, Reshaping, Node):
         return any(c.name == "vlen-utf8" for c in self._meta.layout.read_codecs)
 
     @functools.cached_property
+    def _bytes_only(self) -> bool:
+        """Whether the chunks' object codec is ``vlen-bytes``, which encodes bytes only."""
+        return any(c.name == "vlen-bytes" for c in self._meta.layout.read_codecs)
+
+    @functools.cached_property
     def _strings(self) -> Any:
         """numpy 2's StringDType for variable-length strings (decoded into object arrays and
         handed out as that, as zarr-python does), else None."""

@@ -158,6 +158,8 @@ class Selecting:
             chunk_write.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)
             return
         arr = chunk_io.check_value(self._as_strings(value), plan.shape, dtype, self.name)
+        if self._bytes_only:
+            chunk_io.check_bytes_items(arr, self.name)
         if plan.view is not None:
             arr = plan_layout(arr, plan.view)
         if not box_write.write_box(self._io, plan, arr):
@@ -178,7 +180,8 @@ class Selecting:
         value = self._as_strings(value)
         if self._strings is not None:       # strings: stored as the objects they convert to
             return value
-        return chunk_io.check_value(value, None, self._meta.data_type.numpy, self.name)
+        value = chunk_io.check_value(value, None, self._meta.data_type.numpy, self.name)
+        return chunk_io.check_bytes_items(value, self.name) if self._bytes_only else value
 
     def set_basic_selection(self, selection: Any, value: Any, *, fields: Any = None,
                             prototype: Any = None) -> None:

@@ -162,6 +162,8 @@ class Reshaping:
         # converted as a write converts it, before the shape grows: data that cannot be
         # written is refused with the array unchanged
         data = chunk_io.check_value(data, None, self.dtype, self.name)
+        if self._bytes_only:
+            chunk_io.check_bytes_items(data, self.name)
         if data.ndim != self.ndim:
             raise ArgumentError(f"{self.name}: append expected data with {self.ndim} dimensions, "
                                 f"found {data.ndim}")

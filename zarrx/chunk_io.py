@@ -27,6 +27,7 @@ from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import (ArgumentDecodeError, ArgumentEncodeError, ArgumentError,
                           ArgumentOverflowError, ArgumentTypeError, CodecError, ZarrError)
 from zarrx.indexing import check_chunk_count
+from zarrx.metadata._util import short
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.base import address_fields
@@ -328,6 +329,23 @@ def _located(exc: ZarrError | MemoryError, io: ArrayIO, coords: tuple[int, ...],
         # a chunk that does not decode: on a remote store, its URL and whether it is a web page
         exc.at(**address_fields(io.source.objects.store, where["key"]))
     return exc.at(array=io.key, **where)
+
+
+#: what a ``vlen-bytes`` chunk holds: bytes (``None`` is stored as ``b""``, as numcodecs does)
+BYTES_ITEMS = (bytes, bytearray, memoryview, type(None))
+
+
+def check_bytes_items(arr: np.ndarray, where: str) -> np.ndarray:
+    """``arr``, the objects to write into an array of variable-length bytes, when each is
+    bytes; else an ArgumentTypeError (zarr-python raises a ``TypeError``) naming the first
+    that is not, raised before anything is stored: the chunk encoder would refuse it only
+    after the chunks before its own were written."""
+    for i, v in enumerate(arr.flat):
+        if not isinstance(v, BYTES_ITEMS):
+            raise ArgumentTypeError(f"{where}: cannot write {type(v).__name__} {short(v)} "
+                                    f"(item {i} of the value) to an array of variable-length "
+                                    f"bytes: expected bytes")
+    return arr
 
 
 def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
