@@ -414,9 +414,9 @@ def _sharding(chunk_shape: list[int], codecs: list, **more: object) -> dict:
 
 
 @pytest.mark.parametrize("serializer, want", [
-    (_sharding([2, 2], [{"name": "bytes"}]),
-     "create_array serializer.configuration.codecs[0].configuration.endian: required for data "
-     "type uint16 (expected 'little' or 'big'), found none"),
+    (_sharding([2, 2], [{"name": "bytes", "configuration": {"endian": "middle"}}]),
+     "create_array serializer.configuration.codecs[0].configuration.endian: expected 'little' "
+     "or 'big', found 'middle'"),
     (_sharding([2, 2], [_LE, {"name": "zstd", "configuration": {"level": "x"}}]),
      "create_array serializer.configuration.codecs[1].configuration.level: expected an "
      "integer in [-131072, 22], found 'x'"),

@@ -72,3 +72,49 @@ def test_bytes_arrays_take_bytes_like_items_and_none():
     assert a[:].tolist() == [b"ba", b"", b"nb", b"mv"]
     with pytest.raises(zarrx.ArgumentTypeError, match="cannot write int 1 .item 1 of"):
         zarrx.create_array({}, data=np.array([b"a", 1], dtype=object), dtype="bytes")
+
+
+@pytest.mark.parametrize("shape, shards, want", [
+    ((8,), 4, (4,)), ((8,), np.int64(4), (4,)), ((8, 8), 4, (4, 4)),
+    ((8,), {"shape": 4, "index_location": "start"}, (4,))])
+def test_an_int_shards_is_every_axis_shard_length(shape, shards, want):
+    """zarr-python takes ``shards=4`` for a 1-d array; zarrx refused any int with a
+    TypeError. An int is now every axis's shard length, as an int ``chunks=`` is."""
+    a = zarrx.create_array({}, shape=shape, chunks=(2,) * len(shape), shards=shards, dtype="i4")
+    a[...] = 1
+    assert a.shards == want and a.chunks == (2,) * len(shape) and int(a[...].sum()) == 8 ** len(shape)
+    if len(shape) == 1 and not isinstance(shards, dict):
+        assert zarr.create_array({}, shape=shape, chunks=(2,), shards=shards,
+                                 dtype="i4").shards == want
+
+
+@pytest.mark.parametrize("shards, message", [
+    (True, "create_array: shards: expected a tuple of ints, {'shape': ..., 'index_location': "
+           "...}, 'auto' or None, found True"),
+    (3, "create_array: shards[0]=3 must be a positive multiple of chunks[0]=2 (or 0 on an "
+        "axis of length 0, with positive chunks)"),
+    (-2, "create_array: shards[0]=-2 must be a positive multiple of chunks[0]=2 (or 0 on an "
+         "axis of length 0, with positive chunks)")])
+def test_an_int_shards_that_cannot_be_a_shard_length_is_refused(shards, message):
+    with pytest.raises(zarrx.ArgumentError) as info:
+        zarrx.create_array({}, shape=(8,), chunks=(2,), shards=shards, dtype="i4")
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("serializer", [{"name": "bytes"}, {"name": "bytes", "configuration": {}}])
+def test_a_bytes_serializer_dict_without_endian_is_little_endian(serializer):
+    """zarr-python's ``BytesCodec`` fills in little-endian, as zarrx's ``BytesCodec()`` does;
+    the same codec given as a dict was refused for a multi-byte data type."""
+    import json
+    for lib in (zarr, zarrx):
+        store = {}
+        a = lib.create_array(store, shape=(2,), dtype="i4", serializer=serializer)
+        a[:] = [1, 2]
+        doc = store["zarr.json"]
+        doc = json.loads(doc.to_bytes() if hasattr(doc, "to_bytes") else doc)
+        assert doc["codecs"][0] == {"name": "bytes", "configuration": {"endian": "little"}}
+        assert a[:].tolist() == [1, 2]
+    with pytest.raises(zarrx.CodecError, match=r"serializer.configuration.endian: expected "
+                                               r"'little' or 'big', found None"):
+        zarrx.create_array({}, shape=(2,), dtype="i4",
+                           serializer={"name": "bytes", "configuration": {"endian": None}})

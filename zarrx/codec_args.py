@@ -60,7 +60,8 @@ def _plain(obj: Any) -> Any:
 
 # what zarr-python's codec classes fill in when a user leaves a field out ({"name": "gzip"}):
 # metadata documents must spell these out, arguments need not
-_USER_DEFAULTS = {"gzip": {"level": 5},
+_USER_DEFAULTS = {"bytes": {"endian": "little"},        # as zarrx's BytesCodec() too
+                  "gzip": {"level": 5},
                   "blosc": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle"},
                   "zstd": {"level": 0, "checksum": False}}
 
@@ -325,7 +326,7 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         shard_shape = tuple(c * 2 if s // max(c, 1) > 8 else c for s, c in zip(shape, chunks))
         index_location = "end"
     elif isinstance(shards, Mapping) and "shape" in shards:
-        shard_shape = _int_tuple(shards["shape"])       # type: ignore[assignment]
+        shard_shape = _int_tuple(shards["shape"], len(shape))   # type: ignore[assignment]
         if shard_shape is None:             # a TypeError, as for shards= itself
             raise ArgumentTypeError(f"create_array: shards['shape']: expected a tuple of ints, "
                                     f"found {short(shards['shape'])}")
@@ -333,8 +334,8 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         if index_location not in ("start", "end"):
             raise ArgumentError(f"create_array: shards['index_location']: expected 'start' or "
                                 f"'end', found {short(index_location)}")
-    elif _int_tuple(shards) is not None:
-        shard_shape, index_location = _int_tuple(shards), "end"
+    elif _int_tuple(shards, len(shape)) is not None:
+        shard_shape, index_location = _int_tuple(shards, len(shape)), "end"
     else:                                   # a TypeError, as in zarr-python
         raise ArgumentTypeError(f"create_array: shards: expected a tuple of ints, "
                                 f"{{'shape': ..., 'index_location': ...}}, 'auto' or None, "
@@ -367,8 +368,12 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
     return {"codecs": [sharding]}, shard_shape
 
 
-def _int_tuple(value: Any) -> tuple[int, ...] | None:
-    """``value`` (a sequence or numpy array of ints) as a tuple of ints, else None."""
+def _int_tuple(value: Any, ndim: int | None = None) -> tuple[int, ...] | None:
+    """``value`` (a sequence or numpy array of ints; with ``ndim``, also one int for every
+    axis, as zarr-python takes ``shards=4`` and as ``chunks=`` takes an int) as a tuple of
+    ints, else None."""
+    if ndim is not None and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * ndim
     if isinstance(value, (str, bytes, Mapping)):
         return None
     try:
