@@ -118,3 +118,58 @@ def test_a_bytes_serializer_dict_without_endian_is_little_endian(serializer):
                                                r"'little' or 'big', found None"):
         zarrx.create_array({}, shape=(2,), dtype="i4",
                            serializer={"name": "bytes", "configuration": {"endian": None}})
+
+
+def _group_source():
+    g = zarrx.group({})
+    return g, g.create_array("src", shape=(2,), dtype="i4")
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: zarrx.zeros((2,), fill_value=3), "zeros() got an unexpected keyword argument "
+                                              "'fill_value'"),
+    (lambda: zarrx.ones((2,), fill_value=3), "ones() got an unexpected keyword argument "
+                                             "'fill_value'"),
+    (lambda: zarrx.zeros_like(np.arange(2), fill_value=3),
+     "zeros_like() got an unexpected keyword argument 'fill_value'"),
+    (lambda: zarrx.ones_like(np.arange(2), fill_value=3),
+     "ones_like() got an unexpected keyword argument 'fill_value'"),
+    (lambda: zarrx.save_array({}, np.arange(2), dtype="i8"),
+     "save_array() got an unexpected keyword argument 'dtype'"),
+    (lambda: zarrx.save_array({}, np.arange(2), shape=(2,)),
+     "save_array() got an unexpected keyword argument 'shape'"),
+    (lambda: zarrx.group({}).create_array("a", shape=(2,), dtype="i4", store={}),
+     "create_array() got an unexpected keyword argument 'store'"),
+    (lambda: zarrx.group({}).create_array("a", shape=(2,), dtype="i4", path="b"),
+     "create_array() got an unexpected keyword argument 'path'"),
+    (lambda: zarrx.group({}).zeros(name="a", shape=(2,), fill_value=3),
+     "zeros() got an unexpected keyword argument 'fill_value'"),
+    (lambda: zarrx.group({}).ones(name="a", shape=(2,), store={}),
+     "ones() got an unexpected keyword argument 'store'"),
+    (lambda: zarrx.group({}).full(name="a", shape=(2,), fill_value=1, path="b"),
+     "full() got an unexpected keyword argument 'path'"),
+    (lambda: zarrx.group({}).empty(name="a", shape=(2,), store={}),
+     "empty() got an unexpected keyword argument 'store'"),
+    (lambda: _group_source()[0].zeros_like(name="a", data=_group_source()[1], fill_value=3),
+     "zeros_like() got an unexpected keyword argument 'fill_value'"),
+    (lambda: _group_source()[0].full_like(name="a", data=_group_source()[1], store={}),
+     "full_like() got an unexpected keyword argument 'store'"),
+    (lambda: zarrx.group({}).require_array("a", shape=(2,), store={}),
+     "create_array() got an unexpected keyword argument 'store'"),
+], ids=["zeros", "ones", "zeros_like", "ones_like", "save_array-dtype", "save_array-shape",
+        "g.create_array-store", "g.create_array-path", "g.zeros", "g.ones", "g.full", "g.empty",
+        "g.zeros_like", "g.full_like", "g.require_array"])
+def test_a_keyword_a_function_sets_itself_is_a_type_error_naming_that_function(call, message):
+    """These keywords clashed with one the function passes on itself: Python's ``TypeError``
+    named a function the caller never called (``zarrx.api.create() got multiple values for
+    keyword argument 'fill_value'``), or ``path=`` of a group method was ignored."""
+    with pytest.raises(zarrx.ArgumentTypeError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_create_array_refuses_a_name_and_another_path():
+    with pytest.raises(zarrx.ArgumentError, match=r"create_array: pass name= or path=, not "
+                                                  r"both \(found name='x', path='y'\)"):
+        zarrx.create_array({}, name="x", path="y", shape=(2,), dtype="i4")
+    assert zarrx.create_array({}, name="x", path="x", shape=(2,), dtype="i4").path == "x"

@@ -19,7 +19,7 @@ from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           ContainsArrayError, ContainsGroupError, GroupNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
-                          node_exists)
+                          node_exists, refuse_keywords)
 from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
                             config_order, create_array, create_chunks, exists_error, format_of,
                             inherited_format, node_path, prepare_node)
@@ -330,11 +330,13 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
 
 def zeros(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as 0 (``create``'s keywords)."""
+    refuse_keywords("zeros", kwargs, ("fill_value",))
     return create(shape, store=store, fill_value=0, **kwargs)
 
 
 def ones(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
     """An array whose every cell reads as 1 (stored as the fill value: nothing is written)."""
+    refuse_keywords("ones", kwargs, ("fill_value",))
     return create(shape, store=store, fill_value=1, **kwargs)
 
 
@@ -352,12 +354,14 @@ def empty(shape: Any, store: StoreLike | None = None, **kwargs: Any) -> Array:
 def zeros_like(a: Any, **kwargs: Any) -> Array:
     """``zeros`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
+    refuse_keywords("zeros_like", kwargs, ("fill_value",))
     return zeros(**like_arguments(a, kwargs, fill=False))
 
 
 def ones_like(a: Any, **kwargs: Any) -> Array:
     """``ones`` with the shape, dtype, chunks, shards, codecs and Zarr format of ``a``;
     keywords override them."""
+    refuse_keywords("ones_like", kwargs, ("fill_value",))
     return ones(**like_arguments(a, kwargs, fill=False))
 
 

@@ -19,7 +19,7 @@ from zarrx.api import _store, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
                              format_of, inherited_format, node_path)
-from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning
+from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning, refuse_keywords
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
 from zarrx.metadata import nodes
@@ -47,6 +47,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     """Save one array at ``path``. ``mode`` (default ``a``: an existing node is an error) and
     the other keywords of :func:`~zarrx.create_array` are accepted."""
     zarr_format = format_of(zarr_format, zarr_version, "save_array")
+    refuse_keywords("save_array", kwargs, ("name", "shape", "dtype", "data"))   # from arr
     if not _array_like(arr):
         raise ArgumentTypeError(f"save_array: arr must be a numpy array (or an array with "
                                 f"shape and dtype), found {type(arr).__name__}")

@@ -348,7 +348,11 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_array", new=True)
     if name is not None:
-        path = node_path(name, "create_array", "name", new=True)
+        named = node_path(name, "create_array", "name", new=True)
+        if named != path and path:      # path= is zarrx's other spelling of name=
+            raise ArgumentError(f"create_array: pass name= or path=, not both (found name="
+                                f"{name!r}, path={path!r})")
+        path = named
     _found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, _found)
     check_format(zarr_format)

@@ -16,7 +16,7 @@ __all__ = [
     "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "StoreArgumentError",
     "ArgumentEncodeError", "ArgumentDecodeError",
-    "DataTypeError", "FillValueError", "FillValueOverflowError", "expected",
+    "DataTypeError", "FillValueError", "FillValueOverflowError", "expected", "refuse_keywords",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
@@ -365,6 +365,16 @@ class RemoteConnectionError(RemoteTransientError, ConnectionError):
 
 class MissingDependencyError(ZarrError, ImportError):
     """An optional package a store needs is not installed; the message names it."""
+
+
+def refuse_keywords(what: str, kwargs: dict, names: tuple[str, ...]) -> None:
+    """An ArgumentTypeError worded as Python's own (``zeros() got an unexpected keyword
+    argument 'fill_value'``) for the first of ``names`` in ``kwargs``: keywords a function
+    sets itself before passing ``kwargs`` on, which Python would report as given twice to a
+    function the caller never called."""
+    for name in names:
+        if name in kwargs:
+            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {name!r}")
 
 
 def expected(where: str, want: str, got: object) -> MetadataError:

@@ -19,7 +19,8 @@ from zarrx.array import Array
 from zarrx.creation import (Ancestors, check_node_names, create_array, data_array,
                              make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
-                          NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists)
+                          NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists,
+                          refuse_keywords)
 from zarrx.hierarchy import write_hierarchy
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
@@ -296,6 +297,8 @@ class Group(Node):
         return iter([(path[cut:], self._wrap(path, meta)) for path, meta in written])
 
     def create_array(self, name: str, **kwargs: Any) -> Array:
+        # the array goes into this group's store, at name (zarr-python takes neither keyword)
+        refuse_keywords("create_array", kwargs, ("store", "path"))
         self._check_writable("create an array")
         path = self._child_path(name)          # parents: made by create_array, once all is checked
         kwargs.setdefault("zarr_format", self._meta.zarr_format)
@@ -337,29 +340,39 @@ class Group(Node):
         return node
 
     # -- zarr-python's array creation on a group ------------------------------------------------
+    def _new_array(self, what: str, name: str, kwargs: dict[str, Any], **own: Any) -> Array:
+        """``create_array`` for the method ``what``, which sets the keywords ``own`` itself:
+        given again, or ``store=`` / ``path=``, they are refused naming ``what``."""
+        refuse_keywords(what, kwargs, ("store", "path", *own))
+        return self.create_array(name, **own, **kwargs)
+
     def zeros(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
-        return self.create_array(name, shape=shape, fill_value=0, **kwargs)
+        return self._new_array("zeros", name, kwargs, shape=shape, fill_value=0)
 
     def ones(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
-        return self.create_array(name, shape=shape, fill_value=1, **kwargs)
+        return self._new_array("ones", name, kwargs, shape=shape, fill_value=1)
 
     def full(self, *, name: str, shape: Any, fill_value: Any, **kwargs: Any) -> Array:
-        return self.create_array(name, shape=shape, fill_value=fill_value, **kwargs)
+        return self._new_array("full", name, kwargs, shape=shape, fill_value=fill_value)
 
     def empty(self, *, name: str, shape: Any, **kwargs: Any) -> Array:
-        return self.create_array(name, shape=shape, **kwargs)
+        return self._new_array("empty", name, kwargs, shape=shape)
 
     def zeros_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        refuse_keywords("zeros_like", kwargs, ("store", "path", "fill_value"))
         return self.zeros(name=name, **like_arguments(data, kwargs, fill=False))
 
     def ones_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        refuse_keywords("ones_like", kwargs, ("store", "path", "fill_value"))
         return self.ones(name=name, **like_arguments(data, kwargs, fill=False))
 
     def full_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
         """Like ``data``, every cell reading as ``fill_value`` (default: that of ``data``)."""
+        refuse_keywords("full_like", kwargs, ("store", "path"))
         return self.create_array(name, **like_arguments(data, kwargs, fill=True))
 
     def empty_like(self, *, name: str, data: Any, **kwargs: Any) -> Array:
+        refuse_keywords("empty_like", kwargs, ("store", "path"))
         return self.create_array(name, **like_arguments(data, kwargs, fill=True))
 
     def array(self, name: str, data: Any = None, **kwargs: Any) -> Array:
