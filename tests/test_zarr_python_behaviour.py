@@ -173,3 +173,55 @@ def test_create_array_refuses_a_name_and_another_path():
                                                   r"both \(found name='x', path='y'\)"):
         zarrx.create_array({}, name="x", path="y", shape=(2,), dtype="i4")
     assert zarrx.create_array({}, name="x", path="x", shape=(2,), dtype="i4").path == "x"
+
+
+def test_from_array_takes_chunks_and_shards_as_numpy_arrays_as_create_array_does():
+    src = np.arange(8).reshape(2, 4)
+    a = zarrx.from_array({}, data=src, chunks=np.array([1, 2]), shards=np.array([2, 4]))
+    assert (a.chunks, a.shards) == ((1, 2), (2, 4)) and a[...].tolist() == src.tolist()
+
+
+_PAIR = np.array([1, 2])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: zarrx.create_array({}, shape=(2,), dtype="i4", overwrite=_PAIR),
+     "create_array: overwrite: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.create_array({}, shape=(2,), dtype="i4", data=[1, 2], write_data=_PAIR),
+     "create_array: write_data: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.create_group({}, overwrite=_PAIR),
+     "create_group: overwrite: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.group({}, overwrite=_PAIR),
+     "group: overwrite: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.create((2,), overwrite=_PAIR),
+     "create: overwrite: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.group({}).require_group("a", overwrite=_PAIR),
+     "require_group: overwrite: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.from_array({}, data=np.arange(2), write_data=_PAIR),
+     "from_array: write_data: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.save_array({}, np.arange(2), overwrite=_PAIR),
+     "save_array: overwrite: expected True or False, found ndarray array([1, 2])"),
+    (lambda: zarrx.create_array({}, shape=(2,), dtype="i4", storage_options=-1),
+     "storage_options: expected a dict of options for the store URL's filesystem, found int -1"),
+    (lambda: zarrx.open_group("memory://x", storage_options=["a"]),
+     "storage_options: expected a dict of options for the store URL's filesystem, found list "
+     "['a']"),
+], ids=["overwrite", "write_data", "create_group", "group", "create", "require_group",
+        "from_array", "save_array", "storage_options-dict-store", "storage_options-url"])
+def test_a_flag_or_options_of_another_kind_is_a_type_error(call, message):
+    """A numpy array of several items has no truth value: these raised numpy's ``ValueError``
+    (as zarr-python does), and ``storage_options=-1`` a bare ``TypeError``."""
+    with pytest.raises(zarrx.ArgumentTypeError) as info:
+        call()
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("call", [
+    lambda: zarrx.create_array({}, shape=(2,), dtype="i4", compressor=_PAIR),
+    lambda: zarrx.create((2,), compressor=_PAIR),
+    lambda: zarrx.create((2,), dimension_separator=_PAIR),
+    lambda: zarrx.full_like(zarrx.zeros((2,)), fill_value=1, zarr_format=_PAIR),
+], ids=["create_array-compressor", "create-compressor", "dimension_separator", "like-format"])
+def test_numpy_arrays_where_a_name_is_expected_are_zarr_errors(call):
+    with pytest.raises(zarrx.ZarrError):
+        call()

@@ -21,8 +21,8 @@ from zarrx.errors import (ArgumentError, ArgumentTypeError, ArrayNotFoundError,
                           MetadataError, NodeExistsError, NodeNotFoundError, ReadOnlyError,
                           node_exists, refuse_keywords)
 from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_format,
-                            config_order, create_array, create_chunks, exists_error, format_of,
-                            inherited_format, node_path, prepare_node)
+                            config_order, create_array, create_chunks, exists_error, flag_arg,
+                            format_of, inherited_format, named, node_path, prepare_node)
 from zarrx.group import Group
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
@@ -304,6 +304,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     """Create a group at ``path``; without ``zarr_format``, of the format of the group it goes
     into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3). (``_found``:
     the node and those above it, when a caller read them to decide the format.)"""
+    overwrite = flag_arg(overwrite, "create_group", "overwrite")
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_group", new=True)
     found = ancestors_for(st, path, _found, replacing=overwrite)
@@ -323,7 +324,8 @@ def group(store: StoreLike | None = None, *, overwrite: bool = False, path: str 
     """Open the group at ``path``, creating it when missing (replacing whatever is there when
     ``overwrite``). ``storage_options`` configure the backend of a store URL."""
     zarr_format = format_of(zarr_format, zarr_version, "group")
-    return open_group(store, mode="w" if overwrite else "a", path=path,
+    return open_group(store, mode="w" if flag_arg(overwrite, "group", "overwrite") else "a",
+                      path=path,
                       zarr_format=zarr_format, attributes=attributes,
                       storage_options=storage_options, _what="group")
 
@@ -405,6 +407,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
 
     zarr_format = format_of(zarr_format, zarr_version, "create")
     check_format(zarr_format, none=True)
+    overwrite = flag_arg(overwrite, "create", "overwrite")
     store = _store(store, "w", kwargs.pop("storage_options", None))
     new_path = node_path(path, "create_array", "name", new=True)
     # read once, for the format and create_array's checks
@@ -420,7 +423,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
         if fmt != 3:
             raise ArgumentError("create: codecs= is for Zarr v3; Zarr v2 arrays take "
                                 "filters= and compressor=")
-        if filters is not None or compressor not in ("auto", "default") or \
+        if filters is not None or not named(compressor, "auto", "default") or \
                 {"serializer", "compressors"} & set(kwargs):
             raise ArgumentError("create: pass codecs= or filters=/serializer=/compressors=, "
                                 "not both")
@@ -437,12 +440,12 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     if unknown:
         raise ArgumentTypeError(f"create: unexpected keyword argument {unknown[0]!r} (zarrx "
                                 f"takes create_array's keywords; see docs/guide/migrating.md)")
-    if compressor != "auto" and "compressors" in kwargs:
+    if not named(compressor, "auto") and "compressors" in kwargs:
         raise ArgumentError("create: pass compressors= or compressor=, not both")
-    compressors = kwargs.pop("compressors", "auto") if compressor == "auto" else compressor
+    compressors = kwargs.pop("compressors", "auto") if named(compressor, "auto") else compressor
     return create_array(store, name=path, shape=shape, dtype=dtype,
                         chunks=create_chunks(chunks, shape),
-                        compressors=compressors if compressors != "default" else "auto",
+                        compressors="auto" if named(compressors, "default") else compressors,
                         filters="auto" if filters is None else filters, fill_value=fill_value,
                         order=order, zarr_format=fmt, overwrite=overwrite, _found=found,
                         **kwargs)

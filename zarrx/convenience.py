@@ -18,7 +18,7 @@ import numpy as np
 from zarrx.api import _store, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
-                             format_of, inherited_format, node_path)
+                             flag_arg, format_of, inherited_format, node_path)
 from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning, refuse_keywords
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
@@ -53,7 +53,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
                                 f"shape and dtype), found {type(arr).__name__}")
     check_format(zarr_format, none=True)
     mode = kwargs.pop("mode", "a")
-    overwrite = kwargs.pop("overwrite", None) or mode == "w"
+    overwrite = flag_arg(kwargs.pop("overwrite", None), "save_array", "overwrite") or mode == "w"
     chunks = kwargs.pop("chunks", None)
     if chunks is None:
         chunks = getattr(arr, "chunks", None)
@@ -126,17 +126,23 @@ def load(store: Any, path: str | None = None, zarr_format: int | None = None,
 
 
 # -- from_array --------------------------------------------------------------------------------
+def _is_keep(value: Any) -> bool:
+    """Whether an argument is ``"keep"`` (another value may be a numpy array, which ``==``
+    would compare item by item)."""
+    return isinstance(value, str) and value == _KEEP
+
+
 def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters: Any,
           compressors: Any, serializer: Any, fill_value: Any, order: Any,
           chunk_key_encoding: Any, dimension_names: Any) -> dict[str, Any]:
     """zarr-python's ``"keep"`` rules: what a copy of ``data`` takes from it."""
     if not isinstance(data, Array):
-        return {"chunks": "auto" if chunks == _KEEP else chunks,
-                "shards": None if shards == _KEEP else shards,
+        return {"chunks": "auto" if _is_keep(chunks) else chunks,
+                "shards": None if _is_keep(shards) else shards,
                 "zarr_format": zarr_format or 3,
-                "filters": "auto" if filters == _KEEP else filters,
-                "compressors": "auto" if compressors == _KEEP else compressors,
-                "serializer": "auto" if serializer == _KEEP else serializer,
+                "filters": "auto" if _is_keep(filters) else filters,
+                "compressors": "auto" if _is_keep(compressors) else compressors,
+                "serializer": "auto" if _is_keep(serializer) else serializer,
                 "fill_value": fill_value, "order": order,
                 "chunk_key_encoding": chunk_key_encoding, "dimension_names": dimension_names}
     from zarrx.codec_args import array_codecs
@@ -146,15 +152,15 @@ def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters:
     same = fmt == src.zarr_format
     codecs = array_codecs(src)
     return {
-        "chunks": data.chunks if chunks == _KEEP else chunks,
-        "shards": data.shards if shards == _KEEP else shards,
+        "chunks": data.chunks if _is_keep(chunks) else chunks,
+        "shards": data.shards if _is_keep(shards) else shards,
         "zarr_format": fmt,
-        "filters": (codecs["filters"] or None if same else "auto") if filters == _KEEP
+        "filters": (codecs["filters"] or None if same else "auto") if _is_keep(filters)
         else filters,
         "compressors": (codecs["compressors"] or None if same else "auto")
-        if compressors == _KEEP else compressors,
+        if _is_keep(compressors) else compressors,
         "serializer": (codecs["serializer"] if fmt == 3 and same else "auto")
-        if serializer == _KEEP else serializer,
+        if _is_keep(serializer) else serializer,
         "fill_value": data.fill_value if fill_value is None or fill_value is DEFAULT_FILL
         else fill_value,
         "order": order,
@@ -188,7 +194,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
                order, chunk_key_encoding, dimension_names)
     out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
                        attributes=attributes, overwrite=overwrite, config=config, **kw)
-    if write_data:
+    if flag_arg(write_data, "from_array", "write_data"):
         if isinstance(data, Array):
             _copy(data, out)
         else:

@@ -19,16 +19,17 @@ from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.node import Node
 from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
-from zarrx.store import Store, make_store
+from zarrx.store import Store, check_storage_options, make_store
 from zarrx.store.base import ByteRange
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
            "check_parents", "Ancestors", "ancestors_for", "save_parent", "exists_error",
            "check_format", "shape_arg", "create_chunks", "data_array",
-           "check_node_names"]
+           "check_node_names", "flag_arg", "named"]
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
+    check_storage_options(storage_options)
     if store is None:
         if storage_options:               # a TypeError, as zarr-python raises
             raise ArgumentTypeError("storage_options: given without a store URL")
@@ -275,6 +276,23 @@ def config_order(config: Mapping | None, what: str) -> str | None:
     return order
 
 
+def flag_arg(value: Any, what: str, name: str) -> bool:
+    """A yes/no keyword as Python reads it (``overwrite=1`` is True, as in zarr-python); a
+    value without one truth value (a numpy array of several items) is an
+    :class:`~zarrx.errors.ArgumentTypeError`."""
+    try:
+        return bool(value)
+    except (TypeError, ValueError) as exc:
+        raise ArgumentTypeError(f"{what}: {name}: expected True or False, found "
+                                f"{type(value).__name__} {short(value)}") from exc
+
+
+def named(value: Any, *names: str) -> bool:
+    """Whether an argument is one of the strings ``names`` (``"auto"``); another value may be
+    a numpy array, which ``==`` would compare item by item."""
+    return isinstance(value, str) and value in names
+
+
 def check_format(zarr_format: Any, *, none: bool = False) -> None:
     """Refuse a ``zarr_format`` other than 2 or 3 (or None, when ``none``: auto-detect or the
     default) with an :class:`~zarrx.errors.ArgumentError`."""
@@ -345,14 +363,16 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
         raise ArgumentError(f"create_array: order: expected 'C' or 'F', found {order!r}")
 
+    overwrite = flag_arg(overwrite, "create_array", "overwrite")
+    write_data = flag_arg(write_data, "create_array", "write_data")
     st = _store(store, "w", storage_options)
     path = node_path(path, "create_array", new=True)
     if name is not None:
-        named = node_path(name, "create_array", "name", new=True)
-        if named != path and path:      # path= is zarrx's other spelling of name=
+        name_path = node_path(name, "create_array", "name", new=True)
+        if name_path != path and path:  # path= is zarrx's other spelling of name=
             raise ArgumentError(f"create_array: pass name= or path=, not both (found name="
                                 f"{name!r}, path={path!r})")
-        path = named
+        path = name_path
     _found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, _found)
     check_format(zarr_format)
@@ -369,8 +389,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         dtype = "float64"
     shape = shape_arg(shape)
     chunks = chunks_arg(chunks, shape, dtype, sharded=shards is not None, zarr_format=zarr_format)
-    if compressor != "auto":
-        if compressors != "auto":
+    if not named(compressor, "auto"):
+        if not named(compressors, "auto"):
             raise ArgumentError("create_array: pass compressors= or compressor=, not both")
         compressors = compressor
     codec_kw, grid_chunks = build_codecs(

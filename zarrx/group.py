@@ -17,7 +17,7 @@ import numpy as np
 
 from zarrx.array import Array
 from zarrx.creation import (Ancestors, check_node_names, create_array, data_array,
-                             make_parents, shape_arg)
+                             flag_arg, make_parents, shape_arg)
 from zarrx.errors import (ArgumentError, ArgumentTypeError, GroupNotFoundError, NodeMismatchError,
                           NodeExistsError, NodeNotFoundError, StoreError, ZarrError, node_exists,
                           refuse_keywords)
@@ -267,7 +267,7 @@ class Group(Node):
         empty one with ``overwrite=True``; a ``NodeMismatchError`` (a ``TypeError``) when an
         array is there. Another keyword is a ``TypeError`` whether the group exists or not, as
         in zarr-python."""
-        if overwrite:
+        if flag_arg(overwrite, "require_group", "overwrite"):
             return self.create_group(name, overwrite=True, attributes=attributes)
         node = self._lookup(name)
         if node is None:

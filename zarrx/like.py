@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.creation import as_zarrx_array, data_array
+from zarrx.creation import as_zarrx_array, check_format, data_array
 from zarrx.errors import ArgumentTypeError, FillValueError, FillValueOverflowError, ZarrError
 from zarrx.metadata._util import short
 from zarrx.metadata.dtype_input import numpy_string_dtype, resolve_dtype
@@ -21,6 +21,7 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     its fill value. A ``dtype=`` other than the source's takes the default filters and
     serializer of that type (the source's compressors are kept) and the source's fill value
     converted to it, as a write converts a value."""
+    check_format(kwargs.get("zarr_format"), none=True)     # compared with the source's below
     a = as_zarrx_array(a)
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         if a is None or not isinstance(a, (list, tuple)):

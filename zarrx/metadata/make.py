@@ -243,9 +243,10 @@ def _key_encoding(value: Any, zarr_format: int) -> KeyEncoding:
         if not isinstance(conf, Mapping):
             raise (loc / "configuration").error("a JSON object", conf)
         sep = conf.get("separator", "/" if name == "default" else ".")
-        if name not in ("default", "v2"):
+        # not str: refused without comparing (a numpy array would compare item by item)
+        if not isinstance(name, str) or name not in ("default", "v2"):
             raise (loc / "name").error("'default' or 'v2'", name)
-        if sep not in ("/", "."):
+        if not isinstance(sep, str) or sep not in ("/", "."):
             raise (loc / "separator").error("'/' or '.'", sep)
         enc = KeyEncoding(name, sep)
     else:

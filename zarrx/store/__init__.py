@@ -7,6 +7,7 @@ URL, a foreign store object, or a store) into a :class:`Store`. Remote stores li
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, StoreError,
                           StoreNotFoundError)
@@ -18,7 +19,8 @@ from zarrx.store.zarrpy import is_zarr_store, wrap_zarr_store
 from zarrx.store.zip import ZipStore
 
 __all__ = ["ByteRange", "Store", "MemoryStore", "LocalStore", "ZipStore", "CountingStore",
-           "make_store", "ABSENT", "ObjectSnapshot", "ConflictError", "ObjectStore",
+           "make_store", "check_storage_options", "ABSENT", "ObjectSnapshot", "ConflictError",
+           "ObjectStore",
            "FsspecStore", "RemoteOptions"]
 
 
@@ -40,6 +42,16 @@ def _writable(store: Store, mode: str) -> Store:
     return store
 
 
+def check_storage_options(storage_options: object) -> None:
+    """Refuse ``storage_options`` that are not a mapping (of options for a URL's filesystem)
+    with a :class:`~zarrx.errors.StoreArgumentError` (a ``TypeError``), before their truth or
+    their keys are asked for."""
+    if storage_options is not None and not isinstance(storage_options, Mapping):
+        raise StoreArgumentError(f"storage_options: expected a dict of options for the store "
+                                 f"URL's filesystem, found {type(storage_options).__name__} "
+                                 f"{storage_options!r:.80}")
+
+
 def make_store(obj: object, mode: str = "a", storage_options: dict | None = None) -> Store:
     """The store for ``obj`` opened for ``mode`` (``r``, ``r+``, ``a``, ``w``, ``w-``).
 
@@ -59,6 +71,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
     if mode not in OPEN_MODES:
         raise StoreError(f"make_store: mode: expected one of {', '.join(OPEN_MODES)}, "
                          f"found {mode!r}")
+    check_storage_options(storage_options)
     if isinstance(obj, Store):
         if storage_options:
             raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
