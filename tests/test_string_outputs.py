@@ -18,5 +18,6 @@ def test_strings_read_into_an_out_of_the_arrays_dtype(fmt, shape):
     assert z.get_basic_selection(Ellipsis, out=out) is out
     assert out.tolist() == np.full(shape, "hello", dtype=object).tolist()
     with pytest.raises(zarrx.ArgumentError, match=r"out= expected shape .* and dtype "
-                                                  r"StringDType\(\), found .* dtype <U5"):
+                                                  r"StringDType\(\) \(or one it casts to "
+                                                  r"safely\), found .* dtype <U5"):
         z.get_basic_selection(Ellipsis, out=np.empty(shape, dtype="U5"))

@@ -225,3 +225,36 @@ def test_a_flag_or_options_of_another_kind_is_a_type_error(call, message):
 def test_numpy_arrays_where_a_name_is_expected_are_zarr_errors(call):
     with pytest.raises(zarrx.ZarrError):
         call()
+
+
+@pytest.mark.parametrize("out_dtype", ["f8", "i8", "c16"])
+@pytest.mark.parametrize("method, selection, shape", [
+    ("get_basic_selection", slice(1, 4), (3, 5)),
+    ("get_orthogonal_selection", ([0, 2], [1, 3]), (2, 2)),
+    ("get_coordinate_selection", ([0, 2], [1, 3]), (2,)),
+    ("get_block_selection", (0, 1), (2, 2))])
+def test_reads_cast_into_an_out_of_a_dtype_holding_every_value(method, selection, shape,
+                                                               out_dtype):
+    """zarr-python reads into an ``out=`` of another dtype; zarrx refused any."""
+    from zarr.core.buffer import default_buffer_prototype
+    want = None
+    for lib in (zarr, zarrx):
+        a = lib.create_array({}, shape=(6, 5), chunks=(2, 2), dtype="i4")
+        a[...] = np.arange(30).reshape(6, 5)
+        out = np.zeros(shape, out_dtype)
+        buf = default_buffer_prototype().nd_buffer.from_numpy_array(out)
+        getattr(a, method)(selection, out=buf if lib is zarr else out)
+        got = buf.as_numpy_array() if lib is zarr else out
+        assert got.dtype == np.dtype(out_dtype)
+        want = got.tolist() if want is None else want
+        assert got.tolist() == want
+
+
+@pytest.mark.parametrize("out_dtype", ["i2", "f4", "U3"])
+def test_an_out_of_a_dtype_that_would_change_values_is_refused(out_dtype):
+    a = zarrx.create_array({}, shape=(6, 5), chunks=(2, 2), dtype="i4")
+    with pytest.raises(zarrx.ArgumentError) as info:
+        a.get_basic_selection(slice(1, 4), out=np.zeros((3, 5), out_dtype))
+    assert str(info.value) == (f"/: out= expected shape (3, 5) and dtype int32 (or one it "
+                               f"casts to safely), found shape (3, 5) and dtype "
+                               f"{np.dtype(out_dtype)}")

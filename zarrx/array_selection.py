@@ -74,6 +74,12 @@ class Selecting:
         """``_read``, then the fields taken and variable-length strings handed out as
         ``StringDType``."""
         if fields is None and self._strings is None:
+            if isinstance(out, np.ndarray) and out.dtype != self.dtype and \
+                    np.can_cast(self.dtype, out.dtype, "safe"):
+                # zarr-python casts into an out= of another dtype; zarrx when no value changes
+                value = np.asarray(self._read(selection, kind, None))
+                _check_out(out, value.shape, out.dtype, self.name)[...] = value
+                return out
             return self._laid_out(self._read(selection, kind, out), out)
         if fields is not None:
             fields = check_fields(fields, self._meta.data_type.numpy, self.name)
@@ -266,8 +272,9 @@ def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> 
         raise ArgumentTypeError(f"{name}: out= expected a numpy array, found "
                                 f"{type(out).__name__}")
     if out.shape != tuple(shape) or out.dtype != dtype:
-        raise ArgumentError(f"{name}: out= expected shape {tuple(shape)} and dtype {dtype}, "
-                            f"found shape {out.shape} and dtype {out.dtype}")
+        raise ArgumentError(f"{name}: out= expected shape {tuple(shape)} and dtype {dtype} (or "
+                            f"one it casts to safely), found shape {out.shape} and dtype "
+                            f"{out.dtype}")
     if not out.flags.writeable:
         raise ArgumentError(f"{name}: out= array is read-only")
     return out
