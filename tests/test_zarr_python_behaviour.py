@@ -1,5 +1,6 @@
 """Behaviour zarrx shares with zarr-python 3, where zarrx differed without a reason: each test
-calls zarrx (and zarr-python, where it has the feature) with the same arguments."""
+calls zarrx (and zarr-python, where it has the feature and is installed) with the same
+arguments."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +8,10 @@ import pytest
 
 import zarrx
 
-zarr = pytest.importorskip("zarr")
+try:
+    import zarr
+except ImportError:                 # the zarrx side of each test still runs
+    zarr = None
 
 
 @pytest.mark.parametrize("fn", ["create_array", "zeros", "create", "open"])
@@ -20,7 +24,7 @@ def test_an_int_chunks_is_every_axis_chunk_length_as_in_zarr_python(fn, shape, c
     kw = {"mode": "w"} if fn == "open" else {}
     z = getattr(zarrx, fn)(store={}, shape=shape, chunks=chunks, dtype="i4", **kw)
     assert z.chunks == want
-    if fn == "zeros" or (fn == "create_array" and len(shape) == 1):
+    if zarr is not None and (fn == "zeros" or (fn == "create_array" and len(shape) == 1)):
         assert getattr(zarr, fn)(store={}, shape=shape, chunks=chunks, dtype="i4").chunks == want
 
 
@@ -52,7 +56,7 @@ def test_writing_other_than_bytes_to_a_bytes_array_is_a_type_error_storing_nothi
     a = zarrx.create_array({}, shape=(4,), chunks=(2,), shards=shards, dtype="bytes",
                            zarr_format=fmt)
     a[:] = [b"a", b"b", b"c", b"d"]
-    if fmt == 3:                    # zarr-python 3.1 creates no Zarr v2 "bytes" array
+    if fmt == 3 and zarr is not None:   # zarr-python 3.1 creates no Zarr v2 "bytes" array
         z = zarr.create_array({}, shape=(4,), chunks=(2,), dtype="bytes")
         with pytest.raises(TypeError):
             z[:] = value
@@ -83,7 +87,7 @@ def test_an_int_shards_is_every_axis_shard_length(shape, shards, want):
     a = zarrx.create_array({}, shape=shape, chunks=(2,) * len(shape), shards=shards, dtype="i4")
     a[...] = 1
     assert a.shards == want and a.chunks == (2,) * len(shape) and int(a[...].sum()) == 8 ** len(shape)
-    if len(shape) == 1 and not isinstance(shards, dict):
+    if zarr is not None and len(shape) == 1 and not isinstance(shards, dict):
         assert zarr.create_array({}, shape=shape, chunks=(2,), shards=shards,
                                  dtype="i4").shards == want
 
@@ -106,7 +110,7 @@ def test_a_bytes_serializer_dict_without_endian_is_little_endian(serializer):
     """zarr-python's ``BytesCodec`` fills in little-endian, as zarrx's ``BytesCodec()`` does;
     the same codec given as a dict was refused for a multi-byte data type."""
     import json
-    for lib in (zarr, zarrx):
+    for lib in (zarr, zarrx) if zarr is not None else (zarrx,):
         store = {}
         a = lib.create_array(store, shape=(2,), dtype="i4", serializer=serializer)
         a[:] = [1, 2]
@@ -236,6 +240,7 @@ def test_numpy_arrays_where_a_name_is_expected_are_zarr_errors(call):
 def test_reads_cast_into_an_out_of_a_dtype_holding_every_value(method, selection, shape,
                                                                out_dtype):
     """zarr-python reads into an ``out=`` of another dtype; zarrx refused any."""
+    pytest.importorskip("zarr")
     from zarr.core.buffer import default_buffer_prototype
     want = None
     for lib in (zarr, zarrx):
