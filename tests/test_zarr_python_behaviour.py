@@ -263,3 +263,48 @@ def test_an_out_of_a_dtype_that_would_change_values_is_refused(out_dtype):
     assert str(info.value) == (f"/: out= expected shape (3, 5) and dtype int32 (or one it "
                                f"casts to safely), found shape (3, 5) and dtype "
                                f"{np.dtype(out_dtype)}")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda c: c.ZstdCodec(level="x"),
+     "zarrx.codecs.Zstd level: expected an integer in [-131072, 22], found 'x'"),
+    (lambda c: c.ZstdCodec(checksum="x"), "zarrx.codecs.Zstd checksum: expected true or false, "
+                                          "found 'x'"),
+    (lambda c: c.GzipCodec(level=1.5), "zarrx.codecs.Gzip level: expected an integer in [0, 9], "
+                                       "found 1.5"),
+    (lambda c: c.BloscCodec(cname=5), "zarrx.codecs.Blosc cname: expected one of the blosc "
+                                      "compressors (blosclz, lz4, lz4hc, snappy, zlib, zstd), "
+                                      "found 5"),
+    (lambda c: c.BytesCodec(endian=1), "zarrx.codecs.Bytes endian: expected 'little' or 'big', "
+                                       "found 1"),
+    (lambda c: c.ShardingCodec(chunk_shape="x"), "zarrx.codecs.ShardingCodec chunk_shape: "
+                                                 "expected a tuple of positive integers, found "
+                                                 "'x'"),
+    (lambda c: c.ShardingCodec(chunk_shape=(2.5,)), "zarrx.codecs.ShardingCodec chunk_shape: "
+                                                    "expected a tuple of positive integers, "
+                                                    "found (2.5,)"),
+    (lambda c: c.ShardingCodec(chunk_shape=(2,), index_location=3),
+     "zarrx.codecs.ShardingCodec index_location: expected 'start' or 'end', found 3"),
+], ids=["zstd-level", "zstd-checksum", "gzip-level", "blosc-cname", "bytes-endian",
+        "sharding-chunk-shape", "sharding-float-chunk", "sharding-index-location"])
+def test_a_codec_argument_of_another_type_is_a_type_error(make, message):
+    """zarr-python's codec classes raise ``TypeError`` there; zarrx raised a ``CodecError``
+    (a ``ValueError`` only), and cut a float chunk length of a sharding codec to an int."""
+    if zarr is not None:
+        with pytest.raises(TypeError):
+            make(zarr.codecs)
+    with pytest.raises(zarrx.errors.CodecArgumentTypeError) as info:
+        make(zarrx.codecs)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, zarrx.CodecError)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize("make", [lambda c: c.ZstdCodec(level=100),
+                                  lambda c: c.ShardingCodec(chunk_shape=(0,)),
+                                  lambda c: c.ShardingCodec(chunk_shape=(2,),
+                                                            index_location="middle")],
+                         ids=["zstd-level", "sharding-zero", "sharding-location"])
+def test_a_codec_argument_of_the_right_type_but_no_valid_value_stays_a_value_error(make):
+    with pytest.raises(zarrx.CodecError) as info:
+        make(zarrx.codecs)
+    assert not isinstance(info.value, TypeError)

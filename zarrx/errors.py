@@ -8,7 +8,7 @@ keeps working. Messages are self-contained: where (key, field), what was found, 
 from __future__ import annotations
 
 __all__ = [
-    "ZarrError", "MetadataError", "CodecError", "UnknownCodecError", "StoreError", "ShardError",
+    "ZarrError", "MetadataError", "CodecError", "CodecArgumentTypeError", "UnknownCodecError", "StoreError", "ShardError",
     "IndexingError", "IndexingValueError", "IndexingTypeError", "BoundsCheckError", "VindexInvalidSelectionError",
     "SelectionSizeError",
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
@@ -238,6 +238,11 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """An argument of the wrong kind: an unknown keyword, attributes that are not JSON,
     ``out=`` that is not a numpy array, a codec in the wrong argument (a ``TypeError``, as
     zarr-python raises there)."""
+
+
+class CodecArgumentTypeError(CodecError, ArgumentTypeError):
+    """A codec object's argument of another Python type than its setting takes (``level="x"``
+    for ``ZstdCodec``); a ``TypeError``, as zarr-python's codec classes raise."""
 
 
 class StoreArgumentError(StoreError, ArgumentTypeError):

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from zarrx.errors import CodecError
+from zarrx.errors import CodecArgumentTypeError, CodecError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import check_codec, codec_info, numcodecs_json
 from zarrx.metadata.model import CodecSpec, DataType
@@ -101,7 +101,8 @@ class Codec:
         member of an enumeration (zarr-python's ``BloscShuffle.shuffle``) is its value."""
         kwargs = {k: v.value if isinstance(v, Enum) else v for k, v in kwargs.items()}
         conf = {k: v for k, v in kwargs.items() if v is not None}
-        where = Loc(f"zarrx.codecs.{type(self).__name__}", error=CodecError)
+        where = Loc(f"zarrx.codecs.{type(self).__name__}", error=CodecError,
+                    type_error=CodecArgumentTypeError)
         values = check_codec(name or self.name, conf, where)
         for k, v in (kwargs if values is None else values).items():
             setattr(self, k, v)

@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import Any
 
+import numpy as np
+
 from zarrx.codecs.base import ArrayToBytesCodec, Codec
-from zarrx.errors import CodecError, MetadataError
+from zarrx.errors import CodecArgumentTypeError, CodecError, MetadataError
 from zarrx.metadata.codecs import codec_json
 
 __all__ = ["ShardingIndexed"]
@@ -51,18 +53,23 @@ class ShardingIndexed(ArrayToBytesCodec):
     def __init__(self, chunk_shape: Sequence[int], codecs: Any = None, index_codecs: Any = None,
                  index_location: str = "end") -> None:
         try:           # () is the inner chunk shape of a 0-d array's shards
-            shape: tuple[int, ...] | None = tuple(int(c) for c in chunk_shape)
-        except (TypeError, ValueError):
-            shape = None
-        if shape is None or isinstance(chunk_shape, (str, bytes)) or any(c < 1 for c in shape) \
-                or any(isinstance(c, bool) for c in chunk_shape):
-            raise CodecError(f"zarrx.codecs.ShardingCodec chunk_shape: expected a tuple of "
-                             f"positive integers, found {chunk_shape!r}")
+            items = tuple(chunk_shape) if not isinstance(chunk_shape, (str, bytes)) else None
+        except TypeError:
+            items = None
+        ints = items is not None and all(isinstance(c, (int, np.integer))
+                                         and not isinstance(c, bool) for c in items)
+        if not ints or any(c < 1 for c in items):   # type: ignore[union-attr]
+            # not a tuple of ints (2.5 would be cut to 2): a TypeError, as in zarr-python
+            raise (CodecError if ints else CodecArgumentTypeError)(
+                f"zarrx.codecs.ShardingCodec chunk_shape: expected a tuple of positive "
+                f"integers, found {chunk_shape!r}")
+        shape = tuple(int(c) for c in items)     # type: ignore[union-attr]
         if isinstance(index_location, Enum):     # zarr-python's ShardingCodecIndexLocation
             index_location = index_location.value
-        if index_location not in ("start", "end"):
-            raise CodecError(f"zarrx.codecs.ShardingCodec index_location: expected 'start' or "
-                             f"'end', found {index_location!r}")
+        if not isinstance(index_location, str) or index_location not in ("start", "end"):
+            raise (CodecError if isinstance(index_location, str) else CodecArgumentTypeError)(
+                f"zarrx.codecs.ShardingCodec index_location: expected 'start' or 'end', found "
+                f"{index_location!r}")
         self.chunk_shape = shape
         self.codecs = _codec_list([_BYTES] if codecs is None else codecs, "codecs")
         self.index_codecs = _codec_list([_BYTES, {"name": "crc32c"}] if index_codecs is None

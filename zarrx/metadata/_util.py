@@ -89,14 +89,18 @@ class Loc:
     """A document key plus a JSON path: ``Loc("a/zarr.json") / "codecs" / 2`` reads
     ``a/zarr.json codecs[2]``."""
 
-    __slots__ = ("key", "_path", "_parent", "_part", "_err")
+    __slots__ = ("key", "_path", "_parent", "_part", "_err", "_type_err")
 
-    def __init__(self, key: str, path: str = "", error: type[ZarrError] = MetadataError) -> None:
+    def __init__(self, key: str, path: str = "", error: type[ZarrError] = MetadataError,
+                 type_error: type[ZarrError] | None = None) -> None:
         self.key = key
         self._path: str | None = path
         self._parent: Loc | None = None
         self._part: str | int = ""
         self._err = error
+        # raised by the typed readers for a value of another Python type (a str for an int):
+        # a TypeError for arguments, as Python and zarr-python raise; documents keep ``error``
+        self._type_err = type_error or error
 
     @property
     def path(self) -> str:
@@ -116,6 +120,7 @@ class Loc:
         child._parent = self
         child._part = part
         child._err = self._err
+        child._type_err = self._type_err
         return child
 
     def __str__(self) -> str:
@@ -135,22 +140,22 @@ class Loc:
     # -- typed field readers ----------------------------------------------------------------
     def obj(self, value: Any) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.error("a JSON object", value)
+            raise self.error("a JSON object", value, self._type_err)
         return value
 
     def list(self, value: Any, what: str = "a JSON array") -> list[Any]:
         if not isinstance(value, (list, tuple)):
-            raise self.error(what, value)
+            raise self.error(what, value, self._type_err)
         return list(value)
 
     def str(self, value: Any, what: str = "a string") -> str:
         if not isinstance(value, str):
-            raise self.error(what, value)
+            raise self.error(what, value, self._type_err)
         return value
 
     def bool(self, value: Any) -> bool:
         if not isinstance(value, bool):
-            raise self.error("true or false", value)
+            raise self.error("true or false", value, self._type_err)
         return value
 
     def int(self, value: Any, lo: int | None = None, hi: int | None = None,
@@ -167,11 +172,11 @@ class Loc:
                 what = "a positive integer" if lo == 1 else f"an integer >= {lo}"
             else:
                 what = "an integer"
-        raise self.error(what, value)
+        raise self.error(what, value, None if ok else self._type_err)
 
     def number(self, value: Any) -> float | int:
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise self.error("a number", value)
+            raise self.error("a number", value, self._type_err)
         return value.item() if isinstance(value, np.generic) else value
 
     def choice(self, value: Any, choices: tuple[Any, ...], what: str | None = None) -> Any:
@@ -182,7 +187,8 @@ class Loc:
         if what is None:
             what = " or ".join(repr(c) for c in choices) if len(choices) <= 3 else \
                 f"one of {', '.join(repr(c) for c in choices)}"
-        raise self.error(what, value)
+        kind = any(_same_kind(value, c) for c in choices)
+        raise self.error(what, value, None if kind else self._type_err)
 
     def keys(self, doc: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()
              ) -> None:
