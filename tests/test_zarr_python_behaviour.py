@@ -308,3 +308,12 @@ def test_a_codec_argument_of_the_right_type_but_no_valid_value_stays_a_value_err
     with pytest.raises(zarrx.CodecError) as info:
         make(zarrx.codecs)
     assert not isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("fn", ["create", "zeros", "open", "open_array"])
+def test_chunks_false_is_one_chunk_for_a_large_array_too(fn):
+    """As zarr-python's ``normalize_chunks`` documents ``False``; zarr-python 3.1's ``create``
+    tests ``if chunks:`` and picks automatic chunks instead (listed in migrating.md)."""
+    kw = {"mode": "w"} if fn.startswith("open") else {}
+    z = getattr(zarrx, fn)(store={}, shape=(1000, 1000), dtype="f8", chunks=False, **kw)
+    assert z.chunks == (1000, 1000)
