@@ -317,3 +317,17 @@ def test_chunks_false_is_one_chunk_for_a_large_array_too(fn):
     kw = {"mode": "w"} if fn.startswith("open") else {}
     z = getattr(zarrx, fn)(store={}, shape=(1000, 1000), dtype="f8", chunks=False, **kw)
     assert z.chunks == (1000, 1000)
+
+
+@pytest.mark.parametrize("value", [None, {"a": 1}, np.array([None, "a"], dtype=object)],
+                         ids=["none", "dict", "object-array"])
+def test_data_of_values_zarrx_cannot_type_is_a_type_error(value):
+    """zarr-python raises ``TypeError`` for ``g[name] = None``; zarrx raised an
+    ``ArgumentError`` (a ``ValueError`` only). It is now both."""
+    g = zarrx.group({})
+    with pytest.raises(zarrx.ArgumentTypeError, match="data of numpy's object dtype holds a "
+                                                      "value of type"):
+        g["x"] = value
+    with pytest.raises(TypeError):
+        zarrx.create_array({}, data=np.asarray(value, dtype=object))
+    assert "x" not in g

@@ -452,14 +452,17 @@ def object_data_dtype(data: np.ndarray, what: str) -> str:
     """The data type of an array made from ``data`` of numpy's object dtype: ``"string"``
     when every value is a ``str`` (and when there are none), ``"bytes"`` when every value is
     ``bytes``. Anything else is ambiguous (zarr-python refuses every object array): an
-    :class:`~zarrx.errors.ArgumentError` asking for ``dtype=``."""
+    :class:`~zarrx.errors.ArgumentError` asking for ``dtype=`` (for a value of another type,
+    an :class:`~zarrx.errors.ArgumentTypeError`, a ``TypeError`` too, as zarr-python raises
+    for data such as ``None`` given to ``g[name] = ...``)."""
     kinds: set[type] = set()
     for value in data.flat:
         kind = str if isinstance(value, str) else bytes if isinstance(value, bytes) else None
         if kind is None:
-            raise ArgumentError(f"{what}: data of numpy's object dtype holds a value of type "
-                                f"{type(value).__name__} ({short(value, 40)}); expected only "
-                                f"str or only bytes values: give dtype= to store anything else")
+            raise ArgumentTypeError(
+                f"{what}: data of numpy's object dtype holds a value of type "
+                f"{type(value).__name__} ({short(value, 40)}); expected only str or only bytes "
+                f"values: give dtype= to store anything else")
         kinds.add(kind)
     if len(kinds) > 1:
         raise ArgumentError(f"{what}: data of numpy's object dtype holds both str and bytes "
