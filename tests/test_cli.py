@@ -358,7 +358,7 @@ def test_convert_and_check_from_the_command_line(tmp_path, capsys):
     p = _tree(tmp_path)
     out = str(tmp_path / "v2.zarr")
     code, _, err = run(capsys, "convert", p, out, "--chunks", "2,2,2")
-    assert code == 3 and "chunks: expected a shape of 1 or 2 dimensions (those of the " \
+    assert code == 2 and "chunks: expected a shape of 1 or 2 dimensions (those of the " \
         "arrays in the hierarchy), found (2, 2, 2)" in err
     code, text, _ = run(capsys, "convert", p, out, "--zarr-format", "2",
                         "--compressor", "zstd:level=5", "--verify", "--no-progress")
@@ -677,8 +677,9 @@ def test_ctrl_c_while_a_zip_archive_is_finished_leaves_no_file(tmp_path, capsys,
 def test_a_change_one_array_of_a_hierarchy_cannot_take_names_that_array(tmp_path, capsys):
     p = _tree(tmp_path)                     # /a is int16: 99999 does not fit
     code, _, err = run(capsys, "convert", p, tmp_path / "out.zarr", "--fill-value", "99999")
-    assert (code, err) == (3, "zarrx: array '/a': array metadata fill_value: expected an "
-                              "integer in [-32768, 32767], found 99999\n")
+    assert (code, err) == (2, "zarrx convert: argument --fill-value: convert /a: fill_value "
+                              "for its type int16: expected an integer in [-32768, 32767], "
+                              "found 99999 (see zarrx convert --help)\n")
     assert not (tmp_path / "out.zarr").exists()
 
 
