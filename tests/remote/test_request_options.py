@@ -236,3 +236,40 @@ def test_a_missing_key_costs_one_more_request_once_an_existing_key_none(bucket_s
     store.requests.clear()
     assert not store.exists("nope2") and store.generation("nope3") is None
     assert dict(store.requests) == {"HEAD": 2}  # the bucket is known to be there
+
+
+def test_a_listing_with_a_query_is_bounded_in_pages_and_page_size(monkeypatch):
+    """A server linking to ever new folders, or sending a page without end, costs a bounded
+    number of requests and bytes (the walk of the listing is zarrx's own there)."""
+    pytest.importorskip("aiohttp")
+    from zarrx.errors import RemoteError
+    from zarrx.store.remote import fsspec_listing
+    monkeypatch.setattr(fsspec_listing, "MAX_PAGES", 30)
+    monkeypatch.setattr(fsspec_listing, "MAX_PAGE_BYTES", 1 << 20)
+    seen: list = []
+
+    class Endless(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            try:
+                if self.path.startswith("/big"):
+                    for _ in range(100):
+                        self.wfile.write(b"<a href='x'>x</a>" * 10_000)
+                else:
+                    n = len(seen)
+                    self.wfile.write(f'<a href="a{n}/">a</a> <a href="b{n}/">b</a>'.encode())
+            except OSError:
+                pass                                # the client stopped reading
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with serving(Endless) as base:
+        with pytest.raises(RemoteError, match="goes on past 30 folder pages"):
+            list(FsspecStore(f"{base}/deep?token=abc", retries=0).list_prefix(""))
+        assert len(seen) == 30
+        with pytest.raises(RemoteError, match="is longer than 1048576 bytes"):
+            list(FsspecStore(f"{base}/big?token=abc", retries=0).list_prefix(""))

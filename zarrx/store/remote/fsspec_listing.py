@@ -14,12 +14,17 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
+from zarrx.store.remote.common import Failure
+
 __all__ = ["http_filesystem", "web_find"]
 
 T = TypeVar("T")
 
-#: the most folders below the root a listing goes down (a server linking ever deeper)
+#: the most folders below the root a listing goes down (a server linking ever deeper), the
+#: most folder pages one listing asks for, and the most bytes of one page read
 MAX_DEPTH = 64
+MAX_PAGES = 100_000
+MAX_PAGE_BYTES = 64 << 20
 
 
 def http_filesystem(fs: Any) -> Any | None:
@@ -50,7 +55,14 @@ async def _links(fs: Any, folder: str, query: str) -> list[str]:
     async with session.get(fs.encode_url(page), **fs.kwargs) as r:
         fs._raise_not_found_for_status(r, page)
         kind = r.headers.get("Content-Type", "").partition(";")[0].strip() or None
-        text = await r.text(errors="ignore") if kind in ("text/html", None) else ""
+        body = bytearray()
+        if kind in ("text/html", None):
+            async for piece in r.content.iter_chunked(1 << 20):
+                body += piece
+                if len(body) > MAX_PAGE_BYTES:
+                    raise Failure("bad_response", None, f"the listing page of {folder}/ is "
+                                                        f"longer than {MAX_PAGE_BYTES} bytes")
+        text = body.decode(r.charset or "utf-8", errors="ignore")
     found = [u[2] for u in ex.findall(text)]
     if fs.simple_links:
         found += ex2.findall(text)
@@ -71,8 +83,13 @@ async def web_find(fs: Any, root: str, query: str,
     files: list[str] = []
     seen = {root.rstrip("/")}
     todo = [(root.rstrip("/"), 0)]
+    pages = 0
     while todo:
         folder, depth = todo.pop()
+        pages += 1
+        if pages > MAX_PAGES:
+            raise Failure("bad_response", None, f"the listing of {root}/ goes on past "
+                                                f"{MAX_PAGES} folder pages")
         for url in await bounded(_links(fs, folder, query)):
             if not url.endswith("/"):
                 files.append(url)
