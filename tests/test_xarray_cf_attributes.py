@@ -138,3 +138,25 @@ def test_well_formed_attributes_decode_as_before(tmp_path):
     assert ds.v.values[0] == 2.0 and np.isnan(ds.v.values[1:]).all()
     np.testing.assert_array_equal(ds.t.values, np.array(["2000-01-02", "2000-01-03"],
                                                         "datetime64[ns]"))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cftime") is not None,
+                    reason="cftime decodes such times")
+@pytest.mark.parametrize("chunks", [None, {}])
+def test_times_xarray_cannot_represent_are_a_metadata_error_when_they_load(tmp_path, chunks):
+    # (before: xarray's ImportError, asking for cftime, from .load() or .compute())
+    import pickle
+    g = zarrx.open_group(str(tmp_path / "d.zarr"), mode="w", zarr_format=2)
+    g.create_array("v", shape=(3,), dtype="i8", chunks=(1,), attributes={
+        "_ARRAY_DIMENSIONS": ["x"], "units": "days since 2000-01-01"})[:] = [1, 2**62, 2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = xr.open_dataset(str(tmp_path / "d.zarr"), engine=ZarrxBackendEntrypoint,
+                             chunks=chunks)
+        np.testing.assert_array_equal(ds.v[[0, 2]].values, np.array(
+            ["2000-01-02", "2000-01-03"], "datetime64[ns]"))  # the values it can decode
+        for copy in (ds, pickle.loads(pickle.dumps(ds))):
+            with pytest.raises(MetadataError, match=re.escape(
+                    "variable 'v': its stored values are no times xarray decodes by its "
+                    "units 'days since 2000-01-01' (xarray: ImportError: ")):
+                copy.load()

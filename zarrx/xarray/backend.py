@@ -31,7 +31,7 @@ from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
-from zarrx.xarray.cf_checks import FAILURES, check_variables, culprit
+from zarrx.xarray.cf_checks import FAILURES, check_variables, culprit, guard_times
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
@@ -481,6 +481,7 @@ def _decode(store: ZarrxDataStore, **decode: Any) -> Any:
         for name in ds.dims:                # decoded now, as xarray indexes them next
             if name in ds.variables and ds.variables[name].ndim == 1:
                 ds.variables[name].load()
+        guard_times(ds)
         return ds
     except FAILURES as exc:
         if isinstance(exc, ZarrError):

@@ -15,11 +15,12 @@ import warnings
 from typing import Any
 
 import numpy as np
+from xarray.coding.common import _ElementwiseFunctionArray
 
 from zarrx.errors import MetadataError
 from zarrx.metadata._util import short
 
-__all__ = ["check_variables", "culprit", "FAILURES"]
+__all__ = ["check_variables", "culprit", "guard_times", "FAILURES"]
 
 _REAL = (int, float, np.integer, np.floating)
 _NON_FINITE = ("NaN", "nan", "Infinity", "-Infinity", "inf", "-inf")
@@ -159,3 +160,48 @@ def culprit(variables: Any, decode: dict[str, Any], exc: BaseException,
         return MetadataError(f"variable {name!r}: xarray cannot decode it with its attributes "
                              f"{short(shown, 200)} ({_said(failure)})")
     return MetadataError(f"{where}: xarray cannot decode the dataset ({_said(exc)})")
+
+
+class _Times:
+    """The element function of :func:`guard_times` (none: the values as decoded), and the
+    error naming the variable whose stored times xarray cannot decode."""
+
+    def __init__(self, name: str, units: Any, calendar: Any) -> None:
+        self.name, self.units, self.calendar = name, units, calendar
+
+    def __call__(self, values: Any) -> Any:
+        return values
+
+    def error(self, failure: BaseException) -> MetadataError:
+        cal = "" if self.calendar is None else f" and calendar {short(self.calendar, 40)}"
+        return MetadataError(f"variable {self.name!r}: its stored values are no times xarray "
+                             f"decodes by its units {short(self.units, 80)}{cal} "
+                             f"({_said(failure)})")
+
+
+class _Guarded(_ElementwiseFunctionArray):
+    """A lazily decoded variable whose decoding errors are ``func.error(...)``."""
+
+    def get_duck_array(self) -> Any:
+        try:
+            return self.array.get_duck_array()
+        except FAILURES as failure:
+            raise self.func.error(failure) from failure
+
+    async def async_get_duck_array(self) -> Any:
+        try:
+            return await self.array.async_get_duck_array()
+        except FAILURES as failure:
+            raise self.func.error(failure) from failure
+
+
+def guard_times(ds: Any) -> None:
+    """Make what xarray cannot decode of the stored times of ``ds``'s lazily decoded variables
+    (a value beyond ``datetime64[ns]`` without cftime), found as they load, a MetadataError
+    naming the variable; their attributes were checked when the dataset opened."""
+    for name, var in ds.variables.items():
+        units = var.encoding.get("units")
+        if var.dtype.kind in "mMO" and units is not None and \
+                not isinstance(var._data, np.ndarray):
+            var._data = _Guarded(var._data, _Times(str(name), units,
+                                                  var.encoding.get("calendar")), var.dtype)
