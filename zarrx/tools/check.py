@@ -451,8 +451,8 @@ class _Check:
             what = "folder (a node that copy or convert --overwrite was writing)" if \
                 os.path.isdir(os.path.join(self.store.root, *rel.split("/"))) else "file"
             if now - mtime >= temp_age:
-                self.add(Finding("temporary", rel, "/" + self.root,
-                                 f"a temporary {what} left by a writer {age_text(now - mtime)} ago"))
+                self.add(Finding("temporary", rel, "/" + self.root, f"a temporary {what} "
+                                 f"left by a writer {age_text(now - mtime)} ago"))
             else:
                 self.report.recent_temporary.append(rel)
 

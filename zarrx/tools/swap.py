@@ -159,10 +159,12 @@ def _proven(path: str, name: str) -> str | None:
     try:
         if not set(os.listdir(path)) <= {RECORD, NODE}:
             return None
-        mode = os.lstat(os.path.join(path, RECORD))
-        if not stat.S_ISREG(mode.st_mode) or mode.st_size > _MAX_RECORD:
-            return None
-        with open(os.path.join(path, RECORD), "rb") as f:
+        fd = os.open(os.path.join(path, RECORD), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0))            # (a pipe there: no waiting)
+        with open(fd, "rb") as f:
+            mode = os.fstat(f.fileno())
+            if not stat.S_ISREG(mode.st_mode) or mode.st_size > _MAX_RECORD:
+                return None
             record = json.loads(f.read(_MAX_RECORD))
         inner = os.path.join(path, NODE)
         if os.path.lexists(inner) and (os.path.islink(inner) or not os.path.isdir(inner)):
