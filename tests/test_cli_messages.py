@@ -81,3 +81,83 @@ def test_values_starting_with_a_minus_reach_the_commands(tmp_path, capsys, monke
         assert cli.main(["convert", "a.zarr", "b.zarr", "--fill-value", value,
                          "--overwrite", "-q"]) == 0
         assert zarrx.open_array("b.zarr").fill_value == stored
+
+
+@pytest.mark.parametrize("dtype, value, expected", [
+    # (before: exit status 3, "array '/': array metadata fill_value: ...", naming neither the
+    # option nor the type)
+    ("i4", "abc", "expected an integer in [-2147483648, 2147483647], found 'abc'"),
+    ("u1", "300", "expected an integer in [0, 255], found 300"),
+    ("u1", "-1", "expected an integer in [0, 255], found -1"),
+    ("i2", "[1,2]", "expected an integer in [-32768, 32767], found [1, 2]"),
+    ("f4", "abc", 'expected a number, "NaN", "Infinity", "-Infinity" or a hex bit pattern of '
+                  "8 digits, found 'abc'"),
+    ("M8[s]", "abc", "expected a fill value for datetime64[s], found 'abc'")])
+def test_a_fill_value_the_type_cannot_take_exits_2_naming_option_value_and_type(
+        tmp_path, capsys, monkeypatch, dtype, value, expected):
+    monkeypatch.chdir(tmp_path)
+    zarrx.create_array("a.zarr", shape=(4,), chunks=(2,), dtype=dtype)
+    kind = str(zarrx.open_array("a.zarr").dtype)
+    assert cli.main(["convert", "a.zarr", "b.zarr", "--fill-value", value]) == 2
+    assert capsys.readouterr().err == (f"zarrx convert: argument --fill-value: convert /: "
+                                       f"fill_value for its type {kind}: {expected} (see zarrx "
+                                       f"convert --help)\n")
+    assert not (tmp_path / "b.zarr").exists()
+
+
+def test_a_fill_value_one_array_of_a_hierarchy_cannot_take_exits_2_and_writes_nothing(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    g = zarrx.open_group("g.zarr", mode="w")
+    g.create_array("a", shape=(3,), dtype="f8")
+    g.create_array("b", shape=(3,), dtype="u1")
+    zarrx.convert("g.zarr", "old.zarr")
+    for target, extra in [("new.zarr", []), ("old.zarr", ["--overwrite"])]:
+        assert cli.main(["convert", "g.zarr", target, "--fill-value", "300", *extra]) == 2
+        assert capsys.readouterr().err == (
+            "zarrx convert: argument --fill-value: convert /b: fill_value for its type uint8: "
+            "expected an integer in [0, 255], found 300 (see zarrx convert --help)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.zarr", "old.zarr"]
+    assert zarrx.open_array("old.zarr/b").fill_value == 0
+    with pytest.raises(zarrx.ZarrError) as info:        # the library names the keyword
+        zarrx.convert("g.zarr", "new.zarr", fill_value=300)
+    assert info.value.arguments == ("fill_value",)
+
+
+@pytest.mark.parametrize("options, named, message", [
+    # each exit status 3 before, as errors of the data
+    (["--compressor", "zstd:level"], "argument --compressor",
+     "codec 'zstd:level': expected name:key=value,key=value, found 'level'"),
+    (["--compressor", "zstd:level=abc"], "argument --compressor",
+     "array '/': create_array compressors[0].configuration.level: expected an integer in "
+     "[-131072, 22], found 'abc'"),
+    (["--filter", "{"], "argument --filter", "codec '{': not valid JSON: Expecting property "
+                                             "name enclosed in double quotes: line 1 column 2 "
+                                             "(char 1)"),
+    (["--chunks", "3,3"], "argument --chunks",
+     "convert /: chunks: expected 1 positive ints, found (3, 3)"),
+    (["--shards", "3"], "argument --shards",
+     "array '/': create_array: shards[0]=3 must be a positive multiple of chunks[0]=2 (or 0 on "
+     "an axis of length 0, with positive chunks)"),
+    (["--zarr-format", "2", "--shards", "4"], "arguments --zarr-format and --shards",
+     "convert /: Zarr v2 has no sharding; drop the shard shape (--shards none), or write "
+     "Zarr v3 (--zarr-format 3)")])
+def test_option_values_the_data_cannot_take_exit_2_naming_the_options(
+        tmp_path, capsys, monkeypatch, options, named, message):
+    monkeypatch.chdir(tmp_path)
+    zarrx.create_array("a.zarr", shape=(4,), chunks=(2,), dtype="i4")
+    assert cli.main(["convert", "a.zarr", "b.zarr", *options]) == 2
+    assert capsys.readouterr().err == \
+        f"zarrx convert: {named}: {message} (see zarrx convert --help)\n"
+    assert not (tmp_path / "b.zarr").exists()
+
+
+def test_a_source_that_cannot_be_converted_unchanged_is_still_an_error_of_the_data(
+        tmp_path, capsys, monkeypatch):
+    # the source's own codec is at fault, whatever was asked: exit status 3
+    monkeypatch.chdir(tmp_path)
+    zarrx.create_array("a.zarr", shape=(4,), chunks=(2,), dtype="i4")
+    doc = (tmp_path / "a.zarr" / "zarr.json")
+    doc.write_text(doc.read_text().replace('"name": "zstd"', '"name": "mystery"'))
+    assert cli.main(["convert", "a.zarr", "b.zarr", "--fill-value", "5"]) == 3
+    assert capsys.readouterr().err.startswith("zarrx: convert /: the codec 'mystery' is unknown")

@@ -62,6 +62,47 @@ def test_the_demo_leaves_existing_data_where_it_would_write_alone(tmp_path, caps
     assert _files(tmp_path) == before
 
 
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("below", ["", "sub", "new", "new/deeper", "plain", "plain/deeper"])
+def test_the_demo_refuses_a_directory_in_a_hierarchy(tmp_path, capsys, zarr_format, below):
+    # (before: it wrote its v3 and v2 hierarchies in there, nodes of the one found, which
+    # then mixed both formats and read the examples as its own)
+    root = tmp_path / "data.zarr"
+    zarrx.open_group(str(root), mode="w", zarr_format=zarr_format).create_group("sub")
+    (root / "plain").mkdir()
+    before = _files(tmp_path)
+    where = str(root / below) if below else str(root)
+    assert cli.main(["demo", "--dir", where]) == 2
+    assert capsys.readouterr() == ("", (
+        f"zarrx demo: argument --dir: {where!r} is in the Zarr hierarchy at {str(root)!r}: "
+        f"the examples (a Zarr v3 hierarchy and a v2 one) would be written into it as its "
+        f"nodes; name a directory outside it (see zarrx demo --help)\n"))
+    assert _files(tmp_path) == before and not (root / "new").exists()
+
+
+@pytest.mark.parametrize("below", ["", "c", "c/0/x", "x"])
+def test_the_demo_refuses_a_directory_in_an_array(tmp_path, capsys, below):
+    array = tmp_path / "a.zarr"
+    zarrx.create_array(str(array), shape=(4,), chunks=(2,), dtype="i1")[:] = 1
+    before = _files(tmp_path)
+    where = str(array / below) if below else str(array)
+    assert cli.main(["demo", "--dir", where]) == 2
+    assert capsys.readouterr().err == (
+        f"zarrx demo: argument --dir: {where!r} is in the array at {str(array)!r} (an array "
+        f"has no children); name a directory outside it (see zarrx demo --help)\n")
+    assert _files(tmp_path) == before
+    with pytest.raises(zarrx.ZarrError) as info:        # the library names its keyword
+        cli.demo(where)
+    assert info.value.arguments == ("root",)
+
+
+def test_the_demo_writes_beside_a_hierarchy(tmp_path, capsys):
+    zarrx.open_group(str(tmp_path / "data.zarr"), mode="w")
+    assert cli.main(["demo", "--dir", str(tmp_path / "examples")]) == 0
+    assert zarrx.open_group(str(tmp_path / "data.zarr")).members() == ()
+    assert (tmp_path / "examples" / "example.zarr" / "zarr.json").is_file()
+
+
 def test_info_of_a_group_escapes_attribute_names_with_control_characters(tmp_path, capsys):
     # (before: printed raw, so a stored name could send escape sequences to the terminal)
     root = str(tmp_path / "g.zarr")

@@ -49,6 +49,10 @@ class ZarrError(Exception):
     #: server gave it when that explains the error (an HTML page where a chunk was expected)
     address: str | None = None
     served_as: str | None = None
+    #: the arguments of the call whose values the error is about (keywords of a tool, such
+    #: as ``fill_value`` of :func:`zarrx.convert`), set by the tool that was given them: the
+    #: ``zarrx`` command names the matching options and exits with status 2
+    arguments: tuple[str, ...] = ()
 
     def at(self, *, array: str | None = None, key: str | None = None,
            inner: str | None = None, address: str | None = None,

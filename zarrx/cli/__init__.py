@@ -101,6 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:          # a usage error found after parsing (exit status 2)
         return int(exc.code or 0)
     except ZarrError as exc:
+        flags = [getattr(args, "flags", {}).get(name) for name in exc.arguments]
+        if flags and all(flags):          # a value of the command line the data cannot take
+            named = f"argument {flags[0]}" if len(flags) == 1 else \
+                f"arguments {', '.join(flags[:-1])} and {flags[-1]}"
+            print(f"zarrx {args.cmd}: {named}: {one_line(exc)} (see zarrx {args.cmd} --help)",
+                  file=sys.stderr)
+            return EXIT_USAGE
         print(f"zarrx: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

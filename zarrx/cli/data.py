@@ -24,14 +24,28 @@ WHERE = ("a directory (data.zarr, data.zarr/group/array), a path in a zip archiv
          "(archive.zip/group/array) or a URL")
 
 
+#: the options of ``convert`` by the keyword of :func:`zarrx.convert` they give
+CONVERT_FLAGS = {"zarr_format": "--zarr-format", "chunks": "--chunks", "shards": "--shards",
+                 "compressors": "--compressor", "filters": "--filter",
+                 "fill_value": "--fill-value"}
+
+
+def _codecs(texts: list[str] | None, keyword: str) -> Any:
+    """``--compressor``/``--filter``: KEEP when not given, None for ``none``."""
+    if texts is None:
+        return KEEP
+    if texts == ["none"]:
+        return None
+    try:
+        return [parse_codec(c) for c in texts]
+    except ZarrError as exc:                # a usage error (exit status 2)
+        exc.arguments = (keyword,)
+        raise
+
+
 def run_convert(args: argparse.Namespace) -> int:
-    compressors = KEEP
-    if args.compressor is not None:
-        compressors = None if args.compressor == ["none"] else \
-            [parse_codec(c) for c in args.compressor]
-    filters = KEEP
-    if args.filter is not None:
-        filters = None if args.filter == ["none"] else [parse_codec(c) for c in args.filter]
+    compressors = _codecs(args.compressor, "compressors")
+    filters = _codecs(args.filter, "filters")
     dst_opts = destination_storage_options(args)
     if dst_opts is None:
         dst_opts = side_options(args.destination, args.source, storage_options(args) or None)
@@ -39,7 +53,7 @@ def run_convert(args: argparse.Namespace) -> int:
     try:
         report = _convert(args, compressors, filters)
     except ZarrError as exc:
-        if not interrupted_at(args.destination, dst_opts) or \
+        if exc.arguments or not interrupted_at(args.destination, dst_opts) or \
                 (before and not (args.overwrite or args.resume)):
             raise                       # the destination is as it was
         print(f"zarrx: {one_line(exc)}; the destination {args.destination} is left "
@@ -116,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="print no report")
     add_progress(p)
     add_storage(p, destination=True)
-    p.set_defaults(run=run_convert)
+    p.set_defaults(run=run_convert, flags=CONVERT_FLAGS)
 
     p = sub.add_parser(
         "copy", help="copy a node and everything below it, byte for byte",

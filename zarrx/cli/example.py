@@ -16,7 +16,9 @@ __all__ = ["demo", "register"]
 
 def demo(root: str | None = None, out=sys.stdout) -> int:
     """Write an example hierarchy (Zarr v3) and a Zarr v2 one, read slices back, verify them,
-    print the trees and info. A hierarchy holds one Zarr format, so the v2 array has its own."""
+    print the trees and info. A hierarchy holds one Zarr format, so the v2 array has its own.
+    ``root``: the directory to keep them in (default: a temporary one), which may not be in a
+    Zarr hierarchy or an array."""
     import zarrx
     from zarrx.codecs import Zstd
 
@@ -27,6 +29,8 @@ def demo(root: str | None = None, out=sys.stdout) -> int:
     if root is None:
         tmp = tempfile.TemporaryDirectory(prefix="zarrx-demo-")
         root = tmp.name
+    else:
+        _refuse_inside_a_node(root)
     path = Path(root) / "example.zarr"
     legacy_path = Path(root) / "legacy_v2.zarr"
     for there in (path, legacy_path):
@@ -85,6 +89,29 @@ def demo(root: str | None = None, out=sys.stdout) -> int:
     return 0 if ok else 1
 
 
+def _refuse_inside_a_node(root: str | os.PathLike) -> None:
+    """Refuse a ``root`` in a Zarr hierarchy or an array: the examples would become nodes of
+    it (and a hierarchy holds one Zarr format), or lie inside an array, which has no
+    children. The error names the argument (``zarrx demo``: ``--dir``, exit status 2)."""
+    from zarrx.errors import ContainsArrayError, ContainsGroupError
+    from zarrx.tools.location import node_holding
+    found = node_holding(os.fspath(root))
+    if found is None:
+        return
+    kind, at = found
+    if kind == "array":
+        exc: ZarrError = ContainsArrayError(
+            f"{os.fspath(root)!r} is in the array at {at!r} (an array has no children); "
+            f"name a directory outside it")
+    else:
+        exc = ContainsGroupError(
+            f"{os.fspath(root)!r} is in the Zarr hierarchy at {at!r}: the examples "
+            f"(a Zarr v3 hierarchy and a v2 one) would be written into it as its nodes; name "
+            f"a directory outside it")
+    exc.arguments = ("root",)
+    raise exc
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="write, read back and verify an example hierarchy",
                        description="Write an example Zarr v3 hierarchy (sharded and compressed "
@@ -93,4 +120,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dir", default=None,
                    help="where to write example.zarr and legacy_v2.zarr (neither may exist), "
                         "kept afterwards (default: a temporary directory, removed at the end)")
-    p.set_defaults(run=lambda args: demo(args.dir))
+    p.set_defaults(run=lambda args: demo(args.dir), flags={"root": "--dir"})

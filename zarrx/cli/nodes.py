@@ -79,6 +79,11 @@ def attrs(args: argparse.Namespace) -> int:
 
 
 def cat(args: argparse.Namespace) -> int:
+    try:
+        selection = parse_selection(args.selection)     # before anything is opened
+    except ZarrError as exc:                            # a usage error (exit status 2)
+        exc.arguments = ("selection",)
+        raise
     node = _node(args)
     if not isinstance(node, Array):
         arrays, groups = sorted(node.array_keys()), sorted(node.group_keys())
@@ -90,7 +95,6 @@ def cat(args: argparse.Namespace) -> int:
         raise ZarrError("cat: standard output is closed; write to a file with -o FILE")
     if args.output:
         _refuse_output_in_store(node, args.output)
-    selection = parse_selection(args.selection)
     try:
         if args.npy:
             _write_npy(node, selection, args.output)
@@ -235,7 +239,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--npy", action="store_true", help="write a .npy file instead of text")
     p.add_argument("-o", "--output", default=None, help="write to this file, not stdout")
     add_storage(p)
-    p.set_defaults(run=cat)
+    p.set_defaults(run=cat, flags={"selection": "selection"})
 
     p = sub.add_parser("chunk", help="one stored object: size, codecs, decoded statistics",
                        description="One stored object of an array (a chunk, or a shard when "

@@ -28,8 +28,10 @@ range). What it finds, by kind:
   (the others), so data there is not what it seems; never repaired;
 - ``temporary``: a temporary file a writer left behind (local directories: zarrx's, and
   zarr-python's ``<name>.<32 hex digits>.partial``, which an interrupted write of its
-  ``LocalStore`` leaves), older than ``temp_age`` seconds (younger ones may belong to a writer
-  still running: they are listed in :attr:`CheckReport.recent_temporary` and left alone).
+  ``LocalStore`` leaves), or the hidden folder a killed ``copy`` or ``convert --overwrite``
+  left beside a node at the top of its store (:mod:`.check_beside`), older than ``temp_age``
+  seconds (younger ones may belong to a writer still running: they are listed in
+  :attr:`CheckReport.recent_temporary` and left alone).
 
 ``repair=True`` (the repair step is :mod:`zarrx.tools.repair`) removes chunks outside their
 array's grid, clears the stale data outside each array's shape (as zarrx's shrinking ``resize``
@@ -68,7 +70,9 @@ from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_consolidated import stale_nodes
 from zarrx.tools.check_formats import ambiguous_nodes
-from zarrx.tools.check_report import KINDS, CheckReport, Finding, not_handed_over
+from zarrx.tools.check_beside import check_beside
+from zarrx.tools.check_report import KINDS, CheckReport, Finding, age_text, \
+    not_handed_over
 from zarrx.tools.local_entries import walk
 from zarrx.tools.location import opened_here, open_node, resolve
 from zarrx.tools.outside import edge_view, stored_outside, straddles
@@ -126,6 +130,7 @@ def check(location: Any, *, repair: bool = False, fill_corrupt: bool = False,
             repair_findings(loc.store, loc.path, report, run.arrays, run.chunk_keys,
                             fill_corrupt=fill_corrupt, temp_age=temp_age,
                             remove_strays=remove_strays)
+        check_beside(loc, report, temp_age, repair)     # outside the store: its own repair
     finally:
         bar.close()
         if opened_here(location):
@@ -439,15 +444,15 @@ class _Check:
             if now - mtime >= temp_age:
                 self.add(Finding("temporary", key, "/" + owner,
                                  f"a temporary file left by a zarr-python writer "
-                                 f"{_age(now - mtime)} ago", generation=generation))
+                                 f"{age_text(now - mtime)} ago", generation=generation))
             else:
                 self.report.recent_temporary.append(key)
         for rel, mtime in temps:
             what = "folder (a node that copy or convert --overwrite was writing)" if \
                 os.path.isdir(os.path.join(self.store.root, *rel.split("/"))) else "file"
             if now - mtime >= temp_age:
-                self.add(Finding("temporary", rel, "/" + self.root,
-                                 f"a temporary {what} left by a writer {_age(now - mtime)} ago"))
+                self.add(Finding("temporary", rel, "/" + self.root, f"a temporary {what} "
+                                 f"left by a writer {age_text(now - mtime)} ago"))
             else:
                 self.report.recent_temporary.append(rel)
 
@@ -489,9 +494,3 @@ def _object_grid(meta: ArrayMeta) -> tuple[int, ...] | None:
     return None if sizes is None else tuple(len(s) for s in sizes)
 
 
-def _age(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

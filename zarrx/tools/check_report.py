@@ -9,7 +9,7 @@ from typing import Any
 from zarrx.errors import StoreError
 from zarrx.store import ZipStore
 
-__all__ = ["CheckReport", "Finding", "KINDS", "not_handed_over"]
+__all__ = ["CheckReport", "Finding", "KINDS", "not_handed_over", "age_text", "FAILED"]
 
 KINDS = ("metadata", "unsupported", "corrupt", "torn", "orphaned", "stale", "unreadable",
          "temporary")
@@ -61,6 +61,15 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 def _escaped(match: re.Match) -> str:
     return f"\\x{ord(match.group()):02x}"
+
+
+def age_text(seconds: float) -> str:
+    """An age as a report gives it: ``90 s``, ``12 min``, ``2.0 h``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 #: how a repair that failed begins its line of ``CheckReport.repairs``

@@ -22,7 +22,7 @@ from typing import Any
 from zarrx import config, layout
 from zarrx.api import create_group, open_group
 from zarrx.array import Array
-from zarrx.creation import create_array, prepare_node
+from zarrx.creation import prepare_node
 from zarrx.errors import ListingUnsupportedError, NodeExistsError, RemoteError, StoreError, \
     ZarrError
 from zarrx.group import Group
@@ -39,8 +39,8 @@ from zarrx.tools.compare import mismatch as _mismatch, same_fill_of as _same_fil
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import Progress, progress_for
 from zarrx.tools.swap import existing_folder, rebased, replace_folder
-from zarrx.tools.target import KEEP, SHAPES, Changes, for_rank, shape_rank, \
-    target_arguments
+from zarrx.tools.target import KEEP, SHAPES, Changes, for_rank, planned_array, \
+    refused_changes, shape_rank
 
 __all__ = ["convert", "ConvertReport", "ArrayConversion", "same_values"]
 
@@ -243,9 +243,11 @@ class _Job:
             n = shape_rank(value)
             if ranks and n is not None and n not in ranks:
                 some = ", ".join(map(str, ranks[:-1]))
-                raise ZarrError(f"convert {root.name}: {name}: expected a shape of "
+                exc = ZarrError(f"convert {root.name}: {name}: expected a shape of "
                                 f"{some + ' or ' if some else ''}{ranks[-1]} dimensions (those "
                                 f"of the arrays in the hierarchy), found {tuple(value)!r}")
+                exc.arguments = (name,)
+                raise exc
 
     def _for_rank(self, src: Array) -> Changes:
         """The changes for ``src`` in a hierarchy: a chunk or shard shape of another number of
@@ -310,11 +312,12 @@ class _Job:
         (the array is made in memory): nothing is written when a change is not possible.
         ``changes``: those of this array (default: the conversion's)."""
         where = f"convert {src.name}"
-        kw = target_arguments(src, self.changes if changes is None else changes, where)
+        changes = self.changes if changes is None else changes
         try:
-            planned = create_array(MemoryStore(), **kw)
-        except ZarrError as exc:                # a change the array cannot take: say which
-            raise exc.at(array=src.name)
+            kw, planned = planned_array(src, changes, where)
+        except ZarrError as exc:                # name the changes the array cannot take
+            exc.arguments = exc.arguments or refused_changes(src, changes, where)
+            raise
         return kw, planned.metadata, self._plan(src, planned, where)
 
     def array(self, src: Array, store: Any, path: str,

@@ -35,7 +35,7 @@ from zarrx.tools.pending import RECORD, recorded
 __all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "overlap",
            "writes_zip", "check_overwrite_destination",
            "opened_here", "check_zip_destination", "release", "side_options",
-           "interrupted_at"]
+           "interrupted_at", "node_holding"]
 
 _MAX_WALK_UP = 64
 
@@ -136,6 +136,25 @@ def _refuse_inside_array(root: str, text: str) -> None:
                 os.path.lexists(at) and not _chunk_folder_name(os.path.basename(at))):
             return
         at = os.path.dirname(at)
+
+
+def node_holding(path: str) -> tuple[str, str] | None:
+    """What holds the directory ``path`` (existing or still to be made) and all it would hold:
+    ``("array", its directory)`` when ``path`` is or lies in an array's directory,
+    ``("group", the hierarchy's root directory)`` when it is or lies in a group's (the
+    topmost of the groups above one another), None when no directory above it holds a node's
+    document."""
+    at = os.path.abspath(path)
+    for _ in range(_MAX_WALK_UP):
+        kind = _node_type(at)
+        if kind == "array":
+            return kind, at
+        if kind == "group":
+            return kind, _hierarchy_root(at)[0]
+        if os.path.dirname(at) == at:
+            return None
+        at = os.path.dirname(at)
+    return None
 
 
 def _refuse_inside_array_url(url: str, storage_options: dict | None) -> None:

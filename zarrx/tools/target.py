@@ -23,21 +23,25 @@ others keep theirs (:func:`for_rank`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
 
 from zarrx.array import Array
-from zarrx.errors import ZarrError
+from zarrx.creation import create_array
+from zarrx.errors import FillValueError, ZarrError
+from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_checks import GDAL_BLOSC_SHUFFLES
+from zarrx.metadata.dtype_input import resolve_dtype
+from zarrx.metadata.make import coerce_fill
 from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind
 from zarrx.metadata.dtypes import dtype_v3_json
 from zarrx.metadata.model import CodecSpec, RectilinearGrid
 from zarrx.metadata.v2 import nczarr_dimension_names
 
-__all__ = ["KEEP", "Changes", "target_arguments", "DIMS_ATTR", "SHAPES", "shape_rank",
-           "for_rank"]
+__all__ = ["KEEP", "Changes", "target_arguments", "planned_array", "refused_changes",
+           "DIMS_ATTR", "SHAPES", "shape_rank", "for_rank"]
 
 DIMS_ATTR = "_ARRAY_DIMENSIONS"
 _BLOSC_SHUFFLES = ("noshuffle", "shuffle", "bitshuffle")
@@ -218,6 +222,39 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
                         f"(--zarr-format 3), which keeps them")
     kw["attributes"] = attrs
     return kw
+
+
+def planned_array(src: Array, changes: Changes, where: str) -> tuple[dict[str, Any], Array]:
+    """The :func:`zarrx.create_array` arguments of the converted ``src`` and the array they
+    make in memory: everything is checked, nothing is written."""
+    from zarrx.store import MemoryStore
+    kw = target_arguments(src, changes, where)
+    if changes.fill_value is not KEEP:      # named with the type it is to be a value of
+        dt, _ = resolve_dtype(kw["dtype"], kw["zarr_format"])
+        coerce_fill(changes.fill_value, dt, kw["zarr_format"],
+                    Loc(f"{where}: fill_value", f"for its type {src.dtype}", FillValueError))
+    try:
+        return kw, create_array(MemoryStore(), **kw)
+    except ZarrError as exc:                # a change the array cannot take: say which
+        raise exc.at(array=src.name)
+
+
+def refused_changes(src: Array, changes: Changes, where: str) -> tuple[str, ...]:
+    """The names of the changes that ``src`` cannot take, once :func:`planned_array` refused
+    them: those refused on their own, else all that were given (refused together); none when
+    the source is refused unchanged (the fault is then the source's)."""
+    def refused(attempt: Changes) -> bool:
+        try:
+            planned_array(src, attempt, where)
+        except ZarrError:
+            return True
+        return False
+
+    given = [f.name for f in fields(Changes) if getattr(changes, f.name) is not KEEP]
+    if not given or refused(Changes()):
+        return ()
+    alone = [name for name in given if refused(Changes(**{name: getattr(changes, name)}))]
+    return tuple(alone or given)
 
 
 def _grid(src: Array, changes: Changes, fmt: int, where: str) -> dict[str, Any]:

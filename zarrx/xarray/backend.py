@@ -31,6 +31,7 @@ from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
 from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
+from zarrx.xarray.cf_checks import FAILURES, check_variables, culprit, guard_times
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
@@ -228,6 +229,8 @@ class ZarrxDataStore(AbstractDataStore):
         self.mask = (group.zarr_format == 2) if mask_with_fill_value is None \
             else bool(mask_with_fill_value)
         self.skip = frozenset(skip)
+        #: the _FillValue attributes that do not decode, by variable (see open_variable)
+        self.fill_problems: dict[str, MetadataError] = {}
 
     def _metas(self) -> list[tuple[str, ArrayMeta]]:
         return [(k, m) for k, m in array_metas(self.group) if k not in self.skip]
@@ -263,8 +266,11 @@ class ZarrxDataStore(AbstractDataStore):
             if meta.zarr_format == 3:
                 encoding["fill_value"] = meta.fill_value
             if "_FillValue" in attrs:
-                attrs["_FillValue"] = decode_fill_attr(attrs["_FillValue"], wrapper.dtype,
-                                                       f"/{path} attributes")
+                try:
+                    attrs["_FillValue"] = decode_fill_attr(attrs["_FillValue"], wrapper.dtype,
+                                                           f"/{path} attributes")
+                except MetadataError as exc:    # raised by a read that masks; raw otherwise
+                    self.fill_problems[name] = exc
         return Variable(dims, data, attrs, encoding)
 
     def get_variables(self) -> dict:
@@ -460,5 +466,24 @@ def _tree_key(rel: str, relative: bool) -> str:
 
 
 def _decode(store: ZarrxDataStore, **decode: Any) -> Any:
+    """The Dataset of ``store``, its CF attributes checked first (see :mod:`.cf_checks`)."""
     from xarray.backends import StoreBackendEntrypoint
-    return StoreBackendEntrypoint().open_dataset(store, **decode)
+    dropped = decode.get("drop_variables")
+    dropped = {dropped} if isinstance(dropped, str) else set(dropped or ())
+    variables = {k: v for k, v in store.get_variables().items() if k not in dropped}
+    if decode.get("mask_and_scale", True):
+        for name, problem in store.fill_problems.items():
+            if name in variables:           # an unreadable _FillValue, which would mask
+                raise problem
+    check_variables(variables, decode)
+    try:
+        ds = StoreBackendEntrypoint().open_dataset(store, **decode)
+        for name in ds.dims:                # decoded now, as xarray indexes them next
+            if name in ds.variables and ds.variables[name].ndim == 1:
+                ds.variables[name].load()
+        guard_times(ds)
+        return ds
+    except FAILURES as exc:
+        if isinstance(exc, ZarrError):
+            raise
+        raise culprit(variables, decode, exc, store.group.name) from exc

@@ -32,6 +32,7 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, first_line, listed_once
 from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
+from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
@@ -161,6 +162,11 @@ class FsspecStore(RemoteStore):
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
         cw = self.options.conditional_writes
         return self.is_s3 if cw is None else (cw and self.is_s3)
+
+    @property
+    def has_buckets(self) -> bool:
+        """Whether keys lie in a bucket or container, which may itself be missing."""
+        return self.is_s3 or self._protocol in ("gs", "gcs", "az", "abfs", "abfss", "adl")
 
     def _shown_root(self) -> str:
         """The root as messages show it: a web address without user name or password."""
@@ -374,8 +380,15 @@ class FsspecStore(RemoteStore):
             base = f"{self.root}/{quote(prefix.rstrip('/'), safe='/')}" if prefix else self.root
         else:
             base = self._full(prefix.rstrip("/")) if prefix else self.root
+        web = http_filesystem(self.fs) if self._web and self._query else None
         try:
-            if self.is_s3 and self._async and hasattr(self.fs, "_iterdir"):
+            if web is self.fs:          # the root's query goes with every page too
+                found = await web_find(web, base, self._query, self._bounded)
+            elif web is not None:       # behind a cache: on the HTTP filesystem's own loop
+                from fsspec.asyn import sync
+                found = await self._blocking(sync, web.loop, web_find, web, base,
+                                             self._query, self._bounded)
+            elif self.is_s3 and self._async and hasattr(self.fs, "_iterdir"):
                 found = await self._s3_find(base)
             elif self._async:
                 found = await self.fs._find(base or "")

@@ -15,10 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
-import ssl
 import threading
-import urllib.error
-import urllib.request
 from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
@@ -26,6 +23,7 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
                                        gather_all, listed_once, sent_if_match, status_kind,
                                        window)
+from zarrx.store.remote.obstore_delete import send_delete
 from zarrx.store.remote.obstore_failures import failure_of
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
@@ -93,6 +91,11 @@ class ObjectStore(RemoteStore):
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
         cw = self.options.conditional_writes
         return (self.kind in ("s3", "s3a")) if cw is None else cw
+
+    @property
+    def has_buckets(self) -> bool:
+        """Whether keys lie in a bucket or container, which may itself be missing."""
+        return self.kind in ("s3", "s3a", "gs", "az", "azure", "abfs", "abfss", "adl")
 
     def _run(self, coro):  # type: ignore[no-untyped-def]
         """Run ``coro``, unless this process was forked from one whose obstore requests ran:
@@ -214,19 +217,7 @@ class ObjectStore(RemoteStore):
         url = await _obstore().sign_async(self._client, "DELETE", self._prefix + key,
                                           datetime.timedelta(minutes=5))
         timeout = duration_ms(self.options.timeout) / 1000     # 0: no limit, as for obstore
-        opener = _opener_like(self._client)
-
-        def send() -> int:
-            req = urllib.request.Request(url, method="DELETE", headers={"If-Match": etag})
-            try:
-                with opener.open(req, timeout=timeout) as resp:
-                    return resp.status
-            except urllib.error.HTTPError as exc:
-                return exc.code
-            except OSError as exc:
-                raise Failure("connection", None, type(exc).__name__) from None
-
-        status = await asyncio.to_thread(send)
+        status = await asyncio.to_thread(send_delete, self._client, url, etag, timeout)
         if status in (200, 202, 204):
             return
         raise Failure(status_kind(status, ""), status)
@@ -378,42 +369,6 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
                          ) from None
-
-
-def _opener_like(client: Any) -> urllib.request.OpenerDirector:
-    """A urllib opener sending requests as the obstore store ``client`` sends its own: through
-    its ``proxy_url`` (unless the host is in ``proxy_excludes``), and without checking
-    certificates when it is told so (``allow_invalid_certificates``, for a server with a
-    self-signed certificate)."""
-    try:
-        options = dict(getattr(client, "client_options", None) or {})
-    except Exception:  # noqa: BLE001 - a store without readable options: urllib's defaults
-        options = {}
-    handlers: list[urllib.request.BaseHandler] = []
-    if proxy := options.get("proxy_url"):
-        excludes = [h.strip() for h in str(options.get("proxy_excludes") or "").split(",")
-                    if h.strip()]
-        handlers.append(_ProxyHandler({"http": proxy, "https": proxy}, excludes))
-    if str(options.get("allow_invalid_certificates", "")).lower() in ("true", "1"):
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        handlers.append(urllib.request.HTTPSHandler(context=context))
-    return urllib.request.build_opener(*handlers)
-
-
-class _ProxyHandler(urllib.request.ProxyHandler):
-    """urllib's proxy handler with obstore's ``proxy_excludes``: hosts reached directly."""
-
-    def __init__(self, proxies: dict, excludes: list[str]) -> None:
-        super().__init__(proxies)
-        self.excludes = excludes
-
-    def proxy_open(self, req, proxy, type):  # type: ignore[no-untyped-def]  # noqa: A002
-        host = (req.host or "").rpartition("@")[2].split(":")[0]
-        if any(host == e or host.endswith("." + e.lstrip(".")) for e in self.excludes):
-            return None                                 # the next handler: direct
-        return super().proxy_open(req, proxy, type)
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:

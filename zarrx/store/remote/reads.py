@@ -26,6 +26,7 @@ import numpy as np
 
 from zarrx.errors import StoreError
 from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
+from zarrx.store.remote.bucket_check import check_bucket
 from zarrx.store.remote.common import (READ_ATTEMPTS, Buffer, Failure, Got, OnMeta,
                                        etag_generation, gather_all, if_match_of, joined,
                                        kept_changing)
@@ -124,8 +125,7 @@ class RemoteReads:
             raise Failure("precondition", 412)   # no ETag, but another length: replaced
         return got
 
-    async def _stat_as_of(self, key: str, if_match: str | None
-                          ) -> tuple[str | None, int] | None:
+    async def _stat_as_of(self, key: str, if_match: str | None) -> tuple[str | None, int] | None:
         """``_stat(key)``; a failed condition when ``if_match`` names another version."""
         head = await self._stat(key)
         if head is not None and if_match is not None and head[0] != if_match:
@@ -136,9 +136,9 @@ class RemoteReads:
         try:
             return await self._call("HEAD", "read", key, lambda: self._head(key))
         except Failure as fail:
-            if fail.kind == "missing":
-                return None
-            raise self._error("read", key, fail) from None
+            if fail.kind != "missing":
+                raise self._error("read", key, fail) from None
+        return await check_bucket(self, key)    # None, unless the bucket itself is missing
 
     async def _read_span(self, key: str, start: int, stop: int, if_match: str | None,
                          part: int | None = None) -> Got | None:

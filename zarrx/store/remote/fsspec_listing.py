@@ -1,0 +1,99 @@
+"""Listing a web server's folders for :class:`~zarrx.store.remote.fsspecstore.FsspecStore`
+when its root URL carries a query (an access token, a signature): the query is sent with every
+page of the listing, as it is with every key.
+
+fsspec's HTTP filesystem cannot do it: it reads the links of a page by joining them to the
+page's URL as text, so the links of ``https://host/data.zarr?token=abc`` would read as
+``https://host/data.zarr?token=abc/zarr.json``, and links named from the server's root would
+be left out (they do not start with the page's URL). Here each folder's page is asked for as
+``<folder>/?<query>`` and its links are resolved against ``<folder>/`` as a browser resolves
+them; fsspec's own link patterns find them, so both list the same names."""
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
+
+from zarrx.store.remote.common import Failure
+
+__all__ = ["http_filesystem", "web_find"]
+
+T = TypeVar("T")
+
+#: the most folders below the root a listing goes down (a server linking ever deeper), the
+#: most folder pages one listing asks for, and the most bytes of one page read
+MAX_DEPTH = 64
+MAX_PAGES = 100_000
+MAX_PAGE_BYTES = 64 << 20
+
+
+def http_filesystem(fs: Any) -> Any | None:
+    """fsspec's HTTP filesystem that ``fs`` reads through (itself, or the one a caching
+    filesystem wraps); None when there is none."""
+    for _ in range(8):
+        if type(fs).__name__ == "HTTPFileSystem":
+            return fs
+        fs = getattr(fs, "fs", None)
+        if fs is None:
+            return None
+    return None
+
+
+def _same_place(link: str, folder: str) -> bool:
+    """Whether ``link`` lies below ``folder/`` (across http and https, as fsspec allows)."""
+    a, b = urlsplit(link), urlsplit(folder + "/")
+    return a.scheme in ("http", "https") and a.netloc == b.netloc and \
+        a.path.startswith(b.path) and a.path != b.path
+
+
+async def _links(fs: Any, folder: str, query: str) -> list[str]:
+    """The links of the page of ``folder`` (a URL without a query) below it, without queries
+    or fragments; folders end with ``/``."""
+    from fsspec.implementations.http import ex, ex2
+    page = f"{folder}/?{query}"
+    session = await fs.set_session()
+    async with session.get(fs.encode_url(page), **fs.kwargs) as r:
+        fs._raise_not_found_for_status(r, page)
+        kind = r.headers.get("Content-Type", "").partition(";")[0].strip() or None
+        body = bytearray()
+        if kind in ("text/html", None):
+            async for piece in r.content.iter_chunked(1 << 20):
+                body += piece
+                if len(body) > MAX_PAGE_BYTES:
+                    raise Failure("bad_response", None, f"the listing page of {folder}/ is "
+                                                        f"longer than {MAX_PAGE_BYTES} bytes")
+        text = body.decode(r.charset or "utf-8", errors="ignore")
+    found = [u[2] for u in ex.findall(text)]
+    if fs.simple_links:
+        found += ex2.findall(text)
+    out = set()
+    for link in found:
+        url = urljoin(folder + "/", link)
+        url = url.partition("#")[0].partition("?")[0]
+        if _same_place(url, folder):
+            out.add(url)
+    return sorted(out)
+
+
+async def web_find(fs: Any, root: str, query: str,
+                   bounded: Callable[[Awaitable[T]], Awaitable[T]]) -> list[str]:
+    """The URLs of the files below the folder ``root`` (a URL without a query), each page
+    asked for with ``query`` and within ``bounded`` (the store's timeout); folders a page
+    links to are walked down to :data:`MAX_DEPTH` levels, each once."""
+    files: list[str] = []
+    seen = {root.rstrip("/")}
+    todo = [(root.rstrip("/"), 0)]
+    pages = 0
+    while todo:
+        folder, depth = todo.pop()
+        pages += 1
+        if pages > MAX_PAGES:
+            raise Failure("bad_response", None, f"the listing of {root}/ goes on past "
+                                                f"{MAX_PAGES} folder pages")
+        for url in await bounded(_links(fs, folder, query)):
+            if not url.endswith("/"):
+                files.append(url)
+            elif depth + 1 < MAX_DEPTH and url.rstrip("/") not in seen:
+                seen.add(url.rstrip("/"))
+                todo.append((url.rstrip("/"), depth + 1))
+    return sorted(files)
