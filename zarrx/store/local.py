@@ -390,6 +390,10 @@ class LocalStore(ConditionalFiles, FileListing):
     def delete(self, key: str) -> None:
         parts = self._parts(key)
         self._check_writable(key)
+        self._remove(key, parts)
+
+    def _remove(self, key: str, parts: list[str]) -> None:
+        """Remove the file ``parts`` (of ``key``) and the folders that leaves empty."""
         try:
             d = self._tree.dir(parts[:-1])
         except (FileNotFoundError, NotADirectoryError):
@@ -430,9 +434,16 @@ class LocalStore(ConditionalFiles, FileListing):
                 return
 
     def delete_prefix(self, prefix: str) -> None:
-        """Remove every key starting with ``prefix``, and every temporary file below it."""
+        """Remove every key starting with ``prefix``, every temporary file below it, and every
+        file there whose name another tool made against the key rules (listed, with a
+        ``key_problem``): the listing names it by the directory entries it found, which stay
+        below the root, so it is removed by those names as ``shutil.rmtree`` would."""
         self._check_writable(prefix)
-        self.delete_many(list(self.list_prefix(prefix)))
+        keys = list(self.list_prefix(prefix))
+        self.delete_many([k for k in keys if key_problem(k) is None])
+        for key in keys:
+            if key_problem(key) is not None:
+                self._remove(key, key.split("/"))
         self.sweep(prefix, older_than=None)
 
     # -- plumbing ----------------------------------------------------------------------------
