@@ -33,13 +33,13 @@ from zarrx.errors import ReadOnlyError, StoreError
 # too, with the contract they serve
 from zarrx.store.generations import ABSENT, check_generation, conflict, is_absent
 from zarrx.store.inputs import (MAX_SEGMENT_BYTES, as_buffer, as_bytes, check_key,
-                                check_path_key, key_problem)
+                                check_path_key, check_prefix, key_problem)
 from zarrx.store.snapshots import HeldSnapshot, ObjectSnapshot, VersionedSnapshot
 
 __all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "HeldSnapshot",
            "address_fields",
            "VersionedSnapshot", "Versioned", "sequence_of", "is_absent", "conflict",
-           "check_generation", "check_key", "key_problem", "check_path_key",
+           "check_generation", "check_key", "check_prefix", "key_problem", "check_path_key",
            "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 
@@ -261,6 +261,7 @@ class Store:
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """Immediate children of ``prefix``: ``(keys, dirs)``, both sorted, as names relative to
         ``prefix`` (``dirs`` without a trailing ``/``). ``prefix`` is "" or ends with "/"."""
+        check_prefix(prefix, self)
         if prefix and not prefix.endswith("/"):
             prefix += "/"
         keys: set[str] = set()
@@ -274,7 +275,7 @@ class Store:
 
     def delete_prefix(self, prefix: str) -> None:
         """Remove every key starting with ``prefix``."""
-        self.delete_many(list(self.list_prefix(prefix)))
+        self.delete_many(list(self.list_prefix(check_prefix(prefix, self))))
 
     # -- generations and conditional writes (see the module docstring) ---------------------
     def generation(self, key: str) -> Hashable | None:

@@ -8,8 +8,8 @@ import re
 
 from zarrx.errors import StoreError
 
-__all__ = ["check_key", "key_problem", "check_path_key", "MAX_SEGMENT_BYTES", "as_buffer",
-           "as_bytes"]
+__all__ = ["check_key", "check_prefix", "key_problem", "check_path_key", "MAX_SEGMENT_BYTES",
+           "as_buffer", "as_bytes"]
 
 
 def check_key(key: object) -> str:
@@ -17,6 +17,15 @@ def check_key(key: object) -> str:
     if not isinstance(key, str):
         raise StoreError(f"store key: expected str, found {type(key).__name__} {key!r}")
     return key
+
+
+def check_prefix(prefix: object, store: object) -> str:
+    """The prefix of a listing or prefix delete of ``store`` if it is a ``str`` (any text: one
+    that no key starts with lists nothing), else a StoreError naming the store."""
+    if not isinstance(prefix, str):
+        raise StoreError(f"{store!r}: prefix {prefix!r}: expected str, found "
+                         f"{type(prefix).__name__}")
+    return prefix
 
 
 MAX_SEGMENT_BYTES = 255

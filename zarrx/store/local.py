@@ -29,7 +29,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
-                              check_generation, check_path_key, key_problem, sequence_of)
+                              check_generation, check_path_key, check_prefix, key_problem,
+                              sequence_of)
 from zarrx.store.localcond import (ConditionalFiles, NotAFile, non_file, not_a_file,
                                    rename_ordered, unlink_ordered)
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
@@ -438,7 +439,7 @@ class LocalStore(ConditionalFiles, FileListing):
         file there whose name another tool made against the key rules (listed, with a
         ``key_problem``): the listing names it by the directory entries it found, which stay
         below the root, so it is removed by those names as ``shutil.rmtree`` would."""
-        self._check_writable(prefix)
+        self._check_writable(check_prefix(prefix, self))
         keys = list(self.list_prefix(prefix))
         self.delete_many([k for k in keys if key_problem(k) is None])
         for key in keys:

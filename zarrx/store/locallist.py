@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 
 from zarrx.errors import StoreError
-from zarrx.store.base import Store, key_problem
+from zarrx.store.base import Store, check_prefix, key_problem
 from zarrx.store.localfs import Dir, LinkError, is_temp_name, scan, temp_owner
 
 __all__ = ["FileListing", "SWEEP_AGE"]
@@ -35,7 +35,7 @@ class FileListing(Store):
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """Every key starting with ``prefix``; walks only the directory the prefix reaches."""
-        folder, _, _ = prefix.rpartition("/")
+        folder, _, _ = check_prefix(prefix, self).rpartition("/")
         if folder and _prefix_dir_invalid(folder):
             return iter(())                     # no valid key can start with this prefix
         return (key for key in self._keys_below(folder) if key.startswith(prefix))
@@ -92,6 +92,7 @@ class FileListing(Store):
                              f"{exc.strerror or exc}") from exc
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        check_prefix(prefix, self)
         folder = prefix[:-1] if prefix.endswith("/") else prefix
         if prefix and (not folder or _prefix_dir_invalid(folder)):
             return [], []
@@ -112,7 +113,7 @@ class FileListing(Store):
         for ``list_prefix``), unmodified for at least ``older_than`` seconds (None: all of them,
         including those of writers still running). Directories left empty are removed. Returns
         the removed files' paths relative to the root, sorted."""
-        self._check_writable(prefix or "<root>")
+        self._check_writable(check_prefix(prefix, self) or "<root>")
         folder, _, _ = prefix.rpartition("/")
         if folder and _prefix_dir_invalid(folder):
             return []

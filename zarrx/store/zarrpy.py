@@ -21,7 +21,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from zarrx.errors import StoreError
-from zarrx.store.base import ByteRange, Request, Store, as_buffer, check_key
+from zarrx.store.base import (ByteRange, Request, Store, as_buffer, check_key,
+                              check_prefix)
 from zarrx.store.remote.urls import redact_text
 
 __all__ = ["ZarrPythonStore", "is_zarr_store", "wrap_zarr_store"]
@@ -173,6 +174,8 @@ class ZarrPythonStore(Store):
         self._run(self.store.delete(key), f"delete {key!r}")
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        check_prefix(prefix, self)
+
         async def collect() -> list[str]:
             return [k async for k in self.store.list_prefix(prefix)]
         return iter(self._run(collect(), f"list {prefix!r}"))

@@ -41,8 +41,8 @@ from typing import BinaryIO
 
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
-                              check_generation, check_path_key, conflict, is_absent,
-                              key_problem)
+                              check_generation, check_path_key, check_prefix, conflict,
+                              is_absent, key_problem)
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (fsync_temp, keep_owner_and_mode, make_temp, release,
                                  remove_stale, remove_temp)
@@ -183,6 +183,7 @@ class ZipStore(Store):
             return key in self._infos
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        check_prefix(prefix, self)
         with self._lock:
             self._archive()
             keys = list(self._infos)
@@ -330,8 +331,7 @@ class ZipStore(Store):
         return (ZipStore, (self._path, "r"))
 
     def __eq__(self, other: object) -> bool:
-        """As zarr-python's: zip stores of the same archive path are equal, whatever their
-        mode."""
+        """As zarr-python's: zip stores of one archive path are equal, whatever their mode."""
         return isinstance(other, type(self)) and self._path == other._path
 
     def __hash__(self) -> int:
