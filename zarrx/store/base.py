@@ -32,15 +32,15 @@ from zarrx.errors import ReadOnlyError, StoreError
 # the generation vocabulary, the key and value checks and the snapshots, importable from here
 # too, with the contract they serve
 from zarrx.store.generations import ABSENT, check_generation, conflict, is_absent
-from zarrx.store.inputs import (MAX_SEGMENT_BYTES, as_buffer, as_bytes, check_key,
-                                check_path_key, check_prefix, key_problem)
+from zarrx.store.inputs import (MAX_SEGMENT_BYTES, absolute_path, as_buffer, as_bytes,
+                                check_key, check_path_key, check_prefix, key_problem)
 from zarrx.store.snapshots import HeldSnapshot, ObjectSnapshot, VersionedSnapshot
 
 __all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "HeldSnapshot",
            "address_fields",
            "VersionedSnapshot", "Versioned", "sequence_of", "is_absent", "conflict",
-           "check_generation", "check_key", "check_prefix", "key_problem", "check_path_key",
-           "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
+           "check_generation", "absolute_path", "check_key", "check_prefix", "key_problem",
+           "check_path_key", "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ import re
 
 from zarrx.errors import StoreError
 
-__all__ = ["check_key", "check_prefix", "key_problem", "check_path_key", "MAX_SEGMENT_BYTES",
-           "as_buffer", "as_bytes"]
+__all__ = ["absolute_path", "check_key", "check_prefix", "key_problem", "check_path_key",
+           "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 
 def check_key(key: object) -> str:
@@ -17,6 +17,22 @@ def check_key(key: object) -> str:
     if not isinstance(key, str):
         raise StoreError(f"store key: expected str, found {type(key).__name__} {key!r}")
     return key
+
+
+def absolute_path(path: str) -> str:
+    """``path`` made absolute as the system resolves it. A ``..`` goes up from the folder the
+    path before it names, after following that path's links, as ``open`` and zarr-python go:
+    not from its text, as ``os.path.abspath`` goes (``link/../data.zarr`` is the
+    ``data.zarr`` beside the folder ``link`` points to, not the one beside ``link``). The
+    parts after the last ``..`` are kept as written: a root that is a link stays that link.
+    On Windows, where the system itself takes ``..`` from the text, ``os.path.abspath``."""
+    full = os.path.join(os.getcwd(), path)
+    parts = full.split(os.sep)
+    if os.name == "nt" or ".." not in parts:
+        return os.path.abspath(path)
+    last = len(parts) - parts[::-1].index("..")
+    head = os.path.realpath(os.sep.join(parts[:last]) or os.sep)
+    return os.path.join(head, *(p for p in parts[last:] if p not in ("", ".")))
 
 
 def check_prefix(prefix: object, store: object) -> str:

@@ -28,9 +28,9 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
-from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
-                              check_generation, check_path_key, check_prefix, key_problem,
-                              sequence_of)
+from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, absolute_path,
+                              as_buffer, check_generation, check_path_key, check_prefix,
+                              key_problem, sequence_of)
 from zarrx.store.localcond import (ConditionalFiles, NotAFile, non_file, not_a_file,
                                    rename_ordered, unlink_ordered)
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
@@ -89,7 +89,7 @@ class LocalStore(ConditionalFiles, FileListing):
                 "a path holding a NUL character"
             raise StoreError(f"LocalStore({path!r}): root: expected the path of a directory, "
                              f"found {found}")
-        self._root = os.path.abspath(path)     # the absolute path as a str, for the system calls
+        self._root = absolute_path(path)       # as a str, for the system calls
         self.read_only = bool(read_only) or mode == "r"
         self.fsync = bool(fsync)
         self._tree = Tree(self._root)

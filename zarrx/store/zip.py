@@ -40,9 +40,9 @@ from collections.abc import Hashable, Iterator, Sequence
 from typing import BinaryIO
 
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
-from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
-                              check_generation, check_path_key, check_prefix, conflict,
-                              is_absent, key_problem)
+from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
+                              as_buffer, check_generation, check_path_key, check_prefix,
+                              conflict, is_absent, key_problem)
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (fsync_temp, keep_owner_and_mode, make_temp, release,
                                  remove_stale, remove_temp)
@@ -79,7 +79,7 @@ class ZipStore(Store):
             found = "an empty path" if isinstance(name, str) else f"a {type(name).__name__}"
             raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
                              f"found {found}")
-        self._path = os.path.abspath(name)     # as a str, for the system calls
+        self._path = absolute_path(name)       # as a str, for the system calls
         # a symbolic link to an archive: written through, as zipfile writes, never replaced
         self._target = os.path.realpath(self._path)
         self.mode = mode
