@@ -1,7 +1,9 @@
-"""Files below a ``LocalStore`` root whose names another tool made against the key rules
-(bytes that are not UTF-8, control characters, backslashes): no key can name them, but a
-delete of the node or folder holding them removes them with the rest, as ``shutil.rmtree``
-(and zarr-python) would, never stopping half way with the node's metadata already gone."""
+"""What another tool put below a ``LocalStore`` root that no key can name: files whose names
+break the key rules (bytes that are not UTF-8, control characters, backslashes), symbolic
+links, named pipes. A delete of the node or folder holding them removes them with the rest, as
+``shutil.rmtree`` (and zarr-python) would (a link itself, never what it points to), never
+stopping half way with the node's metadata already gone, nor leaving a node "deleted" whose
+folder still holds them."""
 from __future__ import annotations
 
 import os
@@ -81,3 +83,37 @@ def test_delete_prefix_removes_them_and_keys_still_refuse_them(tmp_path):
     with pytest.raises(zarrx.ReadOnlyError):
         store.with_read_only(True).delete_prefix("b/")
     assert _files(tmp_path) == [b"b/\xfe"]
+
+
+def _outside(tmp_path):
+    """A folder and a file outside the store, to point links at."""
+    out = tmp_path / "outside"
+    out.mkdir()
+    (out / "secret").write_bytes(b"secret")
+    return out
+
+
+def test_deleting_a_node_removes_links_and_pipes_below_it_not_their_targets(tmp_path):
+    root = tmp_path / "root"
+    out = _outside(tmp_path)
+    g = _tree(root)
+    os.symlink(out, root / "a" / "c" / "to-folder")
+    os.symlink(out / "secret", root / "a" / "c" / "to-file")
+    os.symlink(root / "missing", root / "a" / "dangling")
+    os.mkfifo(root / "a" / "c" / "pipe")
+    del g["a"]              # before: the links and the pipe kept, and the folders holding them
+    assert _files(root) == [b"keep/c/0", b"keep/zarr.json", b"zarr.json"]
+    assert sorted(os.listdir(root)) == ["keep", "zarr.json"]
+    assert sorted(os.listdir(out)) == ["secret"] and (out / "secret").read_bytes() == b"secret"
+
+
+def test_mode_w_removes_links_below_the_root_not_their_targets(tmp_path):
+    root = tmp_path / "root"
+    out = _outside(tmp_path)
+    _tree(root)
+    os.symlink(out, root / "linked")
+    os.symlink(out / "secret", root / "keep" / "c" / "1")
+    g = zarrx.open_group(str(root), mode="w")
+    assert sorted(os.listdir(root)) == ["zarr.json"] and list(g.members()) == []
+    g.create_array("linked", shape=(2,), dtype="i1")[:] = 4   # before: StoreError, a link there
+    assert sorted(os.listdir(out)) == ["secret"] and (out / "secret").read_bytes() == b"secret"

@@ -438,14 +438,16 @@ class LocalStore(ConditionalFiles, FileListing):
         """Remove every key starting with ``prefix``, every temporary file below it, and every
         file there whose name another tool made against the key rules (listed, with a
         ``key_problem``): the listing names it by the directory entries it found, which stay
-        below the root, so it is removed by those names as ``shutil.rmtree`` would."""
+        below the root, so it is removed by those names as ``shutil.rmtree`` would. Links,
+        named pipes, sockets and devices there go too, as ``rmtree`` removes them (a link
+        itself, never what it points to)."""
         self._check_writable(check_prefix(prefix, self))
         keys = list(self.list_prefix(prefix))
         self.delete_many([k for k in keys if key_problem(k) is None])
         for key in keys:
             if key_problem(key) is not None:
                 self._remove(key, key.split("/"))
-        self.sweep(prefix, older_than=None)
+        self._sweep_below(prefix, None, True)      # temporary files, links, pipes, ...
 
     # -- plumbing ----------------------------------------------------------------------------
     def __getstate__(self) -> dict:

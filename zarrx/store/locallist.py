@@ -103,7 +103,7 @@ class FileListing(Store):
         dirs: list[str] = []
         with d:
             for kind, name in self._scan(d):
-                if kind != "temp":
+                if kind in ("key", "dir"):
                     (dirs if kind == "dir" else keys).append(name)
         return sorted(keys), sorted(dirs)
 
@@ -114,22 +114,29 @@ class FileListing(Store):
         including those of writers still running). Directories left empty are removed. Returns
         the removed files' paths relative to the root, sorted."""
         self._check_writable(check_prefix(prefix, self) or "<root>")
+        cutoff = None if older_than is None else time.time() - older_than
+        return self._sweep_below(prefix, cutoff, False)
+
+    def _sweep_below(self, prefix: str, cutoff: float | None, others: bool) -> list[str]:
+        """The work of :meth:`sweep`; ``others``: remove the links, named pipes, sockets and
+        devices below ``prefix`` too (a prefix delete), never what a link points to."""
         folder, _, _ = prefix.rpartition("/")
         if folder and _prefix_dir_invalid(folder):
             return []
         d = self._folder(folder)
         if d is None:
             return []
-        cutoff = None if older_than is None else time.time() - older_than
         removed: list[str] = []
-        if self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed) and removed:
+        if self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed, others) \
+                and removed:
             self._prune(folder.split("/") + [""])   # the folder itself, if left empty
         return sorted(removed)
 
     def _sweep(self, d: Dir, rel: str, prefix: str, cutoff: float | None,
-               removed: list[str]) -> bool:
+               removed: list[str], others: bool = False) -> bool:
         """Sweep ``d`` and the folders below it (closing them), removing those left empty;
-        True when ``d`` is left empty. Depth first with a stack of its own, as :meth:`_walk`."""
+        True when ``d`` is left empty. Depth first with a stack of its own, as :meth:`_walk`.
+        ``others``: see :meth:`_sweep_below`."""
         frames = [_Frame(d, rel)]
         emptied = False                         # whether the folder swept last was left empty
         try:
@@ -154,6 +161,13 @@ class FileListing(Store):
                                 removed.append(top.rel + name)
                                 top.left -= 1
                         except FileNotFoundError:   # finished or removed meanwhile
+                            top.left -= 1
+                    elif kind == "other" and others and (top.rel + name).startswith(prefix):
+                        try:
+                            top.d.unlink(name)          # a link itself, never its target
+                            removed.append(top.rel + name)
+                            top.left -= 1
+                        except FileNotFoundError:
                             top.left -= 1
                     elif kind == "dir":
                         sub_rel = f"{top.rel}{name}/"
