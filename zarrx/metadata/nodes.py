@@ -59,7 +59,7 @@ from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
                                       broken_document, join, list_children, load_node,
                                       load_nodes, walk, walked_entries)
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
-from zarrx.store.base import ABSENT, Store
+from zarrx.store.base import ABSENT, Store, refuse_unnamable
 from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
@@ -329,7 +329,9 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
                        lambda group: _marking(_relative(subtree, group))) if path else []
     keys = list(store.list_prefix(subtree))
     # objects named against the store's key rules by another tool (a control character, bytes
-    # that are not UTF-8) are no node's: only the prefix delete at the end may name them
+    # that are not UTF-8) are no node's: only the prefix delete at the end may name them, on
+    # a store whose prefix deletes remove them; on another, nothing is deleted
+    refuse_unnamable(store, subtree, keys)
     named = [k for k in keys if store.key_problem(k) is None]
     docs = sorted((k for k in named if k.rpartition("/")[2] in NODE_KEYS),
                   key=lambda k: (-k.count("/"), k))

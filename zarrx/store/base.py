@@ -37,7 +37,7 @@ from zarrx.store.inputs import (MAX_SEGMENT_BYTES, absolute_path, as_buffer, as_
 from zarrx.store.snapshots import HeldSnapshot, ObjectSnapshot, VersionedSnapshot
 
 __all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "HeldSnapshot",
-           "address_fields",
+           "address_fields", "refuse_unnamable",
            "VersionedSnapshot", "Versioned", "sequence_of", "is_absent", "conflict",
            "check_generation", "absolute_path", "check_key", "check_prefix", "key_problem",
            "check_path_key", "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
@@ -128,6 +128,10 @@ class Store:
     #: False when the store cannot remove an object it holds (a zip archive): operations that
     #: must delete what they copied (moving a node) are then refused before writing anything
     supports_deletes: bool = True
+    #: True when ``delete_prefix`` also removes what a listing names against the store's key
+    #: rules (``key_problem``: an object another tool named so); otherwise a prefix delete
+    #: finding one refuses before removing anything (:func:`refuse_unnamable`)
+    removes_unnamable: bool = False
     #: True when ``set``/``set_if`` copy the value out (into a file, say) before they return
     #: and keep no reference to it: a writer may then reuse the value's buffer afterwards
     copies_values: bool = False
@@ -275,7 +279,9 @@ class Store:
 
     def delete_prefix(self, prefix: str) -> None:
         """Remove every key starting with ``prefix``."""
-        self.delete_many(list(self.list_prefix(check_prefix(prefix, self))))
+        keys = list(self.list_prefix(check_prefix(prefix, self)))
+        refuse_unnamable(self, prefix, keys)
+        self.delete_many(keys)
 
     # -- generations and conditional writes (see the module docstring) ---------------------
     def generation(self, key: str) -> Hashable | None:
@@ -357,6 +363,21 @@ class Store:
 
 def sequence_of(requests: Iterable[Request]) -> Sequence[Request]:
     return requests if isinstance(requests, Sequence) else list(requests)
+
+
+def refuse_unnamable(store: Store, prefix: str, keys: Sequence[str]) -> None:
+    """A StoreError when ``store`` cannot remove everything a delete of ``prefix`` listed
+    (``keys``): one of them is named against its key rules and ``store.removes_unnamable`` is
+    False. Raised before anything is removed, so a delete (an overwrite) fails whole."""
+    if store.removes_unnamable:
+        return
+    bad = [k for k in keys if store.key_problem(k) is not None]
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise StoreError(f"{store!r}: cannot delete {prefix or '<root>'!r}: the object "
+                         f"{bad[0]!r}{more} below it has a name the store refuses "
+                         f"({store.key_problem(bad[0])}), so it cannot remove it; nothing was "
+                         f"deleted: remove it with another tool, then delete again")
 
 
 def address_fields(store: Store, key: str) -> dict[str, str | None]:

@@ -74,6 +74,7 @@ class LocalStore(ConditionalFiles, FileListing):
     _flock_local: bool | None = None     # see _flock_orders_threads
     _put = staticmethod(put)             # the write kernel (None: every write in Python)
     latency_bound = False                # a request is a few system calls
+    removes_unnamable = True             # see delete_prefix
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:

@@ -34,7 +34,7 @@ from zarrx.errors import (ConflictError, ListingUnsupportedError, RemoteAccessEr
                           RemoteNotFoundError, StoreError)
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
                               as_buffer, check_generation, check_path_key, check_prefix, conflict,
-                              is_absent, key_problem, sequence_of)
+                              is_absent, key_problem, refuse_unnamable, sequence_of)
 from zarrx.store._values import Value
 from zarrx.store.remote import aio
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
@@ -427,7 +427,9 @@ class RemoteStore(RemoteReads, Store):
 
     def delete_prefix(self, prefix: str) -> None:
         self._check_writable(check_prefix(prefix, self) or "<root>")
-        self.delete_many(list(self.list_prefix(prefix)))
+        keys = list(self.list_prefix(prefix))
+        refuse_unnamable(self, prefix, keys)
+        self.delete_many(keys)
 
     # -- conditional writes ---------------------------------------------------------------------
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
