@@ -65,3 +65,21 @@ def test_tool_locations_go_up_from_where_the_link_points(tree):
     zarrx.tools.copy(str(tree / "other" / "t.zarr"), os.path.join("other", "l", "..", "t.zarr"))
     np.testing.assert_array_equal(zarrx.open_array(str(tree / "real" / "t.zarr"))[:], [1, 2, 3])
     _beside_kept(tree)
+
+
+@pytest.mark.parametrize("path", ["rel.zarr", os.path.join("a", "..", "b.zarr"), "."])
+def test_a_relative_path_once_the_current_directory_is_gone_is_a_store_error(tmp_path,
+                                                                               monkeypatch, path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    makers = [(LocalStore, path), (lambda p: ZipStore(p, mode="w"), path + ".zip"),
+              (lambda p: zarrx.open_group(p, mode="w"), path)]
+    for make, shown in makers:
+        with pytest.raises(zarrx.StoreError) as info:
+            make(shown)                 # before: FileNotFoundError from os.getcwd
+        assert str(info.value).startswith(f"{shown!r}: expected a path the system can "
+                                          f"resolve: it is relative and the current "
+                                          f"directory is gone")
+    assert LocalStore(str(tmp_path / "x" / ".." / "y")).root == tmp_path / "y"

@@ -25,11 +25,18 @@ def absolute_path(path: str) -> str:
     not from its text, as ``os.path.abspath`` goes (``link/../data.zarr`` is the
     ``data.zarr`` beside the folder ``link`` points to, not the one beside ``link``). The
     parts after the last ``..`` are kept as written: a root that is a link stays that link.
-    On Windows, where the system itself takes ``..`` from the text, ``os.path.abspath``."""
-    full = os.path.join(os.getcwd(), path)
-    parts = full.split(os.sep)
-    if os.name == "nt" or ".." not in parts:
+    On Windows, where the system itself takes ``..`` from the text, ``os.path.abspath``. A
+    relative path while the current directory is gone (removed) is a StoreError."""
+    if not os.path.isabs(path):
+        try:
+            path = os.path.join(os.getcwd(), path)
+        except OSError as exc:
+            raise StoreError(f"{path!r}: expected a path the system can resolve: it is relative "
+                             f"and the current directory is gone ({exc.strerror or exc}); give "
+                             f"an absolute path") from None
+    if os.name == "nt" or ".." not in path.split(os.sep):
         return os.path.abspath(path)
+    parts = path.split(os.sep)
     last = len(parts) - parts[::-1].index("..")
     head = os.path.realpath(os.sep.join(parts[:last]) or os.sep)
     return os.path.join(head, *(p for p in parts[last:] if p not in ("", ".")))
