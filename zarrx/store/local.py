@@ -443,11 +443,13 @@ class LocalStore(ConditionalFiles, FileListing):
         named pipes, sockets and devices there go too, as ``rmtree`` removes them (a link
         itself, never what it points to)."""
         self._check_writable(check_prefix(prefix, self))
-        keys = list(self.list_prefix(prefix))
-        self.delete_many([k for k in keys if key_problem(k) is None])
-        for key in keys:
-            if key_problem(key) is not None:
-                self._remove(key, key.split("/"))
+        named: list[str] = []
+        unnamable: list[str] = []
+        for key in self.list_prefix(prefix):
+            (named if key_problem(key) is None else unnamable).append(key)
+        self.delete_many(named)
+        for key in unnamable:
+            self._remove(key, key.split("/"))
         self._sweep_below(prefix, None, True)      # temporary files, links, pipes, ...
 
     # -- plumbing ----------------------------------------------------------------------------
