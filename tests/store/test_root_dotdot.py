@@ -83,3 +83,16 @@ def test_a_relative_path_once_the_current_directory_is_gone_is_a_store_error(tmp
                                           f"resolve: it is relative and the current "
                                           f"directory is gone")
     assert LocalStore(str(tmp_path / "x" / ".." / "y")).root == tmp_path / "y"
+
+
+@pytest.mark.parametrize("path", ["a\x00.zip", os.path.join("x", "..", "a\x00.zip"),
+                                  os.path.join("x\x00", "..", "a.zip")], ids=repr)
+def test_a_path_holding_a_nul_character_is_a_store_error(tmp_path, monkeypatch, path):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(zarrx.StoreError, match="NUL character"):
+        ZipStore(path, mode="w")            # before: ValueError from os.path.realpath
+    with pytest.raises(zarrx.StoreError, match="NUL character"):
+        zarrx.open(path, mode="r")
+    with pytest.raises(zarrx.StoreError, match="NUL character"):
+        resolve(path.replace(".zip", ".zarr"), mode="r")
+    assert os.listdir(tmp_path) == []

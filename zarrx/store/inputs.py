@@ -26,7 +26,10 @@ def absolute_path(path: str) -> str:
     ``data.zarr`` beside the folder ``link`` points to, not the one beside ``link``). The
     parts after the last ``..`` are kept as written: a root that is a link stays that link.
     On Windows, where the system itself takes ``..`` from the text, ``os.path.abspath``. A
-    relative path while the current directory is gone (removed) is a StoreError."""
+    relative path while the current directory is gone (removed) is a StoreError, as is a
+    path holding a NUL character (no system call takes one)."""
+    if "\x00" in path:
+        raise StoreError(f"{path!r}: expected a path, found a NUL character in it")
     if not os.path.isabs(path):
         try:
             path = os.path.join(os.getcwd(), path)

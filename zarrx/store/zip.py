@@ -75,8 +75,9 @@ class ZipStore(Store):
         """``read_only`` (zarr-python's keyword) defaults to ``mode == "r"``; a read-only
         store needs mode ``r`` and a writable one a writing mode."""
         name = os.fspath(path) if isinstance(path, os.PathLike) else path
-        if not isinstance(name, str) or not name:
-            found = "an empty path" if isinstance(name, str) else f"a {type(name).__name__}"
+        if not isinstance(name, str) or not name or "\x00" in name:
+            found = f"a {type(name).__name__}" if not isinstance(name, str) else \
+                "a path holding a NUL character" if name else "an empty path"
             raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
                              f"found {found}")
         self._path = absolute_path(name)       # as a str, for the system calls
@@ -89,8 +90,7 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: read_only={read_only!r} does not fit mode {mode!r}: "
                              f"mode 'r' reads only, modes 'w', 'x' and 'a' write")
         self.read_only = mode == "r"
-        self.compression = compression
-        self.allowZip64 = allowZip64
+        self.compression, self.allowZip64 = compression, allowZip64
         self._lock = threading.RLock()
         tmp = None
         held = None                     # the descriptor holding the temporary archive's lock
