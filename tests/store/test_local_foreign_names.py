@@ -117,3 +117,20 @@ def test_mode_w_removes_links_below_the_root_not_their_targets(tmp_path):
     assert sorted(os.listdir(root)) == ["zarr.json"] and list(g.members()) == []
     g.create_array("linked", shape=(2,), dtype="i1")[:] = 4   # before: StoreError, a link there
     assert sorted(os.listdir(out)) == ["secret"] and (out / "secret").read_bytes() == b"secret"
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("consolidated", [True, False])
+def test_a_child_zarr_python_named_with_a_control_character_is_skipped_either_way(
+        tmp_path, zarr_format, consolidated):
+    zarr = pytest.importorskip("zarr")
+    g = zarr.open_group(str(tmp_path), mode="w", zarr_format=zarr_format)
+    for name in ("ok", "tab\tx"):
+        g.create_array(name, shape=(3,), chunks=(2,), dtype="i2")[:] = np.arange(3)
+    zarr.consolidate_metadata(str(tmp_path))
+    ours = zarrx.open_group(str(tmp_path), mode="r", use_consolidated=consolidated)
+    with pytest.warns(ZarrUserWarning, match=r"skipping the child 'tab\\tx': found the control "
+                                             r"character '\\t'"):
+        members = ours.members()     # before, from consolidated metadata: listed, unreadable
+    assert [name for name, _ in members] == ["ok"]
+    np.testing.assert_array_equal(members[0][1][:], np.arange(3))
