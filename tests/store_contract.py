@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import threading
 from pathlib import Path
 
@@ -257,6 +258,17 @@ class StoreContract(GenerationContract):
     def test_non_str_key_is_store_error(self, store: Store) -> None:
         with pytest.raises(StoreError, match="expected str"):
             store.get(5)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("prefix", [5, None, b"a/"], ids=repr)
+    def test_non_str_prefix_is_store_error(self, store: Store, prefix: object) -> None:
+        store.set("a/k", b"1")
+        calls = [lambda: list(store.list_prefix(prefix)), lambda: store.list_dir(prefix),
+                 lambda: store.delete_prefix(prefix)]
+        for call in calls:      # before: AttributeError / TypeError, or nothing listed
+            with pytest.raises(StoreError, match=f"prefix {re.escape(repr(prefix))}: "
+                                                 f"expected str, found {type(prefix).__name__}"):
+                call()  # type: ignore[arg-type]
+        assert store.get("a/k") == b"1"
 
     def test_concurrent_set_get(self, store: Store) -> None:
         errors: list[BaseException] = []

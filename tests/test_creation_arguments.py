@@ -292,3 +292,29 @@ def test_a_mode_that_is_not_a_str_is_an_argument_error():
     with pytest.raises(ArgumentError, match=r"^mode: expected one of r, r\+, a, w, w-, found "
                                             r"array\(\[1, 2\]\)$"):
         zarrx.open_array(MemoryStore(), mode=np.array([1, 2]))
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+@pytest.mark.parametrize("how", ["create_array", "group.create_array", "group.create_group",
+                                 "open_group", "group.move"])
+def test_node_names_utf8_cannot_encode_are_refused(how, zarr_format):
+    # a lone surrogate (what os.fsdecode makes of bytes that are not UTF-8) in a node name:
+    # before, a memory store took it, and consolidated metadata wrote it into its UTF-8 JSON
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=zarr_format)
+    g.create_array("ok", shape=(1,), dtype="i1")
+    calls = {
+        "create_array": lambda: zarrx.create_array(store, name="a/x\udcff", shape=(1,),
+                                                   dtype="i1", zarr_format=zarr_format),
+        "group.create_array": lambda: g.create_array("x\udcff", shape=(1,), dtype="i1"),
+        "group.create_group": lambda: g.create_group("a/\ud800"),
+        "open_group": lambda: zarrx.open_group(store, path="\ud800/b", mode="a",
+                                               zarr_format=zarr_format),
+        "group.move": lambda: g.move("ok", "x\udcff"),
+    }
+    with pytest.raises(ArgumentError, match=re.escape("expected node names that UTF-8 can "
+                                                      "encode (no lone surrogates), found ")):
+        calls[how]()
+    assert [name for name, _ in g.members()] == ["ok"]
+    assert sorted(store.list_prefix("")) == sorted(
+        ["zarr.json", "ok/zarr.json"] if zarr_format == 3 else [".zgroup", "ok/.zarray"])

@@ -142,11 +142,20 @@ def node_path(path: Any, what: str, arg: str = "path", *, new: bool = False) -> 
 
 def check_node_names(parts: list[str], path: str, where: str) -> None:
     """ArgumentError for a segment of a node path that is a metadata document's name
-    (``zarr.json``, ``.zarray``, ...): the node would sit where its parent's documents are."""
+    (``zarr.json``, ``.zarray``, ...): the node would sit where its parent's documents are;
+    or that UTF-8 cannot encode (a lone surrogate, as ``os.fsdecode`` makes of bytes that
+    are not UTF-8): metadata documents are UTF-8 JSON, and consolidated metadata names the
+    node in them, as attributes are refused such text."""
     for p in parts:
         if p in nodes.DOCUMENT_NAMES:
             raise ArgumentError(f"{where}: expected a node path without metadata document "
                                 f"names, found {p!r} in {path!r}")
+        if not p.isascii():
+            try:
+                p.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ArgumentError(f"{where}: expected node names that UTF-8 can encode (no "
+                                    f"lone surrogates), found {p!r} in {path!r}") from None
 
 
 def check_v3_names(paths: list[str], path: str, what: str) -> None:

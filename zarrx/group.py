@@ -26,6 +26,7 @@ from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.make import attributes_arg
+from zarrx.metadata.node_read import usable_child
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.node import Node
 from zarrx.store.base import Store
@@ -121,7 +122,10 @@ class Group(Node):
         found = self._consolidated()
         if found is not None:
             index, prefix = found
-            return index.children(prefix)
+            # as a listing leaves them out: children the store cannot address (a name with a
+            # control character zarr-python wrote), with a warning
+            return [(n, m) for n, m in index.children(prefix)
+                    if usable_child(self._store, nodes.join(self._path, n))]
         return nodes.list_children(self._store, self._path, self._meta.zarr_format)
 
     def members(self, max_depth: int | None = 0, *, use_consolidated_for_children: bool = True

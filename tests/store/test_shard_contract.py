@@ -15,7 +15,7 @@ import pytest
 from store_contract import StoreContract
 
 from zarrx.metadata.model import KeyEncoding, ShardLevel
-from zarrx.store.base import ByteRange, Store
+from zarrx.store.base import ByteRange, Store, check_prefix
 from zarrx.store.chunks import KeyedChunks, parse_chunk_key
 from zarrx.store.memory import MemoryStore
 from shard_adapter import ShardStore
@@ -67,6 +67,7 @@ class NamedChunks(Store):
         return self.shard.exists(self._inner(key))
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        check_prefix(prefix, self)
         back = {v: k for k, v in self.names.items()}
         return (back[k] for k in self.shard.list_prefix("") if back[k].startswith(prefix))
 

@@ -27,7 +27,7 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ByteRange, Store
 
-__all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "list_children",
+__all__ = ["join", "usable_child", "load_node", "load_nodes", "NodeBatch", "broken_document", "list_children",
            "walk", "V3_KEY", "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries"]
 
 
@@ -262,7 +262,7 @@ def list_children(store: Store, path: str, zarr_format: int | None = None
     # a key with an empty, "." or ".." segment (a store that does not refuse them: an object
     # store's "a//zarr.json", a mapping's "/x") names no child: "" would be the group itself,
     # and walking it again would never end
-    dirs = [d for d in dirs if d not in ("", ".", "..") and _usable(store, join(path, d))]
+    dirs = [d for d in dirs if d not in ("", ".", "..") and usable_child(store, join(path, d))]
     if not dirs:
         return []
     names = [V3_KEY] if zarr_format == 3 else list(V2_KEYS) if zarr_format == 2 \
@@ -287,7 +287,7 @@ def list_children(store: Store, path: str, zarr_format: int | None = None
     return out
 
 
-def _usable(store: Store, child: str) -> bool:
+def usable_child(store: Store, child: str) -> bool:
     """Whether ``store`` takes the key of the child ``child`` a listing gave; one it refuses
     (named by another tool against the store's key rules: a control character in a local
     folder's name, ...) is left out with a warning, so that its siblings are still listed."""

@@ -59,7 +59,7 @@ from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
                                       broken_document, join, list_children, load_node,
                                       load_nodes, walk, walked_entries)
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
-from zarrx.store.base import ABSENT, Store
+from zarrx.store.base import ABSENT, Store, refuse_unnamable
 from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
@@ -328,7 +328,12 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     marked = _edit_all(store, _covering(store, path, (3, 2), known=known),
                        lambda group: _marking(_relative(subtree, group))) if path else []
     keys = list(store.list_prefix(subtree))
-    docs = sorted((k for k in keys if k.rpartition("/")[2] in NODE_KEYS),
+    # objects named against the store's key rules by another tool (a control character, bytes
+    # that are not UTF-8) are no node's: only the prefix delete at the end may name them, on
+    # a store whose prefix deletes remove them; on another, nothing is deleted
+    refuse_unnamable(store, subtree, keys)
+    named = [k for k in keys if store.key_problem(k) is None]
+    docs = sorted((k for k in named if k.rpartition("/")[2] in NODE_KEYS),
                   key=lambda k: (-k.count("/"), k))
     # every node document goes before any other object, deepest first (the node's own
     # last): a delete stopped part way (a kill, a failing store) leaves whole nodes under
@@ -339,12 +344,12 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     # inline), so none lists a node whose document is gone
     inner = {g for d in docs for g in _groups_above(d.rpartition("/")[0], path)}
     doc_set = set(docs)
-    zmetadata = [k for k in keys if k.rpartition("/")[2] == ZMETADATA]
+    zmetadata = [k for k in named if k.rpartition("/")[2] == ZMETADATA]
     _edit_all(store, consolidated_groups(store, [(3, g) for g in sorted(inner)
                                                  if join(g, V3_KEY) in doc_set], known),
               lambda group: _marking_children)
     store.delete_many(zmetadata + docs)
-    store.delete_many([k for k in keys if k.rpartition("/")[2] not in NODE_KEYS
+    store.delete_many([k for k in named if k.rpartition("/")[2] not in NODE_KEYS
                        and k.rpartition("/")[2] != ZMETADATA])
     if keys:                            # what was written meanwhile (and temporary files)
         store.delete_prefix(subtree)

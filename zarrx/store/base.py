@@ -32,15 +32,15 @@ from zarrx.errors import ReadOnlyError, StoreError
 # the generation vocabulary, the key and value checks and the snapshots, importable from here
 # too, with the contract they serve
 from zarrx.store.generations import ABSENT, check_generation, conflict, is_absent
-from zarrx.store.inputs import (MAX_SEGMENT_BYTES, as_buffer, as_bytes, check_key,
-                                check_path_key, key_problem)
+from zarrx.store.inputs import (MAX_SEGMENT_BYTES, absolute_path, as_buffer, as_bytes,
+                                check_key, check_path_key, check_prefix, key_problem)
 from zarrx.store.snapshots import HeldSnapshot, ObjectSnapshot, VersionedSnapshot
 
 __all__ = ["ByteRange", "Store", "Request", "ABSENT", "ObjectSnapshot", "HeldSnapshot",
-           "address_fields",
+           "address_fields", "refuse_unnamable",
            "VersionedSnapshot", "Versioned", "sequence_of", "is_absent", "conflict",
-           "check_generation", "check_key", "key_problem", "check_path_key",
-           "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
+           "check_generation", "absolute_path", "check_key", "check_prefix", "key_problem",
+           "check_path_key", "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +128,10 @@ class Store:
     #: False when the store cannot remove an object it holds (a zip archive): operations that
     #: must delete what they copied (moving a node) are then refused before writing anything
     supports_deletes: bool = True
+    #: True when ``delete_prefix`` also removes what a listing names against the store's key
+    #: rules (``key_problem``: an object another tool named so); otherwise a prefix delete
+    #: finding one refuses before removing anything (:func:`refuse_unnamable`)
+    removes_unnamable: bool = False
     #: True when ``set``/``set_if`` copy the value out (into a file, say) before they return
     #: and keep no reference to it: a writer may then reuse the value's buffer afterwards
     copies_values: bool = False
@@ -261,6 +265,7 @@ class Store:
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
         """Immediate children of ``prefix``: ``(keys, dirs)``, both sorted, as names relative to
         ``prefix`` (``dirs`` without a trailing ``/``). ``prefix`` is "" or ends with "/"."""
+        check_prefix(prefix, self)
         if prefix and not prefix.endswith("/"):
             prefix += "/"
         keys: set[str] = set()
@@ -274,7 +279,9 @@ class Store:
 
     def delete_prefix(self, prefix: str) -> None:
         """Remove every key starting with ``prefix``."""
-        self.delete_many(list(self.list_prefix(prefix)))
+        keys = list(self.list_prefix(check_prefix(prefix, self)))
+        refuse_unnamable(self, prefix, keys)
+        self.delete_many(keys)
 
     # -- generations and conditional writes (see the module docstring) ---------------------
     def generation(self, key: str) -> Hashable | None:
@@ -356,6 +363,21 @@ class Store:
 
 def sequence_of(requests: Iterable[Request]) -> Sequence[Request]:
     return requests if isinstance(requests, Sequence) else list(requests)
+
+
+def refuse_unnamable(store: Store, prefix: str, keys: Sequence[str]) -> None:
+    """A StoreError when ``store`` cannot remove everything a delete of ``prefix`` listed
+    (``keys``): one of them is named against its key rules and ``store.removes_unnamable`` is
+    False. Raised before anything is removed, so a delete (an overwrite) fails whole."""
+    if store.removes_unnamable:
+        return
+    bad = [k for k in keys if store.key_problem(k) is not None]
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise StoreError(f"{store!r}: cannot delete {prefix or '<root>'!r}: the object "
+                         f"{bad[0]!r}{more} below it has a name the store refuses "
+                         f"({store.key_problem(bad[0])}), so it cannot remove it; nothing was "
+                         f"deleted: remove it with another tool, then delete again")
 
 
 def address_fields(store: Store, key: str) -> dict[str, str | None]:

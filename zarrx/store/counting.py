@@ -67,6 +67,10 @@ class CountingStore(Store):
         return self.inner.supports_deletes
 
     @property
+    def removes_unnamable(self) -> bool:  # type: ignore[override]
+        return self.inner.removes_unnamable
+
+    @property
     def latency_bound(self) -> bool:  # type: ignore[override]
         return self.inner.latency_bound
 

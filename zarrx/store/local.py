@@ -28,8 +28,9 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 
 from zarrx._pool import IO_THREADS, map_io
 from zarrx.errors import StoreError
-from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, as_buffer,
-                              check_generation, check_path_key, key_problem, sequence_of)
+from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, absolute_path,
+                              as_buffer, check_generation, check_path_key, check_prefix,
+                              key_problem, sequence_of)
 from zarrx.store.localcond import (ConditionalFiles, NotAFile, non_file, not_a_file,
                                    rename_ordered, unlink_ordered)
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
@@ -73,6 +74,7 @@ class LocalStore(ConditionalFiles, FileListing):
     _flock_local: bool | None = None     # see _flock_orders_threads
     _put = staticmethod(put)             # the write kernel (None: every write in Python)
     latency_bound = False                # a request is a few system calls
+    removes_unnamable = True             # see delete_prefix
 
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
@@ -88,7 +90,7 @@ class LocalStore(ConditionalFiles, FileListing):
                 "a path holding a NUL character"
             raise StoreError(f"LocalStore({path!r}): root: expected the path of a directory, "
                              f"found {found}")
-        self._root = os.path.abspath(path)     # the absolute path as a str, for the system calls
+        self._root = absolute_path(path)       # as a str, for the system calls
         self.read_only = bool(read_only) or mode == "r"
         self.fsync = bool(fsync)
         self._tree = Tree(self._root)
@@ -390,6 +392,10 @@ class LocalStore(ConditionalFiles, FileListing):
     def delete(self, key: str) -> None:
         parts = self._parts(key)
         self._check_writable(key)
+        self._remove(key, parts)
+
+    def _remove(self, key: str, parts: list[str]) -> None:
+        """Remove the file ``parts`` (of ``key``) and the folders that leaves empty."""
         try:
             d = self._tree.dir(parts[:-1])
         except (FileNotFoundError, NotADirectoryError):
@@ -430,10 +436,21 @@ class LocalStore(ConditionalFiles, FileListing):
                 return
 
     def delete_prefix(self, prefix: str) -> None:
-        """Remove every key starting with ``prefix``, and every temporary file below it."""
-        self._check_writable(prefix)
-        self.delete_many(list(self.list_prefix(prefix)))
-        self.sweep(prefix, older_than=None)
+        """Remove every key starting with ``prefix``, every temporary file below it, and every
+        file there whose name another tool made against the key rules (listed, with a
+        ``key_problem``): the listing names it by the directory entries it found, which stay
+        below the root, so it is removed by those names as ``shutil.rmtree`` would. Links,
+        named pipes, sockets and devices there go too, as ``rmtree`` removes them (a link
+        itself, never what it points to)."""
+        self._check_writable(check_prefix(prefix, self))
+        named: list[str] = []
+        unnamable: list[str] = []
+        for key in self.list_prefix(prefix):
+            (named if key_problem(key) is None else unnamable).append(key)
+        self.delete_many(named)
+        for key in unnamable:
+            self._remove(key, key.split("/"))
+        self._sweep_below(prefix, None, True)      # temporary files, links, pipes, ...
 
     # -- plumbing ----------------------------------------------------------------------------
     def __getstate__(self) -> dict:

@@ -424,8 +424,8 @@ def stamp(fd: int, after: int = 0) -> None:
 
 
 def scan(d: Dir) -> Iterator[tuple[str, str]]:
-    """``(kind, name)`` of the entries of ``d``: kind ``"dir"``, ``"key"`` or ``"temp"``; links and
-    other file types are left out."""
+    """``(kind, name)`` of the entries of ``d``: kind ``"dir"``, ``"key"``, ``"temp"`` or
+    ``"other"`` (a symbolic link, a named pipe, a socket or a device: never listed or read)."""
     for entry in d.scandir():
         name = entry.name
         try:
@@ -434,7 +434,7 @@ def scan(d: Dir) -> Iterator[tuple[str, str]]:
             elif entry.is_file(follow_symlinks=False):
                 kind = "temp" if is_temp_name(name) else "key"
             else:
-                continue
+                kind = "other"
         except OSError:                         # vanished while listing
             continue
         if kind == "dir" and is_temp_name(name):

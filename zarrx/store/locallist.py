@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 
 from zarrx.errors import StoreError
-from zarrx.store.base import Store, key_problem
+from zarrx.store.base import Store, check_prefix, key_problem
 from zarrx.store.localfs import Dir, LinkError, is_temp_name, scan, temp_owner
 
 __all__ = ["FileListing", "SWEEP_AGE"]
@@ -35,7 +35,7 @@ class FileListing(Store):
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
         """Every key starting with ``prefix``; walks only the directory the prefix reaches."""
-        folder, _, _ = prefix.rpartition("/")
+        folder, _, _ = check_prefix(prefix, self).rpartition("/")
         if folder and _prefix_dir_invalid(folder):
             return iter(())                     # no valid key can start with this prefix
         return (key for key in self._keys_below(folder) if key.startswith(prefix))
@@ -92,6 +92,7 @@ class FileListing(Store):
                              f"{exc.strerror or exc}") from exc
 
     def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        check_prefix(prefix, self)
         folder = prefix[:-1] if prefix.endswith("/") else prefix
         if prefix and (not folder or _prefix_dir_invalid(folder)):
             return [], []
@@ -102,7 +103,7 @@ class FileListing(Store):
         dirs: list[str] = []
         with d:
             for kind, name in self._scan(d):
-                if kind != "temp":
+                if kind in ("key", "dir"):
                     (dirs if kind == "dir" else keys).append(name)
         return sorted(keys), sorted(dirs)
 
@@ -112,23 +113,30 @@ class FileListing(Store):
         for ``list_prefix``), unmodified for at least ``older_than`` seconds (None: all of them,
         including those of writers still running). Directories left empty are removed. Returns
         the removed files' paths relative to the root, sorted."""
-        self._check_writable(prefix or "<root>")
+        self._check_writable(check_prefix(prefix, self) or "<root>")
+        cutoff = None if older_than is None else time.time() - older_than
+        return self._sweep_below(prefix, cutoff, False)
+
+    def _sweep_below(self, prefix: str, cutoff: float | None, others: bool) -> list[str]:
+        """The work of :meth:`sweep`; ``others``: remove the links, named pipes, sockets and
+        devices below ``prefix`` too (a prefix delete), never what a link points to."""
         folder, _, _ = prefix.rpartition("/")
         if folder and _prefix_dir_invalid(folder):
             return []
         d = self._folder(folder)
         if d is None:
             return []
-        cutoff = None if older_than is None else time.time() - older_than
         removed: list[str] = []
-        if self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed) and removed:
+        if self._sweep(d, folder + "/" if folder else "", prefix, cutoff, removed, others) \
+                and removed:
             self._prune(folder.split("/") + [""])   # the folder itself, if left empty
         return sorted(removed)
 
     def _sweep(self, d: Dir, rel: str, prefix: str, cutoff: float | None,
-               removed: list[str]) -> bool:
+               removed: list[str], others: bool = False) -> bool:
         """Sweep ``d`` and the folders below it (closing them), removing those left empty;
-        True when ``d`` is left empty. Depth first with a stack of its own, as :meth:`_walk`."""
+        True when ``d`` is left empty. Depth first with a stack of its own, as :meth:`_walk`.
+        ``others``: see :meth:`_sweep_below`."""
         frames = [_Frame(d, rel)]
         emptied = False                         # whether the folder swept last was left empty
         try:
@@ -153,6 +161,13 @@ class FileListing(Store):
                                 removed.append(top.rel + name)
                                 top.left -= 1
                         except FileNotFoundError:   # finished or removed meanwhile
+                            top.left -= 1
+                    elif kind == "other" and others and (top.rel + name).startswith(prefix):
+                        try:
+                            top.d.unlink(name)          # a link itself, never its target
+                            removed.append(top.rel + name)
+                            top.left -= 1
+                        except FileNotFoundError:
                             top.left -= 1
                     elif kind == "dir":
                         sub_rel = f"{top.rel}{name}/"

@@ -16,8 +16,8 @@ import numpy as np
 
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept_many
 from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
-                              Versioned, as_buffer, check_generation, check_key, conflict,
-                              is_absent)
+                              Versioned, as_buffer, check_generation, check_key, check_prefix,
+                              conflict, is_absent)
 
 __all__ = ["MemoryStore"]
 
@@ -197,6 +197,7 @@ class MemoryStore(Store):
         return None if self.read_only else MemoryBoxWriter(self, head, sep)
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        check_prefix(prefix, self)
         with self._lock:
             keys = list(self._data)
         return (k for k in keys if k.startswith(prefix))

@@ -21,7 +21,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from zarrx.errors import StoreError
-from zarrx.store.base import ByteRange, Request, Store, as_buffer, check_key
+from zarrx.store.base import (ByteRange, Request, Store, as_buffer, check_key,
+                              check_prefix)
 from zarrx.store.remote.urls import redact_text
 
 __all__ = ["ZarrPythonStore", "is_zarr_store", "wrap_zarr_store"]
@@ -47,6 +48,18 @@ def wrap_zarr_store(obj: Any, *, read_only: bool) -> Store:
         from zarrx.store.local import LocalStore
         return LocalStore(str(obj.root), mode="r" if read_only else "a")
     return ZarrPythonStore(obj, read_only=read_only)
+
+
+def _backing(store: Any) -> Any:
+    """What the objects of the zarr-python store ``store`` live in: the innermost store below
+    its wrappers (their ``_store``), or that store's dict for a memory store."""
+    for _ in range(64):                         # (a wrapper cycle is not followed for ever)
+        inner = getattr(store, "_store", None)
+        if inner is None or inner is store or not is_zarr_store(inner):
+            break
+        store = inner
+    held = getattr(store, "_store_dict", None)
+    return store if held is None else held
 
 
 def _request(rng: ByteRange | None) -> Any:
@@ -81,7 +94,10 @@ class ZarrPythonStore(Store):
 
     @property
     def shared_identity(self) -> tuple:  # type: ignore[override]
-        return (type(self).__name__, id(self.store))
+        """Wrappers of zarr-python stores over the same objects share locks: of one store, of
+        wrappers of it (``LoggingStore``, a ``WrapperStore``), of memory stores over one dict
+        (as ``MemoryStore.with_read_only`` makes them)."""
+        return (type(self).__name__, id(_backing(self.store)))
 
     def __eq__(self, other: object) -> bool:
         """Over equal zarr-python stores (as zarr-python compares them), both read-only or
@@ -173,6 +189,8 @@ class ZarrPythonStore(Store):
         self._run(self.store.delete(key), f"delete {key!r}")
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        check_prefix(prefix, self)
+
         async def collect() -> list[str]:
             return [k async for k in self.store.list_prefix(prefix)]
         return iter(self._run(collect(), f"list {prefix!r}"))

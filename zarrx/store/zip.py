@@ -40,9 +40,9 @@ from collections.abc import Hashable, Iterator, Sequence
 from typing import BinaryIO
 
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
-from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, as_buffer,
-                              check_generation, check_path_key, conflict, is_absent,
-                              key_problem)
+from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
+                              as_buffer, check_generation, check_path_key, check_prefix,
+                              conflict, is_absent, key_problem)
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (fsync_temp, keep_owner_and_mode, make_temp, release,
                                  remove_stale, remove_temp)
@@ -75,11 +75,12 @@ class ZipStore(Store):
         """``read_only`` (zarr-python's keyword) defaults to ``mode == "r"``; a read-only
         store needs mode ``r`` and a writable one a writing mode."""
         name = os.fspath(path) if isinstance(path, os.PathLike) else path
-        if not isinstance(name, str) or not name:
-            found = "an empty path" if isinstance(name, str) else f"a {type(name).__name__}"
+        if not isinstance(name, str) or not name or "\x00" in name:
+            found = f"a {type(name).__name__}" if not isinstance(name, str) else \
+                "a path holding a NUL character" if name else "an empty path"
             raise StoreError(f"ZipStore({name!r}): path: expected the path of a zip archive, "
                              f"found {found}")
-        self._path = os.path.abspath(name)     # as a str, for the system calls
+        self._path = absolute_path(name)       # as a str, for the system calls
         # a symbolic link to an archive: written through, as zipfile writes, never replaced
         self._target = os.path.realpath(self._path)
         self.mode = mode
@@ -89,8 +90,7 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: read_only={read_only!r} does not fit mode {mode!r}: "
                              f"mode 'r' reads only, modes 'w', 'x' and 'a' write")
         self.read_only = mode == "r"
-        self.compression = compression
-        self.allowZip64 = allowZip64
+        self.compression, self.allowZip64 = compression, allowZip64
         self._lock = threading.RLock()
         tmp = None
         held = None                     # the descriptor holding the temporary archive's lock
@@ -183,6 +183,7 @@ class ZipStore(Store):
             return key in self._infos
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        check_prefix(prefix, self)
         with self._lock:
             self._archive()
             keys = list(self._infos)
@@ -330,8 +331,7 @@ class ZipStore(Store):
         return (ZipStore, (self._path, "r"))
 
     def __eq__(self, other: object) -> bool:
-        """As zarr-python's: zip stores of the same archive path are equal, whatever their
-        mode."""
+        """As zarr-python's: zip stores of one archive path are equal, whatever their mode."""
         return isinstance(other, type(self)) and self._path == other._path
 
     def __hash__(self) -> int:

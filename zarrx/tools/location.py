@@ -29,6 +29,7 @@ from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
+from zarrx.store.base import absolute_path
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
@@ -213,7 +214,7 @@ def _hierarchy_root(path: str) -> tuple[str, str]:
     """``(root directory, node path)``: the directory of the topmost group above ``path``.
     Directories that do not exist yet between ``path`` and a group are groups to be made in
     it (``data.zarr/new/array`` names ``/new/array`` of ``data.zarr``)."""
-    root = os.path.abspath(path)
+    root = absolute_path(path)
     node: list[str] = []
     for _ in range(_MAX_WALK_UP):
         top, names = root, [os.path.basename(root)]
@@ -231,11 +232,11 @@ def _hierarchy_root(path: str) -> tuple[str, str]:
 def _refuse_file(path: str, text: str) -> None:
     """A StoreError when ``path``, or the nearest of its parents that exists, is a file: a
     store there is a directory (a file is one only as a ``*.zip`` archive)."""
-    at = os.path.abspath(path)
+    at = absolute_path(path)
     while not os.path.exists(at) and os.path.dirname(at) != at:
         at = os.path.dirname(at)
     if os.path.exists(at) and not os.path.isdir(at):
-        where = "" if at == os.path.abspath(path) else f" ({at!r})"
+        where = "" if at == absolute_path(path) else f" ({at!r})"
         raise StoreError(f"{text!r}{where} is a file, not a directory: Zarr data is a directory "
                          f"or a zip archive named *.zip")
 

@@ -33,8 +33,8 @@ from typing import TypeVar
 from zarrx.errors import (ConflictError, ListingUnsupportedError, RemoteAccessError, RemoteError,
                           RemoteNotFoundError, StoreError)
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
-                              as_buffer, check_generation, check_path_key, conflict, is_absent,
-                              key_problem, sequence_of)
+                              as_buffer, check_generation, check_path_key, check_prefix, conflict,
+                              is_absent, key_problem, refuse_unnamable, sequence_of)
 from zarrx.store._values import Value
 from zarrx.store.remote import aio
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
@@ -406,7 +406,7 @@ class RemoteStore(RemoteReads, Store):
         await gather_all([one(b) for b in batches])
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
-        folder = prefix[:prefix.rfind("/") + 1]
+        folder = check_prefix(prefix, self)[:prefix.rfind("/") + 1]
         if folder and key_problem(folder[:-1]) is not None:
             return iter([])                      # no key lies below an unusable folder
         return iter([k for k in self._run(self._listing(folder)) if k.startswith(prefix)])
@@ -426,8 +426,10 @@ class RemoteStore(RemoteReads, Store):
             raise self._error("list", folder or "<root>", fail) from None
 
     def delete_prefix(self, prefix: str) -> None:
-        self._check_writable(prefix or "<root>")
-        self.delete_many(list(self.list_prefix(prefix)))
+        self._check_writable(check_prefix(prefix, self) or "<root>")
+        keys = list(self.list_prefix(prefix))
+        refuse_unnamable(self, prefix, keys)
+        self.delete_many(keys)
 
     # -- conditional writes ---------------------------------------------------------------------
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
