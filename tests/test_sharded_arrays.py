@@ -308,3 +308,33 @@ def test_nested_sharding_counts_the_innermost_chunks(tmp_path):
     theirs = zarr.open_array(str(tmp_path), mode="r")
     assert theirs.shards == z.shards
     np.testing.assert_array_equal(theirs[...], a)
+
+
+@pytest.mark.parametrize("where", ["local", "memory"])
+def test_an_inner_shard_shorter_than_its_index_is_named_by_resize_and_listing(tmp_path, where):
+    # an outer entry giving a nested shard 4 bytes, less than its 32-byte trailing index: the
+    # index was read from 28 bytes before the shard (a local read failed with "Invalid
+    # argument"); the shard is now read whole and reported truncated
+    import re
+    import struct
+    from zarrx import layout
+    from zarrx.store.local import LocalStore
+    bytes_le = {"name": "bytes", "configuration": {"endian": "little"}}
+    ser = {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [4], "index_codecs": [bytes_le], "codecs": [
+            {"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [2], "codecs": [bytes_le], "index_codecs": [bytes_le]}}]}}
+    store = LocalStore(str(tmp_path / "a")) if where == "local" else MemoryStore()
+    z = zarrx.create_array(store, shape=(8,), dtype="u1", chunks=(8,), serializer=ser,
+                           compressors=None, fill_value=0)
+    z[:] = np.arange(1, 9)
+    blob = bytearray(store.get("c/0"))
+    struct.pack_into("<QQ", blob, len(blob) - 32, 0, 4)      # outer entry 0: bytes [0, 4)
+    store.set("c/0", bytes(blob))
+    message = ("shard 'c/0' inner chunk 'c/0': truncated: 4 bytes, shorter than its 32-byte "
+               "index (2 entries x 16 B) at the end")
+    source = layout.chunk_source(store, "", z.metadata)
+    with pytest.raises(zarrx.errors.ShardError, match=re.escape(message)):
+        list(source.list_chunks())
+    with pytest.raises(zarrx.errors.ShardError, match=re.escape(message)):
+        zarrx.open_array(store, mode="r+").resize((3,))

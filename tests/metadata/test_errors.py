@@ -228,7 +228,7 @@ EXPECTED = {
     'shard-rank':
         'a/zarr.json codecs[0].configuration.chunk_shape: expected 2 inner chunk sizes (the rank of the array), found [2]',
     'shard-index-compressed':
-        "a/zarr.json codecs[0].configuration.index_codecs: expected [bytes] or [bytes, crc32c] (either byte order): the shard index must be fixed-size, found [{'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'zstd', '...",
+        "a/zarr.json codecs[0].configuration.index_codecs: expected an optional transpose, bytes (either byte order), then crc32c checksums: the shard index must be fixed-size, found [{'name': 'bytes', 'configuration': {'endian': 'little'}}, {'name': 'zstd', '...",
     'shard-nested-bad':
         'a/zarr.json codecs[0].configuration.codecs[0].configuration.chunk_shape[0]: expected a positive integer below 2**63, found 0',
     'shard-transposed-not-divisor':

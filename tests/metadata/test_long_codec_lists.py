@@ -57,9 +57,7 @@ def test_a_sharding_codec_with_100000_inner_or_index_codecs_is_refused_by_length
                        r"expected at most 64 codecs, found 100001 codecs$"):
         opened(v3_doc(shard([TRANSPOSE] * 100_000 + [BYTES], [BYTES])))
     with pytest.raises(MetadataError, match=r"^zarr\.json codecs\[0\]\.configuration\."
-                       r"index_codecs: expected \[bytes\] or \[bytes, crc32c\] \(either byte "
-                       r"order\): the shard index must be fixed-size, found <list of 100001 "
-                       r"items>$"):
+                       r"index_codecs: expected at most 64 codecs, found 100001 codecs$"):
         opened(v3_doc(shard([BYTES], [BYTES]
                             + [{"name": "crc32c"}] * 100_000)))
     assert checked[0] <= 4          # the sharding codecs and a bytes codec (was 200,005)

@@ -104,19 +104,35 @@ def parse_codec_list(value: Any, dt: DataType, loc: Loc) -> list[CodecSpec]:
     return specs
 
 
-def _index_codecs(value: Any, loc: Loc) -> tuple[bool, str]:
-    """``(crc32c, endian)`` of a shard index encoding. The spec allows any fixed-size encoding;
-    zarrx reads and writes ``bytes`` (either byte order) optionally followed by ``crc32c``."""
-    want = "[bytes] or [bytes, crc32c] (either byte order): the shard index must be fixed-size"
+def _index_codecs(value: Any, ndim: int, loc: Loc) -> tuple[int, str, tuple[int, ...] | None]:
+    """``(crc32c checksums, endian, transpose order)`` of a shard index encoding. The spec
+    allows any fixed-size encoding; zarrx reads and writes an optional ``transpose`` of the
+    ``(*inner chunks per shard, 2)`` index array, then ``bytes`` (either byte order), then any
+    number of ``crc32c`` (each checksums all the bytes before it), as zarr-python and
+    tensorstore do. The order is None when there is no transpose or it keeps the axes."""
+    want = ("an optional transpose, bytes (either byte order), then crc32c checksums: the "
+            "shard index must be fixed-size")
     items = loc.list(value)
-    if len(items) > 2:              # not one of those, before checking each
-        raise loc.error(want, value)
+    if len(items) > MAX_CODECS:     # before checking each: a hostile list may hold millions
+        raise loc.found(f"at most {MAX_CODECS} codecs", f"{len(items)} codecs")
     specs = [parse_codec(v, loc / i) for i, v in enumerate(items)]
     names = [s.name for s in specs]
+    order = None
+    if names[:1] == ["transpose"]:
+        order = permutation(specs[0].configuration["order"], ndim + 1)
+        if sorted(order) != list(range(ndim + 1)):
+            raise (loc / 0 / "configuration" / "order").error(
+                f"a permutation of {ndim + 1} dimensions (the index is an array of the inner "
+                f"chunks per shard along each of {ndim} axes, by 2 words)",
+                specs[0].configuration["order"])
+        if order == tuple(range(ndim + 1)):
+            order = None
+        specs, names = specs[1:], names[1:]
     endian = specs[0].configuration.get("endian", "little") if specs else None
-    if names not in (["bytes"], ["bytes", "crc32c"]) or endian not in ("little", "big"):
+    if names[:1] != ["bytes"] or any(n != "crc32c" for n in names[1:]) or \
+            endian not in ("little", "big"):
         raise loc.error(want, value)
-    return len(names) == 2, endian
+    return len(names) - 1, endian, order
 
 
 _PARSED_CHAINS: dict[tuple, tuple] = {}
@@ -193,7 +209,8 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
             raise (cl / "chunk_shape" / a).error(
                 f"a divisor of the shard size {s} along axis {a} (shard shape {list(seen)} "
                 "as seen by the sharding codec)", c)
-    crc, endian = _index_codecs(conf["index_codecs"], cl / "index_codecs")
+    crc, endian, index_order = _index_codecs(conf["index_codecs"], len(seen),
+                                             cl / "index_codecs")
     index_size(tuple(s // c for s, c in zip(seen, inner)), crc, loc / at)
     inner_specs = parse_codec_list(conf["codecs"], dt, cl / "codecs")
     sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs", top=False)
@@ -201,7 +218,7 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
                                                                       len(shape)))})
                   if c.name == "transpose" else c for c in specs[:at])   # "C"/"F" spelt out
     level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer,
-                       index_endian=endian, object_codecs=after)
+                       index_endian=endian, object_codecs=after, index_order=index_order)
     return (level, *sub), chunk
 
 

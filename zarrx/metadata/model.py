@@ -108,18 +108,21 @@ class ShardLevel:
 
     ``chunk_shape`` is the inner chunk shape of this level (as the sharding codec sees it: after
     the array->array codecs before it); ``index_location`` is ``"end"`` or ``"start"``;
-    ``index_crc32c`` says whether the index is followed by a crc32c checksum; ``index_endian`` is
-    the byte order of its ``bytes`` encoding; ``object_codecs`` encode the whole stored shard.
+    ``index_crc32c`` is the number of crc32c checksums after the index (a bool for none or
+    one; each checksums all the bytes before it); ``index_endian`` is the byte order of its
+    ``bytes`` encoding; ``index_order`` the ``transpose`` of the ``(*per_shard, 2)`` index
+    array before it is encoded (None: C order); ``object_codecs`` encode the whole stored shard.
     """
 
     chunk_shape: tuple[int, ...]
     index_location: Literal["start", "end"] = "end"
-    index_crc32c: bool = True
+    index_crc32c: int = True
     outer_codecs: tuple[CodecSpec, ...] = ()      # array->array codecs applied before this level
     index_endian: Literal["little", "big"] = "little"
     #: bytes->bytes codecs after this level, encoding each shard object as a whole (zarr-python
     #: writes them by default with a sharding serializer): outermost level only
     object_codecs: tuple[CodecSpec, ...] = ()
+    index_order: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,12 +317,12 @@ def _outer_perm(levels: tuple[ShardLevel, ...]) -> tuple[int, ...] | None:
     return perm
 
 
-def index_size(per_shard: tuple[int, ...], crc32c: bool, where: Any) -> int:
+def index_size(per_shard: tuple[int, ...], crc32c: int, where: Any) -> int:
     """The byte size of the index of a shard of ``per_shard`` inner chunks per axis; a
     MetadataError at ``where`` (a :class:`~zarrx.metadata._util.Loc` or a prefix) when it
     exceeds ``MAX_INDEX_BYTES``."""
     n = prod(per_shard)
-    nbytes = 16 * n + (4 if crc32c else 0)
+    nbytes = 16 * n + 4 * int(crc32c)
     if nbytes > MAX_INDEX_BYTES:
         from zarrx.errors import MetadataError    # a limit of the document, not a shard
         raise MetadataError(f"{where}: a shard of {n} inner chunks ({per_shard}) needs a "

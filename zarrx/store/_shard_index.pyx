@@ -27,9 +27,9 @@ cdef enum:
 
 cdef enum:
     ZX_OK = 0
-    ZX_BAD_LENGTH = 1        # index buffer is not exactly 16*n (+4) bytes
+    ZX_BAD_LENGTH = 1        # index buffer is not exactly 16*n (+4 per checksum) bytes
     ZX_SHARD_TOO_SMALL = 2   # known shard size is smaller than the index
-    ZX_BAD_CRC = 3           # stored crc32c differs from the computed one
+    ZX_BAD_CRC = 3           # a stored crc32c differs from the computed one
     ZX_HALF_SENTINEL = 4     # exactly one word of an entry is 2^64-1
     ZX_OVERFLOW = 5          # offset + nbytes (+ index length) does not fit in uint64
     ZX_PAST_END = 6          # offset + nbytes > shard size
@@ -52,11 +52,30 @@ cdef uint64_t MISSING = 0xFFFFFFFFFFFFFFFF
 cdef uint64_t MAX_OBJECT = 0x7FFFFFFFFFFFFFFF    # no store object (off_t) is larger
 
 
-def index_nbytes(Py_ssize_t n_chunks, bint has_crc):
-    """Encoded size of an index of ``n_chunks`` entries: ``16 * n (+ 4)``."""
+def index_nbytes(Py_ssize_t n_chunks, int n_crc):
+    """Encoded size of an index of ``n_chunks`` entries followed by ``n_crc`` crc32c
+    checksums: ``16 * n + 4 * n_crc``."""
     if n_chunks < 0 or n_chunks > (<Py_ssize_t>1 << 58):
         raise ShardError(f"shard index: expected 0 <= n_chunks <= 2^58, found {n_chunks}")
-    return 16 * n_chunks + (4 if has_crc else 0)
+    if n_crc < 0 or n_crc > 64:
+        raise ShardError(f"shard index: expected 0 to 64 crc32c checksums, found {n_crc}")
+    return 16 * n_chunks + 4 * n_crc
+
+
+cdef int _check_word_at(object word_at, Py_ssize_t n_chunks) except -1:
+    """``word_at`` (None, or where each word of the entries in C order lies in the stored
+    index, in words) checked to be a permutation's worth of in-range positions."""
+    if word_at is None:
+        return 0
+    cdef const int64_t[::1] w = word_at
+    cdef Py_ssize_t k
+    if w.shape[0] != 2 * n_chunks:
+        raise ShardError(f"shard index: expected {2 * n_chunks} word positions, found "
+                         f"{w.shape[0]}")
+    for k in range(w.shape[0]):
+        if w[k] < 0 or w[k] >= 2 * n_chunks:
+            raise ShardError(f"shard index: word position {w[k]} out of range")
+    return 0
 
 
 cdef int _check_entries(const uint64_t* e, Py_ssize_t n, int64_t shard_size, bint at_end,
@@ -95,10 +114,13 @@ cdef int _check_entries(const uint64_t* e, Py_ssize_t n, int64_t shard_size, bin
 
 
 def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_size,
-                 bint at_end, bint has_crc, bint big_endian=False):
+                 bint at_end, int n_crc, bint big_endian=False, word_at=None):
     """Decode and validate a shard index.
 
-    ``buf`` must be the index bytes exactly (``16 * n_chunks`` plus 4 with ``has_crc``);
+    ``buf`` must be the index bytes exactly (``16 * n_chunks`` plus 4 per crc32c checksum:
+    ``n_crc`` of them, each over all the bytes before it);
+    ``word_at`` (an int64 array, or None for C order) gives, for each word of the entries in C
+    order, its position (in words) in the stored index (a ``transpose`` among the index codecs);
     ``shard_size`` is the shard object's size in bytes, or -1 when unknown (then entries are
     checked for overflow and, with the index at the start, for overlap with it); ``at_end``
     says where the index lies in the shard, ``big_endian`` the byte order of its words.
@@ -106,8 +128,10 @@ def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_si
     ``[offset, nbytes]`` (2^64-1 pairs for missing chunks), status one of the module's codes,
     bad_entry the failing entry's number (-1 when the failure is not about one entry).
     """
-    cdef uint64_t idx_len = <uint64_t>index_nbytes(n_chunks, has_crc)
-    cdef Py_ssize_t blen = buf.shape[0], i, bad = -1
+    cdef uint64_t idx_len = <uint64_t>index_nbytes(n_chunks, n_crc)
+    cdef Py_ssize_t blen = buf.shape[0], i, j, bad = -1
+    cdef const int64_t[::1] w
+    _check_word_at(word_at, n_chunks)
     cdef cnp.ndarray entries
     if <uint64_t>blen != idx_len:
         return np.empty((0, 2), dtype=np.uint64), ZX_BAD_LENGTH, -1
@@ -121,20 +145,26 @@ def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_si
     cdef int status
     if shard_size >= 0 and <uint64_t>shard_size < idx_len:
         return entries, ZX_SHARD_TOO_SMALL, -1
-    if n_chunks == 0 and not has_crc:
+    if n_chunks == 0 and not n_crc:
         return entries, ZX_OK, -1
     p = &buf[0]
-    with nogil:
-        if big_endian:
-            for i in range(2 * n_chunks):
-                e[i] = zx_load_be64(p + 8 * i)
-        else:
-            for i in range(2 * n_chunks):
-                e[i] = zx_load_le64(p + 8 * i)
-    if has_crc:
-        stored = zx_load_le32(p + idx_len - 4)
+    if word_at is None:
         with nogil:
-            computed = zx_crc32c(0, p, <size_t>(idx_len - 4))
+            if big_endian:
+                for i in range(2 * n_chunks):
+                    e[i] = zx_load_be64(p + 8 * i)
+            else:
+                for i in range(2 * n_chunks):
+                    e[i] = zx_load_le64(p + 8 * i)
+    else:
+        w = word_at                       # positions checked by _check_word_at
+        with nogil:
+            for i in range(2 * n_chunks):
+                e[i] = zx_load_be64(p + 8 * w[i]) if big_endian else zx_load_le64(p + 8 * w[i])
+    for j in range(n_crc - 1, -1, -1):    # the outermost checksum first, as codecs decode
+        stored = zx_load_le32(p + 16 * n_chunks + 4 * j)
+        with nogil:
+            computed = zx_crc32c(0, p, <size_t>(16 * n_chunks + 4 * j))
         if stored != computed:
             return entries, ZX_BAD_CRC, -1
     with nogil:
@@ -154,25 +184,32 @@ def stored_crc(const uint8_t[::1] buf, bint has_crc):
     return stored, computed
 
 
-def encode_index(entries, bint has_crc, bint big_endian=False):
+def encode_index(entries, int n_crc, bint big_endian=False, word_at=None):
     """The index bytes of an ``(n, 2)`` array of ``[offset, nbytes]``: uint64 pairs in C order
-    (little-endian, or big-endian with ``big_endian``), followed by their crc32c (LE) when
-    ``has_crc``."""
+    (little-endian, or big-endian with ``big_endian``), or with each word at the position
+    ``word_at`` gives (see :func:`decode_index`), followed by ``n_crc`` crc32c checksums (LE),
+    each over all the bytes before it."""
     cdef cnp.ndarray arr = np.ascontiguousarray(entries, dtype=">u8" if big_endian else "<u8")
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise ShardError(f"shard index: expected an (n, 2) array of entries, "
                          f"found shape {(<object>arr).shape}")
-    cdef Py_ssize_t body = arr.shape[0] * 16
-    cdef bytearray out = bytearray(body + (4 if has_crc else 0))
+    cdef Py_ssize_t body = arr.shape[0] * 16, k, j
+    cdef bytearray out = bytearray(index_nbytes(arr.shape[0], n_crc))
     cdef uint8_t[::1] dst = out
     cdef const uint8_t* src = <const uint8_t*>cnp.PyArray_DATA(arr)
+    cdef const int64_t[::1] w
     cdef uint32_t crc
-    if body:
+    _check_word_at(word_at, arr.shape[0])
+    if body and word_at is None:
         memcpy(&dst[0], src, <size_t>body)
-    if has_crc:
+    elif body:
+        w = word_at
+        for k in range(2 * arr.shape[0]):
+            memcpy(&dst[8 * w[k]], src + 8 * k, 8)
+    for j in range(n_crc):
         with nogil:
-            crc = zx_crc32c(0, src, <size_t>body)
-        zx_store_le32(&dst[body], crc)
+            crc = zx_crc32c(0, &dst[0], <size_t>(body + 4 * j))
+        zx_store_le32(&dst[body + 4 * j], crc)
     return bytes(out)
 
 

@@ -1,9 +1,11 @@
 """The shard index of one sharding level: decode (validated), encode, cache, and its errors.
 
 Index layout: ``[offset, nbytes]`` uint64 pairs, one per inner chunk in C order of the inner
-chunks (in the sharding codec's axis order), encoded by ``bytes`` in either byte order and
-optionally followed by the crc32c (little-endian) of those bytes; ``2^64-1`` in both words marks
-a missing chunk. The index lies at the end of the shard (``index_location: "end"``) or at its
+chunks (in the sharding codec's axis order), encoded by ``bytes`` in either byte order (after a
+``transpose`` of that ``(*per_shard, 2)`` array, when the index codecs begin with one) and
+followed by any number of crc32c checksums (little-endian, each of all the bytes before it);
+``2^64-1`` in both words marks a missing chunk. The index lies at the end of the shard
+(``index_location: "end"``) or at its
 start.
 
 The kernels (:mod:`zarrx.store._shard_index`) return status codes and numbers; this module builds
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from math import prod
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -50,6 +53,17 @@ class IndexFormat:
         self.range = ByteRange.last(self.nbytes) if self.at_end else ByteRange.slice(0, self.nbytes)
         self._per = geom.per_shard
         self._inv = None if geom.perm is None else [int(i) for i in np.argsort(geom.perm)]
+        self._order = lv.index_order
+        self._word_at: np.ndarray | None = None
+
+    @property
+    def word_at(self) -> np.ndarray | None:
+        """Where each word of the entries (in C order) lies in the stored index, when the index
+        codecs transpose it (None otherwise); worked out at the first index read or written,
+        not when an array is opened."""
+        if self._order is not None and self._word_at is None:
+            self._word_at = _word_positions(self._per, self._order)
+        return self._word_at
 
     def slot_coords(self, slot: int) -> tuple[int, ...]:
         if not self._per:
@@ -63,7 +77,7 @@ class IndexFormat:
         unknown: entries are then checked for what needs no size, and a short read of an inner
         chunk is reported by the reader). ShardError located by ``where()`` if invalid."""
         entries, status, bad = _k.decode_index(buf, self.n, -1 if size is None else size,
-                                               self.at_end, self.crc, self.big)
+                                               self.at_end, self.crc, self.big, self.word_at)
         if status != _k.OK:
             raise self._error(status, bad, entries, buf, size).at(**where())
         return entries
@@ -79,7 +93,8 @@ class IndexFormat:
     def _error(self, status: int, bad: int, entries: np.ndarray, buf: bytes | memoryview,
                size: int | None) -> ShardError:
         L, n = self.nbytes, self.n
-        layout = f"{n} entries x 16 B" + (" + 4 B crc32c" if self.crc else "")
+        layout = f"{n} entries x 16 B" + ("" if not self.crc else " + 4 B crc32c"
+                                           if self.crc == 1 else f" + {self.crc} x 4 B crc32c")
         if status in (_k.BAD_LENGTH, _k.SHARD_TOO_SMALL):
             # a range read clipped to a short object returns the whole object
             got = len(buf) if status == _k.BAD_LENGTH or size is None else size
@@ -91,9 +106,15 @@ class IndexFormat:
             return ShardError(f"truncated: {got} bytes, shorter than its {L}-byte index "
                               f"({layout}) at the {self.location}")
         if status == _k.BAD_CRC:
-            stored, computed = _k.stored_crc(buf, True)
+            view = memoryview(buf)
+            for j in range(self.crc - 1, -1, -1):     # the outermost first, as decoded
+                stored, computed = _k.stored_crc(view[:16 * n + 4 * j + 4], True)
+                if stored != computed:
+                    break
+            over = f"the {16 * n}-byte index" + (f" and the {j} checksum(s) after it" if j
+                                                   else "")
             return ShardError(f"index checksum mismatch: stored crc32c {stored:#010x}, "
-                              f"computed {computed:#010x} over the {16 * n}-byte index")
+                              f"computed {computed:#010x} over {over}")
         off, nb = int(entries[bad, 0]), int(entries[bad, 1])
         return self.entry_error(bad, off, nb, status, size)
 
@@ -132,7 +153,7 @@ class IndexFormat:
 
     # -- encoding ----------------------------------------------------------------------------
     def encode(self, entries: np.ndarray) -> bytes:
-        return _k.encode_index(entries, self.crc, self.big)
+        return _k.encode_index(entries, self.crc, self.big, self.word_at)
 
     def pack(self, values: Mapping[int, Any]) -> tuple[Pieces, np.ndarray]:
         """The shard of ``values`` (slot -> bytes of the inner chunks present; a
@@ -162,6 +183,19 @@ class IndexFormat:
         entries[:, 0] = np.arange(n, dtype=np.uint64) * np.uint64(stride) + np.uint64(base)
         entries[:, 1] = stride
         return entries
+
+
+def _word_positions(per_shard: tuple[int, ...], order: tuple[int, ...] | None
+                    ) -> np.ndarray | None:
+    """Where each word of the index entries (in C order) lies in an index encoded after a
+    ``transpose`` by ``order`` of the ``(*per_shard, 2)`` array (None: no transpose)."""
+    if order is None:
+        return None
+    shape = (*per_shard, 2)
+    stored = [shape[o] for o in order]
+    inverse = [int(i) for i in np.argsort(order)]
+    return np.arange(2 * prod(per_shard), dtype=np.int64).reshape(stored) \
+        .transpose(inverse).reshape(-1)
 
 
 class IndexCache:

@@ -386,8 +386,10 @@ class ShardedChunks(ChunkSource):
                 for slot in present.tolist():
                     off, nb = e[slot].tolist()
                     L = fmt.nbytes
-                    rng = ByteRange.trusted(start + off + nb - L if fmt.at_end else start + off,
-                                            min(L, nb))
+                    # an inner shard shorter than its index is read whole (its decoding says
+                    # it is truncated), never from before its start
+                    rng = ByteRange.trusted(start + off + nb - L if fmt.at_end and nb >= L
+                                            else start + off, min(L, nb))
                     buf = snap.read([rng])[0]
                     sub = self._index(snap, (obj, *path, slot), level + 1, start + off, nb, buf)
                     nxt.append(((*path, slot), start + off, sub))

@@ -140,14 +140,17 @@ def read_index(blob: bytes | memoryview, meta: ArrayMeta) -> tuple[np.ndarray | 
     view = memoryview(blob)
     raw = view[size - L:] if lv.index_location == "end" else view[:L]
     body = raw[:16 * n]
-    if lv.index_crc32c:
-        stored = int.from_bytes(raw[16 * n:16 * n + 4], "little")
-        computed = crc32c(body)
+    for j in range(int(lv.index_crc32c) - 1, -1, -1):     # the outermost first, as decoded
+        stored = int.from_bytes(raw[16 * n + 4 * j:16 * n + 4 * j + 4], "little")
+        computed = crc32c(raw[:16 * n + 4 * j])
         if stored != computed:
             return None, "corrupt", (f"shard index checksum mismatch: stored crc32c "
                                      f"{stored:#010x}, computed {computed:#010x}")
-    entries = np.frombuffer(body, dtype=">u8" if lv.index_endian == "big" else "<u8")
-    return entries.reshape(n, 2).astype(np.uint64), None, None
+    words = np.frombuffer(body, dtype=">u8" if lv.index_endian == "big" else "<u8")
+    at = IndexFormat(geom).word_at
+    if at is not None:
+        words = words[at]
+    return words.reshape(n, 2).astype(np.uint64), None, None
 
 
 def classify_shard(blob: bytes | None, meta: ArrayMeta, key: str) -> tuple[str | None,
