@@ -16,7 +16,7 @@ from zarrx.xarray.time_values import check_times
 __all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed", "check_width"]
 
 CF_KEYS = ("dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
-           "calendar", "_Encoding")
+           "calendar", "_Encoding", "_Unsigned")
 
 
 def _decoded(grp: Group, name: str) -> Any:
@@ -223,14 +223,31 @@ def check_packed(var: Any, name: str) -> Any:
     except TypeError:                   # (a dtype xarray's coders refuse, naming it)
         return var
     if dtype.kind not in "iu" or var.dtype.kind not in "biuf" or (
-            dtype == var.dtype and "scale_factor" not in enc and "add_offset" not in enc):
+            dtype == var.dtype and "scale_factor" not in enc and "add_offset" not in enc
+            and "_Unsigned" not in enc):
         return var
+    dtype = _unsigned_view(enc, dtype)
     if not _is_lazy(var):
         _check_numbers(var.values, var.dtype, enc, dtype, name)
         return var
     checked = var.data.map_blocks(_checked_block, var.dtype, enc, dtype, name,
                                   dtype=var.dtype, meta=np.empty((0,) * var.ndim, var.dtype))
     return var.copy(deep=False, data=checked)
+
+
+def _unsigned_view(enc: dict, dtype: np.dtype) -> np.dtype:
+    """The integers the stored ``dtype`` reads back as under the encoding's ``_Unsigned``:
+    ``"true"`` reads signed integers as the unsigned ones of their size, ``"false"`` unsigned
+    ones as signed, when a ``_FillValue`` (or ``missing_value``) is given, as xarray's coders
+    apply it only then (casting the values to ``dtype`` with wrap-around)."""
+    flag = enc.get("_Unsigned")
+    if enc.get("_FillValue", enc.get("missing_value")) is None:
+        return dtype
+    if flag == "true" and dtype.kind == "i":
+        return np.dtype(f"u{dtype.itemsize}")
+    if flag == "false" and dtype.kind == "u":
+        return np.dtype(f"i{dtype.itemsize}")
+    return dtype
 
 
 def check_width(var: Any, name: str) -> Any:

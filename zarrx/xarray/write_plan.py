@@ -30,7 +30,7 @@ __all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS"]
 
 #: the encoding keys xarray's CF coders take
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
-           "calendar", "_Encoding"}
+           "calendar", "_Encoding", "_Unsigned"}
 
 
 @dataclass
