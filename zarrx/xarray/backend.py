@@ -79,6 +79,7 @@ class ZarrxBackendArray(BackendArray):
         # A Zarr v2 big-endian array reads in its stored byte order, as with engine "zarr".
         want = object if self.dtype.kind == "O" else self.dtype \
             if self.dtype.kind == "T" or not self.dtype.isnative else None
+        key = _empty_slices_forward(key, self.shape)
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
@@ -88,6 +89,19 @@ class ZarrxBackendArray(BackendArray):
         the variables (and objects) loaded together are read at once."""
         import asyncio
         return await asyncio.to_thread(self.__getitem__, key)
+
+
+def _empty_slices_forward(key: indexing.ExplicitIndexer,
+                          shape: tuple[int, ...]) -> indexing.ExplicitIndexer:
+    """``key`` with each slice of negative step that selects nothing (``1:3:-1``) as ``0:0``:
+    xarray splits such a slice into one of positive step and a reversal, which raises an
+    IndexError for an empty one."""
+    parts = key.tuple
+    empty = [isinstance(k, slice) and (k.step or 1) < 0 and not len(range(*k.indices(n)))
+             for k, n in zip(parts, shape)]
+    if not any(empty):
+        return key
+    return type(key)(tuple(slice(0, 0) if e else k for k, e in zip(parts, empty)))
 
 
 def native_strings() -> bool:
