@@ -1,6 +1,6 @@
-"""A Zarr v3 ``_FillValue`` attribute as stored (by any writer, or edited by hand) is read by
-engine "zarrx" as engine "zarr" reads it, or refused with a MetadataError naming it: never
-another exception."""
+"""A Zarr v3 ``_FillValue`` attribute (and ``dimension_names``) as stored, by any writer or
+edited by hand, is read by engine "zarrx" as engine "zarr" reads it, or refused with a
+MetadataError naming it: never another exception."""
 from __future__ import annotations
 
 import json
@@ -50,5 +50,17 @@ def test_an_integer_fill_value_beyond_every_float_is_refused(tmp_path, dtype, fi
     _stored(tmp_path / "a.zarr", dtype, fill)
     msg = ("/i attributes: _FillValue: expected a number within the range of float64, found "
            "an integer of 1329 bits")
+    with pytest.raises(MetadataError, match=re.escape(msg)):
+        read(tmp_path / "a.zarr", "zarrx")
+
+
+def test_dimension_names_given_as_a_string_are_refused(tmp_path):
+    # zarr-python opens "tx" as the names t and x; the spec (and tensorstore) want an array
+    _stored(tmp_path / "a.zarr", "i2", 1)
+    doc = tmp_path / "a.zarr" / "i" / "zarr.json"
+    meta = json.loads(doc.read_text())
+    meta["dimension_names"] = "t"
+    doc.write_text(json.dumps(meta))
+    msg = "i/zarr.json dimension_names: expected an array of strings or nulls, or null, found 't'"
     with pytest.raises(MetadataError, match=re.escape(msg)):
         read(tmp_path / "a.zarr", "zarrx")
