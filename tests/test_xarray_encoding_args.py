@@ -154,3 +154,21 @@ def test_encodings_xarrays_coders_fail_on_are_zarr_errors(tmp_path, var, enc, er
             f"to_zarrx: variable {var!r}: xarray's CF encoding refused it ({error})")):
         zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={var: enc})
     assert not (tmp_path / "z.zarr").exists()
+
+
+@pytest.mark.parametrize("enc", [{"_FillValue": -9}, {"missing_value": -9},
+                                 {"dtype": "u1", "_FillValue": 300}],
+                         ids=["fill", "missing", "dtype-fill"])
+def test_a_fill_value_the_stored_type_cannot_hold_is_an_argument_error(tmp_path, enc):
+    # an OverflowError of xarray's coders went through (engine "zarr" raises it too)
+    import re
+
+    from zarrx.errors import ArgumentError
+
+    ds = xr.Dataset({"v": ("x", np.array([1, 2], "u2"))})
+    value = enc.get("_FillValue", enc.get("missing_value"))
+    msg = f"to_zarrx: variable 'v': xarray's CF encoding refused it (OverflowError: Python " \
+          f"integer {value} out of bounds for uint"
+    with pytest.raises(ArgumentError, match=re.escape(msg)):
+        zx.to_zarrx(ds, tmp_path / "a.zarr", encoding={"v": enc})
+    assert not (tmp_path / "a.zarr").exists()

@@ -61,8 +61,9 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     except (TypeError, AttributeError) as exc:     # (AttributeError: a calendar of 5)
         raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
-    except (ValueError, LookupError) as exc:
-        # (KeyError: time units it cannot parse; LookupError: an unknown _Encoding)
+    except (ValueError, LookupError, OverflowError) as exc:
+        # (KeyError: time units it cannot parse; LookupError: an unknown _Encoding;
+        # OverflowError: a _FillValue the stored type cannot hold, -9 for uint16)
         raise ArgumentError(f"{where}: xarray's CF encoding refused it "
                             f"({type(exc).__name__}: {exc})") from exc
     # (a _FillValue of None stays there: it asks for no fill value)
