@@ -83,7 +83,8 @@ def _check_time_dtype(var: Any, name: str) -> None:
         kind = np.dtype(dtype).kind if dtype is not None else None
     except TypeError:                   # (a dtype xarray's coders refuse, naming it)
         return
-    if kind in ("M", "m"):
+    if kind in ("M", "m") or (kind is not None and kind not in "iuf"
+                              and getattr(var.dtype, "kind", None) in ("M", "m")):
         raise ArgumentError(f"to_zarrx: encoding of {name!r}: dtype {np.dtype(dtype)}: expected "
                             f"the integer or float type to store its values as (xarray's "
                             f"coders store times as numbers in their units, which this "
