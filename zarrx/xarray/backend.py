@@ -22,7 +22,8 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import object_shape
-from zarrx.errors import ArgumentTypeError, MetadataError, NodeMismatchError, ZarrError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError,
+                          NodeMismatchError, ZarrError)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
@@ -321,7 +322,13 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
                      consolidated: bool | None = None, storage_options: dict | None = None,
                      zarr_format: int | None = None) -> Group:
     """The zarrx group to read: from a path, URL, zarrx Store or Group, or any store zarrx
-    opens (a dict, an fsspec mapper, an obstore or zarr-python store)."""
+    opens (a dict, an fsspec mapper, an obstore or zarr-python store). ``mode`` is ``r``,
+    ``r+`` or ``a``: a read never empties the group it reads (engine "zarr" takes ``w``, and
+    reads the group it has just emptied, or ``w-``, which only reads a group it creates)."""
+    if mode not in ("r", "r+", "a"):
+        raise ArgumentError(f"engine 'zarrx': mode: expected 'r', 'r+' or 'a', found {mode!r} "
+                            f"('w' would empty the group before reading it, 'w-' only "
+                            f"creates one)")
     if isinstance(filename_or_obj, Group):
         root = filename_or_obj
         path = node_path(group, "engine 'zarrx'", "group")
