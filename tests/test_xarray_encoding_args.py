@@ -172,3 +172,35 @@ def test_a_fill_value_the_stored_type_cannot_hold_is_an_argument_error(tmp_path,
     with pytest.raises(ArgumentError, match=re.escape(msg)):
         zx.to_zarrx(ds, tmp_path / "a.zarr", encoding={"v": enc})
     assert not (tmp_path / "a.zarr").exists()
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("values, dtype, msg", [
+    (np.array([1 + 2j, 3]), "f8", "to_zarrx: encoding of 'v': dtype float64: cannot hold "
+                                  "complex numbers"),
+    (np.array([1 + 2j, 3]), "i4", "to_zarrx: encoding of 'v': dtype int32: cannot hold "
+                                  "complex numbers"),
+    (np.array([0.0, 1.5, np.nan]), "bool", "to_zarrx: variable 'v': 1.5 does not fit the "
+                                           "booleans of the dtype its encoding names"),
+    (np.array([1, 2]), "bool", "to_zarrx: variable 'v': 2 does not fit the booleans")],
+    ids=["complex-f8", "complex-i4", "float-bool", "int-bool"])
+def test_an_encoding_dtype_that_would_change_the_values_is_refused(tmp_path, values, dtype,
+                                                                    msg, lazy):
+    # xarray's coders cast them: 1+2j was stored as 1.0, 1.5 and 2 as True
+    import re
+
+    from zarrx.errors import ArgumentError
+
+    ds = xr.Dataset({"v": ("x", values)})
+    with pytest.raises(ArgumentError, match=re.escape(msg)):
+        zx.to_zarrx(ds.chunk() if lazy else ds, tmp_path / "a.zarr",
+                    encoding={"v": {"dtype": dtype}})
+
+
+@pytest.mark.parametrize("values", [np.array([1, 0]), np.array([1.0, 0.0])], ids=["int", "float"])
+def test_numbers_that_are_booleans_are_stored_as_the_bool_dtype_names(tmp_path, values):
+    ds = xr.Dataset({"v": ("x", values)})
+    for writer, write in WRITERS.items():
+        write(ds, tmp_path / f"{writer}.zarr", encoding={"v": {"dtype": "bool"}})
+    xr.testing.assert_identical(xr.open_zarr(tmp_path / "zarrx.zarr").load(),
+                                xr.open_zarr(tmp_path / "zarr.zarr").load())

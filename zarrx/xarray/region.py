@@ -222,6 +222,12 @@ def check_packed(var: Any, name: str) -> Any:
         dtype = np.dtype(enc.get("dtype", var.dtype))
     except TypeError:                   # (a dtype xarray's coders refuse, naming it)
         return var
+    if var.dtype.kind == "c" and dtype.kind in "biuf":
+        raise ArgumentTypeError(f"to_zarrx: encoding of {name!r}: dtype {dtype}: cannot hold "
+                                f"complex numbers (xarray's coders would drop their imaginary "
+                                f"parts)")
+    if dtype.kind == "b" and var.dtype.kind in "iuf":
+        return _each_block(var, _bool_block, name)
     if dtype.kind not in "iu" or var.dtype.kind not in "biuf" or (
             dtype == var.dtype and "scale_factor" not in enc and "add_offset" not in enc
             and "_Unsigned" not in enc):
@@ -233,6 +239,18 @@ def check_packed(var: Any, name: str) -> Any:
     checked = var.data.map_blocks(_checked_block, var.dtype, enc, dtype, name,
                                   dtype=var.dtype, meta=np.empty((0,) * var.ndim, var.dtype))
     return var.copy(deep=False, data=checked)
+
+
+def _bool_block(block: Any, name: str) -> Any:
+    """``block`` when its numbers are all 0 or 1, which the encoding's ``dtype`` bool holds
+    (xarray's coders cast any other, NaN too, to True)."""
+    values = np.asarray(block)
+    bad = values[(values != 0) & (values != 1)]
+    if bad.size:
+        raise ArgumentError(f"to_zarrx: variable {name!r}: {bad.reshape(-1)[0].item()!r} does "
+                            f"not fit the booleans of the dtype its encoding names (0 or 1); "
+                            f"it would be stored as True")
+    return block
 
 
 def _unsigned_view(enc: dict, dtype: np.dtype) -> np.dtype:
