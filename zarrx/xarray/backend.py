@@ -33,6 +33,7 @@ from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
+from zarrx.xarray.indexers import empty_slices_forward
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
            "array_metas", "dims_and_attrs", "stored_dtype", "variable_element"]
@@ -80,7 +81,7 @@ class ZarrxBackendArray(BackendArray):
         # A Zarr v2 big-endian array reads in its stored byte order, as with engine "zarr".
         want = object if self.dtype.kind == "O" else self.dtype \
             if self.dtype.kind == "T" or not self.dtype.isnative else None
-        key = _empty_slices_forward(key, self.shape)
+        key = empty_slices_forward(key, self.shape)
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
@@ -90,19 +91,6 @@ class ZarrxBackendArray(BackendArray):
         the variables (and objects) loaded together are read at once."""
         import asyncio
         return await asyncio.to_thread(self.__getitem__, key)
-
-
-def _empty_slices_forward(key: indexing.ExplicitIndexer,
-                          shape: tuple[int, ...]) -> indexing.ExplicitIndexer:
-    """``key`` with each slice of negative step that selects nothing (``1:3:-1``) as ``0:0``:
-    xarray splits such a slice into one of positive step and a reversal, which raises an
-    IndexError for an empty one."""
-    parts = key.tuple
-    empty = [isinstance(k, slice) and (k.step or 1) < 0 and not len(range(*k.indices(n)))
-             for k, n in zip(parts, shape)]
-    if not any(empty):
-        return key
-    return type(key)(tuple(slice(0, 0) if e else k for k, e in zip(parts, empty)))
 
 
 def native_strings() -> bool:
@@ -322,9 +310,8 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
                      consolidated: bool | None = None, storage_options: dict | None = None,
                      zarr_format: int | None = None) -> Group:
     """The zarrx group to read: from a path, URL, zarrx Store or Group, or any store zarrx
-    opens (a dict, an fsspec mapper, an obstore or zarr-python store). ``mode`` is ``r``,
-    ``r+`` or ``a``: a read never empties the group it reads (engine "zarr" takes ``w``, and
-    reads the group it has just emptied, or ``w-``, which only reads a group it creates)."""
+    opens (a dict, an fsspec mapper, an obstore or zarr-python store), with ``mode`` ``r``,
+    ``r+`` or ``a``: a read never empties the group (engine "zarr" takes ``w``)."""
     if mode not in ("r", "r+", "a"):
         raise ArgumentError(f"engine 'zarrx': mode: expected 'r', 'r+' or 'a', found {mode!r} "
                             f"('w' would empty the group before reading it, 'w-' only "
