@@ -154,3 +154,53 @@ def test_encodings_xarrays_coders_fail_on_are_zarr_errors(tmp_path, var, enc, er
             f"to_zarrx: variable {var!r}: xarray's CF encoding refused it ({error})")):
         zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={var: enc})
     assert not (tmp_path / "z.zarr").exists()
+
+
+@pytest.mark.parametrize("enc", [{"_FillValue": -9}, {"missing_value": -9},
+                                 {"dtype": "u1", "_FillValue": 300}],
+                         ids=["fill", "missing", "dtype-fill"])
+def test_a_fill_value_the_stored_type_cannot_hold_is_an_argument_error(tmp_path, enc):
+    # an OverflowError of xarray's coders went through (engine "zarr" raises it too)
+    import re
+
+    from zarrx.errors import ArgumentError
+
+    ds = xr.Dataset({"v": ("x", np.array([1, 2], "u2"))})
+    value = enc.get("_FillValue", enc.get("missing_value"))
+    msg = f"to_zarrx: variable 'v': xarray's CF encoding refused it (OverflowError: Python " \
+          f"integer {value} out of bounds for uint"
+    with pytest.raises(ArgumentError, match=re.escape(msg)):
+        zx.to_zarrx(ds, tmp_path / "a.zarr", encoding={"v": enc})
+    assert not (tmp_path / "a.zarr").exists()
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("values, dtype, msg", [
+    (np.array([1 + 2j, 3]), "f8", "to_zarrx: encoding of 'v': dtype float64: cannot hold "
+                                  "complex numbers"),
+    (np.array([1 + 2j, 3]), "i4", "to_zarrx: encoding of 'v': dtype int32: cannot hold "
+                                  "complex numbers"),
+    (np.array([0.0, 1.5, np.nan]), "bool", "to_zarrx: variable 'v': 1.5 does not fit the "
+                                           "booleans of the dtype its encoding names"),
+    (np.array([1, 2]), "bool", "to_zarrx: variable 'v': 2 does not fit the booleans")],
+    ids=["complex-f8", "complex-i4", "float-bool", "int-bool"])
+def test_an_encoding_dtype_that_would_change_the_values_is_refused(tmp_path, values, dtype,
+                                                                    msg, lazy):
+    # xarray's coders cast them: 1+2j was stored as 1.0, 1.5 and 2 as True
+    import re
+
+    from zarrx.errors import ArgumentError
+
+    ds = xr.Dataset({"v": ("x", values)})
+    with pytest.raises(ArgumentError, match=re.escape(msg)):
+        zx.to_zarrx(ds.chunk() if lazy else ds, tmp_path / "a.zarr",
+                    encoding={"v": {"dtype": dtype}})
+
+
+@pytest.mark.parametrize("values", [np.array([1, 0]), np.array([1.0, 0.0])], ids=["int", "float"])
+def test_numbers_that_are_booleans_are_stored_as_the_bool_dtype_names(tmp_path, values):
+    ds = xr.Dataset({"v": ("x", values)})
+    for writer, write in WRITERS.items():
+        write(ds, tmp_path / f"{writer}.zarr", encoding={"v": {"dtype": "bool"}})
+    xr.testing.assert_identical(xr.open_zarr(tmp_path / "zarrx.zarr").load(),
+                                xr.open_zarr(tmp_path / "zarr.zarr").load())

@@ -184,3 +184,18 @@ def test_times_read_from_a_datetime64_array_are_written_back(tmp_path, fmt, read
         back = read(tmp_path / "zarrx.zarr", engine)
         xr.testing.assert_identical(back, read(tmp_path / "zarr.zarr", engine))
         np.testing.assert_array_equal(back.v.values, values)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "S8", "U3", "datetime64[ns]"])
+@pytest.mark.parametrize("values", [
+    np.array(["2000-01-01", "2000-01-02"], dtype="datetime64[ns]"),
+    np.array([3600, 5], dtype="timedelta64[s]")], ids=["times", "deltas"])
+def test_an_encoding_dtype_other_than_numbers_is_refused_for_times(tmp_path, values, dtype):
+    # (bool was taken: xarray's coders cast the encoded numbers to it, and neither engine
+    # could read the variable back)
+    ds = xr.Dataset({"o": ("n", values)})
+    msg = (f"to_zarrx: encoding of 'o': dtype {np.dtype(dtype)}: expected the integer or float "
+           f"type to store its values as")
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(msg)):
+        zx.to_zarrx(ds, tmp_path / "z.zarr", encoding={"o": {"dtype": dtype}})
+    assert not (tmp_path / "z.zarr").exists()

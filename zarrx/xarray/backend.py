@@ -22,7 +22,8 @@ from xarray.core import indexing
 from zarrx.api import open_group
 from zarrx.array import Array
 from zarrx.dask.chunks import object_shape
-from zarrx.errors import ArgumentTypeError, MetadataError, NodeMismatchError, ZarrError
+from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError,
+                          NodeMismatchError, ZarrError)
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
@@ -33,6 +34,7 @@ from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
 from zarrx.xarray.cf_checks import FAILURES, check_variables, culprit, guard_times
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
+from zarrx.xarray.indexers import empty_slices_forward
 
 __all__ = ["ZarrxBackendArray", "ZarrxDataStore", "ZarrxBackendEntrypoint", "open_store_group",
            "array_metas", "dims_and_attrs", "stored_dtype", "variable_element"]
@@ -80,6 +82,7 @@ class ZarrxBackendArray(BackendArray):
         # A Zarr v2 big-endian array reads in its stored byte order, as with engine "zarr".
         want = object if self.dtype.kind == "O" else self.dtype \
             if self.dtype.kind == "T" or not self.dtype.isnative else None
+        key = empty_slices_forward(key, self.shape)
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.VECTORIZED,
             lambda k: np.asarray(read(k), dtype=want))
@@ -313,7 +316,12 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
                      consolidated: bool | None = None, storage_options: dict | None = None,
                      zarr_format: int | None = None) -> Group:
     """The zarrx group to read: from a path, URL, zarrx Store or Group, or any store zarrx
-    opens (a dict, an fsspec mapper, an obstore or zarr-python store)."""
+    opens (a dict, an fsspec mapper, an obstore or zarr-python store), with ``mode`` ``r``,
+    ``r+`` or ``a``: a read never empties the group (engine "zarr" takes ``w``)."""
+    if mode not in ("r", "r+", "a"):
+        raise ArgumentError(f"engine 'zarrx': mode: expected 'r', 'r+' or 'a', found {mode!r} "
+                            f"('w' would empty the group before reading it, 'w-' only "
+                            f"creates one)")
     if isinstance(filename_or_obj, Group):
         root = filename_or_obj
         path = node_path(group, "engine 'zarrx'", "group")

@@ -84,7 +84,12 @@ def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
         return _unb64(value, where)
     if kind == "f":
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:       # (an integer beyond every float)
+                bits = value.bit_length()
+                raise MetadataError(f"{where}: _FillValue: expected a number within the range "
+                                    f"of float64, found an integer of {bits} bits") from None
         raw = _unb64(value, where)
         if len(raw) != 8:
             raise MetadataError(f"{where}: _FillValue: expected 8 bytes of a float64, found "
@@ -99,8 +104,9 @@ def decode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
     if kind == "b":
         return bool(value)
     if kind in "iu":        # a number, as engine "zarr" takes (1.5 is 1, as there)
-        if not isinstance(value, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(value):
+        if isinstance(value, (int, np.integer)):    # (of any size: it then masks nothing)
+            return int(value)
+        if not isinstance(value, (float, np.floating)) or not np.isfinite(value):
             raise MetadataError(f"{where}: _FillValue: expected a number for dtype {dtype}, "
                                 f"found {value!r}")
         return int(value)

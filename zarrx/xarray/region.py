@@ -16,7 +16,7 @@ from zarrx.xarray.time_values import check_times
 __all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed", "check_width"]
 
 CF_KEYS = ("dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
-           "calendar", "_Encoding")
+           "calendar", "_Encoding", "_Unsigned")
 
 
 def _decoded(grp: Group, name: str) -> Any:
@@ -222,15 +222,50 @@ def check_packed(var: Any, name: str) -> Any:
         dtype = np.dtype(enc.get("dtype", var.dtype))
     except TypeError:                   # (a dtype xarray's coders refuse, naming it)
         return var
+    if var.dtype.kind == "c" and dtype.kind in "biuf":
+        raise ArgumentTypeError(f"to_zarrx: encoding of {name!r}: dtype {dtype}: cannot hold "
+                                f"complex numbers (xarray's coders would drop their imaginary "
+                                f"parts)")
+    if dtype.kind == "b" and var.dtype.kind in "iuf":
+        return _each_block(var, _bool_block, name)
     if dtype.kind not in "iu" or var.dtype.kind not in "biuf" or (
-            dtype == var.dtype and "scale_factor" not in enc and "add_offset" not in enc):
+            dtype == var.dtype and "scale_factor" not in enc and "add_offset" not in enc
+            and "_Unsigned" not in enc):
         return var
+    dtype = _unsigned_view(enc, dtype)
     if not _is_lazy(var):
         _check_numbers(var.values, var.dtype, enc, dtype, name)
         return var
     checked = var.data.map_blocks(_checked_block, var.dtype, enc, dtype, name,
                                   dtype=var.dtype, meta=np.empty((0,) * var.ndim, var.dtype))
     return var.copy(deep=False, data=checked)
+
+
+def _bool_block(block: Any, name: str) -> Any:
+    """``block`` when its numbers are all 0 or 1, which the encoding's ``dtype`` bool holds
+    (xarray's coders cast any other, NaN too, to True)."""
+    values = np.asarray(block)
+    bad = values[(values != 0) & (values != 1)]
+    if bad.size:
+        raise ArgumentError(f"to_zarrx: variable {name!r}: {bad.reshape(-1)[0].item()!r} does "
+                            f"not fit the booleans of the dtype its encoding names (0 or 1); "
+                            f"it would be stored as True")
+    return block
+
+
+def _unsigned_view(enc: dict, dtype: np.dtype) -> np.dtype:
+    """The integers the stored ``dtype`` reads back as under the encoding's ``_Unsigned``:
+    ``"true"`` reads signed integers as the unsigned ones of their size, ``"false"`` unsigned
+    ones as signed, when a ``_FillValue`` (or ``missing_value``) is given, as xarray's coders
+    apply it only then (casting the values to ``dtype`` with wrap-around)."""
+    flag = enc.get("_Unsigned")
+    if enc.get("_FillValue", enc.get("missing_value")) is None:
+        return dtype
+    if flag == "true" and dtype.kind == "i":
+        return np.dtype(f"u{dtype.itemsize}")
+    if flag == "false" and dtype.kind == "u":
+        return np.dtype(f"i{dtype.itemsize}")
+    return dtype
 
 
 def check_width(var: Any, name: str) -> Any:

@@ -30,7 +30,7 @@ __all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS"]
 
 #: the encoding keys xarray's CF coders take
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
-           "calendar", "_Encoding"}
+           "calendar", "_Encoding", "_Unsigned"}
 
 
 @dataclass
@@ -61,8 +61,9 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     except (TypeError, AttributeError) as exc:     # (AttributeError: a calendar of 5)
         raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
-    except (ValueError, LookupError) as exc:
-        # (KeyError: time units it cannot parse; LookupError: an unknown _Encoding)
+    except (ValueError, LookupError, OverflowError) as exc:
+        # (KeyError: time units it cannot parse; LookupError: an unknown _Encoding;
+        # OverflowError: a _FillValue the stored type cannot hold, -9 for uint16)
         raise ArgumentError(f"{where}: xarray's CF encoding refused it "
                             f"({type(exc).__name__}: {exc})") from exc
     # (a _FillValue of None stays there: it asks for no fill value)
@@ -82,7 +83,8 @@ def _check_time_dtype(var: Any, name: str) -> None:
         kind = np.dtype(dtype).kind if dtype is not None else None
     except TypeError:                   # (a dtype xarray's coders refuse, naming it)
         return
-    if kind in ("M", "m"):
+    if kind in ("M", "m") or (kind is not None and kind not in "iuf"
+                              and getattr(var.dtype, "kind", None) in ("M", "m")):
         raise ArgumentError(f"to_zarrx: encoding of {name!r}: dtype {np.dtype(dtype)}: expected "
                             f"the integer or float type to store its values as (xarray's "
                             f"coders store times as numbers in their units, which this "

@@ -142,6 +142,12 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
                 "; use compressors" if "compressor" in bad else ""
             raise ArgumentError(f"to_zarrx: encoding of {name!r}: unexpected keys {sorted(bad)}"
                                 f"{hint}")
+        if enc.get("_Unsigned") is not None and \
+                enc.get("_FillValue", enc.get("missing_value")) is None:
+            # (xarray's coders apply it with a fill value only; engine "zarr" then refuses it)
+            raise ArgumentError(f"to_zarrx: encoding of {name!r}: _Unsigned "
+                                f"{enc['_Unsigned']!r} needs a _FillValue (or missing_value), "
+                                f"found none")
     existing = set() if grp is None else {name for name, _ in array_metas(grp)}
     if mode in ("a", "a-", "r+"):
         for name in encoding:
