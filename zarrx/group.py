@@ -25,6 +25,7 @@ from zarrx.hierarchy import write_hierarchy
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
+from zarrx.metadata.json import gc_paused
 from zarrx.metadata.make import attributes_arg
 from zarrx.metadata.node_read import usable_child
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -177,7 +178,10 @@ class Group(Node):
             cls = ArgumentError if isinstance(max_depth, (int, np.integer)) else \
                 ArgumentTypeError
             raise cls(f"members: max_depth: expected None or an int >= 0, found {max_depth!r}")
-        return tuple(self._members(max_depth))
+        if self._consolidated() is None:
+            return tuple(self._members(max_depth))
+        with gc_paused():       # parsing entries makes many objects, none in a cycle
+            return tuple(self._members(max_depth))
 
     def _members(self, max_depth: int | None) -> Iterator[tuple[str, Array | Group]]:
         stack = [(self, iter(self._listing(True)), "", 0)]
