@@ -141,3 +141,31 @@ def test_an_entry_of_unknown_kind_raises_when_kinds_are_listed(fmt):
             "zarr.json consolidated_metadata.metadata[\"a1\"]: missing required field "
             "'node_type'")):
         list(g.array_keys())
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_an_opened_group_holds_about_its_loaded_document_not_a_parse_per_entry(fmt):
+    """Counted with tracemalloc: the open holds the loaded JSON (and the parse cache's copy
+    of the document's bytes) and a few hundred bytes per entry, not the 1.3-2.5 KB of
+    metadata objects per array an eager parse held."""
+    import gc
+    import tracemalloc
+
+    n = 2000
+    st = _hierarchy(fmt, n)
+    doc = st.get(".zmetadata" if fmt == 2 else "zarr.json")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        loaded = json.loads(doc)
+        json_bytes = tracemalloc.get_traced_memory()[0] - base
+        del loaded
+        gc.collect()
+        base = tracemalloc.get_traced_memory()[0]
+        g = zarrx.open_group(st, mode="r")
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert held < json_bytes + len(doc) + 250 * n, (held, json_bytes, len(doc))
+    assert len(g.members()) == n + 1          # the arrays and "sub"
