@@ -25,6 +25,7 @@ from zarrx.hierarchy import write_hierarchy
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
+from zarrx.metadata.json import gc_paused
 from zarrx.metadata.make import attributes_arg
 from zarrx.metadata.node_read import usable_child
 from zarrx.metadata.model import ArrayMeta, GroupMeta
@@ -116,17 +117,52 @@ class Group(Node):
         return default if node is None else node
 
     def __contains__(self, name: object) -> bool:
+        found = self._consolidated()
+        if found is not None and isinstance(name, str) and name.strip("/"):
+            path = self._child_path(name)       # listed: true without parsing the entry
+            rel = path[len(self._path) + 1:] if self._path else path
+            if (f"{found[1]}/{rel}" if found[1] else rel) in found[0].entries:
+                return True
         return self._lookup(name) is not None    # type: ignore[arg-type]  # not a str: raises
 
-    def _children(self) -> list[tuple[str, ArrayMeta | GroupMeta]]:
+    def _listing(self, parsed: bool = False) -> list[tuple[str, ArrayMeta | GroupMeta | None]]:
+        """``(name, meta)`` of the children, sorted; from consolidated metadata ``(name,
+        None)`` (an entry is parsed only when :meth:`_child` makes its node), or with
+        ``parsed`` every child's entry parsed at once (:meth:`ConsolidatedIndex.children`)."""
         found = self._consolidated()
         if found is not None:
             index, prefix = found
-            # as a listing leaves them out: children the store cannot address (a name with a
-            # control character zarr-python wrote), with a warning
-            return [(n, m) for n, m in index.children(prefix)
-                    if usable_child(self._store, nodes.join(self._path, n))]
-        return nodes.list_children(self._store, self._path, self._meta.zarr_format)
+            if parsed:
+                return index.children(prefix, self._usable)     # type: ignore[return-value]
+            return [(n, None) for n in index.names(prefix, self._usable)]
+        return nodes.list_children(self._store, self._path, self._meta.zarr_format)  # type: ignore[return-value]
+
+    def _kinds(self) -> list[tuple[str, bool]]:
+        """``(name, whether an array)`` of the children, sorted; consolidated entries are not
+        parsed."""
+        found = self._consolidated()
+        if found is not None:
+            index, prefix = found
+            return index.kinds(prefix, self._usable)
+        return [(n, isinstance(m, ArrayMeta))
+                for n, m in nodes.list_children(self._store, self._path, self._meta.zarr_format)]
+
+    def _usable(self, name: str) -> bool:
+        """Whether the store can address the child ``name`` a consolidated document lists;
+        one it cannot (a name with a control character zarr-python wrote) is left out with
+        a warning, as a listing of the store leaves it out."""
+        return usable_child(self._store, nodes.join(self._path, name))
+
+    def _child(self, name: str, meta: ArrayMeta | GroupMeta | None) -> Array | Group:
+        """The node of the child ``name`` of a :meth:`_listing`."""
+        path = f"{self._path}/{name}" if self._path else name
+        found = self._consolidated()
+        if found is None:
+            return self._wrap(path, meta)   # type: ignore[arg-type]
+        index, at = found
+        full = f"{at}/{name}" if at else name
+        return self._from_consolidated(index, full, path,
+                                       index.entries[full] if meta is None else meta)
 
     def members(self, max_depth: int | None = 0, *, use_consolidated_for_children: bool = True
                 ) -> tuple[tuple[str, Array | Group], ...]:
@@ -142,10 +178,13 @@ class Group(Node):
             cls = ArgumentError if isinstance(max_depth, (int, np.integer)) else \
                 ArgumentTypeError
             raise cls(f"members: max_depth: expected None or an int >= 0, found {max_depth!r}")
-        return tuple(self._members(max_depth))
+        if self._consolidated() is None:
+            return tuple(self._members(max_depth))
+        with gc_paused():       # parsing entries makes many objects, none in a cycle
+            return tuple(self._members(max_depth))
 
     def _members(self, max_depth: int | None) -> Iterator[tuple[str, Array | Group]]:
-        stack = [(self, iter(self._children()), "", 0)]
+        stack = [(self, iter(self._listing(True)), "", 0)]
         while stack:
             group, children, prefix, depth = stack[-1]
             item = next(children, None)
@@ -153,36 +192,29 @@ class Group(Node):
                 stack.pop()
                 continue
             name, meta = item
-            path = f"{group._path}/{name}" if group._path else name
-            found = group._consolidated()
-            if found is None:
-                node = group._wrap(path, meta)
-            else:
-                index, at = found
-                node = group._from_consolidated(index, f"{at}/{name}" if at else name, path,
-                                                meta)
+            node = group._child(name, meta)
             yield prefix + name, node
             if isinstance(node, Group) and (max_depth is None or depth < max_depth):
-                stack.append((node, iter(node._children()), f"{prefix}{name}/", depth + 1))
+                stack.append((node, iter(node._listing(True)), f"{prefix}{name}/", depth + 1))
 
     def nmembers(self, max_depth: int | None = 0) -> int:
         """How many members ``members(max_depth)`` lists."""
         return len(self.members(max_depth))
 
     def keys(self) -> Iterator[str]:
-        return (name for name, _ in self._children())
+        return (name for name, _ in self._listing())
 
     def __iter__(self) -> Iterator[str]:
         return self.keys()
 
     def __len__(self) -> int:
-        return len(self._children())
+        return len(self._listing())
 
     def group_keys(self) -> Iterator[str]:
-        return (n for n, m in self._children() if isinstance(m, GroupMeta))
+        return (n for n, is_array in self._kinds() if not is_array)
 
     def array_keys(self) -> Iterator[str]:
-        return (n for n, m in self._children() if isinstance(m, ArrayMeta))
+        return (n for n, is_array in self._kinds() if is_array)
 
     def groups(self) -> Iterator[tuple[str, Group]]:
         for n in list(self.group_keys()):

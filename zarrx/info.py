@@ -205,9 +205,12 @@ def tree(group: Group, max_depth: int | None = None, attrs: bool = False,
     if attrs:
         lines += _attr_lines(group.attrs, "")
     listed = 0
-    stack = [(list(group.members()), 0, "", 1)]     # iterative: no recursion limit to reach
+    # iterative: no recursion limit to reach; a group's children are listed by name (and,
+    # without consolidated metadata, their metadata) and each node is made as it is printed,
+    # so a group of 10^5 consolidated children costs its first max_nodes parses
+    stack = [(group, group._listing(), 0, "", 1)]
     while stack:
-        items, i, indent, depth = stack.pop()
+        parent, items, i, indent, depth = stack.pop()
         if i == len(items):
             continue
         if max_nodes is not None and listed == max_nodes:
@@ -215,8 +218,9 @@ def tree(group: Group, max_depth: int | None = None, attrs: bool = False,
                          "may be missing")
             break
         listed += 1
-        stack.append((items, i + 1, indent, depth))
-        name, node = items[i]
+        stack.append((parent, items, i + 1, indent, depth))
+        name, meta = items[i]
+        node = parent._child(name, meta)
         last = i == len(items) - 1
         branch = "└── " if last else "├── "
         sub = indent + ("    " if last else "│   ")
@@ -227,7 +231,7 @@ def tree(group: Group, max_depth: int | None = None, attrs: bool = False,
         if attrs:
             lines.extend(_attr_lines(node.attrs, sub))
         if not is_array and (max_depth is None or depth < max_depth):
-            stack.append((list(node.members()), 0, sub, depth + 1))
+            stack.append((node, node._listing(), 0, sub, depth + 1))
     return "\n".join(lines)
 
 

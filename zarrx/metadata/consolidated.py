@@ -21,17 +21,20 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from zarrx.errors import ContainsArrayAndGroupError
 from zarrx.metadata import json as mjson
 from zarrx.metadata._util import Loc
+from zarrx.metadata.lazy_entries import (ARRAY, GROUP, LazyEntries, entry_is_array,
+                                          parsed_entries)
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.v2 import parse_array_v2, parse_group_v2, serialize_v2
 from zarrx.metadata.v3 import PENDING, check_path, entry_key, path_ok, pending_paths
 
-__all__ = ["parse_zmetadata", "parse_zmetadata_pending", "zmetadata_nodes",
+__all__ = ["parse_zmetadata", "parse_zmetadata_pending", "read_zmetadata", "ZmetadataEntries",
+           "zmetadata_nodes",
            "serialize_zmetadata", "node_keys", "entry_order",
            "with_consolidated", "ConsolidatedIndex", "ConsolidatedView", "PENDING"]
 
@@ -39,49 +42,55 @@ _NAMES = (".zarray", ".zgroup", ".zattrs")
 
 
 def parse_zmetadata(doc: bytes | str | dict, key: str) -> dict[str, ArrayMeta | GroupMeta]:
-    """Every node in a ``.zmetadata`` document, by path (``""`` is the root group)."""
+    """Every node in a ``.zmetadata`` document, by path (``""`` is the root group), each
+    parsed: the first malformed entry raises."""
     return parse_zmetadata_pending(doc, key)[0]
 
 
 def parse_zmetadata_pending(doc: bytes | str | dict, key: str
                             ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
-    """``parse_zmetadata`` plus the paths listed as pending (whose entries may be stale).
-
-    The document is loaded (and, a dict, its tree checked) once: its entries are handed to the
-    node parsers as :class:`~zarrx.metadata.json.Loaded`, which they take without walking
-    them again."""
+    """``parse_zmetadata`` plus the paths listed as pending (whose entries may be stale)."""
     with mjson.gc_paused():
-        return _parse_zmetadata(doc, key)
+        entries, pending = read_zmetadata(doc, key)
+        return parsed_entries(entries), pending
 
 
-def _parse_zmetadata(doc: bytes | str | dict, key: str
-                     ) -> tuple[dict[str, ArrayMeta | GroupMeta], list[str]]:
-    md, paths, pending = _node_paths(mjson.load(doc, key), key)
-    out: dict[str, ArrayMeta | GroupMeta] = {}
-    loaded = mjson.Loaded
-    for path in paths:
+def read_zmetadata(doc: bytes | str | dict, key: str) -> tuple[ZmetadataEntries, list[str]]:
+    """The nodes of a ``.zmetadata`` document as :class:`ZmetadataEntries`, each parsed when
+    it is first looked up, and its pending paths. The layout of the document is checked here:
+    its keys, its paths, and that each node is an array or a group (not both, not attributes
+    alone). The document is loaded (and, a dict, its tree checked) once: its entries are
+    handed to the node parsers as :class:`~zarrx.metadata.json.Loaded`, which they take
+    without walking them again."""
+    with mjson.gc_paused():
+        md, kinds, pending = _node_kinds(mjson.load(doc, key), key)
+        return ZmetadataEntries(md, kinds, key), pending
+
+
+class ZmetadataEntries(LazyEntries):
+    """The nodes of a ``.zmetadata`` document, each parsed from its ``.zarray`` or ``.zgroup``
+    (and ``.zattrs``) on first lookup, with the message an eager parse gave."""
+
+    __slots__ = ("_md", "_key")
+
+    def __init__(self, md: dict[str, Any], kinds: dict[str, int], key: str) -> None:
+        super().__init__(kinds)
+        self._md = md
+        self._key = key
+
+    def _parse(self, path: str) -> ArrayMeta | GroupMeta:
         prefix = f"{path}/" if path else ""
-        zarray, zgroup = prefix + ".zarray", prefix + ".zgroup"
-        attrs = md.get(prefix + ".zattrs")
-        attrs = None if attrs is None else loaded(attrs)
-        if zarray in md:
-            if zgroup in md:
-                raise Loc(key, f'metadata["{zgroup}"]').fail(
-                    "a node cannot be both an array and a group (.zarray is present too)",
-                    ContainsArrayAndGroupError)
-            out[path] = parse_array_v2(loaded(md[zarray]), attrs, f'{key} metadata["{zarray}"]')
-        elif zgroup in md:
-            out[path] = parse_group_v2(loaded(md[zgroup]), attrs, f'{key} metadata["{zgroup}"]')
-        else:
-            raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
-                "attributes without a .zarray or .zgroup for the same node")
-    return out, pending
+        attrs = self._md.get(prefix + ".zattrs")
+        attrs = None if attrs is None else mjson.Loaded(attrs)
+        name = prefix + (".zarray" if self._kinds[path] & ARRAY else ".zgroup")
+        parse = parse_array_v2 if self._kinds[path] & ARRAY else parse_group_v2
+        return parse(mjson.Loaded(self._md[name]), attrs, f'{self._key} metadata["{name}"]')
 
 
 def zmetadata_nodes(d: dict[str, Any], key: str) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """The documents of a loaded ``.zmetadata`` by node path (``{path: {".zarray": ...}}``,
     not parsed), and its pending paths; the layout of the document checked."""
-    md, paths, pending = _node_paths(d, key)
+    md, paths, pending = _node_kinds(d, key)
     nodes: dict[str, dict[str, Any]] = {p: {} for p in paths}
     for name, value in md.items():
         path, _, base = name.rpartition("/")
@@ -89,12 +98,16 @@ def zmetadata_nodes(d: dict[str, Any], key: str) -> tuple[dict[str, dict[str, An
     return nodes, pending
 
 
-def _node_paths(d: dict[str, Any], key: str
-                ) -> tuple[dict[str, Any], dict[str, None], list[str]]:
+#: the bit of each document in the kind of a ``.zmetadata`` node (ARRAY, GROUP: lazy_entries')
+_BITS = {".zarray": ARRAY, ".zgroup": GROUP, ".zattrs": 4}
+
+
+def _node_kinds(d: dict[str, Any], key: str) -> tuple[dict[str, Any], dict[str, int], list[str]]:
     """The ``metadata`` object of a loaded ``.zmetadata``, the paths of its nodes (in the
-    order of their first key; a dict of paths, not one dict of documents per node, which
-    took a fifth of the memory of parsing a document of 1,000,000 groups) and its pending
-    paths; the layout of the document checked."""
+    order of their first key) with the documents each has (:data:`_BITS`; a dict of ints,
+    not one dict of documents per node, which took a fifth of the memory of parsing a
+    document of 1,000,000 groups) and its pending paths; the layout of the document checked:
+    each node is an array or a group, not both, not attributes alone."""
     loc = Loc(key)
     loc.keys(d, ("metadata",), ("zarr_consolidated_format", PENDING))
     pending = pending_paths(d.get(PENDING, []), loc / PENDING)
@@ -102,17 +115,36 @@ def _node_paths(d: dict[str, Any], key: str
     if fmt != 1 or isinstance(fmt, bool):
         raise (loc / "zarr_consolidated_format").error("1", fmt)
     md = (loc / "metadata").obj(d["metadata"])
-    paths: dict[str, None] = {}
+    kinds: dict[str, int] = {}
+    bits = _BITS.get
     for name in md:
         path, _, base = name.rpartition("/")
-        if base not in _NAMES:
+        bit = bits(base)
+        if bit is None:
             raise Loc(key, f'metadata["{name}"]').error(
                 "a key ending in .zarray, .zgroup or .zattrs", name)
-        if path not in paths:
+        had = kinds.get(path)
+        if had is None:
             if path and not path_ok(path):
                 check_path(path, Loc(key, f'metadata["{name}"]'))
-            paths[path] = None
-    return md, paths, list(pending)
+            kinds[path] = bit
+        else:
+            kinds[path] = had | bit
+    if not set(kinds.values()).issubset(_ONE_KIND):
+        for path, kind in kinds.items():
+            prefix = f"{path}/" if path else ""
+            if kind & ARRAY and kind & GROUP:
+                raise Loc(key, f'metadata["{prefix}.zgroup"]').fail(
+                    "a node cannot be both an array and a group (.zarray is present too)",
+                    ContainsArrayAndGroupError)
+            if not kind & (ARRAY | GROUP):
+                raise Loc(key, f'metadata["{prefix}.zattrs"]').fail(
+                    "attributes without a .zarray or .zgroup for the same node")
+    return md, kinds, list(pending)
+
+
+#: the kinds of a well-formed node: an array or a group, with or without attributes
+_ONE_KIND = frozenset((ARRAY, GROUP, ARRAY | 4, GROUP | 4))
 
 
 def node_keys(path: str) -> list[str]:
@@ -171,8 +203,28 @@ class ConsolidatedIndex:
         self._children: dict[str, list[str]] | None = None
         self._sorted: list[str] | None = None
 
-    def children(self, prefix: str) -> list[tuple[str, Meta]]:
-        """``(name, meta)`` of the direct children of the group at ``prefix``, sorted."""
+    def children(self, prefix: str, keep: Callable[[str], bool] | None = None
+                 ) -> list[tuple[str, Meta]]:
+        """``(name, meta)`` of the direct children of the group at ``prefix``, sorted, each
+        entry parsed (with the garbage collector paused, as the document was loaded: many
+        objects, none in a cycle); only those whose name ``keep`` takes, when given."""
+        join = f"{prefix}/" if prefix else ""
+        entries = self.entries
+        names = self.names(prefix, keep)
+        with mjson.gc_paused():
+            return [(n, entries[join + n]) for n in names]
+
+    def kinds(self, prefix: str, keep: Callable[[str], bool] | None = None
+              ) -> list[tuple[str, bool]]:
+        """``(name, whether an array)`` of the direct children of the group at ``prefix``,
+        sorted, parsing none of them (but an entry whose document does not say)."""
+        join = f"{prefix}/" if prefix else ""
+        entries = self.entries
+        return [(n, entry_is_array(entries, join + n)) for n in self.names(prefix, keep)]
+
+    def names(self, prefix: str, keep: Callable[[str], bool] | None = None) -> list[str]:
+        """The names of the direct children of the group at ``prefix``, sorted (those
+        ``keep`` takes, when given)."""
         if self._children is None:
             kids: dict[str, list[str]] = {}
             for path in self.entries:
@@ -182,8 +234,8 @@ class ConsolidatedIndex:
             for names in kids.values():
                 names.sort()
             self._children = kids
-        join = f"{prefix}/" if prefix else ""
-        return [(n, self.entries[join + n]) for n in self._children.get(prefix, ())]
+        names = self._children.get(prefix, [])
+        return names if keep is None else [n for n in names if keep(n)]
 
     def below(self, prefix: str) -> list[str]:
         """Every path strictly below ``prefix``, sorted (bisected from one sorted list)."""
@@ -220,6 +272,13 @@ class ConsolidatedView(Mapping):
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and bool(key) and self._full(key) in self.index.entries
+
+    def is_array(self, key: str) -> bool:
+        """Whether the entry ``key`` is an array's, parsed only when its document does not
+        say."""
+        if not isinstance(key, str) or not key:
+            raise KeyError(key)
+        return entry_is_array(self.index.entries, self._full(key))
 
     def __iter__(self) -> Iterator[str]:
         cut = len(self.prefix) + 1 if self.prefix else 0

@@ -5,6 +5,7 @@ Only ``zarrx.metadata`` (and ``zarrx.api``) know which Zarr version a document c
 """
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass, field, fields
 from math import prod
 from typing import Any, Literal
@@ -208,7 +209,9 @@ _ARRAY_EQ_FIELDS = ("shape", "data_type", "chunk_grid", "key_encoding", "codecs"
 class GroupMeta:
     attributes: dict[str, Any] = field(default_factory=dict)
     zarr_format: Literal[2, 3] = 3
-    consolidated: dict[str, ArrayMeta | GroupMeta] | None = None   # path -> meta, when present
+    # path -> meta, when present: read from a store, a LazyEntries (each entry parsed when it is
+    # first looked up, see zarrx.metadata.lazy_entries)
+    consolidated: MutableMapping[str, ArrayMeta | GroupMeta] | None = None
     # v3: the paths a writer listed in consolidated_metadata as pending (entries maybe stale)
     consolidated_pending: tuple[str, ...] = field(default=(), compare=False, repr=False)
     extra: dict[str, Any] = field(default_factory=dict)

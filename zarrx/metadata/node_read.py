@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
 from zarrx.errors import ZarrError, ZarrUserWarning
-from zarrx.metadata import parse_array_v2, parse_group_v2, parse_v3
-from zarrx.metadata.consolidated import parse_zmetadata_pending
+from zarrx.metadata import parse_array_v2, parse_group_v2
+from zarrx.metadata.v3 import read_v3
+from zarrx.metadata.consolidated import read_zmetadata
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.json import document_range, json_document, load as load_json, \
@@ -174,7 +175,7 @@ def _parse_node(store: Store, path: str, docs: dict[str, Any]) -> Meta | None:
         meta = parse_group_v2(docs[".zgroup"], zattrs, join(path, ".zgroup"))
         if docs.get(ZMETADATA) is not None:
             key = join(path, ZMETADATA)
-            entries, pending = parse_zmetadata_pending(docs[ZMETADATA], key)
+            entries, pending = read_zmetadata(docs[ZMETADATA], key)
             if pending:
                 entries = _settled(store, entries, pending, 2, path)
             entries.pop("", None)               # the group itself: ``meta``
@@ -197,7 +198,7 @@ def broken_document(store: Store, path: str) -> str:
         (zattrs, load_json),
     ]
     if not path:
-        checks.append((ZMETADATA, parse_zmetadata_pending))
+        checks.append((ZMETADATA, read_zmetadata))     # as load_node reads it
     for key, parse in checks:
         try:
             refuse_oversized(store, [key])
@@ -216,27 +217,27 @@ def broken_document(store: Store, path: str) -> str:
 def _v3_node(store: Store, path: str, doc: Any) -> Meta:
     """The node a ``zarr.json`` read at ``path`` describes; a group's consolidated entries
     with the pending nodes settled (see :func:`_settled`)."""
-    meta = _cached_parse(parse_v3, json_document(store, join(path, V3_KEY), doc),
+    meta = _cached_parse(read_v3, json_document(store, join(path, V3_KEY), doc),
                          join(path, V3_KEY))
     if type(meta) is GroupMeta and meta.consolidated_pending:
-        entries = _settled(store, dict(meta.consolidated or {}), meta.consolidated_pending, 3,
-                           path)
+        entries = _settled(store, (meta.consolidated or {}).copy(), meta.consolidated_pending,
+                           3, path)
         meta = dataclasses.replace(meta, consolidated=entries, consolidated_pending=())
     return meta
 
 
-def _settled(store: Store, entries: dict[str, Meta], pending: Iterable[str], zarr_format: int,
-             at: str = "") -> dict[str, Meta]:
-    """``entries`` (paths relative to the group at ``at``) with the pending nodes (and
-    subtrees) taken from their own documents."""
+def _settled(store: Store, entries: MutableMapping[str, Meta], pending: Iterable[str],
+             zarr_format: int, at: str = "") -> MutableMapping[str, Meta]:
+    """``entries`` (paths relative to the group at ``at``; changed in place) with the pending
+    nodes (and subtrees) taken from their own documents."""
     for p in pending:
         base = p.rstrip("/")
         if not base:
             continue                            # the group: read from its own documents anyway
         meta = load_node(store, join(at, base), zarr_format, consolidated=False)
         if meta is None or p.endswith("/"):
-            entries = {k: v for k, v in entries.items()
-                       if k != base and not k.startswith(base + "/")}
+            for k in [k for k in entries if k == base or k.startswith(base + "/")]:
+                del entries[k]
         if meta is not None:
             entries[base] = _without_consolidated(meta)
             if p.endswith("/"):
@@ -279,7 +280,7 @@ def list_children(store: Store, path: str, zarr_format: int | None = None
             if doc is not None:
                 json_document(store, join(child, n), doc)
         if docs.get(V3_KEY) is not None:
-            out.append((d, parse_v3(docs[V3_KEY], join(child, V3_KEY))))
+            out.append((d, read_v3(docs[V3_KEY], join(child, V3_KEY))))
         elif docs.get(".zarray") is not None:
             out.append((d, parse_array_v2(docs[".zarray"], docs[".zattrs"], join(child, ".zarray"))))
         elif docs.get(".zgroup") is not None:

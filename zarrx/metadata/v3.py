@@ -18,12 +18,13 @@ from zarrx.metadata._util import Loc
 from zarrx.metadata.codecs import codec_json, parse_codecs_v3
 from zarrx.metadata.dtypes import category, dtype_v3_json, parse_dtype_v3
 from zarrx.metadata.fill import fill_json, finite_json, parse_fill, same_fill
+from zarrx.metadata.lazy_entries import ARRAY, GROUP, LazyEntries, parsed_entries
 from zarrx.metadata.grid import (axis_gcd, check_grid, grid_json, key_encoding_json, parse_grid_v3,
                                  parse_key_encoding_v3, parse_shape)
 from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, RectilinearGrid,
                                   RegularGrid)
 
-__all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "serialize_v3", "PENDING",
+__all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "read_v3", "serialize_v3", "PENDING",
            "pending_paths", "consolidated_parts", "fill_endian", "name_key", "entry_key"]
 
 ARRAY_REQUIRED = ("zarr_format", "node_type", "shape", "data_type", "chunk_grid",
@@ -162,18 +163,19 @@ def _entry_loc(loc: Loc, path: str) -> Loc:
     return Loc(loc.key, f'{loc.path}["{path}"]')
 
 
-def _group(d: dict[str, Any], loc: Loc) -> GroupMeta:
+def _group(d: dict[str, Any], loc: Loc, lazy: bool = False) -> GroupMeta:
+    """A group's ``zarr.json`` object ``d``; its consolidated entries parsed at once, or
+    (``lazy``) each on first lookup (:class:`InlineEntries`)."""
     _header(d, loc, "group")
     extra = _extensions(d, GROUP_KNOWN, loc)
-    consolidated = None
+    consolidated: Any = None
     parts = consolidated_parts(d, loc)
     if parts is not None:
         raw, pending_list = parts
         ml = loc / "consolidated_metadata" / "metadata"
-        consolidated = {}
-        for path, entry in raw.items():
-            el = _entry_loc(ml, path)
-            consolidated[path] = _node(el.obj(entry), el)
+        consolidated = InlineEntries(raw, ml)
+        if not lazy:
+            consolidated = parsed_entries(consolidated)
         if PENDING in d["consolidated_metadata"]:
             pending = tuple(pending_list)
             return GroupMeta(attributes=_attributes(d, loc), zarr_format=3,
@@ -181,6 +183,27 @@ def _group(d: dict[str, Any], loc: Loc) -> GroupMeta:
                              extra=extra, json=d)
     return GroupMeta(attributes=_attributes(d, loc), zarr_format=3, consolidated=consolidated,
                      extra=extra, json=d)
+
+
+_KINDS = {"array": ARRAY, "group": GROUP}
+
+
+class InlineEntries(LazyEntries):
+    """The entries of a v3 group's inline consolidated metadata, each parsed on first lookup
+    (its kind read from its ``node_type``), with the message an eager parse gave."""
+
+    __slots__ = ("_raw", "_loc")
+
+    def __init__(self, raw: dict[str, Any], loc: Loc) -> None:
+        kind = _KINDS.get
+        super().__init__({p: kind(e.get("node_type"), 0) if type(e) is dict else 0  # type: ignore[arg-type]
+                          for p, e in raw.items()})
+        self._raw = raw
+        self._loc = loc
+
+    def _parse(self, path: str) -> ArrayMeta | GroupMeta:
+        el = _entry_loc(self._loc, path)
+        return _node(el.obj(self._raw[path]), el)
 
 
 def consolidated_parts(d: dict[str, Any], loc: Loc) -> tuple[dict[str, Any], list[str]] | None:
@@ -244,9 +267,19 @@ def parse_group_v3(doc: bytes | str | dict, key: str) -> GroupMeta:
 
 
 def parse_v3(doc: bytes | str | dict, key: str) -> ArrayMeta | GroupMeta:
-    """An array or group ``zarr.json``, by its ``node_type``."""
+    """An array or group ``zarr.json``, by its ``node_type``; a group's consolidated entries
+    each parsed (the first malformed one raises)."""
     with mjson.gc_paused():
         return _node(_load(doc, key), Loc(key))
+
+
+def read_v3(doc: bytes | str | dict, key: str) -> ArrayMeta | GroupMeta:
+    """``parse_v3``, a group's consolidated entries parsed when they are first looked up
+    (:class:`InlineEntries`): what opening a node reads."""
+    with mjson.gc_paused():
+        d = _load(doc, key)
+        loc = Loc(key)
+        return _group(d, loc, lazy=True) if _header(d, loc, None) == "group" else _array(d, loc)
 
 
 # -- serialise ---------------------------------------------------------------------------------

@@ -68,7 +68,7 @@ from zarrx.store import LocalStore, Store, ZipStore
 from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
-from zarrx.tools.check_consolidated import stale_nodes
+from zarrx.tools.check_consolidated import readable_entries, stale_nodes
 from zarrx.tools.check_formats import ambiguous_nodes
 from zarrx.tools.check_beside import check_beside
 from zarrx.tools.check_report import KINDS, CheckReport, Finding, age_text, \
@@ -219,12 +219,13 @@ class _Check:
         if isinstance(meta, GroupMeta):
             self.report.groups += 1
             pending = set(meta.consolidated_pending)
-            if meta.consolidated is not None:
-                self.consolidated[path] = (meta.consolidated, pending, meta.zarr_format)
-            for rel, entry in (meta.consolidated or {}).items():
-                if rel not in pending:
-                    self.listed.setdefault(nodes.join(path, rel),
-                                          (entry.zarr_format, isinstance(entry, ArrayMeta), path))
+            if meta.consolidated is not None:   # entries parse on use: a broken one is a finding
+                listed = readable_entries(path, meta, pending, self.add)
+                self.consolidated[path] = (listed, pending, meta.zarr_format)
+                for rel, entry in listed.items():
+                    if rel not in pending:
+                        self.listed.setdefault(nodes.join(path, rel), (
+                            entry.zarr_format, isinstance(entry, ArrayMeta), path))
 
     def _missing_documents(self, documented: set[str], found: set[str]) -> None:
         """A finding for each node whose metadata document is missing (``documented``: the

@@ -4,11 +4,15 @@ see another hierarchy than the documents describe, such as the shape an array ha
 resize, or no node where one was added since."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from zarrx.errors import CodecError, MetadataError, ZarrError
 from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.metadata.node_read import join
+from zarrx.tools.check_report import Finding
 
-__all__ = ["stale_nodes"]
+__all__ = ["stale_nodes", "readable_entries"]
 
 #: the fields compared, in the order a difference is named
 _FIELDS = (("shape", "shape"), ("data_type", "data type"), ("chunk_grid", "chunk grid"),
@@ -82,3 +86,22 @@ def stale_nodes(group: str, listed: dict[str, ArrayMeta | GroupMeta], pending: s
                   f"(zarrx copy) and {remedy} there")
     return (f"stale: readers using it see another hierarchy than the nodes' documents: "
             f"{'; '.join(problems[:_SHOWN])}{more}; {remedy}")
+
+
+def readable_entries(path: str, meta: GroupMeta, pending: set[str],
+                     add: Callable[[Finding], None]) -> dict[str, ArrayMeta | GroupMeta]:
+    """The consolidated entries of the group ``meta`` at ``path`` that parse (each is parsed
+    when first looked up, so the group opens without the others); each that does not is
+    ``add``-ed as a finding and put in ``pending`` (its entry was not read: it is not stale
+    either)."""
+    entries = meta.consolidated or {}
+    key = join(path, ".zmetadata" if meta.zarr_format == 2 else "zarr.json")
+    good: dict[str, ArrayMeta | GroupMeta] = {}
+    for rel in entries:
+        try:
+            good[rel] = entries[rel]
+        except ZarrError as exc:
+            add(Finding("metadata", key, "/" + join(path, rel), exc.detail,
+                        named=isinstance(exc, (MetadataError, CodecError))))
+            pending.add(rel)
+    return good

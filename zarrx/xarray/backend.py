@@ -29,6 +29,7 @@ from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
 from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
+from zarrx.metadata.lazy_entries import entry_is_array
 from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
@@ -140,7 +141,9 @@ def array_metas(group: Group) -> list[tuple[str, ArrayMeta]]:
     has some (no handle is made, nothing else is read), by name ignoring case."""
     entries = group.metadata.consolidated
     if entries is not None:
-        children = [(k, m) for k, m in entries.items() if k and "/" not in k]
+        # the arrays alone parsed (an entry is parsed when first looked up)
+        children = [(k, entries[k]) for k in entries
+                    if k and "/" not in k and entry_is_array(entries, k)]
     else:
         children = nodes.list_children(group.store, group.path, group.metadata.zarr_format)
     # (in the order engine "zarr" lists them: by name, ignoring case, as zarr-python sorts

@@ -1,0 +1,123 @@
+"""Consolidated entries parsed when they are used.
+
+Opening a group whose consolidated metadata lists 10^5 or 10^6 nodes used to parse every
+entry into an ``ArrayMeta``/``GroupMeta`` at once, which took several times as long as loading
+the JSON document itself. :class:`LazyEntries` holds the entries as loaded (plain JSON) with
+each node's kind (array or group, read from the document's layout), and parses an entry the
+first time it is looked up: listing names and kinds costs no parse, and a malformed entry
+raises the :class:`~zarrx.errors.MetadataError` that parsing it eagerly raised (same key, same
+JSON path), when that node is used. The subclasses for ``.zmetadata`` and for v3 inline
+consolidated metadata live beside their parsers.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from typing import Any
+
+from zarrx.metadata.model import ArrayMeta, GroupMeta
+
+__all__ = ["LazyEntries", "entry_is_array", "parsed_entries", "ARRAY", "GROUP"]
+
+Meta = ArrayMeta | GroupMeta
+#: the bits of an entry's kind: an array's, a group's (neither: not known until parsed)
+ARRAY, GROUP = 1, 2
+
+
+class LazyEntries(MutableMapping):
+    """``{path: meta}`` of consolidated metadata, each entry parsed on first lookup and kept.
+
+    ``_kinds`` maps every path to its kind (:data:`ARRAY`, :data:`GROUP` or 0 when the
+    document does not say, other bits as a subclass uses them); a subclass's ``_parse(path)`` makes
+    the metadata of a path from the document it holds. Paths set after construction (a
+    pending node read from its own documents) hold their metadata as given. Iterating, ``in``,
+    ``len`` and :meth:`is_array` parse nothing; values, items and equality parse every entry
+    they reach."""
+
+    __slots__ = ("_kinds", "_parsed")
+
+    def __init__(self, kinds: dict[str, int]) -> None:
+        self._kinds = kinds
+        self._parsed: dict[str, Meta] = {}
+
+    def _parse(self, path: str) -> Meta:   # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+    def __getitem__(self, path: str) -> Meta:
+        meta = self._parsed.get(path)
+        if meta is None:
+            if path not in self._kinds:
+                raise KeyError(path)
+            meta = self._parsed[path] = self._parse(path)
+        return meta
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._kinds
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._kinds)
+
+    def __len__(self) -> int:
+        return len(self._kinds)
+
+    def __setitem__(self, path: str, meta: Meta) -> None:
+        self._kinds[path] = ARRAY if isinstance(meta, ArrayMeta) else GROUP
+        self._parsed[path] = meta
+
+    def __delitem__(self, path: str) -> None:
+        del self._kinds[path]
+        self._parsed.pop(path, None)
+
+    def is_array(self, path: str) -> bool:
+        """Whether the entry at ``path`` is an array's (a KeyError when there is none),
+        parsing it only when its document does not say (which then raises)."""
+        kind = self._kinds[path]
+        if kind & (ARRAY | GROUP):
+            return bool(kind & ARRAY)
+        return isinstance(self[path], ArrayMeta)
+
+    def copy(self) -> LazyEntries:
+        new = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                object.__setattr__(new, name, getattr(self, name))
+        new._kinds = dict(self._kinds)
+        new._parsed = dict(self._parsed)
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return dict(self.items()) == dict(other.items())
+
+    __hash__ = None     # type: ignore[assignment]  # a mapping that changes
+
+    def __reduce__(self):
+        state = {name: getattr(self, name) for cls in type(self).__mro__
+                 for name in getattr(cls, "__slots__", ())}
+        return (_rebuild, (type(self), state))
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} consolidated entries, {len(self._parsed)} parsed>"
+
+
+def _rebuild(cls: type, state: dict[str, Any]) -> LazyEntries:
+    new = object.__new__(cls)
+    for name, value in state.items():
+        object.__setattr__(new, name, value)
+    return new
+
+
+def entry_is_array(entries: Mapping[str, Meta], path: str) -> bool:
+    """Whether the consolidated entry at ``path`` is an array's; parsed only when ``entries``
+    is a plain mapping of metadata."""
+    is_array = getattr(entries, "is_array", None)     # LazyEntries, ConsolidatedView
+    if is_array is not None:
+        return is_array(path)
+    return isinstance(entries[path], ArrayMeta)
+
+
+def parsed_entries(entries: Mapping[str, Meta], paths: Iterable[str] | None = None
+                   ) -> dict[str, Meta]:
+    """``{path: meta}`` of every entry (or of ``paths``), each parsed: the first malformed
+    one raises."""
+    return {p: entries[p] for p in (entries if paths is None else paths)}
