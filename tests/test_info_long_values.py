@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import zarrx
 from zarrx import cli
 from zarrx.info import CELL_WIDTH
@@ -44,3 +46,22 @@ def test_info_shows_short_values_whole(tmp_path):
     z = zarrx.create_array(str(tmp_path / "t.zarr"), shape=(2,), dtype="i4",
                            dimension_names=["time"])
     assert _rows(str(z.info))["Dimensions"] == "('time',)"
+
+
+ML_FLOATS = ["float8_e5m2", "float8_e4m3fn", "bfloat16", "float4_e2m1fn", "float8_e8m0fnu"]
+
+
+def test_info_and_cat_of_every_ml_float_type(tmp_path, capsys):
+    """ml_dtypes files float8_e5m2 under numpy's kind "f", but numpy cannot cast it to text:
+    ``info`` (``Array.info`` too) and ``cat`` of such an array (tensorstore writes them)
+    raised TypeError. Each type prints its values as its Python numbers."""
+    pytest.importorskip("ml_dtypes")
+    for name in ML_FLOATS:
+        p = str(tmp_path / f"{name}.zarr")
+        z = zarrx.create_array(p, shape=(3,), chunks=(2,), dtype=name, fill_value=2.0)
+        z[0] = 0.5
+        assert _rows(str(z.info))["Fill value"] == "2.0", name
+        assert cli.main(["info", p]) == 0
+        assert _rows(capsys.readouterr().out)["Fill value"] == "2.0", name
+        assert cli.main(["cat", p]) == 0
+        assert capsys.readouterr().out.split() == ["0.5", "2.0", "2.0"], name

@@ -103,6 +103,11 @@ def number_texts(values: np.ndarray) -> np.ndarray:
     count."""
     if values.dtype.kind == "M" and np.datetime_data(values.dtype)[0] == "generic":
         return np.where(np.isnat(values), "NaT", values.view(np.int64).astype(str))
+    if values.dtype.type.__module__.startswith("ml_dtypes"):
+        # ml_dtypes files float8_e5m2 under kind "f", but numpy cannot cast it to text: each
+        # value as its Python number, as the other ml_dtypes types print
+        return np.array([str(v) for v in values.reshape(-1).tolist()],
+                        dtype=str).reshape(values.shape)
     return values.astype(str)
 
 

@@ -130,3 +130,25 @@ def test_a_plain_nan_of_either_sign_is_a_v2_fill_value(tmp_path, dtype):
                            zarr_format=2)
     assert json.loads((tmp_path / "a.zarr" / ".zarray").read_text())["fill_value"] == "NaN"
     assert np.isnan(z[:]).all()
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu"])
+def test_verify_takes_a_nan_of_an_ml_float_type_for_the_nan_it_is(tmp_path, name):
+    """numpy files most ml_dtypes floats under kind "V", where ``==`` takes a NaN for no value:
+    ``verify`` reported a block holding NaN as differing ("source nan, destination nan") and
+    exited 1. They are compared as floats now: bit for bit, a NaN equal to any NaN."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    nd = np.dtype(getattr(ml_dtypes, name))
+    src = zarrx.create_array(str(tmp_path / "src.zarr"), shape=(6,), chunks=(2,), dtype=name,
+                             fill_value=float("nan"))
+    src[:4] = np.array([1, np.nan, 4, 0.5], nd)
+    report = convert(str(tmp_path / "src.zarr"), str(tmp_path / "v2.zarr"), zarr_format=2,
+                     verify=True)
+    assert report.ok, str(report)
+    a = np.array([1.0, np.nan, 4.0], nd)
+    assert same_values(a, a.copy())
+    assert not same_values(a, np.array([1.0, np.nan, 2.0], nd))
+    if name != "float8_e8m0fnu":                    # it has no sign
+        assert not same_values(np.array([0.0], nd), np.array([-0.0], nd))
+        assert mismatch("/x", (slice(0, 1),), np.array([0.0], nd), np.array([-0.0], nd)) == \
+            "/x[0:1]: 1 values differ; first at (0,): source 0, destination -0"

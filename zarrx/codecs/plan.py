@@ -35,6 +35,7 @@ from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToByte
                                V2Place, as_numpy_dtype, as_u8, native, spec_json)
 from zarrx.codecs.registry import get_codec_class, lookup
 from zarrx.errors import CodecError, MetadataError, ZarrError
+from zarrx.metadata.dtypes import value_bits_mask
 from zarrx.metadata.model import CodecSpec, DataType
 from zarrx.metadata.codec_table import unknown_codec
 
@@ -230,6 +231,9 @@ class CodecPipeline:
     swap: bool                            # direct path: byte-swap ``out`` in place after decode
     variable_limit: int = MAX_VARIABLE_CHUNK
     raw: bool = False                     # see ``_is_raw``
+    #: for a type narrower than its byte (``int4``), the bits holding the value: decoding
+    #: clears the others, which writers may set (tensorstore sign-extends) and readers ignore
+    mask: int = 0
 
     @classmethod
     def resolve(cls, codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
@@ -277,7 +281,7 @@ class CodecPipeline:
                    direct=direct, max_encoded_size=bound, key=key, a2a=tuple(a2a), a2b=a2b,
                    a2b_dtype=a2b_dtype, a2b_shape=a2b_shape, b2b=tuple(b2b),
                    swap=is_bytes and a2b.swaps(a2b_dtype),  # type: ignore[attr-defined]
-                   variable_limit=variable_limit)
+                   variable_limit=variable_limit, mask=value_bits_mask(base))
         object.__setattr__(plan, "raw", plan._is_raw())
         return plan
 
@@ -311,16 +315,19 @@ class CodecPipeline:
             buf = as_u8(data)
             if self.direct:
                 self._decode_direct(buf, out)
-                return
-            for st in reversed(self.b2b):
-                buf = st.codec.decode(buf, st.size, self._limit(st))
-            if not self.a2a:
-                self.a2b.decode_into(buf, out)
-                return
-            arr = self.a2b.decode(buf, self.a2b_dtype, self.a2b_shape)
-            for st in reversed(self.a2a):
-                arr = st.codec.decode(arr, st.dtype, st.shape)
-            np.copyto(out, arr, casting="unsafe")      # swap and/or transposition in one pass
+            else:
+                for st in reversed(self.b2b):
+                    buf = st.codec.decode(buf, st.size, self._limit(st))
+                if not self.a2a:
+                    self.a2b.decode_into(buf, out)
+                else:
+                    arr = self.a2b.decode(buf, self.a2b_dtype, self.a2b_shape)
+                    for st in reversed(self.a2a):
+                        arr = st.codec.decode(arr, st.dtype, st.shape)
+                    np.copyto(out, arr, casting="unsafe")   # swap and/or transposition at once
+            if self.mask:
+                items = out.reshape(-1).view(np.uint8)
+                np.bitwise_and(items, self.mask, out=items)
         except ZarrError as exc:
             exc.at(key=key or None)
             raise
@@ -345,7 +352,7 @@ class CodecPipeline:
         """The stored bytes are the chunk's native C-order bytes (after verifying and stripping
         checksums): readers may view them in place and writers may gather straight into them."""
         return self.direct and not self.swap and all(s.codec.view_only for s in self.b2b) \
-            and not self.dtype.hasobject
+            and not self.dtype.hasobject and not self.mask
 
     def wrong_size(self, found: int) -> CodecError:
         """The error for decoded (raw: stored) bytes of ``found`` bytes, not the chunk's."""

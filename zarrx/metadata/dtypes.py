@@ -29,7 +29,7 @@ from zarrx.metadata.model import DataType
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
            "v3_json_for_numpy", "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES", "CORE",
            "RAW_NAME", "ml_dtype", "big_endian", "COMPLEX_ALIASES", "struct_dtype",
-           "MAX_ITEM_BYTES"]
+           "MAX_ITEM_BYTES", "value_bits_mask"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
@@ -85,6 +85,19 @@ def category(dt: DataType) -> str:
 _ML_SET = frozenset(ML_NAMES)
 _KIND_CATEGORY = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex",
                   "M": "datetime", "m": "timedelta", "U": "fixed_str", "S": "fixed_bytes"}
+
+
+#: ML types narrower than their byte, by the bits that hold the value: the ``bytes`` codec
+#: stores each in one byte whose other (upper) bits readers ignore (zarr-extensions)
+_VALUE_BITS = {"int2": 2, "uint2": 2, "int4": 4, "uint4": 4, "float4_e2m1fn": 4,
+               "float6_e2m3fn": 6, "float6_e3m2fn": 6}
+
+
+def value_bits_mask(n: np.dtype) -> int:
+    """For a type narrower than its byte (``int4``, ``float4_e2m1fn``...), the mask of the bits
+    that hold the value (``0x0f``), as ml_dtypes holds it in memory; 0 for other types."""
+    bits = _VALUE_BITS.get(n.name) if n.itemsize == 1 and _maybe_ml(n) else None
+    return 0 if bits is None else (1 << bits) - 1
 
 
 def _maybe_ml(n: np.dtype) -> bool:

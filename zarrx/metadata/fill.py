@@ -34,6 +34,13 @@ __all__ = ["parse_fill", "fill_json", "default_fill", "same_fill", "check_unitle
 _HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _NAT = np.iinfo(np.int64).min
+# Fill values spelled as tensorstore reads them. Zarr v2 has no spelling for the ML types:
+# tensorstore (whose names they are there) writes a float4_e2m1fn one as the base64 of its
+# byte, and refuses a number. In Zarr v3 tensorstore 0.1.86 reads a float8_e8m0fnu number as
+# another value (2.0 as 2**-63) but its hex bit pattern bit for bit, which the type's
+# specification allows as it does for every float type (docs/SPEC.md).
+_BASE64_V2 = frozenset({"float4_e2m1fn"})
+_HEX_V3 = frozenset({"float8_e8m0fnu"})
 
 
 def _bits_dtype(n: np.dtype) -> np.dtype:
@@ -169,6 +176,9 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
             return np.array(int(value, 16), np.uint64).astype(_bits_dtype(n)).view(n)[()]
         return np.array(loc.int(value, lo, hi), dtype=n)[()]
     if cat == "float":
+        if fmt == 2 and dt.name in _BASE64_V2 and isinstance(value, str) \
+                and value not in _NONFINITE:
+            return np.frombuffer(_b64(value, loc, n.itemsize, exact=True), dtype=n)[0]
         return _float(value, n, loc, fmt)
     if cat == "complex":
         part = np.dtype(f"f{n.itemsize // 2}")
@@ -301,7 +311,12 @@ def fill_json(value: Any, dt: DataType, fmt: int = 3, endian: str | None = None)
     if cat == "int":
         return int(value)
     if cat == "float":
-        return _float_json(value, fmt)
+        if fmt == 2 and dt.name in _BASE64_V2:
+            return base64.b64encode(np.array(value, dtype=dt.numpy).tobytes()).decode("ascii")
+        out = _float_json(value, fmt)
+        if fmt == 3 and dt.name in _HEX_V3 and not isinstance(out, str):
+            return f"0x{int(np.array(value, dtype=dt.numpy).view(np.uint8)):02x}"
+        return out
     if cat == "complex":
         part = np.dtype(f"f{dt.numpy.itemsize // 2}")
         pair = np.array(value, dtype=dt.numpy).reshape(1).view(part)

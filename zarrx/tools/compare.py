@@ -31,11 +31,17 @@ def _same_items(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return same.all(axis=-1)
 
 
+def _ml_float(dt: np.dtype) -> bool:
+    """An ml_dtypes float type (``bfloat16``, ``float8_*``...; numpy files most of them under
+    kind "V", where ``==`` takes a NaN for no value)."""
+    return dt.type.__module__.startswith("ml_dtypes") and "float" in dt.name
+
+
 def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Item by item, whether two blocks of one shape hold the same values: floats bit for bit
-    but a NaN equal to any NaN (-0.0 differs from 0.0), NaT equal to NaT."""
+    """Item by item, whether two blocks of one shape hold the same values: floats (ml_dtypes'
+    too) bit for bit but a NaN equal to any NaN (-0.0 differs from 0.0), NaT equal to NaT."""
     if a.dtype.kind in "fc" and b.dtype.kind == a.dtype.kind and \
-            a.dtype.itemsize == b.dtype.itemsize:
+            a.dtype.itemsize == b.dtype.itemsize or _ml_float(a.dtype) and a.dtype == b.dtype:
         return _same_items(a, b)
     if a.dtype.hasobject or b.dtype.hasobject:
         return np.vectorize(lambda x, y: x == y or (x != x and y != y), otypes=[bool])(a, b)
