@@ -33,7 +33,7 @@ from zarrx.metadata.lazy_entries import entry_is_array
 from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
 from zarrx.store.base import Store
-from zarrx.xarray.cf_checks import FAILURES, check_variables, culprit, guard_times
+from zarrx.xarray.cf_checks import checked_dataset
 from zarrx.xarray.encoding import DIMENSION_KEY, decode_fill_attr, vlen_dtype
 from zarrx.xarray.indexers import empty_slices_forward
 
@@ -387,10 +387,10 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                                zarr_format=zarr_format)
         store = ZarrxDataStore(grp, mask_with_fill_value=use_zarr_fill_value_as_mask,
                                skip=_dropped(drop_variables))
-        return _decode(store, mask_and_scale=mask_and_scale, decode_times=decode_times,
-                       concat_characters=concat_characters, decode_coords=decode_coords,
-                       drop_variables=drop_variables, use_cftime=use_cftime,
-                       decode_timedelta=decode_timedelta)
+        return checked_dataset(store, mask_and_scale=mask_and_scale, decode_times=decode_times,
+                               concat_characters=concat_characters, decode_coords=decode_coords,
+                               drop_variables=drop_variables, use_cftime=use_cftime,
+                               decode_timedelta=decode_timedelta)
 
     def open_groups_as_dict(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
                             decode_times: Any = True, concat_characters: bool = True,
@@ -421,8 +421,9 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
                                        if isinstance(node, Group)),
                                       key=lambda rn: [name_key(p) for p in rn[0].split("/")])
         return {_tree_key(rel, bool(group)):
-                _decode(ZarrxDataStore(node, mask_with_fill_value=use_zarr_fill_value_as_mask,
-                                       skip=_dropped(drop_variables)), **decode)
+                checked_dataset(ZarrxDataStore(node,
+                                               mask_with_fill_value=use_zarr_fill_value_as_mask,
+                                               skip=_dropped(drop_variables)), **decode)
                 for rel, node in nodes_}
 
     def open_datatree(self, filename_or_obj: Any, *, mask_and_scale: bool = True,
@@ -475,26 +476,3 @@ def _tree_key(rel: str, relative: bool) -> str:
         return rel or "."
     return "/" + rel
 
-
-def _decode(store: ZarrxDataStore, **decode: Any) -> Any:
-    """The Dataset of ``store``, its CF attributes checked first (see :mod:`.cf_checks`)."""
-    from xarray.backends import StoreBackendEntrypoint
-    dropped = decode.get("drop_variables")
-    dropped = {dropped} if isinstance(dropped, str) else set(dropped or ())
-    variables = {k: v for k, v in store.get_variables().items() if k not in dropped}
-    if decode.get("mask_and_scale", True):
-        for name, problem in store.fill_problems.items():
-            if name in variables:           # an unreadable _FillValue, which would mask
-                raise problem
-    check_variables(variables, decode)
-    try:
-        ds = StoreBackendEntrypoint().open_dataset(store, **decode)
-        for name in ds.dims:                # decoded now, as xarray indexes them next
-            if name in ds.variables and ds.variables[name].ndim == 1:
-                ds.variables[name].load()
-        guard_times(ds)
-        return ds
-    except FAILURES as exc:
-        if isinstance(exc, ZarrError):
-            raise
-        raise culprit(variables, decode, exc, store.group.name) from exc

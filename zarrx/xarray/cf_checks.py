@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 from xarray.coding.common import _ElementwiseFunctionArray
 
-from zarrx.errors import MetadataError
+from zarrx.errors import MetadataError, ZarrError
 from zarrx.metadata._util import short
 
-__all__ = ["check_variables", "culprit", "guard_times", "FAILURES"]
+__all__ = ["check_variables", "checked_dataset", "culprit", "guard_times", "FAILURES"]
 
 _REAL = (int, float, np.integer, np.floating)
 _NON_FINITE = ("NaN", "nan", "Infinity", "-Infinity", "inf", "-inf")
@@ -205,3 +205,28 @@ def guard_times(ds: Any) -> None:
                 not isinstance(var._data, np.ndarray):
             var._data = _Guarded(var._data, _Times(str(name), units,
                                                   var.encoding.get("calendar")), var.dtype)
+
+
+def checked_dataset(store: Any, **decode: Any) -> Any:
+    """The Dataset of ``store`` (a :class:`~zarrx.xarray.backend.ZarrxDataStore`) decoded with
+    ``decode``, its CF attributes checked first."""
+    from xarray.backends import StoreBackendEntrypoint
+    dropped = decode.get("drop_variables")
+    dropped = {dropped} if isinstance(dropped, str) else set(dropped or ())
+    variables = {k: v for k, v in store.get_variables().items() if k not in dropped}
+    if decode.get("mask_and_scale", True):
+        for name, problem in store.fill_problems.items():
+            if name in variables:           # an unreadable _FillValue, which would mask
+                raise problem
+    check_variables(variables, decode)
+    try:
+        ds = StoreBackendEntrypoint().open_dataset(store, **decode)
+        for name in ds.dims:                # decoded now, as xarray indexes them next
+            if name in ds.variables and ds.variables[name].ndim == 1:
+                ds.variables[name].load()
+        guard_times(ds)
+        return ds
+    except FAILURES as exc:
+        if isinstance(exc, ZarrError):
+            raise
+        raise culprit(variables, decode, exc, store.group.name) from exc
