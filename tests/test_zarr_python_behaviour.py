@@ -206,10 +206,9 @@ _PAIR = np.array([1, 2])
     (lambda: zarrx.save_array({}, np.arange(2), overwrite=_PAIR),
      "save_array: overwrite: expected True or False, found ndarray array([1, 2])"),
     (lambda: zarrx.create_array({}, shape=(2,), dtype="i4", storage_options=-1),
-     "storage_options: expected a dict of options for the store URL's filesystem, found int -1"),
+     "storage_options: expected a dict, found int"),
     (lambda: zarrx.open_group("memory://x", storage_options=["a"]),
-     "storage_options: expected a dict of options for the store URL's filesystem, found list "
-     "['a']"),
+     "'memory://x': storage_options: expected a dict, found list"),
 ], ids=["overwrite", "write_data", "create_group", "group", "create", "require_group",
         "from_array", "save_array", "storage_options-dict-store", "storage_options-url"])
 def test_a_flag_or_options_of_another_kind_is_a_type_error(call, message):

@@ -29,7 +29,7 @@ __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_par
 
 
 def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
-    check_storage_options(storage_options)
+    check_storage_options(storage_options, store)
     if store is None:
         if storage_options:               # a TypeError, as zarr-python raises
             raise ArgumentTypeError("storage_options: given without a store URL")

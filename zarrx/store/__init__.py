@@ -42,14 +42,19 @@ def _writable(store: Store, mode: str) -> Store:
     return store
 
 
-def check_storage_options(storage_options: object) -> None:
+def check_storage_options(storage_options: object, store: object = None) -> None:
     """Refuse ``storage_options`` that are not a mapping (of options for a URL's filesystem)
     with a :class:`~zarrx.errors.StoreArgumentError` (a ``TypeError``), before their truth or
-    their keys are asked for."""
-    if storage_options is not None and not isinstance(storage_options, Mapping):
-        raise StoreArgumentError(f"storage_options: expected a dict of options for the store "
-                                 f"URL's filesystem, found {type(storage_options).__name__} "
-                                 f"{storage_options!r:.80}")
+    their keys are asked for. The message names the store URL (``store``, credentials
+    removed) and the type found, never the value, which may hold a secret."""
+    if storage_options is None or isinstance(storage_options, Mapping):
+        return
+    where = ""
+    if isinstance(store, str):
+        from zarrx.store.remote.urls import redact
+        where = f"{redact(store)!r}: "
+    raise StoreArgumentError(f"{where}storage_options: expected a dict, found "
+                             f"{type(storage_options).__name__}")
 
 
 def make_store(obj: object, mode: str = "a", storage_options: dict | None = None) -> Store:
@@ -71,7 +76,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
     if mode not in OPEN_MODES:
         raise StoreError(f"make_store: mode: expected one of {', '.join(OPEN_MODES)}, "
                          f"found {mode!r}")
-    check_storage_options(storage_options)
+    check_storage_options(storage_options, obj)
     if isinstance(obj, Store):
         if storage_options:
             raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
