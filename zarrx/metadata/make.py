@@ -147,6 +147,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if value.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
         value = value[()]                     # a 0-d array is its element, as numpy takes it
+    if cat in ("fixed_bytes", "fixed_str", "structured"):
+        _refuse_changed(value, n, loc)
     try:
         if cat == "int":
             if isinstance(value, (np.datetime64, np.timedelta64)):   # .item() may be None
@@ -208,6 +210,39 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if isinstance(exc, MetadataError):
             raise
         raise loc.error(f"a fill value for {n}", value) from None
+
+
+def _refuse_changed(value: Any, n: np.dtype, loc: Loc) -> None:
+    """Refuse a number numpy would cast into another value of the fixed-width text type ``n``
+    (or of a field of the structured type ``n``, given a record: one value per field): a
+    float or complex number for bytes (refused by zarr-python too), a number whose text is
+    cut short (``-inf`` for ``S3`` would be ``b'-in'``), a float with a fractional part for
+    an integer field (refused for an integer type)."""
+    if isinstance(value, np.ndarray) and not value.ndim:
+        value = value[()]
+    v = value.item() if isinstance(value, (np.number, np.bool_)) else value
+    if n.fields is not None:
+        if isinstance(value, (tuple, list, np.void)) and len(value) == len(n.names):
+            for name, field in zip(n.names, value):
+                _refuse_changed(field, n.fields[name][0], loc / name)
+        return
+    if n.kind in "iu" and isinstance(v, (int, float)) and not isinstance(v, bool):
+        lo, hi = _int_range(n)
+        if isinstance(v, float) and math.isinf(v) or isinstance(v, int) and not lo <= v <= hi:
+            raise Loc(loc.key, loc.path, FillValueOverflowError).error(
+                f"an integer in [{lo}, {hi}]", value)      # as for an integer type
+        if isinstance(v, float) and not v.is_integer():
+            raise loc.error(f"an integer for {n}", value)
+    if n.kind in "iu" and isinstance(v, complex):
+        raise loc.error(f"an integer for {n}", value)
+    if n.kind not in "SU" or not isinstance(v, (bool, int, float, complex)):
+        return
+    if n.kind == "S" and isinstance(v, (float, complex)):
+        raise loc.error(f"bytes, a str or an integer for {n}", value)
+    width = n.itemsize // (4 if n.kind == "U" else 1)
+    if len(str(v)) > width:
+        raise loc.error(f"a number whose text fits in {n} (at most {width} characters, "
+                        f"not {len(str(v))}: numpy would cut it short)", value)
 
 
 def _number_text(text: str, cat: str) -> Any:
