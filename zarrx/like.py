@@ -21,7 +21,8 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     its fill value. A ``dtype=`` other than the source's takes the default filters and
     serializer of that type (the source's compressors are kept) and the source's fill value
     converted to it, as a write converts a value."""
-    check_format(kwargs.get("zarr_format"), none=True)     # compared with the source's below
+    if kwargs.get("zarr_format") is not None:         # compared with the source's below
+        kwargs["zarr_format"] = check_format(kwargs["zarr_format"])
     a = as_zarrx_array(a)
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         if a is None or not isinstance(a, (list, tuple)):
