@@ -214,13 +214,18 @@ def _other_format(st: Store, path: str, zarr_format: int | None, what: str, mode
 
 
 def _check_unused(st: Store, path: str, what: str) -> None:
-    """Mode ``w-`` creates a node only where the store holds nothing: objects below ``path``
-    without a node document there (the children of a group whose metadata is gone, or any
-    other data) are in the way, as in zarr-python. A node there is reported by the creation."""
+    """Mode ``w-`` creates a node only where the store holds nothing: a node there, or objects
+    below ``path`` without a node document there (the children of a group whose metadata is
+    gone, or any other data), are in the way, as in zarr-python. Checked before the creation's
+    arguments, as zarr-python checks: the node in the way is what is reported."""
     found = next(iter(st.list_prefix(f"{path}/" if path else "")), None)
-    if found is not None and nodes.load_node(st, path) is None:
-        raise NodeExistsError(f"{what}: mode 'w-' creates a node at {_where(st, path)}, but "
-                              f"the store holds {found!r} there (mode 'w' replaces it)")
+    if found is None:
+        return
+    node = nodes.load_node(st, path)
+    if node is not None:
+        raise exists_error(st, path, "w-", what)(node)
+    raise NodeExistsError(f"{what}: mode 'w-' creates a node at {_where(st, path)}, but "
+                          f"the store holds {found!r} there (mode 'w' replaces it)")
 
 
 def _reopen(created: NodeExistsError, reopen: Callable[[], Any]) -> Any:
@@ -281,10 +286,6 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     if mode == "w-":
         _check_unused(st, path, "open_array")
     if "shape" not in kwargs:
-        existing = nodes.load_node(st, path) if mode == "w-" else None
-        if existing is not None:
-            raise node_exists(isinstance(existing, ArrayMeta),
-                              f"open_array: a node already exists at {_where(st, path)}")
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
     try:
         return create(store=st, path=path, zarr_format=zarr_format,
