@@ -93,3 +93,21 @@ def test_fields_are_checked_as_their_types_and_whole_floats_are_taken():
     assert a.fill_value.tolist() == (3, 0.5)
     b = zarrx.create_array({}, shape=(2,), dtype=nested, fill_value=((True, 42), 1))
     assert b.fill_value.tolist() == ((1, b"42"), 1.0)
+
+
+@pytest.mark.parametrize("src,fill,dtype,want", [
+    ("f8", -np.inf, "S3", "expected bytes, a str or an integer for |S3, found -inf"),
+    ("f8", 1.5, "S3", "expected bytes, a str or an integer for |S3, found 1.5"),
+    ("i4", 12345, "U3", "<U3 (at most 3 characters, not 5")])
+def test_a_like_copy_refuses_a_source_fill_value_its_text_type_would_change(src, fill, dtype,
+                                                                            want):
+    a = zarrx.create_array({}, shape=(2,), dtype=src, fill_value=fill)
+    with pytest.raises(FillValueError, match=re.escape(want)):
+        zarrx.full_like(a, dtype=dtype, store={})
+    assert zarrx.full_like(a, dtype=dtype, fill_value="x", store={}).fill_value in ("x", b"x")
+
+
+def test_a_like_copy_converts_what_fits_as_a_write_does():
+    a = zarrx.create_array({}, shape=(2,), dtype="f8", fill_value=1.5)
+    assert zarrx.full_like(a, dtype="U3", store={}).fill_value == "1.5"
+    assert zarrx.full_like(a, dtype="i4", store={}).fill_value == 1

@@ -8,8 +8,9 @@ import numpy as np
 from zarrx.array import Array
 from zarrx.creation import as_zarrx_array, check_format, data_array
 from zarrx.errors import ArgumentTypeError, FillValueError, FillValueOverflowError, ZarrError
-from zarrx.metadata._util import short
+from zarrx.metadata._util import Loc, short
 from zarrx.metadata.dtype_input import numpy_string_dtype, resolve_dtype
+from zarrx.metadata.make import refuse_changed_fill
 from zarrx.metadata.model import DataType
 
 __all__ = ["like_arguments"]
@@ -78,7 +79,9 @@ def _new_type(a: Array, kwargs: dict) -> DataType | None:
 def _converted_fill(a: Array, dt: DataType, dtype: Any) -> Any:
     """The fill value of ``a`` as data type ``dt``: converted as ``numpy.asarray(value,
     dtype)`` converts a Python value written to an array (``1.5`` to ``int32``: ``1``); a value
-    the type cannot hold is a :class:`FillValueError` naming both."""
+    the type cannot hold is a :class:`FillValueError` naming both, and so is a number a
+    fixed-width text type would hold as other text (``-inf`` for ``S3``: ``b'-in'``, as
+    zarr-python refuses it)."""
     value = a.fill_value
     if value is None:                 # a v2 null fill value: none to convert
         return None
@@ -87,6 +90,8 @@ def _converted_fill(a: Array, dt: DataType, dtype: Any) -> Any:
     if isinstance(value, np.generic) and value.dtype.kind not in "mMV":
         value = value.item()          # a Python value, converted as a write converts one
     try:
+        if target.kind in "SU":
+            refuse_changed_fill(value, target, Loc("fill_value", error=FillValueError))
         with np.errstate(all="raise"):
             return np.asarray(value, dtype=target)[()]
     except OverflowError as exc:

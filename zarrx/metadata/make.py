@@ -25,7 +25,8 @@ from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, Key
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
 from zarrx.metadata.v3 import fill_endian, parse_array_v3
 
-__all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL", "attributes_arg"]
+__all__ = ["make_array_meta", "coerce_fill", "refuse_changed_fill", "DEFAULT_FILL",
+           "attributes_arg"]
 
 
 def attributes_arg(attributes: Any, where: str) -> dict[str, Any]:
@@ -148,7 +149,7 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             raise loc.error(f"a scalar fill value for {n}", value)
         value = value[()]                     # a 0-d array is its element, as numpy takes it
     if cat in ("fixed_bytes", "fixed_str", "structured"):
-        _refuse_changed(value, n, loc)
+        refuse_changed_fill(value, n, loc)
     try:
         if cat == "int":
             if isinstance(value, (np.datetime64, np.timedelta64)):   # .item() may be None
@@ -212,7 +213,7 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         raise loc.error(f"a fill value for {n}", value) from None
 
 
-def _refuse_changed(value: Any, n: np.dtype, loc: Loc) -> None:
+def refuse_changed_fill(value: Any, n: np.dtype, loc: Loc) -> None:
     """Refuse a number numpy would cast into another value of the fixed-width text type ``n``
     (or of a field of the structured type ``n``, given a record: one value per field): a
     float or complex number for bytes (refused by zarr-python too), a number whose text is
@@ -224,7 +225,7 @@ def _refuse_changed(value: Any, n: np.dtype, loc: Loc) -> None:
     if n.fields is not None:
         if isinstance(value, (tuple, list, np.void)) and len(value) == len(n.names):
             for name, field in zip(n.names, value):
-                _refuse_changed(field, n.fields[name][0], loc / name)
+                refuse_changed_fill(field, n.fields[name][0], loc / name)
         return
     if n.kind in "iu" and isinstance(v, (int, float)) and not isinstance(v, bool):
         lo, hi = _int_range(n)
