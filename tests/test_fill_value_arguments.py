@@ -111,3 +111,22 @@ def test_a_like_copy_converts_what_fits_as_a_write_does():
     a = zarrx.create_array({}, shape=(2,), dtype="f8", fill_value=1.5)
     assert zarrx.full_like(a, dtype="U3", store={}).fill_value == "1.5"
     assert zarrx.full_like(a, dtype="i4", store={}).fill_value == 1
+
+
+@pytest.mark.parametrize("dtype,fill,want", [
+    ("S30", np.datetime64(1, "s"), "expected bytes, a str or an integer for |S30"),
+    ("S30", np.timedelta64(5, "ms"), "expected bytes, a str or an integer for |S30"),
+    ("U4", np.datetime64(1, "s"), "expected a date or duration whose text fits in <U4"),
+    ("M8[s]", np.float64(2.5), "expected a datetime64 or an integer for datetime64[s]"),
+    ("m8[ms]", np.complex64(1j), "expected a timedelta64 or an integer for timedelta64[ms]")])
+def test_dates_are_not_text_nor_floats_dates(dtype, fill, want):
+    if dtype[0] in "SMm":
+        with pytest.raises(TypeError):      # zarr-python refuses them too
+            zarr.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+    with pytest.raises(FillValueError, match=re.escape(want)):
+        zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+
+
+def test_a_date_whose_text_fits_is_taken_as_text():
+    a = zarrx.create_array({}, shape=(2,), dtype="U30", fill_value=np.timedelta64(5, "ms"))
+    assert a.fill_value == "5 milliseconds"
