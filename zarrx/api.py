@@ -93,7 +93,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     ``use_consolidated``."""
     zarr_format = format_of(zarr_format, zarr_version, "open")
     check_keywords("open", kwargs, _OPEN_KW)
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
     _check_mode(mode)
@@ -153,7 +153,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     function errors name, for the functions built on this one; ``_found``: the node and those
     above it as such a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     _check_mode(mode)
     st = _store(store, mode, storage_options)
     path = node_path(path, _what)
@@ -214,13 +214,18 @@ def _other_format(st: Store, path: str, zarr_format: int | None, what: str, mode
 
 
 def _check_unused(st: Store, path: str, what: str) -> None:
-    """Mode ``w-`` creates a node only where the store holds nothing: objects below ``path``
-    without a node document there (the children of a group whose metadata is gone, or any
-    other data) are in the way, as in zarr-python. A node there is reported by the creation."""
+    """Mode ``w-`` creates a node only where the store holds nothing: a node there, or objects
+    below ``path`` without a node document there (the children of a group whose metadata is
+    gone, or any other data), are in the way, as in zarr-python. Checked before the creation's
+    arguments, as zarr-python checks: the node in the way is what is reported."""
     found = next(iter(st.list_prefix(f"{path}/" if path else "")), None)
-    if found is not None and nodes.load_node(st, path) is None:
-        raise NodeExistsError(f"{what}: mode 'w-' creates a node at {_where(st, path)}, but "
-                              f"the store holds {found!r} there (mode 'w' replaces it)")
+    if found is None:
+        return
+    node = nodes.load_node(st, path)
+    if node is not None:
+        raise exists_error(st, path, "w-", what)(node)
+    raise NodeExistsError(f"{what}: mode 'w-' creates a node at {_where(st, path)}, but "
+                          f"the store holds {found!r} there (mode 'w' replaces it)")
 
 
 def _reopen(created: NodeExistsError, reopen: Callable[[], Any]) -> Any:
@@ -260,7 +265,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     store, else ``a``."""
     zarr_format = format_of(zarr_format, zarr_version, "open_array")
     check_keywords("open_array", kwargs, _ARRAY_KW | {"storage_options"})
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
     _check_mode(mode)
@@ -281,10 +286,6 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     if mode == "w-":
         _check_unused(st, path, "open_array")
     if "shape" not in kwargs:
-        existing = nodes.load_node(st, path) if mode == "w-" else None
-        if existing is not None:
-            raise node_exists(isinstance(existing, ArrayMeta),
-                              f"open_array: a node already exists at {_where(st, path)}")
         raise ArgumentTypeError(f"open_array: mode {mode!r} creates an array and needs shape=")
     try:
         return create(store=st, path=path, zarr_format=zarr_format,
@@ -309,7 +310,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     path = node_path(path, "create_group", new=True)
     found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, found)
-    check_format(zarr_format)
+    zarr_format = check_format(zarr_format)
     # checked before anything is written: the groups above or the node replaced
     meta = GroupMeta(attributes=attributes_arg(attributes, "create_group"), zarr_format=zarr_format)  # type: ignore[arg-type]
     prepare_node(st, path, overwrite, _mode, "create_group", zarr_format, found)
@@ -406,7 +407,7 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     from zarrx.codec_args import split_codecs
 
     zarr_format = format_of(zarr_format, zarr_version, "create")
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     overwrite = flag_arg(overwrite, "create", "overwrite")
     store = _store(store, "w", kwargs.pop("storage_options", None))
     new_path = node_path(path, "create_array", "name", new=True)
@@ -476,7 +477,7 @@ def consolidate_metadata(store: StoreLike, path: str | None = None,
     keep it in step, at the store root or below it (:mod:`zarrx.metadata.nodes`)."""
     st = _store(store, "r+", storage_options)
     path = node_path(path, "consolidate_metadata")
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     if zarr_format is not None:
         node = nodes.load_node(st, path, zarr_format, consolidated=False)
         if isinstance(node, ArrayMeta):

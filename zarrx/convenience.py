@@ -51,7 +51,7 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     if not _array_like(arr):
         raise ArgumentTypeError(f"save_array: arr must be a numpy array (or an array with "
                                 f"shape and dtype), found {type(arr).__name__}")
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     mode = kwargs.pop("mode", "a")
     overwrite = flag_arg(kwargs.pop("overwrite", None), "save_array", "overwrite") or mode == "w"
     chunks = kwargs.pop("chunks", None)
@@ -70,7 +70,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     """Save several arrays in a new group at ``path`` (replacing what is there): positional
     ones as ``arr_0``, ``arr_1``..., keyword ones under their names."""
     zarr_format = format_of(zarr_format, zarr_version, "save_group")
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     for i, arr in enumerate(args):
         if not _array_like(arr):
             raise ArgumentTypeError(f"save_group: argument {i} must be a numpy array (or an "
@@ -186,7 +186,7 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     objects at a time."""
     if data is None:
         raise ArgumentTypeError("from_array: data: expected an array, found None")
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     data = as_zarrx_array(data)             # a zarr-python array: kept as a zarrx one is
     if not isinstance(data, Array) and not _array_like(data):
         data = data_array(data, "from_array")

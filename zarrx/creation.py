@@ -302,14 +302,17 @@ def named(value: Any, *names: str) -> bool:
     return isinstance(value, str) and value in names
 
 
-def check_format(zarr_format: Any, *, none: bool = False) -> None:
-    """Refuse a ``zarr_format`` other than 2 or 3 (or None, when ``none``: auto-detect or the
-    default) with an :class:`~zarrx.errors.ArgumentError`."""
+def check_format(zarr_format: Any, *, none: bool = False) -> Any:
+    """``zarr_format`` as a Python int: 2 or 3, given as an int or a numpy integer (as
+    zarr-python takes it; not a bool), or None, when ``none`` (auto-detect or the default).
+    Any other value raises :class:`~zarrx.errors.ArgumentError`."""
     if none and zarr_format is None:
-        return
-    if type(zarr_format) is not int or zarr_format not in (2, 3):
+        return None
+    if not (type(zarr_format) is int or isinstance(zarr_format, np.integer)) \
+            or zarr_format not in (2, 3):
         expected = "2, 3 or None" if none else "2 or 3"
         raise ArgumentError(f"zarr_format: expected {expected}, found {zarr_format!r}")
+    return int(zarr_format)
 
 
 def format_of(zarr_format: Any, zarr_version: Any, what: str) -> Any:
@@ -384,7 +387,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         path = name_path
     _found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, _found)
-    check_format(zarr_format)
+    zarr_format = check_format(zarr_format)
     if data is not None:
         data = data_array(data, "create_array")
         if shape is None:

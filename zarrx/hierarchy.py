@@ -75,7 +75,7 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
         raise ArgumentError(f"create_hierarchy: nodes of both Zarr formats; Zarr v2 at {v2}, "
                             f"the rest Zarr v3: a hierarchy holds one format")
     fmt = formats.pop() if formats else (zarr_format or 3)
-    check_format(fmt)
+    fmt = check_format(fmt)
     if zarr_format is not None and fmt != zarr_format:
         raise ArgumentError(f"create_hierarchy: the nodes are Zarr v{fmt}, but the group "
                             f"{group or '/'!r} is Zarr v{zarr_format}: a hierarchy holds one "

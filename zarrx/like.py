@@ -8,8 +8,9 @@ import numpy as np
 from zarrx.array import Array
 from zarrx.creation import as_zarrx_array, check_format, data_array
 from zarrx.errors import ArgumentTypeError, FillValueError, FillValueOverflowError, ZarrError
-from zarrx.metadata._util import short
+from zarrx.metadata._util import Loc, short
 from zarrx.metadata.dtype_input import numpy_string_dtype, resolve_dtype
+from zarrx.metadata.make import refuse_changed_fill
 from zarrx.metadata.model import DataType
 
 __all__ = ["like_arguments"]
@@ -21,7 +22,8 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     its fill value. A ``dtype=`` other than the source's takes the default filters and
     serializer of that type (the source's compressors are kept) and the source's fill value
     converted to it, as a write converts a value."""
-    check_format(kwargs.get("zarr_format"), none=True)     # compared with the source's below
+    if kwargs.get("zarr_format") is not None:         # compared with the source's below
+        kwargs["zarr_format"] = check_format(kwargs["zarr_format"])
     a = as_zarrx_array(a)
     if not (hasattr(a, "shape") and hasattr(a, "dtype")):
         if a is None or not isinstance(a, (list, tuple)):
@@ -77,7 +79,9 @@ def _new_type(a: Array, kwargs: dict) -> DataType | None:
 def _converted_fill(a: Array, dt: DataType, dtype: Any) -> Any:
     """The fill value of ``a`` as data type ``dt``: converted as ``numpy.asarray(value,
     dtype)`` converts a Python value written to an array (``1.5`` to ``int32``: ``1``); a value
-    the type cannot hold is a :class:`FillValueError` naming both."""
+    the type cannot hold is a :class:`FillValueError` naming both, and so is a number a
+    fixed-width text type would hold as other text (``-inf`` for ``S3``: ``b'-in'``, as
+    zarr-python refuses it)."""
     value = a.fill_value
     if value is None:                 # a v2 null fill value: none to convert
         return None
@@ -86,6 +90,8 @@ def _converted_fill(a: Array, dt: DataType, dtype: Any) -> Any:
     if isinstance(value, np.generic) and value.dtype.kind not in "mMV":
         value = value.item()          # a Python value, converted as a write converts one
     try:
+        if target.kind in "SU":
+            refuse_changed_fill(value, target, Loc("fill_value", error=FillValueError))
         with np.errstate(all="raise"):
             return np.asarray(value, dtype=target)[()]
     except OverflowError as exc:

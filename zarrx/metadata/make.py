@@ -25,7 +25,8 @@ from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, Key
 from zarrx.metadata.v2 import parse_array_v2, v2_codecs_of
 from zarrx.metadata.v3 import fill_endian, parse_array_v3
 
-__all__ = ["make_array_meta", "coerce_fill", "DEFAULT_FILL", "attributes_arg"]
+__all__ = ["make_array_meta", "coerce_fill", "refuse_changed_fill", "DEFAULT_FILL",
+           "attributes_arg"]
 
 
 def attributes_arg(attributes: Any, where: str) -> dict[str, Any]:
@@ -147,6 +148,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if value.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
         value = value[()]                     # a 0-d array is its element, as numpy takes it
+    if cat in ("fixed_bytes", "fixed_str", "structured", "datetime", "timedelta"):
+        refuse_changed_fill(value, n, loc)
     try:
         if cat == "int":
             if isinstance(value, (np.datetime64, np.timedelta64)):   # .item() may be None
@@ -208,6 +211,49 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if isinstance(exc, MetadataError):
             raise
         raise loc.error(f"a fill value for {n}", value) from None
+
+
+def refuse_changed_fill(value: Any, n: np.dtype, loc: Loc) -> None:
+    """Refuse a value numpy would cast into another value of the type ``n`` (or of a field of
+    the structured type ``n``, given a record: one value per field): a float, complex number,
+    date or duration for fixed-width bytes (refused by zarr-python too), a number, date or
+    duration whose text a fixed-width text type cuts short (``-inf`` for ``U3`` would be
+    ``'-in'``), a float with a fractional part for an integer field (refused for an integer
+    type), a numpy float or complex number for a date or duration type (as a Python one)."""
+    if isinstance(value, np.ndarray) and not value.ndim:
+        value = value[()]
+    dated = isinstance(value, (np.datetime64, np.timedelta64))  # (numpy integers: not items)
+    v = value.item() if isinstance(value, (np.number, np.bool_)) and not dated else value
+    if n.fields is not None:
+        if isinstance(value, (tuple, list, np.void)) and len(value) == len(n.names):
+            for name, field in zip(n.names, value):
+                refuse_changed_fill(field, n.fields[name][0], loc / name)
+        return
+    if n.kind in "iu" and isinstance(v, (int, float)) and not isinstance(v, bool):
+        lo, hi = _int_range(n)
+        if isinstance(v, float) and math.isinf(v) or isinstance(v, int) and not lo <= v <= hi:
+            raise Loc(loc.key, loc.path, FillValueOverflowError).error(
+                f"an integer in [{lo}, {hi}]", value)      # as for an integer type
+        if isinstance(v, float) and not v.is_integer():
+            raise loc.error(f"an integer for {n}", value)
+    if n.kind in "iu" and isinstance(v, complex):
+        raise loc.error(f"an integer for {n}", value)
+    if n.kind in "mM" and isinstance(v, (float, complex)):     # as a Python float is refused
+        kind = "datetime64" if n.kind == "M" else "timedelta64"
+        raise loc.error(f"a {kind} or an integer for {n}", value)
+    if n.kind not in "SU" or not (dated or isinstance(v, (bool, int, float, complex))):
+        return
+    if n.kind == "S" and (dated or isinstance(v, (float, complex))):
+        raise loc.error(f"bytes, a str or an integer for {n}", value)
+    try:
+        text = str(v)
+    except (ValueError, RuntimeError):    # a unit-less date has no text: the cast refuses it
+        return
+    width = n.itemsize // (4 if n.kind == "U" else 1)
+    if len(text) > width:
+        what = "date or duration" if dated else "number"
+        raise loc.error(f"a {what} whose text fits in {n} (at most {width} characters, "
+                        f"not {len(text)}: numpy would cut it short)", value)
 
 
 def _number_text(text: str, cat: str) -> Any:

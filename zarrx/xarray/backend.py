@@ -335,7 +335,7 @@ def open_store_group(filename_or_obj: Any, *, group: str | None = None, mode: st
         raise ArgumentTypeError("engine 'zarrx': expected a path, URL, store or Group, found "
                                 "None")
     if zarr_format is not None:
-        check_format(zarr_format)
+        zarr_format = check_format(zarr_format)
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     use = None if consolidated is None else bool(consolidated)
     path = node_path(group, "engine 'zarrx'", "group")

@@ -93,7 +93,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     if not isinstance(ds, xr.Dataset):
         raise ArgumentTypeError(f"to_zarrx: expected an xarray.Dataset, DataArray or DataTree, "
                                 f"found {type(ds).__name__}")
-    check_format(zarr_format, none=True)
+    zarr_format = check_format(zarr_format, none=True)
     for name in ds.variables:                # before anything is opened, as xarray checks
         if name is not None and (not isinstance(name, str) or not name):
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "

@@ -1,0 +1,132 @@
+"""Fill value arguments numpy would cast into another value are refused, naming the field:
+a float for a fixed-width bytes type (refused by zarr-python too), a number whose text a
+fixed-width text type would cut short, a fractional float for an integer field of a
+structured type (refused for a plain integer type)."""
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import FillValueError, FillValueOverflowError
+
+zarr = pytest.importorskip("zarr")
+
+STRUCT = [("a", "i4"), ("b", "f8")]
+
+REFUSED = [
+    ("S3", -np.inf, "fill_value: expected bytes, a str or an integer for |S3, found -inf"),
+    ("S3", np.nan, "expected bytes, a str or an integer for |S3, found nan"),
+    ("S3", 1.5, "expected bytes, a str or an integer for |S3, found 1.5"),
+    ("S1", np.float32(2.5), "for |S1, found np.float32(2.5)"),
+    ("S3", 1 + 2j, "for |S3, found (1+2j)"),
+]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype,fill,want", REFUSED, ids=[repr(c[1]) for c in REFUSED])
+def test_a_float_for_fixed_width_bytes_is_refused_as_in_zarr_python(fmt, dtype, fill, want):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(TypeError):
+            zarr.create_array({}, shape=(2,), dtype=dtype, fill_value=fill, zarr_format=fmt)
+    store: dict = {}
+    with pytest.raises(FillValueError, match=re.escape(want)) as info:
+        zarrx.create_array(store, shape=(2,), dtype=dtype, fill_value=fill, zarr_format=fmt)
+    assert isinstance(info.value, TypeError)
+    assert store == {}
+
+
+CUT = [("S3", 12345, "|S3 (at most 3 characters, not 5"),
+       ("U3", -np.inf, "<U3 (at most 3 characters, not 4"),
+       ("U3", True, "<U3 (at most 3 characters, not 4"),
+       ("U2", np.int64(-10), "<U2 (at most 2 characters, not 3")]
+
+
+@pytest.mark.parametrize("dtype,fill,want", CUT, ids=[repr(c[1]) for c in CUT])
+def test_a_number_cut_short_by_a_text_type_is_refused(dtype, fill, want):
+    with pytest.raises(FillValueError, match=re.escape(f"expected a number whose text fits in "
+                                                       f"{want}")):
+        zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+
+
+@pytest.mark.parametrize("dtype,fill,want", [("S3", 12, b"12"), ("S3", np.int64(5), b"5"),
+                                             ("S4", True, b"True"), ("U3", 1.5, "1.5"),
+                                             ("U3", "abcd", "abc"), ("S2", b"xyz", b"xy")])
+def test_what_fits_is_taken(dtype, fill, want):
+    a = zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+    assert a.fill_value == want
+    assert zarrx.open_array(a.store, mode="r").fill_value == want
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("fill", [(1.5, 2.0), [np.float64(-0.5), 2], np.array((1.5, 2.0),
+                                                                              dtype="f8,f8")])
+def test_a_fractional_float_for_an_integer_field_is_refused(fmt, fill):
+    plain = "fill_value: expected an integer in [-2147483648, 2147483647]"
+    with pytest.raises(FillValueError, match=re.escape(plain)):
+        zarrx.create_array({}, shape=(2,), dtype="i4", fill_value=1.5, zarr_format=fmt)
+    with pytest.raises(FillValueError, match=r"fill_value\.a: expected an integer for int32, "
+                                             r"found .*(1\.5|-0\.5)"):
+        zarrx.create_array({}, shape=(2,), dtype=STRUCT, fill_value=fill, zarr_format=fmt)
+
+
+@pytest.mark.parametrize("fill,want", [((2**40, 1.0), "found 1099511627776"),
+                                       ((-np.inf, 1.0), "found -inf")])
+def test_an_integer_field_out_of_range_is_an_overflow_error_as_in_zarr_python(fill, want):
+    with pytest.raises(OverflowError):
+        zarr.create_array({}, shape=(2,), dtype=STRUCT, fill_value=fill)
+    with pytest.raises(FillValueOverflowError,
+                       match=re.escape(f"fill_value.a: expected an integer in "
+                                       f"[-2147483648, 2147483647], {want}")):
+        zarrx.create_array({}, shape=(2,), dtype=STRUCT, fill_value=fill)
+
+
+def test_fields_are_checked_as_their_types_and_whole_floats_are_taken():
+    nested = [("s", [("x", "u1"), ("t", "S2")]), ("f", "f4")]
+    with pytest.raises(FillValueError, match=re.escape("fill_value.s.t: expected bytes")):
+        zarrx.create_array({}, shape=(2,), dtype=nested, fill_value=((1, 0.5), 1.0))
+    a = zarrx.create_array({}, shape=(2,), dtype=STRUCT, fill_value=(3.0, 0.5))
+    assert a.fill_value.tolist() == (3, 0.5)
+    b = zarrx.create_array({}, shape=(2,), dtype=nested, fill_value=((True, 42), 1))
+    assert b.fill_value.tolist() == ((1, b"42"), 1.0)
+
+
+@pytest.mark.parametrize("src,fill,dtype,want", [
+    ("f8", -np.inf, "S3", "expected bytes, a str or an integer for |S3, found -inf"),
+    ("f8", 1.5, "S3", "expected bytes, a str or an integer for |S3, found 1.5"),
+    ("i4", 12345, "U3", "<U3 (at most 3 characters, not 5")])
+def test_a_like_copy_refuses_a_source_fill_value_its_text_type_would_change(src, fill, dtype,
+                                                                            want):
+    a = zarrx.create_array({}, shape=(2,), dtype=src, fill_value=fill)
+    with pytest.raises(FillValueError, match=re.escape(want)):
+        zarrx.full_like(a, dtype=dtype, store={})
+    assert zarrx.full_like(a, dtype=dtype, fill_value="x", store={}).fill_value in ("x", b"x")
+
+
+def test_a_like_copy_converts_what_fits_as_a_write_does():
+    a = zarrx.create_array({}, shape=(2,), dtype="f8", fill_value=1.5)
+    assert zarrx.full_like(a, dtype="U3", store={}).fill_value == "1.5"
+    assert zarrx.full_like(a, dtype="i4", store={}).fill_value == 1
+
+
+@pytest.mark.parametrize("dtype,fill,want", [
+    ("S30", np.datetime64(1, "s"), "expected bytes, a str or an integer for |S30"),
+    ("S30", np.timedelta64(5, "ms"), "expected bytes, a str or an integer for |S30"),
+    ("U4", np.datetime64(1, "s"), "expected a date or duration whose text fits in <U4"),
+    ("M8[s]", np.float64(2.5), "expected a datetime64 or an integer for datetime64[s]"),
+    ("m8[ms]", np.complex64(1j), "expected a timedelta64 or an integer for timedelta64[ms]")])
+def test_dates_are_not_text_nor_floats_dates(dtype, fill, want):
+    if dtype[0] in "SMm":
+        with pytest.raises(TypeError):      # zarr-python refuses them too
+            zarr.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+    with pytest.raises(FillValueError, match=re.escape(want)):
+        zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+
+
+def test_a_date_whose_text_fits_is_taken_as_text():
+    a = zarrx.create_array({}, shape=(2,), dtype="U30", fill_value=np.timedelta64(5, "ms"))
+    assert a.fill_value == "5 milliseconds"
