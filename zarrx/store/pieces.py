@@ -1,7 +1,8 @@
 """A value to store given as consecutive buffers, written without joining them first.
 
 A shard rewritten to change some of its inner chunks is mostly the stored shard's own bytes:
-the unchanged chunks are views of the shard just read. :class:`Pieces` keeps them as views, so
+the unchanged chunks are views of the shard just read (one per run of chunks lying back to back
+in it, not one per chunk). :class:`Pieces` keeps them as views, so
 a store that writes a sequence of buffers (:attr:`Store.writes_pieces`: a file is written piece
 by piece) needs no new copy of the shard, and :func:`for_store` assembles them once, into the
 buffer a store keeps (a pooled :class:`~zarrx.store._values.Value` for a store that keeps values),

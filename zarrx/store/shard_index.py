@@ -155,23 +155,30 @@ class IndexFormat:
     def encode(self, entries: np.ndarray) -> bytes:
         return _k.encode_index(entries, self.crc, self.big, self.word_at)
 
-    def pack(self, values: Mapping[int, Any]) -> tuple[Pieces, np.ndarray]:
-        """The shard of ``values`` (slot -> bytes of the inner chunks present; a
-        :class:`Pieces`: a nested shard), packed in slot order, and its index entries."""
+    def pack(self, values: Mapping[int, Any],
+             kept: tuple[np.ndarray, memoryview] | None = None) -> tuple[Pieces, np.ndarray]:
+        """The shard of ``values`` (slot -> bytes of an inner chunk; a :class:`Pieces`: a nested
+        shard; None: no chunk), packed in slot order, and its index entries. ``kept``: the
+        entries and bytes of the stored shard, whose chunks at the slots not in ``values`` are
+        kept; they are passed on as runs of its bytes (one view per run of chunks that lie
+        back to back in it), not one object per chunk."""
         n = self.n
-        order = sorted(values)
-        at = np.fromiter(order, np.int64, len(order))
         sizes = np.zeros(n, dtype=np.uint64)
-        sizes[at] = np.fromiter((len(values[k]) for k in order), np.uint64, len(order))
         present = np.zeros(n, dtype=bool)
-        present[at] = True
+        if kept is not None:
+            old = kept[0]
+            present[:] = old[:, 0] != np.uint64(MISSING)
+            sizes[present] = old[present, 1]
+        for slot, v in values.items():
+            present[slot] = v is not None
+            sizes[slot] = 0 if v is None else len(v)
         base = 0 if self.at_end else self.nbytes
         entries = np.empty((n, 2), dtype=np.uint64)
         entries[:, 1] = sizes
         entries[:, 0] = np.cumsum(sizes) - sizes + np.uint64(base)
         entries[~present] = np.uint64(MISSING)
         index = self.encode(entries)
-        parts = [values[k] for k in order]
+        parts = _parts(np.flatnonzero(present), values, sizes, kept)
         # views of the parts, not a copy: the store writes them, or joins them once
         return Pieces([*parts, index] if self.at_end else [index, *parts]), entries
 
@@ -183,6 +190,33 @@ class IndexFormat:
         entries[:, 0] = np.arange(n, dtype=np.uint64) * np.uint64(stride) + np.uint64(base)
         entries[:, 1] = stride
         return entries
+
+
+def _parts(order: np.ndarray, values: Mapping[int, Any], sizes: np.ndarray,
+           kept: tuple[np.ndarray, memoryview] | None) -> list[Any]:
+    """The bytes of the chunks at the slots ``order`` (ascending), one after another: the new
+    value of a slot in ``values``, else its bytes in the stored shard ``kept`` (entries,
+    bytes), kept chunks that lie back to back in it as one view."""
+    if kept is None:
+        return [values[k] for k in order.tolist()]
+    view = kept[1]
+    s, nb = kept[0][order, 0], sizes[order]
+    is_kept = np.ones(len(order), dtype=bool)
+    written = np.fromiter(values, np.int64, len(values))
+    is_kept[np.searchsorted(order, written[np.isin(written, order)])] = False
+    # a run starts at every new value, and at a kept chunk not right after the one before it
+    joined = np.zeros(len(order), dtype=bool)
+    joined[1:] = is_kept[1:] & is_kept[:-1] & (s[:-1] + nb[:-1] == s[1:])
+    starts = np.flatnonzero(~joined)
+    run_nb = np.add.reduceat(nb, starts) if len(starts) else nb[:0]
+    parts: list[Any] = []
+    for a, total in zip(starts.tolist(), run_nb.tolist()):
+        if is_kept[a]:
+            at = int(s[a])
+            parts.append(view[at:at + total])
+        else:
+            parts.append(values[int(order[a])])
+    return parts
 
 
 def _word_positions(per_shard: tuple[int, ...], order: tuple[int, ...] | None

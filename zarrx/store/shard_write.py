@@ -36,37 +36,45 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
     levels merge recursively; ``where_of(path)`` gives the location fields of errors about the
     shard at ``path`` (called only when there is one)."""
     fmt = formats[level]
-    # the stored inner chunks by slot: as many as are stored, never one per slot (a shard of
-    # millions of slots holding a few chunks took seconds and GiBs for a one-chunk write)
-    values: dict[int, object] = {}
+    # the stored inner chunks stay where they are (their entries and the shard's bytes): only
+    # the slots written are held as Python objects, never one per stored chunk (a one-chunk
+    # write into a shard of 2^18 stored chunks built 2^18 views, taking seconds and many MiB)
+    kept: tuple[np.ndarray, memoryview] | None = None
     if old is not None and not _replaces(formats, level, items_at, items, slots):
-        entries = fmt.decode_whole(old, lambda: where_of(path))
-        view = memoryview(old)
-        stored = np.flatnonzero(entries[:, 0] != np.uint64(MISSING))
-        for slot, off, nb in zip(stored.tolist(), entries[stored, 0].tolist(),
-                                 entries[stored, 1].tolist()):
-            values[slot] = view[off:off + nb]
+        kept = fmt.decode_whole(old, lambda: where_of(path)), memoryview(old)
     groups: dict[int, list[int]] = {}
     for j in items_at:
         groups.setdefault(int(slots[j, level]), []).append(j)
     last = level == len(formats) - 1
+    values: dict[int, object] = {}        # slot -> its new bytes, or None (deleted)
     for slot, js in groups.items():
+        current = None if kept is None else _stored(kept, slot)
         if last:
             j = js[-1]
             value = items[j][1]
-            new = finish(j, values.get(slot)) if value is PARTIAL else value
+            new = finish(j, current) if value is PARTIAL else value
         else:
-            new = merge_shard(formats, level + 1, values.get(slot), js, items, slots,
+            new = merge_shard(formats, level + 1, current, js, items, slots,
                               finish, where_of, (*path, slot))[0]
-        if new is None:
-            values.pop(slot, None)
-        else:
-            values[slot] = new
-    if not values:
-        return None, None
-    if isinstance(slab, ShardSlab) and slab.holds(values):
-        return slab.finish()
-    return fmt.pack(values)
+        values[slot] = new
+    if kept is not None:
+        left = kept[0][:, 0] != np.uint64(MISSING)
+        left[np.fromiter(values, np.int64, len(values))] = False
+        if not left.any():
+            kept = None                   # every stored chunk was rewritten or deleted
+    if kept is None:
+        values = {k: v for k, v in values.items() if v is not None}
+        if not values:
+            return None, None
+        if isinstance(slab, ShardSlab) and slab.holds(values):
+            return slab.finish()
+    return fmt.pack(values, kept)
+
+
+def _stored(kept: tuple[np.ndarray, memoryview], slot: int) -> memoryview | None:
+    """The stored bytes of inner chunk ``slot`` (None: missing), from the decoded entries."""
+    off, nb = kept[0][slot].tolist()
+    return None if off == MISSING else kept[1][off:off + nb]
 
 
 def _replaces(formats: Sequence[IndexFormat], level: int, items_at: list[int],
