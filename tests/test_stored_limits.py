@@ -109,11 +109,13 @@ def test_an_inner_chunk_entry_past_the_limit_is_refused_unread(tmp_path):
             f"(8,) and data type int32, found {HUGE}")):
         zarrx.open_array(tmp_path, mode="r")[:8]
     np.testing.assert_array_equal(zarrx.open_array(tmp_path, mode="r")[8:], np.arange(8, 64))
-    # a write into the shard reads it whole to merge: refused, the shard left as it is
+    # a write into the shard, longer than any shard packed without gaps, reads its index and
+    # the inner chunks it keeps by ranges: the entry of the kept chunk 0 is refused unread
     got = _child(tmp_path, "c/0", HUGE + 132)
-    shard = (f"array '/' shard 'c/0': {HUGE + 132} bytes stored, more than the 388 bytes a "
-             f"shard can take: its 132-byte index and 8 inner chunks of at most 32 bytes each")
-    assert got["errors"][3] == ["CodecError", shard]
+    inner = (f"array '/' shard 'c/0' inner chunk 'c/0': expected 32 bytes for a chunk of shape "
+             f"(8,) and data type int32, found {HUGE}")
+    assert got["errors"][3] == ["CodecError", inner]
+    assert key.stat().st_size == HUGE + 132              # left as it is
     assert got["grew_mib"] < 64
 
 

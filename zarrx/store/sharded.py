@@ -17,19 +17,20 @@ shard (read-modify-write, unless the write covers the whole shard) and stores it
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 import threading
 from math import prod
 
 import numpy as np
 
 from zarrx import _behind
-from zarrx.errors import ConflictError, StoreError
+from zarrx.errors import CodecError, ConflictError, StoreError
 from zarrx.metadata.model import ChunkLayout
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store import _shard_index as _k
 from zarrx.store._values import MIN_SIZE, Value
 from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot, address_fields
+from zarrx.store.snapshots import VersionedSnapshot
 from zarrx.store.chunks import ChunkRequest, ChunkSource, Coords, KeyedChunks, SizeLimit
 from zarrx.store.chunks import Slab as SlabBase
 from zarrx.store.pieces import for_store
@@ -338,18 +339,79 @@ class ShardedChunks(ChunkSource):
         key = self.objects.key(obj)
         lim = self.objects.size_limit()
 
-        def bounded(old: bytes | memoryview | None) -> object:
+        def bounded(old: bytes | memoryview | None, at: Hashable | None) -> object:
             if old is not None and lim is not None and len(old) > lim.nbytes:
-                raise self.objects.too_large(key, lim)
+                # longer than any compact shard (unused bytes between its inner chunks): its
+                # index and the inner chunks kept are read as ranges, and it is written compact
+                old = self.compact(obj, at, self._replaced(items, slots))
             return modify(old)
 
         try:
             gen = update_object(self.store, key, bounded, f"shard {key!r}", read=not whole,
-                                byte_range=None if lim is None else lim.head)
+                                byte_range=None if lim is None else lim.head,
+                                with_generation=True)
         finally:
             self._cache.pop_where(lambda k: k[0] == obj)
         if gen is not None and done.get("entries") is not None and len(self.levels) == 1:
             self._cache.put((obj,), gen, done["entries"], done["size"])  # type: ignore[arg-type]
+
+    def _replaced(self, items: Sequence[tuple[Coords, object]], slots: np.ndarray) -> set[int]:
+        """The slots of a stored shard whose inner chunks ``items`` replace whole (given new
+        bytes or deleted; the last item of a slot decides): none when nested."""
+        last: dict[int, object] = {}
+        for j, (_, value) in enumerate(items):
+            last[int(slots[j, 0])] = value
+        return set() if len(self.levels) > 1 else {s for s, v in last.items() if v is not PARTIAL}
+
+    def compact(self, obj: Coords, at: Hashable | None = None,
+                replaced: set[int] | frozenset[int] = frozenset()) -> bytes | None:
+        """The stored shard ``obj`` (at generation ``at``; None: whatever is stored) packed
+        without gaps: its index and the inner chunks not in the slots ``replaced``, read as
+        ranges (each entry checked against the slot's limit first) and packed in slot order
+        (None when there is none, or no shard). For a shard longer than any shard packed so
+        (unused bytes between its inner chunks): what this costs is bounded by the index and
+        those chunks, never by the stored object's length."""
+        fmt = self.formats[0]
+        key = self.objects.key(obj)
+        snap = self.store.snapshot(key) if at is None else VersionedSnapshot(self.store, key, at)
+        if snap is None:
+            return None
+        where = lambda: self._level_loc(obj, ())          # noqa: E731
+        with snap:
+            entries = fmt.decode(snap.read([fmt.range])[0], snap.size, where)
+            present = np.flatnonzero(entries[:, 0] != np.uint64(MISSING)).tolist()
+            wanted = [s for s in present if s not in replaced]
+            most = self._slot_limit()
+            for slot in wanted:
+                nb = int(entries[slot, 1])
+                if most is not None and nb > most.nbytes:
+                    coords = self._coords_of(np.asarray(obj, dtype=np.int64) * np.asarray(
+                        self.object_ratio, dtype=np.int64), (slot,))
+                    raise most.error(nb).at(**{**where(), "inner": self.inner_key(coords)})
+            got = snap.read([ByteRange.trusted(*entries[s].tolist()) for s in wanted])
+        values: dict[int, object] = {}
+        for slot, data in zip(wanted, got):
+            off, nb = entries[slot].tolist()
+            if len(data) != nb:                # only when the shard's size was unknown
+                raise fmt.entry_error(slot, off, nb, 0, None,
+                                      read=(off, off + nb, len(data))).at(**where())
+            values[slot] = data
+        if not values:
+            return None
+        return fmt.pack(values)[0].tobytes()
+
+    def _slot_limit(self) -> SizeLimit | None:
+        """The limit of what one slot of a stored shard holds: an inner chunk's, or with
+        nested sharding an inner shard's (its index and its slots' limits)."""
+        unit = None if self._unit_limit is None else self._unit_limit()
+        if unit is None or len(self.levels) == 1:
+            return unit
+        size = unit.nbytes
+        for fmt in reversed(self.formats[1:]):
+            size = fmt.nbytes + fmt.n * size
+        return SizeLimit(size, lambda found: CodecError(
+            f"{found} bytes stored in a slot, more than the {size} bytes an inner shard "
+            f"can take"))
 
     # -- listing -----------------------------------------------------------------------------
     def list_chunks(self) -> Iterator[Coords]:

@@ -45,18 +45,27 @@ def conditional(store: Store) -> bool:
 
 
 def update_object(store: Store, key: str,
-                  modify: Callable[[bytes | memoryview | None], bytes | memoryview | None],
-                  name: str, *, read: bool = True,
-                  byte_range: ByteRange | None = None) -> Hashable | None:
+                  modify: Callable[..., bytes | memoryview | None],
+                  name: str, *, read: bool = True, byte_range: ByteRange | None = None,
+                  with_generation: bool = False) -> Hashable | None:
     """Replace the object at ``key`` by ``modify(current bytes or None)`` (None: delete it).
     ``read=False``: the new value does not depend on the old one (``modify(None)`` is called
     once and written unconditionally). Returns the new generation when the store reported
     one. ``name`` names the object in a ConflictError. ``byte_range``: the bytes of the
     object ``modify`` is given (a metadata document is read up to one byte past the largest
-    a reader takes; ``modify`` refuses a longer one rather than write it back)."""
+    a reader takes; ``modify`` refuses a longer one rather than write it back).
+    ``with_generation``: ``modify(old, generation)`` is called instead, with the generation
+    ``old`` was read at (None when writes are not conditional), so that it may read more of
+    that very version (a ConflictError it raises, the object having changed since, retries the
+    update as a failed conditional write does)."""
+    if with_generation:
+        call = modify
+    else:
+        def call(old: bytes | memoryview | None, gen: Hashable | None) -> object:
+            return modify(old)
     with object_lock(store, key):
         if not read:
-            new = modify(None)
+            new = call(None, None)
             if new is None:
                 store.delete(key)
                 return None
@@ -67,7 +76,7 @@ def update_object(store: Store, key: str,
             return None
         if not conditional(store):
             old = store.get(key, byte_range)
-            new = modify(old)
+            new = call(old, None)
             if new is None:
                 if old is not None:
                     store.delete(key)
@@ -78,8 +87,8 @@ def update_object(store: Store, key: str,
         for _ in range(MAX_ATTEMPTS):
             got = store.get_versioned(key, byte_range)
             old, gen = (None, ABSENT) if got is None else got
-            new = modify(old)
             try:
+                new = call(old, None if got is None else gen)
                 if new is None:
                     if old is not None:
                         store.delete_if(key, gen)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from zarrx import layout
 from zarrx.chunk_io import codec_plan
 from zarrx.codecs._crc32c import crc32c
 from zarrx.errors import ShardError, ZarrError
@@ -16,7 +17,9 @@ from zarrx.shard_objects import encoded_objects
 from zarrx.size_limits import shard_limit
 from zarrx.store import Store
 from zarrx.store.base import Versioned
+from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.shard_index import IndexFormat
+from zarrx.store.sharded import ShardedChunks
 
 __all__ = ["object_blocks", "inner_blocks", "stored_inner_blocks", "classify_shard",
            "read_index", "one_level", "shard_reads_whole", "get_shard"]
@@ -92,10 +95,23 @@ def get_shard(store: Store, meta: ArrayMeta, path: str, key: str) -> Versioned |
     """The shard ``key`` of the array at ``path`` as readers see it (decoded when encoded
     whole) and its generation, or None when it is not stored. A shard longer than any shard of
     the array can be is read only up to one byte past that and refused with a CodecError
-    naming its size and the limit (as readers refuse it), never read whole."""
+    naming its size and the limit (as readers refuse it), never read whole; unless its index
+    is valid and its inner chunks within their limit, when it is given packed without the
+    unused bytes (read as its index and chunks; not on a store where ranges cost whole
+    reads)."""
     objects = encoded_objects(store, meta, path)
     lim = shard_limit(meta, path)
     got = objects.get_versioned(key, lim.head)
+    if got is not None and len(got[0]) > lim.nbytes and objects is store and \
+            not store.ranges_read_whole:
+        # unused bytes between its inner chunks (a writer updating it in place left them): its
+        # index and inner chunks, read as ranges of that version, packed without gaps
+        source = layout.chunk_source(store, path, meta)
+        prefix = f"{path}/" if path else ""
+        coords = parse_chunk_key(key[len(prefix):], meta.key_encoding, meta.ndim)
+        if isinstance(source, ShardedChunks) and coords is not None and key.startswith(prefix):
+            blob = source.compact(coords, got[1])
+            return None if blob is None else (blob, got[1])
     if got is not None and len(got[0]) > lim.nbytes:
         size = store.getsize(key) if objects is store else None
         raise lim.error(size if size is not None and size > lim.nbytes else None).at(
