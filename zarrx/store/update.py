@@ -89,13 +89,19 @@ def update_object(store: Store, key: str,
             old, gen = (None, ABSENT) if got is None else got
             try:
                 new = call(old, None if got is None else gen)
-                if new is None:
-                    if old is not None:
-                        store.delete_if(key, gen)
-                    return None
-                return store.set_if(key, new, gen)
             except ConflictError:
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, _BACKOFF_MAX)
+                if not with_generation:     # only its reads of that version may find it changed
+                    raise
+            else:
+                try:
+                    if new is None:
+                        if old is not None:
+                            store.delete_if(key, gen)
+                        return None
+                    return store.set_if(key, new, gen)
+                except ConflictError:
+                    pass
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, _BACKOFF_MAX)
         raise ConflictError(f"{name}: gave up after {MAX_ATTEMPTS} attempts to update it: "
                             f"another writer changed it every time")
