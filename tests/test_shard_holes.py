@@ -132,9 +132,20 @@ def test_a_long_shard_with_an_entry_past_its_end_is_still_refused(tmp_path):
     z = zarrx.open_array(root, mode="r+")
     with pytest.raises(ShardError, match=re.escape(
             f"array '/' shard 'c/0': index entry 0 (inner chunk (0,)): bytes [{1 << 40}, "
-            f"{(1 << 40) + 32}) extend past the end of the shard")):
+            f"{(1 << 40) + 32}) extend past the end of the {size}-byte shard")):
         z[3] = 100
     assert (root.root / "c" / "0").stat().st_size == size           # left as it was
+
+
+def test_a_long_shard_with_an_entry_over_its_index_is_still_refused(tmp_path):
+    root = LocalStore(tmp_path / "a.zarr")
+    size = _hostile(root, 4096, entry=(4096 + 128 + 4, 32))         # 36 bytes into the index
+    z = zarrx.open_array(root, mode="r+")
+    with pytest.raises(ShardError, match=re.escape(
+            f"array '/' shard 'c/0': index entry 0 (inner chunk (0,)): bytes [4228, 4260) "
+            f"overlap the index at bytes [4224, 4292) of the {size}-byte shard")):
+        z[3] = 100
+    assert (root.root / "c" / "0").stat().st_size == size
 
 
 def test_a_long_shard_with_an_entry_longer_than_a_chunk_is_still_refused(tmp_path):

@@ -378,7 +378,10 @@ class ShardedChunks(ChunkSource):
             return None
         where = lambda: self._level_loc(obj, ())          # noqa: E731
         with snap:
-            entries = fmt.decode(snap.read([fmt.range])[0], snap.size, where)
+            # (a size asked for apart is that of the version read: if the object changed since,
+            # the reads conditioned on that version fail)
+            size = snap.size if snap.size is not None else self.store.getsize(key)
+            entries = fmt.decode(snap.read([fmt.range])[0], size, where)
             present = np.flatnonzero(entries[:, 0] != np.uint64(MISSING)).tolist()
             wanted = [s for s in present if s not in replaced]
             most = self._slot_limit()
