@@ -33,17 +33,23 @@ CHILD = textwrap.dedent("""
 """)
 
 
+def _checked(path):
+    """What ``check`` and ``chunk_report`` say of the array at ``path``, run in a child
+    process (whose peak memory is measured alone)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
 def test_check_and_chunk_refuse_an_oversized_shard_unread(tmp_path):
     z = zarrx.create_array(tmp_path, shape=(64,), chunks=(8,), shards=(32,), dtype="i4",
                            compressors=None)
     z[:] = np.arange(64)
     os.truncate(tmp_path / "c" / "0", HUGE)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout.splitlines()[-1])
+    got = _checked(tmp_path)
     # longer than any shard packed without gaps: its index is read as a range, and found to
     # be the zeros of the sparse file (the original index lies before them, unused)
     detail = ("index checksum mismatch: stored crc32c 0x00000000, computed 0x03c8eb67 over "
@@ -69,12 +75,7 @@ def test_check_and_chunk_read_a_shard_with_unused_bytes_as_sound(tmp_path):
         f.truncate(0)
         f.seek(HUGE)
         f.write(blob[:-68] + index + Crc32c().encode(index)[-4:])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout.splitlines()[-1])
+    got = _checked(tmp_path)
     assert got["findings"] == []
     assert got["index"] == {"location": "end", "inner_chunks": 4, "present": 4,
                             "inner_bytes_min": 32, "inner_bytes_max": 32}
