@@ -5,7 +5,8 @@ Only ``zarrx.metadata`` (and ``zarrx.api``) know which Zarr version a document c
 """
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+import copy
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field, fields
 from math import prod
 from typing import Any, Literal
@@ -17,7 +18,7 @@ from zarrx.metadata._util import safe_repr
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
            "lower_layout", "to_array_space", "with_attributes", "MAX_INDEX_BYTES",
-           "index_size"]
+           "index_size", "node_dict", "register_node_dict"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +178,13 @@ class ArrayMeta:
                           if f.repr)
         return f"ArrayMeta({parts})"
 
+    node_type = "array"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node's metadata document, as zarr-python's ``to_dict()`` gives it (see
+        :func:`node_dict`)."""
+        return node_dict(self)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
@@ -216,6 +224,33 @@ class GroupMeta:
     consolidated_pending: tuple[str, ...] = field(default=(), compare=False, repr=False)
     extra: dict[str, Any] = field(default_factory=dict)
     json: Any = field(default=None, compare=False, repr=False)  # the document as read (layout only)
+
+    node_type = "group"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The node's metadata document, as zarr-python's ``to_dict()`` gives it (see
+        :func:`node_dict`)."""
+        return node_dict(self)
+
+
+#: how each Zarr format's module writes a node's ``to_dict()`` document (registered by
+#: :mod:`zarrx.metadata.v2` and :mod:`zarrx.metadata.v3`, which the package imports with this
+#: module, as they import this one)
+_NODE_DICTS: dict[int, Callable[[Any], dict[str, Any]]] = {}
+
+
+def register_node_dict(zarr_format: int, write: Callable[[Any], dict[str, Any]]) -> None:
+    """Make ``write`` the ``to_dict()`` of the nodes of ``zarr_format``."""
+    _NODE_DICTS[zarr_format] = write
+
+
+def node_dict(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
+    """What zarr-python's metadata ``to_dict()`` gives, as zarrx would write it: a Zarr v3
+    node's ``zarr.json``; a Zarr v2 array's ``.zarray`` with its ``attributes``, a v2 group's
+    ``attributes``, ``zarr_format`` and ``node_type``. A copy: changing it changes nothing of
+    ``meta``. (``create_hierarchy`` takes it back.)"""
+    return copy.deepcopy(_NODE_DICTS[meta.zarr_format](meta))
+
 
 def with_attributes(meta: ArrayMeta | GroupMeta, attributes: dict[str, Any]
                     ) -> ArrayMeta | GroupMeta:

@@ -40,7 +40,7 @@ from zarrx.metadata.dtypes import dtype_v2_json, parse_dtype_v2
 from zarrx.metadata.fill import fill_json, parse_fill, same_fill
 from zarrx.metadata.grid import check_grid, parse_chunk_shape, parse_shape
 from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, KeyEncoding,
-                                  RegularGrid, V2Codecs)
+                                  RegularGrid, V2Codecs, register_node_dict)
 
 __all__ = ["parse_array_v2", "parse_group_v2", "serialize_v2", "lower_v2", "OBJECT_CODECS",
            "attrs_key", "v2_codecs_of", "filtered_endian", "bytes_filters_at",
@@ -355,3 +355,14 @@ def _zarray(meta: ArrayMeta, src: dict[str, Any]) -> dict[str, Any]:
     if src:
         d = {**{k: d[k] for k in src if k in d}, **d}
     return d
+
+
+def _node_dict(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
+    """zarr-python's ``to_dict()`` of a v2 node: an array's ``.zarray`` with its
+    ``attributes``; a group's ``attributes``, ``zarr_format`` and ``node_type``."""
+    if isinstance(meta, GroupMeta):
+        return {"attributes": meta.attributes, "zarr_format": 2, "node_type": "group"}
+    return {**serialize_v2(meta)[".zarray"], "attributes": meta.attributes}
+
+
+register_node_dict(2, _node_dict)

@@ -22,7 +22,7 @@ from zarrx.metadata.lazy_entries import ARRAY, GROUP, LazyEntries, parsed_entrie
 from zarrx.metadata.grid import (axis_gcd, check_grid, grid_json, key_encoding_json, parse_grid_v3,
                                  parse_key_encoding_v3, parse_shape)
 from zarrx.metadata.model import (ArrayMeta, CodecSpec, DataType, GroupMeta, RectilinearGrid,
-                                  RegularGrid)
+                                  RegularGrid, register_node_dict)
 
 __all__ = ["parse_array_v3", "parse_group_v3", "parse_v3", "read_v3", "serialize_v3", "PENDING",
            "pending_paths", "consolidated_parts", "fill_endian", "name_key", "entry_key"]
@@ -377,3 +377,6 @@ def _serialize_group(meta: GroupMeta) -> dict[str, Any]:
     out["node_type"] = "group"
     out.update(meta.extra)
     return _ordered(out, src)
+
+
+register_node_dict(3, serialize_v3)
