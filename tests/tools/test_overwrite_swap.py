@@ -89,27 +89,14 @@ _KILLED = """
 import sys, time
 import numpy as np
 import zarrx
-from zarrx.store import MemoryStore
+from stalling_store import StallingStore
 
 def stuck(keys):
     if any(key.endswith("c/3") for key in keys):
         open(sys.argv[2], "w").close()
         time.sleep(60)
 
-class Stuck(MemoryStore):
-    def get(self, key, byte_range=None):
-        stuck([key])
-        return super().get(key, byte_range)
-
-    def get_many(self, requests):
-        stuck([key for key, _ in requests])
-        return super().get_many(requests)
-
-    def get_many_buffers(self, requests):
-        stuck([key for key, _ in requests])
-        return super().get_many_buffers(requests)
-
-source = Stuck()
+source = StallingStore(stuck)
 zarrx.create_array(source, shape=(40,), chunks=(10,), dtype="i4")[:] = np.arange(40)
 getattr(zarrx, sys.argv[3])(source, sys.argv[1], overwrite=True, workers=1)
 """

@@ -26,7 +26,7 @@ _KILLED = """
 import os, signal, sys, time
 import numpy as np
 import zarrx
-from zarrx.store import MemoryStore
+from stalling_store import StallingStore
 from zarrx.tools import swap
 
 target, started, how, when = sys.argv[1:5]
@@ -35,19 +35,6 @@ def stuck(keys):
     if when == "writing" and any(key.endswith("c/3") for key in keys):
         open(started, "w").close()
         time.sleep(60)
-
-class Stuck(MemoryStore):
-    def get(self, key, byte_range=None):
-        stuck([key])
-        return super().get(key, byte_range)
-
-    def get_many(self, requests):
-        stuck([key for key, _ in requests])
-        return super().get_many(requests)
-
-    def get_many_buffers(self, requests):
-        stuck([key for key, _ in requests])
-        return super().get_many_buffers(requests)
 
 removing = swap._remove
 
@@ -60,7 +47,7 @@ def killed_removing(hidden):
 
 if when == "removing":
     swap._remove = killed_removing
-source = Stuck()
+source = StallingStore(stuck)
 zarrx.create_array(source, shape=(40,), chunks=(10,), dtype="i4")[:] = np.arange(40)
 getattr(zarrx, how)(source, target, overwrite=True, workers=1)
 """
