@@ -201,6 +201,61 @@ class ArrayMeta:
                                 "each axis)")
         return shape
 
+    # -- zarr-python's names of what the fields above hold (its ArrayV2Metadata and
+    # ArrayV3Metadata have them); the v2-only ones are AttributeErrors for a v3 array there too
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        """The chunk shape (the inner chunk's when sharded), as :attr:`chunk_shape`."""
+        return self.chunk_shape
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape (the chunk grid's) when sharded, else None."""
+        if not self.shard_levels or not isinstance(self.chunk_grid, RegularGrid):
+            return None
+        return self.chunk_grid.chunk_shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of :attr:`data_type` (zarr-python's is its data type object)."""
+        return self.data_type.numpy
+
+    @property
+    def chunk_key_encoding(self) -> KeyEncoding:
+        return self.key_encoding
+
+    @property
+    def order(self) -> str:
+        """A Zarr v2 array's ``order`` field: ``"F"`` or ``"C"``."""
+        self._v2_only("order")
+        return "F" if self.codecs and self.codecs[0].name == "transpose" else "C"
+
+    @property
+    def dimension_separator(self) -> str:
+        """A Zarr v2 array's ``dimension_separator``: ``"."`` or ``"/"``."""
+        self._v2_only("dimension_separator")
+        return self.key_encoding.separator
+
+    @property
+    def compressor(self) -> dict[str, Any] | None:
+        """A Zarr v2 array's ``compressor`` as its ``.zarray`` holds it (a numcodecs JSON
+        object, a copy), or None."""
+        self._v2_only("compressor")
+        return node_dict(self)["compressor"]
+
+    @property
+    def filters(self) -> tuple[dict[str, Any], ...] | None:
+        """A Zarr v2 array's ``filters`` as its ``.zarray`` holds them (numcodecs JSON
+        objects, copies), or None."""
+        self._v2_only("filters")
+        filters = node_dict(self)["filters"]
+        return None if filters is None else tuple(filters)
+
+    def _v2_only(self, name: str) -> None:
+        if self.zarr_format != 2:
+            raise AttributeError(f"'{name}' is a field of Zarr v2 array metadata; this array "
+                                 f"is Zarr v3 (its codecs are in 'codecs')")
+
 
 def _fill_key(value: Any) -> Any:
     if value is None or isinstance(value, (str, bytes)):
