@@ -64,8 +64,19 @@ class Reshaping:
         handle grew the array again: the grown part is that handle's), and not at all when the
         node is no longer this array (deleted, or replaced by another)."""
         self._check_writable("change metadata")
+        self._check_regular_grid("change the shape of")
         with self._reshaping:
             return self._change_shape_now(shape_of)
+
+    def _check_regular_grid(self, what: str) -> None:
+        """An ArgumentError, before anything is changed, for an array whose chunk grid is
+        rectilinear: its edges are fixed by its document, and the shape changes (clearing
+        outside a smaller shape, writing appended rows through the object at the end) work
+        on a regular grid."""
+        if isinstance(self._meta.chunk_grid, RectilinearGrid):
+            raise ArgumentError(f"{self.name}: cannot {what} an array with a rectilinear chunk "
+                                f"grid (its chunk edges are fixed); copy it into an array "
+                                f"with a regular grid to resize or append to it")
 
     def _change_shape_now(self, shape_of: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
         shapes: list[tuple[int, ...]] = []
@@ -143,9 +154,7 @@ class Reshaping:
             raise (ArgumentError if ints else ArgumentTypeError)(
                 f"{self.name}: resize expected {self.ndim} non-negative ints below 2**63, "
                 f"found {new!r}")
-        if isinstance(self._meta.chunk_grid, RectilinearGrid):
-            raise ArgumentError(f"{self.name}: resize of a rectilinear chunk grid is not "
-                                f"supported")
+        self._check_regular_grid("resize")
         new = tuple(int(n) for n in new)
         if math.prod(new) >= 2**63:
             raise ArgumentError(f"{self.name}: resize expected a shape of at most 2**63-1 "
@@ -175,6 +184,7 @@ class Reshaping:
             raise ArgumentError(f"{self.name}: append axis {axis} out of range for "
                                 f"{self.ndim} dims")
         axis %= self.ndim
+        self._check_regular_grid("append to")
 
         def grown(shape: tuple[int, ...]) -> tuple[int, ...]:
             for i, (a, b) in enumerate(zip(data.shape, shape)):
