@@ -22,6 +22,7 @@ from zarrx.creation import (as_zarrx_array, check_format, create_array, data_arr
 from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning, refuse_keywords
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
+from zarrx.like import kept_chunks
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta
@@ -152,7 +153,7 @@ def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters:
     same = fmt == src.zarr_format
     codecs = array_codecs(src)
     return {
-        "chunks": data.chunks if _is_keep(chunks) else chunks,
+        "chunks": kept_chunks(data, data.shape, fmt) if _is_keep(chunks) else chunks,
         "shards": data.shards if _is_keep(shards) else shards,
         "zarr_format": fmt,
         "filters": (codecs["filters"] or None if same else "auto") if _is_keep(filters)
@@ -208,7 +209,8 @@ def _copy(src: Array, dst: Array) -> None:
     if dst.ndim == 0:
         dst[...] = src[...]
         return
-    unit = (dst.shards or dst.chunks)[0] or 1     # 0 along an axis of length 0
+    # (a rectilinear grid has no one chunk length: slabs of whole rows then)
+    unit = (dst.shards or dst.metadata.layout.read_shape or (1,))[0] or 1  # 0: axis of length 0
     row_bytes = math.prod(dst.shape[1:]) * max(dst.dtype.itemsize, 1) * unit
     step = unit * max(1, COPY_BYTES // max(row_bytes, 1))
     for start in range(0, dst.shape[0], step):

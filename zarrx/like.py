@@ -11,9 +11,21 @@ from zarrx.errors import ArgumentTypeError, FillValueError, FillValueOverflowErr
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.dtype_input import numpy_string_dtype, resolve_dtype
 from zarrx.metadata.make import refuse_changed_fill
-from zarrx.metadata.model import DataType
+from zarrx.metadata.model import DataType, RectilinearGrid
 
-__all__ = ["like_arguments"]
+__all__ = ["like_arguments", "kept_chunks"]
+
+
+def kept_chunks(a: Array, shape: Any, zarr_format: int) -> Any:
+    """The chunks a copy of ``a`` of ``shape`` takes from it: ``a.chunks``, or for a
+    rectilinear grid its edges when the copy has ``a``'s shape and is Zarr v3 (the edges fit
+    no other shape, and Zarr v2 has no such grid), else ``"auto"``."""
+    grid = a.metadata.chunk_grid
+    if not isinstance(grid, RectilinearGrid):
+        return a.chunks
+    if zarr_format == 3 and tuple(shape) == a.shape:
+        return grid.chunk_sizes
+    return "auto"
 
 
 def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
@@ -37,7 +49,8 @@ def like_arguments(a: Any, kwargs: dict, *, fill: bool) -> dict:
     from zarrx.codec_args import array_codecs
     new_type = _new_type(a, kwargs)
     kwargs.setdefault("dtype", a.dtype)
-    kwargs.setdefault("chunks", a.chunks)
+    kwargs.setdefault("chunks", kept_chunks(a, kwargs["shape"],
+                                            kwargs.get("zarr_format") or a.zarr_format))
     kwargs.setdefault("zarr_format", a.zarr_format)
     if kwargs["zarr_format"] == a.zarr_format:      # Zarr v2 has no shards
         kwargs.setdefault("shards", a.shards)
