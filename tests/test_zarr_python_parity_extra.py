@@ -185,3 +185,22 @@ def test_numbers_given_as_text_or_booleans_are_fill_values_as_in_zarr_python(dty
 def test_text_that_is_no_number_of_the_type_is_refused(dtype, fill):
     with pytest.raises(zarrx.errors.FillValueError):
         zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+
+
+@pytest.mark.parametrize("axis", [-1, -2])
+def test_append_counts_a_negative_axis_from_the_end_as_numpy(axis):
+    """zarr-python 3.1 refuses a negative axis (it compares the data's shape along the wrong
+    axis); zarrx appends as numpy.concatenate does (docs/guide/migrating.md)."""
+    start = np.arange(6, dtype="i4").reshape(2, 3)
+    data = np.full((2, 2) if axis == -1 else (1, 3), 9, dtype="i4")
+    got = both(lambda lib: lib.create_array({}, shape=(2, 3), chunks=(1, 2), dtype="i4"))
+    for z in got.values():
+        z[...] = start
+    assert isinstance(got["zarr"], zarr.Array)
+    with pytest.raises(ValueError):
+        got["zarr"].append(data, axis=axis)
+    mine = got["zarrx"]
+    want = np.concatenate([start, data], axis=axis)
+    assert mine.append(data, axis=axis) == want.shape
+    assert mine[...].tolist() == want.tolist()
+    assert zarrx.open_array(mine.store, mode="r")[...].tolist() == want.tolist()
