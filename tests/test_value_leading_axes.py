@@ -92,3 +92,22 @@ def test_writes_zarr_python_takes_are_taken(write):
         write(z)
         got[lib.__name__] = z[...].tolist()
     assert got["zarrx"] == got["zarr"]
+
+
+@pytest.mark.parametrize("dtype", ["c8", "i4", "f8", "U2"])
+@pytest.mark.parametrize("value", [[1, 2], (1, 2.0), np.ones(2, "u2")], ids=str)
+def test_a_sequence_for_one_element_keeps_zarr_pythons_builtin_classes(dtype, value):
+    """numpy raises TypeError for some types (complex numbers, integers) and ValueError for
+    others, and zarr-python passes it on (a complex array raised an ArgumentError, a
+    ValueError only): zarrx's ArgumentTypeError is both."""
+    got = {}
+    for lib in (zarr, zarrx):
+        z = lib.create_array({}, shape=(2, 2), chunks=(1, 1), dtype=dtype)
+        with pytest.raises((TypeError, ValueError)) as info:
+            z[0, 1] = value
+        got[lib.__name__] = info.value
+        assert z[...].tolist() == np.zeros((2, 2), dtype).tolist()
+    mine = got["zarrx"]
+    assert isinstance(mine, zarrx.errors.ArgumentTypeError)
+    for builtin in (TypeError, ValueError):
+        assert isinstance(mine, builtin) or not isinstance(got["zarr"], builtin)

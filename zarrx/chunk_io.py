@@ -388,5 +388,9 @@ def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
             raise ArgumentError(f"{where}: the selection of shape {shape} ({n} bytes of "
                                 f"{dtype}) is too large to write in one call; write it in "
                                 f"parts") from exc
-        raise ArgumentError(f"{where}: value of shape {arr.shape} cannot be broadcast to the "
-                        f"selection shape {shape}") from exc
+        # one element takes a scalar only: numpy raises TypeError there for some types
+        # (integers, complex numbers) and ValueError for others, and zarr-python passes on
+        # what numpy raised, so this is both
+        cls = ArgumentTypeError if shape == () else ArgumentError
+        raise cls(f"{where}: value of shape {arr.shape} cannot be broadcast to the selection "
+                  f"shape {shape}") from exc
