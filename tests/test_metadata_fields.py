@@ -81,3 +81,17 @@ def test_v2_only_fields_of_a_v3_array_are_attribute_errors(name):
     with pytest.raises(AttributeError, match=f"'{name}' is a field of Zarr v2 array metadata"):
         getattr(meta, name)
     assert not hasattr(meta, name)
+
+
+@pytest.mark.parametrize("dtype", ["i4", ">i4", "f8", "U3", "S2", str, bytes, "M8[s]",
+                                   [("a", "i2"), ("b", "f4")]], ids=str)
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_metadata_dtype_is_the_arrays_dtype(dtype, fmt):
+    a = zarrx.create_array({}, shape=(2,), dtype=dtype, zarr_format=fmt)
+    assert a.metadata.dtype == a.dtype
+    if dtype is str:                                  # zarr-python's native type of strings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            native = zarr.create_array({}, shape=(2,), dtype=str, zarr_format=fmt
+                                       ).metadata.dtype.to_native_dtype()
+        assert a.metadata.dtype == native

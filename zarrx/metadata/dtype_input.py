@@ -10,11 +10,11 @@ import numpy as np
 
 from zarrx.metadata._util import Loc, freeze, short
 from zarrx.metadata.dtypes import (COMPLEX_ALIASES, CORE, ML_NAMES, RAW_NAME, big_endian,
-                                   ml_dtype, parse_dtype_v2, parse_dtype_v3, struct_dtype,
+                                   category, ml_dtype, parse_dtype_v2, parse_dtype_v3, struct_dtype,
                                    v2_typestr, v3_json_for_numpy)
-from zarrx.metadata.model import DataType
+from zarrx.metadata.model import DataType, register_memory_dtype
 
-__all__ = ["resolve_dtype", "is_string_dtype", "numpy_string_dtype"]
+__all__ = ["resolve_dtype", "is_string_dtype", "numpy_string_dtype", "memory_dtype"]
 
 
 def is_string_dtype(dtype: Any) -> bool:
@@ -26,6 +26,17 @@ def numpy_string_dtype() -> np.dtype:
     """What variable-length strings read as: numpy 2's ``StringDType``, else ``object``."""
     t = getattr(np.dtypes, "StringDType", None)
     return np.dtype("O") if t is None else t()
+
+
+def memory_dtype(dt: DataType) -> np.dtype:
+    """The dtype reads hand out for ``dt`` (``ArrayMeta.dtype``): :func:`numpy_string_dtype`
+    for variable-length strings, else ``dt.numpy``."""
+    if dt.variable and category(dt) == "string":
+        return numpy_string_dtype()
+    return dt.numpy
+
+
+register_memory_dtype(memory_dtype)
 
 
 _WANT = ("a numpy dtype, a Zarr v3 data type name (int32, float64, string, ...) or an "

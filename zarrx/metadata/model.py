@@ -18,7 +18,7 @@ from zarrx.metadata._util import safe_repr
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
            "lower_layout", "to_array_space", "with_attributes", "MAX_INDEX_BYTES",
-           "index_size", "node_dict", "register_node_dict"]
+           "index_size", "node_dict", "register_node_dict", "register_memory_dtype"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,8 +217,10 @@ class ArrayMeta:
 
     @property
     def dtype(self) -> np.dtype:
-        """The numpy dtype of :attr:`data_type` (zarr-python's is its data type object)."""
-        return self.data_type.numpy
+        """The numpy dtype of what reads return, as ``Array.dtype``: :attr:`data_type`'s, and
+        numpy 2's ``StringDType`` for variable-length strings (zarr-python's is its data type
+        object, whose ``to_native_dtype()`` gives the same)."""
+        return _MEMORY_DTYPES[0](self.data_type) if _MEMORY_DTYPES else self.data_type.numpy
 
     @property
     def chunk_key_encoding(self) -> KeyEncoding:
@@ -286,6 +288,16 @@ class GroupMeta:
         """The node's metadata document, as zarr-python's ``to_dict()`` gives it (see
         :func:`node_dict`)."""
         return node_dict(self)
+
+
+#: the dtype reads hand out for a data type (registered by
+#: :mod:`zarrx.metadata.dtype_input`, which the package imports with this module)
+_MEMORY_DTYPES: list[Callable[[DataType], np.dtype]] = []
+
+
+def register_memory_dtype(of: Callable[[DataType], np.dtype]) -> None:
+    """Make ``of(data_type)`` the ``ArrayMeta.dtype`` of arrays of ``data_type``."""
+    _MEMORY_DTYPES[:] = [of]
 
 
 #: how each Zarr format's module writes a node's ``to_dict()`` document (registered by
