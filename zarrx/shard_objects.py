@@ -22,7 +22,7 @@ from zarrx.codecs.registry import get_codec_class
 from zarrx.errors import ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store.base import ByteRange, Store, Versioned, as_buffer
-from zarrx.size_limits import encoded_limit, shard_limit
+from zarrx.size_limits import decoded_shard_limit, encoded_limit
 
 __all__ = ["EncodedObjects", "encoded_objects"]
 
@@ -44,7 +44,7 @@ def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
             spec, dt, (), where=f"{where} shard codecs[{i}]")
         assert isinstance(codec, BytesToBytesCodec)
         codecs.append(codec.bind(dt))
-    return EncodedObjects(store, tuple(codecs), shard_limit(meta, name).nbytes, name)
+    return EncodedObjects(store, tuple(codecs), decoded_shard_limit(meta, name), name)
 
 
 class EncodedObjects(Store):

@@ -18,7 +18,10 @@ from zarrx.codecs.status import KernelStatus
 def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
     """Fill ``out`` (one object per item) from ``src``; None on success, else a status tuple:
     ("header", n) | ("count", found) | ("length", i, pos) | ("item", i, pos, length) |
-    ("utf8", i, pos, length) | ("trailing", pos)."""
+    ("utf8", i, pos, length) | ("trailing", pos).
+
+    The layout (the count, every length, no trailing bytes) is checked in a first pass that
+    allocates nothing, so a chunk that does not hold its items costs no item built from it."""
     cdef Py_ssize_t n = src.shape[0], count = out.shape[0], pos = 4, i
     cdef uint32_t ln
     cdef const uint8_t* p
@@ -35,6 +38,13 @@ def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
         pos += 4
         if <Py_ssize_t>ln > n - pos:
             return ("item", i, pos, ln)
+        pos += ln
+    if pos != n:
+        return ("trailing", pos)
+    pos = 4
+    for i in range(count):
+        ln = zx_load_le32(p + pos)
+        pos += 4
         if utf8:
             try:
                 item = PyUnicode_DecodeUTF8(<const char*>(p + pos), ln, NULL)
@@ -44,8 +54,6 @@ def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
             item = PyBytes_FromStringAndSize(<const char*>(p + pos), ln)
         out[i] = item
         pos += ln
-    if pos != n:
-        return ("trailing", pos)
     return None
 
 

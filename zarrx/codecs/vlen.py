@@ -99,7 +99,8 @@ class _VLen(ArrayToBytesCodec):
             self._fail(status, mv, flat.shape[0])
 
     def _scan(self, mv: memoryview, flat: np.ndarray) -> tuple | None:
-        """The kernel's work in Python (when the extension is unavailable): same statuses."""
+        """The kernel's work in Python (when the extension is unavailable): same statuses,
+        the layout checked before any item is built."""
         n, count = mv.nbytes, flat.shape[0]
         if n < 4:
             return ("header", n)
@@ -107,6 +108,7 @@ class _VLen(ArrayToBytesCodec):
         if found != count:
             return ("count", found)
         pos = 4
+        spans = []
         for i in range(count):
             if n - pos < 4:
                 return ("length", i, pos)
@@ -114,6 +116,11 @@ class _VLen(ArrayToBytesCodec):
             pos += 4
             if ln > n - pos:
                 return ("item", i, pos, ln)
+            spans.append((pos, ln))
+            pos += ln
+        if pos != n:
+            return ("trailing", pos)
+        for i, (pos, ln) in enumerate(spans):
             raw = bytes(mv[pos:pos + ln])
             if self.utf8:
                 try:
@@ -122,9 +129,6 @@ class _VLen(ArrayToBytesCodec):
                     return ("utf8", i, pos, ln)
             else:
                 flat[i] = raw
-            pos += ln
-        if pos != n:
-            return ("trailing", pos)
         return None
 
     def _too_large(self, what: str, *v: int) -> str:
