@@ -123,7 +123,7 @@ class _Document(ArrayToBytesCodec):
         if not isinstance(doc, list) or len(doc) < 2:
             raise CodecError(f"{self.name}: expected a list of the items, the dtype and the "
                              f"shape, found {_kind(doc)}")
-        if doc[-2] != "|O" or doc[-1] != shape:
+        if doc[-2] not in ("|O", b"|O") or doc[-1] != shape:     # bytes: msgpack2's raw
             raise CodecError(f"{self.name}: expected dtype '|O' and shape {shape}, found "
                              f"{_short(doc[-2])} and {_short(doc[-1])}")
         items = doc[:-2]
@@ -251,6 +251,8 @@ class MsgPack(_Document):
     def _loads(self, data: bytes) -> Any:
         try:
             return self._msgpack.unpackb(data, raw=self.raw)
+        except self._msgpack.StackError:
+            raise CodecError(f"{self.name}: the chunk's MessagePack nests too deeply") from None
         except (ValueError, TypeError, self._msgpack.UnpackException) as exc:
             raise CodecError(f"{self.name}: the chunk is not MessagePack: {exc}") from None
 
