@@ -1,9 +1,11 @@
 """Chunks of variable-length items (vlen-utf8, vlen-bytes, vlen-array) cost what they hold:
-a chunk whose layout does not hold its items builds none of them, and a shard of such chunks
+a chunk whose layout does not hold its items builds none of them (nor an array of the item
+count its metadata claims, json2 and msgpack2 chunks too), and a shard of such chunks
 encoded as a whole decodes to at most what one such chunk may (its indexes plus
 MAX_VARIABLE_CHUNK), not that per inner chunk."""
 from __future__ import annotations
 
+import json
 import re
 import struct
 import tracemalloc
@@ -102,3 +104,40 @@ def test_a_whole_shard_of_strings_under_the_limit_reads(tmp_path):
     z = _whole_shard_strings()
     z[:4] = ["x" * (1 << 20)] * 4
     assert [len(s) for s in z[:5]] == [1 << 20] * 4 + [1]
+
+
+def _v2_object_array(filters: list[dict], chunk: bytes, items: int) -> zarrx.Array:
+    doc = {"zarr_format": 2, "shape": [1], "chunks": [items], "dtype": "|O",
+           "filters": filters, "compressor": None, "fill_value": None, "order": "C"}
+    return zarrx.open_array(MemoryStore({".zarray": json.dumps(doc).encode(), "0": chunk}))
+
+
+HUGE = 1 << 26          # items a chunk of the metadata claims: 512 MiB of object pointers
+
+
+@pytest.mark.parametrize("filters, chunk, message", [
+    ([{"id": "vlen-utf8"}], b"\x01\x00\x00\x00\x01\x00\x00\x00a",
+     f"vlen-utf8: header claims 1 items, expected {HUGE}"),
+    ([{"id": "vlen-bytes"}], b"\x00\x00\x00\x00", f"vlen-bytes: header claims 0 items, "
+                                                  f"expected {HUGE}"),
+    ([{"id": "vlen-array", "dtype": "<i2"}], b"\x01\x00\x00\x00\x00\x00\x00\x00",
+     f"numcodecs.vlen-array: header claims 1 items, expected {HUGE}"),
+    ([{"id": "json2"}], b'["a", "|O", [1]]',
+     f"numcodecs.json2: the chunk's document holds at most 5 values, fewer than the {HUGE} "
+     f"items of a chunk of shape ({HUGE},)"),
+    ([{"id": "msgpack2"}], b"\x93\xa1a\xa2|O\x91\x01",
+     f"numcodecs.msgpack2: the chunk's document holds at most 5 values, fewer than the "
+     f"{HUGE} items of a chunk of shape ({HUGE},)"),
+], ids=["vlen-utf8", "vlen-bytes", "vlen-array", "json2", "msgpack2"])
+def test_a_small_chunk_of_a_huge_chunk_shape_costs_no_array_of_its_items(filters, chunk,
+                                                                          message):
+    pytest.importorskip("msgpack")
+    z = _v2_object_array(filters, chunk, HUGE)
+    tracemalloc.start()
+    try:
+        with pytest.raises(zarrx.CodecError, match=re.escape(f"chunk '0': {message}")):
+            z[:]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak     # before: an array of HUGE objects first (512 MiB)

@@ -98,6 +98,10 @@ class _Document(ArrayToBytesCodec):
         items *= shape[-1] if shape else 1
         own = items + containers + 2 + len(shape)     # + dtype, the shape list and its sizes
         found = self._values(data)
+        if found < items:           # each item is a value: refused before it is parsed
+            raise CodecError(f"{self.name}: the chunk's document holds at most {found} "
+                             f"values, fewer than the {items} items of a chunk of shape "
+                             f"{shape}")
         if found > own + EXTRA_VALUES:
             raise CodecError(f"{self.name}: the chunk's document holds {found} values, more "
                              f"than the {own + EXTRA_VALUES} a chunk of shape {shape} may "
@@ -111,13 +115,18 @@ class _Document(ArrayToBytesCodec):
         return self._dumps(items)
 
     def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        raw = bytes(as_u8(data))
+        self._check_values(raw, shape)      # before an array of the chunk's item count
         out = np.empty(shape, dtype=object)
-        self.decode_into(data, out)
+        self._decode(raw, out)
         return out
 
     def decode_into(self, data: Buffer, out: np.ndarray) -> None:
         raw = bytes(as_u8(data))
         self._check_values(raw, out.shape)
+        self._decode(raw, out)
+
+    def _decode(self, raw: bytes, out: np.ndarray) -> None:
         doc = self._loads(raw)
         shape = list(out.shape)
         if not isinstance(doc, list) or len(doc) < 2:

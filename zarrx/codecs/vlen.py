@@ -8,6 +8,7 @@ The kernel (:mod:`zarrx.codecs._filters`) returns a status tuple (a tag and numb
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import Any, ClassVar
 
@@ -82,8 +83,16 @@ class _VLen(ArrayToBytesCodec):
         return b"".join(parts)
 
     def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """A new object array of ``shape``, made once the layout of ``data`` is known to hold
+        its items: a chunk that does not costs no array of its item count (the count comes
+        from metadata, and a few stored bytes could claim to fill 2**31 items)."""
+        mv, count = as_u8(data), math.prod(shape)
+        k = _kernel()
+        status = k.vlen_check(mv, count) if k is not None else self._walk(mv, count)[0]
+        if status is not None:
+            self._fail(status, mv, count)
         out = np.empty(shape, dtype=object)
-        self._fill(as_u8(data), out.reshape(-1))
+        self._fill(mv, out.reshape(-1))
         return out
 
     def decode_into(self, data: Buffer, out: np.ndarray) -> None:
@@ -98,28 +107,37 @@ class _VLen(ArrayToBytesCodec):
         if status is not None:
             self._fail(status, mv, flat.shape[0])
 
-    def _scan(self, mv: memoryview, flat: np.ndarray) -> tuple | None:
-        """The kernel's work in Python (when the extension is unavailable): same statuses,
-        the layout checked before any item is built."""
-        n, count = mv.nbytes, flat.shape[0]
+    @staticmethod
+    def _walk(mv: memoryview, count: int) -> tuple[tuple | None, list[tuple[int, int]]]:
+        """The kernel's layout check in Python: (status or None, each item's offset and
+        length)."""
+        n = mv.nbytes
         if n < 4:
-            return ("header", n)
+            return ("header", n), []
         found = _U32.unpack_from(mv, 0)[0]
         if found != count:
-            return ("count", found)
+            return ("count", found), []
         pos = 4
         spans = []
         for i in range(count):
             if n - pos < 4:
-                return ("length", i, pos)
+                return ("length", i, pos), []
             ln = _U32.unpack_from(mv, pos)[0]
             pos += 4
             if ln > n - pos:
-                return ("item", i, pos, ln)
+                return ("item", i, pos, ln), []
             spans.append((pos, ln))
             pos += ln
         if pos != n:
-            return ("trailing", pos)
+            return ("trailing", pos), []
+        return None, spans
+
+    def _scan(self, mv: memoryview, flat: np.ndarray) -> tuple | None:
+        """The kernel's work in Python (when the extension is unavailable): same statuses,
+        the layout checked before any item is built."""
+        status, spans = self._walk(mv, flat.shape[0])
+        if status is not None:
+            return status
         for i, (pos, ln) in enumerate(spans):
             raw = bytes(mv[pos:pos + ln])
             if self.utf8:
