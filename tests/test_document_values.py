@@ -9,6 +9,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zarrx
 from zarrx.codecs import _documents, objects
@@ -81,3 +83,15 @@ def test_counts_bound_what_parsing_makes(value):
     assert _documents.msgpack_values(msgpack.packb(value, use_bin_type=True)) == count(value)
     assert _documents.msgpack_values(msgpack.packb(value, use_bin_type=True)[:-1]) \
         <= count(value)                    # truncated: counted as far as it goes
+
+
+@settings(max_examples=300, deadline=None)
+@given(blob=st.binary(max_size=256))
+def test_counting_any_bytes_is_safe(blob):
+    assert 1 <= _documents.json_values(blob) <= len(blob) + 1
+    assert 0 <= _documents.msgpack_values(blob) <= len(blob)
+    for codec in (JSON(), MsgPack()):
+        try:
+            codec.decode(blob, np.dtype(object), (2,))
+        except zarrx.ZarrError:
+            pass
