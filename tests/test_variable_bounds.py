@@ -141,3 +141,29 @@ def test_a_small_chunk_of_a_huge_chunk_shape_costs_no_array_of_its_items(filters
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20, peak     # before: an array of HUGE objects first (512 MiB)
+
+
+def test_a_chunk_past_the_variable_limit_is_refused_on_write_not_stored_unreadable():
+    from zarrx.codecs.plan import CodecPipeline
+    plan = CodecPipeline.resolve([VLenUTF8(), zstd.Zstd()], "O", (2,), variable_limit=100)
+    fits = np.array(["x" * 42, "y" * 42], dtype=object)           # 4 + 2 * (4 + 42) = 96
+    out = np.empty(2, dtype=object)
+    plan.decode(plan.encode(fits), out)
+    assert out.tolist() == fits.tolist()
+    with pytest.raises(zarrx.CodecError, match=re.escape(
+            "vlen-utf8: the chunk's items take 104 bytes serialised, more than the 100 bytes "
+            "a reader decodes for a chunk of variable-length items: use smaller chunks")):
+        plan.encode(np.array(["x" * 46, "y" * 46], dtype=object))    # before: written
+
+
+def test_a_whole_shard_past_its_decoded_limit_is_refused_on_write():
+    from zarrx.shard_objects import EncodedObjects
+    store = MemoryStore()
+    objects = EncodedObjects(store, (zstd.Zstd(),), 100, "a")
+    objects.set("a/c/0", b"x" * 100)
+    assert objects.get("a/c/0") == b"x" * 100
+    with pytest.raises(zarrx.CodecError, match=re.escape(
+            "a shard of 101 bytes, more than the 100 bytes a shard of this array may decode "
+            "to")):
+        objects.set("a/c/1", b"x" * 101)                # before: stored, then unreadable
+    assert store.get("a/c/1") is None

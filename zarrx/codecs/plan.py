@@ -461,6 +461,11 @@ class CodecPipeline:
             for ast in self.a2a:
                 arr = ast.codec.encode(arr)
             buf = self.a2b.encode(arr)
+            if self.a2b_dtype.hasobject and len(buf) > self.variable_limit:
+                raise CodecError(f"{self.a2b.name}: the chunk's items take {len(buf)} bytes "
+                                 f"serialised, more than the {self.variable_limit} bytes a "
+                                 f"reader decodes for a chunk of variable-length items: use "
+                                 f"smaller chunks")
             for st in self.b2b:
                 buf = st.codec.encode(buf)
         except ZarrError as exc:
