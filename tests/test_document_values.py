@@ -95,3 +95,9 @@ def test_counting_any_bytes_is_safe(blob):
             codec.decode(blob, np.dtype(object), (2,))
         except zarrx.ZarrError:
             pass
+
+
+def test_a_document_that_is_not_text_says_so_not_that_it_is_short():
+    with pytest.raises(zarrx.CodecError, match=re.escape(
+            "numcodecs.json2: the chunk is not utf-16 text: unexpected end of data at byte 0")):
+        JSON(encoding="utf-16").decode(b"\x00\xd8", np.dtype(object), (2,))

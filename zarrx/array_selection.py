@@ -263,10 +263,12 @@ def bools_as_bytes(values: np.ndarray, out: np.ndarray | None = None) -> np.ndar
     writes (tensorstore refuses such a chunk). Into ``out`` when given, else ``values`` itself
     when it holds no other byte, else a new array. One pass over the items."""
     items = values.view(np.uint8)
-    if not items.size or int(items.max()) <= 1:
+    # a broadcast value (a scalar written to a region) is looked at once, not per cell
+    core = items[tuple(slice(0, 1) if s == 0 else slice(None) for s in items.strides)]
+    if not core.size or int(core.max()) <= 1:
         return values
     if out is None:
-        return np.minimum(items, 1).view(np.bool_)
+        return np.broadcast_to(np.minimum(core, 1).view(np.bool_), values.shape)
     np.minimum(items, 1, out=out.view(np.uint8))
     return out
 

@@ -85,8 +85,9 @@ class _Document(ArrayToBytesCodec):
     def _loads(self, data: bytes) -> Any:
         raise NotImplementedError
 
-    def _values(self, data: bytes) -> int:
-        """An upper bound of the values parsing ``data`` makes."""
+    def _values(self, data: bytes) -> int | None:
+        """An upper bound of the values parsing ``data`` makes; None when it cannot be
+        counted (parsing then says why)."""
         raise NotImplementedError
 
     def _check_values(self, data: bytes, shape: tuple[int, ...]) -> None:
@@ -98,6 +99,8 @@ class _Document(ArrayToBytesCodec):
         items *= shape[-1] if shape else 1
         own = items + containers + 2 + len(shape)     # + dtype, the shape list and its sizes
         found = self._values(data)
+        if found is None:
+            return
         if found < items:           # each item is a value: refused before it is parsed
             raise CodecError(f"{self.name}: the chunk's document holds at most {found} "
                              f"values, fewer than the {items} items of a chunk of shape "
@@ -220,12 +223,12 @@ class JSON(_Document):
         except RecursionError:
             raise CodecError(f"{self.name}: the chunk's JSON nests too deeply") from None
 
-    def _values(self, data: bytes) -> int:
+    def _values(self, data: bytes) -> int | None:
         if self.encoding.lower().replace("_", "-") not in ("utf-8", "utf8", "ascii"):
             try:        # the brackets counted are ASCII: count them in UTF-8
                 data = data.decode(self.encoding).encode("utf-8", "surrogatepass")
             except (UnicodeError, LookupError):
-                return 0                      # not text: parsing says so
+                return None                   # not text: parsing says so
         return _documents.json_values(data)
 
 
@@ -265,5 +268,5 @@ class MsgPack(_Document):
         except (ValueError, TypeError, self._msgpack.UnpackException) as exc:
             raise CodecError(f"{self.name}: the chunk is not MessagePack: {exc}") from None
 
-    def _values(self, data: bytes) -> int:
+    def _values(self, data: bytes) -> int | None:
         return _documents.msgpack_values(data)
