@@ -50,6 +50,8 @@ class Selecting:
             text_items.check_text(self._io, plan, result)
         if result.dtype == np.bool_:
             bools_as_bytes(result, result)
+        if self._bytes_as_text:
+            text_items.text_as_bytes(result)
         if self._strings is not None:
             result = text_items.as_strings(self._io, plan, result, self._strings,
                                            self._utf8_only)

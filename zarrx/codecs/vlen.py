@@ -43,24 +43,30 @@ class _VLen(ArrayToBytesCodec):
         return None
 
     def _item(self, v: Any, i: int) -> bytes:
+        """The stored bytes of item ``i``. Text is stored as UTF-8, by either codec (a
+        ``string`` array whose codec is ``vlen-bytes``); bytes as they are, by ``vlen-utf8``
+        only when they are UTF-8 text (a ``bytes`` array whose codec is ``vlen-utf8``)."""
         if v is None:
             return b""
-        if self.utf8:
-            if isinstance(v, str):
+        if isinstance(v, str):
+            try:
+                return v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise CodecError(f"{self.name}: item {i} cannot be encoded as UTF-8: "
+                                 f"{exc.reason} (character {exc.start}, "
+                                 f"U+{ord(v[exc.start]):04X})") from None
+        if isinstance(v, (bytes, bytearray, memoryview, np.bytes_)):
+            raw = bytes(v)
+            if self.utf8:
                 try:
-                    return v.encode("utf-8")
-                except UnicodeEncodeError as exc:
-                    raise CodecError(f"{self.name}: item {i} cannot be encoded as UTF-8: "
-                                     f"{exc.reason} (character {exc.start}, "
-                                     f"U+{ord(v[exc.start]):04X})") from None
-            raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {short(v)}, "
-                             "expected str")
-        if isinstance(v, (bytes, bytearray, memoryview)):
-            return bytes(v)
-        if isinstance(v, np.bytes_):
-            return bytes(v)
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise CodecError(f"{self.name}: item {i} is bytes that are not UTF-8 text "
+                                     f"({exc.reason} at byte {exc.start})") from None
+            return raw
+        want = "str" if self.utf8 else "bytes"
         raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {short(v)}, "
-                         "expected bytes")
+                         f"expected {want}")
 
     def encode(self, arr: np.ndarray) -> Buffer:
         flat = arr.reshape(-1) if arr.flags.c_contiguous else np.ravel(arr, order="C")
