@@ -86,8 +86,16 @@ class Array(Selecting, Reshaping, Node):
 
     @functools.cached_property
     def _bytes_only(self) -> bool:
-        """Whether the chunks' object codec is ``vlen-bytes``, which encodes bytes only."""
-        return any(c.name == "vlen-bytes" for c in self._meta.layout.read_codecs)
+        """Whether items are variable-length bytes (the data type ``bytes``; in Zarr v2, the
+        object codec ``vlen-bytes``), written as bytes only."""
+        from zarrx.metadata.dtypes import category
+        return self._meta.data_type.variable and category(self._meta.data_type) == "bytes"
+
+    @functools.cached_property
+    def _bytes_as_text(self) -> bool:
+        """Whether items are bytes stored as text (data type ``bytes`` with the codec
+        ``vlen-utf8``): read back as the bytes of the text."""
+        return self._bytes_only and self._utf8_only
 
     @functools.cached_property
     def _strings(self) -> Any:

@@ -20,7 +20,7 @@ from zarrx.selection import check_basic, numpy_layout, plan_layout
 if TYPE_CHECKING:
     from zarrx.array import Array
 
-__all__ = ["Selecting"]
+__all__ = ["Selecting", "bools_as_bytes"]
 
 
 class Selecting:
@@ -48,6 +48,10 @@ class Selecting:
             result = take_fields(result, fields)
         if self._text:              # the text handed out only: another field may hold any bytes
             text_items.check_text(self._io, plan, result)
+        if result.dtype == np.bool_:
+            bools_as_bytes(result, result)
+        if self._bytes_as_text:
+            text_items.text_as_bytes(result)
         if self._strings is not None:
             result = text_items.as_strings(self._io, plan, result, self._strings,
                                            self._utf8_only)
@@ -166,6 +170,8 @@ class Selecting:
         arr = chunk_io.check_value(self._as_strings(value), plan.shape, dtype, self.name)
         if self._bytes_only:
             chunk_io.check_bytes_items(arr, self.name)
+        if arr.dtype == np.bool_:
+            arr = bools_as_bytes(arr)
         if plan.view is not None:
             arr = plan_layout(arr, plan.view)
         if not box_write.write_box(self._io, plan, arr):
@@ -250,6 +256,23 @@ class _Indexer:
         a = self._array
         fields, selection = pop_fields(selection) if a._structured else (None, selection)
         a._write(selection, value, self._kind, fields)
+
+
+def bools_as_bytes(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``values`` (bool) with every item the byte 0 or 1, as Zarr stores bool: numpy holds
+    any nonzero byte as true (a chunk another writer stored with 2 or 255, a view of other
+    bytes as bool) and compares it as true, but passes it through to raw bytes, hashes and
+    writes (tensorstore refuses such a chunk). Into ``out`` when given, else ``values`` itself
+    when it holds no other byte, else a new array. One pass over the items."""
+    items = values.view(np.uint8)
+    # a broadcast value (a scalar written to a region) is looked at once, not per cell
+    core = items[tuple(slice(0, 1) if s == 0 else slice(None) for s in items.strides)]
+    if not core.size or int(core.max()) <= 1:
+        return values
+    if out is None:
+        return np.broadcast_to(np.minimum(core, 1).view(np.bool_), values.shape)
+    np.minimum(items, 1, out=out.view(np.uint8))
+    return out
 
 
 def _numpy_out(out: Any, prototype: Any, name: str) -> Any:

@@ -157,8 +157,11 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 if plan.raw:        # scatter straight from the stored bytes
                     _assign(target, p.out_sel, plan.view(data), p.chunk_sel)
                     continue
-                buf = io.scratch(shape)
-                plan.decode(data, buf)
+                if io.object_chunks:    # made once the stored bytes are known to hold it
+                    buf = plan.decode_new(data)
+                else:
+                    buf = io.scratch(shape)
+                    plan.decode(data, buf)
             except (ZarrError, MemoryError) as exc:
                 raise _located(exc, io, p.coords, shape)
             _assign(target, p.out_sel, buf, p.chunk_sel)
@@ -263,8 +266,11 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
     try:
         if plan.raw:
             return plan.view(data)[tuple(local)]
-        buf = io.scratch(chunk)
-        plan.decode(data, buf)
+        if io.object_chunks:
+            buf = plan.decode_new(data)
+        else:
+            buf = io.scratch(chunk)
+            plan.decode(data, buf)
     except (ZarrError, MemoryError) as exc:
         raise _located(exc, io, coords_t, chunk)
     return buf[tuple(local)]

@@ -19,10 +19,10 @@ from collections.abc import Hashable, Iterable, Iterator
 
 from zarrx.codecs.base import BytesToBytesCodec
 from zarrx.codecs.registry import get_codec_class
-from zarrx.errors import ZarrError
+from zarrx.errors import CodecError, ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store.base import ByteRange, Store, Versioned, as_buffer
-from zarrx.size_limits import encoded_limit, shard_limit
+from zarrx.size_limits import decoded_shard_limit, encoded_limit
 
 __all__ = ["EncodedObjects", "encoded_objects"]
 
@@ -44,7 +44,7 @@ def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
             spec, dt, (), where=f"{where} shard codecs[{i}]")
         assert isinstance(codec, BytesToBytesCodec)
         codecs.append(codec.bind(dt))
-    return EncodedObjects(store, tuple(codecs), shard_limit(meta, name).nbytes, name)
+    return EncodedObjects(store, tuple(codecs), decoded_shard_limit(meta, name), name)
 
 
 class EncodedObjects(Store):
@@ -89,6 +89,11 @@ class EncodedObjects(Store):
     def _encode(self, value: bytes | bytearray | memoryview, key: str) -> bytes:
         buf: object = as_buffer(value, key)
         try:
+            n = memoryview(buf).nbytes               # type: ignore[arg-type]
+            if n > self.limit:          # readers would refuse it: never stored
+                raise CodecError(f"a shard of {n} bytes, more than the {self.limit} bytes a "
+                                 f"shard of this array may decode to (its inner chunks' size "
+                                 f"depends on their values): use smaller shards")
             for codec in self.codecs:
                 buf = codec.encode(buf)          # type: ignore[arg-type]
         except ZarrError as exc:

@@ -11,20 +11,25 @@ case (:attr:`~zarrx.codecs.plan.CodecPipeline.stored_limit`): exactly the chunk'
 16-byte header, zlib's ``deflateBound``...). Chunks whose size depends on their values are
 bounded by the largest such chunk decoded (``MAX_VARIABLE_CHUNK``). A shard holds its index
 and at most one read unit's limit per slot (an inner shard's, when nested), and a shard
-encoded as a whole takes at most its codecs' bound of that.
+encoded as a whole takes at most its codecs' bound of that. Decoding a shard encoded as a whole
+holds all of it in memory at once: when its inner chunks' size depends on their values, its
+decoded size is bounded by its indexes plus ``MAX_VARIABLE_CHUNK`` in all, as one such chunk
+is, not by that per slot (a 100 KB zstd shard of 4 string chunks could otherwise decode to
+4 GiB).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from zarrx.codecs.base import BytesToBytesCodec
-from zarrx.codecs.plan import CodecPipeline, stored_bound
+from zarrx.codecs.plan import MAX_VARIABLE_CHUNK, CodecPipeline, stored_bound
 from zarrx.errors import CodecError, ZarrError
 from zarrx.metadata.codecs import read_codec_places
 from zarrx.metadata.model import ArrayMeta, RegularGrid
 from zarrx.store.chunks import SizeLimit
 
-__all__ = ["read_plan", "unit_limit", "shard_limit", "encoded_limit", "MAX_OBJECT"]
+__all__ = ["read_plan", "unit_limit", "shard_limit", "decoded_shard_limit", "encoded_limit",
+           "MAX_OBJECT"]
 
 MAX_OBJECT = (1 << 63) - 1  # no object is larger
 
@@ -80,21 +85,36 @@ def unit_limit(meta: ArrayMeta, key: str) -> SizeLimit:
     return SizeLimit(limit, lambda found: _error(found, limit, what))
 
 
-def shard_limit(meta: ArrayMeta, key: str) -> SizeLimit:
-    """The limit of one shard object of ``meta`` as its whole-shard codecs decode it (as it is
-    stored when there are none): its index and, in every slot, the largest stored inner chunk
-    (an inner shard, when nested)."""
-    layout = meta.layout
-    unit = unit_limit(meta, key).nbytes
+def _shard_size(meta: ArrayMeta, unit: int) -> tuple[int, int]:
+    """A shard's size with read units of at most ``unit`` bytes, and its slots' size."""
     size = slot = unit
-    for grid in reversed(layout.shards):
+    for grid in reversed(meta.layout.shards):
         slot = size
         size = min(grid.index_nbytes + grid.n_chunks * size, MAX_OBJECT)
+    return size, slot
+
+
+def shard_limit(meta: ArrayMeta, key: str) -> SizeLimit:
+    """The limit of one shard object of ``meta`` as it is stored (without whole-shard codecs):
+    its index and, in every slot, the largest stored inner chunk (an inner shard, when
+    nested)."""
+    layout = meta.layout
+    size, slot = _shard_size(meta, unit_limit(meta, key).nbytes)
     outer = layout.shards[0]
     inner = "inner shards" if len(layout.shards) > 1 else "inner chunks"
     what = (f"a shard can take: its {outer.index_nbytes}-byte index and {outer.n_chunks} "
             f"{inner} of at most {slot} bytes each")
     return SizeLimit(size, lambda found: _error(found, size, what, "shard"))
+
+
+def decoded_shard_limit(meta: ArrayMeta, key: str) -> int:
+    """The most bytes a shard of ``meta`` encoded as a whole may decode to: as
+    :func:`shard_limit`, but at most its indexes and ``MAX_VARIABLE_CHUNK`` when the size of
+    its inner chunks depends on their values (the decoded shard is held whole)."""
+    size = shard_limit(meta, key).nbytes
+    if read_plan(meta, _largest_unit(meta), key).max_encoded_size is not None:
+        return size
+    return min(size, _shard_size(meta, 0)[0] + MAX_VARIABLE_CHUNK)
 
 
 def encoded_limit(codecs: Sequence[BytesToBytesCodec], decoded: int) -> SizeLimit:

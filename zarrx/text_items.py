@@ -22,7 +22,7 @@ from zarrx.chunk_io import ArrayIO, _located
 from zarrx.errors import CodecError
 from zarrx.metadata._util import short
 
-__all__ = ["holds_text", "check_text", "as_strings"]
+__all__ = ["holds_text", "check_text", "as_strings", "text_as_bytes"]
 
 LAST_CODE_POINT = 0x10FFFF
 
@@ -134,3 +134,17 @@ def _unencodable(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def text_as_bytes(values: np.ndarray) -> None:
+    """Replace the ``str`` items of ``values`` (an object array of a ``bytes`` array whose
+    codec is ``vlen-utf8``, which decodes text) by their UTF-8 bytes, in place."""
+    flat = values.reshape(-1) if values.flags.c_contiguous else None
+    if flat is None:
+        for idx in np.ndindex(values.shape):
+            if type(values[idx]) is str:
+                values[idx] = values[idx].encode("utf-8")
+        return
+    for i, v in enumerate(flat.tolist()):
+        if type(v) is str:
+            flat[i] = v.encode("utf-8")

@@ -119,6 +119,10 @@ def test_fill_values_as_stored() -> None:
     (zarray([{"id": "vlen-array"}]), ".zarray filters[0]: missing required field 'dtype'"),
     (zarray([{"id": "vlen-array", "dtype": "|O"}]),
      ".zarray filters[0].dtype: expected a fixed-size dtype (not an object dtype), found '|O'"),
+    (zarray([{"id": "vlen-array", "dtype": "|S0"}]),            # before: ZeroDivisionError
+     ".zarray filters[0].dtype: expected a fixed-size dtype of at least one byte, found '|S0'"),
+    (zarray([{"id": "vlen-array", "dtype": "|V0"}]),
+     ".zarray filters[0].dtype: expected a fixed-size dtype of at least one byte, found '|V0'"),
     (zarray([FILTERS["json2"]], fill=[1]),
      ".zarray fill_value: expected a number, string or boolean (the fill value of an object "
      "array), found [1]"),
@@ -144,6 +148,8 @@ def test_metadata_refused(zarray_doc: bytes, message: str) -> None:
     ("json2", b"[" * 100000, "numcodecs.json2: the chunk's JSON nests too deeply"),
     ("msgpack2", b"\x90\x90", "numcodecs.msgpack2: the chunk is not MessagePack: "
                               "unpack(b) received extra data."),
+    ("msgpack2", b"\x93" + b"\x91" * 100000, "numcodecs.msgpack2: the chunk's MessagePack nests "
+                                            "too deeply"),           # before: no reason given
     ("vlen-array", b"\x02\x00\x00\x00\x03\x00\x00\x00abc\x00\x00\x00\x00",
      "numcodecs.vlen-array: item 0 holds 3 bytes, not a multiple of the 4-byte <i4"),
     ("vlen-array", b"\x03\x00\x00\x00", "numcodecs.vlen-array: header claims 3 items, "
@@ -178,3 +184,12 @@ def test_nested_lists_of_a_multidimensional_chunk_must_fit() -> None:
         zarrx.open_array(store, mode="r")[...]
     assert str(info.value) == ("array '/' chunk '0.0': numcodecs.json2: expected a list along "
                                "axis 1, found int 3")
+
+
+def test_msgpack2_raw_chunks_read_as_numcodecs_reads_them() -> None:
+    """With ``raw: true`` MessagePack strings decode to bytes, the dtype ``"|O"`` too."""
+    chunk = numcodecs.MsgPack().encode(np.array(["a", "b"], dtype=object))
+    store = MemoryStore({".zarray": zarray([{"id": "msgpack2", "raw": True}], shape=(2,),
+                                           chunks=(2,)), "0": chunk})
+    got = zarrx.open_array(store, mode="r")[...]       # before: "found b'|O' and [2]"
+    assert got.tolist() == numcodecs.MsgPack(raw=True).decode(chunk).tolist() == [b"a", b"b"]

@@ -15,16 +15,13 @@ from zarrx._clib.zx_endian cimport zx_load_le32, zx_store_le32
 from zarrx.codecs.status import KernelStatus
 
 
-def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
-    """Fill ``out`` (one object per item) from ``src``; None on success, else a status tuple:
-    ("header", n) | ("count", found) | ("length", i, pos) | ("item", i, pos, length) |
-    ("utf8", i, pos, length) | ("trailing", pos)."""
-    cdef Py_ssize_t n = src.shape[0], count = out.shape[0], pos = 4, i
+cdef object _layout(const uint8_t* p, Py_ssize_t n, Py_ssize_t count):
+    """None when ``p[:n]`` holds the count ``count`` and every length fits with no trailing
+    bytes, else the status tuple of the first thing wrong. Allocates nothing."""
+    cdef Py_ssize_t pos = 4, i
     cdef uint32_t ln
-    cdef const uint8_t* p
     if n < 4:
         return ("header", n)
-    p = &src[0]
     ln = zx_load_le32(p)
     if <Py_ssize_t>ln != count:
         return ("count", ln)
@@ -35,6 +32,34 @@ def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
         pos += 4
         if <Py_ssize_t>ln > n - pos:
             return ("item", i, pos, ln)
+        pos += ln
+    if pos != n:
+        return ("trailing", pos)
+    return None
+
+
+def vlen_check(const uint8_t[::1] src, Py_ssize_t count):
+    """The layout check of :func:`vlen_decode` alone, for a chunk of ``count`` items: None, or
+    its status tuple. Allocates nothing, so a caller may run it before making the output."""
+    return _layout(&src[0] if src.shape[0] else NULL, src.shape[0], count)
+
+
+def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
+    """Fill ``out`` (one object per item) from ``src``; None on success, else a status tuple:
+    ("header", n) | ("count", found) | ("length", i, pos) | ("item", i, pos, length) |
+    ("utf8", i, pos, length) | ("trailing", pos).
+
+    The layout (the count, every length, no trailing bytes) is checked in a first pass that
+    allocates nothing, so a chunk that does not hold its items costs no item built from it."""
+    cdef Py_ssize_t n = src.shape[0], count = out.shape[0], pos = 4, i
+    cdef uint32_t ln
+    cdef const uint8_t* p = &src[0] if n else NULL
+    status = _layout(p, n, count)
+    if status is not None:
+        return status
+    for i in range(count):
+        ln = zx_load_le32(p + pos)
+        pos += 4
         if utf8:
             try:
                 item = PyUnicode_DecodeUTF8(<const char*>(p + pos), ln, NULL)
@@ -44,8 +69,6 @@ def vlen_decode(const uint8_t[::1] src, object[::1] out, bint utf8):
             item = PyBytes_FromStringAndSize(<const char*>(p + pos), ln)
         out[i] = item
         pos += ln
-    if pos != n:
-        return ("trailing", pos)
     return None
 
 

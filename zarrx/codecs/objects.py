@@ -7,6 +7,13 @@
   lists (``ndarray.tolist()``), followed by the chunk's dtype string (``"|O"``) and shape.
 
 Missing items and ``None`` are stored as numcodecs stores them (an empty array; ``null``).
+
+Parsing a document makes a Python object of each of its values (tens of bytes each, for as
+little as one stored byte), so before parsing, its values are counted in one pass
+(:mod:`zarrx.codecs._documents`) and a document holding more than its chunk's items, their
+nesting, its dtype and shape, plus ``EXTRA_VALUES`` inside items (objects that are lists or
+dicts) is refused: decoding costs memory bounded by the chunk's item count, not by how
+far a small stored chunk expands.
 """
 from __future__ import annotations
 
@@ -15,11 +22,16 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.codecs import _documents
 from zarrx.codecs.base import ArrayToBytesCodec, Buffer, as_u8
 from zarrx.codecs.vlen import _VLen
 from zarrx.errors import CodecError, MissingDependencyError
 
-__all__ = ["VLenArray", "JSON", "MsgPack"]
+__all__ = ["VLenArray", "JSON", "MsgPack", "EXTRA_VALUES"]
+
+#: values a document may hold inside its items (items that are lists or dicts), beyond one per
+#: item and those of its nesting, dtype and shape: about 1 GiB of Python objects
+EXTRA_VALUES = 1 << 24
 
 
 class VLenArray(_VLen):
@@ -73,23 +85,57 @@ class _Document(ArrayToBytesCodec):
     def _loads(self, data: bytes) -> Any:
         raise NotImplementedError
 
+    def _values(self, data: bytes) -> int | None:
+        """An upper bound of the values parsing ``data`` makes; None when it cannot be
+        counted (parsing then says why)."""
+        raise NotImplementedError
+
+    def _check_values(self, data: bytes, shape: tuple[int, ...]) -> None:
+        """Refuse a document holding more values than a chunk of ``shape`` can use."""
+        items = containers = 1
+        for s in shape[:-1]:
+            items *= s
+            containers += items
+        items *= shape[-1] if shape else 1
+        own = items + containers + 2 + len(shape)     # + dtype, the shape list and its sizes
+        found = self._values(data)
+        if found is None:
+            return
+        if found < items:           # each item is a value: refused before it is parsed
+            raise CodecError(f"{self.name}: the chunk's document holds at most {found} "
+                             f"values, fewer than the {items} items of a chunk of shape "
+                             f"{shape}")
+        if found > own + EXTRA_VALUES:
+            raise CodecError(f"{self.name}: the chunk's document holds {found} values, more "
+                             f"than the {own + EXTRA_VALUES} a chunk of shape {shape} may "
+                             f"hold ({own} for its {items} items, their nesting, dtype and "
+                             f"shape, and {EXTRA_VALUES} inside items): refused before "
+                             f"parsing it")
+
     def encode(self, arr: np.ndarray) -> Buffer:
         items = np.atleast_1d(arr).tolist()
         items.extend(["|O", list(arr.shape)])
         return self._dumps(items)
 
     def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        raw = bytes(as_u8(data))
+        self._check_values(raw, shape)      # before an array of the chunk's item count
         out = np.empty(shape, dtype=object)
-        self.decode_into(data, out)
+        self._decode(raw, out)
         return out
 
     def decode_into(self, data: Buffer, out: np.ndarray) -> None:
-        doc = self._loads(bytes(as_u8(data)))
+        raw = bytes(as_u8(data))
+        self._check_values(raw, out.shape)
+        self._decode(raw, out)
+
+    def _decode(self, raw: bytes, out: np.ndarray) -> None:
+        doc = self._loads(raw)
         shape = list(out.shape)
         if not isinstance(doc, list) or len(doc) < 2:
             raise CodecError(f"{self.name}: expected a list of the items, the dtype and the "
                              f"shape, found {_kind(doc)}")
-        if doc[-2] != "|O" or doc[-1] != shape:
+        if doc[-2] not in ("|O", b"|O") or doc[-1] != shape:     # bytes: msgpack2's raw
             raise CodecError(f"{self.name}: expected dtype '|O' and shape {shape}, found "
                              f"{_short(doc[-2])} and {_short(doc[-1])}")
         items = doc[:-2]
@@ -177,6 +223,14 @@ class JSON(_Document):
         except RecursionError:
             raise CodecError(f"{self.name}: the chunk's JSON nests too deeply") from None
 
+    def _values(self, data: bytes) -> int | None:
+        if self.encoding.lower().replace("_", "-") not in ("utf-8", "utf8", "ascii"):
+            try:        # the brackets counted are ASCII: count them in UTF-8
+                data = data.decode(self.encoding).encode("utf-8", "surrogatepass")
+            except (UnicodeError, LookupError):
+                return None                   # not text: parsing says so
+        return _documents.json_values(data)
+
 
 class MsgPack(_Document):
     """numcodecs ``msgpack2``: the chunk as one MessagePack document (``use_single_float``,
@@ -209,5 +263,10 @@ class MsgPack(_Document):
     def _loads(self, data: bytes) -> Any:
         try:
             return self._msgpack.unpackb(data, raw=self.raw)
+        except self._msgpack.StackError:
+            raise CodecError(f"{self.name}: the chunk's MessagePack nests too deeply") from None
         except (ValueError, TypeError, self._msgpack.UnpackException) as exc:
             raise CodecError(f"{self.name}: the chunk is not MessagePack: {exc}") from None
+
+    def _values(self, data: bytes) -> int | None:
+        return _documents.msgpack_values(data)

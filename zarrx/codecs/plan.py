@@ -417,7 +417,22 @@ class CodecPipeline:
         return st.bound if st.bound is not None else self.variable_limit
 
     def decode_new(self, data: Any, key: str = "") -> np.ndarray:
-        """Decode one stored chunk into a new array (``key``: as for :meth:`decode`)."""
+        """Decode one stored chunk into a new array (``key``: as for :meth:`decode`). A chunk
+        of objects is made by its codec once the stored bytes are known to hold its items,
+        never before: its item count comes from metadata."""
+        if self.dtype.hasobject:
+            try:
+                buf = as_u8(data)
+                for st in reversed(self.b2b):
+                    buf = st.codec.decode(buf, st.size, self._limit(st))
+                arr = self.a2b.decode(buf, self.a2b_dtype, self.a2b_shape)
+                for ast in reversed(self.a2a):
+                    arr = ast.codec.decode(arr, ast.dtype, ast.shape)
+            except ZarrError as exc:
+                exc.at(key=key or None)
+                raise
+            assert arr.shape == self.chunk_shape and arr.dtype == self.dtype
+            return arr
         try:
             out = np.empty(self.chunk_shape, dtype=self.dtype)
         except MemoryError:
@@ -446,6 +461,11 @@ class CodecPipeline:
             for ast in self.a2a:
                 arr = ast.codec.encode(arr)
             buf = self.a2b.encode(arr)
+            if self.a2b_dtype.hasobject and len(buf) > self.variable_limit:
+                raise CodecError(f"{self.a2b.name}: the chunk's items take {len(buf)} bytes "
+                                 f"serialised, more than the {self.variable_limit} bytes a "
+                                 f"reader decodes for a chunk of variable-length items: use "
+                                 f"smaller chunks")
             for st in self.b2b:
                 buf = st.codec.encode(buf)
         except ZarrError as exc:

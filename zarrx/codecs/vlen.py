@@ -8,6 +8,7 @@ The kernel (:mod:`zarrx.codecs._filters`) returns a status tuple (a tag and numb
 """
 from __future__ import annotations
 
+import math
 import struct
 from typing import Any, ClassVar
 
@@ -42,24 +43,30 @@ class _VLen(ArrayToBytesCodec):
         return None
 
     def _item(self, v: Any, i: int) -> bytes:
+        """The stored bytes of item ``i``. Text is stored as UTF-8, by either codec (a
+        ``string`` array whose codec is ``vlen-bytes``); bytes as they are, by ``vlen-utf8``
+        only when they are UTF-8 text (a ``bytes`` array whose codec is ``vlen-utf8``)."""
         if v is None:
             return b""
-        if self.utf8:
-            if isinstance(v, str):
+        if isinstance(v, str):
+            try:
+                return v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise CodecError(f"{self.name}: item {i} cannot be encoded as UTF-8: "
+                                 f"{exc.reason} (character {exc.start}, "
+                                 f"U+{ord(v[exc.start]):04X})") from None
+        if isinstance(v, (bytes, bytearray, memoryview, np.bytes_)):
+            raw = bytes(v)
+            if self.utf8:
                 try:
-                    return v.encode("utf-8")
-                except UnicodeEncodeError as exc:
-                    raise CodecError(f"{self.name}: item {i} cannot be encoded as UTF-8: "
-                                     f"{exc.reason} (character {exc.start}, "
-                                     f"U+{ord(v[exc.start]):04X})") from None
-            raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {short(v)}, "
-                             "expected str")
-        if isinstance(v, (bytes, bytearray, memoryview)):
-            return bytes(v)
-        if isinstance(v, np.bytes_):
-            return bytes(v)
+                    raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise CodecError(f"{self.name}: item {i} is bytes that are not UTF-8 text "
+                                     f"({exc.reason} at byte {exc.start})") from None
+            return raw
+        want = "str" if self.utf8 else "bytes"
         raise CodecError(f"{self.name}: item {i} is {type(v).__name__} {short(v)}, "
-                         "expected bytes")
+                         f"expected {want}")
 
     def encode(self, arr: np.ndarray) -> Buffer:
         flat = arr.reshape(-1) if arr.flags.c_contiguous else np.ravel(arr, order="C")
@@ -82,8 +89,16 @@ class _VLen(ArrayToBytesCodec):
         return b"".join(parts)
 
     def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+        """A new object array of ``shape``, made once the layout of ``data`` is known to hold
+        its items: a chunk that does not costs no array of its item count (the count comes
+        from metadata, and a few stored bytes could claim to fill 2**31 items)."""
+        mv, count = as_u8(data), math.prod(shape)
+        k = _kernel()
+        status = k.vlen_check(mv, count) if k is not None else self._walk(mv, count)[0]
+        if status is not None:
+            self._fail(status, mv, count)
         out = np.empty(shape, dtype=object)
-        self._fill(as_u8(data), out.reshape(-1))
+        self._fill(mv, out.reshape(-1))
         return out
 
     def decode_into(self, data: Buffer, out: np.ndarray) -> None:
@@ -98,22 +113,38 @@ class _VLen(ArrayToBytesCodec):
         if status is not None:
             self._fail(status, mv, flat.shape[0])
 
-    def _scan(self, mv: memoryview, flat: np.ndarray) -> tuple | None:
-        """The kernel's work in Python (when the extension is unavailable): same statuses."""
-        n, count = mv.nbytes, flat.shape[0]
+    @staticmethod
+    def _walk(mv: memoryview, count: int) -> tuple[tuple | None, list[tuple[int, int]]]:
+        """The kernel's layout check in Python: (status or None, each item's offset and
+        length)."""
+        n = mv.nbytes
         if n < 4:
-            return ("header", n)
+            return ("header", n), []
         found = _U32.unpack_from(mv, 0)[0]
         if found != count:
-            return ("count", found)
+            return ("count", found), []
         pos = 4
+        spans = []
         for i in range(count):
             if n - pos < 4:
-                return ("length", i, pos)
+                return ("length", i, pos), []
             ln = _U32.unpack_from(mv, pos)[0]
             pos += 4
             if ln > n - pos:
-                return ("item", i, pos, ln)
+                return ("item", i, pos, ln), []
+            spans.append((pos, ln))
+            pos += ln
+        if pos != n:
+            return ("trailing", pos), []
+        return None, spans
+
+    def _scan(self, mv: memoryview, flat: np.ndarray) -> tuple | None:
+        """The kernel's work in Python (when the extension is unavailable): same statuses,
+        the layout checked before any item is built."""
+        status, spans = self._walk(mv, flat.shape[0])
+        if status is not None:
+            return status
+        for i, (pos, ln) in enumerate(spans):
             raw = bytes(mv[pos:pos + ln])
             if self.utf8:
                 try:
@@ -122,9 +153,6 @@ class _VLen(ArrayToBytesCodec):
                     return ("utf8", i, pos, ln)
             else:
                 flat[i] = raw
-            pos += ln
-        if pos != n:
-            return ("trailing", pos)
         return None
 
     def _too_large(self, what: str, *v: int) -> str:

@@ -61,6 +61,8 @@ def _dtype(conf: dict[str, Any], name: str, loc: Loc, default: Any = None) -> np
             raise (loc / name).error("a numpy dtype string such as '<f8'", value) from None
     if dt is not None and dt.hasobject:
         raise (loc / name).error("a fixed-size dtype (not an object dtype)", value)
+    if dt is not None and dt.itemsize == 0:      # no item of it holds a byte ("|S0", "|V0")
+        raise (loc / name).error("a fixed-size dtype of at least one byte", value)
     return dt
 
 
