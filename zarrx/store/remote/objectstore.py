@@ -142,7 +142,7 @@ class ObjectStore(RemoteStore):
         res = await obs.get_async(self._client, self._prefix + key, options=opts)
         meta = res.meta
         if on_meta is not None:
-            on_meta(meta.get("e_tag"), meta.get("size"))
+            on_meta(_version(meta), meta.get("size"))
         begin, end = res.range
         # the body is read as it streams, up to the length asked for (obstore would read all
         # of it, up to the Content-Length the server claims, and allocate that length before
@@ -155,7 +155,7 @@ class ObjectStore(RemoteStore):
         whole = into is None and (suffix is not None or stop is not None)
         piece = limit if whole else min(limit, 1 << 20)
         data, more = await collected(res.stream(min_chunk_size=max(1, piece)), limit, into)
-        return Got(data, meta.get("e_tag"), meta.get("size"), begin, more)
+        return Got(data, _version(meta), meta.get("size"), begin, more)
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
                              suffix: int | None, if_match: str | None) -> Got:
@@ -169,7 +169,7 @@ class ObjectStore(RemoteStore):
         # pieces no larger than what is needed: a body cut short after the range still gives it
         data = await window(res.stream(min_chunk_size=max(1, min(1 << 20, hi - begin))),
                             begin, lo, hi)
-        return Got(data, res.meta.get("e_tag"), end, lo)
+        return Got(data, _version(res.meta), end, lo)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
         obs = _obstore()
@@ -184,7 +184,7 @@ class ObjectStore(RemoteStore):
             # or forbids it (403, as servers of GET-only links do): the headers of a GET say
             # the same, and its body is not read
             meta = (await obs.get_async(self._client, self._prefix + key)).meta
-        return meta.get("e_tag"), meta["size"]
+        return _version(meta), meta["size"]
 
     async def _content_type(self, key: str) -> str | None:
         res = await _obstore().get_async(self._client, self._prefix + key,
@@ -369,6 +369,20 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
         raise StoreError(f"ObjectStore({redact(url)!r}): cannot configure the store: "
                          f"{type(exc).__name__}: {without_values(first_line(exc), so, client)}"
                          ) from None
+
+
+def _version(meta: dict) -> str | None:
+    """The version an answer names: its ETag; from a server that sends none (a web server
+    configured without them), a weak one made of the object's size and Last-Modified (the
+    epoch when that is missing too), so that the object has a generation and a later answer
+    of another version is found (weak: never sent as If-Match, compared with the answers)."""
+    etag = meta.get("e_tag")
+    if etag is not None:
+        return etag
+    modified = meta.get("last_modified")
+    stamp = modified.isoformat() if isinstance(modified, datetime.datetime) else modified
+    size = meta.get("size")
+    return f'W/"zarrx-{size}-{stamp}"'
 
 
 def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
