@@ -219,8 +219,9 @@ class RemoteStore(RemoteReads, Store):
         return err
 
     def _unsupported(self, action: str, key: str, fail: Failure) -> StoreError:
+        why = shown_text(fail.detail) or fail.status
         return StoreError(f"{self!r}: cannot {action} {key!r} ({self._url(key)}): the server "
-                          f"does not support it ({shown_text(fail.detail) or fail.status}); open the store "
+                          f"does not support it ({why}); open the store "
                           "with conditional_writes=False to write without conditions")
 
     def _key(self, key: object) -> str:
