@@ -92,3 +92,39 @@ def test_a_listing_of_folders_without_a_query_lists_their_files():
     with serving(Shallow) as base:
         keys = sorted(FsspecStore(f"{base}/root", retries=0).list_prefix(""))
     assert keys == ["d/d/f", "d/f", "f"]
+
+
+class _DeadLink(http.server.BaseHTTPRequestHandler):
+    """A folder page linking a file and a folder that is not there (404)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        path = self.path.partition("?")[0]
+        pages = {"/root/": b'<a href="zarr.json">z</a> <a href="gone/">gone/</a> '
+                           b'<a href="sub/">sub/</a>',
+                 "/root/sub/": b'<a href="k">k</a>'}
+        if path in pages:
+            body, kind, status = pages[path], "text/html", 200
+        elif path.endswith("/"):
+            body, kind, status = b"", "text/html", 404
+        else:
+            body, kind, status = b"{}", "application/json", 200
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.mark.parametrize("query", ["", "?token=abc"])
+def test_a_link_to_a_folder_that_is_not_there_leaves_the_rest_of_the_listing(query):
+    """A folder page whose link leads nowhere (404) read as a missing root: the whole listing
+    was empty."""
+    with serving(_DeadLink) as base:
+        store = FsspecStore(f"{base}/root{query}", retries=0)
+        assert sorted(store.list_prefix("")) == ["sub/k", "zarr.json"]
+        assert list(store.list_prefix("nothing/")) == []

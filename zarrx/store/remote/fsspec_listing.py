@@ -93,7 +93,13 @@ async def web_find(fs: Any, root: str, query: str,
         if pages > MAX_PAGES:
             raise Failure("bad_response", None, f"the listing of {redact(root)}/ goes on "
                                                 f"past {MAX_PAGES} folder pages")
-        for url in await bounded(_links(fs, folder, query)):
+        try:
+            links = await bounded(_links(fs, folder, query))
+        except FileNotFoundError:
+            if depth == 0:
+                raise                   # no such folder: nothing below the prefix
+            continue                    # a dead link to a folder below it: no files there
+        for url in links:
             if not url.endswith("/"):
                 files.append(url)
             elif url.rstrip("/") not in seen:
