@@ -16,6 +16,7 @@ import asyncio
 import datetime
 import os
 import threading
+from collections import Counter
 from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
@@ -227,16 +228,20 @@ class ObjectStore(RemoteStore):
         stream = _obstore().list(self._client, prefix=full or None)
         found: list[tuple[str, int]] = []
         seen: set[str] = set()
+        twice: set[str] = set()
         cut = len(self._prefix)
         async for chunk in stream:
             for m in chunk:
-                listed_once(seen, m["path"])
-                found.append((m["path"][cut:], m["size"]))
-        names = _without_folder_markers(found, prefix.rstrip("/"))
-        empty = [name for name, size in found if size == 0 and name in names]
-        if empty:
-            # an empty object with nothing below it may be a marker "name/" as well: it is a
-            # key only when it answers to its name
+                path = m["path"]
+                if path in seen and path not in twice:
+                    twice.add(path)     # an object "name" and a marker "name/", both "name"
+                else:
+                    listed_once(seen, path)
+                found.append((path[cut:], m["size"]))
+        names, doubtful = _without_folder_markers(found, prefix.rstrip("/"))
+        if doubtful:
+            # a name that may be a marker "name/" as well is a key only when it answers to
+            # its name
             obs, limit = _obstore(), asyncio.Semaphore(16)
 
             async def is_key(name: str) -> bool:
@@ -249,7 +254,8 @@ class ObjectStore(RemoteStore):
                         return True
                     return True
 
-            gone = {n for n, ok in zip(empty, await gather_all([is_key(n) for n in empty]))
+            checked = sorted(doubtful)
+            gone = {n for n, ok in zip(checked, await gather_all([is_key(n) for n in checked]))
                     if not ok}
             names = [n for n in names if n not in gone]
         return names
@@ -385,14 +391,25 @@ def _version(meta: dict) -> str | None:
     return f'W/"zarrx-{size}-{stamp}"'
 
 
-def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
-    """The names of a listing of ``folder`` without its folder markers: the empty objects
-    named ``folder/`` or ``name/`` that the AWS console and some tools create, which obstore
-    lists without their trailing slash (as ``folder`` itself, or as an empty ``name`` that
-    other listed names lie below). A store's key is never also a folder of other keys."""
+def _without_folder_markers(found: list[tuple[str, int]], folder: str
+                            ) -> tuple[list[str], set[str]]:
+    """The names of a listing of ``folder`` without its folder markers, the objects named
+    ``folder/`` or ``name/`` that the AWS console and some tools create, which obstore lists
+    without their trailing slash (as ``folder`` itself, or as ``name``); and the names that
+    may still be markers: those listed twice (an object ``name`` and its marker), empty ones,
+    and those other listed names lie below (a marker with content). An empty ``name`` other
+    names lie below is a marker: a store's key is never also a folder of other keys."""
     folders = {name[:i] for name, _ in found for i in range(len(name)) if name[i] == "/"}
-    return [name for name, size in found
-            if name != folder and not (size == 0 and name in folders)]
+    counts = Counter(name for name, _ in found)
+    names: dict[str, None] = {}             # in the listing's order, each once
+    doubtful: set[str] = set()
+    for name, size in found:
+        if name == folder or (size == 0 and name in folders):
+            continue
+        if size == 0 or counts[name] > 1 or name in folders:
+            doubtful.add(name)
+        names[name] = None
+    return list(names), doubtful
 
 
 def _memory_name_and_prefix(url: str) -> tuple[str, str]:
