@@ -40,7 +40,7 @@ from zarrx.store.remote import aio
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
                                        if_match_of, kept_changing, READ_ATTEMPTS,
-                                       shown_text, to_bytes)
+                                       to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -200,11 +200,10 @@ class RemoteStore(RemoteReads, Store):
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
         what = f"HTTP {fail.status}" if fail.status else fail.kind
-        detail = shown_text(fail.detail)    # a server's words, or a stored name
         if fail.kind in ("bad_response", "config", "invalid_path"):   # the detail says it all
-            what = detail
-        elif detail and detail != str(fail.status):
-            what += f" ({detail})"          # botocore names an error without a code by status
+            what = fail.detail
+        elif fail.detail and fail.detail != str(fail.status):
+            what += f" ({fail.detail})"     # botocore names an error without a code by status
         if attempts > 1:
             what += f" after {attempts} attempts"
         if fail.kind == "access" and fail.status == 403 and action == "read":
@@ -219,9 +218,8 @@ class RemoteStore(RemoteReads, Store):
         return err
 
     def _unsupported(self, action: str, key: str, fail: Failure) -> StoreError:
-        why = shown_text(fail.detail) or fail.status
         return StoreError(f"{self!r}: cannot {action} {key!r} ({self._url(key)}): the server "
-                          f"does not support it ({why}); open the store "
+                          f"does not support it ({fail.detail or fail.status}); open the store "
                           "with conditional_writes=False to write without conditions")
 
     def _key(self, key: object) -> str:

@@ -42,7 +42,8 @@ class Failure(Exception):
     def __init__(self, kind: str, status: int | None = None, detail: str = "",
                  retry_after: float | None = None) -> None:
         super().__init__(kind, status, detail)
-        self.kind, self.status, self.detail = kind, status, detail
+        # what a server says, or a stored name, as messages show it
+        self.kind, self.status, self.detail = kind, status, shown_text(detail)
         self.retry_after = retry_after
         self.key: str | None = None
 
