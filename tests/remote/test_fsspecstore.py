@@ -130,6 +130,28 @@ def test_folder_markers_are_neither_keys_nor_nodes(s3_server, backend):
     assert list(store.list_prefix("")) == ["zarr.json"]
 
 
+@pytest.mark.parametrize("backend", ["fsspec", "obstore"])
+def test_a_marker_beside_an_object_of_its_name_or_with_content_is_no_key(s3_server, backend):
+    """obstore lists a marker 'name/' as 'name': beside an object 'name' (another tool's
+    'a' and 'a/'; 'a.txt' sorts between them) ObjectStore's listing failed ("the server listed
+    'a' twice (a listing that repeats itself would never end)"), and a marker holding bytes
+    ('c/') was listed as a key 'c' that cannot be read. Both stores now list the same keys."""
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install 'zarrx[s3]')")
+    prefix = s3_server.fresh()
+    url = s3_server.url(prefix)
+    for key, body in [("a", b"A"), ("a.txt", b"T"), ("a/", b""), ("a/b", b"AB"),
+                      ("c/", b"not empty"), ("c/d", b"CD"), ("h", b"H"), ("h/", b"")]:
+        _put_raw(s3_server, f"{prefix}/{key}", body)
+    if backend == "fsspec":
+        store = FsspecStore(url, storage_options=s3_server.fsspec_options)
+    else:
+        from zarrx.store.remote import ObjectStore
+        store = ObjectStore(url, storage_options=s3_server.options)
+    assert sorted(store.list_prefix("")) == ["a", "a.txt", "a/b", "c/d", "h"]
+    assert tuple(store.list_dir("")) == (["a", "a.txt", "h"], ["a", "c"])
+    assert store.get("a") == b"A" and store.get("c") is None
+
+
 def test_a_waiting_synchronous_filesystem_holds_up_no_other_store():
     """The calls of a synchronous filesystem (ftp, sftp, ...) ran on the event loop every
     remote store shares: one waiting for its server held up the requests of all the others.

@@ -413,3 +413,16 @@ def test_trailing_slashes_of_an_http_url_name_the_same_node(site, backend):
     np.testing.assert_array_equal(g["plain"][2:5, 7], arrays["plain"][2:5, 7])
     a = zarrx.open_array(f"{url}/data.zarr/sharded//", mode="r")
     np.testing.assert_array_equal(a[40:50, 3], arrays["sharded"][40:50, 3])
+
+
+@pytest.mark.parametrize("backend", [ObjectStore, FsspecStore])
+@pytest.mark.parametrize("name", ["100%.zarr", "a%zz.zarr", "%.zarr", "a%2.zarr"])
+def test_a_percent_sign_that_starts_no_escape_names_itself(site, backend, name):
+    """A '%' of an HTTP URL not followed by two hex digits is the character itself, as fsspec
+    sends it; obstore sent it alone, and the server answered HTTP 400."""
+    path, url = site
+    arrays = _write_tree(path / name, 3)
+    g = zarrx.open_group(backend(f"{url}/{name}", read_only=True), mode="r")
+    np.testing.assert_array_equal(g["plain"][2:5, 7], arrays["plain"][2:5, 7])
+    a = zarrx.open_array(f"{url}/{name}/sharded", mode="r")
+    np.testing.assert_array_equal(a[40:50, 3], arrays["sharded"][40:50, 3])

@@ -35,7 +35,7 @@ import numpy as np
 from zarrx import config
 from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError, ZarrError
 from zarrx.metadata._jsonscan import scan, tree_keys
-from zarrx.metadata._util import Loc, short
+from zarrx.metadata._util import Loc, printable, short
 from zarrx.store.base import ByteRange, Store
 
 __all__ = ["load", "Loaded", "gc_paused", "dumps", "json_document", "check_tree", "check_attributes",
@@ -466,7 +466,7 @@ def json_document(store: Any, key: str, doc: Any) -> Any:
     else:
         found = f"{len(doc)} bytes that are not JSON, starting {head[:24]!r}"
     if ctype is not None:
-        found += f" (Content-Type {ctype})"
+        found += f" (Content-Type {printable(ctype)})"     # a server's words
     where = store.address(key)
     raise MetadataError(f"{store!r}: {key}{f' ({where})' if where else ''}: expected a JSON "
                         f"metadata document, found {found}")

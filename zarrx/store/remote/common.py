@@ -15,7 +15,7 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
-           "sent_if_match", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT"]
+           "sent_if_match", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -42,7 +42,8 @@ class Failure(Exception):
     def __init__(self, kind: str, status: int | None = None, detail: str = "",
                  retry_after: float | None = None) -> None:
         super().__init__(kind, status, detail)
-        self.kind, self.status, self.detail = kind, status, detail
+        # what a server says, or a stored name, as messages show it
+        self.kind, self.status, self.detail = kind, status, shown_text(detail)
         self.retry_after = retry_after
         self.key: str | None = None
 
@@ -88,6 +89,16 @@ def status_kind(status: int, code: str) -> str:
 def first_line(exc: BaseException) -> str:
     """The first line of ``exc``'s message, at most 200 characters."""
     return str(exc).splitlines()[0][:200] if str(exc) else ""
+
+
+def shown_text(text: str, limit: int = 300) -> str:
+    """``text`` from a server or a stored name (an error code, an object's name) as an error
+    message shows it: its control characters escaped (``\\x1b``, ``\\n``), so that it never
+    sends escape sequences to a terminal or breaks the message's line, and at most ``limit``
+    characters, so that a server cannot make a message of its whole answer."""
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def retry_after_seconds(value: object, now: float | None = None) -> float | None:

@@ -76,7 +76,9 @@ def file_version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
     if info.get("type") == "directory":
         raise FileNotFoundError(path)
     tag = info.get("ETag") or info.get("etag")
-    stamp = info.get("mtime") or info.get("LastModified") or info.get("created")
+    # fsspec's HTTP filesystem gives a web server's Last-Modified under its header's name
+    stamp = info.get("mtime") or info.get("LastModified") or info.get("Last-Modified") \
+        or info.get("created")
     size = info.get("size")
     if size is None:
         size = len(whole or b"")

@@ -1,6 +1,7 @@
-"""Listing a web server's folders for :class:`~zarrx.store.remote.fsspecstore.FsspecStore`
-when its root URL carries a query (an access token, a signature): the query is sent with every
-page of the listing, as it is with every key.
+"""Listing a web server's folders for :class:`~zarrx.store.remote.fsspecstore.FsspecStore`:
+within bounds (a page's bytes, the pages, the depth of folders), where fsspec's own walk reads
+pages whole and goes down as deep as a server links; and when its root URL carries a query (an
+access token, a signature), with that query sent with every page, as it is with every key.
 
 fsspec's HTTP filesystem cannot do it: it reads the links of a page by joining them to the
 page's URL as text, so the links of ``https://host/data.zarr?token=abc`` would read as
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from zarrx.store.remote.common import Failure
+from zarrx.store.remote.urls import redact
 
 __all__ = ["http_filesystem", "web_find"]
 
@@ -50,7 +52,7 @@ async def _links(fs: Any, folder: str, query: str) -> list[str]:
     """The links of the page of ``folder`` (a URL without a query) below it, without queries
     or fragments; folders end with ``/``."""
     from fsspec.implementations.http import ex, ex2
-    page = f"{folder}/?{query}"
+    page = f"{folder}/?{query}" if query else f"{folder}/"
     session = await fs.set_session()
     async with session.get(fs.encode_url(page), **fs.kwargs) as r:
         fs._raise_not_found_for_status(r, page)
@@ -60,8 +62,9 @@ async def _links(fs: Any, folder: str, query: str) -> list[str]:
             async for piece in r.content.iter_chunked(1 << 20):
                 body += piece
                 if len(body) > MAX_PAGE_BYTES:
-                    raise Failure("bad_response", None, f"the listing page of {folder}/ is "
-                                                        f"longer than {MAX_PAGE_BYTES} bytes")
+                    raise Failure("bad_response", None,
+                                  f"the listing page of {redact(folder)}/ is longer than "
+                                  f"{MAX_PAGE_BYTES} bytes")
         text = body.decode(r.charset or "utf-8", errors="ignore")
     found = [u[2] for u in ex.findall(text)]
     if fs.simple_links:
@@ -88,12 +91,22 @@ async def web_find(fs: Any, root: str, query: str,
         folder, depth = todo.pop()
         pages += 1
         if pages > MAX_PAGES:
-            raise Failure("bad_response", None, f"the listing of {root}/ goes on past "
-                                                f"{MAX_PAGES} folder pages")
-        for url in await bounded(_links(fs, folder, query)):
+            raise Failure("bad_response", None, f"the listing of {redact(root)}/ goes on "
+                                                f"past {MAX_PAGES} folder pages")
+        try:
+            links = await bounded(_links(fs, folder, query))
+        except FileNotFoundError:
+            if depth == 0:
+                raise                   # no such folder: nothing below the prefix
+            continue                    # a dead link to a folder below it: no files there
+        for url in links:
             if not url.endswith("/"):
                 files.append(url)
-            elif depth + 1 < MAX_DEPTH and url.rstrip("/") not in seen:
+            elif url.rstrip("/") not in seen:
+                if depth + 1 >= MAX_DEPTH:
+                    raise Failure("bad_response", None, f"the listing of {redact(root)}/ "
+                                                        f"goes deeper than {MAX_DEPTH} levels "
+                                                        f"of folders")
                 seen.add(url.rstrip("/"))
                 todo.append((url.rstrip("/"), depth + 1))
     return sorted(files)

@@ -380,7 +380,9 @@ class FsspecStore(RemoteStore):
             base = f"{self.root}/{quote(prefix.rstrip('/'), safe='/')}" if prefix else self.root
         else:
             base = self._full(prefix.rstrip("/")) if prefix else self.root
-        web = http_filesystem(self.fs) if self._web and self._query else None
+        # a web server's folders are walked by zarrx, within bounds (fsspec's walk has none:
+        # a server linking ever deeper folders made it recurse until RecursionError)
+        web = http_filesystem(self.fs) if self._web else None
         try:
             if web is self.fs:          # the root's query goes with every page too
                 found = await web_find(web, base, self._query, self._bounded)

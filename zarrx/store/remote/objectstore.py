@@ -16,6 +16,7 @@ import asyncio
 import datetime
 import os
 import threading
+from collections import Counter
 from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
@@ -142,7 +143,7 @@ class ObjectStore(RemoteStore):
         res = await obs.get_async(self._client, self._prefix + key, options=opts)
         meta = res.meta
         if on_meta is not None:
-            on_meta(meta.get("e_tag"), meta.get("size"))
+            on_meta(_version(meta), meta.get("size"))
         begin, end = res.range
         # the body is read as it streams, up to the length asked for (obstore would read all
         # of it, up to the Content-Length the server claims, and allocate that length before
@@ -155,7 +156,7 @@ class ObjectStore(RemoteStore):
         whole = into is None and (suffix is not None or stop is not None)
         piece = limit if whole else min(limit, 1 << 20)
         data, more = await collected(res.stream(min_chunk_size=max(1, piece)), limit, into)
-        return Got(data, meta.get("e_tag"), meta.get("size"), begin, more)
+        return Got(data, _version(meta), meta.get("size"), begin, more)
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
                              suffix: int | None, if_match: str | None) -> Got:
@@ -169,7 +170,7 @@ class ObjectStore(RemoteStore):
         # pieces no larger than what is needed: a body cut short after the range still gives it
         data = await window(res.stream(min_chunk_size=max(1, min(1 << 20, hi - begin))),
                             begin, lo, hi)
-        return Got(data, res.meta.get("e_tag"), end, lo)
+        return Got(data, _version(res.meta), end, lo)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
         obs = _obstore()
@@ -184,7 +185,7 @@ class ObjectStore(RemoteStore):
             # or forbids it (403, as servers of GET-only links do): the headers of a GET say
             # the same, and its body is not read
             meta = (await obs.get_async(self._client, self._prefix + key)).meta
-        return meta.get("e_tag"), meta["size"]
+        return _version(meta), meta["size"]
 
     async def _content_type(self, key: str) -> str | None:
         res = await _obstore().get_async(self._client, self._prefix + key,
@@ -227,16 +228,20 @@ class ObjectStore(RemoteStore):
         stream = _obstore().list(self._client, prefix=full or None)
         found: list[tuple[str, int]] = []
         seen: set[str] = set()
+        twice: set[str] = set()
         cut = len(self._prefix)
         async for chunk in stream:
             for m in chunk:
-                listed_once(seen, m["path"])
-                found.append((m["path"][cut:], m["size"]))
-        names = _without_folder_markers(found, prefix.rstrip("/"))
-        empty = [name for name, size in found if size == 0 and name in names]
-        if empty:
-            # an empty object with nothing below it may be a marker "name/" as well: it is a
-            # key only when it answers to its name
+                path = m["path"]
+                if path in seen and path not in twice:
+                    twice.add(path)     # an object "name" and a marker "name/", both "name"
+                else:
+                    listed_once(seen, path)
+                found.append((path[cut:], m["size"]))
+        names, doubtful = _without_folder_markers(found, prefix.rstrip("/"))
+        if doubtful:
+            # a name that may be a marker "name/" as well is a key only when it answers to
+            # its name
             obs, limit = _obstore(), asyncio.Semaphore(16)
 
             async def is_key(name: str) -> bool:
@@ -249,7 +254,8 @@ class ObjectStore(RemoteStore):
                         return True
                     return True
 
-            gone = {n for n, ok in zip(empty, await gather_all([is_key(n) for n in empty]))
+            checked = sorted(doubtful)
+            gone = {n for n, ok in zip(checked, await gather_all([is_key(n) for n in checked]))
                     if not ok}
             names = [n for n in names if n not in gone]
         return names
@@ -371,14 +377,39 @@ def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) ->
                          ) from None
 
 
-def _without_folder_markers(found: list[tuple[str, int]], folder: str) -> list[str]:
-    """The names of a listing of ``folder`` without its folder markers: the empty objects
-    named ``folder/`` or ``name/`` that the AWS console and some tools create, which obstore
-    lists without their trailing slash (as ``folder`` itself, or as an empty ``name`` that
-    other listed names lie below). A store's key is never also a folder of other keys."""
+def _version(meta: dict) -> str | None:
+    """The version an answer names: its ETag; from a server that sends none (a web server
+    configured without them), a weak one made of the object's size and Last-Modified (the
+    epoch when that is missing too), so that the object has a generation and a later answer
+    of another version is found (weak: never sent as If-Match, compared with the answers)."""
+    etag = meta.get("e_tag")
+    if etag is not None:
+        return etag
+    modified = meta.get("last_modified")
+    stamp = modified.isoformat() if isinstance(modified, datetime.datetime) else modified
+    size = meta.get("size")
+    return f'W/"zarrx-{size}-{stamp}"'
+
+
+def _without_folder_markers(found: list[tuple[str, int]], folder: str
+                            ) -> tuple[list[str], set[str]]:
+    """The names of a listing of ``folder`` without its folder markers, the objects named
+    ``folder/`` or ``name/`` that the AWS console and some tools create, which obstore lists
+    without their trailing slash (as ``folder`` itself, or as ``name``); and the names that
+    may still be markers: those listed twice (an object ``name`` and its marker), empty ones,
+    and those other listed names lie below (a marker with content). An empty ``name`` other
+    names lie below is a marker: a store's key is never also a folder of other keys."""
     folders = {name[:i] for name, _ in found for i in range(len(name)) if name[i] == "/"}
-    return [name for name, size in found
-            if name != folder and not (size == 0 and name in folders)]
+    counts = Counter(name for name, _ in found)
+    names: dict[str, None] = {}             # in the listing's order, each once
+    doubtful: set[str] = set()
+    for name, size in found:
+        if name == folder or (size == 0 and name in folders):
+            continue
+        if size == 0 or counts[name] > 1 or name in folders:
+            doubtful.add(name)
+        names[name] = None
+    return list(names), doubtful
 
 
 def _memory_name_and_prefix(url: str) -> tuple[str, str]:

@@ -72,9 +72,10 @@ def failure_of(exc: BaseException, ex: Any) -> Failure | None:
     if isinstance(exc, ex.InvalidPathError):
         # a listed object whose name obstore cannot take as a path ("a//b", "a/./b", a
         # control character): the message quotes the name and says what is wrong with it
+        # (all of it: a name may hold a line break; the store escapes what is not printable)
+        said = text.split("\n\nDebug source:", 1)[0]
         return Failure("invalid_path", None, "obstore cannot read an object's name: "
-                       + first_line(exc).replace("Encountered object with invalid path: ",
-                                                  ""))
+                       + said.replace("Encountered object with invalid path: ", ""))
     if status == 404 and code != "NoSuchBucket" and not _OWN_GENERIC.search(text):
         # a 404 obstore does not raise as a NotFoundError answered a request other than the
         # store's own: one for its credentials (an instance metadata service without a role

@@ -30,6 +30,10 @@ def scheme_of(url: str) -> str:
     return url.split("://", 1)[0].lower() if "://" in url else ""
 
 
+#: a ``%`` that starts no percent-escape
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def literal_path(url: str) -> str:
     """``url`` for obstore's ``from_url`` with its path taken literally: a bucket URL
     (``s3://bucket/a%20b``, ``s3://bucket/v#1``, ``s3://bucket/q?r``) names the object key
@@ -37,11 +41,16 @@ def literal_path(url: str) -> str:
     percent-decode the path and drop a fragment or query; trailing slashes name no key (as
     in s3fs: ``s3://bucket/p//`` is ``s3://bucket/p``). HTTP(S) URLs are URLs, unchanged but
     for trailing slashes of their path (``https://host/p//`` is ``https://host/p``, as
-    fsspec's HTTP filesystem reads it)."""
+    fsspec's HTTP filesystem reads it) and a ``%`` that starts no escape, which is the
+    character itself (``https://host/100%.zarr`` names ``100%.zarr``, as fsspec
+    sends it; obstore would send the ``%`` alone, which servers refuse)."""
     scheme = scheme_of(url)
     if scheme in HTTP_SCHEMES:
         parts = urlsplit(url)
-        return urlunsplit(parts._replace(path=parts.path.rstrip("/"))) if parts.path else url
+        if not parts.path:
+            return url
+        path = _LONE_PERCENT.sub("%25", parts.path.rstrip("/"))
+        return urlunsplit(parts._replace(path=path))
     if scheme not in OBSTORE_SCHEMES:
         return url
     head, rest = url.split("://", 1)
