@@ -41,8 +41,8 @@ from typing import BinaryIO
 
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
-                              as_buffer, check_generation, check_path_key, check_prefix,
-                              conflict, is_absent, key_problem)
+                              as_buffer, check_generation, check_prefix, conflict, is_absent)
+from zarrx.store.zipcheck import check_name, name_problem
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (fsync_temp, keep_owner_and_mode, make_temp, release,
                                  remove_stale, remove_temp)
@@ -160,24 +160,24 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: cannot read entry {info.orig_filename!r}: {exc}") from exc
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         with self._lock:
             zf = self._archive()
             info = self._infos.get(key)
             return None if info is None else self._read(zf, info, byte_range)
 
     def getsize(self, key: str) -> int | None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         with self._lock:
             self._archive()
             info = self._infos.get(key)
         return None if info is None else info.file_size
 
     def key_problem(self, key: str) -> str | None:
-        return key_problem(key)
+        return name_problem(key)
 
     def exists(self, key: str) -> bool:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         with self._lock:
             self._archive()
             return key in self._infos
@@ -191,7 +191,7 @@ class ZipStore(Store):
 
     # -- generations -------------------------------------------------------------------------
     def _current(self, key: str) -> zipfile.ZipInfo | None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._archive()
         return self._infos.get(key)
 
@@ -216,7 +216,7 @@ class ZipStore(Store):
 
     # -- writes ------------------------------------------------------------------------------
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         with self._lock:
             self._add(key, as_buffer(value, key))
@@ -268,7 +268,7 @@ class ZipStore(Store):
 
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
                if_generation: Hashable | None) -> Hashable:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         data = as_buffer(value, key)
         with self._lock:
@@ -281,14 +281,14 @@ class ZipStore(Store):
 
     def delete(self, key: str) -> None:
         """A missing key is a no-op; an existing one raises StoreError (zip cannot remove)."""
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         if self.exists(key):
             raise StoreError(f"{self!r}: cannot delete entry {key!r}: zip entries cannot be "
                              "removed (write the archive anew without it)")
 
     def delete_if(self, key: str, if_generation: Hashable | None) -> None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         with self._lock:
             found = _generation(self._current(key))

@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from zarrx.errors import StoreError, ZarrUserWarning
-from zarrx.store.base import key_problem
 from zarrx.store.localcond import kind_of
-from zarrx.store.zipcheck import check_counts, check_end_record, check_entries, check_entry
+from zarrx.store.zipcheck import (check_counts, check_end_record, check_entries, check_entry,
+                                  name_problem)
 
 __all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
@@ -121,7 +121,7 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
     replaced = _Skipped(where, "replaced by a later entry of their name")
     for info in infos:
         name = _key(info)
-        problem = key_problem(name)
+        problem = name_problem(name)
         if problem is None and info.compress_type == zipfile.ZIP_STORED \
                 and info.compress_size != info.file_size:
             problem = (f"stored entry declares {info.file_size} bytes but holds "
