@@ -243,24 +243,38 @@ class Reader:
         begin = self.data_start(fp, info, archive_end)
         if info.compress_type == zipfile.ZIP_STORED:
             return self._read_stored(fp, info, begin, start, stop)
+        declared = self._declared(info)
+        if (start, stop) != (0, declared) and declared > INFLATE_CACHE_BYTES:
+            return self._inflate_spans(fp, info, begin, [(start, stop)])[0]   # too large to keep
+        data = self._inflate(fp, info, begin, declared)
+        self._check_crc(info, data)
+        if len(data) <= INFLATE_CACHE_BYTES:
+            self._remember(name, data)
+        return data[start:stop] if (start, stop) != (0, len(data)) else data
+
+    def read_many(self, fp: BinaryIO, info: zipfile.ZipInfo, spans: list[tuple[int, int]],
+                  archive_end: int) -> list[bytes]:
+        """Bytes ``[start, stop)`` of the entry for each of ``spans`` (clipped to its size): a
+        compressed entry too large to keep is inflated once for all of them, up to the last
+        one's end (all of it, for its CRC-32, the first time), never once per span."""
+        if len(spans) < 2 or info.compress_type not in _DECOMPRESSORS or info.flag_bits & 0x1 \
+                or info.file_size <= INFLATE_CACHE_BYTES or (0, info.file_size) in spans:
+            return [self.read(fp, info, start, stop, archive_end) for start, stop in spans]
+        begin = self.data_start(fp, info, archive_end)
+        self._declared(info)
+        return self._inflate_spans(fp, info, begin, spans)
+
+    def _declared(self, info: zipfile.ZipInfo) -> int:
+        """The size a compressed entry declares, once it is known to be one its method can
+        produce from its compressed size."""
         if info.compress_type not in _DECOMPRESSORS:
             raise self._fail(info, f"compression method {info.compress_type} is not supported "
                                    "(stored, deflated, bzip2 and LZMA are)")
-        declared = info.file_size
         method = _DECOMPRESSORS[info.compress_type]
-        if declared > method.max_ratio * info.compress_size + 64:
-            raise self._fail(info, f"declares {declared} bytes from {info.compress_size} "
+        if info.file_size > method.max_ratio * info.compress_size + 64:
+            raise self._fail(info, f"declares {info.file_size} bytes from {info.compress_size} "
                                    f"compressed bytes, more than {method.name} can produce")
-        if name not in self.verified and (start, stop) != (0, declared) \
-                and declared > INFLATE_CACHE_BYTES:     # too large to keep: stream it once
-            return self._inflate_range(fp, info, begin, start, stop)
-        whole = name not in self.verified or (start == 0 and stop == declared)
-        data = self._inflate(fp, info, begin, declared if whole else stop)
-        if whole:
-            self._check_crc(info, data)
-            if len(data) <= INFLATE_CACHE_BYTES:
-                self._remember(name, data)
-        return data[start:stop] if (start, stop) != (0, len(data)) else data
+        return info.file_size
 
     def _read_stored(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, start: int,
                      stop: int) -> bytes:
@@ -331,27 +345,35 @@ class Reader:
             raise self._fail(info, f"inflates to {len(out)} bytes, declared {declared}")
         return bytes(out)
 
-    def _inflate_range(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, start: int,
-                       stop: int) -> bytes:
-        """Bytes ``[start, stop)`` of an entry not yet verified: the whole entry is inflated
-        once, ``BLOCK`` bytes at a time, for its CRC-32, keeping only the range (memory bounded
-        by the range, not by the size the entry declares)."""
+    def _inflate_spans(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int,
+                       spans: list[tuple[int, int]]) -> list[bytes]:
+        """Bytes ``[start, stop)`` of the entry for each of ``spans``, inflated ``BLOCK`` bytes
+        at a time keeping only the spans (memory bounded by them, not by the size the entry
+        declares): up to the last span's end once the entry is verified, otherwise all of it,
+        once, for its CRC-32."""
         declared = info.file_size
-        want = bytearray()
+        verify = info.orig_filename not in self.verified
+        limit = declared + 1 if verify else max(stop for _, stop in spans)
+        outs = [bytearray() for _ in spans]
         crc, pos = 0, 0
-        for block in self._blocks(fp, info, begin, declared + 1, BLOCK):
-            if pos + len(block) > declared:
+        for block in self._blocks(fp, info, begin, limit, BLOCK):
+            end = pos + len(block)
+            if end > declared:
                 raise self._fail(info, f"inflates to more than its declared {declared} bytes")
-            crc = zlib.crc32(block, crc)
-            if pos < stop and pos + len(block) > start:
-                want += block[max(start - pos, 0):stop - pos]
-            pos += len(block)
-        if pos < declared:
+            if verify:
+                crc = zlib.crc32(block, crc)
+            for (start, stop), out in zip(spans, outs):
+                if start < end and stop > pos:
+                    out += block[max(start - pos, 0):stop - pos]
+            pos = end
+        if pos < min(limit, declared):
             raise self._fail(info, f"inflates to {pos} bytes, declared {declared}")
-        if crc != info.CRC:
-            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found {crc:#010x}")
-        self.verified.add(info.orig_filename)
-        return bytes(want)
+        if verify:
+            if crc != info.CRC:
+                raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found "
+                                       f"{crc:#010x}")
+            self.verified.add(info.orig_filename)
+        return [bytes(out) for out in outs]
 
     def _check_crc(self, info: zipfile.ZipInfo, data: bytes) -> None:
         crc = zlib.crc32(data)
