@@ -77,6 +77,8 @@ def open_archive(path: str) -> zipfile.ZipFile:
 
 
 def _raw_name_len(info: zipfile.ZipInfo) -> int:
+    if info.orig_filename.isascii():
+        return len(info.orig_filename)
     enc = "utf-8" if info.flag_bits & 0x800 else "cp437"
     try:
         return len(info.orig_filename.encode(enc))
