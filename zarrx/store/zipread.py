@@ -289,7 +289,7 @@ class Reader:
             if info.orig_filename not in self.verified:
                 self._check_crc(info, data)
             return data
-        crc, pos, want = 0, 0, b""              # stream the whole entry once for its CRC-32
+        crc, pos, want = 0, 0, []               # stream the whole entry once for its CRC-32
         fp.seek(begin)
         while pos < info.file_size:
             block = fp.read(min(BLOCK, info.file_size - pos))
@@ -297,12 +297,12 @@ class Reader:
                 raise self._fail(info, f"truncated: expected {info.file_size} bytes, found {pos}")
             crc = zlib.crc32(block, crc)
             if pos < stop and pos + len(block) > start:
-                want += block[max(start - pos, 0):stop - pos]
+                want.append(block[max(start - pos, 0):stop - pos])
             pos += len(block)
         if crc != info.CRC:
             raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found {crc:#010x}")
         self.verified.add(info.orig_filename)
-        return want
+        return want[0] if len(want) == 1 else b"".join(want)     # (appending: quadratic)
 
     def _blocks(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, limit: int,
                 step: int) -> Iterator[bytes]:
