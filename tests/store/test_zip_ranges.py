@@ -1,10 +1,16 @@
 """Ranged reads of zip entries cost time linear in what they read: the first ranged read of a
-stored entry streams the whole entry once for its CRC-32, keeping only the range."""
+stored entry streams the whole entry once for its CRC-32, keeping only the range. The
+compression a store writes with is checked when it opens."""
 from __future__ import annotations
 
 import os
 import time
+import zipfile
 
+import numpy as np
+import pytest
+
+from zarrx.errors import StoreError
 from zarrx.store import ByteRange, ZipStore, zipread
 
 
@@ -25,3 +31,31 @@ def test_the_first_ranged_read_of_a_stored_entry_keeps_the_range_in_linear_time(
         assert got == data[3:-2]
         assert store.get("x", ByteRange.slice(7, 9)) == data[7:16]    # verified: read in place
     assert took < 5
+
+
+@pytest.mark.parametrize("mode", ["w", "a", "x", "r"])
+@pytest.mark.parametrize("compression", [8.0, True, 99, "deflated", None])
+def test_a_compression_zipfile_does_not_write_is_refused_when_the_store_opens(
+        tmp_path, mode, compression):
+    """``compression=8.0`` escaped as struct.error at the first write (in mode ``a``, after the
+    archive was copied); other values gave "That compression method is not supported"."""
+    path = tmp_path / "a.zip"
+    if mode in ("a", "r"):
+        with ZipStore(path, mode="w") as store:
+            store.set("x", b"1")
+    before = os.listdir(tmp_path)
+    with pytest.raises(StoreError) as info:
+        ZipStore(path, mode=mode, compression=compression)
+    assert str(info.value) == (
+        f"ZipStore({str(path)!r}, mode={mode!r}): compression: expected one of "
+        f"zipfile.ZIP_STORED (0), zipfile.ZIP_DEFLATED (8), zipfile.ZIP_BZIP2 (12), "
+        f"zipfile.ZIP_LZMA (14), found {compression!r}")
+    assert os.listdir(tmp_path) == before
+
+
+def test_a_compression_given_as_a_numpy_integer_is_taken(tmp_path):
+    path = tmp_path / "a.zip"
+    with ZipStore(path, mode="w", compression=np.int64(zipfile.ZIP_DEFLATED)) as store:
+        store.set("x", b"1" * 100)
+    with zipfile.ZipFile(path) as zf:
+        assert zf.getinfo("x").compress_type == zipfile.ZIP_DEFLATED

@@ -28,6 +28,7 @@ One lock serialises all access to the archive, so the store can be shared betwee
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import pathlib
 import threading
@@ -49,6 +50,9 @@ from zarrx.store.ziptemp import (Changed, copy_version, fsync_temp, identity,
 __all__ = ["ZipStore"]
 
 MODES = ("r", "w", "a", "x")
+#: the compression methods zipfile writes, by their constants
+METHODS = {zipfile.ZIP_STORED: "ZIP_STORED", zipfile.ZIP_DEFLATED: "ZIP_DEFLATED",
+           zipfile.ZIP_BZIP2: "ZIP_BZIP2", zipfile.ZIP_LZMA: "ZIP_LZMA"}
 
 
 class ZipStore(Store):
@@ -84,6 +88,11 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: read_only={read_only!r} does not fit mode {mode!r}: "
                              f"mode 'r' reads only, modes 'w', 'x' and 'a' write")
         self.read_only = mode == "r"
+        if isinstance(compression, bool) or not isinstance(compression, numbers.Integral) or \
+                int(compression) not in METHODS:
+            raise StoreError(f"{self!r}: compression: expected one of " + ", ".join(
+                f"zipfile.{n} ({v})" for v, n in METHODS.items()) + f", found {compression!r}")
+        compression = int(compression)
         self.compression, self.allowZip64 = compression, allowZip64
         self._lock = threading.RLock()
         tmp = None
