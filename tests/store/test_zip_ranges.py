@@ -59,3 +59,30 @@ def test_a_compression_given_as_a_numpy_integer_is_taken(tmp_path):
         store.set("x", b"1" * 100)
     with zipfile.ZipFile(path) as zf:
         assert zf.getinfo("x").compress_type == zipfile.ZIP_DEFLATED
+
+
+def test_a_counting_store_over_an_archive_refuses_a_swollen_chunk_unread(tmp_path, monkeypatch):
+    """A chunk entry declaring 64 MiB in a few hundred bytes of bzip2 is refused by the size
+    the directory gives; through a CountingStore it was inflated whole first, as the wrapper
+    did not say that its ranges cost whole entries."""
+    import zarrx
+    from zarrx.errors import CodecError
+    from zarrx.store import CountingStore, MemoryStore
+    m = MemoryStore()
+    zarrx.create_array(m, shape=(4,), chunks=(2,), dtype="i4", compressors=None)[:] = 1
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_BZIP2) as zf:
+        for key in m.list_prefix(""):
+            zf.writestr(key, bytes(64 << 20) if key == "c/0" else m.get(key))
+    inflated: list[str] = []
+    real = zipread.Reader._blocks
+    monkeypatch.setattr(zipread.Reader, "_blocks", lambda self, fp, info, *a:
+                        inflated.append(info.filename) or real(self, fp, info, *a))
+    with ZipStore(path) as inner:
+        store = CountingStore(inner)
+        assert store.ranges_read_whole and store.stored_size("c/0") < 1000
+        z = zarrx.open_array(store, mode="r")
+        with pytest.raises(CodecError, match=f"chunk 'c/0': expected 8 bytes .* found {64 << 20}"):
+            z[:2]
+        np.testing.assert_array_equal(z[2:], [1, 1])
+    assert "c/0" not in inflated
