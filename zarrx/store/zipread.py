@@ -14,11 +14,11 @@ serves goes through here.
   entry's CRC-32 is checked the first time it is served (a stored entry's whole data is
   streamed once, in bounded blocks), after which the verified fact is remembered; the most
   recently inflated entries are kept in a bounded cache, so ranged reads of a compressed entry
-  do not inflate it again.
+  do not inflate it again; a deflated entry too large for it resumes from the last point before
+  the range (:mod:`zarrx.store.zipinflate`).
 """
 from __future__ import annotations
 
-import bz2
 import lzma
 import os
 import stat
@@ -34,6 +34,8 @@ from zarrx.errors import StoreError, ZarrUserWarning
 from zarrx.store.localcond import kind_of
 from zarrx.store.zipcheck import (check_counts, check_end_record, check_entries, check_entry,
                                   name_problem)
+from zarrx.store.zipinflate import (DECOMPRESSORS, MAX_BZIP2_RATIO, MAX_DEFLATE_RATIO,
+                                    MAX_LZMA_RATIO, Points)
 
 __all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
@@ -42,17 +44,6 @@ _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the nam
 _LOCAL_MAGIC = b"PK\x03\x04"
 BLOCK = 1 << 20                         # stored data streamed for its CRC-32, per read
 INFLATE_STEP = 1 << 16                  # compressed bytes fed to the inflater per read
-#: the most each method can expand its compressed bytes; an entry declaring more is lying.
-#: deflate: a 258-byte match in 2 bits, about 1032:1
-MAX_DEFLATE_RATIO = 1032
-#: bzip2: a block holds at most 900,000 bytes after its first run-length stage, each 5 of them
-#: standing for at most 255 bytes (45,900,000 bytes), and takes at least 173 bits (headers,
-#: tables and one symbol)
-MAX_BZIP2_RATIO = 45_900_000 * 8 // 173 + 1
-#: LZMA: a 273-byte repeated match takes 14 range-coded decisions, each at least
-#: log2(2048 / 2017) = 0.022 bits (the most probable an 11-bit probability gets), about
-#: 7,100:1; rounded up
-MAX_LZMA_RATIO = 8192
 INFLATE_CACHE_BYTES = 64 << 20
 
 
@@ -199,6 +190,7 @@ class Reader:
         self._data_start: dict[str, int] = {}
         self.verified: set[str] = set()         # entries whose CRC-32 has been checked
         self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._points = Points()                 # where large deflated entries resume
         self._cached_bytes = 0
 
     def _fail(self, info: zipfile.ZipInfo, what: str) -> StoreError:
@@ -259,7 +251,7 @@ class Reader:
         """Bytes ``[start, stop)`` of the entry for each of ``spans`` (clipped to its size): a
         compressed entry too large to keep is inflated once for all of them, up to the last
         one's end (all of it, for its CRC-32, the first time), never once per span."""
-        if len(spans) < 2 or info.compress_type not in _DECOMPRESSORS or info.flag_bits & 0x1 \
+        if len(spans) < 2 or info.compress_type not in DECOMPRESSORS or info.flag_bits & 0x1 \
                 or info.file_size <= INFLATE_CACHE_BYTES or (0, info.file_size) in spans:
             return [self.read(fp, info, start, stop, archive_end) for start, stop in spans]
         begin = self.data_start(fp, info, archive_end)
@@ -269,10 +261,10 @@ class Reader:
     def _declared(self, info: zipfile.ZipInfo) -> int:
         """The size a compressed entry declares, once it is known to be one its method can
         produce from its compressed size."""
-        if info.compress_type not in _DECOMPRESSORS:
+        if info.compress_type not in DECOMPRESSORS:
             raise self._fail(info, f"compression method {info.compress_type} is not supported "
                                    "(stored, deflated, bzip2 and LZMA are)")
-        method = _DECOMPRESSORS[info.compress_type]
+        method = DECOMPRESSORS[info.compress_type]
         if info.file_size > method.max_ratio * info.compress_size + 64:
             raise self._fail(info, f"declares {info.file_size} bytes from {info.compress_size} "
                                    f"compressed bytes, more than {method.name} can produce")
@@ -305,15 +297,21 @@ class Reader:
         return want[0] if len(want) == 1 else b"".join(want)     # (appending: quadratic)
 
     def _blocks(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, limit: int,
-                step: int) -> Iterator[bytes]:
+                step: int, resume: tuple[int, int, object] | None = None) -> Iterator[bytes]:
         """The entry's inflated bytes, in blocks of at most ``step``, until ``limit`` bytes,
         the end of the compressed stream or the end of its compressed bytes: ``INFLATE_STEP``
-        compressed bytes are read at a time."""
-        d = _DECOMPRESSORS[info.compress_type]()
-        left, pos, made = info.compress_size, begin, 0
-        while made < limit and not d.eof:
+        compressed bytes are read at a time. ``resume``: a point of :class:`Points` to start
+        from (its inflated bytes are not given again). An entry too large for the cache leaves
+        resume points behind, if its decompressor can be copied."""
+        made, consumed, d = resume if resume is not None else \
+            (0, 0, DECOMPRESSORS[info.compress_type]())
+        left, pos = info.compress_size - consumed, begin + consumed
+        spacing = Points.spacing(info.file_size)
+        mark = made // spacing * spacing + spacing if hasattr(d, "copy") and \
+            info.file_size > INFLATE_CACHE_BYTES else None
+        while made < limit and not d.eof:   # type: ignore[attr-defined]
             chunk = b""
-            if d.needs_input:
+            if d.needs_input:               # type: ignore[attr-defined]
                 if not left:
                     return
                 fp.seek(pos)
@@ -323,11 +321,14 @@ class Reader:
                 pos += len(chunk)
                 left -= len(chunk)
             try:
-                block = d.decompress(chunk, min(step, limit - made))
+                block = d.decompress(chunk, min(step, limit - made))  # type: ignore[attr-defined]
             except (zlib.error, OSError, EOFError, ValueError, lzma.LZMAError) as exc:
                 # bz2 says OSError, lzma LZMAError; ValueError: LZMA properties out of range
-                raise self._fail(info, f"corrupt {d.name} data: {exc}") from None
+                raise self._fail(info, f"corrupt {d.name} data: {exc}") from None  # type: ignore
             made += len(block)
+            if mark is not None and made >= mark:
+                self._points.add(info.orig_filename, made, pos - begin, d)
+                mark = made // spacing * spacing + spacing
             yield block
 
     def _inflate(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, want: int) -> bytes:
@@ -357,8 +358,10 @@ class Reader:
         verify = info.orig_filename not in self.verified
         limit = declared + 1 if verify else max(stop for _, stop in spans)
         outs = [bytearray() for _ in spans]
-        crc, pos = 0, 0
-        for block in self._blocks(fp, info, begin, limit, BLOCK):
+        resume = None if verify else self._points.best(info.orig_filename,
+                                                       min(start for start, _ in spans))
+        crc, pos = 0, 0 if resume is None else resume[0]
+        for block in self._blocks(fp, info, begin, limit, BLOCK, resume):
             end = pos + len(block)
             if end > declared:
                 raise self._fail(info, f"inflates to more than its declared {declared} bytes")
@@ -389,89 +392,6 @@ class Reader:
         while self._cached_bytes > INFLATE_CACHE_BYTES:
             _, old = self._cache.popitem(last=False)
             self._cached_bytes -= len(old)
-
-
-class _Deflate:
-    """A raw deflate stream, fed as the bz2 and lzma decompressors are."""
-
-    name = "deflate"
-    max_ratio = MAX_DEFLATE_RATIO
-
-    def __init__(self) -> None:
-        self._d = zlib.decompressobj(-15)
-
-    @property
-    def eof(self) -> bool:
-        return self._d.eof
-
-    @property
-    def needs_input(self) -> bool:
-        return not self._d.unconsumed_tail
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        return self._d.decompress(data or self._d.unconsumed_tail, max_length)
-
-
-class _Bzip2:
-    name = "bzip2"
-    max_ratio = MAX_BZIP2_RATIO
-
-    def __init__(self) -> None:
-        self._d = bz2.BZ2Decompressor()
-        self.decompress = self._d.decompress
-
-    @property
-    def eof(self) -> bool:
-        return self._d.eof
-
-    @property
-    def needs_input(self) -> bool:
-        return self._d.needs_input
-
-
-class _Lzma:
-    """LZMA as zip stores it (APPNOTE 5.8.8): a 2-byte version, a 2-byte size of the
-    properties, the properties (lc/lp/pb in one byte, the dictionary size in four), then a raw
-    LZMA stream."""
-
-    name = "LZMA"
-    max_ratio = MAX_LZMA_RATIO
-
-    def __init__(self) -> None:
-        self._head = b""
-        self._d: lzma.LZMADecompressor | None = None
-
-    @property
-    def eof(self) -> bool:
-        return self._d is not None and self._d.eof
-
-    @property
-    def needs_input(self) -> bool:
-        return self._d is None or self._d.needs_input
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        if self._d is not None:
-            return self._d.decompress(data, max_length)
-        self._head += data
-        if len(self._head) < 4:
-            return b""
-        size = int.from_bytes(self._head[2:4], "little")
-        if len(self._head) < 4 + size:
-            return b""
-        if size != 5:
-            raise ValueError(f"expected 5 bytes of LZMA properties, found {size}")
-        props = self._head[4:9]
-        pb, rest = divmod(props[0], 45)
-        lp, lc = divmod(rest, 9)
-        self._d = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[{
-            "id": lzma.FILTER_LZMA1, "dict_size": int.from_bytes(props[1:], "little"),
-            "lc": lc, "lp": lp, "pb": pb}])
-        data, self._head = self._head[9:], b""
-        return self._d.decompress(data, max_length)
-
-
-_DECOMPRESSORS = {zipfile.ZIP_DEFLATED: _Deflate, zipfile.ZIP_BZIP2: _Bzip2,
-                  zipfile.ZIP_LZMA: _Lzma}
 
 
 def _read_n(fp: BinaryIO, n: int) -> bytes:
