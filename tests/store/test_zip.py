@@ -453,8 +453,8 @@ def test_mode_a_copies_the_archive_only_at_its_first_write(tmp_path, monkeypatch
     with ZipStore(path, mode="w") as zs:
         zs.set("a", b"1")
     copies = []
-    real = zarrx.store.zip.shutil.copyfileobj
-    monkeypatch.setattr(zarrx.store.zip.shutil, "copyfileobj",
+    real = zarrx.store.ziptemp.shutil.copyfileobj
+    monkeypatch.setattr(zarrx.store.ziptemp.shutil, "copyfileobj",
                         lambda *a, **k: copies.append(1) or real(*a, **k))
     with ZipStore(path, mode="a") as zs:
         assert zs.get("a") == b"1"

@@ -500,5 +500,6 @@ def test_an_archive_path_that_is_no_file_is_refused_at_once(tmp_path, mode, what
         ZipStore(path, mode=mode)
     assert str(info.value) == (f"ZipStore({path!r}, mode={mode!r}): cannot open in mode "
                                f"{mode!r}: {path!r} is {what}, not a zip archive")
-    with pytest.raises(StoreError, match=re.escape(f"{path!r} is {what}, not a zip archive")):
-        zarrx.open(path, mode="r")
+    if what != "a directory":       # (zarrx.open: a directory store, as zarr-python's)
+        with pytest.raises(StoreError, match=re.escape(f"{path!r} is {what}, not a zip archive")):
+            zarrx.open(path, mode="r")

@@ -33,3 +33,22 @@ def test_a_directory_named_like_an_archive_is_a_directory(tmp_path):
     g = zarrx.open_group(folder / "data.zarr", mode="w")
     g.create_array("arr", shape=(2,), dtype="i1")[:] = 2
     np.testing.assert_array_equal(zarrx.open(folder / "data.zarr", mode="r")["arr"][:], [2, 2])
+
+
+@pytest.mark.parametrize("mode", [None, "r", "r+", "a", "w"])
+def test_a_directory_store_named_like_an_archive_opens_as_a_directory(tmp_path, mode):
+    """zarr-python opens every path as a directory, ``data.zip`` too: what it wrote there is a
+    directory store, and zarrx opens it as one (before: refused as "a directory, not a zip
+    archive")."""
+    zarr = pytest.importorskip("zarr")
+    folder = tmp_path / "data.zip"
+    zarr.open_group(str(folder), mode="w").create_array("x", shape=(3,), dtype="i4")[:] = 5
+    assert folder.is_dir()
+    g = zarrx.open_group(folder, **({} if mode is None else {"mode": mode}))
+    if mode == "w":
+        assert list(g.keys()) == []
+        g.create_array("y", shape=(2,), dtype="i1")[:] = 7
+        np.testing.assert_array_equal(zarr.open_group(str(folder), mode="r")["y"][:], [7, 7])
+    else:
+        np.testing.assert_array_equal(g["x"][:], [5, 5, 5])
+    assert folder.is_dir()

@@ -100,7 +100,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         if storage_options:
             raise StoreArgumentError(f"make_store: {path!r}: storage_options apply to URLs, "
                                      "not to local paths")
-        if path.lower().endswith(".zip"):
+        if path.lower().endswith(".zip") and not os.path.isdir(path):   # zarr-python: a folder
             if mode == "r+" and not os.path.isfile(path):
                 raise StoreNotFoundError(f"make_store: {path!r}: mode 'r+' needs an existing "
                                          "archive")

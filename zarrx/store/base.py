@@ -239,6 +239,13 @@ class Store:
         """``getsize`` of each key, in order; a remote store asks for all of them at once."""
         return [self.getsize(k) for k in keys]
 
+    def stored_size(self, key: str) -> int | None:
+        """The bytes the object at ``key`` takes where the store keeps it (a compressed zip
+        entry: its compressed bytes), or None when it is missing: on a store whose ranged reads
+        may cost a whole object (``ranges_read_whole``), ``getsize(key) / stored_size(key)`` is
+        how much work each stored byte may cost."""
+        return self.getsize(key)
+
     def exists(self, key: str) -> bool:
         return self.get(key, ByteRange(0, 0)) is not None
 

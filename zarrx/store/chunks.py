@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from zarrx.errors import StoreError, ZarrError
+from zarrx.errors import CodecError, StoreError, ZarrError
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store.base import ByteRange, ObjectSnapshot, Store, address_fields, as_bytes
 from zarrx.store.locks import object_lock
@@ -286,12 +286,13 @@ class KeyedChunks(ChunkSource):
             self.store.delete_many(deletes)
 
     def snapshot(self, coords: Coords) -> ObjectSnapshot | None:
-        """A consistent view of the object at ``coords`` (None when it is missing); one longer
-        than the limit is refused first where reading any of it may cost reading all of it."""
+        """A consistent view of the object at ``coords`` (None when it is missing), a shard read
+        as ranges; one longer than the limit is refused first where reading any of it may cost
+        reading all of it and that costs too much (see :func:`check_whole_read`)."""
         key = self.prefix + self._encode(coords)
         lim = self.size_limit() if self.store.ranges_read_whole else None
         if lim is not None:
-            self._check_sizes([(key, lim.head)], lim.head, lim)
+            check_whole_read(self.store, key, lim, self.name)
         return self.store.snapshot(key)
 
     @property
@@ -334,3 +335,30 @@ class KeyedChunks(ChunkSource):
     def __repr__(self) -> str:
         return (f"KeyedChunks({self.store!r}, {self.prefix!r}, {self.key_encoding.name}"
                 f"{self.key_encoding.separator!r})")
+
+
+#: the most a shard longer than its limit may cost per byte the store holds, where reading a
+#: range of it costs reading all of it: deflate's most (a zip entry stored uncompressed costs
+#: one, a deflated one at most this)
+MAX_WORK_PER_BYTE = 1032
+
+
+def check_whole_read(store: Store, key: str, lim: Any, array: str | None) -> None:
+    """Refuse, unread, a shard longer than ``lim`` (unused bytes between its inner chunks,
+    which writers updating it in place leave) on a store whose ranges cost the whole object
+    (a zip entry, read whole once for its CRC-32) when that costs more than
+    ``MAX_WORK_PER_BYTE`` per byte the store holds: a compressed entry declaring a size far past
+    its compressed bytes (bzip2 and LZMA expand further than deflate). Otherwise reading it costs
+    its own bytes (stored), or inflating them once (compressed), in bounded memory."""
+    size = store.getsize(key)
+    if size is None or size <= lim.nbytes:
+        return
+    held = store.stored_size(key)
+    if held is not None and size <= MAX_WORK_PER_BYTE * held:
+        return
+    err = CodecError(f"{size} bytes stored in {held} compressed bytes: longer than the "
+                     f"{lim.nbytes} bytes a shard packed without gaps takes, and reading any of "
+                     f"it inflates all of it, more than {MAX_WORK_PER_BYTE} bytes per "
+                     f"compressed byte (deflate's most)")
+    err.key_noun = "shard"
+    raise err.at(array=array, key=key, **address_fields(store, key))

@@ -78,6 +78,15 @@ class CountingStore(Store):
     def parallel_writes(self) -> bool:  # type: ignore[override]
         return self.inner.parallel_writes
 
+    @property
+    def ranges_read_whole(self) -> bool:  # type: ignore[override]
+        return self.inner.ranges_read_whole
+
+    def stored_size(self, key: str) -> int | None:
+        with self._lock:
+            self.counts["getsize"] += 1
+        return self.inner.stored_size(key)
+
     def _count_reads(self, requests: Iterable[Request], results: Iterable[bytes | None]) -> None:
         with self._lock:
             for (key, rng), value in zip(requests, results):

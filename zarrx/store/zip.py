@@ -28,33 +28,31 @@ One lock serialises all access to the archive, so the store can be shared betwee
 from __future__ import annotations
 
 import contextlib
+import numbers
 import os
 import pathlib
-import shutil
 import threading
 import time
 import warnings
 import weakref
 import zipfile
 from collections.abc import Hashable, Iterator, Sequence
-from typing import BinaryIO
 
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
-                              as_buffer, check_generation, check_path_key, check_prefix,
-                              conflict, is_absent, key_problem)
+                              as_buffer, check_generation, check_prefix, conflict, is_absent)
+from zarrx.store.zipcheck import check_name, name_problem
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
-from zarrx.store.ziptemp import (fsync_temp, keep_owner_and_mode, make_temp, release,
-                                 remove_stale, remove_temp)
-
-try:
-    import fcntl
-except ImportError:                             # Windows: the check without a lock
-    fcntl = None  # type: ignore[assignment]
+from zarrx.store.ziptemp import (Changed, copy_version, fsync_temp, identity,
+                                 keep_owner_and_mode, make_temp, release, remove_stale,
+                                 remove_temp, replace_if_unchanged)
 
 __all__ = ["ZipStore"]
 
 MODES = ("r", "w", "a", "x")
+#: the compression methods zipfile writes, by their constants
+METHODS = {zipfile.ZIP_STORED: "ZIP_STORED", zipfile.ZIP_DEFLATED: "ZIP_DEFLATED",
+           zipfile.ZIP_BZIP2: "ZIP_BZIP2", zipfile.ZIP_LZMA: "ZIP_LZMA"}
 
 
 class ZipStore(Store):
@@ -90,6 +88,11 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: read_only={read_only!r} does not fit mode {mode!r}: "
                              f"mode 'r' reads only, modes 'w', 'x' and 'a' write")
         self.read_only = mode == "r"
+        if isinstance(compression, bool) or not isinstance(compression, numbers.Integral) or \
+                int(compression) not in METHODS:
+            raise StoreError(f"{self!r}: compression: expected one of " + ", ".join(
+                f"zipfile.{n} ({v})" for v, n in METHODS.items()) + f", found {compression!r}")
+        compression = int(compression)
         self.compression, self.allowZip64 = compression, allowZip64
         self._lock = threading.RLock()
         tmp = None
@@ -140,44 +143,49 @@ class ZipStore(Store):
 
     # -- reads -------------------------------------------------------------------------------
     def _read(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo,
-              byte_range: ByteRange | None) -> bytes:
-        start, stop = (0, info.file_size) if byte_range is None else \
-            byte_range.resolve(info.file_size)
-        if stop <= start:
-            return b""
+              ranges: Sequence[ByteRange | None]) -> list[bytes]:
+        """The entry's bytes in each of ``ranges`` (a compressed entry inflated once for all)."""
+        spans = [(0, info.file_size) if r is None else r.resolve(info.file_size) for r in ranges]
         assert zf.fp is not None
         end = getattr(zf, "start_dir", None)
         if end is None:
             end = os.fstat(zf.fp.fileno()).st_size
+        todo = [(a, b) for a, b in spans if b > a]
         try:
-            return self._reader.read(positional(zf.fp), info, start, stop, end)
+            got = iter(self._reader.read_many(positional(zf.fp), info, todo, end) if todo else ())
         except MemoryError:
-            raise StoreError(f"{self!r}: entry {info.orig_filename!r}: {stop - start} bytes do "
-                             "not fit in memory") from None
+            raise StoreError(f"{self!r}: entry {info.orig_filename!r}: "
+                             f"{sum(b - a for a, b in todo)} bytes do not fit in memory") from None
         except (OSError, RuntimeError, ValueError) as exc:
             if isinstance(exc, StoreError):
                 raise
             raise StoreError(f"{self!r}: cannot read entry {info.orig_filename!r}: {exc}") from exc
+        return [next(got) if b > a else b"" for a, b in spans]
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         with self._lock:
             zf = self._archive()
             info = self._infos.get(key)
-            return None if info is None else self._read(zf, info, byte_range)
+            return None if info is None else self._read(zf, info, [byte_range])[0]
 
     def getsize(self, key: str) -> int | None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         with self._lock:
             self._archive()
             info = self._infos.get(key)
         return None if info is None else info.file_size
 
+    def stored_size(self, key: str) -> int | None:
+        with self._lock:
+            info = self._current(key)
+        return None if info is None else info.compress_size
+
     def key_problem(self, key: str) -> str | None:
-        return key_problem(key)
+        return name_problem(key)
 
     def exists(self, key: str) -> bool:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         with self._lock:
             self._archive()
             return key in self._infos
@@ -191,7 +199,7 @@ class ZipStore(Store):
 
     # -- generations -------------------------------------------------------------------------
     def _current(self, key: str) -> zipfile.ZipInfo | None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._archive()
         return self._infos.get(key)
 
@@ -207,7 +215,7 @@ class ZipStore(Store):
             check_generation(self, key, if_generation, gen, "read")
             if info is None:
                 return None
-            return self._read(self._archive(), info, byte_range), gen
+            return self._read(self._archive(), info, [byte_range])[0], gen
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         with self._lock:
@@ -216,7 +224,7 @@ class ZipStore(Store):
 
     # -- writes ------------------------------------------------------------------------------
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         with self._lock:
             self._add(key, as_buffer(value, key))
@@ -254,7 +262,7 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
         try:
             assert src.fp is not None
-            _copy_version(src.fp, tmp, self._pending.base, self._path)
+            copy_version(src.fp, tmp, self._pending.base, self._path)
             zf = zipfile.ZipFile(tmp, "a", compression=self.compression,
                                  allowZip64=self.allowZip64)
         except (OSError, zipfile.BadZipFile, NotImplementedError, ValueError) as exc:
@@ -268,7 +276,7 @@ class ZipStore(Store):
 
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
                if_generation: Hashable | None) -> Hashable:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         data = as_buffer(value, key)
         with self._lock:
@@ -281,14 +289,14 @@ class ZipStore(Store):
 
     def delete(self, key: str) -> None:
         """A missing key is a no-op; an existing one raises StoreError (zip cannot remove)."""
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         if self.exists(key):
             raise StoreError(f"{self!r}: cannot delete entry {key!r}: zip entries cannot be "
                              "removed (write the archive anew without it)")
 
     def delete_if(self, key: str, if_generation: Hashable | None) -> None:
-        check_path_key(key, repr(self))
+        check_name(key, repr(self))
         self._check_writable(key)
         with self._lock:
             found = _generation(self._current(key))
@@ -361,7 +369,7 @@ class _EntrySnapshot(ObjectSnapshot):
             raise StoreError(f"snapshot of {self.key!r}: read after close")
         with store._lock:
             zf = store._archive()
-            return [store._read(zf, self._info, rng) for rng in ranges]
+            return store._read(zf, self._info, ranges)
 
     def close(self) -> None:
         self._store = None
@@ -405,17 +413,17 @@ class _Pending:
                 except FileExistsError:
                     if self.mode == "x":
                         raise
-                    raise _Changed("an archive was created at the path meanwhile") from None
+                    raise Changed("an archive was created at the path meanwhile") from None
                 os.unlink(tmp)
             elif self.mode == "a":
-                _replace_if_unchanged(tmp, self.path, self.base)
+                replace_if_unchanged(tmp, self.path, self.base)
             else:
                 os.replace(tmp, self.path)
-        except (OSError, ValueError, _Changed) as exc:
+        except (OSError, ValueError, Changed) as exc:
             _close_quietly(self.zf)
             if tmp is not None:
                 remove_temp(tmp)
-            if isinstance(exc, _Changed):
+            if isinstance(exc, Changed):
                 msg = (f"{self.where}: cannot finish the archive: another writer finished "
                        f"first ({exc} since this store opened it); the entries written "
                        f"through this store are not in it, and the archive is as that writer "
@@ -434,14 +442,6 @@ class _Pending:
             raise
 
 
-class _Changed(Exception):
-    """The archive at the path is not the version a mode-"a" store started from."""
-
-
-def _identity(st: os.stat_result) -> tuple:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
 def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
     """The archive at ``path`` opened for reading and the identity of the version opened, or
     ``(None, None)`` when there is none."""
@@ -450,48 +450,7 @@ def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
     except FileNotFoundError:
         return None, None
     assert zf.fp is not None
-    return zf, _identity(os.fstat(zf.fp.fileno()))
-
-
-def _copy_version(src: BinaryIO, tmp: str, base: tuple | None, path: str) -> None:
-    """Copy the open archive ``src`` (the version ``base``) to ``tmp``, a new, empty file. Its
-    size and modification time must still be those of ``base`` (its change time is not: it
-    changes when another writer renames its archive over this one)."""
-    assert base is not None
-    if _identity(os.fstat(src.fileno()))[2:4] != base[2:4]:
-        raise OSError(f"{path!r} was changed in place since it was opened; open it again")
-    src.seek(0)
-    with open(tmp, "r+b") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-    if _identity(os.fstat(src.fileno()))[2:4] != base[2:4]:    # changed while copied
-        raise OSError(f"{path!r} changed while it was being read; try again")
-
-
-def _replace_if_unchanged(tmp: str, path: str, base: tuple) -> None:
-    """Move ``tmp`` over ``path`` if ``path`` still holds the version ``base``, else raise
-    _Changed. The check and the rename happen under an exclusive ``flock`` on that version, so
-    of two stores finishing at once from one version only the first succeeds: the second finds
-    another file at the path."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise _Changed("the archive was removed") from None
-    try:
-        if fcntl is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError:                     # no flock here: the check alone
-                pass
-        try:
-            now = os.stat(path)
-        except FileNotFoundError:
-            raise _Changed("the archive was removed") from None
-        held = os.fstat(fd)
-        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino) or _identity(held) != base:
-            raise _Changed("the archive changed")
-        os.replace(tmp, path)
-    finally:
-        os.close(fd)                            # releases the lock, after the rename
+    return zf, identity(os.fstat(zf.fp.fileno()))
 
 
 def _close_quietly(zf: zipfile.ZipFile) -> None:

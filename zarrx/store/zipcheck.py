@@ -10,8 +10,13 @@ import zipfile
 from typing import BinaryIO
 
 from zarrx.errors import StoreError
+from zarrx.store.inputs import key_problem
 
-__all__ = ["check_end_record", "check_entries", "check_counts", "check_entry"]
+__all__ = ["check_end_record", "check_entries", "check_counts", "check_entry", "name_problem",
+           "check_name"]
+
+#: the longest name a zip entry holds: its length is a 2-byte field of both headers
+MAX_NAME_BYTES = 65535
 
 _LOCAL_SIZE = 30                # local file header, up to the name
 
@@ -119,3 +124,26 @@ def check_entry(info: zipfile.ZipInfo, start_dir: int, name: str, where: str) ->
         raise bad("compressed size", info.compress_size,
                   f"at most {room} (the bytes between the entry's local header at offset "
                   f"{info.header_offset} and the central directory at offset {start_dir})")
+
+
+def name_problem(key: str) -> str | None:
+    """Why ``key`` cannot name a zip entry, or None if it can: a path-safe key (see
+    :func:`~zarrx.store.inputs.key_problem`) of at most 65,535 bytes of UTF-8. A segment may be
+    longer than the 255 bytes a file system's name takes: the zip format has no such limit, and
+    zarr-python's ``ZipStore`` writes such entries (an array named with 300 characters)."""
+    problem = key_problem(key, files=False)
+    if problem is None and len(key) > MAX_NAME_BYTES // 4 \
+            and (n := len(key.encode("utf-8"))) > MAX_NAME_BYTES:
+        problem = (f"found a key of {n} bytes; a zip entry's name holds at most "
+                   f"{MAX_NAME_BYTES} bytes")
+    return problem
+
+
+def check_name(key: object, where: str) -> str:
+    """``key`` if it can name a zip entry (see :func:`name_problem`), else a StoreError."""
+    if not isinstance(key, str):
+        raise StoreError(f"{where}: key {key!r}: expected str, found {type(key).__name__}")
+    if (problem := name_problem(key)) is not None:
+        raise StoreError(f"{where}: key {key[:200]!r}{'...' if len(key) > 200 else ''}: "
+                         f"{problem}")
+    return key

@@ -14,11 +14,11 @@ serves goes through here.
   entry's CRC-32 is checked the first time it is served (a stored entry's whole data is
   streamed once, in bounded blocks), after which the verified fact is remembered; the most
   recently inflated entries are kept in a bounded cache, so ranged reads of a compressed entry
-  do not inflate it again.
+  do not inflate it again; a deflated entry too large for it resumes from the last point before
+  the range (:mod:`zarrx.store.zipinflate`).
 """
 from __future__ import annotations
 
-import bz2
 import lzma
 import os
 import stat
@@ -31,9 +31,11 @@ from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from zarrx.errors import StoreError, ZarrUserWarning
-from zarrx.store.base import key_problem
 from zarrx.store.localcond import kind_of
-from zarrx.store.zipcheck import check_counts, check_end_record, check_entries, check_entry
+from zarrx.store.zipcheck import (check_counts, check_end_record, check_entries, check_entry,
+                                  name_problem)
+from zarrx.store.zipinflate import (DECOMPRESSORS, MAX_BZIP2_RATIO, MAX_DEFLATE_RATIO,
+                                    MAX_LZMA_RATIO, Points)
 
 __all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
@@ -42,17 +44,6 @@ _LOCAL = struct.Struct("<4sHHHHHIIIHH")       # local file header, up to the nam
 _LOCAL_MAGIC = b"PK\x03\x04"
 BLOCK = 1 << 20                         # stored data streamed for its CRC-32, per read
 INFLATE_STEP = 1 << 16                  # compressed bytes fed to the inflater per read
-#: the most each method can expand its compressed bytes; an entry declaring more is lying.
-#: deflate: a 258-byte match in 2 bits, about 1032:1
-MAX_DEFLATE_RATIO = 1032
-#: bzip2: a block holds at most 900,000 bytes after its first run-length stage, each 5 of them
-#: standing for at most 255 bytes (45,900,000 bytes), and takes at least 173 bits (headers,
-#: tables and one symbol)
-MAX_BZIP2_RATIO = 45_900_000 * 8 // 173 + 1
-#: LZMA: a 273-byte repeated match takes 14 range-coded decisions, each at least
-#: log2(2048 / 2017) = 0.022 bits (the most probable an 11-bit probability gets), about
-#: 7,100:1; rounded up
-MAX_LZMA_RATIO = 8192
 INFLATE_CACHE_BYTES = 64 << 20
 
 
@@ -77,6 +68,8 @@ def open_archive(path: str) -> zipfile.ZipFile:
 
 
 def _raw_name_len(info: zipfile.ZipInfo) -> int:
+    if info.orig_filename.isascii():
+        return len(info.orig_filename)
     enc = "utf-8" if info.flag_bits & 0x800 else "cp437"
     try:
         return len(info.orig_filename.encode(enc))
@@ -121,7 +114,7 @@ def checked_entries(zf: zipfile.ZipFile, where: str) -> dict[str, zipfile.ZipInf
     replaced = _Skipped(where, "replaced by a later entry of their name")
     for info in infos:
         name = _key(info)
-        problem = key_problem(name)
+        problem = name_problem(name)
         if problem is None and info.compress_type == zipfile.ZIP_STORED \
                 and info.compress_size != info.file_size:
             problem = (f"stored entry declares {info.file_size} bytes but holds "
@@ -197,6 +190,7 @@ class Reader:
         self._data_start: dict[str, int] = {}
         self.verified: set[str] = set()         # entries whose CRC-32 has been checked
         self._cache: OrderedDict[str, bytes] = OrderedDict()
+        self._points = Points()                 # where large deflated entries resume
         self._cached_bytes = 0
 
     def _fail(self, info: zipfile.ZipInfo, what: str) -> StoreError:
@@ -243,24 +237,38 @@ class Reader:
         begin = self.data_start(fp, info, archive_end)
         if info.compress_type == zipfile.ZIP_STORED:
             return self._read_stored(fp, info, begin, start, stop)
-        if info.compress_type not in _DECOMPRESSORS:
+        declared = self._declared(info)
+        if (start, stop) != (0, declared) and declared > INFLATE_CACHE_BYTES:
+            return self._inflate_spans(fp, info, begin, [(start, stop)])[0]   # too large to keep
+        data = self._inflate(fp, info, begin, declared)
+        self._check_crc(info, data)
+        if len(data) <= INFLATE_CACHE_BYTES:
+            self._remember(name, data)
+        return data[start:stop] if (start, stop) != (0, len(data)) else data
+
+    def read_many(self, fp: BinaryIO, info: zipfile.ZipInfo, spans: list[tuple[int, int]],
+                  archive_end: int) -> list[bytes]:
+        """Bytes ``[start, stop)`` of the entry for each of ``spans`` (clipped to its size): a
+        compressed entry too large to keep is inflated once for all of them, up to the last
+        one's end (all of it, for its CRC-32, the first time), never once per span."""
+        if len(spans) < 2 or info.compress_type not in DECOMPRESSORS or info.flag_bits & 0x1 \
+                or info.file_size <= INFLATE_CACHE_BYTES or (0, info.file_size) in spans:
+            return [self.read(fp, info, start, stop, archive_end) for start, stop in spans]
+        begin = self.data_start(fp, info, archive_end)
+        self._declared(info)
+        return self._inflate_spans(fp, info, begin, spans)
+
+    def _declared(self, info: zipfile.ZipInfo) -> int:
+        """The size a compressed entry declares, once it is known to be one its method can
+        produce from its compressed size."""
+        if info.compress_type not in DECOMPRESSORS:
             raise self._fail(info, f"compression method {info.compress_type} is not supported "
                                    "(stored, deflated, bzip2 and LZMA are)")
-        declared = info.file_size
-        method = _DECOMPRESSORS[info.compress_type]
-        if declared > method.max_ratio * info.compress_size + 64:
-            raise self._fail(info, f"declares {declared} bytes from {info.compress_size} "
+        method = DECOMPRESSORS[info.compress_type]
+        if info.file_size > method.max_ratio * info.compress_size + 64:
+            raise self._fail(info, f"declares {info.file_size} bytes from {info.compress_size} "
                                    f"compressed bytes, more than {method.name} can produce")
-        if name not in self.verified and (start, stop) != (0, declared) \
-                and declared > INFLATE_CACHE_BYTES:     # too large to keep: stream it once
-            return self._inflate_range(fp, info, begin, start, stop)
-        whole = name not in self.verified or (start == 0 and stop == declared)
-        data = self._inflate(fp, info, begin, declared if whole else stop)
-        if whole:
-            self._check_crc(info, data)
-            if len(data) <= INFLATE_CACHE_BYTES:
-                self._remember(name, data)
-        return data[start:stop] if (start, stop) != (0, len(data)) else data
+        return info.file_size
 
     def _read_stored(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, start: int,
                      stop: int) -> bytes:
@@ -273,7 +281,7 @@ class Reader:
             if info.orig_filename not in self.verified:
                 self._check_crc(info, data)
             return data
-        crc, pos, want = 0, 0, b""              # stream the whole entry once for its CRC-32
+        crc, pos, want = 0, 0, []               # stream the whole entry once for its CRC-32
         fp.seek(begin)
         while pos < info.file_size:
             block = fp.read(min(BLOCK, info.file_size - pos))
@@ -281,23 +289,29 @@ class Reader:
                 raise self._fail(info, f"truncated: expected {info.file_size} bytes, found {pos}")
             crc = zlib.crc32(block, crc)
             if pos < stop and pos + len(block) > start:
-                want += block[max(start - pos, 0):stop - pos]
+                want.append(block[max(start - pos, 0):stop - pos])
             pos += len(block)
         if crc != info.CRC:
             raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found {crc:#010x}")
         self.verified.add(info.orig_filename)
-        return want
+        return want[0] if len(want) == 1 else b"".join(want)     # (appending: quadratic)
 
     def _blocks(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, limit: int,
-                step: int) -> Iterator[bytes]:
+                step: int, resume: tuple[int, int, object] | None = None) -> Iterator[bytes]:
         """The entry's inflated bytes, in blocks of at most ``step``, until ``limit`` bytes,
         the end of the compressed stream or the end of its compressed bytes: ``INFLATE_STEP``
-        compressed bytes are read at a time."""
-        d = _DECOMPRESSORS[info.compress_type]()
-        left, pos, made = info.compress_size, begin, 0
-        while made < limit and not d.eof:
+        compressed bytes are read at a time. ``resume``: a point of :class:`Points` to start
+        from (its inflated bytes are not given again). An entry too large for the cache leaves
+        resume points behind, if its decompressor can be copied."""
+        made, consumed, d = resume if resume is not None else \
+            (0, 0, DECOMPRESSORS[info.compress_type]())
+        left, pos = info.compress_size - consumed, begin + consumed
+        spacing = Points.spacing(info.file_size)
+        mark = made // spacing * spacing + spacing if hasattr(d, "copy") and \
+            info.file_size > INFLATE_CACHE_BYTES else None
+        while made < limit and not d.eof:   # type: ignore[attr-defined]
             chunk = b""
-            if d.needs_input:
+            if d.needs_input:               # type: ignore[attr-defined]
                 if not left:
                     return
                 fp.seek(pos)
@@ -307,11 +321,14 @@ class Reader:
                 pos += len(chunk)
                 left -= len(chunk)
             try:
-                block = d.decompress(chunk, min(step, limit - made))
+                block = d.decompress(chunk, min(step, limit - made))  # type: ignore[attr-defined]
             except (zlib.error, OSError, EOFError, ValueError, lzma.LZMAError) as exc:
                 # bz2 says OSError, lzma LZMAError; ValueError: LZMA properties out of range
-                raise self._fail(info, f"corrupt {d.name} data: {exc}") from None
+                raise self._fail(info, f"corrupt {d.name} data: {exc}") from None  # type: ignore
             made += len(block)
+            if mark is not None and made >= mark:
+                self._points.add(info.orig_filename, made, pos - begin, d)
+                mark = made // spacing * spacing + spacing
             yield block
 
     def _inflate(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, want: int) -> bytes:
@@ -331,27 +348,37 @@ class Reader:
             raise self._fail(info, f"inflates to {len(out)} bytes, declared {declared}")
         return bytes(out)
 
-    def _inflate_range(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int, start: int,
-                       stop: int) -> bytes:
-        """Bytes ``[start, stop)`` of an entry not yet verified: the whole entry is inflated
-        once, ``BLOCK`` bytes at a time, for its CRC-32, keeping only the range (memory bounded
-        by the range, not by the size the entry declares)."""
+    def _inflate_spans(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int,
+                       spans: list[tuple[int, int]]) -> list[bytes]:
+        """Bytes ``[start, stop)`` of the entry for each of ``spans``, inflated ``BLOCK`` bytes
+        at a time keeping only the spans (memory bounded by them, not by the size the entry
+        declares): up to the last span's end once the entry is verified, otherwise all of it,
+        once, for its CRC-32."""
         declared = info.file_size
-        want = bytearray()
-        crc, pos = 0, 0
-        for block in self._blocks(fp, info, begin, declared + 1, BLOCK):
-            if pos + len(block) > declared:
+        verify = info.orig_filename not in self.verified
+        limit = declared + 1 if verify else max(stop for _, stop in spans)
+        outs = [bytearray() for _ in spans]
+        resume = None if verify else self._points.best(info.orig_filename,
+                                                       min(start for start, _ in spans))
+        crc, pos = 0, 0 if resume is None else resume[0]
+        for block in self._blocks(fp, info, begin, limit, BLOCK, resume):
+            end = pos + len(block)
+            if end > declared:
                 raise self._fail(info, f"inflates to more than its declared {declared} bytes")
-            crc = zlib.crc32(block, crc)
-            if pos < stop and pos + len(block) > start:
-                want += block[max(start - pos, 0):stop - pos]
-            pos += len(block)
-        if pos < declared:
+            if verify:
+                crc = zlib.crc32(block, crc)
+            for (start, stop), out in zip(spans, outs):
+                if start < end and stop > pos:
+                    out += block[max(start - pos, 0):stop - pos]
+            pos = end
+        if pos < min(limit, declared):
             raise self._fail(info, f"inflates to {pos} bytes, declared {declared}")
-        if crc != info.CRC:
-            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found {crc:#010x}")
-        self.verified.add(info.orig_filename)
-        return bytes(want)
+        if verify:
+            if crc != info.CRC:
+                raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found "
+                                       f"{crc:#010x}")
+            self.verified.add(info.orig_filename)
+        return [bytes(out) for out in outs]
 
     def _check_crc(self, info: zipfile.ZipInfo, data: bytes) -> None:
         crc = zlib.crc32(data)
@@ -365,89 +392,6 @@ class Reader:
         while self._cached_bytes > INFLATE_CACHE_BYTES:
             _, old = self._cache.popitem(last=False)
             self._cached_bytes -= len(old)
-
-
-class _Deflate:
-    """A raw deflate stream, fed as the bz2 and lzma decompressors are."""
-
-    name = "deflate"
-    max_ratio = MAX_DEFLATE_RATIO
-
-    def __init__(self) -> None:
-        self._d = zlib.decompressobj(-15)
-
-    @property
-    def eof(self) -> bool:
-        return self._d.eof
-
-    @property
-    def needs_input(self) -> bool:
-        return not self._d.unconsumed_tail
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        return self._d.decompress(data or self._d.unconsumed_tail, max_length)
-
-
-class _Bzip2:
-    name = "bzip2"
-    max_ratio = MAX_BZIP2_RATIO
-
-    def __init__(self) -> None:
-        self._d = bz2.BZ2Decompressor()
-        self.decompress = self._d.decompress
-
-    @property
-    def eof(self) -> bool:
-        return self._d.eof
-
-    @property
-    def needs_input(self) -> bool:
-        return self._d.needs_input
-
-
-class _Lzma:
-    """LZMA as zip stores it (APPNOTE 5.8.8): a 2-byte version, a 2-byte size of the
-    properties, the properties (lc/lp/pb in one byte, the dictionary size in four), then a raw
-    LZMA stream."""
-
-    name = "LZMA"
-    max_ratio = MAX_LZMA_RATIO
-
-    def __init__(self) -> None:
-        self._head = b""
-        self._d: lzma.LZMADecompressor | None = None
-
-    @property
-    def eof(self) -> bool:
-        return self._d is not None and self._d.eof
-
-    @property
-    def needs_input(self) -> bool:
-        return self._d is None or self._d.needs_input
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        if self._d is not None:
-            return self._d.decompress(data, max_length)
-        self._head += data
-        if len(self._head) < 4:
-            return b""
-        size = int.from_bytes(self._head[2:4], "little")
-        if len(self._head) < 4 + size:
-            return b""
-        if size != 5:
-            raise ValueError(f"expected 5 bytes of LZMA properties, found {size}")
-        props = self._head[4:9]
-        pb, rest = divmod(props[0], 45)
-        lp, lc = divmod(rest, 9)
-        self._d = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[{
-            "id": lzma.FILTER_LZMA1, "dict_size": int.from_bytes(props[1:], "little"),
-            "lc": lc, "lp": lp, "pb": pb}])
-        data, self._head = self._head[9:], b""
-        return self._d.decompress(data, max_length)
-
-
-_DECOMPRESSORS = {zipfile.ZIP_DEFLATED: _Deflate, zipfile.ZIP_BZIP2: _Bzip2,
-                  zipfile.ZIP_LZMA: _Lzma}
 
 
 def _read_n(fp: BinaryIO, n: int) -> bytes:

@@ -1,5 +1,7 @@
 """The temporary archive a writing :class:`~zarrx.store.zip.ZipStore` builds beside its target,
-and the removal of those whose writer is gone.
+the removal of those whose writer is gone, and the check that puts a mode-``a`` store's archive
+in place only over the version it started from (``identity``, ``copy_version``,
+``replace_if_unchanged``).
 
 A writing store builds ``.<name>.zarrx-tmp-<pid>-<random>`` in the archive's folder and holds an
 exclusive ``flock`` on it from the moment it creates it until the archive is in place (or
@@ -22,7 +24,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
+from typing import BinaryIO
 
 from zarrx.store.localfs import TMP_MARK, temp_name
 
@@ -32,7 +36,7 @@ except ImportError:                             # Windows: no locks, so nothing 
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["make_temp", "release", "remove_stale", "keep_owner_and_mode", "fsync_temp",
-           "remove_temp"]
+           "remove_temp", "Changed", "identity", "copy_version", "replace_if_unchanged"]
 
 _OPEN = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
 _PROBE = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -154,3 +158,52 @@ def _names(path: str, fd: int) -> bool:
         return False
     held = os.fstat(fd)
     return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+
+class Changed(Exception):
+    """The archive at the path is not the version a mode-"a" store started from."""
+
+
+def identity(st: os.stat_result) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def copy_version(src: BinaryIO, tmp: str, base: tuple | None, path: str) -> None:
+    """Copy the open archive ``src`` (the version ``base``) to ``tmp``, a new, empty file. Its
+    size and modification time must still be those of ``base`` (its change time is not: it
+    changes when another writer renames its archive over this one)."""
+    assert base is not None
+    if identity(os.fstat(src.fileno()))[2:4] != base[2:4]:
+        raise OSError(f"{path!r} was changed in place since it was opened; open it again")
+    src.seek(0)
+    with open(tmp, "r+b") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    if identity(os.fstat(src.fileno()))[2:4] != base[2:4]:    # changed while copied
+        raise OSError(f"{path!r} changed while it was being read; try again")
+
+
+def replace_if_unchanged(tmp: str, path: str, base: tuple) -> None:
+    """Move ``tmp`` over ``path`` if ``path`` still holds the version ``base``, else raise
+    Changed. The check and the rename happen under an exclusive ``flock`` on that version, so
+    of two stores finishing at once from one version only the first succeeds: the second finds
+    another file at the path."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise Changed("the archive was removed") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:                     # no flock here: the check alone
+                pass
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            raise Changed("the archive was removed") from None
+        held = os.fstat(fd)
+        if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino) or identity(held) != base:
+            raise Changed("the archive changed")
+        os.replace(tmp, path)
+    finally:
+        os.close(fd)                            # releases the lock, after the rename

@@ -17,7 +17,7 @@ from zarrx.shard_objects import encoded_objects
 from zarrx.size_limits import shard_limit
 from zarrx.store import Store
 from zarrx.store.base import Versioned
-from zarrx.store.chunks import parse_chunk_key
+from zarrx.store.chunks import check_whole_read, parse_chunk_key
 from zarrx.store.shard_index import IndexFormat
 from zarrx.store.sharded import ShardedChunks
 
@@ -97,13 +97,14 @@ def get_shard(store: Store, meta: ArrayMeta, path: str, key: str) -> Versioned |
     the array can be is read only up to one byte past that and refused with a CodecError
     naming its size and the limit (as readers refuse it), never read whole; unless its index
     is valid and its inner chunks within their limit, when it is given packed without the
-    unused bytes (read as its index and chunks; not on a store where ranges cost whole
-    reads)."""
+    unused bytes (read as its index and chunks; on a store where ranges cost whole reads, a zip
+    archive, once that cost is known to be bounded, see ``check_whole_read``)."""
     objects = encoded_objects(store, meta, path)
     lim = shard_limit(meta, path)
+    if objects is store and store.ranges_read_whole:
+        check_whole_read(store, key, lim, path)     # a zip entry costing too much to read
     got = objects.get_versioned(key, lim.head)
-    if got is not None and len(got[0]) > lim.nbytes and objects is store and \
-            not store.ranges_read_whole:
+    if got is not None and len(got[0]) > lim.nbytes and objects is store:
         # unused bytes between its inner chunks (a writer updating it in place left them): its
         # index and inner chunks, read as ranges of that version, packed without gaps
         source = layout.chunk_source(store, path, meta)
