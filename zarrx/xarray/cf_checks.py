@@ -61,7 +61,7 @@ def _check(name: str, var: Any, decode: dict[str, Any]) -> None:
                 items = value if attr == "missing_value" and isinstance(value, list) else \
                     [_one(value)]
                 if value is not None and not all(
-                        _real(v) or isinstance(v, complex) or
+                        _real(v) or isinstance(v, (complex, np.complexfloating)) or
                         (kind in "fc" and isinstance(v, str) and v in _NON_FINITE)
                         for v in items):
                     raise _bad(name, attr, f"a number, a value of its type {var.dtype}",
