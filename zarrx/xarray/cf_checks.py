@@ -148,6 +148,15 @@ def culprit(variables: Any, decode: dict[str, Any], exc: BaseException,
             plain = var.copy(deep=False)
             plain.attrs = {k: v for k, v in attrs.items() if k != "calendar"}
             if cal is not None and fails(str(name), plain) is None:
+                known = _known_calendar(cal)
+                if known == "needs cftime":
+                    return MetadataError(
+                        f"variable {name!r}: attribute calendar: expected a calendar xarray "
+                        f"decodes without cftime (standard, gregorian, proleptic_gregorian), "
+                        f"found {short(cal, 80)}, which needs cftime (not installed; or read "
+                        f"with decode_times=False) ({_said(failure)})")
+                if known:
+                    return _Times(str(name), attrs["units"], cal).error(failure)
                 return MetadataError(
                     f"variable {name!r}: attribute calendar: expected a CF calendar xarray "
                     f"decodes (standard, proleptic_gregorian, noleap, 365_day, 360_day, "
@@ -160,6 +169,23 @@ def culprit(variables: Any, decode: dict[str, Any], exc: BaseException,
         return MetadataError(f"variable {name!r}: xarray cannot decode it with its attributes "
                              f"{short(shown, 200)} ({_said(failure)})")
     return MetadataError(f"{where}: xarray cannot decode the dataset ({_said(exc)})")
+
+
+_CFTIME_ONLY = ("noleap", "365_day", "360_day", "julian", "all_leap", "366_day")
+
+
+def _known_calendar(calendar: Any) -> str | bool:
+    """Whether ``calendar`` is a CF calendar xarray knows: True, or "needs cftime" for one
+    only cftime decodes while it is not installed; False for another name."""
+    if not isinstance(calendar, str):
+        return False
+    cal = calendar.lower()
+    if cal in ("standard", "gregorian", "proleptic_gregorian"):
+        return True
+    if cal not in _CFTIME_ONLY:
+        return False
+    import importlib.util
+    return True if importlib.util.find_spec("cftime") is not None else "needs cftime"
 
 
 class _Times:
