@@ -80,6 +80,12 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
 
     stored = pd.Index(np.asarray(_decoded(grp, dim).values))
     want = ds.indexes[dim]
+    if not stored.is_unique:        # (pandas cannot locate labels in it)
+        twice = stored[stored.duplicated()][0]
+        twice = twice.item() if isinstance(twice, np.generic) else twice
+        raise ArgumentError(f"to_zarrx: region[{dim!r}] = 'auto': the stored coordinate "
+                            f"{dim!r} holds the value {twice!r} more than once, so labels do "
+                            f"not locate the region; give it as region={{{dim!r}: slice(...)}}")
     pos = stored.get_indexer(want)
     if len(pos) == 0:
         return slice(0, 0)
