@@ -75,6 +75,24 @@ def test_only_arrays_at_or_below_the_replaced_group_count(tmp_path, fmt):
         zx.to_zarrx(src, str(tmp_path / "link.zarr"), group="g1", mode="w")
 
 
+@pytest.mark.parametrize("engine", ["zarrx", "zarr"])
+@pytest.mark.parametrize("name, values", [
+    ("when", np.array(["2000-01-01", "2000-01-02", "NaT"], "datetime64[ns]")),
+    ("lag", np.array([1, 2, 3], "timedelta64[h]").astype("timedelta64[ns]")),
+    ("text", np.array(["a", "bc", ""], dtype=object))])
+def test_lazily_decoded_variables_are_found(tmp_path, engine, name, values):
+    # (engine zarrx wraps decoded times in a guard of its own, below xarray's decoders)
+    path = str(tmp_path / "d.zarr")
+    ds = xr.Dataset({name: ("x", values)})
+    zx.to_zarrx(ds, path)
+    open_engine = ZarrxBackendEntrypoint if engine == "zarrx" else "zarr"
+    src = xr.open_dataset(path, engine=open_engine, chunks={})
+    with pytest.raises(ArgumentError, match=_message(name, f"/{name}", "/")):
+        zx.to_zarrx(src, path, mode="w")
+    xr.testing.assert_identical(
+        xr.open_dataset(path, engine=ZarrxBackendEntrypoint).load(), ds)
+
+
 def test_memory_store_source_is_refused():
     store: dict = {}
     zx.to_zarrx(_dataset(), store)

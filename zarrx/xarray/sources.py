@@ -100,7 +100,10 @@ def _children(obj: Any) -> Iterable[Any]:
         if hasattr(obj, "value"):                       # a DataNode
             return (obj.value,)
         return ()
-    if mod.startswith("xarray.") and hasattr(obj, "array"):   # indexing adapters, CF coders
+    from xarray.core.indexing import ExplicitlyIndexed
+    # xarray's indexing adapters and lazy CF decoders (zarrx's time guard among them)
+    if (isinstance(obj, ExplicitlyIndexed) or mod.startswith("xarray.")) \
+            and hasattr(obj, "array"):
         return (obj.array,)
     return ()
 
