@@ -20,10 +20,13 @@ from xarray.coding.common import _ElementwiseFunctionArray
 from zarrx.errors import MetadataError, ZarrError
 from zarrx.metadata._util import short
 
-__all__ = ["check_variables", "checked_dataset", "culprit", "guard_times", "FAILURES"]
+__all__ = ["check_variables", "check_units_length", "checked_dataset", "culprit",
+           "guard_times", "FAILURES", "MAX_UNITS"]
 
 _REAL = (int, float, np.integer, np.floating)
 _NON_FINITE = ("NaN", "nan", "Infinity", "-Infinity", "inf", "-inf")
+#: the longest time units decoded (``days since 1850-01-01T00:00:00.000000+00:00`` is 43)
+MAX_UNITS = 256
 _CF_ATTRS = ("scale_factor", "add_offset", "_FillValue", "missing_value", "_Unsigned",
              "units", "calendar", "_Encoding", "dtype")
 
@@ -66,6 +69,8 @@ def _check(name: str, var: Any, decode: dict[str, Any]) -> None:
                         for v in items):
                     raise _bad(name, attr, f"a number, a value of its type {var.dtype}",
                                value)
+    if decode.get("decode_times", True):
+        check_units_length(name, attrs)
     calendar = attrs.get("calendar")
     if decode.get("decode_times", True) and calendar is not None and \
             not isinstance(calendar, str):
@@ -81,6 +86,15 @@ def _check(name: str, var: Any, decode: dict[str, Any]) -> None:
         if not ok:
             raise _bad(name, "_Encoding", "the name of a text encoding (utf-8)", enc)
     _sample(name, var, decode)
+
+
+def check_units_length(name: str, attrs: Any) -> None:
+    """Time units longer than :data:`MAX_UNITS` are a MetadataError: their date is parsed
+    by dateutil in time quadratic in its length (a megabyte of digits took minutes)."""
+    units = attrs.get("units")
+    if isinstance(units, str) and len(units) > MAX_UNITS and " since " in units:
+        raise _bad(name, "units", f"CF time units ('<unit> since <date>') of at most "
+                   f"{MAX_UNITS} characters", f"{units[:60]}... ({len(units)} characters)")
 
 
 def _sample(name: str, var: Any, decode: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from zarrx.array import Array
 from zarrx.errors import ArgumentError, ArgumentKeyError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
+from zarrx.xarray.cf_checks import FAILURES, check_units_length, culprit
 from zarrx.xarray.time_values import check_times
 
 __all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed", "check_width"]
@@ -26,7 +27,11 @@ def _decoded(grp: Group, name: str) -> Any:
     if not isinstance(arr, Array):
         raise ZarrError(f"to_zarrx: {name!r} in {grp.name!r} is a group, not a variable")
     raw = ZarrxDataStore(grp).open_variable(name, arr.metadata)
-    return conventions.decode_cf_variable(name, raw)
+    check_units_length(name, raw.attrs)
+    try:
+        return conventions.decode_cf_variable(name, raw)
+    except FAILURES as exc:
+        raise culprit({name: raw}, {}, exc, grp.name) from exc
 
 
 def stored_sizes(grp: Group, growing: str | None = None) -> dict[str, int]:
