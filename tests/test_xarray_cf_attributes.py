@@ -160,3 +160,18 @@ def test_times_xarray_cannot_represent_are_a_metadata_error_when_they_load(tmp_p
                     "variable 'v': its stored values are no times xarray decodes by its "
                     "units 'days since 2000-01-01' (xarray: ImportError: ")):
                 copy.load()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cftime") is not None,
+                    reason="cftime decodes such times")
+@pytest.mark.parametrize("calendar", ["noleap", "360_day", "JULIAN"])
+def test_a_calendar_only_cftime_decodes_says_so_without_cftime(tmp_path, calendar):
+    # (before: "expected a CF calendar xarray decodes (..., noleap, ...), found 'noleap'")
+    _store(tmp_path / "d.zarr", 2, "i4", {"units": "days since 2000-01-01",
+                                          "calendar": calendar})
+    with pytest.raises(MetadataError, match=re.escape(
+            f"variable 'v': attribute calendar: expected a calendar xarray decodes without "
+            f"cftime (standard, gregorian, proleptic_gregorian), found {calendar!r}, which "
+            f"needs cftime (not installed; or read with decode_times=False) (xarray: ")):
+        xr.open_dataset(str(tmp_path / "d.zarr"), engine=ZarrxBackendEntrypoint)
+    assert _open(tmp_path / "d.zarr", decode_times=False).v.values.tolist()[1:] == [1, 2]

@@ -18,7 +18,8 @@ from zarrx.indexing import MAX_CHUNKS
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid
 
 __all__ = ["TARGET_BYTES", "object_shape", "object_edges", "default_chunks", "aligned_chunks", "is_aligned",
-           "region_offset", "check_chunks", "least_blocks", "check_blocks", "MAX_BLOCKS"]
+           "region_offset", "check_chunks", "least_blocks", "check_blocks", "bounded_block",
+           "MAX_BLOCKS"]
 
 #: default size of one dask block
 TARGET_BYTES = 128 * 2**20
@@ -254,6 +255,23 @@ def least_blocks(chunks: Any, shape: tuple[int, ...]) -> int:
     if isinstance(chunks, (tuple, list)):
         return math.prod(count(e, n) for e, n in zip(chunks, shape))
     return math.prod(count(chunks, n) for n in shape)
+
+
+def bounded_block(block: tuple[int, ...], shape: tuple[int, ...],
+                  most: int | None = None) -> tuple[int, ...]:
+    """``block`` (the shape of one stored object, or whole objects) doubled along the axis of
+    most blocks, again and again, until an array of ``shape`` has at most ``most`` blocks of
+    it: whole objects still, and as many blocks as may be made (see :data:`MAX_BLOCKS`)."""
+    most = MAX_BLOCKS if most is None else most
+    out = [max(int(b), 1) for b in block]
+
+    def per_axis(axis: int) -> int:
+        return max(-(-shape[axis] // out[axis]), 1)
+
+    while out and math.prod(per_axis(a) for a in range(len(out))) > most:
+        axis = max(range(len(out)), key=per_axis)
+        out[axis] *= 2
+    return tuple(out)
 
 
 def check_blocks(n: int, where: str) -> None:

@@ -21,7 +21,7 @@ from xarray.core import indexing
 
 from zarrx.api import open_group
 from zarrx.array import Array
-from zarrx.dask.chunks import object_shape
+from zarrx.dask.chunks import bounded_block, object_shape
 from zarrx.errors import (ArgumentError, ArgumentTypeError, MetadataError,
                           NodeMismatchError, ZarrError)
 from zarrx.group import Group
@@ -255,6 +255,8 @@ class ZarrxDataStore(AbstractDataStore):
         # (the stored objects' shape, as engine "zarr" gives it: not cut to the array's shape)
         preferred = meta.chunk_grid.chunk_shape if isinstance(meta.chunk_grid, RegularGrid) \
             else object_shape(meta)
+        # (whole objects, at most MAX_BLOCKS blocks of them: chunks={} makes these blocks)
+        preferred = bounded_block(preferred, meta.shape)
         codecs = codec_encoding(meta)
         # (the keys in engine "zarr"'s order)
         encoding: dict[str, Any] = {"chunks": layout.read_shape,

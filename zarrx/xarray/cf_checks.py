@@ -20,10 +20,13 @@ from xarray.coding.common import _ElementwiseFunctionArray
 from zarrx.errors import MetadataError, ZarrError
 from zarrx.metadata._util import short
 
-__all__ = ["check_variables", "checked_dataset", "culprit", "guard_times", "FAILURES"]
+__all__ = ["check_variables", "check_units_length", "checked_dataset", "culprit",
+           "guard_times", "FAILURES", "MAX_UNITS"]
 
 _REAL = (int, float, np.integer, np.floating)
 _NON_FINITE = ("NaN", "nan", "Infinity", "-Infinity", "inf", "-inf")
+#: the longest time units decoded (``days since 1850-01-01T00:00:00.000000+00:00`` is 43)
+MAX_UNITS = 256
 _CF_ATTRS = ("scale_factor", "add_offset", "_FillValue", "missing_value", "_Unsigned",
              "units", "calendar", "_Encoding", "dtype")
 
@@ -61,11 +64,13 @@ def _check(name: str, var: Any, decode: dict[str, Any]) -> None:
                 items = value if attr == "missing_value" and isinstance(value, list) else \
                     [_one(value)]
                 if value is not None and not all(
-                        _real(v) or isinstance(v, complex) or
+                        _real(v) or isinstance(v, (complex, np.complexfloating)) or
                         (kind in "fc" and isinstance(v, str) and v in _NON_FINITE)
                         for v in items):
                     raise _bad(name, attr, f"a number, a value of its type {var.dtype}",
                                value)
+    if decode.get("decode_times", True):
+        check_units_length(name, attrs)
     calendar = attrs.get("calendar")
     if decode.get("decode_times", True) and calendar is not None and \
             not isinstance(calendar, str):
@@ -81,6 +86,15 @@ def _check(name: str, var: Any, decode: dict[str, Any]) -> None:
         if not ok:
             raise _bad(name, "_Encoding", "the name of a text encoding (utf-8)", enc)
     _sample(name, var, decode)
+
+
+def check_units_length(name: str, attrs: Any) -> None:
+    """Time units longer than :data:`MAX_UNITS` are a MetadataError: their date is parsed
+    by dateutil in time quadratic in its length (a megabyte of digits took minutes)."""
+    units = attrs.get("units")
+    if isinstance(units, str) and len(units) > MAX_UNITS and " since " in units:
+        raise _bad(name, "units", f"CF time units ('<unit> since <date>') of at most "
+                   f"{MAX_UNITS} characters", f"{units[:60]}... ({len(units)} characters)")
 
 
 def _sample(name: str, var: Any, decode: dict[str, Any]) -> None:
@@ -148,6 +162,15 @@ def culprit(variables: Any, decode: dict[str, Any], exc: BaseException,
             plain = var.copy(deep=False)
             plain.attrs = {k: v for k, v in attrs.items() if k != "calendar"}
             if cal is not None and fails(str(name), plain) is None:
+                known = _known_calendar(cal)
+                if known == "needs cftime":
+                    return MetadataError(
+                        f"variable {name!r}: attribute calendar: expected a calendar xarray "
+                        f"decodes without cftime (standard, gregorian, proleptic_gregorian), "
+                        f"found {short(cal, 80)}, which needs cftime (not installed; or read "
+                        f"with decode_times=False) ({_said(failure)})")
+                if known:
+                    return _Times(str(name), attrs["units"], cal).error(failure)
                 return MetadataError(
                     f"variable {name!r}: attribute calendar: expected a CF calendar xarray "
                     f"decodes (standard, proleptic_gregorian, noleap, 365_day, 360_day, "
@@ -160,6 +183,23 @@ def culprit(variables: Any, decode: dict[str, Any], exc: BaseException,
         return MetadataError(f"variable {name!r}: xarray cannot decode it with its attributes "
                              f"{short(shown, 200)} ({_said(failure)})")
     return MetadataError(f"{where}: xarray cannot decode the dataset ({_said(exc)})")
+
+
+_CFTIME_ONLY = ("noleap", "365_day", "360_day", "julian", "all_leap", "366_day")
+
+
+def _known_calendar(calendar: Any) -> str | bool:
+    """Whether ``calendar`` is a CF calendar xarray knows: True, or "needs cftime" for one
+    only cftime decodes while it is not installed; False for another name."""
+    if not isinstance(calendar, str):
+        return False
+    cal = calendar.lower()
+    if cal in ("standard", "gregorian", "proleptic_gregorian"):
+        return True
+    if cal not in _CFTIME_ONLY:
+        return False
+    import importlib.util
+    return True if importlib.util.find_spec("cftime") is not None else "needs cftime"
 
 
 class _Times:

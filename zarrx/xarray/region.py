@@ -11,6 +11,7 @@ from zarrx.array import Array
 from zarrx.errors import ArgumentError, ArgumentKeyError, ArgumentTypeError, ZarrError
 from zarrx.group import Group
 from zarrx.xarray.backend import ZarrxDataStore
+from zarrx.xarray.cf_checks import FAILURES, check_units_length, culprit
 from zarrx.xarray.time_values import check_times
 
 __all__ = ["resolve_region", "existing_variable", "stored_sizes", "check_packed", "check_width"]
@@ -26,7 +27,11 @@ def _decoded(grp: Group, name: str) -> Any:
     if not isinstance(arr, Array):
         raise ZarrError(f"to_zarrx: {name!r} in {grp.name!r} is a group, not a variable")
     raw = ZarrxDataStore(grp).open_variable(name, arr.metadata)
-    return conventions.decode_cf_variable(name, raw)
+    check_units_length(name, raw.attrs)
+    try:
+        return conventions.decode_cf_variable(name, raw)
+    except FAILURES as exc:
+        raise culprit({name: raw}, {}, exc, grp.name) from exc
 
 
 def stored_sizes(grp: Group, growing: str | None = None) -> dict[str, int]:
@@ -80,6 +85,12 @@ def _locate(ds: Any, grp: Group, dim: str, existing: set[str]) -> slice:
 
     stored = pd.Index(np.asarray(_decoded(grp, dim).values))
     want = ds.indexes[dim]
+    if not stored.is_unique:        # (pandas cannot locate labels in it)
+        twice = stored[stored.duplicated()][0]
+        twice = twice.item() if isinstance(twice, np.generic) else twice
+        raise ArgumentError(f"to_zarrx: region[{dim!r}] = 'auto': the stored coordinate "
+                            f"{dim!r} holds the value {twice!r} more than once, so labels do "
+                            f"not locate the region; give it as region={{{dim!r}: slice(...)}}")
     pos = stored.get_indexer(want)
     if len(pos) == 0:
         return slice(0, 0)

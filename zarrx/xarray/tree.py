@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from zarrx.api import consolidate_metadata, open_group
-from zarrx.creation import node_path
+from zarrx.creation import _store, node_path
 from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.xarray.sources import refuse_replaced_sources
 
 __all__ = ["tree_to_zarrx"]
 
@@ -40,6 +41,11 @@ def tree_to_zarrx(write: Callable[..., Any], tree: Any, store: Any, mode: str | 
                             f"DataTree (expected node paths such as '/' or '/a/b')")
     top = node_path(group, "to_zarrx", "group")
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
+    if mode == "w":     # the root's write replaces the whole tree before any node computes
+        target = _store(store, "a", storage_options)
+        for _, node in tree.subtree_with_keys:
+            ds = node.to_dataset(inherit=write_inherited_coords or node is tree)
+            refuse_replaced_sources(ds.variables.items(), target, top, "to_zarrx")
     fmt = zarr_format
     writes = []
     for rel, node in tree.subtree_with_keys:

@@ -24,6 +24,7 @@ from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, encode_attr
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
+from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
 from zarrx.xarray.zip_target import write_zip, zip_archive
 
@@ -123,6 +124,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # group's creation checks in mode "w-": one batch; mode "w" reads them again to replace it)
     fmt, found = (grp.zarr_format, None) if grp is not None else \
         _new_format(store, mode, group, zarr_format, storage_options)
+    if mode == "w":     # (the group is replaced before dask-backed variables compute)
+        refuse_replaced_sources(ds.variables.items(), found.store,
+                                node_path(group, "to_zarrx", "group"), "to_zarrx")
     if encoding is not None and not isinstance(encoding, Mapping):
         raise ArgumentTypeError(f"to_zarrx: encoding: expected a dict of variable name -> dict, "
                                 f"found {type(encoding).__name__} {encoding!r}")
