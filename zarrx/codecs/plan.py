@@ -35,7 +35,7 @@ from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToByte
                                V2Place, as_numpy_dtype, as_u8, native, spec_json)
 from zarrx.codecs.registry import get_codec_class, lookup
 from zarrx.errors import CodecError, MetadataError, ZarrError
-from zarrx.metadata.dtypes import value_bits_mask
+from zarrx.metadata.dtypes import value_bits_row
 from zarrx.metadata.model import CodecSpec, DataType
 from zarrx.metadata.codec_table import unknown_codec
 
@@ -231,9 +231,11 @@ class CodecPipeline:
     swap: bool                            # direct path: byte-swap ``out`` in place after decode
     variable_limit: int = MAX_VARIABLE_CHUNK
     raw: bool = False                     # see ``_is_raw``
-    #: for a type narrower than its byte (``int4``), the bits holding the value: decoding
-    #: clears the others, which writers may set (tensorstore sign-extends) and readers ignore
-    mask: int = 0
+    #: for a type holding values narrower than their byte (``int4``, or a structured type
+    #: with such fields), one item's mask of the bits holding values (see ``value_bits_row``):
+    #: decoding clears the others, which writers may set (tensorstore sign-extends) and
+    #: readers ignore
+    mask: np.ndarray | None = None
 
     @classmethod
     def resolve(cls, codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
@@ -281,7 +283,7 @@ class CodecPipeline:
                    direct=direct, max_encoded_size=bound, key=key, a2a=tuple(a2a), a2b=a2b,
                    a2b_dtype=a2b_dtype, a2b_shape=a2b_shape, b2b=tuple(b2b),
                    swap=is_bytes and a2b.swaps(a2b_dtype),  # type: ignore[attr-defined]
-                   variable_limit=variable_limit, mask=value_bits_mask(base))
+                   variable_limit=variable_limit, mask=value_bits_row(base))
         object.__setattr__(plan, "raw", plan._is_raw())
         return plan
 
@@ -325,8 +327,8 @@ class CodecPipeline:
                     for st in reversed(self.a2a):
                         arr = st.codec.decode(arr, st.dtype, st.shape)
                     np.copyto(out, arr, casting="unsafe")   # swap and/or transposition at once
-            if self.mask:
-                items = out.reshape(-1).view(np.uint8)
+            if self.mask is not None and out.size:
+                items = out.reshape(-1).view(np.uint8).reshape(-1, self.mask.size)
                 np.bitwise_and(items, self.mask, out=items)
         except ZarrError as exc:
             exc.at(key=key or None)
@@ -352,7 +354,7 @@ class CodecPipeline:
         """The stored bytes are the chunk's native C-order bytes (after verifying and stripping
         checksums): readers may view them in place and writers may gather straight into them."""
         return self.direct and not self.swap and all(s.codec.view_only for s in self.b2b) \
-            and not self.dtype.hasobject and not self.mask
+            and not self.dtype.hasobject and self.mask is None
 
     def wrong_size(self, found: int) -> CodecError:
         """The error for decoded (raw: stored) bytes of ``found`` bytes, not the chunk's."""

@@ -29,7 +29,7 @@ from zarrx.metadata.model import DataType
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
            "v3_json_for_numpy", "v2_typestr", "struct_fields", "TIME_UNITS", "ML_NAMES", "CORE",
            "RAW_NAME", "ml_dtype", "big_endian", "COMPLEX_ALIASES", "struct_dtype",
-           "MAX_ITEM_BYTES", "value_bits_mask"]
+           "MAX_ITEM_BYTES", "value_bits_mask", "value_bits_row", "clear_unused_bits"]
 
 CORE = {"bool": "?", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
         "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
@@ -98,6 +98,39 @@ def value_bits_mask(n: np.dtype) -> int:
     that hold the value (``0x0f``), as ml_dtypes holds it in memory; 0 for other types."""
     bits = _VALUE_BITS.get(n.name) if n.itemsize == 1 and _maybe_ml(n) else None
     return 0 if bits is None else (1 << bits) - 1
+
+
+def value_bits_row(n: np.dtype) -> np.ndarray | None:
+    """For a type holding values narrower than their byte (``int4``, or a structured type with
+    such a field at any depth, subarray fields included), one item's mask of the bits that hold
+    values: ``itemsize`` bytes, ``0xff`` but at those values' bytes. None when it has none."""
+    if n.subdtype is not None:
+        sub = value_bits_row(n.subdtype[0])
+        return None if sub is None else np.tile(sub, prod(n.subdtype[1]))
+    if n.fields is None:
+        bits = value_bits_mask(n)
+        return None if not bits else np.array([bits], dtype=np.uint8)
+    row: np.ndarray | None = None
+    for name in n.names:
+        field, offset = n.fields[name][:2]
+        sub = value_bits_row(field)
+        if sub is not None:
+            if row is None:
+                row = np.full(n.itemsize, 0xFF, dtype=np.uint8)
+            row[offset:offset + sub.size] &= sub
+    return row
+
+
+def clear_unused_bits(value: Any, n: np.dtype) -> Any:
+    """The scalar ``value`` of type ``n`` with the bits no value of it uses cleared (see
+    :func:`value_bits_row`): as decoding leaves them, so fill values compare bit for bit."""
+    row = value_bits_row(n)
+    if row is None:
+        return value
+    item = np.array(value, dtype=n)
+    raw = item.reshape(1).view(np.uint8)
+    np.bitwise_and(raw, row, out=raw)
+    return item[()]
 
 
 def _maybe_ml(n: np.dtype) -> bool:

@@ -24,7 +24,7 @@ import numpy as np
 
 from zarrx.errors import MetadataError
 from zarrx.metadata._util import Loc, few_names
-from zarrx.metadata.dtypes import category, struct_fields
+from zarrx.metadata.dtypes import category, clear_unused_bits, struct_fields
 from zarrx.metadata.json import OutOfRange
 from zarrx.metadata.model import DataType
 
@@ -156,7 +156,16 @@ def parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int = 3,
                endian: str | None = None) -> Any:
     """The fill value ``value`` (JSON) of type ``dt`` in format ``fmt`` (2 or 3); ``endian``
     is the byte order of a base64 structured fill value: the stored byte order of a v2
-    structured type, the ``bytes`` codec's of a v3 ``structured`` one."""
+    structured type, the ``bytes`` codec's of a v3 ``structured`` one. Values narrower than
+    their byte (``int4``, also as fields) read from their bits as decoded chunks do: a bit
+    pattern (``"0xfe"``) or base64 setting the others reads as the value it holds (``0x0e``)."""
+    out = _parse_fill(value, dt, loc, fmt, endian)
+    if isinstance(out, np.generic) and category(dt) in ("int", "float", "structured"):
+        return clear_unused_bits(out, dt.numpy)
+    return out
+
+
+def _parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int, endian: str | None) -> Any:
     n = dt.numpy
     cat = category(dt)
     if value is None:

@@ -15,7 +15,8 @@ from zarrx.errors import DataTypeError, FillValueError, FillValueOverflowError, 
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtype_input import resolve_dtype
-from zarrx.metadata.dtypes import category, dtype_v2_json, dtype_v3_json, struct_fields
+from zarrx.metadata.dtypes import (category, clear_unused_bits, dtype_v2_json, dtype_v3_json,
+                                   struct_fields)
 from zarrx.metadata.fill import (_int_range, check_unitless_date, default_fill, fill_json,
                                  parse_fill)
 from zarrx.metadata.grid import AxisEdges, compress_edges, grid_json, parse_shape
@@ -82,6 +83,8 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     infinities, ``float4_e2m1fn`` neither NaN nor infinities) is refused: numpy would make it
     another value."""
     out = _coerce_fill(value, dt, zarr_format, loc)
+    if isinstance(out, np.generic) and category(dt) in ("int", "float", "structured"):
+        out = clear_unused_bits(out, dt.numpy)   # (narrow values: as decoded chunks hold them)
     if category(dt) == "float" and out is not None:
         want = (_NON_FINITE.get(value) or _number_text(value, "float")) \
             if isinstance(value, str) else \
