@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.codecs import Delta
+from zarrx.codecs import Delta, VLenArray
 from zarrx.errors import CodecError, MetadataError
 
 numcodecs = pytest.importorskip("numcodecs")
@@ -208,3 +208,29 @@ def test_a_delta_type_over_python_objects_is_refused_naming_them(tmp_path, fmt, 
     assert str(info.value) == (f"create_array {at}: delta reads the bytes of a chunk as this "
                                "type, <i8; expected a chunk of fixed-size items, found one of "
                                "Python objects (shape (4,), type object)")
+
+
+
+@pytest.mark.parametrize("dtype", ["|V0", "|S0", "<U0"])
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_dtype_of_no_bytes_is_refused_by_delta_and_vlen_array(tmp_path, fmt, dtype) -> None:
+    # (a ZeroDivisionError was raised while a chunk's bytes were divided into its items)
+    want = f"dtype: expected a fixed-size dtype of at least one byte, found {dtype!r}"
+    for make in (Delta, VLenArray):
+        with pytest.raises(CodecError) as info:
+            make(dtype)
+        assert str(info.value) == f"zarrx.codecs.{make.__name__} {want}"
+    with pytest.raises(CodecError) as info:
+        zarrx.create_array({}, shape=(4,), chunks=(2,), dtype=str, zarr_format=3,
+                           serializer={"name": "numcodecs.vlen-array",
+                                       "configuration": {"dtype": dtype}})
+    assert str(info.value) == f"create_array serializer.configuration.{want}"
+    path = tmp_path / "a"
+    zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype="<i4", zarr_format=2,
+                       filters=[_filter("<i4", None)], compressors=None)
+    doc = json.loads((path / ".zarray").read_text())
+    doc["filters"] = [_filter(dtype, None)]
+    (path / ".zarray").write_text(json.dumps(doc))
+    with pytest.raises(MetadataError) as info:
+        zarrx.open_array(str(path), mode="r")
+    assert str(info.value) == f".zarray filters[0].{want}"
