@@ -130,3 +130,49 @@ def test_dates_are_not_text_nor_floats_dates(dtype, fill, want):
 def test_a_date_whose_text_fits_is_taken_as_text():
     a = zarrx.create_array({}, shape=(2,), dtype="U30", fill_value=np.timedelta64(5, "ms"))
     assert a.fill_value == "5 milliseconds"
+
+
+NUMPY_INTS = [(dtype, t(v)) for dtype in ("S3", "U3", "M8[s]", "m8[ms]", "M8[D]")
+              for t in (np.int8, np.uint8, np.int64, np.uint64) for v in (0, 7, 100)]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("dtype,fill", NUMPY_INTS, ids=[f"{d}-{f!r}" for d, f in NUMPY_INTS])
+def test_a_numpy_integer_stores_what_the_python_integer_stores(fmt, dtype, fill):
+    # zarr-python 3.1.6 refuses numpy integers for these types (it checks for int), and takes
+    # the Python integer; zarrx takes both, to the same stored value (docs/guide/migrating.md)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.create_array({}, shape=(2,), dtype=dtype, fill_value=int(fill), zarr_format=fmt)
+    docs = []
+    for value in (fill, int(fill)):
+        store: dict = {}
+        a = zarrx.create_array(store, shape=(2,), dtype=dtype, fill_value=value,
+                               zarr_format=fmt)
+        docs.append((a.metadata.to_dict()["fill_value"], a[...].tobytes()))
+    assert docs[0] == docs[1]
+
+
+RAW_REFUSED = [3, np.int16(3), np.uint8(1), np.True_, True, 1.5, np.float16(1.0),
+               np.complex64(1j), np.datetime64(1, "s"), np.timedelta64(2, "ms"),
+               np.array(3, np.uint16)]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("fill", RAW_REFUSED, ids=[repr(f) for f in RAW_REFUSED])
+def test_a_number_or_date_for_a_raw_type_is_refused_as_in_zarr_python(fmt, fill):
+    # numpy copied a numpy number's bytes in (np.int16(3) for V2 was b"\x03\x00"), where a
+    # Python number was refused
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(TypeError):
+            zarr.create_array({}, shape=(2,), dtype="V2", fill_value=fill, zarr_format=fmt)
+    shown = repr(fill[()] if isinstance(fill, np.ndarray) else fill)
+    for dtype, at in [("V2", "fill_value"), ([("a", "V2"), ("b", "i2")], "fill_value.a")]:
+        value = fill if isinstance(dtype, str) else (fill, 1)
+        with pytest.raises(FillValueError, match=re.escape(
+                f"{at}: expected bytes or a base64 string for |V2, found {shown}")):
+            zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=value, zarr_format=fmt)
+    for value, stored in [(b"ab", b"ab"), (np.void(b"ab"), b"ab"), ("AQI=", b"\x01\x02")]:
+        a = zarrx.create_array({}, shape=(2,), dtype="V2", fill_value=value, zarr_format=fmt)
+        assert a[...].tobytes() == stored * 2

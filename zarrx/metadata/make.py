@@ -151,7 +151,7 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if value.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
         value = value[()]                     # a 0-d array is its element, as numpy takes it
-    if cat in ("fixed_bytes", "fixed_str", "structured", "datetime", "timedelta"):
+    if cat in ("fixed_bytes", "fixed_str", "structured", "datetime", "timedelta", "raw"):
         refuse_changed_fill(value, n, loc)
     try:
         if cat == "int":
@@ -221,8 +221,10 @@ def refuse_changed_fill(value: Any, n: np.dtype, loc: Loc) -> None:
     the structured type ``n``, given a record: one value per field): a float, complex number,
     date or duration for fixed-width bytes (refused by zarr-python too), a number, date or
     duration whose text a fixed-width text type cuts short (``-inf`` for ``U3`` would be
-    ``'-in'``), a float with a fractional part for an integer field (refused for an integer
-    type), a numpy float or complex number for a date or duration type (as a Python one)."""
+    ``'-in'``), a number, date or duration for a raw type (whose bytes numpy would copy in;
+    zarr-python refuses them), a float with a fractional part for an integer field (refused
+    for an integer type), a numpy float or complex number for a date or duration type (as a
+    Python one)."""
     if isinstance(value, np.ndarray) and not value.ndim:
         value = value[()]
     dated = isinstance(value, (np.datetime64, np.timedelta64))  # (numpy integers: not items)
@@ -232,6 +234,10 @@ def refuse_changed_fill(value: Any, n: np.dtype, loc: Loc) -> None:
             for name, field in zip(n.names, value):
                 refuse_changed_fill(field, n.fields[name][0], loc / name)
         return
+    if n.type is np.void and n.fields is None and (dated or isinstance(v, (bool, int, float,
+                                                                          complex))):
+        # numpy would copy the number's bytes in (np.int16(3) for V2: b"\x03\x00")
+        raise loc.error(f"bytes or a base64 string for {n}", value)
     if n.kind in "iu" and isinstance(v, (int, float)) and not isinstance(v, bool):
         lo, hi = _int_range(n)
         if isinstance(v, float) and math.isinf(v) or isinstance(v, int) and not lo <= v <= hi:
