@@ -9,8 +9,8 @@ JSON spellings read (v3): numbers (one past a double's range, ``1e400``, an infi
 integers for datetime/timedelta (``"NaT"`` too), ``[byte, ...]`` or base64 for raw bits, base64 for
 fixed/variable bytes and (legacy ``structured``) structured types, an object of the fields'
 fill values for ``struct``, strings for strings. v2 adds ``null``, bare non-finite
-numbers of old writers, and base64 for ``S``/``V``/structured (``""`` meaning empty; a structured
-item in the byte order its fields are stored in).
+numbers of old writers, base64 for ``S``/``V``/structured (``""`` meaning empty; a structured
+item in the byte order its fields are stored in), and numbers for strings (zarr-python 2's).
 """
 from __future__ import annotations
 
@@ -245,8 +245,10 @@ def _parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int, endian: str | None
         raise loc.error("a number, string or boolean (the fill value of an object array)",
                         value)
     if cat == "string":
-        if isinstance(value, (int, float)) and fmt == 2 and value == 0:
-            return ""      # zarr-python 2 wrote 0 for object arrays
+        if isinstance(value, (int, float)) and fmt == 2:
+            # zarr-python 2 wrote 0 for object arrays, and any number given: the text of the
+            # number, as zarr-python 3 reads it (0, its default, is the empty string)
+            return "" if value == 0 else str(value)
         return loc.str(value)
     raise loc.error(f"a fill value for {_tname(dt)}", value)   # pragma: no cover
 
