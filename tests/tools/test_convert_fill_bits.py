@@ -3,6 +3,7 @@ so a v3 NaN with a payload is refused there rather than lost; a fill value of -0
 ``verify`` compares fill values bit for bit and tells -0.0 from 0.0 in the data."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -95,12 +96,34 @@ def test_a_minus_zero_fill_value_survives_conversion_to_v2(tmp_path):
 
 
 def test_verify_compares_the_stored_fill_value_bit_for_bit(tmp_path):
-    zarrx.create_array(str(tmp_path / "a.zarr"), shape=(2,), dtype="f8", fill_value=0.0)
+    meta = zarrx.create_array(str(tmp_path / "a.zarr"), shape=(2,), dtype="f8",
+                              fill_value=0.0).metadata
     done = ArrayConversion("/", (2,), "float64")
-    _Job._verify_fill(zarrx.store.LocalStore(str(tmp_path / "a.zarr")), "", 0.0, done)
+    _Job._verify_fill(zarrx.store.LocalStore(str(tmp_path / "a.zarr")), "", meta, done)
     assert done.mismatches == []
-    _Job._verify_fill(zarrx.store.LocalStore(str(tmp_path / "a.zarr")), "", -0.0, done)
+    minus = dataclasses.replace(meta, fill_value=np.float64(-0.0))
+    _Job._verify_fill(zarrx.store.LocalStore(str(tmp_path / "a.zarr")), "", minus, done)
     assert done.mismatches == ["/: fill values differ: expected -0.0, the destination reads 0.0"]
+
+
+@pytest.mark.parametrize("dtype", ["i4", "f8", "M8[s]", "S3", "U2", str, bytes, "i4,f4"])
+def test_a_v2_null_fill_value_converts_to_what_its_cells_read_as(tmp_path, dtype):
+    """Zarr v3 has no null: the destination's fill value is what zarrx reads the source's
+    unstored cells as (zeros, NaT, ""). verify reported "fill values differ: expected 0, the
+    destination reads 0" for every such array, and exited 1; and chunks never stored were
+    copied as the fill value, block by block."""
+    src = zarrx.create_array(str(tmp_path / "src.zarr"), shape=(40,), chunks=(2,),
+                             dtype=dtype, zarr_format=2, fill_value=None)
+    src[:2] = src[:2]                                   # one chunk stored (of what reads)
+    assert json.loads((tmp_path / "src.zarr" / ".zarray").read_text())["fill_value"] is None
+    for fmt in (3, 2):
+        out = tmp_path / f"v{fmt}.zarr"
+        report = convert(str(tmp_path / "src.zarr"), str(out), zarr_format=fmt, verify=True)
+        assert report.ok, str(report)
+        assert report.arrays[0].blocks == 1              # only the stored one was copied
+        got = zarrx.open_array(str(out))
+        assert got[...].tobytes() == src[...].tobytes() if got.dtype.kind not in "OT" \
+            else got[...].tolist() == src[...].tolist()
 
 
 @pytest.mark.parametrize("dtype", ["<f2", ">f4", "<f8", "<c8", ">c16"])

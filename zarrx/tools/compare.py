@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from zarrx.chunk_io import fill_scalar
 from zarrx.metadata import same_fill
 from zarrx.metadata.model import ArrayMeta
 
@@ -12,10 +13,11 @@ __all__ = ["same_fill_of", "same_values", "mismatch"]
 
 
 def same_fill_of(a: ArrayMeta, b: ArrayMeta) -> bool:
-    """Whether the fill values of ``a`` and ``b`` are the same bits (a NaN's payload and the
-    sign of zero count: a cell never stored reads as them)."""
+    """Whether a cell never stored reads as the same bits in ``a`` and ``b`` (a NaN's payload
+    and the sign of zero count): their fill values, a Zarr v2 ``null`` read as zarrx reads it
+    (zeros, ``""``, NaT...), as Zarr v3, which has no ``null``, writes it."""
     return a.data_type.numpy == b.data_type.numpy and \
-        same_fill(a.fill_value, b.fill_value, a.data_type)
+        same_fill(fill_scalar(a), fill_scalar(b), a.data_type)
 
 
 def _same_items(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -27,7 +27,7 @@ from zarrx.errors import ListingUnsupportedError, NodeExistsError, RemoteError, 
     ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
-from zarrx.metadata import fill_json, nodes, same_fill
+from zarrx.metadata import fill_json, nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
@@ -359,9 +359,8 @@ class _Job:
         if not complete:
             pending.finish(store, path, planned)
         if self.verify:
-            fill = src.metadata.fill_value if kw["fill_value"] is src.metadata.fill_value \
-                else planned.fill_value
-            self._verify_fill(store, path, fill, done)
+            kept = kw["fill_value"] is src.metadata.fill_value
+            self._verify_fill(store, path, src.metadata if kept else planned, done)
             self._verify(src, dst, plan, blocks, done)
 
     def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
@@ -436,17 +435,20 @@ class _Job:
                     yield osel
 
     @staticmethod
-    def _verify_fill(store: Any, path: str, fill: Any, done: ArrayConversion) -> None:
-        """Compare the fill value the destination's stored document reads as with ``fill``
-        (the source's, or the one asked for), bit for bit: a cell never stored reads as it."""
+    def _verify_fill(store: Any, path: str, want: ArrayMeta, done: ArrayConversion) -> None:
+        """Compare the fill value the destination's stored document reads as with that of
+        ``want`` (the source, or the array planned with the fill value asked for), bit for
+        bit: a cell never stored reads as it (a Zarr v2 ``null`` as zarrx reads it, the fill
+        value Zarr v3 writes for it)."""
         meta = nodes.load_node(store, path, consolidated=False)
         if not isinstance(meta, ArrayMeta):
             done.mismatches.append(f"{done.path}: no array document was read back")
-        elif not same_fill(fill, meta.fill_value, meta.data_type):
+        elif not _same_fill(want, meta):
             dt = meta.data_type
             done.mismatches.append(
-                f"{done.path}: fill values differ: expected {fill_json(fill, dt)!r}, the "
-                f"destination reads {fill_json(meta.fill_value, dt)!r}")
+                f"{done.path}: fill values differ: expected "
+                f"{fill_json(want.fill_value, dt, want.zarr_format)!r}, the destination reads "
+                f"{fill_json(meta.fill_value, dt, meta.zarr_format)!r}")
 
     def _verify(self, src: Array, dst: Array, plan: BlockPlan, blocks: list | None,
                 done: ArrayConversion) -> None:
