@@ -4,6 +4,7 @@ fixed-width text type would cut short, a fractional float for an integer field o
 structured type (refused for a plain integer type)."""
 from __future__ import annotations
 
+import datetime
 import re
 import warnings
 
@@ -176,3 +177,25 @@ def test_a_number_or_date_for_a_raw_type_is_refused_as_in_zarr_python(fmt, fill)
     for value, stored in [(b"ab", b"ab"), (np.void(b"ab"), b"ab"), ("AQI=", b"\x01\x02")]:
         a = zarrx.create_array({}, shape=(2,), dtype="V2", fill_value=value, zarr_format=fmt)
         assert a[...].tobytes() == stored * 2
+
+
+@pytest.mark.parametrize("dtype,fill,unit", [("M8", "2020-01-01", "D"),
+                                             ("M8", datetime.datetime(2020, 1, 1), "us"),
+                                             ("M8", "5", "Y"),
+                                             ("m8", datetime.timedelta(days=1), "us")])
+def test_a_date_or_duration_for_a_type_without_a_unit_is_refused(dtype, fill, unit):
+    # numpy gives such a value a unit; its count of that unit was stored, a number no reader
+    # can take for that date (2020-01-01 was stored as 18262); zarr-python refuses it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises((TypeError, ValueError)):
+            zarr.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+    kind = "date" if dtype == "M8" else "duration"
+    name = "datetime64" if dtype == "M8" else "timedelta64"
+    with pytest.raises(FillValueError, match=re.escape(
+            f"fill_value: expected 'NaT' or an integer for {name} (a {kind} of unit {unit!r} "
+            f"has no value in a type without a unit), found {fill!r}")):
+        zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=fill)
+    for value in ("NaT", 5):                    # as a stored document gives them
+        a = zarrx.create_array({}, shape=(2,), dtype=dtype, fill_value=value)
+        assert a[...].view("i8").tolist() == [np.iinfo("i8").min if value == "NaT" else 5] * 2

@@ -206,6 +206,11 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
             arr = np.array(value, dtype=n)
         if arr.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
+        if arr.dtype != n:      # a unit numpy gave a type without one ('2020-01-01': days)
+            kind = "date" if cat == "datetime" else "duration"
+            raise loc.error(f"'NaT' or an integer for {n} (a {kind} of unit "
+                            f"{np.datetime_data(arr.dtype)[0]!r} has no value in a type "
+                            f"without a unit)", value)
         if cat == "fixed_str" and unencodable_text(str(arr[()])):   # written as JSON text
             raise loc.error("a string that UTF-8 can encode (no lone surrogates)", value)
         return arr[()]
