@@ -133,6 +133,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
                 value = value.decode("utf-8")
             except UnicodeDecodeError:
                 raise loc.error("a str or UTF-8 encoded bytes", value) from None
+        elif isinstance(value, (np.datetime64, np.timedelta64)):
+            value = str(value)      # numpy's text, as a fixed-width text type holds it
         elif isinstance(value, (bool, int, float, np.bool_, np.number)):
             value = str(value.item() if isinstance(value, np.generic) else value)  # as numpy
         text = loc.str(str(value) if isinstance(value, np.str_) else value)
@@ -151,6 +153,14 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         if value.ndim:
             raise loc.error(f"a scalar fill value for {n}", value)
         value = value[()]                     # a 0-d array is its element, as numpy takes it
+    if cat == "structured" and isinstance(value, (np.integer, np.bool_)) \
+            and not isinstance(value, np.timedelta64):
+        value = value.item()    # every field's value, checked as a Python int (no wrapping)
+    if cat == "structured" and isinstance(value, (bytes, bytearray)):   # one item's bytes
+        if len(value) != n.itemsize:
+            raise loc.found(f"bytes of one item of {n} ({n.itemsize} bytes)",
+                            f"{len(value)} bytes")
+        return np.frombuffer(bytes(value), dtype=n)[0]
     if cat in ("fixed_bytes", "fixed_str", "structured", "datetime", "timedelta", "raw"):
         refuse_changed_fill(value, n, loc)
     try:
@@ -218,6 +228,9 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         # (RuntimeError: numpy's, making text of a datetime64 for a too short bytes field)
         if isinstance(exc, MetadataError):
             raise
+        if isinstance(exc, OverflowError):      # an integer some field cannot hold
+            raise Loc(loc.key, loc.path, FillValueOverflowError).error(
+                f"a fill value for {n}", value) from None
         raise loc.error(f"a fill value for {n}", value) from None
 
 
@@ -234,10 +247,18 @@ def refuse_changed_fill(value: Any, n: np.dtype, loc: Loc) -> None:
         value = value[()]
     dated = isinstance(value, (np.datetime64, np.timedelta64))  # (numpy integers: not items)
     v = value.item() if isinstance(value, (np.number, np.bool_)) and not dated else value
+    if isinstance(v, np.floating):          # (a long double's item is itself)
+        v = float(v)
+    elif isinstance(v, np.complexfloating):
+        v = complex(v)
     if n.fields is not None:
         if isinstance(value, (tuple, list, np.void)) and len(value) == len(n.names):
             for name, field in zip(n.names, value):
                 refuse_changed_fill(field, n.fields[name][0], loc / name)
+        elif dated or isinstance(v, (float, complex)):
+            # numpy would cast it into every field (a NaN into an integer one: 0)
+            raise loc.error(f"a record (one value per field), an integer or one item's bytes "
+                            f"for {n}", value)
         return
     if n.type is np.void and n.fields is None and (dated or isinstance(v, (bool, int, float,
                                                                           complex))):
@@ -255,6 +276,10 @@ def refuse_changed_fill(value: Any, n: np.dtype, loc: Loc) -> None:
     if n.kind in "mM" and isinstance(v, (float, complex)):     # as a Python float is refused
         kind = "datetime64" if n.kind == "M" else "timedelta64"
         raise loc.error(f"a {kind} or an integer for {n}", value)
+    if n.kind == "S" and not (dated or isinstance(v, (bytes, str, int, float, complex,
+                                                         np.void))):
+        # numpy would store its text, cut short (a dict, a datetime.date)
+        raise loc.error(f"bytes, a str or an integer for {n}", value)
     if n.kind not in "SU" or not (dated or isinstance(v, (bool, int, float, complex))):
         return
     if n.kind == "S" and (dated or isinstance(v, (float, complex))):
