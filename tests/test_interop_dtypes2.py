@@ -67,8 +67,9 @@ BAD_FILLS = [
      "found 'a\\udcff'"),
     ("S3", "a\udcff", "expected bytes, or a str that UTF-8 can encode (no lone surrogates), "
      "found 'a\\udcff'"),
-    ([("a", "<i4"), ("b", "S2")], np.datetime64("2020-01-01"), "expected a fill value for "
-     "[('a', '<i4'), ('b', 'S2')], found np.datetime64('2020-01-01')"),
+    ([("a", "<i4"), ("b", "S2")], np.datetime64("2020-01-01"), "expected a record (one value "
+     "per field), an integer or one item's bytes for [('a', '<i4'), ('b', 'S2')], found "
+     "np.datetime64('2020-01-01')"),
 ]
 
 
