@@ -111,8 +111,9 @@ def value_bits_row(n: np.dtype) -> np.ndarray | None:
         bits = value_bits_mask(n)
         return None if not bits else np.array([bits], dtype=np.uint8)
     row: np.ndarray | None = None
-    for name in n.names:
-        field, offset = n.fields[name][:2]
+    for field, offset, *_ in n.fields.values():     # (10**5 fields: a few ms)
+        if field.itemsize != 1 and field.fields is None and field.subdtype is None:
+            continue                                 # not narrow, holds none
         sub = value_bits_row(field)
         if sub is not None:
             if row is None:
