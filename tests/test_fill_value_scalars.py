@@ -97,3 +97,21 @@ def test_a_date_or_duration_for_strings_is_numpys_text(fill, text):
         assert zarr.create_array({}, shape=(1,), dtype=str, fill_value=fill).fill_value == text
     assert zarrx.create_array({}, shape=(1,), dtype=str, fill_value=fill).fill_value == text
     assert zarrx.create_array({}, shape=(1,), dtype="U30", fill_value=fill).fill_value == text
+
+
+@pytest.mark.parametrize("name,fill", [("float8_e8m0fnu", 0.0), ("float8_e8m0fnu", 0),
+                                       ("float8_e8m0fnu", -1), ("float8_e4m3fn", 1e10),
+                                       ("float8_e4m3fnuz", "1e10"),
+                                       ("float8_e8m0fnu", np.float16(0))])
+def test_a_number_an_ml_float_type_would_hold_as_nan_is_refused(name, fill):
+    # float8_e8m0fnu has no zero and no negative values, float8_e4m3fn no infinities: numpy
+    # made these NaN, stored as "NaN", where NaN given for a type without it is refused
+    pytest.importorskip("ml_dtypes")
+    with pytest.raises(FillValueError, match=re.escape(
+            f"fill_value: expected a value {name} can hold (it would hold NaN for this "
+            f"number), found {fill!r}")):
+        zarrx.create_array({}, shape=(2,), dtype=name, fill_value=fill)
+    assert zarrx.create_array({}, shape=(2,), dtype=name, fill_value=1.0).fill_value == 1
+    for big in (1e300, 10**400):            # past the range of a type with infinities
+        assert zarrx.create_array({}, shape=(2,), dtype="bfloat16",
+                                  fill_value=big).fill_value == np.inf

@@ -88,14 +88,27 @@ def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if category(dt) == "float" and out is not None:
         want = (_NON_FINITE.get(value) or _number_text(value, "float")) \
             if isinstance(value, str) else \
-            float(value) if isinstance(value, (float, np.floating)) else None
+            _as_float(value) if isinstance(value, (float, np.floating, int, np.integer)) \
+            and not isinstance(value, (bool, np.bool_)) else None
         if want is not None and not math.isfinite(want) and not _same_special(want, out):
             kind = "NaN" if math.isnan(want) else "infinities"
             raise loc.error(f"a value {dt.numpy} can hold (it has no {kind})", value)
+        if want is not None and math.isfinite(want) and math.isnan(float(out)):
+            # a type without infinities, zero or negative values (float8_e8m0fnu) makes
+            # a number past its range, or one it has nothing near, NaN
+            raise loc.error(f"a value {dt.numpy} can hold (it would hold NaN for this "
+                            f"number)", value)
     return out
 
 
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _as_float(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:           # an integer past every float: an infinity, as rounded
+        return math.inf if value > 0 else -math.inf
 
 
 def _same_special(want: float, got: Any) -> bool:
