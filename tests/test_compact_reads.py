@@ -1,18 +1,23 @@
 """Reads and writes of many small chunks hold no Python object per chunk: a slice's chunks on a
-regular axis are made as they are listed (zarrx.slice_runs) and a memory store's box writer
-cuts its batches by count."""
+regular axis are made as they are listed (zarrx.slice_runs), a memory store's box writer cuts
+its batches by count, and box reads of small inner chunks go shard by shard with the inner
+chunks described by arrays (zarrx.shard_read)."""
 from __future__ import annotations
 
+import re
 import tracemalloc
 
 import numpy as np
 import pytest
+import zarr
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import zarrx
-from zarrx import _indexing, indexing
+from zarrx import _indexing, indexing, shard_read
+from zarrx.errors import CodecError, ShardError
 from zarrx.slice_runs import SliceRuns
+from zarrx.store import LocalStore, MemoryStore
 
 from test_memory_peaks import _peaks
 
@@ -78,3 +83,116 @@ def test_reading_and_writing_many_small_chunks_in_memory_holds_little_per_chunk(
         assert b[5] == 6 and b[-1] == ((1 << 18) - 1) % 251 + 1
     """)
     assert traced < 4, traced
+
+
+@pytest.mark.parametrize("store", ["LocalStore(root)", "MemoryStore()"])
+@pytest.mark.parametrize("compressors", ["None", "'auto'"])
+def test_reading_a_shard_of_many_inner_chunks_holds_tens_of_bytes_per_chunk(tmp_path, store,
+                                                                              compressors):
+    """A whole shard of 131,072 one-byte inner chunks: the general read path held about 1.3 KB
+    per inner chunk (160 MiB); shard by shard, the stored shard, its index and a few arrays
+    over its inner chunks (under 10 MiB)."""
+    resident, traced, _ = _peaks(tmp_path, f"""
+        a = (np.arange(512 * 256) % 251).astype("u1").reshape(512, 256)
+        z = zarrx.create_array({store}, shape=(512, 256), dtype="u1", chunks=(1, 1),
+                               shards=(512, 256), compressors={compressors}, fill_value=0)
+        z[...] = a
+        z = zarrx.open_array(z.store, mode="r")
+    """, """
+        b = z[...]
+        assert (b == a).all()
+    """)
+    assert traced < 16, traced
+    assert resident < 48, resident
+
+
+def _zstd_shard(tmp_path):
+    root = LocalStore(tmp_path / "a.zarr")
+    z = zarrx.create_array(root, shape=(8, 8), dtype="i4", chunks=(2, 2), shards=(8, 8),
+                           fill_value=-1)
+    a = np.arange(64, dtype="i4").reshape(8, 8)
+    z[...] = a
+    return root, z, a
+
+
+def test_a_compact_read_matches_the_general_path_and_zarr_python(tmp_path):
+    root, z, a = _zstd_shard(tmp_path)
+    z[0:2, 2:4] = -1                                       # a missing inner chunk
+    a[0:2, 2:4] = -1
+    ref = zarr.open_array(root.root, mode="r")
+    for sel in [..., (slice(1, 7), slice(3, 8)), (5, slice(None)), (slice(None), None, 2)]:
+        np.testing.assert_array_equal(z[sel], a[sel])
+        np.testing.assert_array_equal(z.oindex[sel] if None not in (sel if isinstance(
+            sel, tuple) else ()) else z[sel], a[sel])
+        if not (isinstance(sel, tuple) and None in sel):
+            np.testing.assert_array_equal(np.asarray(ref[sel]), a[sel])
+
+
+def _garble(root, slot, at):
+    """Flip a byte ``at`` the start of inner chunk ``slot`` of shard ``c/0/0``."""
+    path = root.root / "c" / "0" / "0"
+    blob = bytearray(path.read_bytes())
+    entries = np.frombuffer(bytes(blob[-16 * 16 - 4:-4]), dtype="<u8").reshape(-1, 2)
+    blob[int(entries[slot, 0]) + at] ^= 0xFF
+    path.write_bytes(bytes(blob))
+
+
+def test_a_corrupt_inner_chunk_is_located_as_on_the_general_path(tmp_path, monkeypatch):
+    root, z, _ = _zstd_shard(tmp_path)
+    _garble(root, 5, 0)                                    # inner chunk (1, 1): its magic
+    with pytest.raises(CodecError) as compact:
+        z[...]
+    monkeypatch.setattr(shard_read, "_eligible", lambda io: False)
+    with pytest.raises(CodecError) as general:
+        z[...]
+    assert str(compact.value) == str(general.value)
+    assert str(compact.value).startswith("array '/' shard 'c/0/0' inner chunk 'c/1/1': zstd")
+
+
+def test_a_raw_inner_chunk_of_the_wrong_size_is_located(tmp_path):
+    root = LocalStore(tmp_path / "a.zarr")
+    z = zarrx.create_array(root, shape=(8,), dtype="i4", chunks=(2,), shards=(8,),
+                           compressors=None, fill_value=0)
+    z[...] = np.arange(8, dtype="i4")
+    path = root.root / "c" / "0"
+    blob = bytearray(path.read_bytes())
+    index = np.frombuffer(bytes(blob[-68:-4]), dtype="<u8").reshape(-1, 2).copy()
+    index[2, 1] = 4                                        # inner chunk 2 now 4 bytes long
+    from zarrx.codecs.crc32c import Crc32c
+    raw = index.astype("<u8").tobytes()
+    path.write_bytes(bytes(blob[:-68]) + raw + Crc32c().encode(raw)[-4:])
+    with pytest.raises(CodecError, match=re.escape(
+            "array '/' shard 'c/0' inner chunk 'c/2': expected 8 bytes for a chunk of shape "
+            "(2,) and data type int32, found 4")):
+        z[...]
+    with pytest.raises(ShardError):
+        index[3, 0] = 1 << 40
+        raw = index.astype("<u8").tobytes()
+        path.write_bytes(bytes(blob[:-68]) + raw + Crc32c().encode(raw)[-4:])
+        z[...]
+
+
+def test_zstd_decodes_many_chunks_of_one_buffer_as_it_decodes_each():
+    from zarrx.codecs import zstd
+    rng = np.random.default_rng(3)
+    chunks = [rng.integers(0, 4, 16, dtype="u1").tobytes() for _ in range(5)]
+    frames = [zstd.compress(c, 1) for c in chunks]
+    frames[2] = zstd.compress(chunks[2][:8], 1) + zstd.compress(chunks[2][8:], 1)  # two frames
+    buf = b"".join(frames)
+    starts = np.cumsum([0] + [len(f) for f in frames[:-1]]).astype(np.int64)
+    lengths = np.array([len(f) for f in frames], dtype=np.int64)
+    starts[3] = -1                                         # missing: left alone
+    out = np.full((5, 16), 7, dtype="u1")
+    assert zstd.decompress_many(buf, starts, lengths, out) is None
+    assert [out[i].tobytes() for i in (0, 1, 2, 4)] == [chunks[i] for i in (0, 1, 2, 4)]
+    assert (out[3] == 7).all()
+    # the first chunk that does not decode, worded as decompress_into words it
+    lengths[4] -= 1
+    i, err = zstd.decompress_many(buf, starts, lengths, out)
+    with pytest.raises(CodecError) as one:
+        zstd.decompress_into(buf[starts[4]:starts[4] + lengths[4]], out[4])
+    assert i == 4 and str(err) == str(one.value)
+    lengths[4] = 10 ** 6
+    i, err = zstd.decompress_many(buf, starts, lengths, out)
+    assert i == 4 and str(err) == (f"zstd: a chunk's bytes [{starts[4]}, {starts[4] + 10 ** 6})"
+                                   f" lie outside the {len(buf)} bytes given")
