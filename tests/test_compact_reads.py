@@ -196,3 +196,32 @@ def test_zstd_decodes_many_chunks_of_one_buffer_as_it_decodes_each():
     i, err = zstd.decompress_many(buf, starts, lengths, out)
     assert i == 4 and str(err) == (f"zstd: a chunk's bytes [{starts[4]}, {starts[4] + 10 ** 6})"
                                    f" lie outside the {len(buf)} bytes given")
+
+
+def test_inner_chunks_far_apart_are_read_as_ranges_not_the_gap(tmp_path, monkeypatch):
+    """Two inner chunks 64 MiB apart in a (sparse) shard: the gap between them is not read."""
+    from zarrx.store import shard_slots
+    ranges = []
+    read = shard_slots.ByteRange.trusted
+    monkeypatch.setattr(shard_slots.ByteRange, "trusted",
+                        staticmethod(lambda a, n: ranges.append((a, n)) or read(a, n)))
+    from zarrx.codecs.crc32c import Crc32c
+    from zarrx.store import CountingStore
+    root = LocalStore(tmp_path / "a.zarr")
+    z = zarrx.create_array(root, shape=(16,), dtype="i4", chunks=(8,), shards=(16,),
+                           compressors=None, fill_value=0)
+    z[...] = np.arange(16, dtype="i4")
+    data = np.arange(16, dtype="<i4").tobytes()
+    far = 64 << 20
+    index = np.array([[0, 32], [far, 32]], dtype="<u8").tobytes()
+    with open(root.root / "c" / "0", "r+b") as f:
+        f.truncate(0)
+        f.write(data[:32])
+        f.seek(far)
+        f.write(data[32:] + index + Crc32c().encode(index)[-4:])
+    store = CountingStore(root)
+    z = zarrx.open_array(store, mode="r")
+    np.testing.assert_array_equal(z[...], np.arange(16))
+    assert store.bytes_read < 4096, store.bytes_read
+    at = ranges.index((0, 32))
+    assert ranges[at:at + 2] == [(0, 32), (64 << 20, 32)]     # one range each, no gap between
