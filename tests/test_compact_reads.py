@@ -225,3 +225,22 @@ def test_inner_chunks_far_apart_are_read_as_ranges_not_the_gap(tmp_path, monkeyp
     assert store.bytes_read < 4096, store.bytes_read
     at = ranges.index((0, 32))
     assert ranges[at:at + 2] == [(0, 32), (64 << 20, 32)]     # one range each, no gap between
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64), st.lists(st.tuples(st.integers(-2, 80), st.integers(-2, 80)),
+                                        min_size=1, max_size=6), st.integers(0, 16))
+def test_zstd_many_refuses_any_span_and_bytes_without_crashing(blob, spans, m):
+    from zarrx.codecs import zstd
+    frame = zstd.compress(bytes(m), 1)
+    buf = frame + blob
+    spans = [(0, len(frame)), *spans]                     # the first chunk decodes
+    starts = np.array([s for s, _ in spans], dtype=np.int64)
+    lengths = np.array([n for _, n in spans], dtype=np.int64)
+    out = np.full((len(spans), m), 9, dtype="u1")
+    failed = zstd.decompress_many(buf, starts, lengths, out)
+    assert not out[0].any()
+    if failed is not None:
+        i, err = failed
+        assert i >= 1 and starts[i] >= 0 and isinstance(err, CodecError)
+        assert (out[i + 1:] == 9).all()                   # nothing decoded past the failure
