@@ -28,6 +28,7 @@ LAYERS = [
     ("zarrx.store.sharded", 3),
     ("zarrx.store.shard_index", 3),
     ("zarrx.store.shard_write", 3),
+    ("zarrx.store.shard_slots", 3),   # many inner chunks of a shard, described by arrays
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
     ("zarrx.layout", 3),
@@ -41,6 +42,7 @@ LAYERS = [
     ("zarrx._indexing", 4),
     ("zarrx.selection", 4),
     ("zarrx.chunk_grid", 4),
+    ("zarrx.slice_runs", 4),     # a slice's chunks on a regular axis, made as listed
     ("zarrx.indexing", 4),
     ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),
@@ -48,6 +50,7 @@ LAYERS = [
     ("zarrx.chunk_write", 4),
     ("zarrx.box_read", 4),
     ("zarrx.box_write", 4),
+    ("zarrx.shard_read", 4),     # box reads of small inner chunks, shard by shard
     ("zarrx.text_items", 4),     # the code units of fixed-length text read from chunks
     ("zarrx.attrs", 5),
     ("zarrx.node", 5),

@@ -1,5 +1,6 @@
 """The chunk grid of an array: chunk boundaries along each axis (regular or rectilinear), chunk
-counts, the stored shape and in-bounds region of each chunk, and the chunk holding a position.
+counts, the stored shape and in-bounds region of each chunk, the chunk holding a position, and
+the shard-major order of chunk coordinates.
 
 :mod:`zarrx.indexing` projects selections onto it.
 """
@@ -14,7 +15,7 @@ import numpy as np
 
 from zarrx.errors import IndexingError
 
-__all__ = ["AxisGrid", "ChunkGridIndex", "Grid"]
+__all__ = ["AxisGrid", "ChunkGridIndex", "Grid", "shard_major"]
 
 INT64_MAX = 2**63 - 1
 
@@ -154,3 +155,27 @@ def _as_size(v: Any, where: str) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
         raise IndexingError(f"{where}: expected an integer >= 0, found {v!r}")
     return int(v)
+
+
+def shard_major(coords: np.ndarray, levels: Sequence[int] | Sequence[Sequence[int]]) -> np.ndarray:
+    """The permutation listing chunk ``coords`` (an ``(n, ndim)`` int array) shard-major.
+
+    ``levels`` is one shard shape or a list of them, outermost first, each in chunks per shard
+    along every axis (in units of the chunks being listed). Chunks are grouped by outer shard
+    (shards in C order), then by the next level's shard inside it, and so on; leaves in C order.
+    """
+    c = np.asarray(coords, dtype=np.int64)
+    if c.ndim != 2:
+        raise IndexingError(f"shard_major: expected an (n, ndim) coordinate array, found shape {c.shape}")
+    if levels and not isinstance(levels[0], (tuple, list, np.ndarray)):
+        levels = [levels]  # type: ignore[list-item]
+    keys: list[np.ndarray] = []
+    for li, lev in enumerate(levels):
+        lev = tuple(int(x) for x in lev)  # type: ignore[union-attr]
+        if len(lev) != c.shape[1] or any(x < 1 for x in lev):
+            raise IndexingError(f"shard shape level {li}: expected {c.shape[1]} integers >= 1, found {lev}")
+        keys += [c[:, ax] // lev[ax] for ax in range(c.shape[1])]
+    keys += [c[:, ax] for ax in range(c.shape[1])]
+    if not keys:
+        return np.arange(c.shape[0], dtype=np.int64)
+    return np.lexsort(keys[::-1]).astype(np.int64)

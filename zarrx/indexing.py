@@ -11,11 +11,10 @@ output (``out_sel``), and whether the selection covers the chunk entirely (``ful
 - ``coordinate`` / ``mask``: ``out_sel`` is ``(positions,)`` into the *flattened* output:
   ``out.reshape(-1)[out_sel[0]] = chunk[chunk_sel]``.
 
-Parsing the selection itself is :mod:`zarrx.selection`'s, and the grid is
-:mod:`zarrx.chunk_grid`'s; this module projects the parsed items onto the grid. Chunks are listed in C order of their coordinates, or shard-major when
-``shard_shape`` is given.
-Per-axis projections are computed once and combined lazily: planning a small read costs a few
-microseconds, and a large plan holds no Python object per chunk until it is iterated.
+Parsing the selection is :mod:`zarrx.selection`'s, and the grid :mod:`zarrx.chunk_grid`'s.
+Chunks are listed in C order, or shard-major when ``shard_shape`` is given. Per-axis
+projections are made once and combined lazily (a slice over many regular chunks entry by entry,
+:mod:`zarrx.slice_runs`): a plan holds no Python object per chunk until it is iterated.
 """
 from __future__ import annotations
 
@@ -30,23 +29,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zarrx import _indexing
-from zarrx.chunk_grid import AxisGrid, ChunkGridIndex, Grid
+from zarrx.chunk_grid import AxisGrid, ChunkGridIndex, Grid, shard_major
 from zarrx.errors import IndexingError, SelectionSizeError
+from zarrx.slice_runs import LAZY_MIN, SliceRuns, product
 from zarrx.selection import (kind_of, parse_basic, parse_block, parse_coordinate, parse_mask,
                              parse_orthogonal)
 
-__all__ = [
-    "KINDS",
-    "AxisGrid",
-    "ChunkGridIndex",
-    "ChunkProjection",
-    "Grid",
-    "SelectionPlan",
-    "is_view",
-    "kind_of",
-    "plan_selection",
-    "shard_major",
-]
+__all__ = ["KINDS", "AxisGrid", "ChunkGridIndex", "ChunkProjection", "Grid", "SelectionPlan",
+           "is_view", "kind_of", "plan_selection", "shard_major"]
 
 KINDS = ("basic", "orthogonal", "coordinate", "mask", "block")
 #: most dimensions of a coordinate or mask selection (numpy's limit for index arrays)
@@ -61,32 +51,6 @@ class ChunkProjection(NamedTuple):
     chunk_sel: tuple             # selection inside the chunk array
     out_sel: tuple               # selection inside the output (flat positions for coordinate/mask)
     full: bool                   # the selection covers every in-bounds cell of the chunk
-
-
-# ------------------------------------------------------------------------- shard-major order
-
-def shard_major(coords: np.ndarray, levels: Sequence[int] | Sequence[Sequence[int]]) -> np.ndarray:
-    """The permutation listing chunk ``coords`` (an ``(n, ndim)`` int array) shard-major.
-
-    ``levels`` is one shard shape or a list of them, outermost first, each in chunks per shard
-    along every axis (in units of the chunks being listed). Chunks are grouped by outer shard
-    (shards in C order), then by the next level's shard inside it, and so on; leaves in C order.
-    """
-    c = np.asarray(coords, dtype=np.int64)
-    if c.ndim != 2:
-        raise IndexingError(f"shard_major: expected an (n, ndim) coordinate array, found shape {c.shape}")
-    if levels and not isinstance(levels[0], (tuple, list, np.ndarray)):
-        levels = [levels]  # type: ignore[list-item]
-    keys: list[np.ndarray] = []
-    for li, lev in enumerate(levels):
-        lev = tuple(int(x) for x in lev)  # type: ignore[union-attr]
-        if len(lev) != c.shape[1] or any(x < 1 for x in lev):
-            raise IndexingError(f"shard shape level {li}: expected {c.shape[1]} integers >= 1, found {lev}")
-        keys += [c[:, ax] // lev[ax] for ax in range(c.shape[1])]
-    keys += [c[:, ax] for ax in range(c.shape[1])]
-    if not keys:
-        return np.arange(c.shape[0], dtype=np.int64)
-    return np.lexsort(keys[::-1]).astype(np.int64)
 
 
 def check_chunk_count(n: int) -> None:
@@ -114,7 +78,7 @@ class ChunkList(Sequence):
         return self._plan.nchunks
 
     def __iter__(self) -> Iterator[ChunkProjection]:
-        return self._plan._iter(self._plan._order)
+        return self._plan._iter(self._plan._ordered())
 
     def __getitem__(self, i: Any) -> Any:
         n = self._plan.nchunks
@@ -132,7 +96,7 @@ class ChunkList(Sequence):
             k += n
         if not 0 <= k < n:
             raise IndexError(f"chunk {i} of a plan listing {n} chunks")
-        order = self._plan._order
+        order = self._plan._ordered()
         return self._plan._at(k if order is None else int(order[k]))
 
     def coords(self) -> np.ndarray:
@@ -146,8 +110,8 @@ class ChunkList(Sequence):
 class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
-    __slots__ = ("_at", "_coords", "_iter", "_order", "box", "kind", "nchunks", "out_shape",
-                 "region", "view")
+    __slots__ = ("_at", "_coords", "_iter", "_levels", "_order", "box", "kind", "nchunks",
+                 "out_shape", "region", "view")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
                  coords: Any, box: tuple[tuple[int, int], ...] | None = None) -> None:
@@ -163,6 +127,7 @@ class SelectionPlan:
         self._at = at              # callable(C-order index) -> ChunkProjection
         self._coords = coords      # callable() -> (nchunks, ndim) int64 array, C order
         self._order: np.ndarray | None = None
+        self._levels: Any = None          # shard levels of an order not worked out yet
         # (output axis, index shape) when a basic selection's index array has several axes:
         # ``out_shape`` holds its positions flattened on that axis, and
         # :func:`~zarrx.selection.numpy_layout` lays a result out as numpy does
@@ -186,7 +151,7 @@ class SelectionPlan:
         return ChunkList(self)
 
     def __iter__(self) -> Iterator[ChunkProjection]:
-        return self._iter(self._order)
+        return self._iter(self._ordered())
 
     def __len__(self) -> int:
         return self.nchunks
@@ -194,12 +159,21 @@ class SelectionPlan:
     def chunk_coords(self) -> np.ndarray:
         """Coordinates of the listed chunks, in listing order, as an ``(nchunks, ndim)`` array."""
         c = self._coords()
-        return c if self._order is None else c[self._order]
+        order = self._ordered()
+        return c if order is None else c[order]
 
     def reorder_shard_major(self, shard_shape: Any) -> None:
-        self._order = shard_major(self._coords(), shard_shape) if self.nchunks > 1 else None
-        if self._order is not None:
+        """List the chunks shard-major: the order (8 bytes per chunk, and a sort) is worked
+        out when the chunks are first listed, not for a read that takes ``region`` alone."""
+        if self.nchunks > 1:
+            self._levels = shard_shape
             self.box = None              # the listing is no longer C order
+
+    def _ordered(self) -> np.ndarray | None:
+        if self._levels is not None:     # (two threads may both sort: the same order)
+            self._order = shard_major(self._coords(), self._levels)
+            self._levels = None
+        return self._order
 
     def __repr__(self) -> str:
         return f"SelectionPlan(kind={self.kind!r}, out_shape={self.out_shape}, nchunks={self.nchunks})"
@@ -353,10 +327,13 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             lo = start if step > 0 else start + (count - 1) * step
             hi = start + (count - 1) * step if step > 0 else start
             lists.append(None)
-            lazy.append((ax, functools.partial(_indexing.project_slice, start, count, step,
-                                               a.size, a.chunk, a.offsets)))
             # a step of at least a chunk hits one chunk per cell; a shorter one skips no chunk
             lens.append(count if abs(step) >= a.chunk > 0 else a.chunk_of(hi) - a.chunk_of(lo) + 1)
+            # many chunks of a regular axis: an entry made per chunk as it is listed
+            lazy.append((ax, functools.partial(
+                SliceRuns, start, count, step, a.size, a.chunk) if a.chunk and lens[-1] >= LAZY_MIN
+                else functools.partial(_indexing.project_slice, start, count, step, a.size,
+                                       a.chunk, a.offsets)))
             out_shape.append(count)
         elif tag == "slice":
             lists.append(_indexing.project_slice(it[1], it[2], it[3], a.size, a.chunk, a.offsets))
@@ -408,9 +385,10 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
     def combos(order: np.ndarray | None) -> Iterator[tuple]:
         ls_all = project()
         if order is None:
-            return itertools.product(*ls_all)
-        pos = [p.tolist() for p in np.unravel_index(order, lens)]
-        return (tuple([ls[i] for ls, i in zip(ls_all, ii)]) for ii in zip(*pos))
+            return product(ls_all)
+        return (tuple([ls[i] for ls, i in zip(ls_all, ii)])    # a block of the order at a time
+                for b in range(0, len(order), 4096)
+                for ii in zip(*[p.tolist() for p in np.unravel_index(order[b:b + 4096], lens)]))
 
     # a selection of one cell gets a trailing Ellipsis on both sides, so that both
     # out[out_sel] and chunk[chunk_sel] are 0-d views rather than scalar copies
@@ -435,7 +413,8 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         return build(tuple(combo[::-1]))
 
     def coords() -> np.ndarray:
-        ks = [np.array([e[0] for e in entries], dtype=np.int64) for entries in project()]
+        ks = [entries.chunk_ids() if isinstance(entries, SliceRuns) else
+              np.array([e[0] for e in entries], dtype=np.int64) for entries in project()]
         if not ks:
             return np.zeros((nchunks, 0), dtype=np.int64)
         # the outer product of the axes' chunk numbers, C order (numpy's meshgrid stops at 32

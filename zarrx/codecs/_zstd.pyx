@@ -14,7 +14,7 @@ words the message (:func:`error_name` gives libzstd's name of an error code).
 import threading
 
 from cpython.ref cimport PyObject, Py_XDECREF
-from libc.stdint cimport uint8_t
+from libc.stdint cimport int64_t, uint64_t, uint8_t
 
 from zarrx._clib.zstd cimport (
     ZSTD_CCtx, ZSTD_CCtx_reset, ZSTD_CCtx_setParameter, ZSTD_CLEVEL_DEFAULT,
@@ -63,6 +63,7 @@ cdef enum:
     ZX_LIMIT_DECLARED = 32   # (size, limit): frame headers declare more than the limit
     ZX_LIMIT_EXCEEDED = 33   # (limit): the frames decode to more than the limit
     ZX_WINDOW = 34           # (offset, window, limit): a frame needs a window over the limit
+    ZX_SPAN = 35             # (start, length, n): a chunk's bytes lie outside the n bytes given
 
 export_common(globals())
 NO_DCTX = ZX_NO_DCTX
@@ -84,6 +85,7 @@ BAD_FIRST_HEADER = ZX_BAD_FIRST_HEADER
 LIMIT_DECLARED = ZX_LIMIT_DECLARED
 LIMIT_EXCEEDED = ZX_LIMIT_EXCEEDED
 WINDOW = ZX_WINDOW
+SPAN = ZX_SPAN
 
 cdef uint8_t _EMPTY[1]
 cdef object _local = threading.local()   # one ZSTD_CCtx and one ZSTD_DCtx per thread
@@ -351,6 +353,75 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     cdef bint unknown
     _check(sp, n, m, &unknown)
     _decode(sp, n, &dst[0] if m else _EMPTY, m, unknown)
+
+
+cdef Py_ssize_t _decode_run(ZSTD_DCtx* dctx, const uint8_t* base, size_t n, const int64_t* starts,
+                            const int64_t* lengths, uint8_t* out, size_t m, Py_ssize_t i,
+                            Py_ssize_t k) noexcept nogil:
+    """Decode chunks ``i``, ``i + 1``... while each is one frame declaring ``m`` bytes that
+    decodes to them (skipping those whose start is negative); the index of the first chunk
+    that is not so (``k`` when none): the caller takes it up with the GIL."""
+    cdef int64_t s, ln
+    cdef size_t fsize, rc
+    while i < k:
+        s = starts[i]
+        if s < 0:
+            i += 1
+            continue
+        ln = lengths[i]
+        if ln <= 0 or <uint64_t>s > n or <uint64_t>ln > n - <size_t>s:
+            return i
+        fsize = ZSTD_findFrameCompressedSize(base + s, <size_t>ln)
+        if ZSTD_isError(fsize) or fsize != <size_t>ln:
+            return i
+        if ZSTD_getFrameContentSize(base + s, <size_t>ln) != m:
+            return i
+        if m / _MAX_RATIO > <size_t>ln:           # the ratio bound of _check
+            return i
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only)
+        rc = ZSTD_decompressDCtx(dctx, out + <size_t>i * m, m, base + s, <size_t>ln)
+        if ZSTD_isError(rc) or rc != m:
+            return i
+        i += 1
+    return k
+
+
+def decompress_many(const uint8_t[::1] src, const int64_t[::1] starts,
+                    const int64_t[::1] lengths, uint8_t[:, ::1] dst):
+    """Decode chunk ``i``, the frame(s) at ``src[starts[i]:starts[i] + lengths[i]]``, into row
+    ``i`` of ``dst``, which it must fill exactly, for every ``i`` whose start is not negative.
+    None once every chunk is decoded; else ``(i, KernelStatus)`` for the first that is not (the
+    rows before it are decoded). Chunks of one frame that declares its size are decoded
+    without the GIL, many in one section; any other is checked and decoded as
+    :func:`decompress_into` does, its failure worded by the same status."""
+    cdef Py_ssize_t k = starts.shape[0], i = 0
+    cdef size_t n = <size_t>src.shape[0], m = <size_t>dst.shape[1]
+    if lengths.shape[0] != k or dst.shape[0] != k:
+        raise ValueError(f"decompress_many: {k} starts, {lengths.shape[0]} lengths and "
+                         f"{dst.shape[0]} rows")
+    if k == 0:
+        return None
+    cdef const uint8_t* base = &src[0] if n else _EMPTY
+    cdef uint8_t* out = &dst[0, 0] if m else _EMPTY
+    cdef const int64_t* sp = &starts[0]
+    cdef const int64_t* lp = &lengths[0]
+    cdef _DCtx ctx = _thread_dctx()
+    cdef bint unknown
+    cdef int64_t s, ln
+    while True:
+        with nogil:
+            i = _decode_run(ctx.ptr, base, n, sp, lp, out, m, i, k)
+        if i >= k:
+            return None
+        s, ln = sp[i], lp[i]
+        if ln < 0 or <uint64_t>s > n or <uint64_t>ln > n - <size_t>s:
+            return i, KernelStatus(ZX_SPAN, s, ln, n)
+        try:
+            _check(base + s, <size_t>ln, m, &unknown)
+            _decode(base + s, <size_t>ln, out + <size_t>i * m, m, unknown)
+        except KernelStatus as st:
+            return i, st
+        i += 1
 
 
 def decompress(const uint8_t[::1] src, expected):

@@ -11,8 +11,10 @@ import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, out_u8
 from zarrx.codecs.status import KernelStatus, call, common_message
+from zarrx.errors import CodecError
 
-__all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_bounded"]
+__all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_bounded",
+           "decompress_many"]
 
 
 def _lib() -> Any:
@@ -84,6 +86,10 @@ def _message(st: KernelStatus) -> str:
         return f"zstd header claims {size} decoded bytes, more than the limit of {limit}"
     if c == k.LIMIT_EXCEEDED:
         return f"zstd: decoded data exceeds the limit of {v[0]} bytes"
+    if c == k.SPAN:
+        start, length, n = v
+        return (f"zstd: a chunk's bytes [{start}, {start + length}) lie outside the {n} bytes "
+                f"given")
     return f"zstd: kernel status {c} {v}"  # pragma: no cover - every code is worded above
 
 
@@ -100,6 +106,18 @@ def decompress(src: Buffer, expected: int) -> bytes:
 def decompress_into(src: Buffer, dst: Any) -> None:
     """Decode the frame(s) of ``src`` into the writable bytes ``dst``, filling it exactly."""
     call(_message, _lib().decompress_into, src, dst)
+
+
+def decompress_many(src: Buffer, starts: Any, lengths: Any, dst: Any
+                    ) -> tuple[int, CodecError] | None:
+    """Decode chunk ``i`` (``src[starts[i]:starts[i] + lengths[i]]``) into row ``i`` of the
+    2-d ``dst`` for every ``i`` whose start is not negative: None when all decode, else the
+    index of the first that does not and its error (rows before it are decoded)."""
+    failed = _lib().decompress_many(src, starts, lengths, dst)
+    if failed is None:
+        return None
+    i, st = failed
+    return i, CodecError(_message(st))
 
 
 def decompress_bounded(src: Buffer, limit: int) -> bytes:
@@ -148,3 +166,8 @@ class Zstd(BytesToBytesCodec):
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         decompress_into(as_u8(data), out_u8("zstd", dst))
+
+    def decode_many(self, src: Buffer, starts: np.ndarray, lengths: np.ndarray,
+                    dst: np.ndarray) -> tuple[int, CodecError] | None:
+        """:meth:`decode_into` for many chunks of one buffer (see :func:`decompress_many`)."""
+        return decompress_many(src, starts, lengths, dst)

@@ -245,12 +245,16 @@ class MemoryStore(Store):
         return f"MemoryStore(<{len(self._data)} keys>)"
 
 
+#: most chunks :class:`MemoryBoxWriter` gathers in one batch
+GATHER_COUNT = 4096
+
+
 class MemoryBoxWriter:
     """Writes chunks ``lo`` to ``hi`` of a box (C order over the chunks it touches; see
     :meth:`zarrx.store.chunks.ChunkSource.box_writer`) into a :class:`MemoryStore`: each chunk
     the box covers whole is gathered from the value (any strides) by :func:`gather_kept_many`,
-    up to ``GATHER_BATCH`` bytes in one GIL-free section, and stored with ``set`` (which a
-    subclass may extend). Returns the indices it left to the general path: chunks covered in
+    up to ``GATHER_BATCH`` bytes (and ``GATHER_COUNT`` chunks) in one GIL-free section, and
+    stored with ``set`` (which a subclass may extend). Returns the indices it left to the general path: chunks covered in
     part, and chunks all of ``fill`` (which the general path deletes)."""
 
     __slots__ = ("store", "head", "sep")
@@ -296,7 +300,9 @@ class MemoryBoxWriter:
                 whole.append((i, coords))
                 parts.append(src[tuple(sel)])
                 held += parts[-1].nbytes
-                if held >= GATHER_BATCH:     # an overwrite frees the old values as it goes
+                # an overwrite frees the old values as it goes; a batch of many small chunks
+                # is cut by their number (each holds a view and its coordinates: 300 bytes)
+                if held >= GATHER_BATCH or len(parts) >= GATHER_COUNT:
                     flush()
                     held = 0
         flush()

@@ -1,0 +1,85 @@
+"""Decode many stored chunks of one buffer at once, with no Python object per chunk.
+
+:func:`decode_many` decodes the chunks a :class:`~zarrx.codecs.plan.CodecPipeline` reads that
+lie in one buffer (a shard's bytes, say), described by two int64 arrays, into the rows of one
+array. Raw chunks are copied by numpy, chunks under one compressor with a batch kernel (zstd's
+:func:`~zarrx.codecs.zstd.decompress_many`) decoded in one call; any other chain runs
+``plan.decode`` chunk by chunk.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zarrx.errors import ZarrError
+
+if TYPE_CHECKING:
+    from zarrx.codecs.plan import CodecPipeline
+
+__all__ = ["decode_many"]
+
+#: raw chunks up to this many bytes are copied by index arrays, a batch of chunks at a time
+#: (an index array of ``FANCY_BYTES`` at most); larger ones one by one
+FANCY_MAX = 256
+FANCY_BYTES = 1 << 19
+
+
+def decode_many(plan: CodecPipeline, buf: Any, starts: np.ndarray, lengths: np.ndarray,
+                out: np.ndarray, located: Callable[[int, BaseException], ZarrError]) -> None:
+    """Decode chunk ``i`` (``buf[starts[i]:starts[i] + lengths[i]]``) into ``out[i]`` for
+    every ``i`` whose start is not -1 (the caller fills the rows of the others afterwards:
+    a byte swap may pass over them). ``out`` is
+    C-contiguous of ``plan``'s dtype and shape ``(len(starts),) + plan.chunk_shape``; the
+    spans lie inside ``buf``. A chunk that does not decode raises ``located(i, error)``."""
+    k = len(starts)
+    if not k:
+        return
+    src = np.frombuffer(buf, dtype=np.uint8)
+    rows = out.reshape(k, -1).view(np.uint8)
+    present = np.flatnonzero(starts >= 0)
+    if plan.raw and not plan.b2b:
+        bad = present[lengths[present] != plan.nbytes]
+        if bad.size:
+            i = int(bad[0])
+            raise located(i, plan.wrong_size(int(lengths[i])))
+        _copy_raw(src, starts, present, rows, plan.nbytes)
+        return
+    kernel = getattr(plan.b2b[0].codec, "decode_many", None) \
+        if plan.direct and len(plan.b2b) == 1 else None
+    if kernel is not None:
+        failed = kernel(src, starts, lengths, rows)
+        if failed is not None:
+            raise located(*failed)
+        if plan.swap:
+            out.byteswap(inplace=True)
+        if plan.mask:
+            np.bitwise_and(rows, plan.mask, out=rows)
+        return
+    for i in present.tolist():
+        s = int(starts[i])
+        try:
+            plan.decode(src[s:s + int(lengths[i])], out[i])
+        except (ZarrError, MemoryError) as exc:
+            raise located(i, exc) from None
+
+
+def _copy_raw(src: np.ndarray, starts: np.ndarray, present: np.ndarray, rows: np.ndarray,
+              nb: int) -> None:
+    """``rows[i] = src[starts[i]:starts[i] + nb]`` for every ``i`` of ``present``."""
+    if not nb or not present.size:
+        return
+    s = starts[present]
+    first = int(s[0])
+    if present.size == len(starts) and bool(np.all(np.diff(s) == nb)):
+        rows[...] = src[first:first + present.size * nb].reshape(-1, nb)   # as writers pack
+        return
+    if nb > FANCY_MAX:
+        for i, at in zip(present.tolist(), s.tolist()):
+            rows[i] = src[at:at + nb]
+        return
+    step = max(1, FANCY_BYTES // (8 * nb))
+    cells = np.arange(nb, dtype=np.int64)
+    for b in range(0, present.size, step):
+        rows[present[b:b + step]] = src[s[b:b + step, None] + cells]
