@@ -42,7 +42,7 @@ MAX_RATIO = _MAX_RATIO
 cdef unsigned long long _MAX_WINDOW = 1 << 27
 MAX_WINDOW = _MAX_WINDOW
 
-# Status codes (exported below); the values each carries are listed with it.
+# Status codes, consecutive (exported below in this order), each with the values it carries.
 cdef enum:
     ZX_NO_DCTX = 16          # (): no decompression context could be allocated
     ZX_NO_CCTX = 17          # (): no compression context could be allocated
@@ -66,26 +66,9 @@ cdef enum:
     ZX_SPAN = 35             # (start, length, n): a chunk's bytes lie outside the n bytes given
 
 export_common(globals())
-NO_DCTX = ZX_NO_DCTX
-NO_CCTX = ZX_NO_CCTX
-LEVEL = ZX_LEVEL
-TOO_LARGE = ZX_TOO_LARGE
-COMPRESS_FAILED = ZX_COMPRESS_FAILED
-EMPTY = ZX_EMPTY
-NOT_A_FRAME = ZX_NOT_A_FRAME
-TRAILING = ZX_TRAILING
-BAD_HEADER = ZX_BAD_HEADER
-DECLARED = ZX_DECLARED
-SIZE = ZX_SIZE
-CORRUPT = ZX_CORRUPT
-EXCESS = ZX_EXCESS
-TRUNCATED = ZX_TRUNCATED
-NO_HEADER = ZX_NO_HEADER
-BAD_FIRST_HEADER = ZX_BAD_FIRST_HEADER
-LIMIT_DECLARED = ZX_LIMIT_DECLARED
-LIMIT_EXCEEDED = ZX_LIMIT_EXCEEDED
-WINDOW = ZX_WINDOW
-SPAN = ZX_SPAN
+(NO_DCTX, NO_CCTX, LEVEL, TOO_LARGE, COMPRESS_FAILED, EMPTY, NOT_A_FRAME, TRAILING, BAD_HEADER,
+ DECLARED, SIZE, CORRUPT, EXCESS, TRUNCATED, NO_HEADER, BAD_FIRST_HEADER, LIMIT_DECLARED,
+ LIMIT_EXCEEDED, WINDOW, SPAN) = range(ZX_NO_DCTX, ZX_SPAN + 1)
 
 cdef uint8_t _EMPTY[1]
 cdef object _local = threading.local()   # one ZSTD_CCtx and one ZSTD_DCtx per thread
