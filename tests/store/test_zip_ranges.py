@@ -17,9 +17,10 @@ from zarrx.store import ByteRange, ZipStore, zipread
 def test_the_first_ranged_read_of_a_stored_entry_keeps_the_range_in_linear_time(
         tmp_path, monkeypatch):
     """The range was grown by appending each streamed block to bytes, copying it whole each
-    time: a 96 MiB range took 12 s (a 1 GiB one minutes). With 16-byte blocks, a 1 MiB range
-    spans 65,536 of them: about 34 GB of copies before, 1 MiB after."""
-    data = os.urandom(1 << 20)
+    time: a 96 MiB range took 12 s (a 1 GiB one minutes). With 16-byte blocks, a 4 MiB range
+    spans 262,144 of them: about 550 GB of copies before (hours), 4 MiB after. The bound below
+    only tells a finished read from one that would not finish."""
+    data = os.urandom(1 << 22)
     path = tmp_path / "a.zip"
     with ZipStore(path, mode="w") as store:
         store.set("x", data)
@@ -30,7 +31,7 @@ def test_the_first_ranged_read_of_a_stored_entry_keeps_the_range_in_linear_time(
         took = time.perf_counter() - began
         assert got == data[3:-2]
         assert store.get("x", ByteRange.slice(7, 9)) == data[7:16]    # verified: read in place
-    assert took < 5
+    assert took < 120
 
 
 @pytest.mark.parametrize("mode", ["w", "a", "x", "r"])
