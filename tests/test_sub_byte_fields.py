@@ -121,3 +121,24 @@ def test_tensorstore_struct_fields_of_narrow_types_interoperate(tmp_path):
     z[1] = np.array((-1, 5), dtype=z.dtype)
     got = ts.open({**spec, "field": "a"}).result().read().result()
     assert got.astype(np.int8).tolist() == [-2, -1, 7, -8]
+
+
+@pytest.mark.parametrize("name", sorted(TYPES))
+def test_shards_of_small_zstd_inner_chunks_ignore_the_upper_bits_too(tmp_path, name):
+    """A whole shard of small inner chunks is decoded many chunks at a time
+    (zarrx.shard_read); the mask of a structured item applies item by item there too (it
+    raised numpy's ValueError 'The truth value of an array ... is ambiguous')."""
+    dt, mask = TYPES[name]
+    raw_dt = np.dtype([(f"f{i}", "u1") for i in range(dt.itemsize)])
+    kw = dict(shape=(8, 8), chunks=(2, 2), shards=(8, 8), zarr_format=3,
+              compressors=[{"name": "zstd", "configuration": {"level": 1}}])
+    rng = np.random.default_rng(7)
+    raw = rng.integers(0, 256, size=(8, 8, dt.itemsize), dtype=np.uint8)
+    zarrx.create_array(str(tmp_path / "raw"), dtype=raw_dt, **kw)[...] = \
+        raw.view(raw_dt)[..., 0]
+    zarrx.create_array(str(tmp_path / "typed"), dtype=dt, **kw)
+    (tmp_path / "raw" / "zarr.json").write_bytes((tmp_path / "typed" / "zarr.json").read_bytes())
+    got = zarrx.open_array(str(tmp_path / "raw"), mode="r")
+    want = raw & np.array(mask, np.uint8)
+    assert got[...].tobytes() == want.tobytes()
+    assert got[2:5, 1:7].tobytes() == want[2:5, 1:7].tobytes()

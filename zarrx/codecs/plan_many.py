@@ -54,8 +54,9 @@ def decode_many(plan: CodecPipeline, buf: Any, starts: np.ndarray, lengths: np.n
             raise located(*failed)
         if plan.swap:
             out.byteswap(inplace=True)
-        if plan.mask:
-            np.bitwise_and(rows, plan.mask, out=rows)
+        if plan.mask is not None:           # one item's mask: applied item by item
+            items = rows.reshape(-1, plan.mask.size)
+            np.bitwise_and(items, plan.mask, out=items)
         return
     for i in present.tolist():
         s = int(starts[i])
