@@ -26,12 +26,19 @@ Settings:
   its size and this setting. It bounds what a hostile store can cost; raise it to open the
   consolidated metadata of a very large hierarchy (tens of thousands of arrays), which
   zarr-python writes without a limit. Read at each use.
+- ``shard_index_cache_bytes``: the bytes of decoded shard indexes each open sharded array keeps
+  for its next reads (default 32 MiB; at most 16 indexes either way, the most recently used).
+  An index larger than this (16 bytes an inner chunk: 16 MiB for a shard of 2^20) is used by
+  the read that decoded it and not kept, so each read of that shard reads its index again;
+  ``0`` keeps none. Read at each use: lowering it drops the oldest indexes over it at the
+  array's next index lookup.
 
 Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when
 zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRITE_EMPTY_CHUNKS=true``
 (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``; the same for
 ``ZARRX_WRITE_BEHIND``), ``ZARRX_CONSISTENCY=none``,
-``ZARRX_MEMORY_POOL=0``, ``ZARRX_MAX_METADATA_BYTES=268435456``; ``none`` (or an empty value) gives ``threads`` and ``memory_pool``
+``ZARRX_MEMORY_POOL=0``, ``ZARRX_MAX_METADATA_BYTES=268435456``,
+``ZARRX_SHARD_INDEX_CACHE_BYTES=0``; ``none`` (or an empty value) gives ``threads`` and ``memory_pool``
 their defaults. A value that does not parse is an :class:`~zarrx.errors.ArgumentError` naming
 the variable.
 
@@ -59,7 +66,7 @@ __all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict", "memory_pool": None, "write_behind": True,
-             "max_metadata_bytes": 64 << 20}
+             "max_metadata_bytes": 64 << 20, "shard_index_cache_bytes": 32 << 20}
 CONSISTENCY = ("strict", "none")
 #: zarr-python's dotted keys -> zarrx settings
 ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
@@ -133,14 +140,17 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
     if name == "max_metadata_bytes" and (
             not isinstance(value, int) or isinstance(value, bool) or value < 1):
         raise ArgumentError(f"{key}: expected an int >= 1 (bytes), found {value!r}")
+    if name == "shard_index_cache_bytes" and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise ArgumentError(f"{key}: expected an int >= 0 (bytes), found {value!r}")
     return value
 
 
 def _from_env(name: str, text: str) -> object:
     """The value the environment variable for setting ``name`` gives it, before checking."""
     word = text.strip().lower()
-    if name in ("threads", "memory_pool", "max_metadata_bytes"):
-        if word in ("", "none", "null") and name != "max_metadata_bytes":
+    if name in ("threads", "memory_pool", "max_metadata_bytes", "shard_index_cache_bytes"):
+        if word in ("", "none", "null") and name in ("threads", "memory_pool"):
             return None
         try:
             return int(word, 10)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx import config
 from zarrx.errors import ShardError
 from zarrx.metadata.model import ShardGeometry
 from zarrx.store import _shard_index as _k
@@ -35,6 +36,8 @@ __all__ = ["IndexFormat", "IndexCache", "MISSING", "INDEX_CACHE_SIZE", "Where"]
 Where = Callable[[], Mapping[str, "str | None"]]
 
 MISSING = 2**64 - 1
+#: decoded indexes an array keeps at most; their bytes are bounded by the setting
+#: ``zarrx.config.shard_index_cache_bytes`` too
 INDEX_CACHE_SIZE = 16
 
 
@@ -235,18 +238,33 @@ def _word_positions(per_shard: tuple[int, ...], order: tuple[int, ...] | None
 class IndexCache:
     """Thread-safe LRU of decoded indexes: key -> (generation, entries, size). An entry is only
     served for the generation it was read from, so it never describes another version of the
-    shard. Indexes read from a store that gives no generation are not cached."""
+    shard. Indexes read from a store that gives no generation are not cached.
 
-    def __init__(self, capacity: int = INDEX_CACHE_SIZE) -> None:
-        self._data: OrderedDict[Hashable, tuple[Hashable, np.ndarray, int | None]] = OrderedDict()
+    It holds at most ``capacity`` indexes and at most ``budget()`` bytes of them (the setting
+    ``shard_index_cache_bytes``, read at each use): the newest index is always kept when it
+    fits the budget alone, older ones are dropped until the rest fits too; an index larger
+    than the budget is used by the read that decoded it and not kept."""
+
+    def __init__(self, capacity: int = INDEX_CACHE_SIZE,
+                 budget: Callable[[], int] | None = None) -> None:
+        self._data: OrderedDict[Hashable, tuple[Hashable, np.ndarray, int | None, int]] = \
+            OrderedDict()
         self._lock = threading.Lock()
         self.capacity = capacity
+        self._budget = budget if budget is not None else _configured_budget
+        self.nbytes = 0             # the bytes the kept indexes hold
+
+    def __len__(self) -> int:
+        return len(self._data)
 
     def get(self, key: Hashable, generation: Hashable | None
             ) -> tuple[np.ndarray, int | None] | None:
         if generation is None:
             return None
+        budget = self._budget()
         with self._lock:
+            if self.nbytes > budget:                # lowered since: drop the oldest now
+                self._trim(budget)
             got = self._data.get(key)
             if got is None or got[0] != generation:
                 return None
@@ -257,17 +275,46 @@ class IndexCache:
             size: int | None) -> None:
         if generation is None:
             return
+        held = _held(entries)
+        budget = self._budget()
         with self._lock:
-            self._data[key] = (generation, entries, size)
-            self._data.move_to_end(key)
-            while len(self._data) > self.capacity:
-                self._data.popitem(last=False)
+            old = self._data.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[3]
+            if held > budget:
+                return                      # used by this read, not kept
+            self._data[key] = (generation, entries, size, held)
+            self.nbytes += held
+            self._trim(budget)
+
+    def _trim(self, budget: int) -> None:
+        """Drop the least recently used indexes until the rest fit (the lock held)."""
+        while len(self._data) > self.capacity or self.nbytes > budget:
+            self.nbytes -= self._data.popitem(last=False)[1][3]
 
     def pop_where(self, pred: Callable[[Hashable], bool]) -> None:
         with self._lock:
             for k in [k for k in self._data if pred(k)]:
-                del self._data[k]
+                self.nbytes -= self._data.pop(k)[3]
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self.nbytes = 0
+
+
+def _configured_budget() -> int:
+    return config.get("shard_index_cache_bytes")  # type: ignore[return-value]
+
+
+def _held(entries: np.ndarray) -> int:
+    """The bytes keeping ``entries`` keeps alive: its own, or those of the array it views."""
+    owner: object = entries
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    if isinstance(owner, np.ndarray):
+        return max(owner.nbytes, entries.nbytes)
+    try:
+        return max(memoryview(owner).nbytes, entries.nbytes)  # type: ignore[arg-type]
+    except TypeError:
+        return entries.nbytes
