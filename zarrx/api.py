@@ -26,6 +26,7 @@ from zarrx.creation import (Ancestors, _store, _where, ancestors_for, check_form
 from zarrx.group import Group
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
+from zarrx.node_hint import missing_at
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.storage import StoreLike
@@ -116,9 +117,9 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
         _other_format(st, path, zarr_format, "open", mode,
                       ArrayNotFoundError if "shape" in kwargs else GroupNotFoundError, found)
         if mode != "a" and "shape" in kwargs:   # zarr-python: open_array's error
-            raise ArrayNotFoundError(f"open: no array at {_where(st, path)}")
+            raise ArrayNotFoundError(f"open: no array at {missing_at(st, path)}")
         if mode != "a":
-            raise GroupNotFoundError(f"open: no array or group at {_where(st, path)}")
+            raise GroupNotFoundError(f"open: no array or group at {missing_at(st, path)}")
         _cannot_create(st, path, "open", "an array or group")
     if mode == "w-":
         _check_unused(st, path, "open")
@@ -166,7 +167,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
             raise ContainsArrayError(f"{_what}: the node at {_where(st, path)} is an array")
         _other_format(st, path, zarr_format, _what, mode, GroupNotFoundError, found)
         if mode != "a":
-            raise GroupNotFoundError(f"{_what}: no group at {_where(st, path)}")
+            raise GroupNotFoundError(f"{_what}: no group at {missing_at(st, path)}")
         _cannot_create(st, path, _what, "a group")
     if mode == "w-":
         _check_unused(st, path, _what)
@@ -281,7 +282,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
             raise ContainsGroupError(f"open_array: the node at {_where(st, path)} is a group")
         _other_format(st, path, zarr_format, "open_array", mode, ArrayNotFoundError)
         if mode != "a" or "shape" not in kwargs:
-            raise ArrayNotFoundError(f"open_array: no array at {_where(st, path)}")
+            raise ArrayNotFoundError(f"open_array: no array at {missing_at(st, path)}")
         _cannot_create(st, path, "open_array", "an array")
     if mode == "w-":
         _check_unused(st, path, "open_array")

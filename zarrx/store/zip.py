@@ -42,6 +42,7 @@ from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrR
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
 from zarrx.store.zipcheck import check_name, name_problem
+from zarrx.store.zipindex import NameIndex
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (Changed, copy_version, fsync_temp, identity,
                                  keep_owner_and_mode, make_temp, release, remove_stale,
@@ -134,6 +135,7 @@ class ZipStore(Store):
         except StoreError:
             self._finalizer()
             raise
+        self._index = NameIndex(self._infos)    # sorted names: listings cost what they return
         self._reader = Reader(repr(self))
 
     def _archive(self) -> zipfile.ZipFile:
@@ -191,11 +193,21 @@ class ZipStore(Store):
             return key in self._infos
 
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        """The keys starting with ``prefix``, sorted; O(log n + matches)."""
         check_prefix(prefix, self)
         with self._lock:
             self._archive()
-            keys = list(self._infos)
-        return (k for k in keys if k.startswith(prefix))
+            return iter(self._index.prefixed(prefix))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """As :meth:`Store.list_dir`, visiting only the children: a child folder costs one
+        bisection of the index, whatever it holds."""
+        check_prefix(prefix, self)
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        with self._lock:
+            self._archive()
+            return self._index.children(prefix)
 
     # -- generations -------------------------------------------------------------------------
     def _current(self, key: str) -> zipfile.ZipInfo | None:
@@ -248,6 +260,7 @@ class ZipStore(Store):
             self._pending.failed = str(exc)
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
         self._infos[key] = info
+        self._index.add(key)
         self._reader.verified.add(key)          # written here: its CRC is ours
         return info
 

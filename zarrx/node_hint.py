@@ -1,0 +1,45 @@
+"""Where a node was not found, and where it may be instead.
+
+A zip archive made by ``zip -r data.zip data.zarr`` holds its hierarchy under one folder
+(``data.zarr/zarr.json``...), so opening the archive finds no node at its root. When the root
+holds no node document but exactly one of its top folders does, the error names that folder and
+the ``path=`` that opens it. Finding it costs one listing of the root and one batch of document
+reads for at most :data:`MAX_FOLDERS` folders, on the error path only.
+"""
+from __future__ import annotations
+
+from zarrx.creation import _where
+from zarrx.errors import ZarrError
+from zarrx.metadata import nodes
+from zarrx.metadata.model import ArrayMeta
+from zarrx.store import Store
+
+__all__ = ["missing_at"]
+
+#: a root with more top folders than this is not searched for the one holding a node
+MAX_FOLDERS = 8
+
+
+def missing_at(store: Store, path: str) -> str:
+    """``path`` in ``store`` for an error saying no node is there, with the hint above."""
+    where = _where(store, path)
+    if path:
+        return where
+    try:
+        _, folders = store.list_dir("")
+        if not folders or len(folders) > MAX_FOLDERS:
+            return where
+        batch = nodes.load_nodes(store, folders)
+        found = []
+        for folder in folders:
+            meta = batch[folder]
+            if meta is not None:
+                found.append((folder, meta))
+    except ZarrError:           # no listing, an unusable name, a broken document: no hint
+        return where
+    if len(found) != 1:
+        return where
+    folder, meta = found[0]
+    kind = "array" if isinstance(meta, ArrayMeta) else "group"
+    return (f"{where} (its root holds no node document, but its top folder {folder!r} holds a "
+            f"Zarr v{meta.zarr_format} {kind}: open that with path={folder!r})")
