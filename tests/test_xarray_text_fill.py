@@ -15,7 +15,7 @@ pytest.importorskip("zarr")
 
 from xarray_checks import WRITERS, read  # noqa: E402
 
-from zarrx.errors import ArgumentTypeError, ZarrError  # noqa: E402
+from zarrx.errors import ArgumentTypeError  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning",
                                         "ignore::RuntimeWarning",
