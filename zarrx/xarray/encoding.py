@@ -26,7 +26,7 @@ import numpy as np
 
 from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError
 
-__all__ = ["DIMENSION_KEY", "NONE_NAME", "array_name", "encode_fill_attr", "decode_fill_attr",
+__all__ = ["DIMENSION_KEY", "NONE_NAME", "array_name", "check_name", "encode_fill_attr", "decode_fill_attr",
            "encode_attr", "check_attrs", "vlen_dtype", "storage_dtype", "cf_encode"]
 
 DIMENSION_KEY = "_ARRAY_DIMENSIONS"
@@ -37,6 +37,32 @@ NONE_NAME = "__values__"
 def array_name(name: Any) -> str:
     """The name of the array storing the variable ``name`` (a string, or None)."""
     return NONE_NAME if name is None else str(name)
+
+
+def check_name(name: str, zarr_format: int | None) -> None:
+    """ArgumentError naming the variable ``name`` when it cannot be stored as the array of that
+    name directly in its group: a ``/`` would store it in a sub-group, where xarray does not
+    read it back (engine "zarr" writes it there, and the variable is lost), and a backslash is
+    read as ``/`` in node paths; the name must also be a valid store key segment that is not a
+    metadata document's name, and in Zarr v3 not a name the Zarr v3 specification reserves."""
+    from zarrx.metadata.node_read import DOCUMENT_NAMES
+    from zarrx.store.inputs import key_problem
+
+    where = f"to_zarrx: variable {name!r}"
+    if "/" in name or "\\" in name:
+        found = "'/'" if "/" in name else "a backslash, which node paths read as '/'"
+        raise ArgumentError(f"{where}: expected a name without '/' or backslashes, found "
+                            f"{found}: the variable would be stored in a sub-group, where it "
+                            f"is not read back as a variable; rename it")
+    if (problem := key_problem(name, files=False)) is not None:
+        raise ArgumentError(f"{where}: the name is not a valid store key: {problem}")
+    if name in DOCUMENT_NAMES:
+        raise ArgumentError(f"{where}: expected a name that is not a metadata document's name "
+                            f"({', '.join(sorted(DOCUMENT_NAMES))})")
+    if zarr_format == 3 and (name.strip(".") == "" or name.startswith("__zarr")):
+        raise ArgumentError(f"{where}: expected a Zarr v3 node name not made only of periods "
+                            f"and not starting with '__zarr' (reserved by the Zarr v3 "
+                            f"specification)")
 
 
 def _b64(raw: bytes) -> str:

@@ -101,6 +101,18 @@ def _nat_as_integer(fill: Any, dtype: np.dtype) -> Any:
     return fill
 
 
+def _check_text_fill(var: Any, dtype: Any, data: Any, where: str) -> None:
+    """A bytes ``_FillValue`` (or ``missing_value``) of a variable stored as text is an
+    ArgumentTypeError: engine "zarr" stores its repr (``b"a"`` as the text ``"b'a'"``), and
+    taking it as the text it encodes would mask stored values that are that text."""
+    text = dtype is str or np.dtype(data.dtype if dtype is None else dtype).kind in "UT"
+    for key in ("_FillValue", "missing_value"):
+        value = var.encoding.get(key, var.attrs.get(key))
+        if text and isinstance(value, (bytes, np.bytes_)):
+            raise ArgumentTypeError(f"{where}: {key}: expected str for text (dtype "
+                                    f"{var.dtype}), found bytes {value!r}")
+
+
 def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
                    append_dim: Hashable | None, slices: dict,
                    write_empty: bool | None, given: bool = False) -> Plan:
@@ -124,6 +136,7 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         return Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
                      write_empty=write_empty)
     check_encoded_times(var, encoded, name)
+    _check_text_fill(var, dtype, data, where)
     if encoded.dtype.kind in "OT" and _is_dask(encoded.data) and not _is_dask(data):
         # dask values of Python objects (or StringDType text stored fixed-width) were computed
         # to find their type or width, as xarray's writer computes them: their blocks no longer

@@ -22,7 +22,7 @@ from zarrx.group import Group
 from zarrx.metadata.nodes import join
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
-from zarrx.xarray.encoding import array_name, check_attrs, encode_attr
+from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
@@ -100,6 +100,7 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             raise ArgumentTypeError(f"to_zarrx: invalid variable name {name!r}: expected a "
                                     "non-empty string or None, as xarray requires for zarr "
                                     "files")
+        check_name(array_name(name), zarr_format)
         check_attrs(ds.variables[name].attrs, f"to_zarrx: variable {name!r}")
         for dim in ds.variables[name].dims:
             if not isinstance(dim, str):    # (str() of it would come back: another name)
@@ -124,6 +125,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # group's creation checks in mode "w-": one batch; mode "w" reads them again to replace it)
     fmt, found = (grp.zarr_format, None) if grp is not None else \
         _new_format(store, mode, group, zarr_format, storage_options)
+    if fmt == 3 and zarr_format is None:    # (the format found: Zarr v3's reserved names)
+        for name in ds.variables:
+            check_name(array_name(name), fmt)
     if mode == "w":     # (the group is replaced before dask-backed variables compute)
         refuse_replaced_sources(ds.variables.items(), found.store,
                                 node_path(group, "to_zarrx", "group"), "to_zarrx")
@@ -194,11 +198,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     if append_dim is not None:
         claim_rows(grp, plans, str(append_dim))
     # the new variables' places and the nodes above them, read in one batch when the first
-    # is created (a variable whose name has a "/" is read alone: a variable created before
-    # it may be above it)
+    # is created (their names hold no "/": check_name)
     placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in plans
-                                    if p.create is not None and "/" not in p.name],
-                       replacing=True)
+                                    if p.create is not None], replacing=True)
     writes = [apply_plan(grp, plan, placed) for plan in plans]
     delayed = [w for w in writes if w is not None]
     if consolidated is not False:       # the whole hierarchy, from the store's root
