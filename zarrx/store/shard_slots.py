@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarrx.errors import ConflictError
 from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot, address_fields
-from zarrx.store.update import MAX_ATTEMPTS
 
 if TYPE_CHECKING:
     from zarrx.store.sharded import ShardedChunks
@@ -36,20 +34,7 @@ def read_slots(src: ShardedChunks, obj: tuple[int, ...], slots: np.ndarray
     the shard ``obj`` of a one-level sharded array: inner chunk ``i`` is
     ``buffer[starts[i]:starts[i] + lengths[i]]``, or missing when ``starts[i]`` is -1. None
     when the shard is not stored. A shard replaced while it is read is read again."""
-    for _ in range(MAX_ATTEMPTS):
-        snap = src.objects.snapshot(obj)
-        if snap is None:
-            return None
-        try:
-            with snap:
-                return _read(src, snap, obj, slots)
-        except ConflictError:
-            src._cache.pop_where(lambda k: k[0] == obj)      # the object changed: retry
-    key = src.objects.key(obj)
-    at = src.store.address(key)
-    raise ConflictError(f"{src.store!r}: cannot read shard {key!r}"
-                        f"{f' ({at})' if at else ''}: it changed during each of "
-                        f"{MAX_ATTEMPTS} reads")
+    return src.at_one_version(obj, lambda snap: _read(src, snap, obj, slots))  # type: ignore
 
 
 def _read(src: ShardedChunks, snap: ObjectSnapshot, obj: tuple[int, ...],

@@ -160,14 +160,19 @@ class ShardedChunks(ChunkSource):
     def _read_object(self, obj: Coords, requests: Sequence[ChunkRequest], slots: np.ndarray,
                      a: int, b: int, out: list, arena: object | None = None,
                      sizes: list | None = None) -> None:
+        self.at_one_version(obj, lambda snap: self._read_snapshot(
+            snap, obj, requests, slots, a, b, out, arena, sizes))
+
+    def at_one_version(self, obj: Coords, read: Callable[[ObjectSnapshot], object]) -> object:
+        """``read(snapshot)`` of the shard ``obj``, every byte of it from one version of the
+        shard: read again when the shard is replaced meanwhile. None when it is not stored."""
         for _ in range(MAX_ATTEMPTS):
             snap = self.objects.snapshot(obj)
             if snap is None:
-                return
+                return None
             try:
                 with snap:
-                    self._read_snapshot(snap, obj, requests, slots, a, b, out, arena, sizes)
-                return
+                    return read(snap)
             except ConflictError:
                 self._cache.pop_where(lambda k: k[0] == obj)     # the object changed: retry
         key = self.objects.key(obj)
