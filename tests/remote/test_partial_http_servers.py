@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from loopback import not_found, serving
+from loopback import answer, answer_range, not_found, serving
 
 import zarrx
 from zarrx.errors import ConflictError, RemoteAccessError, StoreError
@@ -49,12 +49,12 @@ class _PartialHandler(http.server.BaseHTTPRequestHandler):
         body = self.objects.get(name)
         if mode == "nosuffix-nohead":
             if self.command == "HEAD":
-                return self._answer(403, b"", [])
+                return answer(self, 403, b"", [])
             mode = "nosuffix"
         if mode == "forbidden" and body is None:
-            return self._answer(403, b"", [])
+            return answer(self, 403, b"", [])
         if mode == "html" and body is None:         # a host's page for any missing path
-            return self._answer(200, HTML_PAGE, [("Content-Type", "text/html")])
+            return answer(self, 200, HTML_PAGE, [("Content-Type", "text/html")])
         if body is None or mode not in ("nosuffix", "weak", "forbidden", "balanced", "html"):
             return not_found(self)
         etag = f'"{hashlib.md5(body).hexdigest()}"'
@@ -64,34 +64,11 @@ class _PartialHandler(http.server.BaseHTTPRequestHandler):
             etag = "W/" + etag
         if self.headers.get("If-Match") not in (None, etag) or \
                 mode == "weak" and self.headers.get("If-Match") is not None:
-            return self._answer(412, b"", [])
+            return answer(self, 412, b"", [])
         headers = [("ETag", etag), ("Accept-Ranges", "bytes")]
-        m = re.fullmatch(r"bytes=(\d*)-(\d*)", rng or "")
-        if m is None:
-            return self._answer(200, body, headers)
-        first, last = m.groups()
-        size = len(body)
-        if first == "":
-            if mode == "nosuffix" or size == 0:
-                return self._answer(416, b"", [("Content-Range", f"bytes */{size}")])
-            start, stop = max(size - int(last), 0), size
-        else:
-            start, stop = int(first), size if last == "" else min(int(last) + 1, size)
-        if start >= size:
-            return self._answer(416, b"", [("Content-Range", f"bytes */{size}")])
-        self._answer(206, body[start:stop],
-                     headers + [("Content-Range", f"bytes {start}-{stop - 1}/{size}")])
+        answer_range(self, body, headers, suffixes=mode != "nosuffix")
 
     do_HEAD = do_GET
-
-    def _answer(self, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command == "GET":
-            self.wfile.write(body)
 
 
 HTML_PAGE = b"<!doctype html><html><head><title>Not here</title></head></html>"

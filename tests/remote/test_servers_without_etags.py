@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 import pytest
-from loopback import not_found, serving
+from loopback import answer_range, not_found, serving
 
 import zarrx
 from zarrx.store import MemoryStore
@@ -54,30 +54,9 @@ class _NoETagHandler(http.server.BaseHTTPRequestHandler):
         headers = [("Accept-Ranges", "bytes")]
         if mode == "modified":
             headers.append(("Last-Modified", email.utils.formatdate(mtime, usegmt=True)))
-        m = re.fullmatch(r"bytes=(\d*)-(\d*)", self.headers.get("Range") or "")
-        if m is None:
-            return self._answer(200, body, headers)
-        first, last = m.groups()
-        size = len(body)
-        if first == "":
-            start, stop = max(size - int(last), 0), size
-        else:
-            start, stop = int(first), size if last == "" else min(int(last) + 1, size)
-        if start >= size:
-            return self._answer(416, b"", [("Content-Range", f"bytes */{size}")])
-        self._answer(206, body[start:stop],
-                     headers + [("Content-Range", f"bytes {start}-{stop - 1}/{size}")])
+        answer_range(self, body, headers)
 
     do_HEAD = do_GET
-
-    def _answer(self, status: int, body: bytes, headers: list[tuple[str, str]]) -> None:
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command == "GET":
-            self.wfile.write(body)
 
 
 def _objects(values: np.ndarray) -> dict[str, bytes]:
