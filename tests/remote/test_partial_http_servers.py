@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import http.server
-import re
 
 import numpy as np
 import pytest
