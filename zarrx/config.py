@@ -32,15 +32,21 @@ Settings:
   the read that decoded it and not kept, so each read of that shard reads its index again;
   ``0`` keeps none. Read at each use: lowering it drops the oldest indexes over it at the
   array's next index lookup.
+- ``decoded_shard_cache_bytes``: the bytes of decoded shards each open array whose shards are
+  encoded as a whole (a bytes-to-bytes codec such as ``zstd`` after ``sharding_indexed``) keeps
+  for its next reads (default 64 MiB; at most 4 shards either way, the most recently used). A
+  read decodes each such shard it touches once, whatever this is; a decoded shard larger than
+  this is then used by that read and not kept, so the next read of it decodes it again; ``0``
+  keeps none. Read at each use, as ``shard_index_cache_bytes`` is.
 
 Each setting starts from the environment variable ``ZARRX_<NAME>`` when it is set (read when
 zarrx is imported, and again by ``refresh()``): ``ZARRX_THREADS=4``, ``ZARRX_WRITE_EMPTY_CHUNKS=true``
 (``true``/``false``, ``1``/``0``, ``yes``/``no``, ``on``/``off``; the same for
 ``ZARRX_WRITE_BEHIND``), ``ZARRX_CONSISTENCY=none``,
 ``ZARRX_MEMORY_POOL=0``, ``ZARRX_MAX_METADATA_BYTES=268435456``,
-``ZARRX_SHARD_INDEX_CACHE_BYTES=0``; ``none`` (or an empty value) gives ``threads`` and ``memory_pool``
-their defaults. A value that does not parse is an :class:`~zarrx.errors.ArgumentError` naming
-the variable.
+``ZARRX_SHARD_INDEX_CACHE_BYTES=0``, ``ZARRX_DECODED_SHARD_CACHE_BYTES=0``; ``none`` (or an
+empty value) gives ``threads`` and ``memory_pool`` their defaults. A value that does not parse
+is an :class:`~zarrx.errors.ArgumentError` naming the variable.
 
 ``set`` takes keywords or, as zarr-python's ``zarr.config.set`` does, a mapping with dotted keys
 (nested mappings too). zarr-python's keys for the settings zarrx has are accepted as aliases:
@@ -66,7 +72,8 @@ __all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict", "memory_pool": None, "write_behind": True,
-             "max_metadata_bytes": 64 << 20, "shard_index_cache_bytes": 32 << 20}
+             "max_metadata_bytes": 64 << 20, "shard_index_cache_bytes": 32 << 20,
+             "decoded_shard_cache_bytes": 64 << 20}
 CONSISTENCY = ("strict", "none")
 #: zarr-python's dotted keys -> zarrx settings
 ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
@@ -140,7 +147,7 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
     if name == "max_metadata_bytes" and (
             not isinstance(value, int) or isinstance(value, bool) or value < 1):
         raise ArgumentError(f"{key}: expected an int >= 1 (bytes), found {value!r}")
-    if name == "shard_index_cache_bytes" and (
+    if name in ("shard_index_cache_bytes", "decoded_shard_cache_bytes") and (
             not isinstance(value, int) or isinstance(value, bool) or value < 0):
         raise ArgumentError(f"{key}: expected an int >= 0 (bytes), found {value!r}")
     return value
@@ -149,7 +156,8 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
 def _from_env(name: str, text: str) -> object:
     """The value the environment variable for setting ``name`` gives it, before checking."""
     word = text.strip().lower()
-    if name in ("threads", "memory_pool", "max_metadata_bytes", "shard_index_cache_bytes"):
+    if name in ("threads", "memory_pool", "max_metadata_bytes", "shard_index_cache_bytes",
+                "decoded_shard_cache_bytes"):
         if word in ("", "none", "null") and name in ("threads", "memory_pool"):
             return None
         try:

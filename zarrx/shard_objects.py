@@ -7,27 +7,30 @@ as the shard it encodes: a read fetches the whole stored object and decodes it (
 byte range the shard layer asked for), a write encodes the assembled shard. The shard layer
 above it is unchanged; the price is that a shard can only be read and written whole, as the
 codecs require. Generations are the stored objects' own, so conditional writes and snapshots
-keep their meaning. The last decoded shards are kept (four, or 64 MiB beyond the newest), by
-key and generation, so the index and the inner chunks of one shard cost one read and one
-decode.
+keep their meaning. A read of a shard through one snapshot (the index, then its inner chunks)
+fetches and decodes it once and holds the decoded bytes until the snapshot closes. Across reads
+the last decoded shards are kept, by key and generation: at most four, and at most
+``zarrx.config.decoded_shard_cache_bytes`` of them (64 MiB by default); a decoded shard larger
+than that is used by the read that decoded it and not kept.
 """
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 
+from zarrx import config
 from zarrx.codecs.base import BytesToBytesCodec
 from zarrx.codecs.registry import get_codec_class
 from zarrx.errors import CodecError, ZarrError
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store.base import ByteRange, Store, Versioned, as_buffer
+from zarrx.store.generations import conflict
+from zarrx.store.shard_index import IndexCache
+from zarrx.store.snapshots import HeldSnapshot, ObjectSnapshot, VersionedSnapshot
 from zarrx.size_limits import decoded_shard_limit, encoded_limit
 
 __all__ = ["EncodedObjects", "encoded_objects"]
 
-_KEEP = 4                    # decoded shards kept per view, at most
-_KEEP_BYTES = 64 << 20       # ... and at most this many bytes of them beyond the newest
+_KEEP = 4            # decoded shards kept per view, at most (and decoded_shard_cache_bytes)
 
 
 def encoded_objects(store: Store, meta: ArrayMeta, name: str) -> Store:
@@ -65,8 +68,7 @@ class EncodedObjects(Store):
         self.read_only = inner.read_only
         self.latency_bound = inner.latency_bound
         self.parallel_writes = inner.parallel_writes
-        self._kept: OrderedDict[tuple[str, Hashable], bytes] = OrderedDict()
-        self._lock = threading.Lock()
+        self._kept = IndexCache(_KEEP, _configured_budget)    # key -> (generation, bytes)
 
     @property
     def supports_conditional_writes(self) -> bool:  # type: ignore[override]
@@ -106,19 +108,8 @@ class EncodedObjects(Store):
             exc.key_noun = "shard"
         return exc.at(array=self.name, key=key)
 
-    def _remember(self, key: str, gen: Hashable, data: bytes) -> None:
-        with self._lock:
-            self._kept[(key, gen)] = data
-            self._kept.move_to_end((key, gen))
-            while len(self._kept) > _KEEP or (
-                    len(self._kept) > 1
-                    and sum(map(len, self._kept.values())) > _KEEP_BYTES + len(data)):
-                self._kept.popitem(last=False)
-
     def _forget(self, key: str) -> None:
-        with self._lock:
-            for k in [k for k in self._kept if k[0] == key]:
-                del self._kept[k]
+        self._kept.pop_where(lambda k: k == key)
 
     # -- reads ------------------------------------------------------------------------------
     def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
@@ -131,12 +122,20 @@ class EncodedObjects(Store):
             size = self.inner.getsize(key)
             raise self.stored.error(size if size is not None and size > self.stored.nbytes
                                     else None).at(array=self.name, key=key)
-        with self._lock:
-            data = self._kept.get((key, gen))
-        if data is None:
+        kept = self._kept.get(key, gen)
+        if kept is not None:
+            data = kept[0]
+        else:
             data = self._decode(raw, key)
-            self._remember(key, gen, data)
+            self._kept.put(key, gen, data, None)    # not kept when over the budget
         return (data if byte_range is None else byte_range.apply(data)), gen
+
+    def snapshot(self, key: str) -> ObjectSnapshot | None:
+        """A snapshot whose first read fetches and decodes the shard (or takes it from the
+        cache) and whose later reads are served from those decoded bytes, so the inner chunks
+        of one read cost no more decodes, whether or not the shard is kept after it."""
+        gen = self.inner.generation(key)
+        return None if gen is None else DecodedSnapshot(self, key, gen)
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         got = self.get_versioned(key, byte_range)
@@ -183,7 +182,34 @@ class EncodedObjects(Store):
         self.inner.delete_if(key, if_generation)
 
     def delete_prefix(self, prefix: str) -> None:
-        with self._lock:
-            self._kept.clear()
+        self._kept.clear()
         self.inner.delete_prefix(prefix)
+
+
+class DecodedSnapshot(VersionedSnapshot):
+    """A snapshot of one shard of an :class:`EncodedObjects` view at generation ``generation``:
+    its first read decodes the whole shard (through the view, so from its cache when kept
+    there), and every read until it closes cuts its ranges from those decoded bytes."""
+
+    store: EncodedObjects
+
+    def __init__(self, store: EncodedObjects, key: str, generation: Hashable) -> None:
+        super().__init__(store, key, generation)
+        self._held: HeldSnapshot | None = None
+
+    def read(self, ranges: Sequence[ByteRange | None]) -> list[bytes | bytearray | memoryview]:
+        if self._held is None:
+            got = self.store.get_versioned(self.key, None, if_generation=self.generation)
+            if got is None:
+                raise conflict(self.store, self.key, "read a snapshot of", "an object", None)
+            self._held = HeldSnapshot(self.key, got[0], got[1])
+            self.generation, self.size = got[1], len(got[0])
+        return self._held.read(ranges)
+
+    def close(self) -> None:
+        self._held = None
+
+
+def _configured_budget() -> int:
+    return config.get("decoded_shard_cache_bytes")  # type: ignore[return-value]
 

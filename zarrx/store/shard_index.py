@@ -243,7 +243,8 @@ class IndexCache:
     It holds at most ``capacity`` indexes and at most ``budget()`` bytes of them (the setting
     ``shard_index_cache_bytes``, read at each use): the newest index is always kept when it
     fits the budget alone, older ones are dropped until the rest fits too; an index larger
-    than the budget is used by the read that decoded it and not kept."""
+    than the budget is used by the read that decoded it and not kept. ``zarrx.shard_objects``
+    keeps decoded shards (bytes) in one, with a budget of its own."""
 
     def __init__(self, capacity: int = INDEX_CACHE_SIZE,
                  budget: Callable[[], int] | None = None) -> None:
@@ -307,8 +308,11 @@ def _configured_budget() -> int:
     return config.get("shard_index_cache_bytes")  # type: ignore[return-value]
 
 
-def _held(entries: np.ndarray) -> int:
-    """The bytes keeping ``entries`` keeps alive: its own, or those of the array it views."""
+def _held(entries: np.ndarray | bytes) -> int:
+    """The bytes keeping ``entries`` keeps alive: its own, or those of the array it views (a
+    bytes object, as the decoded shards of ``zarrx.shard_objects`` are, holds its length)."""
+    if not isinstance(entries, np.ndarray):
+        return memoryview(entries).nbytes
     owner: object = entries
     while isinstance(owner, np.ndarray) and owner.base is not None:
         owner = owner.base
