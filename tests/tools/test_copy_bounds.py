@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import tracemalloc
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ import pytest
 
 import zarrx
 from zarrx.errors import CodecError, MetadataError
-from zarrx.store import ZipStore
+from zarrx.store import Store, ZipStore
+from zarrx.store.base import ByteRange
 
 BIG = 256 << 20                 # what the hostile entry inflates to
 PEAK = 32 << 20                 # the most a refused copy may allocate
@@ -113,3 +115,36 @@ def test_a_copy_of_compressed_entries_within_their_bounds_keeps_every_byte(tmp_p
     assert report.objects == len(items)
     for name, value in items.items():
         assert (tmp_path / "out.zarr" / name).read_bytes() == value, name
+
+
+class _Unsized(Store):
+    """Objects in a dict, on a store that tells a size only by reading the object; records the
+    byte ranges read."""
+
+    def __init__(self, objects: dict[str, bytes]) -> None:
+        self.objects = objects
+        self.reads: list[tuple[str, ByteRange | None]] = []
+
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        self.reads.append((key, byte_range))
+        value = self.objects.get(key)
+        return value if value is None or byte_range is None else byte_range.apply(value)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return iter([k for k in self.objects if k.startswith(prefix)])
+
+
+def test_an_object_of_a_store_without_sizes_is_read_one_byte_past_its_bound(tmp_path):
+    """Where the store cannot tell a size without reading the object, the object is read up
+    to one byte past its bound and refused when longer."""
+    items = _archive(tmp_path)
+    store = _Unsized({**items, "a/c/0": items["a/c/0"] + bytes(5000)})
+    with pytest.raises(CodecError, match=re.escape(
+            "array 'a' chunk 'a/c/0': expected 1024 bytes for a chunk of shape (256,) and data "
+            "type int32, found more than 1024")):
+        zarrx.copy(store, str(tmp_path / "out.zarr"))
+    assert ("a/c/0", None) not in store.reads
+    assert ("a/c/0", ByteRange.trusted(0, 1025)) in store.reads
+    zarrx.copy(_Unsized(items), str(tmp_path / "kept.zarr"))
+    for name, value in items.items():
+        assert (tmp_path / "kept.zarr" / name).read_bytes() == value, name

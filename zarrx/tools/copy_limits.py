@@ -12,12 +12,13 @@ object that belongs to no array, is copied whole as it is.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from zarrx.array import Array
 from zarrx.errors import ZarrError
 from zarrx.metadata.json import max_document_bytes, too_large
 from zarrx.metadata.model import ArrayMeta
-from zarrx.metadata.nodes import V2_KEYS, V3_KEY, load_node
+from zarrx.metadata.nodes import V2_KEYS, V3_KEY, load_node, load_nodes
 from zarrx.shard_objects import EncodedObjects, encoded_objects
 from zarrx.size_limits import shard_limit, unit_limit
 from zarrx.store import Store
@@ -43,17 +44,24 @@ class ObjectLimits:
         if isinstance(node, Array):
             self._arrays[node.path] = _array_limit(store, node.metadata, node.path)
             return
+        found: dict[int, list[str]] = {3: [], 2: []}
         for key in keys:
             path, _, name = key.rpartition("/")
-            fmt = _ARRAY_DOCS.get(name)
-            if fmt is None or path in self._arrays:
-                continue
-            try:
-                meta = load_node(store, path, fmt)
-            except ZarrError:       # copied as it is, as the array cannot be read
-                continue
-            if isinstance(meta, ArrayMeta):
-                self._arrays[path] = _array_limit(store, meta, path)
+            if name in _ARRAY_DOCS:
+                found[_ARRAY_DOCS[name]].append(path)
+        for fmt in (3, 2):          # (v3 wins over v2, as readers have it)
+            paths = [p for p in found[fmt] if p not in self._arrays]
+            try:                    # the documents read together (one batch on a network)
+                batch: Any = load_nodes(store, paths, fmt)
+            except ZarrError:       # one of them cannot be read: each on its own
+                batch = None
+            for path in paths:
+                try:
+                    meta = load_node(store, path, fmt) if batch is None else batch[path]
+                except ZarrError:   # copied as it is, as the array cannot be read
+                    continue
+                if isinstance(meta, ArrayMeta):
+                    self._arrays[path] = _array_limit(store, meta, path)
 
     def limit(self, key: str) -> SizeLimit | None:
         """The bound of the object at ``key``; None when it has none."""
