@@ -21,8 +21,8 @@ from zarrx.errors import NodeExistsError, ZarrError
 from zarrx.info import human_bytes
 from zarrx.metadata import nodes
 from zarrx.metadata.leftovers import clear_leftovers
-from zarrx.metadata.nodes import V2_KEYS, V3_KEY
 from zarrx.store import Store, ZipStore
+from zarrx.tools.copy_limits import DOCUMENTS as _DOCS, ObjectLimits
 from zarrx.tools.location import check_overwrite_destination, check_zip_destination, \
     open_node, overlap, release, resolve, side_options, writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
@@ -37,7 +37,6 @@ BATCH = 16
 BATCH_BYTES = 32 << 20
 #: keys whose sizes are asked for at once (one ``getsize_many``)
 SIZED = 256
-_DOCS = frozenset((V3_KEY, *V2_KEYS, ".zmetadata"))
 
 
 @dataclass
@@ -107,13 +106,22 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         bar.start(total, f"copy {src.name}")
         lock = threading.Lock()
         target = dst
+        limits = ObjectLimits(src.store, node, keys)
+        whole = src.store.reads_are_views           # (a whole object costs no more than a range)
 
-        def move(batch: list[str]) -> None:
-            values = src.store.get_many([(k, None) for k in batch])
+        def move(batch: list[tuple[str, int | None]]) -> None:
+            lims = [limits.limit(key) for key, _ in batch]
+            for (key, size), lim in zip(batch, lims):
+                if lim is not None and size is not None and size > lim.nbytes:
+                    raise limits.error(key, size)   # refused unread
+            values = src.store.get_many([(key, None if lim is None or whole else lim.head)
+                                         for (key, _), lim in zip(batch, lims)])
             out = []
-            for key, value in zip(batch, values):
+            for (key, size), lim, value in zip(batch, lims, values):
                 if value is None:                   # removed since it was listed
                     continue
+                if lim is not None and len(value) > lim.nbytes:
+                    raise limits.error(key, size)
                 rel = key[len(prefix):]
                 out.append((f"{target.path}/{rel}" if target.path else rel, value))
             target.store.set_many(out)
@@ -125,8 +133,8 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
 
         def write() -> None:
             run_parallel(move, _batches(src.store, data), workers_for(workers))
-            for doc in docs:
-                move([doc])
+            for doc in _batches(src.store, docs, 1):
+                move(doc)
 
         if dst.path and not isinstance(dst.store, ZipStore):
             nodes.write_subtree(dst.store, dst.path, write)   # consolidated metadata in step
@@ -145,25 +153,26 @@ def _done(report: CopyReport, t0: float) -> CopyReport:
     return report
 
 
-def _batches(store: Store, keys: list[str]) -> Iterator[list[str]]:
-    """``keys`` in batches of at most ``BATCH`` objects adding up to at most ``BATCH_BYTES``
-    (an object larger is a batch of its own), drawn lazily, so the copy holds a few batches'
-    bytes whatever the size of the objects. A store that tells a size only by reading the
-    object (the base ``Store.getsize``) gets batches of ``BATCH`` keys."""
+def _batches(store: Store, keys: list[str], most: int = BATCH
+             ) -> Iterator[list[tuple[str, int | None]]]:
+    """``keys``, each with its size (None: not asked for), in batches of at most ``most``
+    objects adding up to at most ``BATCH_BYTES`` (an object larger is a batch of its own),
+    drawn lazily, so the copy holds a few batches' bytes whatever the size of the objects. A
+    store that tells a size only by reading the object (the base ``Store.getsize``) gets
+    batches of ``most`` keys, their sizes not asked for."""
     if type(store).getsize is Store.getsize:
-        for i in range(0, len(keys), BATCH):
-            yield keys[i:i + BATCH]
+        for i in range(0, len(keys), most):
+            yield [(k, None) for k in keys[i:i + most]]
         return
-    batch: list[str] = []
+    batch: list[tuple[str, int | None]] = []
     held = 0
     for i in range(0, len(keys), SIZED):
         part = keys[i:i + SIZED]
         for key, size in zip(part, store.getsize_many(part)):
-            size = size or 0
-            if batch and (len(batch) == BATCH or held + size > BATCH_BYTES):
+            if batch and (len(batch) == most or held + (size or 0) > BATCH_BYTES):
                 yield batch
                 batch, held = [], 0
-            batch.append(key)
-            held += size
+            batch.append((key, size))
+            held += size or 0
     if batch:
         yield batch

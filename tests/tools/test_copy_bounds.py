@@ -1,0 +1,150 @@
+"""``zarrx.copy`` bounds each object it reads as readers do: a zip entry of a chunk or shard
+that inflates past the largest its array's codecs produce (a few hundred bytes of bzip2 or
+deflate inflating to 256 MiB of zeros) is refused, unread, naming its key, its size and the
+bound (before: inflated whole and copied, 823 MB of peak resident memory for a 703-byte
+archive)."""
+from __future__ import annotations
+
+import re
+import tracemalloc
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import CodecError, MetadataError
+from zarrx.store import Store, ZipStore
+from zarrx.store.base import ByteRange
+
+BIG = 256 << 20                 # what the hostile entry inflates to
+PEAK = 32 << 20                 # the most a refused copy may allocate
+
+
+def _archive(tmp_path: Path) -> dict[str, bytes]:
+    """The entries of a group holding a plain array ``a`` and a sharded array ``s``."""
+    path = tmp_path / "ok.zip"
+    store = ZipStore(path, mode="w")
+    g = zarrx.create_group(store)
+    g.create_array("a", shape=(256,), chunks=(256,), dtype="i4", compressors=None)[:] = 1
+    g.create_array("s", shape=(64,), chunks=(8,), shards=(32,), dtype="i4",
+                   compressors=None)[:] = np.arange(64)
+    store.close()
+    with zipfile.ZipFile(path) as zin:
+        return {name: zin.read(name) for name in zin.namelist()}
+
+
+def _hostile(tmp_path: Path, items: dict[str, bytes], key: str, method: int) -> Path:
+    """The archive of ``items`` with the entry at ``key`` replaced by ``BIG`` bytes of zeros
+    compressed by ``method``."""
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", compression=method) as zout:
+        for name, value in items.items():
+            if name != key:
+                zout.writestr(name, value)
+        with zout.open(key, "w", force_zip64=True) as w:
+            block = bytes(1 << 24)
+            for _ in range(BIG // len(block)):
+                w.write(block)
+    return path
+
+
+def _inflated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the zip entries inflated from now on."""
+    from zarrx.store import zipread
+    names: list[str] = []
+    real = zipread.Reader._blocks
+    monkeypatch.setattr(zipread.Reader, "_blocks",
+                        lambda self, fp, info, *a: names.append(info.filename)
+                        or real(self, fp, info, *a))
+    return names
+
+
+def _refused(src: Path, dst: Path, error: type, message: str) -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(error, match=re.escape(message)):
+            zarrx.copy(str(src), str(dst))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < PEAK, f"the refused copy allocated {peak} bytes at its peak"
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2],
+                         ids=["deflate", "bzip2"])
+def test_a_chunk_entry_inflating_past_its_bound_is_refused_unread(tmp_path, monkeypatch,
+                                                                   method):
+    path = _hostile(tmp_path, _archive(tmp_path), "a/c/0", method)
+    inflated = _inflated(monkeypatch)
+    _refused(path, tmp_path / "out.zarr", CodecError,
+             f"array 'a' chunk 'a/c/0': expected 1024 bytes for a chunk of shape (256,) and "
+             f"data type int32, found {BIG}")
+    assert "a/c/0" not in inflated
+
+
+def test_a_shard_entry_inflating_past_its_bound_is_refused_unread(tmp_path, monkeypatch):
+    path = _hostile(tmp_path, _archive(tmp_path), "s/c/1", zipfile.ZIP_BZIP2)
+    inflated = _inflated(monkeypatch)
+    _refused(path, tmp_path / "out.zip", CodecError,
+             f"array 's' shard 's/c/1': {BIG} bytes stored, more than the 196 bytes a shard "
+             f"can take")
+    assert "s/c/1" not in inflated
+
+
+def test_a_metadata_entry_past_the_document_limit_is_refused_unread(tmp_path, monkeypatch):
+    """The attributes of the array ``a`` (a document no reader of the group reads first)."""
+    path = _hostile(tmp_path, _archive(tmp_path), "a/zarr.json", zipfile.ZIP_DEFLATED)
+    inflated = _inflated(monkeypatch)
+    with zarrx.config.set(max_metadata_bytes=1 << 20):
+        _refused(path, tmp_path / "out.zarr", MetadataError,
+                 f"a/zarr.json: expected a document of at most {1 << 20} bytes, found {BIG} "
+                 f"bytes")
+    assert "a/zarr.json" not in inflated
+
+
+def test_a_copy_of_compressed_entries_within_their_bounds_keeps_every_byte(tmp_path):
+    items = _archive(tmp_path)
+    src = tmp_path / "deflated.zip"
+    with zipfile.ZipFile(src, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        for name, value in items.items():
+            zout.writestr(name, value)
+    report = zarrx.copy(str(src), str(tmp_path / "out.zarr"))
+    assert report.objects == len(items)
+    for name, value in items.items():
+        assert (tmp_path / "out.zarr" / name).read_bytes() == value, name
+
+
+class _Unsized(Store):
+    """Objects in a dict, on a store that tells a size only by reading the object; records the
+    byte ranges read."""
+
+    def __init__(self, objects: dict[str, bytes]) -> None:
+        self.objects = objects
+        self.reads: list[tuple[str, ByteRange | None]] = []
+
+    def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
+        self.reads.append((key, byte_range))
+        value = self.objects.get(key)
+        return value if value is None or byte_range is None else byte_range.apply(value)
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        return iter([k for k in self.objects if k.startswith(prefix)])
+
+
+def test_an_object_of_a_store_without_sizes_is_read_one_byte_past_its_bound(tmp_path):
+    """Where the store cannot tell a size without reading the object, the object is read up
+    to one byte past its bound and refused when longer."""
+    items = _archive(tmp_path)
+    store = _Unsized({**items, "a/c/0": items["a/c/0"] + bytes(5000)})
+    with pytest.raises(CodecError, match=re.escape(
+            "array 'a' chunk 'a/c/0': expected 1024 bytes for a chunk of shape (256,) and data "
+            "type int32, found more than 1024")):
+        zarrx.copy(store, str(tmp_path / "out.zarr"))
+    assert ("a/c/0", None) not in store.reads
+    assert ("a/c/0", ByteRange.trusted(0, 1025)) in store.reads
+    zarrx.copy(_Unsized(items), str(tmp_path / "kept.zarr"))
+    for name, value in items.items():
+        assert (tmp_path / "kept.zarr" / name).read_bytes() == value, name
