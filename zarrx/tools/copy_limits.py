@@ -3,11 +3,13 @@
 A copy reads each object whole, so an object longer than anything its array could have written
 would cost what it is long: a chunk entry of a zip archive of 1.6 KB of bzip2 inflates to
 1.6 GB. Each object is therefore bounded as readers bound it (:mod:`zarrx.size_limits`): a
-chunk or shard by the largest size its array's codecs can produce, a metadata document by
-``max_metadata_bytes``. One whose size the store gives as larger is refused unread; one whose
-size the store cannot tell is read up to one byte past the bound and refused when longer. An
+chunk by the largest size its array's codecs can produce, a shard encoded as a whole likewise,
+a metadata document by ``max_metadata_bytes``. One whose size the store gives as larger is
+refused unread; one whose size the store cannot tell is read up to one byte past the bound and
+refused when longer. A shard of inner chunks has no bound below its length (it may hold unused
+bytes between them, which readers skip by its index) and is copied whole as it is, as is an
 object of an array whose codecs zarrx cannot resolve (or whose metadata it cannot read), and an
-object that belongs to no array, is copied whole as it is.
+object that belongs to no array.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from zarrx.metadata.json import max_document_bytes, too_large
 from zarrx.metadata.model import ArrayMeta
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY, load_node, load_nodes
 from zarrx.shard_objects import EncodedObjects, encoded_objects
-from zarrx.size_limits import shard_limit, unit_limit
+from zarrx.size_limits import unit_limit
 from zarrx.store import Store
 from zarrx.store.base import address_fields
 from zarrx.store.chunks import SizeLimit
@@ -99,6 +101,8 @@ def _array_limit(store: Store, meta: ArrayMeta, path: str) -> SizeLimit | None:
         objects = encoded_objects(store, meta, path)
         if isinstance(objects, EncodedObjects):     # shards encoded as a whole
             return objects.stored
-        return shard_limit(meta, path)
+        # a shard may hold unused bytes between its inner chunks (what writers updating it in
+        # place leave), which readers skip by its index: it has no bound below its length
+        return None
     except ZarrError:
         return None
