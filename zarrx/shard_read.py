@@ -14,6 +14,7 @@ and a few int64 arrays over its inner chunks (about 40 bytes per inner chunk), p
 from __future__ import annotations
 
 import itertools
+import threading
 from math import prod
 from typing import Any
 
@@ -35,9 +36,11 @@ SLAB_CHUNKS = 1 << 16
 
 def _eligible(io: ArrayIO) -> bool:
     """Whether the array's reads may take this path: a regular grid of one level of shards
-    over small inner chunks of fixed-size items, in the array's axis order."""
+    over small inner chunks of fixed-size items, in the array's axis order, of at most 32
+    dimensions (a slab's cells take two axes per dimension, numpy at most 64)."""
     src = io.source
     if io.units_per_object <= 1 or not io.regular or not io.chunk_shape or io.object_chunks \
+            or 2 * len(io.chunk_shape) > 64 \
             or io.fill_bytes is None or len(getattr(src, "levels", ())) != 1 \
             or getattr(src, "_perm", 0) is not None:
         return False
@@ -59,14 +62,29 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     objs = list(itertools.product(*[range(a // s, (b - 1) // s + 1)
                                     for (a, b), s in zip(box, span)]))
 
+    failed: list = [len(objs), None]           # the first shard failing, and its error
+    lock = threading.Lock()
+
     def one(i: int) -> None:
-        _read_shard(io, objs[i], box, target)
+        # with threads, shards after one that failed are skipped and those before it finish,
+        # so that the error raised is always that of the first shard failing, as in order
+        if i < failed[0]:
+            try:
+                _read_shard(io, objs[i], box, target)
+            except BaseException as exc:
+                with lock:
+                    if i < failed[0]:
+                        failed[:] = [i, exc]
 
     if len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound:
         _pool.run_shared(one, len(objs))
     else:
         for i in range(len(objs)):
             one(i)
+            if failed[1] is not None:
+                break
+    if failed[1] is not None:
+        raise failed[1]
     return True
 
 

@@ -43,9 +43,11 @@ def _read(src: ShardedChunks, snap: ObjectSnapshot, obj: tuple[int, ...],
     fmt = src.formats[0]
     held = False
     if snap.whole_reads and snap.size is not None and snap.size <= WHOLE_READ_MAX and \
-            2 * len(slots) >= fmt.n and src._cache.get((obj,), snap.generation) is None:
+            2 * len(slots) >= fmt.n and \
+            int(slots.min()) + (fmt.n - 1 - int(slots.max())) <= fmt.n // 16 and \
+            src._cache.get((obj,), snap.generation) is None:
         # as ShardedChunks._whole: one read of the object where the index and the chunks
-        # would take two
+        # would take two, and span nearly all of it
         snap = HeldSnapshot(snap.key, snap.read([None])[0], snap.generation)
         held = True
     entries = src._index(snap, (obj,), 0, 0, snap.size)
