@@ -262,6 +262,9 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
     else:
         chunk = io.work_chunk(shape, fill=False)
         plan.decode(old, chunk)
+        if chunk.dtype == np.bool_:     # bytes other than 0 and 1 another writer stored
+            items = chunk.view(np.uint8)
+            np.minimum(items, 1, out=items)
         _put(chunk, p, src, fields)
     if not io.write_empty_chunks and io.is_fill(chunk):
         return None
