@@ -147,28 +147,33 @@ def test_threads_keep_the_accounting_exact(big_index_array):
     assert cache.nbytes == sum(e[1].nbytes for e in cache._data.values()) <= budget
 
 
+BUDGETS = ["shard_index_cache_bytes", "decoded_shard_cache_bytes"]
+
+
+@pytest.mark.parametrize("name", BUDGETS)
 @pytest.mark.parametrize("value", [-1, 1.5, True, "32"])
-def test_the_budget_must_be_a_non_negative_int(value):
-    with pytest.raises(ArgumentError, match="shard_index_cache_bytes: expected an int >= 0"):
-        zarrx.config.set(shard_index_cache_bytes=value)
+def test_the_budget_must_be_a_non_negative_int(name, value):
+    with pytest.raises(ArgumentError, match=f"{name}: expected an int >= 0"):
+        zarrx.config.set(**{name: value})
 
 
-def test_the_budget_starts_from_its_environment_variable():
+@pytest.mark.parametrize("name", BUDGETS)
+def test_the_budget_starts_from_its_environment_variable(name):
+    """Both budgets are read from their environment variables when zarrx is imported."""
     import os
     import subprocess
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZARRX_")}
-    code = "import zarrx; print(zarrx.config.shard_index_cache_bytes)"
+    var = "ZARRX_" + name.upper()
+    code = f"import zarrx; print(zarrx.config.{name})"
     for value, shown in (("0", "0"), (" 1048576 ", "1048576")):
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env={**env, "PYTHONPATH": root,
-                                   "ZARRX_SHARD_INDEX_CACHE_BYTES": value}, timeout=120)
+                              env={**env, "PYTHONPATH": root, var: value}, timeout=120)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == shown
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": root, "ZARRX_SHARD_INDEX_CACHE_BYTES": "x"},
-                          timeout=120)
+                          env={**env, "PYTHONPATH": root, var: "x"}, timeout=120)
     assert done.returncode != 0
-    assert "ZARRX_SHARD_INDEX_CACHE_BYTES: expected an int >= 0 (bytes), found 'x'" in done.stderr
+    assert f"{var}: expected an int >= 0 (bytes), found 'x'" in done.stderr

@@ -19,6 +19,8 @@ from zarrx.errors import CodecError, MetadataError
 from zarrx.store import Store, ZipStore
 from zarrx.store.base import ByteRange
 
+from test_stored_limits import _inflations
+
 BIG = 256 << 20                 # what the hostile entry inflates to
 PEAK = 32 << 20                 # the most a refused copy may allocate
 
@@ -51,17 +53,6 @@ def _hostile(tmp_path: Path, items: dict[str, bytes], key: str, method: int) -> 
     return path
 
 
-def _inflated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the zip entries inflated from now on."""
-    from zarrx.store import zipread
-    names: list[str] = []
-    real = zipread.Reader._blocks
-    monkeypatch.setattr(zipread.Reader, "_blocks",
-                        lambda self, fp, info, *a: names.append(info.filename)
-                        or real(self, fp, info, *a))
-    return names
-
-
 def _refused(src: Path, dst: Path, error: type, message: str) -> None:
     tracemalloc.start()
     try:
@@ -78,7 +69,7 @@ def _refused(src: Path, dst: Path, error: type, message: str) -> None:
 def test_a_chunk_entry_inflating_past_its_bound_is_refused_unread(tmp_path, monkeypatch,
                                                                    method):
     path = _hostile(tmp_path, _archive(tmp_path), "a/c/0", method)
-    inflated = _inflated(monkeypatch)
+    inflated = _inflations(monkeypatch)
     _refused(path, tmp_path / "out.zarr", CodecError,
              f"array 'a' chunk 'a/c/0': expected 1024 bytes for a chunk of shape (256,) and "
              f"data type int32, found {BIG}")
@@ -103,7 +94,7 @@ def test_a_shard_holding_unused_bytes_is_copied_byte_for_byte(tmp_path):
 def test_a_metadata_entry_past_the_document_limit_is_refused_unread(tmp_path, monkeypatch):
     """The attributes of the array ``a`` (a document no reader of the group reads first)."""
     path = _hostile(tmp_path, _archive(tmp_path), "a/zarr.json", zipfile.ZIP_DEFLATED)
-    inflated = _inflated(monkeypatch)
+    inflated = _inflations(monkeypatch)
     with zarrx.config.set(max_metadata_bytes=1 << 20):
         _refused(path, tmp_path / "out.zarr", MetadataError,
                  f"a/zarr.json: expected a document of at most {1 << 20} bytes, found {BIG} "
