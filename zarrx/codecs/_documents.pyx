@@ -13,6 +13,8 @@ included). A truncated or malformed text is counted as far as it goes; the parse
 errors.
 """
 
+from zarrx._clib.zx_jsontext cimport zx_skip_string
+
 
 def json_values(const unsigned char[::1] data):
     """An upper bound of the values (and object keys) the JSON text ``data`` parses into."""
@@ -25,13 +27,7 @@ def json_values(const unsigned char[::1] data):
             if c == 44 or c == 58 or c == 91 or c == 123:   # ',' ':' '[' '{'
                 values += 1
             elif c == 34:                                   # '"': a string literal
-                while i < n:
-                    c = data[i]
-                    i += 1
-                    if c == 92:                             # '\\': the next one is escaped
-                        i += 1
-                    elif c == 34:
-                        break
+                i = zx_skip_string(data, i, n)
     return values
 
 

@@ -15,6 +15,8 @@ value nested past the interpreter's recursion limit raises RecursionError.
 from cpython.object cimport Py_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND
 
+from zarrx._clib.zx_jsontext cimport zx_skip_string
+
 
 cdef extern from "Python.h":
     # the interpreter's recursion limit, as a recursive Python function has it: a value nested
@@ -39,13 +41,7 @@ def scan(const unsigned char[::1] data):
             elif c == 93 or c == 125:           # ']' '}'
                 depth -= 1
             elif c == 34:                       # '"': a string literal
-                while i < n:
-                    c = data[i]
-                    i += 1
-                    if c == 92:                 # '\\': the next character is escaped
-                        i += 1
-                    elif c == 34:
-                        break
+                i = zx_skip_string(data, i, n)
                 while i < n and (data[i] == 32 or data[i] == 9 or data[i] == 10
                                  or data[i] == 13):
                     i += 1
