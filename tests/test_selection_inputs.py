@@ -117,3 +117,18 @@ def test_a_broadcast_mask_selects_and_writes_what_numpy_does(core):
         flag = np.broadcast_to(np.array(rng.random() < 0.5), (shape[ax],))
         sel = (slice(None),) * ax + (flag,)
         assert z.oindex[sel].tolist() == a[sel].tolist()
+
+
+@pytest.mark.parametrize("sel", [None, (Ellipsis, None), 0, [0], slice(None), np.array(0),
+                                 (Ellipsis, Ellipsis)],
+                         ids=["None", "Ellipsis-None", "int", "list", "slice", "0-d-int", "two-Ellipsis"])
+def test_a_coordinate_selection_of_a_0d_array_is_refused_as_one(sel):
+    z = zarrx.create_array(MemoryStore(), shape=(), dtype="i4", fill_value=3)
+    # before: the orthogonal parser's IndexingError ("orthogonal selection: newaxis (None)...")
+    with pytest.raises(VindexInvalidSelectionError,
+                       match=r"coordinate selection of a 0-d array: expected \(\), \.\.\. or a "
+                             r"0-d boolean mask, found "):
+        z.vindex[sel]
+    with pytest.raises(VindexInvalidSelectionError, match="coordinate selection of a 0-d"):
+        z.set_coordinate_selection(sel, 1)
+    assert z.vindex[()] == z.vindex[...] == z.get_coordinate_selection((Ellipsis,)) == 3

@@ -269,6 +269,11 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
                 raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
                                                   f"found {a.shape}")
             return parse_mask(a, shape)
+    if ndim == 0:           # the one cell, its axes none
+        if all(s is Ellipsis for s in sel) and len(sel) <= 1:
+            return [], ()
+        raise VindexInvalidSelectionError(f"coordinate selection of a 0-d array: expected (), "
+                                          f"... or a 0-d boolean mask, found {short(sel)}")
     if len(sel) != ndim:
         raise VindexInvalidSelectionError(f"coordinate selection: expected {ndim} index arrays "
                                           f"(one per axis), found {len(sel)}")
