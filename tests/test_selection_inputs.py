@@ -10,6 +10,7 @@ import pytest
 import zarrx
 from zarrx.errors import IndexingError, SelectionSizeError, VindexInvalidSelectionError
 from zarrx.store import MemoryStore
+from zarrx.store.counting import CountingStore
 
 EMPTY = np.array([], dtype=np.float64)
 READS = {
@@ -132,3 +133,32 @@ def test_a_coordinate_selection_of_a_0d_array_is_refused_as_one(sel):
     with pytest.raises(VindexInvalidSelectionError, match="coordinate selection of a 0-d"):
         z.set_coordinate_selection(sel, 1)
     assert z.vindex[()] == z.vindex[...] == z.get_coordinate_selection((Ellipsis,)) == 3
+
+
+def test_selections_of_a_huge_grid_cost_the_chunks_they_touch():
+    """A selection of few cells of a 2**62-cell array reads one object per chunk it touches,
+    and nothing per chunk of the grid it skips, whatever the selection kind."""
+    store = CountingStore(MemoryStore())
+    z = zarrx.create_array(store, name="z", shape=(2**62,), chunks=(2**20,), dtype="i4",
+                           fill_value=7)
+    y = zarrx.create_array(store, name="y", shape=(2**31, 2**31), chunks=(2**8, 2**8),
+                           dtype="i4", fill_value=7)
+    reads = {
+        "step": (lambda: z[::2**50], 4096),
+        "negative-step": (lambda: z[::-2**52], 1024),
+        "step-2d": (lambda: y[::2**25, -1::-2**26], 64 * 32),
+        "oindex": (lambda: y.oindex[[0, 2**31 - 1, 2**30], [5, -1]], 6),
+        "vindex": (lambda: y.vindex[[0, 2**31 - 1, 2**30], [5, -1, 0]], 3),
+        "blocks": (lambda: y.blocks[2**23 - 1, 5:7], 2),
+    }
+    for name, (read, chunks) in reads.items():
+        store.reset()
+        got = read()
+        assert (got == 7).all(), name
+        assert store.counts["get"] == chunks, name
+    store.reset()
+    y.vindex[[2**31 - 1, 0], [0, 2**31 - 1]] = [1, 2]
+    z[::2**61] = 3
+    assert store.counts["set"] == 4
+    assert y.vindex[[2**31 - 1, 0], [0, 2**31 - 1]].tolist() == [1, 2]
+    assert z[::2**61].tolist() == [3, 3]
