@@ -162,3 +162,26 @@ def test_selections_of_a_huge_grid_cost_the_chunks_they_touch():
     assert store.counts["set"] == 4
     assert y.vindex[[2**31 - 1, 0], [0, 2**31 - 1]].tolist() == [1, 2]
     assert z[::2**61].tolist() == [3, 3]
+
+
+@pytest.mark.parametrize("dtype", ["u8", "i8", "u4", "i1"])
+def test_a_broadcast_index_array_too_long_for_memory_is_a_selection_size_error(dtype):
+    z = zarrx.create_array(MemoryStore(), shape=(2**62,), chunks=(2**20,), dtype="i4")
+    index = np.broadcast_to(np.array(5, dtype), (2**40,))
+    # before (uint64): a numpy MemoryError, from a 1 TiB comparison made before the copy
+    for read in (lambda: z.oindex[index], lambda: z.vindex[index], lambda: z[index]):
+        with pytest.raises(SelectionSizeError, match=f"index array on axis 0: {2**40} positions"):
+            read()
+
+
+def test_an_index_past_2_63_is_named_whatever_the_array_layout():
+    z = small()
+    for index, bad in ((np.array([1, 2**64 - 1], "u8"), 2**64 - 1),
+                       (np.array([[1], [2**63]], "u8"), 2**63),
+                       (np.broadcast_to(np.array(7, "i1"), (5,)), 7)):
+        with pytest.raises(zarrx.errors.BoundsCheckError,
+                           match=f"index {bad} is out of bounds for axis 1 with size 4"):
+            z[:, index]
+        with pytest.raises(zarrx.errors.BoundsCheckError,
+                           match=f"index {bad} is out of bounds for axis 0 with size 3"):
+            z.vindex[index, 0]

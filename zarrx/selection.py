@@ -59,28 +59,32 @@ def _expand(sel: Any, ndim: int, allow_new: bool, what: str) -> tuple:
     return sel + fill
 
 
-_INT64_MAX = np.iinfo(np.int64).max
-
-
 def positions(arr: Any, size: int, axis: int) -> np.ndarray:
     """An int64 C-contiguous copy of ``arr`` with negatives wrapped; raises IndexingError naming
-    the first out-of-range value."""
+    the first out-of-range value. Costs the copy: nothing else is as large as ``arr``'s
+    positions (a broadcast view of few stored values may stand for many)."""
     src = np.asarray(arr)
-    if src.dtype.kind == "u" and src.dtype.itemsize >= 8 and src.size \
-            and (big := src.reshape(-1) > _INT64_MAX).any():    # would wrap to negatives
-        raise BoundsCheckError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
-                               f"axis {axis} with size {size}")
     try:
         a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
     except (MemoryError, ValueError):      # numpy: ValueError when past 2**63-1 bytes
         raise SelectionSizeError(f"index array on axis {axis}: {src.size} positions "
                                  f"({src.size * 8} bytes as int64) do not fit in memory; "
                                  f"select less at a time") from None
+    if src.dtype.kind == "u" and src.dtype.itemsize >= 8 and a.size:
+        wrapped = np.flatnonzero(a < 0)     # past 2**63-1: wrapped to negatives by the copy
+        if wrapped.size:
+            raise BoundsCheckError(f"index {_item(src, int(wrapped[0]))} is out of bounds for "
+                                   f"axis {axis} with size {size}")
     bad = _indexing.wrap_positions(a, size)
     if bad >= 0:
-        raise BoundsCheckError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
-                               f"axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {_item(src, bad)} is out of bounds for axis {axis} "
+                               f"with size {size}")
     return a
+
+
+def _item(a: np.ndarray, flat: int) -> Any:
+    """Item ``flat`` (C order) of ``a``, without a flattened copy of ``a``."""
+    return a[np.unravel_index(flat, a.shape)] if a.ndim else a[()]
 
 
 def _parse_int(s: Any, size: int, axis: int) -> int:
