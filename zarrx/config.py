@@ -197,6 +197,14 @@ def _pool_changed() -> None:
         apply()
 
 
+def machine_memory() -> int:
+    """The machine's memory in bytes (0 when it cannot be told)."""
+    try:
+        return max(0, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
 def pool_limit() -> int:
     """``memory_pool`` in bytes: its value (at most ``sys.maxsize``: more than any process can
     hold), or by default an eighth of the machine's memory, at most 1 GiB (256 MiB when the
@@ -207,10 +215,7 @@ def pool_limit() -> int:
     if value is not None:
         return min(value, sys.maxsize)          # any more is more than a machine has
     if _machine_pool is None:
-        try:
-            total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        except (ValueError, OSError, AttributeError):
-            total = 2 << 30
+        total = machine_memory() or 2 << 30
         # with room for the page each pooled read output keeps before its data (at most
         # _POOL_HEADERS of them), so that an output of the whole default size is kept
         _machine_pool = min(1 << 30, max(0, total // 8)) + _POOL_HEADERS

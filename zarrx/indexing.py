@@ -196,11 +196,7 @@ def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = 
     elif kind == "orthogonal":
         plan = _plan_outer(parse_orthogonal(selection, g.shape), g, kind)
     elif kind == "coordinate":
-        if g.ndim == 0 and kind_of(selection, ()) != "mask":
-            parse_orthogonal(selection, g.shape)     # () or ...: the one cell
-            plan = _plan_points([], (), g, kind)
-        else:
-            plan = _plan_points(*parse_coordinate(selection, g.shape), g, kind)
+        plan = _plan_points(*parse_coordinate(selection, g.shape), g, kind)
     elif kind == "mask":
         plan = _plan_points(*parse_mask(selection, g.shape), g, kind)
     elif kind == "block":

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _indexing
+from zarrx import _indexing, config
 from zarrx.errors import (BoundsCheckError, IndexingError, IndexingTypeError,
                           IndexingValueError, SelectionSizeError, VindexInvalidSelectionError)
 from zarrx.metadata._util import short
@@ -59,28 +59,32 @@ def _expand(sel: Any, ndim: int, allow_new: bool, what: str) -> tuple:
     return sel + fill
 
 
-_INT64_MAX = np.iinfo(np.int64).max
-
-
 def positions(arr: Any, size: int, axis: int) -> np.ndarray:
     """An int64 C-contiguous copy of ``arr`` with negatives wrapped; raises IndexingError naming
-    the first out-of-range value."""
+    the first out-of-range value. Costs the copy: nothing else is as large as ``arr``'s
+    positions (a broadcast view of few stored values may stand for many)."""
     src = np.asarray(arr)
-    if src.dtype.kind == "u" and src.dtype.itemsize >= 8 and src.size \
-            and (big := src.reshape(-1) > _INT64_MAX).any():    # would wrap to negatives
-        raise BoundsCheckError(f"index {src.reshape(-1)[np.argmax(big)]} is out of bounds for "
-                               f"axis {axis} with size {size}")
     try:
         a = np.array(src, dtype=np.int64, copy=True, order="C").reshape(-1)
     except (MemoryError, ValueError):      # numpy: ValueError when past 2**63-1 bytes
         raise SelectionSizeError(f"index array on axis {axis}: {src.size} positions "
                                  f"({src.size * 8} bytes as int64) do not fit in memory; "
                                  f"select less at a time") from None
+    if src.dtype.kind == "u" and src.dtype.itemsize >= 8 and a.size:
+        wrapped = np.flatnonzero(a < 0)     # past 2**63-1: wrapped to negatives by the copy
+        if wrapped.size:
+            raise BoundsCheckError(f"index {_item(src, int(wrapped[0]))} is out of bounds for "
+                                   f"axis {axis} with size {size}")
     bad = _indexing.wrap_positions(a, size)
     if bad >= 0:
-        raise BoundsCheckError(f"index {np.asarray(arr).reshape(-1)[bad]} is out of bounds for "
-                               f"axis {axis} with size {size}")
+        raise BoundsCheckError(f"index {_item(src, bad)} is out of bounds for axis {axis} "
+                               f"with size {size}")
     return a
+
+
+def _item(a: np.ndarray, flat: int) -> Any:
+    """Item ``flat`` (C order) of ``a``, without a flattened copy of ``a``."""
+    return a[np.unravel_index(flat, a.shape)] if a.ndim else a[()]
 
 
 def _parse_int(s: Any, size: int, axis: int) -> int:
@@ -120,6 +124,13 @@ def _index_array(s: Any, where: str, error: type[IndexingError] = IndexingError)
                     f"found {type(s).__name__} {short(s)}") from None
 
 
+def _empty_list(s: Any, a: np.ndarray) -> bool:
+    """Is ``a`` the float array numpy makes of an empty list (``[]``, ``[[], []]``), which
+    numpy takes as an empty integer index? A float array given as such is refused even when
+    empty, as numpy refuses it."""
+    return a.size == 0 and a.dtype.kind == "f" and not isinstance(s, np.ndarray)
+
+
 def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
     """``("array", positions)`` for a 1-d integer or boolean index array along one axis."""
     a = _index_array(s, f"index array on axis {axis}")
@@ -129,9 +140,9 @@ def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
             found = f"length {a.shape[0]}" if a.ndim == 1 else f"shape {a.shape}"
             raise IndexingError(f"boolean index on axis {axis}: expected a 1-d array of length "
                                 f"{size}, found {found}")
-        return ("array", np.flatnonzero(a).astype(np.int64))
-    if kind == "f" and a.size == 0:
-        a = a.astype(np.int64)        # an empty list
+        return ("array", true_positions(a, f"boolean index on axis {axis}")[0])
+    if _empty_list(s, a):
+        a = a.astype(np.int64)
         kind = "i"
     if kind not in "iu":
         raise IndexingError(f"index array on axis {axis}: expected integers or booleans, "
@@ -262,6 +273,11 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
                 raise VindexInvalidSelectionError(f"boolean mask: expected shape {shape}, "
                                                   f"found {a.shape}")
             return parse_mask(a, shape)
+    if ndim == 0:           # the one cell, its axes none
+        if all(s is Ellipsis for s in sel) and len(sel) <= 1:
+            return [], ()
+        raise VindexInvalidSelectionError(f"coordinate selection of a 0-d array: expected (), "
+                                          f"... or a 0-d boolean mask, found {short(sel)}")
     if len(sel) != ndim:
         raise VindexInvalidSelectionError(f"coordinate selection: expected {ndim} index arrays "
                                           f"(one per axis), found {len(sel)}")
@@ -275,7 +291,7 @@ def parse_coordinate(sel: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray]
                 f"coordinate selection on axis {ax}: expected an integer array, found "
                 f"{type(s).__name__} {short(s)}; use z.oindex for slices")
         a = _index_array(s, f"coordinate selection on axis {ax}", VindexInvalidSelectionError)
-        if a.size == 0 and a.dtype.kind == "f":
+        if _empty_list(s, a):
             a = a.astype(np.int64)
         if a.dtype.kind not in "iu":
             raise VindexInvalidSelectionError(f"coordinate selection on axis {ax}: expected an "
@@ -377,5 +393,53 @@ def parse_mask(mask: Any, shape: tuple[int, ...]) -> tuple[list[np.ndarray], tup
         raise IndexingError(f"boolean mask: expected shape {tuple(shape)}, found {m.shape}")
     if m.ndim == 0:
         return [], (int(m.any()),)
-    pts = [p.astype(np.int64) for p in np.nonzero(m)]
+    pts = true_positions(m, "boolean mask")
     return pts, (int(pts[0].shape[0]),)
+
+
+def true_positions(m: np.ndarray, what: str) -> list[np.ndarray]:
+    """The positions (int64, one array per axis, C order) of the true cells of the boolean
+    array ``m`` (at least 1-d), as ``np.nonzero`` gives them, in time bounded by the cells
+    ``m`` stores plus the true cells: an axis ``m`` repeats (stride 0, as ``np.broadcast_to``
+    makes) is looked at once, not once per position (``np.nonzero`` of a broadcast mask of
+    2**62 cells never ends)."""
+    rep = [ax for ax in range(m.ndim) if m.strides[ax] == 0 and m.shape[ax] > 1]
+    if not rep:
+        return [p.astype(np.int64) for p in np.nonzero(m)]
+    core = m[tuple(slice(0, 1) if ax in rep else slice(None) for ax in range(m.ndim))]
+    found = np.nonzero(core)
+    n = int(found[0].shape[0]) * math.prod(m.shape[ax] for ax in rep)
+    if n == 0:
+        return [np.zeros(0, dtype=np.int64) for _ in range(m.ndim)]
+    need = n * 8 * (m.ndim + 2)             # the positions, their flat positions and order
+    try:
+        if need > (config.machine_memory() or need):
+            raise MemoryError
+        # every true cell of the core at every position of the repeated axes: (core cell,
+        # repeated axes...) laid out flat, then sorted into C order
+        grid = (int(found[0].shape[0]), *(m.shape[ax] for ax in rep))
+        pts = []
+        for ax in range(m.ndim):
+            if ax in rep:
+                j = 1 + rep.index(ax)
+                v = np.arange(m.shape[ax], dtype=np.int64).reshape(
+                    [m.shape[ax] if i == j else 1 for i in range(len(grid))])
+            else:
+                v = found[ax].astype(np.int64).reshape((-1,) + (1,) * len(rep))
+            pts.append(np.broadcast_to(v, grid).reshape(-1))
+        order = np.argsort(_flat_positions(pts, m.shape), kind="stable")
+        return [p[order] for p in pts]
+    except (MemoryError, ValueError):
+        raise SelectionSizeError(f"{what}: {n} true cells ({need} bytes of int64 positions "
+                                 f"to list them) do not fit in memory; select less at a time"
+                                 ) from None
+
+
+def _flat_positions(index: Sequence[np.ndarray], dims: Sequence[int]) -> np.ndarray:
+    """The C-order flat positions of in-range positions (``np.ravel_multi_index`` takes at
+    most 32 arrays; an array may have 64 axes)."""
+    lin = np.zeros(len(index[0]), dtype=np.int64)
+    for i, n in zip(index, dims):
+        lin *= n
+        lin += i
+    return lin
