@@ -20,6 +20,7 @@ LAYERS = [
     ("zarrx._clib.zx_crc32c", 0),
     ("zarrx._clib.zx_endian", 0),
     ("zarrx._clib.zx_outpool", 0),
+    ("zarrx._clib.zx_jsontext", 0),   # scanning JSON text byte by byte (inline, no C behind)
     # the memory of the arrays reads return (a numpy memory handler over freed blocks)
     ("zarrx._outputs", 0),
     # a leaf kernel over those helpers: the codec plan and the memory store gather raw chunks
