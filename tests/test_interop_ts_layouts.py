@@ -1,7 +1,7 @@
 """Layouts tensorstore creates that the other interop tests do not: shard index codecs other
 than the default, nested shards with their indexes at either end, a ``transpose`` before
-``sharding_indexed`` (a nested one too, at every level), six dimensions, blosc frames of every kind, and the one-byte ml_dtypes
-types with every bit pattern.
+``sharding_indexed`` (a nested one too, at every level), six dimensions, blosc frames of every
+kind, and the one-byte ml_dtypes types with every bit pattern.
 
 tensorstore creates each array and writes a region; zarrx and tensorstore then write further
 regions in turn. After each write both read the whole array, which must equal a numpy model
