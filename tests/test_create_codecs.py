@@ -431,8 +431,8 @@ def _sharding(chunk_shape: list[int], codecs: list, **more: object) -> dict:
      "create_array serializer.configuration.codecs[0].configuration.chunk_shape[0]: expected "
      "a divisor of the shard size 4 along axis 0 (shard shape (4, 4)), found 3"),
     (_sharding([4, 4], [_sharding([2, 2], [_LE]), {"name": "zstd"}]),
-     "create_array serializer.configuration.codecs: an inner sharding codec must be the only "
-     "codec of the outer one (found 0 array->array and 1 bytes->bytes codecs beside it)"),
+     "create_array serializer.configuration.codecs: an inner sharding codec may follow "
+     "transposes only (found 0 array->array codecs () and 1 bytes->bytes codecs beside it)"),
     (_sharding([2, 2], [_LE], index_codecs=[_LE, {"name": "qqq"}]),
      "create_array serializer.configuration.index_codecs[1]: unknown codec 'qqq'; known "
      "codecs: "),

@@ -1,7 +1,7 @@
 """Layouts tensorstore creates that the other interop tests do not: shard index codecs other
 than the default, nested shards with their indexes at either end, a ``transpose`` before
-``sharding_indexed``, six dimensions, blosc frames of every kind, and the one-byte ml_dtypes
-types with every bit pattern.
+``sharding_indexed`` (a nested one too, at every level), six dimensions, blosc frames of every
+kind, and the one-byte ml_dtypes types with every bit pattern.
 
 tensorstore creates each array and writes a region; zarrx and tensorstore then write further
 regions in turn. After each write both read the whole array, which must equal a numpy model
@@ -53,6 +53,14 @@ CASES = {
                         "start")], "end")]),
     "transpose-before-shard": ((5, 6, 7), (4, 6, 4), "float64", -0.0,
                                [_t([2, 1, 0]), _shard([2, 3, 2], [LE], "start")]),
+    "transpose-before-nested-shard": ((11, 9, 7), (8, 6, 4), "int16", -5, [_shard(
+        [4, 3, 4], [_t([2, 0, 1]), _shard([2, 2, 3], [BE], "start")])]),
+    "transposes-before-both-shards": ((11, 9, 7), (8, 6, 4), "float32", "NaN", [
+        _t([1, 0, 2]), _shard([3, 4, 2], [_t([2, 1, 0]), _shard(
+            [1, 2, 3], [_t([1, 2, 0]), LE, CRC], "end", [BE])], "start")]),
+    "transposes-three-levels": ((17, 13), (12, 8), "uint8", 7, [
+        _t([1, 0]), _shard([4, 6], [_t([1, 0]), _shard([3, 2], [_t([1, 0]), _shard(
+            [2, 1], [LE], "start")], "end", [LE])])]),
     "shard-larger-than-array": ((5, 3), (8, 8), "bfloat16", "NaN",
                                 [_shard([2, 2], [_t([1, 0]), BE])]),
     "6d-transpose-crc": ((3, 2, 4, 1, 3, 2), (2, 1, 3, 1, 2, 2), "complex128", ["NaN", -0.0],

@@ -31,7 +31,7 @@ from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
                                         lower_numcodecs, unknown_codec)
-from zarrx.metadata.codecs import codec_json
+from zarrx.metadata.codecs import codec_json, permutation
 from zarrx.metadata.dtype_input import resolve_dtype
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
@@ -387,20 +387,29 @@ def _int_tuple(value: Any, ndim: int | None = None) -> tuple[int, ...] | None:
 
 def _nested(dtype: Any, chunks: Any, shards: Any, flt: list, ser: Any, comp: list,
             index_codecs: list, order: str, at: str) -> tuple[dict[str, Any], Any]:
-    """Nested sharding: the inner ``sharding_indexed`` serializer (the only codec of the outer
-    one, at ``at``) built as ``create_array`` builds one for chunks of the outer shard's inner
-    chunk shape, then wrapped in the outer."""
-    if flt or comp:
-        raise ArgumentError(f"{WHERE} {at}.configuration.codecs: an inner sharding codec must "
-                            f"be the only codec of the outer one (found {len(flt)} array->array "
-                            f"and {len(comp)} bytes->bytes codecs beside it)")
-    inner, inner_chunks = build_codecs(dtype=dtype, shape=tuple(chunks), chunks=chunks,
-                                       shards=None, filters="auto", serializer=ser,
-                                       compressors="auto", zarr_format=3, order=order,
-                                       at=f"{at}.configuration.codecs[0]")
+    """Nested sharding: the inner ``sharding_indexed`` serializer (in the outer one's codecs,
+    at ``at``, after transposes only) built as ``create_array`` builds one for chunks of the
+    outer shard's inner chunk shape as those transposes leave it, then wrapped in the outer."""
+    before = [f.to_spec() if isinstance(f, Codec) else f for f in flt]
+    if comp or any(f.name != "transpose" for f in before):
+        raise ArgumentError(f"{WHERE} {at}.configuration.codecs: an inner sharding codec may "
+                            f"follow transposes only (found {len(flt)} array->array codecs "
+                            f"({', '.join(f.name for f in before)}) and {len(comp)} "
+                            f"bytes->bytes codecs beside it)")
+    seen = tuple(chunks)
+    for i, f in enumerate(before):
+        perm = permutation(f.configuration["order"], len(seen))
+        if sorted(perm) != list(range(len(seen))):
+            raise ArgumentError(f"{WHERE} {at}.configuration.codecs[{i}].configuration.order: "
+                                f"expected a permutation of {len(seen)} dimensions, found "
+                                f"{list(perm)}")
+        seen = tuple(seen[o] for o in perm)
+    inner, _ = build_codecs(dtype=dtype, shape=seen, chunks=seen, shards=None, filters="auto",
+                            serializer=ser, compressors="auto", zarr_format=3, order=order,
+                            at=f"{at}.configuration.codecs[{len(flt)}]")
     sharding = CodecSpec("sharding_indexed", {
-        "chunk_shape": list(inner_chunks),
-        "codecs": [codec_json(s) for s in inner["codecs"]],
+        "chunk_shape": list(chunks),
+        "codecs": [codec_json(s) for s in (*before, *inner["codecs"])],
         "index_codecs": index_codecs,
         "index_location": shards["index_location"],
     })

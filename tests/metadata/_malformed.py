@@ -210,9 +210,9 @@ CASES: list[tuple[str, str, Any]] = [
                                                        "codecs": [LE]}}])),
     ("shard-after-scale-offset", "v3", v3(chunk_grid=grid(4, 6), codecs=[
         {"name": "scale_offset", "configuration": {"offset": 1, "scale": 2}}, shard([2, 3])])),
-    ("shard-nested-after-transpose", "v3", v3(chunk_grid=grid(4, 6), codecs=[
+    ("shard-nested-transposed-not-divisor", "v3", v3(chunk_grid=grid(4, 6), codecs=[
         shard([2, 6], codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}},
-                              shard([3, 2])])])),
+                              shard([2, 3])])])),
     ("shard-rectilinear", "v3", v3(chunk_grid={"name": "rectilinear", "configuration": {
         "kind": "inline", "chunk_shapes": [[4, 6], 6]}}, codecs=[shard([2, 3])])),
     # -- other v3 fields --

@@ -239,8 +239,8 @@ EXPECTED = {
         "a/zarr.json codecs[0].configuration: missing required field 'index_codecs'",
     'shard-after-scale-offset':
         "a/zarr.json codecs[0]: 'scale_offset' before 'sharding_indexed' is not supported: only a transpose can be applied to a whole shard, since inner chunks must stay independently decodable",
-    'shard-nested-after-transpose':
-        "a/zarr.json codecs[0].configuration.codecs[0]: a transpose before a nested 'sharding_indexed' is not supported",
+    'shard-nested-transposed-not-divisor':
+        'a/zarr.json codecs[0].configuration.codecs[1].configuration.chunk_shape[1]: expected a divisor of the shard size 2 along axis 1 (shard shape [6, 2] as seen by the sharding codec), found 3',
     'shard-rectilinear':
         "a/zarr.json chunk_grid.name: expected 'regular' (zarrx shards regular chunk grids only), found 'rectilinear'",
     'dimension-names-length':

@@ -90,3 +90,23 @@ def test_a_single_array_of_another_rank_is_still_refused(tmp_path):
     with pytest.raises(zarrx.ZarrError, match=r"shards: expected 1 positive ints, found "
                                               r"\(8, 8, 8\)"):
         zarrx.convert(src + "/line", str(tmp_path / "dst.zarr"), shards=(8, 8, 8))
+
+
+@pytest.mark.parametrize("shape, chunks", [((), ()), ((5,), (4,)), ((5, 3), (4, 2))],
+                         ids=["0-d", "1-d", "2-d"])
+def test_a_zarr_v2_fortran_order_array_of_any_rank_converts_to_zarr_v2(tmp_path, shape, chunks):
+    """Its order "F" (read as a transpose reversing the axes, which reorders nothing with
+    fewer than two) stays "F"; it was refused as a transpose filter Zarr v2 cannot hold."""
+    zarr = pytest.importorskip("zarr")
+    src, dst = str(tmp_path / "src.zarr"), str(tmp_path / "dst.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.create_array(src, shape=shape, chunks=chunks, dtype="<i2",
+                              zarr_format=2, order="F", fill_value=4)
+    values = (np.arange(int(np.prod(shape)), dtype="<i2") + 1).reshape(shape)
+    z[...] = values
+    assert zarrx.convert(src, dst, zarr_format=2, verify=True).ok
+    out = zarrx.open_array(dst, mode="r")
+    assert (out.zarr_format, out.order, out.metadata.filters) == (2, "F", None)
+    np.testing.assert_array_equal(out[...], values)
+    np.testing.assert_array_equal(zarr.open_array(dst, mode="r")[...], values)

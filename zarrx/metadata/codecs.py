@@ -194,9 +194,6 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
             raise (loc / i).fail(f"{s.name!r} before 'sharding_indexed' is not supported: only "
                                  f"a transpose can be applied to a whole shard, since inner "
                                  f"chunks must stay independently decodable")
-        if not top:
-            raise (loc / i).fail("a transpose before a nested 'sharding_indexed' is not "
-                                 "supported")
         seen = tuple(seen[o] for o in permutation(s.configuration["order"], len(seen)))
     cl = loc / at / "configuration"
     conf = specs[at].configuration

@@ -336,10 +336,11 @@ def with_attributes(meta: ArrayMeta | GroupMeta, attributes: dict[str, Any]
 # Everything below metadata reads the layout instead of interpreting codec specs: the read unit
 # (the chunk that is fetched and decoded on its own: the innermost chunk when sharded), the codec
 # chain that decodes one read unit, and the geometry of every sharding level. A ``transpose``
-# before the (outermost) ``sharding_indexed`` codec commutes with cutting a shard into inner
-# chunks, so it is pushed down into every inner chunk: read units stay in array space and are
-# decoded by a chain that starts with the same transpose, and only the index slot of an inner
-# chunk is computed in the transposed space (:attr:`ShardGeometry.perm`).
+# before a ``sharding_indexed`` codec commutes with cutting a shard into inner chunks, so it is
+# pushed down into every inner chunk: read units stay in array space and are decoded by a chain
+# that starts with the transposes of every level composed, and only the index slot of an inner
+# chunk is computed in its level's transposed space (:attr:`ShardGeometry.perm`, the transposes
+# before that level's codec and before the levels around it composed).
 
 # A shard index larger than this is refused at parse time (16 bytes per inner chunk): 2^26
 # inner chunks per shard, far beyond any practical layout, and never a MemoryError.
@@ -405,21 +406,22 @@ def to_array_space(shape: tuple[int, ...], perm: tuple[int, ...] | None) -> tupl
     return tuple(out)
 
 
-def _outer_perm(levels: tuple[ShardLevel, ...]) -> tuple[int, ...] | None:
+def _level_perms(levels: tuple[ShardLevel, ...]) -> list[tuple[int, ...] | None]:
+    """The axis order each level's sharding codec sees, in array axes (None: the array's): the
+    transposes before it and before the levels around it, composed."""
     from zarrx.errors import ShardError
     perm: tuple[int, ...] | None = None
-    for i, level in enumerate(levels):
+    out: list[tuple[int, ...] | None] = []
+    for level in levels:
         for spec in level.outer_codecs:
             if spec.name != "transpose":
                 raise ShardError(f"array codecs: {spec.name!r} before sharding_indexed is not "
                                  f"supported: only a transpose can be applied to a whole shard, "
                                  f"since inner chunks must stay independently decodable")
-            if i > 0:
-                raise ShardError("array codecs: a transpose inside a nested sharding_indexed "
-                                 "codec is not supported")
             order = tuple(int(o) for o in spec.configuration["order"])
             perm = order if perm is None else tuple(perm[o] for o in order)
-    return perm
+        out.append(perm)
+    return out
 
 
 def index_size(per_shard: tuple[int, ...], crc32c: int, where: Any) -> int:
@@ -448,12 +450,12 @@ def lower_layout(meta: ArrayMeta) -> ChunkLayout:
     if not isinstance(grid, RegularGrid):
         raise ShardError(f"sharding_indexed needs a regular chunk grid, found "
                          f"{type(grid).__name__}")
-    perm = _outer_perm(levels)
-    outer = grid.chunk_shape if perm is None else tuple(grid.chunk_shape[o] for o in perm)
-    read = to_array_space(levels[-1].chunk_shape, perm)
+    perms = _level_perms(levels)
+    read = to_array_space(levels[-1].chunk_shape, perms[-1])
     geoms = []
-    shard = outer
-    for level in levels:
+    above: tuple[int, ...] = grid.chunk_shape     # the shard in array axes
+    for level, perm in zip(levels, perms):
+        shard = above if perm is None else tuple(above[o] for o in perm)
         inner = tuple(level.chunk_shape)
         if len(inner) != len(shard) or any(c <= 0 or s % c for s, c in zip(shard, inner)):
             raise ShardError(f"sharding_indexed: chunk_shape {inner}: expected inner chunk "
@@ -463,10 +465,10 @@ def lower_layout(meta: ArrayMeta) -> ChunkLayout:
         nbytes = index_size(per, level.index_crc32c, "sharding_indexed")
         ratio = tuple(c // r for c, r in zip(to_array_space(inner, perm), read))
         geoms.append(ShardGeometry(level, shard, inner, per, ratio, perm, n, nbytes))
-        shard = inner
+        above = to_array_space(inner, perm)
     codecs = tuple(meta.chunk_codecs)
-    if perm is not None:
-        codecs = (CodecSpec("transpose", {"order": list(perm)}),) + codecs
+    if perms[-1] is not None:
+        codecs = (CodecSpec("transpose", {"order": list(perms[-1])}),) + codecs
     # a shard length of 0 (zarr-python's, along an axis of length 0, which has no shards)
     # counts as one read unit per shard there, so that nothing divides by it
     object_ratio = tuple(s // r or 1 for s, r in zip(grid.chunk_shape, read))

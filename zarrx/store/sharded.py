@@ -65,14 +65,17 @@ class ShardedChunks(ChunkSource):
         self.ndim = len(layout.read_shape)
         self.object_ratio = layout.object_ratio
         self.units_per_object = prod(layout.object_ratio)
-        perm = self.levels[0].perm
-        self._perm = None if perm is None else np.asarray(perm, dtype=np.intp)
-        self._inv = None if perm is None else np.argsort(self._perm)
+        # each level's axis order (its transposes and those of the levels around it)
+        self._perms = [None if g.perm is None else np.asarray(g.perm, dtype=np.intp)
+                       for g in self.levels]
+        self._perm = self._perms[0]
+        self._inv = None if self._perm is None else np.argsort(self._perm)
         self._ratio = [np.asarray(g.ratio, dtype=np.int64) for g in self.levels]
         self._unit_ratio = [all(r == 1 for r in g.ratio) for g in self.levels]
         self._per = [np.asarray(g.per_shard, dtype=np.int64) for g in self.levels]
         # inner chunks per shard along each array axis, per level
-        self._per_a = [p if self._inv is None else p[self._inv] for p in self._per]
+        self._per_a = [p if q is None else p[np.argsort(q)]
+                       for p, q in zip(self._per, self._perms)]
         self._cache = IndexCache()
         self._unit_limit = unit_limit       # the limit of one inner chunk, when asked (kept)
         self._thread = threading.local()      # per writing thread: reused shard slabs
@@ -99,8 +102,8 @@ class ShardedChunks(ChunkSource):
         shards0 = runs0 = None
         for i, ratio in enumerate(self._ratio):
             units = arr if self._unit_ratio[i] else arr // ratio
-            if self._perm is not None:
-                units = units[:, self._perm]
+            if self._perms[i] is not None:
+                units = units[:, self._perms[i]]
             shards, sl, runs, status, bad = _k.locate(np.ascontiguousarray(units), self._per[i])
             if status != _k.OK:
                 raise StoreError(f"chunk {tuple(coords[bad])}: expected non-negative "

@@ -156,8 +156,11 @@ def target_arguments(src: Array, changes: Changes, where: str) -> dict[str, Any]
     order = "C"
     if fmt == 3:
         compressors = [_to_core(c, itemsize) for c in compressors]
-    elif filters and _is_reversal(filters[0], meta.ndim) and meta.ndim > 1:
-        filters, order = filters[1:], "F"         # v2 writes a reversed axis order as "F"
+    elif filters and _is_reversal(filters[0], meta.ndim):
+        # v2 writes a reversed axis order as "F"; with fewer than two axes that reorders
+        # nothing, and a Zarr v2 source's own "F" is kept
+        filters = filters[1:]
+        order = "F" if meta.ndim > 1 or (meta.zarr_format == 2 and src.order == "F") else "C"
     endian = serializer.configuration.get("endian") if serializer.name == "bytes" else None
     dtype: Any = meta.data_type.numpy
     size = dtype.itemsize

@@ -1,0 +1,80 @@
+"""A ``transpose`` before a nested ``sharding_indexed`` codec: the inner sharding codec cuts the
+outer one's inner chunk as the transpose leaves it. zarr-python 3 creates such arrays from a
+sharding serializer whose codecs are ``[TransposeCodec, ShardingCodec]`` and tensorstore opens
+them; zarrx creates the same document from the same arguments, and each library reads what
+the others write. (Layouts tensorstore creates are in ``test_interop_ts_layouts.py``.)"""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.errors import ArgumentError
+
+zarr = pytest.importorskip("zarr")
+ts = pytest.importorskip("tensorstore")
+
+# (outer shard's inner chunk, transpose order before the inner sharding codec, its chunk)
+LAYOUTS = {
+    "swap": ((4, 2), (1, 0), (1, 2)),
+    "identity": ((4, 2), (0, 1), (2, 1)),
+    "swap-wide": ((2, 4), (1, 0), (2, 1)),
+}
+
+
+def _serializer(inner, order, nested, lib):
+    """The sharding serializer of ``LAYOUTS``, built from ``lib``'s own codec classes."""
+    c = zarr.codecs if lib is zarr else zarrx.codecs
+    return c.ShardingCodec(chunk_shape=inner, codecs=[
+        c.TransposeCodec(order=order), c.ShardingCodec(
+            chunk_shape=nested, codecs=[c.BytesCodec(), c.GzipCodec(level=1)],
+            index_location="start")])
+
+
+def _create(lib, path: str, name: str):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # zarr-python warns about codecs around sharding
+        return lib.create_array(path, shape=(9, 7), chunks=(8, 4), dtype="i4", fill_value=-1,
+                                compressors=None, serializer=_serializer(*LAYOUTS[name], lib))
+
+
+def _read_all(path: str) -> list[np.ndarray]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = zarr.open_array(path, mode="r")[...]
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": path}}
+    return [zarrx.open_array(path, mode="r")[...], theirs, ts.open(spec).result().read().result()]
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_created_as_zarr_python_creates_it_and_read_alike_both_ways(tmp_path, name) -> None:
+    values = np.arange(63, dtype="i4").reshape(9, 7)
+    model = np.full((9, 7), -1, "i4")
+    model[:8, 1:] = values[:8, 1:]
+    docs = []
+    for lib in (zarr, zarrx):
+        path = str(tmp_path / lib.__name__)
+        z = _create(lib, path, name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            z[:8, 1:] = values[:8, 1:]
+        docs.append(json.loads(Path(path, "zarr.json").read_text())["codecs"])
+        for who, got in zip(("zarrx", "zarr-python", "tensorstore"), _read_all(path)):
+            np.testing.assert_array_equal(got, model, err_msg=f"{who} reads {lib.__name__}'s")
+    assert docs[0] == docs[1]
+
+
+def test_a_transpose_of_another_rank_beside_an_inner_sharding_codec_is_refused() -> None:
+    c = zarrx.codecs
+    serializer = c.ShardingCodec(chunk_shape=(4, 2), codecs=[
+        {"name": "transpose", "configuration": {"order": [2, 0, 1]}},
+        c.ShardingCodec(chunk_shape=(1, 2))])
+    with pytest.raises(ArgumentError) as info:
+        zarrx.create_array({}, shape=(8, 8), chunks=(8, 4), dtype="i4", serializer=serializer)
+    assert str(info.value).startswith(
+        "create_array serializer.configuration.codecs[0].configuration.order: expected a "
+        "permutation of 2 dimensions, found [2, 0, 1]")
