@@ -416,7 +416,14 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     found = ancestors_for(store, new_path, _found,
                           replacing=overwrite or kwargs.get("mode") == "w")
     fmt = inherited_format(store, new_path, zarr_format, found)
-    if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
+    if dimension_separator is not None:
+        if kwargs.get("chunk_key_encoding") is not None:
+            raise ArgumentError("create: pass dimension_separator= or chunk_key_encoding=, "
+                                "not both")
+        if not isinstance(dimension_separator, str) or dimension_separator not in ("/", "."):
+            raise (ArgumentError if isinstance(dimension_separator, str) else
+                   ArgumentTypeError)(f"create: dimension_separator: expected '/' or '.', "
+                                      f"found {dimension_separator!r}")
         kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
                                         "separator": dimension_separator}
     if chunk_shape is not None:
