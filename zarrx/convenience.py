@@ -85,9 +85,10 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     st = _store(store, "w", storage_options)
     at = node_path(path, "save_group", new=True)
     fmt = inherited_format(st, at, zarr_format)
-    named = [(f"arr_{i}", np.asarray(a)) for i, a in enumerate(args)] + \
-        [(k, np.asarray(a)) for k, a in kwargs.items()]
-    items = [(nodes.join(at, k), a, data_dtype(a, "save_group")) for k, a in named]
+    named = _member_names([(f"argument {i}", f"arr_{i}") for i in range(len(args))]
+                          + [(f"keyword argument {k!r}", k) for k in kwargs])
+    arrays = [np.asarray(a) for a in (*args, *kwargs.values())]
+    items = [(nodes.join(at, k), a, data_dtype(a, "save_group")) for k, a in zip(named, arrays)]
     # mode "w" replaces what is at path: every array is made first where nothing is lost (a
     # memory store, without its data), so one that cannot be saved replaces nothing
     scratch = MemoryStore()
@@ -97,6 +98,30 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     open_group(st, mode="w", path=at, zarr_format=fmt)
     for name, arr, dtype in items:
         create_array(st, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt, data=arr)
+
+
+def _member_names(given: list[tuple[str, str]]) -> list[str]:
+    """The member paths of :func:`save_group`'s arrays (``given``: how each was passed, and its
+    name), checked before anything is replaced: each names a member (not the group itself),
+    no two the same one, none below another (an array has no children)."""
+    names: dict[str, str] = {}
+    for how, name in given:
+        rel = node_path(name, "save_group", how, new=True)
+        if not rel:
+            raise ArgumentError(f"save_group: {how}: expected the name of a member, found "
+                                f"{name!r}, which names the group itself")
+        if rel in names:
+            raise ArgumentError(f"save_group: {names[rel]} and {how} both name the array "
+                                f"{rel!r}")
+        names[rel] = how
+    for rel, how in names.items():
+        above = ""
+        for part in rel.split("/")[:-1]:
+            above = f"{above}/{part}" if above else part
+            if above in names:
+                raise ArgumentError(f"save_group: {how} names {rel!r}, below the array "
+                                    f"{above!r} of {names[above]} (an array has no children)")
+    return list(names)
 
 
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
