@@ -27,6 +27,7 @@ from zarrx.group import Group
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.node_hint import missing_at
+from zarrx.shape_args import separator_encoding
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.storage import StoreLike
@@ -46,7 +47,7 @@ _ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
 
-def _check_mode(mode: str) -> None:
+def check_mode(mode: str) -> None:
     if not isinstance(mode, str) or mode not in MODES:
         raise ArgumentError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
 
@@ -97,7 +98,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    _check_mode(mode)
+    check_mode(mode)
     st = _store(store, mode, storage_options)
     path = node_path(path, "open")
     use_consolidated = kwargs.pop("use_consolidated", None)
@@ -155,7 +156,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     above it as such a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
-    _check_mode(mode)
+    check_mode(mode)
     st = _store(store, mode, storage_options)
     path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
@@ -269,7 +270,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    _check_mode(mode)
+    check_mode(mode)
     st = _store(store, mode, storage_options)
     path = node_path(path, "open_array")
     if mode in ("r", "r+", "a"):
@@ -417,15 +418,8 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
                           replacing=overwrite or kwargs.get("mode") == "w")
     fmt = inherited_format(store, new_path, zarr_format, found)
     if dimension_separator is not None:
-        if kwargs.get("chunk_key_encoding") is not None:
-            raise ArgumentError("create: pass dimension_separator= or chunk_key_encoding=, "
-                                "not both")
-        if not isinstance(dimension_separator, str) or dimension_separator not in ("/", "."):
-            raise (ArgumentError if isinstance(dimension_separator, str) else
-                   ArgumentTypeError)(f"create: dimension_separator: expected '/' or '.', "
-                                      f"found {dimension_separator!r}")
-        kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
-                                        "separator": dimension_separator}
+        kwargs["chunk_key_encoding"] = separator_encoding(
+            dimension_separator, kwargs.get("chunk_key_encoding"), fmt)
     if chunk_shape is not None:
         chunks = chunk_shape
     if codecs is not None:
@@ -439,7 +433,9 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
         parts = split_codecs(codecs, "create")
         filters, compressor = parts["filters"], parts["compressors"]
         kwargs["serializer"] = parts["serializer"]
-    mode = kwargs.pop("mode", "a")
+    mode = kwargs.pop("mode", None)
+    mode = "a" if mode is None else mode
+    check_mode(mode)
     if mode == "r":
         raise ReadOnlyError("create: mode 'r' opens read-only; an array cannot be created "
                             "with it")

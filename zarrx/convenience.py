@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Iterator
@@ -15,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.api import _store, create, open, open_group
+from zarrx.api import _store, check_mode, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
                              flag_arg, format_of, inherited_format, node_path)
-from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning, refuse_keywords
+from zarrx.errors import (ArgumentError, ArgumentTypeError, ReadOnlyError,
+                          ZarrDeprecationWarning, refuse_keywords)
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
 from zarrx.like import kept_chunks
@@ -27,6 +29,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store import MemoryStore
+from zarrx.store.locks import _identity as store_identity
 
 __all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy",
            "tree"]
@@ -218,6 +221,9 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
         data = data_array(data, "from_array")
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
+    store = _store(store, "w", storage_options)
+    if isinstance(data, Array) and flag_arg(overwrite, "from_array", "overwrite"):
+        _refuse_replacing_source(store, node_path(name, "from_array", "name"), data)
     out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
                        attributes=attributes, overwrite=overwrite, config=config, **kw)
     if flag_arg(write_data, "from_array", "write_data"):
@@ -226,6 +232,18 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
         else:
             out[...] = np.asarray(data)
     return out
+
+
+def _refuse_replacing_source(store: Any, path: str, src: Array) -> None:
+    """``from_array(..., overwrite=True)`` whose destination is the source array, or a group
+    holding it: replacing it would delete the data before it is copied."""
+    if store_identity(store) != store_identity(src.store):
+        return
+    if path == src.path or not path or src.path.startswith(path + "/"):
+        what = "is the source array" if path == src.path else "holds the source array"
+        raise ArgumentError(f"from_array: the destination {path or '/'!r} {what} "
+                            f"{src.path or '/'!r} in {store!r}: overwrite=True would delete "
+                            f"its data before it is copied; copy to another path first")
 
 
 def _copy(src: Array, dst: Array) -> None:
@@ -247,7 +265,7 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
     keywords of :func:`zarrx.create` (``mode=``, ``path=`` or ``name=``, ...); a zarrx
     :class:`Array` is copied as :func:`from_array` copies it."""
     if isinstance(data, Array):
-        return from_array(store, data=data, **kwargs)
+        return from_array(store, data=data, **_from_array_keywords(kwargs))
     if data is None:
         raise ArgumentTypeError("array: data: expected an array or a nested sequence, found "
                                 "None")
@@ -258,6 +276,34 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
         kwargs["path"] = kwargs.pop("name")
     shape = kwargs.pop("shape", data.shape)   # create_array refuses another shape
     return create(shape, store=store, data=data, **kwargs)
+
+
+def _from_array_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """:func:`array`'s keywords (:func:`zarrx.create`'s) for copying a zarrx array with
+    :func:`from_array`: ``path`` is ``name``, mode ``w`` is ``overwrite=True`` (``r`` is
+    refused, as by ``create``); one that ``from_array`` has no counterpart for (``dtype``: the
+    copy keeps the source's) is an ArgumentTypeError naming it."""
+    kw = dict(kwargs)
+    if "path" in kw:
+        if "name" in kw:
+            raise ArgumentTypeError("array: pass path= or name=, not both")
+        kw["name"] = kw.pop("path")
+    mode = kw.pop("mode", None)
+    if mode is not None:
+        check_mode(mode)
+        if mode == "r":
+            raise ReadOnlyError("array: mode 'r' opens read-only; an array cannot be created "
+                                "with it")
+        if mode == "w":
+            kw["overwrite"] = True
+    taken = set(inspect.signature(from_array).parameters) - {"store", "data"}
+    for key in kw:
+        if key not in taken:
+            raise ArgumentTypeError(f"array: {key}= is not taken when data is a zarrx Array, "
+                                    f"which is copied as from_array copies it (keeping its "
+                                    f"dtype, chunks and codecs unless given); pass data[...] "
+                                    f"to create the array from its values instead")
+    return kw
 
 
 # -- create_hierarchy --------------------------------------------------------------------------
