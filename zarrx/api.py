@@ -411,11 +411,14 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     zarr_format = format_of(zarr_format, zarr_version, "create")
     zarr_format = check_format(zarr_format, none=True)
     overwrite = flag_arg(overwrite, "create", "overwrite")
+    mode = kwargs.pop("mode", None)
+    mode = "a" if mode is None else mode
+    check_mode(mode)
     store = _store(store, "w", kwargs.pop("storage_options", None))
     new_path = node_path(path, "create_array", "name", new=True)
     # read once, for the format and create_array's checks
     found = ancestors_for(store, new_path, _found,
-                          replacing=overwrite or kwargs.get("mode") == "w")
+                          replacing=overwrite or mode == "w")
     fmt = inherited_format(store, new_path, zarr_format, found)
     if dimension_separator is not None:
         kwargs["chunk_key_encoding"] = separator_encoding(
@@ -433,9 +436,6 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
         parts = split_codecs(codecs, "create")
         filters, compressor = parts["filters"], parts["compressors"]
         kwargs["serializer"] = parts["serializer"]
-    mode = kwargs.pop("mode", None)
-    mode = "a" if mode is None else mode
-    check_mode(mode)
     if mode == "r":
         raise ReadOnlyError("create: mode 'r' opens read-only; an array cannot be created "
                             "with it")
