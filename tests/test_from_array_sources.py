@@ -93,3 +93,11 @@ def test_create_functions_check_the_mode(fn, mode):
 def test_from_array_uses_its_storage_options():
     with pytest.raises(zarrx.errors.StoreArgumentError, match="storage_options apply to URLs"):
         zarrx.from_array({}, data=_source({}), storage_options={"anon": True})
+
+
+def test_from_array_without_data_may_replace_its_source():
+    """``write_data=False`` copies no data: the source's settings make an empty array there."""
+    store: dict = {}
+    src = _source(store)
+    out = zarrx.from_array(store, data=src, name="grp/a", overwrite=True, write_data=False)
+    assert (out.chunks, out[...].tolist()) == ((2,), [0, 0, 0, 0])

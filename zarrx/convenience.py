@@ -222,11 +222,13 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
     store = _store(store, "w", storage_options)
-    if isinstance(data, Array) and flag_arg(overwrite, "from_array", "overwrite"):
+    write_data = flag_arg(write_data, "from_array", "write_data")
+    if isinstance(data, Array) and write_data and flag_arg(overwrite, "from_array",
+                                                           "overwrite"):
         _refuse_replacing_source(store, node_path(name, "from_array", "name"), data)
     out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
                        attributes=attributes, overwrite=overwrite, config=config, **kw)
-    if flag_arg(write_data, "from_array", "write_data"):
+    if write_data:
         if isinstance(data, Array):
             _copy(data, out)
         else:
