@@ -41,8 +41,8 @@ MODES = ("r", "r+", "a", "w", "w-")
 
 # what create_array takes besides the store, and the older spellings of create (open and
 # open_array create arrays with create, as zarr-python does)
-_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)
-             - {"store", "_mode", "_found", "name"}
+_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)   # mode says overwrite
+             - {"store", "_mode", "_found", "name", "overwrite"}
              | {"chunk_shape", "codecs", "dimension_separator"})
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
@@ -57,7 +57,8 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
     argument of ``kwargs`` that ``what`` does not take."""
     for key in kwargs:
         if key not in allowed:
-            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}")
+            hint = " (mode='w' replaces the node there)" if key == "overwrite" else ""
+            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}{hint}")
 
 
 def _write_empty_chunks(kwargs: dict) -> bool | None:
