@@ -60,3 +60,26 @@ def test_open_functions_name_overwrite_as_a_keyword_they_do_not_take(fn, overwri
             f"node there)")):
         getattr(zarrx, fn)(store, mode="w", shape=(3,), overwrite=overwrite)
     assert store == {}
+
+
+def _array() -> zarrx.Array:
+    return zarrx.create_array({}, shape=(2,), dtype="i1")
+
+
+@pytest.mark.parametrize("call", [
+    lambda: _array().with_config({"order": TWO}),
+    lambda: zarrx.create_array({}, shape=(2,), dtype="i1", config={"order": TWO}),
+    lambda: zarrx.open_array(_array().store, write_empty_chunks=TWO),
+    lambda: zarrx.open(_array().store, config={"write_empty_chunks": TWO}),
+], ids=["with_config-order", "config-order", "open_array-write_empty_chunks",
+        "open-config-write_empty_chunks"])
+def test_runtime_configuration_values(call):
+    with pytest.raises(zarrx.ZarrError, match="order|write_empty_chunks"):
+        call()
+
+
+@pytest.mark.parametrize("key", [[], {}, TWO], ids=["list", "dict", "array"])
+def test_config_get_of_a_key_that_cannot_be_one(key):
+    assert zarrx.config.get(key, "fallback") == "fallback"
+    with pytest.raises(zarrx.errors.ArgumentKeyError):
+        zarrx.config.get(key)

@@ -64,10 +64,11 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
 def _write_empty_chunks(kwargs: dict) -> bool | None:
     """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
     ``config=`` (zarr-python's per-array configuration)."""
-    if kwargs.get("write_empty_chunks") is not None:
-        return kwargs["write_empty_chunks"]
+    value = kwargs.get("write_empty_chunks")
     config = kwargs.get("config")
-    return config.get("write_empty_chunks") if isinstance(config, dict) else None
+    if value is None and isinstance(config, dict):
+        value = config.get("write_empty_chunks")
+    return None if value is None else flag_arg(value, "open", "write_empty_chunks")
 
 
 def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:

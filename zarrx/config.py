@@ -116,9 +116,9 @@ def get(key: str, default: object = _NO_DEFAULT) -> object:
     name = key
     try:
         return _values[name]
-    except KeyError:
+    except (KeyError, TypeError):           # (TypeError: a key that cannot be one, a list)
         pass
-    if name in ALIASES:
+    if isinstance(name, str) and name in ALIASES:
         return _values[ALIASES[name]]
     if default is not _NO_DEFAULT:
         return default

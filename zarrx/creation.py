@@ -280,7 +280,7 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
 def config_order(config: Mapping | None, what: str) -> str | None:
     """The ``order`` of zarr-python's per-array ``config`` (``"C"``/``"F"``), or None."""
     order = config.get("order") if config else None
-    if order is not None and order not in ("C", "F"):
+    if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
         raise ArgumentError(f"{what}: config: order: expected 'C' or 'F', found {order!r}")
     return order
 
