@@ -46,3 +46,21 @@ def test_an_array_of_many_fields_names_few_in_its_selection_error():
     assert str(info.value).endswith("no field 'missing'; the fields are " +
                                     ", ".join(f"'f{i}'" for i in range(20)) + ", ... (300 fields)")
     assert z[["f299", "f0"]].dtype.names == ("f299", "f0")
+
+
+@pytest.mark.parametrize("sel, value, cls, builtin", [
+    ("x", 2**70, zarrx.errors.ArgumentOverflowError, OverflowError),
+    (("x", 0), 2**40, zarrx.errors.ArgumentOverflowError, OverflowError),
+    (["x", "y"], 2**40, zarrx.errors.ArgumentOverflowError, OverflowError),
+    ("x", object(), zarrx.ArgumentTypeError, TypeError),
+    ("s", "é", zarrx.errors.ArgumentEncodeError, UnicodeEncodeError),
+    ("x", "abc", zarrx.ArgumentError, ValueError),
+], ids=["huge", "out-of-range", "two-fields", "object", "non-ascii", "text"])
+def test_a_field_write_numpy_cannot_convert_is_an_error_of_its_builtin_class(sel, value, cls,
+                                                                              builtin):
+    """As a write of whole items: ``z["x"] = 2**70`` raised numpy's bare OverflowError."""
+    z = zarrx.create_array({}, shape=(3,), dtype=[("x", "i4"), ("y", "f4"), ("s", "S2")])
+    with pytest.raises(cls, match="cannot set fields") as info:
+        z[sel] = value
+    assert isinstance(info.value, builtin) and isinstance(info.value, zarrx.ZarrError)
+    assert z.nchunks_initialized == 0

@@ -27,6 +27,7 @@ from zarrx.group import Group
 from zarrx.like import like_arguments
 from zarrx.metadata import nodes
 from zarrx.node_hint import missing_at
+from zarrx.shape_args import separator_encoding
 from zarrx.metadata.make import DEFAULT_FILL, attributes_arg
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.storage import StoreLike
@@ -40,13 +41,13 @@ MODES = ("r", "r+", "a", "w", "w-")
 
 # what create_array takes besides the store, and the older spellings of create (open and
 # open_array create arrays with create, as zarr-python does)
-_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)
-             - {"store", "_mode", "_found", "name"}
+_ARRAY_KW = (frozenset(inspect.signature(create_array).parameters)   # mode says overwrite
+             - {"store", "_mode", "_found", "name", "overwrite"}
              | {"chunk_shape", "codecs", "dimension_separator"})
 _OPEN_KW = _ARRAY_KW | {"attributes", "use_consolidated", "storage_options"}
 
 
-def _check_mode(mode: str) -> None:
+def check_mode(mode: str) -> None:
     if not isinstance(mode, str) or mode not in MODES:
         raise ArgumentError(f"mode: expected one of {', '.join(MODES)}, found {mode!r}")
 
@@ -56,16 +57,18 @@ def check_keywords(what: str, kwargs: dict, allowed: frozenset | set) -> None:
     argument of ``kwargs`` that ``what`` does not take."""
     for key in kwargs:
         if key not in allowed:
-            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}")
+            hint = " (mode='w' replaces the node there)" if key == "overwrite" else ""
+            raise ArgumentTypeError(f"{what}() got an unexpected keyword argument {key!r}{hint}")
 
 
 def _write_empty_chunks(kwargs: dict) -> bool | None:
     """The ``write_empty_chunks`` an existing array is opened with: the keyword, else that of
     ``config=`` (zarr-python's per-array configuration)."""
-    if kwargs.get("write_empty_chunks") is not None:
-        return kwargs["write_empty_chunks"]
+    value = kwargs.get("write_empty_chunks")
     config = kwargs.get("config")
-    return config.get("write_empty_chunks") if isinstance(config, dict) else None
+    if value is None and isinstance(config, dict):
+        value = config.get("write_empty_chunks")
+    return None if value is None else flag_arg(value, "open", "write_empty_chunks")
 
 
 def _memory_order(kwargs: dict, meta: ArrayMeta, what: str) -> str | None:
@@ -97,7 +100,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    _check_mode(mode)
+    check_mode(mode)
     st = _store(store, mode, storage_options)
     path = node_path(path, "open")
     use_consolidated = kwargs.pop("use_consolidated", None)
@@ -155,7 +158,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     above it as such a function read them, see :func:`create_group`.)"""
     zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
-    _check_mode(mode)
+    check_mode(mode)
     st = _store(store, mode, storage_options)
     path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
@@ -269,7 +272,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     zarr_format = check_format(zarr_format, none=True)
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
-    _check_mode(mode)
+    check_mode(mode)
     st = _store(store, mode, storage_options)
     path = node_path(path, "open_array")
     if mode in ("r", "r+", "a"):
@@ -410,15 +413,18 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     zarr_format = format_of(zarr_format, zarr_version, "create")
     zarr_format = check_format(zarr_format, none=True)
     overwrite = flag_arg(overwrite, "create", "overwrite")
+    mode = kwargs.pop("mode", None)
+    mode = "a" if mode is None else mode
+    check_mode(mode)
     store = _store(store, "w", kwargs.pop("storage_options", None))
     new_path = node_path(path, "create_array", "name", new=True)
     # read once, for the format and create_array's checks
     found = ancestors_for(store, new_path, _found,
-                          replacing=overwrite or kwargs.get("mode") == "w")
+                          replacing=overwrite or mode == "w")
     fmt = inherited_format(store, new_path, zarr_format, found)
-    if dimension_separator is not None and "chunk_key_encoding" not in kwargs:
-        kwargs["chunk_key_encoding"] = {"name": "default" if fmt == 3 else "v2",
-                                        "separator": dimension_separator}
+    if dimension_separator is not None:
+        kwargs["chunk_key_encoding"] = separator_encoding(
+            dimension_separator, kwargs.get("chunk_key_encoding"), fmt)
     if chunk_shape is not None:
         chunks = chunk_shape
     if codecs is not None:
@@ -432,7 +438,6 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
         parts = split_codecs(codecs, "create")
         filters, compressor = parts["filters"], parts["compressors"]
         kwargs["serializer"] = parts["serializer"]
-    mode = kwargs.pop("mode", "a")
     if mode == "r":
         raise ReadOnlyError("create: mode 'r' opens read-only; an array cannot be created "
                             "with it")

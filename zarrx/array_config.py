@@ -41,7 +41,7 @@ def merged_config(current: ArrayConfig, config: Any, what: str) -> ArrayConfig:
             raise ArgumentTypeError(f"{what}: unknown key {key!r}; expected "
                                     f"{' or '.join(_FIELDS)}")
     merged = {**current.to_dict(), **config}
-    if merged["order"] not in ("C", "F"):
+    if not isinstance(merged["order"], str) or merged["order"] not in ("C", "F"):
         raise ArgumentError(f"{what}: order: expected 'C' or 'F', found {merged['order']!r}")
     if not isinstance(merged["write_empty_chunks"], (bool, np.bool_)):
         raise ArgumentTypeError(f"{what}: write_empty_chunks: expected True or False, found "

@@ -162,9 +162,10 @@ class Selecting:
             records = np.zeros(plan.shape, dtype=dtype)
             try:
                 records[fields] = value
-            except (TypeError, ValueError) as exc:
-                raise ArgumentError(f"{self.name}: cannot set fields {fields!r} to "
-                                    f"{type(value).__name__} value: {exc}") from exc
+            except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
+                raise chunk_io.conversion_error(exc, f"{self.name}: cannot set fields "
+                                                     f"{fields!r} to {type(value).__name__} "
+                                                     f"value: {exc}") from exc
             if plan.view is not None:
                 records = plan_layout(records, plan.view)
             chunk_write.write_from(self._io, plan.chunks, records, flat=plan.flat, fields=fields)

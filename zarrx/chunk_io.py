@@ -348,6 +348,17 @@ def check_bytes_items(arr: np.ndarray, where: str) -> np.ndarray:
     return arr
 
 
+def conversion_error(exc: Exception, message: str) -> ArgumentError:
+    """The error for numpy's ``exc`` converting a value written, also of the builtin class
+    numpy raised (``TypeError``, ``OverflowError``, ``UnicodeEncodeError``, ...)."""
+    if isinstance(exc, UnicodeEncodeError):
+        return ArgumentEncodeError(message, exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return ArgumentDecodeError(message, exc)
+    return (ArgumentOverflowError if isinstance(exc, OverflowError) else
+            ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError)(message)
+
+
 def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
                 where: str) -> np.ndarray:
     """``value`` as an array of ``dtype`` broadcast to ``shape`` (no copy; ``None``: its own
@@ -360,15 +371,8 @@ def check_value(value: Any, shape: tuple[int, ...] | None, dtype: np.dtype,
         arr = value if isinstance(value, np.ndarray) and value.dtype == dtype \
             else np.asarray(value, dtype=dtype)
     except (TypeError, ValueError, OverflowError, RuntimeError) as exc:
-        message = f"{where}: cannot convert value of type {type(value).__name__} to dtype " \
-                  f"{dtype}: {exc}"
-        if isinstance(exc, UnicodeEncodeError):
-            raise ArgumentEncodeError(message, exc) from exc
-        if isinstance(exc, UnicodeDecodeError):
-            raise ArgumentDecodeError(message, exc) from exc
-        cls = (ArgumentOverflowError if isinstance(exc, OverflowError) else
-               ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError)
-        raise cls(message) from exc
+        raise conversion_error(exc, f"{where}: cannot convert value of type "
+                                    f"{type(value).__name__} to dtype {dtype}: {exc}") from exc
     if shape is None:
         return arr
     extra = arr.ndim - len(shape)

@@ -116,9 +116,9 @@ def get(key: str, default: object = _NO_DEFAULT) -> object:
     name = key
     try:
         return _values[name]
-    except KeyError:
+    except (KeyError, TypeError):           # (TypeError: a key that cannot be one, a list)
         pass
-    if name in ALIASES:
+    if isinstance(name, str) and name in ALIASES:
         return _values[ALIASES[name]]
     if default is not _NO_DEFAULT:
         return default
@@ -137,7 +137,7 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
     if name in _BOOLS and not isinstance(value, bool):
         expected = f"one of {', '.join(_TRUE + _FALSE)}" if env else "a bool"
         raise ArgumentError(f"{key}: expected {expected}, found {value!r}")
-    if name == "consistency" and value not in CONSISTENCY:
+    if name == "consistency" and (not isinstance(value, str) or value not in CONSISTENCY):
         raise ArgumentError(f"{key}: expected one of {', '.join(CONSISTENCY)}, "
                             f"found {value!r}")
     if name == "memory_pool" and value is not None and (

@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Iterator
@@ -15,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.api import _store, create, open, open_group
+from zarrx.api import _store, check_mode, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
                              flag_arg, format_of, inherited_format, node_path)
-from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrDeprecationWarning, refuse_keywords
+from zarrx.errors import (ArgumentError, ArgumentTypeError, ReadOnlyError,
+                          ZarrDeprecationWarning, refuse_keywords)
 from zarrx.group import Group
 from zarrx.hierarchy import write_hierarchy
 from zarrx.like import kept_chunks
@@ -27,6 +29,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta
 from zarrx.store import MemoryStore
+from zarrx.store.locks import _identity as store_identity
 
 __all__ = ["save", "save_array", "save_group", "load", "array", "from_array", "create_hierarchy",
            "tree"]
@@ -85,9 +88,10 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     st = _store(store, "w", storage_options)
     at = node_path(path, "save_group", new=True)
     fmt = inherited_format(st, at, zarr_format)
-    named = [(f"arr_{i}", np.asarray(a)) for i, a in enumerate(args)] + \
-        [(k, np.asarray(a)) for k, a in kwargs.items()]
-    items = [(nodes.join(at, k), a, data_dtype(a, "save_group")) for k, a in named]
+    named = _member_names([(f"argument {i}", f"arr_{i}") for i in range(len(args))]
+                          + [(f"keyword argument {k!r}", k) for k in kwargs])
+    arrays = [np.asarray(a) for a in (*args, *kwargs.values())]
+    items = [(nodes.join(at, k), a, data_dtype(a, "save_group")) for k, a in zip(named, arrays)]
     # mode "w" replaces what is at path: every array is made first where nothing is lost (a
     # memory store, without its data), so one that cannot be saved replaces nothing
     scratch = MemoryStore()
@@ -97,6 +101,30 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     open_group(st, mode="w", path=at, zarr_format=fmt)
     for name, arr, dtype in items:
         create_array(st, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt, data=arr)
+
+
+def _member_names(given: list[tuple[str, str]]) -> list[str]:
+    """The member paths of :func:`save_group`'s arrays (``given``: how each was passed, and its
+    name), checked before anything is replaced: each names a member (not the group itself),
+    no two the same one, none below another (an array has no children)."""
+    names: dict[str, str] = {}
+    for how, name in given:
+        rel = node_path(name, "save_group", how, new=True)
+        if not rel:
+            raise ArgumentError(f"save_group: {how}: expected the name of a member, found "
+                                f"{name!r}, which names the group itself")
+        if rel in names:
+            raise ArgumentError(f"save_group: {names[rel]} and {how} both name the array "
+                                f"{rel!r}")
+        names[rel] = how
+    for rel, how in names.items():
+        above = ""
+        for part in rel.split("/")[:-1]:
+            above = f"{above}/{part}" if above else part
+            if above in names:
+                raise ArgumentError(f"save_group: {how} names {rel!r}, below the array "
+                                    f"{above!r} of {names[above]} (an array has no children)")
+    return list(names)
 
 
 def save(store: Any, *args: Any, zarr_format: int | None = None, path: str | None = None,
@@ -193,14 +221,31 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
         data = data_array(data, "from_array")
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
+    store = _store(store, "w", storage_options)
+    write_data = flag_arg(write_data, "from_array", "write_data")
+    if isinstance(data, Array) and write_data and flag_arg(overwrite, "from_array",
+                                                           "overwrite"):
+        _refuse_replacing_source(store, node_path(name, "from_array", "name"), data)
     out = create_array(store, name=name, shape=data.shape, dtype=data_dtype(data, "from_array"),
                        attributes=attributes, overwrite=overwrite, config=config, **kw)
-    if flag_arg(write_data, "from_array", "write_data"):
+    if write_data:
         if isinstance(data, Array):
             _copy(data, out)
         else:
             out[...] = np.asarray(data)
     return out
+
+
+def _refuse_replacing_source(store: Any, path: str, src: Array) -> None:
+    """``from_array(..., overwrite=True)`` whose destination is the source array, or a group
+    holding it: replacing it would delete the data before it is copied."""
+    if store_identity(store) != store_identity(src.store):
+        return
+    if path == src.path or not path or src.path.startswith(path + "/"):
+        what = "is the source array" if path == src.path else "holds the source array"
+        raise ArgumentError(f"from_array: the destination {path or '/'!r} {what} "
+                            f"{src.path or '/'!r} in {store!r}: overwrite=True would delete "
+                            f"its data before it is copied; copy to another path first")
 
 
 def _copy(src: Array, dst: Array) -> None:
@@ -222,7 +267,7 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
     keywords of :func:`zarrx.create` (``mode=``, ``path=`` or ``name=``, ...); a zarrx
     :class:`Array` is copied as :func:`from_array` copies it."""
     if isinstance(data, Array):
-        return from_array(store, data=data, **kwargs)
+        return from_array(store, data=data, **_from_array_keywords(kwargs))
     if data is None:
         raise ArgumentTypeError("array: data: expected an array or a nested sequence, found "
                                 "None")
@@ -233,6 +278,34 @@ def array(data: Any, store: Any = None, **kwargs: Any) -> Array:
         kwargs["path"] = kwargs.pop("name")
     shape = kwargs.pop("shape", data.shape)   # create_array refuses another shape
     return create(shape, store=store, data=data, **kwargs)
+
+
+def _from_array_keywords(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """:func:`array`'s keywords (:func:`zarrx.create`'s) for copying a zarrx array with
+    :func:`from_array`: ``path`` is ``name``, mode ``w`` is ``overwrite=True`` (``r`` is
+    refused, as by ``create``); one that ``from_array`` has no counterpart for (``dtype``: the
+    copy keeps the source's) is an ArgumentTypeError naming it."""
+    kw = dict(kwargs)
+    if "path" in kw:
+        if "name" in kw:
+            raise ArgumentTypeError("array: pass path= or name=, not both")
+        kw["name"] = kw.pop("path")
+    mode = kw.pop("mode", None)
+    if mode is not None:
+        check_mode(mode)
+        if mode == "r":
+            raise ReadOnlyError("array: mode 'r' opens read-only; an array cannot be created "
+                                "with it")
+        if mode == "w":
+            kw["overwrite"] = True
+    taken = set(inspect.signature(from_array).parameters) - {"store", "data"}
+    for key in kw:
+        if key not in taken:
+            raise ArgumentTypeError(f"array: {key}= is not taken when data is a zarrx Array, "
+                                    f"which is copied as from_array copies it (keeping its "
+                                    f"dtype, chunks and codecs unless given); pass data[...] "
+                                    f"to create the array from its values instead")
+    return kw
 
 
 # -- create_hierarchy --------------------------------------------------------------------------

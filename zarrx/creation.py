@@ -280,7 +280,7 @@ def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, za
 def config_order(config: Mapping | None, what: str) -> str | None:
     """The ``order`` of zarr-python's per-array ``config`` (``"C"``/``"F"``), or None."""
     order = config.get("order") if config else None
-    if order is not None and order not in ("C", "F"):
+    if order is not None and (not isinstance(order, str) or order not in ("C", "F")):
         raise ArgumentError(f"{what}: config: order: expected 'C' or 'F', found {order!r}")
     return order
 
@@ -321,7 +321,7 @@ def format_of(zarr_format: Any, zarr_version: Any, what: str) -> Any:
     they differ, raise :class:`~zarrx.errors.ArgumentError`."""
     if zarr_version is None:
         return zarr_format
-    if zarr_format is not None and zarr_format != zarr_version:
+    if zarr_format is not None and str(zarr_format) != str(zarr_version):   # (arrays too)
         raise ArgumentError(f"{what}: zarr_format {zarr_format!r} and zarr_version "
                             f"{zarr_version!r} differ; pass zarr_format only")
     warnings.warn(f"{what}: zarr_version is deprecated, use zarr_format", ZarrDeprecationWarning,
@@ -355,7 +355,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         raise ArgumentTypeError(f"create_array: config: expected a mapping, found "
                                 f"{type(config).__name__} {short(config)}")
     if dimension_names is not None:          # not str: a TypeError, as in zarr-python
-        names = list(dimension_names) if isinstance(dimension_names, Iterable) else [0]
+        names = list(dimension_names) if isinstance(dimension_names, Iterable) and getattr(
+            dimension_names, "ndim", 1) else [0]             # (a 0-d numpy array: no items)
         if not all(n is None or isinstance(n, str) for n in names):
             raise ArgumentTypeError(f"create_array: dimension_names: expected a sequence of "
                                     f"str or None, found {short(dimension_names)}")

@@ -274,6 +274,7 @@ class Group(Node):
     def create_group(self, name: str, *, attributes: dict | None = None,
                      overwrite: bool = False) -> Group:
         self._check_writable("create a group")
+        overwrite = flag_arg(overwrite, "create_group", "overwrite")
         path = self._child_path(name)
         check_node_names(name.replace("\\", "/").split("/"), name,
                          f"group {self.name!r}: create_group")

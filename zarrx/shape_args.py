@@ -1,6 +1,7 @@
 """The shape and chunk-shape arguments of array creation, read as zarr-python reads them:
 ``shape=`` as a tuple of ints, ``chunks=`` (``"auto"``, an int, a tuple, edge lengths) as a
-chunk shape, and the automatic chunk shape zarr-python picks."""
+chunk shape, and the automatic chunk shape zarr-python picks; and ``create``'s
+``dimension_separator=``, the layout of the chunk keys."""
 from __future__ import annotations
 
 import math
@@ -14,7 +15,7 @@ from zarrx.metadata._util import short
 from zarrx.metadata.grid import AxisEdges
 from zarrx.metadata.dtype_input import resolve_dtype
 
-__all__ = ["shape_arg", "chunks_arg", "create_chunks", "auto_chunks"]
+__all__ = ["shape_arg", "chunks_arg", "create_chunks", "auto_chunks", "separator_encoding"]
 
 
 def shape_arg(shape: Any) -> tuple[int, ...]:
@@ -159,3 +160,15 @@ def auto_chunks(shape: tuple[int, ...], itemsize: int, *, min_bytes: int = 128 <
         chunks[i] = -(-chunks[i] // 2)
         axis += 1
     return tuple(chunks)
+
+
+def separator_encoding(separator: Any, chunk_key_encoding: Any, zarr_format: int) -> dict:
+    """``create(dimension_separator=...)`` as the chunk key encoding of ``zarr_format``
+    (``default`` for Zarr v3, ``v2`` for Zarr v2, with that separator); refused beside a
+    ``chunk_key_encoding`` (which would win, dropping the separator without a word)."""
+    if chunk_key_encoding is not None:
+        raise ArgumentError("create: pass dimension_separator= or chunk_key_encoding=, not both")
+    if not isinstance(separator, str) or separator not in ("/", "."):
+        error = ArgumentError if isinstance(separator, str) else ArgumentTypeError
+        raise error(f"create: dimension_separator: expected '/' or '.', found {separator!r}")
+    return {"name": "default" if zarr_format == 3 else "v2", "separator": separator}

@@ -353,7 +353,10 @@ def _key_encoding(value: Any, zarr_format: int) -> KeyEncoding:
             '{"name": "default" or "v2", "configuration": {"separator": "/" or "."}}, a name, '
             'a (name, separator) pair or a chunk key encoding object', value)
     if zarr_format == 2 and enc.name != "v2":
-        enc = KeyEncoding("v2", enc.separator)
+        # Zarr v2 keys have no "c" prefix: "default" would be written as "v2" keys
+        raise (loc / "name").error("'v2' for a Zarr v2 array (its chunk keys have no 'c' "
+                                   "prefix; the separator is its dimension_separator)",
+                                   enc.name)
     return enc
 
 

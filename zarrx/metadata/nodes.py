@@ -342,7 +342,7 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     # removed objects as the fill value. The consolidated metadata of the groups of the
     # subtree goes before them (v2 .zmetadata), or lists their nodes as pending (v3,
     # inline), so none lists a node whose document is gone
-    inner = {g for d in docs for g in _groups_above(d.rpartition("/")[0], path)}
+    inner = _groups_above(docs, path)
     doc_set = set(docs)
     zmetadata = [k for k in named if k.rpartition("/")[2] == ZMETADATA]
     _edit_all(store, consolidated_groups(store, [(3, g) for g in sorted(inner)
@@ -364,12 +364,19 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     _edit_all(store, marked, finishing)
 
 
-def _groups_above(node: str, top: str) -> list[str]:
-    """The paths from ``top`` down to the parent of ``node`` (``top`` or a node below it)."""
-    if node == top:
-        return []
-    parts = node.split("/")
-    return ["/".join(parts[:i]) for i in range(len(top.split("/")) if top else 0, len(parts))]
+def _groups_above(docs: list[str], top: str) -> set[str]:
+    """The paths from ``top`` down to the parent of each document's node (``top`` or a node
+    below it). Each path is reached once, walking up until a path already found, so a chain
+    of ``n`` nested groups costs ``n`` steps, not ``n**2`` joined paths."""
+    found: set[str] = set()
+    for doc in docs:
+        node = doc.rpartition("/")[0]
+        while node != top:
+            node = node.rpartition("/")[0]
+            if node in found:
+                break
+            found.add(node)
+    return found
 
 
 def _marking_children(entries: dict[str, Any], pending: set[str]) -> None:
