@@ -16,8 +16,8 @@ from typing import Any
 
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.creation import Ancestors, _store, check_format, inherited_format, node_path
-from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
-                          NodeExistsError)
+from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
+                          GroupNotFoundError, MetadataError, NodeExistsError)
 from zarrx.group import Group
 from zarrx.metadata.nodes import join
 from zarrx.xarray.backend import array_metas, dims_and_attrs
@@ -117,10 +117,13 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # modes "w" and "w-" create (or replace) the group only once every variable is checked and
     # encoded (below), so a refused write leaves the store as it was
     creating = mode in ("w", "w-")
-    # an append or a region write needs the stored group: opened without creating it, so that
-    # one refused for a missing group leaves nothing behind
+    # the stored group, opened without creating it: an append or a region write needs it, and
+    # modes "a" / "a-" create a missing one only once everything is checked (the names Zarr v3
+    # reserves are known once its format is), so a refused write leaves nothing behind
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
-                                      existing=append_dim is not None or region is not None)
+                                      existing=True,
+                                      missing_ok=mode in ("a", "a-") and append_dim is None
+                                      and region is None)
     # (the nodes read to refuse an existing group and to decide the format are those the
     # group's creation checks in mode "w-": one batch; mode "w" reads them again to replace it)
     fmt, found = (grp.zarr_format, None) if grp is not None else \
@@ -297,10 +300,11 @@ def _new_format(store: Any, mode: str, group: str | None, zarr_format: int | Non
 
 
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
-          storage_options: dict | None, *, existing: bool = False,
-          found: Ancestors | None = None) -> Group:
+          storage_options: dict | None, *, existing: bool = False, missing_ok: bool = False,
+          found: Ancestors | None = None) -> Group | None:
     """The group to write: created or replaced (modes ``w-``, ``w``), else opened, and created
-    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group). ``found``:
+    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group; with
+    ``missing_ok``, None when there is none, and nothing is created). ``found``:
     the nodes :func:`_new_format` read, with the store it opened (mode ``w-``: used again, not
     read again; mode ``w``: read again, as the consolidated documents it keeps in step may
     have appeared since)."""
@@ -326,8 +330,13 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
             raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the node at {path or '/'!r} "
                                 f"is Zarr v{node.zarr_format} (mode {mode!r} writes into it; "
                                 f"leave zarr_format out or use mode='w' to replace it)")
-    return open_group(store, mode="r+" if mode == "r+" or existing else "a", path=path,
-                      zarr_format=fmt, use_consolidated=False, **kw)
+    try:
+        return open_group(store, mode="r+" if mode == "r+" or existing else "a", path=path,
+                          zarr_format=fmt, use_consolidated=False, **kw)
+    except GroupNotFoundError:
+        if missing_ok:
+            return None
+        raise
 
 
 def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
