@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from zarrx.api import consolidate_metadata, open_group
@@ -28,7 +29,7 @@ from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
 from zarrx.xarray.zip_target import write_zip, zip_archive
 
-__all__ = ["to_zarrx"]
+__all__ = ["to_zarrx", "prepare_write", "PreparedWrite"]
 
 MODES = ("w", "w-", "a", "a-", "r+")
 #: what reading puts in a variable's encoding that says nothing about how to write it (xarray
@@ -82,13 +83,33 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     tree_type = getattr(xr, "DataTree", None)      # (in xarray 2024.10 and later)
     if tree_type is not None and isinstance(ds, tree_type):
         from zarrx.xarray.tree import tree_to_zarrx
-        return tree_to_zarrx(to_zarrx, ds, store, mode, group, encoding,
+        return tree_to_zarrx(prepare_write, ds, store, mode, group, encoding,
                              write_inherited_coords=write_inherited_coords, compute=compute,
                              consolidated=consolidated, append_dim=append_dim, region=region,
                              storage_options=storage_options, zarr_format=zarr_format,
                              write_empty_chunks=write_empty_chunks, safe_chunks=safe_chunks,
                              align_chunks=align_chunks,
                              chunkmanager_store_kwargs=chunkmanager_store_kwargs)
+    return prepare_write(ds, store, mode, group, encoding, compute=compute,
+                         consolidated=consolidated, append_dim=append_dim, region=region,
+                         storage_options=storage_options, zarr_format=zarr_format,
+                         write_empty_chunks=write_empty_chunks,
+                         chunkmanager_store_kwargs=chunkmanager_store_kwargs).apply()
+
+
+def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
+                  encoding: Mapping | None, *, compute: bool, consolidated: bool | None,
+                  append_dim: Hashable | None, region: Mapping | str | None,
+                  storage_options: dict | None, zarr_format: int | None,
+                  write_empty_chunks: bool | None, chunkmanager_store_kwargs: dict | None,
+                  **_: Any) -> PreparedWrite:
+    """Everything :func:`to_zarrx` does to ``ds`` (a Dataset or DataArray) before the store
+    changes: the arguments and the stored group checked, every variable encoded and its write
+    planned. The store changes only when the result is applied, so that a DataTree's nodes are
+    all checked before any is written. (Other keyword arguments of ``to_zarrx``, such as
+    ``safe_chunks``, have nothing to do here.)"""
+    import xarray as xr
+
     if isinstance(ds, xr.DataArray):
         ds = _as_dataset(ds)
     if not isinstance(ds, xr.Dataset):
@@ -194,27 +215,58 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             var.encoding = dict(encoding[name])
         plans.append(plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks, given=is_new and name in encoding))
-    if grp is None:
-        grp = _open(store, mode, group, fmt, storage_options, found=found)
-    if mode in ("w", "w-", "a", "a-"):
-        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
-    if append_dim is not None:
-        claim_rows(grp, plans, str(append_dim))
-    # the new variables' places and the nodes above them, read in one batch when the first
-    # is created (their names hold no "/": check_name)
-    placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in plans
-                                    if p.create is not None], replacing=True)
-    writes = [apply_plan(grp, plan, placed) for plan in plans]
-    delayed = [w for w in writes if w is not None]
-    if consolidated is not False:       # the whole hierarchy, from the store's root
-        consolidate_metadata(grp.store)
-    if not delayed:
-        return grp if compute else _nothing()
-    import dask
-    if compute:
-        dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
-        return grp
-    return dask.delayed(_all_written)(*delayed)
+    return PreparedWrite(store=store, mode=mode, group=group, fmt=fmt, found=found, grp=grp,
+                         storage_options=storage_options, attrs=attrs, append_dim=append_dim,
+                         plans=plans, consolidated=consolidated, compute=compute,
+                         dask_kwargs=dict(chunkmanager_store_kwargs or {}))
+
+
+@dataclass(kw_only=True)
+class PreparedWrite:
+    """A write :func:`prepare_write` checked and planned: :meth:`apply` makes it. ``fmt``: the
+    Zarr format of the group written."""
+    store: Any
+    mode: str
+    group: str | None
+    fmt: int
+    found: Ancestors | None     # the nodes read when the group's format was decided
+    grp: Group | None           # the stored group written into (None: one to create)
+    storage_options: dict | None
+    attrs: Mapping
+    append_dim: Hashable | None
+    plans: list
+    consolidated: bool | None
+    compute: bool
+    dask_kwargs: dict
+
+    def apply(self, *, reread: bool = False) -> Any:
+        """Write it: the group, then each variable. Returns the zarrx Group, or a ``Delayed``
+        writing the dask-backed variables when not ``compute``. ``reread``: the store may have
+        changed since the write was prepared (a DataTree's nodes written before this one), so
+        the nodes read then are read again before the group is created."""
+        grp, mode = self.grp, self.mode
+        if grp is None:
+            grp = _open(self.store, mode, self.group, self.fmt, self.storage_options,
+                        found=None if reread else self.found)
+        if mode in ("w", "w-", "a", "a-"):
+            grp.attrs.put({str(k): encode_attr(v) for k, v in self.attrs.items()})
+        if self.append_dim is not None:
+            claim_rows(grp, self.plans, str(self.append_dim))
+        # the new variables' places and the nodes above them, read in one batch when the
+        # first is created (their names hold no "/": check_name)
+        placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in self.plans
+                                        if p.create is not None], replacing=True)
+        writes = [apply_plan(grp, plan, placed) for plan in self.plans]
+        delayed = [w for w in writes if w is not None]
+        if self.consolidated is not False:      # the whole hierarchy, from the store's root
+            consolidate_metadata(grp.store)
+        if not delayed:
+            return grp if self.compute else _nothing()
+        import dask
+        if self.compute:
+            dask.compute(*delayed, **self.dask_kwargs)
+            return grp
+        return dask.delayed(_all_written)(*delayed)
 
 
 def _as_dataset(da: Any) -> Any:
