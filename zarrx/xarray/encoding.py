@@ -155,16 +155,22 @@ def encode_attr(value: Any) -> Any:
 
 def check_attrs(attrs: Any, where: str) -> None:
     """Every attribute in ``attrs`` can be stored as JSON (after :func:`encode_attr`); else an
-    ``ArgumentTypeError`` naming the attribute, as xarray checks attributes before writing."""
+    ``ArgumentTypeError`` naming the attribute, as xarray checks attributes before writing.
+    Text UTF-8 cannot encode (a lone surrogate, in a name or a value) is an ``ArgumentError``:
+    a metadata document is UTF-8. Both are refused before the store changes."""
     from zarrx.metadata._util import Loc
-    from zarrx.metadata.json import check_tree
+    from zarrx.metadata.json import check_tree, short, unencodable_text
 
     for key, value in attrs.items():
         if not isinstance(key, str):
             raise ArgumentTypeError(f"{where}: attribute names must be strings, found "
                                     f"{type(key).__name__} {key!r}")
-        check_tree(encode_attr(value), Loc(f"{where} attribute {key!r}",
-                                           error=ArgumentTypeError))
+        encoded = encode_attr(value)
+        check_tree(encoded, Loc(f"{where} attribute {key!r}", error=ArgumentTypeError))
+        bad = unencodable_text(key) or unencodable_text(encoded)
+        if bad is not None:
+            raise ArgumentError(f"{where} attribute {key!r}: expected text that UTF-8 can "
+                                f"encode (no lone surrogates), found {short(bad)}")
 
 
 def vlen_dtype(element: type) -> np.dtype:

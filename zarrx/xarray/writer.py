@@ -21,6 +21,7 @@ from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
                           GroupNotFoundError, MetadataError, NodeExistsError)
 from zarrx.group import Group
 from zarrx.metadata.nodes import join
+from zarrx.store import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
@@ -192,6 +193,9 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
     if region is not None:
         ds = _drop_for_region(ds, slices)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
+    attrs = {str(k): encode_attr(v) for k, v in attrs.items()}
+    if mode in ("w", "w-", "a", "a-"):
+        _check_group_document(attrs, fmt)
     # Everything is checked and encoded before the store changes, so a refused write (a size
     # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
     plans = []
@@ -249,7 +253,7 @@ class PreparedWrite:
             grp = _open(self.store, mode, self.group, self.fmt, self.storage_options,
                         found=None if reread else self.found)
         if mode in ("w", "w-", "a", "a-"):
-            grp.attrs.put({str(k): encode_attr(v) for k, v in self.attrs.items()})
+            grp.attrs.put(self.attrs)
         if self.append_dim is not None:
             claim_rows(grp, self.plans, str(self.append_dim))
         # the new variables' places and the nodes above them, read in one batch when the
@@ -267,6 +271,14 @@ class PreparedWrite:
             dask.compute(*delayed, **self.dask_kwargs)
             return grp
         return dask.delayed(_all_written)(*delayed)
+
+
+def _check_group_document(attrs: dict, fmt: int) -> None:
+    """The group's document with the dataset's attributes ``attrs``, made on an empty memory
+    store: one a reader would refuse (larger than ``max_metadata_bytes``) is a MetadataError
+    naming the document, before the store changes (the group is replaced, or its variables
+    written, only after)."""
+    open_group(MemoryStore(), mode="w", zarr_format=fmt, attributes=attrs)
 
 
 def _as_dataset(da: Any) -> Any:
