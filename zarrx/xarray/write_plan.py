@@ -190,6 +190,8 @@ def _storable(arr: Array, data: Any, where: str) -> Any:
     text = stored.variable or stored.numpy.kind in "SU"
     # (not getattr with a default: that would compute dask values here)
     given = np.dtype(data.dtype if hasattr(data, "dtype") else np.asarray(data).dtype)
+    if 0 in np.shape(data):     # no values (xarray's coders type empty Python objects float)
+        return np.empty(np.shape(data), dtype=stored.numpy)
     if text != (given.kind in "OSUT"):
         kind = "strings" if text else f"{stored.numpy} values"
         raise ArgumentTypeError(f"{where}: the stored array holds {kind}; cannot store values "
