@@ -249,12 +249,21 @@ def _warn_computed(values: Any, where: str) -> None:
     except ImportError:
         return
     if isinstance(values, da.Array):
+        import os
+        import sys
         import warnings
 
         from xarray.coding.common import SerializationWarning
+
+        # it points at the first caller outside zarrx (the call of to_zarrx), however deep
+        # the write is below it
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+        frame, level = sys._getframe(0), 1
+        while frame is not None and frame.f_code.co_filename.startswith(package):
+            frame, level = frame.f_back, level + 1
         warnings.warn(f"{where} holds a dask array with dtype=object: it is computed now, to "
                       f"find the type its values are stored as; cast it with astype() to "
-                      f"keep it lazy", SerializationWarning, stacklevel=5)
+                      f"keep it lazy", SerializationWarning, stacklevel=level)
 
 
 def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarray]:
