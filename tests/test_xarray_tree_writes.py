@@ -70,3 +70,35 @@ def test_a_tree_replacing_one_of_the_other_format_is_written_in_its_own():
     root = zarrx.open_group(store, mode="r")
     assert root.zarr_format == 3 and root["a/b"].zarr_format == 3
     xr.testing.assert_identical(xr.open_datatree(store, engine="zarrx").load(), new)
+
+
+#: a node name a Zarr group cannot take -> (the Zarr formats that refuse it, the refusal)
+NODE_NAMES = {
+    "__zarr_g": ((3,), "to_zarrx: cannot create '__zarr_g': expected Zarr v3 node names not "
+                       "made only of periods and not starting with '__zarr'"),
+    "...": ((3,), "to_zarrx: cannot create '...': expected Zarr v3 node names"),
+    "zarr.json": ((2, 3), "to_zarrx: group: expected a node path without metadata document "
+                          "names, found 'zarr.json' in 'zarr.json'"),
+    ".zgroup": ((2, 3), "to_zarrx: group: expected a node path without metadata document "
+                        "names, found '.zgroup' in '.zgroup'"),
+}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("mode", ["w", "w-", "a"])
+@pytest.mark.parametrize("name", list(NODE_NAMES))
+def test_a_node_name_no_group_can_take_is_refused_before_the_root_is_written(fmt, mode, name):
+    refused, msg = NODE_NAMES[name]
+    store = MemoryStore()
+    root = xr.Dataset({"v": ("x", np.arange(3.0))})
+    if mode != "w-":
+        zx.to_zarrx(root, store, zarr_format=fmt)
+    before = stored(store)
+    tree = xr.DataTree.from_dict({"/": root + 1, f"/{name}": xr.Dataset({"w": ("y", [1])})})
+    if fmt not in refused:
+        zx.to_zarrx(tree, store, mode=mode, zarr_format=fmt)
+        xr.testing.assert_identical(xr.open_datatree(store, engine="zarrx").load(), tree)
+        return
+    with pytest.raises(ArgumentError, match=re.escape(msg)):
+        zx.to_zarrx(tree, store, mode=mode, zarr_format=fmt)
+    assert stored(store) == before

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zarrx.api import consolidate_metadata, open_group
-from zarrx.creation import Ancestors, _store, check_format, inherited_format, node_path
+from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inherited_format,
+                            node_path)
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
                           GroupNotFoundError, MetadataError, NodeExistsError)
 from zarrx.group import Group
@@ -150,6 +151,11 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
     # group's creation checks in mode "w-": one batch; mode "w" reads them again to replace it)
     fmt, found = (grp.zarr_format, None) if grp is not None else \
         _new_format(store, mode, group, zarr_format, storage_options)
+    if grp is None:     # the group's name, checked before anything is created (a DataTree's
+        # nodes are all prepared before the first is written)
+        path = node_path(group, "to_zarrx", "group", new=True)
+        if fmt == 3:
+            check_v3_names([path], path, "to_zarrx")
     if fmt == 3 and zarr_format is None:    # (the format found: Zarr v3's reserved names)
         for name in ds.variables:
             check_name(array_name(name), fmt)
