@@ -22,10 +22,10 @@ from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
                           GroupNotFoundError, MetadataError, NodeExistsError)
 from zarrx.group import Group
 from zarrx.metadata.nodes import join
-from zarrx.store import MemoryStore
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
+from zarrx.xarray.group_checks import check_group_document, refuse_replaced_groups
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
@@ -201,7 +201,7 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
     attrs = {str(k): encode_attr(v) for k, v in attrs.items()}
     if mode in ("w", "w-", "a", "a-"):
-        _check_group_document(attrs, fmt)
+        check_group_document(attrs, fmt)
     # Everything is checked and encoded before the store changes, so a refused write (a size
     # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
     plans = []
@@ -225,6 +225,8 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
             var.encoding = dict(encoding[name])
         plans.append(plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks, given=is_new and name in encoding))
+    if grp is not None:
+        refuse_replaced_groups(grp, [p.name for p in plans if p.create is not None])
     return PreparedWrite(store=store, mode=mode, group=group, fmt=fmt, found=found, grp=grp,
                          storage_options=storage_options, attrs=attrs, append_dim=append_dim,
                          plans=plans, consolidated=consolidated, compute=compute,
@@ -277,14 +279,6 @@ class PreparedWrite:
             dask.compute(*delayed, **self.dask_kwargs)
             return grp
         return dask.delayed(_all_written)(*delayed)
-
-
-def _check_group_document(attrs: dict, fmt: int) -> None:
-    """The group's document with the dataset's attributes ``attrs``, made on an empty memory
-    store: one a reader would refuse (larger than ``max_metadata_bytes``) is a MetadataError
-    naming the document, before the store changes (the group is replaced, or its variables
-    written, only after)."""
-    open_group(MemoryStore(), mode="w", zarr_format=fmt, attributes=attrs)
 
 
 def _as_dataset(da: Any) -> Any:
