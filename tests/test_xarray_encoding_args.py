@@ -204,3 +204,33 @@ def test_numbers_that_are_booleans_are_stored_as_the_bool_dtype_names(tmp_path, 
         write(ds, tmp_path / f"{writer}.zarr", encoding={"v": {"dtype": "bool"}})
     xr.testing.assert_identical(xr.open_zarr(tmp_path / "zarrx.zarr").load(),
                                 xr.open_zarr(tmp_path / "zarr.zarr").load())
+
+
+@pytest.mark.parametrize("value", ["false", "yes", 0, 2, [1]])
+@pytest.mark.parametrize("where", ["argument", "encoding"])
+@pytest.mark.parametrize("mode", ["w", "a"])
+def test_write_empty_chunks_is_a_bool_not_a_truth_value(tmp_path, value, where, mode):
+    # "false" was taken by its truth, as True; engine "zarr" refuses anything but a bool
+    import re
+
+    from zarrx.errors import ArgumentTypeError
+    from zarrx.store import MemoryStore
+    store = MemoryStore()
+    zx.to_zarrx(xr.Dataset({"v": ("x", [1, 2])}), store)
+    before = {k: store.get(k) for k in store.list_prefix("")}
+    ds = xr.Dataset({"v": ("x", [0, 0]), "n": ("x", [0, 0])}, attrs={"a": 1})
+    found = f"{type(value).__name__} {value!r}"
+    if where == "argument":
+        kw = {"write_empty_chunks": value}
+        msg = f"to_zarrx: write_empty_chunks: expected True, False or None, found {found}"
+    else:
+        kw = {"encoding": {"n": {"write_empty_chunks": value}}}
+        msg = f"to_zarrx: encoding of 'n': write_empty_chunks: expected True or False, found {found}"
+    with pytest.raises(ArgumentTypeError, match=re.escape(msg)) as info:
+        zx.to_zarrx(ds, store, mode=mode, **kw)
+    assert isinstance(info.value, ValueError)       # as engine "zarr" raises
+    with pytest.raises(ValueError, match="Expected bool"):
+        ds.to_zarr(tmp_path / "z.zarr", mode=mode, **kw)
+    assert {k: store.get(k) for k in store.list_prefix("")} == before
+    zx.to_zarrx(ds, store, mode=mode, write_empty_chunks=np.bool_(False))
+    assert not any(k.startswith("n/c") for k in store.list_prefix(""))     # all fill: not stored

@@ -15,6 +15,8 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from zarrx.api import consolidate_metadata, open_group
 from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inherited_format,
                             node_path)
@@ -69,6 +71,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     ``compute=True``."""
     import xarray as xr
 
+    if write_empty_chunks is not None and not isinstance(write_empty_chunks, (bool, np.bool_)):
+        # (not taken by its truth: "false" would be True; engine "zarr" refuses it too)
+        raise ArgumentTypeError(f"to_zarrx: write_empty_chunks: expected True, False or None, "
+                                f"found {type(write_empty_chunks).__name__} "
+                                f"{write_empty_chunks!r}")
     if chunkmanager_store_kwargs is not None and not isinstance(chunkmanager_store_kwargs, Mapping):
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
