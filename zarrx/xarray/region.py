@@ -64,6 +64,9 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict
         if sel.step not in (None, 1):
             raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1, "
                                 f"found {sel!r}")
+        if not all(b is None or hasattr(b, "__index__") for b in (sel.start, sel.stop)):
+            raise ArgumentTypeError(f"to_zarrx: region[{dim!r}]: expected a slice of integer "
+                                    f"positions (labels: region='auto'), found {sel!r}")
         start, stop, _ = sel.indices(sizes[str(dim)])
         stop = max(stop, start)         # (a slice ending before its start covers nothing)
         if stop - start != n:
