@@ -234,3 +234,31 @@ def test_write_empty_chunks_is_a_bool_not_a_truth_value(tmp_path, value, where, 
     assert {k: store.get(k) for k in store.list_prefix("")} == before
     zx.to_zarrx(ds, store, mode=mode, write_empty_chunks=np.bool_(False))
     assert not any(k.startswith("n/c") for k in store.list_prefix(""))     # all fill: not stored
+
+
+BAD_CF = {
+    "scale-text": ("i", {"scale_factor": "x"}),
+    "scale-list": ("i", {"scale_factor": [1, 2]}),
+    "scale-none-packed": ("v", {"scale_factor": None, "dtype": "i2", "_FillValue": -1}),
+    "offset-two": ("i", {"add_offset": [1, 2], "dtype": "i2"}),
+    "fill-list-float": ("v", {"_FillValue": [1]}),
+    "fill-list-int": ("i", {"_FillValue": [1]}),
+}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("case", list(BAD_CF))
+def test_cf_encoding_values_of_the_wrong_kind_name_the_variable(fmt, case):
+    # (bare ValueError / TypeError from float() before, in the checks made ahead of xarray's
+    # coders and in the Zarr v3 _FillValue attribute)
+    import re
+
+    from zarrx.errors import ZarrError
+    from zarrx.store import MemoryStore
+    name, enc = BAD_CF[case]
+    ds = xr.Dataset({"i": ("t", [1, 2, 3]), "v": ("t", [1.5, 2.0, np.nan])})
+    store = MemoryStore()
+    # (a Zarr v2 _FillValue is the array's fill_value: refused there, naming the array)
+    with pytest.raises(ZarrError, match=f"^(to_zarrx: variable|array) {re.escape(repr(name))}"):
+        zx.to_zarrx(ds, store, zarr_format=fmt, encoding={name: enc})
+    assert not list(store.list_prefix(""))

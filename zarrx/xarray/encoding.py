@@ -78,7 +78,18 @@ def _unb64(text: Any, where: str) -> bytes:
 
 
 def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
-    """The ``_FillValue`` attribute of a Zarr v3 array of numpy ``dtype``."""
+    """The ``_FillValue`` attribute of a Zarr v3 array of numpy ``dtype``; an
+    ArgumentTypeError naming ``where`` for a value that is not one item of it."""
+    try:
+        return _fill_attr(value, dtype, where)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, ArgumentError):
+            raise
+        raise ArgumentTypeError(f"{where}: _FillValue: expected one value of dtype {dtype}, "
+                                f"found {type(value).__name__} {value!r}") from exc
+
+
+def _fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
     kind = dtype.kind
     if kind == "S":
         if not isinstance(value, (bytes, np.bytes_)):
