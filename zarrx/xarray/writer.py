@@ -316,6 +316,9 @@ def _nothing() -> Any:
 def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
     if append_dim is not None and region is not None:
         raise ArgumentError("to_zarrx: append_dim and region cannot be used together")
+    if not isinstance(append_dim, Hashable):
+        raise ArgumentTypeError(f"to_zarrx: append_dim: expected a dimension name, found "
+                                f"{type(append_dim).__name__} {append_dim!r}")
     if mode is None:
         mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
     if mode not in MODES:
