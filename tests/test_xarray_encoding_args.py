@@ -225,7 +225,8 @@ def test_write_empty_chunks_is_a_bool_not_a_truth_value(tmp_path, value, where, 
         msg = f"to_zarrx: write_empty_chunks: expected True, False or None, found {found}"
     else:
         kw = {"encoding": {"n": {"write_empty_chunks": value}}}
-        msg = f"to_zarrx: encoding of 'n': write_empty_chunks: expected True or False, found {found}"
+        msg = (f"to_zarrx: encoding of 'n': write_empty_chunks: expected True or False, "
+               f"found {found}")
     with pytest.raises(ArgumentTypeError, match=re.escape(msg)) as info:
         zx.to_zarrx(ds, store, mode=mode, **kw)
     assert isinstance(info.value, ValueError)       # as engine "zarr" raises

@@ -22,9 +22,9 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
                   **kwargs: Any) -> Any:
     """Write every node of ``tree``, each prepared with ``prepare``
     (:func:`zarrx.xarray.writer.prepare_write`; :func:`zarrx.xarray.to_zarrx` calls this for a
-    DataTree), all before the first is written: the root at ``group`` (with its inherited coordinates, which are its
-    own), each other node at its path below it (with the coordinates it inherits only when
-    ``write_inherited_coords``). ``encoding`` is
+    DataTree), all before the first is written: the root at ``group`` (with its inherited
+    coordinates, which are its own), each other node at its path below it (with the
+    coordinates it inherits only when ``write_inherited_coords``). ``encoding`` is
     keyed by node path (``"/"``, ``"/a/b"``), then by variable. ``mode`` applies to every
     node (``w`` replaces the root group, and so the whole tree below it). ``kwargs`` are the
     other arguments of ``to_zarrx`` (``region``, ``write_empty_chunks``...), given to each
