@@ -263,3 +263,23 @@ def test_cf_encoding_values_of_the_wrong_kind_name_the_variable(fmt, case):
     with pytest.raises(ZarrError, match=f"^(to_zarrx: variable|array) {re.escape(repr(name))}"):
         zx.to_zarrx(ds, store, zarr_format=fmt, encoding={name: enc})
     assert not list(store.list_prefix(""))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_multiindex_is_a_not_implemented_error_that_is_a_zarr_error(fmt):
+    # (xarray's own NotImplementedError before, no ZarrError)
+    import re
+
+    from zarrx.errors import ArgumentNotImplementedError
+    from zarrx.store import MemoryStore
+    ds = xr.Dataset({"v": ("z", [1, 2, 3, 4])},
+                    coords={"a": ("z", [1, 1, 2, 2]), "b": ("z", [1, 2, 1, 2])})
+    store = MemoryStore()
+    with pytest.raises(ArgumentNotImplementedError, match=re.escape(
+            "to_zarrx: variable 'z': xarray's CF encoding refused it (variable 'z' is a "
+            "MultiIndex, which cannot yet be serialized")) as info:
+        zx.to_zarrx(ds.set_index(z=["a", "b"]), store, zarr_format=fmt)
+    assert isinstance(info.value, NotImplementedError)      # as xarray's writer raises
+    assert not list(store.list_prefix(""))
+    zx.to_zarrx(ds, store, zarr_format=fmt)     # its levels as coordinates (reset_index)
+    xr.testing.assert_identical(xr.open_dataset(store, engine="zarrx").load(), ds)
