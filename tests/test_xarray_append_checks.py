@@ -79,3 +79,16 @@ def test_dask_blocks_of_unknown_sizes_are_refused_before_the_store_changes(tmp_p
         assert not path.exists()
     else:
         assert stored(path) == before
+
+
+@pytest.mark.parametrize("dim", [["t"], {"t": 1}])
+def test_an_append_dim_that_is_no_name_is_an_argument_type_error(tmp_path, dim):
+    # (a bare TypeError, "unhashable type", before)
+    path = tmp_path / "t.zarr"
+    zx.to_zarrx(dataset(2), path)
+    before = stored(path)
+    with pytest.raises(zarrx.errors.ArgumentTypeError, match=re.escape(
+            f"to_zarrx: append_dim: expected a dimension name, found {type(dim).__name__} "
+            f"{dim!r}")):
+        zx.to_zarrx(dataset(1, 2), path, append_dim=dim)
+    assert stored(path) == before

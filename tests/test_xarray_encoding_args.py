@@ -204,3 +204,82 @@ def test_numbers_that_are_booleans_are_stored_as_the_bool_dtype_names(tmp_path, 
         write(ds, tmp_path / f"{writer}.zarr", encoding={"v": {"dtype": "bool"}})
     xr.testing.assert_identical(xr.open_zarr(tmp_path / "zarrx.zarr").load(),
                                 xr.open_zarr(tmp_path / "zarr.zarr").load())
+
+
+@pytest.mark.parametrize("value", ["false", "yes", 0, 2, [1]])
+@pytest.mark.parametrize("where", ["argument", "encoding"])
+@pytest.mark.parametrize("mode", ["w", "a"])
+def test_write_empty_chunks_is_a_bool_not_a_truth_value(tmp_path, value, where, mode):
+    # "false" was taken by its truth, as True; engine "zarr" refuses anything but a bool
+    import re
+
+    from zarrx.errors import ArgumentTypeError
+    from zarrx.store import MemoryStore
+    store = MemoryStore()
+    zx.to_zarrx(xr.Dataset({"v": ("x", [1, 2])}), store)
+    before = {k: store.get(k) for k in store.list_prefix("")}
+    ds = xr.Dataset({"v": ("x", [0, 0]), "n": ("x", [0, 0])}, attrs={"a": 1})
+    found = f"{type(value).__name__} {value!r}"
+    if where == "argument":
+        kw = {"write_empty_chunks": value}
+        msg = f"to_zarrx: write_empty_chunks: expected True, False or None, found {found}"
+    else:
+        kw = {"encoding": {"n": {"write_empty_chunks": value}}}
+        msg = (f"to_zarrx: encoding of 'n': write_empty_chunks: expected True or False, "
+               f"found {found}")
+    with pytest.raises(ArgumentTypeError, match=re.escape(msg)) as info:
+        zx.to_zarrx(ds, store, mode=mode, **kw)
+    assert isinstance(info.value, ValueError)       # as engine "zarr" raises
+    with pytest.raises(ValueError, match="Expected bool"):
+        ds.to_zarr(tmp_path / "z.zarr", mode=mode, **kw)
+    assert {k: store.get(k) for k in store.list_prefix("")} == before
+    zx.to_zarrx(ds, store, mode=mode, write_empty_chunks=np.bool_(False))
+    assert not any(k.startswith("n/c") for k in store.list_prefix(""))     # all fill: not stored
+
+
+BAD_CF = {
+    "scale-text": ("i", {"scale_factor": "x"}),
+    "scale-list": ("i", {"scale_factor": [1, 2]}),
+    "scale-none-packed": ("v", {"scale_factor": None, "dtype": "i2", "_FillValue": -1}),
+    "offset-two": ("i", {"add_offset": [1, 2], "dtype": "i2"}),
+    "fill-list-float": ("v", {"_FillValue": [1]}),
+    "fill-list-int": ("i", {"_FillValue": [1]}),
+}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("case", list(BAD_CF))
+def test_cf_encoding_values_of_the_wrong_kind_name_the_variable(fmt, case):
+    # (bare ValueError / TypeError from float() before, in the checks made ahead of xarray's
+    # coders and in the Zarr v3 _FillValue attribute)
+    import re
+
+    from zarrx.errors import ZarrError
+    from zarrx.store import MemoryStore
+    name, enc = BAD_CF[case]
+    ds = xr.Dataset({"i": ("t", [1, 2, 3]), "v": ("t", [1.5, 2.0, np.nan])})
+    store = MemoryStore()
+    # (a Zarr v2 _FillValue is the array's fill_value: refused there, naming the array)
+    with pytest.raises(ZarrError, match=f"^(to_zarrx: variable|array) {re.escape(repr(name))}"):
+        zx.to_zarrx(ds, store, zarr_format=fmt, encoding={name: enc})
+    assert not list(store.list_prefix(""))
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_multiindex_is_a_not_implemented_error_that_is_a_zarr_error(fmt):
+    # (xarray's own NotImplementedError before, no ZarrError)
+    import re
+
+    from zarrx.errors import ArgumentNotImplementedError
+    from zarrx.store import MemoryStore
+    ds = xr.Dataset({"v": ("z", [1, 2, 3, 4])},
+                    coords={"a": ("z", [1, 1, 2, 2]), "b": ("z", [1, 2, 1, 2])})
+    store = MemoryStore()
+    with pytest.raises(ArgumentNotImplementedError, match=re.escape(
+            "to_zarrx: variable 'z': xarray's CF encoding refused it (variable 'z' is a "
+            "MultiIndex, which cannot yet be serialized")) as info:
+        zx.to_zarrx(ds.set_index(z=["a", "b"]), store, zarr_format=fmt)
+    assert isinstance(info.value, NotImplementedError)      # as xarray's writer raises
+    assert not list(store.list_prefix(""))
+    zx.to_zarrx(ds, store, zarr_format=fmt)     # its levels as coordinates (reset_index)
+    xr.testing.assert_identical(xr.open_dataset(store, engine="zarrx").load(), ds)

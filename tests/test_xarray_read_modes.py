@@ -51,3 +51,17 @@ def test_modes_that_keep_the_group_read_it(tmp_path, mode):
     zx.to_zarrx(_tree(), path)
     got = xr.open_dataset(path, engine=ZarrxBackendEntrypoint, mode=mode, group="a").load()
     xr.testing.assert_identical(got, _tree()["a"].to_dataset())
+
+
+@pytest.mark.parametrize("opener", list(OPENERS))
+def test_drop_variables_that_is_no_name_is_an_argument_type_error(tmp_path, opener):
+    # (xarray's bare TypeError, "'int' object is not iterable", before)
+    from zarrx.errors import ArgumentTypeError
+    zx.to_zarrx(xr.Dataset({"v": ("x", [1, 2])}), tmp_path / "t.zarr")
+    with pytest.raises(ArgumentTypeError, match=re.escape(
+            "engine 'zarrx': drop_variables: expected a variable name or an iterable of "
+            "names, found int 1")):
+        OPENERS[opener](tmp_path / "t.zarr", engine=ZarrxBackendEntrypoint, drop_variables=1)
+    got = xr.open_dataset(tmp_path / "t.zarr", engine=ZarrxBackendEntrypoint,
+                          drop_variables=[1, "v"])
+    assert list(got.variables) == []

@@ -33,3 +33,20 @@ def test_region_auto_in_a_stored_coordinate_with_a_label_twice_is_refused(tmp_pa
     want = ds.a.values.copy()
     want[rows] += 1
     np.testing.assert_array_equal(back.a.values, want)
+
+
+@pytest.mark.parametrize("sel", [slice(1.0, 3.0), slice("b", "c"), slice(1, 3.5)],
+                         ids=["floats", "labels", "float-stop"])
+def test_a_region_slice_of_other_than_integer_positions_is_refused(sel):
+    # (a bare TypeError from slice.indices before)
+    from zarrx.errors import ArgumentTypeError
+    from zarrx.store import MemoryStore
+    store = MemoryStore()
+    ds = xr.Dataset({"a": ("t", np.arange(4.0))}, coords={"t": list("abcd")})
+    zx.to_zarrx(ds, store)
+    before = {k: store.get(k) for k in store.list_prefix("")}
+    with pytest.raises(ArgumentTypeError, match=re.escape(
+            f"to_zarrx: region['t']: expected a slice of integer positions (labels: "
+            f"region='auto'), found {sel!r}")):
+        zx.to_zarrx(ds.isel(t=slice(1, 3)) + 1, store, region={"t": sel})
+    assert {k: store.get(k) for k in store.list_prefix("")} == before

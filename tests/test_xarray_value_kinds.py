@@ -115,3 +115,20 @@ def test_numbers_in_the_stored_time_units_are_taken(tmp_path, fmt):
     other = more.assign_coords(t=more.t.assign_attrs(units="hours since 2000-01-01") + 1)
     with pytest.raises(zarrx.ArgumentTypeError, match=re.escape("(numbers into times)")):
         zx.to_zarrx(other, path, append_dim="t")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_an_append_of_no_rows_takes_empty_python_objects_as_engine_zarr_does(tmp_path, fmt, lazy):
+    # xarray's coders type an empty array of Python objects float64: it was refused as numbers
+    # written into strings, though it holds no value
+    path = tmp_path / "t.zarr"
+    stored = xr.Dataset({"s": ("t", np.array(["a", "bc"], dtype=object)),
+                         "b": ("t", np.array([b"ab", b"c"])), "v": ("t", [1.0, 2.0])})
+    zx.to_zarrx(stored, path, zarr_format=fmt)
+    none = xr.Dataset({"s": ("t", np.array([], dtype=object)),
+                       "b": ("t", np.array([], dtype=object)), "v": ("t", np.zeros(0))})
+    zx.to_zarrx(none.chunk() if lazy else none, path, append_dim="t")
+    for engine in ("zarrx", "zarr"):
+        got = xr.open_dataset(path, engine=engine).load()
+        xr.testing.assert_identical(got, stored)

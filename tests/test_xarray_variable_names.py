@@ -66,3 +66,39 @@ def test_a_slash_in_a_name_is_refused_when_appending_to_a_group(tmp_path):
     with pytest.raises(ArgumentError, match=re.escape("to_zarrx: variable 'a/b'")):
         xr.Dataset({"a/b": ("x", np.arange(3))}).zarrx.to_zarrx(path, mode="a")
     assert sorted(p.name for p in path.rglob("*")) == before
+
+
+@pytest.mark.parametrize("mode", ["a", "a-"])
+@pytest.mark.parametrize("name", ["...", "__zarr_x"])
+def test_a_name_zarr_v3_reserves_leaves_no_group_behind_in_mode_a(tmp_path, mode, name):
+    # mode "a" created the (empty) group before it knew the format and refused the name
+    ds = xr.Dataset({name: ("x", np.arange(3))})
+    path = tmp_path / "t.zarr"
+    with pytest.raises(ArgumentError, match=re.escape(f"to_zarrx: variable {name!r}: expected a "
+                                                      f"Zarr v3 node name")):
+        ds.zarrx.to_zarrx(path, mode=mode)
+    assert not path.exists()
+    store = MemoryStore()
+    with pytest.raises(ArgumentError, match=re.escape(f"to_zarrx: variable {name!r}")):
+        ds.zarrx.to_zarrx(store, mode=mode, group="g")
+    assert not list(store.list_prefix(""))
+
+
+def test_mode_a_refused_for_its_encoding_leaves_no_group_behind():
+    store = MemoryStore()
+    ds = xr.Dataset({"v": ("x", np.arange(3))})
+    with pytest.raises(ArgumentError, match=re.escape("to_zarrx: encoding of 'v': unexpected "
+                                                      "keys ['bogus']")):
+        ds.zarrx.to_zarrx(store, mode="a", encoding={"v": {"bogus": 1}})
+    assert not list(store.list_prefix(""))
+    ds.zarrx.to_zarrx(store, mode="a")          # creates the group once the write is accepted
+    assert xr.open_dataset(store, engine="zarrx")["v"].values.tolist() == [0, 1, 2]
+
+
+def test_mode_a_into_a_zarr_v2_hierarchy_takes_its_format_and_allows_v3_reserved_names():
+    store = MemoryStore()
+    xr.Dataset({"v": ("x", np.arange(3))}).zarrx.to_zarrx(store, zarr_format=2)
+    xr.Dataset({"__zarr_x": ("x", np.arange(2))}).zarrx.to_zarrx(store, mode="a", group="g")
+    assert zarrx.open_group(store, path="g").zarr_format == 2
+    got = xr.open_dataset(store, engine="zarrx", group="g")
+    assert got["__zarr_x"].values.tolist() == [0, 1]

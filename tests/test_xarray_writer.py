@@ -204,7 +204,7 @@ def test_a_variable_name_that_is_not_a_string_is_refused_before_anything_is_writ
 
 @pytest.mark.parametrize("kw", [{"append_dim": "time"}, {"mode": "a-", "append_dim": "time"},
                                 {"mode": "a", "region": {"time": slice(0, 2)}},
-                                {"region": "auto"}])
+                                {"region": "auto"}, {"mode": "r+"}])
 @pytest.mark.parametrize("group", [None, "sub"])
 def test_an_append_or_region_write_without_a_stored_group_creates_none(tmp_path, kw, group):
     # (engine "zarr" leaves an empty group behind when it refuses an append)

@@ -15,6 +15,7 @@ __all__ = [
     "ContainsArrayError", "ContainsGroupError", "node_exists", "NodeMismatchError",
     "ReadOnlyError", "ConflictError",
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "StoreArgumentError",
+    "ArgumentNotImplementedError",
     "ArgumentEncodeError", "ArgumentDecodeError",
     "DataTypeError", "FillValueError", "FillValueOverflowError", "expected", "refuse_keywords",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
@@ -260,6 +261,11 @@ class ArgumentKeyError(ArgumentError, KeyError):
     ``to_zarrx(region="auto")`` missing from the stored coordinate (a ``KeyError``, as xarray
     raises there), or a key missing from a node's attributes (``z.attrs["x"]``, ``del
     z.attrs["x"]``: a ``KeyError``, as a dict raises)."""
+
+
+class ArgumentNotImplementedError(ArgumentError, NotImplementedError):
+    """A value xarray's CF coders cannot write yet, such as a ``MultiIndex`` given to
+    ``zarrx.xarray.to_zarrx`` (a ``NotImplementedError``, as xarray's writer raises there)."""
 
 
 class ArgumentOverflowError(ArgumentError, OverflowError):

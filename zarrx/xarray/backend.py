@@ -453,7 +453,8 @@ class ZarrxBackendEntrypoint(BackendEntrypoint):
 
 def _dropped(drop_variables: Any) -> frozenset[str]:
     """The array names of ``drop_variables`` (a name or an iterable of names; what is not a
-    string is left to xarray, which names no array by it)."""
+    string is left to xarray, which names no array by it); an ArgumentTypeError (a TypeError,
+    as xarray raises) for a value that is neither."""
     if drop_variables is None:
         return frozenset()
     if isinstance(drop_variables, str):
@@ -461,7 +462,9 @@ def _dropped(drop_variables: Any) -> frozenset[str]:
     try:
         return frozenset(v for v in drop_variables if isinstance(v, str))
     except TypeError:
-        return frozenset()
+        raise ArgumentTypeError(f"engine 'zarrx': drop_variables: expected a variable name or an "
+                                f"iterable of names, found {type(drop_variables).__name__} "
+                                f"{drop_variables!r}") from None
 
 
 def _refuse_store(store: Any) -> None:

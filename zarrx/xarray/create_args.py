@@ -165,6 +165,10 @@ def creation_kwargs(var: Any, name: str, fmt: int, write_empty: bool | None) -> 
     if "chunk_key_encoding" in enc:
         kw["chunk_key_encoding"] = enc["chunk_key_encoding"]
     we = enc.get("write_empty_chunks", write_empty)
+    if we is not None and not isinstance(we, (bool, np.bool_)):
+        # (not taken by its truth: "false" would be True; engine "zarr" refuses it too)
+        raise ArgumentTypeError(f"to_zarrx: encoding of {name!r}: write_empty_chunks: expected "
+                                f"True or False, found {type(we).__name__} {we!r}")
     if we is not None:
         kw["write_empty_chunks"] = bool(we)
     if fmt == 3 and enc.get("fill_value") is not None:

@@ -78,7 +78,18 @@ def _unb64(text: Any, where: str) -> bytes:
 
 
 def encode_fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
-    """The ``_FillValue`` attribute of a Zarr v3 array of numpy ``dtype``."""
+    """The ``_FillValue`` attribute of a Zarr v3 array of numpy ``dtype``; an
+    ArgumentTypeError naming ``where`` for a value that is not one item of it."""
+    try:
+        return _fill_attr(value, dtype, where)
+    except (TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, ArgumentError):
+            raise
+        raise ArgumentTypeError(f"{where}: _FillValue: expected one value of dtype {dtype}, "
+                                f"found {type(value).__name__} {value!r}") from exc
+
+
+def _fill_attr(value: Any, dtype: np.dtype, where: str) -> Any:
     kind = dtype.kind
     if kind == "S":
         if not isinstance(value, (bytes, np.bytes_)):
@@ -155,16 +166,22 @@ def encode_attr(value: Any) -> Any:
 
 def check_attrs(attrs: Any, where: str) -> None:
     """Every attribute in ``attrs`` can be stored as JSON (after :func:`encode_attr`); else an
-    ``ArgumentTypeError`` naming the attribute, as xarray checks attributes before writing."""
+    ``ArgumentTypeError`` naming the attribute, as xarray checks attributes before writing.
+    Text UTF-8 cannot encode (a lone surrogate, in a name or a value) is an ``ArgumentError``:
+    a metadata document is UTF-8. Both are refused before the store changes."""
     from zarrx.metadata._util import Loc
-    from zarrx.metadata.json import check_tree
+    from zarrx.metadata.json import check_tree, short, unencodable_text
 
     for key, value in attrs.items():
         if not isinstance(key, str):
             raise ArgumentTypeError(f"{where}: attribute names must be strings, found "
                                     f"{type(key).__name__} {key!r}")
-        check_tree(encode_attr(value), Loc(f"{where} attribute {key!r}",
-                                           error=ArgumentTypeError))
+        encoded = encode_attr(value)
+        check_tree(encoded, Loc(f"{where} attribute {key!r}", error=ArgumentTypeError))
+        bad = unencodable_text(key) or unencodable_text(encoded)
+        if bad is not None:
+            raise ArgumentError(f"{where} attribute {key!r}: expected text that UTF-8 can "
+                                f"encode (no lone surrogates), found {short(bad)}")
 
 
 def vlen_dtype(element: type) -> np.dtype:
@@ -243,12 +260,21 @@ def _warn_computed(values: Any, where: str) -> None:
     except ImportError:
         return
     if isinstance(values, da.Array):
+        import os
+        import sys
         import warnings
 
         from xarray.coding.common import SerializationWarning
+
+        # it points at the first caller outside zarrx (the call of to_zarrx), however deep
+        # the write is below it
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+        frame, level = sys._getframe(0), 1
+        while frame is not None and frame.f_code.co_filename.startswith(package):
+            frame, level = frame.f_back, level + 1
         warnings.warn(f"{where} holds a dask array with dtype=object: it is computed now, to "
                       f"find the type its values are stored as; cast it with astype() to "
-                      f"keep it lazy", SerializationWarning, stacklevel=5)
+                      f"keep it lazy", SerializationWarning, stacklevel=level)
 
 
 def _infer_objects(data: np.ndarray, where: str) -> tuple[type | None, np.ndarray]:

@@ -64,6 +64,9 @@ def resolve_region(ds: Any, grp: Group, region: Any, existing: set[str]) -> dict
         if sel.step not in (None, 1):
             raise ArgumentError(f"to_zarrx: region[{dim!r}]: expected a slice with step 1, "
                                 f"found {sel!r}")
+        if not all(b is None or hasattr(b, "__index__") for b in (sel.start, sel.stop)):
+            raise ArgumentTypeError(f"to_zarrx: region[{dim!r}]: expected a slice of integer "
+                                    f"positions (labels: region='auto'), found {sel!r}")
         start, stop, _ = sel.indices(sizes[str(dim)])
         stop = max(stop, start)         # (a slice ending before its start covers nothing)
         if stop - start != n:
@@ -243,6 +246,8 @@ def check_packed(var: Any, name: str) -> Any:
             dtype == var.dtype and "scale_factor" not in enc and "add_offset" not in enc
             and "_Unsigned" not in enc):
         return var
+    if not all(_real(enc[k]) for k in ("scale_factor", "add_offset") if k in enc):
+        return var      # (xarray's coders refuse it, and write_plan names the variable)
     dtype = _unsigned_view(enc, dtype)
     if not _is_lazy(var):
         _check_numbers(var.values, var.dtype, enc, dtype, name)
@@ -313,6 +318,14 @@ def _width_block(block: Any, want: np.dtype, name: str) -> Any:
     return block
 
 
+def _real(value: Any) -> bool:
+    """Whether ``value`` is one number (a netCDF-style list of one included)."""
+    try:
+        return np.asarray(value, dtype="f8").size == 1
+    except (TypeError, ValueError):
+        return False
+
+
 def _checked_block(block: np.ndarray, given: np.dtype, enc: dict, dtype: np.dtype,
                    name: str) -> np.ndarray:
     _check_numbers(block, given, enc, dtype, name)
@@ -330,8 +343,9 @@ def _check_numbers(data: Any, given: np.dtype, enc: dict, dtype: np.dtype, name:
             raise ArgumentError(f"to_zarrx: variable {name!r}: NaN cannot be stored in the "
                                 f"stored {dtype} values, which have no _FillValue")
         values = values[~missing]
-        values = np.around((values - float(enc.get("add_offset", 0.0)))
-                           / float(enc.get("scale_factor", 1.0)))
+        offset, scale = (np.asarray(enc.get(k, d), dtype="f8").item()
+                         for k, d in (("add_offset", 0.0), ("scale_factor", 1.0)))
+        values = np.around((values - offset) / scale)
     if not values.size:
         return
     info = np.iinfo(dtype)

@@ -15,15 +15,16 @@ from zarrx.xarray.sources import refuse_replaced_sources
 __all__ = ["tree_to_zarrx"]
 
 
-def tree_to_zarrx(write: Callable[..., Any], tree: Any, store: Any, mode: str | None,
+def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str | None,
                   group: str | None, encoding: Mapping | None, *, write_inherited_coords: bool,
                   compute: bool, consolidated: bool | None, append_dim: Any,
                   storage_options: dict | None, zarr_format: int | None,
                   **kwargs: Any) -> Any:
-    """Write every node of ``tree`` with ``write`` (:func:`zarrx.xarray.to_zarrx`, which calls
-    this for a DataTree): the root at ``group`` (with its inherited coordinates, which are its
-    own), each other node at its path below it (with the coordinates it inherits only when
-    ``write_inherited_coords``). ``encoding`` is
+    """Write every node of ``tree``, each prepared with ``prepare``
+    (:func:`zarrx.xarray.writer.prepare_write`; :func:`zarrx.xarray.to_zarrx` calls this for a
+    DataTree), all before the first is written: the root at ``group`` (with its inherited
+    coordinates, which are its own), each other node at its path below it (with the
+    coordinates it inherits only when ``write_inherited_coords``). ``encoding`` is
     keyed by node path (``"/"``, ``"/a/b"``), then by variable. ``mode`` applies to every
     node (``w`` replaces the root group, and so the whole tree below it). ``kwargs`` are the
     other arguments of ``to_zarrx`` (``region``, ``write_empty_chunks``...), given to each
@@ -47,19 +48,19 @@ def tree_to_zarrx(write: Callable[..., Any], tree: Any, store: Any, mode: str | 
             ds = node.to_dataset(inherit=write_inherited_coords or node is tree)
             refuse_replaced_sources(ds.variables.items(), target, top, "to_zarrx")
     fmt = zarr_format
-    writes = []
+    prepared = []
+    # every node is checked and planned before the store changes: a refused node leaves the
+    # whole tree as it was
     for rel, node in tree.subtree_with_keys:
         at_root = node is tree
         path = top if at_root else "/".join(p for p in (top, rel) if p)
-        written = write(node.to_dataset(inherit=write_inherited_coords or at_root), store,
-                        mode=mode, group=path or None, encoding=encoding.get(node.path),
-                        compute=compute, consolidated=False, zarr_format=fmt,
-                        storage_options=storage_options, **kwargs)
-        if not compute:
-            writes.append(written)
-        if at_root and fmt is None:     # the nodes below are of the root's format
-            fmt = open_group(store, mode="r", path=top, use_consolidated=False,
-                             **kw).zarr_format
+        prepared.append(prepare(node.to_dataset(inherit=write_inherited_coords or at_root),
+                                store, mode, path or None, encoding.get(node.path),
+                                compute=compute, consolidated=False, zarr_format=fmt,
+                                append_dim=None, storage_options=storage_options, **kwargs))
+        fmt = prepared[0].fmt           # the nodes below are of the root's format
+    # (the root's write, and each node's, change what the next node's creation checks)
+    writes = [p.apply(reread=i > 0) for i, p in enumerate(prepared)]
     root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(root.store)

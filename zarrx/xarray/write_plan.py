@@ -14,7 +14,8 @@ from zarrx.array import Array
 from zarrx.chunk_io import check_value
 from zarrx.creation import Ancestors, create_array
 from zarrx.dask.graph import store_blocks
-from zarrx.errors import ArgumentError, ArgumentTypeError, ZarrError
+from zarrx.errors import (ArgumentError, ArgumentNotImplementedError, ArgumentTypeError,
+                          ZarrError)
 from zarrx.group import Group
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import variable_element
@@ -58,6 +59,9 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
         encoded = cf_encode(var, name, fmt)
     except ZarrError:
         raise
+    except NotImplementedError as exc:      # (a MultiIndex)
+        raise ArgumentNotImplementedError(f"{where}: xarray's CF encoding refused it "
+                                          f"({exc})") from exc
     except (TypeError, AttributeError) as exc:     # (AttributeError: a calendar of 5)
         raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
                                 f"({type(exc).__name__}: {exc})") from exc
@@ -190,6 +194,8 @@ def _storable(arr: Array, data: Any, where: str) -> Any:
     text = stored.variable or stored.numpy.kind in "SU"
     # (not getattr with a default: that would compute dask values here)
     given = np.dtype(data.dtype if hasattr(data, "dtype") else np.asarray(data).dtype)
+    if 0 in np.shape(data):     # no values (xarray's coders type empty Python objects float)
+        return np.empty(np.shape(data), dtype=stored.numpy)
     if text != (given.kind in "OSUT"):
         kind = "strings" if text else f"{stored.numpy} values"
         raise ArgumentTypeError(f"{where}: the stored array holds {kind}; cannot store values "

@@ -12,23 +12,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from zarrx.api import consolidate_metadata, open_group
-from zarrx.creation import Ancestors, _store, check_format, inherited_format, node_path
-from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError, MetadataError,
-                          NodeExistsError)
+from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inherited_format,
+                            node_path)
+from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
+                          GroupNotFoundError, MetadataError, NodeExistsError)
 from zarrx.group import Group
 from zarrx.metadata.nodes import join
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
+from zarrx.xarray.group_checks import check_group_document, refuse_replaced_groups
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
 from zarrx.xarray.zip_target import write_zip, zip_archive
 
-__all__ = ["to_zarrx"]
+__all__ = ["to_zarrx", "prepare_write", "PreparedWrite"]
 
 MODES = ("w", "w-", "a", "a-", "r+")
 #: what reading puts in a variable's encoding that says nothing about how to write it (xarray
@@ -66,6 +71,11 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     ``compute=True``."""
     import xarray as xr
 
+    if write_empty_chunks is not None and not isinstance(write_empty_chunks, (bool, np.bool_)):
+        # (not taken by its truth: "false" would be True; engine "zarr" refuses it too)
+        raise ArgumentTypeError(f"to_zarrx: write_empty_chunks: expected True, False or None, "
+                                f"found {type(write_empty_chunks).__name__} "
+                                f"{write_empty_chunks!r}")
     if chunkmanager_store_kwargs is not None and not isinstance(chunkmanager_store_kwargs, Mapping):
         raise ArgumentTypeError(f"to_zarrx: chunkmanager_store_kwargs: expected a dict, found "
                                 f"{type(chunkmanager_store_kwargs).__name__}")
@@ -82,13 +92,33 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     tree_type = getattr(xr, "DataTree", None)      # (in xarray 2024.10 and later)
     if tree_type is not None and isinstance(ds, tree_type):
         from zarrx.xarray.tree import tree_to_zarrx
-        return tree_to_zarrx(to_zarrx, ds, store, mode, group, encoding,
+        return tree_to_zarrx(prepare_write, ds, store, mode, group, encoding,
                              write_inherited_coords=write_inherited_coords, compute=compute,
                              consolidated=consolidated, append_dim=append_dim, region=region,
                              storage_options=storage_options, zarr_format=zarr_format,
                              write_empty_chunks=write_empty_chunks, safe_chunks=safe_chunks,
                              align_chunks=align_chunks,
                              chunkmanager_store_kwargs=chunkmanager_store_kwargs)
+    return prepare_write(ds, store, mode, group, encoding, compute=compute,
+                         consolidated=consolidated, append_dim=append_dim, region=region,
+                         storage_options=storage_options, zarr_format=zarr_format,
+                         write_empty_chunks=write_empty_chunks,
+                         chunkmanager_store_kwargs=chunkmanager_store_kwargs).apply()
+
+
+def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
+                  encoding: Mapping | None, *, compute: bool, consolidated: bool | None,
+                  append_dim: Hashable | None, region: Mapping | str | None,
+                  storage_options: dict | None, zarr_format: int | None,
+                  write_empty_chunks: bool | None, chunkmanager_store_kwargs: dict | None,
+                  **_: Any) -> PreparedWrite:
+    """Everything :func:`to_zarrx` does to ``ds`` (a Dataset or DataArray) before the store
+    changes: the arguments and the stored group checked, every variable encoded and its write
+    planned. The store changes only when the result is applied, so that a DataTree's nodes are
+    all checked before any is written. (Other keyword arguments of ``to_zarrx``, such as
+    ``safe_chunks``, have nothing to do here.)"""
+    import xarray as xr
+
     if isinstance(ds, xr.DataArray):
         ds = _as_dataset(ds)
     if not isinstance(ds, xr.Dataset):
@@ -117,14 +147,22 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     # modes "w" and "w-" create (or replace) the group only once every variable is checked and
     # encoded (below), so a refused write leaves the store as it was
     creating = mode in ("w", "w-")
-    # an append or a region write needs the stored group: opened without creating it, so that
-    # one refused for a missing group leaves nothing behind
+    # the stored group, opened without creating it: an append or a region write needs it, and
+    # modes "a" / "a-" create a missing one only once everything is checked (the names Zarr v3
+    # reserves are known once its format is), so a refused write leaves nothing behind
     grp = None if creating else _open(store, mode, group, zarr_format, storage_options,
-                                      existing=append_dim is not None or region is not None)
+                                      existing=True,
+                                      missing_ok=mode in ("a", "a-") and append_dim is None
+                                      and region is None)
     # (the nodes read to refuse an existing group and to decide the format are those the
     # group's creation checks in mode "w-": one batch; mode "w" reads them again to replace it)
     fmt, found = (grp.zarr_format, None) if grp is not None else \
         _new_format(store, mode, group, zarr_format, storage_options)
+    if grp is None:     # the group's name, checked before anything is created (a DataTree's
+        # nodes are all prepared before the first is written)
+        path = node_path(group, "to_zarrx", "group", new=True)
+        if fmt == 3:
+            check_v3_names([path], path, "to_zarrx")
     if fmt == 3 and zarr_format is None:    # (the format found: Zarr v3's reserved names)
         for name in ds.variables:
             check_name(array_name(name), fmt)
@@ -168,6 +206,9 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
     if region is not None:
         ds = _drop_for_region(ds, slices)
     variables, attrs = xr.conventions.encode_dataset_coordinates(ds)
+    attrs = {str(k): encode_attr(v) for k, v in attrs.items()}
+    if mode in ("w", "w-", "a", "a-"):
+        check_group_document(attrs, fmt)
     # Everything is checked and encoded before the store changes, so a refused write (a size
     # that does not fit, a value the stored type cannot hold, a bad codec) leaves it as it was.
     plans = []
@@ -191,27 +232,60 @@ def to_zarrx(ds: Any, store: Any, mode: str | None = None, group: str | None = N
             var.encoding = dict(encoding[name])
         plans.append(plan_variable(grp, key, var, is_new, fmt, append_dim, slices,
                                     write_empty_chunks, given=is_new and name in encoding))
-    if grp is None:
-        grp = _open(store, mode, group, fmt, storage_options, found=found)
-    if mode in ("w", "w-", "a", "a-"):
-        grp.attrs.put({str(k): encode_attr(v) for k, v in attrs.items()})
-    if append_dim is not None:
-        claim_rows(grp, plans, str(append_dim))
-    # the new variables' places and the nodes above them, read in one batch when the first
-    # is created (their names hold no "/": check_name)
-    placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in plans
-                                    if p.create is not None], replacing=True)
-    writes = [apply_plan(grp, plan, placed) for plan in plans]
-    delayed = [w for w in writes if w is not None]
-    if consolidated is not False:       # the whole hierarchy, from the store's root
-        consolidate_metadata(grp.store)
-    if not delayed:
-        return grp if compute else _nothing()
-    import dask
-    if compute:
-        dask.compute(*delayed, **dict(chunkmanager_store_kwargs or {}))
-        return grp
-    return dask.delayed(_all_written)(*delayed)
+    if grp is not None:
+        refuse_replaced_groups(grp, [p.name for p in plans if p.create is not None])
+    return PreparedWrite(store=store, mode=mode, group=group, fmt=fmt, found=found, grp=grp,
+                         storage_options=storage_options, attrs=attrs, append_dim=append_dim,
+                         plans=plans, consolidated=consolidated, compute=compute,
+                         dask_kwargs=dict(chunkmanager_store_kwargs or {}))
+
+
+@dataclass(kw_only=True)
+class PreparedWrite:
+    """A write :func:`prepare_write` checked and planned: :meth:`apply` makes it. ``fmt``: the
+    Zarr format of the group written."""
+    store: Any
+    mode: str
+    group: str | None
+    fmt: int
+    found: Ancestors | None     # the nodes read when the group's format was decided
+    grp: Group | None           # the stored group written into (None: one to create)
+    storage_options: dict | None
+    attrs: Mapping
+    append_dim: Hashable | None
+    plans: list
+    consolidated: bool | None
+    compute: bool
+    dask_kwargs: dict
+
+    def apply(self, *, reread: bool = False) -> Any:
+        """Write it: the group, then each variable. Returns the zarrx Group, or a ``Delayed``
+        writing the dask-backed variables when not ``compute``. ``reread``: the store may have
+        changed since the write was prepared (a DataTree's nodes written before this one), so
+        the nodes read then are read again before the group is created."""
+        grp, mode = self.grp, self.mode
+        if grp is None:
+            grp = _open(self.store, mode, self.group, self.fmt, self.storage_options,
+                        found=None if reread else self.found)
+        if mode in ("w", "w-", "a", "a-"):
+            grp.attrs.put(self.attrs)
+        if self.append_dim is not None:
+            claim_rows(grp, self.plans, str(self.append_dim))
+        # the new variables' places and the nodes above them, read in one batch when the
+        # first is created (their names hold no "/": check_name)
+        placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in self.plans
+                                        if p.create is not None], replacing=True)
+        writes = [apply_plan(grp, plan, placed) for plan in self.plans]
+        delayed = [w for w in writes if w is not None]
+        if self.consolidated is not False:      # the whole hierarchy, from the store's root
+            consolidate_metadata(grp.store)
+        if not delayed:
+            return grp if self.compute else _nothing()
+        import dask
+        if self.compute:
+            dask.compute(*delayed, **self.dask_kwargs)
+            return grp
+        return dask.delayed(_all_written)(*delayed)
 
 
 def _as_dataset(da: Any) -> Any:
@@ -242,6 +316,9 @@ def _nothing() -> Any:
 def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
     if append_dim is not None and region is not None:
         raise ArgumentError("to_zarrx: append_dim and region cannot be used together")
+    if not isinstance(append_dim, Hashable):
+        raise ArgumentTypeError(f"to_zarrx: append_dim: expected a dimension name, found "
+                                f"{type(append_dim).__name__} {append_dim!r}")
     if mode is None:
         mode = "a" if append_dim is not None else "r+" if region is not None else "w-"
     if mode not in MODES:
@@ -297,10 +374,11 @@ def _new_format(store: Any, mode: str, group: str | None, zarr_format: int | Non
 
 
 def _open(store: Any, mode: str, group: str | None, fmt: int | None,
-          storage_options: dict | None, *, existing: bool = False,
-          found: Ancestors | None = None) -> Group:
+          storage_options: dict | None, *, existing: bool = False, missing_ok: bool = False,
+          found: Ancestors | None = None) -> Group | None:
     """The group to write: created or replaced (modes ``w-``, ``w``), else opened, and created
-    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group). ``found``:
+    in mode ``a`` / ``a-`` unless ``existing`` (the write needs a stored group; with
+    ``missing_ok``, None when there is none, and nothing is created). ``found``:
     the nodes :func:`_new_format` read, with the store it opened (mode ``w-``: used again, not
     read again; mode ``w``: read again, as the consolidated documents it keeps in step may
     have appeared since)."""
@@ -326,8 +404,13 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
             raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the node at {path or '/'!r} "
                                 f"is Zarr v{node.zarr_format} (mode {mode!r} writes into it; "
                                 f"leave zarr_format out or use mode='w' to replace it)")
-    return open_group(store, mode="r+" if mode == "r+" or existing else "a", path=path,
-                      zarr_format=fmt, use_consolidated=False, **kw)
+    try:
+        return open_group(store, mode="r+" if mode == "r+" or existing else "a", path=path,
+                          zarr_format=fmt, use_consolidated=False, **kw)
+    except GroupNotFoundError:
+        if missing_ok:
+            return None
+        raise
 
 
 def _check_append_dim(grp: Group, ds: Any, dim: Hashable, existing: set[str]) -> None:
