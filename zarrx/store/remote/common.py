@@ -14,8 +14,8 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
-           "sent_if_match", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
+           "window", "collected", "body_limit", "listed_once", "listed_twice", "status_kind",
+           "first_line", "sent_if_match", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -248,9 +248,14 @@ def listed_once(seen: set[str], name: str) -> None:
     that repeats its pages (one that ignores the continuation token it sent) would make the
     listing go on for ever."""
     if name in seen:
-        raise Failure("bad_response", None, f"the server listed {name!r} twice (a listing "
-                      "that repeats itself would never end)")
+        raise listed_twice(name)
     seen.add(name)
+
+
+def listed_twice(name: str) -> Failure:
+    """The failure of a listing that gave the key ``name`` twice (see ``listed_once``)."""
+    return Failure("bad_response", None, f"the server listed {name!r} twice (a listing that "
+                   "repeats itself would never end)")
 
 
 def joined(first: Got, rest: Sequence[Got | None]) -> Got:
