@@ -33,7 +33,7 @@ from zarrx.store.remote.common import OnMeta, first_line, listed_once
 from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
-from zarrx.store.remote.fsspec_reads import http_range, s3_get
+from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
 from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, require, scheme_of, \
@@ -224,14 +224,14 @@ class FsspecStore(RemoteStore):
         a = -suffix if suffix is not None else start
         rng = ByteRange(suffix=suffix) if suffix is not None else \
             ByteRange(offset=a or 0, length=None if stop is None else stop - (a or 0))
-        seen = None
+        seen, first = None, None
         for _ in range(_REREADS):
             if self._async:
                 ranged = self._http and (a or stop is not None) and \
                     type(self.fs).__name__ == "HTTPFileSystem"
-                data, more = await self._bounded(http_range(self.fs, path, a or 0, stop, into)) \
-                    if ranged else (await self._bounded(self.fs._cat_file(path, start=a,
-                                                                          end=stop)), False)
+                data, more, first = await self._bounded(
+                    http_range(self.fs, path, a or 0, stop, into)) if ranged else \
+                    (await self._bounded(self.fs._cat_file(path, start=a, end=stop)), False, None)
                 if more:
                     # longer than the range: a bad response (not a race), whose object size
                     # comes from its Content-Range (a HEAD could read a whole object)
@@ -263,6 +263,8 @@ class FsspecStore(RemoteStore):
             # filesystem passes its answer on as it came); cut the range here
             return Got(memoryview(data)[begin:end], etag, size, begin)
         begin = size - len(data) if suffix is not None else min(a or 0, size)
+        if (wrong := misplaced(first, len(data), begin, end)) is not None:
+            raise wrong
         return Got(data, etag, size, begin)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
