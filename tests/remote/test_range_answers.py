@@ -134,3 +134,61 @@ def test_a_content_range_outside_its_object_is_an_error(range_http, backend, how
     store = _store(backend, f"{range_http}/{how}")
     with pytest.raises(RemoteError, match="cannot read 'k'.*the server sent"):
         store.get("k", ByteRange(100, 1000))
+
+
+class _RefusingHandler(http.server.BaseHTTPRequestHandler):
+    """Serves ``FILES`` (path -> bytes), answering every Range request with 416 (``bytes
+    */size``), as a server that refuses ranges does; counts the GETs in ``gets``."""
+
+    protocol_version = "HTTP/1.1"
+    FILES: dict[str, bytes] = {}
+    gets = 0
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        body = self.FILES.get(self.path)
+        if body is None:
+            return not_found(self)
+        if self.command == "GET":
+            type(self).gets += 1
+        ranged = self.headers.get("Range") is not None
+        self.send_response(416 if ranged else 200)
+        if ranged:
+            self.send_header("Content-Range", f"bytes */{len(body)}")
+        self.send_header("Content-Length", "0" if ranged else str(len(body)))
+        self.send_header("ETag", '"v1"')
+        self.end_headers()
+        if self.command == "GET" and not ranged:
+            self.wfile.write(body)
+
+    do_HEAD = do_GET
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_server_refusing_ranges_inside_an_object_is_read_right(backend):
+    """A 416 to a range that starts inside the object (as its HEAD says): both stores read
+    it as the empty bytes past the object's end, so every ranged read, and every whole read
+    (whose first part is a range), gave b'' and an array read as a bad chunk."""
+    import numpy as np
+
+    import zarrx
+    from zarrx.store import MemoryStore
+    src = MemoryStore()
+    a = np.arange(400, dtype="<i4").reshape(20, 20)
+    zarrx.create_array(src, shape=a.shape, chunks=(5, 5), shards=(10, 10), dtype=a.dtype,
+                       zarr_format=3)[...] = a
+    _RefusingHandler.FILES = {f"/d/{k}": src.get(k) for k in src.list_prefix("")}
+    _RefusingHandler.FILES["/d/k"] = BODY
+    with serving(_RefusingHandler) as url:
+        store = _store(backend, f"{url}/d")
+        assert store.get("k") == BODY
+        assert store.get("k", ByteRange(100, 1000)) == BODY[100:1100]
+        assert store.get("k", ByteRange.last(50)) == BODY[-50:]
+        assert store.get("k", ByteRange(20000, 10)) == b""
+        _RefusingHandler.gets = 0
+        assert store.get_many([("k", ByteRange(0, 10)), ("k", ByteRange(5000, 10))]) == \
+            [BODY[:10], BODY[5000:5010]]
+        assert _RefusingHandler.gets == 2     # the coalesced range, then the whole object
+        np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[3:17, 2:9], a[3:17, 2:9])

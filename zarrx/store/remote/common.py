@@ -15,7 +15,7 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "listed_twice", "status_kind",
-           "first_line", "sent_if_match", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
+           "first_line", "sent_if_match", "answer_problem", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -292,3 +292,32 @@ async def gather_all(aws: Sequence[Awaitable[Any]]) -> list[Any]:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+def answer_problem(start: int | None, stop: int | None, suffix: int | None, got: Got
+                   ) -> str | None:
+    """What is wrong with ``got`` as the answer to a GET of ``[start, stop)`` (or of the last
+    ``suffix`` bytes; neither: the whole object), or None. The body must be the range asked
+    for, clipped at the object's end, and begin where the range begins: a server that sends
+    fewer or more bytes, or other ones, must not shift the bytes of the parts and slices cut
+    from the answer."""
+    n = len(got.data)
+    sent = f"more than {n}" if got.more else f"{n}"
+    if got.size is None:                 # the end is unknown: only a longer body is wrong
+        want = suffix if suffix is not None else None if stop is None else stop - (start or 0)
+        if want is not None and (n > want or got.more):
+            return f"the server sent {sent} bytes for a range of {want} bytes"
+        return None
+    size = got.size
+    if suffix is not None:
+        a, b, asked = max(size - suffix, 0), size, f"the last {suffix} bytes"
+    else:
+        a = min(start or 0, size)
+        b = size if stop is None else max(min(stop, size), a)
+        asked = "the object" if not start and stop is None else \
+            f"bytes {start or 0}-{'' if stop is None else stop - 1}"
+    if n == b - a and got.start == a and not got.more:
+        return None
+    at = "" if got.start == a else f" from byte {got.start}"
+    return (f"the server sent {sent} bytes{at} for {asked} of a {size}-byte object, "
+            f"expected {b - a} bytes from byte {a}")
