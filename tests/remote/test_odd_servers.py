@@ -374,6 +374,13 @@ def test_endpoint_without_a_scheme_is_refused():
     ("https://exa mple.org", "expected a URL starting with http:// or https:// and no spaces "
                              "or control characters, found 'https://exa mple.org'"),
     ("notaurl", "expected a URL starting with http:// or https://, found 'notaurl'"),
+    # (botocore quoted the endpoint whole at the first request, a token in its query too)
+    ("http://127.0.0.1:9000/?sig=s3cret", "expected a URL starting with http:// or https:// "
+                                          "and no query or fragment ('?…', '#…', not shown), "
+                                          "found 'http://127.0.0.1:9000/'"),
+    ("https://u:pw@host#s3cret", "expected a URL starting with http:// or https:// and no "
+                                 "query or fragment ('?…', '#…', not shown), found "
+                                 "'https://host'"),
 ])
 def test_an_unusable_endpoint_is_refused_when_the_store_is_made(backend, endpoint, problem):
     """Not a raw ValueError from botocore or a panic of obstore's client at the first
