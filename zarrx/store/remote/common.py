@@ -15,7 +15,8 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "listed_twice", "status_kind",
-           "first_line", "sent_if_match", "answer_problem", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
+           "first_line", "sent_if_match", "answer_problem", "delete_failure", "kept_changing",
+           "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -84,6 +85,20 @@ def status_kind(status: int, code: str) -> str:
     if status >= 500:
         return "server"
     return "other"
+
+
+#: the HTTP status an S3 error code given for one key of a multi-object delete stands for
+_DELETE_CODES = {"AccessDenied": 403, "NoSuchKey": 404, "SlowDown": 503, "InternalError": 500,
+                 "ServiceUnavailable": 503}
+
+
+def delete_failure(code: str, key: str) -> Failure:
+    """The failure of an S3 multi-object delete that answered ``code`` for the object ``key``
+    (its full name): a missing key for NoSuchKey, a refusal for AccessDenied, a transient
+    failure (retried) for SlowDown and InternalError, else another failure, saying both."""
+    status = _DELETE_CODES.get(code)
+    kind = "other" if status is None else status_kind(status, code)
+    return Failure(kind, status, f"{code} for {key!r}")
 
 
 def first_line(exc: BaseException) -> str:

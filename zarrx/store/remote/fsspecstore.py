@@ -29,7 +29,7 @@ from zarrx.errors import MissingDependencyError, StoreError, ZarrError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, first_line, listed_once
+from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once
 from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
@@ -342,11 +342,9 @@ class FsspecStore(RemoteStore):
             for p in paths:
                 self.fs.invalidate_cache(p)
             for err in resp.get("Errors") or []:
-                code = str(err.get("Code", ""))
-                if code != "NoSuchKey":
-                    raise Failure("access" if code == "AccessDenied" else "other",
-                                  403 if code == "AccessDenied" else None,
-                                  f"{code} for {err.get('Key')!r}")
+                fail = delete_failure(str(err.get("Code", "")), str(err.get("Key")))
+                if fail.kind != "missing":
+                    raise fail
             return
         if self._async:
             literal = [p for p in paths if not _GLOB.search(p)]

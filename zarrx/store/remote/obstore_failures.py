@@ -6,7 +6,7 @@ import asyncio
 import re
 from typing import Any
 
-from zarrx.store.remote.common import Failure, first_line, status_kind
+from zarrx.store.remote.common import Failure, delete_failure, first_line, status_kind
 from zarrx.store.remote.urls import redact_text
 
 __all__ = ["failure_of"]
@@ -19,6 +19,9 @@ _UNEXPECTED_RANGE = re.compile(r"Requested (\d+)\.\.(\d+), got (\d+)\.\.(\d+)")
 #: request, WebDAV's PROPFIND); a 404 to any of its other requests is a NotFoundError
 _OWN_GENERIC = re.compile(r"list request|PROPFIND")
 _QUERY = re.compile(r"\?\S*")
+_DELETE_ERROR = re.compile(r"DeleteObjects request failed for key (.*?): .*\(code: (\w+)\)")
+_DELETE_RESULT_ERROR = re.compile(r"<DeleteResult.*?<Error>\s*<Key>([^<]*)</Key>\s*"
+                                  r"<Code>(\w+)</Code>", re.S)
 _CONTENT_RANGE = re.compile(r'Failed to parse value for CONTENT_RANGE header: "([^"\n]*)"')
 _RANGE_OF_UNKNOWN_SIZE = re.compile(r"bytes (\d+)-(\d+)/\*")
 
@@ -52,6 +55,10 @@ def failure_of(exc: BaseException, ex: Any) -> Failure | None:
     if isinstance(exc, (ex.PermissionDeniedError, ex.UnauthenticatedError, PermissionError)):
         return Failure("access", status or 403, code)
     low = text.splitlines()[0].lower() if text else ""
+    if (m := _DELETE_ERROR.search(text) or _DELETE_RESULT_ERROR.search(text)) is not None:
+        # a multi-object delete whose answer names a failure for one of its keys (obstore
+        # shows an InternalError or SlowDown there as the answer's body)
+        return delete_failure(m.group(2), m.group(1))
     if "non-partial response" in low or "range request not supported" in low:
         return Failure("not_partial", None, "the server ignored the range")
     if "redirect without location" in low:
