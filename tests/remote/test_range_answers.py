@@ -192,3 +192,61 @@ def test_a_server_refusing_ranges_inside_an_object_is_read_right(backend):
             [BODY[:10], BODY[5000:5010]]
         assert _RefusingHandler.gets == 2     # the coalesced range, then the whole object
         np.testing.assert_array_equal(zarrx.open_array(store, mode="r")[3:17, 2:9], a[3:17, 2:9])
+
+
+class _WrongHeadHandler(http.server.BaseHTTPRequestHandler):
+    """Serves ``BODY`` at ``/<how>/k`` with honest ranges (206, ETag ``"v1"``), its HEAD
+    answered with the ETag and ``Content-Length: 0`` (``zero``, as some servers answer HEAD)
+    or twice the size (``double``); counts the HEADs in ``heads``."""
+
+    protocol_version = "HTTP/1.1"
+    heads = 0
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_HEAD(self) -> None:
+        if not self.path.endswith("/k"):
+            return not_found(self)
+        type(self).heads += 1
+        claimed = 0 if self.path.startswith("/zero/") else 2 * len(BODY)
+        self.send_response(200)
+        self.send_header("ETag", '"v1"')
+        self.send_header("Content-Length", str(claimed))
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        if not self.path.endswith("/k"):
+            return not_found(self)
+        size, rng = len(BODY), self.headers.get("Range")
+        status, data, headers = 200, BODY, [("ETag", '"v1"')]
+        if rng is not None:
+            first, last = rng.removeprefix("bytes=").split("-")
+            start = max(0, size - int(last)) if first == "" else int(first)
+            stop = size if first == "" or last == "" else min(int(last) + 1, size)
+            status, data = 206, BODY[start:stop]
+            headers.append(("Content-Range", f"bytes {start}-{stop - 1}/{size}"))
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("how", ["zero", "double"])
+def test_a_head_that_misstates_the_size_does_not_spoil_ranged_reads(backend, how):
+    """FsspecStore over HTTP took an object's size from a HEAD after each ranged GET, not from
+    the GET's own Content-Range: against a server answering HEAD with Content-Length: 0 every
+    read failed ('the server sent bytes 100-1099 for bytes 0--1'), and with a larger size so
+    did whole reads and suffix ranges. The answer's ETag and size now version its bytes, with
+    no HEAD."""
+    with serving(_WrongHeadHandler) as url:
+        store = _store(backend, f"{url}/{how}")
+        _WrongHeadHandler.heads = 0
+        assert store.get("k") == BODY
+        assert store.get("k", ByteRange(100, 1000)) == BODY[100:1100]
+        assert store.get("k", ByteRange.last(50)) == BODY[-50:]
+        assert store.get("k", ByteRange(10000)) == BODY[10000:]
+        assert _WrongHeadHandler.heads == 0

@@ -229,16 +229,18 @@ class FsspecStore(RemoteStore):
             if self._async:
                 ranged = self._http and (a or stop is not None) and \
                     type(self.fs).__name__ == "HTTPFileSystem"
-                data, more, first = await self._bounded(
+                data, more, first, version = await self._bounded(
                     http_range(self.fs, path, a or 0, stop, into)) if ranged else \
-                    (await self._bounded(self.fs._cat_file(path, start=a, end=stop)), False, None)
+                    (await self._bounded(self.fs._cat_file(path, start=a, end=stop)), False,
+                     None, None)
                 if more:
                     # longer than the range: a bad response (not a race), whose object size
                     # comes from its Content-Range (a HEAD could read a whole object)
                     size = more if more is not True else None
                     return Got(data, None, size, a if size is None else rng.resolve(size)[0],
                                True)
-                etag, size = await self._head(key)   # the version, checked after reading
+                # the version the answer names, else a HEAD's (checked after reading)
+                etag, size = version or await self._head(key)
             else:
                 # read and version in one call on the filesystem's thread: no write of this
                 # process comes between them
