@@ -155,3 +155,29 @@ def test_a_webdav_listing_names_keys_below_the_url():
         assert sorted(store.list_prefix("")) == ["a", "sub/zarr.json", "zarr.json"]
         assert list(store.list_prefix("sub/")) == ["sub/zarr.json"]
         assert [name for name, _ in zarrx.open_group(store, mode="r").members()] == ["sub"]
+
+
+class _NoTokenListHandler(_OutsideListHandler):
+    """A ListObjectsV2 whose page says the listing goes on (IsTruncated) but gives no
+    NextContinuationToken."""
+
+    def do_GET(self) -> None:
+        prefix = parse_qs(urlparse(self.path).query).get("prefix", [""])[0]
+        self._send(('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
+                    '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
+                    f"<Prefix>{prefix}</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
+                    f"<IsTruncated>true</IsTruncated><Contents><Key>{prefix}a</Key>"
+                    "<LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>\"e\"</ETag>"
+                    "<Size>3</Size></Contents></ListBucketResult>").encode())
+
+
+def test_a_listing_that_goes_on_without_a_token_is_an_error():
+    """FsspecStore raised s3fs's bare KeyError('NextContinuationToken'), not a ZarrError."""
+    from zarrx.errors import RemoteError
+    with serving(_NoTokenListHandler) as endpoint:
+        store = _store("fsspec", endpoint)
+        with pytest.raises(RemoteError) as info:
+            list(store.list_prefix(""))
+    assert str(info.value) == (f"{store!r}: cannot list '<root>' (s3://bkt/d/<root>): the "
+                               f"server said its listing goes on (IsTruncated) without the "
+                               f"token of its next page")

@@ -429,10 +429,17 @@ class FsspecStore(RemoteStore):
         bucket, _, key = base.partition("/")
         seen: set[str] = set()
         out = []
-        async for info in self.fs._iterdir(bucket, delimiter="",
-                                           prefix=f"{key}/" if key else ""):
-            listed_once(seen, info["name"].removeprefix(f"{self.root}/"))
-            out.append(info["name"])
+        try:
+            async for info in self.fs._iterdir(bucket, delimiter="",
+                                               prefix=f"{key}/" if key else ""):
+                listed_once(seen, info["name"].removeprefix(f"{self.root}/"))
+                out.append(info["name"])
+        except KeyError as exc:
+            if exc.args != ("NextContinuationToken",):
+                raise
+            # s3fs reads the token of the next page without looking (a bare KeyError)
+            raise Failure("bad_response", None, "the server said its listing goes on "
+                          "(IsTruncated) without the token of its next page") from None
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:
