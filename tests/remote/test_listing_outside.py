@@ -157,27 +157,45 @@ def test_a_webdav_listing_names_keys_below_the_url():
         assert [name for name, _ in zarrx.open_group(store, mode="r").members()] == ["sub"]
 
 
-class _NoTokenListHandler(_OutsideListHandler):
-    """A ListObjectsV2 whose page says the listing goes on (IsTruncated) but gives no
-    NextContinuationToken."""
+class _OddPageHandler(_OutsideListHandler):
+    """A ListObjectsV2 answering with one page: the key ``a`` below the prefix with the
+    fields of ``entry``, saying the listing goes on (IsTruncated) when ``truncated``, but
+    giving no NextContinuationToken."""
+
+    entry = ""
+    truncated = False
 
     def do_GET(self) -> None:
         prefix = parse_qs(urlparse(self.path).query).get("prefix", [""])[0]
         self._send(('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
                     '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
                     f"<Prefix>{prefix}</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
-                    f"<IsTruncated>true</IsTruncated><Contents><Key>{prefix}a</Key>"
-                    "<LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>\"e\"</ETag>"
-                    "<Size>3</Size></Contents></ListBucketResult>").encode())
+                    f"<IsTruncated>{str(self.truncated).lower()}</IsTruncated><Contents>"
+                    + self.entry.replace("{prefix}", prefix) + "</Contents></ListBucketResult>"
+                    ).encode())
 
 
-def test_a_listing_that_goes_on_without_a_token_is_an_error():
-    """FsspecStore raised s3fs's bare KeyError('NextContinuationToken'), not a ZarrError."""
+_KEY = "<Key>{prefix}a</Key>"
+_MODIFIED = "<LastModified>2024-01-01T00:00:00.000Z</LastModified>"
+
+
+@pytest.mark.parametrize("entry, truncated, detail", [
+    (_KEY + _MODIFIED + "<Size>3</Size>", True,
+     "the server said its listing goes on (IsTruncated) without the token of its next page"),
+    (_MODIFIED + "<Size>3</Size>", False, "the server's listing cannot be read: an entry "
+                                          "without 'Key'"),
+    (_KEY + _MODIFIED, False, "the server's listing cannot be read: an entry without 'Size'"),
+    (_KEY + _MODIFIED + "<Size>abc</Size>", False, "the server's listing cannot be read: "
+                                                   "invalid literal for int() with base 10: "
+                                                   "'abc'"),
+], ids=["no token", "no key", "no size", "size not a number"])
+def test_a_listing_page_s3fs_cannot_read_is_an_error(entry, truncated, detail):
+    """FsspecStore raised s3fs's bare KeyError ('NextContinuationToken', 'Key', 'Size') or
+    ValueError, not a ZarrError."""
     from zarrx.errors import RemoteError
-    with serving(_NoTokenListHandler) as endpoint:
+    _OddPageHandler.entry, _OddPageHandler.truncated = entry, truncated
+    with serving(_OddPageHandler) as endpoint:
         store = _store("fsspec", endpoint)
         with pytest.raises(RemoteError) as info:
             list(store.list_prefix(""))
-    assert str(info.value) == (f"{store!r}: cannot list '<root>' (s3://bkt/d/<root>): the "
-                               f"server said its listing goes on (IsTruncated) without the "
-                               f"token of its next page")
+    assert str(info.value) == f"{store!r}: cannot list '<root>' (s3://bkt/d/<root>): {detail}"
