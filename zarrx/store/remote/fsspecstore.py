@@ -279,6 +279,9 @@ class FsspecStore(RemoteStore):
         if self.is_s3:
             bucket, k = self._bucket_key(key)
             resp = await self.fs._call_s3("head_object", Bucket=bucket, Key=k)
+            if resp.get("ContentLength") is None:
+                raise Failure("bad_response", None, "the server's answer to a HEAD has no "
+                              "Content-Length")
             return resp.get("ETag"), int(resp["ContentLength"])
         info = await self.fs._info(path)
         whole = await self.fs._cat_file(path) if sizeless(info) else None
