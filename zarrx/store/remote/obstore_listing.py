@@ -38,8 +38,12 @@ def root_client(client: Any) -> tuple[Any, str, str]:
         return client, "", ""
     # obstore stores are rebuilt from these (pickling); the credential provider and the
     # client and retry options come along
-    args, kwargs = client.__getnewargs_ex__()
-    return type(client)(*args, **{**kwargs, "prefix": None}), prefix + "/", prefix + "/"
+    try:
+        args, kwargs = client.__getnewargs_ex__()
+        root = type(client)(*args, **{**kwargs, "prefix": None})
+    except Exception:  # noqa: BLE001 - an obstore that cannot: listed as it lists itself
+        return client, "", ""
+    return root, prefix + "/", prefix + "/"
 
 
 async def names_below(stream: Any, root: str, folder: str) -> list[tuple[str, int]]:
