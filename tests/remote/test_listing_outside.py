@@ -181,10 +181,10 @@ _MODIFIED = "<LastModified>2024-01-01T00:00:00.000Z</LastModified>"
 
 @pytest.mark.parametrize("entry, truncated, detail", [
     (_KEY + _MODIFIED + "<Size>3</Size>", True,
-     "the server said its listing goes on (IsTruncated) without the token of its next page"),
-    (_MODIFIED + "<Size>3</Size>", False, "the server's listing cannot be read: an entry "
-                                          "without 'Key'"),
-    (_KEY + _MODIFIED, False, "the server's listing cannot be read: an entry without 'Size'"),
+     "the server's listing cannot be read: a field it lacks, 'NextContinuationToken'"),
+    (_MODIFIED + "<Size>3</Size>", False, "the server's listing cannot be read: a field it "
+                                          "lacks, 'Key'"),
+    (_KEY + _MODIFIED, False, "the server's listing cannot be read: a field it lacks, 'Size'"),
     (_KEY + _MODIFIED + "<Size>abc</Size>", False, "the server's listing cannot be read: "
                                                    "invalid literal for int() with base 10: "
                                                    "'abc'"),

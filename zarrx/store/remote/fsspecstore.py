@@ -440,13 +440,10 @@ class FsspecStore(RemoteStore):
         except (KeyError, ValueError, TypeError) as exc:
             if type(exc).__module__.startswith(("botocore", "aiobotocore")):
                 raise                   # botocore's own (its configuration): classified
-            # s3fs reads the fields of a page without looking (a bare KeyError, or the
-            # ValueError of a Size or LastModified that is no number or date)
-            if exc.args == ("NextContinuationToken",):
-                raise Failure("bad_response", None, "the server said its listing goes on "
-                              "(IsTruncated) without the token of its next page") from None
-            what = f"an entry without {exc.args[0]!r}" if isinstance(exc, KeyError) \
-                else first_line(exc)
+            # s3fs reads the fields of a page without looking (a bare KeyError naming the
+            # field, NextContinuationToken for a page saying the listing goes on without
+            # one, or the ValueError of a Size or LastModified that is no number or date)
+            what = f"a field it lacks, {exc}" if isinstance(exc, KeyError) else first_line(exc)
             raise Failure("bad_response", None, f"the server's listing cannot be read: {what}"
                           ) from None
         return out
