@@ -128,3 +128,19 @@ def test_a_link_to_a_folder_that_is_not_there_leaves_the_rest_of_the_listing(que
         store = FsspecStore(f"{base}/root{query}", retries=0)
         assert sorted(store.list_prefix("")) == ["sub/k", "zarr.json"]
         assert list(store.list_prefix("nothing/")) == []
+
+
+@pytest.mark.parametrize("charset", ["bogus", "zip"])
+def test_a_page_whose_charset_is_unknown_is_read_as_utf8(charset):
+    """A folder page labelled with a charset Python does not know, or one that is no text
+    encoding: the listing raised LookupError, not a ZarrError; a browser ignores such a
+    label."""
+    class Labelled(_DeadLink):
+        def send_header(self, keyword: str, value: str) -> None:
+            if keyword == "Content-Type" and value == "text/html":
+                value = f"text/html; charset={charset}"
+            super().send_header(keyword, value)
+
+    with serving(Labelled) as base:
+        store = FsspecStore(f"{base}/root", retries=0)
+        assert sorted(store.list_prefix("")) == ["sub/k", "zarr.json"]

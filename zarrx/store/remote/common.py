@@ -14,8 +14,9 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "collected", "body_limit", "listed_once", "status_kind", "first_line",
-           "sent_if_match", "kept_changing", "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
+           "window", "collected", "body_limit", "listed_once", "listed_twice", "status_kind",
+           "first_line", "sent_if_match", "answer_problem", "delete_failure", "kept_changing",
+           "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -84,6 +85,20 @@ def status_kind(status: int, code: str) -> str:
     if status >= 500:
         return "server"
     return "other"
+
+
+#: the HTTP status an S3 error code given for one key of a multi-object delete stands for
+_DELETE_CODES = {"AccessDenied": 403, "NoSuchKey": 404, "SlowDown": 503, "InternalError": 500,
+                 "ServiceUnavailable": 503}
+
+
+def delete_failure(code: str, key: str) -> Failure:
+    """The failure of an S3 multi-object delete that answered ``code`` for the object ``key``
+    (its full name): a missing key for NoSuchKey, a refusal for AccessDenied, a transient
+    failure (retried) for SlowDown and InternalError, else another failure, saying both."""
+    status = _DELETE_CODES.get(code)
+    kind = "other" if status is None else status_kind(status, code)
+    return Failure(kind, status, f"{code} for {key!r}")
 
 
 def first_line(exc: BaseException) -> str:
@@ -248,9 +263,14 @@ def listed_once(seen: set[str], name: str) -> None:
     that repeats its pages (one that ignores the continuation token it sent) would make the
     listing go on for ever."""
     if name in seen:
-        raise Failure("bad_response", None, f"the server listed {name!r} twice (a listing "
-                      "that repeats itself would never end)")
+        raise listed_twice(name)
     seen.add(name)
+
+
+def listed_twice(name: str) -> Failure:
+    """The failure of a listing that gave the key ``name`` twice (see ``listed_once``)."""
+    return Failure("bad_response", None, f"the server listed {name!r} twice (a listing that "
+                   "repeats itself would never end)")
 
 
 def joined(first: Got, rest: Sequence[Got | None]) -> Got:
@@ -287,3 +307,32 @@ async def gather_all(aws: Sequence[Awaitable[Any]]) -> list[Any]:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+def answer_problem(start: int | None, stop: int | None, suffix: int | None, got: Got
+                   ) -> str | None:
+    """What is wrong with ``got`` as the answer to a GET of ``[start, stop)`` (or of the last
+    ``suffix`` bytes; neither: the whole object), or None. The body must be the range asked
+    for, clipped at the object's end, and begin where the range begins: a server that sends
+    fewer or more bytes, or other ones, must not shift the bytes of the parts and slices cut
+    from the answer."""
+    n = len(got.data)
+    sent = f"more than {n}" if got.more else f"{n}"
+    if got.size is None:                 # the end is unknown: only a longer body is wrong
+        want = suffix if suffix is not None else None if stop is None else stop - (start or 0)
+        if want is not None and (n > want or got.more):
+            return f"the server sent {sent} bytes for a range of {want} bytes"
+        return None
+    size = got.size
+    if suffix is not None:
+        a, b, asked = max(size - suffix, 0), size, f"the last {suffix} bytes"
+    else:
+        a = min(start or 0, size)
+        b = size if stop is None else max(min(stop, size), a)
+        asked = "the object" if not start and stop is None else \
+            f"bytes {start or 0}-{'' if stop is None else stop - 1}"
+    if n == b - a and got.start == a and not got.more:
+        return None
+    at = "" if got.start == a else f" from byte {got.start}"
+    return (f"the server sent {sent} bytes{at} for {asked} of a {size}-byte object, "
+            f"expected {b - a} bytes from byte {a}")

@@ -25,6 +25,12 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
             return Failure("precondition", 412, code)
         return Failure(status_kind(status, code), status, code,
                        retry_after_seconds(_header(headers, "retry-after")))
+    if isinstance(exc, (ValueError, RuntimeError, KeyError, TypeError)) \
+            and _raised_in(exc, "botocore.parsers"):
+        # botocore reading an answer it cannot parse (a Last-Modified that is no date, a
+        # Content-Length that is no number): the server's fault, not a bug of the caller
+        return Failure("bad_response", None, f"botocore cannot read the server's answer: "
+                       f"{type(exc).__name__}: {first_line(exc)}")
     if isinstance(exc, FileNotFoundError):
         return Failure("missing", 404)
     if isinstance(exc, NotADirectoryError):
@@ -127,3 +133,13 @@ def _header(headers: Any, name: str) -> str | None:
     if not hasattr(headers, "items"):
         return None
     return next((v for k, v in headers.items() if str(k).lower() == name), None)
+
+
+def _raised_in(exc: BaseException, module: str) -> bool:
+    """Whether ``exc`` was raised in (or below a call from) the module ``module``."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") == module:
+            return True
+        tb = tb.tb_next
+    return False

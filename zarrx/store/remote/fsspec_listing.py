@@ -48,6 +48,16 @@ def _same_place(link: str, folder: str) -> bool:
         a.path.startswith(b.path) and a.path != b.path
 
 
+def _text(body: bytes, charset: str | None) -> str:
+    """A page's text in the ``charset`` its Content-Type names; in UTF-8 when it names none,
+    or one Python does not know or that is no text encoding (``bogus``, ``zip``), as browsers
+    ignore a label they do not know (decoding with it raised LookupError)."""
+    try:
+        return body.decode(charset or "utf-8", errors="ignore")
+    except LookupError:
+        return body.decode("utf-8", errors="ignore")
+
+
 async def _links(fs: Any, folder: str, query: str) -> list[str]:
     """The links of the page of ``folder`` (a URL without a query) below it, without queries
     or fragments; folders end with ``/``."""
@@ -65,7 +75,7 @@ async def _links(fs: Any, folder: str, query: str) -> list[str]:
                     raise Failure("bad_response", None,
                                   f"the listing page of {redact(folder)}/ is longer than "
                                   f"{MAX_PAGE_BYTES} bytes")
-        text = body.decode(r.charset or "utf-8", errors="ignore")
+        text = _text(bytes(body), r.charset)
     found = [u[2] for u in ex.findall(text)]
     if fs.simple_links:
         found += ex2.findall(text)

@@ -29,11 +29,11 @@ from zarrx.errors import MissingDependencyError, StoreError, ZarrError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, first_line, listed_once
+from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once
 from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
-from zarrx.store.remote.fsspec_reads import http_range, s3_get
+from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
 from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, require, scheme_of, \
@@ -224,21 +224,23 @@ class FsspecStore(RemoteStore):
         a = -suffix if suffix is not None else start
         rng = ByteRange(suffix=suffix) if suffix is not None else \
             ByteRange(offset=a or 0, length=None if stop is None else stop - (a or 0))
-        seen = None
+        seen, first = None, None
         for _ in range(_REREADS):
             if self._async:
                 ranged = self._http and (a or stop is not None) and \
                     type(self.fs).__name__ == "HTTPFileSystem"
-                data, more = await self._bounded(http_range(self.fs, path, a or 0, stop, into)) \
-                    if ranged else (await self._bounded(self.fs._cat_file(path, start=a,
-                                                                          end=stop)), False)
+                data, more, first, version = await self._bounded(
+                    http_range(self.fs, path, a or 0, stop, into)) if ranged else \
+                    (await self._bounded(self.fs._cat_file(path, start=a, end=stop)), False,
+                     None, None)
                 if more:
                     # longer than the range: a bad response (not a race), whose object size
                     # comes from its Content-Range (a HEAD could read a whole object)
                     size = more if more is not True else None
                     return Got(data, None, size, a if size is None else rng.resolve(size)[0],
                                True)
-                etag, size = await self._head(key)   # the version, checked after reading
+                # the version the answer names, else a HEAD's (checked after reading)
+                etag, size = version or await self._head(key)
             else:
                 # read and version in one call on the filesystem's thread: no write of this
                 # process comes between them
@@ -263,6 +265,8 @@ class FsspecStore(RemoteStore):
             # filesystem passes its answer on as it came); cut the range here
             return Got(memoryview(data)[begin:end], etag, size, begin)
         begin = size - len(data) if suffix is not None else min(a or 0, size)
+        if (wrong := misplaced(first, len(data), begin, end)) is not None:
+            raise wrong
         return Got(data, etag, size, begin)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
@@ -275,6 +279,9 @@ class FsspecStore(RemoteStore):
         if self.is_s3:
             bucket, k = self._bucket_key(key)
             resp = await self.fs._call_s3("head_object", Bucket=bucket, Key=k)
+            if resp.get("ContentLength") is None:
+                raise Failure("bad_response", None, "the server's answer to a HEAD has no "
+                              "Content-Length")
             return resp.get("ETag"), int(resp["ContentLength"])
         info = await self.fs._info(path)
         whole = await self.fs._cat_file(path) if sizeless(info) else None
@@ -340,11 +347,9 @@ class FsspecStore(RemoteStore):
             for p in paths:
                 self.fs.invalidate_cache(p)
             for err in resp.get("Errors") or []:
-                code = str(err.get("Code", ""))
-                if code != "NoSuchKey":
-                    raise Failure("access" if code == "AccessDenied" else "other",
-                                  403 if code == "AccessDenied" else None,
-                                  f"{code} for {err.get('Key')!r}")
+                fail = delete_failure(str(err.get("Code", "")), str(err.get("Key")))
+                if fail.kind != "missing":
+                    raise fail
             return
         if self._async:
             literal = [p for p in paths if not _GLOB.search(p)]
@@ -427,10 +432,20 @@ class FsspecStore(RemoteStore):
         bucket, _, key = base.partition("/")
         seen: set[str] = set()
         out = []
-        async for info in self.fs._iterdir(bucket, delimiter="",
-                                           prefix=f"{key}/" if key else ""):
-            listed_once(seen, info["name"].removeprefix(f"{self.root}/"))
-            out.append(info["name"])
+        try:
+            async for info in self.fs._iterdir(bucket, delimiter="",
+                                               prefix=f"{key}/" if key else ""):
+                listed_once(seen, info["name"].removeprefix(f"{self.root}/"))
+                out.append(info["name"])
+        except (KeyError, ValueError, TypeError) as exc:
+            if type(exc).__module__.startswith(("botocore", "aiobotocore")):
+                raise                   # botocore's own (its configuration): classified
+            # s3fs reads the fields of a page without looking (a bare KeyError naming the
+            # field, NextContinuationToken for a page saying the listing goes on without
+            # one, or the ValueError of a Size or LastModified that is no number or date)
+            what = f"a field it lacks, {exc}" if isinstance(exc, KeyError) else first_line(exc)
+            raise Failure("bad_response", None, f"the server's listing cannot be read: {what}"
+                          ) from None
         return out
 
     def _failure(self, exc: BaseException) -> Failure | None:

@@ -16,16 +16,17 @@ import asyncio
 import datetime
 import os
 import threading
-from collections import Counter
 from typing import Any
 
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
-                                       gather_all, listed_once, sent_if_match, status_kind,
+                                       gather_all, sent_if_match, status_kind,
                                        window)
 from zarrx.store.remote.obstore_delete import send_delete
 from zarrx.store.remote.obstore_failures import failure_of
+from zarrx.store.remote.obstore_listing import (names_below, root_client,
+                                                without_folder_markers)
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
                                                 without_values)
@@ -86,6 +87,8 @@ class ObjectStore(RemoteStore):
             self._client = store
             self._display = _describe(store, self.kind)
         read_only = read_only or self.kind in ("http", "https")
+        # the store listings are asked of, and the prefix they list below (see _list)
+        self._lister: tuple[Any, str, str] | None = None
         super().__init__(read_only=read_only, options=opts)
 
     @property
@@ -224,21 +227,13 @@ class ObjectStore(RemoteStore):
         raise Failure(status_kind(status, ""), status)
 
     async def _list(self, prefix: str) -> list[str]:
-        full = (self._prefix + prefix).rstrip("/")
-        stream = _obstore().list(self._client, prefix=full or None)
-        found: list[tuple[str, int]] = []
-        seen: set[str] = set()
-        twice: set[str] = set()
-        cut = len(self._prefix)
-        async for chunk in stream:
-            for m in chunk:
-                path = m["path"]
-                if path in seen and path not in twice:
-                    twice.add(path)     # an object "name" and a marker "name/", both "name"
-                else:
-                    listed_once(seen, path)
-                found.append((path[cut:], m["size"]))
-        names, doubtful = _without_folder_markers(found, prefix.rstrip("/"))
+        if self._lister is None:
+            self._lister = root_client(self._client)
+        lister, below, named = self._lister
+        full = (below + self._prefix + prefix).rstrip("/")
+        found = await names_below(_obstore().list(lister, prefix=full or None),
+                                  named + self._prefix, prefix)
+        names, doubtful = without_folder_markers(found, prefix.rstrip("/"))
         if doubtful:
             # a name that may be a marker "name/" as well is a key only when it answers to
             # its name
@@ -389,27 +384,6 @@ def _version(meta: dict) -> str | None:
     stamp = modified.isoformat() if isinstance(modified, datetime.datetime) else modified
     size = meta.get("size")
     return f'W/"zarrx-{size}-{stamp}"'
-
-
-def _without_folder_markers(found: list[tuple[str, int]], folder: str
-                            ) -> tuple[list[str], set[str]]:
-    """The names of a listing of ``folder`` without its folder markers, the objects named
-    ``folder/`` or ``name/`` that the AWS console and some tools create, which obstore lists
-    without their trailing slash (as ``folder`` itself, or as ``name``); and the names that
-    may still be markers: those listed twice (an object ``name`` and its marker), empty ones,
-    and those other listed names lie below (a marker with content). An empty ``name`` other
-    names lie below is a marker: a store's key is never also a folder of other keys."""
-    folders = {name[:i] for name, _ in found for i in range(len(name)) if name[i] == "/"}
-    counts = Counter(name for name, _ in found)
-    names: dict[str, None] = {}             # in the listing's order, each once
-    doubtful: set[str] = set()
-    for name, size in found:
-        if name == folder or (size == 0 and name in folders):
-            continue
-        if size == 0 or counts[name] > 1 or name in folders:
-            doubtful.add(name)
-        names[name] = None
-    return list(names), doubtful
 
 
 def _memory_name_and_prefix(url: str) -> tuple[str, str]:

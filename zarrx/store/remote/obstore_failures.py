@@ -6,7 +6,7 @@ import asyncio
 import re
 from typing import Any
 
-from zarrx.store.remote.common import Failure, first_line, status_kind
+from zarrx.store.remote.common import Failure, delete_failure, first_line, status_kind
 from zarrx.store.remote.urls import redact_text
 
 __all__ = ["failure_of"]
@@ -19,6 +19,11 @@ _UNEXPECTED_RANGE = re.compile(r"Requested (\d+)\.\.(\d+), got (\d+)\.\.(\d+)")
 #: request, WebDAV's PROPFIND); a 404 to any of its other requests is a NotFoundError
 _OWN_GENERIC = re.compile(r"list request|PROPFIND")
 _QUERY = re.compile(r"\?\S*")
+_DELETE_ERROR = re.compile(r"DeleteObjects request failed for key (.*?): .*\(code: (\w+)\)")
+_DELETE_RESULT_ERROR = re.compile(r"<DeleteResult.*?<Error>\s*<Key>([^<]*)</Key>\s*"
+                                  r"<Code>(\w+)</Code>", re.S)
+_CONTENT_RANGE = re.compile(r'Failed to parse value for CONTENT_RANGE header: "([^"\n]*)"')
+_RANGE_OF_UNKNOWN_SIZE = re.compile(r"bytes (\d+)-(\d+)/\*")
 
 
 def failure_of(exc: BaseException, ex: Any) -> Failure | None:
@@ -50,6 +55,10 @@ def failure_of(exc: BaseException, ex: Any) -> Failure | None:
     if isinstance(exc, (ex.PermissionDeniedError, ex.UnauthenticatedError, PermissionError)):
         return Failure("access", status or 403, code)
     low = text.splitlines()[0].lower() if text else ""
+    if (m := _DELETE_ERROR.search(text) or _DELETE_RESULT_ERROR.search(text)) is not None:
+        # a multi-object delete whose answer names a failure for one of its keys (obstore
+        # shows an InternalError or SlowDown there as the answer's body)
+        return delete_failure(m.group(2), m.group(1))
     if "non-partial response" in low or "range request not supported" in low:
         return Failure("not_partial", None, "the server ignored the range")
     if "redirect without location" in low:
@@ -57,6 +66,17 @@ def failure_of(exc: BaseException, ex: Any) -> Failure | None:
         return Failure("config", 301, "the server redirected the request without saying "
                        "where (S3 does so when the bucket is in another region): set the "
                        "bucket's region in storage_options (region=...)")
+    if (m := _CONTENT_RANGE.search(text)) is not None:
+        if _RANGE_OF_UNKNOWN_SIZE.fullmatch(m.group(1)):
+            # a range of an object of unknown length ("bytes 0-9/*", which HTTP allows):
+            # obstore cannot read such an answer, so the range is cut from a GET of the
+            # whole object, as for a server that ignores ranges
+            return Failure("not_partial", None, "the server gave no object size")
+        return Failure("bad_response", None, f"the server sent a Content-Range that is not "
+                       f"a range of bytes: {m.group(1)!r}")
+    if "content-range header not present in partial response" in low:
+        return Failure("bad_response", None, "the server sent a partial answer (HTTP 206) "
+                       "without a Content-Range")
     if "content-length header missing" in low:
         return Failure("bad_response", None, "the server's answer has no Content-Length "
                        "header, which ObjectStore needs (FsspecStore reads such servers)")

@@ -28,11 +28,11 @@ from zarrx.errors import StoreError
 from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
 from zarrx.store.remote.bucket_check import check_bucket
 from zarrx.store.remote.common import (READ_ATTEMPTS, Buffer, Failure, Got, OnMeta,
-                                       etag_generation, gather_all, if_match_of, joined,
-                                       kept_changing)
+                                       answer_problem, etag_generation, gather_all,
+                                       if_match_of, joined, kept_changing)
 from zarrx.store.remote.coalesce import coalesce, part_for, split
 
-__all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch", "answer_problem"]
+__all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch"]
 
 
 class RemoteReads:
@@ -67,7 +67,7 @@ class RemoteReads:
             if fail.kind == "range":
                 if suffix is not None:
                     return _placed(await self._suffix_refused(key, suffix, if_match), into)
-                return _placed(await self._beyond_end(key, start or 0, if_match), into)
+                return _placed(await self._beyond_end(key, start or 0, stop, if_match), into)
             if fail.kind == "not_partial":
                 return _placed(await self._whole_then_slice(key, start, stop, suffix,
                                                             if_match), into)
@@ -97,15 +97,19 @@ class RemoteReads:
         self.bytes_read += len(got.data)
         return _of_version(got, if_match)
 
-    async def _beyond_end(self, key: str, start: int, if_match: str | None) -> Got | None:
-        """A range that starts at or past the end (HTTP 416): empty bytes of the object, whose
-        state comes from a HEAD; an empty object read with a range is read whole."""
+    async def _beyond_end(self, key: str, start: int, stop: int | None, if_match: str | None
+                          ) -> Got | None:
+        """A range refused as unsatisfiable (HTTP 416): empty bytes of the object when it
+        starts at or past the end, whose state comes from a HEAD; an empty object read with a
+        range is read whole. A range the HEAD finds inside the object was refused by a server
+        that refuses ranges: it is cut from a GET of the whole object (as from a server that
+        ignores them), never read as empty bytes."""
         head = await self._stat_as_of(key, if_match)
         if head is None:
             return None
         etag, size = head
-        if size == 0 and start == 0:
-            return Got(b"", etag, 0, 0)
+        if start < size:
+            return await self._whole_then_slice(key, start, stop, None, if_match)
         return Got(b"", etag, size, min(start, size))
 
     async def _suffix_refused(self, key: str, suffix: int, if_match: str | None) -> Got | None:
@@ -410,35 +414,6 @@ def _of_version(got: Got, if_match: str | None) -> Got:
     if if_match is not None and got.etag is not None and got.etag != if_match:
         raise Failure("precondition", 412)
     return got
-
-
-def answer_problem(start: int | None, stop: int | None, suffix: int | None, got: Got
-                   ) -> str | None:
-    """What is wrong with ``got`` as the answer to a GET of ``[start, stop)`` (or of the last
-    ``suffix`` bytes; neither: the whole object), or None. The body must be the range asked
-    for, clipped at the object's end, and begin where the range begins: a server that sends
-    fewer or more bytes, or other ones, must not shift the bytes of the parts and slices cut
-    from the answer."""
-    n = len(got.data)
-    sent = f"more than {n}" if got.more else f"{n}"
-    if got.size is None:                 # the end is unknown: only a longer body is wrong
-        want = suffix if suffix is not None else None if stop is None else stop - (start or 0)
-        if want is not None and (n > want or got.more):
-            return f"the server sent {sent} bytes for a range of {want} bytes"
-        return None
-    size = got.size
-    if suffix is not None:
-        a, b, asked = max(size - suffix, 0), size, f"the last {suffix} bytes"
-    else:
-        a = min(start or 0, size)
-        b = size if stop is None else max(min(stop, size), a)
-        asked = "the object" if not start and stop is None else \
-            f"bytes {start or 0}-{'' if stop is None else stop - 1}"
-    if n == b - a and got.start == a and not got.more:
-        return None
-    at = "" if got.start == a else f" from byte {got.start}"
-    return (f"the server sent {sent} bytes{at} for {asked} of a {size}-byte object, "
-            f"expected {b - a} bytes from byte {a}")
 
 
 class RemoteSnapshot(ObjectSnapshot):

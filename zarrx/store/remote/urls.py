@@ -155,7 +155,8 @@ def without_userinfo(url: str) -> str:
 def endpoint_problem(endpoint: object) -> str | None:
     """What is wrong with the endpoint URL of an S3-compatible server (``endpoint`` of
     obstore, ``endpoint_url`` of s3fs), said as "expected ..., found ..."; None when it is an
-    http:// or https:// URL naming a host (and a port in range, if any)."""
+    http:// or https:// URL naming a host (and a port in range, if any), with no query or
+    fragment."""
     expected = "expected a URL starting with http:// or https://"
     if not isinstance(endpoint, str):
         return f"{expected}, found {type(endpoint).__name__} {endpoint!r}"
@@ -177,6 +178,10 @@ def endpoint_problem(endpoint: object) -> str | None:
         return f"{expected} and a host, found {shown!r}"
     if port == 0:
         return f"{expected} and a port from 1 to 65535, found {shown!r}"
+    if "?" in endpoint or "#" in endpoint:
+        # a server's address: botocore refused it at the first request, quoting it whole
+        # (a signature or token in its query with it); obstore sent requests to it
+        return f"{expected} and no query or fragment ('?…', '#…', not shown), found {shown!r}"
     return None
 
 
