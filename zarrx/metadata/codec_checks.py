@@ -170,9 +170,8 @@ def check_categorize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
         dt = None
     if dt is None or dt.kind not in "UO":
         raise (loc / "dtype").error("a unicode or object dtype ('<U8', '|O')", dtype)
-    astype = _dtype(conf, "astype", loc, "|u1")
-    assert astype is not None
-    if astype.kind not in "iu" or len(labels) >= np.iinfo(astype).max:
+    astype = _dtype(conf, "astype", loc, "|u1")         # None: a null in the document
+    if astype is None or astype.kind not in "iu" or len(labels) >= np.iinfo(astype).max:
         raise (loc / "astype").error(f"an integer dtype that can count {len(labels)} labels",
                                      conf.get("astype", "|u1"))
     return {"labels": list(labels), "dtype": dt, "astype": astype}
