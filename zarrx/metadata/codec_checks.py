@@ -391,6 +391,8 @@ def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
         fl = loc / "filters"
         filters = [_lzma_filter(f, fl / i) for i, f in enumerate(fl.list(filters,
                                                                       "a list of objects or null"))]
+        if not filters:          # the lzma module's "Internal error", writing or reading
+            raise fl.error("1 to 4 filters, the last LZMA1 or LZMA2, or null", conf["filters"])
         lz = (0x4000000000000001, 0x21)
         for i, f in enumerate(filters):
             last = i == len(filters) - 1
