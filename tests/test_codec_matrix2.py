@@ -40,6 +40,10 @@ BAD_LZMA = {   # id: (configuration, field, what the message says after the fiel
                                                       {"id": 4611686018427387905}]}, "filters",
                             "expected a single LZMA1 filter for format 2 (alone), found "
                             "[{'id': 3, 'dist': 4}, {'id': 4611686018427387905}]"),
+    "filters-xz-empty": ({"format": 1, "filters": []}, "filters",
+                         "expected 1 to 4 filters, the last LZMA1 or LZMA2, or null, found []"),
+    "filters-raw-empty": ({"format": 3, "filters": []}, "filters",
+                          "expected 1 to 4 filters, the last LZMA1 or LZMA2, or null, found []"),
     "filter-id": ({"format": 3, "filters": [{"id": 999}]}, "filters[0].id",
                   "expected an lzma filter id: LZMA1 (4611686018427387905), LZMA2 (33), DELTA "
                   "(3), X86 (4), POWERPC (5), IA64 (6), ARM (7), ARMTHUMB (8), SPARC (9), "

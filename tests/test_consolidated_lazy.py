@@ -143,6 +143,23 @@ def test_an_entry_of_unknown_kind_raises_when_kinds_are_listed(fmt):
         list(g.array_keys())
 
 
+@pytest.mark.parametrize("node_type", [[], {}, ["array"], 1, None],
+                         ids=["list", "object", "list-of-name", "number", "null"])
+def test_an_entry_whose_node_type_is_no_string_raises_when_its_kind_is_needed(node_type):
+    """A node_type of another JSON type than a string (unhashable ones raised TypeError
+    when the group was opened)."""
+    st = _hierarchy(3, 2)
+    doc = json.loads(st.get("zarr.json"))
+    doc["consolidated_metadata"]["metadata"]["a1"]["node_type"] = node_type
+    st.set("zarr.json", json.dumps(doc).encode())
+    g = zarrx.open_group(st, mode="r")
+    assert "a1" in list(g.keys())
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            "zarr.json consolidated_metadata.metadata[\"a1\"].node_type: expected 'array' "
+            f"or 'group', found {node_type!r}")):
+        list(g.array_keys())
+
+
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_an_opened_group_holds_about_its_loaded_document_not_a_parse_per_entry(fmt):
     """Counted with tracemalloc: the open holds the loaded JSON (and the parse cache's copy

@@ -10,6 +10,7 @@ import pytest
 
 import zarrx
 from zarrx.store import LocalStore, MemoryStore
+from zarrx.tools.check import check
 
 BAD = 0x110000
 MESSAGE = ("expected text of Unicode code points (at most 0x10FFFF) in items of {dtype}, "
@@ -171,3 +172,15 @@ def test_a_string_fill_value_no_utf8_holds_is_a_codec_error_where_it_is_read():
         assert str(info.value) == ("array '/' chunk 'c/1': expected text UTF-8 can encode (no "
                                    "lone surrogates) for the data type 'string', found "
                                    "'\\udcff' (the array's fill value)")
+
+
+def test_check_compares_stored_text_with_a_string_fill_value_no_utf8_holds():
+    # a chunk at the array's edge holds "" past the edge, which differs from the fill value;
+    # the comparison (numpy's StringDType against the surrogate) raised TypeError in check
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": "string",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": "\udcff",
+           "codecs": [{"name": "vlen-utf8"}]}
+    store = MemoryStore({"zarr.json": json.dumps(doc).encode(), "c/1": vlen(b"c", b"")})
+    found = [(f.key, f.kind) for f in check(store).findings]
+    assert found == [("c/1", "stale")]

@@ -228,7 +228,21 @@ class ArrayIO:
         if self.any_objects:          # items of any kind: arrays, lists, dicts...
             fill = self.fill
             return all(type(v) is type(fill) and v == fill for v in chunk.reshape(-1).tolist())
+        if chunk.dtype.kind == "T" and self.fill_unencodable:
+            return not chunk.size     # numpy's StringDType holds no such text, nor compares to it
         return bool(np.all(chunk == self.fill))
+
+    @cached_property
+    def fill_unencodable(self) -> bool:
+        """Whether the fill value is text UTF-8 cannot encode (a lone surrogate a document
+        may state), which no item of numpy's ``StringDType`` can equal."""
+        if type(self.fill) is not str:
+            return False
+        try:
+            self.fill.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
 
 
 def fill_scalar(meta: ArrayMeta) -> Any:

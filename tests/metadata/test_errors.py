@@ -365,3 +365,21 @@ def test_dtype_strings_numpy_reads_as_python(codec, message):
     with pytest.raises(MetadataError) as info:
         parse_v3(v3(data_type="int32", fill_value=0, codecs=[codec, LE]), "a/zarr.json")
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_categorize_filter_of_null_astype_is_refused(fmt):
+    """numcodecs reads ``astype: null`` as float64; the parser failed an internal assertion."""
+    from ._malformed import LE, v2, v3
+
+    conf = {"labels": ["a", "b"], "dtype": "|O", "astype": None}
+    with pytest.raises(MetadataError) as info:
+        if fmt == 2:
+            parse_array_v2(v2(dtype="|O", fill_value=None,
+                              filters=[{"id": "categorize", **conf}]), None, "a/.zarray")
+        else:
+            parse_v3(v3(data_type="string", fill_value="", codecs=[
+                {"name": "numcodecs.categorize", "configuration": conf}, LE]), "a/zarr.json")
+    where = "a/.zarray filters[0]" if fmt == 2 else "a/zarr.json codecs[0].configuration"
+    assert str(info.value) == (f"{where}.astype: expected an integer dtype that can count 2 "
+                               f"labels, found None")

@@ -170,9 +170,8 @@ def check_categorize(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
         dt = None
     if dt is None or dt.kind not in "UO":
         raise (loc / "dtype").error("a unicode or object dtype ('<U8', '|O')", dtype)
-    astype = _dtype(conf, "astype", loc, "|u1")
-    assert astype is not None
-    if astype.kind not in "iu" or len(labels) >= np.iinfo(astype).max:
+    astype = _dtype(conf, "astype", loc, "|u1")         # None: a null in the document
+    if astype is None or astype.kind not in "iu" or len(labels) >= np.iinfo(astype).max:
         raise (loc / "astype").error(f"an integer dtype that can count {len(labels)} labels",
                                      conf.get("astype", "|u1"))
     return {"labels": list(labels), "dtype": dt, "astype": astype}
@@ -392,6 +391,8 @@ def check_lzma(conf: dict[str, Any], loc: Loc) -> dict[str, Any]:
         fl = loc / "filters"
         filters = [_lzma_filter(f, fl / i) for i, f in enumerate(fl.list(filters,
                                                                       "a list of objects or null"))]
+        if not filters:          # the lzma module's "Internal error", writing or reading
+            raise fl.error("1 to 4 filters, the last LZMA1 or LZMA2, or null", conf["filters"])
         lz = (0x4000000000000001, 0x21)
         for i, f in enumerate(filters):
             last = i == len(filters) - 1

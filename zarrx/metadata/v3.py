@@ -188,6 +188,13 @@ def _group(d: dict[str, Any], loc: Loc, lazy: bool = False) -> GroupMeta:
 _KINDS = {"array": ARRAY, "group": GROUP}
 
 
+def _entry_kind(entry: Any) -> int:
+    """The kind an inline consolidated entry says it is (0: not said, or said wrongly, which
+    its parse reports), its ``node_type`` of any JSON type."""
+    node_type = entry.get("node_type") if type(entry) is dict else None
+    return _KINDS.get(node_type, 0) if type(node_type) is str else 0
+
+
 class InlineEntries(LazyEntries):
     """The entries of a v3 group's inline consolidated metadata, each parsed on first lookup
     (its kind read from its ``node_type``), with the message an eager parse gave."""
@@ -195,9 +202,7 @@ class InlineEntries(LazyEntries):
     __slots__ = ("_raw", "_loc")
 
     def __init__(self, raw: dict[str, Any], loc: Loc) -> None:
-        kind = _KINDS.get
-        super().__init__({p: kind(e.get("node_type"), 0) if type(e) is dict else 0  # type: ignore[arg-type]
-                          for p, e in raw.items()})
+        super().__init__({p: _entry_kind(e) for p, e in raw.items()})
         self._raw = raw
         self._loc = loc
 

@@ -69,7 +69,7 @@ from zarrx.store.base import key_problem
 from zarrx.store.chunks import parse_chunk_key
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check_consolidated import readable_entries, stale_nodes
-from zarrx.tools.check_formats import ambiguous_nodes
+from zarrx.tools.check_formats import ambiguous_nodes, below_array
 from zarrx.tools.check_beside import check_beside
 from zarrx.tools.check_report import KINDS, CheckReport, Finding, age_text, \
     not_handed_over
@@ -146,6 +146,7 @@ class _Check:
         self.workers, self.bar = workers, bar
         self.lock = threading.Lock()
         self.arrays: dict[str, ArrayMeta] = {}
+        self.inside: dict[str, bool] = {}       # path -> whether below an array
         self.bad_nodes: set[str] = set()
         self.chunk_keys: dict[str, list[tuple[str, tuple[int, ...]]]] = {}
         #: the nodes the consolidated metadata of a group names:
@@ -194,11 +195,7 @@ class _Check:
 
     def _in_array(self, path: str) -> bool:
         """Whether a directory above ``path`` is an array's (found already: parents first)."""
-        while path:
-            path = path.rpartition("/")[0]
-            if path in self.arrays:
-                return True
-        return False
+        return below_array(path, self.arrays, self.inside)
 
     def _node(self, path: str) -> None:
         try:
@@ -242,10 +239,12 @@ class _Check:
                              f"missing: the consolidated metadata of /{group} names {what} "
                              f"here, but no metadata document is stored (the node opens only "
                              f"through the consolidated metadata)")
+        walked: set[str] = set()        # each directory above a node is looked at once
         for path in sorted(found):
             fmt = self._format(path)
             above = path
-            while above != self.root:
+            while above != self.root and above not in walked:
+                walked.add(above)
                 above = above.rpartition("/")[0]
                 if above == self.root or above in documented or above in missing:
                     continue

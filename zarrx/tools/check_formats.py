@@ -1,11 +1,13 @@
 """``zarrx check``: nodes whose Zarr format is ambiguous, holding both a Zarr v3 document
-(``zarr.json``) and a v2 one (``.zarray``, ``.zgroup``)."""
+(``zarr.json``) and a v2 one (``.zarray``, ``.zgroup``); directories below an array."""
 from __future__ import annotations
+
+from collections.abc import Container
 
 from zarrx.metadata import nodes
 from zarrx.tools.check_report import Finding
 
-__all__ = ["ambiguous_nodes"]
+__all__ = ["ambiguous_nodes", "below_array"]
 
 _V2_DOCS = (".zarray", ".zgroup")
 
@@ -32,3 +34,17 @@ def ambiguous_nodes(keys: list[str], found: set[str]) -> list[Finding]:
                            f"zarr.json, as Zarr v3; a Zarr v2 reader reads {both}); remove "
                            f"the documents of the format it is not"))
     return out
+
+
+def below_array(path: str, arrays: Container[str], known: dict[str, bool]) -> bool:
+    """Whether a directory above ``path`` is one of ``arrays`` (complete for the directories
+    above ``path``). ``known`` keeps each directory's answer, so a hierarchy n directories
+    deep costs n steps in all, not n for each of its nodes."""
+    todo = []
+    while path and path not in known:
+        todo.append(path)
+        path = path.rpartition("/")[0]
+    inside = known.get(path, False)
+    for path in reversed(todo):
+        inside = known[path] = inside or path.rpartition("/")[0] in arrays
+    return inside
