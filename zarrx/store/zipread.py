@@ -419,8 +419,7 @@ class Reader:
         crc, pos = 0, 0 if resume is None else resume[0]
         for block in self._blocks(fp, info, begin, limit, BLOCK, resume):
             end = pos + len(block)
-            if end > declared:
-                raise self._fail(info, f"inflates to more than its declared {declared} bytes")
+            self._check_length(info, end, None)
             if verify:
                 crc = zlib.crc32(block, crc)
             for (start, stop), out in zip(spans, outs):
@@ -430,9 +429,7 @@ class Reader:
         if pos < min(limit, declared):
             raise self._fail(info, f"inflates to {pos} bytes, declared {declared}")
         if verify:
-            if crc != info.CRC:
-                raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found "
-                                       f"{crc:#010x}")
+            self._check_length(info, pos, crc)
             self.verified.add(info.orig_filename)
         return [bytes(out) for out in outs]
 
