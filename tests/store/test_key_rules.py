@@ -2,6 +2,7 @@
 plain keys judges every key exactly as the full checks do."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,3 +30,34 @@ def test_plain_keys_and_their_neighbours():
     assert key_problem("./a") == "found a '.' segment; keys may not step outside their directory"
     assert key_problem("a//b") == "found an empty segment ('//' or a trailing '/')"
     assert key_problem("a/") == "found an empty segment ('//' or a trailing '/')"
+
+
+def _lines_run(key: str, files: bool) -> tuple[str | None, int]:
+    """What ``_problem`` says of ``key``, and how many of its lines ran."""
+    import sys
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        count += event == "line"
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code is _problem.__code__ else None
+
+    sys.settrace(tracer)
+    try:
+        got = _problem(key, files)
+    finally:
+        sys.settrace(None)
+    return got, count
+
+
+@pytest.mark.parametrize("tail", ["zarr.json", "../zarr.json", "x" * 300, "a//b", "a/"])
+@pytest.mark.parametrize("files", [True, False], ids=["files", "objects"])
+def test_a_key_of_many_segments_costs_no_step_per_segment(tail, files):
+    """A key 3,000 groups deep is checked by scans of the whole key: as many lines of the
+    checks run as for a key 200 groups deep (before: a loop over its segments, so that listing
+    every level of such a hierarchy spent about 1 s on its keys' checks)."""
+    shallow, deep = _lines_run("g/" * 200 + tail, files), _lines_run("g/" * 3000 + tail, files)
+    assert deep == shallow

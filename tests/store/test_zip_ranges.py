@@ -4,8 +4,10 @@ compression a store writes with is checked when it opens."""
 from __future__ import annotations
 
 import os
+import re
 import time
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -123,3 +125,80 @@ def test_ranges_of_a_large_deflated_entry_resume_from_the_last_point_before_them
             assert snap.read([ByteRange.slice(150_000, 7), ByteRange.slice(160_000, 9)]) == \
                 [data[150_000:150_007], data[160_000:160_009]]
     assert inflated[0] < len(starts) * (4096 + 64 + 100) + 10_000 + 4096 + 64
+
+
+def _inflated_bytes(monkeypatch) -> list[int]:
+    inflated = [0]
+    real = zipread.Reader._blocks
+
+    def counted(self, *args):
+        for block in real(self, *args):
+            inflated[0] += len(block)
+            yield block
+
+    monkeypatch.setattr(zipread.Reader, "_blocks", counted)
+    return inflated
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA], ids=["bzip2", "lzma"])
+def test_ranges_of_a_large_bzip2_or_lzma_entry_inflate_it_once(tmp_path, monkeypatch, method):
+    """bzip2 and LZMA inflaters cannot be copied to resume from: each ranged read of an entry
+    too large for the inflate cache inflated it from its start (40 reads of this entry: about
+    20 times its length). The first now inflates it whole into a temporary file, which the
+    others read; closing the store removes it."""
+    data = os.urandom(20_000) + bytes(180_000) + os.urandom(20_000)
+    path = tmp_path / "a.zip"
+    with ZipStore(path, mode="w", compression=method) as store:
+        store.set("x", data)
+    monkeypatch.setattr(zipread, "INFLATE_CACHE_BYTES", 1000)
+    inflated = _inflated_bytes(monkeypatch)
+    opened = []
+    real = zipread.Spills.start
+    monkeypatch.setattr(zipread.Spills, "start", staticmethod(lambda: opened.append(real())
+                                                               or opened[-1]))
+    with ZipStore(path) as store:
+        for start in range(len(data) - 5000, 0, -5000):
+            assert store.get("x", ByteRange.slice(start, 100)) == data[start:start + 100]
+        with store.snapshot("x") as snap:
+            assert snap.read([ByteRange.slice(150_000, 7), ByteRange.last(9)]) == \
+                [data[150_000:150_007], data[-9:]]
+        assert store.get("x") == data                   # whole: as before, in memory
+    assert inflated[0] == 2 * len(data)
+    assert len(opened) == 1 and opened[0].closed
+
+
+def test_a_large_bzip2_entry_is_read_without_a_temporary_file_when_none_can_be_written(
+        tmp_path, monkeypatch):
+    data = os.urandom(5000) + bytes(50_000)
+    path = tmp_path / "a.zip"
+    with ZipStore(path, mode="w", compression=zipfile.ZIP_BZIP2) as store:
+        store.set("x", data)
+    monkeypatch.setattr(zipread, "INFLATE_CACHE_BYTES", 1000)
+
+    def full() -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(zipread.Spills, "start", staticmethod(full))
+    with ZipStore(path) as store:
+        assert store.get("x", ByteRange.slice(4000, 2000)) == data[4000:6000]
+        assert store.get("x", ByteRange.last(5)) == data[-5:]
+
+
+def test_a_large_lzma_entry_with_a_wrong_crc_is_refused_on_its_first_range(tmp_path,
+                                                                            monkeypatch):
+    data = bytes(range(256)) * 400
+    path = tmp_path / "a.zip"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_LZMA) as zf:
+        zf.writestr("x", data)
+    raw = bytearray(path.read_bytes())
+    at = raw.rindex(b"PK\x01\x02") + 16                 # the central directory's CRC-32
+    raw[at:at + 4] = (zlib.crc32(data) ^ 1).to_bytes(4, "little")
+    local = raw.index(b"PK\x03\x04") + 14                # and the local header's
+    raw[local:local + 4] = raw[at:at + 4]
+    path.write_bytes(bytes(raw))
+    monkeypatch.setattr(zipread, "INFLATE_CACHE_BYTES", 1000)
+    with ZipStore(path) as store:
+        with pytest.raises(StoreError, match=re.escape(
+                f"entry 'x': CRC-32 mismatch: expected {zlib.crc32(data) ^ 1:#010x}, found "
+                f"{zlib.crc32(data):#010x}")):
+            store.get("x", ByteRange.slice(10, 5))

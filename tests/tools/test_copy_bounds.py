@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import CodecError, MetadataError
+from zarrx.errors import CodecError, MetadataError, ShardError
 from zarrx.store import Store, ZipStore
 from zarrx.store.base import ByteRange
 
@@ -145,3 +145,60 @@ def test_an_object_of_a_store_without_sizes_is_read_one_byte_past_its_bound(tmp_
     zarrx.copy(_Unsized(items), str(tmp_path / "kept.zarr"))
     for name, value in items.items():
         assert (tmp_path / "kept.zarr" / name).read_bytes() == value, name
+
+
+@pytest.mark.parametrize("method, error, message", [
+    (zipfile.ZIP_BZIP2, CodecError,
+     f"array 's' shard 's/c/0': {BIG} bytes stored in 208 compressed bytes: longer than the 196 "
+     f"bytes a shard packed without gaps takes, and reading any of it inflates all of it, more "
+     f"than 1032 bytes per compressed byte (deflate's most)"),
+    (zipfile.ZIP_DEFLATED, ShardError,
+     "array 's' shard 's/c/0': index checksum mismatch: stored crc32c 0x00000000, computed "
+     "0x03c8eb67 over the 64-byte index")], ids=["bzip2", "deflate"])
+def test_a_shard_entry_inflating_past_its_bound_is_refused_without_being_held(
+        tmp_path, monkeypatch, method, error, message):
+    """A shard entry longer than a packed shard is copied only if readers take it (a valid
+    index, in an entry inflating to at most 1032 bytes per compressed byte); before, it was
+    inflated whole and copied (768 MiB at the peak for a 1.7 KB archive). bzip2 expands past
+    that ratio: refused unread; deflate's zeros are read as readers read them, index first, in
+    bounded memory."""
+    path = _hostile(tmp_path, _archive(tmp_path), "s/c/0", method)
+    inflated = _inflations(monkeypatch)
+    _refused(path, tmp_path / "out.zarr", error, message)
+    assert ("s/c/0" in inflated) == (method == zipfile.ZIP_DEFLATED)
+
+
+def _with_holes(items: dict[str, bytes]) -> dict[str, bytes]:
+    """``items`` with the shard ``s/c/0`` holding unused bytes between its inner chunks, longer
+    than a packed shard."""
+    from test_shard_holes import with_holes
+    shard = with_holes(items["s/c/0"], 4, [100, 5000, 3, 7, 20000])
+    assert len(shard) > len(items["s/c/0"]) + 25000
+    return {**items, "s/c/0": shard}
+
+
+def test_a_compressed_shard_entry_holding_unused_bytes_is_copied_byte_for_byte(tmp_path):
+    items = _with_holes(_archive(tmp_path))
+    src = tmp_path / "holes.zip"
+    with zipfile.ZipFile(src, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        for name, value in items.items():
+            zout.writestr(name, value)
+    zarrx.copy(str(src), str(tmp_path / "out.zarr"))
+    for name, value in items.items():
+        assert (tmp_path / "out.zarr" / name).read_bytes() == value, name
+    out = zarrx.open_array(str(tmp_path / "out.zarr"), path="s", mode="r")
+    assert out[...].tolist() == list(range(64))
+
+
+def test_a_long_shard_of_a_store_without_sizes_is_copied_once_readers_take_it(tmp_path):
+    """Where the store cannot tell a size, a shard read past its bound is copied whole if its
+    index is valid (unused bytes between its inner chunks), and refused otherwise."""
+    items = _with_holes(_archive(tmp_path))
+    store = _Unsized(items)
+    zarrx.copy(store, str(tmp_path / "kept.zarr"))
+    assert (tmp_path / "kept.zarr" / "s" / "c" / "0").read_bytes() == items["s/c/0"]
+    assert ("s/c/0", None) in store.reads
+    garbage = _Unsized({**items, "s/c/0": bytes(len(items["s/c/0"]))})
+    with pytest.raises(ShardError, match=re.escape(
+            "array 's' shard 's/c/0': index checksum mismatch: stored crc32c 0x00000000")):
+        zarrx.copy(garbage, str(tmp_path / "refused.zarr"))

@@ -55,11 +55,14 @@ def check_prefix(prefix: object, store: object) -> str:
 
 
 MAX_SEGMENT_BYTES = 255
-_DRIVE = re.compile(r"^[A-Za-z]:")
 #: whether a segment such as ``C:`` would name a drive (on POSIX systems, ``x:1`` is a name
 #: like any other, and zarr-python writes such children)
 DRIVES = os.name == "nt"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: a segment (between two "/") starting with a drive letter, and one of more than 255 // 4
+#: characters (what may hold more than 255 bytes of UTF-8)
+_DRIVE_SEGMENT = re.compile(r"/[A-Za-z]:")
+_LONG_SEGMENT = re.compile(r"/([^/]{%d,})(?=/)" % (MAX_SEGMENT_BYTES // 4 + 1))
 #: a key of the characters chunk keys and most node names use, with no empty segment
 _PLAIN = re.compile(r"[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*")
 
@@ -81,7 +84,10 @@ def key_problem(key: str, *, files: bool = True) -> str | None:
 
 
 def _problem(key: str, files: bool) -> str | None:
-    """The full checks of :func:`key_problem`."""
+    """The full checks of :func:`key_problem`, each a scan of the whole key by the string and
+    regular expression machinery: a key of ``n`` segments costs O(len(key)), never a step per
+    segment (a key 3,000 groups deep is checked at every level of a walk). Of the problems found
+    in segments, the first segment's is named."""
     if not key:
         return "expected a non-empty key"
     if "\x00" in key:
@@ -93,21 +99,28 @@ def _problem(key: str, files: bool) -> str | None:
     if key.startswith("/"):
         return "found a leading '/'; keys are relative to the store root"
     try:
-        key.encode("utf-8")
+        size = len(key.encode("utf-8"))
     except UnicodeEncodeError:
         return "found characters that are not encodable as UTF-8"
-    for seg in key.split("/"):
-        if not seg:
-            return "found an empty segment ('//' or a trailing '/')"
-        if seg in (".", ".."):
-            return f"found a {seg!r} segment; keys may not step outside their directory"
-        if not files:
-            continue                # object names: a ':' or a long name is an ordinary name
-        if DRIVES and _DRIVE.match(seg):
-            return f"found a drive letter in segment {seg!r}"
-        if (n := len(seg.encode("utf-8"))) > MAX_SEGMENT_BYTES:
-            return f"found a segment of {n} bytes; at most {MAX_SEGMENT_BYTES} bytes are allowed"
-    return None
+    s = f"/{key}/"                      # each segment between two "/": found by one search
+    found: list[tuple[int, str]] = []   # (where the segment starts in s, its problem)
+    if (at := s.find("//")) >= 0:
+        found.append((at, "found an empty segment ('//' or a trailing '/')"))
+    for seg in (".", ".."):
+        if (at := s.find(f"/{seg}/")) >= 0:
+            found.append((at, f"found a {seg!r} segment; keys may not step outside their "
+                              f"directory"))
+    if files:                       # object names: a ':' or a long name is an ordinary name
+        if DRIVES and (m := _DRIVE_SEGMENT.search(s)):
+            found.append((m.start(), f"found a drive letter in segment "
+                                     f"{s[m.start() + 1:s.index('/', m.start() + 1)]!r}"))
+        if size > MAX_SEGMENT_BYTES:    # a segment of more bytes has more than 255 // 4 characters
+            for m in _LONG_SEGMENT.finditer(s):
+                if (n := len(m.group(1).encode("utf-8"))) > MAX_SEGMENT_BYTES:
+                    found.append((m.start(), f"found a segment of {n} bytes; at most "
+                                             f"{MAX_SEGMENT_BYTES} bytes are allowed"))
+                    break
+    return min(found)[1] if found else None
 
 
 def check_path_key(key: object, store: str, *, files: bool = True) -> str:

@@ -328,6 +328,7 @@ class ZipStore(Store):
             if self._zf is not None:
                 self._zf = None
                 self._finalizer.detach()
+                self._reader.close()
                 self._pending.finish(False)
 
     def discard(self) -> None:
@@ -337,6 +338,7 @@ class ZipStore(Store):
             if self._zf is not None:
                 self._zf = None
                 self._finalizer.detach()
+                self._reader.close()
                 if self._pending.failed is None:
                     self._pending.failed = "discarded"
                 self._pending.finish(True)

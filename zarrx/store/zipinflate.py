@@ -6,17 +6,22 @@ large for the reader's cache keeps, as it is inflated, a copy of its deflate sta
 ``spacing`` inflated bytes (at most ``MAX_POINTS`` of them, about 40 KiB each): a later read
 resumes from the last point before its range, so reading a large deflated shard inner chunk by
 inner chunk costs about one inflation of it, not one per chunk. bzip2 and LZMA states cannot be
-copied: their ranges inflate from the start.
+copied: such an entry is inflated once, whole, into an unnamed temporary file
+(:class:`Spills`, the most recently read ``MAX_ENTRIES`` of them), which later ranges are read
+from.
 """
 from __future__ import annotations
 
 import bz2
+import contextlib
 import lzma
+import tempfile
 import zipfile
 import zlib
 from collections import OrderedDict
+from typing import BinaryIO
 
-__all__ = ["DECOMPRESSORS", "Points", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO", "MAX_LZMA_RATIO"]
+__all__ = ["DECOMPRESSORS", "Points", "Spills", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO", "MAX_LZMA_RATIO"]
 
 #: the most each method can expand its compressed bytes; an entry declaring more is lying.
 #: deflate: a 258-byte match in 2 bits, about 1032:1
@@ -67,6 +72,48 @@ class Points:
             points.append((made, consumed, d.copy()))  # type: ignore[attr-defined]
         while len(self._by_entry) > MAX_ENTRIES:
             self._by_entry.popitem(last=False)
+
+
+class Spills:
+    """Inflated copies of the bzip2 and LZMA entries of one archive too large for the cache, in
+    unnamed temporary files (removed by the system once closed): ``MAX_ENTRIES`` of them, the
+    most recently read, so the disk they take is bounded by the entries read."""
+
+    def __init__(self) -> None:
+        self._files: OrderedDict[str, BinaryIO] = OrderedDict()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._files
+
+    def read(self, name: str, start: int, stop: int) -> bytes:
+        """Bytes ``[start, stop)`` of the inflated entry ``name`` (one it holds); OSError when
+        the copy cannot be read (it is dropped)."""
+        f = self._files[name]
+        self._files.move_to_end(name)
+        try:
+            f.seek(start)
+            data = f.read(stop - start)
+            if len(data) != stop - start:
+                raise OSError(f"the inflated copy holds {start + len(data)} bytes, not {stop}")
+        except (OSError, ValueError):
+            self._files.pop(name).close()
+            raise
+        return data
+
+    @staticmethod
+    def start() -> BinaryIO:
+        return tempfile.TemporaryFile(prefix="zarrx-zip-")
+
+    def keep(self, name: str, f: BinaryIO) -> None:
+        """Keep ``f`` (from :meth:`start`, holding the whole entry ``name`` inflated)."""
+        self._files[name] = f
+        while len(self._files) > MAX_ENTRIES:
+            self._files.popitem(last=False)[1].close()
+
+    def close(self) -> None:
+        while self._files:
+            with contextlib.suppress(OSError):
+                self._files.popitem()[1].close()
 
 
 class _Deflate:

@@ -15,7 +15,8 @@ serves goes through here.
   streamed once, in bounded blocks), after which the verified fact is remembered; the most
   recently inflated entries are kept in a bounded cache, so ranged reads of a compressed entry
   do not inflate it again; a deflated entry too large for it resumes from the last point before
-  the range (:mod:`zarrx.store.zipinflate`).
+  the range, a bzip2 or LZMA one is inflated whole once into a temporary file that later ranges
+  are read from (:mod:`zarrx.store.zipinflate`).
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from zarrx.store.localcond import kind_of
 from zarrx.store.zipcheck import (check_counts, check_end_record, check_entries, check_entry,
                                   name_problem)
 from zarrx.store.zipinflate import (DECOMPRESSORS, MAX_BZIP2_RATIO, MAX_DEFLATE_RATIO,
-                                    MAX_LZMA_RATIO, Points)
+                                    MAX_LZMA_RATIO, Points, Spills)
 
 __all__ = ["open_archive", "checked_entries", "Reader", "positional", "MAX_DEFLATE_RATIO", "MAX_BZIP2_RATIO",
            "MAX_LZMA_RATIO", "INFLATE_CACHE_BYTES"]
@@ -191,7 +192,12 @@ class Reader:
         self.verified: set[str] = set()         # entries whose CRC-32 has been checked
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._points = Points()                 # where large deflated entries resume
+        self._spills = Spills()                 # large bzip2 and LZMA entries, inflated
         self._cached_bytes = 0
+
+    def close(self) -> None:
+        """Drop the inflated copies kept on disk."""
+        self._spills.close()
 
     def _fail(self, info: zipfile.ZipInfo, what: str) -> StoreError:
         return StoreError(f"{self.where}: entry {info.orig_filename!r}: {what}")
@@ -239,7 +245,7 @@ class Reader:
             return self._read_stored(fp, info, begin, start, stop)
         declared = self._declared(info)
         if (start, stop) != (0, declared) and declared > INFLATE_CACHE_BYTES:
-            return self._inflate_spans(fp, info, begin, [(start, stop)])[0]   # too large to keep
+            return self._ranges(fp, info, begin, [(start, stop)])[0]   # too large to keep
         data = self._inflate(fp, info, begin, declared)
         self._check_crc(info, data)
         if len(data) <= INFLATE_CACHE_BYTES:
@@ -256,7 +262,57 @@ class Reader:
             return [self.read(fp, info, start, stop, archive_end) for start, stop in spans]
         begin = self.data_start(fp, info, archive_end)
         self._declared(info)
-        return self._inflate_spans(fp, info, begin, spans)
+        return self._ranges(fp, info, begin, spans)
+
+    def _ranges(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int,
+                spans: list[tuple[int, int]]) -> list[bytes]:
+        """Bytes ``[start, stop)`` of an entry too large for the cache, for each of ``spans``.
+        A deflated entry is inflated up to the last span's end (from the last resume point
+        before the first); a bzip2 or LZMA entry, whose inflater cannot be copied, is inflated
+        whole once into a temporary file, which this and later reads read the spans from (when
+        the file cannot be written, a full disk, inflated up to the last span's end)."""
+        name = info.orig_filename
+        if hasattr(DECOMPRESSORS[info.compress_type], "copy"):
+            return self._inflate_spans(fp, info, begin, spans)
+        try:
+            if name not in self._spills:
+                self._spill(fp, info, begin)
+            return [self._spills.read(name, start, stop) for start, stop in spans]
+        except OSError as exc:
+            if isinstance(exc, StoreError):
+                raise
+            return self._inflate_spans(fp, info, begin, spans)
+
+    def _spill(self, fp: BinaryIO, info: zipfile.ZipInfo, begin: int) -> None:
+        """Inflate the whole entry, checking its size and CRC-32, into a temporary file kept by
+        :class:`~zarrx.store.zipinflate.Spills`."""
+        f = Spills.start()
+        try:
+            crc, pos = 0, 0
+            for block in self._blocks(fp, info, begin, info.file_size + 1, BLOCK):
+                pos += len(block)
+                self._check_length(info, pos, None)
+                crc = zlib.crc32(block, crc)
+                f.write(block)
+            self._check_length(info, pos, crc)
+            f.flush()
+        except BaseException:
+            f.close()
+            raise
+        self.verified.add(info.orig_filename)
+        self._spills.keep(info.orig_filename, f)
+
+    def _check_length(self, info: zipfile.ZipInfo, pos: int, crc: int | None) -> None:
+        """Refuse an entry inflating past its declared size (``pos`` bytes so far), or, at its
+        end (``crc`` given), to fewer bytes or another CRC-32."""
+        declared = info.file_size
+        if pos > declared:
+            raise self._fail(info, f"inflates to more than its declared {declared} bytes")
+        if crc is not None and pos < declared:
+            raise self._fail(info, f"inflates to {pos} bytes, declared {declared}")
+        if crc is not None and crc != info.CRC:
+            raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found "
+                                   f"{crc:#010x}")
 
     def _declared(self, info: zipfile.ZipInfo) -> int:
         """The size a compressed entry declares, once it is known to be one its method can
@@ -363,8 +419,7 @@ class Reader:
         crc, pos = 0, 0 if resume is None else resume[0]
         for block in self._blocks(fp, info, begin, limit, BLOCK, resume):
             end = pos + len(block)
-            if end > declared:
-                raise self._fail(info, f"inflates to more than its declared {declared} bytes")
+            self._check_length(info, end, None)
             if verify:
                 crc = zlib.crc32(block, crc)
             for (start, stop), out in zip(spans, outs):
@@ -374,9 +429,7 @@ class Reader:
         if pos < min(limit, declared):
             raise self._fail(info, f"inflates to {pos} bytes, declared {declared}")
         if verify:
-            if crc != info.CRC:
-                raise self._fail(info, f"CRC-32 mismatch: expected {info.CRC:#010x}, found "
-                                       f"{crc:#010x}")
+            self._check_length(info, pos, crc)
             self.verified.add(info.orig_filename)
         return [bytes(out) for out in outs]
 

@@ -111,17 +111,21 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
 
         def move(batch: list[tuple[str, int | None]]) -> None:
             lims = [limits.limit(key) for key, _ in batch]
+            longer = set()                          # shards readers take, read whole
             for (key, size), lim in zip(batch, lims):
                 if lim is not None and size is not None and size > lim.nbytes:
-                    raise limits.error(key, size)   # refused unread
-            values = src.store.get_many([(key, None if lim is None or whole else lim.head)
-                                         for (key, _), lim in zip(batch, lims)])
+                    limits.check_longer(key, size)  # refused unread, unless a shard readers take
+                    longer.add(key)
+            values = src.store.get_many([(key, None if lim is None or whole or key in longer
+                                          else lim.head) for (key, _), lim in zip(batch, lims)])
             out = []
             for (key, size), lim, value in zip(batch, lims, values):
+                if value is not None and lim is not None and len(value) > lim.nbytes \
+                        and key not in longer:      # a size the store could not tell
+                    limits.check_longer(key, size)
+                    value = value if whole else src.store.get(key)
                 if value is None:                   # removed since it was listed
                     continue
-                if lim is not None and len(value) > lim.nbytes:
-                    raise limits.error(key, size)
                 rel = key[len(prefix):]
                 out.append((f"{target.path}/{rel}" if target.path else rel, value))
             target.store.set_many(out)

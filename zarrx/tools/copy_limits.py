@@ -6,10 +6,14 @@ would cost what it is long: a chunk entry of a zip archive of 1.6 KB of bzip2 in
 chunk by the largest size its array's codecs can produce, a shard encoded as a whole likewise,
 a metadata document by ``max_metadata_bytes``. One whose size the store gives as larger is
 refused unread; one whose size the store cannot tell is read up to one byte past the bound and
-refused when longer. A shard of inner chunks has no bound below its length (it may hold unused
-bytes between them, which readers skip by its index) and is copied whole as it is, as is an
-object of an array whose codecs zarrx cannot resolve (or whose metadata it cannot read), and an
-object that belongs to no array.
+refused when longer. A shard of inner chunks is bounded by its index and its inner chunks'
+bounds, as a packed shard; one longer (unused bytes between its inner chunks, which readers skip
+by its index) is copied whole, byte for byte, only once it is known that readers take it
+(:func:`~zarrx.tools.shards.get_shard`: a valid index whose inner chunks are within their
+bounds, read as ranges; in a zip archive, an entry inflating to at most 1032 bytes per
+compressed byte), so a shard entry inflating to gigabytes of garbage is refused without being
+held. An object of an array whose codecs zarrx cannot resolve (or whose metadata it cannot
+read), and an object that belongs to no array, is copied whole as it is.
 """
 from __future__ import annotations
 
@@ -22,10 +26,11 @@ from zarrx.metadata.json import max_document_bytes, too_large
 from zarrx.metadata.model import ArrayMeta
 from zarrx.metadata.nodes import V2_KEYS, V3_KEY, load_node, load_nodes
 from zarrx.shard_objects import EncodedObjects, encoded_objects
-from zarrx.size_limits import unit_limit
+from zarrx.size_limits import shard_limit, unit_limit
 from zarrx.store import Store
 from zarrx.store.base import address_fields
 from zarrx.store.chunks import SizeLimit
+from zarrx.tools.shards import get_shard
 
 __all__ = ["ObjectLimits", "DOCUMENTS"]
 
@@ -43,8 +48,11 @@ class ObjectLimits:
         most = max_document_bytes()
         self._docs = SizeLimit(most, lambda found: too_large("a metadata document", found, most))
         self._arrays: dict[str, SizeLimit | None] = {}
+        #: the arrays whose objects are shards of inner chunks, which may be longer than their
+        #: bound (unused bytes between the inner chunks)
+        self._sharded: dict[str, ArrayMeta] = {}
         if isinstance(node, Array):
-            self._arrays[node.path] = _array_limit(store, node.metadata, node.path)
+            self._add(node.metadata, node.path)
             return
         found: dict[int, list[str]] = {3: [], 2: []}
         for key in keys:
@@ -63,19 +71,40 @@ class ObjectLimits:
                 except ZarrError:   # copied as it is, as the array cannot be read
                     continue
                 if isinstance(meta, ArrayMeta):
-                    self._arrays[path] = _array_limit(store, meta, path)
+                    self._add(meta, path)
+
+    def _add(self, meta: ArrayMeta, path: str) -> None:
+        lim, sharded = _array_limit(self.store, meta, path)
+        self._arrays[path] = lim
+        if sharded:
+            self._sharded[path] = meta
 
     def limit(self, key: str) -> SizeLimit | None:
         """The bound of the object at ``key``; None when it has none."""
-        path, _, name = key.rpartition("/")
-        if name in DOCUMENTS:
+        if key.rpartition("/")[2] in DOCUMENTS:
             return self._docs
-        while True:                 # the deepest array above the key
-            if path in self._arrays:
-                return self._arrays[path]
+        path = self._array_of(key)
+        return None if path is None else self._arrays[path]
+
+    def check_longer(self, key: str, size: int | None) -> None:
+        """Raise the error refusing the object at ``key``, longer than its bound (``size``
+        bytes; None: the store cannot tell), unless it is a shard that readers take as it is:
+        one holding unused bytes between its inner chunks, whose index is valid and whose inner
+        chunks are within their bounds (read as ranges: what this costs is bounded by the index
+        and those chunks, never by the shard's length)."""
+        path = None if self.limit(key) is self._docs else self._array_of(key)
+        if path not in self._sharded:
+            raise self.error(key, size)
+        get_shard(self.store, self._sharded[path], path, key)   # as readers refuse it
+
+    def _array_of(self, key: str) -> str | None:
+        """The path of the deepest array above ``key``, or None."""
+        path = key.rpartition("/")[0]
+        while path not in self._arrays:
             if not path:
                 return None
             path = path.rpartition("/")[0]
+        return path
 
     def error(self, key: str, size: int | None) -> ZarrError:
         """The error refusing the object at ``key`` of ``size`` bytes (None: more than its
@@ -86,23 +115,20 @@ class ObjectLimits:
             size = None
         if lim is self._docs:
             return too_large(key, size, lim.nbytes)
-        path = key.rpartition("/")[0]
-        while path not in self._arrays:
-            path = path.rpartition("/")[0]
-        return lim.error(size).at(array=path, key=key, **address_fields(self.store, key))
+        return lim.error(size).at(array=self._array_of(key), key=key,
+                                  **address_fields(self.store, key))
 
 
-def _array_limit(store: Store, meta: ArrayMeta, path: str) -> SizeLimit | None:
+def _array_limit(store: Store, meta: ArrayMeta, path: str) -> tuple[SizeLimit | None, bool]:
     """The bound of one stored object (a chunk, or a shard as it is stored) of the array at
-    ``path``; None when its codecs cannot be resolved."""
+    ``path`` (None when its codecs cannot be resolved), and whether its objects are shards of
+    inner chunks (whose bound is that of a packed shard: one longer may still be valid)."""
     try:
         if not meta.layout.sharded:
-            return unit_limit(meta, path)
+            return unit_limit(meta, path), False
         objects = encoded_objects(store, meta, path)
         if isinstance(objects, EncodedObjects):     # shards encoded as a whole
-            return objects.stored
-        # a shard may hold unused bytes between its inner chunks (what writers updating it in
-        # place leave), which readers skip by its index: it has no bound below its length
-        return None
+            return objects.stored, False
+        return shard_limit(meta, path), True
     except ZarrError:
-        return None
+        return None, False
