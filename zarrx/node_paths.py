@@ -14,7 +14,8 @@ from zarrx.store import Store
 from zarrx.store.base import ByteRange
 
 __all__ = ["Ancestors", "ancestors_for", "node_path", "check_node_names", "check_v3_names",
-           "inherited_format", "check_parents", "make_parents", "save_parents", "save_parent"]
+           "inherited_format", "check_parents", "make_parents", "save_parents", "save_parent",
+           "parent_exists"]
 
 _FIRST_BYTE = ByteRange.trusted(0, 1)
 
@@ -212,16 +213,22 @@ def save_parents(store: Store, missing: list[str], path: str, zarr_format: int,
     its attributes), together (:func:`~zarrx.metadata.nodes.save_nodes`: a path ``n`` groups
     deep costs the store reads of one group, not ``n``). ``found``: the nodes above ``path``
     as the caller read them (their documents are not read again)."""
-    def exists(cur: str) -> Callable[[Any], ZarrError | None]:
-        def error(found: Any) -> ZarrError | None:
-            if isinstance(found, ArrayMeta):
-                return ContainsArrayError(f"{what}: cannot create {path!r}: {cur or '/'!r} is "
-                                          f"an array in {store!r} (an array has no children)")
-            return None
-        return error
-    nodes.save_nodes(store, [(cur, GroupMeta(zarr_format=zarr_format), exists(cur))  # type: ignore[arg-type]
-                             for cur in missing],
+    nodes.save_nodes(store, [(cur, GroupMeta(zarr_format=zarr_format),  # type: ignore[arg-type]
+                              parent_exists(store, cur, path, what)) for cur in missing],
                      None if found is None or found.store is not store else found.documents())
+
+
+def parent_exists(store: Store, cur: str, path: str, what: str
+                  ) -> Callable[[Any], ZarrError | None]:
+    """The ``exists`` of the implicit group ``cur`` above ``path`` (see
+    :func:`~zarrx.metadata.nodes.save_node`): a group made there meanwhile is kept, an array
+    is a ContainsArrayError."""
+    def error(found: Any) -> ZarrError | None:
+        if isinstance(found, ArrayMeta):
+            return ContainsArrayError(f"{what}: cannot create {path!r}: {cur or '/'!r} is "
+                                      f"an array in {store!r} (an array has no children)")
+        return None
+    return error
 
 
 def save_parent(store: Store, cur: str, path: str, zarr_format: int,

@@ -39,7 +39,7 @@ meanwhile.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from zarrx.errors import ConflictError, NodeNotFoundError, ZarrError
@@ -103,7 +103,7 @@ def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] 
             _write_node(store, path, meta, exists, written)
 
     _in_step(store, [p for p, _, _ in items], fmt, write,
-             own=all(isinstance(m, GroupMeta) for _, m, _ in items), known=known)
+             own={p for p, m, _ in items if isinstance(m, GroupMeta)}, known=known)
 
 
 def _write_node(store: Store, path: str, meta: Meta,
@@ -150,11 +150,11 @@ def _relative(path: str, group: str) -> str:
     return path[len(group) + 1:] if group else path
 
 
-def _covering(store: Store, paths: Sequence[str], formats: tuple[int, ...], own: bool = False,
-              known: Mapping[str, Any] | None = None) -> list[Doc]:
+def _covering(store: Store, paths: Sequence[str], formats: tuple[int, ...],
+              own: Collection[str] = (), known: Mapping[str, Any] | None = None) -> list[Doc]:
     """The consolidated documents that may list the nodes at ``paths``: the store root's of
     each of ``formats`` (each edit reads it anyway, and leaves it alone when it has none), then
-    those of the groups between the root and each path (and of each path itself with ``own``:
+    those of the groups between the root and each path (and of each path in ``own`` itself:
     a v2 group's ``.zmetadata`` lists the group) that carry one, parents first, found with one
     batched read, made only when there are such groups. ``known``: documents just read (key ->
     document, None when absent); those that hold no consolidated metadata are not read again."""
@@ -166,8 +166,7 @@ def _covering(store: Store, paths: Sequence[str], formats: tuple[int, ...], own:
             if not node or node in groups:
                 break
             groups.add(node)
-    if own:
-        groups.update(p for p in paths if p)
+    groups.update(p for p in own if p)
     known = known or {}
     roots = [(f, "") for f in formats
              if (V3_KEY if f == 3 else ZMETADATA) not in known
@@ -176,12 +175,13 @@ def _covering(store: Store, paths: Sequence[str], formats: tuple[int, ...], own:
     return roots + consolidated_groups(store, [(f, g) for g in ordered for f in formats], known)
 
 
-def _listed(paths: Sequence[str], group: str, zarr_format: int, own: bool) -> list[str]:
+def _listed(paths: Sequence[str], group: str, zarr_format: int, own: Collection[str]
+            ) -> list[str]:
     """Those of ``paths`` the consolidated document of ``zarr_format`` of the group at
     ``group`` lists: the nodes below it (and the group itself in its v2 ``.zmetadata``)."""
     below = group + "/"
     return [p for p in paths if p.startswith(below) or (p != group and not group)
-            or (p == group and own and zarr_format == 2)]
+            or (p == group and p in own and zarr_format == 2)]
 
 
 def _edit_all(store: Store, docs: Iterable[Doc], edit: Callable[[str], Edit]) -> list[Doc]:
@@ -196,11 +196,11 @@ def _marking(rel: str) -> Edit:
 
 
 def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callable[[], Any],
-             own: bool = False, known: Mapping[str, Any] | None = None) -> Any:
+             own: Collection[str] = (), known: Mapping[str, Any] | None = None) -> Any:
     """``write()`` (which writes documents of the nodes at ``paths`` and may return their new
     metadata), keeping each consolidated document of ``zarr_format`` that lists the nodes in
     step (the store root's and those of the groups above them, see :func:`_covering`; ``own``:
-    the nodes are groups, whose v2 ``.zmetadata`` lists them too): the nodes are listed as
+    those of the nodes that are groups, whose v2 ``.zmetadata`` lists them too): the nodes are listed as
     pending in each first, then written, then their entries are written and they are no
     longer pending. The entries written last are the nodes as stored then (read again), so
     concurrent writers of one node leave the entry of the last of them. A v3 group's
@@ -208,7 +208,7 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
     entries. ``known``: documents just read (see :func:`_covering`)."""
     if zarr_format == 3 and not any(paths):
         return write()
-    own = own and zarr_format == 2
+    own = own if zarr_format == 2 else ()
     marked = [(f, g, listed) for f, g in _covering(store, paths, (zarr_format,), own, known)
               if (listed := _listed(paths, g, f, own))]
     for f, g, listed in marked:
@@ -327,7 +327,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
         update_object(store, key, modify2, key, byte_range=document_range())
         return with_attributes(meta, attrs[0])
 
-    return _in_step(store, [path], 2, write, own=isinstance(meta, GroupMeta))
+    return _in_step(store, [path], 2, write, own=[path] if isinstance(meta, GroupMeta) else ())
 
 
 def update_array(store: Store, path: str, meta: ArrayMeta,
