@@ -18,14 +18,14 @@ from zarrx.metadata.make import DEFAULT_FILL
 from zarrx.metadata.model import ArrayMeta
 from zarrx.node import Node
 from zarrx.node_paths import (Ancestors, ancestors_for, check_node_names, check_parents,
-                              inherited_format, make_parents, node_path, save_parent,
-                              save_parents)
+                              check_v3_names, inherited_format, make_parents, node_path,
+                              save_parent, save_parents)
 from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
 from zarrx.store import Store, check_storage_options, make_store
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
            "check_parents", "Ancestors", "ancestors_for", "save_parent", "save_parents",
-           "inherited_format", "node_path", "exists_error",
+           "inherited_format", "node_path", "check_v3_names", "exists_error",
            "check_format", "shape_arg", "create_chunks", "data_array",
            "check_node_names", "flag_arg", "named"]
 
