@@ -63,6 +63,7 @@ LAYERS = [
     ("zarrx.group", 5),
     ("zarrx.shape_args", 5),    # shape= and chunks= of array creation
     ("zarrx.creation", 5),
+    ("zarrx.node_paths", 5),    # node paths and the groups above a new node
     ("zarrx.like", 5),          # the arguments of the *_like functions
     ("zarrx.hierarchy", 5),
     ("zarrx.codec_args", 5),

@@ -7,7 +7,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from zarrx.chunk_io import chunk_shape_at, codec_plan
-from zarrx.creation import Ancestors, check_format, check_parents, node_path, save_parent
+from zarrx.creation import Ancestors, check_format, check_parents, node_path
+from zarrx.node_paths import parent_exists
 from zarrx.errors import (ArgumentError, ArgumentTypeError, NodeExistsError, ZarrError,
                           node_exists)
 from zarrx.metadata import nodes, parse_array_v2, parse_group_v2, parse_v3
@@ -103,19 +104,50 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
                                       f"nodes makes an array")
             if parent not in metas:
                 implicit[parent] = GroupMeta(zarr_format=fmt)  # type: ignore[arg-type]
-    todo = {**implicit, **metas}
-    written: list[tuple[str, ArrayMeta | GroupMeta]] = []
-    for path in sorted(todo, key=lambda p: (p.count("/") if p else -1, p)):
-        meta = todo[path]
-        if path not in metas:
-            below = next(p for p in sorted(metas) if not path or p.startswith(path + "/"))
-            save_parent(st, path, below, fmt, "create_hierarchy")
-            written.append((path, meta))
-            continue
-        if overwrite:       # the node there, and objects left below without a node document
-            nodes.delete_node(st, path)
-        elif isinstance(meta, ArrayMeta):
-            clear_leftovers(st, path)
-        nodes.save_node(st, path, meta, exists=None if overwrite else exists(path))
-        written.append((path, meta))
-    return written
+    # overwrite: the nodes there go, with everything below them (objects left without a node
+    # document too), each subtree once; groups above the nodes inside one are made anew
+    replaced = {p for p in metas if overwrite and not _inside(p, metas)}
+    for path in sorted(replaced):
+        nodes.delete_node(st, path)
+    for path in metas if replaced else ():
+        above = path.rpartition("/")[0]
+        while above and above not in metas and _inside(above, replaced):
+            implicit[above] = GroupMeta(zarr_format=fmt)  # type: ignore[arg-type]
+            above = above.rpartition("/")[0]
+    if not overwrite:
+        for path, meta in metas.items():
+            if isinstance(meta, ArrayMeta):
+                clear_leftovers(st, path)
+    order = sorted({**implicit, **metas}, key=lambda p: (p.count("/") if p else -1, p))
+    below = _first_below(implicit, metas)
+    items = [(path, implicit[path], parent_exists(st, path, below[path], "create_hierarchy"))
+             if path not in metas else (path, metas[path], None if overwrite else exists(path))
+             for path in order]
+    if any(isinstance(m, GroupMeta) and m.consolidated is not None for m in metas.values()):
+        for item in items:          # a group's own consolidated metadata lists those below it
+            nodes.save_nodes(st, [item])
+    else:
+        nodes.save_nodes(st, items, None if replaced else found.documents())
+    return [(path, meta) for path, meta, _ in items]
+
+
+def _inside(path: str, tops: Mapping[str, Any] | set[str]) -> bool:
+    """Whether one of ``tops`` is above ``path``."""
+    while path:
+        path = path.rpartition("/")[0] if "/" in path else ""
+        if path in tops:
+            return True
+    return False
+
+
+def _first_below(implicit: Mapping[str, Any], metas: Mapping[str, Any]) -> dict[str, str]:
+    """For each implicit group, the first (sorted) of the nodes below it: the node its
+    creation is for, as its errors name it."""
+    out: dict[str, str] = {}
+    for path in sorted(metas):
+        above = path
+        while above:
+            above = above.rpartition("/")[0] if "/" in above else ""
+            if above in implicit and above not in out:
+                out[above] = path
+    return out

@@ -136,6 +136,7 @@ class DictStore(MemoryStore):
                                  f"{type(value).__name__} value")
         super().__init__(None, read_only=read_only)
         self._data = _CallerDict(data)          # type: ignore[assignment]
+        self._index = None      # listed by a scan: the caller may change the dict directly
         self._dict = data                       # the caller's dict itself, not a copy
         with _STATES_LOCK:
             state = _STATES.get(id(data))

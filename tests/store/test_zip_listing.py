@@ -44,16 +44,33 @@ class Scans(dict):
         return super().keys()
 
 
+class Counted:
+    """The items a store's key index reads from its sorted blocks (``visits``)."""
+
+    def __init__(self, index):
+        self.index = index
+        index._blocks = [Visits(b) for b in index._blocks]
+        index._maxes = Visits(index._maxes)
+
+    def __len__(self):
+        return len(self.index)
+
+    @property
+    def visits(self):
+        return self.index._maxes.visits + sum(b.visits for b in self.index._blocks)
+
+    @visits.setter
+    def visits(self, value):
+        self.index._maxes.visits = value
+        for b in self.index._blocks:
+            b.visits = 0
+
+
 def counted(store):
     """Count the walks over the store's entries and the index names a listing reads."""
     store._infos = Scans(store._infos)
     Scans.scans = 0
-    index = getattr(store, "_index", None)
-    if index is None:                   # listings without an index: only the scans count
-        return Visits([])
-    index._names()                      # merge the names written since, before counting
-    index._sorted = Visits(index._sorted)
-    return index._sorted
+    return Counted(store._index)
 
 
 def archive(path, names):

@@ -28,8 +28,8 @@ from zarrx.store.base import ByteRange, Store
 from zarrx.store.update import update_object
 
 __all__ = ["edit_consolidated", "consolidated_groups", "may_be_consolidated",
-           "without_consolidated", "Edit", "V3_KEY",
-           "ZMETADATA"]
+           "without_consolidated", "Edit", "V3_KEY", "ZMETADATA", "group_entry",
+           "drop_subtree", "drop_below"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -168,3 +168,38 @@ def without_consolidated(meta: Meta) -> Meta:
     if isinstance(meta, GroupMeta) and meta.consolidated is not None:
         return dataclasses.replace(meta, consolidated=None)
     return meta
+
+
+def group_entry(entry: Any) -> bool:
+    """Whether a consolidated entry (metadata, or a document as stored: a v3 ``zarr.json``,
+    the v2 documents of a node by name) is a group's."""
+    if isinstance(entry, dict):
+        return entry.get("node_type") == "group" or (".zgroup" in entry
+                                                     and ".zarray" not in entry)
+    return isinstance(entry, GroupMeta)
+
+
+def drop_subtree(entries: dict[str, Any], rel: str) -> None:
+    """Remove the entries of the node at ``rel`` and of every node below it."""
+    below = rel + "/"
+    for k in [k for k in entries if k == rel or k.startswith(below)]:
+        del entries[k]
+
+
+def drop_below(entries: dict[str, Any], arrays: set[str]) -> None:
+    """Remove the entries below each of ``arrays`` (paths of arrays, which have no children);
+    each entry costs a walk up its own path, however many arrays there are."""
+    if len(arrays) == 1:
+        drop_subtree(entries, *arrays)
+    elif arrays:
+        for k in [k for k in entries if _under(k, arrays)]:
+            del entries[k]
+
+
+def _under(path: str, tops: set[str]) -> bool:
+    """Whether one of ``tops`` is above ``path``."""
+    while "/" in path:
+        path = path.rpartition("/")[0]
+        if path in tops:
+            return True
+    return False

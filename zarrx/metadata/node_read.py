@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
@@ -229,20 +230,49 @@ def _v3_node(store: Store, path: str, doc: Any) -> Meta:
 def _settled(store: Store, entries: MutableMapping[str, Meta], pending: Iterable[str],
              zarr_format: int, at: str = "") -> MutableMapping[str, Meta]:
     """``entries`` (paths relative to the group at ``at``; changed in place) with the pending
-    nodes (and subtrees) taken from their own documents."""
-    for p in pending:
+    nodes (and subtrees) taken from their own documents. Each pending path is read once, and
+    none inside a pending subtree (whose walk reads it anyway): a document repeating pending
+    paths, or listing every level of a deep subtree, costs one walk of each outermost
+    subtree, not one per path listed."""
+    tops = _outermost(pending)
+    metas = {p: load_node(store, join(at, p.rstrip("/")), zarr_format, consolidated=False)
+             for p in tops}
+    keys = sorted(entries)              # the entries of each subtree dropped: a sorted run
+    for p, meta in metas.items():
         base = p.rstrip("/")
-        if not base:
-            continue                            # the group: read from its own documents anyway
-        meta = load_node(store, join(at, base), zarr_format, consolidated=False)
         if meta is None or p.endswith("/"):
-            for k in [k for k in entries if k == base or k.startswith(base + "/")]:
-                del entries[k]
+            entries.pop(base, None)
+            lo = bisect_left(keys, base + "/")
+            for k in keys[lo:bisect_left(keys, base + _PAST_SLASH, lo)]:
+                entries.pop(k, None)
+    for p, meta in metas.items():
+        base = p.rstrip("/")
         if meta is not None:
             entries[base] = _without_consolidated(meta)
             if p.endswith("/"):
                 entries.update(walked_entries(store, join(at, base), base, zarr_format))
     return entries
+
+
+#: the character right after "/": paths ``p + "/" + ...`` all sort before ``p + _PAST_SLASH``
+_PAST_SLASH = chr(ord("/") + 1)
+
+
+def _outermost(pending: Iterable[str]) -> list[str]:
+    """The pending paths (``p``: a node, ``p/``: a subtree) once each, sorted, without those a
+    pending subtree covers (the paths below it, and its own node); the group itself (``""``,
+    ``"/"``) left out: it is read from its own documents anyway."""
+    marks = sorted({(p.rstrip("/") + "/", not p.endswith("/")) for p in pending
+                    if p.rstrip("/")})
+    out: list[str] = []
+    top = None
+    for key, node in marks:       # the paths below a subtree follow it, in one sorted run
+        if top is not None and key.startswith(top):
+            continue
+        out.append(key[:-1] if node else key)
+        if not node:
+            top = key
+    return out
 
 
 def walked_entries(store: Store, path: str, rel: str, zarr_format: int

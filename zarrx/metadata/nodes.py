@@ -39,20 +39,18 @@ meanwhile.
 """
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from zarrx.errors import (ConflictError, ContainsArrayError, GroupNotFoundError, MetadataError,
-                          NodeNotFoundError, ZarrError)
-from zarrx.metadata import (dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2,
-                            serialize_v3, serialize_zmetadata)
-from zarrx.metadata.consolidated import parse_zmetadata_pending
-from zarrx.metadata.json import document_range, json_document, max_document_bytes
+from zarrx.errors import ConflictError, NodeNotFoundError, ZarrError
+from zarrx.metadata import dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2, serialize_v3
+from zarrx.metadata.json import document_range, json_document
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
+                                              drop_below, drop_subtree, group_entry,
                                               may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
+from zarrx.metadata.consolidate import consolidate
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.metadata.node_copy import NODE_KEYS, copy_below
 from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
@@ -65,42 +63,67 @@ from zarrx.store.update import update_object
 __all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
            "delete_node", "move_node", "list_children", "walk", "consolidate", "V3_KEY",
            "V2_KEYS", "write_subtree", "update_attributes", "update_array", "DOCUMENT_NAMES",
-           "NODE_KEYS"]
+           "NODE_KEYS", "save_nodes"]
 
 
 def save_node(store: Store, path: str, meta: Meta,
-              exists: Callable[[Meta | None], ZarrError | None] | None = None) -> None:
+              exists: Callable[[Meta | None], ZarrError | None] | None = None,
+              known: Mapping[str, Any] | None = None) -> None:
     """Write ``meta`` as the node at ``path`` (keeping the consolidated metadata that lists it
     in step, see :func:`_in_step`). Nothing is written unless the documents parse back (see
-    :func:`_readable`).
+    :func:`_readable`). ``known``: documents just read (see :func:`_covering`).
 
     With ``exists`` (a node that must be new), the node's first document (``zarr.json``,
     ``.zarray`` or ``.zgroup``) is created only while it is absent, on a store with conditional
     writes: when another writer made it since the caller looked, nothing is written and
     ``exists(the node found)`` is raised, or, when it returns None, that node is kept as it
     is. Two creators of one node therefore never both succeed."""
-    v3 = meta.zarr_format == 3
-    docs = _readable(path, {V3_KEY: serialize_v3(meta)} if v3 else serialize_v2(meta))
+    save_nodes(store, [(path, meta, exists)], known)
+
+
+#: a node to write: its path, metadata and ``exists`` (see :func:`save_node`)
+NewNode = tuple[str, Meta, "Callable[[Meta | None], ZarrError | None] | None"]
+
+
+def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] | None = None
+               ) -> None:
+    """:func:`save_node` of each ``(path, meta, exists)`` of ``items`` (nodes of one Zarr
+    format, parents before children: the groups above a new node, say), in that order, with
+    one edit of each consolidated document listing them before the writes and one after, so
+    that writing ``n`` nodes costs the store reads of one (and ``n`` writes), not ``n`` times
+    those of one. ``known``: documents just read (see :func:`_covering`)."""
+    if not items:
+        return
+    fmt = items[0][1].zarr_format
+    docs = [_readable(path, {V3_KEY: serialize_v3(meta)} if fmt == 3 else serialize_v2(meta))
+            for path, meta, _ in items]
+
+    def write() -> None:
+        for (path, meta, exists), written in zip(items, docs):
+            _write_node(store, path, meta, exists, written)
+
+    _in_step(store, [p for p, _, _ in items], fmt, write,
+             own={p for p, m, _ in items if isinstance(m, GroupMeta)}, known=known)
+
+
+def _write_node(store: Store, path: str, meta: Meta,
+                exists: Callable[[Meta | None], ZarrError | None] | None,
+                docs: dict[str, bytes]) -> None:
+    """Write the documents ``docs`` of the node at ``path`` (see :func:`save_node`)."""
     exclusive = exists is not None and store.supports_conditional_writes
-
-    def write() -> Meta:
-        for i, (name, doc) in enumerate(docs.items()):
-            if i == 0 and exclusive:
-                try:
-                    store.set_if(join(path, name), doc, ABSENT)
-                except ConflictError:
-                    found = load_node(store, path, consolidated=False)
-                    error = exists(found)  # type: ignore[misc]
-                    if error is not None:
-                        raise error from None
-                    return found if found is not None else meta
-                continue
-            store.set(join(path, name), doc)
-        if not v3 and ".zattrs" not in docs:
-            store.delete(join(path, ".zattrs"))
-        return meta
-
-    _in_step(store, path, meta.zarr_format, write, own=isinstance(meta, GroupMeta))
+    for i, (name, doc) in enumerate(docs.items()):
+        if i == 0 and exclusive:
+            try:
+                store.set_if(join(path, name), doc, ABSENT)
+            except ConflictError:
+                error = exists(load_node(store, path, consolidated=False))  # type: ignore[misc]
+                if error is not None:
+                    raise error from None
+                return
+            continue
+        store.set(join(path, name), doc)
+    if meta.zarr_format == 2 and ".zattrs" not in docs:
+        store.delete(join(path, ".zattrs"))
 
 
 def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
@@ -127,21 +150,38 @@ def _relative(path: str, group: str) -> str:
     return path[len(group) + 1:] if group else path
 
 
-def _covering(store: Store, path: str, formats: tuple[int, ...], own: bool = False,
-              known: Mapping[str, Any] | None = None) -> list[Doc]:
-    """The consolidated documents that may list the node at ``path``: the store root's of each
-    of ``formats`` (each edit reads it anyway, and leaves it alone when it has none), then
-    those of the groups between the root and ``path`` (and of ``path`` itself with ``own``: a
-    v2 group's ``.zmetadata`` lists the group) that carry one, found with one batched read,
-    made only when there are such groups. ``known``: documents just read (key -> document,
-    None when absent); those that hold no consolidated metadata are not read again."""
-    parts = path.split("/") if path else []
-    groups = ["/".join(parts[:i]) for i in range(1, len(parts) + (1 if own else 0))]
+def _covering(store: Store, paths: Sequence[str], formats: tuple[int, ...],
+              own: Collection[str] = (), known: Mapping[str, Any] | None = None) -> list[Doc]:
+    """The consolidated documents that may list the nodes at ``paths``: the store root's of
+    each of ``formats`` (each edit reads it anyway, and leaves it alone when it has none), then
+    those of the groups between the root and each path (and of each path in ``own`` itself:
+    a v2 group's ``.zmetadata`` lists the group) that carry one, parents first, found with one
+    batched read, made only when there are such groups. ``known``: documents just read (key ->
+    document, None when absent); those that hold no consolidated metadata are not read again."""
+    groups: set[str] = set()
+    for path in paths:              # each group above is reached once, however many below it
+        node = path
+        while node:
+            node = node.rpartition("/")[0]
+            if not node or node in groups:
+                break
+            groups.add(node)
+    groups.update(p for p in own if p)
     known = known or {}
     roots = [(f, "") for f in formats
              if (V3_KEY if f == 3 else ZMETADATA) not in known
              or may_be_consolidated(f, known[V3_KEY if f == 3 else ZMETADATA])]
-    return roots + consolidated_groups(store, [(f, g) for g in groups for f in formats], known)
+    ordered = sorted(groups, key=lambda g: (len(g), g))
+    return roots + consolidated_groups(store, [(f, g) for g in ordered for f in formats], known)
+
+
+def _listed(paths: Sequence[str], group: str, zarr_format: int, own: Collection[str]
+            ) -> list[str]:
+    """Those of ``paths`` the consolidated document of ``zarr_format`` of the group at
+    ``group`` lists: the nodes below it (and the group itself in its v2 ``.zmetadata``)."""
+    below = group + "/"
+    return [p for p in paths if p.startswith(below) or (p != group and not group)
+            or (p == group and p in own and zarr_format == 2)]
 
 
 def _edit_all(store: Store, docs: Iterable[Doc], edit: Callable[[str], Edit]) -> list[Doc]:
@@ -155,68 +195,80 @@ def _marking(rel: str) -> Edit:
     return lambda entries, pending: pending.add(rel)
 
 
-def _in_step(store: Store, path: str, zarr_format: int, write: Callable[[], Meta],
-             own: bool = False) -> Meta:
-    """``write()`` (which writes documents of the node at ``path`` and returns its new
-    metadata), keeping each consolidated document of ``zarr_format`` that lists the node in
-    step (the store root's and those of the groups above it, see :func:`_covering`; ``own``:
-    the node is a group, whose v2 ``.zmetadata`` lists it too): the node is listed as pending
-    in each first, then written, then its entries are written and it is no longer pending.
-    The entry written last is the node as stored then (read again), so concurrent writers of
-    one node leave the entry of the last of them. A v3 group's ``zarr.json`` is its
-    consolidated document itself: the group's own writes keep its entries."""
-    if zarr_format == 3 and not path:
+def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callable[[], Any],
+             own: Collection[str] = (), known: Mapping[str, Any] | None = None) -> Any:
+    """``write()`` (which writes documents of the nodes at ``paths`` and may return their new
+    metadata), keeping each consolidated document of ``zarr_format`` that lists the nodes in
+    step (the store root's and those of the groups above them, see :func:`_covering`; ``own``:
+    those of the nodes that are groups, whose v2 ``.zmetadata`` lists them too): the nodes are listed as
+    pending in each first, then written, then their entries are written and they are no
+    longer pending. The entries written last are the nodes as stored then (read again), so
+    concurrent writers of one node leave the entry of the last of them. A v3 group's
+    ``zarr.json`` is its consolidated document itself: the group's own writes keep its
+    entries. ``known``: documents just read (see :func:`_covering`)."""
+    if zarr_format == 3 and not any(paths):
         return write()
-    marked = _edit_all(store, _covering(store, path, (zarr_format,), own and zarr_format == 2),
-                       lambda group: _marking(_relative(path, group)))
+    own = own if zarr_format == 2 else ()
+    marked = [(f, g, listed) for f, g in _covering(store, paths, (zarr_format,), own, known)
+              if (listed := _listed(paths, g, f, own))]
+    for f, g, listed in marked:
+        rels = [_relative(p, g) for p in listed]
+        if not _edit_consolidated(store, f, lambda entries, pending, r=rels: pending.update(r),
+                                  at=g):
+            listed.clear()                  # no document there: nothing to finish
 
-    def finishing(group: str) -> Edit:
-        rel = _relative(path, group)
-
+    def finishing(group: str, listed: list[str]) -> Edit:
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
-            stored = load_node(store, path, zarr_format, consolidated=False)
-            if stored is not None:
-                if isinstance(stored, ArrayMeta):    # an array has no children: entries
-                    _drop_subtree(entries, rel)      # below it are stale (zarr-python's)
-                entries[rel] = _without_consolidated(stored)
-                _list_parents(store, group, rel, zarr_format, entries)
-            else:
-                entries.pop(rel, None)
-            pending.discard(rel)
+            stored = load_nodes(store, listed, zarr_format, consolidated=False)
+            rels = [_relative(p, group) for p in listed]
+            arrays = {r for p, r in zip(listed, rels) if isinstance(stored[p], ArrayMeta)}
+            drop_below(entries, arrays)     # an array has no children: entries below it are
+            checked: set[str] = set()       # stale (zarr-python's)
+            for p, rel in zip(listed, rels):
+                meta = stored[p]
+                if meta is not None:
+                    entries[rel] = _without_consolidated(meta)
+                    _list_parents(store, group, rel, zarr_format, entries, checked)
+                else:
+                    entries.pop(rel, None)
+                pending.discard(rel)
         return finish
 
     try:
         new = write()
     except ZarrError:                   # refused (a change that does not apply): settle anyway
-        _edit_all(store, marked, finishing)
+        _finish_all(store, marked, finishing)
         raise
-    _edit_all(store, marked, finishing)
+    _finish_all(store, marked, finishing)
     return new
 
 
+def _finish_all(store: Store, marked: list[tuple[int, str, list[str]]],
+                finishing: Callable[[str, list[str]], Edit]) -> None:
+    for f, g, listed in marked:
+        if listed:
+            _edit_consolidated(store, f, finishing(g, listed), at=g)
+
+
 def _list_parents(store: Store, group: str, rel: str, zarr_format: int,
-                  entries: dict[str, Any]) -> None:
+                  entries: dict[str, Any], checked: set[str]) -> None:
     """Add to ``entries`` (of the consolidated document of the group at ``group``) the groups
     between that group and its node ``rel`` which it does not list as groups: groups made
     (over an array, maybe) after it was written by a writer that does not keep it in step
     (zarr-python). A document listing a node without a group above it is broken for
-    zarr-python, which then cannot open the group at all."""
-    parts = rel.split("/")[:-1]
-    for i in range(1, len(parts) + 1):
-        above = "/".join(parts[:i])
-        if not _group_entry(entries.get(above)):
+    zarr-python, which then cannot open the group at all. ``checked``: paths already looked
+    at (with every path above them), not looked at again."""
+    todo = []
+    above = rel.rpartition("/")[0]
+    while above and above not in checked:
+        todo.append(above)
+        above = above.rpartition("/")[0]
+    for above in reversed(todo):
+        if not group_entry(entries.get(above)):
             meta = load_node(store, join(group, above), zarr_format, consolidated=False)
             if isinstance(meta, GroupMeta):
                 entries[above] = _without_consolidated(meta)
-
-
-def _group_entry(entry: Any) -> bool:
-    """Whether a consolidated entry (metadata, or a document as stored: a v3 ``zarr.json``,
-    the v2 documents of a node by name) is a group's."""
-    if isinstance(entry, dict):
-        return entry.get("node_type") == "group" or (".zgroup" in entry
-                                                     and ".zarray" not in entry)
-    return isinstance(entry, GroupMeta)
+        checked.add(above)
 
 
 def _gone(store: Store, path: str) -> NodeNotFoundError:
@@ -254,7 +306,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
             update_object(store, key, modify3, key, byte_range=document_range())
             return out[0]
 
-        return _in_step(store, path, 3, write3)   # (a v3 group's zarr.json is its own document)
+        return _in_step(store, [path], 3, write3)   # (a v3 group's zarr.json is its own document)
     key = join(path, ".zattrs")
     node_key = join(path, ".zgroup" if isinstance(meta, GroupMeta) else ".zarray")
     attrs: list[dict[str, Any]] = []
@@ -275,7 +327,7 @@ def update_attributes(store: Store, path: str, meta: Meta,
         update_object(store, key, modify2, key, byte_range=document_range())
         return with_attributes(meta, attrs[0])
 
-    return _in_step(store, path, 2, write, own=isinstance(meta, GroupMeta))
+    return _in_step(store, [path], 2, write, own=[path] if isinstance(meta, GroupMeta) else ())
 
 
 def update_array(store: Store, path: str, meta: ArrayMeta,
@@ -307,7 +359,7 @@ def update_array(store: Store, path: str, meta: ArrayMeta,
         update_object(store, key, modify, key, byte_range=document_range())
         return out[0] if v3 else with_attributes(out[0], meta.attributes)
 
-    return _in_step(store, path, meta.zarr_format, write)
+    return _in_step(store, [path], meta.zarr_format, write)
 
 
 def _doc(store: Store, key: str, raw: bytes | memoryview) -> bytes:
@@ -325,7 +377,7 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     """Remove the node at ``path`` and everything below it. ``known``: documents the caller
     has just read (key -> document, None when absent; see :func:`_covering`)."""
     subtree = path + "/" if path else ""
-    marked = _edit_all(store, _covering(store, path, (3, 2), known=known),
+    marked = _edit_all(store, _covering(store, [path], (3, 2), known=known),
                        lambda group: _marking(_relative(subtree, group))) if path else []
     keys = list(store.list_prefix(subtree))
     # objects named against the store's key rules by another tool (a control character, bytes
@@ -358,7 +410,7 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
         rel = _relative(path, group)
 
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
-            _drop_subtree(entries, rel)
+            drop_subtree(entries, rel)
             pending.discard(rel + "/")
         return finish
     _edit_all(store, marked, finishing)
@@ -384,13 +436,6 @@ def _marking_children(entries: dict[str, Any], pending: set[str]) -> None:
     pending.update(k.partition("/")[0] + "/" for k in entries if k)
 
 
-def _drop_subtree(entries: dict[str, Any], rel: str) -> None:
-    """Remove the entries of the node at ``rel`` and of every node below it."""
-    below = rel + "/"
-    for k in [k for k in entries if k == rel or k.startswith(below)]:
-        del entries[k]
-
-
 def move_node(store: Store, src: str, dst: str) -> None:
     """Move the node at ``src`` and everything below it to ``dst`` (which must be free, its
     parents made): every object is copied (see :func:`zarrx.metadata.node_copy.copy_below`:
@@ -407,7 +452,7 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
     in step (the store root's and those of the groups above it): each lists ``path`` as
     pending while ``write`` runs, then the subtree's new entries."""
     subtree = path + "/"
-    marked = _edit_all(store, _covering(store, path, (3, 2)),
+    marked = _edit_all(store, _covering(store, [path], (3, 2)),
                        lambda group: _marking(_relative(subtree, group)))
     write()
     metas = {fmt: load_node(store, path, fmt, consolidated=False)
@@ -417,74 +462,10 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
         rel = _relative(path, group)
 
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
-            _drop_subtree(entries, rel)
+            drop_subtree(entries, rel)
             if meta is not None:
                 entries[rel] = _without_consolidated(meta)
                 entries.update(walked_entries(store, path, rel, fmt))
-                _list_parents(store, group, rel, fmt, entries)
+                _list_parents(store, group, rel, fmt, entries, set())
             pending.discard(rel + "/")
         _edit_consolidated(store, fmt, finish, at=group)
-
-
-def consolidate(store: Store, path: str = "", zarr_format: int | None = None) -> GroupMeta:
-    """Consolidate the hierarchy under the group at ``path`` (of ``zarr_format`` when given:
-    a store may hold a Zarr v2 and a v3 group there); returns its new metadata."""
-    root = load_node(store, path, zarr_format, consolidated=False)   # (what it replaces)
-    if isinstance(root, ArrayMeta):       # the node in the way, as open_consolidated says
-        raise ContainsArrayError(f"consolidate_metadata: the node at {path or '/'!r} in "
-                                 f"{store!r} is an array, not a group")
-    if not isinstance(root, GroupMeta):
-        raise GroupNotFoundError(f"consolidate_metadata: no group at {path or '/'!r} in {store!r}")
-    root = dataclasses.replace(root, consolidated=None)
-    v3 = root.zarr_format == 3
-    # read the consolidated document (and its generation) before walking the hierarchy, write
-    # it only if it is still that version: a node written meanwhile has changed it (its path
-    # pending, then its entry), so the walk is redone; paths still pending stay pending (their
-    # writers may not have finished)
-    key = join(path, V3_KEY if v3 else ZMETADATA)
-    done: list[GroupMeta] = []
-
-    def modify(raw: bytes | memoryview | None) -> bytes:
-        if v3:
-            # the group's document as stored now (its attributes, its pending paths)
-            current = None if raw is None else _cached_parse(parse_v3, _doc(store, key, raw), key)
-            if not isinstance(current, GroupMeta):
-                raise GroupNotFoundError(f"consolidate_metadata: the group at {path or '/'!r} "
-                                        f"in {store!r} was deleted or replaced by an array")
-        entries = dict(walked_entries(store, path, "", root.zarr_format))
-        if v3:
-            new = dataclasses.replace(current, consolidated=entries)
-            done[:] = [new]
-            return _fits(dumps(serialize_v3(new)), path, key)
-        pending = [] if raw is None else _pending_of(bytes(raw), key)
-        done[:] = [dataclasses.replace(root, consolidated=entries)]
-        return _fits(dumps(serialize_zmetadata({"": root, **entries}, pending)), path, key)
-
-    update_object(store, key, modify, key, byte_range=document_range())
-    return done[0]
-
-
-def _fits(doc: bytes, path: str, key: str) -> bytes:
-    """``doc``, the consolidated document of the group at ``path`` to be written at ``key``,
-    unless it is larger than a reader takes (then no reader, zarrx included, could open the
-    group, a v3 one even without its consolidated metadata): a MetadataError, before anything
-    is written."""
-    limit = max_document_bytes()
-    if len(doc) > limit:
-        raise MetadataError(f"consolidate_metadata: the consolidated metadata of the group at "
-                            f"{path or '/'!r} would take {len(doc)} bytes at {key!r}, more "
-                            f"than the {limit} bytes a reader takes "
-                            f"(zarrx.config max_metadata_bytes); nothing was written "
-                            f"(consolidate the groups below it, path=..., instead, or raise "
-                            f"the setting here and for every reader)")
-    return doc
-
-
-def _pending_of(raw: bytes, key: str) -> list[str]:
-    """The pending paths of a ``.zmetadata`` document; none when it does not parse (it is
-    being replaced)."""
-    from zarrx.errors import ZarrError
-    try:
-        return sorted(parse_zmetadata_pending(raw, key)[1])
-    except ZarrError:
-        return []

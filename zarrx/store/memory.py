@@ -5,6 +5,10 @@ that is reused once they are freed (see :mod:`zarrx.store._values`): a chunk wri
 memory store costs one copy into warm memory rather than fresh pages faulted in one by one.
 ``get`` and ``get_many`` return ``bytes`` as always; the zero-copy reads (``get_many_buffers``,
 ``get_versioned``, ``snapshot``) return read-only memoryviews of the kept value.
+
+The keys are also kept sorted (:class:`~zarrx.store.keyindex.KeyIndex`, updated by every write
+and delete under the store's lock), so a listing costs the keys it returns, not every key
+the store holds.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept_many
+from zarrx.store.keyindex import KeyIndex
 from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
                               Versioned, as_buffer, check_generation, check_key, check_prefix,
                               conflict, is_absent)
@@ -80,6 +85,7 @@ class MemoryStore(Store):
         self._data: dict[str, bytes | Value] = {   # bytes as given; other buffers copied
             check_key(k): v if type(v) is bytes else _kept(v, k) for k, v in (data or {}).items()}
         self._gens: dict[str, int] = {k: next(_COUNTER) for k in self._data}
+        self._index: KeyIndex | None = KeyIndex(self._data)
         self._lock = threading.Lock()
         self.read_only = read_only
 
@@ -140,6 +146,7 @@ class MemoryStore(Store):
         expected = ABSENT if is_absent(if_generation) else if_generation
         with self._lock:
             check_generation(self, key, expected, self._gens.get(key), "conditionally write")
+            self._added(key)
             self._data[key] = value
             gen = self._gens[key] = next(_COUNTER)
         return gen
@@ -155,6 +162,7 @@ class MemoryStore(Store):
                 return
             check_generation(self, key, if_generation, found, "conditionally delete")
             del self._data[key], self._gens[key]
+            self._removed(key)
 
     # -- writes ------------------------------------------------------------------------------
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
@@ -162,6 +170,7 @@ class MemoryStore(Store):
         self._check_writable(key)
         value = _kept(value, key)
         with self._lock:
+            self._added(key)
             self._data[key] = value
             self._gens[key] = next(_COUNTER)
 
@@ -172,6 +181,8 @@ class MemoryStore(Store):
             self._check_writable(key)
             checked.append((key, _kept(value, key)))
         with self._lock:
+            for key, _ in checked:
+                self._added(key)
             self._data.update(checked)
             self._gens.update((key, next(_COUNTER)) for key, _ in checked)
 
@@ -183,6 +194,7 @@ class MemoryStore(Store):
             for k in keys:
                 self._data.pop(k, None)
                 self._gens.pop(k, None)
+                self._removed(k)
 
     def delete(self, key: str) -> None:
         check_key(key)
@@ -190,17 +202,41 @@ class MemoryStore(Store):
         with self._lock:
             self._data.pop(key, None)
             self._gens.pop(key, None)
+            self._removed(key)
 
     def box_writer(self, head: str, sep: str) -> MemoryBoxWriter | None:
         """A writer of the raw chunks a box covers whole, each gathered from the value straight
         into the memory it is kept in (see :class:`MemoryBoxWriter`)."""
         return None if self.read_only else MemoryBoxWriter(self, head, sep)
 
+    # -- listings (the caller holds the lock for _added and _removed) ------------------------
+    def _added(self, key: str) -> None:
+        if self._index is not None and key not in self._data:
+            self._index.add(key)
+
+    def _removed(self, key: str) -> None:
+        if self._index is not None:
+            self._index.discard(key)
+
     def list_prefix(self, prefix: str) -> Iterator[str]:
+        """The keys starting with ``prefix``, sorted; ``O(log n + matches)``."""
         check_prefix(prefix, self)
         with self._lock:
+            if self._index is not None:
+                return iter(self._index.prefixed(prefix))
             keys = list(self._data)
         return (k for k in keys if k.startswith(prefix))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        """As :meth:`Store.list_dir`, visiting only the children: a child folder costs one
+        bisection of the index, whatever it holds."""
+        if self._index is None:
+            return super().list_dir(prefix)
+        check_prefix(prefix, self)
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+        with self._lock:
+            return self._index.children(prefix)
 
     def __len__(self) -> int:
         return len(self._data)

@@ -42,7 +42,7 @@ from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrR
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
 from zarrx.store.zipcheck import check_name, name_problem
-from zarrx.store.zipindex import NameIndex
+from zarrx.store.keyindex import KeyIndex
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (Changed, copy_version, fsync_temp, identity,
                                  keep_owner_and_mode, make_temp, release, remove_stale,
@@ -135,7 +135,7 @@ class ZipStore(Store):
         except StoreError:
             self._finalizer()
             raise
-        self._index = NameIndex(self._infos)    # sorted names: listings cost what they return
+        self._index = KeyIndex(self._infos)     # sorted names: listings cost what they return
         self._reader = Reader(repr(self))
 
     def _archive(self) -> zipfile.ZipFile:

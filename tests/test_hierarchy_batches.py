@@ -1,0 +1,68 @@
+"""``create_hierarchy`` writes its nodes and the implicit groups above them together: each
+consolidated document above them is edited a fixed number of times, however many nodes there
+are (each node edited the documents listing it twice: 1,000 nodes into a consolidated
+hierarchy took 50 s), and the store reads grow in proportion to the nodes and their depth.
+With ``overwrite=True`` the groups between a replaced node and the nodes given below it are
+made anew (they went with the replaced subtree, leaving those nodes unreachable)."""
+from __future__ import annotations
+
+import pytest
+
+import zarrx
+from zarrx.store import CountingStore, MemoryStore
+
+CASES = [(fmt, consolidated) for fmt in (2, 3) for consolidated in (False, True)]
+IDS = [f"v{fmt}{'-consolidated' if c else ''}" for fmt, c in CASES]
+
+
+def _group(fmt):
+    return {"zarr_format": 3, "node_type": "group"} if fmt == 3 else {"zarr_format": 2}
+
+
+def _array(fmt):
+    meta = zarrx.create_array(MemoryStore(), shape=(2,), dtype="i1", zarr_format=fmt).metadata
+    return meta.to_dict()
+
+
+def _costs(shape, n, fmt, consolidated):
+    store = CountingStore(MemoryStore())
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    if consolidated:
+        zarrx.consolidate_metadata(store)
+    if shape == "wide":
+        nodes = {f"w{j % 10}/{'a' if j % 2 else 'g'}{j}": _array(fmt) if j % 2 else _group(fmt)
+                 for j in range(n)}
+    else:
+        nodes = {"/".join(["g"] * n): _array(fmt)}
+    store.reset()
+    g.create_hierarchy(nodes)
+    root_doc = "zarr.json" if fmt == 3 else ".zmetadata"
+    listed = {name for name, _ in zarrx.open_group(store, mode="r").members(max_depth=None)}
+    assert set(nodes) <= listed
+    return store.counts["get"], store.sets_by_key[root_doc]
+
+
+@pytest.mark.parametrize("shape", ["wide", "deep"])
+@pytest.mark.parametrize("fmt,consolidated", CASES, ids=IDS)
+def test_the_cost_of_a_hierarchy_grows_in_proportion_to_its_nodes(shape, fmt, consolidated):
+    small_reads, small_writes = _costs(shape, 100, fmt, consolidated)
+    large_reads, large_writes = _costs(shape, 300, fmt, consolidated)
+    assert large_reads < 3.5 * small_reads, (small_reads, large_reads)
+    assert large_writes == small_writes <= 3, (small_writes, large_writes)
+
+
+@pytest.mark.parametrize("fmt,consolidated", CASES, ids=IDS)
+def test_overwrite_makes_the_groups_between_a_replaced_node_and_the_nodes_below_anew(
+        fmt, consolidated):
+    store = MemoryStore()
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    g.create_group("a/b/old")
+    if consolidated:
+        zarrx.consolidate_metadata(store)
+    zarrx.create_hierarchy(store=store, nodes={"a": _group(fmt), "a/b/c/d": _array(fmt)},
+                           overwrite=True)
+    for use_consolidated in (False, None):
+        got = zarrx.open_group(store, mode="r", use_consolidated=use_consolidated)
+        assert sorted(n for n, _ in got.members(max_depth=None)) == \
+            ["a", "a/b", "a/b/c", "a/b/c/d"]
+        assert got["a/b/c/d"].shape == (2,)
