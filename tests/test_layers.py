@@ -48,6 +48,7 @@ LAYERS = [
     ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),
     ("zarrx.chunk_read", 4),
+    ("zarrx.fill_region", 4),     # the missing chunks of a box read, filled together
     ("zarrx.chunk_write", 4),
     ("zarrx.box_read", 4),
     ("zarrx.box_write", 4),

@@ -103,6 +103,15 @@ class ChunkList(Sequence):
         """The listed chunks' coordinates, in listing order, as an ``(n, ndim)`` array."""
         return self._plan.chunk_coords()
 
+    def coords_of(self, a: int, b: int) -> np.ndarray:
+        """The coordinates of the listed chunks ``a`` to ``b`` (``0 <= a <= b <= len``), as an
+        ``(b - a, ndim)`` int64 array, worked out without a projection per chunk."""
+        return self._plan.window_coords(a, b)
+
+    @property
+    def plan(self) -> SelectionPlan:
+        return self._plan
+
     def __repr__(self) -> str:
         return f"ChunkList(<{len(self)} chunk projections>)"
 
@@ -110,11 +119,12 @@ class ChunkList(Sequence):
 class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
-    __slots__ = ("_at", "_coords", "_iter", "_levels", "_order", "box", "kind", "nchunks",
-                 "out_shape", "region", "view")
+    __slots__ = ("_at", "_coords", "_coords_at", "_iter", "_levels", "_order", "box", "kind",
+                 "nchunks", "out_shape", "region", "view")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
-                 coords: Any, box: tuple[tuple[int, int], ...] | None = None) -> None:
+                 coords: Any, box: tuple[tuple[int, int], ...] | None = None,
+                 coords_at: Any = None) -> None:
         self.kind = kind
         # ``(start, stop)`` per array axis when the selection is one box of cells (integers and
         # step-1 slices, maybe new axes; not empty): the output then holds the box's cells in C
@@ -126,6 +136,7 @@ class SelectionPlan:
         self._iter = it            # callable(order or None) -> iterator of ChunkProjection
         self._at = at              # callable(C-order index) -> ChunkProjection
         self._coords = coords      # callable() -> (nchunks, ndim) int64 array, C order
+        self._coords_at = coords_at  # callable(C-order indices) -> their coordinates, or None
         self._order: np.ndarray | None = None
         self._levels: Any = None          # shard levels of an order not worked out yet
         # (output axis, index shape) when a basic selection's index array has several axes:
@@ -161,6 +172,16 @@ class SelectionPlan:
         c = self._coords()
         order = self._ordered()
         return c if order is None else c[order]
+
+    def window_coords(self, a: int, b: int) -> np.ndarray:
+        """Coordinates of the listed chunks ``a`` to ``b``, as a ``(b - a, ndim)`` int64 array:
+        a few numpy calls whatever the number of chunks, holding nothing per chunk of the
+        plan beyond the order (when the chunks are listed shard-major)."""
+        order = self._ordered()
+        idx = np.arange(a, b, dtype=np.int64) if order is None else order[a:b]
+        if self._coords_at is None:
+            return self._coords()[idx]
+        return self._coords_at(idx)
 
     def reorder_shard_major(self, shard_shape: Any) -> None:
         """List the chunks shard-major: the order (8 bytes per chunk, and a sort) is worked
@@ -269,10 +290,17 @@ def _covers(local: np.ndarray, m: int, inb: int) -> bool:
     return m >= inb and int(np.count_nonzero(np.bincount(local, minlength=inb)[:inb])) == inb
 
 
+_VIEW_TYPES = frozenset([int, slice, type(None), type(Ellipsis)])
+
+
 def is_view(sel: tuple) -> bool:
     """True when ``sel`` holds only ints, slices, None and Ellipsis, so ``a[sel]`` is a view of
-    ``a`` (a decode may write into it); index arrays make ``a[sel]`` a copy."""
-    return all(s is None or s is Ellipsis or isinstance(s, (int, slice)) for s in sel)
+    ``a`` (a decode may write into it); index arrays make ``a[sel]`` a copy. (Called for every
+    chunk read: the usual items are told by their type, with no call per item.)"""
+    for s in sel:
+        if type(s) not in _VIEW_TYPES and not isinstance(s, (int, slice)):
+            return False
+    return True
 
 
 def _as_ix(sel: Any, n: int, j: int, m: int) -> np.ndarray:
@@ -408,9 +436,23 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             combo.append(entries[r])
         return build(tuple(combo[::-1]))
 
+    ids: list[np.ndarray] = []     # per axis: the chunk number of each entry, made once
+
+    def axis_ids() -> list[np.ndarray]:
+        if not ids:          # (two threads may both make them: the same arrays)
+            ids[:] = [entries.chunk_ids() if isinstance(entries, SliceRuns) else
+                      np.array([e[0] for e in entries], dtype=np.int64)
+                      for entries in project()]
+        return ids
+
+    def coords_at(idx: np.ndarray) -> np.ndarray:
+        ks = ids or axis_ids()
+        if not ks:
+            return np.zeros((len(idx), 0), dtype=np.int64)
+        return np.stack([k[u] for k, u in zip(ks, np.unravel_index(idx, lens))], axis=1)
+
     def coords() -> np.ndarray:
-        ks = [entries.chunk_ids() if isinstance(entries, SliceRuns) else
-              np.array([e[0] for e in entries], dtype=np.int64) for entries in project()]
+        ks = ids or axis_ids()
         if not ks:
             return np.zeros((nchunks, 0), dtype=np.int64)
         # the outer product of the axes' chunk numbers, C order (numpy's meshgrid stops at 32
@@ -419,7 +461,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
                          for ax, k in enumerate(ks)], axis=1)
 
     plan = SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords,
-                         tuple(box) if box else None)
+                         tuple(box) if box else None, coords_at)
     plan.view = view
     return plan
 
@@ -471,4 +513,7 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
         return np.stack(np.unravel_index(first, g.nchunks), axis=1).astype(np.int64) \
             if nchunks else np.zeros((0, g.ndim), dtype=np.int64)
 
-    return SelectionPlan(kind, tuple(bshape), nchunks, it, at, coords)
+    def coords_at(idx: np.ndarray) -> np.ndarray:
+        return np.stack(np.unravel_index(first[idx], g.nchunks), axis=1).astype(np.int64)
+
+    return SelectionPlan(kind, tuple(bshape), nchunks, it, at, coords, coords_at=coords_at)

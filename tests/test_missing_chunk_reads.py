@@ -1,0 +1,181 @@
+"""Reads of many chunks, some or all of them missing: the results match numpy for every
+selection kind and fill value, and a missing chunk costs no Python call of its own."""
+from __future__ import annotations
+
+import cProfile
+import pstats
+
+import numpy as np
+import pytest
+
+import zarrx
+from zarrx.store import LocalStore, MemoryStore
+
+FILLS = {
+    "f4-nan": ("f4", np.nan),
+    "f8-neg": ("f8", -2.5),
+    "i2": ("i2", -7),
+    "u1": ("u1", 3),
+    "bool": ("bool", True),
+    "c8": ("c8", 1 + 2j),
+    "U3": ("U3", "ab"),
+    "S2": ("S2", b"xy"),
+    "struct": ([("a", "i4"), ("b", "f4")], (5, 1.5)),
+    "str": (str, "fill"),
+}
+
+
+def _values(dtype: np.dtype, n: int, rng: np.random.Generator) -> np.ndarray:
+    if dtype.names:
+        v = np.zeros(n, dtype=dtype)
+        v["a"] = rng.integers(-9, 9, n)
+        v["b"] = rng.random(n)
+        return v
+    if dtype.kind in "US":
+        return np.array([str(x) for x in rng.integers(0, 99, n)]).astype(dtype)
+    if dtype.kind == "T" or dtype.kind == "O":
+        return np.array([str(x) for x in rng.integers(0, 99, n)], dtype=object)
+    if dtype.kind == "b":
+        return rng.random(n) < 0.5
+    return (rng.random(n) * 100).astype(dtype)
+
+
+def _pair(store, shape, chunks, dtype, fill, *, shards=None, seed=0, present=0.3,
+          compressors="auto"):
+    """An array with about ``present`` of its chunks written (with values other than the
+    fill), the others missing, and the numpy array it should read as."""
+    rng = np.random.default_rng(seed)
+    z = zarrx.create_array(store, shape=shape, chunks=chunks, shards=shards, dtype=dtype,
+                           fill_value=fill, compressors=compressors)
+    dt = np.dtype(object) if z.dtype == str or z.dtype.kind == "T" else np.dtype(z.dtype)
+    ref = np.empty(shape, dtype=dt)
+    ref[...] = fill if dt.kind == "O" else np.array(fill, dtype=dt)[()]
+    grid = [-(-s // c) for s, c in zip(shape, chunks)]
+    for idx in np.ndindex(*grid):
+        if rng.random() >= present:
+            continue
+        sel = tuple(slice(i * c, min(s, (i + 1) * c)) for i, c, s in zip(idx, chunks, shape))
+        n = int(np.prod([s.stop - s.start for s in sel]))
+        vals = _values(np.dtype(ref.dtype) if ref.dtype != object else np.dtype(object), n, rng)
+        vals = vals.reshape([s.stop - s.start for s in sel])
+        z[sel] = vals
+        ref[sel] = vals
+    return z, ref
+
+
+def _check(got, want):
+    got = np.asarray(got)
+    if want.dtype == object:
+        assert got.tolist() == want.tolist()
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+SELECTIONS = [
+    ("basic", np.s_[...]),
+    ("basic", np.s_[3:61, 5:70]),
+    ("basic", np.s_[7, 2:50]),
+    ("basic", np.s_[::3, 60:4:-7]),
+    ("orthogonal", np.s_[[1, 2, 40, 41, 63], 10:30]),
+    ("coordinate", (np.array([0, 5, 40, 63, 17]), np.array([1, 70, 3, 0, 33]))),
+    ("mask", None),
+    ("block", np.s_[1:3, 2:]),
+]
+
+
+def _read(z, kind, sel, shape):
+    if kind == "basic":
+        return z[sel]
+    if kind == "orthogonal":
+        return z.oindex[sel]
+    if kind == "coordinate":
+        return z.vindex[sel]
+    if kind == "mask":
+        return z.vindex[np.arange(np.prod(shape)).reshape(shape) % 5 == 1]
+    return z.blocks[sel]
+
+
+def _want(ref, kind, sel, chunks):
+    if kind == "orthogonal":
+        return ref[np.ix_(np.array(sel[0]), np.arange(ref.shape[1])[sel[1]])]
+    if kind == "mask":
+        return ref[np.arange(ref.size).reshape(ref.shape) % 5 == 1]
+    if kind == "block":
+        return ref[sel[0].start * chunks[0]:sel[0].stop * chunks[0], sel[1].start * chunks[1]:]
+    return ref[sel]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("fill", list(FILLS), ids=list(FILLS))
+@pytest.mark.parametrize("layout", ["plain", "sharded"])
+def test_mixed_reads_match_numpy(fill, layout, threads):
+    dtype, value = FILLS[fill]
+    shards = (16, 24) if layout == "sharded" else None
+    shape, chunks = (64, 75), (4, 6)
+    z, ref = _pair(MemoryStore(), shape, chunks, dtype, value, shards=shards)
+    with zarrx.config.set(threads=threads):
+        for kind, sel in SELECTIONS:
+            _check(_read(z, kind, sel, shape), _want(ref, kind, sel, chunks))
+
+
+@pytest.mark.parametrize("present", [0.0, 0.05, 0.5, 1.0])
+@pytest.mark.parametrize("store", ["memory", "local"])
+def test_box_reads_of_sparse_arrays(tmp_path, store, present):
+    st = MemoryStore() if store == "memory" else LocalStore(tmp_path / "a.zarr")
+    shape, chunks = (50, 37, 9), (3, 4, 2)
+    z, ref = _pair(st, shape, chunks, "f4", np.nan, present=present, seed=3)
+    for sel in [np.s_[...], np.s_[1:49, 3:36, 1:8], np.s_[10, :, 4:], np.s_[:, 5, :],
+                np.s_[2:3, 4:9, 0:1], np.s_[None, 7:40, ..., 2:]]:
+        for threads in (1, 2):
+            with zarrx.config.set(threads=threads):
+                _check(z[sel], ref[sel])
+    out = np.empty((48, 33, 7), dtype="f4")
+    z.get_basic_selection(np.s_[1:49, 3:36, 1:8], out=out)
+    _check(out, ref[1:49, 3:36, 1:8])
+    fortran = np.empty((48, 33, 7), dtype="f4", order="F")
+    z.get_basic_selection(np.s_[1:49, 3:36, 1:8], out=fortran)
+    _check(fortran, ref[1:49, 3:36, 1:8])
+
+
+def _calls(fn) -> int:
+    pr = cProfile.Profile()
+    pr.enable()
+    fn()
+    pr.disable()
+    return pstats.Stats(pr).total_calls  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("ndim", [1, 2])
+def test_missing_chunks_cost_no_call_each(threads, ndim):
+    # zstd chunks in memory: the general read path (no box reader); a read of 4096 or 16384
+    # missing chunks makes a bounded number of Python calls, not some per chunk
+    counts = []
+    for n in (1 << 12, 1 << 14):
+        shape = (n * 8,) if ndim == 1 else (n // 64 * 4, 64 * 2)
+        chunks = (8,) if ndim == 1 else (4, 2)
+        z = zarrx.create_array(MemoryStore(), shape=shape, chunks=chunks, dtype="f4",
+                               fill_value=np.nan)
+        z[:4] = 1.0                     # a stored chunk or two, the rest missing
+        with zarrx.config.set(threads=threads):
+            got = z[:]
+            counts.append(_calls(lambda: z[:]))
+        assert np.isnan(got[4:]).all() and (got[:4] == 1).all()
+    assert counts[1] - counts[0] < (1 << 14) - (1 << 12)
+
+
+def test_sparse_rows_fill_by_row():
+    # rows of chunks holding both kinds: one masked fill per such row of chunks, not a call per
+    # missing chunk. The same 1024 chunks stored, 15360 or 64512 missing:
+    counts = []
+    for width in (1 << 12, 1 << 14):
+        z = zarrx.create_array(MemoryStore(), shape=(64, width), chunks=(4, 4), dtype="i4",
+                               fill_value=-1)
+        z[::4, :512:8] = 5
+        ref = np.full((64, width), -1, dtype="i4")
+        ref[::4, :512:8] = 5
+        with zarrx.config.set(threads=1):
+            np.testing.assert_array_equal(z[:], ref)
+            np.testing.assert_array_equal(z[1:63, 3:width - 2], ref[1:63, 3:width - 2])
+            counts.append(_calls(lambda: z[:]))
+    assert counts[1] - counts[0] < (64512 - 15360) // 8, counts
