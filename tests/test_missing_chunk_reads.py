@@ -73,7 +73,7 @@ def _check(got, want):
 
 SELECTIONS = [
     ("basic", np.s_[...]),
-    ("basic", np.s_[3:61, 5:70]),
+    ("basic", np.s_[3:61, 5:140]),
     ("basic", np.s_[7, 2:50]),
     ("basic", np.s_[::3, 60:4:-7]),
     ("orthogonal", np.s_[[1, 2, 40, 41, 63], 10:30]),
@@ -110,8 +110,8 @@ def _want(ref, kind, sel, chunks):
 @pytest.mark.parametrize("layout", ["plain", "sharded"])
 def test_mixed_reads_match_numpy(fill, layout, threads):
     dtype, value = FILLS[fill]
-    shards = (16, 24) if layout == "sharded" else None
-    shape, chunks = (64, 75), (4, 6)
+    shards = (8, 24) if layout == "sharded" else None
+    shape, chunks = (64, 150), (2, 6)   # 800 chunks: reads of 256 or more take the lazy path
     z, ref = _pair(MemoryStore(), shape, chunks, dtype, value, shards=shards)
     with zarrx.config.set(threads=threads):
         for kind, sel in SELECTIONS:
@@ -179,3 +179,15 @@ def test_sparse_rows_fill_by_row():
             np.testing.assert_array_equal(z[1:63, 3:width - 2], ref[1:63, 3:width - 2])
             counts.append(_calls(lambda: z[:]))
     assert counts[1] - counts[0] < (64512 - 15360) // 8, counts
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sparse_shards_of_large_inner_chunks(threads):
+    # inner chunks of 16 KiB: the general read path, through the shards' indexes; missing
+    # shards and missing inner chunks of stored shards both read as the fill value
+    z, ref = _pair(MemoryStore(), (1024, 1024), (8, 256), "f8", -1.0, shards=(64, 512),
+                   present=0.3, seed=5)
+    with zarrx.config.set(threads=threads):
+        for sel in [np.s_[...], np.s_[5:1000, 100:900], np.s_[::3, 7], np.s_[17, :]]:
+            _check(z[sel], ref[sel])
+        _check(z.oindex[[0, 9, 500, 1023], ::5], ref[[0, 9, 500, 1023], ::5])
