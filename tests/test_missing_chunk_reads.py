@@ -164,6 +164,27 @@ def test_missing_chunks_cost_no_call_each(threads, ndim):
     assert counts[1] - counts[0] < (1 << 14) - (1 << 12)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_strided_reads_of_missing_chunks_cost_no_call_each(threads):
+    # one cell of each chunk (a step of the chunk length), an index array, and a reversed
+    # strided selection with a new axis: 4096 or 16384 chunks, all missing but the first
+    counts = []
+    for n in (1 << 12, 1 << 14):
+        z = zarrx.create_array(MemoryStore(), shape=(n * 16, 4), chunks=(8, 4), dtype="i2",
+                               fill_value=-3)
+        z[:8] = 7
+        ref = np.full((n * 16, 4), -3, dtype="i2")
+        ref[:8] = 7
+        idx = np.arange(0, n * 16, 5)[::-1]
+        with zarrx.config.set(threads=threads):
+            _check(z[::8, 1], ref[::8, 1])
+            _check(z.oindex[idx, [3, 0]], ref[idx][:, [3, 0]])
+            _check(z[n * 16 - 1::-2, None, 1:], ref[n * 16 - 1::-2, None, 1:])
+            # (an index array's plan still makes an entry per chunk along its axis)
+            counts.append(_calls(lambda: (z[::8, 1], z[n * 16 - 1::-2, None, 1:])))
+    assert counts[1] - counts[0] < ((1 << 14) - (1 << 12)) // 4, counts
+
+
 def test_sparse_rows_fill_by_row():
     # rows of chunks holding both kinds: one masked fill per such row of chunks, not a call per
     # missing chunk. The same 1024 chunks stored, 15360 or 64512 missing:
@@ -191,3 +212,39 @@ def test_sparse_shards_of_large_inner_chunks(threads):
         for sel in [np.s_[...], np.s_[5:1000, 100:900], np.s_[::3, 7], np.s_[17, :]]:
             _check(z[sel], ref[sel])
         _check(z.oindex[[0, 9, 500, 1023], ::5], ref[[0, 9, 500, 1023], ::5])
+
+
+def _axis_sel(rng: np.random.Generator, n: int, arrays: bool):
+    r = rng.integers(0, 5 if arrays else 4)
+    if r == 0:
+        return int(rng.integers(-n, n))
+    if r == 1:
+        a, b = sorted(rng.integers(0, n + 1, 2).tolist())
+        return slice(a, b)
+    if r == 2:
+        step = int(rng.choice([-7, -3, -1, 2, 5]))
+        a, b = rng.integers(-n, n, 2).tolist()
+        return slice(a, b, step)
+    if r == 3:
+        return slice(None)
+    return rng.integers(-n, n, int(rng.integers(1, 40)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_outer_reads_of_sparse_arrays(seed):
+    # 4000 chunks, a fifth stored: random slices (any step), integers, index arrays (unsorted,
+    # repeated, negative) and new axes, read as basic and orthogonal selections
+    z, ref = _pair(MemoryStore(), (200, 120), (2, 3), "f4", np.nan, present=0.2, seed=seed)
+    rng = np.random.default_rng(seed)
+    with zarrx.config.set(threads=1 + seed % 2):
+        for _ in range(25):
+            sel = tuple(_axis_sel(rng, n, True) for n in ref.shape)
+            want = ref[np.ix_(*[np.arange(n)[s] if not isinstance(s, int) else [s]
+                                for s, n in zip(sel, ref.shape)])]
+            want = want.reshape([len(np.arange(n)[s]) for s, n in zip(sel, ref.shape)
+                                 if not isinstance(s, int)])
+            _check(z.oindex[sel], want)
+            basic = tuple(_axis_sel(rng, n, False) for n in ref.shape)
+            if rng.random() < 0.3:
+                basic = (None, *basic)
+            _check(z[basic], ref[basic])

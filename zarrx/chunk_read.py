@@ -20,7 +20,7 @@ import numpy as np
 from zarrx import _pool
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.errors import ZarrError
-from zarrx.fill_region import fill_missing
+from zarrx.fill_region import fill_entries, fill_missing
 from zarrx.indexing import ChunkList, is_view
 from zarrx.store.base import ByteRange
 
@@ -183,8 +183,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
     # made only for those stored; the missing chunks of a box are filled together at the end
     lazy = isinstance(projections, ChunkList) and not ranged \
         and len(projections) >= LAZY_READ_CHUNKS
-    region = _region(io, projections, target) if lazy and not flat else None
-    missing: list[np.ndarray] = []          # coordinates of missing chunks (region reads)
+    fill_at = _filler(io, projections, target) if lazy and not flat else None
+    missing: list[np.ndarray] = []          # coordinates of missing chunks (fill_at reads)
     listing = threading.Lock()              # a ChunkList is sliced by one thread at a time
 
     def fetch(a: int, b: int, win: Sequence | None = None) -> tuple[list, bool]:
@@ -197,7 +197,7 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
             cs = projections.coords_of(a, b)                 # type: ignore[attr-defined]
             got = source.get_chunk_array(cs, arena)
             keep = [i for i, d in enumerate(got) if d is not None]
-            if region is not None and len(keep) < len(got):
+            if fill_at is not None and len(keep) < len(got):
                 missing.append(cs[np.flatnonzero([d is None for d in got])])
                 with listing:
                     ps = [projections[a + i] for i in keep]
@@ -247,20 +247,25 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
 
         _pool.run_shared(task, len(bounds) - at)
     if missing:
-        fill_missing(region, projections.plan.region, io.chunk_shape,  # type: ignore[arg-type]
-                     np.concatenate(missing), io.fill)
+        fill_at(np.concatenate(missing))  # type: ignore[misc]
 
 
-def _region(io: ArrayIO, projections: Any, target: np.ndarray) -> np.ndarray | None:
-    """``target`` shaped as the box of cells the plan of ``projections`` reads (a view), when
-    it reads one over a regular grid: its missing chunks are then filled together."""
-    box = projections.plan.region
-    if box is None or not io.regular:
+def _filler(io: ArrayIO, projections: Any, target: np.ndarray) -> Any:
+    """A function filling the cells of ``target`` in the missing chunks at the coordinates
+    it is given, all at once, when the plan of ``projections`` allows it: a box of cells over
+    a regular grid, or another outer selection (strides, an index array). Else None (each
+    missing chunk is filled on its own)."""
+    plan = projections.plan
+    box = plan.region
+    if box is not None and io.regular:
+        shape = tuple(b - a for a, b in box)
+        view = target if target.shape == shape else \
+            target.reshape(shape) if target.flags.c_contiguous else None
+        if view is not None:
+            return lambda missing: fill_missing(view, box, io.chunk_shape, missing, io.fill)
+    if plan.cells is None:
         return None
-    shape = tuple(b - a for a, b in box)
-    if target.shape == shape:
-        return target
-    return target.reshape(shape) if target.flags.c_contiguous else None
+    return lambda missing: fill_entries(target, *plan.cells(), missing, io.fill)
 
 
 def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:

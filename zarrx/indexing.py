@@ -119,8 +119,8 @@ class ChunkList(Sequence):
 class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
-    __slots__ = ("_at", "_coords", "_coords_at", "_iter", "_levels", "_order", "box", "kind",
-                 "nchunks", "out_shape", "region", "view")
+    __slots__ = ("_at", "_coords", "_coords_at", "_iter", "_levels", "_order", "box", "cells",
+                 "kind", "nchunks", "out_shape", "region", "view")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
                  coords: Any, box: tuple[tuple[int, int], ...] | None = None,
@@ -137,6 +137,11 @@ class SelectionPlan:
         self._at = at              # callable(C-order index) -> ChunkProjection
         self._coords = coords      # callable() -> (nchunks, ndim) int64 array, C order
         self._coords_at = coords_at  # callable(C-order indices) -> their coordinates, or None
+        # an outer selection's output cells by chunk, for filling missing chunks together:
+        # callable() -> (per array axis, the chunk numbers its entries list (ascending); per
+        # output axis, the entry each cell lies in, or None for a new axis; the array axes
+        # feeding output axes), else None
+        self.cells: Any = None
         self._order: np.ndarray | None = None
         self._levels: Any = None          # shard levels of an order not worked out yet
         # (output axis, index shape) when a basic selection's index array has several axes:
@@ -319,6 +324,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
     box: list[tuple[int, int]] | None = []
     out_shape: list[int] = []
     outmap: list[int] = []       # per output axis: array axis feeding it, -1 for newaxis
+    positions: list[Any] = []    # per output axis fed by an array axis: its cells' positions
     n_int = n_new = n_arr = 0
     view = None
     for it in items:
@@ -359,7 +365,9 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
                 else functools.partial(_indexing.project_slice, start, count, step, a.size,
                                        a.chunk, a.offsets)))
             out_shape.append(count)
+            positions.append((start, count, step))
         elif tag == "slice":
+            positions.append((it[1], it[2], it[3]))
             lists.append(_indexing.project_slice(it[1], it[2], it[3], a.size, a.chunk, a.offsets))
             lens.append(len(lists[-1]))
             out_shape.append(it[2])
@@ -371,6 +379,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             if len(it) > 2:
                 view = (len(out_shape), it[2])
             out_shape.append(it[1].shape[0])
+            positions.append(it[1])
             n_arr += 1
         outmap.append(ax)
 
@@ -460,8 +469,27 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         return np.stack([np.tile(np.repeat(k, math.prod(lens[ax + 1:])), math.prod(lens[:ax]))
                          for ax, k in enumerate(ks)], axis=1)
 
+    def cells() -> tuple[list[np.ndarray], list[np.ndarray | None], list[int]]:
+        ks = ids or axis_ids()
+        maps: list[np.ndarray | None] = []
+        fed = iter(zip([ax for ax in outmap if ax >= 0], positions))
+        for ax in outmap:
+            if ax < 0:
+                maps.append(None)
+                continue
+            ax, pos = next(fed)
+            if isinstance(pos, tuple):
+                start, count, step = pos
+                pos = start + np.arange(count, dtype=np.int64) * step
+            a = g.axes[ax]
+            k = pos // a.chunk if a.offsets is None else \
+                np.searchsorted(a.offsets, pos, side="right") - 1
+            maps.append(np.searchsorted(ks[ax], k))
+        return ks, maps, [ax for ax in outmap if ax >= 0]
+
     plan = SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords,
                          tuple(box) if box else None, coords_at)
+    plan.cells = cells
     plan.view = view
     return plan
 
