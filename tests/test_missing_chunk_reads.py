@@ -248,3 +248,25 @@ def test_random_outer_reads_of_sparse_arrays(seed):
             if rng.random() < 0.3:
                 basic = (None, *basic)
             _check(z[basic], ref[basic])
+
+
+def test_sparse_rectilinear_reads():
+    # 2400 chunks of irregular lengths, a fifth stored: missing ones filled by their cells
+    rng = np.random.default_rng(1)
+    e0, e1 = rng.integers(1, 5, 60).tolist(), rng.integers(1, 4, 40).tolist()
+    shape = (sum(e0) - 1, sum(e1) - 2)
+    z = zarrx.create_array(MemoryStore(), shape=shape, chunks=[e0, e1], dtype="f8",
+                           fill_value=np.nan)
+    ref = np.full(shape, np.nan)
+    b0, b1 = np.cumsum([0, *e0]), np.cumsum([0, *e1])
+    for i, j in np.ndindex(60, 40):
+        if rng.random() < 0.2:
+            s = np.s_[b0[i]:min(b0[i + 1], shape[0]), b1[j]:min(b1[j + 1], shape[1])]
+            z[s] = ref[s] = rng.random(ref[s].shape)
+    idx = rng.integers(0, shape[0], 50)
+    for threads in (1, 2):
+        with zarrx.config.set(threads=threads):
+            for sel in [np.s_[...], np.s_[3:100, 5:70], np.s_[::3, ::-2], np.s_[None, 7, :],
+                        np.s_[10:, None, 1:80:3]]:
+                _check(z[sel], ref[sel])
+            _check(z.oindex[idx, ::2], ref[idx][:, ::2])
