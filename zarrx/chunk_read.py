@@ -180,7 +180,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
 
     arenas = threading.local()     # a read buffer per thread, reused by its windows
     # a plan listed lazily: a window's chunks are fetched by coordinates, and projections are
-    # made only for those stored; the missing chunks of a box are filled together at the end
+    # made only for those stored; the missing chunks of an outer selection (a box, strides,
+    # index arrays) are filled together at the end
     lazy = isinstance(projections, ChunkList) and not ranged \
         and len(projections) >= LAZY_READ_CHUNKS
     fill_at = _filler(io, projections, target) if lazy and not flat else None
