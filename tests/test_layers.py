@@ -45,9 +45,11 @@ LAYERS = [
     ("zarrx.chunk_grid", 4),
     ("zarrx.slice_runs", 4),     # a slice's chunks on a regular axis, made as listed
     ("zarrx.indexing", 4),
+    ("zarrx.selection_plan", 4),     # a selection's plan: its chunks listed lazily
     ("zarrx.fields", 4),
     ("zarrx.chunk_io", 4),
     ("zarrx.chunk_read", 4),
+    ("zarrx.fill_region", 4),     # the missing chunks of a box read, filled together
     ("zarrx.chunk_write", 4),
     ("zarrx.box_read", 4),
     ("zarrx.box_write", 4),

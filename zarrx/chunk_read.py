@@ -20,12 +20,18 @@ import numpy as np
 from zarrx import _pool
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.errors import ZarrError
-from zarrx.indexing import is_view
+from zarrx.fill_region import fill_entries, fill_missing
+from zarrx.indexing import ChunkList, is_view
 from zarrx.store.base import ByteRange
 
 __all__ = ["read_into", "read_point", "NOT_A_POINT"]
 
 WINDOW_PER_THREAD = 8
+#: a read of this many chunks listed lazily (a plan's :class:`~zarrx.indexing.ChunkList`)
+#: fetches them by coordinates, making projections only for those stored
+LAZY_READ_CHUNKS = 256
+#: chunks of such a read a window may take (it holds a projection of each stored one)
+LAZY_WINDOW = 1024
 
 
 _NO_ARENA = object()
@@ -173,39 +179,94 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         return
 
     arenas = threading.local()     # a read buffer per thread, reused by its windows
+    # a plan listed lazily: a window's chunks are fetched by coordinates, and projections are
+    # made only for those stored; the missing chunks of an outer selection (a box, strides,
+    # index arrays) are filled together at the end
+    lazy = isinstance(projections, ChunkList) and not ranged \
+        and len(projections) >= LAZY_READ_CHUNKS
+    fill_at = _filler(io, projections, target) if lazy and not flat else None
+    missing: list[np.ndarray] = []          # coordinates of missing chunks (fill_at reads)
+    listing = threading.Lock()              # a ChunkList is sliced by one thread at a time
 
-    def fetch(win: Sequence) -> list:
+    def fetch(a: int, b: int, win: Sequence | None = None) -> tuple[list, bool]:
+        """The window's chunks ``a`` to ``b`` (their projections ``win``, when taken already)
+        fetched, and whether any is stored."""
         arena = getattr(arenas, "arena", _NO_ARENA)
         if arena is _NO_ARENA:
             arena = arenas.arena = source.new_arena()
+        if lazy:
+            cs = projections.coords_of(a, b)                 # type: ignore[attr-defined]
+            got = source.get_chunk_array(cs, arena)
+            keep = [i for i, d in enumerate(got) if d is not None]
+            if fill_at is not None and len(keep) < len(got):
+                missing.append(cs[np.flatnonzero([d is None for d in got])])
+                with listing:
+                    ps = [projections[a + i] for i in keep]
+                return [(p, got[i], None, None) for p, i in zip(ps, keep)], bool(keep)
+            with listing:
+                ps = projections[a:b]
+            return [(p, d, None, None) for p, d in zip(ps, got)], bool(keep)
+        if win is None:
+            with listing:
+                win = projections[a:b]
         reqs = requests(win)
         sizes = [None] * len(reqs) if ranged else None
         got = source.get_chunks([r for _, r, _ in reqs], arena, sizes)
         if sizes is None:
-            return [(p, data, None, None) for (p, _, _), data in zip(reqs, got)]
-        return [(p, data, w, size) for (p, _, w), data, size in zip(reqs, got, sizes)]
+            return [(p, data, None, None) for (p, _, _), data in zip(reqs, got)], True
+        return [(p, data, w, size) for (p, _, w), data, size in zip(reqs, got, sizes)], True
 
     one_thread = _pool.threads() <= 1 or io.gil_bound
-    bounds = _read_windows(io, projections, window if one_thread else io.read_window)
-    if one_thread:
-        for a, b in bounds:
-            decode(fetch(projections[a:b]))
-        return
-    if len(bounds) == 1:             # one stored object: fetch it once, decode in parallel
-        _pool.run_batches(decode, fetch(projections[0:len(projections)]), min_batch=2)
-        return
-    # several threads: each takes the next window, fetches and decodes it. Windows are taken
-    # under a lock, in order: the lazy projection list is walked once, by one thread at a time.
-    windows = iter(bounds)
-    lock = threading.Lock()
+    size = window if one_thread else io.read_window
+    if lazy:      # larger windows of small chunks: a window's own work is a few numpy calls
+        size = max(size, min(io.read_window, LAZY_WINDOW))
+    bounds = _read_windows(io, projections, size)
+    if not one_thread and len(bounds) == 1:    # one stored object: fetch it once, decode in
+        fetched = fetch(*bounds[0])[0]         # parallel
+        _pool.run_batches(decode, fetched, min_batch=2)
+        bounds = []
+    # windows on this thread while they hold no stored chunk: missing chunks leave nothing to
+    # do in parallel, and threads would only take turns on the GIL listing them
+    at = 0
+    while at < len(bounds):
+        fetched, stored = fetch(*bounds[at])
+        decode(fetched)
+        at += 1
+        if stored and not one_thread:
+            break
+    if at < len(bounds):
+        # several threads: each takes the next window, fetches and decodes it. Windows are
+        # taken under the lock, in order: a lazy projection list is walked once, by one
+        # thread at a time (projections of stored chunks only are made after the fetch)
+        windows = iter(bounds[at:])
 
-    def task(_: int) -> None:
-        with lock:
-            a, b = next(windows)
-            win = projections[a:b]
-        decode(fetch(win))
+        def task(_: int) -> None:
+            with listing:
+                a, b = next(windows)
+                win = None if lazy else projections[a:b]
+            decode(fetch(a, b, win)[0])
 
-    _pool.run_shared(task, len(bounds))
+        _pool.run_shared(task, len(bounds) - at)
+    if missing:
+        fill_at(np.concatenate(missing))  # type: ignore[misc]
+
+
+def _filler(io: ArrayIO, projections: Any, target: np.ndarray) -> Any:
+    """A function filling the cells of ``target`` in the missing chunks at the coordinates
+    it is given, all at once, when the plan of ``projections`` allows it: a box of cells over
+    a regular grid, or another outer selection (strides, an index array). Else None (each
+    missing chunk is filled on its own)."""
+    plan = projections.plan
+    box = plan.region
+    if box is not None and io.regular:
+        shape = tuple(b - a for a, b in box)
+        view = target if target.shape == shape else \
+            target.reshape(shape) if target.flags.c_contiguous else None
+        if view is not None:
+            return lambda missing: fill_missing(view, box, io.chunk_shape, missing, io.fill)
+    if plan.cells is None:
+        return None
+    return lambda missing: fill_entries(target, *plan.cells(), missing, io.fill)
 
 
 def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:

@@ -12,7 +12,8 @@ output (``out_sel``), and whether the selection covers the chunk entirely (``ful
   ``out.reshape(-1)[out_sel[0]] = chunk[chunk_sel]``.
 
 Parsing the selection is :mod:`zarrx.selection`'s, and the grid :mod:`zarrx.chunk_grid`'s.
-Chunks are listed in C order, or shard-major when ``shard_shape`` is given. Per-axis
+Chunks are listed in C order, or shard-major when ``shard_shape`` is given. The plan itself
+(:class:`SelectionPlan`, :class:`ChunkList`) is :mod:`zarrx.selection_plan`'s. Per-axis
 projections are made once and combined lazily (a slice over many regular chunks entry by entry,
 :mod:`zarrx.slice_runs`): a plan holds no Python object per chunk until it is iterated.
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import operator
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
@@ -31,12 +31,13 @@ import numpy as np
 from zarrx import _indexing
 from zarrx.chunk_grid import AxisGrid, ChunkGridIndex, Grid, shard_major
 from zarrx.errors import IndexingError, SelectionSizeError
+from zarrx.selection_plan import ChunkList, SelectionPlan
 from zarrx.slice_runs import LAZY_MIN, SliceRuns, product
 from zarrx.selection import (kind_of, parse_basic, parse_block, parse_coordinate, parse_mask,
                              parse_orthogonal)
 
-__all__ = ["KINDS", "AxisGrid", "ChunkGridIndex", "ChunkProjection", "Grid", "SelectionPlan",
-           "is_view", "kind_of", "plan_selection", "shard_major"]
+__all__ = ["KINDS", "AxisGrid", "ChunkGridIndex", "ChunkList", "ChunkProjection", "Grid",
+           "SelectionPlan", "is_view", "kind_of", "plan_selection", "shard_major"]
 
 KINDS = ("basic", "orthogonal", "coordinate", "mask", "block")
 #: most dimensions of a coordinate or mask selection (numpy's limit for index arrays)
@@ -59,124 +60,6 @@ def check_chunk_count(n: int) -> None:
     if n > MAX_CHUNKS:
         raise SelectionSizeError(f"the selection touches {n} chunks; at most {MAX_CHUNKS} are "
                                  f"read or written in one call: select less at a time")
-
-
-# ------------------------------------------------------------------------------------- plans
-
-class ChunkList(Sequence):
-    """The chunk projections of a plan as a lazy sequence: ``len()``, iteration, indexing and
-    slicing build :class:`ChunkProjection` objects on demand, never all at once."""
-
-    __slots__ = ("_it", "_plan", "_pos")
-
-    def __init__(self, plan: SelectionPlan) -> None:
-        self._plan = plan
-        self._it: Iterator[ChunkProjection] | None = None   # consecutive slices continue it
-        self._pos = 0
-
-    def __len__(self) -> int:
-        return self._plan.nchunks
-
-    def __iter__(self) -> Iterator[ChunkProjection]:
-        return self._plan._iter(self._plan._ordered())
-
-    def __getitem__(self, i: Any) -> Any:
-        n = self._plan.nchunks
-        if isinstance(i, slice):
-            start, stop, step = i.indices(n)
-            if step != 1 or stop <= start or (start != self._pos and start != 0):
-                return [self[k] for k in range(start, stop, step)]
-            if start == 0 or self._it is None:
-                self._it, self._pos = iter(self), 0
-            out = list(itertools.islice(self._it, stop - start))
-            self._pos = start + len(out)
-            return out
-        k = operator.index(i)
-        if k < 0:
-            k += n
-        if not 0 <= k < n:
-            raise IndexError(f"chunk {i} of a plan listing {n} chunks")
-        order = self._plan._ordered()
-        return self._plan._at(k if order is None else int(order[k]))
-
-    def coords(self) -> np.ndarray:
-        """The listed chunks' coordinates, in listing order, as an ``(n, ndim)`` array."""
-        return self._plan.chunk_coords()
-
-    def __repr__(self) -> str:
-        return f"ChunkList(<{len(self)} chunk projections>)"
-
-
-class SelectionPlan:
-    """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
-
-    __slots__ = ("_at", "_coords", "_iter", "_levels", "_order", "box", "kind", "nchunks",
-                 "out_shape", "region", "view")
-
-    def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
-                 coords: Any, box: tuple[tuple[int, int], ...] | None = None) -> None:
-        self.kind = kind
-        # ``(start, stop)`` per array axis when the selection is one box of cells (integers and
-        # step-1 slices, maybe new axes; not empty): the output then holds the box's cells in C
-        # order, and the chunks are listed in C order over those the box touches
-        self.box = box
-        self.region = box          # the same box of cells, whatever order the chunks are listed in
-        self.out_shape = out_shape
-        self.nchunks = nchunks
-        self._iter = it            # callable(order or None) -> iterator of ChunkProjection
-        self._at = at              # callable(C-order index) -> ChunkProjection
-        self._coords = coords      # callable() -> (nchunks, ndim) int64 array, C order
-        self._order: np.ndarray | None = None
-        self._levels: Any = None          # shard levels of an order not worked out yet
-        # (output axis, index shape) when a basic selection's index array has several axes:
-        # ``out_shape`` holds its positions flattened on that axis, and
-        # :func:`~zarrx.selection.numpy_layout` lays a result out as numpy does
-        self.view: tuple[int, tuple[int, ...]] | None = None
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """numpy's shape of the result (``out_shape`` unless ``view`` is set)."""
-        if self.view is None:
-            return self.out_shape
-        at, ishape = self.view
-        return self.out_shape[:at] + ishape + self.out_shape[at + 1:]
-
-    @property
-    def flat(self) -> bool:
-        """True when ``out_sel`` indexes the flattened output (coordinate and mask plans)."""
-        return self.kind in ("coordinate", "mask")
-
-    @property
-    def chunks(self) -> ChunkList:
-        return ChunkList(self)
-
-    def __iter__(self) -> Iterator[ChunkProjection]:
-        return self._iter(self._ordered())
-
-    def __len__(self) -> int:
-        return self.nchunks
-
-    def chunk_coords(self) -> np.ndarray:
-        """Coordinates of the listed chunks, in listing order, as an ``(nchunks, ndim)`` array."""
-        c = self._coords()
-        order = self._ordered()
-        return c if order is None else c[order]
-
-    def reorder_shard_major(self, shard_shape: Any) -> None:
-        """List the chunks shard-major: the order (8 bytes per chunk, and a sort) is worked
-        out when the chunks are first listed, not for a read that takes ``region`` alone."""
-        if self.nchunks > 1:
-            self._levels = shard_shape
-            self.box = None              # the listing is no longer C order
-
-    def _ordered(self) -> np.ndarray | None:
-        if self._levels is not None:     # (two threads may both sort: the same order)
-            self._order = shard_major(self._coords(), self._levels)
-            self._levels = None
-        return self._order
-
-    def __repr__(self) -> str:
-        return f"SelectionPlan(kind={self.kind!r}, out_shape={self.out_shape}, nchunks={self.nchunks})"
 
 
 def plan_selection(selection: Any, shape: Sequence[int], grid: Any, kind: str = "basic",
@@ -269,10 +152,17 @@ def _covers(local: np.ndarray, m: int, inb: int) -> bool:
     return m >= inb and int(np.count_nonzero(np.bincount(local, minlength=inb)[:inb])) == inb
 
 
+_VIEW_TYPES = frozenset([int, slice, type(None), type(Ellipsis)])
+
+
 def is_view(sel: tuple) -> bool:
     """True when ``sel`` holds only ints, slices, None and Ellipsis, so ``a[sel]`` is a view of
-    ``a`` (a decode may write into it); index arrays make ``a[sel]`` a copy."""
-    return all(s is None or s is Ellipsis or isinstance(s, (int, slice)) for s in sel)
+    ``a`` (a decode may write into it); index arrays make ``a[sel]`` a copy. (Called for every
+    chunk read: the usual items are told by their type, with no call per item.)"""
+    for s in sel:
+        if type(s) not in _VIEW_TYPES and not isinstance(s, (int, slice)):
+            return False
+    return True
 
 
 def _as_ix(sel: Any, n: int, j: int, m: int) -> np.ndarray:
@@ -291,6 +181,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
     box: list[tuple[int, int]] | None = []
     out_shape: list[int] = []
     outmap: list[int] = []       # per output axis: array axis feeding it, -1 for newaxis
+    positions: list[Any] = []    # per output axis fed by an array axis: its cells' positions
     n_int = n_new = n_arr = 0
     view = None
     for it in items:
@@ -331,7 +222,9 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
                 else functools.partial(_indexing.project_slice, start, count, step, a.size,
                                        a.chunk, a.offsets)))
             out_shape.append(count)
+            positions.append((start, count, step))
         elif tag == "slice":
+            positions.append((it[1], it[2], it[3]))
             lists.append(_indexing.project_slice(it[1], it[2], it[3], a.size, a.chunk, a.offsets))
             lens.append(len(lists[-1]))
             out_shape.append(it[2])
@@ -343,6 +236,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             if len(it) > 2:
                 view = (len(out_shape), it[2])
             out_shape.append(it[1].shape[0])
+            positions.append(it[1])
             n_arr += 1
         outmap.append(ax)
 
@@ -408,9 +302,23 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
             combo.append(entries[r])
         return build(tuple(combo[::-1]))
 
+    ids: list[np.ndarray] = []     # per axis: the chunk number of each entry, made once
+
+    def axis_ids() -> list[np.ndarray]:
+        if not ids:          # (two threads may both make them: the same arrays)
+            ids[:] = [entries.chunk_ids() if isinstance(entries, SliceRuns) else
+                      np.array([e[0] for e in entries], dtype=np.int64)
+                      for entries in project()]
+        return ids
+
+    def coords_at(idx: np.ndarray) -> np.ndarray:
+        ks = ids or axis_ids()
+        if not ks:
+            return np.zeros((len(idx), 0), dtype=np.int64)
+        return np.stack([k[u] for k, u in zip(ks, np.unravel_index(idx, lens))], axis=1)
+
     def coords() -> np.ndarray:
-        ks = [entries.chunk_ids() if isinstance(entries, SliceRuns) else
-              np.array([e[0] for e in entries], dtype=np.int64) for entries in project()]
+        ks = ids or axis_ids()
         if not ks:
             return np.zeros((nchunks, 0), dtype=np.int64)
         # the outer product of the axes' chunk numbers, C order (numpy's meshgrid stops at 32
@@ -418,8 +326,27 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         return np.stack([np.tile(np.repeat(k, math.prod(lens[ax + 1:])), math.prod(lens[:ax]))
                          for ax, k in enumerate(ks)], axis=1)
 
+    def cells() -> tuple[list[np.ndarray], list[np.ndarray | None], list[int]]:
+        ks = ids or axis_ids()
+        maps: list[np.ndarray | None] = []
+        fed = iter(zip([ax for ax in outmap if ax >= 0], positions))
+        for ax in outmap:
+            if ax < 0:
+                maps.append(None)
+                continue
+            ax, pos = next(fed)
+            if isinstance(pos, tuple):
+                start, count, step = pos
+                pos = start + np.arange(count, dtype=np.int64) * step
+            a = g.axes[ax]
+            k = pos // a.chunk if a.offsets is None else \
+                np.searchsorted(a.offsets, pos, side="right") - 1
+            maps.append(np.searchsorted(ks[ax], k))
+        return ks, maps, [ax for ax in outmap if ax >= 0]
+
     plan = SelectionPlan(kind, tuple(out_shape), nchunks, it, at, coords,
-                         tuple(box) if box else None)
+                         tuple(box) if box else None, coords_at)
+    plan.cells = cells
     plan.view = view
     return plan
 
@@ -471,4 +398,7 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
         return np.stack(np.unravel_index(first, g.nchunks), axis=1).astype(np.int64) \
             if nchunks else np.zeros((0, g.ndim), dtype=np.int64)
 
-    return SelectionPlan(kind, tuple(bshape), nchunks, it, at, coords)
+    def coords_at(idx: np.ndarray) -> np.ndarray:
+        return np.stack(np.unravel_index(first[idx], g.nchunks), axis=1).astype(np.int64)
+
+    return SelectionPlan(kind, tuple(bshape), nchunks, it, at, coords, coords_at=coords_at)

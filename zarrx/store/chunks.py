@@ -62,6 +62,11 @@ class ChunkSource:
         can tell a chunk of the wrong size without reading it whole."""
         raise NotImplementedError
 
+    def get_chunk_array(self, coords: Any, arena: object | None = None) -> list[bytes | None]:
+        """:meth:`get_chunks` of the whole chunks at ``coords``, an ``(n, ndim)`` int64 array
+        (sources may make their keys without a Python call per chunk)."""
+        return self.get_chunks([(c, None) for c in map(tuple, coords.tolist())], arena)
+
     def new_arena(self) -> object | None:
         """A read buffer for one thread's :meth:`get_chunks` calls, or None."""
         return None
@@ -232,6 +237,26 @@ class KeyedChunks(ChunkSource):
             if c is not last:       # runs of ranges into one shard share one coords object
                 key, last = p + enc(c), c
             keyed.append((key, head if rng is None else rng))
+        return self._get_keyed(keyed, head, lim, arena, sizes)
+
+    def get_chunk_array(self, coords: Any, arena: object | None = None) -> list[bytes | None]:
+        lim = self.size_limit()
+        head = None if lim is None or self.store.reads_are_views else lim.head
+        return self._get_keyed([(k, head) for k in self.keys_of(coords)], head, lim, arena, None)
+
+    def keys_of(self, coords: Any) -> list[str]:
+        """The keys of the chunks at ``coords`` (an ``(n, ndim)`` int64 array), made column by
+        column with no Python call per chunk."""
+        n, ndim = coords.shape
+        if not ndim:
+            return [self.key(())] * n
+        sep = self.key_encoding.separator
+        cols = [map(str, col) for col in coords.T.tolist()]
+        body = cols[0] if ndim == 1 else map(sep.join, zip(*cols))
+        return list(map((self._head).__add__, body))
+
+    def _get_keyed(self, keyed: list, head: ByteRange | None, lim: SizeLimit | None,
+                   arena: object | None, sizes: list | None) -> list[bytes | None]:
         if lim is not None and self.store.ranges_read_whole:
             self._check_sizes(keyed, head, lim)
         if sizes is None:
