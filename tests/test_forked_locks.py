@@ -1,9 +1,11 @@
 """A process forked while zarrx holds a file lock (a pool worker started while another thread
 writes) never keeps that lock: every later writer of the file, the parent included, can take it
-at once (docs/RELIABILITY.md, crash hygiene)."""
+at once (docs/RELIABILITY.md, crash hygiene); nor does one forked while
+consolidated metadata is parsed keep the garbage collector off."""
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 
 import numpy as np
@@ -107,3 +109,16 @@ def test_a_zip_archive_written_before_a_fork_can_be_added_to_at_once(tmp_path):
         worker.release()
     with ZipStore(str(path), mode="r") as store:
         np.testing.assert_array_equal(zarrx.open_array(store, path="b")[:], 2)
+
+
+def test_a_process_forked_while_metadata_is_parsed_collects_garbage():
+    from zarrx.metadata.json import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():               # as a thread parsing consolidated metadata holds it
+        pid = os.fork()
+        if pid == 0:                # the child: that thread is not there to end the pause
+            os._exit(0 if gc.isenabled() else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0       # before: the collector stayed off
+    assert gc.isenabled()
