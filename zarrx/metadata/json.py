@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import json as _json
+import os
 import re
 import sys
 import threading
@@ -301,6 +302,17 @@ def gc_paused() -> Iterator[None]:
             _gc_pauses -= 1
             if _gc_pauses == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+def _forget_after_fork() -> None:
+    """A child forked during a pause has none of the threads that paused: it collects again."""
+    global _gc_lock, _gc_pauses
+    _gc_lock, pauses, _gc_pauses = threading.Lock(), _gc_pauses, 0
+    if pauses and _gc_was_enabled:
+        gc.enable()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 class Loaded:

@@ -32,7 +32,7 @@ from collections.abc import Hashable
 from zarrx.errors import StoreError
 from zarrx.store.base import ABSENT, Store, as_buffer, conflict, is_absent
 from zarrx.store.localfs import (DIRFD, FILE_FLAGS, Dir, LinkError, generation_of, quietly,
-                                 stamp, thread_lock)
+                                 stamp, thread_lock, unlock)
 from zarrx.store.pieces import Pieces
 
 try:
@@ -137,7 +137,7 @@ class ConditionalFiles(Store):
                     os.close(fd)
                 return gen
             finally:
-                os.close(held)                  # releases the lock
+                unlock(held)
         finally:
             d.close()
 
@@ -167,9 +167,9 @@ class ConditionalFiles(Store):
                 if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
                     return fd
             except BaseException:
-                os.close(fd)
+                unlock(fd)
                 raise
-            os.close(fd)        # locked a version replaced since by the expected one: lock that
+            unlock(fd)          # locked a version replaced since by the expected one: lock that
         raise StoreError(f"{self!r}: cannot {action} {key!r}: the file keeps changing")
 
     def delete_if(self, key: str, if_generation: Hashable | None) -> None:
@@ -195,7 +195,7 @@ class ConditionalFiles(Store):
                 try:
                     d.unlink(parts[-1])
                 finally:
-                    os.close(held)
+                    unlock(held)
             except LinkError as exc:
                 raise self._link_error(key, exc) from None
             except StoreError:
@@ -316,7 +316,7 @@ def rename_ordered(d: Dir, tmp: str, fd: int, name: str) -> None:
                 d.replace(tmp, name)
                 return
         finally:
-            os.close(held)                  # releases the lock, after the rename
+            unlock(held)                    # after the rename
     raise OSError(errno.EAGAIN, "the file keeps changing")
 
 
@@ -348,5 +348,5 @@ def unlink_ordered(d: Dir, name: str) -> bool:
                 d.unlink(name)
                 return True
         finally:
-            os.close(held)                  # releases the lock, after the unlink
+            unlock(held)                    # after the unlink
     raise OSError(errno.EAGAIN, "the file keeps changing")

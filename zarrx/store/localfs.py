@@ -29,9 +29,14 @@ from contextlib import AbstractContextManager
 from zarrx.store.locks import KeyedLocks
 from zarrx.store.pieces import Pieces
 
+try:
+    import fcntl
+except ImportError:                             # Windows: no flock
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["TMP_MARK", "LinkError", "Dir", "Tree", "open_dir", "temp_name", "is_temp_name",
            "temp_owner", "create_temp", "generation_of", "stamp", "write_all", "read_exact",
-           "scan", "thread_lock", "quietly", "open_how"]
+           "scan", "thread_lock", "quietly", "open_how", "unlock"]
 
 TMP_MARK = ".zarrx-tmp-"
 DIRFD = (os.open in os.supports_dir_fd and os.scandir in os.supports_fd
@@ -343,6 +348,19 @@ def quietly(fn, *args) -> None:  # type: ignore[no-untyped-def]
         fn(*args)
     except OSError:
         pass
+
+
+def unlock(fd: int) -> None:
+    """Release the ``flock`` held on ``fd``, then close it. Closing alone would not release it
+    while a process forked meanwhile (a pool worker) holds its copy of the descriptor: the lock
+    belongs to the open file they share, so every writer of the file, this process too, would
+    wait for that process to end."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except OSError:
+            pass
+    os.close(fd)
 
 
 WRITE_PIECE = 1 << 20     # bytes per write call, as in _localwrite.pyx (see there why)

@@ -28,7 +28,7 @@ import shutil
 import stat
 from typing import BinaryIO
 
-from zarrx.store.localfs import TMP_MARK, temp_name
+from zarrx.store.localfs import TMP_MARK, temp_name, unlock
 
 try:
     import fcntl
@@ -62,15 +62,15 @@ def make_temp(path: str) -> tuple[str, int]:
         if _names(tmp, fd):
             keep_owner_and_mode(tmp, path)      # before a byte of a private archive is in it
             return tmp, fd
-        os.close(fd)                            # a remover took it first: make another
+        unlock(fd)                              # a remover took it first: make another
     raise FileExistsError(f"cannot make a temporary archive beside {path!r}")
 
 
 def release(fd: int | None) -> None:
-    """Give up the lock of a temporary archive (close its descriptor)."""
+    """Give up the lock of a temporary archive and close its descriptor."""
     if fd is not None:
         try:
-            os.close(fd)
+            unlock(fd)
         except OSError:
             pass
 
@@ -100,7 +100,7 @@ def remove_stale(path: str) -> list[str]:
         except OSError:
             pass
         finally:
-            os.close(fd)                        # releases the lock, after the removal
+            unlock(fd)                          # after the removal
     return removed
 
 
@@ -206,4 +206,4 @@ def replace_if_unchanged(tmp: str, path: str, base: tuple) -> None:
             raise Changed("the archive changed")
         os.replace(tmp, path)
     finally:
-        os.close(fd)                            # releases the lock, after the rename
+        unlock(fd)                              # after the rename
