@@ -178,7 +178,8 @@ class MemoryStore(Store):
         self._check_writable(key)
         value = _kept(value, key)
         with self._lock:
-            self._added(key)
+            if self._index is not None and key not in self._data:   # _added, inline: per chunk
+                self._index.add(key)
             self._data[key] = value
             self._gens[key] = next(_COUNTER)
 
