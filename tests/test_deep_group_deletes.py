@@ -4,9 +4,9 @@ every document (a chain of n groups made about n**2 / 2 joined paths of up to n 
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
+from call_counts import calls_made
 
 import zarrx
 
@@ -28,17 +28,7 @@ def _calls_to_delete(depth: int, zarr_format: int) -> int:
     """Python and builtin calls made by ``del group["g"]`` on a chain of ``depth`` groups."""
     store = _chain(depth, zarr_format)
     group = zarrx.open_group(store, mode="r+")
-    calls = 0
-
-    def count(frame, event, arg):
-        nonlocal calls
-        calls += event in ("call", "c_call")
-
-    sys.setprofile(count)
-    try:
-        del group["g"]
-    finally:
-        sys.setprofile(None)
+    calls = calls_made(lambda: group.__delitem__("g"))
     assert sorted(store) == [".zgroup" if zarr_format == 2 else "zarr.json"]
     return calls
 

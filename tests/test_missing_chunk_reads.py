@@ -2,11 +2,9 @@
 selection kind and fill value, and a missing chunk costs no Python call of its own."""
 from __future__ import annotations
 
-import cProfile
-import pstats
-
 import numpy as np
 import pytest
+from call_counts import calls_made
 
 import zarrx
 from zarrx.store import LocalStore, MemoryStore
@@ -137,14 +135,6 @@ def test_box_reads_of_sparse_arrays(tmp_path, store, present):
     _check(fortran, ref[1:49, 3:36, 1:8])
 
 
-def _calls(fn) -> int:
-    pr = cProfile.Profile()
-    pr.enable()
-    fn()
-    pr.disable()
-    return pstats.Stats(pr).total_calls  # type: ignore[attr-defined]
-
-
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("ndim", [1, 2])
 def test_missing_chunks_cost_no_call_each(threads, ndim):
@@ -159,7 +149,7 @@ def test_missing_chunks_cost_no_call_each(threads, ndim):
         z[:4] = 1.0                     # a stored chunk or two, the rest missing
         with zarrx.config.set(threads=threads):
             got = z[:]
-            counts.append(_calls(lambda: z[:]))
+            counts.append(calls_made(lambda: z[:]))
         assert np.isnan(got[4:]).all() and (got[:4] == 1).all()
     assert counts[1] - counts[0] < (1 << 14) - (1 << 12)
 
@@ -181,7 +171,7 @@ def test_strided_reads_of_missing_chunks_cost_no_call_each(threads):
             _check(z.oindex[idx, [3, 0]], ref[idx][:, [3, 0]])
             _check(z[n * 16 - 1::-2, None, 1:], ref[n * 16 - 1::-2, None, 1:])
             # (an index array's plan still makes an entry per chunk along its axis)
-            counts.append(_calls(lambda: (z[::8, 1], z[n * 16 - 1::-2, None, 1:])))
+            counts.append(calls_made(lambda: (z[::8, 1], z[n * 16 - 1::-2, None, 1:])))
     assert counts[1] - counts[0] < ((1 << 14) - (1 << 12)) // 4, counts
 
 
@@ -198,7 +188,7 @@ def test_sparse_rows_fill_by_row():
         with zarrx.config.set(threads=1):
             np.testing.assert_array_equal(z[:], ref)
             np.testing.assert_array_equal(z[1:63, 3:width - 2], ref[1:63, 3:width - 2])
-            counts.append(_calls(lambda: z[:]))
+            counts.append(calls_made(lambda: z[:]))
     assert counts[1] - counts[0] < (64512 - 15360) // 8, counts
 
 

@@ -6,10 +6,10 @@ to its size, not to its size squared (every listing scanned every key of the sto
 from __future__ import annotations
 
 import math
-import sys
 import threading
 
 import pytest
+from call_counts import calls_made
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,17 +119,7 @@ def _calls(groups, op):
     store = MemoryStore()
     zarrx.create_hierarchy(store=store, nodes={
         f"g{j % 10}/h{j}": {"zarr_format": 3, "node_type": "group"} for j in range(groups)})
-    calls = 0
-
-    def count(frame, event, arg):
-        nonlocal calls
-        calls += event in ("call", "c_call")
-    sys.setprofile(count)
-    try:
-        op(store)
-    finally:
-        sys.setprofile(None)
-    return calls
+    return calls_made(lambda: op(store))
 
 
 @pytest.mark.parametrize("op", [
