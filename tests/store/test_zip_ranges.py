@@ -105,15 +105,7 @@ def test_ranges_of_a_large_deflated_entry_resume_from_the_last_point_before_them
     monkeypatch.setattr(zipread, "INFLATE_CACHE_BYTES", 1000)
     monkeypatch.setattr(zipread, "BLOCK", 64)
     monkeypatch.setattr(zipinflate, "MIN_SPACING", 4096)
-    inflated = [0]
-    real = zipread.Reader._blocks
-
-    def counted(self, *args):
-        for block in real(self, *args):
-            inflated[0] += len(block)
-            yield block
-
-    monkeypatch.setattr(zipread.Reader, "_blocks", counted)
+    inflated = _inflated_bytes(monkeypatch)
     with ZipStore(path) as store:
         assert store.get("x", ByteRange.last(10)) == data[-10:]       # verifies it all
         assert inflated[0] == len(data)
