@@ -256,7 +256,7 @@ class ObjectStore(RemoteStore):
         return names
 
     def _failure(self, exc: BaseException) -> Failure | None:
-        return failure_of(exc, _obstore().exceptions)
+        return failure_of(exc, _obstore().exceptions, self.kind in ("http", "https"))
 
     # -- plumbing ------------------------------------------------------------------------------
     def _config(self) -> dict:
