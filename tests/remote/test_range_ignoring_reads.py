@@ -48,10 +48,12 @@ class _NoRangeHandler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
 
     def do_HEAD(self) -> None:
-        self._send(200, BODY, [])
+        self._send(200, b"" if self.path.endswith("/empty") else BODY, [])
 
     def do_GET(self) -> None:
         type(self).gets += 1
+        if self.path.endswith("/empty"):
+            return self._send(200, b"", [])
         m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
         if m is not None and type(self).mode == "star":
             a, b = int(m.group(1)), min(int(m.group(2)), SIZE - 1)
@@ -77,3 +79,17 @@ def test_reads_in_parts_from_a_server_ignoring_ranges_pass_over_the_object_once(
         gets, sent = _NoRangeHandler.gets, _NoRangeHandler.sent
     assert first_gets <= 4 and first_sent <= 4 * SIZE
     assert gets - first_gets == 2 and sent - first_sent <= 2 * SIZE
+
+
+def test_an_empty_object_answered_whole_keeps_reads_in_parallel_parts():
+    """Some servers answer a range of an empty object with the empty object (200): that
+    says nothing of their other objects, which are still read in parallel parts."""
+    from zarrx.store import remote
+    from zarrx.store.base import ByteRange
+    _NoRangeHandler.mode = "whole"
+    with serving(_NoRangeHandler) as url:
+        store = remote.ObjectStore(f"{url}/d", retries=0, part_size=PART, min_part_size=PART)
+        assert store.get("empty", ByteRange.slice(0, 10)) == b""
+        assert store._ignores_ranges is False
+        assert store.get("k", ByteRange.slice(0, 10)) == BODY[:10]
+        assert store._ignores_ranges is True

@@ -73,9 +73,10 @@ class RemoteReads:
                     return _placed(await self._suffix_refused(key, suffix, if_match), into)
                 return _placed(await self._beyond_end(key, start or 0, stop, if_match), into)
             if fail.kind == "not_partial":
-                self._ignores_ranges = True
-                return _placed(await self._whole_then_slice(key, start, stop, suffix,
-                                                            if_match), into)
+                whole = await self._whole_then_slice(key, start, stop, suffix, if_match)
+                if whole is not None and whole.size:
+                    self._ignores_ranges = True      # (some answer so for empty objects only)
+                return _placed(whole, into)
             if fail.kind == "precondition":
                 raise
             raise self._error("read", key, fail) from None
