@@ -14,7 +14,8 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
-           "window", "collected", "body_limit", "listed_once", "listed_twice", "status_kind",
+           "window", "collected", "body_limit", "listed_once", "listed_twice", "listed_too_many",
+           "status_kind",
            "first_line", "sent_if_match", "answer_problem", "delete_failure", "kept_changing",
            "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
 
@@ -265,6 +266,13 @@ def listed_once(seen: set[str], name: str) -> None:
     if name in seen:
         raise listed_twice(name)
     seen.add(name)
+
+
+def listed_too_many(most: int) -> Failure:
+    """The failure of a listing that gave more than ``most`` keys (``RemoteOptions.max_listed``):
+    a server naming new keys behind every continuation token would be listed for ever."""
+    return Failure("bad_response", None, f"the server listed more than {most} keys (a listing "
+                   f"that never ends?); a store holding more sets RemoteOptions.max_listed")
 
 
 def listed_twice(name: str) -> Failure:

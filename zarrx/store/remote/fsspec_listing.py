@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from zarrx.store.remote.common import Failure
+from zarrx.store.remote.common import Failure, listed_too_many
 from zarrx.store.remote.urls import redact
 
 __all__ = ["http_filesystem", "web_find"]
@@ -89,10 +89,11 @@ async def _links(fs: Any, folder: str, query: str) -> list[str]:
 
 
 async def web_find(fs: Any, root: str, query: str,
-                   bounded: Callable[[Awaitable[T]], Awaitable[T]]) -> list[str]:
+                   bounded: Callable[[Awaitable[T]], Awaitable[T]], most: int) -> list[str]:
     """The URLs of the files below the folder ``root`` (a URL without a query), each page
     asked for with ``query`` and within ``bounded`` (the store's timeout); folders a page
-    links to are walked down to :data:`MAX_DEPTH` levels, each once."""
+    links to are walked down to :data:`MAX_DEPTH` levels, each once, and at most ``most``
+    files are taken (``RemoteOptions.max_listed``)."""
     files: list[str] = []
     seen = {root.rstrip("/")}
     todo = [(root.rstrip("/"), 0)]
@@ -112,6 +113,8 @@ async def web_find(fs: Any, root: str, query: str,
         for url in links:
             if not url.endswith("/"):
                 files.append(url)
+                if len(files) > most:
+                    raise listed_too_many(most)
             elif url.rstrip("/") not in seen:
                 if depth + 1 >= MAX_DEPTH:
                     raise Failure("bad_response", None, f"the listing of {redact(root)}/ "

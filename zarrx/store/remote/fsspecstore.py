@@ -29,7 +29,8 @@ from zarrx.errors import MissingDependencyError, StoreError, ZarrError
 from zarrx.store.base import ByteRange
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
-from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once
+from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once, \
+    listed_too_many
 from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
@@ -390,11 +391,13 @@ class FsspecStore(RemoteStore):
         web = http_filesystem(self.fs) if self._web else None
         try:
             if web is self.fs:          # the root's query goes with every page too
-                found = await web_find(web, base, self._query, self._bounded)
+                found = await web_find(web, base, self._query, self._bounded,
+                                       self.options.max_listed)
             elif web is not None:       # behind a cache: on the HTTP filesystem's own loop
                 from fsspec.asyn import sync
                 found = await self._blocking(sync, web.loop, web_find, web, base,
-                                             self._query, self._bounded)
+                                             self._query, self._bounded,
+                                             self.options.max_listed)
             elif self.is_s3 and self._async and hasattr(self.fs, "_iterdir"):
                 found = await self._s3_find(base)
             elif self._async:
@@ -428,7 +431,8 @@ class FsspecStore(RemoteStore):
 
     async def _s3_find(self, base: str) -> list[str]:
         """The paths below ``base`` (``bucket/key``), as ``fs._find`` gives them, read page by
-        page: a server that repeats its pages is an error, not a listing that never ends."""
+        page: a server that repeats its pages, or goes on naming new keys past
+        ``RemoteOptions.max_listed``, is an error, not a listing that never ends."""
         bucket, _, key = base.partition("/")
         seen: set[str] = set()
         out = []
@@ -436,6 +440,8 @@ class FsspecStore(RemoteStore):
             async for info in self.fs._iterdir(bucket, delimiter="",
                                                prefix=f"{key}/" if key else ""):
                 listed_once(seen, info["name"].removeprefix(f"{self.root}/"))
+                if len(seen) > self.options.max_listed:
+                    raise listed_too_many(self.options.max_listed)
                 out.append(info["name"])
         except (KeyError, ValueError, TypeError) as exc:
             if type(exc).__module__.startswith(("botocore", "aiobotocore")):

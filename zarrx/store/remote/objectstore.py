@@ -232,7 +232,7 @@ class ObjectStore(RemoteStore):
         lister, below, named = self._lister
         full = (below + self._prefix + prefix).rstrip("/")
         found = await names_below(_obstore().list(lister, prefix=full or None),
-                                  named + self._prefix, prefix)
+                                  named + self._prefix, prefix, self.options.max_listed)
         names, doubtful = without_folder_markers(found, prefix.rstrip("/"))
         if doubtful:
             # a name that may be a marker "name/" as well is a key only when it answers to
@@ -256,7 +256,7 @@ class ObjectStore(RemoteStore):
         return names
 
     def _failure(self, exc: BaseException) -> Failure | None:
-        return failure_of(exc, _obstore().exceptions)
+        return failure_of(exc, _obstore().exceptions, self.kind in ("http", "https"))
 
     # -- plumbing ------------------------------------------------------------------------------
     def _config(self) -> dict:

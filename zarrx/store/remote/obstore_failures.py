@@ -26,9 +26,10 @@ _CONTENT_RANGE = re.compile(r'Failed to parse value for CONTENT_RANGE header: "(
 _RANGE_OF_UNKNOWN_SIZE = re.compile(r"bytes (\d+)-(\d+)/\*")
 
 
-def failure_of(exc: BaseException, ex: Any) -> Failure | None:
-    """``exc``, raised by an obstore call, classified (``ex``: ``obstore.exceptions``); None
-    when it is not obstore's (a bug: re-raised)."""
+def failure_of(exc: BaseException, ex: Any, web: bool = False) -> Failure | None:
+    """``exc``, raised by an obstore call, classified (``ex``: ``obstore.exceptions``; ``web``:
+    whether the store reads a web server, ``http(s)://``); None when it is not obstore's (a
+    bug: re-raised)."""
     known = (ex.BaseError, FileNotFoundError, FileExistsError, PermissionError,
              NotImplementedError)
     if not isinstance(exc, known):
@@ -78,8 +79,11 @@ def failure_of(exc: BaseException, ex: Any) -> Failure | None:
         return Failure("bad_response", None, "the server sent a partial answer (HTTP 206) "
                        "without a Content-Range")
     if "content-length header missing" in low:
+        # FsspecStore reads a web server's answers without one (reading the object to know
+        # its size), not an S3 server's: s3fs needs the size a HEAD gives
         return Failure("bad_response", None, "the server's answer has no Content-Length "
-                       "header, which ObjectStore needs (FsspecStore reads such servers)")
+                       "header, which ObjectStore needs" + (" (FsspecStore reads such "
+                                                           "servers)" if web else ""))
     if isinstance(exc, (ex.NotSupportedError, NotImplementedError)):
         return Failure("unsupported", status, "not supported by the backend")
     if (m := _UNEXPECTED_RANGE.search(text)) is not None:

@@ -15,7 +15,7 @@ from collections import Counter
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from zarrx.store.remote.common import listed_twice
+from zarrx.store.remote.common import listed_too_many, listed_twice
 
 __all__ = ["root_client", "names_below", "without_folder_markers"]
 
@@ -46,7 +46,8 @@ def root_client(client: Any) -> tuple[Any, str, str]:
     return root, prefix + "/", prefix + "/"
 
 
-async def names_below(stream: Any, root: str, folder: str) -> list[tuple[str, int]]:
+async def names_below(stream: Any, root: str, folder: str, most: int
+                      ) -> list[tuple[str, int]]:
     """``(name, size)`` of each path of ``stream`` (an obstore listing of the full paths below
     ``root + folder``) below ``root + folder``, named relative to ``root``; a listing that
     repeats a path is a bad response (a server ignoring its continuation token would be asked
@@ -64,6 +65,8 @@ async def names_below(stream: Any, root: str, folder: str) -> list[tuple[str, in
             elif path in seen:       # named as the store names it (its key), when it is one
                 raise listed_twice(path[len(root):] if path.startswith(root) else path)
             seen.add(path)
+            if len(seen) > most:
+                raise listed_too_many(most)
             if path.startswith(below) or (below and path == below[:-1]):
                 found.append((path[len(root):], m["size"]))
     return found

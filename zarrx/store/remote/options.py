@@ -60,6 +60,10 @@ class RemoteOptions:
       limit).
     - ``conditional_writes``: whether the server honours conditional writes (If-Match /
       If-None-Match on PUT and DELETE). None: the backend's known default.
+    - ``max_listed``: the most keys one listing takes from the server (all its pages
+      together); a server that goes on naming new keys behind its continuation tokens (or
+      its folder pages) fails the listing with a RemoteError once it passes this, rather
+      than being listed without end in time and memory.
     - ``forbidden_is_missing``: a read answered with HTTP 403 reads as a missing key, for
       servers that answer 403 where a key is missing (S3 to a client without list
       permission, many static web hosts). Off by default: a 403 also means credentials that
@@ -81,6 +85,7 @@ class RemoteOptions:
     timeout: float = 60.0
     connect_timeout: float = 10.0
     conditional_writes: bool | None = None
+    max_listed: int = 10_000_000
     forbidden_is_missing: bool = False
 
     def __post_init__(self) -> None:
@@ -106,7 +111,7 @@ class RemoteOptions:
                 # (a backend's duration cannot hold it; 0 is "no limit" for the timeouts)
                 raise StoreError(f"RemoteOptions.{f.name}: expected a finite number of "
                                  f"seconds, found {v!r}")
-        for name in ("in_flight", "part_size", "min_part_size", "max_request"):
+        for name in ("in_flight", "part_size", "min_part_size", "max_request", "max_listed"):
             if getattr(self, name) < 1:
                 raise StoreError(f"RemoteOptions.{name}: expected at least 1, found "
                                  f"{getattr(self, name)!r}")

@@ -44,6 +44,10 @@ class RemoteReads:
     _tails: dict
     #: whether the backend's ``_get`` reads a body into a buffer it is given (``into``)
     _reads_into = False
+    #: whether the server answered a range with the whole object (or an unknown size) once:
+    #: a read of several parts is then asked as one range, each part's request streaming the
+    #: object from its start (the transfer grew with the square of the parts)
+    _ignores_ranges = False
 
     # -- requests for reads --------------------------------------------------------------------
     async def _fetch(self, key: str, start: int | None, stop: int | None, suffix: int | None,
@@ -69,8 +73,10 @@ class RemoteReads:
                     return _placed(await self._suffix_refused(key, suffix, if_match), into)
                 return _placed(await self._beyond_end(key, start or 0, stop, if_match), into)
             if fail.kind == "not_partial":
-                return _placed(await self._whole_then_slice(key, start, stop, suffix,
-                                                            if_match), into)
+                whole = await self._whole_then_slice(key, start, stop, suffix, if_match)
+                if whole is not None and whole.size:
+                    self._ignores_ranges = True      # (some answer so for empty objects only)
+                return _placed(whole, into)
             if fail.kind == "precondition":
                 raise
             raise self._error("read", key, fail) from None
@@ -157,6 +163,8 @@ class RemoteReads:
                 raise Failure("precondition", 412)
             return Got(b"", head[0], head[1], start)
         parts = split(start, stop, part or self.options.part_size)
+        if self._ignores_ranges and len(parts) > 1:   # one pass, cut as it streams by
+            return await self._whole_then_slice(key, start, stop, None, if_match)
         if len(parts) == 1:
             return await self._fetch(key, start, stop, None, if_match)
         if if_match is not None:
@@ -170,9 +178,11 @@ class RemoteReads:
             return _assembled(first, rest, buf, parts)
 
         def rest_of(size: int | None) -> list[tuple[int, int]]:
-            if size is None:
-                return parts[1:]
-            return [(a, min(b, size)) for a, b in parts[1:] if a < size]
+            rest = parts[1:] if size is None else \
+                [(a, min(b, size)) for a, b in parts[1:] if a < size]
+            if rest and self._ignores_ranges:   # found out by the lead: one more read
+                return [(rest[0][0], rest[-1][1])]
+            return rest
 
         return await self._lead_then_rest(key, *parts[0], rest_of)
 
@@ -180,9 +190,13 @@ class RemoteReads:
         """The whole object: its first part, then (when larger) the rest in parallel parts,
         all from one version."""
         part = self.options.part_size
+        if self._ignores_ranges:
+            return await self._fetch(key, None, None, None, if_match)
 
         def rest_of(size: int | None) -> list[tuple[int, int]]:
-            return [] if size is None or size <= part else split(part, size, part)
+            if size is None or size <= part:
+                return []
+            return [(part, size)] if self._ignores_ranges else split(part, size, part)
 
         return await self._lead_then_rest(key, 0, part, rest_of, if_match)
 

@@ -1,0 +1,95 @@
+"""A server that answers ranges with the whole object (or with a Content-Range of unknown
+size, ``bytes a-b/*``, which obstore cannot read) costs ObjectStore one pass over the object
+per read once the store has seen it, not one GET from the object's start for every part."""
+from __future__ import annotations
+
+import http.server
+import re
+
+import pytest
+from loopback import serving
+
+pytest.importorskip("obstore")
+
+SIZE = 1 << 20
+PART = 16 << 10                   # 64 parts
+BODY = bytes(range(256)) * (SIZE // 256)
+
+
+class _NoRangeHandler(http.server.BaseHTTPRequestHandler):
+    """Serves ``/d/k``: HEAD with its size; a ranged GET answered whole (``mode`` "whole")
+    or as 206 with ``bytes a-b/*`` (``mode`` "star"), a plain GET whole. Counts the GETs and
+    the body bytes it manages to send."""
+
+    protocol_version = "HTTP/1.1"
+    mode = "whole"
+    gets = 0
+    sent = 0
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def _send(self, status: int, body: bytes, extra: list[tuple[str, str]]) -> None:
+        self.send_response(status)
+        self.send_header("ETag", '"v1"')
+        self.send_header("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command == "HEAD":
+            return
+        cls = type(self)
+        try:
+            for i in range(0, len(body), 4096):
+                self.wfile.write(body[i:i + 4096])
+                cls.sent += len(body[i:i + 4096])
+        except OSError:
+            self.close_connection = True
+
+    def do_HEAD(self) -> None:
+        self._send(200, b"" if self.path.endswith("/empty") else BODY, [])
+
+    def do_GET(self) -> None:
+        type(self).gets += 1
+        if self.path.endswith("/empty"):
+            return self._send(200, b"", [])
+        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        if m is not None and type(self).mode == "star":
+            a, b = int(m.group(1)), min(int(m.group(2)), SIZE - 1)
+            return self._send(206, BODY[a:b + 1], [("Content-Range", f"bytes {a}-{b}/*")])
+        self._send(200, BODY, [])
+
+
+@pytest.mark.parametrize("mode", ["whole", "star"])
+def test_reads_in_parts_from_a_server_ignoring_ranges_pass_over_the_object_once(mode):
+    """Before: each of the 64 parts of a read was a whole GET streaming from the object's
+    start to the part's end, about 32 times the object's bytes per read; now the first read
+    (which finds out) costs at most four GETs, two of them abandoned, and later reads one GET each."""
+    from zarrx.store import remote
+    from zarrx.store.base import ByteRange
+    _NoRangeHandler.mode = mode
+    _NoRangeHandler.gets = _NoRangeHandler.sent = 0
+    with serving(_NoRangeHandler) as url:
+        store = remote.ObjectStore(f"{url}/d", retries=0, part_size=PART, min_part_size=PART)
+        assert store.get("k") == BODY
+        first_gets, first_sent = _NoRangeHandler.gets, _NoRangeHandler.sent
+        assert store.get("k") == BODY
+        assert store.get("k", ByteRange.slice(100, SIZE - 200)) == BODY[100:SIZE - 100]
+        gets, sent = _NoRangeHandler.gets, _NoRangeHandler.sent
+    assert first_gets <= 4 and first_sent <= 4 * SIZE
+    assert gets - first_gets == 2 and sent - first_sent <= 2 * SIZE
+
+
+def test_an_empty_object_answered_whole_keeps_reads_in_parallel_parts():
+    """Some servers answer a range of an empty object with the empty object (200): that
+    says nothing of their other objects, which are still read in parallel parts."""
+    from zarrx.store import remote
+    from zarrx.store.base import ByteRange
+    _NoRangeHandler.mode = "whole"
+    with serving(_NoRangeHandler) as url:
+        store = remote.ObjectStore(f"{url}/d", retries=0, part_size=PART, min_part_size=PART)
+        assert store.get("empty", ByteRange.slice(0, 10)) == b""
+        assert store._ignores_ranges is False
+        assert store.get("k", ByteRange.slice(0, 10)) == BODY[:10]
+        assert store._ignores_ranges is True
