@@ -38,6 +38,7 @@ import weakref
 import zipfile
 from collections.abc import Hashable, Iterator, Sequence
 
+from zarrx import _fork
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
@@ -96,6 +97,7 @@ class ZipStore(Store):
         compression = int(compression)
         self.compression, self.allowZip64 = compression, allowZip64
         self._lock = threading.RLock()
+        _fork.track(self)
         tmp = None
         held = None                     # the descriptor holding the temporary archive's lock
         base: tuple | None = None       # mode "a": the version of the archive it started from
@@ -137,6 +139,11 @@ class ZipStore(Store):
             raise
         self._index = KeyIndex(self._infos)     # sorted names: listings cost what they return
         self._reader = Reader(repr(self))
+
+    def _after_fork(self) -> None:
+        _fork.reinit(self._lock)
+        if self._zf is not None and hasattr(self._zf, "_lock"):   # zipfile's own, for writes
+            _fork.reinit(self._zf._lock)
 
     def _archive(self) -> zipfile.ZipFile:
         if self._zf is None:
