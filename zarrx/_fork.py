@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import traceback
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -89,11 +90,19 @@ def _after_fork_in_child() -> None:
     for made in _locks:
         made._at_fork_reinit()
     for fn in _hooks:
-        fn()
+        _run(fn)
     for ref in list(_owners.values()):
         owner = ref()
         if owner is not None:
-            owner._after_fork()
+            _run(owner._after_fork)
+
+
+def _run(fn: Callable[[], None]) -> None:
+    """``fn()``; an error is printed and the next one runs, as ``os.register_at_fork`` does."""
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - nothing in a fork hook can raise to a caller
+        traceback.print_exc()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
