@@ -24,14 +24,13 @@ Rules:
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from zarrx import _pool, config
+from zarrx import _fork, _pool, config
 
 __all__ = ["DEPTH", "LANES", "MAX_OBJECT", "MIN_OBJECT", "enabled", "lane", "run"]
 
@@ -58,7 +57,7 @@ def _forget_after_fork() -> None:
     _executor, _lock, _local = None, threading.Lock(), threading.local()
 
 
-os.register_at_fork(after_in_child=_forget_after_fork)
+_fork.at_fork(_forget_after_fork)
 
 
 def _get_executor() -> ThreadPoolExecutor:

@@ -22,20 +22,19 @@ The rules that keep this free of deadlocks and of thread explosions:
    made.
 
 A pool inherited across ``fork`` has threads that do not exist in the child; using it would
-deadlock. The pool is therefore dropped in the child (``os.register_at_fork``) and made again on
+deadlock. The pool is therefore dropped in the child (:mod:`zarrx._fork`) and made again on
 first use.
 """
 from __future__ import annotations
 
 import contextlib
 import itertools
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from zarrx import config
+from zarrx import _fork, config
 
 __all__ = ["IO_THREADS", "in_worker", "inline", "map_io", "run_batches", "run_ranges",
            "run_shared", "threads"]
@@ -57,7 +56,7 @@ def _forget_after_fork() -> None:
     _pool, _pool_size, _lock, _local = None, 0, threading.Lock(), threading.local()
 
 
-os.register_at_fork(after_in_child=_forget_after_fork)
+_fork.at_fork(_forget_after_fork)
 
 
 def _mark_worker() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import chunk_io, indexing, layout, text_items
+from zarrx import _fork, chunk_io, indexing, layout, text_items
 from zarrx.array_config import ArrayConfig, merged_config
 from zarrx.array_selection import Selecting
 from zarrx.array_shape import Reshaping
@@ -49,55 +49,55 @@ class Array(Selecting, Reshaping, Node):
         for name in _DERIVED:
             d.pop(name, None)
 
-    @functools.cached_property
+    @_fork.cached_property
     def _io(self) -> chunk_io.ArrayIO:
         return chunk_io.ArrayIO(self._meta,
                                 layout.chunk_source(self._store, self._path, self._meta),
                                 self._path, write_empty=self._write_empty)
 
-    @functools.cached_property
+    @_fork.cached_property
     def _grid(self) -> indexing.ChunkGridIndex:
         return _grid_of(self._meta)
 
-    @functools.cached_property
+    @_fork.cached_property
     def _order(self) -> Any:
         return layout.visit_order(self._meta)
 
-    @functools.cached_property
+    @_fork.cached_property
     def _structured(self) -> bool:
         return self._meta.data_type.numpy.names is not None
 
-    @functools.cached_property
+    @_fork.cached_property
     def _point_ok(self) -> bool:
         """Whether z[i, j, ...] of one element takes the short path (regular grid, plain
         dtype; not text, whose code units a read checks before numpy makes them a str)."""
         return self._io.regular and not self._io.object_chunks and not self._structured \
             and not self._text
 
-    @functools.cached_property
+    @_fork.cached_property
     def _text(self) -> bool:
         """Whether items hold fixed-length text (``U``), checked as it is read."""
         return text_items.holds_text(self._meta.data_type.numpy)
 
-    @functools.cached_property
+    @_fork.cached_property
     def _utf8_only(self) -> bool:
         """Whether the chunks' object codec is ``vlen-utf8``, which decodes ``str`` only."""
         return any(c.name == "vlen-utf8" for c in self._meta.layout.read_codecs)
 
-    @functools.cached_property
+    @_fork.cached_property
     def _bytes_only(self) -> bool:
         """Whether items are variable-length bytes (the data type ``bytes``; in Zarr v2, the
         object codec ``vlen-bytes``), written as bytes only."""
         from zarrx.metadata.dtypes import category
         return self._meta.data_type.variable and category(self._meta.data_type) == "bytes"
 
-    @functools.cached_property
+    @_fork.cached_property
     def _bytes_as_text(self) -> bool:
         """Whether items are bytes stored as text (data type ``bytes`` with the codec
         ``vlen-utf8``): read back as the bytes of the text."""
         return self._bytes_only and self._utf8_only
 
-    @functools.cached_property
+    @_fork.cached_property
     def _strings(self) -> Any:
         """numpy 2's StringDType for variable-length strings (decoded into object arrays and
         handed out as that, as zarr-python does), else None."""

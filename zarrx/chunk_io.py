@@ -16,12 +16,11 @@ from __future__ import annotations
 import threading
 from math import prod
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from zarrx import config
+from zarrx import _fork, config
 from zarrx._gather import copy_selection, is_all
 from zarrx.codecs.plan import CodecPipeline
 from zarrx.errors import (ArgumentDecodeError, ArgumentEncodeError, ArgumentError,
@@ -75,8 +74,12 @@ class ArrayIO:
         self.chunk_shape, self.codecs = layout.read_shape, layout.read_codecs
         self.object_ratio = layout.object_ratio
         self.units_per_object = 1 if layout.object_ratio is None else prod(layout.object_ratio)
+        _fork.track(self)
 
-    @cached_property
+    def _after_fork(self) -> None:
+        _fork.reinit(self._lock)        # a plan is added whole under it
+
+    @_fork.cached_property
     def fill_bytes(self) -> bytes | None:
         """The fill value's bytes (None for object items). One item: a document may state
         items of up to 2**31-1 bytes, so memory may not hold it (a CodecError then)."""
@@ -100,7 +103,7 @@ class ArrayIO:
         nbytes = prod(self.chunk_shape) * self.dtype.itemsize
         return nbytes < GIL_FREE_BYTES and self.plan(self.chunk_shape).raw
 
-    @cached_property
+    @_fork.cached_property
     def object_nbytes(self) -> int | None:
         """The decoded bytes of one stored object (chunk, or shard) of a regular grid, else
         None."""
@@ -108,13 +111,13 @@ class ArrayIO:
             return None
         return prod(self.chunk_shape) * self.dtype.itemsize * self.units_per_object
 
-    @cached_property
+    @_fork.cached_property
     def keeps_values(self) -> bool:
         """Whether the store keeps a written :class:`Value` as it is (a memory store): a raw
         chunk is then gathered straight into the pooled memory it is kept in."""
         return self.units_per_object == 1 and self.source.objects.store.keeps_values
 
-    @cached_property
+    @_fork.cached_property
     def box_ok(self) -> bool:
         """Whether a box of this array may be read by a chunk source's box reader: a regular
         grid of raw chunks with no checksum (the stored bytes are the chunk's C-order items)."""
@@ -168,7 +171,7 @@ class ArrayIO:
             buf = bufs[shape] = self.new_chunk(shape, fill=False)
         return buf
 
-    @cached_property
+    @_fork.cached_property
     def ranged_raw(self) -> bool:
         """Whether reads fetch only the bytes a selection spans in a chunk: the chunks are
         stored as their raw bytes alone (the ``bytes`` codec in native order, no checksum)
@@ -232,7 +235,7 @@ class ArrayIO:
             return not chunk.size     # numpy's StringDType holds no such text, nor compares to it
         return bool(np.all(chunk == self.fill))
 
-    @cached_property
+    @_fork.cached_property
     def fill_unencodable(self) -> bool:
         """Whether the fill value is text UTF-8 cannot encode (a lone surrogate a document
         may state), which no item of numpy's ``StringDType`` can equal."""

@@ -64,9 +64,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import threading
 import types
 from collections.abc import Callable, Iterator, Mapping
+
+from zarrx import _fork
 
 __all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 
@@ -85,7 +86,7 @@ _FOREIGN = ("default_zarr_format", "array.order", "array.target_shard_size_bytes
 ENV_PREFIX = "ZARRX_"
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 _BOOLS = ("write_empty_chunks", "write_behind")
-_lock = threading.Lock()
+_lock = _fork.lock()     # settings are replaced whole under it: a child keeps them
 
 
 def _name(key: object) -> str:

@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from zarrx import _fork
 from zarrx.errors import StoreError
 from zarrx.store import (ByteRange, CountingStore, LocalStore, MemoryStore, Store,  # noqa: F401
                          ZipStore, make_store)
@@ -115,7 +116,7 @@ class _DictState:
 
 #: id of a dict -> the state its stores share, while one of them lives (and so the dict)
 _STATES: weakref.WeakValueDictionary[int, _DictState] = weakref.WeakValueDictionary()
-_STATES_LOCK = threading.Lock()
+_STATES_LOCK = _fork.lock()
 
 
 class DictStore(MemoryStore):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import json as _json
-import os
 import re
 import sys
 import threading
@@ -33,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import config
+from zarrx import _fork, config
 from zarrx.errors import ArgumentError, ArgumentTypeError, MetadataError, ZarrError
 from zarrx.metadata._jsonscan import scan, tree_keys
 from zarrx.metadata._util import Loc, printable, short
@@ -312,7 +311,7 @@ def _forget_after_fork() -> None:
         gc.enable()
 
 
-os.register_at_fork(after_in_child=_forget_after_fork)
+_fork.at_fork(_forget_after_fork)
 
 
 class Loaded:

@@ -12,6 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from zarrx import _fork
 from zarrx.metadata._jsonscan import footprint
 from zarrx.metadata.json import max_document_bytes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
@@ -27,6 +28,15 @@ _NODE_BYTES = 4096               # the parsed model of a node (codecs, layout), 
 _parsed: OrderedDict[tuple, tuple[Meta, int]] = OrderedDict()
 _parsed_bytes = 0
 _parsed_lock = threading.Lock()
+
+
+@_fork.at_fork
+def _after_fork() -> None:
+    """A child forked while another thread changed the cache starts with it empty."""
+    global _parsed_bytes
+    if _fork.reinit(_parsed_lock):
+        _parsed.clear()
+        _parsed_bytes = 0
 
 
 def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:

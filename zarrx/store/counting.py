@@ -30,6 +30,7 @@ import threading
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 
+from zarrx import _fork
 from zarrx.errors import ConflictError
 from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Store, Versioned, as_buffer,
                               sequence_of)
@@ -44,6 +45,10 @@ class CountingStore(Store):
         self.inner = inner
         self._lock = threading.Lock()
         self.reset()
+        _fork.track(self)
+
+    def _after_fork(self) -> None:
+        _fork.reinit(self._lock)
 
     def reset(self) -> None:
         """Zero every counter."""

@@ -9,11 +9,11 @@ machines are kept apart by the store's generations instead (conditional writes).
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Hashable
 from typing import Any
 
+from zarrx import _fork
 from zarrx.store.base import Store
 
 __all__ = ["KeyedLocks", "KeyedSharedLocks", "object_lock"]
@@ -36,9 +36,9 @@ class _KeyedTable:
     def __init__(self) -> None:
         self._guard = threading.Lock()
         self._table: dict[Hashable, Any] = {}
-        os.register_at_fork(after_in_child=self._reset)
+        _fork.track(self)
 
-    def _reset(self) -> None:
+    def _after_fork(self) -> None:
         self._guard, self._table = threading.Lock(), {}
 
     def __len__(self) -> int:

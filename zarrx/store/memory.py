@@ -18,6 +18,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from zarrx import _fork
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept_many
 from zarrx.store.keyindex import KeyIndex
 from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
@@ -88,6 +89,17 @@ class MemoryStore(Store):
         self._index: KeyIndex | None = KeyIndex(self._data)
         self._lock = threading.Lock()
         self.read_only = read_only
+        _fork.track(self)
+
+    def _after_fork(self) -> None:
+        """In a child forked during a write on another thread, the keys, their generations and
+        the listing may disagree: every value gets a new generation (no snapshot or cached
+        shard index of the parent's is trusted with it) and the listing is made again."""
+        if _fork.reinit(self._lock):
+            self._gens.clear()
+            self._gens.update((k, next(_COUNTER)) for k in list(self._data))
+            if self._index is not None:
+                self._index = KeyIndex(self._data)
 
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
         value = self._data.get(check_key(key))   # dict reads are atomic under the GIL

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import config
+from zarrx import _fork, config
 from zarrx.errors import ShardError
 from zarrx.metadata.model import ShardGeometry
 from zarrx.store import _shard_index as _k
@@ -254,6 +254,13 @@ class IndexCache:
         self.capacity = capacity
         self._budget = budget if budget is not None else _configured_budget
         self.nbytes = 0             # the bytes the kept indexes hold
+        _fork.track(self)
+
+    def _after_fork(self) -> None:
+        """A child forked while another thread changed this cache starts with it empty."""
+        if _fork.reinit(self._lock):
+            self._data.clear()
+            self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self._data)

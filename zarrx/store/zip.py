@@ -38,6 +38,7 @@ import weakref
 import zipfile
 from collections.abc import Hashable, Iterator, Sequence
 
+from zarrx import _fork
 from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
@@ -45,8 +46,8 @@ from zarrx.store.zipcheck import check_name, name_problem
 from zarrx.store.keyindex import KeyIndex
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
 from zarrx.store.ziptemp import (Changed, copy_version, fsync_temp, identity,
-                                 keep_owner_and_mode, make_temp, release, remove_stale,
-                                 remove_temp, replace_if_unchanged)
+                                 keep_owner_and_mode, make_temp, read_only_after_fork, release,
+                                 remove_stale, remove_temp, replace_if_unchanged)
 
 __all__ = ["ZipStore"]
 
@@ -137,6 +138,14 @@ class ZipStore(Store):
             raise
         self._index = KeyIndex(self._infos)     # sorted names: listings cost what they return
         self._reader = Reader(repr(self))
+        _fork.track(self)
+
+    def _after_fork(self) -> None:
+        _fork.reinit(self._lock)
+        pending = self._pending
+        _fork.reinit(pending.zf._lock)                   # zipfile's own, for writes
+        if pending.tmp is not None and not pending.done and pending.zf.fp is not None:
+            read_only_after_fork(pending.zf.fp, pending.tmp)  # the opener's to write and finish
 
     def _archive(self) -> zipfile.ZipFile:
         if self._zf is None:
@@ -243,6 +252,9 @@ class ZipStore(Store):
 
     def _add(self, key: str, data: memoryview) -> zipfile.ZipInfo:
         zf = self._archive()
+        if self._pending.pid != os.getpid():
+            raise StoreError(f"{self!r}: cannot write entry {key!r}: process {self._pending.pid} "
+                             f"opened the archive for writing; a forked process only reads it")
         if self._pending.failed is not None:
             raise StoreError(f"{self!r}: cannot write entry {key!r}: an earlier write failed "
                              f"({self._pending.failed}); closing keeps the previous archive")
@@ -401,11 +413,16 @@ class _Pending:
         self.held = held            # holds the temporary archive's lock until it is done with
         self.failed: str | None = None
         self.done = False
+        self.pid = os.getpid()      # the process that finishes the archive
 
     def finish(self, quiet: bool) -> None:
         if self.done:
             return
         self.done = True
+        if self.pid != os.getpid():     # a forked process: the archive stays its opener's
+            self.zf._didModify = False  # (zipfile writes no central directory)
+            _close_quietly(self.zf)
+            return
         try:
             self._finish(quiet)
         finally:

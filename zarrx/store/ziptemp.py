@@ -66,6 +66,21 @@ def make_temp(path: str) -> tuple[str, int]:
     raise FileExistsError(f"cannot make a temporary archive beside {path!r}")
 
 
+def read_only_after_fork(fp: BinaryIO, tmp: str) -> None:
+    """In a process forked from the writer of the temporary archive ``tmp``: ``fp`` (the
+    writer's file, its position shared with the writer) reads ``tmp`` through a descriptor of
+    its own and can no longer write, so nothing this process does or flushes (the bytes the
+    writer had buffered at the fork) lands in the writer's archive."""
+    try:
+        fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        fd = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(fd, fp.fileno())
+    finally:
+        os.close(fd)
+
+
 def release(fd: int | None) -> None:
     """Give up the lock of a temporary archive and close its descriptor."""
     if fd is not None:

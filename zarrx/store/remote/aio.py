@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import os
 import threading
 import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from zarrx import _fork
 
 __all__ = ["run", "loop"]
 
@@ -90,5 +91,4 @@ def _forget_after_fork() -> None:
     _loop, _thread, _lock = None, None, threading.Lock()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_after_fork)
+_fork.at_fork(_forget_after_fork)

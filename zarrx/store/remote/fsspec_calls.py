@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import os
 import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
+
+from zarrx import _fork
 
 __all__ = ["blocking", "upload_body", "sizeless", "file_version"]
 
@@ -39,8 +40,7 @@ def _forget_sync_threads() -> None:
     _SYNC_GUARD = threading.Lock()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_sync_threads)
+_fork.at_fork(_forget_sync_threads)
 
 
 def upload_body(data: memoryview) -> bytes:

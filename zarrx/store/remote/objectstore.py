@@ -15,9 +15,9 @@ from __future__ import annotations
 import asyncio
 import datetime
 import os
-import threading
 from typing import Any
 
+from zarrx import _fork
 from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, first_line,
@@ -281,7 +281,7 @@ class ObjectStore(RemoteStore):
 _RUNTIME_PID: int | None = None
 
 _MEMORY: dict[str, Any] = {}
-_MEMORY_LOCK = threading.Lock()
+_MEMORY_LOCK = _fork.lock()
 
 
 def _from_url(obs: Any, url: str, storage_options: dict, opts: RemoteOptions) -> Any:
