@@ -285,12 +285,14 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
     tail = (Ellipsis,) if not any(ax >= 0 for ax in outmap) else ()
 
     def build(combo: tuple) -> ChunkProjection:
-        if simple_out:
-            out_sel = tuple([e[2] for e in combo]) + tail
+        if not combo:                   # a 0-d array: its one chunk
+            coords = chunk_sel = outs = ()
+            full: tuple = ()
         else:
-            out_sel = tuple([combo[i][2] if i >= 0 else 0 for i in outmap]) + tail
-        return ChunkProjection(tuple([e[0] for e in combo]), tuple([e[1] for e in combo]) + tail,
-                               out_sel, all([e[3] for e in combo]))
+            coords, chunk_sel, outs, full = zip(*combo)     # one pass over the axes
+        if not simple_out:
+            outs = tuple([combo[i][2] if i >= 0 else 0 for i in outmap])
+        return ChunkProjection(coords, chunk_sel + tail, outs + tail, all(full))
 
     def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:
         return map(build, combos(order))
