@@ -92,7 +92,7 @@ def _calls_of(stats: pstats.Stats, name: str, file: str = "") -> int:
 # Python calls per chunk of a whole write (cProfile's count, builtins included). Before these
 # bounds were set, a write made 80 calls per zstd chunk, 55 sharded, with a lock object made
 # and the bytes codec's byte order worked out for every chunk.
-BOUNDS = {("zstd", False): 62, ("zstd", True): 38, ("raw", False): 18, ("raw", True): 38}
+BOUNDS = {("zstd", False): 62, ("zstd", True): 34, ("raw", False): 18, ("raw", True): 34}
 
 
 @pytest.mark.parametrize("case", list(BOUNDS), ids=[f"{c}-{'shards' if s else 'chunks'}"

@@ -276,9 +276,14 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         ls_all = project()
         if order is None:
             return product(ls_all)
-        return (tuple([ls[i] for ls, i in zip(ls_all, ii)])    # a block of the order at a time
-                for b in range(0, len(order), 4096)
-                for ii in zip(*[p.tolist() for p in np.unravel_index(order[b:b + 4096], lens)]))
+
+        def blocks() -> Iterator[Iterator[tuple]]:
+            """The combinations of a block of the order at a time, made axis by axis (no
+            Python call per chunk)."""
+            for b in range(0, len(order), 4096):
+                at = np.unravel_index(order[b:b + 4096], lens)
+                yield zip(*[[ls[i] for i in ix.tolist()] for ls, ix in zip(ls_all, at)])
+        return itertools.chain.from_iterable(blocks())
 
     # a selection of one cell gets a trailing Ellipsis on both sides, so that both
     # out[out_sel] and chunk[chunk_sel] are 0-d views rather than scalar copies
