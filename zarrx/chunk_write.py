@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from math import prod
+from operator import floordiv
 from typing import Any
 
 import numpy as np
@@ -178,7 +179,7 @@ def _by_object(io: ArrayIO, projections: Sequence, limit: int
     count = 0
     last = None
     for p in projections:
-        obj = p.coords if whole else tuple(c // r for c, r in zip(p.coords, ratio))
+        obj = p.coords if whole else tuple(map(floordiv, p.coords, ratio))
         if whole or obj != last:
             if count >= limit:
                 yield units

@@ -276,21 +276,28 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
         ls_all = project()
         if order is None:
             return product(ls_all)
-        return (tuple([ls[i] for ls, i in zip(ls_all, ii)])    # a block of the order at a time
-                for b in range(0, len(order), 4096)
-                for ii in zip(*[p.tolist() for p in np.unravel_index(order[b:b + 4096], lens)]))
+
+        def blocks() -> Iterator[Iterator[tuple]]:
+            """The combinations of a block of the order at a time, made axis by axis (no
+            Python call per chunk)."""
+            for b in range(0, len(order), 4096):
+                at = np.unravel_index(order[b:b + 4096], lens)
+                yield zip(*[[ls[i] for i in ix.tolist()] for ls, ix in zip(ls_all, at)])
+        return itertools.chain.from_iterable(blocks())
 
     # a selection of one cell gets a trailing Ellipsis on both sides, so that both
     # out[out_sel] and chunk[chunk_sel] are 0-d views rather than scalar copies
     tail = (Ellipsis,) if not any(ax >= 0 for ax in outmap) else ()
 
     def build(combo: tuple) -> ChunkProjection:
-        if simple_out:
-            out_sel = tuple([e[2] for e in combo]) + tail
+        if not combo:                   # a 0-d array: its one chunk
+            coords = chunk_sel = outs = ()
+            full: tuple = ()
         else:
-            out_sel = tuple([combo[i][2] if i >= 0 else 0 for i in outmap]) + tail
-        return ChunkProjection(tuple([e[0] for e in combo]), tuple([e[1] for e in combo]) + tail,
-                               out_sel, all([e[3] for e in combo]))
+            coords, chunk_sel, outs, full = zip(*combo)     # one pass over the axes
+        if not simple_out:
+            outs = tuple([combo[i][2] if i >= 0 else 0 for i in outmap])
+        return ChunkProjection(coords, chunk_sel + tail, outs + tail, all(full))
 
     def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:
         return map(build, combos(order))

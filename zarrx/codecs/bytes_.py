@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -103,12 +104,12 @@ class Bytes(ArrayToBytesCodec):
         return (_scalar_void(dtype) or _generic_time(dtype)) and self.swaps(dtype)
 
     def encode(self, arr: np.ndarray) -> Buffer:
-        if self._swaps_as_uint(arr.dtype):
+        as_uint, stored = _encoding(self.endian, arr.dtype)
+        if as_uint:
             bits = np.ascontiguousarray(arr).view(f"u{arr.dtype.itemsize}")
             return memoryview(bits.byteswap().reshape(-1).view(np.uint8))
-        stored = self.stored_dtype(arr.dtype)
-        if stored != arr.dtype or not arr.flags.c_contiguous:
-            arr = arr.astype(stored, order="C")      # swap and/or reorder in one pass
+        if stored is not None or not arr.flags.c_contiguous:
+            arr = arr.astype(stored or arr.dtype, order="C")  # swap and/or reorder in one pass
         return memoryview(arr.reshape(-1).view(np.uint8))
 
     def decode(self, data: Buffer, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
@@ -127,3 +128,14 @@ class Bytes(ArrayToBytesCodec):
     def decode_into(self, data: Buffer, out: np.ndarray) -> None:
         src = self.decode(data, out.dtype, out.shape)
         np.copyto(out, src, casting="unsafe")   # a plain copy, or a copy with the swap
+
+
+@lru_cache(maxsize=256)
+def _encoding(endian: str | None, dtype: np.dtype) -> tuple[bool, np.dtype | None]:
+    """How a ``bytes`` codec of ``endian`` encodes chunks of ``dtype``, worked out once per
+    byte order and data type rather than per chunk: whether through a byte-swapped unsigned
+    integer view, else the stored type when it differs from ``dtype`` (None: the bytes as they
+    are)."""
+    codec = Bytes(endian)
+    stored = codec.stored_dtype(dtype)
+    return codec._swaps_as_uint(dtype), None if stored == dtype else stored

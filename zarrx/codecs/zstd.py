@@ -17,9 +17,15 @@ __all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_boun
            "decompress_many"]
 
 
+_kernel: Any = None
+
+
 def _lib() -> Any:
-    from zarrx.codecs import _zstd
-    return _zstd
+    global _kernel
+    if _kernel is None:
+        from zarrx.codecs import _zstd
+        _kernel = _zstd
+    return _kernel
 
 
 def _message(st: KernelStatus) -> str:
@@ -157,7 +163,10 @@ class Zstd(BytesToBytesCodec):
         return n + (n >> 8) + ((128 * 1024 - n) >> 11 if n < 128 * 1024 else 0)
 
     def encode(self, data: Buffer) -> Buffer:
-        return compress(as_u8(data), self.level, self.checksum)
+        try:                                # the kernel called directly: once per chunk
+            return (_kernel or _lib()).compress(as_u8(data), self.level, self.checksum)
+        except KernelStatus as st:
+            raise CodecError(_message(st)) from None
 
     def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         if expected is not None:

@@ -15,7 +15,7 @@ from typing import Any
 from zarrx.errors import CodecError, StoreError, ZarrError
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store.base import ByteRange, ObjectSnapshot, Store, address_fields, as_bytes
-from zarrx.store.locks import object_lock
+from zarrx.store.locks import with_object_lock
 from zarrx.store.update import PARTIAL, update_object
 
 __all__ = ["ChunkSource", "KeyedChunks", "ChunkRequest", "Slab", "parse_chunk_key", "PARTIAL",
@@ -333,11 +333,10 @@ class KeyedChunks(ChunkSource):
         key = self.key(obj)
         value = items[0][1]
         if value is not PARTIAL:
-            with object_lock(self.store, key):
-                if value is None:
-                    self.store.delete(key)
-                else:
-                    self.store.set(key, value)      # type: ignore[arg-type]
+            if value is None:
+                with_object_lock(self.store, key, self.store.delete, key)
+            else:
+                with_object_lock(self.store, key, self.store.set, key, value)
             return
         lim = self.size_limit()
 

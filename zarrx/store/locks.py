@@ -1,8 +1,9 @@
 """In-process locks keyed by (store, key): threads of one process that update the same stored
 object (a read-modify-write of a shard or of a partly written chunk) take turns.
 
-One lock per object being updated, made on first use and dropped when its last user leaves, so
-updates of different objects never wait for each other (a remote write can hold its object's
+One lock per object being updated, taken on first use and given back when its last user leaves
+(a few given-back locks are kept for reuse, so writing many small chunks makes no lock per
+chunk), so updates of different objects never wait for each other (a remote write can hold its object's
 lock for seconds). A thread never holds two of them (a write operation holds one object's lock
 at a time, and never while it waits for pool work), so they cannot deadlock. Processes and
 machines are kept apart by the store's generations instead (conditional writes).
@@ -10,13 +11,18 @@ machines are kept apart by the store's generations instead (conditional writes).
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 from zarrx import _fork
 from zarrx.store.base import Store
 
-__all__ = ["KeyedLocks", "KeyedSharedLocks", "object_lock"]
+__all__ = ["KeyedLocks", "KeyedSharedLocks", "object_lock", "with_object_lock"]
+
+#: how many unused locks a :class:`KeyedLocks` keeps for reuse
+SPARE_LOCKS = 64
+
+R = TypeVar("R")
 
 
 class _Held:
@@ -65,11 +71,56 @@ class _KeyedTable:
 
 class KeyedLocks(_KeyedTable):
     """``with locks(name):`` holds the lock of ``name`` (any hashable): one lock per name in
-    use, made on first use and dropped when its last user leaves, so different names never
-    wait for each other."""
+    use, taken on first use and given back when its last user leaves, so different names never
+    wait for each other. Given-back locks (unheld, with no user) are reused, up to
+    ``SPARE_LOCKS`` of them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._spare: list[_Held] = []
+
+    def _reset(self) -> None:
+        super()._reset()
+        self._spare = []
 
     def __call__(self, name: Hashable) -> _Holding:
         return _Holding(self, name)
+
+    def _join(self, name: Hashable, make: Any = None) -> _Held:
+        with self._guard:
+            held = self._table.get(name)
+            if held is None:
+                held = self._table[name] = self._spare.pop() if self._spare else _Held()
+            held.users += 1
+        return held
+
+    def _leave(self, name: Hashable, held: Any) -> None:
+        with self._guard:
+            held.users -= 1
+            if not held.users:
+                del self._table[name]
+                if len(self._spare) < SPARE_LOCKS:    # released by its last holder already
+                    self._spare.append(held)
+
+    def run(self, name: Hashable, fn: Callable[..., R], *args: Any) -> R:
+        """``fn(*args)`` holding the lock of ``name``: ``with self(name):`` in fewer calls,
+        for work done once per chunk."""
+        guard = self._guard
+        with guard:
+            held = self._table.get(name)
+            if held is None:
+                held = self._table[name] = self._spare.pop() if self._spare else _Held()
+            held.users += 1
+        try:
+            with held.lock:
+                return fn(*args)
+        finally:
+            with guard:
+                held.users -= 1
+                if not held.users:
+                    del self._table[name]
+                    if len(self._spare) < SPARE_LOCKS:
+                        self._spare.append(held)
 
 
 class _Holding:
@@ -214,6 +265,12 @@ def _identity(store: Store) -> object:
 def object_lock(store: Store, key: str) -> _Holding:
     """``with object_lock(store, key):`` holds the lock of that stored object."""
     return _objects((_identity(store), key))
+
+
+def with_object_lock(store: Store, key: str, fn: Callable[..., R], *args: Any) -> R:
+    """``fn(*args)`` holding the lock of the object ``key`` of ``store`` (as
+    :func:`object_lock`)."""
+    return _objects.run((_identity(store), key), fn, *args)
 
 
 def held_objects() -> int:

@@ -33,7 +33,7 @@ class Pieces:
             v = memoryview(p)  # type: ignore[arg-type]
             views.append(v if v.format == "B" and v.ndim == 1 else v.cast("B"))
         self.parts: list[memoryview] = views
-        self.nbytes = sum(v.nbytes for v in views)
+        self.nbytes = sum([v.nbytes for v in views])
 
     def __len__(self) -> int:
         return self.nbytes

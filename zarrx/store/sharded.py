@@ -19,7 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
 import threading
+from itertools import repeat
 from math import prod
+from operator import is_not
 
 import numpy as np
 
@@ -334,7 +336,8 @@ class ShardedChunks(ChunkSource):
                finish: Callable[[int, bytes | memoryview | None], bytes | None],
                slab: SlabBase | None = None) -> None:
         _, slots, _ = self._locate([c for c, _ in items])
-        whole = len(items) == self.units_per_object and all(v is not PARTIAL for _, v in items)
+        whole = len(items) == self.units_per_object and all(
+            map(is_not, [v for _, v in items], repeat(PARTIAL)))
         done: dict[str, object] = {}
 
         def modify(old: bytes | memoryview | None) -> object:

@@ -1,0 +1,165 @@
+"""Writes of many small chunks: what they store (against numpy and zarr-python), and how much
+Python work each chunk costs (counted in calls, never timed)."""
+from __future__ import annotations
+
+import cProfile
+import pstats
+import threading
+
+import numpy as np
+import pytest
+import zarr
+
+import zarrx
+from zarrx.store import locks
+from zarrx.store.locks import KeyedLocks, held_objects, object_lock, with_object_lock
+from zarrx.store.memory import MemoryStore
+
+SHAPE, CHUNK = (128, 128), (4, 4)          # 1024 chunks of 64 bytes
+N_CHUNKS = (SHAPE[0] // CHUNK[0]) * (SHAPE[1] // CHUNK[1])
+
+CODECS = {
+    "zstd": {},
+    "raw": {"compressors": None},
+    "big-endian": {"serializer": zarrx.codecs.Bytes(endian="big")},
+    "big-endian-zstd": {"serializer": zarrx.codecs.Bytes(endian="big"),
+                        "compressors": zarrx.codecs.Zstd(level=3)},
+}
+
+
+def _data(dtype: str) -> np.ndarray:
+    return np.random.default_rng(7).standard_normal(SHAPE).astype(dtype) * 100
+
+
+def _to_dir(store: MemoryStore, path) -> None:
+    """The objects of ``store`` as files under ``path``, for zarr-python to read."""
+    for key in store.list_prefix(""):
+        f = path / key
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(bytes(store.get(key)))
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["1thread", "2threads"])
+@pytest.mark.parametrize("dtype", ["<f4", ">i2"])
+@pytest.mark.parametrize("sharded", [False, True], ids=["chunks", "shards"])
+@pytest.mark.parametrize("codecs", CODECS.values(), ids=list(CODECS))
+@pytest.mark.parametrize("where", ["memory", "local"])
+def test_small_chunks_match_numpy_and_zarr_python(tmp_path, where, codecs, sharded, dtype,
+                                                  threads):
+    a = _data(dtype)
+    store = MemoryStore() if where == "memory" else str(tmp_path / "local.zarr")
+    kw = {"shards": (32, 32)} if sharded else {}
+    with zarrx.config.set(threads=threads):
+        z = zarrx.create_array(store, shape=SHAPE, chunks=CHUNK, dtype=dtype, **codecs, **kw)
+        z[:] = a
+        z[5:70, 9:101] = a[:65, :92][::-1]          # partial chunks, merged with stored ones
+    want = a.copy()
+    want[5:70, 9:101] = a[:65, :92][::-1]
+    got = z[:]
+    assert got.dtype == np.dtype(dtype).newbyteorder("=")     # v3 holds data in native order
+    np.testing.assert_array_equal(got, want)
+    if where == "memory":
+        _to_dir(store, tmp_path / "copy.zarr")
+        store = str(tmp_path / "copy.zarr")
+    np.testing.assert_array_equal(zarr.open_array(store, mode="r")[:], want)
+
+
+def _profile(codecs: dict, sharded: bool) -> pstats.Stats:
+    """The calls of one whole write of ``SHAPE`` in ``CHUNK`` chunks to a memory store, on
+    one thread (so that the profile sees every chunk)."""
+    a = _data("<f4")
+    kw = {"shards": (32, 32)} if sharded else {}
+    with zarrx.config.set(threads=1):
+        z = zarrx.create_array(MemoryStore(), shape=SHAPE, chunks=CHUNK, dtype="f4", **codecs,
+                               **kw)
+        z[:] = a                                    # plans made, chunks stored
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            z[:] = a
+        finally:
+            prof.disable()
+    np.testing.assert_array_equal(z[:], a)
+    return pstats.Stats(prof)
+
+
+def _calls_of(stats: pstats.Stats, name: str, file: str = "") -> int:
+    """How many times functions named ``name`` (defined in a file ending with ``file``) ran."""
+    return sum(v[1] for (f, _, fn), v in stats.stats.items()   # type: ignore[attr-defined]
+               if fn == name and f.endswith(file))
+
+
+# Python calls per chunk of a whole write (cProfile's count, builtins included). Before these
+# bounds were set, a write made 80 calls per zstd chunk, 55 sharded, with a lock object made
+# and the bytes codec's byte order worked out for every chunk.
+BOUNDS = {("zstd", False): 62, ("zstd", True): 34, ("raw", False): 18, ("raw", True): 34}
+
+
+@pytest.mark.parametrize("case", list(BOUNDS), ids=[f"{c}-{'shards' if s else 'chunks'}"
+                                                    for c, s in BOUNDS])
+def test_per_chunk_python_work_stays_small(case):
+    codec, sharded = case
+    stats = _profile(CODECS[codec], sharded)
+    per_chunk = stats.total_calls / N_CHUNKS                    # type: ignore[attr-defined]
+    assert per_chunk <= BOUNDS[case], f"{per_chunk:.1f} calls per chunk"
+    # what does not depend on the chunk is worked out once per write, not per chunk
+    assert _calls_of(stats, "allocate_lock") + _calls_of(stats, "_Held", "locks.py") < 8
+    assert _calls_of(stats, "stored_dtype", "bytes_.py") <= 2
+    assert _calls_of(stats, "_needs_endian", "bytes_.py") <= 8
+
+
+def test_object_locks_are_reused_and_still_exclude():
+    """A lock given back is reused (no lock object per chunk), at most ``SPARE_LOCKS`` are
+    kept, and a reused lock still keeps writers of one object apart."""
+    keyed = KeyedLocks()
+    for i in range(3 * locks.SPARE_LOCKS):
+        keyed.run(("k", i % 5), int)
+    assert len(keyed) == 0 and len(keyed._spare) == 1
+    with keyed(("a",)), keyed(("b",)), keyed(("c",)):
+        assert len(keyed) == 3 and not keyed._spare
+    assert len(keyed._spare) == 3
+
+    counts = {"n": 0}
+
+    def bump() -> None:                     # a read-modify-write that loses updates unlocked
+        n = counts["n"]
+        threading.Event().wait(0.0001)
+        counts["n"] = n + 1
+
+    def worker() -> None:
+        for _ in range(50):
+            keyed.run("same", bump)
+
+    ts = [threading.Thread(target=worker) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert counts["n"] == 200 and len(keyed) == 0
+    assert len(keyed._spare) <= locks.SPARE_LOCKS
+
+
+def test_whole_chunk_store_waits_for_an_update_of_that_chunk():
+    """A chunk stored whole waits while another thread of the process updates it, so the
+    update's read-modify-write never writes an older value over it."""
+    store = MemoryStore()
+    store.set("c/0", b"old")
+    entered, order = threading.Event(), []
+
+    def replace() -> None:
+        entered.set()
+        with_object_lock(store, "c/0", store.set, "c/0", b"whole")
+        order.append("whole")
+
+    with object_lock(MemoryStore.with_read_only(store, False), "c/0"):  # same objects
+        old = store.get("c/0")
+        t = threading.Thread(target=replace)
+        t.start()
+        entered.wait()
+        t.join(0.05)
+        assert t.is_alive()                 # still waiting for the update to finish
+        store.set("c/0", bytes(old) + b"+merged")
+        order.append("update")
+    t.join()
+    assert order == ["update", "whole"] and store.get("c/0") == b"whole"
+    assert held_objects() == 0
