@@ -79,8 +79,8 @@ class KeyedLocks(_KeyedTable):
         super().__init__()
         self._spare: list[_Held] = []
 
-    def _reset(self) -> None:
-        super()._reset()
+    def _after_fork(self) -> None:
+        super()._after_fork()
         self._spare = []
 
     def __call__(self, name: Hashable) -> _Holding:
