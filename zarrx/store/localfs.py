@@ -310,7 +310,49 @@ class Tree:
             fd = None
         if fd is not None:
             return Dir(fd, os.path.join(self.root, *parts), "/".join(parts))
+        if create and parts and _openat2 is not None:
+            d = self._make_below_deepest(parts)
+            if d is not None:
+                return d
         return open_dir(self.root, parts, create)
+
+    def _make_below_deepest(self, parts: Sequence[str]) -> Dir | None:
+        """The missing directory ``parts``, made below the deepest one that exists, found with
+        ``openat2`` (the parent first, then by bisection): a few calls however deep the key,
+        where a walk from the root would open every folder on the way. None when the caller
+        must walk instead (see :meth:`_fast`; the root itself missing)."""
+        have, lo, hi = None, 0, len(parts)      # parts[:hi] is missing; have: parts[:lo - 1]
+        probe = hi - 1
+        try:
+            while lo < hi:
+                try:
+                    fd = self._fast(parts[:probe], _DIR_FLAGS)
+                except FileNotFoundError:
+                    hi = probe
+                else:
+                    if fd is None:
+                        return None
+                    if have is not None:
+                        os.close(have)
+                    have, lo = fd, probe + 1
+                probe = (lo + hi) // 2
+            if have is None:
+                return None                     # not even the root: the walk makes it
+            top = parts[:hi - 1]                # the deepest that exists
+            d = Dir(have, os.path.join(self.root, *top), "/".join(top))
+            have = None
+        finally:
+            if have is not None:
+                os.close(have)
+        try:
+            for name in parts[hi - 1:]:
+                nxt = d.mkdir_child(name)
+                d.close()
+                d = nxt
+        except BaseException:
+            d.close()
+            raise
+        return d
 
 
 def temp_name(name: str) -> str:
