@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 
+from zarrx.store.localio import WRITE_PIECE, read_exact, write_all  # noqa: F401 (re-exported)
 from zarrx.store.locks import KeyedLocks
-from zarrx.store.pieces import Pieces
 
 try:
     import fcntl
@@ -310,7 +310,49 @@ class Tree:
             fd = None
         if fd is not None:
             return Dir(fd, os.path.join(self.root, *parts), "/".join(parts))
+        if create and parts and _openat2 is not None:
+            d = self._make_below_deepest(parts)
+            if d is not None:
+                return d
         return open_dir(self.root, parts, create)
+
+    def _make_below_deepest(self, parts: Sequence[str]) -> Dir | None:
+        """The missing directory ``parts``, made below the deepest one that exists, found with
+        ``openat2`` (the parent first, then by bisection): a few calls however deep the key,
+        where a walk from the root would open every folder on the way. None when the caller
+        must walk instead (see :meth:`_fast`; the root itself missing)."""
+        have, lo, hi = None, 0, len(parts)      # parts[:hi] is missing; have: parts[:lo - 1]
+        probe = hi - 1
+        try:
+            while lo < hi:
+                try:
+                    fd = self._fast(parts[:probe], _DIR_FLAGS)
+                except FileNotFoundError:
+                    hi = probe
+                else:
+                    if fd is None:
+                        return None
+                    if have is not None:
+                        os.close(have)
+                    have, lo = fd, probe + 1
+                probe = (lo + hi) // 2
+            if have is None:
+                return None                     # not even the root: the walk makes it
+            top = parts[:hi - 1]                # the deepest that exists
+            d = Dir(have, os.path.join(self.root, *top), "/".join(top))
+            have = None
+        finally:
+            if have is not None:
+                os.close(have)
+        try:
+            for name in parts[hi - 1:]:
+                nxt = d.mkdir_child(name)
+                d.close()
+                d = nxt
+        except BaseException:
+            d.close()
+            raise
+        return d
 
 
 def temp_name(name: str) -> str:
@@ -361,67 +403,6 @@ def unlock(fd: int) -> None:
         except OSError:
             pass
     os.close(fd)
-
-
-WRITE_PIECE = 1 << 20     # bytes per write call, as in _localwrite.pyx (see there why)
-
-
-def write_all(fd: int, data: memoryview | Pieces) -> None:
-    """Write ``data`` at the file's position, at most :data:`WRITE_PIECE` bytes per call;
-    the small parts of :class:`Pieces` are gathered into one ``writev`` call each."""
-    if type(data) is not Pieces:
-        _write_view(fd, data)
-        return
-    batch: list[memoryview] = []
-    size = 0
-    for part in data.parts:
-        if len(batch) == _IOV_MAX or (batch and size + part.nbytes > WRITE_PIECE):
-            _writev_all(fd, batch, size)
-            batch, size = [], 0
-        if part.nbytes >= WRITE_PIECE:
-            _write_view(fd, part)
-        elif part.nbytes:
-            batch.append(part)
-            size += part.nbytes
-    if batch:
-        _writev_all(fd, batch, size)
-
-
-_IOV_MAX = 1024
-
-
-def _write_view(fd: int, view: memoryview) -> None:
-    while len(view):
-        n = os.write(fd, view[:WRITE_PIECE])
-        view = view[n:]
-
-
-def _writev_all(fd: int, batch: list[memoryview], size: int) -> None:
-    n = os.writev(fd, batch)
-    if n == size:
-        return
-    for part in batch:                  # a short write: the rest, part by part
-        if n >= part.nbytes:
-            n -= part.nbytes
-            continue
-        _write_view(fd, part[n:])
-        n = 0
-
-
-def read_exact(fd: int, start: int, n: int) -> bytes | bytearray:
-    """``n`` bytes at ``start`` (fewer only if the file ends first), reading nothing else."""
-    if n <= 0:
-        return b""
-    first = os.pread(fd, n, start)
-    if len(first) == n or not first:
-        return first
-    buf = bytearray(first)
-    while len(buf) < n:
-        part = os.pread(fd, n - len(buf), start + len(buf))
-        if not part:
-            break
-        buf += part
-    return buf
 
 
 def generation_of(st: os.stat_result) -> tuple[int, int, int, int, int]:
