@@ -178,9 +178,14 @@ def open_dir(root: str, parts: Sequence[str], create: bool = False) -> Dir:
     """The directory ``root/parts[0]/.../parts[-1]``, walked without following any link below
     ``root`` and made as needed when ``create``. Raises FileNotFoundError / NotADirectoryError
     when it is missing (not ``create``) and LinkError at a link."""
-    d = open_root(root, create)
+    return descend(open_root(root, create), parts, create)
+
+
+def descend(d: Dir, names: Sequence[str], create: bool) -> Dir:
+    """The folder ``names`` below ``d``, each opened from the one above it (made first when
+    ``create``); ``d`` and the folders between are closed, also on an error."""
     try:
-        for name in parts:
+        for name in names:
             nxt = d.mkdir_child(name) if create else d.child(name)
             d.close()
             d = nxt
@@ -344,15 +349,7 @@ class Tree:
         finally:
             if have is not None:
                 os.close(have)
-        try:
-            for name in parts[hi - 1:]:
-                nxt = d.mkdir_child(name)
-                d.close()
-                d = nxt
-        except BaseException:
-            d.close()
-            raise
-        return d
+        return descend(d, parts[hi - 1:], True)
 
 
 def temp_name(name: str) -> str:

@@ -67,6 +67,10 @@ class _KeyedTable:
             held.users -= 1
             if not held.users:
                 del self._table[name]
+                self._given_back(held)
+
+    def _given_back(self, held: Any) -> None:
+        """``held``, unheld and left by its last user (under ``_guard``): kept for reuse or not."""
 
 
 class KeyedLocks(_KeyedTable):
@@ -87,20 +91,14 @@ class KeyedLocks(_KeyedTable):
         return _Holding(self, name)
 
     def _join(self, name: Hashable, make: Any = None) -> _Held:
-        with self._guard:
-            held = self._table.get(name)
-            if held is None:
-                held = self._table[name] = self._spare.pop() if self._spare else _Held()
-            held.users += 1
-        return held
+        return super()._join(name, self._spare_or_new)
 
-    def _leave(self, name: Hashable, held: Any) -> None:
-        with self._guard:
-            held.users -= 1
-            if not held.users:
-                del self._table[name]
-                if len(self._spare) < SPARE_LOCKS:    # released by its last holder already
-                    self._spare.append(held)
+    def _spare_or_new(self) -> _Held:
+        return self._spare.pop() if self._spare else _Held()
+
+    def _given_back(self, held: Any) -> None:
+        if len(self._spare) < SPARE_LOCKS:            # released by its last holder already
+            self._spare.append(held)
 
     def run(self, name: Hashable, fn: Callable[..., R], *args: Any) -> R:
         """``fn(*args)`` holding the lock of ``name``: ``with self(name):`` in fewer calls,
