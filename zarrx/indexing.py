@@ -34,7 +34,7 @@ from zarrx.errors import IndexingError, SelectionSizeError
 from zarrx.selection_plan import ChunkList, SelectionPlan
 from zarrx.slice_runs import LAZY_MIN, SliceRuns, product
 from zarrx.selection import (kind_of, parse_basic, parse_block, parse_coordinate, parse_mask,
-                             parse_orthogonal)
+                             parse_orthogonal, ravel)
 
 __all__ = ["KINDS", "AxisGrid", "ChunkGridIndex", "ChunkList", "ChunkProjection", "Grid",
            "SelectionPlan", "is_view", "kind_of", "plan_selection", "shard_major"]
@@ -134,17 +134,6 @@ def _project_array(pos: np.ndarray, a: AxisGrid, groups: tuple | None = None
             csel = slice(0, inb)
         entries.append((k, csel, osel, bool(full)))
     return entries
-
-
-def _ravel(index: Sequence[np.ndarray], dims: Sequence[int]) -> np.ndarray:
-    """The C-order flat positions (int64) of the in-range multi-index ``index`` in an array of
-    shape ``dims``: ``np.ravel_multi_index``, which takes at most 63 dimensions (arrays may
-    have 64)."""
-    lin = np.zeros(len(index[0]) if index else 0, dtype=np.int64)
-    for i, n in zip(index, dims):
-        lin *= n
-        lin += i
-    return lin
 
 
 def _covers(local: np.ndarray, m: int, inb: int) -> bool:
@@ -376,7 +365,7 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
     # each temporary is as long as the points: dropped as soon as it has served, so planning
     # millions of points holds the points, the order and two more arrays at most
     ids = [_indexing.chunk_ids(p, a.chunk, a.offsets)[0] for p, a in zip(points, g.axes)]
-    lin = _ravel(ids, g.nchunks)
+    lin = ravel(ids, g.nchunks)
     del ids
     perm = None if npts < 2 or bool(np.all(lin[1:] >= lin[:-1])) else \
         _indexing.stable_order(lin, math.prod(g.nchunks))
@@ -395,7 +384,7 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
         local = tuple(p[positions] - a.start(k) for p, a, k in zip(points, g.axes, coords))
         inb = tuple(a.inbound_len(k) for a, k in zip(g.axes, coords))
         region = math.prod(inb)
-        full = b1 - b0 >= region and _covers(_ravel(local, inb), b1 - b0, region)
+        full = b1 - b0 >= region and _covers(ravel(local, inb), b1 - b0, region)
         return ChunkProjection(coords, local, (positions,), bool(full))
 
     def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:

@@ -427,7 +427,7 @@ def true_positions(m: np.ndarray, what: str) -> list[np.ndarray]:
             else:
                 v = found[ax].astype(np.int64).reshape((-1,) + (1,) * len(rep))
             pts.append(np.broadcast_to(v, grid).reshape(-1))
-        order = np.argsort(_flat_positions(pts, m.shape), kind="stable")
+        order = np.argsort(ravel(pts, m.shape), kind="stable")
         return [p[order] for p in pts]
     except (MemoryError, ValueError):
         raise SelectionSizeError(f"{what}: {n} true cells ({need} bytes of int64 positions "
@@ -435,10 +435,11 @@ def true_positions(m: np.ndarray, what: str) -> list[np.ndarray]:
                                  ) from None
 
 
-def _flat_positions(index: Sequence[np.ndarray], dims: Sequence[int]) -> np.ndarray:
-    """The C-order flat positions of in-range positions (``np.ravel_multi_index`` takes at
-    most 32 arrays; an array may have 64 axes)."""
-    lin = np.zeros(len(index[0]), dtype=np.int64)
+def ravel(index: Sequence[np.ndarray], dims: Sequence[int]) -> np.ndarray:
+    """The C-order flat positions (int64) of the in-range multi-index ``index`` in an array of
+    shape ``dims``: ``np.ravel_multi_index``, which takes at most 32 arrays (arrays may have 64
+    axes)."""
+    lin = np.zeros(len(index[0]) if index else 0, dtype=np.int64)
     for i, n in zip(index, dims):
         lin *= n
         lin += i
