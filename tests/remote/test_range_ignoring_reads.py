@@ -93,3 +93,39 @@ def test_an_empty_object_answered_whole_keeps_reads_in_parallel_parts():
         assert store._ignores_ranges is False
         assert store.get("k", ByteRange.slice(0, 10)) == BODY[:10]
         assert store._ignores_ranges is True
+
+
+def test_the_first_snapshot_read_in_parts_from_a_server_ignoring_ranges_sends_one_get():
+    """A snapshot that starts without a request (its version known: ``tail_prefetch=0``, or
+    an object the store read lately) read its 64 parts all at once: each was answered with
+    the whole object, and each then sent one more GET of the whole object (126 GETs, about 80
+    times the object's bytes). Now the first part goes first, and the whole object it brings
+    serves every part: two GETs, the first abandoned."""
+    from zarrx.store import remote
+    from zarrx.store.base import ByteRange
+    _NoRangeHandler.mode = "whole"
+    _NoRangeHandler.gets = _NoRangeHandler.sent = 0
+    with serving(_NoRangeHandler) as url:
+        store = remote.ObjectStore(f"{url}/d", retries=0, part_size=PART, min_part_size=PART,
+                                   tail_prefetch=0)
+        snap = store.snapshot("k")
+        assert bytes(snap.read([ByteRange.slice(0, SIZE - 100)])[0]) == BODY[:SIZE - 100]
+        assert _NoRangeHandler.gets <= 2 and _NoRangeHandler.sent <= 2 * SIZE
+
+
+def test_the_spans_of_a_snapshot_from_a_server_ignoring_ranges_share_one_get():
+    """The inner chunks of a shard far apart (not coalesced) were read with a GET each, each
+    answered with the whole object and read again whole (16 GETs for 8 chunks); now the
+    snapshot's tail finds the server out and one GET serves all of them."""
+    from zarrx.store import remote
+    from zarrx.store.base import ByteRange
+    _NoRangeHandler.mode = "whole"
+    _NoRangeHandler.gets = _NoRangeHandler.sent = 0
+    with serving(_NoRangeHandler) as url:
+        store = remote.ObjectStore(f"{url}/d", retries=0, part_size=PART, min_part_size=PART,
+                                   coalesce_gap=0)
+        snap = store.snapshot("k")
+        before = _NoRangeHandler.gets
+        got = snap.read([ByteRange.slice(i << 16, 1000) for i in range(8)])
+        assert [bytes(g) for g in got] == [BODY[i << 16:(i << 16) + 1000] for i in range(8)]
+        assert _NoRangeHandler.gets - before == 1

@@ -22,15 +22,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 from zarrx.errors import StoreError
 from zarrx.store.base import ByteRange, ObjectSnapshot, Request, conflict
 from zarrx.store.remote.bucket_check import check_bucket
 from zarrx.store.remote.common import (READ_ATTEMPTS, Buffer, Failure, Got, OnMeta,
                                        answer_problem, etag_generation, gather_all,
-                                       if_match_of, joined, kept_changing)
+                                       if_match_of, kept_changing)
 from zarrx.store.remote.coalesce import coalesce, part_for, split
+from zarrx.store.remote.read_parts import _assembled, _buffer, _of_version, _placed
+from zarrx.store.remote.shared_whole import Stretch, cut_from, reading, stretch_of
 
 __all__ = ["RemoteReads", "RemoteSnapshot", "ReadBatch"]
 
@@ -48,6 +49,10 @@ class RemoteReads:
     #: a read of several parts is then asked as one range, each part's request streaming the
     #: object from its start (the transfer grew with the square of the parts)
     _ignores_ranges = False
+    #: whether the server answered a range with its bytes once: until then the parts of a read
+    #: of a known version go out once the first part's headers show that it does (a server
+    #: ignoring ranges answers the first with the whole object, which then serves them all)
+    _ranges_seen = False
 
     # -- requests for reads --------------------------------------------------------------------
     async def _fetch(self, key: str, start: int | None, stop: int | None, suffix: int | None,
@@ -56,7 +61,13 @@ class RemoteReads:
         """One GET (None: missing). A range past the end reads as empty data. ``on_meta``
         hears the ETag and size as soon as the response headers give them (backends that
         stream the body). ``into``: a writable view of the bytes asked for, which the answer's
-        data then views (read into it as it streams, where the backend can)."""
+        data then views (read into it as it streams, where the backend can). A range of a
+        stretch read together (see :mod:`~zarrx.store.remote.shared_whole`) comes from the
+        stretch's one whole-object GET once a server ignoring ranges is met."""
+        stretch = None if suffix is not None or stop is None else \
+            stretch_of(key, start or 0, stop)
+        if stretch is not None and (stretch.started() or self._ignores_ranges):
+            return _placed(await self._shared(key, stretch, start or 0, stop, if_match), into)
         if into is not None and self._reads_into:
             def get() -> Awaitable[Got]:
                 return self._get(key, start, stop, suffix, if_match, on_meta, into)
@@ -73,7 +84,9 @@ class RemoteReads:
                     return _placed(await self._suffix_refused(key, suffix, if_match), into)
                 return _placed(await self._beyond_end(key, start or 0, stop, if_match), into)
             if fail.kind == "not_partial":
-                whole = await self._whole_then_slice(key, start, stop, suffix, if_match)
+                whole = await (self._whole_then_slice(key, start, stop, suffix, if_match)
+                               if stretch is None else
+                               self._shared(key, stretch, start or 0, stop, if_match))
                 if whole is not None and whole.size:
                     self._ignores_ranges = True      # (some answer so for empty objects only)
                 return _placed(whole, into)
@@ -84,6 +97,8 @@ class RemoteReads:
         if problem is not None:
             raise self._error("read", key, Failure("bad_response", None, problem))
         self.bytes_read += len(got.data)
+        if suffix is not None or stop is not None or start:
+            self._ranges_seen = True
         return _placed(_of_version(got, if_match), into)
 
     async def _whole_then_slice(self, key: str, start: int | None, stop: int | None,
@@ -102,6 +117,13 @@ class RemoteReads:
             raise self._error("read", key, fail) from None
         self.bytes_read += len(got.data)
         return _of_version(got, if_match)
+
+    async def _shared(self, key: str, stretch: Stretch, start: int, stop: int,
+                      if_match: str | None) -> Got | None:
+        """``[start, stop)`` of ``key`` from the one whole-object GET of ``stretch``."""
+        whole = await stretch.got(
+            lambda lo, hi: self._whole_then_slice(key, lo, hi, None, if_match))
+        return None if whole is None else _of_version(cut_from(whole, start, stop), if_match)
 
     async def _beyond_end(self, key: str, start: int, stop: int | None, if_match: str | None
                           ) -> Got | None:
@@ -153,8 +175,10 @@ class RemoteReads:
     async def _read_span(self, key: str, start: int, stop: int, if_match: str | None,
                          part: int | None = None) -> Got | None:
         """``[start, stop)`` of ``key`` (clipped at its end), in parallel parts of ``part`` bytes
-        (default ``part_size``) when large: all at once when ``if_match`` names the version,
-        else the first part, then the rest conditioned on its ETag."""
+        (default ``part_size``) when large: all at once when ``if_match`` names the version
+        and the server is known to answer ranges, else the first part, then the rest
+        (conditioned on its ETag) once its headers came; parts meeting a server that ignores
+        ranges share one GET."""
         if stop <= start:
             head = await self._stat(key)
             if head is None:
@@ -163,11 +187,14 @@ class RemoteReads:
                 raise Failure("precondition", 412)
             return Got(b"", head[0], head[1], start)
         parts = split(start, stop, part or self.options.part_size)
-        if self._ignores_ranges and len(parts) > 1:   # one pass, cut as it streams by
-            return await self._whole_then_slice(key, start, stop, None, if_match)
+        if len(parts) > 1 and stretch_of(key, start, stop) is None:
+            with reading({key: [(start, stop)]}):    # parts meeting a server ignoring ranges
+                return await self._read_span(key, start, stop, if_match, part)  # share a GET
+        if self._ignores_ranges:                      # one pass, cut as it streams by
+            parts = [(start, stop)]
         if len(parts) == 1:
             return await self._fetch(key, start, stop, None, if_match)
-        if if_match is not None:
+        if if_match is not None and self._ranges_seen:
             buf = _buffer(stop - start)
             got = await gather_all([self._fetch(
                 key, a, b, None, if_match, into=None if buf is None else buf[a - start:b - start])
@@ -198,7 +225,8 @@ class RemoteReads:
                 return []
             return [(part, size)] if self._ignores_ranges else split(part, size, part)
 
-        return await self._lead_then_rest(key, 0, part, rest_of, if_match)
+        with reading({key: [(0, 1 << 62)]}):       # the lead and the rest share a whole GET
+            return await self._lead_then_rest(key, 0, part, rest_of, if_match)
 
     async def _lead_then_rest(self, key: str, start: int, stop: int,
                               rest_of: Callable[[int | None], list[tuple[int, int]]],
@@ -291,8 +319,17 @@ class RemoteReads:
                 spans.append((key, sp.start, sp.stop, [(idx[m], *ranges[m]) for m in sp.members]))
         part = part_for(sum(b - a for _, a, b, _ in spans), opts.in_flight - len(tasks), opts)
         tasks.extend(self._naming(sp[0], span(*sp, part)) for sp in spans)
+        # the spans of one object share one whole-object GET when they meet a server ignoring
+        # ranges; those far apart (a gap past max_request) are kept apart, so such a GET keeps
+        # no more than max_request bytes the read does not need
+        stretches: dict[str, list[tuple[int, int]]] = {}
+        for key, a, b, _ in spans:
+            stretches.setdefault(key, []).append((a, b))
+        stretches = {k: [(s.start, s.stop) for s in coalesce(v, opts.max_request, 1 << 62)]
+                     for k, v in stretches.items()}
         if tasks:
-            await gather_all(tasks)
+            with reading(stretches):
+                await gather_all(tasks)
         return out
 
     @staticmethod
@@ -381,53 +418,6 @@ class RemoteReads:
                 return None
             got.size, got.start = head[1], head[1] - len(got.data)
         return got
-
-
-def _buffer(n: int) -> memoryview | None:
-    """A writable buffer of ``n`` bytes whose pages are taken as they are written (``n`` may
-    be a size a server claims), or None when the address space has no room for it."""
-    try:
-        return memoryview(np.empty(n, dtype=np.uint8))
-    except MemoryError:
-        return None
-
-
-def _placed(got: Got | None, into: memoryview | None) -> Got | None:
-    """``got``, its data in ``into`` (copied there unless the backend read it into it)."""
-    if got is None or into is None:
-        return got
-    data = got.data
-    if not (isinstance(data, memoryview) and data.obj is into.obj):
-        n = len(data)
-        into[:n] = memoryview(data).cast("B")
-        got.data = into[:n]
-    return got
-
-
-def _assembled(first: Got, rest: Sequence[Got | None], buf: memoryview | None,
-               spans: Sequence[tuple[int, int]]) -> Got:
-    """Consecutive parts, read at ``spans`` (the first ``first``'s), as one buffer: ``buf``,
-    which the later parts were read into (the first is copied in), or a join of the parts when
-    there is no ``buf`` or a part before the last came short (a conflict when a part is
-    gone)."""
-    if any(r is None for r in rest):
-        raise Failure("precondition", 412)
-    parts = [first, *rest]
-    if buf is None or any(len(p.data) != b - a for p, (a, b) in zip(parts[:-1], spans)):
-        return joined(first, rest)
-    n = len(first.data)
-    buf[:n] = memoryview(first.data).cast("B")
-    end = spans[-1][0] - spans[0][0] + len(parts[-1].data)  # type: ignore[union-attr]
-    return Got(buf[:end], first.etag, first.size, first.start)
-
-
-def _of_version(got: Got, if_match: str | None) -> Got:
-    """``got``, the answer to a GET sent with ``If-Match``: a server that ignores that header
-    answers with another version's bytes and ETag, which must not be joined to the parts of
-    the version asked for (a failed condition, as HTTP 412 is)."""
-    if if_match is not None and got.etag is not None and got.etag != if_match:
-        raise Failure("precondition", 412)
-    return got
 
 
 class RemoteSnapshot(ObjectSnapshot):
