@@ -12,8 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from zarrx import _fork
+from zarrx.store.remote.common import listed_too_many
 
-__all__ = ["blocking", "upload_body", "sizeless", "file_version"]
+__all__ = ["blocking", "upload_body", "sizeless", "file_version", "find_within",
+           "afind_within"]
 
 T = TypeVar("T")
 
@@ -88,3 +90,48 @@ def file_version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
         tag = f"{size}-{stamp}"
     return str(tag), int(size)
 
+
+
+# -- listings within RemoteOptions.max_listed --------------------------------------------------
+# fsspec's own ``find`` walks every folder and returns all it found at the end: a filesystem
+# naming ever more files or folders (a broken server, a cyclic link) is listed until memory or
+# the stack runs out. Where a filesystem keeps fsspec's walk, zarrx walks it itself, counting
+# the files and folders as each folder's listing comes, and stops past ``most``; one with a
+# ``find`` of its own (gcsfs, adlfs: one flat paginated listing) is counted when it returns.
+
+def _counted(entries: int, most: int) -> None:
+    if entries > most:
+        raise listed_too_many(most)
+
+
+def find_within(fs: Any, path: str, most: int) -> list[str]:
+    """The files below ``path`` of the synchronous filesystem ``fs``, as ``fs.find`` gives
+    them; a listing of more than ``most`` entries fails (``RemoteOptions.max_listed``)."""
+    from fsspec import AbstractFileSystem
+    if type(fs).find is not AbstractFileSystem.find:
+        found = fs.find(path)
+        _counted(len(found), most)
+        return found
+    out: list[str] = []
+    entries = 0
+    for _, dirs, files in fs.walk(path, detail=True):
+        entries += len(dirs) + len(files)
+        _counted(entries, most)
+        out.extend(info["name"] for info in files.values())
+    return sorted(out)
+
+
+async def afind_within(fs: Any, path: str, most: int) -> list[str]:
+    """:func:`find_within` for an asynchronous filesystem (``fs._find``)."""
+    from fsspec.asyn import AsyncFileSystem
+    if type(fs)._find is not AsyncFileSystem._find:
+        found = await fs._find(path)
+        _counted(len(found), most)
+        return found
+    out: list[str] = []
+    entries = 0
+    async for _, dirs, files in fs._walk(path, detail=True):
+        entries += len(dirs) + len(files)
+        _counted(entries, most)
+        out.extend(info["name"] for info in files.values())
+    return sorted(out)

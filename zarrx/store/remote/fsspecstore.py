@@ -31,7 +31,8 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once, \
     listed_too_many
-from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
+from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
+                                             sizeless, upload_body)
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
@@ -401,9 +402,10 @@ class FsspecStore(RemoteStore):
             elif self.is_s3 and self._async and hasattr(self.fs, "_iterdir"):
                 found = await self._s3_find(base)
             elif self._async:
-                found = await self.fs._find(base or "")
+                found = await afind_within(self.fs, base or "", self.options.max_listed)
             else:
-                found = await self._blocking(self.fs.find, base or "")
+                found = await self._blocking(find_within, self.fs, base or "",
+                                             self.options.max_listed)
         except FileNotFoundError as exc:
             fail = self._failure(exc)
             if fail is not None and fail.kind == "not_found":
