@@ -15,9 +15,9 @@ from collections import Counter
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from zarrx.store.remote.common import listed_too_many, listed_twice
+from zarrx.store.remote.common import Failure, listed_too_many, listed_twice
 
-__all__ = ["root_client", "names_below", "without_folder_markers"]
+__all__ = ["root_client", "names_below", "without_folder_markers", "check_not_cut"]
 
 #: the obstore stores whose ``prefix`` names a key prefix in a bucket or container
 _PREFIXED = ("S3Store", "GCSStore", "AzureStore")
@@ -47,12 +47,13 @@ def root_client(client: Any) -> tuple[Any, str, str]:
 
 
 async def names_below(stream: Any, root: str, folder: str, most: int
-                      ) -> list[tuple[str, int]]:
+                      ) -> tuple[list[tuple[str, int]], int, str | None]:
     """``(name, size)`` of each path of ``stream`` (an obstore listing of the full paths below
     ``root + folder``) below ``root + folder``, named relative to ``root``; a listing that
     repeats a path is a bad response (a server ignoring its continuation token would be asked
     for pages for ever). obstore lists a folder marker ``name/`` as ``name``: the marker of
-    ``folder`` itself is listed as ``folder`` without its slash."""
+    ``folder`` itself is listed as ``folder`` without its slash. Also: how many paths the
+    server listed, and the last of them (for :func:`check_not_cut`)."""
     below = root + folder
     found: list[tuple[str, int]] = []
     seen: set[str] = set()
@@ -69,7 +70,30 @@ async def names_below(stream: Any, root: str, folder: str, most: int
                 raise listed_too_many(most)
             if path.startswith(below) or (below and path == below[:-1]):
                 found.append((path[len(root):], m["size"]))
-    return found
+    return found, len(seen), max(seen, default=None)
+
+
+#: the keys an S3 listing page holds when more follow (ListObjectsV2's default ``max-keys``,
+#: which obstore does not change; AWS, MinIO and moto fill their pages to it)
+S3_PAGE = 1000
+
+
+async def check_not_cut(obs: Any, lister: Any, prefix: str | None, listed: int,
+                        last: str | None) -> None:
+    """After an S3 listing below ``prefix`` that gave ``listed`` paths, the greatest
+    ``last``: a bad response when it was cut short. obstore takes a page that says the listing
+    goes on (``IsTruncated``) but gives no continuation token for the last page, and shows
+    neither, so a listing whose pages may all have been full (a multiple of
+    :data:`S3_PAGE` paths) asks for the paths after ``last`` (``start-after``): a listing that
+    is whole gets none."""
+    if not listed or listed % S3_PAGE or last is None:
+        return
+    async for chunk in obs.list(lister, prefix=prefix, offset=last, chunk_size=1):
+        if chunk:
+            raise Failure("bad_response", None, f"the listing ended after {listed} keys, but "
+                          f"the server has keys after {last!r} (a page saying the listing goes "
+                          f"on, IsTruncated, without the token of the next page?)")
+        break
 
 
 def without_folder_markers(found: list[tuple[str, int]], folder: str

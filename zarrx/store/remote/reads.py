@@ -211,7 +211,7 @@ class RemoteReads:
                 return [(rest[0][0], rest[-1][1])]
             return rest
 
-        return await self._lead_then_rest(key, *parts[0], rest_of)
+        return await self._lead_then_rest(key, *parts[0], rest_of, if_match)
 
     async def _read_whole(self, key: str, if_match: str | None) -> Got | None:
         """The whole object: its first part, then (when larger) the rest in parallel parts,

@@ -1,0 +1,91 @@
+"""An S3 listing whose page says it goes on (``IsTruncated``) but gives no token for the
+next page: obstore took it for the last page, so ``ObjectStore`` listed the keys of the first
+page alone, with no sign of the rest; now both stores raise a RemoteError naming the prefix."""
+from __future__ import annotations
+
+import http.server
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from loopback import not_found, serving
+
+pytest.importorskip("aiohttp")
+
+KEYS = [f"d/a/k{i:05d}" for i in range(2500)]
+
+
+class _TokenlessListHandler(http.server.BaseHTTPRequestHandler):
+    """An S3 endpoint listing ``KEYS`` in pages of 1000 (after ``start-after``, or after the
+    key a continuation token names); ``drop_token``: a page with more to come says so without
+    a NextContinuationToken. Counts the listing requests."""
+
+    protocol_version = "HTTP/1.1"
+    drop_token = True
+    keys = KEYS
+    lists = 0
+
+    def log_message(self, *args):  # noqa: ANN002 - quiet
+        pass
+
+    def do_GET(self) -> None:
+        query = parse_qs(urlparse(self.path).query)
+        if "list-type" not in query:
+            return not_found(self)
+        cls = type(self)
+        cls.lists += 1
+        prefix = query.get("prefix", [""])[0]
+        after = query.get("continuation-token", query.get("start-after", [""]))[0]
+        keys = [k for k in cls.keys if k.startswith(prefix) and k > after]
+        page, more = keys[:1000], len(keys) > 1000
+        items = "".join(f"<Contents><Key>{k}</Key><LastModified>2024-01-01T00:00:00.000Z"
+                        f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
+                        for k in page)
+        token = "" if cls.drop_token or not more else \
+            f"<NextContinuationToken>{page[-1]}</NextContinuationToken>"
+        body = ('<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns='
+                '"http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>'
+                f"<Prefix>{prefix}</Prefix><KeyCount>{len(page)}</KeyCount>"
+                f"<MaxKeys>1000</MaxKeys><IsTruncated>{'true' if more else 'false'}"
+                f"</IsTruncated>{items}{token}</ListBucketResult>").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def _store(backend: str, endpoint: str):
+    from zarrx.store import remote
+    if backend == "obstore":
+        pytest.importorskip("obstore")
+        return remote.ObjectStore("s3://bkt/d", retries=0, storage_options={
+            "endpoint": endpoint, "access_key_id": "a", "secret_access_key": "b",
+            "region": "us-east-1"})
+    pytest.importorskip("s3fs")
+    return remote.FsspecStore("s3://bkt/d", retries=0, storage_options={
+        "endpoint_url": endpoint, "key": "a", "secret": "b"})
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_page_saying_more_without_a_token_fails_the_listing(backend):
+    from zarrx.errors import RemoteError
+    _TokenlessListHandler.drop_token, _TokenlessListHandler.keys = True, KEYS
+    with serving(_TokenlessListHandler) as endpoint:
+        store = _store(backend, endpoint)
+        with pytest.raises(RemoteError) as info:
+            list(store.list_prefix("a/"))
+    assert str(info.value).startswith(f"{store!r}: cannot list 'a/' (s3://bkt/d/a/): ")
+    assert "token" in str(info.value).lower()
+
+
+@pytest.mark.parametrize("n", [1000, 2000, 2500])
+def test_whole_listings_of_full_pages_are_whole(n):
+    """A listing that ends with a full page costs ObjectStore one more request, which finds
+    nothing after its last key; one that does not, none."""
+    pytest.importorskip("obstore")
+    _TokenlessListHandler.drop_token, _TokenlessListHandler.keys = False, KEYS[:n]
+    _TokenlessListHandler.lists = 0
+    with serving(_TokenlessListHandler) as endpoint:
+        store = _store("obstore", endpoint)
+        assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS[:n]]
+    assert _TokenlessListHandler.lists == -(-n // 1000) + (n % 1000 == 0)
