@@ -24,8 +24,9 @@ _HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
 @dataclass
 class Fault:
     """Answer ``times`` matching requests with ``status``, ``body`` and ``headers`` (or stall
-    them for ``stall`` seconds) instead of forwarding them. ``match(method, path_qs)`` picks
-    the requests."""
+    them for ``stall`` seconds; or, with ``reset``, drop the connection once the request's
+    body is in, answering nothing) instead of forwarding them. ``match(method, path_qs)``
+    picks the requests."""
 
     status: int = 503
     times: int = 1
@@ -33,6 +34,7 @@ class Fault:
     stall: float = 0.0
     body: bytes = b""
     headers: dict = field(default_factory=dict)
+    reset: bool = False
 
 
 @dataclass
@@ -217,6 +219,9 @@ class Proxy:
             if fault is not None:
                 if fault.stall:
                     await asyncio.sleep(fault.stall)
+                if fault.reset and request.transport is not None:
+                    request.transport.abort()
+                    raise asyncio.CancelledError
                 entry.status = fault.status
                 return web.Response(status=fault.status, body=fault.body, headers=fault.headers)
             async with self._session.request(  # type: ignore[union-attr]
