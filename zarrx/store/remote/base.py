@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -40,7 +39,8 @@ from zarrx.store.remote import aio
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
                                        if_match_of, kept_changing, READ_ATTEMPTS,
-                                       to_bytes)
+                                       retry_delay, to_bytes)
+from zarrx.store.remote.condition_check import check_conditions
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -55,15 +55,6 @@ def _upload_view(value: object, key: str) -> memoryview:
     return as_buffer(value, key)
 
 T = TypeVar("T")
-
-
-def retry_delay(opts: RemoteOptions, attempt: int, retry_after: float | None) -> float:
-    """Seconds to wait before retry number ``attempt + 1``: the server's ``Retry-After`` when
-    it sent one, else ``backoff * 2**attempt`` with jitter; at most ``max_backoff`` either way."""
-    if retry_after is not None:
-        return min(opts.max_backoff, retry_after)
-    delay = min(opts.max_backoff, opts.backoff * 2 ** min(attempt, 64))   # no float overflow
-    return delay * (0.5 + random.random() / 2)
 
 
 async def _pause(seconds: float) -> None:
@@ -93,6 +84,7 @@ class RemoteStore(RemoteReads, Store):
         self._tails: dict[str, asyncio.Future] = {}
         self._batches: dict[tuple[str, str | None], ReadBatch] = {}
         self._pid = os.getpid()
+        self._conditions_kept, self._conditions_probe = False, None   # see condition_check
 
     # -- what a backend implements ------------------------------------------------------------
     def _url(self, key: str) -> str:
@@ -163,6 +155,7 @@ class RemoteStore(RemoteReads, Store):
         self._sems.clear()
         self._tails.clear()
         self._batches.clear()
+        self._conditions_probe = None
         self._known_lock = threading.Lock()
 
     def _sem(self) -> asyncio.Semaphore:
@@ -346,6 +339,8 @@ class RemoteStore(RemoteReads, Store):
 
     # -- writes -------------------------------------------------------------------------------
     async def _write(self, key: str, data: memoryview, mode: str | None) -> str | None:
+        if mode is not None:
+            await check_conditions(self)         # a server ignoring conditions: StoreError
         try:
             etag = await self._call("PUT", "write", key, lambda: self._put(key, data, mode))
         except Failure as fail:
@@ -461,6 +456,7 @@ class RemoteStore(RemoteReads, Store):
                 raise conflict(self, key, "conditionally delete", ABSENT, found)
             return
         check_generation(self, key, if_generation, found, "conditionally delete")
+        self._run(check_conditions(self))      # a server ignoring conditions: StoreError
         self._forget(key)
         try:
             self._run(self._call("DELETE", "delete", key,

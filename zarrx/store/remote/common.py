@@ -7,6 +7,7 @@ import email.utils
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+import random
 from typing import Any
 
 from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerError,
@@ -15,7 +16,7 @@ from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerErro
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "listed_twice", "listed_too_many",
-           "status_kind",
+           "status_kind", "retry_delay",
            "first_line", "sent_if_match", "answer_problem", "delete_failure", "kept_changing",
            "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
 
@@ -344,3 +345,12 @@ def answer_problem(start: int | None, stop: int | None, suffix: int | None, got:
     at = "" if got.start == a else f" from byte {got.start}"
     return (f"the server sent {sent} bytes{at} for {asked} of a {size}-byte object, "
             f"expected {b - a} bytes from byte {a}")
+
+
+def retry_delay(opts: Any, attempt: int, retry_after: float | None) -> float:
+    """Seconds to wait before retry number ``attempt + 1``: the server's ``Retry-After`` when
+    it sent one, else ``backoff * 2**attempt`` with jitter; at most ``max_backoff`` either way."""
+    if retry_after is not None:
+        return min(opts.max_backoff, retry_after)
+    delay = min(opts.max_backoff, opts.backoff * 2 ** min(attempt, 64))   # no float overflow
+    return delay * (0.5 + random.random() / 2)
