@@ -16,7 +16,7 @@ _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 
 async def http_range(fs: Any, path: str, start: int, stop: int | None,
                      into: memoryview | None = None
-                     ) -> tuple[Buffer, bool | int, int | None, tuple[str, int] | None]:
+                     ) -> tuple[Buffer, bool | int, int | None, tuple[str, int] | None, bool]:
     """Bytes ``start`` (negative: from the end) to ``stop`` of an HTTP object, requested
     with the HTTP filesystem ``fs``'s session and options, whether the body went on past
     the range (then it is left unread: the object's size as its Content-Range says, or True),
@@ -26,7 +26,7 @@ async def http_range(fs: Any, path: str, start: int, stop: int | None,
     server that ignores the range, the range is taken from the whole body as it
     streams by and the rest is left unread, so the answer costs no more memory than the
     range, whatever size the server claims. The bytes go into ``into`` when given and the
-    answer is partial."""
+    answer is partial. Last: whether the answer was the whole object (HTTP 200)."""
     kw = dict(fs.kwargs)
     headers = dict(kw.pop("headers", None) or {})
     headers["Range"] = await fs._process_limits(path, start, stop)
@@ -36,19 +36,20 @@ async def http_range(fs: Any, path: str, start: int, stop: int | None,
         a, b = (start, stop) if start >= 0 else (None, None)
         suffix = -start if start < 0 else None
         if r.status == 200 and r.content_length is None:
-            return await r.read(), False, None, None
+            return await r.read(), False, None, None, True
         if r.status == 200:
             lo, hi = asked(a, b, suffix, r.content_length)
-            return await window(r.content.iter_chunked(1 << 20), 0, lo, hi), False, None, None
+            return (await window(r.content.iter_chunked(1 << 20), 0, lo, hi), False, None, None,
+                    True)
         first, last, size = content_range(r.headers.get("Content-Range"))
         data, more = await collected(r.content.iter_chunked(1 << 20),
                                      body_limit(a, b, suffix, last + 1 - first), into)
         if more and size is not None:
-            return data, size, first, None
+            return data, size, first, None, False
         # the version of these very bytes: a HEAD after them may find another one, or be
         # answered without the size (servers that answer HEAD with Content-Length: 0)
         etag = r.headers.get("ETag")
-        return data, more, first, None if etag is None or size is None else (etag, size)
+        return data, more, first, None if etag is None or size is None else (etag, size), False
 
 
 def content_range(value: str | None) -> tuple[int, int, int | None]:

@@ -231,10 +231,10 @@ class FsspecStore(RemoteStore):
             if self._async:
                 ranged = self._http and (a or stop is not None) and \
                     type(self.fs).__name__ == "HTTPFileSystem"
-                data, more, first, version = await self._bounded(
+                data, more, first, version, whole = await self._bounded(
                     http_range(self.fs, path, a or 0, stop, into)) if ranged else \
                     (await self._bounded(self.fs._cat_file(path, start=a, end=stop)), False,
-                     None, None)
+                     None, None, False)
                 if more:
                     # longer than the range: a bad response (not a race), whose object size
                     # comes from its Content-Range (a HEAD could read a whole object)
@@ -243,6 +243,8 @@ class FsspecStore(RemoteStore):
                                True)
                 # the version the answer names, else a HEAD's (checked after reading)
                 etag, size = version or await self._head(key)
+                if whole and size > len(data):
+                    self._ignores_ranges = True     # the parts of a read then share one GET
             else:
                 # read and version in one call on the filesystem's thread: no write of this
                 # process comes between them
@@ -270,6 +272,12 @@ class FsspecStore(RemoteStore):
         if (wrong := misplaced(first, len(data), begin, end)) is not None:
             raise wrong
         return Got(data, etag, size, begin)
+
+    async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
+                             suffix: int | None, if_match: str | None) -> Got:
+        if self._http and self._async:   # a ranged GET of a server ignoring ranges: the
+            return await self._get(key, start, stop, suffix, if_match)    # range, as it streams
+        return await super()._get_whole_for(key, start, stop, suffix, if_match)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
         path = self._full(key)

@@ -97,7 +97,7 @@ class RemoteReads:
         if problem is not None:
             raise self._error("read", key, Failure("bad_response", None, problem))
         self.bytes_read += len(got.data)
-        if suffix is not None or stop is not None or start:
+        if (suffix is not None or stop is not None or start) and not self._ignores_ranges:
             self._ranges_seen = True
         return _placed(_of_version(got, if_match), into)
 
