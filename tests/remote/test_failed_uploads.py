@@ -84,9 +84,9 @@ def test_a_part_failing_once_is_retried_and_the_upload_completes(make, proxy, s3
 
 
 def test_a_part_stalling_past_the_timeout_aborts_the_upload(make, proxy, s3_server):
-    store = make(retries=0, timeout=1)
-    store.set("big", OLD)
-    proxy.faults.append(Fault(stall=5, times=999, match=_second_part))
+    make(retries=0).set("big", OLD)
+    store = make(retries=0, timeout=2)
+    proxy.faults.append(Fault(stall=6, times=999, match=_second_part))
     with pytest.raises(RemoteTimeoutError) as info:
         store.set("big", NEW)
     assert f"cannot write 'big' ({store._url('big')})" in str(info.value)
