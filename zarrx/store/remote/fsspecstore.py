@@ -275,8 +275,10 @@ class FsspecStore(RemoteStore):
 
     async def _get_whole_for(self, key: str, start: int | None, stop: int | None,
                              suffix: int | None, if_match: str | None) -> Got:
-        if self._http and self._async:   # a ranged GET of a server ignoring ranges: the
-            return await self._get(key, start, stop, suffix, if_match)    # range, as it streams
+        if self._http and self._async and self._ignores_ranges:
+            # a ranged GET of a server known to answer it whole: the range, as it streams by
+            # (a server refusing ranges, with 416, is asked without one)
+            return await self._get(key, start, stop, suffix, if_match)
         return await super()._get_whole_for(key, start, stop, suffix, if_match)
 
     async def _head(self, key: str) -> tuple[str | None, int]:
