@@ -13,6 +13,7 @@ from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, Stor
                           StoreNotFoundError)
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
+from zarrx.store.inputs import file_url_path
 from zarrx.store.local import LocalStore
 from zarrx.store.memory import MemoryStore
 from zarrx.store.zarrpy import is_zarr_store, wrap_zarr_store
@@ -89,8 +90,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         path = os.fspath(obj)
         if not isinstance(path, str):
             raise StoreError(f"make_store: expected a str path, found bytes {path!r}")
-        if path.startswith("file://") and not storage_options:
-            path = path[len("file://"):]
+        local = file_url_path(path)
+        if local is not None and not storage_options:
+            path = local            # as fsspec's local filesystem reads it (file://~/a: home)
         elif "://" in path:
             # a file:// URL with storage_options is fsspec's local filesystem, as zarr-python
             # opens it

@@ -30,6 +30,7 @@ from zarrx.metadata import nodes
 from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.base import absolute_path
+from zarrx.store.inputs import file_url_path
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
@@ -58,7 +59,7 @@ class Location:
 
 
 def _is_url(text: str) -> bool:
-    return "://" in text and not text.startswith("file://")
+    return "://" in text and file_url_path(text) is None
 
 
 def side_options(where: Any, other: Any, storage_options: dict | None) -> dict | None:
@@ -259,7 +260,8 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
             _refuse_inside_array_url(text, storage_options)
         # shown without the user name, password or query string (a token) it may carry
         return Location(_store_for(text, mode, storage_options), "", redact(text))
-    path = text[len("file://"):] if text.startswith("file://") else text
+    local = file_url_path(text)
+    path = text if local is None else local
     if not path:
         raise ZarrError("expected a path, found an empty string")
     zipped = _split_zip(path)
@@ -326,7 +328,8 @@ def _zip_parts(obj: Any) -> tuple[str, str] | None:
     text = os.fspath(obj)
     if not isinstance(text, str) or _is_url(text):
         return None
-    return _split_zip(text[len("file://"):] if text.startswith("file://") else text)
+    local = file_url_path(text)
+    return _split_zip(text if local is None else local)
 
 
 def writes_zip(obj: Any) -> bool:

@@ -200,7 +200,8 @@ class RemoteStore(RemoteReads, Store):
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
         what = f"HTTP {fail.status}" if fail.status else fail.kind
-        if fail.kind in ("bad_response", "config", "invalid_path"):   # the detail says it all
+        if fail.kind in ("bad_response", "config", "invalid_path") or (   # detail says all
+                fail.kind == "not_found" and fail.status is None and fail.detail):
             what = fail.detail
         elif fail.detail and fail.detail != str(fail.status):
             what += f" ({fail.detail})"     # botocore names an error without a code by status

@@ -31,7 +31,8 @@ from zarrx.store.remote.base import Failure, Got, RemoteStore
 from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once, \
     listed_too_many
-from zarrx.store.remote.fsspec_calls import blocking, file_version, sizeless, upload_body
+from zarrx.store.remote.fsspec_calls import blocking, file_version, is_async, read_only_fs, \
+    sized_info, sizeless, upload_body
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
@@ -127,7 +128,7 @@ class FsspecStore(RemoteStore):
         protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) \
             else (self.fs.protocol,)
         self.is_s3 = type(self.fs).__name__ == "S3FileSystem" or "s3" in protocols
-        self._async = bool(getattr(self.fs, "async_impl", False))
+        self._async = is_async(self.fs)
         self._http = any(p in ("http", "https") for p in protocols)
         # paths are web addresses: over fsspec's HTTP filesystem, or a filesystem in front of
         # it (simplecache::https://...), which hands them on as they are
@@ -145,7 +146,7 @@ class FsspecStore(RemoteStore):
         if self._chain is not None:
             self._display = f"{protocols[0]}://{self._shown_root()}::{self._chain}"
         self._protocol = protocols[0]
-        read_only = read_only or self._web
+        read_only = read_only or self._web or read_only_fs(self.fs)
         super().__init__(read_only=read_only, options=opts)
 
     @classmethod
@@ -284,7 +285,7 @@ class FsspecStore(RemoteStore):
                 raise Failure("bad_response", None, "the server's answer to a HEAD has no "
                               "Content-Length")
             return resp.get("ETag"), int(resp["ContentLength"])
-        info = await self.fs._info(path)
+        info = sized_info(self.fs, path, await self.fs._info(path))
         whole = await self.fs._cat_file(path) if sizeless(info) else None
         return file_version(info, whole, path)
 
@@ -302,7 +303,7 @@ class FsspecStore(RemoteStore):
         return value if isinstance(value, str) else None
 
     def _head_sync(self, path: str) -> tuple[str, int]:
-        info = self.fs.info(path)
+        info = sized_info(self.fs, path, self.fs.info(path))
         return file_version(info, self.fs.cat_file(path) if sizeless(info) else None, path)
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:
