@@ -124,6 +124,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
                                     f"with mode {mode!r}")
             return _writable(wrapped, mode)
     from zarrx.errors import ArgumentTypeError
+    if type(obj).__name__ == "StorePath" and (type(obj).__module__ or "").startswith("zarr."):
+        raise ArgumentTypeError(f"store: a zarr-python StorePath is not taken; pass its store "
+                                f"and its path instead (store=..., path={obj.path!r})")
     raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "
                             f"mapper, an obstore store or a zarr-python store, found "
                             f"{type(obj).__name__} {obj!r}")
