@@ -17,7 +17,7 @@ import zarrx
 from zarrx.errors import ArgumentTypeError, ReadOnlyError, RemoteNotFoundError, ZarrError
 from zarrx.store import FsspecStore, LocalStore, make_store
 
-from tests.loopback import serving
+from loopback import serving
 
 fsspec = pytest.importorskip("fsspec")
 zarr = pytest.importorskip("zarr")
