@@ -212,3 +212,11 @@ def test_a_zarr_python_store_path_is_refused_naming_its_path(tmp_path):
                                                 r"its path instead \(store=\.\.\., path='sub'\)"):
         zarrx.open_group(sp, mode="a")
     assert isinstance(ArgumentTypeError("x"), ZarrError)
+
+
+def test_credentials_in_a_reference_address_are_not_shown(tmp_path):
+    """fsspec's message quotes the address of the references it cannot open, whole."""
+    fo = "http://someone:pw-12345@127.0.0.1:9/refs.json"
+    with pytest.raises(ZarrError) as info:
+        zarrx.open_group("reference://", mode="r", storage_options={"fo": fo})
+    assert "pw-12345" not in str(info.value) and "127.0.0.1:9/refs.json" in str(info.value)

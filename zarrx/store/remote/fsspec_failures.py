@@ -99,13 +99,13 @@ def _unreachable(exc: BaseException, storage_options: dict) -> Failure:
     cannot be read, classified by why (a server that failed is asked again), naming the
     target without credentials. A missing target is no missing key (the reference says the
     key holds data, which a read of its fill value would lose): an error naming it."""
-    from zarrx.store.remote.urls import redact
+    from zarrx.store.remote.urls import redact, redact_urls
     target = redact(str(getattr(exc, "target", "")))
     cause = exc.__cause__
     fail = failure_of(cause, None, storage_options) if cause is not None else None
     if fail is None:
         return Failure("other", None, f"the target of its reference, {target!r}, cannot be "
-                       f"read: {type(cause).__name__}: {first_line(cause)}")
+                       f"read: {type(cause).__name__}: {redact_urls(first_line(cause))}")
     if fail.kind in ("missing", "not_found", "range"):
         return Failure("not_found", None, f"the target of its reference, {target!r}, is "
                        f"missing")

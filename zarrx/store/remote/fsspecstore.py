@@ -38,8 +38,8 @@ from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
-from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, require, scheme_of, \
-    split_chain
+from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, redact_urls, \
+    require, scheme_of, split_chain
 
 __all__ = ["FsspecStore"]
 
@@ -103,7 +103,7 @@ class FsspecStore(RemoteStore):
                 raise
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
-                                 f"{type(exc).__name__}: {exc!s:.200}") from None
+                                 f"{type(exc).__name__}: {redact_urls(str(exc)):.200}") from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
