@@ -220,3 +220,15 @@ def test_credentials_in_a_reference_address_are_not_shown(tmp_path):
     with pytest.raises(ZarrError) as info:
         zarrx.open_group("reference://", mode="r", storage_options={"fo": fo})
     assert "pw-12345" not in str(info.value) and "127.0.0.1:9/refs.json" in str(info.value)
+
+
+def test_credentials_in_a_foreign_stores_repr_are_not_shown():
+    """obstore's HTTPStore quotes its URL whole in its repr; the refusal of storage_options
+    given with it (and with zarr-python's ObjectStore over it) does not."""
+    obstore = pytest.importorskip("obstore")
+    inner = obstore.store.HTTPStore.from_url("http://someone:pw-12345@127.0.0.1:9/x?sig=s-777")
+    for store in (inner, zarr.storage.ObjectStore(inner)):
+        with pytest.raises(ZarrError, match="storage_options apply to URLs") as info:
+            zarrx.open(store, mode="r", storage_options={"anon": True})
+        assert "pw-12345" not in str(info.value) and "s-777" not in str(info.value)
+        assert "127.0.0.1:9/x" in str(info.value)

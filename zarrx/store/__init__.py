@@ -111,7 +111,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         return LocalStore(path, mode=mode)
     if storage_options and not isinstance(obj, (bytes, int, float, list, tuple)):
         raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
-                                 f"store {type(obj).__name__} {obj!r}")
+                                 f"store {type(obj).__name__} {_shown(obj)}")
     if not isinstance(obj, (bytes, dict, int, float, list, tuple)):
         from zarrx.store.remote import wrap_foreign
         wrapped = wrap_foreign(obj, read_only=mode == "r")
@@ -129,7 +129,15 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
                                 f"and its path instead (store=..., path={obj.path!r})")
     raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "
                             f"mapper, an obstore store or a zarr-python store, found "
-                            f"{type(obj).__name__} {obj!r}")
+                            f"{type(obj).__name__} {_shown(obj)}")
+
+
+def _shown(obj: object) -> str:
+    """The ``repr`` of another library's object as messages show it: without the user names,
+    passwords and web queries of the URLs it quotes (as obstore's ``HTTPStore`` quotes
+    ``http://user:password@host/``)."""
+    from zarrx.store.remote.urls import redact_urls
+    return redact_urls(repr(obj))
 
 
 def _refuse_inside_archive(path: str) -> None:
