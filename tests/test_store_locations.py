@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.errors import ArgumentTypeError, ReadOnlyError, RemoteNotFoundError, ZarrError
+from zarrx.errors import (ArgumentTypeError, ContainsArrayError, ContainsGroupError, ReadOnlyError,
+                          RemoteNotFoundError, ZarrError)
 from zarrx.store import FsspecStore, LocalStore, make_store
 
 from loopback import serving
@@ -232,3 +233,56 @@ def test_credentials_in_a_foreign_stores_repr_are_not_shown():
             zarrx.open(store, mode="r", storage_options={"anon": True})
         assert "pw-12345" not in str(info.value) and "s-777" not in str(info.value)
         assert "127.0.0.1:9/x" in str(info.value)
+
+
+# -- a zip archive named by its path keeps the nodes a call does not replace ---------------------
+
+def _archive_with_a_member(tmp_path):
+    path = tmp_path / "data.zip"
+    g = zarrx.open_group(path, mode="w")
+    g.create_array("keep", shape=(2,), dtype="i4")[...] = [1, 2]
+    g.store.close()
+    return path
+
+
+def _names(path):
+    import gc
+    gc.collect()                    # archives opened by a call are finished when collected
+    return sorted(zipfile.ZipFile(path).namelist())
+
+
+@pytest.mark.parametrize("call", [
+    lambda p: zarrx.create_array(p, name="new", shape=(2,), dtype="i4"),
+    lambda p: zarrx.create_group(p, path="new"),
+    lambda p: zarrx.save(p, np.arange(2), path="new"),
+    lambda p: zarrx.save_group(p, np.arange(2), path="new"),
+    lambda p: zarrx.array(np.arange(2), store=p, path="new"),
+    lambda p: zarrx.create(shape=(2,), store=p, path="new"),
+    lambda p: zarrx.from_array(p, data=np.arange(2), name="new"),
+    lambda p: zarrx.open_group(p, mode="w", path="new"),
+    lambda p: zarrx.open_array(p, mode="w", path="new", shape=(2,), dtype="i4"),
+], ids=["create_array", "create_group", "save", "save_group", "array", "create", "from_array",
+        "open_group-w", "open_array-w"])
+def test_creating_a_node_in_an_archive_keeps_the_others(tmp_path, call):
+    """A zip archive opened to write is written anew: a node created below its root was the
+    only one left in it (before: ``create_array("data.zip", name="new")`` dropped ``keep``)."""
+    path = _archive_with_a_member(tmp_path)
+    node = call(path)
+    if node is not None:
+        node.store.close()
+    names = _names(path)
+    assert "keep/zarr.json" in names and "new/zarr.json" in names
+    assert zarrx.open_array(path, path="keep", mode="r")[:].tolist() == [1, 2]
+
+
+def test_a_node_in_an_archive_is_refused_or_replaced_as_in_a_directory(tmp_path):
+    path = _archive_with_a_member(tmp_path)
+    with pytest.raises(ContainsGroupError):           # the root group is there
+        zarrx.save(path, np.arange(2))
+    with pytest.raises(ContainsArrayError):
+        zarrx.create_array(path, name="keep", shape=(2,), dtype="i4")
+    assert "keep/c/0" in _names(path)
+    # replacing the root replaces the whole archive, as mode "w" did
+    zarrx.save_array(path, np.arange(3), mode="w")
+    assert _names(path) == ["c/0", "zarr.json"]
+    assert zarrx.open_array(path, mode="r")[:].tolist() == [0, 1, 2]
