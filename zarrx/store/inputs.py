@@ -8,7 +8,8 @@ import re
 
 from zarrx.errors import StoreError
 
-__all__ = ["absolute_path", "file_url_path", "check_key", "check_prefix", "key_problem", "check_path_key",
+__all__ = ["absolute_path", "file_url_path", "check_key", "check_prefix", "key_problem",
+           "check_path_key",
            "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 

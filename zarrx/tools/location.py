@@ -34,7 +34,8 @@ from zarrx.store.inputs import file_url_path
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
-__all__ = ["Location", "resolve", "writable_destination", "open_node", "parse_storage_options", "overlaps", "overlap",
+__all__ = ["Location", "resolve", "writable_destination", "open_node", "parse_storage_options",
+           "overlaps", "overlap",
            "writes_zip", "check_overwrite_destination",
            "opened_here", "check_zip_destination", "release", "side_options",
            "interrupted_at", "node_holding"]

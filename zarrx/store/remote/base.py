@@ -39,8 +39,7 @@ from zarrx.store._values import Value
 from zarrx.store.remote import aio
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
-                                       if_match_of, kept_changing, READ_ATTEMPTS,
-                                       to_bytes)
+                                       if_match_of, kept_changing, READ_ATTEMPTS, to_bytes)
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
 
@@ -200,8 +199,7 @@ class RemoteStore(RemoteReads, Store):
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
         what = f"HTTP {fail.status}" if fail.status else fail.kind
-        if fail.kind in ("bad_response", "config", "invalid_path") or (   # detail says all
-                fail.kind == "not_found" and fail.status is None and fail.detail):
+        if fail.says_all:
             what = fail.detail
         elif fail.detail and fail.detail != str(fail.status):
             what += f" ({fail.detail})"     # botocore names an error without a code by status
