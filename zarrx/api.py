@@ -101,7 +101,7 @@ def open(store: StoreLike | None = None, *, mode: str | None = None,  # noqa: A0
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
     check_mode(mode)
-    st = _store(store, mode, storage_options)
+    st = _store(store, mode, storage_options, path=path)
     path = node_path(path, "open")
     use_consolidated = kwargs.pop("use_consolidated", None)
     found = None
@@ -159,7 +159,7 @@ def open_group(store: StoreLike | None = None, *, mode: str = "a", path: str | N
     zarr_format = format_of(zarr_format, zarr_version, _what)
     zarr_format = check_format(zarr_format, none=True)
     check_mode(mode)
-    st = _store(store, mode, storage_options)
+    st = _store(store, mode, storage_options, path=path)
     path = node_path(path, _what)
     if mode in ("r", "r+", "a"):
         meta, found = _opened(st, path, zarr_format, use_consolidated, mode)
@@ -273,7 +273,7 @@ def open_array(store: StoreLike | None = None, *, mode: str | None = None,
     storage_options = kwargs.pop("storage_options", None)
     mode = _default_mode(store, mode)
     check_mode(mode)
-    st = _store(store, mode, storage_options)
+    st = _store(store, mode, storage_options, path=path)
     path = node_path(path, "open_array")
     if mode in ("r", "r+", "a"):
         meta = nodes.load_node(st, path, zarr_format)
@@ -310,7 +310,7 @@ def create_group(store: StoreLike | None = None, *, path: str | None = None,
     into (:func:`~zarrx.creation.inherited_format`; zarr-python makes Zarr v3). (``_found``:
     the node and those above it, when a caller read them to decide the format.)"""
     overwrite = flag_arg(overwrite, "create_group", "overwrite")
-    st = _store(store, "w", storage_options)
+    st = _store(store, "w", storage_options, path=path, replacing=overwrite)
     path = node_path(path, "create_group", new=True)
     found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, found)
@@ -416,7 +416,8 @@ def create(shape: Any, *, store: StoreLike | None = None, path: str | None = Non
     mode = kwargs.pop("mode", None)
     mode = "a" if mode is None else mode
     check_mode(mode)
-    store = _store(store, "w", kwargs.pop("storage_options", None))
+    store = _store(store, "w", kwargs.pop("storage_options", None), path=path,
+                   replacing=overwrite or mode == "w")
     new_path = node_path(path, "create_array", "name", new=True)
     # read once, for the format and create_array's checks
     found = ancestors_for(store, new_path, _found,

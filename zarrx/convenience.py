@@ -62,7 +62,8 @@ def save_array(store: Any, arr: Any, *, zarr_format: int | None = None, path: st
     if chunks is None:
         chunks = getattr(arr, "chunks", None)
         chunks = chunks if isinstance(chunks, tuple) else "auto"
-    create_array(_store(store, "w", storage_options), name=path, shape=arr.shape,
+    st = _store(store, "w", storage_options, path=path, replacing=overwrite)
+    create_array(st, name=path, shape=arr.shape,
                  dtype=data_dtype(np.asarray(arr), "save_array"),
                  chunks=chunks, overwrite=overwrite,
                  zarr_format=zarr_format, data=np.asarray(arr), **kwargs)
@@ -85,7 +86,7 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                                     f"found {type(arr).__name__}")
     if not args and not kwargs:
         raise ArgumentError("save_group: at least one array must be provided")
-    st = _store(store, "w", storage_options)
+    st = _store(store, "w", storage_options, path=path)
     at = node_path(path, "save_group", new=True)
     fmt = inherited_format(st, at, zarr_format)
     named = _member_names([(f"argument {i}", f"arr_{i}") for i in range(len(args))]
@@ -221,7 +222,8 @@ def from_array(store: Any = None, *, data: Any, write_data: bool = True, name: s
         data = data_array(data, "from_array")
     kw = _kept(data, zarr_format, chunks, shards, filters, compressors, serializer, fill_value,
                order, chunk_key_encoding, dimension_names)
-    store = _store(store, "w", storage_options)
+    store = _store(store, "w", storage_options, path=name,
+                   replacing=overwrite is True)
     write_data = flag_arg(write_data, "from_array", "write_data")
     if isinstance(data, Array) and write_data and flag_arg(overwrite, "from_array",
                                                            "overwrite"):
@@ -315,7 +317,8 @@ def create_hierarchy(*, store: Any, nodes: dict[str, Any], overwrite: bool = Fal
     one Zarr format; returns an iterator of ``(path, node)`` for each node created, parents
     first. Everything is checked before anything is written, and everything is written before
     this returns: an existing node is an error unless ``overwrite``."""
-    st = _store(store, "w")
+    root = any(isinstance(p, str) and not p.strip("/") for p in nodes)
+    st = _store(store, "w", path="" if root else "below", replacing=overwrite is True)
     return iter([(path, Array(st, path, meta) if isinstance(meta, ArrayMeta)
                   else Group(st, path, meta))
                  for path, meta in write_hierarchy(st, nodes, overwrite=overwrite)])

@@ -2,6 +2,7 @@
 defaults, and the implicit parent groups a nested path needs (see :mod:`zarrx.node_paths`)."""
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -22,6 +23,7 @@ from zarrx.node_paths import (Ancestors, ancestors_for, check_node_names, check_
                               save_parent, save_parents)
 from zarrx.shape_args import auto_chunks, chunks_arg, create_chunks, shape_arg
 from zarrx.store import Store, check_storage_options, make_store
+from zarrx.store.inputs import file_url_path
 
 __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_parents",
            "check_parents", "Ancestors", "ancestors_for", "save_parent", "save_parents",
@@ -30,7 +32,11 @@ __all__ = ["create_array", "format_of", "auto_chunks", "prepare_node", "make_par
            "check_node_names", "flag_arg", "named"]
 
 
-def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
+def _store(store: Any, mode: str, storage_options: dict | None = None, *,
+           path: Any = "", replacing: bool = True) -> Store:
+    """The store ``store`` names, opened for ``mode``. ``path`` and ``replacing``: the node a
+    creating call (mode ``"w"``) makes there, and whether it replaces what is there (see
+    :func:`_zip_mode`)."""
     check_storage_options(storage_options, store)
     if store is None:
         if storage_options:               # a TypeError, as zarr-python raises
@@ -43,7 +49,27 @@ def _store(store: Any, mode: str, storage_options: dict | None = None) -> Store:
                                      f"(found {sorted(storage_options)!r})")
         from zarrx.storage import DictStore
         return DictStore(store, read_only=mode == "r")
-    return make_store(store, mode, storage_options)
+    return make_store(store, _zip_mode(store, mode, path, replacing), storage_options)
+
+
+def _zip_mode(store: Any, mode: str, path: Any, replacing: bool) -> str:
+    """The mode to open ``store`` with for a call creating the node ``path`` in mode ``mode``:
+    ``"a"`` (add to the archive) when ``store`` is the path of an existing zip archive, the
+    mode is ``"w"`` and the call replaces less than the whole archive (a node below its root,
+    or its root without overwrite), since a zip archive opened with ``"w"`` is written anew,
+    without the other nodes it held; ``mode`` otherwise."""
+    if mode != "w" or (replacing and (not isinstance(path, str) or not path.strip("/"))):
+        return mode
+    if not isinstance(store, (str, os.PathLike)):
+        return mode
+    text = os.fspath(store)
+    if not isinstance(text, str):
+        return mode
+    local = file_url_path(text)
+    text = text if local is None else local
+    if "://" in text or not text.lower().endswith(".zip") or not os.path.isfile(text):
+        return mode
+    return "a"
 
 
 def _where(store: Store, path: str) -> str:
@@ -179,7 +205,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
 
     overwrite = flag_arg(overwrite, "create_array", "overwrite")
     write_data = flag_arg(write_data, "create_array", "write_data")
-    st = _store(store, "w", storage_options)
+    st = _store(store, "w", storage_options, path=path if name is None else name,
+                replacing=overwrite)
     path = node_path(path, "create_array", new=True)
     if name is not None:
         name_path = node_path(name, "create_array", "name", new=True)

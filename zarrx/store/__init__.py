@@ -13,6 +13,7 @@ from zarrx.errors import (ConflictError, ReadOnlyError, StoreArgumentError, Stor
                           StoreNotFoundError)
 from zarrx.store.base import ABSENT, ByteRange, ObjectSnapshot, Store
 from zarrx.store.counting import CountingStore
+from zarrx.store.inputs import file_url_path
 from zarrx.store.local import LocalStore
 from zarrx.store.memory import MemoryStore
 from zarrx.store.zarrpy import is_zarr_store, wrap_zarr_store
@@ -89,8 +90,9 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         path = os.fspath(obj)
         if not isinstance(path, str):
             raise StoreError(f"make_store: expected a str path, found bytes {path!r}")
-        if path.startswith("file://") and not storage_options:
-            path = path[len("file://"):]
+        local = file_url_path(path)
+        if local is not None and not storage_options:
+            path = local            # as fsspec's local filesystem reads it (file://~/a: home)
         elif "://" in path:
             # a file:// URL with storage_options is fsspec's local filesystem, as zarr-python
             # opens it
@@ -109,7 +111,7 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         return LocalStore(path, mode=mode)
     if storage_options and not isinstance(obj, (bytes, int, float, list, tuple)):
         raise StoreArgumentError(f"make_store: storage_options apply to URLs, not to the "
-                                 f"store {type(obj).__name__} {obj!r}")
+                                 f"store {type(obj).__name__} {_shown(obj)}")
     if not isinstance(obj, (bytes, dict, int, float, list, tuple)):
         from zarrx.store.remote import wrap_foreign
         wrapped = wrap_foreign(obj, read_only=mode == "r")
@@ -122,9 +124,20 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
                                     f"with mode {mode!r}")
             return _writable(wrapped, mode)
     from zarrx.errors import ArgumentTypeError
+    if type(obj).__name__ == "StorePath" and (type(obj).__module__ or "").startswith("zarr."):
+        raise ArgumentTypeError(f"store: a zarr-python StorePath is not taken; pass its store "
+                                f"and its path instead (store=..., path={obj.path!r})")
     raise ArgumentTypeError(f"store: expected a path or URL, a zarrx Store, a dict, an fsspec "
                             f"mapper, an obstore store or a zarr-python store, found "
-                            f"{type(obj).__name__} {obj!r}")
+                            f"{type(obj).__name__} {_shown(obj)}")
+
+
+def _shown(obj: object) -> str:
+    """The ``repr`` of another library's object as messages show it: without the user names,
+    passwords and web queries of the URLs it quotes (as obstore's ``HTTPStore`` quotes
+    ``http://user:password@host/``)."""
+    from zarrx.store.remote.urls import redact_urls
+    return redact_urls(repr(obj))
 
 
 def _refuse_inside_archive(path: str) -> None:

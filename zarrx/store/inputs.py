@@ -8,7 +8,8 @@ import re
 
 from zarrx.errors import StoreError
 
-__all__ = ["absolute_path", "check_key", "check_prefix", "key_problem", "check_path_key",
+__all__ = ["absolute_path", "file_url_path", "check_key", "check_prefix", "key_problem",
+           "check_path_key",
            "MAX_SEGMENT_BYTES", "as_buffer", "as_bytes"]
 
 
@@ -43,6 +44,18 @@ def absolute_path(path: str) -> str:
     last = len(parts) - parts[::-1].index("..")
     head = os.path.realpath(os.sep.join(parts[:last]) or os.sep)
     return os.path.join(head, *(p for p in parts[last:] if p not in ("", ".")))
+
+
+def file_url_path(text: str) -> str | None:
+    """The local path a ``file://`` URL names (the scheme in any case), as fsspec's local
+    filesystem, and so zarr-python, reads it: the text after ``file://``, with a leading
+    ``~`` taken for the home directory (``file://~/data.zarr``); the text as written
+    otherwise (``%20`` stays three characters, ``file://data.zarr`` is relative). None when
+    ``text`` is no ``file://`` URL."""
+    if text[:7].lower() != "file://":
+        return None
+    path = text[7:]
+    return os.path.expanduser(path) if path.startswith("~") else path
 
 
 def check_prefix(prefix: object, store: object) -> str:

@@ -42,6 +42,7 @@ from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
 from zarrx.store.locallist import FileListing
 from zarrx.store.localsnap import FileSnapshot
 from zarrx.store.pieces import Pieces
+from zarrx.store.inputs import file_url_path
 
 __all__ = ["LocalStore", "TMP_MARK"]
 
@@ -79,8 +80,8 @@ class LocalStore(ConditionalFiles, FileListing):
     def __init__(self, root: str | os.PathLike[str], *, read_only: bool = False,
                  fsync: bool = False, mode: str | None = None) -> None:
         path = os.fspath(root) if isinstance(root, os.PathLike) else root
-        if isinstance(path, str) and path[:7].lower() == "file://":
-            path = path[7:]                 # not a folder 'file:' below the current one
+        if isinstance(path, str) and (local := file_url_path(path)) is not None:
+            path = local                    # not a folder 'file:' below the current one
         if mode is not None and mode not in MODES:
             raise StoreError(f"LocalStore({path!r}): mode: expected one of "
                              f"{', '.join(MODES)}, found {mode!r}")

@@ -33,7 +33,8 @@ from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
     plan_blocks
 from zarrx.tools.location import Location, check_overwrite_destination, \
-    check_zip_destination, open_node, overlap, release, resolve, side_options, writes_zip
+    check_zip_destination, open_node, overlap, release, resolve, side_options, \
+    writable_destination, writes_zip
 from zarrx.tools import pending
 from zarrx.tools.compare import mismatch as _mismatch, same_fill_of as _same_fill, same_values
 from zarrx.tools.parallel import run_parallel, workers_for
@@ -152,6 +153,7 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
         node = open_node(src)               # the source is there before the destination opens
         check_zip_destination(destination, src, replace, "convert")
         dst = resolve(destination, "w" if replace else "a", dst_opts)
+        writable_destination(dst, "convert")
         how = overlap(src, dst)
         if how is not None:
             raise ZarrError(f"convert: the destination {dst} {how} {src}")

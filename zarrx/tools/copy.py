@@ -24,7 +24,8 @@ from zarrx.metadata.leftovers import clear_leftovers
 from zarrx.store import Store, ZipStore
 from zarrx.tools.copy_limits import DOCUMENTS as _DOCS, ObjectLimits
 from zarrx.tools.location import check_overwrite_destination, check_zip_destination, \
-    open_node, overlap, release, resolve, side_options, writes_zip
+    open_node, overlap, release, resolve, side_options, writable_destination, \
+    writes_zip
 from zarrx.tools.parallel import run_parallel, workers_for
 from zarrx.tools.progress import progress_for
 from zarrx.tools.swap import existing_folder, replace_folder
@@ -76,6 +77,7 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         node = open_node(src)               # the source is there before the destination opens
         check_zip_destination(destination, src, replace, "copy")
         dst = resolve(destination, "w" if replace else "a", dst_opts)
+        writable_destination(dst, "copy")
         report = CopyReport(str(src), str(dst))
         how = overlap(src, dst)
         if how is not None:

@@ -24,16 +24,18 @@ from typing import Any
 
 from zarrx.array import Array
 from zarrx.errors import ContainsArrayError, ListingUnsupportedError, NodeExistsError, \
-    NodeNotFoundError, StoreError, ZarrError
+    NodeNotFoundError, ReadOnlyError, StoreError, ZarrError
 from zarrx.group import Group
 from zarrx.metadata import nodes
 from zarrx.metadata.json import document_range, max_document_bytes
 from zarrx.store import Store, ZipStore, make_store
 from zarrx.store.base import absolute_path
+from zarrx.store.inputs import file_url_path
 from zarrx.store.remote.urls import redact
 from zarrx.tools.pending import RECORD, recorded
 
-__all__ = ["Location", "resolve", "open_node", "parse_storage_options", "overlaps", "overlap",
+__all__ = ["Location", "resolve", "writable_destination", "open_node", "parse_storage_options",
+           "overlaps", "overlap",
            "writes_zip", "check_overwrite_destination",
            "opened_here", "check_zip_destination", "release", "side_options",
            "interrupted_at", "node_holding"]
@@ -58,7 +60,7 @@ class Location:
 
 
 def _is_url(text: str) -> bool:
-    return "://" in text and not text.startswith("file://")
+    return "://" in text and file_url_path(text) is None
 
 
 def side_options(where: Any, other: Any, storage_options: dict | None) -> dict | None:
@@ -137,6 +139,13 @@ def _refuse_inside_array(root: str, text: str) -> None:
                 os.path.lexists(at) and not _chunk_folder_name(os.path.basename(at))):
             return
         at = os.path.dirname(at)
+
+
+def writable_destination(loc: Location, what: str) -> None:
+    """A ReadOnlyError when the store of the destination ``loc`` cannot be written (an
+    ``http(s)://`` URL, a read-only store), before anything is read from it."""
+    if loc.store.read_only:
+        raise ReadOnlyError(f"{what}: the destination {loc} is read-only ({loc.store!r})")
 
 
 def node_holding(path: str) -> tuple[str, str] | None:
@@ -248,18 +257,26 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
         return Location(where.store, where.path, f"{where.store!r}{where.name}")
     if isinstance(where, Store):
         return Location(_store_for(where, mode, storage_options), "", repr(where))  # type: ignore[arg-type]
+    if where is None:
+        raise ZarrError("expected a path, a URL, a store, an Array or a Group, found None")
     if not isinstance(where, (str, os.PathLike)):
-        raise ZarrError(f"expected a path, a URL, a Store, an Array or a Group, found "
-                        f"{type(where).__name__} {where!r}")
+        # a dict, an fsspec mapper or filesystem, an obstore store, a zarr-python store: what
+        # the open and create functions take (anything else: an ArgumentTypeError)
+        from zarrx.creation import _store
+        store = _store(where, mode, storage_options)
+        return Location(store, "", repr(store))
     text = os.fspath(where)
     if not isinstance(text, str):
         raise ZarrError(f"expected a str path, found bytes {text!r}")
-    if _is_url(text):
+    if _is_url(text) or storage_options and file_url_path(text) is not None:
+        # (a file:// URL given storage_options is fsspec's local filesystem, as zarrx.open
+        # opens it)
         if mode in ("a", "w", "w-"):
             _refuse_inside_array_url(text, storage_options)
         # shown without the user name, password or query string (a token) it may carry
         return Location(_store_for(text, mode, storage_options), "", redact(text))
-    path = text[len("file://"):] if text.startswith("file://") else text
+    local = file_url_path(text)
+    path = text if local is None else local
     if not path:
         raise ZarrError("expected a path, found an empty string")
     zipped = _split_zip(path)
@@ -326,7 +343,8 @@ def _zip_parts(obj: Any) -> tuple[str, str] | None:
     text = os.fspath(obj)
     if not isinstance(text, str) or _is_url(text):
         return None
-    return _split_zip(text[len("file://"):] if text.startswith("file://") else text)
+    local = file_url_path(text)
+    return _split_zip(text if local is None else local)
 
 
 def writes_zip(obj: Any) -> bool:

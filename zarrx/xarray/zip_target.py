@@ -18,6 +18,7 @@ from typing import Any
 
 from zarrx.errors import ArgumentError
 from zarrx.store import MemoryStore, ZipStore
+from zarrx.store.inputs import file_url_path
 
 __all__ = ["zip_archive", "write_zip"]
 
@@ -31,8 +32,8 @@ def zip_archive(store: Any, storage_options: dict | None) -> str | ZipStore | No
         store = os.fspath(store)
     if not isinstance(store, str) or storage_options:
         return None             # (storage_options with a local path: refused when opened)
-    if store.startswith("file://"):
-        store = store[len("file://"):]
+    local = file_url_path(store)
+    store = store if local is None else local
     if "://" in store or not store.lower().endswith(".zip"):
         return None
     return store

@@ -193,7 +193,7 @@ class RemoteStore(RemoteReads, Store):
 
     def _error(self, action: str, key: str, fail: Failure, attempts: int = 1) -> StoreError:
         what = f"HTTP {fail.status}" if fail.status else fail.kind
-        if fail.kind in ("bad_response", "config", "invalid_path"):   # the detail says it all
+        if fail.says_all:
             what = fail.detail
         elif fail.detail and fail.detail != str(fail.status):
             what += f" ({fail.detail})"     # botocore names an error without a code by status

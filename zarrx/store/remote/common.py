@@ -50,6 +50,14 @@ class Failure(Exception):
         self.retry_after = retry_after
         self.key: str | None = None
 
+    @property
+    def says_all(self) -> bool:
+        """Whether ``detail`` says all there is to say (a message shows it alone): for a bad
+        response, a configuration refused, a name that cannot be taken, and a path not found
+        that is no HTTP answer (the target of a reference)."""
+        return self.kind in ("bad_response", "config", "invalid_path") or (
+            self.kind == "not_found" and self.status is None and bool(self.detail))
+
 
 #: how many times a read whose later parts found a newer version of an object is made
 READ_ATTEMPTS = 8

@@ -15,7 +15,7 @@ from zarrx import _fork
 from zarrx.store.remote.common import listed_too_many
 
 __all__ = ["blocking", "upload_body", "sizeless", "file_version", "find_within",
-           "afind_within"]
+           "afind_within", "sized_info", "is_async", "read_only_fs"]
 
 T = TypeVar("T")
 
@@ -135,3 +135,36 @@ async def afind_within(fs: Any, path: str, most: int) -> list[str]:
         _counted(entries, most)
         out.extend(info["name"] for info in files.values())
     return sorted(out)
+
+
+def is_async(fs: Any) -> bool:
+    """Whether ``fs`` serves fsspec's coroutines (``_cat_file``, ``_info``, ...): an
+    ``AsyncFileSystem``, but a ``DirFileSystem`` (one itself) only over an asynchronous
+    filesystem; over a synchronous one (local, memory) it has none of them to call."""
+    if not getattr(fs, "async_impl", False):
+        return False
+    inner = getattr(fs, "fs", None) if type(fs).__name__ == "DirFileSystem" else None
+    return inner is None or is_async(inner)
+
+
+def read_only_fs(fs: Any) -> bool:
+    """Whether ``fs`` is a filesystem that cannot be written: an archive opened to read
+    (``zip::``, fsspec's default mode ``"r"``; ``tar::`` and ``libarchive::`` always), whose
+    writes fail with a bare ``NotImplementedError`` or are lost."""
+    name = type(fs).__name__
+    if name in ("TarFileSystem", "LibArchiveFileSystem"):
+        return True
+    return name == "ZipFileSystem" and getattr(fs, "mode", "r") == "r"
+
+
+def sized_info(fs: Any, path: str, info: dict) -> dict:
+    """``info`` of ``path`` with no size when it gives a wrong one: a kerchunk reference held
+    inline (text, or ``base64:`` bytes), whose size fsspec's reference filesystem gives as
+    the length of its text rather than of its bytes; such a file is sized by reading it."""
+    if type(fs).__name__ != "ReferenceFileSystem":
+        return info
+    try:
+        ref = fs.references.get(fs._strip_protocol(path))
+    except Exception:  # noqa: BLE001 - a lazily loaded reference set that cannot say
+        return info
+    return {**info, "size": None} if isinstance(ref, (str, bytes)) else info

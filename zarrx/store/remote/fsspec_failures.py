@@ -19,6 +19,8 @@ __all__ = ["failure_of"]
 def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | None:
     """``exc``, raised by the filesystem ``fs`` (opened with ``storage_options``), classified;
     None when it is not the filesystem's (a bug: re-raised)."""
+    if type(exc).__name__ == "ReferenceNotReachable" and exc.__cause__ is not None:
+        return _unreachable(exc, storage_options)
     status, code, headers = _response_of(exc)
     if status is not None:
         if status == 412 or code == "PreconditionFailed":
@@ -90,6 +92,25 @@ def failure_of(exc: BaseException, fs: Any, storage_options: dict) -> Failure | 
         return Failure("bad_response", None, f"the zip entry cannot be read: "
                        f"{type(exc).__name__}: {first_line(exc)}")
     return None
+
+
+def _unreachable(exc: BaseException, storage_options: dict) -> Failure:
+    """The failure of a kerchunk reference (fsspec's reference filesystem) whose target
+    cannot be read, classified by why (a server that failed is asked again), naming the
+    target without credentials. A missing target is no missing key (the reference says the
+    key holds data, which a read of its fill value would lose): an error naming it."""
+    from zarrx.store.remote.urls import redact, redact_urls
+    target = redact(str(getattr(exc, "target", "")))
+    cause = exc.__cause__
+    fail = failure_of(cause, None, storage_options) if cause is not None else None
+    if fail is None:
+        return Failure("other", None, f"the target of its reference, {target!r}, cannot be "
+                       f"read: {type(cause).__name__}: {redact_urls(first_line(cause))}")
+    if fail.kind in ("missing", "not_found", "range"):
+        return Failure("not_found", None, f"the target of its reference, {target!r}, is "
+                       f"missing")
+    fail.detail = f"the target of its reference, {target!r}: {fail.detail or fail.kind}"
+    return fail
 
 
 _SECRET_NAME = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)

@@ -32,14 +32,15 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once, \
     listed_too_many
 from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
-                                             sizeless, upload_body)
+                                             is_async, read_only_fs, sized_info, sizeless,
+                                             upload_body)
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
 from zarrx.store.remote.fsspec_reads import http_range, misplaced, s3_get
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.storage_options import check_known_options, fsspec_options
-from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, require, scheme_of, \
-    split_chain
+from zarrx.store.remote.urls import HTTP_SCHEMES, bucket_problem, redact, redact_urls, \
+    require, scheme_of, split_chain
 
 __all__ = ["FsspecStore"]
 
@@ -103,7 +104,7 @@ class FsspecStore(RemoteStore):
                 raise
             except Exception as exc:  # noqa: BLE001 - fsspec raises many types for bad URLs
                 raise StoreError(f"FsspecStore({redact(fs)!r}): cannot open the filesystem: "
-                                 f"{type(exc).__name__}: {exc!s:.200}") from None
+                                 f"{type(exc).__name__}: {redact_urls(str(exc)):.200}") from None
             check_known_options(fs, type(self.fs).__name__, self._storage_options)
             if type(self.fs).__name__ == "S3FileSystem" and hasattr(self.fs, "retries"):
                 self.fs.retries = 1                  # one attempt per call: zarrx retries
@@ -128,7 +129,7 @@ class FsspecStore(RemoteStore):
         protocols = self.fs.protocol if isinstance(self.fs.protocol, (tuple, list)) \
             else (self.fs.protocol,)
         self.is_s3 = type(self.fs).__name__ == "S3FileSystem" or "s3" in protocols
-        self._async = bool(getattr(self.fs, "async_impl", False))
+        self._async = is_async(self.fs)
         self._http = any(p in ("http", "https") for p in protocols)
         # paths are web addresses: over fsspec's HTTP filesystem, or a filesystem in front of
         # it (simplecache::https://...), which hands them on as they are
@@ -146,7 +147,7 @@ class FsspecStore(RemoteStore):
         if self._chain is not None:
             self._display = f"{protocols[0]}://{self._shown_root()}::{self._chain}"
         self._protocol = protocols[0]
-        read_only = read_only or self._web
+        read_only = read_only or self._web or read_only_fs(self.fs)
         super().__init__(read_only=read_only, options=opts)
 
     @classmethod
@@ -295,7 +296,7 @@ class FsspecStore(RemoteStore):
                 raise Failure("bad_response", None, "the server's answer to a HEAD has no "
                               "Content-Length")
             return resp.get("ETag"), int(resp["ContentLength"])
-        info = await self.fs._info(path)
+        info = sized_info(self.fs, path, await self.fs._info(path))
         whole = await self.fs._cat_file(path) if sizeless(info) else None
         return file_version(info, whole, path)
 
@@ -313,7 +314,7 @@ class FsspecStore(RemoteStore):
         return value if isinstance(value, str) else None
 
     def _head_sync(self, path: str) -> tuple[str, int]:
-        info = self.fs.info(path)
+        info = sized_info(self.fs, path, self.fs.info(path))
         return file_version(info, self.fs.cat_file(path) if sizeless(info) else None, path)
 
     async def _put(self, key: str, data: memoryview, mode: str | None) -> str | None:

@@ -10,7 +10,8 @@ from zarrx.errors import MissingDependencyError
 
 __all__ = ["redact", "redact_text", "scheme_of", "literal_path", "dot_segment", "empty_segment",
            "endpoint_problem", "OBSTORE_SCHEMES", "HTTP_SCHEMES", "require", "bucket_problem",
-           "basic_credentials", "without_userinfo", "host_problem", "split_chain"]
+           "basic_credentials", "without_userinfo", "host_problem", "split_chain",
+           "redact_urls"]
 
 # user info in a URL (``user:password@``, ``token@``); Azure's ``container@account`` is an
 # address, not a secret
@@ -239,6 +240,17 @@ def redact_text(text: str) -> str:
     """``text`` with the user name and password of every URL in it taken out (reprs and
     messages of other libraries' stores and clients quote their URLs whole)."""
     return _USERINFO.sub(r"\1", text)
+
+
+#: the query of a web address quoted in a text (an access token, a signature)
+_WEB_QUERY = re.compile(r"(\bhttps?://[^\s'\"?#]*)[?#][^\s'\"]*", re.IGNORECASE)
+
+
+def redact_urls(text: str) -> str:
+    """``text`` (another library's message, which may quote the URLs it was given) with the
+    user name and password of every URL in it and the query and fragment of every web
+    address taken out."""
+    return _WEB_QUERY.sub(r"\1", redact_text(text))
 
 
 def require(module: str, package: str, why: str, extra: str | None = None):  # type: ignore[no-untyped-def]
