@@ -19,9 +19,9 @@ node's path under ``zarrx_pending`` (v3: inside ``consolidated_metadata``, where
 ignores it), (2) the node's documents are written, (3) each is rewritten with the node's new
 entry and without the path. A reader that finds pending paths takes those nodes from their own
 documents (``p/`` marks a subtree being deleted or written: it is listed from the store), so a
-kill at any point never serves stale metadata. A delete drops the subtree's entries in step (1),
-so readers ignoring the pending list (zarr-python) never find an entry of a removed node. Each rewrite is a read-modify-write made
-conditional (``set_if``) where the store supports it, so concurrent writers of different nodes
+kill at any point never serves stale metadata (a delete drops the subtree's entries in (1), so
+zarr-python, ignoring the list, never finds a removed node). Each rewrite is a read-modify-write
+made conditional (``set_if``) where the store supports it, so concurrent writers of different nodes
 lose no update. A path stays pending until its node is written again (consolidating keeps it
 pending: its writer may still be at work). A v3 group's own writes rewrite its consolidated
 document itself and keep its entries and pending paths. The store root's documents are read by
