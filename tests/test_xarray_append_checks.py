@@ -92,3 +92,27 @@ def test_an_append_dim_that_is_no_name_is_an_argument_type_error(tmp_path, dim):
             f"{dim!r}")):
         zx.to_zarrx(dataset(1, 2), path, append_dim=dim)
     assert stored(path) == before
+
+
+@pytest.mark.parametrize("coordinate_first", [True, False])
+def test_an_append_to_a_variable_of_a_rectilinear_grid_leaves_the_group_as_it_was(
+        tmp_path, coordinate_first):
+    # (before, the group's attributes were written and the coordinate grown before the
+    # variable of fixed chunk edges refused to grow: the group no longer opened, its 't'
+    # having 5 elements in one array and 3 in the other)
+    path = tmp_path / "r.zarr"
+    g = zarrx.open_group(str(path), mode="w", attributes={"title": "old"})
+    t = g.create_array("t", shape=(3,), chunks=(2,), dtype="i8", dimension_names=("t",))
+    t[:] = [0, 1, 2]
+    b = g.create_array("b", shape=(3,), chunks=[[2, 2]], dtype="i8", dimension_names=("t",))
+    b[:] = [0, 1, 2]
+    before = {k.name: k.read_bytes() for k in path.rglob("*") if k.is_file()}
+    more = xr.Dataset({"b": ("t", [3, 4])}, coords={"t": [3, 4]}, attrs={"title": "new"})
+    if not coordinate_first:
+        more = more.drop_vars("t").assign(t=("t", [3, 4]))
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "/b: cannot append to an array with a rectilinear chunk grid")):
+        zx.to_zarrx(more, path, mode="a", append_dim="t")
+    assert {k.name: k.read_bytes() for k in path.rglob("*") if k.is_file()} == before
+    got = xr.open_dataset(path, engine=zx.ZarrxBackendEntrypoint).load()
+    assert got.attrs == {"title": "old"} and got.sizes["t"] == 3

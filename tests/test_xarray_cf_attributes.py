@@ -175,3 +175,18 @@ def test_a_calendar_only_cftime_decodes_says_so_without_cftime(tmp_path, calenda
             f"needs cftime (not installed; or read with decode_times=False) (xarray: ")):
         xr.open_dataset(str(tmp_path / "d.zarr"), engine=ZarrxBackendEntrypoint)
     assert _open(tmp_path / "d.zarr", decode_times=False).v.values.tolist()[1:] == [1, 2]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("cftime") is not None,
+                    reason="cftime decodes such times")
+@pytest.mark.parametrize("calendar", ["standard", "noleap"])
+def test_use_cftime_without_cftime_is_an_argument_error_naming_it(tmp_path, calendar):
+    # (before: a MetadataError blaming the well-formed units 'days since 2000-01-01')
+    _store(tmp_path / "d.zarr", 2, "i4", {"units": "days since 2000-01-01",
+                                          "calendar": calendar})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(
+            "variable 'v': use_cftime=True decodes its times (units 'days since 2000-01-01') "
+            "with cftime, which is not installed (install cftime, or leave use_cftime out) "
+            "(xarray: ")):
+        xr.open_dataset(str(tmp_path / "d.zarr"), engine=ZarrxBackendEntrypoint,
+                        use_cftime=True)

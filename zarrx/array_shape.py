@@ -15,7 +15,7 @@ from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, RectilinearGrid
 
-__all__ = ["Reshaping"]
+__all__ = ["Reshaping", "check_zero_chunks"]
 
 
 def _chunk_end(n: int, step: int) -> int:
@@ -24,7 +24,7 @@ def _chunk_end(n: int, step: int) -> int:
     return min(-(-n // step) * step, 2**63 - 1) if step else n
 
 
-def _check_zero_chunks(meta: ArrayMeta, new: tuple[int, ...], name: str) -> None:
+def check_zero_chunks(meta: ArrayMeta, new: tuple[int, ...], name: str) -> None:
     """An ArgumentError when ``new`` gives a length to an axis whose chunk length is 0 (as
     zarr-python writes for an axis of length 0): no chunk could hold its elements. zarr-python
     writes such a shape and cannot read the array afterwards."""
@@ -83,7 +83,7 @@ class Reshaping:
 
         def change(current: ArrayMeta) -> ArrayMeta:
             new = tuple(shape_of(current.shape))
-            _check_zero_chunks(current, new, self.name)
+            check_zero_chunks(current, new, self.name)
             meta = dataclasses.replace(current, shape=new)
             if any(n < o for n, o in zip(new, current.shape)):
                 self._empty_outside(meta)

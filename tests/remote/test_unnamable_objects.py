@@ -63,3 +63,25 @@ def test_a_prefix_delete_refuses_too_also_through_a_wrapper(stray):
     with pytest.raises(StoreError, match="nothing was deleted"):
         CountingStore(store).delete_prefix("a/")
     _kept(store, key)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_refused_delete_leaves_the_consolidated_metadata_listing_the_node(fmt):
+    # (the delete drops the node's entries before removing anything; refused, it lists them
+    # again, no longer pending)
+    import json
+
+    root = f"unnamable-{uuid.uuid4().hex}"
+    store = FsspecStore(f"memory://{root}")
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    g.create_array("a", shape=(4,), chunks=(2,), dtype="i1")[:] = 1
+    zarrx.consolidate_metadata(store)
+    key = ".zmetadata" if fmt == 2 else "zarr.json"
+    before = json.loads(store.get(key))
+    fsspec.filesystem("memory").pipe(f"/{root}/a/c//z", b"x")
+    try:
+        with pytest.raises(StoreError, match="nothing was deleted"):
+            del zarrx.open_group(store, mode="r+")["a"]
+        assert json.loads(store.get(key)) == before
+    finally:
+        fsspec.filesystem("memory").rm(f"/{root}", recursive=True)

@@ -19,8 +19,9 @@ node's path under ``zarrx_pending`` (v3: inside ``consolidated_metadata``, where
 ignores it), (2) the node's documents are written, (3) each is rewritten with the node's new
 entry and without the path. A reader that finds pending paths takes those nodes from their own
 documents (``p/`` marks a subtree being deleted or written: it is listed from the store), so a
-kill at any point never serves stale metadata. Each rewrite is a read-modify-write made
-conditional (``set_if``) where the store supports it, so concurrent writers of different nodes
+kill at any point never serves stale metadata (a delete drops the subtree's entries in (1), so
+zarr-python, ignoring the list, never finds a removed node). Each rewrite is a read-modify-write
+made conditional (``set_if``) where the store supports it, so concurrent writers of different nodes
 lose no update. A path stays pending until its node is written again (consolidating keeps it
 pending: its writer may still be at work). A v3 group's own writes rewrite its consolidated
 document itself and keep its entries and pending paths. The store root's documents are read by
@@ -377,13 +378,23 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     """Remove the node at ``path`` and everything below it. ``known``: documents the caller
     has just read (key -> document, None when absent; see :func:`_covering`)."""
     subtree = path + "/" if path else ""
+    # the subtree's entries are dropped as it is listed as pending, before any object goes: a
+    # reader ignoring the pending list (zarr-python) never reads a removed array as fill values
     marked = _edit_all(store, _covering(store, [path], (3, 2), known=known),
-                       lambda group: _marking(_relative(subtree, group))) if path else []
+                       lambda group: _dropping(_relative(path, group))) if path else []
     keys = list(store.list_prefix(subtree))
     # objects named against the store's key rules by another tool (a control character, bytes
     # that are not UTF-8) are no node's: only the prefix delete at the end may name them, on
-    # a store whose prefix deletes remove them; on another, nothing is deleted
-    refuse_unnamable(store, subtree, keys)
+    # a store whose prefix deletes remove them; on another, nothing is deleted (the entries
+    # dropped above are listed again)
+    try:
+        refuse_unnamable(store, subtree, keys)
+    except ZarrError:
+        for fmt, group in marked:
+            _edit_consolidated(store, fmt, _relisting(
+                store, path, group, fmt, load_node(store, path, fmt, consolidated=False)),
+                at=group)
+        raise
     named = [k for k in keys if store.key_problem(k) is None]
     docs = sorted((k for k in named if k.rpartition("/")[2] in NODE_KEYS),
                   key=lambda k: (-k.count("/"), k))
@@ -432,8 +443,34 @@ def _groups_above(docs: list[str], top: str) -> set[str]:
 
 
 def _marking_children(entries: dict[str, Any], pending: set[str]) -> None:
-    """The edit that lists every child a group consolidates as pending, with its subtree."""
+    """The edit that lists every child a group consolidates as pending (its subtree is being
+    deleted), dropping their entries."""
     pending.update(k.partition("/")[0] + "/" for k in entries if k)
+    for k in [k for k in entries if k]:
+        del entries[k]
+
+
+def _relisting(store: Store, path: str, group: str, fmt: int, meta: Meta | None) -> Edit:
+    """The edit that lists the subtree at ``path`` (its top ``meta``, None when there is no
+    node there) as stored, no longer pending."""
+    rel = _relative(path, group)
+
+    def relist(entries: dict[str, Any], pending: set[str]) -> None:
+        drop_subtree(entries, rel)
+        if meta is not None:
+            entries[rel] = _without_consolidated(meta)
+            entries.update(walked_entries(store, path, rel, fmt))
+            _list_parents(store, group, rel, fmt, entries, set())
+        pending.discard(rel + "/")
+    return relist
+
+
+def _dropping(rel: str) -> Edit:
+    """The edit that lists the subtree at ``rel`` as pending and drops its entries."""
+    def drop(entries: dict[str, Any], pending: set[str]) -> None:
+        pending.add(rel + "/")
+        drop_subtree(entries, rel)
+    return drop
 
 
 def move_node(store: Store, src: str, dst: str) -> None:
@@ -458,14 +495,5 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
     metas = {fmt: load_node(store, path, fmt, consolidated=False)
              for fmt in {f for f, _ in marked}}
     for fmt, group in marked:
-        meta = metas[fmt]
-        rel = _relative(path, group)
-
-        def finish(entries: dict[str, Any], pending: set[str]) -> None:
-            drop_subtree(entries, rel)
-            if meta is not None:
-                entries[rel] = _without_consolidated(meta)
-                entries.update(walked_entries(store, path, rel, fmt))
-                _list_parents(store, group, rel, fmt, entries, set())
-            pending.discard(rel + "/")
-        _edit_consolidated(store, fmt, finish, at=group)
+        _edit_consolidated(store, fmt, _relisting(store, path, group, fmt, metas[fmt]),
+                           at=group)

@@ -175,6 +175,8 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
             source = f"the .zarray field {field}.dimrefs"
         if dims is None and ndim == 0:
             dims = []
+        if isinstance(dims, str) and dims and ndim == 1:
+            dims = [dims]       # (one name, not a list of it, as some writers store it)
         # (xarray's writer stores an integer dimension name as a number, which its engine
         # reads back as that integer)
         if not isinstance(dims, list) or len(dims) != ndim or not all(

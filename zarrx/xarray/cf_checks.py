@@ -11,13 +11,14 @@ Each variable is then decoded by xarray as a one-element array of its type with 
 attributes; what still fails there is a MetadataError naming the variable and quoting xarray."""
 from __future__ import annotations
 
+import importlib.util
 import warnings
 from typing import Any
 
 import numpy as np
 from xarray.coding.common import _ElementwiseFunctionArray
 
-from zarrx.errors import MetadataError, ZarrError
+from zarrx.errors import ArgumentError, MetadataError, ZarrError
 from zarrx.metadata._util import short
 
 __all__ = ["check_variables", "check_units_length", "checked_dataset", "culprit",
@@ -133,10 +134,11 @@ FAILURES = (ValueError, TypeError, OverflowError, LookupError, ArithmeticError,
 
 
 def culprit(variables: Any, decode: dict[str, Any], exc: BaseException,
-            where: str) -> MetadataError:
+            where: str) -> ZarrError:
     """The MetadataError for ``exc``, which xarray raised decoding ``variables`` (at ``where``,
     a group): the first variable whose decoding fails alone is named, with the time attribute
-    at fault (``calendar`` when it decodes without it, else ``units``)."""
+    at fault (``calendar`` when it decodes without it, else ``units``; an ArgumentError for
+    ``use_cftime=True`` without cftime)."""
     from xarray.conventions import decode_cf_variable
     flags = {k: decode[k] for k in ("concat_characters", "mask_and_scale", "decode_times",
                                     "use_cftime", "decode_timedelta") if k in decode}
@@ -158,6 +160,12 @@ def culprit(variables: Any, decode: dict[str, Any], exc: BaseException,
             continue
         attrs = var.attrs
         if isinstance(attrs.get("units"), str) and " since " in attrs["units"]:
+            if flags.get("use_cftime") is True and importlib.util.find_spec("cftime") is None:
+                # (the argument, not the stored units or calendar)
+                return ArgumentError(
+                    f"variable {name!r}: use_cftime=True decodes its times (units "
+                    f"{short(attrs['units'], 80)}) with cftime, which is not installed "
+                    f"(install cftime, or leave use_cftime out) ({_said(failure)})")
             cal = attrs.get("calendar")
             plain = var.copy(deep=False)
             plain.attrs = {k: v for k, v in attrs.items() if k != "calendar"}
@@ -198,7 +206,6 @@ def _known_calendar(calendar: Any) -> str | bool:
         return True
     if cal not in _CFTIME_ONLY:
         return False
-    import importlib.util
     return True if importlib.util.find_spec("cftime") is not None else "needs cftime"
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.array import Array
+from zarrx.array_shape import check_zero_chunks
 from zarrx.chunk_io import check_value
 from zarrx.creation import Ancestors, create_array
 from zarrx.dask.graph import store_blocks
@@ -137,6 +138,9 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
         assert isinstance(arr, Array)
         selection, grow = _target_selection(arr, dims, encoded.shape, append_dim, slices)
         axis = dims.index(str(append_dim)) if grow is not None else None
+        if grow is not None:        # (refused now, not once the group's attributes are written)
+            arr._check_regular_grid("append to")
+            check_zero_chunks(arr.metadata, grow, arr.name)
         return Plan(name, _storable(arr, data, where), selection, grow=grow, axis=axis,
                      write_empty=write_empty)
     check_encoded_times(var, encoded, name)

@@ -267,10 +267,11 @@ class PreparedWrite:
         if grp is None:
             grp = _open(self.store, mode, self.group, self.fmt, self.storage_options,
                         found=None if reread else self.found)
+        if self.append_dim is not None:     # (before the attributes: a claim refused by
+            # the stored arrays as found then leaves the group as it was)
+            claim_rows(grp, self.plans, str(self.append_dim))
         if mode in ("w", "w-", "a", "a-"):
             grp.attrs.put(self.attrs)
-        if self.append_dim is not None:
-            claim_rows(grp, self.plans, str(self.append_dim))
         # the new variables' places and the nodes above them, read in one batch when the
         # first is created (their names hold no "/": check_name)
         placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in self.plans
