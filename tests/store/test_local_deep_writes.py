@@ -1,6 +1,7 @@
 """Writes deep in a LocalStore open the deepest folder that exists in a few calls, not by
 walking every folder from the root: creating a path n levels deep costs O(n) opens, not O(n^2)."""
 import os
+import subprocess
 
 import pytest
 
@@ -69,7 +70,16 @@ def _long_key(depth: int) -> str:
     return "/".join(["g"] * depth) + "/zarr.json"
 
 
-def test_keys_longer_than_a_path_are_opened_in_pieces_not_walked(tmp_path, opens):
+@pytest.fixture
+def deep_path(tmp_path):
+    """``tmp_path``, its folders thousands deep removed after the test (pytest's own clean-up
+    of old temporary folders recurses once per level, and would fail on them)."""
+    yield tmp_path
+    subprocess.run(["rm", "-rf", str(tmp_path)], check=False)
+
+
+def test_keys_longer_than_a_path_are_opened_in_pieces_not_walked(deep_path, opens):
+    tmp_path = deep_path
     # past PATH_MAX (4096 bytes) one openat2 cannot take the path: the folders are opened a
     # piece of about 4,000 bytes at a time (before: every folder from the root, each call)
     store = LocalStore(str(tmp_path))
@@ -87,7 +97,8 @@ def test_keys_longer_than_a_path_are_opened_in_pieces_not_walked(tmp_path, opens
     assert sorted(store.list_prefix("g/" * 2499)) == sorted([_long_key(2500), _long_key(5000)])
 
 
-def test_a_link_in_a_key_longer_than_a_path_is_still_refused_and_named(tmp_path):
+def test_a_link_in_a_key_longer_than_a_path_is_still_refused_and_named(deep_path):
+    tmp_path = deep_path
     store = LocalStore(str(tmp_path / "root"))
     deep = "/".join(["g"] * 2500)
     store.set(deep + "/k", b"1")
