@@ -66,3 +66,30 @@ def test_overwrite_makes_the_groups_between_a_replaced_node_and_the_nodes_below_
         assert sorted(n for n, _ in got.members(max_depth=None)) == \
             ["a", "a/b", "a/b/c", "a/b/c/d"]
         assert got["a/b/c/d"].shape == (2,)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_save_group_edits_the_consolidated_metadata_above_it_once_for_all_its_arrays(fmt):
+    # before: each array edited the root's consolidated document twice (its pending mark,
+    # then its entry), so saving n arrays rewrote a document of n entries 2n times
+    import numpy as np
+
+    root_doc = "zarr.json" if fmt == 3 else ".zmetadata"
+    writes = {}
+    for n in (10, 40):
+        store = CountingStore(MemoryStore())
+        g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+        g.create_array("kept", shape=(2,), dtype="i1")
+        g.create_group("sub/old")
+        zarrx.consolidate_metadata(store)
+        store.reset()
+        arrays = {f"a{i}": np.arange(i, i + 3) for i in range(n)}
+        zarrx.save_group(store, path="sub", zarr_format=fmt, **arrays)
+        writes[n] = store.sets_by_key[root_doc]
+        listed = zarrx.open_group(store, mode="r")
+        assert listed.metadata.consolidated is not None
+        assert sorted(listed["sub"].keys()) == sorted(arrays)       # "old" replaced
+        assert "kept" in listed
+        for name, values in arrays.items():
+            np.testing.assert_array_equal(listed[f"sub/{name}"][...], values)
+    assert writes[10] == writes[40] <= 4, writes

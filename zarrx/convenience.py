@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.api import _store, check_mode, create, open, open_group
+from zarrx.api import _store, check_mode, create, open
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
                              flag_arg, format_of, inherited_format, node_path)
@@ -27,7 +27,7 @@ from zarrx.hierarchy import write_hierarchy
 from zarrx.like import kept_chunks
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL
-from zarrx.metadata.model import ArrayMeta
+from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.store import MemoryStore
 from zarrx.store.locks import _identity as store_identity
 
@@ -95,12 +95,17 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     # mode "w" replaces what is at path: every array is made first where nothing is lost (a
     # memory store, without its data), so one that cannot be saved replaces nothing
     scratch = MemoryStore()
-    for name, arr, dtype in items:
-        create_array(scratch, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt,
-                     data=arr, write_data=False)
-    open_group(st, mode="w", path=at, zarr_format=fmt)
-    for name, arr, dtype in items:
-        create_array(st, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt, data=arr)
+    made = [create_array(scratch, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt,
+                         data=arr, write_data=False) for name, arr, dtype in items]
+    for made_array, (_, arr, _) in zip(made, items):
+        made_array._as_stored(arr)              # data the dtype cannot take: nothing replaced
+    # the group and its arrays written as one hierarchy: the consolidated metadata above them
+    # is edited a fixed number of times, not twice an array
+    written = write_hierarchy(st, {at: GroupMeta(zarr_format=fmt),   # type: ignore[arg-type]
+                                   **{a.path: a.metadata for a in made}}, overwrite=True)
+    metas = dict(written)
+    for made_array, (name, arr, _) in zip(made, items):
+        Array(st, name, metas[name])[...] = arr
 
 
 def _member_names(given: list[tuple[str, str]]) -> list[str]:
