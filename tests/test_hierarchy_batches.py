@@ -93,3 +93,29 @@ def test_save_group_edits_the_consolidated_metadata_above_it_once_for_all_its_ar
         for name, values in arrays.items():
             np.testing.assert_array_equal(listed[f"sub/{name}"][...], values)
     assert writes[10] == writes[40] <= 4, writes
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_convert_of_a_hierarchy_edits_the_consolidated_metadata_above_it_once(fmt):
+    # before: each array and each group converted edited the destination's consolidated
+    # document twice, so converting n arrays rewrote a document of n entries 2n times
+    root_doc = "zarr.json" if fmt == 3 else ".zmetadata"
+    writes = {}
+    for n in (10, 40):
+        src = zarrx.open_group(MemoryStore(), mode="w", zarr_format=fmt)
+        for i in range(n):
+            src.create_array(f"g{i % 3}/a{i}", shape=(4,), dtype="i2")[...] = i
+        store = CountingStore(MemoryStore())
+        dst = zarrx.open_group(store, mode="w", zarr_format=fmt)
+        sub = dst.create_group("sub")
+        zarrx.consolidate_metadata(store)
+        store.reset()
+        report = zarrx.convert(src, sub, overwrite=True, verify=True)
+        assert report.ok
+        writes[n] = store.sets_by_key[root_doc]
+        listed = zarrx.open_group(store, mode="r")
+        assert listed.metadata.consolidated is not None
+        assert sorted(name for name, _ in listed["sub"].members(max_depth=None)) == sorted(
+            [f"g{j}" for j in range(3)] + [f"g{i % 3}/a{i}" for i in range(n)])
+        assert listed[f"sub/g{(n - 2) % 3}/a{n - 2}"][...].tolist() == [n - 2] * 4
+    assert writes[10] == writes[40] <= 4, writes
