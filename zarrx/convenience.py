@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.api import _store, check_mode, create, open
+from zarrx.api import _store, check_mode, create, open, open_group
 from zarrx.array import Array
 from zarrx.creation import (as_zarrx_array, check_format, create_array, data_array, data_dtype,
                              flag_arg, format_of, inherited_format, node_path)
@@ -27,7 +27,7 @@ from zarrx.hierarchy import write_hierarchy
 from zarrx.like import kept_chunks
 from zarrx.metadata import nodes
 from zarrx.metadata.make import DEFAULT_FILL
-from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.metadata.model import ArrayMeta
 from zarrx.store import MemoryStore
 from zarrx.store.locks import _identity as store_identity
 
@@ -99,11 +99,11 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
                          data=arr, write_data=False) for name, arr, dtype in items]
     for made_array, (_, arr, _) in zip(made, items):
         made_array._as_stored(arr)              # data the dtype cannot take: nothing replaced
-    # the group and its arrays written as one hierarchy: the consolidated metadata above them
-    # is edited a fixed number of times, not twice an array
-    written = write_hierarchy(st, {at: GroupMeta(zarr_format=fmt),   # type: ignore[arg-type]
-                                   **{a.path: a.metadata for a in made}}, overwrite=True)
-    metas = dict(written)
+    open_group(st, mode="w", path=at, zarr_format=fmt)
+    # the arrays written as one hierarchy: the consolidated metadata above them is edited a
+    # fixed number of times, not twice an array
+    metas = dict(write_hierarchy(st, {rel: a.metadata for rel, a in zip(named, made)},
+                                 group=at, zarr_format=fmt))
     for made_array, (name, arr, _) in zip(made, items):
         Array(st, name, metas[name])[...] = arr
 
