@@ -66,3 +66,56 @@ def test_overwrite_makes_the_groups_between_a_replaced_node_and_the_nodes_below_
         assert sorted(n for n, _ in got.members(max_depth=None)) == \
             ["a", "a/b", "a/b/c", "a/b/c/d"]
         assert got["a/b/c/d"].shape == (2,)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_save_group_edits_the_consolidated_metadata_above_it_once_for_all_its_arrays(fmt):
+    # before: each array edited the root's consolidated document twice (its pending mark,
+    # then its entry), so saving n arrays rewrote a document of n entries 2n times
+    import numpy as np
+
+    root_doc = "zarr.json" if fmt == 3 else ".zmetadata"
+    writes = {}
+    for n in (10, 40):
+        store = CountingStore(MemoryStore())
+        g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+        g.create_array("kept", shape=(2,), dtype="i1")
+        g.create_group("sub/old")
+        zarrx.consolidate_metadata(store)
+        store.reset()
+        arrays = {f"a{i}": np.arange(i, i + 3) for i in range(n)}
+        zarrx.save_group(store, path="sub", zarr_format=fmt, **arrays)
+        writes[n] = store.sets_by_key[root_doc]
+        listed = zarrx.open_group(store, mode="r")
+        assert listed.metadata.consolidated is not None
+        assert sorted(listed["sub"].keys()) == sorted(arrays)       # "old" replaced
+        assert "kept" in listed
+        for name, values in arrays.items():
+            np.testing.assert_array_equal(listed[f"sub/{name}"][...], values)
+    assert writes[10] == writes[40] <= 6, writes
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_convert_of_a_hierarchy_edits_the_consolidated_metadata_above_it_once(fmt):
+    # before: each array and each group converted edited the destination's consolidated
+    # document twice, so converting n arrays rewrote a document of n entries 2n times
+    root_doc = "zarr.json" if fmt == 3 else ".zmetadata"
+    writes = {}
+    for n in (10, 40):
+        src = zarrx.open_group(MemoryStore(), mode="w", zarr_format=fmt)
+        for i in range(n):
+            src.create_array(f"g{i % 3}/a{i}", shape=(4,), dtype="i2")[...] = i
+        store = CountingStore(MemoryStore())
+        dst = zarrx.open_group(store, mode="w", zarr_format=fmt)
+        sub = dst.create_group("sub")
+        zarrx.consolidate_metadata(store)
+        store.reset()
+        report = zarrx.convert(src, sub, overwrite=True, verify=True)
+        assert report.ok
+        writes[n] = store.sets_by_key[root_doc]
+        listed = zarrx.open_group(store, mode="r")
+        assert listed.metadata.consolidated is not None
+        assert sorted(name for name, _ in listed["sub"].members(max_depth=None)) == sorted(
+            [f"g{j}" for j in range(3)] + [f"g{i % 3}/a{i}" for i in range(n)])
+        assert listed[f"sub/g{(n - 2) % 3}/a{n - 2}"][...].tolist() == [n - 2] * 4
+    assert writes[10] == writes[40] <= 4, writes

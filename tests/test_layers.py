@@ -36,6 +36,8 @@ LAYERS = [
     ("zarrx.layout", 3),
     ("zarrx.shard_objects", 3),     # whole-shard codecs: a store view built from codecs
     ("zarrx.size_limits", 3),     # the most bytes a stored chunk or shard may hold
+    ("zarrx.store._dictversion", 1),   # a dict's version tag: the dict store's listing
+    ("zarrx.store.keyindex", 1),   # sorted keys of memory, zip and dict stores
     ("zarrx.store.remote", 1),
     ("zarrx.store", 1),
     ("zarrx.storage", 1),

@@ -96,12 +96,17 @@ def save_group(store: Any, *args: Any, zarr_format: int | None = None, path: str
     # mode "w" replaces what is at path: every array is made first where nothing is lost (a
     # memory store, without its data), so one that cannot be saved replaces nothing
     scratch = MemoryStore()
-    for name, arr, dtype in items:
-        create_array(scratch, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt,
-                     data=arr, write_data=False)
+    made = [create_array(scratch, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt,
+                         data=arr, write_data=False) for name, arr, dtype in items]
+    for made_array, (_, arr, _) in zip(made, items):
+        made_array._as_stored(arr)              # data the dtype cannot take: nothing replaced
     open_group(st, mode="w", path=at, zarr_format=fmt)
-    for name, arr, dtype in items:
-        create_array(st, name=name, shape=arr.shape, dtype=dtype, zarr_format=fmt, data=arr)
+    # the arrays written as one hierarchy: the consolidated metadata above them is edited a
+    # fixed number of times, not twice an array
+    metas = dict(write_hierarchy(st, {rel: a.metadata for rel, a in zip(named, made)},
+                                 group=at, zarr_format=fmt))
+    for made_array, (name, arr, _) in zip(made, items):
+        Array(st, name, metas[name])[...] = arr
 
 
 def _member_names(given: list[tuple[str, str]]) -> list[str]:

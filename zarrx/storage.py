@@ -14,6 +14,9 @@ from zarrx import _fork
 from zarrx.errors import StoreError
 from zarrx.store import (ByteRange, CountingStore, LocalStore, MemoryStore, Store,  # noqa: F401
                          ZipStore, make_store)
+from zarrx.store._dictversion import version as dict_version
+from zarrx.store.base import check_prefix
+from zarrx.store.keyindex import KeyIndex
 from zarrx.store.memory import _COUNTER
 
 __all__ = ["ByteRange", "CountingStore", "LocalStore", "MemoryStore", "Store", "ZipStore",
@@ -49,11 +52,21 @@ class _CallerDict:
     written as the dict holds them: ``bytes``, or zarr-python ``Buffer`` objects when the dict
     held those when the store was made (so zarr-python keeps reading it)."""
 
-    __slots__ = ("data", "buffers")
+    __slots__ = ("data", "buffers", "state")
 
-    def __init__(self, data: dict) -> None:
+    def __init__(self, data: dict, state: _DictState) -> None:
         self.data = data
         self.buffers = any(_is_zarr_buffer(v) for v in data.values())
+        self.state = state
+
+    def _changed(self, before: int | None) -> None:
+        """After a write through the stores (under their lock): when the dict was as their
+        key index last saw it, it is now as the index has it (the stores keep it in step with
+        their own writes); a change by anyone else leaves the versions apart, and the index
+        is made again at the next listing."""
+        state = self.state
+        if before is not None and before == state.seen:
+            state.seen = dict_version(self.data)
 
     @staticmethod
     def _read(value: object) -> object:
@@ -81,16 +94,27 @@ class _CallerDict:
         return value if type(value) is bytes else bytes(memoryview(self._read(value)))  # type: ignore[arg-type]
 
     def __setitem__(self, key: str, value: object) -> None:
-        self.data[key] = self._written(value)
+        value = self._written(value)
+        before = dict_version(self.data)
+        self.data[key] = value
+        self._changed(before)
 
     def update(self, items: Iterable[tuple[str, object]]) -> None:
-        self.data.update((k, self._written(v)) for k, v in items)
+        written = [(k, self._written(v)) for k, v in items]
+        before = dict_version(self.data)
+        self.data.update(written)
+        self._changed(before)
 
     def pop(self, key: str, default: object = None) -> object:
-        return self.data.pop(key, default)
+        before = dict_version(self.data)
+        value = self.data.pop(key, default)
+        self._changed(before)
+        return value
 
     def __delitem__(self, key: str) -> None:
+        before = dict_version(self.data)
         del self.data[key]
+        self._changed(before)
 
     def __contains__(self, key: object) -> bool:
         return key in self.data
@@ -106,12 +130,16 @@ class _CallerDict:
 
 
 class _DictState:
-    """The generations and lock of the stores over one dict."""
+    """The generations, lock and key index of the stores over one dict. ``index``: the
+    dict's keys sorted (:class:`~zarrx.store.keyindex.KeyIndex`), right while the dict's
+    version is ``seen`` (None: not made yet, or no versions on this interpreter)."""
 
-    __slots__ = ("gens", "lock", "__weakref__")
+    __slots__ = ("gens", "lock", "index", "seen", "__weakref__")
 
     def __init__(self, gens: dict, lock: threading.Lock) -> None:
         self.gens, self.lock = gens, lock
+        self.index: KeyIndex | None = None
+        self.seen: int | None = None
 
 
 #: id of a dict -> the state its stores share, while one of them lives (and so the dict)
@@ -136,13 +164,12 @@ class DictStore(MemoryStore):
                                  f"{type(key).__name__} key {key!r} with "
                                  f"{type(value).__name__} value")
         super().__init__(None, read_only=read_only)
-        self._data = _CallerDict(data)          # type: ignore[assignment]
-        self._index = None      # listed by a scan: the caller may change the dict directly
         self._dict = data                       # the caller's dict itself, not a copy
         with _STATES_LOCK:
             state = _STATES.get(id(data))
             if state is None:
                 state = _STATES[id(data)] = _DictState({}, self._lock)
+        self._data = _CallerDict(data, state)   # type: ignore[assignment]
         with state.lock:            # keys written or deleted in the dict by others since
             for key in [k for k in state.gens if k not in data]:
                 del state.gens[key]
@@ -151,6 +178,51 @@ class DictStore(MemoryStore):
                     state.gens[key] = next(_COUNTER)
         self._state = state
         self._gens, self._lock = state.gens, state.lock
+
+    # -- listings: the caller may change the dict directly, which its version tells ----------
+    @property                                   # type: ignore[override]
+    def _index(self) -> KeyIndex | None:
+        """The key index the writes keep in step (the stores' over this dict)."""
+        state = self.__dict__.get("_state")
+        return None if state is None else state.index
+
+    @_index.setter
+    def _index(self, value: KeyIndex | None) -> None:
+        state = self.__dict__.get("_state")
+        if state is not None:                   # (after a fork: made again when next listed)
+            state.index = state.seen = None
+
+    def _fresh_index(self) -> KeyIndex | None:
+        """The key index, made again when the dict changed other than through these stores
+        (the caller holds the lock); None where the interpreter keeps no dict versions."""
+        state = self._state
+        now = dict_version(self._dict)
+        if now is None:
+            return None
+        if state.index is None or now != state.seen:
+            state.index, state.seen = KeyIndex(self._dict), now
+        return state.index
+
+    def list_prefix(self, prefix: str) -> Iterator[str]:
+        """As :meth:`MemoryStore.list_prefix`: a bisection plus the matches, while the dict's
+        version says no one else changed it since the index was made (else a scan makes it
+        again); a scan of every key where the interpreter keeps no dict versions."""
+        check_prefix(prefix, self)
+        with self._lock:
+            index = self._fresh_index()
+            if index is not None:
+                return iter(index.prefixed(prefix))
+            keys = list(self._dict)
+        return (k for k in keys if k.startswith(prefix))
+
+    def list_dir(self, prefix: str) -> tuple[list[str], list[str]]:
+        check_prefix(prefix, self)
+        with self._lock:
+            index = self._fresh_index()
+            if index is not None:
+                return index.children(prefix if not prefix or prefix.endswith("/")
+                                      else prefix + "/")
+        return Store.list_dir(self, prefix)
 
     @property
     def shared_identity(self) -> tuple:  # type: ignore[override]

@@ -1,6 +1,7 @@
 """Writes deep in a LocalStore open the deepest folder that exists in a few calls, not by
 walking every folder from the root: creating a path n levels deep costs O(n) opens, not O(n^2)."""
 import os
+import subprocess
 
 import pytest
 
@@ -63,3 +64,55 @@ def test_a_file_on_the_way_of_a_deep_write_fails_cleanly(tmp_path):
     with pytest.raises(StoreError, match="cannot write 'a/b/f/x/y/k'"):
         store.set("a/b/f/x/y/k", b"2")
     assert store.get("a/b/f") == b"1"
+
+
+def _long_key(depth: int) -> str:
+    return "/".join(["g"] * depth) + "/zarr.json"
+
+
+@pytest.fixture
+def deep_path(tmp_path):
+    """``tmp_path``, its folders thousands deep removed after the test (pytest's own clean-up
+    of old temporary folders recurses once per level, and would fail on them)."""
+    yield tmp_path
+    subprocess.run(["rm", "-rf", str(tmp_path)], check=False)
+
+
+def test_keys_longer_than_a_path_are_opened_in_pieces_not_walked(deep_path, opens):
+    tmp_path = deep_path
+    # past PATH_MAX (4096 bytes) one openat2 cannot take the path: the folders are opened a
+    # piece of about 4,000 bytes at a time (before: every folder from the root, each call)
+    store = LocalStore(str(tmp_path))
+    costs = {}
+    for depth in (2500, 5000):
+        key = _long_key(depth)
+        store.set(key, b"1")
+        opens["n"] = 0
+        assert store.get(key) == b"1"
+        assert store.exists(key)
+        store.set(key, b"2")
+        assert store.get(key) == b"2"
+        costs[depth] = opens["n"]
+    assert costs[5000] <= 20, costs          # a walk: about 4 × 5,000 folder opens
+    assert sorted(store.list_prefix("g/" * 2499)) == sorted([_long_key(2500), _long_key(5000)])
+
+
+def test_a_link_in_a_key_longer_than_a_path_is_still_refused_and_named(deep_path):
+    tmp_path = deep_path
+    store = LocalStore(str(tmp_path / "root"))
+    deep = "/".join(["g"] * 2500)
+    store.set(deep + "/k", b"1")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "k").write_bytes(b"secret")
+    fd = os.open(tmp_path / "root", os.O_RDONLY)
+    for name in deep.split("/"):            # the path is too long for one call
+        fd, above = os.open(name, os.O_RDONLY, dir_fd=fd), fd
+        os.close(above)
+    os.symlink(outside, "l", dir_fd=fd)
+    os.close(fd)
+    with pytest.raises(StoreError, match="is a symbolic link"):
+        store.get(deep + "/l/k")
+    with pytest.raises(StoreError, match="is a symbolic link"):
+        store.set(deep + "/l/x", b"2")
+    assert sorted(p.name for p in outside.iterdir()) == ["k"]

@@ -223,9 +223,9 @@ def _load_openat2():  # type: ignore[no-untyped-def]
                      ctypes.c_size_t]
     size = ctypes.sizeof(_OpenHow)
 
-    def openat2(path: bytes, flags: int) -> int:
+    def openat2(path: bytes, flags: int, dir_fd: int = _AT_FDCWD) -> int:
         how = _OpenHow(flags, 0, _RESOLVE)
-        fd = call(_SYS_OPENAT2, _AT_FDCWD, path, ctypes.byref(how), size)
+        fd = call(_SYS_OPENAT2, dir_fd, path, ctypes.byref(how), size)
         if fd < 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err), os.fsdecode(path))
@@ -239,6 +239,38 @@ def _load_openat2():  # type: ignore[no-untyped-def]
 
 
 _openat2 = _load_openat2()
+
+
+#: the longest path one ``openat2`` takes is PATH_MAX (4096 bytes with its NUL): a longer one
+#: is opened a piece of folders at a time, each piece relative to the folder before it
+_PIECE = 4000
+
+
+def _open_in_pieces(path: bytes, flags: int) -> int:
+    """``openat2`` of ``path`` (absolute, longer than one call takes): the folders in pieces of
+    under :data:`_PIECE` bytes, each opened relative to the one before (every piece resolved
+    with the same ``RESOLVE_NO_SYMLINKS``), then the last piece with ``flags``. A few calls
+    where a walk from the root would open every folder on the way. A segment longer than a
+    piece fails as one call would (ENAMETOOLONG, so the caller walks and names it)."""
+    fd, start, end = _AT_FDCWD, 0, len(path)
+    try:
+        while True:
+            cut = end if end - start < _PIECE else path.rfind(b"/", start + 1, start + _PIECE)
+            if cut <= start:
+                cut = path.find(b"/", start + 1)        # one segment too long for a piece
+                cut = end if cut < 0 else cut
+            last = cut == end
+            opened = _openat2(path[start:cut], flags if last else _DIR_FLAGS, fd)
+            if fd != _AT_FDCWD:
+                os.close(fd)
+            fd = opened
+            if last:
+                return fd
+            start = cut + 1
+    except BaseException:
+        if fd != _AT_FDCWD:
+            os.close(fd)
+        raise
 
 
 def open_how() -> int:
@@ -277,9 +309,11 @@ class Tree:
         real = self.real_root()
         if real is None:
             return None
-        path = b"/".join([real, *(os.fsencode(p) for p in parts)])
+        path = real + b"/" + os.fsencode("/".join(parts)) if parts else real
         try:
-            return _openat2(path, flags)
+            if len(path) < _PIECE:
+                return _openat2(path, flags)
+            return _open_in_pieces(path, flags)
         except OSError as exc:
             if exc.errno not in _FALLBACK:
                 raise

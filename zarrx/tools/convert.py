@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,18 +215,24 @@ class _Job:
                   if not isinstance(node, Array)}
         top = self._group_meta(root, fmt)
         self.begin(dst.store, dst.path, top, f"convert {root.name}")
+        finished: list[tuple[str, ArrayMeta | GroupMeta]] = []   # documents not yet written
+        checks: list[Callable[[], None]] = []
         for rel, node in members:
             if isinstance(node, Array):
                 path = f"{dst.path}/{rel}" if dst.path else rel
-                self.array(node, dst.store, path, ready[rel])
-        # the groups' documents last, the deepest first and the top one at the very end: an
-        # interrupted conversion leaves no hierarchy that opens
+                self.array(node, dst.store, path, ready[rel], finished, checks)
+        # the documents once all the data is written: the arrays', then the groups', the
+        # deepest first and the top one at the very end (an interrupted conversion leaves no
+        # hierarchy that opens), with one edit of the consolidated metadata above them
         for rel in sorted(groups, key=lambda r: -r.count("/")):
             path = f"{dst.path}/{rel}" if dst.path else rel
-            pending.finish(dst.store, path, groups[rel])
+            finished.append((path, groups[rel]))
             self.report.groups.append("/" + path)
-        pending.finish(dst.store, dst.path, top)
+        finished.append((dst.path, top))
+        pending.finish_many(dst.store, finished)
         self.report.groups.insert(0, "/" + dst.path)
+        for check in checks:
+            check()
         if root.metadata.consolidated is not None:
             if isinstance(dst.store, ZipStore):
                 self.report.notes.append("the source's consolidated metadata was not written: "
@@ -323,9 +329,12 @@ class _Job:
         return kw, planned.metadata, self._plan(src, planned, where)
 
     def array(self, src: Array, store: Any, path: str,
-              ready: tuple[dict, ArrayMeta, BlockPlan] | None = None) -> None:
+              ready: tuple[dict, ArrayMeta, BlockPlan] | None = None,
+              finished: list | None = None, checks: list | None = None) -> None:
         """Convert ``src`` into the array at ``path``: its chunks, then its documents (a node
-        alone, ``ready`` not given, is checked first by :meth:`begin`)."""
+        alone, ``ready`` not given, is checked first by :meth:`begin`). With ``finished`` (in
+        a hierarchy), ``(path, metadata)`` of the documents to write is added to it instead,
+        and the verification to run once they are written to ``checks``."""
         kw, planned, plan = ready or self.prepare(src)
         where = f"convert {src.name}"
         if ready is None:
@@ -359,11 +368,20 @@ class _Job:
         self.bar.start(total * itemsize, f"convert {done.path}")
         run_parallel(copy, self._tasks(plan, blocks, present, done, itemsize), self.workers)
         if not complete:
-            pending.finish(store, path, planned)
-        if self.verify:
+            if finished is None:
+                pending.finish(store, path, planned)
+            else:
+                finished.append((path, planned))
+
+        def check() -> None:
             kept = kw["fill_value"] is src.metadata.fill_value
             self._verify_fill(store, path, src.metadata if kept else planned, done)
             self._verify(src, dst, plan, blocks, done)
+
+        if self.verify and checks is not None:
+            checks.append(check)
+        elif self.verify:
+            check()
 
     def _plan(self, src: Array, dst: Array, where: str) -> BlockPlan:
         meta = dst.metadata

@@ -67,6 +67,18 @@ def record(store: Store, path: str, meta: ArrayMeta | GroupMeta) -> None:
     store.set(_key(path), json.dumps(docs).encode("utf-8"))
 
 
+def finish_many(store: Store, items: list[tuple[str, ArrayMeta | GroupMeta]]) -> None:
+    """:func:`finish` of each ``(path, metadata)`` of ``items`` (nodes whose data is all
+    written), in that order, with one edit of each consolidated document above them, then drop
+    their records."""
+    if not _keeps_records(store):
+        store.set_many([(nodes.join(path, name), doc) for path, meta in items
+                        for name, doc in _documents(meta).items()])
+        return
+    nodes.save_nodes(store, [(path, meta, None) for path, meta in items])
+    store.delete_many([_key(path) for path, _ in items])
+
+
 def finish(store: Store, path: str, meta: ArrayMeta | GroupMeta) -> None:
     """Write the documents of the node at ``path``, whose data is all written, then drop its
     record. A zip archive gets the documents alone: it cannot replace the consolidated
