@@ -336,6 +336,26 @@ def copy_view(cnp.ndarray src, cnp.ndarray dst) -> None:
         zx_copy_box(&box, sp, dp)
 
 
+def fill_view(cnp.ndarray dst, value_bytes) -> None:
+    """Set every item of ``dst`` (any strides; items holding no Python objects) to the item
+    ``value_bytes`` (its bytes, exactly one item), in C without the GIL: the bytes are
+    copied as they are, so a NaN's payload and the sign of a zero stay."""
+    if dst.dtype.hasobject or cnp.PyArray_NDIM(dst) > ZX_MAX_NDIM:
+        raise IndexingError(f"fill_view: expected items holding no Python objects in at most "
+                            f"{ZX_MAX_NDIM} dimensions, found {dst.dtype} in {dst.ndim}")
+    if not dst.flags.writeable:
+        raise IndexingError("fill_view: dst is read-only; expected a writeable array")
+    cdef Py_ssize_t itemsize = cnp.PyArray_ITEMSIZE(dst)
+    cdef const unsigned char[::1] v = _item_bytes(value_bytes, itemsize, "fill_view")
+    cdef zx_box box
+    _array_box(&box, dst, 1)
+    zx_box_strides(&box, 0, NULL, NULL)           # the one item, broadcast
+    cdef const char *sp = <const char *>&v[0]
+    cdef char *dp = <char *>cnp.PyArray_DATA(dst)
+    with nogil:
+        zx_copy_box(&box, sp, dp)
+
+
 # -- many gathers in one GIL-free section ------------------------------------------------------
 #
 # Threads that gather chunk after chunk, taking the GIL between the gathers, wake each other at
