@@ -35,9 +35,14 @@ GRIDS = {
 }
 
 
+@pytest.mark.parametrize("blocks", [(1024, 1 << 16), (3, 7)], ids=["blocks", "small-blocks"])
 @pytest.mark.parametrize("shard", [None, (2, 3)], ids=["c-order", "shard-major"])
 @pytest.mark.parametrize("grid", list(GRIDS))
-def test_point_projections_match_a_point_by_point_grouping(grid, shard):
+def test_point_projections_match_a_point_by_point_grouping(grid, shard, blocks, monkeypatch):
+    # small blocks (3 chunks, 7 points): blocks cut by their chunks and by their points, a
+    # chunk holding more points than a block its own block
+    monkeypatch.setattr(indexing, "POINT_BLOCK", blocks[0])
+    monkeypatch.setattr(indexing, "POINT_CELLS", blocks[1])
     shape, chunks = GRIDS[grid]
     if isinstance(chunks[0], tuple):
         edges = chunks

@@ -48,6 +48,8 @@ MAX_POINT_NDIM = 63
 MAX_CHUNKS = 1 << 22
 #: chunks of a coordinate or mask plan projected together (a few numpy calls for the block)
 POINT_BLOCK = 1024
+#: ... and at most this many points (unless one chunk holds more)
+POINT_CELLS = 1 << 16
 
 class ChunkProjection(NamedTuple):
     coords: tuple[int, ...]      # chunk grid coordinates
@@ -426,14 +428,29 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
     def at(gi: int) -> ChunkProjection:
         return block(None, gi, gi + 1)[0]
 
-    def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:
+    def blocks(order: np.ndarray | None) -> Iterator[list[ChunkProjection]]:
+        """Blocks of at most POINT_BLOCK chunks and (unless one chunk holds more) POINT_CELLS
+        points: a block's arrays are a bounded part of the points' length."""
         if order is None:
-            blocks = (block(None, a, min(a + POINT_BLOCK, nchunks))
-                      for a in range(0, nchunks, POINT_BLOCK))
-        else:
-            blocks = (block(order[a:a + POINT_BLOCK].astype(np.int64, copy=False))
-                      for a in range(0, nchunks, POINT_BLOCK))
-        return itertools.chain.from_iterable(blocks)
+            a = 0
+            while a < nchunks:
+                b = int(np.searchsorted(bounds, bounds[a] + POINT_CELLS, side="right")) - 1
+                b = min(max(b, a + 1), a + POINT_BLOCK, nchunks)
+                yield block(None, a, b)
+                a = b
+            return
+        for a in range(0, nchunks, POINT_BLOCK):
+            gs = order[a:a + POINT_BLOCK].astype(np.int64, copy=False)
+            before = np.concatenate(([0], np.cumsum(bounds[gs + 1] - bounds[gs])))
+            s = 0
+            while s < len(gs):
+                e = int(np.searchsorted(before, before[s] + POINT_CELLS, side="right")) - 1
+                e = max(e, s + 1)
+                yield block(gs[s:e])
+                s = e
+
+    def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:
+        return itertools.chain.from_iterable(blocks(order))
 
     def coords() -> np.ndarray:
         return np.stack(np.unravel_index(first, g.nchunks), axis=1).astype(np.int64) \
