@@ -21,6 +21,7 @@ from zarrx._clib.zx_copy cimport (
 )
 from zarrx._clib.zx_crc32c cimport zx_crc32c
 from zarrx._clib.zx_endian cimport zx_store_le32
+from zarrx._outer_copy import copy_outer
 from zarrx.errors import IndexingError
 
 cnp.import_array()
@@ -234,14 +235,16 @@ cdef bint _is_basic(tuple sel):
 
 def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
     """``dst[dst_sel] = src[src_sel]``. When both selections are basic (ints, slices, None) the
-    copy runs through the C kernel between the two views, without the GIL; otherwise through
-    numpy."""
+    copy runs through the C kernel between the two views, without the GIL; outer products of
+    index arrays through :func:`zarrx._outer_copy.copy_outer`; otherwise through numpy."""
     if _is_basic(src_sel) and _is_basic(dst_sel):
         s = src[src_sel]
         d = dst[dst_sel]
         if isinstance(s, np.ndarray) and isinstance(d, np.ndarray):
             copy_view(s, d)
             return
+    elif copy_outer(src, src_sel, dst, dst_sel):
+        return
     dst[dst_sel] = src[src_sel]
 
 
