@@ -97,13 +97,27 @@ static void copy_items(char *dst, ptrdiff_t ds, const char *src, ptrdiff_t ss, p
     }
 }
 
-/* Fill `n` contiguous items by doubling: each memcpy copies what is already written. */
+/* Bytes of a fill's first block (whole items), made by doubling and then copied along. */
+#define ZX_FILL_BLOCK 16384
+
+/* Fill `n` contiguous items: the first block (at most ZX_FILL_BLOCK bytes) by doubling, each
+ * memcpy copying what is already written; the rest by copies of that block, which stays in
+ * cache, so a large run is written without being read back (doubling all the way read half of
+ * a 512 MiB run back from memory: 2-3 times slower than numpy's fill of float32). */
 static void fill_run(char *dst, ptrdiff_t n, const char *value, size_t itemsize)
 {
     size_t total = (size_t)n * itemsize, done = itemsize;
+    size_t block = total;
+    if (block > ZX_FILL_BLOCK)
+        block = itemsize > ZX_FILL_BLOCK ? itemsize : ZX_FILL_BLOCK - ZX_FILL_BLOCK % itemsize;
     memcpy(dst, value, itemsize);
+    while (done < block) {
+        size_t part = done < block - done ? done : block - done;
+        memcpy(dst + done, dst, part);
+        done += part;
+    }
     while (done < total) {
-        size_t part = done < total - done ? done : total - done;
+        size_t part = block < total - done ? block : total - done;
         memcpy(dst + done, dst, part);
         done += part;
     }

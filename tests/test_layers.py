@@ -26,6 +26,7 @@ LAYERS = [
     ("zarrx._outputs", 0),
     # a leaf kernel over those helpers: the codec plan and the memory store gather raw chunks
     ("zarrx._gather", 0),
+    ("zarrx._outer_copy", 0),     # copies between outer products of index arrays
     ("zarrx.metadata", 1),
     ("zarrx.store.sharded", 3),
     ("zarrx.store.shard_index", 3),

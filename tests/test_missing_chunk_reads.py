@@ -260,3 +260,53 @@ def test_sparse_rectilinear_reads():
                         np.s_[10:, None, 1:80:3]]:
                 _check(z[sel], ref[sel])
             _check(z.oindex[idx, ::2], ref[idx][:, ::2])
+
+
+EXACT_FILLS = {
+    "f4-nan-payload": ("f4", np.frombuffer(b"\x01\x00\xc0\x7f", "<f4")[0]),
+    "f8-neg-zero": ("f8", -0.0),
+    "c8": ("c8", complex(1.5, -0.0)),
+    "struct": ([("a", "i4"), ("b", "f4"), ("c", "u1")], (5, -0.0, 7)),
+    "U3": ("U3", "ab"),
+    "S7": ("S7", b"abcdefg"),
+    "bool": ("bool", True),
+    "datetime": ("M8[s]", np.datetime64(7, "s")),
+}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("fill", list(EXACT_FILLS), ids=list(EXACT_FILLS))
+def test_reads_of_missing_chunks_hold_the_fill_values_bytes(fill, threads):
+    # chunks all missing (and one stored): boxes, strides and index arrays read every cell as
+    # the fill value's exact bytes (a NaN's payload, the sign of a zero)
+    dtype, value = EXACT_FILLS[fill]
+    z = zarrx.create_array(MemoryStore(), shape=(90, 70), chunks=(3, 2), dtype=dtype,
+                           fill_value=value)
+    item = np.asarray(z.fill_value, dtype=z.dtype)
+    for stored in (False, True):
+        ref = np.full((90, 70), item, dtype=z.dtype)
+        if stored:
+            z[3:6, 2:4] = ref[3:6, 2:4] = np.zeros((3, 2), dtype=z.dtype)
+        with zarrx.config.set(threads=threads):
+            for sel in [np.s_[...], np.s_[1:89, 3:67], np.s_[::2, 5], np.s_[None, 80:2:-3]]:
+                got = z[sel]
+                assert got.dtype == ref.dtype and got.tobytes() == ref[sel].tobytes(), sel
+            idx = [0, 4, 4, 88, 30]
+            assert z.oindex[idx, ::3].tobytes() == ref[idx][:, ::3].tobytes()
+
+
+def test_large_reads_of_missing_chunks_take_few_store_calls():
+    # 256 missing chunks of 256 KiB (windows of 4 chunks with threads, 16 without): the
+    # windows read while none is stored grow, so the read makes a few store calls, not one per
+    # window (before: 64 with threads, 16 without)
+    from zarrx.store.counting import CountingStore
+    store = CountingStore(MemoryStore())
+    z = zarrx.create_array(store, shape=(512, 65536), chunks=(32, 2048), dtype="f4",
+                           fill_value=np.nan)
+    for threads in (1, 2):
+        store.counts.clear()
+        with zarrx.config.set(threads=threads):
+            got = z[:256]
+        assert np.isnan(got).all()
+        assert store.counts["get"] == 256
+        assert store.counts["get_many"] <= 8, store.counts

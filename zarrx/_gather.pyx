@@ -21,6 +21,7 @@ from zarrx._clib.zx_copy cimport (
 )
 from zarrx._clib.zx_crc32c cimport zx_crc32c
 from zarrx._clib.zx_endian cimport zx_store_le32
+from zarrx._outer_copy import copy_outer
 from zarrx.errors import IndexingError
 
 cnp.import_array()
@@ -234,14 +235,16 @@ cdef bint _is_basic(tuple sel):
 
 def copy_selection(src, tuple src_sel, dst, tuple dst_sel) -> None:
     """``dst[dst_sel] = src[src_sel]``. When both selections are basic (ints, slices, None) the
-    copy runs through the C kernel between the two views, without the GIL; otherwise through
-    numpy."""
+    copy runs through the C kernel between the two views, without the GIL; outer products of
+    index arrays through :func:`zarrx._outer_copy.copy_outer`; otherwise through numpy."""
     if _is_basic(src_sel) and _is_basic(dst_sel):
         s = src[src_sel]
         d = dst[dst_sel]
         if isinstance(s, np.ndarray) and isinstance(d, np.ndarray):
             copy_view(s, d)
             return
+    elif copy_outer(src, src_sel, dst, dst_sel):
+        return
     dst[dst_sel] = src[src_sel]
 
 
@@ -331,6 +334,26 @@ def copy_view(cnp.ndarray src, cnp.ndarray dst) -> None:
     _array_box(&box, src, 0)               # a broadcast source (strides 0) is a fill
     zx_box_strides(&box, 1, <const ptrdiff_t*>cnp.PyArray_STRIDES(dst), NULL)
     cdef const char *sp = <const char *>cnp.PyArray_DATA(src)
+    cdef char *dp = <char *>cnp.PyArray_DATA(dst)
+    with nogil:
+        zx_copy_box(&box, sp, dp)
+
+
+def fill_view(cnp.ndarray dst, value_bytes) -> None:
+    """Set every item of ``dst`` (any strides; items holding no Python objects) to the item
+    ``value_bytes`` (its bytes, exactly one item), in C without the GIL: the bytes are
+    copied as they are, so a NaN's payload and the sign of a zero stay."""
+    if dst.dtype.hasobject or cnp.PyArray_NDIM(dst) > ZX_MAX_NDIM:
+        raise IndexingError(f"fill_view: expected items holding no Python objects in at most "
+                            f"{ZX_MAX_NDIM} dimensions, found {dst.dtype} in {dst.ndim}")
+    if not dst.flags.writeable:
+        raise IndexingError("fill_view: dst is read-only; expected a writeable array")
+    cdef Py_ssize_t itemsize = cnp.PyArray_ITEMSIZE(dst)
+    cdef const unsigned char[::1] v = _item_bytes(value_bytes, itemsize, "fill_view")
+    cdef zx_box box
+    _array_box(&box, dst, 1)
+    zx_box_strides(&box, 0, NULL, NULL)           # the one item, broadcast
+    cdef const char *sp = <const char *>&v[0]
     cdef char *dp = <char *>cnp.PyArray_DATA(dst)
     with nogil:
         zx_copy_box(&box, sp, dp)

@@ -226,14 +226,25 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         _pool.run_batches(decode, fetched, min_batch=2)
         bounds = []
     # windows on this thread while they hold no stored chunk: missing chunks leave nothing to
-    # do in parallel, and threads would only take turns on the GIL listing them
-    at = 0
-    while at < len(bounds):
-        fetched, stored = fetch(*bounds[at])
+    # do in parallel, and threads would only take turns on the GIL listing them. After a
+    # window of a lazy plan with none stored the next fetch takes twice as many windows (up
+    # to LAZY_WINDOW chunks): a sparse read of chunks of a few hundred KiB, windows of 4
+    # chunks, costs a few numpy calls per window rather than per 4 chunks
+    at, span, nb = 0, 1, len(bounds)
+    cap = LAZY_WINDOW // (bounds[0][1] - bounds[0][0]) if lazy and nb else 1
+    while at < nb:
+        end = at + span
+        if end > nb:
+            end = nb
+        fetched, stored = fetch(bounds[at][0], bounds[end - 1][1])
         decode(fetched)
-        at += 1
+        at = end
         if stored and not one_thread:
             break
+        if stored or cap <= 1:
+            span = 1
+        elif span < cap:
+            span = 2 * span if 2 * span < cap else cap
     if at < len(bounds):
         # several threads: each takes the next window, fetches and decodes it. Windows are
         # taken under the lock, in order: a lazy projection list is walked once, by one
@@ -258,15 +269,16 @@ def _filler(io: ArrayIO, projections: Any, target: np.ndarray) -> Any:
     missing chunk is filled on its own)."""
     plan = projections.plan
     box = plan.region
+    fb = io.fill_bytes if target.dtype == io.dtype else None
     if box is not None and io.regular:
         shape = tuple(b - a for a, b in box)
         view = target if target.shape == shape else \
             target.reshape(shape) if target.flags.c_contiguous else None
         if view is not None:
-            return lambda missing: fill_missing(view, box, io.chunk_shape, missing, io.fill)
+            return lambda missing: fill_missing(view, box, io.chunk_shape, missing, io.fill, fb)
     if plan.cells is None:
         return None
-    return lambda missing: fill_entries(target, *plan.cells(), missing, io.fill)
+    return lambda missing: fill_entries(target, *plan.cells(), missing, io.fill, fb)
 
 
 def _read_windows(io: ArrayIO, projections: Sequence, size: int) -> list[tuple[int, int]]:

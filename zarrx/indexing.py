@@ -46,6 +46,10 @@ MAX_POINT_NDIM = 63
 #: :class:`~zarrx.errors.SelectionSizeError` beyond): a chunk costs up to a few hundred bytes
 #: and microseconds before any I/O, so more than this is read or written in parts
 MAX_CHUNKS = 1 << 22
+#: chunks of a coordinate or mask plan projected together (a few numpy calls for the block)
+POINT_BLOCK = 1024
+#: ... and at most this many points (unless one chunk holds more)
+POINT_CELLS = 1 << 16
 
 class ChunkProjection(NamedTuple):
     coords: tuple[int, ...]      # chunk grid coordinates
@@ -375,20 +379,78 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
     nchunks = len(bounds) - 1
     first = slin[bounds[:-1]]
 
-    bl = bounds.tolist()
+    def block(gs: np.ndarray | None, g0: int = 0, g1: int = 0) -> list[ChunkProjection]:
+        """The projections of the groups ``gs`` (an int64 array), or of ``g0`` to ``g1`` when
+        ``gs`` is None: the chunk coordinates, chunk-local positions and coverage of the whole
+        block worked out by a few numpy calls, then a few slices per chunk."""
+        if gs is None:
+            counts = np.diff(bounds[g0:g1 + 1])
+            b0, b1 = int(bounds[g0]), int(bounds[g1])
+            pos = np.arange(b0, b1, dtype=np.int64) if perm is None else perm[b0:b1]
+            lins = first[g0:g1]
+        else:
+            counts = bounds[gs + 1] - bounds[gs]
+            ends = np.cumsum(counts)
+            # the groups' places in the sorted points, one after another
+            take = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64) + \
+                np.repeat(bounds[gs] - (ends - counts), counts)
+            pos = take if perm is None else perm[take]
+            lins = first[gs]
+        cc = np.unravel_index(lins, g.nchunks)       # per axis, the groups' chunk coordinates
+        local: list[np.ndarray] = []
+        inb: list[np.ndarray] = []
+        region = np.ones(len(counts), dtype=np.float64)   # (a comparison only: no overflow)
+        for p, a, k in zip(points, g.axes, cc):
+            if a.chunk:
+                start = k * a.chunk
+                n = np.minimum(a.chunk, a.size - start)
+            else:
+                start = a.offsets[k]
+                n = np.minimum(a.offsets[k + 1], a.size) - start
+            local.append(p[pos] - np.repeat(start, counts))
+            inb.append(n)
+            region *= n
+        rel = np.concatenate(([0], np.cumsum(counts))).tolist()
+        coords = np.stack(cc, axis=1).tolist()
+        # a chunk is covered only when it has at least as many points as cells inside the array
+        maybe = set(np.flatnonzero(counts >= region).tolist())
+        out = []
+        for j, c in enumerate(coords):
+            s, t = rel[j], rel[j + 1]
+            loc = tuple([v[s:t] for v in local])
+            full = False
+            if j in maybe:
+                nb = tuple([int(v[j]) for v in inb])
+                full = _covers(ravel(loc, nb), t - s, math.prod(nb))
+            out.append(ChunkProjection(tuple(c), loc, (pos[s:t],), bool(full)))
+        return out
 
     def at(gi: int) -> ChunkProjection:
-        b0, b1 = bl[gi], bl[gi + 1]
-        positions = np.arange(b0, b1, dtype=np.int64) if perm is None else perm[b0:b1]
-        coords = tuple(int(c) for c in np.unravel_index(int(first[gi]), g.nchunks))
-        local = tuple(p[positions] - a.start(k) for p, a, k in zip(points, g.axes, coords))
-        inb = tuple(a.inbound_len(k) for a, k in zip(g.axes, coords))
-        region = math.prod(inb)
-        full = b1 - b0 >= region and _covers(ravel(local, inb), b1 - b0, region)
-        return ChunkProjection(coords, local, (positions,), bool(full))
+        return block(None, gi, gi + 1)[0]
+
+    def blocks(order: np.ndarray | None) -> Iterator[list[ChunkProjection]]:
+        """Blocks of at most POINT_BLOCK chunks and (unless one chunk holds more) POINT_CELLS
+        points: a block's arrays are a bounded part of the points' length."""
+        if order is None:
+            a = 0
+            while a < nchunks:
+                b = int(np.searchsorted(bounds, bounds[a] + POINT_CELLS, side="right")) - 1
+                b = min(max(b, a + 1), a + POINT_BLOCK, nchunks)
+                yield block(None, a, b)
+                a = b
+            return
+        for a in range(0, nchunks, POINT_BLOCK):
+            gs = order[a:a + POINT_BLOCK].astype(np.int64, copy=False)
+            before = np.concatenate(([0], np.cumsum(bounds[gs + 1] - bounds[gs])))
+            s = 0
+            while s < len(gs):
+                e = int(np.searchsorted(before, before[s] + POINT_CELLS, side="right")) - 1
+                e = max(e, s + 1)
+                yield block(gs[s:e])
+                s = e
 
     def it(order: np.ndarray | None) -> Iterator[ChunkProjection]:
-        return map(at, range(nchunks) if order is None else order.tolist())
+        return itertools.chain.from_iterable(blocks(order))
 
     def coords() -> np.ndarray:
         return np.stack(np.unravel_index(first, g.nchunks), axis=1).astype(np.int64) \

@@ -1,0 +1,3 @@
+import numpy as np
+
+def copy_outer(src: np.ndarray, src_sel: tuple, dst: np.ndarray, dst_sel: tuple) -> bool: ...
