@@ -179,13 +179,23 @@ def _batches(io: ArrayIO, flat: bool, src: np.ndarray) -> bool:
     files: a remote store overlaps requests with encoding instead)."""
     if flat or not io.regular or io.object_chunks or io.fill_is_nan or io.chunk_shape is None:
         return False
-    if io.source.objects.store.latency_bound:
+    store = io.source.objects.store
+    if store.latency_bound or not _sets_together(store):
         return False
     plan = io.plan(io.chunk_shape)
     if plan.nbytes >= MIN_SIZE or plan.mask is not None or src.dtype != plan.dtype \
             or not encodes_rows(plan):
         return False
     return io.write_empty_chunks or io.fill_bytes is not None
+
+
+def _sets_together(store: object) -> bool:
+    """Whether ``store.set_many`` writes as ``set`` does (the base one calls ``set``; a store
+    extending ``set`` alone would see the chunks stored together bypass it)."""
+    from zarrx.store.base import Store
+    mro = type(store).__mro__
+    owner = {name: next(c for c in mro if name in c.__dict__) for name in ("set", "set_many")}
+    return owner["set_many"] is Store or issubclass(owner["set_many"], owner["set"])
 
 
 def _encode_batch(io: ArrayIO, projs: list, src: np.ndarray, raw_fill: bytes | None
