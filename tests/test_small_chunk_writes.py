@@ -100,7 +100,7 @@ def _calls_of(stats: pstats.Stats, name: str, file: str = "") -> int:
 # encoded and stored by calls of its own. Small chunks are now gathered and encoded a batch at
 # a time and stored together, and a shard takes them with no call per chunk; what is left
 # per chunk is mostly its projection.
-BOUNDS = {("zstd", False): 7, ("zstd", True): 9, ("raw", False): 18, ("raw", True): 9,
+BOUNDS = {("zstd", False): 7, ("zstd", True): 9, ("raw", False): 10, ("raw", True): 9,
           ("blosc", False): 7, ("blosc", True): 9, ("gzip", False): 7, ("gzip", True): 9,
           ("crc32c", False): 7, ("crc32c", True): 9, ("zstd-crc32c", False): 13,
           ("zstd-crc32c", True): 15}

@@ -341,12 +341,20 @@ class MemoryBoxWriter:
         parts: list[np.ndarray] = []
         store, head, sep = self.store, self.head, self.sep
 
+        together = type(store).set is MemoryStore.set   # else each through the extended set
+
         def flush() -> None:
-            for (i, coords), value in zip(whole, gather_kept_many(parts, False, fill)):
-                if value is None:
-                    left.append(i)
-                else:
-                    store.set(head + sep.join(map(str, coords)), value)
+            made = gather_kept_many(parts, False, fill)
+            if together:
+                left.extend([i for (i, _), value in zip(whole, made) if value is None])
+                store.set_many([(head + sep.join(map(str, coords)), value)
+                                for (_, coords), value in zip(whole, made) if value is not None])
+            else:
+                for (i, coords), value in zip(whole, made):
+                    if value is None:
+                        left.append(i)
+                    else:
+                        store.set(head + sep.join(map(str, coords)), value)
             whole.clear()
             parts.clear()
 
