@@ -132,7 +132,10 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             def batch(k: int) -> None:
                 part = units[k * step:(k + 1) * step]
                 projs = [ps[0] for _, ps in part]
-                values = _encode_batch(io, projs, src, raw_fill)
+                # a chunk written twice (a selection repeating cells) keeps the order of its
+                # writes, one by one
+                values = None if len({obj for obj, _ in part}) < len(part) \
+                    else _encode_batch(io, projs, src, raw_fill)
                 if values is None:              # encoded one by one: errors found and located
                     for obj, ps in part:
                         commit(obj, ps, False)
