@@ -20,7 +20,6 @@ from zarrx._gather import copy_view, gather_into, gather_many
 from zarrx import chunk_io
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CodecPipeline
-from zarrx.codecs.plan_many import encode_rows, encodes_rows
 from zarrx.errors import ZarrError
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept, gather_kept_many
 from zarrx.store.chunks import PARTIAL
@@ -182,6 +181,7 @@ def _batches(io: ArrayIO, flat: bool, src: np.ndarray) -> bool:
     files: a remote store overlaps requests with encoding instead)."""
     if flat or not io.regular or io.object_chunks or io.fill_is_nan or io.chunk_shape is None:
         return False
+    from zarrx.codecs.plan_many import encodes_rows     # codec modules load on first use
     store = io.source.objects.store
     if store.latency_bound or not _sets_together(store):
         return False
@@ -219,6 +219,7 @@ def _encode_batch(io: ArrayIO, projs: list, src: np.ndarray, raw_fill: bytes | N
     out: list = [PARTIAL] * len(projs)
     if not at:
         return out
+    from zarrx.codecs.plan_many import encode_rows
     crc = plan.gather_crc32c()
     try:
         rows = np.empty((len(at), plan.nbytes + (4 if crc else 0)), np.uint8)
