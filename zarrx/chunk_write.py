@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _behind, _pool
-from zarrx._gather import copy_view, gather_into
+from zarrx._gather import copy_view, gather_into, gather_many
 from zarrx import chunk_io
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CodecPipeline
@@ -44,6 +44,9 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     # raw chunks test for fill while gathering (unless NaN fill: NaNs differ in their bits)
     raw_fill = None if write_empty or io.fill_is_nan else io.fill_bytes
     gather = gather_size(io, flat)
+    batched = fields is None and _batches(io, flat, src)
+    whole = getattr(source, "store_whole", None) if batched and io.units_per_object == 1 \
+        else None
 
     def full(p: Any, slab: Any) -> Any:
         """The new bytes of a chunk the write covers (None: all fill), or PARTIAL."""
@@ -71,7 +74,18 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
             if gather is not None and len(projs) == io.units_per_object and all(
                     p.full and not _is_border(io, p.coords, io.chunk_shape) for p in projs):
                 slab = source.slab(obj, gather)
-            if parallel and len(projs) > 1:
+            values = None
+            if slab is None and batched and len(projs) > 1:
+                # a batch per thread, encoded together; None: one failed (see below)
+                parts = _pool.run_batches(lambda ps: _encode_batch(io, ps, src, raw_fill),
+                                          projs, min_batch=2) if parallel \
+                    else [_encode_batch(io, projs, src, raw_fill)]
+                if None not in parts:
+                    values = [full(p, None) if v is PARTIAL else v
+                              for p, v in zip(projs, [v for part in parts for v in part])]
+            if values is not None:
+                pass
+            elif parallel and len(projs) > 1:
                 values = [v for batch in _pool.run_batches(
                     lambda ps: [full(p, slab) for p in ps], projs, min_batch=2) for v in batch]
             else:
@@ -108,6 +122,31 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
 
         if len(units) == 1:
             commit(*units[0], True)
+        elif whole is not None:
+            # small chunks stored on their own: gathered and encoded a batch at a time, and
+            # the whole ones stored together (the others one by one, as below)
+            step = max(1, min(BATCH_BYTES // io.plan(io.chunk_shape).nbytes,
+                              -(-len(units) // _pool.threads())))
+
+            def batch(k: int) -> None:
+                part = units[k * step:(k + 1) * step]
+                projs = [ps[0] for _, ps in part]
+                # a chunk written twice (a selection repeating cells) keeps the order of its
+                # writes, one by one
+                values = None if len({obj for obj, _ in part}) < len(part) \
+                    else _encode_batch(io, projs, src, raw_fill)
+                if values is None:              # encoded one by one: errors found and located
+                    for obj, ps in part:
+                        commit(obj, ps, False)
+                    return
+                done = [v is not PARTIAL for v in values]
+                if any(done):
+                    whole(np.array([p.coords for p, d in zip(projs, done) if d], np.int64),
+                          [v for v, d in zip(values, done) if d])
+                for (obj, ps), d in zip(part, done):
+                    if not d:
+                        commit(obj, ps, False)
+            _pool.run_shared(batch, -(-len(units) // step))
         elif io.units_per_object == 1 and io.gil_bound and not source.objects.store.parallel_writes:
             for obj, projs in units:            # small raw chunks of a memory or zip store:
                 commit(obj, projs, False)       # threads would only take turns on the GIL
@@ -128,6 +167,69 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
     # projections and encoded chunks of the whole write are never held at once
     for batch in _by_object(io, projections, chunk_io.MAX_WINDOW):
         store_units(batch)
+
+
+#: the most bytes of chunks gathered and encoded together (see :func:`_encode_batch`)
+BATCH_BYTES = 4 << 20
+
+
+def _batches(io: ArrayIO, flat: bool, src: np.ndarray) -> bool:
+    """Whether the full chunks of a write are gathered and encoded a batch at a time
+    (:func:`_encode_batch`): small chunks (under ``MIN_SIZE`` bytes) of a regular grid whose
+    codecs :func:`~zarrx.codecs.plan_many.encode_rows` encodes, when a chunk all fill is found
+    by its bytes (the fill value is not NaN), on a store that answers at once (memory, local
+    files: a remote store overlaps requests with encoding instead)."""
+    if flat or not io.regular or io.object_chunks or io.fill_is_nan or io.chunk_shape is None:
+        return False
+    from zarrx.codecs.plan_many import encodes_rows     # codec modules load on first use
+    store = io.source.objects.store
+    if store.latency_bound or not _sets_together(store):
+        return False
+    plan = io.plan(io.chunk_shape)
+    if plan.nbytes >= MIN_SIZE or plan.mask is not None or src.dtype != plan.dtype \
+            or not encodes_rows(plan):
+        return False
+    return io.write_empty_chunks or io.fill_bytes is not None
+
+
+def _sets_together(store: object) -> bool:
+    """Whether ``store.set_many`` writes as ``set`` does (the base one calls ``set``; a store
+    extending ``set`` alone would see the chunks stored together bypass it)."""
+    from zarrx.store.base import Store
+    mro = type(store).__mro__
+    owner = {name: next(c for c in mro if name in c.__dict__) for name in ("set", "set_many")}
+    return owner["set_many"] is Store or issubclass(owner["set_many"], owner["set"])
+
+
+def _encode_batch(io: ArrayIO, projs: list, src: np.ndarray, raw_fill: bytes | None
+                  ) -> list | None:
+    """The new bytes (None: all fill) of each chunk of ``projs`` the write covers in full
+    inside the array, gathered into one buffer in one GIL-free section and encoded by each
+    codec in one call; PARTIAL for the others (made one by one). None when the encoding
+    failed: the caller then makes them one by one, which raises the error about its chunk."""
+    shape = io.chunk_shape
+    plan = io.plan(shape)                            # type: ignore[arg-type]
+    step = BATCH_BYTES // plan.nbytes
+    if len(projs) > step:                            # a batch of at most BATCH_BYTES at once
+        parts = [_encode_batch(io, projs[a:a + step], src, raw_fill)
+                 for a in range(0, len(projs), step)]
+        return None if None in parts else [v for part in parts for v in part]
+    views = [src[p.out_sel] if p.full else None for p in projs]
+    at = [i for i, v in enumerate(views) if v is not None and v.shape == shape]
+    out: list = [PARTIAL] * len(projs)
+    if not at:
+        return out
+    from zarrx.codecs.plan_many import encode_rows
+    crc = plan.gather_crc32c()
+    try:
+        rows = np.empty((len(at), plan.nbytes + (4 if crc else 0)), np.uint8)
+        fills = gather_many([views[i] for i in at], list(rows), crc, raw_fill)
+        made = encode_rows(plan, rows, crc, np.array(fills, dtype=bool))
+    except (ZarrError, MemoryError):
+        return None
+    for i, v in zip(at, made):
+        out[i] = v
+    return out
 
 
 def _kept_batches(io: ArrayIO, units: list, partial: bool) -> list[tuple[int, int]] | None:

@@ -250,6 +250,13 @@ class BytesToBytesCodec(Codec):
     def encode(self, data: Buffer) -> Buffer:
         raise NotImplementedError
 
+    def encode_many(self, bufs: Any, skip: Any = None) -> list[bytes | None]:
+        """``encode`` of each buffer of ``bufs`` (a sequence, or the rows of a 2-D uint8 array)
+        as ``bytes``, None for a None buffer and for those ``skip`` (a bool array) marks.
+        Codecs with a batch kernel encode them all in one call."""
+        flags = [False] * len(bufs) if skip is None else skip.tolist()
+        return [None if s or b is None else bytes(self.encode(b)) for b, s in zip(bufs, flags)]
+
     def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         """Decode ``data``; the output must be exactly ``expected`` bytes when that is known,
         else at most ``limit`` bytes. Raise CodecError (``"<codec>: ..."``) otherwise."""

@@ -202,6 +202,22 @@ class Blosc(BytesToBytesCodec):
         return compress(src, typesize, self.clevel, self.shuffle_code(typesize), self.cname,
                         max(self.blocksize, 0))
 
+    def encode_many(self, bufs: Any, skip: Any = None) -> list[bytes | None]:
+        """Rows of a 2-D uint8 array (each under blosc's limit) compressed by the kernel
+        straight, its settings worked out once; other sequences one by one."""
+        if not isinstance(bufs, np.ndarray) or bufs.ndim != 2 \
+                or bufs.shape[1] > MAX_BUFFERSIZE:
+            return super().encode_many(bufs, skip)
+        typesize = self.typesize or 1
+        args = (typesize, self.clevel, self.shuffle_code(typesize), self.cname,
+                max(self.blocksize, 0))
+        kernel = _lib().compress
+        flags = [False] * len(bufs) if skip is None else skip.tolist()
+        try:
+            return [None if s else kernel(b, *args) for b, s in zip(bufs, flags)]
+        except KernelStatus as st:
+            raise CodecError(_message(st)) from None
+
     def _check(self, src: memoryview, expected: int | None, limit: int) -> int:
         """The decoded size the header declares, checked against the chunk's."""
         h = header(src)

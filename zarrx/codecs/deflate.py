@@ -13,6 +13,7 @@ import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, out_u8
 from zarrx.codecs.status import KernelStatus, call, common_message
+from zarrx.errors import CodecError
 
 __all__ = ["Gzip", "Zlib", "compress", "decompress", "decompress_into", "decompress_bounded"]
 
@@ -128,6 +129,18 @@ class _Deflate(BytesToBytesCodec):
 
     def encode(self, data: Buffer) -> Buffer:
         return compress(as_u8(data), self.level, self.wrapper)
+
+    def encode_many(self, bufs: Any, skip: Any = None) -> list[bytes | None]:
+        """Rows of a 2-D uint8 array compressed by the kernel straight; other sequences one by
+        one."""
+        if not isinstance(bufs, np.ndarray) or bufs.ndim != 2:
+            return super().encode_many(bufs, skip)
+        kernel, level, wrapper = _lib().compress, self.level, self.wrapper
+        flags = [False] * len(bufs) if skip is None else skip.tolist()
+        try:
+            return [None if s else kernel(b, level, wrapper) for b, s in zip(bufs, flags)]
+        except KernelStatus as st:
+            raise CodecError(_message(st, wrapper)) from None
 
     def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         if expected is None:

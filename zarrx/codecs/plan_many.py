@@ -1,4 +1,6 @@
-"""Decode many stored chunks of one buffer at once, with no Python object per chunk.
+"""Decode many stored chunks of one buffer at once, with no Python object per chunk; encode
+many gathered chunks at once, with no Python call per chunk where the codecs have batch
+kernels.
 
 :func:`decode_many` decodes the chunks a :class:`~zarrx.codecs.plan.CodecPipeline` reads that
 lie in one buffer (a shard's bytes, say), described by two int64 arrays, into the rows of one
@@ -18,7 +20,7 @@ from zarrx.errors import ZarrError
 if TYPE_CHECKING:
     from zarrx.codecs.plan import CodecPipeline
 
-__all__ = ["decode_many"]
+__all__ = ["decode_many", "encodes_rows", "encode_rows"]
 
 #: raw chunks up to this many bytes are copied by index arrays, a batch of chunks at a time
 #: (an index array of ``FANCY_BYTES`` at most); larger ones one by one
@@ -84,3 +86,33 @@ def _copy_raw(src: np.ndarray, starts: np.ndarray, present: np.ndarray, rows: np
     cells = np.arange(nb, dtype=np.int64)
     for b in range(0, present.size, step):
         rows[present[b:b + step]] = src[s[b:b + step, None] + cells]
+
+
+def encodes_rows(plan: CodecPipeline) -> bool:
+    """Whether :func:`encode_rows` encodes chunks of ``plan``: no array-to-array codec, the
+    ``bytes`` codec in native order (a chunk's encoding starts from its C-order bytes) over
+    items that are not Python objects, and chunks no bytes-to-bytes codec refuses by size."""
+    if plan.a2a or plan.a2b.name != "bytes" or plan.swap or plan.a2b_dtype.hasobject \
+            or plan.dtype != plan.a2b_dtype or not plan.nbytes:
+        return False
+    return all(st.codec.max_input is None or st.size is None or st.size <= st.codec.max_input
+               for st in plan.b2b)
+
+
+def encode_rows(plan: CodecPipeline, rows: np.ndarray, stored: bool, skip: np.ndarray
+                ) -> list[bytes | None]:
+    """``plan.encode`` of the chunks whose C-order bytes are the rows of ``rows`` (``(k, n)``
+    uint8, C-contiguous; with ``stored``, each row already followed by the 4 bytes of its
+    CRC-32C, the plan being ``bytes`` and ``crc32c`` alone), None for those ``skip`` marks
+    (a bool array of ``k``). Each bytes-to-bytes codec encodes all the rows in one call
+    (:meth:`~zarrx.codecs.base.BytesToBytesCodec.encode_many`)."""
+    stages = plan.b2b[1:] if stored else plan.b2b
+    if not stages:                      # the rows are what is stored: sliced from one copy
+        whole, n = rows.tobytes(), rows.shape[1]
+        return [None if s else whole[i * n:i * n + n] for i, s in enumerate(skip.tolist())]
+    bufs: Any = rows
+    keep = skip
+    for st in stages:
+        bufs = st.codec.encode_many(bufs, keep)
+        keep = None
+    return bufs

@@ -18,6 +18,7 @@ __all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_boun
 
 
 _kernel: Any = None
+_many: Any = None                       # zarrx.codecs._zstd_many, once loaded
 
 
 def _lib() -> Any:
@@ -165,6 +166,21 @@ class Zstd(BytesToBytesCodec):
     def encode(self, data: Buffer) -> Buffer:
         try:                                # the kernel called directly: once per chunk
             return (_kernel or _lib()).compress(as_u8(data), self.level, self.checksum)
+        except KernelStatus as st:
+            raise CodecError(_message(st)) from None
+
+    def encode_many(self, bufs: Any, skip: Any = None) -> list[bytes | None]:
+        """Rows of a 2-D uint8 array compressed in one kernel call, with the GIL released
+        (:func:`~zarrx.codecs._zstd_many.compress_many`); other sequences one by one."""
+        if not isinstance(bufs, np.ndarray) or bufs.ndim != 2:
+            return super().encode_many(bufs, skip)
+        global _many
+        if _many is None:
+            from zarrx.codecs import _zstd_many
+            _many = _zstd_many
+        try:
+            return _many.compress_many(bufs, None if skip is None else skip.view(np.uint8),
+                                       self.level, self.checksum)
         except KernelStatus as st:
             raise CodecError(_message(st)) from None
 

@@ -15,7 +15,7 @@ from typing import Any
 from zarrx.errors import CodecError, StoreError, ZarrError
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store.base import ByteRange, ObjectSnapshot, Store, address_fields, as_bytes
-from zarrx.store.locks import with_object_lock
+from zarrx.store.locks import with_object_lock, with_objects_lock
 from zarrx.store.update import PARTIAL, update_object
 
 __all__ = ["ChunkSource", "KeyedChunks", "ChunkRequest", "Slab", "parse_chunk_key", "PARTIAL",
@@ -347,6 +347,30 @@ class KeyedChunks(ChunkSource):
 
         update_object(self.store, key, modify, self.chunk_name(obj),
                       byte_range=None if lim is None else lim.head)
+
+    def store_whole(self, coords: Any, values: list) -> None:
+        """Store the chunks at ``coords`` (an ``(n, ndim)`` int64 array) whole: ``values[i]``
+        the new bytes of chunk ``i``, or None to delete it; as :meth:`commit` of each, every
+        object under its lock, but all the locks taken at once (one store call for the writes,
+        one for the deletes) when no other thread of the process updates any of them."""
+        keys = self.keys_of(coords)
+        writes = [(k, v) for k, v in zip(keys, values) if v is not None]
+        deletes = [k for k, v in zip(keys, values) if v is None]
+        store = self.store
+
+        def put() -> None:
+            if writes:
+                store.set_many(writes)
+            if deletes:
+                store.delete_many(deletes)
+
+        if with_objects_lock(store, keys, put):
+            return
+        for key, value in zip(keys, values):      # some object in use: one lock at a time
+            if value is None:
+                with_object_lock(store, key, store.delete, key)
+            else:
+                with_object_lock(store, key, store.set, key, value)
 
     def list_chunks(self) -> Iterator[Coords]:
         enc, ndim, n = self.key_encoding, self.ndim, len(self.prefix)

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 from zarrx import _fork
 from zarrx.store.base import Store
 
-__all__ = ["KeyedLocks", "KeyedSharedLocks", "object_lock", "with_object_lock"]
+__all__ = ["KeyedLocks", "KeyedSharedLocks", "object_lock", "with_object_lock",
+           "with_objects_lock"]
 
 #: how many unused locks a :class:`KeyedLocks` keeps for reuse
 SPARE_LOCKS = 64
@@ -26,13 +27,16 @@ R = TypeVar("R")
 
 
 class _Held:
-    """The lock of one name and how many threads hold or wait for it."""
+    """The lock of one name and how many threads hold or wait for it; ``names``: the names
+    it is the lock of when one thread took it for many at once (see
+    :meth:`KeyedLocks.run_all`), else None."""
 
-    __slots__ = ("lock", "users")
+    __slots__ = ("lock", "users", "names")
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.users = 0
+        self.names: Any = None
 
 
 class _KeyedTable:
@@ -62,11 +66,12 @@ class _KeyedTable:
         return held
 
     def _leave(self, name: Hashable, held: Any) -> None:
-        """One user of ``held``, the entry of ``name``, fewer; the entry goes with the last."""
+        """One user of ``held``, the entry of ``name``, fewer; the entry goes with the last
+        (with the entries of every name it is the lock of)."""
         with self._guard:
             held.users -= 1
             if not held.users:
-                del self._table[name]
+                _drop(self._table, name, held)
                 self._given_back(held)
 
     def _given_back(self, held: Any) -> None:
@@ -116,9 +121,53 @@ class KeyedLocks(_KeyedTable):
             with guard:
                 held.users -= 1
                 if not held.users:
-                    del self._table[name]
+                    if held.names is None:
+                        del self._table[name]
+                    else:
+                        _drop(self._table, name, held)
                     if len(self._spare) < SPARE_LOCKS:
                         self._spare.append(held)
+
+    def run_all(self, names: list, fn: Callable[..., R], *args: Any) -> R | None:
+        """``fn(*args)`` holding the locks of all ``names`` at once, when no thread holds or
+        waits for any of them: one lock then stands for all of them (a thread arriving for
+        one of them waits for it, as for the lock of that name), so the thread still holds a
+        single lock, and taking it costs no call per name. Returns ``_BUSY`` without calling
+        ``fn`` when one of them is in use (the caller then takes them one at a time)."""
+        guard, table = self._guard, self._table
+        with guard:
+            if not table.keys().isdisjoint(names):
+                return _BUSY                    # type: ignore[return-value]
+            held = self._spare.pop() if self._spare else _Held()
+            held.names = names
+            held.users = len(names)             # one user per name, until fn is done
+            table.update(dict.fromkeys(names, held))
+        try:
+            with held.lock:
+                return fn(*args)
+        finally:
+            with guard:
+                held.users -= len(names)
+                if not held.users:
+                    _drop(table, None, held)
+                    if len(self._spare) < SPARE_LOCKS:
+                        self._spare.append(held)
+
+
+#: what :meth:`KeyedLocks.run_all` returns when some name is in use
+_BUSY = object()
+
+
+def _drop(table: dict, name: Hashable, held: Any) -> None:
+    """Remove the entry of ``name`` (held by ``held``), or of every name ``held`` stands for,
+    from ``table``, whose guard the caller holds."""
+    names = held.names
+    if names is None:
+        del table[name]
+        return
+    held.names = None
+    for n in names:
+        del table[n]
 
 
 class _Holding:
@@ -148,7 +197,7 @@ class _Modes:
     (over it) wakes waiters."""
 
     __slots__ = ("mutex", "cond", "shared", "owner", "depth", "waiting", "blocked", "era",
-                 "admitted", "users")
+                 "admitted", "users", "names")
 
     def __init__(self) -> None:
         self.mutex = threading.Lock()
@@ -161,6 +210,7 @@ class _Modes:
         self.era = 0
         self.admitted = 0
         self.users = 0
+        self.names = None
 
 
 class KeyedSharedLocks(_KeyedTable):
@@ -269,6 +319,15 @@ def with_object_lock(store: Store, key: str, fn: Callable[..., R], *args: Any) -
     """``fn(*args)`` holding the lock of the object ``key`` of ``store`` (as
     :func:`object_lock`)."""
     return _objects.run((_identity(store), key), fn, *args)
+
+
+def with_objects_lock(store: Store, keys: list[str], fn: Callable[..., R], *args: Any) -> bool:
+    """``fn(*args)`` holding the locks of all the objects ``keys`` of ``store`` at once (see
+    :meth:`KeyedLocks.run_all`): True once done, False (``fn`` not called) when some of them
+    are in use, to be taken one at a time with :func:`with_object_lock`."""
+    ident = _identity(store)
+    names = list(dict.fromkeys([(ident, k) for k in keys]))     # each object once
+    return _objects.run_all(names, fn, *args) is not _BUSY
 
 
 def held_objects() -> int:

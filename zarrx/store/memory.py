@@ -196,16 +196,25 @@ class MemoryStore(Store):
             self._gens[key] = next(_COUNTER)
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
-        checked = []
-        for key, value in items:
-            check_key(key)
+        items = list(items)
+        keys = [k for k, _ in items]
+        values = [v for _, v in items]
+        if set(map(type, keys)) - {str}:
+            for key in keys:
+                check_key(key)                  # raises for the first key that is no str
+        for key in keys[:1]:
             self._check_writable(key)
-            checked.append((key, _kept(value, key)))
+        # small bytes are kept as they are: a call per value only for the others
+        if set(map(type, values)) - {bytes} or max(map(len, values), default=0) >= MIN_SIZE:
+            items = [(k, _kept(v, k)) for k, v in items]
         with self._lock:
-            for key, _ in checked:
-                self._added(key)
-            self._data.update(checked)
-            self._gens.update((key, next(_COUNTER)) for key, _ in checked)
+            data, index = self._data, self._index
+            if index is not None:
+                for key in keys:
+                    if key not in data:
+                        index.add(key)
+            data.update(items)
+            self._gens.update(zip(keys, _COUNTER))
 
     def delete_many(self, keys: Iterable[str]) -> None:
         keys = [check_key(k) for k in keys]
@@ -332,12 +341,20 @@ class MemoryBoxWriter:
         parts: list[np.ndarray] = []
         store, head, sep = self.store, self.head, self.sep
 
+        together = type(store).set is MemoryStore.set   # else each through the extended set
+
         def flush() -> None:
-            for (i, coords), value in zip(whole, gather_kept_many(parts, False, fill)):
-                if value is None:
-                    left.append(i)
-                else:
-                    store.set(head + sep.join(map(str, coords)), value)
+            made = gather_kept_many(parts, False, fill)
+            if together:
+                left.extend([i for (i, _), value in zip(whole, made) if value is None])
+                store.set_many([(head + sep.join(map(str, coords)), value)
+                                for (_, coords), value in zip(whole, made) if value is not None])
+            else:
+                for (i, coords), value in zip(whole, made):
+                    if value is None:
+                        left.append(i)
+                    else:
+                        store.set(head + sep.join(map(str, coords)), value)
             whole.clear()
             parts.clear()
 

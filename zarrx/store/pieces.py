@@ -25,6 +25,13 @@ class Pieces:
     __slots__ = ("parts", "nbytes")
 
     def __init__(self, parts: Iterable[object]) -> None:
+        parts = list(parts)
+        if Pieces not in set(map(type, parts)):        # no nested shard: no call per part
+            views = [v if v.format == "B" and v.ndim == 1 else v.cast("B")
+                     for v in map(memoryview, parts)]   # type: ignore[arg-type]
+            self.parts = views
+            self.nbytes = sum([v.nbytes for v in views])
+            return
         views = []
         for p in parts:
             if type(p) is Pieces:

@@ -42,11 +42,16 @@ def merge_shard(formats: Sequence[IndexFormat], level: int, old: bytes | memoryv
     kept: tuple[np.ndarray, memoryview] | None = None
     if old is not None and not _replaces(formats, level, items_at, items, slots):
         kept = fmt.decode_whole(old, lambda: where_of(path)), memoryview(old)
-    groups: dict[int, list[int]] = {}
-    for j in items_at:
-        groups.setdefault(int(slots[j, level]), []).append(j)
     last = level == len(formats) - 1
     values: dict[int, object] = {}        # slot -> its new bytes, or None (deleted)
+    groups: dict[int, list[int]] = {}
+    news = [items[j][1] for j in items_at] if last else None
+    if news is not None and id(PARTIAL) not in set(map(id, news)):
+        # every value made already: the last one of each slot, with no call per chunk
+        values = dict(zip(slots[items_at, level].tolist(), news))
+    else:
+        for j in items_at:
+            groups.setdefault(int(slots[j, level]), []).append(j)
     for slot, js in groups.items():
         current = None if kept is None else _stored(kept, slot)
         if last:
