@@ -88,8 +88,6 @@ cdef class _DCtx:
 
 
 cdef class _CCtx:
-    cdef ZSTD_CCtx* ptr
-
     def __cinit__(self):
         self.ptr = ZSTD_createCCtx()
         if self.ptr is NULL:

@@ -1,11 +1,10 @@
 # zarrx-libs: ZSTD
 """Many zstd frames in one call: the rows of a 2-D buffer (the gathered bytes of many small
 chunks) each compressed into a frame of its own, in one GIL-free section, by one compression
-context whose parameters are set once. The frames are those :func:`zarrx.codecs._zstd.compress`
+context (the calling thread's, shared with :func:`zarrx.codecs._zstd.compress`) whose
+parameters are set once. The frames are those :func:`zarrx.codecs._zstd.compress`
 makes of each row. Failures raise ``KernelStatus`` with the codes of :mod:`zarrx.codecs._zstd`.
 """
-import threading
-
 from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdint cimport uint8_t
 from libc.stdlib cimport calloc, free
@@ -13,37 +12,16 @@ from libc.stdlib cimport calloc, free
 from zarrx._clib.zstd cimport (
     ZSTD_CCtx, ZSTD_CCtx_reset, ZSTD_CCtx_setParameter, ZSTD_CLEVEL_DEFAULT,
     ZSTD_c_checksumFlag, ZSTD_c_compressionLevel, ZSTD_c_contentSizeFlag, ZSTD_compress2,
-    ZSTD_compressBound, ZSTD_createCCtx, ZSTD_freeCCtx, ZSTD_isError, ZSTD_maxCLevel,
+    ZSTD_compressBound, ZSTD_isError, ZSTD_maxCLevel,
     ZSTD_minCLevel, ZSTD_reset_session_and_parameters,
 )
 
 from zarrx.codecs._common cimport ZX_NOMEM_ENCODED, finish_bytes, new_bytes
-from zarrx.codecs._zstd import COMPRESS_FAILED, LEVEL, NO_CCTX, TOO_LARGE
+from zarrx.codecs._zstd cimport _thread_cctx
+from zarrx.codecs._zstd import COMPRESS_FAILED, LEVEL, TOO_LARGE
 from zarrx.codecs.status import KernelStatus
 
 cdef uint8_t _EMPTY[1]
-cdef object _local = threading.local()      # one ZSTD_CCtx per thread
-
-
-cdef class _CCtx:
-    cdef ZSTD_CCtx* ptr
-
-    def __cinit__(self):
-        self.ptr = ZSTD_createCCtx()
-        if self.ptr is NULL:
-            raise KernelStatus(NO_CCTX)
-
-    def __dealloc__(self):
-        if self.ptr is not NULL:
-            ZSTD_freeCCtx(self.ptr)
-
-
-cdef _CCtx _thread_cctx():
-    cdef _CCtx ctx = getattr(_local, "cctx", None)
-    if ctx is None:
-        ctx = _CCtx()
-        _local.cctx = ctx
-    return ctx
 
 
 cdef class _Outputs:
