@@ -70,6 +70,9 @@ CASES: dict[str, Case] = {
                                   None)),
     "v2-shuffle-zlib": Case(2, "<i4", ({"id": "zlib", "level": 1},
                                        [{"id": "shuffle", "elementsize": 4}])),
+    "v2-raw": Case(2, "<i4", (None, None)),
+    "v2-raw-F": Case(2, "<f8", (None, None), extra={"order": "F"}),
+    "v3-raw-big": Case(3, ">u2", [{"name": "bytes", "configuration": {"endian": "big"}}]),
     "v2-categorize": Case(2, "<U2", (None, [{"id": "categorize", "labels": ["ab", "cd", "ef"],
                                              "dtype": "<U2", "astype": "|u1"}]), fill=""),
     "v2-packbits": Case(2, "|b1", (None, [{"id": "packbits"}]), fill=False),
@@ -136,7 +139,7 @@ def _dtype_field(case: Case) -> Any:
         return "|O" if case.fmt == 2 else "string" if case.dtype == "Ostr" else "bytes"
     if case.fmt == 2:
         return case.dtype
-    return {"|b1": "bool"}.get(case.dtype, np.dtype(case.dtype).name)
+    return {"|b1": "bool"}.get(case.dtype, np.dtype(case.dtype).newbyteorder("=").name)
 
 
 def _v3_codecs(case: Case) -> list:
@@ -155,7 +158,8 @@ def document(case: Case) -> tuple[str, bytes]:
         compressor, filters = case.codecs
         doc = {"zarr_format": 2, "shape": list(SHAPE), "chunks": CHUNKS,
                "dtype": _dtype_field(case), "compressor": compressor,
-               "fill_value": case.fill, "order": "C", "filters": filters}
+               "fill_value": case.fill, "order": case.extra.get("order", "C"),
+               "filters": filters}
         return ".zarray", json.dumps(doc).encode()
     outer = [8, 8] if case.shard else CHUNKS
     doc = {"zarr_format": 3, "node_type": "array", "shape": list(SHAPE),

@@ -11,10 +11,13 @@ The fast variant runs a few mutants per case; ``ZARRX_SLOW=1`` runs the long tri
 AddressSanitizer and UndefinedBehaviorSanitizer too (``make sanitize``)."""
 from __future__ import annotations
 
+import importlib
 import os
 import random
 import resource
+import sys
 import warnings
+from pathlib import Path
 
 import hostile_bytes as hb
 import numpy as np
@@ -137,6 +140,33 @@ def test_seeds_read_back_through_every_selection() -> None:
             assert np.allclose(got, want, rtol=0.02, atol=0.06), name
         else:
             assert str(got.tolist()) == str(want.tolist()), name
+
+
+FUZZ = Path(__file__).resolve().parent.parent / "fuzz"
+HARNESSES = sorted(p.stem for p in FUZZ.glob("fuzz_*.py"))
+
+
+@pytest.mark.parametrize("name", HARNESSES)
+def test_mutated_fuzz_corpora_give_values_or_zarr_errors(name) -> None:
+    """Every seed of the fuzz harnesses' corpora (fuzz/corpus), mutated as stored objects are,
+    through its harness's own ``test_one_input``: only ZarrErrors may come out."""
+    if str(FUZZ) not in sys.path:
+        sys.path.insert(0, str(FUZZ))
+    run = importlib.import_module(name).test_one_input
+    rng = random.Random(name)
+    before = peak()
+    for path in sorted((FUZZ / "corpus" / name).iterdir()):
+        data = path.read_bytes()
+        for _ in range(max(ROUNDS // 10, 1)):
+            data = hb.mutate_bytes(rng, data) if rng.random() < 0.8 else path.read_bytes()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    run(data)
+                except BaseException as exc:
+                    exc.add_note(f"{path.name} mutated: {data!r}"[:4000])
+                    raise
+    assert peak() - before < PEAK_GROWTH, (peak() - before) >> 20
 
 
 @pytest.mark.parametrize("doc", [
