@@ -223,6 +223,37 @@ def mutate_bytes(rng: random.Random, data: bytes) -> bytes:
     return bytes(b)
 
 
+EXTREMES = [0, -1, 1, 2, 3, 255, 256, 2**31 - 1, 2**31, 2**32, 2**53, 2**63 - 1, 2**63, 2**64,
+            -2**63, 1.5, 1e308, "", "x", None, True, [], {}]
+
+
+def mutate_document(rng: random.Random, data: bytes) -> bytes:
+    """A metadata document whose numbers (shape, chunks, codec settings: type sizes, block
+    sizes, element sizes, keepbits, digits...) or other values lie: one of them replaced by an
+    extreme value or another type, or a list cut or grown."""
+    doc = json.loads(data)
+    spots: list = []
+
+    def walk(node: Any) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, v in items:
+            if k in ("zarr_format", "node_type", "name", "id"):
+                continue
+            spots.append((node, k))
+            if isinstance(v, (dict, list)):
+                walk(v)
+
+    walk(doc)
+    for _ in range(rng.randint(1, 2)):
+        node, k = rng.choice(spots)
+        v = node[k]
+        if isinstance(v, list) and v and rng.random() < 0.4:
+            node[k] = v[:-1] if rng.random() < 0.5 else v + [rng.choice(v)]
+        else:
+            node[k] = rng.choice(EXTREMES)
+    return json.dumps(doc).encode()
+
+
 def _fix_crc(b: bytearray, start: int, end: int) -> None:
     """Make the crc32c in ``b[end - 4:end]`` match ``b[start:end - 4]``."""
     if end - 4 >= start >= 0 and end <= len(b):
