@@ -35,6 +35,8 @@ ROUNDS = int(os.environ.get("ZARRX_FUZZ_ROUNDS", "400")) if SLOW else 6
 #: the most the process's peak resident memory may grow over one case's mutants: the arrays
 #: hold 42 items, so anything near this is an allocation sized from hostile bytes
 PEAK_GROWTH = 256 << 20
+if "libasan" in os.environ.get("LD_PRELOAD", ""):
+    PEAK_GROWTH += 256 << 20    # ASan's quarantine holds up to 256 MiB of freed memory
 
 _SEEDS: dict[str, dict[str, bytes]] = {}
 
