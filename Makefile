@@ -50,7 +50,10 @@ SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tes
 	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py \
 	tests/test_concurrent_writes.py tests/store/test_shard_store.py \
 	tests/store/test_local_fast_read.py tests/test_local_reads.py tests/test_read_outputs.py \
-	tests/store/test_values.py tests/test_outpool_handler.py tests/test_sanitized_fuzz.py
+	tests/store/test_values.py tests/test_outpool_handler.py tests/test_sanitized_fuzz.py \
+	tests/test_missing_chunk_reads.py tests/test_index_array_layout.py tests/test_document_values.py \
+	tests/codecs/test_object_codecs.py tests/test_nested_shard_transposes.py \
+	tests/test_shard_index_codecs.py tests/metadata/test_json_hostile.py tests/test_bool_bytes.py
 # A huge allocation fails as it does without ASan (allocator_may_return_null: a MemoryError the
 # library turns into its own error, not an abort). pytest captures stderr, where a report of a
 # process the sanitizers stop would be lost with it: reports go to build/sanitize/ and are

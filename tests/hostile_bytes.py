@@ -260,13 +260,12 @@ def _fix_crc(b: bytearray, start: int, end: int) -> None:
         b[end - 4:end] = struct.pack("<I", crc32c(bytes(b[start:end - 4])))
 
 
-def mutate_shard(rng: random.Random, data: bytes, layouts: tuple, n_total: int) -> bytes:
+def mutate_shard(rng: random.Random, data: bytes, layouts: tuple, n_total: list) -> bytes:
     """A hostile shard: index entries pointing anywhere (inside the shard, into the index,
     past the end, overlapping, half missing), the index checksum made to match; with a nested
     layout, the same done to one of the inner shards, in place."""
     (chunk, location, crc), rest = layouts[0], layouts[1:]
-    per = [-(-n // c) for n, c in zip(n_total, chunk)] if isinstance(n_total, list) else None
-    n = int(np.prod(per)) if per else 1
+    n = int(np.prod([-(-n // c) for n, c in zip(n_total, chunk)]))   # inner chunks
     ilen = 16 * n + (4 if crc else 0)
     b = bytearray(data)
     if len(b) < ilen:
