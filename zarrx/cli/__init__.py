@@ -87,6 +87,49 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["bench"]:          # the benchmark parses its own options
         from zarrx.bench import main as bench_main
         return bench_main(argv[1:])
+    errors = _ErrorLines(sys.stderr, "--json" in argv[1:] and "--" not in argv)
+    stderr, sys.stderr = sys.stderr, errors
+    try:
+        code = _main(argv)
+    finally:
+        sys.stderr = stderr
+    if code not in (EXIT_OK, EXIT_FOUND, EXIT_REPAIRED) and errors.json:
+        _print_error_json(errors.lines, code)
+    return code
+
+
+class _ErrorLines:
+    """Standard error, passed through, keeping the ``zarrx...: <message>`` lines written to
+    it, so that a command given ``--json`` can say on standard output too why it failed."""
+
+    def __init__(self, stream: Any, json: bool) -> None:
+        self.stream, self.json, self.lines = stream, json, []  # type: list[str]
+
+    def write(self, text: str) -> int:
+        if self.json:
+            self.lines.extend(line for line in text.splitlines() if line.startswith("zarrx"))
+        return self.stream.write(text) if self.stream is not None else len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _print_error_json(lines: list[str], code: int) -> None:
+    """The one JSON document a command given ``--json`` prints when it fails (exit status 2,
+    3 or 130): ``{"error": <message>, "exit_status": <status>}``, the message as the line on
+    standard error has it."""
+    import json
+    message = " ".join(lines) or "failed"
+    kind = {EXIT_USAGE: "usage", EXIT_INTERRUPTED: "interrupted"}.get(code, "error")
+    doc = {"error": message, "kind": kind, "exit_status": code}
+    try:
+        print(json.dumps(doc, ensure_ascii=False))
+        sys.stdout.flush()
+    except (OSError, ValueError):       # standard output closed or a broken pipe
+        pass
+
+
+def _main(argv: list[str]) -> int:
     try:
         args = parser().parse_args(argv)
     except SystemExit as exc:          # --help, --version (0) or a usage error (2)
