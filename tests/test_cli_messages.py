@@ -161,3 +161,23 @@ def test_a_source_that_cannot_be_converted_unchanged_is_still_an_error_of_the_da
     doc.write_text(doc.read_text().replace('"name": "zstd"', '"name": "mystery"'))
     assert cli.main(["convert", "a.zarr", "b.zarr", "--fill-value", "5"]) == 3
     assert capsys.readouterr().err.startswith("zarrx: convert /: the codec 'mystery' is unknown")
+
+
+def test_a_location_holding_no_node_says_why(tmp_path, capsys):
+    # (before: "open: no array or group at '/' in LocalStore(...)" for all three)
+    z = zarrx.create_array(str(tmp_path / "src.zarr"), shape=(4,), chunks=(2,), dtype="u1")
+    z[...] = 1
+    (tmp_path / "empty").mkdir()
+    partial = tmp_path / "partial.zarr"              # a copy killed before its documents
+    (partial / "c").mkdir(parents=True)
+    (partial / "c" / "0").write_bytes((tmp_path / "src.zarr" / "c" / "0").read_bytes())
+    for name, why in [("missing.zarr", f"no such directory ({str(tmp_path / 'missing.zarr')!r})"),
+                      ("empty", "the directory is empty"),
+                      ("partial.zarr", "the directory holds 1 entry ('c') but no metadata "
+                                       "document (zarr.json, .zarray or .zgroup) of a node")]:
+        for command in ("info", "check"):
+            assert cli.main([command, str(tmp_path / name)]) == 3
+            err = capsys.readouterr().err
+            assert err.startswith(f"zarrx: {tmp_path / name}: no array or group: {why}"), err
+    assert cli.main(["copy", str(tmp_path / "src.zarr"), str(partial)]) == 0   # run again
+    assert zarrx.open_array(str(partial), mode="r")[...].tolist() == [1, 1, 1, 1]
