@@ -51,3 +51,17 @@ def test_json_reports_are_unchanged_and_alone(data, capsys):
 def test_without_json_a_failure_prints_nothing_on_standard_output(data, capsys):
     assert cli.main(["info", str(data / "missing.zarr")]) == 3
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["info", "http://a:PW1@127.0.0.1:1/x", "http://b:PW2@127.0.0.1:1/y?sig=PW3"],
+     "unrecognized arguments: http://127.0.0.1:1/y"),
+    (["check", "--workers", "s3://KEY:PW4@bucket/x", "y"], "found 's3://bucket/x'"),
+    (["check", "--json", "--temp-age", "http://u:PW5@127.0.0.1:1/x", "y"],
+     "found 'http://127.0.0.1:1/x'"),
+])
+def test_a_usage_error_quoting_a_url_does_not_print_its_secret(capsys, argv, shown):
+    # (before: "unrecognized arguments: http://b:PW2@127.0.0.1:1/y?sig=PW3", secret and all)
+    assert cli.main(argv) == 2
+    out, err = capsys.readouterr()
+    assert shown in err and "PW" not in out + err

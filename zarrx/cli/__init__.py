@@ -45,6 +45,17 @@ zip archive (archive.zip/group/array), or a URL (s3://bucket/data.zarr) with -S 
 storage options."""
 
 
+#: a URL in a usage error's message, which quotes the arguments it could not take
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+
+
+def _redact(url: str) -> str:
+    """``url`` as a message may show it: without credentials or query string (a usage error
+    quotes a misplaced argument, which may be a URL holding a secret)."""
+    from zarrx.store.remote.urls import redact
+    return redact(url)
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line on standard error (exit status 2). An argument that starts
     with a minus and then a number (``-1,4``, ``-5:``, ``-1.5e3``, ``-inf``) is a value, not an
@@ -56,6 +67,7 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|infinity|nan)", re.IGNORECASE)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        message = _URL.sub(lambda m: _redact(m.group(0)), message)
         sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_USAGE)
 
