@@ -181,3 +181,18 @@ def test_a_location_holding_no_node_says_why(tmp_path, capsys):
             assert err.startswith(f"zarrx: {tmp_path / name}: no array or group: {why}"), err
     assert cli.main(["copy", str(tmp_path / "src.zarr"), str(partial)]) == 0   # run again
     assert zarrx.open_array(str(partial), mode="r")[...].tolist() == [1, 1, 1, 1]
+
+
+def test_a_warning_prints_as_one_line_without_source_code(tmp_path, capsys):
+    # (before: "/.../zarrx/group.py:138: ZarrUserWarning: ..." and the line of zarrx's source
+    # that issued it, which reads as part of a traceback)
+    g = zarrx.open_group(str(tmp_path / "n.zarr"), mode="w")
+    g.create_array("a", shape=(1,), dtype="u1")
+    (tmp_path / "n.zarr" / "bad\nname").mkdir()
+    (tmp_path / "n.zarr" / "bad\nname" / "zarr.json").write_bytes(
+        (tmp_path / "n.zarr" / "a" / "zarr.json").read_bytes())
+    for command in (["tree"], ["ls"], ["info"]):
+        assert cli.main(command + [str(tmp_path / "n.zarr")]) == 0
+        err = capsys.readouterr().err
+        assert err.startswith("zarrx: warning: ") and "skipping the child 'bad\\nname'" in err
+        assert err.count("\n") == 1 and ".py" not in err

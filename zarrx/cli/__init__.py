@@ -22,6 +22,7 @@ import argparse
 import os
 import re
 import sys
+import warnings
 from typing import Any
 
 from zarrx.cli.example import demo
@@ -102,12 +103,25 @@ def main(argv: list[str] | None = None) -> int:
     errors = _ErrorLines(sys.stderr, "--json" in argv[1:] and "--" not in argv)
     stderr, sys.stderr = sys.stderr, errors
     try:
-        code = _main(argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = _main(argv)
     finally:
         sys.stderr = stderr
     if code not in (EXIT_OK, EXIT_FOUND, EXIT_REPAIRED) and errors.json:
         _print_error_json(errors.lines, code)
     return code
+
+
+def _show_warning(message: Warning | str, category: type, filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A warning as one line, ``zarrx: warning: <message>``, not Python's report of the
+    source file and line that issued it (which reads as part of a traceback)."""
+    text = " ".join(str(message).split())
+    try:
+        (file or sys.stderr).write(f"zarrx: warning: {text}\n")
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 class _ErrorLines:
@@ -119,7 +133,9 @@ class _ErrorLines:
 
     def write(self, text: str) -> int:
         if self.json:
-            self.lines.extend(line for line in text.splitlines() if line.startswith("zarrx"))
+            self.lines.extend(line for line in text.splitlines()
+                              if line.startswith("zarrx") and
+                              not line.startswith("zarrx: warning: "))
         return self.stream.write(text) if self.stream is not None else len(text)
 
     def __getattr__(self, name: str) -> Any:
