@@ -196,3 +196,12 @@ def test_a_warning_prints_as_one_line_without_source_code(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("zarrx: warning: ") and "skipping the child 'bad\\nname'" in err
         assert err.count("\n") == 1 and ".py" not in err
+
+
+@pytest.mark.parametrize("selection", ["1:2:0", "::0", "0, ::0"])
+def test_a_zero_slice_step_is_a_usage_error_found_before_opening(tmp_path, capsys, selection):
+    # (before: exit status 3 after opening the array, as if the data were at fault)
+    missing = str(tmp_path / "missing.zarr")            # nothing is opened
+    assert cli.main(["cat", missing, selection]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("zarrx cat: argument selection: ") and "nonzero slice step" in err
