@@ -139,3 +139,14 @@ def test_member_names_with_control_characters_are_skipped_or_printed_escaped(tmp
     assert outputs["tree"] == "/\n└── a (2,) int8\n"
     assert outputs["ls"] == "a\t(2,)\tint8\n"
     assert "  metadata: b\\x1b[31mX/.zarray: missing:" in outputs["check"]
+
+
+@pytest.mark.parametrize("below", ["", "/sub/x"])
+def test_demo_into_a_file_is_refused_before_anything_is_written(tmp_path, capsys, below):
+    # (before: "writing an example hierarchy to ..." then "Not a directory", exit status 3)
+    from zarrx import cli
+    (tmp_path / "f.txt").write_text("keep")
+    assert cli.main(["demo", "--dir", str(tmp_path / "f.txt") + below]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "is a file, not a directory" in err and "argument --dir" in err
+    assert (tmp_path / "f.txt").read_text() == "keep"
