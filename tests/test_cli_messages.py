@@ -161,3 +161,47 @@ def test_a_source_that_cannot_be_converted_unchanged_is_still_an_error_of_the_da
     doc.write_text(doc.read_text().replace('"name": "zstd"', '"name": "mystery"'))
     assert cli.main(["convert", "a.zarr", "b.zarr", "--fill-value", "5"]) == 3
     assert capsys.readouterr().err.startswith("zarrx: convert /: the codec 'mystery' is unknown")
+
+
+def test_a_location_holding_no_node_says_why(tmp_path, capsys):
+    # (before: "open: no array or group at '/' in LocalStore(...)" for all three)
+    z = zarrx.create_array(str(tmp_path / "src.zarr"), shape=(4,), chunks=(2,), dtype="u1")
+    z[...] = 1
+    (tmp_path / "empty").mkdir()
+    partial = tmp_path / "partial.zarr"              # a copy killed before its documents
+    (partial / "c").mkdir(parents=True)
+    (partial / "c" / "0").write_bytes((tmp_path / "src.zarr" / "c" / "0").read_bytes())
+    for name, why in [("missing.zarr", f"no such directory ({str(tmp_path / 'missing.zarr')!r})"),
+                      ("empty", "the directory is empty"),
+                      ("partial.zarr", "the directory holds 1 entry ('c') but no metadata "
+                                       "document (zarr.json, .zarray or .zgroup) of a node")]:
+        for command in ("info", "check"):
+            assert cli.main([command, str(tmp_path / name)]) == 3
+            err = capsys.readouterr().err
+            assert err.startswith(f"zarrx: {tmp_path / name}: no array or group: {why}"), err
+    assert cli.main(["copy", str(tmp_path / "src.zarr"), str(partial)]) == 0   # run again
+    assert zarrx.open_array(str(partial), mode="r")[...].tolist() == [1, 1, 1, 1]
+
+
+def test_a_warning_prints_as_one_line_without_source_code(tmp_path, capsys):
+    # (before: "/.../zarrx/group.py:138: ZarrUserWarning: ..." and the line of zarrx's source
+    # that issued it, which reads as part of a traceback)
+    g = zarrx.open_group(str(tmp_path / "n.zarr"), mode="w")
+    g.create_array("a", shape=(1,), dtype="u1")
+    (tmp_path / "n.zarr" / "bad\nname").mkdir()
+    (tmp_path / "n.zarr" / "bad\nname" / "zarr.json").write_bytes(
+        (tmp_path / "n.zarr" / "a" / "zarr.json").read_bytes())
+    for command in (["tree"], ["ls"], ["info"]):
+        assert cli.main(command + [str(tmp_path / "n.zarr")]) == 0
+        err = capsys.readouterr().err
+        assert err.startswith("zarrx: warning: ") and "skipping the child 'bad\\nname'" in err
+        assert err.count("\n") == 1 and ".py" not in err
+
+
+@pytest.mark.parametrize("selection", ["1:2:0", "::0", "0, ::0"])
+def test_a_zero_slice_step_is_a_usage_error_found_before_opening(tmp_path, capsys, selection):
+    # (before: exit status 3 after opening the array, as if the data were at fault)
+    missing = str(tmp_path / "missing.zarr")            # nothing is opened
+    assert cli.main(["cat", missing, selection]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("zarrx cat: argument selection: ") and "nonzero slice step" in err

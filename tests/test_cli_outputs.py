@@ -127,15 +127,29 @@ def test_member_names_with_control_characters_are_skipped_or_printed_escaped(tmp
     outputs = {}
     for cmd in ("tree", "ls", "check"):
         # tree and ls skip the member, as a listing of the directory would, naming it escaped
-        with warnings.catch_warnings(record=True) as caught:
+        # (printed on standard error as one line, "zarrx: warning: ...")
+        with warnings.catch_warnings():
             warnings.simplefilter("always")
             assert cli.main([cmd, str(root)]) == (1 if cmd == "check" else 0)
-        outputs[cmd] = capsys.readouterr().out
-        said = [str(w.message) for w in caught]
+        captured = capsys.readouterr()
+        outputs[cmd] = captured.out
+        said = captured.err.splitlines()
         assert all("\x1b" not in text for text in said)
         if cmd != "check":
-            assert any("skipping the child 'b\\x1b[31mX'" in text for text in said)
+            assert any(text.startswith("zarrx: warning: ") and
+                       "skipping the child 'b\\x1b[31mX'" in text for text in said)
     assert all("\x1b" not in out for out in outputs.values())
     assert outputs["tree"] == "/\n└── a (2,) int8\n"
     assert outputs["ls"] == "a\t(2,)\tint8\n"
     assert "  metadata: b\\x1b[31mX/.zarray: missing:" in outputs["check"]
+
+
+@pytest.mark.parametrize("below", ["", "/sub/x"])
+def test_demo_into_a_file_is_refused_before_anything_is_written(tmp_path, capsys, below):
+    # (before: "writing an example hierarchy to ..." then "Not a directory", exit status 3)
+    from zarrx import cli
+    (tmp_path / "f.txt").write_text("keep")
+    assert cli.main(["demo", "--dir", str(tmp_path / "f.txt") + below]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "is a file, not a directory" in err and "argument --dir" in err
+    assert (tmp_path / "f.txt").read_text() == "keep"

@@ -22,6 +22,7 @@ import argparse
 import os
 import re
 import sys
+import warnings
 from typing import Any
 
 from zarrx.cli.example import demo
@@ -45,6 +46,17 @@ zip archive (archive.zip/group/array), or a URL (s3://bucket/data.zarr) with -S 
 storage options."""
 
 
+#: a URL in a usage error's message, which quotes the arguments it could not take
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"]+")
+
+
+def _redact(url: str) -> str:
+    """``url`` as a message may show it: without credentials or query string (a usage error
+    quotes a misplaced argument, which may be a URL holding a secret)."""
+    from zarrx.store.remote.urls import redact
+    return redact(url)
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors as one line on standard error (exit status 2). An argument that starts
     with a minus and then a number (``-1,4``, ``-5:``, ``-1.5e3``, ``-inf``) is a value, not an
@@ -56,6 +68,7 @@ class _Parser(argparse.ArgumentParser):
         self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|infinity|nan)", re.IGNORECASE)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        message = _URL.sub(lambda m: _redact(m.group(0)), message)
         sys.stderr.write(f"{self.prog}: {message} (see {self.prog} --help)\n")
         raise SystemExit(EXIT_USAGE)
 
@@ -87,6 +100,64 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["bench"]:          # the benchmark parses its own options
         from zarrx.bench import main as bench_main
         return bench_main(argv[1:])
+    errors = _ErrorLines(sys.stderr, "--json" in argv[1:] and "--" not in argv)
+    stderr, sys.stderr = sys.stderr, errors
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = _main(argv)
+    finally:
+        sys.stderr = stderr
+    if code not in (EXIT_OK, EXIT_FOUND, EXIT_REPAIRED) and errors.json:
+        _print_error_json(errors.lines, code)
+    return code
+
+
+def _show_warning(message: Warning | str, category: type, filename: str, lineno: int,
+                  file: Any = None, line: str | None = None) -> None:
+    """A warning as one line, ``zarrx: warning: <message>``, not Python's report of the
+    source file and line that issued it (which reads as part of a traceback)."""
+    text = " ".join(str(message).split())
+    try:
+        (file or sys.stderr).write(f"zarrx: warning: {text}\n")
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+class _ErrorLines:
+    """Standard error, passed through, keeping the ``zarrx...: <message>`` lines written to
+    it, so that a command given ``--json`` can say on standard output too why it failed."""
+
+    def __init__(self, stream: Any, json: bool) -> None:
+        self.stream, self.json, self.lines = stream, json, []  # type: list[str]
+
+    def write(self, text: str) -> int:
+        if self.json:
+            self.lines.extend(line for line in text.splitlines()
+                              if line.startswith("zarrx") and
+                              not line.startswith("zarrx: warning: "))
+        return self.stream.write(text) if self.stream is not None else len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _print_error_json(lines: list[str], code: int) -> None:
+    """The one JSON document a command given ``--json`` prints when it fails (exit status 2,
+    3 or 130): ``{"error": <message>, "exit_status": <status>}``, the message as the line on
+    standard error has it."""
+    import json
+    message = " ".join(lines) or "failed"
+    kind = {EXIT_USAGE: "usage", EXIT_INTERRUPTED: "interrupted"}.get(code, "error")
+    doc = {"error": message, "kind": kind, "exit_status": code}
+    try:
+        print(json.dumps(doc, ensure_ascii=False))
+        sys.stdout.flush()
+    except (OSError, ValueError):       # standard output closed or a broken pipe
+        pass
+
+
+def _main(argv: list[str]) -> int:
     try:
         args = parser().parse_args(argv)
     except SystemExit as exc:          # --help, --version (0) or a usage error (2)

@@ -97,6 +97,14 @@ def _refuse_inside_a_node(root: str | os.PathLike) -> None:
     from zarrx.tools.location import node_holding
     found = node_holding(os.fspath(root))
     if found is None:
+        above = os.fspath(root)                 # the nearest existing directory up from root
+        while above and not os.path.lexists(above) and os.path.dirname(above) != above:
+            above = os.path.dirname(above)
+        if above and os.path.lexists(above) and not os.path.isdir(above):
+            exc0 = ZarrError(f"{os.fspath(root)!r}: {above!r} is a file, not a directory; name a "
+                             f"directory (it is made when it does not exist)")
+            exc0.arguments = ("root",)
+            raise exc0
         return
     kind, at = found
     if kind == "array":

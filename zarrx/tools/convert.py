@@ -37,7 +37,7 @@ from zarrx.tools.location import Location, check_overwrite_destination, \
     writable_destination, writes_zip
 from zarrx.tools import pending
 from zarrx.tools.compare import mismatch as _mismatch, same_fill_of as _same_fill, same_values
-from zarrx.tools.parallel import run_parallel, workers_for
+from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
 from zarrx.tools.progress import Progress, progress_for
 from zarrx.tools.swap import existing_folder, rebased, replace_folder
 from zarrx.tools.target import KEEP, SHAPES, Changes, for_rank, planned_array, \
@@ -171,10 +171,15 @@ def convert(source: Any, destination: Any, *, zarr_format: Any = KEEP, chunks: A
             return rebased(report, str(src), dst)
         report = ConvertReport(str(src), str(dst), fmt)
         job = _Job(changes, budget, workers, resume, verify, overwrite, bar, report)
-        if isinstance(node, Array):
-            job.array(node, dst.store, dst.path)
-        else:
-            job.hierarchy(node, dst, fmt)
+        job.pool = tools_pool(workers)      # one set of threads for every array
+        try:
+            if isinstance(node, Array):
+                job.array(node, dst.store, dst.path)
+            else:
+                job.hierarchy(node, dst, fmt)
+        finally:
+            if job.pool is not None:
+                job.pool.shutdown(wait=True, cancel_futures=True)
         failed = False
     finally:
         bar.close()
@@ -204,6 +209,7 @@ class _Job:
         self.resume, self.verify, self.overwrite = resume, verify, overwrite
         self.bar, self.report = bar, report
         self._lock = threading.Lock()
+        self.pool: Any = None         # the threads of every run_parallel (convert)
 
     # -- the nodes -----------------------------------------------------------------------------
     def hierarchy(self, root: Group, dst: Location, fmt: int) -> None:
@@ -366,7 +372,8 @@ class _Job:
         total = math.prod(dst.shape) if blocks is None else \
             sum(math.prod(s.stop - s.start for s in sel) for sel in blocks)
         self.bar.start(total * itemsize, f"convert {done.path}")
-        run_parallel(copy, self._tasks(plan, blocks, present, done, itemsize), self.workers)
+        run_parallel(copy, self._tasks(plan, blocks, present, done, itemsize), self.workers,
+                     self.pool)
         if not complete:
             if finished is None:
                 pending.finish(store, path, planned)
@@ -485,7 +492,8 @@ class _Job:
         total = math.prod(dst.shape) if blocks is None else \
             sum(math.prod(s.stop - s.start for s in sel) for sel in blocks)
         self.bar.start(total * itemsize, f"verify {done.path}")
-        run_parallel(compare, plan.blocks() if blocks is None else blocks, self.workers)
+        run_parallel(compare, plan.blocks() if blocks is None else blocks, self.workers,
+                     self.pool)
         done.verified = True
 
 

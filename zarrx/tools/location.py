@@ -296,13 +296,41 @@ def open_node(loc: Location, mode: str = "r") -> Array | Group:
     from zarrx.api import open as open_any
     try:
         return open_any(loc.store, mode=mode, path=loc.path)
-    except NodeNotFoundError:
+    except NodeNotFoundError as exc:
         if not recorded(loc.store, loc.path):
-            raise
+            why = _why_no_node(loc)
+            if why is None:
+                raise
+            raise NodeNotFoundError(f"{loc}: no array or group: {why}") from exc
     raise NodeNotFoundError(f"{loc}: no array or group yet: a conversion into it has not "
                             f"finished ({loc.path + '/' if loc.path else ''}{RECORD} records "
                             f"what it is to be); if it was interrupted, run it again with "
                             f"--resume to finish it")
+
+
+def _why_no_node(loc: Location) -> str | None:
+    """Why a local directory holds no node, when it can say: it does not exist, it is
+    empty, or it holds entries but no metadata document (what a killed ``zarrx copy``, which
+    writes the documents last, leaves)."""
+    from zarrx.store import LocalStore
+    if not isinstance(loc.store, LocalStore):
+        return None
+    root = os.fspath(loc.store.root)
+    folder = os.path.join(root, *loc.path.split("/")) if loc.path else root
+    try:
+        with os.scandir(folder) as it:
+            names = sorted(e.name for e in it)
+    except FileNotFoundError:
+        return f"no such directory ({folder!r})"
+    except OSError:
+        return None
+    if not names:
+        return "the directory is empty"
+    shown = ", ".join(repr(n) for n in names[:3]) + (", ..." if len(names) > 3 else "")
+    return (f"the directory holds {len(names)} entr{'y' if len(names) == 1 else 'ies'} "
+            f"({shown}) but no metadata document (zarr.json, .zarray or .zgroup) of a node "
+            f"(a zarrx copy interrupted before it wrote its documents leaves this: run the "
+            f"copy again)")
 
 
 def interrupted_at(where: Any, storage_options: dict | None = None) -> bool:

@@ -163,8 +163,12 @@ def parse_selection(text: str | None) -> Any:
         elif index is not None:
             out.append(_integer(index, "selection"))
         else:
-            out.append(slice(*(None if v is None else _integer(v, "selection")
-                               for v in (start, stop, step))))
+            item = slice(*(None if v is None else _integer(v, "selection")
+                           for v in (start, stop, step)))
+            if item.step == 0:          # no array takes it: a wrong command line
+                raise IndexingError(f"selection {short(text)}: expected a nonzero slice step, "
+                                    f"found {short(part.strip())}")
+            out.append(item)
     return tuple(out)
 
 
