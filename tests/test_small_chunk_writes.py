@@ -280,3 +280,30 @@ def test_whole_chunk_store_waits_for_an_update_of_that_chunk():
     t.join()
     assert order == ["update", "whole"] and store.get("c/0") == b"whole"
     assert held_objects() == 0
+
+
+
+@pytest.mark.parametrize("codecs", ["zstd", "raw", "blosc"])
+@pytest.mark.parametrize("local", [False, True], ids=["memory", "local"])
+def test_selections_repeating_cells_of_border_chunks_keep_the_last_write(tmp_path, codecs, local):
+    """An index array repeating a row of a border chunk (length 5 in chunks of 2: row 4 alone
+    in its chunk) gives that chunk's view the chunk's full shape; the row keeps the value
+    written last, as numpy does, and no value lands past the array's end."""
+    rng = np.random.default_rng(3)
+    store = zarrx.storage.LocalStore(tmp_path / "a.zarr") if local else MemoryStore()
+    ref = np.arange(5 * 7 * 3, dtype="i4").reshape(5, 7, 3)
+    z = zarrx.create_array(store, shape=ref.shape, dtype="i4", chunks=(2, 3, 2),
+                           fill_value=-7, **CODECS[codecs])
+    sels = [(np.array([4, 0, 4]),), (np.array([4, 0, -1]),), (slice(None), np.array([6, 6, 1]))]
+    sels += [(rng.integers(-5, 5, size=rng.integers(1, 9)),) for _ in range(10)]
+    for sel in sels:
+        for how in ("basic", "oindex"):
+            z[...] = ref
+            want = ref.copy()
+            values = np.arange(1000, 1000 + want[sel].size, dtype="i4").reshape(want[sel].shape)
+            if how == "basic":
+                z[sel] = values
+            else:
+                z.oindex[sel] = values
+            want[sel] = values
+            np.testing.assert_array_equal(z[...], want, err_msg=f"{how} {sel}")

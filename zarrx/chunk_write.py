@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from math import prod
-from operator import floordiv
+from operator import floordiv, itemgetter
 from typing import Any
 
 import numpy as np
@@ -130,11 +130,14 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
 
             def batch(k: int) -> None:
                 part = units[k * step:(k + 1) * step]
-                projs = [ps[0] for _, ps in part]
-                # a chunk written twice (a selection repeating cells) keeps the order of its
-                # writes, one by one
-                values = None if len({obj for obj, _ in part}) < len(part) \
-                    else _encode_batch(io, projs, src, raw_fill)
+                # a chunk written twice (a selection repeating cells: two units of one chunk,
+                # or one unit of several projections) keeps the order of its writes, one by one
+                if len({obj for obj, _ in part}) < len(part) \
+                        or sum(map(len, map(itemgetter(1), part))) > len(part):
+                    values = None
+                else:
+                    projs = [ps[0] for _, ps in part]
+                    values = _encode_batch(io, projs, src, raw_fill)
                 if values is None:              # encoded one by one: errors found and located
                     for obj, ps in part:
                         commit(obj, ps, False)
@@ -216,6 +219,11 @@ def _encode_batch(io: ArrayIO, projs: list, src: np.ndarray, raw_fill: bytes | N
         return None if None in parts else [v for part in parts for v in part]
     views = [src[p.out_sel] if p.full else None for p in projs]
     at = [i for i, v in enumerate(views) if v is not None and v.shape == shape]
+    # a border chunk's cells past the array's end are not written: its view has the chunk's
+    # shape only when the selection repeats cells (``z[[4, 0, 4]]``), made one by one
+    ends = [(k, size // n) for k, (n, size) in enumerate(zip(shape, io.meta.shape)) if size % n]
+    if ends:
+        at = [i for i in at if all(projs[i].coords[k] != e for k, e in ends)]
     out: list = [PARTIAL] * len(projs)
     if not at:
         return out
