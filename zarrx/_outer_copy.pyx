@@ -19,9 +19,10 @@ cdef enum:
 
 
 cdef bint _axes(tuple sel, int ndim, const char** data, ptrdiff_t* step, ptrdiff_t* count):
-    """Whether ``sel`` is ``ndim`` int64 arrays shaped as np.ix_ makes them (array ``j``
-    spans axis ``j``, its other axes of length 1); then each one's first item, stride and
-    length in ``data``, ``step``, ``count``."""
+    """Whether ``sel`` is ``ndim`` int64 arrays of the machine's byte order shaped as np.ix_
+    makes them (array ``j`` spans axis ``j``, its other axes of length 1); then each one's
+    first item, stride and length in ``data``, ``step``, ``count``. The items may lie at any
+    address (they are read with memcpy); a swapped array's values are not read as they are."""
     cdef int j, k
     cdef cnp.ndarray a
     cdef const cnp.npy_intp* dims
@@ -30,7 +31,8 @@ cdef bint _axes(tuple sel, int ndim, const char** data, ptrdiff_t* step, ptrdiff
         if type(x) is not np.ndarray:
             return False
         a = <cnp.ndarray>x
-        if cnp.PyArray_NDIM(a) != ndim or cnp.PyArray_TYPE(a) != cnp.NPY_INT64:
+        if cnp.PyArray_NDIM(a) != ndim or cnp.PyArray_TYPE(a) != cnp.NPY_INT64 \
+                or not cnp.PyArray_ISNOTSWAPPED(a):
             return False
         dims = cnp.PyArray_DIMS(a)
         for k in range(ndim):
@@ -51,7 +53,7 @@ cdef bint _offsets(const char* data, ptrdiff_t step, ptrdiff_t n, int64_t size,
     cdef int64_t v, o
     lo[0] = hi[0] = 0
     for i in range(n):
-        v = (<const int64_t*>(data + i * step))[0]
+        memcpy(&v, data + i * step, sizeof(int64_t))     # unaligned items too
         if v < 0 or v >= size:
             return False
         o = v * stride

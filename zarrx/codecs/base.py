@@ -254,6 +254,7 @@ class BytesToBytesCodec(Codec):
         """``encode`` of each buffer of ``bufs`` (a sequence, or the rows of a 2-D uint8 array)
         as ``bytes``, None for a None buffer and for those ``skip`` (a bool array) marks.
         Codecs with a batch kernel encode them all in one call."""
+        bufs, skip = many_args(self.name, bufs, skip)
         flags = [False] * len(bufs) if skip is None else skip.tolist()
         return [None if s or b is None else bytes(self.encode(b)) for b, s in zip(bufs, flags)]
 
@@ -268,6 +269,30 @@ class BytesToBytesCodec(Codec):
         dst = out_u8(self.name.rpartition(".")[2], dst)
         out = self.decode(data, dst.shape[0], dst.shape[0])
         dst[:] = np.frombuffer(out, dtype=np.uint8)
+
+
+def many_args(name: str, bufs: Any, skip: Any) -> tuple[Any, np.ndarray | None]:
+    """The arguments of ``encode_many`` checked: a 2-D array's rows become C-contiguous
+    unsigned bytes (its C-order bytes, copied if its layout or dtype is another), ``skip``
+    (None, or flags) a 1-d bool array of one flag per buffer. Raises CodecError otherwise."""
+    codec = name.rpartition(".")[2]
+    if isinstance(bufs, np.ndarray) and bufs.ndim == 2 \
+            and (bufs.dtype != np.uint8 or not bufs.flags.c_contiguous):
+        if bufs.dtype.hasobject:
+            raise CodecError(f"{codec}: encode_many: rows of {bufs.dtype} items hold Python "
+                             f"objects; expected rows of bytes")
+        bufs = np.ascontiguousarray(bufs).view(np.uint8)
+    if skip is None:
+        return bufs, None
+    try:
+        flags = np.ascontiguousarray(skip, dtype=bool)
+    except (TypeError, ValueError) as exc:
+        raise CodecError(f"{codec}: encode_many: skip: expected one flag per buffer, found "
+                         f"{type(skip).__name__}") from exc
+    if flags.shape != (len(bufs),):
+        raise CodecError(f"{codec}: encode_many: skip holds {flags.size} flags (shape "
+                         f"{flags.shape}) for {len(bufs)} buffers; expected one per buffer")
+    return bufs, flags
 
 
 def as_u8(data: Buffer) -> memoryview:

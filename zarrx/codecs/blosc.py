@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from zarrx.codecs.base import (Buffer, BytesToBytesCodec, as_u8, check_size, config_field,
-                               out_u8)
+                               many_args, out_u8)
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
@@ -205,8 +205,10 @@ class Blosc(BytesToBytesCodec):
     def encode_many(self, bufs: Any, skip: Any = None) -> list[bytes | None]:
         """Rows of a 2-D uint8 array (each under blosc's limit) compressed by the kernel
         straight, its settings worked out once; other sequences one by one."""
-        if not isinstance(bufs, np.ndarray) or bufs.ndim != 2 \
-                or bufs.shape[1] > MAX_BUFFERSIZE:
+        if not isinstance(bufs, np.ndarray) or bufs.ndim != 2:
+            return super().encode_many(bufs, skip)
+        bufs, skip = many_args(self.name, bufs, skip)
+        if bufs.shape[1] > MAX_BUFFERSIZE:
             return super().encode_many(bufs, skip)
         typesize = self.typesize or 1
         args = (typesize, self.clevel, self.shuffle_code(typesize), self.cname,

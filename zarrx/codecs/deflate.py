@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, out_u8
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, many_args, out_u8
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 
@@ -135,6 +135,7 @@ class _Deflate(BytesToBytesCodec):
         one."""
         if not isinstance(bufs, np.ndarray) or bufs.ndim != 2:
             return super().encode_many(bufs, skip)
+        bufs, skip = many_args(self.name, bufs, skip)
         kernel, level, wrapper = _lib().compress, self.level, self.wrapper
         flags = [False] * len(bufs) if skip is None else skip.tolist()
         try:

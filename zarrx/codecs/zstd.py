@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, out_u8
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, many_args, out_u8
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 
@@ -174,6 +174,7 @@ class Zstd(BytesToBytesCodec):
         (:func:`~zarrx.codecs._zstd_many.compress_many`); other sequences one by one."""
         if not isinstance(bufs, np.ndarray) or bufs.ndim != 2:
             return super().encode_many(bufs, skip)
+        bufs, skip = many_args(self.name, bufs, skip)
         global _many
         if _many is None:
             from zarrx.codecs import _zstd_many
