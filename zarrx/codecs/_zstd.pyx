@@ -140,13 +140,7 @@ def compress(const uint8_t[::1] src, level=0, bint checksum=False):
     cdef size_t rc = 0
     try:
         with nogil:
-            rc = ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
-            if not ZSTD_isError(rc):
-                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, lvl)
-            if not ZSTD_isError(rc):
-                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1 if checksum else 0)
-            if not ZSTD_isError(rc):
-                rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)
+            rc = set_params(cctx, lvl, checksum)
             if not ZSTD_isError(rc):
                 rc = ZSTD_compress2(cctx, buf, bound, sp, n)
         if ZSTD_isError(rc):

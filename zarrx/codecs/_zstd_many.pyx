@@ -10,14 +10,12 @@ from libc.stdint cimport uint8_t
 from libc.stdlib cimport calloc, free
 
 from zarrx._clib.zstd cimport (
-    ZSTD_CCtx, ZSTD_CCtx_reset, ZSTD_CCtx_setParameter, ZSTD_CLEVEL_DEFAULT,
-    ZSTD_c_checksumFlag, ZSTD_c_compressionLevel, ZSTD_c_contentSizeFlag, ZSTD_compress2,
-    ZSTD_compressBound, ZSTD_isError, ZSTD_maxCLevel,
-    ZSTD_minCLevel, ZSTD_reset_session_and_parameters,
+    ZSTD_CCtx, ZSTD_CLEVEL_DEFAULT, ZSTD_compress2, ZSTD_compressBound, ZSTD_isError,
+    ZSTD_maxCLevel, ZSTD_minCLevel,
 )
 
 from zarrx.codecs._common cimport ZX_NOMEM_ENCODED, finish_bytes, new_bytes
-from zarrx.codecs._zstd cimport _thread_cctx
+from zarrx.codecs._zstd cimport _thread_cctx, set_params
 from zarrx.codecs._zstd import COMPRESS_FAILED, LEVEL, TOO_LARGE
 from zarrx.codecs.status import KernelStatus
 
@@ -74,13 +72,7 @@ def compress_many(const uint8_t[:, ::1] rows, const uint8_t[::1] skip=None, leve
     cdef ZSTD_CCtx* cctx = _thread_cctx().ptr
     cdef size_t rc = 0
     with nogil:
-        rc = ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters)
-        if not ZSTD_isError(rc):
-            rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, lvl)
-        if not ZSTD_isError(rc):
-            rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1 if checksum else 0)
-        if not ZSTD_isError(rc):
-            rc = ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1)
+        rc = set_params(cctx, lvl, checksum)
         if not ZSTD_isError(rc):
             for i in range(k):
                 if outs.data[i] != NULL:
