@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.tools.convert import ArrayConversion, _Job, convert
+from zarrx.tools.compare import fill_mismatch
+from zarrx.tools.convert import convert
 from zarrx.tools.compare import mismatch, same_values
 
 PAYLOAD = np.frombuffer(bytes.fromhex("0100c07f"), "<f4")[0]         # the NaN 0x7fc00001
@@ -98,12 +99,11 @@ def test_a_minus_zero_fill_value_survives_conversion_to_v2(tmp_path):
 def test_verify_compares_the_stored_fill_value_bit_for_bit(tmp_path):
     meta = zarrx.create_array(str(tmp_path / "a.zarr"), shape=(2,), dtype="f8",
                               fill_value=0.0).metadata
-    done = ArrayConversion("/", (2,), "float64")
-    _Job._verify_fill(zarrx.store.LocalStore(str(tmp_path / "a.zarr")), "", meta, done)
-    assert done.mismatches == []
+    store = zarrx.store.LocalStore(str(tmp_path / "a.zarr"))
+    assert fill_mismatch(store, "", meta, "/") is None
     minus = dataclasses.replace(meta, fill_value=np.float64(-0.0))
-    _Job._verify_fill(zarrx.store.LocalStore(str(tmp_path / "a.zarr")), "", minus, done)
-    assert done.mismatches == ["/: fill values differ: expected -0.0, the destination reads 0.0"]
+    assert fill_mismatch(store, "", minus, "/") == \
+        "/: fill values differ: expected -0.0, the destination reads 0.0"
 
 
 @pytest.mark.parametrize("dtype", ["i4", "f8", "M8[s]", "S3", "U2", str, bytes, "i4,f4"])

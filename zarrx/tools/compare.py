@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from zarrx.chunk_io import fill_scalar
-from zarrx.metadata import same_fill
+from zarrx.metadata import fill_json, nodes, same_fill
 from zarrx.metadata.model import ArrayMeta
 
-__all__ = ["same_fill_of", "same_values", "mismatch"]
+__all__ = ["same_fill_of", "same_values", "mismatch", "fill_mismatch"]
 
 
 def same_fill_of(a: ArrayMeta, b: ArrayMeta) -> bool:
@@ -71,3 +71,18 @@ def mismatch(path: str, sel: tuple[slice, ...], a: np.ndarray, b: np.ndarray) ->
     at = tuple(int(i) for i in bad[0]) if len(bad) else ()
     return (f"{path}[{where}]: {len(bad)} values differ; first at {first}: source "
             f"{a[at]!r}, destination {b[at]!r}")
+
+
+def fill_mismatch(store: object, path: str, want: ArrayMeta, where: str) -> str | None:
+    """How the fill value the array document stored at ``path`` reads as differs from that of
+    ``want``, bit for bit (a cell never stored reads as it: a Zarr v2 ``null`` as zarrx reads
+    it, the fill value Zarr v3 writes for it), naming ``where``; None when they are the same."""
+    meta = nodes.load_node(store, path, consolidated=False)
+    if not isinstance(meta, ArrayMeta):
+        return f"{where}: no array document was read back"
+    if same_fill_of(want, meta):
+        return None
+    dt = meta.data_type
+    return (f"{where}: fill values differ: expected "
+            f"{fill_json(want.fill_value, dt, want.zarr_format)!r}, the destination reads "
+            f"{fill_json(meta.fill_value, dt, meta.zarr_format)!r}")

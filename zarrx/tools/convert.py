@@ -27,7 +27,7 @@ from zarrx.errors import ListingUnsupportedError, NodeExistsError, RemoteError, 
     ZarrError
 from zarrx.group import Group
 from zarrx.info import human_bytes
-from zarrx.metadata import fill_json, nodes
+from zarrx.metadata import nodes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, RegularGrid
 from zarrx.store import MemoryStore, ZipStore
 from zarrx.tools.blocks import DEFAULT_MAX_MEMORY, BlockPlan, itemsize_estimate, parse_size, \
@@ -36,7 +36,8 @@ from zarrx.tools.location import Location, check_overwrite_destination, \
     check_zip_destination, open_node, overlap, release, resolve, side_options, \
     writable_destination, writes_zip
 from zarrx.tools import pending
-from zarrx.tools.compare import mismatch as _mismatch, same_fill_of as _same_fill, same_values
+from zarrx.tools.compare import fill_mismatch, mismatch as _mismatch, same_fill_of as _same_fill, \
+    same_values
 from zarrx.tools.parallel import run_parallel, tools_pool, workers_for
 from zarrx.tools.progress import Progress, progress_for
 from zarrx.tools.swap import existing_folder, rebased, replace_folder
@@ -382,7 +383,9 @@ class _Job:
 
         def check() -> None:
             kept = kw["fill_value"] is src.metadata.fill_value
-            self._verify_fill(store, path, src.metadata if kept else planned, done)
+            wrong = fill_mismatch(store, path, src.metadata if kept else planned, done.path)
+            if wrong:
+                done.mismatches.append(wrong)
             self._verify(src, dst, plan, blocks, done)
 
         if self.verify and checks is not None:
@@ -460,22 +463,6 @@ class _Job:
                     self.bar.advance(math.prod(s.stop - s.start for s in osel) * itemsize)
                 else:
                     yield osel
-
-    @staticmethod
-    def _verify_fill(store: Any, path: str, want: ArrayMeta, done: ArrayConversion) -> None:
-        """Compare the fill value the destination's stored document reads as with that of
-        ``want`` (the source, or the array planned with the fill value asked for), bit for
-        bit: a cell never stored reads as it (a Zarr v2 ``null`` as zarrx reads it, the fill
-        value Zarr v3 writes for it)."""
-        meta = nodes.load_node(store, path, consolidated=False)
-        if not isinstance(meta, ArrayMeta):
-            done.mismatches.append(f"{done.path}: no array document was read back")
-        elif not _same_fill(want, meta):
-            dt = meta.data_type
-            done.mismatches.append(
-                f"{done.path}: fill values differ: expected "
-                f"{fill_json(want.fill_value, dt, want.zarr_format)!r}, the destination reads "
-                f"{fill_json(meta.fill_value, dt, meta.zarr_format)!r}")
 
     def _verify(self, src: Array, dst: Array, plan: BlockPlan, blocks: list | None,
                 done: ArrayConversion) -> None:
