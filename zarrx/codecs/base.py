@@ -255,8 +255,8 @@ class BytesToBytesCodec(Codec):
         as ``bytes``, None for a None buffer and for those ``skip`` (a bool array) marks.
         Codecs with a batch kernel encode them all in one call."""
         bufs, skip = many_args(self.name, bufs, skip)
-        flags = [False] * len(bufs) if skip is None else skip.tolist()
-        return [None if s or b is None else bytes(self.encode(b)) for b, s in zip(bufs, flags)]
+        return [None if s or b is None else bytes(self.encode(b))
+                for b, s in zip(bufs, _flags(bufs, skip))]
 
     def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         """Decode ``data``; the output must be exactly ``expected`` bytes when that is known,
@@ -269,6 +269,23 @@ class BytesToBytesCodec(Codec):
         dst = out_u8(self.name.rpartition(".")[2], dst)
         out = self.decode(data, dst.shape[0], dst.shape[0])
         dst[:] = np.frombuffer(out, dtype=np.uint8)
+
+
+def _flags(bufs: Any, skip: np.ndarray | None) -> list:
+    """``skip`` (checked by :func:`many_args`) as a list, all False when None."""
+    return [False] * len(bufs) if skip is None else skip.tolist()
+
+
+def rows_by_kernel(bufs: np.ndarray, skip: np.ndarray | None, kernel: Callable[..., bytes],
+                   args: tuple, message: Callable[[Any], str]) -> list[bytes | None]:
+    """``kernel(row, *args)`` of each row of ``bufs`` that ``skip`` does not mark (both
+    checked by :func:`many_args`), None for the others: the ``encode_many`` of a codec whose
+    kernel takes one buffer; a ``KernelStatus`` raised becomes ``CodecError(message(it))``."""
+    from zarrx.codecs.status import KernelStatus     # kernels' status: loaded with them
+    try:
+        return [None if s else kernel(b, *args) for b, s in zip(bufs, _flags(bufs, skip))]
+    except KernelStatus as st:
+        raise CodecError(message(st)) from None
 
 
 def many_args(name: str, bufs: Any, skip: Any) -> tuple[Any, np.ndarray | None]:

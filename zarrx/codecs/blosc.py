@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from zarrx.codecs.base import (Buffer, BytesToBytesCodec, as_u8, check_size, config_field,
-                               many_args, out_u8)
+                               many_args, out_u8, rows_by_kernel)
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
@@ -213,12 +213,7 @@ class Blosc(BytesToBytesCodec):
         typesize = self.typesize or 1
         args = (typesize, self.clevel, self.shuffle_code(typesize), self.cname,
                 max(self.blocksize, 0))
-        kernel = _lib().compress
-        flags = [False] * len(bufs) if skip is None else skip.tolist()
-        try:
-            return [None if s else kernel(b, *args) for b, s in zip(bufs, flags)]
-        except KernelStatus as st:
-            raise CodecError(_message(st)) from None
+        return rows_by_kernel(bufs, skip, _lib().compress, args, _message)
 
     def _check(self, src: memoryview, expected: int | None, limit: int) -> int:
         """The decoded size the header declares, checked against the chunk's."""

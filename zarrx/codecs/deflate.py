@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, many_args, out_u8
+from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, many_args, out_u8, \
+    rows_by_kernel
 from zarrx.codecs.status import KernelStatus, call, common_message
-from zarrx.errors import CodecError
 
 __all__ = ["Gzip", "Zlib", "compress", "decompress", "decompress_into", "decompress_bounded"]
 
@@ -136,12 +136,9 @@ class _Deflate(BytesToBytesCodec):
         if not isinstance(bufs, np.ndarray) or bufs.ndim != 2:
             return super().encode_many(bufs, skip)
         bufs, skip = many_args(self.name, bufs, skip)
-        kernel, level, wrapper = _lib().compress, self.level, self.wrapper
-        flags = [False] * len(bufs) if skip is None else skip.tolist()
-        try:
-            return [None if s else kernel(b, level, wrapper) for b, s in zip(bufs, flags)]
-        except KernelStatus as st:
-            raise CodecError(_message(st, wrapper)) from None
+        wrapper = self.wrapper
+        return rows_by_kernel(bufs, skip, _lib().compress, (self.level, wrapper),
+                              lambda st: _message(st, wrapper))
 
     def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         if expected is None:
