@@ -16,6 +16,7 @@ import itertools
 import math
 import os
 import pickle
+import threading
 import uuid
 import weakref
 from typing import Any
@@ -30,7 +31,7 @@ from zarrx.errors import ArgumentError, ReadOnlyError, SelectionSizeError, ZarrE
 from zarrx.store.memory import MemoryStore
 
 __all__ = ["array_to_dask", "store_blocks", "store_token", "in_memory", "memory_url",
-           "scheduler_kind"]
+           "scheduler_kind", "WriteGate"]
 
 
 #: id of an in-memory store -> its token, dropped when the store is collected
@@ -221,7 +222,46 @@ class _CopiedTarget:
         self.name = name
 
 
-def _write_block(target: Any, block: np.ndarray, selection: tuple[slice, ...]) -> int:
+class WriteGate:
+    """Lets block writes through until :meth:`close`: a write started before waits to finish,
+    none starts after. A failed dask compute raises while tasks of the same graph may still be
+    running on the scheduler's threads; closing the gate first means none of them writes after
+    the caller has started undoing the write (shrinking arrays it grew). A copy sent to another
+    process (a process pool, a distributed worker) is a gate of its own, never closed."""
+
+    __slots__ = ("_cond", "_active", "_closed")
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self._closed = False
+
+    def enter(self) -> bool:
+        """Whether a write may start (then :meth:`leave` must follow it)."""
+        with self._cond:
+            if self._closed:
+                return False
+            self._active += 1
+            return True
+
+    def leave(self) -> None:
+        with self._cond:
+            self._active -= 1
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """Let no write start, and wait for those under way."""
+        with self._cond:
+            self._closed = True
+            while self._active:
+                self._cond.wait()
+
+    def __reduce__(self) -> tuple:
+        return (WriteGate, ())
+
+
+def _write_block(target: Any, block: np.ndarray, selection: tuple[slice, ...],
+                 gate: WriteGate | None = None) -> int:
     """One task: write ``block`` at ``selection`` of ``target``; returns the elements written.
     dask already runs one task per core, so the block's chunks are encoded on the task's own
     thread (zarrx's pool on top of dask's threads only made them take turns: about 20 % slower
@@ -230,8 +270,14 @@ def _write_block(target: Any, block: np.ndarray, selection: tuple[slice, ...]) -
         raise _memory_refusal(f"to_zarrx({target.name})", "distributed or process")
     if isinstance(target, _InProcessTarget):
         target = target.array
-    with _pool.inline():
-        target[selection] = block
+    if gate is not None and not gate.enter():
+        return 0                        # (the write failed elsewhere and is being undone)
+    try:
+        with _pool.inline():
+            target[selection] = block
+    finally:
+        if gate is not None:
+            gate.leave()
     return int(np.size(block))
 
 
@@ -240,10 +286,12 @@ def _written(*counts: int) -> None:
 
 
 def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
-                 name: str | None = None, **compute_kwargs: Any) -> Any:
+                 name: str | None = None, gate: WriteGate | None = None,
+                 **compute_kwargs: Any) -> Any:
     """Write the dask array ``x`` into ``arr[region]`` (a :class:`zarrx.Array`), one task per
     block, after regrouping blocks at stored-object boundaries. Returns ``None`` once written,
-    or a ``dask.delayed.Delayed`` when ``compute=False``."""
+    or a ``dask.delayed.Delayed`` when ``compute=False``. ``gate``: a :class:`WriteGate` each
+    block's write passes through (in this process)."""
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
@@ -279,7 +327,8 @@ def store_blocks(x: Any, arr: Any, region: Any = None, *, compute: bool = True,
         sel = tuple(slice(o + starts[a][i], o + starts[a][i] + x.chunks[a][i])
                     for a, (o, i) in enumerate(zip(offset, idx)))
         key = (name, *idx)
-        dsk[key] = (_write_block, target, (x.name, *idx), sel)
+        dsk[key] = (_write_block, target, (x.name, *idx), sel, gate) if gate is not None \
+            else (_write_block, target, (x.name, *idx), sel)
         keys.append(key)
     done = f"{name}-done"
     dsk[done] = (_written, *keys)

@@ -181,7 +181,12 @@ def _fixed_block(block: Any, stored: np.dtype, name: str) -> np.ndarray:
     fixed = np.array([element() if m else v for v, m in zip(flat, missing)] or [element()],
                      dtype=kind)
     if fixed.dtype.itemsize > stored.itemsize:
-        raise _cut(name, fixed.dtype, stored)
+        width = stored.itemsize // (4 if kind == "U" else 1)
+        long = next(v for v in flat if isinstance(v, element) and len(v) > width)
+        unit = "characters" if kind == "U" else "bytes"
+        raise ArgumentError(f"to_zarrx: variable {name!r}: {long!r} is longer than the "
+                            f"{width} {unit} of the stored {stored}: fixed-width strings "
+                            f"would be cut")
     return fixed[:len(flat)].reshape(values.shape).astype(stored)
 
 

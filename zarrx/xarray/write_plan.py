@@ -14,7 +14,7 @@ from zarrx.array import Array
 from zarrx.array_shape import check_zero_chunks
 from zarrx.chunk_io import check_value
 from zarrx.creation import Ancestors, create_array
-from zarrx.dask.graph import store_blocks
+from zarrx.dask.graph import WriteGate, store_blocks
 from zarrx.errors import (ArgumentError, ArgumentNotImplementedError, ArgumentTypeError,
                           ZarrError)
 from zarrx.group import Group
@@ -28,7 +28,7 @@ from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_
 from zarrx.xarray.region import check_packed, check_width
 from zarrx.xarray.time_values import check_encoded_times, check_times
 
-__all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS"]
+__all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS", "Claim"]
 
 #: the encoding keys xarray's CF coders take
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
@@ -221,7 +221,28 @@ def _storable(arr: Array, data: Any, where: str) -> Any:
     return values
 
 
-def claim_rows(grp: Group, plans: list[Plan], dim: str) -> None:
+@dataclass
+class Claim:
+    """The arrays :func:`claim_rows` grew: ``(array, axis, length before, length after)``,
+    the claiming array last."""
+    grown: list[tuple[Array, int, int, int]]
+
+    def undo(self) -> None:
+        """Shrink each array back to its length before, when it still has the length it
+        was grown to (no writer has claimed rows after these since; otherwise the claimed
+        rows stay, holding the fill value where nothing was written). The claiming array goes
+        last, so rows claimed after these are never taken from another writer. Shrinking
+        clears what was written into the claimed rows (see ``Array.resize``)."""
+        for arr, axis, before, after in self.grown:
+            def back(shape: tuple[int, ...], axis: int = axis, before: int = before,
+                     after: int = after) -> tuple[int, ...]:
+                if shape[axis] != after:
+                    return shape
+                return tuple(before if i == axis else n for i, n in enumerate(shape))
+            arr._grow(back)
+
+
+def claim_rows(grp: Group, plans: list[Plan], dim: str) -> Claim | None:
     """Place the appended rows so that concurrent appends to the dataset never share rows.
 
     The rows are claimed on one variable: the append dimension's coordinate when it is
@@ -233,7 +254,7 @@ def claim_rows(grp: Group, plans: list[Plan], dim: str) -> None:
     last row, so an object shared with another writer's rows is merged, never replaced."""
     growing = [p for p in plans if p.grow is not None]
     if not growing:
-        return
+        return None
     claim = min(growing, key=lambda p: (p.name != dim, p.name))
     arr = _stored_array(grp, claim)
     assert isinstance(arr, Array) and claim.axis is not None
@@ -244,23 +265,30 @@ def claim_rows(grp: Group, plans: list[Plan], dim: str) -> None:
 
     old, _ = arr._grow(claimed)
     start = old[claim.axis]
+    grown = []
     for plan in growing:
         target = arr if plan is claim else _stored_array(grp, plan)
         assert isinstance(target, Array) and plan.axis is not None
         axis = plan.axis
         if plan is not claim:
-            target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
+            before, after = target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
                 max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
+            if after[axis] != before[axis]:
+                grown.append((target, axis, before[axis], after[axis]))
         plan.selection = tuple(slice(start, start + count) if i == axis else s
                                for i, s in enumerate(plan.selection))
         plan.grow = None
         plan.target = target._growing_view(axis)
+    grown.append((arr, claim.axis, start, start + count))
+    return Claim(grown)
 
 
-def apply_plan(grp: Group, plan: Plan, found: Ancestors | None = None) -> Any:
+def apply_plan(grp: Group, plan: Plan, found: Ancestors | None = None,
+               gate: WriteGate | None = None) -> Any:
     """Create or grow the array, then write (or return a ``Delayed`` writing) its values.
     ``found``: the new arrays' places and the nodes above them, read once for all of them
-    (:class:`~zarrx.creation.Ancestors`)."""
+    (:class:`~zarrx.creation.Ancestors`); ``gate``: what the writes of dask blocks pass
+    through (:class:`~zarrx.dask.graph.WriteGate`)."""
     if plan.create is not None:
         arr = grp.create_array(plan.name, overwrite=True, _found=found, **plan.create)
     elif plan.target is not None:
@@ -269,7 +297,7 @@ def apply_plan(grp: Group, plan: Plan, found: Ancestors | None = None) -> Any:
         arr = _stored_array(grp, plan)
         if plan.grow is not None:
             arr.resize(plan.grow)
-    return _store(arr, plan.data, plan.selection)
+    return _store(arr, plan.data, plan.selection, gate)
 
 
 def _stored_array(grp: Group, plan: Plan) -> Array:
@@ -315,8 +343,8 @@ def _is_dask(data: Any) -> bool:
     return isinstance(data, da.Array)
 
 
-def _store(arr: Array, data: Any, selection: tuple) -> Any:
+def _store(arr: Array, data: Any, selection: tuple, gate: WriteGate | None = None) -> Any:
     if _is_dask(data):
-        return store_blocks(data, arr, selection, compute=False)
+        return store_blocks(data, arr, selection, compute=False, gate=gate)
     arr[selection] = data
     return None

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.api import consolidate_metadata, open_group
+from zarrx.dask.graph import WriteGate
 from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inherited_format,
                             node_path)
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
@@ -267,16 +268,31 @@ class PreparedWrite:
         if grp is None:
             grp = _open(self.store, mode, self.group, self.fmt, self.storage_options,
                         found=None if reread else self.found)
+        claim = None
         if self.append_dim is not None:     # (before the attributes: a claim refused by
             # the stored arrays as found then leaves the group as it was)
-            claim_rows(grp, self.plans, str(self.append_dim))
+            claim = claim_rows(grp, self.plans, str(self.append_dim))
+        # a failure once rows are claimed (a dask block whose values the stored type cannot
+        # hold, found only as it computes) shrinks the grown arrays back; the gate stops the
+        # graph's writes still under way first (see docs/guide/xarray.md, "When a write fails")
+        gate = WriteGate() if self.compute else None
+        try:
+            return self._write(grp, mode, gate)
+        except BaseException:
+            if gate is not None:
+                gate.close()
+            if claim is not None:
+                claim.undo()
+            raise
+
+    def _write(self, grp: Group, mode: str, gate: WriteGate | None) -> Any:
         if mode in ("w", "w-", "a", "a-"):
             grp.attrs.put(self.attrs)
         # the new variables' places and the nodes above them, read in one batch when the
         # first is created (their names hold no "/": check_name)
         placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in self.plans
                                         if p.create is not None], replacing=True)
-        writes = [apply_plan(grp, plan, placed) for plan in self.plans]
+        writes = [apply_plan(grp, plan, placed, gate) for plan in self.plans]
         delayed = [w for w in writes if w is not None]
         if self.consolidated is not False:      # the whole hierarchy, from the store's root
             consolidate_metadata(grp.store)
