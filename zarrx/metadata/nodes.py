@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from zarrx.errors import ConflictError, NodeNotFoundError, ZarrError
+from zarrx.errors import NodeNotFoundError, ZarrError
 from zarrx.metadata import dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2, serialize_v3
 from zarrx.metadata.json import document_range, json_document
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
@@ -54,11 +54,12 @@ from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolida
 from zarrx.metadata.consolidate import consolidate
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.metadata.node_copy import NODE_KEYS, copy_below
+from zarrx.metadata.node_write import write_documents
 from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
                                       broken_document, join, list_children, load_node,
                                       load_nodes, walk, walked_entries)
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
-from zarrx.store.base import ABSENT, Store, refuse_unnamable
+from zarrx.store.base import Store, refuse_unnamable
 from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
@@ -110,21 +111,10 @@ def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] 
 def _write_node(store: Store, path: str, meta: Meta,
                 exists: Callable[[Meta | None], ZarrError | None] | None,
                 docs: dict[str, bytes]) -> None:
-    """Write the documents ``docs`` of the node at ``path`` (see :func:`save_node`)."""
-    exclusive = exists is not None and store.supports_conditional_writes
-    for i, (name, doc) in enumerate(docs.items()):
-        if i == 0 and exclusive:
-            try:
-                store.set_if(join(path, name), doc, ABSENT)
-            except ConflictError:
-                error = exists(load_node(store, path, consolidated=False))  # type: ignore[misc]
-                if error is not None:
-                    raise error from None
-                return
-            continue
-        store.set(join(path, name), doc)
-    if meta.zarr_format == 2 and ".zattrs" not in docs:
-        store.delete(join(path, ".zattrs"))
+    """Write the documents ``docs`` of the node at ``path`` (see :func:`save_node`), the one
+    making the node last (:mod:`zarrx.metadata.node_write`)."""
+    write_documents(store, path, docs, exists,
+                    lambda: load_node(store, path, consolidated=False))
 
 
 def _readable(path: str, docs: dict[str, Any]) -> dict[str, bytes]:
