@@ -101,8 +101,10 @@ def copy(source: Any, destination: Any, *, overwrite: bool = False, workers: int
         prefix = f"{src.path}/" if src.path else ""
         keys = node_keys(src.store, src.path, node, "copy")[0]
         data = [k for k in keys if k.rpartition("/")[2] not in _DOCS]
+        # deepest first, the root's last; in each folder the document making the node
+        # (.zarray, .zgroup) after the attributes, which alone are no node
         docs = sorted((k for k in keys if k.rpartition("/")[2] in _DOCS),
-                      key=lambda k: -k.count("/"))    # deepest first: the root's last
+                      key=lambda k: (-k.count("/"), k.rpartition("/")[2] in nodes.NODE_KEYS))
         total = sum(src.store.getsize(k) or 0 for k in keys) \
             if progress not in (None, False) else 0
         bar.start(total, f"copy {src.name}")

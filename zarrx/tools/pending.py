@@ -56,7 +56,9 @@ def _documents(meta: ArrayMeta | GroupMeta) -> dict[str, bytes]:
     """The metadata documents of a node holding ``meta``, by name, checked to parse back."""
     held = MemoryStore()
     nodes.save_node(held, "", meta)
-    return {key: held.get(key) for key in sorted(held.list_prefix(""))}  # type: ignore[misc]
+    # (the attributes before the document making the node, which is written last)
+    return {key: held.get(key) for key in sorted(  # type: ignore[misc]
+        held.list_prefix(""), key=lambda k: (k in nodes.NODE_KEYS, k))}
 
 
 def record(store: Store, path: str, meta: ArrayMeta | GroupMeta) -> None:
