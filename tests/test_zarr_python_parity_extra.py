@@ -1,7 +1,8 @@
 """More of the same calls on zarr-python and on zarrx (see test_zarr_python_parity.py): the
 fill value of copies of plain data, the path types of the local and zip stores, the numcodecs
 interface of a Zarr v2 array's codecs, and the exception classes of storage_options without a
-URL, of a zip archive in a missing folder and of a negative tree level."""
+URL, of a zip archive in a missing folder, of a negative tree level and of writes through
+read-only handles."""
 from __future__ import annotations
 
 import warnings
@@ -204,3 +205,37 @@ def test_append_counts_a_negative_axis_from_the_end_as_numpy(axis):
     assert mine.append(data, axis=axis) == want.shape
     assert mine[...].tolist() == want.tolist()
     assert zarrx.open_array(mine.store, mode="r")[...].tolist() == want.tolist()
+
+
+READ_ONLY_WRITES = {
+    "array setitem": lambda lib, p: lib.open_array(p / "a", mode="r").__setitem__(0, 1),
+    "array attrs": lambda lib, p: lib.open_array(p / "a", mode="r").attrs.__setitem__("k", 1),
+    "array resize": lambda lib, p: lib.open_array(p / "a", mode="r").resize((8,)),
+    "group create_group": lambda lib, p: lib.open_group(p / "g", mode="r").create_group("x"),
+    "group create_array": lambda lib, p: lib.open_group(p / "g", mode="r").create_array(
+        "x", shape=(2,), dtype="i4"),
+    "group attrs": lambda lib, p: lib.open_group(p / "g", mode="r").attrs.__setitem__("k", 1),
+    "read-only store": lambda lib, p: lib.open_array(
+        lib.storage.LocalStore(p / "a", read_only=True)).__setitem__(0, 1),
+}
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("write", list(READ_ONLY_WRITES))
+def test_writes_through_read_only_handles_are_value_errors_as_in_zarr_python(tmp_path, write,
+                                                                             fmt):
+    """zarr-python raises ValueError ("store was opened in read-only mode"); zarrx's
+    ReadOnlyError is one (and a PermissionError), so ``except ValueError`` keeps working."""
+    raised = {}
+    for name, lib in LIBS.items():
+        path = tmp_path / name
+        lib.create_array(path / "a", shape=(4,), dtype="i4", zarr_format=fmt)
+        lib.open_group(path / "g", mode="w", zarr_format=fmt)
+        with pytest.raises(ValueError) as info:
+            READ_ONLY_WRITES[write](lib, path)
+        raised[name] = info.value
+    assert type(raised["zarr"]) is ValueError
+    assert isinstance(raised["zarrx"], zarrx.ReadOnlyError)
+    assert isinstance(raised["zarrx"], PermissionError)
+    assert "read-only" in str(raised["zarrx"])
+    assert zarrx.open_array(tmp_path / "zarrx" / "a")[...].tolist() == [0, 0, 0, 0]
