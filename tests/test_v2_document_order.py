@@ -138,3 +138,45 @@ def test_two_creators_of_one_array_leave_the_winners_attributes():
         zarrx.create_array(store, name="a", shape=(2,), dtype="i4", zarr_format=2,
                            attributes={"who": "second"})
     assert zarrx.open_array(store, path="a").attrs["who"] == "first"
+
+
+class RacingStore(MemoryStore):
+    """Runs ``before(self)`` once, right before the first conditional write of ``key``."""
+
+    def __init__(self, key, before):
+        super().__init__()
+        self.key, self.before = key, before
+
+    def set_if(self, key, value, if_generation):
+        if key == self.key and self.before is not None:
+            before, self.before = self.before, None
+            before(self)
+        return super().set_if(key, value, if_generation)
+
+
+def test_a_creator_whose_zattrs_another_took_over_writes_it_again():
+    """Another creator of the array writes its attributes between this one's and its
+    ``.zarray`` (and then loses the race for the ``.zarray``): the array keeps this one's."""
+    store = RacingStore("a/.zarray", lambda s: s.set("a/.zattrs", b'{"who": "other"}'))
+    zarrx.create_array(store, name="a", shape=(2,), dtype="i4", zarr_format=2,
+                       attributes={"who": "me"})
+    assert dict(zarrx.open_array(store, path="a").attrs) == {"who": "me"}
+
+
+def test_a_creator_that_loses_the_node_removes_the_zattrs_it_wrote():
+    """Another creator makes the array (without attributes) between this one's ``.zattrs`` and
+    its ``.zarray``: this one fails, and the other's array is left without this one's
+    attributes."""
+    def other(s):
+        MemoryStore.set(s, "a/.zarray", zarrx_doc)
+    ref = MemoryStore()
+    zarrx.create_array(ref, name="a", shape=(3,), dtype="i4", zarr_format=2)
+    zarrx_doc = ref.get("a/.zarray")
+    store = RacingStore("a/.zarray", other)
+    zarrx.open_group(store, mode="w", zarr_format=2)
+    with pytest.raises(zarrx.errors.ContainsArrayError):
+        zarrx.create_array(store, name="a", shape=(2,), dtype="i4", zarr_format=2,
+                           attributes={"who": "me"})
+    arr = zarrx.open_array(store, path="a")
+    assert arr.shape == (3,) and dict(arr.attrs) == {}
+    assert not store.exists("a/.zattrs")

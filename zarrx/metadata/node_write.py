@@ -66,10 +66,8 @@ def write_documents(store: Store, path: str, docs: dict[str, bytes],
     key = join(path, ATTRS)
     if attrs is None:
         store.delete(key)           # a stray one: the node is ours now
-    else:
-        got = store.get(key)
-        if got is None or bytes(got) != attrs:   # taken over by another creator (who lost)
-            store.set(key, attrs)
+    elif store.generation(key) != owned:   # taken over by another creator (who lost)
+        store.set(key, attrs)
 
 
 def _claim_attrs(store: Store, path: str, attrs: bytes,
