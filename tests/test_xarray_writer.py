@@ -427,9 +427,9 @@ def test_dask_strings_into_fixed_width_text_are_checked_one_block_at_a_time(tmp_
         assert computed == []           # nothing computed before the write
         if too_long:
             with pytest.raises(zarrx.ArgumentError, match=re.escape(
-                    f"to_zarrx: variable 's' has dtype {np.dtype(kind + '7').str}, but the "
-                    f"stored one has {np.dtype(kind + '3').str}: fixed-width strings would be "
-                    f"cut")):
+                    f"to_zarrx: variable 's': {element('toolong')!r} is longer than the 3 "
+                    f"{'characters' if kind == 'U' else 'bytes'} of the stored "
+                    f"{np.dtype(kind + '3').str}: fixed-width strings would be cut")):
                 written.compute(scheduler="sync")
         else:
             written.compute(scheduler="sync")
