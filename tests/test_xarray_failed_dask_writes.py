@@ -124,3 +124,19 @@ def test_a_closed_gate_lets_no_block_be_written():
     assert arr[...].tolist() == [0, 0, 0, 0] and arr.nchunks_initialized == 0
     store_blocks(da.arange(4, chunks=2, dtype="i4") + 1, arr, gate=WriteGate())
     assert arr[...].tolist() == [1, 2, 3, 4]
+
+
+def test_rows_that_cannot_be_given_back_are_noted_on_the_error():
+    """The write's own error is raised; a failure to shrink back (a failing store) is noted
+    on it."""
+    from zarrx.xarray.write_plan import Claim
+
+    class Stuck:
+        def _grow(self, shape_of):
+            raise zarrx.StoreError("disk full")
+
+    error = zarrx.ArgumentError("to_zarrx: variable 'v': 70000 does not fit")
+    Claim([(Stuck(), 0, 2, 4)]).give_back(error)
+    assert error.__notes__ == ["to_zarrx: the rows claimed for the append could not be given "
+                               "back (disk full); see docs/guide/xarray.md, \"When a write of "
+                               "dask values fails\""]

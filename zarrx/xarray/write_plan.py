@@ -242,6 +242,17 @@ class Claim:
             arr._grow(back)
 
 
+    def give_back(self, error: BaseException) -> None:
+        """:meth:`undo`, after the write failed with ``error``; its own failure (a store
+        failing) is noted on ``error``, which the caller raises."""
+        try:
+            self.undo()
+        except ZarrError as failed:
+            error.add_note(f"to_zarrx: the rows claimed for the append could not be given "
+                           f"back ({failed}); see docs/guide/xarray.md, \"When a write of "
+                           f"dask values fails\"")
+
+
 def claim_rows(grp: Group, plans: list[Plan], dim: str) -> Claim | None:
     """Place the appended rows so that concurrent appends to the dataset never share rows.
 

@@ -278,11 +278,11 @@ class PreparedWrite:
         gate = WriteGate() if self.compute else None
         try:
             return self._write(grp, mode, gate)
-        except BaseException:
+        except BaseException as exc:
             if gate is not None:
                 gate.close()
             if claim is not None:
-                claim.undo()
+                claim.give_back(exc)
             raise
 
     def _write(self, grp: Group, mode: str, gate: WriteGate | None) -> Any:
