@@ -140,3 +140,17 @@ def test_rows_that_cannot_be_given_back_are_noted_on_the_error():
     assert error.__notes__ == ["to_zarrx: the rows claimed for the append could not be given "
                                "back (disk full); see docs/guide/xarray.md, \"When a write of "
                                "dask values fails\""]
+
+
+def test_rows_another_append_claimed_before_these_are_not_given_back(tmp_path):
+    """Another append has claimed rows 2-3 (on the coordinate) but not grown the data variable
+    yet; this append claims rows 4-5 and fails: the data variable is shrunk back to row 4, not
+    to its length before (2), which would clear the other append's rows."""
+    path = tmp_path / "a.zarr"
+    zx.to_zarrx(rows([1, 2], 0), path, encoding={"v": {"dtype": "int16", "chunks": (2,)}})
+    zarrx.open_array(path, path="t", mode="r+").resize((4,))    # the other append's claim
+    with pytest.raises(zarrx.ArgumentError, match="70000 does not fit the stored int16"):
+        zx.to_zarrx(rows([3, 70000], 4), path, append_dim="t",
+                    chunkmanager_store_kwargs={"scheduler": "synchronous"})
+    grp = zarrx.open_group(path, mode="r")
+    assert grp["t"].shape == grp["v"].shape == (4,)

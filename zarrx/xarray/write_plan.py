@@ -228,11 +228,12 @@ class Claim:
     grown: list[tuple[Array, int, int, int]]
 
     def undo(self) -> None:
-        """Shrink each array back to its length before, when it still has the length it
-        was grown to (no writer has claimed rows after these since; otherwise the claimed
-        rows stay, holding the fill value where nothing was written). The claiming array goes
-        last, so rows claimed after these are never taken from another writer. Shrinking
-        clears what was written into the claimed rows (see ``Array.resize``)."""
+        """Shrink each array back to its length before (never below the first claimed row),
+        when it still has the length it was grown to (no writer has claimed rows after these
+        since; otherwise the claimed rows stay, holding the fill value where nothing was
+        written). The claiming array goes last, so rows claimed after these are never taken
+        from another writer. Shrinking clears what was written into the claimed rows (see
+        ``Array.resize``)."""
         for arr, axis, before, after in self.grown:
             def back(shape: tuple[int, ...], axis: int = axis, before: int = before,
                      after: int = after) -> tuple[int, ...]:
@@ -240,7 +241,6 @@ class Claim:
                     return shape
                 return tuple(before if i == axis else n for i, n in enumerate(shape))
             arr._grow(back)
-
 
     def give_back(self, error: BaseException) -> None:
         """:meth:`undo`, after the write failed with ``error``; its own failure (a store
@@ -284,8 +284,9 @@ def claim_rows(grp: Group, plans: list[Plan], dim: str) -> Claim | None:
         if plan is not claim:
             before, after = target._grow(lambda shape, axis=axis: tuple(  # type: ignore[misc]
                 max(n, start + count) if i == axis else n for i, n in enumerate(shape)))
-            if after[axis] != before[axis]:
-                grown.append((target, axis, before[axis], after[axis]))
+            if after[axis] != before[axis]:     # (given back to the start of these rows at
+                # most: rows before them are another writer's claim, not grown there yet)
+                grown.append((target, axis, max(before[axis], start), after[axis]))
         plan.selection = tuple(slice(start, start + count) if i == axis else s
                                for i, s in enumerate(plan.selection))
         plan.grow = None
