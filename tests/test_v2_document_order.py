@@ -180,3 +180,14 @@ def test_a_creator_that_loses_the_node_removes_the_zattrs_it_wrote():
     arr = zarrx.open_array(store, path="a")
     assert arr.shape == (3,) and dict(arr.attrs) == {}
     assert not store.exists("a/.zattrs")
+
+
+def test_a_copy_writes_each_nodes_attributes_before_its_document():
+    # before: in the order the source listed them (.zarray before .zattrs in a memory store)
+    src = MemoryStore()
+    grp = zarrx.open_group(src, mode="w", zarr_format=2, attributes={"r": 1})
+    grp.create_array("a", shape=(4,), dtype="i4", chunks=(2,), attributes={"u": 1})[:] = 1
+    dst = RecordingStore()
+    zarrx.copy(src, dst)
+    assert dst.written("a") == [".zattrs", ".zarray"]
+    assert dst.written("") == [".zattrs", ".zgroup"]

@@ -274,7 +274,8 @@ class PreparedWrite:
             claim = claim_rows(grp, self.plans, str(self.append_dim))
         # a failure once rows are claimed (a dask block whose values the stored type cannot
         # hold, found only as it computes) shrinks the grown arrays back; the gate stops the
-        # graph's writes still under way first (see docs/guide/xarray.md, "When a write fails")
+        # graph's writes still under way first (docs/guide/xarray.md, "When a write of dask
+        # values fails")
         gate = WriteGate() if self.compute else None
         try:
             return self._write(grp, mode, gate)
