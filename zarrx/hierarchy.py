@@ -91,8 +91,9 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
                                          f"overwrite=True to replace it")
         return error
 
-    # every node and every node above them (below ``group``): one batched read for all checks
-    found = Ancestors(st, *metas, base=base)
+    # every node and every node above them (below ``group``; replacing, from the store root,
+    # as those say which consolidated documents to keep in step): one batched read for all
+    found = Ancestors(st, *metas, base="" if overwrite else base, replacing=overwrite)
     for path in sorted(metas, key=lambda p: (p.count("/"), p)):
         existing = found(path)
         if existing is not None and not overwrite:
@@ -107,8 +108,8 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     # overwrite: the nodes there go, with everything below them (objects left without a node
     # document too), each subtree once; groups above the nodes inside one are made anew
     replaced = {p for p in metas if overwrite and not _inside(p, metas)}
-    for path in sorted(replaced):
-        nodes.delete_node(st, path)
+    # (together: each consolidated document listing them is edited twice, not twice a node)
+    nodes.delete_nodes(st, sorted(replaced), found.documents() if replaced else None)
     for path in metas if replaced else ():
         above = path.rpartition("/")[0]
         while above and above not in metas and _inside(above, replaced):

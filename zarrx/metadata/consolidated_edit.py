@@ -29,7 +29,8 @@ from zarrx.store.update import update_object
 
 __all__ = ["edit_consolidated", "consolidated_groups", "may_be_consolidated",
            "without_consolidated", "Edit", "V3_KEY", "ZMETADATA", "group_entry",
-           "drop_subtree", "drop_below"]
+           "drop_subtree", "drop_below", "drop_subtrees", "dropping", "dropped",
+           "marking_children"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -183,6 +184,45 @@ def drop_subtree(entries: dict[str, Any], rel: str) -> None:
     """Remove the entries of the node at ``rel`` and of every node below it."""
     below = rel + "/"
     for k in [k for k in entries if k == rel or k.startswith(below)]:
+        del entries[k]
+
+
+def drop_subtrees(entries: dict[str, Any], rels: Iterable[str]) -> None:
+    """:func:`drop_subtree` of each of ``rels``; each entry costs a walk up its own path,
+    however many subtrees there are."""
+    tops = set(rels)
+    for k in [k for k in entries if k in tops or _under(k, tops)]:
+        del entries[k]
+
+
+def dropping(rels: Iterable[str]) -> Edit:
+    """The edit that lists the subtrees at ``rels`` as pending (``rel/``: being deleted) and
+    drops their entries."""
+    rels = list(rels)
+
+    def drop(entries: dict[str, Any], pending: set[str]) -> None:
+        pending.update(r + "/" for r in rels)
+        drop_subtrees(entries, rels)
+    return drop
+
+
+def dropped(rels: Iterable[str]) -> Edit:
+    """The edit that ends :func:`dropping` once the subtrees' objects are gone: their entries
+    dropped (a writer not keeping the document in step may have listed some meanwhile), and
+    no longer pending."""
+    rels = list(rels)
+
+    def finish(entries: dict[str, Any], pending: set[str]) -> None:
+        drop_subtrees(entries, rels)
+        pending.difference_update(r + "/" for r in rels)
+    return finish
+
+
+def marking_children(entries: dict[str, Any], pending: set[str]) -> None:
+    """The edit that lists every child a group consolidates as pending (its subtree is being
+    deleted), dropping their entries."""
+    pending.update(k.partition("/")[0] + "/" for k in entries if k)
+    for k in [k for k in entries if k]:
         del entries[k]
 
 
