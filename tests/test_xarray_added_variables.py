@@ -6,6 +6,8 @@ arrays' documents and chunks plus a few. ``create_hierarchy(overwrite=True)`` de
 nodes it replaces together too. The result reads as before in both engines."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -117,3 +119,32 @@ def _replace_all(n, fmt):
 def test_create_hierarchy_replacing_nodes_edits_the_consolidated_document_once_for_all(fmt):
     # before: each replaced node's delete edited it twice (42 writes for 20 nodes)
     assert _replace_all(20, fmt) == _replace_all(2, fmt) <= 4
+
+
+class FailingNodeWrites(LocalStore):
+    """A local store whose writes of the fifth new array's document fail."""
+
+    def set(self, key, value):
+        if key.startswith("w4/") and key.rpartition("/")[2] in ("zarr.json", ".zarray"):
+            raise zarrx.StoreError(f"injected failure writing {key}")
+        super().set(key, value)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_a_write_stopped_part_way_leaves_the_consolidated_document_as_stored(fmt, tmp_path):
+    path = tmp_path / "z.zarr"
+    to_zarrx(_base(), path, mode="w", zarr_format=fmt)
+    with pytest.raises(zarrx.StoreError, match="injected failure"):
+        to_zarrx(_added(10), FailingNodeWrites(str(path)), mode="a")
+    # every entry describes the node as stored, nothing is left pending, and the arrays the
+    # write did not reach are not listed
+    listed = zarrx.open_group(str(path), mode="r")
+    fresh = zarrx.open_group(str(path), mode="r", use_consolidated=False)
+    entries = {k: v.metadata for k, v in listed.members(max_depth=None)}
+    assert entries == {k: v.metadata for k, v in fresh.members(max_depth=None)}
+    assert {"v", "t", "w0", "w3"} <= set(entries) and "w4" not in entries
+    doc = json.loads((path / _root_doc(fmt)).read_text())
+    assert not (doc if fmt == 2 else doc["consolidated_metadata"]).get("zarrx_pending")
+    # engine "zarr" opens it from the consolidated metadata; the stored variables as written
+    got = xr.open_dataset(path, engine="zarr", consolidated=True, chunks=None)
+    xr.testing.assert_identical(got["v"].load(), _base()["v"])
