@@ -52,12 +52,12 @@ def test_adding_variables_writes_the_consolidated_document_a_fixed_number_of_tim
     _, one = _add(1, fmt)
     inner, forty = _add(40, fmt)
     root_writes = forty.sets_by_key[_root_doc(fmt)]
-    assert root_writes == one.sets_by_key[_root_doc(fmt)] <= 7, root_writes    # before: 163
+    assert root_writes == one.sets_by_key[_root_doc(fmt)] <= 5, root_writes    # before: 163
     # every other write is a new array's document or chunk, written once
     new_keys = [k for k in inner.list_prefix("") if k.startswith("w")]
     assert len(new_keys) == 40 * (3 if fmt == 2 else 2)        # documents and one chunk each
     assert all(forty.sets_by_key[k] == 1 for k in new_keys)
-    assert forty.counts["set"] <= len(new_keys) + 8, forty.counts["set"]
+    assert forty.counts["set"] <= len(new_keys) + 6, forty.counts["set"]
 
 
 @pytest.mark.parametrize("consolidated", [None, False])
@@ -93,7 +93,7 @@ def test_a_loop_adding_one_variable_at_a_time_costs_the_same_each_time(fmt, tmp_
         store = CountingStore(inner)
         to_zarrx(xr.Dataset({f"x{i}": ("t", np.full(4, float(i)))}), store, mode="a")
         writes.append(store.sets_by_key[_root_doc(fmt)])
-    assert len(set(writes)) == 1 and writes[0] <= 7, writes
+    assert len(set(writes)) == 1 and writes[0] <= 5, writes
     got = xr.open_dataset(tmp_path / "z.zarr", engine="zarr", consolidated=True, chunks=None)
     assert [float(got[f"x{i}"][0]) for i in range(6)] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
@@ -118,7 +118,7 @@ def _replace_all(n, fmt):
 @pytest.mark.parametrize("fmt", [2, 3])
 def test_create_hierarchy_replacing_nodes_edits_the_consolidated_document_once_for_all(fmt):
     # before: each replaced node's delete edited it twice (42 writes for 20 nodes)
-    assert _replace_all(20, fmt) == _replace_all(2, fmt) <= 4
+    assert _replace_all(20, fmt) == _replace_all(2, fmt) <= 2
 
 
 class FailingNodeWrites(LocalStore):
@@ -148,3 +148,45 @@ def test_a_write_stopped_part_way_leaves_the_consolidated_document_as_stored(fmt
     # engine "zarr" opens it from the consolidated metadata; the stored variables as written
     got = xr.open_dataset(path, engine="zarr", consolidated=True, chunks=None)
     xr.testing.assert_identical(got["v"].load(), _base()["v"])
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL: nothing after it runs."""
+
+
+class KilledAtFirstNode(MemoryStore):
+    """A memory store whose writer dies as it writes the first node document of ``a*``."""
+
+    armed = False
+
+    def set(self, key, value):
+        if self.armed and key.startswith("a") and key.rpartition("/")[2] in (
+                "zarr.json", ".zarray"):
+            raise _Killed
+        super().set(key, value)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_replacing_nodes_stopped_after_the_delete_leaves_no_stale_entry(fmt):
+    store = KilledAtFirstNode()
+    g = zarrx.open_group(store, mode="w", zarr_format=fmt)
+    g.create_array("keep", shape=(2,), dtype="i1")[:] = 7
+    for i in range(3):
+        g.create_array(f"a{i}", shape=(2,), dtype="i1")[:] = 1
+    zarrx.consolidate_metadata(store)
+    meta = zarrx.create_array(MemoryStore(), shape=(3,), dtype="f4", zarr_format=fmt).metadata
+    store.armed = True
+    with pytest.raises(_Killed):
+        g.create_hierarchy({f"a{i}": meta for i in range(3)}, overwrite=True)
+    store.armed = False
+    raw = store.get(_root_doc(fmt))
+    doc = json.loads(raw)
+    doc = doc if fmt == 2 else doc["consolidated_metadata"]
+    # the replaced arrays are gone, and so are their entries (zarr-python, which ignores the
+    # pending list, finds no removed array); zarrx lists them from the store
+    assert not [k for k in doc["metadata"] if k.startswith("a")]
+    assert sorted(doc["zarrx_pending"]) == ["a0/", "a1/", "a2/"]
+    listed = zarrx.open_group(store, mode="r")
+    assert sorted(listed) == ["keep"] == sorted(zarrx.open_group(store, mode="r",
+                                                                 use_consolidated=False))
+    assert listed["keep"][...].tolist() == [7, 7]

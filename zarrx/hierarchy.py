@@ -108,8 +108,12 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     # overwrite: the nodes there go, with everything below them (objects left without a node
     # document too), each subtree once; groups above the nodes inside one are made anew
     replaced = {p for p in metas if overwrite and not _inside(p, metas)}
-    # (together: each consolidated document listing them is edited twice, not twice a node)
-    nodes.delete_nodes(st, sorted(replaced), found.documents() if replaced else None)
+    # (together: each consolidated document listing them drops them as it lists them as
+    # pending once, before any object goes, and lists the new nodes once they are written)
+    # (a group's own consolidated metadata lists those below it: each node is written alone)
+    alone = any(isinstance(m, GroupMeta) and m.consolidated is not None for m in metas.values())
+    pending = nodes.delete_nodes(st, sorted(replaced), found.documents(), settle=alone) \
+        if replaced else None
     for path in metas if replaced else ():
         above = path.rpartition("/")[0]
         while above and above not in metas and _inside(above, replaced):
@@ -124,11 +128,11 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     items = [(path, implicit[path], parent_exists(st, path, below[path], "create_hierarchy"))
              if path not in metas else (path, metas[path], None if overwrite else exists(path))
              for path in order]
-    if any(isinstance(m, GroupMeta) and m.consolidated is not None for m in metas.values()):
-        for item in items:          # a group's own consolidated metadata lists those below it
+    if alone:
+        for item in items:
             nodes.save_nodes(st, [item])
     else:
-        nodes.save_nodes(st, items, None if replaced else found.documents())
+        nodes.save_nodes(st, items, None if replaced else found.documents(), pending)
     return [(path, meta) for path, meta, _ in items]
 
 

@@ -30,7 +30,7 @@ from zarrx.store.update import update_object
 __all__ = ["edit_consolidated", "consolidated_groups", "may_be_consolidated",
            "without_consolidated", "Edit", "V3_KEY", "ZMETADATA", "group_entry",
            "drop_subtree", "drop_below", "drop_subtrees", "dropping", "dropped",
-           "marking_children"]
+           "marking_children", "inside"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -234,6 +234,11 @@ def drop_below(entries: dict[str, Any], arrays: set[str]) -> None:
     elif arrays:
         for k in [k for k in entries if _under(k, arrays)]:
             del entries[k]
+
+
+def inside(path: str, tops: set[str]) -> bool:
+    """Whether ``path`` is one of ``tops`` or below one."""
+    return path in tops or _under(path, tops)
 
 
 def _under(path: str, tops: set[str]) -> bool:

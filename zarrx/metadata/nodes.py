@@ -48,7 +48,7 @@ from zarrx.metadata import dumps, parse_array_v2, parse_group_v2, parse_v3, seri
 from zarrx.metadata.json import document_range, json_document
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
                                               drop_below, drop_subtree, dropped, dropping,
-                                              group_entry, marking_children,
+                                              group_entry, inside, marking_children,
                                               may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
@@ -56,8 +56,8 @@ from zarrx.metadata.consolidate import consolidate
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.metadata.node_copy import NODE_KEYS, copy_below
 from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
-                                      broken_document, join, list_children, load_node,
-                                      load_nodes, walk, walked_entries)
+                                      broken_document, groups_above, join, list_children,
+                                      load_node, load_nodes, walk, walked_entries)
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ABSENT, Store, refuse_unnamable
 from zarrx.store.update import update_object
@@ -87,13 +87,18 @@ def save_node(store: Store, path: str, meta: Meta,
 NewNode = tuple[str, Meta, "Callable[[Meta | None], ZarrError | None] | None"]
 
 
-def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] | None = None
-               ) -> None:
+#: subtrees being replaced: their paths, and the consolidated documents listing them pending
+Replaced = tuple[Sequence[str], Sequence[tuple[int, str]]]
+
+
+def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] | None = None,
+               replaced: Replaced | None = None) -> None:
     """:func:`save_node` of each ``(path, meta, exists)`` of ``items`` (nodes of one Zarr
     format, parents before children: the groups above a new node, say), in that order, with
     one edit of each consolidated document listing them before the writes and one after, so
     that writing ``n`` nodes costs the store reads of one (and ``n`` writes), not ``n`` times
-    those of one. ``known``: documents just read (see :func:`_covering`)."""
+    those of one. ``known``: documents just read (see :func:`_covering`). ``replaced``: what
+    ``delete_nodes(..., settle=False)`` left pending, settled by the edits after the writes."""
     if not items:
         return
     fmt = items[0][1].zarr_format
@@ -105,7 +110,8 @@ def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] 
             _write_node(store, path, meta, exists, written)
 
     _in_step(store, [p for p, _, _ in items], fmt, write,
-             own={p for p, m, _ in items if isinstance(m, GroupMeta)}, known=known)
+             own={p for p, m, _ in items if isinstance(m, GroupMeta)}, known=known,
+             replaced=replaced)
 
 
 def _write_node(store: Store, path: str, meta: Meta,
@@ -198,7 +204,8 @@ def _marking(rel: str) -> Edit:
 
 
 def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callable[[], Any],
-             own: Collection[str] = (), known: Mapping[str, Any] | None = None) -> Any:
+             own: Collection[str] = (), known: Mapping[str, Any] | None = None,
+             replaced: Replaced | None = None) -> Any:
     """``write()`` (which writes documents of the nodes at ``paths`` and may return their new
     metadata), keeping each consolidated document of ``zarr_format`` that lists the nodes in
     step (the store root's and those of the groups above them, see :func:`_covering`; ``own``:
@@ -207,13 +214,18 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
     longer pending. The entries written last are the nodes as stored then (read again), so
     concurrent writers of one node leave the entry of the last of them. A v3 group's
     ``zarr.json`` is its consolidated document itself: the group's own writes keep its
-    entries. ``known``: documents just read (see :func:`_covering`)."""
-    if zarr_format == 3 and not any(paths):
+    entries. ``known``: documents just read (see :func:`_covering`). ``replaced``: subtrees
+    pending in the documents given (:func:`delete_nodes`), settled with the nodes' entries."""
+    tops, held = replaced or ((), ())
+    top_set = set(tops)
+    if zarr_format == 3 and not any(paths) and not held:
         return write()
     own = own if zarr_format == 2 else ()
     marked = [(f, g, listed) for f, g in _covering(store, paths, (zarr_format,), own, known)
               if (listed := _listed(paths, g, f, own))]
     for f, g, listed in marked:
+        if (f, g) in held and all(inside(p, top_set) for p in listed):
+            continue                        # pending already, with the subtrees
         rels = [_relative(p, g) for p in listed]
         if not _edit_consolidated(store, f, lambda entries, pending, r=rels: pending.update(r),
                                   at=g):
@@ -221,6 +233,8 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
 
     def finishing(group: str, listed: list[str]) -> Edit:
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
+            if held:    # (from edits after the objects went: what was there is not listed)
+                dropped(subtrees(group))(entries, pending)
             stored = load_nodes(store, listed, zarr_format, consolidated=False)
             rels = [_relative(p, group) for p in listed]
             arrays = {r for p, r in zip(listed, rels) if isinstance(stored[p], ArrayMeta)}
@@ -236,20 +250,23 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
                 pending.discard(rel)
         return finish
 
+    def subtrees(group: str) -> list[str]:
+        return [_relative(p, group) for p in _listed(tops, group, 3, ())]
+
+    def settle() -> None:
+        for f, g, listed in marked:
+            if listed:
+                _edit_consolidated(store, f, finishing(g, listed), at=g)
+        done = {(f, g) for f, g, listed in marked if listed}
+        _edit_all(store, [d for d in held if d not in done], lambda g: dropped(subtrees(g)))
+
     try:
         new = write()
     except ZarrError:                   # refused (a change that does not apply): settle anyway
-        _finish_all(store, marked, finishing)
+        settle()
         raise
-    _finish_all(store, marked, finishing)
+    settle()
     return new
-
-
-def _finish_all(store: Store, marked: list[tuple[int, str, list[str]]],
-                finishing: Callable[[str, list[str]], Edit]) -> None:
-    for f, g, listed in marked:
-        if listed:
-            _edit_consolidated(store, f, finishing(g, listed), at=g)
 
 
 def _list_parents(store: Store, group: str, rel: str, zarr_format: int,
@@ -381,11 +398,11 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     delete_nodes(store, [path], known)
 
 
-def delete_nodes(store: Store, paths: Sequence[str], known: Mapping[str, Any] | None = None
-                 ) -> None:
-    """:func:`delete_node` of each of ``paths`` (none below another), with one edit of each
-    consolidated document listing them before any object goes and one after: deleting ``n``
-    nodes edits each document twice, not ``2 n`` times."""
+def delete_nodes(store: Store, paths: Sequence[str], known: Mapping[str, Any] | None = None,
+                 settle: bool = True) -> Replaced:
+    """:func:`delete_node` of each of ``paths`` (none below another), editing each consolidated
+    document listing them once before any object goes and once after (unless not ``settle``:
+    then by :func:`save_nodes` given what this returns, as nodes are written there next)."""
     named = [p for p in paths if p]
 
     def rels(group: str) -> list[str]:
@@ -410,7 +427,9 @@ def delete_nodes(store: Store, paths: Sequence[str], known: Mapping[str, Any] | 
         raise
     for path, keys in listed.items():
         _delete_objects(store, path, keys, known)
-    _edit_all(store, marked, lambda group: dropped(rels(group)))
+    if settle:
+        _edit_all(store, marked, lambda group: dropped(rels(group)))
+    return named, marked
 
 
 def _delete_objects(store: Store, path: str, keys: list[str],
@@ -426,7 +445,7 @@ def _delete_objects(store: Store, path: str, keys: list[str],
     # removed objects as the fill value. The consolidated metadata of the groups of the
     # subtree goes before them (v2 .zmetadata), or lists their nodes as pending (v3,
     # inline), so none lists a node whose document is gone
-    inner = _groups_above(docs, path)
+    inner = groups_above(docs, path)
     doc_set = set(docs)
     zmetadata = [k for k in named if k.rpartition("/")[2] == ZMETADATA]
     _edit_all(store, consolidated_groups(store, [(3, g) for g in sorted(inner)
@@ -437,21 +456,6 @@ def _delete_objects(store: Store, path: str, keys: list[str],
                        and k.rpartition("/")[2] != ZMETADATA])
     if keys:                            # what was written meanwhile (and temporary files)
         store.delete_prefix(path + "/" if path else "")
-
-
-def _groups_above(docs: list[str], top: str) -> set[str]:
-    """The paths from ``top`` down to the parent of each document's node (``top`` or a node
-    below it). Each path is reached once, walking up until a path already found, so a chain
-    of ``n`` nested groups costs ``n`` steps, not ``n**2`` joined paths."""
-    found: set[str] = set()
-    for doc in docs:
-        node = doc.rpartition("/")[0]
-        while node != top:
-            node = node.rpartition("/")[0]
-            if node in found:
-                break
-            found.add(node)
-    return found
 
 
 def _relisting(store: Store, metas: Mapping[str, Meta | None], group: str, fmt: int) -> Edit:
