@@ -108,9 +108,10 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     # overwrite: the nodes there go, with everything below them (objects left without a node
     # document too), each subtree once; groups above the nodes inside one are made anew
     replaced = {p for p in metas if overwrite and not _inside(p, metas)}
-    # (together: each consolidated document listing them drops them as it lists them as
-    # pending once, before any object goes, and lists the new nodes once they are written)
-    # (a group's own consolidated metadata lists those below it: each node is written alone)
+    # deleted together: each consolidated document listing them drops their entries as it
+    # lists them as pending, once, before any object goes, and save_nodes settles them with
+    # the new nodes' entries (unless a node carries consolidated metadata, which lists those
+    # below it: then the delete settles them, and each node is written alone)
     alone = any(isinstance(m, GroupMeta) and m.consolidated is not None for m in metas.values())
     pending = nodes.delete_nodes(st, sorted(replaced), found.documents(), settle=alone) \
         if replaced else None

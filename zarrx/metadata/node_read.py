@@ -30,7 +30,8 @@ from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ByteRange, Store
 
 __all__ = ["join", "usable_child", "load_node", "load_nodes", "NodeBatch", "broken_document", "list_children",
-           "walk", "V3_KEY", "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries", "groups_above"]
+           "walk", "V3_KEY", "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries",
+           "groups_above"]
 
 
 Meta = ArrayMeta | GroupMeta

@@ -64,8 +64,8 @@ from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
            "delete_node", "delete_nodes", "move_node", "list_children", "walk", "consolidate",
-           "V3_KEY", "V2_KEYS", "write_subtree", "update_attributes", "update_array", "DOCUMENT_NAMES",
-           "NODE_KEYS", "save_nodes"]
+           "V3_KEY", "V2_KEYS", "write_subtree", "update_attributes", "update_array",
+           "DOCUMENT_NAMES", "NODE_KEYS", "save_nodes"]
 
 
 def save_node(store: Store, path: str, meta: Meta,
