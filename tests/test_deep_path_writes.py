@@ -1,5 +1,6 @@
 """Creating a node at the end of a deep path of missing groups (``create_group("g/" * n)``,
-``open_group(path=..., mode="a")``, ``move`` to such a path) costs store reads in proportion
+``open_group(path=..., mode="a")``, ``move`` to such a path, ``zarrx.create_group(store,
+path=...)``, ``zarrx.create_array(store, name=...)``) costs store reads in proportion
 to the depth: the implicit groups are written together, with the consolidated documents above
 them edited once for all of them, and the documents already read are not read again for each
 group (each group read every document above it: about n**2 / 2 reads, and with consolidated
@@ -17,6 +18,9 @@ OPS = {
     "create_group": lambda g, path: g.create_group(path),
     "open_group": lambda g, path: zarrx.open_group(g.store, path=path, mode="a"),
     "move": lambda g, path: g.move("src", path),
+    "zarrx.create_group": lambda g, path: zarrx.create_group(g.store, path=path),
+    "zarrx.create_array": lambda g, path: zarrx.create_array(g.store, name=path, shape=(2,),
+                                                             dtype="i1"),
 }
 
 

@@ -91,8 +91,9 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
                                          f"overwrite=True to replace it")
         return error
 
-    # every node and every node above them (below ``group``): one batched read for all checks
-    found = Ancestors(st, *metas, base=base)
+    # every node and every node above them (below ``group``; replacing, from the store root,
+    # as those say which consolidated documents to keep in step): one batched read for all
+    found = Ancestors(st, *metas, base="" if overwrite else base, replacing=overwrite)
     for path in sorted(metas, key=lambda p: (p.count("/"), p)):
         existing = found(path)
         if existing is not None and not overwrite:
@@ -107,8 +108,13 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     # overwrite: the nodes there go, with everything below them (objects left without a node
     # document too), each subtree once; groups above the nodes inside one are made anew
     replaced = {p for p in metas if overwrite and not _inside(p, metas)}
-    for path in sorted(replaced):
-        nodes.delete_node(st, path)
+    # deleted together: each consolidated document listing them drops their entries as it
+    # lists them as pending, once, before any object goes, and save_nodes settles them with
+    # the new nodes' entries (unless a node carries consolidated metadata, which lists those
+    # below it: then the delete settles them, and each node is written alone)
+    alone = any(isinstance(m, GroupMeta) and m.consolidated is not None for m in metas.values())
+    pending = nodes.delete_nodes(st, sorted(replaced), found.documents(), settle=alone) \
+        if replaced else None
     for path in metas if replaced else ():
         above = path.rpartition("/")[0]
         while above and above not in metas and _inside(above, replaced):
@@ -123,11 +129,11 @@ def write_hierarchy(st: Store, nodes_in: Mapping[Any, Any], *, overwrite: bool =
     items = [(path, implicit[path], parent_exists(st, path, below[path], "create_hierarchy"))
              if path not in metas else (path, metas[path], None if overwrite else exists(path))
              for path in order]
-    if any(isinstance(m, GroupMeta) and m.consolidated is not None for m in metas.values()):
-        for item in items:          # a group's own consolidated metadata lists those below it
+    if alone:
+        for item in items:
             nodes.save_nodes(st, [item])
     else:
-        nodes.save_nodes(st, items, None if replaced else found.documents())
+        nodes.save_nodes(st, items, None if replaced else found.documents(), pending)
     return [(path, meta) for path, meta, _ in items]
 
 

@@ -29,7 +29,8 @@ from zarrx.store.update import update_object
 
 __all__ = ["edit_consolidated", "consolidated_groups", "may_be_consolidated",
            "without_consolidated", "Edit", "V3_KEY", "ZMETADATA", "group_entry",
-           "drop_subtree", "drop_below"]
+           "drop_subtree", "drop_below", "drop_subtrees", "dropping", "dropped",
+           "marking_children", "inside"]
 
 Meta = ArrayMeta | GroupMeta
 V3_KEY = "zarr.json"
@@ -186,6 +187,45 @@ def drop_subtree(entries: dict[str, Any], rel: str) -> None:
         del entries[k]
 
 
+def drop_subtrees(entries: dict[str, Any], rels: Iterable[str]) -> None:
+    """:func:`drop_subtree` of each of ``rels``; each entry costs a walk up its own path,
+    however many subtrees there are."""
+    tops = set(rels)
+    for k in [k for k in entries if k in tops or _under(k, tops)]:
+        del entries[k]
+
+
+def dropping(rels: Iterable[str]) -> Edit:
+    """The edit that lists the subtrees at ``rels`` as pending (``rel/``: being deleted) and
+    drops their entries."""
+    rels = list(rels)
+
+    def drop(entries: dict[str, Any], pending: set[str]) -> None:
+        pending.update(r + "/" for r in rels)
+        drop_subtrees(entries, rels)
+    return drop
+
+
+def dropped(rels: Iterable[str]) -> Edit:
+    """The edit that ends :func:`dropping` once the subtrees' objects are gone: their entries
+    dropped (a writer not keeping the document in step may have listed some meanwhile), and
+    no longer pending."""
+    rels = list(rels)
+
+    def finish(entries: dict[str, Any], pending: set[str]) -> None:
+        drop_subtrees(entries, rels)
+        pending.difference_update(r + "/" for r in rels)
+    return finish
+
+
+def marking_children(entries: dict[str, Any], pending: set[str]) -> None:
+    """The edit that lists every child a group consolidates as pending (its subtree is being
+    deleted), dropping their entries."""
+    pending.update(k.partition("/")[0] + "/" for k in entries if k)
+    for k in [k for k in entries if k]:
+        del entries[k]
+
+
 def drop_below(entries: dict[str, Any], arrays: set[str]) -> None:
     """Remove the entries below each of ``arrays`` (paths of arrays, which have no children);
     each entry costs a walk up its own path, however many arrays there are."""
@@ -194,6 +234,11 @@ def drop_below(entries: dict[str, Any], arrays: set[str]) -> None:
     elif arrays:
         for k in [k for k in entries if _under(k, arrays)]:
             del entries[k]
+
+
+def inside(path: str, tops: set[str]) -> bool:
+    """Whether ``path`` is one of ``tops`` or below one."""
+    return path in tops or _under(path, tops)
 
 
 def _under(path: str, tops: set[str]) -> bool:

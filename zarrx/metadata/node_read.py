@@ -30,7 +30,8 @@ from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import ByteRange, Store
 
 __all__ = ["join", "usable_child", "load_node", "load_nodes", "NodeBatch", "broken_document", "list_children",
-           "walk", "V3_KEY", "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries"]
+           "walk", "V3_KEY", "V2_KEYS", "DOCUMENT_NAMES", "Meta", "walked_entries",
+           "groups_above"]
 
 
 Meta = ArrayMeta | GroupMeta
@@ -346,3 +347,18 @@ def walk(store: Store, path: str, zarr_format: int | None = None
                 break
         else:
             stack.pop()
+
+
+def groups_above(docs: list[str], top: str) -> set[str]:
+    """The paths from ``top`` down to the parent of each document's node (``top`` or a node
+    below it). Each path is reached once, walking up until a path already found, so a chain
+    of ``n`` nested groups costs ``n`` steps, not ``n**2`` joined paths."""
+    found: set[str] = set()
+    for doc in docs:
+        node = doc.rpartition("/")[0]
+        while node != top:
+            node = node.rpartition("/")[0]
+            if node in found:
+                break
+            found.add(node)
+    return found

@@ -47,7 +47,8 @@ from zarrx.errors import NodeNotFoundError, ZarrError
 from zarrx.metadata import dumps, parse_array_v2, parse_group_v2, parse_v3, serialize_v2, serialize_v3
 from zarrx.metadata.json import document_range, json_document
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, Edit, consolidated_groups,
-                                              drop_below, drop_subtree, group_entry,
+                                              drop_below, drop_subtree, dropped, dropping,
+                                              group_entry, inside, marking_children,
                                               may_be_consolidated,
                                               edit_consolidated as _edit_consolidated,
                                               without_consolidated as _without_consolidated)
@@ -56,16 +57,16 @@ from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 from zarrx.metadata.node_copy import NODE_KEYS, copy_below
 from zarrx.metadata.node_write import write_documents
 from zarrx.metadata.node_read import (DOCUMENT_NAMES, V2_KEYS, Meta, NodeBatch,
-                                      broken_document, join, list_children, load_node,
-                                      load_nodes, walk, walked_entries)
+                                      broken_document, groups_above, join, list_children,
+                                      load_node, load_nodes, walk, walked_entries)
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
 from zarrx.store.base import Store, refuse_unnamable
 from zarrx.store.update import update_object
 
 __all__ = ["join", "load_node", "load_nodes", "NodeBatch", "broken_document", "save_node",
-           "delete_node", "move_node", "list_children", "walk", "consolidate", "V3_KEY",
-           "V2_KEYS", "write_subtree", "update_attributes", "update_array", "DOCUMENT_NAMES",
-           "NODE_KEYS", "save_nodes"]
+           "delete_node", "delete_nodes", "move_node", "list_children", "walk", "consolidate",
+           "V3_KEY", "V2_KEYS", "write_subtree", "update_attributes", "update_array",
+           "DOCUMENT_NAMES", "NODE_KEYS", "save_nodes"]
 
 
 def save_node(store: Store, path: str, meta: Meta,
@@ -87,13 +88,18 @@ def save_node(store: Store, path: str, meta: Meta,
 NewNode = tuple[str, Meta, "Callable[[Meta | None], ZarrError | None] | None"]
 
 
-def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] | None = None
-               ) -> None:
+#: subtrees being replaced: their paths, and the consolidated documents listing them pending
+Replaced = tuple[Sequence[str], Sequence[tuple[int, str]]]
+
+
+def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] | None = None,
+               replaced: Replaced | None = None) -> None:
     """:func:`save_node` of each ``(path, meta, exists)`` of ``items`` (nodes of one Zarr
     format, parents before children: the groups above a new node, say), in that order, with
     one edit of each consolidated document listing them before the writes and one after, so
     that writing ``n`` nodes costs the store reads of one (and ``n`` writes), not ``n`` times
-    those of one. ``known``: documents just read (see :func:`_covering`)."""
+    those of one. ``known``: documents just read (see :func:`_covering`). ``replaced``: what
+    ``delete_nodes(..., settle=False)`` left pending, settled by the edits after the writes."""
     if not items:
         return
     fmt = items[0][1].zarr_format
@@ -105,7 +111,8 @@ def save_nodes(store: Store, items: Sequence[NewNode], known: Mapping[str, Any] 
             _write_node(store, path, meta, exists, written)
 
     _in_step(store, [p for p, _, _ in items], fmt, write,
-             own={p for p, m, _ in items if isinstance(m, GroupMeta)}, known=known)
+             own={p for p, m, _ in items if isinstance(m, GroupMeta)}, known=known,
+             replaced=replaced)
 
 
 def _write_node(store: Store, path: str, meta: Meta,
@@ -187,7 +194,8 @@ def _marking(rel: str) -> Edit:
 
 
 def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callable[[], Any],
-             own: Collection[str] = (), known: Mapping[str, Any] | None = None) -> Any:
+             own: Collection[str] = (), known: Mapping[str, Any] | None = None,
+             replaced: Replaced | None = None) -> Any:
     """``write()`` (which writes documents of the nodes at ``paths`` and may return their new
     metadata), keeping each consolidated document of ``zarr_format`` that lists the nodes in
     step (the store root's and those of the groups above them, see :func:`_covering`; ``own``:
@@ -196,13 +204,18 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
     longer pending. The entries written last are the nodes as stored then (read again), so
     concurrent writers of one node leave the entry of the last of them. A v3 group's
     ``zarr.json`` is its consolidated document itself: the group's own writes keep its
-    entries. ``known``: documents just read (see :func:`_covering`)."""
-    if zarr_format == 3 and not any(paths):
+    entries. ``known``: documents just read (see :func:`_covering`). ``replaced``: subtrees
+    pending in the documents given (:func:`delete_nodes`), settled with the nodes' entries."""
+    tops, held = replaced or ((), ())
+    top_set = set(tops)
+    if zarr_format == 3 and not any(paths) and not held:
         return write()
     own = own if zarr_format == 2 else ()
     marked = [(f, g, listed) for f, g in _covering(store, paths, (zarr_format,), own, known)
               if (listed := _listed(paths, g, f, own))]
     for f, g, listed in marked:
+        if (f, g) in held and all(inside(p, top_set) for p in listed):
+            continue                        # pending already, with the subtrees
         rels = [_relative(p, g) for p in listed]
         if not _edit_consolidated(store, f, lambda entries, pending, r=rels: pending.update(r),
                                   at=g):
@@ -210,6 +223,8 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
 
     def finishing(group: str, listed: list[str]) -> Edit:
         def finish(entries: dict[str, Any], pending: set[str]) -> None:
+            if held:    # (from edits after the objects went: what was there is not listed)
+                dropped(subtrees(group))(entries, pending)
             stored = load_nodes(store, listed, zarr_format, consolidated=False)
             rels = [_relative(p, group) for p in listed]
             arrays = {r for p, r in zip(listed, rels) if isinstance(stored[p], ArrayMeta)}
@@ -225,20 +240,23 @@ def _in_step(store: Store, paths: Sequence[str], zarr_format: int, write: Callab
                 pending.discard(rel)
         return finish
 
+    def subtrees(group: str) -> list[str]:
+        return [_relative(p, group) for p in _listed(tops, group, 3, ())]
+
+    def settle() -> None:
+        for f, g, listed in marked:
+            if listed:
+                _edit_consolidated(store, f, finishing(g, listed), at=g)
+        done = {(f, g) for f, g, listed in marked if listed}
+        _edit_all(store, [d for d in held if d not in done], lambda g: dropped(subtrees(g)))
+
     try:
         new = write()
     except ZarrError:                   # refused (a change that does not apply): settle anyway
-        _finish_all(store, marked, finishing)
+        settle()
         raise
-    _finish_all(store, marked, finishing)
+    settle()
     return new
-
-
-def _finish_all(store: Store, marked: list[tuple[int, str, list[str]]],
-                finishing: Callable[[str, list[str]], Edit]) -> None:
-    for f, g, listed in marked:
-        if listed:
-            _edit_consolidated(store, f, finishing(g, listed), at=g)
 
 
 def _list_parents(store: Store, group: str, rel: str, zarr_format: int,
@@ -367,24 +385,46 @@ def _attrs_v2(raw: bytes, key: str) -> dict[str, Any]:
 def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None) -> None:
     """Remove the node at ``path`` and everything below it. ``known``: documents the caller
     has just read (key -> document, None when absent; see :func:`_covering`)."""
-    subtree = path + "/" if path else ""
-    # the subtree's entries are dropped as it is listed as pending, before any object goes: a
-    # reader ignoring the pending list (zarr-python) never reads a removed array as fill values
-    marked = _edit_all(store, _covering(store, [path], (3, 2), known=known),
-                       lambda group: _dropping(_relative(path, group))) if path else []
-    keys = list(store.list_prefix(subtree))
+    delete_nodes(store, [path], known)
+
+
+def delete_nodes(store: Store, paths: Sequence[str], known: Mapping[str, Any] | None = None,
+                 settle: bool = True) -> Replaced:
+    """:func:`delete_node` of each of ``paths`` (none below another), editing each consolidated
+    document listing them once before any object goes and once after (unless not ``settle``:
+    then by :func:`save_nodes` given what this returns, as nodes are written there next)."""
+    named = [p for p in paths if p]
+
+    def rels(group: str) -> list[str]:
+        return [_relative(p, group) for p in _listed(named, group, 3, ())]
+    # the subtrees' entries are dropped as they are listed as pending, before any object goes:
+    # a reader ignoring the pending list (zarr-python) never reads a removed array as fill values
+    marked = _edit_all(store, _covering(store, named, (3, 2), known=known),
+                       lambda group: dropping(rels(group))) if named else []
+    listed = {path: list(store.list_prefix(path + "/" if path else "")) for path in paths}
     # objects named against the store's key rules by another tool (a control character, bytes
     # that are not UTF-8) are no node's: only the prefix delete at the end may name them, on
     # a store whose prefix deletes remove them; on another, nothing is deleted (the entries
     # dropped above are listed again)
     try:
-        refuse_unnamable(store, subtree, keys)
+        for path, keys in listed.items():
+            refuse_unnamable(store, path + "/" if path else "", keys)
     except ZarrError:
         for fmt, group in marked:
-            _edit_consolidated(store, fmt, _relisting(
-                store, path, group, fmt, load_node(store, path, fmt, consolidated=False)),
-                at=group)
+            _edit_consolidated(store, fmt, _relisting(store, {
+                p: load_node(store, p, fmt, consolidated=False)
+                for p in _listed(named, group, fmt, ())}, group, fmt), at=group)
         raise
+    for path, keys in listed.items():
+        _delete_objects(store, path, keys, known)
+    if settle:
+        _edit_all(store, marked, lambda group: dropped(rels(group)))
+    return named, marked
+
+
+def _delete_objects(store: Store, path: str, keys: list[str],
+                    known: Mapping[str, Any] | None) -> None:
+    """Delete ``keys``, the objects listed under the node at ``path``, and what is there."""
     named = [k for k in keys if store.key_problem(k) is None]
     docs = sorted((k for k in named if k.rpartition("/")[2] in NODE_KEYS),
                   key=lambda k: (-k.count("/"), k))
@@ -395,72 +435,32 @@ def delete_node(store: Store, path: str, known: Mapping[str, Any] | None = None)
     # removed objects as the fill value. The consolidated metadata of the groups of the
     # subtree goes before them (v2 .zmetadata), or lists their nodes as pending (v3,
     # inline), so none lists a node whose document is gone
-    inner = _groups_above(docs, path)
+    inner = groups_above(docs, path)
     doc_set = set(docs)
     zmetadata = [k for k in named if k.rpartition("/")[2] == ZMETADATA]
     _edit_all(store, consolidated_groups(store, [(3, g) for g in sorted(inner)
                                                  if join(g, V3_KEY) in doc_set], known),
-              lambda group: _marking_children)
+              lambda group: marking_children)
     store.delete_many(zmetadata + docs)
     store.delete_many([k for k in named if k.rpartition("/")[2] not in NODE_KEYS
                        and k.rpartition("/")[2] != ZMETADATA])
     if keys:                            # what was written meanwhile (and temporary files)
-        store.delete_prefix(subtree)
-
-    def finishing(group: str) -> Edit:
-        rel = _relative(path, group)
-
-        def finish(entries: dict[str, Any], pending: set[str]) -> None:
-            drop_subtree(entries, rel)
-            pending.discard(rel + "/")
-        return finish
-    _edit_all(store, marked, finishing)
+        store.delete_prefix(path + "/" if path else "")
 
 
-def _groups_above(docs: list[str], top: str) -> set[str]:
-    """The paths from ``top`` down to the parent of each document's node (``top`` or a node
-    below it). Each path is reached once, walking up until a path already found, so a chain
-    of ``n`` nested groups costs ``n`` steps, not ``n**2`` joined paths."""
-    found: set[str] = set()
-    for doc in docs:
-        node = doc.rpartition("/")[0]
-        while node != top:
-            node = node.rpartition("/")[0]
-            if node in found:
-                break
-            found.add(node)
-    return found
-
-
-def _marking_children(entries: dict[str, Any], pending: set[str]) -> None:
-    """The edit that lists every child a group consolidates as pending (its subtree is being
-    deleted), dropping their entries."""
-    pending.update(k.partition("/")[0] + "/" for k in entries if k)
-    for k in [k for k in entries if k]:
-        del entries[k]
-
-
-def _relisting(store: Store, path: str, group: str, fmt: int, meta: Meta | None) -> Edit:
-    """The edit that lists the subtree at ``path`` (its top ``meta``, None when there is no
-    node there) as stored, no longer pending."""
-    rel = _relative(path, group)
-
+def _relisting(store: Store, metas: Mapping[str, Meta | None], group: str, fmt: int) -> Edit:
+    """The edit that lists the subtree at each path of ``metas`` (its top node, None when
+    there is none) as stored, no longer pending."""
     def relist(entries: dict[str, Any], pending: set[str]) -> None:
-        drop_subtree(entries, rel)
-        if meta is not None:
-            entries[rel] = _without_consolidated(meta)
-            entries.update(walked_entries(store, path, rel, fmt))
-            _list_parents(store, group, rel, fmt, entries, set())
-        pending.discard(rel + "/")
+        for path, meta in metas.items():
+            rel = _relative(path, group)
+            drop_subtree(entries, rel)
+            if meta is not None:
+                entries[rel] = _without_consolidated(meta)
+                entries.update(walked_entries(store, path, rel, fmt))
+                _list_parents(store, group, rel, fmt, entries, set())
+            pending.discard(rel + "/")
     return relist
-
-
-def _dropping(rel: str) -> Edit:
-    """The edit that lists the subtree at ``rel`` as pending and drops its entries."""
-    def drop(entries: dict[str, Any], pending: set[str]) -> None:
-        pending.add(rel + "/")
-        drop_subtree(entries, rel)
-    return drop
 
 
 def move_node(store: Store, src: str, dst: str) -> None:
@@ -485,5 +485,5 @@ def write_subtree(store: Store, path: str, write: Callable[[], None]) -> None:
     metas = {fmt: load_node(store, path, fmt, consolidated=False)
              for fmt in {f for f, _ in marked}}
     for fmt, group in marked:
-        _edit_consolidated(store, fmt, _relisting(store, path, group, fmt, metas[fmt]),
+        _edit_consolidated(store, fmt, _relisting(store, {path: metas[fmt]}, group, fmt),
                            at=group)

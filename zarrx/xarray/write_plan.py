@@ -13,11 +13,13 @@ import numpy as np
 from zarrx.array import Array
 from zarrx.array_shape import check_zero_chunks
 from zarrx.chunk_io import check_value
-from zarrx.creation import Ancestors, create_array
+from zarrx.creation import create_array
 from zarrx.dask.graph import WriteGate, store_blocks
 from zarrx.errors import (ArgumentError, ArgumentNotImplementedError, ArgumentTypeError,
                           ZarrError)
 from zarrx.group import Group
+from zarrx.hierarchy import write_hierarchy
+from zarrx.metadata.nodes import join
 from zarrx.store.memory import MemoryStore
 from zarrx.xarray.backend import variable_element
 from zarrx.xarray.create_args import (asks_vlen_bytes as _asks_vlen_bytes,
@@ -28,7 +30,8 @@ from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_
 from zarrx.xarray.region import check_packed, check_width
 from zarrx.xarray.time_values import check_encoded_times, check_times
 
-__all__ = ["Plan", "plan_variable", "claim_rows", "apply_plan", "CF_KEYS", "Claim"]
+__all__ = ["Plan", "plan_variable", "claim_rows", "create_arrays", "apply_plan", "CF_KEYS",
+           "Claim"]
 
 #: the encoding keys xarray's CF coders take
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
@@ -39,7 +42,8 @@ CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset",
 class Plan:
     """One variable's write, checked and encoded: the array to create (``create``, the
     arguments of ``create_array``) or the stored array's new shape (``grow``, on append), and
-    the values for ``selection``."""
+    the values for ``selection``. ``made``: the array to create, as made on a scratch store
+    (its metadata and its handle's settings)."""
     name: str
     data: Any
     selection: tuple
@@ -48,6 +52,7 @@ class Plan:
     axis: int | None = None
     target: Array | None = None
     write_empty: bool | None = None
+    made: Array | None = None
 
 
 def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
@@ -188,7 +193,7 @@ def plan_variable(grp: Group, name: str, var: Any, is_new: bool, fmt: int,
     except ZarrError as exc:
         raise exc.at(array=name)
     return Plan(name, _storable(scratch, data, where), (slice(None),) * encoded.ndim,
-                 create=create)
+                 create=create, made=scratch)
 
 
 def _storable(arr: Array, data: Any, where: str) -> Any:
@@ -295,15 +300,29 @@ def claim_rows(grp: Group, plans: list[Plan], dim: str) -> Claim | None:
     return Claim(grown)
 
 
-def apply_plan(grp: Group, plan: Plan, found: Ancestors | None = None,
-               gate: WriteGate | None = None) -> Any:
-    """Create or grow the array, then write (or return a ``Delayed`` writing) its values.
-    ``found``: the new arrays' places and the nodes above them, read once for all of them
-    (:class:`~zarrx.creation.Ancestors`); ``gate``: what the writes of dask blocks pass
+def create_arrays(grp: Group, plans: list[Plan]) -> None:
+    """Create the arrays of the ``plans`` that make one (replacing whatever is at their
+    places) in ``grp``, together: their places are read in one batch, and each consolidated
+    document listing them is edited a fixed number of times, however many there are (see
+    :func:`~zarrx.hierarchy.write_hierarchy`), not four times an array. Each plan's
+    ``target`` is then its new array."""
+    made = [(p, p.made) for p in plans if p.create is not None and p.made is not None]
+    if not made:
+        return
+    written = dict(write_hierarchy(grp.store, {p.name: m.metadata for p, m in made},
+                                   overwrite=True, group=grp.path, zarr_format=grp.zarr_format))
+    grp._forget_consolidated()
+    for plan, scratch in made:
+        path = join(grp.path, plan.name)
+        plan.target = Array(grp.store, path, written[path],  # type: ignore[arg-type]
+                            write_empty_chunks=scratch._write_empty)
+
+
+def apply_plan(grp: Group, plan: Plan, gate: WriteGate | None = None) -> Any:
+    """Grow the array (one :func:`create_arrays` made: ``plan.target``), then write (or
+    return a ``Delayed`` writing) its values. ``gate``: what the writes of dask blocks pass
     through (:class:`~zarrx.dask.graph.WriteGate`)."""
-    if plan.create is not None:
-        arr = grp.create_array(plan.name, overwrite=True, _found=found, **plan.create)
-    elif plan.target is not None:
+    if plan.target is not None:
         arr = plan.target
     else:
         arr = _stored_array(grp, plan)

@@ -24,14 +24,14 @@ from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inh
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
                           GroupNotFoundError, MetadataError, NodeExistsError)
 from zarrx.group import Group
-from zarrx.metadata.nodes import join
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
 from zarrx.xarray.group_checks import check_group_document, refuse_replaced_groups
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 from zarrx.xarray.sources import refuse_replaced_sources
-from zarrx.xarray.write_plan import CF_KEYS, apply_plan, claim_rows, plan_variable
+from zarrx.xarray.write_plan import (CF_KEYS, apply_plan, claim_rows, create_arrays,
+                                     plan_variable)
 from zarrx.xarray.zip_target import write_zip, zip_archive
 
 __all__ = ["to_zarrx", "prepare_write", "PreparedWrite"]
@@ -289,11 +289,9 @@ class PreparedWrite:
     def _write(self, grp: Group, mode: str, gate: WriteGate | None) -> Any:
         if mode in ("w", "w-", "a", "a-"):
             grp.attrs.put(self.attrs)
-        # the new variables' places and the nodes above them, read in one batch when the
-        # first is created (their names hold no "/": check_name)
-        placed = Ancestors(grp.store, *[join(grp.path, p.name) for p in self.plans
-                                        if p.create is not None], replacing=True)
-        writes = [apply_plan(grp, plan, placed, gate) for plan in self.plans]
+        # the new variables' arrays, all together (their names hold no "/": check_name)
+        create_arrays(grp, self.plans)
+        writes = [apply_plan(grp, plan, gate) for plan in self.plans]
         delayed = [w for w in writes if w is not None]
         if self.consolidated is not False:      # the whole hierarchy, from the store's root
             consolidate_metadata(grp.store)
