@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _pool
+from zarrx import _pool, chunk_io
 from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, check_count
 from zarrx.shard_read import SLAB_BYTES, decode_slab, run_in_order
 
@@ -34,8 +34,8 @@ __all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS"]
 #: on the general path, which decodes a chunk the box covers straight into the output when it
 #: can)
 BATCH_CHUNK_BYTES = 1 << 16
-#: most chunks of a slab: each costs a few hundred bytes of Python objects while it is fetched
-#: (its key, the request and the bytes fetched)
+#: most chunks of a slab (and at most ``chunk_io.MAX_WINDOW``): each costs a few hundred bytes
+#: of Python objects while it is fetched (its key, the request and the bytes fetched)
 BATCH_CHUNKS = 4096
 #: reads of fewer chunks take the general path (a batch costs a few dozen calls to set up)
 MIN_CHUNKS = 4
@@ -69,7 +69,8 @@ def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     counts = [(b - 1) // c + 1 - x for (_, b), c, x in zip(box, chunk, lo)]  # type: ignore
     parallel = _pool.threads() > 1 and not io.gil_bound
     nbytes = io.plan(chunk).nbytes                    # type: ignore[arg-type]
-    slabs = _slabs(lo, counts, nbytes, min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES)
+    slabs = _slabs(lo, counts, nbytes, min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES,
+                   min(BATCH_CHUNKS, chunk_io.MAX_WINDOW))
     arenas = threading.local()      # a read buffer per thread, reused by its slabs
 
     def one(i: int) -> None:
@@ -83,21 +84,21 @@ def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     return True
 
 
-def _slabs(lo: list[int], counts: list[int], nbytes: int, limit: int
+def _slabs(lo: list[int], counts: list[int], nbytes: int, limit: int, most: int
            ) -> list[tuple[list[int], list[int]]]:
     """The box of ``counts`` chunks from ``lo`` cut into boxes of at most ``limit`` decoded
-    bytes (chunks of ``nbytes``) and ``BATCH_CHUNKS`` chunks, but at least one chunk, in C
+    bytes (chunks of ``nbytes``) and ``most`` chunks, but at least one chunk, in C
     order: ``(first, counts)`` of each. Each spans whole rows of chunks along the trailing
     axes that fit, and a run along the axis before them."""
     ndim = len(counts)
     d = 0
     while d < ndim - 1:
         inner = prod(counts[d + 1:])
-        if inner * nbytes <= limit and inner <= BATCH_CHUNKS:
+        if inner * nbytes <= limit and inner <= most:
             break
         d += 1
     inner = prod(counts[d + 1:])
-    step = max(1, min(limit // max(1, inner * nbytes), BATCH_CHUNKS // inner))
+    step = max(1, min(limit // max(1, inner * nbytes), most // inner))
     out = []
     for head in itertools.product(*[range(n) for n in counts[:d]]):
         for s in range(0, counts[d], step):
