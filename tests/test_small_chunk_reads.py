@@ -197,3 +197,18 @@ def test_a_corrupt_chunk_among_many_raises_what_reading_it_alone_raises(tmp_path
     assert "'c/9/3'" in str(batch.value)
     assert str(batch.value) == str(alone.value)
     assert type(batch.value) is type(alone.value)
+
+
+@pytest.mark.parametrize("codecs", ["raw", "zstd", "big-endian-zstd"])
+def test_chunks_spanning_whole_rows_read_as_numpy(codecs):
+    """Chunks that span the array's trailing axes lie one after another in the output (they
+    are decoded straight into it): whole, in part, and with missing ones."""
+    a = _data((64, 8, 3))
+    z = zarrx.create_array(MemoryStore(), shape=a.shape, chunks=(4, 8, 3), dtype="f4",
+                           **CODECS[codecs])
+    z[:40] = a[:40]
+    want = a.copy()
+    want[40:] = 0
+    for sel in [(Ellipsis,), (slice(8, 40),), (slice(4, 64),), (slice(2, 62),),
+                (slice(8, 40), slice(None), 1), (slice(8, 40), slice(0, 4))]:
+        np.testing.assert_array_equal(z[sel], want[sel], err_msg=repr(sel))
