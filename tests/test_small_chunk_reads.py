@@ -170,6 +170,7 @@ CORRUPT = {
     "zstd": (CODECS["zstd"], b"not a zstd frame at all"),
     "zstd-crc32c": (CODECS["zstd-crc32c"], b"\x00" * 40),
     "crc32c": (CODECS["crc32c"], b"\x01" * (64 + 4)),
+    "crc32c-start": ({"compressors": C.Crc32c(location="start")}, b"\x01" * (64 + 4)),
     "raw-short": (CODECS["raw"], b"\x00" * 12),
     "blosc": (CODECS["blosc"], b"\x02" * 40),
     "gzip": (CODECS["gzip"], b"\x1f\x8b garbage"),
