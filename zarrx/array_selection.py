@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrx import _outputs, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
-from zarrx import shard_read
+from zarrx import batch_read, shard_read
 from zarrx import text_items
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.fields import check_fields, pop_fields, take_fields
@@ -44,7 +44,8 @@ class Selecting:
         chunk_io.check_count(self._io, plan.nchunks)
         result = self._out(plan.out_shape, out)
         if not shard_read.read_shards(self._io, plan, result) and \
-                not box_read.read_box(self._io, plan, result):
+                not box_read.read_box(self._io, plan, result) and \
+                not batch_read.read_batches(self._io, plan, result):
             chunk_read.read_into(self._io, plan.chunks, result, flat=plan.flat)
         if fields is not None:
             result = take_fields(result, fields)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from math import prod
 from typing import Any
 
@@ -24,7 +25,8 @@ from zarrx import _pool
 from zarrx.chunk_io import ArrayIO, _located, check_count
 from zarrx.store.shard_slots import read_slots
 
-__all__ = ["read_shards", "COMPACT_CHUNK_BYTES", "SLAB_BYTES", "SLAB_CHUNKS"]
+__all__ = ["read_shards", "decode_slab", "run_in_order", "COMPACT_CHUNK_BYTES", "SLAB_BYTES",
+           "SLAB_CHUNKS"]
 
 #: inner chunks of at most this many decoded bytes are read shard by shard here (larger ones
 #: cost little per chunk on the general path, which decodes them straight into the output)
@@ -62,30 +64,36 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     objs = list(itertools.product(*[range(a // s, (b - 1) // s + 1)
                                     for (a, b), s in zip(box, span)]))
 
-    failed: list = [len(objs), None]           # the first shard failing, and its error
+    run_in_order(len(objs), lambda i: _read_shard(io, objs[i], box, target),
+                 len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound)
+    return True
+
+
+def run_in_order(n: int, one: Callable[[int], None], parallel: bool) -> None:
+    """``one(i)`` for each ``i`` below ``n``: in order, or (``parallel``) taken by the pool's
+    threads. Either way the error raised is that of the first ``i`` failing: with threads,
+    tasks after one that failed are skipped and those before it finish."""
+    failed: list = [n, None]           # the first task failing, and its error
     lock = threading.Lock()
 
-    def one(i: int) -> None:
-        # with threads, shards after one that failed are skipped and those before it finish,
-        # so that the error raised is always that of the first shard failing, as in order
+    def task(i: int) -> None:
         if i < failed[0]:
             try:
-                _read_shard(io, objs[i], box, target)
+                one(i)
             except BaseException as exc:
                 with lock:
                     if i < failed[0]:
                         failed[:] = [i, exc]
 
-    if len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound:
-        _pool.run_shared(one, len(objs))
+    if parallel:
+        _pool.run_shared(task, n)
     else:
-        for i in range(len(objs)):
-            one(i)
+        for i in range(n):
+            task(i)
             if failed[1] is not None:
                 break
     if failed[1] is not None:
         raise failed[1]
-    return True
 
 
 def _read_shard(io: ArrayIO, obj: tuple[int, ...], box: tuple, target: np.ndarray) -> None:
@@ -109,14 +117,16 @@ def _read_shard(io: ArrayIO, obj: tuple[int, ...], box: tuple, target: np.ndarra
     rows = max(1, min(SLAB_BYTES // max(1, row * io.plan(chunk).nbytes), SLAB_CHUNKS // row))
     for r0 in range(0, counts[0], rows):
         r1 = min(counts[0], r0 + rows)
-        _slab(io, got, [lo[0] + r0, *lo[1:]], [r1 - r0, *counts[1:]], r0 * row, box, target)
+        decode_slab(io, got, [lo[0] + r0, *lo[1:]], [r1 - r0, *counts[1:]], r0 * row, box, target)
 
 
-def _slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: int, box: tuple,
-          target: np.ndarray) -> None:
-    """Decode the box of inner chunks from ``first`` (array chunks) of ``counts`` chunks, the
-    ``at``-th onwards of what :func:`read_slots` gave (``got``; None: the shard is not stored),
-    and copy their cells inside the box into ``target``."""
+def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: int,
+                box: tuple, target: np.ndarray) -> None:
+    """Decode the box of chunks from ``first`` (array chunks) of ``counts`` chunks, the
+    ``at``-th onwards of those ``got`` describes (``(buffer, starts, lengths)``, a start of -1
+    for a missing chunk; None: none is stored), and copy their cells inside the box into
+    ``target`` (the box's cells). Chunks the box covers whole, lying one after another in
+    ``target`` (a 1-d array, say), are decoded straight into it."""
     chunk = io.chunk_shape
     ndim = len(chunk)
     # the cells of the slab's chunks, and the part of them in the box, per axis
@@ -129,7 +139,12 @@ def _slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: int, b
         return
     k = prod(counts)
     buf, starts, lengths = got[0], got[1][at:at + k], got[2][at:at + k]
-    dec = np.empty((k, *chunk), dtype=io.dtype)
+    covered = a == c0 and all(y == x + n * c for y, x, n, c in zip(e, c0, counts, chunk))
+    direct = covered and dst.flags.c_contiguous and all(n == 1 for n in counts[1:])
+    if direct:
+        dec = dst.reshape(k, *chunk)                # the chunks' cells in order: a view
+    else:
+        dec = np.empty((k, *chunk), dtype=io.dtype)
     plan = io.plan(chunk)
 
     def located(i: int, exc: BaseException) -> Any:
@@ -141,11 +156,13 @@ def _slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: int, b
     missing = starts < 0
     if missing.any():
         dec[missing] = io.fill
+    if direct:
+        return
     # (n0, ..., c0, ...) -> (n0, c0, n1, c1, ...): the slab's cells
     cells = dec.reshape(*counts, *chunk).transpose(
         [x for d in range(ndim) for x in (d, ndim + d)])
     split = [x for n, c in zip(counts, chunk) for x in (n, c)]
-    if a == c0 and all(y == x + n * c for y, x, n, c in zip(e, c0, counts, chunk)):
+    if covered:
         np.reshape(dst, split, copy=False)[...] = cells    # a view: each axis split in two
         return
     whole = np.empty([n * c for n, c in zip(counts, chunk)], dtype=io.dtype)

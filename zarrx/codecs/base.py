@@ -288,6 +288,24 @@ def rows_by_kernel(bufs: np.ndarray, skip: np.ndarray | None, kernel: Callable[.
         raise CodecError(message(st)) from None
 
 
+def spans_by_kernel(src: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                    rows: np.ndarray, kernel: Callable[..., Any], args: tuple = ()
+                    ) -> tuple[int, None] | None:
+    """``kernel(src[s:s + n], rows[i], *args)`` for chunk ``i`` at start ``s`` (-1: none)
+    and length ``n``: the ``decode_many`` of a codec whose kernel decodes one buffer into
+    another. None when every chunk decodes, else ``(i, None)`` for the first that does not
+    (its ``decode_into`` says why)."""
+    from zarrx.codecs.status import KernelStatus     # kernels' status: loaded with them
+    i = 0
+    try:
+        for i, s, n in zip(range(len(starts)), starts.tolist(), lengths.tolist()):
+            if s >= 0:
+                kernel(src[s:s + n], rows[i], *args)
+    except KernelStatus:
+        return i, None
+    return None
+
+
 def many_args(name: str, bufs: Any, skip: Any) -> tuple[Any, np.ndarray | None]:
     """The arguments of ``encode_many`` checked: a 2-D array's rows become C-contiguous
     unsigned bytes (its C-order bytes, copied if its layout or dtype is another), ``skip``

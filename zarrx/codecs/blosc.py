@@ -14,7 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from zarrx.codecs.base import (Buffer, BytesToBytesCodec, as_u8, check_size, config_field,
-                               many_args, out_u8, rows_by_kernel)
+                               many_args, out_u8, rows_by_kernel,
+                               spans_by_kernel)
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
@@ -234,3 +235,10 @@ class Blosc(BytesToBytesCodec):
         self._check(src, dst.shape[0], dst.shape[0])
         if dst.shape[0]:
             decompress_into(src, dst)
+
+    def decode_many(self, src: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                    dst: np.ndarray) -> tuple[int, None] | None:
+        """:meth:`decode_into` of many chunks of ``src`` into the rows of ``dst``, the kernel
+        called straight (it checks the header as :meth:`_check` does); ``(i, None)`` for the
+        first chunk that does not decode (:meth:`decode_into` of it says why)."""
+        return spans_by_kernel(src, starts, lengths, dst, _lib().decompress_into)

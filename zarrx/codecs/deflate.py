@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, many_args, out_u8, \
-    rows_by_kernel
+    rows_by_kernel, spans_by_kernel
 from zarrx.codecs.status import KernelStatus, call, common_message
 
 __all__ = ["Gzip", "Zlib", "compress", "decompress", "decompress_into", "decompress_bounded"]
@@ -148,6 +148,14 @@ class _Deflate(BytesToBytesCodec):
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         decompress_into(as_u8(data), out_u8(self.wrapper, dst), self.wrapper)
+
+    def decode_many(self, src: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                    dst: np.ndarray) -> tuple[int, None] | None:
+        """:meth:`decode_into` of many chunks of ``src`` into the rows of ``dst``, the kernel
+        called straight; ``(i, None)`` for the first chunk that does not decode
+        (:meth:`decode_into` of it says why)."""
+        return spans_by_kernel(src, starts, lengths, dst, _lib().decompress_into,
+                               (self.wrapper, "auto"))
 
 
 class Gzip(_Deflate):

@@ -3,10 +3,13 @@ many gathered chunks at once, with no Python call per chunk where the codecs hav
 kernels.
 
 :func:`decode_many` decodes the chunks a :class:`~zarrx.codecs.plan.CodecPipeline` reads that
-lie in one buffer (a shard's bytes, say), described by two int64 arrays, into the rows of one
-array. Raw chunks are copied by numpy, chunks under one compressor with a batch kernel (zstd's
-:func:`~zarrx.codecs.zstd.decompress_many`) decoded in one call; any other chain runs
-``plan.decode`` chunk by chunk.
+lie in one buffer (a shard's bytes, or the stored chunks of a read joined), described by two
+int64 arrays, into the rows of one array. Each stage takes all the chunks in one call: a
+``crc32c`` verifies every checksum in one kernel call, raw chunks are copied by numpy, zstd
+frames decoded by :func:`~zarrx.codecs.zstd.decompress_many`, blosc and deflate streams by
+their one-buffer kernel called straight in a loop; any other chain runs ``plan.decode`` chunk
+by chunk, as does every chain when a chunk fails (to word the error as reading it alone
+would).
 """
 from __future__ import annotations
 
@@ -34,31 +37,18 @@ def decode_many(plan: CodecPipeline, buf: Any, starts: np.ndarray, lengths: np.n
     every ``i`` whose start is not -1 (the caller fills the rows of the others afterwards:
     a byte swap may pass over them). ``out`` is
     C-contiguous of ``plan``'s dtype and shape ``(len(starts),) + plan.chunk_shape``; the
-    spans lie inside ``buf``. A chunk that does not decode raises ``located(i, error)``."""
+    spans lie inside ``buf``. A chunk that does not decode raises ``located(i, error)``, the
+    error ``plan.decode`` of it raises: the first such chunk in order.
+
+    Each stage decodes every chunk in one call where it can (:func:`_batched`); when one
+    cannot, or a chunk fails in one, the chunks are decoded one by one with ``plan.decode``,
+    which words the first failure."""
     k = len(starts)
     if not k:
         return
     src = np.frombuffer(buf, dtype=np.uint8)
-    rows = out.reshape(k, -1).view(np.uint8)
     present = np.flatnonzero(starts >= 0)
-    if plan.raw and not plan.b2b:
-        bad = present[lengths[present] != plan.nbytes]
-        if bad.size:
-            i = int(bad[0])
-            raise located(i, plan.wrong_size(int(lengths[i])))
-        _copy_raw(src, starts, present, rows, plan.nbytes)
-        return
-    kernel = getattr(plan.b2b[0].codec, "decode_many", None) \
-        if plan.direct and len(plan.b2b) == 1 else None
-    if kernel is not None:
-        failed = kernel(src, starts, lengths, rows)
-        if failed is not None:
-            raise located(*failed)
-        if plan.swap:
-            out.byteswap(inplace=True)
-        if plan.mask is not None:           # one item's mask: applied item by item
-            items = rows.reshape(-1, plan.mask.size)
-            np.bitwise_and(items, plan.mask, out=items)
+    if _batched(plan, src, starts, lengths, out, present):
         return
     for i in present.tolist():
         s = int(starts[i])
@@ -66,6 +56,41 @@ def decode_many(plan: CodecPipeline, buf: Any, starts: np.ndarray, lengths: np.n
             plan.decode(src[s:s + int(lengths[i])], out[i])
         except (ZarrError, MemoryError) as exc:
             raise located(i, exc) from None
+
+
+def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+             out: np.ndarray, present: np.ndarray) -> bool:
+    """:func:`decode_many` with one call per stage for all the chunks: checksums verified by
+    their ``verify_many``, the compressor's ``decode_many``, raw bytes copied by numpy. False
+    when the chain has a stage with no such call (nothing decoded then) or a chunk fails in
+    one (rows may be written)."""
+    if not plan.direct:
+        return False
+    b2b = plan.b2b
+    comp = b2b[0] if b2b and not b2b[0].codec.view_only else None
+    for st in reversed(b2b[1:] if comp is not None else b2b):
+        verify = getattr(st.codec, "verify_many", None)
+        if verify is None:
+            return False
+        got = verify(src, starts, lengths, st.size)
+        if got is None:
+            return False
+        starts, lengths = got
+    rows = out.reshape(len(starts), -1).view(np.uint8)
+    if comp is None:
+        if bool(np.any(lengths[present] != plan.nbytes)):
+            return False
+        _copy_raw(src, starts, present, rows, plan.nbytes)
+    else:
+        kernel = getattr(comp.codec, "decode_many", None)
+        if kernel is None or kernel(src, starts, lengths, rows) is not None:
+            return False
+    if plan.swap:
+        out.byteswap(inplace=True)
+    if plan.mask is not None:           # one item's mask: applied item by item
+        items = rows.reshape(-1, plan.mask.size)
+        np.bitwise_and(items, plan.mask, out=items)
+    return True
 
 
 def _copy_raw(src: np.ndarray, starts: np.ndarray, present: np.ndarray, rows: np.ndarray,

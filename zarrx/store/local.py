@@ -266,7 +266,12 @@ class LocalStore(ConditionalFiles, FileListing):
 
     def _get_batch(self, reqs: Sequence[Request], arena: Arena | None = None) -> list:
         """Whole files through the kernel (into ``arena`` when given), the rest in Python."""
-        limits = [_head_limit(rng) for _, rng in reqs]
+        rngs = [rng for _, rng in reqs]
+        one = rngs[0] if rngs else None
+        if rngs and all([rng is one for rng in rngs]):     # one range for all: worked out once
+            limits = [_head_limit(one)] * len(rngs)
+        else:
+            limits = [_head_limit(rng) for rng in rngs]
         keys = [None if lim is None else key for lim, (key, _) in zip(limits, reqs)]
         got = self._whole(keys, arena,
                           None if all(lim == -1 for lim in limits) else

@@ -1,0 +1,131 @@
+"""Batch reads: a box of cells of an array of small chunks, each stored as an object of its
+own, read a slab of chunks at a time with no Python call per chunk.
+
+The general read path (:func:`zarrx.chunk_read.read_into`) makes a projection, a decode call
+and a copy per chunk: 16 to 40 Python calls for a chunk of 4 KiB. Here the chunks of a slab (a
+box of chunks of at most ``SLAB_BYTES`` decoded) are fetched with one store call by their
+coordinates (:meth:`~zarrx.store.chunks.ChunkSource.get_chunk_array`, keys made column by
+column), joined into one buffer, decoded by :func:`~zarrx.codecs.plan_many.decode_many` (one
+call per codec stage where the codecs allow) and copied into the output with one numpy
+assignment (:func:`~zarrx.shard_read.decode_slab`, shared with shard reads). Missing chunks
+are filled; a chunk that does not decode raises the error reading it alone raises, located at
+its key, the first such chunk in C order. With threads, the slabs (about ``WINDOW_BYTES``
+decoded each then) are shared by the pool's threads. What a read holds above its output is, per
+thread, a slab's stored bytes twice (as fetched, and joined) and its decoded chunks.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from itertools import repeat
+from math import prod
+from operator import is_not
+from typing import Any
+
+import numpy as np
+
+from zarrx import _pool, chunk_io
+from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, check_count
+from zarrx.shard_read import SLAB_BYTES, decode_slab, run_in_order
+
+__all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS"]
+
+#: chunks of at most this many decoded bytes are read here (larger ones cost little per chunk
+#: on the general path, which decodes a chunk the box covers straight into the output when it
+#: can)
+BATCH_CHUNK_BYTES = 1 << 16
+#: most chunks of a slab (and at most ``chunk_io.MAX_WINDOW``): each costs a few hundred bytes
+#: of Python objects while it is fetched (its key, the request and the bytes fetched)
+BATCH_CHUNKS = 4096
+#: reads of fewer chunks take the general path (a batch costs a few dozen calls to set up)
+MIN_CHUNKS = 4
+
+_NO_ARENA = object()
+
+
+def _eligible(io: ArrayIO) -> bool:
+    """Whether the array's reads may take this path: a regular grid of small chunks of
+    fixed-size items, each stored as an object of its own, of at most 32 dimensions (a slab's
+    cells take two axes per dimension, numpy at most 64)."""
+    chunk = io.chunk_shape
+    if io.units_per_object != 1 or not io.regular or not chunk or io.object_chunks \
+            or 2 * len(chunk) > 64 or io.fill_bytes is None:
+        return False
+    return io.plan(chunk).nbytes <= BATCH_CHUNK_BYTES
+
+
+def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
+    """Read ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`) into ``out`` a slab of chunks
+    at a time, when its selection is a box of at least ``MIN_CHUNKS`` chunks and the array
+    allows it (see :func:`_eligible`). False, having read nothing, otherwise."""
+    box = plan.region
+    if box is None or plan.nchunks < MIN_CHUNKS or out.dtype != io.dtype \
+            or not (out.flags.c_contiguous and out.flags.writeable) or not _eligible(io):
+        return False
+    check_count(io, plan.nchunks)
+    target = out.reshape([b - a for a, b in box])     # only axes of one cell differ: a view
+    chunk = io.chunk_shape
+    lo = [a // c for (a, _), c in zip(box, chunk)]   # type: ignore[arg-type]
+    counts = [(b - 1) // c + 1 - x for (_, b), c, x in zip(box, chunk, lo)]  # type: ignore
+    parallel = _pool.threads() > 1 and not io.gil_bound
+    nbytes = io.plan(chunk).nbytes                    # type: ignore[arg-type]
+    slabs = _slabs(lo, counts, nbytes, min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES,
+                   min(BATCH_CHUNKS, chunk_io.MAX_WINDOW))
+    arenas = threading.local()      # a read buffer per thread, reused by its slabs
+
+    def one(i: int) -> None:
+        first, n = slabs[i]
+        arena = getattr(arenas, "arena", _NO_ARENA)
+        if arena is _NO_ARENA:
+            arena = arenas.arena = io.source.new_arena()
+        decode_slab(io, _fetch(io, first, n, arena), first, n, 0, box, target)
+
+    run_in_order(len(slabs), one, parallel and len(slabs) > 1)
+    return True
+
+
+def _slabs(lo: list[int], counts: list[int], nbytes: int, limit: int, most: int
+           ) -> list[tuple[list[int], list[int]]]:
+    """The box of ``counts`` chunks from ``lo`` cut into boxes of at most ``limit`` decoded
+    bytes (chunks of ``nbytes``) and ``most`` chunks, but at least one chunk, in C
+    order: ``(first, counts)`` of each. Each spans whole rows of chunks along the trailing
+    axes that fit, and a run along the axis before them."""
+    ndim = len(counts)
+    d = 0
+    while d < ndim - 1:
+        inner = prod(counts[d + 1:])
+        if inner * nbytes <= limit and inner <= most:
+            break
+        d += 1
+    inner = prod(counts[d + 1:])
+    step = max(1, min(limit // max(1, inner * nbytes), most // inner))
+    out = []
+    for head in itertools.product(*[range(n) for n in counts[:d]]):
+        for s in range(0, counts[d], step):
+            first = [x + h for x, h in zip(lo, head)] + [lo[d] + s] + lo[d + 1:]
+            out.append((first, [1] * d + [min(step, counts[d] - s)] + counts[d + 1:]))
+    return out
+
+
+def _fetch(io: ArrayIO, first: list[int], counts: list[int], arena: object | None
+           ) -> tuple[Any, np.ndarray, np.ndarray] | None:
+    """The stored chunks of the box of ``counts`` chunks from ``first``, fetched with one
+    store call, as ``(buffer, starts, lengths)`` over them in C order (a start of -1 for a
+    missing chunk); None when none is stored."""
+    axes = [np.arange(f, f + n, dtype=np.int64) for f, n in zip(first, counts)]
+    coords = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(counts))
+    got = io.source.get_chunk_array(coords, arena)
+    held = [d for d in got if d is not None]
+    if not held:
+        return None
+    k = len(got)
+    lengths = np.fromiter(map(len, held), dtype=np.int64, count=len(held))
+    buf = b"".join(held)
+    if int(lengths.sum()) != len(buf):      # buffers of items wider than a byte
+        lengths = np.array([memoryview(d).nbytes for d in held], dtype=np.int64)
+    starts = np.full(k, -1, dtype=np.int64)
+    sizes = np.zeros(k, dtype=np.int64)
+    have = np.fromiter(map(is_not, got, repeat(None)), dtype=bool, count=k)
+    sizes[have] = lengths
+    starts[have] = np.cumsum(lengths) - lengths
+    return buf, starts, sizes
