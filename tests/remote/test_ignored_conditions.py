@@ -218,3 +218,22 @@ def test_a_server_keeping_conditions_costs_one_probe_per_store(backend, s3_serve
         ("POST", 200)]
     assert [r.method for r in proxy.log if r not in probe].count("PUT") == 3
     assert list(store.list_prefix("")) == [] and store.get("k") is None
+
+
+def test_a_delete_probe_the_client_cannot_send_leaves_writes_decided():
+    """A client that cannot send a conditional DELETE (an old botocore without DeleteObject's
+    IfMatch) leaves the question of deletes open; the writes the probe found kept go ahead."""
+    _reset(set())
+    with serving(_CarelessS3) as endpoint:
+        store = _store("fsspec", endpoint)
+
+        async def cannot(key, etag):
+            raise TypeError("DeleteObject got an unexpected keyword argument 'IfMatch'")
+
+        store._delete_if = cannot
+        gen = store.set_if("new", b"1", None)
+        store.set_if("new", b"2", gen)
+        with pytest.raises(ConflictError):
+            store.set_if("new", b"3", None)
+    assert _CarelessS3.objects == {"d/k": b"another writer's", "d/new": b"2"}
+    assert store._conditions_found == {"write": None}

@@ -72,6 +72,8 @@ async def _attempt(store: Any, method: str, action: str, key: str, send: Any) ->
         return "unsupported" if fail.kind == "unsupported" else "unknown"
     except StoreError:
         return "unknown"                           # a failure says nothing: asked again later
+    except Exception:  # noqa: BLE001 - a client that cannot send it (an old botocore without
+        return "unknown"   # DeleteObject's IfMatch): the write or delete itself raises it
     return "done"
 
 
