@@ -1,6 +1,8 @@
 """An S3 listing whose page says it goes on (``IsTruncated``) but gives no token for the
 next page: obstore took it for the last page, so ``ObjectStore`` listed the keys of the first
-page alone, with no sign of the rest; now both stores raise a RemoteError naming the prefix."""
+page alone, with no sign of the rest; now both stores raise a RemoteError naming the prefix,
+whatever the size of the page (ObjectStore found only pages of 1000 keys: a server cutting its
+pages at 500 or 999 keys went unnoticed)."""
 from __future__ import annotations
 
 import http.server
@@ -23,6 +25,8 @@ class _TokenlessListHandler(http.server.BaseHTTPRequestHandler):
     drop_token = True
     keys = KEYS
     lists = 0
+    page = 1000            # the keys of a page (a server cutting its pages short: fewer)
+    ignore_after = False   # start-after ignored: a listing from the first key
 
     def log_message(self, *args):  # noqa: ANN002 - quiet
         pass
@@ -34,9 +38,10 @@ class _TokenlessListHandler(http.server.BaseHTTPRequestHandler):
         cls = type(self)
         cls.lists += 1
         prefix = query.get("prefix", [""])[0]
-        after = query.get("continuation-token", query.get("start-after", [""]))[0]
+        after = query.get("continuation-token", [""])[0] or \
+            ("" if cls.ignore_after else query.get("start-after", [""])[0])
         keys = [k for k in cls.keys if k.startswith(prefix) and k > after]
-        page, more = keys[:1000], len(keys) > 1000
+        page, more = keys[:cls.page], len(keys) > cls.page
         items = "".join(f"<Contents><Key>{k}</Key><LastModified>2024-01-01T00:00:00.000Z"
                         f"</LastModified><ETag>\"e\"</ETag><Size>3</Size></Contents>"
                         for k in page)
@@ -67,9 +72,11 @@ def _store(backend: str, endpoint: str):
 
 
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
-def test_a_page_saying_more_without_a_token_fails_the_listing(backend):
+@pytest.mark.parametrize("page", [1000, 999, 500])
+def test_a_page_saying_more_without_a_token_fails_the_listing(backend, page):
     from zarrx.errors import RemoteError
     _TokenlessListHandler.drop_token, _TokenlessListHandler.keys = True, KEYS
+    _TokenlessListHandler.page, _TokenlessListHandler.ignore_after = page, False
     with serving(_TokenlessListHandler) as endpoint:
         store = _store(backend, endpoint)
         with pytest.raises(RemoteError) as info:
@@ -78,14 +85,25 @@ def test_a_page_saying_more_without_a_token_fails_the_listing(backend):
     assert "token" in str(info.value).lower()
 
 
-@pytest.mark.parametrize("n", [1000, 2000, 2500])
-def test_whole_listings_of_full_pages_are_whole(n):
-    """A listing that ends with a full page costs ObjectStore one more request, which finds
-    nothing after its last key; one that does not, none."""
+@pytest.mark.parametrize("n", [0, 7, 999, 1000, 2000, 2500])
+def test_whole_listings_are_whole(n):
+    """A listing that gave keys costs ObjectStore one more request, which finds nothing after
+    its last key; an empty one, none."""
     pytest.importorskip("obstore")
     _TokenlessListHandler.drop_token, _TokenlessListHandler.keys = False, KEYS[:n]
+    _TokenlessListHandler.page, _TokenlessListHandler.ignore_after = 1000, False
     _TokenlessListHandler.lists = 0
     with serving(_TokenlessListHandler) as endpoint:
         store = _store("obstore", endpoint)
         assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS[:n]]
-    assert _TokenlessListHandler.lists == -(-n // 1000) + (n % 1000 == 0)
+    assert _TokenlessListHandler.lists == max(1, -(-n // 1000)) + (n > 0)
+
+
+def test_a_server_ignoring_start_after_is_not_taken_for_a_cut_listing():
+    """The keys such a server sends again are the listing's own: no error."""
+    pytest.importorskip("obstore")
+    _TokenlessListHandler.drop_token, _TokenlessListHandler.keys = False, KEYS[:1500]
+    _TokenlessListHandler.page, _TokenlessListHandler.ignore_after = 1000, True
+    with serving(_TokenlessListHandler) as endpoint:
+        store = _store("obstore", endpoint)
+        assert sorted(store.list_prefix("a/")) == [k[2:] for k in KEYS[:1500]]

@@ -1,9 +1,11 @@
-"""A server that takes If-Match / If-None-Match on a PUT and writes anyway (some
-S3-compatible servers): a create that must be new or a replace of a version since replaced
-answered 200 and overwrote what another writer stored, with nothing in the answer to show it.
-Now a store finds such a server out before its first conditional write (one PUT of an empty
-probe object conditioned on a version that cannot exist) and raises a StoreError naming the
-URL, never writing without the condition; the probe object is removed."""
+"""A server that takes If-Match / If-None-Match on a PUT, or If-Match on a DELETE, and acts
+anyway (some S3-compatible servers), or keeps one of them and ignores another: a create that
+must be new, a replace or a delete of a version since replaced answered 200 and overwrote or
+removed what another writer stored, with nothing in the answer to show it. Now a store probes
+each condition once, on an object of its own, before its first conditional write or delete
+(five requests: see ``zarrx.store.remote.condition_check``) and raises a StoreError naming the
+URL for a kind the server ignores, never writing or deleting without the condition; the probe
+object is removed."""
 from __future__ import annotations
 
 import hashlib
@@ -16,17 +18,37 @@ import pytest
 from loopback import answer, answer_range, not_found, serving
 
 from zarrx.errors import ConflictError, StoreError
+from zarrx.store.remote.condition_check import PROBE_REQUESTS
 
 pytest.importorskip("aiohttp")
 
 
 class _CarelessS3(http.server.BaseHTTPRequestHandler):
-    """A bucket ``bkt`` in memory that ignores every condition of a request."""
+    """A bucket ``bkt`` in memory that ignores the conditions named in ``ignores`` (of
+    "If-None-Match", "If-Match" on a PUT, "DELETE If-Match") and keeps the others."""
 
     protocol_version = "HTTP/1.1"
     objects: dict[str, bytes] = {}
     puts: list[str] = []
+    ignores = {"If-None-Match", "If-Match", "DELETE If-Match"}
     lock = threading.Lock()
+
+    def _refused(self, kept: str, conditions: list[str]) -> bool:
+        """Whether a condition of this request, kept by the server, fails (then answered)."""
+        body = self.objects.get(self._key())
+        none_match, match = self.headers.get("If-None-Match"), self.headers.get("If-Match")
+        if "If-None-Match" in conditions and none_match and "If-None-Match" not in self.ignores:
+            if body is not None:
+                answer(self, 412, b"", [])
+                return True
+        if match and kept not in self.ignores:
+            if body is None:
+                not_found(self)
+                return True
+            if match != self._etag(body):
+                answer(self, 412, b"", [])
+                return True
+        return False
 
     def log_message(self, *args):  # noqa: ANN002 - quiet
         pass
@@ -40,6 +62,8 @@ class _CarelessS3(http.server.BaseHTTPRequestHandler):
     def do_PUT(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         with self.lock:
+            if self._refused("If-Match", ["If-None-Match"]):
+                return
             self.objects[self._key()] = body
             self.puts.append(self._key())
         answer(self, 200, b"", [("ETag", self._etag(body))])
@@ -69,6 +93,8 @@ class _CarelessS3(http.server.BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         with self.lock:
+            if self._refused("DELETE If-Match", []):
+                return
             self.objects.pop(self._key(), None)
         answer(self, 204, b"", [])
 
@@ -85,11 +111,21 @@ def _store(backend: str, endpoint: str):
         "endpoint_url": endpoint, "key": "a", "secret": "b"})
 
 
+def _reset(ignores: set[str]) -> None:
+    _CarelessS3.objects = {"d/k": b"another writer's"}
+    _CarelessS3.puts = []
+    _CarelessS3.ignores = ignores
+
+
+_WRITES = "cannot write conditionally at s3://bkt/d/: the server ignores the conditions of writes"
+_DELETES = "cannot delete conditionally at s3://bkt/d/: the server ignores the conditions of " \
+           "deletes"
+
+
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
 @pytest.mark.parametrize("how", ["create", "replace", "delete"])
 def test_a_server_ignoring_conditions_is_found_out_before_a_conditional_write(backend, how):
-    _CarelessS3.objects = {"d/k": b"another writer's"}
-    _CarelessS3.puts = []
+    _reset({"If-None-Match", "If-Match", "DELETE If-Match"})
     with serving(_CarelessS3) as endpoint:
         store = _store(backend, endpoint)
         gen = store.generation("k")
@@ -101,13 +137,60 @@ def test_a_server_ignoring_conditions_is_found_out_before_a_conditional_write(ba
             else:
                 store.delete_if("k", gen)
     assert not isinstance(info.value, ConflictError)
-    assert str(info.value).startswith(f"{store!r}: cannot write conditionally at "
-                                      f"s3://bkt/d/: the server ignores the conditions of "
-                                      f"writes")
+    assert str(info.value).startswith(f"{store!r}: " + (_DELETES if how == "delete"
+                                                        else _WRITES))
     assert "conditional_writes=False" in str(info.value)
     assert _CarelessS3.objects == {"d/k": b"another writer's"}     # the probe is gone too
-    assert len(_CarelessS3.puts) == 1 and \
+    assert len(_CarelessS3.puts) == 3 and len(set(_CarelessS3.puts)) == 1 and \
         re.fullmatch(r"d/\.zarrx-condition-probe-[0-9a-f]{32}", _CarelessS3.puts[0])
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+@pytest.mark.parametrize("ignored", ["If-None-Match", "If-Match", "DELETE If-Match"])
+def test_a_server_ignoring_one_condition_is_found_out(backend, ignored):
+    """A server keeping If-Match on a PUT but ignoring If-None-Match: * let a create over an
+    existing object overwrite it and report success, and one ignoring If-Match on a DELETE
+    let delete_if remove a version it was not given; each is refused now, with a StoreError
+    naming the URL, while the conditions the server keeps go on working."""
+    _reset({ignored})
+    with serving(_CarelessS3) as endpoint:
+        store = _store(backend, endpoint)
+        gen = store.generation("k")
+        if ignored == "DELETE If-Match":
+            with pytest.raises(StoreError, match=re.escape(_DELETES)) as info:
+                store.delete_if("k", gen)
+            gen = store.set_if("k", b"mine", gen)            # writes keep their conditions
+            with pytest.raises(ConflictError):
+                store.set_if("k", b"theirs", None)
+        else:
+            with pytest.raises(StoreError, match=re.escape(_WRITES)) as info:
+                store.set_if("k", b"mine", None if ignored == "If-None-Match" else gen)
+            assert ("If-None-Match: *" in str(info.value)) == (ignored == "If-None-Match")
+            store.delete_if("k", gen)                         # deletes keep theirs
+            assert not store.exists("k")
+            store.set("k", b"another writer's")
+    assert not isinstance(info.value, ConflictError)
+    assert "conditional_writes=False" in str(info.value)
+    if ignored == "DELETE If-Match":
+        assert _CarelessS3.objects == {"d/k": b"mine"}
+    else:
+        assert _CarelessS3.objects == {"d/k": b"another writer's"}
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_what_a_probe_finds_is_kept(backend):
+    """A store probes a server once: later conditional writes of a kind found ignored are
+    refused without a request."""
+    _reset({"If-None-Match"})
+    with serving(_CarelessS3) as endpoint:
+        store = _store(backend, endpoint)
+        sent = []
+        for _ in range(3):
+            with pytest.raises(StoreError, match=re.escape(_WRITES)):
+                store.set_if("k", b"mine", None)
+            sent.append(sum(store.requests.values()))
+    assert sent == [PROBE_REQUESTS] * 3
+    assert _CarelessS3.objects == {"d/k": b"another writer's"}
 
 
 @pytest.mark.parametrize("backend", ["obstore", "fsspec"])
@@ -126,7 +209,31 @@ def test_a_server_keeping_conditions_costs_one_probe_per_store(backend, s3_serve
     gen = store.set_if("k", b"2", gen)
     with pytest.raises(ConflictError):
         store.set_if("k", b"3", None)
-    puts = [r for r in proxy.log if r.method == "PUT"]
-    assert len(puts) == 4 and ".zarrx-condition-probe-" in puts[0].path
-    assert [r.status for r in puts] in ([404, 200, 200, 412], [412, 200, 200, 412])
-    assert list(store.list_prefix("")) == ["k"] and store.get("k") == b"2"
+    store.delete_if("k", gen)
+    probe = [r for r in proxy.log if ".zarrx-condition-probe-" in r.path
+             or r.method == "POST"]                        # a delete is a DeleteObjects
+    assert len(probe) == PROBE_REQUESTS
+    assert [(r.method, r.status) for r in probe] == [
+        ("PUT", 200), ("PUT", 412), ("PUT", 412), ("DELETE", 412),
+        ("POST", 200)]
+    assert [r.method for r in proxy.log if r not in probe].count("PUT") == 3
+    assert list(store.list_prefix("")) == [] and store.get("k") is None
+
+
+def test_a_delete_probe_the_client_cannot_send_leaves_writes_decided():
+    """A client that cannot send a conditional DELETE (an old botocore without DeleteObject's
+    IfMatch) leaves the question of deletes open; the writes the probe found kept go ahead."""
+    _reset(set())
+    with serving(_CarelessS3) as endpoint:
+        store = _store("fsspec", endpoint)
+
+        async def cannot(key, etag):
+            raise TypeError("DeleteObject got an unexpected keyword argument 'IfMatch'")
+
+        store._delete_if = cannot
+        gen = store.set_if("new", b"1", None)
+        store.set_if("new", b"2", gen)
+        with pytest.raises(ConflictError):
+            store.set_if("new", b"3", None)
+    assert _CarelessS3.objects == {"d/k": b"another writer's", "d/new": b"2"}
+    assert store._conditions_found == {"write": None}

@@ -84,7 +84,7 @@ class RemoteStore(RemoteReads, Store):
         self._tails: dict[str, asyncio.Future] = {}
         self._batches: dict[tuple[str, str | None], ReadBatch] = {}
         self._pid = os.getpid()
-        self._conditions_kept, self._conditions_probe = False, None   # see condition_check
+        self._conditions_found, self._conditions_probe = None, None   # see condition_check
 
     # -- what a backend implements ------------------------------------------------------------
     def _url(self, key: str) -> str:
@@ -340,7 +340,7 @@ class RemoteStore(RemoteReads, Store):
     # -- writes -------------------------------------------------------------------------------
     async def _write(self, key: str, data: memoryview, mode: str | None) -> str | None:
         if mode is not None:
-            await check_conditions(self)         # a server ignoring conditions: StoreError
+            await check_conditions(self, "write")    # a server ignoring conditions: StoreError
         try:
             etag = await self._call("PUT", "write", key, lambda: self._put(key, data, mode))
         except Failure as fail:
@@ -456,7 +456,7 @@ class RemoteStore(RemoteReads, Store):
                 raise conflict(self, key, "conditionally delete", ABSENT, found)
             return
         check_generation(self, key, if_generation, found, "conditionally delete")
-        self._run(check_conditions(self))      # a server ignoring conditions: StoreError
+        self._run(check_conditions(self, "delete"))   # a server ignoring them: StoreError
         self._forget(key)
         try:
             self._run(self._call("DELETE", "delete", key,

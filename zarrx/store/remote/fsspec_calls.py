@@ -95,20 +95,32 @@ def file_version(info: dict, whole: bytes | None, path: str) -> tuple[str, int]:
 # -- listings within RemoteOptions.max_listed --------------------------------------------------
 # fsspec's own ``find`` walks every folder and returns all it found at the end: a filesystem
 # naming ever more files or folders (a broken server, a cyclic link) is listed until memory or
-# the stack runs out. Where a filesystem keeps fsspec's walk, zarrx walks it itself, counting
-# the files and folders as each folder's listing comes, and stops past ``most``; one with a
-# ``find`` of its own (gcsfs, adlfs: one flat paginated listing) is counted when it returns.
+# the stack runs out, and a filesystem's own ``find`` (gcsfs, adlfs: one flat paginated
+# listing) returns only once it has taken every page. So zarrx lists within the bound as the
+# listing comes: gcsfs through its flat listing told to stop after ``most + 1`` entries (its
+# pages stop there: the same requests as its ``find``); any other filesystem by walking it
+# folder by folder (``ls``), counting the files and folders as each folder's listing comes and
+# stopping past ``most``. A ``find`` of fsspec's own filesystems (memory, zip, reference, dir)
+# is kept: their listing is held in memory, or is their own walk.
 
 def _counted(entries: int, most: int) -> None:
     if entries > most:
         raise listed_too_many(most)
 
 
+def _keeps_find(method: Any, base: Any) -> bool:
+    """Whether a filesystem's ``find`` (``method``; fsspec's walk is ``base``) is taken as it
+    is: fsspec's own walk, or the ``find`` of one of fsspec's own filesystems."""
+    return method is base or getattr(method, "__module__", "").startswith("fsspec.")
+
+
 def find_within(fs: Any, path: str, most: int) -> list[str]:
     """The files below ``path`` of the synchronous filesystem ``fs``, as ``fs.find`` gives
-    them; a listing of more than ``most`` entries fails (``RemoteOptions.max_listed``)."""
+    them; a listing of more than ``most`` entries fails (``RemoteOptions.max_listed``) as soon
+    as the folder listing that passes it comes (see above)."""
     from fsspec import AbstractFileSystem
-    if type(fs).find is not AbstractFileSystem.find:
+    own = type(fs).find
+    if own is not AbstractFileSystem.find and _keeps_find(own, AbstractFileSystem.find):
         found = fs.find(path)
         _counted(len(found), most)
         return found
@@ -124,7 +136,13 @@ def find_within(fs: Any, path: str, most: int) -> list[str]:
 async def afind_within(fs: Any, path: str, most: int) -> list[str]:
     """:func:`find_within` for an asynchronous filesystem (``fs._find``)."""
     from fsspec.asyn import AsyncFileSystem
-    if type(fs)._find is not AsyncFileSystem._find:
+    own = type(fs)._find
+    if _gcs_paged(fs):
+        items, _ = await fs._do_list_objects(path, max_results=most + 1, delimiter="")
+        _counted(len(items), most)
+        below = path.rstrip("/") + "/"
+        return [o["name"] for o in items if o["name"].startswith(below)]
+    if own is not AsyncFileSystem._find and _keeps_find(own, AsyncFileSystem._find):
         found = await fs._find(path)
         _counted(len(found), most)
         return found
@@ -135,6 +153,18 @@ async def afind_within(fs: Any, path: str, most: int) -> list[str]:
         _counted(entries, most)
         out.extend(info["name"] for info in files.values())
     return sorted(out)
+
+
+def _gcs_paged(fs: Any) -> bool:
+    """Whether ``fs`` is gcsfs with its flat listing that stops after a number of entries
+    (``_do_list_objects(path, max_results=, delimiter="")``, which its ``find`` calls)."""
+    if not type(fs).__module__.startswith("gcsfs."):
+        return False
+    import inspect
+    try:
+        return "max_results" in inspect.signature(fs._do_list_objects).parameters
+    except (AttributeError, TypeError, ValueError):
+        return False
 
 
 def is_async(fs: Any) -> bool:

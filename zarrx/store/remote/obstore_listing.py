@@ -73,26 +73,26 @@ async def names_below(stream: Any, root: str, folder: str, most: int
     return found, len(seen), max(seen, default=None)
 
 
-#: the keys an S3 listing page holds when more follow (ListObjectsV2's default ``max-keys``,
-#: which obstore does not change; AWS, MinIO and moto fill their pages to it)
-S3_PAGE = 1000
-
-
 async def check_not_cut(obs: Any, lister: Any, prefix: str | None, listed: int,
                         last: str | None) -> None:
     """After an S3 listing below ``prefix`` that gave ``listed`` paths, the greatest
     ``last``: a bad response when it was cut short. obstore takes a page that says the listing
-    goes on (``IsTruncated``) but gives no continuation token for the last page, and shows
-    neither, so a listing whose pages may all have been full (a multiple of
-    :data:`S3_PAGE` paths) asks for the paths after ``last`` (``start-after``): a listing that
-    is whole gets none."""
-    if not listed or listed % S3_PAGE or last is None:
+    goes on (``IsTruncated``) but gives no continuation token for the next page for the last
+    page, and shows neither the flag nor where its pages ended, so a listing cut that way
+    looks whole whatever the size of its pages (a server's 1000, or fewer). Every listing that
+    gave a path therefore asks for the paths after ``last`` (``start-after``, one request,
+    whose answer for a listing that is whole is an empty page): a path below ``prefix`` past
+    ``last`` in it is one the listing left out."""
+    if not listed or last is None:
         return
+    below = prefix.rstrip("/") + "/" if prefix else ""
     async for chunk in obs.list(lister, prefix=prefix, offset=last, chunk_size=1):
-        if chunk:
+        missed = [m["path"] for m in chunk if m["path"] > last and m["path"].startswith(below)]
+        if missed:
             raise Failure("bad_response", None, f"the listing ended after {listed} keys, but "
-                          f"the server has keys after {last!r} (a page saying the listing goes "
-                          f"on, IsTruncated, without the token of the next page?)")
+                          f"the server has keys after {last!r}, such as {missed[0]!r} (a page "
+                          f"saying the listing goes on, IsTruncated, without the token of the "
+                          f"next page?)")
         break
 
 
