@@ -1,4 +1,4 @@
-# zarrx-sources: csrc/zx_copy.c
+# zarrx-sources: csrc/zx_copy.c csrc/zx_dirlist.c
 """Read a box of an array stored one raw chunk per file below a local directory, straight
 into the output, with no Python object per chunk.
 
@@ -17,7 +17,15 @@ of the range, in C order over the chunks the box touches, is opened with one ``o
   the rows of a chunk straight to their places with ``preadv`` was slower here: 2.0 against
   2.5 GB/s for 256×256 float32 chunks of an 8192×8192 array, in interleaved runs;
 - a missing file (``ENOENT``), or a directory at the chunk's path, is filled with the fill
-  value, as a missing chunk reads everywhere else.
+  value, as a missing chunk reads everywhere else; so is every chunk of a folder that is not
+  there (one failed open of the folder, which the call holds while it reads the folder's
+  chunks);
+- once ``MISS_MIN`` chunks of a folder were missing and at least ``LIST_MIN`` of the range's
+  chunks in that folder are left, the folder is listed once (``csrc/zx_dirlist.h``: at most
+  ``LIST_RATIO`` entries per chunk left, plus ``LIST_SLACK``, and only while it does not change)
+  and the chunks left that the listing lacks are filled without an open: a sparse array costs
+  a listing per folder rather than a failed open per chunk (the rule and why reads stay atomic
+  per chunk: :mod:`zarrx.store._localread`, docs/RELIABILITY.md).
 
 Anything else (another open error, a file whose size is not the chunk's, a short read) is left
 to the caller: the chunk's index in the range comes back in the returned list, and the general
@@ -40,6 +48,8 @@ cdef extern from "<sys/uio.h>" nogil:
 
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box
 from zarrx._clib.zx_openat2 cimport zx_openat2, zx_openat2_at
+from zarrx._clib.zx_dirlist cimport (zx_names, zx_names_clear, zx_names_free, zx_names_has,
+                                     zx_names_init, zx_names_list, ZX_NAMES_OK)
 
 cdef extern from "<fcntl.h>" nogil:
     int O_RDONLY, O_DIRECTORY, O_CLOEXEC
@@ -49,6 +59,14 @@ cnp.import_array()
 cdef enum:
     PATH_MAX = 4096
     DIGITS = 20                 # an int64 in decimal
+    # a folder's listing (the same rule as zarrx.store._localread's)
+    MISS_MIN = 2                # missing chunks of a folder before it is listed ...
+    LIST_MIN = 16               # ... when at least this many of its chunks are left
+    LIST_RATIO = 8              # a listing reads at most this many entries per chunk left ...
+    LIST_SLACK = 64             # ... plus this many
+
+# what the calls opened and listed (lookups())
+cdef Py_ssize_t _file_opens = 0, _folder_opens = 0, _listings = 0
 
 cdef int64_t INT64_MAX = 0x7FFFFFFFFFFFFFFF    # no axis, box or chunk reaches further
 
@@ -56,6 +74,7 @@ cdef enum Outcome:
     DONE = 0
     FILL = 1
     FALLBACK = 2
+    ABSENT = 3                  # no file (ENOENT): filled, and counted towards a listing
 
 
 cdef struct Geometry:
@@ -221,7 +240,7 @@ cdef Outcome _read_chunk(const Geometry* g, const HeldDir* folder, const char* n
         return FILL if folder.err == ENOENT else FALLBACK
     fd = zx_openat2_at(folder.fd, name, flags, resolve)
     if fd < 0:
-        return FILL if errno == ENOENT else FALLBACK
+        return ABSENT if errno == ENOENT else FALLBACK
     # the bytes from the part's first cell to its last: straight into the output when they
     # are one run there, else into the scratch buffer for a strided copy
     span = g.itemsize
@@ -308,6 +327,13 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
     cdef Outcome res
     cdef list fallback = []
     cdef unsigned char* marks
+    cdef zx_names names
+    cdef Py_ssize_t row, held_row = -1, row_end = 0, left, misses = 0
+    cdef Py_ssize_t file_opens = 0, folder_opens = 0, listings = 0
+    cdef bint tried = False, listed = False
+    cdef bint rows = sep == "/" and ndim > 1
+    global _file_opens, _folder_opens, _listings
+    zx_names_init(&names)
     if not (cnp.PyArray_IS_C_CONTIGUOUS(out) and cnp.PyArray_ISWRITEABLE(out)) \
             or out.dtype.hasobject:
         raise ValueError("read_box: expected a writable C-contiguous output of fixed-size items")
@@ -361,8 +387,28 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
             for i in range(lo, hi):
                 _chunk_at(i, ndim, g.first, g.count, k)
                 end = _key_path(path + bn, ndim, k, csep) - path
+                # with '/' between coordinates, each row of chunks (all coordinates but the
+                # last) is a folder of its own; with '.', all of them share one
+                row = i // g.count[ndim - 1] if rows else 0
+                if row != held_row:
+                    held_row, misses, tried, listed = row, 0, False, False
+                    row_end = min(hi, (row + 1) * g.count[ndim - 1]) if rows else hi
+                    folder_opens += 1
                 cut = _hold_folder(&folder, path, end, resolve)
-                res = _read_chunk(&g, &folder, path + cut + 1, flags, resolve, dst, buf, k)
+                if listed and not zx_names_has(&names, path + cut + 1, end - cut - 1):
+                    res = FILL          # not in the folder's listing: no open
+                else:
+                    file_opens += folder.fd >= 0
+                    res = _read_chunk(&g, &folder, path + cut + 1, flags, resolve, dst, buf, k)
+                    if res == ABSENT:
+                        misses += 1
+                        left = row_end - i - 1
+                        if not tried and misses >= MISS_MIN and left >= LIST_MIN:
+                            tried = True
+                            listings += 1
+                            listed = zx_names_list(&names, folder.fd, LIST_RATIO * <size_t>left
+                                                   + LIST_SLACK) == ZX_NAMES_OK
+                        res = FILL
                 if res == FILL:
                     _fill_chunk(&g, fillp, dst, k)
                 marks[i - lo] = res == FALLBACK
@@ -372,4 +418,14 @@ def read_box(bytes base, str sep, cnp.ndarray out, tuple start, tuple chunk, byt
                 fallback.append(i)
     finally:
         free(marks)
+        zx_names_free(&names)
+        _file_opens += file_opens
+        _folder_opens += folder_opens
+        _listings += listings
     return fallback
+
+
+def lookups():
+    """How many chunk files and folders the calls opened, and how many folders they listed,
+    since the process started (for tests counting system calls)."""
+    return {"file_opens": _file_opens, "folder_opens": _folder_opens, "listings": _listings}

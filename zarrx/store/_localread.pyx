@@ -1,3 +1,4 @@
+# zarrx-sources: csrc/zx_dirlist.c
 """Whole-file reads of many keys below a :class:`~zarrx.store.local.LocalStore` root: per key
 one ``openat2`` (``RESOLVE_NO_SYMLINKS``: the kernel refuses any link on the way, as
 :mod:`zarrx.store.localfs` does), one ``fstat``, one ``pread`` and one ``close``. The ``pread``
@@ -10,10 +11,23 @@ This is the fast path only. A key it is not sure about (any byte outside ``[A-Za
 temporary-file marker), a byte range, and every failure other than "no such file" come back as
 ``fallback``: the caller then takes the Python path, which validates the key fully and words
 the error. Absence (``ENOENT``) and a key that is not a regular file read as ``None``, as there.
+
+**Absent keys in bulk.** A sparse array read whole asks for many keys of which few exist; one
+failed open per absent key is most of such a read's cost. So consecutive keys of one folder (a
+*run*: a read asks for chunks in C order, so the chunks of a row share their folder) of at least
+``HOLD_MIN`` keys share one open of the folder, and a folder that is not there (no chunk of that
+row stored) reads the whole run as absent for one failed open. Once ``MISS_MIN`` keys of a run
+were absent and ``LIST_MIN`` or more are left, the folder is listed once (``getdents64``; see
+``csrc/zx_dirlist.h``), and each key left that the listing lacks reads as absent without an
+open. A listing is dropped, and the keys left are opened one by one as before, when the folder
+holds more than ``LIST_RATIO`` entries per key left (plus ``LIST_SLACK``) or changed while it
+was read. Dense reads miss nothing and never list; a few keys of a folder (fewer than
+``LIST_MIN`` left) are never worth a listing. Why this keeps reads atomic per chunk:
+docs/RELIABILITY.md ("Sparse reads from a LocalStore").
 """
 from libc.stdint cimport uint64_t
-from libc.string cimport memcpy
-from libc.errno cimport errno, ENOENT, EINTR
+from libc.string cimport memcmp, memcpy
+from libc.errno cimport errno, ENOENT, ENOTDIR, EINTR
 from posix.unistd cimport close, pread
 from posix.stat cimport struct_stat, fstat, S_ISREG
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -23,14 +37,28 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-from zarrx._clib.zx_openat2 cimport zx_openat2
+from zarrx._clib.zx_dirlist cimport (zx_names, zx_names_clear, zx_names_free, zx_names_has,
+                                     zx_names_init, zx_names_list, ZX_NAMES_OK)
+from zarrx._clib.zx_openat2 cimport zx_openat2, zx_openat2_at
+
+cdef extern from "<fcntl.h>" nogil:
+    int O_RDONLY, O_DIRECTORY, O_CLOEXEC, AT_FDCWD
 
 cdef enum:
     PATH_MAX = 4096
     NAME_MAX = 255
     MARK_LEN = 11            # len(".zarrx-tmp-")
     NOGIL_MIN = 65536        # files this large are read without the GIL
+    # absent keys in bulk (see the module docstring; the figures: docs/performance.md)
+    HOLD_MIN = 4             # a run of this many keys opens its folder once
+    MISS_MIN = 2             # absent keys of a run before its folder is listed ...
+    LIST_MIN = 16            # ... when at least this many keys of it are left
+    LIST_RATIO = 8           # a listing read at most this many entries per key left ...
+    LIST_SLACK = 64          # ... plus this many (metadata documents, temporary files)
 cdef const char* MARK = b".zarrx-tmp-"
+
+# what the reads opened and listed (lookups())
+cdef Py_ssize_t _file_opens = 0, _folder_opens = 0, _listings = 0
 
 
 cdef bint _plain_key(const unsigned char* k, Py_ssize_t n) noexcept nogil:
@@ -107,25 +135,31 @@ cdef class Arena:
         return p
 
 
-cdef object _read_one(const char* path, uint64_t flags, uint64_t resolve, object fallback,
-                      Arena arena, Py_ssize_t limit):
-    """The file at ``path`` (its first ``limit`` bytes when ``limit`` >= 0): ``bytes`` of its
-    size, or (with ``arena``) a view into the arena; None when absent or not a regular file;
-    ``fallback`` on anything else."""
+cdef object _read_one(int at, const char* path, uint64_t flags, uint64_t resolve,
+                      object fallback, Arena arena, Py_ssize_t limit, bint* absent):
+    """The file at ``path`` (relative to the folder ``at``, or absolute with ``AT_FDCWD``; its
+    first ``limit`` bytes when ``limit`` >= 0): ``bytes`` of its size, or (with ``arena``) a
+    view into the arena; None when absent (``absent`` set) or not a regular file; ``fallback``
+    on anything else."""
     cdef int fd, err
     cdef struct_stat st
     cdef Py_ssize_t size, done = 0, start = 0
     cdef char* dst
+    global _file_opens
     # open and fstat keep the GIL (a few microseconds): releasing it for them would hand it to
     # another thread that then holds it for up to the interpreter's switch interval
-    fd = zx_openat2(path, flags, resolve)
+    _file_opens += 1
+    fd = zx_openat2_at(at, path, flags, resolve)
     err = errno
     if fd >= 0 and fstat(fd, &st) != 0:
         err = errno
         close(fd)
         fd = -2
     if fd < 0:
-        return None if fd == -1 and err == ENOENT else fallback
+        if fd == -1 and err == ENOENT:
+            absent[0] = True
+            return None
+        return fallback
     if not S_ISREG(st.st_mode):
         close(fd)
         return None
@@ -169,42 +203,176 @@ cdef Py_ssize_t _pread_all(int fd, char* dst, Py_ssize_t size) noexcept nogil:
     return done
 
 
+cdef Py_ssize_t _folder_len(bytes kb):
+    """Where the folder of the key ``kb`` ends (its last '/'); -1 for a key at the root."""
+    cdef const char* p = PyBytes_AS_STRING(kb)
+    cdef Py_ssize_t i = len(kb) - 1
+    while i >= 0 and p[i] != 47:
+        i -= 1
+    return i
+
+
 def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object fallback,
                Arena arena=None, list limits=None):
     """``[bytes | None | fallback]``, one per key of ``keys`` (``str``, or ``None`` for an item
     the caller handles itself, which yields ``fallback``): the whole file ``<root>/<key>``, or
     its first ``limits[i]`` bytes where ``limits`` gives a non-negative one. With ``arena``,
     files are views into it, laid out after what it holds since its last :meth:`Arena.reset`
-    (the caller resets it per batch), instead of ``bytes``."""
-    cdef Py_ssize_t rn = len(root), kn, i = -1, limit = -1
-    if limits is not None and len(limits) != len(keys):
+    (the caller resets it per batch), instead of ``bytes``.
+
+    Consecutive keys in one folder (a run; a read asks for chunks in C order, so a row's keys
+    are one) share one open of the folder when there are at least ``HOLD_MIN`` of them: a
+    folder that is not there reads all of them as absent at the cost of one failed open. In a
+    held folder, once ``MISS_MIN`` keys of the run were absent and at least ``LIST_MIN`` keys
+    of it are left, the folder is listed (see :func:`_listed`) and the keys left that the
+    listing lacks read as absent without an open."""
+    cdef Py_ssize_t rn = len(root), kn, i, j, n = len(keys), limit = -1, fl
+    if limits is not None and len(limits) != n:
         raise ValueError("read_whole: one limit per key")
-    cdef char buf[PATH_MAX]
+    cdef list out = [fallback] * n
+    cdef list kbs = [None] * n
     cdef const unsigned char* kp
-    cdef list out = []
     if rn == 0 or rn >= PATH_MAX - 2:
-        return [fallback] * len(keys)
-    memcpy(buf, PyBytes_AS_STRING(root), rn)
-    buf[rn] = 47
-    for key in keys:
-        i += 1
+        return out
+    for i in range(n):          # the keys the kernel reads: plain, short enough
+        key = keys[i]
         if type(key) is not str:
-            out.append(fallback)
             continue
-        if limits is not None:
-            lim = limits[i]
-            # past the largest file there is (2**63 - 1 bytes), a limit is the whole file
-            limit = -1 if lim < 0 or lim > PY_SSIZE_T_MAX else <Py_ssize_t>lim
         kb = (<str>key).encode("utf-8", "surrogatepass")
         kn = len(kb)
         kp = <const unsigned char*>PyBytes_AS_STRING(kb)
-        if rn + 1 + kn >= PATH_MAX or not _plain_key(kp, kn):
-            out.append(fallback)
-            continue
-        memcpy(buf + rn + 1, kp, kn)
-        buf[rn + 1 + kn] = 0
-        out.append(_read_one(buf, flags, resolve, fallback, arena, limit))
+        if rn + 1 + kn < PATH_MAX and _plain_key(kp, kn):
+            kbs[i] = kb
+    cdef Reader rd = Reader(root, flags, resolve, fallback, arena)
+    try:
+        i = 0
+        while i < n:
+            kb = kbs[i]
+            if kb is None:
+                i += 1
+                continue
+            fl = _folder_len(kb)
+            j = i + 1               # the run: the keys after i in the same folder
+            while j < n and kbs[j] is not None and _same_folder(kbs[j], kb, fl):
+                j += 1
+            rd.run(kbs, limits, out, i, j, fl)
+            i = j
+    finally:
+        rd.release()
     return out
+
+
+cdef bint _same_folder(bytes a, bytes b, Py_ssize_t fl):
+    """Whether key ``a`` lies in the folder of ``b`` (which ends at ``fl``)."""
+    cdef const char* p = PyBytes_AS_STRING(a)
+    cdef Py_ssize_t n = len(a), k
+    if n <= fl + 1 or (fl >= 0 and (p[fl] != 47 or memcmp(p, PyBytes_AS_STRING(b), fl) != 0)):
+        return False
+    for k in range(fl + 1, n):
+        if p[k] == 47:
+            return False
+    return True
+
+
+cdef Py_ssize_t _limit_at(list limits, Py_ssize_t i) except -2:
+    if limits is None:
+        return -1
+    lim = limits[i]
+    # past the largest file there is (2**63 - 1 bytes), a limit is the whole file
+    return -1 if lim < 0 or lim > PY_SSIZE_T_MAX else <Py_ssize_t>lim
+
+
+cdef class Reader:
+    """The state of one :func:`read_whole` call: the path buffer, the folder held and its
+    listing."""
+    cdef char path[PATH_MAX]
+    cdef Py_ssize_t rn
+    cdef uint64_t flags, resolve
+    cdef object fallback
+    cdef Arena arena
+    cdef zx_names names
+
+    def __cinit__(self, bytes root, uint64_t flags, uint64_t resolve, object fallback,
+                  Arena arena):
+        self.rn = len(root)
+        memcpy(self.path, PyBytes_AS_STRING(root), self.rn)
+        self.path[self.rn] = 47
+        self.flags, self.resolve, self.fallback, self.arena = flags, resolve, fallback, arena
+        zx_names_init(&self.names)
+
+    cdef void release(self) noexcept:
+        zx_names_free(&self.names)
+
+    def __dealloc__(self):
+        zx_names_free(&self.names)
+
+    cdef object one(self, bytes kb, Py_ssize_t limit, bint* absent):
+        """The key ``kb`` read by its whole path."""
+        cdef Py_ssize_t kn = len(kb)
+        memcpy(self.path + self.rn + 1, PyBytes_AS_STRING(kb), kn)
+        self.path[self.rn + 1 + kn] = 0
+        return _read_one(AT_FDCWD, self.path, self.flags, self.resolve, self.fallback,
+                         self.arena, limit, absent)
+
+    cdef int run(self, list kbs, list limits, list out, Py_ssize_t i, Py_ssize_t j,
+                 Py_ssize_t fl) except -1:
+        """Read the keys ``i`` to ``j`` of ``kbs``, all in the folder ending at ``fl``."""
+        cdef bint absent = False, listed = False, tried = False
+        cdef Py_ssize_t k, misses = 0, left
+        cdef int at, err, got
+        cdef bytes kb
+        global _folder_opens, _listings
+        if j - i < HOLD_MIN:                # a few keys: each by its whole path
+            for k in range(i, j):
+                out[k] = self.one(kbs[k], _limit_at(limits, k), &absent)
+            return 0
+        kb = kbs[i]
+        if fl < 0:                          # keys at the root: the root is the folder
+            self.path[self.rn] = 0
+        else:
+            memcpy(self.path + self.rn + 1, PyBytes_AS_STRING(kb), fl)
+            self.path[self.rn + 1 + fl] = 0
+        _folder_opens += 1
+        at = zx_openat2(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, self.resolve)
+        self.path[self.rn] = 47
+        if at < 0:
+            err = errno
+            for k in range(i, j):
+                if err == ENOENT or err == ENOTDIR:     # no folder there: no key in it
+                    out[k] = None
+                else:                   # anything else: by whole paths, as a lone key reads
+                    out[k] = self.one(kbs[k], _limit_at(limits, k), &absent)
+            return 0
+        try:
+            for k in range(i, j):
+                kb = kbs[k]
+                name = PyBytes_AS_STRING(kb) + fl + 1
+                if listed and not zx_names_has(&self.names, name, len(kb) - fl - 1):
+                    out[k] = None
+                    continue
+                absent = False
+                out[k] = _read_one(at, name, self.flags, self.resolve, self.fallback,
+                                   self.arena, _limit_at(limits, k), &absent)
+                if not absent:
+                    continue
+                misses += 1
+                left = j - k - 1
+                if not tried and misses >= MISS_MIN and left >= LIST_MIN:
+                    tried = True
+                    _listings += 1
+                    got = zx_names_list(&self.names, at, LIST_RATIO * <size_t>left + LIST_SLACK)
+                    listed = got == ZX_NAMES_OK
+        finally:
+            close(at)
+            zx_names_clear(&self.names)
+            self.path[self.rn] = 47
+        return 0
+
+
+def lookups():
+    """How many files and folders the reads of this module opened, and how many folders they
+    listed, since the process started (for tests counting system calls)."""
+    return {"file_opens": _file_opens, "folder_opens": _folder_opens, "listings": _listings}
 
 
 def plain_key(str key):

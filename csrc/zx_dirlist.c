@@ -1,0 +1,180 @@
+/* zx_dirlist: see zx_dirlist.h. */
+#include "zx_dirlist.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
+
+#define ZX_LIST_BUF 32768       /* bytes of entries one getdents64 call may return */
+
+void zx_names_init(zx_names *ns)
+{
+    memset(ns, 0, sizeof *ns);
+}
+
+void zx_names_clear(zx_names *ns)
+{
+    if (ns->slot != NULL && ns->count)
+        memset(ns->slot, 0, ns->nslot * sizeof *ns->slot);
+    ns->used = 0;
+    ns->count = 0;
+}
+
+void zx_names_free(zx_names *ns)
+{
+    free(ns->text);
+    free(ns->slot);
+    zx_names_init(ns);
+}
+
+static uint64_t zx_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;       /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+/* Append the name of `n` bytes to the text (not yet hashed). */
+static int zx_names_append(zx_names *ns, const char *name, size_t n)
+{
+    if (n + 1 > ns->room - ns->used) {
+        size_t room = ns->room ? 2 * ns->room : 4096;
+        while (n + 1 > room - ns->used)
+            room *= 2;
+        char *text = realloc(ns->text, room);
+        if (text == NULL)
+            return -1;
+        ns->text = text;
+        ns->room = room;
+    }
+    memcpy(ns->text + ns->used, name, n);
+    ns->text[ns->used + n] = 0;
+    ns->used += n + 1;
+    ns->count++;
+    return 0;
+}
+
+/* Hash every name of the text into a table at least twice as large as the count. */
+static int zx_names_index(zx_names *ns)
+{
+    size_t want = 16;
+    while (want < 2 * ns->count)
+        want *= 2;
+    if (want > ns->nslot) {
+        size_t *slot = realloc(ns->slot, want * sizeof *slot);
+        if (slot == NULL)
+            return -1;
+        ns->slot = slot;
+        ns->nslot = want;
+    }
+    memset(ns->slot, 0, ns->nslot * sizeof *ns->slot);
+    size_t mask = ns->nslot - 1;
+    for (size_t at = 0; at < ns->used;) {
+        size_t n = strlen(ns->text + at);
+        size_t i = (size_t)zx_hash(ns->text + at, n) & mask;
+        while (ns->slot[i])
+            i = (i + 1) & mask;
+        ns->slot[i] = at + 1;
+        at += n + 1;
+    }
+    return 0;
+}
+
+int zx_names_has(const zx_names *ns, const char *name, size_t n)
+{
+    if (!ns->count)
+        return 0;
+    size_t mask = ns->nslot - 1;
+    size_t i = (size_t)zx_hash(name, n) & mask;
+    while (ns->slot[i]) {
+        const char *held = ns->text + ns->slot[i] - 1;
+        if (memcmp(held, name, n) == 0 && held[n] == 0)
+            return 1;
+        i = (i + 1) & mask;
+    }
+    return 0;
+}
+
+/* Whether two stats of one directory show it unchanged in between. */
+static int zx_same_dir(const struct stat *a, const struct stat *b)
+{
+    return a->st_ino == b->st_ino && a->st_dev == b->st_dev
+        && a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec
+        && a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+int zx_names_list(zx_names *ns, int dirfd, size_t most)
+{
+    zx_names_clear(ns);
+#ifdef __linux__
+    struct stat before, after;
+    char *buf;
+    int res = ZX_NAMES_OK;
+    if (lseek(dirfd, 0, SEEK_SET) < 0 || fstat(dirfd, &before) != 0)
+        return ZX_NAMES_FAILED;
+    buf = malloc(ZX_LIST_BUF);
+    if (buf == NULL)
+        return ZX_NAMES_FAILED;
+    for (;;) {
+        long got = syscall(SYS_getdents64, dirfd, buf, ZX_LIST_BUF);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            res = ZX_NAMES_FAILED;
+            break;
+        }
+        if (got == 0)
+            break;
+        /* struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, name (NUL-ended) */
+        for (long at = 0; at < got;) {
+            unsigned short reclen;
+            memcpy(&reclen, buf + at + 16, sizeof reclen);
+            if (reclen < 20 || reclen > got - at) {     /* never from a sane kernel */
+                errno = EIO;
+                res = ZX_NAMES_FAILED;
+                break;
+            }
+            const char *name = buf + at + 19;
+            size_t n = strnlen(name, (size_t)reclen - 19);
+            at += reclen;
+            if ((n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.'))
+                continue;
+            if (ns->count >= most) {
+                res = ZX_NAMES_TOO_MANY;
+                break;
+            }
+            if (zx_names_append(ns, name, n) != 0) {
+                res = ZX_NAMES_FAILED;
+                break;
+            }
+        }
+        if (res != ZX_NAMES_OK)
+            break;
+    }
+    free(buf);
+    if (res == ZX_NAMES_OK && fstat(dirfd, &after) != 0)
+        res = ZX_NAMES_FAILED;
+    if (res == ZX_NAMES_OK && !zx_same_dir(&before, &after))
+        res = ZX_NAMES_CHANGED;
+    if (res == ZX_NAMES_OK && zx_names_index(ns) != 0)
+        res = ZX_NAMES_FAILED;
+    if (res != ZX_NAMES_OK)
+        zx_names_clear(ns);
+    return res;
+#else
+    (void)dirfd;
+    (void)most;
+    errno = ENOSYS;
+    return ZX_NAMES_FAILED;
+#endif
+}

@@ -1,0 +1,17 @@
+# Declarations of csrc/zx_dirlist.h (the names in an open directory, looked up by hash).
+
+cdef extern from "zx_dirlist.h" nogil:
+    ctypedef struct zx_names:
+        size_t count
+
+    enum:
+        ZX_NAMES_OK
+        ZX_NAMES_TOO_MANY
+        ZX_NAMES_CHANGED
+        ZX_NAMES_FAILED
+
+    void zx_names_init(zx_names* ns)
+    int zx_names_list(zx_names* ns, int dirfd, size_t most)
+    int zx_names_has(const zx_names* ns, const char* name, size_t n)
+    void zx_names_clear(zx_names* ns)
+    void zx_names_free(zx_names* ns)
