@@ -24,6 +24,7 @@ import numpy as np
 from zarrx import _pool
 from zarrx.chunk_io import ArrayIO, _located, check_count
 from zarrx.store.shard_slots import read_slots
+from zarrx.store.sharded import ABSENT_MIN
 
 __all__ = ["read_shards", "decode_slab", "run_in_order", "COMPACT_CHUNK_BYTES", "SLAB_BYTES",
            "SLAB_CHUNKS"]
@@ -64,7 +65,10 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     objs = list(itertools.product(*[range(a // s, (b - 1) // s + 1)
                                     for (a, b), s in zip(box, span)]))
 
-    run_in_order(len(objs), lambda i: _read_shard(io, objs[i], box, target),
+    # many shards: those the store tells cheaply are not stored are filled, not opened
+    absent = io.source.objects.known_absent(objs) if len(objs) >= ABSENT_MIN else None
+    run_in_order(len(objs), lambda i: _read_shard(io, objs[i], box, target,
+                                                  absent is not None and absent[i]),
                  len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound)
     return True
 
@@ -96,13 +100,18 @@ def run_in_order(n: int, one: Callable[[int], None], parallel: bool) -> None:
         raise failed[1]
 
 
-def _read_shard(io: ArrayIO, obj: tuple[int, ...], box: tuple, target: np.ndarray) -> None:
-    """The cells of the box in the shard ``obj``, into ``target`` (the box's cells)."""
+def _read_shard(io: ArrayIO, obj: tuple[int, ...], box: tuple, target: np.ndarray,
+                absent: bool = False) -> None:
+    """The cells of the box in the shard ``obj``, into ``target`` (the box's cells); with
+    ``absent`` (the store told the shard is not stored), the fill value, unread."""
     chunk, ratio = io.chunk_shape, io.object_ratio
     # the inner chunks of this shard the box touches, per axis: [lo, hi) in array chunks
     lo = [max(o * r, a // c) for o, r, (a, _), c in zip(obj, ratio, box, chunk)]
     hi = [min((o + 1) * r, (b - 1) // c + 1) for o, r, (_, b), c in zip(obj, ratio, box, chunk)]
     counts = [h - l for l, h in zip(lo, hi)]
+    if absent:
+        decode_slab(io, None, lo, counts, 0, box, target)
+        return
     slots = np.zeros(counts, dtype=np.int64)          # C order over the shard's slots
     stride = 1
     for d in range(len(chunk) - 1, -1, -1):

@@ -314,6 +314,19 @@ cdef class Reader:
         return _read_one(AT_FDCWD, self.path, self.flags, self.resolve, self.fallback,
                          self.arena, limit, absent)
 
+    cdef int open_folder(self, bytes kb, Py_ssize_t fl) noexcept:
+        """A descriptor of the folder of the key ``kb`` (ending at ``fl``; -1: the root), or
+        -1 with ``errno`` set."""
+        cdef int at
+        if fl < 0:                          # keys at the root: the root is the folder
+            self.path[self.rn] = 0
+        else:
+            memcpy(self.path + self.rn + 1, PyBytes_AS_STRING(kb), fl)
+            self.path[self.rn + 1 + fl] = 0
+        at = zx_openat2(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, self.resolve)
+        self.path[self.rn] = 47             # (errno is left as the open set it)
+        return at
+
     cdef int run(self, list kbs, list limits, list out, Py_ssize_t i, Py_ssize_t j,
                  Py_ssize_t fl) except -1:
         """Read the keys ``i`` to ``j`` of ``kbs``, all in the folder ending at ``fl``."""
@@ -326,15 +339,8 @@ cdef class Reader:
             for k in range(i, j):
                 out[k] = self.one(kbs[k], _limit_at(limits, k), &absent)
             return 0
-        kb = kbs[i]
-        if fl < 0:                          # keys at the root: the root is the folder
-            self.path[self.rn] = 0
-        else:
-            memcpy(self.path + self.rn + 1, PyBytes_AS_STRING(kb), fl)
-            self.path[self.rn + 1 + fl] = 0
         _folder_opens += 1
-        at = zx_openat2(self.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, self.resolve)
-        self.path[self.rn] = 47
+        at = self.open_folder(kbs[i], fl)
         if at < 0:
             err = errno
             for k in range(i, j):
@@ -365,8 +371,63 @@ cdef class Reader:
         finally:
             close(at)
             zx_names_clear(&self.names)
-            self.path[self.rn] = 47
         return 0
+
+
+def absent_keys(bytes root, list keys, uint64_t resolve):
+    """``[bool]``, one per key of ``keys`` (``str``): True for a key known not to be there
+    (False: not known) from one look at its folder, taken where at least ``LIST_MIN``
+    consecutive keys share the folder: its open failing with ``ENOENT`` (no key in it), else
+    its listing (under the bounds of :func:`read_whole`'s). For reads of objects too large for
+    the adaptive rule to matter (shards), which then skip those known absent."""
+    cdef Py_ssize_t rn = len(root), kn, i, j, k, n = len(keys), fl
+    cdef list out = [False] * n
+    cdef list kbs = [None] * n
+    cdef int at, got
+    cdef const unsigned char* kp
+    global _folder_opens, _listings
+    if rn == 0 or rn >= PATH_MAX - 2:
+        return out
+    for i in range(n):
+        key = keys[i]
+        if type(key) is str:
+            kb = (<str>key).encode("utf-8", "surrogatepass")
+            kn = len(kb)
+            kp = <const unsigned char*>PyBytes_AS_STRING(kb)
+            if rn + 1 + kn < PATH_MAX and _plain_key(kp, kn):
+                kbs[i] = kb
+    cdef Reader rd = Reader(root, 0, resolve, None, None)
+    try:
+        i = 0
+        while i < n:
+            kb = kbs[i]
+            if kb is None:
+                i += 1
+                continue
+            fl = _folder_len(kb)
+            j = i + 1
+            while j < n and kbs[j] is not None and _same_folder(kbs[j], kb, fl):
+                j += 1
+            if j - i >= LIST_MIN:
+                _folder_opens += 1
+                at = rd.open_folder(kb, fl)
+                if at < 0:
+                    if errno == ENOENT or errno == ENOTDIR:
+                        for k in range(i, j):
+                            out[k] = True
+                else:
+                    _listings += 1
+                    got = zx_names_list(&rd.names, at, LIST_RATIO * <size_t>(j - i) + LIST_SLACK)
+                    close(at)
+                    if got == ZX_NAMES_OK:
+                        for k in range(i, j):
+                            kb = kbs[k]
+                            out[k] = not zx_names_has(&rd.names, PyBytes_AS_STRING(kb) + fl + 1,
+                                                      len(kb) - fl - 1)
+            i = j
+    finally:
+        rd.release()
+    return out
 
 
 def lookups():

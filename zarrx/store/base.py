@@ -207,6 +207,12 @@ class Store:
         None (the default) when the store has no use for one."""
         return None
 
+    def known_absent(self, keys: Sequence[str]) -> list[bool]:
+        """For each of ``keys`` (many, in key order), True when the store can tell for much
+        less than a read that it is not there (a folder listing), False when it cannot tell
+        (the default: for every key). A reader of large objects skips those it is told of."""
+        return [False] * len(keys)
+
     def box_reader(self, head: str, sep: str) -> Callable[..., list[int]] | None:
         """Optionally, a reader of raw chunks stored one per object under keys ``head`` +
         coordinates joined by ``sep``, straight into an output array (see

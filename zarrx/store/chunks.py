@@ -312,6 +312,12 @@ class KeyedChunks(ChunkSource):
         if deletes:
             self.store.delete_many(deletes)
 
+    def known_absent(self, coords: Sequence[Coords]) -> list[bool]:
+        """For each of ``coords`` (in C order), whether the store tells cheaply that its object
+        is not stored (:meth:`~zarrx.store.base.Store.known_absent`)."""
+        p, enc = self.prefix, self._encode
+        return self.store.known_absent([p + enc(c) for c in coords])
+
     def snapshot(self, coords: Coords) -> ObjectSnapshot | None:
         """A consistent view of the object at ``coords`` (None when it is missing), a shard read
         as ranges; one longer than the limit is refused first where reading any of it may cost

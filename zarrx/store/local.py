@@ -36,7 +36,7 @@ from zarrx.store.localcond import (ConditionalFiles, NotAFile, non_file, not_a_f
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
                                  stamp, write_all)
-from zarrx.store._localread import Arena, plain_key, read_whole
+from zarrx.store._localread import Arena, absent_keys, plain_key, read_whole
 from zarrx.store._localwrite import flock_orders_threads, put
 from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
 from zarrx.store.locallist import FileListing
@@ -225,6 +225,12 @@ class LocalStore(ConditionalFiles, FileListing):
             return self.get_many(requests)  # type: ignore[return-value]
         arena.reset()
         return self._get_batch(sequence_of(requests), arena)
+
+    def known_absent(self, keys: Sequence[str]) -> list[bool]:
+        """Keys found absent by one open (a folder not there) or listing of their folder where
+        16 or more consecutive keys share it (:func:`~zarrx.store._localread.absent_keys`)."""
+        real = self._tree.real_root()
+        return [False] * len(keys) if real is None else absent_keys(real, list(keys), RESOLVE)
 
     def box_reader(self, head: str, sep: str) -> Callable[..., list[int]] | None:
         """``reader(out, start, chunk, fill, scratch, lo, hi)``: chunks ``lo`` to ``hi`` (C

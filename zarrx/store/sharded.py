@@ -50,6 +50,8 @@ REUSED_SLAB_MAX = 64 << 20   # a writing thread keeps its shard slab up to this 
 #: index at the start) are read too, so a larger object is read as its index, then its chunks
 #: (for such an object the read of the index costs little beside that of its chunks)
 WHOLE_READ_MAX = 16 << 20
+#: a read of this many shards first asks the store which are not stored (``known_absent``)
+ABSENT_MIN = 16
 
 
 class ShardedChunks(ChunkSource):
@@ -153,10 +155,13 @@ class ShardedChunks(ChunkSource):
         if arena is not None:
             arena.reset()                 # type: ignore[attr-defined]
         shards, slots, bounds = self._locate([c for c, _ in requests])
-        for r in range(len(bounds) - 1):
-            a, b = bounds[r], bounds[r + 1]
-            self._read_object(tuple(shards[a].tolist()), requests, slots, a, b, out, arena,
-                              sizes)
+        objs = [tuple(shards[a].tolist()) for a in bounds[:-1]]
+        # many shards: those the store tells cheaply are not stored are not opened
+        absent = self.objects.known_absent(objs) if len(objs) >= ABSENT_MIN else None
+        for r, obj in enumerate(objs):
+            if absent is None or not absent[r]:
+                self._read_object(obj, requests, slots, bounds[r], bounds[r + 1], out, arena,
+                                  sizes)
         return out
 
     def new_arena(self) -> object | None:
