@@ -17,6 +17,7 @@ LAYERS = [
     ("zarrx._behind", 0),             # write-behind: one I/O thread per write (over _pool)
     ("zarrx._clib.zx_copy", 0),       # declarations of leaf C helpers of our own (csrc/), which
     ("zarrx._clib.zx_openat2", 0),    # any kernel may use: no Python behind them
+    ("zarrx._clib.zx_dirlist", 0),    # a folder's names at one moment (getdents64, hashed)
     ("zarrx._clib.zx_hugepage", 0),
     ("zarrx._clib.zx_crc32c", 0),
     ("zarrx._clib.zx_endian", 0),
