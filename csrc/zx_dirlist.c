@@ -12,7 +12,13 @@
 #include <sys/syscall.h>
 #endif
 
-#define ZX_LIST_BUF 32768       /* bytes of entries one getdents64 call may return */
+#define ZX_LIST_BUF_MAX 32768   /* bytes of entries one getdents64 call may return ... */
+#define ZX_LIST_BUF_MIN 4096    /* ... at least (an entry takes up to 280 bytes) */
+#define ZX_ENTRY_GUESS 32       /* bytes of a typical entry (a short name): a call's buffer
+                                 * holds about as many entries as the listing may take, so the
+                                 * kernel does not read far past a folder given up */
+#define ZX_SIZE_PER_ENTRY 64    /* a folder's st_size per entry, at most, where it tells (ext4,
+                                 * XFS, Btrfs and tmpfs count 12 to 40 bytes per short name) */
 
 void zx_names_init(zx_names *ns)
 {
@@ -119,14 +125,22 @@ int zx_names_list(zx_names *ns, int dirfd, size_t most)
 #ifdef __linux__
     struct stat before, after;
     char *buf;
+    size_t size = ZX_LIST_BUF_MAX;
     int res = ZX_NAMES_OK;
-    if (lseek(dirfd, 0, SEEK_SET) < 0 || fstat(dirfd, &before) != 0)
+    if (fstat(dirfd, &before) != 0)
         return ZX_NAMES_FAILED;
-    buf = malloc(ZX_LIST_BUF);
+    /* a folder whose size says it holds more entries than that is not read at all */
+    if (before.st_size > 0 && (uint64_t)before.st_size / ZX_SIZE_PER_ENTRY > most)
+        return ZX_NAMES_TOO_MANY;
+    if (most < ZX_LIST_BUF_MAX / ZX_ENTRY_GUESS)
+        size = most * ZX_ENTRY_GUESS < ZX_LIST_BUF_MIN ? ZX_LIST_BUF_MIN : most * ZX_ENTRY_GUESS;
+    if (lseek(dirfd, 0, SEEK_SET) < 0)
+        return ZX_NAMES_FAILED;
+    buf = malloc(size);
     if (buf == NULL)
         return ZX_NAMES_FAILED;
     for (;;) {
-        long got = syscall(SYS_getdents64, dirfd, buf, ZX_LIST_BUF);
+        long got = syscall(SYS_getdents64, dirfd, buf, size);
         if (got < 0) {
             if (errno == EINTR)
                 continue;

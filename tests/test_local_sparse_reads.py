@@ -103,8 +103,9 @@ def test_dense_reads_and_reads_of_a_few_chunks_never_list(tmp_path, layout):
 
 
 def test_a_folder_with_many_more_entries_than_keys_wanted_is_not_listed_whole(tmp_path):
-    """A read of 20 chunks in a folder of 4,096 stored ones: the listing is given up after
-    8 entries per key left (plus 64) and the chunks are opened one by one."""
+    """A read of 20 chunks in a folder of 4,096 stored ones: the listing is given up (past
+    4 entries per key left, plus 64: here the folder's size tells so before any entry is
+    read) and the chunks are opened one by one."""
     z = zarrx.create_array(str(tmp_path / "a.zarr"), shape=(64 * C, 64 * C), chunks=(C, C),
                            dtype="int32", fill_value=0, zarr_format=2, compressors=None)
     z[:] = 5

@@ -20,10 +20,13 @@ row stored) reads the whole run as absent for one failed open. Once ``MISS_MIN``
 were absent and ``LIST_MIN`` or more are left, the folder is listed once (``getdents64``; see
 ``csrc/zx_dirlist.h``), and each key left that the listing lacks reads as absent without an
 open. A listing is dropped, and the keys left are opened one by one as before, when the folder
-holds more than ``LIST_RATIO`` entries per key left (plus ``LIST_SLACK``) or changed while it
-was read. Dense reads miss nothing and never list; a few keys of a folder (fewer than
-``LIST_MIN`` left) are never worth a listing. Why this keeps reads atomic per chunk:
-docs/RELIABILITY.md ("Sparse reads from a LocalStore").
+holds more than ``LIST_RATIO`` entries per key left (plus ``LIST_SLACK``; a folder whose size
+says so is not read at all) or changed while it was read. The bound comes from what each
+costs in CPU time on ext4: a listed entry about 0.37 µs, a failed open 1.3-1.8 µs (4.4-7 µs
+for a name never looked up before), so a listing within the bound costs at most about the
+opens it replaces, and one given up at most doubles them. Dense reads miss nothing and never
+list; a few keys of a folder (fewer than ``LIST_MIN`` left) are never worth a listing. Why
+this keeps reads whole per chunk: docs/RELIABILITY.md ("Sparse reads from a LocalStore").
 """
 from libc.stdint cimport uint64_t
 from libc.string cimport memcmp, memcpy
@@ -53,7 +56,7 @@ cdef enum:
     HOLD_MIN = 4             # a run of this many keys opens its folder once
     MISS_MIN = 2             # absent keys of a run before its folder is listed ...
     LIST_MIN = 16            # ... when at least this many keys of it are left
-    LIST_RATIO = 8           # a listing read at most this many entries per key left ...
+    LIST_RATIO = 4           # a listing read at most this many entries per key left ...
     LIST_SLACK = 64          # ... plus this many (metadata documents, temporary files)
 cdef const char* MARK = b".zarrx-tmp-"
 
@@ -224,7 +227,7 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
     are one) share one open of the folder when there are at least ``HOLD_MIN`` of them: a
     folder that is not there reads all of them as absent at the cost of one failed open. In a
     held folder, once ``MISS_MIN`` keys of the run were absent and at least ``LIST_MIN`` keys
-    of it are left, the folder is listed (see :func:`_listed`) and the keys left that the
+    of it are left, the folder is listed (see the module docstring) and the keys left that the
     listing lacks read as absent without an open."""
     cdef Py_ssize_t rn = len(root), kn, i, j, n = len(keys), limit = -1, fl
     if limits is not None and len(limits) != n:
@@ -331,6 +334,7 @@ cdef class Reader:
                  Py_ssize_t fl) except -1:
         """Read the keys ``i`` to ``j`` of ``kbs``, all in the folder ending at ``fl``."""
         cdef bint absent = False, listed = False, tried = False
+        cdef const char* name
         cdef Py_ssize_t k, misses = 0, left
         cdef int at, err, got
         cdef bytes kb
