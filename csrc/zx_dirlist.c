@@ -111,6 +111,7 @@ int zx_names_has(const zx_names *ns, const char *name, size_t n)
     return 0;
 }
 
+#ifdef __linux__
 /* Whether two stats of one directory show it unchanged in between. */
 static int zx_same_dir(const struct stat *a, const struct stat *b)
 {
@@ -118,6 +119,7 @@ static int zx_same_dir(const struct stat *a, const struct stat *b)
         && a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec
         && a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
+#endif
 
 int zx_names_list(zx_names *ns, int dirfd, size_t most)
 {
