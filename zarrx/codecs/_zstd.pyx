@@ -330,6 +330,16 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     _decode(sp, n, &dst[0] if m else _EMPTY, m, unknown)
 
 
+def check(const uint8_t[::1] src, expected):
+    """Everything :func:`decompress` checks of ``src`` decoding to ``expected`` bytes before it
+    allocates or decodes anything (every frame header, :data:`MAX_RATIO`), for a caller that
+    allocates the output itself; nothing is allocated."""
+    cdef Py_ssize_t m = decoded_size(expected)
+    cdef size_t n = <size_t>src.shape[0]
+    cdef bint unknown
+    _check(&src[0] if n else _EMPTY, n, <size_t>m, &unknown)
+
+
 cdef Py_ssize_t _decode_run(ZSTD_DCtx* dctx, const uint8_t* base, size_t n, const int64_t* starts,
                             const int64_t* lengths, uint8_t* out, size_t m, Py_ssize_t i,
                             Py_ssize_t k) noexcept nogil:

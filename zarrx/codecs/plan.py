@@ -435,6 +435,8 @@ class CodecPipeline:
                 raise
             assert arr.shape == self.chunk_shape and arr.dtype == self.dtype
             return arr
+        from zarrx.codecs.plan_check import check_stored
+        check_stored(self, data, key)             # before the chunk's buffer is allocated
         try:
             out = np.empty(self.chunk_shape, dtype=self.dtype)
         except MemoryError:

@@ -1,0 +1,50 @@
+"""Stored bytes checked against the chunk they should decode to, before its buffer exists.
+
+A reader allocates a chunk's decoded buffer at the size its metadata declares and decodes into
+it. Stored bytes that cannot decode to that size (a blosc or lz4 header stating another size,
+zstd frames declaring another content size, a deflate stream too short to inflate that far, a
+raw chunk of another length) are refused by each codec's decoder; :func:`check_stored` runs the
+same checks first, without decoding or allocating, so that such bytes never cost a buffer of
+the declared size (a 100-byte object where a 16 GiB chunk belongs costs nothing).
+
+Only the outer codecs can be checked this way: each bytes->bytes codec from the outermost in
+says what it can of its input (:meth:`~zarrx.codecs.base.BytesToBytesCodec.check_stored`), and
+a checksum hands the next codec its data (stripped, not verified: the decoder verifies it).
+Chunks below :data:`CHECK_FIRST_BYTES` are not checked: their buffer costs less than the check.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from zarrx.codecs.base import as_u8
+from zarrx.errors import ZarrError
+
+if TYPE_CHECKING:
+    from zarrx.codecs.plan import CodecPipeline
+
+__all__ = ["check_stored", "CHECK_FIRST_BYTES"]
+
+#: chunks whose decoded size is at least this many bytes are checked before their buffer is
+#: allocated
+CHECK_FIRST_BYTES = 1 << 20
+
+
+def check_stored(plan: "CodecPipeline", data: Any, key: str = "") -> None:
+    """Refuse the stored chunk ``data`` of ``plan`` (raising what decoding it would) when its
+    headers or its length say it cannot decode to the chunk's size; ``key``, when given, is set
+    as the ``key`` of the error. Nothing is allocated."""
+    if plan.nbytes < CHECK_FIRST_BYTES:
+        return
+    try:
+        buf = as_u8(data)
+        for st in reversed(plan.b2b):
+            if st.size is None:
+                return
+            buf = st.codec.check_stored(buf, st.size)
+            if buf is None:
+                return
+        if plan.direct and buf.nbytes != plan.nbytes:   # the bytes codec, nothing before it
+            raise plan.wrong_size(buf.nbytes)
+    except ZarrError as exc:
+        exc.at(key=key or None)
+        raise
