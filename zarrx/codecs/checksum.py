@@ -42,7 +42,7 @@ class Checksum32(BytesToBytesCodec):
                              f"checksum), found {n}")
         return (mv[:-4], mv[-4:]) if self.location == "end" else (mv[4:], mv[:4])
 
-    def check_stored(self, data: memoryview, expected: int) -> memoryview | None:
+    def check_stored(self, data: memoryview, expected: int | None) -> memoryview | None:
         return self._split(as_u8(data), expected)[0]
 
     def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:

@@ -3,7 +3,7 @@
 A reader allocates a chunk's decoded buffer at the size its metadata declares and decodes into
 it. Stored bytes that cannot decode to that size (a blosc or lz4 header stating another size,
 zstd frames declaring another content size, a deflate stream too short to inflate that far, a
-raw chunk of another length) are refused by each codec's decoder; :func:`check_stored` runs the
+chunk of raw items of another length) are refused by each codec's decoder; :func:`check_stored` runs the
 same checks first, without decoding or allocating, so that such bytes never cost a buffer of
 the declared size (a 100-byte object where a 16 GiB chunk belongs costs nothing).
 
@@ -14,10 +14,12 @@ Chunks below :data:`CHECK_FIRST_BYTES` are not checked: their buffer costs less 
 """
 from __future__ import annotations
 
+from math import prod
 from typing import TYPE_CHECKING, Any
 
 from zarrx.codecs.base import as_u8
-from zarrx.errors import ZarrError
+from zarrx.codecs.bytes_ import Bytes
+from zarrx.errors import CodecError, ZarrError
 
 if TYPE_CHECKING:
     from zarrx.codecs.plan import CodecPipeline
@@ -38,13 +40,17 @@ def check_stored(plan: "CodecPipeline", data: Any, key: str = "") -> None:
     try:
         buf = as_u8(data)
         for st in reversed(plan.b2b):
-            if st.size is None:
+            if st.size is None and not st.codec.view_only:    # a compressed size
                 return
             buf = st.codec.check_stored(buf, st.size)
             if buf is None:
                 return
-        if plan.direct and buf.nbytes != plan.nbytes:   # the bytes codec, nothing before it
-            raise plan.wrong_size(buf.nbytes)
+        if isinstance(plan.a2b, Bytes):         # a fixed size: the chunk's serialised items
+            dt, shape = plan.a2b_dtype, plan.a2b_shape
+            n = prod(shape) * dt.itemsize
+            if buf.nbytes != n:
+                raise CodecError(f"expected {n} bytes for a chunk of shape {shape} and data "
+                                 f"type {dt}, found {buf.nbytes}")
     except ZarrError as exc:
         exc.at(key=key or None)
         raise
