@@ -167,3 +167,37 @@ def test_an_inner_chunk_that_cannot_decode_to_its_declared_size_is_refused_befor
     want = [f"{name} {how} CodecError array '/' shard 'c/0' inner chunk 'c/0': {message}"
             for name, (_, message) in SHARDED.items() for how in ("read", "read-many", "write")]
     assert got == want
+
+
+WINDOW_CHILD = textwrap.dedent("""
+    import json, resource, struct, sys
+    import zarrx
+    from zarrx.store import MemoryStore
+
+    doc = {"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": "uint8",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}},
+           "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+           "codecs": [{"name": "bytes"}, {"name": "zstd", "configuration": {"level": 1}}]}
+    # no content size, a window of 2**27 bytes (the most zarrx streams), one raw block "abc"
+    frame = bytes.fromhex("28b52ffd") + bytes([0x00, 17 << 3, (3 << 3) | 1, 0, 0]) + b"abc"
+    a = zarrx.open_array(MemoryStore({"zarr.json": json.dumps(doc).encode(), "c/0": frame}),
+                         mode="r")
+    with open("/proc/self/status") as f:
+        vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (64 << 20), resource.RLIM_INFINITY))
+    print(bytes(a[...]))
+""")
+
+
+@needs_limit[0]
+@needs_limit[1]
+def test_a_small_zstd_chunk_declaring_a_large_window_costs_no_window():
+    """A 14-byte frame without a content size for a 3-byte chunk, declaring a 128 MiB window:
+    decoded into the chunk in one pass (before: libzstd streamed it through a 128 MiB window
+    buffer, and under the limit the chunk was refused as corrupt, "Allocation error")."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(Path(zarrx.__file__).parent.parent), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", WINDOW_CHILD], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "b'abc'\n"
