@@ -19,7 +19,7 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
-from zarrx.codecs.plan_check import check_stored
+from zarrx.codecs.plan_check import CHECK_FIRST_BYTES, check_stored
 from zarrx.errors import ZarrError
 from zarrx.fill_region import fill_entries, fill_missing
 from zarrx.indexing import ChunkList, is_view
@@ -167,7 +167,8 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 if io.object_chunks:    # made once the stored bytes are known to hold it
                     buf = plan.decode_new(data)
                 else:
-                    check_stored(plan, data)        # before a buffer of its size is made
+                    if plan.nbytes >= CHECK_FIRST_BYTES:   # before a buffer of its size is made
+                        check_stored(plan, data)
                     buf = io.scratch(shape)
                     plan.decode(data, buf)
             except (ZarrError, MemoryError) as exc:
@@ -344,7 +345,8 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
         if io.object_chunks:
             buf = plan.decode_new(data)
         else:
-            check_stored(plan, data)                # before a buffer of its size is made
+            if plan.nbytes >= CHECK_FIRST_BYTES:   # before a buffer of its size is made
+                check_stored(plan, data)
             buf = io.scratch(chunk)
             plan.decode(data, buf)
     except (ZarrError, MemoryError) as exc:

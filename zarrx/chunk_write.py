@@ -20,7 +20,7 @@ from zarrx._gather import copy_view, gather_into, gather_many
 from zarrx import chunk_io
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CodecPipeline
-from zarrx.codecs.plan_check import check_stored
+from zarrx.codecs.plan_check import CHECK_FIRST_BYTES, check_stored
 from zarrx.errors import ZarrError
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept, gather_kept_many
 from zarrx.store.chunks import PARTIAL
@@ -372,7 +372,8 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
         chunk = io.work_chunk(shape, fill=True)
         _put(chunk, p, src, fields)
     else:
-        check_stored(plan, old)                 # before a buffer of its size is made
+        if plan.nbytes >= CHECK_FIRST_BYTES:   # before a buffer of its size is made
+            check_stored(plan, old)
         chunk = io.work_chunk(shape, fill=False)
         plan.decode(old, chunk)
         if chunk.dtype == np.bool_:     # bytes other than 0 and 1 another writer stored

@@ -3,14 +3,15 @@
 A reader allocates a chunk's decoded buffer at the size its metadata declares and decodes into
 it. Stored bytes that cannot decode to that size (a blosc or lz4 header stating another size,
 zstd frames declaring another content size, a deflate stream too short to inflate that far, a
-chunk of raw items of another length) are refused by each codec's decoder; :func:`check_stored` runs the
-same checks first, without decoding or allocating, so that such bytes never cost a buffer of
-the declared size (a 100-byte object where a 16 GiB chunk belongs costs nothing).
+chunk of raw items of another length) are refused by each codec's decoder; :func:`check_stored`
+runs the same checks first, without decoding or allocating, so that such bytes never cost a
+buffer of the declared size (a 100-byte object where a 16 GiB chunk belongs costs nothing).
 
 Only the outer codecs can be checked this way: each bytes->bytes codec from the outermost in
 says what it can of its input (:meth:`~zarrx.codecs.base.BytesToBytesCodec.check_stored`), and
 a checksum hands the next codec its data (stripped, not verified: the decoder verifies it).
-Chunks below :data:`CHECK_FIRST_BYTES` are not checked: their buffer costs less than the check.
+Chunks below :data:`CHECK_FIRST_BYTES` are not checked (callers test the size first): their
+buffer costs less than the check.
 """
 from __future__ import annotations
 
