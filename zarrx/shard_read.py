@@ -22,7 +22,6 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx.chunk_io import ArrayIO, _located, check_count
-from zarrx.errors import ZarrError
 from zarrx.store.shard_slots import read_slots
 
 __all__ = ["read_shards", "COMPACT_CHUNK_BYTES", "SLAB_BYTES", "SLAB_CHUNKS"]
@@ -130,20 +129,13 @@ def _slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: int, b
         return
     k = prod(counts)
     buf, starts, lengths = got[0], got[1][at:at + k], got[2][at:at + k]
+    dec = np.empty((k, *chunk), dtype=io.dtype)
     plan = io.plan(chunk)
 
     def located(i: int, exc: BaseException) -> Any:
         coords = np.unravel_index(i, counts)
         return _located(exc, io, tuple(int(f + x) for f, x in zip(first, coords)), chunk)
 
-    from zarrx.codecs.plan_check import CHECK_FIRST_BYTES, check_stored   # loaded on first use
-    if plan.nbytes >= CHECK_FIRST_BYTES:     # large chunks: checked before their buffers exist
-        for i in np.flatnonzero(starts >= 0).tolist():
-            try:
-                check_stored(plan, memoryview(buf)[starts[i]:starts[i] + lengths[i]])
-            except ZarrError as exc:
-                raise located(i, exc) from None
-    dec = np.empty((k, *chunk), dtype=io.dtype)
     from zarrx.codecs.plan_many import decode_many    # codecs load on first use
     decode_many(plan, buf, starts, lengths, dec, located)
     missing = starts < 0
