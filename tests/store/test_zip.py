@@ -397,7 +397,7 @@ def test_a_writer_killed_midway_through_a_large_write_leaves_a_temporary_the_nex
     assert proc.returncode == -signal.SIGKILL
     left = _temps(tmp_path)
     assert len(left) == 1 and left[0].startswith(f".h.zip.zarrx-tmp-{proc.pid}-")
-    assert os.path.getsize(tmp_path / left[0]) > 8 << 20          # the chunks written so far
+    assert os.path.getsize(tmp_path / left[0]) > 4 << 20          # most chunks written so far
     assert (tmp_path / "h.zip").read_bytes() == before            # the archive as it was
     assert zarrx.open_group(path, mode="r")["a"][...].tolist() == [1, 1, 1, 1]
     with ZipStore(path, mode="a") as zs:                          # the next writer

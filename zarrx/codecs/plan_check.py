@@ -10,8 +10,9 @@ buffer of the declared size (a 100-byte object where a 16 GiB chunk belongs cost
 Only the outer codecs can be checked this way: each bytes->bytes codec from the outermost in
 says what it can of its input (:meth:`~zarrx.codecs.base.BytesToBytesCodec.check_stored`), and
 a checksum hands the next codec its data (stripped, not verified: the decoder verifies it).
-Chunks below :data:`CHECK_FIRST_BYTES` are not checked (callers test the size first): their
-buffer costs less than the check.
+Chunks below :data:`~zarrx.codecs.plan.CHECK_FIRST_BYTES` are not checked (callers test the
+size first, and load this module only for larger chunks): their buffer costs less than the
+check.
 """
 from __future__ import annotations
 
@@ -25,19 +26,13 @@ from zarrx.errors import CodecError, ZarrError
 if TYPE_CHECKING:
     from zarrx.codecs.plan import CodecPipeline
 
-__all__ = ["check_stored", "CHECK_FIRST_BYTES"]
-
-#: chunks whose decoded size is at least this many bytes are checked before their buffer is
-#: allocated
-CHECK_FIRST_BYTES = 1 << 20
+__all__ = ["check_stored"]
 
 
 def check_stored(plan: "CodecPipeline", data: Any, key: str = "") -> None:
     """Refuse the stored chunk ``data`` of ``plan`` (raising what decoding it would) when its
     headers or its length say it cannot decode to the chunk's size; ``key``, when given, is set
     as the ``key`` of the error. Nothing is allocated."""
-    if plan.nbytes < CHECK_FIRST_BYTES:
-        return
     try:
         buf = as_u8(data)
         for st in reversed(plan.b2b):
