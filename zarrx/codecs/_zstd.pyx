@@ -3,9 +3,10 @@
 
 Decoding never trusts a size read from the data: the caller states the decoded size, frames
 that declare another size are refused before any decoding, a size no input of that length can
-reach (:data:`MAX_RATIO`) is refused before anything is allocated, and frames without a
-content-size field are streamed into the fixed destination with the excess detected, not
-written. :func:`decompress_bounded` serves data whose decoded size is not known in advance: its
+reach (:data:`MAX_RATIO`) is refused before anything is allocated (:func:`check` runs these
+checks alone, for callers that allocate the destination), and frames with or without a
+content-size field are decoded in one pass into the fixed destination, which serves as their
+window (no window buffer), the excess refused, not written. :func:`decompress_bounded` serves data whose decoded size is not known in advance: its
 output grows geometrically up to a limit.
 
 Failures raise ``KernelStatus(code, *numbers)`` with the codes below; :mod:`zarrx.codecs.zstd`
