@@ -2,6 +2,8 @@
 coordinates, ``cat`` when given a group."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import zarrx
@@ -205,3 +207,45 @@ def test_a_zero_slice_step_is_a_usage_error_found_before_opening(tmp_path, capsy
     assert cli.main(["cat", missing, selection]) == 2
     err = capsys.readouterr().err
     assert err.startswith("zarrx cat: argument selection: ") and "nonzero slice step" in err
+
+
+@pytest.mark.parametrize("inner", ["", "/group/array"], ids=["root", "inner"])
+def test_a_zip_archive_that_does_not_exist_is_named(tmp_path, capsys, monkeypatch, inner):
+    # (before: "zarrx: ZipStore('/.../missing.zip', mode='r'): cannot open in mode 'r':
+    # [Errno 2] No such file or directory: '/.../missing.zip'")
+    monkeypatch.chdir(tmp_path)
+    for command in ("info", "check", "tree"):
+        assert cli.main([command, f"missing.zip{inner}"]) == 3
+        assert capsys.readouterr().err == (
+            f"zarrx: missing.zip{inner}: no array or group: no such zip archive "
+            f"({str(tmp_path / 'missing.zip')!r})\n")
+
+
+def test_consolidating_a_zip_archive_that_needs_an_entry_rewritten_is_refused(tmp_path, capsys,
+                                                                             monkeypatch):
+    # (before: "ZipStore('/.../data.zip', mode='a'): entry 'zarr.json' already exists; zip
+    # entries cannot be overwritten (write the archive anew to change it)")
+    from zarrx.store import ZipStore
+    monkeypatch.chdir(tmp_path)
+    for name, fmt in (("v3.zip", 3), ("v2.zip", 2)):
+        with ZipStore(name, mode="w") as zs:
+            zarrx.open_group(zs, mode="w", zarr_format=fmt).create_array(
+                "x", shape=(4,), dtype="u1")[...] = 1
+    before = (tmp_path / "v3.zip").read_bytes()
+    tail = ("and the entries of a zip archive cannot be rewritten; consolidate the hierarchy "
+            "before zipping it, or copy it to a directory (zarrx copy), consolidate it there "
+            "and zip it again\n")
+    assert cli.main(["consolidate", "v3.zip"]) == 3
+    assert capsys.readouterr().err == (
+        "zarrx: v3.zip: cannot consolidate in place: the consolidated metadata of a Zarr v3 "
+        "hierarchy goes into its group's document 'zarr.json', " + tail)
+    assert (tmp_path / "v3.zip").read_bytes() == before
+    # Zarr v2 keeps it in an entry of its own, which an archive takes once
+    assert cli.main(["consolidate", "v2.zip"]) == 0
+    assert capsys.readouterr().out == "consolidated the metadata of 1 nodes below v2.zip\n"
+    assert zarrx.open_consolidated("v2.zip", mode="r")["x"][...].tolist() == [1, 1, 1, 1]
+    assert cli.main(["consolidate", "v2.zip"]) == 3
+    assert capsys.readouterr().err == (
+        "zarrx: v2.zip: cannot consolidate in place: the archive holds consolidated metadata "
+        "already ('.zmetadata'), " + tail)
+    assert sorted(n for n in os.listdir(tmp_path) if n.startswith(".")) == []

@@ -19,6 +19,7 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
+from zarrx.codecs.plan import CHECK_FIRST_BYTES
 from zarrx.errors import ZarrError
 from zarrx.fill_region import fill_entries, fill_missing
 from zarrx.indexing import ChunkList, is_view
@@ -166,6 +167,9 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
                 if io.object_chunks:    # made once the stored bytes are known to hold it
                     buf = plan.decode_new(data)
                 else:
+                    if plan.nbytes >= CHECK_FIRST_BYTES:   # before a buffer of its size is made
+                        from zarrx.codecs.plan_check import check_stored
+                        check_stored(plan, data)
                     buf = io.scratch(shape)
                     plan.decode(data, buf)
             except (ZarrError, MemoryError) as exc:
@@ -342,6 +346,9 @@ def read_point(io: ArrayIO, index: tuple) -> Any:
         if io.object_chunks:
             buf = plan.decode_new(data)
         else:
+            if plan.nbytes >= CHECK_FIRST_BYTES:   # before a buffer of its size is made
+                from zarrx.codecs.plan_check import check_stored
+                check_stored(plan, data)
             buf = io.scratch(chunk)
             plan.decode(data, buf)
     except (ZarrError, MemoryError) as exc:

@@ -19,7 +19,7 @@ from zarrx import _behind, _pool
 from zarrx._gather import copy_view, gather_into, gather_many
 from zarrx import chunk_io
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
-from zarrx.codecs.plan import CodecPipeline
+from zarrx.codecs.plan import CHECK_FIRST_BYTES, CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept, gather_kept_many
 from zarrx.store.chunks import PARTIAL
@@ -371,6 +371,9 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
         chunk = io.work_chunk(shape, fill=True)
         _put(chunk, p, src, fields)
     else:
+        if plan.nbytes >= CHECK_FIRST_BYTES:   # before a buffer of its size is made
+            from zarrx.codecs.plan_check import check_stored
+            check_stored(plan, old)
         chunk = io.work_chunk(shape, fill=False)
         plan.decode(old, chunk)
         if chunk.dtype == np.bool_:     # bytes other than 0 and 1 another writer stored

@@ -352,6 +352,62 @@ def test_a_killed_writers_temporary_archive_is_removed_by_the_next_writer(tmp_pa
         assert sorted(zs.list_prefix("")) == ["a", "c"]
 
 
+_KILLED_MIDWAY = """
+import sys
+import numpy as np
+import zarrx
+from zarrx.store.zip import ZipStore
+calls = 0
+set_entry = ZipStore.set
+
+
+def pausing_set(self, key, value):
+    global calls
+    calls += 1
+    if calls == 9:                  # 8 chunks of 1 MiB written: wait here to be killed
+        print("midway", flush=True)
+        sys.stdin.readline()
+    return set_entry(self, key, value)
+
+
+ZipStore.set = pausing_set
+with ZipStore(sys.argv[1], mode="a") as zs:
+    z = zarrx.create_array(zs, name="big", shape=(64 << 20,), chunks=(1 << 20,), dtype="u1",
+                           compressors=None)
+    z[...] = 7
+"""
+
+
+def test_a_writer_killed_midway_through_a_large_write_leaves_a_temporary_the_next_writer_removes(
+        tmp_path):
+    import signal
+    import subprocess
+    import sys
+    path = str(tmp_path / "h.zip")
+    with ZipStore(path, mode="w") as zs:
+        zarrx.create_array(zs, name="a", shape=(4,), dtype="u1")[...] = 1
+    before = (tmp_path / "h.zip").read_bytes()
+    root = os.path.dirname(os.path.dirname(zarrx.__file__))
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_MIDWAY, path], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": root})
+    assert proc.stdout.readline() == "midway\n"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    left = _temps(tmp_path)
+    assert len(left) == 1 and left[0].startswith(f".h.zip.zarrx-tmp-{proc.pid}-")
+    assert os.path.getsize(tmp_path / left[0]) > 4 << 20          # most chunks written so far
+    assert (tmp_path / "h.zip").read_bytes() == before            # the archive as it was
+    assert zarrx.open_group(path, mode="r")["a"][...].tolist() == [1, 1, 1, 1]
+    with ZipStore(path, mode="a") as zs:                          # the next writer
+        zarrx.create_array(zs, name="b", shape=(2,), dtype="u1")[...] = 2
+        assert left[0] not in _temps(tmp_path)
+    assert _temps(tmp_path) == []
+    g = zarrx.open_group(path, mode="r")
+    assert sorted(g.array_keys()) == ["a", "b"] and g["b"][...].tolist() == [2, 2]
+
+
 def test_a_live_writers_temporary_archive_is_kept(tmp_path):
     path = str(tmp_path / "h.zip")
     with ZipStore(path, mode="w") as zs:

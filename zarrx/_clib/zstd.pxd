@@ -59,5 +59,6 @@ cdef extern from "zstd.h" nogil:
 cdef extern from "zstd_errors.h" nogil:
     ctypedef enum ZSTD_ErrorCode:
         ZSTD_error_frameParameter_windowTooLarge
+        ZSTD_error_dstSize_tooSmall
 
     ZSTD_ErrorCode ZSTD_getErrorCode(size_t functionResult)

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+from typing import Any
 
 from zarrx.cli.common import add_json, add_progress, add_storage, locate, print_json, \
     progress_of, seconds_argument, storage_options, workers_argument
+from zarrx.errors import StoreError
 from zarrx.store.locallist import SWEEP_AGE
 from zarrx.tools.check import check
 
@@ -38,10 +40,32 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_FOUND if report.remaining else EXIT_REPAIRED
 
 
+def _refuse_zip_rewrite(store: Any, path: str, shown: str) -> None:
+    """Refuse consolidating a hierarchy of a zip archive when that would replace an entry (the
+    group's ``zarr.json`` in Zarr v3, an existing ``.zmetadata`` in Zarr v2): zip entries
+    cannot be rewritten, and the archive is left as it is."""
+    from zarrx.store import ZipStore
+    if not isinstance(store, ZipStore):
+        return
+    prefix = f"{path}/" if path else ""
+    if store.exists(f"{prefix}zarr.json"):
+        what = (f"the consolidated metadata of a Zarr v3 hierarchy goes into its group's "
+                f"document '{prefix}zarr.json'")
+    elif store.exists(f"{prefix}.zmetadata"):
+        what = f"the archive holds consolidated metadata already ('{prefix}.zmetadata')"
+    else:
+        return                                  # Zarr v2: .zmetadata is a new entry
+    raise StoreError(f"{shown}: cannot consolidate in place: {what}, and the entries of a zip "
+                     f"archive cannot be rewritten; consolidate the hierarchy before zipping "
+                     f"it, or copy it to a directory (zarrx copy), consolidate it there and "
+                     f"zip it again")
+
+
 def run_consolidate(args: argparse.Namespace) -> int:
     from zarrx.api import consolidate_metadata
     loc = locate(args.path, args, "r+")
     try:
+        _refuse_zip_rewrite(loc.store, loc.path, args.path)
         group = consolidate_metadata(loc.store, loc.path)
         n = len(group.metadata.consolidated or {})
     finally:

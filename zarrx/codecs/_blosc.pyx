@@ -197,6 +197,15 @@ def decompress(const uint8_t[::1] src, expected):
         Py_XDECREF(out)
 
 
+def check(const uint8_t[::1] src, expected):
+    """Everything :func:`decompress` checks of ``src`` decoding to ``expected`` bytes before it
+    allocates or decodes anything (the header against the input's length and ``expected``),
+    for a caller that allocates the output itself; nothing is allocated."""
+    cdef Py_ssize_t m = decoded_size(expected)
+    cdef size_t n = <size_t>src.shape[0]
+    _check_header(&src[0] if n else _EMPTY, n, <size_t>m)
+
+
 def header(const uint8_t[::1] src):
     """The 16-byte header as a dict: nbytes, cbytes, blocksize, typesize, shuffle ("none",
     "byte", "bit"), cname (lz4hc reads as "lz4": they share one format), complib (both

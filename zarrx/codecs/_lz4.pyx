@@ -109,6 +109,15 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     _decode(&src[0] if n else _EMPTY, n, &dst[0] if m else _EMPTY, m)
 
 
+def check(const uint8_t[::1] src, expected):
+    """Everything :func:`decompress` checks of ``src`` decoding to ``expected`` bytes before it
+    allocates or decodes anything (the header, :data:`MAX_RATIO`), for a caller that allocates
+    the output itself; nothing is allocated."""
+    cdef Py_ssize_t m = decoded_size(expected)
+    cdef size_t n = <size_t>src.shape[0]
+    _check(&src[0] if n else _EMPTY, n, <size_t>m)
+
+
 def decompress(const uint8_t[::1] src, expected):
     """Decode ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once the
     header and :data:`MAX_RATIO` allow that size."""

@@ -344,6 +344,15 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst, str wrapper="zlib"
     _decode(&src[0] if n else _EMPTY, n, &dst[0] if m else _EMPTY, m, wrapper, backend)
 
 
+def check(const uint8_t[::1] src, expected, str wrapper="zlib"):
+    """Everything :func:`decompress` checks of ``src`` inflating to ``expected`` bytes before it
+    allocates or inflates anything (:data:`MAX_RATIO`), for a caller that allocates the output
+    itself; nothing is allocated."""
+    cdef Py_ssize_t m = decoded_size(expected)
+    _wrapper(wrapper)
+    _check(<size_t>src.shape[0], <size_t>m)
+
+
 def decompress(const uint8_t[::1] src, expected, str wrapper="zlib",
                str backend="auto"):
     """Inflate ``src`` into a new ``bytes`` of exactly ``expected`` bytes, allocated only once

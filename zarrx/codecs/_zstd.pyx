@@ -3,9 +3,10 @@
 
 Decoding never trusts a size read from the data: the caller states the decoded size, frames
 that declare another size are refused before any decoding, a size no input of that length can
-reach (:data:`MAX_RATIO`) is refused before anything is allocated, and frames without a
-content-size field are streamed into the fixed destination with the excess detected, not
-written. :func:`decompress_bounded` serves data whose decoded size is not known in advance: its
+reach (:data:`MAX_RATIO`) is refused before anything is allocated (:func:`check` runs these
+checks alone, for callers that allocate the destination), and frames with or without a
+content-size field are decoded in one pass into the fixed destination, which serves as their
+window (no window buffer), the excess refused, not written. :func:`decompress_bounded` serves data whose decoded size is not known in advance: its
 output grows geometrically up to a limit.
 
 Failures raise ``KernelStatus(code, *numbers)`` with the codes below; :mod:`zarrx.codecs.zstd`
@@ -24,7 +25,8 @@ from zarrx._clib.zstd cimport (
     ZSTD_decompressStream, ZSTD_findFrameCompressedSize, ZSTD_freeCCtx, ZSTD_freeDCtx,
     ZSTD_getErrorName, ZSTD_getFrameContentSize, ZSTD_inBuffer, ZSTD_isError, ZSTD_maxCLevel,
     ZSTD_minCLevel, ZSTD_outBuffer, ZSTD_reset_session_and_parameters, ZSTD_reset_session_only,
-    ZSTD_error_frameParameter_windowTooLarge, ZSTD_getErrorCode, ZSTD_versionNumber,
+    ZSTD_error_dstSize_tooSmall, ZSTD_error_frameParameter_windowTooLarge, ZSTD_getErrorCode,
+    ZSTD_versionNumber,
 )
 
 from zarrx.codecs._common cimport (
@@ -291,33 +293,22 @@ cdef int _check(const uint8_t* sp, size_t n, size_t m, bint* unknown) except -1:
 
 
 cdef int _decode(const uint8_t* sp, size_t n, uint8_t* dp, size_t m, bint unknown) except -1:
+    """Decode the (checked, complete) frames of ``sp`` into exactly ``m`` bytes at ``dp`` in one
+    pass: the destination is the window, so a frame without a content size costs no window
+    buffer whatever window its header declares (streaming would allocate that, up to
+    :data:`MAX_WINDOW`, for a few stored bytes), and output past ``m`` is refused by libzstd
+    (dstSize_tooSmall) without being written."""
     cdef _DCtx ctx = _thread_dctx()
     cdef size_t rc = 0
-    cdef int status
-    cdef ZSTD_inBuffer inb
-    cdef ZSTD_outBuffer outb
-    if not unknown:
-        with nogil:
-            ZSTD_DCtx_reset(ctx.ptr, ZSTD_reset_session_only)
-            rc = ZSTD_decompressDCtx(ctx.ptr, dp, m, sp, n)
-        if ZSTD_isError(rc):
-            raise _refused(sp, n, m, rc)
-        if rc != m:
-            raise KernelStatus(ZX_SIZE, rc, m, 1)
-        return 0
-    inb.src = sp; inb.size = n; inb.pos = 0
-    outb.dst = dp; outb.size = m; outb.pos = 0
     with nogil:
         ZSTD_DCtx_reset(ctx.ptr, ZSTD_reset_session_only)
-        status = _stream(ctx.ptr, &inb, &outb, True, &rc)
-    if status == _FAILED:
+        rc = ZSTD_decompressDCtx(ctx.ptr, dp, m, sp, n)
+    if ZSTD_isError(rc):
+        if unknown and ZSTD_getErrorCode(rc) == ZSTD_error_dstSize_tooSmall:
+            raise KernelStatus(ZX_EXCESS, m)
         raise _refused(sp, n, m, rc)
-    if status == _EXCESS:
-        raise KernelStatus(ZX_EXCESS, m)
-    if status == _TRUNCATED:
-        raise KernelStatus(ZX_TRUNCATED, n, outb.pos, m)
-    if outb.pos != m:
-        raise KernelStatus(ZX_SIZE, outb.pos, m, 1)
+    if rc != m:
+        raise KernelStatus(ZX_SIZE, rc, m, 1)
     return 0
 
 
@@ -328,6 +319,16 @@ def decompress_into(const uint8_t[::1] src, uint8_t[::1] dst):
     cdef bint unknown
     _check(sp, n, m, &unknown)
     _decode(sp, n, &dst[0] if m else _EMPTY, m, unknown)
+
+
+def check(const uint8_t[::1] src, expected):
+    """Everything :func:`decompress` checks of ``src`` decoding to ``expected`` bytes before it
+    allocates or decodes anything (every frame header, :data:`MAX_RATIO`), for a caller that
+    allocates the output itself; nothing is allocated."""
+    cdef Py_ssize_t m = decoded_size(expected)
+    cdef size_t n = <size_t>src.shape[0]
+    cdef bint unknown
+    _check(&src[0] if n else _EMPTY, n, <size_t>m, &unknown)
 
 
 cdef Py_ssize_t _decode_run(ZSTD_DCtx* dctx, const uint8_t* base, size_t n, const int64_t* starts,

@@ -263,6 +263,14 @@ class BytesToBytesCodec(Codec):
         else at most ``limit`` bytes. Raise CodecError (``"<codec>: ..."``) otherwise."""
         raise NotImplementedError
 
+    def check_stored(self, data: memoryview, expected: int | None) -> memoryview | None:
+        """What can be told of ``data`` decoding to exactly ``expected`` bytes without decoding
+        it or allocating anything (a header's sizes, the largest expansion the format allows):
+        raises CodecError as ``decode`` would. Returns the bytes the next codec decodes when
+        decoding them is only a view (checksums: stripped, not verified), else None.
+        ``expected`` is None (not known) only for ``view_only`` codecs."""
+        return None
+
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         """Decode into the writable C-contiguous buffer ``dst`` (its bytes: see
         :func:`out_u8`) whose length is the exact size."""

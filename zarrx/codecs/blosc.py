@@ -21,7 +21,7 @@ from zarrx.errors import CodecError
 from zarrx.metadata.codec_checks import BLOSC_SHUFFLES
 from zarrx.metadata.model import CodecSpec
 
-__all__ = ["Blosc", "compress", "decompress", "decompress_into", "header"]
+__all__ = ["Blosc", "check", "compress", "decompress", "decompress_into", "header"]
 
 SHUFFLES = {name: i for i, name in enumerate(BLOSC_SHUFFLES)}
 _SHUFFLE_NAMES = dict(enumerate(BLOSC_SHUFFLES))
@@ -100,6 +100,12 @@ def decompress(src: Buffer, expected: int) -> bytes:
 def decompress_into(src: Buffer, dst: Any) -> None:
     """Decode the blosc buffer ``src`` into the writable bytes ``dst``, filling it exactly."""
     call(_message, _lib().decompress_into, src, dst)
+
+
+def check(src: Buffer, expected: int) -> None:
+    """Refuse ``src`` when its header says it cannot decode to ``expected`` bytes (nothing is
+    allocated or decoded)."""
+    call(_message, _lib().check, src, expected)
 
 
 def header(src: Buffer) -> dict[str, Any]:
@@ -224,6 +230,11 @@ class Blosc(BytesToBytesCodec):
                              f"found {src.nbytes}")
         check_size("blosc", h["nbytes"], expected, limit)
         return h["nbytes"]
+
+    def check_stored(self, data: memoryview, expected: int) -> None:
+        src = as_u8(data)
+        self._check(src, expected, expected)
+        check(src, expected)
 
     def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
         src = as_u8(data)

@@ -32,15 +32,21 @@ class Checksum32(BytesToBytesCodec):
         value = self._sum(mv).to_bytes(4, "little")
         return b"".join((mv, value) if self.location == "end" else (value, mv))    # one copy
 
-    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
-        mv = as_u8(data)
+    def _split(self, mv: memoryview, expected: int | None) -> tuple[memoryview, memoryview]:
+        """The data and the stored checksum of ``mv``, its length checked."""
         n = mv.nbytes
         if n < 4:
             raise CodecError(f"{self.label}: expected at least 4 bytes (the checksum), found {n}")
         if expected is not None and n - 4 != expected:
             raise CodecError(f"{self.label}: expected {expected + 4} bytes ({expected} + 4 "
                              f"checksum), found {n}")
-        body, stored_at = (mv[:-4], mv[-4:]) if self.location == "end" else (mv[4:], mv[:4])
+        return (mv[:-4], mv[-4:]) if self.location == "end" else (mv[4:], mv[:4])
+
+    def check_stored(self, data: memoryview, expected: int | None) -> memoryview | None:
+        return self._split(as_u8(data), expected)[0]
+
+    def decode(self, data: Buffer, expected: int | None, limit: int) -> Buffer:
+        body, stored_at = self._split(as_u8(data), expected)
         stored = int.from_bytes(stored_at, "little")
         actual = self._sum(body)
         if stored != actual:

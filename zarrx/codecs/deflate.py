@@ -15,7 +15,8 @@ from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, many_args, out_u
     rows_by_kernel, spans_by_kernel
 from zarrx.codecs.status import KernelStatus, call, common_message
 
-__all__ = ["Gzip", "Zlib", "compress", "decompress", "decompress_into", "decompress_bounded"]
+__all__ = ["Gzip", "Zlib", "check", "compress", "decompress", "decompress_into",
+           "decompress_bounded"]
 
 
 def _lib() -> Any:
@@ -91,6 +92,12 @@ def decompress(src: Buffer, expected: int, wrapper: str = "zlib", backend: str =
     return call(_worded(wrapper), _lib().decompress, src, expected, wrapper, backend)
 
 
+def check(src: Buffer, expected: int, wrapper: str = "zlib") -> None:
+    """Refuse ``src`` when its length says it cannot inflate to ``expected`` bytes (nothing is
+    allocated or inflated)."""
+    call(_worded(wrapper), _lib().check, src, expected, wrapper)
+
+
 def decompress_into(src: Buffer, dst: Any, wrapper: str = "zlib", backend: str = "auto") -> None:
     """Inflate ``src`` into the writable bytes ``dst``, filling it exactly."""
     call(_worded(wrapper), _lib().decompress_into, src, dst, wrapper, backend)
@@ -145,6 +152,9 @@ class _Deflate(BytesToBytesCodec):
             return decompress_bounded(as_u8(data), limit, self.wrapper)
         # allocates only a size the stream's length can decode to
         return decompress(as_u8(data), expected, self.wrapper)
+
+    def check_stored(self, data: memoryview, expected: int) -> None:
+        check(as_u8(data), expected, self.wrapper)
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         decompress_into(as_u8(data), out_u8(self.wrapper, dst), self.wrapper)

@@ -13,7 +13,7 @@ from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, check_size, out_
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 
-__all__ = ["LZ4", "compress", "decompress", "decompress_into"]
+__all__ = ["LZ4", "check", "compress", "decompress", "decompress_into"]
 
 
 def _lib() -> Any:
@@ -59,6 +59,12 @@ def decompress(src: Buffer, expected: int) -> bytes:
     return call(_message, _lib().decompress, src, expected)
 
 
+def check(src: Buffer, expected: int) -> None:
+    """Refuse ``src`` when its header (or its length) says it cannot decode to ``expected``
+    bytes (nothing is allocated or decoded)."""
+    call(_message, _lib().check, src, expected)
+
+
 def decompress_into(src: Buffer, dst: Any) -> None:
     """Decode the block of ``src`` into the writable bytes ``dst``, filling it exactly."""
     call(_message, _lib().decompress_into, src, dst)
@@ -98,6 +104,11 @@ class LZ4(BytesToBytesCodec):
         src = as_u8(data)
         n = self._header(src, expected, limit)
         return decompress(src, n)       # allocates only a size the block's length can decode to
+
+    def check_stored(self, data: memoryview, expected: int) -> None:
+        src = as_u8(data)
+        self._header(src, expected, expected)
+        check(src, expected)
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         src, dst = as_u8(data), out_u8("lz4", dst)

@@ -39,10 +39,14 @@ from zarrx.metadata.dtypes import value_bits_row
 from zarrx.metadata.model import CodecSpec, DataType
 from zarrx.metadata.codec_table import unknown_codec
 
-__all__ = ["CodecPipeline", "MAX_VARIABLE_CHUNK", "complete_specs", "stored_bound"]
+__all__ = ["CodecPipeline", "CHECK_FIRST_BYTES", "MAX_VARIABLE_CHUNK", "complete_specs",
+           "stored_bound"]
 
 #: Largest decoded size accepted for a chunk whose size depends on its values (vlen strings)
 MAX_VARIABLE_CHUNK = 1 << 30
+#: Chunks of at least this many bytes decoded have their stored bytes checked against that size
+#: before a buffer of it is allocated (:mod:`zarrx.codecs.plan_check`)
+CHECK_FIRST_BYTES = 1 << 20
 #: What a bytes->bytes codec that declares no bound of its output (a registered codec that does
 #: not override ``max_encoded_size``) is taken to add at most to an input of n bytes: n, plus this
 UNDECLARED_OVERHEAD = 1 << 16
@@ -435,6 +439,9 @@ class CodecPipeline:
                 raise
             assert arr.shape == self.chunk_shape and arr.dtype == self.dtype
             return arr
+        if self.nbytes >= CHECK_FIRST_BYTES:       # before the chunk's buffer is allocated
+            from zarrx.codecs.plan_check import check_stored
+            check_stored(self, data, key)
         try:
             out = np.empty(self.chunk_shape, dtype=self.dtype)
         except MemoryError:

@@ -13,7 +13,8 @@ from zarrx.codecs.base import Buffer, BytesToBytesCodec, as_u8, many_args, out_u
 from zarrx.codecs.status import KernelStatus, call, common_message
 from zarrx.errors import CodecError
 
-__all__ = ["Zstd", "compress", "decompress", "decompress_into", "decompress_bounded",
+__all__ = ["Zstd", "check", "compress", "decompress", "decompress_into",
+           "decompress_bounded",
            "decompress_many"]
 
 
@@ -110,6 +111,12 @@ def decompress(src: Buffer, expected: int) -> bytes:
     return call(_message, _lib().decompress, src, expected)
 
 
+def check(src: Buffer, expected: int) -> None:
+    """Refuse ``src`` when its frame headers (or its length) say it cannot decode to
+    ``expected`` bytes (nothing is allocated or decoded)."""
+    call(_message, _lib().check, src, expected)
+
+
 def decompress_into(src: Buffer, dst: Any) -> None:
     """Decode the frame(s) of ``src`` into the writable bytes ``dst``, filling it exactly."""
     call(_message, _lib().decompress_into, src, dst)
@@ -189,6 +196,9 @@ class Zstd(BytesToBytesCodec):
         if expected is not None:
             return decompress(as_u8(data), expected)
         return decompress_bounded(as_u8(data), limit)   # variable-length chunks
+
+    def check_stored(self, data: memoryview, expected: int) -> None:
+        check(as_u8(data), expected)
 
     def decode_into(self, data: Buffer, dst: np.ndarray) -> None:
         decompress_into(as_u8(data), out_u8("zstd", dst))

@@ -282,6 +282,9 @@ def resolve(where: Any, mode: str = "r", storage_options: dict | None = None) ->
     zipped = _split_zip(path)
     if zipped is not None:
         archive, inner = zipped
+        if mode == "r" and not os.path.lexists(archive):
+            raise NodeNotFoundError(f"{text}: no array or group: no such zip archive "
+                                    f"({absolute_path(archive)!r})")
         return Location(_store_for(archive, mode, storage_options), inner, text)
     _refuse_file(path, text)
     root, node = _hierarchy_root(path)
