@@ -19,6 +19,7 @@ LAYERS = [
     ("zarrx._clib.zx_openat2", 0),    # any kernel may use: no Python behind them
     ("zarrx._clib.zx_hugepage", 0),
     ("zarrx._clib.zx_crc32c", 0),
+    ("zarrx._clib.zx_shuffle", 0),
     ("zarrx._clib.zx_endian", 0),
     ("zarrx._clib.zx_outpool", 0),
     ("zarrx._clib.zx_jsontext", 0),   # scanning JSON text byte by byte (inline, no C behind)
