@@ -23,6 +23,13 @@ extern "C" {
 int zx_shuffle4_available(void);
 void zx_shuffle4_blocks(const uint8_t *src, uint8_t *dst, size_t n, size_t blocksize);
 
+/* One run of `count` items at src into a block being shuffled whose byte streams are `stream`
+ * bytes long, at item `at` of each: byte b of item i goes to dst[b * stream + at + i]. With
+ * `fill` (one item's 4 bytes), nonzero when some item of the run is not that item; without,
+ * 0. The caller checks that at + count <= stream and dst holds 4 * stream bytes. */
+int zx_shuffle4_run(const uint8_t *src, size_t count, uint8_t *dst, size_t stream, size_t at,
+                    const uint8_t *fill);
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,3 +100,64 @@ def test_float32_array_reads_back_in_zarr_python(tmp_path: Path) -> None:
                                                           shuffle="shuffle"))
     z[...] = data
     np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "a.zarr"), mode="r")[...], data)
+
+
+needs_avx2 = pytest.mark.skipif(_blosc.shuffle_backend() != "avx2",
+                                reason="rows are compressed as read only with AVX2")
+
+
+@needs_avx2
+def test_rows_compressed_as_read_are_the_gathered_bytes() -> None:
+    rng = np.random.default_rng(5)
+    big = np.round(rng.standard_normal((700, 900)).astype(np.float32) * 64) / 64
+    zero = np.zeros(4, np.uint8)
+    done = 0
+    for k in range(300):
+        h, w = int(rng.integers(1, 300)), int(rng.integers(1, 400))
+        i, j = int(rng.integers(0, 700 - h + 1)), int(rng.integers(0, 900 - w + 1))
+        view = [big, np.zeros_like(big), big[::-1]][k % 3][i:i + h, j:j + w]
+        cname, clevel = CNAMES[k % len(CNAMES)], int(rng.integers(0, 10))
+        bs = [0, 0, 4096, 10**6][k % 4]
+        got = _blosc.compress_rows(view.view(np.uint8), zero if k % 2 else None, clevel, cname,
+                                   bs)
+        flat = np.ascontiguousarray(view).reshape(-1).view(np.uint8)
+        case = f"{k}: {h}x{w} {cname} clevel={clevel} blocksize={bs}"
+        if got is NotImplemented:
+            continue
+        done += 1
+        if got is None:
+            assert k % 2 and not flat.any(), case
+        else:
+            assert got == _blosc.compress(flat, 4, clevel, 1, cname, bs, own_shuffle=False), case
+    assert done > 100
+
+
+@needs_avx2
+@pytest.mark.parametrize("write_empty", [False, True])
+def test_array_writes_compress_rows_as_read_with_the_same_stored_bytes(write_empty, monkeypatch):
+    import zarrx.chunk_write as chunk_write
+    from zarrx.codecs import Blosc
+    from zarrx.store import MemoryStore
+
+    data = np.round(np.random.default_rng(3).standard_normal((300, 520)).astype(np.float32)
+                    * 64) / 64
+    data[:128, :128] = 0                        # a chunk all fill
+
+    def write() -> dict[str, bytes]:
+        store = MemoryStore()
+        z = zarrx.create_array(store, shape=data.shape, dtype="float32", chunks=(128, 128),
+                               fill_value=0, compressors=Blosc(cname="lz4", shuffle="shuffle"),
+                               config={"write_empty_chunks": write_empty})
+        z[...] = data
+        np.testing.assert_array_equal(z[...], data)
+        return {k: bytes(store.get(k)) for k in store.list_prefix("")}
+
+    used = []
+    rows = Blosc.encode_rows
+    monkeypatch.setattr(Blosc, "encode_rows",
+                        lambda self, c, f: used.append(1) or rows(self, c, f))
+    by_rows = write()
+    assert len(used) == 8                       # the 2 x 4 chunks wholly inside the array
+    assert ("c/0/0" in by_rows) == write_empty
+    monkeypatch.setattr(chunk_write, "_by_rows", lambda plan: False)
+    assert write() == by_rows

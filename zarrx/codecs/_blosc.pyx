@@ -33,7 +33,9 @@ from zarrx._clib.blosc cimport (
     blosc_cbuffer_validate, blosc_cbuffer_versions, blosc_decompress_ctx,
 )
 
-from zarrx._clib.zx_shuffle cimport zx_shuffle4_available, zx_shuffle4_blocks
+from zarrx._clib.zx_shuffle cimport (
+    zx_shuffle4_available, zx_shuffle4_blocks, zx_shuffle4_run,
+)
 
 from zarrx.codecs._common cimport (
     ZX_NOMEM_DECODED, ZX_NOMEM_ENCODED, check_ratio, decoded_size, export_common,
@@ -252,6 +254,58 @@ def compress(const uint8_t[::1] src, typesize, clevel=5, shuffle=1, str cname="l
             raise KernelStatus(ZX_COMPRESS_FAILED, n, cname, rc)
         return finish_bytes(&out, rc)
     finally:
+        Py_XDECREF(out)
+
+
+def compress_rows(const uint8_t[:, :] rows, const uint8_t[::1] fill, clevel, str cname,
+                  blocksize=0):
+    """``compress(rows, 4, clevel, 1, cname, blocksize)`` of the rows (each a run of 4-byte
+    items; the rows may lie anywhere apart, as those of a chunk in a larger array do), shuffled
+    as they are read, with no gathered copy: the same bytes. With ``fill`` (one item's 4 bytes),
+    None when every item is that item. NotImplemented where this cannot be done so (no AVX2,
+    the buffer would be blosc blocks of another size than the whole, or stored as it is): the
+    caller then gathers the rows and calls :func:`compress`."""
+    if cname not in CNAMES or clevel < 1 or clevel > 9 or blocksize < 0 \
+            or blocksize > _INT_MAX or not zx_shuffle4_available():
+        return NotImplemented
+    if fill is not None and fill.shape[0] != 4:
+        raise ValueError(f"compress_rows: a fill item of {fill.shape[0]} bytes, expected 4")
+    cdef bytes cname_b = cname.encode("ascii")
+    cdef int code = blosc_compname_to_compcode(cname_b)
+    cdef Py_ssize_t k = rows.shape[0], w = rows.shape[1], r
+    if code < 0 or w % 4 or k == 0 or w == 0 or rows.strides[1] != 1 \
+            or k > (<Py_ssize_t>BLOSC_MAX_BUFFERSIZE) // w:
+        return NotImplemented
+    cdef Py_ssize_t n = k * w, forced = blocksize, per = w // 4, count = n // 4
+    cdef int level = clevel
+    if n < _MIN_BUFFERSIZE or _blocksize(code, level, 4, n, forced) != n:
+        return NotImplemented
+    cdef uint8_t* owned = NULL
+    cdef uint8_t* tmp = _scratch(n, &owned)
+    cdef const uint8_t* fp = &fill[0] if fill is not None else NULL
+    cdef int differs = 0, rc = 0
+    cdef size_t cap = <size_t>n + <size_t>BLOSC_MAX_OVERHEAD
+    cdef const char* cn = cname_b
+    cdef PyObject* out = NULL
+    cdef char* buf
+    try:
+        with nogil:
+            for r in range(k):
+                differs |= zx_shuffle4_run(&rows[r, 0], <size_t>per, tmp, <size_t>count,
+                                           <size_t>(r * per), fp)
+        if fp != NULL and not differs:
+            return None
+        buf = new_bytes(&out, <Py_ssize_t>cap, ZX_NOMEM_ENCODED)
+        with nogil:
+            rc = blosc_compress_ctx(level, 0, 4, <size_t>n, tmp, buf, cap, cn, <size_t>forced,
+                                    1)
+        if rc < BLOSC_MIN_HEADER_LENGTH or _le32(<const uint8_t*>buf + 8) != <size_t>n \
+                or buf[2] & BLOSC_MEMCPYED:
+            return NotImplemented
+        buf[2] = <char>(buf[2] | BLOSC_DOSHUFFLE)
+        return finish_bytes(&out, rc)
+    finally:
+        PyMem_RawFree(owned)
         Py_XDECREF(out)
 
 
