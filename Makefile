@@ -43,7 +43,7 @@ wheel: build $(VENV)/.extra-dist
 # The Cython/C kernels under AddressSanitizer + UndefinedBehaviorSanitizer, driven by the fuzz
 # and hostile-input tests; the normal build is restored afterwards.
 SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tests/store/test_local_fast_write.py tests/store/test_shard_index.py tests/store/test_shard_corrupt.py \
-	tests/codecs/test_hostile.py tests/codecs/test_clib_zstd.py tests/codecs/test_clib_blosc.py \
+	tests/codecs/test_hostile.py tests/codecs/test_clib_zstd.py tests/codecs/test_clib_blosc.py tests/codecs/test_blosc_own_shuffle.py \
 	tests/codecs/test_clib_lz4.py tests/codecs/test_clib_zlib.py tests/codecs/test_clib_crc32c.py \
 	tests/codecs/test_clib_checksum.py \
 	tests/codecs/test_bounded_decode.py tests/codecs/test_kernel_status.py tests/test_gather.py \

@@ -20,6 +20,7 @@ LAYERS = [
     ("zarrx._clib.zx_dirlist", 0),    # a folder's names at one moment (getdents64, hashed)
     ("zarrx._clib.zx_hugepage", 0),
     ("zarrx._clib.zx_crc32c", 0),
+    ("zarrx._clib.zx_shuffle", 0),
     ("zarrx._clib.zx_endian", 0),
     ("zarrx._clib.zx_outpool", 0),
     ("zarrx._clib.zx_jsontext", 0),   # scanning JSON text byte by byte (inline, no C behind)

@@ -358,6 +358,11 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
             data = plan.encode_gathered(chunk)
             return None if io.is_fill(plan.view(data)) else data
         elif any(chunk.strides) and not io.object_chunks:
+            if (raw_fill is not None or io.write_empty_chunks) and _by_rows(plan):
+                # blosc of shuffled float32/int32: shuffled as read, testing for the fill
+                made = plan.b2b[0].codec.encode_rows(chunk, raw_fill)    # type: ignore
+                if made is not NotImplemented:
+                    return made
             # gather once into a contiguous buffer, testing for the fill value in the same pass;
             # the encoder then reads it there
             view, chunk = chunk, io.work_chunk(shape, fill=False)
@@ -383,6 +388,13 @@ def _encode_one(io: ArrayIO, plan: CodecPipeline, p: Any, shape: tuple[int, ...]
     if not io.write_empty_chunks and io.is_fill(chunk):
         return None
     return plan.encode(chunk)
+
+
+def _by_rows(plan: CodecPipeline) -> bool:
+    """Whether the plan is the chunk's native bytes then one codec that may encode a chunk
+    from its rows in the array (``encode_rows``: blosc)."""
+    return not plan.a2a and len(plan.b2b) == 1 and not plan.swap and plan.mask is None \
+        and hasattr(plan.b2b[0].codec, "encode_rows") and type(plan.a2b).__name__ == "Bytes"
 
 
 def _put(chunk: np.ndarray, p: Any, src: np.ndarray, fields: Any) -> None:

@@ -1,8 +1,14 @@
 # zarrx-libs: BLOSC
+# zarrx-sources: csrc/zx_shuffle.c
 """c-blosc 1.x buffers through the context API only (blosc_compress_ctx/_decompress_ctx).
 
 zarrx never calls blosc's global functions, never sets global state and always runs blosc with
 one internal thread: parallelism belongs to the caller's threads, with the GIL released.
+
+Byte-shuffled 4-byte items (float32, int32) are shuffled by zarrx where the CPU has AVX2
+(csrc/zx_shuffle.c; blosc's own shuffle, as distributions build it, may use SSE2 only) and handed
+to blosc unshuffled, its header then marked shuffled: the buffer is the one blosc makes (see
+:func:`compress`).
 
 Decoding requires the header's ``cbytes`` to equal ``len(src)`` exactly (numcodecs and blosc
 write exactly that), its ``nbytes`` to equal ``len(dst)`` and to be within :data:`MAX_RATIO`
@@ -12,8 +18,12 @@ one, and sizes its scratch buffers from it): a hostile header makes zarrx alloca
 Failures raise ``KernelStatus(code, *values)`` with the codes below; :mod:`zarrx.codecs.blosc`
 words the message.
 """
+import threading
+
+from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc
 from cpython.ref cimport PyObject, Py_XDECREF
 from libc.stdint cimport uint8_t
+from libc.string cimport memcpy
 
 from zarrx._clib.blosc cimport (
     BLOSC_DOBITSHUFFLE, BLOSC_DOSHUFFLE, BLOSC_MAX_BUFFERSIZE, BLOSC_MAX_OVERHEAD,
@@ -21,6 +31,10 @@ from zarrx._clib.blosc cimport (
     blosc_compname_to_compcode,
     blosc_compress_ctx, blosc_cbuffer_complib, blosc_cbuffer_metainfo,
     blosc_cbuffer_validate, blosc_cbuffer_versions, blosc_decompress_ctx,
+)
+
+from zarrx._clib.zx_shuffle cimport (
+    zx_shuffle4_available, zx_shuffle4_blocks, zx_shuffle4_run,
 )
 
 from zarrx.codecs._common cimport (
@@ -85,17 +99,126 @@ def built(str cname):
     return cname in CNAMES and blosc_compname_to_compcode(cname.encode("ascii")) >= 0
 
 
+# What c-blosc 1.x does with a buffer, as far as the shuffle zarrx does in its place needs it
+# (each result is checked against the header blosc then writes).
+cdef Py_ssize_t _MIN_BUFFERSIZE = 128       # smaller buffers are stored as they are
+cdef Py_ssize_t _MAX_SPLITS = 16            # larger items are never split into byte streams
+cdef Py_ssize_t _L1 = 32 * 1024
+cdef Py_ssize_t _MAX_BLOCKSIZE = (2**31 - 1 - 255 * 4) // 3
+cdef Py_ssize_t _SCRATCH_KEPT = 16 << 20    # a thread keeps a shuffle buffer up to this size
+cdef object _local = threading.local()      # one _Scratch per thread
+
+
+cdef bint _splits(int code, Py_ssize_t typesize, Py_ssize_t blocksize) noexcept nogil:
+    """Whether blosc compresses each byte stream of a block apart (its default split mode):
+    not for zstd, and only for items of at most 16 bytes with 128 or more to a block."""
+    return code != 5 and typesize <= _MAX_SPLITS and blocksize // typesize >= _MIN_BUFFERSIZE
+
+
+cdef Py_ssize_t _blocksize(int code, int clevel, Py_ssize_t typesize, Py_ssize_t n,
+                           Py_ssize_t forced) noexcept nogil:
+    """The block size blosc picks for ``n`` bytes (``forced``: the caller's, 0 for none)."""
+    if n < typesize:
+        return 1
+    cdef Py_ssize_t bs = n
+    cdef bint slow = code == 2 or code == 4 or code == 5    # lz4hc, zlib, zstd: larger blocks
+    if forced:
+        bs = min(max(forced, _MIN_BUFFERSIZE), _MAX_BLOCKSIZE)
+    elif n >= _L1:
+        bs = _L1 * (2 if slow else 1)
+        if clevel == 0:
+            bs //= 4
+        elif clevel == 1:
+            bs //= 2
+        elif clevel == 3:
+            bs *= 2
+        elif clevel == 4 or clevel == 5:
+            bs *= 4
+        elif clevel >= 6:
+            bs *= 16 if clevel == 9 and slow else 8
+    if clevel > 0 and _splits(code, typesize, bs):
+        bs = min(max(min(bs, 1 << 18) * typesize, 1 << 16), 1 << 20)
+    if bs > n:
+        bs = n
+    if bs > typesize:
+        bs = bs // typesize * typesize
+    return bs
+
+
+cdef class _Scratch:
+    """A thread's buffer for shuffled bytes, grown as needed (up to _SCRATCH_KEPT kept)."""
+    cdef uint8_t* ptr
+    cdef Py_ssize_t size
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.ptr)
+
+
+cdef uint8_t* _scratch(Py_ssize_t n, uint8_t** owned) except NULL:
+    """``n`` bytes to shuffle into: the thread's buffer, or (past _SCRATCH_KEPT) a new one the
+    caller frees (``owned[0]``)."""
+    cdef _Scratch s
+    cdef uint8_t* p
+    if n > _SCRATCH_KEPT:
+        p = <uint8_t*>PyMem_RawMalloc(<size_t>n)
+        if p == NULL:
+            raise KernelStatus(ZX_NOMEM_ENCODED, n)
+        owned[0] = p
+        return p
+    s = getattr(_local, "scratch", None)
+    if s is None:
+        s = _Scratch()
+        _local.scratch = s
+    if s.size < n:
+        p = <uint8_t*>PyMem_RawMalloc(<size_t>n)
+        if p == NULL:
+            raise KernelStatus(ZX_NOMEM_ENCODED, n)
+        PyMem_RawFree(s.ptr)
+        s.ptr = p
+        s.size = n
+    return s.ptr
+
+
+cdef int _own_shuffle(int code, int level, const uint8_t* sp, size_t n, char* buf, size_t cap,
+                      const char* cn, Py_ssize_t forced) except -1:
+    """Compress ``n`` bytes of byte-shuffled 4-byte items as blosc does, shuffled here: the
+    length written into ``buf``, or 0 when blosc's own call is to make it instead (no AVX2,
+    or blosc picked blocks of another size than :func:`_blocksize`)."""
+    cdef Py_ssize_t bs = _blocksize(code, level, 4, <Py_ssize_t>n, forced)
+    cdef uint8_t* owned = NULL
+    cdef uint8_t* tmp = _scratch(<Py_ssize_t>n, &owned)
+    cdef const uint8_t* out = <const uint8_t*>buf
+    cdef int rc
+    try:
+        with nogil:
+            zx_shuffle4_blocks(sp, tmp, n, <size_t>bs)
+            rc = blosc_compress_ctx(level, 0, 4, n, tmp, buf, cap, cn, <size_t>forced, 1)
+    finally:
+        PyMem_RawFree(owned)
+    if rc < BLOSC_MIN_HEADER_LENGTH or _le32(out + 8) != <size_t>bs:
+        return 0
+    if out[2] & BLOSC_MEMCPYED:             # stored as it is: the items, not their shuffle
+        if <size_t>rc != n + <size_t>BLOSC_MAX_OVERHEAD:
+            return 0
+        memcpy(buf + BLOSC_MAX_OVERHEAD, sp, n)
+    buf[2] = <char>(out[2] | BLOSC_DOSHUFFLE)
+    return rc
+
+
 def compress(const uint8_t[::1] src, typesize, clevel=5, shuffle=1, str cname="lz4",
-             blocksize=0):
+             blocksize=0, bint own_shuffle=True):
     """One blosc buffer holding ``src``.
 
     ``shuffle``: 0 none, 1 byte, 2 bit, -1 auto (bit for 1-byte items, else byte).
     ``blocksize`` 0 lets blosc choose. blosc ignores shuffling for ``typesize`` > 255.
+    ``own_shuffle``: byte-shuffled 4-byte items are shuffled by zarrx where it can (the same
+    bytes; False leaves it to blosc).
     """
     if cname not in CNAMES:
         raise KernelStatus(ZX_CNAME, cname)
     cdef bytes cname_b = cname.encode("ascii")
-    if blosc_compname_to_compcode(cname_b) < 0:
+    cdef int code = blosc_compname_to_compcode(cname_b)
+    if code < 0:
         raise KernelStatus(ZX_NOT_BUILT, cname)
     # any ints: checked before they become C ints and sizes
     if typesize < 1 or typesize > _INT_MAX:
@@ -116,17 +239,73 @@ def compress(const uint8_t[::1] src, typesize, clevel=5, shuffle=1, str cname="l
     cdef const uint8_t* sp = &src[0] if n else _EMPTY
     cdef size_t cap = n + <size_t>BLOSC_MAX_OVERHEAD
     cdef const char* cn = cname_b
-    cdef int rc
+    cdef int rc = 0
     cdef PyObject* out = NULL
     cdef char* buf = new_bytes(&out, <Py_ssize_t>cap, ZX_NOMEM_ENCODED)
     try:
-        with nogil:
-            rc = blosc_compress_ctx(level, doshuffle, <size_t>ts, n, sp, buf, cap, cn,
-                                    <size_t>bs, 1)
+        if own_shuffle and doshuffle == 1 and ts == 4 and level > 0 \
+                and n >= <size_t>_MIN_BUFFERSIZE and bs <= _INT_MAX and zx_shuffle4_available():
+            rc = _own_shuffle(code, level, sp, n, buf, cap, cn, bs)
+        if rc == 0:
+            with nogil:
+                rc = blosc_compress_ctx(level, doshuffle, <size_t>ts, n, sp, buf, cap, cn,
+                                        <size_t>bs, 1)
         if rc <= 0:
             raise KernelStatus(ZX_COMPRESS_FAILED, n, cname, rc)
         return finish_bytes(&out, rc)
     finally:
+        Py_XDECREF(out)
+
+
+def compress_rows(const uint8_t[:, :] rows, const uint8_t[::1] fill, clevel, str cname,
+                  blocksize=0):
+    """``compress(rows, 4, clevel, 1, cname, blocksize)`` of the rows (each a run of 4-byte
+    items; the rows may lie anywhere apart, as those of a chunk in a larger array do), shuffled
+    as they are read, with no gathered copy: the same bytes. With ``fill`` (one item's 4 bytes),
+    None when every item is that item. NotImplemented where this cannot be done so (no AVX2,
+    the buffer would be blosc blocks of another size than the whole, or stored as it is): the
+    caller then gathers the rows and calls :func:`compress`."""
+    if cname not in CNAMES or clevel < 1 or clevel > 9 or blocksize < 0 \
+            or blocksize > _INT_MAX or not zx_shuffle4_available():
+        return NotImplemented
+    if fill is not None and fill.shape[0] != 4:
+        raise ValueError(f"compress_rows: a fill item of {fill.shape[0]} bytes, expected 4")
+    cdef bytes cname_b = cname.encode("ascii")
+    cdef int code = blosc_compname_to_compcode(cname_b)
+    cdef Py_ssize_t k = rows.shape[0], w = rows.shape[1], r
+    if code < 0 or w % 4 or k == 0 or w == 0 or rows.strides[1] != 1 \
+            or k > (<Py_ssize_t>BLOSC_MAX_BUFFERSIZE) // w:
+        return NotImplemented
+    cdef Py_ssize_t n = k * w, forced = blocksize, per = w // 4, count = n // 4
+    cdef int level = clevel
+    if n < _MIN_BUFFERSIZE or _blocksize(code, level, 4, n, forced) != n:
+        return NotImplemented
+    cdef uint8_t* owned = NULL
+    cdef uint8_t* tmp = _scratch(n, &owned)
+    cdef const uint8_t* fp = &fill[0] if fill is not None else NULL
+    cdef int differs = 0, rc = 0
+    cdef size_t cap = <size_t>n + <size_t>BLOSC_MAX_OVERHEAD
+    cdef const char* cn = cname_b
+    cdef PyObject* out = NULL
+    cdef char* buf
+    try:
+        with nogil:
+            for r in range(k):
+                differs |= zx_shuffle4_run(&rows[r, 0], <size_t>per, tmp, <size_t>count,
+                                           <size_t>(r * per), fp)
+        if fp != NULL and not differs:
+            return None
+        buf = new_bytes(&out, <Py_ssize_t>cap, ZX_NOMEM_ENCODED)
+        with nogil:
+            rc = blosc_compress_ctx(level, 0, 4, <size_t>n, tmp, buf, cap, cn, <size_t>forced,
+                                    1)
+        if rc < BLOSC_MIN_HEADER_LENGTH or _le32(<const uint8_t*>buf + 8) != <size_t>n \
+                or buf[2] & BLOSC_MEMCPYED:
+            return NotImplemented
+        buf[2] = <char>(buf[2] | BLOSC_DOSHUFFLE)
+        return finish_bytes(&out, rc)
+    finally:
+        PyMem_RawFree(owned)
         Py_XDECREF(out)
 
 
@@ -248,3 +427,9 @@ def header(const uint8_t[::1] src):
 def version() -> str:
     """Version of the c-blosc zarrx was built against."""
     return BLOSC_VERSION_STRING.decode("ascii")
+
+
+def shuffle_backend() -> str:
+    """Who byte-shuffles 4-byte items before blosc compresses them: "avx2" (zarrx, see
+    :func:`compress`) or "blosc" (no AVX2, or ZARRX_SHUFFLE=blosc in the environment)."""
+    return "avx2" if zx_shuffle4_available() else "blosc"

@@ -209,6 +209,22 @@ class Blosc(BytesToBytesCodec):
         return compress(src, typesize, self.clevel, self.shuffle_code(typesize), self.cname,
                         max(self.blocksize, 0))
 
+    def encode_rows(self, chunk: np.ndarray, fill: bytes | None) -> Any:
+        """``encode`` of the bytes of a 2-D ``chunk`` of 4-byte items whose rows are contiguous
+        (a chunk's view into a larger array), byte-shuffled as they are read, with no gathered
+        copy (:func:`zarrx.codecs._blosc.compress_rows`). With ``fill`` (one item's bytes),
+        None when the chunk is nothing but that item. NotImplemented where it cannot be done
+        so: the caller gathers the chunk and calls :meth:`encode`."""
+        if chunk.ndim != 2 or chunk.dtype.itemsize != 4 or chunk.strides[1] != 4 \
+                or (self.typesize or 1) != 4 or self.shuffle_code(4) != 1:
+            return NotImplemented
+        try:
+            return _lib().compress_rows(chunk.view(np.uint8),
+                                        None if fill is None else np.frombuffer(fill, np.uint8),
+                                        self.clevel, self.cname, max(self.blocksize, 0))
+        except KernelStatus as st:
+            raise CodecError(_message(st)) from None
+
     def encode_many(self, bufs: Any, skip: Any = None) -> list[bytes | None]:
         """Rows of a 2-D uint8 array (each under blosc's limit) compressed by the kernel
         straight, its settings worked out once; other sequences one by one."""
