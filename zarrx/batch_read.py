@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool, chunk_io
-from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, check_count
+from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, _located, check_count
 from zarrx.shard_read import SLAB_BYTES, decode_slab, run_in_order
 
 __all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS"]
@@ -59,10 +59,14 @@ def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     at a time, when its selection is a box of at least ``MIN_CHUNKS`` chunks and the array
     allows it (see :func:`_eligible`). False, having read nothing, otherwise."""
     box = plan.region
-    if box is None or plan.nchunks < MIN_CHUNKS or out.dtype != io.dtype \
-            or not (out.flags.c_contiguous and out.flags.writeable) or not _eligible(io):
+    if (box is None and plan.picks is None) or plan.nchunks < MIN_CHUNKS \
+            or out.dtype != io.dtype or not (out.flags.c_contiguous and out.flags.writeable) \
+            or not _eligible(io):
         return False
     check_count(io, plan.nchunks)
+    if box is None:
+        _read_picked(io, plan.picks, out)
+        return True
     target = out.reshape([b - a for a, b in box])     # only axes of one cell differ: a view
     chunk = io.chunk_shape
     lo = [a // c for (a, _), c in zip(box, chunk)]   # type: ignore[arg-type]
@@ -78,7 +82,8 @@ def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
         arena = getattr(arenas, "arena", _NO_ARENA)
         if arena is _NO_ARENA:
             arena = arenas.arena = io.source.new_arena()
-        decode_slab(io, _fetch(io, first, n, arena), first, n, 0, box, target)
+        got = _fetch(io, [np.arange(f, f + m, dtype=np.int64) for f, m in zip(first, n)], arena)
+        decode_slab(io, got, first, n, 0, box, target)
 
     run_in_order(len(slabs), one, parallel and len(slabs) > 1)
     return True
@@ -107,13 +112,12 @@ def _slabs(lo: list[int], counts: list[int], nbytes: int, limit: int, most: int
     return out
 
 
-def _fetch(io: ArrayIO, first: list[int], counts: list[int], arena: object | None
+def _fetch(io: ArrayIO, axes: list[np.ndarray], arena: object | None
            ) -> tuple[Any, np.ndarray, np.ndarray] | None:
-    """The stored chunks of the box of ``counts`` chunks from ``first``, fetched with one
-    store call, as ``(buffer, starts, lengths)`` over them in C order (a start of -1 for a
-    missing chunk); None when none is stored."""
-    axes = [np.arange(f, f + n, dtype=np.int64) for f, n in zip(first, counts)]
-    coords = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(counts))
+    """The stored chunks of the outer product of ``axes`` (chunk numbers per axis), fetched
+    with one store call, as ``(buffer, starts, lengths)`` over them in C order (a start of -1
+    for a missing chunk); None when none is stored."""
+    coords = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
     got = io.source.get_chunk_array(coords, arena)
     held = [d for d in got if d is not None]
     if not held:
@@ -129,3 +133,77 @@ def _fetch(io: ArrayIO, first: list[int], counts: list[int], arena: object | Non
     sizes[have] = lengths
     starts[have] = np.cumsum(lengths) - lengths
     return buf, starts, sizes
+
+
+def _read_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
+    """Read an outer selection that is not a box (slices of any step, integers, index arrays:
+    ``picks``, see :class:`~zarrx.selection_plan.SelectionPlan`) into ``out``: the chunks
+    holding a picked cell (those a step skips are not fetched), a slab of them at a time in C
+    order of their coordinates, each slab decoded as a box's and its picked cells gathered with
+    one numpy indexing."""
+    chunk = io.chunk_shape
+    pos = [p.astype(np.int64, copy=False) if isinstance(p, np.ndarray)
+           else p[0] + p[2] * np.arange(p[1], dtype=np.int64) for p in picks]
+    kpos = [p // c for p, c in zip(pos, chunk)]            # type: ignore[operator]
+    ks = [np.unique(k) for k in kpos]                      # per axis, the chunks touched
+    target = out.reshape([len(p) for p in pos])            # a view: no new axis, no integer
+    parallel = _pool.threads() > 1 and not io.gil_bound
+    nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
+    slabs = _slabs([0] * len(ks), [len(k) for k in ks], nbytes,
+                   min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES,
+                   min(BATCH_CHUNKS, chunk_io.MAX_WINDOW))
+    arenas = threading.local()
+
+    def one(i: int) -> None:
+        first, n = slabs[i]
+        sk = [k[f:f + m] for k, f, m in zip(ks, first, n)]
+        arena = getattr(arenas, "arena", _NO_ARENA)
+        if arena is _NO_ARENA:
+            arena = arenas.arena = io.source.new_arena()
+        _decode_picked(io, _fetch(io, sk, arena), sk, pos, kpos, target)
+
+    run_in_order(len(slabs), one, parallel and len(slabs) > 1)
+
+
+def _decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndarray],
+                   kpos: list[np.ndarray], target: np.ndarray) -> None:
+    """Decode the chunks of the outer product of ``sk`` (chunk numbers per axis, ascending, a
+    run of those the selection touches), fetched as ``got`` (see :func:`_fetch`), and copy the
+    cells picked in them (``pos``, their chunks ``kpos``, per axis) into ``target``."""
+    chunk = io.chunk_shape
+    ndim = len(chunk)
+    dst: list[Any] = []
+    src: list[Any] = [None] * (2 * ndim)
+    arrays = False
+    for d, (s, p, kp, c) in enumerate(zip(sk, pos, kpos, chunk)):
+        js = np.flatnonzero((kp >= s[0]) & (kp <= s[-1]))   # the output cells the slab holds
+        if int(js[-1]) - int(js[0]) + 1 == len(js):
+            dst.append(slice(int(js[0]), int(js[-1]) + 1))
+        else:
+            dst.append(js)
+            arrays = True
+        shape = [1] * ndim
+        shape[d] = len(js)
+        src[d] = np.searchsorted(s, kp[js]).reshape(shape)     # the chunk in the slab
+        src[ndim + d] = (p[js] - kp[js] * c).reshape(shape)    # the cell in the chunk
+    if arrays:
+        dst = list(np.ix_(*[np.arange(x.start, x.stop) if isinstance(x, slice) else x
+                            for x in dst]))
+    if got is None:
+        target[tuple(dst)] = io.fill
+        return
+    counts = [len(s) for s in sk]
+    k = prod(counts)
+    buf, starts, lengths = got
+    dec = np.empty((k, *chunk), dtype=io.dtype)
+
+    def located(i: int, exc: BaseException) -> Any:
+        at = np.unravel_index(i, counts)
+        return _located(exc, io, tuple(int(s[x]) for s, x in zip(sk, at)), chunk)
+
+    from zarrx.codecs.plan_many import decode_many    # codecs load on first use
+    decode_many(io.plan(chunk), buf, starts, lengths, dec, located)
+    missing = starts < 0
+    if missing.any():
+        dec[missing] = io.fill
+    target[tuple(dst)] = dec.reshape(*counts, *chunk)[tuple(src)]

@@ -177,6 +177,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
     positions: list[Any] = []    # per output axis fed by an array axis: its cells' positions
     n_int = n_new = n_arr = 0
     view = None
+    picks: list = []             # per array axis: the cells picked, in output order
     for it in items:
         tag = it[0]
         if tag == "new":
@@ -193,6 +194,8 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
                 box.append((it[1], it[1] + it[2]))
             else:
                 box = None
+        picks.append((it[1], 1, 1) if tag == "int" else tuple(it[1:4]) if tag == "slice"
+                     else it[1])
         if tag == "int":
             p = it[1]
             k = a.chunk_of(p)
@@ -348,6 +351,7 @@ def _plan_outer(items: list, g: ChunkGridIndex, kind: str) -> SelectionPlan:
                          tuple(box) if box else None, coords_at)
     plan.cells = cells
     plan.view = view
+    plan.picks = tuple(picks) if picks and nchunks else None
     return plan
 
 

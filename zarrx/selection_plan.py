@@ -76,7 +76,7 @@ class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
     __slots__ = ("_at", "_coords", "_coords_at", "_iter", "_levels", "_order", "box", "cells",
-                 "kind", "nchunks", "out_shape", "region", "view")
+                 "kind", "nchunks", "out_shape", "picks", "region", "view")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
                  coords: Any, box: tuple[tuple[int, int], ...] | None = None,
@@ -104,6 +104,10 @@ class SelectionPlan:
         # ``out_shape`` holds its positions flattened on that axis, and
         # :func:`~zarrx.selection.numpy_layout` lays a result out as numpy does
         self.view: tuple[int, tuple[int, ...]] | None = None
+        # an outer selection's cells per array axis, in output order: ``(start, count, step)``
+        # of a slice (any step) or an integer (a count of 1), or an int64 array of positions;
+        # None for other plans
+        self.picks: tuple | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
