@@ -59,10 +59,15 @@ def test_chunks_a_step_skips_are_not_fetched():
             fetched.append(key)
             return super().get(key, *args, **kwargs)
 
-        def get_many(self, keys, *args, **kwargs):
-            keys = list(keys)
-            fetched.extend(keys)
-            return super().get_many(keys, *args, **kwargs)
+        def get_many(self, requests, *args, **kwargs):
+            requests = list(requests)
+            fetched.extend(r[0] for r in requests)
+            return super().get_many(requests, *args, **kwargs)
+
+        def get_many_buffers(self, requests, *args, **kwargs):
+            requests = list(requests)
+            fetched.extend(r[0] for r in requests)
+            return super().get_many_buffers(requests, *args, **kwargs)
 
     a = _data((96, 96))
     z = zarrx.create_array(Counting(), shape=a.shape, chunks=(4, 4), dtype="f4")
