@@ -1,5 +1,6 @@
 """Batch reads: a box of cells of an array of small chunks, each stored as an object of its
-own, read a slab of chunks at a time with no Python call per chunk.
+own, read a slab of chunks at a time with no Python call per chunk; other outer selections
+(slices of any step, integers, index arrays) the same way, their picked cells gathered per slab.
 
 The general read path (:func:`zarrx.chunk_read.read_into`) makes a projection, a decode call
 and a copy per chunk: 16 to 40 Python calls for a chunk of 4 KiB. Here the chunks of a slab (a
@@ -56,8 +57,9 @@ def _eligible(io: ArrayIO) -> bool:
 
 def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     """Read ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`) into ``out`` a slab of chunks
-    at a time, when its selection is a box of at least ``MIN_CHUNKS`` chunks and the array
-    allows it (see :func:`_eligible`). False, having read nothing, otherwise."""
+    at a time, when its selection is a box or another outer selection (``plan.picks``) of at
+    least ``MIN_CHUNKS`` chunks and the array allows it (see :func:`_eligible`). False, having
+    read nothing, otherwise."""
     box = plan.region
     if (box is None and plan.picks is None) or plan.nchunks < MIN_CHUNKS \
             or out.dtype != io.dtype or not (out.flags.c_contiguous and out.flags.writeable) \
