@@ -229,23 +229,14 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
     held folder, once ``MISS_MIN`` keys of the run were absent and at least ``LIST_MIN`` keys
     of it are left, the folder is listed (see the module docstring) and the keys left that the
     listing lacks read as absent without an open."""
-    cdef Py_ssize_t rn = len(root), kn, i, j, n = len(keys), limit = -1, fl
+    cdef Py_ssize_t rn = len(root), i, j, n = len(keys), limit = -1, fl
     if limits is not None and len(limits) != n:
         raise ValueError("read_whole: one limit per key")
     cdef list out = [fallback] * n
-    cdef list kbs = [None] * n
-    cdef const unsigned char* kp
+    cdef list kbs
     if rn == 0 or rn >= PATH_MAX - 2:
         return out
-    for i in range(n):          # the keys the kernel reads: plain, short enough
-        key = keys[i]
-        if type(key) is not str:
-            continue
-        kb = (<str>key).encode("utf-8", "surrogatepass")
-        kn = len(kb)
-        kp = <const unsigned char*>PyBytes_AS_STRING(kb)
-        if rn + 1 + kn < PATH_MAX and _plain_key(kp, kn):
-            kbs[i] = kb
+    kbs = _kernel_keys(keys, rn)
     cdef Reader rd = Reader(root, flags, resolve, fallback, arena)
     try:
         i = 0
@@ -255,14 +246,39 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
                 i += 1
                 continue
             fl = _folder_len(kb)
-            j = i + 1               # the run: the keys after i in the same folder
-            while j < n and kbs[j] is not None and _same_folder(kbs[j], kb, fl):
-                j += 1
+            j = _run_end(kbs, i, fl)    # the run: the keys after i in the same folder
             rd.run(kbs, limits, out, i, j, fl)
             i = j
     finally:
         rd.release()
     return out
+
+
+cdef list _kernel_keys(list keys, Py_ssize_t rn):
+    """The UTF-8 bytes of each key the kernels read (``str``, plain, short enough beside a
+    root of ``rn`` bytes), None for the others (read by the Python path)."""
+    cdef Py_ssize_t i, n = len(keys), kn
+    cdef list kbs = [None] * n
+    cdef bytes kb
+    cdef const unsigned char* kp
+    for i in range(n):
+        key = keys[i]
+        if type(key) is str:
+            kb = (<str>key).encode("utf-8", "surrogatepass")
+            kn = len(kb)
+            kp = <const unsigned char*>PyBytes_AS_STRING(kb)
+            if rn + 1 + kn < PATH_MAX and _plain_key(kp, kn):
+                kbs[i] = kb
+    return kbs
+
+
+cdef Py_ssize_t _run_end(list kbs, Py_ssize_t i, Py_ssize_t fl):
+    """The end of the run of keys from ``i`` in the folder of ``kbs[i]`` (``fl`` bytes)."""
+    cdef Py_ssize_t j = i + 1, n = len(kbs)
+    cdef bytes kb = kbs[i]
+    while j < n and kbs[j] is not None and _same_folder(kbs[j], kb, fl):
+        j += 1
+    return j
 
 
 cdef bint _same_folder(bytes a, bytes b, Py_ssize_t fl):
@@ -384,22 +400,14 @@ def absent_keys(bytes root, list keys, uint64_t resolve):
     consecutive keys share the folder: its open failing with ``ENOENT`` (no key in it), else
     its listing (under the bounds of :func:`read_whole`'s). For reads of objects too large for
     the adaptive rule to matter (shards), which then skip those known absent."""
-    cdef Py_ssize_t rn = len(root), kn, i, j, k, n = len(keys), fl
+    cdef Py_ssize_t rn = len(root), i, j, k, n = len(keys), fl
     cdef list out = [False] * n
-    cdef list kbs = [None] * n
+    cdef list kbs
     cdef int at, got
-    cdef const unsigned char* kp
     global _folder_opens, _listings
     if rn == 0 or rn >= PATH_MAX - 2:
         return out
-    for i in range(n):
-        key = keys[i]
-        if type(key) is str:
-            kb = (<str>key).encode("utf-8", "surrogatepass")
-            kn = len(kb)
-            kp = <const unsigned char*>PyBytes_AS_STRING(kb)
-            if rn + 1 + kn < PATH_MAX and _plain_key(kp, kn):
-                kbs[i] = kb
+    kbs = _kernel_keys(keys, rn)
     cdef Reader rd = Reader(root, 0, resolve, None, None)
     try:
         i = 0
@@ -409,9 +417,7 @@ def absent_keys(bytes root, list keys, uint64_t resolve):
                 i += 1
                 continue
             fl = _folder_len(kb)
-            j = i + 1
-            while j < n and kbs[j] is not None and _same_folder(kbs[j], kb, fl):
-                j += 1
+            j = _run_end(kbs, i, fl)
             if j - i >= LIST_MIN:
                 _folder_opens += 1
                 at = rd.open_folder(kb, fl)
