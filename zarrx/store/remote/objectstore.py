@@ -25,7 +25,7 @@ from zarrx.store.remote.common import (OnMeta, asked, body_limit, collected, fir
                                        window)
 from zarrx.store.remote.obstore_delete import send_delete
 from zarrx.store.remote.obstore_failures import failure_of
-from zarrx.store.remote.obstore_listing import (check_not_cut, names_below, root_client,
+from zarrx.store.remote.obstore_listing import (names_below, root_client,
                                                 without_folder_markers)
 from zarrx.store.remote.options import RemoteOptions, duration_ms
 from zarrx.store.remote.storage_options import (check_dict_options, checked_endpoint,
@@ -231,11 +231,13 @@ class ObjectStore(RemoteStore):
             self._lister = root_client(self._client)
         lister, below, named = self._lister
         full = (below + self._prefix + prefix).rstrip("/")
-        found, listed, last = await names_below(_obstore().list(lister, prefix=full or None),
-                                                named + self._prefix, prefix,
-                                                self.options.max_listed)
-        if type(lister).__name__ == "S3Store":
-            await check_not_cut(_obstore(), lister, full or None, listed, last)
+        obs = _obstore()
+
+        def after(last: str) -> Any:    # S3: a listing cut by a page without its token
+            return obs.list(lister, prefix=full or None, offset=last)
+        found = await names_below(obs.list(lister, prefix=full or None), named + self._prefix,
+                                  prefix, self.options.max_listed,
+                                  rest=after if type(lister).__name__ == "S3Store" else None)
         names, doubtful = without_folder_markers(found, prefix.rstrip("/"))
         if doubtful:
             # a name that may be a marker "name/" as well is a key only when it answers to

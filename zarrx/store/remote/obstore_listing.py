@@ -15,9 +15,9 @@ from collections import Counter
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from zarrx.store.remote.common import Failure, listed_too_many, listed_twice
+from zarrx.store.remote.common import listed_too_many, listed_twice
 
-__all__ = ["root_client", "names_below", "without_folder_markers", "check_not_cut"]
+__all__ = ["root_client", "names_below", "without_folder_markers"]
 
 #: the obstore stores whose ``prefix`` names a key prefix in a bucket or container
 _PREFIXED = ("S3Store", "GCSStore", "AzureStore")
@@ -46,54 +46,54 @@ def root_client(client: Any) -> tuple[Any, str, str]:
     return root, prefix + "/", prefix + "/"
 
 
-async def names_below(stream: Any, root: str, folder: str, most: int
-                      ) -> tuple[list[tuple[str, int]], int, str | None]:
+async def names_below(stream: Any, root: str, folder: str, most: int, *,
+                      rest: Any = None) -> list[tuple[str, int]]:
     """``(name, size)`` of each path of ``stream`` (an obstore listing of the full paths below
     ``root + folder``) below ``root + folder``, named relative to ``root``; a listing that
     repeats a path is a bad response (a server ignoring its continuation token would be asked
     for pages for ever). obstore lists a folder marker ``name/`` as ``name``: the marker of
-    ``folder`` itself is listed as ``folder`` without its slash. Also: how many paths the
-    server listed, and the last of them (for :func:`check_not_cut`)."""
-    below = root + folder
+    ``folder`` itself is listed as ``folder`` without its slash.
+
+    ``rest(after)``: a listing of the paths after ``after`` (S3's ``start-after``), asked
+    after the last path listed until it names none past it. obstore takes a page that says the
+    listing goes on (``IsTruncated``) but gives no continuation token for the last page, and
+    shows neither the flag nor where its pages ended, so a listing cut that way looks whole
+    whatever the size of its pages (a server's 1000, or fewer): the paths after the last one
+    complete it, one more request for a listing that is whole (an empty page). A path written
+    by another writer meanwhile is listed as a listing begun later would list it; the paths a
+    server ignoring ``start-after`` sends again (not past the last) are left out."""
     found: list[tuple[str, int]] = []
     seen: set[str] = set()
     twice: set[str] = set()
+    last = await _take(stream, root + folder, len(root), most, found, seen, twice, None)
+    while rest is not None and last is not None:
+        last = await _take(rest(last), root + folder, len(root), most, found, seen, twice,
+                           last)
+    return found
+
+
+async def _take(stream: Any, below: str, cut: int, most: int, found: list, seen: set,
+                twice: set, after: str | None) -> str | None:
+    """The paths of ``stream`` past ``after`` into ``found`` (see :func:`names_below`); the
+    greatest of them, None when there is none."""
+    last = None
     async for chunk in stream:
         for m in chunk:
             path = m["path"]
+            if after is not None and path <= after:
+                continue
             if path in seen and path not in twice:
                 twice.add(path)     # an object "name" and a marker "name/", both "name"
             elif path in seen:       # named as the store names it (its key), when it is one
-                raise listed_twice(path[len(root):] if path.startswith(root) else path)
+                raise listed_twice(path[cut:] if len(path) > cut else path)
             seen.add(path)
             if len(seen) > most:
                 raise listed_too_many(most)
+            if last is None or path > last:
+                last = path
             if path.startswith(below) or (below and path == below[:-1]):
-                found.append((path[len(root):], m["size"]))
-    return found, len(seen), max(seen, default=None)
-
-
-async def check_not_cut(obs: Any, lister: Any, prefix: str | None, listed: int,
-                        last: str | None) -> None:
-    """After an S3 listing below ``prefix`` that gave ``listed`` paths, the greatest
-    ``last``: a bad response when it was cut short. obstore takes a page that says the listing
-    goes on (``IsTruncated``) but gives no continuation token for the next page for the last
-    page, and shows neither the flag nor where its pages ended, so a listing cut that way
-    looks whole whatever the size of its pages (a server's 1000, or fewer). Every listing that
-    gave a path therefore asks for the paths after ``last`` (``start-after``, one request,
-    whose answer for a listing that is whole is an empty page): a path below ``prefix`` past
-    ``last`` in it is one the listing left out."""
-    if not listed or last is None:
-        return
-    below = prefix.rstrip("/") + "/" if prefix else ""
-    async for chunk in obs.list(lister, prefix=prefix, offset=last, chunk_size=1):
-        missed = [m["path"] for m in chunk if m["path"] > last and m["path"].startswith(below)]
-        if missed:
-            raise Failure("bad_response", None, f"the listing ended after {listed} keys, but "
-                          f"the server has keys after {last!r}, such as {missed[0]!r} (a page "
-                          f"saying the listing goes on, IsTruncated, without the token of the "
-                          f"next page?)")
-        break
+                found.append((path[cut:], m["size"]))
+    return last
 
 
 def without_folder_markers(found: list[tuple[str, int]], folder: str
