@@ -154,3 +154,35 @@ def test_rows_another_append_claimed_before_these_are_not_given_back(tmp_path):
                     chunkmanager_store_kwargs={"scheduler": "synchronous"})
     grp = zarrx.open_group(path, mode="r")
     assert grp["t"].shape == grp["v"].shape == (4,)
+
+
+def _shipping_scheduler(dsk, keys, **kwargs):
+    """A scheduler that sends the graph elsewhere (pickles it, as a cluster's client does),
+    then runs it here."""
+    import cloudpickle
+    import dask
+    cloudpickle.dumps(dsk)
+    return dask.get(dsk, keys, **kwargs)
+
+
+def test_an_append_whose_blocks_went_to_other_processes_keeps_its_rows(tmp_path):
+    """Block writes sent to other processes (a process pool, a cluster) cannot be held back
+    once the write fails: the claimed rows are kept rather than given back, as another append
+    could claim them again before a late write lands; the error says so."""
+    enc, first, more, message = CASES["int16-overflow"]
+    path = tmp_path / "a.zarr"
+    zx.to_zarrx(rows(first, 0), path, encoding={"v": {**enc, "chunks": (2,)}})
+    with pytest.raises(zarrx.ArgumentError, match=re.escape(message)) as info:
+        zx.to_zarrx(rows(more, 2), path, append_dim="t",
+                    chunkmanager_store_kwargs={"scheduler": _shipping_scheduler})
+    assert any("rows claimed for the append are kept" in n
+               for n in getattr(info.value, "__notes__", []))
+    assert stored(path)["t"][0] == (6,)
+
+
+def test_a_gate_sent_to_another_process_says_so():
+    import pickle
+    gate = WriteGate()
+    assert not gate.sent
+    copy = pickle.loads(pickle.dumps(gate))
+    assert gate.sent and not copy.sent

@@ -227,14 +227,16 @@ class WriteGate:
     none starts after. A failed dask compute raises while tasks of the same graph may still be
     running on the scheduler's threads; closing the gate first means none of them writes after
     the caller has started undoing the write (shrinking arrays it grew). A copy sent to another
-    process (a process pool, a distributed worker) is a gate of its own, never closed."""
+    process (a process pool, a distributed worker) is a gate of its own, never closed: ``sent``
+    says that one was made (the graph's writes may still run elsewhere)."""
 
-    __slots__ = ("_cond", "_active", "_closed")
+    __slots__ = ("_cond", "_active", "_closed", "sent")
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._active = 0
         self._closed = False
+        self.sent = False
 
     def enter(self) -> bool:
         """Whether a write may start (then :meth:`leave` must follow it)."""
@@ -257,6 +259,7 @@ class WriteGate:
                 self._cond.wait()
 
     def __reduce__(self) -> tuple:
+        self.sent = True        # pickled for another process, whose writes close() cannot stop
         return (WriteGate, ())
 
 

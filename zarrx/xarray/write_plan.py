@@ -247,9 +247,16 @@ class Claim:
                 return tuple(before if i == axis else n for i, n in enumerate(shape))
             arr._grow(back)
 
-    def give_back(self, error: BaseException) -> None:
+    def give_back(self, error: BaseException, gate: WriteGate | None = None) -> None:
         """:meth:`undo`, after the write failed with ``error``; its own failure (a store
-        failing) is noted on ``error``, which the caller raises."""
+        failing) is noted on ``error``, which the caller raises. Not when the write's blocks
+        went to other processes (``gate.sent``): their writes may still land in the claimed
+        rows, which another append could by then have claimed again; the rows are kept."""
+        if gate is not None and gate.sent:
+            error.add_note("to_zarrx: the rows claimed for the append are kept (block writes "
+                           "ran in other processes); see docs/guide/xarray.md, \"When a write "
+                           "of dask values fails\"")
+            return
         try:
             self.undo()
         except ZarrError as failed:

@@ -283,7 +283,7 @@ class PreparedWrite:
             if gate is not None:
                 gate.close()
             if claim is not None:
-                claim.give_back(exc)
+                claim.give_back(exc, gate)
             raise
 
     def _write(self, grp: Group, mode: str, gate: WriteGate | None) -> Any:
