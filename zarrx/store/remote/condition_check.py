@@ -44,7 +44,6 @@ PROBE_REQUESTS = 5
 _NO_VERSION = '"zarrx-no-such-version"'
 #: the answers of a server refusing a request whose condition failed
 _REFUSED = ("precondition", "missing", "exists")
-_UNSET = object()
 
 
 async def check_conditions(store: Any, kind: str) -> None:
@@ -54,7 +53,7 @@ async def check_conditions(store: Any, kind: str) -> None:
     found for the store's configuration in this process, or what its pickle carried, is
     taken without a request (see :mod:`zarrx.store.remote.probe_findings`)."""
     if kind not in (store._conditions_found or {}):
-        key = _key_of(store)
+        key = findings.key_of(store)
         findings.adopt(store, key)
         if kind not in (store._conditions_found or {}):
             loop = asyncio.get_running_loop()
@@ -78,14 +77,6 @@ async def check_conditions(store: Any, kind: str) -> None:
     problem = (store._conditions_found or {}).get(kind)
     if problem is not None:
         raise StoreError(problem)
-
-
-def _key_of(store: Any) -> str | None:
-    """The key of the store's findings, worked out once per store."""
-    key = getattr(store, "_conditions_key", _UNSET)
-    if key is _UNSET:
-        key = store._conditions_key = findings.store_key(store)
-    return key
 
 
 async def _attempt(store: Any, method: str, action: str, key: str, send: Any) -> str:

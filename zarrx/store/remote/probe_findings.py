@@ -30,7 +30,7 @@ from typing import Any
 
 from zarrx import _fork
 
-__all__ = ["store_key", "adopt", "record", "carried", "take_carried", "shared_probe",
+__all__ = ["store_key", "key_of", "adopt", "record", "carried", "take_carried", "shared_probe",
            "set_shared_probe", "not_carried"]
 
 #: the name under which a pickled store's state carries its findings
@@ -96,6 +96,18 @@ def store_key(store: Any) -> str | None:
     return hashlib.sha256(repr(plain).encode()).hexdigest()
 
 
+_UNSET = object()
+
+
+def key_of(store: Any) -> str | None:
+    """:func:`store_key`, worked out once per store (at its first probe, pickle or unpickle:
+    the configuration its findings were found under)."""
+    key = getattr(store, "_conditions_key", _UNSET)
+    if key is _UNSET:
+        key = store._conditions_key = store_key(store)
+    return key
+
+
 def _merge(a: dict | None, b: dict | None) -> dict:
     out = dict(a or {})
     for kind, problem in (b or {}).items():
@@ -140,7 +152,7 @@ def carried(store: Any) -> tuple[str, dict] | None:
     """What a pickle of ``store`` carries: its key and findings (None: nothing found)."""
     if getattr(_plain, "on", False):
         return None
-    key = store_key(store)
+    key = key_of(store)
     if key is None:
         return None
     with _lock:
@@ -153,7 +165,7 @@ def take_carried(store: Any, state: object) -> None:
     the one they were found under."""
     if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict)):
         return
-    key = store_key(store)
+    key = key_of(store)
     if key is None or key != state[0]:
         return                                       # another configuration: probe again
     found = {k: v for k, v in state[1].items()
