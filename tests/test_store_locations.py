@@ -8,6 +8,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -128,6 +129,52 @@ def test_a_reference_whose_target_is_gone_is_an_error_naming_it(tmp_path):
         a[4]
     msg = str(info.value)
     assert "'arr/2'" in msg and "gone.bin" in msg and "is missing" in msg
+
+
+_LOST = ("writes to a reference filesystem opened from a URL would change only the references "
+         "it holds in memory, and be lost when the process ends; write the data to a store of "
+         "its own, or pass a ReferenceFileSystem object you hold (its save_json keeps what was "
+         "written)")
+
+
+def test_a_reference_url_refuses_writes_that_would_be_lost(tmp_path):
+    """Writes through ``reference://`` went into fsspec's references in memory only and were
+    lost when the process ended, with nothing said: a writing mode is refused now, naming
+    why, and mode "a" (the default of ``zarrx.open``) opens it to read."""
+    fo, doc = _references(tmp_path)
+    before = open(fo).read()
+    for so in ({"fo": fo}, {"fo": doc}):
+        store = make_store("reference://", "r", storage_options=so)
+        assert store.read_only and store.read_only_reason == _LOST
+        for mode in ("w", "w-", "r+"):
+            with pytest.raises(ReadOnlyError) as info:
+                zarrx.open_group("reference://", mode=mode, storage_options=so)
+            assert str(info.value) == (f"make_store: FsspecStore('reference:', read_only=True) "
+                                       f"is read-only, cannot open it with mode {mode!r}: "
+                                       f"{_LOST}")
+        g = zarrx.open_group("reference://", mode="a", storage_options=so)
+        assert g["arr"][:].tolist() == [0, 1, 2, 3, 4]
+        with pytest.raises(ReadOnlyError) as info:
+            g.create_array("x", shape=(2,), dtype="i4")
+        assert str(info.value) == ("group '/': cannot create an array: the group is open "
+                                   "read-only, in FsspecStore('reference:', read_only=True): "
+                                   + _LOST)
+        with pytest.raises(ReadOnlyError, match=re.escape(f"the store is read-only: {_LOST}")):
+            store.set("arr/0", b"x")
+    assert open(fo).read() == before
+
+
+def test_a_reference_filesystem_object_stays_writable_for_its_owner(tmp_path):
+    """Whoever passes the filesystem holds it, and can save what was written."""
+    _, doc = _references(tmp_path)
+    fs = fsspec.filesystem("reference", fo=doc, skip_instance_cache=True)
+    g = zarrx.open_group(fs, mode="a")
+    assert not g.store.read_only and g.store.read_only_reason is None
+    g.attrs["note"] = "kept"
+    fs.save_json(str(tmp_path / "saved.json"))
+    again = zarrx.open_group("reference://", mode="r",
+                             storage_options={"fo": str(tmp_path / "saved.json")})
+    assert again.attrs["note"] == "kept" and again["arr"][:].tolist() == [0, 1, 2, 3, 4]
 
 
 # -- fsspec wrappers and archives ----------------------------------------------------------------

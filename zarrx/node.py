@@ -117,4 +117,7 @@ class Node:
     def _read_only_store(self) -> str:
         """``, in <store>`` when the store itself is read-only (an http(s) URL, mode 'r'), so
         that the message names where the node is; empty otherwise."""
-        return f", in {self._store!r}" if self._store.read_only else ""
+        if not self._store.read_only:
+            return ""
+        why = getattr(self._store, "read_only_reason", None)
+        return f", in {self._store!r}" + (f": {why}" if why else "")

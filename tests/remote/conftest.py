@@ -184,3 +184,12 @@ class Variant:
     def _skip_heavy(self, request):
         if request.node.originalname in HEAVY:
             pytest.skip("independent of the read options; run by the default-options class")
+
+
+@pytest.fixture(autouse=True)
+def _no_findings_from_other_tests():
+    """What condition probes found is kept per configuration for the process: a loopback
+    server of another test may have had the same address (a port used again)."""
+    from zarrx.store.remote import probe_findings
+    probe_findings._found.clear()
+    yield

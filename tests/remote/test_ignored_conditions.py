@@ -237,3 +237,131 @@ def test_a_delete_probe_the_client_cannot_send_leaves_writes_decided():
             store.set_if("new", b"3", None)
     assert _CarelessS3.objects == {"d/k": b"another writer's", "d/new": b"2"}
     assert store._conditions_found == {"write": None}
+
+
+# -- what a probe finds travels with a pickled store ---------------------------------------------
+
+def _another_process() -> None:
+    """What this process found for any configuration, forgotten: as in a dask worker."""
+    from zarrx.store.remote import probe_findings
+    probe_findings._found.clear()
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_pickled_store_sends_no_probe_its_original_made(backend):
+    """A copy of a store (each task of a dask write gets one) probed again before its first
+    conditional write: five requests more per task. What the probe found travels with it."""
+    import pickle
+    _reset(set())
+    with serving(_CarelessS3) as endpoint:
+        store = _store(backend, endpoint)
+        store.set_if("a", b"1", None)
+        assert sum(store.requests.values()) == PROBE_REQUESTS + 1
+        blob = pickle.dumps(store)
+        _another_process()
+        copy = pickle.loads(blob)
+        gen = copy.set_if("b", b"2", None)
+        copy.set_if("b", b"3", gen)
+        with pytest.raises(ConflictError):
+            copy.set_if("b", b"4", None)
+        copy.delete_if("b", copy.generation("b"))
+    assert copy.requests == {"PUT": 3, "HEAD": 3, "DELETE": 1}      # no probe among them
+    assert _CarelessS3.objects == {"d/k": b"another writer's", "d/a": b"1"}
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_store_pickled_before_its_probe_probes_once(backend):
+    import pickle
+    _reset(set())
+    with serving(_CarelessS3) as endpoint:
+        blob = pickle.dumps(_store(backend, endpoint))
+        assert b"condition" not in blob                  # nothing found is carried
+        _another_process()
+        copy = pickle.loads(blob)
+        sent = []
+        for key in ("a", "b"):
+            copy.set_if(key, b"1", None)
+            sent.append(sum(copy.requests.values()))
+    assert sent == [PROBE_REQUESTS + 1, PROBE_REQUESTS + 2]
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_a_server_found_ignoring_conditions_is_refused_by_a_pickled_store(backend):
+    import pickle
+    _reset({"If-None-Match"})
+    with serving(_CarelessS3) as endpoint:
+        store = _store(backend, endpoint)
+        with pytest.raises(StoreError, match=re.escape(_WRITES)):
+            store.set_if("k", b"mine", None)
+        blob = pickle.dumps(store)
+        _another_process()
+        copy = pickle.loads(blob)
+        with pytest.raises(StoreError, match=re.escape(_WRITES)) as info:
+            copy.set_if("k", b"mine", None)
+    assert str(info.value).startswith(f"{copy!r}: ")
+    assert sum(copy.requests.values()) == 0
+    assert _CarelessS3.objects == {"d/k": b"another writer's"}
+
+
+@pytest.mark.parametrize("backend", ["obstore", "fsspec"])
+def test_tasks_of_a_dask_style_write_probe_once(backend):
+    """Ten tasks, each with its own unpickled copy of a store that has not probed, writing
+    conditionally at once: one probe (five requests), not one per task (fifty)."""
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+    _reset(set())
+    with serving(_CarelessS3) as endpoint:
+        blobs = [pickle.dumps(_store(backend, endpoint)) for _ in range(10)]
+        _another_process()
+
+        def task(i: int):
+            copy = pickle.loads(blobs[i])
+            copy.set_if(f"t{i}", b"x", None)
+            return sum(copy.requests.values())
+
+        with ThreadPoolExecutor(10) as pool:
+            sent = list(pool.map(task, range(10)))
+    assert sum(sent) == PROBE_REQUESTS + 10
+    assert len([k for k in _CarelessS3.puts if ".zarrx-condition-probe-" in k]) == 1
+
+
+def test_findings_are_not_taken_under_another_endpoint(monkeypatch):
+    """A finding describes the server a configuration reaches: a copy unpickled where the
+    environment names another endpoint, or a store opened with other options, probes
+    itself."""
+    import pickle
+    from zarrx.store import remote
+    _reset(set())
+    with serving(_CarelessS3) as endpoint:
+        store = _store("fsspec", endpoint)
+        store.set_if("a", b"1", None)
+        blob = pickle.dumps(store)
+        _another_process()
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9")
+        copy = pickle.loads(blob)
+        monkeypatch.delenv("AWS_ENDPOINT_URL_S3")
+        assert copy._conditions_found is None
+        _CarelessS3.ignores = {"If-None-Match"}
+        other = remote.FsspecStore("s3://bkt/d", retries=0, storage_options={
+            "endpoint_url": endpoint, "key": "a", "secret": "b",
+            "client_kwargs": {"region_name": "eu-west-1"}})
+        with pytest.raises(StoreError, match=re.escape(_WRITES)):
+            other.set_if("k", b"mine", None)
+    assert _CarelessS3.objects == {"d/k": b"another writer's", "d/a": b"1"}
+
+
+def test_stores_of_one_configuration_share_what_a_probe_found():
+    """Within a process, a store opened again from the same URL and options takes what the
+    first one's probe found; the dask name of a store is the same before and after."""
+    from zarrx.dask.graph import store_token
+    _reset({"DELETE If-Match"})
+    with serving(_CarelessS3) as endpoint:
+        first = _store("obstore", endpoint)
+        token = store_token(first)
+        first.set_if("a", b"1", None)
+        assert store_token(first) == token
+        again = _store("obstore", endpoint)
+        again.set_if("b", b"1", None)
+        with pytest.raises(StoreError, match=re.escape(_DELETES)):
+            again.delete_if("b", again.generation("b"))
+    assert again.requests == {"PUT": 1, "HEAD": 2}            # no probe

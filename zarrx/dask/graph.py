@@ -61,8 +61,10 @@ def store_token(store: Any) -> Any:
     name it."""
     if in_memory(store):
         return _memory_token(store)
+    from zarrx.store.remote.probe_findings import not_carried
     try:
-        spec = pickle.dumps(store, protocol=5)
+        with not_carried():      # what a condition probe found is no part of the store's name
+            spec = pickle.dumps(store, protocol=5)
     except Exception:   # noqa: BLE001 - an unpicklable store is identified per handle
         spec = None
     if spec is not None and len(spec) <= 4096:

@@ -38,8 +38,9 @@ _ZIP_MODES = {"r": "r", "r+": "a", "a": "a", "w": "w", "w-": "x"}
 def _writable(store: Store, mode: str) -> Store:
     # HTTP(S) stores are read-only; mode "a" opens existing nodes there
     if store.read_only and mode not in ("r", "a"):
+        why = f": {store.read_only_reason}" if store.read_only_reason else ""
         raise ReadOnlyError(f"make_store: {store!r} is read-only, cannot open it with mode "
-                            f"{mode!r}")
+                            f"{mode!r}{why}")
     return store
 
 

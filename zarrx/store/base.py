@@ -122,6 +122,9 @@ class Store:
     """Abstract key -> bytes store. Keys are ``/``-separated strings without a leading ``/``."""
 
     read_only: bool = False
+    #: why a store that cannot be written is read-only, when that is not the caller's choice
+    #: (named by the errors refusing a write)
+    read_only_reason: str | None = None
     #: True when ``set_if``/``delete_if`` are implemented (atomically, for every caller of the
     #: same store in any thread or process)
     supports_conditional_writes: bool = False
@@ -371,7 +374,8 @@ class Store:
     # -- helpers for implementations -------------------------------------------------------
     def _check_writable(self, key: str) -> None:
         if self.read_only:
-            raise ReadOnlyError(f"{self!r}: cannot write {key!r}: the store is read-only")
+            why = f": {self.read_only_reason}" if self.read_only_reason else ""
+            raise ReadOnlyError(f"{self!r}: cannot write {key!r}: the store is read-only{why}")
 
 
 def sequence_of(requests: Iterable[Request]) -> Sequence[Request]:

@@ -35,7 +35,7 @@ from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store,
                               as_buffer, check_generation, check_path_key, check_prefix, conflict,
                               is_absent, key_problem, refuse_unnamable, sequence_of)
 from zarrx.store._values import Value
-from zarrx.store.remote import aio
+from zarrx.store.remote import aio, probe_findings
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
                                        if_match_of, kept_changing, READ_ATTEMPTS,
@@ -487,9 +487,13 @@ class RemoteStore(RemoteReads, Store):
                                  f"it was made from cannot ({type(exc).__name__}: {exc}); "
                                  f"make the store from a URL and storage_options, which "
                                  f"pickle") from None
-        return config
+        found = probe_findings.carried(self)       # what the condition probe found, if run
+        return config if found is None else {**config, probe_findings.STATE_KEY: found}
 
     def __setstate__(self, state: dict) -> None:
+        state = dict(state)
+        found = state.pop(probe_findings.STATE_KEY, None)
         self.__init__(**state)  # type: ignore[misc]
+        probe_findings.take_carried(self, found)
 
 

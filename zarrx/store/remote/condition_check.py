@@ -22,7 +22,9 @@ that say nothing either way (a failure) leave the question open for the
 next conditional write or delete of that kind (the probe is made again); a server that does
 not implement a condition (HTTP 501) is told by the write or delete itself. What is found is
 kept: a store probes a server once, and refuses each later conditional write or delete of a
-kind found ignored without a request."""
+kind found ignored without a request. The findings travel with the store when it is pickled
+(a dask task's copy does not probe again) and are shared with the other stores of the process
+opened with the same configuration: see :mod:`zarrx.store.remote.probe_findings`."""
 from __future__ import annotations
 
 import asyncio
@@ -30,6 +32,7 @@ import uuid
 from typing import Any
 
 from zarrx.errors import StoreError
+from zarrx.store.remote import probe_findings as findings
 from zarrx.store.remote.common import Failure
 
 __all__ = ["check_conditions", "PROBE_PREFIX", "PROBE_REQUESTS"]
@@ -46,17 +49,31 @@ _REFUSED = ("precondition", "missing", "exists")
 async def check_conditions(store: Any, kind: str) -> None:
     """Once per store, before its first conditional write (``kind`` "write") or delete
     ("delete"): StoreError when the server acts despite a failed condition of that kind (see
-    the module docstring); the probes of concurrent writes are one probe."""
+    the module docstring); the probes of concurrent writes are one probe, and what a probe
+    found for the store's configuration in this process, or what its pickle carried, is
+    taken without a request (see :mod:`zarrx.store.remote.probe_findings`)."""
     if kind not in (store._conditions_found or {}):
-        pending = store._conditions_probe
-        if pending is None or pending.get_loop() is not asyncio.get_running_loop():
-            pending = store._conditions_probe = asyncio.ensure_future(_probe(store))
-            pending.add_done_callback(lambda f: f.cancelled() or f.exception())
-        try:
-            await asyncio.shield(pending)
-        finally:
-            if pending.done() and store._conditions_probe is pending:
-                store._conditions_probe = None
+        key = findings.key_of(store)
+        findings.adopt(store, key)
+        if kind not in (store._conditions_found or {}):
+            loop = asyncio.get_running_loop()
+            pending = store._conditions_probe if key is None else findings.shared_probe(key)
+            if pending is None or pending.get_loop() is not loop:
+                pending = asyncio.ensure_future(_probe(store, key))
+                pending.add_done_callback(lambda f: f.cancelled() or f.exception())
+                if key is None:
+                    store._conditions_probe = pending
+                else:
+                    findings.set_shared_probe(key, pending)
+            try:
+                await asyncio.shield(pending)
+            finally:
+                if pending.done():
+                    if key is None and store._conditions_probe is pending:
+                        store._conditions_probe = None
+                    elif key is not None:
+                        findings.set_shared_probe(key, pending, done=True)
+            findings.adopt(store, key)
     problem = (store._conditions_found or {}).get(kind)
     if problem is not None:
         raise StoreError(problem)
@@ -77,7 +94,7 @@ async def _attempt(store: Any, method: str, action: str, key: str, send: Any) ->
     return "done"
 
 
-async def _probe(store: Any) -> None:
+async def _probe(store: Any, where: str | None = None) -> None:
     key = PROBE_PREFIX + uuid.uuid4().hex
     empty = memoryview(b"")
 
@@ -121,3 +138,4 @@ async def _probe(store: Any) -> None:
     elif delete != "unknown":
         found["delete"] = None
     store._conditions_found = found
+    findings.record(where, found)

@@ -15,7 +15,7 @@ from zarrx import _fork
 from zarrx.store.remote.common import listed_too_many
 
 __all__ = ["blocking", "upload_body", "sizeless", "file_version", "find_within",
-           "afind_within", "sized_info", "is_async", "read_only_fs"]
+           "afind_within", "sized_info", "is_async", "read_only_fs", "lost_writes"]
 
 T = TypeVar("T")
 
@@ -185,6 +185,22 @@ def read_only_fs(fs: Any) -> bool:
     if name in ("TarFileSystem", "LibArchiveFileSystem"):
         return True
     return name == "ZipFileSystem" and getattr(fs, "mode", "r") == "r"
+
+
+def lost_writes(fs: Any, url: object) -> str | None:
+    """Why writes through ``fs``, made by zarrx from ``url``, would be lost (None: they are
+    not): fsspec's reference filesystem (kerchunk, ``reference://``) writes into the
+    references it holds in memory, and the filesystem made from a URL is nobody else's, so
+    nothing could save them."""
+    if not isinstance(url, str):
+        return None           # a filesystem object: its owner can save what it holds
+    links = [link.split("://", 1)[0].lower() for link in url.split("::")]
+    if type(fs).__name__ != "ReferenceFileSystem" and "reference" not in links:
+        return None
+    return ("writes to a reference filesystem opened from a URL would change only the "
+            "references it holds in memory, and be lost when the process ends; write the "
+            "data to a store of its own, or pass a ReferenceFileSystem object you hold (its "
+            "save_json keeps what was written)")
 
 
 def sized_info(fs: Any, path: str, info: dict) -> dict:

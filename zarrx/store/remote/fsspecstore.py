@@ -32,7 +32,7 @@ from zarrx.store.remote.coalesce import UPLOAD_PARTS_IN_FLIGHT, upload_part_for
 from zarrx.store.remote.common import OnMeta, delete_failure, first_line, listed_once, \
     listed_too_many
 from zarrx.store.remote.fsspec_calls import (afind_within, blocking, file_version, find_within,
-                                             is_async, read_only_fs, sized_info, sizeless,
+                                             is_async, lost_writes, read_only_fs, sized_info, sizeless,
                                              upload_body)
 from zarrx.store.remote.fsspec_failures import failure_of
 from zarrx.store.remote.fsspec_listing import http_filesystem, web_find
@@ -147,7 +147,8 @@ class FsspecStore(RemoteStore):
         if self._chain is not None:
             self._display = f"{protocols[0]}://{self._shown_root()}::{self._chain}"
         self._protocol = protocols[0]
-        read_only = read_only or self._web or read_only_fs(self.fs)
+        self.read_only_reason = lost_writes(self.fs, fs)
+        read_only = read_only or self._web or read_only_fs(self.fs) or bool(self.read_only_reason)
         super().__init__(read_only=read_only, options=opts)
 
     @classmethod
