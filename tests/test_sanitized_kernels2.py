@@ -261,3 +261,34 @@ def test_codec_decode_of_edge_headers_in_an_array_is_a_zarr_error():
         store.set(key, _blosc_header(field, field, 64).ljust(64, b"\0"))
         with pytest.raises(ZarrError):
             z[:]
+
+
+def _raw_frame(payload: bytes, window: int = 0x00) -> bytes:
+    """A zstd frame with no content size (a window byte instead) of raw blocks of 1,000
+    bytes."""
+    out = b"\x28\xb5\x2f\xfd\x00" + bytes([window])
+    parts = [payload[i:i + 1000] for i in range(0, len(payload), 1000)] or [b""]
+    for k, part in enumerate(parts):
+        out += ((len(part) << 3) | (k == len(parts) - 1)).to_bytes(3, "little") + part
+    return out
+
+
+def test_zstd_frames_without_a_content_size_decode_in_one_pass_into_exactly_their_size():
+    data = bytes(range(256)) * 20
+    f = _raw_frame(data)
+    skip = b"\x50\x2a\x4d\x18" + (4).to_bytes(4, "little") + b"abcd"
+    huge = b"\x28\xb5\x2f\xfd\x00\xf8" + (1).to_bytes(3, "little")   # a 2 TiB window
+    cases = [(f, 5120, True), (f, 5119, False), (f, 5121, False), (f + f, 10240, True),
+             (f + f, 10239, False), (skip + f, 5120, True), (f + skip, 5120, True),
+             (skip, 0, True), (f[:-1], 5120, False), (f + f[:5], 5120, False),
+             (huge, 0, False), (huge + f, 5120, False), (_raw_frame(b""), 0, True)]
+    for frames, m, ok in cases:
+        src = guarded(len(frames))
+        src[:] = np.frombuffer(frames, np.uint8)
+        dst = guarded(m)
+        try:
+            zstd_codec.decompress_into(src, dst)
+        except ZarrError:
+            assert not ok, (len(frames), m)
+        else:
+            assert ok and dst.tobytes() == (data * 2)[:m], (len(frames), m)
