@@ -96,6 +96,17 @@ static int zx_names_index(zx_names *ns)
     return 0;
 }
 
+/* Whether the NUL-terminated name `held` is the `n` bytes at `name`; no byte of `held` past
+ * its end is read (a name asked for may be longer than any held, and the last name held ends
+ * where the text's memory may end). */
+static int zx_same_name(const char *held, const char *name, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (held[i] == 0 || held[i] != name[i])
+            return 0;
+    return held[n] == 0;
+}
+
 int zx_names_has(const zx_names *ns, const char *name, size_t n)
 {
     if (!ns->count)
@@ -104,7 +115,7 @@ int zx_names_has(const zx_names *ns, const char *name, size_t n)
     size_t i = (size_t)zx_hash(name, n) & mask;
     while (ns->slot[i]) {
         const char *held = ns->text + ns->slot[i] - 1;
-        if (memcmp(held, name, n) == 0 && held[n] == 0)
+        if (zx_same_name(held, name, n))
             return 1;
         i = (i + 1) & mask;
     }

@@ -39,8 +39,9 @@ def crc32c_many(const uint8_t[::1] src, const int64_t[::1] starts, const int64_t
     for i in range(k):
         s, ln = starts[i], lengths[i]
         if s >= 0 and (ln < 0 or <uint64_t>s > n or <uint64_t>ln > n - <size_t>s):
-            raise ValueError(f"crc32c_many: span [{s}, {s + ln}) of chunk {i} lies outside "
-                             f"the {n} bytes given")
+            # the end as a Python int: s + ln may pass 2**63 - 1
+            raise ValueError(f"crc32c_many: span [{s}, {(<object>s) + ln}) of chunk {i} lies "
+                             f"outside the {n} bytes given")
     cdef const uint8_t* base = &src[0] if n else NULL
     with nogil:
         for i in range(k):
