@@ -239,16 +239,10 @@ def read_whole(bytes root, list keys, uint64_t flags, uint64_t resolve, object f
     kbs = _kernel_keys(keys, rn)
     cdef Reader rd = Reader(root, flags, resolve, fallback, arena)
     try:
-        i = 0
+        i = _next_run(kbs, 0, &j, &fl)
         while i < n:
-            kb = kbs[i]
-            if kb is None:
-                i += 1
-                continue
-            fl = _folder_len(kb)
-            j = _run_end(kbs, i, fl)    # the run: the keys after i in the same folder
             rd.run(kbs, limits, out, i, j, fl)
-            i = j
+            i = _next_run(kbs, j, &j, &fl)
     finally:
         rd.release()
     return out
@@ -272,13 +266,22 @@ cdef list _kernel_keys(list keys, Py_ssize_t rn):
     return kbs
 
 
-cdef Py_ssize_t _run_end(list kbs, Py_ssize_t i, Py_ssize_t fl):
-    """The end of the run of keys from ``i`` in the folder of ``kbs[i]`` (``fl`` bytes)."""
-    cdef Py_ssize_t j = i + 1, n = len(kbs)
+cdef Py_ssize_t _next_run(list kbs, Py_ssize_t i, Py_ssize_t* end, Py_ssize_t* fl) except -1:
+    """The start of the next run of keys from ``i`` (the keys the kernels read, consecutive,
+    in one folder: ``kbs[start:end[0]]``, whose folder name is ``fl[0]`` bytes long), or
+    ``len(kbs)`` when none is left."""
+    cdef Py_ssize_t n = len(kbs), j
+    while i < n and kbs[i] is None:
+        i += 1
+    if i == n:
+        return n
     cdef bytes kb = kbs[i]
-    while j < n and kbs[j] is not None and _same_folder(kbs[j], kb, fl):
+    fl[0] = _folder_len(kb)
+    j = i + 1
+    while j < n and kbs[j] is not None and _same_folder(kbs[j], kb, fl[0]):
         j += 1
-    return j
+    end[0] = j
+    return i
 
 
 cdef bint _same_folder(bytes a, bytes b, Py_ssize_t fl):
@@ -410,14 +413,9 @@ def absent_keys(bytes root, list keys, uint64_t resolve):
     kbs = _kernel_keys(keys, rn)
     cdef Reader rd = Reader(root, 0, resolve, None, None)
     try:
-        i = 0
+        i = _next_run(kbs, 0, &j, &fl)
         while i < n:
             kb = kbs[i]
-            if kb is None:
-                i += 1
-                continue
-            fl = _folder_len(kb)
-            j = _run_end(kbs, i, fl)
             if j - i >= LIST_MIN:
                 _folder_opens += 1
                 at = rd.open_folder(kb, fl)
@@ -434,7 +432,7 @@ def absent_keys(bytes root, list keys, uint64_t resolve):
                             kb = kbs[k]
                             out[k] = not zx_names_has(&rd.names, PyBytes_AS_STRING(kb) + fl + 1,
                                                       len(kb) - fl - 1)
-            i = j
+            i = _next_run(kbs, j, &j, &fl)
     finally:
         rd.release()
     return out
