@@ -307,3 +307,27 @@ def test_selections_repeating_cells_of_border_chunks_keep_the_last_write(tmp_pat
                 z.oindex[sel] = values
             want[sel] = values
             np.testing.assert_array_equal(z[...], want, err_msg=f"{how} {sel}")
+
+
+@pytest.mark.parametrize("codecs", ["zstd", "raw"])
+@pytest.mark.parametrize("edges", [((1, 2), (1,), (1,)), ((2, 3), (3, 5), (2,))],
+                         ids=["last-chunk-past-end", "both-axes-past-end"])
+def test_repeated_cells_of_a_rectilinear_border_chunk_keep_the_last_write(codecs, edges):
+    """The last chunk of a rectilinear grid may reach past the array's end too: a selection
+    repeating its in-bounds row gives its view the chunk's full shape; the row keeps the value
+    written last (before: the first, the last one stored past the end)."""
+    shape = (2, 1, 1) if edges[0] == (1, 2) else (4, 6, 2)
+    rng = np.random.default_rng(5)
+    ref = rng.integers(0, 100, size=shape).astype("u1")
+    z = zarrx.create_array(MemoryStore(), shape=shape, dtype="u1", chunks=edges, fill_value=0,
+                           **CODECS[codecs])
+    last = shape[0] - 1
+    for sel in [(np.array([last, last]),), (np.array([last, 0, last]),),
+                (slice(None), np.array([shape[1] - 1] * 2))]:
+        for how in ("basic", "oindex"):
+            z[...] = ref
+            want = ref.copy()
+            values = np.arange(100, 100 + want[sel].size).astype("u1").reshape(want[sel].shape)
+            (z.oindex if how == "oindex" else z)[sel] = values
+            want[sel] = values
+            np.testing.assert_array_equal(z[...], want, err_msg=f"{how} {sel}")

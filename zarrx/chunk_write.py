@@ -421,9 +421,25 @@ def _gather_kept(io: ArrayIO, plan: CodecPipeline, chunk: np.ndarray,
 
 
 def _is_border(io: ArrayIO, coords: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether the chunk at ``coords`` reaches past the array's end: its cells there are not
+    the selection's, even when a view of the value has the chunk's shape (a selection
+    repeating cells, ``z.oindex[[1, 1]]``)."""
     if not io.regular:
-        return False
+        return _rectilinear_border(io, coords)
     for c, n, size in zip(coords, shape, io.meta.shape):
         if (c + 1) * n > size:
             return True
     return False
+
+
+def _rectilinear_border(io: ArrayIO, coords: tuple[int, ...]) -> bool:
+    """:func:`_is_border` of a chunk of a rectilinear grid, whose last chunk along an axis may
+    reach past the array's end too."""
+    grid = getattr(io, "_edges", None)
+    if grid is None:
+        from zarrx.chunk_grid import ChunkGridIndex
+        sizes = getattr(io.meta.chunk_grid, "chunk_sizes", None)
+        if sizes is None or io.units_per_object != 1:
+            return False
+        grid = io._edges = ChunkGridIndex(io.meta.shape, sizes)    # type: ignore[attr-defined]
+    return any(a.inbound_len(k) < a.stored_len(k) for a, k in zip(grid.axes, coords))

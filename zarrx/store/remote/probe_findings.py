@@ -20,9 +20,9 @@ those naming secrets are left out). The key is a SHA-256 digest, never shown.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-import contextlib
 import os
 import threading
 from collections.abc import Iterator
