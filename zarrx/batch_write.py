@@ -111,8 +111,9 @@ def _write_slab(io: ArrayIO, enc: Any, src: np.ndarray, start: list[int], first:
     k = prod(n)
     cells = src[tuple([slice(f * c - a, (f + m) * c - a)
                        for f, m, c, a in zip(first, n, chunk, start)])]
-    try:
-        dec = np.empty((*n, *chunk), dtype=io.dtype)
+    try:        # reused by the thread's next slabs: encoding copies what it keeps
+        dec = io.byte_scratch(k * enc.nbytes)[:k * enc.nbytes].view(io.dtype).reshape(
+            *n, *chunk)
     except (MemoryError, ValueError):
         return False
     # (n0 c0, n1 c1, ...) -> (n0, n1, ..., c0, c1, ...): each chunk's cells a row, in C order
