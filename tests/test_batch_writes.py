@@ -40,7 +40,8 @@ def _stored_both_ways(monkeypatch, tmp_path, where, shape, chunks, sel, value, *
     (batch writes turned off); assert both store the same objects and read back as numpy;
     the batched store's objects."""
     stored = {}
-    want = np.full(shape, fill, dtype)
+    want = np.empty(shape, dtype)
+    want[...] = np.array(fill, dtype=dtype)
     if before is not None:
         want[...] = before
     want[sel] = value
@@ -178,3 +179,19 @@ def test_one_store_call_per_slab(monkeypatch):
         calls.clear()
         z[...] = a
     assert calls == [("set", 1024 - 32), ("delete", 32)]
+
+
+@pytest.mark.parametrize("where", ["memory", "local"])
+@pytest.mark.parametrize("dtype", ["|S5", "<U3", [("a", "<i4"), ("b", "<f8")], "|b1"],
+                         ids=["bytes5", "text3", "records", "bool"])
+def test_text_and_records_store_what_the_general_path_stores(monkeypatch, tmp_path, where,
+                                                             dtype):
+    shape, chunks = (24, 20), (4, 4)
+    dt = np.dtype(dtype)
+    raw = np.random.default_rng(9).integers(0, 256, (*shape, dt.itemsize), dtype=np.uint8)
+    if dt.kind == "U":
+        raw = np.random.default_rng(9).integers(65, 90, (*shape, 3), dtype="<u4").view(np.uint8)
+    a = (raw[..., 0] & 1).astype(bool) if dt.kind == "b" else raw.view(dt).reshape(shape)
+    a[:8] = np.zeros((), dt)                          # two rows of chunks of fill
+    _stored_both_ways(monkeypatch, tmp_path, where, shape, chunks, ..., a, codecs="zstd",
+                      dtype=dt, fill=np.zeros((), dt).tolist())
