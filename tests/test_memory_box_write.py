@@ -18,6 +18,14 @@ from box_arrays import box_write_case, stored_both_ways, whole_and_cell_writers
 from test_local_box_write import cases
 
 
+@pytest.fixture(autouse=True)
+def no_batch_writes(monkeypatch):
+    """Boxes of small chunks are written by batches (``tests/test_batch_writes.py``) before
+    the box writer is asked: here the box writer is on trial, so they are not."""
+    from zarrx import batch_write
+    monkeypatch.setattr(batch_write, "write_batches", lambda io, plan, value: False)
+
+
 @pytest.fixture
 def box_calls(monkeypatch):
     """The chunk ranges the memory box writer was asked to write, and what it left."""

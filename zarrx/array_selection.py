@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrx import _outputs, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
-from zarrx import batch_read, shard_read
+from zarrx import batch_read, batch_write, shard_read
 from zarrx import text_items
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.fields import check_fields, pop_fields, take_fields
@@ -178,7 +178,8 @@ class Selecting:
             arr = bools_as_bytes(arr)
         if plan.view is not None:
             arr = plan_layout(arr, plan.view)
-        if not box_write.write_box(self._io, plan, arr):
+        if not batch_write.write_batches(self._io, plan, arr) and \
+                not box_write.write_box(self._io, plan, arr):
             chunk_write.write_from(self._io, plan.chunks, arr, flat=plan.flat)
 
     def _as_strings(self, value: Any) -> Any:

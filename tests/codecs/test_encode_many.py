@@ -65,3 +65,18 @@ def test_plans_that_do_not_start_from_the_chunk_bytes_are_not_encoded_as_rows():
     shuffled = CodecPipeline.resolve([zarrx.codecs.Transpose(order=(1, 0)).to_spec(),
                                       zarrx.codecs.Bytes().to_spec()], "<f4", (2, 2))
     assert not encodes_rows(big) and not encodes_rows(shuffled)
+
+
+@pytest.mark.parametrize("location", ["end", "start"])
+def test_crc32c_encodes_many_buffers_as_each_alone(location):
+    """Rows of an array, or a sequence of buffers of any length (None for none, as a
+    compressor before it hands them on), with and without flags to skip."""
+    codec = zarrx.codecs.Crc32c(location)
+    rows = np.random.default_rng(4).integers(0, 256, (6, 37), dtype=np.uint8)
+    skip = np.array([0, 1, 0, 0, 1, 0], bool)
+    assert codec.encode_many(rows, skip) == [None if s else bytes(codec.encode(r))
+                                             for r, s in zip(rows, skip)]
+    bufs = [b"abc", None, b"", bytes(range(200)), np.arange(5, dtype="<i4")]
+    assert codec.encode_many(bufs) == [None if b is None else bytes(codec.encode(b))
+                                       for b in bufs]
+    assert codec.encode_many(bufs, np.array([1, 0, 0, 0, 0], bool))[0] is None

@@ -84,7 +84,9 @@ class ChunkSource:
         """Optionally, a writer of the raw chunks a box covers whole, straight from the value
         (``prepare(first, count)``, then ``writer(src, start, chunk, fill, scratch, lo, hi)``
         returning the indices of those it left to the general path), when every chunk is
-        stored raw as an object of its own; None (the default) when there is none."""
+        stored raw as an object of its own; None (the default) when there is none. Its
+        ``kernel`` attribute says whether it writes with no Python call per chunk (else
+        a batch write, :mod:`zarrx.batch_write`, takes boxes of small chunks first)."""
         return None
 
     def commit(self, obj: Coords, items: Sequence[tuple[Coords, object]],

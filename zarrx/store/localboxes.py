@@ -55,6 +55,8 @@ class BoxWriter:
     :func:`zarrx.store._localboxwrite.write_box`) and returns those left to the general path."""
 
     __slots__ = ("store", "base", "head", "sep")
+    #: chunks are gathered and written with no Python call per chunk
+    kernel = True
 
     def __init__(self, store: Any, base: bytes, head: str, sep: str) -> None:
         self.store, self.base, self.head, self.sep = store, base, head, sep

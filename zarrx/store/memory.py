@@ -324,6 +324,8 @@ class MemoryBoxWriter:
     part, and chunks all of ``fill`` (which the general path deletes)."""
 
     __slots__ = ("store", "head", "sep")
+    #: a few Python calls per chunk (a batch write of small chunks makes none: it goes first)
+    kernel = False
 
     def __init__(self, store: MemoryStore, head: str, sep: str) -> None:
         self.store, self.head, self.sep = store, head, sep
