@@ -209,3 +209,23 @@ def test_transposed_inner_chunks_of_shards_read_as_numpy(threads):
     np.testing.assert_array_equal(z[5:66, 1:44], a[5:66, 1:44])
     np.testing.assert_array_equal(z[::-3, 1::2], a[::-3, 1::2])
     np.testing.assert_array_equal(z.vindex[pts], a[pts])
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["1thread", "2threads"])
+def test_point_reads_split_into_slabs_by_points_match_numpy(monkeypatch, threads):
+    """A slab holds a bounded number of points (a few int64 indices each while it is copied),
+    unless one chunk holds more: many points in few chunks, slabs of 7 points, read as numpy
+    reads them."""
+    from zarrx import batch_read
+    monkeypatch.setattr(batch_read, "SLAB_POINTS", 7)
+    a = _data((40, 40))
+    rng = np.random.default_rng(6)
+    with zarrx.config.set(threads=threads):
+        z = zarrx.create_array(MemoryStore(), shape=a.shape, chunks=(8, 8), dtype="f4",
+                               compressors=C.Zstd(level=1))
+        z[...] = a
+        pts = (np.concatenate([rng.integers(0, 40, 300), np.full(50, 3)]),
+               np.concatenate([rng.integers(0, 40, 300), np.arange(50) % 8]))
+        np.testing.assert_array_equal(z.vindex[pts], a[pts])
+        mask = rng.random(a.shape) < 0.5
+        np.testing.assert_array_equal(z[mask], a[mask])

@@ -42,6 +42,10 @@ BATCH_CHUNKS = 4096
 #: reads of fewer chunks take the general path (a batch costs a few dozen calls to set up)
 MIN_CHUNKS = 4
 
+#: most points of a slab of a coordinate or mask read (unless one chunk holds more): each
+#: takes a few int64 indices (24 to 40 bytes) while its slab is copied
+SLAB_POINTS = 1 << 18
+
 _NO_ARENA = object()
 
 
@@ -151,23 +155,31 @@ def _read_points(io: ArrayIO, points: tuple, nchunks: int, out: np.ndarray) -> N
     """Read a coordinate or mask selection (``points``, see
     :attr:`~zarrx.selection_plan.SelectionPlan.points`, touching ``nchunks`` chunks) into
     ``out`` (its cells in C order): the chunks holding a point, a slab of them at a time in C
-    order, each slab's points gathered from its decoded chunks with one numpy indexing."""
+    order (at most ``SLAB_POINTS`` points, unless one chunk holds more), each slab's points
+    gathered from its decoded chunks with one numpy indexing."""
     chunk = io.chunk_shape
     nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
     parallel = _pool.threads() > 1 and not io.gil_bound
     limit = min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES
     step = max(1, min(limit // max(1, nbytes), BATCH_CHUNKS, chunk_io.MAX_WINDOW))
+    bounds = points[2]
+    runs = []                   # (first, end) of each slab's chunks, in the plan's groups
+    a = 0
+    while a < nchunks:
+        b = int(np.searchsorted(bounds, bounds[a] + SLAB_POINTS, side="right")) - 1
+        b = min(max(b, a + 1), a + step, nchunks)
+        runs.append((a, b))
+        a = b
     flat = out.reshape(-1)
     arenas = threading.local()
 
     def one(i: int) -> None:
-        g0, g1 = i * step, min(nchunks, (i + 1) * step)
         arena = getattr(arenas, "arena", _NO_ARENA)
         if arena is _NO_ARENA:
             arena = arenas.arena = io.source.new_arena()
-        _decode_points(io, points, g0, g1, arena, flat)
+        _decode_points(io, points, *runs[i], arena, flat)
 
-    run_in_order(-(-nchunks // step), one, parallel and nchunks > step)
+    run_in_order(len(runs), one, parallel and len(runs) > 1)
 
 
 def _decode_points(io: ArrayIO, points: tuple, g0: int, g1: int, arena: object | None,
