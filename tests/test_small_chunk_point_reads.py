@@ -216,8 +216,8 @@ def test_point_reads_split_into_slabs_by_points_match_numpy(monkeypatch, threads
     """A slab holds a bounded number of points (a few int64 indices each while it is copied),
     unless one chunk holds more: many points in few chunks, slabs of 7 points, read as numpy
     reads them."""
-    from zarrx import batch_read
-    monkeypatch.setattr(batch_read, "SLAB_POINTS", 7)
+    from zarrx import shard_read
+    monkeypatch.setattr(shard_read, "SLAB_POINTS", 7)
     a = _data((40, 40))
     rng = np.random.default_rng(6)
     with zarrx.config.set(threads=threads):

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _pool, chunk_io
+from zarrx import _pool, chunk_io, shard_read
 from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, _located, check_count
-from zarrx.shard_read import SLAB_BYTES, decode_slab, run_in_order
+from zarrx.shard_read import SLAB_BYTES, decode_points, decode_slab, run_in_order
 
 __all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS"]
 
@@ -41,10 +41,6 @@ BATCH_CHUNK_BYTES = 1 << 16
 BATCH_CHUNKS = 4096
 #: reads of fewer chunks take the general path (a batch costs a few dozen calls to set up)
 MIN_CHUNKS = 4
-
-#: most points of a slab of a coordinate or mask read (unless one chunk holds more): each
-#: takes a few int64 indices (24 to 40 bytes) while its slab is copied
-SLAB_POINTS = 1 << 18
 
 _NO_ARENA = object()
 
@@ -155,8 +151,8 @@ def _read_points(io: ArrayIO, points: tuple, nchunks: int, out: np.ndarray) -> N
     """Read a coordinate or mask selection (``points``, see
     :attr:`~zarrx.selection_plan.SelectionPlan.points`, touching ``nchunks`` chunks) into
     ``out`` (its cells in C order): the chunks holding a point, a slab of them at a time in C
-    order (at most ``SLAB_POINTS`` points, unless one chunk holds more), each slab's points
-    gathered from its decoded chunks with one numpy indexing."""
+    order (at most ``shard_read.SLAB_POINTS`` points, unless one chunk holds more), each
+    slab's points gathered from its decoded chunks with one numpy indexing."""
     chunk = io.chunk_shape
     nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
     parallel = _pool.threads() > 1 and not io.gil_bound
@@ -166,7 +162,7 @@ def _read_points(io: ArrayIO, points: tuple, nchunks: int, out: np.ndarray) -> N
     runs = []                   # (first, end) of each slab's chunks, in the plan's groups
     a = 0
     while a < nchunks:
-        b = int(np.searchsorted(bounds, bounds[a] + SLAB_POINTS, side="right")) - 1
+        b = int(np.searchsorted(bounds, bounds[a] + shard_read.SLAB_POINTS, side="right")) - 1
         b = min(max(b, a + 1), a + step, nchunks)
         runs.append((a, b))
         a = b
@@ -186,33 +182,10 @@ def _decode_points(io: ArrayIO, points: tuple, g0: int, g1: int, arena: object |
                    flat: np.ndarray) -> None:
     """Fetch and decode the chunks ``g0`` to ``g1`` of those holding a point (C order), and
     copy their points into ``flat`` (the output's cells in C order)."""
-    pts, perm, bounds, first, grid = points
-    chunk = io.chunk_shape
-    b0, b1 = int(bounds[g0]), int(bounds[g1])
-    at = np.arange(b0, b1, dtype=np.int64) if perm is None else perm[b0:b1]
-    cc = np.stack(np.unravel_index(first[g0:g1], grid), axis=1).astype(np.int64, copy=False)
-    got = _fetch_at(io, cc, arena)
-    if got is None:
-        flat[at] = io.fill
-        return
-    k = g1 - g0
-    counts = np.diff(bounds[g0:g1 + 1])
-    # each point's place in the decoded chunks: its chunk's, plus its place in that chunk
-    place = np.repeat(np.arange(k, dtype=np.int64) * prod(chunk), counts)
-    for d, (p, c) in enumerate(zip(pts, chunk)):
-        place += (p[at] - np.repeat(cc[:, d] * c, counts)) * prod(chunk[d + 1:])
-    buf, starts, lengths = got
-    dec = np.empty((k, *chunk), dtype=io.dtype)
-
-    def located(i: int, exc: BaseException) -> Any:
-        return _located(exc, io, tuple(int(x) for x in cc[i]), chunk)
-
-    from zarrx.codecs.plan_many import decode_many    # codecs load on first use
-    decode_many(io.plan(chunk), buf, starts, lengths, dec, located)
-    missing = starts < 0
-    if missing.any():
-        dec[missing] = io.fill
-    flat[at] = dec.reshape(-1)[place]
+    cc = np.stack(np.unravel_index(points[3][g0:g1], points[4]), axis=1).astype(np.int64,
+                                                                               copy=False)
+    decode_points(io, points, np.arange(g0, g1, dtype=np.int64), cc, _fetch_at(io, cc, arena),
+                  flat)
 
 
 def _read_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
