@@ -229,3 +229,79 @@ def test_point_reads_split_into_slabs_by_points_match_numpy(monkeypatch, threads
         np.testing.assert_array_equal(z.vindex[pts], a[pts])
         mask = rng.random(a.shape) < 0.5
         np.testing.assert_array_equal(z[mask], a[mask])
+
+
+@pytest.mark.parametrize("codecs", list(STORED))
+@pytest.mark.parametrize("kind", ["vindex", "mask"])
+@pytest.mark.parametrize("where", ["memory", "local"])
+def test_a_point_read_of_small_inner_chunks_of_shards_makes_few_calls_per_chunk(
+        tmp_path, where, kind, codecs):
+    """20,000 points over 1,024 inner chunks of 4 KiB in 16 shards: calls are made per shard
+    and per slab, not per inner chunk (38 calls per inner chunk, chunk by chunk)."""
+    a = _data((1024, 1024))
+    rng = np.random.default_rng(1)
+    ix, iy = rng.integers(0, 1024, 20000), rng.integers(0, 1024, 20000)
+    mask = np.zeros(a.shape, dtype=bool)
+    mask[ix, iy] = True
+    read = (lambda z: z.vindex[ix, iy]) if kind == "vindex" else (lambda z: z[mask])
+    want = a[ix, iy] if kind == "vindex" else a[mask]
+    with zarrx.config.set(threads=1):
+        z = zarrx.create_array(_store(where, tmp_path), shape=a.shape, chunks=(32, 32),
+                               shards=(256, 256), dtype="f4", **STORED[codecs])
+        z[...] = a
+        np.testing.assert_array_equal(read(z), want)
+        got: list = []
+        n = calls_made(lambda: got.append(read(z)))
+    np.testing.assert_array_equal(got[0], want)
+    assert n / 1024 < 5, n
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["1thread", "2threads"])
+@pytest.mark.parametrize("index_location", ["end", "start"])
+@pytest.mark.parametrize("dtype", ["f8", "bool", "U2"])
+def test_point_reads_of_small_inner_chunks_of_shards_match_numpy(dtype, index_location,
+                                                                 threads):
+    """Coordinates and masks over partial border shards, shards never written and inner
+    chunks emptied (the fill value), read as numpy reads them."""
+    rng = np.random.default_rng(len(dtype) + len(index_location))
+    shape = (53, 47)
+    a = _data(shape, "f8", seed=4).astype(dtype)
+    fill = a.flat[0]
+    a[:] = fill
+    with zarrx.config.set(threads=threads):
+        z = zarrx.create_array(MemoryStore(), shape=shape, chunks=(3, 5), dtype=dtype,
+                               shards={"shape": (12, 10), "index_location": index_location},
+                               fill_value=fill, compressors=[C.Zstd(level=1), C.Crc32c()])
+        a[4:50, 7:40] = _data((46, 33), "f8", seed=8).astype(dtype)
+        z[4:50, 7:40] = a[4:50, 7:40]
+        a[10:20, 10:30] = fill
+        z[10:20, 10:30] = fill
+        for n in [0, 4, 50, 2000]:
+            pts = _points(rng, shape, n)
+            np.testing.assert_array_equal(z.vindex[pts], a[pts])
+        for p in [0.0, 0.2, 1.0]:
+            mask = rng.random(shape) < p
+            np.testing.assert_array_equal(z[mask], a[mask])
+
+
+@pytest.mark.parametrize("threads", [1, 2], ids=["1thread", "2threads"])
+def test_a_corrupt_inner_chunk_in_a_point_read_raises_what_reading_it_alone_raises(threads):
+    """Two shards with a corrupt inner chunk each: the error is that of the first in C order
+    of the shards, the one reading that inner chunk alone raises."""
+    with zarrx.config.set(threads=threads):
+        z = zarrx.create_array(MemoryStore(), shape=(64, 64), chunks=(4, 4), shards=(16, 16),
+                               dtype="f4", compressors=[C.Zstd(level=1), C.Crc32c()])
+        z[...] = _data((64, 64))
+        for key in ("c/1/2", "c/3/0"):
+            v = bytearray(z.store.get(key))
+            v[20] ^= 0xFF                  # inside the shard's first inner chunk
+            z.store.set(key, bytes(v))
+        with pytest.raises(CodecError) as alone:
+            z[16:20, 32:36]
+        assert "'c/1/2'" in str(alone.value)
+        rng = np.random.default_rng(3)
+        pts = (rng.integers(0, 64, 3000)[::-1], rng.integers(0, 64, 3000))
+        for read in [lambda: z.vindex[pts], lambda: z[np.ones((64, 64), bool)]]:
+            with pytest.raises(CodecError) as got:
+                read()
+            assert str(got.value) == str(alone.value)
