@@ -59,7 +59,7 @@ LAYERS = [
     ("zarrx.chunk_write", 4),
     ("zarrx.box_read", 4),
     ("zarrx.box_write", 4),
-    ("zarrx.shard_read", 4),     # box reads of small inner chunks, shard by shard
+    ("zarrx.shard_read", 4),     # box and point reads of small inner chunks, shard by shard
     ("zarrx.batch_read", 4),     # box, outer and point reads of small chunks, a slab at a time
     ("zarrx.text_items", 4),     # the code units of fixed-length text read from chunks
     ("zarrx.attrs", 5),
