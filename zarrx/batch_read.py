@@ -1,6 +1,7 @@
 """Batch reads: a box of cells of an array of small chunks, each stored as an object of its
 own, read a slab of chunks at a time with no Python call per chunk; other outer selections
-(slices of any step, integers, index arrays) the same way, their picked cells gathered per slab.
+(slices of any step, integers, index arrays) and coordinate and mask selections the same way,
+their picked cells (points) gathered per slab.
 
 The general read path (:func:`zarrx.chunk_read.read_into`) makes a projection, a decode call
 and a copy per chunk: 16 to 40 Python calls for a chunk of 4 KiB. Here the chunks of a slab (a
@@ -25,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _pool, chunk_io
+from zarrx import _pool, chunk_io, shard_read
 from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, _located, check_count
-from zarrx.shard_read import SLAB_BYTES, decode_slab, run_in_order
+from zarrx.shard_read import SLAB_BYTES, decode_points, decode_slab, run_in_order
 
 __all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS"]
 
@@ -61,11 +62,14 @@ def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     least ``MIN_CHUNKS`` chunks and the array allows it (see :func:`_eligible`). False, having
     read nothing, otherwise."""
     box = plan.region
-    if (box is None and plan.picks is None) or plan.nchunks < MIN_CHUNKS \
-            or out.dtype != io.dtype or not (out.flags.c_contiguous and out.flags.writeable) \
-            or not _eligible(io):
+    if (box is None and plan.picks is None and plan.points is None) \
+            or plan.nchunks < MIN_CHUNKS or out.dtype != io.dtype \
+            or not (out.flags.c_contiguous and out.flags.writeable) or not _eligible(io):
         return False
     check_count(io, plan.nchunks)
+    if plan.points is not None:
+        _read_points(io, plan.points, plan.nchunks, out)
+        return True
     if box is None:
         _read_picked(io, plan.picks, out)
         return True
@@ -120,6 +124,12 @@ def _fetch(io: ArrayIO, axes: list[np.ndarray], arena: object | None
     with one store call, as ``(buffer, starts, lengths)`` over them in C order (a start of -1
     for a missing chunk); None when none is stored."""
     coords = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, len(axes))
+    return _fetch_at(io, coords, arena)
+
+
+def _fetch_at(io: ArrayIO, coords: np.ndarray, arena: object | None
+              ) -> tuple[Any, np.ndarray, np.ndarray] | None:
+    """:func:`_fetch` of the chunks at ``coords`` (an ``(n, ndim)`` int64 array), in order."""
     got = io.source.get_chunk_array(coords, arena)
     held = [d for d in got if d is not None]
     if not held:
@@ -135,6 +145,47 @@ def _fetch(io: ArrayIO, axes: list[np.ndarray], arena: object | None
     sizes[have] = lengths
     starts[have] = np.cumsum(lengths) - lengths
     return buf, starts, sizes
+
+
+def _read_points(io: ArrayIO, points: tuple, nchunks: int, out: np.ndarray) -> None:
+    """Read a coordinate or mask selection (``points``, see
+    :attr:`~zarrx.selection_plan.SelectionPlan.points`, touching ``nchunks`` chunks) into
+    ``out`` (its cells in C order): the chunks holding a point, a slab of them at a time in C
+    order (at most ``shard_read.SLAB_POINTS`` points, unless one chunk holds more), each
+    slab's points gathered from its decoded chunks with one numpy indexing."""
+    chunk = io.chunk_shape
+    nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
+    parallel = _pool.threads() > 1 and not io.gil_bound
+    limit = min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES
+    step = max(1, min(limit // max(1, nbytes), BATCH_CHUNKS, chunk_io.MAX_WINDOW))
+    bounds = points[2]
+    runs = []                   # (first, end) of each slab's chunks, in the plan's groups
+    a = 0
+    while a < nchunks:
+        b = int(np.searchsorted(bounds, bounds[a] + shard_read.SLAB_POINTS, side="right")) - 1
+        b = min(max(b, a + 1), a + step, nchunks)
+        runs.append((a, b))
+        a = b
+    flat = out.reshape(-1)
+    arenas = threading.local()
+
+    def one(i: int) -> None:
+        arena = getattr(arenas, "arena", _NO_ARENA)
+        if arena is _NO_ARENA:
+            arena = arenas.arena = io.source.new_arena()
+        _decode_points(io, points, *runs[i], arena, flat)
+
+    run_in_order(len(runs), one, parallel and len(runs) > 1)
+
+
+def _decode_points(io: ArrayIO, points: tuple, g0: int, g1: int, arena: object | None,
+                   flat: np.ndarray) -> None:
+    """Fetch and decode the chunks ``g0`` to ``g1`` of those holding a point (C order), and
+    copy their points into ``flat`` (the output's cells in C order)."""
+    cc = np.stack(np.unravel_index(points[3][g0:g1], points[4]), axis=1).astype(np.int64,
+                                                                               copy=False)
+    decode_points(io, points, np.arange(g0, g1, dtype=np.int64), cc, _fetch_at(io, cc, arena),
+                  flat)
 
 
 def _read_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:

@@ -463,4 +463,6 @@ def _plan_points(points: list[np.ndarray], bshape: tuple[int, ...], g: ChunkGrid
     def coords_at(idx: np.ndarray) -> np.ndarray:
         return np.stack(np.unravel_index(first[idx], g.nchunks), axis=1).astype(np.int64)
 
-    return SelectionPlan(kind, tuple(bshape), nchunks, it, at, coords, coords_at=coords_at)
+    plan = SelectionPlan(kind, tuple(bshape), nchunks, it, at, coords, coords_at=coords_at)
+    plan.points = (points, perm, bounds, first, g.nchunks)
+    return plan

@@ -76,7 +76,7 @@ class SelectionPlan:
     """Result shape plus the chunk projections of one selection (``plan.chunks``)."""
 
     __slots__ = ("_at", "_coords", "_coords_at", "_iter", "_levels", "_order", "box", "cells",
-                 "kind", "nchunks", "out_shape", "picks", "region", "view")
+                 "kind", "nchunks", "out_shape", "picks", "points", "region", "view")
 
     def __init__(self, kind: str, out_shape: tuple[int, ...], nchunks: int, it: Any, at: Any,
                  coords: Any, box: tuple[tuple[int, int], ...] | None = None,
@@ -108,6 +108,12 @@ class SelectionPlan:
         # of a slice (any step) or an integer (a count of 1), or an int64 array of positions;
         # None for other plans
         self.picks: tuple | None = None
+        # a coordinate or mask plan's points grouped by chunk: ``(points, perm, bounds, first,
+        # grid)``: per array axis the points' positions in output order, the order listing
+        # them chunk by chunk (None: they already are), where each chunk's run of them starts
+        # in that order (and the end), each such chunk's C-order number in the grid of
+        # ``grid`` chunks per axis; None for other plans
+        self.points: tuple | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -1,5 +1,5 @@
-"""Shard reads: a box of cells of a sharded array of small inner chunks, read shard by shard
-with the inner chunks described by arrays.
+"""Shard reads: a box of cells (or the points of a coordinate or mask selection) of a sharded
+array of small inner chunks, read shard by shard with the inner chunks described by arrays.
 
 The general read path (:func:`zarrx.chunk_read.read_into`) makes Python objects for every
 inner chunk (a projection, a request, the bytes fetched): about 1.3 KB each, 1.3 GiB for a
@@ -26,8 +26,8 @@ from zarrx.chunk_io import ArrayIO, _located, check_count
 from zarrx.store.shard_slots import read_slots
 from zarrx.store.sharded import ABSENT_MIN
 
-__all__ = ["read_shards", "decode_slab", "run_in_order", "COMPACT_CHUNK_BYTES", "SLAB_BYTES",
-           "SLAB_CHUNKS"]
+__all__ = ["read_shards", "decode_points", "decode_slab", "run_in_order", "COMPACT_CHUNK_BYTES",
+           "SLAB_BYTES", "SLAB_CHUNKS", "SLAB_POINTS"]
 
 #: inner chunks of at most this many decoded bytes are read shard by shard here (larger ones
 #: cost little per chunk on the general path, which decodes them straight into the output)
@@ -35,6 +35,11 @@ COMPACT_CHUNK_BYTES = 1 << 14
 #: most decoded bytes, and most inner chunks, of a slab of inner chunks (at least a row of them)
 SLAB_BYTES = 1 << 22
 SLAB_CHUNKS = 1 << 16
+#: most points of a slab of a coordinate or mask read (unless one chunk holds more): each
+#: takes a few int64 indices (24 to 40 bytes) while its slab is copied
+SLAB_POINTS = 1 << 18
+#: coordinate and mask reads of fewer chunks take the general path
+MIN_POINT_CHUNKS = 4
 
 
 def _eligible(io: ArrayIO) -> bool:
@@ -55,10 +60,14 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     when its selection is a box and the array allows it (see :func:`_eligible`). False, having
     read nothing, otherwise."""
     box = plan.region
-    if box is None or out.dtype != io.dtype or not (out.flags.c_contiguous and
-                                                    out.flags.writeable) or not _eligible(io):
+    if (box is None and (plan.points is None or plan.nchunks < MIN_POINT_CHUNKS)) \
+            or out.dtype != io.dtype or not (out.flags.c_contiguous and out.flags.writeable) \
+            or not _eligible(io):
         return False
     check_count(io, plan.nchunks)
+    if box is None:
+        _read_shard_points(io, plan.points, out.reshape(-1))
+        return True
     target = out.reshape([b - a for a, b in box])     # only axes of one cell differ: a view
     chunk, ratio = io.chunk_shape, io.object_ratio
     span = [c * r for c, r in zip(chunk, ratio)]      # type: ignore[arg-type]
@@ -71,6 +80,79 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
                                                   absent is not None and absent[i]),
                  len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound)
     return True
+
+
+def _read_shard_points(io: ArrayIO, points: tuple, flat: np.ndarray) -> None:
+    """Read a coordinate or mask selection (``points``, see
+    :attr:`~zarrx.selection_plan.SelectionPlan.points`) into ``flat`` (the output's cells in C
+    order) shard by shard, in C order of the shards and of the inner chunks in each (as the
+    general path lists them): the inner chunks holding a point fetched by their slots, decoded
+    a slab at a time and their points gathered with one numpy indexing per slab."""
+    _, _, bounds, first, grid = points
+    chunk, ratio = io.chunk_shape, io.object_ratio
+    cc = np.stack(np.unravel_index(first, grid), axis=1).astype(np.int64, copy=False)
+    shard_of = cc // np.asarray(ratio, dtype=np.int64)
+    lin = np.ravel_multi_index(tuple(shard_of.T), [-(-g // r) for g, r in zip(grid, ratio)])
+    order = np.argsort(lin, kind="stable")     # shard-major, C order within each shard
+    cuts = [0, *(np.flatnonzero(np.diff(lin[order])) + 1).tolist(), len(order)]
+    nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
+    step = max(1, min(SLAB_BYTES // max(1, nbytes), SLAB_CHUNKS))
+
+    def one(i: int) -> None:
+        gs = order[cuts[i]:cuts[i + 1]]
+        obj = tuple(int(x) for x in shard_of[gs[0]])
+        local = cc[gs] - shard_of[gs[0]] * np.asarray(ratio, dtype=np.int64)
+        got = read_slots(io.source, obj, np.ravel_multi_index(tuple(local.T), ratio)
+                         .astype(np.int64, copy=False))
+        held = np.cumsum(bounds[gs + 1] - bounds[gs])   # points up to each chunk
+        a = 0
+        while a < len(gs):
+            b = int(np.searchsorted(held, (held[a - 1] if a else 0) + SLAB_POINTS, "right"))
+            b = min(max(b, a + 1), a + step)
+            part = None if got is None else (got[0], got[1][a:b], got[2][a:b])
+            decode_points(io, points, gs[a:b], cc[gs[a:b]], part, flat)
+            a = b
+
+    run_in_order(len(cuts) - 1, one,
+                 len(cuts) > 2 and _pool.threads() > 1 and not io.gil_bound)
+
+
+def decode_points(io: ArrayIO, points: tuple, gs: np.ndarray, cc: np.ndarray, got: Any,
+                  flat: np.ndarray) -> None:
+    """Decode the chunks ``gs`` (an int64 array: their places among the chunks holding a
+    point of ``points``, see :attr:`~zarrx.selection_plan.SelectionPlan.points`), at ``cc``
+    (their coordinates, ``(len(gs), ndim)``) and fetched as ``got`` (``(buffer, starts,
+    lengths)`` over them, a start of -1 for a missing chunk; None: none is stored), and copy
+    their points into ``flat`` (the output's cells in C order). A chunk that does not decode
+    raises the error reading it alone raises, the first such in order."""
+    pts, perm, bounds, _, _ = points
+    chunk = io.chunk_shape
+    counts = bounds[gs + 1] - bounds[gs]
+    ends = np.cumsum(counts)
+    # the chunks' points, one chunk's after another: their places in the plan's order
+    take = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(bounds[gs] - (ends - counts),
+                                                                counts)
+    at = take if perm is None else perm[take]
+    if got is None:
+        flat[at] = io.fill
+        return
+    k = len(gs)
+    # each point's place in the decoded chunks: its chunk's, plus its place in that chunk
+    place = np.repeat(np.arange(k, dtype=np.int64) * prod(chunk), counts)
+    for d, (p, c) in enumerate(zip(pts, chunk)):
+        place += (p[at] - np.repeat(cc[:, d] * c, counts)) * prod(chunk[d + 1:])
+    buf, starts, lengths = got
+    dec = np.empty((k, *chunk), dtype=io.dtype)
+
+    def located(i: int, exc: BaseException) -> Any:
+        return _located(exc, io, tuple(int(x) for x in cc[i]), chunk)
+
+    from zarrx.codecs.plan_many import decode_many    # codecs load on first use
+    decode_many(io.plan(chunk), buf, starts, lengths, dec, located)
+    missing = starts < 0
+    if missing.any():
+        dec[missing] = io.fill
+    flat[at] = dec.reshape(-1)[place]
 
 
 def run_in_order(n: int, one: Callable[[int], None], parallel: bool) -> None:

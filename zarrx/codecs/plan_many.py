@@ -7,7 +7,8 @@ lie in one buffer (a shard's bytes, or the stored chunks of a read joined), desc
 int64 arrays, into the rows of one array. Each stage takes all the chunks in one call: a
 ``crc32c`` verifies every checksum in one kernel call, raw chunks are copied by numpy, zstd
 frames decoded by :func:`~zarrx.codecs.zstd.decompress_many`, blosc and deflate streams by
-their one-buffer kernel called straight in a loop; any other chain runs ``plan.decode`` chunk
+their one-buffer kernel called straight in a loop, and transpositions (a Zarr v2 array of
+order "F") undone for all the chunks with one copy; any other chain runs ``plan.decode`` chunk
 by chunk, as does every chain when a chunk fails (to word the error as reading it alone
 would).
 """
@@ -64,7 +65,7 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
     their ``verify_many``, the compressor's ``decode_many``, raw bytes copied by numpy. False
     when the chain has a stage with no such call (nothing decoded then) or a chunk fails in
     one (rows may be written)."""
-    if not plan.direct:
+    if not plan.direct and not _transposed(plan):
         return False
     b2b = plan.b2b
     comp = b2b[0] if b2b and not b2b[0].codec.view_only else None
@@ -76,7 +77,10 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
         if got is None:
             return False
         starts, lengths = got
-    rows = out.reshape(len(starts), -1).view(np.uint8)
+    # with transpositions, the chunks are decoded in their stored axis order, then laid out
+    # in the array's with one copy for them all
+    dec = out if not plan.a2a else np.empty((len(starts), *plan.a2b_shape), dtype=plan.dtype)
+    rows = dec.reshape(len(starts), -1).view(np.uint8)
     if comp is None:
         if bool(np.any(lengths[present] != plan.nbytes)):
             return False
@@ -86,11 +90,29 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
         if kernel is None or kernel(src, starts, lengths, rows) is not None:
             return False
     if plan.swap:
-        out.byteswap(inplace=True)
+        dec.byteswap(inplace=True)
+    if plan.a2a:
+        for st in reversed(plan.a2a):   # each undone as its decode does, chunk axis kept first
+            perm = np.argsort(st.codec.permutation(dec.ndim - 1))   # type: ignore[attr-defined]
+            dec = dec.transpose([0, *(1 + perm)])
+        out[...] = dec
     if plan.mask is not None:           # one item's mask: applied item by item
-        items = rows.reshape(-1, plan.mask.size)
+        items = out.reshape(-1).view(np.uint8).reshape(-1, plan.mask.size)
         np.bitwise_and(items, plan.mask, out=items)
     return True
+
+
+def _transposed(plan: CodecPipeline) -> bool:
+    """Whether ``plan`` is a chain :func:`_batched` decodes all at once but for transpositions
+    before it (a Zarr v2 array of order "F", a ``transpose`` codec): the ``bytes`` codec, any
+    checksums and at most one compressor that decodes into a given buffer."""
+    from zarrx.codecs.bytes_ import Bytes
+    from zarrx.codecs.transpose import Transpose
+    b2b = plan.b2b
+    return bool(plan.a2a) and all(type(st.codec) is Transpose for st in plan.a2a) \
+        and type(plan.a2b) is Bytes and plan.a2b_dtype == plan.dtype and not plan.dtype.hasobject \
+        and all(st.codec.view_only for st in b2b[1:]) \
+        and (not b2b or b2b[0].codec.direct_into or b2b[0].codec.view_only)
 
 
 def _copy_raw(src: np.ndarray, starts: np.ndarray, present: np.ndarray, rows: np.ndarray,
