@@ -78,3 +78,42 @@ def test_a_transpose_of_another_rank_beside_an_inner_sharding_codec_is_refused()
     assert str(info.value).startswith(
         "create_array serializer.configuration.codecs[0].configuration.order: expected a "
         "permutation of 2 dimensions, found [2, 0, 1]")
+
+
+@pytest.mark.parametrize("orders", [[(1, 0)], [(1, 0), (1, 0)], [(2, 0, 1)]],
+                         ids=["swap", "swap-twice", "rotate-3d"])
+def test_transposes_in_filters_before_a_sharding_serializer(tmp_path, orders) -> None:
+    """``filters=[TransposeCodec]`` with ``serializer=ShardingCodec``: zarr-python 3 stores the
+    transposes before the sharding codec, which then cuts the transposed shard (before, zarrx
+    refused the arguments with ``ArgumentError``)."""
+    ndim = len(orders[0])
+    shape, shard = ((9, 7), (8, 4)) if ndim == 2 else ((5, 6, 7), (4, 6, 2))
+    inner = (2, 2) if ndim == 2 else (2, 2, 2)
+    values = np.arange(np.prod(shape), dtype="i4").reshape(shape)
+    docs = []
+    for lib in (zarr, zarrx):
+        c = zarr.codecs if lib is zarr else zarrx.codecs
+        path = str(tmp_path / lib.__name__)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            z = lib.create_array(path, shape=shape, chunks=shard, dtype="i4", fill_value=-1,
+                                 compressors=None,
+                                 filters=[c.TransposeCodec(order=o) for o in orders],
+                                 serializer=c.ShardingCodec(chunk_shape=inner,
+                                                            codecs=[c.BytesCodec()]))
+            z[...] = values
+        docs.append(json.loads(Path(path, "zarr.json").read_text())["codecs"])
+        for who, got in zip(("zarrx", "zarr-python", "tensorstore"), _read_all(path)):
+            np.testing.assert_array_equal(got, values, err_msg=f"{who} reads {lib.__name__}'s")
+    assert docs[0] == docs[1]
+    assert [d["name"] for d in docs[1]] == ["transpose"] * len(orders) + ["sharding_indexed"]
+
+
+def test_a_filter_other_than_a_transpose_before_a_sharding_serializer_is_refused() -> None:
+    with pytest.raises(ArgumentError) as info:
+        zarrx.create_array({}, shape=(8, 8), chunks=(8, 4), dtype="i4",
+                           filters=[{"id": "delta", "dtype": "<i4"}],
+                           serializer=zarrx.codecs.ShardingCodec(chunk_shape=(2, 2)))
+    assert str(info.value).startswith(
+        "create_array filters: only transposes may come before a sharding serializer")
+    assert "'numcodecs.delta'" in str(info.value)
