@@ -117,3 +117,33 @@ def test_a_filter_other_than_a_transpose_before_a_sharding_serializer_is_refused
     assert str(info.value).startswith(
         "create_array filters: only transposes may come before a sharding serializer")
     assert "'numcodecs.delta'" in str(info.value)
+
+
+def test_inner_chunks_cut_the_transposed_shard_as_the_spec_has_it(tmp_path) -> None:
+    """After a transpose, the sharding codec's inner chunks divide the shard as the transpose
+    leaves it. zarr-python 3.1.6 checks them against the untransposed shard: it creates an
+    array whose inner chunks do not divide the shard its sharding codec sees (zarrx and
+    tensorstore refuse it), and refuses one whose inner chunks do (zarrx creates it,
+    tensorstore reads it)."""
+    def make(lib, name, inner):
+        c = zarr.codecs if lib is zarr else zarrx.codecs
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return lib.create_array(str(tmp_path / name), shape=(5, 6), chunks=(4, 6),
+                                    dtype="i4", compressors=None,
+                                    filters=[c.TransposeCodec(order=(1, 0))],
+                                    serializer=c.ShardingCodec(chunk_shape=inner))
+
+    make(zarr, "theirs", (2, 3))        # the transposed shard is (6, 4): 3 does not divide 4
+    with pytest.raises(zarrx.MetadataError) as info:
+        zarrx.open_array(str(tmp_path / "theirs"), mode="r")
+    assert str(info.value) == (
+        "zarr.json codecs[1].configuration.chunk_shape[1]: expected a divisor of the shard "
+        "size 4 along axis 1 (shard shape [6, 4] as seen by the sharding codec), found 3")
+    with pytest.raises(ArgumentError):
+        make(zarrx, "refused", (2, 3))
+    ours = make(zarrx, "ours", (3, 2))
+    values = np.arange(30, dtype="i4").reshape(5, 6)
+    ours[...] = values
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path / "ours")}}
+    np.testing.assert_array_equal(ts.open(spec).result().read().result(), values)
