@@ -147,3 +147,19 @@ def test_inner_chunks_cut_the_transposed_shard_as_the_spec_has_it(tmp_path) -> N
     ours[...] = values
     spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(tmp_path / "ours")}}
     np.testing.assert_array_equal(ts.open(spec).result().read().result(), values)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_outer_inner_chunks_not_dividing_the_shard_name_the_argument(transposed) -> None:
+    """A nested sharding serializer whose outer inner chunks do not divide the shard is an
+    ``ArgumentError`` naming ``chunk_shape`` in the argument, as for one sharding codec (it was
+    a ``MetadataError`` naming "array metadata codecs[0]", a document the caller never gave)."""
+    c = zarrx.codecs
+    serializer = c.ShardingCodec(chunk_shape=(2, 3), codecs=[c.ShardingCodec(chunk_shape=(1, 1))])
+    filters = [c.TransposeCodec(order=(0, 1))] if transposed else None
+    with pytest.raises(ArgumentError) as info:
+        zarrx.create_array({}, shape=(16, 5), chunks=(4, 2), dtype="i4", filters=filters,
+                           serializer=serializer)
+    assert str(info.value) == (
+        "create_array serializer.configuration.chunk_shape[1]: expected a divisor of the shard "
+        "size 2 along axis 1 (shard shape (4, 2)), found 3")

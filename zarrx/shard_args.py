@@ -63,6 +63,12 @@ def nested_shards(dtype: Any, chunks: Any, shards: Any, flt: list, ser: Any, com
                             f"follow transposes only (found {len(flt)} array->array codecs "
                             f"({', '.join(f.name for f in before)}) and {len(comp)} "
                             f"bytes->bytes codecs beside it)")
+    outer = tuple(shards["shape"])
+    for ax, (s, c) in enumerate(zip(outer, chunks)):
+        if c > 0 and s % c:     # as build_codecs checks a sharding codec that is not nested
+            raise ArgumentError(f"{WHERE} {at}.configuration.chunk_shape[{ax}]: expected a "
+                                f"divisor of the shard size {s} along axis {ax} (shard shape "
+                                f"{outer}), found {c}")
     seen = tuple(chunks)
     for i, f in enumerate(before):
         perm = permutation(f.configuration["order"], len(seen))
