@@ -150,7 +150,8 @@ CASES: list[tuple[str, str, Any]] = [
     # -- fill values --
     ("fill-int8-range", "v3", v3(data_type="int8", fill_value=300, codecs=[{"name": "bytes"}])),
     ("fill-uint64-negative", "v3", v3(data_type="uint64", fill_value=-1)),
-    ("fill-int64-float", "v3", v3(data_type="int64", fill_value=1.0)),
+    ("fill-int64-float", "v3", v3(data_type="int64", fill_value=1.5)),
+    ("fill-int64-float-past-2-53", "v3", v3(data_type="int64", fill_value=2.0**53)),
     ("fill-nan-lowercase", "v3", v3(fill_value="nan")),
     ("fill-hex-length", "v3", v3(fill_value="0x7fc0")),
     ("fill-complex-scalar", "v3", v3(data_type="complex64", fill_value=1.0)),

@@ -164,7 +164,9 @@ EXPECTED = {
     'fill-uint64-negative':
         'a/zarr.json fill_value: expected an integer in [0, 18446744073709551615], found -1',
     'fill-int64-float':
-        'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 1.0',
+        'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 1.5',
+    'fill-int64-float-past-2-53':
+        'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 9007199254740992.0',
     'fill-nan-lowercase':
         'a/zarr.json fill_value: expected a number, "NaN", "Infinity", "-Infinity" or a hex bit pattern of 8 digits, found \'nan\'',
     'fill-hex-length':
