@@ -250,6 +250,8 @@ CASES: list[tuple[str, str, Any]] = [
     ("v2-chunks-rank", "v2", v2(chunks=[4])),
     ("v2-chunks-zero", "v2", v2(chunks=[4, 0])),
     ("v2-fill-uint8-range", "v2", v2(dtype="|u1", fill_value=256)),
+    ("v2-fill-nan-lowercase", "v2", v2(dtype="<f4", fill_value="nan")),
+    ("v2-fill-int-text", "v2", v2(dtype="<i4", fill_value="3")),
     ("v2-fill-base64", "v2", v2(dtype="|S5", fill_value="!!")),
     ("v2-fill-base64-long", "v2", v2(dtype="|S2", fill_value="YWJj")),
     ("v2-fill-hex-not-v2", "v2", v2(fill_value="0x7fc00000")),

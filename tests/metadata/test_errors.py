@@ -297,6 +297,10 @@ EXPECTED = {
         'a/.zarray chunks[1]: expected a positive integer below 2**63, or 0 on an axis of length 0 (this one has length 6), found 0',
     'v2-fill-uint8-range':
         'a/.zarray fill_value: expected an integer in [0, 255], found 256',
+    'v2-fill-nan-lowercase':
+        'a/.zarray fill_value: expected a number, "NaN", "Infinity", "-Infinity", found \'nan\'',
+    'v2-fill-int-text':
+        "a/.zarray fill_value: expected an integer in [-2147483648, 2147483647], found '3'",
     'v2-fill-base64':
         "a/.zarray fill_value: expected a base64 string, found '!!'",
     'v2-fill-base64-long':
