@@ -215,3 +215,26 @@ def test_raw_bits_fill_values_in_both_spellings(tmp_path) -> None:
     doc["fill_value"] = "AQI="
     (path / "zarr.json").write_text(json.dumps(doc))
     assert zarrx.open_array(str(path), mode="r")[...].tolist() == [b"\x01\x02"] * 3
+
+
+@pytest.mark.parametrize("data_type, fill", [("int32", 3.0), ("int8", -128.0), ("uint64", 0.0),
+                                             ("int64", -4503599627370496.0)])
+def test_a_v3_integer_fill_value_written_with_a_fraction_part(tmp_path, data_type, fill) -> None:
+    """A writer storing an integer fill value as ``3.0``: zarr-python 3 and tensorstore read
+    it as the integer (zarrx refused it with ``MetadataError``); so does zarrx."""
+    path = tmp_path / "a.zarr"
+    path.mkdir()
+    (path / "zarr.json").write_text(json.dumps({
+        "zarr_format": 3, "node_type": "array", "shape": [3], "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": fill, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]}))
+    want = np.full(3, int(fill), data_type)
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)}}
+    np.testing.assert_array_equal(ts.open(spec).result().read().result(), want)
+    assert _zarr_python_reads(path) == want.tolist()
+    z = zarrx.open_array(str(path), mode="r+")
+    np.testing.assert_array_equal(z[...], want)
+    assert z.fill_value == int(fill) and z.fill_value.dtype == np.dtype(data_type)
+    z[1:] = 1
+    assert _zarr_python_reads(path) == [int(fill), 1, 1]

@@ -77,6 +77,8 @@ LAYERS = [
     ("zarrx.like", 5),          # the arguments of the *_like functions
     ("zarrx.hierarchy", 5),
     ("zarrx.codec_args", 5),
+    ("zarrx.shard_args", 5),    # the sharding serializer of array creation
+    ("zarrx.codec_inputs", 5),  # codec arguments of array creation as codec objects
     ("zarrx.dask.chunks", 5),   # dask block layout and graphs over an Array handle
     ("zarrx.dask.graph", 5),
     ("zarrx.dask", 6),

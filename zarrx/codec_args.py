@@ -24,110 +24,25 @@ from typing import Any
 
 import numpy as np
 
+from zarrx.codec_inputs import WHERE, Arg, as_codec
+from zarrx.codec_inputs import int_tuple as _int_tuple
+from zarrx.codec_inputs import is_auto as _auto
+from zarrx.codec_inputs import kind_of as _kind
+from zarrx.codec_inputs import listify as _listify
 from zarrx.codecs.base import Codec, V2Place
 from zarrx.codecs.plan import complete_specs
 from zarrx.codecs.registry import lookup
 from zarrx.errors import ArgumentError, ArgumentTypeError, CodecError
 from zarrx.metadata._util import Loc, short
-from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
-                                        lower_numcodecs, unknown_codec)
-from zarrx.metadata.codecs import codec_json, permutation
+from zarrx.metadata.codec_table import A2A, A2B, B2B, codec_kind, lower_numcodecs
+from zarrx.metadata.codecs import codec_json
 from zarrx.metadata.dtype_input import resolve_dtype
 from zarrx.metadata.dtypes import category
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType
 from zarrx.metadata.v2 import bytes_filters_at, filtered_endian
+from zarrx.shard_args import nested_shards, transposed_shards, unshard
 
 __all__ = ["build_codecs", "as_codec", "split_codecs", "array_codecs"]
-
-Arg = CodecSpec | Codec
-
-WHERE = "create_array"
-
-
-_WANT = ("a codec: a zarrx.codecs object such as zarrx.codecs.Zstd(), a zarr.codecs or "
-         "numcodecs codec object, or a codec dict")
-
-
-def _plain(obj: Any) -> Any:
-    """A zarr-python ``to_dict()`` as JSON: tuples as lists, enums as their values."""
-    if isinstance(obj, Mapping):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    value = getattr(obj, "value", obj)        # enum.Enum members (zarr-python's Endian...)
-    return value if isinstance(value, (str, int, float, bool, type(None))) else obj
-
-
-# what zarr-python's codec classes fill in when a user leaves a field out ({"name": "gzip"}):
-# metadata documents must spell these out, arguments need not
-_USER_DEFAULTS = {"bytes": {"endian": "little"},        # as zarrx's BytesCodec() too
-                  "gzip": {"level": 5},
-                  "blosc": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle"},
-                  "zstd": {"level": 0, "checksum": False}}
-
-
-def as_codec(obj: Any, where: str) -> Arg:
-    """A codec argument as a codec object (checked when it was made) or a v3 codec spec (known,
-    its configuration checked)."""
-    loc = Loc(WHERE, where, error=CodecError)
-    if isinstance(obj, Codec):
-        return obj
-    if isinstance(obj, type):
-        raise ArgumentTypeError(f"{loc}: expected a codec object, found the class "
-                                f"{obj.__module__}.{obj.__name__}; pass an instance, such as "
-                                f"{obj.__name__}()")
-    if isinstance(obj, CodecSpec):
-        spec = obj
-    elif hasattr(obj, "to_dict") and callable(obj.to_dict) and not isinstance(obj, Mapping) \
-            and not hasattr(obj, "get_config"):
-        return _from_zarr_python(obj, where)
-    elif isinstance(obj, Mapping) and "name" in obj:
-        loc.keys(dict(obj), ("name",), ("configuration", "must_understand"))
-        name = (loc / "name").str(obj["name"])
-        conf = (loc / "configuration").obj(obj.get("configuration", {}))
-        conf = {**_USER_DEFAULTS.get(name, {}), **conf}
-        spec = CodecSpec(name, dict(conf),
-                         must_understand=(loc / "must_understand").bool(
-                             obj.get("must_understand", True)))
-    elif isinstance(obj, Mapping) and "id" in obj:
-        spec = lower_numcodecs(dict(obj), loc, known_only=True)
-    elif hasattr(obj, "get_config") and callable(obj.get_config):     # a numcodecs codec
-        spec = lower_numcodecs(dict(obj.get_config()), loc, known_only=True)
-    else:
-        raise ArgumentTypeError(f"{loc}: expected {_WANT}, found {type(obj).__name__} {obj!r}")
-    if spec.name == "sharding_indexed":
-        from zarrx.codecs.sharding import ShardingIndexed
-        conf = dict(spec.configuration)
-        if "chunk_shape" not in conf:
-            raise (loc / "configuration").fail("missing required field 'chunk_shape'")
-        return ShardingIndexed(**conf)
-    if lookup(spec.name) is None:
-        raise unknown_codec(spec.name, f"{loc}: ")
-    check_codec(spec.name, spec.configuration, loc / "configuration")
-    return spec
-
-
-def _from_zarr_python(obj: Any, where: str) -> Arg:
-    """A zarr-python codec object, through its ``to_dict()``. Fields it leaves to be chosen
-    from the array (blosc ``typesize`` and ``shuffle`` when not given) are left to zarrx's
-    codec class defaults the same way."""
-    doc = _plain(obj.to_dict())
-    open_fields = getattr(obj, "_tunable_attrs", None) or ()
-    conf = doc.get("configuration") if isinstance(doc, dict) else None
-    if open_fields and isinstance(conf, dict):
-        conf = {k: v for k, v in conf.items() if k not in open_fields}
-        cls = lookup(doc.get("name", ""))
-        if cls is not None:
-            try:
-                return cls(**conf)
-            except TypeError:
-                pass
-        doc = {**doc, "configuration": conf}
-    return as_codec(doc, where)
-
-
-def _kind(c: Arg) -> str | None:
-    return c.kind if isinstance(c, Codec) else codec_kind(c.name)
 
 
 _ARG_OF = {A2A: "filters", A2B: "serializer", B2B: "compressors"}
@@ -208,21 +123,6 @@ def _object(spec: CodecSpec) -> Arg:
         return spec
 
 
-def _listify(arg: Any) -> list:
-    if arg is None:
-        return []
-    if isinstance(arg, (Mapping, CodecSpec, Codec, type)) or hasattr(arg, "get_config") \
-            or hasattr(arg, "to_dict"):
-        return [arg]
-    if isinstance(arg, Sequence) and not isinstance(arg, (str, bytes)):
-        return list(arg)
-    return [arg]
-
-
-def _auto(arg: Any) -> bool:
-    return isinstance(arg, str) and arg == "auto"
-
-
 def _serializer(dt: DataType, endian: str | None) -> CodecSpec:
     kind = category(dt)
     if kind in ("string", "bytes"):
@@ -293,11 +193,15 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
                                                  "serializer", "serializer")
     index_codecs = None
     inside = None           # where the codecs are, when they come from a sharding serializer
+    if ser is not None and ser.name == "sharding_indexed" and flt and v3:
+        return transposed_shards(dtype, shape, chunks, shards, flt, ser, compressors, order, at,
+                                 build=build_codecs)
     if ser is not None and ser.name == "sharding_indexed":
-        chunks, shards, flt, ser, comp, index_codecs = _unshard(
+        chunks, shards, flt, ser, comp, index_codecs = unshard(
             ser, chunks, shards, flt, compressors, zarr_format, at)
         if ser.name == "sharding_indexed":
-            return _nested(dtype, chunks, shards, flt, ser, comp, index_codecs, order, at)
+            return nested_shards(dtype, chunks, shards, flt, ser, comp, index_codecs, order, at,
+                                 build=build_codecs)
         inside = f"{at}.configuration"
     elif _auto(compressors):
         comp = [CodecSpec("zstd", {"level": 0, "checksum": False})]
@@ -366,86 +270,6 @@ def build_codecs(*, dtype: Any, shape: tuple[int, ...], chunks: Any, shards: Any
         "index_location": index_location,
     })
     return {"codecs": [sharding]}, shard_shape
-
-
-def _int_tuple(value: Any, ndim: int | None = None) -> tuple[int, ...] | None:
-    """``value`` (a sequence or numpy array of ints; with ``ndim``, also one int for every
-    axis, as zarr-python takes ``shards=4`` and as ``chunks=`` takes an int) as a tuple of
-    ints, else None."""
-    if ndim is not None and isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return (int(value),) * ndim
-    if isinstance(value, (str, bytes, Mapping)):
-        return None
-    try:
-        items = tuple(value)
-    except TypeError:
-        return None
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in items):
-        return None
-    return tuple(int(v) for v in items)
-
-
-def _nested(dtype: Any, chunks: Any, shards: Any, flt: list, ser: Any, comp: list,
-            index_codecs: list, order: str, at: str) -> tuple[dict[str, Any], Any]:
-    """Nested sharding: the inner ``sharding_indexed`` serializer (in the outer one's codecs,
-    at ``at``, after transposes only) built as ``create_array`` builds one for chunks of the
-    outer shard's inner chunk shape as those transposes leave it, then wrapped in the outer."""
-    before = [f.to_spec() if isinstance(f, Codec) else f for f in flt]
-    if comp or any(f.name != "transpose" for f in before):
-        raise ArgumentError(f"{WHERE} {at}.configuration.codecs: an inner sharding codec may "
-                            f"follow transposes only (found {len(flt)} array->array codecs "
-                            f"({', '.join(f.name for f in before)}) and {len(comp)} "
-                            f"bytes->bytes codecs beside it)")
-    seen = tuple(chunks)
-    for i, f in enumerate(before):
-        perm = permutation(f.configuration["order"], len(seen))
-        if sorted(perm) != list(range(len(seen))):
-            raise ArgumentError(f"{WHERE} {at}.configuration.codecs[{i}].configuration.order: "
-                                f"expected a permutation of {len(seen)} dimensions, found "
-                                f"{list(perm)}")
-        seen = tuple(seen[o] for o in perm)
-    inner, _ = build_codecs(dtype=dtype, shape=seen, chunks=seen, shards=None, filters="auto",
-                            serializer=ser, compressors="auto", zarr_format=3, order=order,
-                            at=f"{at}.configuration.codecs[{len(flt)}]")
-    sharding = CodecSpec("sharding_indexed", {
-        "chunk_shape": list(chunks),
-        "codecs": [codec_json(s) for s in (*before, *inner["codecs"])],
-        "index_codecs": index_codecs,
-        "index_location": shards["index_location"],
-    })
-    return {"codecs": [sharding]}, tuple(shards["shape"])
-
-
-def _unshard(sharding: Any, chunks: Any, shards: Any, flt: list, compressors: Any,
-             zarr_format: int, at: str) -> tuple[Any, Any, list, Arg, list, list]:
-    """A ``sharding_indexed`` serializer (named ``at`` in messages) as the arguments
-    ``shards=`` takes: ``(inner chunks, shard shape, filters, serializer, compressors, index
-    codecs)`` from its configuration."""
-    where = f"{WHERE} {at}"
-    if zarr_format != 3:
-        raise ArgumentError(f"{where}: sharding needs zarr_format=3 (Zarr v2 has no sharding)")
-    if shards is not None:
-        raise ArgumentError(f"{where}: pass shards= or a sharding serializer, not both")
-    if flt:
-        raise ArgumentError(f"{where}: with a sharding serializer, put the array->array "
-                            f"codecs in its codecs=, not in filters=")
-    if not _auto(compressors) and _listify(compressors):
-        raise ArgumentError(f"{where}: a shard cannot be compressed as a whole (byte ranges "
-                            f"into it must map onto stored bytes); put the compressors in the "
-                            f"sharding codec's codecs=")
-    conf = sharding.configuration()
-    inner = [as_codec(c, f"{at}.configuration.codecs[{i}]")
-             for i, c in enumerate(conf["codecs"])]
-    kinds = [_kind(c) for c in inner]
-    if A2B not in kinds:
-        raise ArgumentError(f"{where}.configuration.codecs: expected exactly one array->bytes "
-                            f"codec (such as 'bytes'), found none in {inner!r}")
-    k = kinds.index(A2B)
-    index = [codec_json(c.to_spec() if isinstance(c, Codec) else c)
-             for c in (as_codec(c, f"{at}.configuration.index_codecs[{i}]")
-                       for i, c in enumerate(conf["index_codecs"]))]
-    shard_shape = {"shape": tuple(chunks), "index_location": conf["index_location"]}
-    return (tuple(conf["chunk_shape"]), shard_shape, inner[:k], inner[k], inner[k + 1:], index)
 
 
 def _v2(dt: DataType, flt: list[Arg], ser: Arg, comp: list[Arg], shards: Any,

@@ -150,7 +150,8 @@ CASES: list[tuple[str, str, Any]] = [
     # -- fill values --
     ("fill-int8-range", "v3", v3(data_type="int8", fill_value=300, codecs=[{"name": "bytes"}])),
     ("fill-uint64-negative", "v3", v3(data_type="uint64", fill_value=-1)),
-    ("fill-int64-float", "v3", v3(data_type="int64", fill_value=1.0)),
+    ("fill-int64-float", "v3", v3(data_type="int64", fill_value=1.5)),
+    ("fill-int64-float-past-2-53", "v3", v3(data_type="int64", fill_value=2.0**53)),
     ("fill-nan-lowercase", "v3", v3(fill_value="nan")),
     ("fill-hex-length", "v3", v3(fill_value="0x7fc0")),
     ("fill-complex-scalar", "v3", v3(data_type="complex64", fill_value=1.0)),
@@ -249,6 +250,8 @@ CASES: list[tuple[str, str, Any]] = [
     ("v2-chunks-rank", "v2", v2(chunks=[4])),
     ("v2-chunks-zero", "v2", v2(chunks=[4, 0])),
     ("v2-fill-uint8-range", "v2", v2(dtype="|u1", fill_value=256)),
+    ("v2-fill-nan-lowercase", "v2", v2(dtype="<f4", fill_value="nan")),
+    ("v2-fill-int-text", "v2", v2(dtype="<i4", fill_value="3")),
     ("v2-fill-base64", "v2", v2(dtype="|S5", fill_value="!!")),
     ("v2-fill-base64-long", "v2", v2(dtype="|S2", fill_value="YWJj")),
     ("v2-fill-hex-not-v2", "v2", v2(fill_value="0x7fc00000")),

@@ -164,7 +164,9 @@ EXPECTED = {
     'fill-uint64-negative':
         'a/zarr.json fill_value: expected an integer in [0, 18446744073709551615], found -1',
     'fill-int64-float':
-        'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 1.0',
+        'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 1.5',
+    'fill-int64-float-past-2-53':
+        'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 9007199254740992.0',
     'fill-nan-lowercase':
         'a/zarr.json fill_value: expected a number, "NaN", "Infinity", "-Infinity" or a hex bit pattern of 8 digits, found \'nan\'',
     'fill-hex-length':
@@ -295,6 +297,10 @@ EXPECTED = {
         'a/.zarray chunks[1]: expected a positive integer below 2**63, or 0 on an axis of length 0 (this one has length 6), found 0',
     'v2-fill-uint8-range':
         'a/.zarray fill_value: expected an integer in [0, 255], found 256',
+    'v2-fill-nan-lowercase':
+        'a/.zarray fill_value: expected a number, "NaN", "Infinity", "-Infinity", found \'nan\'',
+    'v2-fill-int-text':
+        "a/.zarray fill_value: expected an integer in [-2147483648, 2147483647], found '3'",
     'v2-fill-base64':
         "a/.zarray fill_value: expected a base64 string, found '!!'",
     'v2-fill-base64-long':

@@ -8,7 +8,8 @@ JSON spellings read (v3): numbers (one past a double's range, ``1e400``, an infi
 ``"0x7fc00001"`` (exactly two digits per byte), ``[re, im]`` for complex, ``true``/``false``,
 integers for datetime/timedelta (``"NaT"`` too), ``[byte, ...]`` or base64 for raw bits, base64 for
 fixed/variable bytes and (legacy ``structured``) structured types, an object of the fields'
-fill values for ``struct``, strings for strings. v2 adds ``null``, bare non-finite
+fill values for ``struct``, strings for strings, integral numbers written with a fraction
+part (``1.0``) for integer types. v2 adds ``null``, bare non-finite
 numbers of old writers, base64 for ``S``/``V``/structured (``""`` meaning empty; a structured
 item in the byte order its fields are stored in), and numbers for strings (zarr-python 2's).
 """
@@ -177,7 +178,10 @@ def _parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int, endian: str | None
             return np.bool_(value)
         raise loc.error("true or false", value)
     if cat == "int":
-        if isinstance(value, float) and fmt == 2 and value.is_integer() and abs(value) < 2**53:
+        # an integral number written with a fraction part (``1.0``), as zarr-python and
+        # tensorstore read it in either format; exact below 2**53, where a double holds every
+        # integer
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
             value = int(value)
         lo, hi = _int_range(n)
         if isinstance(value, str) and fmt == 3 and _HEX.match(value) \
