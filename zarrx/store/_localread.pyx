@@ -32,7 +32,7 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcmp, memcpy
 from libc.errno cimport errno, ENOENT, ENOTDIR, EINTR
 from posix.unistd cimport close, pread
-from posix.stat cimport struct_stat, fstat, S_ISREG
+from posix.stat cimport struct_stat, fstat, S_ISREG, S_ISLNK
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.pyport cimport PY_SSIZE_T_MAX
 import numpy as np
@@ -45,7 +45,7 @@ from zarrx._clib.zx_dirlist cimport (zx_names, zx_names_clear, zx_names_free, zx
 from zarrx._clib.zx_openat2 cimport zx_openat2, zx_openat2_at
 
 cdef extern from "<fcntl.h>" nogil:
-    int O_RDONLY, O_DIRECTORY, O_CLOEXEC, AT_FDCWD
+    int O_RDONLY, O_DIRECTORY, O_CLOEXEC, AT_FDCWD, O_PATH, O_NOFOLLOW
 
 cdef enum:
     PATH_MAX = 4096
@@ -435,6 +435,54 @@ def absent_keys(bytes root, list keys, uint64_t resolve):
             i = _next_run(kbs, j, &j, &fl)
     finally:
         rd.release()
+    return out
+
+
+def generations(bytes root, list keys, uint64_t resolve, object fallback):
+    """``[tuple | None | fallback]``, one per key of ``keys`` (``str``): the generation of the
+    regular file ``<root>/<key>`` as :func:`zarrx.store.localfs.generation_of` makes it from
+    its ``stat``, None when there is none (absent, or not a regular file); ``fallback`` for a
+    key that is not plain, a link, and any failure other than "no such file" (the Python path
+    words the error). Per key one ``openat2`` (``O_PATH``, so nothing is read), one ``fstat``
+    and one ``close``."""
+    cdef Py_ssize_t rn = len(root), i, n = len(keys), kn
+    cdef list out = [fallback] * n
+    cdef list kbs
+    cdef char path[PATH_MAX]
+    cdef int fd, err
+    cdef struct_stat st
+    cdef bytes kb
+    if rn == 0 or rn >= PATH_MAX - 2:
+        return out
+    kbs = _kernel_keys(keys, rn)
+    memcpy(path, PyBytes_AS_STRING(root), rn)
+    path[rn] = 47
+    for i in range(n):
+        if kbs[i] is None:
+            continue
+        kb = kbs[i]
+        kn = len(kb)
+        memcpy(path + rn + 1, PyBytes_AS_STRING(kb), kn)
+        path[rn + 1 + kn] = 0
+        fd = zx_openat2(path, O_PATH | O_NOFOLLOW | O_CLOEXEC, resolve)
+        err = errno
+        if fd >= 0 and fstat(fd, &st) != 0:
+            err = errno
+            close(fd)
+            fd = -2
+        if fd < 0:
+            if fd == -1 and err == ENOENT:
+                out[i] = None
+            continue
+        close(fd)
+        if S_ISLNK(st.st_mode):
+            continue
+        if not S_ISREG(st.st_mode):
+            out[i] = None
+            continue
+        out[i] = (st.st_dev, st.st_ino, st.st_size,
+                  st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                  st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec)
     return out
 
 
