@@ -121,10 +121,11 @@ def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]],
                                        may_be_consolidated(pair[0], known[_key(pair[1], pair[0])]))]
 
 
-#: per store (see :func:`_seen`): key -> (generation, whether the document there may hold
-#: consolidated metadata) of the groups' documents as last read
-_SEEN: weakref.WeakKeyDictionary[Store, dict[str, tuple[Hashable, bool]]] = \
-    weakref.WeakKeyDictionary()
+#: per store object (see :func:`_seen`), by its id: a weak reference to it, and key ->
+#: (generation, whether the document there may hold consolidated metadata) of the groups'
+#: documents as last read. By identity: equal stores (memory stores holding equal values) may
+#: number their generations alike
+_SEEN: dict[int, tuple[weakref.ref, dict[str, tuple[Hashable, bool]]]] = {}
 _SEEN_MAX = 1 << 16         # documents remembered per store (all forgotten past it)
 
 
@@ -135,12 +136,20 @@ def _seen(store: Store) -> dict[str, tuple[Hashable, bool]] | None:
     object); None on others."""
     if store.latency_bound or not store.supports_conditional_writes:
         return None
+    at = id(store)
+    found = _SEEN.get(at)
+    if found is not None and found[0]() is store:
+        return found[1]
+
+    def forget(ref: weakref.ref, at: int = at) -> None:
+        if _SEEN.get(at, (None,))[0] is ref:
+            _SEEN.pop(at, None)
     try:
-        seen = _SEEN.get(store)
-        if seen is None:
-            seen = _SEEN[store] = {}
-    except TypeError:                       # a store not hashable, or not weakly referenced
+        ref = weakref.ref(store, forget)
+    except TypeError:                       # a store not weakly referenced
         return None
+    seen: dict[str, tuple[Hashable, bool]] = {}
+    _SEEN[at] = (ref, seen)
     return seen
 
 
