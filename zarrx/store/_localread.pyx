@@ -32,7 +32,7 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcmp, memcpy
 from libc.errno cimport errno, ENOENT, ENOTDIR, EINTR
 from posix.unistd cimport close, pread
-from posix.stat cimport struct_stat, fstat, fstatat, S_ISREG, S_ISLNK
+from posix.stat cimport struct_stat, fstat, S_ISREG
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.pyport cimport PY_SSIZE_T_MAX
 import numpy as np
@@ -45,7 +45,7 @@ from zarrx._clib.zx_dirlist cimport (zx_names, zx_names_clear, zx_names_free, zx
 from zarrx._clib.zx_openat2 cimport zx_openat2, zx_openat2_at
 
 cdef extern from "<fcntl.h>" nogil:
-    int O_RDONLY, O_DIRECTORY, O_CLOEXEC, AT_FDCWD, O_PATH, AT_SYMLINK_NOFOLLOW
+    int O_RDONLY, O_DIRECTORY, O_CLOEXEC, AT_FDCWD
 
 cdef enum:
     PATH_MAX = 4096
@@ -435,87 +435,6 @@ def absent_keys(bytes root, list keys, uint64_t resolve):
             i = _next_run(kbs, j, &j, &fl)
     finally:
         rd.release()
-    return out
-
-
-def generations(bytes root, list keys, uint64_t resolve, object fallback):
-    """``[tuple | None | fallback]``, one per key of ``keys`` (``str``): the generation of the
-    regular file ``<root>/<key>`` as :func:`zarrx.store.localfs.generation_of` makes it from
-    its ``stat``, None when there is none (absent, or not a regular file); ``fallback`` for a
-    key that is not plain, a link, and any failure other than "no such file" (the Python path
-    words the error). Nothing is read: per key one ``fstatat`` in its folder, which is opened
-    (``O_PATH``) one name at a time from the folder of the key before when it lies below it
-    (the documents of the groups above a node, from the top: each folder opened once), else
-    from the root."""
-    cdef Py_ssize_t rn = len(root), i, n = len(keys), kn, hl = -1, fl, c, e
-    cdef list out = [fallback] * n
-    cdef list kbs
-    cdef char path[PATH_MAX]
-    cdef char name[NAME_MAX + 1]
-    cdef int top, at, nfd, err
-    cdef struct_stat st
-    cdef bytes kb, held = None
-    cdef const char* kp
-    if rn == 0 or rn >= PATH_MAX - 2:
-        return out
-    kbs = _kernel_keys(keys, rn)
-    memcpy(path, PyBytes_AS_STRING(root), rn)
-    path[rn] = 0
-    top = zx_openat2(path, O_PATH | O_DIRECTORY | O_CLOEXEC, resolve)
-    if top < 0:
-        return out
-    at = top                                # the folder held: ``held[:hl]`` (-1: the root)
-    try:
-        for i in range(n):
-            if kbs[i] is None:
-                continue
-            kb = kbs[i]
-            kp = PyBytes_AS_STRING(kb)
-            kn = len(kb)
-            fl = _folder_len(kb)
-            if at < 0 or not (held is not None and fl >= hl and (hl < 0 or (
-                    kp[hl] == 47 and memcmp(kp, PyBytes_AS_STRING(held), hl) == 0))):
-                if at >= 0 and at != top:
-                    close(at)
-                at, hl = top, -1
-            c = hl + 1                      # the names between the folder held and the key's
-            err = 0
-            while c < fl:
-                e = c
-                while kp[e] != 47:
-                    e += 1
-                memcpy(name, kp + c, e - c)
-                name[e - c] = 0
-                # (no O_NOFOLLOW: with O_PATH it would open a link itself; the resolve
-                # flags refuse it, ELOOP, which the Python path words)
-                nfd = zx_openat2_at(at, name, O_PATH | O_DIRECTORY | O_CLOEXEC, resolve)
-                if nfd < 0:
-                    err = errno
-                    break
-                if at != top:
-                    close(at)
-                at, hl, c = nfd, e, e + 1
-            held = kb
-            if err != 0:
-                if err == ENOENT or err == ENOTDIR:
-                    out[i] = None
-                continue
-            if fstatat(at, kp + fl + 1, &st, AT_SYMLINK_NOFOLLOW) != 0:
-                if errno == ENOENT:
-                    out[i] = None
-                continue
-            if S_ISLNK(st.st_mode):
-                continue
-            if not S_ISREG(st.st_mode):
-                out[i] = None
-                continue
-            out[i] = (st.st_dev, st.st_ino, st.st_size,
-                      st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-                      st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec)
-    finally:
-        if at >= 0 and at != top:
-            close(at)
-        close(top)
     return out
 
 

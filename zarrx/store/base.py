@@ -308,7 +308,7 @@ class Store:
 
     def generations(self, keys: Sequence[str]) -> list[Hashable | None]:
         """:meth:`generation` of each of ``keys``, in order (a store may ask for all of them
-        at once: a ``LocalStore`` makes one call into the kernel's ``stat`` for the batch)."""
+        at once: a ``LocalStore`` in one call, :mod:`zarrx.store._localstat`)."""
         return [self.generation(key) for key in keys]
 
     def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
