@@ -69,6 +69,13 @@ class GenerationContract:
             assert [bytes(v) for v in snap.read([ByteRange.last(1)])] == [b"9"]
         assert store.generation("g/k") == gen
 
+    def test_generations_of_several_keys_are_each_keys_generation(self, store: Store) -> None:
+        store.set("g/k", DIGITS)
+        store.set("g/sub/\u00e9", b"x")        # not a plain key: each store's own path
+        keys = ["g/k", "nothing/here", "g/sub/\u00e9", "g/missing", "g/k"]
+        assert store.generations(keys) == [store.generation(k) for k in keys]
+        assert store.generations([]) == []
+
     def test_generation_changes_on_every_write(self, store: Store) -> None:
         if not self.supports_overwrite:
             pytest.skip("the store cannot overwrite a key")

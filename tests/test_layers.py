@@ -40,6 +40,7 @@ LAYERS = [
     ("zarrx.shard_objects", 3),     # whole-shard codecs: a store view built from codecs
     ("zarrx.size_limits", 3),     # the most bytes a stored chunk or shard may hold
     ("zarrx.store._dictversion", 1),   # a dict's version tag: the dict store's listing
+    ("zarrx.store._localstat", 1),   # generations of many local keys, each folder opened once
     ("zarrx.store.keyindex", 1),   # sorted keys of memory, zip and dict stores
     ("zarrx.store.remote", 1),
     ("zarrx.store", 1),

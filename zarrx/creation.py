@@ -86,19 +86,20 @@ def exists_error(st: Store, path: str, mode: str, what: str) -> Callable[[Any], 
 
 
 def prepare_node(st: Store, path: str, overwrite: bool, mode: str, what: str, zarr_format: int,
-                 found: Ancestors | None = None) -> None:
+                 found: Ancestors | None = None, base: str = "") -> None:
     """Check that a node can be created at ``path`` (nothing there, unless ``overwrite``;
     its parents, see :func:`check_parents`), then clear the place and create the missing
     parents. ``found``: the node and those above it, when the caller has read them already
-    (:class:`Ancestors`); otherwise they are read here, in one batch."""
+    (:class:`Ancestors`); otherwise they are read here, in one batch. ``base``: a group of
+    ``zarr_format`` above ``path`` that the caller holds (the groups above it not checked)."""
     if st.read_only:
         raise ReadOnlyError(f"{what}: the store {st!r} is read-only")
     if found is None:
-        found = Ancestors(st, path)
+        found = Ancestors(st, path, base=base)
     existing = found(path)
     if existing is not None and not overwrite:
         raise exists_error(st, path, mode, what)(existing)
-    missing = check_parents(st, "", path, zarr_format, what, found) if path else []
+    missing = check_parents(st, base, path, zarr_format, what, found) if path else []
     if existing is not None or overwrite:   # objects left without a node document go too
         nodes.delete_node(st, path, found.documents())   # consolidated documents read: known
     save_parents(st, missing, path, zarr_format, what, found)
@@ -167,7 +168,7 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                  write_empty_chunks: bool | None = None, data: Any = None, path: str | None = None,
                  config: dict | None = None, write_data: bool = True,
                  storage_options: dict | None = None, _mode: str = "w-",
-                 _found: Ancestors | None = None) -> Array:
+                 _found: Ancestors | None = None, _base: str = "") -> Array:
     """Create an array (zarr-python 3 argument names). ``data``, if given, is written at once
     (unless ``write_data=False``). ``config`` is zarr-python's per-array configuration:
     ``{"write_empty_chunks": bool, "order": "C" | "F"}``; as there, its ``order`` is the memory
@@ -175,7 +176,9 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
     while ``order=`` is the order a Zarr v2 array stores. ``storage_options`` configure the
     backend of a store URL (``s3://...``). Without ``zarr_format``, the array takes the format
     of the group it goes into (:func:`inherited_format`; zarr-python makes Zarr v3).
-    (``_found``: the node and those above it as a caller that checked them read them.)"""
+    (``_found``: the node and those above it as a caller that checked them read them;
+    ``_base``: a group of the array's format above it that the caller holds, see
+    :func:`prepare_node`.)"""
     from zarrx.codec_args import build_codecs
 
     if config is not None and not isinstance(config, Mapping):
@@ -214,6 +217,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
             raise ArgumentError(f"create_array: pass name= or path=, not both (found name="
                                 f"{name!r}, path={path!r})")
         path = name_path
+    if _found is None and _base and not overwrite:
+        _found = Ancestors(st, path, base=_base)
     _found = ancestors_for(st, path, _found, replacing=overwrite)
     zarr_format = inherited_format(st, path, zarr_format, _found)
     zarr_format = check_format(zarr_format)
@@ -248,7 +253,8 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
                 order=memory_order if zarr_format == 3 else None)
     if data is not None and write_data:     # data the dtype cannot take: nothing is written
         data = arr._as_stored(data)
-    prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found)
+    prepare_node(st, path, overwrite, _mode, "create_array", zarr_format, _found,
+                 "" if overwrite else _base)
     if not overwrite:
         clear_leftovers(st, path)     # objects of a deleted array, read as its own
     nodes.save_node(st, path, meta, exists=None if overwrite

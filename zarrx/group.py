@@ -339,7 +339,9 @@ class Group(Node):
         self._check_writable("create an array")
         path = self._child_path(name)          # parents: made by create_array, once all is checked
         kwargs.setdefault("zarr_format", self._meta.zarr_format)
-        arr = create_array(self._store, name=path, **kwargs)
+        # this group is there: the groups above it are not read again (as create_group does)
+        same = kwargs["zarr_format"] == self._meta.zarr_format
+        arr = create_array(self._store, name=path, _base=self._path if same else "", **kwargs)
         self._forget_consolidated()
         return arr
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any
 
 from zarrx.errors import ZarrUserWarning
@@ -109,17 +110,84 @@ def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]],
                         known: Mapping[str, Any] | None = None) -> list[tuple[int, str]]:
     """Of the ``(zarr_format, group path)`` pairs, those whose group may carry consolidated
     metadata of that format (v2: there is a ``.zmetadata``; v3: its ``zarr.json`` has a
-    ``consolidated_metadata`` field), in the order given: one batched read, of a ``.zmetadata``
-    its first byte only, of the documents not in ``known`` (key -> the document just read,
-    None when absent). :func:`edit_consolidated` then reads each of them for good."""
+    ``consolidated_metadata`` field), in the order given, from the documents in ``known``
+    (key -> the document just read, None when absent) and :func:`_looked_at` for the others.
+    :func:`edit_consolidated` then reads each of them for good."""
     pairs = list(candidates)
     known = known or {}
     unread = [(fmt, at) for fmt, at in pairs if _key(at, fmt) not in known]
+    flags = _looked_at(store, unread) if unread else {}
+    return [pair for pair in pairs if (flags[pair] if pair in flags else
+                                       may_be_consolidated(pair[0], known[_key(pair[1], pair[0])]))]
+
+
+#: per store object (see :func:`_seen`), by its id: a weak reference to it, and key ->
+#: (generation, whether the document there may hold consolidated metadata) of the groups'
+#: documents as last read. By identity: equal stores (memory stores holding equal values) may
+#: number their generations alike
+_SEEN: dict[int, tuple[weakref.ref, dict[str, tuple[Hashable, bool]]]] = {}
+_SEEN_MAX = 1 << 16         # documents remembered per store (all forgotten past it)
+
+
+def _seen(store: Store) -> dict[str, tuple[Hashable, bool]] | None:
+    """What was read of groups' consolidated keys in ``store``, on a store whose generations
+    cost less than a read (a file's ``stat``, a dict lookup: not a remote store, where a
+    request is a wait whether it reads or not, nor one whose generations digest the whole
+    object); None on others."""
+    if store.latency_bound or not store.supports_conditional_writes:
+        return None
+    at = id(store)
+    found = _SEEN.get(at)
+    if found is not None and found[0]() is store:
+        return found[1]
+
+    def forget(ref: weakref.ref, at: int = at) -> None:
+        if _SEEN.get(at, (None,))[0] is ref:
+            _SEEN.pop(at, None)
+    try:
+        ref = weakref.ref(store, forget)
+    except TypeError:                       # a store not weakly referenced
+        return None
+    seen: dict[str, tuple[Hashable, bool]] = {}
+    _SEEN[at] = (ref, seen)
+    return seen
+
+
+def _looked_at(store: Store, pairs: list[tuple[int, str]]) -> dict[tuple[int, str], bool]:
+    """Whether the group of each ``(zarr_format, path)`` pair may carry consolidated metadata
+    of that format, from one batched read of its key (of a ``.zmetadata`` its first byte only).
+    Where :func:`_seen` remembers documents, the generations of all the keys are asked for
+    first, in one call, and only a ``zarr.json`` whose generation differs from the one it was
+    last read at is read again (a ``.zmetadata`` is one when it has a generation): a chain of
+    ``create_group`` calls one level at a time reads a few documents per call, not those of
+    every group above, and a group another writer consolidated meanwhile has a new
+    generation, so it is found all the same."""
+    keys = [_key(at, fmt) for fmt, at in pairs]
+    seen = _seen(store)
+    out: dict[tuple[int, str], bool] = {}
+    todo = list(range(len(pairs)))
+    gens: list[Hashable | None] = []
+    if seen is not None:
+        gens = store.generations(keys)      # before the reads: never newer than what they read
+        todo = []
+        for i, (pair, key, gen) in enumerate(zip(pairs, keys, gens)):
+            had = seen.get(key)
+            if gen is None or pair[0] == 2:
+                out[pair] = gen is not None
+            elif had is not None and had[0] == gen:
+                out[pair] = had[1]
+            else:
+                todo.append(i)
     whole = document_range()
-    got = dict(zip(unread, store.get_many([(_key(at, fmt), whole if fmt == 3 else _FIRST_BYTE)
-                                           for fmt, at in unread]))) if unread else {}
-    return [pair for pair in pairs if may_be_consolidated(
-        pair[0], got[pair] if pair in got else known[_key(pair[1], pair[0])])]
+    got = store.get_many([(keys[i], whole if pairs[i][0] == 3 else _FIRST_BYTE)
+                          for i in todo]) if todo else []
+    for i, raw in zip(todo, got):
+        out[pairs[i]] = flag = may_be_consolidated(pairs[i][0], raw)
+        if seen is not None and raw is not None:
+            if len(seen) >= _SEEN_MAX:
+                seen.clear()
+            seen[keys[i]] = (gens[i], flag)
+    return out
 
 
 def may_be_consolidated(zarr_format: int, raw: Any) -> bool:

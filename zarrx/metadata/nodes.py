@@ -26,7 +26,10 @@ lose no update. A path stays pending until its node is written again (consolidat
 pending: its writer may still be at work). A v3 group's own writes rewrite its consolidated
 document itself and keep its entries and pending paths. The store root's documents are read by
 the rewrite itself; those of the groups between the root and the node are looked for in one
-batched read (none for a child of the root), and only those found are rewritten. The rewrites
+batched read (none for a child of the root; where generations cost no request, a document read
+before is only looked at by its generation, see
+:func:`~zarrx.metadata.consolidated_edit.consolidated_groups`), and only those found are
+rewritten. The rewrites
 themselves are :func:`zarrx.metadata.consolidated_edit.edit_consolidated`.
 
 Changing a node. ``update_attributes`` and ``update_array`` change an existing node by a

@@ -306,6 +306,11 @@ class Store:
         got = self.get_versioned(key)
         return None if got is None else got[1]
 
+    def generations(self, keys: Sequence[str]) -> list[Hashable | None]:
+        """:meth:`generation` of each of ``keys``, in order (a store may ask for all of them
+        at once: a ``LocalStore`` in one call, :mod:`zarrx.store._localstat`)."""
+        return [self.generation(key) for key in keys]
+
     def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
                       if_generation: Hashable | None = None) -> Versioned | None:
         """``(value, generation)``: the bytes of ``byte_range`` (clipped as by :meth:`get`) and

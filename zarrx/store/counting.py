@@ -12,7 +12,8 @@ counted, in ``counts`` (a :class:`collections.Counter`; missing kinds read as 0)
   ``"delete_prefix"``: calls of ``delete_prefix`` (forwarded whole, so its keys are not counted
   under ``"delete"``).
 - ``"list"``: calls of ``list_prefix`` or ``list_dir``; ``"exists"``: calls of ``exists``.
-- generations: ``"generation"`` (calls of ``generation``); ``get_versioned`` counts as a
+- generations: ``"generation"`` (calls of ``generation``, and keys asked for by
+  ``generations``; ``"generations"`` counts the calls of that); ``get_versioned`` counts as a
   ``"get"`` plus ``"get_versioned"``; ``set_if`` as a ``"set"`` plus ``"set_if"``; ``delete_if``
   as a ``"delete"`` plus ``"delete_if"``; ``"conflict"`` counts the ConflictErrors they raised.
   ``"snapshot"`` counts snapshots opened (one of a missing object also counts as a ``"get"``:
@@ -159,6 +160,14 @@ class CountingStore(Store):
         gen = self.inner.generation(key)
         self._count("generation")
         return gen
+
+    def generations(self, keys: Sequence[str]) -> list[Hashable | None]:
+        keys = list(keys)
+        gens = self.inner.generations(keys)
+        with self._lock:
+            self.counts["generation"] += len(keys)
+            self.counts["generations"] += 1
+        return gens
 
     def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
                       if_generation: Hashable | None = None) -> Versioned | None:

@@ -37,6 +37,7 @@ from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
                                  create_temp, generation_of, is_temp_name, quietly, read_exact,
                                  stamp, write_all)
 from zarrx.store._localread import Arena, absent_keys, plain_key, read_whole
+from zarrx.store._localstat import generations
 from zarrx.store._localwrite import flock_orders_threads, put
 from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
 from zarrx.store.locallist import FileListing
@@ -298,6 +299,11 @@ class LocalStore(ConditionalFiles, FileListing):
     def generation(self, key: str) -> Hashable | None:
         st = self._stat(key, self._parts(key))
         return None if st is None else generation_of(st)
+
+    def generations(self, keys: Sequence[str]) -> list[Hashable | None]:
+        real = self._tree.real_root()       # (plain keys: one call, _localstat.generations)
+        got = generations(real, list(keys), RESOLVE, _SLOW) if real else [_SLOW] * len(keys)
+        return [self.generation(key) if g is _SLOW else g for g, key in zip(got, keys)]
 
     def get_versioned(self, key: str, byte_range: ByteRange | None = None, *,
                       if_generation: Hashable | None = None) -> Versioned | None:
