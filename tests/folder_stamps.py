@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from zarrx.store import _localread
+from zarrx.store import _localbox, _localread
 
 CLOCK_REALTIME_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)    # Linux's number
 MOST_WAIT = 5.0         # seconds; past them the folders are left as they are
@@ -31,3 +33,15 @@ def settle(*roots) -> None:
     give_up = time.monotonic() + MOST_WAIT
     while any(recent(f) for f in folders) and time.monotonic() < give_up:
         time.sleep(0.001)
+
+
+@contextmanager
+def coarse_stamps(ns: int = 3600 * 10**9) -> Iterator[None]:
+    """File systems whose timestamps step by ``ns`` (an hour): every folder or file changed
+    within it is too recent for its timestamps to vouch for it."""
+    before = [m.min_timestamp_grain(ns) for m in (_localread, _localbox)]
+    try:
+        yield
+    finally:
+        for m, old in zip((_localread, _localbox), before):
+            m.min_timestamp_grain(old)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from folder_stamps import settle
+from folder_stamps import coarse_stamps, settle
 from zarrx.errors import StoreError
 from zarrx.store import LocalStore
 from zarrx.store import _localbox, _localread
@@ -232,13 +232,11 @@ def too_recent() -> int:
 
 
 @pytest.fixture
-def coarse_stamps():
+def coarse():
     """File systems whose timestamps step by an hour: every folder changed within the last
     hour is too recent to be listed."""
-    before = [m.min_timestamp_grain(3600 * 10**9) for m in (_localread, _localbox)]
-    yield
-    for m, ns in zip((_localread, _localbox), before):
-        m.min_timestamp_grain(ns)
+    with coarse_stamps():
+        yield
 
 
 @pytest.mark.parametrize("layout", ["v3-zstd", "v3-raw", "v2-dot"])
@@ -271,7 +269,7 @@ def test_a_folder_stamped_at_or_after_the_clock_is_opened_key_by_key(tmp_path, l
 
 
 def test_a_folder_changed_within_the_granularity_of_coarse_stamps_is_not_listed(
-        tmp_path, coarse_stamps):
+        tmp_path, coarse):
     z, expect = sparse(tmp_path / "a.zarr", "v3-zstd", written=[(3, 3), (3, 40)])
     before = too_recent()
     got, n = counted(lambda: z[3 * C:4 * C])
@@ -307,6 +305,6 @@ def test_the_rule_for_recent_folders(now, ctime, mtime, recent):
     assert _localread.stamps_recent(now, mtime, ctime) is recent
 
 
-def test_a_coarser_granularity_can_be_set_for_tests(coarse_stamps):
+def test_a_coarser_granularity_can_be_set_for_tests(coarse):
     assert _localread.stamps_recent((5000, 0), (1500, 1), (1, 1))
     assert not _localread.stamps_recent((5000, 0), (1399, 1), (1, 1))
