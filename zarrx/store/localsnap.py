@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 
 from zarrx.errors import StoreError
-from zarrx.store._localread import stamps_recent
+from zarrx.store._localread import stamps_recent, stamps_recent_ns
 from zarrx.store.base import ByteRange, ObjectSnapshot
 from zarrx.store.localfs import generation_of
 
@@ -44,9 +44,12 @@ def held_generation(st: os.stat_result) -> tuple[int, ...]:
         now = time.clock_gettime_ns(_COARSE)
     except (AttributeError, OSError):       # no such clock: every generation is recent
         return RecentGeneration(gen)
-    if stamps_recent(divmod(now, _S), divmod(st.st_ctime_ns, _S), divmod(st.st_mtime_ns, _S)):
-        return RecentGeneration(gen)
-    return gen
+    try:
+        recent = stamps_recent_ns(now, st.st_ctime_ns, st.st_mtime_ns)
+    except OverflowError:                   # stamps past 2262: as (seconds, nanoseconds)
+        recent = stamps_recent(divmod(now, _S), divmod(st.st_ctime_ns, _S),
+                               divmod(st.st_mtime_ns, _S))
+    return RecentGeneration(gen) if recent else gen
 
 
 class FileSnapshot(ObjectSnapshot):
