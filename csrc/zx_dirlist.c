@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifdef __linux__
@@ -19,6 +20,58 @@
                                  * kernel does not read far past a folder given up */
 #define ZX_SIZE_PER_ENTRY 64    /* a folder's st_size per entry, at most, where it tells (ext4,
                                  * XFS, Btrfs and tmpfs count 12 to 40 bytes per short name) */
+
+#define ZX_SECOND 1000000000LL
+
+static long long zx_min_grain = 0;     /* zx_dirlist_min_grain (atomic: any thread lists) */
+static size_t zx_recent = 0;           /* zx_dirlist_recent_count */
+
+long long zx_dirlist_min_grain(long long set)
+{
+    if (set < 0)
+        return __atomic_load_n(&zx_min_grain, __ATOMIC_RELAXED);
+    return __atomic_exchange_n(&zx_min_grain, set, __ATOMIC_RELAXED);
+}
+
+size_t zx_dirlist_recent_count(void)
+{
+    return __atomic_load_n(&zx_recent, __ATOMIC_RELAXED);
+}
+
+long long zx_stamp_grain(long nsec)
+{
+    long long g = 1;
+    if (nsec <= 0 || nsec >= ZX_SECOND)
+        return 2 * ZX_SECOND;
+    while (g < ZX_SECOND / 10 && nsec % (g * 10) == 0)
+        g *= 10;
+    return g;
+}
+
+/* Whether the stamp (s, ns) is at or after the moment (ls, lns). */
+static int zx_not_before(long long s, long ns, long long ls, long long lns)
+{
+    return s > ls || (s == ls && ns >= lns);
+}
+
+int zx_stamps_recent(long long now_s, long now_ns, long long c_s, long c_ns,
+                     long long m_s, long m_ns)
+{
+    long long grain = zx_dirlist_min_grain(-1), g;
+    g = zx_stamp_grain(c_ns);
+    if (g > grain)
+        grain = g;
+    g = zx_stamp_grain(m_ns);
+    if (g > grain)
+        grain = g;
+    /* the limit: now less the granularity, as (seconds, nanoseconds in [0, 1 s)) */
+    long long ls = now_s - grain / ZX_SECOND, lns = (long long)now_ns - grain % ZX_SECOND;
+    if (lns < 0) {
+        lns += ZX_SECOND;
+        ls -= 1;
+    }
+    return zx_not_before(c_s, c_ns, ls, lns) || zx_not_before(m_s, m_ns, ls, lns);
+}
 
 void zx_names_init(zx_names *ns)
 {
@@ -137,11 +190,21 @@ int zx_names_list(zx_names *ns, int dirfd, size_t most)
     zx_names_clear(ns);
 #ifdef __linux__
     struct stat before, after;
+    struct timespec now;
     char *buf;
     size_t size = ZX_LIST_BUF_MAX;
     int res = ZX_NAMES_OK;
+    /* the clock file systems stamp changes with, read before the first stat: a change after
+     * the stat gets a stamp at or after it (less the granularity; see zx_dirlist.h) */
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &now) != 0)
+        return ZX_NAMES_FAILED;
     if (fstat(dirfd, &before) != 0)
         return ZX_NAMES_FAILED;
+    if (zx_stamps_recent(now.tv_sec, now.tv_nsec, before.st_ctim.tv_sec, before.st_ctim.tv_nsec,
+                         before.st_mtim.tv_sec, before.st_mtim.tv_nsec)) {
+        __atomic_fetch_add(&zx_recent, 1, __ATOMIC_RELAXED);
+        return ZX_NAMES_RECENT;
+    }
     /* a folder whose size says it holds more entries than that is not read at all */
     if (before.st_size > 0 && (uint64_t)before.st_size / ZX_SIZE_PER_ENTRY > most)
         return ZX_NAMES_TOO_MANY;

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from folder_stamps import coarse_stamps, settle
 from zarrx.errors import StoreError
 from zarrx.store import LocalStore
 from zarrx.store import _localbox, _localread
@@ -59,6 +60,7 @@ def sparse(path, layout, *, grid=GRID, written=WRITTEN, **kw):
         block = np.arange(C * C, dtype="int32").reshape(C, C) + 100 * (n + 1)
         z[i * C:(i + 1) * C, j * C:(j + 1) * C] = block
         expect[i * C:(i + 1) * C, j * C:(j + 1) * C] = block
+    settle(path)
     return zarrx.open_array(str(path), mode="r"), expect
 
 
@@ -123,6 +125,7 @@ def test_a_sharded_read_skips_shards_not_stored(tmp_path, monkeypatch):
     for i, j in [(0, 0), (5, 9), (15, 15)]:           # 3 of 256 shards
         z[i * 64:(i + 1) * 64, j * 64:j * 64 + 32] = i + j + 10
         expect[i * 64:(i + 1) * 64, j * 64:j * 64 + 32] = i + j + 10
+    settle(tmp_path / "a.zarr")
     opened: list[str] = []
     orig = LocalStore.snapshot
     monkeypatch.setattr(LocalStore, "snapshot",
@@ -222,3 +225,86 @@ def test_the_read_makes_a_few_dozen_opens_where_it_made_4096(tmp_path):
 
     extra = calls("read") - calls("open")
     assert extra <= 120, extra                        # before: about 4,100
+
+
+def too_recent() -> int:
+    return _localread.listings_too_recent() + _localbox.listings_too_recent()
+
+
+@pytest.fixture
+def coarse():
+    """File systems whose timestamps step by an hour: every folder changed within the last
+    hour is too recent to be listed."""
+    with coarse_stamps():
+        yield
+
+
+@pytest.mark.parametrize("layout", ["v3-zstd", "v3-raw", "v2-dot"])
+def test_a_folder_stamped_at_or_after_the_clock_is_opened_key_by_key(tmp_path, layout):
+    """A folder whose timestamps are not older than the clock (changed within its current
+    tick, as coarse clocks stamp) could change during a listing without its timestamps
+    showing it: its keys are opened one by one, as when a listing is given up (before: listed,
+    and a chunk replaced during the listing could read as the fill value). Once its timestamps
+    are older than a tick, it is listed again."""
+    z, expect = sparse(tmp_path / "a.zarr", layout)
+    folder = tmp_path / "a.zarr" / ("c/17" if layout.startswith("v3") else "")
+    future = (int(os.stat(folder).st_mtime) + 3600) * 10**9
+    os.utime(folder, ns=(future, future))
+    rows = (slice(17 * C, 18 * C), slice(None))
+    before = too_recent()
+    got, n = counted(lambda: z[rows])
+    np.testing.assert_array_equal(got, expect[rows])
+    assert n["file_opens"] == GRID, n                   # before: 3 (then the listing)
+    assert too_recent() > before
+    keys = [f"c/17/{j}" if layout.startswith("v3") else f"17.{j}" for j in range(GRID)]
+    assert not any(LocalStore(str(tmp_path / "a.zarr")).known_absent(keys))
+    past = future - 2 * 3600 * 10**9                    # an hour ago
+    os.utime(folder, ns=(past, past))
+    settle(folder)                                      # its ctime (now) a tick old
+    got, n = counted(lambda: z[rows])
+    np.testing.assert_array_equal(got, expect[rows])
+    assert n["file_opens"] <= 3 and n["listings"] == 1, n
+    assert LocalStore(str(tmp_path / "a.zarr")).known_absent(keys) == [j != 63 for j in
+                                                                       range(GRID)]
+
+
+def test_a_folder_changed_within_the_granularity_of_coarse_stamps_is_not_listed(
+        tmp_path, coarse):
+    z, expect = sparse(tmp_path / "a.zarr", "v3-zstd", written=[(3, 3), (3, 40)])
+    before = too_recent()
+    got, n = counted(lambda: z[3 * C:4 * C])
+    np.testing.assert_array_equal(got, expect[3 * C:4 * C])
+    assert n["file_opens"] == GRID and too_recent() == before + 1, n
+    _localread.min_timestamp_grain(0)                   # stamps of nanoseconds again
+    got, n = counted(lambda: z[3 * C:4 * C])
+    np.testing.assert_array_equal(got, expect[3 * C:4 * C])
+    assert n["file_opens"] <= 4 and too_recent() == before + 1, n
+
+
+S = 10**9
+
+
+@pytest.mark.parametrize("now,ctime,mtime,recent", [
+    ((100, 0), (99, 999_999_998), (50, 7), False),     # nanosecond stamps, older than now
+    ((100, 0), (99, 999_999_999), (50, 7), True),      # not older than now less 1 ns
+    ((100, 5), (100, 5), (50, 7), True),                # stamped at the clock's reading
+    ((100, 5), (50, 7), (100, 6), True),                # mtime after it
+    ((100, 5), (100, 4), (50, 7), True),                # within 1 ns (its granularity)
+    ((100, 5), (101, 3), (50, 7), True),                # in the future
+    ((100, 0), (98, 0), (50, 7), True),                 # whole seconds: a granularity of 2 s
+    ((100, 1), (98, 0), (50, 7), False),
+    ((100, 0), (99, 990_000_000), (50, 7), True),       # ends in 7 zeros: 10 ms
+    ((100, 0), (99, 980_000_000), (50, 7), False),
+    ((100, 0), (99, 999_999_000), (50, 7), True),       # 1 us
+])
+def test_the_rule_for_recent_folders(now, ctime, mtime, recent):
+    """A folder is too recent when its ctime or mtime is not strictly older than the clock's
+    reading less the granularity its stamps suggest (their trailing zeros; 2 s for whole
+    seconds)."""
+    assert _localread.stamps_recent(now, ctime, mtime) is recent
+    assert _localread.stamps_recent(now, mtime, ctime) is recent
+
+
+def test_a_coarser_granularity_can_be_set_for_tests(coarse):
+    assert _localread.stamps_recent((5000, 0), (1500, 1), (1, 1))
+    assert not _localread.stamps_recent((5000, 0), (1399, 1), (1, 1))

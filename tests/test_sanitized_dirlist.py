@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import zarrx
+from folder_stamps import settle
 from zarrx.store import LocalStore, _localread
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getxattr"), reason="Linux folder listings")
@@ -24,10 +25,12 @@ def listings() -> int:
 
 
 def make(folder, names) -> None:
+    """``folder`` holding files of those names, old enough to be listed."""
     os.makedirs(folder, exist_ok=True)
     for name in names:
         with open(os.path.join(os.fsencode(folder), os.fsencode(name)), "wb") as f:
             f.write(b"x")
+    settle(folder)
 
 
 def known_absent(root, keys) -> list[bool]:
@@ -152,6 +155,7 @@ def test_a_folder_replaced_by_a_file_while_listed_reads_as_one_of_its_states(tmp
     finally:
         stop.set()
         t.join()
+    settle(tmp_path / "f")
     assert known_absent(tmp_path, keys) == truth
 
 

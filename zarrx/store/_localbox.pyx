@@ -22,7 +22,8 @@ of the range, in C order over the chunks the box touches, is opened with one ``o
   chunks);
 - once ``MISS_MIN`` chunks of a folder were missing and at least ``LIST_MIN`` of the range's
   chunks in that folder are left, the folder is listed once (``csrc/zx_dirlist.h``: at most
-  ``LIST_RATIO`` entries per chunk left, plus ``LIST_SLACK``, and only while it does not change)
+  ``LIST_RATIO`` entries per chunk left, plus ``LIST_SLACK``, and only while it does not change
+  and did not change too recently for its timestamps to show that)
   and the chunks left that the listing lacks are filled without an open: a sparse array costs
   a listing per folder rather than a failed open per chunk (the rule and why reads stay atomic
   per chunk: :mod:`zarrx.store._localread`, docs/RELIABILITY.md).
@@ -49,7 +50,8 @@ cdef extern from "<sys/uio.h>" nogil:
 from zarrx._clib.zx_copy cimport ZX_MAX_NDIM, zx_box, zx_copy_box
 from zarrx._clib.zx_openat2 cimport zx_openat2, zx_openat2_at
 from zarrx._clib.zx_dirlist cimport (zx_names, zx_names_clear, zx_names_free, zx_names_has,
-                                     zx_names_init, zx_names_list, ZX_NAMES_OK)
+                                     zx_names_init, zx_names_list, ZX_NAMES_OK,
+                                     zx_dirlist_min_grain, zx_dirlist_recent_count)
 
 cdef extern from "<fcntl.h>" nogil:
     int O_RDONLY, O_DIRECTORY, O_CLOEXEC
@@ -429,3 +431,14 @@ def lookups():
     """How many chunk files and folders the calls opened, and how many folders they listed,
     since the process started (for tests counting system calls)."""
     return {"file_opens": _file_opens, "folder_opens": _folder_opens, "listings": _listings}
+
+
+def listings_too_recent():
+    """How many listings of this module were refused because the folder had changed too
+    recently (see :func:`zarrx.store._localread.listings_too_recent`)."""
+    return zx_dirlist_recent_count()
+
+
+def min_timestamp_grain(long long ns=-1):
+    """This module's :func:`zarrx.store._localread.min_timestamp_grain`."""
+    return zx_dirlist_min_grain(ns)

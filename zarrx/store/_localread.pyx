@@ -21,7 +21,9 @@ were absent and ``LIST_MIN`` or more are left, the folder is listed once (``getd
 ``csrc/zx_dirlist.h``), and each key left that the listing lacks reads as absent without an
 open. A listing is dropped, and the keys left are opened one by one as before, when the folder
 holds more than ``LIST_RATIO`` entries per key left (plus ``LIST_SLACK``; a folder whose size
-says so is not read at all) or changed while it was read. The bound comes from what each
+says so is not read at all), changed while it was read, or changed too recently for its
+timestamps to show that (within the current tick of the clock file systems stamp with, or of
+the file system's granularity: ``csrc/zx_dirlist.h``). The bound comes from what each
 costs in CPU time on ext4: a listed entry about 0.37 µs, a failed open 1.3-1.8 µs (4.4-7 µs
 for a name never looked up before), so a listing within the bound costs at most about the
 opens it replaces, and one given up at most doubles them. Dense reads miss nothing and never
@@ -41,7 +43,9 @@ cimport numpy as cnp
 cnp.import_array()
 
 from zarrx._clib.zx_dirlist cimport (zx_names, zx_names_clear, zx_names_free, zx_names_has,
-                                     zx_names_init, zx_names_list, ZX_NAMES_OK)
+                                     zx_names_init, zx_names_list, ZX_NAMES_OK,
+                                     zx_dirlist_min_grain, zx_dirlist_recent_count,
+                                     zx_stamps_recent)
 from zarrx._clib.zx_openat2 cimport zx_openat2, zx_openat2_at
 
 cdef extern from "<fcntl.h>" nogil:
@@ -442,6 +446,41 @@ def lookups():
     """How many files and folders the reads of this module opened, and how many folders they
     listed, since the process started (for tests counting system calls)."""
     return {"file_opens": _file_opens, "folder_opens": _folder_opens, "listings": _listings}
+
+
+def listings_too_recent():
+    """How many listings of this module were refused since the process started because the
+    folder had changed too recently for its timestamps to show a change while it was read."""
+    return zx_dirlist_recent_count()
+
+
+def min_timestamp_grain(long long ns=-1):
+    """The least granularity, in nanoseconds, assumed of every folder's timestamps (0: what
+    they suggest), set to ``ns`` when given (>= 0); returns the value before. For tests of file
+    systems with coarse timestamps; :mod:`zarrx.store._localbox` holds its own."""
+    return zx_dirlist_min_grain(ns)
+
+
+def stamps_recent(now, ctime, mtime):
+    """Whether a folder with these ``(seconds, nanoseconds)`` timestamps is too recent, at the
+    clock reading ``now``, for its listing to be trusted (the rule of ``csrc/zx_dirlist.h``)."""
+    return bool(zx_stamps_recent(now[0], now[1], ctime[0], ctime[1], mtime[0], mtime[1]))
+
+
+def stamps_recent_ns(long long now, long long ctime, long long mtime):
+    """:func:`stamps_recent` of nanoseconds since the epoch (an ``OverflowError`` past 64
+    bits), for a caller that makes one per file it opens."""
+    return bool(zx_stamps_recent(_secs(now), _nsecs(now), _secs(ctime), _nsecs(ctime),
+                                 _secs(mtime), _nsecs(mtime)))
+
+
+cdef inline long long _secs(long long ns) noexcept:
+    return ns // 1000000000 if ns >= 0 else -((-(ns + 1)) // 1000000000) - 1
+
+
+cdef inline long _nsecs(long long ns) noexcept:
+    cdef long long r = ns % 1000000000        # (C's: the sign of ns)
+    return <long>(r + 1000000000 if r < 0 else r)
 
 
 def plain_key(str key):

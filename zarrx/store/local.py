@@ -41,7 +41,7 @@ from zarrx.store._localstat import generations
 from zarrx.store._localwrite import flock_orders_threads, put
 from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
 from zarrx.store.locallist import FileListing
-from zarrx.store.localsnap import FileSnapshot
+from zarrx.store.localsnap import FileSnapshot, held_generation
 from zarrx.store.pieces import Pieces
 from zarrx.store.inputs import file_url_path
 
@@ -313,7 +313,7 @@ class LocalStore(ConditionalFiles, FileListing):
             return None
         fd, st = opened
         try:
-            gen = generation_of(st)
+            gen = held_generation(st)
             check_generation(self, key, if_generation, gen, "read")
             return self._read(key, fd, st, byte_range), gen
         finally:

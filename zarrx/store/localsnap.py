@@ -8,13 +8,48 @@ one read into memory the reading thread reuses.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 
 from zarrx.errors import StoreError
+from zarrx.store._localread import stamps_recent, stamps_recent_ns
 from zarrx.store.base import ByteRange, ObjectSnapshot
 from zarrx.store.localfs import generation_of
 
-__all__ = ["FileSnapshot"]
+__all__ = ["FileSnapshot", "RecentGeneration", "held_generation"]
+
+_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5)     # Linux's number of the clock
+_S = 10**9
+
+
+class RecentGeneration(tuple):
+    """The generation of a file whose ctime or mtime was within the current tick of the clock
+    (or its file system's timestamp granularity) when it was taken: a later file reusing its
+    inode within that tick, with the same size, could have the same generation, so caches
+    keyed by generations keep nothing read at one. Equal to the plain generation."""
+
+    __slots__ = ()
+    recent = True
+    __repr__ = tuple.__repr__
+
+
+def held_generation(st: os.stat_result) -> tuple[int, ...]:
+    """The generation of a file held open, whose ``fstat`` is ``st``, as a
+    :class:`RecentGeneration` when its stamps are too recent (the "racy timestamp" rule of
+    ``csrc/zx_dirlist.h``). The clock is read after the ``fstat``, which is sound while the
+    file is held: its inode is reused only after the descriptor is closed, so a file reusing
+    it is stamped at or after this reading."""
+    gen = generation_of(st)
+    try:
+        now = time.clock_gettime_ns(_COARSE)
+    except (AttributeError, OSError):       # no such clock: every generation is recent
+        return RecentGeneration(gen)
+    try:
+        recent = stamps_recent_ns(now, st.st_ctime_ns, st.st_mtime_ns)
+    except OverflowError:                   # stamps past 2262: as (seconds, nanoseconds)
+        recent = stamps_recent(divmod(now, _S), divmod(st.st_ctime_ns, _S),
+                               divmod(st.st_mtime_ns, _S))
+    return RecentGeneration(gen) if recent else gen
 
 
 class FileSnapshot(ObjectSnapshot):
@@ -24,7 +59,7 @@ class FileSnapshot(ObjectSnapshot):
 
     def __init__(self, store: object, key: str, fd: int, st: os.stat_result) -> None:
         self.key = key
-        self.generation = generation_of(st)
+        self.generation = held_generation(st)
         self.size = st.st_size
         self._where = f"{store!r}: snapshot of {key!r}"
         self._fd = fd

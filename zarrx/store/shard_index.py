@@ -238,7 +238,9 @@ def _word_positions(per_shard: tuple[int, ...], order: tuple[int, ...] | None
 class IndexCache:
     """Thread-safe LRU of decoded indexes: key -> (generation, entries, size). An entry is only
     served for the generation it was read from, so it never describes another version of the
-    shard. Indexes read from a store that gives no generation are not cached.
+    shard. Indexes read from a store that gives no generation are not cached, nor those read
+    at a generation marked ``recent`` (a ``LocalStore`` file stamped within the clock's current
+    tick, which a later file reusing its inode could repeat: ``zarrx.store.localsnap``).
 
     It holds at most ``capacity`` indexes and at most ``budget()`` bytes of them (the setting
     ``shard_index_cache_bytes``, read at each use): the newest index is always kept when it
@@ -281,8 +283,8 @@ class IndexCache:
 
     def put(self, key: Hashable, generation: Hashable | None, entries: np.ndarray,
             size: int | None) -> None:
-        if generation is None:
-            return
+        if generation is None or getattr(generation, "recent", False):
+            return                          # (recent: another version may repeat it)
         held = _held(entries)
         budget = self._budget()
         with self._lock:
