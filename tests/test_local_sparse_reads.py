@@ -164,14 +164,15 @@ def _uniform_chunks(got: np.ndarray, fill: int, seen: set) -> None:
 def test_reads_racing_a_writer_see_each_chunk_whole(tmp_path, layout):
     """One thread rewrites and deletes chunks of a sparse array (each write gives all the
     cells of a chunk one new counter value; a write of the fill deletes the chunk) while
-    another reads the whole array 40 times: every chunk read is all fill or all one value,
+    another reads the whole array at least 40 times (once the writer has written, and until
+    reads have seen several of its writes): every chunk read is all fill or all one value,
     and no read fails."""
     rows, cols = 8, 64
     z = zarrx.create_array(str(tmp_path / "a.zarr"), shape=(rows * C, cols * C), chunks=(C, C),
                            dtype="int32", fill_value=0, config={"write_empty_chunks": False},
                            **LAYOUTS[layout])
     hot = [(i, j) for i in range(rows) for j in range(0, cols, 7)]   # the chunks written
-    stop = threading.Event()
+    stop, started = threading.Event(), threading.Event()
     errors: list[BaseException] = []
 
     def writer() -> None:
@@ -183,6 +184,8 @@ def test_reads_racing_a_writer_see_each_chunk_whole(tmp_path, layout):
                 i, j = rnd.choice(hot)
                 value = 0 if counter % 3 == 0 else counter
                 z[i * C:(i + 1) * C, j * C:(j + 1) * C] = value
+                if counter == 8:
+                    started.set()
         except BaseException as exc:        # noqa: BLE001 (reported by the test)
             errors.append(exc)
 
@@ -192,8 +195,11 @@ def test_reads_racing_a_writer_see_each_chunk_whole(tmp_path, layout):
     thread.start()
     try:
         reader = zarrx.open_array(str(tmp_path / "a.zarr"), mode="r")
-        for _ in range(40):
+        started.wait(60)        # (a busy machine may run the reader first for a long while)
+        reads = 0
+        while reads < 40 or (len(seen) <= 2 and reads < 400 and thread.is_alive()):
             _uniform_chunks(reader[:], 0, seen)
+            reads += 1
     finally:
         stop.set()
         thread.join()
