@@ -284,10 +284,11 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
 def _small(io: ArrayIO, nchunks: int, out: np.ndarray) -> bool:
     """Whether reading ``nchunks`` chunks into ``out`` is less work than
     ``PARALLEL_MIN_BYTES``: the bytes copied into ``out``, plus those decoded from each chunk
-    when the chunks are not raw (a regular grid of items holding no Python objects; False
+    when the chunks are not raw (a regular grid of items holding no Python objects, on a store
+    that answers at once: a remote store's requests wait, and threads overlap them; False
     otherwise)."""
     chunk = io.chunk_shape
-    if chunk is None or io.object_chunks:
+    if chunk is None or io.object_chunks or io.source.objects.store.latency_bound:
         return False
     work = out.nbytes
     plan = io.plan(chunk)
