@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from call_counts import calls_made
 
 import zarrx
 from zarrx import _pool
@@ -96,3 +97,15 @@ def test_every_split_of_a_read_reads_what_one_thread_reads(threads, write):
     np.testing.assert_array_equal(one, data)
     np.testing.assert_array_equal(many, data)
     np.testing.assert_array_equal(many_part, part)
+
+
+def test_opening_an_array_makes_the_same_calls_with_threads_as_with_one(tmp_path):
+    for store in (MemoryStore(), str(tmp_path / "a.zarr")):
+        z = zarrx.create_array(store, shape=(512, 512), dtype="float32", chunks=(64, 64))
+        z[...] = 1
+        zarrx.open_array(store, mode="r")
+        with zarrx.config.set(threads=1):
+            one = calls_made(lambda: zarrx.open_array(store, mode="r"))
+        with zarrx.config.set(threads=4):
+            four = calls_made(lambda: zarrx.open_array(store, mode="r"))
+        assert four == one
