@@ -109,3 +109,31 @@ def test_opening_an_array_makes_the_same_calls_with_threads_as_with_one(tmp_path
         with zarrx.config.set(threads=4):
             four = calls_made(lambda: zarrx.open_array(store, mode="r"))
         assert four == one
+
+
+@pytest.mark.parametrize("compressors", [None, Zstd(level=0)], ids=["raw", "zstd"])
+@pytest.mark.parametrize("sel", [np.s_[30:40, 30:40], np.s_[5, :200], np.s_[:64, :64]],
+                         ids=["corner", "row", "four-whole"])
+def test_a_write_of_a_few_small_chunks_stays_on_the_calling_thread(submitted, compressors, sel):
+    z = zarrx.create_array(MemoryStore(), shape=(256, 256), dtype="float32", chunks=(32, 32),
+                           compressors=compressors, fill_value=0, zarr_format=3)
+    z[...] = 1
+    expected = np.ones((256, 256), dtype="float32")
+    expected[sel] = 2
+    submitted.clear()
+    with zarrx.config.set(threads=2):
+        z[sel] = 2
+    assert submitted == []
+    with zarrx.config.set(threads=1):
+        np.testing.assert_array_equal(zarrx.open_array(z.store, mode="r")[...], expected)
+
+
+def test_a_large_write_still_spreads_over_threads(submitted):
+    z = zarrx.create_array(MemoryStore(), shape=(1024, 1024), dtype="float32",
+                           chunks=(128, 128), compressors=Zstd(level=0), fill_value=0)
+    data = np.arange(1024 * 1024, dtype="float32").reshape(1024, 1024)
+    submitted.clear()
+    with zarrx.config.set(threads=2):
+        z[...] = data
+    assert sum(submitted) >= 1
+    np.testing.assert_array_equal(z[...], data)
