@@ -182,9 +182,11 @@ PARALLEL_MIN_BYTES = 1 << 18
 def small_write(io: ArrayIO, nchunks: int) -> bool:
     """Whether a write of ``nchunks`` chunks is too little work for threads (see
     ``PARALLEL_MIN_BYTES``): a regular grid of items holding no Python objects, on a store that
-    answers at once (a remote store's requests wait, and threads overlap them)."""
+    answers at once and stores a value under the GIL (a memory or zip store: a remote store's
+    requests wait, and a local store's files are made outside the GIL, which threads overlap)."""
     chunk = io.chunk_shape
-    if chunk is None or io.object_chunks or io.source.objects.store.latency_bound:
+    store = io.source.objects.store
+    if chunk is None or io.object_chunks or store.latency_bound or store.parallel_writes:
         return False
     return nchunks * prod(chunk) * io.dtype.itemsize < PARALLEL_MIN_BYTES
 
