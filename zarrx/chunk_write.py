@@ -185,8 +185,10 @@ def small_write(io: ArrayIO, nchunks: int) -> bool:
     answers at once and stores a value under the GIL (a memory or zip store: a remote store's
     requests wait, and a local store's files are made outside the GIL, which threads overlap)."""
     chunk = io.chunk_shape
+    if chunk is None or _pool.threads() <= 1 or io.object_chunks:
+        return False
     store = io.source.objects.store
-    if chunk is None or io.object_chunks or store.latency_bound or store.parallel_writes:
+    if store.latency_bound or store.parallel_writes:
         return False
     return nchunks * prod(chunk) * io.dtype.itemsize < PARALLEL_MIN_BYTES
 
