@@ -27,10 +27,9 @@ first use.
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
@@ -68,16 +67,20 @@ def in_worker() -> bool:
     return getattr(_local, "worker", False)
 
 
-@contextlib.contextmanager
-def inline() -> Iterator[None]:
+class inline:
     """CPU fan-out asked for on this thread runs on it, as on a pool worker, until the block
-    ends: for work that a caller already spreads over threads or processes (a dask task)."""
-    was = getattr(_local, "worker", False)
-    _local.worker = True
-    try:
-        yield
-    finally:
-        _local.worker = was
+    ends (``with inline():``): for work that a caller already spreads over threads or
+    processes (a dask task), or too small to spread. A class rather than a generator: a small
+    write enters one."""
+
+    __slots__ = ("_was",)
+
+    def __enter__(self) -> None:
+        self._was = getattr(_local, "worker", False)
+        _local.worker = True
+
+    def __exit__(self, *exc: object) -> None:
+        _local.worker = self._was
 
 
 def threads() -> int:

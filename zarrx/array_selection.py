@@ -7,11 +7,12 @@ Each turns a user call into a plan of :mod:`zarrx.indexing` run by :mod:`zarrx.b
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zarrx import _outputs, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
+from zarrx import _outputs, _pool, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
 from zarrx import batch_read, batch_write, shard_read
 from zarrx import text_items
 from zarrx.errors import ArgumentError, ArgumentTypeError
@@ -157,6 +158,11 @@ class Selecting:
     def _write_planned(self, selection: Any, value: Any, kind: str, fields: Any) -> None:
         plan = indexing.plan_selection(selection, self.shape, self._grid, kind=kind,
                                        shard_shape=self._order)
+        # a write of a few small chunks stays on this thread
+        with _pool.inline() if chunk_write.small_write(self._io, plan.nchunks) else nullcontext():
+            self._write_plan(plan, value, fields)
+
+    def _write_plan(self, plan: Any, value: Any, fields: Any) -> None:
         dtype = self._meta.data_type.numpy
         if fields is not None:       # the fields set in each stored chunk as it is updated
             fields = check_fields(fields, dtype, self.name)

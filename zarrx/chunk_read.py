@@ -33,6 +33,10 @@ WINDOW_PER_THREAD = 8
 LAZY_READ_CHUNKS = 256
 #: chunks of such a read a window may take (it holds a projection of each stored one)
 LAZY_WINDOW = 1024
+#: a read whose work is less than this many bytes (copied into its output, plus decoded from
+#: chunks that are not raw) stays on the calling thread: handing it to the pool's threads
+#: costs more than doing it
+PARALLEL_MIN_BYTES = 1 << 18
 
 
 _NO_ARENA = object()
@@ -220,10 +224,12 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
             return [(p, data, None, None) for (p, _, _), data in zip(reqs, got)], True
         return [(p, data, w, size) for (p, _, w), data, size in zip(reqs, got, sizes)], True
 
-    one_thread = _pool.threads() <= 1 or io.gil_bound
+    one_thread = _pool.threads() <= 1 or io.gil_bound or _small(io, len(projections), out)
     size = window if one_thread else io.read_window
     if lazy:      # larger windows of small chunks: a window's own work is a few numpy calls
         size = max(size, min(io.read_window, LAZY_WINDOW))
+    elif not one_thread:     # at least a window per thread
+        size = max(1, min(size, -(-len(projections) // _pool.threads())))
     bounds = _read_windows(io, projections, size)
     if not one_thread and len(bounds) == 1:    # one stored object: fetch it once, decode in
         fetched = fetch(*bounds[0])[0]         # parallel
@@ -233,16 +239,21 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
     # do in parallel, and threads would only take turns on the GIL listing them. After a
     # window of a lazy plan with none stored the next fetch takes twice as many windows (up
     # to LAZY_WINDOW chunks): a sparse read of chunks of a few hundred KiB, windows of 4
-    # chunks, costs a few numpy calls per window rather than per 4 chunks
+    # chunks, costs a few numpy calls per window rather than per 4 chunks. With threads, the
+    # first window holding a stored chunk is decoded beside the windows after it
     at, span, nb = 0, 1, len(bounds)
     cap = LAZY_WINDOW // (bounds[0][1] - bounds[0][0]) if lazy and nb else 1
+    first: list | None = None
     while at < nb:
         end = at + span
         if end > nb:
             end = nb
         fetched, stored = fetch(bounds[at][0], bounds[end - 1][1])
-        decode(fetched)
         at = end
+        if stored and not one_thread and at < nb:
+            first = fetched
+            break
+        decode(fetched)
         if stored and not one_thread:
             break
         if stored or cap <= 1:
@@ -250,20 +261,40 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         elif span < cap:
             span = 2 * span if 2 * span < cap else cap
     if at < len(bounds):
-        # several threads: each takes the next window, fetches and decodes it. Windows are
-        # taken under the lock, in order: a lazy projection list is walked once, by one
-        # thread at a time (projections of stored chunks only are made after the fetch)
+        # several threads: each takes the next window, fetches and decodes it (or the window
+        # fetched above). Windows are taken under the lock, in order: a lazy projection list is
+        # walked once, by one thread at a time (projections of stored chunks only are made
+        # after the fetch)
         windows = iter(bounds[at:])
 
-        def task(_: int) -> None:
+        def task(i: int) -> None:
+            if i == 0 and first is not None:
+                decode(first)
+                return
             with listing:
                 a, b = next(windows)
                 win = None if lazy else projections[a:b]
             decode(fetch(a, b, win)[0])
 
-        _pool.run_shared(task, len(bounds) - at)
+        _pool.run_shared(task, len(bounds) - at + (first is not None))
     if missing:
         fill_at(np.concatenate(missing))  # type: ignore[misc]
+
+
+def _small(io: ArrayIO, nchunks: int, out: np.ndarray) -> bool:
+    """Whether reading ``nchunks`` chunks into ``out`` is less work than
+    ``PARALLEL_MIN_BYTES``: the bytes copied into ``out``, plus those decoded from each chunk
+    when the chunks are not raw (a regular grid of items holding no Python objects, on a store
+    that answers at once: a remote store's requests wait, and threads overlap them; False
+    otherwise)."""
+    chunk = io.chunk_shape
+    if chunk is None or io.object_chunks or io.source.objects.store.latency_bound:
+        return False
+    work = out.nbytes
+    plan = io.plan(chunk)
+    if not plan.raw:
+        work += nchunks * plan.nbytes
+    return work < PARALLEL_MIN_BYTES
 
 
 def _filler(io: ArrayIO, projections: Any, target: np.ndarray) -> Any:
