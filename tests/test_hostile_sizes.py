@@ -201,3 +201,41 @@ def test_a_small_zstd_chunk_declaring_a_large_window_costs_no_window():
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "b'abc'\n"
+
+
+def _gzip_with_extra(raw: bytes, extra: int) -> bytes:
+    """A gzip member of ``raw`` whose header carries an optional extra field of ``extra``
+    bytes (RFC 1952 FEXTRA: valid, and up to 65,535 bytes)."""
+    field = b"zx" + struct.pack("<H", extra - 4) + bytes(extra - 4)
+    body = zlib.compressobj(1, zlib.DEFLATED, -15)
+    return (b"\x1f\x8b\x08\x04" + bytes(6) + struct.pack("<H", extra) + field
+            + body.compress(raw) + body.flush() + struct.pack("<II", zlib.crc32(raw), len(raw)))
+
+
+def test_small_gzip_chunks_with_long_headers_read_in_bounded_memory() -> None:
+    """Many small chunks (16 bytes decoded) stored as gzip members with a 64 KiB extra field each
+    read back (they are valid) holding a slab of at most 32 MiB of stored bytes, not 2,048
+    chunks of them at once (134 MB, joined into one buffer)."""
+    import tracemalloc
+
+    import numpy as np
+    from zarrx.codecs import Gzip
+    from zarrx.store import MemoryStore
+
+    n = 2048
+    store = MemoryStore()
+    a = zarrx.create_array(store, shape=(4 * n,), chunks=(4,), dtype="<i4",
+                           compressors=[Gzip(level=1)])
+    blob = _gzip_with_extra(np.arange(4, dtype="<i4").tobytes(), 65535)
+    for i in range(n):
+        store.set(f"c/{i}", blob)                   # one bytes object: the store costs nothing
+    with zarrx.config.set(threads=1):
+        tracemalloc.start()
+        try:
+            got = a[...]
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert got.tolist() == list(range(4)) * n
+    assert n * len(blob) > 128 << 20
+    assert peak < 80 << 20, peak >> 20             # a slab of at most 32 MiB stored, joined
