@@ -15,7 +15,7 @@ decoded each then) are shared by the pool's threads. What a read holds above its
 thread, a slab's stored bytes twice (as fetched, and joined) and its decoded chunks. A slab
 holds at most ``SLAB_STORED_BYTES`` of stored chunks as long as each is within its stored-size
 limit (longer ones are refused unread): chunks whose codecs allow much more stored than decoded
-(gzip's optional header fields: up to 74 KiB for any chunk) come fewer to a slab.
+(gzip's optional header fields: about 74 KB more for any chunk) come fewer to a slab.
 """
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ MAX_WINDOW = 1 << 14     # most chunks a read or write holds the requests and va
                          # time (each costs several hundred bytes: a million 1-byte chunks
                          # in one window held about 800 MiB)
 WINDOW_STORED_BYTES = 1 << 25  # most stored bytes a read window's chunks may hold by their
-                         # stored-size limit (of fixed-size chunks; gzip's allows 74 KiB for
+                         # stored-size limit (of fixed-size chunks; gzip's allows 74 KB more for
                          # any chunk), but at least READ_WINDOW chunks
 
 
