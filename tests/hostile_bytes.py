@@ -115,8 +115,8 @@ CASES: dict[str, Case] = {
 }
 
 
-def values(case: Case) -> np.ndarray:
-    n = SHAPE[0] * SHAPE[1]
+def values(case: Case, shape: tuple = SHAPE) -> np.ndarray:
+    n = int(np.prod(shape))
     i = np.arange(n)
     if case.dtype.startswith("O"):
         kind = case.dtype[1:]
@@ -125,13 +125,13 @@ def values(case: Case) -> np.ndarray:
             out[k] = {"str": "s\u00e9" * (k % 3), "bytes": b"b%d" % k * (k % 3),
                       "array": np.arange(k % 4, dtype="<i4"),
                       "json": ["a", k, {"b": [1, None]}, None, 2.5][k % 5]}[kind]
-        return out.reshape(SHAPE)
+        return out.reshape(shape)
     dt = np.dtype(case.dtype)
     if dt.kind == "b":
-        return (i % 3 == 0).reshape(SHAPE)
+        return (i % 3 == 0).reshape(shape)
     if dt.kind == "U":
-        return np.array(["ab", "cd", "ef"] * 14, dtype=dt).reshape(SHAPE)
-    return (i * 3 % 17 + (0.25 if dt.kind == "f" else 0)).astype(dt).reshape(SHAPE)
+        return np.resize(np.array(["ab", "cd", "ef"], dtype=dt), n).reshape(shape)
+    return (i * 3 % 17 + (0.25 if dt.kind == "f" else 0)).astype(dt).reshape(shape)
 
 
 def _dtype_field(case: Case) -> Any:
@@ -152,17 +152,18 @@ def _v3_codecs(case: Case) -> list:
     return inner
 
 
-def document(case: Case) -> tuple[str, bytes]:
-    """The metadata key and document of ``case``."""
+def document(case: Case, shape: tuple = SHAPE, chunks: list = CHUNKS) -> tuple[str, bytes]:
+    """The metadata key and document of ``case`` (an array of ``shape`` in ``chunks``; a
+    sharded one in shards of 8 x 8)."""
     if case.fmt == 2:
         compressor, filters = case.codecs
-        doc = {"zarr_format": 2, "shape": list(SHAPE), "chunks": CHUNKS,
+        doc = {"zarr_format": 2, "shape": list(shape), "chunks": list(chunks),
                "dtype": _dtype_field(case), "compressor": compressor,
                "fill_value": case.fill, "order": case.extra.get("order", "C"),
                "filters": filters}
         return ".zarray", json.dumps(doc).encode()
-    outer = [8, 8] if case.shard else CHUNKS
-    doc = {"zarr_format": 3, "node_type": "array", "shape": list(SHAPE),
+    outer = [8, 8] if case.shard else list(chunks)
+    doc = {"zarr_format": 3, "node_type": "array", "shape": list(shape),
            "data_type": _dtype_field(case),
            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": outer}},
            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
@@ -170,12 +171,12 @@ def document(case: Case) -> tuple[str, bytes]:
     return "zarr.json", json.dumps(doc).encode()
 
 
-def seeded(case: Case) -> dict[str, bytes]:
+def seeded(case: Case, shape: tuple = SHAPE, chunks: list = CHUNKS) -> dict[str, bytes]:
     """The stored objects (metadata included) of ``case`` with :func:`values` written."""
-    key, doc = document(case)
+    key, doc = document(case, shape, chunks)
     store = MemoryStore({key: doc})
     a = zarrx.open_array(store, mode="r+")
-    a[...] = values(case)
+    a[...] = values(case, shape)
     return {k: bytes(store.get(k)) for k in store.list()}
 
 

@@ -201,3 +201,60 @@ def test_a_small_zstd_chunk_declaring_a_large_window_costs_no_window():
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "b'abc'\n"
+
+
+def _gzip_with_extra(raw: bytes, extra: int) -> bytes:
+    """A gzip member of ``raw`` whose header carries an optional extra field of ``extra``
+    bytes (RFC 1952 FEXTRA: valid, and up to 65,535 bytes)."""
+    field = b"zx" + struct.pack("<H", extra - 4) + bytes(extra - 4)
+    body = zlib.compressobj(1, zlib.DEFLATED, -15)
+    return (b"\x1f\x8b\x08\x04" + bytes(6) + struct.pack("<H", extra) + field
+            + body.compress(raw) + body.flush() + struct.pack("<II", zlib.crc32(raw), len(raw)))
+
+
+@pytest.mark.parametrize("store_kind", ["memory", "local"])
+@pytest.mark.parametrize("read", ["whole", "points", "into a strided out"])
+def test_small_gzip_chunks_with_long_headers_read_in_bounded_memory(read, store_kind,
+                                                                    tmp_path) -> None:
+    """Many small chunks (16 bytes decoded) stored as gzip members with a 64 KiB extra field each
+    read back (they are valid) holding at most 32 MiB of their stored bytes at a time (a slab
+    of the batched reads, a window of the general path), not 2,048 of them at once (134 MB)."""
+    import tracemalloc
+
+    import numpy as np
+    from zarrx.codecs import Gzip
+    from zarrx.store import LocalStore, MemoryStore
+
+    n = 2048
+    store = MemoryStore() if store_kind == "memory" else LocalStore(str(tmp_path))
+    a = zarrx.create_array(store, shape=(4 * n,), chunks=(4,), dtype="<i4",
+                           compressors=[Gzip(level=1)])
+    blob = _gzip_with_extra(np.arange(4, dtype="<i4").tobytes(), 65535)
+    head = blob.index(bytes(4096))                  # where the zero bytes of the field start
+    for i in range(n):
+        if store_kind == "memory":
+            store.set(f"c/{i}", blob)               # one bytes object: the store costs nothing
+        else:                                       # sparse files: the field is a hole
+            (tmp_path / "c").mkdir(exist_ok=True)
+            with open(tmp_path / "c" / str(i), "wb") as f:
+                f.write(blob[:head])
+                f.seek(65536)
+                f.write(blob[65536:])
+    want = np.tile(np.arange(4, dtype="<i4"), n)
+    with zarrx.config.set(threads=1):
+        tracemalloc.start()
+        try:
+            if read == "whole":
+                got = a[...]
+            elif read == "points":
+                got, want = a.vindex[np.arange(0, 4 * n, 3)], want[::3]
+            else:
+                got = np.lib.stride_tricks.as_strided(np.zeros(8 * n, dtype="<i4"),
+                                                      shape=(4 * n,), strides=(8,))
+                a.get_basic_selection(slice(None), out=got)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert np.array_equal(got, want)
+    assert n * len(blob) > 128 << 20
+    assert peak < 80 << 20, peak >> 20             # 32 MiB stored at a time, and a copy

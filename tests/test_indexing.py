@@ -629,3 +629,24 @@ def test_a_plan_lists_at_most_max_chunks_per_axis() -> None:
         want = sorted({p // 8 for p in range(9003)[::step]})
         assert len(plan) == len(want)
         assert [c.coords[0] for c in plan.chunks] == want
+
+
+@pytest.mark.parametrize("index", [np.uint8(5), np.int8(-1), np.uint16(2)])
+def test_block_selections_take_numpy_integers_of_any_width(index) -> None:
+    """A block index given as a narrow numpy integer selects that block (its chunk arithmetic
+    once wrapped in the integer's type: an OverflowError, or a wrong block)."""
+    import zarrx
+    from zarrx.store import MemoryStore
+
+    x = np.arange(13 * 18, dtype="i4").reshape(13, 18)
+    z = zarrx.create_array(MemoryStore(), shape=x.shape, chunks=(2, 3), dtype="i4")
+    z[...] = x
+    k = int(index) % 6
+    want = x[:, 3 * k:3 * k + 3]
+    for threads in (1, 2):
+        with zarrx.config.set(threads=threads):
+            assert np.array_equal(z.blocks[..., index], want)
+            assert np.array_equal(z.blocks[:, index], want)
+    z.blocks[:, index] = -want
+    assert np.array_equal(z[:, 3 * k:3 * k + 3], -want)
+    assert np.array_equal(z.blocks[slice(np.uint8(1), np.uint8(3)), index], want[2:6] * -1)

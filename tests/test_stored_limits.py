@@ -256,3 +256,21 @@ def test_a_shard_entry_expanding_past_deflates_most_is_refused_without_inflating
         z[:8]
     assert "c/0" not in inflated
     np.testing.assert_array_equal(z[32:], np.arange(32, 64))
+
+
+def test_zstd_skippable_frames_read_within_the_limit_and_are_refused_past_it() -> None:
+    """A zstd chunk behind a skippable frame reads while it fits ``ZSTD_compressBound`` of the
+    chunk (``docs/guide/migrating.md``); past it, it is refused unread, naming its key."""
+    a = zarrx.create_array(MemoryStore(), shape=(6,), chunks=(6,), dtype="<i4",
+                           compressors=[Zstd(level=1)])
+    frame = Zstd(level=1).encode(np.arange(6, dtype="<i4").tobytes())
+    limit = 24 + ((128 * 1024 - 24) >> 11)                  # 87 bytes
+    for pad in (limit - len(frame) - 8, limit - len(frame) - 7):
+        skippable = (0x184D2A50).to_bytes(4, "little") + pad.to_bytes(4, "little") + b"\0" * pad
+        a.store.set("c/0", skippable + frame)
+        if 8 + pad + len(frame) <= limit:
+            assert a[...].tolist() == list(range(6))
+        else:
+            with pytest.raises(CodecError, match=rf"chunk 'c/0': {limit + 1} bytes stored, "
+                                                 rf"more than the {limit} bytes"):
+                a[...]

@@ -13,7 +13,10 @@ assignment (:func:`~zarrx.shard_read.decode_slab`, shared with shard reads). Mis
 are filled; a chunk that does not decode raises the error reading it alone raises, located at
 its key, the first such chunk in C order. With threads, the slabs (about ``WINDOW_BYTES``
 decoded each then) are shared by the pool's threads. What a read holds above its output is, per
-thread, a slab's stored bytes twice (as fetched, and joined) and its decoded chunks.
+thread, a slab's stored bytes twice (as fetched, and joined) and its decoded chunks. A slab
+holds at most ``SLAB_STORED_BYTES`` of stored chunks as long as each is within its stored-size
+limit (longer ones are refused unread): chunks whose codecs allow much more stored than decoded
+(gzip's optional header fields: about 74 KB more for any chunk) come fewer to a slab.
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ from zarrx import _pool, chunk_io, shard_read
 from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, _located, check_count
 from zarrx.shard_read import SLAB_BYTES, decode_points, decode_slab, run_in_order
 
-__all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS"]
+__all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS",
+           "SLAB_STORED_BYTES"]
 
 #: chunks of at most this many decoded bytes are read here (larger ones cost little per chunk
 #: on the general path, which decodes a chunk the box covers straight into the output when it
@@ -41,6 +45,9 @@ BATCH_CHUNK_BYTES = 1 << 16
 BATCH_CHUNKS = 4096
 #: reads of fewer chunks take the general path (a batch costs a few dozen calls to set up)
 MIN_CHUNKS = 4
+#: most stored bytes a slab's chunks may hold by their stored-size limit (each chunk counts its
+#: limit: the bytes are not known before they are fetched); a slab of any size holds one chunk
+SLAB_STORED_BYTES = 1 << 25
 
 _NO_ARENA = object()
 
@@ -80,7 +87,7 @@ def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     parallel = _pool.threads() > 1 and not io.gil_bound
     nbytes = io.plan(chunk).nbytes                    # type: ignore[arg-type]
     slabs = _slabs(lo, counts, nbytes, min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES,
-                   min(BATCH_CHUNKS, chunk_io.MAX_WINDOW))
+                   _most(io))
     arenas = threading.local()      # a read buffer per thread, reused by its slabs
 
     def one(i: int) -> None:
@@ -93,6 +100,13 @@ def read_batches(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
 
     run_in_order(len(slabs), one, parallel and len(slabs) > 1)
     return True
+
+
+def _most(io: ArrayIO) -> int:
+    """The most chunks of a slab: ``BATCH_CHUNKS`` (and ``chunk_io.MAX_WINDOW``), and as many
+    as ``SLAB_STORED_BYTES`` holds at the chunks' stored-size limit, but at least one."""
+    limit = io.plan(io.chunk_shape).stored_limit        # type: ignore[arg-type]
+    return max(1, min(BATCH_CHUNKS, chunk_io.MAX_WINDOW, SLAB_STORED_BYTES // max(1, limit)))
 
 
 def _slabs(lo: list[int], counts: list[int], nbytes: int, limit: int, most: int
@@ -203,8 +217,7 @@ def _read_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
     parallel = _pool.threads() > 1 and not io.gil_bound
     nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
     slabs = _slabs([0] * len(ks), [len(k) for k in ks], nbytes,
-                   min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES,
-                   min(BATCH_CHUNKS, chunk_io.MAX_WINDOW))
+                   min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES, _most(io))
     arenas = threading.local()
 
     def one(i: int) -> None:

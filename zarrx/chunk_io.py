@@ -44,6 +44,9 @@ RANGED_RAW_BYTES = 1 << 24   # raw chunks this large are read by the bytes a sel
 MAX_WINDOW = 1 << 14     # most chunks a read or write holds the requests and values of at a
                          # time (each costs several hundred bytes: a million 1-byte chunks
                          # in one window held about 800 MiB)
+WINDOW_STORED_BYTES = 1 << 25  # most stored bytes a read window's chunks may hold by their
+                         # stored-size limit (of fixed-size chunks; gzip's allows 74 KB more for
+                         # any chunk), but at least READ_WINDOW chunks
 
 
 @dataclass(eq=False)
@@ -130,11 +133,15 @@ class ArrayIO:
     @property
     def read_window(self) -> int:
         """Chunks a thread reads per task: ``READ_WINDOW``, or enough for ``WINDOW_BYTES``,
-        but at most ``MAX_WINDOW``."""
+        but at most ``MAX_WINDOW``, nor more than ``WINDOW_STORED_BYTES`` hold at the stored-size
+        limit of chunks of fixed-size items."""
         if self.chunk_shape is None:
             return READ_WINDOW
         nbytes = max(1, prod(self.chunk_shape) * self.dtype.itemsize)
-        return min(MAX_WINDOW, max(READ_WINDOW, -(-WINDOW_BYTES // nbytes)))
+        n = min(MAX_WINDOW, -(-WINDOW_BYTES // nbytes))
+        if self.units_per_object == 1 and not self.object_chunks:
+            n = min(n, WINDOW_STORED_BYTES // max(1, self.plan(self.chunk_shape).stored_limit))
+        return max(READ_WINDOW, n)
 
     @property
     def write_empty_chunks(self) -> bool:

@@ -314,6 +314,7 @@ def parse_block(sel: Any, shape: tuple[int, ...], axes: Sequence[Any]) -> list[t
         a = axes[ax]
         nch = a.nchunks
         if is_int(s):
+            s = int(s)      # a numpy integer (np.uint8(5)) would wrap in the arithmetic below
             k = s + nch if s < 0 else s
             if not 0 <= k < nch:
                 raise BoundsCheckError(f"block index {s} is out of bounds for axis {ax} with "
