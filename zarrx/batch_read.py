@@ -171,7 +171,7 @@ def _read_points(io: ArrayIO, points: tuple, nchunks: int, out: np.ndarray) -> N
     nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
     parallel = _pool.threads() > 1 and not io.gil_bound
     limit = min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES
-    step = max(1, min(limit // max(1, nbytes), BATCH_CHUNKS, chunk_io.MAX_WINDOW))
+    step = max(1, min(limit // max(1, nbytes), _most(io)))    # _most: stored bytes too
     bounds = points[2]
     runs = []                   # (first, end) of each slab's chunks, in the plan's groups
     a = 0
