@@ -6,7 +6,6 @@ generation of its document, which is read again only when it changed. A group an
 consolidates between two calls has a new generation, so it is kept in step all the same."""
 from __future__ import annotations
 
-import json
 import warnings
 
 import pytest
@@ -16,26 +15,10 @@ import zarrx
 from zarrx.store import LocalStore, MemoryStore
 from zarrx.store.counting import CountingStore
 
+from test_consolidated_nested_in_step import (  # noqa: E402 - shared helpers
+    _consolidated, _consolidated_afresh as _afresh, _doc_key)
+
 FORMATS = [2, 3]
-
-
-def _doc_key(group, zarr_format):
-    name = "zarr.json" if zarr_format == 3 else ".zmetadata"
-    return f"{group}/{name}" if group else name
-
-
-def _consolidated(store, group, zarr_format):
-    doc = json.loads(store.get(_doc_key(group, zarr_format)))
-    return doc["consolidated_metadata"] if zarr_format == 3 else doc
-
-
-def _afresh(store, group, zarr_format):
-    """What consolidating ``group`` again writes (in a copy of the store)."""
-    copy = MemoryStore()
-    for key in store.list_prefix(""):
-        copy.set(key, store.get(key))
-    zarrx.consolidate_metadata(copy, path=group)
-    return _consolidated(copy, group, zarr_format)
 
 
 def _counted(zarr_format, consolidated):

@@ -39,6 +39,18 @@ def _points(rng: np.random.Generator, shape: tuple[int, ...], n: int) -> tuple:
     return tuple(rng.integers(-s, s, n) for s in shape)
 
 
+def _calls_per_chunk(store, a, read, want, **create) -> float:
+    """The Python calls per chunk of 32 x 32 that ``read(z)`` makes on one thread, ``z``
+    holding ``a`` in ``store`` (created with ``create``), checking that it reads ``want``."""
+    with zarrx.config.set(threads=1):
+        z = zarrx.create_array(store, shape=a.shape, chunks=(32, 32), dtype="f4", **create)
+        z[...] = a
+        np.testing.assert_array_equal(read(z), want)
+        got: list = []
+        n = calls_made(lambda: got.append(read(z)))
+    np.testing.assert_array_equal(got[0], want)
+    return n / (a.size // 1024)
+
 @pytest.mark.parametrize("codecs", list(STORED))
 @pytest.mark.parametrize("kind", ["vindex", "coordinate", "mask", "vindex-mask", "getitem-mask"])
 def test_a_point_read_of_1024_small_chunks_makes_under_one_call_per_chunk(codecs, kind):
@@ -54,15 +66,7 @@ def test_a_point_read_of_1024_small_chunks_makes_under_one_call_per_chunk(codecs
             "mask": lambda z: z.get_mask_selection(mask),
             "vindex-mask": lambda z: z.vindex[mask], "getitem-mask": lambda z: z[mask]}[kind]
     want = a[ix, iy] if kind in ("vindex", "coordinate") else a[mask]
-    with zarrx.config.set(threads=1):
-        z = zarrx.create_array(MemoryStore(), shape=a.shape, chunks=(32, 32), dtype="f4",
-                               **STORED[codecs])
-        z[...] = a
-        np.testing.assert_array_equal(read(z), want)
-        got: list = []
-        n = calls_made(lambda: got.append(read(z)))
-    np.testing.assert_array_equal(got[0], want)
-    assert n / 1024 < 1, n
+    assert _calls_per_chunk(MemoryStore(), a, read, want, **STORED[codecs]) < 1
 
 
 @pytest.mark.parametrize("layout, codecs", [("v2-F", "raw"), ("v2-F", "zstd"),
@@ -82,15 +86,8 @@ def test_reading_1024_small_transposed_chunks_makes_under_one_call_per_chunk(cod
             "vindex": (lambda z: z.vindex[ix, iy], a[ix, iy]),
             "mask": (lambda z: z.get_mask_selection(mask), a[mask])}
     read, want = sels[kind]
-    with zarrx.config.set(threads=1):
-        z = zarrx.create_array(MemoryStore(), shape=a.shape, chunks=(32, 32), dtype="f4",
-                               **STORED[codecs], **LAYOUTS[layout])
-        z[...] = a
-        np.testing.assert_array_equal(read(z), want)
-        got: list = []
-        n = calls_made(lambda: got.append(read(z)))
-    np.testing.assert_array_equal(got[0], want)
-    assert n / 1024 < 1, n
+    assert _calls_per_chunk(MemoryStore(), a, read, want, **STORED[codecs],
+                            **LAYOUTS[layout]) < 1
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
@@ -245,15 +242,8 @@ def test_a_point_read_of_small_inner_chunks_of_shards_makes_few_calls_per_chunk(
     mask[ix, iy] = True
     read = (lambda z: z.vindex[ix, iy]) if kind == "vindex" else (lambda z: z[mask])
     want = a[ix, iy] if kind == "vindex" else a[mask]
-    with zarrx.config.set(threads=1):
-        z = zarrx.create_array(_store(where, tmp_path), shape=a.shape, chunks=(32, 32),
-                               shards=(256, 256), dtype="f4", **STORED[codecs])
-        z[...] = a
-        np.testing.assert_array_equal(read(z), want)
-        got: list = []
-        n = calls_made(lambda: got.append(read(z)))
-    np.testing.assert_array_equal(got[0], want)
-    assert n / 1024 < 5, n
+    assert _calls_per_chunk(_store(where, tmp_path), a, read, want, shards=(256, 256),
+                            **STORED[codecs]) < 5
 
 
 @pytest.mark.parametrize("threads", [1, 2], ids=["1thread", "2threads"])
