@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool
+from zarrx._outer_copy import copy_outer
 from zarrx.chunk_io import ArrayIO, _located, check_count
 from zarrx.store.shard_slots import read_slots
 from zarrx.store.sharded import ABSENT_MIN
@@ -379,11 +380,22 @@ def decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndar
         np.reshape(target[tuple(dst)], split, copy=False)[...] = src.transpose(
             [x for d in range(ndim) for x in (d, ndim + d)])
         return
-    flat: Any = 0                       # each picked cell's place in the decoded chunks
-    for d, (q, r) in enumerate(zip(qs, rs)):
+    # each picked cell's place in the decoded chunks: the sum of an offset per axis
+    ats = [q * (prod(counts[d + 1:]) * prod(chunk)) + r * prod(chunk[d + 1:])
+           for d, (q, r) in enumerate(zip(qs, rs))]
+    if ndim > 1:
+        # a view of the decoded items stepping one item along every axis: its item at the
+        # offsets of a cell is that cell, so the gather is a copy between outer products
+        items = dec.reshape(-1)
+        lattice = np.lib.stride_tricks.as_strided(items, (items.size,) * ndim,
+                                                  (items.itemsize,) * ndim, writeable=False)
+        to = tuple(dst) if arrays else np.ix_(*[_as_index(x) for x in dst])
+        if copy_outer(lattice, np.ix_(*ats), target, to):
+            return
+    flat: Any = 0
+    for d, at in enumerate(ats):
         shape = [1] * ndim
-        shape[d] = len(q)
-        at = q * (prod(counts[d + 1:]) * prod(chunk)) + r * prod(chunk[d + 1:])
+        shape[d] = len(at)
         flat = flat + at.reshape(shape)
     target[tuple(dst)] = dec.reshape(-1)[flat]
 
