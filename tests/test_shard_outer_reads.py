@@ -132,11 +132,15 @@ def test_outer_reads_of_small_inner_chunks_of_shards_match_numpy(dtype, index_lo
 
 
 @THREADS
-def test_outer_reads_split_into_slabs_match_numpy(monkeypatch, threads):
+@pytest.mark.parametrize("gather", ["outer-copy", "numpy"])
+def test_outer_reads_split_into_slabs_match_numpy(monkeypatch, gather, threads):
     """A shard's inner chunks are decoded a slab of rows at a time: slabs of one row of
-    inner chunks, read as numpy reads them."""
+    inner chunks, their cells gathered by a copy between outer products or by numpy (slabs
+    larger than ``OUTER_COPY_BYTES``), read as numpy reads them."""
     from zarrx import shard_read
     monkeypatch.setattr(shard_read, "SLAB_BYTES", 1)
+    if gather == "numpy":
+        monkeypatch.setattr(shard_read, "OUTER_COPY_BYTES", 0)
     a = _data((60, 60))
     rng = np.random.default_rng(7)
     with zarrx.config.set(threads=threads):

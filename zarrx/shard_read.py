@@ -40,6 +40,11 @@ SLAB_CHUNKS = 1 << 16
 #: most points of a slab of a coordinate or mask read (unless one chunk holds more): each
 #: takes a few int64 indices (24 to 40 bytes) while its slab is copied
 SLAB_POINTS = 1 << 18
+#: the picked cells of a slab of at most this many decoded bytes are gathered by one copy
+#: between outer products (on a larger slab, numpy's gather was faster: 1024×1024 ``float32``
+#: in 32×32 chunks, 700 indices per axis, CPU time numpy over copy 1.3–1.9 for slabs of 256 KiB
+#: and 1 MiB, 0.8–0.96 for slabs of 4 MiB)
+OUTER_COPY_BYTES = 1 << 20
 #: coordinate and mask reads of fewer chunks take the general path
 MIN_POINT_CHUNKS = 4
 
@@ -383,12 +388,14 @@ def decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndar
     # each picked cell's place in the decoded chunks: the sum of an offset per axis
     ats = [q * (prod(counts[d + 1:]) * prod(chunk)) + r * prod(chunk[d + 1:])
            for d, (q, r) in enumerate(zip(qs, rs))]
-    if ndim > 1:
+    if ndim > 1 and dec.nbytes <= OUTER_COPY_BYTES:
         # a view of the decoded items stepping one item along every axis: its item at the
-        # offsets of a cell is that cell, so the gather is a copy between outer products
+        # offsets of a cell is that cell, so the gather is a copy between outer products (the
+        # view ends where the decoded items do: the copy finds it apart from the output)
         items = dec.reshape(-1)
-        lattice = np.lib.stride_tricks.as_strided(items, (items.size,) * ndim,
-                                                  (items.itemsize,) * ndim, writeable=False)
+        lattice = np.lib.stride_tricks.as_strided(
+            items, [int(a.max()) + 1 if len(a) else 1 for a in ats], (items.itemsize,) * ndim,
+            writeable=False)
         to = tuple(dst) if arrays else np.ix_(*[_as_index(x) for x in dst])
         if copy_outer(lattice, np.ix_(*ats), target, to):
             return
