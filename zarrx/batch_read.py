@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool, chunk_io, shard_read
-from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, _located, check_count
-from zarrx.shard_read import SLAB_BYTES, decode_points, decode_slab, run_in_order
+from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, check_count
+from zarrx.shard_read import SLAB_BYTES, decode_picked, decode_points, decode_slab, run_in_order
 
 __all__ = ["read_batches", "BATCH_CHUNK_BYTES", "BATCH_CHUNKS", "MIN_CHUNKS",
            "SLAB_STORED_BYTES"]
@@ -226,94 +226,6 @@ def _read_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
         arena = getattr(arenas, "arena", _NO_ARENA)
         if arena is _NO_ARENA:
             arena = arenas.arena = io.source.new_arena()
-        _decode_picked(io, _fetch(io, sk, arena), sk, pos, kpos, target)
+        decode_picked(io, _fetch(io, sk, arena), sk, pos, kpos, target)
 
     run_in_order(len(slabs), one, parallel and len(slabs) > 1)
-
-
-def _decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndarray],
-                   kpos: list[np.ndarray], target: np.ndarray) -> None:
-    """Decode the chunks of the outer product of ``sk`` (chunk numbers per axis, ascending, a
-    run of those the selection touches), fetched as ``got`` (see :func:`_fetch`), and copy the
-    cells picked in them (``pos``, their chunks ``kpos``, per axis) into ``target``: through
-    views of the decoded chunks when each of them holds the same picks (a step dividing the
-    chunk), else with one gather of flat positions."""
-    chunk = io.chunk_shape
-    ndim = len(chunk)
-    counts = [len(s) for s in sk]
-    dst: list[Any] = []
-    qs: list[np.ndarray] = []           # per axis: each picked cell's chunk in the slab
-    rs: list[np.ndarray] = []           # and its place in that chunk
-    arrays = False
-    for s, p, kp, c in zip(sk, pos, kpos, chunk):
-        js = np.flatnonzero((kp >= s[0]) & (kp <= s[-1]))   # the output cells the slab holds
-        q, r = np.searchsorted(s, kp[js]), p[js] - kp[js] * c
-        j0, j1 = int(js[0]), int(js[-1]) + 1
-        if j1 - j0 != len(js):
-            dst.append(js)
-            arrays = True
-        elif len(js) > 1 and p[j0] > p[j0 + 1]:     # read in reverse: taken in array order
-            dst.append(slice(j1 - 1, j0 - 1 if j0 else None, -1))
-            q, r = q[::-1], r[::-1]
-        else:
-            dst.append(slice(j0, j1))
-        qs.append(q)
-        rs.append(r)
-    if arrays:
-        dst = list(np.ix_(*[_as_index(x) for x in dst]))
-    if got is None:
-        target[tuple(dst)] = io.fill
-        return
-    k = prod(counts)
-    buf, starts, lengths = got
-    dec = np.empty((k, *chunk), dtype=io.dtype)
-
-    def located(i: int, exc: BaseException) -> Any:
-        at = np.unravel_index(i, counts)
-        return _located(exc, io, tuple(int(s[x]) for s, x in zip(sk, at)), chunk)
-
-    from zarrx.codecs.plan_many import decode_many    # codecs load on first use
-    decode_many(io.plan(chunk), buf, starts, lengths, dec, located)
-    missing = starts < 0
-    if missing.any():
-        dec[missing] = io.fill
-    grids = None if arrays else [_regular(q, r, n) for q, r, n in zip(qs, rs, counts)]
-    if grids is not None and all(g is not None for g in grids):
-        # (n0, n1, ..., m0, m1, ...) picked per chunk -> (n0, m0, n1, m1, ...): output order
-        src = dec.reshape(*counts, *chunk)[(slice(None),) * ndim + tuple(g[0] for g in grids)]
-        split = [x for n, g in zip(counts, grids) for x in (n, g[1])]
-        np.reshape(target[tuple(dst)], split, copy=False)[...] = src.transpose(
-            [x for d in range(ndim) for x in (d, ndim + d)])
-        return
-    flat: Any = 0                       # each picked cell's place in the decoded chunks
-    for d, (q, r) in enumerate(zip(qs, rs)):
-        shape = [1] * ndim
-        shape[d] = len(q)
-        at = q * (prod(counts[d + 1:]) * prod(chunk)) + r * prod(chunk[d + 1:])
-        flat = flat + at.reshape(shape)
-    target[tuple(dst)] = dec.reshape(-1)[flat]
-
-
-def _as_index(x: Any) -> np.ndarray:
-    """An axis's output cells (a slice of step 1 or -1, or an array of them) as an array."""
-    if isinstance(x, np.ndarray):
-        return x
-    return np.arange(x.start, x.stop) if x.step is None else \
-        np.arange(x.start, -1 if x.stop is None else x.stop, -1)
-
-
-def _regular(q: np.ndarray, r: np.ndarray, n: int) -> tuple[slice, int] | None:
-    """``(slice, m)`` when the picks ``(q, r)`` of an axis (chunk in the slab, place in it) are
-    ``m`` places of each of the ``n`` chunks in turn, the same in each and evenly spaced; None
-    otherwise."""
-    m = len(q) // n
-    if m * n != len(q):
-        return None
-    r0 = r[:m]
-    step = int(r0[1] - r0[0]) if m > 1 else 1
-    if step <= 0 or (m > 2 and not (np.diff(r0) == step).all()):
-        return None
-    if not (np.array_equal(r.reshape(n, m), np.broadcast_to(r0, (n, m)))
-            and np.array_equal(q.reshape(n, m), np.broadcast_to(np.arange(n)[:, None], (n, m)))):
-        return None
-    return slice(int(r0[0]), int(r0[-1]) + 1, step), m
