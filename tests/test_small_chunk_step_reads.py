@@ -48,7 +48,9 @@ def test_a_stepped_read_of_1024_small_chunks_makes_under_one_call_per_chunk(
         got: list = []
         n = calls_made(lambda: got.append(z[sel]))
     np.testing.assert_array_equal(got[0], a[sel])
-    assert n / 1024 < 1, n
+    # a gzip chunk counts at its stored-size limit in a slab (78 KiB for 4 KiB: a member may
+    # carry a 64 KiB header field), so 1,024 of them take three slabs of 32 MiB stored
+    assert n / 1024 < (1.5 if codecs == "gzip" else 1), n
 
 
 def test_chunks_a_step_skips_are_not_fetched():
