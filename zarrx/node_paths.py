@@ -48,7 +48,9 @@ class Ancestors:
                  also: Iterable[str] = (), consolidated_at: Iterable[str] = (),
                  replacing: bool = False) -> None:
         self.store = store
-        wanted = [p for path in paths for p in (*_ancestors(base, path), path)]
+        # (``base`` itself too: a group the caller holds may have gone since it was read)
+        wanted = [*([base] if base else []),
+                  *(p for path in paths for p in (*_ancestors(base, path), path))]
         self._paths = list(dict.fromkeys([*wanted, *also]))
         self._consolidated_at = tuple(consolidated_at)
         groups = dict.fromkeys(p for path in paths if replacing
@@ -167,8 +169,12 @@ def check_parents(store: Store, base: str, path: str, zarr_format: int, what: st
     ``found``: the nodes above ``path``, read once for all the checks (:class:`Ancestors`)."""
     if found is None:
         found = Ancestors(store, path, base=base)
+    if base and not isinstance(found(base), GroupMeta):
+        # the group the caller holds was deleted or replaced meanwhile: checked from the root
+        # (the groups above it read one by one), so the node comes with its parents again
+        base = ""
     missing, parent = [], None
-    for cur in _ancestors(base, path):
+    for cur in ([base] if base else []) + _ancestors(base, path):
         meta = found(cur)
         if meta is None:
             missing.append(cur)

@@ -152,6 +152,7 @@ CASES: list[tuple[str, str, Any]] = [
     ("fill-uint64-negative", "v3", v3(data_type="uint64", fill_value=-1)),
     ("fill-int64-float", "v3", v3(data_type="int64", fill_value=1.5)),
     ("fill-int64-float-past-2-53", "v3", v3(data_type="int64", fill_value=2.0**53)),
+    ("fill-uint8-float-range", "v3", v3(data_type="uint8", fill_value=300.0)),
     ("fill-nan-lowercase", "v3", v3(fill_value="nan")),
     ("fill-hex-length", "v3", v3(fill_value="0x7fc0")),
     ("fill-complex-scalar", "v3", v3(data_type="complex64", fill_value=1.0)),

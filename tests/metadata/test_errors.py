@@ -167,6 +167,8 @@ EXPECTED = {
         'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 1.5',
     'fill-int64-float-past-2-53':
         'a/zarr.json fill_value: expected an integer in [-9223372036854775808, 9223372036854775807], found 9007199254740992.0',
+    'fill-uint8-float-range':
+        'a/zarr.json fill_value: expected an integer in [0, 255], found 300.0',
     'fill-nan-lowercase':
         'a/zarr.json fill_value: expected a number, "NaN", "Infinity", "-Infinity" or a hex bit pattern of 8 digits, found \'nan\'',
     'fill-hex-length':

@@ -180,10 +180,11 @@ def _parse_fill(value: Any, dt: DataType, loc: Loc, fmt: int, endian: str | None
     if cat == "int":
         # an integral number written with a fraction part (``1.0``), as zarr-python and
         # tensorstore read it in either format; exact below 2**53, where a double holds every
-        # integer
-        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
-            value = int(value)
+        # integer (one out of the type's range is refused as written: "found 300.0")
         lo, hi = _int_range(n)
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 \
+                and lo <= value <= hi:
+            value = int(value)
         if isinstance(value, str) and fmt == 3 and _HEX.match(value) \
                 and len(value) == 2 + 2 * n.itemsize:
             return np.array(int(value, 16), np.uint64).astype(_bits_dtype(n)).view(n)[()]
