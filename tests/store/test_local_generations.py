@@ -33,3 +33,23 @@ def test_generations_of_keys_down_a_path_are_each_keys_generation(tmp_path):
         s.generation("l0/l1/l2/zarr.json")
     with pytest.raises(StoreError, match="symbolic link"):
         s.generations(chain)
+
+
+def test_generations_of_files_stamped_after_2262_or_before_1970(tmp_path):
+    """A modification time past 2262-04-11 (more nanoseconds since 1970 than 64 bits hold; a
+    clock set far ahead, ``touch -d``, a restored archive) or before 1970 reads as
+    ``generation`` has it: the kernel does not wrap it around to a negative number."""
+    s = LocalStore(str(tmp_path / "s"))
+    keys = ["a/zarr.json", "a/b/zarr.json", "zarr.json"]
+    for key in keys:
+        s.set(key, b"{}")
+    stamps = {"a/zarr.json": 10_400_000_000 * 10**9 + 5,     # the year 2299
+              "a/b/zarr.json": 9_223_372_037 * 10**9,        # just past 2**63 ns
+              "zarr.json": -86_400 * 10**9 + 7}              # 1969-12-31
+    for key, ns in stamps.items():
+        os.utime(tmp_path / "s" / key, ns=(ns, ns))
+        if os.stat(tmp_path / "s" / key).st_mtime_ns != ns:
+            pytest.skip(f"the file system of {tmp_path} does not keep the stamp {ns}")
+    got = s.generations(keys)
+    assert got == [s.generation(k) for k in keys]
+    assert [g[3] for g in got] == [stamps[k] for k in keys]
