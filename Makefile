@@ -57,7 +57,10 @@ SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tes
 	tests/codecs/test_encode_many.py tests/test_small_chunk_writes.py tests/test_point_plans.py \
 	tests/test_outer_copies.py tests/store/test_dict_listing.py tests/test_sanitized_kernels.py \
 	tests/test_sanitized_kernels2.py tests/test_sanitized_dirlist.py tests/test_local_sparse_reads.py \
-	tests/test_small_chunk_reads.py tests/test_hostile_sizes.py tests/test_hostile_small_chunks.py
+	tests/test_small_chunk_reads.py tests/test_hostile_sizes.py tests/test_hostile_small_chunks.py \
+	tests/store/test_local_generations.py tests/test_group_chains.py \
+	tests/store/test_local_recent_generations.py tests/test_batch_writes.py \
+	tests/test_small_chunk_point_reads.py tests/test_shard_outer_reads.py
 # A huge allocation fails as it does without ASan (allocator_may_return_null: a MemoryError the
 # library turns into its own error, not an abort). pytest captures stderr, where a report of a
 # process the sanitizers stop would be lost with it: reports go to build/sanitize/ and are

@@ -179,3 +179,20 @@ def test_a_process_that_cannot_link_unnamed_files_writes_temporary_ones(tmp_path
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["none", "b'new'", "b'fresh'"]
     assert sorted(os.listdir(root / "a")) == ["k", "n"]
+
+
+@pytest.mark.parametrize("stamp", [10_400_000_000 * 10**9 + 5,          # the year 2299
+                                   9_223_372_036 * 10**9 + 999_999_999,  # just past 2**63 ns
+                                   9_223_372_035 * 10**9 + 999_999_999])  # just below
+def test_a_file_stamped_past_2262_is_replaced_by_a_later_one(store, tmp_path, stamp):
+    """A file whose mtime lies after the clock is replaced by a file stamped one nanosecond
+    later than it (two versions never share a stamp), also past 2262-04-11, where the
+    nanoseconds since 1970 exceed 64 bits (they wrapped to a negative number, and the new
+    file kept the clock's earlier stamp)."""
+    store.set("k", b"a")
+    os.utime(tmp_path / "root" / "k", ns=(stamp, stamp))
+    if os.stat(tmp_path / "root" / "k").st_mtime_ns != stamp:
+        pytest.skip(f"the file system of {tmp_path} does not keep the stamp {stamp}")
+    assert kernel(store, "k", b"b") == 0
+    assert (tmp_path / "root" / "k").read_bytes() == b"b"
+    assert os.stat(tmp_path / "root" / "k").st_mtime_ns == stamp + 1

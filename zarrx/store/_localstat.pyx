@@ -26,6 +26,8 @@ cdef enum:
     PATH_MAX = 4096
     NAME_MAX = 255
 
+cdef long long _SEC_MAX = 9223372035    # seconds whose nanoseconds (plus < 1 s) fit 64 bits
+
 
 cdef bytes _kernel_key(object key, Py_ssize_t rn):
     """The UTF-8 bytes of ``key`` when the kernel walk takes it (a plain ``str`` short enough
@@ -37,6 +39,14 @@ cdef bytes _kernel_key(object key, Py_ssize_t rn):
     if rn + 1 + kn < PATH_MAX and _plain_key(<const unsigned char*>PyBytes_AS_STRING(kb), kn):
         return kb
     return None
+
+
+cdef object _stamp_ns(long long sec, long nsec):
+    """A stamp in nanoseconds since 1970, as ``os.stat`` makes ``st_mtime_ns``: in 64 bits
+    between the years 1677 and 2262, as a Python int beyond (where 64 bits would wrap)."""
+    if -_SEC_MAX <= sec <= _SEC_MAX:
+        return sec * 1000000000 + nsec
+    return <object>sec * 1000000000 + nsec
 
 
 def generations(bytes root, list keys, uint64_t resolve, object fallback):
@@ -106,8 +116,8 @@ def generations(bytes root, list keys, uint64_t resolve, object fallback):
                 out[i] = None
                 continue
             out[i] = (st.st_dev, st.st_ino, st.st_size,
-                      st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
-                      st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec)
+                      _stamp_ns(st.st_mtim.tv_sec, st.st_mtim.tv_nsec),
+                      _stamp_ns(st.st_ctim.tv_sec, st.st_ctim.tv_nsec))
     finally:
         if at != top:
             close(at)

@@ -391,7 +391,7 @@ cdef int _locked_rename(int dfd, const char* tmp, const char* name,
     not already: 0, or an errno (``tmp`` is left for the caller)."""
     cdef int fd, err, tries
     cdef struct_stat held, now
-    cdef int64_t old
+    cdef int64_t sec
     cdef timespec stamp[2]
     for tries in range(100):
         fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
@@ -417,10 +417,15 @@ cdef int _locked_rename(int dfd, const char* tmp, const char* name,
                 continue
             return err
         if now.st_dev == held.st_dev and now.st_ino == held.st_ino:
-            old = <int64_t>held.st_mtim.tv_sec * 1000000000 + held.st_mtim.tv_nsec
-            if old >= stamped:
-                stamp[0].tv_sec = (old + 1) // 1000000000
-                stamp[0].tv_nsec = (old + 1) % 1000000000
+            # (a stamp past 2262 holds more nanoseconds than 64 bits: later than any clock's)
+            sec = held.st_mtim.tv_sec
+            if sec > 9223372035LL or (sec >= -9223372035LL and
+                                    sec * 1000000000 + held.st_mtim.tv_nsec >= stamped):
+                stamp[0].tv_sec = sec               # one nanosecond later than that file
+                stamp[0].tv_nsec = held.st_mtim.tv_nsec + 1
+                if stamp[0].tv_nsec == 1000000000:
+                    stamp[0].tv_sec = sec + 1
+                    stamp[0].tv_nsec = 0
                 stamp[1] = stamp[0]
                 utimensat(dfd, tmp, stamp, AT_SYMLINK_NOFOLLOW)
             err = 0 if renameat(dfd, tmp, dfd, name) == 0 else errno
