@@ -240,6 +240,8 @@ class CodecPipeline:
     #: decoding clears the others, which writers may set (tensorstore sign-extends) and
     #: readers ignore
     mask: np.ndarray | None = None
+    #: the size of the items the ``bytes`` codec serialises (None for another array->bytes codec)
+    serialised: int | None = None
 
     @classmethod
     def resolve(cls, codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
@@ -287,7 +289,8 @@ class CodecPipeline:
                    direct=direct, max_encoded_size=bound, key=key, a2a=tuple(a2a), a2b=a2b,
                    a2b_dtype=a2b_dtype, a2b_shape=a2b_shape, b2b=tuple(b2b),
                    swap=is_bytes and a2b.swaps(a2b_dtype),  # type: ignore[attr-defined]
-                   variable_limit=variable_limit, mask=value_bits_row(base))
+                   variable_limit=variable_limit, mask=value_bits_row(base),
+                   serialised=serialised if is_bytes else None)
         object.__setattr__(plan, "raw", plan._is_raw())
         return plan
 
@@ -327,6 +330,9 @@ class CodecPipeline:
                 if not self.a2a:
                     self.a2b.decode_into(buf, out)
                 else:
+                    found = memoryview(buf).nbytes
+                    if self.serialised is not None and found != self.serialised:
+                        raise self.wrong_size(found)   # named by the chunk's own shape
                     arr = self.a2b.decode(buf, self.a2b_dtype, self.a2b_shape)
                     for st in reversed(self.a2a):
                         arr = st.codec.decode(arr, st.dtype, st.shape)
@@ -361,7 +367,11 @@ class CodecPipeline:
             and not self.dtype.hasobject and self.mask is None
 
     def wrong_size(self, found: int) -> CodecError:
-        """The error for decoded (raw: stored) bytes of ``found`` bytes, not the chunk's."""
+        """The error for decoded (raw: stored) bytes of ``found`` bytes, not the chunk's; with
+        array->array codecs before ``bytes``, for its serialised bytes."""
+        if self.a2a:
+            from zarrx.codecs.plan_check import wrong_serialised
+            return wrong_serialised(self, found)
         return CodecError(f"expected {self.nbytes} bytes for a chunk of shape "
                           f"{self.chunk_shape} and data type {self.dtype}, found {found}")
 

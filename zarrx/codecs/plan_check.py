@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from zarrx.codecs.base import as_u8
 from zarrx.codecs.bytes_ import Bytes
+from zarrx.codecs.transpose import Transpose
 from zarrx.errors import CodecError, ZarrError
 
 if TYPE_CHECKING:
     from zarrx.codecs.plan import CodecPipeline
 
-__all__ = ["check_stored"]
+__all__ = ["check_stored", "wrong_serialised"]
 
 
 def check_stored(plan: "CodecPipeline", data: Any, key: str = "") -> None:
@@ -42,11 +43,24 @@ def check_stored(plan: "CodecPipeline", data: Any, key: str = "") -> None:
             if buf is None:
                 return
         if isinstance(plan.a2b, Bytes):         # a fixed size: the chunk's serialised items
-            dt, shape = plan.a2b_dtype, plan.a2b_shape
-            n = prod(shape) * dt.itemsize
-            if buf.nbytes != n:
-                raise CodecError(f"expected {n} bytes for a chunk of shape {shape} and data "
-                                 f"type {dt}, found {buf.nbytes}")
+            if buf.nbytes != prod(plan.a2b_shape) * plan.a2b_dtype.itemsize:
+                raise wrong_serialised(plan, buf.nbytes)
     except ZarrError as exc:
         exc.at(key=key or None)
         raise
+
+
+def wrong_serialised(plan: "CodecPipeline", found: int) -> CodecError:
+    """The error for ``found`` bytes where the ``bytes`` codec of ``plan`` serialises its
+    chunk's items. The chunk is named by its shape as the array declares it: when transposes
+    (a Zarr v2 array of order "F", ``transpose`` codecs) permute its axes before ``bytes``,
+    with the shape they store it in beside it, never that alone."""
+    dt, shape = plan.a2b_dtype, plan.a2b_shape
+    n = prod(shape) * dt.itemsize
+    shown = f"{shape}"
+    steps = [*(st.shape for st in plan.a2a), shape]     # the shape each stage receives
+    moved = [type(st.codec) is Transpose for st in plan.a2a]
+    if any(moved) and all(m or steps[i] == steps[i + 1] for i, m in enumerate(moved)):
+        shown = f"{plan.chunk_shape} (stored transposed as {shape})"
+    return CodecError(f"expected {n} bytes for a chunk of shape {shown} and data type {dt}, "
+                      f"found {found}")
