@@ -54,13 +54,14 @@ def wrong_serialised(plan: "CodecPipeline", found: int) -> CodecError:
     """The error for ``found`` bytes where the ``bytes`` codec of ``plan`` serialises its
     chunk's items. The chunk is named by its shape as the array declares it: when transposes
     (a Zarr v2 array of order "F", ``transpose`` codecs) permute its axes before ``bytes``,
-    with the shape they store it in beside it, never that alone."""
+    with the shape they store it in beside it (when another), never that alone."""
     dt, shape = plan.a2b_dtype, plan.a2b_shape
     n = prod(shape) * dt.itemsize
     shown = f"{shape}"
     steps = [*(st.shape for st in plan.a2a), shape]     # the shape each stage receives
     moved = [type(st.codec) is Transpose for st in plan.a2a]
-    if any(moved) and all(m or steps[i] == steps[i + 1] for i, m in enumerate(moved)):
+    if shape != plan.chunk_shape and any(moved) \
+            and all(m or steps[i] == steps[i + 1] for i, m in enumerate(moved)):
         shown = f"{plan.chunk_shape} (stored transposed as {shape})"
     return CodecError(f"expected {n} bytes for a chunk of shape {shown} and data type {dt}, "
                       f"found {found}")
