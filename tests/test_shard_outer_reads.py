@@ -16,6 +16,7 @@ from zarrx.store.local import LocalStore
 from zarrx.store.memory import MemoryStore
 
 from call_counts import calls_made
+from test_small_chunk_point_reads import sharded_with_holes  # noqa: E402 - shared setup
 
 C = zarrx.codecs
 STORED = {"raw": {"compressors": None}, "zstd": {"compressors": C.Zstd(level=1)},
@@ -109,18 +110,9 @@ def test_outer_reads_of_small_inner_chunks_of_shards_match_numpy(dtype, index_lo
     """Partial border shards, shards never written and inner chunks emptied (the fill value),
     read as numpy reads them, into a new array and into ``out=``."""
     rng = np.random.default_rng(len(dtype) + len(index_location))
-    shape = (53, 47)
-    a = _data(shape, "f8", seed=4).astype(dtype)
-    fill = a.flat[0]
-    a[:] = fill
     with zarrx.config.set(threads=threads):
-        z = zarrx.create_array(MemoryStore(), shape=shape, chunks=(3, 5), dtype=dtype,
-                               shards={"shape": (12, 10), "index_location": index_location},
-                               fill_value=fill, compressors=[C.Zstd(level=1), C.Crc32c()])
-        a[4:50, 7:40] = _data((46, 33), "f8", seed=8).astype(dtype)
-        z[4:50, 7:40] = a[4:50, 7:40]
-        a[10:20, 10:30] = fill
-        z[10:20, 10:30] = fill
+        a, z = sharded_with_holes(dtype, index_location)
+        shape = a.shape
         for sel in _selections(rng, shape):
             want = _outer(a, sel)
             np.testing.assert_array_equal(z.oindex[sel], want, err_msg=repr(sel))

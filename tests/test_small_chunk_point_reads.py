@@ -39,6 +39,24 @@ def _points(rng: np.random.Generator, shape: tuple[int, ...], n: int) -> tuple:
     return tuple(rng.integers(-s, s, n) for s in shape)
 
 
+def sharded_with_holes(dtype: str, index_location: str) -> tuple[np.ndarray, object]:
+    """A (53, 47) array in a memory store of inner chunks (3, 5) in shards (12, 10), with
+    partial border shards, shards never written and inner chunks emptied (the fill value),
+    and the numpy array it holds."""
+    shape = (53, 47)
+    a = _data(shape, "f8", seed=4).astype(dtype)
+    fill = a.flat[0]
+    a[:] = fill
+    z = zarrx.create_array(MemoryStore(), shape=shape, chunks=(3, 5), dtype=dtype,
+                           shards={"shape": (12, 10), "index_location": index_location},
+                           fill_value=fill, compressors=[C.Zstd(level=1), C.Crc32c()])
+    a[4:50, 7:40] = _data((46, 33), "f8", seed=8).astype(dtype)
+    z[4:50, 7:40] = a[4:50, 7:40]
+    a[10:20, 10:30] = fill
+    z[10:20, 10:30] = fill
+    return a, z
+
+
 def _calls_per_chunk(store, a, read, want, **create) -> float:
     """The Python calls per chunk of 32 x 32 that ``read(z)`` makes on one thread, ``z``
     holding ``a`` in ``store`` (created with ``create``), checking that it reads ``want``."""
@@ -254,18 +272,9 @@ def test_point_reads_of_small_inner_chunks_of_shards_match_numpy(dtype, index_lo
     """Coordinates and masks over partial border shards, shards never written and inner
     chunks emptied (the fill value), read as numpy reads them."""
     rng = np.random.default_rng(len(dtype) + len(index_location))
-    shape = (53, 47)
-    a = _data(shape, "f8", seed=4).astype(dtype)
-    fill = a.flat[0]
-    a[:] = fill
     with zarrx.config.set(threads=threads):
-        z = zarrx.create_array(MemoryStore(), shape=shape, chunks=(3, 5), dtype=dtype,
-                               shards={"shape": (12, 10), "index_location": index_location},
-                               fill_value=fill, compressors=[C.Zstd(level=1), C.Crc32c()])
-        a[4:50, 7:40] = _data((46, 33), "f8", seed=8).astype(dtype)
-        z[4:50, 7:40] = a[4:50, 7:40]
-        a[10:20, 10:30] = fill
-        z[10:20, 10:30] = fill
+        a, z = sharded_with_holes(dtype, index_location)
+        shape = a.shape
         for n in [0, 4, 50, 2000]:
             pts = _points(rng, shape, n)
             np.testing.assert_array_equal(z.vindex[pts], a[pts])
