@@ -137,3 +137,27 @@ def test_a_large_write_still_spreads_over_threads(submitted):
         z[...] = data
     assert sum(submitted) >= 1
     np.testing.assert_array_equal(z[...], data)
+
+
+def test_one_threshold_keeps_both_small_reads_and_small_writes_on_the_calling_thread(
+        submitted, monkeypatch):
+    """``chunk_io.PARALLEL_MIN_BYTES`` is the one knob: lowered to nothing, the tiny read and
+    the small write above are handed to the pool's threads, and read the same values."""
+    from zarrx import chunk_io
+    z, data = _array(None)
+    monkeypatch.setattr(chunk_io, "PARALLEL_MIN_BYTES", 0)
+    submitted.clear()
+    with zarrx.config.set(threads=2):
+        got = z[250:260, 250:260]
+    np.testing.assert_array_equal(got, data[250:260, 250:260])
+    assert sum(submitted) >= 1
+    w = zarrx.create_array(MemoryStore(), shape=(256, 256), dtype="float32", chunks=(32, 32),
+                           fill_value=0, zarr_format=3)
+    w[...] = 1
+    submitted.clear()
+    with zarrx.config.set(threads=2):
+        w[30:40, 30:40] = 2                       # parts of 4 chunks of 4 KiB
+    assert sum(submitted) >= 1
+    expected = np.ones((256, 256), dtype="float32")
+    expected[30:40, 30:40] = 2
+    np.testing.assert_array_equal(w[...], expected)

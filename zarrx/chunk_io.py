@@ -44,6 +44,10 @@ RANGED_RAW_BYTES = 1 << 24   # raw chunks this large are read by the bytes a sel
 MAX_WINDOW = 1 << 14     # most chunks a read or write holds the requests and values of at a
                          # time (each costs several hundred bytes: a million 1-byte chunks
                          # in one window held about 800 MiB)
+#: a read or write whose work is less than this many bytes stays on the calling thread: handing
+#: it to the pool's threads costs more than doing it (a read's work: the bytes copied into its
+#: output, plus those decoded from chunks that are not raw; a write's: its chunks' decoded bytes)
+PARALLEL_MIN_BYTES = 1 << 18
 WINDOW_STORED_BYTES = 1 << 25  # most stored bytes a read window's chunks may hold by their
                          # stored-size limit (of fixed-size chunks; gzip's allows 74 KB more for
                          # any chunk), but at least READ_WINDOW chunks

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zarrx import _pool
+from zarrx import _pool, chunk_io
 from zarrx.chunk_io import ArrayIO, _assign, _located, check_count
 from zarrx.codecs.plan import CHECK_FIRST_BYTES
 from zarrx.errors import ZarrError
@@ -33,10 +33,6 @@ WINDOW_PER_THREAD = 8
 LAZY_READ_CHUNKS = 256
 #: chunks of such a read a window may take (it holds a projection of each stored one)
 LAZY_WINDOW = 1024
-#: a read whose work is less than this many bytes (copied into its output, plus decoded from
-#: chunks that are not raw) stays on the calling thread: handing it to the pool's threads
-#: costs more than doing it
-PARALLEL_MIN_BYTES = 1 << 18
 
 
 _NO_ARENA = object()
@@ -283,10 +279,10 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
 
 def _small(io: ArrayIO, nchunks: int, out: np.ndarray) -> bool:
     """Whether reading ``nchunks`` chunks into ``out`` is less work than
-    ``PARALLEL_MIN_BYTES``: the bytes copied into ``out``, plus those decoded from each chunk
-    when the chunks are not raw (a regular grid of items holding no Python objects, on a store
-    that answers at once: a remote store's requests wait, and threads overlap them; False
-    otherwise)."""
+    ``chunk_io.PARALLEL_MIN_BYTES``: the bytes copied into ``out``, plus those decoded from
+    each chunk when the chunks are not raw (a regular grid of items holding no Python objects,
+    on a store that answers at once: a remote store's requests wait, and threads overlap them;
+    False otherwise)."""
     chunk = io.chunk_shape
     if chunk is None or io.object_chunks or io.source.objects.store.latency_bound:
         return False
@@ -294,7 +290,7 @@ def _small(io: ArrayIO, nchunks: int, out: np.ndarray) -> bool:
     plan = io.plan(chunk)
     if not plan.raw:
         work += nchunks * plan.nbytes
-    return work < PARALLEL_MIN_BYTES
+    return work < chunk_io.PARALLEL_MIN_BYTES
 
 
 def _filler(io: ArrayIO, projections: Any, target: np.ndarray) -> Any:

@@ -174,23 +174,21 @@ def write_from(io: ArrayIO, projections: Sequence, value: np.ndarray, *, flat: b
 
 #: the most bytes of chunks gathered and encoded together (see :func:`_encode_batch`)
 BATCH_BYTES = 4 << 20
-#: a write of chunks holding less than this many bytes in all (decoded) stays on the calling
-#: thread: handing their encoding to the pool's threads costs more than doing it
-PARALLEL_MIN_BYTES = 1 << 18
 
 
 def small_write(io: ArrayIO, nchunks: int) -> bool:
     """Whether a write of ``nchunks`` chunks is too little work for threads (see
-    ``PARALLEL_MIN_BYTES``): a regular grid of items holding no Python objects, on a store that
-    answers at once and stores a value under the GIL (a memory or zip store: a remote store's
-    requests wait, and a local store's files are made outside the GIL, which threads overlap)."""
+    ``chunk_io.PARALLEL_MIN_BYTES``): a regular grid of items holding no Python objects, on a
+    store that answers at once and stores a value under the GIL (a memory or zip store: a
+    remote store's requests wait, and a local store's files are made outside the GIL, which
+    threads overlap)."""
     chunk = io.chunk_shape
     if chunk is None or _pool.threads() <= 1 or io.object_chunks:
         return False
     store = io.source.objects.store
     if store.latency_bound or store.parallel_writes:
         return False
-    return nchunks * prod(chunk) * io.dtype.itemsize < PARALLEL_MIN_BYTES
+    return nchunks * prod(chunk) * io.dtype.itemsize < chunk_io.PARALLEL_MIN_BYTES
 
 
 def _batches(io: ArrayIO, flat: bool, src: np.ndarray) -> bool:
