@@ -195,3 +195,59 @@ def test_text_and_records_store_what_the_general_path_stores(monkeypatch, tmp_pa
     a[:8] = np.zeros((), dt)                          # two rows of chunks of fill
     _stored_both_ways(monkeypatch, tmp_path, where, shape, chunks, ..., a, codecs="zstd",
                       dtype=dt, fill=np.zeros((), dt).tolist())
+
+
+def _slab_calls(monkeypatch) -> list[int]:
+    """The number of chunks each batched slab held (an entry per slab)."""
+    seen: list[int] = []
+    real = batch_write._write_slab
+
+    def counting(io, enc, src, start, first, n, raw_fill):
+        seen.append(int(np.prod(n)))
+        return real(io, enc, src, start, first, n, raw_fill)
+
+    monkeypatch.setattr(batch_write, "_write_slab", counting)
+    return seen
+
+
+FILLS = {
+    # fill, the dtype, a chunk's worth of cells equal to the fill by value but not by bytes
+    "nan": (float("nan"), "<f8", np.float64(np.nan)),
+    "minus-zero": (-0.0, "<f4", np.float32(0.0)),
+    "plus-zero": (0.0, "<f8", np.float64(-0.0)),
+    "records": ((3, -0.0), [("a", "<i4"), ("b", "<f8")], (3, 0.0)),
+    "bytes": (b"xy", "|S5", b"xy\0"),
+    "text": ("ab", "<U3", "ab"),
+}
+
+
+@pytest.mark.parametrize("where", ["memory", "local"])
+@pytest.mark.parametrize("name", list(FILLS))
+def test_chunks_of_fill_are_found_by_their_bytes_as_the_general_path_finds_them(
+        monkeypatch, tmp_path, where, name):
+    """A whole write of small chunks: rows 0-3 of chunks hold the fill, rows 4-7 a value equal
+    to it but of other bytes (+0.0 for -0.0, a NaN of another payload), the rest data. The
+    batched and the general path store the same keys and bytes: a chunk is fill by its bytes
+    (by value for a NaN fill, which is never batched)."""
+    fill, dtype, other = FILLS[name]
+    dt = np.dtype(dtype)
+    shape, chunks = (40, 16), (4, 4)
+    a = np.zeros(shape, dt)
+    if dt.kind in "fV":
+        flat = a.view(np.uint8).reshape(-1)
+        flat[...] = np.random.default_rng(5).integers(1, 200, flat.size, dtype=np.uint8)
+    else:
+        a[...] = np.array([b"q", b"rst", b"uvwxy"] if dt.kind == "S" else ["q", "rs", "tuv"],
+                          dt)[np.arange(a.size).reshape(shape) % 3]
+    a[:16] = np.array(fill, dt) if dt.kind != "V" else np.array([fill], dt)[0]
+    if name == "nan":        # a NaN of another payload: fill by value, not by bytes
+        a[16:32] = np.frombuffer(np.float64(np.nan).tobytes()[:-1] + b"\xff", "<f8")[0]
+    else:
+        a[16:32] = np.array([other], dt)[0]
+    slabs = _slab_calls(monkeypatch)
+    stored = _stored_both_ways(monkeypatch, tmp_path, where, shape, chunks, ..., a,
+                               codecs="zstd", dtype=dt, fill=fill)
+    assert (sum(slabs) > 0) == (name != "nan")              # NaN fills take the general path
+    kept = sorted(tuple(int(i) for i in k.split("/")[1:]) for k in stored)   # "c/i/j"
+    first = 8 if name in ("nan", "bytes", "text") else 4     # b"xy\0" is b"xy" padded
+    assert kept == [(i, j) for i in range(first, 10) for j in range(4)]

@@ -17,6 +17,7 @@ from zarrx._gather import (
     copy_selection,
     copy_view,
     is_all,
+    is_all_rows,
 )
 from zarrx.errors import IndexingError
 
@@ -204,8 +205,36 @@ def test_is_all_strided_matches_numpy(data: Any) -> None:
     assert is_all(packed, item.tobytes()) == expected
 
 
+@SETTINGS
+@given(st.data())
+def test_is_all_rows_finds_each_row_as_is_all_does(data: Any) -> None:
+    """Rows of items all equal to one item, or with one bit of one item flipped; the rows of
+    a slab of chunks as batch writes lay them out."""
+    dtype = DTYPES[data.draw(st.sampled_from(sorted(DTYPES)))]
+    nrows, items = data.draw(st.integers(0, 6)), data.draw(st.integers(0, 9))
+    item = random_array(np.random.default_rng(data.draw(st.integers(0, 2**32 - 1))), (), dtype)
+    rows = np.empty((nrows, items), dtype)
+    rows[...] = item
+    raw = rows.view(np.uint8).reshape(nrows, items * dtype.itemsize)
+    for r in range(nrows):
+        if items and data.draw(st.booleans()):
+            raw[r, data.draw(st.integers(0, raw.shape[1] - 1))] ^= 1 << data.draw(
+                st.integers(0, 7))
+    got = is_all_rows(raw, item.tobytes())
+    assert got.dtype == np.bool_ and got.shape == (nrows,)
+    assert got.tolist() == [is_all(row, item.tobytes()) for row in raw]
+    assert got.tolist() == [row.tobytes() == item.tobytes() * items for row in raw]
+
+
+def test_is_all_rows_compares_bytes() -> None:
+    rows = np.array([[np.nan] * 3, [-0.0] * 3, [0.0] * 3], "<f8").view(np.uint8)
+    assert is_all_rows(rows, np.float64(np.nan).tobytes()).tolist() == [True, False, False]
+    assert is_all_rows(rows, np.float64(-0.0).tobytes()).tolist() == [False, True, False]
+
+
 A = np.zeros((4, 5), "f4")
 RO = np.zeros((4, 5), "f4")
+ROWS = np.zeros((3, 12), "u1")
 RO.setflags(write=False)
 ERRORS = {
     "rank": (lambda: copy_box(A, (0, 0), np.zeros(3, "f4"), (0,), (1,)),
@@ -236,6 +265,25 @@ ERRORS = {
     "is_all-type": (lambda: is_all(3.5, b"\0"), "is_all: expected a buffer, found float"),
     "is_all-empty-value": (lambda: is_all(b"ab", b""),
                            "is_all: value has 0 bytes; expected one item of at least 1 byte"),
+    "is_all_rows-strided": (lambda: is_all_rows(ROWS[:, ::2], b"\0"),
+                            "is_all_rows: rows: expected a C-contiguous 2-d uint8 array, found "
+                            "a 2-d uint8 array (not C-contiguous)"),
+    "is_all_rows-dtype": (lambda: is_all_rows(ROWS.view("i1"), b"\0"),
+                          "is_all_rows: rows: expected a C-contiguous 2-d uint8 array, found a "
+                          "2-d int8 array"),
+    "is_all_rows-rank": (lambda: is_all_rows(ROWS.reshape(-1), b"\0"),
+                         "is_all_rows: rows: expected a C-contiguous 2-d uint8 array, found a "
+                         "1-d uint8 array"),
+    "is_all_rows-type": (lambda: is_all_rows(b"abc", b"a"),
+                         "is_all_rows: rows: expected a C-contiguous 2-d uint8 array, found "
+                         "bytes"),
+    "is_all_rows-size": (lambda: is_all_rows(ROWS, b"abcde"),
+                         "is_all_rows: row of 12 bytes is not a whole number of 5-byte items"),
+    "is_all_rows-empty-value": (lambda: is_all_rows(ROWS, b""),
+                                "is_all_rows: value has 0 bytes; expected one item of at least "
+                                "1 byte"),
+    "is_all_rows-value-type": (lambda: is_all_rows(ROWS, 3),
+                               "is_all_rows: value: expected the bytes of one item, found int"),
 }
 
 

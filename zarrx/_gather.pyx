@@ -171,6 +171,27 @@ cdef object _item_bytes(object value_bytes, Py_ssize_t itemsize, str where):
     return mv
 
 
+cdef void _rows_all(const char *bp, size_t nrows, size_t rowbytes, const char *vp,
+                    size_t itemsize, unsigned char *out) noexcept nogil:
+    """``out[i]``: whether row ``i`` (the ``rowbytes`` bytes at ``bp + i * rowbytes``) is
+    nothing but repeats of the ``itemsize`` bytes at ``vp`` (the caller checked that each row
+    is a whole number of items, and ``itemsize > 0``)."""
+    cdef size_t i
+    for i in range(nrows):
+        out[i] = zx_is_all(bp + i * rowbytes, rowbytes, vp, itemsize) != 0
+
+
+cdef size_t _item_of(const unsigned char[::1] v, size_t nbytes, str where, str what) except 0:
+    """The size of the item ``v``, checked against ``nbytes`` (``what`` names them)."""
+    cdef size_t itemsize = v.shape[0]
+    if itemsize == 0:
+        raise IndexingError(f"{where}: value has 0 bytes; expected one item of at least 1 byte")
+    if nbytes % itemsize:
+        raise IndexingError(f"{where}: {what} of {nbytes} bytes is not a whole number of "
+                            f"{itemsize}-byte items")
+    return itemsize
+
+
 def is_all(buf, value_bytes) -> bool:
     """True when ``buf`` (a numpy array of any layout, or a C-contiguous bytes-like; the
     dtype is not consulted) is nothing but repeats of the item ``value_bytes`` (byte comparison, so NaN
@@ -192,20 +213,39 @@ def is_all(buf, value_bytes) -> bool:
     cdef const unsigned char[::1] b = data.cast("B")
     cdef const unsigned char[::1] v = _value_view(value_bytes, "is_all")
     cdef size_t nbytes = b.shape[0]
-    cdef size_t itemsize = v.shape[0]
-    if itemsize == 0:
-        raise IndexingError("is_all: value has 0 bytes; expected one item of at least 1 byte")
-    if nbytes % itemsize:
-        raise IndexingError(f"is_all: buffer of {nbytes} bytes is not a whole number of "
-                            f"{itemsize}-byte items")
-    if nbytes == 0:
-        return True
+    cdef size_t itemsize = _item_of(v, nbytes, "is_all", "buffer")
     cdef const char *bp = <const char *>&b[0]
     cdef const char *vp = <const char *>&v[0]
-    cdef int r
+    cdef unsigned char r
     with nogil:
-        r = zx_is_all(bp, nbytes, vp, itemsize)
+        _rows_all(bp, 1, nbytes, vp, itemsize, &r)
     return r != 0
+
+
+def is_all_rows(rows, value_bytes):
+    """For each row of ``rows`` (a C-contiguous 2-d uint8 array: one chunk's bytes a row),
+    whether it is nothing but repeats of the item ``value_bytes``, as :func:`is_all` finds it
+    (byte comparison; a row of no bytes counts as uniform): a bool array of ``len(rows)``."""
+    if not (isinstance(rows, np.ndarray) and rows.ndim == 2 and rows.dtype == np.uint8
+            and rows.flags.c_contiguous):
+        found = (f"a {rows.ndim}-d {rows.dtype} array" + ("" if rows.flags.c_contiguous
+                 else " (not C-contiguous)") if isinstance(rows, np.ndarray)
+                 else type(rows).__name__)
+        raise IndexingError(f"is_all_rows: rows: expected a C-contiguous 2-d uint8 array, "
+                            f"found {found}")
+    cdef const unsigned char[::1] v = _value_view(value_bytes, "is_all_rows")
+    cdef size_t nrows = <size_t>rows.shape[0]
+    cdef size_t rowbytes = <size_t>rows.shape[1]
+    cdef size_t itemsize = _item_of(v, rowbytes, "is_all_rows", "row")
+    out = np.empty(nrows, dtype=bool)
+    if nrows == 0:
+        return out
+    cdef const char *bp = <const char *>cnp.PyArray_DATA(rows)
+    cdef const char *vp = <const char *>&v[0]
+    cdef unsigned char *op = <unsigned char *>cnp.PyArray_DATA(out)
+    with nogil:
+        _rows_all(bp, nrows, rowbytes, vp, itemsize, op)
+    return out
 
 
 cdef bint _strided_is_all(cnp.ndarray buf, object value_bytes) except -1:

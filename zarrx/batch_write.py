@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _pool, chunk_io
+from zarrx._gather import is_all_rows
 from zarrx.batch_read import BATCH_CHUNKS, MIN_CHUNKS, _slabs
 from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, check_count
 from zarrx.chunk_write import _batches, write_from
@@ -120,7 +121,7 @@ def _write_slab(io: ArrayIO, enc: Any, src: np.ndarray, start: list[int], first:
     split = [x for m, c in zip(n, chunk) for x in (m, c)]
     dec[...] = cells.reshape(split).transpose([*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
     rows = dec.reshape(k, -1).view(np.uint8)
-    skip = np.zeros(k, dtype=bool) if raw_fill is None else _all_fill(rows, raw_fill)
+    skip = np.zeros(k, dtype=bool) if raw_fill is None else is_all_rows(rows, raw_fill)
     from zarrx.codecs.plan_many import encode_rows       # codecs load on first use
     try:
         values = encode_rows(enc, rows, False, skip)
@@ -130,19 +131,6 @@ def _write_slab(io: ArrayIO, enc: Any, src: np.ndarray, start: list[int], first:
     coords = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(k, ndim)
     io.source.store_whole(coords, values)
     return True
-
-
-def _all_fill(rows: np.ndarray, fill: bytes) -> np.ndarray:
-    """For each row of ``rows`` (``(k, n)`` uint8), whether it is ``fill`` (one item's bytes)
-    repeated: compared 8 bytes at a time when the items tile 8 bytes."""
-    n = rows.shape[1]
-    pattern = np.frombuffer(fill * (n // len(fill)), dtype=np.uint8)
-    if n % 8 == 0 and 8 % len(fill) == 0:
-        rows, pattern = rows.view(np.uint64), pattern.view(np.uint64)
-        if not pattern[0]:
-            return ~rows.any(axis=1)
-        return (rows == pattern[0]).all(axis=1)
-    return (rows == pattern).all(axis=1)
 
 
 def _projections(plan: Any, lo: list[int], hi: list[int], first: list[int],
