@@ -121,11 +121,18 @@ def consolidated_groups(store: Store, candidates: Iterable[tuple[int, str]],
                                        may_be_consolidated(pair[0], known[_key(pair[1], pair[0])]))]
 
 
-#: per store object (see :func:`_seen`), by its id: a weak reference to it, and key ->
-#: (generation, whether the document there may hold consolidated metadata) of the groups'
-#: documents as last read. By identity: equal stores (memory stores holding equal values) may
-#: number their generations alike
-_SEEN: dict[int, tuple[weakref.ref, dict[str, tuple[Hashable, bool]]]] = {}
+class _Seen(dict):
+    """What :func:`_seen` remembers of one store: key -> (generation, whether the document
+    there may hold consolidated metadata) of the groups' documents as last read; ``ref`` holds
+    the store weakly, and drops this from ``_SEEN`` as the store is collected (before its id
+    can be another object's)."""
+    __slots__ = ("ref",)
+
+
+#: per store object (see :func:`_seen`), by its id while it lives. By identity: equal stores
+#: (memory stores holding equal values) may number their generations alike, and comparing
+#: them compares their contents
+_SEEN: dict[int, _Seen] = {}
 _SEEN_MAX = 1 << 16         # documents remembered per store (all forgotten past it)
 
 
@@ -137,19 +144,14 @@ def _seen(store: Store) -> dict[str, tuple[Hashable, bool]] | None:
     if store.latency_bound or not store.supports_conditional_writes:
         return None
     at = id(store)
-    found = _SEEN.get(at)
-    if found is not None and found[0]() is store:
-        return found[1]
-
-    def forget(ref: weakref.ref, at: int = at) -> None:
-        if _SEEN.get(at, (None,))[0] is ref:
-            _SEEN.pop(at, None)
-    try:
-        ref = weakref.ref(store, forget)
-    except TypeError:                       # a store not weakly referenced
-        return None
-    seen: dict[str, tuple[Hashable, bool]] = {}
-    _SEEN[at] = (ref, seen)
+    seen = _SEEN.get(at)
+    if seen is None:
+        seen = _Seen()
+        try:
+            seen.ref = weakref.ref(store, lambda _, at=at: _SEEN.pop(at, None))
+        except TypeError:                   # a store not weakly referenced
+            return None
+        _SEEN[at] = seen
     return seen
 
 
