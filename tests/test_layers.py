@@ -46,6 +46,8 @@ LAYERS = [
     ("zarrx.store", 1),
     ("zarrx.storage", 1),
     ("zarrx._clib", 2),
+    ("zarrx.codecs.chain", 2),   # a chunk's codec list checked and bound (under the plan)
+    ("zarrx.codecs.plan", 2),    # CodecPipeline: the executable plan made from it
     ("zarrx.codecs", 2),
     ("zarrx._indexing", 4),
     ("zarrx.selection", 4),

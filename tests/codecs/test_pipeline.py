@@ -320,7 +320,8 @@ def test_import_is_lazy() -> None:
     import sys
     code = ("import sys, zarrx, zarrx.codecs, zarrx.codecs.plan; "
             "print(sorted(m for m in sys.modules if m.startswith('zarrx.codecs.') and m not in "
-            "('zarrx.codecs.plan', 'zarrx.codecs.base', 'zarrx.codecs.registry')))")
+            "('zarrx.codecs.plan', 'zarrx.codecs.chain', 'zarrx.codecs.base', "
+            "'zarrx.codecs.registry')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

@@ -1,10 +1,11 @@
 """CodecPipeline: a chunk's codec list resolved once into a frozen, executable plan.
 
-``CodecPipeline.resolve`` checks the order (array->array*, exactly one array->bytes,
-bytes->bytes*), builds every codec for the dtype and shape it will see, threads (dtype, shape)
-through the array->array stages, elides no-op stages (identity transpose; native-endian
-``bytes`` costs nothing) and works out the exact size each bytes->bytes decoder must produce.
-After that, per-chunk work is only ``decode``/``encode``.
+``CodecPipeline.resolve`` takes the codecs checked and bound by :mod:`zarrx.codecs.chain`
+(order array->array*, exactly one array->bytes, bytes->bytes*; every codec built for the dtype
+and shape it will see, (dtype, shape) threaded through the array->array stages), elides no-op
+stages (identity transpose; native-endian ``bytes`` costs nothing) and works out the exact
+size each bytes->bytes decoder must produce. After that, per-chunk work is only
+``decode``/``encode``.
 
 ``decode(data, out)`` writes into the caller's C-contiguous buffer. When the chain is
 ``bytes`` (+ checksums) (+ one compressor), the compressor decompresses straight into ``out``
@@ -12,8 +13,9 @@ After that, per-chunk work is only ``decode``/``encode``.
 into scratch buffers and the last step (byte swap and/or transposition included) is a single
 copy into ``out``.
 
-``complete_specs`` binds a new array's codec list the same way and gives it back as metadata
-should hold it: checked against the chunks it will see, every chunk-dependent field filled in.
+``complete_specs`` (:mod:`zarrx.codecs.chain`, re-exported here) binds a new array's codec
+list the same way and gives it back as metadata should hold it: checked against the chunks it
+will see, every chunk-dependent field filled in.
 
 Errors: resolving names its place in the metadata (``<array path> codecs[1].configuration``,
 ``/`` for the root array; a shard's inner codecs as ``<array path>
@@ -24,7 +26,6 @@ and inner chunk itself.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -32,12 +33,11 @@ import numpy as np
 
 from zarrx._gather import gather_bytes, gather_into, gather_many
 from zarrx.codecs.base import (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec, Codec,
-                               V2Place, as_numpy_dtype, as_u8, native, spec_json)
-from zarrx.codecs.registry import get_codec_class, lookup
-from zarrx.errors import CodecError, MetadataError, ZarrError
+                               as_numpy_dtype, as_u8, native)
+from zarrx.codecs.chain import bind_chain, codec_place, complete_specs, stored_bound
+from zarrx.errors import CodecError, ZarrError
 from zarrx.metadata.dtypes import value_bits_row
 from zarrx.metadata.model import CodecSpec, DataType
-from zarrx.metadata.codec_table import unknown_codec
 
 __all__ = ["CodecPipeline", "CHECK_FIRST_BYTES", "MAX_VARIABLE_CHUNK", "complete_specs",
            "stored_bound"]
@@ -47,19 +47,6 @@ MAX_VARIABLE_CHUNK = 1 << 30
 #: Chunks of at least this many bytes decoded have their stored bytes checked against that size
 #: before a buffer of it is allocated (:mod:`zarrx.codecs.plan_check`)
 CHECK_FIRST_BYTES = 1 << 20
-#: What a bytes->bytes codec that declares no bound of its output (a registered codec that does
-#: not override ``max_encoded_size``) is taken to add at most to an input of n bytes: n, plus this
-UNDECLARED_OVERHEAD = 1 << 16
-
-
-def stored_bound(codecs: Sequence[BytesToBytesCodec], n: int) -> int:
-    """The most bytes ``codecs`` (bytes->bytes, in encode order) turn ``n`` bytes into: each
-    codec's declared worst case, ``2 * n + UNDECLARED_OVERHEAD`` for one that declares none.
-    Readers refuse a stored object longer than this before reading it whole."""
-    for codec in codecs:
-        bound = codec.max_encoded_size(n)
-        n = 2 * n + UNDECLARED_OVERHEAD if bound is None else bound
-    return n
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,143 +61,6 @@ class _BytesStage:
     codec: BytesToBytesCodec
     size: int | None              # exact input size on encode (= output size on decode)
     bound: int | None             # an upper bound of it
-
-
-def _name(key: str) -> str:
-    """How resolve-time messages name the array: its path, ``/`` for the root."""
-    return key or "/"
-
-
-def _kind(cls: type) -> str:
-    for base in (ArrayToArrayCodec, ArrayToBytesCodec, BytesToBytesCodec):
-        if issubclass(cls, base):
-            return base.kind
-    raise CodecError(f"codec class {cls.__name__} is not an array->array, array->bytes or "
-                     f"bytes->bytes codec")
-
-
-def _as_spec(c: Any, i: int, where: str) -> CodecSpec:
-    if isinstance(c, CodecSpec):
-        return c
-    if isinstance(c, Codec):
-        return c.to_spec()
-    raise CodecError(f"{where} codecs[{i}]: expected a CodecSpec or codec object, found {c!r}")
-
-
-def _check_order(specs: list[CodecSpec], classes: list[type], key: str,
-                 names: Sequence[str] | None = None) -> None:
-    """array->array*, exactly one array->bytes, bytes->bytes*; ``names`` (as messages name each
-    codec: its place in a v3 document, or a :class:`V2Place` in a v2 one) takes the place of
-    ``<key> codecs[i]``."""
-    kinds = [_kind(c) for c in classes]
-    seen_a2b: int | None = None
-
-    def v2_id(j: int) -> str | None:
-        """The numcodecs id of codec ``j`` when it comes from a v2 document."""
-        if names is not None and isinstance(names[j], V2Place):
-            return repr(specs[j].name.removeprefix("numcodecs."))
-        return None
-
-    def shown(j: int) -> str:          # codec ``j`` as the document holds it
-        return v2_id(j) or spec_json(specs[j])
-
-    def name(j: int) -> str:
-        return v2_id(j) or repr(specs[j].name)
-
-    for i in range(len(specs)):
-        kind, where = kinds[i], names[i] if names is not None else f"{key} codecs[{i}]"
-        if kind == "array->array" and seen_a2b is not None:
-            raise MetadataError(f"{where}: expected a bytes->bytes codec after "
-                                f"{name(seen_a2b)}, found array->array codec {shown(i)}")
-        if kind == "array->bytes":
-            if seen_a2b is not None:
-                raise MetadataError(f"{where}: expected a bytes->bytes codec after "
-                                    f"{name(seen_a2b)}, found a second array->bytes "
-                                    f"codec {shown(i)}")
-            seen_a2b = i
-        if kind == "bytes->bytes" and seen_a2b is None:
-            raise MetadataError(f"{where}: expected an array->array or array->bytes codec, "
-                                f"found bytes->bytes codec {shown(i)} before any "
-                                f"array->bytes codec")
-    if seen_a2b is None:
-        listed = json.dumps([json.loads(spec_json(s)) for s in specs])
-        raise MetadataError(f"{key} codecs: expected exactly one array->bytes codec "
-                            f"(e.g. bytes), found none in {listed}")
-
-
-def _where(key: str, i: int, where: Sequence[str] | None) -> str:
-    """How messages name codec ``i``: ``where[i]`` (its place in the v2 document read), else
-    ``<array path> codecs[i]``."""
-    if where is not None and i < len(where):
-        return V2Place(where[i])
-    return f"{_name(key)} codecs[{i}]"
-
-
-def _bound(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
-           chunk_shape: Sequence[int], key: str, where: Sequence[str] | None = None,
-           names: Sequence[str] | None = None) -> list[tuple[Codec, np.dtype, tuple[int, ...]]]:
-    """Every codec built and bound to the chunk it sees, with the (dtype, shape) it receives
-    on encode, in order; nothing is elided. The array->bytes codec's entry is followed by the
-    bytes->bytes codecs, each bound to the item type it serialises. ``names`` (as messages
-    name each codec) takes the place of ``where``."""
-    name = _name(key)
-    dt = native(as_numpy_dtype(dtype))        # chunks in memory are native byte order
-    shape = tuple(int(s) for s in chunk_shape)
-    specs = [_as_spec(c, i, name) for i, c in enumerate(codecs)]
-    given = {i: c for i, c in enumerate(codecs) if isinstance(c, Codec)}
-    classes = []
-    for i, spec in enumerate(specs):
-        if spec.name == "sharding_indexed" and i not in given:
-            raise MetadataError(f"{name} codecs[{i}]: sharding_indexed must be lowered into "
-                                f"shard levels before a chunk plan is built (use "
-                                f"ArrayMeta.chunk_codecs), found {spec_json(spec)}")
-        if i not in given and where is not None and lookup(spec.name) is None \
-                and spec.name.startswith("numcodecs."):         # a v2 filter or compressor
-            raise unknown_codec(spec.name[len("numcodecs."):], f"{_where(key, i, where)}.id: ",
-                                numcodecs=True)
-        if i not in given and names is not None and lookup(spec.name) is None:
-            raise unknown_codec(spec.name, f"{names[i]}: ")    # its place names the array
-        classes.append(type(given[i]) if i in given else get_codec_class(spec.name, key=name))
-    _check_order(specs, classes, name, names if names is not None or where is None else
-                 [_where(key, i, where) for i in range(len(specs))])
-    out: list[tuple[Codec, np.dtype, tuple[int, ...]]] = []
-    a2b_dtype = dt
-    for i, spec in enumerate(specs):
-        at = names[i] if names is not None else _where(key, i, where)
-        codec = given.get(i) or classes[i].from_spec(spec, dt, shape, where=at)
-        if isinstance(codec, ArrayToArrayCodec):
-            codec = codec.bind(dt, shape)
-            out.append((codec, dt, shape))
-            out_dt, out_shape = codec.resolve(dt, shape, at)
-            dt, shape = out_dt, tuple(out_shape)
-        elif isinstance(codec, ArrayToBytesCodec):
-            out.append((codec, dt, shape))
-            a2b_dtype = dt
-        else:
-            assert isinstance(codec, BytesToBytesCodec)
-            out.append((codec.bind(a2b_dtype), a2b_dtype, shape))
-    return out
-
-
-def complete_specs(codecs: Sequence[CodecSpec | Codec], dtype: DataType | np.dtype | str,
-                   chunk_shape: Sequence[int], *, key: str = "",
-                   names: Sequence[str] | None = None) -> tuple[CodecSpec, ...]:
-    """The codec list as metadata should hold it: every codec checked against the chunks it
-    will see (unknown codecs, bad configurations and misplaced codecs raise) and written with
-    every field its specification asks for, defaults and chunk-dependent fields filled in
-    (blosc ``typesize``, a filter's ``dtype``...). Messages name codec ``i`` as ``names[i]``
-    (``create_array filters[0]``, say) when given, else as ``<key> codecs[i]``."""
-    out = []
-    for (codec, dt, shape), orig in zip(_bound(codecs, dtype, chunk_shape, key, names=names),
-                                        codecs):
-        spec = codec.to_spec()
-        mu = orig.must_understand if isinstance(orig, CodecSpec) else True
-        out.append(spec if mu else CodecSpec(spec.name, spec.configuration, must_understand=False))
-        if isinstance(codec, ArrayToBytesCodec):
-            i = len(out) - 1
-            codec.resolve(dt, shape,
-                          names[i] if names is not None else f"{_name(key)} codecs[{i}]")
-    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -265,8 +115,9 @@ class CodecPipeline:
         size: int | None = None
         bound: int | None = None
         serialised: int | None = None
-        for i, (codec, dt, shape) in enumerate(_bound(codecs, base, chunk, key, where, names)):
-            at = names[i] if names is not None else _where(key, i, where)
+        for i, (codec, dt, shape) in enumerate(bind_chain(codecs, base, chunk, key, where,
+                                                          names)):
+            at = names[i] if names is not None else codec_place(key, i, where)
             if isinstance(codec, ArrayToArrayCodec):
                 if not codec.is_identity(dt, shape):
                     a2a.append(_ArrayStage(codec, dt, shape))
