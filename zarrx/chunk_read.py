@@ -247,7 +247,10 @@ def read_into(io: ArrayIO, projections: Sequence, out: np.ndarray, *, flat: bool
         fetched, stored = fetch(bounds[at][0], bounds[end - 1][1])
         at = end
         if stored and not one_thread and at < nb:
+            # decoded by whichever thread takes it, while this one may fetch the next window:
+            # its bytes stay in this arena, and this thread's next fetch gets a new one
             first = fetched
+            arenas.arena = _NO_ARENA
             break
         decode(fetched)
         if stored and not one_thread:
