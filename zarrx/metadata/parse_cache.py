@@ -14,7 +14,7 @@ from typing import Any
 
 from zarrx import _fork
 from zarrx.metadata._jsonscan import footprint
-from zarrx.metadata.json import max_document_bytes
+from zarrx.metadata.json import Loaded, max_document_bytes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 
 __all__ = ["cached_parse"]
@@ -39,16 +39,21 @@ def _after_fork() -> None:
         _parsed_bytes = 0
 
 
-def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
+def cached_parse(parse: Callable[..., Meta], *docs: Any, loaded: dict[str, Any] | None = None
+                 ) -> Meta:
     """``parse(*docs)``, remembered by the documents' bytes: reopening a node whose metadata
     has not changed skips the parse. The cache keeps the result as parsed, and every result
     handed out (the first one too) is that one with a new copy of its attributes, so no change
-    a caller makes to the attributes it was handed reaches another."""
+    a caller makes to the attributes it was handed reaches another. ``loaded``: the JSON of
+    the first document, loaded (:func:`~zarrx.metadata.json.load`) from these very bytes
+    before (never to be changed), parsed instead of them when the result is not cached."""
     global _parsed_bytes
     raw = docs[:-1]            # the last argument is the document key, for messages
     # a document larger than the parser takes now (max_metadata_bytes lowered since it was
     # remembered) is parsed, to be refused
     most = min(_CACHE_MAX_DOC, max_document_bytes())
+    if loaded is not None and len(docs[0]) <= max_document_bytes():
+        docs = (Loaded(loaded), *docs[1:])
     if not all(d is None or (type(d) is bytes and len(d) <= most) for d in raw):
         return parse(*docs)
     ck = (parse, *raw)
