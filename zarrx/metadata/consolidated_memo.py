@@ -53,14 +53,18 @@ class Remembered:
     with what edits of it need, each worked out when first asked for: its entries and pending
     paths (:meth:`parts`), its entry keys in :func:`~zarrx.metadata.consolidated.entry_order`
     and the JSON text of each entry as :func:`~zarrx.metadata.json.dumps` writes it in a large
-    document."""
+    document. What is written is never made from values a reader was handed (``shown``: the
+    parse was, by :func:`parsed`; a caller may change the attributes of a node it opened in
+    place), only from a parse of the bytes of its own, or from text made before."""
 
-    __slots__ = ("raw", "doc", "_parts", "_order", "_texts")
+    __slots__ = ("raw", "doc", "shown", "_parts", "_order", "_texts")
 
     def __init__(self, raw: bytes, doc: dict[str, Any], parts: Any = None,
-                 order: list[str] | None = None, texts: dict[str, str] | None = None) -> None:
+                 order: list[str] | None = None, texts: dict[str, str] | None = None,
+                 shown: bool = False) -> None:
         self.raw = raw
         self.doc = doc
+        self.shown = shown
         self._parts = parts
         self._order = order
         self._texts = texts
@@ -80,14 +84,15 @@ class Remembered:
             self._parts = parts = _NOT_CONSOLIDATED if parts is None else parts
         return None if parts is _NOT_CONSOLIDATED else parts
 
-    def _entries(self, zarr_format: int) -> dict[str, Any]:
-        """The ``metadata`` object of the document."""
-        return (self.doc["consolidated_metadata"] if zarr_format == 3 else self.doc)["metadata"]
+    def _own(self) -> dict[str, Any]:
+        """The parse of the document no reader was handed: ``doc``, or a parse of ``raw``."""
+        return load(self.raw, "consolidated metadata") if self.shown else self.doc
 
     def _sorted(self, zarr_format: int) -> list[str]:
         order = self._order
         if order is None:
-            order = self._order = sorted(self._entries(zarr_format), key=_order_key(zarr_format))
+            order = self._order = sorted(_entries(self.doc, zarr_format),
+                                         key=_order_key(zarr_format))
         return order
 
     def _entry_texts(self, zarr_format: int) -> dict[str, str]:
@@ -95,7 +100,7 @@ class Remembered:
         if texts is None:
             level = _LEVEL[zarr_format]
             texts = self._texts = {k: _item_text(k, v, level)
-                                   for k, v in self._entries(zarr_format).items()}
+                                   for k, v in _entries(self._own(), zarr_format).items()}
         return texts
 
     def replaced(self, zarr_format: int, gone: set[str], new: dict[str, Any],
@@ -106,40 +111,31 @@ class Remembered:
         pending paths: its parse and the bytes :func:`~zarrx.metadata.json.dumps` writes for
         it (``raw``). The new entries are kept as a parse of their text gives them."""
         new = {k: load(dumps(v, checked=True), k) for k, v in new.items()}
-        old = self._entries(zarr_format)
+        old = _entries(self.doc, zarr_format)
         removed = [k for k in gone if k in old and k not in new]
         added = [k for k in new if k not in old]
         order = self._sorted(zarr_format)
         if removed or added:
             order = _reordered(order, removed, added, _order_key(zarr_format))
-        if new or removed or list(old) != order:
-            entries = {k: new[k] if k in new else old[k] for k in order}
-        else:
-            entries = old
-        out = dict(self.doc)
-        holder = out
-        if zarr_format == 3:
-            holder = out["consolidated_metadata"] = dict(out["consolidated_metadata"])
-        holder["metadata"] = entries
-        if pending:
-            holder[PENDING] = sorted(pending)
-        else:
-            holder.pop(PENDING, None)
-        texts = None
-        raw = None
+        out = _with(self.doc, zarr_format, order, new, pending)
+        entries = _entries(out, zarr_format)
         # dumps' shallow form (each entry is a value at least: not counted when that is enough)
-        if len(entries) > INDENT_MAX_VALUES or \
-                _count(out, INDENT_MAX_VALUES + 1) > INDENT_MAX_VALUES:
-            texts = self._entry_texts(zarr_format)
-            if new or removed:
-                texts = dict(texts)
-                for k in removed:
-                    del texts[k]
-                level = _LEVEL[zarr_format]
-                texts.update((k, _item_text(k, v, level)) for k, v in new.items())
-            raw = _spliced(out, zarr_format, [texts[k] for k in order])
-        if raw is None:
-            raw = dumps(out, checked=True)
+        if len(entries) <= INDENT_MAX_VALUES and \
+                _count(out, INDENT_MAX_VALUES + 1) <= INDENT_MAX_VALUES:
+            if self.shown:          # a small document, written whole: from a parse of its own
+                out = _with(self._own(), zarr_format, order, new, pending)
+            v3_parts = (_entries(out, 3), list(out["consolidated_metadata"].get(PENDING, ()))
+                        ) if zarr_format == 3 else None
+            return Remembered(dumps(out, checked=True), out, v3_parts, order)
+        texts = self._entry_texts(zarr_format)
+        if new or removed:
+            texts = dict(texts)
+            for k in removed:
+                del texts[k]
+            level = _LEVEL[zarr_format]
+            texts.update((k, _item_text(k, v, level)) for k, v in new.items())
+        raw = _spliced(out, zarr_format, [texts[k] for k in order]) or dumps(out, checked=True)
+        holder = out["consolidated_metadata"] if zarr_format == 3 else out
         pending_list = list(holder.get(PENDING, ()))
         if zarr_format == 3:
             parts = (entries, pending_list)
@@ -151,7 +147,34 @@ class Remembered:
                 path, _, name = k.rpartition("/")
                 nodes.setdefault(path, {})[name] = v
             parts = (nodes, pending_list)
-        return Remembered(raw, out, parts, order, texts)
+        # the entries kept are those of ``doc``: shown, when it was
+        return Remembered(raw, out, parts, order, texts, self.shown)
+
+
+def _entries(doc: dict[str, Any], zarr_format: int) -> dict[str, Any]:
+    """The ``metadata`` object of the consolidated document ``doc``."""
+    return (doc["consolidated_metadata"] if zarr_format == 3 else doc)["metadata"]
+
+
+def _with(doc: dict[str, Any], zarr_format: int, order: list[str], new: dict[str, Any],
+          pending: set[str]) -> dict[str, Any]:
+    """``doc`` (not changed) with the entries at the keys of ``order``, in that order, those
+    of ``new`` from there and the others from ``doc``, and the ``pending`` paths."""
+    old = _entries(doc, zarr_format)
+    if new or len(old) != len(order) or list(old) != order:
+        entries = {k: new[k] if k in new else old[k] for k in order}
+    else:
+        entries = old
+    out = dict(doc)
+    holder = out
+    if zarr_format == 3:
+        holder = out["consolidated_metadata"] = dict(out["consolidated_metadata"])
+    holder["metadata"] = entries
+    if pending:
+        holder[PENDING] = sorted(pending)
+    else:
+        holder.pop(PENDING, None)
+    return out
 
 
 def _order_key(zarr_format: int) -> Callable[[str], tuple]:
@@ -234,7 +257,10 @@ def parsed(store: Any, key: str, raw: Any) -> dict[str, Any] | None:
     if kept is None:
         return None
     hit = kept.get(key)
-    return hit.doc if hit is not None and _same(hit.raw, raw) else None
+    if hit is None or not _same(hit.raw, raw):
+        return None
+    hit.shown = True
+    return hit.doc
 
 
 def _same(kept: bytes, raw: Any) -> bool:
