@@ -216,11 +216,11 @@ def _edited(zarr_format: int, doc: Remembered, originals: dict[str, Any],
     others kept as stored; all in :func:`~zarrx.metadata.consolidated.entry_order`."""
     gone: set[str] = set()
     new: dict[str, Any] = {}
-    for path, meta in originals.items():
-        if entries.get(path) is not meta:
-            gone.update([path] if zarr_format == 3 else node_keys(path))
+    # (membership and subscripts: no call per entry)
+    for path in [p for p, m in originals.items() if p not in entries or entries[p] is not m]:
+        gone.update([path] if zarr_format == 3 else node_keys(path))
     for path, meta in entries.items():
-        if originals.get(path) is not meta:
+        if path not in originals or originals[path] is not meta:
             if zarr_format == 3:
                 new[path] = checked_json(serialize_v3(without_consolidated(meta)), 3)
             else:
