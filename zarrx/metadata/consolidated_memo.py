@@ -267,8 +267,10 @@ def _same(kept: bytes, raw: Any) -> bool:
     """Whether the bytes ``raw`` (bytes, or a buffer of them) are ``kept``."""
     if type(raw) is bytes:
         return kept == raw
-    return len(kept) == memoryview(raw).nbytes and kept == bytes(raw)   # (compared as bytes:
-                                                                    # memcmp)
+    if not isinstance(raw, (bytearray, memoryview)):
+        return False
+    # (a copy compared as bytes: a memoryview compares item by item)
+    return len(kept) == memoryview(raw).nbytes and kept == bytes(raw)
 
 
 def recall(store: Any, key: str, raw: Any) -> Remembered:
