@@ -55,7 +55,8 @@ def parse_zmetadata_pending(doc: bytes | str | dict, key: str
         return parsed_entries(entries), pending
 
 
-def read_zmetadata(doc: bytes | str | dict, key: str) -> tuple[ZmetadataEntries, list[str]]:
+def read_zmetadata(doc: bytes | str | dict | mjson.Loaded, key: str
+                   ) -> tuple[ZmetadataEntries, list[str]]:
     """The nodes of a ``.zmetadata`` document as :class:`ZmetadataEntries`, each parsed when
     it is first looked up, and its pending paths. The layout of the document is checked here:
     its keys, its paths, and that each node is an array or a group (not both, not attributes

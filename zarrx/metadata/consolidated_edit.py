@@ -7,7 +7,10 @@ those writes, and the ``zarrx_pending`` marks, are described there); :func:`cons
 finds, in one batched read, which groups below the store root carry such a document. The
 entries are kept as stored: an edit replaces or removes them, never reads them, so only the
 layout around them is checked and only the entries an edit replaced are serialized; a write
-costs the size of the document, not a parse and serialization of every node in it.
+costs the size of the document, not a parse and serialization of every node in it. The
+document this process last read or wrote at a key is kept with its parse and its entries'
+text (:mod:`zarrx.metadata.consolidated_memo`): an edit that finds those very bytes there again
+parses nothing and writes the others' text as kept.
 """
 from __future__ import annotations
 
@@ -19,12 +22,11 @@ from typing import Any
 
 from zarrx.errors import ZarrUserWarning
 from zarrx.metadata import dumps, serialize_v3, serialize_zmetadata
-from zarrx.metadata._util import Loc
-from zarrx.metadata.consolidated import PENDING, entry_order, node_keys, zmetadata_nodes
+from zarrx.metadata.consolidated import node_keys
+from zarrx.metadata.consolidated_memo import Remembered, recall, remember
 from zarrx.metadata.json import (checked as checked_json, document_range, json_document,
-                                 load as load_json, max_document_bytes)
+                                 max_document_bytes)
 from zarrx.metadata.model import ArrayMeta, GroupMeta
-from zarrx.metadata.v3 import consolidated_parts
 from zarrx.store.base import ByteRange, Store
 from zarrx.store.update import update_object
 
@@ -69,33 +71,37 @@ def edit_consolidated(store: Store, zarr_format: int, edit: Edit, at: str = "") 
 
     def modify(raw: bytes | memoryview | None) -> bytes | None:
         found[0] = False
+        written[0] = None
         if raw is None:
             return None                         # nothing there: nothing written
-        doc = load_json(json_document(store, key, raw), key)
-        if zarr_format == 3:
-            parts = consolidated_parts(doc, Loc(key)) if doc.get("node_type") == "group" \
-                else None
-            if parts is None:
-                raise _NotConsolidated
-        else:
-            parts = zmetadata_nodes(doc, key)
+        doc = recall(store, key, json_document(store, key, raw))
+        parts = doc.parts(zarr_format, key)
+        if parts is None:
+            raise _NotConsolidated
         originals: dict[str, Any] = parts[0]
         pending = set(parts[1])
         found[0] = True
         entries = dict(originals)
         edit(entries, pending)
-        out = dumps(_edited(zarr_format, doc, originals, entries, pending), checked=True)
+        new = _edited(zarr_format, doc, originals, entries, pending)
+        out = new.raw
         dropped[0] = len(out) if len(out) > limit else 0
         if dropped[0]:      # no reader would take it: readers list the hierarchy instead
             return None if zarr_format == 2 else dumps(
-                {k: v for k, v in doc.items() if k != "consolidated_metadata"}, checked=True)
+                {k: v for k, v in doc.doc.items() if k != "consolidated_metadata"},
+                checked=True)
+        written[0] = new
         return out
 
     dropped = [0]
+    written: list[Remembered | None] = [None]
     try:
         update_object(store, key, modify, key, byte_range=document_range())
     except _NotConsolidated:
         pass
+    else:
+        if written[0] is not None:          # the document written: what the next edit reads
+            remember(store, key, written[0])
     if dropped[0]:
         warnings.warn(f"{store!r}: the consolidated metadata of the group at {at or '/'!r} "
                       f"would have taken {dropped[0]} bytes at {key!r}, more than the "
@@ -204,34 +210,24 @@ def _names_consolidated(doc: bytes) -> bool:
     return b'"consolidated_metadata"' in doc or b"\\u" in doc
 
 
-def _edited(zarr_format: int, doc: dict[str, Any], originals: dict[str, Any],
-            entries: dict[str, Any], pending: set[str]) -> dict[str, Any]:
-    """The consolidated document ``doc`` (as loaded; not modified) whose entries were
-    ``originals`` (as stored) and are now ``entries``: the entries an edit replaced (with a
-    node's metadata) or removed are written anew, the others kept as stored; all in
-    :func:`~zarrx.metadata.consolidated.entry_order`."""
-    out = dict(doc)
-    holder = out
-    if zarr_format == 3:
-        holder = out["consolidated_metadata"] = dict(out["consolidated_metadata"])
-    stored = holder["metadata"] = dict(holder["metadata"])
-    for path, meta in originals.items():
-        if entries.get(path) is not meta:
-            for k in ([path] if zarr_format == 3 else node_keys(path)):
-                stored.pop(k, None)
+def _edited(zarr_format: int, doc: Remembered, originals: dict[str, Any],
+            entries: dict[str, Any], pending: set[str]) -> Remembered:
+    """The consolidated document ``doc`` (as read; not modified) whose entries were
+    ``originals`` (as stored) and are now ``entries``, with ``pending`` as its pending paths:
+    the entries an edit replaced (with a node's metadata) or removed are written anew, the
+    others kept as stored; all in :func:`~zarrx.metadata.consolidated.entry_order`."""
+    gone: set[str] = set()
+    new: dict[str, Any] = {}
+    # (membership and subscripts: no call per entry)
+    for path in [p for p, m in originals.items() if p not in entries or entries[p] is not m]:
+        gone.update([path] if zarr_format == 3 else node_keys(path))
     for path, meta in entries.items():
-        if originals.get(path) is not meta:
+        if path not in originals or originals[path] is not meta:
             if zarr_format == 3:
-                stored[path] = checked_json(serialize_v3(without_consolidated(meta)), 3)
+                new[path] = checked_json(serialize_v3(without_consolidated(meta)), 3)
             else:
-                stored.update(checked_json(serialize_zmetadata({path: meta})["metadata"], 1))
-    holder["metadata"] = dict(sorted(stored.items(), key=lambda kv: entry_order(kv[0],
-                                                                                zarr_format)))
-    if pending:
-        holder[PENDING] = sorted(pending)
-    else:
-        holder.pop(PENDING, None)
-    return out
+                new.update(checked_json(serialize_zmetadata({path: meta})["metadata"], 1))
+    return doc.replaced(zarr_format, gone, new, pending)
 
 
 def without_consolidated(meta: Meta) -> Meta:

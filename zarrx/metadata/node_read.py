@@ -21,9 +21,10 @@ from zarrx.errors import ZarrError, ZarrUserWarning
 from zarrx.metadata import parse_array_v2, parse_group_v2
 from zarrx.metadata.v3 import read_v3
 from zarrx.metadata.consolidated import read_zmetadata
+from zarrx.metadata.consolidated_memo import parsed as remembered_parse
 from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA,
                                               without_consolidated as _without_consolidated)
-from zarrx.metadata.json import document_range, json_document, load as load_json, \
+from zarrx.metadata.json import Loaded, document_range, json_document, load as load_json, \
     refuse_oversized
 from zarrx.metadata.model import ArrayMeta, GroupMeta
 from zarrx.metadata.parse_cache import cached_parse as _cached_parse
@@ -177,7 +178,9 @@ def _parse_node(store: Store, path: str, docs: dict[str, Any]) -> Meta | None:
         meta = parse_group_v2(docs[".zgroup"], zattrs, join(path, ".zgroup"))
         if docs.get(ZMETADATA) is not None:
             key = join(path, ZMETADATA)
-            entries, pending = read_zmetadata(docs[ZMETADATA], key)
+            zmetadata = json_document(store, key, docs[ZMETADATA])
+            kept = remembered_parse(store, key, zmetadata)     # (as for a zarr.json)
+            entries, pending = read_zmetadata(zmetadata if kept is None else Loaded(kept), key)
             if pending:
                 entries = _settled(store, entries, pending, 2, path)
             entries.pop("", None)               # the group itself: ``meta``
@@ -219,8 +222,10 @@ def broken_document(store: Store, path: str) -> str:
 def _v3_node(store: Store, path: str, doc: Any) -> Meta:
     """The node a ``zarr.json`` read at ``path`` describes; a group's consolidated entries
     with the pending nodes settled (see :func:`_settled`)."""
-    meta = _cached_parse(read_v3, json_document(store, join(path, V3_KEY), doc),
-                         join(path, V3_KEY))
+    key = join(path, V3_KEY)
+    doc = json_document(store, key, doc)
+    # a consolidated document this process just wrote or read: its parse kept, not parsed again
+    meta = _cached_parse(read_v3, doc, key, loaded=remembered_parse(store, key, doc))
     if type(meta) is GroupMeta and meta.consolidated_pending:
         entries = _settled(store, (meta.consolidated or {}).copy(), meta.consolidated_pending,
                            3, path)

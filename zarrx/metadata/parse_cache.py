@@ -14,7 +14,7 @@ from typing import Any
 
 from zarrx import _fork
 from zarrx.metadata._jsonscan import footprint
-from zarrx.metadata.json import max_document_bytes
+from zarrx.metadata.json import Loaded, max_document_bytes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 
 __all__ = ["cached_parse"]
@@ -25,6 +25,7 @@ _CACHE_SIZE = 256                # parsed documents remembered
 _CACHE_MAX_DOC = 16 << 20        # the largest document remembered (consolidated metadata)
 _CACHE_BYTES = 64 << 20          # the memory the cache holds at most (estimated)
 _NODE_BYTES = 4096               # the parsed model of a node (codecs, layout), beyond its JSON
+_LOADED_HELD = 8                 # what loaded JSON holds, per byte of the document (at most)
 _parsed: OrderedDict[tuple, tuple[Meta, int]] = OrderedDict()
 _parsed_bytes = 0
 _parsed_lock = threading.Lock()
@@ -39,18 +40,26 @@ def _after_fork() -> None:
         _parsed_bytes = 0
 
 
-def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
+def cached_parse(parse: Callable[..., Meta], *docs: Any, loaded: dict[str, Any] | None = None
+                 ) -> Meta:
     """``parse(*docs)``, remembered by the documents' bytes: reopening a node whose metadata
     has not changed skips the parse. The cache keeps the result as parsed, and every result
     handed out (the first one too) is that one with a new copy of its attributes, so no change
-    a caller makes to the attributes it was handed reaches another."""
+    a caller makes to the attributes it was handed reaches another. ``loaded``: the JSON of
+    the first document, loaded (:func:`~zarrx.metadata.json.load`) from these very bytes
+    before and kept by the caller (never to be changed): parsed instead of them (what the
+    result holds then estimated from the bytes, not walked)."""
     global _parsed_bytes
     raw = docs[:-1]            # the last argument is the document key, for messages
     # a document larger than the parser takes now (max_metadata_bytes lowered since it was
     # remembered) is parsed, to be refused
     most = min(_CACHE_MAX_DOC, max_document_bytes())
+    if loaded is not None and len(docs[0]) <= max_document_bytes():
+        docs = (Loaded(loaded), *docs[1:])
+    else:
+        loaded = None
     if not all(d is None or (type(d) is bytes and len(d) <= most) for d in raw):
-        return parse(*docs)
+        return _handed_out(parse(*docs)) if loaded is not None else parse(*docs)
     ck = (parse, *raw)
     with _parsed_lock:
         hit = _parsed.get(ck)
@@ -58,7 +67,9 @@ def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
             _parsed.move_to_end(ck)
     if hit is None:
         meta = parse(*docs)
-        size = sum(len(d) for d in raw if d is not None) + _held(meta)
+        # what a parse of loaded JSON holds is estimated from the bytes, not walked
+        size = sum(len(d) for d in raw if d is not None) + (
+            _held(meta) if loaded is None else _LOADED_HELD * len(raw[0]) + _nodes_held(meta))
         with _parsed_lock:
             if ck not in _parsed and size <= _CACHE_BYTES:
                 _parsed[ck] = (meta, size)
@@ -67,8 +78,13 @@ def cached_parse(parse: Callable[..., Meta], *docs: Any) -> Meta:
                 _parsed_bytes -= _parsed.popitem(last=False)[1][1]
     else:
         meta = hit[0]
-    # the cache keeps the parse as it is; every caller, the first one too, gets a copy of its
-    # attributes (the rest of a result is never modified)
+    return _handed_out(meta)
+
+
+def _handed_out(meta: Meta) -> Meta:
+    """``meta`` with a copy of its attributes: the cache keeps the parse as it is; every
+    caller, the first one too, gets a copy of its attributes (the rest of a result is never
+    modified)."""
     if meta.attributes:
         meta = with_attributes(meta, _copied(meta.attributes))
     return meta
@@ -81,10 +97,16 @@ def _held(meta: Meta) -> int:
     doc = meta.json
     v3 = type(doc) is dict and "attributes" in doc
     size = footprint(doc, "attributes" if v3 else None) + footprint(meta.attributes)
+    return size + _nodes_held(meta)
+
+
+def _nodes_held(meta: Meta) -> int:
+    """An estimate of the memory the parsed model of ``meta`` and of each node its
+    consolidated metadata holds takes (beyond their JSON)."""
     nodes = 1
     if type(meta) is GroupMeta and meta.consolidated:     # their JSON is part of ``doc``
         nodes += len(meta.consolidated)
-    return size + nodes * _NODE_BYTES
+    return nodes * _NODE_BYTES
 
 
 def _copied(value: Any) -> Any:
