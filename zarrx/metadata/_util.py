@@ -204,7 +204,9 @@ class Loc:
         for name in doc:
             if name not in allowed:
                 want = ", ".join(repr(k) for k in (*required, *optional)) or "no fields"
-                raise (self / name).fail(f"unknown field; expected only {want}")
+                # a type error where the Loc checks keyword arguments (an unexpected keyword
+                # is a TypeError in Python); the Loc's error for a stored document
+                raise (self / name).fail(f"unknown field; expected only {want}", self._type_err)
 
 
 # the keys Loc.keys allows, by its (required, optional) arguments: tuples named in the code, so
