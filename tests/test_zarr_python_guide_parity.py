@@ -153,3 +153,24 @@ def test_consolidated_metadata_of_a_group(fmt):
     got = both(case)
     assert got["zarrx"] == got["zarr"]
     assert got["zarrx"][3:5] == (["a", "child"], ["a", "child", "child/b"])
+
+
+# -- info and tree in an interactive session ---------------------------------------------------
+
+@pytest.mark.parametrize("what", ["tree", "group info", "group info_complete", "array info",
+                                  "array info_complete"])
+def test_info_and_tree_show_as_their_text(what):
+    """The guide's ``root.tree()`` and ``z.info`` typed at a prompt show the table or tree
+    itself (their ``repr`` is their text), not a quoted string; zarrx's are still ``str``."""
+    def case(lib):
+        root = lib.create_group({})
+        z = root.create_group("foo").create_array("bar", shape=(4,), dtype="i4", chunks=(2,))
+        value = {"tree": lambda: root.tree(), "group info": lambda: root.info,
+                 "group info_complete": lambda: root.info_complete(),
+                 "array info": lambda: z.info,
+                 "array info_complete": lambda: z.info_complete()}[what]()
+        return repr(value) == str(value).rstrip("\n") or repr(value) == str(value)
+    assert both(case) == {"zarr": True, "zarrx": True}
+    root = zarrx.create_group({})
+    root.create_group("foo")
+    assert isinstance(root.tree(), str) and root.tree() == "/\n└── foo"
