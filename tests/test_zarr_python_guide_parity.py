@@ -86,6 +86,19 @@ def test_numcodecs_codec_with_an_unknown_keyword_is_a_type_error():
         zarrx.codecs.numcodecs.Zstd(levle=3)
 
 
+@pytest.mark.parametrize("cls,field", [("BitRound", "keepbits"), ("Quantize", "digits"),
+                                       ("FixedScaleOffset", "offset")])
+def test_numcodecs_codec_without_a_required_keyword_is_a_type_error(cls, field):
+    """Leaving out a keyword numcodecs' codec requires is a ``TypeError`` in both libraries
+    (zarr-python's when it builds the array; zarrx's at once, naming the keyword)."""
+    for lib in LIBS.values():
+        with pytest.raises(TypeError):
+            _written(lib, {}, filters=[getattr(lib.codecs.numcodecs, cls)()])
+    with pytest.raises(zarrx.errors.CodecArgumentTypeError,
+                       match=f"numcodecs.{cls}: missing required field '{field}'"):
+        getattr(zarrx.codecs.numcodecs, cls)()
+
+
 def test_numcodecs_codec_takes_its_own_id():
     """``Delta(**numcodecs_codec.get_config())`` keeps working: the ``id`` member is dropped
     when it names the codec, and refused naming both ids otherwise."""

@@ -4,7 +4,7 @@
 arguments and make the zarrx codec that reading ``{"name": "numcodecs.lzma", "configuration":
 {...}}`` makes: it is written back under that name, as zarr-python writes it, and is checked
 as a stored configuration is: a wrong value is a ``CodecError`` naming the field, an unknown
-keyword or a value of the wrong type a ``CodecArgumentTypeError`` (also a ``TypeError``, as
+or missing keyword or a value of the wrong type a ``CodecArgumentTypeError`` (also a ``TypeError``, as
 zarr-python raises when it first uses the codec).
 """
 from __future__ import annotations

@@ -194,8 +194,8 @@ class Loc:
              ) -> None:
         """Require ``required`` keys and reject any key outside ``required + optional``."""
         for name in required:
-            if name not in doc:
-                raise self.fail(f"missing required field {name!r}")
+            if name not in doc:     # a missing keyword argument is a TypeError, as below
+                raise self.fail(f"missing required field {name!r}", self._type_err)
         allowed = _ALLOWED.get((required, optional))
         if allowed is None:
             allowed = _ALLOWED[(required, optional)] = frozenset(required) | frozenset(optional)
