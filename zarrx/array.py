@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from zarrx import _fork, chunk_io, indexing, layout, text_items
+from zarrx import config as settings
 from zarrx.array_config import ArrayConfig, merged_config
 from zarrx.array_selection import Selecting
 from zarrx.array_shape import Reshaping
@@ -37,6 +38,9 @@ class Array(Selecting, Reshaping, Node):
                  write_empty_chunks: bool | None = None, order: str | None = None) -> None:
         super().__init__(store, path, meta, read_only=read_only)
         self._write_empty = None if write_empty_chunks is None else bool(write_empty_chunks)
+        if order is None and meta.zarr_format == 3:
+            # zarr-python's array.order: the layout of a handle made without config's order
+            order = settings.get("order")
         self._memory_order = order      # zarr-python's config order, for a Zarr v3 array
         self._setup()
 
@@ -319,7 +323,6 @@ class Array(Selecting, Reshaping, Node):
     def config(self) -> ArrayConfig:
         """zarr-python's runtime configuration of this handle: ``order`` (as :attr:`order`)
         and ``write_empty_chunks`` (the handle's, else the ``write_empty_chunks`` setting)."""
-        from zarrx import config as settings
         write_empty = self._write_empty
         if write_empty is None:
             write_empty = bool(settings.get("write_empty_chunks"))

@@ -10,6 +10,11 @@ Settings:
   and encodes the next meanwhile (default True; see :mod:`zarrx._behind`). False keeps store
   calls on the calling thread too.
 - ``write_empty_chunks``: store chunks that hold only the fill value (default False).
+- ``order``: the memory layout (``"C"`` or ``"F"``) reads of a Zarr v3 array hand out when
+  the handle is made (created or opened) without ``config={"order": ...}``, and the order a
+  Zarr v2 array created without ``order=`` stores (default ``"C"``), as zarr-python's
+  ``array.order``. Taken when the handle is made: a handle keeps its order after a
+  ``with set(...)`` block ends.
 - ``consistency``: ``"strict"`` (conditional writes keep updates from other processes) or
   ``"none"``.
 - ``memory_pool``: how many bytes of freed memory the process keeps for reuse, in each of two
@@ -50,7 +55,7 @@ is an :class:`~zarrx.errors.ArgumentError` naming the variable.
 
 ``set`` takes keywords or, as zarr-python's ``zarr.config.set`` does, a mapping with dotted keys
 (nested mappings too). zarr-python's keys for the settings zarrx has are accepted as aliases:
-``array.write_empty_chunks`` is ``write_empty_chunks``; ``threading.max_workers`` and
+``array.write_empty_chunks`` is ``write_empty_chunks``, ``array.order`` is ``order``; ``threading.max_workers`` and
 ``async.concurrency`` are ``threads`` (zarrx has one thread pool for decoding and for store
 requests; ``None`` means the CPU count).
 
@@ -74,14 +79,14 @@ __all__ = ["set", "get", "refresh", "reset", "pool_limit", "ALIASES"]
 _DEFAULTS = {"threads": os.cpu_count() or 1, "write_empty_chunks": False,
              "consistency": "strict", "memory_pool": None, "write_behind": True,
              "max_metadata_bytes": 64 << 20, "shard_index_cache_bytes": 32 << 20,
-             "decoded_shard_cache_bytes": 64 << 20}
+             "decoded_shard_cache_bytes": 64 << 20, "order": "C"}
 CONSISTENCY = ("strict", "none")
 #: zarr-python's dotted keys -> zarrx settings
-ALIASES = {"array.write_empty_chunks": "write_empty_chunks",
+ALIASES = {"array.write_empty_chunks": "write_empty_chunks", "array.order": "order",
            "threading.max_workers": "threads",
            "async.concurrency": "threads"}
 # zarr-python settings zarrx has no counterpart for (named in the error)
-_FOREIGN = ("default_zarr_format", "array.order", "array.target_shard_size_bytes",
+_FOREIGN = ("default_zarr_format", "array.target_shard_size_bytes",
             "async.timeout", "json_indent", "codec_pipeline", "codecs", "buffer", "ndbuffer")
 ENV_PREFIX = "ZARRX_"
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
@@ -138,6 +143,8 @@ def _check(name: str, value: object, key: str, env: bool = False) -> object:
     if name in _BOOLS and not isinstance(value, bool):
         expected = f"one of {', '.join(_TRUE + _FALSE)}" if env else "a bool"
         raise ArgumentError(f"{key}: expected {expected}, found {value!r}")
+    if name == "order" and (not isinstance(value, str) or value not in ("C", "F")):
+        raise ArgumentError(f"{key}: expected 'C' or 'F', found {value!r}")
     if name == "consistency" and (not isinstance(value, str) or value not in CONSISTENCY):
         raise ArgumentError(f"{key}: expected one of {', '.join(CONSISTENCY)}, "
                             f"found {value!r}")

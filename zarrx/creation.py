@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from zarrx import config as settings
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ReadOnlyError, StoreArgumentError,
                           ZarrDeprecationWarning, ZarrError, node_exists)
@@ -239,14 +240,16 @@ def create_array(store: Any = None, *, name: str | None = None, shape: Any = Non
         if not named(compressors, "auto"):
             raise ArgumentError("create_array: pass compressors= or compressor=, not both")
         compressors = compressor
+    # zarr-python's array.order: the order a Zarr v2 array stores when order= is not given
+    v2_order = settings.get("order") if zarr_format == 2 else "C"
     codec_kw, grid_chunks = build_codecs(
         dtype=dtype, shape=shape, chunks=chunks, shards=shards, filters=filters,
         serializer=serializer, compressors=compressors, zarr_format=zarr_format,
-        order=order or "C")
+        order=order or v2_order)
     meta = make_array_meta(shape, dtype, grid_chunks, fill_value=fill_value, **codec_kw,
                            zarr_format=zarr_format, chunk_key_encoding=chunk_key_encoding,
                            dimension_names=dimension_names, attributes=attributes,
-                           order=order or "C")
+                           order=order or v2_order)
     # zarr-python: config's order is the layout reads hand out from this handle, on Zarr v3
     # (which stores no order); a Zarr v2 array keeps the order it stores
     arr = Array(st, path, meta, write_empty_chunks=write_empty_chunks,

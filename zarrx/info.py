@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from zarrx.array import Array
     from zarrx.group import Group
 
-__all__ = ["array_info", "group_info", "tree", "array_line", "human_bytes", "value_text",
+__all__ = ["Text", "array_info", "group_info", "tree", "array_line", "human_bytes", "value_text",
            "number_texts", "stored_summary", "print_debug_info"]
 
 #: the packages zarrx needs, and those parts of it use (codecs, stores, integrations)
@@ -176,9 +176,20 @@ def array_info(array: Array) -> str:
     return _table(rows)
 
 
-def _table(rows: list[tuple[str, str]]) -> str:
+class Text(str):
+    """The text of ``info``, ``info_complete()`` and ``tree()``: a ``str`` whose ``repr`` is
+    the text itself, so that an interactive session shows the table or tree as zarr-python's
+    info and tree objects show it (not a quoted string with ``\\n``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str.__str__(self)
+
+
+def _table(rows: list[tuple[str, str]]) -> Text:
     width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}} : {_cut(v)}" for k, v in rows)
+    return Text("\n".join(f"{k:<{width}} : {_cut(v)}" for k, v in rows))
 
 
 def _cut(text: str) -> str:
@@ -200,7 +211,7 @@ def group_info(group: Group, complete: bool = False) -> str:
 
 
 def tree(group: Group, max_depth: int | None = None, attrs: bool = False,
-         max_nodes: int | None = None) -> str:
+         max_nodes: int | None = None) -> Text:
     """The hierarchy below ``group`` as indented text, arrays with shape and dtype;
     ``max_depth`` levels of groups are opened (None: all); ``attrs`` adds each node's
     attributes (``@name = value``) under it; at most ``max_nodes`` nodes are listed (None: all),
@@ -237,7 +248,7 @@ def tree(group: Group, max_depth: int | None = None, attrs: bool = False,
             lines.extend(_attr_lines(node.attrs, sub))
         if not is_array and (max_depth is None or depth < max_depth):
             stack.append((node, node._listing(), 0, sub, depth + 1))
-    return "\n".join(lines)
+    return Text("\n".join(lines))
 
 
 def array_line(array: Array, attrs: bool = False) -> str:

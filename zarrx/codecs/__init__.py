@@ -39,6 +39,8 @@ def _where() -> dict[str, str]:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "numcodecs":                 # zarr.codecs.numcodecs.LZMA, as in zarr-python
+        return importlib.import_module("zarrx.codecs.numcodecs")
     target = ALIASES.get(name, name)
     module = _where().get(target) if name in __all__ else None
     if module is None:

@@ -194,8 +194,8 @@ class Loc:
              ) -> None:
         """Require ``required`` keys and reject any key outside ``required + optional``."""
         for name in required:
-            if name not in doc:
-                raise self.fail(f"missing required field {name!r}")
+            if name not in doc:     # a missing keyword argument is a TypeError, as below
+                raise self.fail(f"missing required field {name!r}", self._type_err)
         allowed = _ALLOWED.get((required, optional))
         if allowed is None:
             allowed = _ALLOWED[(required, optional)] = frozenset(required) | frozenset(optional)
@@ -204,7 +204,9 @@ class Loc:
         for name in doc:
             if name not in allowed:
                 want = ", ".join(repr(k) for k in (*required, *optional)) or "no fields"
-                raise (self / name).fail(f"unknown field; expected only {want}")
+                # a type error where the Loc checks keyword arguments (an unexpected keyword
+                # is a TypeError in Python); the Loc's error for a stored document
+                raise (self / name).fail(f"unknown field; expected only {want}", self._type_err)
 
 
 # the keys Loc.keys allows, by its (required, optional) arguments: tuples named in the code, so

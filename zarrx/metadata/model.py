@@ -289,6 +289,13 @@ class GroupMeta:
         :func:`node_dict`)."""
         return node_dict(self)
 
+    @property
+    def consolidated_metadata(self) -> Any:
+        """zarr-python's view of the consolidated entries below this group (a
+        :class:`~zarrx.metadata.consolidated_view.ConsolidatedMetadata`), or None."""
+        from zarrx.metadata.consolidated_view import ConsolidatedMetadata
+        return None if self.consolidated is None else ConsolidatedMetadata(self.consolidated)
+
 
 #: the dtype reads hand out for a data type (registered by
 #: :mod:`zarrx.metadata.dtype_input`, which the package imports with this module)
