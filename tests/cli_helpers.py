@@ -1,4 +1,4 @@
-"""What the tests of the ``zarrx`` command share: running it, and a small hierarchy to run it on."""
+"""What the ``zarrx`` command tests share: running the command, and a hierarchy to run it on."""
 from __future__ import annotations
 
 import numpy as np
