@@ -47,7 +47,8 @@ SANITIZE_TESTS := tests/test_local_box_read.py tests/test_local_box_write.py tes
 	tests/codecs/test_clib_lz4.py tests/codecs/test_clib_zlib.py tests/codecs/test_clib_crc32c.py \
 	tests/codecs/test_clib_checksum.py \
 	tests/codecs/test_bounded_decode.py tests/codecs/test_kernel_status.py tests/test_gather.py \
-	tests/test_indexing.py tests/test_array_properties.py tests/test_sharded_arrays.py \
+	tests/test_indexing_properties.py tests/test_indexing_plans.py tests/test_indexing_errors.py \
+	tests/test_array_properties.py tests/test_sharded_arrays.py \
 	tests/test_concurrent_writes.py tests/store/test_shard_store.py \
 	tests/store/test_local_fast_read.py tests/test_local_reads.py tests/test_read_outputs.py \
 	tests/store/test_values.py tests/test_outpool_handler.py tests/test_sanitized_fuzz.py \

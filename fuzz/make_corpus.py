@@ -302,7 +302,7 @@ def zip_archives() -> Seeds:
                     store.close()
                     seeds[f"zarr-python-{os.path.basename(path)}"] = Path(path).read_bytes()
                 attempt(f"zarr-python zip v{fmt} {label}", go)
-    hostile = load("tests/store/test_zip_hostile.py", "_zip_hostile")
+    hostile = load("tests/store/zip_archives.py", "_zip_archives")
     entry, build, deflate = hostile.entry, hostile.build, hostile.deflate
     group = hostile.GROUP
     data = bytes(range(256)) * 4

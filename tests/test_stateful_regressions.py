@@ -1,5 +1,5 @@
 """Sequences of operations that once went wrong, found by the model-based tests of
-tests/test_stateful.py, each reduced to its few steps."""
+tests/test_stateful_arrays.py and tests/test_stateful_trees.py, each reduced to its few steps."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""More of the same calls on zarr-python and on zarrx (see test_zarr_python_parity.py): the
+"""More of the same calls on zarr-python and on zarrx (see test_zarr_python_parity_*.py): the
 fill value of copies of plain data, the path types of the local and zip stores, the numcodecs
 interface of a Zarr v2 array's codecs, and the exception classes of storage_options without a
 URL, of a zip archive in a missing folder, of a negative tree level and of writes through
