@@ -240,3 +240,25 @@ def test_a_chunk_another_writer_changed_meanwhile_is_merged_again():
     want[0, 0] = 9
     want[1:43, 1:37] = 2
     np.testing.assert_array_equal(z[...], want)
+
+
+@pytest.mark.parametrize("where", ["memory", "local"])
+def test_appends_of_rows_merge_the_edge_chunks_as_the_general_path(monkeypatch, tmp_path,
+                                                                    where):
+    """Appending one row at a time to an array 40 chunks wide updates 40 edge chunks each
+    time: batched, storing what the general path stores."""
+    stored = {}
+    rows = [np.arange(200, dtype="f4") * (i + 1) for i in range(6)]
+    for way in ("batch", "general"):
+        store = MemoryStore() if where == "memory" else LocalStore(tmp_path / way)
+        z = zarrx.create_array(store, shape=(2, 200), chunks=(4, 5), dtype="f4", fill_value=0,
+                               compressors=zarrx.codecs.Zstd(level=1))
+        with monkeypatch.context() as m:
+            m.setattr(batch_merge, "ENABLED", way == "batch")
+            seen = _count_slabs(m)
+            for r in rows:
+                z.append(r[None])
+        assert bool(seen) == (way == "batch")
+        np.testing.assert_array_equal(z[2:], np.stack(rows))
+        stored[way] = _objects(store)
+    assert stored["batch"] == stored["general"]
