@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import zarrx
-from zarrx import batch_write
+from zarrx import batch_merge, batch_write
 from zarrx.store import LocalStore, MemoryStore
 
 from box_arrays import draw_box
@@ -53,6 +53,7 @@ def _stored_both_ways(monkeypatch, tmp_path, where, shape, chunks, sel, value, *
         with monkeypatch.context() as m, zarrx.config.set(threads=threads):
             if way == "general":
                 m.setattr(batch_write, "write_batches", lambda io, plan, value: False)
+                m.setattr(batch_merge, "ENABLED", False)      # partial chunks one by one
             if before is not None:
                 z[...] = before
             z[sel] = value

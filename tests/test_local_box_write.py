@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import zarrx
+from zarrx import batch_merge
 from zarrx.errors import ZarrError
 from zarrx.store import LocalStore
 
@@ -82,18 +83,24 @@ def test_box_writes_store_what_the_general_path_stores(tmp_path_factory, monkeyp
     stored_both_ways(monkeypatch, make, sel, value, ref, base, before, threads)
 
 
+@pytest.mark.parametrize("merged", [False, True], ids=["one-by-one", "merged"])
 @pytest.mark.parametrize("threads", [1, 2, 4])
 def test_whole_chunks_go_through_the_kernel_and_the_rest_through_the_general_path(
-        tmp_path, kernel_chunks, threads):
+        tmp_path, kernel_chunks, threads, merged, monkeypatch):
     a = np.random.default_rng(5).random((300, 517)).astype("f8")
     z = _array(tmp_path, a.shape, (7, 64), "f8", fill=0.0)
+    monkeypatch.setattr(batch_merge, "ENABLED", merged)
     with zarrx.config.set(threads=threads):
         z[...] = a
     # 43 x 9 chunks: the last row (300 = 42 * 7 + 6) and column (517 = 8 * 64 + 5) are border
     # chunks, left to the general path (they hold cells outside the array)
     left = sorted(i for _, _, part in kernel_chunks for i in part)
-    assert sum(hi - lo for lo, hi, _ in kernel_chunks) == 43 * 9
-    assert left == sorted({r * 9 + 8 for r in range(43)} | set(range(42 * 9, 43 * 9)))
+    if merged:    # the 51 border chunks merged a slab at a time, the kernel takes the rest
+        assert sum(hi - lo for lo, hi, _ in kernel_chunks) == 42 * 8
+        assert not left
+    else:
+        assert sum(hi - lo for lo, hi, _ in kernel_chunks) == 43 * 9
+        assert left == sorted({r * 9 + 8 for r in range(43)} | set(range(42 * 9, 43 * 9)))
     np.testing.assert_array_equal(zarrx.open_array(LocalStore(tmp_path), path="g/a")[...], a)
 
 

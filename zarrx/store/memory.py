@@ -154,6 +154,52 @@ class MemoryStore(Store):
         view = _view(value)
         return (view if byte_range is None else byte_range.apply(view)), gen  # type: ignore
 
+    def get_versioned_many(self, keys: list[str], byte_range: ByteRange | None = None
+                           ) -> list[Versioned | None]:
+        """``get_versioned`` of each of ``keys`` (valid keys), read under one hold of the
+        lock."""
+        with self._lock:
+            values = list(map(self._data.get, keys))
+            gens = list(map(self._gens.get, keys))
+        return [None if v is None else
+                ((v if type(v) is bytes else memoryview(v)) if byte_range is None
+                 else byte_range.apply(_view(v)), g)        # type: ignore[arg-type]
+                for v, g in zip(values, gens)]
+
+    def set_if_many(self, items: list[tuple[str, object, Hashable | None]]) -> list[int]:
+        """Each ``(key, new value or None, generation)`` of ``items`` (valid keys) written
+        (deleted for None; nothing for None of a missing key) only if the key still holds that
+        generation (``ABSENT``: missing), under one hold of the lock; the positions of those
+        refused."""
+        if not items:
+            return []
+        self._check_writable(items[0][0])
+        values = [v for _, v, _ in items if v is not None]
+        kept = items if not set(map(type, values)) - {bytes} and \
+            max(map(len, values), default=0) < MIN_SIZE else \
+            [(k, None if v is None else _kept(v, k), g) for k, v, g in items]
+        failed = []
+        with self._lock:
+            data, gens, index = self._data, self._gens, self._index
+            found = list(map(gens.get, [k for k, _, _ in kept]))
+            for i, (key, value, gen) in enumerate(kept):
+                was = found[i]
+                if (was is not None) if gen is ABSENT or gen is None else was != gen:
+                    failed.append(i)
+                elif value is not None:
+                    if was is None and index is not None:
+                        index.add(key)
+                    data[key] = value
+                elif was is not None:
+                    del data[key], gens[key]
+                    if index is not None:
+                        index.discard(key)
+            # a new generation for each key written
+            refused = set(failed)
+            done = [k for i, (k, v, _) in enumerate(kept) if v is not None and i not in refused]
+            gens.update(zip(done, _COUNTER))
+        return failed
+
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         value, gen = self._current(check_key(key))
         return None if value is None else HeldSnapshot(key, value, gen)

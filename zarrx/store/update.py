@@ -20,7 +20,8 @@ from zarrx.errors import ConflictError
 from zarrx.store.base import ABSENT, ByteRange, Store
 from zarrx.store.locks import object_lock
 
-__all__ = ["PARTIAL", "update_object", "MAX_ATTEMPTS"]
+__all__ = ["PARTIAL", "update_object", "MAX_ATTEMPTS", "read_versioned_many",
+           "write_conditional_many"]
 
 MAX_ATTEMPTS = 64
 _BACKOFF_START = 0.001
@@ -105,3 +106,36 @@ def update_object(store: Store, key: str,
             delay = min(delay * 2, _BACKOFF_MAX)
         raise ConflictError(f"{name}: gave up after {MAX_ATTEMPTS} attempts to update it: "
                             f"another writer changed it every time")
+
+
+def read_versioned_many(store: Store, keys: list[str], byte_range: ByteRange | None
+                        ) -> list[tuple[object, Hashable] | None]:
+    """``store.get_versioned`` of each of ``keys`` (the bytes and the generation they were read
+    at, None for a missing key): one call for a store offering ``get_versioned_many`` (a
+    :class:`~zarrx.store.memory.MemoryStore`), else one per key."""
+    many = getattr(store, "get_versioned_many", None)
+    if many is not None:
+        return many(keys, byte_range)
+    return [store.get_versioned(k, byte_range) for k in keys]
+
+
+def write_conditional_many(store: Store, items: list[tuple[str, object, Hashable | None]]
+                           ) -> list[int]:
+    """Write each ``(key, new bytes or None, generation read)`` of ``items`` only if the key
+    still holds that generation (``ABSENT`` when it was missing): ``set_if`` the new bytes, or
+    ``delete_if`` when None (nothing, when it was missing). The positions in ``items`` of the
+    writes refused because another writer changed the object meanwhile (they are to be read,
+    merged and written again); one call for a store offering ``set_if_many``."""
+    many = getattr(store, "set_if_many", None)
+    if many is not None:
+        return many(items)
+    failed = []
+    for i, (key, new, gen) in enumerate(items):
+        try:
+            if new is not None:
+                store.set_if(key, new, gen)             # type: ignore[arg-type]
+            elif gen is not ABSENT:
+                store.delete_if(key, gen)
+        except ConflictError:
+            failed.append(i)
+    return failed
