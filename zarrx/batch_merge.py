@@ -41,7 +41,7 @@ import numpy as np
 
 from zarrx import _pool, batch_write, box_write, chunk_io
 from zarrx.batch_read import BATCH_CHUNKS, MIN_CHUNKS, _slabs
-from zarrx.batch_write import _all_fill
+from zarrx._gather import is_all_rows
 from zarrx.chunk_io import WINDOW_BYTES, ArrayIO, check_count
 from zarrx.chunk_write import _sets_together, write_from
 from zarrx.errors import ZarrError
@@ -299,7 +299,7 @@ def _update(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[
         elif io.fill_is_nan:
             skip = np.isnan(rows).all(axis=1)
         else:
-            skip = _all_fill(rows.view(np.uint8), io.fill_bytes)   # type: ignore[arg-type]
+            skip = is_all_rows(rows.view(np.uint8), io.fill_bytes)   # type: ignore[arg-type]
         from zarrx.codecs.plan_many import encode_rows
         values = encode_rows(enc, rows.view(np.uint8), False, skip)
     except (ZarrError, MemoryError):
