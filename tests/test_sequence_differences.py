@@ -1,0 +1,45 @@
+"""Where random sequences of hierarchy operations run through zarrx and zarr-python 3.1 part
+ways on purpose (docs/guide/migrating.md): what zarrx does there."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+
+zarr = pytest.importorskip("zarr")
+
+
+@pytest.mark.parametrize("existing", [str, "f8", "M8[s]"])
+def test_require_array_of_str_returns_an_array_whose_type_casts_to_strings(existing):
+    # zarr-python 3.1 compares with np.dtype(str) ("<U0") and refuses its own string arrays
+    g = zarrx.open_group({}, mode="w")
+    made = g.create_array("s", shape=(2,), dtype=existing)
+    assert g.require_array("s", shape=(2,), dtype=str) == made
+    with pytest.raises(zarrx.errors.NodeMismatchError, match="which does not cast safely"):
+        g.require_array("s", shape=(2,), dtype="i1")
+
+
+@pytest.mark.parametrize("axis", [2, -3])
+def test_append_along_an_axis_the_array_lacks_leaves_it_as_it_was(axis):
+    # zarr-python 3.1 keeps the shape and writes the data over the items there
+    a = zarrx.create_array({}, shape=(2, 3), dtype="i4", chunks=(1, 1))
+    a[...] = np.arange(6).reshape(2, 3)
+    with pytest.raises(zarrx.ArgumentError, match=f"append axis {axis} out of range for 2 dims"):
+        a.append(np.ones((2, 3), "i4"), axis=axis)
+    assert a.shape == (2, 3) and a[...].tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+@pytest.mark.parametrize("method", ["create_array", "require_array", "create_dataset"])
+def test_group_methods_give_a_zarr_v2_array_the_default_compressor_of_create_array(method):
+    # zarr-python 3.1's group methods give Blosc there, its create_array and create zstd
+    g = zarrx.open_group({}, mode="w", zarr_format=2)
+    made = getattr(g, method)(name="x", shape=(3,), dtype="i4")
+    top = zarrx.create_array({}, shape=(3,), dtype="i4", zarr_format=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = zarr.create_array({}, shape=(3,), dtype="i4", zarr_format=2)
+    assert made.metadata.compressor == top.metadata.compressor == {"id": "zstd", "level": 0}
+    assert ref.metadata.to_dict()["compressor"] == {"id": "zstd", "level": 0}
