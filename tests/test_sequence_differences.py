@@ -43,3 +43,15 @@ def test_group_methods_give_a_zarr_v2_array_the_default_compressor_of_create_arr
         ref = zarr.create_array({}, shape=(3,), dtype="i4", zarr_format=2)
     assert made.metadata.compressor == top.metadata.compressor == {"id": "zstd", "level": 0}
     assert ref.metadata.to_dict()["compressor"] == {"id": "zstd", "level": 0}
+
+
+def test_open_array_without_a_mode_creates_a_missing_array_as_mode_a_does():
+    # zarr-python 3.1's open_array without mode= raises ArrayNotFoundError there
+    store = zarrx.storage.MemoryStore()
+    made = zarrx.open_array(store, path="x", shape=(2,), dtype="i4")
+    assert made.shape == (2,) and zarrx.open_array(store, path="x", mode="r+") == made
+    with pytest.raises(zarrx.errors.ArrayNotFoundError):
+        zarrx.open_array(store, path="y", mode="r+", shape=(2,), dtype="i4")
+    with pytest.raises(zarrx.ArgumentError, match="mode: expected one of r, r\\+, a, w, w-, "
+                                                  "found None"):
+        zarrx.open_group(store, path="x", mode=None)
