@@ -55,3 +55,16 @@ def test_open_array_without_a_mode_creates_a_missing_array_as_mode_a_does():
     with pytest.raises(zarrx.ArgumentError, match="mode: expected one of r, r\\+, a, w, w-, "
                                                   "found None"):
         zarrx.open_group(store, path="x", mode=None)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_an_attribute_change_through_an_earlier_handle_keeps_changes_made_since(fmt):
+    # zarr-python 3.1 writes its handle's copy: 'gone' comes back and 'new' is lost
+    store = zarrx.storage.MemoryStore()
+    held = zarrx.open_group(store, mode="w", zarr_format=fmt, attributes={"gone": 1})
+    other = zarrx.open_group(store, mode="r+")
+    other.attrs["new"] = 2
+    del other.attrs["gone"]
+    held.attrs["q"] = 3
+    assert dict(held.attrs) == {"new": 2, "q": 3}
+    assert dict(zarrx.open_group(store, mode="r").attrs) == {"new": 2, "q": 3}
