@@ -31,7 +31,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from sequence_views import (classes, contents, first_difference, reader_store,
-                            replace_contents, snapshot, values, view)
+                            replace_contents, snapshot, tensorstore_differences, values, view)
 
 import zarrx
 from zarrx.store import MemoryStore
@@ -111,6 +111,9 @@ class Pair:
                 if got != ref:
                     self.fail(f"{reader} reads {writer}'s store otherwise than zarr-python "
                               f"reads its own: {first_difference(ref, got)}")
+        if isinstance(self.stores["zarrx"], str):
+            if problems := tensorstore_differences(self.stores["zarrx"], self.arrays()):
+                self.fail("; ".join(problems))
         self.checks += 1
 
     def reconsolidate(self) -> None:
@@ -127,7 +130,7 @@ class Pair:
     def step(self, r: random.Random) -> None:
         op = r.choice(["create_array", "create_group", "open", "open_mode", "require_array",
                        "require_group", "resize", "append", "attrs", "delete", "consolidated",
-                       "save", "write", "array_fn", "group_fn", "invalid"])
+                       "save", "write", "array_fn", "group_fn", "invalid", "held", "data"])
         getattr(self, "_" + op)(r)
         self.reconsolidate()
         self.check()
@@ -151,6 +154,9 @@ class Pair:
             kw["order"] = r.choice("CF")
         if r.random() < 0.3:
             kw["config"] = {"write_empty_chunks": r.random() < 0.5}
+        if r.random() < 0.2:
+            kw["chunk_key_encoding"] = {"name": "v2", "separator": r.choice("./")} \
+                if self.fmt == 2 or r.random() < 0.5 else {"name": "default", "separator": "."}
         if self.fmt == 3 and all(shape) and "chunks" in kw and r.random() < 0.25:
             kw["shards"] = tuple(c * r.randint(1, 2) for c in kw["chunks"])
         return kw
@@ -199,6 +205,8 @@ class Pair:
             made = self.array_kw(r)
             made.pop("config", None)
             made.pop("shards", None)            # zarr-python's create takes no shards=
+            if self.fmt == 2:                   # nor chunk_key_encoding= for Zarr v2
+                made.pop("chunk_key_encoding", None)
             kw.update(made)
         if "shape" not in kw and (fn, mode) in (("open_array", "a"), ("open", "w-"),
                                                 ("open_array", "w")):
@@ -369,6 +377,44 @@ class Pair:
         elif k == 9:
             self.both("open_group(store, mode='r').create_group('new')",
                       lambda L, s: L.open_group(s, mode="r").create_group("new"))
+
+    def _held(self, r: random.Random) -> None:
+        """Calls through a root group handle each library opened once (without consolidated
+        metadata, which zarr-python's handles keep as read)."""
+        if not hasattr(self, "held"):
+            try:
+                self.held = {name: lib.open_group(self.stores[name], mode="r+",
+                                                  use_consolidated=False)
+                             for name, lib in LIBS.items()}
+            except Exception:  # noqa: BLE001 - the root is an array
+                return
+        held, path, k = self.held, r.choice(NAMES), r.randint(0, 4)
+        if k == 0:
+            self.both("held.members()", lambda L, s: sorted(
+                (n, view(v, False)) for n, v in held[L.__name__].members(max_depth=None)))
+        elif k == 1:
+            self.both(f"held[{path!r}]; {path!r} in held; held.keys() ...", lambda L, s: (
+                view(held[L.__name__].get(path), False), path in held[L.__name__],
+                sorted(held[L.__name__].array_keys()), sorted(held[L.__name__].group_keys())))
+        elif k == 2:
+            kw = self.array_kw(r)
+            self.both(f"held.create_array({path!r}, **{kw!r})",
+                      lambda L, s: held[L.__name__].create_array(path, **kw))
+        elif k == 3:
+            self.both(f"held.require_group({path!r})",
+                      lambda L, s: held[L.__name__].require_group(path))
+        else:
+            def call(L, s):
+                if path in held[L.__name__]:   # del of a missing member differs: doc'd
+                    del held[L.__name__][path]
+            self.both(f"del held[{path!r}]", call)
+
+    def _data(self, r: random.Random) -> None:
+        path, (dtype, _) = r.choice(NAMES), r.choice(DTYPES)
+        v = values(r, dtype, tuple(r.randint(1, 4) for _ in range(r.choice([1, 2]))))
+        kw = self.fmt_kw(r)
+        self.both(f"create_array(store, name={path!r}, data=<{v.dtype}{v.shape}>, **{kw})",
+                  lambda L, s: L.create_array(s, name=path, data=v, **kw))
 
     def _save(self, r: random.Random) -> None:
         path, (dtype, _) = r.choice(NAMES), r.choice(DTYPES)
