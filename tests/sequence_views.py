@@ -108,10 +108,11 @@ def view(x: Any, deep: bool = True) -> Any:
     return x
 
 
-def snapshot(lib: Any, store: Any) -> Any:
-    """Every node ``lib`` reads in ``store`` (without consolidated metadata), deeply."""
+def snapshot(lib: Any, store: Any, use_consolidated: bool | None = False) -> Any:
+    """Every node ``lib`` reads in ``store`` (by default without consolidated metadata),
+    deeply."""
     try:
-        g = lib.open_group(store, mode="r", use_consolidated=False)
+        g = lib.open_group(store, mode="r", use_consolidated=use_consolidated)
     except Exception as exc:  # noqa: BLE001 - compared
         try:
             return ("root array", view(lib.open_array(store, mode="r")))
