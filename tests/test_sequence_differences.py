@@ -68,3 +68,13 @@ def test_an_attribute_change_through_an_earlier_handle_keeps_changes_made_since(
     held.attrs["q"] = 3
     assert dict(held.attrs) == {"new": 2, "q": 3}
     assert dict(zarrx.open_group(store, mode="r").attrs) == {"new": 2, "q": 3}
+
+
+@pytest.mark.parametrize("data, shape, dtype", [(5, (), "int64"), ([1, 2], (2,), "int64"),
+                                                ("abc", (), "<U3"), (b"xy", (), "|S2")])
+def test_group_setitem_takes_what_array_takes(data, shape, dtype):
+    # zarr-python 3.1 raises TypeError for anything but a numpy-like array
+    g = zarrx.open_group({}, mode="w")
+    g["n"] = data
+    assert (g["n"].shape, str(g["n"].dtype)) == (shape, dtype)
+    assert g["n"][...].tolist() == np.asarray(data).tolist()
