@@ -1,6 +1,7 @@
 """A zarrx store object opened in mode "r" is handed out as a read-only view of itself, as
 zarr-python 3.1 hands out ``store.with_read_only(True)``: ``node.store`` refuses writes, and
-still reads what other handles write to the store."""
+still reads what other handles write to the store. Deleting a missing attribute of a node
+opened read-only is a KeyError, as in zarr-python."""
 from __future__ import annotations
 
 import numpy as np
@@ -47,3 +48,16 @@ def test_copying_a_read_only_handle_over_itself_is_still_refused():
         zarrx.from_array(store, data=source, name="b", overwrite=True)
     assert zarrx.open_array(store, path="b", mode="r")[...].tolist() == [1, 2]
     np.testing.assert_array_equal(source[...], [1, 2])
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_deleting_a_missing_attribute_of_a_read_only_node_names_the_key(fmt):
+    # it raised ReadOnlyError; zarr-python 3.1 raises KeyError, as a dict does
+    store = MemoryStore()
+    zarrx.open_group(store, mode="w", zarr_format=fmt, attributes={"a": 1})
+    g = zarrx.open_group(store, mode="r")
+    with pytest.raises(zarrx.errors.ArgumentKeyError, match="no attribute 'x'"):
+        del g.attrs["x"]
+    with pytest.raises(zarrx.errors.ReadOnlyError):
+        del g.attrs["a"]
+    assert dict(g.attrs) == {"a": 1}
