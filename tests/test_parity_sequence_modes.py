@@ -133,7 +133,8 @@ class Pair:
     def step(self, r: random.Random) -> None:
         op = r.choice(["create_array", "create_group", "open", "open_mode", "require_array",
                        "require_group", "resize", "append", "attrs", "delete", "consolidated",
-                       "save", "write", "array_fn", "group_fn", "invalid", "held", "data"])
+                       "save", "write", "array_fn", "group_fn", "invalid", "held", "data",
+                       "read_only"])
         getattr(self, "_" + op)(r)
         self.reconsolidate()
         self.check()
@@ -413,6 +414,24 @@ class Pair:
                 if path in held[L.__name__]:   # del of a missing member differs: doc'd
                     del held[L.__name__][path]
             self.both(f"del held[{path!r}]", call)
+
+    def _read_only(self, r: random.Random) -> None:
+        """Changes through a node opened in mode "r", and through its store."""
+        path, k, key = r.choice(NAMES + [""]), r.randint(0, 4), r.choice("pq")
+
+        def call(L, s):
+            node = L.open(s, path=path, mode="r")
+            if k == 0:
+                node.attrs[key] = 1
+            elif k == 1:
+                del node.attrs[key]
+            elif k == 2:
+                node.update_attributes({key: 2})
+            elif k == 3:
+                L.consolidate_metadata(node.store)
+            else:
+                L.open_group(node.store, mode="w")
+        self.both(f"open(store, path={path!r}, mode='r'), change {k} ({key!r})", call)
 
     def _data(self, r: random.Random) -> None:
         path, (dtype, _) = r.choice(NAMES), r.choice(DTYPES)
