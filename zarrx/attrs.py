@@ -73,6 +73,8 @@ class Attributes(MutableMapping[str, Any]):
 
     def __delitem__(self, key: str) -> None:
         seen = key in self
+        if self._read_only and not seen:        # a missing key first, as zarr-python and dict
+            raise self._missing(key)
 
         def edit(current: dict[str, Any]) -> dict[str, Any]:
             # a key this mapping shows but gone already (another writer): nothing to do; one

@@ -63,7 +63,8 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
     """The store for ``obj`` opened for ``mode`` (``r``, ``r+``, ``a``, ``w``, ``w-``).
 
     - a :class:`Store` is returned as it is (a read-only store with a writing mode raises
-      :class:`~zarrx.errors.ReadOnlyError`);
+      :class:`~zarrx.errors.ReadOnlyError`), or for mode ``r`` a read-only view of it
+      (``with_read_only(True)``) where its kind makes one;
     - a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``, any fsspec
       protocol) opens a remote store with ``storage_options`` (see
       :func:`zarrx.store.remote.open_url` for which backend a scheme gets); ``file://`` is a
@@ -86,6 +87,11 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         if obj.read_only and mode != "r":
             raise ReadOnlyError(f"make_store: {obj!r} is read-only, cannot open it with mode "
                                 f"{mode!r}")
+        if mode == "r" and not obj.read_only:
+            try:                # a read-only view of the same objects, as zarr-python opens
+                return obj.with_read_only(True)
+            except StoreError:  # a kind of store that cannot make one: the store itself
+                return obj
         return obj
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)

@@ -461,8 +461,9 @@ def overlaps(a: Location, b: Location) -> bool:
 def overlap(src: Location, dst: Location) -> str | None:
     """How the destination ``dst`` overlaps the source ``src`` (in the same store): ``"is
     the source"``, ``"holds the source"`` or ``"lies inside the source"``; None when apart."""
-    def where(store: Any) -> Any:
-        return getattr(store, "root", None) or getattr(store, "path", None) or id(store)
+    def where(store: Any) -> Any:   # views of one store (with_read_only) share an identity
+        return getattr(store, "root", None) or getattr(store, "path", None) or \
+            getattr(store, "shared_identity", None) or id(store)
     ra, rb = where(src.store), where(dst.store)
     if src.store is not dst.store and ra != rb:
         if not (isinstance(ra, (str, bytes, os.PathLike)) and
