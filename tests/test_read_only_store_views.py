@@ -61,3 +61,23 @@ def test_deleting_a_missing_attribute_of_a_read_only_node_names_the_key(fmt):
     with pytest.raises(zarrx.errors.ReadOnlyError):
         del g.attrs["a"]
     assert dict(g.attrs) == {"a": 1}
+
+
+@pytest.mark.parametrize("kind", ["memory", "local"])
+def test_a_store_subclass_opened_read_only_is_used_as_given(tmp_path, kind) -> None:
+    """What a subclass records (here: the keys it was asked for) stays in the object the
+    caller holds; the node opened with mode "r" still refuses writes."""
+    base = zarrx.storage.MemoryStore if kind == "memory" else zarrx.storage.LocalStore
+
+    class Recording(base):  # type: ignore[misc, valid-type]
+        def get(self, key, byte_range=None):  # type: ignore[no-untyped-def]
+            self.__dict__.setdefault("asked", []).append(key)
+            return super().get(key, byte_range)
+
+    store = Recording() if kind == "memory" else Recording(str(tmp_path / "s"))
+    zarrx.create_array(store, shape=(4,), chunks=(2,), dtype="i4")[...] = 1
+    z = zarrx.open_array(store, mode="r")
+    assert z.store is store
+    assert "zarr.json" in store.__dict__["asked"]
+    with pytest.raises(zarrx.ReadOnlyError):
+        z[...] = 2

@@ -64,7 +64,8 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
 
     - a :class:`Store` is returned as it is (a read-only store with a writing mode raises
       :class:`~zarrx.errors.ReadOnlyError`), or for mode ``r`` a read-only view of it
-      (``with_read_only(True)``) where its kind makes one;
+      (``with_read_only(True)``) when it is a :class:`LocalStore` or :class:`MemoryStore`
+      (not a subclass, which is used as given);
     - a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``, any fsspec
       protocol) opens a remote store with ``storage_options`` (see
       :func:`zarrx.store.remote.open_url` for which backend a scheme gets); ``file://`` is a
@@ -87,11 +88,10 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         if obj.read_only and mode != "r":
             raise ReadOnlyError(f"make_store: {obj!r} is read-only, cannot open it with mode "
                                 f"{mode!r}")
-        if mode == "r" and not obj.read_only:
-            try:                # a read-only view of the same objects, as zarr-python opens
-                return obj.with_read_only(True)
-            except StoreError:  # a kind of store that cannot make one: the store itself
-                return obj
+        if mode == "r" and not obj.read_only and type(obj) in (LocalStore, MemoryStore):
+            # a read-only view of the same objects, as zarr-python opens; a subclass (one that
+            # counts or changes what it is asked, say) is used as given
+            return obj.with_read_only(True)
         return obj
     if isinstance(obj, (str, os.PathLike)):
         path = os.fspath(obj)
