@@ -176,3 +176,23 @@ def test_a_read_returns_memory_no_later_read_reuses(tmp_path, schedule, case) ->
         point = r[5, 7]
         r[20, 40]
         assert point == data[5, 7]
+
+
+@pytest.mark.parametrize("dtype", ["f8", "u1", str])
+def test_chunks_of_many_shapes_read_in_any_task_order(tmp_path, schedule, dtype) -> None:
+    """A rectilinear grid: each thread decodes chunks of several shapes into the one buffer
+    it keeps."""
+    rows, cols = [1, 4, 2, 7, 3, 5], [3, 9, 1, 6]
+    shape = (sum(rows), sum(cols))
+    data = _text(shape, 5) if dtype is str else \
+        (np.random.default_rng(5).random(shape) * 200).astype(dtype)
+    z = zarrx.create_array(LocalStore(str(tmp_path / "r.zarr")), shape=shape, dtype=dtype,
+                           chunks=[rows, cols], compressors="auto")
+    z[...] = data
+    with zarrx.config.set(threads=2):
+        r = zarrx.open_array(str(tmp_path / "r.zarr"), mode="r")
+        for how, sel in [("basic", (slice(1, None), slice(2, -1))), ("basic", (5, 7)),
+                         ("oindex", (np.array([0, 4, 5, 17, 21]), np.array([1, 2, 10, 18]))),
+                         ("vindex", (np.array([0, 21, 5, 5, 11]), np.array([18, 0, 3, 3, 12])))]:
+            np.testing.assert_array_equal(_read(r, how, sel), _expected(data, how, sel))
+    assert schedule
