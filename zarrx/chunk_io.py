@@ -173,13 +173,28 @@ class ArrayIO:
         return chunk_shape_at(self.meta.chunk_grid, coords)
 
     def scratch(self, shape: tuple[int, ...]) -> np.ndarray:
-        """A per-thread decode buffer of ``shape`` (reused across chunks of a read)."""
-        bufs = getattr(self._local, "bufs", None)
-        if bufs is None:
-            bufs = self._local.bufs = {}
-        buf = bufs.get(shape)
-        if buf is None:
-            buf = bufs[shape] = self.new_chunk(shape, fill=False)
+        """A per-thread decode buffer of ``shape`` (reused across chunks and reads, until the
+        thread asks for another shape). The thread keeps one buffer, of the largest chunk it
+        asked for: chunks of a rectilinear grid come in many shapes, and a buffer kept per
+        shape held as much memory as the whole array decoded."""
+        local = self._local
+        last = getattr(local, "chunk", None)
+        if last is not None and last[0] == shape:
+            return last[1]
+        itemsize = self.dtype.itemsize
+        if self.variable or self.dtype.hasobject or not itemsize:
+            buf = self.new_chunk(shape, fill=False)
+        else:
+            n = prod(shape) * itemsize
+            flat = getattr(local, "flat", None)
+            if flat is None or flat.nbytes < n:
+                local.chunk = flat = local.flat = None      # the old one freed first
+                try:
+                    flat = local.flat = np.empty(n, dtype=np.uint8)
+                except (MemoryError, ValueError) as exc:
+                    raise self.no_memory(shape) from exc
+            buf = flat[:n].view(self.dtype).reshape(shape)
+        local.chunk = (shape, buf)
         return buf
 
     @_fork.cached_property
