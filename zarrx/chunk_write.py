@@ -23,6 +23,7 @@ from zarrx.codecs.plan import CHECK_FIRST_BYTES, CodecPipeline
 from zarrx.errors import ZarrError
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept, gather_kept_many
 from zarrx.store.chunks import PARTIAL
+from zarrx.store.update import batched_as_single
 
 __all__ = ["write_from", "gather_size"]
 
@@ -213,10 +214,7 @@ def _batches(io: ArrayIO, flat: bool, src: np.ndarray) -> bool:
 def _sets_together(store: object) -> bool:
     """Whether ``store.set_many`` writes as ``set`` does (the base one calls ``set``; a store
     extending ``set`` alone would see the chunks stored together bypass it)."""
-    from zarrx.store.base import Store
-    mro = type(store).__mro__
-    owner = {name: next(c for c in mro if name in c.__dict__) for name in ("set", "set_many")}
-    return owner["set_many"] is Store or issubclass(owner["set_many"], owner["set"])
+    return batched_as_single(store, "set_many", "set")
 
 
 def _encode_batch(io: ArrayIO, projs: list, src: np.ndarray, raw_fill: bytes | None

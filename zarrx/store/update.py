@@ -108,14 +108,28 @@ def update_object(store: Store, key: str,
                             f"another writer changed it every time")
 
 
+def batched_as_single(store: object, many: str, *singles: str) -> bool:
+    """Whether ``store``'s method ``many`` (a batch of calls) does what its methods ``singles``
+    do one at a time: it is defined by the class that defines them, or by a subclass of it (a
+    subclass extending ``set`` alone, say, to count or change what it is asked, would see a
+    batch of the base class bypass it); False when it has no method ``many``. A ``many`` of the
+    base :class:`Store` calls the single methods, so it always does."""
+    mro = type(store).__mro__
+    owner = next((c for c in mro if many in c.__dict__), None)
+    if owner is None:
+        return False
+    return owner is Store or all(
+        issubclass(owner, next(c for c in mro if name in c.__dict__)) for name in singles)
+
+
 def read_versioned_many(store: Store, keys: list[str], byte_range: ByteRange | None
                         ) -> list[tuple[object, Hashable] | None]:
     """``store.get_versioned`` of each of ``keys`` (the bytes and the generation they were read
     at, None for a missing key): one call for a store offering ``get_versioned_many`` (a
-    :class:`~zarrx.store.memory.MemoryStore`), else one per key."""
-    many = getattr(store, "get_versioned_many", None)
-    if many is not None:
-        return many(keys, byte_range)
+    :class:`~zarrx.store.memory.MemoryStore`) that reads as its ``get_versioned`` does, else
+    one per key."""
+    if batched_as_single(store, "get_versioned_many", "get_versioned"):
+        return store.get_versioned_many(keys, byte_range)  # type: ignore[attr-defined]
     return [store.get_versioned(k, byte_range) for k in keys]
 
 
@@ -125,10 +139,10 @@ def write_conditional_many(store: Store, items: list[tuple[str, object, Hashable
     still holds that generation (``ABSENT`` when it was missing): ``set_if`` the new bytes, or
     ``delete_if`` when None (nothing, when it was missing). The positions in ``items`` of the
     writes refused because another writer changed the object meanwhile (they are to be read,
-    merged and written again); one call for a store offering ``set_if_many``."""
-    many = getattr(store, "set_if_many", None)
-    if many is not None:
-        return many(items)
+    merged and written again); one call for a store offering ``set_if_many`` that writes as its
+    ``set_if`` and ``delete_if`` do."""
+    if batched_as_single(store, "set_if_many", "set_if", "delete_if"):
+        return store.set_if_many(items)  # type: ignore[attr-defined]
     failed = []
     for i, (key, new, gen) in enumerate(items):
         try:
