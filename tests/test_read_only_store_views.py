@@ -81,3 +81,13 @@ def test_a_store_subclass_opened_read_only_is_used_as_given(tmp_path, kind) -> N
     assert "zarr.json" in store.__dict__["asked"]
     with pytest.raises(zarrx.ReadOnlyError):
         z[...] = 2
+
+
+def test_a_read_only_memory_store_says_so_in_its_repr() -> None:
+    store = MemoryStore()
+    zarrx.create_array(store, shape=(2,), chunks=(1,), dtype="i1")
+    view = zarrx.open_array(store, mode="r").store
+    assert repr(view) == "MemoryStore(<1 keys>, read_only=True)"
+    assert repr(store) == "MemoryStore(<1 keys>)"
+    with pytest.raises(zarrx.ReadOnlyError, match=r"read_only=True"):
+        view.set("x", b"1")

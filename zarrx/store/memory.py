@@ -354,7 +354,8 @@ class MemoryStore(Store):
         return other
 
     def __repr__(self) -> str:
-        return f"MemoryStore(<{len(self._data)} keys>)"
+        return f"MemoryStore(<{len(self._data)} keys>" \
+            f"{', read_only=True' if self.read_only else ''})"
 
 
 #: most chunks :class:`MemoryBoxWriter` gathers in one batch
