@@ -111,6 +111,8 @@ def write_merged(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     steps = _steps(plan)
     if steps is None or not _eligible(io, value):
         return False
+    # before the per-axis chunk lists, which a selection of too many chunks could not hold
+    check_count(io, plan.nchunks)
     chunk, size = io.chunk_shape, io.meta.shape
     axes = [_Axis(*s, c, n) for s, c, n in zip(steps, chunk, size)]
     touched = [len(a.ks) for a in axes]
@@ -121,7 +123,6 @@ def write_merged(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     faces = _faces(touched, inner)
     if sum(prod(n) for _, n in faces) < MIN_CHUNKS:
         return False
-    check_count(io, plan.nchunks)
     src = value.reshape([n for _, n, _ in steps])
     enc = io.plan(chunk)
     parallel = _pool.threads() > 1 and not io.gil_bound
