@@ -64,3 +64,23 @@ def _finish(machine: Any, handle: str) -> None:
         if machine.kind == "zip":
             machine.store.close()
     shutil.rmtree(getattr(machine, "tmp", ""), ignore_errors=True)
+
+
+def model_tests(machines: list) -> tuple[Any, Any]:
+    """The two tests of a list of state machines: a short run of each (every test run) and a
+    long one (``ZARRX_SLOW=1``), parametrised by machine name."""
+    from hypothesis.stateful import run_state_machine_as_test
+
+    by_name = pytest.mark.parametrize("machine", machines, ids=lambda m: m.__name__)
+
+    @by_name
+    def test_operations_match_the_model(machine):  # type: ignore[no-untyped-def]
+        run_state_machine_as_test(machine, settings=FAST)
+
+    @by_name
+    @pytest.mark.slow
+    @pytest.mark.skipif(not os.environ.get("ZARRX_SLOW"), reason="set ZARRX_SLOW=1 to run")
+    def test_many_operations_match_the_model(machine):  # type: ignore[no-untyped-def]
+        run_state_machine_as_test(machine, settings=SLOW)
+
+    return test_operations_match_the_model, test_many_operations_match_the_model

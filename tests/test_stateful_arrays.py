@@ -27,8 +27,7 @@ import numpy as np
 import pytest
 import strategies as zst
 from hypothesis import strategies as st
-from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, precondition,
-                                 rule, run_state_machine_as_test)
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from test_indexing_fuzz import all_fill, target, values
 
 import zarrx
@@ -36,7 +35,7 @@ from zarrx.store import LocalStore, MemoryStore, ZipStore
 
 zarr = pytest.importorskip("zarr")
 
-from stateful_helpers import FAST, SLOW, _finish, quiet, same, zarr_python_store  # noqa: E402
+from stateful_helpers import _finish, model_tests, quiet, same, zarr_python_store  # noqa: E402
 
 
 # dtype -> fill values (None: the default)
@@ -381,14 +380,4 @@ class ZipArrayMachine(ArrayMachine):
 
 MACHINES = [ArrayMachine, LocalArrayMachine, ZipArrayMachine]
 
-
-@pytest.mark.parametrize("machine", MACHINES, ids=lambda m: m.__name__)
-def test_operations_match_the_model(machine):
-    run_state_machine_as_test(machine, settings=FAST)
-
-
-@pytest.mark.parametrize("machine", MACHINES, ids=lambda m: m.__name__)
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("ZARRX_SLOW"), reason="set ZARRX_SLOW=1 to run")
-def test_many_operations_match_the_model(machine):
-    run_state_machine_as_test(machine, settings=SLOW)
+test_operations_match_the_model, test_many_operations_match_the_model = model_tests(MACHINES)

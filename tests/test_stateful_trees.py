@@ -23,15 +23,14 @@ from typing import Any
 import numpy as np
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import (RuleBasedStateMachine, initialize, invariant, rule,
-                                 run_state_machine_as_test)
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import zarrx
 from zarrx.store import LocalStore, MemoryStore, ZipStore
 
 zarr = pytest.importorskip("zarr")
 
-from stateful_helpers import FAST, SLOW, _finish, quiet, same, zarr_python_store  # noqa: E402
+from stateful_helpers import _finish, model_tests, quiet, same, zarr_python_store  # noqa: E402
 
 
 ZIP_REFUSALS = ("zip entries cannot be", "cannot delete objects")
@@ -335,14 +334,4 @@ class ZipTreeMachine(TreeMachine):
 
 MACHINES = [TreeMachine, ZipTreeMachine]
 
-
-@pytest.mark.parametrize("machine", MACHINES, ids=lambda m: m.__name__)
-def test_operations_match_the_model(machine):
-    run_state_machine_as_test(machine, settings=FAST)
-
-
-@pytest.mark.parametrize("machine", MACHINES, ids=lambda m: m.__name__)
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("ZARRX_SLOW"), reason="set ZARRX_SLOW=1 to run")
-def test_many_operations_match_the_model(machine):
-    run_state_machine_as_test(machine, settings=SLOW)
+test_operations_match_the_model, test_many_operations_match_the_model = model_tests(MACHINES)
