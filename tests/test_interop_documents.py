@@ -1,0 +1,66 @@
+"""Metadata documents as other tools leave them, which zarr-python 3 and tensorstore read."""
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import zarrx
+
+zarr = pytest.importorskip("zarr")
+ts = pytest.importorskip("tensorstore")
+
+BOM = b"\xef\xbb\xbf"
+
+
+def _documents(root) -> list:
+    return [p for p in root.rglob("*") if p.name in (".zarray", ".zgroup", ".zattrs",
+                                                      ".zmetadata", "zarr.json")]
+
+
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_documents_starting_with_a_byte_order_mark(tmp_path, zarr_format) -> None:
+    """A UTF-8 byte order mark before the JSON (a Windows editor saves one), which RFC 8259
+    lets a parser ignore: zarr-python and tensorstore read such documents, zarrx refused them
+    all ("expected valid JSON, found Unexpected UTF-8 BOM")."""
+    path = tmp_path / "bom.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = zarr.open_group(str(path), mode="w", zarr_format=zarr_format,
+                            attributes={"title": "é"})
+        a = g.create_array("a", shape=(3,), chunks=(2,), dtype="i2", fill_value=4,
+                           attributes={"units": "m"})
+        a[:1] = 7
+        zarr.consolidate_metadata(str(path))
+    for doc in _documents(path):
+        doc.write_bytes(BOM + doc.read_bytes())
+
+    g = zarrx.open_group(str(path), mode="r")
+    assert dict(g.attrs) == {"title": "é"}
+    assert g["a"][...].tolist() == [7, 4, 4]
+    assert dict(g["a"].attrs) == {"units": "m"}
+    z = zarrx.open_array(str(path / "a"), mode="r")
+    assert (z.dtype, z.fill_value, z[...].tolist()) == (np.dtype("i2"), 4, [7, 4, 4])
+    if zarr_format == 3:
+        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file",
+                                                     "path": str(path / "a")}}).result()
+        assert t.read().result().tolist() == [7, 4, 4]
+
+    # rewritten documents carry no mark, and read everywhere
+    zarrx.open_array(str(path / "a"), mode="r+").attrs["units"] = "km"
+    key = "zarr.json" if zarr_format == 3 else ".zattrs"
+    assert not (path / "a" / key).read_bytes().startswith(BOM)
+    assert json.loads((path / "a" / key).read_bytes())  # plain JSON
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert dict(zarr.open_array(str(path / "a"), mode="r").attrs) == {"units": "km"}
+
+
+def test_a_byte_order_mark_alone_is_still_not_a_document(tmp_path) -> None:
+    path = tmp_path / "x.zarr"
+    path.mkdir()
+    (path / "zarr.json").write_bytes(BOM)
+    with pytest.raises(zarrx.MetadataError, match="zarr.json"):
+        zarrx.open_array(str(path), mode="r")
