@@ -64,3 +64,33 @@ def test_a_byte_order_mark_alone_is_still_not_a_document(tmp_path) -> None:
     (path / "zarr.json").write_bytes(BOM)
     with pytest.raises(zarrx.MetadataError, match="zarr.json"):
         zarrx.open_array(str(path), mode="r")
+
+
+@pytest.mark.parametrize("dtype", ["<i2", ">i2"])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_v3_numcodecs_filters_are_stored_in_the_bytes_codecs_order(tmp_path, dtype, endian):
+    """A Zarr v3 array has no byte order before its ``bytes`` codec, so a ``numcodecs.delta``
+    filter's output is stored in the codec's ``endian``. zarr-python 3.1.6 stores it so when
+    the filter's ``dtype`` is the array's, but reads its own chunks back byte-swapped when that
+    order is not the codec's (``[256, 512, ...]`` for ``[1, 2, ...]``); zarrx reads and writes
+    what the stored bytes say."""
+    from zarr.codecs import BytesCodec
+    from zarr.codecs.numcodecs import Delta
+
+    values = np.array([1, 2, 3, 4])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.create_array(str(tmp_path / "py"), shape=(4,), chunks=(4,), dtype=dtype,
+                              filters=[Delta(dtype=dtype)], compressors=None, fill_value=0,
+                              serializer=BytesCodec(endian=endian))
+        z[...] = values
+    stored = (tmp_path / "py" / "c" / "0").read_bytes()
+    assert stored == np.ones(4, "<i2" if endian == "little" else ">i2").tobytes()
+    assert zarrx.open_array(str(tmp_path / "py"), mode="r")[...].tolist() == values.tolist()
+
+    x = zarrx.create_array(str(tmp_path / "zx"), shape=(4,), chunks=(4,), dtype=dtype,
+                           filters=[{"name": "numcodecs.delta", "configuration": {"dtype": dtype}}],
+                           compressors=None, fill_value=0,
+                           serializer={"name": "bytes", "configuration": {"endian": endian}})
+    x[...] = values
+    assert (tmp_path / "zx" / "c" / "0").read_bytes() == stored
