@@ -345,8 +345,8 @@ def load(doc: bytes | bytearray | memoryview | str | dict | Loaded, key: str, *,
     limit = max_document_bytes()
     if len(data) > limit:
         raise too_large(key, len(data), limit)
-    if data[:3] == _BOM:        # a UTF-8 byte order mark, which RFC 8259 lets parsers ignore
-        data = data[3:]         # (a Windows editor's; zarr-python and tensorstore ignore it)
+    # a UTF-8 byte order mark (Windows editors write one) is skipped, as RFC 8259 allows
+    data = data[3:] if data[:3] == b"\xef\xbb\xbf" else data  # (zarr-python, tensorstore too)
     depth, keys = scan(data)
     if depth > MAX_DOCUMENT_DEPTH:
         raise loc.found(f"JSON nested at most {MAX_DOCUMENT_DEPTH} levels deep",
@@ -450,7 +450,6 @@ def dumps(obj: Any, *, checked: bool = False) -> bytes:
 # the first byte (after white space) of any JSON text; 0xEF starts a UTF-8 byte order mark,
 # which load() skips
 _JSON_START = frozenset(b'{["-0123456789tfn\xef')
-_BOM = b"\xef\xbb\xbf"
 _TITLE = re.compile(rb"<title[^>]*>([^<]{1,200})</title", re.IGNORECASE)
 
 
