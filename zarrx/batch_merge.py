@@ -60,7 +60,8 @@ ENABLED = True
 def _eligible(io: ArrayIO, value: np.ndarray) -> bool:
     """Whether the array's partial writes may take this path: small chunks (under
     ``MIN_SIZE`` bytes) of fixed-size items of a regular grid of at most 32 dimensions, each
-    stored as an object of its own, whose codecs ``encode_rows`` encodes, a chunk all fill
+    stored as an object of its own, whose codecs ``encode_rows`` encodes (transpositions
+    and either byte order laid out first by ``stored_rows``), a chunk all fill
     found by its bytes (or, for a NaN fill, by NaNs everywhere), on a store that answers at
     once."""
     chunk = io.chunk_shape
@@ -72,12 +73,12 @@ def _eligible(io: ArrayIO, value: np.ndarray) -> bool:
         return False
     if io.fill_is_nan and io.dtype.kind != "f":
         return False
-    from zarrx.codecs.plan_many import encodes_rows     # codec modules load on first use
+    from zarrx.codecs.plan_many import encodes_laid_out     # codecs load on first use
     store = io.source.objects.store
     if store.latency_bound or not _sets_together(store):
         return False
     plan = io.plan(chunk)
-    return plan.nbytes < MIN_SIZE and plan.mask is None and encodes_rows(plan)
+    return plan.nbytes < MIN_SIZE and plan.mask is None and encodes_laid_out(plan)
 
 
 def _picks(plan: Any) -> tuple[list[Any], list[bool]] | None:
@@ -345,8 +346,8 @@ def _update(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[
             skip = np.isnan(rows).all(axis=1)
         else:
             skip = is_all_rows(rows.view(np.uint8), io.fill_bytes)   # type: ignore[arg-type]
-        from zarrx.codecs.plan_many import encode_rows
-        values = encode_rows(enc, rows.view(np.uint8), False, skip)
+        from zarrx.codecs.plan_many import encode_rows, stored_rows
+        values = encode_rows(enc, stored_rows(enc, dec), False, skip)
     except (ZarrError, MemoryError):
         return np.arange(k)                          # the general path words the error
     if cond:
