@@ -5,8 +5,12 @@ The general write path (:func:`zarrx.chunk_write.write_from`) updates a chunk th
 in part on its own: a projection, a locked read, a decode, a merge, an encode and a
 conditional write each (a few dozen Python calls per chunk). Here the chunks of a box
 selection that it covers in part (those at its edges, and those reaching past the array's
-end) and all the chunks of a selection of slices with steps (``z[::2, :]``) are cut into slabs
-(boxes of chunks, as :mod:`zarrx.batch_read` cuts them), and each slab is updated as one:
+end) and all the chunks of an outer selection of slices with steps of either sign
+(``z[::2, :]``, ``z[::-2, :]``) and index arrays (``z.oindex[[9, 1, 5, 1], :]``) are cut into
+slabs (boxes of chunks, as :mod:`zarrx.batch_read` cuts them), and each slab is updated as one.
+A negative step is taken as the same cells ascending, the value read backwards along its axis;
+an index array as its distinct positions ascending, each set by the last of the value's
+positions naming it (numpy's assignment, and the general path, keep the last value written):
 
 - the locks of all its chunks are taken at once (:func:`~zarrx.store.locks.with_objects_lock`;
   when another thread of the process holds one of them, the slab goes through the general
@@ -17,8 +21,10 @@ end) and all the chunks of a selection of slices with steps (``z[::2, :]``) are 
   ones and those the write covers whole set to the fill value;
 - the rows are laid out as the slab's cells, the selected cells of the value assigned with
   one numpy assignment, and the cells laid back into rows;
-- rows all of the fill value are found by one comparison, the others encoded by each codec in
-  one call (:func:`~zarrx.codecs.plan_many.encode_rows`), and the chunks stored together:
+- rows all of the fill value are found by one comparison, the others laid out as stored (each
+  transposition, then the byte order: :func:`~zarrx.codecs.plan_many.stored_rows`) and
+  encoded by each codec in one call (:func:`~zarrx.codecs.plan_many.encode_rows`), and the
+  chunks stored together:
   conditionally on the generations read where the store writes conditionally
   (:func:`~zarrx.store.update.write_conditional_many`), a chunk another writer changed
   meanwhile then updated again by the general path, which reads, merges and retries.
@@ -30,7 +36,7 @@ encode, or that is longer than its limit, goes through the general path, which r
 error about its chunk. The chunks a box covers whole, inside the array, are written as before
 (:func:`~zarrx.batch_write.write_batches`, :func:`~zarrx.box_write.write_box`).
 Memory: a slab's cells three times (its rows, its cells laid out, the encoded chunks) per
-thread.
+thread, four times with transpositions or the other byte order.
 """
 from __future__ import annotations
 
