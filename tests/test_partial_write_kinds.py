@@ -123,7 +123,7 @@ def test_index_arrays_and_negative_steps_store_what_the_general_path_stores(
 @pytest.mark.parametrize("empty", [False, True], ids=["skip_empty", "write_empty"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("fill", [0, float("nan")], ids=["fill0", "fillnan"])
-@pytest.mark.parametrize("fmt,codecs,order", [(3, "zstd", "C"), (2, "raw", "F")])
+@pytest.mark.parametrize("fmt,codecs,order", [(3, "zstd", "C"), (3, "raw", "C"), (2, "raw", "F")])
 def test_on_a_local_store_they_store_what_the_general_path_stores(
         monkeypatch, tmp_path, empty, threads, fill, fmt, codecs, order):
     _both_ways(monkeypatch, tmp_path, "local", fmt, codecs, fill, order, empty, threads)

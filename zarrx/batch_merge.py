@@ -121,9 +121,9 @@ def _picks(plan: Any) -> tuple[list[Any], list[bool]] | None:
 def write_merged(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     """Write ``value`` (broadcast to the selection's shape, of the array's dtype) into the
     cells of ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`: a box, or an outer selection
-    of slices of any step, integers and index arrays) when at least ``MIN_CHUNKS`` of its chunks are covered in part and the
-    array allows it (see :func:`_eligible`): those a slab at a time, the chunks a box covers
-    whole inside the array as before. False, having written nothing, otherwise."""
+    of slices of any step, integers and index arrays) when at least ``MIN_CHUNKS`` of its
+    chunks are covered in part and the array allows it (see :func:`_eligible`): those a slab
+    at a time, the chunks a box covers whole inside the array as before. False, having written nothing, otherwise."""
     if plan.flat or plan.nchunks < MIN_CHUNKS or plan.view is not None:
         return False
     picked = _picks(plan)
