@@ -277,3 +277,19 @@ def test_random_orthogonal_writes_match_numpy_and_the_general_path(data):
                 batch_merge.ENABLED = True
         np.testing.assert_array_equal(arrays[0][...], want)
         assert _objects(arrays[0].store) == _objects(arrays[1].store)
+
+
+@pytest.mark.parametrize("sel", [np.s_[40:1:-3, ::-2], ([30, 2, 2, 17, 44], [7, 2, 37, 20, 7])],
+                         ids=["reversed", "index_arrays"])
+def test_chunks_left_to_the_general_path_are_the_writes_own(monkeypatch, sel):
+    """A slab left whole to the general path (another thread holds a lock of it, or a chunk
+    another writer changed meanwhile) is written there as the same chunks of the write."""
+    z = _make(MemoryStore(), 3, "zstd", 0, "C", False)
+    z[...] = 1
+    monkeypatch.setattr(batch_merge, "_update", lambda *args: np.arange(len(args[7])))
+    at = _cells(sel)
+    want = np.ones(SHAPE, "f4")
+    value = np.arange(want[at].size, dtype="f4").reshape(want[at].shape)
+    z.oindex[sel] = value
+    want[at] = value
+    np.testing.assert_array_equal(z[...], want)
