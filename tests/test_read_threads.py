@@ -156,10 +156,10 @@ def test_one_threshold_keeps_both_small_reads_and_small_writes_on_the_calling_th
     w[...] = 1
     submitted.clear()
     with zarrx.config.set(threads=2):
-        # parts of 4 chunks of 4 KiB, chunk by chunk (index arrays are not merged a slab at
-        # a time)
-        w.oindex[[30, 33, 35, 39], 30:40] = 2
+        # points in 4 chunks of 4 KiB, chunk by chunk (the chunks of boxes, slices and
+        # index arrays covered in part are merged a slab at a time)
+        w.vindex[[30, 33, 30, 39], [30, 30, 39, 35]] = 2
     assert sum(submitted) >= 1
     expected = np.ones((256, 256), dtype="float32")
-    expected[[30, 33, 35, 39], 30:40] = 2
+    expected[[30, 33, 30, 39], [30, 30, 39, 35]] = 2
     np.testing.assert_array_equal(w[...], expected)

@@ -5,8 +5,12 @@ The general write path (:func:`zarrx.chunk_write.write_from`) updates a chunk th
 in part on its own: a projection, a locked read, a decode, a merge, an encode and a
 conditional write each (a few dozen Python calls per chunk). Here the chunks of a box
 selection that it covers in part (those at its edges, and those reaching past the array's
-end) and all the chunks of a selection of slices with steps (``z[::2, :]``) are cut into slabs
-(boxes of chunks, as :mod:`zarrx.batch_read` cuts them), and each slab is updated as one:
+end) and all the chunks of an outer selection of slices with steps of either sign
+(``z[::2, :]``, ``z[::-2, :]``) and index arrays (``z.oindex[[9, 1, 5, 1], :]``) are cut into
+slabs (boxes of chunks, as :mod:`zarrx.batch_read` cuts them), and each slab is updated as one.
+A negative step is taken as the same cells ascending, the value read backwards along its axis;
+an index array as its distinct positions ascending, each set by the last of the value's
+positions naming it (numpy's assignment, and the general path, keep the last value written):
 
 - the locks of all its chunks are taken at once (:func:`~zarrx.store.locks.with_objects_lock`;
   when another thread of the process holds one of them, the slab goes through the general
@@ -17,8 +21,10 @@ end) and all the chunks of a selection of slices with steps (``z[::2, :]``) are 
   ones and those the write covers whole set to the fill value;
 - the rows are laid out as the slab's cells, the selected cells of the value assigned with
   one numpy assignment, and the cells laid back into rows;
-- rows all of the fill value are found by one comparison, the others encoded by each codec in
-  one call (:func:`~zarrx.codecs.plan_many.encode_rows`), and the chunks stored together:
+- rows all of the fill value are found by one comparison, the others laid out as stored (each
+  transposition, then the byte order: :func:`~zarrx.codecs.plan_many.stored_rows`) and
+  encoded by each codec in one call (:func:`~zarrx.codecs.plan_many.encode_rows`), and the
+  chunks stored together:
   conditionally on the generations read where the store writes conditionally
   (:func:`~zarrx.store.update.write_conditional_many`), a chunk another writer changed
   meanwhile then updated again by the general path, which reads, merges and retries.
@@ -30,7 +36,7 @@ encode, or that is longer than its limit, goes through the general path, which r
 error about its chunk. The chunks a box covers whole, inside the array, are written as before
 (:func:`~zarrx.batch_write.write_batches`, :func:`~zarrx.box_write.write_box`).
 Memory: a slab's cells three times (its rows, its cells laid out, the encoded chunks) per
-thread.
+thread, four times with transpositions or the other byte order.
 """
 from __future__ import annotations
 
@@ -60,7 +66,8 @@ ENABLED = True
 def _eligible(io: ArrayIO, value: np.ndarray) -> bool:
     """Whether the array's partial writes may take this path: small chunks (under
     ``MIN_SIZE`` bytes) of fixed-size items of a regular grid of at most 32 dimensions, each
-    stored as an object of its own, whose codecs ``encode_rows`` encodes, a chunk all fill
+    stored as an object of its own, whose codecs ``encode_rows`` encodes (transpositions
+    and either byte order laid out first by ``stored_rows``), a chunk all fill
     found by its bytes (or, for a NaN fill, by NaNs everywhere), on a store that answers at
     once."""
     chunk = io.chunk_shape
@@ -72,58 +79,72 @@ def _eligible(io: ArrayIO, value: np.ndarray) -> bool:
         return False
     if io.fill_is_nan and io.dtype.kind != "f":
         return False
-    from zarrx.codecs.plan_many import encodes_rows     # codec modules load on first use
+    from zarrx.codecs.plan_many import encodes_laid_out     # codecs load on first use
     store = io.source.objects.store
     if store.latency_bound or not _sets_together(store):
         return False
     plan = io.plan(chunk)
-    return plan.nbytes < MIN_SIZE and plan.mask is None and encodes_rows(plan)
+    return plan.nbytes < MIN_SIZE and plan.mask is None and encodes_laid_out(plan)
 
 
-def _steps(plan: Any) -> list[tuple[int, int, int]] | None:
-    """``(start, count, step)`` per array axis of a box plan or of an outer plan of slices
-    of positive steps and integers; None for other plans."""
+def _picks(plan: Any) -> tuple[list[Any], list[bool]] | None:
+    """Per array axis of a box plan or of an outer plan of slices, integers and index
+    arrays: ``(start, count, step)`` of a positive step, or the positions of an index array
+    (in the value's order), and whether the value runs backwards along it (a slice of a
+    negative step, taken as the same cells in ascending order); None for other plans."""
     if plan.box is not None:
-        return [(a, b - a, 1) for a, b in plan.box]
+        return [(a, b - a, 1) for a, b in plan.box], [False] * len(plan.box)
     if plan.picks is None or plan.kind == "block":
         return None
-    out = []
+    out: list[Any] = []
+    flips = []
     for p in plan.picks:
+        flip = False
         if isinstance(p, np.ndarray):
-            return None
+            if p.ndim != 1 or not len(p):
+                return None
+            out.append(p)
+            flips.append(False)
+            continue
         start, count, step = p
+        if count <= 0 or step == 0:
+            return None
         if count == 1:
             step = 1
-        if step <= 0 or count <= 0:
-            return None
+        elif step < 0:                      # the same cells, from the lowest one up
+            start, step, flip = start + step * (count - 1), -step, True
         out.append((int(start), int(count), int(step)))
-    return out
+        flips.append(flip)
+    return out, flips
 
 
 def write_merged(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
     """Write ``value`` (broadcast to the selection's shape, of the array's dtype) into the
-    cells of ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`: a box, or slices of positive
-    steps and integers) when at least ``MIN_CHUNKS`` of its chunks are covered in part and the
-    array allows it (see :func:`_eligible`): those a slab at a time, the chunks a box covers
-    whole inside the array as before. False, having written nothing, otherwise."""
+    cells of ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`: a box, or an outer selection
+    of slices of any step, integers and index arrays) when at least ``MIN_CHUNKS`` of its
+    chunks are covered in part and the array allows it (see :func:`_eligible`): those a slab
+    at a time, the chunks a box covers whole inside the array as before. False, having written nothing, otherwise."""
     if plan.flat or plan.nchunks < MIN_CHUNKS or plan.view is not None:
         return False
-    steps = _steps(plan)
-    if steps is None or not _eligible(io, value):
+    picked = _picks(plan)
+    if picked is None or not _eligible(io, value):
         return False
+    steps, flips = picked
     # before the per-axis chunk lists, which a selection of too many chunks could not hold
     check_count(io, plan.nchunks)
     chunk, size = io.chunk_shape, io.meta.shape
-    axes = [_Axis(*s, c, n) for s, c, n in zip(steps, chunk, size)]
+    axes = [_Axis(s, c, n) for s, c, n in zip(steps, chunk, size)]
     touched = [len(a.ks) for a in axes]
     # the chunks covered whole inside the array, per axis a run of ``ks`` (a box only)
-    inner = [a.inner() for a in axes] if all(s == 1 for _, _, s in steps) else None
+    inner = [a.inner() for a in axes] if all(a.step == 1 for a in axes) else None
     if inner is not None and any(b <= a for a, b in inner):
         inner = None
     faces = _faces(touched, inner)
     if sum(prod(n) for _, n in faces) < MIN_CHUNKS:
         return False
-    src = value.reshape([n for _, n, _ in steps])
+    src = value.reshape([len(s) if isinstance(s, np.ndarray) else s[1] for s in steps])
+    if any(flips):          # a negative step: the value read backwards along that axis
+        src = src[tuple([slice(None, None, -1) if f else slice(None) for f in flips])]
     enc = io.plan(chunk)
     parallel = _pool.threads() > 1 and not io.gil_bound
     limit = min(SLAB_BYTES, WINDOW_BYTES) if parallel else SLAB_BYTES
@@ -147,23 +168,42 @@ def write_merged(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
 
 
 class _Axis:
-    """One axis of the selection: ``count`` cells from ``start`` a ``step`` apart, over chunks
-    of ``chunk`` cells of an axis of ``size``; ``ks`` the chunks holding a selected cell
-    (ascending), ``covered`` whether the selection takes all of each one's cells inside the
-    array, ``border`` whether it reaches past the array's end."""
+    """One axis of the selection: ``count`` cells from ``start`` a ``step`` apart (``step``
+    positive), or the cells of an index array, over chunks of ``chunk`` cells of an axis of
+    ``size``; ``ks`` the chunks holding a selected cell (ascending), ``covered`` whether the
+    selection takes all of each one's cells inside the array, ``border`` whether it reaches
+    past the array's end. An index array is kept as its distinct positions ascending
+    (``pos``) and, when it is not ascending already, the value's position setting each
+    (``at``): the last one naming it, as in numpy's assignment, where the last value written
+    to a cell is the one it keeps."""
 
-    __slots__ = ("start", "count", "step", "chunk", "size", "ks", "covered", "border")
+    __slots__ = ("start", "count", "step", "chunk", "size", "ks", "covered", "border", "pos",
+                 "at")
 
-    def __init__(self, start: int, count: int, step: int, chunk: int, size: int) -> None:
-        self.start, self.count, self.step, self.chunk, self.size = start, count, step, chunk, size
-        if step == 1:
-            self.ks = np.arange(start // chunk, (start + count - 1) // chunk + 1, dtype=np.int64)
-            lo = np.maximum(self.ks * chunk, start)
-            hi = np.minimum((self.ks + 1) * chunk, start + count)
-            taken = hi - lo
+    def __init__(self, pick: Any, chunk: int, size: int) -> None:
+        self.chunk, self.size = chunk, size
+        self.pos = self.at = None
+        if isinstance(pick, np.ndarray):
+            pos = pick.astype(np.int64, copy=False)
+            self.start, self.count, self.step = 0, len(pos), 0
+            if len(pos) > 1 and not (pos[1:] > pos[:-1]).all():
+                # the last of the value's positions naming each cell
+                pos, first = np.unique(pos[::-1], return_index=True)
+                self.at = len(pick) - 1 - first
+            self.pos = pos
+            self.ks, taken = np.unique(pos // chunk, return_counts=True)
         else:
-            kpos = (start + step * np.arange(count, dtype=np.int64)) // chunk
-            self.ks, taken = np.unique(kpos, return_counts=True)
+            start, count, step = pick
+            self.start, self.count, self.step = start, count, step
+            if step == 1:
+                self.ks = np.arange(start // chunk, (start + count - 1) // chunk + 1,
+                                    dtype=np.int64)
+                lo = np.maximum(self.ks * chunk, start)
+                hi = np.minimum((self.ks + 1) * chunk, start + count)
+                taken = hi - lo
+            else:
+                kpos = (start + step * np.arange(count, dtype=np.int64)) // chunk
+                self.ks, taken = np.unique(kpos, return_counts=True)
         self.covered = taken == np.minimum(chunk, size - self.ks * chunk)
         self.border = (self.ks + 1) * chunk > size
 
@@ -178,6 +218,13 @@ class _Axis:
         evenly spaced)."""
         ks, c, start, step = self.ks, self.chunk, self.start, self.step
         k0, k1 = int(ks[a]), int(ks[b - 1])
+        if self.pos is not None:
+            i0, i1 = np.searchsorted(self.pos, [k0 * c, (k1 + 1) * c]).tolist()
+            pos = self.pos[i0:i1]
+            part = slice(i0, i1) if self.at is None else self.at[i0:i1]
+            if k1 - k0 + 1 == b - a:
+                return pos - k0 * c, part
+            return np.searchsorted(ks[a:b], pos // c) * c + pos % c, part
         i0 = max(0, -(-(k0 * c - start) // step))
         i1 = min(self.count, -(-((k1 + 1) * c - start) // step))
         if k1 - k0 + 1 == b - a:             # consecutive chunks: one slice
@@ -286,12 +333,16 @@ def _update(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[
         cells.reshape(split)[...] = blocks.transpose(
             [x for d in range(ndim) for x in (d, ndim + d)])
         sel = [a.within(f, f + m) for a, f, m in zip(axes, first, n)]
-        at, part = [s for s, _ in sel], tuple([v for _, v in sel])
+        at, part = [s for s, _ in sel], [v for _, v in sel]
+        got = src[tuple([v if isinstance(v, slice) else slice(None) for v in part])]
+        for d, v in enumerate(part):        # an index array's values, each cell's last
+            if not isinstance(v, slice):
+                got = got.take(v, axis=d)
         if all(isinstance(s, slice) for s in at):
-            cells[tuple(at)] = src[part]
+            cells[tuple(at)] = got
         else:
             cells[np.ix_(*[np.arange(c * m)[s] if isinstance(s, slice) else s
-                           for s, c, m in zip(at, chunk, n)])] = src[part]
+                           for s, c, m in zip(at, chunk, n)])] = got
         blocks[...] = cells.reshape(split).transpose(
             [*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
         rows = dec.reshape(k, -1)
@@ -301,8 +352,8 @@ def _update(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[
             skip = np.isnan(rows).all(axis=1)
         else:
             skip = is_all_rows(rows.view(np.uint8), io.fill_bytes)   # type: ignore[arg-type]
-        from zarrx.codecs.plan_many import encode_rows
-        values = encode_rows(enc, rows.view(np.uint8), False, skip)
+        from zarrx.codecs.plan_many import encode_rows, stored_rows
+        values = encode_rows(enc, stored_rows(enc, dec), False, skip)
     except (ZarrError, MemoryError):
         return np.arange(k)                          # the general path words the error
     if cond:

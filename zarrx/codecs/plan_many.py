@@ -142,8 +142,44 @@ def encodes_rows(plan: CodecPipeline) -> bool:
     if plan.a2a or plan.a2b.name != "bytes" or plan.swap or plan.a2b_dtype.hasobject \
             or plan.dtype != plan.a2b_dtype or not plan.nbytes:
         return False
+    return _sized(plan)
+
+
+def encodes_laid_out(plan: CodecPipeline) -> bool:
+    """Whether :func:`encode_rows` encodes chunks of ``plan`` once :func:`stored_rows` has
+    laid them out: as :func:`encodes_rows`, but with any transpositions before the ``bytes``
+    codec (a Zarr v2 array of order "F", ``transpose`` codecs) and either byte order."""
+    from zarrx.codecs.bytes_ import Bytes
+    from zarrx.codecs.transpose import Transpose
+    if any(type(st.codec) is not Transpose for st in plan.a2a) or type(plan.a2b) is not Bytes \
+            or plan.a2b_dtype.hasobject or plan.dtype != plan.a2b_dtype or not plan.nbytes:
+        return False
+    return _sized(plan)
+
+
+def _sized(plan: CodecPipeline) -> bool:
+    """Whether no bytes-to-bytes codec of ``plan`` refuses its chunks by size."""
     return all(st.codec.max_input is None or st.size is None or st.size <= st.codec.max_input
                for st in plan.b2b)
+
+
+def stored_rows(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray:
+    """The bytes the ``bytes`` codec of ``plan`` (:func:`encodes_laid_out`) makes of each of
+    ``chunks`` (``(k, *chunk_shape)`` of the plan's dtype) as the rows of a ``(k, n)`` uint8
+    C-contiguous array: the chunks themselves when the plan has no transposition and keeps the
+    native byte order, else a copy transposed by each ``transpose`` in turn (one pass for all
+    of them) and byte-swapped for the other byte order."""
+    k = len(chunks)
+    if not plan.a2a and not plan.swap:
+        return np.ascontiguousarray(chunks).reshape(k, -1).view(np.uint8)
+    arr = chunks
+    for st in plan.a2a:                 # as each encodes, the chunk axis kept first
+        perm = st.codec.permutation(arr.ndim - 1)   # type: ignore[attr-defined]
+        arr = arr.transpose([0, *(1 + np.asarray(perm))])
+    out = np.ascontiguousarray(arr)
+    if plan.swap:
+        out = out.byteswap(inplace=out is not chunks)
+    return out.reshape(k, -1).view(np.uint8)
 
 
 def encode_rows(plan: CodecPipeline, rows: np.ndarray, stored: bool, skip: np.ndarray
