@@ -27,7 +27,6 @@ One lock serialises all access to the archive, so the store can be shared betwee
 """
 from __future__ import annotations
 
-import contextlib
 import numbers
 import os
 import pathlib
@@ -39,15 +38,14 @@ import zipfile
 from collections.abc import Hashable, Iterator, Sequence
 
 from zarrx import _fork
-from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
+from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
 from zarrx.store.zipcheck import check_name, name_problem
 from zarrx.store.keyindex import KeyIndex
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
-from zarrx.store.ziptemp import (Changed, copy_version, fsync_temp, identity,
-                                 keep_owner_and_mode, make_temp, read_only_after_fork, release,
-                                 remove_stale, remove_temp, replace_if_unchanged)
+from zarrx.store.ziptemp import (Pending, close_quietly, copy_version, identity, make_temp,
+                                 read_only_after_fork, release, remove_stale, remove_temp)
 
 __all__ = ["ZipStore"]
 
@@ -127,7 +125,7 @@ class ZipStore(Store):
                 else StoreError
             raise cls(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._zf: zipfile.ZipFile | None = zf
-        self._pending = _Pending(zf, tmp, self._target, mode, repr(self), base, held)
+        self._pending = Pending(zf, tmp, self._target, mode, repr(self), base, held)
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
         # still gets its archive finished, when collected or at interpreter exit
         self._finalizer = weakref.finalize(self, self._pending.finish, True)
@@ -296,7 +294,7 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
         self._pending.zf, self._pending.tmp, self._pending.held = zf, tmp, held
         self._zf = zf
-        _close_quietly(src)
+        close_quietly(src)
         return zf
 
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
@@ -402,78 +400,6 @@ class _EntrySnapshot(ObjectSnapshot):
         self._store = None
 
 
-class _Pending:
-    """What closing a store must do: finish the temporary archive and move it in place, or
-    (after a failed write) discard it. Shared with the store's finalizer."""
-
-    def __init__(self, zf: zipfile.ZipFile, tmp: str | None, path: str, mode: str,
-                 where: str, base: tuple | None = None, held: int | None = None) -> None:
-        self.zf, self.tmp, self.path, self.mode, self.where = zf, tmp, path, mode, where
-        self.base = base            # mode "a": the archive's identity when copied (None: absent)
-        self.held = held            # holds the temporary archive's lock until it is done with
-        self.failed: str | None = None
-        self.done = False
-        self.pid = os.getpid()      # the process that finishes the archive
-
-    def finish(self, quiet: bool) -> None:
-        if self.done:
-            return
-        self.done = True
-        if self.pid != os.getpid():     # a forked process: the archive stays its opener's
-            self.zf._didModify = False  # (zipfile writes no central directory)
-            _close_quietly(self.zf)
-            return
-        try:
-            self._finish(quiet)
-        finally:
-            release(self.held)      # the temporary is in place or removed: nothing to guard
-
-    def _finish(self, quiet: bool) -> None:
-        tmp = self.tmp
-        try:
-            if tmp is None or self.failed is not None:
-                _close_quietly(self.zf) if tmp is not None else self.zf.close()
-                if tmp is not None:
-                    remove_temp(tmp)
-                return
-            self.zf.close()                     # writes the central directory
-            keep_owner_and_mode(tmp, self.path)
-            fsync_temp(tmp)
-            if self.mode == "x" or (self.mode == "a" and self.base is None):
-                try:
-                    os.link(tmp, self.path)     # fails if the target appeared meanwhile
-                except FileExistsError:
-                    if self.mode == "x":
-                        raise
-                    raise Changed("an archive was created at the path meanwhile") from None
-                os.unlink(tmp)
-            elif self.mode == "a":
-                replace_if_unchanged(tmp, self.path, self.base)
-            else:
-                os.replace(tmp, self.path)
-        except (OSError, ValueError, Changed) as exc:
-            _close_quietly(self.zf)
-            if tmp is not None:
-                remove_temp(tmp)
-            if isinstance(exc, Changed):
-                msg = (f"{self.where}: cannot finish the archive: another writer finished "
-                       f"first ({exc} since this store opened it); the entries written "
-                       f"through this store are not in it, and the archive is as that writer "
-                       f"left it: open it again and write them again")
-                if quiet:
-                    warnings.warn(msg, ZarrRuntimeWarning, stacklevel=2)
-                    return
-                raise StoreError(msg) from None
-            if not quiet:
-                kept = "; the previous archive is unchanged" if tmp is not None else ""
-                raise StoreError(f"{self.where}: cannot finish the archive: {exc}{kept}") from exc
-        except BaseException:                   # Ctrl-C while finishing: no temporary left
-            _close_quietly(self.zf)
-            if tmp is not None:
-                remove_temp(tmp)            # (gone once moved in place)
-            raise
-
-
 def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
     """The archive at ``path`` opened for reading and the identity of the version opened, or
     ``(None, None)`` when there is none."""
@@ -483,8 +409,3 @@ def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
         return None, None
     assert zf.fp is not None
     return zf, identity(os.fstat(zf.fp.fileno()))
-
-
-def _close_quietly(zf: zipfile.ZipFile) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        zf.close()
