@@ -82,6 +82,7 @@ class ZipStore(Store):
         # a symbolic link to an archive: written through, as zipfile writes, never replaced
         self._target = os.path.realpath(self._path)
         self.mode = mode
+        self._origin: ZipStore | None = None    # a read-only view: the store it views
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
         if read_only is not None and bool(read_only) != (mode == "r"):
@@ -146,9 +147,10 @@ class ZipStore(Store):
             read_only_after_fork(pending.zf.fp, pending.tmp)  # the opener's to write and finish
 
     def _archive(self) -> zipfile.ZipFile:
-        if self._zf is None:
+        zf = self._zf if self._origin is None else self._origin._zf
+        if zf is None:
             raise StoreError(f"{self!r}: the archive is closed")
-        return self._zf
+        return zf
 
     # -- reads -------------------------------------------------------------------------------
     def _read(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo,
@@ -333,9 +335,10 @@ class ZipStore(Store):
     # -- plumbing ----------------------------------------------------------------------------
     def close(self) -> None:
         """Write the central directory and put the archive in place (writable modes), then close
-        the file; idempotent."""
+        the file; idempotent. A read-only view (:meth:`with_read_only`) leaves the archive open:
+        the store it views closes it."""
         with self._lock:
-            if self._zf is not None:
+            if self._zf is not None and self._origin is None:
                 self._zf = None
                 self._finalizer.detach()
                 self._reader.close()
@@ -343,9 +346,10 @@ class ZipStore(Store):
 
     def discard(self) -> None:
         """Close without putting the archive in place: what was written since the store was
-        opened is dropped and the archive at ``path`` (if any) stays as it was; idempotent."""
+        opened is dropped and the archive at ``path`` (if any) stays as it was; idempotent (a
+        read-only view: as :meth:`close`)."""
         with self._lock:
-            if self._zf is not None:
+            if self._zf is not None and self._origin is None:
                 self._zf = None
                 self._finalizer.detach()
                 self._reader.close()
@@ -358,8 +362,27 @@ class ZipStore(Store):
         """The archive's path, absolute, as a :class:`pathlib.Path` (zarr-python's type)."""
         return pathlib.Path(self._path)
 
+    def with_read_only(self, read_only: bool = False) -> ZipStore:
+        """A read-only store over the same open archive (the file is not opened again): it
+        reads what the store it views has written, refuses writes, and leaves closing the
+        archive to that store (which it keeps alive). ``read_only=False``: the writable store
+        a view views (an archive opened in mode ``r`` has none: StoreError)."""
+        owner = self if self._origin is None else self._origin
+        if not read_only:
+            if owner.read_only:
+                raise StoreError(f"{self!r}: with_read_only(False): the archive was opened in "
+                                 f"mode 'r'; open it again in mode 'a' to add entries")
+            return owner
+        if owner.read_only:
+            return owner
+        view = object.__new__(type(self))
+        view.__dict__.update(owner.__dict__)    # the archive, its entries, index and lock
+        view.read_only, view._origin = True, owner
+        view.shared_identity = id(owner)        # the objects' locks are the store's
+        return view
+
     def __reduce__(self) -> tuple:
-        if not self.read_only:
+        if not self.read_only or self._origin is not None:
             raise StoreError(f"{self!r}: only a ZipStore opened in mode 'r' can be pickled")
         return (ZipStore, (self._path, "r"))
 
@@ -371,7 +394,8 @@ class ZipStore(Store):
         return hash((ZipStore, self._path))
 
     def __repr__(self) -> str:
-        return f"ZipStore({self._path!r}, mode={self.mode!r})"
+        view = ", read_only=True" if self._origin is not None else ""
+        return f"ZipStore({self._path!r}, mode={self.mode!r}{view})"
 
 
 def _generation(info: zipfile.ZipInfo | None) -> Hashable | None:
