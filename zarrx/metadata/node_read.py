@@ -191,8 +191,9 @@ def _parse_node(store: Store, path: str, docs: dict[str, Any], check: bool = Fal
         if docs.get(ZMETADATA) is not None:
             key = join(path, ZMETADATA)
             zmetadata = json_document(store, key, docs[ZMETADATA])
-            kept = for_check(store, key, zmetadata) if check else \
-                remembered_parse(store, key, zmetadata)         # (as for a zarr.json)
+            kept = remembered_parse(store, key, zmetadata)     # (as for a zarr.json)
+            if kept is None and check:
+                kept = for_check(store, key, zmetadata)
             entries, pending = read_zmetadata(zmetadata if kept is None else Loaded(kept), key)
             if pending:
                 entries = _settled(store, entries, pending, 2, path)
@@ -234,17 +235,18 @@ def broken_document(store: Store, path: str) -> str:
 
 def _v3_node(store: Store, path: str, doc: Any, check: bool = False) -> Meta:
     """The node a ``zarr.json`` read at ``path`` describes; a group's consolidated entries
-    with the pending nodes settled (see :func:`_settled`). ``check``: see
-    :meth:`NodeBatch.checked` (the metadata is nobody's: not cached)."""
+    with the pending nodes settled (see :func:`_settled`). ``check`` (see
+    :meth:`NodeBatch.checked`): a consolidated document not kept is parsed and kept for the
+    edit that follows, the metadata made from that parse cached nowhere (it is nobody's)."""
     key = join(path, V3_KEY)
     doc = json_document(store, key, doc)
-    if check and isinstance(doc, (bytes, bytearray, memoryview)) and \
+    # a consolidated document this process just wrote or read: its parse kept, not parsed again
+    loaded = remembered_parse(store, key, doc)
+    if loaded is None and check and isinstance(doc, (bytes, bytearray, memoryview)) and \
             may_be_consolidated(3, doc):
-        meta = read_v3(Loaded(for_check(store, key, doc)), key)
+        meta = read_v3(Loaded(for_check(store, key, doc)), key)     # parsed for the edit too
     else:
-        # a consolidated document this process just wrote or read: its parse kept, not
-        # parsed again
-        meta = _cached_parse(read_v3, doc, key, loaded=remembered_parse(store, key, doc))
+        meta = _cached_parse(read_v3, doc, key, loaded=loaded)
     if type(meta) is GroupMeta and meta.consolidated_pending:
         entries = _settled(store, (meta.consolidated or {}).copy(), meta.consolidated_pending,
                            3, path)
