@@ -89,3 +89,17 @@ def test_a_zip_store_subclass_opened_read_only_is_used_as_given(tmp_path):
         assert z.store is store
         with pytest.raises(zarrx.ReadOnlyError):
             z[...] = 2
+
+
+def test_a_view_made_before_the_first_write_of_mode_a_reads_on(tmp_path):
+    """Mode "a" reads the archive in place until its first write copies it: the view follows
+    the store to the copy."""
+    path = tmp_path / "data.zip"
+    with ZipStore(path, mode="w") as first:
+        zarrx.create_array(first, name="x", shape=(2,), dtype="i1")[...] = 1
+    with ZipStore(path, mode="a") as store:
+        g = zarrx.open_group(store, mode="r")
+        assert g["x"][...].tolist() == [1, 1]
+        zarrx.create_array(store, name="y", shape=(2,), dtype="i1")[...] = 2
+        assert g["x"][...].tolist() == [1, 1] and g["y"][...].tolist() == [2, 2]
+    assert zarrx.open_array(path, path="y", mode="r")[...].tolist() == [2, 2]
