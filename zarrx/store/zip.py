@@ -21,6 +21,9 @@ One lock serialises all access to the archive, so the store can be shared betwee
   own archive in place only if the path still holds that version, checked and renamed under an
   exclusive ``flock`` on it; otherwise ``close`` raises StoreError and keeps the other writer's
   archive. Two sessions adding to one archive at once never silently drop one's entries.
+- **Read-only views.** ``with_read_only(True)`` of a writable store (what ``make_store`` hands
+  out for one opened with mode ``r``) reads the same open archive, refuses writes, and leaves
+  closing the archive to the store it views.
 - **Generations** are ``(header offset, CRC-32, size)`` of an entry; entries are immutable while
   the archive is open, so snapshots never conflict. Conditional writes can create entries
   (``if_generation=ABSENT``) but, like ``set``, never replace or remove one.
