@@ -237,12 +237,12 @@ def test_ctrl_c_while_a_zip_archive_is_finished_leaves_no_file(tmp_path, capsys,
                                                                 cmd):
     # the archive is written to a temporary file moved in place at the end; interrupted
     # there, the temporary was left behind. A zip archive is not resumed: no --resume hint.
-    from zarrx.store import zip as zipstore
+    from zarrx.store import ziptemp
     p = _tree(tmp_path)
 
     def interrupted(path):
         raise KeyboardInterrupt
-    monkeypatch.setattr(zipstore, "fsync_temp", interrupted)
+    monkeypatch.setattr(ziptemp, "fsync_temp", interrupted)
     assert run(capsys, cmd, p, tmp_path / "out.zip") == (130, "", "zarrx: interrupted\n")
     assert os.listdir(tmp_path) == ["t.zarr"]
 

@@ -68,7 +68,7 @@ class Ancestors:
         batch = self._read()
         if path not in batch:
             return nodes.load_node(self.store, path)
-        return batch[path]
+        return batch.checked(path)
 
     def documents(self) -> dict[str, Any]:
         """The documents the batch read, by key (None when absent)."""

@@ -85,7 +85,7 @@ def test_a_listed_name_obstore_cannot_read_is_named(s3_server):
     with pytest.raises(StoreError) as info:
         list(zarrx.open_group(store, mode="r").keys())
     assert str(info.value) == (
-        f"ObjectStore('s3://{s3_server.bucket}/{prefix}'): cannot list '<root>' "
+        f"ObjectStore('s3://{s3_server.bucket}/{prefix}', read_only=True): cannot list '<root>' "
         f"(s3://{s3_server.bucket}/{prefix}/<root>): obstore cannot read an object's name: "
         f"Path \"{prefix}/x//y\" contained empty path segment")
 

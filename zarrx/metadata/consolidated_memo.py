@@ -26,11 +26,11 @@ from typing import Any
 
 from zarrx.metadata._util import Loc
 from zarrx.metadata.consolidated import PENDING, entry_order, zmetadata_nodes
-from zarrx.metadata.json import (INDENT_MAX_VALUES, _count, _quote, _shallow, dumps, load,
-                                 max_document_bytes)
+from zarrx.metadata.json import (INDENT_MAX_VALUES, _count, _quote, _shallow, dumps, gc_paused,
+                                 load, max_document_bytes)
 from zarrx.metadata.v3 import consolidated_parts
 
-__all__ = ["Remembered", "recall", "remember", "parsed"]
+__all__ = ["Remembered", "recall", "remember", "parsed", "for_check"]
 
 _KEYS = 16                  # documents kept per store (all forgotten past it)
 _BYTES = 64 << 20           # their bytes kept per store (the others forgotten past it)
@@ -261,6 +261,26 @@ def parsed(store: Any, key: str, raw: Any) -> dict[str, Any] | None:
         return None
     hit.shown = True
     return hit.doc
+
+
+def for_check(store: Any, key: str, raw: Any) -> dict[str, Any]:
+    """The parse of the document ``raw`` read at ``key`` of ``store`` (checked by
+    :func:`~zarrx.metadata.json.json_document`), for a check that hands nothing made from it
+    to a caller (the nodes above a node being created): the one kept when its bytes are
+    those, else parsed, and kept (not shown) when it holds consolidated metadata, so that the
+    edit keeping that document in step which follows takes this parse instead of parsing the
+    bytes again."""
+    kept = _kept(store, False)
+    hit = None if kept is None else kept.get(key)
+    if hit is not None and _same(hit.raw, raw):
+        return hit.doc
+    data = raw if type(raw) is bytes else bytes(raw)
+    with gc_paused():
+        doc = load(data, key)
+    holder = doc.get("consolidated_metadata") if key.endswith("zarr.json") else doc
+    if type(holder) is dict and type(holder.get("metadata")) is dict:
+        remember(store, key, Remembered(data, doc))
+    return doc
 
 
 def _same(kept: bytes, raw: Any) -> bool:

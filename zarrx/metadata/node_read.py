@@ -21,8 +21,8 @@ from zarrx.errors import ZarrError, ZarrUserWarning
 from zarrx.metadata import parse_array_v2, parse_group_v2
 from zarrx.metadata.v3 import read_v3
 from zarrx.metadata.consolidated import read_zmetadata
-from zarrx.metadata.consolidated_memo import parsed as remembered_parse
-from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA,
+from zarrx.metadata.consolidated_memo import for_check, parsed as remembered_parse
+from zarrx.metadata.consolidated_edit import (V3_KEY, ZMETADATA, may_be_consolidated,
                                               without_consolidated as _without_consolidated)
 from zarrx.metadata.json import Loaded, document_range, json_document, load as load_json, \
     refuse_oversized
@@ -125,7 +125,7 @@ class NodeBatch:
     """The documents :func:`load_nodes` read; ``batch[path]`` the metadata of the node at
     ``path`` (one of the paths read), parsed on first use and kept."""
 
-    __slots__ = ("_store", "_docs", "_metas", "_raw")
+    __slots__ = ("_store", "_docs", "_metas", "_raw", "_checked")
 
     def __init__(self, store: Store, docs: dict[str, dict[str, Any]],
                  raw: dict[str, Any] | None = None) -> None:
@@ -133,6 +133,7 @@ class NodeBatch:
         self._docs = docs
         self._raw = raw or {}
         self._metas: dict[str, Meta | None] = {}
+        self._checked: dict[str, Meta | None] = {}
 
     def __contains__(self, path: str) -> bool:
         return path in self._docs
@@ -142,6 +143,16 @@ class NodeBatch:
             return self._metas[path]
         meta = _parse_node(self._store, path, self._docs[path])
         self._metas[path] = meta
+        return meta
+
+    def checked(self, path: str) -> Meta | None:
+        """``batch[path]`` for a check that hands the metadata to no caller (the nodes above a
+        node being created): a consolidated document is parsed once for the check and the
+        edit keeping it in step that follows (see
+        :func:`~zarrx.metadata.consolidated_memo.for_check`)."""
+        if path in self._checked:
+            return self._checked[path]
+        meta = self._checked[path] = _parse_node(self._store, path, self._docs[path], True)
         return meta
 
     def documents(self) -> dict[str, Any]:
@@ -161,13 +172,14 @@ class NodeBatch:
         return _parse_node(self._store, path, {n: docs[n] for n in names})
 
 
-def _parse_node(store: Store, path: str, docs: dict[str, Any]) -> Meta | None:
+def _parse_node(store: Store, path: str, docs: dict[str, Any], check: bool = False
+                ) -> Meta | None:
     """The node the documents ``docs`` (name -> bytes or None) read at ``path`` describe, or
     None: ``zarr.json`` when there is one; else each v2 document read must be JSON, and a
     ``.zarray`` (with ``.zattrs``) is an array, a ``.zgroup`` a group (with its
-    ``.zmetadata`` entries when that was read)."""
+    ``.zmetadata`` entries when that was read). ``check``: see :meth:`NodeBatch.checked`."""
     if docs.get(V3_KEY) is not None:
-        return _v3_node(store, path, docs[V3_KEY])
+        return _v3_node(store, path, docs[V3_KEY], check)
     for name, doc in docs.items():
         if doc is not None and name != V3_KEY:
             json_document(store, join(path, name), doc)
@@ -180,6 +192,8 @@ def _parse_node(store: Store, path: str, docs: dict[str, Any]) -> Meta | None:
             key = join(path, ZMETADATA)
             zmetadata = json_document(store, key, docs[ZMETADATA])
             kept = remembered_parse(store, key, zmetadata)     # (as for a zarr.json)
+            if kept is None and check:
+                kept = for_check(store, key, zmetadata)
             entries, pending = read_zmetadata(zmetadata if kept is None else Loaded(kept), key)
             if pending:
                 entries = _settled(store, entries, pending, 2, path)
@@ -219,13 +233,20 @@ def broken_document(store: Store, path: str) -> str:
     return zattrs
 
 
-def _v3_node(store: Store, path: str, doc: Any) -> Meta:
+def _v3_node(store: Store, path: str, doc: Any, check: bool = False) -> Meta:
     """The node a ``zarr.json`` read at ``path`` describes; a group's consolidated entries
-    with the pending nodes settled (see :func:`_settled`)."""
+    with the pending nodes settled (see :func:`_settled`). ``check`` (see
+    :meth:`NodeBatch.checked`): a consolidated document not kept is parsed and kept for the
+    edit that follows, the metadata made from that parse cached nowhere (it is nobody's)."""
     key = join(path, V3_KEY)
     doc = json_document(store, key, doc)
     # a consolidated document this process just wrote or read: its parse kept, not parsed again
-    meta = _cached_parse(read_v3, doc, key, loaded=remembered_parse(store, key, doc))
+    loaded = remembered_parse(store, key, doc)
+    if loaded is None and check and isinstance(doc, (bytes, bytearray, memoryview)) and \
+            may_be_consolidated(3, doc):
+        meta = read_v3(Loaded(for_check(store, key, doc)), key)     # parsed for the edit too
+    else:
+        meta = _cached_parse(read_v3, doc, key, loaded=loaded)
     if type(meta) is GroupMeta and meta.consolidated_pending:
         entries = _settled(store, (meta.consolidated or {}).copy(), meta.consolidated_pending,
                            3, path)

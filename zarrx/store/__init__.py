@@ -59,12 +59,22 @@ def check_storage_options(storage_options: object, store: object = None) -> None
                              f"{type(storage_options).__name__}")
 
 
+#: the classes (exactly these) of the store objects opened with mode "r" through a read-only
+#: view of themselves (by name: the remote ones are imported only when used)
+_VIEWED = frozenset([("zarrx.store.local", "LocalStore"), ("zarrx.store.memory", "MemoryStore"),
+                     ("zarrx.store.zip", "ZipStore"),
+                     ("zarrx.store.remote.objectstore", "ObjectStore"),
+                     ("zarrx.store.remote.fsspecstore", "FsspecStore")])
+
+
 def make_store(obj: object, mode: str = "a", storage_options: dict | None = None) -> Store:
     """The store for ``obj`` opened for ``mode`` (``r``, ``r+``, ``a``, ``w``, ``w-``).
 
     - a :class:`Store` is returned as it is (a read-only store with a writing mode raises
       :class:`~zarrx.errors.ReadOnlyError`), or for mode ``r`` a read-only view of it
-      (``with_read_only(True)``) when it is a :class:`LocalStore` or :class:`MemoryStore`
+      (``with_read_only(True)``: the same objects, through the same open archive, client or
+      filesystem) when it is a :class:`LocalStore`, :class:`MemoryStore`, :class:`ZipStore`,
+      :class:`~zarrx.store.remote.ObjectStore` or :class:`~zarrx.store.remote.FsspecStore`
       (not a subclass, which is used as given);
     - a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``memory://``, any fsspec
       protocol) opens a remote store with ``storage_options`` (see
@@ -88,7 +98,8 @@ def make_store(obj: object, mode: str = "a", storage_options: dict | None = None
         if obj.read_only and mode != "r":
             raise ReadOnlyError(f"make_store: {obj!r} is read-only, cannot open it with mode "
                                 f"{mode!r}")
-        if mode == "r" and not obj.read_only and type(obj) in (LocalStore, MemoryStore):
+        if mode == "r" and not obj.read_only and \
+                (type(obj).__module__, type(obj).__qualname__) in _VIEWED:
             # a read-only view of the same objects, as zarr-python opens; a subclass (one that
             # counts or changes what it is asked, say) is used as given
             return obj.with_read_only(True)

@@ -21,13 +21,15 @@ One lock serialises all access to the archive, so the store can be shared betwee
   own archive in place only if the path still holds that version, checked and renamed under an
   exclusive ``flock`` on it; otherwise ``close`` raises StoreError and keeps the other writer's
   archive. Two sessions adding to one archive at once never silently drop one's entries.
+- **Read-only views.** ``with_read_only(True)`` of a writable store (what ``make_store`` hands
+  out for one opened with mode ``r``) reads the same open archive, refuses writes, and leaves
+  closing the archive to the store it views.
 - **Generations** are ``(header offset, CRC-32, size)`` of an entry; entries are immutable while
   the archive is open, so snapshots never conflict. Conditional writes can create entries
   (``if_generation=ABSENT``) but, like ``set``, never replace or remove one.
 """
 from __future__ import annotations
 
-import contextlib
 import numbers
 import os
 import pathlib
@@ -39,15 +41,14 @@ import zipfile
 from collections.abc import Hashable, Iterator, Sequence
 
 from zarrx import _fork
-from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError, ZarrRuntimeWarning
+from zarrx.errors import StoreError, StoreExistsError, StoreNotFoundError
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Store, Versioned, absolute_path,
                               as_buffer, check_generation, check_prefix, conflict, is_absent)
 from zarrx.store.zipcheck import check_name, name_problem
 from zarrx.store.keyindex import KeyIndex
 from zarrx.store.zipread import Reader, checked_entries, open_archive, positional
-from zarrx.store.ziptemp import (Changed, copy_version, fsync_temp, identity,
-                                 keep_owner_and_mode, make_temp, read_only_after_fork, release,
-                                 remove_stale, remove_temp, replace_if_unchanged)
+from zarrx.store.ziptemp import (Pending, close_quietly, copy_version, identity, make_temp,
+                                 read_only_after_fork, release, remove_stale, remove_temp)
 
 __all__ = ["ZipStore"]
 
@@ -84,6 +85,7 @@ class ZipStore(Store):
         # a symbolic link to an archive: written through, as zipfile writes, never replaced
         self._target = os.path.realpath(self._path)
         self.mode = mode
+        self._origin: ZipStore | None = None    # a read-only view: the store it views
         if mode not in MODES:
             raise StoreError(f"{self!r}: mode: expected one of {', '.join(MODES)}, found {mode!r}")
         if read_only is not None and bool(read_only) != (mode == "r"):
@@ -127,7 +129,7 @@ class ZipStore(Store):
                 else StoreError
             raise cls(f"{self!r}: cannot open in mode {mode!r}: {exc}") from exc
         self._zf: zipfile.ZipFile | None = zf
-        self._pending = _Pending(zf, tmp, self._target, mode, repr(self), base, held)
+        self._pending = Pending(zf, tmp, self._target, mode, repr(self), base, held)
         # a store nobody closes (zarrx.open("x.zip", mode="w") hands out no handle to close)
         # still gets its archive finished, when collected or at interpreter exit
         self._finalizer = weakref.finalize(self, self._pending.finish, True)
@@ -148,9 +150,10 @@ class ZipStore(Store):
             read_only_after_fork(pending.zf.fp, pending.tmp)  # the opener's to write and finish
 
     def _archive(self) -> zipfile.ZipFile:
-        if self._zf is None:
+        zf = self._zf if self._origin is None else self._origin._zf
+        if zf is None:
             raise StoreError(f"{self!r}: the archive is closed")
-        return self._zf
+        return zf
 
     # -- reads -------------------------------------------------------------------------------
     def _read(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo,
@@ -296,7 +299,7 @@ class ZipStore(Store):
             raise StoreError(f"{self!r}: cannot write entry {key!r}: {exc}") from exc
         self._pending.zf, self._pending.tmp, self._pending.held = zf, tmp, held
         self._zf = zf
-        _close_quietly(src)
+        close_quietly(src)
         return zf
 
     def set_if(self, key: str, value: bytes | bytearray | memoryview,
@@ -335,9 +338,10 @@ class ZipStore(Store):
     # -- plumbing ----------------------------------------------------------------------------
     def close(self) -> None:
         """Write the central directory and put the archive in place (writable modes), then close
-        the file; idempotent."""
+        the file; idempotent. A read-only view (:meth:`with_read_only`) leaves the archive open:
+        the store it views closes it."""
         with self._lock:
-            if self._zf is not None:
+            if self._zf is not None and self._origin is None:
                 self._zf = None
                 self._finalizer.detach()
                 self._reader.close()
@@ -345,9 +349,10 @@ class ZipStore(Store):
 
     def discard(self) -> None:
         """Close without putting the archive in place: what was written since the store was
-        opened is dropped and the archive at ``path`` (if any) stays as it was; idempotent."""
+        opened is dropped and the archive at ``path`` (if any) stays as it was; idempotent (a
+        read-only view: as :meth:`close`)."""
         with self._lock:
-            if self._zf is not None:
+            if self._zf is not None and self._origin is None:
                 self._zf = None
                 self._finalizer.detach()
                 self._reader.close()
@@ -360,8 +365,27 @@ class ZipStore(Store):
         """The archive's path, absolute, as a :class:`pathlib.Path` (zarr-python's type)."""
         return pathlib.Path(self._path)
 
+    def with_read_only(self, read_only: bool = False) -> ZipStore:
+        """A read-only store over the same open archive (the file is not opened again): it
+        reads what the store it views has written, refuses writes, and leaves closing the
+        archive to that store (which it keeps alive). ``read_only=False``: the writable store
+        a view views (an archive opened in mode ``r`` has none: StoreError)."""
+        owner = self if self._origin is None else self._origin
+        if not read_only:
+            if owner.read_only:
+                raise StoreError(f"{self!r}: with_read_only(False): the archive was opened in "
+                                 f"mode 'r'; open it again in mode 'a' to add entries")
+            return owner
+        if owner.read_only:
+            return owner
+        view = object.__new__(type(self))
+        view.__dict__.update(owner.__dict__)    # the archive, its entries, index and lock
+        view.read_only, view._origin = True, owner
+        view.shared_identity = id(owner)        # the objects' locks are the store's
+        return view
+
     def __reduce__(self) -> tuple:
-        if not self.read_only:
+        if not self.read_only or self._origin is not None:
             raise StoreError(f"{self!r}: only a ZipStore opened in mode 'r' can be pickled")
         return (ZipStore, (self._path, "r"))
 
@@ -373,7 +397,8 @@ class ZipStore(Store):
         return hash((ZipStore, self._path))
 
     def __repr__(self) -> str:
-        return f"ZipStore({self._path!r}, mode={self.mode!r})"
+        view = ", read_only=True" if self._origin is not None else ""
+        return f"ZipStore({self._path!r}, mode={self.mode!r}{view})"
 
 
 def _generation(info: zipfile.ZipInfo | None) -> Hashable | None:
@@ -402,78 +427,6 @@ class _EntrySnapshot(ObjectSnapshot):
         self._store = None
 
 
-class _Pending:
-    """What closing a store must do: finish the temporary archive and move it in place, or
-    (after a failed write) discard it. Shared with the store's finalizer."""
-
-    def __init__(self, zf: zipfile.ZipFile, tmp: str | None, path: str, mode: str,
-                 where: str, base: tuple | None = None, held: int | None = None) -> None:
-        self.zf, self.tmp, self.path, self.mode, self.where = zf, tmp, path, mode, where
-        self.base = base            # mode "a": the archive's identity when copied (None: absent)
-        self.held = held            # holds the temporary archive's lock until it is done with
-        self.failed: str | None = None
-        self.done = False
-        self.pid = os.getpid()      # the process that finishes the archive
-
-    def finish(self, quiet: bool) -> None:
-        if self.done:
-            return
-        self.done = True
-        if self.pid != os.getpid():     # a forked process: the archive stays its opener's
-            self.zf._didModify = False  # (zipfile writes no central directory)
-            _close_quietly(self.zf)
-            return
-        try:
-            self._finish(quiet)
-        finally:
-            release(self.held)      # the temporary is in place or removed: nothing to guard
-
-    def _finish(self, quiet: bool) -> None:
-        tmp = self.tmp
-        try:
-            if tmp is None or self.failed is not None:
-                _close_quietly(self.zf) if tmp is not None else self.zf.close()
-                if tmp is not None:
-                    remove_temp(tmp)
-                return
-            self.zf.close()                     # writes the central directory
-            keep_owner_and_mode(tmp, self.path)
-            fsync_temp(tmp)
-            if self.mode == "x" or (self.mode == "a" and self.base is None):
-                try:
-                    os.link(tmp, self.path)     # fails if the target appeared meanwhile
-                except FileExistsError:
-                    if self.mode == "x":
-                        raise
-                    raise Changed("an archive was created at the path meanwhile") from None
-                os.unlink(tmp)
-            elif self.mode == "a":
-                replace_if_unchanged(tmp, self.path, self.base)
-            else:
-                os.replace(tmp, self.path)
-        except (OSError, ValueError, Changed) as exc:
-            _close_quietly(self.zf)
-            if tmp is not None:
-                remove_temp(tmp)
-            if isinstance(exc, Changed):
-                msg = (f"{self.where}: cannot finish the archive: another writer finished "
-                       f"first ({exc} since this store opened it); the entries written "
-                       f"through this store are not in it, and the archive is as that writer "
-                       f"left it: open it again and write them again")
-                if quiet:
-                    warnings.warn(msg, ZarrRuntimeWarning, stacklevel=2)
-                    return
-                raise StoreError(msg) from None
-            if not quiet:
-                kept = "; the previous archive is unchanged" if tmp is not None else ""
-                raise StoreError(f"{self.where}: cannot finish the archive: {exc}{kept}") from exc
-        except BaseException:                   # Ctrl-C while finishing: no temporary left
-            _close_quietly(self.zf)
-            if tmp is not None:
-                remove_temp(tmp)            # (gone once moved in place)
-            raise
-
-
 def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
     """The archive at ``path`` opened for reading and the identity of the version opened, or
     ``(None, None)`` when there is none."""
@@ -483,8 +436,3 @@ def _open_existing(path: str) -> tuple[zipfile.ZipFile | None, tuple | None]:
         return None, None
     assert zf.fp is not None
     return zf, identity(os.fstat(zf.fp.fileno()))
-
-
-def _close_quietly(zf: zipfile.ZipFile) -> None:
-    with contextlib.suppress(OSError, ValueError):
-        zf.close()

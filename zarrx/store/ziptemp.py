@@ -26,7 +26,11 @@ import errno
 import os
 import shutil
 import stat
+import warnings
+import zipfile
 from typing import BinaryIO
+
+from zarrx.errors import StoreError, ZarrRuntimeWarning
 
 from zarrx.store.localfs import TMP_MARK, temp_name, unlock
 
@@ -36,7 +40,8 @@ except ImportError:                             # Windows: no locks, so nothing 
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["make_temp", "release", "remove_stale", "keep_owner_and_mode", "fsync_temp",
-           "remove_temp", "Changed", "identity", "copy_version", "replace_if_unchanged"]
+           "remove_temp", "Changed", "identity", "copy_version", "replace_if_unchanged",
+           "Pending", "close_quietly"]
 
 _OPEN = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
 _PROBE = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -222,3 +227,80 @@ def replace_if_unchanged(tmp: str, path: str, base: tuple) -> None:
         os.replace(tmp, path)
     finally:
         unlock(fd)                              # after the rename
+
+
+class Pending:
+    """What closing a store must do: finish the temporary archive and move it in place, or
+    (after a failed write) discard it. Shared with the store's finalizer."""
+
+    def __init__(self, zf: zipfile.ZipFile, tmp: str | None, path: str, mode: str,
+                 where: str, base: tuple | None = None, held: int | None = None) -> None:
+        self.zf, self.tmp, self.path, self.mode, self.where = zf, tmp, path, mode, where
+        self.base = base            # mode "a": the archive's identity when copied (None: absent)
+        self.held = held            # holds the temporary archive's lock until it is done with
+        self.failed: str | None = None
+        self.done = False
+        self.pid = os.getpid()      # the process that finishes the archive
+
+    def finish(self, quiet: bool) -> None:
+        if self.done:
+            return
+        self.done = True
+        if self.pid != os.getpid():     # a forked process: the archive stays its opener's
+            self.zf._didModify = False  # (zipfile writes no central directory)
+            close_quietly(self.zf)
+            return
+        try:
+            self._finish(quiet)
+        finally:
+            release(self.held)      # the temporary is in place or removed: nothing to guard
+
+    def _finish(self, quiet: bool) -> None:
+        tmp = self.tmp
+        try:
+            if tmp is None or self.failed is not None:
+                close_quietly(self.zf) if tmp is not None else self.zf.close()
+                if tmp is not None:
+                    remove_temp(tmp)
+                return
+            self.zf.close()                     # writes the central directory
+            keep_owner_and_mode(tmp, self.path)
+            fsync_temp(tmp)
+            if self.mode == "x" or (self.mode == "a" and self.base is None):
+                try:
+                    os.link(tmp, self.path)     # fails if the target appeared meanwhile
+                except FileExistsError:
+                    if self.mode == "x":
+                        raise
+                    raise Changed("an archive was created at the path meanwhile") from None
+                os.unlink(tmp)
+            elif self.mode == "a":
+                replace_if_unchanged(tmp, self.path, self.base)
+            else:
+                os.replace(tmp, self.path)
+        except (OSError, ValueError, Changed) as exc:
+            close_quietly(self.zf)
+            if tmp is not None:
+                remove_temp(tmp)
+            if isinstance(exc, Changed):
+                msg = (f"{self.where}: cannot finish the archive: another writer finished "
+                       f"first ({exc} since this store opened it); the entries written "
+                       f"through this store are not in it, and the archive is as that writer "
+                       f"left it: open it again and write them again")
+                if quiet:
+                    warnings.warn(msg, ZarrRuntimeWarning, stacklevel=2)
+                    return
+                raise StoreError(msg) from None
+            if not quiet:
+                kept = "; the previous archive is unchanged" if tmp is not None else ""
+                raise StoreError(f"{self.where}: cannot finish the archive: {exc}{kept}") from exc
+        except BaseException:                   # Ctrl-C while finishing: no temporary left
+            close_quietly(self.zf)
+            if tmp is not None:
+                remove_temp(tmp)            # (gone once moved in place)
+            raise
+
+
+def close_quietly(zf: zipfile.ZipFile) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        zf.close()

@@ -29,30 +29,24 @@ from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator
 from typing import TypeVar
 
+from zarrx import _fork
 from zarrx.errors import (ConflictError, ListingUnsupportedError, RemoteAccessError, RemoteError,
                           RemoteNotFoundError, StoreError)
 from zarrx.store.base import (ABSENT, ByteRange, ObjectSnapshot, Request, Store, Versioned,
-                              as_buffer, check_generation, check_path_key, check_prefix, conflict,
+                              check_generation, check_path_key, check_prefix, conflict,
                               is_absent, key_problem, refuse_unnamable, sequence_of)
-from zarrx.store._values import Value
 from zarrx.store.remote import aio, probe_findings
 from zarrx.store.remote.common import (FORBIDDEN_HINT, TRANSIENT, ETag, Failure, Got, OnMeta,
                                        asked, as_view, etag_generation, gather_all,
                                        if_match_of, kept_changing, READ_ATTEMPTS,
-                                       retry_delay, to_bytes)
+                                       retry_delay, to_bytes, upload_view)
 from zarrx.store.remote.condition_check import check_conditions
 from zarrx.store.remote.options import RemoteOptions
 from zarrx.store.remote.reads import ReadBatch, RemoteReads, RemoteSnapshot
+from zarrx.store.remote.views import Views
 
 __all__ = ["RemoteStore", "Failure", "Got", "ETag"]
 
-
-def _upload_view(value: object, key: str) -> memoryview:
-    """A flat view of a value to upload; a pooled :class:`Value` is sealed first (remote stores
-    take them: see ``RemoteStore.keeps_values``)."""
-    if type(value) is Value:
-        value.seal()                                 # type: ignore[attr-defined]
-    return as_buffer(value, key)
 
 T = TypeVar("T")
 
@@ -61,9 +55,10 @@ async def _pause(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
 
-class RemoteStore(RemoteReads, Store):
+class RemoteStore(RemoteReads, Views, Store):
     """The shared machinery of remote stores (see the module docstring); the read planning is
-    :class:`~zarrx.store.remote.reads.RemoteReads`."""
+    :class:`~zarrx.store.remote.reads.RemoteReads`, the read-only views
+    :class:`~zarrx.store.remote.views.Views`."""
 
     #: the URL scheme shown in messages (``s3``, ``https``, ...)
     options: RemoteOptions
@@ -76,8 +71,7 @@ class RemoteStore(RemoteReads, Store):
         self.read_only = bool(read_only)
         self.options = options
         self.requests: Counter[str] = Counter()   # requests sent, by method (retries included)
-        self.bytes_read = 0
-        self.bytes_written = 0
+        self._tally = [0, 0]     # bytes_read, bytes_written (shared with read-only views)
         self._sems: dict[int, asyncio.Semaphore] = {}
         self._known: OrderedDict[str, tuple[str, int, float]] = OrderedDict()
         self._known_lock = threading.Lock()
@@ -156,7 +150,7 @@ class RemoteStore(RemoteReads, Store):
         self._tails.clear()
         self._batches.clear()
         self._conditions_probe = None
-        self._known_lock = threading.Lock()
+        _fork.reinit(self._known_lock)      # in place: read-only views share it
 
     def _sem(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -365,14 +359,14 @@ class RemoteStore(RemoteReads, Store):
     def set(self, key: str, value: bytes | bytearray | memoryview) -> None:
         key = self._key(key)
         self._check_writable(key)
-        self._run(self._write(key, _upload_view(value, key), None))
+        self._run(self._write(key, upload_view(value, key), None))
 
     def set_many(self, items: Iterable[tuple[str, bytes | bytearray | memoryview]]) -> None:
         checked = []
         for key, value in items:
             key = self._key(key)
             self._check_writable(key)
-            checked.append((key, _upload_view(value, key)))
+            checked.append((key, upload_view(value, key)))
         if checked:
             self._run(gather_all([self._write(k, v, None) for k, v in checked]))
 
@@ -431,7 +425,7 @@ class RemoteStore(RemoteReads, Store):
                if_generation: Hashable | None) -> Hashable:
         key = self._key(key)
         self._check_writable(key)
-        data = _upload_view(value, key)
+        data = upload_view(value, key)
         if not self.supports_conditional_writes:
             return super().set_if(key, value, if_generation)
         expected: Hashable = ABSENT if is_absent(if_generation) else if_generation

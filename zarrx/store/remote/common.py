@@ -12,13 +12,15 @@ from typing import Any
 
 from zarrx.errors import (ConflictError, RemoteConnectionError, RemoteServerError,
                           RemoteThrottledError, RemoteTimeoutError)
+from zarrx.store._values import Value
+from zarrx.store.base import as_buffer
 
 __all__ = ["Failure", "ETag", "Got", "TRANSIENT", "etag_generation", "if_match_of", "joined",
            "to_bytes", "as_view", "gather_all", "OnMeta", "retry_after_seconds", "asked",
            "window", "collected", "body_limit", "listed_once", "listed_twice", "listed_too_many",
            "status_kind", "retry_delay",
            "first_line", "sent_if_match", "answer_problem", "delete_failure", "kept_changing",
-           "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text"]
+           "READ_ATTEMPTS", "FORBIDDEN_HINT", "shown_text", "upload_view"]
 
 Buffer = Any   # bytes, bytearray, memoryview or a backend's buffer object
 OnMeta = Callable[[str | None, int | None], None]   # hears a GET's ETag and object size
@@ -362,3 +364,11 @@ def retry_delay(opts: Any, attempt: int, retry_after: float | None) -> float:
         return min(opts.max_backoff, retry_after)
     delay = min(opts.max_backoff, opts.backoff * 2 ** min(attempt, 64))   # no float overflow
     return delay * (0.5 + random.random() / 2)
+
+
+def upload_view(value: object, key: str) -> memoryview:
+    """A flat view of a value to upload; a pooled :class:`Value` is sealed first (remote stores
+    take them: see ``RemoteStore.keeps_values``)."""
+    if type(value) is Value:
+        value.seal()                                 # type: ignore[attr-defined]
+    return as_buffer(value, key)

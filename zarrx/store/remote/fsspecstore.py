@@ -151,6 +151,11 @@ class FsspecStore(RemoteStore):
         read_only = read_only or self._web or read_only_fs(self.fs) or bool(self.read_only_reason)
         super().__init__(read_only=read_only, options=opts)
 
+    def _cannot_write(self) -> str | None:
+        if self._web or read_only_fs(self.fs):
+            return "its filesystem is read-only"
+        return self.read_only_reason or None
+
     @classmethod
     def from_url(cls, url: str, storage_options: dict | None = None,
                  read_only: bool = False) -> FsspecStore:

@@ -126,6 +126,9 @@ class ObjectStore(RemoteStore):
             return (type(self).__name__, self._display)
         return (type(self).__name__, id(self._client))
 
+    def _cannot_write(self) -> str | None:
+        return "an HTTP server is read-only" if self.kind in ("http", "https") else None
+
     def _url(self, key: str) -> str:
         return f"{self._display}/{key}"
 
