@@ -15,6 +15,7 @@ and a few int64 arrays over its inner chunks (about 40 bytes per inner chunk), p
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 from collections.abc import Callable
 from math import prod
@@ -24,6 +25,7 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx._outer_copy import copy_outer
+from zarrx._scatter import scatter_chunks
 from zarrx.chunk_io import ArrayIO, _located, check_count
 from zarrx.store.shard_slots import read_slots
 from zarrx.store.sharded import ABSENT_MIN
@@ -79,18 +81,69 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     if box is None:
         _read_shard_picked(io, plan.picks, out)
         return True
-    target = out.reshape([b - a for a, b in box])     # only axes of one cell differ: a view
+    _read_box(io, box, out.reshape([b - a for a, b in box]))   # (a view: only axes of one)
+    return True
+
+
+def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
+    """Read the box ``box`` into ``target`` (its cells) shard by shard. What each shard reads
+    (its first inner chunk in the box and their counts per axis, its slots) is worked out
+    for all the shards at once, the slots once for each shape of shard part there is."""
     chunk, ratio = io.chunk_shape, io.object_ratio
+    nd = len(chunk)
     span = [c * r for c, r in zip(chunk, ratio)]      # type: ignore[arg-type]
     objs = list(itertools.product(*[range(a // s, (b - 1) // s + 1)
                                     for (a, b), s in zip(box, span)]))
-
     # many shards: those the store tells cheaply are not stored are filled, not opened
     absent = io.source.objects.known_absent(objs) if len(objs) >= ABSENT_MIN else None
-    run_in_order(len(objs), lambda i: _read_shard(io, objs[i], box, target,
-                                                  absent is not None and absent[i]),
+    o = np.asarray(objs, dtype=np.int64).reshape(len(objs), nd)
+    ch, ra = np.asarray(chunk, dtype=np.int64), np.asarray(ratio, dtype=np.int64)
+    b0, b1 = np.asarray(box, dtype=np.int64).reshape(nd, 2).T
+    # each shard's inner chunks in the box, per axis: the first (in array chunks), how many
+    lo = np.maximum(o * ra, b0 // ch)
+    cnt = np.minimum((o + 1) * ra, (b1 - 1) // ch + 1) - lo
+    kinds, which = np.unique(np.concatenate([lo - o * ra, cnt], axis=1), axis=0,
+                             return_inverse=True)
+    firsts, counts, which = lo.tolist(), cnt.tolist(), which.reshape(-1).tolist()
+    slots: list[np.ndarray | None] = [None] * len(kinds)    # per kind, made at first use
+    nbytes = io.plan(chunk).nbytes                        # type: ignore[arg-type]
+
+    def one(i: int) -> None:
+        first, count = firsts[i], counts[i]
+        if absent is not None and absent[i]:
+            decode_slab(io, None, first, count, 0, box, target)
+            return
+        sl = slots[which[i]]
+        if sl is None:
+            sl = slots[which[i]] = _slots(kinds[which[i]].tolist(), ratio)
+        got = read_slots(io.source, objs[i], sl)
+        row = prod(count[1:])
+        rows = max(1, min(SLAB_BYTES // max(1, row * nbytes), SLAB_CHUNKS // row))
+        if rows >= count[0]:
+            decode_slab(io, got, first, count, 0, box, target)
+            return
+        for r0 in range(0, count[0], rows):
+            r1 = min(count[0], r0 + rows)
+            decode_slab(io, got, [first[0] + r0, *first[1:]], [r1 - r0, *count[1:]],
+                        r0 * row, box, target)
+
+    run_in_order(len(objs), one,
                  len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound)
-    return True
+
+
+def _slots(kind: list[int], ratio: tuple[int, ...]) -> np.ndarray:
+    """The slots (C order over the shard's inner chunks) of the part of a shard ``kind``
+    says: the first inner chunk (within the shard) and the counts, per axis."""
+    nd = len(ratio)
+    rel, counts = kind[:nd], kind[nd:]
+    slots = np.zeros(counts, dtype=np.int64)
+    stride = 1
+    for d in range(nd - 1, -1, -1):
+        shape = [1] * nd
+        shape[d] = counts[d]
+        slots += (np.arange(rel[d], rel[d] + counts[d], dtype=np.int64) * stride).reshape(shape)
+        stride *= ratio[d]
+    return slots.reshape(-1)
 
 
 def _read_shard_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
@@ -246,35 +299,6 @@ def run_in_order(n: int, one: Callable[[int], None], parallel: bool) -> None:
         raise failed[1]
 
 
-def _read_shard(io: ArrayIO, obj: tuple[int, ...], box: tuple, target: np.ndarray,
-                absent: bool = False) -> None:
-    """The cells of the box in the shard ``obj``, into ``target`` (the box's cells); with
-    ``absent`` (the store told the shard is not stored), the fill value, unread."""
-    chunk, ratio = io.chunk_shape, io.object_ratio
-    # the inner chunks of this shard the box touches, per axis: [lo, hi) in array chunks
-    lo = [max(o * r, a // c) for o, r, (a, _), c in zip(obj, ratio, box, chunk)]
-    hi = [min((o + 1) * r, (b - 1) // c + 1) for o, r, (_, b), c in zip(obj, ratio, box, chunk)]
-    counts = [h - l for l, h in zip(lo, hi)]
-    if absent:
-        decode_slab(io, None, lo, counts, 0, box, target)
-        return
-    slots = np.zeros(counts, dtype=np.int64)          # C order over the shard's slots
-    stride = 1
-    for d in range(len(chunk) - 1, -1, -1):
-        shape = [1] * len(chunk)
-        shape[d] = counts[d]
-        slots += (np.arange(lo[d] - obj[d] * ratio[d], hi[d] - obj[d] * ratio[d],
-                            dtype=np.int64) * stride).reshape(shape)
-        stride *= ratio[d]
-    got = read_slots(io.source, obj, slots.reshape(-1))
-    del slots
-    row = prod(counts[1:])
-    rows = max(1, min(SLAB_BYTES // max(1, row * io.plan(chunk).nbytes), SLAB_CHUNKS // row))
-    for r0 in range(0, counts[0], rows):
-        r1 = min(counts[0], r0 + rows)
-        decode_slab(io, got, [lo[0] + r0, *lo[1:]], [r1 - r0, *counts[1:]], r0 * row, box, target)
-
-
 def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: int,
                 box: tuple, target: np.ndarray) -> None:
     """Decode the box of chunks from ``first`` (array chunks) of ``counts`` chunks, the
@@ -313,15 +337,15 @@ def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: 
         dec[missing] = io.fill
     if direct:
         return
+    if not dec.dtype.hasobject:
+        # each chunk's cells in the box copied into it, in one kernel call
+        scatter_chunks(dec, tuple(counts), dst, tuple(map(operator.sub, a, c0)))
+        return
     # (n0, ..., c0, ...) -> (n0, c0, n1, c1, ...): the slab's cells
     cells = dec.reshape(*counts, *chunk).transpose(
         [x for d in range(ndim) for x in (d, ndim + d)])
-    split = [x for n, c in zip(counts, chunk) for x in (n, c)]
-    if covered:
-        np.reshape(dst, split, copy=False)[...] = cells    # a view: each axis split in two
-        return
     whole = np.empty([n * c for n, c in zip(counts, chunk)], dtype=io.dtype)
-    whole.reshape(split)[...] = cells
+    whole.reshape([x for n, c in zip(counts, chunk) for x in (n, c)])[...] = cells
     dst[...] = whole[tuple(slice(x - y, z - y) for x, z, y in zip(a, e, c0))]
 
 
