@@ -15,7 +15,6 @@ and a few int64 arrays over its inner chunks (about 40 bytes per inner chunk), p
 from __future__ import annotations
 
 import itertools
-import operator
 import threading
 from collections.abc import Callable
 from math import prod
@@ -30,8 +29,8 @@ from zarrx.chunk_io import ArrayIO, _located, check_count
 from zarrx.store.shard_slots import read_slots
 from zarrx.store.sharded import ABSENT_MIN
 
-__all__ = ["read_shards", "decode_picked", "decode_points", "decode_slab", "run_in_order",
-           "COMPACT_CHUNK_BYTES", "SLAB_BYTES", "SLAB_CHUNKS", "SLAB_POINTS"]
+__all__ = ["read_shards", "decode_picked", "decode_points", "decode_slab", "decode_into",
+           "run_in_order", "COMPACT_CHUNK_BYTES", "SLAB_BYTES", "SLAB_CHUNKS", "SLAB_POINTS"]
 
 #: inner chunks of at most this many decoded bytes are read shard by shard here (larger ones
 #: cost little per chunk on the general path, which decodes them straight into the output)
@@ -104,14 +103,19 @@ def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
     cnt = np.minimum((o + 1) * ra, (b1 - 1) // ch + 1) - lo
     kinds, which = np.unique(np.concatenate([lo - o * ra, cnt], axis=1), axis=0,
                              return_inverse=True)
+    # and their cells in the box: from ``a`` to ``e``, the first ``a - c0`` of them not read
+    c0, c1 = lo * ch, (lo + cnt) * ch
+    a, e = np.maximum(c0, b0), np.minimum(c1, b1)
+    whole = (((a == c0) & (e == c1)).all(axis=1) & (cnt[:, 1:] == 1).all(axis=1)).tolist()
     firsts, counts, which = lo.tolist(), cnt.tolist(), which.reshape(-1).tolist()
+    at, to, skips = (a - b0).tolist(), (e - b0).tolist(), list(map(tuple, (a - c0).tolist()))
     slots: list[np.ndarray | None] = [None] * len(kinds)    # per kind, made at first use
     nbytes = io.plan(chunk).nbytes                        # type: ignore[arg-type]
 
     def one(i: int) -> None:
         first, count = firsts[i], counts[i]
         if absent is not None and absent[i]:
-            decode_slab(io, None, first, count, 0, box, target)
+            target[tuple(map(slice, at[i], to[i]))] = io.fill
             return
         sl = slots[which[i]]
         if sl is None:
@@ -119,8 +123,13 @@ def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
         got = read_slots(io.source, objs[i], sl)
         row = prod(count[1:])
         rows = max(1, min(SLAB_BYTES // max(1, row * nbytes), SLAB_CHUNKS // row))
-        if rows >= count[0]:
-            decode_slab(io, got, first, count, 0, box, target)
+        if rows >= count[0]:                # the shard in one slab
+            if got is None:
+                target[tuple(map(slice, at[i], to[i]))] = io.fill
+                return
+            dst = target[tuple(map(slice, at[i], to[i]))]
+            decode_into(io, got[0], got[1], got[2], first, count, dst, skips[i],
+                        whole[i] and dst.flags.c_contiguous)
             return
         for r0 in range(0, count[0], rows):
             r1 = min(count[0], r0 + rows)
@@ -307,7 +316,6 @@ def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: 
     ``target`` (the box's cells). Chunks the box covers whole, lying one after another in
     ``target`` (a 1-d array, say), are decoded straight into it."""
     chunk = io.chunk_shape
-    ndim = len(chunk)
     # the cells of the slab's chunks, and the part of them in the box, per axis
     c0 = [f * c for f, c in zip(first, chunk)]
     a = [max(x, b0) for x, (b0, _) in zip(c0, box)]
@@ -317,21 +325,33 @@ def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: 
         dst[...] = io.fill
         return
     k = prod(counts)
-    buf, starts, lengths = got[0], got[1][at:at + k], got[2][at:at + k]
     covered = a == c0 and all(y == x + n * c for y, x, n, c in zip(e, c0, counts, chunk))
-    direct = covered and dst.flags.c_contiguous and all(n == 1 for n in counts[1:])
+    decode_into(io, got[0], got[1][at:at + k], got[2][at:at + k], first, counts, dst,
+                tuple(x - y for x, y in zip(a, c0)),
+                covered and dst.flags.c_contiguous and all(n == 1 for n in counts[1:]))
+
+
+def decode_into(io: ArrayIO, buf: Any, starts: np.ndarray, lengths: np.ndarray,
+                first: list[int], counts: list[int], dst: np.ndarray, skip: tuple[int, ...],
+                direct: bool) -> None:
+    """Decode the chunks ``buf``, ``starts`` and ``lengths`` describe (a start of -1: a missing
+    chunk), the box of ``counts`` chunks from ``first`` (array chunks), and copy their cells
+    into ``dst``: the part of their cells from ``skip`` (per axis) onwards that the read
+    wants. With ``direct``, ``dst`` is their cells in order (the chunks covered whole, one
+    after another in it), and they are decoded straight into it."""
+    chunk = io.chunk_shape
+    k = len(starts)
     if direct:
         dec = dst.reshape(k, *chunk)                # the chunks' cells in order: a view
     else:
         dec = np.empty((k, *chunk), dtype=io.dtype)
-    plan = io.plan(chunk)
 
     def located(i: int, exc: BaseException) -> Any:
         coords = np.unravel_index(i, counts)
         return _located(exc, io, tuple(int(f + x) for f, x in zip(first, coords)), chunk)
 
     from zarrx.codecs.plan_many import decode_many    # codecs load on first use
-    decode_many(plan, buf, starts, lengths, dec, located)
+    decode_many(io.plan(chunk), buf, starts, lengths, dec, located)
     missing = starts < 0
     if missing.any():
         dec[missing] = io.fill
@@ -339,14 +359,15 @@ def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: 
         return
     if not dec.dtype.hasobject:
         # each chunk's cells in the box copied into it, in one kernel call
-        scatter_chunks(dec, tuple(counts), dst, tuple(map(operator.sub, a, c0)))
+        scatter_chunks(dec, tuple(counts), dst, skip)
         return
     # (n0, ..., c0, ...) -> (n0, c0, n1, c1, ...): the slab's cells
+    ndim = len(chunk)
     cells = dec.reshape(*counts, *chunk).transpose(
         [x for d in range(ndim) for x in (d, ndim + d)])
     whole = np.empty([n * c for n, c in zip(counts, chunk)], dtype=io.dtype)
     whole.reshape([x for n, c in zip(counts, chunk) for x in (n, c)])[...] = cells
-    dst[...] = whole[tuple(slice(x - y, z - y) for x, z, y in zip(a, e, c0))]
+    dst[...] = whole[tuple(slice(x, x + n) for x, n in zip(skip, dst.shape))]
 
 
 def decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndarray],
