@@ -101,15 +101,15 @@ def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
     # each shard's inner chunks in the box, per axis: the first (in array chunks), how many
     lo = np.maximum(o * ra, b0 // ch)
     cnt = np.minimum((o + 1) * ra, (b1 - 1) // ch + 1) - lo
-    kinds, which = np.unique(np.concatenate([lo - o * ra, cnt], axis=1), axis=0,
-                             return_inverse=True)
+    # (the part of a shard its first inner chunk there and their counts, per axis: its kind)
+    kinds = list(map(tuple, np.concatenate([lo - o * ra, cnt], axis=1).tolist()))
     # and their cells in the box: from ``a`` to ``e``, the first ``a - c0`` of them not read
     c0, c1 = lo * ch, (lo + cnt) * ch
     a, e = np.maximum(c0, b0), np.minimum(c1, b1)
     whole = (((a == c0) & (e == c1)).all(axis=1) & (cnt[:, 1:] == 1).all(axis=1)).tolist()
-    firsts, counts, which = lo.tolist(), cnt.tolist(), which.reshape(-1).tolist()
+    firsts, counts = lo.tolist(), cnt.tolist()
     at, to, skips = (a - b0).tolist(), (e - b0).tolist(), list(map(tuple, (a - c0).tolist()))
-    slots: list[np.ndarray | None] = [None] * len(kinds)    # per kind, made at first use
+    slots: dict[tuple, np.ndarray] = {}        # per kind, made at first use
     nbytes = io.plan(chunk).nbytes                        # type: ignore[arg-type]
 
     def one(i: int) -> None:
@@ -117,9 +117,9 @@ def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
         if absent is not None and absent[i]:
             target[tuple(map(slice, at[i], to[i]))] = io.fill
             return
-        sl = slots[which[i]]
+        sl = slots.get(kinds[i])
         if sl is None:
-            sl = slots[which[i]] = _slots(kinds[which[i]].tolist(), ratio)
+            sl = slots[kinds[i]] = _slots(kinds[i], ratio)
         got = read_slots(io.source, objs[i], sl)
         row = prod(count[1:])
         rows = max(1, min(SLAB_BYTES // max(1, row * nbytes), SLAB_CHUNKS // row))
@@ -140,7 +140,7 @@ def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
                  len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound)
 
 
-def _slots(kind: list[int], ratio: tuple[int, ...]) -> np.ndarray:
+def _slots(kind: tuple[int, ...], ratio: tuple[int, ...]) -> np.ndarray:
     """The slots (C order over the shard's inner chunks) of the part of a shard ``kind``
     says: the first inner chunk (within the shard) and the counts, per axis."""
     nd = len(ratio)
