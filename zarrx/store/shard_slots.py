@@ -45,7 +45,8 @@ def _read(src: ShardedChunks, snap: ObjectSnapshot, obj: tuple[int, ...],
     held = False
     if snap.whole_reads and snap.size is not None and snap.size <= WHOLE_READ_MAX and \
             2 * len(slots) >= fmt.n and \
-            int(slots.min()) + (fmt.n - 1 - int(slots.max())) <= fmt.n // 16 and \
+            int(np.minimum.reduce(slots)) + (fmt.n - 1 - int(np.maximum.reduce(slots))) \
+            <= fmt.n // 16 and \
             src._cache.get((obj,), snap.generation) is None:
         # as ShardedChunks._whole: one read of the object where the index and the chunks
         # would take two, and span nearly all of it
