@@ -7,7 +7,8 @@ from libc.string cimport memcpy
 def copy_spans(const uint8_t[::1] src, const int64_t[::1] starts, const int64_t[::1] lengths,
                uint8_t[:, ::1] rows):
     """``rows[i] = src[starts[i]:starts[i] + lengths[i]]`` for every ``i`` whose start is not
-    negative, in one GIL-free section, when every such span is a row's length and lies inside
+    negative, in one GIL-free section (chunks lying back to back in ``src``, as writers
+    pack a shard, in one copy), when every such span is a row's length and lies inside
     ``src``: then -1. Otherwise the first chunk that is not so, with nothing copied."""
     cdef Py_ssize_t k = starts.shape[0], i
     cdef size_t n = <size_t>src.shape[0], nb = <size_t>rows.shape[1]
@@ -26,9 +27,18 @@ def copy_spans(const uint8_t[::1] src, const int64_t[::1] starts, const int64_t[
         return -1
     cdef const uint8_t* base = &src[0]
     cdef uint8_t* out = &rows[0, 0]
+    cdef Py_ssize_t j
     with nogil:
-        for i in range(k):
+        i = 0
+        while i < k:
             s = starts[i]
-            if s >= 0:
-                memcpy(out + <size_t>i * nb, base + s, nb)
+            if s < 0:
+                i += 1
+                continue
+            # a run of chunks lying back to back in src (as writers pack a shard): one copy
+            j = i + 1
+            while j < k and starts[j] == s + <int64_t>((j - i) * nb):
+                j += 1
+            memcpy(out + <size_t>i * nb, base + s, <size_t>(j - i) * nb)
+            i = j
     return -1
