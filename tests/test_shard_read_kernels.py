@@ -99,3 +99,44 @@ def test_copy_spans_copies_rows_or_names_the_first_chunk_that_is_not_one():
     assert copy_spans(src, np.array([37, -1, 0], dtype=np.int64),
                       np.array([4, 0, 4], dtype=np.int64), rows) == 0      # past the end
     assert not rows.any()                   # nothing copied when a chunk is refused
+
+
+def test_copy_spans_on_adversarial_spans_copies_inside_or_refuses():
+    """Random starts and lengths (negative, past the end, off by one): every span is copied
+    when all lie inside the buffer and are a row long, else the first that does not is named
+    and nothing is copied (for the sanitized build too)."""
+    rng = np.random.default_rng(11)
+    for _ in range(400):
+        n, nb, k = int(rng.integers(0, 40)), int(rng.integers(0, 6)), int(rng.integers(0, 6))
+        src = rng.integers(0, 256, n).astype(np.uint8)
+        starts = rng.integers(-3, n + 3, k).astype(np.int64)
+        lengths = np.where(rng.random(k) < .8, nb, rng.integers(-2, 9, k)).astype(np.int64)
+        rows = np.zeros((k, nb), dtype=np.uint8)
+        bad = [i for i in range(k) if starts[i] >= 0 and (
+            lengths[i] != nb or starts[i] + nb > n)]
+        got = copy_spans(src, starts, lengths, rows)
+        if bad:
+            assert got == bad[0] and not rows.any()
+            continue
+        assert got == -1
+        for i in range(k):
+            want = src[starts[i]:starts[i] + nb] if starts[i] >= 0 else np.zeros(nb, np.uint8)
+            np.testing.assert_array_equal(rows[i], want)
+
+
+def test_slot_spans_on_adversarial_slots():
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        n, m = int(rng.integers(0, 8)), int(rng.integers(0, 8))
+        entries = rng.integers(0, 2**62, (n, 2)).astype(np.uint64)
+        entries[rng.random(n) < .3] = MISSING
+        slots = rng.integers(-2, n + 2, m).astype(np.int64)
+        outside = [int(s) for s in slots if not 0 <= s < n]
+        if outside:
+            with pytest.raises(ShardError, match=f"slot {outside[0]} out of range"):
+                slot_spans(entries, slots, -1)
+            continue
+        starts, lengths, present, lo, hi, total, over = slot_spans(entries, slots, -1)
+        here = entries[slots, 0] != MISSING
+        assert present == int(here.sum()) and over == -1
+        assert total == min(int(entries[slots[here], 1].astype(object).sum() or 0), 2**63 - 1)
