@@ -29,6 +29,7 @@ LAYERS = [
     # a leaf kernel over those helpers: the codec plan and the memory store gather raw chunks
     ("zarrx._gather", 0),
     ("zarrx._outer_copy", 0),     # copies between outer products of index arrays
+    ("zarrx._scatter", 0),        # a slab of decoded chunks copied into the box they lie in
     ("zarrx.metadata", 1),
     ("zarrx.store.sharded", 3),
     ("zarrx.store.shard_index", 3),
@@ -48,6 +49,7 @@ LAYERS = [
     ("zarrx._clib", 2),
     ("zarrx.codecs.chain", 2),   # a chunk's codec list checked and bound (under the plan)
     ("zarrx.codecs.plan", 2),    # CodecPipeline: the executable plan made from it
+    ("zarrx.codecs._rows", 2),   # raw chunks of one buffer copied into rows (one kernel call)
     ("zarrx.codecs", 2),
     ("zarrx._indexing", 4),
     ("zarrx.selection", 4),

@@ -24,12 +24,13 @@ import numpy as np
 
 from zarrx import _pool
 from zarrx._outer_copy import copy_outer
+from zarrx._scatter import scatter_chunks
 from zarrx.chunk_io import ArrayIO, _located, check_count
 from zarrx.store.shard_slots import read_slots
 from zarrx.store.sharded import ABSENT_MIN
 
-__all__ = ["read_shards", "decode_picked", "decode_points", "decode_slab", "run_in_order",
-           "COMPACT_CHUNK_BYTES", "SLAB_BYTES", "SLAB_CHUNKS", "SLAB_POINTS"]
+__all__ = ["read_shards", "decode_picked", "decode_points", "decode_slab", "decode_into",
+           "run_in_order", "COMPACT_CHUNK_BYTES", "SLAB_BYTES", "SLAB_CHUNKS", "SLAB_POINTS"]
 
 #: inner chunks of at most this many decoded bytes are read shard by shard here (larger ones
 #: cost little per chunk on the general path, which decodes them straight into the output)
@@ -79,18 +80,79 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
     if box is None:
         _read_shard_picked(io, plan.picks, out)
         return True
-    target = out.reshape([b - a for a, b in box])     # only axes of one cell differ: a view
+    _read_box(io, box, out.reshape([b - a for a, b in box]))   # (a view: only axes of one)
+    return True
+
+
+def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
+    """Read the box ``box`` into ``target`` (its cells) shard by shard. What each shard reads
+    (its first inner chunk in the box and their counts per axis, its slots) is worked out
+    for all the shards at once, the slots once for each shape of shard part there is."""
     chunk, ratio = io.chunk_shape, io.object_ratio
+    nd = len(chunk)
     span = [c * r for c, r in zip(chunk, ratio)]      # type: ignore[arg-type]
     objs = list(itertools.product(*[range(a // s, (b - 1) // s + 1)
                                     for (a, b), s in zip(box, span)]))
-
     # many shards: those the store tells cheaply are not stored are filled, not opened
     absent = io.source.objects.known_absent(objs) if len(objs) >= ABSENT_MIN else None
-    run_in_order(len(objs), lambda i: _read_shard(io, objs[i], box, target,
-                                                  absent is not None and absent[i]),
+    o = np.asarray(objs, dtype=np.int64).reshape(len(objs), nd)
+    ch, ra = np.asarray(chunk, dtype=np.int64), np.asarray(ratio, dtype=np.int64)
+    b0, b1 = np.asarray(box, dtype=np.int64).reshape(nd, 2).T
+    # each shard's inner chunks in the box, per axis: the first (in array chunks), how many
+    lo = np.maximum(o * ra, b0 // ch)
+    cnt = np.minimum((o + 1) * ra, (b1 - 1) // ch + 1) - lo
+    # (the part of a shard its first inner chunk there and their counts, per axis: its kind)
+    kinds = list(map(tuple, np.concatenate([lo - o * ra, cnt], axis=1).tolist()))
+    # and their cells in the box: from ``a`` to ``e``, the first ``a - c0`` of them not read
+    c0, c1 = lo * ch, (lo + cnt) * ch
+    a, e = np.maximum(c0, b0), np.minimum(c1, b1)
+    whole = (((a == c0) & (e == c1)).all(axis=1) & (cnt[:, 1:] == 1).all(axis=1)).tolist()
+    firsts, counts = lo.tolist(), cnt.tolist()
+    at, to, skips = (a - b0).tolist(), (e - b0).tolist(), list(map(tuple, (a - c0).tolist()))
+    slots: dict[tuple, np.ndarray] = {}        # per kind, made at first use
+    nbytes = io.plan(chunk).nbytes                        # type: ignore[arg-type]
+
+    def one(i: int) -> None:
+        first, count = firsts[i], counts[i]
+        if absent is not None and absent[i]:
+            target[tuple(map(slice, at[i], to[i]))] = io.fill
+            return
+        sl = slots.get(kinds[i])
+        if sl is None:
+            sl = slots[kinds[i]] = _slots(kinds[i], ratio)
+        got = read_slots(io.source, objs[i], sl)
+        row = prod(count[1:])
+        rows = max(1, min(SLAB_BYTES // max(1, row * nbytes), SLAB_CHUNKS // row))
+        if rows >= count[0]:                # the shard in one slab
+            if got is None:
+                target[tuple(map(slice, at[i], to[i]))] = io.fill
+                return
+            dst = target[tuple(map(slice, at[i], to[i]))]
+            decode_into(io, got[0], got[1], got[2], first, count, dst, skips[i],
+                        whole[i] and dst.flags.c_contiguous)
+            return
+        for r0 in range(0, count[0], rows):
+            r1 = min(count[0], r0 + rows)
+            decode_slab(io, got, [first[0] + r0, *first[1:]], [r1 - r0, *count[1:]],
+                        r0 * row, box, target)
+
+    run_in_order(len(objs), one,
                  len(objs) > 1 and _pool.threads() > 1 and not io.gil_bound)
-    return True
+
+
+def _slots(kind: tuple[int, ...], ratio: tuple[int, ...]) -> np.ndarray:
+    """The slots (C order over the shard's inner chunks) of the part of a shard ``kind``
+    says: the first inner chunk (within the shard) and the counts, per axis."""
+    nd = len(ratio)
+    rel, counts = kind[:nd], kind[nd:]
+    slots = np.zeros(counts, dtype=np.int64)
+    stride = 1
+    for d in range(nd - 1, -1, -1):
+        shape = [1] * nd
+        shape[d] = counts[d]
+        slots += (np.arange(rel[d], rel[d] + counts[d], dtype=np.int64) * stride).reshape(shape)
+        stride *= ratio[d]
+    return slots.reshape(-1)
 
 
 def _read_shard_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
@@ -246,35 +308,6 @@ def run_in_order(n: int, one: Callable[[int], None], parallel: bool) -> None:
         raise failed[1]
 
 
-def _read_shard(io: ArrayIO, obj: tuple[int, ...], box: tuple, target: np.ndarray,
-                absent: bool = False) -> None:
-    """The cells of the box in the shard ``obj``, into ``target`` (the box's cells); with
-    ``absent`` (the store told the shard is not stored), the fill value, unread."""
-    chunk, ratio = io.chunk_shape, io.object_ratio
-    # the inner chunks of this shard the box touches, per axis: [lo, hi) in array chunks
-    lo = [max(o * r, a // c) for o, r, (a, _), c in zip(obj, ratio, box, chunk)]
-    hi = [min((o + 1) * r, (b - 1) // c + 1) for o, r, (_, b), c in zip(obj, ratio, box, chunk)]
-    counts = [h - l for l, h in zip(lo, hi)]
-    if absent:
-        decode_slab(io, None, lo, counts, 0, box, target)
-        return
-    slots = np.zeros(counts, dtype=np.int64)          # C order over the shard's slots
-    stride = 1
-    for d in range(len(chunk) - 1, -1, -1):
-        shape = [1] * len(chunk)
-        shape[d] = counts[d]
-        slots += (np.arange(lo[d] - obj[d] * ratio[d], hi[d] - obj[d] * ratio[d],
-                            dtype=np.int64) * stride).reshape(shape)
-        stride *= ratio[d]
-    got = read_slots(io.source, obj, slots.reshape(-1))
-    del slots
-    row = prod(counts[1:])
-    rows = max(1, min(SLAB_BYTES // max(1, row * io.plan(chunk).nbytes), SLAB_CHUNKS // row))
-    for r0 in range(0, counts[0], rows):
-        r1 = min(counts[0], r0 + rows)
-        decode_slab(io, got, [lo[0] + r0, *lo[1:]], [r1 - r0, *counts[1:]], r0 * row, box, target)
-
-
 def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: int,
                 box: tuple, target: np.ndarray) -> None:
     """Decode the box of chunks from ``first`` (array chunks) of ``counts`` chunks, the
@@ -283,7 +316,6 @@ def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: 
     ``target`` (the box's cells). Chunks the box covers whole, lying one after another in
     ``target`` (a 1-d array, say), are decoded straight into it."""
     chunk = io.chunk_shape
-    ndim = len(chunk)
     # the cells of the slab's chunks, and the part of them in the box, per axis
     c0 = [f * c for f, c in zip(first, chunk)]
     a = [max(x, b0) for x, (b0, _) in zip(c0, box)]
@@ -293,36 +325,49 @@ def decode_slab(io: ArrayIO, got: Any, first: list[int], counts: list[int], at: 
         dst[...] = io.fill
         return
     k = prod(counts)
-    buf, starts, lengths = got[0], got[1][at:at + k], got[2][at:at + k]
     covered = a == c0 and all(y == x + n * c for y, x, n, c in zip(e, c0, counts, chunk))
-    direct = covered and dst.flags.c_contiguous and all(n == 1 for n in counts[1:])
+    decode_into(io, got[0], got[1][at:at + k], got[2][at:at + k], first, counts, dst,
+                tuple(x - y for x, y in zip(a, c0)),
+                covered and dst.flags.c_contiguous and all(n == 1 for n in counts[1:]))
+
+
+def decode_into(io: ArrayIO, buf: Any, starts: np.ndarray, lengths: np.ndarray,
+                first: list[int], counts: list[int], dst: np.ndarray, skip: tuple[int, ...],
+                direct: bool) -> None:
+    """Decode the chunks ``buf``, ``starts`` and ``lengths`` describe (a start of -1: a missing
+    chunk), the box of ``counts`` chunks from ``first`` (array chunks), and copy their cells
+    into ``dst``: the part of their cells from ``skip`` (per axis) onwards that the read
+    wants. With ``direct``, ``dst`` is their cells in order (the chunks covered whole, one
+    after another in it), and they are decoded straight into it."""
+    chunk = io.chunk_shape
+    k = len(starts)
     if direct:
         dec = dst.reshape(k, *chunk)                # the chunks' cells in order: a view
     else:
         dec = np.empty((k, *chunk), dtype=io.dtype)
-    plan = io.plan(chunk)
 
     def located(i: int, exc: BaseException) -> Any:
         coords = np.unravel_index(i, counts)
         return _located(exc, io, tuple(int(f + x) for f, x in zip(first, coords)), chunk)
 
     from zarrx.codecs.plan_many import decode_many    # codecs load on first use
-    decode_many(plan, buf, starts, lengths, dec, located)
+    decode_many(io.plan(chunk), buf, starts, lengths, dec, located)
     missing = starts < 0
     if missing.any():
         dec[missing] = io.fill
     if direct:
         return
+    if not dec.dtype.hasobject:
+        # each chunk's cells in the box copied into it, in one kernel call
+        scatter_chunks(dec, tuple(counts), dst, skip)
+        return
     # (n0, ..., c0, ...) -> (n0, c0, n1, c1, ...): the slab's cells
+    ndim = len(chunk)
     cells = dec.reshape(*counts, *chunk).transpose(
         [x for d in range(ndim) for x in (d, ndim + d)])
-    split = [x for n, c in zip(counts, chunk) for x in (n, c)]
-    if covered:
-        np.reshape(dst, split, copy=False)[...] = cells    # a view: each axis split in two
-        return
     whole = np.empty([n * c for n, c in zip(counts, chunk)], dtype=io.dtype)
-    whole.reshape(split)[...] = cells
-    dst[...] = whole[tuple(slice(x - y, z - y) for x, z, y in zip(a, e, c0))]
+    whole.reshape([x for n, c in zip(counts, chunk) for x in (n, c)])[...] = cells
+    dst[...] = whole[tuple(slice(x, x + n) for x, n in zip(skip, dst.shape))]
 
 
 def decode_picked(io: ArrayIO, got: Any, sk: list[np.ndarray], pos: list[np.ndarray],

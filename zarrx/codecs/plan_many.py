@@ -5,7 +5,7 @@ kernels.
 :func:`decode_many` decodes the chunks a :class:`~zarrx.codecs.plan.CodecPipeline` reads that
 lie in one buffer (a shard's bytes, or the stored chunks of a read joined), described by two
 int64 arrays, into the rows of one array. Each stage takes all the chunks in one call: a
-``crc32c`` verifies every checksum in one kernel call, raw chunks are copied by numpy, zstd
+``crc32c`` verifies every checksum in one kernel call, raw chunks are copied by another, zstd
 frames decoded by :func:`~zarrx.codecs.zstd.decompress_many`, blosc and deflate streams by
 their one-buffer kernel called straight in a loop, and transpositions (a Zarr v2 array of
 order "F") undone for all the chunks with one copy; any other chain runs ``plan.decode`` chunk
@@ -19,17 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrx.codecs._rows import copy_spans
 from zarrx.errors import ZarrError
 
 if TYPE_CHECKING:
     from zarrx.codecs.plan import CodecPipeline
 
 __all__ = ["decode_many", "encodes_rows", "encode_rows"]
-
-#: raw chunks up to this many bytes are copied by index arrays, a batch of chunks at a time
-#: (an index array of ``FANCY_BYTES`` at most); larger ones one by one
-FANCY_MAX = 256
-FANCY_BYTES = 1 << 19
 
 
 def decode_many(plan: CodecPipeline, buf: Any, starts: np.ndarray, lengths: np.ndarray,
@@ -44,14 +40,12 @@ def decode_many(plan: CodecPipeline, buf: Any, starts: np.ndarray, lengths: np.n
     Each stage decodes every chunk in one call where it can (:func:`_batched`); when one
     cannot, or a chunk fails in one, the chunks are decoded one by one with ``plan.decode``,
     which words the first failure."""
-    k = len(starts)
-    if not k:
+    if not len(starts):
         return
     src = np.frombuffer(buf, dtype=np.uint8)
-    present = np.flatnonzero(starts >= 0)
-    if _batched(plan, src, starts, lengths, out, present):
+    if _batched(plan, src, starts, lengths, out):
         return
-    for i in present.tolist():
+    for i in np.flatnonzero(starts >= 0).tolist():
         s = int(starts[i])
         try:
             plan.decode(src[s:s + int(lengths[i])], out[i])
@@ -60,9 +54,10 @@ def decode_many(plan: CodecPipeline, buf: Any, starts: np.ndarray, lengths: np.n
 
 
 def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-             out: np.ndarray, present: np.ndarray) -> bool:
+             out: np.ndarray) -> bool:
     """:func:`decode_many` with one call per stage for all the chunks: checksums verified by
-    their ``verify_many``, the compressor's ``decode_many``, raw bytes copied by numpy. False
+    their ``verify_many``, the compressor's ``decode_many``, raw bytes copied by one kernel
+    call (:func:`~zarrx.codecs._rows.copy_spans`). False
     when the chain has a stage with no such call (nothing decoded then) or a chunk fails in
     one (rows may be written)."""
     if not plan.direct and not _transposed(plan):
@@ -82,9 +77,8 @@ def _batched(plan: CodecPipeline, src: np.ndarray, starts: np.ndarray, lengths: 
     dec = out if not plan.a2a else np.empty((len(starts), *plan.a2b_shape), dtype=plan.dtype)
     rows = dec.reshape(len(starts), -1).view(np.uint8)
     if comp is None:
-        if bool(np.any(lengths[present] != plan.nbytes)):
+        if copy_spans(src, starts, lengths, rows) >= 0:     # a chunk not nbytes long
             return False
-        _copy_raw(src, starts, present, rows, plan.nbytes)
     else:
         kernel = getattr(comp.codec, "decode_many", None)
         if kernel is None or kernel(src, starts, lengths, rows) is not None:
@@ -113,26 +107,6 @@ def _transposed(plan: CodecPipeline) -> bool:
         and type(plan.a2b) is Bytes and plan.a2b_dtype == plan.dtype and not plan.dtype.hasobject \
         and all(st.codec.view_only for st in b2b[1:]) \
         and (not b2b or b2b[0].codec.direct_into or b2b[0].codec.view_only)
-
-
-def _copy_raw(src: np.ndarray, starts: np.ndarray, present: np.ndarray, rows: np.ndarray,
-              nb: int) -> None:
-    """``rows[i] = src[starts[i]:starts[i] + nb]`` for every ``i`` of ``present``."""
-    if not nb or not present.size:
-        return
-    s = starts[present]
-    first = int(s[0])
-    if present.size == len(starts) and bool(np.all(np.diff(s) == nb)):
-        rows[...] = src[first:first + present.size * nb].reshape(-1, nb)   # as writers pack
-        return
-    if nb > FANCY_MAX:
-        for i, at in zip(present.tolist(), s.tolist()):
-            rows[i] = src[at:at + nb]
-        return
-    step = max(1, FANCY_BYTES // (8 * nb))
-    cells = np.arange(nb, dtype=np.int64)
-    for b in range(0, present.size, step):
-        rows[present[b:b + step]] = src[s[b:b + step, None] + cells]
 
 
 def encodes_rows(plan: CodecPipeline) -> bool:

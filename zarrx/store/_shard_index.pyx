@@ -213,6 +213,57 @@ def encode_index(entries, int n_crc, bint big_endian=False, word_at=None):
     return bytes(out)
 
 
+def slot_spans(const uint64_t[:, ::1] entries, const int64_t[::1] slots, int64_t limit):
+    """Where the inner chunks at ``slots`` (int64 slot numbers) lie, from a decoded and
+    validated index ``entries`` (every present entry lies below 2^63): ``(starts, lengths,
+    present, lo, hi, total, over)``, where ``starts[i]`` is chunk ``i``'s offset less ``lo``
+    (-1 when it is missing, its length then 0), ``present`` the number of chunks not missing,
+    ``[lo, hi)`` the bytes spanning them, ``total`` the sum of their lengths (at most 2^63-1) and ``over`` the
+    first chunk longer than ``limit`` (-1: none; ``limit`` < 0: no limit). ``lo`` and ``hi``
+    are 0 when no chunk is present. One pass over the slots, without the GIL."""
+    cdef Py_ssize_t m = slots.shape[0], n = entries.shape[0], i, bad = -1, over = -1
+    if entries.shape[1] != 2:
+        raise ShardError(f"shard index: expected (n, 2) entries, found {entries.shape[1]} "
+                         f"words each")
+    cdef cnp.ndarray starts_a = np.empty(m, dtype=np.int64)
+    cdef cnp.ndarray lengths_a = np.empty(m, dtype=np.int64)
+    cdef int64_t* st = <int64_t*>cnp.PyArray_DATA(starts_a)
+    cdef int64_t* ln = <int64_t*>cnp.PyArray_DATA(lengths_a)
+    cdef int64_t s, off, nb, lo = 0x7FFFFFFFFFFFFFFF, hi = 0, total = 0
+    cdef Py_ssize_t present = 0
+    with nogil:
+        for i in range(m):
+            s = slots[i]
+            if s < 0 or s >= n:
+                bad = i
+                break
+            if entries[s, 0] == MISSING:
+                st[i] = -1
+                ln[i] = 0
+                continue
+            off = <int64_t>entries[s, 0]
+            nb = <int64_t>entries[s, 1]
+            st[i] = off
+            ln[i] = nb
+            present += 1
+            total = total + nb if total <= <int64_t>MAX_OBJECT - nb else <int64_t>MAX_OBJECT
+            if off < lo:
+                lo = off
+            if off + nb > hi:
+                hi = off + nb
+            if over < 0 and limit >= 0 and nb > limit:
+                over = i
+        if bad < 0 and present:
+            for i in range(m):
+                if st[i] >= 0:
+                    st[i] -= lo
+    if bad >= 0:
+        raise ShardError(f"shard index: slot {slots[bad]} out of range for {n} entries")
+    if not present:
+        lo = 0
+    return starts_a, lengths_a, present, lo, hi, total, over
+
+
 @cython.boundscheck(False)  # safe: loops run over i < m, d < nd of arrays shaped (m, nd) / (nd,)
 def locate(const int64_t[:, ::1] coords, const int64_t[::1] per_shard):
     """Map inner-chunk coordinates (one row each) onto shards.

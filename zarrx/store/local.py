@@ -34,7 +34,7 @@ from zarrx.store.base import (ByteRange, ObjectSnapshot, Request, Versioned, abs
 from zarrx.store.localcond import (ConditionalFiles, NotAFile, non_file, not_a_file,
                                    rename_ordered, unlink_ordered)
 from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
-                                 create_temp, generation_of, is_temp_name, quietly, read_exact,
+                                 create_temp, generation_of, quietly, read_exact,
                                  stamp, write_all)
 from zarrx.store._localread import Arena, absent_keys, plain_key, read_whole
 from zarrx.store._localstat import generations
@@ -111,10 +111,9 @@ class LocalStore(ConditionalFiles, FileListing):
     def _parts(self, key: object) -> list[str]:
         check_path_key(key, repr(self))
         assert isinstance(key, str)
-        parts = key.split("/")
-        if any(is_temp_name(seg) for seg in parts):
+        if TMP_MARK in key:             # in a segment: the marker holds no "/"
             raise StoreError(f"{self!r}: key {key!r}: found the reserved marker {TMP_MARK!r}")
-        return parts
+        return key.split("/")
 
     def _path(self, key: object) -> str:
         """The file path of ``key`` (for messages and tools; operations walk with dir fds)."""

@@ -322,6 +322,8 @@ def _held(entries: np.ndarray | bytes) -> int:
     bytes object, as the decoded shards of ``zarrx.shard_objects`` are, holds its length)."""
     if not isinstance(entries, np.ndarray):
         return memoryview(entries).nbytes
+    if entries.base is None:                # as the index kernel returns them
+        return entries.nbytes
     owner: object = entries
     while isinstance(owner, np.ndarray) and owner.base is not None:
         owner = owner.base

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from zarrx.store import _shard_index as _k
 from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot, address_fields
 
 if TYPE_CHECKING:
@@ -44,39 +45,35 @@ def _read(src: ShardedChunks, snap: ObjectSnapshot, obj: tuple[int, ...],
     held = False
     if snap.whole_reads and snap.size is not None and snap.size <= WHOLE_READ_MAX and \
             2 * len(slots) >= fmt.n and \
-            int(slots.min()) + (fmt.n - 1 - int(slots.max())) <= fmt.n // 16 and \
+            int(np.minimum.reduce(slots)) + (fmt.n - 1 - int(np.maximum.reduce(slots))) \
+            <= fmt.n // 16 and \
             src._cache.get((obj,), snap.generation) is None:
         # as ShardedChunks._whole: one read of the object where the index and the chunks
         # would take two, and span nearly all of it
         snap = HeldSnapshot(snap.key, snap.read([None])[0], snap.generation)
         held = True
     entries = src._index(snap, (obj,), 0, 0, snap.size)
-    # a missing chunk's offset, 2**64-1, is -1 as int64: the offsets are the starts as they are
-    starts = entries[slots, 0].view(np.int64)
-    lengths = entries[slots, 1].view(np.int64)
-    present = starts >= 0
-    if not present.any():
-        return b"", starts, np.zeros(len(slots), dtype=np.int64)
-    lengths[~present] = 0
     lim = None if src._unit_limit is None else src._unit_limit()
-    if lim is not None and int(lengths.max()) > lim.nbytes:     # refused unread
-        i = int(np.argmax(lengths > lim.nbytes))
-        raise lim.error(int(lengths[i])).at(
-            array=src.name, **src.location(_coords(src, obj, int(slots[i]))),
+    # one kernel pass: each chunk's start (less the lowest), its length, and the span of them
+    starts, lengths, present, lo, hi, total, over = _k.slot_spans(
+        entries, slots, -1 if lim is None else lim.nbytes)
+    if not present:
+        return b"", starts, lengths
+    if over >= 0:                                                # refused unread
+        raise lim.error(int(lengths[over])).at(             # type: ignore[union-attr]
+            array=src.name, **src.location(_coords(src, obj, int(slots[over]))),
             **address_fields(src.store, src.objects.key(obj)))
-    lo = int(starts.min(where=present, initial=np.iinfo(np.int64).max))
-    hi = _end(starts, lengths, present, 0)
-    total = int(lengths.sum())
     if held or hi - lo <= 2 * total + GAP_BYTES:
         data = snap.read([ByteRange.trusted(lo, hi - lo)])[0]
         got = memoryview(data).nbytes
         if got != hi - lo:                  # only when the shard's size was unknown
-            i = int(np.argmax(present & (starts + lengths - lo > got)))
+            i = int(np.argmax((starts >= 0) & (starts + lengths > got)))
             _short(src, obj, slots, i, entries, lo, hi, got)
-        np.subtract(starts, lo, out=starts, where=present)
         return data, starts, lengths
     buf = np.empty(total, dtype=np.uint8)
-    idx = np.flatnonzero(present)
+    present_at = starts >= 0
+    np.add(starts, lo, out=starts, where=present_at)           # offsets in the shard
+    idx = np.flatnonzero(present_at)
     at = np.cumsum(lengths) - lengths
     for b in range(0, idx.size, RANGE_BATCH):
         part = idx[b:b + RANGE_BATCH]
@@ -88,17 +85,8 @@ def _read(src: ShardedChunks, snap: ObjectSnapshot, obj: tuple[int, ...],
             if view.size != n:              # only when the shard's size was unknown
                 _short(src, obj, slots, i, entries, s, s + n, view.size)
             buf[int(at[i]):int(at[i]) + n] = view
-    np.copyto(starts, at, where=present)
+    np.copyto(starts, at, where=present_at)
     return buf, starts, lengths
-
-
-def _end(starts: np.ndarray, lengths: np.ndarray, present: np.ndarray, step: int) -> int:
-    """The end of the last byte of the chunks ``present`` (summed a block at a time, so that no
-    array of every end is made)."""
-    step = step or 1 << 16
-    return max(int(np.add(starts[b:b + step], lengths[b:b + step])
-                   .max(where=present[b:b + step], initial=0))
-               for b in range(0, len(starts), step))
 
 
 def _coords(src: ShardedChunks, obj: tuple[int, ...], slot: int) -> tuple[int, ...]:

@@ -1,0 +1,3 @@
+from typing_extensions import Buffer
+
+def copy_spans(src: Buffer, starts: Buffer, lengths: Buffer, rows: Buffer) -> int: ...
