@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.metadata._util import Loc, freeze, thaw
+from zarrx.metadata.frozen import FrozenDict, freeze_json
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
@@ -168,6 +169,9 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     if isinstance(value, str):
         name = value
     elif isinstance(value, dict):
+        # frozen here, as the DataType holds it: what is remembered of it (a struct's parsed
+        # fields, by identity) is found again from the DataType
+        value = freeze_json(value)
         loc.keys(value, ("name",), ("configuration", "must_understand"))
         name = (loc / "name").str(value["name"])
         if "configuration" in value:
@@ -232,6 +236,9 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     raise loc.error("a known data type", value)
 
 
+_DICTS = (dict, FrozenDict)
+
+
 def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]:
     """The fields of a ``struct`` (``{"name", "data_type"}`` objects) or legacy ``structured``
     (``[name, data type]`` pairs) data type, each with its data type."""
@@ -241,7 +248,7 @@ def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]
     out: list[tuple[str, DataType]] = []
     names: set[str] = set()
     for i, f in enumerate(fields):
-        if name == "struct" and type(f) is dict and len(f) == 2:    # the common case, no Loc
+        if name == "struct" and type(f) in _DICTS and len(f) == 2:    # the common case, no Loc
             fname, ftype = f.get("name"), f.get("data_type")
             sub = _CORE_TYPES.get(ftype) if type(ftype) is str else None
             if sub is not None and type(fname) is str and fname and fname not in names:

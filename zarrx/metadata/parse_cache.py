@@ -17,7 +17,7 @@ from zarrx.metadata._jsonscan import footprint
 from zarrx.metadata.json import Loaded, max_document_bytes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
 
-__all__ = ["cached_parse"]
+__all__ = ["cached_parse", "handed_attributes"]
 
 Meta = ArrayMeta | GroupMeta
 
@@ -83,18 +83,22 @@ def cached_parse(parse: Callable[..., Meta], *docs: Any, loaded: dict[str, Any] 
 
 def _handed_out(meta: Meta) -> Meta:
     """``meta`` with a copy of its attributes: the cache keeps the parse as it is; every
-    caller, the first one too, gets a copy of its attributes (the rest of a result is never
-    modified)."""
-    if meta.attributes:
-        meta = with_attributes(meta, _copied(meta.attributes))
-    return meta
+    caller, the first one too, gets a copy of its attributes (the rest of a result is
+    read-only, :mod:`zarrx.metadata.frozen`)."""
+    return with_attributes(meta, handed_attributes(meta.attributes))
+
+
+def handed_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The attributes a new handle holds of shared metadata holding ``attributes``: a deep
+    copy (a new empty dict too: the handle may change it)."""
+    return _copied(attributes) if attributes else {}
 
 
 def _held(meta: Meta) -> int:
     """An estimate of the memory ``meta`` holds: the JSON it was parsed from and its
     attributes (those of a v3 node hold the values of the JSON's: counted once), and the
     parsed model of it and of each node its consolidated metadata holds."""
-    doc = meta.json
+    doc = meta._json
     v3 = type(doc) is dict and "attributes" in doc
     size = footprint(doc, "attributes" if v3 else None) + footprint(meta.attributes)
     return size + _nodes_held(meta)
