@@ -28,8 +28,8 @@ from zarrx.metadata.consolidated import ConsolidatedIndex, ConsolidatedView
 from zarrx.metadata.json import gc_paused
 from zarrx.metadata.make import attributes_arg
 from zarrx.metadata.node_read import usable_child
-from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
-from zarrx.metadata.parse_cache import handed_attributes
+from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.metadata.parse_cache import for_handle, handed_attributes
 from zarrx.node import Node
 from zarrx.store.base import Store
 
@@ -85,20 +85,16 @@ class Group(Node):
 
     def _from_consolidated(self, index: ConsolidatedIndex, full: str, path: str,
                            meta: ArrayMeta | GroupMeta) -> Array | Group:
-        # the entry is shared (by every handle opened through the consolidated metadata):
-        # each handle gets its own copy of the attributes, as a handle read from its own
-        # documents does (the rest is read-only)
-        attrs = handed_attributes(meta.attributes)
-        if isinstance(meta, GroupMeta):
-            meta = GroupMeta(attributes=attrs, zarr_format=meta.zarr_format,
-                             consolidated=index.view(full), extra=meta.extra, json=meta._json)
+        if isinstance(meta, GroupMeta):     # (each handle its own attributes: for_handle)
+            meta = GroupMeta(attributes=handed_attributes(meta.attributes),
+                             zarr_format=meta.zarr_format, consolidated=index.view(full),
+                             extra=meta.extra, json=meta._json)
             return Group(self._store, path, meta, read_only=self._read_only)
-        return Array(self._store, path, with_attributes(meta, attrs), read_only=self._read_only)
+        return Array(self._store, path, for_handle(meta), read_only=self._read_only)
 
     def _lookup(self, name: str) -> Array | Group | None:
         if isinstance(name, str) and not name.strip("/"):     # "" or "/": this group itself
-            return Group(self._store, self._path, with_attributes(
-                self._meta, handed_attributes(self._meta.attributes)), read_only=self._read_only)
+            return Group(self._store, self._path, for_handle(self._meta), read_only=self._read_only)
         path = self._child_path(name)
         rel = path[len(self._path) + 1:] if self._path else path
         found = self._consolidated()

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
-from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.metadata.model import ArrayMeta, GroupMeta, frozen_entry
 
 __all__ = ["LazyEntries", "entry_is_array", "parsed_entries", "ARRAY", "GROUP"]
 
@@ -58,7 +58,7 @@ class LazyEntries(MutableMapping):
         if meta is None:
             if path not in self._kinds:
                 raise KeyError(path)
-            meta = self._parsed[path] = self._parse(path)
+            meta = self._parsed[path] = frozen_entry(self._parse(path))
         return meta
 
     def __contains__(self, path: object) -> bool:
@@ -73,7 +73,7 @@ class LazyEntries(MutableMapping):
     def __setitem__(self, path: str, meta: Meta) -> None:
         self._check_open(path, "set")
         self._kinds[path] = ARRAY if isinstance(meta, ArrayMeta) else GROUP
-        self._parsed[path] = meta
+        self._parsed[path] = frozen_entry(meta)
 
     def __delitem__(self, path: str) -> None:
         self._check_open(path, "delete")

@@ -5,6 +5,7 @@ Only ``zarrx.metadata`` (and ``zarrx.api``) know which Zarr version a document c
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
@@ -22,7 +23,8 @@ from zarrx.metadata.model_parts import (MAX_INDEX_BYTES, ChunkGrid, ChunkLayout,
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "V2Codecs", "ArrayMeta", "GroupMeta", "ChunkLayout", "ShardGeometry",
            "lower_layout", "to_array_space", "with_attributes", "MAX_INDEX_BYTES",
-           "index_size", "node_dict", "register_node_dict", "register_memory_dtype"]
+           "index_size", "node_dict", "register_node_dict", "register_memory_dtype",
+           "read_only_fill", "own_data_type", "frozen_entry"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +48,7 @@ class ArrayMeta:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "extra", freeze_json(self.extra))
+        object.__setattr__(self, "fill_value", read_only_fill(self.fill_value))
         object.__setattr__(self, "layout", lower_layout(self))
 
     def __eq__(self, other: object) -> bool:
@@ -145,6 +148,47 @@ class ArrayMeta:
                                  f"is Zarr v3 (its codecs are in 'codecs')")
 
 
+def read_only_fill(value: Any) -> Any:
+    """A fill value numpy would let a holder change in place (a struct's ``np.void``, a
+    subarray's array) as a read-only copy: numpy refuses a change with a ``ValueError``
+    ("assignment destination is read-only")."""
+    if isinstance(value, np.void) and value.dtype.names is not None:
+        held = np.array(value, dtype=value.dtype)
+        held.flags.writeable = False
+        return held[()]
+    if isinstance(value, np.ndarray) and value.flags.writeable:
+        value = value.copy()
+        value.flags.writeable = False
+    return value
+
+
+def frozen_entry(meta: Any) -> Any:
+    """A consolidated entry as a group's metadata holds it: with its attributes frozen (the
+    handles opened from it each get a copy of them)."""
+    attrs = getattr(meta, "attributes", None)
+    if attrs and type(attrs) is not FrozenDict and isinstance(meta, (ArrayMeta, GroupMeta)):
+        return with_attributes(meta, freeze_json(attrs))
+    return meta
+
+
+def own_data_type(meta: ArrayMeta) -> ArrayMeta:
+    """``meta``, or a copy of it with a data type and fill value of its own when its numpy
+    dtype is one numpy lets a holder change in place (a struct's, whose field ``names`` can be
+    set): for a handle of metadata other handles share."""
+    dt = meta.data_type
+    if dt.numpy.names is None:
+        return meta
+    new = with_attributes(meta, meta.attributes)
+    numpy = copy.copy(dt.numpy)
+    object.__setattr__(new, "data_type", DataType(dt.name, numpy, dt.variable, json=dt.json))
+    fill = meta.fill_value
+    if isinstance(fill, np.void):
+        held = np.array(fill, dtype=numpy)
+        held.flags.writeable = False
+        object.__setattr__(new, "fill_value", held[()])
+    return new
+
+
 def _fill_key(value: Any) -> Any:
     if value is None or isinstance(value, (str, bytes)):
         return (type(value) is str, value) if value is not None else None
@@ -174,7 +218,8 @@ class GroupMeta:
         object.__setattr__(self, "extra", freeze_json(self.extra))
         entries = self.consolidated
         if type(entries) is dict:
-            object.__setattr__(self, "consolidated", FrozenDict(entries))
+            object.__setattr__(self, "consolidated",
+                               FrozenDict({p: frozen_entry(m) for p, m in entries.items()}))
         elif entries is not None and hasattr(entries, "seal"):
             entries.seal()      # LazyEntries: changed by zarrx only through a copy from now on
 

@@ -14,10 +14,11 @@ from typing import Any
 
 from zarrx import _fork
 from zarrx.metadata._jsonscan import footprint
+from zarrx.metadata.frozen import FrozenDict, FrozenList
 from zarrx.metadata.json import Loaded, max_document_bytes
-from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
+from zarrx.metadata.model import ArrayMeta, GroupMeta, own_data_type, with_attributes
 
-__all__ = ["cached_parse", "handed_attributes"]
+__all__ = ["cached_parse", "handed_attributes", "for_handle"]
 
 Meta = ArrayMeta | GroupMeta
 
@@ -85,7 +86,15 @@ def _handed_out(meta: Meta) -> Meta:
     """``meta`` with a copy of its attributes: the cache keeps the parse as it is; every
     caller, the first one too, gets a copy of its attributes (the rest of a result is
     read-only, :mod:`zarrx.metadata.frozen`)."""
-    return with_attributes(meta, handed_attributes(meta.attributes))
+    return for_handle(meta)
+
+
+def for_handle(meta: Meta) -> Meta:
+    """``meta`` as a new handle holds it when other handles share it: with its own copy of the
+    attributes (and its own numpy dtype where numpy lets it be changed in place); the rest is
+    read-only (:mod:`zarrx.metadata.frozen`)."""
+    meta = with_attributes(meta, handed_attributes(meta.attributes))
+    return own_data_type(meta) if type(meta) is ArrayMeta else meta
 
 
 def handed_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -117,9 +126,9 @@ def _copied(value: Any) -> Any:
     """A deep copy of ``value``, JSON values (dicts, lists, strings, numbers, booleans, null)
     copied directly, anything else by ``copy.deepcopy``."""
     t = type(value)
-    if t is dict:
+    if t is dict or t is FrozenDict:
         return {k: _copied(v) for k, v in value.items()}
-    if t is list:
+    if t is list or t is FrozenList:
         return [_copied(v) for v in value]
     if t is str or t is int or t is float or t is bool or value is None:
         return value
