@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.metadata._util import Loc, freeze, thaw
-from zarrx.metadata.frozen import FrozenDict, freeze_json
+from zarrx.metadata.frozen import FrozenDict
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
@@ -169,9 +169,6 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     if isinstance(value, str):
         name = value
     elif isinstance(value, dict):
-        # frozen here, as the DataType holds it: what is remembered of it (a struct's parsed
-        # fields, by identity) is found again from the DataType
-        value = freeze_json(value)
         loc.keys(value, ("name",), ("configuration", "must_understand"))
         name = (loc / "name").str(value["name"])
         if "configuration" in value:
@@ -279,7 +276,7 @@ def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]
 def struct_fields(dt: DataType) -> list[tuple[str, DataType]] | None:
     """The fields of a v3 ``struct`` data type, each with its data type (their fill values
     are given field by field), or None for any other type."""
-    j = dt.json
+    j = dt._json
     if not (isinstance(j, dict) and j.get("name") == "struct"):
         return None
     known = _FIELDS.get(id(j))
@@ -331,8 +328,8 @@ def _safe_dtype(spec: Any, loc: Loc) -> np.dtype:
 
 
 def dtype_v3_json(dt: DataType) -> Any:
-    if dt.json is not None and not _is_v2_name(dt.name) and not _is_v2_name(dt.json):
-        return dt.json
+    if dt._json is not None and not _is_v2_name(dt.name) and not _is_v2_name(dt._json):
+        return dt._json
     if isinstance(dt.name, str) and not _is_v2_name(dt.name):
         return dt.name
     return v3_json_for_numpy(dt.numpy, dt.variable, dt.name)
@@ -481,8 +478,8 @@ def v2_typestr(n: np.dtype, endian: str | None = None, own: bool = False) -> Any
 
 
 def dtype_v2_json(dt: DataType, endian: str | None) -> Any:
-    if dt.json is not None and _is_v2_name(dt.name):
-        return dt.json
+    if dt._json is not None and _is_v2_name(dt.name):
+        return dt._json
     if _is_v2_name(dt.name):
         return thaw(dt.name)
     return v2_typestr(dt.numpy, endian)

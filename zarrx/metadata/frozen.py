@@ -22,6 +22,7 @@ frozen: every handle gets its own copy of them (as each zarr-python handle parse
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any, NoReturn
 
 __all__ = ["FrozenDict", "FrozenList", "DocumentView", "ListView", "freeze_json", "thaw_json",
@@ -38,9 +39,11 @@ def _refused(what: str) -> NoReturn:
 
 
 class FrozenDict(dict):
-    """A ``dict`` of metadata JSON that refuses every change."""
+    """A ``dict`` of metadata JSON that refuses every change. ``_src``: the JSON it was made
+    from, which a pickle names instead of the items while they are equal (the document a node
+    was read from holds it too: pickled once)."""
 
-    __slots__ = ()
+    __slots__ = ("_src",)
 
     def __setitem__(self, key: Any, value: Any) -> NoReturn:
         _refused(f"cannot set {key!r}")
@@ -58,7 +61,7 @@ class FrozenDict(dict):
         return dict(self)
 
     def __reduce__(self) -> tuple:
-        return (FrozenDict, (dict(self),))
+        return _reduced(self, FrozenDict, dict)
 
     def __copy__(self) -> FrozenDict:
         return self
@@ -68,9 +71,10 @@ class FrozenDict(dict):
 
 
 class FrozenList(list):
-    """A ``list`` of metadata JSON that refuses every change."""
+    """A ``list`` of metadata JSON that refuses every change (``_src``: as for
+    :class:`FrozenDict`)."""
 
-    __slots__ = ()
+    __slots__ = ("_src",)
 
     def __setitem__(self, index: Any, value: Any) -> NoReturn:
         _refused(f"cannot set item {index!r}")
@@ -88,7 +92,7 @@ class FrozenList(list):
         return list(self)
 
     def __reduce__(self) -> tuple:
-        return (FrozenList, (list(self),))
+        return _reduced(self, FrozenList, list)
 
     def __copy__(self) -> FrozenList:
         return self
@@ -97,14 +101,27 @@ class FrozenList(list):
         return thaw_json(self)
 
 
+def _reduced(frozen: Any, cls: type, plain: type) -> tuple:
+    src = getattr(frozen, "_src", None)
+    if src is not None and type(src) is plain and src == frozen:
+        return (freeze_json, (src,))
+    return (freeze_json, (thaw_json(frozen),))
+
+
 def freeze_json(value: Any) -> Any:
     """``value`` (JSON, or tuples of it) with every dict and list in it frozen (a new copy of
     each; what is frozen already is kept)."""
     t = type(value)
     if t is dict:
-        return FrozenDict({k: freeze_json(v) for k, v in value.items()})
+        if not value:
+            return _EMPTY
+        out = FrozenDict({k: freeze_json(v) for k, v in value.items()})
+        out._src = value
+        return out
     if t is list:
-        return FrozenList([freeze_json(v) for v in value])
+        out = FrozenList([freeze_json(v) for v in value])
+        out._src = value
+        return out
     if t is tuple:
         return tuple([freeze_json(v) for v in value])
     return value
@@ -112,7 +129,7 @@ def freeze_json(value: Any) -> Any:
 
 def thaw_json(value: Any) -> Any:
     """A plain, mutable deep copy of metadata JSON (frozen or not, or a view of a document)."""
-    if isinstance(value, (DocumentView, ListView)):
+    if type(value) in _VIEWS:
         value = value._raw
     if isinstance(value, dict):
         return {k: thaw_json(v) for k, v in value.items()}
@@ -137,7 +154,7 @@ def view(value: Any) -> Any:
 
 def raw(value: Any) -> Any:
     """What a view shows (anything else as is)."""
-    return value._raw if isinstance(value, (DocumentView, ListView)) else value
+    return value._raw if type(value) in _VIEWS else value
 
 
 def _same(value: Any) -> Any:
@@ -239,6 +256,10 @@ class ListView(Sequence):
         return thaw_json(self._raw)
 
 
+_VIEWS = (DocumentView, ListView)
+_EMPTY = FrozenDict()
+
+
 def refuse_assignment(cls: type) -> type:
     """Make the frozen dataclass ``cls`` refuse field assignment and deletion with
     :class:`~zarrx.errors.FrozenMetadataError` (dataclasses' own ``FrozenInstanceError`` is
@@ -268,5 +289,12 @@ def guard_document(cls: type) -> None:
     def put(self: Any, value: Any) -> None:
         slot.__set__(self, raw(value))
 
-    cls.json = property(get, put, doc="The document as read (a read-only view).")
+    cls.json = property(get, put, doc="The JSON as read (a read-only view).")
     cls._json = slot
+    # pickled as held (dataclasses' own state reads each field by name: a view)
+    held = [slot if f.name == "json" else cls.__dict__[f.name] for f in fields(cls)]
+
+    def __getstate__(self: Any) -> list:
+        return [d.__get__(self, cls) for d in held]
+
+    cls.__getstate__ = __getstate__

@@ -180,7 +180,7 @@ def own_data_type(meta: ArrayMeta) -> ArrayMeta:
         return meta
     new = with_attributes(meta, meta.attributes)
     numpy = copy.copy(dt.numpy)
-    object.__setattr__(new, "data_type", DataType(dt.name, numpy, dt.variable, json=dt.json))
+    object.__setattr__(new, "data_type", DataType(dt.name, numpy, dt.variable, json=dt._json))
     fill = meta.fill_value
     if isinstance(fill, np.void):
         held = np.array(fill, dtype=numpy)
@@ -270,10 +270,12 @@ def with_attributes(meta: ArrayMeta | GroupMeta, attributes: dict[str, Any]
     """A copy of ``meta`` holding ``attributes``, every other field (the derived layout
     included) shared: ``dataclasses.replace`` without validating and deriving again what
     ``meta`` already holds."""
-    new = object.__new__(type(meta))
-    for name in type(meta).__slots__:
-        object.__setattr__(new, name, getattr(meta, name))
-    object.__setattr__(new, "attributes", attributes)
+    cls = type(meta)
+    new = object.__new__(cls)
+    slots, attrs = _SLOTS[cls]
+    for slot in slots:
+        slot.__set__(new, slot.__get__(meta, cls))
+    attrs.__set__(new, attributes)
     return new
 
 
@@ -282,3 +284,7 @@ refuse_assignment(ArrayMeta)
 refuse_assignment(GroupMeta)
 guard_document(ArrayMeta)
 guard_document(GroupMeta)
+#: each class's fields as held (the document's too, not its view), for :func:`with_attributes`
+_SLOTS = {cls: (tuple(cls._json if n == "json" else cls.__dict__[n] for n in cls.__slots__
+                      if n != "attributes"), cls.__dict__["attributes"])
+          for cls in (ArrayMeta, GroupMeta)}

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from zarrx.metadata.frozen import freeze_json, refuse_assignment
+from zarrx.metadata.frozen import freeze_json, guard_document, refuse_assignment
 
 __all__ = ["DataType", "CodecSpec", "ChunkGrid", "RegularGrid", "RectilinearGrid", "KeyEncoding",
            "ShardLevel", "V2Codecs", "ChunkLayout", "ShardGeometry", "lower_layout",
@@ -35,10 +35,6 @@ class DataType:
     variable: bool = False
     json: Any = field(default=None, compare=False)   # the exact JSON read (None: derive from name)
 
-    def __post_init__(self) -> None:
-        if type(self.json) is not str:
-            object.__setattr__(self, "json", freeze_json(self.json))
-
     @property
     def itemsize(self) -> int:
         return self.numpy.itemsize
@@ -61,8 +57,6 @@ class CodecSpec:
     def __post_init__(self) -> None:
         # (shared by every array whose metadata names this codec so: read-only)
         object.__setattr__(self, "configuration", freeze_json(self.configuration))
-        if type(self.json) is not str:
-            object.__setattr__(self, "json", freeze_json(self.json))
 
     def __hash__(self) -> int:
         return hash((self.name, repr(sorted(self.configuration.items()))))
@@ -89,9 +83,6 @@ class RectilinearGrid(ChunkGrid):
 
     chunk_sizes: tuple[tuple[int, ...], ...]      # fully expanded lengths per axis
     json: Any = field(default=None, compare=False)   # the configuration as read (run-length etc.)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "json", freeze_json(self.json))
 
     @property
     def ndim(self) -> int:  # type: ignore[override]
@@ -299,3 +290,5 @@ def lower_layout(meta: Any) -> ChunkLayout:
 for _cls in (DataType, CodecSpec, RegularGrid, RectilinearGrid, KeyEncoding, ShardLevel, V2Codecs,
              ShardGeometry, ChunkLayout):
     refuse_assignment(_cls)
+for _cls in (DataType, CodecSpec, RectilinearGrid):     # JSON as read, shared with the document
+    guard_document(_cls)

@@ -93,8 +93,10 @@ def for_handle(meta: Meta) -> Meta:
     """``meta`` as a new handle holds it when other handles share it: with its own copy of the
     attributes (and its own numpy dtype where numpy lets it be changed in place); the rest is
     read-only (:mod:`zarrx.metadata.frozen`)."""
-    meta = with_attributes(meta, handed_attributes(meta.attributes))
-    return own_data_type(meta) if type(meta) is ArrayMeta else meta
+    meta = with_attributes(meta, _copied(meta.attributes) if meta.attributes else {})
+    if type(meta) is ArrayMeta and meta.data_type.numpy.names is not None:
+        return own_data_type(meta)
+    return meta
 
 
 def handed_attributes(attributes: dict[str, Any]) -> dict[str, Any]:

@@ -223,7 +223,7 @@ def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
     names = {f.name for f in filters}
     kind = "bytes" if "vlen-bytes" in names else "object" if names & set(ANY_OBJECTS) \
         else "string"
-    return DataType(kind, dt.numpy, variable=True, json=dt.json)
+    return DataType(kind, dt.numpy, variable=True, json=dt._json)
 
 
 def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None, key: str
