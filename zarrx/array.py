@@ -147,7 +147,8 @@ class Array(Selecting, Reshaping, Node):
     def dtype(self) -> np.dtype:
         """The numpy dtype of what reads return (``StringDType`` for variable-length strings
         with numpy 2)."""
-        return self._strings if self._strings is not None else self._meta.data_type.numpy
+        return self._strings if self._strings is not None else \
+            self._owned_meta().data_type.numpy
 
     @property
     def nbytes(self) -> int:
@@ -169,7 +170,7 @@ class Array(Selecting, Reshaping, Node):
 
     @property
     def fill_value(self) -> Any:
-        return self._meta.fill_value
+        return self._owned_meta().fill_value
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:

@@ -29,7 +29,6 @@ from zarrx.metadata.json import gc_paused
 from zarrx.metadata.make import attributes_arg
 from zarrx.metadata.node_read import usable_child
 from zarrx.metadata.model import ArrayMeta, GroupMeta
-from zarrx.metadata.parse_cache import for_handle, handed_attributes
 from zarrx.node import Node
 from zarrx.store.base import Store
 
@@ -85,16 +84,15 @@ class Group(Node):
 
     def _from_consolidated(self, index: ConsolidatedIndex, full: str, path: str,
                            meta: ArrayMeta | GroupMeta) -> Array | Group:
-        if isinstance(meta, GroupMeta):     # (each handle its own attributes: for_handle)
-            meta = GroupMeta(attributes=handed_attributes(meta.attributes),
-                             zarr_format=meta.zarr_format, consolidated=index.view(full),
-                             extra=meta.extra, json=meta._json)
+        if isinstance(meta, GroupMeta):     # (a handle's attributes are its own: for_handle)
+            meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
+                             consolidated=index.view(full), extra=meta.extra, json=meta._json)
             return Group(self._store, path, meta, read_only=self._read_only)
-        return Array(self._store, path, for_handle(meta), read_only=self._read_only)
+        return Array(self._store, path, meta, read_only=self._read_only)
 
     def _lookup(self, name: str) -> Array | Group | None:
         if isinstance(name, str) and not name.strip("/"):     # "" or "/": this group itself
-            return Group(self._store, self._path, for_handle(self._meta), read_only=self._read_only)
+            return Group(self._store, self._path, self._meta, read_only=self._read_only)
         path = self._child_path(name)
         rel = path[len(self._path) + 1:] if self._path else path
         found = self._consolidated()

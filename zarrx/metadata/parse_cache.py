@@ -83,10 +83,10 @@ def cached_parse(parse: Callable[..., Meta], *docs: Any, loaded: dict[str, Any] 
 
 
 def _handed_out(meta: Meta) -> Meta:
-    """``meta`` with a copy of its attributes: the cache keeps the parse as it is; every
-    caller, the first one too, gets a copy of its attributes (the rest of a result is
-    read-only, :mod:`zarrx.metadata.frozen`)."""
-    return for_handle(meta)
+    """``meta`` as every caller, the first one too, gets it: the cache's own, never changed
+    by zarrx (its attributes and a struct's numpy dtype are copied by a handle before it shows
+    them, :func:`for_handle`; the rest is read-only, :mod:`zarrx.metadata.frozen`)."""
+    return meta
 
 
 def for_handle(meta: Meta) -> Meta:
