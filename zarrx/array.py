@@ -147,7 +147,11 @@ class Array(Selecting, Reshaping, Node):
     def dtype(self) -> np.dtype:
         """The numpy dtype of what reads return (``StringDType`` for variable-length strings
         with numpy 2)."""
-        return self._strings if self._strings is not None else self._meta.data_type.numpy
+        if self._strings is not None:
+            return self._strings
+        dt = self._meta.data_type.numpy
+        # (a struct's numpy dtype can be changed in place: the handle's own)
+        return dt if dt.names is None else self._owned_meta().data_type.numpy
 
     @property
     def nbytes(self) -> int:
@@ -169,7 +173,8 @@ class Array(Selecting, Reshaping, Node):
 
     @property
     def fill_value(self) -> Any:
-        return self._meta.fill_value
+        fill = self._meta.fill_value
+        return self._owned_meta().fill_value if isinstance(fill, np.void) else fill
 
     @property
     def dimension_names(self) -> tuple[str | None, ...] | None:

@@ -300,8 +300,8 @@ def fill_agreed(meta: ArrayMeta) -> bool:
     if meta.fill_value is None:
         return category(meta.data_type) == "object"
     if meta.zarr_format == 2 and category(meta.data_type) in ("string", "bytes") \
-            and isinstance(meta.json, dict):
-        return isinstance(meta.json.get("fill_value", ""), str)
+            and isinstance(meta._json, dict):
+        return isinstance(meta._json.get("fill_value", ""), str)
     return True
 
 

@@ -7,6 +7,8 @@ keeps working. Messages are self-contained: where (key, field), what was found, 
 """
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "CodecArgumentTypeError", "UnknownCodecError", "StoreError", "ShardError",
     "IndexingError", "IndexingValueError", "IndexingTypeError", "BoundsCheckError", "VindexInvalidSelectionError",
@@ -17,7 +19,8 @@ __all__ = [
     "ArgumentError", "ArgumentTypeError", "ArgumentKeyError", "StoreArgumentError",
     "ArgumentNotImplementedError",
     "ArgumentEncodeError", "ArgumentDecodeError",
-    "DataTypeError", "FillValueError", "FillValueOverflowError", "expected", "refuse_keywords",
+    "DataTypeError", "FillValueError", "FillValueOverflowError", "FrozenMetadataError",
+    "expected", "refuse_keywords",
     "RemoteError", "RemoteAccessError", "RemoteNotFoundError", "RemoteTransientError",
     "RemoteThrottledError", "RemoteServerError", "RemoteTimeoutError", "RemoteConnectionError",
     "MissingDependencyError", "StoreNotFoundError", "StoreExistsError", "ListingUnsupportedError",
@@ -321,6 +324,14 @@ class FillValueError(MetadataError, TypeError):
     """A fill value given by the user that the data type cannot hold (``"abc"`` or ``[1, 2]``
     for integers): a metadata error naming the field, also the ``TypeError`` zarr-python
     raises there."""
+
+
+class FrozenMetadataError(ZarrError, FrozenInstanceError, TypeError):
+    """A change in place of metadata a handle shows (``z.metadata``, its codecs'
+    configurations, its document as read): that metadata is shared by every handle opened on
+    the same stored document, so it is read-only. Also the ``FrozenInstanceError``
+    (``AttributeError``) zarr-python's frozen metadata raises when a field is assigned, and the
+    ``TypeError`` a read-only mapping or a tuple raises when an item is."""
 
 
 class FillValueOverflowError(MetadataError, OverflowError):

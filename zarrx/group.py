@@ -84,9 +84,9 @@ class Group(Node):
 
     def _from_consolidated(self, index: ConsolidatedIndex, full: str, path: str,
                            meta: ArrayMeta | GroupMeta) -> Array | Group:
-        if isinstance(meta, GroupMeta):
+        if isinstance(meta, GroupMeta):     # (a handle's attributes are its own: for_handle)
             meta = GroupMeta(attributes=meta.attributes, zarr_format=meta.zarr_format,
-                             consolidated=index.view(full), extra=meta.extra, json=meta.json)
+                             consolidated=index.view(full), extra=meta.extra, json=meta._json)
             return Group(self._store, path, meta, read_only=self._read_only)
         return Array(self._store, path, meta, read_only=self._read_only)
 

@@ -27,6 +27,7 @@ class Node:
         self._store = store
         self._path = path.strip("/")
         self._meta = meta
+        self._own: Any = None       # ``_meta`` when it is this handle's own (see _owned_meta)
         self._read_only = read_only or store.read_only
 
     def __eq__(self, other: object) -> bool:
@@ -79,7 +80,19 @@ class Node:
 
     @property
     def metadata(self) -> Any:
-        return self._meta
+        return self._owned_meta()
+
+    def _owned_meta(self) -> Any:
+        """The handle's metadata, made its own when first shown: handles opened on the same
+        stored document share its parse, which is read-only, but for the attributes (and a
+        struct's numpy dtype, which numpy lets be changed), of which each handle then gets a
+        copy (:func:`~zarrx.metadata.parse_cache.for_handle`). Opening costs no copy; nor
+        does metadata held anew (after a change) until it is shown."""
+        meta = self._meta
+        if self._own is not meta:
+            from zarrx.metadata.parse_cache import for_handle
+            meta = self._meta = self._own = for_handle(meta)
+        return meta
 
     @property
     def zarr_format(self) -> int:
@@ -92,7 +105,7 @@ class Node:
     @property
     def attrs(self) -> Attributes:
         """User attributes; every change is written to the store at once."""
-        return Attributes(lambda: self._meta.attributes, self._update_attrs,
+        return Attributes(lambda: self._owned_meta().attributes, self._update_attrs,
                           read_only=self._read_only,
                           owner=f"{self._kind} {self.name!r}", where=self._read_only_store())
 

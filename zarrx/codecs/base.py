@@ -141,7 +141,8 @@ class Codec:
         """The codec as metadata holds it, ``{"name": ..., "configuration": {...}}`` (zarr-python's
         ``Codec.to_dict``)."""
         from zarrx.metadata.codecs import codec_json
-        return codec_json(self.to_spec())
+        from zarrx.metadata.frozen import thaw_json
+        return thaw_json(codec_json(self.to_spec()))     # (a new dict, the caller's to change)
 
     @property
     def codec_id(self) -> str:

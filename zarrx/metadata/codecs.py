@@ -243,13 +243,13 @@ def read_codec_places(codecs: tuple[CodecSpec, ...], read_codecs: int
 
 def codec_json(spec: CodecSpec) -> Any:
     """The v3 JSON of a codec (as read when still equivalent, else canonical)."""
-    if spec.json is not None:
+    if spec._json is not None:
         try:
-            again = parse_codec(spec.json, Loc("codec"))
+            again = parse_codec(spec._json, Loc("codec"))
         except ValueError:
             again = None
         if again is not None and again == spec:
-            return spec.json
+            return spec._json
     out: dict[str, Any] = {"name": spec.name}
     if spec.configuration or spec.name in ("vlen-utf8", "vlen-bytes") \
             or spec.name.startswith("numcodecs."):     # zarr-python requires it for these

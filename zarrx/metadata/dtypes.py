@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from zarrx.metadata._util import Loc, freeze, thaw
+from zarrx.metadata.frozen import FrozenDict
 from zarrx.metadata.model import DataType
 
 __all__ = ["parse_dtype_v3", "dtype_v3_json", "parse_dtype_v2", "dtype_v2_json", "category",
@@ -232,6 +233,9 @@ def parse_dtype_v3(value: Any, loc: Loc) -> DataType:
     raise loc.error("a known data type", value)
 
 
+_DICTS = (dict, FrozenDict)
+
+
 def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]:
     """The fields of a ``struct`` (``{"name", "data_type"}`` objects) or legacy ``structured``
     (``[name, data type]`` pairs) data type, each with its data type."""
@@ -241,7 +245,7 @@ def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]
     out: list[tuple[str, DataType]] = []
     names: set[str] = set()
     for i, f in enumerate(fields):
-        if name == "struct" and type(f) is dict and len(f) == 2:    # the common case, no Loc
+        if name == "struct" and type(f) in _DICTS and len(f) == 2:    # the common case, no Loc
             fname, ftype = f.get("name"), f.get("data_type")
             sub = _CORE_TYPES.get(ftype) if type(ftype) is str else None
             if sub is not None and type(fname) is str and fname and fname not in names:
@@ -272,7 +276,7 @@ def _struct_fields(name: str, value: Any, fl: Loc) -> list[tuple[str, DataType]]
 def struct_fields(dt: DataType) -> list[tuple[str, DataType]] | None:
     """The fields of a v3 ``struct`` data type, each with its data type (their fill values
     are given field by field), or None for any other type."""
-    j = dt.json
+    j = dt._json
     if not (isinstance(j, dict) and j.get("name") == "struct"):
         return None
     known = _FIELDS.get(id(j))
@@ -324,8 +328,8 @@ def _safe_dtype(spec: Any, loc: Loc) -> np.dtype:
 
 
 def dtype_v3_json(dt: DataType) -> Any:
-    if dt.json is not None and not _is_v2_name(dt.name) and not _is_v2_name(dt.json):
-        return dt.json
+    if dt._json is not None and not _is_v2_name(dt.name) and not _is_v2_name(dt._json):
+        return dt._json
     if isinstance(dt.name, str) and not _is_v2_name(dt.name):
         return dt.name
     return v3_json_for_numpy(dt.numpy, dt.variable, dt.name)
@@ -474,8 +478,8 @@ def v2_typestr(n: np.dtype, endian: str | None = None, own: bool = False) -> Any
 
 
 def dtype_v2_json(dt: DataType, endian: str | None) -> Any:
-    if dt.json is not None and _is_v2_name(dt.name):
-        return dt.json
+    if dt._json is not None and _is_v2_name(dt.name):
+        return dt._json
     if _is_v2_name(dt.name):
         return thaw(dt.name)
     return v2_typestr(dt.numpy, endian)

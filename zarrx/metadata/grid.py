@@ -289,7 +289,7 @@ def grid_json(grid: ChunkGrid, shape: tuple[int, ...]) -> dict[str, Any]:
     if isinstance(grid, RegularGrid):
         return {"name": "regular", "configuration": {"chunk_shape": list(grid.chunk_shape)}}
     assert isinstance(grid, RectilinearGrid)
-    conf = grid.json
+    conf = grid._json
     if isinstance(conf, dict):
         try:
             again = parse_grid_v3({"name": "rectilinear", "configuration": conf}, shape,

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
-from zarrx.metadata.model import ArrayMeta, GroupMeta
+from zarrx.metadata.model import ArrayMeta, GroupMeta, frozen_entry
 
 __all__ = ["LazyEntries", "entry_is_array", "parsed_entries", "ARRAY", "GROUP"]
 
@@ -33,11 +33,22 @@ class LazyEntries(MutableMapping):
     ``len`` and :meth:`is_array` parse nothing; values, items and equality parse every entry
     they reach."""
 
-    __slots__ = ("_kinds", "_parsed")
+    __slots__ = ("_kinds", "_parsed", "_sealed")
 
     def __init__(self, kinds: dict[str, int]) -> None:
         self._kinds = kinds
         self._parsed: dict[str, Meta] = {}
+        self._sealed = False
+
+    def seal(self) -> None:
+        """Refuse every change from now on (the entries are a group's metadata, which handles
+        share): a change is made to a :meth:`copy`."""
+        self._sealed = True
+
+    def _check_open(self, path: str, what: str) -> None:
+        if getattr(self, "_sealed", True):
+            from zarrx.metadata.frozen import _refused
+            _refused(f"cannot {what} the consolidated entry {path!r}")
 
     def _parse(self, path: str) -> Meta:   # pragma: no cover - every subclass has its own
         raise NotImplementedError
@@ -47,7 +58,7 @@ class LazyEntries(MutableMapping):
         if meta is None:
             if path not in self._kinds:
                 raise KeyError(path)
-            meta = self._parsed[path] = self._parse(path)
+            meta = self._parsed[path] = frozen_entry(self._parse(path))
         return meta
 
     def __contains__(self, path: object) -> bool:
@@ -60,10 +71,12 @@ class LazyEntries(MutableMapping):
         return len(self._kinds)
 
     def __setitem__(self, path: str, meta: Meta) -> None:
+        self._check_open(path, "set")
         self._kinds[path] = ARRAY if isinstance(meta, ArrayMeta) else GROUP
-        self._parsed[path] = meta
+        self._parsed[path] = frozen_entry(meta)
 
     def __delitem__(self, path: str) -> None:
+        self._check_open(path, "delete")
         del self._kinds[path]
         self._parsed.pop(path, None)
 
@@ -82,6 +95,7 @@ class LazyEntries(MutableMapping):
                 object.__setattr__(new, name, getattr(self, name))
         new._kinds = dict(self._kinds)
         new._parsed = dict(self._parsed)
+        new._sealed = False
         return new
 
     def __eq__(self, other: object) -> bool:

@@ -14,10 +14,11 @@ from typing import Any
 
 from zarrx import _fork
 from zarrx.metadata._jsonscan import footprint
+from zarrx.metadata.frozen import FrozenDict, FrozenList
 from zarrx.metadata.json import Loaded, max_document_bytes
-from zarrx.metadata.model import ArrayMeta, GroupMeta, with_attributes
+from zarrx.metadata.model import ArrayMeta, GroupMeta, own_data_type, with_attributes
 
-__all__ = ["cached_parse"]
+__all__ = ["cached_parse", "handed_attributes", "for_handle"]
 
 Meta = ArrayMeta | GroupMeta
 
@@ -82,19 +83,33 @@ def cached_parse(parse: Callable[..., Meta], *docs: Any, loaded: dict[str, Any] 
 
 
 def _handed_out(meta: Meta) -> Meta:
-    """``meta`` with a copy of its attributes: the cache keeps the parse as it is; every
-    caller, the first one too, gets a copy of its attributes (the rest of a result is never
-    modified)."""
-    if meta.attributes:
-        meta = with_attributes(meta, _copied(meta.attributes))
+    """``meta`` as every caller, the first one too, gets it: the cache's own, never changed
+    by zarrx (its attributes and a struct's numpy dtype are copied by a handle before it shows
+    them, :func:`for_handle`; the rest is read-only, :mod:`zarrx.metadata.frozen`)."""
     return meta
+
+
+def for_handle(meta: Meta) -> Meta:
+    """``meta`` as a new handle holds it when other handles share it: with its own copy of the
+    attributes (and its own numpy dtype where numpy lets it be changed in place); the rest is
+    read-only (:mod:`zarrx.metadata.frozen`)."""
+    meta = with_attributes(meta, _copied(meta.attributes) if meta.attributes else {})
+    if type(meta) is ArrayMeta and meta.data_type.numpy.names is not None:
+        return own_data_type(meta)
+    return meta
+
+
+def handed_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
+    """The attributes a new handle holds of shared metadata holding ``attributes``: a deep
+    copy (a new empty dict too: the handle may change it)."""
+    return _copied(attributes) if attributes else {}
 
 
 def _held(meta: Meta) -> int:
     """An estimate of the memory ``meta`` holds: the JSON it was parsed from and its
     attributes (those of a v3 node hold the values of the JSON's: counted once), and the
     parsed model of it and of each node its consolidated metadata holds."""
-    doc = meta.json
+    doc = meta._json
     v3 = type(doc) is dict and "attributes" in doc
     size = footprint(doc, "attributes" if v3 else None) + footprint(meta.attributes)
     return size + _nodes_held(meta)
@@ -113,9 +128,9 @@ def _copied(value: Any) -> Any:
     """A deep copy of ``value``, JSON values (dicts, lists, strings, numbers, booleans, null)
     copied directly, anything else by ``copy.deepcopy``."""
     t = type(value)
-    if t is dict:
+    if t is dict or t is FrozenDict:
         return {k: _copied(v) for k, v in value.items()}
-    if t is list:
+    if t is list or t is FrozenList:
         return [_copied(v) for v in value]
     if t is str or t is int or t is float or t is bool or value is None:
         return value

@@ -223,7 +223,7 @@ def _object_dtype(dt: DataType, filters: list[CodecSpec]) -> DataType:
     names = {f.name for f in filters}
     kind = "bytes" if "vlen-bytes" in names else "object" if names & set(ANY_OBJECTS) \
         else "string"
-    return DataType(kind, dt.numpy, variable=True, json=dt.json)
+    return DataType(kind, dt.numpy, variable=True, json=dt._json)
 
 
 def parse_array_v2(zarray: bytes | str | dict, zattrs: bytes | str | dict | None, key: str
@@ -311,7 +311,7 @@ def v2_codecs_of(filters: list[CodecSpec], compressor: CodecSpec | None, loc: Lo
 def serialize_v2(meta: ArrayMeta | GroupMeta) -> dict[str, dict[str, Any]]:
     """``{".zarray" or ".zgroup": {...}, ".zattrs": {...}}`` (``.zattrs`` only when attributes
     are not empty)."""
-    src = meta.json if isinstance(meta.json, dict) and meta.json.get("zarr_format") == 2 else {}
+    src = meta._json if isinstance(meta._json, dict) and meta._json.get("zarr_format") == 2 else {}
     if isinstance(meta, GroupMeta):
         out: dict[str, dict[str, Any]] = {".zgroup": {"zarr_format": 2, **meta.extra}}
     else:

@@ -289,7 +289,7 @@ def read_v3(doc: bytes | str | dict, key: str) -> ArrayMeta | GroupMeta:
 
 # -- serialise ---------------------------------------------------------------------------------
 def _src(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
-    src = meta.json
+    src = meta._json
     return src if isinstance(src, dict) and src.get("zarr_format") == 3 else {}
 
 
