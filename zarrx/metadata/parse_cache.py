@@ -124,14 +124,18 @@ def _nodes_held(meta: Meta) -> int:
     return nodes * _NODE_BYTES
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _copied(value: Any) -> Any:
     """A deep copy of ``value``, JSON values (dicts, lists, strings, numbers, booleans, null)
-    copied directly, anything else by ``copy.deepcopy``."""
+    copied directly (scalars taken as they are, without a call each), anything else by
+    ``copy.deepcopy``."""
     t = type(value)
     if t is dict or t is FrozenDict:
-        return {k: _copied(v) for k, v in value.items()}
+        return {k: v if type(v) in _SCALARS else _copied(v) for k, v in value.items()}
     if t is list or t is FrozenList:
-        return [_copied(v) for v in value]
-    if t is str or t is int or t is float or t is bool or value is None:
+        return [v if type(v) in _SCALARS else _copied(v) for v in value]
+    if t in _SCALARS:
         return value
     return copy.deepcopy(value)
