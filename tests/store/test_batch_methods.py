@@ -161,10 +161,10 @@ def test_local_batches_do_what_single_calls_do(data):
         _trial(data, "local", top)
 
 
-def test_two_items_of_one_key_are_written_in_turn():
+def test_two_items_of_one_key_are_written_in_turn(tmp_path):
     """The second write of a key from the generation both were read at is refused, as the
     second of two single calls is (before, a MemoryStore batch wrote both)."""
-    for store in (MemoryStore(), LocalStore(tempfile.mkdtemp())):
+    for store in (MemoryStore(), LocalStore(tmp_path)):
         store.set("k", b"1")
         g = store.generation("k")
         assert store.set_if_many([("k", b"2", g), ("k", b"3", g)]) == [1]
