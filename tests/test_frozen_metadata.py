@@ -162,6 +162,22 @@ def test_a_struct_fill_value_and_dtype_are_not_shared(tmp_path):
     assert zarrx.open_array(path)[:].tolist() == [(5, 5.0), (1, 2.0), (1, 2.0), (1, 2.0)]
 
 
+@pytest.mark.parametrize("read", [lambda z: z[:], lambda z: z[1], lambda z: z.oindex[[0, 2]],
+                                  lambda z: z.vindex[[3, 0]], lambda z: z.blocks[0]],
+                         ids=["slice", "point", "oindex", "vindex", "block"])
+def test_renaming_the_fields_of_what_a_read_returns_changes_no_other_handle(tmp_path, read):
+    dt = np.dtype([("a", "<i4"), ("b", "<f4")])
+    path = str(tmp_path / "s.zarr")
+    z = zarrx.create_array(path, shape=(4,), chunks=(2,), dtype=dt)
+    z[:] = np.array([(1, 2.0), (3, 4.0), (5, 6.0), (7, 8.0)], dtype=dt)
+    got = read(zarrx.open_array(path, mode="r"))
+    got.dtype.names = ("x", "y")        # numpy renames a dtype in place
+    b = zarrx.open_array(path, mode="r")
+    assert b.dtype.names == ("a", "b")
+    assert b[:].dtype.names == ("a", "b") and b[:]["a"].tolist() == [1, 3, 5, 7]
+    assert b.metadata.to_dict()["data_type"]["configuration"]["fields"][0][0] == "a"
+
+
 def test_codec_objects_and_documents_handed_out_are_copies(tmp_path):
     path = _array(tmp_path)
     a = zarrx.open_array(path)
