@@ -206,3 +206,39 @@ def test_metadata_stays_read_only_through_a_pickle(tmp_path):
     b.metadata.attributes["k"].append(2)        # the unpickled handle's own
     assert a.attrs["k"] == [1]
     _same_data_in_zarr_python(path, b)
+
+
+@pytest.mark.parametrize("show", [lambda z: z.attrs.asdict(), lambda z: z.metadata,
+                                  lambda z: z.attrs["k"]], ids=["attrs", "metadata", "attr"])
+def test_a_resize_by_another_thread_while_a_handle_copies_its_metadata_is_kept(
+        tmp_path, monkeypatch, show):
+    import threading
+
+    import zarrx.metadata.parse_cache as parse_cache
+    path = str(tmp_path / "a.zarr")
+    z = zarrx.create_array(path, shape=(10,), chunks=(5,), dtype="<i4", attributes={"k": 1})
+    z = zarrx.open_array(path)
+    real = parse_cache.for_handle
+    resized = []
+
+    def copy_while_resized(meta):
+        if not resized:         # another thread resizes the handle while this one copies
+            resized.append(1)
+            t = threading.Thread(target=z.resize, args=((20,),))
+            t.start()
+            t.join()
+        return real(meta)
+
+    monkeypatch.setattr(parse_cache, "for_handle", copy_while_resized)
+    show(z)
+    assert resized and z.shape == (20,) and z.metadata.shape == (20,)
+    z[:] = np.arange(20)
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[:], np.arange(20))
+    assert z.attrs["k"] == 1
+
+
+def test_attributes_changed_in_place_go_with_a_pickled_handle(tmp_path):
+    z = zarrx.open_array(_array(tmp_path, attributes={"k": 1}))
+    z.metadata.attributes["k"] = 2              # the handle's own copy, not stored
+    assert pickle.loads(pickle.dumps(z)).attrs["k"] == 2
+    assert zarrx.open_array(str(tmp_path / "a.zarr")).attrs["k"] == 1

@@ -118,7 +118,7 @@ class Array(Selecting, Reshaping, Node):
         # be read there fails in the worker's first read (a multiprocessing pool then raises
         # it in the parent) rather than while the pool unpickles the task (the pool takes that
         # error for its pipe closing and loses the task)
-        return (_rebuild, (self._store, self._path, self._meta, self._read_only,
+        return (_rebuild, (self._store, self._path, self._shown_meta(), self._read_only,
                            self._write_empty, self._memory_order))
 
     def __dask_tokenize__(self) -> tuple:
