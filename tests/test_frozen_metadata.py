@@ -162,6 +162,22 @@ def test_a_struct_fill_value_and_dtype_are_not_shared(tmp_path):
     assert zarrx.open_array(path)[:].tolist() == [(5, 5.0), (1, 2.0), (1, 2.0), (1, 2.0)]
 
 
+@pytest.mark.parametrize("read", [lambda z: z[:], lambda z: z[1], lambda z: z.oindex[[0, 2]],
+                                  lambda z: z.vindex[[3, 0]], lambda z: z.blocks[0]],
+                         ids=["slice", "point", "oindex", "vindex", "block"])
+def test_renaming_the_fields_of_what_a_read_returns_changes_no_other_handle(tmp_path, read):
+    dt = np.dtype([("a", "<i4"), ("b", "<f4")])
+    path = str(tmp_path / "s.zarr")
+    z = zarrx.create_array(path, shape=(4,), chunks=(2,), dtype=dt)
+    z[:] = np.array([(1, 2.0), (3, 4.0), (5, 6.0), (7, 8.0)], dtype=dt)
+    got = read(zarrx.open_array(path, mode="r"))
+    got.dtype.names = ("x", "y")        # numpy renames a dtype in place
+    b = zarrx.open_array(path, mode="r")
+    assert b.dtype.names == ("a", "b")
+    assert b[:].dtype.names == ("a", "b") and b[:]["a"].tolist() == [1, 3, 5, 7]
+    assert b.metadata.to_dict()["data_type"]["configuration"]["fields"][0][0] == "a"
+
+
 def test_codec_objects_and_documents_handed_out_are_copies(tmp_path):
     path = _array(tmp_path)
     a = zarrx.open_array(path)
@@ -190,3 +206,39 @@ def test_metadata_stays_read_only_through_a_pickle(tmp_path):
     b.metadata.attributes["k"].append(2)        # the unpickled handle's own
     assert a.attrs["k"] == [1]
     _same_data_in_zarr_python(path, b)
+
+
+@pytest.mark.parametrize("show", [lambda z: z.attrs.asdict(), lambda z: z.metadata,
+                                  lambda z: z.attrs["k"]], ids=["attrs", "metadata", "attr"])
+def test_a_resize_by_another_thread_while_a_handle_copies_its_metadata_is_kept(
+        tmp_path, monkeypatch, show):
+    import threading
+
+    import zarrx.metadata.parse_cache as parse_cache
+    path = str(tmp_path / "a.zarr")
+    z = zarrx.create_array(path, shape=(10,), chunks=(5,), dtype="<i4", attributes={"k": 1})
+    z = zarrx.open_array(path)
+    real = parse_cache.for_handle
+    resized = []
+
+    def copy_while_resized(meta):
+        if not resized:         # another thread resizes the handle while this one copies
+            resized.append(1)
+            t = threading.Thread(target=z.resize, args=((20,),))
+            t.start()
+            t.join()
+        return real(meta)
+
+    monkeypatch.setattr(parse_cache, "for_handle", copy_while_resized)
+    show(z)
+    assert resized and z.shape == (20,) and z.metadata.shape == (20,)
+    z[:] = np.arange(20)
+    np.testing.assert_array_equal(zarr.open_array(path, mode="r")[:], np.arange(20))
+    assert z.attrs["k"] == 1
+
+
+def test_attributes_changed_in_place_go_with_a_pickled_handle(tmp_path):
+    z = zarrx.open_array(_array(tmp_path, attributes={"k": 1}))
+    z.metadata.attributes["k"] = 2              # the handle's own copy, not stored
+    assert pickle.loads(pickle.dumps(z)).attrs["k"] == 2
+    assert zarrx.open_array(str(tmp_path / "a.zarr")).attrs["k"] == 1

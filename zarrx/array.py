@@ -55,8 +55,12 @@ class Array(Selecting, Reshaping, Node):
 
     @_fork.cached_property
     def _io(self) -> chunk_io.ArrayIO:
-        return chunk_io.ArrayIO(self._meta,
-                                layout.chunk_source(self._store, self._path, self._meta),
+        meta = self._meta
+        if meta.data_type.numpy.names is not None:
+            # reads hand out arrays of this dtype, whose field names numpy lets be changed in
+            # place: the handle's own, not the one every handle of the array shares
+            meta = self._owned_meta()
+        return chunk_io.ArrayIO(meta, layout.chunk_source(self._store, self._path, meta),
                                 self._path, write_empty=self._write_empty)
 
     @_fork.cached_property
@@ -114,7 +118,7 @@ class Array(Selecting, Reshaping, Node):
         # be read there fails in the worker's first read (a multiprocessing pool then raises
         # it in the parent) rather than while the pool unpickles the task (the pool takes that
         # error for its pipe closing and loses the task)
-        return (_rebuild, (self._store, self._path, self._meta, self._read_only,
+        return (_rebuild, (self._store, self._path, self._shown_meta(), self._read_only,
                            self._write_empty, self._memory_order))
 
     def __dask_tokenize__(self) -> tuple:

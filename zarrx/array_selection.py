@@ -67,7 +67,7 @@ class Selecting:
 
     def _out(self, shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
         if out is None:
-            dt = self._meta.data_type.numpy
+            dt = self._io.dtype         # (a struct's: the handle's own, see Array._io)
             try:
                 return _outputs.empty(shape, dt)
             except (MemoryError, ValueError):

@@ -54,7 +54,7 @@ class Group(Node):
 
     def __reduce__(self):
         # with its metadata, as arrays pickle (see Array.__reduce__)
-        return (_rebuild, (self._store, self._path, self._meta, self._read_only))
+        return (_rebuild, (self._store, self._path, self._shown_meta(), self._read_only))
 
     # -- children -----------------------------------------------------------------------------
     def _child_path(self, name: str) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from zarrx import _fork
 from zarrx.attrs import Attributes
 from zarrx.errors import ReadOnlyError
 from zarrx.store.base import Store
@@ -16,6 +17,8 @@ _HANDLE_LOCKS = KeyedLocks()
 #: each handle's shape lock, by the handle's id: its writes hold it shared, its shape changes
 #: exclusively, so no write through the handle plans with a shape that changes under it
 _SHAPE_LOCKS = KeyedSharedLocks()
+#: held while a handle makes its own copy of the metadata it shows (see Node._owned_meta)
+_OWN_LOCK = _fork.lock()
 
 
 class Node:
@@ -27,7 +30,7 @@ class Node:
         self._store = store
         self._path = path.strip("/")
         self._meta = meta
-        self._own: Any = None       # ``_meta`` when it is this handle's own (see _owned_meta)
+        self._own: Any = None       # (``_meta``, the handle's own copy of it): _owned_meta
         self._read_only = read_only or store.read_only
 
     def __eq__(self, other: object) -> bool:
@@ -87,12 +90,26 @@ class Node:
         stored document share its parse, which is read-only, but for the attributes (and a
         struct's numpy dtype, which numpy lets be changed), of which each handle then gets a
         copy (:func:`~zarrx.metadata.parse_cache.for_handle`). Opening costs no copy; nor
-        does metadata held anew (after a change) until it is shown."""
+        does metadata held anew (after a change) until it is shown. ``_meta`` itself is never
+        replaced here: a change another thread makes through the handle meanwhile (a resize,
+        new attributes) stays held, and is copied when next shown."""
         meta = self._meta
-        if self._own is not meta:
-            from zarrx.metadata.parse_cache import for_handle
-            meta = self._meta = self._own = for_handle(meta)
-        return meta
+        own = self._own
+        if own is not None and own[0] is meta:
+            return own[1]
+        from zarrx.metadata.parse_cache import for_handle
+        with _OWN_LOCK:                 # one copy per metadata held, whichever thread shows it
+            own = self._own
+            if own is None or own[0] is not meta:
+                own = self._own = (meta, for_handle(meta))
+        return own[1]
+
+    def _shown_meta(self) -> Any:
+        """The metadata as this handle shows it (its own copy, with any change made in place
+        to its attributes) when it has been shown, else as held."""
+        meta = self._meta
+        own = self._own
+        return own[1] if own is not None and own[0] is meta else meta
 
     @property
     def zarr_format(self) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx import _pool
+from zarrx import _pool, chunk_io
 from zarrx._outer_copy import copy_outer
 from zarrx._scatter import scatter_chunks
 from zarrx.chunk_io import ArrayIO, _located, check_count
@@ -85,16 +85,28 @@ def read_shards(io: ArrayIO, plan: Any, out: np.ndarray) -> bool:
 
 
 def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
-    """Read the box ``box`` into ``target`` (its cells) shard by shard. What each shard reads
-    (its first inner chunk in the box and their counts per axis, its slots) is worked out
-    for all the shards at once, the slots once for each shape of shard part there is."""
-    chunk, ratio = io.chunk_shape, io.object_ratio
-    nd = len(chunk)
-    span = [c * r for c, r in zip(chunk, ratio)]      # type: ignore[arg-type]
+    """Read the box ``box`` into ``target`` (its cells) shard by shard, a window of at most
+    ``chunk_io.MAX_WINDOW`` shards at a time. What each shard of a window reads (its first
+    inner chunk in the box and their counts per axis, its slots) is worked out for all the
+    window's shards at once, the slots once for each shape of shard part there is."""
+    span = [c * r for c, r in zip(io.chunk_shape, io.object_ratio)]  # type: ignore[arg-type]
     objs = list(itertools.product(*[range(a // s, (b - 1) // s + 1)
                                     for (a, b), s in zip(box, span)]))
     # many shards: those the store tells cheaply are not stored are filled, not opened
     absent = io.source.objects.known_absent(objs) if len(objs) >= ABSENT_MIN else None
+    slots: dict[tuple, np.ndarray] = {}        # per kind, made at first use
+    step = max(1, chunk_io.MAX_WINDOW)
+    for w in range(0, len(objs), step):
+        _read_box_window(io, box, target, objs[w:w + step],
+                         None if absent is None else absent[w:w + step], slots)
+
+
+def _read_box_window(io: ArrayIO, box: tuple, target: np.ndarray, objs: list, absent: Any,
+                     slots: dict) -> None:
+    """The part of :func:`_read_box` in the shards ``objs`` (``absent``: which of them the
+    store told are not stored, or None)."""
+    chunk, ratio = io.chunk_shape, io.object_ratio
+    nd = len(chunk)
     o = np.asarray(objs, dtype=np.int64).reshape(len(objs), nd)
     ch, ra = np.asarray(chunk, dtype=np.int64), np.asarray(ratio, dtype=np.int64)
     b0, b1 = np.asarray(box, dtype=np.int64).reshape(nd, 2).T
@@ -109,7 +121,7 @@ def _read_box(io: ArrayIO, box: tuple, target: np.ndarray) -> None:
     whole = (((a == c0) & (e == c1)).all(axis=1) & (cnt[:, 1:] == 1).all(axis=1)).tolist()
     firsts, counts = lo.tolist(), cnt.tolist()
     at, to, skips = (a - b0).tolist(), (e - b0).tolist(), list(map(tuple, (a - c0).tolist()))
-    slots: dict[tuple, np.ndarray] = {}        # per kind, made at first use
+    del o, lo, cnt, c0, c1, a, e
     nbytes = io.plan(chunk).nbytes                        # type: ignore[arg-type]
 
     def one(i: int) -> None:

@@ -161,26 +161,15 @@ def _same(value: Any) -> Any:
     return value
 
 
-class DocumentView(Mapping):
-    """A read-only view of an object of a stored metadata document; what it holds is seen
-    through views too. Equal to the object (and to its copies)."""
+class _View:
+    """What :class:`DocumentView` and :class:`ListView` share: the object of a document they
+    show (``_raw``), equality with it, and the refusal of every change."""
 
     __slots__ = ("_raw",)
+    _what = ""                      # the noun of an item in messages: "" or "item "
 
-    def __init__(self, doc: dict) -> None:
-        self._raw = doc
-
-    def __getitem__(self, key: Any) -> Any:
-        return view(self._raw[key])
-
-    def __iter__(self) -> Any:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._raw
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
 
     def __eq__(self, other: object) -> bool:
         return self._raw == raw(other)
@@ -188,17 +177,15 @@ class DocumentView(Mapping):
     __hash__ = None     # type: ignore[assignment]
 
     def __setitem__(self, key: Any, value: Any) -> NoReturn:
-        _refused(f"cannot set {key!r} of a metadata document")
+        _refused(f"cannot set {self._what}{key!r} of a metadata document")
 
     def __delitem__(self, key: Any) -> NoReturn:
-        _refused(f"cannot delete {key!r} of a metadata document")
+        _refused(f"cannot delete {self._what}{key!r} of a metadata document")
 
     def _change(self, *args: Any, **kwargs: Any) -> NoReturn:
         _refused("cannot change a metadata document")
 
-    clear = pop = popitem = setdefault = update = _change
-
-    def copy(self) -> dict:
+    def copy(self) -> Any:
         """A plain, mutable deep copy of the object."""
         return thaw_json(self._raw)
 
@@ -212,14 +199,35 @@ class DocumentView(Mapping):
         return thaw_json(self._raw)
 
 
-class ListView(Sequence):
+class DocumentView(_View, Mapping):
+    """A read-only view of an object of a stored metadata document; what it holds is seen
+    through views too. Equal to the object (and to its copies)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        return view(self._raw[key])
+
+    def __iter__(self) -> Any:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    __eq__ = _View.__eq__
+    __hash__ = None     # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _View._change
+
+
+class ListView(_View, Sequence):
     """A read-only view of an array of a stored metadata document (see
     :class:`DocumentView`)."""
 
-    __slots__ = ("_raw",)
-
-    def __init__(self, items: list) -> None:
-        self._raw = items
+    __slots__ = ()
+    _what = "item "
 
     def __getitem__(self, index: Any) -> Any:
         return view(self._raw[index])
@@ -227,33 +235,9 @@ class ListView(Sequence):
     def __len__(self) -> int:
         return len(self._raw)
 
-    def __eq__(self, other: object) -> bool:
-        return self._raw == raw(other)
-
+    __eq__ = _View.__eq__
     __hash__ = None     # type: ignore[assignment]
-
-    def __setitem__(self, index: Any, value: Any) -> NoReturn:
-        _refused(f"cannot set item {index!r} of a metadata document")
-
-    def __delitem__(self, index: Any) -> NoReturn:
-        _refused(f"cannot delete item {index!r} of a metadata document")
-
-    def _change(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _refused("cannot change a metadata document")
-
-    append = extend = insert = pop = remove = clear = sort = reverse = _change
-
-    def copy(self) -> list:
-        return thaw_json(self._raw)
-
-    def __repr__(self) -> str:
-        return repr(self._raw)
-
-    def __reduce__(self) -> tuple:
-        return (_same, (self._raw,))
-
-    def __deepcopy__(self, memo: dict) -> Any:
-        return thaw_json(self._raw)
+    append = extend = insert = pop = remove = clear = sort = reverse = _View._change
 
 
 _VIEWS = (DocumentView, ListView)
