@@ -12,8 +12,12 @@ def test_reopen_is_equal_and_attributes_are_private():
     m1 = nodes.load_node(store, "")
     m2 = nodes.load_node(store, "")
     assert m1 == m2
-    m1.attributes["a"]["b"] = 99          # a user poking at the metadata object
+    # the parse is shared; what a handle shows is its own copy
+    a = zarrx.open_array(store, mode="r")
+    a.metadata.attributes["a"]["b"] = 99          # a user poking at the metadata object
+    assert a.attrs["a"] == {"b": 99}
     assert nodes.load_node(store, "").attributes == {"a": {"b": 1}}
+    assert zarrx.open_array(store, mode="r").metadata.attributes == {"a": {"b": 1}}
 
 
 def test_changed_document_is_parsed_again():

@@ -29,6 +29,7 @@ from zarrx.metadata import nodes
 from zarrx.codec_args import array_codecs
 from zarrx.creation import check_format, node_path
 from zarrx.metadata.model import ArrayMeta, CodecSpec, DataType, RegularGrid
+from zarrx.metadata.parse_cache import handed_attributes
 from zarrx.metadata.lazy_entries import entry_is_array
 from zarrx.metadata.v2 import nczarr_dimension_names
 from zarrx.metadata.v3 import name_key
@@ -186,7 +187,9 @@ def dims_and_attrs(meta: ArrayMeta, where: str) -> tuple[tuple[str, ...], dict]:
                                 f"names, found {dims!r}")
         attrs = {k: v for k, v in attrs.items()
                  if k != DIMENSION_KEY and not k.lower().startswith("_nc")}
-    return tuple(dims), dict(attrs)
+    # (a plain deep copy: the metadata's attributes are shared by the handles of the process,
+    # and read-only where they come from consolidated metadata; a dataset's are its own)
+    return tuple(dims), handed_attributes(dict(attrs))
 
 
 def codec_encoding(meta: ArrayMeta) -> dict[str, Any]:
