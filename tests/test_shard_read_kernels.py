@@ -49,6 +49,36 @@ def test_scatter_chunks_refuses_a_box_its_chunks_do_not_end_in(counts, skip, ext
         scatter_chunks(dec, counts, np.zeros(ext, dtype="u1"), skip)
 
 
+@pytest.mark.parametrize("counts, skip, found", [
+    ((4, 2**62 + 1), (0, 0), "axis 1: 4611686018427387905 chunks of 4 from cell 0"),
+    ((4, 2**61 + 1), (0, 2), "axis 1: 2305843009213693953 chunks of 4 from cell 2"),
+    ((4, 2**63 - 1), (0, 0), "axis 1: 9223372036854775807 chunks of 4 from cell 0"),
+    ((4, 1), (0, -1), "axis 1: 1 chunks of 4 from cell -1"),
+    ((4, 1), (0, 4), "axis 1: 1 chunks of 4 from cell 4"),
+    ((4, 0), (0, 0), "axis 1: 0 chunks of 4 from cell 0"),
+])
+def test_scatter_chunks_refuses_counts_whose_products_wrap(counts, skip, found):
+    """Chunk counts so large that ``count * chunk`` wraps onto the box's extent (and their
+    product onto the number of chunks given) are refused, not copied in part."""
+    dec = np.arange(1, 17, dtype="u1").reshape(4, 1, 4)
+    dst = np.zeros((4, 4), dtype="u1")
+    with pytest.raises(IndexingError, match=found):
+        scatter_chunks(dec, counts, dst, skip)
+    assert not dst.any()
+
+
+def test_scatter_chunks_on_empty_boxes_and_chunks():
+    dec = np.zeros((1, 3, 2), dtype="u1")
+    dst = np.zeros((0, 1), dtype="u1")      # an empty box inside one chunk, from cell 1
+    scatter_chunks(dec, (1, 1), dst, (1, 1))
+    with pytest.raises(IndexingError, match="axis 0: 1 chunks of 3 from cell 0"):
+        scatter_chunks(dec, (1, 1), dst, (0, 1))      # no cell of the chunk in the box
+    with pytest.raises(IndexingError, match="axis 0: 1 chunks of 0 from cell 0"):
+        scatter_chunks(np.zeros((1, 0, 2), dtype="u1"), (1, 1), dst, (0, 1))
+    with pytest.raises(IndexingError, match="3 chunks, expected 2"):
+        scatter_chunks(np.zeros((3, 2), dtype="u1"), (2,), np.zeros(4, dtype="u1"), (0,))
+
+
 def test_scatter_chunks_refuses_other_item_types_and_read_only_boxes():
     dec = np.zeros((1, 4), dtype="u1")
     with pytest.raises(IndexingError, match="found uint8 \\(1, 4\\) and \\(4,\\)"):
