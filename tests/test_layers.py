@@ -42,6 +42,9 @@ LAYERS = [
     ("zarrx.size_limits", 3),     # the most bytes a stored chunk or shard may hold
     ("zarrx.store._dictversion", 1),   # a dict's version tag: the dict store's listing
     ("zarrx.store._localstat", 1),   # generations of many local keys, each folder opened once
+    ("zarrx.store._localversions", 1),   # versioned reads of many local keys in one call
+    ("zarrx.store._localcond", 1),   # conditional writes of many local keys in one call
+    ("zarrx.store.localbatch", 1),   # LocalStore's batch methods over those two kernels
     ("zarrx.store.keyindex", 1),   # sorted keys of memory, zip and dict stores
     ("zarrx.store.remote", 1),
     ("zarrx.store", 1),

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import zarrx
-from zarrx.store import MemoryStore
+from zarrx.store import LocalStore, MemoryStore
 
 
 class Watching(MemoryStore):
@@ -27,6 +27,23 @@ class Watching(MemoryStore):
         return super().get_versioned(key, byte_range, *args, **kwargs)
 
 
+class WatchingFiles(LocalStore):
+    """The same, of a local store."""
+
+    def __init__(self, root) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(root)
+        self.conditional: list[str] = []
+        self.versioned: list[str] = []
+
+    def set_if(self, key, value, generation):  # type: ignore[no-untyped-def]
+        self.conditional.append(key)
+        return super().set_if(key, value, generation)
+
+    def get_versioned(self, key, byte_range=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.versioned.append(key)
+        return super().get_versioned(key, byte_range, *args, **kwargs)
+
+
 def _partly_written(store: MemoryStore) -> tuple[zarrx.Array, np.ndarray]:
     z = zarrx.create_array(store, shape=(64, 64), chunks=(4, 4), dtype="i4", fill_value=0)
     data = np.arange(64 * 64, dtype="i4").reshape(64, 64)
@@ -34,8 +51,9 @@ def _partly_written(store: MemoryStore) -> tuple[zarrx.Array, np.ndarray]:
     return z, data
 
 
-def test_partial_writes_of_small_chunks_go_through_an_extended_set_if() -> None:
-    store = Watching()
+@pytest.mark.parametrize("where", ["memory", "local"])
+def test_partial_writes_of_small_chunks_go_through_an_extended_set_if(where, tmp_path) -> None:
+    store = Watching() if where == "memory" else WatchingFiles(tmp_path)
     z, data = _partly_written(store)
     store.conditional.clear()
     store.versioned.clear()
@@ -48,9 +66,10 @@ def test_partial_writes_of_small_chunks_go_through_an_extended_set_if() -> None:
     assert border <= set(store.versioned)
 
 
+@pytest.mark.parametrize("where", ["memory", "local"])
 @pytest.mark.parametrize("write", [np.s_[1:63, 1:63], np.s_[::2, :]])
-def test_a_plain_memory_store_takes_the_partial_chunks_in_one_call(write) -> None:
-    store = MemoryStore()
+def test_a_plain_store_takes_the_partial_chunks_in_one_call(write, where, tmp_path) -> None:
+    store = MemoryStore() if where == "memory" else LocalStore(tmp_path)
     z, data = _partly_written(store)
     calls: list[int] = []
     many = store.set_if_many

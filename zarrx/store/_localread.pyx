@@ -461,6 +461,11 @@ def min_timestamp_grain(long long ns=-1):
     return zx_dirlist_min_grain(ns)
 
 
+cdef bint _stamps_recent(long long now_s, long now_ns, long long c_s, long c_ns,
+                         long long m_s, long m_ns) noexcept nogil:
+    return zx_stamps_recent(now_s, now_ns, c_s, c_ns, m_s, m_ns) != 0
+
+
 def stamps_recent(now, ctime, mtime):
     """Whether a folder with these ``(seconds, nanoseconds)`` timestamps is too recent, at the
     clock reading ``now``, for its listing to be trusted (the rule of ``csrc/zx_dirlist.h``)."""

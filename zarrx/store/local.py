@@ -39,6 +39,7 @@ from zarrx.store.localfs import (TMP_MARK, Dir, LinkError, Tree,
 from zarrx.store._localread import Arena, absent_keys, plain_key, read_whole
 from zarrx.store._localstat import generations
 from zarrx.store._localwrite import flock_orders_threads, put
+from zarrx.store.localbatch import get_versioned_many, head_limit, set_if_many
 from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
 from zarrx.store.locallist import FileListing
 from zarrx.store.localsnap import FileSnapshot, held_generation
@@ -50,16 +51,6 @@ __all__ = ["LocalStore", "TMP_MARK"]
 MODES = ("r", "r+", "a", "w", "w-")
 POOL_MIN = 32       # get_many reads fewer requests on the calling thread
 _SLOW = object()            # read_whole's answer for a key the Python path must handle
-
-
-def _head_limit(rng: ByteRange | None) -> int | None:
-    """-1 for a whole-object request, ``n`` for the first ``n`` bytes (what the kernel's whole
-    read serves too), None for any other range (read in Python)."""
-    if rng is None:
-        return -1
-    if rng.suffix is None and rng.offset == 0:
-        return -1 if rng.length is None else rng.length
-    return None
 
 
 class LocalStore(ConditionalFiles, FileListing):
@@ -176,7 +167,7 @@ class LocalStore(ConditionalFiles, FileListing):
 
     # -- reads -------------------------------------------------------------------------------
     def get(self, key: str, byte_range: ByteRange | None = None) -> bytes | None:
-        limit = _head_limit(byte_range)
+        limit = head_limit(byte_range)
         if limit is not None:
             got = self._whole([key], None, None if limit < 0 else [limit])[0]
             if got is not _SLOW:
@@ -275,9 +266,9 @@ class LocalStore(ConditionalFiles, FileListing):
         rngs = [rng for _, rng in reqs]
         one = rngs[0] if rngs else None
         if rngs and all([rng is one for rng in rngs]):     # one range for all: worked out once
-            limits = [_head_limit(one)] * len(rngs)
+            limits = [head_limit(one)] * len(rngs)
         else:
-            limits = [_head_limit(rng) for rng in rngs]
+            limits = [head_limit(rng) for rng in rngs]
         keys = [None if lim is None else key for lim, (key, _) in zip(limits, reqs)]
         got = self._whole(keys, arena,
                           None if all(lim == -1 for lim in limits) else
@@ -317,6 +308,10 @@ class LocalStore(ConditionalFiles, FileListing):
             return self._read(key, fd, st, byte_range), gen
         finally:
             os.close(fd)
+
+    # one call for many keys (zarrx.store.localbatch), set here: see batched_as_single
+    get_versioned_many = get_versioned_many
+    set_if_many = set_if_many
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         opened = self._open(key, self._parts(key))

@@ -19,6 +19,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from zarrx import _fork
+from zarrx.errors import ConflictError
 from zarrx.store._values import GATHER_BATCH, MIN_SIZE, Value, gather_kept_many
 from zarrx.store.keyindex import KeyIndex
 from zarrx.store.base import (ABSENT, ByteRange, HeldSnapshot, ObjectSnapshot, Request, Store,
@@ -168,12 +169,23 @@ class MemoryStore(Store):
 
     def set_if_many(self, items: list[tuple[str, object, Hashable | None]]) -> list[int]:
         """Each ``(key, new value or None, generation)`` of ``items`` (valid keys) written
-        (deleted for None; nothing for None of a missing key) only if the key still holds that
-        generation (``ABSENT``: missing), under one hold of the lock; the positions of those
-        refused."""
+        (deleted for None: for a key read missing, nothing while it is, a conflict once it is
+        there) only if the key still holds that generation (``ABSENT``: missing), under one
+        hold of the lock; the positions of those refused. A key given twice is written in turn (the second item checked against what
+        the first left), as single calls do."""
         if not items:
             return []
         self._check_writable(items[0][0])
+        keys = [k for k, _, _ in items]
+        if len(set(keys)) < len(keys):      # a key twice: its items in turn, as single calls
+            failed = []
+            for i, (key, value, gen) in enumerate(items):
+                try:
+                    self.set_if(key, value, gen) if value is not None else \
+                        self.delete_if(key, gen)
+                except ConflictError:
+                    failed.append(i)
+            return failed
         values = [v for _, v, _ in items if v is not None]
         kept = items if not set(map(type, values)) - {bytes} and \
             max(map(len, values), default=0) < MIN_SIZE else \

@@ -126,8 +126,8 @@ def read_versioned_many(store: Store, keys: list[str], byte_range: ByteRange | N
                         ) -> list[tuple[object, Hashable] | None]:
     """``store.get_versioned`` of each of ``keys`` (the bytes and the generation they were read
     at, None for a missing key): one call for a store offering ``get_versioned_many`` (a
-    :class:`~zarrx.store.memory.MemoryStore`) that reads as its ``get_versioned`` does, else
-    one per key."""
+    :class:`~zarrx.store.memory.MemoryStore`, a :class:`~zarrx.store.local.LocalStore`) that
+    reads as its ``get_versioned`` does, else one per key."""
     if batched_as_single(store, "get_versioned_many", "get_versioned"):
         return store.get_versioned_many(keys, byte_range)  # type: ignore[attr-defined]
     return [store.get_versioned(k, byte_range) for k in keys]
