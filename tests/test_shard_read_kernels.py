@@ -49,6 +49,36 @@ def test_scatter_chunks_refuses_a_box_its_chunks_do_not_end_in(counts, skip, ext
         scatter_chunks(dec, counts, np.zeros(ext, dtype="u1"), skip)
 
 
+@pytest.mark.parametrize("counts, skip, found", [
+    ((4, 2**62 + 1), (0, 0), "axis 1: 4611686018427387905 chunks of 4 from cell 0"),
+    ((4, 2**61 + 1), (0, 2), "axis 1: 2305843009213693953 chunks of 4 from cell 2"),
+    ((4, 2**63 - 1), (0, 0), "axis 1: 9223372036854775807 chunks of 4 from cell 0"),
+    ((4, 1), (0, -1), "axis 1: 1 chunks of 4 from cell -1"),
+    ((4, 1), (0, 4), "axis 1: 1 chunks of 4 from cell 4"),
+    ((4, 0), (0, 0), "axis 1: 0 chunks of 4 from cell 0"),
+])
+def test_scatter_chunks_refuses_counts_whose_products_wrap(counts, skip, found):
+    """Chunk counts so large that ``count * chunk`` wraps onto the box's extent (and their
+    product onto the number of chunks given) are refused, not copied in part."""
+    dec = np.arange(1, 17, dtype="u1").reshape(4, 1, 4)
+    dst = np.zeros((4, 4), dtype="u1")
+    with pytest.raises(IndexingError, match=found):
+        scatter_chunks(dec, counts, dst, skip)
+    assert not dst.any()
+
+
+def test_scatter_chunks_on_empty_boxes_and_chunks():
+    dec = np.zeros((1, 3, 2), dtype="u1")
+    dst = np.zeros((0, 1), dtype="u1")      # an empty box inside one chunk, from cell 1
+    scatter_chunks(dec, (1, 1), dst, (1, 1))
+    with pytest.raises(IndexingError, match="axis 0: 1 chunks of 3 from cell 0"):
+        scatter_chunks(dec, (1, 1), dst, (0, 1))      # no cell of the chunk in the box
+    with pytest.raises(IndexingError, match="axis 0: 1 chunks of 0 from cell 0"):
+        scatter_chunks(np.zeros((1, 0, 2), dtype="u1"), (1, 1), dst, (0, 1))
+    with pytest.raises(IndexingError, match="3 chunks, expected 2"):
+        scatter_chunks(np.zeros((3, 2), dtype="u1"), (2,), np.zeros(4, dtype="u1"), (0,))
+
+
 def test_scatter_chunks_refuses_other_item_types_and_read_only_boxes():
     dec = np.zeros((1, 4), dtype="u1")
     with pytest.raises(IndexingError, match="found uint8 \\(1, 4\\) and \\(4,\\)"):
@@ -140,3 +170,78 @@ def test_slot_spans_on_adversarial_slots():
         here = entries[slots, 0] != MISSING
         assert present == int(here.sum()) and over == -1
         assert total == min(int(entries[slots[here], 1].astype(object).sum() or 0), 2**63 - 1)
+
+
+@pytest.mark.parametrize("entry", [
+    (2**63 - 1, 2**63 - 1),             # the end past 2^63-1: its sum overflows
+    (2**63, 5),                          # an offset past 2^63-1
+    (0, 2**64 - 1),                      # half missing
+    (2**64 - 1, 4),
+])
+def test_slot_spans_refuses_entries_validation_refuses(entry):
+    """Entries no decoded index holds (ends past 2^63-1, half-missing entries) are refused by
+    name rather than summed into wrapped spans."""
+    entries = np.array([[0, 4], entry], dtype=np.uint64)
+    with pytest.raises(ShardError, match=f"entry 1: offset {entry[0]} and {entry[1]} bytes"):
+        slot_spans(entries, np.array([0, 1], dtype=np.int64), -1)
+
+
+def test_slot_spans_at_the_largest_object():
+    """Entries ending at 2^63-1 bytes: spans and their saturated total without an overflow."""
+    big = 2**63 - 1
+    entries = np.array([[0, big], [big, 0], [5, 4]], dtype=np.uint64)
+    starts, lengths, present, lo, hi, total, over = slot_spans(
+        entries, np.array([0, 1, 2, 0], dtype=np.int64), 0)
+    assert starts.tolist() == [0, big, 5, 0] and lengths.tolist() == [big, 0, 4, big]
+    assert (present, lo, hi, total, over) == (4, 0, big, big, 0)
+    assert slot_spans(entries, np.zeros(0, dtype=np.int64), big)[2:] == (0, 0, 0, 0, -1)
+
+
+def test_copy_spans_at_the_limits():
+    src = np.arange(16, dtype=np.uint8)
+    big, small = 2**63 - 1, -2**63
+
+    def spans(starts, lengths, nb, buf=src):
+        rows = np.zeros((len(starts), nb), dtype=np.uint8)
+        got = copy_spans(buf, np.array(starts, dtype=np.int64),
+                         np.array(lengths, dtype=np.int64), rows)
+        return got, rows
+
+    assert spans([big], [4], 4)[0] == 0                   # a start past any buffer
+    assert spans([0], [big], 4)[0] == 0 and spans([0], [-4], 4)[0] == 0
+    got, rows = spans([small, 12], [4, 4], 4)              # the lowest start: missing
+    assert got == -1 and rows.tolist() == [[0] * 4, [12, 13, 14, 15]]
+    got, rows = spans([0, 4, 8, 12, 16], [4] * 5, 4)       # a run ending past the buffer
+    assert got == 4 and not rows.any()
+    got, rows = spans([12, 8, 4, 0], [4] * 4, 4)           # ending exactly at its end
+    assert got == -1 and rows.ravel().tolist() == [12, 13, 14, 15, 8, 9, 10, 11,
+                                                    4, 5, 6, 7, 0, 1, 2, 3]
+    assert spans([0], [4], 4, np.zeros(0, np.uint8))[0] == 0          # an empty buffer
+    assert spans([0], [0], 0, np.zeros(0, np.uint8))[0] == -1
+    assert spans([0, 16, 17], [0, 0, 0], 0)[0] == 2        # 0-byte rows past the end
+    assert spans([], [], 4)[0] == -1
+    got, rows = spans([0, 0, 0], [16] * 3, 16, bytes(range(16)))      # read-only bytes
+    assert got == -1 and (rows == np.arange(16)).all()
+    with pytest.raises(ValueError, match="2 starts, 1 lengths and 2 rows"):
+        spans([0, 4], [4], 4)
+
+
+def test_scatter_chunks_into_odd_layouts():
+    dec = np.arange(1, 17, dtype="u1").reshape(4, 1, 4)
+    out = np.zeros((4, 4), dtype="u1")
+    scatter_chunks(dec, (4, 1), out[::-1, ::-1], (0, 0))   # reversed on both axes
+    np.testing.assert_array_equal(out[::-1, ::-1], dec.reshape(4, 4))
+    flat = np.zeros(8, dtype="u1")     # every row onto the same 4 cells: the last one stays
+    scatter_chunks(dec, (4, 1), np.lib.stride_tricks.as_strided(
+        flat, shape=(4, 4), strides=(0, 1), writeable=True), (0, 0))
+    assert flat.tolist() == [13, 14, 15, 16, 0, 0, 0, 0]
+    scalar = np.zeros((), dtype="u1")
+    scatter_chunks(np.array([7], dtype="u1"), (), scalar, ())          # 0 dimensions
+    assert scalar == 7
+    deep = np.zeros((1,) * 63, dtype="u1")
+    scatter_chunks(np.full((1,) * 64, 9, dtype="u1"), (1,) * 63, deep, (0,) * 63)
+    assert deep.item() == 9
+    wide = np.zeros(5, dtype="V1000")
+    src = np.frombuffer((np.arange(6000) % 251).astype(np.uint8), dtype="V1000").reshape(2, 3)
+    scatter_chunks(src, (2,), wide, (1,))
+    assert wide.tobytes() == src.reshape(6)[1:].tobytes()

@@ -4,6 +4,7 @@ chunk's part by the n-d walker of csrc/zx_copy.c, all in one GIL-free section: w
 read does with each slab of inner chunks (:mod:`zarrx.shard_read`), with no Python call per
 chunk. Every argument is checked with the GIL held, so that each copy stays inside both arrays.
 """
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.stddef cimport ptrdiff_t
 
 cimport numpy as cnp
@@ -37,15 +38,22 @@ def scatter_chunks(cnp.ndarray dec, tuple counts, cnp.ndarray dst, tuple skip) -
     cdef ptrdiff_t ext[ZX_MAX_NDIM]
     cdef ptrdiff_t q[ZX_MAX_NDIM]
     cdef ptrdiff_t k = 1
+    cdef size_t span
     cdef const ptrdiff_t* sdim = <const ptrdiff_t*>cnp.PyArray_DIMS(dec)
     cdef const ptrdiff_t* ddim = <const ptrdiff_t*>cnp.PyArray_DIMS(dst)
     for d in range(nd):
         cnt[d], sk[d], ch[d], ext[d] = counts[d], skip[d], sdim[d + 1], ddim[d]
-        # the box starts in the first chunk and ends in the last one
-        if cnt[d] <= 0 or sk[d] < 0 or sk[d] >= ch[d] or ext[d] <= (cnt[d] - 1) * ch[d] - sk[d] \
-                or ext[d] > cnt[d] * ch[d] - sk[d]:
+        # the box starts in the first chunk and ends in the last one: its cells and the
+        # skipped ones fill ceil((sk + ext) / ch) chunks, counted without an overflow
+        # (a product of huge counts could wrap onto a small one)
+        span = <size_t>ext[d] + <size_t>sk[d]
+        if cnt[d] <= 0 or sk[d] < 0 or sk[d] >= ch[d] or \
+                <size_t>cnt[d] != span // <size_t>ch[d] + (span % <size_t>ch[d] != 0):
             raise IndexingError(f"scatter_chunks: axis {d}: {cnt[d]} chunks of {ch[d]} from "
                                 f"cell {sk[d]} do not end in a box of {ext[d]} cells")
+        if cnt[d] > PY_SSIZE_T_MAX // k:
+            raise IndexingError(f"scatter_chunks: more than {PY_SSIZE_T_MAX} chunks in "
+                                f"counts {counts}")
         k *= cnt[d]
     if sdim[0] != k:
         raise IndexingError(f"scatter_chunks: {sdim[0]} chunks, expected {k}")

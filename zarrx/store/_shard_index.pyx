@@ -220,8 +220,11 @@ def slot_spans(const uint64_t[:, ::1] entries, const int64_t[::1] slots, int64_t
     (-1 when it is missing, its length then 0), ``present`` the number of chunks not missing,
     ``[lo, hi)`` the bytes spanning them, ``total`` the sum of their lengths (at most 2^63-1) and ``over`` the
     first chunk longer than ``limit`` (-1: none; ``limit`` < 0: no limit). ``lo`` and ``hi``
-    are 0 when no chunk is present. One pass over the slots, without the GIL."""
+    are 0 when no chunk is present. One pass over the slots, without the GIL. An entry that
+    validation refuses (half missing, or ending past 2^63-1) is refused here too, so that no
+    sum overflows."""
     cdef Py_ssize_t m = slots.shape[0], n = entries.shape[0], i, bad = -1, over = -1
+    cdef bint invalid = False
     if entries.shape[1] != 2:
         raise ShardError(f"shard index: expected (n, 2) entries, found {entries.shape[1]} "
                          f"words each")
@@ -237,10 +240,14 @@ def slot_spans(const uint64_t[:, ::1] entries, const int64_t[::1] slots, int64_t
             if s < 0 or s >= n:
                 bad = i
                 break
-            if entries[s, 0] == MISSING:
+            if entries[s, 0] == MISSING and entries[s, 1] == MISSING:
                 st[i] = -1
                 ln[i] = 0
                 continue
+            if entries[s, 0] > MAX_OBJECT or entries[s, 1] > MAX_OBJECT - entries[s, 0]:
+                bad = i
+                invalid = True
+                break
             off = <int64_t>entries[s, 0]
             nb = <int64_t>entries[s, 1]
             st[i] = off
@@ -257,6 +264,10 @@ def slot_spans(const uint64_t[:, ::1] entries, const int64_t[::1] slots, int64_t
             for i in range(m):
                 if st[i] >= 0:
                     st[i] -= lo
+    if invalid:
+        raise ShardError(f"shard index: entry {slots[bad]}: offset {entries[slots[bad], 0]} "
+                         f"and {entries[slots[bad], 1]} bytes, expected both missing or an end "
+                         f"at most {MAX_OBJECT}")
     if bad >= 0:
         raise ShardError(f"shard index: slot {slots[bad]} out of range for {n} entries")
     if not present:
