@@ -127,17 +127,29 @@ def freeze_json(value: Any) -> Any:
     return value
 
 
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def thaw_json(value: Any) -> Any:
-    """A plain, mutable deep copy of metadata JSON (frozen or not, or a view of a document)."""
-    if type(value) in _VIEWS:
+    """A plain, mutable deep copy of metadata JSON (frozen or not, or a view of a document);
+    scalars are taken as they are, without a call each."""
+    t = type(value)
+    if t in _SCALARS:
+        return value
+    if t in _VIEWS:
         value = value._raw
+        t = type(value)
+    if t is dict or t is FrozenDict:
+        return {k: v if type(v) in _SCALARS else thaw_json(v) for k, v in value.items()}
+    if t is list or t is FrozenList:
+        return [v if type(v) in _SCALARS else thaw_json(v) for v in value]
     if isinstance(value, dict):
         return {k: thaw_json(v) for k, v in value.items()}
     if isinstance(value, list):
         return [thaw_json(v) for v in value]
-    if type(value) is tuple:
+    if t is tuple:
         return tuple([thaw_json(v) for v in value])
-    if isinstance(value, (str, int, float, bool)) or value is None:
+    if isinstance(value, (str, int, float, bool)):
         return value
     import copy
     return copy.deepcopy(value)

@@ -6,7 +6,6 @@ copies.
 """
 from __future__ import annotations
 
-import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -14,7 +13,7 @@ from typing import Any
 
 from zarrx import _fork
 from zarrx.metadata._jsonscan import footprint
-from zarrx.metadata.frozen import FrozenDict, FrozenList
+from zarrx.metadata.frozen import thaw_json
 from zarrx.metadata.json import Loaded, max_document_bytes
 from zarrx.metadata.model import ArrayMeta, GroupMeta, own_data_type, with_attributes
 
@@ -93,7 +92,7 @@ def for_handle(meta: Meta) -> Meta:
     """``meta`` as a new handle holds it when other handles share it: with its own copy of the
     attributes (and its own numpy dtype where numpy lets it be changed in place); the rest is
     read-only (:mod:`zarrx.metadata.frozen`)."""
-    meta = with_attributes(meta, _copied(meta.attributes) if meta.attributes else {})
+    meta = with_attributes(meta, thaw_json(meta.attributes) if meta.attributes else {})
     if type(meta) is ArrayMeta and meta.data_type.numpy.names is not None:
         return own_data_type(meta)
     return meta
@@ -102,7 +101,7 @@ def for_handle(meta: Meta) -> Meta:
 def handed_attributes(attributes: dict[str, Any]) -> dict[str, Any]:
     """The attributes a new handle holds of shared metadata holding ``attributes``: a deep
     copy (a new empty dict too: the handle may change it)."""
-    return _copied(attributes) if attributes else {}
+    return thaw_json(attributes) if attributes else {}
 
 
 def _held(meta: Meta) -> int:
@@ -122,20 +121,3 @@ def _nodes_held(meta: Meta) -> int:
     if type(meta) is GroupMeta and meta.consolidated:     # their JSON is part of ``doc``
         nodes += len(meta.consolidated)
     return nodes * _NODE_BYTES
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-
-
-def _copied(value: Any) -> Any:
-    """A deep copy of ``value``, JSON values (dicts, lists, strings, numbers, booleans, null)
-    copied directly (scalars taken as they are, without a call each), anything else by
-    ``copy.deepcopy``."""
-    t = type(value)
-    if t is dict or t is FrozenDict:
-        return {k: v if type(v) in _SCALARS else _copied(v) for k, v in value.items()}
-    if t is list or t is FrozenList:
-        return [v if type(v) in _SCALARS else _copied(v) for v in value]
-    if t in _SCALARS:
-        return value
-    return copy.deepcopy(value)
