@@ -2,15 +2,18 @@
 write would otherwise find only once the group is replaced or its variables written."""
 from __future__ import annotations
 
+import os
+from typing import Any
+
 from zarrx.api import open_group
-from zarrx.creation import Ancestors
-from zarrx.errors import ContainsGroupError
+from zarrx.creation import Ancestors, node_path
+from zarrx.errors import ContainsGroupError, NodeExistsError
 from zarrx.group import Group
 from zarrx.metadata.model import GroupMeta
 from zarrx.metadata.nodes import join
 from zarrx.store import MemoryStore
 
-__all__ = ["check_group_document", "refuse_replaced_groups"]
+__all__ = ["check_group_document", "refuse_replaced_groups", "refuse_existing", "stored_node"]
 
 
 def check_group_document(attrs: dict, fmt: int) -> None:
@@ -34,3 +37,29 @@ def refuse_replaced_groups(grp: Group, names: list[str]) -> None:
                                      f"{join(grp.path, name)!r}, which its array would replace "
                                      f"with everything below it; rename the variable (or use "
                                      f"mode='w' to replace the whole group)")
+
+
+def stored_node(store: Any, path: str, kw: dict) -> Any:
+    """The array or group at ``path`` (of either Zarr format), or None."""
+    from zarrx.api import open as open_node
+    from zarrx.errors import NodeNotFoundError
+    try:
+        return open_node(store, mode="r", path=path, **kw)
+    except NodeNotFoundError:
+        return None
+
+
+def refuse_existing(store: Any, group: str | None, storage_options: dict | None,
+                    found: Ancestors | None = None) -> None:
+    """Mode ``w-``: a node already at ``group`` is a ``NodeExistsError``. ``found``: the
+    node and those above it, read (one batch) with ``consolidated_at`` the node: nothing
+    there is known without another read."""
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
+    path = node_path(group, "to_zarrx", "group")
+    if found is not None and found.node(path, None, True) is None:
+        return
+    if stored_node(store, path, kw) is not None:
+        raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
+                              f"use mode='w' to replace or mode='a' to add)")

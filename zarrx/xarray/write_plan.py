@@ -31,7 +31,7 @@ from zarrx.xarray.region import check_packed, check_width
 from zarrx.xarray.time_values import check_encoded_times, check_times
 
 __all__ = ["Plan", "plan_variable", "claim_rows", "create_arrays", "apply_plan", "CF_KEYS",
-           "Claim"]
+           "Claim", "failed_state"]
 
 #: the encoding keys xarray's CF coders take
 CF_KEYS = {"dtype", "_FillValue", "missing_value", "scale_factor", "add_offset", "units",
@@ -386,3 +386,39 @@ def _store(arr: Array, data: Any, selection: tuple, gate: WriteGate | None = Non
         return store_blocks(data, arr, selection, compute=False, gate=gate)
     arr[selection] = data
     return None
+
+
+def failed_state(mode: str, path: str, plans: list[Plan], writes: list[Any],
+                 region: dict | None, gate: WriteGate | None) -> str:
+    """What the store holds once the dask-backed values of a write (not an append: its claimed
+    rows are given back, see :class:`Claim`) failed as they computed, to be noted on the
+    error: everything but their blocks is written by then (docs/guide/xarray.md, "When a
+    write of dask values fails")."""
+    lazy = [p for p, w in zip(plans, writes) if w is not None]
+    added = [p.name for p in lazy if p.create is not None]
+    rewritten = [p.name for p in lazy if p.create is None]
+    held = "the blocks written before the failure (writes under way finished, none started " \
+        "after)"
+    if gate is not None and gate.sent:
+        held = "the blocks written before the failure (and any whose write another process " \
+            "was running)"
+    where = repr(path or "/")
+    if region:
+        spans = {dim: f"{s.start}:{s.stop}" for dim, s in region.items()}
+        return (f"to_zarrx: the region {spans} of {where} is partly written: the variables "
+                f"{rewritten} hold the new values in {held}, their previous values elsewhere; "
+                f"write the region again")
+    parts = []
+    if mode in ("w", "w-"):
+        parts.append(f"the group {where} was {'replaced' if mode == 'w' else 'created'}: it "
+                     f"holds the dataset's attributes, every variable's metadata and the "
+                     f"values of those held in memory"
+                     + ("; what it held before is gone" if mode == "w" else ""))
+    if added:
+        parts.append(f"the dask-backed variables {added} hold {held}, the fill value "
+                     f"elsewhere")
+    if rewritten:
+        parts.append(f"the stored variables {rewritten} hold the new values in {held}, their "
+                     f"previous values elsewhere")
+    again = "mode='w'" if mode in ("w", "w-") else f"mode={mode!r}"
+    return f"to_zarrx: {'; '.join(parts)}; write the dataset again with {again}"

@@ -22,16 +22,17 @@ from zarrx.dask.graph import WriteGate
 from zarrx.creation import (Ancestors, _store, check_format, check_v3_names, inherited_format,
                             node_path)
 from zarrx.errors import (ArgumentError, ArgumentKeyError, ArgumentTypeError,
-                          GroupNotFoundError, MetadataError, NodeExistsError)
+                          GroupNotFoundError, MetadataError)
 from zarrx.group import Group
 from zarrx.xarray.backend import array_metas, dims_and_attrs
 from zarrx.xarray.create_args import ZARR_KEYS
 from zarrx.xarray.encoding import array_name, check_attrs, check_name, encode_attr
-from zarrx.xarray.group_checks import check_group_document, refuse_replaced_groups
+from zarrx.xarray.group_checks import (check_group_document, refuse_existing,
+                                       refuse_replaced_groups, stored_node)
 from zarrx.xarray.region import existing_variable, resolve_region, stored_sizes
 from zarrx.xarray.sources import refuse_replaced_sources
 from zarrx.xarray.write_plan import (CF_KEYS, apply_plan, claim_rows, create_arrays,
-                                     plan_variable)
+                                     failed_state, plan_variable)
 from zarrx.xarray.zip_target import write_zip, zip_archive
 
 __all__ = ["to_zarrx", "prepare_write", "PreparedWrite"]
@@ -237,7 +238,7 @@ def prepare_write(ds: Any, store: Any, mode: str | None, group: str | None,
         refuse_replaced_groups(grp, [p.name for p in plans if p.create is not None])
     return PreparedWrite(store=store, mode=mode, group=group, fmt=fmt, found=found, grp=grp,
                          storage_options=storage_options, attrs=attrs, append_dim=append_dim,
-                         plans=plans, consolidated=consolidated, compute=compute,
+                         plans=plans, consolidated=consolidated, compute=compute, region=slices,
                          dask_kwargs=dict(chunkmanager_store_kwargs or {}))
 
 
@@ -257,6 +258,7 @@ class PreparedWrite:
     plans: list
     consolidated: bool | None
     compute: bool
+    region: dict                # {dim: slice} of a region write
     dask_kwargs: dict
 
     def apply(self, *, reread: bool = False) -> Any:
@@ -299,7 +301,13 @@ class PreparedWrite:
             return grp if self.compute else _nothing()
         import dask
         if self.compute:
-            dask.compute(*delayed, **self.dask_kwargs)
+            try:
+                dask.compute(*delayed, **self.dask_kwargs)
+            except BaseException as exc:    # (an append gives its rows back: Claim)
+                if self.append_dim is None:
+                    exc.add_note(failed_state(mode, grp.path, self.plans, writes, self.region,
+                                              gate))
+                raise
             return grp
         return dask.delayed(_all_written)(*delayed)
 
@@ -346,32 +354,6 @@ def _mode(mode: str | None, append_dim: Any, region: Any) -> str:
     return mode
 
 
-def _stored_node(store: Any, path: str, kw: dict) -> Any:
-    """The array or group at ``path`` (of either Zarr format), or None."""
-    from zarrx.api import open as open_node
-    from zarrx.errors import NodeNotFoundError
-    try:
-        return open_node(store, mode="r", path=path, **kw)
-    except NodeNotFoundError:
-        return None
-
-
-def _refuse_existing(store: Any, group: str | None, storage_options: dict | None,
-                     found: Ancestors | None = None) -> None:
-    """Mode ``w-``: a node already at ``group`` is a ``NodeExistsError``. ``found``: the
-    node and those above it, read (one batch) with ``consolidated_at`` the node: nothing
-    there is known without another read."""
-    if isinstance(store, os.PathLike):
-        store = os.fspath(store)
-    kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
-    path = node_path(group, "to_zarrx", "group")
-    if found is not None and found.node(path, None, True) is None:
-        return
-    if _stored_node(store, path, kw) is not None:
-        raise NodeExistsError(f"to_zarrx: a node exists at {path or '/'!r} (mode 'w-' creates; "
-                              f"use mode='w' to replace or mode='a' to add)")
-
-
 def _new_format(store: Any, mode: str, group: str | None, zarr_format: int | None,
                 storage_options: dict | None) -> tuple[int, Ancestors]:
     """The format of the group modes ``w`` and ``w-`` create: ``zarr_format``, else that of the
@@ -385,7 +367,7 @@ def _new_format(store: Any, mode: str, group: str | None, zarr_format: int | Non
     path = node_path(group, "to_zarrx", "group")
     found = Ancestors(st, path, consolidated_at=[path])
     if mode == "w-":
-        _refuse_existing(store, group, storage_options, found)
+        refuse_existing(store, group, storage_options, found)
     return inherited_format(st, path, zarr_format, found), found
 
 
@@ -403,7 +385,7 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
     kw: dict[str, Any] = {} if storage_options is None else {"storage_options": storage_options}
     path = node_path(group, "to_zarrx", "group")
     if mode == "w-" and found is None:
-        _refuse_existing(store, group, storage_options)
+        refuse_existing(store, group, storage_options)
     if mode in ("w-", "w"):
         if found is not None:           # the store _new_format opened (storage_options applied)
             if mode == "w":
@@ -415,7 +397,7 @@ def _open(store: Any, mode: str, group: str | None, fmt: int | None,
                               _found=found)
         return open_group(store, mode=mode, path=path, zarr_format=fmt or 3, **kw)
     if fmt is not None:     # a node of the other format: opening it as this one would miss it
-        node = _stored_node(store, path, kw)
+        node = stored_node(store, path, kw)
         if node is not None and node.zarr_format != fmt:
             raise ArgumentError(f"to_zarrx: zarr_format={fmt}, but the node at {path or '/'!r} "
                                 f"is Zarr v{node.zarr_format} (mode {mode!r} writes into it; "
