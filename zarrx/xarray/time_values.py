@@ -11,7 +11,7 @@ import numpy as np
 
 from zarrx.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["check_times", "check_encoded_times"]
+__all__ = ["check_times", "check_encoded_times", "cf_refused"]
 
 
 def check_times(var: Any, name: str, whose: str = "the stored variable's") -> Any:
@@ -58,12 +58,10 @@ def _check_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,
                                                       dtype)
                 else:
                     num, used = encode_cf_timedelta(present, units, dtype)
-        except (TypeError, ValueError, KeyError) as exc:   # (KeyError: units it cannot parse)
+        except (TypeError, AttributeError, ValueError, LookupError, OverflowError) as exc:
             # refused as the eager encoding of the variable names it (dask values would raise
             # xarray's own error as the graph computes)
-            error = ArgumentTypeError if isinstance(exc, TypeError) else ArgumentError
-            raise error(f"{where}: xarray's CF encoding refused it "
-                        f"({type(exc).__name__}: {exc})") from exc
+            raise cf_refused(where, exc) from exc
         if _unit(used) != _unit(units):     # (the units and reference date may be respelled)
             raise ArgumentError(f"{where}: its values cannot be stored exactly as {dtype} "
                                 f"{units!r}, {whose} units (they would need {used!r})")
@@ -73,6 +71,22 @@ def _check_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,
     _check_range(np.asarray(num), np.zeros(np.shape(num), bool),
                  bool(missing.any()) and fill is None, dtype, units, name)
     return block
+
+
+def cf_refused(where: str, exc: Exception) -> ArgumentError:
+    """The error for what xarray's CF coders refused with ``exc`` (``where``: the variable):
+    an ArgumentTypeError for a TypeError or AttributeError (a calendar of 5), else an
+    ArgumentError (KeyError: time units it cannot parse; LookupError: an unknown
+    ``_Encoding``; OverflowError: a ``_FillValue`` the stored type cannot hold, -9 for
+    uint16). Times pandas cannot count from the reference date (out of its range) are encoded
+    with cftime: without it, xarray's coders fail on its missing module, which is said."""
+    error = ArgumentTypeError if isinstance(exc, (TypeError, AttributeError)) else ArgumentError
+    hint = ""
+    if isinstance(exc, AttributeError) and ("num2date" in str(exc) or "date2num" in str(exc)):
+        hint = "; times too far from the reference date to count in nanoseconds are " \
+            "encoded with the cftime package, which is not installed"
+    return error(f"{where}: xarray's CF encoding refused it ({type(exc).__name__}: {exc})"
+                 f"{hint}")
 
 
 def check_encoded_times(var: Any, encoded: Any, name: str) -> None:

@@ -28,7 +28,7 @@ from zarrx.xarray.create_args import (asks_vlen_bytes as _asks_vlen_bytes,
 from zarrx.xarray.encoding import DIMENSION_KEY, cf_encode, encode_attr, encode_fill_attr, \
     storage_dtype
 from zarrx.xarray.region import check_packed, check_width
-from zarrx.xarray.time_values import check_encoded_times, check_times
+from zarrx.xarray.time_values import cf_refused, check_encoded_times, check_times
 
 __all__ = ["Plan", "plan_variable", "claim_rows", "create_arrays", "apply_plan", "CF_KEYS",
            "Claim", "failed_state"]
@@ -68,14 +68,8 @@ def _encode(var: Any, name: str, fmt: int, given: bool) -> Any:
     except NotImplementedError as exc:      # (a MultiIndex)
         raise ArgumentNotImplementedError(f"{where}: xarray's CF encoding refused it "
                                           f"({exc})") from exc
-    except (TypeError, AttributeError) as exc:     # (AttributeError: a calendar of 5)
-        raise ArgumentTypeError(f"{where}: xarray's CF encoding refused it "
-                                f"({type(exc).__name__}: {exc})") from exc
-    except (ValueError, LookupError, OverflowError) as exc:
-        # (KeyError: time units it cannot parse; LookupError: an unknown _Encoding;
-        # OverflowError: a _FillValue the stored type cannot hold, -9 for uint16)
-        raise ArgumentError(f"{where}: xarray's CF encoding refused it "
-                            f"({type(exc).__name__}: {exc})") from exc
+    except (TypeError, AttributeError, ValueError, LookupError, OverflowError) as exc:
+        raise cf_refused(where, exc) from exc
     # (a _FillValue of None stays there: it asks for no fill value)
     unused = sorted(set(encoded.encoding) & CF_KEYS - {"_FillValue"})
     if given and unused:
