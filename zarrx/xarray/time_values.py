@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from zarrx.errors import ArgumentError, ArgumentTypeError
+from zarrx.errors import ArgumentError, ArgumentTypeError, MissingDependencyError, ZarrError
 
 __all__ = ["check_times", "check_encoded_times", "cf_refused"]
 
@@ -73,20 +73,22 @@ def _check_time_block(block: np.ndarray, enc: dict, dtype: np.dtype, name: str,
     return block
 
 
-def cf_refused(where: str, exc: Exception) -> ArgumentError:
+def cf_refused(where: str, exc: Exception) -> ZarrError:
     """The error for what xarray's CF coders refused with ``exc`` (``where``: the variable):
     an ArgumentTypeError for a TypeError or AttributeError (a calendar of 5), else an
     ArgumentError (KeyError: time units it cannot parse; LookupError: an unknown
     ``_Encoding``; OverflowError: a ``_FillValue`` the stored type cannot hold, -9 for
     uint16). Times pandas cannot count from the reference date (out of its range) are encoded
-    with cftime: without it, xarray's coders fail on its missing module, which is said."""
+    with cftime: without it, xarray's coders fail on its missing module (an AttributeError),
+    a MissingDependencyError naming it."""
+    said = f"{where}: xarray's CF encoding refused it ({type(exc).__name__}: {exc})"
+    if isinstance(exc, AttributeError) and "'NoneType'" in str(exc) \
+            and ("num2date" in str(exc) or "date2num" in str(exc)):
+        return MissingDependencyError(f"{said}; times too far from the reference date to count "
+                                      f"in nanoseconds are encoded with the cftime package, "
+                                      f"which is not installed")
     error = ArgumentTypeError if isinstance(exc, (TypeError, AttributeError)) else ArgumentError
-    hint = ""
-    if isinstance(exc, AttributeError) and ("num2date" in str(exc) or "date2num" in str(exc)):
-        hint = "; times too far from the reference date to count in nanoseconds are " \
-            "encoded with the cftime package, which is not installed"
-    return error(f"{where}: xarray's CF encoding refused it ({type(exc).__name__}: {exc})"
-                 f"{hint}")
+    return error(said)
 
 
 def check_encoded_times(var: Any, encoded: Any, name: str) -> None:
