@@ -122,3 +122,22 @@ def test_a_write_refused_before_the_store_changes_has_no_note(tmp_path):
     with pytest.raises(zarrx.ArgumentError) as info:
         zx.to_zarrx(xr.Dataset({"v": ("t", failing(3))}), path, mode="r+")
     assert notes(info) == []
+
+
+def test_a_failed_tree_write_says_which_groups_are_written(tmp_path):
+    # the nodes are written one after the other: those after the failing one are not written
+    # (with mode 'w', missing, as the root's replacement removed them)
+    path = tmp_path / "t.zarr"
+    tree = xr.DataTree.from_dict({"/": xr.Dataset({"a": ("x", np.arange(3))}),
+                                  "/c": xr.Dataset({"v": ("y", failing())}),
+                                  "/d": xr.Dataset({"w": ("y", np.arange(3))})})
+    old = xr.DataTree.from_dict({"/": xr.Dataset({"a": ("x", np.arange(3))}),
+                                 "/d": xr.Dataset({"w": ("y", np.arange(3))})})
+    old.to_zarr(path)           # what the failed write replaces
+    with pytest.raises(Boom) as info:
+        zx.to_zarrx(tree, path, mode="w", chunkmanager_store_kwargs=SYNC)
+    assert notes(info)[-1] == (
+        "to_zarrx: the DataTree's write failed at the group 'c'; the groups ['/'] before it "
+        "are written; the groups ['d'] after it are not (mode 'w' replaced the whole tree "
+        "first: they are missing); write the tree again")
+    assert sorted(zarrx.open_group(path, mode="r").group_keys()) == ["c"]

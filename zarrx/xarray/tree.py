@@ -60,7 +60,14 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
                                 append_dim=None, storage_options=storage_options, **kwargs))
         fmt = prepared[0].fmt           # the nodes below are of the root's format
     # (the root's write, and each node's, change what the next node's creation checks)
-    writes = [p.apply(reread=i > 0) for i, p in enumerate(prepared)]
+    writes = []
+    for i, p in enumerate(prepared):
+        try:
+            writes.append(p.apply(reread=i > 0))
+        except BaseException as exc:    # (a node's dask values failed as they computed, or
+            # the store failed: the nodes before it are written, those after it not)
+            exc.add_note(_tree_state(mode, [q.group or "/" for q in prepared], i))
+            raise
     root = open_group(store, mode="r+", path=top, use_consolidated=False, **kw)
     if consolidated is not False:       # the whole hierarchy, from the store's root
         consolidate_metadata(root.store)
@@ -72,3 +79,17 @@ def tree_to_zarrx(prepare: Callable[..., Any], tree: Any, store: Any, mode: str 
 
 def _all_written(*_: Any) -> None:
     return None
+
+
+def _tree_state(mode: str | None, paths: list[str], failed: int) -> str:
+    """What the store holds once the write of the node at ``paths[failed]`` failed: the nodes
+    are written one after the other (``paths``: their groups, in that order)."""
+    done, left = paths[:failed], paths[failed + 1:]
+    said = f"to_zarrx: the DataTree's write failed at the group {paths[failed]!r}"
+    if done:
+        said += f"; the groups {done} before it are written"
+    if left:
+        said += f"; the groups {left} after it are not" + \
+            (" (mode 'w' replaced the whole tree first: they are missing)" if mode == "w"
+             else "")
+    return said + "; write the tree again"
