@@ -1,6 +1,9 @@
 """The three codec kinds and what every codec shares.
 
-A codec object is an immutable configuration (what ``create_array`` takes and metadata holds).
+A codec object is an immutable configuration (what ``create_array`` takes and metadata holds):
+as zarr-python's (frozen dataclasses), it refuses assignment once made, with
+:class:`~zarrx.errors.FrozenMetadataError` (also the ``FrozenInstanceError`` zarr-python's
+raise); its ``__init__`` (a registered codec's too) sets its attributes as it likes.
 Its configuration is checked by the codec's one validator (:mod:`zarrx.metadata.codec_checks`),
 whether it is built in Python or read from metadata. The plan binds it to the dtype and shape it
 sees; those are passed to every call, so one codec object serves any number of arrays.
@@ -20,6 +23,7 @@ object, ``<where>.<field>`` in a v2 one, whose :class:`V2Place` says so).
 """
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from enum import Enum
@@ -95,6 +99,24 @@ class Codec:
     #: the spec name the codec was read under, when not ``name`` (``numcodecs.gzip``...)
     _as: str | None = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not getattr(init, "_builds", False):
+            cls.__init__ = _building(init)      # type: ignore[method-assign]
+
+    def __setattr__(self, field: str, value: Any) -> None:
+        if _BUILDING in self.__dict__:          # in ``__init__``
+            object.__setattr__(self, field, value)
+        else:
+            _refused(self, f"cannot assign to field {field!r}")
+
+    def __delattr__(self, field: str) -> None:
+        if _BUILDING in self.__dict__:
+            object.__delattr__(self, field)
+        else:
+            _refused(self, f"cannot delete field {field!r}")
+
     def _configure(self, name: str | None = None, **kwargs: Any) -> None:
         """Check the keyword arguments of ``__init__`` with the validator of ``name`` (default:
         the codec's own) and keep the parsed values as attributes. None means "not given"; a
@@ -105,7 +127,7 @@ class Codec:
                     type_error=CodecArgumentTypeError)
         values = check_codec(name or self.name, conf, where)
         for k, v in (kwargs if values is None else values).items():
-            setattr(self, k, v)
+            object.__setattr__(self, k, v)
 
     @classmethod
     def from_config(cls, config: dict, where: str) -> "Codec":
@@ -181,6 +203,36 @@ class Codec:
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(sorted(self.configuration().items()))))
+
+
+#: the key of a codec object's ``__dict__`` while its ``__init__`` runs
+_BUILDING = "_zarrx_building"
+
+
+def _building(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` (a codec class's ``__init__``), letting it set attributes of the object."""
+    @functools.wraps(init)
+    def __init__(self: Codec, *args: Any, **kwargs: Any) -> None:
+        held = self.__dict__
+        outer = _BUILDING not in held            # (a subclass's __init__ calls its base's)
+        if outer:
+            held[_BUILDING] = True
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if outer:
+                held.pop(_BUILDING, None)
+
+    __init__._builds = True     # type: ignore[attr-defined]
+    return __init__
+
+
+def _refused(codec: Codec, what: str) -> None:
+    from zarrx.errors import FrozenMetadataError
+    name = type(codec).__name__
+    raise FrozenMetadataError(f"{what} of {name}: a codec object is immutable, as "
+                              f"zarr-python's: make another ({name}(...) with the arguments "
+                              f"to change)")
 
 
 class ArrayToArrayCodec(Codec):
