@@ -13,10 +13,16 @@ model is therefore frozen all the way down:
   (equal to them, written as JSON as they are) that refuse every change;
 - the document a node was read from (``ArrayMeta.json``, ``GroupMeta.json``), which may be a
   consolidated document of millions of nodes, is shown through views made when it is looked at
-  (:class:`DocumentView`, :class:`ListView`): nothing is walked when it is parsed.
+  (:class:`DocumentView`, :class:`ListView`): nothing is walked when it is parsed. The views
+  are a ``dict`` and a ``list`` too (``json.dumps`` writes them; ``isinstance`` holds), each
+  holding a copy of one level of the document, its objects and arrays shown through views as
+  they are looked up.
 
-A change is refused with :class:`~zarrx.errors.FrozenMetadataError`. A deep copy
-(``copy.deepcopy``, :func:`thaw_json`, ``to_dict()``) is plain, mutable JSON. Attributes are not
+A change is refused with :class:`~zarrx.errors.FrozenMetadataError`; calling ``dict``'s or
+``list``'s own methods by name (``dict.__setitem__(view, k, v)``) changes the items of that one
+view, never the document held (nothing reaches them by accident: every method of the classes
+refuses or shows views). A deep copy (``copy.deepcopy``, :func:`thaw_json`, ``to_dict()``) is
+plain, mutable JSON; so is any copy of a view (``copy()``, ``copy.copy``). Attributes are not
 frozen: every handle gets its own copy of them (as each zarr-python handle parses its own).
 """
 from __future__ import annotations
