@@ -165,11 +165,16 @@ def test_a_registered_codec_sets_its_attributes_in_its_init_and_is_immutable_aft
             super().__init__(key)
             self.extra = True               # after the base's __init__: still building
 
-    x = Xor2()
-    assert (x.key, x.extra) == (2, True)
-    with pytest.raises(FrozenMetadataError, match="field 'key' of Xor2"):
-        x.key = 3
-    assert "_zarrx_building" not in vars(x)
+    @dataclasses.dataclass
+    class Rot(BytesToBytesCodec):           # a dataclass's generated __init__ sets fields too
+        name = "test.rot-frozen"
+        by: int = 1
+
+    for x, field in ((Xor2(), "key"), (Rot(by=3), "by")):
+        assert vars(x) == ({"key": 2, "extra": True} if field == "key" else {"by": 3})
+        with pytest.raises(FrozenMetadataError, match=f"field '{field}' of {type(x).__name__}"):
+            setattr(x, field, 3)
+        assert copy.deepcopy(x) == x and copy.copy(x) == x     # (a pickle's state, set as is)
 
 
 # -- 3. a struct fill value is refused naming what is wrong -------------------------------------

@@ -23,7 +23,6 @@ object, ``<where>.<field>`` in a v2 one, whose :class:`V2Place` says so).
 """
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable
 from enum import Enum
@@ -91,7 +90,28 @@ def native(dt: np.dtype) -> np.dtype:
 
 # -- codec kinds -------------------------------------------------------------------------------
 
-class Codec:
+#: the key of a codec object's ``__dict__`` while it is made (its ``__init__`` runs)
+_BUILDING = "_zarrx_building"
+
+
+class _Immutable(type):
+    """The type of codec classes: an object of one takes attributes while it is made (in its
+    ``__init__``, whatever defines it: a dataclass's too), and refuses them afterwards
+    (:meth:`Codec.__setattr__`). Copies and unpickling set the state without assigning."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = cls.__new__(cls, *args, **kwargs)
+        if isinstance(obj, cls):
+            held = obj.__dict__
+            held[_BUILDING] = True
+            try:
+                obj.__init__(*args, **kwargs)
+            finally:
+                held.pop(_BUILDING, None)
+        return obj
+
+
+class Codec(metaclass=_Immutable):
     """Base of all codecs. Subclasses set ``name`` (the v3 name written by ``to_spec``)."""
 
     name: ClassVar[str] = ""
@@ -99,14 +119,8 @@ class Codec:
     #: the spec name the codec was read under, when not ``name`` (``numcodecs.gzip``...)
     _as: str | None = None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        init = cls.__dict__.get("__init__")
-        if init is not None and not getattr(init, "_builds", False):
-            cls.__init__ = _building(init)      # type: ignore[method-assign]
-
     def __setattr__(self, field: str, value: Any) -> None:
-        if _BUILDING in self.__dict__:          # in ``__init__``
+        if _BUILDING in self.__dict__:          # being made
             object.__setattr__(self, field, value)
         else:
             _refused(self, f"cannot assign to field {field!r}")
@@ -203,28 +217,6 @@ class Codec:
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(sorted(self.configuration().items()))))
-
-
-#: the key of a codec object's ``__dict__`` while its ``__init__`` runs
-_BUILDING = "_zarrx_building"
-
-
-def _building(init: Callable[..., None]) -> Callable[..., None]:
-    """``init`` (a codec class's ``__init__``), letting it set attributes of the object."""
-    @functools.wraps(init)
-    def __init__(self: Codec, *args: Any, **kwargs: Any) -> None:
-        held = self.__dict__
-        outer = _BUILDING not in held            # (a subclass's __init__ calls its base's)
-        if outer:
-            held[_BUILDING] = True
-        try:
-            init(self, *args, **kwargs)
-        finally:
-            if outer:
-                held.pop(_BUILDING, None)
-
-    __init__._builds = True     # type: ignore[attr-defined]
-    return __init__
 
 
 def _refused(codec: Codec, what: str) -> None:
