@@ -201,6 +201,16 @@ def test_a_bad_struct_record_fill_value_names_the_field_or_the_count(fmt, value,
     assert isinstance(err.value, theirs.type)         # also the error zarr-python raises
 
 
+def test_a_bad_nested_record_fill_value_names_the_nested_field():
+    dt = np.dtype([("a", "<i4"), ("n", [("x", "u1"), ("y", "<f4")])])
+    for value, message in [((1, (1, "z")), r"fill_value\.n\.y: expected a value of the field's "
+                                           r"type float32, found 'z'"),
+                           ((1, [1, 2, 3]), r"fill_value\.n: expected a record of 2 values, one "
+                                            r"per field \('x', 'y'\), found 3 values")]:
+        with pytest.raises(FillValueError, match=message):
+            zarrx.create_array({}, shape=(2,), chunks=(2,), dtype=dt, fill_value=value)
+
+
 # -- 4. a struct dtype of a consolidated entry is each handle's own ------------------------------
 
 @pytest.mark.parametrize("fmt", [2, 3])

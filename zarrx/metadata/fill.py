@@ -304,9 +304,11 @@ def record_error(value: tuple, n: np.dtype, loc: Loc) -> MetadataError:
             if got.shape != field.shape:        # a sequence for a scalar field, or too long
                 raise ValueError
         except OverflowError:
-            return Loc(loc.key, loc.path, FillValueOverflowError).__truediv__(name).error(
+            return (Loc(loc.key, loc.path, FillValueOverflowError) / name).error(
                 f"a value of the field's type {field}", item)
         except (TypeError, ValueError, FloatingPointError, RuntimeError):
+            if field.names is not None and isinstance(item, (tuple, list)):   # a nested record
+                return record_error(tuple(item), field, loc / name)
             return (loc / name).error(f"a value of the field's type {field}", item)
     return loc.error(f"a fill value for {n}", value)
 
