@@ -329,7 +329,8 @@ class FillValueError(MetadataError, TypeError):
 class FrozenMetadataError(ZarrError, FrozenInstanceError, TypeError):
     """A change in place of metadata a handle shows (``z.metadata``, its codecs'
     configurations, its document as read): that metadata is shared by every handle opened on
-    the same stored document, so it is read-only. Also the ``FrozenInstanceError``
+    the same stored document, so it is read-only. Also an attribute of a codec object
+    assigned (codec objects are immutable, as zarr-python's). Also the ``FrozenInstanceError``
     (``AttributeError``) zarr-python's frozen metadata raises when a field is assigned, and the
     ``TypeError`` a read-only mapping or a tuple raises when an item is."""
 

@@ -1,6 +1,9 @@
 """The three codec kinds and what every codec shares.
 
-A codec object is an immutable configuration (what ``create_array`` takes and metadata holds).
+A codec object is an immutable configuration (what ``create_array`` takes and metadata holds):
+as zarr-python's (frozen dataclasses), it refuses assignment once made, with
+:class:`~zarrx.errors.FrozenMetadataError` (also the ``FrozenInstanceError`` zarr-python's
+raise); its ``__init__`` (a registered codec's too) sets its attributes as it likes.
 Its configuration is checked by the codec's one validator (:mod:`zarrx.metadata.codec_checks`),
 whether it is built in Python or read from metadata. The plan binds it to the dtype and shape it
 sees; those are passed to every call, so one codec object serves any number of arrays.
@@ -87,13 +90,46 @@ def native(dt: np.dtype) -> np.dtype:
 
 # -- codec kinds -------------------------------------------------------------------------------
 
-class Codec:
+#: the key of a codec object's ``__dict__`` while it is made (its ``__init__`` runs)
+_BUILDING = "_zarrx_building"
+
+
+class _Immutable(type):
+    """The type of codec classes: an object of one takes attributes while it is made (in its
+    ``__init__``, whatever defines it: a dataclass's too), and refuses them afterwards
+    (:meth:`Codec.__setattr__`). Copies and unpickling set the state without assigning."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        obj = cls.__new__(cls, *args, **kwargs)
+        if isinstance(obj, cls):
+            held = obj.__dict__
+            held[_BUILDING] = True
+            try:
+                obj.__init__(*args, **kwargs)
+            finally:
+                held.pop(_BUILDING, None)
+        return obj
+
+
+class Codec(metaclass=_Immutable):
     """Base of all codecs. Subclasses set ``name`` (the v3 name written by ``to_spec``)."""
 
     name: ClassVar[str] = ""
     kind: ClassVar[str] = ""
     #: the spec name the codec was read under, when not ``name`` (``numcodecs.gzip``...)
     _as: str | None = None
+
+    def __setattr__(self, field: str, value: Any) -> None:
+        if _BUILDING in self.__dict__:          # being made
+            object.__setattr__(self, field, value)
+        else:
+            _refused(self, f"cannot assign to field {field!r}")
+
+    def __delattr__(self, field: str) -> None:
+        if _BUILDING in self.__dict__:
+            object.__delattr__(self, field)
+        else:
+            _refused(self, f"cannot delete field {field!r}")
 
     def _configure(self, name: str | None = None, **kwargs: Any) -> None:
         """Check the keyword arguments of ``__init__`` with the validator of ``name`` (default:
@@ -105,7 +141,7 @@ class Codec:
                     type_error=CodecArgumentTypeError)
         values = check_codec(name or self.name, conf, where)
         for k, v in (kwargs if values is None else values).items():
-            setattr(self, k, v)
+            object.__setattr__(self, k, v)
 
     @classmethod
     def from_config(cls, config: dict, where: str) -> "Codec":
@@ -181,6 +217,14 @@ class Codec:
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(sorted(self.configuration().items()))))
+
+
+def _refused(codec: Codec, what: str) -> None:
+    from zarrx.errors import FrozenMetadataError
+    name = type(codec).__name__
+    raise FrozenMetadataError(f"{what} of {name}: a codec object is immutable, as "
+                              f"zarr-python's: make another ({name}(...) with the arguments "
+                              f"to change)")
 
 
 class ArrayToArrayCodec(Codec):

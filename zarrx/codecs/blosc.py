@@ -192,9 +192,9 @@ class Blosc(BytesToBytesCodec):
         bound = copy.copy(self)
         size = dtype.itemsize if not dtype.hasobject else 1
         if self.shuffle is None:                    # zarr-python's choice, by the item size
-            bound.shuffle = "bitshuffle" if size == 1 else "shuffle"
-        if self.typesize is None:
-            bound.typesize = size if 1 <= size <= 2**31 - 1 else 1  # as zarr-python: the item size
+            object.__setattr__(bound, "shuffle", "bitshuffle" if size == 1 else "shuffle")
+        if self.typesize is None:                   # as zarr-python: the item size
+            object.__setattr__(bound, "typesize", size if 1 <= size <= 2**31 - 1 else 1)
         return bound
 
     def max_encoded_size(self, n: int | None) -> int | None:

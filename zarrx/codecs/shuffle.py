@@ -30,7 +30,7 @@ class Shuffle(BytesToBytesCodec):
         if self.elementsize is not None:
             return self
         bound = copy.copy(self)
-        bound.elementsize = dtype.itemsize
+        object.__setattr__(bound, "elementsize", dtype.itemsize)
         return bound
 
     def encoded_size(self, n: int | None) -> int | None:

@@ -287,6 +287,32 @@ def _struct_fill(value: Any, n: np.dtype, fields: list[tuple[str, DataType]], lo
     return out[()]
 
 
+def record_error(value: tuple, n: np.dtype, loc: Loc) -> MetadataError:
+    """Why numpy refused the record ``value`` (one value per field) as an item of the structured
+    type ``n``: the count of values, or the first field whose value its type cannot take
+    (named, with the field's type); the record as a whole when no field says."""
+    from zarrx.errors import FillValueOverflowError
+    names = n.names
+    if len(value) != len(names):
+        return loc.found(f"a record of {len(names)} values, one per field ({few_names(names)})",
+                         f"{len(value)} value{'s' * (len(value) != 1)}: {value!r}")
+    for name, item in zip(names, value):
+        field = n.fields[name][0]
+        try:
+            with np.errstate(over="raise", invalid="ignore"):
+                got = np.array(item, dtype=field)
+            if got.shape != field.shape:        # a sequence for a scalar field, or too long
+                raise ValueError
+        except OverflowError:
+            return (Loc(loc.key, loc.path, FillValueOverflowError) / name).error(
+                f"a value of the field's type {field}", item)
+        except (TypeError, ValueError, FloatingPointError, RuntimeError):
+            if field.names is not None and isinstance(item, (tuple, list)):   # a nested record
+                return record_error(tuple(item), field, loc / name)
+            return (loc / name).error(f"a value of the field's type {field}", item)
+    return loc.error(f"a fill value for {n}", value)
+
+
 def _tname(dt: DataType) -> str:
     return dt.name if isinstance(dt.name, str) else "the structured type"
 

@@ -13,15 +13,21 @@ model is therefore frozen all the way down:
   (equal to them, written as JSON as they are) that refuse every change;
 - the document a node was read from (``ArrayMeta.json``, ``GroupMeta.json``), which may be a
   consolidated document of millions of nodes, is shown through views made when it is looked at
-  (:class:`DocumentView`, :class:`ListView`): nothing is walked when it is parsed.
+  (:class:`DocumentView`, :class:`ListView`): nothing is walked when it is parsed. The views
+  are a ``dict`` and a ``list`` too (``json.dumps`` writes them; ``isinstance`` holds), each
+  holding a copy of one level of the document, its objects and arrays shown through views as
+  they are looked up.
 
-A change is refused with :class:`~zarrx.errors.FrozenMetadataError`. A deep copy
-(``copy.deepcopy``, :func:`thaw_json`, ``to_dict()``) is plain, mutable JSON. Attributes are not
+A change is refused with :class:`~zarrx.errors.FrozenMetadataError`; calling ``dict``'s or
+``list``'s own methods by name (``dict.__setitem__(view, k, v)``) changes the items of that one
+view, never the document held (nothing reaches them by accident: every method of the classes
+refuses or shows views). A deep copy (``copy.deepcopy``, :func:`thaw_json`, ``to_dict()``) is
+plain, mutable JSON; so is any copy of a view (``copy()``, ``copy.copy``). Attributes are not
 frozen: every handle gets its own copy of them (as each zarr-python handle parses its own).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import ItemsView, ValuesView
 from dataclasses import fields
 from typing import Any, NoReturn
 
@@ -156,7 +162,11 @@ def thaw_json(value: Any) -> Any:
 
 
 def view(value: Any) -> Any:
-    """A read-only view of ``value`` (a dict or list of a document; anything else as is)."""
+    """A read-only view of ``value`` (a dict or list of a document; anything else, and what is
+    read-only already, as is)."""
+    t = type(value)
+    if t in _VIEWS or t is FrozenDict or t is FrozenList:
+        return value
     if isinstance(value, dict):
         return DocumentView(value)
     if isinstance(value, list):
@@ -169,87 +179,179 @@ def raw(value: Any) -> Any:
     return value._raw if type(value) in _VIEWS else value
 
 
-def _same(value: Any) -> Any:
+
+def _shown(value: Any) -> Any:
+    """``value`` of a document as a view shows it: a dict or list of it through a view."""
+    t = type(value)
+    if t is dict:
+        return DocumentView(value)
+    if t is list:
+        return ListView(value)
     return value
 
 
-class _View:
-    """What :class:`DocumentView` and :class:`ListView` share: the object of a document they
-    show (``_raw``), equality with it, and the refusal of every change."""
+def _same_again(value: Any) -> Any:
+    return view(value)
+
+
+class DocumentView(dict):
+    """A read-only view of an object of a stored metadata document: a ``dict`` (``json.dumps``
+    writes it, ``isinstance(v, dict)`` holds) equal to the object, whose values are seen
+    through views too. Its items are the object's, copied (not walked) when the view is made;
+    a value that is an object or an array is shown through a view made when it is looked up
+    (kept for the next lookup), so nothing below is walked until it is reached. Every change
+    is refused (``dict.__setitem__(view, ...)`` called by name changes the view's own items,
+    never the document). Any copy of it, ``copy()``, ``copy.copy`` and ``copy.deepcopy``, is
+    plain, mutable JSON."""
 
     __slots__ = ("_raw",)
-    _what = ""                      # the noun of an item in messages: "" or "item "
 
     def __init__(self, raw: Any) -> None:
+        dict.__init__(self, raw)
         self._raw = raw
+
+    def __getitem__(self, key: Any) -> Any:
+        value = dict.__getitem__(self, key)
+        t = type(value)
+        if t is dict or t is list:
+            value = _shown(value)
+            dict.__setitem__(self, key, value)     # (the view's own item: the same JSON)
+        return value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if dict.__contains__(self, key) else default
+
+    # iterating over the keys through this method (not dict's) makes dict(view), {**view} and
+    # view | {...} look each value up through the view (dict's own copy would take its items)
+    def __iter__(self) -> Any:
+        return dict.__iter__(self)
+
+    def items(self) -> Any:
+        return _Items(self)
+
+    def values(self) -> Any:
+        return _Values(self)
 
     def __eq__(self, other: object) -> bool:
         return self._raw == raw(other)
 
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     __hash__ = None     # type: ignore[assignment]
 
+    def __repr__(self) -> str:
+        return repr(self._raw)
+
     def __setitem__(self, key: Any, value: Any) -> NoReturn:
-        _refused(f"cannot set {self._what}{key!r} of a metadata document")
+        _refused(f"cannot set {key!r} of a metadata document")
 
     def __delitem__(self, key: Any) -> NoReturn:
-        _refused(f"cannot delete {self._what}{key!r} of a metadata document")
+        _refused(f"cannot delete {key!r} of a metadata document")
 
     def _change(self, *args: Any, **kwargs: Any) -> NoReturn:
         _refused("cannot change a metadata document")
+
+    clear = pop = popitem = setdefault = update = __ior__ = _change
 
     def copy(self) -> Any:
         """A plain, mutable deep copy of the object."""
         return thaw_json(self._raw)
 
-    def __repr__(self) -> str:
-        return repr(self._raw)
-
-    def __reduce__(self) -> tuple:
-        return (_same, (self._raw,))
+    def __copy__(self) -> Any:
+        return thaw_json(self._raw)
 
     def __deepcopy__(self, memo: dict) -> Any:
         return thaw_json(self._raw)
 
+    def __reduce__(self) -> tuple:
+        return (_same_again, (self._raw,))      # read-only again when unpickled
 
-class DocumentView(_View, Mapping):
-    """A read-only view of an object of a stored metadata document; what it holds is seen
-    through views too. Equal to the object (and to its copies)."""
+
+class _Items(ItemsView):
+    """``DocumentView.items()``: each value through a view (made anew: a walk of the whole
+    document, ``json.dumps``, keeps nothing)."""
 
     __slots__ = ()
-
-    def __getitem__(self, key: Any) -> Any:
-        return view(self._raw[key])
 
     def __iter__(self) -> Any:
-        return iter(self._raw)
-
-    def __len__(self) -> int:
-        return len(self._raw)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._raw
-
-    __eq__ = _View.__eq__
-    __hash__ = None     # type: ignore[assignment]
-    clear = pop = popitem = setdefault = update = _View._change
+        for k, v in dict.items(self._mapping):
+            yield k, _shown(v)
 
 
-class ListView(_View, Sequence):
-    """A read-only view of an array of a stored metadata document (see
+class _Values(ValuesView):
+    __slots__ = ()
+
+    def __iter__(self) -> Any:
+        for v in dict.values(self._mapping):
+            yield _shown(v)
+
+
+class ListView(list):
+    """A read-only view of an array of a stored metadata document: a ``list`` equal to it (see
     :class:`DocumentView`)."""
 
-    __slots__ = ()
-    _what = "item "
+    __slots__ = ("_raw",)
+
+    def __init__(self, raw: Any) -> None:
+        list.__init__(self, raw)
+        self._raw = raw
 
     def __getitem__(self, index: Any) -> Any:
-        return view(self._raw[index])
+        if isinstance(index, slice):
+            return ListView(self._raw[index])
+        value = list.__getitem__(self, index)
+        t = type(value)
+        if t is dict or t is list:
+            value = _shown(value)
+            list.__setitem__(self, index, value)
+        return value
 
-    def __len__(self) -> int:
-        return len(self._raw)
+    def __iter__(self) -> Any:
+        for v in list.__iter__(self):
+            yield _shown(v)
 
-    __eq__ = _View.__eq__
+    def __reversed__(self) -> Any:
+        for v in list.__reversed__(self):
+            yield _shown(v)
+
+    def __add__(self, other: Any) -> list:
+        return list(self) + other
+
+    def __radd__(self, other: Any) -> list:
+        return other + list(self)
+
+    def __mul__(self, n: Any) -> list:
+        return list(self) * n
+
+    __rmul__ = __mul__
+
+    def __eq__(self, other: object) -> bool:
+        return self._raw == raw(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
     __hash__ = None     # type: ignore[assignment]
-    append = extend = insert = pop = remove = clear = sort = reverse = _View._change
+
+    def __repr__(self) -> str:
+        return repr(self._raw)
+
+    def __setitem__(self, index: Any, value: Any) -> NoReturn:
+        _refused(f"cannot set item {index!r} of a metadata document")
+
+    def __delitem__(self, index: Any) -> NoReturn:
+        _refused(f"cannot delete item {index!r} of a metadata document")
+
+    def _change(self, *args: Any, **kwargs: Any) -> NoReturn:
+        _refused("cannot change a metadata document")
+
+    append = extend = insert = pop = remove = clear = sort = reverse = _change
+    __iadd__ = __imul__ = _change
+
+    copy = __copy__ = DocumentView.copy
+    __deepcopy__ = DocumentView.__deepcopy__
+    __reduce__ = DocumentView.__reduce__
 
 
 _VIEWS = (DocumentView, ListView)
@@ -275,20 +377,28 @@ def refuse_assignment(cls: type) -> type:
 
 def guard_document(cls: type) -> None:
     """Show the ``json`` field of the slotted dataclass ``cls`` (the document as read) through
-    a read-only view; ``cls._json`` reads it as held, for zarrx itself. Setting the field (the
-    dataclass's ``__init__``, ``dataclasses.replace``, unpickling) stores what a view shows."""
+    a read-only view, made when first shown and kept in the field in its place (a view is
+    equal to what it shows); ``cls._json`` reads the document as held, for zarrx itself, and
+    ``cls._json_slot`` is the field's slot. Setting the field (the dataclass's ``__init__``,
+    ``dataclasses.replace``, unpickling) stores what a view shows."""
     slot = cls.__dict__["json"]
 
     def get(self: Any) -> Any:
-        return view(slot.__get__(self, cls))
+        held = slot.__get__(self, cls)
+        if type(held) is dict or type(held) is list:
+            held = view(held)
+            slot.__set__(self, held)        # (every thread makes an equal one: any is kept)
+        return held
 
     def put(self: Any, value: Any) -> None:
         slot.__set__(self, raw(value))
 
     cls.json = property(get, put, doc="The JSON as read (a read-only view).")
-    cls._json = slot
+    cls._json = property(lambda self: raw(slot.__get__(self, cls)),
+                         doc="The JSON as read, as held (for zarrx itself).")
+    cls._json_slot = slot
     # pickled as held (dataclasses' own state reads each field by name: a view)
-    held = [slot if f.name == "json" else cls.__dict__[f.name] for f in fields(cls)]
+    held = [cls._json if f.name == "json" else cls.__dict__[f.name] for f in fields(cls)]
 
     def __getstate__(self: Any) -> list:
         return [d.__get__(self, cls) for d in held]

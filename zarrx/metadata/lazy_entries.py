@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from typing import Any
 
-from zarrx.metadata.model import ArrayMeta, GroupMeta, frozen_entry
+from zarrx.metadata.model import ArrayMeta, GroupMeta, frozen_entry, own_data_type
 
-__all__ = ["LazyEntries", "entry_is_array", "parsed_entries", "ARRAY", "GROUP"]
+__all__ = ["LazyEntries", "entry_is_array", "parsed_entries", "ARRAY", "GROUP", "HandleEntries"]
 
 Meta = ArrayMeta | GroupMeta
 #: the bits of an entry's kind: an array's, a group's (neither: not known until parsed)
@@ -135,3 +135,65 @@ def parsed_entries(entries: Mapping[str, Meta], paths: Iterable[str] | None = No
     """``{path: meta}`` of every entry (or of ``paths``), each parsed: the first malformed
     one raises."""
     return {p: entries[p] for p in (entries if paths is None else paths)}
+
+
+class HandleEntries(Mapping):
+    """The consolidated entries of a group as one handle shows them (``metadata.consolidated``,
+    ``metadata.consolidated_metadata``): the shared entries, but for those of struct arrays,
+    each made the handle's own once looked up (numpy lets a struct dtype's field ``names`` be
+    set: a rename through one handle must not rename another's, nor the arrays opened later
+    from the entry). Read-only, as the shared entries are."""
+
+    __slots__ = ("_shared", "_own")
+
+    def __init__(self, shared: Mapping[str, Meta]) -> None:
+        self._shared = shared
+        self._own: dict[str, Meta] = {}
+
+    def __getitem__(self, path: str) -> Meta:
+        own = self._own.get(path)
+        if own is not None:
+            return own
+        meta = self._shared[path]
+        if type(meta) is ArrayMeta and meta.data_type.numpy.names is not None:
+            meta = self._own.setdefault(path, own_data_type(meta))
+        return meta
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._shared
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._shared)
+
+    def __len__(self) -> int:
+        return len(self._shared)
+
+    def is_array(self, path: str) -> bool:
+        return entry_is_array(self._shared, path)
+
+    def __setitem__(self, path: str, meta: Meta) -> None:
+        from zarrx.metadata.frozen import _refused
+        _refused(f"cannot set the consolidated entry {path!r}")
+
+    def __delitem__(self, path: str) -> None:
+        from zarrx.metadata.frozen import _refused
+        _refused(f"cannot delete the consolidated entry {path!r}")
+
+    def copy(self) -> Any:
+        return self._shared.copy()
+
+    def __eq__(self, other: object) -> bool:
+        return self._shared == (other._shared if isinstance(other, HandleEntries) else other)
+
+    __hash__ = None     # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (_same, (self._shared,))       # a pickle holds the shared entries
+
+    def __repr__(self) -> str:
+        return repr(self._shared)
+
+
+def _same(value: Any) -> Any:
+    return value
+

@@ -18,7 +18,7 @@ from zarrx.metadata.dtype_input import resolve_dtype
 from zarrx.metadata.dtypes import (category, clear_unused_bits, dtype_v2_json, dtype_v3_json,
                                    struct_fields)
 from zarrx.metadata.fill import (_int_range, check_unitless_date, default_fill, fill_json,
-                                 parse_fill)
+                                 parse_fill, record_error)
 from zarrx.metadata.grid import AxisEdges, compress_edges, grid_json, parse_shape
 from zarrx.metadata.json import max_document_bytes, unencodable_text
 from zarrx.metadata.model import (ArrayMeta, ChunkGrid, CodecSpec, DataType, KeyEncoding,
@@ -241,6 +241,8 @@ def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
         # (RuntimeError: numpy's, making text of a datetime64 for a too short bytes field)
         if isinstance(exc, MetadataError):
             raise
+        if cat == "structured" and isinstance(value, tuple):   # say which field, or the count
+            raise record_error(value, n, loc) from None
         if isinstance(exc, OverflowError):      # an integer some field cannot hold
             raise Loc(loc.key, loc.path, FillValueOverflowError).error(
                 f"a fill value for {n}", value) from None

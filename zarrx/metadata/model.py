@@ -285,6 +285,6 @@ refuse_assignment(GroupMeta)
 guard_document(ArrayMeta)
 guard_document(GroupMeta)
 #: each class's fields as held (the document's too, not its view), for :func:`with_attributes`
-_SLOTS = {cls: (tuple(cls._json if n == "json" else cls.__dict__[n] for n in cls.__slots__
+_SLOTS = {cls: (tuple(cls._json_slot if n == "json" else cls.__dict__[n] for n in cls.__slots__
                       if n != "attributes"), cls.__dict__["attributes"])
           for cls in (ArrayMeta, GroupMeta)}

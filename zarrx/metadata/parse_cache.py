@@ -90,11 +90,16 @@ def _handed_out(meta: Meta) -> Meta:
 
 def for_handle(meta: Meta) -> Meta:
     """``meta`` as a new handle holds it when other handles share it: with its own copy of the
-    attributes (and its own numpy dtype where numpy lets it be changed in place); the rest is
+    attributes (and its own numpy dtype where numpy lets it be changed in place: a struct
+    array's, or one of a struct array a group's consolidated entries hold, made the handle's
+    own when looked up, :class:`~zarrx.metadata.lazy_entries.HandleEntries`); the rest is
     read-only (:mod:`zarrx.metadata.frozen`)."""
     meta = with_attributes(meta, thaw_json(meta.attributes) if meta.attributes else {})
-    if type(meta) is ArrayMeta and meta.data_type.numpy.names is not None:
-        return own_data_type(meta)
+    if type(meta) is ArrayMeta:
+        return meta if meta.data_type.numpy.names is None else own_data_type(meta)
+    if meta.consolidated is not None:
+        from zarrx.metadata.lazy_entries import HandleEntries
+        object.__setattr__(meta, "consolidated", HandleEntries(meta.consolidated))
     return meta
 
 
