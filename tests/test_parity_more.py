@@ -1,0 +1,28 @@
+"""More of zarr-python 3.1's API run side by side with zarrx: cases a differential run of random
+call sequences (valid and invalid arguments, on memory stores and local folders) turned up."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from parity_helpers import both
+
+import zarrx
+
+zarr = pytest.importorskip("zarr")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_from_array_of_plain_data_takes_the_format_of_the_group_it_goes_into(fmt):
+    """As ``create_array`` and ``array`` do: in a Zarr v2 hierarchy the copy is Zarr v2 (it
+    was refused as a Zarr v3 node inside a v2 group)."""
+    store: dict = {}
+    zarrx.open_group(store, mode="w", zarr_format=fmt)
+    a = zarrx.from_array(store, data=np.arange(5), name="y", chunks=(2,))
+    assert a.metadata.zarr_format == fmt
+    assert a[...].tolist() == [0, 1, 2, 3, 4]
+    assert list(zarrx.open_group(store, mode="r").array_keys()) == ["y"]
+
+
+def test_from_array_of_plain_data_without_a_group_is_zarr_v3():
+    got = both(lambda lib: lib.from_array({}, data=np.arange(3)).metadata.zarr_format)
+    assert got["zarrx"] == got["zarr"] == 3
