@@ -26,3 +26,29 @@ def test_from_array_of_plain_data_takes_the_format_of_the_group_it_goes_into(fmt
 def test_from_array_of_plain_data_without_a_group_is_zarr_v3():
     got = both(lambda lib: lib.from_array({}, data=np.arange(3)).metadata.zarr_format)
     assert got["zarrx"] == got["zarr"] == 3
+
+
+@pytest.mark.parametrize("arg", ["compressors", "filters", "serializer"])
+def test_an_unknown_codec_name_in_an_argument_is_a_key_error_as_in_zarr_python(arg):
+    value = {"name": "zstdd"} if arg == "serializer" else [{"name": "zstdd"}]
+    got = both(lambda lib: lib.create_array({}, shape=(2,), dtype="i4", **{arg: value}))
+    assert isinstance(got["zarr"], KeyError)
+    exc = got["zarrx"]
+    assert isinstance(exc, KeyError) and isinstance(exc, zarrx.errors.UnknownCodecError)
+    assert isinstance(exc, ValueError) and isinstance(exc, zarrx.ZarrError)
+    assert str(exc).startswith(f"create_array {arg}{'' if arg == 'serializer' else '[0]'}: "
+                               f"unknown codec 'zstdd'; did you mean 'zstd'?")
+
+
+def test_an_unknown_codec_in_stored_metadata_is_not_a_key_error():
+    """``except KeyError`` around ``group[name]`` must not take such an array for a missing
+    member."""
+    import json
+    store: dict = {}
+    zarrx.create_array(store, name="a", shape=(2,), dtype="i4")
+    doc = json.loads(store["a/zarr.json"])
+    doc["codecs"].append({"name": "nope"})
+    store["a/zarr.json"] = json.dumps(doc).encode()
+    with pytest.raises(zarrx.errors.UnknownCodecError) as info:
+        zarrx.open_group(store, mode="r")["a"][...]
+    assert not isinstance(info.value, KeyError)
