@@ -52,3 +52,14 @@ def test_an_unknown_codec_in_stored_metadata_is_not_a_key_error():
     with pytest.raises(zarrx.errors.UnknownCodecError) as info:
         zarrx.open_group(store, mode="r")["a"][...]
     assert not isinstance(info.value, KeyError)
+
+
+@pytest.mark.parametrize("fn", ["open", "open_group", "open_array", "group"])
+@pytest.mark.parametrize("fmt", [4, "3", 1])
+def test_a_bad_zarr_format_is_a_metadata_validation_error_as_in_zarr_python(fn, fmt):
+    got = both(lambda lib: getattr(lib, fn)({}, zarr_format=fmt))
+    assert isinstance(got["zarr"], zarr.errors.MetadataValidationError)
+    exc = got["zarrx"]
+    assert isinstance(exc, zarrx.errors.MetadataValidationError)
+    assert isinstance(exc, zarrx.errors.ArgumentError) and isinstance(exc, ValueError)
+    assert str(exc) == f"zarr_format: expected 2, 3 or None, found {fmt!r}"

@@ -11,7 +11,7 @@ from dataclasses import FrozenInstanceError
 
 __all__ = [
     "ZarrError", "MetadataError", "CodecError", "CodecArgumentTypeError", "UnknownCodecError",
-    "UnknownCodecArgumentError", "StoreError", "ShardError",
+    "UnknownCodecArgumentError", "ZarrFormatArgumentError", "StoreError", "ShardError",
     "IndexingError", "IndexingValueError", "IndexingTypeError", "BoundsCheckError", "VindexInvalidSelectionError",
     "SelectionSizeError",
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
@@ -273,6 +273,12 @@ class UnknownCodecArgumentError(UnknownCodecError, ArgumentKeyError):
     raises there. A stored document naming an unknown codec is an :class:`UnknownCodecError`
     only (not a ``KeyError``, which ``except KeyError`` around ``group[name]`` would take for
     a missing member)."""
+
+
+class ZarrFormatArgumentError(ArgumentError, MetadataValidationError):
+    """A ``zarr_format`` argument other than 2 or 3 (or None where the format is detected):
+    also a :class:`MetadataValidationError`, the class zarr-python raises for it in ``open``,
+    ``open_group``, ``open_array``, ``group`` and ``consolidate_metadata``."""
 
 
 class ArgumentNotImplementedError(ArgumentError, NotImplementedError):
