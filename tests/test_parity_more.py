@@ -63,3 +63,21 @@ def test_a_bad_zarr_format_is_a_metadata_validation_error_as_in_zarr_python(fn, 
     assert isinstance(exc, zarrx.errors.MetadataValidationError)
     assert isinstance(exc, zarrx.errors.ArgumentError) and isinstance(exc, ValueError)
     assert str(exc) == f"zarr_format: expected 2, 3 or None, found {fmt!r}"
+
+
+@pytest.mark.parametrize("name", ["", "/"])
+def test_a_member_name_naming_the_group_itself_is_refused_and_nothing_is_deleted(name):
+    """zarr-python 3.1 deletes the group for ``del g[""]`` and replaces it by an array for
+    ``g[""] = data``; zarrx refuses both (docs/guide/migrating.md)."""
+    store: dict = {}
+    sub = zarrx.open_group(store, mode="w").create_group("sub")
+    sub.create_array("x", shape=(2,), dtype="i1")
+    with pytest.raises(zarrx.errors.ArgumentError, match=f"invalid member name {name!r}"):
+        del sub[name]
+    with pytest.raises(zarrx.errors.ArgumentError, match=f"invalid member name {name!r}"):
+        sub[name] = np.ones(3)
+    with pytest.raises(zarrx.errors.ArgumentError):        # zarr-python: ContainsGroupError
+        sub.create_group(name)
+    with pytest.raises(zarrx.errors.ArgumentError):
+        sub.create_array(name, shape=(1,), dtype="i1")
+    assert list(zarrx.open_group(store, path="sub", mode="r").keys()) == ["x"]
