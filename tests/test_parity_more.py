@@ -81,3 +81,26 @@ def test_a_member_name_naming_the_group_itself_is_refused_and_nothing_is_deleted
     with pytest.raises(zarrx.errors.ArgumentError):
         sub.create_array(name, shape=(1,), dtype="i1")
     assert list(zarrx.open_group(store, path="sub", mode="r").keys()) == ["x"]
+
+
+@pytest.mark.parametrize("shape", [(4,), (4, 3)])
+@pytest.mark.parametrize("wrap", [False, True])
+def test_a_boolean_index_of_another_length_is_a_vindex_selection_error(shape, wrap):
+    """zarr-python takes a boolean array in ``z[...]`` as a vindex mask and raises
+    ``VindexInvalidSelectionError`` for one of another length; ``oindex`` raises
+    ``IndexError`` in both."""
+    mask = np.ones(5, bool)
+    sel = (mask,) if wrap else mask
+
+    def read(lib):
+        return lib.create_array({}, shape=shape, dtype="i4")[sel]
+    got = both(read)
+    if isinstance(got["zarr"], zarr.errors.VindexInvalidSelectionError):
+        assert isinstance(got["zarrx"], zarrx.errors.VindexInvalidSelectionError)
+    assert isinstance(got["zarrx"], IndexError)
+    assert "(4,)" in str(got["zarrx"]) or "length 4" in str(got["zarrx"])    # expected
+    assert "(5,)" in str(got["zarrx"]) or "length 5" in str(got["zarrx"])    # found
+    with pytest.raises(zarrx.errors.VindexInvalidSelectionError):
+        zarrx.create_array({}, shape=shape, dtype="i4")[sel] = 1
+    with pytest.raises(IndexError):
+        zarrx.create_array({}, shape=shape, dtype="i4").oindex[(mask,)]
