@@ -104,3 +104,30 @@ def test_a_boolean_index_of_another_length_is_a_vindex_selection_error(shape, wr
         zarrx.create_array({}, shape=shape, dtype="i4")[sel] = 1
     with pytest.raises(IndexError):
         zarrx.create_array({}, shape=shape, dtype="i4").oindex[(mask,)]
+
+
+def _plain(doc):
+    import json
+    return json.loads(json.dumps(doc))
+
+
+def _no_nested_consolidated(doc):
+    """zarr-python gives group entries below an empty ``consolidated_metadata`` of their own."""
+    for entry in doc["consolidated_metadata"]["metadata"].values():
+        entry.pop("consolidated_metadata", None)
+    return doc
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_to_dict_of_a_consolidated_group_lists_its_entries_as_in_zarr_python(fmt):
+    def consolidated(lib):
+        store: dict = {}
+        g = lib.open_group(store, mode="w", zarr_format=fmt)
+        g.create_group("b", attributes={"q": 1}).create_array("c", shape=(2,), dtype="i1",
+                                                              compressors=None)
+        g.create_array("a", shape=(3,), dtype="f4", compressors=None, attributes={"u": [1]})
+        return (_no_nested_consolidated(_plain(lib.consolidate_metadata(store).metadata.to_dict())),
+                _no_nested_consolidated(_plain(lib.open_group(store, mode="r").metadata.to_dict())))
+    got = both(consolidated)
+    assert got["zarrx"] == got["zarr"]
+    assert sorted(got["zarrx"][0]["consolidated_metadata"]["metadata"]) == ["a", "b", "b/c"]
