@@ -13,7 +13,7 @@ import numpy as np
 
 from zarrx.codecs.base import Codec
 from zarrx.codecs.registry import lookup
-from zarrx.errors import ArgumentTypeError, CodecError
+from zarrx.errors import ArgumentTypeError, CodecError, UnknownCodecArgumentError
 from zarrx.metadata._util import Loc
 from zarrx.metadata.codec_table import check_codec, codec_kind, lower_numcodecs, unknown_codec
 from zarrx.metadata.model import CodecSpec
@@ -83,7 +83,7 @@ def as_codec(obj: Any, where: str) -> Arg:
             raise (loc / "configuration").fail("missing required field 'chunk_shape'")
         return ShardingIndexed(**conf)
     if lookup(spec.name) is None:
-        raise unknown_codec(spec.name, f"{loc}: ")
+        raise unknown_codec(spec.name, f"{loc}: ", cls=UnknownCodecArgumentError)
     check_codec(spec.name, spec.configuration, loc / "configuration")
     return spec
 

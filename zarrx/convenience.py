@@ -174,7 +174,7 @@ def _kept(data: Any, zarr_format: int | None, chunks: Any, shards: Any, filters:
     if not isinstance(data, Array):
         return {"chunks": "auto" if _is_keep(chunks) else chunks,
                 "shards": None if _is_keep(shards) else shards,
-                "zarr_format": zarr_format or 3,
+                "zarr_format": zarr_format,     # None: the format of the group it goes into
                 "filters": "auto" if _is_keep(filters) else filters,
                 "compressors": "auto" if _is_keep(compressors) else compressors,
                 "serializer": "auto" if _is_keep(serializer) else serializer,

@@ -12,7 +12,7 @@ import numpy as np
 from zarrx import config as settings
 from zarrx.array import Array
 from zarrx.errors import (ArgumentError, ArgumentTypeError, ReadOnlyError, StoreArgumentError,
-                          ZarrDeprecationWarning, ZarrError, node_exists)
+                          ZarrDeprecationWarning, ZarrError, ZarrFormatArgumentError, node_exists)
 from zarrx.metadata import make_array_meta, nodes
 from zarrx.metadata._util import short
 from zarrx.metadata.leftovers import clear_leftovers
@@ -134,13 +134,15 @@ def named(value: Any, *names: str) -> bool:
 def check_format(zarr_format: Any, *, none: bool = False) -> Any:
     """``zarr_format`` as a Python int: 2 or 3, given as an int or a numpy integer (as
     zarr-python takes it; not a bool), or None, when ``none`` (auto-detect or the default).
-    Any other value raises :class:`~zarrx.errors.ArgumentError`."""
+    Any other value raises :class:`~zarrx.errors.ZarrFormatArgumentError` (an
+    ``ArgumentError`` and a ``MetadataValidationError``, as zarr-python raises)."""
     if none and zarr_format is None:
         return None
     if not (type(zarr_format) is int or isinstance(zarr_format, np.integer)) \
             or zarr_format not in (2, 3):
         expected = "2, 3 or None" if none else "2 or 3"
-        raise ArgumentError(f"zarr_format: expected {expected}, found {zarr_format!r}")
+        raise ZarrFormatArgumentError(f"zarr_format: expected {expected}, found "
+                                      f"{zarr_format!r}")
     return int(zarr_format)
 
 

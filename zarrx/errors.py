@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import FrozenInstanceError
 
 __all__ = [
-    "ZarrError", "MetadataError", "CodecError", "CodecArgumentTypeError", "UnknownCodecError", "StoreError", "ShardError",
+    "ZarrError", "MetadataError", "CodecError", "CodecArgumentTypeError", "UnknownCodecError",
+    "UnknownCodecArgumentError", "ZarrFormatArgumentError", "StoreError", "ShardError",
     "IndexingError", "IndexingValueError", "IndexingTypeError", "BoundsCheckError", "VindexInvalidSelectionError",
     "SelectionSizeError",
     "NodeNotFoundError", "ArrayNotFoundError", "GroupNotFoundError", "NodeExistsError",
@@ -264,6 +265,20 @@ class ArgumentKeyError(ArgumentError, KeyError):
     ``to_zarrx(region="auto")`` missing from the stored coordinate (a ``KeyError``, as xarray
     raises there), or a key missing from a node's attributes (``z.attrs["x"]``, ``del
     z.attrs["x"]``: a ``KeyError``, as a dict raises)."""
+
+
+class UnknownCodecArgumentError(UnknownCodecError, ArgumentKeyError):
+    """A codec dict given as an argument (``compressors={"name": "zstdd"}``, ``filters=``,
+    ``serializer=``, ``codecs=``) names no registered codec: also a ``KeyError``, as zarr-python
+    raises there. A stored document naming an unknown codec is an :class:`UnknownCodecError`
+    only (not a ``KeyError``, which ``except KeyError`` around ``group[name]`` would take for
+    a missing member)."""
+
+
+class ZarrFormatArgumentError(ArgumentError, MetadataValidationError):
+    """A ``zarr_format`` argument other than 2 or 3 (or None where the format is detected):
+    also a :class:`MetadataValidationError`, the class zarr-python raises for it in ``open``,
+    ``open_group``, ``open_array``, ``group`` and ``consolidate_metadata``."""
 
 
 class ArgumentNotImplementedError(ArgumentError, NotImplementedError):

@@ -138,8 +138,10 @@ def _parse_index_array(s: Any, size: int, axis: int, what: str) -> tuple:
     if kind == "b":
         if a.ndim != 1 or a.shape[0] != size:
             found = f"length {a.shape[0]}" if a.ndim == 1 else f"shape {a.shape}"
-            raise IndexingError(f"boolean index on axis {axis}: expected a 1-d array of length "
-                                f"{size}, found {found}")
+            # z[mask]: zarr-python takes a boolean array there for a vindex mask selection
+            error = VindexInvalidSelectionError if what == "basic" else IndexingError
+            raise error(f"boolean index on axis {axis}: expected a 1-d array of length {size}, "
+                        f"found {found}")
         return ("array", true_positions(a, f"boolean index on axis {axis}")[0])
     if _empty_list(s, a):
         a = a.astype(np.int64)

@@ -197,10 +197,11 @@ def _close(name: str, names: list[str]) -> list[str]:
     return out[:3]
 
 
-def unknown_codec(name: str, where: str = "", *, array: str = "",
-                  numcodecs: bool = False) -> UnknownCodecError:
-    """``UnknownCodecError`` (a ``CodecError``) for an unknown codec (``where``: a location
-    prefix; ``array``: the array's path), suggesting the closest known names."""
+def unknown_codec(name: str, where: str = "", *, array: str = "", numcodecs: bool = False,
+                  cls: type[UnknownCodecError] = UnknownCodecError) -> UnknownCodecError:
+    """``UnknownCodecError`` (a ``CodecError``; ``cls``, a subclass of it) for an unknown
+    codec (``where``: a location prefix; ``array``: the array's path), suggesting the closest
+    known names."""
     if numcodecs:
         names = sorted({i.numcodecs_id for i in _BUILTIN.values() if i.numcodecs_id} |
                        {n[len("numcodecs."):] for n in _USER if n.startswith("numcodecs.")})
@@ -210,8 +211,8 @@ def unknown_codec(name: str, where: str = "", *, array: str = "",
     close = _close(name, names)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
     ctx = f" in array {array!r}" if array else ""
-    return UnknownCodecError(f"{where}unknown {what} {short(name)}{ctx}; {hint}known {what}s: "
-                      f"{', '.join(names)}")
+    return cls(f"{where}unknown {what} {short(name)}{ctx}; {hint}known {what}s: "
+               f"{', '.join(names)}")
 
 
 def lower_numcodecs(value: Any, loc: Loc, *, known_only: bool = False) -> CodecSpec:

@@ -359,9 +359,14 @@ def _zarray(meta: ArrayMeta, src: dict[str, Any]) -> dict[str, Any]:
 
 def _node_dict(meta: ArrayMeta | GroupMeta) -> dict[str, Any]:
     """zarr-python's ``to_dict()`` of a v2 node: an array's ``.zarray`` with its
-    ``attributes``; a group's ``attributes``, ``zarr_format`` and ``node_type``."""
+    ``attributes``; a group's ``attributes``, ``zarr_format`` and ``node_type``, and the
+    entries of its consolidated metadata (``.zmetadata``) as zarr-python adds them, a
+    ``consolidated_metadata`` object of the v3 form."""
     if isinstance(meta, GroupMeta):
-        return {"attributes": meta.attributes, "zarr_format": 2, "node_type": "group"}
+        out = {"attributes": meta.attributes, "zarr_format": 2, "node_type": "group"}
+        if meta.consolidated is not None:
+            out["consolidated_metadata"] = meta.consolidated_metadata.to_dict()
+        return out
     return {**serialize_v2(meta)[".zarray"], "attributes": meta.attributes}
 
 
