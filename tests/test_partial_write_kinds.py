@@ -286,7 +286,7 @@ def test_chunks_left_to_the_general_path_are_the_writes_own(monkeypatch, sel):
     another writer changed meanwhile) is written there as the same chunks of the write."""
     z = _make(MemoryStore(), 3, "zstd", 0, "C", False)
     z[...] = 1
-    monkeypatch.setattr(batch_merge, "_update", lambda *args: np.arange(len(args[7])))
+    monkeypatch.setattr(batch_merge, "_update", lambda *args: np.arange(len(args[2])))
     at = _cells(sel)
     want = np.ones(SHAPE, "f4")
     value = np.arange(want[at].size, dtype="f4").reshape(want[at].shape)
