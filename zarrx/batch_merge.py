@@ -119,12 +119,15 @@ def _picks(plan: Any) -> tuple[list[Any], list[bool]] | None:
 
 
 def write_merged(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
-    """Write ``value`` (broadcast to the selection's shape, of the array's dtype) into the
-    cells of ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`: a box, or an outer selection
-    of slices of any step, integers and index arrays) when at least ``MIN_CHUNKS`` of its
-    chunks are covered in part and the array allows it (see :func:`eligible`): those a slab
-    at a time, the chunks a box covers whole inside the array as before. False, having written nothing, otherwise."""
-    if plan.flat or plan.nchunks < MIN_CHUNKS or plan.view is not None:
+    """Write ``value`` (broadcast to the selection's shape, of the array's dtype, laid out as
+    the plan's ``out_shape`` when an index array has several axes) into the cells of ``plan``
+    (a :class:`~zarrx.indexing.SelectionPlan`: a box, or an outer selection of slices of any
+    step, integers and index arrays, of one axis or several: ``z[rows2d, 1:9]``, whose
+    positions the plan lists flattened) when at least ``MIN_CHUNKS`` of its chunks are
+    covered in part and the array allows it (see :func:`eligible`): those a slab at a time,
+    the chunks a box covers whole inside the array as before. False, having written nothing,
+    otherwise."""
+    if plan.flat or plan.nchunks < MIN_CHUNKS:
         return False
     picked = _picks(plan)
     if picked is None or not eligible(io, value):
