@@ -22,7 +22,8 @@ positions naming it (numpy's assignment, and the general path, keep the last val
 - the rows are laid out as the slab's cells, the selected cells of the value assigned with
   one numpy assignment, and the cells laid back into rows;
 - rows all of the fill value are found by one comparison, the others laid out as stored (each
-  transposition, then the byte order: :func:`~zarrx.codecs.plan_many.stored_rows`) and
+  transposition, then the byte order, for all the rows at once; filters such as ``delta`` or
+  ``fixedscaleoffset`` chunk by chunk: :func:`~zarrx.codecs.plan_many.stored_rows`) and
   encoded by each codec in one call (:func:`~zarrx.codecs.plan_many.encode_rows`), and the
   chunks stored together:
   conditionally on the generations read where the store writes conditionally
@@ -66,8 +67,8 @@ ENABLED = True
 def eligible(io: ArrayIO, value: np.ndarray) -> bool:
     """Whether the array's partial writes may take this path: small chunks (under
     ``MIN_SIZE`` bytes) of fixed-size items of a regular grid of at most 32 dimensions, each
-    stored as an object of its own, whose codecs ``encode_rows`` encodes (transpositions
-    and either byte order laid out first by ``stored_rows``), a chunk all fill
+    stored as an object of its own, whose codecs ``encode_rows`` encodes (transpositions,
+    other filters and either byte order laid out first by ``stored_rows``), a chunk all fill
     found by its bytes (or, for a NaN fill, by NaNs everywhere), on a store that answers at
     once."""
     chunk = io.chunk_shape
