@@ -2,7 +2,8 @@
 the chunk's stored bytes, and leaves every other chunk either as it was or holding the write's
 values in full: never a chunk merged in part or with the wrong cells. This holds for the
 slab-at-a-time merges of boxes, negative steps and index arrays (``zarrx/batch_merge.py``)
-as for the general path, on chunks stored transposed, big-endian or in Zarr v2 order F, on
+and the run-at-a-time merges of points and masks (``zarrx/batch_points.py``) as for the
+general path, on chunks stored transposed, big-endian or in Zarr v2 order F, on
 memory and local stores, with one thread or two."""
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ WRITES = {
     "negative_steps": (np.s_[12:0:-1, 9:0:-2], "box"),
     "index_arrays": ((np.array([11, 4, 0, 4, 7, 9, 2]), np.array([8, 3, 1, 3, 6, 0])),
                      "oindex"),
+    # points repeating some (the last value of each kept), and a mask of every other cell
+    "points": ((np.array([1, 12, 0, 5, 1, 8, 1, 2]), np.array([3, 0, 2, 9, 3, 5, 3, 3])),
+               "vindex"),
+    "mask": (np.add.outer(np.arange(SHAPE[0]), np.arange(SHAPE[1])) % 2 == 0, "mask"),
 }
 
 
@@ -53,22 +58,27 @@ def test_a_failed_partial_write_leaves_each_chunk_old_or_whole(layout, write, wh
     bad = "c/0/1" if kw["zarr_format"] == 3 else "0.1"
     store.set(bad, b"these bytes decode as no chunk")
     sel, kind = WRITES[write]
-    value = (np.arange(np.prod(before[sel].shape if kind == "box" else np.ix_(*sel)[0].shape
-                                  + np.ix_(*sel)[1].shape)) + 1000).astype("f4")
+    after = before.copy()
     if kind == "box":
-        value = value.reshape(before[sel].shape)
-        after = before.copy()
+        value = (np.arange(before[sel].size) + 1000).astype("f4").reshape(before[sel].shape)
         after[sel] = value
-    else:
-        value = value.reshape(len(sel[0]), len(sel[1]))
-        after = before.copy()
+    elif kind == "oindex":
+        value = (np.arange(len(sel[0]) * len(sel[1])) + 1000).astype("f4").reshape(
+            len(sel[0]), len(sel[1]))
         after[np.ix_(*sel)] = value          # numpy keeps the last value of a repeated index
+    else:                                    # points or a mask: one value per point
+        value = (np.arange(before[sel].size) + 1000).astype("f4")
+        after[sel] = value
     with zarrx.config.set(threads=threads):
         with pytest.raises(zarrx.ZarrError, match=f"'{bad}'"):
             if kind == "box":
                 z[sel] = value
-            else:
+            elif kind == "oindex":
                 z.oindex[sel] = value
+            elif kind == "vindex":
+                z.vindex[sel] = value
+            else:
+                z.set_mask_selection(sel, value)
         assert bytes(store.get(bad)) == b"these bytes decode as no chunk"
         for region in _regions():
             if region == (slice(0, 3), slice(2, 4)):        # the chunk that does not decode

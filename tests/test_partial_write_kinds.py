@@ -286,10 +286,67 @@ def test_chunks_left_to_the_general_path_are_the_writes_own(monkeypatch, sel):
     another writer changed meanwhile) is written there as the same chunks of the write."""
     z = _make(MemoryStore(), 3, "zstd", 0, "C", False)
     z[...] = 1
-    monkeypatch.setattr(batch_merge, "_update", lambda *args: np.arange(len(args[7])))
+    monkeypatch.setattr(batch_merge, "_update", lambda *args: np.arange(len(args[2])))
     at = _cells(sel)
     want = np.ones(SHAPE, "f4")
     value = np.arange(want[at].size, dtype="f4").reshape(want[at].shape)
     z.oindex[sel] = value
     want[at] = value
+    np.testing.assert_array_equal(z[...], want)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_index_arrays_of_several_axes_store_what_the_general_path_stores(data):
+    """A basic selection with an index array of two or three axes (``z[rows2d, 1:9] = v``),
+    its positions unsorted and repeated: numpy's cells, the general path's bytes."""
+    shape = tuple(data.draw(st.lists(st.integers(2, 24), min_size=2, max_size=3)))
+    chunks = tuple(data.draw(st.integers(1, 5)) for _ in shape)
+    fill = data.draw(st.sampled_from([0, float("nan")]))
+    fmt, codecs, order = data.draw(st.sampled_from(
+        [(3, "raw", "C"), (3, "zstd", "C"), (3, "crc32c", "C"), (3, "transpose", "C"),
+         (2, "zstd", "C"), (2, "raw", "F")]))
+    empty = data.draw(st.booleans())
+    kw = (V2_CODECS if fmt == 2 else {**CODECS, **LAID_OUT})[codecs]
+    if codecs == "transpose":
+        kw = {**kw, "filters": [zarrx.codecs.Transpose(order=tuple(range(len(shape)))[::-1])]}
+    extra = {"order": order} if fmt == 2 else {}
+    stores = [MemoryStore(), MemoryStore()]
+    arrays = [zarrx.create_array(s, shape=shape, chunks=chunks, dtype="f4", fill_value=fill,
+                                 zarr_format=fmt, write_empty_chunks=empty, **kw, **extra)
+              for s in stores]
+    want = np.full(shape, fill, "f4")
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    ishape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=2, max_size=3)))
+    n = shape[axis]
+    idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=int(np.prod(ishape)),
+                                      max_size=int(np.prod(ishape))))).reshape(ishape)
+    sel = tuple(idx if d == axis else slice(data.draw(st.integers(0, m - 1)), None,
+                                            data.draw(st.sampled_from([1, 2, -1])))
+                for d, m in enumerate(shape))
+    for i in range(2):
+        value = np.arange(want[sel].size, dtype="f4").reshape(want[sel].shape) + i
+        if i and data.draw(st.booleans()):
+            value[...] = fill
+        want[sel] = value
+        for z, enabled in zip(arrays, (True, False)):
+            batch_merge.ENABLED = enabled
+            try:
+                z[sel] = value
+            finally:
+                batch_merge.ENABLED = True
+        np.testing.assert_array_equal(arrays[0][...], want)
+        assert _objects(stores[0]) == _objects(stores[1])
+
+
+def test_an_index_array_of_two_axes_makes_few_python_calls_per_chunk():
+    z = zarrx.create_array(MemoryStore(), shape=(256, 256), chunks=(4, 4), dtype="f4",
+                           fill_value=0)
+    z[...] = 1
+    rows = np.random.default_rng(2).permutation(256)[:120].reshape(10, 12)
+    value = np.arange(120 * 254, dtype="f4").reshape(10, 12, 254)
+    n = calls_made(lambda: z.__setitem__((rows, np.s_[1:255]), value))
+    want = np.ones((256, 256), "f4")
+    want[rows, 1:255] = value
+    assert n < 0.5 * 64 * 64
     np.testing.assert_array_equal(z[...], want)

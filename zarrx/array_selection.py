@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zarrx import _outputs, _pool, box_read, box_write, chunk_io, chunk_read, chunk_write, indexing
-from zarrx import batch_merge, batch_read, batch_write, shard_read
+from zarrx import batch_merge, batch_points, batch_read, batch_write, shard_read
 from zarrx import text_items
 from zarrx.errors import ArgumentError, ArgumentTypeError
 from zarrx.fields import check_fields, pop_fields, take_fields
@@ -185,6 +185,7 @@ class Selecting:
         if plan.view is not None:
             arr = plan_layout(arr, plan.view)
         if not batch_merge.write_merged(self._io, plan, arr) and \
+                not batch_points.write_points(self._io, plan, arr) and \
                 not batch_write.write_batches(self._io, plan, arr) and \
                 not box_write.write_box(self._io, plan, arr):
             chunk_write.write_from(self._io, plan.chunks, arr, flat=plan.flat)

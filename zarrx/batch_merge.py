@@ -22,7 +22,8 @@ positions naming it (numpy's assignment, and the general path, keep the last val
 - the rows are laid out as the slab's cells, the selected cells of the value assigned with
   one numpy assignment, and the cells laid back into rows;
 - rows all of the fill value are found by one comparison, the others laid out as stored (each
-  transposition, then the byte order: :func:`~zarrx.codecs.plan_many.stored_rows`) and
+  transposition, then the byte order, for all the rows at once; filters such as ``delta`` or
+  ``fixedscaleoffset`` chunk by chunk: :func:`~zarrx.codecs.plan_many.stored_rows`) and
   encoded by each codec in one call (:func:`~zarrx.codecs.plan_many.encode_rows`), and the
   chunks stored together:
   conditionally on the generations read where the store writes conditionally
@@ -41,7 +42,7 @@ thread, four times with transpositions or the other byte order.
 from __future__ import annotations
 
 from math import prod
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -57,17 +58,17 @@ from zarrx.store.base import ABSENT
 from zarrx.store.locks import with_objects_lock
 from zarrx.store.update import conditional, read_versioned_many, write_conditional_many
 
-__all__ = ["write_merged", "ENABLED"]
+__all__ = ["write_merged", "merge_chunks", "eligible", "ENABLED"]
 
 #: whether writes take this path (tests compare what it stores with the general path)
 ENABLED = True
 
 
-def _eligible(io: ArrayIO, value: np.ndarray) -> bool:
+def eligible(io: ArrayIO, value: np.ndarray) -> bool:
     """Whether the array's partial writes may take this path: small chunks (under
     ``MIN_SIZE`` bytes) of fixed-size items of a regular grid of at most 32 dimensions, each
-    stored as an object of its own, whose codecs ``encode_rows`` encodes (transpositions
-    and either byte order laid out first by ``stored_rows``), a chunk all fill
+    stored as an object of its own, whose codecs ``encode_rows`` encodes (transpositions,
+    other filters and either byte order laid out first by ``stored_rows``), a chunk all fill
     found by its bytes (or, for a NaN fill, by NaNs everywhere), on a store that answers at
     once."""
     chunk = io.chunk_shape
@@ -119,15 +120,18 @@ def _picks(plan: Any) -> tuple[list[Any], list[bool]] | None:
 
 
 def write_merged(io: ArrayIO, plan: Any, value: np.ndarray) -> bool:
-    """Write ``value`` (broadcast to the selection's shape, of the array's dtype) into the
-    cells of ``plan`` (a :class:`~zarrx.indexing.SelectionPlan`: a box, or an outer selection
-    of slices of any step, integers and index arrays) when at least ``MIN_CHUNKS`` of its
-    chunks are covered in part and the array allows it (see :func:`_eligible`): those a slab
-    at a time, the chunks a box covers whole inside the array as before. False, having written nothing, otherwise."""
-    if plan.flat or plan.nchunks < MIN_CHUNKS or plan.view is not None:
+    """Write ``value`` (broadcast to the selection's shape, of the array's dtype, laid out as
+    the plan's ``out_shape`` when an index array has several axes) into the cells of ``plan``
+    (a :class:`~zarrx.indexing.SelectionPlan`: a box, or an outer selection of slices of any
+    step, integers and index arrays, of one axis or several: ``z[rows2d, 1:9]``, whose
+    positions the plan lists flattened) when at least ``MIN_CHUNKS`` of its chunks are
+    covered in part and the array allows it (see :func:`eligible`): those a slab at a time,
+    the chunks a box covers whole inside the array as before. False, having written nothing,
+    otherwise."""
+    if plan.flat or plan.nchunks < MIN_CHUNKS:
         return False
     picked = _picks(plan)
-    if picked is None or not _eligible(io, value):
+    if picked is None or not eligible(io, value):
         return False
     steps, flips = picked
     # before the per-axis chunk lists, which a selection of too many chunks could not hold
@@ -256,22 +260,32 @@ def _faces(touched: list[int], inner: list[tuple[int, int]] | None
 def _merge_slab(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[int],
                 src: np.ndarray) -> np.ndarray | None:
     """Update the chunks of the slab (positions ``first`` + ``n`` in each axis's ``ks``) with
-    the cells of ``src`` they hold. None once done; else the positions (C order in the slab)
-    of the chunks left to the general path: all of them when some chunk does not decode or
-    encode or their locks are in use, those another writer changed meanwhile otherwise."""
-    chunk = io.chunk_shape
-    ndim = len(chunk)
-    k = prod(n)
+    the cells of ``src`` they hold: :func:`merge_chunks`, whose answer it is."""
+    ndim = len(io.chunk_shape)
     ks = [a.ks[f:f + m] for a, f, m in zip(axes, first, n)]
-    coords = np.stack(np.meshgrid(*ks, indexing="ij"), axis=-1).reshape(k, ndim)
+    coords = np.stack(np.meshgrid(*ks, indexing="ij"), axis=-1).reshape(prod(n), ndim)
     covered = _outer_all([a.covered[f:f + m] for a, f, m in zip(axes, first, n)])
+    return merge_chunks(io, enc, coords, covered,
+                        lambda dec: _place(dec, io.chunk_shape, axes, first, n, src))
+
+
+def merge_chunks(io: ArrayIO, enc: Any, coords: np.ndarray, covered: np.ndarray,
+                 merge: Callable[[np.ndarray], None]) -> np.ndarray | None:
+    """Update the chunks at ``coords`` (an ``(k, ndim)`` int64 array) together: their locks
+    taken, those not ``covered`` read and decoded into the rows of one ``(k, *chunk)`` array
+    (the others, and missing ones, of the fill value), ``merge`` called on it to set the
+    write's cells, and the rows encoded and stored. None once done; else the positions (in
+    ``coords``) of the chunks left to the general path: all of them when some chunk does not
+    decode or encode or their locks are in use, those another writer changed meanwhile
+    otherwise."""
+    k = len(coords)
     source = io.source
     store = source.objects.store
     keys = source.keys_of(coords)
     state: dict[str, Any] = {}
 
     def update() -> None:
-        state["left"] = _update(io, enc, axes, first, n, src, coords, keys, covered)
+        state["left"] = _update(io, enc, coords, keys, covered, merge)
 
     if not with_objects_lock(store, keys, update):
         return np.arange(k)
@@ -286,12 +300,10 @@ def _outer_all(flags: list[np.ndarray]) -> np.ndarray:
     return out.reshape(-1)
 
 
-def _update(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[int],
-            src: np.ndarray, coords: np.ndarray, keys: list[str], covered: np.ndarray
-            ) -> np.ndarray | None:
-    """:func:`_merge_slab`'s work, holding the chunks' locks."""
+def _update(io: ArrayIO, enc: Any, coords: np.ndarray, keys: list[str], covered: np.ndarray,
+            merge: Callable[[np.ndarray], None]) -> np.ndarray | None:
+    """:func:`merge_chunks`'s work, holding the chunks' locks."""
     chunk = io.chunk_shape
-    ndim = len(chunk)
     k = len(keys)
     store = io.source.objects.store
     cond = conditional(store)
@@ -326,25 +338,7 @@ def _update(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[
         missing = starts < 0
         if missing.any():
             dec[missing] = io.fill
-        # (n0, n1, ..., c0, c1, ...) <-> (n0 c0, n1 c1, ...): the slab's cells
-        split = [x for m, c in zip(n, chunk) for x in (m, c)]
-        blocks = dec.reshape(*n, *chunk)
-        cells = np.empty([m * c for m, c in zip(n, chunk)], dtype=io.dtype)
-        cells.reshape(split)[...] = blocks.transpose(
-            [x for d in range(ndim) for x in (d, ndim + d)])
-        sel = [a.within(f, f + m) for a, f, m in zip(axes, first, n)]
-        at, part = [s for s, _ in sel], [v for _, v in sel]
-        got = src[tuple([v if isinstance(v, slice) else slice(None) for v in part])]
-        for d, v in enumerate(part):        # an index array's values, each cell's last
-            if not isinstance(v, slice):
-                got = got.take(v, axis=d)
-        if all(isinstance(s, slice) for s in at):
-            cells[tuple(at)] = got
-        else:
-            cells[np.ix_(*[np.arange(c * m)[s] if isinstance(s, slice) else s
-                           for s, c, m in zip(at, chunk, n)])] = got
-        blocks[...] = cells.reshape(split).transpose(
-            [*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
+        merge(dec)
         rows = dec.reshape(k, -1)
         if io.write_empty_chunks:
             skip = np.zeros(k, dtype=bool)
@@ -372,6 +366,32 @@ def _update(io: ArrayIO, enc: Any, axes: list[_Axis], first: list[int], n: list[
     _put_plain(store, [(key, v) for key, v in zip(keys, values) if v is not None],
                [key for key, v, p in zip(keys, values, plain.tolist()) if v is None and p])
     return None
+
+
+def _place(dec: np.ndarray, chunk: tuple[int, ...], axes: list[_Axis], first: list[int],
+           n: list[int], src: np.ndarray) -> None:
+    """Set the cells of ``src`` the slab (positions ``first`` + ``n`` in each axis's ``ks``)
+    holds in ``dec``, its decoded chunks (C order) of shape ``(k, *chunk)``."""
+    ndim = len(chunk)
+    # (n0, n1, ..., c0, c1, ...) <-> (n0 c0, n1 c1, ...): the slab's cells
+    split = [x for m, c in zip(n, chunk) for x in (m, c)]
+    blocks = dec.reshape(*n, *chunk)
+    cells = np.empty([m * c for m, c in zip(n, chunk)], dtype=dec.dtype)
+    cells.reshape(split)[...] = blocks.transpose(
+        [x for d in range(ndim) for x in (d, ndim + d)])
+    sel = [a.within(f, f + m) for a, f, m in zip(axes, first, n)]
+    at, part = [s for s, _ in sel], [v for _, v in sel]
+    got = src[tuple([v if isinstance(v, slice) else slice(None) for v in part])]
+    for d, v in enumerate(part):        # an index array's values, each cell's last
+        if not isinstance(v, slice):
+            got = got.take(v, axis=d)
+    if all(isinstance(s, slice) for s in at):
+        cells[tuple(at)] = got
+    else:
+        cells[np.ix_(*[np.arange(c * m)[s] if isinstance(s, slice) else s
+                       for s, c, m in zip(at, chunk, n)])] = got
+    blocks[...] = cells.reshape(split).transpose(
+        [*range(0, 2 * ndim, 2), *range(1, 2 * ndim, 2)])
 
 
 def _put_plain(store: Any, writes: list, deletes: list) -> None:

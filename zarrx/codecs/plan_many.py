@@ -121,14 +121,22 @@ def encodes_rows(plan: CodecPipeline) -> bool:
 
 def encodes_laid_out(plan: CodecPipeline) -> bool:
     """Whether :func:`encode_rows` encodes chunks of ``plan`` once :func:`stored_rows` has
-    laid them out: as :func:`encodes_rows`, but with any transpositions before the ``bytes``
-    codec (a Zarr v2 array of order "F", ``transpose`` codecs) and either byte order."""
+    laid them out: as :func:`encodes_rows`, but with any array-to-array codecs before the
+    ``bytes`` codec (transpositions: a Zarr v2 array of order "F", ``transpose`` codecs; and
+    filters such as ``delta``, ``astype``, ``fixedscaleoffset``, which may change the items'
+    type) and either byte order."""
     from zarrx.codecs.bytes_ import Bytes
-    from zarrx.codecs.transpose import Transpose
-    if any(type(st.codec) is not Transpose for st in plan.a2a) or type(plan.a2b) is not Bytes \
-            or plan.a2b_dtype.hasobject or plan.dtype != plan.a2b_dtype or not plan.nbytes:
+    if type(plan.a2b) is not Bytes or plan.a2b_dtype.hasobject or plan.dtype.hasobject \
+            or not plan.nbytes:
         return False
     return _sized(plan)
+
+
+def _transposes(plan: CodecPipeline) -> bool:
+    """Whether every array-to-array codec of ``plan`` is a ``transpose`` (or there is none)
+    and the items keep their type: :func:`stored_rows` lays all the chunks out at once."""
+    from zarrx.codecs.transpose import Transpose
+    return all(type(st.codec) is Transpose for st in plan.a2a) and plan.dtype == plan.a2b_dtype
 
 
 def _sized(plan: CodecPipeline) -> bool:
@@ -140,12 +148,22 @@ def _sized(plan: CodecPipeline) -> bool:
 def stored_rows(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray:
     """The bytes the ``bytes`` codec of ``plan`` (:func:`encodes_laid_out`) makes of each of
     ``chunks`` (``(k, *chunk_shape)`` of the plan's dtype) as the rows of a ``(k, n)`` uint8
-    C-contiguous array: the chunks themselves when the plan has no transposition and keeps the
-    native byte order, else a copy transposed by each ``transpose`` in turn (one pass for all
-    of them) and byte-swapped for the other byte order."""
+    C-contiguous array: the chunks themselves when the plan has no array-to-array codec and
+    keeps the native byte order; a copy transposed by each ``transpose`` in turn (one pass for
+    all of them) and byte-swapped for the other byte order when its array-to-array codecs are
+    transpositions; else each chunk encoded by them and the ``bytes`` codec in turn."""
     k = len(chunks)
-    if not plan.a2a and not plan.swap:
+    if not plan.a2a and not plan.swap and plan.dtype == plan.a2b_dtype:
         return np.ascontiguousarray(chunks).reshape(k, -1).view(np.uint8)
+    if not _transposes(plan):
+        # other filters: each chunk through them and the ``bytes`` codec, as plan.encode
+        # takes it (a few calls per chunk), into one row each
+        first = _filtered(plan, chunks[0])
+        out = np.empty((k, len(first)), dtype=np.uint8)
+        out[0] = np.frombuffer(first, dtype=np.uint8)
+        for i in range(1, k):
+            out[i] = np.frombuffer(_filtered(plan, chunks[i]), dtype=np.uint8)
+        return out
     arr = chunks
     for st in plan.a2a:                 # as each encodes, the chunk axis kept first
         perm = st.codec.permutation(arr.ndim - 1)   # type: ignore[attr-defined]
@@ -154,6 +172,15 @@ def stored_rows(plan: CodecPipeline, chunks: np.ndarray) -> np.ndarray:
     if plan.swap:
         out = out.byteswap(inplace=out is not chunks)
     return out.reshape(k, -1).view(np.uint8)
+
+
+def _filtered(plan: CodecPipeline, chunk: np.ndarray) -> Any:
+    """The bytes the ``bytes`` codec of ``plan`` makes of ``chunk`` once its array-to-array
+    codecs have encoded it (what ``plan.encode`` hands its bytes-to-bytes codecs)."""
+    arr = chunk
+    for st in plan.a2a:
+        arr = st.codec.encode(arr)
+    return plan.a2b.encode(arr)
 
 
 def encode_rows(plan: CodecPipeline, rows: np.ndarray, stored: bool, skip: np.ndarray
