@@ -36,6 +36,23 @@ def test_v2_variable_length_bytes_default_fill_value_is_empty_bytes(tmp_path) ->
     assert n.fill_value is None
 
 
+@pytest.mark.parametrize("make", ["create", "open_array"])
+def test_v2_variable_length_bytes_default_fill_value_in_every_creation_call(tmp_path,
+                                                                           make) -> None:
+    kw = dict(shape=(3,), chunks=(1,), zarr_format=2)
+    for lib, dtype, name in ((zarrx, bytes, "zx"), (zarr, None, "zp")):
+        path = str(tmp_path / name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dt = dtype or zarr.dtype.VariableLengthBytes()
+            if make == "create":
+                lib.create(store=path, dtype=dt, **kw)
+            else:
+                lib.open_array(path, mode="w", dtype=dt, **kw)
+    assert json.loads((tmp_path / "zx" / ".zarray").read_text())["fill_value"] == \
+        json.loads((tmp_path / "zp" / ".zarray").read_text())["fill_value"] == ""
+
+
 def test_zarr_python_unit_less_big_endian_times_are_read_as_stored(tmp_path) -> None:
     """zarr-python 3.1 stores unit-less times of a v2 '>m8' array little-endian (numpy casts
     them between byte orders without swapping): zarrx reads the stored big-endian items, as
