@@ -128,7 +128,7 @@ def test_v2_variable_length_bytes_with_a_ragged_last_chunk(tmp_path) -> None:
     values = np.array([b"a", b"bc", b"", b"\xff", b"z"], dtype=object)
     z[:] = values
     z2 = zarrx.open_array(path, mode="r")
-    assert z2.fill_value is None and list(z2[:]) == list(values)
+    assert z2.fill_value == b"" and list(z2[:]) == list(values)
     assert z2.metadata.data_type.name == "bytes"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

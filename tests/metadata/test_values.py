@@ -216,7 +216,7 @@ def test_must_understand_false_is_kept():
 
 @pytest.mark.parametrize("dtype,fmt,want", [
     ("float32", 3, 0.0), ("int16", 3, 0), ("bool", 3, False), (str, 3, ""), (bytes, 3, b""),
-    ("complex64", 3, 0j), ("float32", 2, 0.0), (str, 2, ""), (bytes, 2, None),
+    ("complex64", 3, 0j), ("float32", 2, 0.0), (str, 2, ""), (bytes, 2, b""),
     ("U3", 3, "")])
 def test_make_array_meta_default_fill(dtype, fmt, want):
     m = make_array_meta((4,), dtype, (2,), zarr_format=fmt)

@@ -77,7 +77,7 @@ DEFAULT_FILL: Any = _DefaultFill()
 def coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     """A user-given fill value as the model holds it (see :mod:`zarrx.metadata.fill`), as
     zarr-python 3 does: ``DEFAULT_FILL`` (unset) picks the type's default in both formats
-    (zero, "", ...), except for Zarr v2 variable-length bytes, which keep ``null``; ``None``
+    (zero, "", b"" for variable-length bytes, written ``""`` in Zarr v2 too); ``None``
     is ``null`` (undefined) in Zarr v2 and the default in Zarr v3, which has no ``null``.
     A NaN or an infinity for a float type that has none (``float8_e4m3fn`` has no
     infinities, ``float4_e2m1fn`` neither NaN nor infinities) is refused: numpy would make it
@@ -118,7 +118,7 @@ def _same_special(want: float, got: Any) -> bool:
 
 def _coerce_fill(value: Any, dt: DataType, zarr_format: int, loc: Loc) -> Any:
     if value is DEFAULT_FILL:
-        return None if zarr_format == 2 and category(dt) == "bytes" else default_fill(dt)
+        return default_fill(dt)
     if value is None:
         return None if zarr_format == 2 else default_fill(dt)
     cat = category(dt)
