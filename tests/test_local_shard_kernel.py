@@ -263,7 +263,9 @@ def test_a_large_index_of_which_few_chunks_are_wanted_is_read_once(tmp_path, mon
     from zarrx.store import localsnap
     z, a = _make(tmp_path / "a.zarr", shape=(128, 128), shards=(128, 128), chunks=(1, 1),
                  dtype="u1")
-    r = zarrx.open_array(str(tmp_path / "a.zarr"), mode="r")
+    from folder_stamps import settle
+    settle(tmp_path / "a.zarr" / "c" / "0" / "0")     # (an index read at a recent stamp is
+    r = zarrx.open_array(str(tmp_path / "a.zarr"), mode="r")    # not cached: localsnap)
     reads: list = []
     real = localsnap._pread_into
     monkeypatch.setattr(localsnap, "_pread_into",
@@ -273,3 +275,55 @@ def test_a_large_index_of_which_few_chunks_are_wanted_is_read_once(tmp_path, mon
     reads.clear()
     np.testing.assert_array_equal(r[60:62, 7:9], a[60:62, 7:9])
     assert reads and max(reads) < 1024                             # the chunks alone
+
+
+def _files(tmp_path, **kw):
+    """A ShardFiles over the one shard of a 1-d array of 4 inner chunks (index at the end)."""
+    from zarrx.store.localboxes import READ_FLAGS, RESOLVE
+    z = zarrx.create_array(str(tmp_path / "a.zarr"), shape=(8,), chunks=(2,), shards=(8,),
+                           dtype="u1", compressors=None)
+    z[...] = np.arange(8, dtype="u1")
+    args = dict(n_chunks=4, n_crc=1, word_at=None, fallback=lambda i, s: "fallback")
+    args.update(kw)
+    return _localshard.ShardFiles(str(tmp_path / "a.zarr").encode(), ["c/0"], READ_FLAGS,
+                                  RESOLVE, args["n_chunks"], args["n_crc"], True, False,
+                                  args["word_at"], -1, 16 << 20, 1 << 20, 1 << 16,
+                                  args["fallback"])
+
+
+@pytest.mark.parametrize("slot", [-2**63, -1, 4, 2**63 - 1])
+def test_the_kernel_refuses_a_slot_outside_the_index(tmp_path, slot):
+    files = _files(tmp_path)
+    buf, starts, lengths = files.read(0, np.array([0, 3], dtype=np.int64))
+    assert bytes(buf[starts[1]:starts[1] + lengths[1]]) == bytes([6, 7])
+    with pytest.raises(ShardError, match=f"slot {slot} out of range for 4 entries"):
+        files.read(0, np.array([0, slot], dtype=np.int64))
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"n_chunks": 0}, "expected 1 to 2\\^58 index entries, found 0"),
+    ({"n_chunks": 2**58 + 1}, "expected 1 to 2\\^58 index entries"),
+    ({"n_crc": -1}, "expected 0 to 64 crc32c checksums, found -1"),
+    ({"n_crc": 65}, "expected 0 to 64 crc32c checksums, found 65"),
+])
+def test_the_kernel_refuses_an_impossible_index(tmp_path, kw, message):
+    with pytest.raises(ShardError, match=message):
+        _files(tmp_path, **kw)
+
+
+@pytest.mark.parametrize("positions", [np.arange(7), np.array([0, 1, 2, 3, 4, 5, 6, 8]),
+                                       np.array([-1, 1, 2, 3, 4, 5, 6, 7])])
+def test_the_kernel_refuses_word_positions_outside_the_index(tmp_path, positions):
+    files = _files(tmp_path, word_at=lambda: positions.astype(np.int64))
+    with pytest.raises(ShardError, match="word position|word positions"):
+        files.read(0, np.array([0], dtype=np.int64))
+
+
+def test_keys_the_kernel_is_not_sure_of_go_to_the_python_path(tmp_path):
+    from zarrx.store.localboxes import READ_FLAGS, RESOLVE
+    root = str(tmp_path).encode()
+    keys = ["../x", "a//b", "a/./b", "a\\b", "é", "a/.zarrx-tmp-1", "x" * 256, 5]
+    files = _localshard.ShardFiles(root, keys, READ_FLAGS, RESOLVE, 4, 1, True, False, None,
+                                   -1, 16 << 20, 1 << 20, 1 << 16, lambda i, s: ("python", i))
+    for i in range(len(keys)):
+        assert files.read(i, np.array([0], dtype=np.int64)) == ("python", i)

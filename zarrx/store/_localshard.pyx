@@ -22,14 +22,21 @@ back short (a file truncated in place), memory not to be had; also a large index
 Every entry used is validated against the file's size before any of its bytes are read
 (``_shard_index._check_entries``, the decoder's own check), so every ``pread`` lies inside the
 file and every copy inside the buffer allocated for it. Reads of ``NOGIL_MIN`` bytes or more
-release the GIL.
+release the GIL. The bytes go into a buffer the calling thread keeps (up to ``KEEP_MAX``) and
+reuses at its next read, so that reading shard after shard does not fault in fresh memory for
+each: what a read returns holds until the thread's next read (a reader decodes a shard's
+chunks before it reads another shard).
 """
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.errno cimport errno, ENOENT, EINTR
 from posix.unistd cimport close, pread
 from posix.stat cimport struct_stat, fstat, S_ISREG
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
+                                 PyByteArray_GET_SIZE)
+from cpython.bytes cimport PyBytes_AS_STRING
+import threading
+
 import numpy as np
 cimport numpy as cnp
 
@@ -43,6 +50,7 @@ cnp.import_array()
 cdef enum:
     PATH_MAX = 4096
     NOGIL_MIN = 65536          # reads of this many bytes release the GIL
+    KEEP_MAX = 16 << 20        # a thread keeps a buffer this large for its next reads
     ZX_OK = 0                  # (_shard_index's status)
 
 cdef uint64_t MISSING = 0xFFFFFFFFFFFFFFFF
@@ -54,6 +62,7 @@ cdef object _after_index = None      # tests: called with the path once the inde
 cdef object _trace = None            # tests: a list each read appends (offset, nbytes) to
 cdef bint _failing = False          # tests: every read fails (as a disk that cannot read)
 cdef Py_ssize_t _opened = 0, _handed_on = 0
+cdef object _kept = threading.local()    # .buf: the calling thread's buffer (see _buffer)
 
 
 cdef class ShardFiles:
@@ -107,8 +116,9 @@ cdef class ShardFiles:
 
     def read(self, Py_ssize_t i, object slots):
         """``(buffer, starts, lengths)`` of the inner chunks at ``slots`` (an int64 array) of
-        shard ``i`` (as :func:`zarrx.store.shard_slots.read_slots` returns them), None when
-        its file is not there, or what ``fallback(i, slots)`` returns."""
+        shard ``i`` (as :func:`zarrx.store.shard_slots.read_slots` returns them; the buffer
+        holds until this thread's next read), None when its file is not there, or what
+        ``fallback(i, slots)`` returns."""
         global _opened, _handed_on
         cdef const int64_t[::1] sv = slots
         cdef Py_ssize_t m = sv.shape[0], k
@@ -176,10 +186,10 @@ cdef class ShardFiles:
             if e == NULL:
                 return _HAND_ON
             if whole:
-                data = _new_bytes(size)
-                if data is None or not _fill(fd, PyBytes_AS_STRING(data), size, 0):
+                data = _buffer(size)
+                if data is None or not _fill(fd, _at(data), size, 0):
                     return _HAND_ON
-                ip = <const uint8_t*>PyBytes_AS_STRING(data) + (size - L if self.at_end else 0)
+                ip = <const uint8_t*>_at(data) + (size - L if self.at_end else 0)
             else:
                 ibuf = <uint8_t*>malloc(<size_t>L)
                 if ibuf == NULL or not _fill(fd, <char*>ibuf, L, size - L if self.at_end else 0):
@@ -228,6 +238,7 @@ cdef class ShardFiles:
         cdef int64_t* st = <int64_t*>cnp.PyArray_DATA(starts_a)
         cdef int64_t* ln = <int64_t*>cnp.PyArray_DATA(lengths_a)
         cdef int64_t s, off, nb, lo = MAX_OBJECT, hi = 0, total = 0, span
+        cdef bint capped = False
         for k in range(m):
             s = sv[k]                    # checked: 0 <= s < n
             if e[2 * s] == MISSING and e[2 * s + 1] == MISSING:
@@ -242,7 +253,10 @@ cdef class ShardFiles:
             st[k] = off
             ln[k] = nb
             present += 1
-            total = total + nb if total <= MAX_OBJECT - nb else MAX_OBJECT
+            if total <= MAX_OBJECT - nb:
+                total += nb
+            else:
+                total, capped = MAX_OBJECT, True
             if off < lo:
                 lo = off
             if off + nb > hi:
@@ -253,33 +267,51 @@ cdef class ShardFiles:
             return data, starts_a, lengths_a
         span = hi - lo                   # 0 <= lo <= hi <= size
         if span <= self.gap or (span - self.gap + 1) // 2 <= total:
-            data = _new_bytes(span)
-            if data is None or not _fill(fd, PyBytes_AS_STRING(data), span, lo):
+            data = _buffer(span)
+            if data is None or not _fill(fd, _at(data), span, lo):
                 return _HAND_ON
             for k in range(m):
                 if st[k] >= 0:
                     st[k] -= lo
             return data, starts_a, lengths_a
-        data = _new_bytes(total)         # sparse: each chunk's range, back to back
-        if data is None or not _gather(fd, PyBytes_AS_STRING(data), total, st, ln, m):
+        if capped:                       # (no buffer that large can be had)
+            return _HAND_ON
+        data = _buffer(total)            # sparse: each chunk's range, back to back
+        if data is None or not _gather(fd, _at(data), total, st, ln, m):
             return _HAND_ON
         return data, starts_a, lengths_a
 
 
-cdef object _new_bytes(int64_t n):
-    """A ``bytes`` object of ``n`` bytes to fill, or None when the memory cannot be had."""
+cdef object _buffer(int64_t n):
+    """A ``bytearray`` of at least ``n`` bytes to fill: up to ``KEEP_MAX``, the one the calling
+    thread keeps for its reads (its pages faulted in already once it was used), else a new one;
+    None when the memory cannot be had. What a read returns lies in it until the thread's next
+    read: a reader decodes a shard's chunks before it reads another (``zarrx.shard_read``)."""
+    cdef object kept
     try:
-        return PyBytes_FromStringAndSize(NULL, <Py_ssize_t>n)
+        if n > KEEP_MAX:
+            return PyByteArray_FromStringAndSize(NULL, <Py_ssize_t>n)
+        kept = getattr(_kept, "buf", None)
+        if kept is None or PyByteArray_GET_SIZE(kept) < n:
+            # (whole pages, and at least twice the last: a few sizes per thread)
+            kept = PyByteArray_FromStringAndSize(NULL, <Py_ssize_t>max(
+                n, min(KEEP_MAX, 2 * (0 if kept is None else PyByteArray_GET_SIZE(kept)))))
+            _kept.buf = kept
+        return kept
     except (MemoryError, OverflowError):
         return None
+
+
+cdef inline char* _at(object buf):
+    return PyByteArray_AS_STRING(buf)
 
 
 cdef bint _gather(int fd, char* dst, int64_t total, int64_t* st, const int64_t* ln,
                   Py_ssize_t m) except -1:
     """The present chunks (``st[k]`` >= 0: their offsets in the file, ``ln[k]`` their
-    lengths, summing to ``total``) read one after another into ``dst``, chunks lying back to
-    back in the file with one read; ``st[k]`` becomes each one's place in ``dst``. False
-    when a read comes back short."""
+    lengths, summing to ``total``, which ``dst`` holds) read one after another into ``dst``,
+    chunks lying back to back in the file with one read; ``st[k]`` becomes each one's place in
+    ``dst``. False when a read comes back short."""
     cdef Py_ssize_t k
     cdef int64_t at = 0, run_off = -1, run_len = 0, run_at = 0
     for k in range(m):
@@ -293,8 +325,6 @@ cdef bint _gather(int fd, char* dst, int64_t total, int64_t* st, const int64_t* 
             run_off, run_len, run_at = st[k], ln[k], at
         st[k] = at
         at += ln[k]
-    if at != total:              # (the sum was capped: no buffer that large was made)
-        return False
     return run_off < 0 or _fill(fd, dst + run_at, run_len, run_off)
 
 
