@@ -29,9 +29,9 @@ class PythonReads(LocalStore):
 
 def _make(path, location="end", codecs=None, shape=(64, 64), shards=(32, 32), chunks=(8, 8),
           dtype="f4"):
-    z = zarrx.create_array(str(path), shape=shape, chunks=chunks, dtype=dtype, fill_value=1 if dtype == "u1" else -1,
-                           shards={"shape": shards, "index_location": location},
-                           compressors=codecs)
+    z = zarrx.create_array(str(path), shape=shape, chunks=chunks, dtype=dtype,
+                           fill_value=1 if dtype == "u1" else -1, compressors=codecs,
+                           shards={"shape": shards, "index_location": location})
     a = np.arange(np.prod(shape), dtype=dtype).reshape(shape)
     z[...] = a
     return z, a
