@@ -93,7 +93,7 @@ cdef class ShardFiles:
         if n_crc < 0 or n_crc > 64:
             raise ShardError(f"shard files: expected 0 to 64 crc32c checksums, found {n_crc}")
         if whole_max < 0 or gap < 0 or index_max < 0:
-            raise ValueError("shard files: expected sizes >= 0")
+            raise ShardError("shard files: expected sizes >= 0")
         self.n, self.n_crc, self.at_end, self.big = n_chunks, n_crc, at_end, big_endian
         self.idx_len = 16 * <int64_t>n_chunks + 4 * n_crc          # at most 2^62 + 256
         self.flags, self.resolve = flags, resolve
