@@ -37,6 +37,7 @@ LAYERS = [
     ("zarrx.store.shard_slots", 3),   # many inner chunks of a shard, described by arrays
     ("zarrx.store.chunks", 3),
     ("zarrx.store._shard_index", 3),
+    ("zarrx.store._localshard", 3),   # a local shard's index and inner chunks in one call
     ("zarrx.layout", 3),
     ("zarrx.shard_objects", 3),     # whole-shard codecs: a store view built from codecs
     ("zarrx.size_limits", 3),     # the most bytes a stored chunk or shard may hold

@@ -94,10 +94,13 @@ def test_a_snapshot_reads_dense_ranges_once_and_sparse_ones_apart(tmp_path):
         assert bytes(dense[1]) == blob[120:170]       # the sparse read left the arena alone
 
 
-def _count_preads(monkeypatch) -> list:
-    """Count the reads LocalStore snapshots make (one ``preadv`` each, for files this small)."""
-    from zarrx.store import localsnap
+def _count_preads(monkeypatch, request) -> list:
+    """Count the reads LocalStore snapshots make (one ``preadv`` each, for files this small)
+    and those of the shard kernel (``zarrx.store._localshard``, one ``pread`` each)."""
+    from zarrx.store import _localshard, localsnap
     calls: list = []
+    old = _localshard.trace(calls)
+    request.addfinalizer(lambda: _localshard.trace(old))
     real = localsnap._pread_into
 
     def counted(fd, buf, offset):
@@ -109,7 +112,8 @@ def _count_preads(monkeypatch) -> list:
 
 
 @pytest.mark.parametrize("location", ["end", "start"])
-def test_a_shard_nearly_all_wanted_is_read_with_one_read(tmp_path, threads, monkeypatch, location):
+def test_a_shard_nearly_all_wanted_is_read_with_one_read(tmp_path, threads, monkeypatch, location,
+                                                         request):
     """A read wanting nearly all of a shard (at least half its inner chunks, and at most a
     sixteenth of them left out before the first wanted one and after the last) reads the shard's
     file whole, once, and takes the index and the chunks from those bytes; any other read reads
@@ -128,7 +132,7 @@ def test_a_shard_nearly_all_wanted_is_read_with_one_read(tmp_path, threads, monk
         np.testing.assert_array_equal(r[sel], a[sel])
         return list(calls)
 
-    calls = _count_preads(monkeypatch)
+    calls = _count_preads(monkeypatch, request)
     assert reads(np.s_[...]) == [(0, whole)] * 4                # the 4 files, each read whole
     assert reads(np.s_[0:256, 320:512]) == [(0, whole)]         # 12 of 16 chunks, from slot 1
     top = reads(np.s_[0:128, 256:512])                          # 8 of 16: slots 0 to 7
@@ -138,7 +142,7 @@ def test_a_shard_nearly_all_wanted_is_read_with_one_read(tmp_path, threads, monk
 
 @pytest.mark.parametrize("location", ["end", "start"])
 def test_a_shard_file_much_longer_than_its_chunks_is_not_read_whole(tmp_path, monkeypatch,
-                                                                    location):
+                                                                    location, request):
     """Bytes no index entry points at (left by a writer, or appended after the index at the
     start) are not read: a shard file larger than ``WHOLE_READ_MAX`` is read as its index,
     then its chunks, however much of it is wanted."""
@@ -162,6 +166,6 @@ def test_a_shard_file_much_longer_than_its_chunks_is_not_read_whole(tmp_path, mo
         from zarrx.codecs._crc32c import crc32c
         body = entries.astype("<u8").tobytes()
         path.write_bytes(gap + chunks + body + crc32c(body).to_bytes(4, "little"))
-    calls = _count_preads(monkeypatch)
+    calls = _count_preads(monkeypatch, request)
     np.testing.assert_array_equal(zarrx.open_array(tmp_path / "s.zarr", mode="r")[...], a)
     assert max(n for _, n in calls) <= len(chunks)

@@ -26,7 +26,7 @@ from zarrx import _pool, chunk_io
 from zarrx._outer_copy import copy_outer
 from zarrx._scatter import scatter_chunks
 from zarrx.chunk_io import ArrayIO, _located, check_count
-from zarrx.store.shard_slots import read_slots
+from zarrx.store.shard_slots import slot_reader
 from zarrx.store.sharded import ABSENT_MIN
 
 __all__ = ["read_shards", "decode_picked", "decode_points", "decode_slab", "decode_into",
@@ -121,6 +121,7 @@ def _read_box_window(io: ArrayIO, box: tuple, target: np.ndarray, objs: list, ab
     whole = (((a == c0) & (e == c1)).all(axis=1) & (cnt[:, 1:] == 1).all(axis=1)).tolist()
     firsts, counts = lo.tolist(), cnt.tolist()
     at, to, skips = (a - b0).tolist(), (e - b0).tolist(), list(map(tuple, (a - c0).tolist()))
+    read = slot_reader(io.source, o)         # the window's shard keys worked out once
     del o, lo, cnt, c0, c1, a, e
     nbytes = io.plan(chunk).nbytes                        # type: ignore[arg-type]
 
@@ -132,7 +133,7 @@ def _read_box_window(io: ArrayIO, box: tuple, target: np.ndarray, objs: list, ab
         sl = slots.get(kinds[i])
         if sl is None:
             sl = slots[kinds[i]] = _slots(kinds[i], ratio)
-        got = read_slots(io.source, objs[i], sl)
+        got = read(i, sl)
         row = prod(count[1:])
         rows = max(1, min(SLAB_BYTES // max(1, row * nbytes), SLAB_CHUNKS // row))
         if rows >= count[0]:                # the shard in one slab
@@ -188,13 +189,15 @@ def _read_shard_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
                      for a, b, e0, e1 in zip(cut, cut[1:], [0, *ends[:-1].tolist()],
                                              ends.tolist())])
     objs = list(itertools.product(*runs))
+    shards = np.array([[r[0] for r in o] for o in objs], dtype=np.int64).reshape(len(objs), -1)
     # many shards: those the store tells cheaply are not stored are filled, not opened
-    absent = io.source.objects.known_absent([tuple(r[0] for r in o) for o in objs]) \
+    absent = io.source.objects.known_absent(list(map(tuple, shards.tolist()))) \
         if len(objs) >= ABSENT_MIN else None
+    read = slot_reader(io.source, shards)
     nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
 
     def one(i: int) -> None:
-        obj = tuple(r[0] for r in objs[i])
+        obj = shards[i].tolist()
         sk = [r[1] for r in objs[i]]
         within = [r[2] for r in objs[i]]
         got = None
@@ -206,7 +209,7 @@ def _read_shard_picked(io: ArrayIO, picks: tuple, out: np.ndarray) -> None:
                 shape[d] = len(sk[d])
                 slots += ((sk[d] - obj[d] * ratio[d]) * stride).reshape(shape)
                 stride *= ratio[d]
-            got = read_slots(io.source, obj, slots.reshape(-1))
+            got = read(i, slots.reshape(-1))
         if got is None:
             decode_picked(io, None, sk, pos, kpos, target, within)
             return
@@ -235,13 +238,12 @@ def _read_shard_points(io: ArrayIO, points: tuple, flat: np.ndarray) -> None:
     cuts = [0, *(np.flatnonzero(np.diff(lin[order])) + 1).tolist(), len(order)]
     nbytes = io.plan(chunk).nbytes                          # type: ignore[arg-type]
     step = max(1, min(SLAB_BYTES // max(1, nbytes), SLAB_CHUNKS))
+    read = slot_reader(io.source, shard_of[order[cuts[:-1]]])
 
     def one(i: int) -> None:
         gs = order[cuts[i]:cuts[i + 1]]
-        obj = tuple(int(x) for x in shard_of[gs[0]])
         local = cc[gs] - shard_of[gs[0]] * np.asarray(ratio, dtype=np.int64)
-        got = read_slots(io.source, obj, np.ravel_multi_index(tuple(local.T), ratio)
-                         .astype(np.int64, copy=False))
+        got = read(i, np.ravel_multi_index(tuple(local.T), ratio).astype(np.int64, copy=False))
         held = np.cumsum(bounds[gs + 1] - bounds[gs])   # points up to each chunk
         a = 0
         while a < len(gs):

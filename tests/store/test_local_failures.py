@@ -21,16 +21,24 @@ def test_a_shard_the_disk_cannot_read_is_a_store_error_naming_it(tmp_path, monke
     def failing(fd, buffers, offset):
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
+    from zarrx.store import _localshard
     monkeypatch.setattr(os, "preadv", failing)
     z = zarrx.open_array(str(tmp_path), mode="r")
     store = f"LocalStore({str(tmp_path)!r}, read_only=True)"
-    with pytest.raises(StoreError) as info:         # the index: 2 entries + crc32c at the end
-        z[5]
-    assert str(info.value) == (f"{store}: snapshot of 'c/1': cannot read 36 bytes at offset "
-                               f"16: Input/output error")
-    with pytest.raises(StoreError) as info:
-        z[...]
-    assert str(info.value).startswith(f"{store}: snapshot of 'c/0': cannot read ")
+    # the shard kernel's reads fail too: it hands the shard to the Python path, which words it
+    old = _localshard.fail_reads(True)
+    try:
+        handed = _localshard.counts()["handed_on"]
+        with pytest.raises(StoreError) as info:     # the index: 2 entries + crc32c at the end
+            z[5]
+        assert str(info.value) == (f"{store}: snapshot of 'c/1': cannot read 36 bytes at "
+                                   f"offset 16: Input/output error")
+        with pytest.raises(StoreError) as info:
+            z[...]
+        assert str(info.value).startswith(f"{store}: snapshot of 'c/0': cannot read ")
+        assert _localshard.counts()["handed_on"] == handed + 2
+    finally:
+        _localshard.fail_reads(old)
 
 
 def test_an_object_too_large_for_memory_is_a_store_error(store, tmp_path):

@@ -113,6 +113,32 @@ cdef int _check_entries(const uint64_t* e, Py_ssize_t n, int64_t shard_size, bin
     return ZX_OK
 
 
+cdef int _decode_entries(const uint8_t* p, Py_ssize_t n_chunks, int n_crc, bint big_endian,
+                         const int64_t* w, uint64_t* e) noexcept nogil:
+    """The ``2 * n_chunks`` words of the index at ``p`` (C order, or each at the position
+    ``w`` gives) into ``e``, then its ``n_crc`` checksums verified, the outermost first (as
+    codecs decode): ZX_OK or ZX_BAD_CRC. The caller checked that ``p`` holds
+    ``16 * n_chunks + 4 * n_crc`` bytes and ``w`` (when not NULL) positions below
+    ``2 * n_chunks``."""
+    cdef Py_ssize_t i
+    cdef int j
+    if w == NULL:
+        if big_endian:
+            for i in range(2 * n_chunks):
+                e[i] = zx_load_be64(p + 8 * i)
+        else:
+            for i in range(2 * n_chunks):
+                e[i] = zx_load_le64(p + 8 * i)
+    else:
+        for i in range(2 * n_chunks):
+            e[i] = zx_load_be64(p + 8 * w[i]) if big_endian else zx_load_le64(p + 8 * w[i])
+    for j in range(n_crc - 1, -1, -1):
+        if zx_load_le32(p + 16 * n_chunks + 4 * j) != \
+                zx_crc32c(0, p, <size_t>(16 * n_chunks + 4 * j)):
+            return ZX_BAD_CRC
+    return ZX_OK
+
+
 def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_size,
                  bint at_end, int n_crc, bint big_endian=False, word_at=None):
     """Decode and validate a shard index.
@@ -131,6 +157,7 @@ def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_si
     cdef uint64_t idx_len = <uint64_t>index_nbytes(n_chunks, n_crc)
     cdef Py_ssize_t blen = buf.shape[0], i, j, bad = -1
     cdef const int64_t[::1] w
+    cdef const int64_t* wp = NULL
     _check_word_at(word_at, n_chunks)
     cdef cnp.ndarray entries
     if <uint64_t>blen != idx_len:
@@ -141,32 +168,19 @@ def decode_index(const uint8_t[::1] buf, Py_ssize_t n_chunks, long long shard_si
         raise ShardError(f"shard index: cannot allocate {n_chunks} entries") from None
     cdef uint64_t* e = <uint64_t*>cnp.PyArray_DATA(entries)
     cdef const uint8_t* p
-    cdef uint32_t stored, computed
     cdef int status
     if shard_size >= 0 and <uint64_t>shard_size < idx_len:
         return entries, ZX_SHARD_TOO_SMALL, -1
     if n_chunks == 0 and not n_crc:
         return entries, ZX_OK, -1
     p = &buf[0]
-    if word_at is None:
-        with nogil:
-            if big_endian:
-                for i in range(2 * n_chunks):
-                    e[i] = zx_load_be64(p + 8 * i)
-            else:
-                for i in range(2 * n_chunks):
-                    e[i] = zx_load_le64(p + 8 * i)
-    else:
+    if word_at is not None and n_chunks:
         w = word_at                       # positions checked by _check_word_at
-        with nogil:
-            for i in range(2 * n_chunks):
-                e[i] = zx_load_be64(p + 8 * w[i]) if big_endian else zx_load_le64(p + 8 * w[i])
-    for j in range(n_crc - 1, -1, -1):    # the outermost checksum first, as codecs decode
-        stored = zx_load_le32(p + 16 * n_chunks + 4 * j)
-        with nogil:
-            computed = zx_crc32c(0, p, <size_t>(16 * n_chunks + 4 * j))
-        if stored != computed:
-            return entries, ZX_BAD_CRC, -1
+        wp = &w[0]
+    with nogil:
+        status = _decode_entries(p, n_chunks, n_crc, big_endian, wp, e)
+    if status != ZX_OK:
+        return entries, status, -1
     with nogil:
         status = _check_entries(e, n_chunks, shard_size, at_end, idx_len, &bad)
     return entries, status, bad

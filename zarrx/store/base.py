@@ -223,6 +223,14 @@ class Store:
         has none, or not for these keys."""
         return None
 
+    def kernel_paths(self) -> tuple[bytes, int, int] | None:
+        """Optionally, ``(root, flags, resolve)``: a kernel may read the object of a plain key
+        (see :mod:`zarrx.store._localread`) as the file ``root + b"/" + key``, opened with
+        ``openat2(flags, resolve)``, one version of it through that descriptor, as
+        :meth:`snapshot` reads it (:mod:`zarrx.store._localshard`); None (the default) when
+        it may not."""
+        return None
+
     def box_writer(self, head: str, sep: str) -> Any | None:
         """Optionally, a writer of raw chunks stored one per object under keys ``head`` +
         coordinates joined by ``sep``, straight from a value array (see

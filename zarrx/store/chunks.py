@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from zarrx.errors import CodecError, StoreError, ZarrError
 from zarrx.metadata.model import KeyEncoding
 from zarrx.store.base import ByteRange, ObjectSnapshot, Store, address_fields, as_bytes
@@ -317,8 +319,9 @@ class KeyedChunks(ChunkSource):
     def known_absent(self, coords: Sequence[Coords]) -> list[bool]:
         """For each of ``coords`` (in C order), whether the store tells cheaply that its object
         is not stored (:meth:`~zarrx.store.base.Store.known_absent`)."""
-        p, enc = self.prefix, self._encode
-        return self.store.known_absent([p + enc(c) for c in coords])
+        keys = self.keys_of(np.asarray(coords, dtype=np.int64).reshape(len(coords), -1)) \
+            if self.ndim else [self.key(c) for c in coords]
+        return self.store.known_absent(keys)
 
     def snapshot(self, coords: Coords) -> ObjectSnapshot | None:
         """A consistent view of the object at ``coords`` (None when it is missing), a shard read

@@ -40,7 +40,7 @@ from zarrx.store._localread import Arena, absent_keys, plain_key, read_whole
 from zarrx.store._localstat import generations
 from zarrx.store._localwrite import flock_orders_threads, put
 from zarrx.store.localbatch import get_versioned_many, head_limit, set_if_many
-from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter
+from zarrx.store.localboxes import READ_FLAGS, RESOLVE, BoxReader, BoxWriter, kernel_paths
 from zarrx.store.locallist import FileListing
 from zarrx.store.localsnap import FileSnapshot, held_generation
 from zarrx.store.pieces import Pieces
@@ -312,6 +312,7 @@ class LocalStore(ConditionalFiles, FileListing):
     # one call for many keys (zarrx.store.localbatch), set here: see batched_as_single
     get_versioned_many = get_versioned_many
     set_if_many = set_if_many
+    kernel_paths = kernel_paths         # shards' indexes and chunks read by a kernel
 
     def snapshot(self, key: str) -> ObjectSnapshot | None:
         opened = self._open(key, self._parts(key))

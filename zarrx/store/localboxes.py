@@ -13,8 +13,9 @@ from typing import Any
 from zarrx.store._localbox import read_box
 from zarrx.store._localboxwrite import write_box
 from zarrx.store.localfs import FILE_FLAGS, LinkError, open_how
+from zarrx.store.update import batched_as_single
 
-__all__ = ["BoxReader", "BoxWriter", "READ_FLAGS", "RESOLVE"]
+__all__ = ["BoxReader", "BoxWriter", "READ_FLAGS", "RESOLVE", "kernel_paths"]
 
 #: how kernels open a chunk file (a FIFO planted in a store must not block) and resolve paths
 READ_FLAGS = FILE_FLAGS | getattr(os, "O_NONBLOCK", 0)
@@ -78,3 +79,14 @@ class BoxWriter:
                  scratch: object, lo: int, hi: int) -> list[int]:
         return write_box(self.base, self.sep, src, start, chunk, fill, scratch, RESOLVE,
                          self.store.fsync, lo, hi)
+
+
+def kernel_paths(store: Any) -> tuple[bytes, int, int] | None:
+    """``LocalStore.kernel_paths``: the real root and the flags the read kernels open keys
+    with (a shard's index and inner chunks read in one call: :mod:`zarrx.store._localshard`).
+    None where the kernels cannot open paths (no ``openat2``), or for a subclass whose
+    ``snapshot`` is its own (its reads are to go through it)."""
+    real = store._tree.real_root()
+    if real is None or not batched_as_single(store, "kernel_paths", "snapshot", "_open"):
+        return None
+    return real, READ_FLAGS, RESOLVE

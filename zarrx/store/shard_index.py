@@ -57,6 +57,7 @@ class IndexFormat:
         self._per = geom.per_shard
         self._inv = None if geom.perm is None else [int(i) for i in np.argsort(geom.perm)]
         self._order = lv.index_order
+        self.transposed = lv.index_order is not None    # (the word positions: word_at)
         self._word_at: np.ndarray | None = None
 
     @property

@@ -11,22 +11,54 @@ unread.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from zarrx.store import _shard_index as _k
+from zarrx.store._localshard import ShardFiles
 from zarrx.store.base import ByteRange, HeldSnapshot, ObjectSnapshot, address_fields
 
 if TYPE_CHECKING:
     from zarrx.store.sharded import ShardedChunks
 
-__all__ = ["read_slots", "GAP_BYTES", "RANGE_BATCH"]
+__all__ = ["read_slots", "slot_reader", "GAP_BYTES", "RANGE_BATCH", "INDEX_READ_MAX"]
 
 #: the inner chunks wanted are read as one range when it holds at most twice their bytes
 #: plus this many more; else as a range each, ``RANGE_BATCH`` ranges at a time
 GAP_BYTES = 1 << 20
 RANGE_BATCH = 4096
+#: a store's shard kernel (``slot_reader``) reads a shard's index each time; a larger index
+#: of which a read wants fewer than a sixteenth of the inner chunks is read through the
+#: index cache instead (a read of one inner chunk of a shard of 2^16 would read 1 MiB)
+INDEX_READ_MAX = 1 << 16
+
+
+def slot_reader(src: ShardedChunks, objs: np.ndarray) -> Callable[[int, np.ndarray], Any]:
+    """``reader(i, slots)``: :func:`read_slots` of the shard ``objs[i]`` (``objs``: the
+    ``(k, ndim)`` int64 coordinates of shards a read visits, a window of them). Where the
+    store lets a kernel open its objects (:meth:`~zarrx.store.base.Store.kernel_paths`),
+    one call per shard opens its file and reads its index and the chunks
+    (:class:`~zarrx.store._localshard.ShardFiles`), the shards' keys turned into paths once
+    for all of them; the kernel hands a shard it does not read (an error to word, say) to
+    :func:`read_slots`."""
+    def fallback(i: int, slots: np.ndarray) -> Any:
+        return read_slots(src, tuple(objs[i].tolist()), slots)
+
+    if len(src.levels) != 1 or not len(objs):
+        return fallback
+    paths = src.store.kernel_paths()
+    if paths is None:
+        return fallback
+    from zarrx.store.sharded import WHOLE_READ_MAX
+    fmt = src.formats[0]
+    lim = None if src._unit_limit is None else src._unit_limit()
+    return ShardFiles(paths[0], src.objects.keys_of(objs), paths[1], paths[2], fmt.n,
+                      int(fmt.crc), fmt.at_end, fmt.big,
+                      (lambda: fmt.word_at) if fmt.transposed else None,
+                      -1 if lim is None else lim.nbytes, WHOLE_READ_MAX, GAP_BYTES,
+                      INDEX_READ_MAX, fallback).read
 
 
 def read_slots(src: ShardedChunks, obj: tuple[int, ...], slots: np.ndarray
