@@ -239,3 +239,17 @@ def test_renaming_a_consolidated_entrys_struct_fields_renames_no_other_handles(t
     assert kept.metadata.consolidated["i"] == g2.metadata.consolidated["i"]
     with pytest.raises(FrozenMetadataError):
         g1.metadata.consolidated["s"] = g1.metadata.consolidated["i"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_dataclasses_asdict_of_the_metadata_holds_the_document_as_plain_json(tmp_path, fmt):
+    # dataclasses.asdict and astuple rebuild a dict or list as type(obj)(generator)
+    path = _array(tmp_path, fmt)
+    m = zarrx.open_array(path).metadata
+    stored = json.loads(json.dumps(m.json))
+    at = [f.name for f in dataclasses.fields(m)].index("json")
+    for made in (dataclasses.asdict(m)["json"], dataclasses.astuple(m)[at]):
+        assert made == stored and stored == made and repr(made) == repr(stored)
+        assert type(made) is dict and type(made["shape"]) is list
+        made["shape"].append(3)                          # plain: the caller's own
+    assert zarrx.open_array(path).metadata.json == stored

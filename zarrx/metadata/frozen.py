@@ -201,10 +201,17 @@ class DocumentView(dict):
     a value that is an object or an array is shown through a view made when it is looked up
     (kept for the next lookup), so nothing below is walked until it is reached. Every change
     is refused (``dict.__setitem__(view, ...)`` called by name changes the view's own items,
-    never the document). Any copy of it, ``copy()``, ``copy.copy`` and ``copy.deepcopy``, is
-    plain, mutable JSON."""
+    never the document). Any copy of it, ``copy()``, ``copy.copy``, ``copy.deepcopy`` and
+    what ``dataclasses.asdict`` makes of it, is plain, mutable JSON."""
 
     __slots__ = ("_raw",)
+
+    def __new__(cls, raw: Any = None) -> Any:
+        if not isinstance(raw, dict):
+            # ``type(view)(items)`` (``dataclasses.asdict``, ``astuple``) makes plain JSON of
+            # what it walked: a copy to change, never a view of an iterator
+            return dict(() if raw is None else raw)
+        return dict.__new__(cls)
 
     def __init__(self, raw: Any) -> None:
         dict.__init__(self, raw)
@@ -292,6 +299,11 @@ class ListView(list):
     :class:`DocumentView`)."""
 
     __slots__ = ("_raw",)
+
+    def __new__(cls, raw: Any = ()) -> Any:
+        if not isinstance(raw, list):
+            return list(raw)            # as DocumentView: plain JSON of what was walked
+        return list.__new__(cls)
 
     def __init__(self, raw: Any) -> None:
         list.__init__(self, raw)
