@@ -8,7 +8,9 @@ from __future__ import annotations
 import collections.abc
 import copy
 import dataclasses
+import functools
 import json
+import operator
 import pickle
 
 import numpy as np
@@ -102,9 +104,10 @@ def test_a_view_is_a_dict_equal_to_plain_json_that_copies_into_plain_json(tmp_pa
     lambda d: d.get("codecs"), lambda d: list(d["codecs"])[1], lambda d: [*d["codecs"]][1],
     lambda d: (d["codecs"] + [])[1], lambda d: tuple(d["codecs"])[1],
     lambda d: next(reversed(d["codecs"])), lambda d: d["codecs"][1:][0],
-    lambda d: (d["codecs"] * 2)[1],
+    lambda d: (d["codecs"] * 2)[1], lambda d: operator.concat([], d["codecs"])[1],
+    lambda d: functools.reduce(operator.concat, [[0], d["codecs"]])[2],
 ], ids=["dict", "unpack", "or", "values", "items", "get", "list", "star", "add", "tuple",
-        "reversed", "slice", "mul"])
+        "reversed", "slice", "mul", "concat", "reduce"])
 def test_what_a_plain_copy_of_a_view_holds_is_read_only_too(tmp_path, reach):
     path = _array(tmp_path)
     doc = zarrx.open_array(path).metadata.json

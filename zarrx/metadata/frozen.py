@@ -296,7 +296,9 @@ class _Values(ValuesView):
 
 class ListView(list):
     """A read-only view of an array of a stored metadata document: a ``list`` equal to it (see
-    :class:`DocumentView`)."""
+    :class:`DocumentView`), whose own items are views of the array's objects and arrays from
+    the start (an array of a document is short; ``list``'s copies of a list read its items as
+    held), its scalars as they are."""
 
     __slots__ = ("_raw",)
 
@@ -306,7 +308,14 @@ class ListView(list):
         return list.__new__(cls)
 
     def __init__(self, raw: Any) -> None:
-        list.__init__(self, raw)
+        kinds = set(map(type, raw))
+        if dict in kinds or list in kinds:
+            # its objects and arrays through views at once: list's own copies of its items
+            # (``[] + view`` by ``operator.concat``, ``list.__add__``) take them as held
+            raw_items: Any = [_shown(v) for v in raw]
+        else:
+            raw_items = raw
+        list.__init__(self, raw_items)
         self._raw = raw
 
     def __getitem__(self, index: Any) -> Any:
