@@ -256,3 +256,20 @@ def test_dataclasses_asdict_of_the_metadata_holds_the_document_as_plain_json(tmp
         assert type(made) is dict and type(made["shape"]) is list
         made["shape"].append(3)                          # plain: the caller's own
     assert zarrx.open_array(path).metadata.json == stored
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_renaming_struct_fields_in_a_copy_of_the_consolidated_entries_renames_no_handles(
+        tmp_path, fmt):
+    path = _consolidated(tmp_path, fmt)
+    g1 = zarrx.open_group(path)
+    assert g1.metadata.consolidated["s"].data_type.numpy.names == ("a", "b")    # parsed
+    copied = g1.metadata.consolidated.copy()
+    copied["s"].data_type.numpy.names = ("x", "y")
+    copied["sub/t"].data_type.numpy.names = ("x", "y")
+    for g in (zarrx.open_group(path), g1):
+        assert g["s"].dtype.names == ("a", "b") and g["sub/t"].dtype.names == ("a", "b")
+        assert g.metadata.consolidated["s"].data_type.numpy.names == ("a", "b")
+        assert g["s"][:].tolist() == [(1, 2.0)] * 4
+    copied["s"] = copied["i"]                   # a copy is the caller's to change
+    assert g1.metadata.consolidated["s"].data_type.numpy.names == ("a", "b")
