@@ -180,6 +180,36 @@ def test_a_registered_codec_sets_its_attributes_in_its_init_and_is_immutable_aft
         assert copy.deepcopy(x) == x and copy.copy(x) == x     # (a pickle's state, set as is)
 
 
+
+def test_a_codec_class_may_also_derive_from_an_abstract_class_as_before():
+    # numcodecs' Codec is an abc.ABC: a codec class serving both libraries derives from both
+    import abc
+
+    import numcodecs.abc
+    from zarrx.codecs.base import BytesToBytesCodec
+
+    class Both(BytesToBytesCodec, numcodecs.abc.Codec):
+        name = codec_id = "test.both-frozen"
+
+        def __init__(self, key: int = 1) -> None:
+            self.key = key
+
+        def encode(self, buf):
+            return bytes(buf)
+
+        def decode(self, buf, *args, out=None):
+            return bytes(buf)
+
+    class Marked(BytesToBytesCodec, abc.ABC):
+        name = "test.marked-frozen"
+
+    both = Both(3)
+    assert isinstance(both, numcodecs.abc.Codec) and isinstance(both, BytesToBytesCodec)
+    assert not isinstance(Marked(), numcodecs.abc.Codec) and isinstance(Marked(), abc.ABC)
+    assert both.decode(both.encode(b"xy")) == b"xy" and vars(both) == {"key": 3}
+    with pytest.raises(FrozenMetadataError, match="field 'key' of Both"):
+        both.key = 4
+
 # -- 3. a struct fill value is refused naming what is wrong -------------------------------------
 
 @pytest.mark.parametrize("fmt", [2, 3])
