@@ -303,3 +303,19 @@ def test_renaming_struct_fields_in_a_copy_of_the_consolidated_entries_renames_no
         assert g["s"][:].tolist() == [(1, 2.0)] * 4
     copied["s"] = copied["i"]                   # a copy is the caller's to change
     assert g1.metadata.consolidated["s"].data_type.numpy.names == ("a", "b")
+
+
+def test_a_codec_class_shows_its_init_signature():
+    import inspect
+
+    from zarrx.codecs.base import BytesToBytesCodec
+
+    @dataclasses.dataclass
+    class Rot(BytesToBytesCodec):
+        name = "test.rot-signature"
+        by: int = 1
+
+    assert list(inspect.signature(zarrx.codecs.Zstd).parameters) == ["level", "checksum"]
+    assert "cname" in inspect.signature(zarrx.codecs.Blosc).parameters
+    assert [(p.name, p.default) for p in inspect.signature(Rot).parameters.values()] == [("by", 1)]
+    assert "checksum" in inspect.signature(zarrx.codecs.Zstd(level=3).__init__).parameters

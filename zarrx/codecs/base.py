@@ -119,6 +119,14 @@ class _Immutable(ABCMeta):
                 held.pop(_BUILDING, None)
         return obj
 
+    @property
+    def __signature__(cls) -> Any:
+        """The class's signature as ``inspect`` (``help``, editors) shows it: its ``__init__``'s,
+        without ``self``, never this ``__call__``'s ``(*args, **kwargs)``."""
+        import inspect
+        sig = inspect.signature(cls.__init__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
+
 
 class Codec(metaclass=_Immutable):
     """Base of all codecs. Subclasses set ``name`` (the v3 name written by ``to_spec``)."""
