@@ -8,7 +8,9 @@ from __future__ import annotations
 import collections.abc
 import copy
 import dataclasses
+import functools
 import json
+import operator
 import pickle
 
 import numpy as np
@@ -102,9 +104,10 @@ def test_a_view_is_a_dict_equal_to_plain_json_that_copies_into_plain_json(tmp_pa
     lambda d: d.get("codecs"), lambda d: list(d["codecs"])[1], lambda d: [*d["codecs"]][1],
     lambda d: (d["codecs"] + [])[1], lambda d: tuple(d["codecs"])[1],
     lambda d: next(reversed(d["codecs"])), lambda d: d["codecs"][1:][0],
-    lambda d: (d["codecs"] * 2)[1],
+    lambda d: (d["codecs"] * 2)[1], lambda d: operator.concat([], d["codecs"])[1],
+    lambda d: functools.reduce(operator.concat, [[0], d["codecs"]])[2],
 ], ids=["dict", "unpack", "or", "values", "items", "get", "list", "star", "add", "tuple",
-        "reversed", "slice", "mul"])
+        "reversed", "slice", "mul", "concat", "reduce"])
 def test_what_a_plain_copy_of_a_view_holds_is_read_only_too(tmp_path, reach):
     path = _array(tmp_path)
     doc = zarrx.open_array(path).metadata.json
@@ -177,6 +180,36 @@ def test_a_registered_codec_sets_its_attributes_in_its_init_and_is_immutable_aft
         assert copy.deepcopy(x) == x and copy.copy(x) == x     # (a pickle's state, set as is)
 
 
+
+def test_a_codec_class_may_also_derive_from_an_abstract_class_as_before():
+    # numcodecs' Codec is an abc.ABC: a codec class serving both libraries derives from both
+    import abc
+
+    import numcodecs.abc
+    from zarrx.codecs.base import BytesToBytesCodec
+
+    class Both(BytesToBytesCodec, numcodecs.abc.Codec):
+        name = codec_id = "test.both-frozen"
+
+        def __init__(self, key: int = 1) -> None:
+            self.key = key
+
+        def encode(self, buf):
+            return bytes(buf)
+
+        def decode(self, buf, *args, out=None):
+            return bytes(buf)
+
+    class Marked(BytesToBytesCodec, abc.ABC):
+        name = "test.marked-frozen"
+
+    both = Both(3)
+    assert isinstance(both, numcodecs.abc.Codec) and isinstance(both, BytesToBytesCodec)
+    assert not isinstance(Marked(), numcodecs.abc.Codec) and isinstance(Marked(), abc.ABC)
+    assert both.decode(both.encode(b"xy")) == b"xy" and vars(both) == {"key": 3}
+    with pytest.raises(FrozenMetadataError, match="field 'key' of Both"):
+        both.key = 4
+
 # -- 3. a struct fill value is refused naming what is wrong -------------------------------------
 
 @pytest.mark.parametrize("fmt", [2, 3])
@@ -239,3 +272,50 @@ def test_renaming_a_consolidated_entrys_struct_fields_renames_no_other_handles(t
     assert kept.metadata.consolidated["i"] == g2.metadata.consolidated["i"]
     with pytest.raises(FrozenMetadataError):
         g1.metadata.consolidated["s"] = g1.metadata.consolidated["i"]
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_dataclasses_asdict_of_the_metadata_holds_the_document_as_plain_json(tmp_path, fmt):
+    # dataclasses.asdict and astuple rebuild a dict or list as type(obj)(generator)
+    path = _array(tmp_path, fmt)
+    m = zarrx.open_array(path).metadata
+    stored = json.loads(json.dumps(m.json))
+    at = [f.name for f in dataclasses.fields(m)].index("json")
+    for made in (dataclasses.asdict(m)["json"], dataclasses.astuple(m)[at]):
+        assert made == stored and stored == made and repr(made) == repr(stored)
+        assert type(made) is dict and type(made["shape"]) is list
+        made["shape"].append(3)                          # plain: the caller's own
+    assert zarrx.open_array(path).metadata.json == stored
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_renaming_struct_fields_in_a_copy_of_the_consolidated_entries_renames_no_handles(
+        tmp_path, fmt):
+    path = _consolidated(tmp_path, fmt)
+    g1 = zarrx.open_group(path)
+    assert g1.metadata.consolidated["s"].data_type.numpy.names == ("a", "b")    # parsed
+    copied = g1.metadata.consolidated.copy()
+    copied["s"].data_type.numpy.names = ("x", "y")
+    copied["sub/t"].data_type.numpy.names = ("x", "y")
+    for g in (zarrx.open_group(path), g1):
+        assert g["s"].dtype.names == ("a", "b") and g["sub/t"].dtype.names == ("a", "b")
+        assert g.metadata.consolidated["s"].data_type.numpy.names == ("a", "b")
+        assert g["s"][:].tolist() == [(1, 2.0)] * 4
+    copied["s"] = copied["i"]                   # a copy is the caller's to change
+    assert g1.metadata.consolidated["s"].data_type.numpy.names == ("a", "b")
+
+
+def test_a_codec_class_shows_its_init_signature():
+    import inspect
+
+    from zarrx.codecs.base import BytesToBytesCodec
+
+    @dataclasses.dataclass
+    class Rot(BytesToBytesCodec):
+        name = "test.rot-signature"
+        by: int = 1
+
+    assert list(inspect.signature(zarrx.codecs.Zstd).parameters) == ["level", "checksum"]
+    assert "cname" in inspect.signature(zarrx.codecs.Blosc).parameters
+    assert [(p.name, p.default) for p in inspect.signature(Rot).parameters.values()] == [("by", 1)]
+    assert "checksum" in inspect.signature(zarrx.codecs.Zstd(level=3).__init__).parameters

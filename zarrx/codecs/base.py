@@ -24,6 +24,7 @@ object, ``<where>.<field>`` in a v2 one, whose :class:`V2Place` says so).
 from __future__ import annotations
 
 import json
+from abc import ABCMeta
 from collections.abc import Callable
 from enum import Enum
 from typing import Any, ClassVar, Sequence
@@ -94,10 +95,18 @@ def native(dt: np.dtype) -> np.dtype:
 _BUILDING = "_zarrx_building"
 
 
-class _Immutable(type):
+class _Immutable(ABCMeta):
     """The type of codec classes: an object of one takes attributes while it is made (in its
     ``__init__``, whatever defines it: a dataclass's too), and refuses them afterwards
-    (:meth:`Codec.__setattr__`). Copies and unpickling set the state without assigning."""
+    (:meth:`Codec.__setattr__`). Copies and unpickling set the state without assigning.
+
+    An ``ABCMeta``, so that a codec class may also derive from an abstract class (``abc.ABC``,
+    ``numcodecs.abc.Codec``: a type must be the metaclasses of all its bases); ``isinstance``
+    and ``issubclass`` against a codec class stay ``type``'s own (no ``register``): codec
+    classes are checked on every chunk's path."""
+
+    __instancecheck__ = type.__instancecheck__
+    __subclasscheck__ = type.__subclasscheck__
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         obj = cls.__new__(cls, *args, **kwargs)
@@ -109,6 +118,14 @@ class _Immutable(type):
             finally:
                 held.pop(_BUILDING, None)
         return obj
+
+    @property
+    def __signature__(cls) -> Any:
+        """The class's signature as ``inspect`` (``help``, editors) shows it: its ``__init__``'s,
+        without ``self``, never this ``__call__``'s ``(*args, **kwargs)``."""
+        import inspect
+        sig = inspect.signature(cls.__init__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
 class Codec(metaclass=_Immutable):

@@ -201,10 +201,17 @@ class DocumentView(dict):
     a value that is an object or an array is shown through a view made when it is looked up
     (kept for the next lookup), so nothing below is walked until it is reached. Every change
     is refused (``dict.__setitem__(view, ...)`` called by name changes the view's own items,
-    never the document). Any copy of it, ``copy()``, ``copy.copy`` and ``copy.deepcopy``, is
-    plain, mutable JSON."""
+    never the document). Any copy of it, ``copy()``, ``copy.copy``, ``copy.deepcopy`` and
+    what ``dataclasses.asdict`` makes of it, is plain, mutable JSON."""
 
     __slots__ = ("_raw",)
+
+    def __new__(cls, raw: Any = None) -> Any:
+        if not isinstance(raw, dict):
+            # ``type(view)(items)`` (``dataclasses.asdict``, ``astuple``) makes plain JSON of
+            # what it walked: a copy to change, never a view of an iterator
+            return dict(() if raw is None else raw)
+        return dict.__new__(cls)
 
     def __init__(self, raw: Any) -> None:
         dict.__init__(self, raw)
@@ -289,12 +296,26 @@ class _Values(ValuesView):
 
 class ListView(list):
     """A read-only view of an array of a stored metadata document: a ``list`` equal to it (see
-    :class:`DocumentView`)."""
+    :class:`DocumentView`), whose own items are views of the array's objects and arrays from
+    the start (an array of a document is short; ``list``'s copies of a list read its items as
+    held), its scalars as they are."""
 
     __slots__ = ("_raw",)
 
+    def __new__(cls, raw: Any = ()) -> Any:
+        if not isinstance(raw, list):
+            return list(raw)            # as DocumentView: plain JSON of what was walked
+        return list.__new__(cls)
+
     def __init__(self, raw: Any) -> None:
-        list.__init__(self, raw)
+        kinds = set(map(type, raw))
+        if dict in kinds or list in kinds:
+            # its objects and arrays through views at once: list's own copies of its items
+            # (``[] + view`` by ``operator.concat``, ``list.__add__``) take them as held
+            raw_items: Any = [_shown(v) for v in raw]
+        else:
+            raw_items = raw
+        list.__init__(self, raw_items)
         self._raw = raw
 
     def __getitem__(self, index: Any) -> Any:

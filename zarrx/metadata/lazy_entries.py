@@ -180,7 +180,14 @@ class HandleEntries(Mapping):
         _refused(f"cannot delete the consolidated entry {path!r}")
 
     def copy(self) -> Any:
-        return self._shared.copy()
+        """A mutable copy of the entries, those of struct arrays parsed already its own (as
+        those it parses later are): a rename through it renames no handle's."""
+        new = self._shared.copy()
+        held = getattr(new, "_parsed", new)     # a LazyEntries's parsed entries, or a dict
+        for path, meta in list(held.items()):
+            if type(meta) is ArrayMeta and meta.data_type.numpy.names is not None:
+                held[path] = own_data_type(meta)
+        return new
 
     def __eq__(self, other: object) -> bool:
         return self._shared == (other._shared if isinstance(other, HandleEntries) else other)
