@@ -126,3 +126,44 @@ def test_filtered_point_writes_make_fewer_calls_than_the_general_path(monkeypatc
     monkeypatch.setattr(batch_merge, "ENABLED", False)
     general = calls_made(lambda: z.vindex.__setitem__((rows, cols), 2.5))
     assert batched < 0.5 * general
+
+
+# (format, dtype, filters, extra create_array arguments): filters over chunks stored transposed
+# (v2 order "F", a v3 transpose) or big-endian
+LAYOUTS = {
+    "v2_F_delta": (2, "i4", lambda: [C.Delta(dtype="i4")], {"order": "F"}),
+    "v2_F_astype_blosc": (2, "i8", lambda: [C.AsType(encode_dtype="i8", decode_dtype="i8")],
+                          {"order": "F", "compressors": C.Blosc()}),
+    "v2_big_delta": (2, ">i4", lambda: [C.Delta(dtype=">i4")], {}),
+    "v2_big_F_quantize": (2, ">f8", lambda: [C.Quantize(digits=2, dtype=">f8")],
+                          {"order": "F"}),
+    "v3_transpose_fixedscaleoffset": (3, "f4", lambda: [
+        C.Transpose(order=(1, 0)),
+        C.FixedScaleOffset(offset=0.5, scale=10, dtype="f4", astype="i8")], {}),
+    "v3_delta_transpose": (3, "u2", lambda: [C.Delta(dtype="u2"), C.Transpose(order=(1, 0))],
+                           {}),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_filters_over_transposed_or_big_endian_chunks_store_what_the_general_path_stores(
+        monkeypatch, layout):
+    fmt, dtype, filters, extra = LAYOUTS[layout]
+    stored = {}
+    for way in ("batch", "general"):
+        store = MemoryStore()
+        kwargs = {"compressors": C.Zstd(level=1), **extra}
+        z = zarrx.create_array(store, shape=SHAPE, chunks=CHUNKS, dtype=dtype, fill_value=3,
+                               filters=filters(), zarr_format=fmt, **kwargs)
+        want = np.full(SHAPE, 3, dtype)
+        rng = np.random.default_rng(8)
+        with monkeypatch.context() as m:
+            m.setattr(batch_merge, "ENABLED", way == "batch")
+            for kind, sel in WRITES:
+                at = _at(kind, sel)
+                value = rng.integers(0, 50, want[at].shape).astype(dtype)
+                _write(z, kind, sel, value)
+                want[at] = value
+                np.testing.assert_array_equal(z[...], want, err_msg=f"{way}: {kind}")
+        stored[way] = _objects(store)
+    assert stored["batch"] == stored["general"]
