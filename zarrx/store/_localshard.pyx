@@ -24,8 +24,11 @@ Every entry used is validated against the file's size before any of its bytes ar
 file and every copy inside the buffer allocated for it. Reads of ``NOGIL_MIN`` bytes or more
 release the GIL. The bytes go into a buffer the calling thread keeps (up to ``KEEP_MAX``) and
 reuses at its next read, so that reading shard after shard does not fault in fresh memory for
-each: what a read returns holds until the thread's next read (a reader decodes a shard's
-chunks before it reads another shard).
+each (a reader decodes a shard's chunks before it reads another shard). It is reused only when
+nothing else refers to it any more: a read made while what an earlier one returned is still
+held (a read inside a read on the same thread, by a codec or a callback reading another array,
+or a result a caller keeps) gets a new buffer, which the thread keeps from then on. The kept
+buffer goes when its thread ends.
 """
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -35,6 +38,7 @@ from posix.stat cimport struct_stat, fstat, S_ISREG
 from cpython.bytearray cimport (PyByteArray_AS_STRING, PyByteArray_FromStringAndSize,
                                  PyByteArray_GET_SIZE)
 from cpython.bytes cimport PyBytes_AS_STRING
+from cpython.ref cimport Py_REFCNT
 import threading
 
 import numpy as np
@@ -51,6 +55,7 @@ cdef enum:
     PATH_MAX = 4096
     NOGIL_MIN = 65536          # reads of this many bytes release the GIL
     KEEP_MAX = 16 << 20        # a thread keeps a buffer this large for its next reads
+    KEPT_REFS = 2              # the references to a kept buffer no one holds: _kept's, _buffer's
     ZX_OK = 0                  # (_shard_index's status)
 
 cdef uint64_t MISSING = 0xFFFFFFFFFFFFFFFF
@@ -286,16 +291,25 @@ cdef object _buffer(int64_t n):
     """A ``bytearray`` of at least ``n`` bytes to fill: up to ``KEEP_MAX``, the one the calling
     thread keeps for its reads (its pages faulted in already once it was used), else a new one;
     None when the memory cannot be had. What a read returns lies in it until the thread's next
-    read: a reader decodes a shard's chunks before it reads another (``zarrx.shard_read``)."""
+    read: a reader decodes a shard's chunks before it reads another (``zarrx.shard_read``). A
+    kept buffer something still refers to (a read inside a read, a result held) is left to it:
+    the thread keeps a new one instead."""
     cdef object kept
+    cdef Py_ssize_t had = 0
+    cdef bint held = False
     try:
         if n > KEEP_MAX:
             return PyByteArray_FromStringAndSize(NULL, <Py_ssize_t>n)
         kept = getattr(_kept, "buf", None)
-        if kept is None or PyByteArray_GET_SIZE(kept) < n:
+        if kept is not None:
+            had = PyByteArray_GET_SIZE(kept)
+            held = Py_REFCNT(kept) > KEPT_REFS
+            if held or had < n:
+                kept = None
+        if kept is None:
             # (whole pages, and at least twice the last: a few sizes per thread)
             kept = PyByteArray_FromStringAndSize(NULL, <Py_ssize_t>max(
-                n, min(KEEP_MAX, 2 * (0 if kept is None else PyByteArray_GET_SIZE(kept)))))
+                n, min(KEEP_MAX, had if held else 2 * had)))
             _kept.buf = kept
         return kept
     except (MemoryError, OverflowError):
