@@ -270,3 +270,40 @@ def test_a_call_interrupted_while_waiting_returns_only_after_its_running_items()
             assert _pool.map_io(lambda i: -i, [1, 2, 3]) == [-1, -2, -3]     # still usable
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+@pytest.mark.parametrize("how", ["shared", "batches", "map_io"])
+def test_what_a_task_refers_to_is_let_go_when_the_call_returns(monkeypatch, how):
+    """A pool worker drops its last work item only when it next runs; on a busy machine that
+    can be after the caller has read on (iterating an array held two rows of chunks at a time
+    so). The work items name a task by number, and the call lets go of the function and its
+    arguments before it returns."""
+    import weakref
+    from concurrent.futures import thread as cf_thread
+
+    done = threading.Event()
+    run = cf_thread._WorkItem.run
+
+    def slow_run(item):                 # the worker keeps its work item a while after running it
+        run(item)
+        done.wait(5)
+
+    monkeypatch.setattr(cf_thread._WorkItem, "run", slow_run)
+
+    class Out:
+        pass
+
+    out = Out()
+    ref = weakref.ref(out)
+    with zarrx.config.set(threads=2):
+        if how == "shared":
+            _pool.run_shared(lambda i, o=out: time.sleep(0.02), 4)
+        elif how == "batches":
+            _pool.run_batches(lambda batch, o=out: time.sleep(0.02), list(range(8)))
+        else:
+            _pool.map_io(lambda x, o=out: time.sleep(0.02), list(range(8)))
+    del out
+    try:
+        assert ref() is None
+    finally:
+        done.set()

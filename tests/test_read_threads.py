@@ -155,9 +155,11 @@ def test_one_threshold_keeps_both_small_reads_and_small_writes_on_the_calling_th
                            fill_value=0, zarr_format=3)
     w[...] = 1
     submitted.clear()
+    from zarrx import batch_merge
+    monkeypatch.setattr(batch_merge, "ENABLED", False)
     with zarrx.config.set(threads=2):
-        # points in 4 chunks of 4 KiB, chunk by chunk (the chunks of boxes, slices and
-        # index arrays covered in part are merged a slab at a time)
+        # points in 4 chunks of 4 KiB, chunk by chunk (with the merges a slab at a time off:
+        # they take points too)
         w.vindex[[30, 33, 30, 39], [30, 30, 39, 35]] = 2
     assert sum(submitted) >= 1
     expected = np.ones((256, 256), dtype="float32")

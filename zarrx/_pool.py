@@ -31,7 +31,7 @@ import itertools
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from zarrx import _fork, config
 
@@ -110,28 +110,36 @@ class _Call:
     it hands out its tasks or waits for them, and a task submitted but never waited for (its
     future lost to the interrupt) cannot start later."""
 
-    __slots__ = ("_cond", "_running", "_ended", "futures")
+    __slots__ = ("_cond", "_running", "_ended", "futures", "_fn", "_args")
 
     def __init__(self) -> None:
         self._cond = threading.Condition(threading.Lock())
         self._running = 0
         self._ended = False
         self.futures: list[Future] = []
+        self._fn: Callable[..., Any] | None = None
+        self._args: list[tuple] | None = None
 
     def start(self, fn: Callable[..., R], args: Sequence[tuple]) -> None:
-        """Submit ``fn(*a)`` for each ``a`` of ``args`` to the pool (futures in :attr:`futures`)."""
+        """Submit ``fn(*a)`` for each ``a`` of ``args`` to the pool (futures in :attr:`futures`).
+        The pool's work items name a task by its number only: what ``fn`` and ``args`` refer
+        to (a read's output, say) is let go by :meth:`end`, not when each worker thread next
+        runs (a worker drops its last work item only then)."""
         pool = _get_pool()
-        for a in args:
-            self.futures.append(pool.submit(self._run, fn, *a))
+        self._fn, self._args = fn, list(args)
+        for k in range(len(self._args)):
+            self.futures.append(pool.submit(self._run, k))
 
-    def _run(self, fn: Callable[..., R], *args: object) -> R | None:
+    def _run(self, k: int) -> Any:
         with self._cond:
             if self._ended:
                 return None                  # the call is over: nothing is left to do
             self._running += 1
+            fn, args = self._fn, self._args[k]          # type: ignore[index]
         try:
-            return fn(*args)
+            return fn(*args)                            # type: ignore[misc]
         finally:
+            del fn, args
             with self._cond:
                 self._running -= 1
                 if not self._running:
@@ -139,8 +147,9 @@ class _Call:
 
     def end(self) -> BaseException | None:
         """Cancel the tasks still queued and wait for the running ones (their errors are the
-        caller's to collect). An interrupt while waiting does not cut the wait short: it is
-        returned, for a caller that is not raising already to raise."""
+        caller's to collect), then let go of the tasks' function and arguments. An interrupt
+        while waiting does not cut the wait short: it is returned, for a caller that is not
+        raising already to raise."""
         for f in self.futures:
             f.cancel()
         interrupt: BaseException | None = None
@@ -150,6 +159,7 @@ class _Call:
                     self._ended = True
                     while self._running:
                         self._cond.wait()
+                    self._fn = self._args = None
                 return interrupt
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 interrupt = interrupt or exc
@@ -182,6 +192,7 @@ def run_batches(fn: Callable[[Sequence[T]], R], items: Sequence[T], *, min_batch
     except BaseException:
         call.end()                               # nothing keeps running after we return
         raise
+    call.end()                                   # (every task has returned: lets go of fn)
     return [first, *rest]
 
 
@@ -264,4 +275,5 @@ def map_io(fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
     except BaseException:
         call.end()
         raise
+    call.end()
     return out
