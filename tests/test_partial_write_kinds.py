@@ -77,10 +77,10 @@ LAID_OUT = {
 }
 
 
-def _make(store, fmt, codecs, fill, order, empty):
+def _make(store, fmt, codecs, fill, order, empty, shape=SHAPE):
     kw = (V2_CODECS if fmt == 2 else {**CODECS, **LAID_OUT})[codecs]
     extra = {"order": order} if fmt == 2 else {}
-    return zarrx.create_array(store, shape=SHAPE, chunks=CHUNKS, dtype="f4", fill_value=fill,
+    return zarrx.create_array(store, shape=shape, chunks=CHUNKS, dtype="f4", fill_value=fill,
                               zarr_format=fmt, write_empty_chunks=empty, **kw, **extra)
 
 

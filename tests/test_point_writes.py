@@ -21,10 +21,8 @@ from zarrx.store import LocalStore, MemoryStore
 
 from call_counts import calls_made
 from test_partial_write_batches import CODECS, V2_CODECS, _objects, _Raced
-from test_partial_write_kinds import LAID_OUT
+from test_partial_write_kinds import CHUNKS, LAID_OUT, SHAPE, _make
 
-SHAPE = (45, 38)
-CHUNKS = (4, 5)
 _RNG = np.random.default_rng(3)
 _ROWS, _COLS = _RNG.integers(0, SHAPE[0], 400), _RNG.integers(0, SHAPE[1], 400)
 _GRID = np.add.outer(np.arange(SHAPE[0]), np.arange(SHAPE[1]))
@@ -70,13 +68,6 @@ def _run(z, fill, want):
             z.set_mask_selection(sel, value)
         want[sel] = value
         np.testing.assert_array_equal(z[...], want, err_msg=f"write {i}: {kind}")
-
-
-def _make(store, fmt, codecs, fill, order, empty, shape=SHAPE):
-    kw = (V2_CODECS if fmt == 2 else {**CODECS, **LAID_OUT})[codecs]
-    extra = {"order": order} if fmt == 2 else {}
-    return zarrx.create_array(store, shape=shape, chunks=CHUNKS, dtype="f4", fill_value=fill,
-                              zarr_format=fmt, write_empty_chunks=empty, **kw, **extra)
 
 
 def _both_ways(monkeypatch, tmp_path, where, fmt, codecs, fill, order, empty, threads):
