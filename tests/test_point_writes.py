@@ -21,7 +21,7 @@ from zarrx.store import LocalStore, MemoryStore
 
 from call_counts import calls_made
 from test_partial_write_batches import CODECS, V2_CODECS, _objects, _Raced
-from test_partial_write_kinds import CHUNKS, LAID_OUT, SHAPE, _make
+from test_partial_write_kinds import LAID_OUT, SHAPE, _make
 
 _RNG = np.random.default_rng(3)
 _ROWS, _COLS = _RNG.integers(0, SHAPE[0], 400), _RNG.integers(0, SHAPE[1], 400)
