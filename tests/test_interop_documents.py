@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 
 import numpy as np
@@ -94,3 +95,82 @@ def test_v3_numcodecs_filters_are_stored_in_the_bytes_codecs_order(tmp_path, dty
                            serializer={"name": "bytes", "configuration": {"endian": endian}})
     x[...] = values
     assert (tmp_path / "zx" / "c" / "0").read_bytes() == stored
+
+
+@pytest.mark.parametrize("name,field", [("Blosc", "clevel"), ("Zstd", "level")])
+def test_v2_codec_settings_numcodecs_wrote_as_floats(tmp_path, name, field) -> None:
+    """numcodecs keeps a level given as a float, so zarr-python writes ``"clevel": 5.0`` into
+    the ``.zarray``, and reads it back, as tensorstore does; zarrx refused such arrays
+    (``.zarray compressor.clevel: expected an integer in [0, 9], found 5.0``)."""
+    import numcodecs
+
+    path = str(tmp_path / "a.zarr")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.create_array(path, shape=(5,), chunks=(2,), dtype="i4", zarr_format=2,
+                              compressors=getattr(numcodecs, name)(**{field: 5.0}),
+                              fill_value=0)
+        z[...] = np.arange(5)
+    assert json.loads((tmp_path / "a.zarr" / ".zarray").read_bytes())["compressor"][field] \
+        == 5.0
+
+    a = zarrx.open_array(path, mode="r+")
+    assert a[...].tolist() == [0, 1, 2, 3, 4]
+    level = getattr(a.compressors[0], field)
+    assert (level, type(level)) == (5, int)
+    a[:2] = [7, 8]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert zarr.open_array(path, mode="r")[...].tolist() == [7, 8, 2, 3, 4]
+
+
+WHOLE_NUMBERS = {   # zarr.json path -> the float written there
+    "shape": lambda d: d.update(shape=[4.0, 6.0]),
+    "chunk_shape": lambda d: d["chunk_grid"]["configuration"].update(chunk_shape=[4.0, 6e0]),
+    "inner chunk_shape": lambda d: d["codecs"][0]["configuration"].update(chunk_shape=[2.0, 3.0]),
+    "transpose order": lambda d: d["codecs"][0]["configuration"]["codecs"][0][
+        "configuration"].update(order=[1.0, 0.0]),
+    "blosc": lambda d: d["codecs"][0]["configuration"]["codecs"][2]["configuration"].update(
+        clevel=5.0, typesize=4.0, blocksize=0.0),
+}
+
+
+@pytest.mark.parametrize("where", list(WHOLE_NUMBERS))
+def test_v3_integers_written_with_a_fraction_part(tmp_path, where) -> None:
+    """JSON has one number type: an integral number written as ``4.0`` or ``6e0`` in a
+    ``zarr.json`` is read as that integer, as tensorstore reads it (zarr-python 3.1.6 refuses
+    it); zarrx refused it naming the field."""
+    from zarr.codecs import BloscCodec, TransposeCodec
+
+    path = tmp_path / "a.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z = zarr.create_array(str(path), shape=(4, 6), chunks=(2, 3), shards=(4, 6),
+                              dtype="i4", filters=[TransposeCodec(order=(1, 0))],
+                              compressors=BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),
+                              fill_value=-1)
+        z[:3, :5] = np.arange(15).reshape(3, 5)
+    doc = json.loads((path / "zarr.json").read_bytes())
+    WHOLE_NUMBERS[where](doc)
+    (path / "zarr.json").write_text(json.dumps(doc))
+
+    expected = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)}}
+                       ).result().read().result()
+    a = zarrx.open_array(str(path), mode="r")
+    assert (a.shape, a.chunks, a.shards) == ((4, 6), (2, 3), (4, 6))
+    np.testing.assert_array_equal(a[...], expected)
+    assert a[2, 4] == 14 and a[3, 5] == -1
+
+
+@pytest.mark.parametrize("value", [4.5, 2.0**53], ids=["fraction", "2**53"])
+def test_numbers_no_integer_reads_exactly_are_still_refused(tmp_path, value) -> None:
+    path = tmp_path / "a.zarr"
+    zarrx.create_array(str(path), shape=(4,), chunks=(2,), dtype="i1")
+    doc = json.loads((path / "zarr.json").read_bytes())
+    doc["shape"] = [value]
+    (path / "zarr.json").write_text(json.dumps(doc))
+    with pytest.raises(zarrx.MetadataError, match=re.escape(
+            f"zarr.json shape[0]: expected a non-negative integer below 2**63, found {value}")):
+        zarrx.open_array(str(path), mode="r")
+    with pytest.raises(zarrx.ArgumentError, match="shape"):   # arguments stay integers
+        zarrx.create_array(str(tmp_path / "b"), shape=(4.0,), chunks=(2,), dtype="i1")

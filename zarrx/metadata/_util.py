@@ -163,6 +163,16 @@ class Loc:
         ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
         if ok and (lo is None or value >= lo) and (hi is None or value <= hi):
             return int(value)
+        if not ok and self._err is MetadataError and type(value) is float \
+                and value.is_integer() and abs(value) < 2**53:
+            # a stored document's integral number written with a fraction part (``3.0``,
+            # ``1e3``): JSON has one number type, numcodecs keeps a level passed as a float and
+            # tensorstore reads it; exact below 2**53, where a double holds every integer
+            # (arguments and codec objects, located with other error classes, stay strict;
+            # one out of range is named as written: "found 300.0")
+            ok = True
+            if (lo is None or value >= lo) and (hi is None or value <= hi):
+                return int(value)
         if what is None:
             if lo in (0, 1) and hi == INT64_MAX:
                 what = f"a {'positive' if lo else 'non-negative'} integer below 2**63"

@@ -24,7 +24,7 @@ from zarrx.metadata import codec_checks as ck
 from zarrx.metadata._util import Loc, short
 from zarrx.metadata.model import CodecSpec
 
-__all__ = ["A2A", "A2B", "B2B", "CodecInfo", "codec_info", "codec_kind", "check_codec",
+__all__ = ["A2A", "A2B", "B2B", "CodecInfo", "codec_info", "codec_kind", "check_codec", "whole_numbers",
            "register", "known_names", "lower_numcodecs", "numcodecs_json", "unknown_codec",
            "builtin_impls"]
 
@@ -165,6 +165,24 @@ def check_codec(name: str, conf: dict[str, Any], loc: Loc) -> dict[str, Any] | N
     return info.check(conf, loc)
 
 
+def whole_numbers(conf: dict[str, Any], values: dict[str, Any] | None) -> dict[str, Any]:
+    """``conf`` with each integral number written with a fraction part (``"level": 3.0``, an
+    ``order`` of ``[1.0, 0.0]``) that its validator read as an integer (``values``, what
+    :func:`check_codec` returned) made that integer, so codec objects built from it later see
+    integers; ``conf`` itself when there is none."""
+    if not values:
+        return conf
+    out = None
+    for k, v in conf.items():
+        got = values.get(k)
+        if (type(v) is float and type(got) is int) or (
+                isinstance(v, list) and isinstance(got, (list, tuple)) and len(got) == len(v)
+                and any(type(x) is float for x in v) and all(type(x) is int for x in got)):
+            out = out if out is not None else dict(conf)
+            out[k] = list(got) if isinstance(v, list) else got
+    return conf if out is None else out
+
+
 def register(name: str, cls: type, kind: str) -> None:
     """A user codec class under ``name``; it takes precedence over a built-in one."""
     _USER[name] = CodecInfo(name, kind, cls, None)
@@ -235,7 +253,7 @@ def lower_numcodecs(value: Any, loc: Loc, *, known_only: bool = False) -> CodecS
     if info is None and known_only:
         raise unknown_codec(cid, f"{loc / 'id'}: ", numcodecs=True)
     if info is not None and info.check is not None:
-        info.check(conf, loc)
+        conf = whole_numbers(conf, info.check(conf, loc))
     return CodecSpec(name, conf)
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from zarrx.metadata._jsonscan import plain
 from zarrx.metadata._util import INT64_MAX, Loc, name_and_configuration
-from zarrx.metadata.codec_table import A2A, A2B, B2B, check_codec, codec_kind
+from zarrx.metadata.codec_table import (A2A, A2B, B2B, check_codec, codec_kind,
+                                        whole_numbers)
 from zarrx.metadata.model import CodecSpec, DataType, ShardLevel, index_size
 
 __all__ = ["parse_codec", "parse_codecs_v3", "codec_json", "permutation", "read_codec_places"]
@@ -33,21 +34,21 @@ def parse_codec(value: Any, loc: Loc) -> CodecSpec:
     if not name:
         raise (loc / "name").error("a codec name", name)
     if name == "sharding_indexed":
-        _check_sharding(conf, loc / "configuration")
+        conf = _check_sharding(conf, loc / "configuration")
     else:
-        check_codec(name, conf, loc / "configuration")
+        conf = whole_numbers(conf, check_codec(name, conf, loc / "configuration"))
     return CodecSpec(name, conf, must_understand=mu, json=value)
 
 
-def _check_sharding(conf: dict[str, Any], cl: Loc) -> None:
+def _check_sharding(conf: dict[str, Any], cl: Loc) -> dict[str, Any]:
     cl.keys(conf, ("chunk_shape", "codecs", "index_codecs"), ("index_location",))
     shape = (cl / "chunk_shape").list(conf["chunk_shape"], "an array of positive integers")
-    for i, c in enumerate(shape):
-        (cl / "chunk_shape" / i).int(c, 1, INT64_MAX)
+    ints = [(cl / "chunk_shape" / i).int(c, 1, INT64_MAX) for i, c in enumerate(shape)]
     (cl / "codecs").list(conf["codecs"])
     (cl / "index_codecs").list(conf["index_codecs"])
     if conf.get("index_location", "end") not in ("start", "end"):
         raise (cl / "index_location").error("'start' or 'end'", conf["index_location"])
+    return whole_numbers(conf, {"chunk_shape": ints})
 
 
 def permutation(order: Any, ndim: int) -> tuple[int, ...]:
@@ -211,12 +212,28 @@ def _lower(specs: list[CodecSpec], shape: tuple[int, ...], dt: DataType, loc: Lo
     index_size(tuple(s // c for s, c in zip(seen, inner)), crc, loc / at)
     inner_specs = parse_codec_list(conf["codecs"], dt, cl / "codecs")
     sub, chunk = _lower(inner_specs, inner, dt, cl / "codecs", top=False)
+    if _has_float(conf["codecs"]):
+        # integral numbers written with a fraction part (``"level": 3.0``) were read as
+        # integers; the codec objects made from this spec later get them so
+        specs[at] = CodecSpec("sharding_indexed", {**conf, "codecs": [
+            _canonical(s) for s in inner_specs]}, must_understand=specs[at].must_understand,
+            json=specs[at].json)
     outer = tuple(CodecSpec("transpose", {"order": list(permutation(c.configuration["order"],
                                                                       len(shape)))})
                   if c.name == "transpose" else c for c in specs[:at])   # "C"/"F" spelt out
     level = ShardLevel(inner, conf.get("index_location", "end"), crc, outer_codecs=outer,
                        index_endian=endian, object_codecs=after, index_order=index_order)
     return (level, *sub), chunk
+
+
+def _has_float(value: Any) -> bool:
+    if type(value) is float:
+        return True
+    if isinstance(value, dict):
+        return any(_has_float(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_float(v) for v in value)
+    return False
 
 
 def read_codec_places(codecs: tuple[CodecSpec, ...], read_codecs: int
@@ -250,6 +267,10 @@ def codec_json(spec: CodecSpec) -> Any:
             again = None
         if again is not None and again == spec:
             return spec._json
+    return _canonical(spec)
+
+
+def _canonical(spec: CodecSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"name": spec.name}
     if spec.configuration or spec.name in ("vlen-utf8", "vlen-bytes") \
             or spec.name.startswith("numcodecs."):     # zarr-python requires it for these

@@ -135,6 +135,8 @@ def _byte_values(value: list[Any], loc: Loc) -> bytes:
     if len(bad):
         i = int(bad[0])
         raise (loc / i).error("an integer in [0, 255]", value[i])
+    if type(value[end]) is float:           # a byte value is written as an integer
+        raise (loc / end).error("an integer in [0, 255]", value[end])
     (loc / end).int(value[end], 0, 255)     # raises unless a numpy integer (a Python caller's)
     return bytes((loc / i).int(b, 0, 255) for i, b in enumerate(value))
 
