@@ -359,3 +359,18 @@ def test_open_array_mode_w_without_shape_is_a_type_error_that_deletes_nothing(pa
     got = both(case)
     assert got["zarr"][1] in (None, [])
     assert got["zarrx"][0] is zarrx.ArgumentTypeError and got["zarrx"][1] == ["sub", "sub/x"]
+
+
+def test_load_of_a_missing_path_writes_nothing():
+    """zarr-python 3.1 creates a group at the path, then raises NotImplementedError (see
+    migrating.md); zarrx raises GroupNotFoundError and the store stays as it was."""
+    def case(lib):
+        store = lib.storage.MemoryStore()
+        lib.open_group(store, mode="w").create_array("a", shape=(2,), dtype="i1")
+        try:
+            lib.load(store, path="q/r")
+        except Exception as exc:  # noqa: BLE001 - compared below
+            return type(exc), sorted(lib.open_group(store, mode="r").keys())
+    got = both(case)
+    assert got["zarr"] == (NotImplementedError, ["a", "q"])
+    assert got["zarrx"] == (zarrx.errors.GroupNotFoundError, ["a"])
